@@ -1,0 +1,29 @@
+// Clearing emulator state between tests. Projects are isolated in both emulators, so parallel test
+// files use one project each and clear only their own.
+import type { HostPort } from '../../shared/src/config/local-ports.js';
+
+export async function clearFirestore(firestore: HostPort, projectId: string): Promise<void> {
+  const url = `http://${firestore.host}:${firestore.port}/emulator/v1/projects/${projectId}/databases/(default)/documents`;
+  const res = await fetch(url, { method: 'DELETE' });
+  await res.body?.cancel();
+  if (!res.ok) throw new Error(`clearing Firestore failed: HTTP ${res.status}`);
+}
+
+/** Deletes every subscription and topic of the project (the Pub/Sub emulator has no reset endpoint). */
+export async function clearPubSub(pubsub: HostPort, projectId: string): Promise<void> {
+  const base = `http://${pubsub.host}:${pubsub.port}/v1/projects/${projectId}`;
+  for (const [kind, key] of [
+    ['subscriptions', 'subscriptions'],
+    ['topics', 'topics'],
+  ] as const) {
+    const res = await fetch(`${base}/${kind}?pageSize=1000`);
+    const body = (await res.json()) as Record<string, Array<{ name: string }> | undefined>;
+    const names = (body[key] ?? []).map((x) => (typeof x === 'string' ? x : x.name));
+    await Promise.all(
+      names.map(async (name) => {
+        const del = await fetch(`http://${pubsub.host}:${pubsub.port}/v1/${name}`, { method: 'DELETE' });
+        await del.body?.cancel();
+      }),
+    );
+  }
+}

@@ -1,0 +1,96 @@
+// Starts the Google Cloud SDK's Firestore and Pub/Sub emulators directly (no gcloud Python wrapper, no
+// firebase-tools: see ../shared/design/gcp-offline-recipes.md §4 and §8), waits until each answers, and
+// stops each with its whole process group so that no JVM is left behind.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { HostPort } from '../../shared/src/config/local-ports.js';
+import { type GroupProcess, startGroup } from './process-group.js';
+import { emulatorPayloads, javaBinary } from './sdk.js';
+import { waitForHttp } from './wait.js';
+
+// C1-only JIT and the serial GC start both JVMs ~30 % faster and smaller on a 2-core machine.
+const FAST_JVM = '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto';
+
+export interface GoogleEmulators {
+  firestore: HostPort;
+  pubsub: HostPort;
+  /** Environment every client and child process needs to talk to these emulators. */
+  env: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+export interface GoogleEmulatorOptions {
+  firestore: HostPort;
+  pubsub: HostPort;
+  projectId: string;
+  logDir?: string;
+  timeoutMs?: number;
+}
+
+export function emulatorEnv(
+  firestore: HostPort,
+  pubsub: HostPort,
+  projectId: string,
+): Record<string, string> {
+  return {
+    FIRESTORE_EMULATOR_HOST: `${firestore.host}:${firestore.port}`,
+    PUBSUB_EMULATOR_HOST: `${pubsub.host}:${pubsub.port}`,
+    PUBSUB_PROJECT_ID: projectId,
+    GCLOUD_PROJECT: projectId,
+    GOOGLE_CLOUD_PROJECT: projectId,
+    METADATA_SERVER_DETECTION: 'none',
+  };
+}
+
+export async function startGoogleEmulators(opts: GoogleEmulatorOptions): Promise<GoogleEmulators> {
+  const java = javaBinary();
+  const { firestoreJar, pubsubBin } = emulatorPayloads();
+  if (opts.logDir) mkdirSync(opts.logDir, { recursive: true });
+  const log = (name: string) => (opts.logDir ? join(opts.logDir, `${name}.log`) : undefined);
+  const started: GroupProcess[] = [];
+  const stop = async () => {
+    await Promise.all(started.map((p) => p.stop()));
+  };
+  try {
+    started.push(
+      startGroup({
+        name: 'firestore',
+        command: java,
+        args: [
+          ...FAST_JVM.split(' '),
+          '-Duser.language=en',
+          '-cp',
+          firestoreJar,
+          'com.google.cloud.datastore.emulator.firestore.CloudFirestore',
+          'start',
+          `--host=${opts.firestore.host}`,
+          `--port=${opts.firestore.port}`,
+        ],
+        logFile: log('firestore'),
+      }),
+    );
+    started.push(
+      startGroup({
+        name: 'pubsub',
+        command: pubsubBin,
+        args: [`--host=${opts.pubsub.host}`, `--port=${opts.pubsub.port}`],
+        env: { JAVA_OPTS: FAST_JVM, JAVA: java },
+        logFile: log('pubsub'),
+      }),
+    );
+    const timeoutMs = opts.timeoutMs ?? 60_000;
+    await Promise.all([
+      waitForHttp(`http://${opts.firestore.host}:${opts.firestore.port}/`, { timeoutMs }),
+      waitForHttp(`http://${opts.pubsub.host}:${opts.pubsub.port}/`, { timeoutMs }),
+    ]);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return {
+    firestore: opts.firestore,
+    pubsub: opts.pubsub,
+    env: emulatorEnv(opts.firestore, opts.pubsub, opts.projectId),
+    stop,
+  };
+}

@@ -1,0 +1,178 @@
+// The Proxy model: one zod schema for the admin API, the Firestore converter and the messages.
+// Port of the operator seed's Proxy CRD (.spec / .status), flattened into a document that reads well in
+// the Firestore console: named fields, no opaque blobs; timestamps are Dates here and Timestamps in Firestore.
+import { z } from 'zod';
+
+/** RFC 1123 DNS label: the document ID and the source of the instance name. */
+export const ProxyName = z
+  .string()
+  .min(1)
+  .max(63)
+  .regex(
+    /^[a-z]([-a-z0-9]*[a-z0-9])?$/,
+    'must be a DNS label: lowercase letters, digits and "-", starting with a letter',
+  );
+
+/** A Secret Manager reference. Values never live in Firestore: only this pointer does. */
+export const SecretRef = z
+  .object({
+    secret: z
+      .string()
+      .min(1)
+      .max(255)
+      .regex(/^[A-Za-z0-9_-]+$/, 'a Secret Manager secret id'),
+    version: z
+      .string()
+      .regex(/^(latest|[1-9][0-9]{0,9})$/, '"latest" or a version number')
+      .default('latest'),
+  })
+  .strict();
+export type SecretRef = z.infer<typeof SecretRef>;
+
+export const ProxyProtocol = z.enum(['http']);
+
+const AttributeKey = z
+  .string()
+  .min(1)
+  .max(63)
+  .regex(/^[a-zA-Z0-9]([-_.a-zA-Z0-9]*[a-zA-Z0-9])?$/, 'attribute keys are 1-63 of [-_.a-zA-Z0-9]');
+export const Attributes = z
+  .record(AttributeKey, z.string().max(256))
+  .refine((m) => Object.keys(m).length <= 32, 'at most 32 attributes')
+  .default({});
+
+export const HealthCheckSpec = z
+  .object({
+    /** Probed through the proxy: http → absolute-URI GET; https → CONNECT + TLS inside the tunnel. */
+    url: z
+      .string()
+      .max(2048)
+      .url()
+      .refine((u) => /^https?:\/\//.test(u), 'http or https URL')
+      .optional(),
+    expectedStatus: z.number().int().min(100).max(599).default(200),
+    intervalSeconds: z.number().int().min(1).max(3600).default(30),
+    timeoutSeconds: z.number().int().min(1).max(60).default(5),
+    successThreshold: z.number().int().min(1).max(10).default(1),
+    failureThreshold: z.number().int().min(1).max(10).default(3),
+  })
+  .strict();
+export type HealthCheckSpec = z.infer<typeof HealthCheckSpec>;
+
+export const CloudInit = z.union([
+  z.object({ inline: z.string().max(32 * 1024) }).strict(),
+  z.object({ secretRef: SecretRef }).strict(),
+]);
+export type CloudInit = z.infer<typeof CloudInit>;
+
+const common = {
+  attributes: Attributes,
+  /** Concurrent leases this proxy can carry. */
+  capacity: z.number().int().min(1).max(1000).default(4),
+  credentialsRef: SecretRef.optional(),
+  healthCheck: HealthCheckSpec.default(() => HealthCheckSpec.parse({})),
+  /** In the gateway pool, the proxy is owned by a gateway worker rather than leased directly. */
+  gatewayPool: z.boolean().default(false),
+};
+
+export const ManagedSpec = z
+  .object({
+    mode: z.literal('managed'),
+    provider: z.string().min(1).max(32).default('gce'),
+    zone: z
+      .string()
+      .regex(/^[a-z]+-[a-z]+[0-9]+-[a-z]$/, 'a GCE zone such as us-central1-a')
+      .max(63),
+    machineType: z
+      .string()
+      .regex(/^[a-z0-9][-a-z0-9]*$/)
+      .max(63)
+      .default('e2-small'),
+    image: z.string().min(1).max(512).default('projects/debian-cloud/global/images/family/debian-12'),
+    cloudInit: CloudInit.optional(),
+    port: z.number().int().min(1).max(65535).default(3128),
+    protocol: ProxyProtocol.default('http'),
+    ...common,
+  })
+  .strict();
+export type ManagedSpec = z.infer<typeof ManagedSpec>;
+
+export const Endpoint = z
+  .object({
+    host: z.string().min(1).max(253),
+    port: z.number().int().min(1).max(65535),
+    protocol: ProxyProtocol.default('http'),
+  })
+  .strict();
+export type Endpoint = z.infer<typeof Endpoint>;
+
+export const ExternalSpec = z
+  .object({
+    mode: z.literal('external'),
+    endpoint: Endpoint,
+    ...common,
+  })
+  .strict();
+export type ExternalSpec = z.infer<typeof ExternalSpec>;
+
+export const ProxySpec = z.discriminatedUnion('mode', [ManagedSpec, ExternalSpec]);
+export type ProxySpec = z.infer<typeof ProxySpec>;
+
+export const ConditionStatus = z.enum(['True', 'False', 'Unknown']);
+export const Condition = z.object({
+  type: z.string(),
+  status: ConditionStatus,
+  reason: z.string(),
+  message: z.string(),
+  lastTransitionTime: z.date(),
+  observedGeneration: z.number().int(),
+});
+export type Condition = z.infer<typeof Condition>;
+
+export const Phase = z.enum([
+  'Pending',
+  'Provisioning',
+  'Provisioned',
+  'Ready',
+  'Unhealthy',
+  'Deleting',
+  'Failed',
+]);
+export type Phase = z.infer<typeof Phase>;
+
+export const ProxyStatus = z.object({
+  phase: Phase,
+  observedGeneration: z.number().int(),
+  providerId: z.string().nullable(),
+  ip: z.string().nullable(),
+  conditions: z.array(Condition),
+  /** Hash of the spec (and resolved cloud-init) the current instance was built from; "" before adoption. */
+  specHash: z.string(),
+  latencyMillis: z.number().nullable(),
+  lastHealthCheckTime: z.date().nullable(),
+  nextReconcileAt: z.date().nullable(),
+});
+export type ProxyStatus = z.infer<typeof ProxyStatus>;
+
+export const emptyStatus = (): ProxyStatus => ({
+  phase: 'Pending',
+  observedGeneration: 0,
+  providerId: null,
+  ip: null,
+  conditions: [],
+  specHash: '',
+  latencyMillis: null,
+  lastHealthCheckTime: null,
+  nextReconcileAt: null,
+});
+
+export const ProxyResource = z.object({
+  name: ProxyName,
+  uid: z.string().uuid(),
+  generation: z.number().int().min(1),
+  createdAt: z.date(),
+  deletionRequestedAt: z.date().nullable(),
+  spec: ProxySpec,
+  status: ProxyStatus,
+});
+export type ProxyResource = z.infer<typeof ProxyResource>;

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { ProxyName, ProxySpec } from './proxy.js';
+
+describe('ProxySpec', () => {
+  it('fills defaults for a minimal managed spec', () => {
+    const spec = ProxySpec.parse({ mode: 'managed', zone: 'us-central1-a' });
+    expect(spec).toMatchObject({
+      provider: 'gce',
+      port: 3128,
+      capacity: 4,
+      attributes: {},
+      gatewayPool: false,
+    });
+    expect(spec.healthCheck).toMatchObject({ intervalSeconds: 30, successThreshold: 1, failureThreshold: 3 });
+  });
+
+  it.each([
+    [{ mode: 'managed', zone: 'us-central1-a', extra: 1 }, 'unknown field'],
+    [{ mode: 'external', endpoint: { host: 'h' } }, 'missing port'],
+    [{ mode: 'sideways' }, 'unknown mode'],
+    [{ mode: 'managed', zone: 'nowhere' }, 'bad zone'],
+    [{ mode: 'managed', zone: 'us-central1-a', credentialsRef: { secret: 'a/b' } }, 'bad secret id'],
+  ] as Array<[unknown, string]>)('rejects %j (%s)', (input) => {
+    expect(ProxySpec.safeParse(input).success).toBe(false);
+  });
+});
+
+describe('ProxyName', () => {
+  it.each(['a', 'proxy-1', 'x'.repeat(63)])('accepts %s', (n) =>
+    expect(ProxyName.safeParse(n).success).toBe(true),
+  );
+  it.each(['', '1abc', 'Abc', 'a_b', 'a-', 'x'.repeat(64), '../etc'])('rejects %s', (n) =>
+    expect(ProxyName.safeParse(n).success).toBe(false),
+  );
+});
