@@ -178,3 +178,49 @@ async function readBody(message: IncomingMessage, limit: number, signal: AbortSi
   }
   return Buffer.concat(chunks).toString('utf8');
 }
+
+/** The BASIC tier without a probe URL: TCP connect to the proxy and a CONNECT handshake, nothing more. */
+export async function handshakeThroughProxy(
+  target: ProbeTarget,
+  authority: string,
+  timeoutMs: number,
+): Promise<ProbeResult> {
+  const started = performance.now();
+  const auth = target.credentials ? `Basic ${Buffer.from(target.credentials).toString('base64')}` : undefined;
+  const done = (failure: ProbeResult['failure'], status: number | null): ProbeResult => ({
+    ok: failure === null,
+    latencyMs: Math.round(performance.now() - started),
+    status,
+    body: null,
+    failure,
+  });
+  return new Promise<ProbeResult>((resolve) => {
+    const req = httpRequest({
+      host: target.host,
+      port: target.port,
+      method: 'CONNECT',
+      path: authority,
+      agent: false,
+      signal: AbortSignal.timeout(timeoutMs),
+      headers: { host: authority, ...(auth ? { 'proxy-authorization': auth } : {}) },
+    });
+    let connected = false;
+    req.on('socket', (s: Socket) => s.once('connect', () => (connected = true)));
+    req.on('connect', (res, socket) => {
+      socket.destroy();
+      if (res.statusCode === 200) return resolve(done(null, 200));
+      const code = res.statusCode === 407 ? 'proxy_auth_required' : `connect_status_${res.statusCode}`;
+      resolve(done({ stage: 'PROXY_HANDSHAKE', code }, res.statusCode ?? null));
+    });
+    req.on('response', (res) => {
+      res.socket?.destroy();
+      resolve(
+        done({ stage: 'PROXY_HANDSHAKE', code: `connect_status_${res.statusCode}` }, res.statusCode ?? null),
+      );
+    });
+    req.on('error', (err) =>
+      resolve(done({ stage: connected ? 'PROXY_HANDSHAKE' : 'DIAL', code: errorCode(err) }, null)),
+    );
+    req.end();
+  });
+}
