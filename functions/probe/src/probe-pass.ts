@@ -6,7 +6,6 @@ import { isDueInWindow } from '../../../shared/src/domain/health/due.js';
 import { decideHealth, type HealthSeed } from '../../../shared/src/domain/health/proxy-health.js';
 import type { ProxyResource, SecretRef } from '../../../shared/src/domain/proxy.js';
 import type { HealthStore } from '../../../shared/src/ports/health-store.js';
-import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
 import { mapLimit } from './map-limit.js';
 import { type Prober, runTiers, type TierConfig } from './tiers.js';
@@ -23,7 +22,6 @@ export interface ProbeLog {
 }
 
 export interface ProbeDeps {
-  proxies: Pick<ProxyStore, 'list'>;
   health: HealthStore;
   publisher: ReconcilePublisher;
   secrets: { access(ref: SecretRef): Promise<string> };
@@ -39,11 +37,15 @@ export interface PassCounts {
   probed: number;
   written: number;
   transitions: number;
-  pruned: number;
 }
 
-export async function runProbePass(deps: ProbeDeps, from: Date, to: Date): Promise<PassCounts> {
-  const all = await deps.proxies.list();
+/** `all` is the fleet as listed once per invocation: a loop of passes inside one tick reads it once. */
+export async function runProbePass(
+  deps: ProbeDeps,
+  all: ProxyResource[],
+  from: Date,
+  to: Date,
+): Promise<PassCounts> {
   const addressed = all.filter((p) => p.status.ip && !p.deletionRequestedAt);
   const due = addressed.filter((p) =>
     isDueInWindow(p.uid, p.spec.healthCheck.intervalSeconds * 1000, from, to),
@@ -86,13 +88,11 @@ export async function runProbePass(deps: ProbeDeps, from: Date, to: Date): Promi
   await Promise.all(
     transitions.map((d) => deps.publisher.publish({ proxy: d.next.proxy, reason: 'health-transition' })),
   );
-  const pruned = await prune(deps, new Set(all.map((p) => p.name)));
   return {
     proxies: all.length,
     probed: due.length,
     written: changed.length,
     transitions: transitions.length,
-    pruned,
   };
 }
 
@@ -118,7 +118,8 @@ function seedOf(p: ProxyResource): HealthSeed | null {
   };
 }
 
-async function prune(deps: ProbeDeps, live: Set<string>): Promise<number> {
+/** Drops the health state (and metric series) of proxies that are gone from the store. */
+export async function pruneHealth(deps: ProbeDeps, live: Set<string>): Promise<number> {
   const gone = (await deps.health.listNames()).filter((n) => !live.has(n));
   if (gone.length === 0) return 0;
   await deps.health.deleteMany(gone);
