@@ -57,13 +57,15 @@ describe('the service', () => {
     expect(await res.json()).toEqual({ error: 'internal', message: 'internal error', requestId: 'req-123' });
     const line = h.log.lines.find((l) => l.severity === 'ERROR' && l.requestId === 'req-123');
     expect(line).toMatchObject({ error: { name: 'TypeError', message: 'boom' } });
-    expect(String((line?.error as { stack?: string }).stack)).toContain('TypeError: boom');
+    expect(String((line?.error as { stack?: string } | undefined)?.stack)).toContain('TypeError: boom');
   });
 
   it('logs one structured line per request, with the principal but never the token', async () => {
     const h = harness();
     await h.call('POST', '/v1/proxies', { name: 'p1', spec: managed }, { 'x-cloud-trace-context': 'abc' });
-    await h.call('GET', '/v1/proxies?attr.secret=hush', undefined, { authorization: 'Bearer wrong-token-123456789' });
+    await h.call('GET', '/v1/proxies?attr.secret=hush', undefined, {
+      authorization: 'Bearer wrong-token-123456789',
+    });
     expect(h.log.lines).toHaveLength(2);
     expect(h.log.lines[0]).toMatchObject({
       severity: 'INFO',
@@ -71,7 +73,9 @@ describe('the service', () => {
       httpRequest: { requestMethod: 'POST', requestUrl: '/v1/proxies', status: 201 },
       principal: 'token:unit',
     });
-    expect((h.log.lines[0]?.httpRequest as { latency: string }).latency).toMatch(/^\d+\.\d{3}s$/);
+    expect((h.log.lines[0]?.httpRequest as { latency?: string } | undefined)?.latency).toMatch(
+      /^\d+\.\d{3}s$/,
+    );
     expect(h.log.lines[1]).toMatchObject({ severity: 'WARNING', httpRequest: { status: 401 } });
     const all = JSON.stringify(h.log.lines);
     expect(all).not.toContain(ADMIN_TOKEN);
@@ -114,7 +118,15 @@ describe('/openapi.json', () => {
       expect.arrayContaining(['Proxy', 'ProxySpec', 'CreateProxyRequest', 'ProxyList', 'Error']),
     );
     expect(Object.keys(doc.components.schemas.Proxy?.properties ?? {})).toEqual(
-      expect.arrayContaining(['name', 'uid', 'generation', 'createdAt', 'deletionRequestedAt', 'spec', 'status']),
+      expect.arrayContaining([
+        'name',
+        'uid',
+        'generation',
+        'createdAt',
+        'deletionRequestedAt',
+        'spec',
+        'status',
+      ]),
     );
   });
 });

@@ -29,6 +29,8 @@ function fromKnown(err: unknown): ApiError | null {
     if (err.kind === 'already_exists')
       return new ApiError(409, 'already_exists', err.message, {}, { cause: err });
     if (err.kind === 'not_found') return new ApiError(404, 'not_found', err.message, {}, { cause: err });
+    // 'invalid' is a stored document that no longer fits the model: our bug, not the caller's (500 below).
+    if (err.kind === 'invalid') return null;
     return new ApiError(503, 'unavailable', 'the store is unavailable; retry', {
       retryAfterSeconds: UNAVAILABLE_RETRY_SECONDS,
     });

@@ -8,6 +8,7 @@ import {
   ProxyResource,
   ProxySpec,
 } from '../../../../shared/src/domain/proxy.js';
+import { FORBIDDEN_KEYS } from '../validation/json-guard.js';
 
 // zod 4 copies prototype methods onto each schema when it is built, so the domain's schemas (built before
 // @hono/zod-openapi extended zod, and without importing it: the domain stays pure) lack .openapi().
@@ -55,6 +56,8 @@ export const ListQuery = z
           path: [key],
           message: 'unknown query parameter (use phase or attr.<key>)',
         });
+      } else if (FORBIDDEN_KEYS.has(key.slice(ATTR_PREFIX.length))) {
+        ctx.addIssue({ code: 'custom', path: [key], message: 'forbidden attribute key' });
       } else {
         attributes[key.slice(ATTR_PREFIX.length)] = value as string;
       }
@@ -81,7 +84,9 @@ export function attributeFilter(query: Record<string, unknown>): Record<string, 
 }
 
 /** `{proxies, count}`: the same envelope the crawler-facing listing on this path will use. */
-export const ProxyList = z.object({ proxies: z.array(ProxyBody), count: z.number().int() }).openapi('ProxyList');
+export const ProxyList = z
+  .object({ proxies: z.array(ProxyBody), count: z.number().int() })
+  .openapi('ProxyList');
 
 export const ReconcileAccepted = z
   .object({ proxy: ProxyName, reason: z.literal('manual') })

@@ -2,7 +2,7 @@
 // publisher, a manual clock, a memory logger and a fixed admin token.
 import { memoryLogger } from '../../../../shared/src/adapters/log/json-logger.js';
 import { ManualClock } from '../../../../shared/src/ports/clock.js';
-import { MemoryProxyStore } from '../../../../shared/src/testing/memory-proxy-store.js';
+import { InMemoryProxyStore } from '../../../../shared/src/testing/in-memory-proxy-store.js';
 import { ObservedProxyStore } from '../../../../shared/src/testing/observed-proxy-store.js';
 import { RecordingReconcilePublisher } from '../../../../shared/src/testing/recording-publisher.js';
 import { type ApiDeps, createApp } from '../app.js';
@@ -12,7 +12,7 @@ import { staticTokenAuthenticator } from '../auth/static-tokens.js';
 export const ADMIN_TOKEN = 'unit-test-admin-token-0123456789';
 
 export function harness(overrides: Partial<ApiDeps> = {}) {
-  const store = new ObservedProxyStore(new MemoryProxyStore());
+  const store = new ObservedProxyStore(new InMemoryProxyStore());
   const publisher = new RecordingReconcilePublisher();
   const clock = new ManualClock(new Date('2026-02-01T12:00:00Z'));
   const log = memoryLogger();
