@@ -319,6 +319,20 @@ describe('DELETE /v1/proxies/{name}', () => {
     ]);
   });
 
+  it.each([
+    // (GET cannot carry a body in the Fetch API, so the platform drops one before Hono sees it.)
+    ['DELETE', '/v1/proxies/p1'],
+    ['POST', '/v1/proxies/p1/reconcile'],
+  ])('%s %s refuses a request body with 400 and does nothing', async (method, path) => {
+    const h = await withProxy('p1');
+    const before = await h.store.snapshot();
+    const res = await h.call(method, path, { force: true });
+    expect(res.status).toBe(400);
+    expect(await json(res)).toMatchObject({ error: 'invalid_request', issues: [{ code: 'unexpected_body' }] });
+    expect(await h.store.snapshot()).toEqual(before);
+    expect(h.publisher.published).toEqual([]);
+  });
+
   it('answers 404 for an unknown proxy and publishes nothing', async () => {
     const h = harness();
     const res = await h.call('DELETE', '/v1/proxies/ghost');

@@ -2,6 +2,7 @@
 // /openapi.json documents the errors too.
 import { createRoute } from '@hono/zod-openapi';
 import { jsonBody } from '../middleware/json-body.js';
+import { noBody } from '../middleware/no-body.js';
 import {
   CreateProxyRequest,
   ErrorBody,
@@ -50,6 +51,7 @@ export const listProxiesRoute = createRoute({
   path: '/',
   summary: 'List proxies',
   description: 'Filters: `phase=<Phase>` and any number of `attr.<key>=<value>` (all must match).',
+  middleware: [noBody()] as const,
   request: { query: ListQuery },
   responses: {
     200: json(ProxyList, 'The matching proxies, by name'),
@@ -62,6 +64,7 @@ export const getProxyRoute = createRoute({
   method: 'get',
   path: '/{name}',
   summary: 'Get a proxy',
+  middleware: [noBody()] as const,
   request: { params: NameParam },
   responses: {
     200: json(ProxyBody, 'The proxy'),
@@ -109,6 +112,7 @@ export const deleteProxyRoute = createRoute({
   summary: 'Request deletion of a proxy',
   description:
     'Sets deletionRequestedAt; the document goes once reconcile has deleted the instance. Idempotent.',
+  middleware: [noBody()] as const,
   request: { params: NameParam },
   responses: {
     202: json(ProxyBody, 'Deletion requested'),
@@ -122,6 +126,7 @@ export const reconcileProxyRoute = createRoute({
   method: 'post',
   path: '/{name}/reconcile',
   summary: 'Publish a reconcile request for a proxy',
+  middleware: [noBody()] as const,
   request: { params: NameParam },
   responses: {
     202: json(ReconcileAccepted, 'Published'),
