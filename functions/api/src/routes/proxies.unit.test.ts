@@ -328,7 +328,10 @@ describe('DELETE /v1/proxies/{name}', () => {
     const before = await h.store.snapshot();
     const res = await h.call(method, path, { force: true });
     expect(res.status).toBe(400);
-    expect(await json(res)).toMatchObject({ error: 'invalid_request', issues: [{ code: 'unexpected_body' }] });
+    expect(await json(res)).toMatchObject({
+      error: 'invalid_request',
+      issues: [{ code: 'unexpected_body' }],
+    });
     expect(await h.store.snapshot()).toEqual(before);
     expect(h.publisher.published).toEqual([]);
   });
