@@ -47,12 +47,14 @@ export interface LeaseStore {
    * replica's own), for ranking and listing. Capacity itself is enforced by grant, not by this view.
    */
   usage(proxy: string, now: Date): Usage;
+  /** Grants this replica is attempting on the proxy right now (ranked like leases to spread requests). */
+  pending(proxy: string): number;
   /** Active leases over all proxies, for the leases_active gauge. */
   totalActive(now: Date): number;
   coolingDown(proxy: string, target: string | null, now: Date): boolean;
   grant(request: GrantRequest): Promise<GrantOutcome>;
-  /** Extends an active lease to now + ttlSeconds (never shortens it). */
-  renew(leaseId: string, ttlSeconds: number): Promise<RenewOutcome>;
+  /** Extends an active lease to now + ttlSeconds (default: its own TTL); never shortens it. */
+  renew(leaseId: string, ttlSeconds?: number): Promise<RenewOutcome>;
   /** Idempotent: releasing an unknown, expired or released lease changes nothing. */
   release(leaseId: string): Promise<void>;
   /** The stored lease, whatever its state, or null when there is none (or its record has been removed). */
