@@ -69,7 +69,8 @@ export async function runPass(deps: PassDeps, name: string, fresh: boolean): Pro
     if (outcome === 'conflict') return { kind: 'conflict', plan };
     return outcome === 'gone' ? { kind: 'not-found' } : { kind: 'deleted', plan, status: proxy.status };
   }
-  return patchStatusIfChanged(deps.store, stored, plan, obs.now);
+  // RequeueAfter counts from now, after the action returned, not from the observation.
+  return patchStatusIfChanged(deps.store, stored, plan, deps.clock.now());
 }
 
 /**
