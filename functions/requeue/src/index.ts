@@ -13,6 +13,7 @@ import { Tick } from '../../../shared/src/messages/tick.js';
 import { systemClock } from '../../../shared/src/ports/clock.js';
 import { pollIntervals } from '../../reconcile/src/config.js';
 import { loadRequeueConfig, marginMs, tickPeriodMs } from './config.js';
+import { PublishMemory } from './publish-memory.js';
 import { runSweep, type SweepDeps } from './sweep.js';
 
 const config = loadRequeueConfig();
@@ -34,6 +35,8 @@ const deps: SweepDeps = {
   driftPollMs: pollIntervals(config).DriftPoll,
   batch: 500,
   maxBatch: 8_000,
+  // A proxy still due this long after it was published is published again (its pass was lost).
+  memory: new PublishMemory(Math.max(30_000, period)),
 };
 
 functions.cloudEvent('requeue', async (event: functions.CloudEvent<unknown>) => {
