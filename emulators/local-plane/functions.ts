@@ -11,7 +11,10 @@ export interface FunctionInventory {
   missing: Array<{ name: string; entry: string }>;
 }
 
-export function functionInventory(table: FunctionTable, exists = existsSync): FunctionInventory {
+export function functionInventory(
+  table: FunctionTable,
+  exists: (path: string) => boolean = existsSync,
+): FunctionInventory {
   const inventory: FunctionInventory = { built: [], missing: [] };
   for (const [name, spec] of Object.entries(table.functions)) {
     const entry = entryFile(spec.source);

@@ -97,8 +97,8 @@ try {
       console.error('Stop whatever holds it (another `npm start`?) or set PROXYPLANE_PORT_OFFSET.');
     } else {
       console.error('\nthe local plane failed to start:', err);
+      console.error(`logs: ${displayPath(join(options.stateDir, 'logs'))}`);
     }
-    console.error(`logs: ${displayPath(join(options.stateDir, 'logs'))}`);
     await shutdown('start failed', 1);
   }
 }
