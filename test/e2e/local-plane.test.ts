@@ -8,9 +8,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { functionInventory } from '../../emulators/local-plane/functions.js';
+import { planeLayout } from '../../emulators/local-plane/layout.js';
 import { isBuilt, OPTIONAL_EMULATORS } from '../../emulators/local-plane/optional.js';
 import { assertPortsFree, offsetPorts } from '../../emulators/local-plane/ports.js';
-import { type LocalPorts, loadLocalPorts, repoRoot } from '../../shared/src/config/local-ports.js';
+import { loadLocalPorts, repoRoot } from '../../shared/src/config/local-ports.js';
 import { loadFunctionTable } from '../../shared/src/config/topology.js';
 
 interface Proc {
@@ -61,15 +62,11 @@ function alive(p: Proc): boolean {
   }
 }
 
-async function freeOffset(base: LocalPorts): Promise<number> {
+async function freeOffset(): Promise<number> {
   for (let i = 0; i < 20; i++) {
     const offset = 2000 + Math.floor(Math.random() * 38_000);
-    const p = offsetPorts(base, offset);
-    const claims = [p.firestore, p.pubsub, p.compute, p.secretmanager, p.scheduler, p.api]
-      .concat(Object.values(p.functions.ports).map((port) => ({ host: p.functions.host, port })))
-      .map((hp) => ({ ...hp, key: 'x' }));
     try {
-      await assertPortsFree(claims);
+      await assertPortsFree(planeLayout(offset).claims);
       return offset;
     } catch {
       // taken: try another
@@ -97,9 +94,8 @@ describe('npm start', () => {
   });
 
   it('prints every endpoint within 60 s, serves them, and leaves no process after SIGINT', async () => {
-    const base = loadLocalPorts();
-    const offset = await freeOffset(base);
-    const ports = offsetPorts(base, offset);
+    const offset = await freeOffset();
+    const ports = offsetPorts(loadLocalPorts(), offset);
     const built = functionInventory(loadFunctionTable()).built.map((f) => f.name);
     const expected = new Map<string, number>([
       ['firestore', ports.firestore.port],
