@@ -38,6 +38,7 @@ export interface HostAllOptions {
   env: Record<string, string>;
   logDir: string;
   onUp?: (fn: HostedFunction) => void;
+  onSpawn?: (name: string, stop: () => Promise<void>) => void;
 }
 
 /** Hosts every function in parallel; if one fails, stops the others and rethrows. */
@@ -50,6 +51,7 @@ export async function hostFunctions(fns: FunctionSource[], opts: HostAllOptions)
         host: opts.host,
         env: opts.env,
         logFile: join(opts.logDir, `function-${fn.name}.log`),
+        onSpawn: (stop) => opts.onSpawn?.(fn.name, stop),
       });
       opts.onUp?.(hosted);
       return hosted;

@@ -112,19 +112,21 @@ export async function startPlane(
     host: ports.functions.host,
     env,
     logDir,
+    // Registered at spawn, not when ready: a Ctrl-C while a function loads must stop it too.
+    onSpawn: (name, stop) => teardown.add(`function ${name}`, stop),
     onUp: (fn) => {
-      teardown.add(`function ${fn.name}`, fn.stop);
       progress(`function ${fn.name} up at ${fn.url}`);
       void warnOnExit(`function ${fn.name}`, fn.exited, join(logDir, `function-${fn.name}.log`));
     },
   });
 
-  const api = startApi({ ...ports.api, env, logDir }).then((svc) => {
-    teardown.add('api', svc.stop);
-    progress(`api up at ${svc.url}`);
-    void warnOnExit('api', svc.exited, join(logDir, 'api.log'));
-    return svc;
-  });
+  const api = startApi({ ...ports.api, env, logDir, onSpawn: (stop) => teardown.add('api', stop) }).then(
+    (svc) => {
+      progress(`api up at ${svc.url}`);
+      void warnOnExit('api', svc.exited, join(logDir, 'api.log'));
+      return svc;
+    },
+  );
 
   const settled = await Promise.allSettled([...startOptional, topology, functions, api]);
   const failed = settled.find((s) => s.status === 'rejected');
