@@ -181,7 +181,7 @@ describe('npm start', () => {
     expect(tree.filter((p) => p.comm === 'java').length, JSON.stringify(tree)).toBeGreaterThanOrEqual(2);
     expect(tree.filter((p) => p.comm === 'node').length).toBeGreaterThanOrEqual(2 + built.length); // plane + api + functions
     await interruptAndCheck(run, tree);
-  }, 120_000);
+  }, 180_000);
 
   it('leaves no process when interrupted while the emulators are starting', async () => {
     const run = npmStart(await freeOffset(), stateDir);
