@@ -121,10 +121,26 @@ resource "google_cloud_run_v2_service" "gateway" {
       dynamic "env" {
         for_each = merge(local.runtime_env, {
           CONTROL_PLANE_URL = google_cloud_run_v2_service.api.uri
+          # Cloud Run routes only $PORT (the fetch endpoint); the raw CONNECT listener stays off here.
+          GATEWAY_PROXY_PORT = "off"
         })
         content {
           name  = env.key
           value = env.value
+        }
+      }
+
+      # Client users of the fetch endpoint, straight from Secret Manager (never a plain env value).
+      dynamic "env" {
+        for_each = local.gateway_clients_secret == null ? [] : [local.gateway_clients_secret]
+        content {
+          name = "GATEWAY_CLIENT_USERS"
+          value_source {
+            secret_key_ref {
+              secret  = google_secret_manager_secret.secret[env.value].secret_id
+              version = "latest"
+            }
+          }
         }
       }
 
@@ -136,10 +152,15 @@ resource "google_cloud_run_v2_service" "gateway" {
     }
   }
 
-  depends_on = [google_project_service.enabled, google_compute_router_nat.egress]
+  depends_on = [
+    google_project_service.enabled,
+    google_compute_router_nat.egress,
+    google_secret_manager_secret_iam_member.reader, # the revision reads GATEWAY_CLIENT_USERS at start
+  ]
 }
 
-# Crawlers call the gateway with their own identity tokens; Cloud Run checks them (roles/run.invoker).
+# Crawlers call the gateway with their own identity tokens; Cloud Run checks them (roles/run.invoker), and
+# the gateway then checks its own client credentials (Proxy-Authorization, from the gateway-clients secret).
 resource "google_cloud_run_v2_service_iam_member" "crawler_invokes_gateway" {
   for_each = toset(var.crawler_principals)
 

@@ -20,7 +20,13 @@ locals {
     cloud-init = {
       reconcile = google_service_account.function["reconcile"].member
     }
+    # Who may use the gateway's fetch endpoint; Cloud Run hands it to the gateway as GATEWAY_CLIENT_USERS.
+    gateway-clients = {
+      gateway = google_service_account.gateway.member
+    }
   }
+
+  gateway_clients_secret = one([for id, s in var.secrets : id if s.kind == "gateway-clients"])
 
   secret_grants = merge([
     for id, s in var.secrets : {

@@ -194,7 +194,7 @@ variable "connector_cidr" {
 }
 
 variable "secrets" {
-  description = "Secret Manager secrets the plane uses, by secret id. kind \"proxy-credentials\": a proxy's user:password (read by the API, the gateway, the probe and the proxy VMs); kind \"cloud-init\": a VM bootstrap script (read by reconcile). Each gets a rotation notification on the secret-events topic. Versions are added out of band (gcloud secrets versions add), never through Terraform."
+  description = "Secret Manager secrets the plane uses, by secret id. kind \"proxy-credentials\": a proxy's user:password (read by the API, the gateway, the probe and the proxy VMs); kind \"cloud-init\": a VM bootstrap script (read by reconcile); kind \"gateway-clients\" (at most one): the gateway's client users, \"user:pass,user2:pass2\" (GATEWAY_CLIENT_USERS). Each gets a rotation notification on the secret-events topic. Versions are added out of band (gcloud secrets versions add), never through Terraform."
   type = map(object({
     kind        = string
     description = optional(string, "")
@@ -206,8 +206,12 @@ variable "secrets" {
     error_message = "secret ids must be 1-255 of [A-Za-z0-9_-]."
   }
   validation {
-    condition     = alltrue([for s in var.secrets : contains(["proxy-credentials", "cloud-init"], s.kind)])
-    error_message = "secret kind must be \"proxy-credentials\" or \"cloud-init\"."
+    condition     = alltrue([for s in var.secrets : contains(["proxy-credentials", "cloud-init", "gateway-clients"], s.kind)])
+    error_message = "secret kind must be \"proxy-credentials\", \"cloud-init\" or \"gateway-clients\"."
+  }
+  validation {
+    condition     = length([for s in var.secrets : s if s.kind == "gateway-clients"]) <= 1
+    error_message = "at most one secret may be of kind \"gateway-clients\" (the gateway reads one GATEWAY_CLIENT_USERS)."
   }
 }
 

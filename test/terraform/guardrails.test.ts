@@ -134,6 +134,22 @@ describe('Cloud Run', () => {
     expect(nested(gateway, 'vpc_access').egress).toBe('ALL_TRAFFIC');
   });
 
+  it('the gateway serves only HTTP on Cloud Run and takes its client users from Secret Manager', () => {
+    const container = nested(
+      resourceOf(tf, 'google_cloud_run_v2_service', 'gateway'),
+      'template',
+      'containers',
+    );
+    const envBlocks = (container.dynamic as Record<string, Block[]>).env!;
+    expect(JSON.stringify(envBlocks[0]!.for_each)).toContain('GATEWAY_PROXY_PORT = \\"off\\"');
+    const fromSecret = nested(envBlocks[1]!, 'content');
+    expect(fromSecret.name).toBe('GATEWAY_CLIENT_USERS');
+    expect(nested(fromSecret, 'value_source', 'secret_key_ref').secret).toBe(
+      '${google_secret_manager_secret.secret[env.value].secret_id}',
+    );
+    expect(container.env).toBeUndefined(); // no literal env values beside the two dynamic blocks
+  });
+
   it('the API has public ingress and authenticates callers itself', () => {
     const api = resourceOf(tf, 'google_cloud_run_v2_service', 'api');
     expect(api).toMatchObject({ ingress: 'INGRESS_TRAFFIC_ALL', invoker_iam_disabled: true });

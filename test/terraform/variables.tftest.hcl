@@ -22,13 +22,17 @@ run "defaults_are_valid_and_closed" {
 run "accepts_a_full_valid_set" {
   command = plan
   variables {
-    region                   = "europe-west4"
-    firestore_location       = "eur3"
-    crawler_cidrs            = ["203.0.113.0/24", "198.51.100.7/32"]
-    gateway_min_instances    = 2
-    gateway_max_instances    = 4
-    proxy_port               = 8888
-    secrets                  = { proxy-creds-a = { kind = "proxy-credentials" }, boot = { kind = "cloud-init", description = "vm bootstrap" } }
+    region                = "europe-west4"
+    firestore_location    = "eur3"
+    crawler_cidrs         = ["203.0.113.0/24", "198.51.100.7/32"]
+    gateway_min_instances = 2
+    gateway_max_instances = 4
+    proxy_port            = 8888
+    secrets = {
+      proxy-creds-a   = { kind = "proxy-credentials" }
+      boot            = { kind = "cloud-init", description = "vm bootstrap" }
+      gateway-clients = { kind = "gateway-clients" }
+    }
     admin_principals         = ["user:ops@example.com", "group:sre@example.com"]
     crawler_principals       = ["serviceAccount:crawler@p.iam.gserviceaccount.com"]
     alert_emails             = ["oncall@example.com"]
@@ -107,6 +111,14 @@ run "rejects_unknown_secret_kind" {
   command = plan
   variables {
     secrets = { x = { kind = "password" } }
+  }
+  expect_failures = [var.secrets]
+}
+
+run "rejects_two_gateway_client_secrets" {
+  command = plan
+  variables {
+    secrets = { a = { kind = "gateway-clients" }, b = { kind = "gateway-clients" } }
   }
   expect_failures = [var.secrets]
 }
