@@ -81,8 +81,20 @@ describe('a built service', () => {
     const port = await freePort();
     child = spawn(process.execPath, ['.'], {
       cwd: built.outDir,
-      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', K_REVISION: 'built-test' },
-      stdio: 'ignore',
+      // The API refuses to start without an admin credential; the emulators come from the global setup.
+      env: {
+        ...process.env,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        K_REVISION: 'built-test',
+        ADMIN_TOKENS: 'ci:a-long-enough-admin-token-for-the-test',
+        DISCOVERY_TOKENS: 'ci:a-long-enough-crawler-token-for-the-test',
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
     });
     const deadline = Date.now() + 20_000;
     let body: unknown;
@@ -95,6 +107,9 @@ describe('a built service', () => {
         await new Promise((r) => setTimeout(r, 100));
       }
     }
-    expect(body).toMatchObject({ ok: true, version: 'built-test' });
+    expect(body, `the built api did not answer; its stderr:\n${stderr}`).toMatchObject({
+      ok: true,
+      version: 'built-test',
+    });
   });
 });
