@@ -192,7 +192,17 @@ export class ProxySession {
   onUpConnect(): void {
     this.state = HANDSHAKE;
     const a = this.pinned;
-    this.up!.write(`CONNECT ${a} HTTP/1.1\r\nHost: ${a}\r\n${this.upstream!.auth.line}\r\n`, 'latin1');
+    const connect = `CONNECT ${a} HTTP/1.1\r\nHost: ${a}\r\n${this.upstream!.auth.line}\r\n`;
+    if (this.isConnect) {
+      this.up!.write(connect, 'latin1');
+      return;
+    }
+    // Plain HTTP: the request rides in the same segment as the CONNECT, saving a round trip. If the
+    // upstream refuses the CONNECT, the socket is dropped with whatever it had not consumed.
+    this.up!.write(connect + originFormHead(this.head!, this.path, this.hostHeader), 'latin1');
+    const body = this.rest;
+    this.rest = null;
+    if (body) this.onBody(body);
   }
 
   onUpData(chunk: Buffer): void {
@@ -258,11 +268,7 @@ export class ProxySession {
       return;
     }
     this.state = RESPONSE;
-    up.write(originFormHead(this.head!, this.path, this.hostHeader), 'latin1');
-    const body = this.rest;
-    this.rest = null;
     c.on('data', onClientBody);
-    if (body) this.onBody(body);
     c.resume();
     if (leftover) this.onUpData(leftover);
   }
@@ -276,6 +282,11 @@ export class ProxySession {
       this.client.pause();
       this.up.once('drain', onUpDrain);
     }
+  }
+
+  /** Body back-pressure released; before the tunnel is up the client stays paused (established resumes it). */
+  onUpDrain(): void {
+    if (this.state === RESPONSE || this.state === TUNNEL) this.client.resume();
   }
 
   onUpError(): void {
@@ -405,5 +416,5 @@ function onUpTimeout(this: Owned): void {
   this[SESSION]!.onUpTimeout();
 }
 function onUpDrain(this: Owned): void {
-  this[SESSION]!.client.resume();
+  this[SESSION]!.onUpDrain();
 }
