@@ -1,12 +1,10 @@
 // Hosts one function the way Cloud Functions runs it: the real functions-framework CLI (so the
 // emulator's push becomes the same CloudEvent Eventarc delivers, recipes §1), TypeScript through tsx,
 // in its own process group so stopping it leaves nothing behind.
-import { once } from 'node:events';
-import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join } from 'node:path';
 import { repoRoot } from '../../shared/src/config/local-ports.js';
-import { type GroupProcess, startGroup } from '../launcher/process-group.js';
+import { type ExitInfo, startReadyProcess } from './ready-process.js';
 import { waitForPort } from './wait-port.js';
 
 const frameworkCli = join(
@@ -41,6 +39,7 @@ export interface HostedFunction {
   url: string;
   port: number;
   pid: number;
+  exited: Promise<ExitInfo>;
   stop(): Promise<void>;
 }
 
@@ -50,30 +49,19 @@ export const entryFile = (source: string): string =>
 export async function hostFunction(opts: HostFunctionOptions): Promise<HostedFunction> {
   const { fn, port } = opts;
   const host = opts.host ?? '127.0.0.1';
-  const url = `http://${host}:${port}`;
   const args = ['--import', 'tsx', frameworkCli, `--source=${entryFile(fn.source)}`, `--target=${fn.target}`];
   args.push(`--port=${port}`);
   if (fn.timeoutSeconds) args.push(`--timeout=${fn.timeoutSeconds}`);
-  if (opts.logFile) mkdirSync(dirname(opts.logFile), { recursive: true });
-  const proc: GroupProcess = startGroup({
+  const proc = await startReadyProcess({
     name: `function ${fn.name}`,
     command: process.execPath,
     args,
     cwd: repoRoot,
     env: { METADATA_SERVER_DETECTION: 'none', K_SERVICE: fn.name, ...opts.env },
     logFile: opts.logFile,
+    // The framework listens only after the module loaded and registered its target; a cloudevent
+    // function answers a bare GET with a 500, so an HTTP probe could not tell.
+    ready: () => waitForPort(host, port, { timeoutMs: opts.readyTimeoutMs ?? 60_000 }),
   });
-  const exited = once(proc.child, 'exit').then(([code, signal]) => {
-    const where = opts.logFile ? ` (log: ${opts.logFile})` : '';
-    throw new Error(`function ${fn.name} exited before it answered (code ${code}, signal ${signal})${where}`);
-  });
-  try {
-    await Promise.race([waitForPort(host, port, { timeoutMs: opts.readyTimeoutMs ?? 60_000 }), exited]);
-  } catch (err) {
-    await proc.stop();
-    throw err;
-  } finally {
-    exited.catch(() => {});
-  }
-  return { name: fn.name, url, port, pid: proc.pid, stop: () => proc.stop() };
+  return { name: fn.name, url: `http://${host}:${port}`, port, ...proc };
 }

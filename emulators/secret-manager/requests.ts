@@ -29,7 +29,12 @@ const Replication = z.union([
   }),
 ]);
 
-const emptyOrAbsent = z.union([z.null(), z.undefined(), z.record(z.string(), z.unknown())]);
+const emptyOrAbsent = z
+  .union([
+    z.null(),
+    z.record(z.string(), z.unknown()).refine((m) => Object.keys(m).length === 0, 'not supported'),
+  ])
+  .optional();
 
 /** google.cloud.secretmanager.v1.Secret as a create/patch body (output-only fields tolerated, as GCP does). */
 export const SecretBody = z.strictObject({

@@ -7,6 +7,7 @@ import type { ManagedSpec } from './proxy.js';
 
 /** JSON with object keys sorted at every level and undefined members dropped: equal values, equal text. */
 export function canonicalJson(value: unknown): string {
+  if (value instanceof Date) return JSON.stringify(value.toISOString());
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   const entries = Object.entries(value as Record<string, unknown>)

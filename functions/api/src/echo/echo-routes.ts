@@ -18,7 +18,9 @@ export interface EchoOptions {
 export function echoRoutes(opts: EchoOptions) {
   return new Hono().get('/v1/echo', (c) => {
     const headers: Record<string, string> = {};
-    for (const [k, v] of c.req.raw.headers) headers[k] = v;
+    c.req.raw.headers.forEach((v, k) => {
+      headers[k] = v;
+    });
     const peer = opts.remoteAddress?.(c) ?? safeConnInfo(c);
     const xff = (headers['x-forwarded-for'] ?? '')
       .split(',')

@@ -15,6 +15,8 @@ export interface SelectionRequest {
 /** What selection needs to know beyond the proxies, already evaluated at one instant. */
 export interface SelectionView {
   usage(proxy: string): Usage;
+  /** Grants this replica is attempting right now: ranked like leases so concurrent requests spread out. */
+  pending(proxy: string): number;
   coolingDown(proxy: string, target: string | null): boolean;
   /** A proxy that cannot be handed out right now for a reason outside its health (e.g. unreadable credentials). */
   unusable(proxy: string): boolean;
@@ -61,9 +63,11 @@ export function planSelection(
       plan.inCooldown++;
     } else {
       const usage = view.usage(proxy.name);
-      if (hasRoom(usage, proxy.spec.capacity, request.exclusive))
-        ranked.push({ proxy, active: usage.active });
-      else plan.atCapacity++;
+      if (hasRoom(usage, proxy.spec.capacity, request.exclusive)) {
+        ranked.push({ proxy, active: usage.active + view.pending(proxy.name) });
+      } else {
+        plan.atCapacity++;
+      }
     }
   }
   ranked.sort(compareCandidates);

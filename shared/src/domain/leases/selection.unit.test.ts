@@ -7,9 +7,11 @@ function view(
   usage: Record<string, Partial<Usage>> = {},
   cooling: string[] = [],
   unusable: string[] = [],
+  pending: Record<string, number> = {},
 ): SelectionView {
   return {
     usage: (p) => ({ active: 0, exclusive: false, ...usage[p] }),
+    pending: (p) => pending[p] ?? 0,
     coolingDown: (p, target) => target !== null && cooling.includes(p),
     unusable: (p) => unusable.includes(p),
   };
@@ -105,6 +107,16 @@ describe('planSelection', () => {
     );
     expect(plan.candidates.map((c) => c.name)).toEqual(['b']);
     expect(plan.atCapacity).toBe(1);
+  });
+
+  it('grants in flight push a proxy down the ranking but never make it full', () => {
+    const plan = planSelection(
+      fleet({ a: { capacity: 2 }, b: { capacity: 2 } }),
+      { selector: {}, target: null, exclusive: false },
+      view({ b: { active: 1 } }, [], [], { a: 2 }),
+    );
+    expect(plan.candidates.map((c) => c.name)).toEqual(['b', 'a']);
+    expect(plan.atCapacity).toBe(0);
   });
 
   it('no match at all is an empty plan, not an error', () => {
