@@ -5,7 +5,7 @@ import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createDiscoveryServer } from '../../functions/api/src/discovery/server.js';
 import type { SecretReader } from '../../functions/api/src/leases/credentials.js';
-import { type LeaseApiRuntime, buildLeaseApi } from '../../functions/api/src/leases/wiring.js';
+import { buildLeaseApi, type LeaseApiRuntime } from '../../functions/api/src/leases/wiring.js';
 import { LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-collections.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
@@ -53,7 +53,12 @@ async function start(fleet = defaultFleet()) {
     clock,
     registry,
     log,
-    config: { tokens: [{ name: 'c1', token: TOKEN }], authDisabled: false, cooldownWindowMs: WINDOW_S * 1000, credentialsCacheMs: 0 },
+    config: {
+      tokens: [{ name: 'c1', token: TOKEN }],
+      authDisabled: false,
+      cooldownWindowMs: WINDOW_S * 1000,
+      credentialsCacheMs: 0,
+    },
   });
   app = createDiscoveryServer({ ...api, version: 't', tokens: [{ name: 'c1', token: TOKEN }], registry });
 }
@@ -65,7 +70,9 @@ function defaultFleet() {
     proxy('eu-sick', { attributes: { region: 'eu' }, phase: 'Unhealthy' }),
     proxy('us-1', { attributes: { region: 'us' }, capacity: 1, external: true }),
   ].map((p) =>
-    p.name === 'eu-1' ? { ...p, spec: { ...p.spec, credentialsRef: { secret: 'eu-creds', version: 'latest' } } } : p,
+    p.name === 'eu-1'
+      ? { ...p, spec: { ...p.spec, credentialsRef: { secret: 'eu-creds', version: 'latest' } } }
+      : p,
   );
 }
 
@@ -87,14 +94,25 @@ describe('GET /v1/proxies', () => {
     const all = await call('GET', '/v1/proxies');
     expect(all.status).toBe(200);
     expect(all.body.count).toBe(4);
-    expect(all.body.proxies.map((p: { name: string }) => p.name)).toEqual(['eu-1', 'eu-2', 'eu-sick', 'us-1']);
+    expect(all.body.proxies.map((p: { name: string }) => p.name)).toEqual([
+      'eu-1',
+      'eu-2',
+      'eu-sick',
+      'us-1',
+    ]);
 
     expect((await acquire({ selector: { region: 'us' } })).status).toBe(201);
     const eu = await call('GET', '/v1/proxies?attr.region=eu&healthy=true');
     expect(eu.body).toEqual({
       count: 2,
       proxies: [
-        expect.objectContaining({ name: 'eu-1', healthy: true, capacity: 2, activeLeases: 0, latencyMillis: 50 }),
+        expect.objectContaining({
+          name: 'eu-1',
+          healthy: true,
+          capacity: 2,
+          activeLeases: 0,
+          latencyMillis: 50,
+        }),
         expect.objectContaining({ name: 'eu-2', healthy: true, activeLeases: 0 }),
       ],
     });
@@ -105,10 +123,13 @@ describe('GET /v1/proxies', () => {
       endpoint: { host: 'proxy.example', port: 8080, protocol: 'http' },
     });
     expect(JSON.stringify(all.body)).not.toContain('crawl:');
-    expect((await call('GET', '/v1/proxies?healthy=false')).body.proxies.map((p: { name: string }) => p.name)).toEqual([
-      'eu-sick',
-    ]);
-    expect(await call('GET', '/v1/proxies?attr.region=mars')).toMatchObject({ status: 200, body: { proxies: [], count: 0 } });
+    expect(
+      (await call('GET', '/v1/proxies?healthy=false')).body.proxies.map((p: { name: string }) => p.name),
+    ).toEqual(['eu-sick']);
+    expect(await call('GET', '/v1/proxies?attr.region=mars')).toMatchObject({
+      status: 200,
+      body: { proxies: [], count: 0 },
+    });
   });
 
   it.each([
@@ -118,7 +139,10 @@ describe('GET /v1/proxies', () => {
     ['phase=ready', 'phase'],
   ])('?%s → 400 invalid_query naming %s', async (qs, param) => {
     await start([]);
-    expect(await call('GET', `/v1/proxies?${qs}`)).toMatchObject({ status: 400, body: { error: 'invalid_query', param } });
+    expect(await call('GET', `/v1/proxies?${qs}`)).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_query', param },
+    });
   });
 });
 
@@ -149,7 +173,8 @@ describe('POST /v1/leases', () => {
           exclusive: false,
         });
       }
-      if (res.body.proxy.name === 'eu-1') expect(res.body.proxy.url).toBe('http://crawl:s3cr%3Aet%40@10.0.0.1:3128');
+      if (res.body.proxy.name === 'eu-1')
+        expect(res.body.proxy.url).toBe('http://crawl:s3cr%3Aet%40@10.0.0.1:3128');
     }
     expect(names).toEqual(['eu-2', 'eu-1', 'eu-2', 'eu-1']);
     expect(await acquire({ selector: { region: 'eu' } })).toMatchObject({
@@ -181,7 +206,10 @@ describe('POST /v1/leases', () => {
 
   it('sets a proxy with unreadable credentials aside and leases another, leaving no lease behind', async () => {
     const bad = proxy('bad', { latencyMillis: 1 });
-    await start([{ ...bad, spec: { ...bad.spec, credentialsRef: { secret: 'missing', version: 'latest' } } }, proxy('good')]);
+    await start([
+      { ...bad, spec: { ...bad.spec, credentialsRef: { secret: 'missing', version: 'latest' } } },
+      proxy('good'),
+    ]);
     const res = await acquire({});
     expect(res).toMatchObject({ status: 201, body: { proxy: { name: 'good' } } });
     const leases = await db.collection(LEASE_COLLECTIONS.leases).get();
@@ -226,7 +254,9 @@ describe('renew and release', () => {
       status: 400,
       body: { error: 'invalid_ttl' },
     });
-    expect((await call('POST', `/v1/leases/${lease.leaseId}/renew`)).body.expiresAt).toBe('2026-03-01T00:10:30.000Z');
+    expect((await call('POST', `/v1/leases/${lease.leaseId}/renew`)).body.expiresAt).toBe(
+      '2026-03-01T00:10:30.000Z',
+    );
     expect(await call('POST', '/v1/leases/AAAAAAAAAAAAAAAAAAAAAA/renew')).toMatchObject({
       status: 404,
       body: { error: 'unknown_lease' },
@@ -260,7 +290,9 @@ describe('POST /v1/leases/{id}/report', () => {
     expect((await call('POST', `/v1/leases/${lease.leaseId}/report`, { result: 'ok' })).status).toBe(204);
     expect((await db.collection(LEASE_COLLECTIONS.cooldowns).get()).size).toBe(0);
 
-    expect((await call('POST', `/v1/leases/${lease.leaseId}/report`, { result: 'rate_limited' })).status).toBe(204);
+    expect(
+      (await call('POST', `/v1/leases/${lease.leaseId}/report`, { result: 'rate_limited' })).status,
+    ).toBe(204);
     await call('DELETE', `/v1/leases/${lease.leaseId}`);
     const again = await acquire({ target: 'shop.example', selector: {} });
     expect(again.body.proxy.name).toBe('b');
@@ -297,9 +329,13 @@ describe('POST /v1/leases/{id}/report', () => {
     await start([proxy('a')]);
     const { body: lease } = await acquire({ ttlSeconds: 30, target: 'shop.example' });
     clock.advance(30_000 + WINDOW_S * 1000 - 1);
-    expect((await call('POST', `/v1/leases/${lease.leaseId}/report`, { result: 'rate_limited' })).status).toBe(204);
+    expect(
+      (await call('POST', `/v1/leases/${lease.leaseId}/report`, { result: 'rate_limited' })).status,
+    ).toBe(204);
     clock.advance(1);
-    expect(await call('POST', `/v1/leases/${lease.leaseId}/report`, { result: 'rate_limited' })).toMatchObject({
+    expect(
+      await call('POST', `/v1/leases/${lease.leaseId}/report`, { result: 'rate_limited' }),
+    ).toMatchObject({
       status: 404,
       body: { error: 'unknown_lease' },
     });
@@ -316,7 +352,10 @@ describe('POST /v1/leases/{id}/report', () => {
   ])('%j → 400 %s', async (body, error) => {
     await start([proxy('a')]);
     const { body: lease } = await acquire({});
-    expect(await call('POST', `/v1/leases/${lease.leaseId}/report`, body)).toMatchObject({ status: 400, body: { error } });
+    expect(await call('POST', `/v1/leases/${lease.leaseId}/report`, body)).toMatchObject({
+      status: 400,
+      body: { error },
+    });
   });
 
   it('unknown or malformed ids → 404 unknown_lease', async () => {
@@ -343,8 +382,17 @@ describe('service routes', () => {
       '/v1/leases/{id}/report',
       '/v1/proxies',
     ]);
-    expect(Object.keys(body.paths['/v1/leases'].post.responses).sort()).toEqual(['201', '400', '401', '409', '503']);
-    expect(body.components.schemas.AcquireRequest.properties.ttlSeconds).toMatchObject({ minimum: 5, maximum: 3600 });
+    expect(Object.keys(body.paths['/v1/leases'].post.responses).sort()).toEqual([
+      '201',
+      '400',
+      '401',
+      '409',
+      '503',
+    ]);
+    expect(body.components.schemas.AcquireRequest.properties.ttlSeconds).toMatchObject({
+      minimum: 5,
+      maximum: 3600,
+    });
   });
 
   it('exports lease requests by outcome and active leases', async () => {
@@ -352,7 +400,9 @@ describe('service routes', () => {
     await acquire({});
     await acquire({});
     await acquire({ ttlSeconds: -1 });
-    const text = await (await app.request('/metrics', { headers: { authorization: `Bearer ${TOKEN}` } })).text();
+    const text = await (
+      await app.request('/metrics', { headers: { authorization: `Bearer ${TOKEN}` } })
+    ).text();
     expect(text).toContain('proxyplane_lease_requests_total{op="acquire",outcome="granted"} 1');
     expect(text).toContain('proxyplane_lease_requests_total{op="acquire",outcome="no_match"} 1');
     expect(text).toContain('proxyplane_lease_requests_total{op="acquire",outcome="invalid_ttl"} 1');
