@@ -149,6 +149,20 @@ export class FirestoreProxyStore implements ProxyStore {
     }));
   }
 
+  async liveUids(): Promise<Set<string>> {
+    // Only the uid field is read: a document that no longer fits the model still protects its instance.
+    const snaps = await this.run(() => this.proxies.select('uid').get(), 'list proxy uids');
+    const uids = new Set<string>();
+    for (const doc of snaps.docs) {
+      const uid: unknown = doc.get('uid');
+      if (typeof uid !== 'string' || uid === '') {
+        throw new StoreError('invalid', `document proxies/${doc.id} has no uid: the live set is incomplete`);
+      }
+      uids.add(uid);
+    }
+    return uids;
+  }
+
   private parse(snap: DocumentSnapshot): ProxyResource {
     try {
       return proxyFromFirestore(snap.data()!);
