@@ -29,6 +29,7 @@ export class CountingStore {
     return {
       get: (n) => inner.get(n),
       list: (f) => inner.list(f),
+      liveUids: () => inner.liveUids(),
       listDue: (u, l) => inner.listDue(u, l),
       create: (p) => inner.create(p),
       replaceSpec: (n, s, v) => record('replaceSpec', n, inner.replaceSpec(n, s, v)),
