@@ -22,9 +22,11 @@ export function probedInstanceOf(p: ProxyResource): string {
 export function storeHealthSource(store: Pick<HealthStore, 'get'>): HealthSource {
   return {
     async verdictFor(proxy) {
-      if (proxy.deletionRequestedAt) return null;
+      const instance = probedInstanceOf(proxy);
+      // No instance yet, or going away: nothing to probe, and no read spent on it.
+      if (proxy.deletionRequestedAt || instance === '') return null;
       const state = await store.get(proxy.name);
-      if (!state || state.instance !== probedInstanceOf(proxy)) return null;
+      if (!state || state.instance !== instance) return null;
       // The probe owns what its verdict means in status (reason, message, time): domain/health.
       return healthVerdictOf(state);
     },
