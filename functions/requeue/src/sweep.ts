@@ -7,7 +7,7 @@
 // write) costs one idempotent reconcile pass, so double publishing is avoided where cheap, never relied on.
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
-import { driftSlots, isDriftPolled } from '../../../shared/src/domain/reconcile/drift.js';
+import { driftNotBefore, driftSlots, isDriftPolled } from '../../../shared/src/domain/reconcile/drift.js';
 import type { Clock } from '../../../shared/src/ports/clock.js';
 import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
@@ -64,7 +64,8 @@ export async function runSweep(deps: SweepDeps, tickAt: Date): Promise<SweepRepo
 
   for (const p of await listSteady(deps)) {
     const to = new Date(windowStart.getTime() + deps.tickPeriodMs);
-    for (const slot of driftSlots(p.uid, deps.driftPollMs, windowStart, to))
+    const notBefore = driftNotBefore(p, deps.driftPollMs);
+    for (const slot of driftSlots(p.uid, deps.driftPollMs, windowStart, to, notBefore))
       schedule(p.name, slot.getTime(), true);
   }
 
