@@ -6,8 +6,12 @@
 // happen: the API's creates in process, reconcile's from its one-line-per-pass logs ("result":"written"
 // or "deleted"); nothing else writes `proxies/*` here.
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Firestore } from '@google-cloud/firestore';
+import type { PubSub } from '@google-cloud/pubsub';
 import { startComputeEmulator } from '../emulators/compute/server.js';
 import { freePort } from '../emulators/launcher/free-port.js';
 import { startGoogleEmulators } from '../emulators/launcher/google-emulators.js';
@@ -25,6 +29,38 @@ const API_CONCURRENCY = 32;
 const TIMEOUT_MS = 600_000;
 
 const spec = { mode: 'managed', zone: 'us-central1-a', cloudInit: { inline: '#!/bin/sh\n' } };
+
+/**
+ * The Pub/Sub emulator's push ceiling on this machine, now: messages per second one push subscription
+ * delivers to an endpoint that answers 204 at once (the emulator pushes through two loops per
+ * subscription). The reconcile function cannot go faster than this locally; GCP scales push.
+ */
+async function pushCeiling(pubsub: PubSub, messages: number): Promise<number> {
+  let done = 0;
+  let first = 0;
+  let last = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const now = performance.now();
+      if (done++ === 0) first = now;
+      last = now;
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const { port } = server.address() as AddressInfo;
+  const [topic] = await pubsub.createTopic(`bench-ceiling-${Date.now()}`);
+  await topic.createSubscription(`${topic.name.split('/').pop()}-push`, {
+    pushConfig: { pushEndpoint: `http://127.0.0.1:${port}/projects/p/topics/ceiling` },
+    ackDeadlineSeconds: 60,
+  });
+  await Promise.all(Array.from({ length: messages }, (_, i) => topic.publishMessage({ json: { i } })));
+  const deadline = Date.now() + 120_000;
+  while (done < messages && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  server.close();
+  return done > 1 ? (done - 1) / ((last - first) / 1000) : 0;
+}
 
 async function inParallel<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
@@ -126,6 +162,8 @@ export default async function reconcileBench(args: string[]): Promise<void> {
       if (entry.result === 'conflict') conflicts++;
     }
     const measuredCreates = apiCreates - WARMUP;
+    const ceiling = await pushCeiling(plane.pubsub, 400);
+    const passesPerSecond = passes / seconds;
     const instances = compute.admin.instances({ project: projectId }).length;
     writeResult({
       name: 'reconcile',
@@ -144,6 +182,10 @@ export default async function reconcileBench(args: string[]): Promise<void> {
         reconcilePassesPerProxy: Number((passes / proxies).toFixed(2)),
         conflictsPerProxy: Number((conflicts / proxies).toFixed(3)),
         instancesCreated: instances - WARMUP,
+        reconcilePassesPerSecond: Number(passesPerSecond.toFixed(1)),
+        emulatorPushCeilingPerSecond: Number(ceiling.toFixed(1)),
+        /** The fastest this run could have been if every pass cost nothing beyond the emulator's push. */
+        secondsAtPushCeiling: ceiling > 0 ? Number((passes / ceiling).toFixed(1)) : null,
       },
       targets: {
         secondsToProvisioned: { op: '<=', value: 120 },
@@ -152,6 +194,10 @@ export default async function reconcileBench(args: string[]): Promise<void> {
       notes: [
         'Writes: the API create (1) + every reconcile pass that wrote (status or final delete), from the function log.',
         'One shared 2-core machine: the emulators, the functions and this driver compete for CPU.',
+        `Load average at the end: ${loadavg()
+          .map((l) => l.toFixed(1))
+          .join(' ')}.`,
+        'The Pub/Sub emulator pushes through two loops per subscription (PushLoop, hard-coded): at most two reconcile passes run at once locally; emulatorPushCeilingPerSecond is that limit measured with a no-op endpoint after the run.',
       ],
     });
   } finally {

@@ -35,8 +35,9 @@ const deps: SweepDeps = {
   driftPollMs: pollIntervals(config).DriftPoll,
   batch: 500,
   maxBatch: 8_000,
-  // A proxy still due this long after it was published is published again (its pass was lost).
-  memory: new PublishMemory(Math.max(30_000, period)),
+  // A proxy still due this long after it was published is published again: its message was lost (Pub/Sub
+  // retries a failing pass by itself, for up to 15 attempts). Shorter, and a push backlog re-feeds itself.
+  memory: new PublishMemory(Math.max(300_000, period)),
 };
 
 functions.cloudEvent('requeue', async (event: functions.CloudEvent<unknown>) => {
