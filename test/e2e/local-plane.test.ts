@@ -9,7 +9,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { functionInventory } from '../../emulators/local-plane/functions.js';
 import { planeLayout } from '../../emulators/local-plane/layout.js';
-import { isBuilt, OPTIONAL_EMULATORS } from '../../emulators/local-plane/optional.js';
 import { assertPortsFree, offsetPorts } from '../../emulators/local-plane/ports.js';
 import { loadLocalPorts, repoRoot } from '../../shared/src/config/local-ports.js';
 import { loadFunctionTable } from '../../shared/src/config/topology.js';
@@ -151,12 +150,12 @@ describe('npm start', () => {
     const expected = new Map<string, number>([
       ['firestore', ports.firestore.port],
       ['pubsub', ports.pubsub.port],
+      ['compute', ports.compute.port],
+      ['secretmanager', ports.secretmanager.port],
       ['scheduler', ports.scheduler.port],
       ['api', ports.api.port],
       ...built.map((n) => [`function:${n}`, ports.functions.ports[n]!] as [string, number]),
     ]);
-    if (isBuilt(OPTIONAL_EMULATORS.compute)) expected.set('compute', ports.compute.port);
-    if (isBuilt(OPTIONAL_EMULATORS.secretmanager)) expected.set('secretmanager', ports.secretmanager.port);
 
     const run = npmStart(offset, stateDir);
     runs.push(run);
