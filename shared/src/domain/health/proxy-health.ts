@@ -113,9 +113,7 @@ export function sameHealth(a: ProxyHealthState, b: ProxyHealthState): boolean {
 }
 
 /** What reconcile folds into status (seed §6 applyHealth): null until the proxy has a verdict. */
-export function healthVerdictOf(
-  s: ProxyHealthState,
-): {
+export function healthVerdictOf(s: ProxyHealthState): {
   healthy: boolean;
   latencyMillis: number | null;
   checkedAt: Date;
