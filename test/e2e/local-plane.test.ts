@@ -168,6 +168,15 @@ describe('npm start', () => {
 
     const api = await fetch(`${endpoints.get('api')}/healthz`);
     expect(api.status).toBe(200);
+    // The API runs with the admin token the plane made and printed; without it, admin calls are refused.
+    const token = /export PROXYPLANE_ADMIN_TOKEN=(\S{16,})/.exec(out)?.[1];
+    expect(token, out).toBeDefined();
+    const list = (auth?: string) =>
+      fetch(`${endpoints.get('api')}/v1/proxies`, {
+        headers: auth ? { authorization: `Bearer ${auth}` } : {},
+      });
+    expect((await list(token)).status).toBe(200);
+    expect((await list()).status).toBe(401);
     const jobs = await fetch(
       `${endpoints.get('scheduler')}/v1/projects/demo-proxyplane/locations/us-central1/jobs`,
     );
