@@ -17,6 +17,7 @@ try {
 }
 
 const log = jsonLogger({ service: 'api' }, { level: config.logLevel });
+for (const warning of config.auth.warnings) log.warn(warning, { auth: 'config' });
 if (config.auth.mode === 'open') {
   // Loud on purpose: this line must be impossible to miss in a terminal or in Cloud Logging.
   log.warn(
