@@ -7,6 +7,8 @@
 //                    print-identity-token` for a user). Unset: GCLOUD_CLI_AUDIENCE only, with a warning.
 //   ADMIN_TOKENS     "name:token,…" static admin tokens (local plane, CI, break-glass)
 //   PROXYPLANE_LOCAL "1" allows running with none of the above: auth OFF, announced loudly at start.
+//                    So does FIRESTORE_EMULATOR_HOST (the local plane, the tests): a service whose store
+//                    is the emulator cannot touch real data — the same rule as the lease service's.
 // Anything else with no credential configured refuses to start: an open admin API must be a decision.
 import { AuthConfigError, type Authenticator, anyOf, openAuthenticator } from './authenticator.js';
 import { googleIdentityAuthenticator } from './google-identity.js';
@@ -54,7 +56,7 @@ export function loadAuthConfig(env: Record<string, string | undefined>): AuthCon
     );
   }
   if (tokens.length === 0 && !google) {
-    if (env.PROXYPLANE_LOCAL === '1') return { mode: 'open', warnings };
+    if (env.PROXYPLANE_LOCAL === '1' || env.FIRESTORE_EMULATOR_HOST) return { mode: 'open', warnings };
     throw new AuthConfigError(
       'no admin credential configured (ADMIN_PRINCIPALS, ADMIN_EMAILS or ADMIN_TOKENS); set PROXYPLANE_LOCAL=1 to run with auth off locally',
     );

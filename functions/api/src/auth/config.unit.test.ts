@@ -45,6 +45,10 @@ describe('loadAuthConfig', () => {
 
   it('runs open only when local mode is explicit', () => {
     expect(loadAuthConfig({ PROXYPLANE_LOCAL: '1' })).toEqual({ mode: 'open', warnings: [] });
+    expect(loadAuthConfig({ FIRESTORE_EMULATOR_HOST: '127.0.0.1:8080' })).toEqual({
+      mode: 'open',
+      warnings: [],
+    });
     expect(buildAuthenticator({ mode: 'open', warnings: [] }).description).toBe('off (local mode)');
   });
 
