@@ -19,7 +19,12 @@ export interface ProxyAdminDeps {
   newUid?: () => string;
   /** Attempts of read → conditional write before answering 409 conflict. */
   maxWriteAttempts?: number;
+  /** Waits before attempt `attempt` (2, 3, …) after a conflict; jittered so racing writers spread out. */
+  backoff?: (attempt: number) => Promise<void>;
 }
+
+const jitteredBackoff = (attempt: number) =>
+  new Promise<void>((resolve) => setTimeout(resolve, Math.random() * 25 * attempt));
 
 export type ProxyAdmin = ReturnType<typeof proxyAdmin>;
 
@@ -30,6 +35,7 @@ export function proxyAdmin({
   log,
   newUid = randomUUID,
   maxWriteAttempts = 5,
+  backoff = jitteredBackoff,
 }: ProxyAdminDeps) {
   // The write is durable before we publish; if the publish fails the request still succeeded, so we log
   // loudly instead of failing it (a client retry of POST would only meet 409). Repeating a PUT/PATCH or
@@ -76,6 +82,7 @@ export function proxyAdmin({
     /** Applies `change` to the current spec. A result equal to it writes nothing and keeps the generation. */
     async updateSpec(name: string, change: SpecChange): Promise<ProxyResource> {
       for (let attempt = 1; attempt <= maxWriteAttempts; attempt++) {
+        if (attempt > 1) await backoff(attempt);
         const stored = await store.get(name);
         if (!stored) throw notFound(name);
         const current = stored.proxy;
