@@ -90,6 +90,21 @@ describe('POST /v1/proxies', () => {
     expect(h.publisher.published).toEqual([]);
   });
 
+  it.each([
+    ['{"name":', 'application/json', 400, 'invalid_json'],
+    ['', 'application/json', 400, 'invalid_json'],
+    ['{"name":"p1"}', 'text/plain', 415, 'unsupported_media_type'],
+    ['{"name":"p1"}', 'application/json; charset=latin1', 415, 'unsupported_media_type'],
+    ['{"__proto__":{"x":1}}', 'application/json', 400, 'invalid_request'],
+    [`${'['.repeat(100)}${']'.repeat(100)}`, 'application/json', 400, 'invalid_request'],
+  ])('refuses the body %s as %s with %i %s', async (body, type, status, error) => {
+    const h = harness();
+    const res = await h.call('POST', '/v1/proxies', body, { 'content-type': type });
+    expect(res.status).toBe(status);
+    expect(await json(res)).toMatchObject({ error });
+    expect(h.store.writeCalls).toEqual([]);
+  });
+
   it('still answers 201 when publishing fails, and logs it as an error', async () => {
     const h = harness();
     h.publisher.failNext(Object.assign(new Error('pubsub down'), { code: 14 }));
