@@ -3,7 +3,7 @@
 // emulator pushes, Scheduler ticks, the Compute emulator with a 1 s boot delay — and measure the seconds
 // until every one is Provisioned and the Firestore writes each cost (the API's create included).
 // The seed's poll intervals are used as they are (ProvisioningPoll 5 s). Writes are counted where they
-// happen: the API's creates in process, reconcile's from its one-line-per-pass logs ("result":"written"
+// happen: the API's creates by their 201 answers, reconcile's from its one-line-per-pass logs ("result":"written"
 // or "deleted"); nothing else writes `proxies/*` here.
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -12,15 +12,12 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Firestore } from '@google-cloud/firestore';
 import type { PubSub } from '@google-cloud/pubsub';
-import { startComputeEmulator } from '../emulators/compute/server.js';
 import { freePort } from '../emulators/launcher/free-port.js';
 import { startGoogleEmulators } from '../emulators/launcher/google-emulators.js';
-import { openAuthenticator } from '../functions/api/src/auth/authenticator.js';
-import { startApiServer } from '../functions/api/src/server.js';
-import { FirestoreProxyStore } from '../shared/src/adapters/firestore/proxy-store.js';
-import { jsonLogger } from '../shared/src/adapters/log/json-logger.js';
-import { PubSubReconcilePublisher } from '../shared/src/adapters/pubsub/reconcile-publisher.js';
-import { systemClock } from '../shared/src/ports/clock.js';
+import { startGroup } from '../emulators/launcher/process-group.js';
+import { waitForHttp } from '../emulators/launcher/wait.js';
+import { startApi } from '../emulators/local-plane/services.js';
+import { repoRoot } from '../shared/src/config/local-ports.js';
 import { writeResult } from './support/result.js';
 
 const BOOT_DELAY_MS = 1_000;
@@ -82,26 +79,37 @@ export default async function reconcileBench(args: string[]): Promise<void> {
     logDir: 'test-artifacts/bench-reconcile/emulators',
   });
   Object.assign(process.env, emus.env);
-  const compute = await startComputeEmulator({ bootDelayMs: BOOT_DELAY_MS, log: () => {} });
+  // Each service in its own process, as `npm start` runs them: two cores, not one event loop.
+  const logDir = 'test-artifacts/bench-reconcile';
+  const computePort = await freePort();
+  const compute = startGroup({
+    name: 'compute',
+    command: process.execPath,
+    args: ['--import', 'tsx', 'emulators/compute/main.ts', '--port', String(computePort)].concat([
+      '--boot-delay-ms',
+      String(BOOT_DELAY_MS),
+      '--project',
+      projectId,
+    ]),
+    cwd: repoRoot,
+    logFile: join(logDir, 'compute.log'),
+  });
+  const computeUrl = `http://${host}:${computePort}`;
+  await waitForHttp(`${computeUrl}/admin/healthz`);
   // test/support/local-plane reads the emulator hosts from the environment set just above.
   const { startTestPlane } = await import('../test/support/local-plane.js');
   const plane = await startTestPlane({
     projectId,
     functions: ['reconcile', 'requeue'],
     scheduler: { start: true },
-    env: { COMPUTE_EMULATOR_HOST: compute.endpoint, LOG_LEVEL: 'info' },
+    env: { COMPUTE_EMULATOR_HOST: `${host}:${computePort}`, LOG_LEVEL: 'info' },
   });
   const db = new Firestore({ projectId });
-  const store = new FirestoreProxyStore(db);
-  const api = await startApiServer({
-    deps: {
-      version: 'bench',
-      store,
-      publisher: new PubSubReconcilePublisher(plane.publisher),
-      clock: systemClock,
-      auth: openAuthenticator(),
-      log: jsonLogger({}, { level: 'error' }),
-    },
+  const api = await startApi({
+    host,
+    port: await freePort(),
+    env: { ...plane.env, PROXYPLANE_LOCAL: '1', LOG_LEVEL: 'error' },
+    logDir,
   });
   let apiCreates = 0;
   const create = async (name: string) => {
@@ -170,7 +178,10 @@ export default async function reconcileBench(args: string[]): Promise<void> {
     const measuredCreates = apiCreates - WARMUP;
     const ceiling = await pushCeiling(plane.pubsub, 400);
     const passesPerSecond = passes / seconds;
-    const instances = compute.admin.instances({ project: projectId }).length;
+    const listed = (await (await fetch(`${computeUrl}/admin/instances?project=${projectId}`)).json()) as {
+      instances: unknown[];
+    };
+    const instances = listed.instances.length;
     writeResult({
       name: 'reconcile',
       params: {
@@ -206,7 +217,7 @@ export default async function reconcileBench(args: string[]): Promise<void> {
       ],
     });
   } finally {
-    await api.close();
+    await api.stop();
     await plane.stop();
     await compute.stop();
     await db.terminate();
