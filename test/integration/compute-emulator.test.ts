@@ -34,7 +34,9 @@ beforeAll(async () => {
   tlsTarget = await startTlsEchoTarget(await selfSignedCert());
   emu = await startComputeEmulator({
     bootDelayMs: 150,
-    deleteDelayMs: 100,
+    // long enough that STOPPING is observable through the client on a loaded machine
+    deleteDelayMs: 1500,
+    stopDelayMs: 100,
     addressRange: { first: '127.1.0.2', last: '127.1.255.254' },
     resolveCredentials: async (name) => secrets.get(name) ?? null,
   });
@@ -62,7 +64,7 @@ describe('instance lifecycle through the real client', () => {
       credentialsSecret: 'projects/demo-compute-emu/secrets/proxy-a/versions/1',
       extraMetadata: { 'startup-script': '#!/bin/sh\necho stored, not run' },
     });
-    emu.admin.setBootDelay(1500, 1); // long enough to observe the instance booting
+    emu.admin.setBootDelay(3000, 1); // long enough to observe the instance booting
     const [insert] = await clients.instances.insert({ project, zone, instanceResource: body });
     const started = operationOf(insert);
     expect(started.operationType).toBe('insert');
