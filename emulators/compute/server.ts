@@ -44,6 +44,8 @@ export async function startComputeEmulator(opts: ComputeEmulatorOptions = {}): P
       else res.destroy();
     });
   });
+  // Clients pool connections; a short server-side idle timeout races their reuse (ECONNRESET).
+  server.keepAliveTimeout = 120_000;
   server.on('clientError', (_err, socket) => {
     if (socket.writable)
       socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
