@@ -1,0 +1,133 @@
+// A local Secret Manager: the REST subset the plane uses (routes.ts), driven by the real
+// @google-cloud/secret-manager client through localClientOptions(), publishing Secret Manager's Pub/Sub
+// notifications with the real Pub/Sub client. Bad input gets Google's error shapes, never a crash.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { PubSub } from '@google-cloud/pubsub';
+import { type Clock, systemClock } from '../../shared/src/ports/clock.js';
+import { adminError, adminRoute } from './admin.js';
+import { ApiError } from './api-error.js';
+import { Controls } from './controls.js';
+import { BodyTooLarge, parseJson, readBody, sendError, sendJson, tooLarge } from './http.js';
+import { type EmulatorLog, jsonLog, NotificationPublisher } from './publisher.js';
+import { dispatch } from './routes.js';
+import { SecretStore } from './store.js';
+
+export interface SecretManagerEmulatorOptions {
+  host?: string;
+  /** 0 (the default) picks a free port. */
+  port?: number;
+  /** Where notifications go; without it the emulator publishes nothing. */
+  pubsub?: PubSub | undefined;
+  log?: EmulatorLog;
+  clock?: Clock;
+  /** Answer 401 UNAUTHENTICATED to /v1 calls without `Authorization: Bearer …` (the real API does). */
+  requireAuthorization?: boolean;
+}
+
+export interface SecretManagerEmulator {
+  url: string;
+  host: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+export async function startSecretManagerEmulator(
+  opts: SecretManagerEmulatorOptions = {},
+): Promise<SecretManagerEmulator> {
+  const host = opts.host ?? '127.0.0.1';
+  const log = opts.log ?? jsonLog;
+  const store = new SecretStore(opts.clock ?? systemClock);
+  const controls = new Controls();
+  const publisher = new NotificationPublisher(opts.pubsub, log);
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://emulator');
+    const method = req.method ?? 'GET';
+    let path: string;
+    try {
+      path = decodeURIComponent(url.pathname);
+    } catch {
+      return sendError(res, new ApiError('INVALID_ARGUMENT', 'Malformed percent-encoding in the URL path.'));
+    }
+    if (method === 'GET' && path === '/') {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('Ok\n');
+      return;
+    }
+    let body: unknown;
+    try {
+      body = parseJson(await readBody(req));
+    } catch (err) {
+      if (err instanceof BodyTooLarge) return sendError(res, tooLarge(), true);
+      if (err instanceof ApiError) return sendError(res, err);
+      throw err;
+    }
+    if (path.startsWith('/emulator/')) {
+      try {
+        const result = adminRoute(method, path, body, store, controls);
+        if (!result)
+          return sendJson(res, 404, { error: 'not_found', message: `no admin route ${method} ${path}` });
+        return sendJson(res, result.status, result.body);
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        const e = adminError(err);
+        return sendJson(res, e.status, e.body);
+      }
+    }
+    if (opts.requireAuthorization && !/^Bearer \S+$/.test(req.headers.authorization ?? '')) {
+      return sendError(
+        res,
+        new ApiError(
+          'UNAUTHENTICATED',
+          'Request is missing required authentication credential. Expected OAuth 2 access token, login cookie or other valid authentication credential.',
+        ),
+      );
+    }
+    try {
+      // `$alt=json;enum-encoding=int` is what the Node client sends; plain REST callers get enum names.
+      const enums = (url.searchParams.get('$alt') ?? '').includes('enum-encoding=int') ? 'int' : 'string';
+      const result = dispatch(method, path, { query: url.searchParams, body, enums, store }, controls);
+      await publisher.publish(result.notifications ?? []);
+      return sendJson(res, 200, result.body);
+    } catch (err) {
+      if (err instanceof ApiError) return sendError(res, err);
+      throw err;
+    }
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      log('ERROR', 'secret manager emulator request failed', {
+        method: req.method,
+        path: req.url?.split('?')[0],
+        error: err instanceof Error ? err.stack : String(err),
+      });
+      if (!res.headersSent) sendError(res, new ApiError('INTERNAL', 'Internal error in the emulator.'));
+      else res.destroy();
+    });
+  });
+  server.keepAliveTimeout = 5_000;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  log('INFO', `secret manager emulator listening on ${host}:${port}`, { pubsub: Boolean(opts.pubsub) });
+
+  return {
+    url: `http://${host}:${port}`,
+    host,
+    port,
+    async stop() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await publisher.close();
+    },
+  };
+}

@@ -1,0 +1,19 @@
+// Bounds every request body (hono/body-limit reads at most maxSize bytes, with or without Content-Length)
+// and answers 413 payload_too_large in the API's error shape.
+import { bodyLimit } from 'hono/body-limit';
+import { ApiError } from '../errors.js';
+
+export const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
+
+export const limitBody = ({ maxBytes = DEFAULT_MAX_BODY_BYTES }: { maxBytes?: number } = {}) =>
+  bodyLimit({
+    maxSize: maxBytes,
+    // Connection: close because the rest of the body is never read: on a kept-alive connection the next
+    // request would sit behind it and the server would drop the socket (seen with @hono/node-server after a
+    // chunked body was cut short). Closing is what RFC 9110 §15.5.14 expects after a 413.
+    onError: () => {
+      throw new ApiError(413, 'payload_too_large', `request bodies are limited to ${maxBytes} bytes`, {
+        headers: { Connection: 'close' },
+      });
+    },
+  });

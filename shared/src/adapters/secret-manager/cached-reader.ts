@@ -1,0 +1,91 @@
+// A small TTL cache in front of any SecretReader, for hot paths (the gateway resolving upstream
+// credentials) that must not call Secret Manager per request. Concurrent misses share one fetch; failures
+// are never cached; with staleIfErrorMs a transient failure may serve the last value a little longer,
+// so a Secret Manager blip does not take the data path down. Values live only in memory and are never logged.
+import type { SecretRef } from '../../domain/proxy.js';
+import type { Clock } from '../../ports/clock.js';
+import { SecretAccessError, type SecretReader } from '../../ports/secrets.js';
+
+export interface SecretCacheOptions {
+  ttlMs: number;
+  clock: Clock;
+  /** Least recently used entries go first beyond this. */
+  maxEntries?: number;
+  /** After the TTL, how long a cached value may still answer when refreshing fails transiently. */
+  staleIfErrorMs?: number;
+}
+
+interface Entry {
+  value: string;
+  fetchedAt: number;
+}
+
+const keyOf = (ref: SecretRef) => `${ref.secret}/versions/${ref.version}`;
+
+export class CachedSecretReader implements SecretReader {
+  private readonly entries = new Map<string, Entry>();
+  private readonly inflight = new Map<string, Promise<string>>();
+  private generation = 0;
+
+  constructor(
+    private readonly inner: SecretReader,
+    private readonly opts: SecretCacheOptions,
+  ) {}
+
+  async access(ref: SecretRef): Promise<string> {
+    const key = keyOf(ref);
+    const now = this.opts.clock.now().getTime();
+    const hit = this.entries.get(key);
+    if (hit && now - hit.fetchedAt < this.opts.ttlMs) {
+      this.entries.delete(key);
+      this.entries.set(key, hit);
+      return hit.value;
+    }
+    try {
+      return await this.load(key, ref);
+    } catch (err) {
+      const staleFor = this.opts.ttlMs + (this.opts.staleIfErrorMs ?? 0);
+      const retryable = err instanceof SecretAccessError && err.retryable;
+      if (hit && retryable && now - hit.fetchedAt < staleFor && this.entries.get(key) === hit)
+        return hit.value;
+      throw err;
+    }
+  }
+
+  /** Forgets one secret (every version reference to it), e.g. on its SECRET_VERSION_ADD notification; or all. */
+  invalidate(secret?: string): void {
+    this.generation += 1;
+    for (const map of [this.entries, this.inflight] as Array<Map<string, unknown>>) {
+      for (const key of [...map.keys()]) {
+        if (secret === undefined || key.startsWith(`${secret}/versions/`)) map.delete(key);
+      }
+    }
+  }
+
+  private load(key: string, ref: SecretRef): Promise<string> {
+    const pending = this.inflight.get(key);
+    if (pending) return pending;
+    const generation = this.generation;
+    const promise = this.inner.access(ref).then(
+      (value) => {
+        if (this.inflight.get(key) === promise) this.inflight.delete(key);
+        // A value fetched before an invalidation may already be stale: hand it out once, keep nothing.
+        if (generation === this.generation) this.store(key, value);
+        return value;
+      },
+      (err: unknown) => {
+        if (this.inflight.get(key) === promise) this.inflight.delete(key);
+        throw err;
+      },
+    );
+    this.inflight.set(key, promise);
+    return promise;
+  }
+
+  private store(key: string, value: string): void {
+    this.entries.delete(key);
+    this.entries.set(key, { value, fetchedAt: this.opts.clock.now().getTime() });
+    const max = this.opts.maxEntries ?? 1000;
+    while (this.entries.size > max) this.entries.delete(this.entries.keys().next().value as string);
+  }
+}

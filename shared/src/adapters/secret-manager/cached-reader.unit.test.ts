@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import type { SecretRef } from '../../domain/proxy.js';
+import { ManualClock } from '../../ports/clock.js';
+import { SecretAccessError, type SecretReader } from '../../ports/secrets.js';
+import { CachedSecretReader } from './cached-reader.js';
+
+class CountingReader implements SecretReader {
+  calls = 0;
+  value = 'v1';
+  failWith: SecretAccessError | undefined;
+  gate: Promise<void> = Promise.resolve();
+  async access(_ref: SecretRef): Promise<string> {
+    this.calls += 1;
+    await this.gate;
+    if (this.failWith) throw this.failWith;
+    return this.value;
+  }
+}
+
+const ref: SecretRef = { secret: 's', version: 'latest' };
+const transient = new SecretAccessError('transient', 'r', 'unavailable');
+const denied = new SecretAccessError('permission_denied', 'r', 'denied');
+
+function setup(opts: { staleIfErrorMs?: number; maxEntries?: number } = {}) {
+  const inner = new CountingReader();
+  const clock = new ManualClock();
+  return { inner, clock, cache: new CachedSecretReader(inner, { ttlMs: 60_000, clock, ...opts }) };
+}
+
+describe('CachedSecretReader', () => {
+  it('serves from memory within the TTL and refetches after it', async () => {
+    const { inner, clock, cache } = setup();
+    expect(await cache.access(ref)).toBe('v1');
+    inner.value = 'v2';
+    clock.advance(59_999);
+    expect(await cache.access(ref)).toBe('v1');
+    clock.advance(1);
+    expect(await cache.access(ref)).toBe('v2');
+    expect(inner.calls).toBe(2);
+  });
+
+  it('shares one fetch between concurrent misses', async () => {
+    const { inner, cache } = setup();
+    let open!: () => void;
+    inner.gate = new Promise((r) => {
+      open = r;
+    });
+    const all = Promise.all([cache.access(ref), cache.access(ref), cache.access(ref)]);
+    open();
+    expect(await all).toEqual(['v1', 'v1', 'v1']);
+    expect(inner.calls).toBe(1);
+  });
+
+  it('never caches a failure', async () => {
+    const { inner, cache } = setup();
+    inner.failWith = denied;
+    await expect(cache.access(ref)).rejects.toBe(denied);
+    inner.failWith = undefined;
+    expect(await cache.access(ref)).toBe('v1');
+    expect(inner.calls).toBe(2);
+  });
+
+  it.each([
+    ['transient within the stale window → stale value', transient, 30_000, 'v1'],
+    ['transient past the stale window → error', transient, 40_000, 'error'],
+    ['permission_denied → error even within the window', denied, 1_000, 'error'],
+  ] as const)('%s', async (_, failure, pastTtl, expected) => {
+    const { inner, clock, cache } = setup({ staleIfErrorMs: 30_001 });
+    await cache.access(ref);
+    clock.advance(60_000 + pastTtl);
+    inner.failWith = failure;
+    const got = await cache.access(ref).catch(() => 'error');
+    expect(got).toBe(expected);
+  });
+
+  it('invalidate(secret) forgets every reference to that secret only', async () => {
+    const { inner, cache } = setup();
+    await cache.access(ref);
+    await cache.access({ secret: 's', version: '3' });
+    await cache.access({ secret: 'other', version: 'latest' });
+    cache.invalidate('s');
+    inner.value = 'v2';
+    expect(await cache.access(ref)).toBe('v2');
+    expect(await cache.access({ secret: 'other', version: 'latest' })).toBe('v1');
+    expect(inner.calls).toBe(4);
+  });
+
+  it('does not keep a value whose fetch straddled an invalidation', async () => {
+    const { inner, cache } = setup();
+    let open!: () => void;
+    inner.gate = new Promise((r) => {
+      open = r;
+    });
+    const first = cache.access(ref);
+    cache.invalidate('s');
+    open();
+    await first;
+    inner.gate = Promise.resolve();
+    inner.value = 'v2';
+    expect(await cache.access(ref)).toBe('v2');
+  });
+
+  it('evicts the least recently used entry beyond maxEntries', async () => {
+    const { inner, cache } = setup({ maxEntries: 2 });
+    const a = { secret: 'a', version: 'latest' };
+    const b = { secret: 'b', version: 'latest' };
+    const c = { secret: 'c', version: 'latest' };
+    await cache.access(a);
+    await cache.access(b);
+    await cache.access(a); // a is now the most recent
+    await cache.access(c); // evicts b
+    expect(inner.calls).toBe(3);
+    await cache.access(a);
+    expect(inner.calls).toBe(3);
+    await cache.access(b);
+    expect(inner.calls).toBe(4);
+  });
+});

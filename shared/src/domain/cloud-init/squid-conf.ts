@@ -1,0 +1,94 @@
+// squid.conf for a proxyplane proxy VM (Debian 12's squid 5.7). Replaces Debian's whole file, whose own
+// `http_port 3128` and localnet rules must not survive: squid listens on the proxy port only, answers
+// authenticated clients only, adds no Via or X-Forwarded-For, caches nothing, and refuses destinations
+// inside the VM's own networks (the metadata server above all: it hands out the VM's token).
+import { z } from 'zod';
+
+const Port = z.number().int().min(1).max(65535);
+const Path = z.string().regex(/^\/[A-Za-z0-9._/-]+$/, 'an absolute path without spaces');
+
+const IPV4_CIDR = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?:\/(\d{1,2}))?$/;
+const IPV6_CIDR = /^[0-9a-fA-F:]*:[0-9a-fA-F:]*(?:\/(\d{1,3}))?$/;
+
+export const Cidr = z.string().refine((s) => {
+  const v4 = IPV4_CIDR.exec(s);
+  if (v4)
+    return v4.slice(1, 5).every((o) => Number(o) <= 255) && (v4[5] === undefined || Number(v4[5]) <= 32);
+  const v6 = IPV6_CIDR.exec(s);
+  return v6 !== null && (v6[1] === undefined || Number(v6[1]) <= 128);
+}, 'an IPv4 or IPv6 address or CIDR');
+
+/** Loopback, "this network", link-local (169.254.169.254 is the metadata server), RFC 1918, CGNAT, IPv6 ULA. */
+export const DEFAULT_BLOCKED_DESTINATIONS = [
+  '0.0.0.0/8',
+  '127.0.0.0/8',
+  '169.254.0.0/16',
+  '10.0.0.0/8',
+  '172.16.0.0/12',
+  '192.168.0.0/16',
+  '100.64.0.0/10',
+  '::1',
+  'fe80::/10',
+  'fc00::/7',
+] as const;
+
+export const SquidConfOptions = z.strictObject({
+  port: Port,
+  passwdFile: Path.default('/etc/squid/proxyplane.passwd'),
+  authHelper: Path.default('/usr/lib/squid/basic_ncsa_auth'),
+  /** CONNECT is allowed to these ports only (squid's own default: 443). */
+  connectPorts: z.array(Port).min(1).max(32).default([443]),
+  blockedDestinations: z
+    .array(Cidr)
+    .max(64)
+    .default([...DEFAULT_BLOCKED_DESTINATIONS]),
+});
+export type SquidConfOptions = z.input<typeof SquidConfOptions>;
+
+export function renderSquidConf(input: SquidConfOptions): string {
+  const o = SquidConfOptions.parse(input);
+  const blocked = o.blockedDestinations.length > 0;
+  return [
+    '# Managed by proxyplane (shared/src/domain/cloud-init); rewritten on every boot. See docs/cloud-init.md.',
+    `http_port ${o.port}`,
+    // No other listener: ICP, HTCP and SNMP off, no ICMP pinger helper.
+    'icp_port 0',
+    'htcp_port 0',
+    'snmp_port 0',
+    'pinger_enable off',
+    '',
+    `auth_param basic program ${o.authHelper} ${o.passwdFile}`,
+    'auth_param basic children 5 startup=1 idle=1',
+    'auth_param basic realm proxyplane',
+    'auth_param basic credentialsttl 5 minutes',
+    'auth_param basic casesensitive on',
+    'acl authenticated proxy_auth REQUIRED',
+    `acl SSL_ports port ${o.connectPorts.join(' ')}`,
+    'acl Safe_ports port 80 443 1025-65535',
+    'acl CONNECT method CONNECT',
+    ...(blocked ? [`acl proxyplane_blocked dst ${o.blockedDestinations.join(' ')}`] : []),
+    '',
+    // Order matters: authentication is demanded (407) before any destination rule is looked at.
+    'http_access deny manager',
+    'http_access deny !Safe_ports',
+    'http_access deny CONNECT !SSL_ports',
+    'http_access deny !authenticated',
+    ...(blocked ? ['http_access deny proxyplane_blocked'] : []),
+    'http_access allow authenticated',
+    'http_access deny all',
+    '',
+    // Anonymous toward the target: no Via, no X-Forwarded-For (deleted, not "off" which sends "unknown").
+    'via off',
+    'forwarded_for delete',
+    'httpd_suppress_version_string on',
+    'reply_header_access X-Cache deny all',
+    'reply_header_access X-Cache-Lookup deny all',
+    '',
+    // A relay, not a cache.
+    'cache deny all',
+    'cache_mem 8 MB',
+    'shutdown_lifetime 3 seconds',
+    'coredump_dir /var/spool/squid',
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_BLOCKED_DESTINATIONS, renderSquidConf } from './squid-conf.js';
+
+const conf = renderSquidConf({ port: 3128 });
+const lines = conf.split('\n');
+const access = lines.filter((l) => l.startsWith('http_access '));
+
+describe('renderSquidConf', () => {
+  it('listens on the proxy port only', () => {
+    expect(lines.filter((l) => /^(http|https)_port /.test(l))).toEqual(['http_port 3128']);
+    for (const off of ['icp_port 0', 'htcp_port 0', 'snmp_port 0', 'pinger_enable off'])
+      expect(lines).toContain(off);
+  });
+
+  it('authenticates with basic_ncsa_auth against the proxyplane password file', () => {
+    expect(lines).toContain(
+      'auth_param basic program /usr/lib/squid/basic_ncsa_auth /etc/squid/proxyplane.passwd',
+    );
+    expect(lines).toContain('acl authenticated proxy_auth REQUIRED');
+  });
+
+  it('demands credentials before any other decision, and denies everything it did not allow', () => {
+    expect(access).toEqual([
+      'http_access deny manager',
+      'http_access deny !Safe_ports',
+      'http_access deny CONNECT !SSL_ports',
+      'http_access deny !authenticated',
+      'http_access deny proxyplane_blocked',
+      'http_access allow authenticated',
+      'http_access deny all',
+    ]);
+  });
+
+  it('is anonymous toward the target and caches nothing', () => {
+    for (const directive of [
+      'via off',
+      'forwarded_for delete',
+      'httpd_suppress_version_string on',
+      'cache deny all',
+    ]) {
+      expect(lines).toContain(directive);
+    }
+    expect(conf).not.toMatch(/forwarded_for (on|off|transparent|truncate)/);
+  });
+
+  it('keeps the metadata server and private ranges out of reach by default', () => {
+    const acl = lines.find((l) => l.startsWith('acl proxyplane_blocked dst '));
+    expect(acl?.split(' ').slice(3)).toEqual([...DEFAULT_BLOCKED_DESTINATIONS]);
+    expect(DEFAULT_BLOCKED_DESTINATIONS).toContain('169.254.0.0/16');
+  });
+
+  it('takes CONNECT ports, paths and destination lists as options', () => {
+    const custom = renderSquidConf({
+      port: 8080,
+      passwdFile: '/tmp/x/passwd',
+      connectPorts: [443, 8443],
+      blockedDestinations: [],
+    });
+    expect(custom).toContain('acl SSL_ports port 443 8443\n');
+    expect(custom).toContain('/usr/lib/squid/basic_ncsa_auth /tmp/x/passwd\n');
+    expect(custom).not.toContain('proxyplane_blocked');
+  });
+
+  it.each([
+    [{ port: 3128, passwdFile: '/etc/squid/pass word' }],
+    [{ port: 3128, passwdFile: 'relative/path' }],
+    [{ port: 3128, blockedDestinations: ['300.0.0.0/8'] }],
+    [{ port: 3128, blockedDestinations: ['10.0.0.0/33'] }],
+    [{ port: 3128, blockedDestinations: ['example.com'] }],
+    [{ port: 3128, connectPorts: [] }],
+  ])('refuses %j', (options) => {
+    expect(() => renderSquidConf(options)).toThrow();
+  });
+});

@@ -1,0 +1,144 @@
+// One proxy's health across its tracks, and the pure decision a probe pass makes for it:
+//   (persisted state | seed from status, results, now) → next state, whether to write it, what to publish.
+// Writes happen only when the state changed (clamped counters make a steady proxy a fixed point);
+// reconcile requests are published only on a verdict transition or a latency report.
+import { type LatencyReport, shouldReportLatency } from './latency.js';
+import { healthyOf, reduceTrack, sameTrack, worstVerdict } from './reducer.js';
+import { freshTrack, type Thresholds, type TrackKey, type TrackState, type Verdict } from './verdict.js';
+
+export interface ProxyHealthState {
+  proxy: string;
+  /** The instance the counters belong to (providerId, or the endpoint for external proxies). */
+  instance: string;
+  tracks: Partial<Record<TrackKey, TrackState>>;
+  /** The proxy-level verdict over BASIC and EGRESS. */
+  verdict: Verdict | null;
+  latency: LatencyReport;
+  /** Why the EGRESS tier failed last (e.g. exit_ip_mismatch, forwarded_header_leak); null when fine. */
+  egressProblem: string | null;
+  /** When the last status-affecting change (verdict flip or latency report) happened: lastHealthCheckTime. */
+  transitionAt: Date | null;
+}
+
+export interface HealthSeed {
+  /** The Healthy condition already in status, if any: a new function instance must not reset the fleet. */
+  healthy: boolean | null;
+  latencyMillis: number | null;
+  lastHealthCheckTime: Date | null;
+}
+
+export interface TrackResult {
+  track: TrackKey;
+  ok: boolean;
+  latencyMs: number;
+  problem?: string;
+}
+
+export interface HealthDecision {
+  next: ProxyHealthState;
+  write: boolean;
+  /** Publish a reconcile request so that reconcile folds the new verdict/latency into status. */
+  publish: 'health-transition' | null;
+}
+
+export function initialHealth(
+  proxy: string,
+  instance: string,
+  seed: HealthSeed | null,
+  t: Thresholds,
+): ProxyHealthState {
+  const seeded = seed?.healthy ?? null;
+  const track: TrackState =
+    seeded === null
+      ? freshTrack()
+      : seeded
+        ? { verdict: 'AVAILABLE', consecutiveOk: t.successThreshold, consecutiveFail: 0 }
+        : { verdict: 'UNHEALTHY', consecutiveOk: 0, consecutiveFail: t.failureThreshold };
+  return {
+    proxy,
+    instance,
+    tracks: seeded === null ? {} : { BASIC: track, EGRESS: { ...track } },
+    verdict: seeded === null ? null : track.verdict,
+    latency: { reportedMs: seed?.latencyMillis ?? null, reportedAt: seed?.lastHealthCheckTime ?? null },
+    egressProblem: null,
+    transitionAt: seed?.lastHealthCheckTime ?? null,
+  };
+}
+
+export function decideHealth(
+  persisted: ProxyHealthState | null,
+  proxy: string,
+  instance: string,
+  seed: HealthSeed | null,
+  results: TrackResult[],
+  thresholds: Thresholds,
+  now: Date,
+): HealthDecision {
+  // A replaced instance starts with fresh counters (seed §6: state pruned on replacement).
+  const base =
+    persisted && persisted.instance === instance
+      ? persisted
+      : initialHealth(proxy, instance, persisted ? null : seed, thresholds);
+  const tracks = { ...base.tracks };
+  let egressProblem = base.egressProblem;
+  for (const r of results) {
+    tracks[r.track] = reduceTrack(tracks[r.track] ?? freshTrack(), r.ok, thresholds);
+    if (r.track === 'EGRESS') egressProblem = r.ok ? null : (r.problem ?? 'egress_failed');
+  }
+  const verdict = worstVerdict([tracks.BASIC?.verdict ?? null, tracks.EGRESS?.verdict ?? null]);
+  const basic = results.find((r) => r.track === 'BASIC' && r.ok);
+  const reportLatency = basic !== undefined && shouldReportLatency(base.latency, basic.latencyMs, now);
+  const latency =
+    reportLatency && basic ? { reportedMs: Math.round(basic.latencyMs), reportedAt: now } : base.latency;
+  const healthFlipped = healthyOf(verdict) !== healthyOf(base.verdict);
+  const publish = healthFlipped || reportLatency ? 'health-transition' : null;
+  const transitionAt = publish ? now : base.transitionAt;
+  const next: ProxyHealthState = { proxy, instance, tracks, verdict, latency, egressProblem, transitionAt };
+  return { next, write: persisted === null || !sameHealth(persisted, next), publish };
+}
+
+export function sameHealth(a: ProxyHealthState, b: ProxyHealthState): boolean {
+  if (a.instance !== b.instance || a.verdict !== b.verdict || a.egressProblem !== b.egressProblem)
+    return false;
+  if (a.latency.reportedMs !== b.latency.reportedMs) return false;
+  if (a.latency.reportedAt?.getTime() !== b.latency.reportedAt?.getTime()) return false;
+  if (a.transitionAt?.getTime() !== b.transitionAt?.getTime()) return false;
+  const keys = new Set([...Object.keys(a.tracks), ...Object.keys(b.tracks)]) as Set<TrackKey>;
+  for (const k of keys) {
+    const x = a.tracks[k];
+    const y = b.tracks[k];
+    if (!x || !y || !sameTrack(x, y)) return false;
+  }
+  return true;
+}
+
+/** What reconcile folds into status (seed §6 applyHealth): null until the proxy has a verdict. */
+export function healthVerdictOf(s: ProxyHealthState): {
+  healthy: boolean;
+  latencyMillis: number | null;
+  checkedAt: Date;
+  reason: string;
+  message: string;
+} | null {
+  const healthy = healthyOf(s.verdict);
+  if (healthy === null) return null;
+  const reason = healthy
+    ? s.verdict === 'SUSPECT'
+      ? 'ProbeSuspect'
+      : 'ProbeSucceeded'
+    : s.egressProblem
+      ? 'EgressCheckFailed'
+      : 'ProbeFailed';
+  const message = healthy
+    ? `health verdict ${s.verdict}`
+    : s.egressProblem
+      ? `egress check failed: ${s.egressProblem}`
+      : 'the proxy failed its health checks';
+  return {
+    healthy,
+    latencyMillis: s.latency.reportedMs,
+    checkedAt: s.transitionAt ?? s.latency.reportedAt ?? new Date(0),
+    reason,
+    message,
+  };
+}

@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { decideHealth, type HealthSeed, type ProxyHealthState, type TrackResult } from './proxy-health.js';
+
+const t = { successThreshold: 2, failureThreshold: 2 };
+const now = new Date('2026-01-01T00:10:00Z');
+const later = (s: number) => new Date(now.getTime() + s * 1000);
+const ok = (latencyMs = 50): TrackResult[] => [
+  { track: 'BASIC', ok: true, latencyMs },
+  { track: 'EGRESS', ok: true, latencyMs },
+];
+const fail: TrackResult[] = [
+  { track: 'BASIC', ok: false, latencyMs: 5000 },
+  { track: 'EGRESS', ok: false, latencyMs: 5000, problem: 'connect_failed' },
+];
+
+function runTicks(
+  results: TrackResult[][],
+  seed: HealthSeed | null = null,
+  start: ProxyHealthState | null = null,
+) {
+  let state = start;
+  const decisions = [];
+  for (const [i, r] of results.entries()) {
+    const dec = decideHealth(state, 'p1', 'zones/z/instances/a', seed, r, t, later(i * 61));
+    decisions.push(dec);
+    state = dec.next;
+  }
+  return decisions;
+}
+
+describe('decideHealth', () => {
+  it('first verdict is written and published; a steady proxy then costs nothing', () => {
+    const ds = runTicks([ok(), ok(), ok(), ok(), ok()]);
+    expect(ds.map((d) => d.next.verdict)).toEqual([null, 'AVAILABLE', 'AVAILABLE', 'AVAILABLE', 'AVAILABLE']);
+    expect(ds.map((d) => d.write)).toEqual([true, true, false, false, false]);
+    // tick 0 reports the first latency; tick 1 is the first verdict
+    expect(ds.map((d) => d.publish)).toEqual(['health-transition', 'health-transition', null, null, null]);
+  });
+
+  it('flips to unhealthy only at the failure threshold, and back only at the success threshold', () => {
+    const ds = runTicks([ok(), ok(), fail, fail, fail, ok(), ok()]);
+    expect(ds.map((d) => d.next.verdict)).toEqual([
+      null,
+      'AVAILABLE',
+      'SUSPECT',
+      'UNHEALTHY',
+      'UNHEALTHY',
+      'UNHEALTHY',
+      'AVAILABLE',
+    ]);
+    expect(ds[2]?.publish).toBeNull(); // SUSPECT is still healthy: nothing for reconcile
+    expect(ds[3]?.publish).toBe('health-transition');
+    expect(ds[4]?.write).toBe(false);
+    expect(ds[6]?.publish).toBe('health-transition');
+  });
+
+  it('seeds from the verdict already in status, so a new function instance does not reset the fleet', () => {
+    const seed: HealthSeed = { healthy: true, latencyMillis: 50, lastHealthCheckTime: now };
+    const [first] = runTicks([ok(52)], seed);
+    expect(first?.next.verdict).toBe('AVAILABLE');
+    expect(first?.publish).toBeNull();
+  });
+
+  it('a replaced instance starts with fresh counters and ignores the old seed', () => {
+    const [healthy] = runTicks([ok(), ok()]).slice(-1);
+    const dec = decideHealth(healthy!.next, 'p1', 'zones/z/instances/b', null, ok(), t, later(500));
+    expect(dec.next.instance).toBe('zones/z/instances/b');
+    expect(dec.next.verdict).toBeNull();
+    expect(dec.write).toBe(true);
+  });
+
+  it('reports a slow proxy latency once, not on every tick', () => {
+    const ds = runTicks([ok(50), ok(50), ok(400), ok(410), ok(405), ok(400)]);
+    expect(ds.map((d) => d.next.latency.reportedMs)).toEqual([50, 50, 400, 400, 400, 400]);
+    expect(ds.slice(3).every((d) => d.publish === null && !d.write)).toBe(true);
+  });
+
+  it('records the EGRESS problem and clears it on recovery', () => {
+    const leak: TrackResult[] = [
+      { track: 'BASIC', ok: true, latencyMs: 50 },
+      { track: 'EGRESS', ok: false, latencyMs: 50, problem: 'forwarded_header_leak' },
+    ];
+    const ds = runTicks([ok(), ok(), leak, leak, ok(), ok()]);
+    expect(ds[3]?.next.verdict).toBe('UNHEALTHY');
+    expect(ds[3]?.next.egressProblem).toBe('forwarded_header_leak');
+    expect(ds[5]?.next.egressProblem).toBeNull();
+  });
+});

@@ -1,0 +1,207 @@
+# The two long-lived Cloud Run services. Their images are built from this repo by Cloud Build
+# (terraform/images/cloudbuild.yaml, one Dockerfile for both) into the Artifact Registry repository below
+# and referenced by var.image_tag; see docs/deploy.md for the bootstrap order.
+
+locals {
+  image_repository = "${var.region}-docker.pkg.dev/${var.project_id}/${google_artifact_registry_repository.images.repository_id}"
+  images = {
+    api     = "${local.image_repository}/api:${var.image_tag}"
+    gateway = "${local.image_repository}/gateway:${var.image_tag}"
+  }
+}
+
+resource "google_artifact_registry_repository" "images" {
+  repository_id = "proxyplane"
+  location      = var.region
+  format        = "DOCKER"
+  description   = "proxyplane api and gateway images"
+
+  depends_on = [google_project_service.enabled]
+}
+
+# Discovery, leases, admin and worker endpoints. Public ingress with Cloud Run's IAM check off: the API
+# authenticates every caller itself — admins by Google identity token (ADMIN_EMAILS, for the audiences in
+# ADMIN_AUDIENCES) or static token (ADMIN_TOKENS), crawlers by bearer token (DISCOVERY_TOKENS), workers by
+# the gateway account's identity token (GATEWAY_SERVICE_ACCOUNT) — so an unauthenticated request reaches
+# the app and gets its 401 {"error": …}, and org policies that forbid allUsers bindings do not apply.
+data "google_project" "this" {
+  project_id = var.project_id
+}
+
+locals {
+  # The service cannot read its own `uri` attribute, but Cloud Run's deterministic URL is known upfront
+  # (https://cloud.google.com/run/docs/triggering/https-request#deterministic).
+  api_url = "https://proxyplane-api-${data.google_project.this.number}.${var.region}.run.app"
+  # The audience `gcloud auth print-identity-token` puts in a user's token (functions/api/src/auth).
+  gcloud_cli_audience = "32555940559.apps.googleusercontent.com"
+
+  # Secret-backed environment of the API: variable name => secret kind (secrets.tf).
+  api_secret_env = {
+    DISCOVERY_TOKENS = "discovery-tokens"
+    ADMIN_TOKENS     = "admin-tokens"
+  }
+}
+
+resource "google_cloud_run_v2_service" "api" {
+  name                 = "proxyplane-api"
+  location             = var.region
+  ingress              = "INGRESS_TRAFFIC_ALL"
+  invoker_iam_disabled = true
+  deletion_protection  = false
+
+  template {
+    service_account                  = google_service_account.api.email
+    max_instance_request_concurrency = 80
+
+    scaling {
+      min_instance_count = 0
+      max_instance_count = var.api_max_instances
+    }
+
+    containers {
+      image = local.images.api
+
+      ports {
+        container_port = 8080
+      }
+
+      resources {
+        limits            = { cpu = "1", memory = "512Mi" }
+        cpu_idle          = true
+        startup_cpu_boost = true
+      }
+
+      dynamic "env" {
+        for_each = merge(local.runtime_env, {
+          ADMIN_EMAILS            = join(",", var.admin_emails)
+          ADMIN_AUDIENCES         = join(",", [local.api_url, local.gcloud_cli_audience])
+          GATEWAY_SERVICE_ACCOUNT = google_service_account.gateway.email
+        })
+        content {
+          name  = env.key
+          value = env.value
+        }
+      }
+
+      # Tokens straight from Secret Manager, only for the kinds that have a secret.
+      dynamic "env" {
+        for_each = { for name, kind in local.api_secret_env : name => local.secret_of_kind[kind] if local.secret_of_kind[kind] != null }
+        content {
+          name = env.key
+          value_source {
+            secret_key_ref {
+              secret  = google_secret_manager_secret.secret[env.value].secret_id
+              version = "latest"
+            }
+          }
+        }
+      }
+
+      startup_probe {
+        http_get {
+          path = "/healthz"
+        }
+      }
+    }
+  }
+
+  depends_on = [
+    google_project_service.enabled,
+    google_secret_manager_secret_iam_member.reader, # the revision reads its tokens at start
+  ]
+}
+
+# The gateway worker: long-lived, holds its snapshot and ownership epoch in memory, pulls snapshots from
+# its own filtered subscription and reports runtime/outcomes to the API. Hence at least one warm instance
+# with CPU always allocated (cpu_idle = false): the Pub/Sub stream, the report queue and snapshot
+# expiry keep running between requests. Cloud Run's front end carries HTTP only, so crawlers use the
+# gateway's fetch-through-the-fleet endpoint here; its CONNECT listener needs raw TCP (docs/deploy.md).
+# Egress goes through the VPC and Cloud NAT so that the proxy firewall can admit its static address.
+resource "google_cloud_run_v2_service" "gateway" {
+  name                = "proxyplane-gateway"
+  location            = var.region
+  ingress             = "INGRESS_TRAFFIC_ALL"
+  deletion_protection = false
+
+  template {
+    service_account                  = google_service_account.gateway.email
+    timeout                          = "300s"
+    max_instance_request_concurrency = 250
+
+    scaling {
+      min_instance_count = var.gateway_min_instances
+      max_instance_count = var.gateway_max_instances
+    }
+
+    vpc_access {
+      egress = "ALL_TRAFFIC"
+      network_interfaces {
+        network    = google_compute_network.plane.id
+        subnetwork = google_compute_subnetwork.gateway_egress.id
+      }
+    }
+
+    containers {
+      image = local.images.gateway
+
+      ports {
+        container_port = 8080
+      }
+
+      resources {
+        limits            = { cpu = "1", memory = "512Mi" }
+        cpu_idle          = false
+        startup_cpu_boost = true
+      }
+
+      dynamic "env" {
+        for_each = merge(local.runtime_env, {
+          CONTROL_PLANE_URL = google_cloud_run_v2_service.api.uri
+          # Cloud Run routes only $PORT (the fetch endpoint); the raw CONNECT listener stays off here.
+          GATEWAY_PROXY_PORT = "off"
+        })
+        content {
+          name  = env.key
+          value = env.value
+        }
+      }
+
+      # Client users of the fetch endpoint, straight from Secret Manager (never a plain env value).
+      dynamic "env" {
+        for_each = local.secret_of_kind["gateway-clients"] == null ? [] : [local.secret_of_kind["gateway-clients"]]
+        content {
+          name = "GATEWAY_CLIENT_USERS"
+          value_source {
+            secret_key_ref {
+              secret  = google_secret_manager_secret.secret[env.value].secret_id
+              version = "latest"
+            }
+          }
+        }
+      }
+
+      startup_probe {
+        http_get {
+          path = "/healthz"
+        }
+      }
+    }
+  }
+
+  depends_on = [
+    google_project_service.enabled,
+    google_compute_router_nat.egress,
+    google_secret_manager_secret_iam_member.reader, # the revision reads GATEWAY_CLIENT_USERS at start
+  ]
+}
+
+# Crawlers call the gateway with their own identity tokens; Cloud Run checks them (roles/run.invoker), and
+# the gateway then checks its own client credentials (Proxy-Authorization, from the gateway-clients secret).
+resource "google_cloud_run_v2_service_iam_member" "crawler_invokes_gateway" {
+  for_each = toset(var.crawler_principals)
+
+  location = var.region
+  name     = google_cloud_run_v2_service.gateway.name
+  role     = "roles/run.invoker"
+  member   = each.value
+}
