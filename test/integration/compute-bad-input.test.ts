@@ -53,7 +53,7 @@ interface GceErrorBody {
 async function call(
   method: string,
   path: string,
-  body?: string | Buffer,
+  body?: string,
 ): Promise<{ status: number; json: GceErrorBody }> {
   const res = await fetch(`${emu.url}${path}`, {
     method,
