@@ -1,5 +1,6 @@
-// The forward-proxy listener (HTTP CONNECT and absolute-URI HTTP) on a raw net.Server: measured faster
-// than http.Server for a proxy that only needs the request head (see bench/gateway.ts). Owns the
+// The forward-proxy listener (HTTP CONNECT and absolute-URI HTTP) on a raw net.Server: a proxy needs only
+// the request head, and http.Server's per-request machinery is what makes proxy-chain (built on it) cost
+// 1.5–2x this listener's CPU per request in bench/gateway.ts. Owns the
 // per-listener context the sessions share, the deadline sweep and the drain on shutdown.
 import net from 'node:net';
 import type { ClientAuth } from './client-auth.js';
