@@ -29,6 +29,8 @@ export interface ProxyListenerOptions {
   idleTimeoutMs: number;
   /** How long a client may keep its side open after we finished ours. */
   lingerMs: number;
+  /** Open client connections beyond this are refused at accept (fd exhaustion is not an option). */
+  maxConnections: number;
 }
 
 export interface ProxyContext {
@@ -54,6 +56,7 @@ export interface ProxyListener {
 export function createProxyListener(
   deps: Omit<ProxyContext, 'sessions' | 'opts'>,
   opts: ProxyListenerOptions,
+  onError: (err: Error) => void,
 ): ProxyListener {
   const ctx: ProxyContext = { ...deps, opts, sessions: new Set() };
   const server = net.createServer({ allowHalfOpen: true, noDelay: true }, (socket) => {
@@ -67,6 +70,7 @@ export function createProxyListener(
     c.on('error', onClientError);
     c.on('close', onClientClose);
   });
+  server.maxConnections = opts.maxConnections;
   // One sweep instead of timers per connection: every deadline here is fine to ~250 ms.
   const sweep = setInterval(() => {
     const now = Date.now();
@@ -80,6 +84,8 @@ export function createProxyListener(
         server.once('error', reject);
         server.listen({ port, host }, () => {
           server.off('error', reject);
+          // Accept failures (EMFILE under a connection flood) are reported, never fatal.
+          server.on('error', onError);
           resolve((server.address() as net.AddressInfo).port);
         });
       }),
