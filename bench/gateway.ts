@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { prepareHarness, repoRoot } from './support/harness.js';
+import { buildGateway, prepareHarness, repoRoot } from './support/harness.js';
 import { type Target, writeResult } from './support/result.js';
 
 interface RawRecord {
@@ -83,7 +83,7 @@ function runHarness(out: string, o: Record<string, string | undefined>): void {
   const harness = join(out, '..', '..');
   const spec = {
     name: GATEWAY,
-    cmd: ['node', '--import', 'tsx', join(repoRoot, 'bench/support/gateway-standalone.ts')],
+    cmd: ['node', buildGateway(harness)],
     cwd: repoRoot,
     port: 19130,
     env: { UPSTREAM_PROXY_URL: '{upstream}', PORT: '{port}' },
@@ -182,6 +182,7 @@ function summarise(out: string, o: Record<string, string | undefined>): void {
     notes: [
       'Ratios are medians of per-repetition paired ratios (same rep, same mode).',
       'otherTenantCpuSecondsPerRun close to or above durationSeconds means other processes held about a core or more during the runs: throughput ratios are then dominated by scheduling noise; the paced CPU-per-request figures are the steadier ones.',
+      'The gateway runs as compiled JavaScript (tsc), as deployed; not under tsx.',
       'The gateway carries plain HTTP through a CONNECT tunnel to the SSRF-checked address; the peers forward absolute-URI requests.',
       `Harness summary: ${join(out, 'summary.md')}`,
     ],
