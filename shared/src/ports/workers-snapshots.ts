@@ -1,6 +1,8 @@
 // The ports of snapshot distribution (contract §3): the latest full snapshot per worker kept in Firestore
 // (so a worker can always ask for it), publishing snapshots and deltas on Pub/Sub, the per-worker filtered
 // subscription, and asking the snapshot function for a pass.
+
+import type { ProxyResource } from '../domain/proxy.js';
 import type { BuiltSnapshotRef } from '../domain/workers/ack.js';
 import type { GatewaySnapshot, GatewaySnapshotMessage } from '../messages/gateway-snapshot.js';
 import type { SnapshotRequest } from '../messages/worker-snapshot-request.js';
@@ -51,4 +53,9 @@ export interface WorkerSubscriptions {
 
 export interface SnapshotRequester {
   request(req: SnapshotRequest): Promise<void>;
+}
+
+/** The proxies whose spec puts them in the gateway pool (deleted or not: the planner decides). */
+export interface GatewayPoolReader {
+  inPool(): Promise<{ proxies: ProxyResource[]; skipped: string[] }>;
 }

@@ -28,7 +28,8 @@ export interface OutcomeBatchRecord {
 }
 
 export interface WorkerStore {
-  get(workerId: string): Promise<Versioned<WorkerRecord> | null>;
+  /** null: no document. `value` null: a document that no longer fits (a registration overwrites it). */
+  get(workerId: string): Promise<Versioned<WorkerRecord | null> | null>;
   /**
    * Writes the record if the stored one is still at `expected` (null: only if there is none). Throws
    * WorkerStoreError `conflict` when another write came first: re-read and decide again.
@@ -47,8 +48,9 @@ export interface OutcomeReader {
 
 export class WorkerStoreError extends Error {
   constructor(
-    /** conflict: a precondition failed (re-read); unavailable: the backend failed (retry later). */
-    readonly kind: 'conflict' | 'unavailable',
+    /** conflict: a precondition failed (re-read); unavailable: the backend failed (retry later); invalid: a
+     *  stored document no longer fits (someone edited it by hand): fix it, retrying will not. */
+    readonly kind: 'conflict' | 'unavailable' | 'invalid',
     message: string,
     options?: { cause?: unknown },
   ) {
