@@ -9,10 +9,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-collections.js';
 import { testProjectId } from '../support/emulators.js';
 import {
-  type LeaseServiceProcess,
+  type ApiProcess,
   peakUsage,
   proxy,
-  startLeaseService,
+  startApiProcess,
   storedLeases,
   writeFleet,
 } from '../support/leases.js';
@@ -27,7 +27,7 @@ const TARGETS = ['a.example', 'b.example', 'c.example', 'd.example'];
 const projectId = testProjectId();
 const db = new Firestore({ projectId });
 const TOKEN = 'invariant-token-0123456789';
-const services: LeaseServiceProcess[] = [];
+const services: ApiProcess[] = [];
 
 afterAll(async () => {
   await Promise.all(services.map((s) => s.stop()));
@@ -112,7 +112,7 @@ describe('invariant: never over capacity, whatever the replicas', () => {
       DISCOVERY_TOKENS: `inv:${TOKEN}`,
       LEASE_COOLDOWN_SECONDS: '2',
     };
-    services.push(...(await Promise.all(Array.from({ length: REPLICAS }, () => startLeaseService(env)))));
+    services.push(...(await Promise.all(Array.from({ length: REPLICAS }, () => startApiProcess(env)))));
 
     const tally: Tally = { granted: new Set(), released: new Set(), statuses: new Map(), errors: [] };
     const deadline = Date.now() + RUN_MS;

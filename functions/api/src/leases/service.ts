@@ -1,6 +1,7 @@
 // The lease operations behind the HTTP routes (seed §7), free of HTTP: select → grant → build the
 // response; renew; release; report → cooldown. Time comes from the Clock; storage from the ports.
 import { randomBytes } from 'node:crypto';
+import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
 import { cooldownFor } from '../../../../shared/src/domain/leases/cooldown.js';
 import { proxyEndpoint, proxyUrl } from '../../../../shared/src/domain/leases/endpoint.js';
 import {
@@ -21,16 +22,16 @@ import {
   LeaseStoreError,
   type ProxyCatalog,
 } from '../../../../shared/src/ports/lease-store.js';
-import type { StructuredLog } from '../discovery/log.js';
-import { type CredentialCache, CredentialsUnavailable } from './credentials.js';
+import type { SecretReader } from '../../../../shared/src/ports/secrets.js';
+import { CredentialsUnavailable, credentialsFor } from './credentials.js';
 
 export interface LeaseServiceDeps {
   catalog: ProxyCatalog;
   store: LeaseStore;
-  credentials: CredentialCache;
+  secrets: SecretReader;
   clock: Clock;
   settings: LeaseSettings;
-  log: StructuredLog;
+  log: Logger;
   /** How long a request waits for the local views to load after a (re)start. */
   readyTimeoutMs?: number;
 }
@@ -97,9 +98,9 @@ export class LeaseService {
         if (!(err instanceof CredentialsUnavailable)) throw err;
         // Never hand out a proxy the crawler cannot authenticate to: give the slot back, set the proxy
         // aside for a while and select again.
-        this.deps.log('ERROR', 'proxy credentials unreadable; proxy set aside', {
+        this.deps.log.error('proxy credentials unreadable; proxy set aside', {
           proxy: err.proxy,
-          cause: String(err.cause),
+          cause: err.cause,
         });
         this.quarantine.set(err.proxy, clock.now().getTime() + QUARANTINE_MS);
         await store.release(outcome.lease.id);
@@ -142,7 +143,7 @@ export class LeaseService {
     const endpoint = proxy && proxyEndpoint(proxy);
     if (!proxy || !endpoint)
       throw new CredentialsUnavailable(lease.proxy, { cause: 'proxy left the catalog' });
-    const credentials = await this.deps.credentials.credentialsFor(proxy.name, proxy.spec.credentialsRef);
+    const credentials = await credentialsFor(this.deps.secrets, proxy);
     return {
       leaseId: lease.id,
       proxy: {
@@ -168,6 +169,7 @@ function noMatch(plan: SelectionPlan, moreAtCapacity: number): AcquireOutcome {
     kind: 'no_match',
     body: {
       error: 'no_match',
+      message: 'no proxy can be leased now',
       considered,
       atCapacity: plan.atCapacity + moreAtCapacity,
       inCooldown,

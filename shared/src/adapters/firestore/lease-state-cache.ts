@@ -4,8 +4,9 @@
 import type { DocumentChange, QueryDocumentSnapshot, Timestamp } from '@google-cloud/firestore';
 import { type Usage, usageOf } from '../../domain/leases/capacity.js';
 import type { LeaseEntry } from '../../domain/leases/model.js';
+import type { Logger } from '../log/json-logger.js';
 import { decodeState } from './lease-converter.js';
-import type { ListenerSink, StructuredLog } from './lease-listener.js';
+import type { ListenerSink } from './lease-listener.js';
 
 export interface StateBase {
   /** null: the stored document is not a valid lease state — the proxy is treated as full (fail closed). */
@@ -20,7 +21,7 @@ export class LeaseStateCache implements ListenerSink {
   private readonly states = new Map<string, StateBase>();
   private readonly owner = new Map<string, string>();
 
-  constructor(private readonly log: StructuredLog) {}
+  constructor(private readonly log: Logger) {}
 
   get(proxy: string): StateBase | undefined {
     return this.states.get(proxy);
@@ -72,7 +73,7 @@ export class LeaseStateCache implements ListenerSink {
 
   private decode(doc: QueryDocumentSnapshot): StateBase {
     const entries = decodeState(doc.data());
-    if (!entries) this.log('ERROR', 'malformed lease state: proxy treated as full', { proxy: doc.id });
+    if (!entries) this.log.error('malformed lease state: proxy treated as full', { proxy: doc.id });
     return { entries, version: doc.updateTime };
   }
 }

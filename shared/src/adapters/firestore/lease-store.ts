@@ -32,23 +32,19 @@ import {
   type NewLease,
   type RenewOutcome,
 } from '../../ports/lease-store.js';
+import { jsonLogger, type Logger } from '../log/json-logger.js';
 import { cooldownDocId, LEASE_COLLECTIONS, TTL_FIELD } from './lease-collections.js';
 import { decodeLease, decodeState, encodeCooldown, encodeLease, encodeState } from './lease-converter.js';
 import { LeaseCooldownCache } from './lease-cooldown-cache.js';
 import { isConflict, isTransient, jitteredBackoff } from './lease-errors.js';
 import { KeyedLock, PendingCounter } from './lease-keyed-lock.js';
-import {
-  type CollectionListener,
-  listenCollection,
-  type StructuredLog,
-  stderrLog,
-} from './lease-listener.js';
+import { type CollectionListener, listenCollection } from './lease-listener.js';
 import { LeaseStateCache, type StateBase } from './lease-state-cache.js';
 
 export interface FirestoreLeaseStoreOptions {
   clock: Clock;
   settings: LeaseSettings;
-  log?: StructuredLog;
+  log?: Logger;
   /** Commits one request may attempt before answering "contended" (each retry re-reads the state). */
   maxCommits?: number;
 }
@@ -61,7 +57,7 @@ interface Budget {
 export class FirestoreLeaseStore implements LeaseStore {
   private readonly clock: Clock;
   private readonly settings: LeaseSettings;
-  private readonly log: StructuredLog;
+  private readonly log: Logger;
   private readonly maxCommits: number;
   private readonly state: LeaseStateCache;
   private readonly cooldowns: LeaseCooldownCache;
@@ -75,7 +71,7 @@ export class FirestoreLeaseStore implements LeaseStore {
   ) {
     this.clock = opts.clock;
     this.settings = opts.settings;
-    this.log = opts.log ?? stderrLog;
+    this.log = opts.log ?? jsonLogger({ component: 'lease-store' });
     this.maxCommits = opts.maxCommits ?? 16;
     this.state = new LeaseStateCache(this.log);
     this.cooldowns = new LeaseCooldownCache(this.log);
@@ -251,7 +247,7 @@ export class FirestoreLeaseStore implements LeaseStore {
     const snap = await this.call('read lease', () => this.leaseRef(leaseId).get());
     if (!snap.exists) return null;
     const lease = decodeLease(snap.data());
-    if (!lease) this.log('ERROR', 'malformed lease document', { leaseId });
+    if (!lease) this.log.error('malformed lease document', { leaseId });
     return lease;
   }
 
@@ -289,7 +285,7 @@ export class FirestoreLeaseStore implements LeaseStore {
     } catch (err) {
       if (isConflict(err)) return false;
       if (isTransient(err)) {
-        this.log('WARNING', 'lease state commit failed transiently; retrying from a fresh read', {
+        this.log.warn('lease state commit failed transiently; retrying from a fresh read', {
           proxy,
           code: (err as { code?: unknown }).code,
         });
@@ -303,7 +299,7 @@ export class FirestoreLeaseStore implements LeaseStore {
     const snap = await this.call('read lease state', () => this.stateRef(proxy).get());
     if (!snap.exists) return { entries: [], version: null };
     const entries = decodeState(snap.data());
-    if (!entries) this.log('ERROR', 'malformed lease state: proxy treated as full', { proxy });
+    if (!entries) this.log.error('malformed lease state: proxy treated as full', { proxy });
     const base: StateBase = { entries, version: snap.updateTime ?? null };
     this.state.put(proxy, base);
     return base;
