@@ -65,3 +65,26 @@ describe('FirestoreProxyStore documents', () => {
     expect((await store.list()).map((p) => p.name)).not.toContain('broken');
   });
 });
+
+describe('FirestoreProxyStore live set (the GC must never see a partial one)', () => {
+  const projectId = testProjectId();
+  const db = new Firestore({ projectId });
+  const store = new FirestoreProxyStore(db);
+  afterAll(() => db.terminate());
+
+  it('keeps a document that fails the model in the live set, by its uid alone', async () => {
+    await db.doc('proxies/odd').set({ name: 'odd', uid: 'uid-of-odd', spec: { mode: 'sideways' } });
+    expect(await store.liveUids()).toContain('uid-of-odd');
+    await db.doc('proxies/odd').delete();
+  });
+
+  it('fails the live set rather than leave out a document without a uid', async () => {
+    await store.create(aProxy({ name: 'whole' }));
+    await db.doc('proxies/uidless').set({ name: 'uidless', spec: { mode: 'managed' } });
+    const err = await store.liveUids().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StoreError);
+    expect((err as StoreError).kind).toBe('invalid');
+    expect((err as StoreError).message).toContain('proxies/uidless');
+    await db.doc('proxies/uidless').delete();
+  });
+});

@@ -34,6 +34,12 @@ export interface ProxyStore {
   deleteDocument(name: string, expectedVersion: string): Promise<ConditionalWrite>;
   /** Names whose status.nextReconcileAt is at or before `until`, earliest first. */
   listDue(until: Date, limit: number): Promise<Array<{ name: string; nextReconcileAt: Date }>>;
+  /**
+   * The uid of EVERY document, those being deleted included: the orphan GC's live set (seed §8). Unlike
+   * list(), nothing is skipped: a document whose uid cannot be read fails the call (StoreError 'invalid'),
+   * because a live set missing one proxy would make that proxy's instance look orphaned.
+   */
+  liveUids(): Promise<Set<string>>;
 }
 
 export class StoreError extends Error {

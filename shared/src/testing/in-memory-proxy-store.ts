@@ -80,6 +80,10 @@ export class InMemoryProxyStore implements ProxyStore {
       .slice(0, limit);
   }
 
+  async liveUids(): Promise<Set<string>> {
+    return new Set([...this.docs.values()].map((e) => e.proxy.uid));
+  }
+
   /** `change` returns the new document, or null for "nothing to write" (still reported as written). */
   private conditional(
     name: string,

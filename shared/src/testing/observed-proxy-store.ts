@@ -69,6 +69,11 @@ export class ObservedProxyStore implements ProxyStore {
     return this.inner.listDue(until, limit);
   }
 
+  async liveUids(): Promise<Set<string>> {
+    await this.intercept('liveUids');
+    return this.inner.liveUids();
+  }
+
   private async write(op: WriteOp, name: string): Promise<void> {
     this.writeCalls.push({ op, name });
     await this.intercept(op);

@@ -152,6 +152,18 @@ export function proxyStoreContract(label: string, subject: () => Promise<Contrac
       expect(await store.listDue(at('2026-01-01T00:00:00Z'), 10)).toEqual([]);
     });
 
+    it('gives the uid of every proxy, those being deleted included, for the GC live set', async () => {
+      expect(await store.liveUids()).toEqual(new Set());
+      const kept = aProxy({ name: 'kept' });
+      const going = aProxy({ name: 'going' });
+      const external = aProxy({ name: 'ext', spec: externalSpec() });
+      for (const p of [kept, going, external]) await store.create(p);
+      expect(await store.requestDeletion('going', at('2026-01-02T00:00:00Z'))).toBe('written');
+      expect(await store.liveUids()).toEqual(new Set([kept.uid, going.uid, external.uid]));
+      await store.deleteDocument('kept', (await store.get('kept'))!.version);
+      expect(await store.liveUids()).toEqual(new Set([going.uid, external.uid]));
+    });
+
     it('filters lists by phase and attributes', async () => {
       await store.create(
         aProxy({

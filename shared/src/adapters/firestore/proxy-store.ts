@@ -21,6 +21,7 @@ import {
   type StoredProxy,
   StoreError,
 } from '../../ports/proxy-store.js';
+import { Collections } from './collections.js';
 import {
   proxyFromFirestore,
   proxyToFirestore,
@@ -55,7 +56,7 @@ const DELETION_ATTEMPTS = 5;
 export class FirestoreProxyStore implements ProxyStore {
   private readonly proxies: CollectionReference;
 
-  constructor(firestore: Firestore, collection = 'proxies') {
+  constructor(firestore: Firestore, collection: string = Collections.proxies) {
     this.proxies = firestore.collection(collection);
   }
 
@@ -146,6 +147,20 @@ export class FirestoreProxyStore implements ProxyStore {
       name: d.id,
       nextReconcileAt: (d.get('status.nextReconcileAt') as Timestamp).toDate(),
     }));
+  }
+
+  async liveUids(): Promise<Set<string>> {
+    // Only the uid field is read: a document that no longer fits the model still protects its instance.
+    const snaps = await this.run(() => this.proxies.select('uid').get(), 'list proxy uids');
+    const uids = new Set<string>();
+    for (const doc of snaps.docs) {
+      const uid: unknown = doc.get('uid');
+      if (typeof uid !== 'string' || uid === '') {
+        throw new StoreError('invalid', `document proxies/${doc.id} has no uid: the live set is incomplete`);
+      }
+      uids.add(uid);
+    }
+    return uids;
   }
 
   private parse(snap: DocumentSnapshot): ProxyResource {
