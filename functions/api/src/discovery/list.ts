@@ -14,14 +14,15 @@ export interface DiscoveryView {
 }
 
 export function discoveryView(deps: {
-  store: Pick<LeaseStore, 'usage'>;
+  store: Pick<LeaseStore, 'usage' | 'refresh'>;
   clock: Clock;
-  /** Resolves once the lease views have loaded, so that a fresh replica never reports 0 leases. */
+  /** Resolves once the lease views have loaded. */
   ready: () => Promise<void>;
 }): DiscoveryView {
   return {
     async list(proxies, healthy) {
       await deps.ready();
+      await deps.store.refresh(proxies.map((p) => p.name));
       const now = deps.clock.now();
       return proxies
         .map((p) => ({ ...p, healthy: isLeasable(p), activeLeases: deps.store.usage(p.name, now).active }))

@@ -52,13 +52,17 @@ export const isLeaseId = (id: string) => LEASE_ID.test(id);
 
 export class LeaseService {
   private readonly quarantine = new Map<string, number>();
+  /** Once loaded, the views stay (listeners reconnect by themselves): no per-request wait or timer. */
+  private loaded = false;
 
   constructor(private readonly deps: LeaseServiceDeps) {}
 
   async ready(): Promise<void> {
+    if (this.loaded) return;
     const t = this.deps.readyTimeoutMs ?? 15_000;
     try {
       await Promise.all([this.deps.catalog.ready(t), this.deps.store.ready(t)]);
+      this.loaded = true;
     } catch (err) {
       throw err instanceof LeaseStoreError
         ? err
@@ -68,45 +72,63 @@ export class LeaseService {
 
   async acquire(req: AcquireRequest, holder: string): Promise<AcquireOutcome> {
     await this.ready();
-    const { catalog, store, clock } = this.deps;
+    const { store, clock } = this.deps;
     const target = req.target ?? null;
-    for (let round = 1; ; round++) {
-      const now = clock.now();
-      const plan = planSelection(
-        catalog.list(),
-        { selector: req.selector, target, exclusive: req.exclusive },
-        {
-          usage: (p) => store.usage(p, now),
-          pending: (p) => store.pending(p),
-          coolingDown: (p, t) => store.coolingDown(p, t, now),
-          unusable: (p) => (this.quarantine.get(p) ?? 0) > now.getTime(),
-        },
-      );
-      if (plan.candidates.length === 0) return noMatch(plan, 0);
-      const lease = {
-        id: newLeaseId(),
-        target,
-        exclusive: req.exclusive,
-        holder,
-        ttlSeconds: req.ttlSeconds,
-      };
-      const outcome = await store.grant({ candidates: plan.candidates, lease });
-      if (outcome.kind === 'no_room') return noMatch(plan, outcome.atCapacity);
-      try {
-        return { kind: 'granted', grant: await this.grantBody(outcome.lease) };
-      } catch (err) {
-        if (!(err instanceof CredentialsUnavailable)) throw err;
-        // Never hand out a proxy the crawler cannot authenticate to: give the slot back, set the proxy
-        // aside for a while and select again.
-        this.deps.log.error('proxy credentials unreadable; proxy set aside', {
-          proxy: err.proxy,
-          cause: err.cause,
-        });
-        this.quarantine.set(err.proxy, clock.now().getTime() + QUARANTINE_MS);
-        await store.release(outcome.lease.id);
-        if (round >= CREDENTIAL_ROUNDS) return { kind: 'credentials_unavailable' };
+    let refreshed = false;
+    let credentialFailures = 0;
+    for (;;) {
+      const plan = this.plan(req, target);
+      let atCapacity = 0;
+      if (plan.candidates.length > 0) {
+        const lease = {
+          id: newLeaseId(),
+          target,
+          exclusive: req.exclusive,
+          holder,
+          ttlSeconds: req.ttlSeconds,
+        };
+        const outcome = await store.grant({ candidates: plan.candidates, lease });
+        if (outcome.kind === 'granted') {
+          try {
+            return { kind: 'granted', grant: await this.grantBody(outcome.lease) };
+          } catch (err) {
+            if (!(err instanceof CredentialsUnavailable)) throw err;
+            // Never hand out a proxy the crawler cannot authenticate to: give the slot back, set the
+            // proxy aside for a while and select again.
+            this.deps.log.error('proxy credentials unreadable; proxy set aside', {
+              proxy: err.proxy,
+              cause: err.cause,
+            });
+            this.quarantine.set(err.proxy, clock.now().getTime() + QUARANTINE_MS);
+            await store.release(outcome.lease.id);
+            if (++credentialFailures >= CREDENTIAL_ROUNDS) return { kind: 'credentials_unavailable' };
+            continue;
+          }
+        }
+        atCapacity = outcome.atCapacity;
       }
+      // "Full" may be this replica's old news: another replica may have released since. Look once.
+      if (!refreshed && plan.full.length > 0 && (await store.refresh(plan.full)) > 0) {
+        refreshed = true;
+        continue;
+      }
+      return noMatch(plan, atCapacity);
     }
+  }
+
+  private plan(req: AcquireRequest, target: string | null): SelectionPlan {
+    const { catalog, store, clock } = this.deps;
+    const now = clock.now();
+    return planSelection(
+      catalog.list(),
+      { selector: req.selector, target, exclusive: req.exclusive },
+      {
+        usage: (p) => store.usage(p, now),
+        pending: (p) => store.pending(p),
+        coolingDown: (p, t) => store.coolingDown(p, t, now),
+        unusable: (p) => (this.quarantine.get(p) ?? 0) > now.getTime(),
+      },
+    );
   }
 
   /** What the store answered; an ended lease past its report window is unknown, like a removed one. */

@@ -49,7 +49,11 @@ export function buildLeaseApi(opts: {
     log,
     registry,
     tokens: config.tokens,
-    metrics: promLeaseMetrics(registry, () => store.totalActive(clock.now())),
+    metrics: promLeaseMetrics(
+      registry,
+      () => store.countActive(),
+      (error) => log.warn('counting active leases for /metrics failed', { error }),
+    ),
     discovery: discoveryView({ store, clock, ready: () => service.ready() }),
     async stop() {
       catalog.stop();
