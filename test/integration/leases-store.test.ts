@@ -47,6 +47,33 @@ afterAll(async () => {
 });
 
 describe('FirestoreLeaseStore', () => {
+  it('the invariant checker itself sees overlaps (half-open intervals, exclusive weighs capacity)', () => {
+    const l = (proxy: string, from: number, to: number, exclusive = false, released = true) => ({
+      id: `${proxy}${from}`,
+      proxy,
+      target: null,
+      exclusive,
+      holder: 't',
+      ttlSeconds: 60,
+      grantedAt: new Date(from),
+      expiresAt: new Date(released ? 10_000 : to),
+      releasedAt: released ? new Date(to) : null,
+      renewals: 0,
+    });
+    const peaks = peakUsage(
+      [
+        l('a', 0, 10),
+        l('a', 10, 20),
+        l('b', 0, 10),
+        l('b', 5, 15),
+        l('c', 0, 10, true),
+        l('c', 9, 12, false, false),
+      ],
+      () => 2,
+    );
+    expect(Object.fromEntries(peaks)).toEqual({ a: 1, b: 2, c: 3 });
+  });
+
   it('grants up to capacity, then reports no room; release frees a slot and is idempotent', async () => {
     const s = store();
     await s.ready(10_000);
