@@ -41,6 +41,11 @@ export function buildLeaseApi(opts: {
     staleIfErrorMs: 10 * 60_000,
   });
   const service = new LeaseService({ catalog, store, secrets, clock, settings, log });
+  const metrics = promLeaseMetrics(
+    registry,
+    () => store.countActive(),
+    (error) => log.warn('counting active leases for /metrics failed', { error }),
+  );
   return {
     service,
     catalog,
@@ -49,12 +54,8 @@ export function buildLeaseApi(opts: {
     log,
     registry,
     tokens: config.tokens,
-    metrics: promLeaseMetrics(
-      registry,
-      () => store.countActive(),
-      (error) => log.warn('counting active leases for /metrics failed', { error }),
-    ),
-    discovery: discoveryView({ store, clock, ready: () => service.ready() }),
+    metrics,
+    discovery: discoveryView({ store, clock, ready: () => service.ready(), metrics }),
     async stop() {
       catalog.stop();
       await store.stop();
