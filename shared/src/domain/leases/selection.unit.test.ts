@@ -126,6 +126,13 @@ describe('planSelection', () => {
       { selector: { x: 'y' }, target: null, exclusive: false },
       view(),
     );
-    expect(plan).toEqual({ candidates: [], full: [], considered: 0, unhealthy: 0, inCooldown: 0, atCapacity: 0 });
+    expect(plan).toEqual({
+      candidates: [],
+      full: [],
+      considered: 0,
+      unhealthy: 0,
+      inCooldown: 0,
+      atCapacity: 0,
+    });
   });
 });
