@@ -11,9 +11,9 @@ import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
 import { proxyAdmin } from './admin/proxy-admin.js';
 import type { Authenticator } from './auth/authenticator.js';
-import { requireAdmin } from './auth/middleware.js';
 import { type EchoOptions, echoRoutes } from './echo/echo-routes.js';
 import { ApiError } from './errors.js';
+import { type LeaseApiDeps, leaseApi, leaseGuards } from './leases/index.js';
 import { limitBody } from './middleware/body-limit.js';
 import { recover } from './middleware/recover.js';
 import { requestLog } from './middleware/request-log.js';
@@ -34,6 +34,8 @@ export interface ApiDeps {
   traceProject?: string;
   /** Mounts GET /v1/echo (unauthenticated: the EGRESS probe reaches it through arbitrary proxies). */
   echo?: EchoOptions;
+  /** Discovery and leases for crawlers (docs/leases.md); absent = not served. */
+  leases?: LeaseApiDeps;
 }
 
 export function createApp(deps: ApiDeps) {
@@ -55,14 +57,15 @@ export function createApp(deps: ApiDeps) {
     }),
   );
   app.use(limitBody({ maxBytes: deps.maxBodyBytes }));
-  // Admin auth guards the admin surface only: other groups (echo today; discovery, leases and worker
-  // endpoints later) bring their own. `/v1/proxies/*` also matches `/v1/proxies`.
-  const adminOnly = requireAdmin(deps.auth);
-  app.use('/v1/proxies/*', adminOnly);
-  app.use('/openapi.json', adminOnly);
+  // Admin auth guards the admin surface; crawler tokens also open GET /v1/proxies (discovery), the lease
+  // routes and /openapi.json (leases/index.ts). `/v1/proxies/*` also matches `/v1/proxies`.
+  const guards = leaseGuards(deps.leases, deps.auth);
+  app.use('/v1/proxies/*', guards.proxies);
+  app.use('/openapi.json', guards.crawler);
 
   app.get('/healthz', (c) => c.json({ ok: true, version: deps.version }));
-  app.route('/v1/proxies', proxyRoutes(admin));
+  app.route('/v1/proxies', proxyRoutes(admin, deps.leases?.discovery));
+  if (deps.leases) app.route('/', leaseApi(deps.leases, guards.crawler));
   if (deps.echo) app.route('/', echoRoutes(deps.echo));
   app.doc31('/openapi.json', {
     openapi: '3.1.0',
