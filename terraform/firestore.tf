@@ -2,50 +2,34 @@
 # policies below refer to them. Documents stay readable in the console (see shared/src/domain/proxy.ts).
 
 locals {
+  # shared/src/adapters/firestore/collections.ts names the same collections (the structural test checks).
   collections = {
-    proxies   = "proxies"   # proxies/{name}: spec, status, generation, uid, deletionRequestedAt
-    leases    = "leases"    # leases/{leaseId}: proxy, target, expireAt (TTL)
-    cooldowns = "cooldowns" # cooldowns/{proxy|target}: expireAt (TTL)
-    health    = "health"    # health/{proxy}: probe counters, written only when they change
-    workers   = "workers"   # workers/{workerId}: session, ownership epoch, ACKed snapshot, runtime report
-    snapshots = "snapshots" # snapshots/{workerId}: the last snapshot built for a worker
-    job_runs  = "jobRuns"   # jobRuns/{job}: last run of each Scheduler-driven sweep
+    proxies     = "proxies"    # proxies/{name}: spec, status, generation, uid, deletionRequestedAt
+    health      = "health"     # health/{proxy}: probe counters, written only when they change
+    leases      = "leases"     # leases/{leaseId}: one lease, expireAt (TTL)
+    lease_state = "leaseState" # leaseState/{proxy}: the proxy's active lease entries, expireAt (TTL)
+    cooldowns   = "cooldowns"  # cooldowns/{proxy}__{sha1(target)}: expireAt (TTL)
+    workers     = "workers"    # workers/{workerId}: session, ownership epoch, ACKed snapshot, runtime report
+    snapshots   = "snapshots"  # snapshots/{workerId}: the last snapshot built for a worker
+    job_runs    = "jobRuns"    # jobRuns/{job}: last run of each Scheduler-driven sweep
   }
 
-  # TTL policies: Firestore deletes a document some time (typically within 24 h) after its expireAt
-  # passes (https://cloud.google.com/firestore/docs/ttl). So expireAt must be when the document may
-  # vanish — for a lease, its expiry plus the CooldownWindow during which a late report still resolves
-  # it — and every read still compares expiry against the clock (the seed: correctness never depends on
-  # the sweep).
+  # TTL policies on every collection the lease service writes (shared/src/adapters/firestore/
+  # lease-collections.ts: TTL_FIELD). Firestore deletes a document some time (typically within 24 h) after
+  # its expireAt passes (https://cloud.google.com/firestore/docs/ttl), so nothing relies on it for
+  # correctness: every read compares expiry against the clock, as the seed's lease store does.
   ttl_fields = {
-    leases    = { collection = local.collections.leases, field = "expireAt" }
-    cooldowns = { collection = local.collections.cooldowns, field = "expireAt" }
+    leases      = { collection = local.collections.leases, field = "expireAt" }
+    lease_state = { collection = local.collections.lease_state, field = "expireAt" }
+    cooldowns   = { collection = local.collections.cooldowns, field = "expireAt" }
   }
 
-  # Composite indexes for the queries that filter on one field and range or order on another. Equality-
-  # only and single-field range queries (requeue: status.nextReconcileAt <= now; rotation:
-  # spec.cloudInit.secretRef.secret == s) are served by Firestore's automatic single-field indexes.
-  composite_indexes = {
-    # A proxy's live leases: where proxy == p and expireAt > now (capacity check inside the lease transaction).
-    leases-by-proxy = {
-      collection = local.collections.leases
-      fields     = [{ path = "proxy", order = "ASCENDING" }, { path = "expireAt", order = "ASCENDING" }]
-    }
-    # Cooldowns in force for one target: where target == t and expireAt > now (lease selection skips them).
-    cooldowns-by-target = {
-      collection = local.collections.cooldowns
-      fields     = [{ path = "target", order = "ASCENDING" }, { path = "expireAt", order = "ASCENDING" }]
-    }
-    # The gateway pool a snapshot is built from: where spec.gatewayPool == true and status.phase == Ready, by name.
-    gateway-pool = {
-      collection = local.collections.proxies
-      fields = [
-        { path = "spec.gatewayPool", order = "ASCENDING" },
-        { path = "status.phase", order = "ASCENDING" },
-        { path = "name", order = "ASCENDING" },
-      ]
-    }
-  }
+  # Composite indexes for queries that filter on one field and range or order on another. The code's
+  # queries need none today: proxies by status.phase and spec.attributes.<k> are equality-only (served by
+  # merging single-field indexes), listDue ranges and orders on status.nextReconcileAt alone (a single-
+  # field index), and the lease service reads documents by id and listens to whole collections. A query
+  # that needs one fails with FAILED_PRECONDITION and the index to add; add it here, never in the console.
+  composite_indexes = {}
 }
 
 resource "google_firestore_database" "default" {

@@ -29,8 +29,14 @@ locals {
     LOG_LEVEL            = var.log_level
   }
 
-  # What reconcile needs to insert a proxy VM the firewall, the NAT and the proxy service account expect.
   function_env = {
+    # The EGRESS tier checks what the API's /v1/echo sees against the prober's own NAT addresses.
+    probe = {
+      PROBE_ECHO_URL     = "${local.api_url}/v1/echo"
+      PROBE_CALLER_IPS   = join(",", google_compute_address.nat[*].address)
+      PROBE_LOOP_SECONDS = tostring(var.probe_loop_seconds)
+    }
+    # What reconcile needs to insert a proxy VM the firewall, the NAT and the proxy service account expect.
     reconcile = {
       PROXY_NETWORK         = google_compute_network.plane.self_link
       PROXY_NETWORK_TAG     = local.proxy_network_tag

@@ -8,17 +8,23 @@ resource "google_service_account" "function" {
 
   account_id   = "pp-fn-${each.key}"
   display_name = "proxyplane function ${each.key}"
+
+  depends_on = [google_project_service.enabled]
 }
 
 resource "google_service_account" "api" {
   account_id   = "pp-api"
   display_name = "proxyplane API (Cloud Run)"
+
+  depends_on = [google_project_service.enabled]
 }
 
 # Also the gateway workers' identity: the API accepts worker calls only with this account's ID token.
 resource "google_service_account" "gateway" {
   account_id   = "pp-gateway"
   display_name = "proxyplane gateway worker (Cloud Run)"
+
+  depends_on = [google_project_service.enabled]
 }
 
 # Attached to every managed proxy VM. It gets no project role at all: only secretAccessor on the
@@ -26,18 +32,25 @@ resource "google_service_account" "gateway" {
 resource "google_service_account" "proxy_vm" {
   account_id   = "pp-proxy-vm"
   display_name = "proxyplane proxy VMs"
+
+  depends_on = [google_project_service.enabled]
 }
 
 # The identity Pub/Sub push (or Eventarc) presents to the functions; it may only invoke them.
 resource "google_service_account" "pubsub_push" {
   account_id   = "pp-pubsub-push"
   display_name = "proxyplane Pub/Sub push to functions"
+
+  depends_on = [google_project_service.enabled]
 }
 
-# Cloud Build runs the gen2 function builds as this account instead of the default compute account.
+# Cloud Build runs the gen2 function builds, and the api/gateway image builds (terraform/images), as this
+# account instead of the default compute account.
 resource "google_service_account" "builder" {
   account_id   = "pp-builder"
   display_name = "proxyplane function builds"
+
+  depends_on = [google_project_service.enabled]
 }
 
 resource "google_project_iam_custom_role" "instance_reaper" {
@@ -45,6 +58,8 @@ resource "google_project_iam_custom_role" "instance_reaper" {
   title       = "proxyplane orphan GC"
   description = "List and delete the instances the orphan GC finds; it never creates anything."
   permissions = ["compute.instances.list", "compute.instances.get", "compute.instances.delete"]
+
+  depends_on = [google_project_service.enabled]
 }
 
 # The API creates (and deletes on deregistration) each gateway worker's filtered pull subscription on
@@ -64,6 +79,8 @@ resource "google_project_iam_custom_role" "worker_subscriptions" {
     "pubsub.subscriptions.list",
     "pubsub.subscriptions.update",
   ]
+
+  depends_on = [google_project_service.enabled]
 }
 
 locals {

@@ -228,10 +228,12 @@ resource "google_monitoring_alert_policy" "stale_gateway" {
     condition_absent {
       filter   = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.worker_snapshot_age.name}\""
       duration = "600s"
+      # Merged into one series across workers: only "no worker at all" is absent; a worker that
+      # went away in a scale-down is not.
       aggregations {
         alignment_period     = "300s"
-        per_series_aligner   = "ALIGN_COUNT"
-        cross_series_reducer = "REDUCE_SUM"
+        per_series_aligner   = "ALIGN_PERCENTILE_50"
+        cross_series_reducer = "REDUCE_MAX"
       }
     }
   }

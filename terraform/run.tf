@@ -20,9 +20,28 @@ resource "google_artifact_registry_repository" "images" {
 }
 
 # Discovery, leases, admin and worker endpoints. Public ingress with Cloud Run's IAM check off: the API
-# authenticates every caller itself (Google identity tokens checked against ADMIN_PRINCIPALS,
-# CRAWLER_PRINCIPALS and, for workers, GATEWAY_SERVICE_ACCOUNT), so unauthenticated requests reach the
-# app and get its 401 {"error": …} — and org policies that forbid allUsers bindings do not apply.
+# authenticates every caller itself — admins by Google identity token (ADMIN_EMAILS, for the audiences in
+# ADMIN_AUDIENCES) or static token (ADMIN_TOKENS), crawlers by bearer token (DISCOVERY_TOKENS), workers by
+# the gateway account's identity token (GATEWAY_SERVICE_ACCOUNT) — so an unauthenticated request reaches
+# the app and gets its 401 {"error": …}, and org policies that forbid allUsers bindings do not apply.
+data "google_project" "this" {
+  project_id = var.project_id
+}
+
+locals {
+  # The service cannot read its own `uri` attribute, but Cloud Run's deterministic URL is known upfront
+  # (https://cloud.google.com/run/docs/triggering/https-request#deterministic).
+  api_url = "https://proxyplane-api-${data.google_project.this.number}.${var.region}.run.app"
+  # The audience `gcloud auth print-identity-token` puts in a user's token (functions/api/src/auth).
+  gcloud_cli_audience = "32555940559.apps.googleusercontent.com"
+
+  # Secret-backed environment of the API: variable name => secret kind (secrets.tf).
+  api_secret_env = {
+    DISCOVERY_TOKENS = "discovery-tokens"
+    ADMIN_TOKENS     = "admin-tokens"
+  }
+}
+
 resource "google_cloud_run_v2_service" "api" {
   name                 = "proxyplane-api"
   location             = var.region
@@ -54,13 +73,27 @@ resource "google_cloud_run_v2_service" "api" {
 
       dynamic "env" {
         for_each = merge(local.runtime_env, {
-          ADMIN_PRINCIPALS        = join(",", var.admin_principals)
-          CRAWLER_PRINCIPALS      = join(",", var.crawler_principals)
+          ADMIN_EMAILS            = join(",", var.admin_emails)
+          ADMIN_AUDIENCES         = join(",", [local.api_url, local.gcloud_cli_audience])
           GATEWAY_SERVICE_ACCOUNT = google_service_account.gateway.email
         })
         content {
           name  = env.key
           value = env.value
+        }
+      }
+
+      # Tokens straight from Secret Manager, only for the kinds that have a secret.
+      dynamic "env" {
+        for_each = { for name, kind in local.api_secret_env : name => local.secret_of_kind[kind] if local.secret_of_kind[kind] != null }
+        content {
+          name = env.key
+          value_source {
+            secret_key_ref {
+              secret  = google_secret_manager_secret.secret[env.value].secret_id
+              version = "latest"
+            }
+          }
         }
       }
 
@@ -72,7 +105,10 @@ resource "google_cloud_run_v2_service" "api" {
     }
   }
 
-  depends_on = [google_project_service.enabled]
+  depends_on = [
+    google_project_service.enabled,
+    google_secret_manager_secret_iam_member.reader, # the revision reads its tokens at start
+  ]
 }
 
 # The gateway worker: long-lived, holds its snapshot and ownership epoch in memory, pulls snapshots from
@@ -121,10 +157,26 @@ resource "google_cloud_run_v2_service" "gateway" {
       dynamic "env" {
         for_each = merge(local.runtime_env, {
           CONTROL_PLANE_URL = google_cloud_run_v2_service.api.uri
+          # Cloud Run routes only $PORT (the fetch endpoint); the raw CONNECT listener stays off here.
+          GATEWAY_PROXY_PORT = "off"
         })
         content {
           name  = env.key
           value = env.value
+        }
+      }
+
+      # Client users of the fetch endpoint, straight from Secret Manager (never a plain env value).
+      dynamic "env" {
+        for_each = local.secret_of_kind["gateway-clients"] == null ? [] : [local.secret_of_kind["gateway-clients"]]
+        content {
+          name = "GATEWAY_CLIENT_USERS"
+          value_source {
+            secret_key_ref {
+              secret  = google_secret_manager_secret.secret[env.value].secret_id
+              version = "latest"
+            }
+          }
         }
       }
 
@@ -136,10 +188,15 @@ resource "google_cloud_run_v2_service" "gateway" {
     }
   }
 
-  depends_on = [google_project_service.enabled, google_compute_router_nat.egress]
+  depends_on = [
+    google_project_service.enabled,
+    google_compute_router_nat.egress,
+    google_secret_manager_secret_iam_member.reader, # the revision reads GATEWAY_CLIENT_USERS at start
+  ]
 }
 
-# Crawlers call the gateway with their own identity tokens; Cloud Run checks them (roles/run.invoker).
+# Crawlers call the gateway with their own identity tokens; Cloud Run checks them (roles/run.invoker), and
+# the gateway then checks its own client credentials (Proxy-Authorization, from the gateway-clients secret).
 resource "google_cloud_run_v2_service_iam_member" "crawler_invokes_gateway" {
   for_each = toset(var.crawler_principals)
 

@@ -20,6 +20,23 @@ locals {
     cloud-init = {
       reconcile = google_service_account.function["reconcile"].member
     }
+    # Who may use the gateway's fetch endpoint; Cloud Run hands it to the gateway as GATEWAY_CLIENT_USERS.
+    gateway-clients = {
+      gateway = google_service_account.gateway.member
+    }
+    # Crawler and admin tokens; Cloud Run hands them to the API as DISCOVERY_TOKENS and ADMIN_TOKENS.
+    discovery-tokens = {
+      api = google_service_account.api.member
+    }
+    admin-tokens = {
+      api = google_service_account.api.member
+    }
+  }
+
+  # The secret id of each single-secret kind, or null (variables.tf allows at most one of each).
+  secret_of_kind = {
+    for kind in ["discovery-tokens", "admin-tokens", "gateway-clients"] :
+    kind => one([for id, s in var.secrets : id if s.kind == kind])
   }
 
   secret_grants = merge([

@@ -194,36 +194,52 @@ variable "connector_cidr" {
 }
 
 variable "secrets" {
-  description = "Secret Manager secrets the plane uses, by secret id. kind \"proxy-credentials\": a proxy's user:password (read by the API, the gateway, the probe and the proxy VMs); kind \"cloud-init\": a VM bootstrap script (read by reconcile). Each gets a rotation notification on the secret-events topic. Versions are added out of band (gcloud secrets versions add), never through Terraform."
+  description = "Secret Manager secrets the plane uses, by secret id. Kinds: \"discovery-tokens\" (exactly one): the crawlers' bearer tokens for discovery and leases, \"name:token,name2:token2\" (DISCOVERY_TOKENS of the API); \"admin-tokens\" (at most one): static admin tokens, \"name:token,…\" (ADMIN_TOKENS, break-glass beside admin_emails); \"gateway-clients\" (at most one): the gateway's client users, \"user:pass,…\" (GATEWAY_CLIENT_USERS); \"proxy-credentials\": a proxy's user:password (read by the API, the gateway, the probe and the proxy VMs); \"cloud-init\": a VM bootstrap script (read by reconcile). Each gets a rotation notification on the secret-events topic. Versions are added out of band (gcloud secrets versions add), never through Terraform."
   type = map(object({
     kind        = string
     description = optional(string, "")
   }))
-  default = {}
+  default = {
+    proxyplane-discovery-tokens = { kind = "discovery-tokens", description = "crawler bearer tokens: name:token,name2:token2" }
+  }
 
   validation {
     condition     = alltrue([for id, s in var.secrets : can(regex("^[A-Za-z0-9_-]{1,255}$", id))])
     error_message = "secret ids must be 1-255 of [A-Za-z0-9_-]."
   }
   validation {
-    condition     = alltrue([for s in var.secrets : contains(["proxy-credentials", "cloud-init"], s.kind)])
-    error_message = "secret kind must be \"proxy-credentials\" or \"cloud-init\"."
+    condition     = alltrue([for s in var.secrets : contains(["discovery-tokens", "admin-tokens", "gateway-clients", "proxy-credentials", "cloud-init"], s.kind)])
+    error_message = "secret kind must be one of discovery-tokens, admin-tokens, gateway-clients, proxy-credentials, cloud-init."
+  }
+  validation {
+    condition     = length([for s in var.secrets : s if s.kind == "discovery-tokens"]) == 1
+    error_message = "exactly one secret must be of kind \"discovery-tokens\": the API refuses to start without crawler tokens."
+  }
+  validation {
+    condition = alltrue([
+      for kind in ["admin-tokens", "gateway-clients"] : length([for s in var.secrets : s if s.kind == kind]) <= 1
+    ])
+    error_message = "at most one secret may be of kind \"admin-tokens\" and at most one of kind \"gateway-clients\"."
   }
 }
 
-variable "admin_principals" {
-  description = "IAM principals allowed to call the admin API (create and delete proxies), e.g. \"user:ops@example.com\". Passed to the API, which checks the caller's Google identity token."
+variable "admin_emails" {
+  description = "Google identities (users or service accounts, by e-mail) allowed to call the admin API: create, change and delete proxies. The API checks their identity tokens (ADMIN_EMAILS), accepting tokens for its own URL and those `gcloud auth print-identity-token` mints."
   type        = list(string)
   default     = []
 
   validation {
-    condition     = alltrue([for p in var.admin_principals : can(regex("^(user|group|serviceAccount|domain):[^\\s]+$", p))])
-    error_message = "admin_principals entries must look like user:a@b.c, group:…, serviceAccount:… or domain:…."
+    condition     = length(var.admin_emails) > 0 || length([for s in var.secrets : s if s.kind == "admin-tokens"]) > 0
+    error_message = "give admin_emails, or an \"admin-tokens\" secret: the API refuses to start with no admin credential."
+  }
+  validation {
+    condition     = alltrue([for e in var.admin_emails : can(regex("^[^@\\s]+@[^@\\s]+$", e))])
+    error_message = "admin_emails must be e-mail addresses such as ops@example.com or deployer@my-project.iam.gserviceaccount.com."
   }
 }
 
 variable "crawler_principals" {
-  description = "IAM principals of crawlers: they may lease proxies from the API and call the gateway (Cloud Run invoker)."
+  description = "IAM principals of crawlers allowed to call the gateway's fetch endpoint (Cloud Run invoker), e.g. \"serviceAccount:crawler@p.iam.gserviceaccount.com\". Leases are authorised by the discovery-tokens secret instead."
   type        = list(string)
   default     = []
 
@@ -263,5 +279,16 @@ variable "gc_deletions_alert_threshold" {
   validation {
     condition     = var.gc_deletions_alert_threshold >= 0 && floor(var.gc_deletions_alert_threshold) == var.gc_deletions_alert_threshold
     error_message = "gc_deletions_alert_threshold must be a non-negative integer."
+  }
+}
+
+variable "probe_loop_seconds" {
+  description = "How long each probe invocation keeps probing after its Scheduler tick (PROBE_LOOP_SECONDS), so that health-check intervals under a minute mean something; 0 = one pass per tick. Bounded by the probe function's timeout in functions.json."
+  type        = number
+  default     = 50
+
+  validation {
+    condition     = var.probe_loop_seconds >= 0 && var.probe_loop_seconds <= 110
+    error_message = "probe_loop_seconds must be from 0 to 110 (the probe function times out at 120 s)."
   }
 }

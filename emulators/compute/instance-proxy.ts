@@ -72,6 +72,8 @@ export async function bootProxy(
       ...deps.proxyTimeouts,
       host: current,
       port,
+      // the VM egresses from its own address: origins (and the EGRESS health tier) see it
+      localAddress: current,
       credentials: creds.value,
       log: (severity, message, fields) => deps.log(severity, message, { instance: spec.name, ...fields }),
     });

@@ -14,6 +14,8 @@ export interface ProxyTimeouts {
 
 export interface ProxyContext extends ProxyTimeouts {
   agent: Agent;
+  /** source address of connections to targets (a VM egresses from its own IP); undefined = any */
+  localAddress: string | undefined;
   authorize(header: string | undefined): boolean | Promise<boolean>;
   /** leak fault: add X-Forwarded-For and Via to forwarded requests */
   leaking(): boolean;

@@ -56,6 +56,7 @@ export function forwardRequest(
       path: target.path,
       headers,
       agent: ctx.agent,
+      localAddress: ctx.localAddress,
     });
     current = upstream;
     const connectTimer = setTimeout(

@@ -30,6 +30,11 @@ export interface ForwardProxyOptions extends Partial<ProxyTimeouts> {
   /** 0 (the default) picks a free port; revive() reuses whichever port the first listen got */
   port?: number;
   credentials?: CredentialSource;
+  /**
+   * Source address for connections to targets. Set it to the listen address when that stands for a
+   * machine's own IP (an emulated VM), so origins see the proxy's address as the client, as on GCE.
+   */
+  localAddress?: string;
   log?: ProxyLog;
 }
 
@@ -84,6 +89,7 @@ export function createForwardProxy(opts: ForwardProxyOptions = {}): ForwardProxy
     responseTimeoutMs: opts.responseTimeoutMs ?? 60_000,
     idleTimeoutMs: opts.idleTimeoutMs ?? 60_000,
     agent,
+    localAddress: opts.localAddress,
     authorize: (header) => authorize(header),
     leaking: () => leaking,
     hanging: () => hanging,

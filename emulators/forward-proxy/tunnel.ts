@@ -10,7 +10,13 @@ import type { Target } from './target.js';
 const ESTABLISHED = 'HTTP/1.1 200 Connection Established\r\n\r\n';
 
 export function openTunnel(ctx: ProxyContext, client: Socket, head: Buffer, target: Target): void {
-  const upstream = connect({ host: target.host, port: target.port, allowHalfOpen: true, noDelay: true });
+  const upstream = connect({
+    host: target.host,
+    port: target.port,
+    localAddress: ctx.localAddress,
+    allowHalfOpen: true,
+    noDelay: true,
+  });
   ctx.trackUpstream(upstream);
   let established = false;
 

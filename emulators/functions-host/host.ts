@@ -31,6 +31,7 @@ export interface HostFunctionOptions {
   env: Record<string, string>;
   logFile?: string;
   readyTimeoutMs?: number;
+  onSpawn?: (stop: () => Promise<void>) => void;
 }
 
 export interface HostedFunction {
@@ -59,6 +60,7 @@ export async function hostFunction(opts: HostFunctionOptions): Promise<HostedFun
     cwd: repoRoot,
     env: { METADATA_SERVER_DETECTION: 'none', K_SERVICE: fn.name, ...opts.env },
     logFile: opts.logFile,
+    onSpawn: opts.onSpawn,
     // The framework listens only after the module loaded and registered its target; a cloudevent
     // function answers a bare GET with a 500, so an HTTP probe could not tell.
     ready: () => waitForPort(host, port, { timeoutMs: opts.readyTimeoutMs ?? 60_000 }),

@@ -25,6 +25,8 @@ export interface ReadyProcessOptions {
   env?: Record<string, string>;
   logFile?: string;
   ready(): Promise<void>;
+  /** Called as soon as the process exists, before it is ready, so a shutdown can stop it meanwhile. */
+  onSpawn?: (stop: () => Promise<void>) => void;
 }
 
 export async function startReadyProcess(opts: ReadyProcessOptions): Promise<ReadyProcess> {
@@ -37,6 +39,7 @@ export async function startReadyProcess(opts: ReadyProcessOptions): Promise<Read
     env: opts.env,
     logFile: opts.logFile,
   });
+  opts.onSpawn?.(() => proc.stop());
   const exited = once(proc.child, 'exit').then(([code, signal]) => ({ code, signal }) as ExitInfo);
   const early = exited.then(({ code, signal }) => {
     const where = opts.logFile ? ` (log: ${opts.logFile})` : '';

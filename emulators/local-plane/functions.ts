@@ -11,7 +11,10 @@ export interface FunctionInventory {
   missing: Array<{ name: string; entry: string }>;
 }
 
-export function functionInventory(table: FunctionTable, exists = existsSync): FunctionInventory {
+export function functionInventory(
+  table: FunctionTable,
+  exists: (path: string) => boolean = existsSync,
+): FunctionInventory {
   const inventory: FunctionInventory = { built: [], missing: [] };
   for (const [name, spec] of Object.entries(table.functions)) {
     const entry = entryFile(spec.source);
@@ -35,6 +38,7 @@ export interface HostAllOptions {
   env: Record<string, string>;
   logDir: string;
   onUp?: (fn: HostedFunction) => void;
+  onSpawn?: (name: string, stop: () => Promise<void>) => void;
 }
 
 /** Hosts every function in parallel; if one fails, stops the others and rethrows. */
@@ -47,6 +51,7 @@ export async function hostFunctions(fns: FunctionSource[], opts: HostAllOptions)
         host: opts.host,
         env: opts.env,
         logFile: join(opts.logDir, `function-${fn.name}.log`),
+        onSpawn: (stop) => opts.onSpawn?.(fn.name, stop),
       });
       opts.onUp?.(hosted);
       return hosted;

@@ -35,12 +35,21 @@ const teardown = new Teardown(progress);
 // Stopping takes a few seconds (JVMs); never longer than this, whatever hangs.
 const STOP_DEADLINE_MS = 30_000;
 
+let starting: Promise<unknown> = Promise.resolve();
+let shuttingDown = false;
+
 async function shutdown(reason: string, exitCode: number): Promise<void> {
-  if (teardown.stopping) {
+  if (shuttingDown) {
     progress(`${reason}: already stopping`);
     return;
   }
+  shuttingDown = true;
   progress(`${reason}: stopping`);
+  // A piece still starting (the emulators' JVMs) is registered only once up: let the start reach its
+  // next step, where it sees the shutdown and stops, so nothing it spawned is orphaned. Every start
+  // step has its own timeout, so this wait is bounded.
+  void teardown.run();
+  await starting.catch(() => {});
   setTimeout(() => {
     console.error(`stopping took over ${STOP_DEADLINE_MS / 1000}s; exiting`);
     process.exit(1);
@@ -70,7 +79,10 @@ console.log(
   `proxyplane: starting the local plane (project ${options.projectId}, port offset ${options.portOffset})`,
 );
 try {
-  const plane = await startPlane(options, { progress, teardown });
+  const startedPlane = startPlane(options, { progress, teardown });
+  starting = startedPlane;
+  const plane = await startedPlane;
+  if (shuttingDown) throw new StartCancelled('stopped while starting');
   const report = formatReport({
     elapsedMs: performance.now() - t0,
     projectId: options.projectId,
@@ -87,9 +99,9 @@ try {
     `${JSON.stringify({ pid: process.pid, projectId: options.projectId, portOffset: options.portOffset, endpoints: plane.endpoints, env: plane.env }, null, 2)}\n`,
   );
 } catch (err) {
-  if (err instanceof StartCancelled) {
-    await teardown.run();
-  } else {
+  // If a signal arrived, the start failed because of it (StartCancelled, or a child it stopped):
+  // shutdown() is already finishing the job.
+  if (!shuttingDown && !(err instanceof StartCancelled)) {
     if (err instanceof PortInUseError) {
       console.error(`\n${err.message}`);
       if (options.portOffset)
@@ -97,8 +109,8 @@ try {
       console.error('Stop whatever holds it (another `npm start`?) or set PROXYPLANE_PORT_OFFSET.');
     } else {
       console.error('\nthe local plane failed to start:', err);
+      console.error(`logs: ${displayPath(join(options.stateDir, 'logs'))}`);
     }
-    console.error(`logs: ${displayPath(join(options.stateDir, 'logs'))}`);
     await shutdown('start failed', 1);
   }
 }

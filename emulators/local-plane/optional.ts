@@ -18,6 +18,8 @@ export interface OptionalEmulator {
   /** Repo-relative module path, e.g. emulators/compute/server.ts. */
   module: string;
   exportName: string;
+  /** The env var (shared/src/config/env.ts) that points clients at it. */
+  envVar: string;
 }
 
 export const OPTIONAL_EMULATORS = {
@@ -25,11 +27,13 @@ export const OPTIONAL_EMULATORS = {
     name: 'compute emulator',
     module: 'emulators/compute/server.ts',
     exportName: 'startComputeEmulator',
+    envVar: 'COMPUTE_EMULATOR_HOST',
   },
   secretmanager: {
     name: 'secret manager emulator',
     module: 'emulators/secret-manager/server.ts',
     exportName: 'startSecretManagerEmulator',
+    envVar: 'SECRET_MANAGER_EMULATOR_HOST',
   },
 } as const satisfies Record<string, OptionalEmulator>;
 

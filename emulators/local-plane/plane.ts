@@ -6,13 +6,14 @@ import { join } from 'node:path';
 import { createPubSub } from '../../shared/src/adapters/pubsub/client.js';
 import { PubSubPublisher } from '../../shared/src/adapters/pubsub/publisher.js';
 import { ensurePubSubTopology } from '../../shared/src/adapters/pubsub/topology.js';
-import { hostPort, loadLocalPorts } from '../../shared/src/config/local-ports.js';
-import { loadFunctionTable, loadPubSubTable } from '../../shared/src/config/topology.js';
+import { hostPort } from '../../shared/src/config/local-ports.js';
+import { loadPubSubTable } from '../../shared/src/config/topology.js';
 import { startGoogleEmulators } from '../launcher/google-emulators.js';
-import { functionInventory, hostFunctions } from './functions.js';
-import { isBuilt, loadEmulator, OPTIONAL_EMULATORS } from './optional.js';
+import { hostFunctions } from './functions.js';
+import { planeLayout } from './layout.js';
+import { loadEmulator } from './optional.js';
 import type { PlaneOptions } from './options.js';
-import { assertPortsFree, offsetPorts, type PortClaim } from './ports.js';
+import { assertPortsFree } from './ports.js';
 import type { Endpoint } from './report.js';
 import { startApi, startScheduler } from './services.js';
 import type { Teardown } from './teardown.js';
@@ -35,32 +36,8 @@ export async function startPlane(
   const checkpoint = () => {
     if (teardown.stopping) throw new StartCancelled('start cancelled');
   };
-  const ports = offsetPorts(loadLocalPorts(), opts.portOffset);
-  const inventory = functionInventory(loadFunctionTable());
-  const functionPort = (name: string): number => {
-    const port = ports.functions.ports[name];
-    if (port === undefined) throw new Error(`firebase.json has no emulators.functions.ports.${name}`);
-    return port;
-  };
-  const optional = (['compute', 'secretmanager'] as const).map((key) => ({
-    key,
-    emulator: OPTIONAL_EMULATORS[key],
-    built: isBuilt(OPTIONAL_EMULATORS[key]),
-  }));
-
+  const { ports, inventory, optional, functionPort, claims } = planeLayout(opts.portOffset);
   progress('checking ports');
-  const claims: PortClaim[] = [
-    { key: 'emulators.firestore.port', ...ports.firestore },
-    { key: 'emulators.pubsub.port', ...ports.pubsub },
-    ...optional.filter((o) => o.built).map((o) => ({ key: `emulators.${o.key}.port`, ...ports[o.key] })),
-    { key: 'emulators.scheduler.port', ...ports.scheduler },
-    { key: 'emulators.api.port', ...ports.api },
-    ...inventory.built.map((fn) => ({
-      key: `emulators.functions.ports.${fn.name}`,
-      host: ports.functions.host,
-      port: functionPort(fn.name),
-    })),
-  ];
   await assertPortsFree(claims);
 
   const logDir = join(opts.stateDir, 'logs');
@@ -79,11 +56,7 @@ export async function startPlane(
   checkpoint();
 
   const env: Record<string, string> = { ...emus.env };
-  for (const o of optional.filter((x) => x.built)) {
-    env[o.key === 'compute' ? 'COMPUTE_EMULATOR_HOST' : 'SECRET_MANAGER_EMULATOR_HOST'] = hostPort(
-      ports[o.key],
-    );
-  }
+  for (const o of optional.filter((x) => x.built)) env[o.emulator.envVar] = hostPort(ports[o.key]);
   env.SCHEDULER_EMULATOR_HOST = hostPort(ports.scheduler);
 
   const optionalUrls = new Map<string, string>();
@@ -96,12 +69,26 @@ export async function startPlane(
   const pubsub = createPubSub(opts.projectId, env.PUBSUB_EMULATOR_HOST);
   teardown.add('Pub/Sub client', () => pubsub.close());
 
+  const topology = ensurePubSubTopology(pubsub, loadPubSubTable(), {
+    projectId: opts.projectId,
+    local: true,
+    pushEndpointFor: (name) =>
+      inventory.built.some((fn) => fn.name === name)
+        ? `http://${ports.functions.host}:${functionPort(name)}`
+        : undefined,
+  }).then((plan) => {
+    const pushes = plan.subscriptions.filter((s) => s.pushEndpoint).length;
+    progress(`Pub/Sub topology: ${plan.topics.length} topics, ${pushes} push subscriptions`);
+  });
+
   const startOptional = optional.map(async ({ key, emulator, built }) => {
     if (!built) {
       progress(`${emulator.name}: not built yet`);
       notBuilt.push(`${emulator.name} (${emulator.module})`);
       return;
     }
+    // Secret Manager publishes its notifications to a topic of the table: create the topics first.
+    await topology;
     const start = await loadEmulator(emulator);
     const handle = await start({
       ...ports[key],
@@ -116,18 +103,6 @@ export async function startPlane(
     progress(`${emulator.name} up at ${handle.url}`);
   });
 
-  const topology = ensurePubSubTopology(pubsub, loadPubSubTable(), {
-    projectId: opts.projectId,
-    local: true,
-    pushEndpointFor: (name) =>
-      inventory.built.some((fn) => fn.name === name)
-        ? `http://${ports.functions.host}:${functionPort(name)}`
-        : undefined,
-  }).then((plan) => {
-    const pushes = plan.subscriptions.filter((s) => s.pushEndpoint).length;
-    progress(`Pub/Sub topology: ${plan.topics.length} topics, ${pushes} push subscriptions`);
-  });
-
   for (const m of inventory.missing) {
     progress(`function ${m.name}: not built yet`);
     notBuilt.push(`function ${m.name} (${m.entry.slice(m.entry.indexOf('functions/'))})`);
@@ -137,19 +112,21 @@ export async function startPlane(
     host: ports.functions.host,
     env,
     logDir,
+    // Registered at spawn, not when ready: a Ctrl-C while a function loads must stop it too.
+    onSpawn: (name, stop) => teardown.add(`function ${name}`, stop),
     onUp: (fn) => {
-      teardown.add(`function ${fn.name}`, fn.stop);
       progress(`function ${fn.name} up at ${fn.url}`);
       void warnOnExit(`function ${fn.name}`, fn.exited, join(logDir, `function-${fn.name}.log`));
     },
   });
 
-  const api = startApi({ ...ports.api, env, logDir }).then((svc) => {
-    teardown.add('api', svc.stop);
-    progress(`api up at ${svc.url}`);
-    void warnOnExit('api', svc.exited, join(logDir, 'api.log'));
-    return svc;
-  });
+  const api = startApi({ ...ports.api, env, logDir, onSpawn: (stop) => teardown.add('api', stop) }).then(
+    (svc) => {
+      progress(`api up at ${svc.url}`);
+      void warnOnExit('api', svc.exited, join(logDir, 'api.log'));
+      return svc;
+    },
+  );
 
   const settled = await Promise.allSettled([...startOptional, topology, functions, api]);
   const failed = settled.find((s) => s.status === 'rejected');

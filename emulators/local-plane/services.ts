@@ -23,6 +23,7 @@ export async function startApi(opts: {
   port: number;
   env: Record<string, string>;
   logDir: string;
+  onSpawn?: (stop: () => Promise<void>) => void;
 }): Promise<RunningService> {
   const entry = join(repoRoot, API_ENTRY);
   if (!existsSync(entry)) throw new Error(`${API_ENTRY} is missing`);
@@ -34,6 +35,7 @@ export async function startApi(opts: {
     cwd: repoRoot,
     env: { ...opts.env, PORT: String(opts.port), HOST: opts.host },
     logFile: join(opts.logDir, 'api.log'),
+    onSpawn: opts.onSpawn,
     ready: () => waitForHttp(`${url}/healthz`, { timeoutMs: 60_000 }),
   });
   return { url, exited: proc.exited, stop: proc.stop };

@@ -19,15 +19,19 @@ export class Teardown {
     else this.steps.push({ name, stop });
   }
 
-  /** Runs every step once; later calls return the same result. Resolves to the failures, if any. */
-  run(): Promise<string[]> {
+  /**
+   * Runs every step once; later calls share that run. Resolves, with the failures if any, once every
+   * step (and every step added late, up to this call) has stopped.
+   */
+  async run(): Promise<string[]> {
     this.running ??= (async () => {
       const failures: string[] = [];
       for (const step of this.steps.reverse()) await this.runStep(step, failures);
-      await Promise.all(this.late);
       return failures;
     })();
-    return this.running;
+    const failures = await this.running;
+    await Promise.all(this.late);
+    return failures;
   }
 
   private async runStep(step: { name: string; stop: StopStep }, failures: string[]): Promise<void> {

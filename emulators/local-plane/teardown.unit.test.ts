@@ -29,4 +29,16 @@ describe('Teardown', () => {
     release();
     await done;
   });
+
+  it('a later run() also waits for steps added after the first run finished', async () => {
+    const t = new Teardown();
+    await t.run();
+    let stopped = false;
+    t.add('late', async () => {
+      await new Promise((r) => setTimeout(r, 20));
+      stopped = true;
+    });
+    await t.run();
+    expect(stopped).toBe(true);
+  });
 });

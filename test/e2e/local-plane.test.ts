@@ -8,9 +8,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { functionInventory } from '../../emulators/local-plane/functions.js';
+import { planeLayout } from '../../emulators/local-plane/layout.js';
 import { isBuilt, OPTIONAL_EMULATORS } from '../../emulators/local-plane/optional.js';
 import { assertPortsFree, offsetPorts } from '../../emulators/local-plane/ports.js';
-import { type LocalPorts, loadLocalPorts, repoRoot } from '../../shared/src/config/local-ports.js';
+import { loadLocalPorts, repoRoot } from '../../shared/src/config/local-ports.js';
 import { loadFunctionTable } from '../../shared/src/config/topology.js';
 
 interface Proc {
@@ -61,15 +62,11 @@ function alive(p: Proc): boolean {
   }
 }
 
-async function freeOffset(base: LocalPorts): Promise<number> {
+async function freeOffset(): Promise<number> {
   for (let i = 0; i < 20; i++) {
     const offset = 2000 + Math.floor(Math.random() * 38_000);
-    const p = offsetPorts(base, offset);
-    const claims = [p.firestore, p.pubsub, p.compute, p.secretmanager, p.scheduler, p.api]
-      .concat(Object.values(p.functions.ports).map((port) => ({ host: p.functions.host, port })))
-      .map((hp) => ({ ...hp, key: 'x' }));
     try {
-      await assertPortsFree(claims);
+      await assertPortsFree(planeLayout(offset).claims);
       return offset;
     } catch {
       // taken: try another
@@ -78,28 +75,78 @@ async function freeOffset(base: LocalPorts): Promise<number> {
   throw new Error('no free port offset found');
 }
 
+interface NpmStart {
+  npm: ChildProcess;
+  output(): string;
+  /** `code/signal` once npm exits. */
+  exited: Promise<string>;
+}
+
+function npmStart(offset: number, stateDir: string): NpmStart {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PROXYPLANE_PORT_OFFSET: String(offset),
+    PROXYPLANE_STATE_DIR: stateDir,
+  };
+  for (const k of ['FIRESTORE_EMULATOR_HOST', 'PUBSUB_EMULATOR_HOST', 'GOOGLE_CLOUD_PROJECT']) delete env[k];
+  // detached: its own process group, as a shell job is; SIGINT to the group is what Ctrl-C sends.
+  const npm = spawn('npm', ['start', '--', '--no-demo'], { cwd: repoRoot, env, detached: true });
+  let out = '';
+  npm.stdout!.on('data', (b: Buffer) => (out += b.toString()));
+  npm.stderr!.on('data', (b: Buffer) => (out += b.toString()));
+  const exited = new Promise<string>((resolve) =>
+    npm.once('exit', (code, signal) => resolve(`${code}/${signal}`)),
+  );
+  return { npm, output: () => out, exited };
+}
+
+async function waitForOutput(
+  run: NpmStart,
+  done: (out: string) => boolean,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline && run.npm.exitCode === null && !done(run.output())) await sleep(100);
+}
+
 describe('npm start', () => {
   const stateDir = mkdtempSync(join(tmpdir(), 'local-plane-e2e-'));
-  let child: ChildProcess | undefined;
-  let tree: Proc[] = [];
+  const runs: NpmStart[] = [];
+  const tracked: Proc[] = [];
+
+  /** Ctrl-C, then: npm ends, the plane says it stopped cleanly, and nothing of `tree` is left. */
+  async function interruptAndCheck(run: NpmStart, tree: Proc[]): Promise<void> {
+    process.kill(-run.npm.pid!, 'SIGINT');
+    // Bounded by the emulator launcher's own start timeout: it registers its JVMs only once they answer,
+    // so a Ctrl-C during their start waits for them (seconds; more on a loaded machine).
+    const exit = await Promise.race([run.exited, sleep(90_000).then(() => 'timeout')]);
+    // npm re-raises the SIGINT it got; the plane itself must have stopped cleanly.
+    expect(['0/null', 'null/SIGINT', '130/null'], run.output()).toContain(exit);
+    expect(run.output()).toMatch(/SIGINT: stopping[\s\S]*stopped in/);
+    expect(run.output()).not.toContain('failed to stop');
+    const stopBy = Date.now() + 10_000;
+    while (tree.some(alive) && Date.now() < stopBy) await sleep(100);
+    expect(tree.filter(alive)).toEqual([]);
+  }
 
   afterAll(() => {
-    // Only if the test failed half-way: kill what is left of our own tree, by pid.
-    for (const p of tree.filter(alive)) process.kill(p.pid, 'SIGKILL');
-    if (child?.pid && child.exitCode === null && child.signalCode === null) {
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // already gone
+    // Only if a test failed half-way: kill what is left of our own trees, by pid.
+    for (const p of tracked.filter(alive)) process.kill(p.pid, 'SIGKILL');
+    for (const { npm } of runs) {
+      if (npm.pid && npm.exitCode === null && npm.signalCode === null) {
+        try {
+          process.kill(-npm.pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
       }
     }
     rmSync(stateDir, { recursive: true, force: true });
   });
 
   it('prints every endpoint within 60 s, serves them, and leaves no process after SIGINT', async () => {
-    const base = loadLocalPorts();
-    const offset = await freeOffset(base);
-    const ports = offsetPorts(base, offset);
+    const offset = await freeOffset();
+    const ports = offsetPorts(loadLocalPorts(), offset);
     const built = functionInventory(loadFunctionTable()).built.map((f) => f.name);
     const expected = new Map<string, number>([
       ['firestore', ports.firestore.port],
@@ -111,31 +158,11 @@ describe('npm start', () => {
     if (isBuilt(OPTIONAL_EMULATORS.compute)) expected.set('compute', ports.compute.port);
     if (isBuilt(OPTIONAL_EMULATORS.secretmanager)) expected.set('secretmanager', ports.secretmanager.port);
 
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      PROXYPLANE_PORT_OFFSET: String(offset),
-      PROXYPLANE_STATE_DIR: stateDir,
-    };
-    for (const k of ['FIRESTORE_EMULATOR_HOST', 'PUBSUB_EMULATOR_HOST', 'GOOGLE_CLOUD_PROJECT'])
-      delete env[k];
-    // detached: its own process group, as a shell job is; SIGINT to the group is what Ctrl-C sends.
-    const npm = spawn('npm', ['start', '--', '--no-demo'], { cwd: repoRoot, env, detached: true });
-    child = npm;
-    let out = '';
-    npm.stdout!.on('data', (b: Buffer) => (out += b.toString()));
-    npm.stderr!.on('data', (b: Buffer) => (out += b.toString()));
-    const exited = new Promise<string>((resolve) =>
-      npm.once('exit', (code, signal) => resolve(`${code}/${signal}`)),
-    );
-
-    const endpoints = new Map<string, string>();
-    const deadline = Date.now() + 60_000;
-    while (Date.now() < deadline && npm.exitCode === null) {
-      for (const m of out.matchAll(/^ {2}(\S+)\s+(http:\/\/\S+)$/gm)) endpoints.set(m[1]!, m[2]!);
-      if ([...expected.keys()].every((k) => endpoints.has(k)) && out.includes('Ctrl-C stops everything'))
-        break;
-      await sleep(200);
-    }
+    const run = npmStart(offset, stateDir);
+    runs.push(run);
+    await waitForOutput(run, (out) => out.includes('Ctrl-C stops everything'), 60_000);
+    const out = run.output();
+    const endpoints = new Map([...out.matchAll(/^ {2}(\S+)\s+(http:\/\/\S+)$/gm)].map((m) => [m[1]!, m[2]!]));
     expect([...endpoints.keys()].sort(), out).toEqual([...expected.keys()].sort());
     for (const [name, port] of expected) expect(endpoints.get(name)).toBe(`http://127.0.0.1:${port}`);
     expect(out).toMatch(/is up in \d+\.\ds/);
@@ -148,19 +175,27 @@ describe('npm start', () => {
     expect(((await jobs.json()) as { jobs: unknown[] }).jobs.length).toBeGreaterThan(0);
     expect(await (await fetch(endpoints.get('pubsub')!)).text()).toContain('Ok');
 
-    tree = processTree(npm.pid!);
+    const tree = processTree(run.npm.pid!);
+    tracked.push(...tree);
     expect(tree.filter(alive)).toHaveLength(tree.length); // the liveness probe sees them all now
     expect(tree.filter((p) => p.comm === 'java').length, JSON.stringify(tree)).toBeGreaterThanOrEqual(2);
     expect(tree.filter((p) => p.comm === 'node').length).toBeGreaterThanOrEqual(2 + built.length); // plane + api + functions
+    await interruptAndCheck(run, tree);
+  }, 180_000);
 
-    process.kill(-npm.pid!, 'SIGINT');
-    const exit = await Promise.race([exited, sleep(40_000).then(() => 'timeout')]);
-    // npm re-raises the SIGINT it got; the plane itself must have stopped cleanly.
-    expect(['0/null', 'null/SIGINT', '130/null'], out).toContain(exit);
-    expect(out).toMatch(/SIGINT: stopping[\s\S]*stopped in/);
-    expect(out).not.toContain('failed to stop');
-    const stopBy = Date.now() + 10_000;
-    while (tree.some(alive) && Date.now() < stopBy) await sleep(100);
-    expect(tree.filter(alive)).toEqual([]);
-  }, 120_000);
+  it('leaves no process when interrupted while the emulators are starting', async () => {
+    const run = npmStart(await freeOffset(), stateDir);
+    runs.push(run);
+    await waitForOutput(run, (out) => out.includes('starting the Firestore and Pub/Sub emulators'), 60_000);
+    let tree: Proc[] = [];
+    // The JVMs are spawned right after that line; take the tree once they are in it.
+    for (let i = 0; i < 50 && tree.filter((p) => p.comm === 'java').length < 2; i++) {
+      await sleep(20);
+      tree = processTree(run.npm.pid!);
+    }
+    tracked.push(...tree);
+    expect(tree.filter((p) => p.comm === 'java').length, JSON.stringify(tree)).toBe(2);
+    expect(run.output()).not.toContain('Firestore and Pub/Sub emulators up');
+    await interruptAndCheck(run, tree);
+  }, 180_000);
 });

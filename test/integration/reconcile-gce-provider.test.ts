@@ -63,7 +63,7 @@ const request: InstanceRequest = {
   port: 3128,
   protocol: 'http',
   startupScript: '#!/bin/sh\n',
-  credentialsRef: null,
+  credentialsSecret: null,
   specHash: '0123456789abcdef',
 };
 const providerId = 'zones/us-central1-a/instances/pp-00000000000040008000';

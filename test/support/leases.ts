@@ -1,5 +1,6 @@
 // Support for the lease tests: writing proxies the way the admin API / reconcile store them, and reading
 // back the lease service's documents to check invariants from what is stored.
+import { spawn } from 'node:child_process';
 import { type DocumentData, type Firestore, Timestamp } from '@google-cloud/firestore';
 import { LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-collections.js';
 import { decodeLease } from '../../shared/src/adapters/firestore/lease-converter.js';
@@ -79,4 +80,66 @@ export function peakUsage(
     peaks.set(p, peak);
   }
   return peaks;
+}
+
+export interface LeaseServiceProcess {
+  url: string;
+  pid: number;
+  /** SIGTERM and wait (a graceful restart). */
+  stop(): Promise<void>;
+  /** SIGKILL and wait (a crash). */
+  kill(): Promise<void>;
+}
+
+/** Starts test/support/lease-service.ts as a real process on a free port; resolves once it listens. */
+export async function startLeaseService(
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+): Promise<LeaseServiceProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/lease-service.ts'], {
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => {
+    stderr = (stderr + d.toString()).slice(-20_000);
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`lease service did not start:\n${stderr}`)), timeoutMs);
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = out.match(/\{"listening":(\d+)\}/);
+      if (m) {
+        clearTimeout(timer);
+        resolve(Number(m[1]));
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`lease service exited (${code}):\n${stderr}`));
+    });
+  });
+  const signal = async (sig: NodeJS.Signals) => {
+    try {
+      process.kill(-child.pid!, sig);
+    } catch {
+      // already gone
+    }
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {}
+    }, 10_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    pid: child.pid!,
+    stop: () => signal('SIGTERM'),
+    kill: () => signal('SIGKILL'),
+  };
 }

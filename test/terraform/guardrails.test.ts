@@ -3,6 +3,8 @@
 // a proxy VM account with more than secret access, an open proxy firewall nobody asked for, a gateway
 // that scales to zero. Plus the pieces an operator relies on: alerts and outputs.
 import { beforeAll, describe, expect, it } from 'vitest';
+import { Collections } from '../../shared/src/adapters/firestore/collections.js';
+import { LEASE_COLLECTIONS, TTL_FIELD } from '../../shared/src/adapters/firestore/lease-collections.js';
 import { loadFunctionTable } from '../../shared/src/config/topology.js';
 import { type Block, loadModule, nested, resourceOf, stringsIn, type TfConfig } from './support/hcl.js';
 import { tablesModuleDir, terraformDir } from './support/paths.js';
@@ -134,9 +136,68 @@ describe('Cloud Run', () => {
     expect(nested(gateway, 'vpc_access').egress).toBe('ALL_TRAFFIC');
   });
 
+  it('the gateway serves only HTTP on Cloud Run and takes its client users from Secret Manager', () => {
+    const container = nested(
+      resourceOf(tf, 'google_cloud_run_v2_service', 'gateway'),
+      'template',
+      'containers',
+    );
+    const envBlocks = (container.dynamic as Record<string, Block[]>).env!;
+    expect(JSON.stringify(envBlocks[0]!.for_each)).toContain('GATEWAY_PROXY_PORT = \\"off\\"');
+    const fromSecret = nested(envBlocks[1]!, 'content');
+    expect(fromSecret.name).toBe('GATEWAY_CLIENT_USERS');
+    expect(nested(fromSecret, 'value_source', 'secret_key_ref').secret).toBe(
+      '${google_secret_manager_secret.secret[env.value].secret_id}',
+    );
+    expect(container.env).toBeUndefined(); // no literal env values beside the two dynamic blocks
+  });
+
+  it('the API gets its tokens from Secret Manager only, and accepts identity tokens for its own URL', () => {
+    const api = resourceOf(tf, 'google_cloud_run_v2_service', 'api');
+    const container = nested(api, 'template', 'containers');
+    const [plain, secret] = (container.dynamic as Record<string, Block[]>).env!;
+    const plainNames = String(plain!.for_each);
+    for (const name of ['ADMIN_EMAILS', 'ADMIN_AUDIENCES', 'GATEWAY_SERVICE_ACCOUNT'])
+      expect(plainNames).toContain(name);
+    for (const name of ['DISCOVERY_TOKENS', 'ADMIN_TOKENS']) expect(plainNames).not.toContain(name);
+    expect(tf.locals.api_secret_env).toEqual({
+      DISCOVERY_TOKENS: 'discovery-tokens',
+      ADMIN_TOKENS: 'admin-tokens',
+    });
+    expect(nested(secret!, 'content', 'value_source', 'secret_key_ref').secret).toBe(
+      '${google_secret_manager_secret.secret[env.value].secret_id}',
+    );
+    expect(plainNames).toContain('local.api_url');
+    expect(tf.locals.api_url).toBe(
+      `https://${api.name}-\${data.google_project.this.number}.\${var.region}.run.app`,
+    );
+  });
+
   it('the API has public ingress and authenticates callers itself', () => {
     const api = resourceOf(tf, 'google_cloud_run_v2_service', 'api');
     expect(api).toMatchObject({ ingress: 'INGRESS_TRAFFIC_ALL', invoker_iam_disabled: true });
+  });
+});
+
+describe('Firestore', () => {
+  it('names the collections the code names, and puts a TTL policy on every lease-service collection', () => {
+    expect(Object.values(tf.locals.collections as Record<string, string>).sort()).toEqual(
+      Object.values(Collections).sort(),
+    );
+    const ttl = Object.values(tf.locals.ttl_fields as Record<string, { collection: string; field: string }>);
+    const names = tf.locals.collections as Record<string, string>;
+    const resolved = ttl.map(
+      (t) => `${names[t.collection.replace(/^\$\{local\.collections\.(\w+)\}$/, '$1')]}.${t.field}`,
+    );
+    expect(resolved.sort()).toEqual(
+      Object.values(LEASE_COLLECTIONS)
+        .map((c) => `${c}.${TTL_FIELD}`)
+        .sort(),
+    );
+    expect(resourceOf(tf, 'google_firestore_database', 'default')).toMatchObject({
+      name: '(default)',
+      type: 'FIRESTORE_NATIVE',
+    });
   });
 });
 

@@ -3,8 +3,9 @@
 # runs `terraform test` there.
 
 variables {
-  project_id = "proxyplane-test"
-  image_tag  = "v1"
+  project_id   = "proxyplane-test"
+  image_tag    = "v1"
+  admin_emails = ["ops@example.com"]
 }
 
 run "defaults_are_valid_and_closed" {
@@ -22,14 +23,20 @@ run "defaults_are_valid_and_closed" {
 run "accepts_a_full_valid_set" {
   command = plan
   variables {
-    region                   = "europe-west4"
-    firestore_location       = "eur3"
-    crawler_cidrs            = ["203.0.113.0/24", "198.51.100.7/32"]
-    gateway_min_instances    = 2
-    gateway_max_instances    = 4
-    proxy_port               = 8888
-    secrets                  = { proxy-creds-a = { kind = "proxy-credentials" }, boot = { kind = "cloud-init", description = "vm bootstrap" } }
-    admin_principals         = ["user:ops@example.com", "group:sre@example.com"]
+    region                = "europe-west4"
+    firestore_location    = "eur3"
+    crawler_cidrs         = ["203.0.113.0/24", "198.51.100.7/32"]
+    gateway_min_instances = 2
+    gateway_max_instances = 4
+    proxy_port            = 8888
+    secrets = {
+      crawler-tokens  = { kind = "discovery-tokens" }
+      admin-tokens    = { kind = "admin-tokens" }
+      proxy-creds-a   = { kind = "proxy-credentials" }
+      boot            = { kind = "cloud-init", description = "vm bootstrap" }
+      gateway-clients = { kind = "gateway-clients" }
+    }
+    admin_emails             = ["ops@example.com", "deployer@proxyplane-test.iam.gserviceaccount.com"]
     crawler_principals       = ["serviceAccount:crawler@p.iam.gserviceaccount.com"]
     alert_emails             = ["oncall@example.com"]
     function_trigger         = "eventarc"
@@ -106,17 +113,49 @@ run "rejects_unknown_trigger_mode" {
 run "rejects_unknown_secret_kind" {
   command = plan
   variables {
-    secrets = { x = { kind = "password" } }
+    secrets = { tokens = { kind = "discovery-tokens" }, x = { kind = "password" } }
   }
   expect_failures = [var.secrets]
 }
 
-run "rejects_malformed_principal" {
+run "rejects_two_gateway_client_secrets" {
   command = plan
   variables {
-    admin_principals = ["ops@example.com"]
+    secrets = { tokens = { kind = "discovery-tokens" }, a = { kind = "gateway-clients" }, b = { kind = "gateway-clients" } }
   }
-  expect_failures = [var.admin_principals]
+  expect_failures = [var.secrets]
+}
+
+run "rejects_secrets_without_discovery_tokens" {
+  command = plan
+  variables {
+    secrets = { creds = { kind = "proxy-credentials" } }
+  }
+  expect_failures = [var.secrets]
+}
+
+run "accepts_admin_tokens_instead_of_admin_emails" {
+  command = plan
+  variables {
+    admin_emails = []
+    secrets      = { tokens = { kind = "discovery-tokens" }, admin = { kind = "admin-tokens" } }
+  }
+}
+
+run "rejects_no_admin_credential" {
+  command = plan
+  variables {
+    admin_emails = []
+  }
+  expect_failures = [var.admin_emails]
+}
+
+run "rejects_malformed_admin_email" {
+  command = plan
+  variables {
+    admin_emails = ["user:ops@example.com "]
+  }
+  expect_failures = [var.admin_emails]
 }
 
 run "rejects_connector_range_not_28" {
@@ -141,4 +180,12 @@ run "rejects_bad_image_tag" {
     image_tag = "-latest"
   }
   expect_failures = [var.image_tag]
+}
+
+run "rejects_probe_loop_beyond_the_function_timeout" {
+  command = plan
+  variables {
+    probe_loop_seconds = 120
+  }
+  expect_failures = [var.probe_loop_seconds]
 }

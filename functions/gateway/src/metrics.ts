@@ -1,6 +1,7 @@
 // What the listeners record, as a small interface (the seed's "each consumer declares a recorder"), and
-// its prom-client implementation served on /metrics. Label children are cached so a request costs a map
-// look-up and an increment, not a label hash.
+// its prom-client implementation served on /metrics. Request counts are plain integers in a map, handed
+// to prom-client only when /metrics is scraped: prom-client hashes and validates labels on every inc(),
+// which is more than the rest of a request's bookkeeping.
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 
 export type Listener = 'proxy' | 'fetch';
@@ -23,19 +24,26 @@ export interface GatewayGauges {
 
 export class PromRecorder implements GatewayRecorder {
   readonly registry = new Registry();
-  private readonly requests: Counter<'listener' | 'route' | 'outcome'>;
+  private readonly requestCounts = new Map<
+    string,
+    { labels: Record<'listener' | 'route' | 'outcome', string>; n: number }
+  >();
   private readonly ssrf: Counter<'listener' | 'reason'>;
   private readonly dropped: Counter;
-  private readonly children = new Map<string, { inc(): void }>();
 
   constructor(gauges: GatewayGauges) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
-    this.requests = new Counter({
+    const counts = this.requestCounts;
+    new Counter({
       name: 'gateway_requests_total',
       help: 'Requests by listener, route and outcome (ok or the stable error code).',
       labelNames: ['listener', 'route', 'outcome'],
       registers,
+      collect() {
+        this.reset();
+        for (const c of counts.values()) this.inc(c.labels, c.n);
+      },
     });
     this.ssrf = new Counter({
       name: 'gateway_ssrf_refusals_total',
@@ -84,12 +92,9 @@ export class PromRecorder implements GatewayRecorder {
 
   request(listener: Listener, route: string, outcome: string): void {
     const key = `${listener}\n${route}\n${outcome}`;
-    let child = this.children.get(key);
-    if (!child) {
-      child = this.requests.labels(listener, route, outcome);
-      this.children.set(key, child);
-    }
-    child.inc();
+    const c = this.requestCounts.get(key);
+    if (c) c.n++;
+    else this.requestCounts.set(key, { labels: { listener, route, outcome }, n: 1 });
   }
 
   ssrfRefused(listener: Listener, reason: string): void {

@@ -1,6 +1,6 @@
 // The forward-proxy listener (HTTP CONNECT and absolute-URI HTTP) on a raw net.Server: measured faster
 // than http.Server for a proxy that only needs the request head (see bench/gateway.ts). Owns the
-// per-listener context the sessions share, the header-timeout sweep and the drain on shutdown.
+// per-listener context the sessions share, the deadline sweep and the drain on shutdown.
 import net from 'node:net';
 import type { ClientAuth } from './client-auth.js';
 import type { GatewayRecorder } from './metrics.js';
@@ -10,7 +10,6 @@ import {
   onClientData,
   onClientEnd,
   onClientError,
-  onClientTimeout,
   ProxySession,
   SESSION,
 } from './proxy-session.js';
@@ -38,8 +37,7 @@ export interface ProxyContext {
   readonly recorder: GatewayRecorder;
   readonly sockets: SocketCounts;
   readonly opts: ProxyListenerOptions;
-  /** Sessions still reading their head (swept for the header timeout). */
-  readonly pending: Set<ProxySession>;
+  /** Every open client connection: swept for head, upstream, idle and linger deadlines. */
   readonly sessions: Set<ProxySession>;
 }
 
@@ -53,27 +51,25 @@ export interface ProxyListener {
 }
 
 export function createProxyListener(
-  deps: Omit<ProxyContext, 'pending' | 'sessions' | 'opts'>,
+  deps: Omit<ProxyContext, 'sessions' | 'opts'>,
   opts: ProxyListenerOptions,
 ): ProxyListener {
-  const ctx: ProxyContext = { ...deps, opts, pending: new Set(), sessions: new Set() };
+  const ctx: ProxyContext = { ...deps, opts, sessions: new Set() };
   const server = net.createServer({ allowHalfOpen: true, noDelay: true }, (socket) => {
     const c = socket as Owned;
-    const s = new ProxySession(c, ctx, Date.now() + opts.headerTimeoutMs);
+    const s = new ProxySession(c, ctx, Date.now());
     c[SESSION] = s;
     ctx.sessions.add(s);
-    ctx.pending.add(s);
     ctx.sockets.proxyClients++;
     c.on('data', onClientData);
     c.on('end', onClientEnd);
     c.on('error', onClientError);
     c.on('close', onClientClose);
-    c.on('timeout', onClientTimeout);
   });
-  // One sweep instead of a timer per connection: the header timeout needs no better than ~250 ms.
+  // One sweep instead of timers per connection: every deadline here is fine to ~250 ms.
   const sweep = setInterval(() => {
     const now = Date.now();
-    for (const s of ctx.pending) if (s.deadline <= now) s.refuse(408, 'header_timeout');
+    for (const s of ctx.sessions) s.sweep(now);
   }, 250);
   sweep.unref();
   return {
@@ -87,13 +83,13 @@ export function createProxyListener(
         });
       }),
     stopAccepting: async () => {
-      clearInterval(sweep);
       // close() stops the listening socket now; its callback would wait for every connection.
       if (server.listening) server.close();
       // Sessions still reading a head have sent no request yet: they are told and let go now.
-      for (const s of ctx.pending) s.refuse(503, 'shutting_down');
+      for (const s of ctx.sessions) if (s.readingHead) s.refuse(503, 'shutting_down');
     },
     destroyAll: () => {
+      clearInterval(sweep);
       for (const s of ctx.sessions) s.client.destroy();
     },
   };

@@ -33,8 +33,16 @@ export function fnv1a64(text: string): string {
   return h.toString(16).padStart(16, '0');
 }
 
-/** The fields of a managed spec an instance is built from (buildInsertRequest reads exactly these). */
-export function instanceShape(spec: ManagedSpec, cloudInitDigest: string): Record<string, unknown> {
+/**
+ * The fields of a managed spec an instance is built from (buildInsertRequest reads exactly these). The
+ * credentials enter as the resolved secret VERSION name, so rotating them replaces the instance (the VM
+ * reads them once, at boot) without the value ever being hashed.
+ */
+export function instanceShape(
+  spec: ManagedSpec,
+  cloudInitDigest: string,
+  credentialsSecret: string | null = null,
+): Record<string, unknown> {
   return {
     provider: spec.provider,
     zone: spec.zone,
@@ -42,11 +50,14 @@ export function instanceShape(spec: ManagedSpec, cloudInitDigest: string): Recor
     image: spec.image,
     port: spec.port,
     protocol: spec.protocol,
-    credentialsRef: spec.credentialsRef ?? null,
+    credentials: credentialsSecret ?? spec.credentialsRef ?? null,
     cloudInit: cloudInitDigest,
   };
 }
 
 /** 16 hex digits; also a valid GCE label value, so the instance can carry it (label proxyplane-spec-hash). */
-export const specHash = (spec: ManagedSpec, cloudInitDigest: string): string =>
-  fnv1a64(canonicalJson(instanceShape(spec, cloudInitDigest)));
+export const specHash = (
+  spec: ManagedSpec,
+  cloudInitDigest: string,
+  credentialsSecret: string | null = null,
+): string => fnv1a64(canonicalJson(instanceShape(spec, cloudInitDigest, credentialsSecret)));

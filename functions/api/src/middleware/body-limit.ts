@@ -8,7 +8,12 @@ export const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
 export const limitBody = ({ maxBytes = DEFAULT_MAX_BODY_BYTES }: { maxBytes?: number } = {}) =>
   bodyLimit({
     maxSize: maxBytes,
+    // Connection: close because the rest of the body is never read: on a kept-alive connection the next
+    // request would sit behind it and the server would drop the socket (seen with @hono/node-server after a
+    // chunked body was cut short). Closing is what RFC 9110 §15.5.14 expects after a 413.
     onError: () => {
-      throw new ApiError(413, 'payload_too_large', `request bodies are limited to ${maxBytes} bytes`);
+      throw new ApiError(413, 'payload_too_large', `request bodies are limited to ${maxBytes} bytes`, {
+        headers: { Connection: 'close' },
+      });
     },
   });

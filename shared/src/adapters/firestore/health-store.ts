@@ -62,6 +62,7 @@ function toDoc(s: ProxyHealthState): DocumentData {
     latencyMillis: s.latency.reportedMs,
     latencyReportedAt: s.latency.reportedAt ? Timestamp.fromDate(s.latency.reportedAt) : null,
     tracks: s.tracks,
+    transitionAt: s.transitionAt ? Timestamp.fromDate(s.transitionAt) : null,
   };
 }
 
@@ -84,5 +85,6 @@ function fromDoc(d: DocumentData): ProxyHealthState {
       reportedAt: d.latencyReportedAt instanceof Timestamp ? d.latencyReportedAt.toDate() : null,
     },
     tracks,
+    transitionAt: d.transitionAt instanceof Timestamp ? d.transitionAt.toDate() : null,
   };
 }

@@ -21,6 +21,7 @@ import {
   type StoredProxy,
   StoreError,
 } from '../../ports/proxy-store.js';
+import { Collections } from './collections.js';
 import {
   proxyFromFirestore,
   proxyToFirestore,
@@ -55,7 +56,7 @@ const DELETION_ATTEMPTS = 5;
 export class FirestoreProxyStore implements ProxyStore {
   private readonly proxies: CollectionReference;
 
-  constructor(firestore: Firestore, collection = 'proxies') {
+  constructor(firestore: Firestore, collection: string = Collections.proxies) {
     this.proxies = firestore.collection(collection);
   }
 

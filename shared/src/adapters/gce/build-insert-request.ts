@@ -32,13 +32,8 @@ export function buildInsertRequest(req: InstanceRequest, opts: InsertOptions): I
     { key: METADATA_STARTUP_SCRIPT, value: req.startupScript },
     { key: METADATA_PROXY_PORT, value: String(req.port) },
   ];
-  if (req.credentialsRef) {
-    const { secret, version } = req.credentialsRef;
-    metadata.push({
-      key: METADATA_CREDENTIALS_SECRET,
-      value: `projects/${opts.project}/secrets/${secret}/versions/${version}`,
-    });
-  }
+  if (req.credentialsSecret)
+    metadata.push({ key: METADATA_CREDENTIALS_SECRET, value: req.credentialsSecret });
   return {
     project: opts.project,
     zone: req.zone,

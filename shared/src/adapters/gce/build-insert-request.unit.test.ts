@@ -12,7 +12,7 @@ const request: InstanceRequest = {
   port: 3128,
   protocol: 'http',
   startupScript: '#cloud-config\n',
-  credentialsRef: { secret: 'eu-creds', version: '4' },
+  credentialsSecret: 'projects/acme/secrets/eu-creds/versions/4',
   specHash: '0123456789abcdef',
 };
 
@@ -94,7 +94,7 @@ describe('buildInsertRequest', () => {
 
   it('omits the credentials reference and the service account when there are none', () => {
     const r = buildInsertRequest(
-      { ...request, credentialsRef: null },
+      { ...request, credentialsSecret: null },
       { project: 'acme', subnetwork: 'regions/r/subnetworks/s' },
     );
     const keys = r.instanceResource?.metadata?.items?.map((i) => i.key);

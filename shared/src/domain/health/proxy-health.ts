@@ -16,6 +16,8 @@ export interface ProxyHealthState {
   latency: LatencyReport;
   /** Why the EGRESS tier failed last (e.g. exit_ip_mismatch, forwarded_header_leak); null when fine. */
   egressProblem: string | null;
+  /** When the last status-affecting change (verdict flip or latency report) happened: lastHealthCheckTime. */
+  transitionAt: Date | null;
 }
 
 export interface HealthSeed {
@@ -59,6 +61,7 @@ export function initialHealth(
     verdict: seeded === null ? null : track.verdict,
     latency: { reportedMs: seed?.latencyMillis ?? null, reportedAt: seed?.lastHealthCheckTime ?? null },
     egressProblem: null,
+    transitionAt: seed?.lastHealthCheckTime ?? null,
   };
 }
 
@@ -87,13 +90,11 @@ export function decideHealth(
   const reportLatency = basic !== undefined && shouldReportLatency(base.latency, basic.latencyMs, now);
   const latency =
     reportLatency && basic ? { reportedMs: Math.round(basic.latencyMs), reportedAt: now } : base.latency;
-  const next: ProxyHealthState = { proxy, instance, tracks, verdict, latency, egressProblem };
   const healthFlipped = healthyOf(verdict) !== healthyOf(base.verdict);
-  return {
-    next,
-    write: persisted === null || !sameHealth(persisted, next),
-    publish: healthFlipped || reportLatency ? 'health-transition' : null,
-  };
+  const publish = healthFlipped || reportLatency ? 'health-transition' : null;
+  const transitionAt = publish ? now : base.transitionAt;
+  const next: ProxyHealthState = { proxy, instance, tracks, verdict, latency, egressProblem, transitionAt };
+  return { next, write: persisted === null || !sameHealth(persisted, next), publish };
 }
 
 export function sameHealth(a: ProxyHealthState, b: ProxyHealthState): boolean {
@@ -101,6 +102,7 @@ export function sameHealth(a: ProxyHealthState, b: ProxyHealthState): boolean {
     return false;
   if (a.latency.reportedMs !== b.latency.reportedMs) return false;
   if (a.latency.reportedAt?.getTime() !== b.latency.reportedAt?.getTime()) return false;
+  if (a.transitionAt?.getTime() !== b.transitionAt?.getTime()) return false;
   const keys = new Set([...Object.keys(a.tracks), ...Object.keys(b.tracks)]) as Set<TrackKey>;
   for (const k of keys) {
     const x = a.tracks[k];
@@ -108,4 +110,35 @@ export function sameHealth(a: ProxyHealthState, b: ProxyHealthState): boolean {
     if (!x || !y || !sameTrack(x, y)) return false;
   }
   return true;
+}
+
+/** What reconcile folds into status (seed §6 applyHealth): null until the proxy has a verdict. */
+export function healthVerdictOf(s: ProxyHealthState): {
+  healthy: boolean;
+  latencyMillis: number | null;
+  checkedAt: Date;
+  reason: string;
+  message: string;
+} | null {
+  const healthy = healthyOf(s.verdict);
+  if (healthy === null) return null;
+  const reason = healthy
+    ? s.verdict === 'SUSPECT'
+      ? 'ProbeSuspect'
+      : 'ProbeSucceeded'
+    : s.egressProblem
+      ? 'EgressCheckFailed'
+      : 'ProbeFailed';
+  const message = healthy
+    ? `health verdict ${s.verdict}`
+    : s.egressProblem
+      ? `egress check failed: ${s.egressProblem}`
+      : 'the proxy failed its health checks';
+  return {
+    healthy,
+    latencyMillis: s.latency.reportedMs,
+    checkedAt: s.transitionAt ?? s.latency.reportedAt ?? new Date(0),
+    reason,
+    message,
+  };
 }

@@ -96,5 +96,9 @@ export function applyHealth(
     generation,
     now,
   );
-  return { ...staged, latencyMillis: verdict.latencyMillis, lastHealthCheckTime: verdict.checkedAt };
+  return {
+    ...staged,
+    latencyMillis: verdict.latencyMillis,
+    lastHealthCheckTime: verdict.checkedAt ?? status.lastHealthCheckTime,
+  };
 }

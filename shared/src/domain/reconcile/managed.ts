@@ -16,7 +16,11 @@ export function isLatched(proxy: ProxyResource): boolean {
   return c?.reason === ProvisionedReason.PermanentError && c.observedGeneration === proxy.generation;
 }
 
-export function instanceRequest(proxy: Managed, startupScript: string, hash: string): InstanceRequest {
+export function instanceRequest(
+  proxy: Managed,
+  boot: { script: string; credentialsSecret: string | null },
+  hash: string,
+): InstanceRequest {
   const s = proxy.spec;
   return {
     name: instanceNameFromUid(proxy.uid),
@@ -27,8 +31,8 @@ export function instanceRequest(proxy: Managed, startupScript: string, hash: str
     image: s.image,
     port: s.port,
     protocol: s.protocol,
-    startupScript,
-    credentialsRef: s.credentialsRef ?? null,
+    startupScript: boot.script,
+    credentialsSecret: boot.credentialsSecret,
     specHash: hash,
   };
 }
@@ -59,6 +63,13 @@ export function reconcileManaged(proxy: Managed, obs: Observation, iv: PollInter
   const ci = obs.cloudInit;
   if (!ci) throw new Error('reconcileManaged needs the cloud-init observation');
   if (!ci.ok) {
+    if (ci.failure.kind === 'spec') {
+      const message = ci.failure.message;
+      return {
+        ...quiet('cloud-init/spec'),
+        status: setProvisioned(status, false, ProvisionedReason.PermanentError, message, gen, now),
+      };
+    }
     if (ci.failure.kind === 'transient') {
       return {
         ...quiet('cloud-init/transient'),
@@ -72,10 +83,10 @@ export function reconcileManaged(proxy: Managed, obs: Observation, iv: PollInter
       requeue: { kind: 'after', ms: cloudInitBackoff(proxy, now, iv) },
     };
   }
-  const hash = specHash(proxy.spec, ci.digest);
+  const hash = specHash(proxy.spec, ci.digest, ci.credentialsSecret);
 
   if (!status.providerId) {
-    const request = instanceRequest(proxy, ci.script, hash);
+    const request = instanceRequest(proxy, ci, hash);
     return {
       branch: 'create',
       // providerId is staged by settle() from the create's result.

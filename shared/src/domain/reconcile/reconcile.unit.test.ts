@@ -56,7 +56,7 @@ const failed = (kind: 'quota' | 'permanent' | 'transient'): InstanceObservation 
 const obs = (over: Partial<Observation> = {}): Observation => ({
   now,
   providerRegistered: true,
-  cloudInit: { ok: true, script: '#!/bin/sh\necho hi', digest },
+  cloudInit: { ok: true, script: '#!/bin/sh\necho hi', digest, credentialsSecret: null },
   instance: null,
   health: null,
   ...over,
@@ -220,6 +220,35 @@ const rows: Row[] = [
     requeueMs: iv.CloudInitRetryMax,
     phase: 'Pending',
     reason: 'CloudInitError',
+  },
+  {
+    arm: 'the spec cannot produce a cloud-init → PermanentError, latched',
+    proxy: aProxy({ uid, spec }),
+    obs: obs({ cloudInit: { ok: false, failure: { kind: 'spec', message: 'needs credentialsRef' } } }),
+    branch: 'cloud-init/spec',
+    action: null,
+    requeue: 'none',
+    phase: 'Failed',
+    reason: 'PermanentError',
+  },
+  {
+    arm: 'credentials rotated (new secret version) → hash changed → replace',
+    proxy: live(),
+    obs: obs({
+      cloudInit: {
+        ok: true,
+        script: '#!/bin/sh\necho hi',
+        digest,
+        credentialsSecret: 'projects/p/secrets/c/versions/8',
+      },
+      instance: found('Running'),
+    }),
+    branch: 'replace/delete',
+    action: 'delete',
+    requeue: 'after',
+    requeueMs: iv.DeletionPoll,
+    phase: 'Provisioning',
+    reason: 'Replacing',
   },
   // §3: create / adopt / replace
   {
@@ -465,9 +494,11 @@ describe('reconcile: one row per arm of the seed §3/§4', () => {
 
 describe('reconcile: details the table does not show', () => {
   it('creates with the deterministic name, the hash and the resolved cloud-init', () => {
+    const credentialsSecret = 'projects/p/secrets/c/versions/3';
+    const cloudInit = { ok: true as const, script: '#!/bin/sh\necho hi', digest, credentialsSecret };
     const plan = reconcile(
       aProxy({ uid, spec: managedSpec({ credentialsRef: { secret: 'c' } }) }),
-      obs(),
+      obs({ cloudInit }),
       iv,
     );
     expect(plan.action).toMatchObject({
@@ -477,7 +508,7 @@ describe('reconcile: details the table does not show', () => {
         uid,
         proxyName: 'proxy-a',
         startupScript: '#!/bin/sh\necho hi',
-        credentialsRef: { secret: 'c', version: 'latest' },
+        credentialsSecret,
       },
     });
   });

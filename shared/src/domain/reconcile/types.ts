@@ -1,6 +1,6 @@
 // The vocabulary of one reconcile pass: what the handler observed, what the pure state machine decided.
 // A pass is observe → decide (pure) → act → write once (style.md); these types are the seams between.
-import type { ManagedSpec, ProxyStatus, SecretRef } from '../proxy.js';
+import type { ManagedSpec, ProxyStatus } from '../proxy.js';
 
 /** Provider-neutral instance states (seed §5: InstanceState). A RUNNING VM without an address is Provisioning. */
 export type InstanceState = 'Provisioning' | 'Running' | 'Stopped' | 'Terminated';
@@ -27,16 +27,28 @@ export type InstanceObservation =
   | { kind: 'missing'; createFailure: Failure | null }
   | { kind: 'error'; failure: Failure };
 
-/** `invalid`: the secret or its version is missing, disabled or unreadable — fixed by a person, not a retry. */
+/**
+ * What the instance boots with. `invalid`: a secret or version is missing, disabled or unreadable (fixed
+ * by a person or a new version, not by a retry); `spec`: the spec itself cannot produce a cloud-init
+ * (latched like any permanent error until the spec changes).
+ */
 export type CloudInitObservation =
-  | { ok: true; script: string; digest: string }
-  | { ok: false; failure: { kind: 'transient' | 'invalid'; message: string } };
+  | {
+      ok: true;
+      script: string;
+      /** SHA-256 of the script: what the spec hash includes (never the script, which may hold secrets). */
+      digest: string;
+      /** The credentials secret VERSION the instance reads (`projects/p/secrets/s/versions/7`), or null. */
+      credentialsSecret: string | null;
+    }
+  | { ok: false; failure: { kind: 'transient' | 'invalid' | 'spec'; message: string } };
 
 /** The health seam (seed §6): the probe owns health state, reconcile only represents it in status. */
 export interface HealthVerdict {
   healthy: boolean;
   latencyMillis: number | null;
-  checkedAt: Date;
+  /** When the probe last reported a status-affecting result; null keeps the one in status. */
+  checkedAt: Date | null;
   reason: string;
   message: string;
 }
@@ -63,7 +75,8 @@ export interface InstanceRequest {
   protocol: ManagedSpec['protocol'];
   /** The resolved cloud-init; may carry secret material, so it is never logged. */
   startupScript: string;
-  credentialsRef: SecretRef | null;
+  /** A Secret Manager version resource name (a reference the VM resolves), or null. */
+  credentialsSecret: string | null;
   specHash: string;
 }
 

@@ -1,0 +1,167 @@
+// Test helpers around a real gateway process in standalone mode: start it on ephemeral ports (read back
+// from its "gateway listening" log line), read /healthz, send raw bytes, open CONNECT tunnels.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { repoRoot } from './harness.js';
+
+export interface GatewayProcess {
+  readonly child: ChildProcess;
+  readonly proxyPort: number;
+  readonly httpPort: number;
+  readonly snapshotPath: string;
+  readonly logs: string[];
+  health(): Promise<Health>;
+  metrics(): Promise<string>;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export interface Health {
+  phase: string;
+  accepting: boolean;
+  sockets: { proxyClients: number; upstreams: number; httpClients: number };
+  load: { active: number; reserved: number };
+  snapshot: { version: number } | null;
+}
+
+export const basicAuth = (user: string, pass: string) =>
+  `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
+
+export async function startGateway(
+  snapshot: unknown,
+  env: Record<string, string> = {},
+): Promise<GatewayProcess> {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-test-'));
+  const snapshotPath = join(dir, 'snapshot.json');
+  writeFileSync(snapshotPath, JSON.stringify(snapshot));
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(repoRoot, 'functions/gateway/src/main.ts'), '--snapshot', snapshotPath],
+    {
+      cwd: repoRoot,
+      env: {
+        ...process.env,
+        HOST: '127.0.0.1',
+        PORT: '0',
+        GATEWAY_PROXY_PORT: '0',
+        LOG_LEVEL: 'info',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  const logs: string[] = [];
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  const ports = await new Promise<{ proxyPort: number; httpPort: number }>((resolve, reject) => {
+    let pending = '';
+    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${logs.join('\n')}`)), 20_000);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      pending += chunk.toString();
+      let nl = pending.indexOf('\n');
+      while (nl >= 0) {
+        const line = pending.slice(0, nl);
+        pending = pending.slice(nl + 1);
+        logs.push(line);
+        try {
+          const j = JSON.parse(line) as { message?: string; proxyPort?: number; httpPort?: number };
+          if (j.message === 'gateway listening') {
+            clearTimeout(timer);
+            resolve({ proxyPort: j.proxyPort!, httpPort: j.httpPort! });
+          }
+        } catch {}
+        nl = pending.indexOf('\n');
+      }
+    });
+    child.stderr!.on('data', (c: Buffer) => logs.push(c.toString()));
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`gateway exited (${code}) before listening:\n${logs.join('\n')}`));
+    });
+  });
+  const base = `http://127.0.0.1:${ports.httpPort}`;
+  return {
+    child,
+    ...ports,
+    snapshotPath,
+    logs,
+    health: async () => (await (await fetch(`${base}/healthz`)).json()) as Health,
+    metrics: async () => (await fetch(`${base}/metrics`)).text(),
+    stop: async (signal = 'SIGTERM') => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      const code = await exited;
+      clearTimeout(killer);
+      return code;
+    },
+  };
+}
+
+/** Sends raw bytes, returns everything received until the server closes (or the timeout). */
+export function rawExchange(
+  port: number,
+  bytes: string | Buffer,
+  opts: { endAfterWrite?: boolean; timeoutMs?: number } = {},
+): Promise<{ text: string; closedBy: 'server' | 'timeout'; ms: number }> {
+  return new Promise((resolve) => {
+    const t0 = Date.now();
+    const chunks: Buffer[] = [];
+    const s = net.connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+    let done = false;
+    const finish = (closedBy: 'server' | 'timeout') => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      s.destroy();
+      resolve({ text: Buffer.concat(chunks).toString('latin1'), closedBy, ms: Date.now() - t0 });
+    };
+    const timer = setTimeout(() => finish('timeout'), opts.timeoutMs ?? 5_000);
+    s.on('data', (c) => chunks.push(c));
+    s.on('end', () => finish('server'));
+    s.on('close', () => finish('server'));
+    s.on('error', () => finish('server'));
+    s.write(bytes);
+    if (opts.endAfterWrite) s.end();
+  });
+}
+
+/** A CONNECT tunnel through the proxy listener: resolves with the socket once 200 came back. */
+export function openTunnel(port: number, authority: string, auth: string): Promise<net.Socket> {
+  return new Promise((resolve, reject) => {
+    const s = net.connect({ port, host: '127.0.0.1' });
+    let buf = '';
+    const onData = (c: Buffer) => {
+      buf += c.toString('latin1');
+      const end = buf.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      s.off('data', onData);
+      if (!buf.startsWith('HTTP/1.1 200')) {
+        s.destroy();
+        reject(new Error(`tunnel refused: ${buf.slice(0, end)}`));
+        return;
+      }
+      s.pause();
+      if (end + 4 < buf.length) s.unshift(Buffer.from(buf.slice(end + 4), 'latin1'));
+      resolve(s);
+    };
+    s.on('data', onData);
+    s.on('error', reject);
+    s.write(`CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\nProxy-Authorization: ${auth}\r\n\r\n`);
+  });
+}
+
+/** Polls until `check` passes or the time is up (then returns the last value for the assertion). */
+export async function eventually<T>(
+  read: () => Promise<T>,
+  check: (v: T) => boolean,
+  ms = 5_000,
+): Promise<T> {
+  const end = Date.now() + ms;
+  let v = await read();
+  while (!check(v) && Date.now() < end) {
+    await new Promise((r) => setTimeout(r, 50));
+    v = await read();
+  }
+  return v;
+}

@@ -1,0 +1,96 @@
+// Local target pages for tests: an HTTP and an HTTPS server (a self-signed certificate made at test
+// time with openssl) that echo what they received, plus a streaming endpoint for long tunnels.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface Targets {
+  readonly httpPort: number;
+  readonly httpsPort: number;
+  /** PEM of the HTTPS server's self-signed certificate (CN/SAN localhost, 127.0.0.1). */
+  readonly cert: string;
+  readonly certPath: string;
+  close(): Promise<void>;
+}
+
+function handler(req: http.IncomingMessage, res: http.ServerResponse): void {
+  if (req.url?.startsWith('/stream')) {
+    res.writeHead(200, { 'content-type': 'application/octet-stream' });
+    const timer = setInterval(() => res.write('x'.repeat(1024)), 20);
+    res.on('close', () => clearInterval(timer));
+    return;
+  }
+  const chunks: Buffer[] = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    const body = JSON.stringify({
+      method: req.method,
+      url: req.url,
+      host: req.headers.host,
+      proxyAuthorization: req.headers['proxy-authorization'] ?? null,
+      headers: req.headers,
+      body: Buffer.concat(chunks).toString(),
+    });
+    res.writeHead(req.url?.startsWith('/teapot') ? 418 : 200, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+      'x-target': 'yes',
+    });
+    res.end(body);
+  });
+}
+
+export async function startTargets(): Promise<Targets> {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-targets-'));
+  const keyPath = join(dir, 'key.pem');
+  const certPath = join(dir, 'cert.pem');
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      keyPath,
+      '-out',
+      certPath,
+      '-days',
+      '2',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=DNS:localhost,IP:127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
+  const cert = readFileSync(certPath, 'utf8');
+  const sockets = new Set<Socket>();
+  const track = (s: Socket) => {
+    sockets.add(s);
+    s.once('close', () => sockets.delete(s));
+  };
+  const h = http.createServer(handler).on('connection', track);
+  const s = https.createServer({ key: readFileSync(keyPath), cert }, handler).on('connection', track);
+  await Promise.all([
+    new Promise<void>((r) => h.listen(0, '127.0.0.1', r)),
+    new Promise<void>((r) => s.listen(0, '127.0.0.1', r)),
+  ]);
+  return {
+    httpPort: (h.address() as AddressInfo).port,
+    httpsPort: (s.address() as AddressInfo).port,
+    cert,
+    certPath,
+    close: async () => {
+      for (const sock of sockets) sock.destroy();
+      await Promise.all([new Promise((r) => h.close(r)), new Promise((r) => s.close(r))]);
+    },
+  };
+}

@@ -1,0 +1,124 @@
+// A minimal crawler: lease a proxy, fetch a page through it, report how it went, release the lease.
+//
+//   PROXYPLANE_URL=http://127.0.0.1:18300 PROXYPLANE_TOKEN=… \
+//     node --import tsx docs/examples/crawler.ts http://127.0.0.1:18320/ [attr=value …]
+//
+// Plain http:// targets go through the proxy as absolute-URI requests; https:// targets through a
+// CONNECT tunnel with TLS inside it. A 429 is reported as rate_limited and a 403 as banned, which keeps
+// this proxy away from that site for the cooldown window; anything else that answered is ok.
+import http from 'node:http';
+import https from 'node:https';
+import type { Socket } from 'node:net';
+import tls from 'node:tls';
+import { LeaseClient, NoMatchError } from '../../shared/src/client/index.js';
+
+interface Page {
+  status: number;
+  body: string;
+}
+
+function proxyAuthorization(proxy: URL): Record<string, string> {
+  if (!proxy.username) return {};
+  const userinfo = `${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`;
+  return { 'proxy-authorization': `Basic ${Buffer.from(userinfo).toString('base64')}` };
+}
+
+function collect(res: http.IncomingMessage): Promise<Page> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (c: Buffer) => chunks.push(c));
+    res.on('end', () =>
+      resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+    );
+    res.on('error', reject);
+  });
+}
+
+export async function fetchThroughProxy(proxyUrl: string, target: string, timeoutMs = 30_000): Promise<Page> {
+  const proxy = new URL(proxyUrl);
+  const url = new URL(target);
+  const signal = AbortSignal.timeout(timeoutMs);
+  if (url.protocol === 'http:') {
+    const req = http.request({
+      host: proxy.hostname,
+      port: proxy.port,
+      method: 'GET',
+      path: url.href,
+      headers: { host: url.host, ...proxyAuthorization(proxy) },
+      signal,
+    });
+    req.end();
+    return collect(
+      await new Promise<http.IncomingMessage>((ok, fail) => req.on('response', ok).on('error', fail)),
+    );
+  }
+  // https: open a tunnel, then speak TLS to the target through it.
+  const connect = http.request({
+    host: proxy.hostname,
+    port: proxy.port,
+    method: 'CONNECT',
+    path: `${url.hostname}:${url.port || 443}`,
+    headers: { host: `${url.hostname}:${url.port || 443}`, ...proxyAuthorization(proxy) },
+    signal,
+  });
+  connect.end();
+  const [res, socket] = await new Promise<[http.IncomingMessage, Socket]>((ok, fail) =>
+    connect.on('connect', (r, s) => ok([r, s])).on('error', fail),
+  );
+  if (res.statusCode !== 200) {
+    socket.destroy();
+    return { status: res.statusCode ?? 0, body: '' };
+  }
+  const req = https.request({
+    host: url.hostname,
+    path: `${url.pathname}${url.search}`,
+    method: 'GET',
+    createConnection: () => tls.connect({ socket, servername: url.hostname }),
+    signal,
+  });
+  req.end();
+  return collect(
+    await new Promise<http.IncomingMessage>((ok, fail) => req.on('response', ok).on('error', fail)),
+  );
+}
+
+async function main(argv = process.argv.slice(2), env = process.env): Promise<number> {
+  const [target = 'http://127.0.0.1:18320/', ...attrs] = argv;
+  const client = new LeaseClient({
+    baseUrl: env.PROXYPLANE_URL ?? 'http://127.0.0.1:18300',
+    token: env.PROXYPLANE_TOKEN,
+  });
+  const selector = Object.fromEntries(attrs.map((a) => a.split('=', 2) as [string, string]));
+
+  let lease: Awaited<ReturnType<LeaseClient['acquire']>>;
+  try {
+    lease = await client.acquire({ selector, ttlSeconds: 60, target: new URL(target).host });
+  } catch (err) {
+    if (err instanceof NoMatchError) {
+      console.error('no proxy available:', JSON.stringify(err.counts));
+      return 2;
+    }
+    throw err;
+  }
+  console.error(`leased ${lease.proxy.name} until ${lease.expiresAt}`);
+  try {
+    const page = await fetchThroughProxy(lease.proxy.url, target);
+    const result = page.status === 429 ? 'rate_limited' : page.status === 403 ? 'banned' : 'ok';
+    await client.report(lease.leaseId, result);
+    console.error(`HTTP ${page.status}, ${page.body.length} characters, reported ${result}`);
+    process.stdout.write(page.body);
+    return page.status < 400 ? 0 : 1;
+  } finally {
+    await client.release(lease.leaseId);
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main().then(
+    (code) => process.exit(code),
+    (err) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { loadLocalPorts } from '../../shared/src/config/local-ports.js';
+import { planeLayout } from './layout.js';
+
+const fn = (source: string) => ({
+  source,
+  target: 't',
+  topic: 'x',
+  retry: true,
+  timeoutSeconds: 60,
+  memory: '256Mi',
+});
+
+describe('planeLayout', () => {
+  const ports = loadLocalPorts();
+
+  it('claims the ports of what will run, shifted by the offset, each with its firebase.json key', () => {
+    const layout = planeLayout(100, {
+      ports,
+      functions: { functions: { api: fn('functions/api'), nope: fn('functions/nope') } },
+      built: (e) => e.envVar === 'COMPUTE_EMULATOR_HOST',
+    });
+    expect(layout.claims.map((c) => [c.key, c.port])).toEqual([
+      ['emulators.firestore.port', ports.firestore.port + 100],
+      ['emulators.pubsub.port', ports.pubsub.port + 100],
+      ['emulators.compute.port', ports.compute.port + 100],
+      ['emulators.scheduler.port', ports.scheduler.port + 100],
+      ['emulators.api.port', ports.api.port + 100],
+    ]);
+    // functions/api has src/main.ts, not src/index.ts: it is no functions-framework function.
+    expect(layout.inventory.missing.map((m) => m.name)).toEqual(['api', 'nope']);
+  });
+
+  it('fails clearly when a built function has no port in firebase.json', () => {
+    expect(() =>
+      planeLayout(0, { ports, functions: { functions: { odd: fn('test/fixtures/functions/recorder') } } }),
+    ).toThrow('firebase.json has no emulators.functions.ports.odd');
+  });
+});

@@ -1,0 +1,43 @@
+import { createServer, type Server } from 'node:net';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadLocalPorts } from '../../shared/src/config/local-ports.js';
+import { assertPortsFree, offsetPorts, PortInUseError } from './ports.js';
+
+describe('offsetPorts', () => {
+  it('adds the offset to every firebase.json port and keeps the hosts', () => {
+    const base = loadLocalPorts();
+    const shifted = offsetPorts(base, 1000);
+    expect(shifted.pubsub).toEqual({ host: base.pubsub.host, port: base.pubsub.port + 1000 });
+    expect(shifted.functions.ports.reconcile).toBe(base.functions.ports.reconcile! + 1000);
+    expect(shifted.gateway.proxyPort).toBe(base.gateway.proxyPort + 1000);
+    expect(base).toMatchObject(offsetPorts(base, 0) as unknown as Record<string, unknown>);
+  });
+});
+
+describe('assertPortsFree', () => {
+  let held: Server;
+  let port = 0;
+  afterAll(() => new Promise<void>((r) => held.close(() => r())));
+
+  it('names the port and the firebase.json key of every port already taken', async () => {
+    held = createServer();
+    await new Promise<void>((r) => held.listen(0, '127.0.0.1', r));
+    port = (held.address() as { port: number }).port;
+    const err = await assertPortsFree([{ key: 'emulators.api.port', host: '127.0.0.1', port }]).catch(
+      (e) => e,
+    );
+    expect(err).toBeInstanceOf(PortInUseError);
+    expect(err.message).toBe(
+      `port ${port} on 127.0.0.1 (firebase.json emulators.api.port) is already in use`,
+    );
+    expect(err.claims).toEqual([{ key: 'emulators.api.port', host: '127.0.0.1', port }]);
+  });
+
+  it('passes when the ports are free', async () => {
+    const free = createServer();
+    await new Promise<void>((r) => free.listen(0, '127.0.0.1', r));
+    const freePort = (free.address() as { port: number }).port;
+    await new Promise<void>((r) => free.close(() => r()));
+    await expect(assertPortsFree([{ key: 'k', host: '127.0.0.1', port: freePort }])).resolves.toBeUndefined();
+  });
+});

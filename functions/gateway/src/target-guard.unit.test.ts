@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { parseAllowList } from '../../../shared/src/domain/gateway/ssrf.js';
+import { TargetGuard } from './target-guard.js';
+
+function guardWith(answers: Record<string, string[]>, allow: string[] = []) {
+  let now = 0;
+  const calls: string[] = [];
+  const guard = new TargetGuard(
+    parseAllowList(allow).allow,
+    async (host) => {
+      calls.push(host);
+      const a = answers[host];
+      if (!a) throw Object.assign(new Error('ENOTFOUND'), { code: 'ENOTFOUND' });
+      return a;
+    },
+    { ttlMs: 1000, maxEntries: 100, now: () => now },
+  );
+  return { guard, calls, answers, advance: (ms: number) => (now += ms) };
+}
+
+describe('TargetGuard', () => {
+  it('decides literals synchronously, without a look-up', () => {
+    const { guard, calls } = guardWith({});
+    expect(guard.check('8.8.8.8', 443)).toEqual({ allow: true, address: '8.8.8.8' });
+    expect(guard.check('10.0.0.1', 443)).toEqual({ allow: false, reason: 'private' });
+    expect(calls).toEqual([]);
+  });
+
+  it.each([
+    ['a name resolving to a private address', 'evil.example', 'private'],
+    ['a name resolving to loopback over IPv6', 'six.example', 'loopback'],
+    ['a name resolving to the metadata server', 'meta.example', 'metadata'],
+    ['a name that does not resolve', 'nx.example', 'unresolvable'],
+  ])('refuses %s', async (_label, host, reason) => {
+    const { guard } = guardWith({
+      'evil.example': ['10.9.8.7'],
+      'six.example': ['::1'],
+      'meta.example': ['169.254.169.254'],
+    });
+    expect(await guard.check(host, 80)).toEqual({ allow: false, reason });
+  });
+
+  it('refuses metadata and localhost names without resolving them', () => {
+    const { guard, calls } = guardWith({ localhost: ['8.8.8.8'] });
+    expect(guard.check('metadata.google.internal', 80)).toEqual({ allow: false, reason: 'metadata' });
+    expect(guard.check('localhost', 80)).toEqual({ allow: false, reason: 'loopback' });
+    expect(calls).toEqual([]);
+  });
+
+  it('connects to the address it checked: a rebinding answer inside the TTL changes nothing', async () => {
+    const { guard, calls, answers, advance } = guardWith({ 'flip.example': ['93.184.216.34'] });
+    expect(await guard.check('flip.example', 443)).toEqual({ allow: true, address: '93.184.216.34' });
+    answers['flip.example'] = ['127.0.0.1'];
+    expect(guard.check('flip.example', 443)).toEqual({ allow: true, address: '93.184.216.34' });
+    expect(calls).toHaveLength(1);
+    advance(1001);
+    expect(await guard.check('flip.example', 443)).toEqual({ allow: false, reason: 'loopback' });
+    expect(calls).toHaveLength(2);
+  });
+
+  it('shares one look-up between concurrent checks', async () => {
+    const { guard, calls } = guardWith({ 'a.example': ['1.1.1.1'] });
+    await Promise.all([guard.check('a.example', 80), guard.check('a.example', 443)]);
+    expect(calls).toEqual(['a.example']);
+  });
+
+  it('lets allow-listed private targets through', async () => {
+    const { guard } = guardWith({ 'demo.local': ['127.0.0.1'] }, ['127.0.0.1:8080']);
+    expect(await guard.check('demo.local', 8080)).toEqual({ allow: true, address: '127.0.0.1' });
+    expect(await guard.check('demo.local', 8081)).toEqual({ allow: false, reason: 'loopback' });
+  });
+});

@@ -1,0 +1,153 @@
+import { describe, expect, it } from 'vitest';
+import { buildSnapshot } from '../../../shared/src/domain/gateway/canonical.js';
+import { buildDelta } from '../../../shared/src/domain/gateway/delta.js';
+import {
+  type GatewayProxy,
+  type GatewaySnapshotContent,
+  sha256Hex,
+} from '../../../shared/src/messages/gateway-snapshot.js';
+import { CredentialCache, StaticCredentialResolver } from './credentials.js';
+import { jsonLogger } from './logger.js';
+import { GatewayWorker } from './worker.js';
+
+const T0 = Date.UTC(2026, 0, 1);
+const iso = (ms: number) => new Date(ms).toISOString();
+const proxy = (name: string, extra: Partial<GatewayProxy> = {}): GatewayProxy => ({
+  name,
+  host: '127.0.0.1',
+  port: 3128,
+  protocol: 'http',
+  capacity: 2,
+  expiresAt: iso(T0 + 3_600_000),
+  usableUntil: iso(T0 + 3_000_000),
+  attributes: {},
+  credentialsRef: { secret: 'up', version: 'latest' },
+  ...extra,
+});
+const content = (version: number, proxies: GatewayProxy[], epoch = 1): GatewaySnapshotContent => ({
+  schemaVersion: 1,
+  version,
+  ownershipEpoch: epoch,
+  workerId: 'w1',
+  generatedAt: iso(T0),
+  validUntil: iso(T0 + 600_000),
+  routing: [{ name: 'all', match: { hosts: ['*'] }, selector: {}, policy: 'least-active' }],
+  proxies,
+});
+const noSticky = { stickyValue: () => undefined };
+
+function newWorker(queue = 10) {
+  let now = T0;
+  const creds = new StaticCredentialResolver();
+  creds.replace({ up: { username: 'u', password: 'p' } });
+  const dropped: number[] = [];
+  const worker = new GatewayWorker({
+    credentials: new CredentialCache(creds, 60_000, () => now),
+    log: jsonLogger('error', () => {}),
+    now: () => now,
+    maxStaleAgeMs: 30_000,
+    workerId: 'w1',
+    stickyTableSize: 10,
+    outcomeQueueSize: queue,
+    onOutcomeDropped: () => dropped.push(1),
+  });
+  return { worker, dropped, advance: (ms: number) => (now += ms) };
+}
+
+describe('GatewayWorker', () => {
+  it('refuses traffic until a snapshot is applied, then routes with pre-computed upstream auth', async () => {
+    const { worker } = newWorker();
+    expect(worker.accepting).toBe(false);
+    const r = await worker.applySnapshot(buildSnapshot(content(1, [proxy('a')]), sha256Hex));
+    expect(r).toMatchObject({ ok: true, version: 1, duplicate: false });
+    expect(worker.accepting).toBe(true);
+    const picked = worker.pick('example.com', T0, noSticky);
+    expect(picked.kind).toBe('ok');
+    if (picked.kind === 'ok') expect(picked.upstream.auth.line).toBe('Proxy-Authorization: Basic dTpw\r\n');
+  });
+
+  it('leaves out a proxy whose credentials cannot be resolved', async () => {
+    const { worker } = newWorker();
+    await worker.applySnapshot(
+      buildSnapshot(
+        content(1, [proxy('a', { credentialsRef: { secret: 'missing', version: 'latest' } }), proxy('b')]),
+        sha256Hex,
+      ),
+    );
+    expect([...worker.snapshot()!.upstreams.keys()]).toEqual(['b']);
+  });
+
+  it('applies a delta on its base, and asks for a full snapshot otherwise', async () => {
+    const { worker } = newWorker();
+    const v1 = buildSnapshot(content(1, [proxy('a'), proxy('b')]), sha256Hex);
+    const v2 = buildSnapshot(content(2, [proxy('b'), proxy('c')]), sha256Hex);
+    await worker.applySnapshot(v1);
+    const delta = buildDelta(v1, v2, sha256Hex);
+    expect(await worker.applyDelta({ ...delta, checksum: v1.checksum })).toEqual({
+      ok: false,
+      reason: 'checksum_mismatch',
+      needFullSnapshot: true,
+    });
+    expect(await worker.applyDelta({ ...delta, baseVersion: 9, version: 10 })).toMatchObject({
+      ok: false,
+      reason: 'base_mismatch',
+    });
+    expect(await worker.applyDelta(delta)).toMatchObject({ ok: true, version: 2, checksum: v2.checksum });
+    expect([...worker.snapshot()!.upstreams.keys()]).toEqual(['b', 'c']);
+    expect(await worker.applyDelta(delta)).toMatchObject({ ok: true, duplicate: true });
+    expect(await worker.applySnapshot(buildSnapshot(content(3, [], 0), sha256Hex))).toMatchObject({
+      ok: false,
+      reason: 'stale_epoch',
+    });
+  });
+
+  it('keeps live counts across swaps and reports draining for proxies that left the snapshot', async () => {
+    const { worker } = newWorker();
+    await worker.applySnapshot(buildSnapshot(content(1, [proxy('a')]), sha256Hex));
+    const p = worker.pick('x', T0, noSticky);
+    if (p.kind !== 'ok') throw new Error('no pick');
+    p.upstream.live.active++;
+    await worker.applySnapshot(buildSnapshot(content(2, [proxy('b')]), sha256Hex));
+    expect(worker.runtimeCounts()).toEqual([{ proxy: 'a', active: 1, reserved: 0, draining: true }]);
+    p.upstream.live.active--;
+    worker.tick();
+    expect(worker.runtimeCounts()).toEqual([]);
+  });
+
+  it('revokeProxyIds stops new use at once', async () => {
+    const { worker } = newWorker();
+    await worker.applySnapshot(buildSnapshot(content(1, [proxy('a')]), sha256Hex));
+    worker.revokeProxyIds(['a']);
+    expect(worker.pick('x', T0, noSticky).kind).toBe('no_upstream');
+  });
+
+  it('stops accepting once stale and again after a fresh snapshot', async () => {
+    const { worker, advance } = newWorker();
+    await worker.applySnapshot(buildSnapshot(content(1, [proxy('a')]), sha256Hex));
+    advance(30_001);
+    worker.tick();
+    expect(worker.phase()).toBe('stale');
+    expect(worker.accepting).toBe(false);
+    await worker.applySnapshot(
+      buildSnapshot({ ...content(2, [proxy('a')]), validUntil: iso(T0 + 900_000) }, sha256Hex),
+    );
+    expect(worker.accepting).toBe(true);
+  });
+
+  it('drops outcomes (counted) when the queue is full, never blocking', () => {
+    const { worker, dropped } = newWorker(2);
+    const o = {
+      proxy: 'a',
+      route: 'all',
+      stage: 'DIAL' as const,
+      ok: false,
+      latencyMs: 1,
+      target: 't:1',
+      at: T0,
+    };
+    for (let i = 0; i < 5; i++) worker.recordOutcome(o);
+    expect(worker.outcomes.size).toBe(2);
+    expect(dropped).toHaveLength(3);
+    expect(worker.takeOutcomes(10)).toHaveLength(2);
+  });
+});

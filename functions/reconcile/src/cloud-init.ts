@@ -1,0 +1,96 @@
+// resolveCloudInit (seed §3): what a managed instance boots with — the inline script, a Secret Manager
+// secret's payload, or the default script rendered for the proxy's port and credentials — plus the
+// credentials secret VERSION the VM will read. The spec hash covers the script's SHA-256 and that version
+// name, so rotating either secret replaces the instance, while no secret value reaches Firestore or logs.
+import { createHash } from 'node:crypto';
+import type { ManagedSpec, ProxyResource, SecretRef } from '../../../shared/src/domain/proxy.js';
+import type { CloudInitObservation } from '../../../shared/src/domain/reconcile/types.js';
+import type { Clock } from '../../../shared/src/ports/clock.js';
+import {
+  SecretAccessError,
+  type SecretReader,
+  type SecretVersionResolver,
+} from '../../../shared/src/ports/secrets.js';
+
+export interface CloudInitResolver {
+  /** `fresh`: skip any cache (a rotation or spec event must see the newest versions). Never throws. */
+  resolve(
+    proxy: ProxyResource & { spec: ManagedSpec },
+    opts: { fresh: boolean },
+  ): Promise<CloudInitObservation>;
+}
+
+/** The default startup script (shared/src/domain/cloud-init): pure, so its bytes are stable for the hash. */
+export type RenderDefaultCloudInit = (options: { port: number; credentialsSecret: string }) => string;
+
+export interface SecretCloudInitOptions {
+  secrets: SecretReader & SecretVersionResolver;
+  renderDefault: RenderDefaultCloudInit;
+  clock: Clock;
+  /** Routine passes (drift polls) reuse what was read this recently; 0 disables the cache. */
+  cacheTtlMs: number;
+}
+
+const sha256 = (text: string) => `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
+const refKey = (ref: SecretRef) => `${ref.secret}@${ref.version}`;
+
+class SpecError extends Error {}
+
+export class SecretCloudInitResolver implements CloudInitResolver {
+  private readonly versions = new Map<string, { at: number; value: string }>();
+  private readonly payloads = new Map<string, { at: number; value: string }>();
+
+  constructor(private readonly opts: SecretCloudInitOptions) {}
+
+  async resolve(
+    proxy: ProxyResource & { spec: ManagedSpec },
+    { fresh }: { fresh: boolean },
+  ): Promise<CloudInitObservation> {
+    const spec = proxy.spec;
+    try {
+      const credentialsSecret = spec.credentialsRef
+        ? await this.cached(this.versions, spec.credentialsRef, fresh, (r) => this.opts.secrets.resolve(r))
+        : null;
+      const script = await this.script(spec, credentialsSecret, fresh);
+      return { ok: true, script, digest: sha256(script), credentialsSecret };
+    } catch (err) {
+      if (err instanceof SpecError) return { ok: false, failure: { kind: 'spec', message: err.message } };
+      if (err instanceof SecretAccessError) {
+        // The message names the resource, never the value (ports/secrets.ts).
+        const kind = err.retryable ? 'transient' : 'invalid';
+        return { ok: false, failure: { kind, message: `${err.kind}: ${err.message}` } };
+      }
+      throw err;
+    }
+  }
+
+  private async script(spec: ManagedSpec, credentialsSecret: string | null, fresh: boolean): Promise<string> {
+    const ci = spec.cloudInit;
+    if (ci && 'inline' in ci) return ci.inline;
+    if (ci) return this.cached(this.payloads, ci.secretRef, fresh, (r) => this.opts.secrets.access(r));
+    if (!credentialsSecret) {
+      throw new SpecError('the default cloud-init needs spec.credentialsRef (or give spec.cloudInit)');
+    }
+    try {
+      return this.opts.renderDefault({ port: spec.port, credentialsSecret });
+    } catch (err) {
+      throw new SpecError(
+        `the default cloud-init cannot be rendered for this spec: ${(err as Error).message}`,
+      );
+    }
+  }
+
+  private async cached(
+    cache: Map<string, { at: number; value: string }>,
+    ref: SecretRef,
+    fresh: boolean,
+    load: (ref: SecretRef) => Promise<string>,
+  ): Promise<string> {
+    const now = this.opts.clock.now().getTime();
+    const hit = cache.get(refKey(ref));
+    if (!fresh && hit && now - hit.at < this.opts.cacheTtlMs) return hit.value;
+    const value = await load(ref);
+    if (this.opts.cacheTtlMs > 0) cache.set(refKey(ref), { at: now, value });
+    return value;
+  }
+}

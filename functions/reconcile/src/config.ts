@@ -1,0 +1,36 @@
+// The reconcile and requeue functions' environment, parsed once by each entry point. The poll
+// intervals keep the seed's names; tests and the local plane shorten them.
+import { z } from 'zod';
+import { BaseEnv } from '../../../shared/src/config/env.js';
+import { defaultPollIntervals, type PollIntervals } from '../../../shared/src/domain/reconcile/types.js';
+
+const ms = z.coerce.number().int().positive().optional();
+
+export const ReconcileEnv = BaseEnv.extend({
+  RECONCILE_PROVISIONING_POLL_MS: ms,
+  RECONCILE_DELETION_POLL_MS: ms,
+  RECONCILE_DRIFT_POLL_MS: ms,
+  RECONCILE_QUOTA_RETRY_MS: ms,
+  /** How long a resolved secret version / cloud-init stays cached for routine passes (0 = never). */
+  RECONCILE_SECRET_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(300),
+  /** Passes one delivery may run in-process (RequeueNow loops and conflict re-reads) before handing off. */
+  RECONCILE_MAX_PASSES: z.coerce.number().int().min(1).max(20).default(6),
+  GCE_NETWORK: z.string().min(1).optional(),
+  GCE_SUBNETWORK: z.string().min(1).optional(),
+  /** The proxy VMs' service account (it may read the credentials secrets). */
+  GCE_SERVICE_ACCOUNT: z.string().email().optional(),
+});
+export type ReconcileConfig = z.infer<typeof ReconcileEnv>;
+
+export const loadReconcileConfig = (env: NodeJS.ProcessEnv = process.env): ReconcileConfig =>
+  ReconcileEnv.parse(env);
+
+export function pollIntervals(config: Partial<ReconcileConfig>): PollIntervals {
+  return {
+    ...defaultPollIntervals,
+    ProvisioningPoll: config.RECONCILE_PROVISIONING_POLL_MS ?? defaultPollIntervals.ProvisioningPoll,
+    DeletionPoll: config.RECONCILE_DELETION_POLL_MS ?? defaultPollIntervals.DeletionPoll,
+    DriftPoll: config.RECONCILE_DRIFT_POLL_MS ?? defaultPollIntervals.DriftPoll,
+    QuotaRetry: config.RECONCILE_QUOTA_RETRY_MS ?? defaultPollIntervals.QuotaRetry,
+  };
+}

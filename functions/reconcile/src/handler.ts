@@ -1,0 +1,110 @@
+// The reconcile function's handler: one delivery of {proxy, reason} runs passes until the proxy needs no
+// immediate attention. controller-runtime's outcomes, mapped onto Pub/Sub:
+//   RequeueNow       → the next pass runs in-process (bounded), then hands off by publishing
+//   RequeueAfter(d)  → status.nextReconcileAt, drained by the requeue sweep
+//   transient error  → thrown: the function answers 500 and Pub/Sub redelivers with backoff
+//   quota/permanent  → recorded in status by the pass, and the message is acknowledged
+// Duplicate and concurrent deliveries are harmless: every write is conditional on the version read, and
+// a lost race re-runs the pass from a fresh read.
+import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
+import { decodePubSubCloudEvent } from '../../../shared/src/adapters/pubsub/decode-push.js';
+import { ReconcileRequest } from '../../../shared/src/messages/reconcile-request.js';
+import { StoreError } from '../../../shared/src/ports/proxy-store.js';
+import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
+import { type PassDeps, type PassResult, runPass, TransientReconcileError } from './pass.js';
+
+export interface ReconcileDeps extends PassDeps {
+  publisher: ReconcilePublisher;
+  log: Logger;
+  /** Passes per delivery, conflict re-runs and RequeueNow loops included. */
+  maxPasses: number;
+}
+
+/** Reasons that may mean a secret or the spec moved: resolve the cloud-init without cache. */
+const FRESH_REASONS = new Set<ReconcileRequest['reason']>([
+  'created',
+  'spec-changed',
+  'secret-rotated',
+  'manual',
+]);
+
+export interface DeliveryOutcome {
+  passes: number;
+  last: PassResult['kind'];
+}
+
+export async function handleReconcile(
+  deps: ReconcileDeps,
+  request: ReconcileRequest,
+): Promise<DeliveryOutcome> {
+  const log = deps.log.child({ proxy: request.proxy, reason: request.reason });
+  let last: PassResult | null = null;
+  for (let pass = 1; pass <= deps.maxPasses; pass++) {
+    const started = Date.now();
+    try {
+      last = await runPass(deps, request.proxy, pass === 1 && FRESH_REASONS.has(request.reason));
+    } catch (err) {
+      log.error('reconcile pass failed', { pass, error: err });
+      throw err;
+    }
+    logPass(log, pass, last, Date.now() - started);
+    const again = last.kind === 'conflict' || ('plan' in last && last.plan.requeue.kind === 'now');
+    if (!again) return { passes: pass, last: last.kind };
+  }
+  if (last?.kind === 'conflict') {
+    throw new TransientReconcileError(`status write kept conflicting after ${deps.maxPasses} passes`);
+  }
+  // Still RequeueNow after the in-process bound: hand off (status.nextReconcileAt = now is the safety net).
+  await deps.publisher.publish({ proxy: request.proxy, reason: 'requeue' });
+  log.warn('reconcile handed off after the in-process pass bound', { passes: deps.maxPasses });
+  return { passes: deps.maxPasses, last: last?.kind ?? 'not-found' };
+}
+
+function logPass(log: Logger, pass: number, r: PassResult, durationMs: number): void {
+  if (r.kind === 'not-found') {
+    log.info('reconcile pass', { pass, result: 'not-found', durationMs });
+    return;
+  }
+  const { plan } = r;
+  const fields = {
+    pass,
+    result: r.kind,
+    branch: plan.branch,
+    action: plan.action?.kind ?? null,
+    requeue: plan.requeue.kind === 'after' ? `after ${plan.requeue.ms}ms` : plan.requeue.kind,
+    ...('status' in r ? { phase: r.status.phase, nextReconcileAt: r.status.nextReconcileAt } : {}),
+    durationMs,
+  };
+  const troubled = /\/(quota|permanent)$|^cloud-init\/|provider-missing/.test(plan.branch);
+  if (troubled) log.warn('reconcile pass', fields);
+  else log.info('reconcile pass', fields);
+}
+
+/**
+ * The function body: decode the push, then handle. A message that cannot be decoded is poison: it is
+ * acknowledged and logged (returning normally), never retried. A document that no longer fits the model
+ * likewise: retrying cannot fix it.
+ */
+export async function onReconcileEvent(deps: ReconcileDeps, event: unknown): Promise<void> {
+  const decoded = decodePubSubCloudEvent(event, ReconcileRequest);
+  if (!decoded.ok) {
+    deps.log.error('malformed reconcile request acknowledged', {
+      error: decoded.error.kind,
+      detail: decoded.error.message,
+      messageId: decoded.messageId,
+    });
+    return;
+  }
+  try {
+    await handleReconcile(deps, decoded.value);
+  } catch (err) {
+    if (err instanceof StoreError && err.kind === 'invalid') {
+      deps.log.error('proxy document does not fit the model; acknowledged', {
+        proxy: decoded.value.proxy,
+        error: err,
+      });
+      return;
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,268 @@
+// The handler over the in-memory store and a fake provider: whole lifecycles, write counts, requeue
+// timing and error mapping, with a manual clock. The same flows against Firestore and the compute
+// emulator live under test/integration.
+import { beforeEach, describe, expect, it } from 'vitest';
+import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
+import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
+import { defaultPollIntervals as iv } from '../../../shared/src/domain/reconcile/types.js';
+import type { ReconcileRequest } from '../../../shared/src/messages/reconcile-request.js';
+import { ManualClock } from '../../../shared/src/ports/clock.js';
+import { FakeProvider } from '../../../shared/src/testing/fake-provider.js';
+import { InMemoryProxyStore } from '../../../shared/src/testing/in-memory-proxy-store.js';
+import { aProxy, externalSpec, managedSpec } from '../../../shared/src/testing/proxy-fixtures.js';
+import type { CloudInitResolver } from './cloud-init.js';
+import { handleReconcile, onReconcileEvent, type ReconcileDeps } from './handler.js';
+import { noHealth } from './health-source.js';
+
+const script = { ok: true as const, script: '#!/bin/sh\n', digest: 'sha256:x', credentialsSecret: null };
+
+function setup() {
+  const store = new InMemoryProxyStore();
+  const provider = new FakeProvider();
+  const clock = new ManualClock(new Date('2026-03-01T00:00:00Z'));
+  const published: ReconcileRequest[] = [];
+  const log = memoryLogger();
+  let cloudInit: Awaited<ReturnType<CloudInitResolver['resolve']>> = script;
+  const deps: ReconcileDeps = {
+    store,
+    providers: new Map([['gce', provider]]),
+    cloudInit: { resolve: async () => cloudInit },
+    health: noHealth,
+    clock,
+    intervals: iv,
+    publisher: { publish: async (r) => void published.push(r) },
+    log,
+    maxPasses: 6,
+  };
+  const run = (proxy = 'p1', reason: ReconcileRequest['reason'] = 'requeue') =>
+    handleReconcile(deps, { proxy, reason });
+  const doc = async (name = 'p1') => (await store.get(name))?.proxy ?? null;
+  const setCloudInit = (c: typeof cloudInit) => {
+    cloudInit = c;
+  };
+  return { store, provider, clock, published, log, deps, run, doc, setCloudInit };
+}
+
+let t: ReturnType<typeof setup>;
+const create = (p: ProxyResource = aProxy({ name: 'p1' })) => t.store.create(p);
+
+describe('reconcile handler: managed lifecycle', () => {
+  beforeEach(() => {
+    t = setup();
+  });
+
+  it('creates, polls after ProvisioningPoll, records the ip: 3 writes from create to Provisioned', async () => {
+    await create();
+    await t.run('p1', 'created');
+    let p = (await t.doc())!;
+    expect(p.status).toMatchObject({ phase: 'Provisioning', providerId: expect.stringMatching(/^zones\//) });
+    expect(p.status.nextReconcileAt).toEqual(new Date(t.clock.now().getTime() + iv.ProvisioningPoll));
+    t.provider.bootAll();
+    t.clock.advance(iv.ProvisioningPoll);
+    await t.run();
+    p = (await t.doc())!;
+    expect(p.status).toMatchObject({ phase: 'Provisioned', ip: '10.0.0.10', nextReconcileAt: null });
+    expect(t.store.writes).toBe(3);
+    expect(t.provider.created).toBe(1);
+  });
+
+  it('a steady proxy costs zero writes per pass', async () => {
+    await create();
+    await t.run('p1', 'created');
+    t.provider.bootAll();
+    await t.run();
+    const writes = t.store.writes;
+    for (let i = 0; i < 5; i++) {
+      t.clock.advance(iv.DriftPoll);
+      await t.run();
+    }
+    expect(t.store.writes).toBe(writes);
+    expect(t.provider.callsOf('get')).toBe(6);
+  });
+
+  it('replaces on a spec edit: delete, poll until gone, then create in the same delivery', async () => {
+    await create();
+    await t.run('p1', 'created');
+    t.provider.bootAll();
+    await t.run();
+    const before = (await t.store.get('p1'))!;
+    await t.store.replaceSpec('p1', managedSpec({ machineType: 'e2-medium' }), before.version);
+    await t.run('p1', 'spec-changed');
+    expect(t.provider.callsOf('delete')).toBe(1);
+    expect((await t.doc())!.status).toMatchObject({ phase: 'Provisioning', ip: null });
+    t.clock.advance(iv.DeletionPoll);
+    await t.run(); // still deleting (one poll)
+    t.clock.advance(iv.DeletionPoll);
+    const outcome = await t.run(); // gone → RequeueNow in-process → create
+    expect(outcome.passes).toBe(2);
+    expect(t.provider.created).toBe(2);
+    const [inst] = [...t.provider.instances.values()];
+    expect(inst?.request.machineType).toBe('e2-medium');
+    expect((await t.doc())!.status.phase).toBe('Provisioning');
+  });
+
+  it('deletes the instance, polls until gone, then deletes the document', async () => {
+    await create();
+    await t.run('p1', 'created');
+    await t.store.requestDeletion('p1', t.clock.now());
+    await t.run('p1', 'delete-requested');
+    expect((await t.doc())!.status.phase).toBe('Deleting');
+    t.clock.advance(iv.DeletionPoll);
+    await t.run();
+    expect(await t.doc()).not.toBeNull();
+    t.clock.advance(iv.DeletionPoll);
+    await t.run();
+    expect(await t.doc()).toBeNull();
+    expect(t.provider.instances.size).toBe(0);
+  });
+
+  it('quota: QuotaExceeded and QuotaRetry, then recovery once the fault clears', async () => {
+    await create();
+    t.provider.failNext('create', 'quota');
+    await t.run('p1', 'created');
+    let p = (await t.doc())!;
+    expect(p.status.conditions[0]).toMatchObject({
+      type: 'Provisioned',
+      status: 'False',
+      reason: 'QuotaExceeded',
+    });
+    expect(p.status.nextReconcileAt).toEqual(new Date(t.clock.now().getTime() + iv.QuotaRetry));
+    t.clock.advance(iv.QuotaRetry);
+    await t.run();
+    t.provider.bootAll();
+    await t.run();
+    p = (await t.doc())!;
+    expect(p.status.phase).toBe('Provisioned');
+  });
+
+  it('an asynchronous quota failure (inside the operation) surfaces as QuotaExceeded, not a create loop', async () => {
+    await create();
+    t.provider.failCreatesAsync({ kind: 'quota', message: 'QUOTA_EXCEEDED' });
+    await t.run('p1', 'created');
+    t.clock.advance(iv.ProvisioningPoll);
+    await t.run();
+    const p = (await t.doc())!;
+    expect(p.status).toMatchObject({ providerId: null, phase: 'Pending' });
+    expect(p.status.conditions[0]?.reason).toBe('QuotaExceeded');
+    expect(t.provider.callsOf('create')).toBe(1);
+  });
+
+  it('permanent: Failed, and no provider call until the spec changes', async () => {
+    await create();
+    t.provider.failNext('create', 'permanent');
+    await t.run('p1', 'created');
+    expect((await t.doc())!.status.phase).toBe('Failed');
+    const calls = t.provider.calls.length;
+    const writes = t.store.writes;
+    for (let i = 0; i < 3; i++) await t.run('p1', 'manual');
+    expect(t.provider.calls.length).toBe(calls);
+    expect(t.store.writes).toBe(writes);
+    const v = (await t.store.get('p1'))!.version;
+    await t.store.replaceSpec('p1', managedSpec({ machineType: 'e2-micro' }), v);
+    await t.run('p1', 'spec-changed');
+    expect(t.provider.created).toBe(1);
+    expect((await t.doc())!.status.phase).toBe('Provisioning');
+  });
+
+  it('a stopped instance is deleted and replaced (cattle)', async () => {
+    await create();
+    await t.run('p1', 'created');
+    t.provider.bootAll();
+    await t.run();
+    const providerId = (await t.doc())!.status.providerId!;
+    t.provider.setState(providerId, 'Stopped');
+    await t.run();
+    expect((await t.doc())!.status).toMatchObject({ ip: null, phase: 'Provisioning' });
+    t.clock.advance(iv.DeletionPoll);
+    await t.run();
+    t.clock.advance(iv.DeletionPoll);
+    await t.run();
+    expect(t.provider.created).toBe(2);
+    t.provider.bootAll();
+    await t.run();
+    expect((await t.doc())!.status.phase).toBe('Provisioned');
+  });
+
+  it('transient provider errors are thrown (Pub/Sub retries) and write nothing', async () => {
+    await create();
+    t.provider.failNext('create', 'transient');
+    await expect(t.run('p1', 'created')).rejects.toMatchObject({ kind: 'transient' });
+    expect(t.store.writes).toBe(1);
+    await t.run('p1', 'created');
+    expect((await t.doc())!.status.phase).toBe('Provisioning');
+  });
+
+  it('a cloud-init secret that cannot be read: CloudInitError with backoff', async () => {
+    await create();
+    t.setCloudInit({ ok: false, failure: { kind: 'invalid', message: 'not_found: secret ci' } });
+    await t.run('p1', 'created');
+    const p = (await t.doc())!;
+    expect(p.status.conditions[0]?.reason).toBe('CloudInitError');
+    expect(p.status.nextReconcileAt).toEqual(new Date(t.clock.now().getTime() + iv.CloudInitRetryMin));
+    expect(t.provider.calls).toHaveLength(0);
+  });
+});
+
+describe('reconcile handler: external, conflicts, poison', () => {
+  beforeEach(() => {
+    t = setup();
+  });
+
+  it('an external proxy gets its ip from the endpoint and no provider call, ever', async () => {
+    await create(aProxy({ name: 'p1', spec: externalSpec() }));
+    await t.run('p1', 'created');
+    await t.run('p1', 'manual');
+    expect((await t.doc())!.status).toMatchObject({
+      phase: 'Provisioned',
+      ip: '203.0.113.7',
+      nextReconcileAt: null,
+    });
+    expect(t.provider.calls).toHaveLength(0);
+    expect(t.store.writes).toBe(2);
+  });
+
+  it('a lost write race re-runs the pass from a fresh read', async () => {
+    await create();
+    const real = t.store.writeStatus.bind(t.store);
+    let first = true;
+    t.store.writeStatus = async (name, status, version) => {
+      if (first) {
+        first = false;
+        const fresh = (await t.store.get(name))!;
+        await real(name, { ...fresh.proxy.status, latencyMillis: 1 }, fresh.version); // someone else wrote
+        return 'conflict';
+      }
+      return real(name, status, version);
+    };
+    const outcome = await t.run('p1', 'created');
+    expect(outcome).toEqual({ passes: 2, last: 'written' });
+    expect(t.provider.created).toBe(1);
+    expect((await t.doc())!.status.phase).toBe('Provisioning');
+  });
+
+  it('a missing document is done', async () => {
+    await expect(t.run('nope')).resolves.toEqual({ passes: 1, last: 'not-found' });
+  });
+
+  it('acks and logs a malformed message instead of throwing', async () => {
+    const data = Buffer.from(JSON.stringify({ proxy: 'Not A Name', reason: 'created' })).toString('base64');
+    await expect(
+      onReconcileEvent(t.deps, { data: { message: { data, messageId: 'm1' } } }),
+    ).resolves.toBeUndefined();
+    expect(t.log.lines.at(-1)).toMatchObject({ severity: 'ERROR', error: 'schema', messageId: 'm1' });
+  });
+
+  it('logs one JSON line per pass with severity, proxy, branch and phase', async () => {
+    await create();
+    await t.run('p1', 'created');
+    expect(t.log.lines.at(-1)).toMatchObject({
+      severity: 'INFO',
+      message: 'reconcile pass',
+      proxy: 'p1',
+      branch: 'create',
+      action: 'create',
+      phase: 'Provisioning',
+      result: 'written',
+    });
+  });
+});

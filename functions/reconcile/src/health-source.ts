@@ -1,0 +1,41 @@
+// The applyHealth seam (seed §6): the probe owns health state (`health/{proxy}`, ports/health-store.ts);
+// reconcile reads the proxy-level verdict and represents it in status. Counters belong to one instance, so
+// a verdict about a replaced instance is ignored (the probe keys its state the same way).
+import { healthyOf } from '../../../shared/src/domain/health/reducer.js';
+import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
+import type { HealthVerdict } from '../../../shared/src/domain/reconcile/types.js';
+import type { HealthStore } from '../../../shared/src/ports/health-store.js';
+
+export interface HealthSource {
+  verdictFor(proxy: ProxyResource): Promise<HealthVerdict | null>;
+}
+
+/** No health input: Provisioned=True stays phase Provisioned. */
+export const noHealth: HealthSource = { verdictFor: async () => null };
+
+/** The instance the probe's counters belong to (functions/probe/src/probe-pass.ts instanceOf). */
+export function probedInstanceOf(p: ProxyResource): string {
+  if (p.spec.mode === 'external') return `${p.spec.endpoint.host}:${p.spec.endpoint.port}`;
+  return p.status.providerId ?? p.status.ip ?? '';
+}
+
+export function storeHealthSource(store: Pick<HealthStore, 'get'>): HealthSource {
+  return {
+    async verdictFor(proxy) {
+      if (proxy.deletionRequestedAt) return null;
+      const state = await store.get(proxy.name);
+      if (!state || state.instance !== probedInstanceOf(proxy)) return null;
+      const healthy = healthyOf(state.verdict);
+      if (healthy === null) return null;
+      const problem = state.egressProblem ? ` (egress: ${state.egressProblem})` : '';
+      return {
+        healthy,
+        latencyMillis: state.latency.reportedMs,
+        checkedAt: state.latency.reportedAt,
+        reason: healthy ? 'ProbeSucceeded' : 'ProbeFailed',
+        // Only what changes the verdict is in the message: SUSPECT vs AVAILABLE must not cost a write.
+        message: healthy ? 'probes succeed' : `probes fail${problem}`,
+      };
+    },
+  };
+}

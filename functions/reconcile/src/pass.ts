@@ -1,0 +1,140 @@
+// One reconcile pass: observe → decide (pure) → act → patchStatusIfChanged (the single, conditional status
+// write). Port of the seed's Reconcile body (§2); the state machine itself is shared/src/domain/reconcile.
+import type { ManagedSpec, ProxyResource, ProxyStatus } from '../../../shared/src/domain/proxy.js';
+import { settle } from '../../../shared/src/domain/reconcile/failure.js';
+import { finalizeStatus, statusChanged } from '../../../shared/src/domain/reconcile/patch-status.js';
+import { observationNeeds, reconcile } from '../../../shared/src/domain/reconcile/reconcile.js';
+import type {
+  ActionResult,
+  Failure,
+  InstanceObservation,
+  Observation,
+  Plan,
+  PollIntervals,
+} from '../../../shared/src/domain/reconcile/types.js';
+import type { Clock } from '../../../shared/src/ports/clock.js';
+import { type Provider, ProviderError, type ProviderRegistry } from '../../../shared/src/ports/provider.js';
+import type { ProxyStore, StoredProxy } from '../../../shared/src/ports/proxy-store.js';
+import type { CloudInitResolver } from './cloud-init.js';
+import type { HealthSource } from './health-source.js';
+
+export interface PassDeps {
+  store: ProxyStore;
+  providers: ProviderRegistry;
+  cloudInit: CloudInitResolver;
+  health: HealthSource;
+  clock: Clock;
+  intervals: PollIntervals;
+}
+
+/** A failure worth a Pub/Sub redelivery: the handler throws it. */
+export class TransientReconcileError extends Error {
+  readonly kind = 'transient';
+  constructor(
+    message: string,
+    readonly failure?: Failure,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'TransientReconcileError';
+  }
+}
+
+export type PassResult =
+  /** The document does not exist (any more): nothing to do. */
+  | { kind: 'not-found' }
+  /** Another writer moved the document between our read and our write: re-run from a fresh read. */
+  | { kind: 'conflict'; plan: Plan }
+  | { kind: 'written' | 'unchanged' | 'deleted'; plan: Plan; status: ProxyStatus };
+
+export async function runPass(deps: PassDeps, name: string, fresh: boolean): Promise<PassResult> {
+  const stored = await deps.store.get(name);
+  if (!stored) return { kind: 'not-found' };
+  const { proxy } = stored;
+  const provider = providerOf(deps.providers, proxy);
+  const obs = await observe(deps, proxy, provider, fresh);
+
+  let plan = reconcile(proxy, obs, deps.intervals);
+  if (plan.action && plan.action.kind !== 'deleteDocument') {
+    plan = settle(proxy, plan, await act(provider!, plan), obs, deps.intervals);
+  }
+  if (plan.requeue.kind === 'error') {
+    throw new TransientReconcileError(
+      `${plan.branch}: ${plan.requeue.failure.message}`,
+      plan.requeue.failure,
+    );
+  }
+  if (plan.action?.kind === 'deleteDocument') {
+    const outcome = await deps.store.deleteDocument(name, stored.version);
+    if (outcome === 'conflict') return { kind: 'conflict', plan };
+    return outcome === 'gone' ? { kind: 'not-found' } : { kind: 'deleted', plan, status: proxy.status };
+  }
+  // RequeueAfter counts from now, after the action returned, not from the observation.
+  return patchStatusIfChanged(deps.store, stored, plan, deps.clock.now());
+}
+
+/**
+ * The seed's deferred patchStatusIfChanged: observedGeneration, phase and nextReconcileAt are computed,
+ * and the status is written once, conditionally on the version read, only when it differs.
+ */
+export async function patchStatusIfChanged(
+  store: ProxyStore,
+  stored: StoredProxy,
+  plan: Plan,
+  now: Date,
+): Promise<PassResult> {
+  const status = finalizeStatus(stored.proxy, plan.status, plan.requeue, now);
+  if (!statusChanged(stored.proxy.status, status)) return { kind: 'unchanged', plan, status };
+  const outcome = await store.writeStatus(stored.proxy.name, status, stored.version);
+  if (outcome === 'conflict') return { kind: 'conflict', plan };
+  return outcome === 'gone' ? { kind: 'not-found' } : { kind: 'written', plan, status };
+}
+
+function providerOf(providers: ProviderRegistry, proxy: ProxyResource): Provider | undefined {
+  // A proxy being deleted after a mode switch still names no provider; gce is the only one that exists.
+  const name = proxy.spec.mode === 'managed' ? proxy.spec.provider : 'gce';
+  return providers.get(name);
+}
+
+async function observe(
+  deps: PassDeps,
+  proxy: ProxyResource,
+  provider: Provider | undefined,
+  fresh: boolean,
+): Promise<Observation> {
+  const needs = observationNeeds(proxy, provider !== undefined);
+  const [cloudInit, instance, health] = await Promise.all([
+    needs.cloudInit
+      ? deps.cloudInit.resolve(proxy as ProxyResource & { spec: ManagedSpec }, { fresh })
+      : null,
+    needs.instance && provider ? observeInstance(provider, proxy) : null,
+    deps.health.verdictFor(proxy),
+  ]);
+  return { now: deps.clock.now(), providerRegistered: provider !== undefined, cloudInit, instance, health };
+}
+
+async function observeInstance(provider: Provider, proxy: ProxyResource): Promise<InstanceObservation> {
+  const providerId = proxy.status.providerId!;
+  try {
+    const instance = await provider.get(providerId);
+    if (instance) return { kind: 'found', instance };
+    // Only a managed proxy that is not being deleted can act on why its create failed.
+    const ask = !proxy.deletionRequestedAt && proxy.spec.mode === 'managed' && provider.lastCreateFailure;
+    return { kind: 'missing', createFailure: ask ? await provider.lastCreateFailure!(providerId) : null };
+  } catch (err) {
+    if (err instanceof ProviderError) return { kind: 'error', failure: err.toFailure() };
+    throw err;
+  }
+}
+
+async function act(provider: Provider, plan: Plan): Promise<ActionResult> {
+  const action = plan.action!;
+  try {
+    if (action.kind === 'create') return { ok: true, ...(await provider.create(action.request)) };
+    if (action.kind === 'delete') await provider.delete(action.providerId);
+    return { ok: true };
+  } catch (err) {
+    if (err instanceof ProviderError) return { ok: false, failure: err.toFailure() };
+    throw err;
+  }
+}

@@ -1,0 +1,53 @@
+// Entry point of the requeue function (Pub/Sub trigger: ticks-requeue, Scheduler job requeue-sweep).
+// Wiring only.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Firestore } from '@google-cloud/firestore';
+import * as functions from '@google-cloud/functions-framework';
+import { FirestoreProxyStore } from '../../../shared/src/adapters/firestore/proxy-store.js';
+import { jsonLogger } from '../../../shared/src/adapters/log/json-logger.js';
+import { createPubSub } from '../../../shared/src/adapters/pubsub/client.js';
+import { decodePubSubCloudEvent } from '../../../shared/src/adapters/pubsub/decode-push.js';
+import { PubSubPublisher } from '../../../shared/src/adapters/pubsub/publisher.js';
+import { PubSubReconcilePublisher } from '../../../shared/src/adapters/pubsub/reconcile-publisher.js';
+import { Tick } from '../../../shared/src/messages/tick.js';
+import { systemClock } from '../../../shared/src/ports/clock.js';
+import { pollIntervals } from '../../reconcile/src/config.js';
+import { loadRequeueConfig, marginMs, tickPeriodMs } from './config.js';
+import { runSweep, type SweepDeps } from './sweep.js';
+
+const config = loadRequeueConfig();
+const log = jsonLogger({ component: 'requeue' }, { level: config.LOG_LEVEL });
+const period = tickPeriodMs(config);
+const project = config.GOOGLE_CLOUD_PROJECT;
+
+const deps: SweepDeps = {
+  store: new FirestoreProxyStore(new Firestore({ projectId: project })),
+  publisher: new PubSubReconcilePublisher(
+    new PubSubPublisher(createPubSub(project, config.PUBSUB_EMULATOR_HOST)),
+  ),
+  clock: systemClock,
+  sleep: (ms) => sleep(ms),
+  log,
+  tickPeriodMs: period,
+  marginMs: marginMs(config, period),
+  pollMs: Math.min(config.REQUEUE_POLL_MS, period),
+  driftPollMs: pollIntervals(config).DriftPoll,
+  batch: 500,
+  maxBatch: 8_000,
+};
+
+functions.cloudEvent('requeue', async (event: functions.CloudEvent<unknown>) => {
+  const tick = decodePubSubCloudEvent(event, Tick);
+  if (!tick.ok) {
+    // Poison: acknowledged and logged, never retried forever.
+    log.error('malformed tick acknowledged', { error: tick.error.kind, messageId: tick.messageId });
+    return;
+  }
+  const stamped = tick.publishTime ? new Date(tick.publishTime) : systemClock.now();
+  try {
+    await runSweep(deps, Number.isNaN(stamped.getTime()) ? systemClock.now() : stamped);
+  } catch (err) {
+    // The next tick sweeps again; a retried tick would overlap it.
+    log.error('requeue sweep failed', { error: err });
+  }
+});

@@ -1,0 +1,121 @@
+// The requeue sweep: the workqueue's RequeueAfter timers, on Firestore (brief: "status.nextReconcileAt,
+// drained by a Scheduler-driven sweep ... sub-minute precision while work is due"). Cloud Scheduler ticks
+// once a minute, so one invocation keeps running until just before the next tick, publishing each proxy
+// at its due time: it polls listDue a little ahead and sleeps until the earliest pending moment. Steady
+// proxies store no due time; they are published on their drift slots (domain/reconcile/drift.ts).
+// A steady fleet costs reads only, never a write. A proxy published twice (overlapping sweeps, a late
+// write) costs one idempotent reconcile pass, so double publishing is avoided where cheap, never relied on.
+import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
+import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
+import { driftSlots, isDriftPolled } from '../../../shared/src/domain/reconcile/drift.js';
+import type { Clock } from '../../../shared/src/ports/clock.js';
+import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
+import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
+
+export interface SweepDeps {
+  store: Pick<ProxyStore, 'listDue' | 'list'>;
+  publisher: ReconcilePublisher;
+  clock: Clock;
+  sleep: (ms: number) => Promise<void>;
+  log: Logger;
+  /** Time between two Scheduler ticks: one sweep covers that window. */
+  tickPeriodMs: number;
+  /** Stop this long before the next tick, so sweeps do not overlap. */
+  marginMs: number;
+  /** How often listDue is polled inside the window (and how far ahead it looks). */
+  pollMs: number;
+  driftPollMs: number;
+  /** First listDue page size; doubled (up to maxBatch) when a full page holds only already-published proxies. */
+  batch: number;
+  maxBatch: number;
+}
+
+export interface SweepReport {
+  due: number;
+  drift: number;
+  publishFailures: number;
+  polls: number;
+}
+
+const STEADY_PHASES = ['Provisioned', 'Ready', 'Unhealthy'] as const;
+
+export async function runSweep(deps: SweepDeps, tickAt: Date): Promise<SweepReport> {
+  const started = deps.clock.now();
+  // A tick stamped in the future (skew) or long ago (a redelivery) still sweeps from now.
+  const windowStart = tickAt.getTime() > started.getTime() ? started : tickAt;
+  // A tick delivered after its window closed (a redelivery) still gets one poll.
+  const windowEnd = Math.max(
+    windowStart.getTime() + deps.tickPeriodMs - deps.marginMs,
+    started.getTime() + 1,
+  );
+  const report: SweepReport = { due: 0, drift: 0, publishFailures: 0, polls: 0 };
+
+  const pending: Array<{ at: number; proxy: string; drift: boolean }> = [];
+  const scheduledAt = new Map<string, number>();
+  const schedule = (proxy: string, at: number, drift: boolean) => {
+    if (scheduledAt.get(proxy) === at) return;
+    scheduledAt.set(proxy, at);
+    pending.push({ at, proxy, drift });
+  };
+
+  for (const p of await listSteady(deps)) {
+    const to = new Date(windowStart.getTime() + deps.tickPeriodMs);
+    for (const slot of driftSlots(p.uid, deps.driftPollMs, windowStart, to))
+      schedule(p.name, slot.getTime(), true);
+  }
+
+  let nextPoll = started.getTime();
+  for (;;) {
+    const now = deps.clock.now().getTime();
+    const open = now < windowEnd;
+    if (open && now >= nextPoll) {
+      // A full page of proxies already published (stuck on transient errors) must not starve the rest:
+      // ask again for a bigger page, up to maxBatch.
+      for (let limit = deps.batch; ; limit = Math.min(limit * 2, deps.maxBatch)) {
+        const due = await deps.store.listDue(new Date(now + deps.pollMs), limit);
+        report.polls++;
+        const fresh = due.filter((d) => scheduledAt.get(d.name) !== d.nextReconcileAt.getTime());
+        for (const d of fresh) schedule(d.name, d.nextReconcileAt.getTime(), false);
+        if (due.length < limit || fresh.length > 0 || limit >= deps.maxBatch) break;
+      }
+      nextPoll = now + deps.pollMs;
+    }
+    pending.sort((a, b) => a.at - b.at);
+    const ready = open ? pending.filter((x) => x.at <= now) : pending.splice(0);
+    if (open) pending.splice(0, ready.length);
+    await publishAll(deps, ready, report, (proxy) => scheduledAt.delete(proxy));
+    if (!open && pending.length === 0) break;
+    const wakeAt = Math.min(nextPoll, pending[0]?.at ?? Number.POSITIVE_INFINITY, windowEnd);
+    await deps.sleep(Math.max(1, wakeAt - deps.clock.now().getTime()));
+  }
+  deps.log.info('requeue sweep', { ...report, windowMs: windowEnd - windowStart.getTime() });
+  return report;
+}
+
+async function listSteady(deps: SweepDeps): Promise<ProxyResource[]> {
+  const lists = await Promise.all(STEADY_PHASES.map((phase) => deps.store.list({ phase })));
+  return lists.flat().filter(isDriftPolled);
+}
+
+async function publishAll(
+  deps: SweepDeps,
+  items: Array<{ proxy: string; at: number; drift: boolean }>,
+  report: SweepReport,
+  forget: (proxy: string) => void,
+): Promise<void> {
+  const results = await Promise.allSettled(
+    items.map((x) => deps.publisher.publish({ proxy: x.proxy, reason: 'requeue' })),
+  );
+  results.forEach((r, i) => {
+    const item = items[i]!;
+    if (r.status === 'fulfilled') {
+      if (item.drift) report.drift++;
+      else report.due++;
+      return;
+    }
+    // The due time stays in Firestore: forgetting it lets the next poll (or sweep) publish it again.
+    forget(item.proxy);
+    report.publishFailures++;
+    deps.log.warn('requeue publish failed', { proxy: item.proxy, error: r.reason });
+  });
+}

@@ -1,0 +1,126 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
+import { driftOffsetMs } from '../../../shared/src/domain/reconcile/drift.js';
+import { ManualClock } from '../../../shared/src/ports/clock.js';
+import { InMemoryProxyStore } from '../../../shared/src/testing/in-memory-proxy-store.js';
+import { aProxy, testUid } from '../../../shared/src/testing/proxy-fixtures.js';
+import { runSweep, type SweepDeps } from './sweep.js';
+
+const t0 = new Date('2026-03-01T00:00:00Z');
+const at = (ms: number) => new Date(t0.getTime() + ms);
+
+let store: InMemoryProxyStore;
+let clock: ManualClock;
+let published: Array<{ proxy: string; atMs: number }>;
+let deps: SweepDeps;
+let onPublish: (proxy: string) => Promise<void>;
+
+beforeEach(() => {
+  store = new InMemoryProxyStore();
+  clock = new ManualClock(t0);
+  published = [];
+  onPublish = async () => {};
+  deps = {
+    store,
+    publisher: {
+      publish: async ({ proxy }) => {
+        published.push({ proxy, atMs: clock.now().getTime() - t0.getTime() });
+        await onPublish(proxy);
+      },
+    },
+    clock,
+    sleep: async (ms) => clock.advance(ms),
+    log: memoryLogger(),
+    tickPeriodMs: 60_000,
+    marginMs: 1_000,
+    pollMs: 1_000,
+    driftPollMs: 60_000,
+    batch: 2,
+    maxBatch: 64,
+  };
+});
+
+const due = (name: string, ms: number | null) =>
+  store.create(
+    aProxy({ name, status: { nextReconcileAt: ms === null ? null : at(ms), phase: 'Provisioning' } }),
+  );
+
+describe('requeue sweep', () => {
+  it('publishes each due proxy at its due time, within one invocation that ends before the next tick', async () => {
+    await due('overdue', -30_000);
+    await due('soon', 5_000);
+    await due('later', 42_500);
+    await due('next-window', 75_000);
+    await due('idle', null);
+    const report = await runSweep(deps, t0);
+    expect(published).toEqual([
+      { proxy: 'overdue', atMs: 0 },
+      { proxy: 'soon', atMs: 5_000 },
+      { proxy: 'later', atMs: 42_500 },
+    ]);
+    expect(report.due).toBe(3);
+    expect(clock.now().getTime() - t0.getTime()).toBeLessThanOrEqual(59_000);
+  });
+
+  it('picks up a due time written while it runs (a reconcile pass setting ProvisioningPoll)', async () => {
+    await due('p', 1_000);
+    onPublish = async (proxy) => {
+      const s = (await store.get(proxy))!;
+      const next = clock.now().getTime() + 5_000;
+      if (next - t0.getTime() < 30_000) {
+        await store.writeStatus(proxy, { ...s.proxy.status, nextReconcileAt: new Date(next) }, s.version);
+      }
+    };
+    await runSweep(deps, t0);
+    expect(published.map((p) => p.atMs)).toEqual([1_000, 6_000, 11_000, 16_000, 21_000, 26_000]);
+  });
+
+  it('drift-polls steady proxies once per DriftPoll on their slot, and writes nothing', async () => {
+    const steady = {
+      phase: 'Provisioned' as const,
+      providerId: 'zones/z/instances/i',
+      nextReconcileAt: null,
+    };
+    const uid = testUid(7);
+    await store.create(aProxy({ name: 'steady', uid, status: steady }));
+    await store.create(aProxy({ name: 'failed', status: { ...steady, phase: 'Failed' } }));
+    const writes = store.writes;
+    const report = await runSweep(deps, t0);
+    expect(published).toEqual([{ proxy: 'steady', atMs: driftOffsetMs(uid, 60_000) }]);
+    expect(report.drift).toBe(1);
+    expect(store.writes).toBe(writes);
+  });
+
+  it('does not let a full page of stuck proxies starve a newly due one', async () => {
+    for (const n of ['s1', 's2', 's3', 's4']) await due(n, -60_000);
+    await due('fresh', 10_000);
+    await runSweep(deps, t0);
+    expect(published.find((p) => p.proxy === 'fresh')?.atMs).toBe(10_000);
+    expect(published.filter((p) => p.proxy === 's1')).toHaveLength(1);
+  });
+
+  it('a failed publish is retried on a later poll', async () => {
+    await due('flaky', 0);
+    let fail = true;
+    deps.publisher = {
+      publish: async ({ proxy }) => {
+        if (fail) {
+          fail = false;
+          throw new Error('unavailable');
+        }
+        published.push({ proxy, atMs: clock.now().getTime() - t0.getTime() });
+      },
+    };
+    const report = await runSweep(deps, t0);
+    expect(report.publishFailures).toBe(1);
+    expect(published).toEqual([{ proxy: 'flaky', atMs: 1_000 }]);
+  });
+
+  it('a late tick (redelivered) sweeps once from now and stops', async () => {
+    await due('overdue', -5_000);
+    clock.set(at(120_000));
+    await runSweep(deps, t0);
+    expect(published).toEqual([{ proxy: 'overdue', atMs: 120_000 }]);
+    expect(clock.now().getTime()).toBeLessThan(at(121_000).getTime());
+  });
+});

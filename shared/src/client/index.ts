@@ -1,0 +1,127 @@
+// The typed client crawlers use for discovery and leases. Request and response types come from the same
+// zod schemas the service validates with and publishes as /openapi.json; responses are checked against
+// them, so a version skew fails loudly here instead of deep inside a crawler.
+import type { z } from 'zod';
+import type { LeaseResult } from '../domain/leases/model.js';
+import { type AcquireRequest, LeaseGrant, NoMatch, ProxyList, RenewResponse } from '../domain/leases/wire.js';
+
+export type { LeaseResult } from '../domain/leases/model.js';
+export type { LeaseGrant, NoMatch, ProxyList, ProxySummary, RenewResponse } from '../domain/leases/wire.js';
+export type AcquireOptions = z.input<typeof AcquireRequest>;
+
+export interface ProxyFilter {
+  attributes?: Record<string, string>;
+  healthy?: boolean;
+}
+
+export interface LeaseClientOptions {
+  /** The service's base URL, e.g. https://proxyplane-api-xyz.a.run.app */
+  baseUrl: string;
+  /** A crawler token (DISCOVERY_TOKENS); omit only against a local plane with auth off. */
+  token?: string;
+  /** Per-request timeout (default 30 s). */
+  timeoutMs?: number;
+  /** Retries of a 503 (store busy or restarting), honouring Retry-After up to 5 s (default 2). */
+  retries?: number;
+  fetch?: typeof fetch;
+}
+
+/** A non-2xx answer: `code` is the service's stable error code. */
+export class LeaseApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly body: unknown,
+  ) {
+    super(`lease API: HTTP ${status} ${code}`);
+    this.name = 'LeaseApiError';
+  }
+}
+
+/** 409 from acquire: nothing can be leased now; the counts say why. */
+export class NoMatchError extends LeaseApiError {
+  constructor(readonly counts: NoMatch) {
+    super(409, 'no_match', counts);
+    this.name = 'NoMatchError';
+  }
+}
+
+export class LeaseClient {
+  private readonly base: string;
+  private readonly fetch: typeof fetch;
+
+  constructor(private readonly opts: LeaseClientOptions) {
+    this.base = opts.baseUrl.replace(/\/+$/, '');
+    this.fetch = opts.fetch ?? globalThis.fetch;
+  }
+
+  async listProxies(filter: ProxyFilter = {}): Promise<ProxyList> {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(filter.attributes ?? {})) q.append(`attr.${k}`, v);
+    if (filter.healthy !== undefined) q.append('healthy', String(filter.healthy));
+    const qs = q.size > 0 ? `?${q}` : '';
+    return ProxyList.parse(await this.send('GET', `/v1/proxies${qs}`));
+  }
+
+  /** Throws NoMatchError when no proxy can be leased now. */
+  async acquire(request: AcquireOptions = {}): Promise<LeaseGrant> {
+    return LeaseGrant.parse(await this.send('POST', '/v1/leases', request));
+  }
+
+  async renew(leaseId: string, ttlSeconds?: number): Promise<RenewResponse> {
+    const body = ttlSeconds === undefined ? {} : { ttlSeconds };
+    return RenewResponse.parse(
+      await this.send('POST', `/v1/leases/${encodeURIComponent(leaseId)}/renew`, body),
+    );
+  }
+
+  /** Idempotent. */
+  async release(leaseId: string): Promise<void> {
+    await this.send('DELETE', `/v1/leases/${encodeURIComponent(leaseId)}`);
+  }
+
+  /** rate_limited and banned keep this proxy away from `target` (default: the lease's) for a while. */
+  async report(leaseId: string, result: LeaseResult, target?: string): Promise<void> {
+    const body = target === undefined ? { result } : { result, target };
+    await this.send('POST', `/v1/leases/${encodeURIComponent(leaseId)}/report`, body);
+  }
+
+  /** Acquires, runs `use`, and releases whatever happens. */
+  async withLease<T>(request: AcquireOptions, use: (lease: LeaseGrant) => Promise<T>): Promise<T> {
+    const lease = await this.acquire(request);
+    try {
+      return await use(lease);
+    } finally {
+      await this.release(lease.leaseId);
+    }
+  }
+
+  private async send(method: string, path: string, body?: unknown): Promise<unknown> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (this.opts.token) headers.authorization = `Bearer ${this.opts.token}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const retries = this.opts.retries ?? 2;
+    for (let attempt = 0; ; attempt++) {
+      const res = await this.fetch(`${this.base}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000),
+      });
+      const text = await res.text();
+      const json: unknown = text ? JSON.parse(text) : null;
+      if (res.ok) return json;
+      if (res.status === 503 && attempt < retries) {
+        const after = Number(res.headers.get('retry-after') ?? 1);
+        await new Promise((r) => setTimeout(r, Math.min(5, Number.isFinite(after) ? after : 1) * 1000));
+        continue;
+      }
+      if (res.status === 409 && path === '/v1/leases') {
+        const parsed = NoMatch.safeParse(json);
+        if (parsed.success) throw new NoMatchError(parsed.data);
+      }
+      const code = (json as { error?: unknown } | null)?.error;
+      throw new LeaseApiError(res.status, typeof code === 'string' ? code : 'http_error', json);
+    }
+  }
+}

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { aProxy } from '../../testing/proxy-fixtures.js';
+import { driftOffsetMs, driftSlots, isDriftPolled } from './drift.js';
+
+const t0 = new Date('2026-03-01T00:00:00Z');
+const at = (ms: number) => new Date(t0.getTime() + ms);
+const steady = { phase: 'Provisioned' as const, providerId: 'zones/z/instances/i', nextReconcileAt: null };
+
+describe('drift polling', () => {
+  it('gives each uid exactly one slot per period, and consecutive windows partition time', () => {
+    const uid = '00000000-0000-4000-8000-000000000042';
+    const period = 60_000;
+    const slots = [
+      ...driftSlots(uid, period, at(0), at(60_000)),
+      ...driftSlots(uid, period, at(60_000), at(150_000)),
+    ];
+    expect(slots.map((d) => d.getTime() - t0.getTime())).toEqual(
+      [0, 1, 2].map((k) => k * period + driftOffsetMs(uid, period)).filter((ms) => ms < 150_000),
+    );
+    for (const s of slots) expect((s.getTime() - driftOffsetMs(uid, period)) % period).toBe(0);
+  });
+
+  it('spreads a fleet over the period', () => {
+    const offsets = Array.from({ length: 1000 }, (_, i) =>
+      driftOffsetMs(`00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, 60_000),
+    );
+    const buckets = new Array(6).fill(0);
+    for (const o of offsets) buckets[Math.floor(o / 10_000)]++;
+    for (const b of buckets) expect(b).toBeGreaterThan(100);
+  });
+
+  it.each([
+    ['running managed proxy', aProxy({ status: steady }), true],
+    ['something scheduled', aProxy({ status: { ...steady, nextReconcileAt: t0 } }), false],
+    ['being deleted', aProxy({ deletionRequestedAt: t0, status: steady }), false],
+    ['failed', aProxy({ status: { ...steady, phase: 'Failed' } }), false],
+    ['ready', aProxy({ status: { ...steady, phase: 'Ready' } }), true],
+  ])('%s → %s', (_l, p, expected) => {
+    expect(isDriftPolled(p)).toBe(expected);
+  });
+});

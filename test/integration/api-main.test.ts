@@ -1,0 +1,135 @@
+// The service as it is deployed: `node functions/api/src/main.ts` in its own process, configured only by
+// its environment, against the Firestore and Pub/Sub emulators. Checks the composition root: the start-up
+// refusal without credentials, the loud local mode, and create → Firestore document + reconcile request.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { Firestore } from '@google-cloud/firestore';
+import { PubSub } from '@google-cloud/pubsub';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../emulators/launcher/free-port.js';
+import { waitForHttp } from '../../emulators/launcher/wait.js';
+import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
+import { repoRoot } from '../../shared/src/config/local-ports.js';
+import { testProjectId } from '../support/emulators.js';
+
+const TOKEN = 'main-test-admin-token-0123456789';
+
+interface Service {
+  child: ChildProcess;
+  url: string;
+  lines: Array<Record<string, unknown>>;
+  exited: Promise<number | null>;
+  stop(): Promise<number | null>;
+}
+
+async function startMain(env: Record<string, string>): Promise<Service> {
+  const port = await freePort();
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('ADMIN_') && k !== 'PROXYPLANE_LOCAL'),
+  );
+  const child = spawn(process.execPath, ['--import', 'tsx', 'functions/api/src/main.ts'], {
+    cwd: repoRoot,
+    env: { ...inherited, PORT: String(port), HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: Array<Record<string, unknown>> = [];
+  let buffered = '';
+  child.stdout?.on('data', (d: Buffer) => {
+    buffered += d.toString();
+    const parts = buffered.split('\n');
+    buffered = parts.pop() ?? '';
+    for (const p of parts) if (p.trim()) lines.push(JSON.parse(p));
+  });
+  child.stderr?.on('data', (d: Buffer) => process.stderr.write(d));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const stop = async () => {
+    if (child.exitCode === null) child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    const code = await exited;
+    clearTimeout(timer);
+    return code;
+  };
+  return { child, url: `http://127.0.0.1:${port}`, lines, exited, stop };
+}
+
+describe('functions/api/src/main.ts', () => {
+  const started: Service[] = [];
+  const start = async (env: Record<string, string>) => {
+    const s = await startMain(env);
+    started.push(s);
+    return s;
+  };
+  afterAll(async () => {
+    await Promise.all(started.map((s) => s.stop()));
+  });
+
+  it('refuses to start with no admin credential outside local mode', async () => {
+    const s = await start({});
+    expect(await s.exited).toBe(1);
+    expect(s.lines).toContainEqual(
+      expect.objectContaining({ severity: 'ERROR', message: expect.stringContaining('refuses to start') }),
+    );
+  });
+
+  it('refuses to start on a malformed ADMIN_TOKENS, without printing the token', async () => {
+    const s = await start({ ADMIN_TOKENS: 'ci:tooshort' });
+    expect(await s.exited).toBe(1);
+    expect(JSON.stringify(s.lines)).not.toContain('tooshort');
+  });
+
+  it('runs open in explicit local mode, and says so loudly', async () => {
+    const s = await start({ PROXYPLANE_LOCAL: '1', GOOGLE_CLOUD_PROJECT: testProjectId('demo-apimain') });
+    await waitForHttp(`${s.url}/healthz`, { timeoutMs: 30_000 });
+    expect(s.lines).toContainEqual(
+      expect.objectContaining({ severity: 'WARNING', message: expect.stringContaining('ADMIN AUTH IS OFF') }),
+    );
+    const res = await fetch(`${s.url}/v1/proxies`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ proxies: [], count: 0 });
+  });
+
+  it('creates a proxy: 201, the Firestore document, and a reconcile request on Pub/Sub; stops cleanly', async () => {
+    const projectId = testProjectId('demo-apimain');
+    const pubsub = new PubSub({ projectId });
+    const db = new Firestore({ projectId });
+    try {
+      const [topic] = await pubsub.createTopic('reconcile-requests');
+      const [sub] = await topic.createSubscription('reconcile-requests--test');
+      const received = new Promise<unknown>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('no reconcile request within 20 s')), 20_000);
+        sub.once('message', (m) => {
+          clearTimeout(timer);
+          m.ack();
+          resolve(JSON.parse(m.data.toString()));
+        });
+      });
+
+      const s = await start({ ADMIN_TOKENS: `test:${TOKEN}`, GOOGLE_CLOUD_PROJECT: projectId });
+      await waitForHttp(`${s.url}/healthz`, { timeoutMs: 30_000 });
+      expect(s.lines).toContainEqual(
+        expect.objectContaining({ message: expect.stringContaining('listening'), auth: 'tokens(1)' }),
+      );
+      expect((await fetch(`${s.url}/v1/proxies`)).status).toBe(401);
+
+      const res = await fetch(`${s.url}/v1/proxies`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          name: 'from-main',
+          spec: { mode: 'external', endpoint: { host: '127.0.0.9', port: 3128 } },
+        }),
+      });
+      expect(res.status).toBe(201);
+      expect(await received).toEqual({ proxy: 'from-main', reason: 'created' });
+      const stored = await new FirestoreProxyStore(db).get('from-main');
+      expect(stored?.proxy).toMatchObject({ name: 'from-main', generation: 1, spec: { mode: 'external' } });
+
+      expect(await s.stop()).toBe(0);
+      expect(s.lines).toContainEqual(expect.objectContaining({ message: 'api stopping (SIGTERM)' }));
+      expect(JSON.stringify(s.lines)).not.toContain(TOKEN);
+      await sub.close();
+    } finally {
+      await pubsub.close();
+      await db.terminate();
+    }
+  });
+});

@@ -1,0 +1,56 @@
+// Staleness end to end: with a max stale age, a worker whose snapshot is not refreshed stops taking new
+// traffic (503 snapshot_stale) and comes back when a new valid snapshot arrives (SIGHUP re-reads the file).
+import { writeFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  basicAuth,
+  eventually,
+  type GatewayProcess,
+  rawExchange,
+  startGateway,
+} from '../../bench/support/gateway-process.js';
+import { snapshotFile } from '../../bench/support/snapshot-file.js';
+import { startTargets, type Targets } from '../../bench/support/targets.js';
+import { startUpstreamProxy, type UpstreamProxy } from '../../bench/support/upstream-proxy.js';
+
+describe('gateway staleness', () => {
+  let targets: Targets;
+  let upstream: UpstreamProxy;
+  let gw: GatewayProcess;
+  let get: string;
+
+  beforeAll(async () => {
+    targets = await startTargets();
+    upstream = await startUpstreamProxy({ user: 'up', pass: 'up-pass' });
+    gw = await startGateway(snapshotFile({ upstreams: [upstream.url], version: 1 }), {
+      GATEWAY_CLIENT_USERS: 'crawler:s3cret',
+      GATEWAY_SSRF_ALLOW: `127.0.0.1:${targets.httpPort}`,
+      GATEWAY_MAX_STALE_AGE_SECONDS: '2',
+    });
+    get = `GET http://127.0.0.1:${targets.httpPort}/ HTTP/1.1\r\nProxy-Authorization: ${basicAuth('crawler', 's3cret')}\r\n\r\n`;
+  });
+
+  afterAll(async () => {
+    await gw?.stop();
+    await upstream?.close();
+    await targets?.close();
+  });
+
+  it('serves while fresh, refuses once stale, and recovers on a new snapshot', async () => {
+    expect((await rawExchange(gw.proxyPort, get)).text).toMatch(/^HTTP\/1\.1 200/);
+
+    const stale = await eventually(gw.health, (h) => h.phase === 'stale', 6_000);
+    expect(stale.phase).toBe('stale');
+    const refused = await rawExchange(gw.proxyPort, get);
+    expect(refused.text).toMatch(/^HTTP\/1\.1 503/);
+    expect(refused.text).toContain('X-Proxyplane-Error: snapshot_stale');
+    const ready = await fetch(`http://127.0.0.1:${gw.httpPort}/readyz`);
+    expect(ready.status).toBe(503);
+
+    writeFileSync(gw.snapshotPath, JSON.stringify(snapshotFile({ upstreams: [upstream.url], version: 2 })));
+    gw.child.kill('SIGHUP');
+    const fresh = await eventually(gw.health, (h) => h.phase === 'fresh', 3_000);
+    expect(fresh).toMatchObject({ phase: 'fresh', snapshot: { version: 2 } });
+    expect((await rawExchange(gw.proxyPort, get)).text).toMatch(/^HTTP\/1\.1 200/);
+  });
+});

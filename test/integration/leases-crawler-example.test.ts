@@ -1,0 +1,106 @@
+// docs/examples/crawler.ts, run as a crawler would run it: against the lease service process, through a
+// real forward proxy that demands the credentials only the lease response carries, to a local page.
+import { execFile } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import { promisify } from 'node:util';
+import { Firestore } from '@google-cloud/firestore';
+import { Server as ProxyServer } from 'proxy-chain';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-collections.js';
+import { testProjectId } from '../support/emulators.js';
+import { type LeaseServiceProcess, proxy, startLeaseService, writeFleet } from '../support/leases.js';
+
+const run = promisify(execFile);
+const projectId = testProjectId();
+const db = new Firestore({ projectId });
+const TOKEN = 'example-crawler-token-01';
+let target: Server;
+let targetUrl: string;
+let forward: ProxyServer;
+let service: LeaseServiceProcess;
+const seenByProxy: string[] = [];
+
+beforeAll(async () => {
+  target = createServer((req, res) => {
+    res.writeHead(req.url === '/limited' ? 429 : 200, { 'content-type': 'text/plain' });
+    res.end(req.url === '/limited' ? 'slow down' : 'hello from the target');
+  });
+  await new Promise<void>((r) => target.listen(0, '127.0.0.1', r));
+  const address = target.address();
+  if (!address || typeof address === 'string') throw new Error('no address');
+  targetUrl = `http://127.0.0.1:${address.port}`;
+
+  forward = new ProxyServer({
+    port: 0,
+    host: '127.0.0.1',
+    prepareRequestFunction: ({ username, password, hostname }) => {
+      seenByProxy.push(`${username}:${password}@${hostname}`);
+      return { requestAuthentication: username !== 'crawl' || password !== 'pa ss:w@rd' };
+    },
+  });
+  await forward.listen();
+
+  const p = proxy('demo', { external: true });
+  await writeFleet(db, [
+    {
+      ...p,
+      spec: {
+        ...p.spec,
+        mode: 'external',
+        endpoint: { host: '127.0.0.1', port: forward.port, protocol: 'http' },
+        credentialsRef: { secret: 'demo-creds', version: 'latest' },
+      } as typeof p.spec,
+    },
+  ]);
+  service = await startLeaseService({
+    GOOGLE_CLOUD_PROJECT: projectId,
+    DISCOVERY_TOKENS: `example:${TOKEN}`,
+    LEASE_TEST_SECRETS: JSON.stringify({ 'demo-creds': 'crawl:pa ss:w@rd' }),
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await service?.stop();
+  await forward?.close(true);
+  await new Promise((r) => target?.close(r));
+  await db.terminate();
+});
+
+const crawl = (path: string) =>
+  run(process.execPath, ['--import', 'tsx', 'docs/examples/crawler.ts', `${targetUrl}${path}`], {
+    env: { ...process.env, PROXYPLANE_URL: service.url, PROXYPLANE_TOKEN: TOKEN },
+    timeout: 60_000,
+  }).then(
+    (r) => ({ code: 0, ...r }),
+    (e: { code: number; stdout: string; stderr: string }) => ({
+      code: e.code,
+      stdout: e.stdout,
+      stderr: e.stderr,
+    }),
+  );
+
+describe('docs/examples/crawler.ts', () => {
+  it('leases, fetches through the authenticated proxy, reports ok and releases', async () => {
+    const out = await crawl('/page');
+    expect(out.stderr).toContain('reported ok');
+    expect(out).toMatchObject({ code: 0, stdout: 'hello from the target' });
+    expect(seenByProxy).toContain('crawl:pa ss:w@rd@127.0.0.1');
+    const leases = await db.collection(LEASE_COLLECTIONS.leases).get();
+    expect(leases.size).toBe(1);
+    expect(leases.docs[0]?.get('releasedAt')).not.toBeNull();
+    expect(leases.docs[0]?.get('target')).toBe(new URL(targetUrl).host);
+  });
+
+  it('reports a 429 as rate_limited, which cools the proxy down for that site', async () => {
+    const out = await crawl('/limited');
+    expect(out.code).toBe(1);
+    expect(out.stderr).toContain('reported rate_limited');
+    const cooldowns = await db.collection(LEASE_COLLECTIONS.cooldowns).get();
+    expect(cooldowns.docs.map((d) => [d.get('proxy'), d.get('target'), d.get('reason')])).toEqual([
+      ['demo', new URL(targetUrl).host, 'rate_limited'],
+    ]);
+    const again = await crawl('/page');
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('"inCooldown":1');
+  });
+});

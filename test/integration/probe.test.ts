@@ -1,0 +1,124 @@
+// The probe function against real proxies (Compute emulator instances) and the Firestore emulator:
+// thresholds, latency reporting, the EGRESS tier, pruning, and poison ticks.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clearProject, testProjectId } from '../support/emulators.js';
+import { type ProbeFleet, startProbeFleet } from '../support/probe-fleet.js';
+
+describe('probe function', () => {
+  let fleet: ProbeFleet;
+  beforeAll(async () => {
+    fleet = await startProbeFleet(testProjectId());
+  });
+  afterAll(async () => {
+    await fleet?.stop();
+  });
+
+  it('kill → Unhealthy after failureThreshold ticks → revive → healthy after successThreshold', async () => {
+    const { zone, instance } = await fleet.add('p-kill');
+    await fleet.tick();
+    await fleet.tick();
+    expect((await fleet.health.get('p-kill'))?.verdict).toBe('AVAILABLE');
+    fleet.published.length = 0;
+
+    fleet.compute.admin.killProxy(fleet.project, zone, instance);
+    await fleet.tick();
+    expect((await fleet.health.get('p-kill'))?.verdict).toBe('SUSPECT');
+    expect(fleet.published).toEqual([]);
+    await fleet.tick();
+    expect((await fleet.health.get('p-kill'))?.verdict).toBe('UNHEALTHY');
+    expect(fleet.published).toEqual([{ proxy: 'p-kill', reason: 'health-transition' }]);
+
+    await fleet.compute.admin.reviveProxy(fleet.project, zone, instance);
+    await fleet.tick();
+    expect((await fleet.health.get('p-kill'))?.verdict).toBe('UNHEALTHY');
+    await fleet.tick();
+    expect((await fleet.health.get('p-kill'))?.verdict).toBe('AVAILABLE');
+    expect(fleet.published).toHaveLength(2);
+    const lines = fleet.log.lines.filter(
+      (l) => l.message === 'probe' && l.proxy === 'p-kill' && l.tier === 'BASIC',
+    );
+    expect(lines.some((l) => l.ok === false && l.code === 'econnrefused')).toBe(true);
+  });
+
+  it('reports a slow proxy latency once, not on every tick', async () => {
+    await fleet.add('p-slow', {
+      healthCheck: { url: fleet.target.url, intervalSeconds: 1, successThreshold: 1 },
+    });
+    await fleet.tick();
+    fleet.target.delayMs = 400;
+    fleet.published.length = 0;
+    await fleet.tick(61_000);
+    await fleet.tick(61_000);
+    await fleet.tick(61_000);
+    fleet.target.delayMs = 0;
+    const reports = fleet.published.filter((p) => p.proxy === 'p-slow');
+    expect(reports).toHaveLength(1);
+    expect((await fleet.health.get('p-slow'))?.latency.reportedMs).toBeGreaterThanOrEqual(400);
+  });
+
+  it('EGRESS catches a proxy that adds X-Forwarded-For', async () => {
+    const { zone, instance } = await fleet.add('p-leak');
+    await fleet.tick();
+    await fleet.tick();
+    expect((await fleet.health.get('p-leak'))?.verdict).toBe('AVAILABLE');
+    fleet.compute.admin.leakProxy(fleet.project, zone, instance, true);
+    await fleet.tick();
+    await fleet.tick();
+    const state = await fleet.health.get('p-leak');
+    expect(state?.verdict).toBe('UNHEALTHY');
+    expect(state?.egressProblem).toBe('forwarded_header_leak');
+    expect(state?.tracks.BASIC?.verdict).toBe('AVAILABLE');
+  });
+
+  it('prunes the state of a proxy gone from the store', async () => {
+    await fleet.add('p-gone');
+    await fleet.tick();
+    expect(await fleet.health.get('p-gone')).not.toBeNull();
+    await fleet.db.doc('proxies/p-gone').delete();
+    const run = await fleet.tick();
+    expect(run?.pruned).toBeGreaterThanOrEqual(1);
+    expect(await fleet.health.get('p-gone')).toBeNull();
+  });
+
+  it('a duplicate delivery of the same tick does nothing', async () => {
+    const first = await fleet.tick();
+    const dup = await fleet.tick(0);
+    expect(first).not.toBeNull();
+    expect(dup).toBeNull();
+  });
+});
+
+describe('probe function: fresh project', () => {
+  it('a new function instance seeds from the verdict in status instead of resetting the fleet', async () => {
+    const projectId = testProjectId();
+    const fleet = await startProbeFleet(projectId, { echo: false });
+    try {
+      const { proxy } = await fleet.add('p-seed');
+      await fleet.proxies.writeStatus(
+        'p-seed',
+        {
+          ...proxy.status,
+          conditions: [
+            {
+              type: 'Healthy',
+              status: 'True',
+              reason: 'ProbeSucceeded',
+              message: '',
+              lastTransitionTime: fleet.clock.now(),
+              observedGeneration: 1,
+            },
+          ],
+          latencyMillis: 5,
+          lastHealthCheckTime: fleet.clock.now(),
+        },
+        (await fleet.proxies.get('p-seed'))!.version,
+      );
+      await fleet.tick();
+      expect((await fleet.health.get('p-seed'))?.verdict).toBe('AVAILABLE');
+      expect(fleet.published).toEqual([]);
+    } finally {
+      await fleet.stop();
+      await clearProject(projectId);
+    }
+  });
+});

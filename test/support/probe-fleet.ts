@@ -1,0 +1,163 @@
+// A fleet for probe tests: real instances on the Compute emulator (real forward proxies on 127.0.0.N),
+// their proxy documents in Firestore with the status reconcile would have written, an echo endpoint and a
+// target site — and the probe handler wired to the real Firestore stores and the real probe I/O.
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Firestore } from '@google-cloud/firestore';
+import { serve } from '@hono/node-server';
+import { type ComputeEmulator, startComputeEmulator } from '../../emulators/compute/server.js';
+import { echoRoutes } from '../../functions/api/src/echo/echo-routes.js';
+import { handleProbeTick, type ProbeHandlerDeps } from '../../functions/probe/src/handler.js';
+import { FirestoreHealthStore } from '../../shared/src/adapters/firestore/health-store.js';
+import { FirestoreJobRunStore } from '../../shared/src/adapters/firestore/job-run-store.js';
+import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
+import { makeGceProvider } from '../../shared/src/adapters/gce/clients.js';
+import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
+import { handshakeThroughProxy, probeThroughProxy } from '../../shared/src/adapters/probe/proxy-probe.js';
+import { emptyStatus, type ProxyResource, ProxySpec } from '../../shared/src/domain/proxy.js';
+import type { ReconcileRequest } from '../../shared/src/messages/reconcile-request.js';
+import { ManualClock } from '../../shared/src/ports/clock.js';
+
+export interface ProbeFleet {
+  db: Firestore;
+  compute: ComputeEmulator;
+  proxies: FirestoreProxyStore;
+  health: FirestoreHealthStore;
+  clock: ManualClock;
+  published: ReconcileRequest[];
+  log: ReturnType<typeof memoryLogger>;
+  /** The site health-check URLs point at; `delayMs` makes it answer slowly. */
+  target: { url: string; delayMs: number };
+  echoUrl: string;
+  project: string;
+  add(
+    name: string,
+    spec?: Record<string, unknown>,
+  ): Promise<{ proxy: ProxyResource; zone: string; instance: string }>;
+  tick(advanceMs?: number): ReturnType<typeof handleProbeTick>;
+  stop(): Promise<void>;
+}
+
+const listen = (server: Server) =>
+  new Promise<number>((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)),
+  );
+
+export async function startProbeFleet(projectId: string, opts: { echo?: boolean } = {}): Promise<ProbeFleet> {
+  const db = new Firestore({ projectId });
+  const compute = await startComputeEmulator({ bootDelayMs: 20, deleteDelayMs: 20 });
+  const gce = makeGceProvider({ project: projectId, computeEndpoint: compute.endpoint });
+  const target = { url: '', delayMs: 0 };
+  const site = createServer((_req, res) => {
+    setTimeout(() => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'), target.delayMs);
+  });
+  target.url = `http://127.0.0.1:${await listen(site)}/`;
+  const echo = serve({ fetch: echoRoutes({ trustedHops: 0 }).fetch, port: 0, hostname: '127.0.0.1' });
+  await new Promise<void>((r) => echo.once('listening', () => r()));
+  const echoUrl = `http://127.0.0.1:${(echo.address() as AddressInfo).port}/v1/echo`;
+  const proxies = new FirestoreProxyStore(db);
+  const health = new FirestoreHealthStore(db);
+  const clock = new ManualClock(new Date('2026-03-01T00:00:00Z'));
+  const published: ReconcileRequest[] = [];
+  const log = memoryLogger();
+  const deps: ProbeHandlerDeps = {
+    proxies,
+    health,
+    jobs: new FirestoreJobRunStore(db),
+    publisher: { publish: async (r) => void published.push(r) },
+    secrets: { access: async () => 'unused:unused' },
+    prober: { probe: probeThroughProxy, handshake: handshakeThroughProxy },
+    metrics: { observe: () => {}, forget: () => {} },
+    log,
+    tiers: {
+      echoUrl: opts.echo === false ? null : echoUrl,
+      callerIps: ['127.0.0.1'],
+      rejectUnauthorized: false,
+    },
+    concurrency: 32,
+    clock,
+    sleep: async () => {},
+    tickPeriodMs: 1000,
+    loopMs: 0,
+  };
+
+  return {
+    db,
+    compute,
+    proxies,
+    health,
+    clock,
+    published,
+    log,
+    target,
+    echoUrl,
+    project: projectId,
+    async add(name, spec = {}) {
+      const parsed = ProxySpec.parse({
+        mode: 'managed',
+        zone: 'us-central1-a',
+        healthCheck: {
+          url: target.url,
+          intervalSeconds: 1,
+          timeoutSeconds: 2,
+          successThreshold: 2,
+          failureThreshold: 2,
+        },
+        ...spec,
+      });
+      if (parsed.mode !== 'managed') throw new Error('managed only');
+      const uid = randomUUID();
+      const instance = `pp-${uid.replaceAll('-', '').slice(0, 20)}`;
+      const { providerId } = await gce.provider.create({
+        name: instance,
+        proxyName: name,
+        uid,
+        zone: parsed.zone,
+        machineType: parsed.machineType,
+        image: parsed.image,
+        port: parsed.port,
+        protocol: parsed.protocol,
+        startupScript: '#!/bin/bash\ntrue\n',
+        credentialsSecret: null,
+        specHash: 'h',
+      });
+      let ip: string | null = null;
+      for (let i = 0; i < 200 && !ip; i++) {
+        const seen = await gce.provider.get(providerId);
+        ip = seen?.state === 'Running' ? seen.ip : null;
+        if (!ip) await new Promise((r) => setTimeout(r, 20));
+      }
+      if (!ip) throw new Error(`instance ${instance} never ran`);
+      const proxy: ProxyResource = {
+        name,
+        uid,
+        generation: 1,
+        createdAt: clock.now(),
+        deletionRequestedAt: null,
+        spec: parsed,
+        status: {
+          ...emptyStatus(),
+          phase: 'Provisioned',
+          observedGeneration: 1,
+          providerId,
+          ip,
+          specHash: 'h',
+        },
+      };
+      await proxies.create(proxy);
+      return { proxy, zone: parsed.zone, instance };
+    },
+    tick(advanceMs = 1000) {
+      clock.advance(advanceMs);
+      return handleProbeTick(deps);
+    },
+    async stop() {
+      await gce.close();
+      await compute.stop();
+      await new Promise((r) => site.close(r));
+      await new Promise((r) => echo.close(r));
+      await db.terminate();
+    },
+  };
+}
