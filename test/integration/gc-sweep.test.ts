@@ -40,7 +40,7 @@ describe('gc sweep against the Compute emulator (seed §8)', () => {
     port: 3128,
     protocol: 'http',
     startupScript: '#!/bin/sh\n',
-    credentialsRef: null,
+    credentialsSecret: null,
     specHash: '0123456789abcdef',
   });
 
@@ -132,7 +132,14 @@ describe('gc sweep against the Compute emulator (seed §8)', () => {
 
     const deletions = gcLog().filter((l) => l.message === 'gc deleted an orphaned instance');
     expect(deletions).toEqual([
-      expect.objectContaining({ severity: 'WARNING', provider: 'gce', providerId: orphan, uid: orphanUid }),
+      expect.objectContaining({
+        severity: 'WARNING',
+        event: 'gc.deleted',
+        provider: 'gce',
+        zone: 'us-central1-a',
+        providerId: orphan,
+        uid: orphanUid,
+      }),
     ]);
 
     // The next sweep finds nothing more to do.

@@ -118,7 +118,9 @@ describe('handleGcTick (seed §8)', () => {
     expect(loud).toEqual([
       expect.objectContaining({
         severity: 'WARNING',
+        event: 'gc.deleted',
         provider: 'gce',
+        zone: 'us-central1-a',
         providerId: 'zones/us-central1-a/instances/orphan',
         uid: 'gone-uid',
         ageSeconds: 1800,

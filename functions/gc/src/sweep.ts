@@ -22,6 +22,9 @@ export interface ProviderSweep {
   unreachable: string[];
 }
 
+/** Zone-qualified provider ids (gce: zones/<zone>/instances/<name>) name their zone; others give null. */
+const zoneOf = (providerId: string): string | null => /^zones\/([^/]+)\//.exec(providerId)?.[1] ?? null;
+
 export async function sweepProvider(
   provider: Provider,
   live: ReadonlySet<string>,
@@ -66,6 +69,7 @@ export async function sweepProvider(
     }
     const fields = {
       provider: provider.name,
+      zone: zoneOf(v.instance.providerId),
       providerId: v.instance.providerId,
       uid: v.uid,
       proxyName: v.instance.proxyName,
@@ -82,7 +86,8 @@ export async function sweepProvider(
       await provider.delete(v.instance.providerId);
       result.deleted++;
       // Loud on purpose: the safety net fired, so a reconcile crashed between create and its status write.
-      log.warn('gc deleted an orphaned instance', fields);
+      // `event` is what the log-based metric and its alert count (terraform/monitoring.tf).
+      log.warn('gc deleted an orphaned instance', { event: 'gc.deleted', ...fields });
     } catch (err) {
       result.deleteFailures++;
       log.error('gc could not delete an orphaned instance; the next sweep retries', {

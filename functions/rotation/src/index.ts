@@ -6,8 +6,8 @@ import { FirestoreProxyStore } from '../../../shared/src/adapters/firestore/prox
 import { jsonLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { createPubSub } from '../../../shared/src/adapters/pubsub/client.js';
 import { PubSubPublisher } from '../../../shared/src/adapters/pubsub/publisher.js';
+import { PubSubReconcilePublisher } from '../../../shared/src/adapters/pubsub/reconcile-publisher.js';
 import { loadBaseConfig } from '../../../shared/src/config/env.js';
-import { ReconcileRequest } from '../../../shared/src/messages/reconcile-request.js';
 import { onSecretEvent, type RotationDeps } from './handler.js';
 
 const config = loadBaseConfig();
@@ -17,7 +17,7 @@ const pubsub = new PubSubPublisher(createPubSub(config.GOOGLE_CLOUD_PROJECT, con
 
 const deps: RotationDeps = {
   proxies: new FirestoreProxyStore(db),
-  publisher: { publish: async (r) => void (await pubsub.publish('reconcile-requests', ReconcileRequest, r)) },
+  publisher: new PubSubReconcilePublisher(pubsub),
   log,
 };
 
