@@ -60,3 +60,13 @@ export function finishedRun(db: Firestore, job: string, since: Date, timeoutMs =
     { timeoutMs, intervalMs: 200 },
   );
 }
+
+/**
+ * A loopback /16 of its own for a Compute emulator whose VMs' proxies a test talks to: others (a
+ * developer's `npm start`, a benchmark with a thousand VMs) may hold 127.0.x.y:3128 already, and a VM
+ * that cannot bind reports an address where someone else's proxy answers.
+ */
+export function privateLoopbackRange(): { first: string; last: string } {
+  const b = 100 + Math.floor(Math.random() * 150);
+  return { first: `127.${b}.0.2`, last: `127.${b}.255.254` };
+}
