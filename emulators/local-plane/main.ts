@@ -89,14 +89,15 @@ try {
     portOffset: options.portOffset,
     endpoints: plane.endpoints,
     notBuilt: plane.notBuilt,
-    env: plane.env,
+    env: plane.exports,
     logDir: displayPath(plane.logDir),
   });
   console.log(report);
   mkdirSync(options.stateDir, { recursive: true });
   writeFileSync(
     stateFile,
-    `${JSON.stringify({ pid: process.pid, projectId: options.projectId, portOffset: options.portOffset, endpoints: plane.endpoints, env: plane.env }, null, 2)}\n`,
+    `${JSON.stringify({ pid: process.pid, projectId: options.projectId, portOffset: options.portOffset, endpoints: plane.endpoints, env: plane.exports }, null, 2)}\n`,
+    { mode: 0o600 }, // it holds the local tokens
   );
 } catch (err) {
   // If a signal arrived, the start failed because of it (StartCancelled, or a child it stopped):

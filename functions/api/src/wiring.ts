@@ -5,21 +5,11 @@ import { FirestoreProxyStore } from '../../../shared/src/adapters/firestore/prox
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { createPubSub } from '../../../shared/src/adapters/pubsub/client.js';
 import { PubSubPublisher } from '../../../shared/src/adapters/pubsub/publisher.js';
-import { ReconcileRequest } from '../../../shared/src/messages/reconcile-request.js';
+import { PubSubReconcilePublisher } from '../../../shared/src/adapters/pubsub/reconcile-publisher.js';
 import { systemClock } from '../../../shared/src/ports/clock.js';
-import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
 import type { ApiDeps } from './app.js';
 import { buildAuthenticator } from './auth/config.js';
 import type { ApiConfig } from './config.js';
-
-/** shared/topology/pubsub.json: where reconcile requests go. */
-export const RECONCILE_TOPIC = 'reconcile-requests';
-
-export const reconcilePublisherOn = (publisher: PubSubPublisher): ReconcilePublisher => ({
-  publish: async (request) => {
-    await publisher.publish(RECONCILE_TOPIC, ReconcileRequest, request);
-  },
-});
 
 export interface Wired {
   deps: ApiDeps;
@@ -36,7 +26,7 @@ export function wireApi(config: ApiConfig, log: Logger): Wired {
   const deps: ApiDeps = {
     version: config.version,
     store: new FirestoreProxyStore(firestore),
-    publisher: reconcilePublisherOn(new PubSubPublisher(pubsub)),
+    publisher: new PubSubReconcilePublisher(new PubSubPublisher(pubsub)),
     clock: systemClock,
     auth: buildAuthenticator(config.auth),
     log,
