@@ -3,6 +3,7 @@
 // end-to-end tests start it in-process (server.ts). Nothing here reads process.env.
 import { randomUUID } from 'node:crypto';
 import { OpenAPIHono } from '@hono/zod-openapi';
+import { except } from 'hono/combine';
 import { methodNotAllowed } from 'hono/method-not-allowed';
 import { requestId } from 'hono/request-id';
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
@@ -19,6 +20,7 @@ import { recover } from './middleware/recover.js';
 import { requestLog } from './middleware/request-log.js';
 import { proxyRoutes } from './routes/proxies.js';
 import { validationHook } from './validation/hook.js';
+import { type WorkersApiDeps, workersApi } from './workers/index.js';
 
 export interface ApiDeps {
   /** Reported by /healthz and /openapi.json. */
@@ -34,6 +36,8 @@ export interface ApiDeps {
   traceProject?: string;
   /** Mounts GET /v1/echo (unauthenticated: the EGRESS probe reaches it through arbitrary proxies). */
   echo?: EchoOptions;
+  /** Mounts the gateway control plane: /v1/workers/* (worker identities) and /v1/gateway/* (admin). */
+  workers?: WorkersApiDeps;
 }
 
 export function createApp(deps: ApiDeps) {
@@ -54,7 +58,8 @@ export function createApp(deps: ApiDeps) {
         }),
     }),
   );
-  app.use(limitBody({ maxBytes: deps.maxBodyBytes }));
+  // Worker reports carry up to 10,000 counts: the worker routes bound each body themselves.
+  app.use(except('/v1/workers/*', limitBody({ maxBytes: deps.maxBodyBytes })));
   // Admin auth guards the admin surface only: other groups (echo today; discovery, leases and worker
   // endpoints later) bring their own. `/v1/proxies/*` also matches `/v1/proxies`.
   const adminOnly = requireAdmin(deps.auth);
@@ -64,6 +69,7 @@ export function createApp(deps: ApiDeps) {
   app.get('/healthz', (c) => c.json({ ok: true, version: deps.version }));
   app.route('/v1/proxies', proxyRoutes(admin));
   if (deps.echo) app.route('/', echoRoutes(deps.echo));
+  if (deps.workers) app.route('/', workersApi(deps.workers));
   app.doc31('/openapi.json', {
     openapi: '3.1.0',
     info: { title: 'proxyplane API', version: deps.version, description: 'See docs/api.md.' },

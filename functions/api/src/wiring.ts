@@ -10,6 +10,7 @@ import { systemClock } from '../../../shared/src/ports/clock.js';
 import type { ApiDeps } from './app.js';
 import { buildAuthenticator } from './auth/config.js';
 import type { ApiConfig } from './config.js';
+import { buildWorkersApi } from './workers/wiring.js';
 
 export interface Wired {
   deps: ApiDeps;
@@ -23,16 +24,26 @@ export function wireApi(config: ApiConfig, log: Logger): Wired {
     ...(config.firestoreEmulatorHost ? { host: config.firestoreEmulatorHost, ssl: false } : {}),
   });
   const pubsub = createPubSub(config.projectId, config.pubsubEmulatorHost);
+  const auth = buildAuthenticator(config.auth);
   const deps: ApiDeps = {
     version: config.version,
     store: new FirestoreProxyStore(firestore),
     publisher: new PubSubReconcilePublisher(new PubSubPublisher(pubsub)),
     clock: systemClock,
-    auth: buildAuthenticator(config.auth),
+    auth,
     log,
     maxBodyBytes: config.maxBodyBytes,
     traceProject: config.onCloudRun ? config.projectId : undefined,
     echo: { trustedHops: config.onCloudRun ? 1 : 0 },
+    workers: buildWorkersApi({
+      firestore,
+      pubsub,
+      projectId: config.projectId,
+      config: config.workers,
+      adminAuth: auth,
+      clock: systemClock,
+      log,
+    }),
   };
   return {
     deps,
