@@ -3,6 +3,7 @@
 // end-to-end tests start it in-process (server.ts). Nothing here reads process.env.
 import { randomUUID } from 'node:crypto';
 import { OpenAPIHono } from '@hono/zod-openapi';
+import { except } from 'hono/combine';
 import { methodNotAllowed } from 'hono/method-not-allowed';
 import { requestId } from 'hono/request-id';
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
@@ -19,6 +20,7 @@ import { recover } from './middleware/recover.js';
 import { requestLog } from './middleware/request-log.js';
 import { proxyRoutes } from './routes/proxies.js';
 import { validationHook } from './validation/hook.js';
+import { type WorkersApiDeps, workersApi } from './workers/index.js';
 
 export interface ApiDeps {
   /** Reported by /healthz and /openapi.json. */
@@ -36,6 +38,8 @@ export interface ApiDeps {
   echo?: EchoOptions;
   /** Discovery and leases for crawlers (docs/leases.md); absent = not served. */
   leases?: LeaseApiDeps;
+  /** Mounts the gateway control plane: /v1/workers/* (worker identities) and /v1/gateway/* (admin). */
+  workers?: WorkersApiDeps;
 }
 
 export function createApp(deps: ApiDeps) {
@@ -56,7 +60,8 @@ export function createApp(deps: ApiDeps) {
         }),
     }),
   );
-  app.use(limitBody({ maxBytes: deps.maxBodyBytes }));
+  // Worker reports carry up to 10,000 counts: the worker routes bound each body themselves.
+  app.use(except('/v1/workers/*', limitBody({ maxBytes: deps.maxBodyBytes })));
   // Admin auth guards the admin surface; crawler tokens also open GET /v1/proxies (discovery), the lease
   // routes and /openapi.json (leases/index.ts). `/v1/proxies/*` also matches `/v1/proxies`.
   const guards = leaseGuards(deps.leases, deps.auth);
@@ -67,6 +72,7 @@ export function createApp(deps: ApiDeps) {
   app.route('/v1/proxies', proxyRoutes(admin, deps.leases?.discovery));
   if (deps.leases) app.route('/', leaseApi(deps.leases, guards.crawler));
   if (deps.echo) app.route('/', echoRoutes(deps.echo));
+  if (deps.workers) app.route('/', workersApi(deps.workers));
   app.doc31('/openapi.json', {
     openapi: '3.1.0',
     info: { title: 'proxyplane API', version: deps.version, description: 'See docs/api.md.' },

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { BaseEnv } from '../../../shared/src/config/env.js';
 import { type AuthConfig, loadAuthConfig } from './auth/config.js';
 import { type LeaseConfig, loadLeaseConfig } from './leases/config.js';
+import { loadWorkersApiConfig, type WorkersApiConfig } from './workers/config.js';
 
 const ApiEnv = BaseEnv.extend({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -33,6 +34,8 @@ export interface ApiConfig {
   auth: AuthConfig;
   /** Discovery and leases (leases/config.ts). */
   leases: LeaseConfig;
+  /** The gateway control plane's worker identities and timing (workers/config.ts). */
+  workers: WorkersApiConfig;
 }
 
 /** Throws zod's error or AuthConfigError; main.ts reports either and exits non-zero. */
@@ -50,5 +53,6 @@ export function loadApiConfig(env: Record<string, string | undefined>): ApiConfi
     onCloudRun: e.K_SERVICE !== undefined,
     auth: loadAuthConfig(env),
     leases: loadLeaseConfig(env),
+    workers: loadWorkersApiConfig(env),
   };
 }

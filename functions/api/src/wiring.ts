@@ -16,6 +16,7 @@ import type { ApiDeps } from './app.js';
 import { buildAuthenticator } from './auth/config.js';
 import type { ApiConfig } from './config.js';
 import { buildLeaseApi } from './leases/wiring.js';
+import { buildWorkersApi } from './workers/wiring.js';
 
 export interface Wired {
   deps: ApiDeps;
@@ -38,17 +39,27 @@ export function wireApi(config: ApiConfig, log: Logger): Wired {
     log,
     config: config.leases,
   });
+  const auth = buildAuthenticator(config.auth);
   const deps: ApiDeps = {
     version: config.version,
     store: new FirestoreProxyStore(firestore),
     publisher: new PubSubReconcilePublisher(new PubSubPublisher(pubsub)),
     clock: systemClock,
-    auth: buildAuthenticator(config.auth),
+    auth,
     log,
     maxBodyBytes: config.maxBodyBytes,
     traceProject: config.onCloudRun ? config.projectId : undefined,
     echo: { trustedHops: config.onCloudRun ? 1 : 0 },
     leases,
+    workers: buildWorkersApi({
+      firestore,
+      pubsub,
+      projectId: config.projectId,
+      config: config.workers,
+      adminAuth: auth,
+      clock: systemClock,
+      log,
+    }),
   };
   return {
     deps,
