@@ -14,6 +14,8 @@ import type { Authenticator } from './auth/authenticator.js';
 import { requireAdmin } from './auth/middleware.js';
 import { type EchoOptions, echoRoutes } from './echo/echo-routes.js';
 import { ApiError } from './errors.js';
+import type { FleetFeed } from './fleet/feed.js';
+import { fleetApp } from './fleet/routes.js';
 import { limitBody } from './middleware/body-limit.js';
 import { recover } from './middleware/recover.js';
 import { requestLog } from './middleware/request-log.js';
@@ -34,6 +36,8 @@ export interface ApiDeps {
   traceProject?: string;
   /** Mounts GET /v1/echo (unauthenticated: the EGRESS probe reaches it through arbitrary proxies). */
   echo?: EchoOptions;
+  /** Mounts the fleet page at /fleet (admin auth, read-only), rendered from this feed. */
+  fleet?: FleetFeed;
 }
 
 export function createApp(deps: ApiDeps) {
@@ -64,6 +68,7 @@ export function createApp(deps: ApiDeps) {
   app.get('/healthz', (c) => c.json({ ok: true, version: deps.version }));
   app.route('/v1/proxies', proxyRoutes(admin));
   if (deps.echo) app.route('/', echoRoutes(deps.echo));
+  if (deps.fleet) app.route('/fleet', fleetApp({ ...deps, feed: deps.fleet }));
   app.doc31('/openapi.json', {
     openapi: '3.1.0',
     info: { title: 'proxyplane API', version: deps.version, description: 'See docs/api.md.' },

@@ -10,6 +10,7 @@ import { systemClock } from '../../../shared/src/ports/clock.js';
 import type { ApiDeps } from './app.js';
 import { buildAuthenticator } from './auth/config.js';
 import type { ApiConfig } from './config.js';
+import { FirestoreFleetFeed } from './fleet/firestore-feed.js';
 
 export interface Wired {
   deps: ApiDeps;
@@ -23,6 +24,7 @@ export function wireApi(config: ApiConfig, log: Logger): Wired {
     ...(config.firestoreEmulatorHost ? { host: config.firestoreEmulatorHost, ssl: false } : {}),
   });
   const pubsub = createPubSub(config.projectId, config.pubsubEmulatorHost);
+  const fleet = new FirestoreFleetFeed(firestore, log);
   const deps: ApiDeps = {
     version: config.version,
     store: new FirestoreProxyStore(firestore),
@@ -33,10 +35,12 @@ export function wireApi(config: ApiConfig, log: Logger): Wired {
     maxBodyBytes: config.maxBodyBytes,
     traceProject: config.onCloudRun ? config.projectId : undefined,
     echo: { trustedHops: config.onCloudRun ? 1 : 0 },
+    fleet,
   };
   return {
     deps,
     close: async () => {
+      await fleet.stop();
       await Promise.allSettled([firestore.terminate(), pubsub.close()]);
     },
   };
