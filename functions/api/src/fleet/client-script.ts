@@ -180,6 +180,10 @@ export const FLEET_JS = String.raw`
     showDetail(openName);
   });
 
+  document.addEventListener('keydown', function (ev) {
+    if (ev.key === 'Escape' && openName) { openName = null; detail.hidden = true; }
+  });
+
   function onView(v) {
     render(v);
     setLive('live', 'live \u00b7 ' + new Date(v.generatedAt).toLocaleTimeString());

@@ -8,7 +8,7 @@ import type { FleetRow, FleetView } from './view-model.js';
 function layout(title: string, body: string, script = true): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${esc(title)}</title><link rel="stylesheet" href="/fleet/assets/fleet.css"></head>
+<title>${esc(title)}</title><link rel="icon" href="data:,"><link rel="stylesheet" href="/fleet/assets/fleet.css"></head>
 <body>${body}${script ? '<script src="/fleet/assets/fleet.js" defer></script>' : ''}</body></html>`;
 }
 

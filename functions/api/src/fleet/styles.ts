@@ -9,9 +9,8 @@ body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-ser
 header { display: flex; gap: 16px; align-items: baseline; padding: 12px 20px; border-bottom: 1px solid var(--line); }
 header h1 { font-size: 18px; margin: 0; } header h1 a { color: inherit; text-decoration: none; }
 header form { margin-left: auto; }
-main { padding: 12px 20px; display: grid; grid-template-columns: 1fr; gap: 12px; }
-main:has(#detail:not([hidden])) { grid-template-columns: minmax(0, 1fr) minmax(320px, 36%); }
-main:has(#detail:not([hidden])) > h2, main:has(#detail:not([hidden])) > table.jobs { grid-column: 1; }
+main { padding: 12px 20px; }
+h2 { font-size: 15px; margin: 28px 0 8px; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: 5px 8px; border-bottom: 1px solid var(--line); vertical-align: middle; white-space: nowrap; }
 th { font-size: 12px; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); font-weight: 600; }
@@ -28,7 +27,8 @@ td a { color: var(--info); text-decoration: none; font-weight: 600; }
 .spark { vertical-align: middle; } .spark polyline { fill: none; stroke: var(--info); stroke-width: 1.5; } .spark circle { fill: var(--info); }
 .live { font-size: 12px; color: var(--muted); } .live[data-state=live]::before { content: "\\25CF  "; color: var(--ok); }
 .live[data-state=reconnecting]::before, .live[data-state=down]::before { content: "\\25CF  "; color: var(--bad); }
-#detail { border-left: 1px solid var(--line); padding-left: 16px; overflow: auto; max-height: calc(100vh - 80px); position: sticky; top: 8px; grid-row: 1 / span 3; grid-column: 2; }
+#detail { position: fixed; top: 0; right: 0; bottom: 0; width: min(600px, 48vw); overflow: auto; padding: 14px 18px;
+  background: var(--bg); border-left: 1px solid var(--line); box-shadow: -8px 0 24px rgba(0,0,0,.12); }
 #detail h2 { margin-top: 0; font-size: 16px; } #detail h3, .detail-page h3 { font-size: 13px; margin: 14px 0 4px; }
 #detail .close { float: right; }
 pre { background: var(--hi); border: 1px solid var(--line); padding: 8px; font-size: 12px; overflow: auto; }
