@@ -14,6 +14,8 @@ import { proxyAdmin } from './admin/proxy-admin.js';
 import type { Authenticator } from './auth/authenticator.js';
 import { type EchoOptions, echoRoutes } from './echo/echo-routes.js';
 import { ApiError } from './errors.js';
+import type { FleetFeed } from './fleet/feed.js';
+import { fleetApp } from './fleet/routes.js';
 import { type LeaseApiDeps, leaseApi, leaseGuards } from './leases/index.js';
 import { limitBody } from './middleware/body-limit.js';
 import { recover } from './middleware/recover.js';
@@ -40,6 +42,8 @@ export interface ApiDeps {
   leases?: LeaseApiDeps;
   /** Mounts the gateway control plane: /v1/workers/* (worker identities) and /v1/gateway/* (admin). */
   workers?: WorkersApiDeps;
+  /** Mounts the fleet page at /fleet (admin auth, read-only), rendered from this feed. */
+  fleet?: FleetFeed;
 }
 
 export function createApp(deps: ApiDeps) {
@@ -73,6 +77,7 @@ export function createApp(deps: ApiDeps) {
   if (deps.leases) app.route('/', leaseApi(deps.leases, guards.crawler));
   if (deps.echo) app.route('/', echoRoutes(deps.echo));
   if (deps.workers) app.route('/', workersApi(deps.workers));
+  if (deps.fleet) app.route('/fleet', fleetApp({ ...deps, feed: deps.fleet }));
   app.doc31('/openapi.json', {
     openapi: '3.1.0',
     info: { title: 'proxyplane API', version: deps.version, description: 'See docs/api.md.' },
