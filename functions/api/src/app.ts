@@ -7,6 +7,8 @@ import { methodNotAllowed } from 'hono/method-not-allowed';
 import { requestId } from 'hono/request-id';
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import type { Clock } from '../../../shared/src/ports/clock.js';
+import type { JobRunStore } from '../../../shared/src/ports/job-runs.js';
+import type { JobScheduler } from '../../../shared/src/ports/job-scheduler.js';
 import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
 import { proxyAdmin } from './admin/proxy-admin.js';
@@ -14,6 +16,8 @@ import type { Authenticator } from './auth/authenticator.js';
 import { requireAdmin } from './auth/middleware.js';
 import { type EchoOptions, echoRoutes } from './echo/echo-routes.js';
 import { ApiError } from './errors.js';
+import { jobControls } from './jobs/job-controls.js';
+import { jobRoutes } from './jobs/job-routes.js';
 import { limitBody } from './middleware/body-limit.js';
 import { recover } from './middleware/recover.js';
 import { requestLog } from './middleware/request-log.js';
@@ -34,6 +38,8 @@ export interface ApiDeps {
   traceProject?: string;
   /** Mounts GET /v1/echo (unauthenticated: the EGRESS probe reaches it through arbitrary proxies). */
   echo?: EchoOptions;
+  /** Mounts /v1/jobs (admin): the periodic jobs on Cloud Scheduler and their last runs (issue 11). */
+  jobs?: { scheduler: JobScheduler | null; runs: Pick<JobRunStore, 'get' | 'list'> };
 }
 
 export function createApp(deps: ApiDeps) {
@@ -60,10 +66,12 @@ export function createApp(deps: ApiDeps) {
   const adminOnly = requireAdmin(deps.auth);
   app.use('/v1/proxies/*', adminOnly);
   app.use('/openapi.json', adminOnly);
+  app.use('/v1/jobs/*', adminOnly);
 
   app.get('/healthz', (c) => c.json({ ok: true, version: deps.version }));
   app.route('/v1/proxies', proxyRoutes(admin));
   if (deps.echo) app.route('/', echoRoutes(deps.echo));
+  if (deps.jobs) app.route('/v1/jobs', jobRoutes(jobControls({ ...deps.jobs, log: deps.log })));
   app.doc31('/openapi.json', {
     openapi: '3.1.0',
     info: { title: 'proxyplane API', version: deps.version, description: 'See docs/api.md.' },

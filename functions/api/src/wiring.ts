@@ -1,11 +1,15 @@
 // The one place the API's concrete adapters are built (Firestore, Pub/Sub, the Google token verifier),
 // from a loaded config. main.ts calls it; end-to-end tests may too, or build ApiDeps from their own parts.
 import { Firestore } from '@google-cloud/firestore';
+import { FirestoreJobRunStore } from '../../../shared/src/adapters/firestore/job-run-store.js';
 import { FirestoreProxyStore } from '../../../shared/src/adapters/firestore/proxy-store.js';
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { createPubSub } from '../../../shared/src/adapters/pubsub/client.js';
 import { PubSubPublisher } from '../../../shared/src/adapters/pubsub/publisher.js';
 import { PubSubReconcilePublisher } from '../../../shared/src/adapters/pubsub/reconcile-publisher.js';
+import { createCloudSchedulerClient } from '../../../shared/src/adapters/scheduler/client.js';
+import { CloudSchedulerJobs } from '../../../shared/src/adapters/scheduler/cloud-scheduler-jobs.js';
+import { loadScheduleTable } from '../../../shared/src/config/topology.js';
 import { systemClock } from '../../../shared/src/ports/clock.js';
 import type { ApiDeps } from './app.js';
 import { buildAuthenticator } from './auth/config.js';
@@ -23,6 +27,14 @@ export function wireApi(config: ApiConfig, log: Logger): Wired {
     ...(config.firestoreEmulatorHost ? { host: config.firestoreEmulatorHost, ssl: false } : {}),
   });
   const pubsub = createPubSub(config.projectId, config.pubsubEmulatorHost);
+  const scheduler = config.scheduler
+    ? new CloudSchedulerJobs({
+        projectId: config.projectId,
+        location: config.scheduler.location,
+        jobIds: Object.keys(loadScheduleTable().jobs),
+        client: createCloudSchedulerClient(config.scheduler.emulatorHost),
+      })
+    : null;
   const deps: ApiDeps = {
     version: config.version,
     store: new FirestoreProxyStore(firestore),
@@ -33,11 +45,12 @@ export function wireApi(config: ApiConfig, log: Logger): Wired {
     maxBodyBytes: config.maxBodyBytes,
     traceProject: config.onCloudRun ? config.projectId : undefined,
     echo: { trustedHops: config.onCloudRun ? 1 : 0 },
+    jobs: { scheduler, runs: new FirestoreJobRunStore(firestore) },
   };
   return {
     deps,
     close: async () => {
-      await Promise.allSettled([firestore.terminate(), pubsub.close()]);
+      await Promise.allSettled([firestore.terminate(), pubsub.close(), scheduler?.close()]);
     },
   };
 }
