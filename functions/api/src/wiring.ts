@@ -9,6 +9,7 @@ import { PubSubPublisher } from '../../../shared/src/adapters/pubsub/publisher.j
 import { PubSubReconcilePublisher } from '../../../shared/src/adapters/pubsub/reconcile-publisher.js';
 import { createCloudSchedulerClient } from '../../../shared/src/adapters/scheduler/client.js';
 import { CloudSchedulerJobs } from '../../../shared/src/adapters/scheduler/cloud-scheduler-jobs.js';
+import { controllableJobIds } from '../../../shared/src/adapters/scheduler/job-names.js';
 import { loadScheduleTable } from '../../../shared/src/config/topology.js';
 import { systemClock } from '../../../shared/src/ports/clock.js';
 import type { ApiDeps } from './app.js';
@@ -31,7 +32,7 @@ export function wireApi(config: ApiConfig, log: Logger): Wired {
     ? new CloudSchedulerJobs({
         projectId: config.projectId,
         location: config.scheduler.location,
-        jobIds: Object.keys(loadScheduleTable().jobs),
+        jobIds: controllableJobIds(loadScheduleTable()),
         client: createCloudSchedulerClient(config.scheduler.emulatorHost),
       })
     : null;

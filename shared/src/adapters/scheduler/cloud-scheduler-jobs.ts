@@ -12,6 +12,18 @@ export type SchedulerClient = Pick<
   'listJobs' | 'getJob' | 'runJob' | 'pauseJob' | 'resumeJob' | 'close'
 >;
 
+/**
+ * The IAM permission each operation needs (Cloud Scheduler REST reference: resume is
+ * cloudscheduler.jobs.enable). terraform/iam.tf's job_operator role holds exactly these.
+ */
+export const SCHEDULER_PERMISSIONS = {
+  list: 'cloudscheduler.jobs.list',
+  get: 'cloudscheduler.jobs.get',
+  run: 'cloudscheduler.jobs.run',
+  pause: 'cloudscheduler.jobs.pause',
+  resume: 'cloudscheduler.jobs.enable',
+} as const satisfies Record<Exclude<keyof JobScheduler, 'jobIds' | 'close'>, string>;
+
 export interface CloudSchedulerJobsOptions extends JobLocation {
   /** The ids of shared/topology/schedules.json (`Object.keys(loadScheduleTable().jobs)`). */
   jobIds: readonly string[];

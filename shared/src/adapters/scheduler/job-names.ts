@@ -2,6 +2,10 @@
 // table id (`name = each.key`) in `var.region`, so on GCP the job of row `gc-sweep` is
 // projects/<project>/locations/<REGION>/jobs/gc-sweep (test/terraform/jobs.test.ts holds Terraform to it);
 // the local scheduler serves the same names (emulators/scheduler/rest-shapes.ts).
+import type { ScheduleTable } from '../../config/topology.js';
+
+/** The jobs the module controls: every row of the schedule table, and nothing else. */
+export const controllableJobIds = (table: ScheduleTable): string[] => Object.keys(table.jobs);
 
 export interface JobLocation {
   projectId: string;
