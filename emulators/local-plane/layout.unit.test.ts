@@ -18,12 +18,12 @@ describe('planeLayout', () => {
     const layout = planeLayout(100, {
       ports,
       functions: { functions: { api: fn('functions/api'), nope: fn('functions/nope') } },
-      built: (e) => e.envVar === 'COMPUTE_EMULATOR_HOST',
     });
     expect(layout.claims.map((c) => [c.key, c.port])).toEqual([
       ['emulators.firestore.port', ports.firestore.port + 100],
       ['emulators.pubsub.port', ports.pubsub.port + 100],
       ['emulators.compute.port', ports.compute.port + 100],
+      ['emulators.secretmanager.port', ports.secretmanager.port + 100],
       ['emulators.scheduler.port', ports.scheduler.port + 100],
       ['emulators.api.port', ports.api.port + 100],
     ]);

@@ -7,21 +7,24 @@ import { createPubSub } from '../../shared/src/adapters/pubsub/client.js';
 import { PubSubPublisher } from '../../shared/src/adapters/pubsub/publisher.js';
 import { ensurePubSubTopology } from '../../shared/src/adapters/pubsub/topology.js';
 import { hostPort } from '../../shared/src/config/local-ports.js';
-import { loadPubSubTable } from '../../shared/src/config/topology.js';
+import { loadPubSubTable, loadScheduleTable } from '../../shared/src/config/topology.js';
 import { startGoogleEmulators } from '../launcher/google-emulators.js';
+import { localFunctionEnv } from './function-env.js';
 import { hostFunctions } from './functions.js';
 import { planeLayout } from './layout.js';
-import { loadEmulator } from './optional.js';
+import { apiCredentialEnv, loadLocalTokens } from './local-tokens.js';
 import type { PlaneOptions } from './options.js';
+import { startOurEmulators } from './our-emulators.js';
 import { assertPortsFree } from './ports.js';
 import type { Endpoint } from './report.js';
 import { startApi, startScheduler } from './services.js';
-import type { Teardown } from './teardown.js';
+import { Layer, type Teardown } from './teardown.js';
 
 export interface RunningPlane {
   endpoints: Endpoint[];
   notBuilt: string[];
-  env: Record<string, string>;
+  /** What a developer exports to reach the plane (emulator hosts, project, API URL and tokens). */
+  exports: Record<string, string>;
   logDir: string;
 }
 
@@ -36,7 +39,7 @@ export async function startPlane(
   const checkpoint = () => {
     if (teardown.stopping) throw new StartCancelled('start cancelled');
   };
-  const { ports, inventory, optional, functionPort, claims } = planeLayout(opts.portOffset);
+  const { ports, inventory, functionPort, claims } = planeLayout(opts.portOffset);
   progress('checking ports');
   await assertPortsFree(claims);
 
@@ -51,15 +54,24 @@ export async function startPlane(
     projectId: opts.projectId,
     logDir,
   });
-  teardown.add('Firestore and Pub/Sub emulators', emus.stop);
+  teardown.add('Firestore and Pub/Sub emulators', emus.stop, Layer.googleEmulators);
   progress('Firestore and Pub/Sub emulators up');
   checkpoint();
 
-  const env: Record<string, string> = { ...emus.env };
-  for (const o of optional.filter((x) => x.built)) env[o.emulator.envVar] = hostPort(ports[o.key]);
-  env.SCHEDULER_EMULATOR_HOST = hostPort(ports.scheduler);
-
-  const optionalUrls = new Map<string, string>();
+  const apiUrl = `http://${hostPort(ports.api)}`;
+  const env: Record<string, string> = {
+    ...emus.env,
+    COMPUTE_EMULATOR_HOST: hostPort(ports.compute),
+    SECRET_MANAGER_EMULATOR_HOST: hostPort(ports.secretmanager),
+    SCHEDULER_EMULATOR_HOST: hostPort(ports.scheduler),
+  };
+  const tokens = loadLocalTokens(opts.stateDir);
+  const apiCredentials = apiCredentialEnv(tokens, process.env);
+  const functionEnv = {
+    ...env,
+    ...localFunctionEnv({ apiUrl, speed: opts.speed, schedules: loadScheduleTable(), env: process.env }),
+  };
+  const urls = new Map<string, string>();
   const notBuilt: string[] = [];
   const warnOnExit = (name: string, exited: Promise<{ code: number | null }>, log: string) =>
     exited.then(({ code }) => {
@@ -67,7 +79,7 @@ export async function startPlane(
     });
 
   const pubsub = createPubSub(opts.projectId, env.PUBSUB_EMULATOR_HOST);
-  teardown.add('Pub/Sub client', () => pubsub.close());
+  teardown.add('Pub/Sub client', () => pubsub.close(), Layer.clients);
 
   const topology = ensurePubSubTopology(pubsub, loadPubSubTable(), {
     projectId: opts.projectId,
@@ -81,27 +93,21 @@ export async function startPlane(
     progress(`Pub/Sub topology: ${plan.topics.length} topics, ${pushes} push subscriptions`);
   });
 
-  const startOptional = optional.map(async ({ key, emulator, built }) => {
-    if (!built) {
-      progress(`${emulator.name}: not built yet`);
-      notBuilt.push(`${emulator.name} (${emulator.module})`);
-      return;
-    }
-    // Secret Manager publishes its notifications to a topic of the table: create the topics first.
-    await topology;
-    const start = await loadEmulator(emulator);
-    const handle = await start({
-      ...ports[key],
+  // Secret Manager publishes its notifications to a topic of the table: create the topics first.
+  const ours = topology.then(() =>
+    startOurEmulators({
+      compute: ports.compute,
+      secretmanager: ports.secretmanager,
       projectId: opts.projectId,
-      pubsubEmulatorHost: env.PUBSUB_EMULATOR_HOST,
-      firestoreEmulatorHost: env.FIRESTORE_EMULATOR_HOST,
-      bootDelayMs: 2000,
+      pubsub,
       logDir,
-    });
-    teardown.add(emulator.name, () => handle.stop());
-    optionalUrls.set(key, handle.url);
-    progress(`${emulator.name} up at ${handle.url}`);
-  });
+      onUp: (name, url, stop) => {
+        teardown.add(name, stop, Layer.ourEmulators);
+        urls.set(name, url);
+        progress(`${name} up at ${url}`);
+      },
+    }),
+  );
 
   for (const m of inventory.missing) {
     progress(`function ${m.name}: not built yet`);
@@ -110,25 +116,28 @@ export async function startPlane(
   const functions = hostFunctions(inventory.built, {
     portFor: functionPort,
     host: ports.functions.host,
-    env,
+    env: functionEnv,
     logDir,
     // Registered at spawn, not when ready: a Ctrl-C while a function loads must stop it too.
-    onSpawn: (name, stop) => teardown.add(`function ${name}`, stop),
+    onSpawn: (name, stop) => teardown.add(`function ${name}`, stop, Layer.services),
     onUp: (fn) => {
       progress(`function ${fn.name} up at ${fn.url}`);
       void warnOnExit(`function ${fn.name}`, fn.exited, join(logDir, `function-${fn.name}.log`));
     },
   });
 
-  const api = startApi({ ...ports.api, env, logDir, onSpawn: (stop) => teardown.add('api', stop) }).then(
-    (svc) => {
-      progress(`api up at ${svc.url}`);
-      void warnOnExit('api', svc.exited, join(logDir, 'api.log'));
-      return svc;
-    },
-  );
+  const api = startApi({
+    ...ports.api,
+    env: { ...env, ...apiCredentials },
+    logDir,
+    onSpawn: (stop) => teardown.add('api', stop, Layer.services),
+  }).then((svc) => {
+    progress(`api up at ${svc.url}`);
+    void warnOnExit('api', svc.exited, join(logDir, 'api.log'));
+    return svc;
+  });
 
-  const settled = await Promise.allSettled([...startOptional, topology, functions, api]);
+  const settled = await Promise.allSettled([topology, ours, functions, api]);
   const failed = settled.find((s) => s.status === 'rejected');
   if (failed) throw (failed as PromiseRejectedResult).reason;
   checkpoint();
@@ -141,19 +150,21 @@ export async function startPlane(
     publisher: new PubSubPublisher(pubsub),
     logFile: join(logDir, 'scheduler.log'),
   });
-  teardown.add('scheduler', scheduler.stop);
+  teardown.add('scheduler', scheduler.stop, Layer.scheduler);
   progress(`scheduler up at ${scheduler.url} (${scheduler.jobs} jobs, speed ${opts.speed})`);
 
   const endpoints: Endpoint[] = [
     { name: 'firestore', url: `http://${hostPort(ports.firestore)}` },
     { name: 'pubsub', url: `http://${hostPort(ports.pubsub)}` },
-    ...optional.flatMap(({ key }) =>
-      optionalUrls.has(key) ? [{ name: key, url: optionalUrls.get(key)! }] : [],
-    ),
+    { name: 'compute', url: urls.get('compute emulator')! },
+    { name: 'secretmanager', url: urls.get('secret manager emulator')! },
     { name: 'scheduler', url: scheduler.url },
     { name: 'api', url: (await api).url },
     ...(await functions).map((fn) => ({ name: `function:${fn.name}`, url: fn.url })),
   ];
-  if (opts.demo) notBuilt.push('demo fleet (a later issue; --no-demo skips it)');
-  return { endpoints, notBuilt, env, logDir };
+  const exports: Record<string, string> = { ...env, PROXYPLANE_API_URL: apiUrl };
+  // Only the tokens the plane made: a developer's own credentials stay where they set them.
+  if (apiCredentials.ADMIN_TOKENS) exports.PROXYPLANE_ADMIN_TOKEN = tokens.admin;
+  if (apiCredentials.DISCOVERY_TOKENS) exports.PROXYPLANE_CRAWLER_TOKEN = tokens.crawler;
+  return { endpoints, notBuilt, exports, logDir };
 }

@@ -1,10 +1,20 @@
-// Stops what the plane started, newest first (children before the emulators they talk to). A step
-// added after stopping began (a start that was still in flight at Ctrl-C) is stopped at once, so
-// nothing started during a shutdown survives it.
+// Stops what the plane started, by layer: the highest layer first (the scheduler, then the functions
+// and the API, then our emulators, then Google's), the pieces of one layer together. So every piece
+// stops before what it talks to. A step added after stopping began (a start still in flight at
+// Ctrl-C) is stopped at once, so nothing started during a shutdown survives it.
 export type StopStep = () => Promise<void>;
 
+/** Higher layers stop first. */
+export const Layer = { googleEmulators: 0, clients: 1, ourEmulators: 2, services: 3, scheduler: 4 } as const;
+
+interface Step {
+  name: string;
+  stop: StopStep;
+  layer: number;
+}
+
 export class Teardown {
-  private readonly steps: Array<{ name: string; stop: StopStep }> = [];
+  private readonly steps: Step[] = [];
   private readonly late: Promise<void>[] = [];
   private running: Promise<string[]> | undefined;
 
@@ -14,9 +24,9 @@ export class Teardown {
     return this.running !== undefined;
   }
 
-  add(name: string, stop: StopStep): void {
-    if (this.running) this.late.push(this.runStep({ name, stop }, []));
-    else this.steps.push({ name, stop });
+  add(name: string, stop: StopStep, layer: number = Layer.services): void {
+    if (this.running) this.late.push(this.runStep({ name, stop, layer }, []));
+    else this.steps.push({ name, stop, layer });
   }
 
   /**
@@ -26,7 +36,11 @@ export class Teardown {
   async run(): Promise<string[]> {
     this.running ??= (async () => {
       const failures: string[] = [];
-      for (const step of this.steps.reverse()) await this.runStep(step, failures);
+      const layers = [...new Set(this.steps.map((s) => s.layer))].sort((a, b) => b - a);
+      for (const layer of layers) {
+        const steps = this.steps.filter((s) => s.layer === layer);
+        await Promise.all(steps.map((s) => this.runStep(s, failures)));
+      }
       return failures;
     })();
     const failures = await this.running;
@@ -34,7 +48,7 @@ export class Teardown {
     return failures;
   }
 
-  private async runStep(step: { name: string; stop: StopStep }, failures: string[]): Promise<void> {
+  private async runStep(step: Step, failures: string[]): Promise<void> {
     try {
       await step.stop();
       this.log(`stopped ${step.name}`);

@@ -1,19 +1,46 @@
 import { describe, expect, it } from 'vitest';
-import { Teardown } from './teardown.js';
+import { Layer, Teardown } from './teardown.js';
+
+const tick = () => new Promise((r) => setTimeout(r, 5));
 
 describe('Teardown', () => {
-  it('stops newest first, once, and collects failures without skipping later steps', async () => {
+  it('stops the highest layer first whatever the registration order, once, collecting failures', async () => {
     const order: string[] = [];
     const t = new Teardown();
-    t.add('emulators', async () => void order.push('emulators'));
+    const step = (name: string) => async () => {
+      await tick();
+      order.push(name);
+    };
+    t.add('emulators', step('emulators'), Layer.googleEmulators);
+    t.add('function a', step('function a'), Layer.services);
+    t.add('compute', step('compute'), Layer.ourEmulators);
     t.add('broken', async () => {
       throw new Error('boom');
     });
-    t.add('functions', async () => void order.push('functions'));
+    t.add('scheduler', step('scheduler'), Layer.scheduler);
+    t.add('function b', step('function b'), Layer.services);
     const [a, b] = await Promise.all([t.run(), t.run()]);
-    expect(order).toEqual(['functions', 'emulators']);
+    expect(order[0]).toBe('scheduler');
+    expect(order.slice(1, 3).sort()).toEqual(['function a', 'function b']);
+    expect(order.slice(3)).toEqual(['compute', 'emulators']);
     expect(a).toEqual(['broken: boom']);
-    expect(b).toBe(a);
+    expect(b).toEqual(a);
+  });
+
+  it('stops the pieces of one layer together', async () => {
+    const t = new Teardown();
+    let running = 0;
+    let peak = 0;
+    for (const name of ['a', 'b', 'c']) {
+      t.add(name, async () => {
+        running++;
+        peak = Math.max(peak, running);
+        await tick();
+        running--;
+      });
+    }
+    await t.run();
+    expect(peak).toBe(3);
   });
 
   it('stops at once what is added after stopping began', async () => {
@@ -35,7 +62,7 @@ describe('Teardown', () => {
     await t.run();
     let stopped = false;
     t.add('late', async () => {
-      await new Promise((r) => setTimeout(r, 20));
+      await tick();
       stopped = true;
     });
     await t.run();

@@ -9,7 +9,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { functionInventory } from '../../emulators/local-plane/functions.js';
 import { planeLayout } from '../../emulators/local-plane/layout.js';
-import { isBuilt, OPTIONAL_EMULATORS } from '../../emulators/local-plane/optional.js';
 import { assertPortsFree, offsetPorts } from '../../emulators/local-plane/ports.js';
 import { loadLocalPorts, repoRoot } from '../../shared/src/config/local-ports.js';
 import { loadFunctionTable } from '../../shared/src/config/topology.js';
@@ -151,12 +150,12 @@ describe('npm start', () => {
     const expected = new Map<string, number>([
       ['firestore', ports.firestore.port],
       ['pubsub', ports.pubsub.port],
+      ['compute', ports.compute.port],
+      ['secretmanager', ports.secretmanager.port],
       ['scheduler', ports.scheduler.port],
       ['api', ports.api.port],
       ...built.map((n) => [`function:${n}`, ports.functions.ports[n]!] as [string, number]),
     ]);
-    if (isBuilt(OPTIONAL_EMULATORS.compute)) expected.set('compute', ports.compute.port);
-    if (isBuilt(OPTIONAL_EMULATORS.secretmanager)) expected.set('secretmanager', ports.secretmanager.port);
 
     const run = npmStart(offset, stateDir);
     runs.push(run);
@@ -169,6 +168,15 @@ describe('npm start', () => {
 
     const api = await fetch(`${endpoints.get('api')}/healthz`);
     expect(api.status).toBe(200);
+    // The API runs with the admin token the plane made and printed; without it, admin calls are refused.
+    const token = /export PROXYPLANE_ADMIN_TOKEN=(\S{16,})/.exec(out)?.[1];
+    expect(token, out).toBeDefined();
+    const list = (auth?: string) =>
+      fetch(`${endpoints.get('api')}/v1/proxies`, {
+        headers: auth ? { authorization: `Bearer ${auth}` } : {},
+      });
+    expect((await list(token)).status).toBe(200);
+    expect((await list()).status).toBe(401);
     const jobs = await fetch(
       `${endpoints.get('scheduler')}/v1/projects/demo-proxyplane/locations/us-central1/jobs`,
     );

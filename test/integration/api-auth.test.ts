@@ -71,8 +71,10 @@ describe('admin auth on the running service', () => {
         tokens: [{ name: 'ci', token: STATIC }],
         google: {
           emails: [ADMIN, 'robot@proj.iam.gserviceaccount.com'],
+          domains: ['corp.example'],
           audiences: [SERVICE_URL, GCLOUD_CLI_AUDIENCE],
         },
+        warnings: [],
       },
       { certsUrl: certs.url },
     );
@@ -160,6 +162,10 @@ describe('admin auth on the running service', () => {
       'a valid ID token without an email',
       () => token({ ...googleClaims(ADMIN, SERVICE_URL), email: undefined }),
     ],
+    [
+      'a consumer account whose address is in an admin domain (no hd claim)',
+      () => token(googleClaims('mallory@corp.example', SERVICE_URL)),
+    ],
   ];
 
   describe.each(forbidden)('with %s', (_label, idToken) => {
@@ -183,6 +189,10 @@ describe('admin auth on the running service', () => {
     [
       'a service account ID token (upper-case email on the list)',
       () => token(googleClaims('Robot@proj.iam.gserviceaccount.com', SERVICE_URL)),
+    ],
+    [
+      'a Workspace account of an admin domain (hd claim)',
+      () => token({ ...googleClaims('anyone@corp.example', SERVICE_URL), hd: 'corp.example' }),
     ],
     ['a named static token', () => STATIC],
   ])('lets %s through every route', async (_label, credential) => {
@@ -217,7 +227,12 @@ describe('admin auth on the running service', () => {
   it('answers 503 unavailable (not 401) when Google certs cannot be fetched, and changes nothing', async () => {
     const deadPort = await freePort();
     const auth = buildAuthenticator(
-      { mode: 'enforced', tokens: [], google: { emails: [ADMIN], audiences: [SERVICE_URL] } },
+      {
+        mode: 'enforced',
+        tokens: [],
+        google: { emails: [ADMIN], domains: [], audiences: [SERVICE_URL] },
+        warnings: [],
+      },
       { certsUrl: `http://127.0.0.1:${deadPort}/certs` },
     );
     const down = await startApiServer({

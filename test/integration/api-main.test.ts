@@ -21,10 +21,12 @@ interface Service {
   stop(): Promise<number | null>;
 }
 
-async function startMain(env: Record<string, string>): Promise<Service> {
+async function startMain(env: Record<string, string>, unset: string[] = []): Promise<Service> {
   const port = await freePort();
   const inherited = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !k.startsWith('ADMIN_') && k !== 'PROXYPLANE_LOCAL'),
+    Object.entries(process.env).filter(
+      ([k]) => !k.startsWith('ADMIN_') && k !== 'PROXYPLANE_LOCAL' && !unset.includes(k),
+    ),
   );
   const child = spawn(process.execPath, ['--import', 'tsx', 'functions/api/src/main.ts'], {
     cwd: repoRoot,
@@ -53,8 +55,8 @@ async function startMain(env: Record<string, string>): Promise<Service> {
 
 describe('functions/api/src/main.ts', () => {
   const started: Service[] = [];
-  const start = async (env: Record<string, string>) => {
-    const s = await startMain(env);
+  const start = async (env: Record<string, string>, unset: string[] = []) => {
+    const s = await startMain(env, unset);
     started.push(s);
     return s;
   };
@@ -62,8 +64,8 @@ describe('functions/api/src/main.ts', () => {
     await Promise.all(started.map((s) => s.stop()));
   });
 
-  it('refuses to start with no admin credential outside local mode', async () => {
-    const s = await start({});
+  it('refuses to start with no admin credential outside local mode (no PROXYPLANE_LOCAL, no emulator store)', async () => {
+    const s = await start({}, ['FIRESTORE_EMULATOR_HOST']);
     expect(await s.exited).toBe(1);
     expect(s.lines).toContainEqual(
       expect.objectContaining({ severity: 'ERROR', message: expect.stringContaining('refuses to start') }),
@@ -76,8 +78,8 @@ describe('functions/api/src/main.ts', () => {
     expect(JSON.stringify(s.lines)).not.toContain('tooshort');
   });
 
-  it('runs open in explicit local mode, and says so loudly', async () => {
-    const s = await start({ PROXYPLANE_LOCAL: '1', GOOGLE_CLOUD_PROJECT: testProjectId('demo-apimain') });
+  it('runs open in local mode (the store is the emulator), and says so loudly', async () => {
+    const s = await start({ GOOGLE_CLOUD_PROJECT: testProjectId('demo-apimain') });
     await waitForHttp(`${s.url}/healthz`, { timeoutMs: 30_000 });
     expect(s.lines).toContainEqual(
       expect.objectContaining({ severity: 'WARNING', message: expect.stringContaining('ADMIN AUTH IS OFF') }),

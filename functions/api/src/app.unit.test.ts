@@ -11,6 +11,14 @@ describe('the service', () => {
     expect(await res.json()).toEqual({ ok: true, version: 'test' });
   });
 
+  it('mounts the unauthenticated EGRESS echo only when configured', async () => {
+    expect((await harness().app.request('/v1/echo')).status).toBe(404);
+    const h = harness({ echo: { trustedHops: 0, remoteAddress: () => '127.0.0.9' } });
+    const res = await h.app.request('/v1/echo');
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ ip: '127.0.0.9' });
+  });
+
   it('answers unknown routes 404 not_found and wrong methods 405 with Allow', async () => {
     const h = harness();
     const unknown = await h.call('GET', '/v2/nothing');

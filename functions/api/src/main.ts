@@ -17,10 +17,11 @@ try {
 }
 
 const log = jsonLogger({ service: 'api' }, { level: config.logLevel });
+for (const warning of config.auth.warnings) log.warn(warning, { auth: 'config' });
 if (config.auth.mode === 'open') {
   // Loud on purpose: this line must be impossible to miss in a terminal or in Cloud Logging.
   log.warn(
-    '!!! ADMIN AUTH IS OFF (PROXYPLANE_LOCAL=1 and no ADMIN_TOKENS / ADMIN_EMAILS): anyone who can reach this port can create and delete proxies. Local use only. !!!',
+    '!!! ADMIN AUTH IS OFF (local mode and no ADMIN_TOKENS / ADMIN_PRINCIPALS / ADMIN_EMAILS): anyone who can reach this port can create and delete proxies. Local use only. !!!',
     { auth: 'off' },
   );
 }

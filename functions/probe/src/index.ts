@@ -19,7 +19,7 @@ import { ReconcileRequest } from '../../../shared/src/messages/reconcile-request
 import { Tick } from '../../../shared/src/messages/tick.js';
 import { systemClock } from '../../../shared/src/ports/clock.js';
 import { loadProbeConfig } from './config.js';
-import { handleProbeTick, type ProbeHandlerDeps } from './handler.js';
+import { handleProbeTick, type ProbeHandlerDeps, ProbeJob } from './handler.js';
 
 const config = loadProbeConfig();
 const log = jsonLogger({ component: 'probe' }, { level: config.LOG_LEVEL });
@@ -59,6 +59,10 @@ functions.cloudEvent('probe', async (ce: functions.CloudEvent<unknown>) => {
   if (!tick.ok) {
     // Poison: acknowledged (returning normally) and logged, never retried forever.
     log.error('malformed tick acknowledged', { error: tick.error.kind, messageId: tick.messageId });
+    return;
+  }
+  if (tick.value.job !== ProbeJob) {
+    log.warn('tick for another job acknowledged', { job: tick.value.job, messageId: tick.messageId });
     return;
   }
   await handleProbeTick(deps);

@@ -19,7 +19,12 @@ export interface ProxyAdminDeps {
   newUid?: () => string;
   /** Attempts of read → conditional write before answering 409 conflict. */
   maxWriteAttempts?: number;
+  /** Waits before attempt `attempt` (2, 3, …) after a conflict; jittered so racing writers spread out. */
+  backoff?: (attempt: number) => Promise<void>;
 }
+
+const jitteredBackoff = (attempt: number) =>
+  new Promise<void>((resolve) => setTimeout(resolve, Math.random() * 25 * attempt));
 
 export type ProxyAdmin = ReturnType<typeof proxyAdmin>;
 
@@ -30,10 +35,11 @@ export function proxyAdmin({
   log,
   newUid = randomUUID,
   maxWriteAttempts = 5,
+  backoff = jitteredBackoff,
 }: ProxyAdminDeps) {
   // The write is durable before we publish; if the publish fails the request still succeeded, so we log
-  // loudly instead of failing it (a client retry of POST would only meet 409). The requeue sweep or
-  // POST /v1/proxies/{name}/reconcile recovers it.
+  // loudly instead of failing it (a client retry of POST would only meet 409). Repeating a PUT/PATCH or
+  // DELETE publishes again, and POST /v1/proxies/{name}/reconcile always does.
   async function publish(proxy: string, reason: ReconcileRequest['reason']): Promise<void> {
     try {
       await publisher.publish({ proxy, reason });
@@ -73,9 +79,10 @@ export function proxyAdmin({
       return proxy;
     },
 
-    /** Applies `change` to the current spec. A result equal to it is a no-op: no write, no generation bump. */
+    /** Applies `change` to the current spec. A result equal to it writes nothing and keeps the generation. */
     async updateSpec(name: string, change: SpecChange): Promise<ProxyResource> {
       for (let attempt = 1; attempt <= maxWriteAttempts; attempt++) {
+        if (attempt > 1) await backoff(attempt);
         const stored = await store.get(name);
         if (!stored) throw notFound(name);
         const current = stored.proxy;
@@ -87,7 +94,12 @@ export function proxyAdmin({
           );
         }
         const next = change(current.spec);
-        if (sameSpec(next, current.spec)) return current;
+        if (sameSpec(next, current.spec)) {
+          // Nothing to write. But if reconcile has not yet seen this generation (say its request was
+          // lost), repeating the request is how a client recovers, so it publishes again.
+          if (current.status.observedGeneration < current.generation) await publish(name, 'spec-changed');
+          return current;
+        }
         const outcome = await store.replaceSpec(name, next, stored.version);
         if (outcome === 'gone') throw notFound(name);
         if (outcome === 'written') {

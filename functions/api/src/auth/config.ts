@@ -1,17 +1,30 @@
 // Admin auth from the environment (read by main.ts only):
-//   ADMIN_EMAILS     comma-separated Google identities allowed to administer (needs ADMIN_AUDIENCES)
-//   ADMIN_AUDIENCES  comma-separated accepted `aud` values: the service URL, and/or GCLOUD_CLI_AUDIENCE
+//   ADMIN_PRINCIPALS "user:a@b.c,serviceAccount:x@p.iam.gserviceaccount.com,domain:example.com" — what
+//                    Terraform passes from var.admin_principals (principals.ts)
+//   ADMIN_EMAILS     bare emails, the same as user:/serviceAccount: entries
+//   ADMIN_AUDIENCES  accepted `aud` values of those identities' ID tokens: the service URL (service
+//                    accounts mint tokens for it) and GCLOUD_CLI_AUDIENCE (`gcloud auth
+//                    print-identity-token` for a user). Unset: GCLOUD_CLI_AUDIENCE only, with a warning.
 //   ADMIN_TOKENS     "name:token,…" static admin tokens (local plane, CI, break-glass)
 //   PROXYPLANE_LOCAL "1" allows running with none of the above: auth OFF, announced loudly at start.
+//                    So does FIRESTORE_EMULATOR_HOST (the local plane, the tests): a service whose store
+//                    is the emulator cannot touch real data — the same rule as the lease service's.
 // Anything else with no credential configured refuses to start: an open admin API must be a decision.
 import { AuthConfigError, type Authenticator, anyOf, openAuthenticator } from './authenticator.js';
 import { googleIdentityAuthenticator } from './google-identity.js';
-import { GoogleIdTokenVerifier, type IdTokenVerifier } from './id-token-verifier.js';
+import { GCLOUD_CLI_AUDIENCE, GoogleIdTokenVerifier, type IdTokenVerifier } from './id-token-verifier.js';
+import { parseAdminPrincipals } from './principals.js';
 import { type NamedToken, parseAdminTokens, staticTokenAuthenticator } from './static-tokens.js';
 
+export interface GoogleAdmins {
+  emails: string[];
+  domains: string[];
+  audiences: string[];
+}
+
 export type AuthConfig =
-  | { mode: 'open' }
-  | { mode: 'enforced'; tokens: NamedToken[]; google: { emails: string[]; audiences: string[] } | null };
+  | { mode: 'open'; warnings: string[] }
+  | { mode: 'enforced'; tokens: NamedToken[]; google: GoogleAdmins | null; warnings: string[] };
 
 const list = (v: string | undefined) =>
   (v ?? '')
@@ -20,21 +33,35 @@ const list = (v: string | undefined) =>
     .filter((s) => s !== '');
 
 export function loadAuthConfig(env: Record<string, string | undefined>): AuthConfig {
+  const warnings: string[] = [];
   const tokens = parseAdminTokens(env.ADMIN_TOKENS ?? '');
-  const emails = list(env.ADMIN_EMAILS);
-  const audiences = list(env.ADMIN_AUDIENCES);
-  const bad = emails.find((e) => !/^[^@\s]+@[^@\s]+$/.test(e));
-  if (bad !== undefined) throw new AuthConfigError(`ADMIN_EMAILS: "${bad}" is not an email address`);
-  if (emails.length > 0 && audiences.length === 0) {
-    throw new AuthConfigError('ADMIN_EMAILS is set but ADMIN_AUDIENCES is empty: set it to the service URL');
-  }
-  if (tokens.length === 0 && emails.length === 0) {
-    if (env.PROXYPLANE_LOCAL === '1') return { mode: 'open' };
-    throw new AuthConfigError(
-      'no admin credential configured (ADMIN_EMAILS or ADMIN_TOKENS); set PROXYPLANE_LOCAL=1 to run with auth off locally',
+  const fromPrincipals = parseAdminPrincipals(list(env.ADMIN_PRINCIPALS), 'ADMIN_PRINCIPALS');
+  const fromEmails = parseAdminPrincipals(
+    list(env.ADMIN_EMAILS).map((e) => (e.includes(':') ? e : `user:${e}`)),
+    'ADMIN_EMAILS',
+  );
+  const emails = [...new Set([...fromPrincipals.emails, ...fromEmails.emails])];
+  const domains = [...new Set([...fromPrincipals.domains, ...fromEmails.domains])];
+  for (const entry of [...fromPrincipals.ignored, ...fromEmails.ignored]) {
+    warnings.push(
+      `admin principal "${entry}" ignored: group membership is not in an ID token; list its members`,
     );
   }
-  return { mode: 'enforced', tokens, google: emails.length > 0 ? { emails, audiences } : null };
+  let audiences = list(env.ADMIN_AUDIENCES);
+  const google = emails.length + domains.length > 0;
+  if (google && audiences.length === 0) {
+    audiences = [GCLOUD_CLI_AUDIENCE];
+    warnings.push(
+      'ADMIN_AUDIENCES is unset: only user tokens from `gcloud auth print-identity-token` are accepted; add the service URL to accept service-account tokens',
+    );
+  }
+  if (tokens.length === 0 && !google) {
+    if (env.PROXYPLANE_LOCAL === '1' || env.FIRESTORE_EMULATOR_HOST) return { mode: 'open', warnings };
+    throw new AuthConfigError(
+      'no admin credential configured (ADMIN_PRINCIPALS, ADMIN_EMAILS or ADMIN_TOKENS); set PROXYPLANE_LOCAL=1 to run with auth off locally',
+    );
+  }
+  return { mode: 'enforced', tokens, google: google ? { emails, domains, audiences } : null, warnings };
 }
 
 export interface BuildAuthOptions {
@@ -48,10 +75,9 @@ export function buildAuthenticator(config: AuthConfig, options: BuildAuthOptions
   const parts = [];
   if (config.tokens.length > 0) parts.push(staticTokenAuthenticator(config.tokens));
   if (config.google) {
-    const verifier =
-      options.verifier ??
-      new GoogleIdTokenVerifier({ audiences: config.google.audiences, certsUrl: options.certsUrl });
-    parts.push(googleIdentityAuthenticator({ verifier, allowedEmails: config.google.emails }));
+    const { emails, domains, audiences } = config.google;
+    const verifier = options.verifier ?? new GoogleIdTokenVerifier({ audiences, certsUrl: options.certsUrl });
+    parts.push(googleIdentityAuthenticator({ verifier, allowedEmails: emails, allowedDomains: domains }));
   }
   return anyOf(parts);
 }

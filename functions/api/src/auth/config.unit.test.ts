@@ -4,28 +4,52 @@ import { buildAuthenticator, loadAuthConfig } from './config.js';
 import { GCLOUD_CLI_AUDIENCE } from './id-token-verifier.js';
 
 const TOKEN = 'local-admin-token-0123456789';
+const SERVICE = 'https://proxyplane-api-123.us-central1.run.app';
 
 describe('loadAuthConfig', () => {
-  it('enforces tokens and Google identities when configured', () => {
+  it('reads Terraform-style ADMIN_PRINCIPALS, bare ADMIN_EMAILS, audiences and tokens', () => {
     const config = loadAuthConfig({
       ADMIN_TOKENS: `local:${TOKEN}`,
-      ADMIN_EMAILS: 'ops@example.com, ci@p.iam.gserviceaccount.com',
-      ADMIN_AUDIENCES: `https://api-xyz.a.run.app,${GCLOUD_CLI_AUDIENCE}`,
+      ADMIN_PRINCIPALS:
+        'user:Ops@Example.com,serviceAccount:ci@p.iam.gserviceaccount.com,domain:corp.example',
+      ADMIN_EMAILS: 'oncall@example.com, ops@example.com',
+      ADMIN_AUDIENCES: `${SERVICE},${GCLOUD_CLI_AUDIENCE}`,
     });
     expect(config).toEqual({
       mode: 'enforced',
       tokens: [{ name: 'local', token: TOKEN }],
       google: {
-        emails: ['ops@example.com', 'ci@p.iam.gserviceaccount.com'],
-        audiences: ['https://api-xyz.a.run.app', GCLOUD_CLI_AUDIENCE],
+        emails: ['ops@example.com', 'ci@p.iam.gserviceaccount.com', 'oncall@example.com'],
+        domains: ['corp.example'],
+        audiences: [SERVICE, GCLOUD_CLI_AUDIENCE],
       },
+      warnings: [],
     });
-    expect(buildAuthenticator(config).description).toBe('tokens(1)+google(2 emails)');
+    expect(buildAuthenticator(config).description).toBe('tokens(1)+google(3 emails, 1 domains)');
+  });
+
+  it('accepts only gcloud user tokens when no audience is configured, and says so', () => {
+    const config = loadAuthConfig({ ADMIN_PRINCIPALS: 'user:ops@example.com' });
+    expect(config).toMatchObject({ mode: 'enforced', google: { audiences: [GCLOUD_CLI_AUDIENCE] } });
+    expect(config.warnings).toEqual([expect.stringContaining('ADMIN_AUDIENCES is unset')]);
+  });
+
+  it('reports group principals as ignored (an ID token does not carry group membership)', () => {
+    const config = loadAuthConfig({
+      ADMIN_PRINCIPALS: 'group:admins@example.com',
+      ADMIN_TOKENS: `l:${TOKEN}`,
+    });
+    expect(config).toMatchObject({ mode: 'enforced', google: null });
+    expect(config.warnings).toEqual([expect.stringContaining('group:admins@example.com')]);
   });
 
   it('runs open only when local mode is explicit', () => {
-    expect(loadAuthConfig({ PROXYPLANE_LOCAL: '1' })).toEqual({ mode: 'open' });
-    expect(buildAuthenticator({ mode: 'open' }).description).toBe('off (local mode)');
+    expect(loadAuthConfig({ PROXYPLANE_LOCAL: '1' })).toEqual({ mode: 'open', warnings: [] });
+    expect(loadAuthConfig({ FIRESTORE_EMULATOR_HOST: '127.0.0.1:8080' })).toEqual({
+      mode: 'open',
+      warnings: [],
+    });
+    expect(buildAuthenticator({ mode: 'open', warnings: [] }).description).toBe('off (local mode)');
   });
 
   it('prefers credentials over local mode when both are set', () => {
@@ -37,8 +61,10 @@ describe('loadAuthConfig', () => {
   it.each([
     [{}, 'no admin credential'],
     [{ PROXYPLANE_LOCAL: 'true' }, 'no admin credential'],
-    [{ ADMIN_EMAILS: 'ops@example.com' }, 'ADMIN_AUDIENCES'],
-    [{ ADMIN_EMAILS: 'not-an-email', ADMIN_AUDIENCES: 'x' }, 'not an email'],
+    [{ ADMIN_PRINCIPALS: 'group:admins@example.com' }, 'no admin credential'],
+    [{ ADMIN_EMAILS: 'not-an-email' }, 'not an email'],
+    [{ ADMIN_PRINCIPALS: 'role:owner' }, 'expected user:'],
+    [{ ADMIN_PRINCIPALS: 'domain:not a domain' }, 'not a domain'],
     [{ ADMIN_TOKENS: 'x:short' }, 'at least 16'],
   ])('refuses %j (%s)', (env, message) => {
     expect(() => loadAuthConfig(env)).toThrow(AuthConfigError);

@@ -8,15 +8,22 @@ export interface GoogleIdentityOptions {
   verifier: IdTokenVerifier;
   /** Compared case-insensitively (email local parts are case-insensitive at Google). */
   allowedEmails: string[];
+  /** Google Workspace domains: any verified account whose token carries `hd` = one of these. */
+  allowedDomains?: string[];
 }
 
 /** A JWS compact serialisation: three base64url segments. Anything else cannot be a Google ID token. */
 const looksLikeJwt = (token: string) => /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token);
 
-export function googleIdentityAuthenticator({ verifier, allowedEmails }: GoogleIdentityOptions) {
+export function googleIdentityAuthenticator({
+  verifier,
+  allowedEmails,
+  allowedDomains = [],
+}: GoogleIdentityOptions) {
   const allowed = new Set(allowedEmails.map((e) => e.trim().toLowerCase()));
+  const domains = new Set(allowedDomains.map((d) => d.trim().toLowerCase()));
   return {
-    description: `google(${allowed.size} emails)`,
+    description: `google(${allowed.size} emails${domains.size > 0 ? `, ${domains.size} domains` : ''})`,
     recognises: looksLikeJwt,
     async authenticate(token: string | undefined) {
       if (!token || !looksLikeJwt(token)) {
@@ -32,8 +39,12 @@ export function googleIdentityAuthenticator({ verifier, allowedEmails }: GoogleI
       if (!email || !result.claims.emailVerified) {
         return { ok: false, code: 'forbidden', reason: 'the token carries no verified email' } as const;
       }
-      if (!allowed.has(email))
+      // The hosted domain, not the email's suffix: a consumer account may have any address (Google's
+      // guidance: https://developers.google.com/identity/openid-connect/openid-connect#an-id-tokens-payload).
+      const hd = result.claims.hostedDomain?.toLowerCase();
+      if (!allowed.has(email) && !(hd && domains.has(hd))) {
         return { ok: false, code: 'forbidden', reason: `${email} is not an admin` } as const;
+      }
       return { ok: true, principal: { kind: 'google', email } } as const;
     },
   } satisfies Authenticator & { recognises(token: string): boolean };

@@ -13,23 +13,31 @@ const verifier = (result: IdTokenVerification): IdTokenVerifier & { seen: string
     },
   };
 };
-const claims = (email: string | undefined, emailVerified = true) =>
-  ({ ok: true, claims: { email, emailVerified, audience: 'aud', subject: '1' } }) as const;
+const claims = (email: string | undefined, emailVerified = true, hostedDomain?: string) =>
+  ({ ok: true, claims: { email, emailVerified, hostedDomain, audience: 'aud', subject: '1' } }) as const;
 
 describe('googleIdentityAuthenticator', () => {
   const allowedEmails = ['Ops@Example.com', 'ci@proj.iam.gserviceaccount.com'];
+  const allowedDomains = ['corp.example'];
 
   it.each([
     [claims('ops@example.com'), { ok: true, principal: { kind: 'google', email: 'ops@example.com' } }],
     [claims('OPS@example.COM'), { ok: true, principal: { kind: 'google', email: 'ops@example.com' } }],
     [claims('ci@proj.iam.gserviceaccount.com'), { ok: true }],
     [claims('eve@example.com'), { ok: false, code: 'forbidden' }],
+    [
+      claims('anyone@corp.example', true, 'corp.example'),
+      { ok: true, principal: { kind: 'google', email: 'anyone@corp.example' } },
+    ],
+    [claims('anyone@corp.example'), { ok: false, code: 'forbidden' }],
+    [claims('anyone@corp.example', false, 'corp.example'), { ok: false, code: 'forbidden' }],
+    [claims('eve@evil.example', true, 'evil.example'), { ok: false, code: 'forbidden' }],
     [claims('ops@example.com', false), { ok: false, code: 'forbidden' }],
     [claims(undefined), { ok: false, code: 'forbidden' }],
     [{ ok: false, kind: 'invalid' } as const, { ok: false, code: 'unauthenticated' }],
     [{ ok: false, kind: 'unavailable' } as const, { ok: false, code: 'unavailable' }],
   ])('%j → %j', async (result, expected) => {
-    const auth = googleIdentityAuthenticator({ verifier: verifier(result), allowedEmails });
+    const auth = googleIdentityAuthenticator({ verifier: verifier(result), allowedEmails, allowedDomains });
     expect(await auth.authenticate(JWT)).toMatchObject(expected);
   });
 

@@ -8,6 +8,8 @@ import { OAuth2Client } from 'google-auth-library';
 export interface IdTokenClaims {
   email?: string;
   emailVerified: boolean;
+  /** The `hd` claim: the Google Workspace domain of the account, absent for consumer accounts. */
+  hostedDomain?: string;
   audience: string;
   subject: string;
 }
@@ -69,6 +71,7 @@ export class GoogleIdTokenVerifier implements IdTokenVerifier {
         claims: {
           email: typeof payload.email === 'string' ? payload.email : undefined,
           emailVerified: payload.email_verified === true,
+          hostedDomain: typeof payload.hd === 'string' ? payload.hd : undefined,
           audience: payload.aud,
           subject: payload.sub,
         },

@@ -16,6 +16,13 @@ async function withProxy(name = 'p1', spec: Record<string, unknown> = managed) {
 
 const json = async (res: Response) => (await res.json()) as Record<string, unknown>;
 
+/** As if reconcile had seen the current generation. */
+async function observed(h: ReturnType<typeof harness>, name: string) {
+  const cur = await h.store.inner.get(name);
+  const status = { ...cur!.proxy.status, observedGeneration: cur!.proxy.generation };
+  await h.store.inner.writeStatus(name, status, cur!.version);
+}
+
 describe('POST /v1/proxies', () => {
   it('creates with server-set fields and defaults, and publishes "created"', async () => {
     const h = harness();
@@ -81,6 +88,21 @@ describe('POST /v1/proxies', () => {
     expect(err.issues).toEqual(expect.arrayContaining([expect.objectContaining({ path, code })]));
     expect(await h.store.snapshot()).toEqual([]);
     expect(h.publisher.published).toEqual([]);
+  });
+
+  it.each([
+    ['{"name":', 'application/json', 400, 'invalid_json'],
+    ['', 'application/json', 400, 'invalid_json'],
+    ['{"name":"p1"}', 'text/plain', 415, 'unsupported_media_type'],
+    ['{"name":"p1"}', 'application/json; charset=latin1', 415, 'unsupported_media_type'],
+    ['{"__proto__":{"x":1}}', 'application/json', 400, 'invalid_request'],
+    [`${'['.repeat(100)}${']'.repeat(100)}`, 'application/json', 400, 'invalid_request'],
+  ])('refuses the body %s as %s with %i %s', async (body, type, status, error) => {
+    const h = harness();
+    const res = await h.call('POST', '/v1/proxies', body, { 'content-type': type });
+    expect(res.status).toBe(status);
+    expect(await json(res)).toMatchObject({ error });
+    expect(h.store.writeCalls).toEqual([]);
   });
 
   it('still answers 201 when publishing fails, and logs it as an error', async () => {
@@ -174,6 +196,7 @@ describe('PUT /v1/proxies/{name}/spec', () => {
 
   it('treats the same spec (defaults spelled out, keys reordered) as a no-op: no write, no bump, no publish', async () => {
     const h = await withProxy('p1');
+    await observed(h, 'p1');
     const before = await h.store.snapshot();
     const same = {
       capacity: 4,
@@ -188,6 +211,14 @@ describe('PUT /v1/proxies/{name}/spec', () => {
     expect(h.store.writeCalls).toEqual([]);
     expect(await h.store.snapshot()).toEqual(before);
     expect(h.publisher.published).toEqual([]);
+  });
+
+  it('publishes again on a no-op while reconcile has not seen the generation (recovers a lost publish)', async () => {
+    const h = await withProxy('p1');
+    const res = await h.call('PUT', '/v1/proxies/p1/spec', managed);
+    expect(res.status).toBe(200);
+    expect(h.store.writeCalls).toEqual([]);
+    expect(h.publisher.published).toEqual([{ proxy: 'p1', reason: 'spec-changed' }]);
   });
 
   it.each([
@@ -271,6 +302,7 @@ describe('PATCH /v1/proxies/{name}/spec', () => {
 
   it('is a no-op for an empty patch or one that sets what is already there', async () => {
     const h = await withProxy('p1');
+    await observed(h, 'p1');
     for (const body of [{}, { capacity: 4 }, { attributes: { missing: null } }]) {
       const res = await patch(h, body);
       expect(res.status).toBe(200);

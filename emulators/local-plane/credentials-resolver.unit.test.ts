@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import type { SecretManagerAccessClient } from '../../shared/src/adapters/secret-manager/reader.js';
+import { secretManagerCredentials } from './credentials-resolver.js';
+
+function fakeClient(secrets: Record<string, string>): SecretManagerAccessClient & { asked: string[] } {
+  const asked: string[] = [];
+  return {
+    asked,
+    async accessSecretVersion({ name }) {
+      asked.push(name);
+      const value = secrets[name];
+      if (value === undefined) throw Object.assign(new Error('not found'), { code: 5 });
+      return [{ name, payload: { data: Buffer.from(value) } }];
+    },
+    async getSecretVersion({ name }) {
+      return [{ name }];
+    },
+  };
+}
+
+describe('secretManagerCredentials', () => {
+  const client = fakeClient({
+    'projects/p/secrets/proxy-a/versions/latest': 'user:pass',
+    'projects/p/secrets/proxy-a/versions/3': 'old:pass',
+  });
+  const resolve = secretManagerCredentials(client);
+
+  it.each([
+    ['projects/p/secrets/proxy-a', 'user:pass'],
+    ['projects/p/secrets/proxy-a/versions/latest', 'user:pass'],
+    ['projects/p/secrets/proxy-a/versions/3', 'old:pass'],
+  ])('reads %s', async (name, value) => {
+    await expect(resolve(name)).resolves.toBe(value);
+  });
+
+  it('answers null for a secret that does not exist, so the proxy stays down', async () => {
+    await expect(resolve('projects/p/secrets/nope')).resolves.toBeNull();
+  });
+
+  it.each(['secrets/x', 'projects/p/secrets/x/versions/0', 'projects/p/secrets/a b'])(
+    'refuses the malformed name %s without asking',
+    async (name) => {
+      const before = client.asked.length;
+      await expect(resolve(name)).rejects.toMatchObject({ kind: 'invalid_argument' });
+      expect(client.asked).toHaveLength(before);
+    },
+  );
+
+  it('throws what is not "not found" (the emulator logs it; the proxy stays down)', async () => {
+    const failing = secretManagerCredentials({
+      accessSecretVersion: async () => {
+        throw Object.assign(new Error('denied'), { code: 7 });
+      },
+      getSecretVersion: async () => [{}],
+    });
+    await expect(failing('projects/p/secrets/a')).rejects.toMatchObject({ kind: 'permission_denied' });
+  });
+});

@@ -1,0 +1,51 @@
+// Our emulators of the Google APIs with no SDK emulator: Secret Manager (notifications published on
+// the Pub/Sub emulator) and Compute Engine, whose VMs read their proxy credentials from that Secret
+// Manager as the deployed startup script does. Both run in this process; logs go to the log dir.
+import { appendFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { PubSub } from '@google-cloud/pubsub';
+import { createSecretManagerClient } from '../../shared/src/adapters/secret-manager/client.js';
+import { type HostPort, hostPort } from '../../shared/src/config/local-ports.js';
+import { jsonLineLog } from '../compute/log.js';
+import { startComputeEmulator } from '../compute/server.js';
+import { startSecretManagerEmulator } from '../secret-manager/server.js';
+import { secretManagerCredentials } from './credentials-resolver.js';
+
+export interface OurEmulatorsOptions {
+  compute: HostPort;
+  secretmanager: HostPort;
+  projectId: string;
+  pubsub: PubSub;
+  logDir: string;
+  /** Called as each piece is up, with how to stop it. */
+  onUp(name: string, url: string, stop: () => Promise<void>): void;
+}
+
+const fileLog = (component: string, file: string) =>
+  jsonLineLog(component, (line) => appendFileSync(file, line));
+
+export async function startOurEmulators(opts: OurEmulatorsOptions): Promise<void> {
+  const secrets = await startSecretManagerEmulator({
+    ...opts.secretmanager,
+    pubsub: opts.pubsub,
+    log: fileLog('secret-manager-emulator', join(opts.logDir, 'secretmanager.log')),
+  });
+  opts.onUp('secret manager emulator', secrets.url, () => secrets.stop());
+
+  const client = createSecretManagerClient(hostPort(opts.secretmanager));
+  try {
+    const compute = await startComputeEmulator({
+      ...opts.compute,
+      projectId: opts.projectId,
+      resolveCredentials: secretManagerCredentials(client),
+      log: fileLog('compute-emulator', join(opts.logDir, 'compute.log')),
+    });
+    opts.onUp('compute emulator', compute.url, async () => {
+      await compute.stop();
+      await client.close();
+    });
+  } catch (err) {
+    await client.close();
+    throw err;
+  }
+}

@@ -1,0 +1,58 @@
+// Bad input to the probe function (issue 4): a malformed or unknown tick is acknowledged and logged by
+// the real function process behind a real push subscription — delivered once, never retried forever,
+// never dead-lettered.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEAD_LETTER_INSPECT } from '../../shared/src/adapters/pubsub/topology-plan.js';
+import { testProjectId } from '../support/emulators.js';
+import { startTestPlane, type TestPlane } from '../support/local-plane.js';
+
+describe('probe function: poison ticks', () => {
+  let plane: TestPlane;
+  beforeAll(async () => {
+    plane = await startTestPlane({ projectId: testProjectId(), functions: ['probe'] });
+  });
+  afterAll(async () => {
+    await plane?.stop();
+  });
+
+  const logLines = () =>
+    readFileSync(join(plane.logDir, 'function-probe.log'), 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+  it('acknowledges and logs malformed and unknown ticks exactly once', async () => {
+    const ids = [
+      await plane.publisher.publishRaw('ticks-probe', Buffer.from('not json at all')),
+      await plane.publisher.publishRaw('ticks-probe', Buffer.from('{"job": 42}')),
+      await plane.publisher.publishRaw('ticks-probe', Buffer.from('{"job":"reticulate-splines"}')),
+    ];
+    const acked = () =>
+      logLines().filter((l) => typeof l.messageId === 'string' && ids.includes(l.messageId as string));
+    for (let i = 0; i < 100 && acked().length < 3; i++) await sleep(100);
+    expect(
+      acked()
+        .map((l) => l.message)
+        .sort(),
+    ).toEqual([
+      'malformed tick acknowledged',
+      'malformed tick acknowledged',
+      'tick for another job acknowledged',
+    ]);
+    // Long enough for several redeliveries had any been nacked (local retry backoff is 1–5 s).
+    await sleep(6000);
+    expect(acked()).toHaveLength(3);
+    const dead: unknown[] = [];
+    const sub = plane.pubsub.subscription(DEAD_LETTER_INSPECT);
+    sub.on('message', (m) => {
+      dead.push(m.id);
+      m.ack();
+    });
+    await sleep(2000);
+    await sub.close();
+    expect(dead).toHaveLength(0);
+  });
+});
