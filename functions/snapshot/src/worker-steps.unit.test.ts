@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { prepare } from '../../../shared/src/domain/snapshots/canonical-fast.js';
 import {
   contentDigest,
   DEFAULT_ROUTING,
@@ -16,15 +17,17 @@ const later = (s: number) => new Date(now.getTime() + s * 1000);
 const deps = { settings: DEFAULT_WORKER_SETTINGS, sha256: sha256Hex } as SnapshotPassDeps;
 const build: WorkerBuild = { workerId: 'w1', sessionId: 's1', grant: later(180), owned: [], draining: {} };
 const digest = contentDigest(
-  workerContent({
-    workerId: 'w1',
-    epoch: 3,
-    grant: later(180),
-    routing: DEFAULT_ROUTING,
-    owned: [],
-    now,
-    allocationSafetyMarginMs: DEFAULT_WORKER_SETTINGS.allocationSafetyMarginMs,
-  }),
+  prepare(
+    workerContent({
+      workerId: 'w1',
+      epoch: 3,
+      grant: later(180),
+      routing: DEFAULT_ROUTING,
+      owned: [],
+      now,
+      allocationSafetyMarginMs: DEFAULT_WORKER_SETTINGS.allocationSafetyMarginMs,
+    }),
+  ),
   sha256Hex,
 );
 const header = (over: Partial<SnapshotHeader> = {}): SnapshotHeader => ({
