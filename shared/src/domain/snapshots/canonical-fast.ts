@@ -18,8 +18,14 @@ const iso = (t: string): string => (ISO.test(t) ? t : new Date(Date.parse(t)).to
 
 // Strings JSON.stringify would copy as they are (no quote, backslash, control character or surrogate) are
 // quoted directly: most names, hosts and secret ids, and far cheaper than a call into the serialiser.
-const PLAIN = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
-const str = (s: string): string => (PLAIN.test(s) ? `"${s}"` : JSON.stringify(s));
+function plain(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return false;
+  }
+  return true;
+}
+const str = (s: string): string => (plain(s) ? `"${s}"` : JSON.stringify(s));
 /** JSON.stringify of a finite number (integers here: ports, capacities, versions). */
 const num = (n: number): string => (Number.isFinite(n) ? String(n) : 'null');
 
