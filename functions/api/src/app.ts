@@ -3,6 +3,7 @@
 // end-to-end tests start it in-process (server.ts). Nothing here reads process.env.
 import { randomUUID } from 'node:crypto';
 import { OpenAPIHono } from '@hono/zod-openapi';
+import { except } from 'hono/combine';
 import { methodNotAllowed } from 'hono/method-not-allowed';
 import { requestId } from 'hono/request-id';
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
@@ -11,16 +12,17 @@ import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
 import { proxyAdmin } from './admin/proxy-admin.js';
 import type { Authenticator } from './auth/authenticator.js';
-import { requireAdmin } from './auth/middleware.js';
 import { type EchoOptions, echoRoutes } from './echo/echo-routes.js';
 import { ApiError } from './errors.js';
 import type { FleetFeed } from './fleet/feed.js';
 import { fleetApp } from './fleet/routes.js';
+import { type LeaseApiDeps, leaseApi, leaseGuards } from './leases/index.js';
 import { limitBody } from './middleware/body-limit.js';
 import { recover } from './middleware/recover.js';
 import { requestLog } from './middleware/request-log.js';
 import { proxyRoutes } from './routes/proxies.js';
 import { validationHook } from './validation/hook.js';
+import { type WorkersApiDeps, workersApi } from './workers/index.js';
 
 export interface ApiDeps {
   /** Reported by /healthz and /openapi.json. */
@@ -38,6 +40,10 @@ export interface ApiDeps {
   echo?: EchoOptions;
   /** Mounts the fleet page at /fleet (admin auth, read-only), rendered from this feed. */
   fleet?: FleetFeed;
+  /** Discovery and leases for crawlers (docs/leases.md); absent = not served. */
+  leases?: LeaseApiDeps;
+  /** Mounts the gateway control plane: /v1/workers/* (worker identities) and /v1/gateway/* (admin). */
+  workers?: WorkersApiDeps;
 }
 
 export function createApp(deps: ApiDeps) {
@@ -58,16 +64,19 @@ export function createApp(deps: ApiDeps) {
         }),
     }),
   );
-  app.use(limitBody({ maxBytes: deps.maxBodyBytes }));
-  // Admin auth guards the admin surface only: other groups (echo today; discovery, leases and worker
-  // endpoints later) bring their own. `/v1/proxies/*` also matches `/v1/proxies`.
-  const adminOnly = requireAdmin(deps.auth);
-  app.use('/v1/proxies/*', adminOnly);
-  app.use('/openapi.json', adminOnly);
+  // Worker reports carry up to 10,000 counts: the worker routes bound each body themselves.
+  app.use(except('/v1/workers/*', limitBody({ maxBytes: deps.maxBodyBytes })));
+  // Admin auth guards the admin surface; crawler tokens also open GET /v1/proxies (discovery), the lease
+  // routes and /openapi.json (leases/index.ts). `/v1/proxies/*` also matches `/v1/proxies`.
+  const guards = leaseGuards(deps.leases, deps.auth);
+  app.use('/v1/proxies/*', guards.proxies);
+  app.use('/openapi.json', guards.crawler);
 
   app.get('/healthz', (c) => c.json({ ok: true, version: deps.version }));
-  app.route('/v1/proxies', proxyRoutes(admin));
+  app.route('/v1/proxies', proxyRoutes(admin, deps.leases?.discovery));
+  if (deps.leases) app.route('/', leaseApi(deps.leases, guards.crawler));
   if (deps.echo) app.route('/', echoRoutes(deps.echo));
+  if (deps.workers) app.route('/', workersApi(deps.workers));
   if (deps.fleet) app.route('/fleet', fleetApp({ ...deps, feed: deps.fleet }));
   app.doc31('/openapi.json', {
     openapi: '3.1.0',
