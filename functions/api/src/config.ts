@@ -7,6 +7,8 @@
 import { z } from 'zod';
 import { BaseEnv } from '../../../shared/src/config/env.js';
 import { type AuthConfig, loadAuthConfig } from './auth/config.js';
+import { type LeaseConfig, loadLeaseConfig } from './leases/config.js';
+import { loadWorkersApiConfig, type WorkersApiConfig } from './workers/config.js';
 
 const ApiEnv = BaseEnv.extend({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -32,6 +34,10 @@ export interface ApiConfig {
   maxBodyBytes: number;
   onCloudRun: boolean;
   auth: AuthConfig;
+  /** Discovery and leases (leases/config.ts). */
+  leases: LeaseConfig;
+  /** The gateway control plane's worker identities and timing (workers/config.ts). */
+  workers: WorkersApiConfig;
   /** Where the periodic jobs' Cloud Scheduler is; null: none (local mode without the local scheduler). */
   scheduler: { location: string; emulatorHost?: string } | null;
 }
@@ -50,6 +56,8 @@ export function loadApiConfig(env: Record<string, string | undefined>): ApiConfi
     maxBodyBytes: e.MAX_BODY_BYTES,
     onCloudRun: e.K_SERVICE !== undefined,
     auth: loadAuthConfig(env),
+    leases: loadLeaseConfig(env),
+    workers: loadWorkersApiConfig(env),
     scheduler:
       e.SCHEDULER_EMULATOR_HOST || !(env.PROXYPLANE_LOCAL === '1' || e.FIRESTORE_EMULATOR_HOST)
         ? { location: e.REGION, emulatorHost: e.SCHEDULER_EMULATOR_HOST }

@@ -84,9 +84,18 @@ export async function runProbePass(
   const changed = decisions.filter((d) => d.write).map((d) => d.next);
   await deps.health.writeMany(changed);
   const transitions = decisions.filter((d) => d.publish);
-  // Publish after the state is stored: reconcile reads it when the request arrives.
+  // Publish after the state is stored: reconcile reads it when the request arrives. A failed publish is
+  // logged, not thrown: a retried tick would find nothing left to publish (the state is already stored),
+  // and reconcile's drift poll folds the stored verdict into status anyway.
   await Promise.all(
-    transitions.map((d) => deps.publisher.publish({ proxy: d.next.proxy, reason: 'health-transition' })),
+    transitions.map((d) =>
+      deps.publisher.publish({ proxy: d.next.proxy, reason: 'health-transition' }).catch((err: unknown) => {
+        deps.log.warn('publishing a health transition failed; the drift poll will fold it', {
+          proxy: d.next.proxy,
+          error: err instanceof Error ? err.message : String(err),
+        });
+      }),
+    ),
   );
   return {
     proxies: all.length,

@@ -15,6 +15,7 @@ import { systemClock } from '../../../shared/src/ports/clock.js';
 import { pollIntervals } from '../../reconcile/src/config.js';
 import { loadRequeueConfig, marginMs, tickPeriodMs } from './config.js';
 import { recordedSweep } from './job-run.js';
+import { PublishMemory } from './publish-memory.js';
 import { runSweep, type SweepDeps } from './sweep.js';
 
 const config = loadRequeueConfig();
@@ -38,6 +39,9 @@ const deps: SweepDeps = {
   driftPollMs: pollIntervals(config).DriftPoll,
   batch: 500,
   maxBatch: 8_000,
+  // A proxy still due this long after it was published is published again: its message was lost (Pub/Sub
+  // retries a failing pass by itself, for up to 15 attempts). Shorter, and a push backlog re-feeds itself.
+  memory: new PublishMemory(Math.max(300_000, period)),
 };
 
 functions.cloudEvent('requeue', async (event: functions.CloudEvent<unknown>) => {

@@ -7,5 +7,10 @@ export const Collections = {
   cooldowns: 'cooldowns',
   workers: 'workers',
   snapshots: 'snapshots',
+  /** Gateway control plane (docs/gateway-control-plane.md): ownership state + shards, outcome batches, config. */
+  ownership: 'ownership',
+  workerOutcomes: 'workerOutcomes',
+  gatewayConfig: 'gatewayConfig',
+  reclaims: 'reclaims',
   jobRuns: 'jobRuns',
 } as const;

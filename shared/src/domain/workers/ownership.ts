@@ -1,93 +1,136 @@
 // Ownership of gateway-pool proxies (contract §4; brief invariant 4): one owner at a time, assigned by
-// rendezvous hashing over live workers, held under a lease (expiresAt) that the controller renews while
-// the owner lives. A proxy moves only when
-//   - its owner is gone and its lease has lapsed (a crashed worker may still be using it until then), or
-//   - its live owner has drained it: the proxy left the owner's snapshot (drain started at epoch E) and a
-//     valid report at epoch ≥ E shows zero active and reserved for it.
-// The global ownership epoch rises on every change of who owns what, including the start of a drain.
+// rendezvous hashing over the assignable workers (live sessions that are not shutting down). A proxy moves
+// away from its owner only when
+//   - the owner has drained it: the proxy left the owner's snapshot at epoch E (drainEpoch) and a valid
+//     report at an epoch ≥ E shows zero active and reserved for it, or
+//   - the owner's grant has lapsed (plus a clock-skew allowance): every snapshot it was ever sent has
+//     expired, so it can no longer pick the proxy for a new request (usableUntil ≤ expiresAt = grant).
+// The global ownership epoch rises on every change of who owns what, including the start or the
+// cancellation of a drain.
+//
+// Why grants are per worker, not per proxy (a change to the first version of this planner): renewing a
+// lease on every proxy document meant one Firestore write per proxy per renewal period (10,000 writes a
+// minute at 10,000 proxies). A worker's proxies all expire together at the grant the controller records
+// for the worker before it publishes a snapshot, which is one write per worker.
 import { rendezvousOwner } from './rendezvous.js';
 
 export interface OwnershipRecord {
   proxy: string;
-  owner: string | null;
-  expiresAt: Date | null;
+  owner: string;
+  /** The epoch at which this owner got the proxy. */
+  since: number;
   /** Set while the owner is being asked to let go: the epoch at which the proxy left its snapshot. */
   drainEpoch: number | null;
 }
 
+export interface WorkerStanding {
+  /** Live session, not shutting down: may be given proxies. */
+  assignable: boolean;
+  /** Live session: its reports count (a draining worker is live but not assignable). */
+  live: boolean;
+  /** The latest expiry of any snapshot sent to it; null when it was never sent one. */
+  grantedUntil: Date | null;
+}
+
 export interface PlanInput {
-  /** Proxies that should be in the gateway pool now. */
+  /** Proxies that should be in the gateway pool now (gatewayPool, not deleted, not reclaimed). */
   pool: readonly string[];
   records: ReadonlyMap<string, OwnershipRecord>;
-  liveWorkers: readonly string[];
+  workers: ReadonlyMap<string, WorkerStanding>;
   epoch: number;
+  /** An unowned proxy that must not be given to a worker yet (it has active leases). */
+  blocked(proxy: string): boolean;
   /** True when `worker` has a valid report at epoch ≥ `sinceEpoch` with zero counts for `proxy`. */
   drained(proxy: string, worker: string, sinceEpoch: number): boolean;
   now: Date;
-  leaseMs: number;
-  /** Renew a live owner's lease when less than this remains (fewer writes than renewing every tick). */
-  renewBeforeMs: number;
+  /** A lapsed grant is trusted only this long after it lapsed (the worker's clock may run behind). */
+  skewMs: number;
+}
+
+export interface OwnershipChange {
+  proxy: string;
+  /** The record to store, or null to delete it (no owner). */
+  next: OwnershipRecord | null;
+  kind: 'assigned' | 'drain_started' | 'drain_cancelled' | 'released';
 }
 
 export interface OwnershipPlan {
   epoch: number;
-  /** Records to write (changed or renewed); a record with owner null and no drain is deleted. */
-  writes: OwnershipRecord[];
+  changes: OwnershipChange[];
+}
+
+export function grantLapsed(w: WorkerStanding | undefined, now: Date, skewMs: number): boolean {
+  if (!w?.grantedUntil) return true;
+  return w.grantedUntil.getTime() + skewMs <= now.getTime();
 }
 
 export function planOwnership(x: PlanInput): OwnershipPlan {
   const inPool = new Set(x.pool);
-  const names = new Set([...x.pool, ...x.records.keys()]);
-  let bumped = false;
-  const epochIfBumped = x.epoch + 1;
-  const writes: OwnershipRecord[] = [];
-  const lease = () => new Date(x.now.getTime() + x.leaseMs);
-  for (const proxy of [...names].sort()) {
-    const r = x.records.get(proxy) ?? { proxy, owner: null, expiresAt: null, drainEpoch: null };
-    const desired = inPool.has(proxy) ? rendezvousOwner(proxy, x.liveWorkers) : null;
-    const lapsed = !r.expiresAt || r.expiresAt.getTime() <= x.now.getTime();
-    if (r.owner === null) {
-      if (desired) {
-        writes.push({ proxy, owner: desired, expiresAt: lease(), drainEpoch: null });
-        bumped = true;
+  const assignable = [...x.workers.entries()]
+    .filter(([, w]) => w.assignable)
+    .map(([id]) => id)
+    .sort();
+  const next = x.epoch + 1;
+  const changes: OwnershipChange[] = [];
+  for (const proxy of [...new Set([...x.pool, ...x.records.keys()])].sort()) {
+    const r = x.records.get(proxy);
+    const desired = inPool.has(proxy) ? rendezvousOwner(proxy, assignable) : null;
+    if (!r) {
+      if (desired && !x.blocked(proxy)) {
+        changes.push({
+          proxy,
+          kind: 'assigned',
+          next: { proxy, owner: desired, since: next, drainEpoch: null },
+        });
       }
       continue;
     }
     if (r.owner === desired) {
-      if (r.drainEpoch !== null) {
-        // Back in the pool before the drain finished: keep the owner, stop draining.
-        writes.push({ ...r, drainEpoch: null, expiresAt: lease() });
-        bumped = true;
-      } else if (!lapsed && r.expiresAt!.getTime() - x.now.getTime() < x.renewBeforeMs) {
-        writes.push({ ...r, expiresAt: lease() });
-      } else if (lapsed) {
-        // The owner is live and still wanted, but its lease ran out (the controller was down): re-grant.
-        writes.push({ ...r, expiresAt: lease() });
-        bumped = true;
-      }
+      // Back in the pool (or wanted again) before the drain finished: keep the owner, stop draining.
+      if (r.drainEpoch !== null)
+        changes.push({ proxy, kind: 'drain_cancelled', next: { ...r, drainEpoch: null } });
       continue;
     }
-    const ownerLive = x.liveWorkers.includes(r.owner);
-    const released =
-      lapsed || (ownerLive && r.drainEpoch !== null && x.drained(proxy, r.owner, r.drainEpoch));
-    if (released) {
-      writes.push({ proxy, owner: desired, expiresAt: desired ? lease() : null, drainEpoch: null });
-      bumped = true;
-    } else if (ownerLive && r.drainEpoch === null) {
-      writes.push({ ...r, drainEpoch: epochIfBumped });
-      bumped = true;
+    const owner = x.workers.get(r.owner);
+    const drained = r.drainEpoch !== null && owner?.live === true && x.drained(proxy, r.owner, r.drainEpoch);
+    if (drained || grantLapsed(owner, x.now, x.skewMs)) {
+      const taker = desired && !x.blocked(proxy) ? desired : null;
+      changes.push({
+        proxy,
+        kind: 'released',
+        next: taker ? { proxy, owner: taker, since: next, drainEpoch: null } : null,
+      });
+    } else if (r.drainEpoch === null) {
+      changes.push({ proxy, kind: 'drain_started', next: { ...r, drainEpoch: next } });
     }
-    // Dead owner, lease not lapsed: wait. Never two owners.
+    // Otherwise: draining, not drained yet, grant still valid — wait. Never two owners.
   }
-  return { epoch: bumped ? epochIfBumped : x.epoch, writes };
+  return { epoch: changes.length > 0 ? next : x.epoch, changes };
 }
 
-/** Proxies a worker may see in its snapshot: owned, lease valid, not draining. */
-export function ownedBy(worker: string, records: Iterable<OwnershipRecord>, now: Date): OwnershipRecord[] {
-  const out: OwnershipRecord[] = [];
-  for (const r of records) {
-    if (r.owner === worker && r.drainEpoch === null && r.expiresAt && r.expiresAt.getTime() > now.getTime())
-      out.push(r);
+/** Applies a plan's changes to the records (a new map). */
+export function applyOwnership(
+  records: ReadonlyMap<string, OwnershipRecord>,
+  changes: readonly OwnershipChange[],
+): Map<string, OwnershipRecord> {
+  const out = new Map(records);
+  for (const c of changes) {
+    if (c.next) out.set(c.proxy, c.next);
+    else out.delete(c.proxy);
   }
+  return out;
+}
+
+/** Proxies a worker may see in its snapshot: owned and not draining. */
+export function ownedBy(worker: string, records: Iterable<OwnershipRecord>): OwnershipRecord[] {
+  const out: OwnershipRecord[] = [];
+  for (const r of records) if (r.owner === worker && r.drainEpoch === null) out.push(r);
+  return out;
+}
+
+/** Proxies being drained away from a worker, with the epoch each drain started at. */
+export function drainingFrom(worker: string, records: Iterable<OwnershipRecord>): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const r of records) if (r.owner === worker && r.drainEpoch !== null) out.set(r.proxy, r.drainEpoch);
   return out;
 }

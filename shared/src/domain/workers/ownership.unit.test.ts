@@ -1,25 +1,40 @@
 import { describe, expect, it } from 'vitest';
-import { type OwnershipRecord, ownedBy, type PlanInput, planOwnership } from './ownership.js';
+import {
+  applyOwnership,
+  drainingFrom,
+  type OwnershipRecord,
+  ownedBy,
+  type PlanInput,
+  planOwnership,
+  type WorkerStanding,
+} from './ownership.js';
 import { rendezvousOwner } from './rendezvous.js';
 
 const now = new Date('2026-01-01T00:00:00Z');
 const later = (s: number) => new Date(now.getTime() + s * 1000);
 const pool = Array.from({ length: 200 }, (_, i) => `p${i}`);
+const live = (grantS = 60): WorkerStanding => ({ assignable: true, live: true, grantedUntil: later(grantS) });
+const dead = (grantS: number): WorkerStanding => ({
+  assignable: false,
+  live: false,
+  grantedUntil: later(grantS),
+});
+const workers = (entries: Record<string, WorkerStanding>) => new Map(Object.entries(entries));
 
 function plan(over: Partial<PlanInput>) {
   return planOwnership({
     pool,
     records: new Map(),
-    liveWorkers: ['w1', 'w2'],
+    workers: workers({ w1: live(), w2: live() }),
     epoch: 1,
+    blocked: () => false,
     drained: () => false,
     now,
-    leaseMs: 60_000,
-    renewBeforeMs: 30_000,
+    skewMs: 5_000,
     ...over,
   });
 }
-const toMap = (rs: OwnershipRecord[]) => new Map(rs.map((r) => [r.proxy, r]));
+const owners = (records: Map<string, OwnershipRecord>) => [...records.values()].map((r) => r.owner);
 
 describe('rendezvousOwner', () => {
   it('moves only the joining worker’s share when a worker joins', () => {
@@ -34,43 +49,59 @@ describe('rendezvousOwner', () => {
 });
 
 describe('planOwnership (contract §4)', () => {
-  it('assigns every pool proxy to exactly one live worker and bumps the epoch', () => {
+  const first = applyOwnership(new Map(), plan({}).changes);
+
+  it('assigns every pool proxy to exactly one live worker and bumps the epoch once', () => {
     const p = plan({});
     expect(p.epoch).toBe(2);
-    expect(p.writes).toHaveLength(200);
-    expect(new Set(p.writes.map((w) => w.owner))).toEqual(new Set(['w1', 'w2']));
+    expect(p.changes).toHaveLength(200);
+    expect(p.changes.every((c) => c.kind === 'assigned' && c.next?.since === 2)).toBe(true);
+    expect(new Set(owners(first))).toEqual(new Set(['w1', 'w2']));
   });
 
-  it('a steady assignment writes nothing until renewal is due, and renewal does not bump the epoch', () => {
-    const first = toMap(plan({}).writes);
-    expect(plan({ records: first, epoch: 2, now: later(10) })).toEqual({ epoch: 2, writes: [] });
-    const renew = plan({ records: first, epoch: 2, now: later(45) });
-    expect(renew.epoch).toBe(2);
-    expect(renew.writes).toHaveLength(200);
+  it('a steady assignment changes nothing and keeps the epoch', () => {
+    expect(plan({ records: first, epoch: 2, now: later(10) })).toEqual({ epoch: 2, changes: [] });
   });
 
-  it('a crashed worker’s proxies move only after its lease lapses — never two owners', () => {
-    const first = toMap(plan({}).writes);
+  it('a crashed worker’s proxies move only after its grant (+ skew) lapses — never two owners', () => {
     const w2s = [...first.values()].filter((r) => r.owner === 'w2').map((r) => r.proxy);
-    const early = plan({ records: first, epoch: 2, liveWorkers: ['w1'], now: later(30) });
-    expect(early.writes.filter((w) => w2s.includes(w.proxy))).toEqual([]);
-    const lapsed = plan({ records: first, epoch: 2, liveWorkers: ['w1'], now: later(61) });
-    const moved = lapsed.writes.filter((w) => w2s.includes(w.proxy));
-    expect(moved).toHaveLength(w2s.length);
-    expect(moved.every((w) => w.owner === 'w1')).toBe(true);
-    expect(lapsed.epoch).toBe(3);
+    const crashed = workers({ w1: live(), w2: dead(60) });
+    // Not lapsed: the proxies are marked draining (out of w2's snapshot) but keep their owner.
+    const early = plan({ records: first, epoch: 2, workers: crashed, now: later(30) });
+    expect(early.changes.filter((c) => w2s.includes(c.proxy)).every((c) => c.kind === 'drain_started')).toBe(
+      true,
+    );
+    const marked = applyOwnership(first, early.changes);
+    expect(plan({ records: marked, epoch: 3, workers: crashed, now: later(64) }).changes).toEqual([]);
+    // A drained report from a dead worker does not count.
+    expect(
+      plan({ records: marked, epoch: 3, workers: crashed, now: later(64), drained: () => true }).changes,
+    ).toEqual([]);
+    const lapsed = plan({ records: marked, epoch: 3, workers: crashed, now: later(65) });
+    expect(lapsed.changes).toHaveLength(w2s.length);
+    expect(lapsed.changes.every((c) => c.kind === 'released' && c.next?.owner === 'w1')).toBe(true);
+    expect(lapsed.epoch).toBe(4);
+  });
+
+  it('a worker that was never sent a snapshot holds nothing: its records move at once', () => {
+    const never = workers({ w1: live(), w2: { assignable: false, live: false, grantedUntil: null } });
+    const p = plan({ records: first, epoch: 2, workers: never });
+    expect(p.changes.every((c) => c.kind === 'released' && c.next?.owner === 'w1')).toBe(true);
   });
 
   it('a proxy leaving the pool drains before its ownership clears', () => {
-    const first = toMap(plan({ pool: ['p1'] }).writes);
-    const owner = first.get('p1')!.owner!;
-    const start = plan({ pool: [], records: first, epoch: 2, now: later(5) });
-    expect(start.writes).toEqual([{ ...first.get('p1'), drainEpoch: 3 }]);
-    expect(start.epoch).toBe(3);
-    const draining = toMap(start.writes);
-    expect(ownedBy(owner, draining.values(), later(5))).toEqual([]);
+    const one = applyOwnership(new Map(), plan({ pool: ['p1'] }).changes);
+    const owner = one.get('p1')!.owner;
+    const start = plan({ pool: [], records: one, epoch: 2, now: later(5) });
+    expect(start).toEqual({
+      epoch: 3,
+      changes: [{ proxy: 'p1', kind: 'drain_started', next: { ...one.get('p1')!, drainEpoch: 3 } }],
+    });
+    const draining = applyOwnership(one, start.changes);
+    expect(ownedBy(owner, draining.values())).toEqual([]);
+    expect(drainingFrom(owner, draining.values())).toEqual(new Map([['p1', 3]]));
     // Still busy: nothing changes.
-    expect(plan({ pool: [], records: draining, epoch: 3, now: later(6) }).writes).toEqual([]);
+    expect(plan({ pool: [], records: draining, epoch: 3, now: later(6) }).changes).toEqual([]);
     // Reported at zero at epoch ≥ 3: cleared.
     const done = plan({
       pool: [],
@@ -79,34 +110,45 @@ describe('planOwnership (contract §4)', () => {
       now: later(7),
       drained: (p, w, since) => p === 'p1' && w === owner && since === 3,
     });
-    expect(done.writes).toEqual([{ proxy: 'p1', owner: null, expiresAt: null, drainEpoch: null }]);
-    expect(done.epoch).toBe(4);
+    expect(done).toEqual({ epoch: 4, changes: [{ proxy: 'p1', kind: 'released', next: null }] });
+  });
+
+  it('back in the pool before the drain finished: the drain is cancelled', () => {
+    const one = applyOwnership(new Map(), plan({ pool: ['p1'] }).changes);
+    const draining = applyOwnership(one, plan({ pool: [], records: one, epoch: 2 }).changes);
+    const back = plan({ pool: ['p1'], records: draining, epoch: 3 });
+    expect(back.changes).toEqual([
+      { proxy: 'p1', kind: 'drain_cancelled', next: { ...one.get('p1')!, drainEpoch: null } },
+    ]);
   });
 
   it('a new worker gets its share only after the old owner drained it', () => {
-    const first = toMap(plan({}).writes);
+    const three = workers({ w1: live(), w2: live(), w3: live() });
     const toW3 = pool.filter((p) => rendezvousOwner(p, ['w1', 'w2', 'w3']) === 'w3');
-    const start = plan({ records: first, epoch: 2, liveWorkers: ['w1', 'w2', 'w3'], now: later(1) });
-    expect(start.writes.map((w) => w.proxy).sort()).toEqual([...toW3].sort());
-    expect(start.writes.every((w) => w.drainEpoch === 3 && w.owner !== 'w3')).toBe(true);
-    const recs = new Map([...first, ...toMap(start.writes)]);
-    const done = plan({
-      records: recs,
-      epoch: 3,
-      liveWorkers: ['w1', 'w2', 'w3'],
-      now: later(2),
-      drained: () => true,
-    });
-    expect(done.writes.filter((w) => toW3.includes(w.proxy)).every((w) => w.owner === 'w3')).toBe(true);
+    const start = plan({ records: first, epoch: 2, workers: three, now: later(1) });
+    expect(start.changes.map((c) => c.proxy).sort()).toEqual([...toW3].sort());
+    expect(start.changes.every((c) => c.kind === 'drain_started' && c.next?.owner !== 'w3')).toBe(true);
+    const recs = applyOwnership(first, start.changes);
+    const done = plan({ records: recs, epoch: 3, workers: three, now: later(2), drained: () => true });
+    expect(done.changes.every((c) => toW3.includes(c.proxy) && c.next?.owner === 'w3')).toBe(true);
+    expect(done.changes).toHaveLength(toW3.length);
   });
 
-  it('ownedBy excludes lapsed and draining records', () => {
-    const recs: OwnershipRecord[] = [
-      { proxy: 'a', owner: 'w1', expiresAt: later(10), drainEpoch: null },
-      { proxy: 'b', owner: 'w1', expiresAt: later(-1), drainEpoch: null },
-      { proxy: 'c', owner: 'w1', expiresAt: later(10), drainEpoch: 2 },
-      { proxy: 'd', owner: 'w2', expiresAt: later(10), drainEpoch: null },
-    ];
-    expect(ownedBy('w1', recs, now).map((r) => r.proxy)).toEqual(['a']);
+  it('a worker shutting down (draining) is live but not assignable: its proxies drain to the others', () => {
+    const shutting = workers({ w1: live(), w2: { ...live(), assignable: false } });
+    const p = plan({ records: first, epoch: 2, workers: shutting });
+    expect(p.changes.every((c) => c.kind === 'drain_started' && c.next?.owner === 'w2')).toBe(true);
+    const recs = applyOwnership(first, p.changes);
+    const handed = plan({ records: recs, epoch: 3, workers: shutting, drained: () => true });
+    expect(handed.changes.every((c) => c.next?.owner === 'w1')).toBe(true);
+  });
+
+  it('an unowned proxy with active leases is not assigned until they end', () => {
+    const p = plan({ pool: ['p1', 'p2'], blocked: (x) => x === 'p1' });
+    expect(p.changes.map((c) => c.proxy)).toEqual(['p2']);
+  });
+
+  it('no assignable worker: nothing is assigned, and owned proxies wait for their owner', () => {
+    expect(plan({ workers: new Map() })).toEqual({ epoch: 1, changes: [] });
   });
 });

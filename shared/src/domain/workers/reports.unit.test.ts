@@ -8,7 +8,7 @@ const now = new Date('2026-01-01T00:00:00Z');
 const later = (s: number) => new Date(now.getTime() + s * 1000);
 const base = register(
   null,
-  { workerId: 'w1', instanceId: 'i1', zone: 'z', protocolVersion: 1 },
+  { workerId: 'w1', instanceId: 'i1', zone: 'z', protocolVersion: 1, principal: 'token:w1' },
   now,
   's1',
   30_000,

@@ -1,6 +1,7 @@
 // ReportRuntime (contract §2): strictly monotonic report_sequence within a session; the same sequence only
 // as an identical replay; a report must sit exactly on the session's ACK bound (a worker claiming a newer
 // snapshot or epoch than it acknowledged is rejected); it is a complete sparse replacement of the counts.
+import { hash53 } from './rendezvous.js';
 import type { WorkerSession } from './session.js';
 
 export interface ProxyCounts {
@@ -31,13 +32,18 @@ export type ReportDecision =
   | { ok: true; replay: boolean; session: WorkerSession }
   | { ok: false; error: ReportRejection };
 
-/** Canonical content of a report (everything but the session id), for replay comparison. */
+/**
+ * A fixed-size digest of a report's content (everything but the session id), for replay comparison: two
+ * independent 53-bit hashes of the canonical text, so the session document stays small whatever the report
+ * size. A collision could only make a conflicting report look like a replay, which changes nothing.
+ */
 export function reportDigest(r: RuntimeReport): string {
   const counts = [...r.counts]
     .sort((a, b) => (a.proxy < b.proxy ? -1 : a.proxy > b.proxy ? 1 : 0))
     .map((c) => `${c.proxy}=${c.active}/${c.reserved}`)
     .join(',');
-  return `${r.reportSequence}|${r.snapshotVersion}|${r.epoch}|${r.draining ? 1 : 0}|${counts}`;
+  const text = `${r.reportSequence}|${r.snapshotVersion}|${r.epoch}|${r.draining ? 1 : 0}|${counts}`;
+  return `${hash53(text, 1).toString(16)}-${hash53(text, 2).toString(16)}-${text.length}`;
 }
 
 export function acceptRuntimeReport(

@@ -8,6 +8,8 @@ export interface WorkerSession {
   sessionId: string;
   zone: string;
   protocolVersion: number;
+  /** Who opened the session (e.g. "sa:gw@p.iam.gserviceaccount.com", "token:gw-1"): later calls must match. */
+  principal: string;
   registeredAt: Date;
   /** Liveness: extended by every accepted runtime report; a lapsed session owns nothing. */
   validUntil: Date;
@@ -26,6 +28,7 @@ export interface RegisterRequest {
   instanceId: string;
   zone: string;
   protocolVersion: number;
+  principal: string;
 }
 
 export type RegisterDecision =
@@ -39,7 +42,13 @@ export function register(
   newSessionId: string,
   sessionTtlMs: number,
 ): RegisterDecision {
-  if (existing && existing.instanceId === req.instanceId && isLive(existing, now)) {
+  if (
+    existing &&
+    existing.instanceId === req.instanceId &&
+    existing.principal === req.principal &&
+    existing.protocolVersion === req.protocolVersion &&
+    isLive(existing, now)
+  ) {
     return { kind: 'resumed', session: existing };
   }
   return {
@@ -51,6 +60,7 @@ export function register(
       sessionId: newSessionId,
       zone: req.zone,
       protocolVersion: req.protocolVersion,
+      principal: req.principal,
       registeredAt: now,
       validUntil: new Date(now.getTime() + sessionTtlMs),
       ackedVersion: null,
@@ -76,3 +86,9 @@ export function checkSession(current: WorkerSession | null, sessionId: string, n
   if (!isLive(current, now)) return { ok: false, error: 'session_expired' };
   return { ok: true };
 }
+
+/** An accepted ACK or report is a sign of life: the session lives another TTL from now. */
+export const touch = (s: WorkerSession, now: Date, sessionTtlMs: number): WorkerSession => ({
+  ...s,
+  validUntil: new Date(Math.max(s.validUntil.getTime(), now.getTime() + sessionTtlMs)),
+});

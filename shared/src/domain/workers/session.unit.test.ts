@@ -4,7 +4,13 @@ import { checkSession, register } from './session.js';
 
 const now = new Date('2026-01-01T00:00:00Z');
 const later = (s: number) => new Date(now.getTime() + s * 1000);
-const req = { workerId: 'w1', instanceId: 'i1', zone: 'us-central1-a', protocolVersion: 1 };
+const req = {
+  workerId: 'w1',
+  instanceId: 'i1',
+  zone: 'us-central1-a',
+  protocolVersion: 1,
+  principal: 'token:w1',
+};
 
 describe('negotiateProtocol (contract §7)', () => {
   it.each<[number, boolean]>([

@@ -1,0 +1,151 @@
+// Admin routes of the gateway control plane (admin auth): the workers and their standing, ownership with
+// fail-closed usable capacity, the routing every snapshot carries, and reclaims (take a pool proxy out for
+// an exclusive lease). Changes ask the snapshot function for a pass at once.
+import { Hono } from 'hono';
+import { z } from 'zod';
+import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
+import { ProxyName } from '../../../../shared/src/domain/proxy.js';
+import { DEFAULT_ROUTING } from '../../../../shared/src/domain/snapshots/content.js';
+import { ownedBy } from '../../../../shared/src/domain/workers/ownership.js';
+import type { WorkerSettings } from '../../../../shared/src/domain/workers/settings.js';
+import { GatewayRoute } from '../../../../shared/src/messages/gateway-snapshot.js';
+import type { Clock } from '../../../../shared/src/ports/clock.js';
+import type { WorkerStore } from '../../../../shared/src/ports/workers.js';
+import type {
+  OwnershipStore,
+  ReclaimStore,
+  RoutingStore,
+} from '../../../../shared/src/ports/workers-ownership.js';
+import type {
+  GatewayPoolReader,
+  SnapshotRequester,
+  SnapshotStore,
+} from '../../../../shared/src/ports/workers-snapshots.js';
+import type { Authenticator, Principal } from '../auth/authenticator.js';
+import { requireAdmin } from '../auth/middleware.js';
+import { ownershipView, workerView } from './admin-views.js';
+import { WorkerApiError, workerErrors } from './errors.js';
+import { json, limitBytes, parseBody } from './http.js';
+import { requestPass } from './service-deps.js';
+
+export interface GatewayAdminDeps {
+  auth: Authenticator;
+  workers: Pick<WorkerStore, 'list'>;
+  ownership: Pick<OwnershipStore, 'read'>;
+  snapshots: Pick<SnapshotStore, 'headers'>;
+  pool: GatewayPoolReader;
+  routing: RoutingStore;
+  reclaims: ReclaimStore;
+  requester: SnapshotRequester;
+  clock: Clock;
+  log: Logger;
+  settings: WorkerSettings;
+}
+
+const RoutingBody = z.object({ routes: z.array(GatewayRoute).min(1).max(1000) }).strict();
+const ReclaimBody = z
+  .object({
+    ttlSeconds: z
+      .number()
+      .int()
+      .min(60)
+      .max(7 * 86_400),
+  })
+  .strict();
+
+const who = (p: Principal | undefined) =>
+  !p ? 'unknown' : p.kind === 'google' ? p.email : p.kind === 'token' ? `token:${p.name}` : 'local';
+
+export function gatewayAdminRoutes(deps: GatewayAdminDeps) {
+  const app = new Hono<{ Variables: { principal: Principal } }>();
+  app.onError(workerErrors(deps.log));
+  app.use('*', requireAdmin(deps.auth));
+  const pass = (reason: string) => requestPass(deps, reason);
+
+  app.get('/workers', async (c) => {
+    const [workers, headers, state] = await Promise.all([
+      deps.workers.list(),
+      deps.snapshots.headers(),
+      deps.ownership.read(),
+    ]);
+    const now = deps.clock.now();
+    return c.json({
+      epoch: state.epoch,
+      workers: workers.map((w) =>
+        workerView(
+          w,
+          headers.get(w.session.workerId),
+          ownedBy(w.session.workerId, state.records.values()).length,
+          now,
+        ),
+      ),
+    });
+  });
+
+  app.get('/ownership', async (c) => {
+    const [workers, headers, state, pool] = await Promise.all([
+      deps.workers.list(),
+      deps.snapshots.headers(),
+      deps.ownership.read(),
+      deps.pool.inPool(),
+    ]);
+    return c.json({
+      epoch: state.epoch,
+      proxies: ownershipView({
+        epoch: state.epoch,
+        records: state.records,
+        pool: pool.proxies,
+        workers: new Map(workers.map((w) => [w.session.workerId, w])),
+        headers,
+        reportTtlMs: deps.settings.reportTtlMs,
+        now: deps.clock.now(),
+      }),
+    });
+  });
+
+  app.get('/routing', async (c) => {
+    const r = await deps.routing.get();
+    return c.json(
+      r
+        ? { routes: r.routes, updatedAt: r.updatedAt.toISOString(), updatedBy: r.updatedBy, default: false }
+        : { routes: DEFAULT_ROUTING, updatedAt: null, updatedBy: null, default: true },
+    );
+  });
+
+  app.put('/routing', limitBytes(256 * 1024), json(), async (c) => {
+    const body = await parseBody(c, RoutingBody);
+    await deps.routing.put({
+      routes: body.routes,
+      updatedAt: deps.clock.now(),
+      updatedBy: who(c.var.principal),
+    });
+    await pass('admin');
+    return c.json({ routes: body.routes });
+  });
+
+  app.post('/reclaims/:proxy', limitBytes(1024), json(), async (c) => {
+    const proxy = ProxyName.safeParse(c.req.param('proxy'));
+    if (!proxy.success) throw new WorkerApiError(400, 'invalid_request', 'not a proxy name');
+    const body = await parseBody(c, ReclaimBody);
+    const now = deps.clock.now();
+    const until = new Date(now.getTime() + body.ttlSeconds * 1000);
+    await deps.reclaims.put({
+      proxy: proxy.data,
+      requestedAt: now,
+      requestedBy: who(c.var.principal),
+      until,
+    });
+    await pass('admin');
+    return c.json({ proxy: proxy.data, until: until.toISOString() }, 201);
+  });
+
+  app.delete('/reclaims/:proxy', async (c) => {
+    const proxy = ProxyName.safeParse(c.req.param('proxy'));
+    if (!proxy.success) throw new WorkerApiError(400, 'invalid_request', 'not a proxy name');
+    await deps.reclaims.delete(proxy.data);
+    await pass('admin');
+    return c.body(null, 204);
+  });
+
+  return app;
+}

@@ -1,0 +1,108 @@
+// The worker endpoints' part of the API's environment (read by the API's config only):
+//   WORKER_TOKENS            "workerId:token,…" — each token authorises exactly its worker id (local plane, tests)
+//   GATEWAY_SERVICE_ACCOUNT  "email" or "email=<glob>", comma-separated — Google identity tokens of these service
+//                            accounts authorise any worker id (or those matching the glob, e.g. gw-eu-*)
+//   WORKER_AUDIENCES         accepted `aud` of those tokens (default: ADMIN_AUDIENCES, the service URL)
+//   PROXYPLANE_LOCAL=1       with none of the above, every caller may act as any worker (announced loudly)
+// plus the contract's timing (shared/src/domain/workers/settings.ts).
+
+import { loadWorkerSettings, type WorkerSettings } from '../../../../shared/src/domain/workers/settings.js';
+import { WorkerId } from '../../../../shared/src/messages/gateway-snapshot.js';
+import { AuthConfigError } from '../auth/authenticator.js';
+
+export interface WorkerToken {
+  workerId: string;
+  token: string;
+}
+
+export interface ServiceAccountGrant {
+  email: string;
+  /** A glob over worker ids ("*" = any). */
+  pattern: string;
+}
+
+export interface WorkersApiConfig {
+  settings: WorkerSettings;
+  tokens: WorkerToken[];
+  serviceAccounts: ServiceAccountGrant[];
+  audiences: string[];
+  /** No worker identity configured, in explicit local mode: any caller may act as any worker. */
+  open: boolean;
+}
+
+const list = (v: string | undefined) =>
+  (v ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+
+export function parseWorkerTokens(value: string | undefined): WorkerToken[] {
+  const tokens = list(value).map((entry, i) => {
+    const colon = entry.indexOf(':');
+    const workerId = colon > 0 ? entry.slice(0, colon) : '';
+    const token = colon > 0 ? entry.slice(colon + 1) : '';
+    if (!WorkerId.safeParse(workerId).success) {
+      throw new AuthConfigError(
+        `WORKER_TOKENS entry ${i + 1}: expected workerId:token with a valid worker id`,
+      );
+    }
+    if (token.length < 16 || !/^[A-Za-z0-9\-._~+/]+=*$/.test(token)) {
+      throw new AuthConfigError(
+        `WORKER_TOKENS entry "${workerId}": the token must be at least 16 URL-safe characters`,
+      );
+    }
+    return { workerId, token };
+  });
+  if (new Set(tokens.map((t) => t.token)).size !== tokens.length) {
+    throw new AuthConfigError('WORKER_TOKENS: a token may authorise one worker only');
+  }
+  return tokens;
+}
+
+export function parseServiceAccounts(value: string | undefined): ServiceAccountGrant[] {
+  return list(value).map((entry) => {
+    const [email = '', pattern = '*'] = entry.split('=', 2);
+    if (!/^[^@\s]+@[^@\s]+$/.test(email)) {
+      throw new AuthConfigError(`GATEWAY_SERVICE_ACCOUNT: "${email}" is not an email address`);
+    }
+    if (!/^[-_.a-zA-Z0-9*]{1,128}$/.test(pattern)) {
+      throw new AuthConfigError(`GATEWAY_SERVICE_ACCOUNT: "${pattern}" is not a worker id glob`);
+    }
+    return { email: email.toLowerCase(), pattern };
+  });
+}
+
+export function loadWorkersApiConfig(env: Record<string, string | undefined>): WorkersApiConfig {
+  const tokens = parseWorkerTokens(env.WORKER_TOKENS);
+  const serviceAccounts = parseServiceAccounts(env.GATEWAY_SERVICE_ACCOUNT);
+  const audiences = list(env.WORKER_AUDIENCES ?? env.ADMIN_AUDIENCES);
+  if (serviceAccounts.length > 0 && audiences.length === 0) {
+    throw new AuthConfigError(
+      'GATEWAY_SERVICE_ACCOUNT is set but WORKER_AUDIENCES / ADMIN_AUDIENCES is empty',
+    );
+  }
+  let settings: WorkerSettings;
+  try {
+    settings = loadWorkerSettings(env);
+  } catch (cause) {
+    throw new AuthConfigError(`worker settings: ${(cause as Error).message}`, { cause });
+  }
+  return {
+    settings,
+    tokens,
+    serviceAccounts,
+    audiences,
+    open: tokens.length === 0 && serviceAccounts.length === 0 && env.PROXYPLANE_LOCAL === '1',
+  };
+}
+
+/** "*" matches any run of characters; everything else literally. */
+export function globMatches(pattern: string, id: string): boolean {
+  const re = new RegExp(
+    `^${pattern
+      .split('*')
+      .map((s) => s.replace(/[.+?^${}()|[\]\\-]/g, '\\$&'))
+      .join('.*')}$`,
+  );
+  return re.test(id);
+}

@@ -1,0 +1,82 @@
+// The worker endpoints' errors: the API's `{"error": "<stable_code>", "message": …}` shape with the codes of
+// docs/gateway-control-plane.md, and the sub-app's onError that renders them (plus the API's own errors
+// raised by shared middleware, and store failures as 503).
+import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
+import { WorkerStoreError } from '../../../../shared/src/ports/workers.js';
+import { ApiError } from '../errors.js';
+
+export type WorkerErrorCode =
+  | 'invalid_request'
+  | 'invalid_counts'
+  | 'unsupported_protocol_version'
+  | 'unauthenticated'
+  | 'forbidden'
+  | 'unknown_worker'
+  | 'stale_session'
+  | 'session_expired'
+  | 'unknown_snapshot'
+  | 'checksum_mismatch'
+  | 'stale_epoch'
+  | 'version_regression'
+  | 'no_ack'
+  | 'ack_bound_mismatch'
+  | 'sequence_regression'
+  | 'sequence_conflict'
+  | 'no_snapshot'
+  | 'not_found'
+  | 'rate_limited'
+  | 'payload_too_large'
+  | 'unavailable'
+  | 'contended';
+
+export class WorkerApiError extends Error {
+  constructor(
+    readonly status: ContentfulStatusCode,
+    readonly code: WorkerErrorCode,
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'WorkerApiError';
+  }
+}
+
+/** Every refusal of the contract's rules is a 409 with the rule's own code. */
+export const conflict = (code: WorkerErrorCode, message: string) => new WorkerApiError(409, code, message);
+
+export const workerErrors =
+  (log: Logger) =>
+  (err: Error, c: Context): Response => {
+    const requestId = c.get('requestId') as string | undefined;
+    if (err instanceof WorkerApiError) {
+      return c.json({ error: err.code, message: err.message, ...err.extra }, err.status, err.headers);
+    }
+    if (err instanceof ApiError) {
+      const headers: Record<string, string> = { ...err.extra.headers };
+      if (err.extra.retryAfterSeconds) headers['Retry-After'] = String(err.extra.retryAfterSeconds);
+      return c.json(err.body(), err.status, headers);
+    }
+    if (err instanceof WorkerStoreError && err.kind !== 'invalid') {
+      log.warn(`${c.req.method} ${c.req.path}: store ${err.kind}`, {
+        requestId,
+        error: err,
+        cause: err.cause,
+      });
+      return c.json(
+        { error: err.kind === 'conflict' ? 'contended' : 'unavailable', message: 'retry shortly' },
+        503,
+        {
+          'Retry-After': '1',
+        },
+      );
+    }
+    log.error(`unhandled error in ${c.req.method} ${c.req.path}`, {
+      requestId,
+      error: err,
+      cause: (err as { cause?: unknown }).cause,
+    });
+    return c.json({ error: 'internal', message: 'internal error', requestId }, 500);
+  };

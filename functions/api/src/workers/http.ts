@@ -1,0 +1,80 @@
+// The pieces every worker route is made of: worker authentication (principal in c.var), a body limit per
+// endpoint, a per-worker rate limit, and JSON validation with the API's issue format.
+import type { Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { createMiddleware } from 'hono/factory';
+import type { z } from 'zod';
+import { bearerToken } from '../auth/authenticator.js';
+import { jsonBody } from '../middleware/json-body.js';
+import { toIssues } from '../validation/issues.js';
+import type { WorkerAuthenticator, WorkerPrincipal } from './auth.js';
+import { WorkerApiError } from './errors.js';
+import type { RateLimiter, RateSpec } from './rate-limit.js';
+
+export type WorkerEnv = { Variables: { worker: WorkerPrincipal; requestId: string } };
+
+export const requireWorker = (auth: WorkerAuthenticator) =>
+  createMiddleware<WorkerEnv>(async (c, next) => {
+    const outcome = await auth.authenticate(bearerToken(c.req.header('authorization')));
+    if (outcome.ok) {
+      c.set('worker', outcome.principal);
+      return next();
+    }
+    if (outcome.code === 'forbidden') throw new WorkerApiError(403, 'forbidden', outcome.reason);
+    if (outcome.code === 'unavailable') {
+      throw new WorkerApiError(503, 'unavailable', outcome.reason, {}, { 'Retry-After': '5' });
+    }
+    throw new WorkerApiError(
+      401,
+      'unauthenticated',
+      outcome.reason,
+      {},
+      {
+        'WWW-Authenticate': 'Bearer realm="proxyplane-workers"',
+      },
+    );
+  });
+
+export const limitBytes = (maxSize: number) =>
+  bodyLimit({
+    maxSize,
+    onError: () => {
+      throw new WorkerApiError(
+        413,
+        'payload_too_large',
+        `request bodies here are limited to ${maxSize} bytes`,
+        {},
+        {
+          Connection: 'close',
+        },
+      );
+    },
+  });
+
+/** JSON body checks (media type, parse, depth, forbidden keys) before the schema sees it. */
+export const json = jsonBody;
+
+export function rateLimit(limiter: RateLimiter, key: string, spec: RateSpec): void {
+  const d = limiter.take(key, spec);
+  if (!d.ok) {
+    throw new WorkerApiError(
+      429,
+      'rate_limited',
+      'too many requests for this worker',
+      {},
+      {
+        'Retry-After': String(d.retryAfterSeconds),
+      },
+    );
+  }
+}
+
+export async function parseBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S>> {
+  const parsed = schema.safeParse(await c.req.json());
+  if (!parsed.success) {
+    throw new WorkerApiError(400, 'invalid_request', 'invalid request body', {
+      issues: toIssues(parsed.error),
+    });
+  }
+  return parsed.data;
+}

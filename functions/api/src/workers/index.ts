@@ -1,0 +1,15 @@
+// The gateway control plane's HTTP surface as one mountable sub-app: worker routes under /v1/workers (worker
+// identities), admin views and config under /v1/gateway (admin auth). `app.route('/', workersApi(deps))`.
+import { Hono } from 'hono';
+import { type GatewayAdminDeps, gatewayAdminRoutes } from './admin-routes.js';
+import { type WorkerRoutesDeps, workerRoutes } from './routes.js';
+
+export type WorkersApiDeps = WorkerRoutesDeps &
+  Omit<GatewayAdminDeps, 'auth'> & { adminAuth: GatewayAdminDeps['auth'] };
+
+export function workersApi(deps: WorkersApiDeps) {
+  const app = new Hono();
+  app.route('/v1/workers', workerRoutes(deps));
+  app.route('/v1/gateway', gatewayAdminRoutes({ ...deps, auth: deps.adminAuth }));
+  return app;
+}

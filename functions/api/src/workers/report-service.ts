@@ -1,0 +1,118 @@
+// Runtime reports and outcome batches (contract §2, §4, §5; docs/gateway-control-plane.md).
+import { acceptOutcomeBatch, tallyOutcomes } from '../../../../shared/src/domain/workers/outcomes.js';
+import { acceptRuntimeReport } from '../../../../shared/src/domain/workers/runtime-report.js';
+import type {
+  OutcomesRequestBody,
+  OutcomesResponseBody,
+  RuntimeRequestBody,
+  RuntimeResponseBody,
+} from '../../../../shared/src/messages/worker-api.js';
+import type { WorkerPrincipal } from './auth.js';
+import { conflict, WorkerApiError } from './errors.js';
+import { loadSession, requestPass, type WorkerServiceDeps, withRetry } from './service-deps.js';
+import type { SnapshotNames } from './snapshot-names.js';
+
+const reportMessage = {
+  sequence_regression: 'a report sequence below the last accepted one',
+  sequence_conflict: 'the last accepted sequence with other content',
+  ack_bound_mismatch: 'snapshotVersion and epoch must equal the acknowledged snapshot exactly',
+  no_ack: 'no snapshot acknowledged in this session yet',
+  stale_epoch: 'the acknowledged snapshot is of an older ownership epoch',
+  invalid_counts: 'duplicate proxies or negative counts',
+} as const;
+
+export async function reportRuntime(
+  deps: WorkerServiceDeps,
+  principal: WorkerPrincipal,
+  workerId: string,
+  body: RuntimeRequestBody,
+): Promise<RuntimeResponseBody> {
+  const { replay, previousDraining } = await withRetry('runtime', async () => {
+    const stored = await loadSession(deps, principal, workerId, body.sessionId);
+    const now = deps.clock.now();
+    const d = acceptRuntimeReport(
+      stored.value.session,
+      body,
+      await deps.ownership.epoch(),
+      now,
+      deps.settings.sessionTtlMs,
+    );
+    if (!d.ok) {
+      if (d.error === 'invalid_counts')
+        throw new WorkerApiError(400, 'invalid_counts', reportMessage.invalid_counts);
+      throw conflict(d.error, reportMessage[d.error]);
+    }
+    const previous = stored.value.report;
+    if (d.replay) return { replay: true, previousDraining: previous?.draining ?? false };
+    await deps.workers.put(
+      {
+        session: d.session,
+        // The TTL runs on the controller's clock from now; observedAt is never used (contract §2).
+        report: {
+          workerId,
+          sessionId: body.sessionId,
+          epoch: body.epoch,
+          receivedAt: now,
+          draining: body.draining,
+          counts: body.counts,
+        },
+      },
+      stored.token,
+    );
+    return { replay: false, previousDraining: previous?.sessionId === body.sessionId && previous.draining };
+  });
+  const draining = (await deps.snapshots.header(workerId))?.draining ?? {};
+  const revokeProxyIds = Object.keys(draining).sort();
+  if (!replay) {
+    const reported = new Set(body.counts.map((c) => c.proxy));
+    // A drain this report may complete (its proxy absent at an epoch ≥ the drain's), or a worker that just
+    // started shutting down: ask for a pass now rather than at the next tick.
+    const drainDone = revokeProxyIds.some((p) => !reported.has(p) && draining[p]! <= body.epoch);
+    if (drainDone || (body.draining && !previousDraining)) {
+      await requestPass(deps, drainDone ? 'drained' : 'worker-draining', workerId);
+    }
+  }
+  return {
+    acceptedSequence: body.reportSequence,
+    replay,
+    revokeProxyIds,
+    reportTtlSeconds: deps.settings.reportTtlMs / 1000,
+  };
+}
+
+export async function reportOutcomes(
+  deps: WorkerServiceDeps & { names: SnapshotNames },
+  principal: WorkerPrincipal,
+  workerId: string,
+  body: OutcomesRequestBody,
+): Promise<OutcomesResponseBody> {
+  return withRetry('outcomes', async () => {
+    const stored = await loadSession(deps, principal, workerId, body.sessionId);
+    const { session, report } = stored.value;
+    const d = acceptOutcomeBatch(session, body.sequence);
+    if (d.kind === 'duplicate')
+      return { acceptedSequence: d.acceptedSequence, duplicate: true, recorded: 0, ignored: 0 };
+    // Only proxies this worker has business with count: those of its latest snapshot, those it still
+    // reports load on, and those being drained away from it.
+    const relevant = await deps.names.relevant(workerId);
+    for (const c of report?.counts ?? []) relevant.add(c.proxy);
+    const tally = tallyOutcomes(body.outcomes, (p) => relevant.has(p));
+    const next = { ...stored.value, session: { ...session, outcomeSequence: body.sequence } };
+    if (tally.tallies.size === 0) await deps.workers.put(next, stored.token);
+    else {
+      await deps.workers.putWithOutcomes(next, stored.token, {
+        workerId,
+        sessionId: body.sessionId,
+        sequence: body.sequence,
+        receivedAt: deps.clock.now(),
+        tallies: tally.tallies,
+      });
+    }
+    return {
+      acceptedSequence: body.sequence,
+      duplicate: false,
+      recorded: tally.recorded,
+      ignored: tally.ignored,
+    };
+  });
+}

@@ -1,0 +1,109 @@
+// Registration, ACK and the latest snapshot (contract §2, §3, §7; docs/gateway-control-plane.md).
+
+import { acceptAck } from '../../../../shared/src/domain/workers/ack.js';
+import { ControllerProtocol, negotiateProtocol } from '../../../../shared/src/domain/workers/protocol.js';
+import { register, touch } from '../../../../shared/src/domain/workers/session.js';
+import type { GatewaySnapshot } from '../../../../shared/src/messages/gateway-snapshot.js';
+import {
+  type AckRequestBody,
+  type AckResponseBody,
+  type RegisterRequestBody,
+  type RegisterResponseBody,
+  WORKER_LIMITS,
+} from '../../../../shared/src/messages/worker-api.js';
+import type { WorkerPrincipal } from './auth.js';
+import { conflict, WorkerApiError } from './errors.js';
+import { authorise, loadSession, requestPass, type WorkerServiceDeps, withRetry } from './service-deps.js';
+
+const ackMessage = {
+  unknown_snapshot: 'no such snapshot was built for this worker: fetch the latest one',
+  checksum_mismatch: 'the checksum or epoch differs from the snapshot built: fetch the latest one',
+  stale_epoch: 'that snapshot is of an older ownership epoch: a newer one is on its way',
+  version_regression: 'an older version than the one already acknowledged',
+} as const;
+
+export async function registerWorker(
+  deps: WorkerServiceDeps,
+  principal: WorkerPrincipal,
+  body: RegisterRequestBody,
+): Promise<RegisterResponseBody> {
+  const protocol = negotiateProtocol(body.supportedProtocolVersion);
+  if (!protocol.ok) {
+    throw new WorkerApiError(
+      400,
+      'unsupported_protocol_version',
+      `protocol ${body.supportedProtocolVersion} is not spoken here`,
+      {
+        supported: { min: ControllerProtocol.min, max: ControllerProtocol.max },
+      },
+    );
+  }
+  authorise(principal, body.workerId);
+  // The subscription first: a session is only handed out once its snapshots have somewhere to go.
+  const snapshotSubscription = await deps.subscriptions.ensure(body.workerId);
+  const decision = await withRetry('register', async () => {
+    const stored = await deps.workers.get(body.workerId);
+    const d = register(
+      stored?.value?.session ?? null,
+      { ...body, protocolVersion: protocol.version, principal: principal.label },
+      deps.clock.now(),
+      deps.newSessionId(),
+      deps.settings.sessionTtlMs,
+    );
+    if (d.kind === 'new') await deps.workers.put({ session: d.session, report: null }, stored?.token ?? null);
+    return d;
+  });
+  if (decision.kind === 'new') {
+    deps.log.info('worker registered', {
+      event: 'gateway.worker_registered',
+      workerId: body.workerId,
+      instanceId: body.instanceId,
+      sessionId: decision.session.sessionId,
+      superseded: decision.supersededSessionId,
+      principal: principal.label,
+    });
+    await requestPass(deps, 'register', body.workerId);
+  }
+  const s = deps.settings;
+  return {
+    protocolVersion: protocol.version,
+    sessionId: decision.session.sessionId,
+    resumed: decision.kind === 'resumed',
+    ownershipEpoch: await deps.ownership.epoch(),
+    maxStaleAgeSeconds: s.maxStaleAgeSeconds,
+    snapshotSubscription,
+    reportIntervalSeconds: s.reportIntervalSeconds,
+    reportTtlSeconds: s.reportTtlMs / 1000,
+    sessionTtlSeconds: s.sessionTtlMs / 1000,
+    limits: { ...WORKER_LIMITS },
+  };
+}
+
+export async function acknowledgeSnapshot(
+  deps: WorkerServiceDeps,
+  principal: WorkerPrincipal,
+  workerId: string,
+  body: AckRequestBody,
+): Promise<AckResponseBody> {
+  return withRetry('ack', async () => {
+    const stored = await loadSession(deps, principal, workerId, body.sessionId);
+    const [header, epoch] = await Promise.all([deps.snapshots.header(workerId), deps.ownership.epoch()]);
+    const d = acceptAck(stored.value.session, body, header?.recent ?? [], epoch);
+    if (!d.ok) throw conflict(d.error, ackMessage[d.error]);
+    const session = touch(d.session, deps.clock.now(), deps.settings.sessionTtlMs);
+    await deps.workers.put({ ...stored.value, session }, stored.token);
+    return { acceptedVersion: body.version, acceptedEpoch: body.epoch, unchanged: d.unchanged };
+  });
+}
+
+export async function latestSnapshot(
+  deps: WorkerServiceDeps,
+  principal: WorkerPrincipal,
+  workerId: string,
+  sessionId: string,
+): Promise<GatewaySnapshot> {
+  await loadSession(deps, principal, workerId, sessionId);
+  const full = await deps.snapshots.loadFull(workerId);
+  if (!full) throw new WorkerApiError(404, 'no_snapshot', 'no snapshot was built for this worker yet');
+  return full;
+}

@@ -1,0 +1,36 @@
+// What a snapshot pass needs: the ports it observes and acts through, the clock, the settings. Built by
+// index.ts (real adapters) or by tests (the same adapters on the emulators).
+import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
+import type { Sha256Hex } from '../../../shared/src/domain/gateway/canonical.js';
+import type { WorkerSettings } from '../../../shared/src/domain/workers/settings.js';
+import type { Clock } from '../../../shared/src/ports/clock.js';
+import type { WorkerStore } from '../../../shared/src/ports/workers.js';
+import type {
+  LeaseActivity,
+  OwnershipStore,
+  ReclaimStore,
+  RoutingStore,
+} from '../../../shared/src/ports/workers-ownership.js';
+import type {
+  GatewayPoolReader,
+  SnapshotPublisher,
+  SnapshotStore,
+} from '../../../shared/src/ports/workers-snapshots.js';
+
+export interface SnapshotPassDeps {
+  pool: GatewayPoolReader;
+  ownership: OwnershipStore;
+  workers: Pick<WorkerStore, 'list'>;
+  snapshots: SnapshotStore;
+  routing: Pick<RoutingStore, 'get'>;
+  reclaims: Pick<ReclaimStore, 'list'>;
+  leases: LeaseActivity;
+  publisher: SnapshotPublisher;
+  clock: Clock;
+  log: Logger;
+  settings: WorkerSettings;
+  sha256: Sha256Hex;
+  /** How long the planner lock is held at most: the function's timeout, so a killed pass frees it. */
+  lockMs: number;
+  newHolder(): string;
+}

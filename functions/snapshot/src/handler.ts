@@ -1,0 +1,48 @@
+// The snapshot function's handler: decode (a tick or a request; anything else is poison, acknowledged and
+// logged) → one pass. A busy planner or a failed step is retried through Pub/Sub for a request (it may
+// carry news the running pass has not seen), and left to the next tick for a tick (retrying a tick only
+// piles passes up).
+import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
+import { decodePubSubCloudEvent } from '../../../shared/src/adapters/pubsub/decode-push.js';
+import { SnapshotTopicPayload } from '../../../shared/src/messages/worker-snapshot-request.js';
+import type { SnapshotPassDeps } from './deps.js';
+import { type PassSummary, PlannerBusy, runSnapshotPass } from './pass.js';
+
+export type SnapshotOutcome = 'poison' | 'done' | 'busy_tick';
+
+export async function handleSnapshotEvent(
+  deps: SnapshotPassDeps & { log: Logger },
+  event: unknown,
+): Promise<{ outcome: SnapshotOutcome; summary?: PassSummary }> {
+  const decoded = decodePubSubCloudEvent(event, SnapshotTopicPayload);
+  if (!decoded.ok) {
+    deps.log.error('malformed snapshot request acknowledged', {
+      error: decoded.error.kind,
+      messageId: decoded.messageId,
+    });
+    return { outcome: 'poison' };
+  }
+  const isTick = 'job' in decoded.value;
+  const trigger = isTick ? { tick: (decoded.value as { job: string }).job } : decoded.value;
+  try {
+    const summary = await runSnapshotPass(deps);
+    if (summary.failures > 0 && !isTick) {
+      throw new Error(`${summary.failures} worker snapshot step(s) failed; retrying the request`);
+    }
+    return { outcome: 'done', summary };
+  } catch (err) {
+    if (isTick) {
+      const busy = err instanceof PlannerBusy;
+      deps.log[busy ? 'info' : 'error'](
+        busy ? 'tick skipped: another pass is running' : 'snapshot pass failed',
+        {
+          trigger,
+          error: err,
+        },
+      );
+      return { outcome: 'busy_tick' };
+    }
+    deps.log.warn('snapshot request will be retried', { trigger, error: err });
+    throw err;
+  }
+}

@@ -1,0 +1,45 @@
+// Entry point of the snapshot function (Pub/Sub trigger: snapshot-requests; Scheduler job snapshot-tick).
+// Wiring only.
+import { randomUUID } from 'node:crypto';
+import { Firestore } from '@google-cloud/firestore';
+import * as functions from '@google-cloud/functions-framework';
+import { FirestoreLeaseActivity } from '../../../shared/src/adapters/firestore/ownership-lease-activity.js';
+import { FirestoreReclaimStore } from '../../../shared/src/adapters/firestore/ownership-reclaim-store.js';
+import { FirestoreOwnershipStore } from '../../../shared/src/adapters/firestore/ownership-store.js';
+import { FirestoreGatewayPoolReader } from '../../../shared/src/adapters/firestore/snapshot-pool-reader.js';
+import { FirestoreRoutingStore } from '../../../shared/src/adapters/firestore/snapshot-routing-store.js';
+import { FirestoreSnapshotStore } from '../../../shared/src/adapters/firestore/snapshot-store.js';
+import { FirestoreWorkerStore } from '../../../shared/src/adapters/firestore/worker-store.js';
+import { jsonLogger } from '../../../shared/src/adapters/log/json-logger.js';
+import { createPubSub } from '../../../shared/src/adapters/pubsub/client.js';
+import { PubSubSnapshotPublisher } from '../../../shared/src/adapters/pubsub/snapshot-publisher.js';
+import { sha256Hex } from '../../../shared/src/messages/gateway-snapshot.js';
+import { systemClock } from '../../../shared/src/ports/clock.js';
+import { loadSnapshotConfig } from './config.js';
+import type { SnapshotPassDeps } from './deps.js';
+import { handleSnapshotEvent } from './handler.js';
+
+const config = loadSnapshotConfig();
+const log = jsonLogger({ component: 'snapshot' }, { level: config.logLevel });
+const db = new Firestore({ projectId: config.projectId });
+
+const deps: SnapshotPassDeps = {
+  pool: new FirestoreGatewayPoolReader(db),
+  ownership: new FirestoreOwnershipStore(db),
+  workers: new FirestoreWorkerStore(db),
+  snapshots: new FirestoreSnapshotStore(db),
+  routing: new FirestoreRoutingStore(db),
+  reclaims: new FirestoreReclaimStore(db),
+  leases: new FirestoreLeaseActivity(db),
+  publisher: new PubSubSnapshotPublisher(createPubSub(config.projectId, config.pubsubEmulatorHost)),
+  clock: systemClock,
+  log,
+  settings: config.settings,
+  sha256: sha256Hex,
+  lockMs: config.lockMs,
+  newHolder: randomUUID,
+};
+
+functions.cloudEvent('snapshot', async (event: functions.CloudEvent<unknown>) => {
+  await handleSnapshotEvent(deps, event);
+});

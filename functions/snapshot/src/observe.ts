@@ -1,0 +1,86 @@
+// The observe step of a snapshot pass: everything the planner decides on, read once. Lease states are
+// read only for the pool proxies that could be handed to a worker in this pass (usually none).
+import { DEFAULT_ROUTING } from '../../../shared/src/domain/snapshots/content.js';
+import {
+  leaseCandidates,
+  type PassInput,
+  type WorkerView,
+} from '../../../shared/src/domain/snapshots/plan-pass.js';
+import type { GatewayRoute } from '../../../shared/src/messages/gateway-snapshot.js';
+import type { SnapshotHeader } from '../../../shared/src/ports/workers-snapshots.js';
+import type { SnapshotPassDeps } from './deps.js';
+
+export interface Observed {
+  input: PassInput;
+  routing: GatewayRoute[];
+  headers: Map<string, SnapshotHeader>;
+  lock: { holder: string; until: Date } | null;
+  token: string | null;
+  skipped: string[];
+}
+
+export async function observe(deps: SnapshotPassDeps, now: Date): Promise<Observed> {
+  const [pool, state, workers, headers, routing, reclaims] = await Promise.all([
+    deps.pool.inPool(),
+    deps.ownership.read(),
+    deps.workers.list(),
+    deps.snapshots.headers(),
+    deps.routing.get(),
+    deps.reclaims.list(now),
+  ]);
+  const leased = await deps.leases.leased(leaseCandidates(pool.proxies, state.records), now);
+  const views = new Map<string, WorkerView>(
+    workers.map((w) => [
+      w.session.workerId,
+      {
+        session: w.session,
+        report: w.report,
+        grantedUntil: headers.get(w.session.workerId)?.grantedUntil ?? null,
+      },
+    ]),
+  );
+  // A worker whose session document is gone still holds whatever it was granted: keep it in view (not
+  // live) so its records wait for the grant to lapse instead of moving at once.
+  for (const [id, h] of headers) {
+    if (!views.has(id) && h.grantedUntil) {
+      views.set(id, { session: ghostSession(id), report: null, grantedUntil: h.grantedUntil });
+    }
+  }
+  return {
+    input: {
+      now,
+      poolSpecs: pool.proxies,
+      reclaimed: new Set(reclaims.map((r) => r.proxy)),
+      leased,
+      epoch: state.epoch,
+      records: state.records,
+      workers: views,
+      settings: deps.settings,
+    },
+    routing: routing?.routes ?? DEFAULT_ROUTING,
+    headers,
+    lock: state.lock,
+    token: state.token,
+    skipped: pool.skipped,
+  };
+}
+
+function ghostSession(workerId: string): WorkerView['session'] {
+  const never = new Date(0);
+  return {
+    workerId,
+    instanceId: '',
+    sessionId: '',
+    zone: '',
+    protocolVersion: 0,
+    principal: '',
+    registeredAt: never,
+    validUntil: never,
+    ackedVersion: null,
+    ackedEpoch: null,
+    ackedChecksum: null,
+    lastReportSequence: null,
+    lastReportDigest: null,
+    outcomeSequence: 0,
+  };
+}

@@ -1,0 +1,120 @@
+// One snapshot pass (docs/gateway-control-plane.md): observe → plan (pure) → if nothing is to change,
+// stop with no write at all (a steady fleet costs reads only) → otherwise take the planner lock, observe
+// and plan again under it, commit the ownership changes with the new epoch in one guarded batch, then
+// store and publish each live worker's snapshot, and give the lock back. One planner at a time: the lock
+// plus the commit's precondition on the state document.
+import { planPass } from '../../../shared/src/domain/snapshots/plan-pass.js';
+import type { SnapshotPassDeps } from './deps.js';
+import { observe } from './observe.js';
+import { actWorkerStep, decideWorkerStep, type StepResult } from './worker-steps.js';
+
+export interface PassSummary {
+  ran: boolean;
+  busy: boolean;
+  epoch: number;
+  ownershipChanges: number;
+  published: number;
+  resent: number;
+  failures: number;
+  workers: StepResult[];
+}
+
+export class PlannerBusy extends Error {
+  readonly kind = 'busy';
+}
+
+async function decide(deps: SnapshotPassDeps) {
+  const now = deps.clock.now();
+  const obs = await observe(deps, now);
+  const plan = planPass(obs.input);
+  const steps = plan.builds.map((build) => {
+    const ctx = {
+      epoch: plan.ownership.epoch,
+      routing: obs.routing,
+      now,
+      header: obs.headers.get(build.workerId) ?? null,
+      ackedVersion: obs.input.workers.get(build.workerId)?.session.ackedVersion ?? null,
+    };
+    return { step: decideWorkerStep(deps, build, ctx), ctx };
+  });
+  return { obs, plan, steps };
+}
+
+/** Throws PlannerBusy when another pass holds the lock and this one has something to do. */
+export async function runSnapshotPass(deps: SnapshotPassDeps): Promise<PassSummary> {
+  const dry = await decide(deps);
+  const summary: PassSummary = {
+    ran: false,
+    busy: false,
+    epoch: dry.plan.ownership.epoch,
+    ownershipChanges: 0,
+    published: 0,
+    resent: 0,
+    failures: 0,
+    workers: [],
+  };
+  if (dry.obs.skipped.length > 0) {
+    deps.log.warn('gateway-pool proxies skipped: their documents do not fit the model', {
+      proxies: dry.obs.skipped,
+    });
+  }
+  if (dry.plan.ownership.changes.length === 0 && dry.steps.every((s) => s.step.kind === 'none'))
+    return summary;
+
+  const holder = deps.newHolder();
+  const lockedAt = deps.clock.now();
+  const token = await deps.ownership.acquireLock(
+    holder,
+    lockedAt,
+    new Date(lockedAt.getTime() + deps.lockMs),
+  );
+  if (!token) throw new PlannerBusy('another snapshot pass holds the planner lock');
+  let current = token;
+  try {
+    const { plan, steps } = await decide(deps);
+    summary.ran = true;
+    summary.epoch = plan.ownership.epoch;
+    if (plan.ownership.changes.length > 0) {
+      current = await deps.ownership.commit(
+        plan.ownership.changes,
+        plan.ownership.epoch,
+        current,
+        deps.clock.now(),
+      );
+      summary.ownershipChanges = plan.ownership.changes.length;
+      const count = (k: string) => plan.ownership.changes.filter((c) => c.kind === k).length;
+      deps.log.info('ownership planned', {
+        event: 'gateway.ownership_planned',
+        epoch: plan.ownership.epoch,
+        assigned: count('assigned'),
+        drainStarted: count('drain_started'),
+        drainCancelled: count('drain_cancelled'),
+        released: count('released'),
+      });
+    }
+    for (const { step, ctx } of steps) {
+      try {
+        const r = await actWorkerStep(deps, step, { ...ctx, epoch: plan.ownership.epoch });
+        summary.workers.push(r);
+        if (r.kind === 'publish') summary.published++;
+        if (r.kind === 'resend') summary.resent++;
+      } catch (err) {
+        // One worker's failure must not starve the others; the pass is retried (or the next tick redoes it).
+        summary.failures++;
+        deps.log.error('snapshot step failed', {
+          workerId: step.build.workerId,
+          step: step.kind,
+          error: err,
+        });
+      }
+    }
+  } finally {
+    await deps.ownership.releaseLock(holder, current);
+  }
+  deps.log.info('snapshot pass', {
+    event: 'gateway.snapshot_pass',
+    ...summary,
+    workers: summary.workers.length,
+  });
+  return summary;
+}

@@ -1,0 +1,124 @@
+// The act step for one worker: what its next snapshot is (decided purely from the build and its stored
+// header), then store → publish → mark sent. The grant is recorded with the snapshot BEFORE it is
+// published, so the recorded grant is never behind anything a worker holds (ownership moves only after it).
+import { contentDigest, workerContent } from '../../../shared/src/domain/snapshots/content.js';
+import { chooseMessage, nextVersion } from '../../../shared/src/domain/snapshots/next.js';
+import type { WorkerBuild } from '../../../shared/src/domain/snapshots/plan-pass.js';
+import type { GatewayRoute, GatewaySnapshot } from '../../../shared/src/messages/gateway-snapshot.js';
+import type { SnapshotHeader } from '../../../shared/src/ports/workers-snapshots.js';
+import type { SnapshotPassDeps } from './deps.js';
+
+export const RECENT_VERSIONS = 8;
+
+export type WorkerStep =
+  | { kind: 'publish'; build: WorkerBuild; full: GatewaySnapshot; digest: string }
+  | { kind: 'resend'; build: WorkerBuild }
+  | { kind: 'patch_draining'; build: WorkerBuild }
+  | { kind: 'none'; build: WorkerBuild };
+
+export interface StepContext {
+  epoch: number;
+  routing: readonly GatewayRoute[];
+  now: Date;
+  header: SnapshotHeader | null;
+  /** The worker's ACK bound (null before its first accepted ACK). */
+  ackedVersion: number | null;
+}
+
+const sameDraining = (a: Record<string, number>, b: Record<string, number>) => {
+  const ka = Object.keys(a);
+  return ka.length === Object.keys(b).length && ka.every((k) => a[k] === b[k]);
+};
+
+export function decideWorkerStep(deps: SnapshotPassDeps, build: WorkerBuild, x: StepContext): WorkerStep {
+  const content = workerContent({
+    workerId: build.workerId,
+    epoch: x.epoch,
+    grant: build.grant,
+    routing: x.routing,
+    owned: build.owned,
+    now: x.now,
+    allocationSafetyMarginMs: deps.settings.allocationSafetyMarginMs,
+  });
+  const digest = contentDigest(content, deps.sha256);
+  const step = nextVersion(x.header, content, digest, build.sessionId, deps.sha256);
+  if (step.kind === 'changed') return { kind: 'publish', build, full: step.full, digest };
+  const h = x.header!;
+  const lagging = x.ackedVersion !== h.version;
+  const quiet = !h.sentAt || x.now.getTime() - h.sentAt.getTime() >= deps.settings.resendAfterMs;
+  if (lagging && quiet) return { kind: 'resend', build };
+  if (!sameDraining(h.draining, build.draining)) return { kind: 'patch_draining', build };
+  return { kind: 'none', build };
+}
+
+export interface StepResult {
+  workerId: string;
+  kind: WorkerStep['kind'];
+  message?: 'full' | 'delta';
+  version?: number;
+  bytes?: number;
+}
+
+export async function actWorkerStep(
+  deps: SnapshotPassDeps,
+  s: WorkerStep,
+  x: StepContext,
+): Promise<StepResult> {
+  const { workerId } = s.build;
+  if (s.kind === 'none') return { workerId, kind: 'none' };
+  if (s.kind === 'patch_draining') {
+    await deps.snapshots.patchHeader(workerId, { draining: s.build.draining });
+    return { workerId, kind: s.kind };
+  }
+  if (s.kind === 'resend') {
+    const full = await deps.snapshots.loadFull(workerId);
+    if (!full) return { workerId, kind: 'none' };
+    await deps.publisher.publish(full);
+    await deps.snapshots.patchHeader(workerId, { sentAt: deps.clock.now(), draining: s.build.draining });
+    deps.log.info('snapshot re-sent', {
+      event: 'gateway.snapshot_resent',
+      workerId,
+      version: full.version,
+      ackedVersion: x.ackedVersion,
+    });
+    return { workerId, kind: s.kind, message: 'full', version: full.version };
+  }
+  const h = x.header;
+  const base =
+    h && h.sessionId === s.build.sessionId && h.version === s.full.version - 1
+      ? await deps.snapshots.loadFull(workerId)
+      : null;
+  const message = chooseMessage(base, s.full, deps.sha256);
+  const granted = h?.grantedUntil && h.grantedUntil > s.build.grant ? h.grantedUntil : s.build.grant;
+  const ref = { version: s.full.version, epoch: s.full.ownershipEpoch, checksum: s.full.checksum };
+  await deps.snapshots.save(
+    {
+      workerId,
+      version: s.full.version,
+      ownershipEpoch: s.full.ownershipEpoch,
+      checksum: s.full.checksum,
+      contentDigest: s.digest,
+      sessionId: s.build.sessionId,
+      generatedAt: new Date(s.full.generatedAt),
+      validUntil: new Date(s.full.validUntil),
+      grantedUntil: granted,
+      draining: s.build.draining,
+      recent: [...(h?.recent ?? []), ref].slice(-RECENT_VERSIONS),
+      sentAt: null,
+      proxies: s.full.proxies.length,
+    },
+    s.full,
+  );
+  await deps.publisher.publish(message.message);
+  await deps.snapshots.patchHeader(workerId, { sentAt: deps.clock.now() });
+  deps.log.info('snapshot built', {
+    event: 'gateway.snapshot_built',
+    workerId,
+    version: s.full.version,
+    epoch: s.full.ownershipEpoch,
+    proxies: s.full.proxies.length,
+    kind: message.kind,
+    bytes: message.bytes,
+  });
+  return { workerId, kind: 'publish', message: message.kind, version: s.full.version, bytes: message.bytes };
+}

@@ -1,0 +1,37 @@
+// LeaseActivity: which proxies have active leases, read from the lease service's leaseState/{proxy}
+// documents (its converter decodes them). The planner asks only about unowned pool proxies it is about to
+// assign, so a pass reads a handful of documents, not the fleet.
+import type { Firestore } from '@google-cloud/firestore';
+import { activeEntries } from '../../domain/leases/capacity.js';
+import type { LeaseActivity } from '../../ports/workers-ownership.js';
+import { LEASE_COLLECTIONS } from './lease-collections.js';
+import { decodeState } from './lease-converter.js';
+import { workerStoreFailure } from './worker-errors.js';
+
+const BATCH = 300;
+
+export class FirestoreLeaseActivity implements LeaseActivity {
+  constructor(private readonly db: Firestore) {}
+
+  async leased(proxies: readonly string[], now: Date): Promise<Set<string>> {
+    const out = new Set<string>();
+    for (let i = 0; i < proxies.length; i += BATCH) {
+      const refs = proxies
+        .slice(i, i + BATCH)
+        .map((p) => this.db.collection(LEASE_COLLECTIONS.leaseState).doc(p));
+      let snaps: FirebaseFirestore.DocumentSnapshot[];
+      try {
+        snaps = await this.db.getAll(...refs);
+      } catch (err) {
+        throw workerStoreFailure(err, 'read lease states');
+      }
+      for (const s of snaps) {
+        if (!s.exists) continue;
+        const entries = decodeState(s.data());
+        // A state that cannot be read is treated as leased: never hand a proxy to a worker on a guess.
+        if (entries === null || activeEntries(entries, now).length > 0) out.add(s.id);
+      }
+    }
+    return out;
+  }
+}

@@ -1,0 +1,55 @@
+// reclaims/{proxy}: a request to take a gateway-pool proxy out of the pool for an exclusive lease (drain,
+// clear ownership, then leasable) until `until`. Written by the admin API (and the lease service); the
+// planner reads the unexpired ones each pass. `expireAt` is the TTL field; reads compare `until` to now.
+import { type Firestore, Timestamp } from '@google-cloud/firestore';
+import { z } from 'zod';
+import type { Reclaim, ReclaimStore } from '../../ports/workers-ownership.js';
+import { Collections } from './collections.js';
+import { workerStoreFailure } from './worker-errors.js';
+
+const ts = z.instanceof(Timestamp).transform((t) => t.toDate());
+const ReclaimDoc = z.object({ proxy: z.string(), requestedAt: ts, requestedBy: z.string(), until: ts });
+
+export class FirestoreReclaimStore implements ReclaimStore {
+  constructor(private readonly db: Firestore) {}
+
+  private col() {
+    return this.db.collection(Collections.reclaims);
+  }
+
+  async list(now: Date): Promise<Reclaim[]> {
+    try {
+      const snaps = await this.col().where('until', '>', Timestamp.fromDate(now)).get();
+      return snaps.docs.flatMap((d) => {
+        const r = ReclaimDoc.safeParse(d.data());
+        return r.success ? [r.data] : [];
+      });
+    } catch (err) {
+      throw workerStoreFailure(err, 'list reclaims');
+    }
+  }
+
+  async put(r: Reclaim): Promise<void> {
+    try {
+      await this.col()
+        .doc(r.proxy)
+        .set({
+          proxy: r.proxy,
+          requestedAt: Timestamp.fromDate(r.requestedAt),
+          requestedBy: r.requestedBy,
+          until: Timestamp.fromDate(r.until),
+          expireAt: Timestamp.fromDate(r.until),
+        });
+    } catch (err) {
+      throw workerStoreFailure(err, `reclaim ${r.proxy}`);
+    }
+  }
+
+  async delete(proxy: string): Promise<void> {
+    try {
+      await this.col().doc(proxy).delete();
+    } catch (err) {
+      throw workerStoreFailure(err, `drop the reclaim of ${proxy}`);
+    }
+  }
+}

@@ -1,0 +1,147 @@
+// OwnershipStore on Firestore. `ownership/state` holds the global epoch and the planner lock;
+// `ownership/shard-NN` (16 of them, by a stable hash of the proxy name) hold `proxies.<name> = {owner,
+// since, drainEpoch}`. Sharding keeps a pass at 17 reads however large the pool, and lets every change of a
+// pass commit in ONE batch together with the epoch, guarded by the state document's updateTime — so two
+// planners can never interleave (recipes §7: a precondition on a single state document).
+import { FieldValue, type Firestore, Timestamp } from '@google-cloud/firestore';
+import { z } from 'zod';
+import type { OwnershipChange, OwnershipRecord } from '../../domain/workers/ownership.js';
+import { hash53 } from '../../domain/workers/rendezvous.js';
+import type { OwnershipState, OwnershipStore } from '../../ports/workers-ownership.js';
+import { Collections } from './collections.js';
+import {
+  ALREADY_EXISTS,
+  codeOf,
+  FAILED_PRECONDITION,
+  requireTimestamp,
+  versionOf,
+  workerStoreFailure,
+} from './worker-errors.js';
+
+export const OWNERSHIP_SHARDS = 16;
+export const STATE_DOC = 'state';
+export const shardOf = (proxy: string): number => hash53(proxy) % OWNERSHIP_SHARDS;
+export const shardDocId = (n: number): string => `shard-${String(n).padStart(2, '0')}`;
+
+const int = z.number().int();
+const StateDoc = z.object({
+  epoch: int.min(0),
+  lock: z
+    .object({ holder: z.string(), until: z.instanceof(Timestamp).transform((t) => t.toDate()) })
+    .nullable()
+    .default(null),
+});
+const RecordDoc = z.object({ owner: z.string().min(1), since: int, drainEpoch: int.nullable() });
+const ShardDoc = z.object({ proxies: z.record(z.string(), z.unknown()).default({}) });
+
+export class FirestoreOwnershipStore implements OwnershipStore {
+  constructor(private readonly db: Firestore) {}
+
+  private col() {
+    return this.db.collection(Collections.ownership);
+  }
+
+  async epoch(): Promise<number> {
+    try {
+      const snap = await this.col().doc(STATE_DOC).get();
+      return snap.exists ? StateDoc.parse(snap.data()).epoch : 0;
+    } catch (err) {
+      throw workerStoreFailure(err, 'read the ownership epoch');
+    }
+  }
+
+  async read(): Promise<OwnershipState> {
+    const refs = [STATE_DOC, ...Array.from({ length: OWNERSHIP_SHARDS }, (_, i) => shardDocId(i))].map((id) =>
+      this.col().doc(id),
+    );
+    let snaps: FirebaseFirestore.DocumentSnapshot[];
+    try {
+      snaps = await this.db.getAll(...refs);
+    } catch (err) {
+      throw workerStoreFailure(err, 'read ownership');
+    }
+    const [state, ...shards] = snaps;
+    const parsed = state?.exists ? StateDoc.safeParse(state.data()) : null;
+    if (parsed && !parsed.success) throw workerStoreFailure(parsed.error, 'ownership/state does not fit');
+    const records = new Map<string, OwnershipRecord>();
+    for (const shard of shards) {
+      if (!shard.exists) continue;
+      for (const [proxy, raw] of Object.entries(ShardDoc.parse(shard.data()).proxies)) {
+        // A hand-edited entry that does not fit is kept as owned by "?" — never silently unowned, which
+        // could hand the proxy to a second worker; the planner drains and releases it like any other.
+        const r = RecordDoc.safeParse(raw);
+        records.set(proxy, r.success ? { proxy, ...r.data } : { proxy, owner: '?', since: 0, drainEpoch: 0 });
+      }
+    }
+    return {
+      epoch: parsed?.data.epoch ?? 0,
+      lock: parsed?.data.lock ?? null,
+      records,
+      token: state?.exists ? versionOf(state.updateTime!) : null,
+    };
+  }
+
+  async acquireLock(holder: string, now: Date, until: Date): Promise<string | null> {
+    const ref = this.col().doc(STATE_DOC);
+    try {
+      const snap = await ref.get();
+      const lock = { holder, until: Timestamp.fromDate(until) };
+      if (!snap.exists) {
+        const w = await ref.create({ epoch: 0, lock, updatedAt: Timestamp.fromDate(now) });
+        return versionOf(w.writeTime);
+      }
+      const state = StateDoc.parse(snap.data());
+      if (state.lock && state.lock.holder !== holder && state.lock.until.getTime() > now.getTime())
+        return null;
+      const w = await ref.update({ lock }, { lastUpdateTime: snap.updateTime! });
+      return versionOf(w.writeTime);
+    } catch (err) {
+      const code = codeOf(err);
+      if (code === ALREADY_EXISTS || code === FAILED_PRECONDITION) return null;
+      throw workerStoreFailure(err, 'take the planner lock');
+    }
+  }
+
+  async commit(
+    changes: readonly OwnershipChange[],
+    epoch: number,
+    token: string,
+    now: Date,
+  ): Promise<string> {
+    const batch = this.db.batch();
+    const byShard = new Map<number, Record<string, unknown>>();
+    for (const c of changes) {
+      const n = shardOf(c.proxy);
+      const entries = byShard.get(n) ?? {};
+      entries[c.proxy] = c.next
+        ? { owner: c.next.owner, since: c.next.since, drainEpoch: c.next.drainEpoch }
+        : FieldValue.delete();
+      byShard.set(n, entries);
+    }
+    for (const [n, proxies] of byShard) {
+      batch.set(this.col().doc(shardDocId(n)), { shard: n, proxies }, { merge: true });
+    }
+    batch.update(
+      this.col().doc(STATE_DOC),
+      { epoch, updatedAt: Timestamp.fromDate(now) },
+      { lastUpdateTime: requireTimestamp(token) },
+    );
+    try {
+      const results = await batch.commit();
+      return versionOf(results[results.length - 1]!.writeTime);
+    } catch (err) {
+      throw workerStoreFailure(err, 'commit ownership');
+    }
+  }
+
+  async releaseLock(_holder: string, token: string): Promise<void> {
+    try {
+      await this.col()
+        .doc(STATE_DOC)
+        .update({ lock: null }, { lastUpdateTime: requireTimestamp(token) });
+    } catch (err) {
+      // The state moved on: someone else took the lock after ours lapsed. Theirs now; nothing to give up.
+      if (codeOf(err) !== FAILED_PRECONDITION) throw workerStoreFailure(err, 'release the planner lock');
+    }
+  }
+}

@@ -1,0 +1,186 @@
+// SnapshotStore on Firestore: snapshots/{workerId} is the header of the latest full snapshot (version,
+// epoch, checksum, grant, drains, the versions recently built — what ACKs are checked against), and
+// snapshots/{workerId}/parts/{n} hold its proxies, PART_SIZE per document, because a 10,000-proxy snapshot
+// (~2.6 MB) does not fit Firestore's 1 MiB document limit. Parts and header are written in one batch, so a
+// reader never sees a header pointing at parts of another version.
+import { type DocumentData, type Firestore, Timestamp } from '@google-cloud/firestore';
+import { z } from 'zod';
+import {
+  GATEWAY_SNAPSHOT_SCHEMA_VERSION,
+  GatewayProxy,
+  GatewayRoute,
+  type GatewaySnapshot,
+} from '../../messages/gateway-snapshot.js';
+import type { SnapshotHeader, SnapshotStore } from '../../ports/workers-snapshots.js';
+import { Collections } from './collections.js';
+import { workerStoreFailure } from './worker-errors.js';
+
+export const PART_SIZE = 2000;
+const PARTS = 'parts';
+
+const ts = z.instanceof(Timestamp).transform((t) => t.toDate());
+const int = z.number().int();
+const HeaderDoc = z.object({
+  workerId: z.string(),
+  version: int,
+  ownershipEpoch: int,
+  checksum: z.string(),
+  contentDigest: z.string(),
+  sessionId: z.string().nullable(),
+  generatedAt: ts,
+  validUntil: ts,
+  grantedUntil: ts.nullable(),
+  draining: z.record(z.string(), int).default({}),
+  recent: z.array(z.object({ version: int, epoch: int, checksum: z.string() })).default([]),
+  sentAt: ts.nullable().default(null),
+  proxies: int,
+  parts: int,
+  routing: z.array(GatewayRoute),
+});
+const PartDoc = z.object({ index: int, version: int, proxies: z.array(GatewayProxy) });
+
+const tsOrNull = (d: Date | null) => (d ? Timestamp.fromDate(d) : null);
+const plain = (v: unknown): unknown => JSON.parse(JSON.stringify(v));
+
+export class FirestoreSnapshotStore implements SnapshotStore {
+  constructor(private readonly db: Firestore) {}
+
+  private ref(workerId: string) {
+    return this.db.collection(Collections.snapshots).doc(workerId);
+  }
+
+  async header(workerId: string): Promise<SnapshotHeader | null> {
+    const doc = await this.readHeader(workerId);
+    return doc ? toHeader(doc) : null;
+  }
+
+  async headers(): Promise<Map<string, SnapshotHeader>> {
+    try {
+      const snaps = await this.db.collection(Collections.snapshots).get();
+      const out = new Map<string, SnapshotHeader>();
+      for (const d of snaps.docs) {
+        const h = HeaderDoc.safeParse(d.data());
+        if (h.success) out.set(d.id, toHeader(h.data));
+      }
+      return out;
+    } catch (err) {
+      throw workerStoreFailure(err, 'list snapshot headers');
+    }
+  }
+
+  async loadFull(workerId: string): Promise<GatewaySnapshot | null> {
+    const h = await this.readHeader(workerId);
+    if (!h) return null;
+    const refs = Array.from({ length: h.parts }, (_, i) =>
+      this.ref(workerId).collection(PARTS).doc(String(i)),
+    );
+    try {
+      const parts = refs.length ? await this.db.getAll(...refs) : [];
+      const proxies = parts.flatMap((p) => {
+        const part = PartDoc.parse(p.data());
+        if (part.version !== h.version) throw new Error(`part ${p.id} is of version ${part.version}`);
+        return part.proxies;
+      });
+      return {
+        kind: 'full',
+        schemaVersion: GATEWAY_SNAPSHOT_SCHEMA_VERSION,
+        version: h.version,
+        ownershipEpoch: h.ownershipEpoch,
+        workerId,
+        generatedAt: h.generatedAt.toISOString(),
+        validUntil: h.validUntil.toISOString(),
+        routing: h.routing,
+        proxies,
+        checksum: h.checksum,
+      };
+    } catch (err) {
+      throw workerStoreFailure(err, `read the snapshot of ${workerId}`);
+    }
+  }
+
+  async save(header: SnapshotHeader, full: GatewaySnapshot): Promise<void> {
+    const previous = await this.readHeader(header.workerId);
+    const parts = Math.ceil(full.proxies.length / PART_SIZE);
+    const batch = this.db.batch();
+    for (let i = 0; i < parts; i++) {
+      batch.set(this.ref(header.workerId).collection(PARTS).doc(String(i)), {
+        index: i,
+        version: full.version,
+        proxies: plain(full.proxies.slice(i * PART_SIZE, (i + 1) * PART_SIZE)),
+      });
+    }
+    for (let i = parts; i < (previous?.parts ?? 0); i++) {
+      batch.delete(this.ref(header.workerId).collection(PARTS).doc(String(i)));
+    }
+    batch.set(this.ref(header.workerId), {
+      ...headerFields(header),
+      proxies: full.proxies.length,
+      parts,
+      routing: plain(full.routing),
+    });
+    try {
+      await batch.commit();
+    } catch (err) {
+      throw workerStoreFailure(err, `store the snapshot of ${header.workerId}`);
+    }
+  }
+
+  async patchHeader(
+    workerId: string,
+    patch: Partial<Pick<SnapshotHeader, 'grantedUntil' | 'draining' | 'sentAt'>>,
+  ): Promise<void> {
+    const data: DocumentData = {};
+    if (patch.grantedUntil !== undefined) data.grantedUntil = tsOrNull(patch.grantedUntil);
+    if (patch.draining !== undefined) data.draining = patch.draining;
+    if (patch.sentAt !== undefined) data.sentAt = tsOrNull(patch.sentAt);
+    try {
+      await this.ref(workerId).update(data);
+    } catch (err) {
+      throw workerStoreFailure(err, `update the snapshot header of ${workerId}`);
+    }
+  }
+
+  private async readHeader(workerId: string): Promise<z.infer<typeof HeaderDoc> | null> {
+    try {
+      const snap = await this.ref(workerId).get();
+      return snap.exists ? HeaderDoc.parse(snap.data()) : null;
+    } catch (err) {
+      throw workerStoreFailure(err, `read the snapshot header of ${workerId}`);
+    }
+  }
+}
+
+function headerFields(h: SnapshotHeader): DocumentData {
+  return {
+    workerId: h.workerId,
+    version: h.version,
+    ownershipEpoch: h.ownershipEpoch,
+    checksum: h.checksum,
+    contentDigest: h.contentDigest,
+    sessionId: h.sessionId,
+    generatedAt: Timestamp.fromDate(h.generatedAt),
+    validUntil: Timestamp.fromDate(h.validUntil),
+    grantedUntil: tsOrNull(h.grantedUntil),
+    draining: h.draining,
+    recent: h.recent.map((r) => ({ version: r.version, epoch: r.epoch, checksum: r.checksum })),
+    sentAt: tsOrNull(h.sentAt),
+  };
+}
+
+function toHeader(d: z.infer<typeof HeaderDoc>): SnapshotHeader {
+  return {
+    workerId: d.workerId,
+    version: d.version,
+    ownershipEpoch: d.ownershipEpoch,
+    checksum: d.checksum,
+    contentDigest: d.contentDigest,
+    sessionId: d.sessionId,
+    generatedAt: d.generatedAt,
+    validUntil: d.validUntil,
+    grantedUntil: d.grantedUntil,
+    draining: d.draining,
+    recent: d.recent,
+    sentAt: d.sentAt,
+    proxies: d.proxies,
+  };
+}

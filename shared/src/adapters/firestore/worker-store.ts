@@ -1,0 +1,69 @@
+// WorkerStore on Firestore: workers/{workerId}, written only by the API, each write guarded by the
+// updateTime it was decided on (recipes §7: preconditions, not contended transactions). An outcome batch
+// is stored in the same batched write as the session's new outcome sequence, so a batch is recorded
+// exactly when its sequence is accepted.
+import type { DocumentSnapshot, Firestore } from '@google-cloud/firestore';
+import type { OutcomeBatchRecord, Versioned, WorkerRecord, WorkerStore } from '../../ports/workers.js';
+import { Collections } from './collections.js';
+import { workerFromFirestore, workerToFirestore } from './worker-converter.js';
+import { requireTimestamp, versionOf, workerStoreFailure } from './worker-errors.js';
+import { outcomeBatchDocId, outcomeBatchToFirestore } from './worker-outcome-store.js';
+
+export class FirestoreWorkerStore implements WorkerStore {
+  constructor(private readonly db: Firestore) {}
+
+  private ref(workerId: string) {
+    return this.db.collection(Collections.workers).doc(workerId);
+  }
+
+  async get(workerId: string): Promise<Versioned<WorkerRecord | null> | null> {
+    let snap: DocumentSnapshot;
+    try {
+      snap = await this.ref(workerId).get();
+    } catch (err) {
+      throw workerStoreFailure(err, `read worker ${workerId}`);
+    }
+    if (!snap.exists) return null;
+    // A document that no longer fits is replaced by the next registration (guarded by this version).
+    return { value: workerFromFirestore(snap.data()), token: versionOf(snap.updateTime!) };
+  }
+
+  async put(record: WorkerRecord, expected: string | null): Promise<void> {
+    const ref = this.ref(record.session.workerId);
+    const data = workerToFirestore(record);
+    try {
+      if (expected === null) await ref.create(data);
+      else await ref.update(data, { lastUpdateTime: requireTimestamp(expected) });
+    } catch (err) {
+      throw workerStoreFailure(err, `write worker ${record.session.workerId}`);
+    }
+  }
+
+  async putWithOutcomes(record: WorkerRecord, expected: string, batch: OutcomeBatchRecord): Promise<void> {
+    const b = this.db.batch();
+    b.update(this.ref(record.session.workerId), workerToFirestore(record), {
+      lastUpdateTime: requireTimestamp(expected),
+    });
+    b.create(
+      this.db.collection(Collections.workerOutcomes).doc(outcomeBatchDocId(batch)),
+      outcomeBatchToFirestore(batch),
+    );
+    try {
+      await b.commit();
+    } catch (err) {
+      throw workerStoreFailure(err, `record outcomes of ${record.session.workerId}`);
+    }
+  }
+
+  async list(): Promise<WorkerRecord[]> {
+    try {
+      const snaps = await this.db.collection(Collections.workers).get();
+      return snaps.docs.flatMap((d) => {
+        const r = workerFromFirestore(d.data());
+        return r ? [r] : [];
+      });
+    } catch (err) {
+      throw workerStoreFailure(err, 'list workers');
+    }
+  }
+}

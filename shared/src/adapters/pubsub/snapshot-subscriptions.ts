@@ -1,0 +1,66 @@
+// The per-worker pull subscription on gateway-snapshots, made by the API at registration (Terraform grants
+// it the right to): filtered on the worker's id, ordered, short retention, deleted by Pub/Sub after a day
+// unused. The filter is immutable once made, so an existing subscription with another filter is a
+// conflict to fix by hand, never silently reused. Real Pub/Sub applies the filter; the emulator stores it
+// but delivers everything (recipes §10), which is why workers also check the workerId attribute.
+import type { PubSub } from '@google-cloud/pubsub';
+import { GATEWAY_SNAPSHOTS_TOPIC } from '../../messages/worker-snapshot-request.js';
+import type { WorkerSubscriptions } from '../../ports/workers-snapshots.js';
+
+const ALREADY_EXISTS = 6;
+
+export const workerSubscriptionName = (workerId: string): string =>
+  `${GATEWAY_SNAPSHOTS_TOPIC}--worker-${workerId}`;
+export const workerFilter = (workerId: string): string => `attributes.workerId = "${workerId}"`;
+
+export class SubscriptionError extends Error {
+  constructor(
+    readonly kind: 'conflict' | 'unavailable',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'SubscriptionError';
+  }
+}
+
+export class PubSubWorkerSubscriptions implements WorkerSubscriptions {
+  private readonly ensured = new Set<string>();
+
+  constructor(
+    private readonly pubsub: PubSub,
+    private readonly projectId: string,
+    private readonly topic = GATEWAY_SNAPSHOTS_TOPIC,
+  ) {}
+
+  async ensure(workerId: string): Promise<string> {
+    const name = workerSubscriptionName(workerId);
+    const path = `projects/${this.projectId}/subscriptions/${name}`;
+    if (this.ensured.has(name)) return path;
+    try {
+      await this.pubsub.topic(this.topic).createSubscription(name, {
+        filter: workerFilter(workerId),
+        enableMessageOrdering: true,
+        ackDeadlineSeconds: 30,
+        messageRetentionDuration: { seconds: 3600 },
+        expirationPolicy: { ttl: { seconds: 86_400 } },
+        retryPolicy: { minimumBackoff: { seconds: 1 }, maximumBackoff: { seconds: 30 } },
+      });
+    } catch (err) {
+      if ((err as { code?: unknown })?.code !== ALREADY_EXISTS) {
+        throw new SubscriptionError('unavailable', `creating ${name} failed`, { cause: err });
+      }
+      let filter: string | null | undefined;
+      try {
+        [{ filter }] = await this.pubsub.subscription(name).getMetadata();
+      } catch (cause) {
+        throw new SubscriptionError('unavailable', `reading ${name} failed`, { cause });
+      }
+      if ((filter ?? '') !== workerFilter(workerId)) {
+        throw new SubscriptionError('conflict', `${name} exists with filter ${JSON.stringify(filter)}`);
+      }
+    }
+    this.ensured.add(name);
+    return path;
+  }
+}

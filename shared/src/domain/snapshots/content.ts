@@ -1,0 +1,81 @@
+// What one worker's snapshot holds (contract §3): the ordered routing, and only the proxies it owns and is
+// not draining that are healthy and have an endpoint — each with its capacity, the worker's grant as its
+// hard expiry, usableUntil = expiresAt − allocationSafetyMargin, and its credentials as a Secret Manager
+// reference. Built in exactly the gateway's wire format (messages/gateway-snapshot.ts), so the worker
+// validates it with the same code.
+import type { GatewayProxy, GatewayRoute, GatewaySnapshotContent } from '../../messages/gateway-snapshot.js';
+import { GATEWAY_SNAPSHOT_SCHEMA_VERSION } from '../../messages/gateway-snapshot.js';
+import { canonicalize, type Sha256Hex } from '../gateway/canonical.js';
+import { proxyEndpoint } from '../leases/endpoint.js';
+import { isHealthy } from '../leases/health.js';
+import type { ProxyResource } from '../proxy.js';
+import { usableUntil } from '../workers/grants.js';
+
+/** The routing a worker gets when none is configured: every host, least-active over every proxy. */
+export const DEFAULT_ROUTING: GatewayRoute[] = [
+  { name: 'default', match: { hosts: ['*'] }, selector: {}, policy: 'least-active' },
+];
+
+/** The snapshot entry of an owned proxy, or null when it cannot carry traffic now (unhealthy, no address). */
+export function gatewayProxyOf(
+  p: ProxyResource,
+  grant: Date,
+  marginMs: number,
+  now: Date,
+): GatewayProxy | null {
+  const endpoint = proxyEndpoint(p);
+  if (!endpoint || !isHealthy(p)) return null;
+  return {
+    name: p.name,
+    host: endpoint.host,
+    port: endpoint.port,
+    protocol: endpoint.protocol,
+    capacity: p.spec.capacity,
+    expiresAt: grant.toISOString(),
+    usableUntil: usableUntil(grant, marginMs, now).toISOString(),
+    attributes: { ...p.spec.attributes },
+    ...(p.spec.credentialsRef
+      ? { credentialsRef: { secret: p.spec.credentialsRef.secret, version: p.spec.credentialsRef.version } }
+      : {}),
+  };
+}
+
+export interface ContentInput {
+  workerId: string;
+  epoch: number;
+  grant: Date;
+  routing: readonly GatewayRoute[];
+  /** The proxies the worker owns and is not draining. */
+  owned: readonly ProxyResource[];
+  now: Date;
+  allocationSafetyMarginMs: number;
+}
+
+/** The content of the worker's next snapshot; `version` is 0 until it is known to differ from the last. */
+export function workerContent(x: ContentInput): GatewaySnapshotContent {
+  const proxies: GatewayProxy[] = [];
+  for (const p of x.owned) {
+    const entry = gatewayProxyOf(p, x.grant, x.allocationSafetyMarginMs, x.now);
+    if (entry) proxies.push(entry);
+  }
+  proxies.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return {
+    schemaVersion: GATEWAY_SNAPSHOT_SCHEMA_VERSION,
+    version: 0,
+    ownershipEpoch: x.epoch,
+    workerId: x.workerId,
+    generatedAt: x.now.toISOString(),
+    validUntil: x.grant.toISOString(),
+    routing: x.routing.map((r) => ({ ...r })),
+    proxies,
+  };
+}
+
+const EPOCH_ZERO = new Date(0).toISOString();
+
+/**
+ * A digest of what the worker would act on — everything but `version` and `generatedAt` — so that a pass
+ * that changes nothing publishes and writes nothing (a steady fleet costs no snapshot writes).
+ */
+export const contentDigest = (c: GatewaySnapshotContent, sha256: Sha256Hex): string =>
+  sha256(canonicalize({ ...c, version: 1, generatedAt: EPOCH_ZERO }));

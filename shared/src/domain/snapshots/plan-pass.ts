@@ -1,0 +1,123 @@
+// One snapshot pass, decided (observe → decide → act; this is the decide): the pool as it should be, the
+// ownership plan, and for every live worker what its next snapshot is built from — its grant, the proxies
+// it owns and is not draining, and the drains under way (revokeProxyIds). Pure: the function's handler
+// observes, calls this, and acts.
+import type { ProxyResource } from '../proxy.js';
+import { drainedAt } from '../workers/drain.js';
+import { nextGrant } from '../workers/grants.js';
+import {
+  applyOwnership,
+  drainingFrom,
+  type OwnershipPlan,
+  type OwnershipRecord,
+  ownedBy,
+  planOwnership,
+  type WorkerStanding,
+} from '../workers/ownership.js';
+import { isLive, type WorkerSession } from '../workers/session.js';
+import type { WorkerSettings } from '../workers/settings.js';
+import type { StoredReport } from '../workers/usable-capacity.js';
+
+export interface WorkerView {
+  session: WorkerSession;
+  report: StoredReport | null;
+  /** The grant recorded in the worker's snapshot header (null: never sent one). */
+  grantedUntil: Date | null;
+}
+
+export interface PassInput {
+  now: Date;
+  /** Proxies whose spec says gatewayPool (being deleted or not). */
+  poolSpecs: readonly ProxyResource[];
+  reclaimed: ReadonlySet<string>;
+  /** Proxies with active leases (asked only for leaseCandidates()). */
+  leased: ReadonlySet<string>;
+  epoch: number;
+  records: ReadonlyMap<string, OwnershipRecord>;
+  workers: ReadonlyMap<string, WorkerView>;
+  settings: WorkerSettings;
+}
+
+export interface WorkerBuild {
+  workerId: string;
+  sessionId: string;
+  grant: Date;
+  owned: ProxyResource[];
+  draining: Record<string, number>;
+}
+
+export interface PassPlan {
+  ownership: OwnershipPlan;
+  records: Map<string, OwnershipRecord>;
+  builds: WorkerBuild[];
+}
+
+/** Pool proxies that may be handed to a worker in this pass: only those need their leases checked. */
+export function leaseCandidates(
+  poolSpecs: readonly ProxyResource[],
+  records: ReadonlyMap<string, OwnershipRecord>,
+): string[] {
+  return poolSpecs
+    .filter((p) => {
+      const r = records.get(p.name);
+      return !r || r.drainEpoch !== null;
+    })
+    .map((p) => p.name);
+}
+
+/** A worker shutting down reports draining: still live, no longer given proxies. */
+const shuttingDown = (w: WorkerView) =>
+  w.report?.draining === true && w.report.sessionId === w.session.sessionId;
+
+export function planPass(x: PassInput): PassPlan {
+  const pool = x.poolSpecs
+    .filter((p) => p.deletionRequestedAt === null && !x.reclaimed.has(p.name))
+    .map((p) => p.name);
+  const standing = new Map<string, WorkerStanding>();
+  for (const [id, w] of x.workers) {
+    const live = isLive(w.session, x.now);
+    standing.set(id, { live, assignable: live && !shuttingDown(w), grantedUntil: w.grantedUntil });
+  }
+  const ownership = planOwnership({
+    pool,
+    records: x.records,
+    workers: standing,
+    epoch: x.epoch,
+    blocked: (p) => x.leased.has(p),
+    drained: (proxy, worker, since) => {
+      const w = x.workers.get(worker);
+      return (
+        !!w &&
+        drainedAt(proxy, since, {
+          session: w.session,
+          report: w.report,
+          now: x.now,
+          reportTtlMs: x.settings.reportTtlMs,
+        })
+      );
+    },
+    now: x.now,
+    skewMs: x.settings.skewMs,
+  });
+  const records = applyOwnership(x.records, ownership.changes);
+  const byName = new Map(x.poolSpecs.map((p) => [p.name, p]));
+  const builds: WorkerBuild[] = [];
+  for (const [id, w] of [...x.workers].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    if (!standing.get(id)?.live) continue;
+    const grant = nextGrant(w.grantedUntil, true, x.now, x.settings);
+    if (!grant) continue;
+    const owned = ownedBy(id, records.values()).flatMap((r) => {
+      const p = byName.get(r.proxy);
+      // Owned but no longer in the pool spec is already draining; a deleted or reclaimed one drains too.
+      return p && p.deletionRequestedAt === null && !x.reclaimed.has(p.name) ? [p] : [];
+    });
+    builds.push({
+      workerId: id,
+      sessionId: w.session.sessionId,
+      grant,
+      owned,
+      draining: Object.fromEntries(drainingFrom(id, records.values())),
+    });
+  }
+  return { ownership, records, builds };
+}

@@ -1,0 +1,154 @@
+import { describe, expect, it } from 'vitest';
+import { GatewayDelta, GatewaySnapshot, sha256Hex } from '../../messages/gateway-snapshot.js';
+import { aProxy, externalSpec, managedSpec } from '../../testing/proxy-fixtures.js';
+import { buildSnapshot } from '../gateway/canonical.js';
+import { applyDelta } from '../gateway/delta.js';
+import type { ProxyResource } from '../proxy.js';
+import { type ContentInput, contentDigest, DEFAULT_ROUTING, workerContent } from './content.js';
+import { chooseMessage, jsonBytes, nextVersion } from './next.js';
+
+const now = new Date('2026-01-01T00:00:00Z');
+const grant = new Date('2026-01-01T00:03:00Z');
+const ready = (name: string, over: Record<string, unknown> = {}): ProxyResource =>
+  aProxy({
+    name,
+    spec: externalSpec({ gatewayPool: true, capacity: 8, attributes: { country: 'de' }, ...over }),
+    status: { phase: 'Ready', ip: '203.0.113.7' },
+  });
+const input = (owned: ProxyResource[], over: Partial<ContentInput> = {}): ContentInput => ({
+  workerId: 'w1',
+  epoch: 3,
+  grant,
+  routing: DEFAULT_ROUTING,
+  owned,
+  now,
+  allocationSafetyMarginMs: 10_000,
+  ...over,
+});
+
+describe('workerContent (contract §3)', () => {
+  it('lists owned, healthy, addressed proxies with capacity, expiry, usableUntil and a secret reference', () => {
+    const c = workerContent(
+      input([
+        ready('b', { credentialsRef: { secret: 'b-auth', version: '3' } }),
+        ready('a'),
+        aProxy({
+          name: 'no-ip',
+          spec: managedSpec({ gatewayPool: true }),
+          status: { phase: 'Provisioning' },
+        }),
+        aProxy({
+          name: 'sick',
+          spec: externalSpec({ gatewayPool: true }),
+          status: {
+            phase: 'Unhealthy',
+            conditions: [
+              {
+                type: 'Healthy',
+                status: 'False',
+                reason: 'ProbeFailed',
+                message: '',
+                lastTransitionTime: now,
+                observedGeneration: 1,
+              },
+            ],
+          },
+        }),
+      ]),
+    );
+    expect(c.proxies.map((p) => p.name)).toEqual(['a', 'b']);
+    expect(c.proxies[1]).toEqual({
+      name: 'b',
+      host: '203.0.113.7',
+      port: 8080,
+      protocol: 'http',
+      capacity: 8,
+      expiresAt: '2026-01-01T00:03:00.000Z',
+      usableUntil: '2026-01-01T00:02:50.000Z',
+      attributes: { country: 'de' },
+      credentialsRef: { secret: 'b-auth', version: '3' },
+    });
+    expect(c).toMatchObject({ ownershipEpoch: 3, workerId: 'w1', validUntil: grant.toISOString() });
+    // Valid in the gateway's own wire schema (the worker validates it with the same code).
+    expect(
+      GatewaySnapshot.safeParse({ kind: 'full', ...c, version: 1, checksum: '0'.repeat(64) }).success,
+    ).toBe(true);
+  });
+
+  it.each<[string, Partial<ContentInput>, boolean]>([
+    ['the same content at another time', { now: new Date('2026-01-01T00:00:30Z') }, true],
+    ['another epoch', { epoch: 4 }, false],
+    ['another grant', { grant: new Date('2026-01-01T00:04:00Z') }, false],
+    ['another routing', { routing: [{ ...DEFAULT_ROUTING[0]!, policy: 'round-robin' }] }, false],
+  ])('contentDigest: %s → same %s', (_n, over, same) => {
+    const a = contentDigest(workerContent(input([ready('a')])), sha256Hex);
+    const b = contentDigest(workerContent(input([ready('a')], over)), sha256Hex);
+    expect(a === b).toBe(same);
+  });
+});
+
+describe('nextVersion', () => {
+  const content = workerContent(input([ready('a')]));
+  const digest = contentDigest(content, sha256Hex);
+  it.each<
+    [
+      string,
+      { version: number; contentDigest: string; sessionId: string | null } | null,
+      string,
+      string,
+      number | null,
+    ]
+  >([
+    ['first snapshot', null, 's1', 'changed', 1],
+    [
+      'same content, same session',
+      { version: 4, contentDigest: digest, sessionId: 's1' },
+      's1',
+      'unchanged',
+      null,
+    ],
+    ['same content, new session', { version: 4, contentDigest: digest, sessionId: 's0' }, 's1', 'changed', 5],
+    ['other content', { version: 4, contentDigest: 'x', sessionId: 's1' }, 's1', 'changed', 5],
+  ])('%s', (_n, stored, session, kind, version) => {
+    const step = nextVersion(stored, content, digest, session, sha256Hex);
+    expect(step.kind).toBe(kind);
+    if (step.kind === 'changed') {
+      expect(step.full.version).toBe(version);
+      expect(GatewaySnapshot.safeParse(step.full).success).toBe(true);
+    }
+  });
+});
+
+describe('chooseMessage: deltas name their base and carry the resulting checksum', () => {
+  const many = Array.from({ length: 50 }, (_, i) => ready(`p${String(i).padStart(3, '0')}`));
+  const signed = (owned: ProxyResource[], version: number, over: Partial<ContentInput> = {}) =>
+    buildSnapshot({ ...workerContent(input(owned, over)), version }, sha256Hex);
+  const v1 = signed(many, 1);
+  const v2 = signed([...many.slice(1), ready('zz')], 2);
+
+  it('one proxy changed: a delta on the exact base that applies and verifies, under 1 KiB', () => {
+    const m = chooseMessage(v1, v2, sha256Hex);
+    expect(m.kind).toBe('delta');
+    if (m.kind !== 'delta') return;
+    expect(GatewayDelta.safeParse(m.message).success).toBe(true);
+    expect(m.message).toMatchObject({
+      baseVersion: 1,
+      version: 2,
+      removals: ['p000'],
+      checksum: v2.checksum,
+    });
+    expect(m.message.upserts.map((p) => p.name)).toEqual(['zz']);
+    expect(m.bytes).toBeLessThanOrEqual(1024);
+    const applied = applyDelta(v1, m.message, sha256Hex);
+    expect(applied.ok && applied.snapshot.checksum).toBe(v2.checksum);
+  });
+  it('no base (new session or first snapshot): full', () => {
+    expect(chooseMessage(null, v2, sha256Hex).kind).toBe('full');
+  });
+  it('every proxy changed (a renewed grant): full, since the delta would be as large', () => {
+    const renewed = signed(many, 2, { grant: new Date('2026-01-01T00:04:00Z') });
+    const m = chooseMessage(v1, renewed, sha256Hex);
+    expect(m.kind).toBe('full');
+    expect(m.bytes).toBe(jsonBytes(renewed));
+  });
+});

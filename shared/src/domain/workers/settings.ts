@@ -1,0 +1,60 @@
+// The timing of the worker contract, shared by the API (sessions, reports, registration answer) and the
+// snapshot function (grants, drains, usableUntil). Parsed from an env-like record by entry points only;
+// defaults per docs/gateway-control-plane.md. The relations checked here are the ones safety rests on.
+import { z } from 'zod';
+
+const seconds = (def: number, max = 86_400) => z.coerce.number().int().min(1).max(max).default(def);
+
+export const WorkerSettingsEnv = z
+  .object({
+    WORKER_SESSION_TTL_SECONDS: seconds(30),
+    WORKER_REPORT_TTL_SECONDS: seconds(15),
+    WORKER_REPORT_INTERVAL_SECONDS: seconds(5),
+    WORKER_MAX_STALE_AGE_SECONDS: seconds(150),
+    OWNERSHIP_GRANT_SECONDS: seconds(180),
+    OWNERSHIP_RENEW_BEFORE_SECONDS: seconds(150),
+    ALLOCATION_SAFETY_MARGIN_SECONDS: z.coerce.number().int().min(0).max(3600).default(10),
+    CLOCK_SKEW_SECONDS: z.coerce.number().int().min(0).max(300).default(5),
+    /** Re-send the latest full snapshot to a worker whose ACK lags it for this long. */
+    SNAPSHOT_RESEND_AFTER_SECONDS: seconds(30),
+  })
+  .refine((e) => e.OWNERSHIP_RENEW_BEFORE_SECONDS < e.OWNERSHIP_GRANT_SECONDS, {
+    message: 'OWNERSHIP_RENEW_BEFORE_SECONDS must be below OWNERSHIP_GRANT_SECONDS',
+  })
+  // A renewal is due while more than the margin remains, so a live worker's proxies never pass usableUntil.
+  .refine((e) => e.ALLOCATION_SAFETY_MARGIN_SECONDS < e.OWNERSHIP_RENEW_BEFORE_SECONDS, {
+    message: 'ALLOCATION_SAFETY_MARGIN_SECONDS must be below OWNERSHIP_RENEW_BEFORE_SECONDS',
+  })
+  .refine((e) => e.WORKER_REPORT_INTERVAL_SECONDS < e.WORKER_REPORT_TTL_SECONDS, {
+    message:
+      'WORKER_REPORT_INTERVAL_SECONDS must be below WORKER_REPORT_TTL_SECONDS (a report must arrive before the last one expires)',
+  });
+
+export interface WorkerSettings {
+  sessionTtlMs: number;
+  reportTtlMs: number;
+  reportIntervalSeconds: number;
+  maxStaleAgeSeconds: number;
+  grantMs: number;
+  renewBeforeMs: number;
+  allocationSafetyMarginMs: number;
+  skewMs: number;
+  resendAfterMs: number;
+}
+
+export function loadWorkerSettings(env: Record<string, string | undefined>): WorkerSettings {
+  const e = WorkerSettingsEnv.parse(env);
+  return {
+    sessionTtlMs: e.WORKER_SESSION_TTL_SECONDS * 1000,
+    reportTtlMs: e.WORKER_REPORT_TTL_SECONDS * 1000,
+    reportIntervalSeconds: e.WORKER_REPORT_INTERVAL_SECONDS,
+    maxStaleAgeSeconds: e.WORKER_MAX_STALE_AGE_SECONDS,
+    grantMs: e.OWNERSHIP_GRANT_SECONDS * 1000,
+    renewBeforeMs: e.OWNERSHIP_RENEW_BEFORE_SECONDS * 1000,
+    allocationSafetyMarginMs: e.ALLOCATION_SAFETY_MARGIN_SECONDS * 1000,
+    skewMs: e.CLOCK_SKEW_SECONDS * 1000,
+    resendAfterMs: e.SNAPSHOT_RESEND_AFTER_SECONDS * 1000,
+  };
+}
+
+export const DEFAULT_WORKER_SETTINGS: WorkerSettings = loadWorkerSettings({});

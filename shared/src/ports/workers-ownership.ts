@@ -1,0 +1,71 @@
+// The ports of ownership (contract §4): the records and the global epoch, changed only by the snapshot
+// function under its planner lock and always in one atomic commit; the gateway config (routing, reclaims)
+// the admin API writes; and the gate the lease service asks before it leases a gateway-pool proxy.
+
+import type { ProxyResource } from '../domain/proxy.js';
+import type { OwnershipChange, OwnershipRecord } from '../domain/workers/ownership.js';
+import type { GatewayRoute } from '../messages/gateway-snapshot.js';
+
+export interface OwnershipState {
+  epoch: number;
+  records: Map<string, OwnershipRecord>;
+  lock: { holder: string; until: Date } | null;
+  /** The state document's version (null when it does not exist yet). */
+  token: string | null;
+}
+
+export interface OwnershipStore {
+  /** The current epoch alone (one small read: what every ACK and report is checked against). */
+  epoch(): Promise<number>;
+  read(): Promise<OwnershipState>;
+  /**
+   * Takes the planner lock unless another holder has it until after `now`. Returns the state document's
+   * version after taking it, or null when someone else holds it (or took it first).
+   */
+  acquireLock(holder: string, now: Date, until: Date): Promise<string | null>;
+  /**
+   * Stores the changes and the new epoch in one batch, only if the state is still at `token` (the lock
+   * holder's version). Returns the new version. Throws WorkerStoreError `conflict` otherwise.
+   */
+  commit(changes: readonly OwnershipChange[], epoch: number, token: string, now: Date): Promise<string>;
+  /** Gives the lock up (no-op when the state moved on: someone else holds it then). */
+  releaseLock(holder: string, token: string): Promise<void>;
+}
+
+export interface RoutingConfig {
+  routes: GatewayRoute[];
+  updatedAt: Date;
+  updatedBy: string;
+}
+
+export interface RoutingStore {
+  get(): Promise<RoutingConfig | null>;
+  put(config: RoutingConfig): Promise<void>;
+}
+
+export interface Reclaim {
+  proxy: string;
+  requestedAt: Date;
+  requestedBy: string;
+  until: Date;
+}
+
+/** A reclaim takes a gateway-pool proxy out of the pool (drain, then no owner) until it expires. */
+export interface ReclaimStore {
+  list(now: Date): Promise<Reclaim[]>;
+  put(reclaim: Reclaim): Promise<void>;
+  delete(proxy: string): Promise<void>;
+}
+
+/** Which proxies have active leases right now (an unowned pool proxy with leases is not assigned yet). */
+export interface LeaseActivity {
+  leased(proxies: readonly string[], now: Date): Promise<Set<string>>;
+}
+
+/**
+ * What the lease service asks before it leases a proxy (contract §4 step 4: only a proxy without an owner
+ * may be extracted): false for a proxy in the gateway pool (unless reclaimed) or still owned by a worker.
+ */
+export interface OwnershipGate {
+  leasable(proxy: ProxyResource): boolean;
+}

@@ -1,0 +1,61 @@
+// The ports of snapshot distribution (contract §3): the latest full snapshot per worker kept in Firestore
+// (so a worker can always ask for it), publishing snapshots and deltas on Pub/Sub, the per-worker filtered
+// subscription, and asking the snapshot function for a pass.
+
+import type { ProxyResource } from '../domain/proxy.js';
+import type { BuiltSnapshotRef } from '../domain/workers/ack.js';
+import type { GatewaySnapshot, GatewaySnapshotMessage } from '../messages/gateway-snapshot.js';
+import type { SnapshotRequest } from '../messages/worker-snapshot-request.js';
+
+export interface SnapshotHeader {
+  workerId: string;
+  version: number;
+  ownershipEpoch: number;
+  checksum: string;
+  contentDigest: string;
+  /** The worker session it was built for. */
+  sessionId: string | null;
+  generatedAt: Date;
+  validUntil: Date;
+  /** The latest expiry of anything ever sent to the worker: ownership moves only after it (+ skew). */
+  grantedUntil: Date | null;
+  /** Proxies being drained away from the worker → the epoch each drain started at (revokeProxyIds). */
+  draining: Record<string, number>;
+  /** The last versions built, newest last: an ACK must name one of them. */
+  recent: BuiltSnapshotRef[];
+  sentAt: Date | null;
+  proxies: number;
+}
+
+export interface SnapshotStore {
+  header(workerId: string): Promise<SnapshotHeader | null>;
+  headers(): Promise<Map<string, SnapshotHeader>>;
+  /** The latest full snapshot (header + parts), or null. */
+  loadFull(workerId: string): Promise<GatewaySnapshot | null>;
+  /** Stores a new latest snapshot: parts first, then the header that points at them. */
+  save(header: SnapshotHeader, full: GatewaySnapshot): Promise<void>;
+  /** Updates header fields that do not change the snapshot itself (grant, draining, sentAt). */
+  patchHeader(
+    workerId: string,
+    patch: Partial<Pick<SnapshotHeader, 'grantedUntil' | 'draining' | 'sentAt'>>,
+  ): Promise<void>;
+}
+
+export interface SnapshotPublisher {
+  /** Publishes with the workerId / kind / version / baseVersion / checksum attributes; returns the message id. */
+  publish(message: GatewaySnapshotMessage): Promise<string>;
+}
+
+export interface WorkerSubscriptions {
+  /** Creates the worker's filtered subscription if missing; returns its full name. Idempotent. */
+  ensure(workerId: string): Promise<string>;
+}
+
+export interface SnapshotRequester {
+  request(req: SnapshotRequest): Promise<void>;
+}
+
+/** The proxies whose spec puts them in the gateway pool (deleted or not: the planner decides). */
+export interface GatewayPoolReader {
+  inPool(): Promise<{ proxies: ProxyResource[]; skipped: string[] }>;
+}

@@ -1,0 +1,60 @@
+// The ports of the gateway control plane's worker side (contract §2, §5): worker sessions with their last
+// runtime report, and outcome batches. The API is the only writer of both. Writes are guarded by the
+// document's last update (an opaque `token`), so two API replicas handling calls of the same worker can
+// never interleave a read-check-write (recipes §7: preconditions rather than contended transactions).
+
+import type { OutcomeTally } from '../domain/workers/outcomes.js';
+import type { WorkerSession } from '../domain/workers/session.js';
+import type { StoredReport } from '../domain/workers/usable-capacity.js';
+
+export interface WorkerRecord {
+  session: WorkerSession;
+  /** The last accepted runtime report of `session` (null before the first, or after a new session). */
+  report: StoredReport | null;
+}
+
+export interface Versioned<T> {
+  value: T;
+  /** The stored version this value was read at; pass it back to write on top of exactly that. */
+  token: string;
+}
+
+export interface OutcomeBatchRecord {
+  workerId: string;
+  sessionId: string;
+  sequence: number;
+  receivedAt: Date;
+  tallies: Map<string, OutcomeTally>;
+}
+
+export interface WorkerStore {
+  /** null: no document. `value` null: a document that no longer fits (a registration overwrites it). */
+  get(workerId: string): Promise<Versioned<WorkerRecord | null> | null>;
+  /**
+   * Writes the record if the stored one is still at `expected` (null: only if there is none). Throws
+   * WorkerStoreError `conflict` when another write came first: re-read and decide again.
+   */
+  put(record: WorkerRecord, expected: string | null): Promise<void>;
+  /** put() and the outcome batch, atomically: the batch is recorded iff the sequence moved. */
+  putWithOutcomes(record: WorkerRecord, expected: string, batch: OutcomeBatchRecord): Promise<void>;
+  list(): Promise<WorkerRecord[]>;
+}
+
+/** Outcome batches for the probe's passive track (the probe reads; the API writes through WorkerStore). */
+export interface OutcomeReader {
+  /** Batches received in (from, to], oldest first. */
+  between(from: Date, to: Date): Promise<OutcomeBatchRecord[]>;
+}
+
+export class WorkerStoreError extends Error {
+  constructor(
+    /** conflict: a precondition failed (re-read); unavailable: the backend failed (retry later); invalid: a
+     *  stored document no longer fits (someone edited it by hand): fix it, retrying will not. */
+    readonly kind: 'conflict' | 'unavailable' | 'invalid',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'WorkerStoreError';
+  }
+}
