@@ -17,6 +17,8 @@ import type { Authenticator } from './auth/authenticator.js';
 import { requireAdmin } from './auth/middleware.js';
 import { type EchoOptions, echoRoutes } from './echo/echo-routes.js';
 import { ApiError } from './errors.js';
+import type { FleetFeed } from './fleet/feed.js';
+import { fleetApp } from './fleet/routes.js';
 import { jobControls } from './jobs/job-controls.js';
 import { jobRoutes } from './jobs/job-routes.js';
 import { type LeaseApiDeps, leaseApi, leaseGuards } from './leases/index.js';
@@ -45,6 +47,8 @@ export interface ApiDeps {
   leases?: LeaseApiDeps;
   /** Mounts the gateway control plane: /v1/workers/* (worker identities) and /v1/gateway/* (admin). */
   workers?: WorkersApiDeps;
+  /** Mounts the fleet page at /fleet (admin auth, read-only), rendered from this feed. */
+  fleet?: FleetFeed;
   /** Mounts /v1/jobs (admin): the periodic jobs on Cloud Scheduler and their last runs (issue 11). */
   jobs?: { scheduler: JobScheduler | null; runs: Pick<JobRunStore, 'get' | 'list'> };
 }
@@ -82,6 +86,7 @@ export function createApp(deps: ApiDeps) {
   if (deps.leases) app.route('/', leaseApi(deps.leases, guards.crawler));
   if (deps.echo) app.route('/', echoRoutes(deps.echo));
   if (deps.workers) app.route('/', workersApi(deps.workers));
+  if (deps.fleet) app.route('/fleet', fleetApp({ ...deps, feed: deps.fleet }));
   if (deps.jobs) app.route('/v1/jobs', jobRoutes(jobControls({ ...deps.jobs, log: deps.log })));
   app.doc31('/openapi.json', {
     openapi: '3.1.0',

@@ -20,6 +20,7 @@ import { systemClock } from '../../../shared/src/ports/clock.js';
 import type { ApiDeps } from './app.js';
 import { buildAuthenticator } from './auth/config.js';
 import type { ApiConfig } from './config.js';
+import { FirestoreFleetFeed } from './fleet/firestore-feed.js';
 import { buildLeaseApi } from './leases/wiring.js';
 import { buildWorkersApi } from './workers/wiring.js';
 
@@ -45,6 +46,7 @@ export function wireApi(config: ApiConfig, log: Logger): Wired {
     config: config.leases,
   });
   const auth = buildAuthenticator(config.auth);
+  const fleet = new FirestoreFleetFeed(firestore, log);
   const scheduler = config.scheduler
     ? new CloudSchedulerJobs({
         projectId: config.projectId,
@@ -73,12 +75,13 @@ export function wireApi(config: ApiConfig, log: Logger): Wired {
       clock: systemClock,
       log,
     }),
+    fleet,
     jobs: { scheduler, runs: new FirestoreJobRunStore(firestore) },
   };
   return {
     deps,
     close: async () => {
-      await leases.stop();
+      await Promise.all([leases.stop(), fleet.stop()]);
       await Promise.allSettled([
         firestore.terminate(),
         pubsub.close(),
