@@ -124,3 +124,18 @@ describe('requeue sweep', () => {
     expect(clock.now().getTime()).toBeLessThan(at(121_000).getTime());
   });
 });
+
+describe('requeue sweeps of one instance', () => {
+  it('do not publish a proxy again while its pass is on the way, but do once the memory expires', async () => {
+    const { PublishMemory } = await import('./publish-memory.js');
+    deps.memory = new PublishMemory(30_000);
+    deps.tickPeriodMs = 2_000;
+    deps.marginMs = 200;
+    await due('slow', 500);
+    for (let tick = 0; tick < 20; tick++) await runSweep(deps, clock.now());
+    expect(published).toHaveLength(2);
+    expect(published[0]?.atMs).toBe(500);
+    expect(published[1]?.atMs).toBeGreaterThanOrEqual(30_500);
+    expect(published[1]?.atMs).toBeLessThan(32_000);
+  });
+});

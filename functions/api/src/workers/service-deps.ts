@@ -70,7 +70,12 @@ export async function withRetry<T>(what: string, attempt: () => Promise<T>): Pro
     try {
       return await attempt();
     } catch (err) {
-      if (!(err instanceof WorkerStoreError) || err.kind !== 'conflict' || i >= WRITE_ATTEMPTS) throw err;
+      if (!(err instanceof WorkerStoreError) || err.kind !== 'conflict') throw err;
+      if (i >= WRITE_ATTEMPTS) {
+        throw new WorkerStoreError('conflict', `${what}: still contended after ${i} attempts`, {
+          cause: err,
+        });
+      }
     }
   }
 }

@@ -43,6 +43,13 @@ export function buildWorkersApi(o: BuildWorkersApiOptions): WorkersApiDeps {
       ? new GoogleIdTokenVerifier({ audiences: config.audiences, certsUrl: o.certsUrl })
       : null);
   const snapshots = new FirestoreSnapshotStore(firestore);
+  if (config.open) {
+    // Loud on purpose, like the admin API's local mode.
+    o.log.warn(
+      '!!! WORKER AUTH IS OFF (PROXYPLANE_LOCAL=1 and no WORKER_TOKENS / GATEWAY_SERVICE_ACCOUNT): any caller may act as any gateway worker. Local use only. !!!',
+      { auth: 'off' },
+    );
+  }
   return {
     workers: new FirestoreWorkerStore(firestore),
     ownership: new FirestoreOwnershipStore(firestore),

@@ -30,6 +30,8 @@ export interface Candidate {
 export interface SelectionPlan {
   /** Best first. */
   candidates: Candidate[];
+  /** The proxies counted in atCapacity (healthy, not cooling down, but full as the view says). */
+  full: string[];
   /** Proxies matching the selector. */
   considered: number;
   unhealthy: number;
@@ -52,7 +54,14 @@ export function planSelection(
   request: SelectionRequest,
   view: SelectionView,
 ): SelectionPlan {
-  const plan: SelectionPlan = { candidates: [], considered: 0, unhealthy: 0, inCooldown: 0, atCapacity: 0 };
+  const plan: SelectionPlan = {
+    candidates: [],
+    full: [],
+    considered: 0,
+    unhealthy: 0,
+    inCooldown: 0,
+    atCapacity: 0,
+  };
   const ranked: Array<{ proxy: ProxyResource; active: number }> = [];
   for (const proxy of proxies) {
     if (!matchesSelector(proxy, request.selector)) continue;
@@ -67,6 +76,7 @@ export function planSelection(
         ranked.push({ proxy, active: usage.active + view.pending(proxy.name) });
       } else {
         plan.atCapacity++;
+        plan.full.push(proxy.name);
       }
     }
   }

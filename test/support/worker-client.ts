@@ -1,0 +1,401 @@
+// A test client that speaks the worker side of the gateway contract (docs/gateway-control-plane.md) over
+// real sockets and the real Pub/Sub client: register → streaming pull of its subscription (dropping what
+// is not addressed to it: the emulator does not filter) → validate and apply with the gateway's own code
+// (decideSnapshot / applyDelta) → ACK → runtime reports with a strictly increasing sequence → outcomes.
+// Tests set the counts it reports and read what it applied.
+import { randomUUID } from 'node:crypto';
+import { Firestore } from '@google-cloud/firestore';
+import type { Message, PubSub, Subscription } from '@google-cloud/pubsub';
+import { anyOf } from '../../functions/api/src/auth/authenticator.js';
+import { staticTokenAuthenticator } from '../../functions/api/src/auth/static-tokens.js';
+import { startApiServer } from '../../functions/api/src/server.js';
+import { loadWorkersApiConfig } from '../../functions/api/src/workers/config.js';
+import { buildWorkersApi } from '../../functions/api/src/workers/wiring.js';
+import { FirestoreOwnershipStore } from '../../shared/src/adapters/firestore/ownership-store.js';
+import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
+import { FirestoreSnapshotStore } from '../../shared/src/adapters/firestore/snapshot-store.js';
+import { jsonLogger } from '../../shared/src/adapters/log/json-logger.js';
+import { PubSubReconcilePublisher } from '../../shared/src/adapters/pubsub/reconcile-publisher.js';
+import { type AppliedVersion, decideSnapshot } from '../../shared/src/domain/gateway/acceptance.js';
+import { applyDelta } from '../../shared/src/domain/gateway/delta.js';
+import { emptyStatus, ProxyResource } from '../../shared/src/domain/proxy.js';
+import {
+  type GatewaySnapshot,
+  GatewaySnapshotMessage,
+  sha256Hex,
+} from '../../shared/src/messages/gateway-snapshot.js';
+import { Tick } from '../../shared/src/messages/tick.js';
+import type { RegisterResponseBody, RuntimeResponseBody } from '../../shared/src/messages/worker-api.js';
+import { SNAPSHOT_REQUESTS_TOPIC } from '../../shared/src/messages/worker-snapshot-request.js';
+import { systemClock } from '../../shared/src/ports/clock.js';
+import { startTestPlane } from './local-plane.js';
+
+export interface WorkerClientOptions {
+  apiUrl: string;
+  workerId: string;
+  token: string;
+  pubsub: PubSub;
+  instanceId?: string;
+  zone?: string;
+  /** Register again (a new session) when a call says the session is gone, as a real worker does. Default true. */
+  reregister?: boolean;
+}
+
+export interface Applied {
+  snapshot: GatewaySnapshot;
+  at: number;
+  via: 'full' | 'delta' | 'fetch';
+}
+
+export interface HttpAnswer<T = Record<string, unknown>> {
+  status: number;
+  body: T;
+}
+
+export class WorkerClient {
+  readonly workerId: string;
+  instanceId: string;
+  registration: RegisterResponseBody | null = null;
+  current: GatewaySnapshot | null = null;
+  readonly history: Applied[] = [];
+  /** What the client ACKed and the controller accepted: runtime reports sit on it. */
+  ackBound: { version: number; epoch: number } | null = null;
+  counts: Array<{ proxy: string; active: number; reserved: number }> = [];
+  draining = false;
+  sequence = 0;
+  lastRuntime: RuntimeResponseBody | null = null;
+  readonly refused: Array<{ status: number; error: string }> = [];
+  private subscription: Subscription | null = null;
+  private reporter: NodeJS.Timeout | null = null;
+  private outcomeSequence = 0;
+
+  constructor(private readonly o: WorkerClientOptions) {
+    this.workerId = o.workerId;
+    this.instanceId = o.instanceId ?? randomUUID();
+  }
+
+  get sessionId(): string {
+    if (!this.registration) throw new Error(`${this.workerId} is not registered`);
+    return this.registration.sessionId;
+  }
+
+  async call<T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    body?: unknown,
+    token = this.o.token,
+  ) {
+    const res = await fetch(`${this.o.apiUrl}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as T } satisfies HttpAnswer<T>;
+  }
+
+  async register(supportedProtocolVersion = 1): Promise<HttpAnswer> {
+    const r = await this.call('POST', '/v1/workers/register', {
+      workerId: this.workerId,
+      instanceId: this.instanceId,
+      zone: this.o.zone ?? 'us-central1-a',
+      supportedProtocolVersion,
+    });
+    if (r.status === 200) {
+      const fresh = !this.registration || this.registration.sessionId !== r.body.sessionId;
+      this.registration = r.body as unknown as RegisterResponseBody;
+      if (fresh) {
+        this.sequence = 0;
+        this.outcomeSequence = 0;
+        this.ackBound = null;
+      }
+    }
+    return r;
+  }
+
+  /** Starts the streaming pull; every applied snapshot is ACKed at once. */
+  startPull(): void {
+    if (!this.registration) throw new Error('register first');
+    this.subscription = this.o.pubsub.subscription(this.registration.snapshotSubscription, {
+      flowControl: { maxMessages: 10 },
+    });
+    this.subscription.on('message', (m: Message) => void this.onMessage(m));
+    this.subscription.on('error', () => {});
+  }
+
+  async stopPull(): Promise<void> {
+    const s = this.subscription;
+    this.subscription = null;
+    if (s) {
+      s.removeAllListeners('message');
+      await s.close();
+    }
+  }
+
+  private async onMessage(m: Message): Promise<void> {
+    m.ack();
+    if (m.attributes.workerId !== this.workerId) return; // the emulator does not apply filters
+    const parsed = GatewaySnapshotMessage.safeParse(JSON.parse(m.data.toString('utf8')));
+    if (!parsed.success || parsed.data.workerId !== this.workerId) return;
+    const msg = parsed.data;
+    if (msg.kind === 'full') {
+      this.take(msg, 'full');
+    } else if (this.current) {
+      const r = applyDelta(this.current, msg, sha256Hex);
+      if (r.ok) this.take(r.snapshot, 'delta');
+      else await this.fetchLatest();
+    } else {
+      await this.fetchLatest();
+    }
+  }
+
+  private applied(): AppliedVersion | null {
+    const c = this.current;
+    return c ? { version: c.version, ownershipEpoch: c.ownershipEpoch, checksum: c.checksum } : null;
+  }
+
+  private take(s: GatewaySnapshot, via: Applied['via']): void {
+    const d = decideSnapshot(this.applied(), s, { workerId: this.workerId, sha256: sha256Hex });
+    if (d.action !== 'apply') return;
+    this.current = s;
+    this.history.push({ snapshot: s, at: Date.now(), via });
+    void this.ack().catch(() => {});
+  }
+
+  async fetchLatest(): Promise<HttpAnswer> {
+    const r = await this.call('GET', `/v1/workers/${this.workerId}/snapshot?sessionId=${this.sessionId}`);
+    if (r.status === 200) this.take(r.body as unknown as GatewaySnapshot, 'fetch');
+    return r;
+  }
+
+  async ack(s: GatewaySnapshot | null = this.current): Promise<HttpAnswer> {
+    if (!s) throw new Error('nothing to ACK');
+    const r = await this.call('POST', `/v1/workers/${this.workerId}/ack`, {
+      sessionId: this.sessionId,
+      version: s.version,
+      epoch: s.ownershipEpoch,
+      checksum: s.checksum,
+    });
+    if (r.status === 200 && (!this.ackBound || s.version >= this.ackBound.version)) {
+      this.ackBound = { version: s.version, epoch: s.ownershipEpoch };
+    }
+    if (r.status !== 200) await this.recover(r);
+    return r;
+  }
+
+  /** One runtime report on the ACK bound with the client's counts (a fresh sequence each time). */
+  async report(over: Record<string, unknown> = {}): Promise<HttpAnswer> {
+    if (!this.ackBound) return { status: 0, body: { error: 'no_ack_yet' } };
+    const r = await this.call('POST', `/v1/workers/${this.workerId}/runtime`, {
+      sessionId: this.sessionId,
+      reportSequence: ++this.sequence,
+      snapshotVersion: this.ackBound.version,
+      epoch: this.ackBound.epoch,
+      draining: this.draining,
+      counts: this.counts,
+      ...over,
+    });
+    if (r.status === 200) this.lastRuntime = r.body as unknown as RuntimeResponseBody;
+    else this.refused.push({ status: r.status, error: String(r.body.error) });
+    await this.recover(r);
+    return r;
+  }
+
+  private async recover(r: HttpAnswer): Promise<void> {
+    const gone = ['unknown_worker', 'stale_session', 'session_expired'].includes(String(r.body.error));
+    if (gone && this.o.reregister !== false && this.subscription) {
+      await this.register();
+      await this.fetchLatest();
+    }
+  }
+
+  startReporting(everyMs: number): void {
+    this.stopReporting();
+    this.reporter = setInterval(() => void this.report().catch(() => {}), everyMs);
+  }
+
+  stopReporting(): void {
+    if (this.reporter) clearInterval(this.reporter);
+    this.reporter = null;
+  }
+
+  async outcomes(outcomes: unknown[], sequence = ++this.outcomeSequence): Promise<HttpAnswer> {
+    return this.call('POST', `/v1/workers/${this.workerId}/outcomes`, {
+      sessionId: this.sessionId,
+      sequence,
+      outcomes,
+    });
+  }
+
+  /** Names usable in the applied snapshot at `at` (usableUntil not passed). */
+  usableAt(at: number): Set<string> {
+    return new Set(
+      (this.current?.proxies ?? []).filter((p) => Date.parse(p.usableUntil) > at).map((p) => p.name),
+    );
+  }
+
+  async stop(): Promise<void> {
+    this.stopReporting();
+    await this.stopPull();
+  }
+}
+
+/** Polls `check` until it returns a value (not undefined/false) or `timeoutMs` passes. */
+export async function eventually<T>(
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs: number,
+  what: string,
+  everyMs = 100,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The controller side for tests: the API in this process on a free port (the real app, the real adapters on
+// the emulators) and the snapshot function as its own functions-framework process, both on the test's own
+// project and both reading the same worker settings.
+
+export const ADMIN_TOKEN = 'workers-test-admin-token-0123456789';
+export const workerToken = (workerId: string) => `worker-token-${workerId}-0123456789`;
+
+/** Short timings so that lapses happen within a test: sessions 6 s, grants 8 s (renewed under 5 s left). */
+export const FAST_SETTINGS: Record<string, string> = {
+  WORKER_SESSION_TTL_SECONDS: '6',
+  WORKER_REPORT_TTL_SECONDS: '3',
+  WORKER_REPORT_INTERVAL_SECONDS: '1',
+  WORKER_MAX_STALE_AGE_SECONDS: '10',
+  OWNERSHIP_GRANT_SECONDS: '8',
+  OWNERSHIP_RENEW_BEFORE_SECONDS: '5',
+  ALLOCATION_SAFETY_MARGIN_SECONDS: '1',
+  CLOCK_SKEW_SECONDS: '1',
+  SNAPSHOT_RESEND_AFTER_SECONDS: '3',
+};
+
+export interface ControlPlane {
+  apiUrl: string;
+  projectId: string;
+  firestore: Firestore;
+  pubsub: PubSub;
+  proxies: FirestoreProxyStore;
+  ownership: FirestoreOwnershipStore;
+  snapshots: FirestoreSnapshotStore;
+  client(workerId: string, instanceId?: string): WorkerClient;
+  /** Publishes one snapshot-tick (what Cloud Scheduler does every minute). */
+  tick(): Promise<void>;
+  /** Ticks every `everyMs` until stop(). */
+  startTicking(everyMs: number): void;
+  admin<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<HttpAnswer<T>>;
+  stop(): Promise<void>;
+}
+
+export async function startControlPlane(opts: {
+  projectId: string;
+  workerIds: string[];
+  env?: Record<string, string>;
+}): Promise<ControlPlane> {
+  const env = { ...FAST_SETTINGS, ...opts.env };
+  const plane = await startTestPlane({ projectId: opts.projectId, functions: ['snapshot'], env });
+  const firestore = new Firestore({ projectId: opts.projectId });
+  const log = jsonLogger({ component: 'api-under-test' }, { level: 'error' });
+  const auth = anyOf([staticTokenAuthenticator([{ name: 'test', token: ADMIN_TOKEN }])]);
+  const config = loadWorkersApiConfig({
+    ...env,
+    WORKER_TOKENS: opts.workerIds.map((w) => `${w}:${workerToken(w)}`).join(','),
+  });
+  const proxies = new FirestoreProxyStore(firestore);
+  const server = await startApiServer({
+    deps: {
+      version: 'test',
+      store: proxies,
+      publisher: new PubSubReconcilePublisher(plane.publisher),
+      clock: systemClock,
+      auth,
+      log,
+      workers: buildWorkersApi({
+        firestore,
+        pubsub: plane.pubsub,
+        projectId: opts.projectId,
+        config,
+        adminAuth: auth,
+        clock: systemClock,
+        log,
+      }),
+    },
+  });
+  const clients: WorkerClient[] = [];
+  let ticker: NodeJS.Timeout | null = null;
+  const tick = async () => {
+    await plane.publisher.publish(SNAPSHOT_REQUESTS_TOPIC, Tick, { job: 'snapshot-tick' });
+  };
+  return {
+    apiUrl: server.url,
+    projectId: opts.projectId,
+    firestore,
+    pubsub: plane.pubsub,
+    proxies,
+    ownership: new FirestoreOwnershipStore(firestore),
+    snapshots: new FirestoreSnapshotStore(firestore),
+    client(workerId, instanceId) {
+      const c = new WorkerClient({
+        apiUrl: server.url,
+        workerId,
+        token: workerToken(workerId),
+        pubsub: plane.pubsub,
+        instanceId,
+      });
+      clients.push(c);
+      return c;
+    },
+    tick,
+    startTicking(everyMs) {
+      ticker = setInterval(() => void tick().catch(() => {}), everyMs);
+    },
+    async admin<T>(method: string, path: string, body?: unknown) {
+      const res = await fetch(`${server.url}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${ADMIN_TOKEN}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await res.text();
+      return { status: res.status, body: (text ? JSON.parse(text) : {}) as T };
+    },
+    async stop() {
+      if (ticker) clearInterval(ticker);
+      await Promise.allSettled(clients.map((c) => c.stop()));
+      await server.close();
+      await plane.stop();
+      await firestore.terminate();
+    },
+  };
+}
+
+/** A Ready external proxy in (or out of) the gateway pool. */
+export function poolProxy(name: string, i: number, over: Record<string, unknown> = {}): ProxyResource {
+  return ProxyResource.parse({
+    name,
+    uid: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+    generation: 1,
+    createdAt: new Date(),
+    deletionRequestedAt: null,
+    spec: {
+      mode: 'external',
+      endpoint: { host: `203.0.113.${i}`, port: 3128 },
+      gatewayPool: true,
+      capacity: 4,
+      credentialsRef: { secret: `${name}-auth`, version: 'latest' },
+      ...over,
+    },
+    status: { ...emptyStatus(), phase: 'Ready', ip: `203.0.113.${i}` },
+  });
+}
