@@ -9,6 +9,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
+          sequence: { groupOrder: 0 },
           include: ['shared/**/*.unit.test.ts', 'functions/**/*.unit.test.ts', 'emulators/**/*.unit.test.ts'],
           environment: 'node',
           env: { METADATA_SERVER_DETECTION: 'none' },
@@ -17,6 +18,7 @@ export default defineConfig({
       {
         test: {
           name: 'integration',
+          sequence: { groupOrder: 1 },
           include: ['test/**/*.test.ts'],
           environment: 'node',
           env: { METADATA_SERVER_DETECTION: 'none' },

@@ -1,10 +1,132 @@
 import { describe, expect, it } from 'vitest';
-import { createApp } from './app.js';
+import { StoreError } from '../../../shared/src/ports/proxy-store.js';
+import { ADMIN_TOKEN, harness } from './testing/harness.js';
 
-describe('api', () => {
-  it('answers /healthz', async () => {
-    const res = await createApp({ version: 't' }).request('/healthz');
+const managed = { mode: 'managed', zone: 'us-central1-a' };
+
+describe('the service', () => {
+  it('answers /healthz without credentials', async () => {
+    const res = await harness().app.request('/healthz');
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ ok: true, version: 't' });
+    expect(await res.json()).toEqual({ ok: true, version: 'test' });
+  });
+
+  it('answers unknown routes 404 not_found and wrong methods 405 with Allow', async () => {
+    const h = harness();
+    const unknown = await h.call('GET', '/v2/nothing');
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ error: 'not_found' });
+    const wrong = await h.call('POST', '/v1/proxies/p1', managed);
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get('allow')).toBe('GET, HEAD, DELETE');
+    expect(await wrong.json()).toMatchObject({ error: 'method_not_allowed' });
+    expect((await h.call('DELETE', '/v1/proxies')).status).toBe(405);
+  });
+
+  it.each([
+    ['with Content-Length', true],
+    ['streamed, without Content-Length', false],
+  ])('refuses bodies over 64 KiB with 413 payload_too_large (%s)', async (_label, withLength) => {
+    const h = harness();
+    const body = JSON.stringify({ name: 'p1', spec: { ...managed, image: 'x'.repeat(70_000) } });
+    const headers: Record<string, string> = withLength ? { 'content-length': String(body.length) } : {};
+    const res = await h.call('POST', '/v1/proxies', body, headers);
+    expect(res.status).toBe(413);
+    expect(await res.json()).toMatchObject({ error: 'payload_too_large' });
+    expect(await h.store.snapshot()).toEqual([]);
+  });
+
+  it('answers 503 unavailable with Retry-After when the store is down', async () => {
+    const h = harness();
+    h.store.interceptNext('get', () => {
+      throw new StoreError('unavailable', 'firestore: 14 UNAVAILABLE');
+    });
+    const res = await h.call('GET', '/v1/proxies/p1');
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('5');
+    expect(await res.json()).toMatchObject({ error: 'unavailable' });
+  });
+
+  it('turns an unexpected throw into 500 internal with the request id, and logs the stack', async () => {
+    const h = harness();
+    h.store.interceptNext('list', () => {
+      throw new TypeError('boom');
+    });
+    const res = await h.call('GET', '/v1/proxies', undefined, { 'x-request-id': 'req-123' });
+    expect(res.status).toBe(500);
+    expect(await res.json()).toEqual({ error: 'internal', message: 'internal error', requestId: 'req-123' });
+    const line = h.log.lines.find((l) => l.severity === 'ERROR' && l.requestId === 'req-123');
+    expect(line).toMatchObject({ error: { name: 'TypeError', message: 'boom' } });
+    expect(String((line?.error as { stack?: string } | undefined)?.stack)).toContain('TypeError: boom');
+  });
+
+  it('logs one structured line per request, with the principal but never the token', async () => {
+    const h = harness();
+    await h.call('POST', '/v1/proxies', { name: 'p1', spec: managed }, { 'x-cloud-trace-context': 'abc' });
+    await h.call('GET', '/v1/proxies?attr.secret=hush', undefined, {
+      authorization: 'Bearer wrong-token-123456789',
+    });
+    expect(h.log.lines).toHaveLength(2);
+    expect(h.log.lines[0]).toMatchObject({
+      severity: 'INFO',
+      message: 'POST /v1/proxies 201',
+      httpRequest: { requestMethod: 'POST', requestUrl: '/v1/proxies', status: 201 },
+      principal: 'token:unit',
+    });
+    expect((h.log.lines[0]?.httpRequest as { latency?: string } | undefined)?.latency).toMatch(
+      /^\d+\.\d{3}s$/,
+    );
+    expect(h.log.lines[1]).toMatchObject({ severity: 'WARNING', httpRequest: { status: 401 } });
+    const all = JSON.stringify(h.log.lines);
+    expect(all).not.toContain(ADMIN_TOKEN);
+    expect(all).not.toContain('wrong-token');
+    expect(all).not.toContain('hush');
+  });
+
+  it('attaches the Cloud Trace id when a project is configured', async () => {
+    const h = harness({ traceProject: 'proj' });
+    await h.call('GET', '/v1/proxies', undefined, {
+      'x-cloud-trace-context': '0123456789abcdef0123456789abcdef/1;o=1',
+    });
+    expect(h.log.lines[0]).toMatchObject({
+      'logging.googleapis.com/trace': 'projects/proj/traces/0123456789abcdef0123456789abcdef',
+    });
+  });
+});
+
+describe('/openapi.json', () => {
+  it('is an OpenAPI 3.1 document generated from the domain schemas, behind admin auth', async () => {
+    const h = harness();
+    expect((await h.app.request('/openapi.json')).status).toBe(401);
+    const res = await h.call('GET', '/openapi.json');
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as {
+      openapi: string;
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+      components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
+    };
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.paths).sort()).toEqual([
+      '/v1/proxies',
+      '/v1/proxies/{name}',
+      '/v1/proxies/{name}/reconcile',
+      '/v1/proxies/{name}/spec',
+    ]);
+    expect(Object.keys(doc.paths['/v1/proxies/{name}/spec'] ?? {}).sort()).toEqual(['patch', 'put']);
+    expect(doc.paths['/v1/proxies']?.post?.responses).toHaveProperty('409');
+    expect(Object.keys(doc.components.schemas)).toEqual(
+      expect.arrayContaining(['Proxy', 'ProxySpec', 'CreateProxyRequest', 'ProxyList', 'Error']),
+    );
+    expect(Object.keys(doc.components.schemas.Proxy?.properties ?? {})).toEqual(
+      expect.arrayContaining([
+        'name',
+        'uid',
+        'generation',
+        'createdAt',
+        'deletionRequestedAt',
+        'spec',
+        'status',
+      ]),
+    );
   });
 });

@@ -1,13 +1,42 @@
-// Entry point of the Cloud Run service: wiring only.
-import { serve } from '@hono/node-server';
-import { createApp } from './app.js';
+// Entry point of the Cloud Run service: config from the environment → adapters → server. Wiring only.
+import { jsonLogger } from '../../../shared/src/adapters/log/json-logger.js';
+import { AuthConfigError } from './auth/authenticator.js';
+import { type ApiConfig, loadApiConfig } from './config.js';
+import { startApiServer } from './server.js';
+import { wireApi } from './wiring.js';
 
-const port = Number(process.env.PORT ?? 8080);
-const host = process.env.HOST ?? '0.0.0.0';
-const app = createApp({ version: process.env.K_REVISION ?? 'local' });
-const server = serve({ fetch: app.fetch, port, hostname: host }, (info) => {
-  console.log(JSON.stringify({ severity: 'INFO', message: `api listening on ${host}:${info.port}` }));
-});
-const shutdown = () => server.close(() => process.exit(0));
-process.once('SIGTERM', shutdown);
-process.once('SIGINT', shutdown);
+const boot = jsonLogger({ service: 'api' });
+
+let config: ApiConfig;
+try {
+  config = loadApiConfig(process.env);
+} catch (err) {
+  const detail = err instanceof AuthConfigError ? err.message : String((err as Error).message ?? err);
+  boot.error(`api refuses to start: ${detail}`, { kind: (err as { kind?: unknown }).kind ?? 'config' });
+  process.exit(1);
+}
+
+const log = jsonLogger({ service: 'api' }, { level: config.logLevel });
+if (config.auth.mode === 'open') {
+  // Loud on purpose: this line must be impossible to miss in a terminal or in Cloud Logging.
+  log.warn(
+    '!!! ADMIN AUTH IS OFF (PROXYPLANE_LOCAL=1 and no ADMIN_TOKENS / ADMIN_EMAILS): anyone who can reach this port can create and delete proxies. Local use only. !!!',
+    { auth: 'off' },
+  );
+}
+
+const wired = wireApi(config, log);
+const server = await startApiServer({ port: config.port, host: config.host, deps: wired.deps });
+log.info(`api listening on ${server.url}`, { version: config.version, auth: wired.deps.auth.description });
+
+let stopping = false;
+const shutdown = async (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  log.info(`api stopping (${signal})`);
+  await server.close();
+  await wired.close();
+  process.exit(0);
+};
+process.once('SIGTERM', () => void shutdown('SIGTERM'));
+process.once('SIGINT', () => void shutdown('SIGINT'));

@@ -129,6 +129,22 @@ export const Condition = z.object({
 });
 export type Condition = z.infer<typeof Condition>;
 
+/** Condition types on a Proxy's status (seed §3, §6). Reconcile writes both; the probe only feeds Healthy. */
+export const ConditionType = { Provisioned: 'Provisioned', Healthy: 'Healthy' } as const;
+
+/** Reasons of the Provisioned condition: one per arm of the seed's §3 / §4 diagrams. */
+export const ProvisionedReason = {
+  Provisioning: 'Provisioning',
+  Created: 'Created',
+  Replacing: 'Replacing',
+  Deleting: 'Deleting',
+  ExternalEndpoint: 'ExternalEndpoint',
+  QuotaExceeded: 'QuotaExceeded',
+  CloudInitError: 'CloudInitError',
+  /** Latched: no provider call until the spec changes (generation moves past the condition's). */
+  PermanentError: 'PermanentError',
+} as const;
+
 export const Phase = z.enum([
   'Pending',
   'Provisioning',

@@ -38,7 +38,8 @@ export interface ProxyStore {
 
 export class StoreError extends Error {
   constructor(
-    readonly kind: 'already_exists' | 'not_found' | 'unavailable',
+    /** `invalid`: a stored document no longer fits the model (a reader logs and skips it, never retries). */
+    readonly kind: 'already_exists' | 'not_found' | 'unavailable' | 'invalid',
     message: string,
     options?: { cause?: unknown },
   ) {

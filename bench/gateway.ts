@@ -1,0 +1,160 @@
+// Gateway benchmark: this gateway in standalone mode vs apify proxy-chain vs the bare Node pipe chainer
+// (gw-mini), all chaining to the same squid upstream, plus squid used directly — one interleaved run of
+// the handbook harness (../shared/bench, README there). Ratios are paired per repetition.
+//   npm run bench -- gateway [--reps 3] [--duration 5] [--warmup 2] [--conc 50] [--tput-n 3]
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { prepareHarness, repoRoot } from './support/harness.js';
+import { type Target, writeResult } from './support/result.js';
+
+interface RawRecord {
+  group: string;
+  config: string;
+  mode: string;
+  rep: number;
+  rps?: number;
+  mib_per_s?: number;
+  gw_cpu_us_per_req?: number;
+  errors?: number;
+  requests?: number;
+  error?: string;
+}
+
+const GATEWAY = 'gateway';
+const MODES = ['http', 'connect', 'connect-tls', 'tput'] as const;
+const KEY: Record<(typeof MODES)[number], string> = {
+  http: 'http',
+  connect: 'connect',
+  'connect-tls': 'connectTls',
+  tput: 'tput',
+};
+
+const median = (xs: number[]): number | null => {
+  if (xs.length === 0) return null;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+
+/** Median over repetitions of a/b, each pair taken from the same repetition and mode. */
+function paired(
+  rows: RawRecord[],
+  mode: string,
+  a: string,
+  b: string,
+  field: keyof RawRecord,
+): number | null {
+  const ratios: number[] = [];
+  for (const ra of rows.filter((r) => r.mode === mode && r.config === a)) {
+    const rb = rows.find((r) => r.mode === mode && r.config === b && r.rep === ra.rep);
+    const va = ra[field] as number | undefined;
+    const vb = rb?.[field] as number | undefined;
+    if (va && vb) ratios.push(va / vb);
+  }
+  return median(ratios);
+}
+
+export default async function gatewayBench(args: string[]): Promise<void> {
+  const { values: o } = parseArgs({
+    args,
+    options: {
+      reps: { type: 'string', default: '3' },
+      duration: { type: 'string', default: '5' },
+      warmup: { type: 'string', default: '2' },
+      conc: { type: 'string', default: '50' },
+      'tput-mb': { type: 'string', default: '100' },
+      'tput-n': { type: 'string', default: '3' },
+    },
+  });
+  const harness = prepareHarness();
+  const out = join(harness, 'results', 'gateway');
+  const spec = {
+    name: GATEWAY,
+    cmd: ['node', '--import', 'tsx', join(repoRoot, 'bench/support/gateway-standalone.ts')],
+    cwd: repoRoot,
+    port: 19130,
+    env: { UPSTREAM_PROXY_URL: '{upstream}', PORT: '{port}' },
+    clientAuth: 'client:secret',
+  };
+  const run = spawnSync(
+    'node',
+    [
+      'bench.mjs',
+      '--upstreams=squid',
+      '--gateways=mini,proxychain',
+      `--gw=${JSON.stringify(spec)}`,
+      `--modes=${MODES.join(',')}`,
+      `--reps=${o.reps}`,
+      `--duration=${o.duration}`,
+      `--warmup=${o.warmup}`,
+      `--conc=${o.conc}`,
+      `--tput-mb=${o['tput-mb']}`,
+      `--tput-n=${o['tput-n']}`,
+      '--no-noproxy',
+      `--out=${out}`,
+    ],
+    { cwd: harness, stdio: 'inherit' },
+  );
+  if (run.status !== 0) throw new Error(`harness exited with ${run.status}`);
+
+  const rows = readFileSync(join(out, 'raw.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as RawRecord)
+    .filter((r) => r.rep > 0 && !r.error && r.group === 'squid');
+
+  const metrics: Record<string, number | null> = {};
+  const targets: Record<string, Target> = {};
+  const pcTarget: Record<string, number> = { http: 1.3, connect: 1.3, 'connect-tls': 1.15 };
+  for (const mode of MODES.filter((m) => m !== 'tput')) {
+    const k = KEY[mode];
+    metrics[`${k}RpsVsProxyChain`] = paired(rows, mode, GATEWAY, 'proxychain', 'rps');
+    metrics[`${k}RpsVsBarePipe`] = paired(rows, mode, GATEWAY, 'mini', 'rps');
+    metrics[`${k}CpuPerRequestVsProxyChain`] = paired(rows, mode, GATEWAY, 'proxychain', 'gw_cpu_us_per_req');
+    metrics[`${k}RpsVsDirect`] = paired(rows, mode, GATEWAY, 'direct', 'rps');
+    metrics[`${k}ProxyChainRpsVsDirect`] = paired(rows, mode, 'proxychain', 'direct', 'rps');
+    metrics[`${k}BarePipeRpsVsDirect`] = paired(rows, mode, 'mini', 'direct', 'rps');
+    metrics[`${k}GatewayCpuUsPerRequest`] = median(
+      rows.filter((r) => r.mode === mode && r.config === GATEWAY).map((r) => r.gw_cpu_us_per_req ?? 0),
+    );
+    metrics[`${k}GatewayErrors`] = rows
+      .filter((r) => r.mode === mode && r.config === GATEWAY)
+      .reduce((n, r) => n + (r.errors ?? 0), 0);
+    targets[`${k}RpsVsProxyChain`] = { op: '>=', value: pcTarget[mode]! };
+    targets[`${k}RpsVsBarePipe`] = { op: '>=', value: 0.9 };
+    targets[`${k}CpuPerRequestVsProxyChain`] = { op: '<=', value: 0.7 };
+  }
+  metrics.tputMibpsVsBarePipe = paired(rows, 'tput', GATEWAY, 'mini', 'mib_per_s');
+  metrics.tputMibpsVsProxyChain = paired(rows, 'tput', GATEWAY, 'proxychain', 'mib_per_s');
+  metrics.tputGatewayMibps = median(
+    rows.filter((r) => r.mode === 'tput' && r.config === GATEWAY).map((r) => r.mib_per_s ?? 0),
+  );
+  targets.tputMibpsVsBarePipe = { op: '>=', value: 1 };
+
+  const file = writeResult({
+    name: 'gateway',
+    params: {
+      upstream: 'squid',
+      peers: ['direct', 'mini (bare Node pipe)', 'proxychain (apify proxy-chain 3.0.1)'],
+      modes: MODES,
+      reps: Number(o.reps),
+      durationSeconds: Number(o.duration),
+      warmupSeconds: Number(o.warmup),
+      concurrency: Number(o.conc),
+      tputMiB: Number(o['tput-mb']),
+      tputTransfers: Number(o['tput-n']),
+      snapshotEntries: 1000,
+      clientAuth: 'Basic (gateway only; the peers accept anyone)',
+    },
+    metrics,
+    targets,
+    notes: [
+      'Ratios are medians of per-repetition paired ratios (same rep, same mode).',
+      'The gateway carries plain HTTP through a CONNECT tunnel to the SSRF-checked address; the peers forward absolute-URI requests.',
+      `Harness summary: ${join(out, 'summary.md')}`,
+    ],
+  });
+  console.log(`results: ${file}`);
+}

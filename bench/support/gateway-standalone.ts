@@ -1,0 +1,21 @@
+// The harness's "3-line wrapper" for this gateway: it is started with UPSTREAM_PROXY_URL and PORT (the
+// proxy port), writes a standalone snapshot of 1000 entries over that upstream (like the harness's
+// peers' in-memory snapshots), and runs the gateway's real entry point in this process.
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { snapshotFile } from './snapshot-file.js';
+
+const upstream = process.env.UPSTREAM_PROXY_URL;
+if (!upstream) throw new Error('UPSTREAM_PROXY_URL is required');
+const file = join(tmpdir(), `gateway-bench-snapshot-${process.pid}.json`);
+writeFileSync(file, JSON.stringify(snapshotFile({ upstreams: [upstream], copies: 1000, capacity: 1000 })));
+
+process.env.GATEWAY_PROXY_PORT = process.env.PORT ?? '19130';
+process.env.PORT = '0';
+process.env.HOST ??= '127.0.0.1';
+process.env.GATEWAY_CLIENT_USERS ??= 'client:secret';
+process.env.GATEWAY_SSRF_ALLOW ??= '127.0.0.1:19001,127.0.0.1:19002';
+process.env.LOG_LEVEL ??= 'warn';
+process.argv.push('--snapshot', file);
+await import('../../functions/gateway/src/main.js');

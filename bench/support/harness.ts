@@ -1,0 +1,68 @@
+// Prepares the handbook's gateway benchmark harness (../shared/bench) for a run, as its README says: a
+// copy in a temp dir (it writes run/ and results/ beside itself; its code is never committed here), the
+// Debian packages it needs, its Go load generator built, proxy-chain resolved from this repo's modules.
+import { execFileSync } from 'node:child_process';
+import { chmodSync, cpSync, existsSync, mkdtempSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+
+function findHarness(): string {
+  const candidates = [
+    process.env.GATEWAY_BENCH_HARNESS,
+    resolve(repoRoot, '../shared/bench'),
+    resolve(repoRoot, '../../shared/bench'),
+  ].filter((c): c is string => Boolean(c));
+  const found = candidates.find((c) => existsSync(join(c, 'bench.mjs')));
+  if (!found)
+    throw new Error(
+      `gateway bench harness not found (tried ${candidates.join(', ')}); set GATEWAY_BENCH_HARNESS`,
+    );
+  return found;
+}
+
+const has = (cmd: string) => {
+  try {
+    execFileSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+function ensurePackages(): void {
+  const missing = [
+    ['squid', 'squid'],
+    ['go', 'golang-go'],
+  ].filter(([cmd]) => !has(cmd!));
+  if (missing.length === 0) return;
+  const pkgs = missing.map(([, pkg]) => pkg!);
+  console.log(`installing ${pkgs.join(' ')} (apt-get)`);
+  execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
+  execFileSync('apt-get', ['install', '-y', '-qq', ...pkgs], {
+    stdio: 'inherit',
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  });
+}
+
+/** A ready-to-run copy of the harness; returns its directory. */
+export function prepareHarness(): string {
+  ensurePackages();
+  const src = findHarness();
+  const dir = mkdtempSync(join(tmpdir(), 'gwbench-'));
+  // squid drops root for the "proxy" user: it must be able to reach run/ and conf/ in here.
+  chmodSync(dir, 0o755);
+  cpSync(src, dir, {
+    recursive: true,
+    filter: (p) => !/\/(results|run|bin|node_modules)(\/|$)/.test(p.slice(src.length)),
+  });
+  symlinkSync(join(repoRoot, 'node_modules'), join(dir, 'node_modules'));
+  execFileSync('go', ['build', '-o', '../bin/pxload', '.'], {
+    cwd: join(dir, 'loadgen'),
+    stdio: 'inherit',
+    env: { ...process.env, GOFLAGS: '-mod=mod', GOTOOLCHAIN: 'local', GOCACHE: join(dir, '.gocache') },
+  });
+  return dir;
+}

@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { FilterSyntaxError, parseFilter } from './filter.js';
+import { matchesFilter } from './filter-match.js';
+
+const vm = {
+  name: 'pp-abc-1',
+  status: 'RUNNING',
+  id: '7000000000000000123',
+  creationTimestamp: '2026-01-02T03:04:05.000Z',
+  labels: { 'managed-by': 'proxyplane', 'proxyplane-uid': 'u-1', env: 'dev' },
+  tags: { items: ['proxyplane-proxy', 'http'] },
+  scheduling: { preemptible: false, automaticRestart: true },
+  networkInterfaces: [{ networkIP: '127.0.0.2', accessConfigs: [{ natIP: '127.0.0.2' }] }],
+};
+const known = new Set(Object.keys(vm));
+
+describe('parseFilter + matchesFilter', () => {
+  it.each([
+    ['labels.managed-by = proxyplane', true],
+    ['labels.managed-by = "proxyplane"', true],
+    ['labels.managed-by=proxyplane', true],
+    ['labels.proxyplane-uid = "u-2"', false],
+    ['labels.managed-by = proxyplane AND labels.proxyplane-uid = "u-1"', true],
+    ['labels.managed-by = proxyplane AND labels.proxyplane-uid = "u-2"', false],
+    ['(labels.managed-by = proxyplane) (labels.proxyplane-uid = "u-1")', true],
+    ['(labels.managed-by = proxyplane) (labels.env = prod)', false],
+    ['labels.env = prod OR labels.env = dev', true],
+    ['(labels.env = prod) OR (labels.env = qa) AND (status = RUNNING)', false],
+    ['(labels.env = prod) OR (labels.env = dev) AND (status = RUNNING)', true],
+    ['NOT labels.env = dev', false],
+    ['-labels.env = prod', true],
+    ['labels.env != dev', false],
+    ['labels.missing != x', true],
+    ['labels.missing = x', false],
+    ['labels.owner:*', false],
+    ['labels.env:*', true],
+    ['labels:env', true],
+    ['tags.items = proxyplane-proxy', true],
+    ['tags.items:http', true],
+    ['tags.items = nope', false],
+    ['scheduling.preemptible = false', true],
+    ['scheduling.automaticRestart = true', true],
+    ['name = "pp-*"', true],
+    ['name = "xx-*"', false],
+    ['id > 7000000000000000000', true],
+    ['creationTimestamp < "2026-02-01T00:00:00Z"', true],
+    ['creationTimestamp >= "2026-02-01T00:00:00Z"', false],
+    ['networkInterfaces.networkIP = "127.0.0.2"', true],
+    ["name eq 'pp-.*'", true],
+    ['name eq pp-abc', false],
+    ['name ne .*-1', false],
+    ['(name eq pp-.*) (status eq RUN.*)', true],
+    ['status = RUNNING labels.env = dev', true],
+  ])('%s → %s', (filter, expected) => {
+    expect(matchesFilter(parseFilter(filter, known), vm)).toBe(expected);
+  });
+
+  it.each([
+    'labels.env =',
+    '= x',
+    '(labels.env = dev',
+    'labels.env = "dev',
+    'labels.env ~ dev',
+    'unknownField = 1',
+    '(name eq a) (status = RUNNING)',
+    'name eq (',
+    'labels.env = dev)',
+  ])('rejects %s', (filter) => {
+    expect(() => parseFilter(filter, known)).toThrow(FilterSyntaxError);
+  });
+});

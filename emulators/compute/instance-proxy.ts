@@ -1,0 +1,96 @@
+// What an emulated VM's boot does with its metadata, standing in for the deployed startup script:
+// read the proxy port (`proxyplane-proxy-port`, default 3128), fetch the credentials named by the
+// Secret Manager resource in `proxyplane-credentials-secret` (the real VM uses the metadata-server
+// token; here `resolveCredentials`), then start the forward proxy on the instance's own address.
+// A named secret that cannot be read leaves the proxy down (fail closed), never open.
+import type { ProxyTimeouts } from '../forward-proxy/context.js';
+import { createForwardProxy, type ForwardProxy } from '../forward-proxy/proxy.js';
+import type { LoopbackPool } from './address-pool.js';
+import {
+  DEFAULT_PROXY_PORT,
+  type InstanceSpec,
+  METADATA_CREDENTIALS_SECRET,
+  METADATA_PROXY_PORT,
+  metadataValue,
+} from './instance-spec.js';
+import type { EmulatorLog } from './log.js';
+
+export type ResolveCredentials = (secretResourceName: string) => Promise<string | null>;
+
+export interface ProxyBootDeps {
+  pool: LoopbackPool;
+  resolveCredentials?: ResolveCredentials;
+  proxyTimeouts?: Partial<ProxyTimeouts>;
+  log: EmulatorLog;
+}
+
+export type ProxyBoot = { ok: true; proxy: ForwardProxy } | { ok: false; error: string };
+
+/** Another process may hold address:port (a developer's `npm start` beside a test run): move on. */
+const BIND_ATTEMPTS = 8;
+
+export function proxyPortOf(spec: InstanceSpec): number | null {
+  const raw = metadataValue(spec, METADATA_PROXY_PORT);
+  if (raw === undefined) return DEFAULT_PROXY_PORT;
+  const port = Number(raw);
+  return /^\d{1,5}$/.test(raw.trim()) && port >= 1 && port <= 65535 ? port : null;
+}
+
+async function credentialsFor(
+  spec: InstanceSpec,
+  deps: ProxyBootDeps,
+): Promise<{ value: string | null } | { error: string }> {
+  const secret = metadataValue(spec, METADATA_CREDENTIALS_SECRET);
+  if (secret === undefined) return { value: null };
+  if (!deps.resolveCredentials) return { error: `no credential resolver configured for ${secret}` };
+  try {
+    const value = await deps.resolveCredentials(secret);
+    if (value === null) return { error: `secret ${secret} not found` };
+    if (!value.includes(':')) return { error: `secret ${secret} is not "user:pass"` };
+    return { value };
+  } catch (err) {
+    return { error: `reading secret ${secret} failed: ${err instanceof Error ? err.message : String(err)}` };
+  }
+}
+
+/**
+ * Starts the proxy on `vm.address`. When that address is busy on the port, the VM moves to another
+ * one and `vm.address` is updated at once, so whoever releases the VM's address releases the right one.
+ */
+export async function bootProxy(
+  vm: { spec: InstanceSpec; address: string },
+  deps: ProxyBootDeps,
+): Promise<ProxyBoot> {
+  const { spec } = vm;
+  const port = proxyPortOf(spec);
+  if (port === null) return { ok: false, error: `invalid ${METADATA_PROXY_PORT} metadata` };
+  const creds = await credentialsFor(spec, deps);
+  if ('error' in creds) return { ok: false, error: creds.error };
+  for (let attempt = 1; ; attempt++) {
+    const current = vm.address;
+    const proxy = createForwardProxy({
+      ...deps.proxyTimeouts,
+      host: current,
+      port,
+      credentials: creds.value,
+      log: (severity, message, fields) => deps.log(severity, message, { instance: spec.name, ...fields }),
+    });
+    try {
+      await proxy.listen();
+      return { ok: true, proxy };
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      const next = code === 'EADDRINUSE' && attempt < BIND_ATTEMPTS ? deps.pool.allocate() : null;
+      if (next === null) {
+        return { ok: false, error: `proxy could not listen on ${current}:${port}: ${code ?? String(err)}` };
+      }
+      deps.log('WARNING', 'instance address busy, moving to another', {
+        instance: spec.name,
+        from: current,
+        to: next,
+      });
+      vm.address = next;
+      deps.pool.release(current);
+    }
+  }
+}

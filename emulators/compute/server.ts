@@ -1,0 +1,81 @@
+// The Compute Engine emulator: the REST subset @google-cloud/compute sends (see README.md) on one
+// HTTP server, /admin/… beside it, and real instances whose forward proxies listen on their own
+// loopback addresses. Point a real client at it with
+// `localClientOptions(emulator.endpoint)` (shared/src/adapters/local-endpoints.ts).
+import { createServer, type Server } from 'node:http';
+import { ComputeAdmin } from './admin.js';
+import { handleAdminRequest } from './admin-router.js';
+import { handleApiRequest } from './api-handler.js';
+import { type ComputeEmulatorOptions, createState } from './state.js';
+
+export type { ComputeEmulatorOptions } from './state.js';
+
+export interface ComputeEmulator {
+  /** http://host:port */
+  url: string;
+  host: string;
+  port: number;
+  /** "host:port", the form COMPUTE_EMULATOR_HOST and localClientOptions take */
+  endpoint: string;
+  /** the same operations as the /admin/… routes, in process */
+  admin: ComputeAdmin;
+  stop(): Promise<void>;
+}
+
+export async function startComputeEmulator(opts: ComputeEmulatorOptions = {}): Promise<ComputeEmulator> {
+  const state = createState(opts);
+  const admin = new ComputeAdmin(state);
+  const host = opts.host ?? '127.0.0.1';
+
+  const server: Server = createServer((req, res) => {
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://emulator');
+    } catch {
+      res.writeHead(400).end();
+      return;
+    }
+    const work = url.pathname.startsWith('/admin/')
+      ? handleAdminRequest(admin, req, res, url)
+      : handleApiRequest(state, req, res, url);
+    work.catch((err: unknown) => {
+      state.log('ERROR', 'unhandled emulator error', { error: String(err) });
+      if (!res.headersSent) res.writeHead(500).end();
+      else res.destroy();
+    });
+  });
+  server.on('clientError', (_err, socket) => {
+    if (socket.writable)
+      socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    socket.destroy();
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  const display = host.includes(':') ? `[${host}]` : host;
+  state.log('INFO', 'compute emulator listening', { url: `http://${display}:${port}`, zones: state.zones });
+
+  let stopping: Promise<void> | null = null;
+  return {
+    url: `http://${display}:${port}`,
+    host,
+    port,
+    endpoint: `${host}:${port}`,
+    admin,
+    stop() {
+      stopping ??= (async () => {
+        await admin.reset();
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      })();
+      return stopping;
+    },
+  };
+}

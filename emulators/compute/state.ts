@@ -1,0 +1,100 @@
+// Everything one emulator instance holds, built once from its options; the API, the admin endpoint
+// and the lifecycle all work on this one object (no module-level state, so several emulators can run
+// in one process, as the tests do).
+import type { ProxyTimeouts } from '../forward-proxy/context.js';
+import { type AddressRange, LoopbackPool } from './address-pool.js';
+import { API_OPERATIONS, type ApiOperation, Faults } from './faults.js';
+import { IdSource } from './ids.js';
+import { type InstanceRecord, instanceKey } from './instance.js';
+import type { ResolveCredentials } from './instance-proxy.js';
+import { Lifecycle, type LifecycleTimings } from './lifecycle.js';
+import { type EmulatorLog, silentLog } from './log.js';
+import { type OperationRecord, OperationStore } from './operations.js';
+import { assertZoneNames, DEFAULT_ZONES } from './zones.js';
+
+export interface ComputeEmulatorOptions {
+  host?: string;
+  /** 0 (the default) picks a free port */
+  port?: number;
+  /** when set, any other project answers 404; when unset every project is served, each apart */
+  projectId?: string;
+  zones?: readonly string[];
+  bootDelayMs?: number;
+  deleteDelayMs?: number;
+  /** STOPPING → TERMINATED for stop and preemption; defaults to deleteDelayMs */
+  stopDelayMs?: number;
+  /** longest a zoneOperations.wait call blocks (GCE: about 2 minutes) */
+  waitTimeoutMs?: number;
+  resolveCredentials?: ResolveCredentials;
+  /** loopback addresses handed to instances */
+  addressRange?: AddressRange;
+  proxyTimeouts?: Partial<ProxyTimeouts>;
+  /** seeds ids and operation names */
+  seed?: number;
+  log?: EmulatorLog;
+}
+
+export interface EmulatorState {
+  projectId?: string;
+  zones: readonly string[];
+  zoneSet: ReadonlySet<string>;
+  waitTimeoutMs: number;
+  timings: LifecycleTimings;
+  instances: Map<string, InstanceRecord>;
+  ops: OperationStore;
+  faults: Faults;
+  counters: Record<ApiOperation, number>;
+  pool: LoopbackPool;
+  lifecycle: Lifecycle;
+  ids: IdSource;
+  /** `${project}/${requestId}` → the operation that request started (GCE dedupes for 60 minutes) */
+  requestIds: Map<string, { op: OperationRecord; at: number }>;
+  now: () => Date;
+  log: EmulatorLog;
+}
+
+export const zeroCounters = (): Record<ApiOperation, number> =>
+  Object.fromEntries(API_OPERATIONS.map((op) => [op, 0])) as Record<ApiOperation, number>;
+
+export function createState(opts: ComputeEmulatorOptions): EmulatorState {
+  const zones = opts.zones ?? DEFAULT_ZONES;
+  assertZoneNames(zones);
+  const now = () => new Date();
+  const log = opts.log ?? silentLog;
+  const ids = new IdSource(opts.seed);
+  const pool = new LoopbackPool(opts.addressRange);
+  const ops = new OperationStore(ids, now);
+  const instances = new Map<string, InstanceRecord>();
+  const deleteDelayMs = opts.deleteDelayMs ?? 500;
+  const timings: LifecycleTimings = {
+    bootDelayMs: opts.bootDelayMs ?? 1000,
+    deleteDelayMs,
+    stopDelayMs: opts.stopDelayMs ?? deleteDelayMs,
+  };
+  const lifecycle = new Lifecycle({
+    ops,
+    pool,
+    timings,
+    now,
+    log,
+    proxy: { pool, resolveCredentials: opts.resolveCredentials, proxyTimeouts: opts.proxyTimeouts, log },
+    forget: (r) => instances.delete(instanceKey(r.project, r.zone, r.spec.name)),
+  });
+  return {
+    projectId: opts.projectId,
+    zones,
+    zoneSet: new Set(zones),
+    waitTimeoutMs: opts.waitTimeoutMs ?? 120_000,
+    timings,
+    instances,
+    ops,
+    faults: new Faults(),
+    counters: zeroCounters(),
+    pool,
+    lifecycle,
+    ids,
+    requestIds: new Map(),
+    now,
+    log,
+  };
+}

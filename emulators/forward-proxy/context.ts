@@ -1,0 +1,27 @@
+// What the per-request handlers need from the proxy that owns them: settings, fault switches and the
+// bookkeeping that lets `openSockets()` prove nothing leaks.
+import type { Agent } from 'node:http';
+import type { Socket } from 'node:net';
+
+export interface ProxyTimeouts {
+  /** TCP connect to the target (CONNECT and absolute-form); on expiry 504. */
+  connectTimeoutMs: number;
+  /** From sending a forwarded request to its response head; on expiry 504. */
+  responseTimeoutMs: number;
+  /** Inactivity on any client or upstream socket (an idle tunnel, a silent client); then closed. */
+  idleTimeoutMs: number;
+}
+
+export interface ProxyContext extends ProxyTimeouts {
+  agent: Agent;
+  authorize(header: string | undefined): boolean | Promise<boolean>;
+  /** leak fault: add X-Forwarded-For and Via to forwarded requests */
+  leaking(): boolean;
+  /** hang fault: accept but never answer */
+  hanging(): boolean;
+  /** register an upstream socket of a tunnel until it closes */
+  trackUpstream(socket: Socket): void;
+  /** count a forwarded request until its exchange ends, whichever way */
+  beginForward(): () => void;
+  log(severity: 'DEBUG' | 'WARNING' | 'ERROR', message: string, fields?: Record<string, unknown>): void;
+}

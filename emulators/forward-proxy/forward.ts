@@ -1,0 +1,101 @@
+// Absolute-form requests (`GET http://host/path`, RFC 9112 §3.2.2): re-sent to the origin without
+// hop-by-hop fields, the response streamed back. Node's HTTP machinery frames both sides (bodies,
+// chunking, keep-alive), so several requests on one client connection work as they should.
+import { type ClientRequest, type IncomingMessage, request, type ServerResponse } from 'node:http';
+import type { ProxyContext } from './context.js';
+import { addLeakHeaders, endToEndHeaders } from './headers.js';
+import type { AbsoluteTarget } from './target.js';
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE']);
+
+function plain(res: ServerResponse, status: number, message: string): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const body = `${status} ${message}\n`;
+  res.writeHead(status, { 'Content-Type': 'text/plain', 'Content-Length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+const timeoutError = (message: string) => Object.assign(new Error(message), { code: 'ETIMEDOUT' });
+
+/** A bodiless safe request may be re-sent when a pooled upstream connection turns out to be stale. */
+function replayable(req: IncomingMessage): boolean {
+  return (
+    SAFE_METHODS.has(req.method ?? '') &&
+    req.headers['content-length'] === undefined &&
+    req.headers['transfer-encoding'] === undefined
+  );
+}
+
+export function forwardRequest(
+  ctx: ProxyContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  target: AbsoluteTarget,
+): void {
+  const done = ctx.beginForward();
+  let headers = endToEndHeaders(req.rawHeaders);
+  if (ctx.leaking()) headers = addLeakHeaders(headers, req.socket.remoteAddress ?? 'unknown');
+  let current: ClientRequest | null = null;
+
+  res.once('close', () => {
+    // Whatever ends the exchange (finished, client gone, error), the upstream request goes with it.
+    if (!res.writableFinished) current?.destroy();
+    done();
+  });
+  req.once('error', () => current?.destroy());
+  send(true);
+
+  function send(mayRetry: boolean): void {
+    const upstream = request({
+      host: target.host,
+      port: target.port,
+      method: req.method,
+      path: target.path,
+      headers,
+      agent: ctx.agent,
+    });
+    current = upstream;
+    const connectTimer = setTimeout(
+      () => upstream.destroy(timeoutError('connect timeout')),
+      ctx.connectTimeoutMs,
+    );
+    upstream.once('socket', (socket) => {
+      if (!socket.connecting) clearTimeout(connectTimer);
+      else socket.once('connect', () => clearTimeout(connectTimer));
+    });
+    upstream.setTimeout(ctx.responseTimeoutMs, () => upstream.destroy(timeoutError('upstream timeout')));
+
+    upstream.once('response', (origin) => {
+      upstream.setTimeout(ctx.idleTimeoutMs);
+      res.writeHead(origin.statusCode ?? 502, origin.statusMessage, endToEndHeaders(origin.rawHeaders));
+      origin.pipe(res);
+      origin.once('error', () => res.destroy());
+      origin.once('aborted', () => res.destroy());
+    });
+    upstream.once('error', (err: NodeJS.ErrnoException) => {
+      clearTimeout(connectTimer);
+      if (res.destroyed) return;
+      if (
+        mayRetry &&
+        !res.headersSent &&
+        upstream.reusedSocket &&
+        err.code === 'ECONNRESET' &&
+        replayable(req)
+      ) {
+        return send(false);
+      }
+      ctx.log('DEBUG', 'forward target failed', { target: `${target.host}:${target.port}`, code: err.code });
+      plain(
+        res,
+        err.code === 'ETIMEDOUT' ? 504 : 502,
+        err.code === 'ETIMEDOUT' ? 'Gateway Timeout' : 'Bad Gateway',
+      );
+    });
+    upstream.once('close', () => clearTimeout(connectTimer));
+    if (mayRetry) req.pipe(upstream);
+    else upstream.end();
+  }
+}

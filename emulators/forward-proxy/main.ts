@@ -1,0 +1,48 @@
+// Runs one forward proxy on its own:
+//   node --import tsx emulators/forward-proxy/main.ts --host 127.0.0.1 --port 3128 [--user u --pass p]
+// Without --user/--pass it is an open proxy. Logs are one JSON object per line.
+import { parseArgs } from 'node:util';
+import { createForwardProxy } from './proxy.js';
+
+function parseProxyArgs(argv: string[]) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      host: { type: 'string', default: '127.0.0.1' },
+      port: { type: 'string', default: '3128' },
+      user: { type: 'string' },
+      pass: { type: 'string' },
+    },
+  });
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid --port ${values.port}`);
+  if ((values.user === undefined) !== (values.pass === undefined))
+    throw new Error('--user and --pass go together');
+  const credentials = values.user === undefined ? null : `${values.user}:${values.pass}`;
+  return { host: values.host, port, credentials };
+}
+
+async function main(): Promise<void> {
+  const args = parseProxyArgs(process.argv.slice(2));
+  const proxy = createForwardProxy({
+    ...args,
+    log: (severity, message, fields) =>
+      process.stdout.write(
+        `${JSON.stringify({ severity, message, component: 'forward-proxy', ...fields })}\n`,
+      ),
+  });
+  const { host, port } = await proxy.listen();
+  process.stdout.write(
+    `${JSON.stringify({ severity: 'INFO', message: 'forward proxy listening', url: `http://${host}:${port}`, auth: args.credentials !== null })}\n`,
+  );
+  const stop = () => {
+    proxy.close().then(() => process.exit(0));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${JSON.stringify({ severity: 'ERROR', message: String(err) })}\n`);
+  process.exit(1);
+});

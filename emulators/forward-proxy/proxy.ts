@@ -1,0 +1,261 @@
+// A small forward proxy: CONNECT tunnels and absolute-form HTTP, Basic proxy auth, anonymous by
+// default. It is what every emulated Compute Engine instance runs (the real VM's startup script
+// installs an equivalent), and the upstream in gateway tests and benchmarks, so the hot path is
+// plain socket pipes. Its own net.Server accepts connections and hands them to a non-listening
+// http.Server (a documented use of its 'connection' event); that split is what lets the fault
+// switches refuse (kill), swallow (hang) or alter (leak) traffic the way a broken VM would.
+import {
+  Agent,
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
+import { createServer as createNetServer, type Server, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { type CredentialSource, makeAuthorizer } from './auth.js';
+import type { ProxyContext, ProxyTimeouts } from './context.js';
+import { forwardRequest } from './forward.js';
+import { PROXY_AUTHENTICATE, refuse } from './responses.js';
+import { parseAbsoluteTarget, parseAuthority } from './target.js';
+import { openTunnel } from './tunnel.js';
+
+export type ProxyLog = (
+  severity: 'DEBUG' | 'WARNING' | 'ERROR',
+  message: string,
+  fields?: Record<string, unknown>,
+) => void;
+
+export interface ForwardProxyOptions extends Partial<ProxyTimeouts> {
+  host?: string;
+  /** 0 (the default) picks a free port; revive() reuses whichever port the first listen got */
+  port?: number;
+  credentials?: CredentialSource;
+  log?: ProxyLog;
+}
+
+export interface ProxyStats {
+  clientSockets: number;
+  upstreamSockets: number;
+  forwardsInFlight: number;
+  forwarded: number;
+  tunnels: number;
+  authFailures: number;
+  badRequests: number;
+}
+
+export interface ForwardProxy {
+  readonly host: string;
+  /** the bound port once listening (0 before) */
+  readonly port: number;
+  listen(): Promise<{ host: string; port: number }>;
+  close(): Promise<void>;
+  /** client sockets + tunnel upstream sockets + forwarded requests in flight; 0 when idle */
+  openSockets(): number;
+  stats(): ProxyStats;
+  setCredentials(source: CredentialSource): void;
+  /** stop answering like a dead VM: listener closed and every open socket destroyed */
+  kill(): Promise<void>;
+  revive(): Promise<void>;
+  hang(on: boolean): void;
+  leakForwardedFor(on: boolean): void;
+  readonly killed: boolean;
+  readonly hanging: boolean;
+  readonly leaking: boolean;
+}
+
+const noop = () => {};
+
+export function createForwardProxy(opts: ForwardProxyOptions = {}): ForwardProxy {
+  const host = opts.host ?? '127.0.0.1';
+  let port = opts.port ?? 0;
+  const log: ProxyLog = opts.log ?? noop;
+  let authorize = makeAuthorizer(opts.credentials);
+  const clients = new Set<Socket>();
+  const upstreams = new Set<Socket>();
+  const counters = { forwardsInFlight: 0, forwarded: 0, tunnels: 0, authFailures: 0, badRequests: 0 };
+  let hanging = false;
+  let leaking = false;
+  let killed = false;
+  let listener: Server | null = null;
+  const agent = new Agent({ keepAlive: true, maxFreeSockets: 64, timeout: 30_000 });
+
+  const ctx: ProxyContext = {
+    connectTimeoutMs: opts.connectTimeoutMs ?? 10_000,
+    responseTimeoutMs: opts.responseTimeoutMs ?? 60_000,
+    idleTimeoutMs: opts.idleTimeoutMs ?? 60_000,
+    agent,
+    authorize: (header) => authorize(header),
+    leaking: () => leaking,
+    hanging: () => hanging,
+    trackUpstream(socket) {
+      upstreams.add(socket);
+      socket.once('close', () => upstreams.delete(socket));
+    },
+    beginForward() {
+      counters.forwardsInFlight++;
+      counters.forwarded++;
+      let ended = false;
+      return () => {
+        if (ended) return;
+        ended = true;
+        counters.forwardsInFlight--;
+      };
+    },
+    log,
+  };
+
+  const http = createHttpServer({ noDelay: true });
+  // Node aborts a request whose client half-closes unless told otherwise (squid's half_closed_clients).
+  (http as unknown as { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
+  http.keepAliveTimeout = ctx.idleTimeoutMs;
+
+  http.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (hanging) return holdRequest(req);
+    const target = parseAbsoluteTarget(req.url);
+    if (!target) {
+      counters.badRequests++;
+      const body = '400 Bad Request: a proxy request needs an absolute http:// URI or CONNECT\n';
+      res.writeHead(400, { 'Content-Type': 'text/plain', 'Content-Length': Buffer.byteLength(body) });
+      res.end(body);
+      return;
+    }
+    const verdict = ctx.authorize(req.headers['proxy-authorization']);
+    if (verdict === true) return forwardRequest(ctx, req, res, target);
+    if (verdict === false) return denyRequest(res);
+    verdict.then(
+      (ok) => {
+        if (res.destroyed) return;
+        if (ok) forwardRequest(ctx, req, res, target);
+        else denyRequest(res);
+      },
+      () => denyRequest(res),
+    );
+  });
+
+  http.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const client = socket as Socket;
+    if (hanging) return void client.resume();
+    const target = parseAuthority(req.url ?? '');
+    const verdict = ctx.authorize(req.headers['proxy-authorization']);
+    const proceed = (ok: boolean) => {
+      if (client.destroyed) return;
+      if (!ok) {
+        counters.authFailures++;
+        return refuse(client, 407);
+      }
+      if (!target) {
+        counters.badRequests++;
+        return refuse(client, 400);
+      }
+      counters.tunnels++;
+      openTunnel(ctx, client, head, target);
+    };
+    if (typeof verdict === 'boolean') proceed(verdict);
+    else verdict.then(proceed, () => proceed(false));
+  });
+
+  http.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+    counters.badRequests++;
+    const status =
+      err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    refuse(socket, status);
+  });
+
+  function denyRequest(res: ServerResponse): void {
+    counters.authFailures++;
+    const body = '407 Proxy Authentication Required\n';
+    res.writeHead(407, {
+      'Proxy-Authenticate': PROXY_AUTHENTICATE,
+      'Content-Type': 'text/plain',
+      'Content-Length': Buffer.byteLength(body),
+    });
+    res.end(body);
+  }
+
+  /** A hung VM reads nothing back: the request stays unanswered until the client gives up. */
+  function holdRequest(req: IncomingMessage): void {
+    req.resume();
+    req.socket.setTimeout(ctx.idleTimeoutMs);
+  }
+
+  function onConnection(socket: Socket): void {
+    clients.add(socket);
+    socket.once('close', () => clients.delete(socket));
+    socket.on('error', noop);
+    socket.setTimeout(ctx.idleTimeoutMs);
+    socket.on('timeout', () => socket.destroy());
+    if (hanging) {
+      socket.resume();
+      socket.once('end', () => socket.destroy());
+      return;
+    }
+    http.emit('connection', socket);
+  }
+
+  function startListening(): Promise<{ host: string; port: number }> {
+    return new Promise((resolve, reject) => {
+      const server = createNetServer({ allowHalfOpen: true, noDelay: true }, onConnection);
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        server.on('error', (err) => log('ERROR', 'proxy listener error', { error: String(err) }));
+        const addr = server.address();
+        if (addr && typeof addr === 'object') port = addr.port;
+        listener = server;
+        resolve({ host, port });
+      });
+    });
+  }
+
+  async function shutDown(): Promise<void> {
+    const server = listener;
+    listener = null;
+    for (const s of clients) s.destroy();
+    for (const s of upstreams) s.destroy();
+    agent.destroy();
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  return {
+    host,
+    get port() {
+      return port;
+    },
+    listen: () => {
+      killed = false;
+      return startListening();
+    },
+    close: shutDown,
+    openSockets: () => clients.size + upstreams.size + counters.forwardsInFlight,
+    stats: () => ({ clientSockets: clients.size, upstreamSockets: upstreams.size, ...counters }),
+    setCredentials(source) {
+      authorize = makeAuthorizer(source);
+    },
+    async kill() {
+      killed = true;
+      await shutDown();
+    },
+    async revive() {
+      if (listener) return;
+      killed = false;
+      await startListening();
+    },
+    hang(on) {
+      hanging = on;
+      log('WARNING', on ? 'proxy hangs' : 'proxy answers again', { host, port });
+    },
+    leakForwardedFor(on) {
+      leaking = on;
+    },
+    get killed() {
+      return killed;
+    },
+    get hanging() {
+      return hanging;
+    },
+    get leaking() {
+      return leaking;
+    },
+  };
+}

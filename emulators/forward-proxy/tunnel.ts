@@ -1,0 +1,56 @@
+// CONNECT tunnels (RFC 9110 §9.3.6): after "200 Connection Established" the proxy only copies bytes.
+// Both sockets allow half-open, so a client that shuts down its write side still reads the reply:
+// its FIN is passed on to the target and the target's FIN back, and each socket closes once both of
+// its directions are done.
+import { connect, type Socket } from 'node:net';
+import type { ProxyContext } from './context.js';
+import { refuse } from './responses.js';
+import type { Target } from './target.js';
+
+const ESTABLISHED = 'HTTP/1.1 200 Connection Established\r\n\r\n';
+
+export function openTunnel(ctx: ProxyContext, client: Socket, head: Buffer, target: Target): void {
+  const upstream = connect({ host: target.host, port: target.port, allowHalfOpen: true, noDelay: true });
+  ctx.trackUpstream(upstream);
+  let established = false;
+
+  upstream.setTimeout(ctx.connectTimeoutMs);
+  const fail = (status: number) => {
+    upstream.destroy();
+    refuse(client, status);
+  };
+  // A fully closed client can take no more bytes: drop the target at once.
+  const onClientClose = () => upstream.destroy();
+  client.once('close', onClientClose);
+  client.on('error', () => upstream.destroy());
+
+  upstream.once('connect', () => {
+    established = true;
+    upstream.setTimeout(ctx.idleTimeoutMs);
+    client.setTimeout(ctx.idleTimeoutMs);
+    client.write(ESTABLISHED);
+    if (head.length > 0) upstream.write(head);
+    client.pipe(upstream);
+    upstream.pipe(client);
+  });
+  upstream.on('timeout', () => (established ? destroyBoth() : fail(504)));
+  upstream.on('error', (err: NodeJS.ErrnoException) => {
+    if (established) return destroyBoth();
+    ctx.log('DEBUG', 'tunnel target unreachable', {
+      target: `${target.host}:${target.port}`,
+      code: err.code,
+    });
+    fail(err.code === 'ETIMEDOUT' ? 504 : 502);
+  });
+  // The target is gone: let what it sent drain to the client, then close the client too.
+  upstream.once('close', () => {
+    if (!established || client.destroyed) return;
+    client.end();
+    if (client.writableFinished) client.destroy();
+    else client.once('finish', () => client.destroy());
+  });
+  function destroyBoth(): void {
+    upstream.destroy();
+    client.destroy();
+  }
+}

@@ -1,0 +1,67 @@
+// Hosts one function the way Cloud Functions runs it: the real functions-framework CLI (so the
+// emulator's push becomes the same CloudEvent Eventarc delivers, recipes §1), TypeScript through tsx,
+// in its own process group so stopping it leaves nothing behind.
+import { createRequire } from 'node:module';
+import { dirname, isAbsolute, join } from 'node:path';
+import { repoRoot } from '../../shared/src/config/local-ports.js';
+import { type ExitInfo, startReadyProcess } from './ready-process.js';
+import { waitForPort } from './wait-port.js';
+
+const frameworkCli = join(
+  dirname(createRequire(import.meta.url).resolve('@google-cloud/functions-framework')),
+  'main.js',
+);
+
+export interface FunctionSource {
+  name: string;
+  /** Folder holding src/index.ts, relative to the repo root or absolute (functions.json `source`). */
+  source: string;
+  /** The name the module registers with functions.cloudEvent(...) (functions.json `target`). */
+  target: string;
+  /** Request timeout the framework enforces, as Cloud Functions does (functions.json `timeoutSeconds`). */
+  timeoutSeconds?: number;
+}
+
+export interface HostFunctionOptions {
+  fn: FunctionSource;
+  port: number;
+  /** Host the URL names; the framework itself listens on every interface. */
+  host?: string;
+  /** Emulator hosts, GOOGLE_CLOUD_PROJECT and whatever the function reads, over this process's env. */
+  env: Record<string, string>;
+  logFile?: string;
+  readyTimeoutMs?: number;
+}
+
+export interface HostedFunction {
+  name: string;
+  /** Base URL; Pub/Sub pushes go to `${url}/projects/<p>/topics/<t>`. */
+  url: string;
+  port: number;
+  pid: number;
+  exited: Promise<ExitInfo>;
+  stop(): Promise<void>;
+}
+
+export const entryFile = (source: string): string =>
+  join(isAbsolute(source) ? source : join(repoRoot, source), 'src', 'index.ts');
+
+export async function hostFunction(opts: HostFunctionOptions): Promise<HostedFunction> {
+  const { fn, port } = opts;
+  const host = opts.host ?? '127.0.0.1';
+  const args = ['--import', 'tsx', frameworkCli, `--source=${entryFile(fn.source)}`, `--target=${fn.target}`];
+  args.push(`--port=${port}`);
+  if (fn.timeoutSeconds) args.push(`--timeout=${fn.timeoutSeconds}`);
+  const proc = await startReadyProcess({
+    name: `function ${fn.name}`,
+    command: process.execPath,
+    args,
+    cwd: repoRoot,
+    env: { METADATA_SERVER_DETECTION: 'none', K_SERVICE: fn.name, ...opts.env },
+    logFile: opts.logFile,
+    // The framework listens only after the module loaded and registered its target; a cloudevent
+    // function answers a bare GET with a 500, so an HTTP probe could not tell.
+    ready: () => waitForPort(host, port, { timeoutMs: opts.readyTimeoutMs ?? 60_000 }),
+  });
+  return { name: fn.name, url: `http://${host}:${port}`, port, ...proc };
+}

@@ -1,0 +1,53 @@
+// A child process in its own process group that counts as started only once `ready()` resolves; if
+// it exits first, starting fails at once with the exit code and where its log is.
+import { once } from 'node:events';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { startGroup } from '../launcher/process-group.js';
+
+export interface ExitInfo {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface ReadyProcess {
+  pid: number;
+  /** Resolves when the process exits, for whatever reason. */
+  exited: Promise<ExitInfo>;
+  stop(): Promise<void>;
+}
+
+export interface ReadyProcessOptions {
+  name: string;
+  command: string;
+  args: string[];
+  cwd?: string;
+  env?: Record<string, string>;
+  logFile?: string;
+  ready(): Promise<void>;
+}
+
+export async function startReadyProcess(opts: ReadyProcessOptions): Promise<ReadyProcess> {
+  if (opts.logFile) mkdirSync(dirname(opts.logFile), { recursive: true });
+  const proc = startGroup({
+    name: opts.name,
+    command: opts.command,
+    args: opts.args,
+    cwd: opts.cwd,
+    env: opts.env,
+    logFile: opts.logFile,
+  });
+  const exited = once(proc.child, 'exit').then(([code, signal]) => ({ code, signal }) as ExitInfo);
+  const early = exited.then(({ code, signal }) => {
+    const where = opts.logFile ? ` (log: ${opts.logFile})` : '';
+    throw new Error(`${opts.name} exited before it was ready (code ${code}, signal ${signal})${where}`);
+  });
+  early.catch(() => {});
+  try {
+    await Promise.race([opts.ready(), early]);
+  } catch (err) {
+    await proc.stop();
+    throw err;
+  }
+  return { pid: proc.pid, exited, stop: () => proc.stop() };
+}

@@ -1,0 +1,104 @@
+// `npm start`: the whole plane on one machine (Google's emulators, ours, every built function, the
+// API, the scheduler) until Ctrl-C, which stops everything, children first, and leaves no process.
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { OptionsError, type PlaneOptions, parsePlaneOptions, USAGE } from './options.js';
+import { StartCancelled, startPlane } from './plane.js';
+import { PortInUseError } from './ports.js';
+import { elapsed, formatReport } from './report.js';
+import { Teardown } from './teardown.js';
+
+const t0 = performance.now();
+const displayPath = (p: string) => {
+  const rel = relative(process.cwd(), p);
+  return rel && !rel.startsWith('..') ? rel : p;
+};
+const progress = (line: string) => console.log(`[${elapsed(performance.now() - t0).padStart(6)}] ${line}`);
+
+let options: PlaneOptions;
+try {
+  options = parsePlaneOptions();
+} catch (err) {
+  console.error(err instanceof OptionsError ? err.message : err);
+  process.exit(2);
+}
+if (options.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+
+// The SDK clients in this process would otherwise probe the GCE metadata server (recipes §0).
+process.env.METADATA_SERVER_DETECTION ??= 'none';
+const stateFile = join(options.stateDir, 'state.json');
+const teardown = new Teardown(progress);
+// Stopping takes a few seconds (JVMs); never longer than this, whatever hangs.
+const STOP_DEADLINE_MS = 30_000;
+
+async function shutdown(reason: string, exitCode: number): Promise<void> {
+  if (teardown.stopping) {
+    progress(`${reason}: already stopping`);
+    return;
+  }
+  progress(`${reason}: stopping`);
+  setTimeout(() => {
+    console.error(`stopping took over ${STOP_DEADLINE_MS / 1000}s; exiting`);
+    process.exit(1);
+  }, STOP_DEADLINE_MS).unref();
+  const failures = await teardown.run();
+  rmSync(stateFile, { force: true });
+  for (const f of failures) console.error(`failed to stop ${f}`);
+  progress(`stopped in ${elapsed(performance.now() - t0)} since start`);
+  process.exit(failures.length > 0 ? 1 : exitCode);
+}
+
+// `on`, not `once`: a second Ctrl-C (or npm forwarding the one the terminal sent) must not fall back
+// to Node's default, which would exit at once and orphan the emulators.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => void shutdown(signal, 0));
+}
+process.on('uncaughtException', (err) => {
+  console.error(err);
+  void shutdown('uncaught exception', 1);
+});
+process.on('unhandledRejection', (err) => {
+  console.error(err);
+  void shutdown('unhandled rejection', 1);
+});
+
+console.log(
+  `proxyplane: starting the local plane (project ${options.projectId}, port offset ${options.portOffset})`,
+);
+try {
+  const plane = await startPlane(options, { progress, teardown });
+  const report = formatReport({
+    elapsedMs: performance.now() - t0,
+    projectId: options.projectId,
+    portOffset: options.portOffset,
+    endpoints: plane.endpoints,
+    notBuilt: plane.notBuilt,
+    env: plane.env,
+    logDir: displayPath(plane.logDir),
+  });
+  console.log(report);
+  mkdirSync(options.stateDir, { recursive: true });
+  writeFileSync(
+    stateFile,
+    `${JSON.stringify({ pid: process.pid, projectId: options.projectId, portOffset: options.portOffset, endpoints: plane.endpoints, env: plane.env }, null, 2)}\n`,
+  );
+} catch (err) {
+  if (err instanceof StartCancelled) {
+    await teardown.run();
+  } else {
+    if (err instanceof PortInUseError) {
+      console.error(`\n${err.message}`);
+      if (options.portOffset)
+        console.error(`(firebase.json ports + PROXYPLANE_PORT_OFFSET=${options.portOffset})`);
+      console.error('Stop whatever holds it (another `npm start`?) or set PROXYPLANE_PORT_OFFSET.');
+    } else {
+      console.error('\nthe local plane failed to start:', err);
+    }
+    console.error(`logs: ${displayPath(join(options.stateDir, 'logs'))}`);
+    await shutdown('start failed', 1);
+  }
+}

@@ -1,0 +1,62 @@
+// `npm start` options, parsed from (argv, env) so tests pass their own (the functions-framework way).
+import { isAbsolute, join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { repoRoot } from '../../shared/src/config/local-ports.js';
+
+export interface PlaneOptions {
+  projectId: string;
+  /** Added to every firebase.json port, so a second plane (a test) runs beside a developer's. */
+  portOffset: number;
+  /** Start the demo fleet (a later issue; the flag is accepted now). */
+  demo: boolean;
+  /** Scheduler cadence multiplier: 2 ticks twice as often as `localEverySeconds`. */
+  speed: number;
+  /** Where logs and state.json go (gitignored). */
+  stateDir: string;
+  help: boolean;
+}
+
+export class OptionsError extends Error {
+  readonly kind = 'invalid_option';
+}
+
+export const USAGE = `usage: npm start [-- [--no-demo] [--speed=N]]
+  --no-demo     do not start the demo fleet
+  --speed=N     run scheduler jobs N times as often as localEverySeconds (default 1)
+env: PROXYPLANE_PORT_OFFSET=N (adds N to every firebase.json port), PROXYPLANE_STATE_DIR (default .local-plane),
+     GOOGLE_CLOUD_PROJECT (default demo-proxyplane)`;
+
+function nonNegativeInt(value: string, what: string): number {
+  if (!/^\d+$/.test(value)) throw new OptionsError(`${what} must be a non-negative integer, got "${value}"`);
+  return Number(value);
+}
+
+export function parsePlaneOptions(argv: string[] = process.argv.slice(2), env = process.env): PlaneOptions {
+  const spec = {
+    demo: { type: 'boolean', default: true },
+    'no-demo': { type: 'boolean', default: false },
+    speed: { type: 'string', default: '1' },
+    help: { type: 'boolean', short: 'h', default: false },
+  } as const;
+  let parsed: ReturnType<typeof parseArgs<{ options: typeof spec }>>;
+  try {
+    parsed = parseArgs({ args: argv, options: spec, strict: true, allowPositionals: false });
+  } catch (err) {
+    throw new OptionsError(`${(err as Error).message}\n${USAGE}`, { cause: err });
+  }
+  const { values } = parsed;
+  const speed = Number(values.speed);
+  if (!(speed > 0)) throw new OptionsError(`--speed must be a positive number, got "${values.speed}"`);
+  const portOffset = nonNegativeInt(env.PROXYPLANE_PORT_OFFSET ?? '0', 'PROXYPLANE_PORT_OFFSET');
+  if (portOffset > 40_000)
+    throw new OptionsError(`PROXYPLANE_PORT_OFFSET ${portOffset} pushes ports past 65535`);
+  const stateDir = env.PROXYPLANE_STATE_DIR ?? '.local-plane';
+  return {
+    projectId: env.GOOGLE_CLOUD_PROJECT || 'demo-proxyplane',
+    portOffset,
+    demo: values.demo && !values['no-demo'],
+    speed,
+    stateDir: isAbsolute(stateDir) ? stateDir : join(repoRoot, stateDir),
+    help: values.help,
+  };
+}

@@ -1,0 +1,77 @@
+// The two long-lived services of the plane besides the functions: the Hono API (its own process, as on
+// Cloud Run) and the local scheduler with its Cloud Scheduler REST front end (in this process).
+import { appendFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { repoRoot } from '../../shared/src/config/local-ports.js';
+import { loadScheduleTable } from '../../shared/src/config/topology.js';
+import { type ExitInfo, startReadyProcess } from '../functions-host/ready-process.js';
+import { waitForHttp } from '../launcher/wait.js';
+import { jobsFromTable } from '../scheduler/jobs.js';
+import { LocalScheduler, type TickPublisher } from '../scheduler/local-scheduler.js';
+import { startSchedulerServer } from '../scheduler/server.js';
+
+export const API_ENTRY = 'functions/api/src/main.ts';
+
+export interface RunningService {
+  url: string;
+  exited: Promise<ExitInfo>;
+  stop(): Promise<void>;
+}
+
+export async function startApi(opts: {
+  host: string;
+  port: number;
+  env: Record<string, string>;
+  logDir: string;
+}): Promise<RunningService> {
+  const entry = join(repoRoot, API_ENTRY);
+  if (!existsSync(entry)) throw new Error(`${API_ENTRY} is missing`);
+  const url = `http://${opts.host}:${opts.port}`;
+  const proc = await startReadyProcess({
+    name: 'api',
+    command: process.execPath,
+    args: ['--import', 'tsx', entry],
+    cwd: repoRoot,
+    env: { ...opts.env, PORT: String(opts.port), HOST: opts.host },
+    logFile: join(opts.logDir, 'api.log'),
+    ready: () => waitForHttp(`${url}/healthz`, { timeoutMs: 60_000 }),
+  });
+  return { url, exited: proc.exited, stop: proc.stop };
+}
+
+export interface RunningScheduler {
+  url: string;
+  jobs: number;
+  scheduler: LocalScheduler;
+  stop(): Promise<void>;
+}
+
+export async function startScheduler(opts: {
+  host: string;
+  port: number;
+  projectId: string;
+  location: string;
+  speed: number;
+  publisher: TickPublisher;
+  logFile: string;
+}): Promise<RunningScheduler> {
+  const jobs = jobsFromTable(loadScheduleTable());
+  // A failed tick is logged, not fatal: the next one comes anyway, as with Cloud Scheduler.
+  const onError = (job: string, err: unknown) =>
+    appendFileSync(
+      opts.logFile,
+      `${JSON.stringify({ severity: 'WARNING', message: `tick of ${job} failed: ${err instanceof Error ? err.message : String(err)}`, job })}\n`,
+    );
+  const scheduler = new LocalScheduler(jobs, opts.publisher, { speed: opts.speed, onError });
+  const server = await startSchedulerServer(scheduler, opts);
+  scheduler.start();
+  return {
+    url: server.url,
+    jobs: jobs.length,
+    scheduler,
+    async stop() {
+      await scheduler.stop();
+      await server.stop();
+    },
+  };
+}

@@ -1,0 +1,145 @@
+// The local stand-in for Cloud Scheduler (recipes §5: there is no emulator): each job publishes its
+// Pub/Sub target's data and attributes to its topic every `everySeconds / speed`, and can be fired once,
+// paused and resumed. It keeps the per-job fields Cloud Scheduler reports (state, lastAttemptTime,
+// status, scheduleTime) so server.ts can serve the Cloud Scheduler REST subset from it.
+import { type Clock, systemClock } from '../../shared/src/ports/clock.js';
+import { SchedulerError } from './errors.js';
+import type { JobView, SchedulerJob } from './jobs.js';
+
+/** What the scheduler needs of a publisher (PubSubPublisher satisfies it). */
+export interface TickPublisher {
+  publishRaw(topic: string, data: Buffer, attributes: Record<string, string>): Promise<string>;
+}
+
+export interface LocalSchedulerOptions {
+  clock?: Clock;
+  /** Multiplies every job's cadence: 2 fires twice as often. Default 1. */
+  speed?: number;
+  /** Called when a timed attempt fails (the loop itself never throws). */
+  onError?: (jobId: string, err: unknown) => void;
+}
+
+interface Entry {
+  job: SchedulerJob;
+  view: JobView;
+  timer?: NodeJS.Timeout;
+}
+
+const UNAVAILABLE = 14; // google.rpc.Code
+
+export class LocalScheduler {
+  private readonly entries = new Map<string, Entry>();
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly clock: Clock;
+  private readonly speed: number;
+  private running = false;
+
+  constructor(
+    jobs: SchedulerJob[],
+    private readonly publisher: TickPublisher,
+    private readonly opts: LocalSchedulerOptions = {},
+  ) {
+    this.clock = opts.clock ?? systemClock;
+    this.speed = opts.speed ?? 1;
+    if (!(this.speed > 0)) throw new RangeError(`speed must be > 0, got ${opts.speed}`);
+    for (const job of jobs) {
+      this.entries.set(job.id, { job, view: { ...job, state: 'ENABLED', userUpdateTime: this.clock.now() } });
+    }
+  }
+
+  list(): JobView[] {
+    return [...this.entries.values()].map((e) => ({ ...e.view }));
+  }
+
+  get(id: string): JobView {
+    return { ...this.entry(id).view };
+  }
+
+  /** Publishes the job's tick once, now; returns the message id. A paused job is refused. */
+  fire(id: string): Promise<string> {
+    const entry = this.entry(id);
+    if (entry.view.state === 'PAUSED') {
+      return Promise.reject(new SchedulerError('failed_precondition', `job ${id} is paused`));
+    }
+    return this.track(this.attempt(entry));
+  }
+
+  pause(id: string): JobView {
+    const entry = this.entry(id);
+    entry.view.state = 'PAUSED';
+    entry.view.userUpdateTime = this.clock.now();
+    this.unschedule(entry);
+    return this.get(id);
+  }
+
+  resume(id: string): JobView {
+    const entry = this.entry(id);
+    if (entry.view.state !== 'ENABLED') {
+      entry.view.state = 'ENABLED';
+      entry.view.userUpdateTime = this.clock.now();
+      if (this.running) this.schedule(entry);
+    }
+    return this.get(id);
+  }
+
+  /** Starts the timed loop of every enabled job. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    for (const entry of this.entries.values()) if (entry.view.state === 'ENABLED') this.schedule(entry);
+  }
+
+  /** Stops the loop and waits for attempts in flight. */
+  async stop(): Promise<void> {
+    this.running = false;
+    for (const entry of this.entries.values()) this.unschedule(entry);
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  private entry(id: string): Entry {
+    const entry = this.entries.get(id);
+    if (!entry) throw new SchedulerError('not_found', `job ${id} not found`);
+    return entry;
+  }
+
+  private async attempt(entry: Entry): Promise<string> {
+    entry.view.lastAttemptTime = this.clock.now();
+    try {
+      const id = await this.publisher.publishRaw(entry.job.topic, entry.job.data, entry.job.attributes);
+      entry.view.lastStatus = { code: 0 };
+      return id;
+    } catch (err) {
+      entry.view.lastStatus = {
+        code: UNAVAILABLE,
+        message: err instanceof Error ? err.message : String(err),
+      };
+      throw err;
+    }
+  }
+
+  private schedule(entry: Entry): void {
+    this.unschedule(entry);
+    const delayMs = (entry.job.everySeconds * 1000) / this.speed;
+    entry.view.scheduleTime = new Date(this.clock.now().getTime() + delayMs);
+    entry.timer = setTimeout(() => {
+      if (!this.running || entry.view.state !== 'ENABLED') return;
+      this.schedule(entry);
+      this.track(this.attempt(entry)).catch((err) => this.opts.onError?.(entry.job.id, err));
+    }, delayMs);
+  }
+
+  private unschedule(entry: Entry): void {
+    if (entry.timer) clearTimeout(entry.timer);
+    entry.timer = undefined;
+    entry.view.scheduleTime = undefined;
+  }
+
+  private track<T>(p: Promise<T>): Promise<T> {
+    this.inFlight.add(p);
+    p.then(
+      () => this.inFlight.delete(p),
+      () => this.inFlight.delete(p),
+    );
+    return p;
+  }
+}

@@ -1,0 +1,105 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { ManualClock } from '../../shared/src/ports/clock.js';
+import type { SchedulerJob } from './jobs.js';
+import { LocalScheduler, type TickPublisher } from './local-scheduler.js';
+
+const job = (id: string, everySeconds: number): SchedulerJob => ({
+  id,
+  description: id,
+  schedule: '* * * * *',
+  timeZone: 'Etc/UTC',
+  everySeconds,
+  topic: `topic-${id}`,
+  data: Buffer.from(JSON.stringify({ job: id })),
+  attributes: { a: id },
+});
+
+class RecordingPublisher implements TickPublisher {
+  sent: Array<{ topic: string; data: string; attributes: Record<string, string> }> = [];
+  failWith: Error | undefined;
+  async publishRaw(topic: string, data: Buffer, attributes: Record<string, string>) {
+    if (this.failWith) throw this.failWith;
+    this.sent.push({ topic, data: data.toString(), attributes });
+    return String(this.sent.length);
+  }
+}
+
+describe('LocalScheduler', () => {
+  let clock: ManualClock;
+  let pub: RecordingPublisher;
+  let sched: LocalScheduler;
+  beforeEach(() => {
+    clock = new ManualClock(new Date('2026-01-01T00:00:00Z'));
+    pub = new RecordingPublisher();
+    sched = new LocalScheduler([job('a', 2), job('b', 4)], pub, { clock, speed: 2 });
+  });
+  afterEach(async () => {
+    await sched.stop();
+    vi.useRealTimers();
+  });
+
+  it('fire publishes the job data and attributes to its topic and records the attempt', async () => {
+    clock.advance(5000);
+    await expect(sched.fire('a')).resolves.toBe('1');
+    expect(pub.sent).toEqual([{ topic: 'topic-a', data: '{"job":"a"}', attributes: { a: 'a' } }]);
+    expect(sched.get('a')).toMatchObject({
+      state: 'ENABLED',
+      lastAttemptTime: new Date('2026-01-01T00:00:05Z'),
+      lastStatus: { code: 0 },
+    });
+  });
+
+  it('refuses to fire a paused job, and fires it again once resumed', async () => {
+    expect(sched.pause('a').state).toBe('PAUSED');
+    await expect(sched.fire('a')).rejects.toMatchObject({ kind: 'failed_precondition' });
+    expect(pub.sent).toEqual([]);
+    expect(sched.get('a').lastAttemptTime).toBeUndefined();
+    expect(sched.resume('a').state).toBe('ENABLED');
+    await sched.fire('a');
+    expect(pub.sent).toHaveLength(1);
+  });
+
+  it.each(['get', 'fire', 'pause', 'resume'] as const)('%s of an unknown job is not_found', async (op) => {
+    await expect(async () => sched[op]('nope')).rejects.toMatchObject({ kind: 'not_found' });
+  });
+
+  it('records a failed attempt as UNAVAILABLE and rejects', async () => {
+    pub.failWith = new Error('emulator down');
+    await expect(sched.fire('a')).rejects.toThrow('emulator down');
+    expect(sched.get('a').lastStatus).toEqual({ code: 14, message: 'emulator down' });
+  });
+
+  it('fires each enabled job every everySeconds / speed, and never a paused one', async () => {
+    vi.useFakeTimers();
+    sched.start();
+    expect(sched.get('a').scheduleTime).toEqual(new Date('2026-01-01T00:00:01Z'));
+    sched.pause('b');
+    await vi.advanceTimersByTimeAsync(4_100);
+    expect(pub.sent.map((m) => m.topic)).toEqual(['topic-a', 'topic-a', 'topic-a', 'topic-a']);
+    expect(sched.get('b').scheduleTime).toBeUndefined();
+    sched.resume('b');
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(pub.sent.filter((m) => m.topic === 'topic-b')).toHaveLength(1);
+    await sched.stop();
+    const count = pub.sent.length;
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(pub.sent).toHaveLength(count);
+  });
+
+  it('keeps the loop alive when a timed attempt fails, reporting it', async () => {
+    vi.useFakeTimers();
+    const errors: string[] = [];
+    sched = new LocalScheduler([job('a', 1)], pub, { clock, onError: (id) => errors.push(id) });
+    pub.failWith = new Error('down');
+    sched.start();
+    await vi.advanceTimersByTimeAsync(2_100);
+    expect(errors).toEqual(['a', 'a']);
+    pub.failWith = undefined;
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(pub.sent).toHaveLength(1);
+  });
+
+  it('rejects a speed that is not positive', () => {
+    expect(() => new LocalScheduler([], pub, { speed: 0 })).toThrow(RangeError);
+  });
+});

@@ -1,0 +1,124 @@
+// The admin commands behind the routes: read → compute → conditional write → publish. Writes of the spec
+// compare against the version that was read (ProxyStore.replaceSpec), so two concurrent edits can never
+// lose one another: the loser re-reads and recomputes, a bounded number of times, then answers 409.
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
+import { emptyStatus, type ProxyResource, type ProxySpec } from '../../../../shared/src/domain/proxy.js';
+import type { ReconcileRequest } from '../../../../shared/src/messages/reconcile-request.js';
+import type { Clock } from '../../../../shared/src/ports/clock.js';
+import type { ProxyFilter, ProxyStore } from '../../../../shared/src/ports/proxy-store.js';
+import type { ReconcilePublisher } from '../../../../shared/src/ports/reconcile-publisher.js';
+import { ApiError, notFound } from '../errors.js';
+import { type SpecChange, sameSpec } from './spec-changes.js';
+
+export interface ProxyAdminDeps {
+  store: ProxyStore;
+  publisher: ReconcilePublisher;
+  clock: Clock;
+  log: Logger;
+  newUid?: () => string;
+  /** Attempts of read → conditional write before answering 409 conflict. */
+  maxWriteAttempts?: number;
+}
+
+export type ProxyAdmin = ReturnType<typeof proxyAdmin>;
+
+export function proxyAdmin({
+  store,
+  publisher,
+  clock,
+  log,
+  newUid = randomUUID,
+  maxWriteAttempts = 5,
+}: ProxyAdminDeps) {
+  // The write is durable before we publish; if the publish fails the request still succeeded, so we log
+  // loudly instead of failing it (a client retry of POST would only meet 409). The requeue sweep or
+  // POST /v1/proxies/{name}/reconcile recovers it.
+  async function publish(proxy: string, reason: ReconcileRequest['reason']): Promise<void> {
+    try {
+      await publisher.publish({ proxy, reason });
+    } catch (err) {
+      const kind = (err as { kind?: unknown; code?: unknown })?.kind ?? (err as { code?: unknown })?.code;
+      log.error(`reconcile request not published for ${proxy} (${reason})`, {
+        proxy,
+        reason,
+        errorKind: kind,
+      });
+    }
+  }
+
+  async function get(name: string): Promise<ProxyResource> {
+    const stored = await store.get(name);
+    if (!stored) throw notFound(name);
+    return stored.proxy;
+  }
+
+  return {
+    get,
+
+    list: (filter: ProxyFilter) => store.list(filter),
+
+    async create(name: string, spec: ProxySpec): Promise<ProxyResource> {
+      const proxy: ProxyResource = {
+        name,
+        uid: newUid(),
+        generation: 1,
+        createdAt: clock.now(),
+        deletionRequestedAt: null,
+        spec,
+        status: emptyStatus(),
+      };
+      await store.create(proxy); // StoreError already_exists → 409 in recover()
+      await publish(name, 'created');
+      return proxy;
+    },
+
+    /** Applies `change` to the current spec. A result equal to it is a no-op: no write, no generation bump. */
+    async updateSpec(name: string, change: SpecChange): Promise<ProxyResource> {
+      for (let attempt = 1; attempt <= maxWriteAttempts; attempt++) {
+        const stored = await store.get(name);
+        if (!stored) throw notFound(name);
+        const current = stored.proxy;
+        if (current.deletionRequestedAt) {
+          throw new ApiError(
+            409,
+            'deletion_requested',
+            `proxy "${name}" is being deleted; its spec is frozen`,
+          );
+        }
+        const next = change(current.spec);
+        if (sameSpec(next, current.spec)) return current;
+        const outcome = await store.replaceSpec(name, next, stored.version);
+        if (outcome === 'gone') throw notFound(name);
+        if (outcome === 'written') {
+          await publish(name, 'spec-changed');
+          return { ...current, spec: next, generation: current.generation + 1 };
+        }
+      }
+      throw new ApiError(409, 'conflict', `proxy "${name}" kept changing concurrently; retry`);
+    },
+
+    /** Idempotent: a second DELETE keeps the first timestamp and publishes again (a nudge, harmless). */
+    async requestDeletion(name: string): Promise<ProxyResource> {
+      for (let attempt = 1; attempt <= maxWriteAttempts; attempt++) {
+        const current = await get(name);
+        const at = current.deletionRequestedAt ?? clock.now();
+        if (!current.deletionRequestedAt) {
+          const outcome = await store.requestDeletion(name, at);
+          if (outcome === 'gone') throw notFound(name);
+          if (outcome === 'conflict') continue;
+        }
+        await publish(name, 'delete-requested');
+        // Re-read for the timestamp that was stored (a concurrent DELETE may have been first); the
+        // document may already be gone if reconcile was quick.
+        return (await store.get(name))?.proxy ?? { ...current, deletionRequestedAt: at };
+      }
+      throw new ApiError(409, 'conflict', `proxy "${name}" kept changing concurrently; retry`);
+    },
+
+    async requestReconcile(name: string): Promise<void> {
+      await get(name);
+      await publish(name, 'manual');
+    },
+  };
+}

@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { externalSpec, managedSpec } from '../../../../shared/src/testing/proxy-fixtures.js';
+import { ApiError } from '../errors.js';
+import { mergeWith, replaceWith, sameSpec } from './spec-changes.js';
+
+const codeOf = (fn: () => unknown) => {
+  try {
+    fn();
+  } catch (err) {
+    return err instanceof ApiError ? [err.status, err.code, err.extra.issues?.[0]?.path] : err;
+  }
+  return 'no error';
+};
+
+describe('replaceWith', () => {
+  it('returns the new spec of the same mode and refuses another mode', () => {
+    const next = managedSpec({ capacity: 9 });
+    expect(replaceWith(next)(managedSpec())).toBe(next);
+    expect(codeOf(() => replaceWith(externalSpec())(managedSpec()))).toEqual([
+      400,
+      'immutable_field',
+      'mode',
+    ]);
+  });
+});
+
+describe('mergeWith', () => {
+  it.each([
+    [{ capacity: 9 }, { capacity: 9 }],
+    [
+      { healthCheck: { url: 'https://example.com/' } },
+      { healthCheck: expect.objectContaining({ url: 'https://example.com/', intervalSeconds: 30 }) },
+    ],
+    [{ cloudInit: { inline: '#cloud-config' } }, { cloudInit: { inline: '#cloud-config' } }],
+    [{ credentialsRef: { secret: 'creds' } }, { credentialsRef: { secret: 'creds', version: 'latest' } }],
+  ])('%j', (patch, expected) => {
+    expect(mergeWith(patch)(managedSpec())).toMatchObject(expected);
+  });
+
+  it('removes optional members with null and restores defaults for removed defaulted ones', () => {
+    const current = managedSpec({ cloudInit: { inline: 'x' }, machineType: 'n2-standard-2' });
+    const next = mergeWith({ cloudInit: null, machineType: null })(current);
+    expect(next).not.toHaveProperty('cloudInit');
+    expect(next).toMatchObject({ mode: 'managed', machineType: 'e2-small' });
+  });
+
+  it.each([
+    [{ mode: 'external' }, [400, 'immutable_field', 'mode']],
+    [{ zone: 'nowhere' }, [400, 'invalid_request', 'zone']],
+    [{ port: 70000 }, [400, 'invalid_request', 'port']],
+    [{ extra: true }, [400, 'invalid_request', 'extra']],
+  ])('refuses %j', (patch, expected) => {
+    expect(codeOf(() => mergeWith(patch)(managedSpec()))).toEqual(expected);
+  });
+});
+
+describe('sameSpec', () => {
+  it('ignores key order and sees any value change', () => {
+    const a = managedSpec({ attributes: { x: '1', y: '2' } });
+    const b = { ...managedSpec({ attributes: { y: '2', x: '1' } }) };
+    expect(sameSpec(a, b)).toBe(true);
+    expect(sameSpec(a, managedSpec({ attributes: { x: '1', y: '3' } }))).toBe(false);
+  });
+});

@@ -1,0 +1,50 @@
+// The API service's environment (read by main.ts only, parsed from an env object so tests pass their own):
+// the shared base contract, where to listen, and admin auth (auth/config.ts).
+//   PORT (8080; Cloud Run sets it), HOST (0.0.0.0), K_REVISION (Cloud Run's revision, reported as version),
+//   K_SERVICE (set on Cloud Run: one trusted X-Forwarded-For hop for /v1/echo), MAX_BODY_BYTES (65536).
+import { z } from 'zod';
+import { BaseEnv } from '../../../shared/src/config/env.js';
+import { type AuthConfig, loadAuthConfig } from './auth/config.js';
+
+const ApiEnv = BaseEnv.extend({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  K_REVISION: z.string().default('local'),
+  K_SERVICE: z.string().optional(),
+  MAX_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(1024 * 1024)
+    .default(64 * 1024),
+});
+
+export interface ApiConfig {
+  projectId: string;
+  firestoreEmulatorHost?: string;
+  pubsubEmulatorHost?: string;
+  logLevel: 'debug' | 'info' | 'warn' | 'error';
+  port: number;
+  host: string;
+  version: string;
+  maxBodyBytes: number;
+  onCloudRun: boolean;
+  auth: AuthConfig;
+}
+
+/** Throws zod's error or AuthConfigError; main.ts reports either and exits non-zero. */
+export function loadApiConfig(env: Record<string, string | undefined>): ApiConfig {
+  const e = ApiEnv.parse(env);
+  return {
+    projectId: e.GOOGLE_CLOUD_PROJECT,
+    firestoreEmulatorHost: e.FIRESTORE_EMULATOR_HOST,
+    pubsubEmulatorHost: e.PUBSUB_EMULATOR_HOST,
+    logLevel: e.LOG_LEVEL,
+    port: e.PORT,
+    host: e.HOST,
+    version: e.K_REVISION,
+    maxBodyBytes: e.MAX_BODY_BYTES,
+    onCloudRun: e.K_SERVICE !== undefined,
+    auth: loadAuthConfig(env),
+  };
+}

@@ -1,0 +1,47 @@
+// GET /v1/echo — what the EGRESS probe fetches through a proxy: the address the request came from and the
+// headers it carried. Unauthenticated on purpose (probes reach it through arbitrary proxies) and stateless:
+// it only reflects the caller's own request back.
+import { getConnInfo } from '@hono/node-server/conninfo';
+import { Hono } from 'hono';
+
+export interface EchoOptions {
+  /**
+   * Forwarding hops added by infrastructure we trust (Cloud Run's front end appends the client address to
+   * X-Forwarded-For: 1 there, 0 when the service is reached directly). Those entries name the exit address;
+   * anything before them was sent by the proxy itself, which is exactly what the leak check must see.
+   */
+  trustedHops: number;
+  /** For tests with app.request(): the peer address when there is no socket. */
+  remoteAddress?: (c: unknown) => string | undefined;
+}
+
+export function echoRoutes(opts: EchoOptions) {
+  return new Hono().get('/v1/echo', (c) => {
+    const headers: Record<string, string> = {};
+    for (const [k, v] of c.req.raw.headers) headers[k] = v;
+    const peer = opts.remoteAddress?.(c) ?? safeConnInfo(c);
+    const xff = (headers['x-forwarded-for'] ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    let ip = peer ?? '';
+    if (opts.trustedHops > 0 && xff.length >= opts.trustedHops) {
+      ip = xff[xff.length - opts.trustedHops] ?? ip;
+      const sentByProxy = xff.slice(0, xff.length - opts.trustedHops);
+      if (sentByProxy.length > 0) headers['x-forwarded-for'] = sentByProxy.join(', ');
+      else delete headers['x-forwarded-for'];
+    }
+    delete headers.authorization;
+    delete headers['proxy-authorization'];
+    c.header('cache-control', 'no-store');
+    return c.json({ ip, headers });
+  });
+}
+
+function safeConnInfo(c: Parameters<typeof getConnInfo>[0]): string | undefined {
+  try {
+    return getConnInfo(c).remote.address;
+  } catch {
+    return undefined;
+  }
+}

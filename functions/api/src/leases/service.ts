@@ -1,0 +1,182 @@
+// The lease operations behind the HTTP routes (seed §7), free of HTTP: select → grant → build the
+// response; renew; release; report → cooldown. Time comes from the Clock; storage from the ports.
+import { randomBytes } from 'node:crypto';
+import { cooldownFor } from '../../../../shared/src/domain/leases/cooldown.js';
+import { proxyEndpoint, proxyUrl } from '../../../../shared/src/domain/leases/endpoint.js';
+import {
+  type Lease,
+  type LeaseSettings,
+  resolvableUntil,
+} from '../../../../shared/src/domain/leases/model.js';
+import { planSelection, type SelectionPlan } from '../../../../shared/src/domain/leases/selection.js';
+import type {
+  AcquireRequest,
+  LeaseGrant,
+  NoMatch,
+  ReportRequest,
+} from '../../../../shared/src/domain/leases/wire.js';
+import type { Clock } from '../../../../shared/src/ports/clock.js';
+import {
+  type LeaseStore,
+  LeaseStoreError,
+  type ProxyCatalog,
+} from '../../../../shared/src/ports/lease-store.js';
+import type { StructuredLog } from '../discovery/log.js';
+import { type CredentialCache, CredentialsUnavailable } from './credentials.js';
+
+export interface LeaseServiceDeps {
+  catalog: ProxyCatalog;
+  store: LeaseStore;
+  credentials: CredentialCache;
+  clock: Clock;
+  settings: LeaseSettings;
+  log: StructuredLog;
+  /** How long a request waits for the local views to load after a (re)start. */
+  readyTimeoutMs?: number;
+}
+
+export type AcquireOutcome =
+  | { kind: 'granted'; grant: LeaseGrant }
+  | { kind: 'no_match'; body: NoMatch }
+  | { kind: 'credentials_unavailable' };
+
+export type ReportOutcome = 'accepted' | 'unknown_lease';
+
+/** A proxy whose credentials could not be read sits out this long (counted as unhealthy meanwhile). */
+const QUARANTINE_MS = 30_000;
+const CREDENTIAL_ROUNDS = 3;
+const LEASE_ID = /^[A-Za-z0-9_-]{16,64}$/;
+
+export const isLeaseId = (id: string) => LEASE_ID.test(id);
+
+export class LeaseService {
+  private readonly quarantine = new Map<string, number>();
+
+  constructor(private readonly deps: LeaseServiceDeps) {}
+
+  async ready(): Promise<void> {
+    const t = this.deps.readyTimeoutMs ?? 15_000;
+    try {
+      await Promise.all([this.deps.catalog.ready(t), this.deps.store.ready(t)]);
+    } catch (err) {
+      throw err instanceof LeaseStoreError
+        ? err
+        : new LeaseStoreError('not_ready', 'views not loaded', { cause: err });
+    }
+  }
+
+  async acquire(req: AcquireRequest, holder: string): Promise<AcquireOutcome> {
+    await this.ready();
+    const { catalog, store, clock } = this.deps;
+    const target = req.target ?? null;
+    for (let round = 1; ; round++) {
+      const now = clock.now();
+      const plan = planSelection(
+        catalog.list(),
+        { selector: req.selector, target, exclusive: req.exclusive },
+        {
+          usage: (p) => store.usage(p, now),
+          pending: (p) => store.pending(p),
+          coolingDown: (p, t) => store.coolingDown(p, t, now),
+          unusable: (p) => (this.quarantine.get(p) ?? 0) > now.getTime(),
+        },
+      );
+      if (plan.candidates.length === 0) return noMatch(plan, 0);
+      const lease = {
+        id: newLeaseId(),
+        target,
+        exclusive: req.exclusive,
+        holder,
+        ttlSeconds: req.ttlSeconds,
+      };
+      const outcome = await store.grant({ candidates: plan.candidates, lease });
+      if (outcome.kind === 'no_room') return noMatch(plan, outcome.atCapacity);
+      try {
+        return { kind: 'granted', grant: await this.grantBody(outcome.lease) };
+      } catch (err) {
+        if (!(err instanceof CredentialsUnavailable)) throw err;
+        // Never hand out a proxy the crawler cannot authenticate to: give the slot back, set the proxy
+        // aside for a while and select again.
+        this.deps.log('ERROR', 'proxy credentials unreadable; proxy set aside', {
+          proxy: err.proxy,
+          cause: String(err.cause),
+        });
+        this.quarantine.set(err.proxy, clock.now().getTime() + QUARANTINE_MS);
+        await store.release(outcome.lease.id);
+        if (round >= CREDENTIAL_ROUNDS) return { kind: 'credentials_unavailable' };
+      }
+    }
+  }
+
+  /** What the store answered; an ended lease past its report window is unknown, like a removed one. */
+  async renew(id: string, ttlSeconds: number | undefined) {
+    if (!isLeaseId(id)) return { kind: 'unknown' as const };
+    const outcome = await this.deps.store.renew(id, ttlSeconds);
+    if (outcome.kind !== 'unknown' && outcome.kind !== 'renewed' && this.pastWindow(outcome.lease)) {
+      return { kind: 'unknown' as const };
+    }
+    return outcome;
+  }
+
+  async release(id: string): Promise<void> {
+    if (isLeaseId(id)) await this.deps.store.release(id);
+  }
+
+  async report(id: string, report: ReportRequest): Promise<ReportOutcome> {
+    if (!isLeaseId(id)) return 'unknown_lease';
+    const lease = await this.deps.store.find(id);
+    // An ended lease still resolves for CooldownWindow: a late report arrives exactly when the proxy is
+    // being rate-limited (seed §7).
+    if (!lease || this.pastWindow(lease)) return 'unknown_lease';
+    const cooldown = cooldownFor(lease, report, this.deps.settings, this.deps.clock.now());
+    if (cooldown) await this.deps.store.startCooldown(cooldown);
+    return 'accepted';
+  }
+
+  private pastWindow(lease: Lease): boolean {
+    return this.deps.clock.now().getTime() >= resolvableUntil(lease, this.deps.settings).getTime();
+  }
+
+  private async grantBody(lease: Lease): Promise<LeaseGrant> {
+    const proxy = this.deps.catalog.get(lease.proxy);
+    const endpoint = proxy && proxyEndpoint(proxy);
+    if (!proxy || !endpoint)
+      throw new CredentialsUnavailable(lease.proxy, { cause: 'proxy left the catalog' });
+    const credentials = await this.deps.credentials.credentialsFor(proxy.name, proxy.spec.credentialsRef);
+    return {
+      leaseId: lease.id,
+      proxy: {
+        name: proxy.name,
+        url: proxyUrl(endpoint, credentials),
+        host: endpoint.host,
+        port: endpoint.port,
+        protocol: endpoint.protocol,
+        attributes: proxy.spec.attributes,
+        latencyMillis: proxy.status.latencyMillis,
+      },
+      expiresAt: lease.expiresAt.toISOString(),
+      ttlSeconds: lease.ttlSeconds,
+      target: lease.target,
+      exclusive: lease.exclusive,
+    };
+  }
+}
+
+function noMatch(plan: SelectionPlan, moreAtCapacity: number): AcquireOutcome {
+  const { considered, inCooldown, unhealthy } = plan;
+  return {
+    kind: 'no_match',
+    body: {
+      error: 'no_match',
+      considered,
+      atCapacity: plan.atCapacity + moreAtCapacity,
+      inCooldown,
+      unhealthy,
+    },
+  };
+}
+
+/** 128 random bits: a lease id is a bearer capability for renew, report and release. */
+function newLeaseId(): string {
+  return randomBytes(16).toString('base64url');
+}

@@ -1,0 +1,47 @@
+// One structured line per request, in Cloud Logging's httpRequest shape
+// (https://cloud.google.com/logging/docs/reference/v2/rest/v2/LogEntry#HttpRequest). Only the path is
+// logged: never headers (tokens), bodies, or the query string.
+import type { Context } from 'hono';
+import { createMiddleware } from 'hono/factory';
+import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
+import type { Principal } from '../auth/authenticator.js';
+
+export interface RequestLogOptions {
+  log: Logger;
+  /** Monotonic milliseconds; injectable so tests can fix latency. */
+  now?: () => number;
+  /** With a project id, the X-Cloud-Trace-Context trace is attached so that logs group per request. */
+  traceProject?: string;
+}
+
+const levelOf = (status: number) => (status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info');
+
+function principalLabel(p: Principal | undefined): string | undefined {
+  if (!p) return undefined;
+  return p.kind === 'google' ? p.email : p.kind === 'token' ? `token:${p.name}` : 'local';
+}
+
+function traceField(c: Context, project: string | undefined): Record<string, string> {
+  const header = c.req.header('x-cloud-trace-context');
+  const trace = header?.match(/^([0-9a-f]{32})/)?.[1];
+  return project && trace ? { 'logging.googleapis.com/trace': `projects/${project}/traces/${trace}` } : {};
+}
+
+export const requestLog = ({ log, now = () => performance.now(), traceProject }: RequestLogOptions) =>
+  createMiddleware<{ Variables: { requestId: string; principal?: Principal } }>(async (c, next) => {
+    const start = now();
+    await next();
+    const status = c.res.status;
+    log[levelOf(status)](`${c.req.method} ${c.req.path} ${status}`, {
+      httpRequest: {
+        requestMethod: c.req.method,
+        requestUrl: c.req.path,
+        status,
+        latency: `${((now() - start) / 1000).toFixed(3)}s`,
+        userAgent: c.req.header('user-agent')?.slice(0, 200),
+      },
+      requestId: c.get('requestId'),
+      principal: principalLabel(c.get('principal')),
+      ...traceField(c, traceProject),
+    });
+  });

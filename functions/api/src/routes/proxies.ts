@@ -1,0 +1,46 @@
+// The admin routes, mounted at /v1/proxies. Handlers are inline so that the validated input types flow
+// from the route definitions; the work is in admin/proxy-admin.ts.
+import { OpenAPIHono } from '@hono/zod-openapi';
+import type { ProxyAdmin } from '../admin/proxy-admin.js';
+import { mergeWith, replaceWith } from '../admin/spec-changes.js';
+import { validationHook } from '../validation/hook.js';
+import {
+  createProxyRoute,
+  deleteProxyRoute,
+  getProxyRoute,
+  listProxiesRoute,
+  patchSpecRoute,
+  reconcileProxyRoute,
+  replaceSpecRoute,
+} from './proxy-routes.js';
+import { attributeFilter } from './proxy-schemas.js';
+
+export const proxyRoutes = (admin: ProxyAdmin) =>
+  new OpenAPIHono({ defaultHook: validationHook })
+    .openapi(createProxyRoute, async (c) => {
+      const { name, spec } = c.req.valid('json');
+      const proxy = await admin.create(name, spec);
+      return c.json(proxy, 201, { Location: `/v1/proxies/${name}` });
+    })
+    .openapi(listProxiesRoute, async (c) => {
+      const query = c.req.valid('query');
+      const proxies = await admin.list({ phase: query.phase, attributes: attributeFilter(query) });
+      return c.json({ proxies, count: proxies.length }, 200);
+    })
+    .openapi(getProxyRoute, async (c) => c.json(await admin.get(c.req.valid('param').name), 200))
+    .openapi(replaceSpecRoute, async (c) => {
+      const proxy = await admin.updateSpec(c.req.valid('param').name, replaceWith(c.req.valid('json')));
+      return c.json(proxy, 200);
+    })
+    .openapi(patchSpecRoute, async (c) => {
+      const proxy = await admin.updateSpec(c.req.valid('param').name, mergeWith(c.req.valid('json')));
+      return c.json(proxy, 200);
+    })
+    .openapi(deleteProxyRoute, async (c) =>
+      c.json(await admin.requestDeletion(c.req.valid('param').name), 202),
+    )
+    .openapi(reconcileProxyRoute, async (c) => {
+      const { name } = c.req.valid('param');
+      await admin.requestReconcile(name);
+      return c.json({ proxy: name, reason: 'manual' as const }, 202);
+    });

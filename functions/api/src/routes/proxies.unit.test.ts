@@ -1,0 +1,360 @@
+import { describe, expect, it } from 'vitest';
+import { emptyStatus, type ProxyResource } from '../../../../shared/src/domain/proxy.js';
+import { harness } from '../testing/harness.js';
+
+const managed = { mode: 'managed', zone: 'us-central1-a' };
+const external = { mode: 'external', endpoint: { host: '203.0.113.7', port: 8080 } };
+
+async function withProxy(name = 'p1', spec: Record<string, unknown> = managed) {
+  const h = harness();
+  const res = await h.call('POST', '/v1/proxies', { name, spec });
+  expect(res.status).toBe(201);
+  h.publisher.published.length = 0;
+  h.store.writeCalls.length = 0;
+  return h;
+}
+
+const json = async (res: Response) => (await res.json()) as Record<string, unknown>;
+
+describe('POST /v1/proxies', () => {
+  it('creates with server-set fields and defaults, and publishes "created"', async () => {
+    const h = harness();
+    const res = await h.call('POST', '/v1/proxies', {
+      name: 'edge-1',
+      spec: { ...managed, attributes: { team: 'a' } },
+    });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('location')).toBe('/v1/proxies/edge-1');
+    const body = await json(res);
+    expect(body).toMatchObject({
+      name: 'edge-1',
+      uid: '00000000-0000-4000-8000-000000000001',
+      generation: 1,
+      createdAt: '2026-02-01T12:00:00.000Z',
+      deletionRequestedAt: null,
+      spec: {
+        mode: 'managed',
+        zone: 'us-central1-a',
+        machineType: 'e2-small',
+        capacity: 4,
+        attributes: { team: 'a' },
+      },
+      status: { phase: 'Pending', observedGeneration: 0 },
+    });
+    const stored = await h.store.inner.get('edge-1');
+    expect(stored?.proxy.status).toEqual(emptyStatus());
+    expect(stored?.proxy.createdAt).toEqual(new Date('2026-02-01T12:00:00Z'));
+    expect(h.publisher.published).toEqual([{ proxy: 'edge-1', reason: 'created' }]);
+  });
+
+  it('answers 409 already_exists for a taken name, and changes nothing', async () => {
+    const h = await withProxy('p1');
+    const before = await h.store.snapshot();
+    const res = await h.call('POST', '/v1/proxies', { name: 'p1', spec: external });
+    expect(res.status).toBe(409);
+    expect(await json(res)).toMatchObject({ error: 'already_exists' });
+    expect(await h.store.snapshot()).toEqual(before);
+    expect(h.publisher.published).toEqual([]);
+  });
+
+  it.each([
+    [{ name: 'p', spec: managed, status: { phase: 'Ready' } }, 'status', 'unrecognized_key'],
+    [{ name: 'p', spec: managed, uid: '00000000-0000-4000-8000-000000000009' }, 'uid', 'unrecognized_key'],
+    [{ name: 'p', spec: managed, generation: 7 }, 'generation', 'unrecognized_key'],
+    [{ name: 'Bad_Name', spec: managed }, 'name', 'invalid_format'],
+    [{ name: 'p', spec: { ...managed, zone: 'mars' } }, 'spec.zone', 'invalid_format'],
+    [{ name: 'p', spec: { ...managed, capacity: 0 } }, 'spec.capacity', 'too_small'],
+    [{ name: 'p', spec: { mode: 'teleport' } }, 'spec.mode', 'invalid_union'],
+    [{ name: 'p', spec: { ...external, endpoint: { host: 'h' } } }, 'spec.endpoint.port', 'invalid_type'],
+    [
+      { name: 'p', spec: { ...managed, attributes: { 'bad key': 'v' } } },
+      'spec.attributes.bad key',
+      'invalid_key',
+    ],
+    [{ name: 'p' }, 'spec', 'invalid_type'],
+  ])('refuses %j: 400 at %s (%s)', async (body, path, code) => {
+    const h = harness();
+    const res = await h.call('POST', '/v1/proxies', body);
+    expect(res.status).toBe(400);
+    const err = await json(res);
+    expect(err.error).toBe('invalid_request');
+    expect(err.issues).toEqual(expect.arrayContaining([expect.objectContaining({ path, code })]));
+    expect(await h.store.snapshot()).toEqual([]);
+    expect(h.publisher.published).toEqual([]);
+  });
+
+  it('still answers 201 when publishing fails, and logs it as an error', async () => {
+    const h = harness();
+    h.publisher.failNext(Object.assign(new Error('pubsub down'), { code: 14 }));
+    const res = await h.call('POST', '/v1/proxies', { name: 'p1', spec: managed });
+    expect(res.status).toBe(201);
+    expect(await h.store.inner.get('p1')).not.toBeNull();
+    expect(h.log.lines).toContainEqual(
+      expect.objectContaining({ severity: 'ERROR', proxy: 'p1', reason: 'created', errorKind: 14 }),
+    );
+  });
+});
+
+describe('GET /v1/proxies/{name}', () => {
+  it('returns the proxy', async () => {
+    const h = await withProxy('p1');
+    const res = await h.call('GET', '/v1/proxies/p1');
+    expect(res.status).toBe(200);
+    expect(await json(res)).toMatchObject({ name: 'p1', generation: 1 });
+  });
+
+  it('answers 404 not_found for an unknown proxy and 400 for a name that cannot exist', async () => {
+    const h = harness();
+    expect(await json(await h.call('GET', '/v1/proxies/nope'))).toMatchObject({ error: 'not_found' });
+    const bad = await h.call('GET', '/v1/proxies/Nope');
+    expect(bad.status).toBe(400);
+    expect(await json(bad)).toMatchObject({ error: 'invalid_request', issues: [{ path: 'name' }] });
+  });
+});
+
+describe('GET /v1/proxies', () => {
+  async function fleet() {
+    const h = harness();
+    const specs: Array<[string, Record<string, unknown>]> = [
+      ['a', { ...managed, attributes: { region: 'eu', tier: 'gold' } }],
+      ['b', { ...managed, attributes: { region: 'eu' } }],
+      ['c', { ...external, attributes: { region: 'us', tier: 'gold' } }],
+    ];
+    for (const [name, spec] of specs)
+      expect((await h.call('POST', '/v1/proxies', { name, spec })).status).toBe(201);
+    const c = await h.store.inner.get('c');
+    await h.store.inner.writeStatus('c', { ...emptyStatus(), phase: 'Ready' }, c!.version);
+    return h;
+  }
+  const names = async (res: Response) => {
+    const body = (await res.json()) as { proxies: ProxyResource[]; count: number };
+    expect(body.count).toBe(body.proxies.length);
+    return body.proxies.map((p) => p.name);
+  };
+
+  it.each([
+    ['', ['a', 'b', 'c']],
+    ['?attr.region=eu', ['a', 'b']],
+    ['?attr.region=eu&attr.tier=gold', ['a']],
+    ['?attr.tier=gold&phase=Ready', ['c']],
+    ['?phase=Pending', ['a', 'b']],
+    ['?attr.region=mars', []],
+  ])('filters %s → %j', async (query, expected) => {
+    const h = await fleet();
+    const res = await h.call('GET', `/v1/proxies${query}`);
+    expect(res.status).toBe(200);
+    expect(await names(res)).toEqual(expected);
+  });
+
+  it.each([
+    ['?phase=Sleeping', 'phase'],
+    ['?phase=Ready&phase=Pending', 'phase'],
+    ['?healthy=true', 'healthy'],
+    ['?attr._hidden=x', 'attr._hidden'],
+    ['?attr.region=eu&attr.region=us', 'attr.region'],
+  ])('refuses %s with 400 at %s', async (query, path) => {
+    const h = await fleet();
+    const res = await h.call('GET', `/v1/proxies${query}`);
+    expect(res.status).toBe(400);
+    const body = await json(res);
+    expect(body.error).toBe('invalid_request');
+    expect(body.issues).toEqual(expect.arrayContaining([expect.objectContaining({ path })]));
+  });
+});
+
+describe('PUT /v1/proxies/{name}/spec', () => {
+  it('replaces the spec, bumps the generation and publishes "spec-changed"', async () => {
+    const h = await withProxy('p1');
+    const res = await h.call('PUT', '/v1/proxies/p1/spec', { ...managed, capacity: 9 });
+    expect(res.status).toBe(200);
+    expect(await json(res)).toMatchObject({ generation: 2, spec: { capacity: 9 } });
+    expect((await h.store.inner.get('p1'))?.proxy).toMatchObject({ generation: 2, spec: { capacity: 9 } });
+    expect(h.publisher.published).toEqual([{ proxy: 'p1', reason: 'spec-changed' }]);
+  });
+
+  it('treats the same spec (defaults spelled out, keys reordered) as a no-op: no write, no bump, no publish', async () => {
+    const h = await withProxy('p1');
+    const before = await h.store.snapshot();
+    const same = {
+      capacity: 4,
+      zone: 'us-central1-a',
+      machineType: 'e2-small',
+      mode: 'managed',
+      attributes: {},
+    };
+    const res = await h.call('PUT', '/v1/proxies/p1/spec', same);
+    expect(res.status).toBe(200);
+    expect(await json(res)).toMatchObject({ generation: 1 });
+    expect(h.store.writeCalls).toEqual([]);
+    expect(await h.store.snapshot()).toEqual(before);
+    expect(h.publisher.published).toEqual([]);
+  });
+
+  it.each([
+    [external, 400, 'immutable_field'],
+    [{ ...managed, status: {} }, 400, 'invalid_request'],
+    [{ ...managed, generation: 3 }, 400, 'invalid_request'],
+  ])('refuses %j with %i %s and writes nothing', async (body, status, error) => {
+    const h = await withProxy('p1');
+    const before = await h.store.snapshot();
+    const res = await h.call('PUT', '/v1/proxies/p1/spec', body);
+    expect(res.status).toBe(status);
+    expect(await json(res)).toMatchObject({ error });
+    expect(await h.store.snapshot()).toEqual(before);
+    expect(h.publisher.published).toEqual([]);
+  });
+
+  it('answers 404 for an unknown proxy and 409 deletion_requested for one being deleted', async () => {
+    const h = await withProxy('p1');
+    expect((await h.call('PUT', '/v1/proxies/p2/spec', managed)).status).toBe(404);
+    await h.call('DELETE', '/v1/proxies/p1');
+    const res = await h.call('PUT', '/v1/proxies/p1/spec', { ...managed, capacity: 2 });
+    expect(res.status).toBe(409);
+    expect(await json(res)).toMatchObject({ error: 'deletion_requested' });
+  });
+
+  it('re-reads and retries when a concurrent write moves the version, losing neither update', async () => {
+    const h = await withProxy('p1');
+    h.store.interceptNext('replaceSpec', async () => {
+      const cur = await h.store.inner.get('p1');
+      await h.store.inner.writeStatus('p1', { ...emptyStatus(), phase: 'Provisioning' }, cur!.version);
+    });
+    const res = await h.call('PUT', '/v1/proxies/p1/spec', { ...managed, capacity: 9 });
+    expect(res.status).toBe(200);
+    const stored = (await h.store.inner.get('p1'))?.proxy;
+    expect(stored).toMatchObject({ generation: 2, spec: { capacity: 9 }, status: { phase: 'Provisioning' } });
+    expect(h.store.writeCalls.map((w) => w.op)).toEqual(['replaceSpec', 'replaceSpec']);
+    expect(h.publisher.published).toEqual([{ proxy: 'p1', reason: 'spec-changed' }]);
+  });
+
+  it('gives up with 409 conflict after a bounded number of attempts', async () => {
+    const h = await withProxy('p1');
+    for (let i = 0; i < 5; i++) {
+      h.store.interceptNext('replaceSpec', async () => {
+        const cur = await h.store.inner.get('p1');
+        await h.store.inner.writeStatus('p1', { ...emptyStatus(), observedGeneration: i }, cur!.version);
+      });
+    }
+    const res = await h.call('PUT', '/v1/proxies/p1/spec', { ...managed, capacity: 9 });
+    expect(res.status).toBe(409);
+    expect(await json(res)).toMatchObject({ error: 'conflict' });
+    expect(h.store.writeCalls).toHaveLength(5);
+    expect((await h.store.inner.get('p1'))?.proxy).toMatchObject({ generation: 1, spec: { capacity: 4 } });
+    expect(h.publisher.published).toEqual([]);
+  });
+});
+
+describe('PATCH /v1/proxies/{name}/spec', () => {
+  const patch = (h: ReturnType<typeof harness>, body: unknown, type = 'application/merge-patch+json') =>
+    h.call('PATCH', '/v1/proxies/p1/spec', body, { 'content-type': type });
+
+  it('merges (RFC 7396), re-validates, and bumps the generation once', async () => {
+    const h = await withProxy('p1', { ...managed, attributes: { region: 'eu', legacy: 'yes' } });
+    const res = await patch(h, {
+      capacity: 8,
+      attributes: { legacy: null, tier: 'gold' },
+      healthCheck: { intervalSeconds: 10 },
+    });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as ProxyResource;
+    expect(body.generation).toBe(2);
+    expect(body.spec.capacity).toBe(8);
+    expect(body.spec.attributes).toEqual({ region: 'eu', tier: 'gold' });
+    expect(body.spec.healthCheck).toMatchObject({ intervalSeconds: 10, failureThreshold: 3 });
+    expect(h.publisher.published).toEqual([{ proxy: 'p1', reason: 'spec-changed' }]);
+  });
+
+  it('accepts application/json too', async () => {
+    const h = await withProxy('p1');
+    expect((await patch(h, { capacity: 5 }, 'application/json')).status).toBe(200);
+  });
+
+  it('is a no-op for an empty patch or one that sets what is already there', async () => {
+    const h = await withProxy('p1');
+    for (const body of [{}, { capacity: 4 }, { attributes: { missing: null } }]) {
+      const res = await patch(h, body);
+      expect(res.status).toBe(200);
+      expect(await json(res)).toMatchObject({ generation: 1 });
+    }
+    expect(h.store.writeCalls).toEqual([]);
+    expect(h.publisher.published).toEqual([]);
+  });
+
+  it.each([
+    [{ mode: 'external' }, 'immutable_field', 'mode'],
+    [{ mode: null }, 'immutable_field', 'mode'],
+    [{ zone: null }, 'invalid_request', 'zone'],
+    [{ capacity: 'many' }, 'invalid_request', 'capacity'],
+    [{ status: { phase: 'Ready' } }, 'invalid_request', 'status'],
+    [{ cloudInit: { inline: 'x', secretRef: { secret: 's' } } }, 'invalid_request', 'cloudInit'],
+    [['capacity', 5], 'invalid_request', ''],
+    ['"capacity"', 'invalid_request', ''],
+  ])('refuses %j with 400 %s at "%s" and writes nothing', async (body, error, path) => {
+    const h = await withProxy('p1');
+    const before = await h.store.snapshot();
+    const res = await patch(h, body);
+    expect(res.status).toBe(400);
+    const err = await json(res);
+    expect(err.error).toBe(error);
+    expect(err.issues).toEqual(expect.arrayContaining([expect.objectContaining({ path })]));
+    expect(await h.store.snapshot()).toEqual(before);
+    expect(h.publisher.published).toEqual([]);
+  });
+});
+
+describe('DELETE /v1/proxies/{name}', () => {
+  it('sets deletionRequestedAt, answers 202 and publishes; a second DELETE keeps the first timestamp', async () => {
+    const h = await withProxy('p1');
+    const first = await h.call('DELETE', '/v1/proxies/p1');
+    expect(first.status).toBe(202);
+    expect(await json(first)).toMatchObject({ name: 'p1', deletionRequestedAt: '2026-02-01T12:00:00.000Z' });
+    h.clock.advance(60_000);
+    const second = await h.call('DELETE', '/v1/proxies/p1');
+    expect(second.status).toBe(202);
+    expect(await json(second)).toMatchObject({ deletionRequestedAt: '2026-02-01T12:00:00.000Z' });
+    expect(h.store.writeCalls.map((w) => w.op)).toEqual(['requestDeletion']);
+    expect(h.publisher.published).toEqual([
+      { proxy: 'p1', reason: 'delete-requested' },
+      { proxy: 'p1', reason: 'delete-requested' },
+    ]);
+  });
+
+  it.each([
+    // (GET cannot carry a body in the Fetch API, so the platform drops one before Hono sees it.)
+    ['DELETE', '/v1/proxies/p1'],
+    ['POST', '/v1/proxies/p1/reconcile'],
+  ])('%s %s refuses a request body with 400 and does nothing', async (method, path) => {
+    const h = await withProxy('p1');
+    const before = await h.store.snapshot();
+    const res = await h.call(method, path, { force: true });
+    expect(res.status).toBe(400);
+    expect(await json(res)).toMatchObject({
+      error: 'invalid_request',
+      issues: [{ code: 'unexpected_body' }],
+    });
+    expect(await h.store.snapshot()).toEqual(before);
+    expect(h.publisher.published).toEqual([]);
+  });
+
+  it('answers 404 for an unknown proxy and publishes nothing', async () => {
+    const h = harness();
+    const res = await h.call('DELETE', '/v1/proxies/ghost');
+    expect(res.status).toBe(404);
+    expect(h.publisher.published).toEqual([]);
+  });
+});
+
+describe('POST /v1/proxies/{name}/reconcile', () => {
+  it('publishes a manual reconcile request', async () => {
+    const h = await withProxy('p1');
+    const res = await h.call('POST', '/v1/proxies/p1/reconcile');
+    expect(res.status).toBe(202);
+    expect(await json(res)).toEqual({ proxy: 'p1', reason: 'manual' });
+    expect(h.publisher.published).toEqual([{ proxy: 'p1', reason: 'manual' }]);
+    expect(h.store.writeCalls).toEqual([]);
+  });
+
+  it('answers 404 for an unknown proxy', async () => {
+    expect((await harness().call('POST', '/v1/proxies/ghost/reconcile')).status).toBe(404);
+  });
+});

@@ -1,0 +1,137 @@
+// The admin routes as OpenAPI route definitions (createRoute): path, inputs, and every response, so that
+// /openapi.json documents the errors too.
+import { createRoute } from '@hono/zod-openapi';
+import { jsonBody } from '../middleware/json-body.js';
+import { noBody } from '../middleware/no-body.js';
+import {
+  CreateProxyRequest,
+  ErrorBody,
+  ListQuery,
+  NameParam,
+  ProxyBody,
+  ProxyList,
+  ReconcileAccepted,
+  Spec,
+  SpecMergePatch,
+} from './proxy-schemas.js';
+
+const json = <T>(schema: T, description: string) => ({
+  description,
+  content: { 'application/json': { schema } },
+});
+const error = (description: string) => json(ErrorBody, description);
+const common = {
+  401: error('unauthenticated: no valid credential'),
+  403: error('forbidden: the identity is not an admin'),
+  503: error('unavailable: the store or the identity check is unavailable; see Retry-After'),
+};
+const withBody = {
+  400: error('invalid_json, invalid_request, or immutable_field'),
+  413: error('payload_too_large'),
+  415: error('unsupported_media_type'),
+};
+const MERGE_PATCH = 'application/merge-patch+json';
+
+export const createProxyRoute = createRoute({
+  method: 'post',
+  path: '/',
+  summary: 'Create a proxy',
+  middleware: [jsonBody()] as const,
+  request: { body: { required: true, content: { 'application/json': { schema: CreateProxyRequest } } } },
+  responses: {
+    201: json(ProxyBody, 'Created; a reconcile request was published'),
+    ...withBody,
+    ...common,
+    409: error('already_exists: the name is taken'),
+  },
+});
+
+export const listProxiesRoute = createRoute({
+  method: 'get',
+  path: '/',
+  summary: 'List proxies',
+  description: 'Filters: `phase=<Phase>` and any number of `attr.<key>=<value>` (all must match).',
+  middleware: [noBody()] as const,
+  request: { query: ListQuery },
+  responses: {
+    200: json(ProxyList, 'The matching proxies, by name'),
+    400: error('invalid_request'),
+    ...common,
+  },
+});
+
+export const getProxyRoute = createRoute({
+  method: 'get',
+  path: '/{name}',
+  summary: 'Get a proxy',
+  middleware: [noBody()] as const,
+  request: { params: NameParam },
+  responses: {
+    200: json(ProxyBody, 'The proxy'),
+    400: error('invalid_request'),
+    404: error('not_found'),
+    ...common,
+  },
+});
+
+const specResponses = {
+  200: json(ProxyBody, 'The proxy; generation bumped only if the spec changed'),
+  ...withBody,
+  ...common,
+  404: error('not_found'),
+  409: error('conflict (concurrent edits, retry) or deletion_requested'),
+};
+
+export const replaceSpecRoute = createRoute({
+  method: 'put',
+  path: '/{name}/spec',
+  summary: 'Replace the spec of a proxy',
+  middleware: [jsonBody()] as const,
+  request: { params: NameParam, body: { required: true, content: { 'application/json': { schema: Spec } } } },
+  responses: specResponses,
+});
+
+export const patchSpecRoute = createRoute({
+  method: 'patch',
+  path: '/{name}/spec',
+  summary: 'Patch the spec of a proxy (JSON merge patch)',
+  middleware: [jsonBody({ mediaTypes: [MERGE_PATCH, 'application/json'] })] as const,
+  request: {
+    params: NameParam,
+    body: {
+      required: true,
+      content: { [MERGE_PATCH]: { schema: SpecMergePatch }, 'application/json': { schema: SpecMergePatch } },
+    },
+  },
+  responses: specResponses,
+});
+
+export const deleteProxyRoute = createRoute({
+  method: 'delete',
+  path: '/{name}',
+  summary: 'Request deletion of a proxy',
+  description:
+    'Sets deletionRequestedAt; the document goes once reconcile has deleted the instance. Idempotent.',
+  middleware: [noBody()] as const,
+  request: { params: NameParam },
+  responses: {
+    202: json(ProxyBody, 'Deletion requested'),
+    400: error('invalid_request'),
+    404: error('not_found'),
+    ...common,
+  },
+});
+
+export const reconcileProxyRoute = createRoute({
+  method: 'post',
+  path: '/{name}/reconcile',
+  summary: 'Publish a reconcile request for a proxy',
+  middleware: [noBody()] as const,
+  request: { params: NameParam },
+  responses: {
+    202: json(ReconcileAccepted, 'Published'),
+    400: error('invalid_request'),
+    404: error('not_found'),
+    ...common,
+  },
+});

@@ -1,0 +1,105 @@
+// Request and response schemas of the admin routes, built from the domain's zod schemas so that the
+// validator and /openapi.json can never disagree with the Firestore converter and the messages.
+import { z } from '@hono/zod-openapi';
+import {
+  Attributes,
+  Phase,
+  ProxyName,
+  ProxyResource,
+  ProxySpec,
+} from '../../../../shared/src/domain/proxy.js';
+import { FORBIDDEN_KEYS } from '../validation/json-guard.js';
+
+// zod 4 copies prototype methods onto each schema when it is built, so the domain's schemas (built before
+// @hono/zod-openapi extended zod, and without importing it: the domain stays pure) lack .openapi().
+// A clone is built now, after the extension, and carries it.
+const documented = <T extends z.ZodType>(schema: T): T => schema.clone() as T;
+
+export const ProxyBody = documented(ProxyResource).openapi('Proxy', {
+  description: 'A proxy: its desired state (spec, written through this API) and its observed state (status).',
+});
+
+export const Spec = documented(ProxySpec).openapi('ProxySpec');
+
+export const CreateProxyRequest = z
+  .object({ name: documented(ProxyName).openapi({ example: 'us-east-1' }), spec: Spec })
+  .strict()
+  .openapi('CreateProxyRequest');
+
+export const SpecMergePatch = z.record(z.string(), z.unknown()).openapi('ProxySpecMergePatch', {
+  description:
+    'RFC 7396 JSON merge patch of ProxySpec: objects merge, null removes a member. The result is validated as a ProxySpec; mode cannot change.',
+  example: { capacity: 8, attributes: { region: 'eu', legacy: null } },
+});
+
+export const NameParam = z.object({
+  name: documented(ProxyName).openapi({ param: { name: 'name', in: 'path' }, example: 'us-east-1' }),
+});
+
+const ATTR_PREFIX = 'attr.';
+
+/** `?phase=P&attr.k=v…`: every parameter other than phase must be attr.<attribute key>. */
+export const ListQuery = z
+  .object({
+    phase: documented(Phase)
+      .optional()
+      .openapi({ param: { name: 'phase', in: 'query' } }),
+  })
+  .catchall(z.string())
+  .superRefine((query, ctx) => {
+    const attributes: Record<string, string> = {};
+    for (const [key, value] of Object.entries(query)) {
+      if (key === 'phase') continue;
+      if (!key.startsWith(ATTR_PREFIX)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: 'unknown query parameter (use phase or attr.<key>)',
+        });
+      } else if (FORBIDDEN_KEYS.has(key.slice(ATTR_PREFIX.length))) {
+        ctx.addIssue({ code: 'custom', path: [key], message: 'forbidden attribute key' });
+      } else {
+        attributes[key.slice(ATTR_PREFIX.length)] = value as string;
+      }
+    }
+    const parsed = Attributes.safeParse(attributes);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [`${ATTR_PREFIX}${String(issue.path[0] ?? '')}`],
+          message: issue.message,
+        });
+      }
+    }
+  });
+
+/** The attribute filter in a validated ListQuery. */
+export function attributeFilter(query: Record<string, unknown>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(query)
+      .filter(([k]) => k.startsWith(ATTR_PREFIX))
+      .map(([k, v]) => [k.slice(ATTR_PREFIX.length), String(v)]),
+  );
+}
+
+/** `{proxies, count}`: the same envelope the crawler-facing listing on this path will use. */
+export const ProxyList = z
+  .object({ proxies: z.array(ProxyBody), count: z.number().int() })
+  .openapi('ProxyList');
+
+export const ReconcileAccepted = z
+  .object({ proxy: ProxyName, reason: z.literal('manual') })
+  .openapi('ReconcileAccepted');
+
+export const ErrorBody = z
+  .object({
+    error: z.string().openapi({ description: 'Stable machine-readable code (docs/api.md#errors).' }),
+    message: z.string(),
+    issues: z
+      .array(z.object({ path: z.string(), code: z.string(), message: z.string() }))
+      .optional()
+      .openapi({ description: 'For invalid_request and immutable_field: one entry per problem.' }),
+    requestId: z.string().optional(),
+  })
+  .openapi('Error');

@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { inspectJson } from './json-guard.js';
+
+const nest = (depth: number): unknown => JSON.parse('['.repeat(depth) + ']'.repeat(depth));
+
+describe('inspectJson', () => {
+  it.each([
+    [{ name: 'a', spec: { mode: 'managed', cloudInit: { secretRef: { secret: 's' } } } }],
+    [[1, 2, { a: [null, true] }]],
+    ['just a string'],
+    [null],
+    [nest(16)],
+  ])('accepts %j', (value) => {
+    expect(inspectJson(value)).toBeNull();
+  });
+
+  it.each([
+    ['{"__proto__": {"x": 1}}', '__proto__', 'forbidden_key'],
+    ['{"spec": {"attributes": {"constructor": "x"}}}', 'spec.attributes.constructor', 'forbidden_key'],
+    ['{"a": [{"prototype": 1}]}', 'a.0.prototype', 'forbidden_key'],
+  ])('refuses %s at %s', (json, path, code) => {
+    expect(inspectJson(JSON.parse(json))).toMatchObject({ path, code });
+  });
+
+  it('refuses nesting past the limit without recursing', () => {
+    expect(inspectJson(nest(17))?.code).toBe('too_deep');
+    expect(inspectJson(nest(30_000))?.code).toBe('too_deep');
+    expect(inspectJson({ a: { b: { c: 1 } } }, 2)).toMatchObject({ path: 'a.b', code: 'too_deep' });
+  });
+});

@@ -1,0 +1,63 @@
+// Who may use the gateway: named client users (Proxy-Authorization: Basic on the proxy listener; Basic or
+// Bearer on the fetch endpoint) and bearer tokens, all from configuration. Comparisons are constant-time
+// over sha256 digests, so neither a password's length nor its prefix leaks through timing.
+import { createHash, timingSafeEqual } from 'node:crypto';
+
+export interface ClientUser {
+  readonly username: string;
+  readonly password: string;
+}
+
+const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
+const DUMMY = digest('\u0000no-such-user');
+
+const VERIFIED_CACHE_SIZE = 1024;
+
+export class ClientAuth {
+  private readonly users: Map<string, Buffer>;
+  private readonly tokens: Buffer[];
+  /**
+   * Header values already verified → user. Crawlers repeat the same credential on every connection, and
+   * this saves a base64 decode and a hash per request; only successes are cached, keyed by the whole
+   * value, so a guess never gets a cheaper or different path than a wrong password.
+   */
+  private readonly verified = new Map<string, string>();
+
+  /** `required: false` lets every request through (local experiments only; the config says so loudly). */
+  constructor(
+    users: readonly ClientUser[],
+    tokens: readonly string[],
+    readonly required = true,
+  ) {
+    this.users = new Map(users.map((u) => [u.username, digest(u.password)]));
+    this.tokens = tokens.map(digest);
+  }
+
+  /** The user a `Basic …` credential names, or null. Anonymous ("") when auth is not required. */
+  basic(header: string | undefined): string | null {
+    if (!this.required) return '';
+    if (!header) return null;
+    const hit = this.verified.get(header);
+    if (hit !== undefined) return hit;
+    if (header.length < 7 || header.slice(0, 6).toLowerCase() !== 'basic ') return null;
+    const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon < 0) return null;
+    const user = decoded.slice(0, colon);
+    const expected = this.users.get(user);
+    const ok = timingSafeEqual(digest(decoded.slice(colon + 1)), expected ?? DUMMY);
+    if (!ok || !expected) return null;
+    if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.clear();
+    this.verified.set(header, user);
+    return user;
+  }
+
+  bearer(header: string | undefined): boolean {
+    if (!this.required) return true;
+    if (header?.slice(0, 7).toLowerCase() !== 'bearer ') return false;
+    const given = digest(header.slice(7).trim());
+    let ok = false;
+    for (const t of this.tokens) ok = timingSafeEqual(given, t) || ok;
+    return ok;
+  }
+}

@@ -1,0 +1,77 @@
+// Turns a validated snapshot into the immutable form the hot path reads: upstream entries carrying
+// their pre-computed Proxy-Authorization line and a reference to their live counters, and the compiled
+// routing table. A proxy whose credentials cannot be resolved is left out rather than sent without them.
+
+import {
+  compileRouting,
+  type LiveCounters,
+  type RoutingTable,
+  type Upstream,
+} from '../../../shared/src/domain/gateway/routing.js';
+import type { GatewaySnapshot } from '../../../shared/src/messages/gateway-snapshot.js';
+import {
+  type CredentialError,
+  proxyAuthorizationLine,
+  refKey,
+  type UpstreamCredentials,
+} from './credentials.js';
+
+export interface UpstreamAuth {
+  /** "Proxy-Authorization: Basic …\r\n", or "" for an open proxy. */
+  readonly line: string;
+}
+
+export interface CompiledSnapshot {
+  readonly version: number;
+  readonly ownershipEpoch: number;
+  readonly checksum: string;
+  readonly generatedAtMs: number;
+  readonly validUntilMs: number;
+  /** The wire form, kept as the base for the next delta. */
+  readonly source: GatewaySnapshot;
+  readonly table: RoutingTable<UpstreamAuth>;
+  readonly upstreams: ReadonlyMap<string, Upstream<UpstreamAuth>>;
+  readonly skipped: readonly { proxy: string; secret: string }[];
+}
+
+export function compileSnapshot(
+  s: GatewaySnapshot,
+  credentials: ReadonlyMap<string, UpstreamCredentials | CredentialError>,
+  counters: (name: string) => LiveCounters,
+): CompiledSnapshot {
+  const upstreams: Upstream<UpstreamAuth>[] = [];
+  const skipped: { proxy: string; secret: string }[] = [];
+  for (const p of s.proxies) {
+    let creds: UpstreamCredentials | null = null;
+    if (p.credentialsRef) {
+      const c = credentials.get(refKey(p.credentialsRef));
+      if (!c || c instanceof Error) {
+        skipped.push({ proxy: p.name, secret: p.credentialsRef.secret });
+        continue;
+      }
+      creds = c;
+    }
+    upstreams.push({
+      name: p.name,
+      host: p.host,
+      port: p.port,
+      capacity: p.capacity,
+      usableUntilMs: Date.parse(p.usableUntil),
+      expiresAtMs: Date.parse(p.expiresAt),
+      attributes: p.attributes ?? {},
+      live: counters(p.name),
+      auth: { line: proxyAuthorizationLine(creds) },
+    });
+  }
+  return {
+    version: s.version,
+    ownershipEpoch: s.ownershipEpoch,
+    checksum: s.checksum,
+    generatedAtMs: Date.parse(s.generatedAt),
+    validUntilMs: Date.parse(s.validUntil),
+    source: s,
+    table: compileRouting(s.routing, upstreams),
+    upstreams: new Map(upstreams.map((u) => [u.name, u])),
+    skipped,
+  };
+}

@@ -1,0 +1,98 @@
+// The gateway's configuration, parsed once by the entry point from (argv, env) — nothing below main.ts
+// reads process.env. Durations are milliseconds unless the name says otherwise.
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { LOG_LEVELS } from './logger.js';
+
+const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
+  z.coerce.number().int().min(min).max(max).default(def);
+const list = z
+  .string()
+  .default('')
+  .transform((s) =>
+    s
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean),
+  );
+
+/** "user:pass,user2:pass2" or a JSON array of {"username","password"}. */
+const Users = z
+  .string()
+  .default('')
+  .transform((s, ctx) => {
+    const text = s.trim();
+    if (!text) return [];
+    if (text.startsWith('[')) {
+      const parsed = z
+        .array(z.object({ username: z.string().min(1), password: z.string().min(1) }))
+        .safeParse(JSON.parse(text));
+      if (parsed.success) return parsed.data;
+      ctx.addIssue({ code: 'custom', message: 'GATEWAY_CLIENT_USERS: a JSON array of {username, password}' });
+      return z.NEVER;
+    }
+    return text.split(',').map((pair) => {
+      const i = pair.indexOf(':');
+      if (i <= 0) ctx.addIssue({ code: 'custom', message: 'GATEWAY_CLIENT_USERS: user:password pairs' });
+      return { username: pair.slice(0, i).trim(), password: pair.slice(i + 1) };
+    });
+  });
+
+export const GatewayEnv = z.object({
+  HOST: z.string().default('0.0.0.0'),
+  /** The HTTP listener (/v1/fetch, /healthz, /metrics): Cloud Run's $PORT. */
+  PORT: int(8080, 0, 65535),
+  GATEWAY_PROXY_HOST: z.string().optional(),
+  /** The CONNECT / absolute-URI listener; "off" where raw TCP cannot reach (Cloud Run). */
+  GATEWAY_PROXY_PORT: z.union([z.literal('off'), int(8081, 0, 65535)]).default(8081),
+  GATEWAY_SNAPSHOT_FILE: z.string().optional(),
+  GATEWAY_WORKER_ID: z.string().optional(),
+  GATEWAY_CLIENT_USERS: Users,
+  /** "none" disables client auth entirely (local experiments); anything else requires it. */
+  GATEWAY_CLIENT_AUTH: z.enum(['required', 'none']).default('required'),
+  GATEWAY_FETCH_TOKENS: list,
+  /** SSRF allow-list: CIDRs and host:port entries. */
+  GATEWAY_SSRF_ALLOW: list,
+  /** 0 = no age bound (standalone); the controller session sets it from registration. */
+  GATEWAY_MAX_STALE_AGE_SECONDS: int(0),
+  GATEWAY_MAX_HEADER_BYTES: int(16 * 1024, 1024, 1024 * 1024),
+  GATEWAY_HEADER_TIMEOUT_MS: int(10_000, 100),
+  GATEWAY_UPSTREAM_TIMEOUT_MS: int(10_000, 100),
+  GATEWAY_IDLE_TIMEOUT_MS: int(300_000, 1000),
+  GATEWAY_LINGER_MS: int(5_000, 100),
+  /** Cloud Run allows 10 s between SIGTERM and SIGKILL. */
+  GATEWAY_DRAIN_TIMEOUT_MS: int(8_000, 0),
+  GATEWAY_OUTCOME_QUEUE_SIZE: int(10_000, 1),
+  GATEWAY_STICKY_TABLE_SIZE: int(100_000, 1),
+  GATEWAY_DNS_CACHE_SECONDS: int(30, 0),
+  GATEWAY_CREDENTIALS_TTL_SECONDS: int(300, 0),
+  GATEWAY_FETCH_MAX_BODY_BYTES: int(1024 * 1024, 0),
+  GATEWAY_FETCH_MAX_RESPONSE_BYTES: int(64 * 1024 * 1024, 0),
+  GATEWAY_FETCH_TIMEOUT_MS: int(30_000, 100),
+  LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+});
+export type GatewayConfig = z.infer<typeof GatewayEnv> & { snapshotFile: string | undefined };
+
+export class ConfigError extends Error {
+  readonly kind = 'config';
+}
+
+export function loadGatewayConfig(
+  argv: string[] = process.argv.slice(2),
+  env: NodeJS.ProcessEnv = process.env,
+): GatewayConfig {
+  const { values } = parseArgs({ args: argv, options: { snapshot: { type: 'string' } }, strict: true });
+  const parsed = GatewayEnv.safeParse(env);
+  if (!parsed.success) throw new ConfigError(z.prettifyError(parsed.error), { cause: parsed.error });
+  const cfg = { ...parsed.data, snapshotFile: values.snapshot ?? parsed.data.GATEWAY_SNAPSHOT_FILE };
+  if (
+    cfg.GATEWAY_CLIENT_AUTH === 'required' &&
+    cfg.GATEWAY_CLIENT_USERS.length === 0 &&
+    cfg.GATEWAY_FETCH_TOKENS.length === 0
+  ) {
+    throw new ConfigError(
+      'no client credentials: set GATEWAY_CLIENT_USERS (or GATEWAY_CLIENT_AUTH=none for a local experiment)',
+    );
+  }
+  return cfg;
+}

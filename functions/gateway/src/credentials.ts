@@ -1,0 +1,101 @@
+// Upstream proxy credentials: snapshots carry Secret Manager references only; the worker resolves them
+// through an injected resolver before a snapshot is swapped in, and keeps the values in memory only.
+// Nothing on the hot path ever fetches a secret: a request sees a pre-computed Proxy-Authorization line.
+import type { SecretRef } from '../../../shared/src/domain/proxy.js';
+
+export interface UpstreamCredentials {
+  readonly username: string;
+  readonly password: string;
+}
+
+/** The port a Secret Manager adapter implements (the controller-session engineer wires the real one). */
+export interface CredentialResolver {
+  resolve(ref: SecretRef): Promise<UpstreamCredentials>;
+}
+
+export class CredentialError extends Error {
+  readonly kind = 'credentials_unavailable';
+  constructor(
+    readonly ref: SecretRef,
+    options?: { cause?: unknown },
+  ) {
+    super(`credentials ${ref.secret}@${ref.version} unavailable`, options);
+  }
+}
+
+export const refKey = (ref: SecretRef): string => `${ref.secret}@${ref.version ?? 'latest'}`;
+
+/** A secret payload is `user:password`, or JSON {"username","password"}. */
+export function parseCredentials(payload: string): UpstreamCredentials | null {
+  const text = payload.trim();
+  if (text.startsWith('{')) {
+    try {
+      const v = JSON.parse(text) as { username?: unknown; password?: unknown };
+      return typeof v.username === 'string' && typeof v.password === 'string'
+        ? { username: v.username, password: v.password }
+        : null;
+    } catch {
+      return null;
+    }
+  }
+  const colon = text.indexOf(':');
+  return colon > 0 ? { username: text.slice(0, colon), password: text.slice(colon + 1) } : null;
+}
+
+/** The header line a chained request carries to the upstream, built once per snapshot. */
+export const proxyAuthorizationLine = (c: UpstreamCredentials | null): string =>
+  c ? `Proxy-Authorization: Basic ${Buffer.from(`${c.username}:${c.password}`).toString('base64')}\r\n` : '';
+
+/**
+ * Caches resolved values. Pinned versions never change, so they are kept; "latest" is re-resolved once
+ * older than ttlMs, and a failed refresh keeps the last good value (a Secret Manager blip must not take
+ * a working proxy out of rotation).
+ */
+export class CredentialCache {
+  private readonly entries = new Map<string, { value: UpstreamCredentials; atMs: number }>();
+
+  constructor(
+    private readonly resolver: CredentialResolver,
+    private readonly ttlMs: number,
+    private readonly now: () => number,
+  ) {}
+
+  async resolveAll(refs: readonly SecretRef[]): Promise<Map<string, UpstreamCredentials | CredentialError>> {
+    const unique = new Map(refs.map((r) => [refKey(r), r]));
+    const out = new Map<string, UpstreamCredentials | CredentialError>();
+    await Promise.all(
+      [...unique].map(async ([key, ref]) => {
+        const cached = this.entries.get(key);
+        const fresh =
+          cached && ((ref.version ?? 'latest') !== 'latest' || this.now() - cached.atMs < this.ttlMs);
+        if (cached && fresh) {
+          out.set(key, cached.value);
+          return;
+        }
+        try {
+          const value = await this.resolver.resolve(ref);
+          this.entries.set(key, { value, atMs: this.now() });
+          out.set(key, value);
+        } catch (cause) {
+          out.set(key, cached ? cached.value : new CredentialError(ref, { cause }));
+        }
+      }),
+    );
+    return out;
+  }
+}
+
+/** Standalone mode: values from the snapshot file's `credentials` map, keyed "secret" or "secret@version". */
+export class StaticCredentialResolver implements CredentialResolver {
+  private values = new Map<string, UpstreamCredentials>();
+
+  replace(map: Readonly<Record<string, UpstreamCredentials>>): void {
+    this.values = new Map(Object.entries(map));
+  }
+
+  async resolve(ref: SecretRef): Promise<UpstreamCredentials> {
+    const v = this.values.get(refKey(ref)) ?? this.values.get(ref.secret);
+    if (!v) throw new CredentialError(ref);
+    return v;
+  }
+}

@@ -1,0 +1,61 @@
+// The body of POST /v1/fetch: what to fetch through the fleet. Limits are part of the schema so a bad
+// request is a 400 with the zod issues, never an exception deeper down.
+import { z } from 'zod';
+
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const MAX_HEADERS = 100;
+const MAX_HEADER_BYTES = 32 * 1024;
+
+export const FetchRequest = z
+  .object({
+    url: z
+      .string()
+      .max(8192)
+      .refine((u) => /^https?:\/\//i.test(u), 'an http:// or https:// URL'),
+    method: z.string().regex(TOKEN).max(16).default('GET'),
+    headers: z
+      .record(
+        z.string().regex(TOKEN).max(256),
+        z
+          .string()
+          .regex(/^[^\r\n\0]*$/, 'no CR, LF or NUL')
+          .max(8192),
+      )
+      .default({})
+      .refine((h) => Object.keys(h).length <= MAX_HEADERS, `at most ${MAX_HEADERS} headers`)
+      .refine(
+        (h) => Object.entries(h).reduce((n, [k, v]) => n + k.length + v.length + 4, 0) <= MAX_HEADER_BYTES,
+        `headers total at most ${MAX_HEADER_BYTES} bytes`,
+      ),
+    body: z.string().optional(),
+    bodyEncoding: z.enum(['utf8', 'base64']).default('utf8'),
+    /** Bounded by GATEWAY_FETCH_TIMEOUT_MS. */
+    timeoutMs: z.number().int().min(100).optional(),
+  })
+  .strict();
+export type FetchRequest = z.infer<typeof FetchRequest>;
+
+// Never forwarded to the target: hop-by-hop headers, and what the gateway decides itself.
+export const DROPPED_REQUEST_HEADERS = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'content-length',
+]);
+
+export const DROPPED_RESPONSE_HEADERS = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);

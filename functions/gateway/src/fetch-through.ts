@@ -1,0 +1,153 @@
+// POST /v1/fetch's engine: the same guard, route and pick as the proxy listener, then a CONNECT tunnel
+// to the pinned target address through the chosen upstream, TLS inside it for https, and one HTTP/1.1
+// request. Resolves once the target's response head is in; the caller streams the body and calls done().
+import http, { type IncomingMessage } from 'node:http';
+import tls from 'node:tls';
+import { parseIp } from '../../../shared/src/domain/gateway/ip.js';
+import { normalizeHost } from '../../../shared/src/domain/gateway/routing.js';
+import { refusalCode } from '../../../shared/src/domain/gateway/staleness.js';
+import { DROPPED_REQUEST_HEADERS, type FetchRequest } from './fetch-request.js';
+import { formatAuthority } from './head.js';
+import type { GatewayRecorder } from './metrics.js';
+import type { OutcomeStage } from './outcomes.js';
+import type { SocketCounts } from './sockets.js';
+import type { TargetGuard } from './target-guard.js';
+import { openTunnel, TunnelError } from './upstream-tunnel.js';
+import type { GatewayWorker } from './worker.js';
+
+export interface FetchDeps {
+  worker: GatewayWorker;
+  guard: TargetGuard;
+  recorder: GatewayRecorder;
+  sockets: SocketCounts;
+  upstreamTimeoutMs: number;
+  maxTimeoutMs: number;
+}
+
+export type FetchFailure = {
+  ok: false;
+  status: number;
+  code: string;
+  detail?: Record<string, string | number>;
+};
+export type FetchResult =
+  | { ok: true; response: IncomingMessage; route: string; done: () => void }
+  | FetchFailure;
+
+const fail = (status: number, code: string, detail?: Record<string, string | number>): FetchFailure => ({
+  ok: false,
+  status,
+  code,
+  detail,
+});
+
+export async function fetchThrough(req: FetchRequest, user: string, deps: FetchDeps): Promise<FetchResult> {
+  let url: URL;
+  try {
+    url = new URL(req.url);
+  } catch {
+    return fail(400, 'bad_url');
+  }
+  if (url.username || url.password) return fail(400, 'credentials_in_url');
+  const https = url.protocol === 'https:';
+  const host = normalizeHost(url.hostname);
+  const port = url.port ? Number(url.port) : https ? 443 : 80;
+  if (!deps.worker.accepting) return fail(503, refusalCode(deps.worker.phase()) ?? 'not_accepting');
+
+  const d = await deps.guard.check(host, port);
+  if (!d.allow) {
+    if (d.reason === 'unresolvable') return fail(502, 'target_unresolvable');
+    deps.recorder.ssrfRefused('fetch', d.reason);
+    return fail(403, 'ssrf_refused', { reason: d.reason });
+  }
+  const lower = new Map(Object.entries(req.headers).map(([k, v]) => [k.toLowerCase(), v]));
+  const picked = deps.worker.pick(host, Date.now(), {
+    stickyValue: (key) => ('header' in key ? lower.get(key.header) : user || undefined),
+  });
+  if (picked.kind !== 'ok') return fail(503, picked.kind);
+  const { upstream: u, route } = picked;
+
+  u.live.reserved++;
+  let load: 0 | 1 | 2 = 1;
+  const release = () => {
+    if (load === 1) u.live.reserved--;
+    else if (load === 2) u.live.active--;
+    load = 0;
+  };
+  const t0 = Date.now();
+  const target = `${host}:${port}`;
+  const outcome = (stage: OutcomeStage, ok: boolean, status?: number) =>
+    deps.worker.recordOutcome({
+      proxy: u.name,
+      route: route.name,
+      stage,
+      ok,
+      latencyMs: Date.now() - t0,
+      target,
+      status,
+      at: Date.now(),
+    });
+
+  let sock: import('node:net').Socket;
+  try {
+    sock = await openTunnel(u, formatAuthority(d.address, port), deps.upstreamTimeoutMs, deps.sockets);
+  } catch (e) {
+    release();
+    if (!(e instanceof TunnelError)) throw e;
+    outcome(e.stage, false, e.upstreamStatus);
+    const detail = e.upstreamStatus ? { upstreamStatus: e.upstreamStatus } : undefined;
+    return fail(e.kind === 'timeout' ? 504 : 502, `upstream_${e.kind}`, detail);
+  }
+  u.live.reserved--;
+  u.live.active++;
+  load = 2;
+  // openTunnel hands the socket over paused; the target speaks only after our request, so nothing is lost.
+  sock.resume();
+  const conn = https
+    ? tls.connect({ socket: sock, servername: parseIp(host) ? undefined : host, ALPNProtocols: ['http/1.1'] })
+    : sock;
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(req.headers))
+    if (!DROPPED_REQUEST_HEADERS.has(k.toLowerCase())) headers[k] = v;
+  headers.host = url.host;
+  const body = req.body === undefined ? undefined : Buffer.from(req.body, req.bodyEncoding);
+  if (body) headers['content-length'] = String(body.length);
+  const timeoutMs = Math.min(req.timeoutMs ?? deps.maxTimeoutMs, deps.maxTimeoutMs);
+
+  return new Promise((resolve) => {
+    let responded = false;
+    let timedOut = false;
+    const r = http.request({
+      method: req.method,
+      path: `${url.pathname}${url.search}`,
+      headers,
+      setHost: false,
+      createConnection: () => conn,
+    });
+    const timer = setTimeout(() => {
+      timedOut = true;
+      r.destroy();
+    }, timeoutMs);
+    const done = () => {
+      clearTimeout(timer);
+      release();
+      conn.destroy();
+    };
+    r.on('response', (res) => {
+      responded = true;
+      outcome('RESPONSE_HEADERS', true, res.statusCode);
+      resolve({ ok: true, response: res, route: route.name, done });
+    });
+    r.on('error', (err: NodeJS.ErrnoException) => {
+      if (responded) return;
+      done();
+      outcome('RESPONSE_HEADERS', false);
+      resolve(
+        timedOut
+          ? fail(504, 'fetch_timeout')
+          : fail(502, 'target_failed', err.code ? { reason: err.code } : undefined),
+      );
+    });
+    r.end(body);
+  });
+}

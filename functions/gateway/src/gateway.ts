@@ -1,0 +1,183 @@
+// The composition of one gateway process: worker, guard, listeners, timers and the drain on shutdown.
+// main.ts calls it with the standalone pieces; the controller session will pass its own SnapshotSource,
+// CredentialResolver (Secret Manager) and Reporter.
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { parseAllowList } from '../../../shared/src/domain/gateway/ssrf.js';
+import { ClientAuth } from './client-auth.js';
+import type { GatewayConfig } from './config.js';
+import { CredentialCache, type CredentialResolver, StaticCredentialResolver } from './credentials.js';
+import { FileSnapshotSource } from './file-source.js';
+import { createHttpApp } from './http-app.js';
+import { LocalReporter } from './local-reporter.js';
+import type { Logger } from './logger.js';
+import { PromRecorder } from './metrics.js';
+import { createProxyListener } from './proxy-listener.js';
+import type { Reporter, SnapshotSource } from './session.js';
+import { newSocketCounts } from './sockets.js';
+import { type Resolve, systemResolve, TargetGuard } from './target-guard.js';
+import { GatewayWorker } from './worker.js';
+
+export interface GatewayDeps {
+  log: Logger;
+  version: string;
+  /** Defaults to the snapshot file of the config (standalone mode). */
+  source?: SnapshotSource;
+  /** Defaults to the snapshot file's `credentials` map. */
+  resolver?: CredentialResolver;
+  reporter?: Reporter;
+  resolve?: Resolve;
+}
+
+export interface GatewayHandle {
+  readonly worker: GatewayWorker;
+  readonly proxyPort: number | null;
+  readonly httpPort: number;
+  reload(): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+export class GatewayStartError extends Error {
+  readonly kind = 'gateway_start';
+}
+
+export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promise<GatewayHandle> {
+  const { log } = deps;
+  const now = () => Date.now();
+  const { allow, invalid } = parseAllowList(cfg.GATEWAY_SSRF_ALLOW);
+  if (invalid.length) throw new GatewayStartError(`GATEWAY_SSRF_ALLOW: cannot read ${invalid.join(', ')}`);
+  if (cfg.GATEWAY_CLIENT_AUTH === 'none')
+    log.warn('client authentication is OFF: anyone who reaches the gateway can use it');
+
+  const staticCreds = new StaticCredentialResolver();
+  let fileSource: FileSnapshotSource | null = null;
+  let source = deps.source;
+  if (!source) {
+    if (!cfg.snapshotFile)
+      throw new GatewayStartError('no snapshot source: pass --snapshot FILE or GATEWAY_SNAPSHOT_FILE');
+    fileSource = new FileSnapshotSource(cfg.snapshotFile, staticCreds, log);
+    source = fileSource;
+  }
+  const sockets = newSocketCounts();
+  let metrics: PromRecorder | null = null;
+  const worker = new GatewayWorker({
+    credentials: new CredentialCache(
+      deps.resolver ?? staticCreds,
+      cfg.GATEWAY_CREDENTIALS_TTL_SECONDS * 1000,
+      now,
+    ),
+    log,
+    now,
+    maxStaleAgeMs:
+      cfg.GATEWAY_MAX_STALE_AGE_SECONDS > 0
+        ? cfg.GATEWAY_MAX_STALE_AGE_SECONDS * 1000
+        : Number.POSITIVE_INFINITY,
+    workerId: cfg.GATEWAY_WORKER_ID,
+    stickyTableSize: cfg.GATEWAY_STICKY_TABLE_SIZE,
+    outcomeQueueSize: cfg.GATEWAY_OUTCOME_QUEUE_SIZE,
+    onOutcomeDropped: () => metrics?.outcomeDropped(),
+  });
+  metrics = new PromRecorder({
+    activeTunnels: () => worker.totals().active,
+    reserved: () => worker.totals().reserved,
+    openSockets: () => ({ ...sockets }),
+    snapshotAgeSeconds: () => {
+      const s = worker.snapshot();
+      return s ? (now() - s.generatedAtMs) / 1000 : null;
+    },
+    snapshotVersion: () => worker.snapshot()?.version ?? null,
+    accepting: () => worker.accepting,
+    outcomeQueueSize: () => worker.outcomes.size,
+  });
+  const recorder = metrics;
+  const auth = new ClientAuth(
+    cfg.GATEWAY_CLIENT_USERS,
+    cfg.GATEWAY_FETCH_TOKENS,
+    cfg.GATEWAY_CLIENT_AUTH === 'required',
+  );
+  const guard = new TargetGuard(allow, deps.resolve ?? systemResolve, {
+    ttlMs: cfg.GATEWAY_DNS_CACHE_SECONDS * 1000,
+    maxEntries: 10_000,
+    now,
+  });
+
+  await source.start(worker);
+  const ticker = setInterval(() => worker.tick(), 1000);
+  ticker.unref();
+  const reporter = deps.reporter ?? new LocalReporter(log);
+  reporter.start(worker);
+
+  let proxyPort: number | null = null;
+  const proxy =
+    cfg.GATEWAY_PROXY_PORT === 'off'
+      ? null
+      : createProxyListener(
+          { worker, auth, guard, recorder, sockets },
+          {
+            maxHeaderBytes: cfg.GATEWAY_MAX_HEADER_BYTES,
+            headerTimeoutMs: cfg.GATEWAY_HEADER_TIMEOUT_MS,
+            upstreamTimeoutMs: cfg.GATEWAY_UPSTREAM_TIMEOUT_MS,
+            idleTimeoutMs: cfg.GATEWAY_IDLE_TIMEOUT_MS,
+            lingerMs: cfg.GATEWAY_LINGER_MS,
+          },
+        );
+  if (proxy && cfg.GATEWAY_PROXY_PORT !== 'off') {
+    proxyPort = await proxy.listen(cfg.GATEWAY_PROXY_PORT, cfg.GATEWAY_PROXY_HOST ?? cfg.HOST);
+  }
+
+  const app = createHttpApp({
+    worker,
+    guard,
+    recorder,
+    metrics,
+    sockets,
+    auth,
+    log,
+    upstreamTimeoutMs: cfg.GATEWAY_UPSTREAM_TIMEOUT_MS,
+    maxTimeoutMs: cfg.GATEWAY_FETCH_TIMEOUT_MS,
+    maxBodyBytes: cfg.GATEWAY_FETCH_MAX_BODY_BYTES,
+    maxResponseBytes: cfg.GATEWAY_FETCH_MAX_RESPONSE_BYTES,
+    version: deps.version,
+  });
+  const http = serve({
+    fetch: app.fetch,
+    port: cfg.PORT,
+    hostname: cfg.HOST,
+    serverOptions: {
+      headersTimeout: cfg.GATEWAY_HEADER_TIMEOUT_MS,
+      maxHeaderSize: cfg.GATEWAY_MAX_HEADER_BYTES,
+    },
+  });
+  http.on('connection', (s) => {
+    sockets.httpClients++;
+    s.once('close', () => sockets.httpClients--);
+  });
+  const httpPort = await new Promise<number>((resolve, reject) => {
+    if (http.listening) resolve((http.address() as AddressInfo).port);
+    http.once('listening', () => resolve((http.address() as AddressInfo).port));
+    http.once('error', reject);
+  });
+
+  return {
+    worker,
+    proxyPort,
+    httpPort,
+    reload: async () => fileSource?.reload(),
+    shutdown: async () => {
+      worker.beginShutdown();
+      clearInterval(ticker);
+      await proxy?.stopAccepting();
+      http.close();
+      await source.stop();
+      const deadline = now() + cfg.GATEWAY_DRAIN_TIMEOUT_MS;
+      for (let t = worker.totals(); t.active + t.reserved > 0 && now() < deadline; t = worker.totals()) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const left = worker.totals();
+      if (left.active + left.reserved > 0) log.warn('drain bound reached: closing what is left', left);
+      proxy?.destroyAll();
+      if ('closeAllConnections' in http) http.closeAllConnections();
+      await reporter.stop();
+    },
+  };
+}

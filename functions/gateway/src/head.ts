@@ -1,0 +1,146 @@
+// A lean HTTP/1.x head parser for the proxy listener: the listener reads raw bytes (no http.Server), finds
+// the end of the head, and needs only the request line and a handful of headers. Strict: CRLF line
+// ends, no obsolete line folding, token header names; anything else is a 400, never a guess.
+export interface RequestHead {
+  readonly method: string;
+  readonly target: string;
+  readonly version: string;
+  /** Raw header lines without their CRLF, in order. */
+  readonly lines: readonly string[];
+  /** Lower-cased names and trimmed values, parallel to `lines`. */
+  readonly names: readonly string[];
+  readonly values: readonly string[];
+}
+
+export const HEAD_END = Buffer.from('\r\n\r\n');
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const MAX_HEADERS = 128;
+
+export function parseRequestHead(text: string): RequestHead | null {
+  const lineEnd = text.indexOf('\r\n');
+  const requestLine = lineEnd < 0 ? text : text.slice(0, lineEnd);
+  const sp1 = requestLine.indexOf(' ');
+  const sp2 = requestLine.indexOf(' ', sp1 + 1);
+  if (sp1 <= 0 || sp2 <= sp1 + 1 || requestLine.indexOf(' ', sp2 + 1) >= 0) return null;
+  const method = requestLine.slice(0, sp1);
+  const version = requestLine.slice(sp2 + 1);
+  if (!TOKEN.test(method) || (version !== 'HTTP/1.1' && version !== 'HTTP/1.0')) return null;
+  const lines: string[] = [];
+  const names: string[] = [];
+  const values: string[] = [];
+  let pos = lineEnd < 0 ? text.length : lineEnd + 2;
+  while (pos < text.length) {
+    let next = text.indexOf('\r\n', pos);
+    if (next < 0) next = text.length;
+    const line = text.slice(pos, next);
+    const colon = line.indexOf(':');
+    if (colon <= 0 || lines.length === MAX_HEADERS) return null;
+    const name = line.slice(0, colon);
+    if (!TOKEN.test(name)) return null;
+    lines.push(line);
+    names.push(name.toLowerCase());
+    values.push(line.slice(colon + 1).trim());
+    pos = next + 2;
+  }
+  return { method, target: requestLine.slice(sp1 + 1, sp2), version, lines, names, values };
+}
+
+export function header(head: RequestHead, name: string): string | undefined {
+  const i = head.names.indexOf(name);
+  return i < 0 ? undefined : head.values[i];
+}
+
+export interface Authority {
+  /** Normalised: lower case, IPv6 without brackets. */
+  readonly host: string;
+  readonly port: number;
+}
+
+const HOST_CHARS = /^[a-z0-9_]([-a-z0-9_.]*[a-z0-9_.])?$/;
+const V6_CHARS = /^[0-9a-f:.]+$/;
+
+/** "host:port", "[v6]:port", or without a port when defaultPort is given. No userinfo, no junk. */
+export function parseAuthority(text: string, defaultPort?: number): Authority | null {
+  let host: string;
+  let rest: string;
+  if (text.startsWith('[')) {
+    const close = text.indexOf(']');
+    if (close < 0) return null;
+    host = text.slice(1, close).toLowerCase();
+    if (!V6_CHARS.test(host)) return null;
+    rest = text.slice(close + 1);
+  } else {
+    const colon = text.indexOf(':');
+    host = (colon < 0 ? text : text.slice(0, colon)).toLowerCase();
+    if (host.endsWith('.')) host = host.slice(0, -1);
+    if (!HOST_CHARS.test(host)) return null;
+    rest = colon < 0 ? '' : text.slice(colon);
+  }
+  if (rest === '') return defaultPort === undefined ? null : { host, port: defaultPort };
+  if (!/^:[0-9]{1,5}$/.test(rest)) return null;
+  const port = Number(rest.slice(1));
+  return port >= 1 && port <= 65535 ? { host, port } : null;
+}
+
+/** An absolute http:// request target split into authority and the raw path (kept byte for byte). */
+export function parseAbsoluteHttp(target: string): { authority: Authority; path: string } | null {
+  if (target.length < 8 || target.slice(0, 7).toLowerCase() !== 'http://') return null;
+  let end = 7;
+  while (end < target.length && target[end] !== '/' && target[end] !== '?' && target[end] !== '#') end++;
+  const authority = parseAuthority(target.slice(7, end), 80);
+  if (!authority) return null;
+  let path = target.slice(end);
+  const hash = path.indexOf('#');
+  if (hash >= 0) path = path.slice(0, hash);
+  if (path === '') path = '/';
+  else if (path.startsWith('?')) path = `/${path}`;
+  return { authority, path };
+}
+
+/** "1.2.3.4:80" or "[2001:db8::1]:443": what a CONNECT line names. */
+export const formatAuthority = (address: string, port: number): string =>
+  address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
+
+/** The status code of an HTTP/1.x status line at the start of `buf`, or 0 if it is not one (yet). */
+export function statusOf(buf: Buffer): number {
+  if (buf.length < 12 || buf.toString('latin1', 0, 7) !== 'HTTP/1.') return 0;
+  const code = Number(buf.toString('latin1', 9, 12));
+  return Number.isInteger(code) && code >= 100 && code <= 599 && buf[8] === 0x20 ? code : 0;
+}
+
+// Hop-by-hop headers (RFC 9110 §7.6.1) and the client's proxy credentials never reach the target.
+const HOP_BY_HOP = new Set([
+  'proxy-authorization',
+  'proxy-authenticate',
+  'proxy-connection',
+  'connection',
+  'keep-alive',
+  'te',
+  'trailer',
+  'upgrade',
+]);
+
+/**
+ * The request as the target sees it inside the tunnel: origin-form target, the client's end-to-end
+ * headers, and `Connection: close` (one request per client connection, so a pipelined second request can
+ * never ride a tunnel that was checked for the first).
+ */
+export function originFormHead(h: RequestHead, path: string, hostFallback: string): string {
+  const conn = header(h, 'connection');
+  const listed = conn
+    ? conn
+        .toLowerCase()
+        .split(',')
+        .map((t) => t.trim())
+    : null;
+  let out = `${h.method} ${path} ${h.version}\r\n`;
+  let hasHost = false;
+  for (let i = 0; i < h.names.length; i++) {
+    const n = h.names[i]!;
+    if (HOP_BY_HOP.has(n) || listed?.includes(n)) continue;
+    if (n === 'host') hasHost = true;
+    out += `${h.lines[i]}\r\n`;
+  }
+  if (!hasHost) out += `Host: ${hostFallback}\r\n`;
+  return `${out}Connection: close\r\n\r\n`;
+}

@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import {
+  formatAuthority,
+  header,
+  parseAbsoluteHttp,
+  parseAuthority,
+  parseRequestHead,
+  statusOf,
+} from './head.js';
+
+describe('parseRequestHead', () => {
+  it('reads the request line and headers', () => {
+    const h = parseRequestHead(
+      'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\nProxy-Authorization:  Basic abc \r\nX-A: 1',
+    );
+    expect(h).toMatchObject({ method: 'CONNECT', target: 'example.com:443', version: 'HTTP/1.1' });
+    expect(header(h!, 'proxy-authorization')).toBe('Basic abc');
+    expect(h!.lines[0]).toBe('Host: example.com:443');
+  });
+
+  it.each([
+    ['no target', 'GET HTTP/1.1'],
+    ['extra space', 'GET  / HTTP/1.1'],
+    ['HTTP/2 line', 'GET / HTTP/2.0'],
+    ['folded header', 'GET / HTTP/1.1\r\nA: 1\r\n b'],
+    ['no colon', 'GET / HTTP/1.1\r\nnonsense'],
+    ['space in a name', 'GET / HTTP/1.1\r\nBad Name: 1'],
+    ['too many headers', `GET / HTTP/1.1${'\r\nA: 1'.repeat(129)}`],
+  ])('refuses %s', (_label, text) => {
+    expect(parseRequestHead(text)).toBeNull();
+  });
+});
+
+describe('parseAuthority', () => {
+  it.each([
+    ['example.com:443', undefined, { host: 'example.com', port: 443 }],
+    ['Example.COM.:8080', undefined, { host: 'example.com', port: 8080 }],
+    ['[::1]:443', undefined, { host: '::1', port: 443 }],
+    ['example.com', 80, { host: 'example.com', port: 80 }],
+    ['example.com', undefined, null],
+    ['example.com:0', undefined, null],
+    ['example.com:65536', undefined, null],
+    ['user@example.com:80', undefined, null],
+    ['exa mple.com:80', undefined, null],
+    ['[::1:80', undefined, null],
+    ['example.com:80x', undefined, null],
+  ])('%s → %j', (text, def, expected) => {
+    expect(parseAuthority(text, def)).toEqual(expected);
+  });
+});
+
+describe('parseAbsoluteHttp', () => {
+  it.each([
+    ['http://example.com/a%20b?q=1#frag', { host: 'example.com', port: 80 }, '/a%20b?q=1'],
+    ['HTTP://example.com:8080', { host: 'example.com', port: 8080 }, '/'],
+    ['http://[::1]:81?x', { host: '::1', port: 81 }, '/?x'],
+  ])('%s', (target, authority, path) => {
+    expect(parseAbsoluteHttp(target)).toEqual({ authority, path });
+  });
+
+  it.each(['https://example.com/', '/relative', 'http://user:pw@example.com/', 'http:///x'])(
+    'refuses %s',
+    (t) => {
+      expect(parseAbsoluteHttp(t)).toBeNull();
+    },
+  );
+});
+
+describe('helpers', () => {
+  it('formats CONNECT authorities and reads status lines', () => {
+    expect(formatAuthority('10.0.0.1', 80)).toBe('10.0.0.1:80');
+    expect(formatAuthority('2001:db8::1', 443)).toBe('[2001:db8::1]:443');
+    expect(statusOf(Buffer.from('HTTP/1.1 407 Proxy Auth\r\n'))).toBe(407);
+    expect(statusOf(Buffer.from('HTTP/1.0 200'))).toBe(200);
+    expect(statusOf(Buffer.from('HTTP/1.1 20'))).toBe(0);
+    expect(statusOf(Buffer.from('SSH-2.0-OpenSSH'))).toBe(0);
+  });
+});

@@ -1,0 +1,102 @@
+// What the listeners record, as a small interface (the seed's "each consumer declares a recorder"), and
+// its prom-client implementation served on /metrics. Label children are cached so a request costs a map
+// look-up and an increment, not a label hash.
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+
+export type Listener = 'proxy' | 'fetch';
+
+export interface GatewayRecorder {
+  request(listener: Listener, route: string, outcome: string): void;
+  ssrfRefused(listener: Listener, reason: string): void;
+  outcomeDropped(): void;
+}
+
+export interface GatewayGauges {
+  activeTunnels(): number;
+  reserved(): number;
+  openSockets(): Record<string, number>;
+  snapshotAgeSeconds(): number | null;
+  snapshotVersion(): number | null;
+  accepting(): boolean;
+  outcomeQueueSize(): number;
+}
+
+export class PromRecorder implements GatewayRecorder {
+  readonly registry = new Registry();
+  private readonly requests: Counter<'listener' | 'route' | 'outcome'>;
+  private readonly ssrf: Counter<'listener' | 'reason'>;
+  private readonly dropped: Counter;
+  private readonly children = new Map<string, { inc(): void }>();
+
+  constructor(gauges: GatewayGauges) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.requests = new Counter({
+      name: 'gateway_requests_total',
+      help: 'Requests by listener, route and outcome (ok or the stable error code).',
+      labelNames: ['listener', 'route', 'outcome'],
+      registers,
+    });
+    this.ssrf = new Counter({
+      name: 'gateway_ssrf_refusals_total',
+      help: 'Targets refused by the SSRF guard, by reason.',
+      labelNames: ['listener', 'reason'],
+      registers,
+    });
+    this.dropped = new Counter({
+      name: 'gateway_outcome_queue_dropped_total',
+      help: 'Outcome samples dropped because the report queue was full.',
+      registers,
+    });
+    const gauge = (name: string, help: string, read: () => number | null) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          const v = read();
+          if (v === null) this.reset();
+          else this.set(v);
+        },
+      });
+    gauge('gateway_active_tunnels', 'Requests past the upstream handshake.', gauges.activeTunnels);
+    gauge('gateway_reserved_requests', 'Requests dialling or handshaking with an upstream.', gauges.reserved);
+    gauge(
+      'gateway_snapshot_age_seconds',
+      'Seconds since the applied snapshot was generated.',
+      gauges.snapshotAgeSeconds,
+    );
+    gauge('gateway_snapshot_version', 'Version of the applied snapshot.', gauges.snapshotVersion);
+    gauge('gateway_accepting', '1 while new traffic is accepted (fresh snapshot, not shutting down).', () =>
+      gauges.accepting() ? 1 : 0,
+    );
+    gauge('gateway_outcome_queue_size', 'Outcome samples waiting for the reporter.', gauges.outcomeQueueSize);
+    new Gauge({
+      name: 'gateway_open_sockets',
+      help: 'Open sockets by kind.',
+      labelNames: ['kind'],
+      registers,
+      collect() {
+        for (const [kind, n] of Object.entries(gauges.openSockets())) this.set({ kind }, n);
+      },
+    });
+  }
+
+  request(listener: Listener, route: string, outcome: string): void {
+    const key = `${listener}\n${route}\n${outcome}`;
+    let child = this.children.get(key);
+    if (!child) {
+      child = this.requests.labels(listener, route, outcome);
+      this.children.set(key, child);
+    }
+    child.inc();
+  }
+
+  ssrfRefused(listener: Listener, reason: string): void {
+    this.ssrf.labels(listener, reason).inc();
+  }
+
+  outcomeDropped(): void {
+    this.dropped.inc();
+  }
+}

@@ -1,0 +1,409 @@
+// One client connection on the proxy listener, as a small state machine over raw sockets:
+//   HEAD (read + parse the request head) → CHECK (SSRF guard, maybe a DNS look-up) → DIAL (TCP to the
+//   upstream) → HANDSHAKE (CONNECT to the pinned target address through the upstream) → TUNNEL (bytes
+//   piped both ways) — or, for absolute-URI HTTP, RESPONSE (origin-form request written through the
+//   tunnel, waiting for the target's status line) → TUNNEL (response piped back).
+// Socket events reach the session through module-level listeners (`this` is the socket, the session
+// hangs off a symbol), so a request allocates no closures. Plain HTTP is carried through a CONNECT
+// tunnel too: that is how the target address checked by the guard is the one the upstream connects to,
+// while the client's Host header reaches the target untouched.
+import net, { type Socket } from 'node:net';
+import type { CompiledRoute, Upstream } from '../../../shared/src/domain/gateway/routing.js';
+import type { TargetDecision } from '../../../shared/src/domain/gateway/ssrf.js';
+import { refusalCode } from '../../../shared/src/domain/gateway/staleness.js';
+import type { StickyKey } from '../../../shared/src/messages/gateway-snapshot.js';
+import type { UpstreamAuth } from './compile.js';
+import {
+  formatAuthority,
+  HEAD_END,
+  header,
+  originFormHead,
+  parseAbsoluteHttp,
+  parseAuthority,
+  parseRequestHead,
+  type RequestHead,
+  statusOf,
+} from './head.js';
+import type { OutcomeStage } from './outcomes.js';
+import type { ProxyContext } from './proxy-listener.js';
+import { ESTABLISHED, errorResponse } from './responses.js';
+
+export const SESSION = Symbol('proxy-session');
+export type Owned = Socket & { [SESSION]?: ProxySession };
+
+const HEAD = 0;
+const CHECK = 1;
+const DIAL = 2;
+const HANDSHAKE = 3;
+const RESPONSE = 4;
+const TUNNEL = 5;
+const DONE = 6;
+const MAX_UPSTREAM_HEAD = 16 * 1024;
+
+export class ProxySession {
+  state = HEAD;
+  private buf: Buffer | null = null;
+  private scanned = 0;
+  private head: RequestHead | null = null;
+  private rest: Buffer | null = null;
+  private user = '';
+  private isConnect = false;
+  private host = '';
+  private port = 0;
+  private path = '';
+  private hostHeader = '';
+  private pinned = '';
+  private bodyLeft = 0;
+  private route: CompiledRoute<UpstreamAuth> | null = null;
+  private upstream: Upstream<UpstreamAuth> | null = null;
+  /** 0: holds nothing, 1: counted in reserved, 2: counted in active. */
+  private load = 0;
+  private up: Owned | null = null;
+  private t0 = 0;
+  private handshakeMs = 0;
+  private outcomeDone = false;
+  private upstreamFailed = false;
+
+  constructor(
+    readonly client: Owned,
+    private readonly ctx: ProxyContext,
+    readonly deadline: number,
+  ) {}
+
+  onHeadData(chunk: Buffer): void {
+    const max = this.ctx.opts.maxHeaderBytes;
+    const buf = this.buf ? Buffer.concat([this.buf, chunk]) : chunk;
+    const end = buf.indexOf(HEAD_END, this.scanned);
+    if (end < 0 || end + 4 > max) {
+      if (buf.length > max) {
+        this.refuse(431, 'header_too_large');
+        return;
+      }
+      this.buf = buf;
+      this.scanned = Math.max(0, buf.length - 3);
+      return;
+    }
+    this.client.removeListener('data', onClientData);
+    this.client.pause();
+    this.ctx.pending.delete(this);
+    this.head = parseRequestHead(buf.toString('latin1', 0, end));
+    this.rest = end + 4 < buf.length ? buf.subarray(end + 4) : null;
+    this.buf = null;
+    this.state = CHECK;
+    this.dispatch(this.head);
+  }
+
+  private dispatch(h: RequestHead | null): void {
+    if (!h) {
+      this.refuse(400, 'bad_request');
+      return;
+    }
+    const user = this.ctx.auth.basic(header(h, 'proxy-authorization'));
+    if (user === null) {
+      this.refuse(407, 'proxy_auth_required');
+      return;
+    }
+    this.user = user;
+    if (!this.ctx.worker.accepting) {
+      this.refuse(503, refusalCode(this.ctx.worker.phase()) ?? 'not_accepting');
+      return;
+    }
+    if (h.method === 'CONNECT') {
+      const a = parseAuthority(h.target);
+      if (!a) {
+        this.refuse(400, 'bad_connect_target');
+        return;
+      }
+      this.isConnect = true;
+      this.host = a.host;
+      this.port = a.port;
+    } else {
+      const abs = parseAbsoluteHttp(h.target);
+      if (!abs) {
+        this.refuse(400, h.target.startsWith('/') ? 'not_a_proxy_request' : 'bad_request_target');
+        return;
+      }
+      if (header(h, 'transfer-encoding') !== undefined) {
+        this.refuse(411, 'chunked_request_body_unsupported');
+        return;
+      }
+      const cl = h.names.indexOf('content-length');
+      if (cl >= 0) {
+        const v = h.values[cl]!;
+        if (h.names.lastIndexOf('content-length') !== cl || !/^[0-9]{1,15}$/.test(v)) {
+          this.refuse(400, 'bad_content_length');
+          return;
+        }
+        this.bodyLeft = Number(v);
+      }
+      this.host = abs.authority.host;
+      this.port = abs.authority.port;
+      this.path = abs.path;
+      this.hostHeader = h.target.slice(7, 7 + h.target.slice(7).search(/[/?#]|$/));
+    }
+    const d = this.ctx.guard.check(this.host, this.port);
+    if (d instanceof Promise) d.then((r) => this.afterGuard(r));
+    else this.afterGuard(d);
+  }
+
+  private afterGuard(d: TargetDecision): void {
+    if (this.state !== CHECK) return;
+    if (!d.allow) {
+      if (d.reason === 'unresolvable') {
+        this.refuse(502, 'target_unresolvable');
+        return;
+      }
+      this.ctx.recorder.ssrfRefused('proxy', d.reason);
+      this.refuse(403, 'ssrf_refused', { reason: d.reason });
+      return;
+    }
+    const picked = this.ctx.worker.pick(this.host, Date.now(), this);
+    if (picked.kind !== 'ok') {
+      this.route = picked.kind === 'no_upstream' ? picked.route : null;
+      this.refuse(503, picked.kind);
+      return;
+    }
+    this.route = picked.route;
+    const u = picked.upstream;
+    this.upstream = u;
+    u.live.reserved++;
+    this.load = 1;
+    this.pinned = formatAuthority(d.address, this.port);
+    this.t0 = Date.now();
+    const up = net.connect({ host: u.host, port: u.port, noDelay: true, allowHalfOpen: true }) as Owned;
+    up[SESSION] = this;
+    this.up = up;
+    this.ctx.sockets.upstreams++;
+    up.on('connect', onUpConnect);
+    up.on('data', onUpData);
+    up.on('error', onUpError);
+    up.on('close', onUpClose);
+    up.on('timeout', onUpTimeout);
+    up.setTimeout(this.ctx.opts.upstreamTimeoutMs);
+    this.state = DIAL;
+  }
+
+  /** StickySource for the worker's pick: a header of this request, or the client's user name. */
+  stickyValue(key: StickyKey): string | undefined {
+    if ('header' in key) return this.head ? header(this.head, key.header) : undefined;
+    return this.user || undefined;
+  }
+
+  onUpConnect(): void {
+    this.state = HANDSHAKE;
+    const a = this.pinned;
+    this.up!.write(`CONNECT ${a} HTTP/1.1\r\nHost: ${a}\r\n${this.upstream!.auth.line}\r\n`, 'latin1');
+  }
+
+  onUpData(chunk: Buffer): void {
+    const buf = this.buf ? Buffer.concat([this.buf, chunk]) : chunk;
+    if (this.state === HANDSHAKE) {
+      const end = buf.indexOf(HEAD_END);
+      if (end < 0) {
+        if (buf.length > MAX_UPSTREAM_HEAD) {
+          this.failStage('PROXY_HANDSHAKE', 502, 'upstream_bad_response');
+          return;
+        }
+        this.buf = buf;
+        return;
+      }
+      this.buf = null;
+      const status = statusOf(buf);
+      if (status !== 200) {
+        const code = status === 407 ? 'upstream_auth_failed' : 'upstream_refused';
+        this.failStage('PROXY_HANDSHAKE', 502, code, status);
+        return;
+      }
+      this.established(end + 4 < buf.length ? buf.subarray(end + 4) : null);
+      return;
+    }
+    if (this.state === RESPONSE) {
+      // The target's first bytes: enough to read its status line, then the rest flows untouched.
+      if (buf.length < 12 && buf.indexOf(10) < 0) {
+        this.buf = buf;
+        return;
+      }
+      this.buf = null;
+      const status = statusOf(buf);
+      this.recordOutcome('RESPONSE_HEADERS', status > 0, status || undefined);
+      this.ctx.recorder.request('proxy', this.route!.name, status > 0 ? 'ok' : 'target_bad_response');
+      this.state = TUNNEL;
+      const up = this.up!;
+      up.removeListener('data', onUpData);
+      this.client.write(buf);
+      up.pipe(this.client);
+    }
+  }
+
+  private established(leftover: Buffer | null): void {
+    const up = this.up!;
+    const c = this.client;
+    const u = this.upstream!;
+    up.setTimeout(0);
+    u.live.reserved--;
+    u.live.active++;
+    this.load = 2;
+    this.handshakeMs = Date.now() - this.t0;
+    c.setTimeout(this.ctx.opts.idleTimeoutMs);
+    if (this.isConnect) {
+      this.state = TUNNEL;
+      this.ctx.recorder.request('proxy', this.route!.name, 'ok');
+      up.removeListener('data', onUpData);
+      c.write(ESTABLISHED);
+      if (leftover) c.write(leftover);
+      if (this.rest) up.write(this.rest);
+      this.rest = null;
+      up.pipe(c);
+      c.pipe(up);
+      return;
+    }
+    this.state = RESPONSE;
+    up.write(originFormHead(this.head!, this.path, this.hostHeader), 'latin1');
+    const body = this.rest;
+    this.rest = null;
+    c.on('data', onClientBody);
+    if (body) this.onBody(body);
+    c.resume();
+    if (leftover) this.onUpData(leftover);
+  }
+
+  /** Forwards exactly Content-Length bytes of request body; anything after it is dropped. */
+  onBody(chunk: Buffer): void {
+    if (this.bodyLeft <= 0 || !this.up) return;
+    const n = Math.min(this.bodyLeft, chunk.length);
+    this.bodyLeft -= n;
+    if (!this.up.write(n === chunk.length ? chunk : chunk.subarray(0, n))) {
+      this.client.pause();
+      this.up.once('drain', onUpDrain);
+    }
+  }
+
+  onUpError(): void {
+    if (this.state === DIAL) this.failStage('DIAL', 502, 'upstream_dial_failed');
+    else if (this.state === HANDSHAKE) this.failStage('PROXY_HANDSHAKE', 502, 'upstream_handshake_failed');
+    else if (this.state === RESPONSE) this.failStage('RESPONSE_HEADERS', 502, 'target_failed');
+    else if (this.state === TUNNEL) this.upstreamFailed = true;
+  }
+
+  onUpTimeout(): void {
+    if (this.state === DIAL) this.failStage('DIAL', 504, 'upstream_timeout');
+    else if (this.state === HANDSHAKE) this.failStage('PROXY_HANDSHAKE', 504, 'upstream_timeout');
+  }
+
+  onUpClose(): void {
+    this.ctx.sockets.upstreams--;
+    if (this.state === DIAL) this.failStage('DIAL', 502, 'upstream_closed');
+    else if (this.state === HANDSHAKE) this.failStage('PROXY_HANDSHAKE', 502, 'upstream_closed');
+    else if (this.state === RESPONSE) this.failStage('RESPONSE_HEADERS', 502, 'target_closed');
+    else if (this.state === TUNNEL) {
+      const c = this.client;
+      if (this.upstreamFailed) c.destroy();
+      else {
+        // A clean end: the pipe has ended our side; give the client a bounded time to close its own.
+        if (!c.writableEnded) c.end();
+        c.setTimeout(this.ctx.opts.lingerMs);
+      }
+    }
+  }
+
+  onClientEnd(): void {
+    // Half-closed before a complete head: nothing more can arrive, so there is no request to serve.
+    if (this.state === HEAD) this.client.destroy();
+  }
+
+  onClientClose(): void {
+    const prev = this.state;
+    this.state = DONE;
+    this.ctx.pending.delete(this);
+    this.ctx.sessions.delete(this);
+    this.ctx.sockets.proxyClients--;
+    this.up?.destroy();
+    const u = this.upstream;
+    if (u && this.load === 1) u.live.reserved--;
+    else if (u && this.load === 2) u.live.active--;
+    this.load = 0;
+    if (prev === TUNNEL && this.isConnect) this.recordOutcome('TUNNEL', !this.upstreamFailed);
+    else if (prev > HEAD && prev < TUNNEL)
+      this.ctx.recorder.request('proxy', this.route?.name ?? '-', 'client_closed');
+  }
+
+  private failStage(stage: OutcomeStage, status: number, code: string, upstreamStatus?: number): void {
+    if (this.state === DONE) return;
+    this.recordOutcome(stage, false, upstreamStatus);
+    this.refuse(status, code, upstreamStatus ? { upstreamStatus } : {});
+  }
+
+  /** Answers with an error (only ever before any byte of a response went out) and closes. */
+  refuse(status: number, code: string, detail: Record<string, string | number> = {}): void {
+    if (this.state === DONE) return;
+    this.ctx.recorder.request('proxy', this.route?.name ?? '-', code);
+    this.state = DONE;
+    this.ctx.pending.delete(this);
+    this.up?.destroy();
+    const c = this.client;
+    if (!c.writable) {
+      c.destroy();
+      return;
+    }
+    c.removeListener('data', onClientData);
+    c.removeListener('data', onClientBody);
+    c.on('data', ignore);
+    c.resume();
+    c.end(errorResponse(status, code, detail), 'latin1');
+    c.setTimeout(this.ctx.opts.lingerMs);
+  }
+
+  private recordOutcome(stage: OutcomeStage, ok: boolean, status?: number): void {
+    const u = this.upstream;
+    if (this.outcomeDone || !u) return;
+    this.outcomeDone = true;
+    const now = Date.now();
+    this.ctx.worker.recordOutcome({
+      proxy: u.name,
+      route: this.route?.name ?? '-',
+      stage,
+      ok,
+      latencyMs: stage === 'TUNNEL' ? this.handshakeMs : now - this.t0,
+      target: `${this.host}:${this.port}`,
+      status,
+      at: now,
+    });
+  }
+}
+
+function ignore(): void {}
+export function onClientData(this: Owned, chunk: Buffer): void {
+  this[SESSION]!.onHeadData(chunk);
+}
+function onClientBody(this: Owned, chunk: Buffer): void {
+  this[SESSION]!.onBody(chunk);
+}
+export function onClientEnd(this: Owned): void {
+  this[SESSION]!.onClientEnd();
+}
+export function onClientClose(this: Owned): void {
+  this[SESSION]!.onClientClose();
+}
+export function onClientTimeout(this: Owned): void {
+  this.destroy();
+}
+export { ignore as onClientError };
+
+function onUpConnect(this: Owned): void {
+  this[SESSION]!.onUpConnect();
+}
+function onUpData(this: Owned, chunk: Buffer): void {
+  this[SESSION]!.onUpData(chunk);
+}
+function onUpError(this: Owned): void {
+  this[SESSION]!.onUpError();
+}
+function onUpClose(this: Owned): void {
+  this[SESSION]!.onUpClose();
+}
+function onUpTimeout(this: Owned): void {
+  this[SESSION]!.onUpTimeout();
+}
+function onUpDrain(this: Owned): void {
+  this[SESSION]!.client.resume();
+}

@@ -1,0 +1,34 @@
+// The seams between this data plane and the controller session (control-plane seed §2), which is
+// built separately: a SnapshotSource delivers validated snapshots and deltas and ACKs what the worker
+// reports back; a Reporter reads runtime counts and outcomes at its own bounded interval. Standalone
+// mode plugs in a file source and a local reporter.
+import type { AppliedVersion } from '../../../shared/src/domain/gateway/acceptance.js';
+import type { GatewayDelta, GatewaySnapshot } from '../../../shared/src/messages/gateway-snapshot.js';
+import type { Outcome } from './outcomes.js';
+import type { ApplyResult, ProxyRuntimeCount } from './worker.js';
+
+export interface SnapshotSink {
+  /** ok → AcknowledgeSnapshot(version, epoch, checksum); !ok && needFullSnapshot → ask for a full one. */
+  applySnapshot(snapshot: GatewaySnapshot): Promise<ApplyResult>;
+  applyDelta(delta: GatewayDelta): Promise<ApplyResult>;
+}
+
+export interface SnapshotSource {
+  /** Resolves once the first snapshot was offered (applied or not); keeps delivering until stop(). */
+  start(sink: SnapshotSink): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface RuntimeView {
+  /** Sparse: proxies with a non-zero count; [] means every count is zero (seed §2). */
+  runtimeCounts(): ProxyRuntimeCount[];
+  takeOutcomes(max: number): Outcome[];
+  appliedVersion(): AppliedVersion | null;
+  /** ReportRuntimeResponse.revoke_proxy_ids. */
+  revokeProxyIds(names: readonly string[]): void;
+}
+
+export interface Reporter {
+  start(view: RuntimeView): void;
+  stop(): Promise<void>;
+}

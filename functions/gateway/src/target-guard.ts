@@ -1,0 +1,63 @@
+// The SSRF guard as the listeners use it: IP literals are decided synchronously; names are resolved once
+// (a small TTL cache, concurrent look-ups shared) and every answer is classified. The caller connects to
+// the returned address, never to the name again, so a DNS answer that changes between the check and
+// the connection (rebinding) cannot steer the request.
+import { lookup } from 'node:dns/promises';
+import { parseIp } from '../../../shared/src/domain/gateway/ip.js';
+import {
+  type AllowList,
+  classifyName,
+  decideTarget,
+  type TargetDecision,
+} from '../../../shared/src/domain/gateway/ssrf.js';
+
+export type Resolve = (host: string) => Promise<string[]>;
+
+export const systemResolve: Resolve = async (host) =>
+  (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+
+export interface GuardOptions {
+  ttlMs: number;
+  maxEntries: number;
+  now: () => number;
+}
+
+export class TargetGuard {
+  private readonly cache = new Map<string, { addresses: string[]; untilMs: number }>();
+  private readonly inflight = new Map<string, Promise<string[]>>();
+
+  constructor(
+    private readonly allow: AllowList,
+    private readonly resolve: Resolve,
+    private readonly opts: GuardOptions,
+  ) {}
+
+  /** Synchronous for literals and cached names; a promise only when a look-up is needed. */
+  check(host: string, port: number): TargetDecision | Promise<TargetDecision> {
+    if (parseIp(host)) return decideTarget(host, port, [host], this.allow);
+    if (classifyName(host) && !this.allow.hostPorts.has(`${host}:${port}`)) {
+      return decideTarget(host, port, ['0.0.0.0'], this.allow);
+    }
+    const hit = this.cache.get(host);
+    if (hit && hit.untilMs > this.opts.now()) return decideTarget(host, port, hit.addresses, this.allow);
+    return this.lookup(host).then(
+      (addresses) => decideTarget(host, port, addresses, this.allow),
+      (): TargetDecision => ({ allow: false, reason: 'unresolvable' }),
+    );
+  }
+
+  private lookup(host: string): Promise<string[]> {
+    let p = this.inflight.get(host);
+    if (!p) {
+      p = this.resolve(host).then((addresses) => {
+        if (this.cache.size >= this.opts.maxEntries) this.cache.clear();
+        this.cache.set(host, { addresses, untilMs: this.opts.now() + this.opts.ttlMs });
+        return addresses;
+      });
+      const done = () => this.inflight.delete(host);
+      p.then(done, done);
+      this.inflight.set(host, p);
+    }
+    return p;
+  }
+}

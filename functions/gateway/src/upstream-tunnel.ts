@@ -1,0 +1,70 @@
+// A CONNECT tunnel through an upstream proxy as a promise, for the fetch endpoint (the proxy listener
+// runs the same handshake inline in its state machine, without promises, on its hot path).
+import net, { type Socket } from 'node:net';
+import type { Upstream } from '../../../shared/src/domain/gateway/routing.js';
+import type { UpstreamAuth } from './compile.js';
+import { HEAD_END, statusOf } from './head.js';
+import type { OutcomeStage } from './outcomes.js';
+import type { SocketCounts } from './sockets.js';
+
+export class TunnelError extends Error {
+  constructor(
+    readonly kind: 'dial_failed' | 'handshake_failed' | 'refused' | 'auth_failed' | 'timeout' | 'closed',
+    readonly stage: OutcomeStage,
+    readonly upstreamStatus?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(`upstream tunnel ${kind} at ${stage}`, options);
+  }
+}
+
+/** Resolves with a socket whose next bytes come from the target (CONNECT answered 200). */
+export function openTunnel(
+  u: Upstream<UpstreamAuth>,
+  pinnedAuthority: string,
+  timeoutMs: number,
+  sockets: SocketCounts,
+): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const up = net.connect({ host: u.host, port: u.port, noDelay: true });
+    sockets.upstreams++;
+    up.once('close', () => sockets.upstreams--);
+    let stage: OutcomeStage = 'DIAL';
+    let buf: Buffer | null = null;
+    const fail = (kind: TunnelError['kind'], status?: number, cause?: unknown) => {
+      up.destroy();
+      reject(new TunnelError(kind, stage, status, { cause }));
+    };
+    const onData = (chunk: Buffer) => {
+      buf = buf ? Buffer.concat([buf, chunk]) : chunk;
+      const end = buf.indexOf(HEAD_END);
+      if (end < 0) {
+        if (buf.length > 16 * 1024) fail('handshake_failed');
+        return;
+      }
+      const status = statusOf(buf);
+      if (status !== 200) return fail(status === 407 ? 'auth_failed' : 'refused', status);
+      up.removeListener('data', onData);
+      up.removeListener('error', onError);
+      up.removeListener('close', onClose);
+      up.setTimeout(0);
+      up.pause();
+      if (end + 4 < buf.length) up.unshift(buf.subarray(end + 4));
+      resolve(up);
+    };
+    const onError = (err: Error) =>
+      fail(stage === 'DIAL' ? 'dial_failed' : 'handshake_failed', undefined, err);
+    const onClose = () => fail('closed');
+    up.setTimeout(timeoutMs, () => fail('timeout'));
+    up.on('error', onError);
+    up.on('close', onClose);
+    up.on('data', onData);
+    up.once('connect', () => {
+      stage = 'PROXY_HANDSHAKE';
+      up.write(
+        `CONNECT ${pinnedAuthority} HTTP/1.1\r\nHost: ${pinnedAuthority}\r\n${u.auth.line}\r\n`,
+        'latin1',
+      );
+    });
+  });
+}

@@ -1,0 +1,256 @@
+// The gateway worker's state: the one snapshot reference the hot path reads, live per-proxy counters
+// that outlive swaps, staleness, revocations and the outcome queue (control-plane seed §2–5). Snapshots
+// are validated, their credentials resolved and their routing compiled off the hot path; only then is
+// the reference replaced, in a single assignment.
+
+import {
+  type AppliedVersion,
+  decideSnapshot,
+  orderAgainst,
+} from '../../../shared/src/domain/gateway/acceptance.js';
+import { applyDelta } from '../../../shared/src/domain/gateway/delta.js';
+import { pickUpstream, StickyTable } from '../../../shared/src/domain/gateway/pick.js';
+import {
+  type CompiledRoute,
+  type LiveCounters,
+  matchRoute,
+  type Upstream,
+} from '../../../shared/src/domain/gateway/routing.js';
+import {
+  evaluateStaleness,
+  initialStaleness,
+  onShutdown,
+  onSnapshotTaken,
+  type StalenessPhase,
+  type StalenessState,
+} from '../../../shared/src/domain/gateway/staleness.js';
+import type {
+  GatewayDelta,
+  GatewaySnapshot,
+  StickyKey,
+} from '../../../shared/src/messages/gateway-snapshot.js';
+import { sha256Hex } from '../../../shared/src/messages/gateway-snapshot.js';
+import { type CompiledSnapshot, compileSnapshot, type UpstreamAuth } from './compile.js';
+import type { CredentialCache } from './credentials.js';
+import type { Logger } from './logger.js';
+import { type Outcome, OutcomeQueue } from './outcomes.js';
+import type { RuntimeView, SnapshotSink } from './session.js';
+
+export type ApplyResult =
+  | { ok: true; version: number; ownershipEpoch: number; checksum: string; duplicate: boolean }
+  | { ok: false; reason: string; needFullSnapshot: boolean };
+
+export interface ProxyRuntimeCount {
+  proxy: string;
+  active: number;
+  reserved: number;
+  draining: boolean;
+}
+
+export interface WorkerOptions {
+  credentials: CredentialCache;
+  log: Logger;
+  now: () => number;
+  /** Number.POSITIVE_INFINITY: never stale by age (standalone, static file). */
+  maxStaleAgeMs: number;
+  /** When set, snapshots addressed to another worker are refused. */
+  workerId?: string;
+  stickyTableSize: number;
+  outcomeQueueSize: number;
+  onOutcomeDropped?: () => void;
+}
+
+/** Where a sticky route finds its key: a header of the request, or the client's user name. */
+export interface StickySource {
+  stickyValue(key: StickyKey): string | undefined;
+}
+
+export type PickResult =
+  | { kind: 'ok'; route: CompiledRoute<UpstreamAuth>; upstream: Upstream<UpstreamAuth> }
+  | { kind: 'no_route' }
+  | { kind: 'no_upstream'; route: CompiledRoute<UpstreamAuth> };
+
+export class GatewayWorker implements SnapshotSink, RuntimeView {
+  /** THE snapshot reference: read once per request, replaced whole by a swap. */
+  private current: CompiledSnapshot | null = null;
+  private readonly live = new Map<string, LiveCounters>();
+  private staleness: StalenessState = initialStaleness;
+  /** Cached acceptsTraffic(staleness), so the hot path reads a boolean. */
+  accepting = false;
+  private readonly sticky: StickyTable;
+  readonly outcomes: OutcomeQueue;
+  private applying: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly opts: WorkerOptions) {
+    this.sticky = new StickyTable(opts.stickyTableSize);
+    this.outcomes = new OutcomeQueue(opts.outcomeQueueSize);
+  }
+
+  snapshot(): CompiledSnapshot | null {
+    return this.current;
+  }
+
+  phase(): StalenessPhase {
+    return this.staleness.phase;
+  }
+
+  appliedVersion(): AppliedVersion | null {
+    const s = this.current;
+    return s ? { version: s.version, ownershipEpoch: s.ownershipEpoch, checksum: s.checksum } : null;
+  }
+
+  /** A full snapshot, already schema-validated by the source. Applies are serialised. */
+  applySnapshot(snapshot: GatewaySnapshot): Promise<ApplyResult> {
+    return this.serially(async () => {
+      const decision = decideSnapshot(this.appliedVersion(), snapshot, {
+        workerId: this.opts.workerId,
+        sha256: sha256Hex,
+      });
+      if (decision.action === 'reject')
+        return { ok: false, reason: decision.reason, needFullSnapshot: false };
+      if (decision.action === 'duplicate') return this.taken(snapshot, true);
+      await this.swapIn(snapshot);
+      return this.taken(snapshot, false);
+    });
+  }
+
+  /** A delta applies only on the exact base with a matching checksum; otherwise ask for a full snapshot. */
+  applyDelta(delta: GatewayDelta): Promise<ApplyResult> {
+    return this.serially(async () => {
+      const base = this.current;
+      if (!base) return { ok: false, reason: 'base_mismatch', needFullSnapshot: true };
+      const order = orderAgainst(this.appliedVersion(), delta);
+      if (order.action === 'reject' && order.reason === 'stale_epoch') {
+        return { ok: false, reason: 'stale_epoch', needFullSnapshot: false };
+      }
+      if (order.action === 'duplicate') return this.taken(base.source, true);
+      const result = applyDelta(base.source, delta, sha256Hex);
+      if (!result.ok) return { ok: false, reason: result.reject, needFullSnapshot: true };
+      await this.swapIn(result.snapshot);
+      return this.taken(result.snapshot, false);
+    });
+  }
+
+  private serially<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.applying.then(work, work);
+    this.applying = next.catch(() => undefined);
+    return next;
+  }
+
+  private taken(s: GatewaySnapshot, duplicate: boolean): ApplyResult {
+    const now = this.opts.now();
+    this.staleness = onSnapshotTaken(
+      this.staleness,
+      { nowMs: now, validUntilMs: Date.parse(s.validUntil) },
+      { maxStaleAgeMs: this.opts.maxStaleAgeMs },
+    );
+    this.accepting = this.staleness.phase === 'fresh';
+    return {
+      ok: true,
+      version: s.version,
+      ownershipEpoch: s.ownershipEpoch,
+      checksum: s.checksum,
+      duplicate,
+    };
+  }
+
+  private async swapIn(snapshot: GatewaySnapshot): Promise<void> {
+    const refs = snapshot.proxies.flatMap((p) => (p.credentialsRef ? [p.credentialsRef] : []));
+    const resolved = await this.opts.credentials.resolveAll(refs);
+    const compiled = compileSnapshot(snapshot, resolved, (name) => this.countersFor(name));
+    for (const skipped of compiled.skipped) {
+      this.opts.log.warn('proxy left out of the snapshot: credentials unavailable', skipped);
+    }
+    this.current = compiled;
+    this.collectCounters();
+    this.opts.log.info('snapshot applied', {
+      version: compiled.version,
+      ownershipEpoch: compiled.ownershipEpoch,
+      proxies: compiled.upstreams.size,
+      routes: compiled.table.routes.length,
+    });
+  }
+
+  private countersFor(name: string): LiveCounters {
+    let c = this.live.get(name);
+    if (!c) {
+      c = { active: 0, reserved: 0, revoked: false };
+      this.live.set(name, c);
+    }
+    return c;
+  }
+
+  /** Counters of proxies no longer in the snapshot are dropped once they have drained. */
+  private collectCounters(): void {
+    const inSnapshot = this.current?.upstreams;
+    for (const [name, c] of this.live) {
+      if (!inSnapshot?.has(name) && c.active === 0 && c.reserved === 0) this.live.delete(name);
+    }
+  }
+
+  /** ReportRuntimeResponse.revoke_proxy_ids (seed §4): no new request picks these, at once. */
+  revokeProxyIds(names: readonly string[]): void {
+    for (const n of names) {
+      const c = this.live.get(n);
+      if (c) c.revoked = true;
+    }
+  }
+
+  /** Sparse runtime report: only proxies with a non-zero count or draining (seed §2). */
+  runtimeCounts(): ProxyRuntimeCount[] {
+    const inSnapshot = this.current?.upstreams;
+    const out: ProxyRuntimeCount[] = [];
+    for (const [proxy, c] of this.live) {
+      const draining = c.revoked || !inSnapshot?.has(proxy);
+      if (c.active > 0 || c.reserved > 0)
+        out.push({ proxy, active: c.active, reserved: c.reserved, draining });
+    }
+    return out;
+  }
+
+  totals(): { active: number; reserved: number } {
+    let active = 0;
+    let reserved = 0;
+    for (const c of this.live.values()) {
+      active += c.active;
+      reserved += c.reserved;
+    }
+    return { active, reserved };
+  }
+
+  /** Called on a timer: re-evaluates staleness and forgets drained counters. */
+  tick(): void {
+    this.staleness = evaluateStaleness(this.staleness, this.opts.now(), {
+      maxStaleAgeMs: this.opts.maxStaleAgeMs,
+    });
+    this.accepting = this.staleness.phase === 'fresh';
+    this.collectCounters();
+  }
+
+  beginShutdown(): void {
+    this.staleness = onShutdown(this.staleness);
+    this.accepting = false;
+  }
+
+  /** Hot path: one read of the snapshot reference, then the route's policy. */
+  pick(host: string, nowMs: number, sticky: StickySource): PickResult {
+    const snap = this.current;
+    const route = snap ? matchRoute(snap.table, host) : undefined;
+    if (!route) return { kind: 'no_route' };
+    const key = route.stickyKey ? sticky.stickyValue(route.stickyKey) : undefined;
+    const upstream = pickUpstream(route, nowMs, key, this.sticky);
+    return upstream ? { kind: 'ok', route, upstream } : { kind: 'no_upstream', route };
+  }
+
+  takeOutcomes(max: number): Outcome[] {
+    return this.outcomes.take(max);
+  }
+
+  recordOutcome(o: Outcome): void {
+    if (!this.outcomes.push(o)) this.opts.onOutcomeDropped?.();
+  }
+
+  stickyEntries(): number {
+    return this.sticky.size;
+  }
+}

@@ -1,0 +1,88 @@
+// The probe function's handler: claim the tick (a duplicate delivery does nothing), list the fleet once,
+// run passes over the windows since the previous run until the invocation's budget is spent, record the run.
+import { nextSlotAfter } from '../../../shared/src/domain/health/due.js';
+import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
+import type { Clock } from '../../../shared/src/ports/clock.js';
+import type { JobRunStore } from '../../../shared/src/ports/job-runs.js';
+import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
+import { type PassCounts, type ProbeDeps, pruneHealth, runProbePass } from './probe-pass.js';
+
+export const ProbeJob = 'probe-tick';
+
+export interface ProbeHandlerDeps extends ProbeDeps {
+  proxies: Pick<ProxyStore, 'list'>;
+  jobs: JobRunStore;
+  clock: Clock;
+  sleep(ms: number): Promise<void>;
+  /** The Scheduler period: a second delivery within half of it is a duplicate. */
+  tickPeriodMs: number;
+  /** Keep probing due proxies inside one invocation for this long (sub-minute intervals deployed); 0 = one pass. */
+  loopMs: number;
+}
+
+export interface ProbeRunSummary extends PassCounts {
+  passes: number;
+  pruned: number;
+}
+
+export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunSummary | null> {
+  const startedAt = deps.clock.now();
+  const claim = await deps.jobs.claim(ProbeJob, startedAt, deps.tickPeriodMs / 2);
+  if (!claim) {
+    deps.log.info('probe tick skipped: a run started moments ago (duplicate delivery)', {});
+    return null;
+  }
+  const summary: ProbeRunSummary = {
+    proxies: 0,
+    probed: 0,
+    written: 0,
+    transitions: 0,
+    passes: 0,
+    pruned: 0,
+  };
+  try {
+    const all = await deps.proxies.list();
+    summary.proxies = all.length;
+    let from = claim.previous?.startedAt ?? new Date(startedAt.getTime() - deps.tickPeriodMs);
+    const deadline = startedAt.getTime() + deps.loopMs;
+    for (;;) {
+      const to = deps.clock.now();
+      const c = await runProbePass(deps, all, from, to);
+      summary.passes++;
+      summary.probed += c.probed;
+      summary.written += c.written;
+      summary.transitions += c.transitions;
+      from = to;
+      const wakeAt = earliestSlot(all, to);
+      if (wakeAt === null || wakeAt.getTime() > deadline) break;
+      await deps.sleep(Math.max(0, wakeAt.getTime() - deps.clock.now().getTime()));
+    }
+    summary.pruned = await pruneHealth(deps, new Set(all.map((p) => p.name)));
+    await deps.jobs.finish(ProbeJob, {
+      finishedAt: deps.clock.now(),
+      ok: true,
+      counts: { ...summary },
+      error: null,
+    });
+    deps.log.info('probe run finished', { ...summary });
+    return summary;
+  } catch (err) {
+    await deps.jobs.finish(ProbeJob, {
+      finishedAt: deps.clock.now(),
+      ok: false,
+      counts: { ...summary },
+      error: err instanceof Error ? err.message : String(err),
+    });
+    throw err;
+  }
+}
+
+function earliestSlot(all: ProxyResource[], after: Date): Date | null {
+  let min: number | null = null;
+  for (const p of all) {
+    if (!p.status.ip || p.deletionRequestedAt) continue;
+    const t = nextSlotAfter(p.uid, p.spec.healthCheck.intervalSeconds * 1000, after).getTime();
+    if (min === null || t < min) min = t;
+  }
+  return min === null ? null : new Date(min);
+}

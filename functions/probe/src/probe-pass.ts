@@ -1,0 +1,129 @@
+// One probe pass over the fleet: observe (proxies with an address, due in this window; their health
+// state) → probe with bounded concurrency → decide (pure reducer) → write only changed states, publish
+// transitions, prune state of proxies that are gone.
+
+import { isDueInWindow } from '../../../shared/src/domain/health/due.js';
+import { decideHealth, type HealthSeed } from '../../../shared/src/domain/health/proxy-health.js';
+import type { ProxyResource, SecretRef } from '../../../shared/src/domain/proxy.js';
+import type { HealthStore } from '../../../shared/src/ports/health-store.js';
+import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
+import { mapLimit } from './map-limit.js';
+import { type Prober, runTiers, type TierConfig } from './tiers.js';
+
+/** Each consumer declares the recorder it needs (seed §9); only the entry point wires a real one. */
+export interface ProbeMetrics {
+  observe(proxy: string, tier: string, seconds: number, ok: boolean): void;
+  forget(proxy: string): void;
+}
+
+export interface ProbeLog {
+  info(message: string, fields: Record<string, unknown>): void;
+  warn(message: string, fields: Record<string, unknown>): void;
+}
+
+export interface ProbeDeps {
+  health: HealthStore;
+  publisher: ReconcilePublisher;
+  secrets: { access(ref: SecretRef): Promise<string> };
+  prober: Prober;
+  metrics: ProbeMetrics;
+  log: ProbeLog;
+  tiers: TierConfig;
+  concurrency: number;
+}
+
+export interface PassCounts {
+  proxies: number;
+  probed: number;
+  written: number;
+  transitions: number;
+}
+
+/** `all` is the fleet as listed once per invocation: a loop of passes inside one tick reads it once. */
+export async function runProbePass(
+  deps: ProbeDeps,
+  all: ProxyResource[],
+  from: Date,
+  to: Date,
+): Promise<PassCounts> {
+  const addressed = all.filter((p) => p.status.ip && !p.deletionRequestedAt);
+  const due = addressed.filter((p) =>
+    isDueInWindow(p.uid, p.spec.healthCheck.intervalSeconds * 1000, from, to),
+  );
+  const persisted = await deps.health.getMany(due.map((p) => p.name));
+  const decisions = await mapLimit(due, deps.concurrency, async (p) => {
+    const outcome = await runTiers(
+      deps.prober,
+      await target(deps, p),
+      p.status.ip!,
+      p.spec.healthCheck,
+      deps.tiers,
+    );
+    for (const o of outcome.observations) {
+      deps.metrics.observe(p.name, o.tier, o.latencyMs / 1000, o.ok);
+      deps.log.info('probe', { proxy: p.name, tier: o.tier, ok: o.ok, latencyMs: o.latencyMs, code: o.code });
+    }
+    const dec = decideHealth(
+      persisted.get(p.name) ?? null,
+      p.name,
+      instanceOf(p),
+      seedOf(p),
+      outcome.results,
+      p.spec.healthCheck,
+      to,
+    );
+    if (dec.publish) {
+      deps.log.info('health transition', {
+        proxy: p.name,
+        verdict: dec.next.verdict,
+        problem: dec.next.egressProblem,
+      });
+    }
+    return dec;
+  });
+  const changed = decisions.filter((d) => d.write).map((d) => d.next);
+  await deps.health.writeMany(changed);
+  const transitions = decisions.filter((d) => d.publish);
+  // Publish after the state is stored: reconcile reads it when the request arrives.
+  await Promise.all(
+    transitions.map((d) => deps.publisher.publish({ proxy: d.next.proxy, reason: 'health-transition' })),
+  );
+  return {
+    proxies: all.length,
+    probed: due.length,
+    written: changed.length,
+    transitions: transitions.length,
+  };
+}
+
+async function target(deps: ProbeDeps, p: ProxyResource) {
+  const port = p.spec.mode === 'managed' ? p.spec.port : p.spec.endpoint.port;
+  const credentials = p.spec.credentialsRef ? await deps.secrets.access(p.spec.credentialsRef) : null;
+  return { host: p.status.ip!, port, credentials };
+}
+
+/** Counters belong to one instance: a replaced instance (new providerId / endpoint) starts fresh. */
+function instanceOf(p: ProxyResource): string {
+  if (p.spec.mode === 'external') return `${p.spec.endpoint.host}:${p.spec.endpoint.port}`;
+  return p.status.providerId ?? p.status.ip ?? '';
+}
+
+function seedOf(p: ProxyResource): HealthSeed | null {
+  const c = p.status.conditions.find((x) => x.type === 'Healthy');
+  if (!c || c.status === 'Unknown') return null;
+  return {
+    healthy: c.status === 'True',
+    latencyMillis: p.status.latencyMillis,
+    lastHealthCheckTime: p.status.lastHealthCheckTime,
+  };
+}
+
+/** Drops the health state (and metric series) of proxies that are gone from the store. */
+export async function pruneHealth(deps: ProbeDeps, live: Set<string>): Promise<number> {
+  const gone = (await deps.health.listNames()).filter((n) => !live.has(n));
+  if (gone.length === 0) return 0;
+  await deps.health.deleteMany(gone);
+  for (const n of gone) deps.metrics.forget(n);
+  deps.log.info('pruned health state', { proxies: gone });
+  return gone.length;
+}

@@ -1,0 +1,76 @@
+// Runs the check tiers for one proxy and turns probe outcomes into reducer inputs.
+// BASIC: the proxy's own health-check URL when it has one (expected status), else a CONNECT handshake.
+// EGRESS: the Hono service's echo endpoint fetched through the proxy; exit IP and forwarding headers checked.
+
+import type { ProbeResult, ProbeTarget } from '../../../shared/src/adapters/probe/proxy-probe.js';
+import { evaluateEgress, parseEchoBody } from '../../../shared/src/domain/health/egress.js';
+import type { TrackResult } from '../../../shared/src/domain/health/proxy-health.js';
+import type { HealthCheckSpec } from '../../../shared/src/domain/proxy.js';
+
+export interface Prober {
+  probe(
+    target: ProbeTarget,
+    opts: { url: string; timeoutMs: number; expectedStatus: number; rejectUnauthorized?: boolean },
+  ): Promise<ProbeResult>;
+  handshake(target: ProbeTarget, authority: string, timeoutMs: number): Promise<ProbeResult>;
+}
+
+export interface TierConfig {
+  /** Absolute http URL of the echo endpoint; null disables EGRESS. */
+  echoUrl: string | null;
+  /** The prober's own addresses: seeing one in a forwarding header is a leak. */
+  callerIps: string[];
+  rejectUnauthorized: boolean;
+}
+
+export interface TierOutcome {
+  results: TrackResult[];
+  /** For metrics and logs: one entry per tier actually run. */
+  observations: Array<{ tier: 'BASIC' | 'EGRESS'; ok: boolean; latencyMs: number; code: string | null }>;
+}
+
+export async function runTiers(
+  prober: Prober,
+  target: ProbeTarget,
+  proxyIp: string,
+  hc: HealthCheckSpec,
+  cfg: TierConfig,
+): Promise<TierOutcome> {
+  const timeoutMs = hc.timeoutSeconds * 1000;
+  const basic = hc.url
+    ? await prober.probe(target, {
+        url: hc.url,
+        timeoutMs,
+        expectedStatus: hc.expectedStatus,
+        rejectUnauthorized: cfg.rejectUnauthorized,
+      })
+    : await prober.handshake(target, handshakeAuthority(cfg.echoUrl), timeoutMs);
+  const results: TrackResult[] = [{ track: 'BASIC', ok: basic.ok, latencyMs: basic.latencyMs }];
+  const observations: TierOutcome['observations'] = [
+    { tier: 'BASIC', ok: basic.ok, latencyMs: basic.latencyMs, code: basic.failure?.code ?? null },
+  ];
+  // EGRESS only means something through a proxy that answers at all; a dead proxy fails BASIC already.
+  if (cfg.echoUrl && basic.ok) {
+    const echo = await prober.probe(target, { url: cfg.echoUrl, timeoutMs, expectedStatus: 200 });
+    const observed = echo.ok ? parseEchoBody(echo.body) : null;
+    const problem = !echo.ok
+      ? (echo.failure?.code ?? 'echo_failed')
+      : observed
+        ? evaluateEgress(observed, proxyIp, cfg.callerIps)
+        : 'bad_echo_response';
+    results.push({
+      track: 'EGRESS',
+      ok: problem === null,
+      latencyMs: echo.latencyMs,
+      ...(problem ? { problem } : {}),
+    });
+    observations.push({ tier: 'EGRESS', ok: problem === null, latencyMs: echo.latencyMs, code: problem });
+  }
+  return { results, observations };
+}
+
+function handshakeAuthority(echoUrl: string | null): string {
+  if (!echoUrl) return 'www.google.com:443';
+  const u = new URL(echoUrl);
+  return `${u.hostname}:${u.port || (u.protocol === 'https:' ? 443 : 80)}`;
+}

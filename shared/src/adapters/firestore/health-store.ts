@@ -1,0 +1,88 @@
+// HealthStore on Firestore: `health/{proxy}` documents with named fields and Timestamps, readable in the
+// console (verdict, egressProblem, latencyMillis, tracks.BASIC.consecutiveOk, …).
+import { type DocumentData, type Firestore, Timestamp } from '@google-cloud/firestore';
+import type { ProxyHealthState } from '../../domain/health/proxy-health.js';
+import type { TrackKey, TrackState, Verdict } from '../../domain/health/verdict.js';
+import type { HealthStore } from '../../ports/health-store.js';
+import { Collections } from './collections.js';
+
+const BATCH = 400;
+
+export class FirestoreHealthStore implements HealthStore {
+  constructor(private readonly db: Firestore) {}
+
+  private col() {
+    return this.db.collection(Collections.health);
+  }
+
+  async get(name: string): Promise<ProxyHealthState | null> {
+    const snap = await this.col().doc(name).get();
+    return snap.exists ? fromDoc(snap.data()!) : null;
+  }
+
+  async getMany(names: string[]): Promise<Map<string, ProxyHealthState>> {
+    const out = new Map<string, ProxyHealthState>();
+    for (let i = 0; i < names.length; i += BATCH) {
+      const refs = names.slice(i, i + BATCH).map((n) => this.col().doc(n));
+      if (refs.length === 0) continue;
+      const snaps = await this.db.getAll(...refs);
+      for (const s of snaps) if (s.exists) out.set(s.id, fromDoc(s.data()!));
+    }
+    return out;
+  }
+
+  async writeMany(states: ProxyHealthState[]): Promise<void> {
+    for (let i = 0; i < states.length; i += BATCH) {
+      const batch = this.db.batch();
+      for (const s of states.slice(i, i + BATCH)) batch.set(this.col().doc(s.proxy), toDoc(s));
+      await batch.commit();
+    }
+  }
+
+  async deleteMany(names: string[]): Promise<void> {
+    for (let i = 0; i < names.length; i += BATCH) {
+      const batch = this.db.batch();
+      for (const n of names.slice(i, i + BATCH)) batch.delete(this.col().doc(n));
+      await batch.commit();
+    }
+  }
+
+  async listNames(): Promise<string[]> {
+    const refs = await this.col().listDocuments();
+    return refs.map((r) => r.id);
+  }
+}
+
+function toDoc(s: ProxyHealthState): DocumentData {
+  return {
+    proxy: s.proxy,
+    instance: s.instance,
+    verdict: s.verdict,
+    egressProblem: s.egressProblem,
+    latencyMillis: s.latency.reportedMs,
+    latencyReportedAt: s.latency.reportedAt ? Timestamp.fromDate(s.latency.reportedAt) : null,
+    tracks: s.tracks,
+  };
+}
+
+function fromDoc(d: DocumentData): ProxyHealthState {
+  const tracks: Partial<Record<TrackKey, TrackState>> = {};
+  for (const [k, v] of Object.entries((d.tracks ?? {}) as Record<string, TrackState>)) {
+    tracks[k as TrackKey] = {
+      verdict: (v.verdict ?? null) as Verdict | null,
+      consecutiveOk: Number(v.consecutiveOk ?? 0),
+      consecutiveFail: Number(v.consecutiveFail ?? 0),
+    };
+  }
+  return {
+    proxy: String(d.proxy),
+    instance: String(d.instance ?? ''),
+    verdict: (d.verdict ?? null) as Verdict | null,
+    egressProblem: (d.egressProblem ?? null) as string | null,
+    latency: {
+      reportedMs: typeof d.latencyMillis === 'number' ? d.latencyMillis : null,
+      reportedAt: d.latencyReportedAt instanceof Timestamp ? d.latencyReportedAt.toDate() : null,
+    },
+    tracks,
+  };
+}

@@ -1,0 +1,94 @@
+// Lease-service documents ⇄ domain values. Documents are flat and use Timestamps so that they read well
+// in the Firestore console; decoding is defensive because anyone with console access can edit them.
+import { type DocumentData, Timestamp } from '@google-cloud/firestore';
+import { z } from 'zod';
+import { type Cooldown, type Lease, type LeaseEntry, LeaseResult } from '../../domain/leases/model.js';
+import { LEASE_STATE_RETENTION_MS, TTL_FIELD } from './lease-collections.js';
+
+const ts = z.instanceof(Timestamp).transform((t) => t.toDate());
+
+const LeaseDoc = z.object({
+  leaseId: z.string(),
+  proxy: z.string(),
+  target: z.string().nullable(),
+  exclusive: z.boolean(),
+  holder: z.string(),
+  ttlSeconds: z.number(),
+  grantedAt: ts,
+  expiresAt: ts,
+  releasedAt: ts.nullable(),
+  renewals: z.number(),
+});
+
+const EntryDoc = z.object({ leaseId: z.string(), expiresAt: ts, exclusive: z.boolean() });
+const StateDoc = z.object({ entries: z.array(EntryDoc) });
+
+const CooldownDoc = z.object({
+  proxy: z.string(),
+  target: z.string(),
+  until: ts,
+  reason: LeaseResult.exclude(['ok']),
+  leaseId: z.string(),
+  reportedAt: ts,
+});
+
+export function encodeLease(lease: Lease, expireAt: Date): DocumentData {
+  return {
+    leaseId: lease.id,
+    proxy: lease.proxy,
+    target: lease.target,
+    exclusive: lease.exclusive,
+    holder: lease.holder,
+    ttlSeconds: lease.ttlSeconds,
+    grantedAt: Timestamp.fromDate(lease.grantedAt),
+    expiresAt: Timestamp.fromDate(lease.expiresAt),
+    releasedAt: lease.releasedAt ? Timestamp.fromDate(lease.releasedAt) : null,
+    renewals: lease.renewals,
+    [TTL_FIELD]: Timestamp.fromDate(expireAt),
+  };
+}
+
+export function decodeLease(data: DocumentData | undefined): Lease | null {
+  const parsed = LeaseDoc.safeParse(data);
+  if (!parsed.success) return null;
+  const { leaseId, ...rest } = parsed.data;
+  return { id: leaseId, ...rest };
+}
+
+export function encodeState(proxy: string, entries: readonly LeaseEntry[], now: Date): DocumentData {
+  const last = entries.reduce((m, e) => Math.max(m, e.expiresAt.getTime()), now.getTime());
+  return {
+    proxy,
+    entries: entries.map((e) => ({
+      leaseId: e.leaseId,
+      expiresAt: Timestamp.fromDate(e.expiresAt),
+      exclusive: e.exclusive,
+    })),
+    activeLeases: entries.length,
+    updatedAt: Timestamp.fromDate(now),
+    [TTL_FIELD]: Timestamp.fromMillis(last + LEASE_STATE_RETENTION_MS),
+  };
+}
+
+/** null when the document is not a lease state: the caller treats that proxy as unknown and re-reads. */
+export function decodeState(data: DocumentData | undefined): LeaseEntry[] | null {
+  const parsed = StateDoc.safeParse(data);
+  return parsed.success ? parsed.data.entries : null;
+}
+
+export function encodeCooldown(c: Cooldown): DocumentData {
+  return {
+    proxy: c.proxy,
+    target: c.target,
+    until: Timestamp.fromDate(c.until),
+    reason: c.reason,
+    leaseId: c.leaseId,
+    reportedAt: Timestamp.fromDate(c.reportedAt),
+    [TTL_FIELD]: Timestamp.fromDate(c.until),
+  };
+}
+
+export function decodeCooldown(data: DocumentData | undefined): Cooldown | null {
+  const parsed = CooldownDoc.safeParse(data);
+  return parsed.success ? parsed.data : null;
+}

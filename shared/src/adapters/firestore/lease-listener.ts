@@ -1,0 +1,93 @@
+// A Firestore listener that stays up: onSnapshot ends for good on its first error, so the listener is
+// re-subscribed with capped, jittered backoff, and each re-subscription starts from a full snapshot
+// (documents deleted meanwhile disappear from the view). The view keeps serving while it reconnects.
+import type { DocumentChange, Query, QueryDocumentSnapshot } from '@google-cloud/firestore';
+
+export type LogSeverity = 'DEBUG' | 'INFO' | 'WARNING' | 'ERROR';
+export type StructuredLog = (
+  severity: LogSeverity,
+  message: string,
+  fields?: Record<string, unknown>,
+) => void;
+
+/** One JSON line per entry on stderr, with Cloud Logging's severity field. */
+export const stderrLog: StructuredLog = (severity, message, fields) => {
+  process.stderr.write(`${JSON.stringify({ severity, message, ...fields })}\n`);
+};
+
+export interface ListenerSink {
+  /** The complete current set: replaces the view (first snapshot after every (re)subscription). */
+  reset(docs: readonly QueryDocumentSnapshot[]): void;
+  apply(changes: readonly DocumentChange[]): void;
+}
+
+export interface CollectionListener {
+  ready(timeoutMs: number): Promise<void>;
+  stop(): void;
+}
+
+export function listenCollection(
+  query: Query,
+  sink: ListenerSink,
+  opts: { name: string; log: StructuredLog; maxBackoffMs?: number },
+): CollectionListener {
+  let unsubscribe: (() => void) | null = null;
+  let stopped = false;
+  let failures = 0;
+  let retry: NodeJS.Timeout | null = null;
+  let markReady: () => void = () => {};
+  const loaded = new Promise<void>((resolve) => {
+    markReady = resolve;
+  });
+
+  const subscribe = () => {
+    let first = true;
+    unsubscribe = query.onSnapshot(
+      (snap) => {
+        failures = 0;
+        if (first) {
+          first = false;
+          sink.reset(snap.docs);
+          markReady();
+        } else {
+          sink.apply(snap.docChanges());
+        }
+      },
+      (err) => {
+        unsubscribe = null;
+        if (stopped) return;
+        const delay =
+          Math.min(opts.maxBackoffMs ?? 30_000, 250 * 2 ** failures++) * (0.5 + Math.random() / 2);
+        opts.log('ERROR', `${opts.name} listener failed; re-subscribing`, {
+          err: String(err),
+          code: (err as { code?: unknown }).code,
+          retryInMs: Math.round(delay),
+        });
+        retry = setTimeout(subscribe, delay);
+      },
+    );
+  };
+  subscribe();
+
+  return {
+    async ready(timeoutMs) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`${opts.name} listener not loaded after ${timeoutMs} ms`)),
+          timeoutMs,
+        );
+      });
+      try {
+        await Promise.race([loaded, timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    stop() {
+      stopped = true;
+      if (retry) clearTimeout(retry);
+      unsubscribe?.();
+    },
+  };
+}

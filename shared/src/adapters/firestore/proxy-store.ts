@@ -1,0 +1,193 @@
+// The ProxyStore port on Firestore: collection `proxies`, one document per proxy named by the proxy.
+// Every write that depends on what was read is a precondition write on the document's updateTime
+// (the port's `version`), not a transaction: the emulator locks pessimistically and stalls contending
+// transactions, while precondition writes fail fast with FAILED_PRECONDITION and behave the same on GCP
+// (../shared/design/gcp-offline-recipes.md §7).
+import {
+  type CollectionReference,
+  type DocumentReference,
+  type DocumentSnapshot,
+  FieldPath,
+  type Firestore,
+  type Query,
+  Timestamp,
+} from '@google-cloud/firestore';
+import type { ProxyResource, ProxySpec, ProxyStatus } from '../../domain/proxy.js';
+import { canonicalJson } from '../../domain/spec-hash.js';
+import {
+  type ConditionalWrite,
+  type ProxyFilter,
+  type ProxyStore,
+  type StoredProxy,
+  StoreError,
+} from '../../ports/proxy-store.js';
+import {
+  proxyFromFirestore,
+  proxyToFirestore,
+  specToFirestore,
+  statusToFirestore,
+  timestampOfVersion,
+  versionOf,
+} from './proxy-converter.js';
+
+// gRPC codes (https://grpc.github.io/grpc/core/md_doc_statuscodes.html) the client surfaces as `code`.
+const ALREADY_EXISTS = 6;
+const FAILED_PRECONDITION = 9;
+const NOT_FOUND = 5;
+const RETRYABLE = new Set([4 /* DEADLINE_EXCEEDED */, 8, 10 /* ABORTED */, 13, 14 /* UNAVAILABLE */]);
+
+const codeOf = (err: unknown): number | undefined => {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'number' ? code : undefined;
+};
+
+/** Callers see StoreError('unavailable') for what a retry may fix; anything else is a bug and propagates. */
+function storeFailure(err: unknown, what: string): unknown {
+  const code = codeOf(err);
+  return code !== undefined && RETRYABLE.has(code)
+    ? new StoreError('unavailable', `${what}: Firestore code ${code}`, { cause: err })
+    : err;
+}
+
+/** requestDeletion has no caller version: it re-reads on a lost race, this many times. */
+const DELETION_ATTEMPTS = 5;
+
+export class FirestoreProxyStore implements ProxyStore {
+  private readonly proxies: CollectionReference;
+
+  constructor(firestore: Firestore, collection = 'proxies') {
+    this.proxies = firestore.collection(collection);
+  }
+
+  async get(name: string): Promise<StoredProxy | null> {
+    const snap = await this.read(name);
+    return snap.exists ? { proxy: this.parse(snap), version: versionOf(snap.updateTime!) } : null;
+  }
+
+  async list(filter: ProxyFilter = {}): Promise<ProxyResource[]> {
+    let query: Query = this.proxies;
+    if (filter.phase) query = query.where('status.phase', '==', filter.phase);
+    for (const [key, value] of Object.entries(filter.attributes ?? {})) {
+      query = query.where(new FieldPath('spec', 'attributes', key), '==', value);
+    }
+    const snaps = await this.run(() => query.get(), 'list proxies');
+    const out: ProxyResource[] = [];
+    for (const doc of snaps.docs) {
+      try {
+        out.push(this.parse(doc));
+      } catch (err) {
+        // One bad document must not hide the fleet from the API or the sweeps; get() still reports it.
+        if (!(err instanceof StoreError)) throw err;
+      }
+    }
+    return out;
+  }
+
+  async create(proxy: ProxyResource): Promise<void> {
+    try {
+      await this.proxies.doc(proxy.name).create(proxyToFirestore(proxy));
+    } catch (err) {
+      if (codeOf(err) === ALREADY_EXISTS) {
+        throw new StoreError('already_exists', `proxy ${proxy.name} exists`, { cause: err });
+      }
+      throw storeFailure(err, `create ${proxy.name}`);
+    }
+  }
+
+  async replaceSpec(name: string, spec: ProxySpec, expectedVersion: string): Promise<ConditionalWrite> {
+    const snap = await this.read(name);
+    if (!snap.exists) return 'gone';
+    if (versionOf(snap.updateTime!) !== expectedVersion) return 'conflict';
+    const current = this.parse(snap);
+    // An identical spec is a no-op: no write, no generation bump (an idempotent PUT costs nothing).
+    if (canonicalJson(current.spec) === canonicalJson(spec)) return 'written';
+    return this.conditional(name, expectedVersion, (ref, lastUpdateTime) =>
+      ref.update({ spec: specToFirestore(spec), generation: current.generation + 1 }, { lastUpdateTime }),
+    );
+  }
+
+  async requestDeletion(name: string, at: Date): Promise<ConditionalWrite> {
+    for (let attempt = 0; attempt < DELETION_ATTEMPTS; attempt++) {
+      const snap = await this.read(name);
+      if (!snap.exists) return 'gone';
+      if (snap.get('deletionRequestedAt')) return 'written';
+      const outcome = await this.conditional(name, versionOf(snap.updateTime!), (ref, lastUpdateTime) =>
+        ref.update({ deletionRequestedAt: Timestamp.fromDate(at) }, { lastUpdateTime }),
+      );
+      if (outcome !== 'conflict') return outcome;
+    }
+    return 'conflict';
+  }
+
+  writeStatus(name: string, status: ProxyStatus, expectedVersion: string): Promise<ConditionalWrite> {
+    return this.conditional(name, expectedVersion, (ref, lastUpdateTime) =>
+      ref.update({ status: statusToFirestore(status) }, { lastUpdateTime }),
+    );
+  }
+
+  deleteDocument(name: string, expectedVersion: string): Promise<ConditionalWrite> {
+    return this.conditional(name, expectedVersion, (ref, lastUpdateTime) => ref.delete({ lastUpdateTime }));
+  }
+
+  async listDue(until: Date, limit: number): Promise<Array<{ name: string; nextReconcileAt: Date }>> {
+    // A range on one field ordered by that field is served by the automatic single-field index.
+    // Documents whose nextReconcileAt is null never match a Timestamp range.
+    const snaps = await this.run(
+      () =>
+        this.proxies
+          .where('status.nextReconcileAt', '<=', Timestamp.fromDate(until))
+          .orderBy('status.nextReconcileAt')
+          .limit(limit)
+          .select('status.nextReconcileAt')
+          .get(),
+      'list due proxies',
+    );
+    return snaps.docs.map((d) => ({
+      name: d.id,
+      nextReconcileAt: (d.get('status.nextReconcileAt') as Timestamp).toDate(),
+    }));
+  }
+
+  private parse(snap: DocumentSnapshot): ProxyResource {
+    try {
+      return proxyFromFirestore(snap.data()!);
+    } catch (err) {
+      throw new StoreError('invalid', `document proxies/${snap.id} does not fit the Proxy model`, {
+        cause: err,
+      });
+    }
+  }
+
+  private read(name: string): Promise<DocumentSnapshot> {
+    return this.run(() => this.proxies.doc(name).get(), `read ${name}`);
+  }
+
+  private async run<T>(op: () => Promise<T>, what: string): Promise<T> {
+    try {
+      return await op();
+    } catch (err) {
+      throw storeFailure(err, what);
+    }
+  }
+
+  /** A precondition write; FAILED_PRECONDITION means "changed since" or "deleted since": one read tells which. */
+  private async conditional(
+    name: string,
+    expectedVersion: string,
+    write: (ref: DocumentReference, lastUpdateTime: Timestamp) => Promise<unknown>,
+  ): Promise<ConditionalWrite> {
+    const lastUpdateTime = timestampOfVersion(expectedVersion);
+    const ref = this.proxies.doc(name);
+    if (!lastUpdateTime) return (await this.read(name)).exists ? 'conflict' : 'gone';
+    try {
+      await write(ref, lastUpdateTime);
+      return 'written';
+    } catch (err) {
+      const code = codeOf(err);
+      if (code === FAILED_PRECONDITION || code === NOT_FOUND) {
+        return (await this.read(name)).exists ? 'conflict' : 'gone';
+      }
+      throw storeFailure(err, `write ${name}`);
+    }
+  }
+}

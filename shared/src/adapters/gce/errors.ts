@@ -1,0 +1,120 @@
+// Compute errors → the seed's classes (Transient / Permanent / QuotaExceeded), from HTTP status codes
+// and GCE reasons only, never message text. @google-cloud/compute 6 over REST surfaces a GaxiosError-like
+// object whose `code` is the HTTP status and whose `message` is the JSON error body; the reason is a field
+// of that body (../shared/design/gcp-offline-recipes.md §3). Operation errors carry GCE codes instead.
+import type { protos } from '@google-cloud/compute';
+import type { FailureKind } from '../../domain/reconcile/types.js';
+import { ProviderError } from '../../ports/provider.js';
+
+export interface ComputeErrorInfo {
+  httpStatus: number | undefined;
+  grpcCode: number | undefined;
+  reason: string | undefined;
+}
+
+// google.rpc codes a future gRPC-mapped client would surface, by their HTTP equivalent.
+const GRPC_TO_HTTP: Record<number, number> = {
+  3: 400,
+  4: 504,
+  5: 404,
+  6: 409,
+  7: 403,
+  8: 429,
+  9: 400,
+  14: 503,
+};
+
+function jsonBody(message: unknown): Record<string, unknown> | undefined {
+  if (typeof message !== 'string' || !message.startsWith('{')) return undefined;
+  try {
+    return JSON.parse(message) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
+
+export function computeErrorInfo(err: unknown): ComputeErrorInfo {
+  const e = (err ?? {}) as Record<string, unknown>;
+  const body = jsonBody(e.message);
+  const apiError = (body?.error ?? e.error) as
+    | { code?: number; errors?: Array<{ reason?: string }>; details?: Array<{ reason?: string }> }
+    | undefined;
+  const reason =
+    apiError?.errors?.[0]?.reason ??
+    apiError?.details?.find((d) => typeof d?.reason === 'string')?.reason ??
+    (typeof e.reason === 'string' ? e.reason : undefined);
+  const numeric = typeof e.code === 'number' ? e.code : undefined;
+  const grpcCode = numeric !== undefined && numeric < 100 ? numeric : undefined;
+  const httpStatus =
+    typeof e.status === 'number'
+      ? e.status
+      : numeric !== undefined && numeric >= 100
+        ? numeric
+        : grpcCode !== undefined
+          ? GRPC_TO_HTTP[grpcCode]
+          : apiError?.code;
+  return { httpStatus, grpcCode, reason };
+}
+
+/** Stockouts and quota: nothing to fix in the spec, retry after QuotaRetry. */
+const QUOTA_REASONS = new Set([
+  'quotaExceeded',
+  'QUOTA_EXCEEDED',
+  'ZONE_RESOURCE_POOL_EXHAUSTED',
+  'ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS',
+  'RESOURCE_EXHAUSTED',
+]);
+/** Throttling and "busy" answers: retry soon. */
+const TRANSIENT_REASONS = new Set([
+  'rateLimitExceeded',
+  'userRateLimitExceeded',
+  'resourceNotReady',
+  'backendError',
+  'internalError',
+]);
+
+export function classify(info: ComputeErrorInfo): FailureKind {
+  if (info.reason && QUOTA_REASONS.has(info.reason)) return 'quota';
+  if (info.reason && TRANSIENT_REASONS.has(info.reason)) return 'transient';
+  const s = info.httpStatus;
+  // No status at all: the request never got an answer (connection refused, reset, timeout).
+  if (s === undefined) return 'transient';
+  if (s >= 500 || s === 429 || s === 408 || s === 401 || s === 409) return 'transient';
+  // 400 invalid field, 403 forbidden, 404 image/zone/machine type not found: a person must change something.
+  return 'permanent';
+}
+
+/** 5xx, 429 and unanswered requests are worth an immediate retry inside the call (the client retries none). */
+export function isRetryable(info: ComputeErrorInfo): boolean {
+  const s = info.httpStatus;
+  return s === undefined || s >= 500 || s === 429 || info.reason === 'rateLimitExceeded';
+}
+
+export function toProviderError(err: unknown, what: string): ProviderError {
+  if (err instanceof ProviderError) return err;
+  const info = computeErrorInfo(err);
+  const detail = [info.httpStatus && `HTTP ${info.httpStatus}`, info.reason].filter(Boolean).join(' ');
+  return new ProviderError(classify(info), `${what} failed${detail ? `: ${detail}` : ''}`, {
+    cause: err,
+    status: info.httpStatus,
+    reason: info.reason,
+  });
+}
+
+type Operation = protos.google.cloud.compute.v1.IOperation;
+
+/** The failure an Operation reports (GCE puts quota and stockouts here, with HTTP 200 on the call). */
+export function operationError(op: Operation | null | undefined, what: string): ProviderError | null {
+  const first = op?.error?.errors?.[0];
+  if (!first) return null;
+  const info: ComputeErrorInfo = {
+    httpStatus: typeof op?.httpErrorStatusCode === 'number' ? op.httpErrorStatusCode : undefined,
+    grpcCode: undefined,
+    reason: first.code ?? undefined,
+  };
+  const detail = [first.code, info.httpStatus && `HTTP ${info.httpStatus}`].filter(Boolean).join(', ');
+  return new ProviderError(classify(info), `${what} failed (${detail}): ${first.message ?? ''}`.trim(), {
+    status: info.httpStatus,
+    reason: info.reason,
+  });
+}

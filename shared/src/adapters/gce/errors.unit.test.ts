@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { classify, computeErrorInfo, operationError, toProviderError } from './errors.js';
+
+/** What @google-cloud/compute 6 over REST throws: code = HTTP status, message = the JSON error body. */
+const restError = (code: number, reason?: string) =>
+  Object.assign(
+    new Error(JSON.stringify({ error: { code, message: 'x', errors: reason ? [{ reason }] : [] } })),
+    {
+      code,
+    },
+  );
+
+describe('compute error classification (status codes and reasons, never message text)', () => {
+  it.each([
+    [restError(403, 'quotaExceeded'), 'quota'],
+    [restError(403, 'rateLimitExceeded'), 'transient'],
+    [restError(403, 'forbidden'), 'permanent'],
+    [restError(400, 'invalid'), 'permanent'],
+    [restError(400, 'resourceNotReady'), 'transient'],
+    [restError(404, 'notFound'), 'permanent'],
+    [restError(409, 'alreadyExists'), 'transient'],
+    [restError(429), 'transient'],
+    [restError(500, 'backendError'), 'transient'],
+    [restError(503), 'transient'],
+    [Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }), 'transient'],
+    [{ code: 8, message: 'gRPC resource exhausted' }, 'transient'],
+    [{ code: 3, message: 'gRPC invalid argument' }, 'permanent'],
+  ])('%# → %s', (err, kind) => {
+    expect(classify(computeErrorInfo(err))).toBe(kind);
+  });
+
+  it('does not let message text decide: a 404 saying "quota" is still permanent', () => {
+    expect(classify(computeErrorInfo(Object.assign(new Error('quota exceeded'), { code: 404 })))).toBe(
+      'permanent',
+    );
+  });
+
+  it('keeps status, reason and cause on the ProviderError', () => {
+    const cause = restError(403, 'quotaExceeded');
+    const e = toProviderError(cause, 'instances.insert');
+    expect(e).toMatchObject({ kind: 'quota', status: 403, reason: 'quotaExceeded' });
+    expect(e.cause).toBe(cause);
+  });
+
+  it.each([
+    [{ error: { errors: [{ code: 'QUOTA_EXCEEDED', message: 'CPUS' }] }, httpErrorStatusCode: 403 }, 'quota'],
+    [{ error: { errors: [{ code: 'ZONE_RESOURCE_POOL_EXHAUSTED' }] } }, 'quota'],
+    [{ error: { errors: [{ code: 'RESOURCE_NOT_FOUND' }] }, httpErrorStatusCode: 404 }, 'permanent'],
+    [{ error: { errors: [{ code: 'INTERNAL_ERROR' }] }, httpErrorStatusCode: 500 }, 'transient'],
+  ])('an Operation error %# → %s', (op, kind) => {
+    expect(operationError(op, 'insert')?.kind).toBe(kind);
+  });
+
+  it('an Operation without error is no failure', () => {
+    expect(operationError({ status: 'RUNNING' }, 'insert')).toBeNull();
+  });
+});

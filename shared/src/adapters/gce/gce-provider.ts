@@ -1,0 +1,181 @@
+// The gce provider (seed §5): instances.{insert,get,delete,aggregatedList} and nothing else on the hot
+// path. Operations are fire-and-forget: readiness is discovered by get polls, never by waiting.
+import type { InstancesClient, protos, ZoneOperationsClient } from '@google-cloud/compute';
+import type { Failure, InstanceRequest, ObservedInstance } from '../../domain/reconcile/types.js';
+import {
+  type OwnedInstance,
+  type OwnedInstanceList,
+  type Provider,
+  ProviderError,
+} from '../../ports/provider.js';
+import { buildInsertRequest, type InsertOptions } from './build-insert-request.js';
+import { computeErrorInfo, operationError, toProviderError } from './errors.js';
+import { observeInstance, ownershipOf } from './instance-state.js';
+import { OWNED_FILTER } from './labels.js';
+import { type InstanceRef, parseProviderId, providerIdOf, zoneOfScope } from './provider-id.js';
+import { defaultRetry, type RetryOptions, withRetry } from './retry.js';
+
+type Operation = protos.google.cloud.compute.v1.IOperation;
+type AggregatedList = protos.google.cloud.compute.v1.IInstanceAggregatedList;
+
+export type InstancesApi = Pick<InstancesClient, 'insert' | 'get' | 'delete' | 'initialize'>;
+export type ZoneOperationsApi = Pick<ZoneOperationsClient, 'list'>;
+
+export interface GceProviderOptions extends Omit<InsertOptions, 'project'> {
+  project: string;
+  instances: InstancesApi;
+  /** Enables lastCreateFailure (async quota / stockout discovery); optional. */
+  zoneOperations?: ZoneOperationsApi;
+  retry?: RetryOptions;
+}
+
+const AGGREGATED_PAGE_SIZE = 500;
+const AGGREGATED_MAX_PAGES = 100;
+
+export class GceProvider implements Provider {
+  readonly name = 'gce';
+  constructor(private readonly opts: GceProviderOptions) {}
+
+  async create(request: InstanceRequest): Promise<{ providerId: string }> {
+    const providerId = providerIdOf({ zone: request.zone, name: request.name });
+    const insert = buildInsertRequest(request, this.opts);
+    try {
+      const [op] = await this.call(() => this.opts.instances.insert(insert), 'instances.insert');
+      // Fire-and-forget, but an Operation that already failed (quota, stockout) says so now.
+      const failed = operationError(
+        (op as { latestResponse?: Operation }).latestResponse,
+        'instances.insert',
+      );
+      if (failed) throw failed;
+    } catch (err) {
+      // 409 alreadyExists: a duplicate or concurrent delivery already created it (same deterministic name).
+      if (err instanceof ProviderError && err.status === 409) return { providerId };
+      throw err;
+    }
+    return { providerId };
+  }
+
+  async get(providerId: string): Promise<ObservedInstance | null> {
+    const ref = this.ref(providerId);
+    try {
+      const [inst] = await this.call(
+        () => this.opts.instances.get({ project: this.opts.project, zone: ref.zone, instance: ref.name }),
+        'instances.get',
+      );
+      return observeInstance(inst, ref.zone);
+    } catch (err) {
+      if (err instanceof ProviderError && err.status === 404) return null;
+      throw err;
+    }
+  }
+
+  async delete(providerId: string): Promise<void> {
+    const ref = this.ref(providerId);
+    try {
+      await this.call(
+        () => this.opts.instances.delete({ project: this.opts.project, zone: ref.zone, instance: ref.name }),
+        'instances.delete',
+      );
+    } catch (err) {
+      if (err instanceof ProviderError && err.status === 404) return;
+      // resourceNotReady: another operation (our earlier delete) is still running on it; the poll observes.
+      if (err instanceof ProviderError && err.reason === 'resourceNotReady') return;
+      throw err;
+    }
+  }
+
+  async lastCreateFailure(providerId: string): Promise<Failure | null> {
+    const ops = this.opts.zoneOperations;
+    if (!ops) return null;
+    const ref = this.ref(providerId);
+    const filter = `(operationType = "insert") AND (targetLink = "${this.targetLink(ref)}")`;
+    let list: Operation[];
+    try {
+      [list] = await this.call(
+        () =>
+          ops.list(
+            { project: this.opts.project, zone: ref.zone, filter, maxResults: 500 },
+            { autoPaginate: false },
+          ),
+        'zoneOperations.list',
+      );
+    } catch {
+      // Best effort: without it, a failed create is simply retried by the next pass.
+      return null;
+    }
+    const newest = [...(list ?? [])]
+      .filter((op) => op.operationType === 'insert' && op.targetLink?.endsWith(`/instances/${ref.name}`))
+      .sort((a, b) => Date.parse(b.insertTime ?? '') - Date.parse(a.insertTime ?? ''))[0];
+    if (newest?.status !== 'DONE') return null;
+    return operationError(newest, 'instances.insert')?.toFailure() ?? null;
+  }
+
+  async listByTag(): Promise<OwnedInstanceList> {
+    const instances: OwnedInstance[] = [];
+    const unreachable = new Set<string>();
+    let pageToken: string | undefined;
+    for (let page = 0; page < AGGREGATED_MAX_PAGES; page++) {
+      const response = await this.aggregatedPage(pageToken);
+      for (const scope of response.unreachables ?? []) unreachable.add(zoneOfScope(scope));
+      for (const [scope, scoped] of Object.entries(response.items ?? {})) {
+        if (scoped.warning?.code === 'UNREACHABLE') unreachable.add(zoneOfScope(scope));
+        for (const inst of scoped.instances ?? []) {
+          const owner = ownershipOf(inst);
+          if (!owner.uid) continue;
+          instances.push({ ...observeInstance(inst, zoneOfScope(scope)), ...owner, uid: owner.uid });
+        }
+      }
+      pageToken = response.nextPageToken ?? undefined;
+      if (!pageToken) return { instances, unreachable: [...unreachable] };
+    }
+    throw new ProviderError('transient', `aggregatedList did not end within ${AGGREGATED_MAX_PAGES} pages`);
+  }
+
+  /**
+   * One raw aggregatedList page. The public aggregatedListAsync iterator drops the response's
+   * `unreachables`, which returnPartialSuccess puts there; the page call keeps them.
+   */
+  private async aggregatedPage(pageToken: string | undefined): Promise<AggregatedList> {
+    const instances = this.opts.instances as InstancesApi & {
+      innerApiCalls?: Record<
+        string,
+        (req: unknown, opts: unknown) => Promise<[unknown, unknown, AggregatedList]>
+      >;
+    };
+    await instances.initialize();
+    const page = instances.innerApiCalls?.aggregatedList;
+    if (!page) throw new ProviderError('permanent', 'instances client has no aggregatedList call');
+    const request = {
+      project: this.opts.project,
+      filter: OWNED_FILTER,
+      returnPartialSuccess: true,
+      maxResults: AGGREGATED_PAGE_SIZE,
+      ...(pageToken ? { pageToken } : {}),
+    };
+    const [, , raw] = await this.call(
+      () => page(request, { autoPaginate: false }),
+      'instances.aggregatedList',
+    );
+    return raw ?? {};
+  }
+
+  private ref(providerId: string): InstanceRef {
+    const ref = parseProviderId(providerId);
+    if (!ref) throw new ProviderError('permanent', `not a gce providerId: ${JSON.stringify(providerId)}`);
+    return ref;
+  }
+
+  private targetLink(ref: InstanceRef): string {
+    return `https://www.googleapis.com/compute/v1/projects/${this.opts.project}/zones/${ref.zone}/instances/${ref.name}`;
+  }
+
+  private async call<T>(fn: () => Promise<T>, what: string): Promise<T> {
+    try {
+      return await withRetry(fn, this.opts.retry ?? defaultRetry);
+    } catch (err) {
+      throw toProviderError(err, what);
+    }
+  }
+}
+
+export { computeErrorInfo };

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { instanceState, observeInstance } from './instance-state.js';
+
+describe('instanceState', () => {
+  it.each([
+    ['PROVISIONING', null, 'Provisioning'],
+    ['STAGING', null, 'Provisioning'],
+    ['RUNNING', null, 'Provisioning'],
+    ['RUNNING', '34.1.2.3', 'Running'],
+    ['REPAIRING', '34.1.2.3', 'Provisioning'],
+    ['STOPPING', '34.1.2.3', 'Stopped'],
+    ['STOPPED', null, 'Stopped'],
+    ['SUSPENDED', null, 'Stopped'],
+    ['TERMINATED', null, 'Terminated'],
+  ])('%s with natIP %s → %s', (status, ip, state) => {
+    expect(instanceState(status, ip)).toBe(state);
+  });
+
+  it('reads the zone-qualified id, the NAT address and the spec-hash label', () => {
+    const observed = observeInstance(
+      {
+        name: 'pp-1',
+        zone: 'https://www.googleapis.com/compute/v1/projects/p/zones/us-east1-b',
+        status: 'RUNNING',
+        labels: { 'proxyplane-spec-hash': 'abc' },
+        networkInterfaces: [{ networkIP: '10.0.0.2', accessConfigs: [{ natIP: '34.1.2.3' }] }],
+      },
+      'ignored',
+    );
+    expect(observed).toEqual({
+      providerId: 'zones/us-east1-b/instances/pp-1',
+      state: 'Running',
+      ip: '34.1.2.3',
+      specHash: 'abc',
+    });
+  });
+});

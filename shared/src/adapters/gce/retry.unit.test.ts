@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { withRetry } from './retry.js';
+
+const failing = (codes: number[]) => {
+  let calls = 0;
+  const fn = async () => {
+    const code = codes[calls++];
+    if (code === undefined) return 'ok';
+    throw Object.assign(new Error('{}'), { code });
+  };
+  return { fn, calls: () => calls };
+};
+
+describe('withRetry', () => {
+  const sleeps: number[] = [];
+  const opts = {
+    attempts: 4,
+    baseMs: 100,
+    maxMs: 300,
+    random: () => 0.5,
+    sleep: async (ms: number) => {
+      sleeps.push(ms);
+    },
+  };
+
+  it('retries 5xx with capped, jittered backoff until success', async () => {
+    sleeps.length = 0;
+    const f = failing([503, 500, 502]);
+    await expect(withRetry(f.fn, opts)).resolves.toBe('ok');
+    expect(f.calls()).toBe(4);
+    expect(sleeps).toEqual([50, 100, 150]);
+  });
+
+  it('gives up after the bound and throws the last error', async () => {
+    const f = failing([503, 503, 503, 503, 503]);
+    await expect(withRetry(f.fn, opts)).rejects.toMatchObject({ code: 503 });
+    expect(f.calls()).toBe(4);
+  });
+
+  it.each([400, 403, 404, 409])('does not retry %i', async (code) => {
+    const f = failing([code]);
+    await expect(withRetry(f.fn, opts)).rejects.toMatchObject({ code });
+    expect(f.calls()).toBe(1);
+  });
+});

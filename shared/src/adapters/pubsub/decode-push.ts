@@ -1,0 +1,91 @@
+// Decoding the CloudEvent a Pub/Sub-triggered function receives, without ever throwing: a message that
+// cannot be decoded is poison (retrying cannot fix it), so the handler acks it and logs the failure.
+// Two input shapes reach a handler (../shared/design/gcp-offline-recipes.md §1):
+//  - the messagePublished CloudEvent: `ce.data.message.{data,attributes,messageId,publishTime}` (GCP's
+//    Eventarc and the functions-framework's conversion of an emulator push both give this);
+//  - the raw push body `{subscription, message}` with no `ce.data`, which the framework passes through
+//    unconverted when the message has no `data` (attributes-only messages).
+import type { z } from 'zod';
+
+export interface PubsubMessage {
+  data?: string;
+  attributes?: Record<string, string>;
+  messageId?: string;
+  publishTime?: string;
+}
+
+/** `data` of a google.cloud.pubsub.topic.v1.messagePublished CloudEvent. */
+export interface MessagePublishedData {
+  message: PubsubMessage;
+  subscription?: string;
+}
+
+export type PushDecodeErrorKind = 'missing_data' | 'bad_base64' | 'bad_json' | 'schema';
+
+export interface PushDecodeError {
+  kind: PushDecodeErrorKind;
+  message: string;
+  /** The schema's issues (kind 'schema') or the parser's error (kind 'bad_json'). */
+  cause?: unknown;
+}
+
+export type DecodedPush<T> =
+  | { ok: true; value: T; messageId: string; attributes: Record<string, string>; publishTime?: string }
+  | { ok: false; error: PushDecodeError; messageId?: string; attributes: Record<string, string> };
+
+// Standard base64 with padding, as Pub/Sub encodes `data`; Buffer.from(…, 'base64') alone would
+// silently skip garbage characters.
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function messageOf(ce: unknown): PubsubMessage | undefined {
+  if (typeof ce !== 'object' || ce === null) return undefined;
+  const data = (ce as { data?: unknown }).data;
+  const holder = typeof data === 'object' && data !== null ? data : ce;
+  const message = (holder as { message?: unknown }).message;
+  return typeof message === 'object' && message !== null ? (message as PubsubMessage) : undefined;
+}
+
+function stringRecord(value: unknown): Record<string, string> {
+  if (typeof value !== 'object' || value === null) return {};
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => typeof v === 'string')) as Record<
+    string,
+    string
+  >;
+}
+
+export function decodePubSubCloudEvent<S extends z.ZodType>(
+  ce: unknown,
+  schema: S,
+): DecodedPush<z.output<S>> {
+  const message = messageOf(ce);
+  const attributes = stringRecord(message?.attributes);
+  const messageId = typeof message?.messageId === 'string' ? message.messageId : undefined;
+  const fail = (kind: PushDecodeErrorKind, text: string, cause?: unknown): DecodedPush<z.output<S>> => ({
+    ok: false,
+    error: { kind, message: text, ...(cause === undefined ? {} : { cause }) },
+    ...(messageId === undefined ? {} : { messageId }),
+    attributes,
+  });
+
+  const data = message?.data;
+  if (typeof data !== 'string' || data.length === 0) {
+    return fail('missing_data', message ? 'message has no data' : 'event carries no Pub/Sub message');
+  }
+  if (!BASE64.test(data)) return fail('bad_base64', 'message data is not base64');
+  let json: unknown;
+  try {
+    json = JSON.parse(utf8.decode(Buffer.from(data, 'base64')));
+  } catch (err) {
+    return fail('bad_json', 'message data is not UTF-8 JSON', err);
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) return fail('schema', 'message data does not match the schema', parsed.error.issues);
+  return {
+    ok: true,
+    value: parsed.data,
+    messageId: messageId ?? '',
+    attributes,
+    ...(typeof message?.publishTime === 'string' ? { publishTime: message.publishTime } : {}),
+  };
+}

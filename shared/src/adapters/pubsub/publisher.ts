@@ -1,0 +1,58 @@
+// Publishes a message payload (a zod schema from shared/src/messages) as JSON. The payload is validated
+// before it leaves, so a consumer's decodePubSubCloudEvent with the same schema accepts it; the data is
+// never empty, because the functions-framework does not convert a push without data into a CloudEvent
+// (recipes §1, caveat 2).
+import type { PubSub, Topic } from '@google-cloud/pubsub';
+import type { z } from 'zod';
+
+export class PublishError extends Error {
+  constructor(
+    readonly kind: 'invalid_payload' | 'unavailable',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'PublishError';
+  }
+}
+
+export class PubSubPublisher {
+  private readonly topics = new Map<string, Topic>();
+
+  constructor(private readonly pubsub: PubSub) {}
+
+  /** Returns the message id. Throws PublishError: `invalid_payload` (a bug), `unavailable` (retry). */
+  async publish<S extends z.ZodType>(
+    topic: string,
+    schema: S,
+    payload: z.input<S>,
+    attributes: Record<string, string> = {},
+  ): Promise<string> {
+    const parsed = schema.safeParse(payload);
+    if (!parsed.success) {
+      throw new PublishError('invalid_payload', `payload for ${topic} does not match its schema`, {
+        cause: parsed.error,
+      });
+    }
+    return this.publishRaw(topic, Buffer.from(JSON.stringify(parsed.data)), attributes);
+  }
+
+  /** Publishes bytes as they are (what a Cloud Scheduler Pub/Sub target sends). */
+  async publishRaw(topic: string, data: Buffer, attributes: Record<string, string> = {}): Promise<string> {
+    if (data.length === 0) throw new PublishError('invalid_payload', `refusing an empty message on ${topic}`);
+    try {
+      return await this.topic(topic).publishMessage({ data, attributes });
+    } catch (err) {
+      throw new PublishError('unavailable', `publishing to ${topic} failed`, { cause: err });
+    }
+  }
+
+  private topic(name: string): Topic {
+    let topic = this.topics.get(name);
+    if (!topic) {
+      topic = this.pubsub.topic(name);
+      this.topics.set(name, topic);
+    }
+    return topic;
+  }
+}

@@ -1,0 +1,54 @@
+// Whether a worker takes a full snapshot it was sent (control-plane seed §2–3): data of a lower
+// ownership epoch is refused; within an epoch versions only move forward, and a re-delivery of the
+// version it already runs is a harmless duplicate (Pub/Sub is at-least-once). A higher epoch starts a
+// new ownership term, so its versions are taken whatever the previous term reached.
+import type { GatewaySnapshot } from '../../messages/gateway-snapshot.js';
+import { type Sha256Hex, snapshotChecksum } from './canonical.js';
+
+export interface AppliedVersion {
+  version: number;
+  ownershipEpoch: number;
+  checksum: string;
+}
+
+export type SnapshotReject =
+  | 'wrong_worker'
+  | 'checksum_mismatch'
+  | 'stale_epoch'
+  | 'stale_version'
+  | 'version_conflict';
+
+export type SnapshotDecision =
+  | { action: 'apply' }
+  | { action: 'duplicate' }
+  | { action: 'reject'; reason: SnapshotReject };
+
+/** Epoch and version ordering shared by full snapshots and deltas. */
+export function orderAgainst(
+  current: AppliedVersion | null,
+  incoming: { version: number; ownershipEpoch: number; checksum: string },
+): SnapshotDecision {
+  if (!current || incoming.ownershipEpoch > current.ownershipEpoch) return { action: 'apply' };
+  if (incoming.ownershipEpoch < current.ownershipEpoch) return { action: 'reject', reason: 'stale_epoch' };
+  if (incoming.version < current.version) return { action: 'reject', reason: 'stale_version' };
+  if (incoming.version === current.version) {
+    return incoming.checksum === current.checksum
+      ? { action: 'duplicate' }
+      : { action: 'reject', reason: 'version_conflict' };
+  }
+  return { action: 'apply' };
+}
+
+export function decideSnapshot(
+  current: AppliedVersion | null,
+  incoming: GatewaySnapshot,
+  ctx: { workerId?: string; sha256: Sha256Hex },
+): SnapshotDecision {
+  if (ctx.workerId !== undefined && incoming.workerId !== ctx.workerId) {
+    return { action: 'reject', reason: 'wrong_worker' };
+  }
+  if (snapshotChecksum(incoming, ctx.sha256) !== incoming.checksum) {
+    return { action: 'reject', reason: 'checksum_mismatch' };
+  }
+  return orderAgainst(current, incoming);
+}

@@ -1,0 +1,116 @@
+// IP literals and CIDRs parsed into bytes, with no I/O (the domain core cannot use node:net). Parsing is
+// strict on purpose: odd IPv4 spellings ("0x7f.1", "2130706433") are not literals here, so they go to
+// the resolver, and it is the resolved address that gets classified and connected to.
+export interface IpAddress {
+  readonly family: 4 | 6;
+  readonly bytes: Uint8Array;
+}
+
+export interface Cidr {
+  readonly family: 4 | 6;
+  readonly bytes: Uint8Array;
+  readonly prefix: number;
+}
+
+const DECIMAL_OCTET = /^(0|[1-9][0-9]{0,2})$/;
+const HEX_GROUP = /^[0-9a-fA-F]{1,4}$/;
+
+export function parseIpv4(text: string): Uint8Array | null {
+  const parts = text.split('.');
+  if (parts.length !== 4) return null;
+  const out = new Uint8Array(4);
+  for (let i = 0; i < 4; i++) {
+    const p = parts[i]!;
+    if (!DECIMAL_OCTET.test(p)) return null;
+    const n = Number(p);
+    if (n > 255) return null;
+    out[i] = n;
+  }
+  return out;
+}
+
+function parseGroups(text: string): number[] | null {
+  if (text === '') return [];
+  const parts = text.split(':');
+  const groups: number[] = [];
+  for (let i = 0; i < parts.length; i++) {
+    const p = parts[i]!;
+    if (i === parts.length - 1 && p.includes('.')) {
+      const v4 = parseIpv4(p);
+      if (!v4) return null;
+      groups.push((v4[0]! << 8) | v4[1]!, (v4[2]! << 8) | v4[3]!);
+    } else if (HEX_GROUP.test(p)) groups.push(Number.parseInt(p, 16));
+    else return null;
+  }
+  return groups;
+}
+
+/** RFC 4291 text forms, "::" compression, a trailing dotted quad, optional [brackets] and %zone. */
+export function parseIpv6(input: string): Uint8Array | null {
+  let text = input.startsWith('[') && input.endsWith(']') ? input.slice(1, -1) : input;
+  const zone = text.indexOf('%');
+  if (zone >= 0) text = text.slice(0, zone);
+  if (!text.includes(':')) return null;
+  const gap = text.indexOf('::');
+  let groups: number[] | null;
+  if (gap < 0) {
+    groups = parseGroups(text);
+    if (groups?.length !== 8) return null;
+  } else {
+    if (text.indexOf('::', gap + 1) >= 0) return null;
+    const head = parseGroups(text.slice(0, gap));
+    const tail = parseGroups(text.slice(gap + 2));
+    if (!head || !tail || head.length + tail.length > 7) return null;
+    groups = [...head, ...new Array<number>(8 - head.length - tail.length).fill(0), ...tail];
+  }
+  const out = new Uint8Array(16);
+  groups.forEach((g, i) => {
+    out[2 * i] = g >> 8;
+    out[2 * i + 1] = g & 0xff;
+  });
+  return out;
+}
+
+export function parseIp(text: string): IpAddress | null {
+  const v4 = parseIpv4(text);
+  if (v4) return { family: 4, bytes: v4 };
+  const v6 = parseIpv6(text);
+  return v6 ? { family: 6, bytes: v6 } : null;
+}
+
+export function parseCidr(text: string): Cidr | null {
+  const slash = text.indexOf('/');
+  const ip = parseIp(slash < 0 ? text : text.slice(0, slash));
+  if (!ip) return null;
+  const max = ip.family === 4 ? 32 : 128;
+  if (slash < 0) return { ...ip, prefix: max };
+  const p = text.slice(slash + 1);
+  if (!/^[0-9]{1,3}$/.test(p) || Number(p) > max) return null;
+  return { ...ip, prefix: Number(p) };
+}
+
+export function prefixMatches(bytes: Uint8Array, net: Uint8Array, prefix: number): boolean {
+  const whole = prefix >> 3;
+  for (let i = 0; i < whole; i++) if (bytes[i] !== net[i]) return false;
+  const rest = prefix & 7;
+  if (rest === 0) return true;
+  const mask = (0xff << (8 - rest)) & 0xff;
+  return (bytes[whole]! & mask) === (net[whole]! & mask);
+}
+
+/** An IPv4-mapped IPv6 address (::ffff:a.b.c.d) is the IPv4 address it maps, for every rule. */
+export function unmapped(ip: IpAddress): IpAddress {
+  if (ip.family === 6 && prefixMatches(ip.bytes, MAPPED_PREFIX, 96)) {
+    return { family: 4, bytes: ip.bytes.slice(12) };
+  }
+  return ip;
+}
+const MAPPED_PREFIX = new Uint8Array([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 0, 0]);
+
+export function cidrContains(cidr: Cidr, address: IpAddress): boolean {
+  const ip = unmapped(address);
+  const net = cidr.family === 6 ? unmapped(cidr) : cidr;
+  if (net.family !== ip.family) return false;
+  const prefix = cidr.family === 6 && net.family === 4 ? Math.max(0, cidr.prefix - 96) : cidr.prefix;
+  return prefixMatches(ip.bytes, net.bytes, prefix);
+}

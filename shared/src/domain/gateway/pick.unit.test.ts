@@ -1,0 +1,157 @@
+import { describe, expect, it } from 'vitest';
+import type { GatewayRoute } from '../../messages/gateway-snapshot.js';
+import { isUsable, pickUpstream, StickyTable } from './pick.js';
+import { compileRouting, matchRoute, normalizeHost, type Upstream } from './routing.js';
+
+const NOW = Date.UTC(2026, 0, 1);
+const up = (name: string, extra: Partial<Upstream<null>> = {}): Upstream<null> => ({
+  name,
+  host: '10.0.0.1',
+  port: 3128,
+  capacity: 10,
+  usableUntilMs: NOW + 60_000,
+  expiresAtMs: NOW + 120_000,
+  attributes: { region: 'eu' },
+  live: { active: 0, reserved: 0, revoked: false },
+  auth: null,
+  ...extra,
+});
+const route = (name: string, hosts: string[], extra: Partial<GatewayRoute> = {}): GatewayRoute => ({
+  name,
+  match: { hosts },
+  selector: {},
+  policy: 'least-active',
+  ...extra,
+});
+
+describe('matchRoute', () => {
+  const table = compileRouting(
+    [
+      route('exact', ['api.example.com', '10.1.2.3', '::1']),
+      route('wild', ['*.example.com']),
+      route('deep', ['*.b.example.com', 'example.com']),
+      route('rest', ['*']),
+    ],
+    [],
+  );
+  it.each([
+    ['api.example.com', 'exact'],
+    ['API.Example.COM.', 'exact'],
+    ['x.example.com', 'wild'],
+    ['a.b.example.com', 'wild'],
+    ['example.com', 'deep'],
+    ['10.1.2.3', 'exact'],
+    ['[::1]', 'exact'],
+    ['other.org', 'rest'],
+  ])('%s → %s', (host, name) => {
+    expect(matchRoute(table, normalizeHost(host))?.name).toBe(name);
+  });
+
+  it('matches nothing without a catch-all', () => {
+    const t = compileRouting([route('only', ['*.example.com'])], []);
+    expect(matchRoute(t, 'example.org')).toBeUndefined();
+  });
+});
+
+describe('selectors', () => {
+  it('keeps the candidates whose attributes match every selector key', () => {
+    const proxies = [
+      up('a'),
+      up('b', { attributes: { region: 'us' } }),
+      up('c', { attributes: { region: 'eu', tier: 'x' } }),
+    ];
+    const t = compileRouting(
+      [route('eu', ['*'], { selector: { region: 'eu' } }), route('x', ['*'], { selector: { tier: 'x' } })],
+      proxies,
+    );
+    expect(t.routes[0]!.candidates.map((c) => c.name)).toEqual(['a', 'c']);
+    expect(t.routes[1]!.candidates.map((c) => c.name)).toEqual(['c']);
+  });
+});
+
+describe('isUsable', () => {
+  it.each([
+    ['fresh', up('a'), true],
+    ['one ms before usableUntil', up('a', { usableUntilMs: NOW + 1 }), true],
+    ['at usableUntil (still before expiresAt)', up('a', { usableUntilMs: NOW }), false],
+    ['revoked', up('a', { live: { active: 0, reserved: 0, revoked: true } }), false],
+    ['at capacity', up('a', { capacity: 2, live: { active: 1, reserved: 1, revoked: false } }), false],
+  ])('%s', (_label, u, usable) => {
+    expect(isUsable(u, NOW)).toBe(usable);
+  });
+});
+
+describe('policies', () => {
+  const table = (
+    policy: GatewayRoute['policy'],
+    proxies: Upstream<null>[],
+    extra: Partial<GatewayRoute> = {},
+  ) => compileRouting([route('r', ['*'], { policy, ...extra })], proxies).routes[0]!;
+  const sticky = new StickyTable(100);
+
+  it('least-active takes the least loaded usable proxy', () => {
+    const r = table('least-active', [
+      up('busy', { live: { active: 3, reserved: 0, revoked: false } }),
+      up('idle-expired', { usableUntilMs: NOW - 1 }),
+      up('light', { live: { active: 1, reserved: 0, revoked: false } }),
+    ]);
+    expect(pickUpstream(r, NOW, undefined, sticky)?.name).toBe('light');
+  });
+
+  it('least-active spreads ties', () => {
+    const r = table('least-active', [up('a'), up('b'), up('c')]);
+    const names = [0, 1, 2].map(() => pickUpstream(r, NOW, undefined, sticky)?.name);
+    expect(new Set(names).size).toBe(3);
+  });
+
+  it('round-robin cycles and skips unusable proxies', () => {
+    const r = table('round-robin', [up('a'), up('b', { usableUntilMs: NOW }), up('c')]);
+    const names = [0, 1, 2, 3].map(() => pickUpstream(r, NOW, undefined, sticky)?.name);
+    expect(names).toEqual(['a', 'c', 'a', 'c']);
+  });
+
+  it('returns nothing when no candidate is usable', () => {
+    const r = table('round-robin', [
+      up('a', { usableUntilMs: NOW }),
+      up('b', { live: { active: 0, reserved: 0, revoked: true } }),
+    ]);
+    expect(pickUpstream(r, NOW, undefined, sticky)).toBeUndefined();
+    expect(pickUpstream(table('least-active', []), NOW, undefined, sticky)).toBeUndefined();
+  });
+
+  it('sticky keeps a key on its proxy, and moves it when that proxy becomes unusable', () => {
+    const proxies = [up('a'), up('b'), up('c')];
+    const r = table('sticky', proxies, { stickyKey: { header: 'x-session' } });
+    const t = new StickyTable(100);
+    const first = pickUpstream(r, NOW, 's1', t)!;
+    for (let i = 0; i < 5; i++) {
+      first.live.active++;
+      expect(pickUpstream(r, NOW, 's1', t)?.name).toBe(first.name);
+    }
+    first.live.revoked = true;
+    const moved = pickUpstream(r, NOW, 's1', t)!;
+    expect(moved.name).not.toBe(first.name);
+    expect(pickUpstream(r, NOW, 's1', t)?.name).toBe(moved.name);
+  });
+
+  it('sticky without a key on the request falls back to least-active', () => {
+    const r = table('sticky', [up('a', { live: { active: 5, reserved: 0, revoked: false } }), up('b')], {
+      stickyKey: { clientCredentials: true },
+    });
+    expect(pickUpstream(r, NOW, undefined, new StickyTable(10))?.name).toBe('b');
+  });
+});
+
+describe('StickyTable', () => {
+  it('is bounded and evicts the least recently used key', () => {
+    const t = new StickyTable(2);
+    t.set('k1', 'a');
+    t.set('k2', 'b');
+    t.get('k1');
+    t.set('k3', 'c');
+    expect(t.size).toBe(2);
+    expect(t.get('k2')).toBeUndefined();
+    expect(t.get('k1')).toBe('a');
+    expect(t.get('k3')).toBe('c');
+  });
+});

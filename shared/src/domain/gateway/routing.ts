@@ -1,0 +1,99 @@
+// The routing table a worker compiles from a snapshot, off the hot path: routes in order, each with its
+// candidate proxies (selector applied once), and host indexes so that matching a request's host costs
+// a few map look-ups instead of a scan (first matching route wins, as the seed's ordered Routing says).
+import type { GatewayRoute, RoutingPolicy, StickyKey } from '../../messages/gateway-snapshot.js';
+
+/** Per-proxy live counts: they outlive snapshot swaps, so they sit outside the immutable table. */
+export interface LiveCounters {
+  /** Requests past the upstream handshake. */
+  active: number;
+  /** Requests that picked the proxy and are dialling or handshaking. */
+  reserved: number;
+  /** revokeProxyIds: no new request may pick it, whatever the snapshot says. */
+  revoked: boolean;
+}
+
+export interface Upstream<A> {
+  readonly name: string;
+  readonly host: string;
+  readonly port: number;
+  readonly capacity: number;
+  readonly usableUntilMs: number;
+  readonly expiresAtMs: number;
+  readonly attributes: Readonly<Record<string, string>>;
+  readonly live: LiveCounters;
+  /** Whatever the worker needs to talk to the proxy (its pre-computed auth header). */
+  readonly auth: A;
+}
+
+export interface CompiledRoute<A> {
+  readonly name: string;
+  readonly policy: RoutingPolicy;
+  readonly stickyKey: StickyKey | undefined;
+  readonly candidates: readonly Upstream<A>[];
+  readonly byName: ReadonlyMap<string, Upstream<A>>;
+  /** Round-robin / tie-break position: the one mutable field, reset by each swap. */
+  cursor: number;
+}
+
+export interface RoutingTable<A> {
+  readonly routes: readonly CompiledRoute<A>[];
+  readonly exact: ReadonlyMap<string, number>;
+  /** ".example.com" → the first route listing "*.example.com". */
+  readonly suffix: ReadonlyMap<string, number>;
+  /** Index of the first route listing "*", or -1. */
+  readonly catchAll: number;
+}
+
+export const selects = (
+  selector: Readonly<Record<string, string>>,
+  attrs: Readonly<Record<string, string>>,
+) => Object.entries(selector).every(([k, v]) => attrs[k] === v);
+
+export function compileRouting<A>(
+  routes: readonly GatewayRoute[],
+  proxies: readonly Upstream<A>[],
+): RoutingTable<A> {
+  const exact = new Map<string, number>();
+  const suffix = new Map<string, number>();
+  let catchAll = -1;
+  const compiled = routes.map((r, i): CompiledRoute<A> => {
+    for (const h of r.match.hosts) {
+      const host = normalizeHost(h);
+      if (host === '*') catchAll = catchAll < 0 ? i : catchAll;
+      else if (host.startsWith('*.')) {
+        if (!suffix.has(host.slice(1))) suffix.set(host.slice(1), i);
+      } else if (!exact.has(host)) exact.set(host, i);
+    }
+    const candidates = proxies.filter((p) => selects(r.selector ?? {}, p.attributes));
+    return {
+      name: r.name,
+      policy: r.policy,
+      stickyKey: r.stickyKey,
+      candidates,
+      byName: new Map(candidates.map((c) => [c.name, c])),
+      cursor: 0,
+    };
+  });
+  return { routes: compiled, exact, suffix, catchAll };
+}
+
+/** Lower-case, no trailing dot, no IPv6 brackets: the form hosts are indexed and looked up in. */
+export function normalizeHost(host: string): string {
+  let h = host.toLowerCase();
+  if (h.endsWith('.')) h = h.slice(0, -1);
+  if (h.startsWith('[') && h.endsWith(']')) h = h.slice(1, -1);
+  return h;
+}
+
+/** The first route (in snapshot order) whose hosts match; `host` must already be normalised. */
+export function matchRoute<A>(table: RoutingTable<A>, host: string): CompiledRoute<A> | undefined {
+  let best = table.exact.get(host) ?? Number.POSITIVE_INFINITY;
+  // "*.example.com" matches "a.example.com" and "a.b.example.com", never "example.com" itself.
+  for (let dot = host.indexOf('.'); dot >= 0; dot = host.indexOf('.', dot + 1)) {
+    const i = table.suffix.get(host.slice(dot));
+    if (i !== undefined && i < best) best = i;
+  }
+  if (table.catchAll >= 0 && table.catchAll < best) best = table.catchAll;
+  return Number.isFinite(best) ? table.routes[best] : undefined;
+}

@@ -1,0 +1,52 @@
+// The EGRESS tier's verdict on what the echo endpoint saw (gateway contract §6: egress identity and
+// anonymity). A proxy fails when the target sees another exit address than the proxy's own, or when it
+// forwards headers that reveal the caller behind it.
+
+export interface EchoObservation {
+  /** The address the echo endpoint attributes the request to. */
+  exitIp: string;
+  /** Headers as the echo endpoint received them, lower-cased names. */
+  headers: Record<string, string>;
+}
+
+export type EgressProblem =
+  | 'exit_ip_mismatch'
+  | 'forwarded_header_leak'
+  | 'via_header_leak'
+  | 'bad_echo_response';
+
+const ipv4Mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i;
+export const normalizeIp = (ip: string): string => ip.trim().replace(ipv4Mapped, '$1').toLowerCase();
+
+/**
+ * @param proxyIp   the proxy's own address (status.ip): its traffic must leave from there
+ * @param callerIps the prober's own addresses: any of them in a forwarding header is a leak
+ */
+export function evaluateEgress(
+  echo: EchoObservation,
+  proxyIp: string,
+  callerIps: string[],
+): EgressProblem | null {
+  const callers = callerIps.map(normalizeIp);
+  const leaks = (value: string | undefined) =>
+    value !== undefined && callers.some((c) => value.toLowerCase().includes(c));
+  if (leaks(echo.headers['x-forwarded-for']) || leaks(echo.headers.forwarded)) return 'forwarded_header_leak';
+  if (leaks(echo.headers.via)) return 'via_header_leak';
+  if (normalizeIp(echo.exitIp) !== normalizeIp(proxyIp)) return 'exit_ip_mismatch';
+  return null;
+}
+
+export function parseEchoBody(body: string | null): EchoObservation | null {
+  if (!body) return null;
+  try {
+    const v = JSON.parse(body) as { ip?: unknown; headers?: unknown };
+    if (typeof v.ip !== 'string' || typeof v.headers !== 'object' || v.headers === null) return null;
+    const headers: Record<string, string> = {};
+    for (const [k, val] of Object.entries(v.headers as Record<string, unknown>)) {
+      if (typeof val === 'string') headers[k.toLowerCase()] = val;
+    }
+    return { exitIp: v.ip, headers };
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { type EchoObservation, evaluateEgress, parseEchoBody } from './egress.js';
+
+describe('evaluateEgress', () => {
+  const callers = ['127.0.0.1', '10.8.0.2'];
+  it.each<[string, EchoObservation, string | null]>([
+    ['clean', { exitIp: '127.0.0.7', headers: {} }, null],
+    ['IPv4-mapped exit address is the same address', { exitIp: '::ffff:127.0.0.7', headers: {} }, null],
+    ['exit through another address', { exitIp: '127.0.0.9', headers: {} }, 'exit_ip_mismatch'],
+    [
+      'X-Forwarded-For with the caller',
+      { exitIp: '127.0.0.7', headers: { 'x-forwarded-for': '127.0.0.1' } },
+      'forwarded_header_leak',
+    ],
+    [
+      'Forwarded with the caller',
+      { exitIp: '127.0.0.7', headers: { forwarded: 'for=10.8.0.2;proto=http' } },
+      'forwarded_header_leak',
+    ],
+    ['Via naming the caller', { exitIp: '127.0.0.7', headers: { via: '1.1 10.8.0.2' } }, 'via_header_leak'],
+    [
+      'X-Forwarded-For with someone else (the front end) is fine',
+      { exitIp: '127.0.0.7', headers: { 'x-forwarded-for': '203.0.113.9' } },
+      null,
+    ],
+  ])('%s', (_n, echo, problem) => {
+    expect(evaluateEgress(echo, '127.0.0.7', callers)).toBe(problem);
+  });
+});
+
+describe('parseEchoBody', () => {
+  it('parses the echo endpoint response and lower-cases header names', () => {
+    expect(parseEchoBody('{"ip":"1.2.3.4","headers":{"X-Forwarded-For":"a","n":1}}')).toEqual({
+      exitIp: '1.2.3.4',
+      headers: { 'x-forwarded-for': 'a' },
+    });
+  });
+  it.each([null, '', 'nope', '{"ip":1}', '{"ip":"x","headers":null}'])('rejects %j', (b) => {
+    expect(parseEchoBody(b)).toBeNull();
+  });
+});

@@ -1,0 +1,16 @@
+// The seed's NameFromUID: an instance's name is a pure function of the proxy's UID, so duplicate and
+// concurrent creates for one proxy all name the same instance and the provider's "already exists" makes
+// the second a no-op (brief invariant 1). A replacement reuses the name: it is created only after the old
+// instance is gone (seed §3 replaceInstance polls until NotFound).
+
+const PREFIX = 'pp-';
+const HEX_DIGITS = 20;
+
+/** `pp-` + the first 20 hex digits of the UID: 23 characters, an RFC 1035 label (GCE instance names). */
+export function instanceNameFromUid(uid: string): string {
+  const hex = uid.toLowerCase().replace(/-/g, '');
+  if (!/^[0-9a-f]+$/.test(hex) || hex.length < HEX_DIGITS) {
+    throw new RangeError(`not a UUID: ${JSON.stringify(uid)}`);
+  }
+  return PREFIX + hex.slice(0, HEX_DIGITS);
+}

@@ -1,0 +1,57 @@
+// Capacity over a proxy's lease entries. Every function takes `now`: an entry whose expiresAt has passed
+// stops counting at that instant, whether or not anything has pruned it yet.
+import type { LeaseEntry } from './model.js';
+
+export interface Usage {
+  /** Leases counting against capacity at `now`. */
+  active: number;
+  /** An exclusive lease is among them: the proxy is full whatever its capacity. */
+  exclusive: boolean;
+}
+
+export function activeEntries(entries: readonly LeaseEntry[], now: Date): LeaseEntry[] {
+  const t = now.getTime();
+  return entries.filter((e) => e.expiresAt.getTime() > t);
+}
+
+export function usageOf(entries: readonly LeaseEntry[], now: Date): Usage {
+  const active = activeEntries(entries, now);
+  return { active: active.length, exclusive: active.some((e) => e.exclusive) };
+}
+
+/** Whether one more lease fits: an exclusive lease needs the proxy empty, any lease needs no exclusive holder. */
+export function hasRoom(usage: Usage, capacity: number, exclusive: boolean): boolean {
+  if (usage.exclusive) return false;
+  return exclusive ? usage.active === 0 : usage.active < capacity;
+}
+
+/** The entries after granting `entry`, or null when it does not fit. Expired entries are pruned on the way. */
+export function grantEntry(
+  entries: readonly LeaseEntry[],
+  entry: LeaseEntry,
+  capacity: number,
+  now: Date,
+): LeaseEntry[] | null {
+  const active = activeEntries(entries, now);
+  if (!hasRoom(usageOf(active, now), capacity, entry.exclusive)) return null;
+  return [...active, entry];
+}
+
+/** The entries without `leaseId` (pruned), or null when it is not among the active ones (nothing to do). */
+export function removeEntry(entries: readonly LeaseEntry[], leaseId: string, now: Date): LeaseEntry[] | null {
+  const active = activeEntries(entries, now);
+  const kept = active.filter((e) => e.leaseId !== leaseId);
+  return kept.length === active.length ? null : kept;
+}
+
+/** The entries with `leaseId` now expiring at `expiresAt`, or null when it is no longer active. */
+export function extendEntry(
+  entries: readonly LeaseEntry[],
+  leaseId: string,
+  expiresAt: Date,
+  now: Date,
+): LeaseEntry[] | null {
+  const active = activeEntries(entries, now);
+  if (!active.some((e) => e.leaseId === leaseId)) return null;
+  return active.map((e) => (e.leaseId === leaseId ? { ...e, expiresAt } : e));
+}

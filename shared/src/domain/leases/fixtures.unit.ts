@@ -1,0 +1,61 @@
+// Builders for the lease domain's unit tests (not a test file itself).
+import { emptyStatus, type ProxyResource, ProxySpec } from '../proxy.js';
+import type { LeaseEntry } from './model.js';
+
+export const T0 = new Date('2026-01-01T00:00:00Z');
+export const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000);
+
+export function entry(leaseId: string, expiresInSeconds: number, exclusive = false): LeaseEntry {
+  return { leaseId, expiresAt: at(expiresInSeconds), exclusive };
+}
+
+export interface ProxyOptions {
+  attributes?: Record<string, string>;
+  capacity?: number;
+  phase?: ProxyResource['status']['phase'];
+  latencyMillis?: number | null;
+  healthy?: 'True' | 'False';
+  healthCheckUrl?: string;
+  ip?: string | null;
+  external?: boolean;
+  deleting?: boolean;
+}
+
+export function proxy(name: string, o: ProxyOptions = {}): ProxyResource {
+  const common = {
+    attributes: o.attributes ?? {},
+    capacity: o.capacity ?? 2,
+    healthCheck: o.healthCheckUrl ? { url: o.healthCheckUrl } : {},
+  };
+  const spec = ProxySpec.parse(
+    o.external
+      ? { mode: 'external', endpoint: { host: 'proxy.example', port: 8080 }, ...common }
+      : { mode: 'managed', zone: 'us-central1-a', ...common },
+  );
+  return {
+    name,
+    uid: '00000000-0000-4000-8000-000000000000',
+    generation: 1,
+    createdAt: T0,
+    deletionRequestedAt: o.deleting ? T0 : null,
+    spec,
+    status: {
+      ...emptyStatus(),
+      phase: o.phase ?? 'Ready',
+      ip: o.ip === undefined ? '10.0.0.1' : o.ip,
+      latencyMillis: o.latencyMillis ?? null,
+      conditions: o.healthy
+        ? [
+            {
+              type: 'Healthy',
+              status: o.healthy,
+              reason: 'Probe',
+              message: '',
+              lastTransitionTime: T0,
+              observedGeneration: 1,
+            },
+          ]
+        : [],
+    },
+  };
+}

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { proxyEndpoint, proxyUrl } from './endpoint.js';
+import { type ProxyOptions, proxy } from './fixtures.unit.js';
+import { isHealthy } from './health.js';
+
+describe('isHealthy', () => {
+  it.each<{ name: string; o: ProxyOptions; healthy: boolean }>([
+    { name: 'Ready without a verdict', o: { phase: 'Ready' }, healthy: true },
+    { name: 'Provisioned, no health check configured', o: { phase: 'Provisioned' }, healthy: true },
+    {
+      name: 'Provisioned, health check pending',
+      o: { phase: 'Provisioned', healthCheckUrl: 'http://x.example/' },
+      healthy: false,
+    },
+    { name: 'Provisioning', o: { phase: 'Provisioning' }, healthy: false },
+    { name: 'Unhealthy', o: { phase: 'Unhealthy' }, healthy: false },
+    {
+      name: 'Healthy=True decides',
+      o: { phase: 'Provisioned', healthCheckUrl: 'http://x.example/', healthy: 'True' },
+      healthy: true,
+    },
+    { name: 'Healthy=False decides', o: { phase: 'Ready', healthy: 'False' }, healthy: false },
+    { name: 'being deleted', o: { phase: 'Ready', deleting: true }, healthy: false },
+    { name: 'Failed even with a stale verdict', o: { phase: 'Failed', healthy: 'True' }, healthy: false },
+  ])('$name → $healthy', ({ o, healthy }) => {
+    expect(isHealthy(proxy('p', o))).toBe(healthy);
+  });
+});
+
+describe('proxyEndpoint / proxyUrl', () => {
+  it.each([
+    { name: 'managed', o: {}, endpoint: { host: '10.0.0.1', port: 3128, protocol: 'http' } },
+    { name: 'managed without ip', o: { ip: null }, endpoint: null },
+    {
+      name: 'external',
+      o: { external: true },
+      endpoint: { host: 'proxy.example', port: 8080, protocol: 'http' },
+    },
+  ])('$name', ({ o, endpoint }) => {
+    expect(proxyEndpoint(proxy('p', o))).toEqual(endpoint);
+  });
+  it.each([
+    { creds: null, url: 'http://10.0.0.1:3128' },
+    { creds: 'user:pass', url: 'http://user:pass@10.0.0.1:3128' },
+    { creds: 'us@r:p:a/ss', url: 'http://us%40r:p%3Aa%2Fss@10.0.0.1:3128' },
+    { creds: 'token', url: 'http://token:@10.0.0.1:3128' },
+  ])('credentials $creds → $url', ({ creds, url }) => {
+    expect(proxyUrl({ host: '10.0.0.1', port: 3128, protocol: 'http' }, creds)).toBe(url);
+    expect(new URL(url).port).toBe('3128');
+  });
+  it('brackets IPv6 hosts', () => {
+    expect(proxyUrl({ host: '::1', port: 1, protocol: 'http' }, null)).toBe('http://[::1]:1');
+  });
+});

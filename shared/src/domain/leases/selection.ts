@@ -1,0 +1,87 @@
+// Lease selection (seed §7): among the healthy proxies matching the selector, not cooling down for the
+// target and with room, prefer the fewest active leases, then the lowest latency, then the name.
+// The counts of a 409 no_match come from the same pass, so they always add up to `considered`.
+import type { ProxyResource } from '../proxy.js';
+import { hasRoom, type Usage } from './capacity.js';
+import { proxyEndpoint } from './endpoint.js';
+import { isHealthy } from './health.js';
+
+export interface SelectionRequest {
+  selector: Readonly<Record<string, string>>;
+  target: string | null;
+  exclusive: boolean;
+}
+
+/** What selection needs to know beyond the proxies, already evaluated at one instant. */
+export interface SelectionView {
+  usage(proxy: string): Usage;
+  /** Grants this replica is attempting right now: ranked like leases so concurrent requests spread out. */
+  pending(proxy: string): number;
+  coolingDown(proxy: string, target: string | null): boolean;
+  /** A proxy that cannot be handed out right now for a reason outside its health (e.g. unreadable credentials). */
+  unusable(proxy: string): boolean;
+}
+
+export interface Candidate {
+  name: string;
+  capacity: number;
+}
+
+export interface SelectionPlan {
+  /** Best first. */
+  candidates: Candidate[];
+  /** Proxies matching the selector. */
+  considered: number;
+  unhealthy: number;
+  inCooldown: number;
+  atCapacity: number;
+}
+
+export function matchesSelector(proxy: ProxyResource, selector: Readonly<Record<string, string>>): boolean {
+  const attrs = proxy.spec.attributes;
+  return Object.entries(selector).every(([k, v]) => Object.hasOwn(attrs, k) && attrs[k] === v);
+}
+
+/** Healthy and reachable: what `healthy=true` lists and what a lease may be granted on. */
+export function isLeasable(proxy: ProxyResource): boolean {
+  return isHealthy(proxy) && proxyEndpoint(proxy) !== null;
+}
+
+export function planSelection(
+  proxies: readonly ProxyResource[],
+  request: SelectionRequest,
+  view: SelectionView,
+): SelectionPlan {
+  const plan: SelectionPlan = { candidates: [], considered: 0, unhealthy: 0, inCooldown: 0, atCapacity: 0 };
+  const ranked: Array<{ proxy: ProxyResource; active: number }> = [];
+  for (const proxy of proxies) {
+    if (!matchesSelector(proxy, request.selector)) continue;
+    plan.considered++;
+    if (!isLeasable(proxy) || view.unusable(proxy.name)) {
+      plan.unhealthy++;
+    } else if (view.coolingDown(proxy.name, request.target)) {
+      plan.inCooldown++;
+    } else {
+      const usage = view.usage(proxy.name);
+      if (hasRoom(usage, proxy.spec.capacity, request.exclusive)) {
+        ranked.push({ proxy, active: usage.active + view.pending(proxy.name) });
+      } else {
+        plan.atCapacity++;
+      }
+    }
+  }
+  ranked.sort(compareCandidates);
+  plan.candidates = ranked.map(({ proxy }) => ({ name: proxy.name, capacity: proxy.spec.capacity }));
+  return plan;
+}
+
+function compareCandidates(
+  a: { proxy: ProxyResource; active: number },
+  b: { proxy: ProxyResource; active: number },
+): number {
+  if (a.active !== b.active) return a.active - b.active;
+  const la = a.proxy.status.latencyMillis ?? Number.POSITIVE_INFINITY;
+  const lb = b.proxy.status.latencyMillis ?? Number.POSITIVE_INFINITY;
+  if (la !== lb) return la < lb ? -1 : 1;
+  return a.proxy.name < b.proxy.name ? -1 : a.proxy.name > b.proxy.name ? 1 : 0;
+}

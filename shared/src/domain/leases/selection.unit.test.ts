@@ -1,0 +1,130 @@
+import { describe, expect, it } from 'vitest';
+import type { Usage } from './capacity.js';
+import { type ProxyOptions, proxy } from './fixtures.unit.js';
+import { matchesSelector, planSelection, type SelectionView } from './selection.js';
+
+function view(
+  usage: Record<string, Partial<Usage>> = {},
+  cooling: string[] = [],
+  unusable: string[] = [],
+  pending: Record<string, number> = {},
+): SelectionView {
+  return {
+    usage: (p) => ({ active: 0, exclusive: false, ...usage[p] }),
+    pending: (p) => pending[p] ?? 0,
+    coolingDown: (p, target) => target !== null && cooling.includes(p),
+    unusable: (p) => unusable.includes(p),
+  };
+}
+
+const fleet = (specs: Record<string, ProxyOptions>) => Object.entries(specs).map(([n, o]) => proxy(n, o));
+
+describe('matchesSelector', () => {
+  const p = proxy('p', { attributes: { region: 'eu', tier: 'gold' } });
+  it.each<{ selector: Record<string, string>; match: boolean }>([
+    { selector: {}, match: true },
+    { selector: { region: 'eu' }, match: true },
+    { selector: { region: 'eu', tier: 'gold' }, match: true },
+    { selector: { region: 'us' }, match: false },
+    { selector: { region: 'eu', zone: 'x' }, match: false },
+    { selector: { constructor: 'x' }, match: false },
+  ])('$selector → $match', ({ selector, match }) => {
+    expect(matchesSelector(p, selector)).toBe(match);
+  });
+});
+
+describe('planSelection', () => {
+  it.each<{
+    name: string;
+    proxies: ReturnType<typeof fleet>;
+    usage: Record<string, Partial<Usage>>;
+    order: string[];
+  }>([
+    {
+      name: 'fewest active leases first',
+      proxies: fleet({ a: {}, b: {}, c: {} }),
+      usage: { a: { active: 1 }, b: { active: 0 }, c: { active: 1 } },
+      order: ['b', 'a', 'c'],
+    },
+    {
+      name: 'then latency (unknown latency last)',
+      proxies: fleet({ a: { latencyMillis: null }, b: { latencyMillis: 80 }, c: { latencyMillis: 20 } }),
+      usage: {},
+      order: ['c', 'b', 'a'],
+    },
+    {
+      name: 'then name',
+      proxies: fleet({ zed: { latencyMillis: 5 }, alpha: { latencyMillis: 5 }, mid: { latencyMillis: 5 } }),
+      usage: {},
+      order: ['alpha', 'mid', 'zed'],
+    },
+    {
+      name: 'leases outrank latency',
+      proxies: fleet({ fast: { latencyMillis: 1 }, slow: { latencyMillis: 900 } }),
+      usage: { fast: { active: 1 } },
+      order: ['slow', 'fast'],
+    },
+  ])('$name', ({ proxies, usage, order }) => {
+    const plan = planSelection(proxies, { selector: {}, target: null, exclusive: false }, view(usage));
+    expect(plan.candidates.map((c) => c.name)).toEqual(order);
+  });
+
+  it('counts every considered proxy exactly once', () => {
+    const proxies = fleet({
+      off: { attributes: { region: 'us' } },
+      sick: { attributes: { region: 'eu' }, healthy: 'False' },
+      booting: { attributes: { region: 'eu' }, phase: 'Provisioning' },
+      noip: { attributes: { region: 'eu' }, ip: null },
+      badcreds: { attributes: { region: 'eu' } },
+      cool: { attributes: { region: 'eu' } },
+      full: { attributes: { region: 'eu' }, capacity: 1 },
+      held: { attributes: { region: 'eu' }, capacity: 5 },
+      ok: { attributes: { region: 'eu' }, capacity: 3 },
+    });
+    const plan = planSelection(
+      proxies,
+      { selector: { region: 'eu' }, target: 'site.example', exclusive: false },
+      view(
+        { full: { active: 1 }, held: { active: 1, exclusive: true }, ok: { active: 2 } },
+        ['cool'],
+        ['badcreds'],
+      ),
+    );
+    expect(plan).toEqual({
+      candidates: [{ name: 'ok', capacity: 3 }],
+      considered: 8,
+      unhealthy: 4,
+      inCooldown: 1,
+      atCapacity: 2,
+    });
+  });
+
+  it('an exclusive request only considers empty proxies', () => {
+    const plan = planSelection(
+      fleet({ a: { capacity: 4 }, b: { capacity: 4 } }),
+      { selector: {}, target: null, exclusive: true },
+      view({ a: { active: 1 } }),
+    );
+    expect(plan.candidates.map((c) => c.name)).toEqual(['b']);
+    expect(plan.atCapacity).toBe(1);
+  });
+
+  it('grants in flight push a proxy down the ranking but never make it full', () => {
+    const plan = planSelection(
+      fleet({ a: { capacity: 2 }, b: { capacity: 2 } }),
+      { selector: {}, target: null, exclusive: false },
+      view({ b: { active: 1 } }, [], [], { a: 2 }),
+    );
+    expect(plan.candidates.map((c) => c.name)).toEqual(['b', 'a']);
+    expect(plan.atCapacity).toBe(0);
+  });
+
+  it('no match at all is an empty plan, not an error', () => {
+    const plan = planSelection(
+      fleet({ a: {} }),
+      { selector: { x: 'y' }, target: null, exclusive: false },
+      view(),
+    );
+    expect(plan).toEqual({ candidates: [], considered: 0, unhealthy: 0, inCooldown: 0, atCapacity: 0 });
+  });
+});

@@ -1,0 +1,112 @@
+// The crawler-facing wire format of discovery and leases: one set of zod schemas from which the service
+// validates requests, the OpenAPI 3.1 document is generated (names via .meta({ id })), and the typed
+// client takes its types.
+import { z } from 'zod';
+import { Attributes, Phase } from '../proxy.js';
+import { GLOBAL_TARGET, LeaseResult, TTL_BOUNDS } from './model.js';
+
+/** A site a crawler fetches, as a host or host:port (lowercased). Never GLOBAL_TARGET. */
+export const Target = z
+  .string()
+  .min(1)
+  .max(253)
+  .regex(/^[A-Za-z0-9]([-A-Za-z0-9._:]*[A-Za-z0-9])?$/, 'a host name or host:port')
+  .refine((t) => t !== GLOBAL_TARGET)
+  .transform((t) => t.toLowerCase())
+  .meta({
+    description: 'The site to be fetched, as host or host:port; cooldowns are kept per (proxy, target).',
+  });
+
+const TtlSeconds = z.int().min(TTL_BOUNDS.min).max(TTL_BOUNDS.max);
+
+export const AcquireRequest = z
+  .object({
+    selector: Attributes.meta({ description: 'Attributes a proxy must have (equality on every key).' }),
+    ttlSeconds: TtlSeconds.default(TTL_BOUNDS.default),
+    target: Target.optional(),
+    exclusive: z.boolean().default(false).meta({ description: 'Take the whole proxy (all its capacity).' }),
+  })
+  .strict()
+  .meta({ id: 'AcquireRequest' });
+export type AcquireRequest = z.infer<typeof AcquireRequest>;
+
+export const LeasedProxy = z
+  .object({
+    name: z.string(),
+    url: z
+      .string()
+      .meta({ description: 'Proxy URL, with credentials when the proxy has them. Keep it secret.' }),
+    host: z.string(),
+    port: z.int(),
+    protocol: z.literal('http'),
+    attributes: z.record(z.string(), z.string()),
+    latencyMillis: z.number().nullable(),
+  })
+  .meta({ id: 'LeasedProxy' });
+
+export const LeaseGrant = z
+  .object({
+    leaseId: z.string(),
+    proxy: LeasedProxy,
+    expiresAt: z.iso.datetime(),
+    ttlSeconds: z.int(),
+    target: z.string().nullable(),
+    exclusive: z.boolean(),
+  })
+  .meta({ id: 'LeaseGrant' });
+export type LeaseGrant = z.infer<typeof LeaseGrant>;
+
+export const NoMatch = z
+  .object({
+    error: z.literal('no_match'),
+    considered: z.int().meta({ description: 'Proxies matching the selector.' }),
+    atCapacity: z.int(),
+    inCooldown: z.int(),
+    unhealthy: z.int(),
+  })
+  .meta({ id: 'NoMatch' });
+export type NoMatch = z.infer<typeof NoMatch>;
+
+export const RenewRequest = z
+  .object({
+    ttlSeconds: TtlSeconds.optional().meta({ description: 'Default: the TTL the lease was granted with.' }),
+  })
+  .strict()
+  .meta({ id: 'RenewRequest' });
+
+export const RenewResponse = z
+  .object({ leaseId: z.string(), expiresAt: z.iso.datetime(), ttlSeconds: z.int() })
+  .meta({ id: 'RenewResponse' });
+export type RenewResponse = z.infer<typeof RenewResponse>;
+
+export const ReportRequest = z
+  .object({ result: LeaseResult, target: Target.optional() })
+  .strict()
+  .meta({ id: 'ReportRequest' });
+export type ReportRequest = z.infer<typeof ReportRequest>;
+
+export const LeaseIdParam = z.object({ id: z.string().meta({ param: { name: 'id', in: 'path' } }) });
+
+export const ProxySummary = z
+  .object({
+    name: z.string(),
+    attributes: z.record(z.string(), z.string()),
+    phase: Phase,
+    healthy: z.boolean(),
+    capacity: z.int(),
+    activeLeases: z.int(),
+    latencyMillis: z.number().nullable(),
+    endpoint: z.object({ host: z.string(), port: z.int(), protocol: z.literal('http') }).nullable(),
+  })
+  .meta({ id: 'ProxySummary' });
+export type ProxySummary = z.infer<typeof ProxySummary>;
+
+export const ProxyList = z
+  .object({ proxies: z.array(ProxySummary), count: z.int() })
+  .meta({ id: 'ProxyList' });
+export type ProxyList = z.infer<typeof ProxyList>;
+
+export const ErrorBody = z
+  .looseObject({ error: z.string().meta({ description: 'A stable, machine-readable code.' }) })
+  .meta({ id: 'Error' });
+export type ErrorBody = z.infer<typeof ErrorBody>;

@@ -1,0 +1,100 @@
+// Status staging helpers, the port of meta.SetStatusCondition and the seed's setProvisioned /
+// applyHealth (status.go). Pure and immutable: each returns a new status.
+import { type Condition, ConditionType, type ProxyStatus } from '../proxy.js';
+import type { HealthVerdict } from './types.js';
+
+/** Messages land in Firestore and the console; keep them bounded. */
+const MAX_MESSAGE = 512;
+
+export interface ConditionInput {
+  type: string;
+  status: Condition['status'];
+  reason: string;
+  message: string;
+}
+
+export const findCondition = (status: ProxyStatus, type: string): Condition | undefined =>
+  status.conditions.find((c) => c.type === type);
+
+/**
+ * Sets a condition; lastTransitionTime moves only when the status flips (as in apimachinery), so
+ * re-asserting an unchanged condition leaves the status equal and costs no write.
+ */
+export function setCondition(
+  status: ProxyStatus,
+  input: ConditionInput,
+  generation: number,
+  now: Date,
+): ProxyStatus {
+  const prior = findCondition(status, input.type);
+  const next: Condition = {
+    ...input,
+    message: input.message.slice(0, MAX_MESSAGE),
+    lastTransitionTime: prior && prior.status === input.status ? prior.lastTransitionTime : now,
+    observedGeneration: generation,
+  };
+  const conditions = prior
+    ? status.conditions.map((c) => (c.type === input.type ? next : c))
+    : [...status.conditions, next];
+  return { ...status, conditions };
+}
+
+export const removeCondition = (status: ProxyStatus, type: string): ProxyStatus => ({
+  ...status,
+  conditions: status.conditions.filter((c) => c.type !== type),
+});
+
+export function setProvisioned(
+  status: ProxyStatus,
+  value: boolean,
+  reason: string,
+  message: string,
+  generation: number,
+  now: Date,
+): ProxyStatus {
+  return setCondition(
+    status,
+    { type: ConditionType.Provisioned, status: value ? 'True' : 'False', reason, message },
+    generation,
+    now,
+  );
+}
+
+/**
+ * The instance is gone or being replaced: no address to offer, and health state starts fresh with the
+ * next instance (seed §6: a replaced instance starts with fresh counters).
+ */
+export function clearInstance(status: ProxyStatus, opts: { keepProviderId: boolean }): ProxyStatus {
+  return {
+    ...removeCondition(status, ConditionType.Healthy),
+    providerId: opts.keepProviderId ? status.providerId : null,
+    ip: null,
+    latencyMillis: null,
+    lastHealthCheckTime: null,
+  };
+}
+
+/**
+ * The seed's applyHealth: stages the probe's verdict. Health state itself lives with the probe; until
+ * it feeds verdicts (another issue), the handler passes null and this is the identity.
+ */
+export function applyHealth(
+  status: ProxyStatus,
+  verdict: HealthVerdict | null,
+  generation: number,
+  now: Date,
+): ProxyStatus {
+  if (!verdict) return status;
+  const staged = setCondition(
+    status,
+    {
+      type: ConditionType.Healthy,
+      status: verdict.healthy ? 'True' : 'False',
+      reason: verdict.reason,
+      message: verdict.message,
+    },
+    generation,
+    now,
+  );
+  return { ...staged, latencyMillis: verdict.latencyMillis, lastHealthCheckTime: verdict.checkedAt };
+}

@@ -1,0 +1,74 @@
+// The seed's providerFailure(p, err) (§3, bottom): the error class decides the outcome.
+//   quota     → Provisioned=False/QuotaExceeded, RequeueAfter QuotaRetry, no error
+//   permanent → Provisioned=False/PermanentError at this generation → phase Failed, latched, no retry
+//   transient → returned as an error: the handler throws and Pub/Sub redelivers with backoff
+import { ProvisionedReason, type ProxyResource, type ProxyStatus } from '../proxy.js';
+import { setProvisioned } from './conditions.js';
+import type { ActionResult, Failure, Observation, Plan, PollIntervals } from './types.js';
+
+export function providerFailure(
+  proxy: ProxyResource,
+  base: ProxyStatus,
+  failure: Failure,
+  now: Date,
+  intervals: PollIntervals,
+  branch: string,
+): Plan {
+  switch (failure.kind) {
+    case 'quota':
+      return {
+        branch: `${branch}/quota`,
+        status: setProvisioned(
+          base,
+          false,
+          ProvisionedReason.QuotaExceeded,
+          failure.message,
+          proxy.generation,
+          now,
+        ),
+        action: null,
+        requeue: { kind: 'after', ms: intervals.QuotaRetry },
+      };
+    case 'permanent':
+      return {
+        branch: `${branch}/permanent`,
+        status: setProvisioned(
+          base,
+          false,
+          ProvisionedReason.PermanentError,
+          failure.message,
+          proxy.generation,
+          now,
+        ),
+        action: null,
+        requeue: { kind: 'none' },
+      };
+    case 'transient':
+      return {
+        branch: `${branch}/transient`,
+        status: proxy.status,
+        action: null,
+        requeue: { kind: 'error', failure },
+      };
+  }
+}
+
+/**
+ * The second half of a pass that acted: a successful create stages the providerId it returned; a failed
+ * action discards what the arm staged (the action did not happen) and goes through providerFailure.
+ */
+export function settle(
+  proxy: ProxyResource,
+  plan: Plan,
+  result: ActionResult,
+  obs: Pick<Observation, 'now'>,
+  intervals: PollIntervals,
+): Plan {
+  if (result.ok) {
+    if (plan.action?.kind === 'create' && result.providerId) {
+      return { ...plan, status: { ...plan.status, providerId: result.providerId } };
+    }
+    return plan;
+  }
+  return providerFailure(proxy, proxy.status, result.failure, obs.now, intervals, plan.branch);
+}

@@ -1,0 +1,211 @@
+// The seed's reconcileManaged (§3), arm for arm. Pure: the handler has already observed the cloud-init
+// and the instance; provider calls come back as one Action. The seed's finalizer step has no equivalent
+// here: the document outlives the instance by construction (reconcileDelete deletes it last).
+import { instanceNameFromUid } from '../instance-name.js';
+import { ConditionType, type ManagedSpec, ProvisionedReason, type ProxyResource } from '../proxy.js';
+import { specHash } from '../spec-hash.js';
+import { applyHealth, clearInstance, findCondition, setProvisioned } from './conditions.js';
+import { providerFailure } from './failure.js';
+import type { InstanceRequest, Observation, Plan, PollIntervals } from './types.js';
+
+type Managed = ProxyResource & { spec: ManagedSpec };
+
+/** The permanent-failure latch: PermanentError recorded at the current generation → silent until a spec edit. */
+export function isLatched(proxy: ProxyResource): boolean {
+  const c = findCondition(proxy.status, ConditionType.Provisioned);
+  return c?.reason === ProvisionedReason.PermanentError && c.observedGeneration === proxy.generation;
+}
+
+export function instanceRequest(proxy: Managed, startupScript: string, hash: string): InstanceRequest {
+  const s = proxy.spec;
+  return {
+    name: instanceNameFromUid(proxy.uid),
+    proxyName: proxy.name,
+    uid: proxy.uid,
+    zone: s.zone,
+    machineType: s.machineType,
+    image: s.image,
+    port: s.port,
+    protocol: s.protocol,
+    startupScript,
+    credentialsRef: s.credentialsRef ?? null,
+    specHash: hash,
+  };
+}
+
+/** Backoff while the cloud-init cannot be resolved: as long again as it has been failing, within bounds. */
+function cloudInitBackoff(proxy: ProxyResource, now: Date, iv: PollIntervals): number {
+  const c = findCondition(proxy.status, ConditionType.Provisioned);
+  const failingFor =
+    c?.reason === ProvisionedReason.CloudInitError ? now.getTime() - c.lastTransitionTime.getTime() : 0;
+  return Math.min(iv.CloudInitRetryMax, Math.max(iv.CloudInitRetryMin, failingFor));
+}
+
+export function reconcileManaged(proxy: Managed, obs: Observation, iv: PollIntervals): Plan {
+  const { now } = obs;
+  const gen = proxy.generation;
+  const status = proxy.status;
+  const quiet = (branch: string): Plan => ({ branch, status, action: null, requeue: { kind: 'none' } });
+
+  if (isLatched(proxy)) return quiet('latched');
+  if (!obs.providerRegistered) {
+    const message = `provider "${proxy.spec.provider}" is not registered`;
+    return {
+      ...quiet('provider-missing'),
+      status: setProvisioned(status, false, ProvisionedReason.PermanentError, message, gen, now),
+    };
+  }
+
+  const ci = obs.cloudInit;
+  if (!ci) throw new Error('reconcileManaged needs the cloud-init observation');
+  if (!ci.ok) {
+    if (ci.failure.kind === 'transient') {
+      return {
+        ...quiet('cloud-init/transient'),
+        requeue: { kind: 'error', failure: { kind: 'transient', message: ci.failure.message } },
+      };
+    }
+    return {
+      branch: 'cloud-init/error',
+      status: setProvisioned(status, false, ProvisionedReason.CloudInitError, ci.failure.message, gen, now),
+      action: null,
+      requeue: { kind: 'after', ms: cloudInitBackoff(proxy, now, iv) },
+    };
+  }
+  const hash = specHash(proxy.spec, ci.digest);
+
+  if (!status.providerId) {
+    const request = instanceRequest(proxy, ci.script, hash);
+    return {
+      branch: 'create',
+      // providerId is staged by settle() from the create's result.
+      status: setProvisioned(
+        { ...status, specHash: hash },
+        false,
+        ProvisionedReason.Provisioning,
+        `creating instance ${request.name}`,
+        gen,
+        now,
+      ),
+      action: { kind: 'create', request },
+      requeue: { kind: 'after', ms: iv.ProvisioningPoll },
+    };
+  }
+
+  if (status.specHash !== hash) {
+    if (status.specHash === '') {
+      return {
+        branch: 'adopt',
+        status: { ...status, specHash: hash },
+        action: null,
+        requeue: { kind: 'now' },
+      };
+    }
+    return replaceInstance(proxy, obs, iv, hash, 'replace');
+  }
+
+  const seen = obs.instance;
+  if (!seen) throw new Error('reconcileManaged needs the instance observation');
+  if (seen.kind === 'error') return providerFailure(proxy, status, seen.failure, now, iv, 'observe');
+  if (seen.kind === 'missing') {
+    const cleared = clearInstance(status, { keepProviderId: false });
+    // An asynchronous create failure (GCE reports quota inside the operation) surfaces here.
+    if (seen.createFailure && seen.createFailure.kind !== 'transient') {
+      return providerFailure(proxy, cleared, seen.createFailure, now, iv, 'instance-missing');
+    }
+    return { branch: 'instance-missing', status: cleared, action: null, requeue: { kind: 'now' } };
+  }
+
+  const inst = seen.instance;
+  // The instance carries the hash it was built from: a create that landed on an older instance (409
+  // after a crash between create and the status write, with a spec edit in between) is replaced too.
+  if (inst.specHash !== null && inst.specHash !== hash) return replaceInstance(proxy, obs, iv, hash, 'stale');
+
+  switch (inst.state) {
+    case 'Provisioning':
+      return {
+        branch: 'provisioning',
+        status: setProvisioned(
+          status,
+          false,
+          ProvisionedReason.Provisioning,
+          'instance is booting',
+          gen,
+          now,
+        ),
+        action: null,
+        requeue: { kind: 'after', ms: iv.ProvisioningPoll },
+      };
+    case 'Running': {
+      const ip = inst.ip;
+      const staged = setProvisioned(
+        { ...status, ip },
+        true,
+        ProvisionedReason.Created,
+        `instance running at ${ip}`,
+        gen,
+        now,
+      );
+      return {
+        branch: 'running',
+        status: applyHealth(staged, obs.health, gen, now),
+        action: null,
+        requeue: { kind: 'drift' },
+      };
+    }
+    case 'Stopped':
+    case 'Terminated':
+      // Cattle: a stopped instance is deleted and the next passes create a fresh one.
+      return {
+        branch: 'stopped',
+        status: setProvisioned(
+          clearInstance(status, { keepProviderId: true }),
+          false,
+          ProvisionedReason.Replacing,
+          `instance ${inst.state.toLowerCase()}: deleting it to create a new one`,
+          gen,
+          now,
+        ),
+        action: { kind: 'delete', providerId: inst.providerId },
+        requeue: { kind: 'after', ms: iv.DeletionPoll },
+      };
+  }
+}
+
+/** The seed's replaceInstance: delete, poll until gone, and only then record the new hash (next pass creates). */
+function replaceInstance(
+  proxy: Managed,
+  obs: Observation,
+  iv: PollIntervals,
+  hash: string,
+  why: string,
+): Plan {
+  const { now } = obs;
+  const seen = obs.instance;
+  if (!seen) throw new Error('replaceInstance needs the instance observation');
+  if (seen.kind === 'error')
+    return providerFailure(proxy, proxy.status, seen.failure, now, iv, `${why}/observe`);
+  if (seen.kind === 'missing') {
+    return {
+      branch: `${why}/gone`,
+      status: { ...clearInstance(proxy.status, { keepProviderId: false }), specHash: hash },
+      action: null,
+      requeue: { kind: 'now' },
+    };
+  }
+  return {
+    branch: `${why}/delete`,
+    status: setProvisioned(
+      clearInstance(proxy.status, { keepProviderId: true }),
+      false,
+      ProvisionedReason.Replacing,
+      why === 'stale'
+        ? 'instance was built from another spec: deleting it'
+        : 'spec changed: deleting the old instance',
+      proxy.generation,
+      now,
+    ),
+    action: { kind: 'delete', providerId: seen.instance.providerId },
+    requeue: { kind: 'after', ms: iv.DeletionPoll },
+  };
+}

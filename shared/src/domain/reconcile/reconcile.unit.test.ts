@@ -1,0 +1,530 @@
+// The state machine, one row per arm of the seed's §3 and §4 diagrams, with a fixed clock.
+import { describe, expect, it } from 'vitest';
+import { aProxy, externalSpec, managedSpec } from '../../testing/proxy-fixtures.js';
+import { instanceNameFromUid } from '../instance-name.js';
+import type { Condition, Phase, ProxyResource } from '../proxy.js';
+import { specHash } from '../spec-hash.js';
+import { settle } from './failure.js';
+import { finalizeStatus, statusChanged } from './patch-status.js';
+import { observationNeeds, reconcile } from './reconcile.js';
+import {
+  type ActionResult,
+  type InstanceObservation,
+  defaultPollIntervals as iv,
+  type Observation,
+  type Plan,
+} from './types.js';
+
+const now = new Date('2026-03-01T12:00:00Z');
+const earlier = new Date('2026-03-01T11:00:00Z');
+const uid = '11111111-2222-4333-8444-555555555555';
+const spec = managedSpec();
+const digest = 'sha256:cloud-init';
+const hash = specHash(spec as never, digest);
+const providerId = 'zones/us-central1-a/instances/pp-111111112222433384445';
+
+const provisioned = (status: Condition['status'], reason: string, generation = 1): Condition => ({
+  type: 'Provisioned',
+  status,
+  reason,
+  message: 'm',
+  lastTransitionTime: earlier,
+  observedGeneration: generation,
+});
+
+/** A managed proxy whose instance exists and whose hash is current. */
+const live = (over: Parameters<typeof aProxy>[0] = {}): ProxyResource =>
+  aProxy({
+    uid,
+    spec,
+    ...over,
+    status: { providerId, specHash: hash, ip: '10.0.0.9', ...over.status },
+  });
+
+const found = (
+  state: string,
+  ip: string | null = '10.0.0.9',
+  label: string | null = hash,
+): InstanceObservation =>
+  ({ kind: 'found', instance: { providerId, state, ip, specHash: label } }) as InstanceObservation;
+const missing: InstanceObservation = { kind: 'missing', createFailure: null };
+const failed = (kind: 'quota' | 'permanent' | 'transient'): InstanceObservation => ({
+  kind: 'error',
+  failure: { kind, message: `${kind} failure` },
+});
+
+const obs = (over: Partial<Observation> = {}): Observation => ({
+  now,
+  providerRegistered: true,
+  cloudInit: { ok: true, script: '#!/bin/sh\necho hi', digest },
+  instance: null,
+  health: null,
+  ...over,
+});
+
+interface Row {
+  arm: string;
+  proxy: ProxyResource;
+  obs: Observation;
+  result?: ActionResult;
+  branch: string;
+  action: string | null;
+  requeue: Plan['requeue']['kind'];
+  requeueMs?: number;
+  phase: Phase;
+  reason?: string;
+  ip?: string | null;
+  providerId?: string | null;
+}
+
+const rows: Row[] = [
+  // §4 reconcileDelete
+  {
+    arm: 'delete, no instance recorded → document deleted',
+    proxy: aProxy({ deletionRequestedAt: now }),
+    obs: obs(),
+    branch: 'delete/no-instance',
+    action: 'deleteDocument',
+    requeue: 'none',
+    phase: 'Deleting',
+  },
+  {
+    arm: 'delete, instance NotFound → document deleted',
+    proxy: live({ deletionRequestedAt: now }),
+    obs: obs({ instance: missing }),
+    branch: 'delete/gone',
+    action: 'deleteDocument',
+    requeue: 'none',
+    phase: 'Deleting',
+  },
+  {
+    arm: 'delete, instance exists → prov.Delete, Deleting, DeletionPoll',
+    proxy: live({ deletionRequestedAt: now }),
+    obs: obs({ instance: found('Running') }),
+    branch: 'delete/instance',
+    action: 'delete',
+    requeue: 'after',
+    requeueMs: iv.DeletionPoll,
+    phase: 'Deleting',
+    reason: 'Deleting',
+    ip: null,
+  },
+  {
+    arm: 'delete, provider gone → PermanentError, document kept',
+    proxy: live({ deletionRequestedAt: now }),
+    obs: obs({ providerRegistered: false }),
+    branch: 'delete/provider-missing',
+    action: null,
+    requeue: 'none',
+    phase: 'Deleting',
+    reason: 'PermanentError',
+  },
+  {
+    arm: 'delete, transient provider error → error (Pub/Sub backoff)',
+    proxy: live({ deletionRequestedAt: now }),
+    obs: obs({ instance: failed('transient') }),
+    branch: 'delete/observe/transient',
+    action: null,
+    requeue: 'error',
+    phase: 'Deleting',
+  },
+  // §4 reconcileExternal
+  {
+    arm: 'external → ip from the endpoint, Provisioned=True/ExternalEndpoint, no requeue',
+    proxy: aProxy({ spec: externalSpec() }),
+    obs: obs({ cloudInit: null }),
+    branch: 'external',
+    action: null,
+    requeue: 'none',
+    phase: 'Provisioned',
+    reason: 'ExternalEndpoint',
+    ip: '203.0.113.7',
+  },
+  {
+    arm: 'external with a healthy verdict → Ready',
+    proxy: aProxy({ spec: externalSpec() }),
+    obs: obs({
+      cloudInit: null,
+      health: { healthy: true, latencyMillis: 12, checkedAt: now, reason: 'ProbeSucceeded', message: 'ok' },
+    }),
+    branch: 'external',
+    action: null,
+    requeue: 'none',
+    phase: 'Ready',
+  },
+  // §3 reconcileManaged: guards
+  {
+    arm: 'permanent-failure latch at this generation → silent',
+    proxy: live({ status: { conditions: [provisioned('False', 'PermanentError')] } }),
+    obs: obs({ cloudInit: null }),
+    branch: 'latched',
+    action: null,
+    requeue: 'none',
+    phase: 'Failed',
+    reason: 'PermanentError',
+  },
+  {
+    arm: 'latch released by a spec edit (generation moved) → the pass proceeds',
+    proxy: aProxy({
+      uid,
+      spec,
+      generation: 2,
+      status: { conditions: [provisioned('False', 'PermanentError')] },
+    }),
+    obs: obs(),
+    result: { ok: true, providerId },
+    branch: 'create',
+    action: 'create',
+    requeue: 'after',
+    requeueMs: iv.ProvisioningPoll,
+    phase: 'Provisioning',
+    reason: 'Provisioning',
+  },
+  {
+    arm: 'provider missing → PermanentError → Failed',
+    proxy: aProxy({ uid, spec: managedSpec({ provider: 'aws' }) }),
+    obs: obs({ providerRegistered: false, cloudInit: null }),
+    branch: 'provider-missing',
+    action: null,
+    requeue: 'none',
+    phase: 'Failed',
+    reason: 'PermanentError',
+  },
+  {
+    arm: 'cloud-init unreadable for now → error (Pub/Sub backoff)',
+    proxy: aProxy({ uid, spec }),
+    obs: obs({ cloudInit: { ok: false, failure: { kind: 'transient', message: 'unavailable' } } }),
+    branch: 'cloud-init/transient',
+    action: null,
+    requeue: 'error',
+    phase: 'Pending',
+  },
+  {
+    arm: 'cloud-init secret missing → CloudInitError, backoff',
+    proxy: aProxy({ uid, spec }),
+    obs: obs({ cloudInit: { ok: false, failure: { kind: 'invalid', message: 'secret ci not found' } } }),
+    branch: 'cloud-init/error',
+    action: null,
+    requeue: 'after',
+    requeueMs: iv.CloudInitRetryMin,
+    phase: 'Pending',
+    reason: 'CloudInitError',
+  },
+  {
+    arm: 'cloud-init failing for an hour → backoff as long, capped',
+    proxy: aProxy({ uid, spec, status: { conditions: [provisioned('False', 'CloudInitError')] } }),
+    obs: obs({ cloudInit: { ok: false, failure: { kind: 'invalid', message: 'secret ci not found' } } }),
+    branch: 'cloud-init/error',
+    action: null,
+    requeue: 'after',
+    requeueMs: iv.CloudInitRetryMax,
+    phase: 'Pending',
+    reason: 'CloudInitError',
+  },
+  // §3: create / adopt / replace
+  {
+    arm: 'no providerID → prov.Create, stage providerID + hash, ProvisioningPoll',
+    proxy: aProxy({ uid, spec }),
+    obs: obs(),
+    result: { ok: true, providerId },
+    branch: 'create',
+    action: 'create',
+    requeue: 'after',
+    requeueMs: iv.ProvisioningPoll,
+    phase: 'Provisioning',
+    reason: 'Provisioning',
+    providerId,
+  },
+  {
+    arm: 'create hits quota → QuotaExceeded, QuotaRetry, nothing staged',
+    proxy: aProxy({ uid, spec }),
+    obs: obs(),
+    result: { ok: false, failure: { kind: 'quota', message: 'QUOTA_EXCEEDED' } },
+    branch: 'create/quota',
+    action: null,
+    requeue: 'after',
+    requeueMs: iv.QuotaRetry,
+    phase: 'Pending',
+    reason: 'QuotaExceeded',
+    providerId: null,
+  },
+  {
+    arm: 'create fails permanently → Failed, latched',
+    proxy: aProxy({ uid, spec }),
+    obs: obs(),
+    result: { ok: false, failure: { kind: 'permanent', message: 'bad machine type' } },
+    branch: 'create/permanent',
+    action: null,
+    requeue: 'none',
+    phase: 'Failed',
+    reason: 'PermanentError',
+  },
+  {
+    arm: 'create fails transiently → error',
+    proxy: aProxy({ uid, spec }),
+    obs: obs(),
+    result: { ok: false, failure: { kind: 'transient', message: '503' } },
+    branch: 'create/transient',
+    action: null,
+    requeue: 'error',
+    phase: 'Pending',
+  },
+  {
+    arm: 'annotation empty → adopt: record the hash, RequeueNow',
+    proxy: live({ status: { specHash: '' } }),
+    obs: obs({ instance: found('Running') }),
+    branch: 'adopt',
+    action: null,
+    requeue: 'now',
+    phase: 'Provisioning',
+  },
+  {
+    arm: 'hash changed, instance exists → prov.Delete, Replacing, DeletionPoll',
+    proxy: live({ status: { specHash: '0000000000000000' } }),
+    obs: obs({ instance: found('Running') }),
+    branch: 'replace/delete',
+    action: 'delete',
+    requeue: 'after',
+    requeueMs: iv.DeletionPoll,
+    phase: 'Provisioning',
+    reason: 'Replacing',
+    ip: null,
+  },
+  {
+    arm: 'hash changed, instance gone → record hash, clear ID/IP, RequeueNow',
+    proxy: live({ status: { specHash: '0000000000000000' } }),
+    obs: obs({ instance: missing }),
+    branch: 'replace/gone',
+    action: null,
+    requeue: 'now',
+    phase: 'Pending',
+    ip: null,
+    providerId: null,
+  },
+  // §3: hash equal → prov.Get
+  {
+    arm: 'NotFound → clear ID/IP, RequeueNow',
+    proxy: live(),
+    obs: obs({ instance: missing }),
+    branch: 'instance-missing',
+    action: null,
+    requeue: 'now',
+    phase: 'Pending',
+    ip: null,
+    providerId: null,
+  },
+  {
+    arm: 'NotFound because the create failed on quota (async) → QuotaExceeded, QuotaRetry',
+    proxy: live(),
+    obs: obs({ instance: { kind: 'missing', createFailure: { kind: 'quota', message: 'QUOTA_EXCEEDED' } } }),
+    branch: 'instance-missing/quota',
+    action: null,
+    requeue: 'after',
+    requeueMs: iv.QuotaRetry,
+    phase: 'Pending',
+    reason: 'QuotaExceeded',
+    providerId: null,
+  },
+  {
+    arm: 'Provisioning → Provisioned=False, ProvisioningPoll',
+    proxy: live({ status: { ip: null } }),
+    obs: obs({ instance: found('Provisioning', null) }),
+    branch: 'provisioning',
+    action: null,
+    requeue: 'after',
+    requeueMs: iv.ProvisioningPoll,
+    phase: 'Provisioning',
+    reason: 'Provisioning',
+  },
+  {
+    arm: 'Running → ip, Provisioned=True/Created, DriftPoll',
+    proxy: live({ status: { ip: null } }),
+    obs: obs({ instance: found('Running', '10.0.0.42') }),
+    branch: 'running',
+    action: null,
+    requeue: 'drift',
+    phase: 'Provisioned',
+    reason: 'Created',
+    ip: '10.0.0.42',
+  },
+  {
+    arm: 'Running with an unhealthy verdict → Unhealthy',
+    proxy: live(),
+    obs: obs({
+      instance: found('Running'),
+      health: {
+        healthy: false,
+        latencyMillis: null,
+        checkedAt: now,
+        reason: 'ProbeFailed',
+        message: 'timeout',
+      },
+    }),
+    branch: 'running',
+    action: null,
+    requeue: 'drift',
+    phase: 'Unhealthy',
+  },
+  {
+    arm: 'Stopped → prov.Delete (cattle), DeletionPoll',
+    proxy: live(),
+    obs: obs({ instance: found('Stopped') }),
+    branch: 'stopped',
+    action: 'delete',
+    requeue: 'after',
+    requeueMs: iv.DeletionPoll,
+    phase: 'Provisioning',
+    reason: 'Replacing',
+    ip: null,
+  },
+  {
+    arm: 'Terminated → prov.Delete (cattle), DeletionPoll',
+    proxy: live(),
+    obs: obs({ instance: found('Terminated') }),
+    branch: 'stopped',
+    action: 'delete',
+    requeue: 'after',
+    requeueMs: iv.DeletionPoll,
+    phase: 'Provisioning',
+    reason: 'Replacing',
+  },
+  {
+    arm: 'instance built from another spec (its label) → replaced',
+    proxy: live(),
+    obs: obs({ instance: found('Running', '10.0.0.9', 'ffffffffffffffff') }),
+    branch: 'stale/delete',
+    action: 'delete',
+    requeue: 'after',
+    requeueMs: iv.DeletionPoll,
+    phase: 'Provisioning',
+    reason: 'Replacing',
+  },
+  // §3: providerFailure on observation
+  {
+    arm: 'prov.Get quota error → QuotaExceeded, QuotaRetry',
+    proxy: live(),
+    obs: obs({ instance: failed('quota') }),
+    branch: 'observe/quota',
+    action: null,
+    requeue: 'after',
+    requeueMs: iv.QuotaRetry,
+    phase: 'Provisioning',
+    reason: 'QuotaExceeded',
+  },
+  {
+    arm: 'prov.Get permanent error → PermanentError, Failed, no retry',
+    proxy: live(),
+    obs: obs({ instance: failed('permanent') }),
+    branch: 'observe/permanent',
+    action: null,
+    requeue: 'none',
+    phase: 'Failed',
+    reason: 'PermanentError',
+  },
+  {
+    arm: 'prov.Get transient error → error',
+    proxy: live(),
+    obs: obs({ instance: failed('transient') }),
+    branch: 'observe/transient',
+    action: null,
+    requeue: 'error',
+    phase: 'Provisioning',
+  },
+  {
+    arm: 'Stopped, but the delete hits quota → QuotaExceeded, instance kept',
+    proxy: live(),
+    obs: obs({ instance: found('Stopped') }),
+    result: { ok: false, failure: { kind: 'quota', message: 'rate' } },
+    branch: 'stopped/quota',
+    action: null,
+    requeue: 'after',
+    requeueMs: iv.QuotaRetry,
+    phase: 'Provisioning',
+    reason: 'QuotaExceeded',
+    providerId,
+  },
+];
+
+describe('reconcile: one row per arm of the seed §3/§4', () => {
+  it.each(rows)('$arm', (row) => {
+    let plan = reconcile(row.proxy, row.obs, iv);
+    const actionKind = plan.action?.kind ?? null;
+    if (row.result) plan = settle(row.proxy, plan, row.result, row.obs, iv);
+    expect(plan.branch).toBe(row.branch);
+    expect(row.result && !row.result.ok ? plan.action : actionKind).toBe(row.action);
+    expect(plan.requeue.kind).toBe(row.requeue);
+    if (row.requeueMs !== undefined) expect(plan.requeue).toEqual({ kind: 'after', ms: row.requeueMs });
+    const status = finalizeStatus(row.proxy, plan.status, plan.requeue, now);
+    expect(status.phase).toBe(row.phase);
+    expect(status.observedGeneration).toBe(row.proxy.generation);
+    if (row.reason) expect(status.conditions.find((c) => c.type === 'Provisioned')?.reason).toBe(row.reason);
+    if (row.ip !== undefined) expect(status.ip).toBe(row.ip);
+    if (row.providerId !== undefined) expect(status.providerId).toBe(row.providerId);
+  });
+});
+
+describe('reconcile: details the table does not show', () => {
+  it('creates with the deterministic name, the hash and the resolved cloud-init', () => {
+    const plan = reconcile(
+      aProxy({ uid, spec: managedSpec({ credentialsRef: { secret: 'c' } }) }),
+      obs(),
+      iv,
+    );
+    expect(plan.action).toMatchObject({
+      kind: 'create',
+      request: {
+        name: instanceNameFromUid(uid),
+        uid,
+        proxyName: 'proxy-a',
+        startupScript: '#!/bin/sh\necho hi',
+        credentialsRef: { secret: 'c', version: 'latest' },
+      },
+    });
+  });
+
+  it('a steady Running proxy stages an identical status: zero writes', () => {
+    const first = reconcile(live({ status: { ip: null } }), obs({ instance: found('Running') }), iv);
+    const written = finalizeStatus(live(), first.status, first.requeue, now);
+    const steady = live({ status: written });
+    const again = reconcile(
+      steady,
+      obs({ now: new Date(now.getTime() + 60_000), instance: found('Running') }),
+      iv,
+    );
+    const next = finalizeStatus(steady, again.status, again.requeue, new Date(now.getTime() + 60_000));
+    expect(statusChanged(steady.status, next)).toBe(false);
+  });
+
+  it('a latched proxy stays latched without a write, and the latch asks for no observation', () => {
+    const latched = live({
+      status: {
+        phase: 'Failed',
+        observedGeneration: 1,
+        conditions: [provisioned('False', 'PermanentError')],
+      },
+    });
+    expect(observationNeeds(latched, true)).toEqual({ cloudInit: false, instance: false });
+    const plan = reconcile(latched, obs({ cloudInit: null }), iv);
+    expect(statusChanged(latched.status, finalizeStatus(latched, plan.status, plan.requeue, now))).toBe(
+      false,
+    );
+  });
+
+  it.each<[string, ProxyResource, boolean, { cloudInit: boolean; instance: boolean }]>([
+    ['new managed', aProxy({ uid, spec }), true, { cloudInit: true, instance: false }],
+    ['live managed', live(), true, { cloudInit: true, instance: true }],
+    ['external', aProxy({ spec: externalSpec() }), true, { cloudInit: false, instance: false }],
+    ['deleting', live({ deletionRequestedAt: now }), true, { cloudInit: false, instance: true }],
+    ['provider missing', live(), false, { cloudInit: false, instance: false }],
+  ])('observationNeeds: %s', (_label, proxy, registered, needs) => {
+    expect(observationNeeds(proxy, registered)).toEqual(needs);
+  });
+
+  it('keeps lastTransitionTime while a condition keeps its status', () => {
+    const p = live({ status: { conditions: [provisioned('True', 'Created')] } });
+    const plan = reconcile(p, obs({ instance: found('Running') }), iv);
+    expect(plan.status.conditions[0]?.lastTransitionTime).toEqual(earlier);
+    const flipped = reconcile(p, obs({ instance: found('Provisioning') }), iv);
+    expect(flipped.status.conditions[0]?.lastTransitionTime).toEqual(now);
+  });
+});

@@ -1,0 +1,119 @@
+// The vocabulary of one reconcile pass: what the handler observed, what the pure state machine decided.
+// A pass is observe → decide (pure) → act → write once (style.md); these types are the seams between.
+import type { ManagedSpec, ProxyStatus, SecretRef } from '../proxy.js';
+
+/** Provider-neutral instance states (seed §5: InstanceState). A RUNNING VM without an address is Provisioning. */
+export type InstanceState = 'Provisioning' | 'Running' | 'Stopped' | 'Terminated';
+
+export interface ObservedInstance {
+  /** Zone-qualified for gce: zones/<zone>/instances/<name>. */
+  providerId: string;
+  state: InstanceState;
+  ip: string | null;
+  /** The spec hash the instance was built from (its label), null when it carries none. */
+  specHash: string | null;
+}
+
+/** The seed's provider.Class(err): what a provider failure means for the reconcile loop. */
+export type FailureKind = 'transient' | 'quota' | 'permanent';
+export interface Failure {
+  kind: FailureKind;
+  message: string;
+}
+
+export type InstanceObservation =
+  | { kind: 'found'; instance: ObservedInstance }
+  /** `createFailure`: why the last create of this instance failed, when the provider can tell (async errors). */
+  | { kind: 'missing'; createFailure: Failure | null }
+  | { kind: 'error'; failure: Failure };
+
+/** `invalid`: the secret or its version is missing, disabled or unreadable — fixed by a person, not a retry. */
+export type CloudInitObservation =
+  | { ok: true; script: string; digest: string }
+  | { ok: false; failure: { kind: 'transient' | 'invalid'; message: string } };
+
+/** The health seam (seed §6): the probe owns health state, reconcile only represents it in status. */
+export interface HealthVerdict {
+  healthy: boolean;
+  latencyMillis: number | null;
+  checkedAt: Date;
+  reason: string;
+  message: string;
+}
+
+export interface Observation {
+  now: Date;
+  /** Whether r.Providers[spec.provider] exists (seed §3). */
+  providerRegistered: boolean;
+  /** null when this pass did not need it (see observationNeeds). */
+  cloudInit: CloudInitObservation | null;
+  instance: InstanceObservation | null;
+  health: HealthVerdict | null;
+}
+
+/** Everything a provider needs to create the instance; buildInsertRequest turns it into the API call. */
+export interface InstanceRequest {
+  name: string;
+  proxyName: string;
+  uid: string;
+  zone: string;
+  machineType: string;
+  image: string;
+  port: number;
+  protocol: ManagedSpec['protocol'];
+  /** The resolved cloud-init; may carry secret material, so it is never logged. */
+  startupScript: string;
+  credentialsRef: SecretRef | null;
+  specHash: string;
+}
+
+export type Action =
+  | { kind: 'create'; request: InstanceRequest }
+  | { kind: 'delete'; providerId: string }
+  /** reconcileDelete's last step: the instance is gone, so the document goes (the finalizer's removal). */
+  | { kind: 'deleteDocument' };
+
+/**
+ * controller-runtime's Result, with the transient error folded in. `drift` is the seed's RequeueAfter
+ * DriftPoll for a steady proxy: it is not stored (nextReconcileAt stays null, so a steady fleet costs no
+ * writes); the requeue sweep drift-polls such proxies on a slot derived from the UID instead.
+ */
+export type Requeue =
+  | { kind: 'none' }
+  | { kind: 'now' }
+  | { kind: 'after'; ms: number }
+  | { kind: 'drift' }
+  | { kind: 'error'; failure: Failure };
+
+export interface Plan {
+  /** The arm of the seed's diagram this pass took (logs and table tests name it). */
+  branch: string;
+  /** The staged status; patchStatusIfChanged adds observedGeneration, phase and nextReconcileAt. */
+  status: ProxyStatus;
+  /** Every arm does at most one outside-world action. */
+  action: Action | null;
+  requeue: Requeue;
+}
+
+/** What the handler reports back after acting: create's providerId, or the classified failure. */
+export type ActionResult = { ok: true; providerId?: string } | { ok: false; failure: Failure };
+
+/** The seed's poll intervals (reconcile constants), in milliseconds. */
+export interface PollIntervals {
+  ProvisioningPoll: number;
+  DeletionPoll: number;
+  DriftPoll: number;
+  QuotaRetry: number;
+  /** Floor and ceiling of the CloudInitError backoff. */
+  CloudInitRetryMin: number;
+  CloudInitRetryMax: number;
+}
+
+export const defaultPollIntervals: PollIntervals = {
+  ProvisioningPoll: 5_000,
+  DeletionPoll: 5_000,
+  DriftPoll: 60_000,
+  QuotaRetry: 60_000,
+  CloudInitRetryMin: 10_000,
+  CloudInitRetryMax: 600_000,
+};

@@ -1,0 +1,45 @@
+// AcknowledgeSnapshot (contract §2): the worker tells which snapshot it swapped in. The controller records
+// it as the session's ACK bound only if it is the snapshot the controller actually sent (same version,
+// epoch and checksum as the latest one built for this worker) and not older than the current bound.
+import type { WorkerSession } from './session.js';
+
+export interface AckRequest {
+  version: number;
+  epoch: number;
+  checksum: string;
+}
+
+export interface BuiltSnapshotRef {
+  version: number;
+  epoch: number;
+  checksum: string;
+}
+
+export type AckDecision =
+  | { ok: true; session: WorkerSession; unchanged: boolean }
+  | { ok: false; error: 'unknown_snapshot' | 'checksum_mismatch' | 'stale_epoch' | 'version_regression' };
+
+/** `sent` holds the snapshots recently published to this worker, so that an ACK in flight still matches. */
+export function acceptAck(
+  session: WorkerSession,
+  ack: AckRequest,
+  sent: BuiltSnapshotRef[],
+  currentEpoch: number,
+): AckDecision {
+  const match = sent.find((s) => s.version === ack.version);
+  if (!match) return { ok: false, error: 'unknown_snapshot' };
+  if (match.checksum !== ack.checksum || match.epoch !== ack.epoch)
+    return { ok: false, error: 'checksum_mismatch' };
+  // Contract §2: data whose ownership epoch is below the controller's current one is rejected; the worker
+  // is about to receive the snapshot of the new epoch and will acknowledge that one.
+  if (ack.epoch < currentEpoch) return { ok: false, error: 'stale_epoch' };
+  if (session.ackedVersion !== null && ack.version < session.ackedVersion) {
+    return { ok: false, error: 'version_regression' };
+  }
+  const unchanged = session.ackedVersion === ack.version && session.ackedChecksum === ack.checksum;
+  return {
+    ok: true,
+    unchanged,
+    session: { ...session, ackedVersion: ack.version, ackedEpoch: ack.epoch, ackedChecksum: ack.checksum },
+  };
+}

@@ -1,0 +1,136 @@
+import { describe, expect, it } from 'vitest';
+import { acceptAck } from './ack.js';
+import { acceptRuntimeReport, type RuntimeReport } from './runtime-report.js';
+import { register, type WorkerSession } from './session.js';
+import { type CapacityInputs, countsFor, usableCapacity } from './usable-capacity.js';
+
+const now = new Date('2026-01-01T00:00:00Z');
+const later = (s: number) => new Date(now.getTime() + s * 1000);
+const base = register(
+  null,
+  { workerId: 'w1', instanceId: 'i1', zone: 'z', protocolVersion: 1 },
+  now,
+  's1',
+  30_000,
+).session;
+const acked: WorkerSession = { ...base, ackedVersion: 7, ackedEpoch: 3, ackedChecksum: 'c7' };
+const report = (over: Partial<RuntimeReport> = {}): RuntimeReport => ({
+  sessionId: 's1',
+  reportSequence: 1,
+  snapshotVersion: 7,
+  epoch: 3,
+  draining: false,
+  counts: [{ proxy: 'p1', active: 1, reserved: 0 }],
+  ...over,
+});
+
+describe('acceptAck', () => {
+  const sent = [
+    { version: 6, epoch: 3, checksum: 'c6' },
+    { version: 7, epoch: 3, checksum: 'c7' },
+  ];
+  it.each<[string, { version: number; epoch: number; checksum: string }, number, string | null]>([
+    ['the latest snapshot', { version: 7, epoch: 3, checksum: 'c7' }, 3, null],
+    ['an in-flight older snapshot of the same epoch', { version: 6, epoch: 3, checksum: 'c6' }, 3, null],
+    ['a version never sent', { version: 8, epoch: 3, checksum: 'c8' }, 3, 'unknown_snapshot'],
+    ['a wrong checksum', { version: 7, epoch: 3, checksum: 'zz' }, 3, 'checksum_mismatch'],
+    ['an epoch below the current one', { version: 7, epoch: 3, checksum: 'c7' }, 4, 'stale_epoch'],
+  ])('%s', (_n, ack, epoch, error) => {
+    const r = acceptAck(base, ack, sent, epoch);
+    expect(r.ok ? null : r.error).toBe(error);
+  });
+  it('never moves the bound backwards', () => {
+    const r = acceptAck(acked, { version: 6, epoch: 3, checksum: 'c6' }, sent, 3);
+    expect(r).toEqual({ ok: false, error: 'version_regression' });
+  });
+});
+
+describe('acceptRuntimeReport (contract §2)', () => {
+  const first = acceptRuntimeReport(acked, report(), 3, now, 30_000);
+  const after = first.ok ? first.session : acked;
+  it.each<[string, WorkerSession, RuntimeReport, number, string | null]>([
+    ['first report on the ACK bound', acked, report(), 3, null],
+    ['no ACK yet', base, report(), 3, 'no_ack'],
+    ['a snapshot version ahead of the ACK', acked, report({ snapshotVersion: 8 }), 3, 'ack_bound_mismatch'],
+    ['an epoch ahead of the ACK', acked, report({ epoch: 4 }), 3, 'ack_bound_mismatch'],
+    ['an epoch below the current one', acked, report(), 4, 'stale_epoch'],
+    ['a higher sequence', after, report({ reportSequence: 2 }), 3, null],
+    ['an identical replay', after, report(), 3, null],
+    ['the same sequence with other content', after, report({ counts: [] }), 3, 'sequence_conflict'],
+    ['a smaller sequence', after, report({ reportSequence: 0 }), 3, 'sequence_regression'],
+    [
+      'duplicate proxies',
+      acked,
+      report({
+        counts: [
+          { proxy: 'a', active: 1, reserved: 0 },
+          { proxy: 'a', active: 1, reserved: 0 },
+        ],
+      }),
+      3,
+      'invalid_counts',
+    ],
+    [
+      'negative counts',
+      acked,
+      report({ counts: [{ proxy: 'a', active: -1, reserved: 0 }] }),
+      3,
+      'invalid_counts',
+    ],
+  ])('%s', (_n, session, r, epoch, error) => {
+    const d = acceptRuntimeReport(session, r, epoch, now, 30_000);
+    expect(d.ok ? null : d.error).toBe(error);
+  });
+  it('a replay is flagged and does not extend anything', () => {
+    const d = acceptRuntimeReport(after, report(), 3, later(10), 30_000);
+    expect(d).toMatchObject({ ok: true, replay: true });
+    if (d.ok) expect(d.session.validUntil).toEqual(after.validUntil);
+  });
+  it('an accepted report extends the session', () => {
+    const d = acceptRuntimeReport(after, report({ reportSequence: 2 }), 3, later(10), 30_000);
+    if (!d.ok) throw new Error(d.error);
+    expect(d.session.validUntil).toEqual(later(40));
+  });
+});
+
+describe('usable capacity fails closed (brief invariant 5)', () => {
+  const valid: CapacityInputs = {
+    capacity: 4,
+    ownership: { owner: 'w1', epoch: 3, expiresAt: later(60) },
+    ownerSessionId: 's1',
+    report: {
+      workerId: 'w1',
+      sessionId: 's1',
+      epoch: 3,
+      receivedAt: now,
+      draining: false,
+      counts: [{ proxy: 'p1', active: 1, reserved: 1 }],
+    },
+    currentEpoch: 3,
+    reportTtlMs: 15_000,
+    now: later(5),
+  };
+  it.each<[string, Partial<CapacityInputs>, number, string | null]>([
+    ['all valid: capacity minus counts', {}, 2, null],
+    ['no owner', { ownership: { owner: null, epoch: 3, expiresAt: null } }, 0, 'no_owner'],
+    [
+      'ownership lapsed',
+      { ownership: { owner: 'w1', epoch: 3, expiresAt: later(1) } },
+      0,
+      'ownership_expired',
+    ],
+    ['owner has no session', { ownerSessionId: null }, 0, 'no_session'],
+    ['no report', { report: null }, 0, 'no_report'],
+    ['report from a superseded session', { ownerSessionId: 's2' }, 0, 'report_from_other_session'],
+    ['report past its TTL', { now: later(16) }, 0, 'report_expired'],
+    ['epoch moved on', { currentEpoch: 4 }, 0, 'epoch_mismatch'],
+  ])('%s', (_n, over, usable, reason) => {
+    const x = { ...valid, ...over };
+    expect(usableCapacity('p1', x)).toBe(usable);
+    const v = countsFor('p1', x);
+    expect(v.valid ? null : v.reason).toBe(reason);
+  });
+  it('a proxy absent from a valid sparse report has zero counts', () => {
+    expect(usableCapacity('p2', valid)).toBe(4);
+  });
+});

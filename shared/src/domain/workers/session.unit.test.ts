@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { negotiateProtocol } from './protocol.js';
+import { checkSession, register } from './session.js';
+
+const now = new Date('2026-01-01T00:00:00Z');
+const later = (s: number) => new Date(now.getTime() + s * 1000);
+const req = { workerId: 'w1', instanceId: 'i1', zone: 'us-central1-a', protocolVersion: 1 };
+
+describe('negotiateProtocol (contract §7)', () => {
+  it.each<[number, boolean]>([
+    [1, true],
+    [0, false],
+    [2, false],
+    [1.5, false],
+  ])('version %s → %s', (v, ok) => expect(negotiateProtocol(v).ok).toBe(ok));
+});
+
+describe('register / checkSession (contract §2)', () => {
+  const first = register(null, req, now, 's1', 30_000);
+  it('a first registration opens a session', () => {
+    expect(first).toMatchObject({ kind: 'new', supersededSessionId: null, session: { sessionId: 's1' } });
+  });
+  it('a retry from the same live instance resumes its session', () => {
+    const again = register(first.session, req, later(5), 's2', 30_000);
+    expect(again).toMatchObject({ kind: 'resumed', session: { sessionId: 's1' } });
+  });
+  it('a new instance supersedes the old session', () => {
+    const restarted = register(first.session, { ...req, instanceId: 'i2' }, later(5), 's2', 30_000);
+    expect(restarted).toMatchObject({ kind: 'new', supersededSessionId: 's1', session: { sessionId: 's2' } });
+    expect(checkSession(restarted.session, 's1', later(6))).toEqual({ ok: false, error: 'stale_session' });
+    expect(checkSession(restarted.session, 's2', later(6))).toEqual({ ok: true });
+  });
+  it('the same instance after its session lapsed gets a new session', () => {
+    expect(register(first.session, req, later(31), 's3', 30_000)).toMatchObject({
+      kind: 'new',
+      supersededSessionId: 's1',
+    });
+  });
+  it.each<[string, string, number, string | null]>([
+    ['unknown worker', 's1', 1, 'unknown_worker'],
+    ['current session', 's1', 1, null],
+    ['other session', 'sX', 1, 'stale_session'],
+    ['expired session', 's1', 31, 'session_expired'],
+  ])('checkSession: %s', (name, sid, at, error) => {
+    const r = checkSession(name === 'unknown worker' ? null : first.session, sid, later(at));
+    expect(r.ok ? null : r.error).toBe(error);
+  });
+});

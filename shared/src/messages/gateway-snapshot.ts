@@ -1,0 +1,132 @@
+// Wire format of what the controller sends a gateway worker (control-plane seed §3 "Snapshot and Delta"):
+// a full snapshot or a delta against a base version, each carrying the checksum of the RESULTING full
+// snapshot (shared/src/domain/gateway/canonical.ts). Strict everywhere: an unknown field or enum value is
+// a rejection, never a guess (seed §7), and a new field means a new schemaVersion.
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { Attributes, ProxyName, SecretRef } from '../domain/proxy.js';
+
+export const GATEWAY_SNAPSHOT_SCHEMA_VERSION = 1;
+
+const Timestamp = z.iso.datetime();
+const Checksum = z.string().regex(/^[0-9a-f]{64}$/, 'sha256 hex');
+const Version = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
+const Epoch = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+export const WorkerId = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[a-zA-Z0-9]([-_.a-zA-Z0-9]*[a-zA-Z0-9])?$/);
+
+/** An exact host name or IP, "*.suffix" (strict subdomains of suffix), or "*" (every host). */
+export const HostPattern = z
+  .string()
+  .min(1)
+  .max(253)
+  .transform((h) => h.toLowerCase().replace(/^\[(.*)\]$/, '$1'))
+  .pipe(z.string().regex(/^(\*|(\*\.)?[a-z0-9_]([-a-z0-9_.]*[a-z0-9_])?|[0-9a-f:.]+)$/, 'host pattern'));
+
+const HeaderName = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'an HTTP header name')
+  .transform((h) => h.toLowerCase());
+
+export const RoutingPolicy = z.enum(['least-active', 'round-robin', 'sticky']);
+export type RoutingPolicy = z.infer<typeof RoutingPolicy>;
+
+export const StickyKey = z.union([
+  z.object({ header: HeaderName }).strict(),
+  z.object({ clientCredentials: z.literal(true) }).strict(),
+]);
+export type StickyKey = z.infer<typeof StickyKey>;
+
+export const GatewayRoute = z
+  .object({
+    name: ProxyName,
+    match: z.object({ hosts: z.array(HostPattern).min(1).max(1000) }).strict(),
+    /** Every attribute listed must equal the proxy's attribute; {} selects every proxy. */
+    selector: z.record(z.string().min(1).max(63), z.string().max(256)).default({}),
+    policy: RoutingPolicy,
+    stickyKey: StickyKey.optional(),
+  })
+  .strict()
+  .refine((r) => (r.policy === 'sticky') === (r.stickyKey !== undefined), {
+    message: 'stickyKey is required by, and only allowed with, policy "sticky"',
+  });
+export type GatewayRoute = z.infer<typeof GatewayRoute>;
+
+export const GatewayProxy = z
+  .object({
+    name: ProxyName,
+    host: z.string().min(1).max(253),
+    port: z.number().int().min(1).max(65535),
+    protocol: z.enum(['http']),
+    /** Concurrent requests this worker may run through the proxy. */
+    capacity: z.number().int().min(1).max(100_000),
+    /** Hard expiry of the worker's ownership of the proxy. */
+    expiresAt: Timestamp,
+    /** expiresAt - allocationSafetyMargin: no new request may pick the proxy from then on (seed §3). */
+    usableUntil: Timestamp,
+    attributes: Attributes,
+    credentialsRef: SecretRef.optional(),
+  })
+  .strict()
+  .refine((p) => Date.parse(p.usableUntil) <= Date.parse(p.expiresAt), {
+    message: 'usableUntil must not be after expiresAt',
+  });
+export type GatewayProxy = z.infer<typeof GatewayProxy>;
+
+const uniqueNames = (items: readonly { name: string }[]) =>
+  new Set(items.map((i) => i.name)).size === items.length;
+
+const snapshotFields = {
+  schemaVersion: z.literal(GATEWAY_SNAPSHOT_SCHEMA_VERSION),
+  version: Version,
+  ownershipEpoch: Epoch,
+  workerId: WorkerId,
+  generatedAt: Timestamp,
+  validUntil: Timestamp,
+  routing: z.array(GatewayRoute).max(1000).refine(uniqueNames, 'route names must be unique'),
+  proxies: z.array(GatewayProxy).max(20_000).refine(uniqueNames, 'proxy names must be unique'),
+};
+
+/** The content a checksum covers: a full snapshot without its checksum. */
+export const GatewaySnapshotContent = z.object(snapshotFields).strict();
+export type GatewaySnapshotContent = z.infer<typeof GatewaySnapshotContent>;
+
+export const GatewaySnapshot = z
+  .object({ kind: z.literal('full'), ...snapshotFields, checksum: Checksum })
+  .strict();
+export type GatewaySnapshot = z.infer<typeof GatewaySnapshot>;
+
+export const GatewayDelta = z
+  .object({
+    kind: z.literal('delta'),
+    schemaVersion: z.literal(GATEWAY_SNAPSHOT_SCHEMA_VERSION),
+    version: Version,
+    baseVersion: Version,
+    ownershipEpoch: Epoch,
+    workerId: WorkerId,
+    generatedAt: Timestamp,
+    validUntil: Timestamp,
+    upserts: z.array(GatewayProxy).max(20_000).refine(uniqueNames, 'upserted names must be unique'),
+    removals: z.array(ProxyName).max(20_000),
+    /** Present only when the routing changed; replaces it whole. */
+    routing: z.array(GatewayRoute).max(1000).refine(uniqueNames, 'route names must be unique').optional(),
+    checksum: Checksum,
+  })
+  .strict()
+  .refine((d) => d.version > d.baseVersion, { message: 'version must be greater than baseVersion' })
+  .refine((d) => !d.upserts.some((p) => d.removals.includes(p.name)), {
+    message: 'a proxy cannot be both upserted and removed',
+  });
+export type GatewayDelta = z.infer<typeof GatewayDelta>;
+
+/** One Pub/Sub payload on a worker's snapshot subscription. */
+export const GatewaySnapshotMessage = z.union([GatewaySnapshot, GatewayDelta]);
+export type GatewaySnapshotMessage = z.infer<typeof GatewaySnapshotMessage>;
+
+/** The checksum algorithm of this wire format: hex sha256 of the canonical JSON text. */
+export const sha256Hex = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');

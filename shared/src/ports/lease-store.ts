@@ -1,0 +1,76 @@
+// The ports the discovery + lease service (seed §7) depends on. The seed kept leases in one process
+// behind one lock; here they are durable and shared by every replica, so the store's grant is the one
+// place where "never beyond capacity" is decided, atomically with the lease record.
+import type { Usage } from '../domain/leases/capacity.js';
+import type { Cooldown, Lease } from '../domain/leases/model.js';
+import type { Candidate } from '../domain/leases/selection.js';
+import type { ProxyResource } from '../domain/proxy.js';
+
+/** Proxies as a continuously refreshed local view (seed: "Reader.List(Proxies) ── manager cache"). */
+export interface ProxyCatalog {
+  /** Resolves once the first full view has loaded; rejects after `timeoutMs`. */
+  ready(timeoutMs: number): Promise<void>;
+  list(): readonly ProxyResource[];
+  get(name: string): ProxyResource | undefined;
+}
+
+export interface NewLease {
+  id: string;
+  target: string | null;
+  exclusive: boolean;
+  holder: string;
+  ttlSeconds: number;
+}
+
+export interface GrantRequest {
+  /** Best first; the store grants on the first one that has room when it commits. */
+  candidates: readonly Candidate[];
+  lease: NewLease;
+}
+
+export type GrantOutcome =
+  | { kind: 'granted'; lease: Lease }
+  /** Every candidate turned out full when checked against the stored state. */
+  | { kind: 'no_room'; atCapacity: number };
+
+export type RenewOutcome =
+  | { kind: 'renewed'; lease: Lease }
+  | { kind: 'unknown' }
+  | { kind: 'expired'; lease: Lease }
+  | { kind: 'released'; lease: Lease };
+
+export interface LeaseStore {
+  /** Resolves once the local views of lease state and cooldowns have loaded. */
+  ready(timeoutMs: number): Promise<void>;
+  /**
+   * A proxy's leases as seen locally (may trail other replicas' writes by the listener delay, never this
+   * replica's own), for ranking and listing. Capacity itself is enforced by grant, not by this view.
+   */
+  usage(proxy: string, now: Date): Usage;
+  /** Grants this replica is attempting on the proxy right now (ranked like leases to spread requests). */
+  pending(proxy: string): number;
+  /** Active leases over all proxies, for the leases_active gauge. */
+  totalActive(now: Date): number;
+  coolingDown(proxy: string, target: string | null, now: Date): boolean;
+  grant(request: GrantRequest): Promise<GrantOutcome>;
+  /** Extends an active lease to now + ttlSeconds (default: its own TTL); never shortens it. */
+  renew(leaseId: string, ttlSeconds?: number): Promise<RenewOutcome>;
+  /** Idempotent: releasing an unknown, expired or released lease changes nothing. */
+  release(leaseId: string): Promise<void>;
+  /** The stored lease, whatever its state, or null when there is none (or its record has been removed). */
+  find(leaseId: string): Promise<Lease | null>;
+  startCooldown(cooldown: Cooldown): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export class LeaseStoreError extends Error {
+  constructor(
+    /** unavailable: the backend failed or timed out; contended: bounded retries ran out under contention. */
+    readonly kind: 'unavailable' | 'contended' | 'not_ready',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'LeaseStoreError';
+  }
+}

@@ -1,0 +1,57 @@
+// The seed's Provider interface (§5): the only way reconcile and GC touch instances. Pluggable by name
+// (spec.provider); gce is the one implementation. Observation is poll-based: nothing here watches.
+import type { Failure, FailureKind, InstanceRequest, ObservedInstance } from '../domain/reconcile/types.js';
+
+/** An instance found by listByTag, with its ownership proof (labels) for the GC's orphan rule (seed §8). */
+export interface OwnedInstance extends ObservedInstance {
+  /** The proxyplane-uid label: which proxy it belongs to. */
+  uid: string;
+  proxyName: string | null;
+  createdAt: Date | null;
+}
+
+export interface OwnedInstanceList {
+  instances: OwnedInstance[];
+  /** Scopes (zones) that did not answer: the GC must not treat their instances as absent. */
+  unreachable: string[];
+}
+
+export interface Provider {
+  readonly name: string;
+  /** Idempotent: creating an instance that already exists under the same name succeeds (409 = success). */
+  create(request: InstanceRequest): Promise<{ providerId: string }>;
+  /** null when the instance does not exist. */
+  get(providerId: string): Promise<ObservedInstance | null>;
+  /** Idempotent: deleting a missing instance succeeds (404 = success). Fire-and-forget. */
+  delete(providerId: string): Promise<void>;
+  /**
+   * Why the last create of a missing instance failed, for providers that report create failures
+   * asynchronously (GCE reports quota and stockouts inside the insert Operation). null: no such failure known.
+   */
+  lastCreateFailure?(providerId: string): Promise<Failure | null>;
+  /** Every instance carrying this plane's ownership labels, across all zones. */
+  listByTag(): Promise<OwnedInstanceList>;
+}
+
+/** The seed's error classes. Classified from status codes and API reasons, never from message text. */
+export class ProviderError extends Error {
+  constructor(
+    readonly kind: FailureKind,
+    message: string,
+    options?: { cause?: unknown; status?: number; reason?: string },
+  ) {
+    super(message, { cause: options?.cause });
+    this.name = 'ProviderError';
+    this.status = options?.status;
+    this.reason = options?.reason;
+  }
+  readonly status: number | undefined;
+  readonly reason: string | undefined;
+
+  toFailure(): Failure {
+    return { kind: this.kind, message: this.message };
+  }
+}
+
+/** Providers by spec.provider, as the composition root registers them (seed: r.Providers). */
+export type ProviderRegistry = ReadonlyMap<string, Provider>;

@@ -1,0 +1,101 @@
+// The ProxyStore port in memory, for unit tests of handlers and the API. It is kept honest by the
+// contract suite (proxy-store-contract.ts) that runs against it and the Firestore adapter alike.
+import type { ProxyResource, ProxySpec, ProxyStatus } from '../domain/proxy.js';
+import { canonicalJson } from '../domain/spec-hash.js';
+import {
+  type ConditionalWrite,
+  type ProxyFilter,
+  type ProxyStore,
+  type StoredProxy,
+  StoreError,
+} from '../ports/proxy-store.js';
+
+interface Entry {
+  proxy: ProxyResource;
+  version: number;
+}
+
+export class InMemoryProxyStore implements ProxyStore {
+  private readonly docs = new Map<string, Entry>();
+  private clock = 0;
+  /** Every document write (create, update, delete) so far: what the write-budget tests count. */
+  writes = 0;
+
+  async get(name: string): Promise<StoredProxy | null> {
+    const e = this.docs.get(name);
+    return e ? { proxy: structuredClone(e.proxy), version: String(e.version) } : null;
+  }
+
+  async list(filter: ProxyFilter = {}): Promise<ProxyResource[]> {
+    return [...this.docs.values()]
+      .map((e) => e.proxy)
+      .filter((p) => !filter.phase || p.status.phase === filter.phase)
+      .filter((p) => Object.entries(filter.attributes ?? {}).every(([k, v]) => p.spec.attributes[k] === v))
+      .sort((a, b) => (a.name < b.name ? -1 : 1))
+      .map((p) => structuredClone(p));
+  }
+
+  async create(proxy: ProxyResource): Promise<void> {
+    if (this.docs.has(proxy.name)) throw new StoreError('already_exists', `proxy ${proxy.name} exists`);
+    this.put(proxy.name, structuredClone(proxy));
+  }
+
+  async replaceSpec(name: string, spec: ProxySpec, expectedVersion: string): Promise<ConditionalWrite> {
+    return this.conditional(name, expectedVersion, (p) => {
+      if (canonicalJson(p.spec) === canonicalJson(spec)) return null;
+      return { ...p, spec: structuredClone(spec), generation: p.generation + 1 };
+    });
+  }
+
+  async requestDeletion(name: string, at: Date): Promise<ConditionalWrite> {
+    const e = this.docs.get(name);
+    if (!e) return 'gone';
+    if (e.proxy.deletionRequestedAt) return 'written';
+    this.put(name, { ...e.proxy, deletionRequestedAt: new Date(at) });
+    return 'written';
+  }
+
+  async writeStatus(name: string, status: ProxyStatus, expectedVersion: string): Promise<ConditionalWrite> {
+    return this.conditional(name, expectedVersion, (p) => ({ ...p, status: structuredClone(status) }));
+  }
+
+  async deleteDocument(name: string, expectedVersion: string): Promise<ConditionalWrite> {
+    const e = this.docs.get(name);
+    if (!e) return 'gone';
+    if (String(e.version) !== expectedVersion) return 'conflict';
+    this.docs.delete(name);
+    this.writes++;
+    return 'written';
+  }
+
+  async listDue(until: Date, limit: number): Promise<Array<{ name: string; nextReconcileAt: Date }>> {
+    return [...this.docs.values()]
+      .flatMap(({ proxy }) => {
+        const at = proxy.status.nextReconcileAt;
+        return at && at.getTime() <= until.getTime()
+          ? [{ name: proxy.name, nextReconcileAt: new Date(at) }]
+          : [];
+      })
+      .sort((a, b) => a.nextReconcileAt.getTime() - b.nextReconcileAt.getTime())
+      .slice(0, limit);
+  }
+
+  /** `change` returns the new document, or null for "nothing to write" (still reported as written). */
+  private conditional(
+    name: string,
+    expectedVersion: string,
+    change: (p: ProxyResource) => ProxyResource | null,
+  ): ConditionalWrite {
+    const e = this.docs.get(name);
+    if (!e) return 'gone';
+    if (String(e.version) !== expectedVersion) return 'conflict';
+    const next = change(e.proxy);
+    if (next) this.put(name, next);
+    return 'written';
+  }
+
+  private put(name: string, proxy: ProxyResource): void {
+    this.docs.set(name, { proxy, version: ++this.clock });
+    this.writes++;
+  }
+}

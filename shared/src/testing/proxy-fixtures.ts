@@ -1,0 +1,32 @@
+// Builders for Proxy resources in tests: valid by construction (parsed by the model), overridable.
+import { emptyStatus, type ProxyResource, ProxySpec, type ProxyStatus } from '../domain/proxy.js';
+
+let counter = 0;
+
+/** A deterministic, valid v4-shaped UUID per call (tests must not depend on randomness). */
+export function testUid(n = ++counter): string {
+  const hex = n.toString(16).padStart(12, '0');
+  return `00000000-0000-4000-8000-${hex}`;
+}
+
+export const managedSpec = (over: Record<string, unknown> = {}): ProxySpec =>
+  ProxySpec.parse({ mode: 'managed', zone: 'us-central1-a', ...over });
+
+export const externalSpec = (over: Record<string, unknown> = {}): ProxySpec =>
+  ProxySpec.parse({ mode: 'external', endpoint: { host: '203.0.113.7', port: 8080 }, ...over });
+
+export function aProxy(
+  over: Partial<Omit<ProxyResource, 'status'>> & { status?: Partial<ProxyStatus> } = {},
+): ProxyResource {
+  const { status, ...rest } = over;
+  return {
+    name: 'proxy-a',
+    uid: testUid(),
+    generation: 1,
+    createdAt: new Date('2026-01-01T00:00:00Z'),
+    deletionRequestedAt: null,
+    spec: managedSpec(),
+    ...rest,
+    status: { ...emptyStatus(), ...status },
+  };
+}

@@ -1,0 +1,178 @@
+// The ProxyStore port's behaviour, written once and run against every implementation (the in-memory fake
+// and the Firestore adapter on the emulator), so that handler tests on the fake mean something.
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import type { ProxyStatus } from '../domain/proxy.js';
+import { type ProxyStore, StoreError } from '../ports/proxy-store.js';
+import { aProxy, externalSpec, managedSpec } from './proxy-fixtures.js';
+
+export interface ContractSubject {
+  store: ProxyStore;
+  /** Empties the store between tests. */
+  reset(): Promise<void>;
+  close?(): Promise<void>;
+}
+
+const at = (iso: string) => new Date(iso);
+
+const richStatus = (): ProxyStatus => ({
+  phase: 'Provisioned',
+  observedGeneration: 1,
+  providerId: 'zones/us-central1-a/instances/pp-0123',
+  ip: '10.0.0.7',
+  conditions: [
+    {
+      type: 'Provisioned',
+      status: 'True',
+      reason: 'Created',
+      message: 'instance RUNNING',
+      lastTransitionTime: at('2026-01-01T00:01:02.345Z'),
+      observedGeneration: 1,
+    },
+  ],
+  specHash: '0123456789abcdef',
+  latencyMillis: 42,
+  lastHealthCheckTime: at('2026-01-01T00:02:00Z'),
+  nextReconcileAt: null,
+});
+
+export function proxyStoreContract(label: string, subject: () => Promise<ContractSubject>): void {
+  describe(`ProxyStore contract: ${label}`, () => {
+    let s: ContractSubject;
+    let store: ProxyStore;
+    beforeEach(async () => {
+      s ??= await subject();
+      await s.reset();
+      store = s.store;
+    });
+    afterAll(async () => {
+      await s?.close?.();
+    });
+
+    it('round-trips a managed proxy with every optional field, and an external one without them', async () => {
+      const full = aProxy({
+        name: 'full',
+        spec: managedSpec({
+          cloudInit: { secretRef: { secret: 'ci', version: '3' } },
+          credentialsRef: { secret: 'creds' },
+          attributes: { region: 'eu', tier: 'a' },
+          healthCheck: { url: 'https://example.com/' },
+        }),
+        status: richStatus(),
+      });
+      const bare = aProxy({
+        name: 'bare',
+        spec: externalSpec(),
+        deletionRequestedAt: at('2026-01-02T00:00:00Z'),
+      });
+      await store.create(full);
+      await store.create(bare);
+      expect((await store.get('full'))?.proxy).toEqual(full);
+      expect((await store.get('bare'))?.proxy).toEqual(bare);
+      expect((await store.get('bare'))?.proxy.spec).not.toHaveProperty('credentialsRef');
+    });
+
+    it('returns null for a missing proxy and refuses a second create of a name', async () => {
+      expect(await store.get('nope')).toBeNull();
+      await store.create(aProxy({ name: 'dup' }));
+      const err = await store.create(aProxy({ name: 'dup' })).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(StoreError);
+      expect((err as StoreError).kind).toBe('already_exists');
+    });
+
+    it('writes status only at the expected version', async () => {
+      await store.create(aProxy({ name: 'w' }));
+      const v1 = (await store.get('w'))!.version;
+      expect(await store.writeStatus('w', richStatus(), v1)).toBe('written');
+      const after = (await store.get('w'))!;
+      expect(after.version).not.toBe(v1);
+      expect(after.proxy.status).toEqual(richStatus());
+      expect(await store.writeStatus('w', { ...richStatus(), ip: '10.9.9.9' }, v1)).toBe('conflict');
+      expect((await store.get('w'))!.proxy.status.ip).toBe('10.0.0.7');
+      expect(await store.writeStatus('missing', richStatus(), v1)).toBe('gone');
+    });
+
+    it('lets exactly one of several writers at the same version win', async () => {
+      await store.create(aProxy({ name: 'race' }));
+      const v = (await store.get('race'))!.version;
+      const outcomes = await Promise.all(
+        [1, 2, 3, 4, 5].map((n) => store.writeStatus('race', { ...richStatus(), latencyMillis: n }, v)),
+      );
+      expect(outcomes.filter((o) => o === 'written')).toHaveLength(1);
+      expect(outcomes.filter((o) => o === 'conflict')).toHaveLength(4);
+      const winner = outcomes.indexOf('written') + 1;
+      expect((await store.get('race'))!.proxy.status.latencyMillis).toBe(winner);
+    });
+
+    it('replaces a spec and bumps the generation only when it changed', async () => {
+      await store.create(aProxy({ name: 'spec' }));
+      const v1 = (await store.get('spec'))!.version;
+      expect(await store.replaceSpec('spec', managedSpec(), v1)).toBe('written');
+      const same = (await store.get('spec'))!;
+      expect(same.proxy.generation).toBe(1);
+      expect(same.version).toBe(v1);
+      expect(await store.replaceSpec('spec', managedSpec({ machineType: 'e2-medium' }), v1)).toBe('written');
+      const changed = (await store.get('spec'))!;
+      expect(changed.proxy.generation).toBe(2);
+      expect(changed.proxy.spec).toMatchObject({ machineType: 'e2-medium' });
+      expect(await store.replaceSpec('spec', managedSpec({ port: 1 }), v1)).toBe('conflict');
+      expect(await store.replaceSpec('missing', managedSpec(), v1)).toBe('gone');
+    });
+
+    it('requests deletion once, idempotently', async () => {
+      await store.create(aProxy({ name: 'del' }));
+      expect(await store.requestDeletion('del', at('2026-01-03T00:00:00Z'))).toBe('written');
+      expect(await store.requestDeletion('del', at('2026-01-04T00:00:00Z'))).toBe('written');
+      expect((await store.get('del'))!.proxy.deletionRequestedAt).toEqual(at('2026-01-03T00:00:00Z'));
+      expect(await store.requestDeletion('missing', at('2026-01-03T00:00:00Z'))).toBe('gone');
+    });
+
+    it('deletes a document only at the expected version', async () => {
+      await store.create(aProxy({ name: 'gone' }));
+      const v1 = (await store.get('gone'))!.version;
+      expect(await store.writeStatus('gone', richStatus(), v1)).toBe('written');
+      expect(await store.deleteDocument('gone', v1)).toBe('conflict');
+      const v2 = (await store.get('gone'))!.version;
+      expect(await store.deleteDocument('gone', v2)).toBe('written');
+      expect(await store.get('gone')).toBeNull();
+      expect(await store.deleteDocument('gone', v2)).toBe('gone');
+    });
+
+    it('lists due proxies earliest first, up to a limit, never those without a due time', async () => {
+      const due = (name: string, iso: string | null) =>
+        store.create(aProxy({ name, status: { nextReconcileAt: iso ? at(iso) : null } }));
+      await due('late', '2026-01-01T00:00:30Z');
+      await due('early', '2026-01-01T00:00:10Z');
+      await due('future', '2026-01-01T00:05:00Z');
+      await due('steady', null);
+      expect(await store.listDue(at('2026-01-01T00:01:00Z'), 10)).toEqual([
+        { name: 'early', nextReconcileAt: at('2026-01-01T00:00:10Z') },
+        { name: 'late', nextReconcileAt: at('2026-01-01T00:00:30Z') },
+      ]);
+      expect((await store.listDue(at('2026-01-01T00:01:00Z'), 1)).map((d) => d.name)).toEqual(['early']);
+      expect(await store.listDue(at('2026-01-01T00:00:00Z'), 10)).toEqual([]);
+    });
+
+    it('filters lists by phase and attributes', async () => {
+      await store.create(
+        aProxy({
+          name: 'a',
+          spec: managedSpec({ attributes: { region: 'eu' } }),
+          status: { phase: 'Ready' },
+        }),
+      );
+      await store.create(
+        aProxy({
+          name: 'b',
+          spec: managedSpec({ attributes: { region: 'us' } }),
+          status: { phase: 'Ready' },
+        }),
+      );
+      await store.create(aProxy({ name: 'c', spec: managedSpec({ attributes: { region: 'eu' } }) }));
+      const names = async (f: Parameters<ProxyStore['list']>[0]) => (await store.list(f)).map((p) => p.name);
+      expect(await names({})).toEqual(['a', 'b', 'c']);
+      expect(await names({ phase: 'Ready' })).toEqual(['a', 'b']);
+      expect(await names({ attributes: { region: 'eu' } })).toEqual(['a', 'c']);
+      expect(await names({ phase: 'Ready', attributes: { region: 'eu' } })).toEqual(['a']);
+    });
+  });
+}

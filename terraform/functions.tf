@@ -1,0 +1,126 @@
+# One Cloud Functions (gen2, nodejs22) function per row of shared/topology/functions.json.
+#
+# Sources: `node --import tsx terraform/build/build-sources.ts` compiles each function folder (and the
+# shared/ code it imports) into dist/functions/<name>/ with a package.json listing exactly the npm
+# packages it imports; Terraform zips that folder, uploads it under a content-addressed name (a new
+# build = a new object = a new revision) and Cloud Build runs `npm install` on it.
+#
+# Trigger: with function_trigger = "pubsub-push" (default) the function is reached by the push
+# subscription pubsub.tf makes from the same table, so the table's backoff and dead-letter policy apply
+# and dead letters reach the dead-letters topic. Eventarc cannot do that: it creates and owns its own
+# subscription (eventarc-<region>-…), with a fixed 10-600 s backoff and no dead-letter topic that
+# Terraform can set. With function_trigger = "eventarc" the function gets a gen2 event_trigger instead,
+# retry_policy from the table's retry flag. Either way the code is the same: functions-framework turns
+# both deliveries into the same CloudEvent.
+
+locals {
+  function_dist_dir = "${path.module}/../dist/functions"
+
+  # Functions that open connections to the proxy VMs: their egress must leave through the static NAT
+  # addresses that the proxy firewall admits (network.tf).
+  proxy_egress_functions = toset(["probe"])
+
+  # gc deletes instances: one sweep at a time (the seed's leader-elected sweeper; here a single instance).
+  function_max_instances = { gc = 1 }
+
+  runtime_env = {
+    GOOGLE_CLOUD_PROJECT = var.project_id
+    REGION               = var.region
+    LOG_LEVEL            = var.log_level
+  }
+
+  # What reconcile needs to insert a proxy VM the firewall, the NAT and the proxy service account expect.
+  function_env = {
+    reconcile = {
+      PROXY_NETWORK         = google_compute_network.plane.self_link
+      PROXY_NETWORK_TAG     = local.proxy_network_tag
+      PROXY_SERVICE_ACCOUNT = google_service_account.proxy_vm.email
+      PROXY_PORT            = tostring(var.proxy_port)
+    }
+  }
+}
+
+resource "google_storage_bucket" "sources" {
+  name                        = "${var.project_id}-proxyplane-sources"
+  location                    = var.region
+  uniform_bucket_level_access = true
+  public_access_prevention    = "enforced"
+  force_destroy               = true # only build inputs live here; `terraform destroy` may empty it
+
+  depends_on = [google_project_service.enabled]
+}
+
+data "archive_file" "function" {
+  for_each = module.tables.functions
+
+  type        = "zip"
+  source_dir  = "${local.function_dist_dir}/${each.key}"
+  output_path = "${path.module}/.build/${each.key}.zip"
+}
+
+resource "google_storage_bucket_object" "function" {
+  for_each = module.tables.functions
+
+  name   = "functions/${each.key}-${data.archive_file.function[each.key].output_md5}.zip"
+  bucket = google_storage_bucket.sources.name
+  source = data.archive_file.function[each.key].output_path
+}
+
+resource "google_cloudfunctions2_function" "fn" {
+  for_each = module.tables.functions
+
+  name        = each.key
+  location    = var.region
+  description = "proxyplane ${each.key} (from ${each.value.source_dir}, triggered by ${each.value.topic})"
+
+  build_config {
+    runtime         = "nodejs22"
+    entry_point     = each.value.entry_point
+    service_account = google_service_account.builder.id
+
+    source {
+      storage_source {
+        bucket = google_storage_bucket.sources.name
+        object = google_storage_bucket_object.function[each.key].name
+      }
+    }
+  }
+
+  service_config {
+    available_memory               = each.value.available_memory
+    timeout_seconds                = each.value.timeout_seconds
+    min_instance_count             = 0
+    max_instance_count             = lookup(local.function_max_instances, each.key, var.function_max_instances)
+    ingress_settings               = "ALLOW_INTERNAL_ONLY" # Pub/Sub push and Eventarc count as internal
+    all_traffic_on_latest_revision = true
+    service_account_email          = google_service_account.function[each.key].email
+    environment_variables          = merge(local.runtime_env, lookup(local.function_env, each.key, {}))
+    vpc_connector                  = contains(local.proxy_egress_functions, each.key) ? google_vpc_access_connector.probe.id : null
+    vpc_connector_egress_settings  = contains(local.proxy_egress_functions, each.key) ? "ALL_TRAFFIC" : null
+  }
+
+  dynamic "event_trigger" {
+    for_each = local.push_mode ? [] : [each.value]
+
+    content {
+      trigger_region        = var.region
+      event_type            = "google.cloud.pubsub.topic.v1.messagePublished"
+      pubsub_topic          = google_pubsub_topic.topic[event_trigger.value.topic].id
+      retry_policy          = event_trigger.value.retry_policy
+      service_account_email = google_service_account.pubsub_push.email
+    }
+  }
+
+  depends_on = [google_project_service.enabled, google_project_iam_member.component]
+}
+
+# The push identity (and, in eventarc mode, the trigger identity) may invoke each function's Cloud Run
+# service — and nothing else: the functions are internal-only and have no other invoker.
+resource "google_cloud_run_v2_service_iam_member" "push_invokes_function" {
+  for_each = google_cloudfunctions2_function.fn
+
+  location = var.region
+  name     = each.value.name
+  role     = "roles/run.invoker"
+  member   = google_service_account.pubsub_push.member
+}

@@ -1,0 +1,153 @@
+# One service account per component, each with the least it needs. No primitive role (owner, editor,
+# viewer) anywhere; where no predefined role is narrow enough, a custom role lists the permissions.
+# Firestore has no per-collection IAM, so every component that touches it gets roles/datastore.user;
+# the gateway never touches Firestore (its hot path reads only its in-memory snapshot).
+
+resource "google_service_account" "function" {
+  for_each = module.tables.functions
+
+  account_id   = "pp-fn-${each.key}"
+  display_name = "proxyplane function ${each.key}"
+}
+
+resource "google_service_account" "api" {
+  account_id   = "pp-api"
+  display_name = "proxyplane API (Cloud Run)"
+}
+
+# Also the gateway workers' identity: the API accepts worker calls only with this account's ID token.
+resource "google_service_account" "gateway" {
+  account_id   = "pp-gateway"
+  display_name = "proxyplane gateway worker (Cloud Run)"
+}
+
+# Attached to every managed proxy VM. It gets no project role at all: only secretAccessor on the
+# proxy-credentials secrets (secrets.tf), which the VM reads at boot to configure its proxy.
+resource "google_service_account" "proxy_vm" {
+  account_id   = "pp-proxy-vm"
+  display_name = "proxyplane proxy VMs"
+}
+
+# The identity Pub/Sub push (or Eventarc) presents to the functions; it may only invoke them.
+resource "google_service_account" "pubsub_push" {
+  account_id   = "pp-pubsub-push"
+  display_name = "proxyplane Pub/Sub push to functions"
+}
+
+# Cloud Build runs the gen2 function builds as this account instead of the default compute account.
+resource "google_service_account" "builder" {
+  account_id   = "pp-builder"
+  display_name = "proxyplane function builds"
+}
+
+resource "google_project_iam_custom_role" "instance_reaper" {
+  role_id     = "proxyplaneInstanceReaper"
+  title       = "proxyplane orphan GC"
+  description = "List and delete the instances the orphan GC finds; it never creates anything."
+  permissions = ["compute.instances.list", "compute.instances.get", "compute.instances.delete"]
+}
+
+# The API creates (and deletes on deregistration) each gateway worker's filtered pull subscription on
+# gateway-snapshots. Creating a subscription needs pubsub.subscriptions.create on the project — there
+# is no narrower scope for a subscription that does not exist yet — plus attachSubscription on the topic
+# (the topic-level roles/pubsub.subscriber in topic_subscribers below). This role is the project-level
+# half, with only subscription lifecycle permissions instead of roles/pubsub.editor (which could also
+# delete topics and publish anywhere).
+resource "google_project_iam_custom_role" "worker_subscriptions" {
+  role_id     = "proxyplaneWorkerSubscriptions"
+  title       = "proxyplane worker subscriptions"
+  description = "Create, inspect, update and delete gateway workers' snapshot subscriptions."
+  permissions = [
+    "pubsub.subscriptions.create",
+    "pubsub.subscriptions.delete",
+    "pubsub.subscriptions.get",
+    "pubsub.subscriptions.list",
+    "pubsub.subscriptions.update",
+  ]
+}
+
+locals {
+  members = merge(
+    { for name, sa in google_service_account.function : "fn-${name}" => sa.member },
+    {
+      api         = google_service_account.api.member
+      gateway     = google_service_account.gateway.member
+      builder     = google_service_account.builder.member
+      pubsub-push = google_service_account.pubsub_push.member
+    },
+  )
+
+  custom_roles = {
+    instance_reaper      = "projects/${var.project_id}/roles/${google_project_iam_custom_role.instance_reaper.role_id}"
+    worker_subscriptions = "projects/${var.project_id}/roles/${google_project_iam_custom_role.worker_subscriptions.role_id}"
+  }
+
+  # Project-level roles, by member key. Every function of functions.json must appear here (the
+  # structural test checks it), so a new function gets a deliberate set of roles, not a silent default.
+  project_roles = {
+    fn-reconcile = ["roles/datastore.user", "roles/compute.instanceAdmin.v1"] # insert/get/delete proxy VMs
+    fn-requeue   = ["roles/datastore.user"]
+    fn-probe     = ["roles/datastore.user"]
+    fn-gc        = ["roles/datastore.user", local.custom_roles.instance_reaper]
+    fn-rotation  = ["roles/datastore.user"]
+    fn-snapshot  = ["roles/datastore.user"]
+    api          = ["roles/datastore.user", local.custom_roles.worker_subscriptions]
+    # Worker subscriptions are created at run time with names Terraform cannot know, and every worker
+    # shares this one identity, so a per-subscription grant would isolate nothing: subscriber (pull and
+    # ack) on the project is the narrowest role that works.
+    gateway = ["roles/pubsub.subscriber"]
+    # https://cloud.google.com/run/docs/configuring/services/build-service-account: build logs, the
+    # gcf-artifacts image, and the staged source in Google's gcf-v2-sources bucket.
+    builder = ["roles/logging.logWriter", "roles/artifactregistry.writer", "roles/storage.objectAdmin"]
+    # Eventarc delivery only: the trigger's identity must be allowed to receive events.
+    pubsub-push = local.push_mode ? [] : ["roles/eventarc.eventReceiver"]
+  }
+
+  project_bindings = merge([
+    for key, roles in local.project_roles : { for role in roles : "${key} ${role}" => { member = key, role = role } }
+  ]...)
+
+  # Topic-level grants: who publishes where (the message flow of docs/architecture.md).
+  topic_publishers = {
+    reconcile-requests = ["api", "fn-requeue", "fn-probe", "fn-rotation", "fn-reconcile"]
+    snapshot-requests  = ["api", "fn-reconcile", "fn-probe"]
+    gateway-snapshots  = ["fn-snapshot"]
+  }
+  topic_subscribers = {
+    gateway-snapshots = ["api"] # attachSubscription for the worker subscriptions it creates
+  }
+  topic_bindings = merge(
+    merge([for topic, keys in local.topic_publishers : { for k in keys : "${topic} ${k} publisher" => { topic = topic, member = k, role = "roles/pubsub.publisher" } }]...),
+    merge([for topic, keys in local.topic_subscribers : { for k in keys : "${topic} ${k} subscriber" => { topic = topic, member = k, role = "roles/pubsub.subscriber" } }]...),
+  )
+}
+
+resource "google_project_iam_member" "component" {
+  for_each = local.project_bindings
+
+  project = var.project_id
+  role    = each.value.role
+  member  = local.members[each.value.member]
+}
+
+resource "google_pubsub_topic_iam_member" "component" {
+  for_each = local.topic_bindings
+
+  topic  = google_pubsub_topic.topic[each.value.topic].name
+  role   = each.value.role
+  member = local.members[each.value.member]
+}
+
+# reconcile attaches the proxy VM account to the instances it inserts (iam.serviceAccounts.actAs).
+resource "google_service_account_iam_member" "reconcile_attaches_proxy_vm_account" {
+  service_account_id = google_service_account.proxy_vm.name
+  role               = "roles/iam.serviceAccountUser"
+  member             = local.members["fn-reconcile"]
+}
+
+# Pub/Sub mints the push OIDC tokens as pp-pubsub-push (needed for projects created before 2021-04).
+resource "google_service_account_iam_member" "pubsub_agent_mints_push_tokens" {
+  service_account_id = google_service_account.pubsub_push.name
+  role               = "roles/iam.serviceAccountTokenCreator"
+  member             = "serviceAccount:${google_project_service_identity.pubsub.email}"
+}

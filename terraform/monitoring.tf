@@ -1,0 +1,243 @@
+# What an operator must hear about (docs/operations.md says what to do about each). Functions and
+# services log one JSON object per line; Cloud Logging parses it into jsonPayload, and these metrics count
+# lines by their `event` field — the log contract the code keeps:
+#   proxy.failed             reconcile, when a proxy's phase becomes Failed      {proxy, reason}
+#   provider.quota_exceeded  reconcile, when the provider reports quota          {proxy, zone}
+#   gc.deleted               gc, for each orphan instance it deletes             {providerId, uid, zone}
+#   gateway.snapshot_age     each gateway worker, every 30 s                     {workerId, ageSeconds}
+# Dead letters need no log line: Pub/Sub's own metric on the inspect subscription counts them.
+
+locals {
+  log_counters = {
+    proxies_failed = {
+      event       = "proxy.failed"
+      description = "Proxies whose phase became Failed (permanent provider error; latched until the spec changes)."
+      labels      = { reason = "jsonPayload.reason" }
+    }
+    quota_exceeded = {
+      event       = "provider.quota_exceeded"
+      description = "Instance creations refused for quota (retried at QuotaRetry)."
+      labels      = { zone = "jsonPayload.zone" }
+    }
+    gc_deletions = {
+      event       = "gc.deleted"
+      description = "Orphan instances deleted by the GC sweep."
+      labels      = { zone = "jsonPayload.zone" }
+    }
+  }
+
+  notification_channels = [for c in google_monitoring_notification_channel.email : c.id]
+  runbook               = "See docs/operations.md in the proxyplane repository"
+}
+
+resource "google_monitoring_notification_channel" "email" {
+  for_each = toset(var.alert_emails)
+
+  display_name = "proxyplane alerts: ${each.value}"
+  type         = "email"
+  labels       = { email_address = each.value }
+
+  depends_on = [google_project_service.enabled]
+}
+
+resource "google_logging_metric" "counter" {
+  for_each = local.log_counters
+
+  name        = "proxyplane/${each.key}"
+  description = each.value.description
+  filter      = "jsonPayload.event=\"${each.value.event}\""
+
+  metric_descriptor {
+    metric_kind = "DELTA"
+    value_type  = "INT64"
+    unit        = "1"
+
+    dynamic "labels" {
+      for_each = each.value.labels
+      content {
+        key        = labels.key
+        value_type = "STRING"
+      }
+    }
+  }
+
+  label_extractors = { for key, field in each.value.labels : key => "EXTRACT(${field})" }
+
+  depends_on = [google_project_service.enabled]
+}
+
+resource "google_logging_metric" "worker_snapshot_age" {
+  name        = "proxyplane/worker_snapshot_age"
+  description = "Age of each gateway worker's current snapshot, as the worker reports it."
+  filter      = "jsonPayload.event=\"gateway.snapshot_age\""
+
+  metric_descriptor {
+    metric_kind = "DELTA"
+    value_type  = "DISTRIBUTION"
+    unit        = "s"
+
+    labels {
+      key        = "worker"
+      value_type = "STRING"
+    }
+  }
+
+  value_extractor  = "EXTRACT(jsonPayload.ageSeconds)"
+  label_extractors = { worker = "EXTRACT(jsonPayload.workerId)" }
+
+  bucket_options {
+    exponential_buckets {
+      num_finite_buckets = 16
+      growth_factor      = 2
+      scale              = 1
+    }
+  }
+
+  depends_on = [google_project_service.enabled]
+}
+
+resource "google_monitoring_alert_policy" "proxies_failed" {
+  display_name          = "proxyplane: proxies Failed"
+  combiner              = "OR"
+  notification_channels = local.notification_channels
+
+  conditions {
+    display_name = "a proxy became Failed in the last 10 minutes"
+    condition_threshold {
+      filter          = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.counter["proxies_failed"].name}\""
+      comparison      = "COMPARISON_GT"
+      threshold_value = 0
+      duration        = "0s"
+      aggregations {
+        alignment_period     = "600s"
+        per_series_aligner   = "ALIGN_SUM"
+        cross_series_reducer = "REDUCE_SUM"
+        group_by_fields      = ["metric.label.reason"]
+      }
+    }
+  }
+
+  documentation {
+    content   = "A proxy hit a permanent provider error and is latched Failed until its spec changes. ${local.runbook}, \"Failed proxies\"."
+    mime_type = "text/markdown"
+  }
+}
+
+resource "google_monitoring_alert_policy" "quota_exceeded" {
+  display_name          = "proxyplane: quota exceeded"
+  combiner              = "OR"
+  notification_channels = local.notification_channels
+
+  conditions {
+    display_name = "instance creation refused for quota in the last 10 minutes"
+    condition_threshold {
+      filter          = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.counter["quota_exceeded"].name}\""
+      comparison      = "COMPARISON_GT"
+      threshold_value = 0
+      duration        = "0s"
+      aggregations {
+        alignment_period     = "600s"
+        per_series_aligner   = "ALIGN_SUM"
+        cross_series_reducer = "REDUCE_SUM"
+        group_by_fields      = ["metric.label.zone"]
+      }
+    }
+  }
+
+  documentation {
+    content   = "Compute Engine refused instances for quota; reconcile retries at QuotaRetry. ${local.runbook}, \"Quota\"."
+    mime_type = "text/markdown"
+  }
+}
+
+resource "google_monitoring_alert_policy" "gc_deletions" {
+  display_name          = "proxyplane: orphan GC deleting instances"
+  combiner              = "OR"
+  notification_channels = local.notification_channels
+
+  conditions {
+    display_name = "more than ${var.gc_deletions_alert_threshold} orphan deletions in an hour"
+    condition_threshold {
+      filter          = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.counter["gc_deletions"].name}\""
+      comparison      = "COMPARISON_GT"
+      threshold_value = var.gc_deletions_alert_threshold
+      duration        = "0s"
+      aggregations {
+        alignment_period     = "3600s"
+        per_series_aligner   = "ALIGN_SUM"
+        cross_series_reducer = "REDUCE_SUM"
+      }
+    }
+  }
+
+  documentation {
+    content   = "The GC only closes crash gaps between an instance insert and its status write; many deletions mean something creates stray labelled VMs. ${local.runbook}, \"GC deletions\"."
+    mime_type = "text/markdown"
+  }
+}
+
+resource "google_monitoring_alert_policy" "dead_letters" {
+  display_name          = "proxyplane: dead-lettered messages"
+  combiner              = "OR"
+  notification_channels = local.notification_channels
+
+  conditions {
+    display_name = "messages waiting on ${google_pubsub_subscription.dead_letters_inspect.name}"
+    condition_threshold {
+      filter          = "metric.type=\"pubsub.googleapis.com/subscription/num_undelivered_messages\" AND resource.type=\"pubsub_subscription\" AND resource.label.subscription_id=\"${google_pubsub_subscription.dead_letters_inspect.name}\""
+      comparison      = "COMPARISON_GT"
+      threshold_value = 0
+      duration        = "300s"
+      aggregations {
+        alignment_period   = "60s"
+        per_series_aligner = "ALIGN_MAX"
+      }
+    }
+  }
+
+  documentation {
+    content   = "A push subscription gave up on a message after its maxDeliveryAttempts. ${local.runbook}, \"Dead letters\"."
+    mime_type = "text/markdown"
+  }
+}
+
+resource "google_monitoring_alert_policy" "stale_gateway" {
+  display_name          = "proxyplane: stale gateway snapshot"
+  combiner              = "OR"
+  notification_channels = local.notification_channels
+
+  conditions {
+    display_name = "a worker's snapshot is older than ${var.max_snapshot_age_seconds} s"
+    condition_threshold {
+      filter          = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.worker_snapshot_age.name}\""
+      comparison      = "COMPARISON_GT"
+      threshold_value = var.max_snapshot_age_seconds
+      duration        = "120s"
+      aggregations {
+        alignment_period     = "60s"
+        per_series_aligner   = "ALIGN_PERCENTILE_99"
+        cross_series_reducer = "REDUCE_MAX"
+        group_by_fields      = ["metric.label.worker"]
+      }
+    }
+  }
+
+  # No report at all is as bad as an old one: a gateway that stopped logging is not serving either.
+  conditions {
+    display_name = "no gateway worker reported its snapshot age for 10 minutes"
+    condition_absent {
+      filter   = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.worker_snapshot_age.name}\""
+      duration = "600s"
+      aggregations {
+        alignment_period     = "300s"
+        per_series_aligner   = "ALIGN_COUNT"
+        cross_series_reducer = "REDUCE_SUM"
+      }
+    }
+  }
+
+  documentation {
+    content   = "A gateway worker is serving from an old snapshot (it stops taking traffic at maxStaleAge). ${local.runbook}, \"A stale gateway\"."
+    mime_type = "text/markdown"
+  }
+}

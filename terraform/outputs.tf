@@ -1,0 +1,48 @@
+output "api_url" {
+  description = "Base URL of the API (discovery, leases, admin, worker endpoints): $API in docs/deploy.md."
+  value       = google_cloud_run_v2_service.api.uri
+}
+
+output "gateway_url" {
+  description = "Base URL of the gateway's fetch-through-the-fleet endpoint (Cloud Run; crawlers need roles/run.invoker via crawler_principals)."
+  value       = google_cloud_run_v2_service.gateway.uri
+}
+
+output "service_accounts" {
+  description = "E-mail of each component's service account."
+  value = merge(
+    { for name, sa in google_service_account.function : "function-${name}" => sa.email },
+    {
+      api         = google_service_account.api.email
+      gateway     = google_service_account.gateway.email
+      proxy-vm    = google_service_account.proxy_vm.email
+      pubsub-push = google_service_account.pubsub_push.email
+      builder     = google_service_account.builder.email
+    },
+  )
+}
+
+output "egress_addresses" {
+  description = "Static addresses the gateway and the probe function reach proxies from (Cloud NAT); add them to allow lists of externally run proxies."
+  value       = google_compute_address.nat[*].address
+}
+
+output "proxy_vm_network" {
+  description = "What reconcile puts on every proxy VM: the network, the tag the firewall targets, the port it opens and the VM service account."
+  value = {
+    network         = google_compute_network.plane.self_link
+    tag             = local.proxy_network_tag
+    port            = var.proxy_port
+    service_account = google_service_account.proxy_vm.email
+  }
+}
+
+output "image_repository" {
+  description = "Artifact Registry path the api and gateway images are pushed to (terraform/images/cloudbuild.yaml)."
+  value       = local.image_repository
+}
+
+output "functions" {
+  description = "Deployed function name => the topic that triggers it."
+  value       = { for name, f in module.tables.functions : name => f.topic }
+}

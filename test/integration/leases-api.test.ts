@@ -1,0 +1,361 @@
+// Every status code and body of the seed's §7 discovery + lease API, against the Firestore emulator with
+// the real adapters, driven through the full middleware chain by app.request() and a manual clock.
+import { Firestore } from '@google-cloud/firestore';
+import { Registry } from 'prom-client';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createDiscoveryServer } from '../../functions/api/src/discovery/server.js';
+import type { SecretReader } from '../../functions/api/src/leases/credentials.js';
+import { type LeaseApiRuntime, buildLeaseApi } from '../../functions/api/src/leases/wiring.js';
+import { LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-collections.js';
+import { ManualClock } from '../../shared/src/ports/clock.js';
+import { clearProject, testProjectId } from '../support/emulators.js';
+import { proxy, writeFleet } from '../support/leases.js';
+
+const projectId = testProjectId();
+const db = new Firestore({ projectId });
+const TOKEN = 'crawler-token-0123456789';
+const WINDOW_S = 120;
+const secrets: SecretReader = {
+  async access(ref) {
+    if (ref.secret === 'eu-creds') return 'crawl:s3cr:et@';
+    throw Object.assign(new Error('NOT_FOUND'), { code: 5 });
+  },
+};
+
+let clock: ManualClock;
+let api: LeaseApiRuntime;
+let app: ReturnType<typeof createDiscoveryServer>;
+let registry: Registry;
+const logs: string[] = [];
+
+async function call(method: string, path: string, body?: unknown, token: string | null = TOKEN) {
+  const headers: Record<string, string> = {};
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await app.request(path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
+}
+const acquire = (body: unknown = {}) => call('POST', '/v1/leases', body);
+
+async function start(fleet = defaultFleet()) {
+  await writeFleet(db, fleet);
+  registry = new Registry();
+  const log = (severity: string, message: string, fields?: Record<string, unknown>) =>
+    logs.push(JSON.stringify({ severity, message, ...fields }));
+  api = buildLeaseApi({
+    firestore: new Firestore({ projectId }),
+    secrets,
+    clock,
+    registry,
+    log,
+    config: { tokens: [{ name: 'c1', token: TOKEN }], authDisabled: false, cooldownWindowMs: WINDOW_S * 1000, credentialsCacheMs: 0 },
+  });
+  app = createDiscoveryServer({ ...api, version: 't', tokens: [{ name: 'c1', token: TOKEN }], registry });
+}
+
+function defaultFleet() {
+  return [
+    proxy('eu-1', { attributes: { region: 'eu' }, capacity: 2, latencyMillis: 50 }),
+    proxy('eu-2', { attributes: { region: 'eu' }, capacity: 2, latencyMillis: 20 }),
+    proxy('eu-sick', { attributes: { region: 'eu' }, phase: 'Unhealthy' }),
+    proxy('us-1', { attributes: { region: 'us' }, capacity: 1, external: true }),
+  ].map((p) =>
+    p.name === 'eu-1' ? { ...p, spec: { ...p.spec, credentialsRef: { secret: 'eu-creds', version: 'latest' } } } : p,
+  );
+}
+
+beforeEach(async () => {
+  await clearProject(projectId);
+  clock = new ManualClock(new Date('2026-03-01T00:00:00Z'));
+  logs.length = 0;
+});
+afterEach(async () => {
+  await api?.stop();
+});
+afterAll(async () => {
+  await db.terminate();
+});
+
+describe('GET /v1/proxies', () => {
+  it('lists with attribute and health filters, each proxy with its active leases; empty is 200', async () => {
+    await start();
+    const all = await call('GET', '/v1/proxies');
+    expect(all.status).toBe(200);
+    expect(all.body.count).toBe(4);
+    expect(all.body.proxies.map((p: { name: string }) => p.name)).toEqual(['eu-1', 'eu-2', 'eu-sick', 'us-1']);
+
+    expect((await acquire({ selector: { region: 'us' } })).status).toBe(201);
+    const eu = await call('GET', '/v1/proxies?attr.region=eu&healthy=true');
+    expect(eu.body).toEqual({
+      count: 2,
+      proxies: [
+        expect.objectContaining({ name: 'eu-1', healthy: true, capacity: 2, activeLeases: 0, latencyMillis: 50 }),
+        expect.objectContaining({ name: 'eu-2', healthy: true, activeLeases: 0 }),
+      ],
+    });
+    const us = await call('GET', '/v1/proxies?attr.region=us');
+    expect(us.body.proxies[0]).toMatchObject({
+      name: 'us-1',
+      activeLeases: 1,
+      endpoint: { host: 'proxy.example', port: 8080, protocol: 'http' },
+    });
+    expect(JSON.stringify(all.body)).not.toContain('crawl:');
+    expect((await call('GET', '/v1/proxies?healthy=false')).body.proxies.map((p: { name: string }) => p.name)).toEqual([
+      'eu-sick',
+    ]);
+    expect(await call('GET', '/v1/proxies?attr.region=mars')).toMatchObject({ status: 200, body: { proxies: [], count: 0 } });
+  });
+
+  it.each([
+    ['healthy=maybe', 'healthy'],
+    ['attr.region=eu&attr.region=us', 'attr.region'],
+    ['region=eu', 'region'],
+    ['phase=ready', 'phase'],
+  ])('?%s → 400 invalid_query naming %s', async (qs, param) => {
+    await start([]);
+    expect(await call('GET', `/v1/proxies?${qs}`)).toMatchObject({ status: 400, body: { error: 'invalid_query', param } });
+  });
+});
+
+describe('POST /v1/leases', () => {
+  it('grants by fewest leases, then latency, then name; the URL carries credentials; then 409 with counts', async () => {
+    await start();
+    const names: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const res = await acquire({ selector: { region: 'eu' }, ttlSeconds: 60, target: 'Shop.Example' });
+      expect(res.status).toBe(201);
+      names.push(res.body.proxy.name);
+      if (i === 0) {
+        expect(res.headers.get('cache-control')).toBe('no-store');
+        expect(res.body).toEqual({
+          leaseId: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/),
+          proxy: {
+            name: 'eu-2',
+            url: 'http://10.0.0.1:3128',
+            host: '10.0.0.1',
+            port: 3128,
+            protocol: 'http',
+            attributes: { region: 'eu' },
+            latencyMillis: 20,
+          },
+          expiresAt: '2026-03-01T00:01:00.000Z',
+          ttlSeconds: 60,
+          target: 'shop.example',
+          exclusive: false,
+        });
+      }
+      if (res.body.proxy.name === 'eu-1') expect(res.body.proxy.url).toBe('http://crawl:s3cr%3Aet%40@10.0.0.1:3128');
+    }
+    expect(names).toEqual(['eu-2', 'eu-1', 'eu-2', 'eu-1']);
+    expect(await acquire({ selector: { region: 'eu' } })).toMatchObject({
+      status: 409,
+      body: { error: 'no_match', considered: 3, atCapacity: 2, inCooldown: 0, unhealthy: 1 },
+    });
+    expect(await acquire({ selector: { region: 'nowhere' } })).toMatchObject({
+      status: 409,
+      body: { error: 'no_match', considered: 0, atCapacity: 0, inCooldown: 0, unhealthy: 0 },
+    });
+    expect(logs.join('\n')).not.toContain('s3cr');
+  });
+
+  it('an exclusive lease takes the whole proxy', async () => {
+    await start([proxy('solo', { capacity: 3 })]);
+    const ex = await acquire({ exclusive: true });
+    expect(ex).toMatchObject({ status: 201, body: { exclusive: true } });
+    expect(await acquire({})).toMatchObject({ status: 409, body: { atCapacity: 1 } });
+    await call('DELETE', `/v1/leases/${ex.body.leaseId}`);
+    expect((await acquire({})).status).toBe(201);
+    expect(await acquire({ exclusive: true })).toMatchObject({ status: 409, body: { atCapacity: 1 } });
+  });
+
+  it('an empty POST takes the defaults', async () => {
+    await start([proxy('solo')]);
+    const res = await call('POST', '/v1/leases');
+    expect(res).toMatchObject({ status: 201, body: { ttlSeconds: 300, target: null, exclusive: false } });
+  });
+
+  it('sets a proxy with unreadable credentials aside and leases another, leaving no lease behind', async () => {
+    const bad = proxy('bad', { latencyMillis: 1 });
+    await start([{ ...bad, spec: { ...bad.spec, credentialsRef: { secret: 'missing', version: 'latest' } } }, proxy('good')]);
+    const res = await acquire({});
+    expect(res).toMatchObject({ status: 201, body: { proxy: { name: 'good' } } });
+    const leases = await db.collection(LEASE_COLLECTIONS.leases).get();
+    const active = leases.docs.filter((d) => d.get('releasedAt') === null).map((d) => d.get('proxy'));
+    expect(active).toEqual(['good']);
+    expect(await acquire({})).toMatchObject({ status: 201, body: { proxy: { name: 'good' } } });
+    expect(await acquire({})).toMatchObject({ status: 409, body: { unhealthy: 1, atCapacity: 1 } });
+  });
+
+  it.each([
+    [{ ttlSeconds: 0 }, 'invalid_ttl'],
+    [{ ttlSeconds: 3601 }, 'invalid_ttl'],
+    [{ ttlSeconds: 1.5 }, 'invalid_ttl'],
+    [{ ttlSeconds: '60' }, 'invalid_ttl'],
+    [{ selector: 'eu' }, 'invalid_selector'],
+    [{ selector: { region: 5 } }, 'invalid_selector'],
+    [{ selector: { 'bad key!': 'x' } }, 'invalid_selector'],
+    [{ target: '*' }, 'invalid_target'],
+    [{ target: 'a b' }, 'invalid_target'],
+    [{ exclusive: 'yes' }, 'invalid_exclusive'],
+    [{ owner: 'me' }, 'unknown_field'],
+    [[], 'invalid_request'],
+    [null, 'invalid_request'],
+    ['{"selector":', 'invalid_json'],
+  ])('%j → 400 %s', async (body, error) => {
+    await start([proxy('solo')]);
+    expect(await acquire(body)).toMatchObject({ status: 400, body: { error } });
+  });
+});
+
+describe('renew and release', () => {
+  it('renews within the bound; 404 unknown; 409 expired or released; release is always 204', async () => {
+    await start([proxy('solo')]);
+    const { body: lease } = await acquire({ ttlSeconds: 60 });
+    clock.advance(30_000);
+    expect(await call('POST', `/v1/leases/${lease.leaseId}/renew`, { ttlSeconds: 600 })).toEqual({
+      status: 200,
+      headers: expect.anything(),
+      body: { leaseId: lease.leaseId, expiresAt: '2026-03-01T00:10:30.000Z', ttlSeconds: 600 },
+    });
+    expect(await call('POST', `/v1/leases/${lease.leaseId}/renew`, { ttlSeconds: 4000 })).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_ttl' },
+    });
+    expect((await call('POST', `/v1/leases/${lease.leaseId}/renew`)).body.expiresAt).toBe('2026-03-01T00:10:30.000Z');
+    expect(await call('POST', '/v1/leases/AAAAAAAAAAAAAAAAAAAAAA/renew')).toMatchObject({
+      status: 404,
+      body: { error: 'unknown_lease' },
+    });
+
+    expect((await call('DELETE', `/v1/leases/${lease.leaseId}`)).status).toBe(204);
+    expect((await call('DELETE', `/v1/leases/${lease.leaseId}`)).status).toBe(204);
+    expect((await call('DELETE', '/v1/leases/AAAAAAAAAAAAAAAAAAAAAA')).status).toBe(204);
+    expect((await call('DELETE', '/v1/leases/..%2F..%2Fproxies%2Fsolo')).status).toBe(204);
+    expect(await call('POST', `/v1/leases/${lease.leaseId}/renew`)).toMatchObject({
+      status: 409,
+      body: { error: 'lease_released' },
+    });
+
+    const { body: other } = await acquire({ ttlSeconds: 10 });
+    clock.advance(10_000);
+    expect(await call('POST', `/v1/leases/${other.leaseId}/renew`)).toMatchObject({
+      status: 409,
+      body: { error: 'lease_expired' },
+    });
+    clock.advance(WINDOW_S * 1000);
+    expect((await call('POST', `/v1/leases/${other.leaseId}/renew`)).status).toBe(404);
+  });
+});
+
+describe('POST /v1/leases/{id}/report', () => {
+  it('ok → 204 and nothing else; rate_limited cools (proxy, lease target) down for the window', async () => {
+    await start([proxy('a', { latencyMillis: 1 }), proxy('b', { latencyMillis: 2 })]);
+    const { body: lease } = await acquire({ target: 'shop.example' });
+    expect(lease.proxy.name).toBe('a');
+    expect((await call('POST', `/v1/leases/${lease.leaseId}/report`, { result: 'ok' })).status).toBe(204);
+    expect((await db.collection(LEASE_COLLECTIONS.cooldowns).get()).size).toBe(0);
+
+    expect((await call('POST', `/v1/leases/${lease.leaseId}/report`, { result: 'rate_limited' })).status).toBe(204);
+    await call('DELETE', `/v1/leases/${lease.leaseId}`);
+    const again = await acquire({ target: 'shop.example', selector: {} });
+    expect(again.body.proxy.name).toBe('b');
+    await call('DELETE', `/v1/leases/${again.body.leaseId}`);
+    expect((await acquire({ target: 'other.example' })).body.proxy.name).toBe('a');
+    expect(await acquire({ target: 'shop.example', exclusive: true })).toMatchObject({ status: 201 });
+    expect(await acquire({ target: 'shop.example', exclusive: true })).toMatchObject({
+      status: 409,
+      body: { considered: 2, inCooldown: 1, atCapacity: 1 },
+    });
+    clock.advance(WINDOW_S * 1000);
+    expect((await acquire({ target: 'shop.example' })).body.proxy.name).toBe('a');
+  });
+
+  it('the report target wins, and without any target the cooldown is global', async () => {
+    await start([proxy('a')]);
+    const { body: lease } = await acquire({ target: 'shop.example' });
+    await call('POST', `/v1/leases/${lease.leaseId}/report`, { result: 'banned', target: 'News.Example' });
+    const { body: plain } = await acquire({});
+    await call('DELETE', `/v1/leases/${lease.leaseId}`);
+    await call('DELETE', `/v1/leases/${plain.leaseId}`);
+    expect((await acquire({ target: 'shop.example' })).status).toBe(201);
+    expect(await acquire({ target: 'news.example' })).toMatchObject({ status: 409, body: { inCooldown: 1 } });
+
+    await call('POST', `/v1/leases/${plain.leaseId}/report`, { result: 'rate_limited' });
+    expect(await acquire({})).toMatchObject({ status: 409, body: { inCooldown: 1 } });
+    expect(await acquire({ target: 'any.example' })).toMatchObject({ status: 409, body: { inCooldown: 1 } });
+    const cooldowns = await db.collection(LEASE_COLLECTIONS.cooldowns).get();
+    expect(cooldowns.docs.map((d) => d.get('target')).sort()).toEqual(['*', 'news.example']);
+    expect(cooldowns.docs[0]?.get('expireAt')).toBeDefined();
+  });
+
+  it('a late report after expiry resolves inside the window (204) and not after it (404)', async () => {
+    await start([proxy('a')]);
+    const { body: lease } = await acquire({ ttlSeconds: 30, target: 'shop.example' });
+    clock.advance(30_000 + WINDOW_S * 1000 - 1);
+    expect((await call('POST', `/v1/leases/${lease.leaseId}/report`, { result: 'rate_limited' })).status).toBe(204);
+    clock.advance(1);
+    expect(await call('POST', `/v1/leases/${lease.leaseId}/report`, { result: 'rate_limited' })).toMatchObject({
+      status: 404,
+      body: { error: 'unknown_lease' },
+    });
+    const stored = await db.collection(LEASE_COLLECTIONS.leases).doc(lease.leaseId).get();
+    expect(stored.get('expireAt').toDate()).toEqual(new Date('2026-03-01T00:02:30.000Z'));
+  });
+
+  it.each([
+    [{}, 'invalid_result'],
+    [{ result: 'great' }, 'invalid_result'],
+    [{ result: 'OK' }, 'invalid_result'],
+    [{ result: 'ok', target: 7 }, 'invalid_target'],
+    [{ result: 'ok', extra: 1 }, 'unknown_field'],
+  ])('%j → 400 %s', async (body, error) => {
+    await start([proxy('a')]);
+    const { body: lease } = await acquire({});
+    expect(await call('POST', `/v1/leases/${lease.leaseId}/report`, body)).toMatchObject({ status: 400, body: { error } });
+  });
+
+  it('unknown or malformed ids → 404 unknown_lease', async () => {
+    await start([]);
+    for (const id of ['AAAAAAAAAAAAAAAAAAAAAA', 'x', '%00']) {
+      expect(await call('POST', `/v1/leases/${id}/report`, { result: 'ok' })).toMatchObject({
+        status: 404,
+        body: { error: 'unknown_lease' },
+      });
+    }
+  });
+});
+
+describe('service routes', () => {
+  it('serves an OpenAPI 3.1 document of every route', async () => {
+    await start([]);
+    const { status, body } = await call('GET', '/openapi.json');
+    expect(status).toBe(200);
+    expect(body.openapi).toBe('3.1.0');
+    expect(Object.keys(body.paths).sort()).toEqual([
+      '/v1/leases',
+      '/v1/leases/{id}',
+      '/v1/leases/{id}/renew',
+      '/v1/leases/{id}/report',
+      '/v1/proxies',
+    ]);
+    expect(Object.keys(body.paths['/v1/leases'].post.responses).sort()).toEqual(['201', '400', '401', '409', '503']);
+    expect(body.components.schemas.AcquireRequest.properties.ttlSeconds).toMatchObject({ minimum: 5, maximum: 3600 });
+  });
+
+  it('exports lease requests by outcome and active leases', async () => {
+    await start([proxy('a', { capacity: 1 })]);
+    await acquire({});
+    await acquire({});
+    await acquire({ ttlSeconds: -1 });
+    const text = await (await app.request('/metrics', { headers: { authorization: `Bearer ${TOKEN}` } })).text();
+    expect(text).toContain('proxyplane_lease_requests_total{op="acquire",outcome="granted"} 1');
+    expect(text).toContain('proxyplane_lease_requests_total{op="acquire",outcome="no_match"} 1');
+    expect(text).toContain('proxyplane_lease_requests_total{op="acquire",outcome="invalid_ttl"} 1');
+    expect(text).toContain('proxyplane_leases_active 1');
+  });
+});

@@ -1,0 +1,174 @@
+// FirestoreLeaseStore against the Firestore emulator: capacity, exclusivity, expiry by the clock, renewal,
+// idempotent release and cooldowns — with two store instances standing in for two service replicas.
+import { Firestore } from '@google-cloud/firestore';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-collections.js';
+import { FirestoreLeaseStore } from '../../shared/src/adapters/firestore/lease-store.js';
+import type { Candidate } from '../../shared/src/domain/leases/selection.js';
+import { ManualClock } from '../../shared/src/ports/clock.js';
+import type { NewLease } from '../../shared/src/ports/lease-store.js';
+import { clearProject, testProjectId } from '../support/emulators.js';
+import { peakUsage, storedLeases } from '../support/leases.js';
+
+const projectId = testProjectId();
+const db = new Firestore({ projectId });
+const settings = { cooldownWindowMs: 60_000 };
+const quiet = () => {};
+let clock: ManualClock;
+let stores: FirestoreLeaseStore[] = [];
+let seq = 0;
+
+function store(): FirestoreLeaseStore {
+  const s = new FirestoreLeaseStore(new Firestore({ projectId }), { clock, settings, log: quiet }).start();
+  stores.push(s);
+  return s;
+}
+const newLease = (o: Partial<NewLease> = {}): NewLease => ({
+  id: `lease-${++seq}-${Math.random().toString(36).slice(2)}`,
+  target: null,
+  exclusive: false,
+  holder: 'test',
+  ttlSeconds: 60,
+  ...o,
+});
+const cand = (name: string, capacity = 2): Candidate => ({ name, capacity });
+
+beforeEach(async () => {
+  await clearProject(projectId);
+  clock = new ManualClock(new Date('2026-03-01T00:00:00Z'));
+});
+afterEach(async () => {
+  await Promise.all(stores.map((s) => s.stop()));
+  stores = [];
+});
+afterAll(async () => {
+  await db.terminate();
+});
+
+describe('FirestoreLeaseStore', () => {
+  it('grants up to capacity, then reports no room; release frees a slot and is idempotent', async () => {
+    const s = store();
+    await s.ready(10_000);
+    const a = await s.grant({ candidates: [cand('p1')], lease: newLease() });
+    const b = await s.grant({ candidates: [cand('p1')], lease: newLease() });
+    const c = await s.grant({ candidates: [cand('p1')], lease: newLease() });
+    expect([a.kind, b.kind, c]).toEqual(['granted', 'granted', { kind: 'no_room', atCapacity: 1 }]);
+    expect(s.usage('p1', clock.now())).toEqual({ active: 2, exclusive: false });
+    if (a.kind !== 'granted') throw new Error('unreachable');
+
+    await s.release(a.lease.id);
+    await s.release(a.lease.id);
+    expect((await s.find(a.lease.id))?.releasedAt).toEqual(clock.now());
+    expect(s.usage('p1', clock.now()).active).toBe(1);
+    expect((await s.grant({ candidates: [cand('p1')], lease: newLease() })).kind).toBe('granted');
+    await s.release('no-such-lease');
+  });
+
+  it('moves on to the next candidate when the first is full', async () => {
+    const s = store();
+    await s.ready(10_000);
+    await s.grant({ candidates: [cand('p1', 1)], lease: newLease() });
+    const g = await s.grant({ candidates: [cand('p1', 1), cand('p2', 1)], lease: newLease() });
+    expect(g.kind === 'granted' && g.lease.proxy).toBe('p2');
+  });
+
+  it('an exclusive lease takes the whole proxy and needs it empty', async () => {
+    const s = store();
+    await s.ready(10_000);
+    const ex = await s.grant({ candidates: [cand('p1', 5)], lease: newLease({ exclusive: true }) });
+    expect(ex.kind).toBe('granted');
+    expect((await s.grant({ candidates: [cand('p1', 5)], lease: newLease() })).kind).toBe('no_room');
+    if (ex.kind === 'granted') await s.release(ex.lease.id);
+    expect((await s.grant({ candidates: [cand('p1', 5)], lease: newLease() })).kind).toBe('granted');
+    expect((await s.grant({ candidates: [cand('p1', 5)], lease: newLease({ exclusive: true }) })).kind).toBe(
+      'no_room',
+    );
+  });
+
+  it('an expired lease stops counting at its expiry, with no sweep', async () => {
+    const s = store();
+    await s.ready(10_000);
+    await s.grant({ candidates: [cand('p1', 1)], lease: newLease({ ttlSeconds: 30 }) });
+    clock.advance(29_999);
+    expect((await s.grant({ candidates: [cand('p1', 1)], lease: newLease() })).kind).toBe('no_room');
+    clock.advance(1);
+    expect((await s.grant({ candidates: [cand('p1', 1)], lease: newLease() })).kind).toBe('granted');
+    const state = await db.collection(LEASE_COLLECTIONS.leaseState).doc('p1').get();
+    expect(state.get('entries')).toHaveLength(1);
+  });
+
+  it('renews an active lease within its bound, and tells expired, released and unknown apart', async () => {
+    const s = store();
+    await s.ready(10_000);
+    const g = await s.grant({ candidates: [cand('p1')], lease: newLease({ ttlSeconds: 60 }) });
+    if (g.kind !== 'granted') throw new Error('not granted');
+    clock.advance(50_000);
+    const r = await s.renew(g.lease.id, 120);
+    expect(r.kind === 'renewed' && r.lease.expiresAt).toEqual(new Date(clock.now().getTime() + 120_000));
+    expect((await s.find(g.lease.id))?.renewals).toBe(1);
+    clock.advance(100_000);
+    expect(s.usage('p1', clock.now()).active).toBe(1);
+    clock.advance(20_000);
+    expect((await s.renew(g.lease.id)).kind).toBe('expired');
+    expect((await s.renew('nope')).kind).toBe('unknown');
+
+    const h = await s.grant({ candidates: [cand('p1')], lease: newLease() });
+    if (h.kind !== 'granted') throw new Error('not granted');
+    await s.release(h.lease.id);
+    expect((await s.renew(h.lease.id)).kind).toBe('released');
+  });
+
+  it('two replicas granting concurrently never exceed capacity', { timeout: 60_000 }, async () => {
+    const [r1, r2] = [store(), store()];
+    await Promise.all([r1.ready(10_000), r2.ready(10_000)]);
+    const results = await Promise.all(
+      Array.from({ length: 24 }, (_, i) =>
+        (i % 2 ? r1 : r2).grant({ candidates: [cand('p1', 3), cand('p2', 2)], lease: newLease() }),
+      ),
+    );
+    const granted = results.filter((r) => r.kind === 'granted');
+    expect(granted).toHaveLength(5);
+    const leases = await storedLeases(db);
+    expect(leases).toHaveLength(5);
+    expect(Object.fromEntries(peakUsage(leases, (p) => (p === 'p1' ? 3 : 2)))).toEqual({ p1: 3, p2: 2 });
+  });
+
+  it('a replica sees another replica’s grants and releases (listener) and resolves them', async () => {
+    const [r1, r2] = [store(), store()];
+    await Promise.all([r1.ready(10_000), r2.ready(10_000)]);
+    const g = await r1.grant({ candidates: [cand('p1')], lease: newLease() });
+    if (g.kind !== 'granted') throw new Error('not granted');
+    await expect.poll(() => r2.usage('p1', clock.now()).active, { timeout: 5000 }).toBe(1);
+    await r2.release(g.lease.id);
+    await expect.poll(() => r1.usage('p1', clock.now()).active, { timeout: 5000 }).toBe(0);
+    expect((await r1.find(g.lease.id))?.releasedAt).not.toBeNull();
+  });
+
+  it('a malformed lease state fails closed: the proxy counts as full', async () => {
+    await db.collection(LEASE_COLLECTIONS.leaseState).doc('p1').set({ entries: 'garbage' });
+    const s = store();
+    await s.ready(10_000);
+    expect((await s.grant({ candidates: [cand('p1', 10)], lease: newLease() })).kind).toBe('no_room');
+  });
+
+  it('cooldowns are shared by replicas and survive a restart', async () => {
+    const r1 = store();
+    await r1.ready(10_000);
+    await r1.startCooldown({
+      proxy: 'p1',
+      target: 'site.example',
+      until: new Date(clock.now().getTime() + 60_000),
+      reason: 'rate_limited',
+      leaseId: 'x',
+      reportedAt: clock.now(),
+    });
+    expect(r1.coolingDown('p1', 'site.example', clock.now())).toBe(true);
+    expect(r1.coolingDown('p1', 'other.example', clock.now())).toBe(false);
+    await r1.stop();
+    const r2 = store();
+    await r2.ready(10_000);
+    expect(r2.coolingDown('p1', 'site.example', clock.now())).toBe(true);
+    clock.advance(60_000);
+    expect(r2.coolingDown('p1', 'site.example', clock.now())).toBe(false);
+  });
+});

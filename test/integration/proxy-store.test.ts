@@ -1,0 +1,67 @@
+// The ProxyStore contract against the in-memory fake and the Firestore adapter on the emulator, plus what
+// only Firestore can show: how a document reads in the console.
+import { Firestore, Timestamp } from '@google-cloud/firestore';
+import { afterAll, describe, expect, it } from 'vitest';
+import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
+import { StoreError } from '../../shared/src/ports/proxy-store.js';
+import { InMemoryProxyStore } from '../../shared/src/testing/in-memory-proxy-store.js';
+import { aProxy, managedSpec } from '../../shared/src/testing/proxy-fixtures.js';
+import { proxyStoreContract } from '../../shared/src/testing/proxy-store-contract.js';
+import { clearProject, testProjectId } from '../support/emulators.js';
+
+proxyStoreContract('in-memory fake', async () => {
+  let store = new InMemoryProxyStore();
+  return {
+    get store() {
+      return store;
+    },
+    reset: async () => {
+      store = new InMemoryProxyStore();
+    },
+  };
+});
+
+proxyStoreContract('Firestore adapter (emulator)', async () => {
+  const projectId = testProjectId();
+  const db = new Firestore({ projectId });
+  return {
+    store: new FirestoreProxyStore(db),
+    reset: () => clearProject(projectId),
+    close: () => db.terminate(),
+  };
+});
+
+describe('FirestoreProxyStore documents', () => {
+  const projectId = testProjectId();
+  const db = new Firestore({ projectId });
+  const store = new FirestoreProxyStore(db);
+  afterAll(() => db.terminate());
+
+  it('stores spec and status as maps, dates as Timestamps and absent fields as null', async () => {
+    await store.create(
+      aProxy({ name: 'console', status: { nextReconcileAt: new Date('2026-01-01T00:00:05Z') } }),
+    );
+    const doc = (await db.doc('proxies/console').get()).data()!;
+    expect(doc.createdAt).toBeInstanceOf(Timestamp);
+    expect(doc.deletionRequestedAt).toBeNull();
+    expect(doc.spec).toMatchObject({
+      mode: 'managed',
+      zone: 'us-central1-a',
+      cloudInit: null,
+      credentialsRef: null,
+    });
+    expect(doc.spec.healthCheck.url).toBeNull();
+    expect(doc.status).toMatchObject({ phase: 'Pending', providerId: null, ip: null, specHash: '' });
+    expect(doc.status.nextReconcileAt).toBeInstanceOf(Timestamp);
+  });
+
+  it('reports a document that no longer fits the model as invalid, and lists skip it', async () => {
+    await store.create(aProxy({ name: 'fine', spec: managedSpec() }));
+    await db.doc('proxies/broken').set({ name: 'broken', spec: { mode: 'sideways' } });
+    const err = await store.get('broken').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StoreError);
+    expect((err as StoreError).kind).toBe('invalid');
+    expect((await store.list()).map((p) => p.name)).toContain('fine');
+    expect((await store.list()).map((p) => p.name)).not.toContain('broken');
+  });
+});

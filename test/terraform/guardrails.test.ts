@@ -1,0 +1,173 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: Terraform expressions parse to "${…}" strings.
+// What must never be deployed, read from the .tf files: a primitive role, an authoritative IAM resource,
+// a proxy VM account with more than secret access, an open proxy firewall nobody asked for, a gateway
+// that scales to zero. Plus the pieces an operator relies on: alerts and outputs.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadFunctionTable } from '../../shared/src/config/topology.js';
+import { type Block, loadModule, nested, resourceOf, stringsIn, type TfConfig } from './support/hcl.js';
+import { tablesModuleDir, terraformDir } from './support/paths.js';
+
+let tf: TfConfig;
+let tables: TfConfig;
+beforeAll(async () => {
+  tf = await loadModule(terraformDir);
+  tables = await loadModule(tablesModuleDir);
+});
+
+const PRIMITIVE = /\broles\/(owner|editor|viewer)\b/;
+const quoted = (expression: string): string[] => [...expression.matchAll(/"([^"]*)"/g)].map((m) => m[1]!);
+const allStrings = () => [...stringsIn(tf.files), ...stringsIn(tables.files)];
+
+describe('IAM', () => {
+  it('grants no owner / editor / viewer role anywhere', () => {
+    const primitive = allStrings().filter((s) => PRIMITIVE.test(s.text));
+    expect(primitive.map((s) => `${s.path.join('.')}: ${s.text}`)).toEqual([]);
+  });
+
+  it('uses only additive *_iam_member grants (no *_iam_policy / *_iam_binding that would wipe others)', () => {
+    const authoritative = Object.keys(tf.resource).filter((t) => /_iam_(policy|binding)$/.test(t));
+    expect(authoritative).toEqual([]);
+  });
+
+  it('every role a grant names is a predefined role or one of the custom roles, never a primitive one', () => {
+    const roles = new Set<string>();
+    for (const [type, byName] of Object.entries(tf.resource)) {
+      if (!type.endsWith('_iam_member')) continue;
+      for (const block of Object.values(byName)) roles.add(block.role as string);
+    }
+    // project_roles holds literal roles, custom-role references, or a conditional over literal roles.
+    const fromLocals = [...stringsIn(tf.locals.project_roles)].flatMap((s) =>
+      s.text.startsWith('${local.custom_roles.') ? [] : s.text.startsWith('${') ? quoted(s.text) : [s.text],
+    );
+    expect(roles).toEqual(
+      new Set([
+        '${each.value.role}',
+        'roles/pubsub.publisher',
+        'roles/pubsub.subscriber',
+        'roles/run.invoker',
+        'roles/secretmanager.secretAccessor',
+        'roles/iam.serviceAccountUser',
+        'roles/iam.serviceAccountTokenCreator',
+      ]),
+    );
+    for (const role of fromLocals) {
+      expect(role).toMatch(/^roles\/[a-zA-Z0-9.]+$/);
+      expect(role).not.toMatch(PRIMITIVE);
+    }
+  });
+
+  it('gives every function of functions.json its own account and a deliberate set of project roles', () => {
+    const projectRoles = tf.locals.project_roles as Record<string, unknown>;
+    for (const name of Object.keys(loadFunctionTable().functions)) {
+      expect(Object.keys(projectRoles), `fn-${name} has no entry in local.project_roles`).toContain(
+        `fn-${name}`,
+      );
+    }
+    expect(resourceOf(tf, 'google_service_account', 'function').for_each).toBe('${module.tables.functions}');
+    const accounts = Object.keys(tf.resource.google_service_account ?? {});
+    expect(accounts.sort()).toEqual(['api', 'builder', 'function', 'gateway', 'proxy_vm', 'pubsub_push']);
+  });
+
+  it('the proxy VM account gets Secret Manager access to proxy credentials and nothing else', () => {
+    const uses = allStrings().filter((s) => s.text.includes('google_service_account.proxy_vm.member'));
+    expect(uses.map((s) => s.path.slice(3).join('.'))).toEqual(['secret_readers.proxy-credentials.proxy-vm']);
+    const reader = resourceOf(tf, 'google_secret_manager_secret_iam_member', 'reader');
+    expect(reader).toMatchObject({
+      role: 'roles/secretmanager.secretAccessor',
+      for_each: '${local.secret_grants}',
+    });
+    expect(Object.keys(tf.locals.project_roles as object)).not.toContain('proxy-vm');
+    expect(Object.keys(tf.locals.members as object)).not.toContain('proxy-vm');
+  });
+});
+
+describe('the proxy firewall', () => {
+  const firewall = () => resourceOf(tf, 'google_compute_firewall', 'proxy_port');
+
+  it('opens the proxy port only, on the proxy VMs only', () => {
+    const fw = firewall();
+    expect(fw).toMatchObject({ direction: 'INGRESS', target_tags: ['${local.proxy_network_tag}'] });
+    expect(fw.allow).toEqual([{ protocol: 'tcp', ports: ['${tostring(var.proxy_port)}'] }]);
+    expect(fw.deny).toBeUndefined();
+    const reconcileEnv = (tf.locals.function_env as Record<string, Record<string, string>>).reconcile!;
+    expect(reconcileEnv.PROXY_NETWORK_TAG).toBe('${local.proxy_network_tag}');
+    expect(reconcileEnv.PROXY_PORT).toBe('${tostring(var.proxy_port)}');
+  });
+
+  it('admits the gateway and probe egress (static NAT) and the crawler CIDRs variable', () => {
+    expect(firewall().source_ranges).toBe('${local.proxy_firewall_sources}');
+    const sources = tf.locals.proxy_firewall_sources as string;
+    expect(sources).toContain('google_compute_address.nat');
+    expect(sources).toContain('var.crawler_cidrs');
+    const nat = resourceOf(tf, 'google_compute_router_nat', 'egress');
+    expect(nat.nat_ip_allocate_option).toBe('MANUAL_ONLY');
+    const natted = (nat.subnetwork as Block[]).map((s) => s.name);
+    expect(natted).toEqual([
+      '${google_compute_subnetwork.gateway_egress.id}',
+      '${google_compute_subnetwork.probe_connector.id}',
+    ]);
+  });
+
+  it('has no 0.0.0.0/0 anywhere unless allow_open_proxy_firewall (default false) says so', () => {
+    const open = allStrings().filter(
+      (s) => s.text.includes('0.0.0.0/0') && !['description', 'error_message'].includes(s.path.at(-1) ?? ''),
+    );
+    expect(open.length).toBeGreaterThan(0);
+    for (const s of open) {
+      expect(s.text.replace(/\s+/g, ' ')).toMatch(
+        /var\.allow_open_proxy_firewall \? \["0\.0\.0\.0\/0"\] : \[\]/,
+      );
+      expect(s.text.match(/0\.0\.0\.0\/0/g)).toHaveLength(1);
+    }
+    expect(tf.variable.allow_open_proxy_firewall).toMatchObject({ type: '${bool}', default: false });
+  });
+});
+
+describe('Cloud Run', () => {
+  it('the gateway keeps at least one warm instance with CPU always allocated', () => {
+    const gateway = nested(resourceOf(tf, 'google_cloud_run_v2_service', 'gateway'), 'template');
+    expect(nested(gateway, 'scaling').min_instance_count).toBe('${var.gateway_min_instances}');
+    const minVar = tf.variable.gateway_min_instances!;
+    expect(minVar.default as number).toBeGreaterThanOrEqual(1);
+    expect(JSON.stringify(minVar.validation)).toContain('var.gateway_min_instances >= 1');
+    expect(nested(gateway, 'containers', 'resources').cpu_idle).toBe(false);
+    expect(nested(gateway, 'vpc_access').egress).toBe('ALL_TRAFFIC');
+  });
+
+  it('the API has public ingress and authenticates callers itself', () => {
+    const api = resourceOf(tf, 'google_cloud_run_v2_service', 'api');
+    expect(api).toMatchObject({ ingress: 'INGRESS_TRAFFIC_ALL', invoker_iam_disabled: true });
+  });
+});
+
+describe('operations', () => {
+  it('alerts on Failed proxies, quota, GC deletions, dead letters and worker snapshot age', () => {
+    const policies = Object.keys(tf.resource.google_monitoring_alert_policy ?? {}).sort();
+    expect(policies).toEqual([
+      'dead_letters',
+      'gc_deletions',
+      'proxies_failed',
+      'quota_exceeded',
+      'stale_gateway',
+    ]);
+    const counters = tf.locals.log_counters as Record<string, { event: string }>;
+    expect(Object.fromEntries(Object.entries(counters).map(([k, v]) => [k, v.event]))).toEqual({
+      proxies_failed: 'proxy.failed',
+      quota_exceeded: 'provider.quota_exceeded',
+      gc_deletions: 'gc.deleted',
+    });
+    const deadLetters = JSON.stringify(resourceOf(tf, 'google_monitoring_alert_policy', 'dead_letters'));
+    expect(deadLetters).toContain('google_pubsub_subscription.dead_letters_inspect.name');
+  });
+
+  it('every variable has a description; outputs give the API URL, the gateway URL and the service accounts', () => {
+    for (const [name, v] of Object.entries(tf.variable)) {
+      expect((v.description as string | undefined)?.length ?? 0, `variable ${name}`).toBeGreaterThan(20);
+    }
+    expect(Object.keys(tf.output)).toEqual(
+      expect.arrayContaining(['api_url', 'gateway_url', 'service_accounts']),
+    );
+    expect(tf.output.api_url!.value).toBe('${google_cloud_run_v2_service.api.uri}');
+    expect(tf.output.gateway_url!.value).toBe('${google_cloud_run_v2_service.gateway.uri}');
+  });
+});

@@ -1,0 +1,144 @@
+# The root module's variable validations, tested offline: test/terraform/structure.test.ts copies
+# terraform/variables.tf alone into a scratch module (variables need no provider) beside this file and
+# runs `terraform test` there.
+
+variables {
+  project_id = "proxyplane-test"
+  image_tag  = "v1"
+}
+
+run "defaults_are_valid_and_closed" {
+  command = plan
+  assert {
+    condition     = var.allow_open_proxy_firewall == false && length(var.crawler_cidrs) == 0
+    error_message = "by default nothing but the plane's own egress may reach the proxy port"
+  }
+  assert {
+    condition     = var.gateway_min_instances >= 1 && var.function_trigger == "pubsub-push"
+    error_message = "one warm gateway and table-driven push delivery by default"
+  }
+}
+
+run "accepts_a_full_valid_set" {
+  command = plan
+  variables {
+    region                   = "europe-west4"
+    firestore_location       = "eur3"
+    crawler_cidrs            = ["203.0.113.0/24", "198.51.100.7/32"]
+    gateway_min_instances    = 2
+    gateway_max_instances    = 4
+    proxy_port               = 8888
+    secrets                  = { proxy-creds-a = { kind = "proxy-credentials" }, boot = { kind = "cloud-init", description = "vm bootstrap" } }
+    admin_principals         = ["user:ops@example.com", "group:sre@example.com"]
+    crawler_principals       = ["serviceAccount:crawler@p.iam.gserviceaccount.com"]
+    alert_emails             = ["oncall@example.com"]
+    function_trigger         = "eventarc"
+    labels                   = { team = "crawl" }
+    max_snapshot_age_seconds = 120
+  }
+}
+
+run "rejects_bad_project_id" {
+  command = plan
+  variables {
+    project_id = "My_Project"
+  }
+  expect_failures = [var.project_id]
+}
+
+run "rejects_bad_region" {
+  command = plan
+  variables {
+    region = "us-central1-a"
+  }
+  expect_failures = [var.region]
+}
+
+run "rejects_malformed_crawler_cidr" {
+  command = plan
+  variables {
+    crawler_cidrs = ["203.0.113.0/33"]
+  }
+  expect_failures = [var.crawler_cidrs]
+}
+
+run "rejects_open_world_through_crawler_cidrs" {
+  command = plan
+  variables {
+    crawler_cidrs = ["0.0.0.0/0"]
+  }
+  expect_failures = [var.crawler_cidrs]
+}
+
+run "rejects_cold_gateway" {
+  command = plan
+  variables {
+    gateway_min_instances = 0
+  }
+  expect_failures = [var.gateway_min_instances]
+}
+
+run "rejects_gateway_max_below_min" {
+  command = plan
+  variables {
+    gateway_min_instances = 3
+    gateway_max_instances = 2
+  }
+  expect_failures = [var.gateway_max_instances]
+}
+
+run "rejects_privileged_or_out_of_range_proxy_port" {
+  command = plan
+  variables {
+    proxy_port = 80
+  }
+  expect_failures = [var.proxy_port]
+}
+
+run "rejects_unknown_trigger_mode" {
+  command = plan
+  variables {
+    function_trigger = "http"
+  }
+  expect_failures = [var.function_trigger]
+}
+
+run "rejects_unknown_secret_kind" {
+  command = plan
+  variables {
+    secrets = { x = { kind = "password" } }
+  }
+  expect_failures = [var.secrets]
+}
+
+run "rejects_malformed_principal" {
+  command = plan
+  variables {
+    admin_principals = ["ops@example.com"]
+  }
+  expect_failures = [var.admin_principals]
+}
+
+run "rejects_connector_range_not_28" {
+  command = plan
+  variables {
+    connector_cidr = "10.8.1.0/27"
+  }
+  expect_failures = [var.connector_cidr]
+}
+
+run "rejects_small_egress_subnet" {
+  command = plan
+  variables {
+    egress_subnet_cidr = "10.8.0.0/28"
+  }
+  expect_failures = [var.egress_subnet_cidr]
+}
+
+run "rejects_bad_image_tag" {
+  command = plan
+  variables {
+    image_tag = "-latest"
+  }
+  expect_failures = [var.image_tag]
+}
