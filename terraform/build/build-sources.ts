@@ -118,7 +118,9 @@ function assemble(root: string, unit: Unit, compiledRoot: string, out: string): 
     type: 'module',
     main,
     engines: { node: '>=20' },
-    scripts: { start: `node ${main}` },
+    // Services start with `node .` (the image's CMD); functions are started by functions-framework, and a
+    // start script would only invite the buildpack to run something else.
+    ...(unit.kind === 'service' ? { scripts: { start: `node ${main}` } } : {}),
     dependencies,
   };
   writeFileSync(join(outDir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);

@@ -2,7 +2,7 @@
 // The build step that feeds Terraform (dist/functions/<name>) and the images (dist/services/<name>):
 // a built unit must run from its own folder with nothing but the packages its package.json names.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -43,73 +43,141 @@ describe('units', () => {
   });
 });
 
-describe('a built service', () => {
+// What `npm install` provides in the image or the function build; the repo's node_modules holds the same
+// versions the manifests pin.
+const linkModules = (dir: string) =>
+  symlinkSync(join(repoRoot, 'node_modules'), join(dir, 'node_modules'), 'dir');
+
+async function poll<T>(what: string, attempt: () => Promise<T>, log: () => string): Promise<T> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    try {
+      return await attempt();
+    } catch (err) {
+      if (Date.now() > deadline) throw new Error(`${what}: ${String(err)}\nstderr:\n${log()}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+function start(
+  cwd: string,
+  args: string[],
+  env: Record<string, string>,
+): { child: ChildProcess; stderr: () => string } {
+  const child = spawn(process.execPath, args, {
+    cwd,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
+  });
+  children.push(child);
+  return { child, stderr: () => stderr };
+}
+
+const children: ChildProcess[] = [];
+const probeBuilt = existsSync(join(repoRoot, 'functions/probe/src/index.ts'));
+
+describe('built units', () => {
   let out: string;
-  let built: BuiltUnit;
-  let child: ChildProcess | undefined;
+  const built = new Map<string, BuiltUnit>();
 
   beforeAll(() => {
     out = mkdtempSync(join(tmpdir(), 'proxyplane-dist-'));
-    [built] = buildSources({ out, only: ['api'] }) as [BuiltUnit];
+    for (const unit of buildSources({ out, only: probeBuilt ? ['api', 'probe'] : ['api'] })) {
+      built.set(unit.name, unit);
+    }
   }, 120_000);
 
   afterAll(() => {
-    if (child?.pid && child.exitCode === null) child.kill('SIGTERM');
+    for (const child of children) if (child.pid && child.exitCode === null) child.kill('SIGTERM');
     rmSync(out, { recursive: true, force: true });
   });
 
-  it('names only runtime packages it imports (and their peers), pinned to the installed versions', () => {
-    const manifest = JSON.parse(readFileSync(join(built.outDir, 'package.json'), 'utf8'));
+  it('name only runtime packages they import (and their peers), pinned to the installed versions', () => {
     const root = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8'));
-    expect(manifest).toMatchObject({ type: 'module', main: 'functions/api/src/main.js' });
-    const names = Object.keys(manifest.dependencies);
-    // main.ts serves with @hono/node-server; @hono/zod-openapi brings its peers hono and zod.
-    expect(names).toEqual(expect.arrayContaining(['@hono/node-server', '@hono/zod-openapi', 'hono', 'zod']));
-    for (const name of names) {
-      expect(Object.keys(root.dependencies), `${name} must be a runtime dependency`).toContain(name);
-      const installed = JSON.parse(
-        readFileSync(join(repoRoot, 'node_modules', name, 'package.json'), 'utf8'),
-      );
-      expect(manifest.dependencies[name]).toBe(installed.version);
+    for (const unit of built.values()) {
+      const manifest = JSON.parse(readFileSync(join(unit.outDir, 'package.json'), 'utf8'));
+      expect(manifest).toMatchObject({ type: 'module', main: unit.main });
+      const names = Object.keys(manifest.dependencies);
+      for (const name of names) {
+        expect(
+          Object.keys(root.dependencies),
+          `${unit.name}: ${name} must be a runtime dependency`,
+        ).toContain(name);
+        const installed = JSON.parse(
+          readFileSync(join(repoRoot, 'node_modules', name, 'package.json'), 'utf8'),
+        );
+        expect(manifest.dependencies[name]).toBe(installed.version);
+      }
+      expect(names.filter((n) => n in (root.devDependencies ?? {}))).toEqual([]);
     }
-    expect(names.filter((n) => n in (root.devDependencies ?? {}))).toEqual([]);
+    // api's main.ts serves with @hono/node-server; @hono/zod-openapi brings its peers hono and zod.
+    expect(Object.keys(built.get('api')!.dependencies)).toEqual(
+      expect.arrayContaining(['@hono/node-server', '@hono/zod-openapi', 'hono', 'zod']),
+    );
   });
 
-  it('starts from its own folder (`node .`, as in the image) and answers /healthz', async () => {
-    // What `npm install` would provide in the image; the repo's node_modules holds the same versions.
-    symlinkSync(join(repoRoot, 'node_modules'), join(built.outDir, 'node_modules'), 'dir');
+  it('a service starts from its own folder (`node .`, as in the image) and answers /healthz', async () => {
+    const api = built.get('api')!;
+    linkModules(api.outDir);
     const port = await freePort();
-    child = spawn(process.execPath, ['.'], {
-      cwd: built.outDir,
-      // The API refuses to start without an admin credential; the emulators come from the global setup.
-      env: {
-        ...process.env,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        K_REVISION: 'built-test',
-        ADMIN_TOKENS: 'ci:a-long-enough-admin-token-for-the-test',
-        DISCOVERY_TOKENS: 'ci:a-long-enough-crawler-token-for-the-test',
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
+    // The API refuses to start without an admin credential; the emulators come from the global setup.
+    const proc = start(api.outDir, ['.'], {
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      K_REVISION: 'built-test',
+      ADMIN_TOKENS: 'ci:a-long-enough-admin-token-for-the-test',
+      DISCOVERY_TOKENS: 'ci:a-long-enough-crawler-token-for-the-test',
     });
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString('utf8');
-    });
-    const deadline = Date.now() + 20_000;
-    let body: unknown;
-    while (Date.now() < deadline) {
-      try {
-        const res = await fetch(`http://127.0.0.1:${port}/healthz`);
-        body = await res.json();
-        break;
-      } catch {
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
-    expect(body, `the built api did not answer; its stderr:\n${stderr}`).toMatchObject({
-      ok: true,
-      version: 'built-test',
-    });
+    const body = await poll(
+      'the built api answering /healthz',
+      async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).json(),
+      proc.stderr,
+    );
+    expect(body).toMatchObject({ ok: true, version: 'built-test' });
   });
+
+  it.skipIf(!probeBuilt)(
+    'a function is served by functions-framework from its own folder and acks a poison push',
+    async () => {
+      const probe = built.get('probe')!;
+      const manifest = JSON.parse(readFileSync(join(probe.outDir, 'package.json'), 'utf8'));
+      expect(manifest.scripts).toBeUndefined(); // functions-framework starts it, not a start script
+      expect(Object.keys(manifest.dependencies)).toContain('@google-cloud/functions-framework');
+      linkModules(probe.outDir);
+      const port = await freePort();
+      // What the Cloud Functions runtime runs: functions-framework with the deployed entry point, source = the folder.
+      const proc = start(
+        probe.outDir,
+        [
+          'node_modules/@google-cloud/functions-framework/build/src/main.js',
+          '--target=probe',
+          `--port=${port}`,
+        ],
+        {
+          GOOGLE_CLOUD_PROJECT: 'demo-built-probe',
+        },
+      );
+      // A push body whose data is not a tick: the handler must acknowledge it (2xx), never crash or nack.
+      const poison = {
+        subscription: 'projects/demo-built-probe/subscriptions/probe-push',
+        message: { data: Buffer.from('{"not":"a tick"}').toString('base64'), messageId: 'poison-1' },
+      };
+      const res = await poll(
+        'the built probe function answering a push',
+        () =>
+          fetch(`http://127.0.0.1:${port}/projects/demo-built-probe/topics/ticks-probe`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify(poison),
+          }),
+        proc.stderr,
+      );
+      expect(res.status, proc.stderr()).toBe(204);
+    },
+  );
 });
