@@ -1,8 +1,9 @@
-// Issue 11 on the local plane: the periodic functions as `npm start` hosts them (probe, gc, requeue), the
-// local scheduler firing on its own with its Cloud Scheduler REST front end, and the API as its own
-// process talking to that front end through @google-cloud/scheduler (SCHEDULER_EMULATOR_HOST). An operator
-// pauses probing and nothing probes — no health write, no probe log line — until they resume; runs a GC
-// sweep now and sees its counts in the job list; names a job that does not exist and gets 404 unknown_job.
+// Issue 11 on the local plane: the periodic functions as `npm start` hosts them (probe, gc, requeue,
+// snapshot), the local scheduler firing on its own with its Cloud Scheduler REST front end, and the API
+// as its own process talking to that front end through @google-cloud/scheduler (SCHEDULER_EMULATOR_HOST).
+// An operator pauses probing and nothing probes — no health write, no probe log line — until they resume;
+// runs a GC sweep now and sees its counts in the job list; names a job that does not exist and gets 404
+// unknown_job.
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -69,7 +70,7 @@ describe('operator controls over the periodic jobs (local plane)', () => {
     });
     plane = await startTestPlane({
       projectId,
-      functions: ['probe', 'gc', 'requeue'],
+      functions: ['probe', 'gc', 'requeue', 'snapshot'],
       scheduler: { start: true, speed: SPEED },
       env: {
         COMPUTE_EMULATOR_HOST: fleet.compute.endpoint,
@@ -135,6 +136,12 @@ describe('operator controls over the periodic jobs (local plane)', () => {
     expect(Object.keys(requeue.lastRun!.counts).sort()).toEqual(
       ['drift', 'due', 'polls', 'proxiesRequeued', 'publishFailures'].sort(),
     );
+    const snapshot = await eventually('a recorded snapshot tick', async () => {
+      const j = await job('snapshot-tick');
+      return j.lastRun?.finishedAt ? j : undefined;
+    });
+    // No gateway pool and no worker: a pass with nothing to do.
+    expect(snapshot.lastRun).toMatchObject({ ok: true, counts: { passes: 0, published: 0, failures: 0 } });
   });
 
   it.each([
