@@ -4,6 +4,7 @@
 // An operator pauses probing and nothing probes — no health write, no probe log line — until they resume;
 // runs a GC sweep now and sees its counts in the job list; names a job that does not exist and gets 404
 // unknown_job.
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -13,6 +14,7 @@ import { type RunningService, startApi } from '../../emulators/local-plane/servi
 import { type SchedulerServer, startSchedulerServer } from '../../emulators/scheduler/server.js';
 import { Collections } from '../../shared/src/adapters/firestore/collections.js';
 import { makeGceProvider } from '../../shared/src/adapters/gce/clients.js';
+import { repoRoot } from '../../shared/src/config/local-ports.js';
 import { loadScheduleTable } from '../../shared/src/config/topology.js';
 import { instanceNameFromUid } from '../../shared/src/domain/instance-name.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
@@ -262,5 +264,37 @@ describe('operator controls over the periodic jobs (local plane)', () => {
     });
     expect(new Date(swept.lastRun!.finishedAt!) < nextScheduled).toBe(true);
     await eventually('the orphan to be deleted', () => !exists());
+  });
+
+  it('the CLI drives the same controls: proxyplane jobs list|run|pause|resume NAME', async () => {
+    const cli = (...args: string[]) =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+        execFile(
+          process.execPath,
+          ['bin/proxyplane.mjs', ...args],
+          {
+            cwd: repoRoot,
+            env: { PATH: process.env.PATH ?? '', PROXYPLANE_API_URL: api.url, PROXYPLANE_ADMIN_TOKEN: TOKEN },
+            timeout: 30_000,
+          },
+          (err, stdout, stderr) =>
+            resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+        );
+      });
+    const listed = await cli('jobs', 'list', '--output', 'json');
+    expect(listed.code).toBe(0);
+    expect((JSON.parse(listed.stdout) as { jobs: Job[] }).jobs.map((j) => j.name)).toEqual(
+      Object.keys(loadScheduleTable().jobs),
+    );
+    expect((await cli('jobs', 'pause', 'requeue-sweep')).code).toBe(0);
+    expect((await job('requeue-sweep')).state).toBe('PAUSED');
+    const refused = await cli('jobs', 'run', 'requeue-sweep');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('job_paused');
+    expect((await cli('jobs', 'resume', 'requeue-sweep')).code).toBe(0);
+    expect((await job('requeue-sweep')).state).toBe('ENABLED');
+    const unknown = await cli('jobs', 'run', 'no-such-job');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('unknown_job');
   });
 });
