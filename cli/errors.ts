@@ -13,8 +13,9 @@ export class InputError extends Error {
   constructor(
     message: string,
     readonly details: string[] = [],
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
   }
 }
 

@@ -29,8 +29,15 @@ export function parseProxyFile(text: string, source: string): ProxyToCreate[] {
       const line = e.linePos?.[0] ? ` line ${e.linePos[0].line}, column ${e.linePos[0].col}` : '';
       throw new InputError(`${where} is not valid YAML or JSON:${line} ${e.message.split('\n')[0]}`);
     }
-    // maxAliasCount bounds alias expansion ("billion laughs"): a proxy file has no use for aliases.
-    const value: unknown = doc.toJS({ maxAliasCount: 0 });
+    let value: unknown;
+    try {
+      // No alias expansion at all ("billion laughs"): a proxy file has no use for aliases.
+      value = doc.toJS({ maxAliasCount: 0 });
+    } catch (err) {
+      throw new InputError(`${where} is not valid YAML or JSON: ${(err as Error).message}`, [], {
+        cause: err,
+      });
+    }
     if (value === null || value === undefined) continue;
     if (!Array.isArray(value)) items.push({ where, value });
     else for (const [i, v] of value.entries()) items.push({ where: `${where} item ${i + 1}`, value: v });

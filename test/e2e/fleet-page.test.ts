@@ -89,7 +89,7 @@ describe.skipIf(!haveChromium)('the fleet page in a browser', () => {
   it('lists every demo proxy with its phase, live', async () => {
     for (const name of ['demo-us-1', 'demo-us-2', 'demo-eu-1', 'demo-external']) {
       await expect.poll(() => row(name).getAttribute('data-phase')).toBe('Ready');
-      expect(await row(name).locator('[data-col="phase"]').innerText()).toBe('Ready');
+      expect(await row(name).locator('[data-col="phase"]').textContent()).toBe('Ready');
     }
     await page.locator('#live[data-state="live"]').waitFor({ timeout: 15_000 });
   });
@@ -108,8 +108,8 @@ describe.skipIf(!haveChromium)('the fleet page in a browser', () => {
     await compute.killProxy(exports.GOOGLE_CLOUD_PROJECT!, zone!, name!);
 
     await row('demo-us-1').and(page.locator('[data-phase="Unhealthy"]')).waitFor({ timeout: 90_000 });
-    expect(await row('demo-us-1').locator('[data-col="phase"]').innerText()).toBe('Unhealthy');
-    expect(await row('demo-us-1').locator('[data-col="basic"]').innerText()).toBe('UNHEALTHY');
+    expect(await row('demo-us-1').locator('[data-col="phase"]').textContent()).toBe('Unhealthy');
+    expect(await row('demo-us-1').locator('[data-col="basic"]').textContent()).toBe('UNHEALTHY');
     expect(await row('demo-us-2').getAttribute('data-phase')).toBe('Ready');
     expect(await page.evaluate(() => (window as unknown as { stillHere?: boolean }).stillHere)).toBe(true);
     await page.screenshot({ path: join(ARTIFACTS, 'fleet-page.png') });
@@ -119,7 +119,7 @@ describe.skipIf(!haveChromium)('the fleet page in a browser', () => {
     await row('demo-us-1').locator('[data-col="location"]').click();
     const detail = page.locator('#detail');
     await detail.locator('h2').filter({ hasText: 'demo-us-1' }).waitFor({ timeout: 10_000 });
-    const text = await detail.innerText();
+    const text = (await detail.textContent()) ?? '';
     expect(text).toContain('Recent events');
     expect(text).toMatch(/Healthy=False/);
     expect(text).toContain('"zone": "us-central1-a"');

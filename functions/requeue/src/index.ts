@@ -16,6 +16,7 @@ import { pollIntervals } from '../../reconcile/src/config.js';
 import { loadRequeueConfig, marginMs, tickPeriodMs } from './config.js';
 import { recordedSweep } from './job-run.js';
 import { PublishMemory } from './publish-memory.js';
+import { SteadyFleet } from './steady-fleet.js';
 import { runSweep, type SweepDeps } from './sweep.js';
 
 const config = loadRequeueConfig();
@@ -42,6 +43,8 @@ const deps: SweepDeps = {
   // A proxy still due this long after it was published is published again: its message was lost (Pub/Sub
   // retries a failing pass by itself, for up to 15 attempts). Shorter, and a push backlog re-feeds itself.
   memory: new PublishMemory(Math.max(300_000, period)),
+  // Half a DriftPoll: every steady proxy is listed at least once per drift period, the fleet not every tick.
+  steady: new SteadyFleet(Math.max(period, Math.floor(pollIntervals(config).DriftPoll / 2))),
 };
 
 functions.cloudEvent('requeue', async (event: functions.CloudEvent<unknown>) => {

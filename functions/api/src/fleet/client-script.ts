@@ -41,28 +41,30 @@ export const FLEET_JS = String.raw`
   function spark(values) {
     if (!values || !values.length) return null;
     var ns = 'http://www.w3.org/2000/svg';
+    var vals = values.length === 1 ? [values[0], values[0]] : values;
     var svg = document.createElementNS(ns, 'svg');
     svg.setAttribute('class', 'spark');
     svg.setAttribute('width', SW);
     svg.setAttribute('height', SH);
-    svg.setAttribute('viewBox', '0 0 ' + SW + ' ' + SH);
-    var max = Math.max.apply(null, values), min = Math.min.apply(null, values), span = max - min || 1;
-    var step = values.length > 1 ? SW / (values.length - 1) : 0;
-    var pts = values.map(function (v, i) {
-      var x = values.length > 1 ? i * step : SW / 2;
+    svg.setAttribute('viewBox', '-2 0 ' + (SW + 4) + ' ' + SH);
+    var title = document.createElementNS(ns, 'title');
+    title.textContent = 'last reported: ' + values.join(', ') + ' ms';
+    svg.appendChild(title);
+    var max = Math.max.apply(null, vals), min = Math.min.apply(null, vals), span = max - min || 1;
+    var step = SW / (vals.length - 1);
+    var pts = vals.map(function (v, i) {
       var y = SH - 2 - ((v - min) / span) * (SH - 4);
-      return x.toFixed(1) + ',' + y.toFixed(1);
+      return (i * step).toFixed(1) + ',' + y.toFixed(1);
     });
     var line = document.createElementNS(ns, 'polyline');
     line.setAttribute('points', pts.join(' '));
     svg.appendChild(line);
-    if (values.length === 1) {
-      var dot = document.createElementNS(ns, 'circle');
-      dot.setAttribute('cx', pts[0].split(',')[0]);
-      dot.setAttribute('cy', pts[0].split(',')[1]);
-      dot.setAttribute('r', '2');
-      svg.appendChild(dot);
-    }
+    var end = pts[pts.length - 1].split(',');
+    var dot = document.createElementNS(ns, 'circle');
+    dot.setAttribute('cx', end[0]);
+    dot.setAttribute('cy', end[1]);
+    dot.setAttribute('r', '2');
+    svg.appendChild(dot);
     return svg;
   }
   function until(iso) {

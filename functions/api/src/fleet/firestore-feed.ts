@@ -18,7 +18,7 @@ import type { Cooldown, LeaseEntry } from '../../../../shared/src/domain/leases/
 import type { ProxyResource } from '../../../../shared/src/domain/proxy.js';
 import type { JobRun } from '../../../../shared/src/ports/job-runs.js';
 import type { FleetFeed } from './feed.js';
-import { decodeOwnershipShard, OWNERSHIP_COLLECTION } from './ownership-doc.js';
+import { decodeOwnershipShard } from './ownership-doc.js';
 import type { FleetInputs, OwnershipView } from './view-model.js';
 
 const IDLE_MS = 60_000;
@@ -110,21 +110,20 @@ export class FirestoreFleetFeed implements FleetFeed {
     this.health = new Mirror((_, d) => healthFromDoc(d), changed, bad(Collections.health));
     this.leaseState = new Mirror((_, d) => decodeState(d), changed, bad(Collections.leaseState));
     this.cooldowns = new Mirror((_, d) => decodeCooldown(d), changed, bad(Collections.cooldowns));
-    this.ownership = new Mirror((id, d) => decodeOwnershipShard(id, d), changed, bad(OWNERSHIP_COLLECTION));
+    this.ownership = new Mirror((id, d) => decodeOwnershipShard(id, d), changed, bad(Collections.ownership));
     this.jobRuns = new Mirror(decodeJobRun, changed, bad(Collections.jobRuns));
   }
 
   private start(): Promise<void> {
     if (this.loaded) return this.loaded;
-    const log = this.log;
     const listen = (name: string, mirror: Mirror<unknown>) =>
-      listenCollection(this.db.collection(name), mirror.sink(), { name: `fleet ${name}`, log });
+      listenCollection(this.db.collection(name), mirror.sink(), { name: `fleet ${name}`, log: this.log });
     this.running = [
       listen(Collections.proxies, this.proxies),
       listen(Collections.health, this.health),
       listen(Collections.leaseState, this.leaseState),
       listen(Collections.cooldowns, this.cooldowns),
-      listen(OWNERSHIP_COLLECTION, this.ownership),
+      listen(Collections.ownership, this.ownership),
       listen(Collections.jobRuns, this.jobRuns),
     ];
     const loaded = Promise.all(this.running.map((l) => l.ready(READY_TIMEOUT_MS))).then(() => {});

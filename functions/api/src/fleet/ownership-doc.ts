@@ -4,8 +4,6 @@
 import type { DocumentData } from '@google-cloud/firestore';
 import type { OwnershipView } from './view-model.js';
 
-export const OWNERSHIP_COLLECTION = 'ownership';
-
 export function decodeOwnershipShard(id: string, d: DocumentData): Map<string, OwnershipView> | null {
   if (!id.startsWith('shard-')) return null;
   const out = new Map<string, OwnershipView>();

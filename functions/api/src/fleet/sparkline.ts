@@ -12,7 +12,7 @@ export function sparkPoints(values: readonly number[]): string {
   const step = values.length > 1 ? SPARK_W / (values.length - 1) : 0;
   return values
     .map((v, i) => {
-      const x = values.length > 1 ? i * step : SPARK_W / 2;
+      const x = values.length > 1 ? i * step : SPARK_W;
       const y = SPARK_H - 2 - ((v - min) / span) * (SPARK_H - 4);
       return `${x.toFixed(1)},${y.toFixed(1)}`;
     })

@@ -13,6 +13,7 @@ main { padding: 12px 20px; }
 h2 { font-size: 15px; margin: 28px 0 8px; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: 5px 8px; border-bottom: 1px solid var(--line); vertical-align: middle; white-space: nowrap; }
+td[data-col=attributes], td[data-col=cooldowns] { white-space: normal; }
 th { font-size: 12px; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); font-weight: 600; }
 #fleet tbody tr { cursor: pointer; } #fleet tbody tr:hover, #fleet tbody tr.open { background: var(--hi); }
 td a { color: var(--info); text-decoration: none; font-weight: 600; }
