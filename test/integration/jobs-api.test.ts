@@ -118,6 +118,7 @@ describe('operator controls over the periodic jobs (local plane)', () => {
     const { status, body } = await call('GET', '/v1/jobs');
     expect(status).toBe(200);
     const jobs = body.jobs as Job[];
+    expect(body.missing).toEqual([]);
     expect(jobs.map((j) => j.name)).toEqual(Object.keys(loadScheduleTable().jobs));
     for (const j of jobs) {
       expect(j.resource).toBe(`projects/${projectId}/locations/${LOCATION}/jobs/${j.name}`);
