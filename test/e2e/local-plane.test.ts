@@ -180,7 +180,16 @@ describe('npm start', () => {
     const jobs = await fetch(
       `${endpoints.get('scheduler')}/v1/projects/demo-proxyplane/locations/us-central1/jobs`,
     );
-    expect(((await jobs.json()) as { jobs: unknown[] }).jobs.length).toBeGreaterThan(0);
+    const scheduled = ((await jobs.json()) as { jobs: Array<{ name: string }> }).jobs;
+    expect(scheduled.length).toBeGreaterThan(0);
+    // The API's /v1/jobs reaches that scheduler (SCHEDULER_EMULATOR_HOST) through @google-cloud/scheduler.
+    const controls = await fetch(`${endpoints.get('api')}/v1/jobs`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(controls.status).toBe(200);
+    const listed = ((await controls.json()) as { jobs: Array<{ resource: string; state: string }> }).jobs;
+    expect(listed.map((j) => j.resource).sort()).toEqual(scheduled.map((j) => j.name).sort());
+    expect(listed.every((j) => j.state === 'ENABLED')).toBe(true);
     expect(await (await fetch(endpoints.get('pubsub')!)).text()).toContain('Ok');
 
     const tree = processTree(run.npm.pid!);

@@ -1,8 +1,10 @@
-// Issue 11 on the local plane: the periodic functions as `npm start` hosts them (probe, gc, requeue), the
-// local scheduler firing on its own with its Cloud Scheduler REST front end, and the API as its own
-// process talking to that front end through @google-cloud/scheduler (SCHEDULER_EMULATOR_HOST). An operator
-// pauses probing and nothing probes — no health write, no probe log line — until they resume; runs a GC
-// sweep now and sees its counts in the job list; names a job that does not exist and gets 404 unknown_job.
+// Issue 11 on the local plane: the periodic functions as `npm start` hosts them (probe, gc, requeue,
+// snapshot), the local scheduler firing on its own with its Cloud Scheduler REST front end, and the API
+// as its own process talking to that front end through @google-cloud/scheduler (SCHEDULER_EMULATOR_HOST).
+// An operator pauses probing and nothing probes — no health write, no probe log line — until they resume;
+// runs a GC sweep now and sees its counts in the job list; names a job that does not exist and gets 404
+// unknown_job.
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -12,6 +14,7 @@ import { type RunningService, startApi } from '../../emulators/local-plane/servi
 import { type SchedulerServer, startSchedulerServer } from '../../emulators/scheduler/server.js';
 import { Collections } from '../../shared/src/adapters/firestore/collections.js';
 import { makeGceProvider } from '../../shared/src/adapters/gce/clients.js';
+import { repoRoot } from '../../shared/src/config/local-ports.js';
 import { loadScheduleTable } from '../../shared/src/config/topology.js';
 import { instanceNameFromUid } from '../../shared/src/domain/instance-name.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
@@ -69,7 +72,7 @@ describe('operator controls over the periodic jobs (local plane)', () => {
     });
     plane = await startTestPlane({
       projectId,
-      functions: ['probe', 'gc', 'requeue'],
+      functions: ['probe', 'gc', 'requeue', 'snapshot'],
       scheduler: { start: true, speed: SPEED },
       env: {
         COMPUTE_EMULATOR_HOST: fleet.compute.endpoint,
@@ -115,6 +118,7 @@ describe('operator controls over the periodic jobs (local plane)', () => {
     const { status, body } = await call('GET', '/v1/jobs');
     expect(status).toBe(200);
     const jobs = body.jobs as Job[];
+    expect(body.missing).toEqual([]);
     expect(jobs.map((j) => j.name)).toEqual(Object.keys(loadScheduleTable().jobs));
     for (const j of jobs) {
       expect(j.resource).toBe(`projects/${projectId}/locations/${LOCATION}/jobs/${j.name}`);
@@ -135,6 +139,12 @@ describe('operator controls over the periodic jobs (local plane)', () => {
     expect(Object.keys(requeue.lastRun!.counts).sort()).toEqual(
       ['drift', 'due', 'polls', 'proxiesRequeued', 'publishFailures'].sort(),
     );
+    const snapshot = await eventually('a recorded snapshot tick', async () => {
+      const j = await job('snapshot-tick');
+      return j.lastRun?.finishedAt ? j : undefined;
+    });
+    // No gateway pool and no worker: a pass with nothing to do.
+    expect(snapshot.lastRun).toMatchObject({ ok: true, counts: { passes: 0, published: 0, failures: 0 } });
   });
 
   it.each([
@@ -255,5 +265,37 @@ describe('operator controls over the periodic jobs (local plane)', () => {
     });
     expect(new Date(swept.lastRun!.finishedAt!) < nextScheduled).toBe(true);
     await eventually('the orphan to be deleted', () => !exists());
+  });
+
+  it('the CLI drives the same controls: proxyplane jobs list|run|pause|resume NAME', async () => {
+    const cli = (...args: string[]) =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+        execFile(
+          process.execPath,
+          ['bin/proxyplane.mjs', ...args],
+          {
+            cwd: repoRoot,
+            env: { PATH: process.env.PATH ?? '', PROXYPLANE_API_URL: api.url, PROXYPLANE_ADMIN_TOKEN: TOKEN },
+            timeout: 30_000,
+          },
+          (err, stdout, stderr) =>
+            resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+        );
+      });
+    const listed = await cli('jobs', 'list', '--output', 'json');
+    expect(listed.code).toBe(0);
+    expect((JSON.parse(listed.stdout) as { jobs: Job[] }).jobs.map((j) => j.name)).toEqual(
+      Object.keys(loadScheduleTable().jobs),
+    );
+    expect((await cli('jobs', 'pause', 'requeue-sweep')).code).toBe(0);
+    expect((await job('requeue-sweep')).state).toBe('PAUSED');
+    const refused = await cli('jobs', 'run', 'requeue-sweep');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('job_paused');
+    expect((await cli('jobs', 'resume', 'requeue-sweep')).code).toBe(0);
+    expect((await job('requeue-sweep')).state).toBe('ENABLED');
+    const unknown = await cli('jobs', 'run', 'no-such-job');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('unknown_job');
   });
 });

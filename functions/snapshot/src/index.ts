@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { Firestore } from '@google-cloud/firestore';
 import * as functions from '@google-cloud/functions-framework';
+import { FirestoreJobRunStore } from '../../../shared/src/adapters/firestore/job-run-store.js';
 import { FirestoreLeaseActivity } from '../../../shared/src/adapters/firestore/ownership-lease-activity.js';
 import { FirestoreReclaimStore } from '../../../shared/src/adapters/firestore/ownership-reclaim-store.js';
 import { FirestoreOwnershipStore } from '../../../shared/src/adapters/firestore/ownership-store.js';
@@ -12,12 +13,16 @@ import { FirestoreSnapshotStore } from '../../../shared/src/adapters/firestore/s
 import { FirestoreWorkerStore } from '../../../shared/src/adapters/firestore/worker-store.js';
 import { jsonLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { createPubSub } from '../../../shared/src/adapters/pubsub/client.js';
+import { decodePubSubCloudEvent } from '../../../shared/src/adapters/pubsub/decode-push.js';
 import { PubSubSnapshotPublisher } from '../../../shared/src/adapters/pubsub/snapshot-publisher.js';
 import { sha256Hex } from '../../../shared/src/messages/gateway-snapshot.js';
+import { Tick } from '../../../shared/src/messages/tick.js';
 import { systemClock } from '../../../shared/src/ports/clock.js';
+import { recordRun } from '../../../shared/src/ports/job-runs.js';
 import { loadSnapshotConfig } from './config.js';
 import type { SnapshotPassDeps } from './deps.js';
 import { handleSnapshotEvent } from './handler.js';
+import { SnapshotJob, snapshotRunResult } from './job-run.js';
 
 const config = loadSnapshotConfig();
 const log = jsonLogger({ component: 'snapshot' }, { level: config.logLevel });
@@ -40,6 +45,19 @@ const deps: SnapshotPassDeps = {
   newHolder: randomUUID,
 };
 
+const runs = new FirestoreJobRunStore(db);
+const recording = {
+  runs,
+  now: () => systemClock.now(),
+  onRecordError: (err: unknown) => log.warn('snapshot tick not recorded', { error: err }),
+};
+
 functions.cloudEvent('snapshot', async (event: functions.CloudEvent<unknown>) => {
-  await handleSnapshotEvent(deps, event);
+  // Scheduler ticks are runs of the snapshot-tick job (issue 11); worker requests are not.
+  const tick = decodePubSubCloudEvent(event, Tick);
+  if (!tick.ok || tick.value.job !== SnapshotJob) {
+    await handleSnapshotEvent(deps, event);
+    return;
+  }
+  await recordRun(recording, SnapshotJob, () => handleSnapshotEvent(deps, event), snapshotRunResult);
 });

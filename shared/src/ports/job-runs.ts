@@ -21,3 +21,46 @@ export interface JobRunStore {
   finish(job: string, run: Pick<JobRun, 'finishedAt' | 'ok' | 'counts' | 'error'>): Promise<void>;
   list(): Promise<JobRun[]>;
 }
+
+/** What a finished run reports (JobRun's ok / counts / error). */
+export interface RunResult {
+  ok: boolean;
+  counts: Record<string, number>;
+  error: string | null;
+}
+
+/**
+ * Runs `work` as a recorded run of `job` for a function whose ticks need no duplicate check (requeue,
+ * snapshot: a second run is harmless). The record only reports: a failure to claim or finish it goes to
+ * `onRecordError` and never stops or fails the work. A failed work is recorded (ok false) and rethrown.
+ */
+export async function recordRun<T>(
+  deps: { runs: JobRunStore; now: () => Date; onRecordError: (err: unknown) => void },
+  job: string,
+  work: () => Promise<T>,
+  result: (value: T) => RunResult,
+): Promise<T> {
+  let recording = false;
+  try {
+    recording = (await deps.runs.claim(job, deps.now(), 0)) !== null;
+  } catch (err) {
+    deps.onRecordError(err);
+  }
+  const record = async (run: RunResult) => {
+    if (!recording) return;
+    try {
+      await deps.runs.finish(job, { finishedAt: deps.now(), ...run });
+    } catch (err) {
+      deps.onRecordError(err);
+    }
+  };
+  let value: T;
+  try {
+    value = await work();
+  } catch (err) {
+    await record({ ok: false, counts: {}, error: err instanceof Error ? err.message : String(err) });
+    throw err;
+  }
+  await record(result(value));
+  return value;
+}

@@ -75,47 +75,36 @@ export function jobControls({ scheduler, runs, log }: JobControlDeps) {
     }
   };
 
-  const lastRun = async (id: string): Promise<JobRun | null> => {
-    try {
-      return await runs.get(id);
-    } catch (err) {
-      throw new ApiError(
-        503,
-        'unavailable',
-        'job runs unreadable; retry',
-        {
-          retryAfterSeconds: RETRY_SECONDS,
-        },
-        { cause: err },
-      );
-    }
-  };
+  const runsUnreadable = (err: unknown) =>
+    new ApiError(
+      503,
+      'unavailable',
+      'job runs unreadable; retry',
+      {
+        retryAfterSeconds: RETRY_SECONDS,
+      },
+      { cause: err },
+    );
+  const lastRun = (id: string): Promise<JobRun | null> =>
+    runs.get(id).catch((err: unknown) => Promise.reject(runsUnreadable(err)));
 
   return {
-    async list(): Promise<JobBody[]> {
+    /** `missing`: table jobs Cloud Scheduler does not have (not deployed here, or the wrong REGION). */
+    async list(): Promise<{ jobs: JobBody[]; missing: string[] }> {
       const s = need();
       const [found, recorded] = await Promise.all([
         s.list().catch((err: unknown) => Promise.reject(apiError(err, '*'))),
-        runs.list().catch((err: unknown) =>
-          Promise.reject(
-            new ApiError(
-              503,
-              'unavailable',
-              'job runs unreadable; retry',
-              {
-                retryAfterSeconds: RETRY_SECONDS,
-              },
-              { cause: err },
-            ),
-          ),
-        ),
+        runs.list().catch((err: unknown) => Promise.reject(runsUnreadable(err))),
       ]);
       if (found.missing.length > 0) {
         // Terraform deploys every row (test/terraform/jobs.test.ts): a gap is drift worth a look.
         log.warn('schedule table jobs missing from Cloud Scheduler', { missing: found.missing });
       }
       const byJob = new Map(recorded.map((r) => [r.job, r]));
-      return found.jobs.map((j) => toBody(j, byJob.get(j.id) ?? null));
+      return {
+        jobs: found.jobs.map((j) => toBody(j, byJob.get(j.id) ?? null)),
+        missing: found.missing,
+      };
     },
 
     async get(id: string): Promise<JobBody> {

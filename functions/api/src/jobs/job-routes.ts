@@ -48,8 +48,8 @@ const getJobRoute = createRoute({
 export function jobRoutes(controls: JobControls) {
   const app = new OpenAPIHono({ defaultHook: validationHook })
     .openapi(listJobsRoute, async (c) => {
-      const jobs = await controls.list();
-      return c.json({ jobs, count: jobs.length }, 200);
+      const { jobs, missing } = await controls.list();
+      return c.json({ jobs, count: jobs.length, missing }, 200);
     })
     .openapi(getJobRoute, async (c) => c.json(await controls.get(c.req.valid('param').name), 200));
 

@@ -49,6 +49,15 @@ describe('/v1/jobs', () => {
       },
     });
     expect(body.jobs[0]?.lastRun).toBeNull();
+    expect(body).toMatchObject({ missing: [] });
+  });
+
+  it('names the table jobs Cloud Scheduler lacks, and warns', async () => {
+    const h = setup();
+    h.sched.jobs.delete('probe-tick');
+    const res = await h.call('GET', '/v1/jobs');
+    expect(await res.json()).toMatchObject({ count: 2, missing: ['probe-tick'] });
+    expect(h.log.lines.some((l) => l.severity === 'WARNING' && l.missing !== undefined)).toBe(true);
   });
 
   it('runs, pauses and resumes, answering the job', async () => {

@@ -33,7 +33,16 @@ export const JobBody = z
   .openapi('Job');
 export type JobBody = z.infer<typeof JobBody>;
 
-export const JobList = z.object({ jobs: z.array(JobBody), count: z.number().int() }).openapi('JobList');
+export const JobList = z
+  .object({
+    jobs: z.array(JobBody),
+    count: z.number().int(),
+    missing: z.array(z.string()).openapi({
+      description:
+        'Jobs of schedules.json that Cloud Scheduler does not have (not deployed, or another REGION)',
+    }),
+  })
+  .openapi('JobList');
 
 export const JobNameParam = z.object({
   name: z.string().openapi({ param: { name: 'name', in: 'path' }, example: 'gc-sweep' }),

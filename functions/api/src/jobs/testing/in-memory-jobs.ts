@@ -47,7 +47,11 @@ export class InMemoryJobScheduler implements JobScheduler {
     const failure = this.failNext;
     this.failNext = undefined;
     if (failure) throw failure;
-    return { jobs: [...this.jobs.values()].map((j) => ({ ...j })), missing: [] };
+    const jobs = this.jobIds.flatMap((id) => {
+      const job = this.jobs.get(id);
+      return job ? [{ ...job }] : [];
+    });
+    return { jobs, missing: this.jobIds.filter((id) => !this.jobs.has(id)) };
   }
   async get(id: string) {
     return { ...this.job(id) };
