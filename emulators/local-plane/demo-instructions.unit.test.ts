@@ -48,5 +48,10 @@ describe('demoFleet', () => {
     expect(
       fleet.every((p) => (p.spec.credentialsRef as { secret: string }).secret === 'demo-proxy-credentials'),
     ).toBe(true);
+    // What the admin API accepts (the same schemas): a demo that failed validation would greet a newcomer with a 400.
+    for (const p of fleet) {
+      expect(ProxyName.safeParse(p.name).success).toBe(true);
+      expect(ProxySpec.safeParse(p.spec).error).toBeUndefined();
+    }
   });
 });
