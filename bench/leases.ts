@@ -5,12 +5,14 @@
 // what is judged). A pair costs two preconditioned batch commits (grant, release), so ~0.5 is the ceiling.
 //   npm run bench -- leases [--reps 3] [--duration 10] [--warmup 3] [--conc 50] [--proxies 100] [--capacity 4]
 
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { Firestore } from '@google-cloud/firestore';
 import { freePort } from '../emulators/launcher/free-port.js';
 import { startGoogleEmulators } from '../emulators/launcher/google-emulators.js';
 import { proxy } from '../shared/src/domain/leases/fixtures.unit.js';
-import { ADMIN_TOKEN, startApiProcess, writeFleet } from '../test/support/leases.js';
+import { systemClock } from '../shared/src/ports/clock.js';
+import { leaseTestApp, startApiProcess, writeFleet } from '../test/support/leases.js';
 import { writeResult } from './support/result.js';
 
 const TOKEN = 'bench-crawler-token-0123456789';
@@ -81,90 +83,103 @@ export default async function leasesBench(args: string[]): Promise<void> {
   const projectId = `demo-bench-leases-${Date.now().toString(36)}`;
   const db = new Firestore({ projectId });
   const api = await startApiProcess({ GOOGLE_CLOUD_PROJECT: projectId, DISCOVERY_TOKENS: `bench:${TOKEN}` });
+  // The same app in this process, driven by app.request() (no socket, no second process): separates the
+  // HTTP hop and the extra process from the lease store's own cost. Its own project, the same emulator.
+  const localDb = new Firestore({ projectId: `${projectId}-local` });
+  const local = leaseTestApp({
+    firestore: localDb,
+    clock: systemClock,
+    secrets: { access: async () => 'u:p' },
+    lease: { tokens: [{ name: 'bench', token: TOKEN }] },
+  });
+  const loadAvg: number[] = [loadavg()[0] ?? 0];
   try {
-    await writeFleet(
-      db,
-      Array.from({ length: params.proxies }, (_, i) =>
-        proxy(`bench-${String(i).padStart(4, '0')}`, { capacity: params.capacity }),
-      ),
+    const fleet = Array.from({ length: params.proxies }, (_, i) =>
+      proxy(`bench-${String(i).padStart(4, '0')}`, { capacity: params.capacity }),
     );
+    await writeFleet(db, fleet);
+    await writeFleet(localDb, fleet);
     const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
-    const pair = async () => {
-      const res = await fetch(`${api.url}/v1/leases`, { method: 'POST', headers, body: '{"ttlSeconds":60}' });
+    const pairVia = (send: (path: string, init: RequestInit) => Promise<Response>) => async () => {
+      const res = await send('/v1/leases', { method: 'POST', headers, body: '{"ttlSeconds":60}' });
       const body = (await res.json()) as { leaseId?: string };
       if (res.status !== 201 || !body.leaseId) throw new Error(`acquire ${res.status}`);
-      const del = await fetch(`${api.url}/v1/leases/${body.leaseId}`, {
+      const del = await send(`/v1/leases/${body.leaseId}`, {
         method: 'DELETE',
         headers: { authorization: headers.authorization },
       });
       await del.body?.cancel();
       if (del.status !== 204) throw new Error(`release ${del.status}`);
     };
-    const raw = db.collection('benchRawCommits');
-    const commit = (worker: number, i: number) =>
-      raw
-        .doc(`w${worker}-${i % 20}`)
-        .set({ worker, i })
-        .then(() => {});
+    const sides = {
+      pairs: pairVia((path, init) => fetch(`${api.url}${path}`, init)),
+      inProcessPairs: pairVia(async (path, init) => local.app.request(path, init)),
+      raw: (worker: number, i: number) =>
+        db
+          .collection('benchRawCommits')
+          .doc(`w${worker}-${i % 20}`)
+          .set({ worker, i })
+          .then(() => {}),
+    };
+    type Side = keyof typeof sides;
 
-    console.log(
-      `warming up ${params.warmupSeconds} s (API at ${api.url}, admin token ${ADMIN_TOKEN.slice(0, 4)}…)`,
-    );
-    await closedLoop(conc, params.warmupSeconds, commit);
-    await closedLoop(conc, params.warmupSeconds, pair);
+    console.log(`warming up ${params.warmupSeconds} s per side (API at ${api.url})`);
+    for (const side of Object.keys(sides) as Side[])
+      await closedLoop(conc, params.warmupSeconds, sides[side]);
 
-    const rows: Array<{ rep: number; pairsPerSecond: number; rawCommitsPerSecond: number; errors: number }> =
-      [];
+    const rows: Array<Record<Side, number> & { errors: number }> = [];
     const pairLatencies: number[] = [];
-    for (let rep = 1; rep <= reps; rep++) {
-      // Alternate which side goes first, so that drift in the machine's load favours neither.
-      const order = rep % 2 ? (['raw', 'pairs'] as const) : (['pairs', 'raw'] as const);
-      let rawRate = 0;
-      let pairRate = 0;
-      let errors = 0;
-      for (const side of order) {
-        if (side === 'raw') {
-          const r = await closedLoop(conc, duration, commit);
-          rawRate = r.perSecond;
-          errors += r.errors;
-        } else {
-          const r = await closedLoop(conc, duration, pair);
-          pairRate = r.perSecond;
-          pairLatencies.push(...r.latencies);
-          errors += r.errors;
-        }
+    const orders: Side[][] = [
+      ['raw', 'pairs', 'inProcessPairs'],
+      ['pairs', 'inProcessPairs', 'raw'],
+      ['inProcessPairs', 'raw', 'pairs'],
+    ];
+    for (let rep = 0; rep < reps; rep++) {
+      // Rotate the order, so that drift in the machine's load favours no side.
+      const row = { raw: 0, pairs: 0, inProcessPairs: 0, errors: 0 };
+      for (const side of orders[rep % orders.length]!) {
+        const r = await closedLoop(conc, duration, sides[side]);
+        row[side] = r.perSecond;
+        row.errors += r.errors;
+        if (side === 'pairs') pairLatencies.push(...r.latencies);
       }
-      rows.push({ rep, pairsPerSecond: pairRate, rawCommitsPerSecond: rawRate, errors });
+      rows.push(row);
+      loadAvg.push(loadavg()[0] ?? 0);
       console.log(
-        `rep ${rep}: ${pairRate.toFixed(1)} pairs/s, ${rawRate.toFixed(1)} raw commits/s, ratio ${(pairRate / rawRate).toFixed(3)}, errors ${errors}`,
+        `rep ${rep + 1}: ${row.pairs.toFixed(1)} pairs/s (${row.inProcessPairs.toFixed(1)} in-process), ` +
+          `${row.raw.toFixed(1)} raw commits/s, ratio ${(row.pairs / row.raw).toFixed(3)}, errors ${row.errors}`,
       );
     }
-    const ratios = rows.map((r) => r.pairsPerSecond / r.rawCommitsPerSecond);
+    const ratios = rows.map((r) => r.pairs / r.raw);
     const sorted = [...pairLatencies].sort((a, b) => a - b);
     writeResult({
       name: 'leases',
       params,
       metrics: {
-        pairsPerSecond: median(rows.map((r) => r.pairsPerSecond)),
-        rawCommitsPerSecond: median(rows.map((r) => r.rawCommitsPerSecond)),
+        pairsPerSecond: median(rows.map((r) => r.pairs)),
+        rawCommitsPerSecond: median(rows.map((r) => r.raw)),
         pairsPerRawCommit: median(ratios),
         pairsPerRawCommitMin: Math.min(...ratios),
         pairsPerRawCommitMax: Math.max(...ratios),
         pairP50Ms: quantile(sorted, 0.5),
         pairP99Ms: quantile(sorted, 0.99),
+        inProcessPairsPerRawCommit: median(rows.map((r) => r.inProcessPairs / r.raw)),
+        loadAverage1m: median(loadAvg),
         errors: rows.reduce((n, r) => n + r.errors, 0),
       },
       targets: { pairsPerRawCommit: { op: '>=', value: 0.4 } },
       notes: [
         'pair = POST /v1/leases then DELETE /v1/leases/{id} over HTTP to one API process (functions/api/src/main.ts)',
         'raw commit = one DocumentReference.set() of a distinct document, same concurrency, same emulator, same run',
-        'each pair is two preconditioned batch commits (grant: leaseState + lease; release: leaseState + lease)',
-        'per-repetition ratios; the sides alternate order between repetitions',
+        'each pair is two preconditioned two-document batch commits (grant: leaseState + lease; release: leaseState + lease)',
+        'inProcessPairsPerRawCommit: the same app driven by app.request() in the bench process (diagnostic, no target)',
+        'per-repetition ratios; the order of the sides rotates between repetitions; loadAverage1m is the machine, all tenants',
       ],
     });
   } finally {
+    await local.leases.stop();
     await api.stop();
-    await db.terminate();
+    await Promise.all([db.terminate(), localDb.terminate()]);
     await emulators?.stop();
   }
 }

@@ -12,6 +12,11 @@ locals {
     workers     = "workers"    # workers/{workerId}: session, ownership epoch, ACKed snapshot, runtime report
     snapshots   = "snapshots"  # snapshots/{workerId}: the last snapshot built for a worker
     job_runs    = "jobRuns"    # jobRuns/{job}: last run of each Scheduler-driven sweep
+    # Gateway control plane (docs/gateway-control-plane.md):
+    ownership       = "ownership"      # ownership/state (epoch, planner lock) + ownership/shard-NN (owner per proxy)
+    worker_outcomes = "workerOutcomes" # workerOutcomes/{worker}__{session}__{seq}: outcome batch, expireAt
+    gateway_config  = "gatewayConfig"  # gatewayConfig/routing: the ordered routes of every snapshot
+    reclaims        = "reclaims"       # reclaims/{proxy}: pool proxy taken out for an exclusive lease, expireAt
   }
 
   # TTL policies on every collection the lease service writes (shared/src/adapters/firestore/

@@ -22,7 +22,7 @@ import { createSecretManagerClient } from '../../shared/src/adapters/secret-mana
 import type { ProxyResource } from '../../shared/src/domain/proxy.js';
 import { systemClock } from '../../shared/src/ports/clock.js';
 import { pubsubHost, testProjectId } from '../support/emulators.js';
-import { startTestPlane, type TestPlane, vmCredentialsFromSecretManager } from '../support/local-plane.js';
+import { startTestPlane, type TestPlane } from '../support/local-plane.js';
 import { eventually, functionLog, jsonLines, privateLoopbackRange } from './gc-support.js';
 
 const ZONE = 'us-central1-a';
@@ -32,7 +32,6 @@ describe('secret rotation replaces exactly the referencing proxies (seed §1 Sec
   const pubsub = createPubSub(projectId, `${pubsubHost().host}:${pubsubHost().port}`);
   let sm: SecretManagerEmulator;
   let secrets: SecretManagerServiceClient;
-  let vmCreds: ReturnType<typeof vmCredentialsFromSecretManager>;
   let compute: ComputeEmulator;
   let plane: TestPlane;
   let api: ApiServer;
@@ -89,11 +88,11 @@ describe('secret rotation replaces exactly the referencing proxies (seed §1 Sec
     sm = await startSecretManagerEmulator({ pubsub, log: () => {} });
     const smEndpoint = `${sm.host}:${sm.port}`;
     secrets = createSecretManagerClient(smEndpoint);
-    vmCreds = vmCredentialsFromSecretManager(smEndpoint);
     compute = await startComputeEmulator({
       bootDelayMs: 300,
       deleteDelayMs: 200,
-      resolveCredentials: vmCreds.resolveCredentials,
+      // VMs read the credentials version named in their metadata, with the real client (emulators/compute).
+      secretManagerEndpoint: smEndpoint,
       addressRange: privateLoopbackRange(),
     });
     plane = await startTestPlane({
@@ -128,7 +127,6 @@ describe('secret rotation replaces exactly the referencing proxies (seed §1 Sec
     await api?.close();
     await plane?.stop();
     await compute?.stop();
-    await vmCreds?.close();
     await secrets?.close();
     await sm?.stop();
     await pubsub.close();

@@ -17,10 +17,9 @@
 // Function logs go to test-artifacts/local-plane/<projectId>/.
 //
 // A Compute emulator whose VMs should read their proxy credentials the deployed way — by reference, from
-// Secret Manager — gets `vmCredentialsFromSecretManager(endpoint).resolveCredentials` (see below).
+// Secret Manager — is started with `startComputeEmulator({ secretManagerEndpoint })` (emulators/compute).
 import { join } from 'node:path';
 import type { PubSub } from '@google-cloud/pubsub';
-import type { ResolveCredentials } from '../../emulators/compute/instance-proxy.js';
 import type { FunctionSource, HostedFunction } from '../../emulators/functions-host/host.js';
 import { freePort } from '../../emulators/launcher/free-port.js';
 import { functionInventory, hostFunctions } from '../../emulators/local-plane/functions.js';
@@ -30,8 +29,6 @@ import { createPubSub } from '../../shared/src/adapters/pubsub/client.js';
 import { PubSubPublisher } from '../../shared/src/adapters/pubsub/publisher.js';
 import { ensurePubSubTopology } from '../../shared/src/adapters/pubsub/topology.js';
 import type { TopologyPlan } from '../../shared/src/adapters/pubsub/topology-plan.js';
-import { createSecretManagerClient } from '../../shared/src/adapters/secret-manager/client.js';
-import { SecretManagerSecretReader } from '../../shared/src/adapters/secret-manager/reader.js';
 import { repoRoot } from '../../shared/src/config/local-ports.js';
 import {
   loadFunctionTable,
@@ -39,8 +36,6 @@ import {
   loadScheduleTable,
   type PubSubTable,
 } from '../../shared/src/config/topology.js';
-import { parseProxyCredentials } from '../../shared/src/domain/cloud-init/credentials.js';
-import { parseSecretName, SecretAccessError } from '../../shared/src/ports/secrets.js';
 import { firestoreHost, pubsubHost } from './emulators.js';
 
 export interface TestPlaneOptions {
@@ -139,38 +134,5 @@ export async function startTestPlane(opts: TestPlaneOptions): Promise<TestPlane>
       await Promise.all(hosted.map((f) => f.stop()));
       await pubsub.close();
     },
-  };
-}
-
-/**
- * What a deployed VM's startup script does with its `proxyplane-credentials-secret` metadata, for the
- * Compute emulator's VMs: read that Secret Manager version through the real client (here from the Secret
- * Manager emulator at `endpoint`, "host:port"), drop trailing newlines and check the `username:password`
- * format. A missing secret is null and a malformed one throws: either way the VM's proxy stays down.
- */
-export function vmCredentialsFromSecretManager(endpoint: string): {
-  resolveCredentials: ResolveCredentials;
-  close(): Promise<void>;
-} {
-  const client = createSecretManagerClient(endpoint);
-  return {
-    async resolveCredentials(name) {
-      const ref = parseSecretName(name);
-      if (!ref) throw new SecretAccessError('invalid_argument', name, `not a secret version name: ${name}`);
-      let payload: string;
-      try {
-        payload = await new SecretManagerSecretReader(client, ref.project).access({
-          secret: ref.secret,
-          version: ref.version ?? 'latest',
-        });
-      } catch (err) {
-        if (err instanceof SecretAccessError && err.kind === 'not_found') return null;
-        throw err;
-      }
-      const parsed = parseProxyCredentials(payload);
-      if (!parsed.ok) throw new Error(`${name}: ${parsed.reason}`);
-      return `${parsed.credentials.username}:${parsed.credentials.password}`;
-    },
-    close: () => client.close(),
   };
 }

@@ -8,14 +8,19 @@ import { methodNotAllowed } from 'hono/method-not-allowed';
 import { requestId } from 'hono/request-id';
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import type { Clock } from '../../../shared/src/ports/clock.js';
+import type { JobRunStore } from '../../../shared/src/ports/job-runs.js';
+import type { JobScheduler } from '../../../shared/src/ports/job-scheduler.js';
 import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
 import { proxyAdmin } from './admin/proxy-admin.js';
 import type { Authenticator } from './auth/authenticator.js';
+import { requireAdmin } from './auth/middleware.js';
 import { type EchoOptions, echoRoutes } from './echo/echo-routes.js';
 import { ApiError } from './errors.js';
 import type { FleetFeed } from './fleet/feed.js';
 import { fleetApp } from './fleet/routes.js';
+import { jobControls } from './jobs/job-controls.js';
+import { jobRoutes } from './jobs/job-routes.js';
 import { type LeaseApiDeps, leaseApi, leaseGuards } from './leases/index.js';
 import { limitBody } from './middleware/body-limit.js';
 import { recover } from './middleware/recover.js';
@@ -38,12 +43,14 @@ export interface ApiDeps {
   traceProject?: string;
   /** Mounts GET /v1/echo (unauthenticated: the EGRESS probe reaches it through arbitrary proxies). */
   echo?: EchoOptions;
-  /** Mounts the fleet page at /fleet (admin auth, read-only), rendered from this feed. */
-  fleet?: FleetFeed;
   /** Discovery and leases for crawlers (docs/leases.md); absent = not served. */
   leases?: LeaseApiDeps;
   /** Mounts the gateway control plane: /v1/workers/* (worker identities) and /v1/gateway/* (admin). */
   workers?: WorkersApiDeps;
+  /** Mounts the fleet page at /fleet (admin auth, read-only), rendered from this feed. */
+  fleet?: FleetFeed;
+  /** Mounts /v1/jobs (admin): the periodic jobs on Cloud Scheduler and their last runs (issue 11). */
+  jobs?: { scheduler: JobScheduler | null; runs: Pick<JobRunStore, 'get' | 'list'> };
 }
 
 export function createApp(deps: ApiDeps) {
@@ -71,6 +78,8 @@ export function createApp(deps: ApiDeps) {
   const guards = leaseGuards(deps.leases, deps.auth);
   app.use('/v1/proxies/*', guards.proxies);
   app.use('/openapi.json', guards.crawler);
+  // /v1/jobs is for admins only (pausing probes or running GC is never a crawler's business).
+  app.use('/v1/jobs/*', requireAdmin(deps.auth));
 
   app.get('/healthz', (c) => c.json({ ok: true, version: deps.version }));
   app.route('/v1/proxies', proxyRoutes(admin, deps.leases?.discovery));
@@ -78,6 +87,7 @@ export function createApp(deps: ApiDeps) {
   if (deps.echo) app.route('/', echoRoutes(deps.echo));
   if (deps.workers) app.route('/', workersApi(deps.workers));
   if (deps.fleet) app.route('/fleet', fleetApp({ ...deps, feed: deps.fleet }));
+  if (deps.jobs) app.route('/v1/jobs', jobRoutes(jobControls({ ...deps.jobs, log: deps.log })));
   app.doc31('/openapi.json', {
     openapi: '3.1.0',
     info: { title: 'proxyplane API', version: deps.version, description: 'See docs/api.md.' },

@@ -6,12 +6,12 @@
 // A steady fleet costs reads only, never a write. A proxy published twice (overlapping sweeps, a late
 // write) costs one idempotent reconcile pass, so double publishing is avoided where cheap, never relied on.
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
-import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
-import { driftNotBefore, driftSlots, isDriftPolled } from '../../../shared/src/domain/reconcile/drift.js';
+import { driftSlots } from '../../../shared/src/domain/reconcile/drift.js';
 import type { Clock } from '../../../shared/src/ports/clock.js';
 import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
 import { PublishMemory } from './publish-memory.js';
+import { listSteady, SteadyFleet } from './steady-fleet.js';
 
 export interface SweepDeps {
   store: Pick<ProxyStore, 'listDue' | 'list'>;
@@ -31,6 +31,8 @@ export interface SweepDeps {
   maxBatch: number;
   /** Shared by the sweeps of one function instance; a fresh one per sweep when absent. */
   memory?: PublishMemory;
+  /** The steady fleet, listed at most this often by one instance; listed every sweep when absent. */
+  steady?: SteadyFleet;
 }
 
 export interface SweepReport {
@@ -39,8 +41,6 @@ export interface SweepReport {
   publishFailures: number;
   polls: number;
 }
-
-const STEADY_PHASES = ['Provisioned', 'Ready', 'Unhealthy'] as const;
 
 export async function runSweep(deps: SweepDeps, tickAt: Date): Promise<SweepReport> {
   const started = deps.clock.now();
@@ -62,10 +62,11 @@ export async function runSweep(deps: SweepDeps, tickAt: Date): Promise<SweepRepo
     return true;
   };
 
-  for (const p of await listSteady(deps)) {
+  const steady = deps.steady ?? new SteadyFleet(0);
+  const fleet = await steady.get(started.getTime(), () => listSteady(deps.store, deps.driftPollMs));
+  for (const p of fleet) {
     const to = new Date(windowStart.getTime() + deps.tickPeriodMs);
-    const notBefore = driftNotBefore(p, deps.driftPollMs);
-    for (const slot of driftSlots(p.uid, deps.driftPollMs, windowStart, to, notBefore))
+    for (const slot of driftSlots(p.uid, deps.driftPollMs, windowStart, to, p.notBefore))
       schedule(p.name, slot.getTime(), true);
   }
 
@@ -94,11 +95,6 @@ export async function runSweep(deps: SweepDeps, tickAt: Date): Promise<SweepRepo
   }
   deps.log.info('requeue sweep', { ...report, windowMs: windowEnd - windowStart.getTime() });
   return report;
-}
-
-async function listSteady(deps: SweepDeps): Promise<ProxyResource[]> {
-  const lists = await Promise.all(STEADY_PHASES.map((phase) => deps.store.list({ phase })));
-  return lists.flat().filter(isDriftPolled);
 }
 
 async function publishAll(

@@ -1,6 +1,7 @@
 // The act step for one worker: what its next snapshot is (decided purely from the build and its stored
 // header), then store → publish → mark sent. The grant is recorded with the snapshot BEFORE it is
 // published, so the recorded grant is never behind anything a worker holds (ownership moves only after it).
+import { type Prepared, prepare } from '../../../shared/src/domain/snapshots/canonical-fast.js';
 import { contentDigest, workerContent } from '../../../shared/src/domain/snapshots/content.js';
 import { chooseMessage, nextVersion } from '../../../shared/src/domain/snapshots/next.js';
 import type { WorkerBuild } from '../../../shared/src/domain/snapshots/plan-pass.js';
@@ -11,7 +12,7 @@ import type { SnapshotPassDeps } from './deps.js';
 export const RECENT_VERSIONS = 8;
 
 export type WorkerStep =
-  | { kind: 'publish'; build: WorkerBuild; full: GatewaySnapshot; digest: string }
+  | { kind: 'publish'; build: WorkerBuild; full: GatewaySnapshot; prepared: Prepared; digest: string }
   | { kind: 'resend'; build: WorkerBuild }
   | { kind: 'patch_draining'; build: WorkerBuild }
   | { kind: 'none'; build: WorkerBuild };
@@ -40,9 +41,10 @@ export function decideWorkerStep(deps: SnapshotPassDeps, build: WorkerBuild, x: 
     now: x.now,
     allocationSafetyMarginMs: deps.settings.allocationSafetyMarginMs,
   });
-  const digest = contentDigest(content, deps.sha256);
-  const step = nextVersion(x.header, content, digest, build.sessionId, deps.sha256);
-  if (step.kind === 'changed') return { kind: 'publish', build, full: step.full, digest };
+  const prepared = prepare(content);
+  const digest = contentDigest(prepared, deps.sha256);
+  const step = nextVersion(x.header, prepared, digest, build.sessionId, deps.sha256);
+  if (step.kind === 'changed') return { kind: 'publish', build, full: step.full, prepared, digest };
   const h = x.header!;
   const lagging = x.ackedVersion !== h.version;
   const quiet = !h.sentAt || x.now.getTime() - h.sentAt.getTime() >= deps.settings.resendAfterMs;
@@ -84,11 +86,12 @@ export async function actWorkerStep(
     return { workerId, kind: s.kind, message: 'full', version: full.version };
   }
   const h = x.header;
-  const base =
+  const stored =
     h && h.sessionId === s.build.sessionId && h.version === s.full.version - 1
       ? await deps.snapshots.loadFull(workerId)
       : null;
-  const message = chooseMessage(base, s.full, deps.sha256);
+  const base = stored ? { version: stored.version, prepared: prepare(stored) } : null;
+  const message = chooseMessage(base, s.full, s.prepared);
   const granted = h?.grantedUntil && h.grantedUntil > s.build.grant ? h.grantedUntil : s.build.grant;
   const ref = { version: s.full.version, epoch: s.full.ownershipEpoch, checksum: s.full.checksum };
   await deps.snapshots.save(

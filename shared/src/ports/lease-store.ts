@@ -52,7 +52,7 @@ export interface LeaseStore {
    * answer "full" or be listed; resolves to how many it read (0: the view was recent enough).
    */
   refresh(proxies: readonly string[]): Promise<number>;
-  /** Grants this replica is attempting on the proxy right now (ranked like leases to spread requests). */
+  /** Writes (grants, releases, renewals) this replica has in flight on the proxy: ranked like leases. */
   pending(proxy: string): number;
   /** Active leases over all proxies, from the stored leases (for the leases_active gauge). */
   countActive(): Promise<number>;

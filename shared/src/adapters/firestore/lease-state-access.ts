@@ -12,6 +12,9 @@ import { encodeState } from './lease-converter.js';
 import { isConflict, isTransient, jitteredBackoff } from './lease-errors.js';
 import type { LeaseStateCache, StateBase } from './lease-state-cache.js';
 
+/** Documents per BatchGetDocuments call when a listing refreshes a large fleet. */
+const GET_ALL_CHUNK = 300;
+
 /** Shared by the attempts of one request, across candidates. */
 export interface Budget {
   commits: number;
@@ -62,9 +65,13 @@ export class LeaseStateAccess {
     if (stale.length > 0) {
       const batch = (async () => {
         const seenAt = this.clock.now().getTime();
-        const snaps = await guard('refresh lease states', () =>
-          this.db.getAll(...stale.map((p) => this.ref(p))),
+        const refs = stale.map((p) => this.ref(p));
+        const chunks = Array.from({ length: Math.ceil(refs.length / GET_ALL_CHUNK) }, (_, i) =>
+          refs.slice(i * GET_ALL_CHUNK, (i + 1) * GET_ALL_CHUNK),
         );
+        const snaps = (
+          await guard('refresh lease states', () => Promise.all(chunks.map((c) => this.db.getAll(...c))))
+        ).flat();
         for (const snap of snaps) {
           const base: StateBase = snap.exists ? this.cache.decode(snap) : { entries: [], version: null };
           this.cache.put(snap.id, base, seenAt);

@@ -133,9 +133,7 @@ export class FirestoreLeaseStore implements LeaseStore {
     const budget: Budget = { commits: 0 };
     let atCapacity = 0;
     for (const candidate of candidates) {
-      const granted = await this.inFlight.around(candidate.name, () =>
-        this.lock.run(candidate.name, () => this.grantOn(candidate, lease, budget)),
-      );
+      const granted = await this.writing(candidate.name, () => this.grantOn(candidate, lease, budget));
       if (granted) return { kind: 'granted', lease: granted };
       atCapacity++;
     }
@@ -188,7 +186,7 @@ export class FirestoreLeaseStore implements LeaseStore {
     }
     const name = proxy;
     const budget: Budget = { commits: 0 };
-    await this.lock.run(name, async () => {
+    await this.writing(name, async () => {
       let base: StateBase | undefined = this.state.get(name);
       let fresh = !base;
       for (;;) {
@@ -222,7 +220,7 @@ export class FirestoreLeaseStore implements LeaseStore {
     if (lease.releasedAt) return { kind: 'released', lease };
     const ttl = ttlSeconds ?? lease.ttlSeconds;
     const budget: Budget = { commits: 0 };
-    return this.lock.run(lease.proxy, async () => {
+    return this.writing(lease.proxy, async () => {
       let base: StateBase | undefined = this.state.get(lease.proxy);
       let fresh = !base;
       for (;;) {
@@ -270,6 +268,15 @@ export class FirestoreLeaseStore implements LeaseStore {
       this.db.collection(LEASE_COLLECTIONS.cooldowns).doc(id).set(encodeCooldown(cooldown)),
     );
     this.cooldowns.put(id, cooldown);
+  }
+
+  /**
+   * This replica's writes to one proxy's state run one at a time (each starts from the last one's
+   * result instead of racing it to a failed precondition), and while they wait or run they count as
+   * pending, so that selection steers new grants to proxies nobody is writing to.
+   */
+  private writing<T>(proxy: string, fn: () => Promise<T>): Promise<T> {
+    return this.inFlight.around(proxy, () => this.lock.run(proxy, fn));
   }
 
   private leaseRef(id: string) {

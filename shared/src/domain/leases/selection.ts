@@ -15,7 +15,7 @@ export interface SelectionRequest {
 /** What selection needs to know beyond the proxies, already evaluated at one instant. */
 export interface SelectionView {
   usage(proxy: string): Usage;
-  /** Grants this replica is attempting right now: ranked like leases so concurrent requests spread out. */
+  /** Writes this replica has in flight on the proxy: ranked like leases so concurrent requests spread out. */
   pending(proxy: string): number;
   coolingDown(proxy: string, target: string | null): boolean;
   /** A proxy that cannot be handed out right now for a reason outside its health (e.g. unreadable credentials). */

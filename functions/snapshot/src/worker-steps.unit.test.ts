@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { prepare } from '../../../shared/src/domain/snapshots/canonical-fast.js';
+import {
+  contentDigest,
+  DEFAULT_ROUTING,
+  workerContent,
+} from '../../../shared/src/domain/snapshots/content.js';
+import type { WorkerBuild } from '../../../shared/src/domain/snapshots/plan-pass.js';
+import { DEFAULT_WORKER_SETTINGS } from '../../../shared/src/domain/workers/settings.js';
+import { sha256Hex } from '../../../shared/src/messages/gateway-snapshot.js';
+import type { SnapshotHeader } from '../../../shared/src/ports/workers-snapshots.js';
+import type { SnapshotPassDeps } from './deps.js';
+import { decideWorkerStep, type StepContext } from './worker-steps.js';
+
+const now = new Date('2026-01-01T00:00:00Z');
+const later = (s: number) => new Date(now.getTime() + s * 1000);
+const deps = { settings: DEFAULT_WORKER_SETTINGS, sha256: sha256Hex } as SnapshotPassDeps;
+const build: WorkerBuild = { workerId: 'w1', sessionId: 's1', grant: later(180), owned: [], draining: {} };
+const digest = contentDigest(
+  prepare(
+    workerContent({
+      workerId: 'w1',
+      epoch: 3,
+      grant: later(180),
+      routing: DEFAULT_ROUTING,
+      owned: [],
+      now,
+      allocationSafetyMarginMs: DEFAULT_WORKER_SETTINGS.allocationSafetyMarginMs,
+    }),
+  ),
+  sha256Hex,
+);
+const header = (over: Partial<SnapshotHeader> = {}): SnapshotHeader => ({
+  workerId: 'w1',
+  version: 7,
+  ownershipEpoch: 3,
+  checksum: 'c',
+  contentDigest: digest,
+  sessionId: 's1',
+  generatedAt: now,
+  validUntil: later(180),
+  grantedUntil: later(180),
+  draining: {},
+  recent: [],
+  sentAt: now,
+  proxies: 0,
+  ...over,
+});
+const ctx = (over: Partial<StepContext> = {}): StepContext => ({
+  epoch: 3,
+  routing: DEFAULT_ROUTING,
+  now,
+  header: header(),
+  ackedVersion: 7,
+  ...over,
+});
+
+describe('decideWorkerStep', () => {
+  it.each<[string, Partial<StepContext>, Partial<WorkerBuild>, string, number | null]>([
+    ['nothing changed and the worker ACKed it: nothing to do (no write)', {}, {}, 'none', null],
+    ['first snapshot', { header: null, ackedVersion: null }, {}, 'publish', 1],
+    ['a new epoch', { epoch: 4 }, {}, 'publish', 8],
+    ['a renewed grant', {}, { grant: later(200) }, 'publish', 8],
+    ['a new session of the worker', {}, { sessionId: 's2' }, 'publish', 8],
+    [
+      'the ACK lags and the last send is old: re-send',
+      { ackedVersion: 6, now: later(31) },
+      {},
+      'resend',
+      null,
+    ],
+    ['the ACK lags but it was just sent: wait', { ackedVersion: 6, now: later(5) }, {}, 'none', null],
+    ['only the drain list changed: patch the header', {}, { draining: { p9: 3 } }, 'patch_draining', null],
+  ])('%s', (_n, c, b, kind, version) => {
+    const s = decideWorkerStep(deps, { ...build, ...b }, ctx(c));
+    expect(s.kind).toBe(kind);
+    if (s.kind === 'publish') expect(s.full.version).toBe(version);
+  });
+});

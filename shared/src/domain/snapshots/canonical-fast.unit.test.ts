@@ -1,0 +1,104 @@
+// The fast path must be byte-identical to the gateway's canonicalize(): the worker verifies checksums with
+// that one. Randomised content (attributes, credentials, hosts, routing, odd characters) against it.
+import { describe, expect, it } from 'vitest';
+import type { GatewayProxy, GatewaySnapshotContent } from '../../messages/gateway-snapshot.js';
+import { sha256Hex } from '../../messages/gateway-snapshot.js';
+import { buildSnapshot, canonicalize } from '../gateway/canonical.js';
+import { applyDelta, buildDelta } from '../gateway/delta.js';
+import { buildPrepared, canonicalText, deltaPrepared, prepare, proxyFragment } from './canonical-fast.js';
+
+let seed = 42;
+const rnd = (n: number) => {
+  seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+  return seed % n;
+};
+const pick = <T>(xs: T[]) => xs[rnd(xs.length)]!;
+const weird = ['a', 'Zz', 'ü', '"q"', 'back\\slash', 'ctl\u0001', '😀', 'x-y_z.w', ''];
+
+function proxy(i: number): GatewayProxy {
+  const attrs: Record<string, string> = {};
+  for (let k = rnd(4); k > 0; k--) attrs[pick(['country', 'Tier', 'a.b', 'z_9', 'A'])] = pick(weird);
+  return {
+    name: `p${i}-${pick(['a', 'b', 'c'])}`,
+    host: pick(['10.0.0.1', 'proxy.example.com', '2001:db8::1']),
+    port: 1 + rnd(65535),
+    protocol: 'http',
+    capacity: 1 + rnd(1000),
+    expiresAt: pick(['2026-01-01T00:03:00.000Z', '2026-01-01T00:03:00Z', '2026-01-01T01:03:00+01:00']),
+    usableUntil: '2026-01-01T00:02:50.000Z',
+    attributes: attrs,
+    ...(rnd(2)
+      ? { credentialsRef: { secret: `s${i}`, version: pick(['latest', '3']) } }
+      : rnd(2)
+        ? { credentialsRef: { secret: `s${i}` } as never }
+        : {}),
+  };
+}
+
+function content(n: number): GatewaySnapshotContent {
+  return {
+    schemaVersion: 1,
+    version: 0,
+    ownershipEpoch: rnd(100),
+    workerId: 'gw-1',
+    generatedAt: '2026-01-01T00:00:00Z',
+    validUntil: '2026-01-01T00:03:00.000Z',
+    routing: [
+      {
+        name: 'shop',
+        match: { hosts: ['Shop.Example', '*.shop.example'] },
+        selector: { country: 'de' },
+        policy: 'sticky',
+        stickyKey: { header: 'X-Session' },
+      },
+      { name: 'default', match: { hosts: ['*'] }, selector: {}, policy: 'least-active' },
+    ],
+    proxies: Array.from({ length: n }, (_, i) => proxy(i)).filter(
+      (p, i, all) => all.findIndex((q) => q.name === p.name) === i,
+    ),
+  };
+}
+
+describe('canonical-fast ≡ canonicalize', () => {
+  it.each(Array.from({ length: 25 }, (_, i) => [i]))('random snapshot #%s', () => {
+    const c = content(1 + rnd(40));
+    const version = 1 + rnd(1000);
+    const p = prepare(c);
+    expect(canonicalText(p, version, c.generatedAt)).toBe(canonicalize({ ...c, version }));
+    expect(buildPrepared(p, version, sha256Hex).checksum).toBe(
+      buildSnapshot({ ...c, version }, sha256Hex).checksum,
+    );
+  });
+
+  it('each proxy fragment alone', () => {
+    for (let i = 0; i < 200; i++) {
+      const p = proxy(i);
+      const viaCanonical = canonicalize({ ...content(0), version: 1, proxies: [p] });
+      expect(viaCanonical).toContain(`"proxies":[${proxyFragment(p)}]`);
+    }
+  });
+
+  it('its deltas equal the gateway’s buildDelta and apply on their base', () => {
+    for (let r = 0; r < 10; r++) {
+      const a = content(30);
+      const b = {
+        ...a,
+        proxies: [...a.proxies.slice(rnd(5)), proxy(100 + r)].map((p) =>
+          rnd(4) ? p : { ...p, capacity: p.capacity + 1 },
+        ),
+      };
+      const pa = prepare(a);
+      const pb = prepare(b);
+      const base = buildPrepared(pa, 1, sha256Hex);
+      const next = buildPrepared(pb, 2, sha256Hex);
+      const fast = deltaPrepared(pa, 1, next, pb);
+      const slow = buildDelta(base, next, sha256Hex);
+      expect({ ...fast, upserts: fast.upserts.map((p) => p.name) }).toEqual({
+        ...slow,
+        upserts: slow.upserts.map((p) => p.name),
+      });
+      const applied = applyDelta(base, fast, sha256Hex);
+      expect(applied.ok && applied.snapshot.checksum).toBe(next.checksum);
+    }
+  });
+});

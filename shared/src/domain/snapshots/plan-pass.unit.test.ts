@@ -1,0 +1,138 @@
+import { describe, expect, it } from 'vitest';
+import { aProxy, externalSpec } from '../../testing/proxy-fixtures.js';
+import type { ProxyResource } from '../proxy.js';
+import type { OwnershipRecord } from '../workers/ownership.js';
+import { register } from '../workers/session.js';
+import { DEFAULT_WORKER_SETTINGS } from '../workers/settings.js';
+import type { StoredReport } from '../workers/usable-capacity.js';
+import { leaseCandidates, type PassInput, planPass, type WorkerView } from './plan-pass.js';
+
+const now = new Date('2026-01-01T00:00:00Z');
+const later = (s: number) => new Date(now.getTime() + s * 1000);
+const proxy = (name: string, over: Partial<ProxyResource> = {}) =>
+  aProxy({ name, spec: externalSpec({ gatewayPool: true }), status: { phase: 'Ready' }, ...over });
+const session = (id: string, at = now) =>
+  register(
+    null,
+    { workerId: id, instanceId: 'i', zone: 'z', protocolVersion: 1, principal: 'p' },
+    at,
+    `s-${id}`,
+    30_000,
+  ).session;
+const report = (id: string, over: Partial<StoredReport> = {}): StoredReport => ({
+  workerId: id,
+  sessionId: `s-${id}`,
+  epoch: 5,
+  receivedAt: now,
+  draining: false,
+  counts: [],
+  ...over,
+});
+const view = (id: string, over: Partial<WorkerView> = {}): WorkerView => ({
+  session: session(id),
+  report: null,
+  grantedUntil: later(100),
+  ...over,
+});
+const rec = (proxy: string, owner: string, drainEpoch: number | null = null): OwnershipRecord => ({
+  proxy,
+  owner,
+  since: 1,
+  drainEpoch,
+});
+
+function input(over: Partial<PassInput>): PassInput {
+  return {
+    now,
+    poolSpecs: [proxy('p1'), proxy('p2')],
+    reclaimed: new Set(),
+    leased: new Set(),
+    epoch: 5,
+    records: new Map(),
+    workers: new Map([['w1', view('w1')]]),
+    settings: DEFAULT_WORKER_SETTINGS,
+    ...over,
+  };
+}
+
+describe('planPass', () => {
+  it('assigns the pool and builds a snapshot for each live worker with a renewed grant', () => {
+    const p = planPass(input({ workers: new Map([['w1', view('w1', { grantedUntil: later(10) })]]) }));
+    expect(p.ownership.epoch).toBe(6);
+    expect(p.builds).toEqual([
+      expect.objectContaining({ workerId: 'w1', sessionId: 's-w1', grant: later(180), draining: {} }),
+    ]);
+    expect(p.builds[0]!.owned.map((x) => x.name)).toEqual(['p1', 'p2']);
+  });
+
+  it('a lapsed session gets no snapshot and no renewal', () => {
+    const p = planPass(
+      input({ workers: new Map([['w1', view('w1', { session: session('w1', later(-60)) })]]) }),
+    );
+    expect(p.builds).toEqual([]);
+    expect(p.ownership.changes).toEqual([]);
+  });
+
+  it.each<[string, Partial<PassInput>, string[], Record<string, number>]>([
+    [
+      'a deleted proxy is drained',
+      { poolSpecs: [proxy('p1'), proxy('p2', { deletionRequestedAt: now })] },
+      ['p1'],
+      { p2: 6 },
+    ],
+    ['a reclaimed proxy is drained', { reclaimed: new Set(['p1']) }, ['p2'], { p1: 6 }],
+    ['a proxy gone from the pool spec is drained', { poolSpecs: [proxy('p2')] }, ['p2'], { p1: 6 }],
+  ])('%s: out of the snapshot, revoked, still owned', (_n, over, owned, draining) => {
+    const records = new Map([
+      ['p1', rec('p1', 'w1')],
+      ['p2', rec('p2', 'w1')],
+    ]);
+    const p = planPass(input({ records, ...over }));
+    expect(p.builds[0]!.owned.map((x) => x.name)).toEqual(owned);
+    expect(p.builds[0]!.draining).toEqual(draining);
+    for (const name of Object.keys(draining)) expect(p.records.get(name)?.owner).toBe('w1');
+  });
+
+  it('drain order: cleared only on a valid report at the drain epoch with zero counts', () => {
+    const records = new Map([['p1', rec('p1', 'w1', 5)]]);
+    const busy = view('w1', { report: report('w1', { counts: [{ proxy: 'p1', active: 1, reserved: 0 }] }) });
+    const idleOld = view('w1', { report: report('w1', { epoch: 4 }) });
+    const idle = view('w1', { report: report('w1') });
+    const pool = { poolSpecs: [] as ProxyResource[] };
+    expect(planPass(input({ ...pool, records, workers: new Map([['w1', busy]]) })).ownership.changes).toEqual(
+      [],
+    );
+    expect(
+      planPass(input({ ...pool, records, workers: new Map([['w1', idleOld]]) })).ownership.changes,
+    ).toEqual([]);
+    expect(planPass(input({ ...pool, records, workers: new Map([['w1', idle]]) })).ownership.changes).toEqual(
+      [{ proxy: 'p1', kind: 'released', next: null }],
+    );
+  });
+
+  it('a worker reporting draining (shutting down) keeps its snapshot but hands its proxies over', () => {
+    const records = new Map([
+      ['p1', rec('p1', 'w1')],
+      ['p2', rec('p2', 'w1')],
+    ]);
+    const workers = new Map([
+      ['w1', view('w1', { report: report('w1', { draining: true }) })],
+      ['w2', view('w2')],
+    ]);
+    const p = planPass(input({ records, workers }));
+    expect(p.ownership.changes.every((c) => c.kind === 'drain_started')).toBe(true);
+    expect(p.builds.map((b) => b.workerId)).toEqual(['w1', 'w2']);
+    expect(p.builds[0]!.owned).toEqual([]);
+  });
+
+  it('an unowned proxy with active leases waits; only unowned or draining proxies are lease-checked', () => {
+    expect(planPass(input({ leased: new Set(['p1']) })).ownership.changes.map((c) => c.proxy)).toEqual([
+      'p2',
+    ]);
+    const records = new Map([
+      ['p1', rec('p1', 'w1')],
+      ['p2', rec('p2', 'w1', 3)],
+    ]);
+    expect(leaseCandidates([proxy('p1'), proxy('p2'), proxy('p3')], records)).toEqual(['p2', 'p3']);
+  });
+});

@@ -1,0 +1,244 @@
+// The worker endpoints' rules over real HTTP against the emulators (docs/gateway-control-plane.md): protocol
+// negotiation, identities, session supersede, the ACK bound, report sequence/replay, outcome
+// de-duplication, the filtered subscription, the latest snapshot, and the limits on every endpoint.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { workerFilter } from '../../shared/src/adapters/pubsub/snapshot-subscriptions.js';
+import { testProjectId } from '../support/emulators.js';
+import {
+  type ControlPlane,
+  eventually,
+  poolProxy,
+  startControlPlane,
+  type WorkerClient,
+  workerToken,
+} from '../support/worker-client.js';
+
+let plane: ControlPlane;
+let w: WorkerClient;
+
+beforeAll(async () => {
+  plane = await startControlPlane({ projectId: testProjectId('demo-wa'), workerIds: ['gw-1', 'gw-2'] });
+  await plane.proxies.create(poolProxy('ap-0', 1));
+  await plane.proxies.create(poolProxy('ap-1', 2));
+  w = plane.client('gw-1');
+}, 120_000);
+
+afterAll(async () => {
+  await plane?.stop();
+});
+
+describe('registration (contract §2, §7, §8)', () => {
+  it('refuses an incompatible protocol version with a clear code — never a downgrade', async () => {
+    const r = await w.register(2);
+    expect(r).toEqual({
+      status: 400,
+      body: expect.objectContaining({ error: 'unsupported_protocol_version', supported: { min: 1, max: 1 } }),
+    });
+    expect(await plane.firestore.collection('workers').doc('gw-1').get()).toHaveProperty('exists', false);
+  });
+
+  it.each<[string, string | undefined, string, number, string]>([
+    ['no credential', undefined, 'gw-1', 401, 'unauthenticated'],
+    ['an unknown token', 'not-a-worker-token-0123456789', 'gw-1', 401, 'unauthenticated'],
+    ['another worker’s token', workerToken('gw-2'), 'gw-1', 403, 'forbidden'],
+  ])('refuses %s', async (_n, token, workerId, status, error) => {
+    const res = await fetch(`${plane.apiUrl}/v1/workers/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: JSON.stringify({ workerId, instanceId: 'i-1', zone: 'z-a', supportedProtocolVersion: 1 }),
+    });
+    expect(res.status).toBe(status);
+    expect(await res.json()).toMatchObject({ error });
+  });
+
+  it('opens a session, makes the filtered subscription, and a retry of the same instance resumes it', async () => {
+    const r = await w.register();
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({
+      protocolVersion: 1,
+      resumed: false,
+      maxStaleAgeSeconds: 10,
+      reportTtlSeconds: 3,
+      snapshotSubscription: `projects/${plane.projectId}/subscriptions/gateway-snapshots--worker-gw-1`,
+    });
+    const [meta] = await plane.pubsub.subscription(String(r.body.snapshotSubscription)).getMetadata();
+    expect(meta.filter).toBe(workerFilter('gw-1'));
+    expect(meta.enableMessageOrdering).toBe(true);
+    const again = await w.register();
+    expect(again.body).toMatchObject({ resumed: true, sessionId: r.body.sessionId });
+  });
+
+  it('refuses unknown fields and bad ids (400 invalid_request)', async () => {
+    const r = await w.call('POST', '/v1/workers/register', {
+      workerId: 'gw-1',
+      instanceId: 'i',
+      zone: 'z',
+      supportedProtocolVersion: 1,
+      extra: true,
+    });
+    expect(r).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
+    expect((await w.call('POST', '/v1/workers/-bad-/ack', {})).status).toBe(400);
+  });
+});
+
+describe('snapshots, ACK and runtime reports', () => {
+  beforeAll(async () => {
+    w.startPull();
+    await plane.tick();
+    await eventually(() => w.current?.proxies.length === 2 && w.ackBound, 45_000, 'the first snapshot ACKed');
+  });
+
+  it('serves the latest full snapshot, identical to what Pub/Sub delivered', async () => {
+    const r = await w.call('GET', `/v1/workers/gw-1/snapshot?sessionId=${w.sessionId}`);
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({
+      kind: 'full',
+      version: w.current!.version,
+      checksum: w.current!.checksum,
+    });
+  });
+
+  it.each<[string, (s: { version: number; ownershipEpoch: number; checksum: string }) => object, string]>([
+    [
+      'a version never built',
+      (s) => ({ version: s.version + 5, epoch: s.ownershipEpoch, checksum: s.checksum }),
+      'unknown_snapshot',
+    ],
+    [
+      'another checksum',
+      (s) => ({ version: s.version, epoch: s.ownershipEpoch, checksum: 'f'.repeat(64) }),
+      'checksum_mismatch',
+    ],
+    [
+      'another epoch',
+      (s) => ({ version: s.version, epoch: s.ownershipEpoch + 1, checksum: s.checksum }),
+      'checksum_mismatch',
+    ],
+  ])('refuses an ACK naming %s', async (_n, mk, error) => {
+    const r = await w.call('POST', '/v1/workers/gw-1/ack', { sessionId: w.sessionId, ...mk(w.current!) });
+    expect(r).toMatchObject({ status: 409, body: { error } });
+  });
+
+  it('enforces the report rules: ACK bound, strict sequence, identical replay only', async () => {
+    const bound = w.ackBound!;
+    const base = {
+      sessionId: w.sessionId,
+      draining: false,
+      counts: [{ proxy: 'ap-0', active: 1, reserved: 0 }],
+    };
+    const send = (over: object) => w.call('POST', '/v1/workers/gw-1/runtime', { ...base, ...over });
+    const at = { snapshotVersion: bound.version, epoch: bound.epoch };
+    expect(await send({ ...at, reportSequence: 100, snapshotVersion: bound.version + 1 })).toMatchObject({
+      status: 409,
+      body: { error: 'ack_bound_mismatch' },
+    });
+    expect(await send({ ...at, reportSequence: 100, epoch: bound.epoch + 1 })).toMatchObject({
+      status: 409,
+      body: { error: 'ack_bound_mismatch' },
+    });
+    const ok = await send({ ...at, reportSequence: 100 });
+    expect(ok).toMatchObject({ status: 200, body: { acceptedSequence: 100, replay: false } });
+    expect(await send({ ...at, reportSequence: 100 })).toMatchObject({ status: 200, body: { replay: true } });
+    expect(await send({ ...at, reportSequence: 100, counts: [] })).toMatchObject({
+      status: 409,
+      body: { error: 'sequence_conflict' },
+    });
+    expect(await send({ ...at, reportSequence: 99 })).toMatchObject({
+      status: 409,
+      body: { error: 'sequence_regression' },
+    });
+    expect(
+      await send({
+        ...at,
+        reportSequence: 101,
+        counts: [
+          { proxy: 'ap-0', active: 1, reserved: 0 },
+          { proxy: 'ap-0', active: 2, reserved: 0 },
+        ],
+      }),
+    ).toMatchObject({ status: 400, body: { error: 'invalid_counts' } });
+    expect(
+      await send({ ...at, reportSequence: 101, counts: [{ proxy: 'ap-0', active: -1, reserved: 0 }] }),
+    ).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
+    w.sequence = 101;
+  });
+
+  it('de-duplicates outcome batches by sequence; unknown stages and foreign proxies are ignored', async () => {
+    const outcomes = [
+      { proxy: 'ap-0', stage: 'DIAL', ok: false, latencyMs: 3000, target: 'example.com:443' },
+      { proxy: 'ap-0', stage: 'TUNNEL', ok: true, latencyMs: 120, target: 'example.com:443', status: 200 },
+      { proxy: 'ap-0', stage: 'QUIC_HANDSHAKE', ok: false, latencyMs: 1, target: 'example.com:443' },
+      { proxy: 'not-mine', stage: 'DIAL', ok: false, latencyMs: 1, target: 'example.com:443' },
+    ];
+    expect(await w.outcomes(outcomes, 5)).toMatchObject({
+      status: 200,
+      body: { acceptedSequence: 5, duplicate: false, recorded: 2, ignored: 2 },
+    });
+    expect(await w.outcomes(outcomes, 5)).toMatchObject({
+      status: 200,
+      body: { acceptedSequence: 5, duplicate: true },
+    });
+    expect(await w.outcomes(outcomes, 3)).toMatchObject({
+      status: 200,
+      body: { acceptedSequence: 5, duplicate: true },
+    });
+    const batch = await plane.firestore.collection('workerOutcomes').doc(`gw-1__${w.sessionId}__5`).get();
+    expect(batch.get('proxies')).toEqual({
+      'ap-0': { ok: 1, dial: 1, proxyHandshake: 0, responseHeaders: 0, tunnel: 0, latencyMsSum: 120 },
+    });
+  });
+
+  it('bounds batch size and body size', async () => {
+    const many = Array.from({ length: 2001 }, () => ({
+      proxy: 'ap-0',
+      stage: 'DIAL',
+      ok: true,
+      latencyMs: 1,
+      target: 't',
+    }));
+    expect(await w.outcomes(many, 6)).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
+    const huge = await fetch(`${plane.apiUrl}/v1/workers/gw-1/runtime`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${workerToken('gw-1')}` },
+      body: JSON.stringify({ pad: 'x'.repeat(1100 * 1024) }),
+    });
+    expect(huge.status).toBe(413);
+    expect(await huge.json()).toMatchObject({ error: 'payload_too_large' });
+  });
+
+  it('rate-limits each worker (429 with Retry-After)', async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, () => w.call('GET', `/v1/workers/gw-1/snapshot?sessionId=${w.sessionId}`)),
+    );
+    const limited = answers.filter((a) => a.status === 429);
+    expect(limited.length).toBeGreaterThan(0);
+    expect(limited[0]!.body).toMatchObject({ error: 'rate_limited' });
+  });
+});
+
+describe('a new instance supersedes the session (contract §2)', () => {
+  it('rejects every later call of the old session', async () => {
+    const old = { id: w.sessionId, bound: w.ackBound! };
+    const restarted = plane.client('gw-1', 'instance-2');
+    const r = await restarted.register();
+    expect(r).toMatchObject({ status: 200, body: { resumed: false } });
+    expect(r.body.sessionId).not.toBe(old.id);
+    const report = await w.call('POST', '/v1/workers/gw-1/runtime', {
+      sessionId: old.id,
+      reportSequence: 1_000,
+      snapshotVersion: old.bound.version,
+      epoch: old.bound.epoch,
+      draining: false,
+      counts: [],
+    });
+    expect(report).toMatchObject({ status: 409, body: { error: 'stale_session' } });
+    const ack = await w.call('POST', '/v1/workers/gw-1/ack', {
+      sessionId: old.id,
+      version: old.bound.version,
+      epoch: old.bound.epoch,
+      checksum: w.current!.checksum,
+    });
+    expect(ack).toMatchObject({ status: 409, body: { error: 'stale_session' } });
+    expect(await w.outcomes([], 50)).toMatchObject({ status: 409 });
+  });
+});
