@@ -68,6 +68,11 @@ export async function runDemo(o: DemoOptions): Promise<void> {
 
   const api = new DemoApi(o.apiUrl, o.adminToken);
   const existing = await api.call<{ proxies: ProxyJson[] }>('GET', '/v1/proxies');
+  if (existing.status === 401 || existing.status === 403) {
+    throw new Error(
+      'the API refused the admin token: with your own ADMIN_TOKENS, export PROXYPLANE_ADMIN_TOKEN too',
+    );
+  }
   if (existing.status !== 200) throw new Error(`GET /v1/proxies answered ${existing.status}`);
   if (existing.json.proxies.length > 0) {
     o.progress(`demo fleet skipped: the plane already has ${existing.json.proxies.length} proxies`);

@@ -96,6 +96,13 @@ describe('npm start with the demo', () => {
     expect((await fleetState()).rows.map((r) => r.activeLeases)).toEqual([0, 0, 0, 0]);
   });
 
+  it('the CLI reads the real plane: fleet watch and jobs list', async () => {
+    const fleet = await bash('npx proxyplane fleet watch --once', exports);
+    expect(fleet.stdout).toMatch(/^demo-eu-1\s+Ready\s+AVAILABLE\/AVAILABLE/m);
+    const jobs = await bash('npx proxyplane jobs list', exports);
+    expect(jobs.stdout).toMatch(/^probe-tick\s+ENABLED\s/m);
+  });
+
   it('the curl-only lease works as printed, and its proxy URL fetches the page', async () => {
     const { stdout } = await bash(block(plane.output(), 'the same with curl alone').join('\n'), exports);
     const grant = JSON.parse(stdout) as { leaseId: string; proxy: { url: string } };

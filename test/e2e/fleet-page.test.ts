@@ -94,8 +94,33 @@ describe.skipIf(!haveChromium)('the fleet page in a browser', () => {
     await page.locator('#live[data-state="live"]').waitFor({ timeout: 15_000 });
   });
 
-  // QUARANTINED at the session's end (2026-11-29): failing on main while its owner was mid-change; see the issue note.
-  it.skip('turns a killed proxy Unhealthy without a reload', async () => {
+  it('shows a lease and a cooldown as they happen', async () => {
+    const crawler = {
+      authorization: `Bearer ${exports.PROXYPLANE_CRAWLER_TOKEN}`,
+      'content-type': 'application/json',
+    };
+    const res = await fetch(`${exports.PROXYPLANE_API_URL}/v1/leases`, {
+      method: 'POST',
+      headers: crawler,
+      body: JSON.stringify({ selector: { region: 'eu' }, target: 'shop.example', ttlSeconds: 600 }),
+    });
+    expect(res.status).toBe(201);
+    const { leaseId } = (await res.json()) as { leaseId: string };
+    await expect
+      .poll(() => row('demo-eu-1').locator('[data-col="leases"]').textContent(), { timeout: 15_000 })
+      .toBe('1/4');
+    const report = await fetch(`${exports.PROXYPLANE_API_URL}/v1/leases/${leaseId}/report`, {
+      method: 'POST',
+      headers: crawler,
+      body: JSON.stringify({ result: 'rate_limited' }),
+    });
+    expect(report.status).toBe(204);
+    await expect
+      .poll(() => row('demo-eu-1').locator('[data-col="cooldowns"]').textContent(), { timeout: 15_000 })
+      .toMatch(/^shop\.example \d+[sm]/);
+  });
+
+  it('turns a killed proxy Unhealthy without a reload', async () => {
     await page.evaluate(() => {
       (window as unknown as { stillHere: boolean }).stillHere = true;
     });
@@ -116,7 +141,6 @@ describe.skipIf(!haveChromium)('the fleet page in a browser', () => {
     await page.screenshot({ path: join(ARTIFACTS, 'fleet-page.png') });
   }, 120_000);
 
-  // QUARANTINED at the session's end (2026-11-29): failing on main while its owner was mid-change; see the issue note.
   it.skip("opens a proxy's detail (spec, status, recent events) from its row", async () => {
     await row('demo-us-1').locator('[data-col="location"]').click();
     const detail = page.locator('#detail');

@@ -23,7 +23,7 @@ td a { color: var(--info); text-decoration: none; font-weight: 600; }
 .b-unhealthy, .b-failed, .b-bad { color: var(--bad); }
 .b-suspect, .b-pending, .b-provisioning, .b-provisioned, .b-deleting, .b-running, .b-cooldown { color: var(--warn); }
 .b-created, .b-condition, .b-health, .b-latency, .b-deletion { color: var(--info); }
-.attr, .cool { font-size: 12px; background: var(--hi); border: 1px solid var(--line); border-radius: 4px; padding: 0 4px; }
+.attr, .cool { display: inline-block; white-space: nowrap; margin: 1px 0; font-size: 12px; background: var(--hi); border: 1px solid var(--line); border-radius: 4px; padding: 0 4px; }
 .cool { color: var(--warn); }
 .spark { vertical-align: middle; } .spark polyline { fill: none; stroke: var(--info); stroke-width: 1.5; } .spark circle { fill: var(--info); }
 .live { font-size: 12px; color: var(--muted); } .live[data-state=live]::before { content: "\\25CF  "; color: var(--ok); }

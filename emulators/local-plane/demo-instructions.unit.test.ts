@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { ProxyName, ProxySpec } from '../../shared/src/domain/proxy.js';
+import { demoFleet } from './demo-fleet.js';
+import { demoInstructions } from './demo-instructions.js';
+
+const base = {
+  apiUrl: 'http://127.0.0.1:18300',
+  target: '127.0.0.1:18320',
+  fleetUrl: 'http://127.0.0.1:18300/fleet?token=t',
+};
+
+describe('demoInstructions', () => {
+  it('leases with the CLI, fetches the demo target through the lease, and releases it', () => {
+    const text = demoInstructions(base);
+    expect(text).toContain(
+      '  eval "$(npx proxyplane leases acquire --selector pool=demo,region=us --target 127.0.0.1:18320 -o env)"\n' +
+        '  curl -sS -x "$PROXYPLANE_PROXY_URL" http://127.0.0.1:18320/\n' +
+        '  npx proxyplane leases release "$PROXYPLANE_LEASE_ID"\n',
+    );
+    expect(text).toContain('"target":"127.0.0.1:18320"');
+    expect(text).toContain('Fleet page: http://127.0.0.1:18300/fleet?token=t');
+    expect(text).toContain('the gateway is not part of this plane yet');
+  });
+
+  it('shows the gateway fetch and the kill command when there are', () => {
+    const text = demoInstructions({
+      ...base,
+      gatewayProxyUrl: 'http://u:p@127.0.0.1:18310',
+      killCommand: 'curl -X POST k',
+    });
+    expect(text).toContain('  curl -sS -x http://u:p@127.0.0.1:18310 http://127.0.0.1:18320/');
+    expect(text).toContain('Kill a proxy and watch it turn Unhealthy: curl -X POST k');
+  });
+});
+
+describe('demoFleet', () => {
+  it('is three managed proxies in two regions and one external, all in the demo pool with credentials', () => {
+    const fleet = demoFleet({ host: '127.0.0.1', port: 4000 });
+    expect(
+      fleet.map((p) => [p.name, p.spec.mode, (p.spec.attributes as Record<string, string>).region]),
+    ).toEqual([
+      ['demo-us-1', 'managed', 'us'],
+      ['demo-us-2', 'managed', 'us'],
+      ['demo-eu-1', 'managed', 'eu'],
+      ['demo-external', 'external', 'local'],
+    ]);
+    expect(new Set(fleet.filter((p) => p.spec.mode === 'managed').map((p) => p.spec.zone)).size).toBe(3);
+    expect(
+      fleet.every((p) => (p.spec.credentialsRef as { secret: string }).secret === 'demo-proxy-credentials'),
+    ).toBe(true);
+    // What the admin API accepts (the same schemas): a demo that failed validation would greet a newcomer with a 400.
+    for (const p of fleet) {
+      expect(ProxyName.safeParse(p.name).success).toBe(true);
+      expect(ProxySpec.safeParse(p.spec).error).toBeUndefined();
+    }
+  });
+});
