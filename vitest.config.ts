@@ -10,7 +10,12 @@ export default defineConfig({
         test: {
           name: 'unit',
           sequence: { groupOrder: 0 },
-          include: ['shared/**/*.unit.test.ts', 'functions/**/*.unit.test.ts', 'emulators/**/*.unit.test.ts'],
+          include: [
+            'shared/**/*.unit.test.ts',
+            'functions/**/*.unit.test.ts',
+            'emulators/**/*.unit.test.ts',
+            'cli/**/*.unit.test.ts',
+          ],
           environment: 'node',
           env: { METADATA_SERVER_DETECTION: 'none' },
         },

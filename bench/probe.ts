@@ -74,55 +74,56 @@ export default async function probeBench(args: string[]): Promise<void> {
   try {
     console.log(`creating ${proxies} instances on the Compute emulator …`);
     const siteUrl = `http://${host}:${(site.address() as AddressInfo).port}/`;
-    await mapLimit(
-      Array.from({ length: proxies }, (_, i) => i),
-      50,
-      async (i) => {
-        const uid = randomUUID();
-        const spec = ProxySpec.parse({
-          mode: 'managed',
-          zone: 'us-central1-a',
-          healthCheck: { url: siteUrl, intervalSeconds: 30, timeoutSeconds: 5 },
-        });
-        if (spec.mode !== 'managed') throw new Error('managed');
-        const name = `pp-${uid.replaceAll('-', '').slice(0, 20)}`;
-        const { providerId } = await gce.provider.create({
-          name,
-          proxyName: `bench-${i}`,
-          uid,
-          zone: spec.zone,
-          machineType: spec.machineType,
-          image: spec.image,
-          port: spec.port,
-          protocol: spec.protocol,
-          startupScript: '#!/bin/bash\n',
-          credentialsSecret: null,
+    const spec = ProxySpec.parse({
+      mode: 'managed',
+      zone: 'us-central1-a',
+      healthCheck: { url: siteUrl, intervalSeconds: 30, timeoutSeconds: 5 },
+    });
+    if (spec.mode !== 'managed') throw new Error('managed');
+    const fleet = Array.from({ length: proxies }, (_, i) => {
+      const uid = randomUUID();
+      return { i, uid, instance: `pp-${uid.replaceAll('-', '').slice(0, 20)}` };
+    });
+    // Instances through the real client (the gce provider), readiness from the emulator's own view.
+    await mapLimit(fleet, 64, (f) =>
+      gce.provider.create({
+        name: f.instance,
+        proxyName: `bench-${f.i}`,
+        uid: f.uid,
+        zone: spec.zone,
+        machineType: spec.machineType,
+        image: spec.image,
+        port: spec.port,
+        protocol: spec.protocol,
+        startupScript: '#!/bin/bash\n',
+        credentialsSecret: null,
+        specHash: 'h',
+      }),
+    );
+    let running = new Map<string, string>();
+    for (let waited = 0; running.size < proxies; waited += 500) {
+      if (waited > 300_000) throw new Error(`only ${running.size} of ${proxies} instances ran`);
+      await new Promise((r) => setTimeout(r, 500));
+      running = new Map(compute.admin.instances({ status: 'RUNNING' }).map((v) => [v.name, v.address]));
+    }
+    console.log(`  ${running.size} running; writing their proxy documents …`);
+    await mapLimit(fleet, 64, (f) =>
+      store.create({
+        name: `bench-${f.i}`,
+        uid: f.uid,
+        generation: 1,
+        createdAt: new Date(),
+        deletionRequestedAt: null,
+        spec,
+        status: {
+          ...emptyStatus(),
+          phase: 'Provisioned',
+          observedGeneration: 1,
+          providerId: `zones/${spec.zone}/instances/${f.instance}`,
+          ip: running.get(f.instance) ?? null,
           specHash: 'h',
-        });
-        let ip: string | null = null;
-        while (!ip) {
-          const seen = await gce.provider.get(providerId);
-          ip = seen?.state === 'Running' ? seen.ip : null;
-          if (!ip) await new Promise((r) => setTimeout(r, 100));
-        }
-        if ((i + 1) % 100 === 0) console.log(`  ${i + 1} running`);
-        await store.create({
-          name: `bench-${i}`,
-          uid,
-          generation: 1,
-          createdAt: new Date(),
-          deletionRequestedAt: null,
-          spec,
-          status: {
-            ...emptyStatus(),
-            phase: 'Provisioned',
-            observedGeneration: 1,
-            providerId,
-            ip,
-            specHash: 'h',
-          },
-        });
-      },
+        },
+      }),
     );
     await ensurePubSubTopology(createPubSub(projectId, emus.env.PUBSUB_EMULATOR_HOST), loadPubSubTable(), {
       projectId,

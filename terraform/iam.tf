@@ -83,6 +83,26 @@ resource "google_project_iam_custom_role" "worker_subscriptions" {
   depends_on = [google_project_service.enabled]
 }
 
+# The API's /v1/jobs (docs/operations-jobs.md) reads, runs, pauses and resumes the schedule table's jobs
+# (shared/src/adapters/scheduler: SCHEDULER_PERMISSIONS; resume is cloudscheduler.jobs.enable).
+# roles/cloudscheduler.jobRunner can neither read nor pause; roles/cloudscheduler.admin could also create,
+# change and delete jobs, and a job it creates may publish to any topic. Cloud Scheduler has no per-job
+# IAM, so the grant is project-wide; the API only ever names the table's jobs.
+resource "google_project_iam_custom_role" "job_operator" {
+  role_id     = "proxyplaneJobOperator"
+  title       = "proxyplane job operator"
+  description = "Read, run, pause and resume the plane's Cloud Scheduler jobs; never create, change or delete them."
+  permissions = [
+    "cloudscheduler.jobs.enable",
+    "cloudscheduler.jobs.get",
+    "cloudscheduler.jobs.list",
+    "cloudscheduler.jobs.pause",
+    "cloudscheduler.jobs.run",
+  ]
+
+  depends_on = [google_project_service.enabled]
+}
+
 locals {
   members = merge(
     { for name, sa in google_service_account.function : "fn-${name}" => sa.member },
@@ -97,6 +117,7 @@ locals {
   custom_roles = {
     instance_reaper      = "projects/${var.project_id}/roles/${google_project_iam_custom_role.instance_reaper.role_id}"
     worker_subscriptions = "projects/${var.project_id}/roles/${google_project_iam_custom_role.worker_subscriptions.role_id}"
+    job_operator         = "projects/${var.project_id}/roles/${google_project_iam_custom_role.job_operator.role_id}"
   }
 
   # Project-level roles, by member key. Every function of functions.json must appear here (the
@@ -108,7 +129,7 @@ locals {
     fn-gc        = ["roles/datastore.user", local.custom_roles.instance_reaper]
     fn-rotation  = ["roles/datastore.user"]
     fn-snapshot  = ["roles/datastore.user"]
-    api          = ["roles/datastore.user", local.custom_roles.worker_subscriptions]
+    api          = ["roles/datastore.user", local.custom_roles.worker_subscriptions, local.custom_roles.job_operator]
     # Worker subscriptions are created at run time with names Terraform cannot know, and every worker
     # shares this one identity, so a per-subscription grant would isolate nothing: subscriber (pull and
     # ack) on the project is the narrowest role that works.

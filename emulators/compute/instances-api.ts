@@ -13,7 +13,10 @@ import { regionOf } from './zones.js';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const REQUEST_ID_TTL_MS = 60 * 60 * 1000;
 
-/** https://cloud.google.com/compute/docs/api/how-tos/api-requests-responses#request_id */
+/**
+ * https://cloud.google.com/compute/docs/api/how-tos/api-requests-responses#request_id — checked
+ * before anything else, so a retry of a delete that already succeeded gets its Operation, not a 404.
+ */
 function withRequestId(
   state: EmulatorState,
   project: string,
@@ -130,8 +133,9 @@ export function deleteInstance(
   name: string,
   requestId: string | null,
 ): OperationRecord {
-  const record = findInstance(state, project, zone, name);
+  checkZone(state, project, zone);
   return withRequestId(state, project, requestId, () => {
+    const record = findInstance(state, project, zone, name);
     if (record.spec.deletionProtection) {
       throw new GceError(
         400,
@@ -158,8 +162,9 @@ export function stopInstance(
   name: string,
   requestId: string | null,
 ): OperationRecord {
-  const record = findInstance(state, project, zone, name);
+  checkZone(state, project, zone);
   return withRequestId(state, project, requestId, () => {
+    const record = findInstance(state, project, zone, name);
     const op = operationFor(state, record, 'stop');
     state.lifecycle.stop(record, op);
     return op;
@@ -173,8 +178,9 @@ export function startInstance(
   name: string,
   requestId: string | null,
 ): OperationRecord {
-  const record = findInstance(state, project, zone, name);
+  checkZone(state, project, zone);
   return withRequestId(state, project, requestId, () => {
+    const record = findInstance(state, project, zone, name);
     if (record.status === 'STOPPING') throw resourceNotReady(instancePath(project, zone, record.spec.name));
     const op = operationFor(state, record, 'start');
     if (record.status === 'TERMINATED') state.lifecycle.start(record, op);

@@ -47,12 +47,17 @@ export class Lifecycle {
   boot(record: InstanceRecord, delayMs: number, op: OperationRecord): void {
     const epoch = this.begin(record);
     record.pending.push(op);
-    if (record.status === 'PROVISIONING') {
-      this.at(record, epoch, Math.floor(delayMs / 2), () => {
-        record.status = 'STAGING';
-      });
+    const finish = () => void this.finishBoot(record, epoch);
+    if (record.status !== 'PROVISIONING') {
+      this.at(record, epoch, delayMs, finish);
+      return;
     }
-    this.at(record, epoch, delayMs, () => void this.finishBoot(record, epoch));
+    // chained, not two timers: under event-loop lag timers of different durations may fire out of order
+    const half = Math.floor(delayMs / 2);
+    this.at(record, epoch, half, () => {
+      record.status = 'STAGING';
+      this.at(record, epoch, delayMs - half, finish);
+    });
   }
 
   stop(record: InstanceRecord, op: OperationRecord, statusMessage?: string): void {
@@ -116,7 +121,9 @@ export class Lifecycle {
 
   private async finishBoot(record: InstanceRecord, epoch: number): Promise<void> {
     const before = record.address;
-    const result = await bootProxy(record, this.deps.proxy);
+    const result = await bootProxy(record, this.deps.proxy).catch(
+      (err: unknown) => ({ ok: false, error: `boot failed: ${String(err)}` }) as const,
+    );
     if (record.epoch !== epoch) {
       // overtaken while booting (deleted, stopped, reset): undo what the boot did
       if (result.ok) void result.proxy.close();

@@ -25,6 +25,7 @@ function parseComputeArgs(argv: string[]) {
       'delete-delay-ms': { type: 'string' },
       project: { type: 'string' },
       zones: { type: 'string' },
+      'secret-manager': { type: 'string' },
     },
   });
   return {
@@ -34,6 +35,8 @@ function parseComputeArgs(argv: string[]) {
     deleteDelayMs: int('delete-delay-ms', values['delete-delay-ms']),
     projectId: values.project,
     zones: values.zones?.split(',').map((z) => z.trim()),
+    secretManagerEndpoint:
+      values['secret-manager'] ?? (process.env.SECRET_MANAGER_EMULATOR_HOST || undefined),
   };
 }
 

@@ -2,10 +2,14 @@
 // HTTP server, /admin/… beside it, and real instances whose forward proxies listen on their own
 // loopback addresses. Point a real client at it with
 // `localClientOptions(emulator.endpoint)` (shared/src/adapters/local-endpoints.ts).
+import { createWriteStream, mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
 import { ComputeAdmin } from './admin.js';
 import { handleAdminRequest } from './admin-router.js';
 import { handleApiRequest } from './api-handler.js';
+import { jsonLineLog } from './log.js';
+import { secretManagerCredentials } from './secret-credentials.js';
 import { type ComputeEmulatorOptions, createState } from './state.js';
 
 export type { ComputeEmulatorOptions } from './state.js';
@@ -23,7 +27,21 @@ export interface ComputeEmulator {
 }
 
 export async function startComputeEmulator(opts: ComputeEmulatorOptions = {}): Promise<ComputeEmulator> {
-  const state = createState(opts);
+  const secrets =
+    opts.resolveCredentials || !opts.secretManagerEndpoint
+      ? null
+      : secretManagerCredentials(opts.secretManagerEndpoint);
+  let logFile: ReturnType<typeof createWriteStream> | null = null;
+  if (!opts.log && opts.logDir) {
+    mkdirSync(opts.logDir, { recursive: true });
+    const file = createWriteStream(join(opts.logDir, 'compute-emulator.log'), { flags: 'a' });
+    logFile = file;
+  }
+  const state = createState({
+    ...opts,
+    resolveCredentials: opts.resolveCredentials ?? secrets?.resolve,
+    log: opts.log ?? (logFile ? jsonLineLog('compute-emulator', (line) => logFile?.write(line)) : undefined),
+  });
   const admin = new ComputeAdmin(state);
   const host = opts.host ?? '127.0.0.1';
 
@@ -44,6 +62,8 @@ export async function startComputeEmulator(opts: ComputeEmulatorOptions = {}): P
       else res.destroy();
     });
   });
+  // Clients pool connections; a short server-side idle timeout races their reuse (ECONNRESET).
+  server.keepAliveTimeout = 120_000;
   server.on('clientError', (_err, socket) => {
     if (socket.writable)
       socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
@@ -74,6 +94,8 @@ export async function startComputeEmulator(opts: ComputeEmulatorOptions = {}): P
         await admin.reset();
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
+        await secrets?.close();
+        if (logFile) await new Promise<void>((resolve) => logFile?.end(resolve));
       })();
       return stopping;
     },

@@ -26,12 +26,19 @@ export interface ComputeEmulatorOptions {
   /** longest a zoneOperations.wait call blocks (GCE: about 2 minutes) */
   waitTimeoutMs?: number;
   resolveCredentials?: ResolveCredentials;
+  /**
+   * "host:port" of a Secret Manager (our emulator locally): without `resolveCredentials`, instances
+   * read their credentials secret there with the real client, as the deployed startup script does.
+   */
+  secretManagerEndpoint?: string;
   /** loopback addresses handed to instances */
   addressRange?: AddressRange;
   proxyTimeouts?: Partial<ProxyTimeouts>;
   /** seeds ids and operation names */
   seed?: number;
   log?: EmulatorLog;
+  /** without `log`: append JSON log lines to <logDir>/compute-emulator.log */
+  logDir?: string;
 }
 
 export interface EmulatorState {

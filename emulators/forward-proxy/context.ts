@@ -27,3 +27,11 @@ export interface ProxyContext extends ProxyTimeouts {
   beginForward(): () => void;
   log(severity: 'DEBUG' | 'WARNING' | 'ERROR', message: string, fields?: Record<string, unknown>): void;
 }
+
+export interface ProxyCounters {
+  forwardsInFlight: number;
+  forwarded: number;
+  tunnels: number;
+  authFailures: number;
+  badRequests: number;
+}

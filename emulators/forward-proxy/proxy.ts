@@ -4,20 +4,11 @@
 // plain socket pipes. Its own net.Server accepts connections and hands them to a non-listening
 // http.Server (a documented use of its 'connection' event); that split is what lets the fault
 // switches refuse (kill), swallow (hang) or alter (leak) traffic the way a broken VM would.
-import {
-  Agent,
-  createServer as createHttpServer,
-  type IncomingMessage,
-  type ServerResponse,
-} from 'node:http';
+import { Agent } from 'node:http';
 import { createServer as createNetServer, type Server, type Socket } from 'node:net';
-import type { Duplex } from 'node:stream';
 import { type CredentialSource, makeAuthorizer } from './auth.js';
-import type { ProxyContext, ProxyTimeouts } from './context.js';
-import { forwardRequest } from './forward.js';
-import { PROXY_AUTHENTICATE, refuse } from './responses.js';
-import { parseAbsoluteTarget, parseAuthority } from './target.js';
-import { openTunnel } from './tunnel.js';
+import type { ProxyContext, ProxyCounters, ProxyTimeouts } from './context.js';
+import { createHttpFront } from './http-front.js';
 
 export type ProxyLog = (
   severity: 'DEBUG' | 'WARNING' | 'ERROR',
@@ -77,7 +68,13 @@ export function createForwardProxy(opts: ForwardProxyOptions = {}): ForwardProxy
   let authorize = makeAuthorizer(opts.credentials);
   const clients = new Set<Socket>();
   const upstreams = new Set<Socket>();
-  const counters = { forwardsInFlight: 0, forwarded: 0, tunnels: 0, authFailures: 0, badRequests: 0 };
+  const counters: ProxyCounters = {
+    forwardsInFlight: 0,
+    forwarded: 0,
+    tunnels: 0,
+    authFailures: 0,
+    badRequests: 0,
+  };
   let hanging = false;
   let leaking = false;
   let killed = false;
@@ -110,80 +107,7 @@ export function createForwardProxy(opts: ForwardProxyOptions = {}): ForwardProxy
     log,
   };
 
-  const http = createHttpServer({ noDelay: true });
-  // Node aborts a request whose client half-closes unless told otherwise (squid's half_closed_clients).
-  (http as unknown as { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
-  http.keepAliveTimeout = ctx.idleTimeoutMs;
-
-  http.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    if (hanging) return holdRequest(req);
-    const target = parseAbsoluteTarget(req.url);
-    if (!target) {
-      counters.badRequests++;
-      const body = '400 Bad Request: a proxy request needs an absolute http:// URI or CONNECT\n';
-      res.writeHead(400, { 'Content-Type': 'text/plain', 'Content-Length': Buffer.byteLength(body) });
-      res.end(body);
-      return;
-    }
-    const verdict = ctx.authorize(req.headers['proxy-authorization']);
-    if (verdict === true) return forwardRequest(ctx, req, res, target);
-    if (verdict === false) return denyRequest(res);
-    verdict.then(
-      (ok) => {
-        if (res.destroyed) return;
-        if (ok) forwardRequest(ctx, req, res, target);
-        else denyRequest(res);
-      },
-      () => denyRequest(res),
-    );
-  });
-
-  http.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const client = socket as Socket;
-    if (hanging) return void client.resume();
-    const target = parseAuthority(req.url ?? '');
-    const verdict = ctx.authorize(req.headers['proxy-authorization']);
-    const proceed = (ok: boolean) => {
-      if (client.destroyed) return;
-      if (!ok) {
-        counters.authFailures++;
-        return refuse(client, 407);
-      }
-      if (!target) {
-        counters.badRequests++;
-        return refuse(client, 400);
-      }
-      counters.tunnels++;
-      openTunnel(ctx, client, head, target);
-    };
-    if (typeof verdict === 'boolean') proceed(verdict);
-    else verdict.then(proceed, () => proceed(false));
-  });
-
-  http.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
-    if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
-    counters.badRequests++;
-    const status =
-      err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-    refuse(socket, status);
-  });
-
-  function denyRequest(res: ServerResponse): void {
-    counters.authFailures++;
-    const body = '407 Proxy Authentication Required\n';
-    res.writeHead(407, {
-      'Proxy-Authenticate': PROXY_AUTHENTICATE,
-      'Content-Type': 'text/plain',
-      'Content-Length': Buffer.byteLength(body),
-    });
-    res.end(body);
-  }
-
-  /** A hung VM reads nothing back: the request stays unanswered until the client gives up. */
-  function holdRequest(req: IncomingMessage): void {
-    req.resume();
-    req.socket.setTimeout(ctx.idleTimeoutMs);
-  }
+  const http = createHttpFront(ctx, counters);
 
   function onConnection(socket: Socket): void {
     clients.add(socket);

@@ -3,6 +3,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { demoStep } from './demo.js';
 import { OptionsError, type PlaneOptions, parsePlaneOptions, USAGE } from './options.js';
 import { StartCancelled, startPlane } from './plane.js';
 import { PortInUseError } from './ports.js';
@@ -99,6 +100,7 @@ try {
     `${JSON.stringify({ pid: process.pid, projectId: options.projectId, portOffset: options.portOffset, endpoints: plane.endpoints, env: plane.exports }, null, 2)}\n`,
     { mode: 0o600 }, // it holds the local tokens
   );
+  if (options.demo && !shuttingDown) await demoStep(options, plane, { progress, teardown });
 } catch (err) {
   // If a signal arrived, the start failed because of it (StartCancelled, or a child it stopped):
   // shutdown() is already finishing the job.

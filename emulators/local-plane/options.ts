@@ -7,7 +7,7 @@ export interface PlaneOptions {
   projectId: string;
   /** Added to every firebase.json port, so a second plane (a test) runs beside a developer's. */
   portOffset: number;
-  /** Start the demo fleet (a later issue; the flag is accepted now). */
+  /** Serve the demo target and create the demo fleet on an empty plane (demo.ts). */
   demo: boolean;
   /** Scheduler cadence multiplier: 2 ticks twice as often as `localEverySeconds`. */
   speed: number;

@@ -162,7 +162,6 @@ export async function startPlane(
     { name: 'api', url: (await api).url },
     ...(await functions).map((fn) => ({ name: `function:${fn.name}`, url: fn.url })),
   ];
-  if (opts.demo) notBuilt.push('demo fleet (a later issue; --no-demo skips it)');
   const exports: Record<string, string> = { ...env, PROXYPLANE_API_URL: apiUrl };
   // Only the tokens the plane made: a developer's own credentials stay where they set them.
   if (apiCredentials.ADMIN_TOKENS) exports.PROXYPLANE_ADMIN_TOKEN = tokens.admin;

@@ -64,8 +64,14 @@ export class LocalScheduler {
     return this.track(this.attempt(entry));
   }
 
+  // Cloud Scheduler documents both as state transitions: "A job must be in Job.State.ENABLED to be
+  // paused" and "in Job.State.PAUSED to be resumed" (FAILED_PRECONDITION otherwise), so callers that want
+  // idempotence (shared/src/adapters/scheduler) must handle the refusal here as on GCP.
   pause(id: string): JobView {
     const entry = this.entry(id);
+    if (entry.view.state !== 'ENABLED') {
+      throw new SchedulerError('failed_precondition', `job ${id} is ${entry.view.state}, not ENABLED`);
+    }
     entry.view.state = 'PAUSED';
     entry.view.userUpdateTime = this.clock.now();
     this.unschedule(entry);
@@ -74,11 +80,12 @@ export class LocalScheduler {
 
   resume(id: string): JobView {
     const entry = this.entry(id);
-    if (entry.view.state !== 'ENABLED') {
-      entry.view.state = 'ENABLED';
-      entry.view.userUpdateTime = this.clock.now();
-      if (this.running) this.schedule(entry);
+    if (entry.view.state !== 'PAUSED') {
+      throw new SchedulerError('failed_precondition', `job ${id} is ${entry.view.state}, not PAUSED`);
     }
+    entry.view.state = 'ENABLED';
+    entry.view.userUpdateTime = this.clock.now();
+    if (this.running) this.schedule(entry);
     return this.get(id);
   }
 

@@ -59,6 +59,15 @@ describe('LocalScheduler', () => {
     expect(pub.sent).toHaveLength(1);
   });
 
+  it('pause needs an ENABLED job and resume a PAUSED one, as Cloud Scheduler documents', () => {
+    expect(() => sched.resume('a')).toThrow(expect.objectContaining({ kind: 'failed_precondition' }));
+    sched.pause('a');
+    const updated = sched.get('a').userUpdateTime;
+    clock.advance(1000);
+    expect(() => sched.pause('a')).toThrow(expect.objectContaining({ kind: 'failed_precondition' }));
+    expect(sched.get('a')).toMatchObject({ state: 'PAUSED', userUpdateTime: updated });
+  });
+
   it.each(['get', 'fire', 'pause', 'resume'] as const)('%s of an unknown job is not_found', async (op) => {
     await expect(async () => sched[op]('nope')).rejects.toMatchObject({ kind: 'not_found' });
   });

@@ -364,7 +364,7 @@ const otherCases = (): Case[] => [
     `attr.k=${'v'.repeat(300)}`,
     'attr.a%00=x',
     'attr.k=a&attr.k=b',
-    'healthy=true',
+    'healthy=yes',
     '__proto__[polluted]=1',
     `${'x'.repeat(6000)}=1`,
   ].map(

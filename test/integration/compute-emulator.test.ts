@@ -34,7 +34,9 @@ beforeAll(async () => {
   tlsTarget = await startTlsEchoTarget(await selfSignedCert());
   emu = await startComputeEmulator({
     bootDelayMs: 150,
-    deleteDelayMs: 100,
+    // long enough that STOPPING is observable through the client on a loaded machine
+    deleteDelayMs: 1500,
+    stopDelayMs: 100,
     addressRange: { first: '127.1.0.2', last: '127.1.255.254' },
     resolveCredentials: async (name) => secrets.get(name) ?? null,
   });
@@ -62,7 +64,7 @@ describe('instance lifecycle through the real client', () => {
       credentialsSecret: 'projects/demo-compute-emu/secrets/proxy-a/versions/1',
       extraMetadata: { 'startup-script': '#!/bin/sh\necho stored, not run' },
     });
-    emu.admin.setBootDelay(1500, 1); // long enough to observe the instance booting
+    emu.admin.setBootDelay(3000, 1); // long enough to observe the instance booting
     const [insert] = await clients.instances.insert({ project, zone, instanceResource: body });
     const started = operationOf(insert);
     expect(started.operationType).toBe('insert');
@@ -173,7 +175,7 @@ describe('instance lifecycle through the real client', () => {
     expect(byId.name).toBe('pp-dup');
   });
 
-  it('treats a retried insert with the same requestId as the same request', async () => {
+  it('treats a retried insert or delete with the same requestId as the same request', async () => {
     const zone = 'us-central1-c';
     const requestId = '3f1a2b4c-5d6e-4f70-8a9b-0c1d2e3f4a5b';
     const body = instanceBody('pp-retry', { zone });
@@ -181,6 +183,25 @@ describe('instance lifecycle through the real client', () => {
     const [again] = await clients.instances.insert({ project, zone, instanceResource: body, requestId });
     expect(operationOf(again).name).toBe(operationOf(first).name);
     expect(emu.admin.instances({ project, zone }).filter((i) => i.name === 'pp-retry')).toHaveLength(1);
+
+    // a delete retried after it finished gets its Operation back, not a 404
+    const deleteId = '9e8d7c6b-5a49-4382-9170-6f5e4d3c2b1a';
+    await waitForOperation(clients.zoneOps, project, zone, operationOf(first).name!);
+    const [del] = await clients.instances.delete({
+      project,
+      zone,
+      instance: 'pp-retry',
+      requestId: deleteId,
+    });
+    await waitForOperation(clients.zoneOps, project, zone, operationOf(del).name!);
+    const [delAgain] = await clients.instances.delete({
+      project,
+      zone,
+      instance: 'pp-retry',
+      requestId: deleteId,
+    });
+    expect(operationOf(delAgain).name).toBe(operationOf(del).name);
+    expect(operationOf(delAgain).status).toBe('DONE');
   });
 
   it('stops and starts through the API: TERMINATED has no natIP and no proxy, start brings both back', async () => {

@@ -13,26 +13,29 @@ import {
 } from '../../bench/support/gateway-process.js';
 import { snapshotFile } from '../../bench/support/snapshot-file.js';
 import { startTargets, type Targets } from '../../bench/support/targets.js';
-import { startUpstreamProxy, type UpstreamProxy } from '../../bench/support/upstream-proxy.js';
+import { createForwardProxy, type ForwardProxy } from '../../emulators/forward-proxy/proxy.js';
 
 const AUTH = basicAuth('crawler', 's3cret');
 
 describe('gateway under hostile clients', () => {
   let targets: Targets;
-  let upstream: UpstreamProxy;
+  let upstream: ForwardProxy;
+  let upstreamUrl: string;
   let gw: GatewayProcess;
   let get: string;
 
   beforeAll(async () => {
     targets = await startTargets();
-    upstream = await startUpstreamProxy({ user: 'up', pass: 'up-pass' });
-    gw = await startGateway(snapshotFile({ upstreams: [upstream.url] }), {
+    upstream = createForwardProxy({ credentials: 'up:up-pass' });
+    upstreamUrl = `http://up:up-pass@127.0.0.1:${(await upstream.listen()).port}`;
+    gw = await startGateway(snapshotFile({ upstreams: [upstreamUrl] }), {
       GATEWAY_CLIENT_USERS: 'crawler:s3cret',
       GATEWAY_SSRF_ALLOW: `127.0.0.1:${targets.httpPort}`,
       GATEWAY_HEADER_TIMEOUT_MS: '600',
       GATEWAY_MAX_HEADER_BYTES: '4096',
       GATEWAY_LINGER_MS: '1000',
       GATEWAY_DRAIN_TIMEOUT_MS: '5000',
+      GATEWAY_UPSTREAM_TIMEOUT_MS: '800',
     });
     get = `GET http://127.0.0.1:${targets.httpPort}/ok HTTP/1.1\r\nProxy-Authorization: ${AUTH}\r\n\r\n`;
   });
@@ -105,6 +108,20 @@ describe('gateway under hostile clients', () => {
     const after = await idle();
     expect(after.sockets).toMatchObject({ proxyClients: 0, upstreams: 0 });
     expect(after.load).toEqual({ active: 0, reserved: 0 });
+  });
+
+  it('answers 502 when the upstream is down, and 504 when it hangs', async () => {
+    await upstream.kill();
+    const down = await rawExchange(gw.proxyPort, get);
+    expect(down.text).toMatch(/^HTTP\/1\.1 502/);
+    expect(down.text).toContain('X-Proxyplane-Error: upstream_dial_failed');
+    await upstream.revive();
+    upstream.hang(true);
+    const hung = await rawExchange(gw.proxyPort, get);
+    upstream.hang(false);
+    expect(hung.text).toMatch(/^HTTP\/1\.1 504/);
+    expect(hung.text).toContain('X-Proxyplane-Error: upstream_timeout');
+    expect(hung.ms).toBeLessThan(3_000);
   });
 
   it('still serves after all of that', async () => {

@@ -15,6 +15,7 @@ import {
 import { snapshotFile } from '../../bench/support/snapshot-file.js';
 import { startTargets, type Targets } from '../../bench/support/targets.js';
 import { startUpstreamProxy, type UpstreamProxy } from '../../bench/support/upstream-proxy.js';
+import { createForwardProxy, type ForwardProxy } from '../../emulators/forward-proxy/proxy.js';
 import { freePort } from '../../emulators/launcher/free-port.js';
 
 const AUTH = basicAuth('crawler', 's3cret');
@@ -32,29 +33,34 @@ const bodyOf = (response: string) => JSON.parse(response.slice(response.indexOf(
 
 describe('gateway (standalone) through a real upstream proxy', () => {
   let targets: Targets;
-  let upstream: UpstreamProxy;
+  let upstream: ForwardProxy;
+  let recorder: UpstreamProxy;
   let gw: GatewayProcess;
   let closedPort: number;
 
   beforeAll(async () => {
     targets = await startTargets();
-    upstream = await startUpstreamProxy({ user: 'up', pass: 'up-pass' });
+    upstream = createForwardProxy({ credentials: 'up:up-pass' });
+    const { port } = await upstream.listen();
+    recorder = await startUpstreamProxy({ user: 'rec', pass: 'rec-pass' });
     closedPort = await freePort();
     const past = new Date(Date.now() - 60_000).toISOString();
+    const route = (name: string, host: string, pool: string) => ({
+      name,
+      match: { hosts: [host] },
+      selector: { pool },
+      policy: 'round-robin' as const,
+    });
     const snapshot = snapshotFile({
-      upstreams: [upstream.url],
+      upstreams: [`http://up:up-pass@127.0.0.1:${port}`, recorder.url],
       copies: 2,
       routing: [
-        {
-          name: 'expired',
-          match: { hosts: ['127.0.0.3'] },
-          selector: { pool: 'expired' },
-          policy: 'round-robin',
-        },
+        route('expired', '127.0.0.3', 'expired'),
+        route('recorded', 'localhost', 'recorder'),
         { name: 'default', match: { hosts: ['*'] }, selector: { pool: 'live' }, policy: 'least-active' },
       ],
-      attributes: (i) => ({ pool: i === 0 ? 'live' : 'expired' }),
-      usableUntil: (i) => (i === 0 ? new Date(Date.now() + 3_600_000).toISOString() : past),
+      attributes: (i) => ({ pool: ['live', 'expired', 'recorder', 'recorder'][i]! }),
+      usableUntil: (i) => (i === 1 ? past : new Date(Date.now() + 3_600_000).toISOString()),
     });
     gw = await startGateway(snapshot, {
       GATEWAY_CLIENT_USERS: 'crawler:s3cret',
@@ -63,6 +69,7 @@ describe('gateway (standalone) through a real upstream proxy', () => {
         `127.0.0.1:${targets.httpPort}`,
         `127.0.0.1:${targets.httpsPort}`,
         `127.0.0.1:${closedPort}`,
+        `localhost:${targets.httpPort}`,
         '127.0.0.3:9',
       ].join(','),
       NODE_EXTRA_CA_CERTS: targets.certPath,
@@ -72,17 +79,28 @@ describe('gateway (standalone) through a real upstream proxy', () => {
   afterAll(async () => {
     await gw?.stop();
     await upstream?.close();
+    await recorder?.close();
     await targets?.close();
   });
 
-  it('tunnels CONNECT with TLS inside to the pinned address', async () => {
+  it('tunnels CONNECT with TLS inside', async () => {
+    const tunnels = upstream.stats().tunnels;
     const raw = await openTunnel(gw.proxyPort, `127.0.0.1:${targets.httpsPort}`, AUTH);
     const s = tls.connect({ socket: raw, servername: 'localhost', ca: targets.cert });
     s.write('GET /secure HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
     const response = await readAll(s);
     expect(response).toMatch(/^HTTP\/1\.1 200/);
     expect(bodyOf(response)).toMatchObject({ url: '/secure', host: 'localhost' });
-    expect(upstream.connects).toContain(`127.0.0.1:${targets.httpsPort}`);
+    expect(upstream.stats().tunnels).toBe(tunnels + 1);
+  });
+
+  it('asks the upstream for the address it checked, never for the name', async () => {
+    await rawExchange(
+      gw.proxyPort,
+      `CONNECT localhost:${targets.httpPort} HTTP/1.1\r\nProxy-Authorization: ${AUTH}\r\n\r\n`,
+    );
+    expect(recorder.connects.at(-1)).toMatch(new RegExp(`^(127\\.0\\.0\\.1|\\[::1\\]):${targets.httpPort}$`));
+    expect(recorder.connects).not.toContain(`localhost:${targets.httpPort}`);
   });
 
   it('forwards absolute-URI HTTP with the client Host header kept and its proxy credentials stripped', async () => {
@@ -203,13 +221,14 @@ describe('gateway (standalone) through a real upstream proxy', () => {
   });
 
   it('never picks a proxy past its usableUntil: 503 no_upstream', async () => {
+    const tunnels = upstream.stats().tunnels;
     const { text } = await rawExchange(
       gw.proxyPort,
       `CONNECT 127.0.0.3:9 HTTP/1.1\r\nProxy-Authorization: ${AUTH}\r\n\r\n`,
     );
     expect(text).toMatch(/^HTTP\/1\.1 503/);
     expect(text).toContain('X-Proxyplane-Error: no_upstream');
-    expect(upstream.connects).not.toContain('127.0.0.3:9');
+    expect(upstream.stats().tunnels).toBe(tunnels);
   });
 
   it('answers CONNECT to a closed port with a fast 502', async () => {

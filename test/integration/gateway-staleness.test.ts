@@ -11,18 +11,20 @@ import {
 } from '../../bench/support/gateway-process.js';
 import { snapshotFile } from '../../bench/support/snapshot-file.js';
 import { startTargets, type Targets } from '../../bench/support/targets.js';
-import { startUpstreamProxy, type UpstreamProxy } from '../../bench/support/upstream-proxy.js';
+import { createForwardProxy, type ForwardProxy } from '../../emulators/forward-proxy/proxy.js';
 
 describe('gateway staleness', () => {
   let targets: Targets;
-  let upstream: UpstreamProxy;
+  let upstream: ForwardProxy;
+  let upstreamUrl: string;
   let gw: GatewayProcess;
   let get: string;
 
   beforeAll(async () => {
     targets = await startTargets();
-    upstream = await startUpstreamProxy({ user: 'up', pass: 'up-pass' });
-    gw = await startGateway(snapshotFile({ upstreams: [upstream.url], version: 1 }), {
+    upstream = createForwardProxy({ credentials: 'up:up-pass' });
+    upstreamUrl = `http://up:up-pass@127.0.0.1:${(await upstream.listen()).port}`;
+    gw = await startGateway(snapshotFile({ upstreams: [upstreamUrl], version: 1 }), {
       GATEWAY_CLIENT_USERS: 'crawler:s3cret',
       GATEWAY_SSRF_ALLOW: `127.0.0.1:${targets.httpPort}`,
       GATEWAY_MAX_STALE_AGE_SECONDS: '2',
@@ -47,7 +49,7 @@ describe('gateway staleness', () => {
     const ready = await fetch(`http://127.0.0.1:${gw.httpPort}/readyz`);
     expect(ready.status).toBe(503);
 
-    writeFileSync(gw.snapshotPath, JSON.stringify(snapshotFile({ upstreams: [upstream.url], version: 2 })));
+    writeFileSync(gw.snapshotPath, JSON.stringify(snapshotFile({ upstreams: [upstreamUrl], version: 2 })));
     gw.child.kill('SIGHUP');
     const fresh = await eventually(gw.health, (h) => h.phase === 'fresh', 3_000);
     expect(fresh).toMatchObject({ phase: 'fresh', snapshot: { version: 2 } });

@@ -1,15 +1,14 @@
 // Every status code and body of the seed's §7 discovery + lease API, against the Firestore emulator with
-// the real adapters, driven through the full middleware chain by app.request() and a manual clock.
+// the real adapters, driven through the service's whole middleware chain (createApp) by app.request()
+// with a manual clock.
 import { Firestore } from '@google-cloud/firestore';
-import { Registry } from 'prom-client';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createDiscoveryServer } from '../../functions/api/src/discovery/server.js';
-import type { SecretReader } from '../../functions/api/src/leases/credentials.js';
-import { buildLeaseApi, type LeaseApiRuntime } from '../../functions/api/src/leases/wiring.js';
+import type { LeaseApiRuntime } from '../../functions/api/src/leases/wiring.js';
 import { LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-collections.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
+import { SecretAccessError, type SecretReader } from '../../shared/src/ports/secrets.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
-import { proxy, writeFleet } from '../support/leases.js';
+import { ADMIN_TOKEN, leaseTestApp, proxy, writeFleet } from '../support/leases.js';
 
 const projectId = testProjectId();
 const db = new Firestore({ projectId });
@@ -18,15 +17,14 @@ const WINDOW_S = 120;
 const secrets: SecretReader = {
   async access(ref) {
     if (ref.secret === 'eu-creds') return 'crawl:s3cr:et@';
-    throw Object.assign(new Error('NOT_FOUND'), { code: 5 });
+    throw new SecretAccessError('not_found', ref.secret, 'no such secret');
   },
 };
 
 let clock: ManualClock;
-let api: LeaseApiRuntime;
-let app: ReturnType<typeof createDiscoveryServer>;
-let registry: Registry;
-const logs: string[] = [];
+let api: LeaseApiRuntime | undefined;
+let app: ReturnType<typeof leaseTestApp>['app'];
+let logs: Array<Record<string, unknown>> = [];
 
 async function call(method: string, path: string, body?: unknown, token: string | null = TOKEN) {
   const headers: Record<string, string> = {};
@@ -44,23 +42,15 @@ const acquire = (body: unknown = {}) => call('POST', '/v1/leases', body);
 
 async function start(fleet = defaultFleet()) {
   await writeFleet(db, fleet);
-  registry = new Registry();
-  const log = (severity: string, message: string, fields?: Record<string, unknown>) =>
-    logs.push(JSON.stringify({ severity, message, ...fields }));
-  api = buildLeaseApi({
+  const built = leaseTestApp({
     firestore: new Firestore({ projectId }),
-    secrets,
     clock,
-    registry,
-    log,
-    config: {
-      tokens: [{ name: 'c1', token: TOKEN }],
-      authDisabled: false,
-      cooldownWindowMs: WINDOW_S * 1000,
-      credentialsCacheMs: 0,
-    },
+    secrets,
+    lease: { tokens: [{ name: 'c1', token: TOKEN }], cooldownWindowMs: WINDOW_S * 1000 },
   });
-  app = createDiscoveryServer({ ...api, version: 't', tokens: [{ name: 'c1', token: TOKEN }], registry });
+  app = built.app;
+  api = built.leases;
+  logs = built.log.lines;
 }
 
 function defaultFleet() {
@@ -79,16 +69,16 @@ function defaultFleet() {
 beforeEach(async () => {
   await clearProject(projectId);
   clock = new ManualClock(new Date('2026-03-01T00:00:00Z'));
-  logs.length = 0;
 });
 afterEach(async () => {
   await api?.stop();
+  api = undefined;
 });
 afterAll(async () => {
   await db.terminate();
 });
 
-describe('GET /v1/proxies', () => {
+describe('GET /v1/proxies (one route for crawlers and admins)', () => {
   it('lists with attribute and health filters, each proxy with its active leases; empty is 200', async () => {
     await start();
     const all = await call('GET', '/v1/proxies');
@@ -103,33 +93,32 @@ describe('GET /v1/proxies', () => {
 
     expect((await acquire({ selector: { region: 'us' } })).status).toBe(201);
     const eu = await call('GET', '/v1/proxies?attr.region=eu&healthy=true');
-    expect(eu.body).toEqual({
-      count: 2,
-      proxies: [
-        expect.objectContaining({
-          name: 'eu-1',
-          healthy: true,
-          capacity: 2,
-          activeLeases: 0,
-          latencyMillis: 50,
-        }),
-        expect.objectContaining({ name: 'eu-2', healthy: true, activeLeases: 0 }),
-      ],
+    expect(eu.status).toBe(200);
+    expect(eu.body.count).toBe(2);
+    expect(eu.body.proxies[0]).toMatchObject({
+      name: 'eu-1',
+      healthy: true,
+      activeLeases: 0,
+      spec: { capacity: 2, attributes: { region: 'eu' }, credentialsRef: { secret: 'eu-creds' } },
+      status: { phase: 'Ready', latencyMillis: 50 },
     });
+    expect(eu.body.proxies[1]).toMatchObject({ name: 'eu-2', healthy: true, activeLeases: 0 });
     const us = await call('GET', '/v1/proxies?attr.region=us');
-    expect(us.body.proxies[0]).toMatchObject({
-      name: 'us-1',
-      activeLeases: 1,
-      endpoint: { host: 'proxy.example', port: 8080, protocol: 'http' },
-    });
-    expect(JSON.stringify(all.body)).not.toContain('crawl:');
+    expect(us.body.proxies[0]).toMatchObject({ name: 'us-1', healthy: true, activeLeases: 1 });
+    expect(JSON.stringify(all.body)).not.toContain('s3cr');
+    const unhealthy = await call('GET', '/v1/proxies?healthy=false');
     expect(
-      (await call('GET', '/v1/proxies?healthy=false')).body.proxies.map((p: { name: string }) => p.name),
-    ).toEqual(['eu-sick']);
+      unhealthy.body.proxies.map((p: { name: string }) => [p.name, (p as { healthy?: boolean }).healthy]),
+    ).toEqual([['eu-sick', false]]);
     expect(await call('GET', '/v1/proxies?attr.region=mars')).toMatchObject({
       status: 200,
       body: { proxies: [], count: 0 },
     });
+    // The admin token sees the same listing; the crawler token cannot touch the admin routes.
+    expect((await call('GET', '/v1/proxies?healthy=true', undefined, ADMIN_TOKEN)).body.count).toBe(3);
+    expect((await call('GET', '/v1/proxies/eu-1')).status).toBe(401);
+    expect((await call('DELETE', '/v1/proxies/eu-1')).status).toBe(401);
+    expect((await call('POST', '/v1/proxies/eu-1/reconcile')).status).toBe(401);
   });
 
   it.each([
@@ -137,12 +126,11 @@ describe('GET /v1/proxies', () => {
     ['attr.region=eu&attr.region=us', 'attr.region'],
     ['region=eu', 'region'],
     ['phase=ready', 'phase'],
-  ])('?%s → 400 invalid_query naming %s', async (qs, param) => {
+  ])('?%s → 400 invalid_request at %s', async (qs, path) => {
     await start([]);
-    expect(await call('GET', `/v1/proxies?${qs}`)).toMatchObject({
-      status: 400,
-      body: { error: 'invalid_query', param },
-    });
+    const res = await call('GET', `/v1/proxies?${qs}`);
+    expect(res).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
+    expect(res.body.issues.map((i: { path: string }) => i.path)).toContain(path);
   });
 });
 
@@ -185,7 +173,7 @@ describe('POST /v1/leases', () => {
       status: 409,
       body: { error: 'no_match', considered: 0, atCapacity: 0, inCooldown: 0, unhealthy: 0 },
     });
-    expect(logs.join('\n')).not.toContain('s3cr');
+    expect(JSON.stringify(logs)).not.toContain('s3cr');
   });
 
   it('an exclusive lease takes the whole proxy', async () => {
@@ -198,9 +186,9 @@ describe('POST /v1/leases', () => {
     expect(await acquire({ exclusive: true })).toMatchObject({ status: 409, body: { atCapacity: 1 } });
   });
 
-  it('an empty POST takes the defaults', async () => {
+  it('{} takes the defaults', async () => {
     await start([proxy('solo')]);
-    const res = await call('POST', '/v1/leases');
+    const res = await call('POST', '/v1/leases', {});
     expect(res).toMatchObject({ status: 201, body: { ttlSeconds: 300, target: null, exclusive: false } });
   });
 
@@ -219,24 +207,39 @@ describe('POST /v1/leases', () => {
     expect(await acquire({})).toMatchObject({ status: 409, body: { unhealthy: 1, atCapacity: 1 } });
   });
 
-  it.each([
-    [{ ttlSeconds: 0 }, 'invalid_ttl'],
-    [{ ttlSeconds: 3601 }, 'invalid_ttl'],
-    [{ ttlSeconds: 1.5 }, 'invalid_ttl'],
-    [{ ttlSeconds: '60' }, 'invalid_ttl'],
-    [{ selector: 'eu' }, 'invalid_selector'],
-    [{ selector: { region: 5 } }, 'invalid_selector'],
-    [{ selector: { 'bad key!': 'x' } }, 'invalid_selector'],
-    [{ target: '*' }, 'invalid_target'],
-    [{ target: 'a b' }, 'invalid_target'],
-    [{ exclusive: 'yes' }, 'invalid_exclusive'],
-    [{ owner: 'me' }, 'unknown_field'],
-    [[], 'invalid_request'],
-    [null, 'invalid_request'],
-    ['{"selector":', 'invalid_json'],
-  ])('%j → 400 %s', async (body, error) => {
+  it.each<[unknown, string, string]>([
+    [{ ttlSeconds: 0 }, 'invalid_request', 'ttlSeconds'],
+    [{ ttlSeconds: 3601 }, 'invalid_request', 'ttlSeconds'],
+    [{ ttlSeconds: 1.5 }, 'invalid_request', 'ttlSeconds'],
+    [{ ttlSeconds: '60' }, 'invalid_request', 'ttlSeconds'],
+    [{ selector: 'eu' }, 'invalid_request', 'selector'],
+    [{ selector: { region: 5 } }, 'invalid_request', 'selector.region'],
+    [{ selector: { 'bad key!': 'x' } }, 'invalid_request', 'selector.bad key!'],
+    [{ target: '*' }, 'invalid_request', 'target'],
+    [{ target: 'a b' }, 'invalid_request', 'target'],
+    [{ exclusive: 'yes' }, 'invalid_request', 'exclusive'],
+    [{ owner: 'me' }, 'invalid_request', 'owner'],
+    ['{"selector":{"__proto__":"x"}}', 'invalid_request', 'selector.__proto__'],
+    [[], 'invalid_request', ''],
+    [null, 'invalid_request', ''],
+    ['{"selector":', 'invalid_json', ''],
+    ['', 'invalid_json', ''],
+  ])('%j → 400 %s at "%s"', async (body, error, path) => {
     await start([proxy('solo')]);
-    expect(await acquire(body)).toMatchObject({ status: 400, body: { error } });
+    const res = await acquire(body);
+    expect(res).toMatchObject({ status: 400, body: { error, message: expect.any(String) } });
+    if (path) expect(res.body.issues.map((i: { path: string }) => i.path)).toContain(path);
+  });
+
+  it('refuses other media types with 415', async () => {
+    await start([proxy('solo')]);
+    const res = await app.request('/v1/leases', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'text/plain' },
+      body: '{}',
+    });
+    expect(res.status).toBe(415);
+    expect(await res.json()).toMatchObject({ error: 'unsupported_media_type' });
   });
 });
 
@@ -252,7 +255,7 @@ describe('renew and release', () => {
     });
     expect(await call('POST', `/v1/leases/${lease.leaseId}/renew`, { ttlSeconds: 4000 })).toMatchObject({
       status: 400,
-      body: { error: 'invalid_ttl' },
+      body: { error: 'invalid_request', issues: [{ path: 'ttlSeconds' }] },
     });
     expect((await call('POST', `/v1/leases/${lease.leaseId}/renew`)).body.expiresAt).toBe(
       '2026-03-01T00:10:30.000Z',
@@ -266,6 +269,7 @@ describe('renew and release', () => {
     expect((await call('DELETE', `/v1/leases/${lease.leaseId}`)).status).toBe(204);
     expect((await call('DELETE', '/v1/leases/AAAAAAAAAAAAAAAAAAAAAA')).status).toBe(204);
     expect((await call('DELETE', '/v1/leases/..%2F..%2Fproxies%2Fsolo')).status).toBe(204);
+    expect((await call('DELETE', `/v1/leases/${lease.leaseId}`, { please: true })).status).toBe(400);
     expect(await call('POST', `/v1/leases/${lease.leaseId}/renew`)).toMatchObject({
       status: 409,
       body: { error: 'lease_released' },
@@ -347,8 +351,8 @@ describe('POST /v1/leases/{id}/report', () => {
     [{}, 'invalid_result'],
     [{ result: 'great' }, 'invalid_result'],
     [{ result: 'OK' }, 'invalid_result'],
-    [{ result: 'ok', target: 7 }, 'invalid_target'],
-    [{ result: 'ok', extra: 1 }, 'unknown_field'],
+    [{ result: 'ok', target: 7 }, 'invalid_request'],
+    [{ result: 'ok', extra: 1 }, 'invalid_request'],
   ])('%j → 400 %s', async (body, error) => {
     await start([proxy('a')]);
     const { body: lease } = await acquire({});
@@ -375,20 +379,29 @@ describe('service routes', () => {
     const { status, body } = await call('GET', '/openapi.json');
     expect(status).toBe(200);
     expect(body.openapi).toBe('3.1.0');
-    expect(Object.keys(body.paths).sort()).toEqual([
-      '/v1/leases',
-      '/v1/leases/{id}',
-      '/v1/leases/{id}/renew',
-      '/v1/leases/{id}/report',
-      '/v1/proxies',
-    ]);
+    expect(Object.keys(body.paths)).toEqual(
+      expect.arrayContaining([
+        '/v1/leases',
+        '/v1/leases/{id}',
+        '/v1/leases/{id}/renew',
+        '/v1/leases/{id}/report',
+        '/v1/proxies',
+      ]),
+    );
     expect(Object.keys(body.paths['/v1/leases'].post.responses).sort()).toEqual([
       '201',
       '400',
       '401',
+      '403',
       '409',
+      '413',
+      '415',
       '503',
     ]);
+    expect(body.paths['/v1/proxies'].get.parameters.map((p: { name: string }) => p.name)).toContain(
+      'healthy',
+    );
+    expect(body.components.schemas.ListedProxy).toBeDefined();
     expect(body.components.schemas.AcquireRequest.properties.ttlSeconds).toMatchObject({
       minimum: 5,
       maximum: 3600,
@@ -405,7 +418,7 @@ describe('service routes', () => {
     ).text();
     expect(text).toContain('proxyplane_lease_requests_total{op="acquire",outcome="granted"} 1');
     expect(text).toContain('proxyplane_lease_requests_total{op="acquire",outcome="no_match"} 1');
-    expect(text).toContain('proxyplane_lease_requests_total{op="acquire",outcome="invalid_ttl"} 1');
+    expect(text).toContain('proxyplane_lease_requests_total{op="acquire",outcome="invalid_request"} 1');
     expect(text).toContain('proxyplane_leases_active 1');
   });
 });

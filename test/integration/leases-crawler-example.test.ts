@@ -1,14 +1,17 @@
-// docs/examples/crawler.ts, run as a crawler would run it: against the lease service process, through a
-// real forward proxy that demands the credentials only the lease response carries, to a local page.
+// docs/examples/crawler.ts, run as a crawler would run it: against the API process (main.ts), through a
+// real forward proxy that demands the credentials only the lease response carries — read from the Secret
+// Manager emulator by the real client — to a local page.
 import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { promisify } from 'node:util';
 import { Firestore } from '@google-cloud/firestore';
 import { Server as ProxyServer } from 'proxy-chain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSecretManagerEmulator } from '../../emulators/secret-manager/server.js';
 import { LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-collections.js';
+import { createSecretManagerClient } from '../../shared/src/adapters/secret-manager/client.js';
 import { testProjectId } from '../support/emulators.js';
-import { type LeaseServiceProcess, proxy, startLeaseService, writeFleet } from '../support/leases.js';
+import { type ApiProcess, proxy, startApiProcess, writeFleet } from '../support/leases.js';
 
 const run = promisify(execFile);
 const projectId = testProjectId();
@@ -17,7 +20,8 @@ const TOKEN = 'example-crawler-token-01';
 let target: Server;
 let targetUrl: string;
 let forward: ProxyServer;
-let service: LeaseServiceProcess;
+let service: ApiProcess;
+let secretManager: Awaited<ReturnType<typeof startSecretManagerEmulator>>;
 const seenByProxy: string[] = [];
 
 beforeAll(async () => {
@@ -52,15 +56,29 @@ beforeAll(async () => {
       } as typeof p.spec,
     },
   ]);
-  service = await startLeaseService({
+  secretManager = await startSecretManagerEmulator({ log: () => {} });
+  const endpoint = `${secretManager.host}:${secretManager.port}`;
+  const client = createSecretManagerClient(endpoint);
+  await client.createSecret({
+    parent: `projects/${projectId}`,
+    secretId: 'demo-creds',
+    secret: { replication: { automatic: {} } },
+  });
+  await client.addSecretVersion({
+    parent: `projects/${projectId}/secrets/demo-creds`,
+    payload: { data: Buffer.from('crawl:pa ss:w@rd') },
+  });
+  await client.close();
+  service = await startApiProcess({
     GOOGLE_CLOUD_PROJECT: projectId,
     DISCOVERY_TOKENS: `example:${TOKEN}`,
-    LEASE_TEST_SECRETS: JSON.stringify({ 'demo-creds': 'crawl:pa ss:w@rd' }),
+    SECRET_MANAGER_EMULATOR_HOST: endpoint,
   });
 }, 120_000);
 
 afterAll(async () => {
   await service?.stop();
+  await secretManager?.stop();
   await forward?.close(true);
   await new Promise((r) => target?.close(r));
   await db.terminate();

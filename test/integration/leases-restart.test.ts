@@ -5,7 +5,7 @@ import { Firestore } from '@google-cloud/firestore';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LeaseClient, NoMatchError } from '../../shared/src/client/index.js';
 import { testProjectId } from '../support/emulators.js';
-import { type LeaseServiceProcess, proxy, startLeaseService, writeFleet } from '../support/leases.js';
+import { type ApiProcess, proxy, startApiProcess, writeFleet } from '../support/leases.js';
 
 const projectId = testProjectId();
 const db = new Firestore({ projectId });
@@ -15,7 +15,7 @@ const env = {
   DISCOVERY_TOKENS: `t:${TOKEN}`,
   LEASE_COOLDOWN_SECONDS: '600',
 };
-const running: LeaseServiceProcess[] = [];
+const running: ApiProcess[] = [];
 
 afterAll(async () => {
   await Promise.all(running.map((s) => s.stop()));
@@ -34,7 +34,7 @@ async function noMatch(p: Promise<unknown>) {
 describe('service restart', () => {
   it('keeps every lease and cooldown across a crash', { timeout: 120_000 }, async () => {
     await writeFleet(db, [proxy('a', { capacity: 2 })]);
-    const first = await startLeaseService(env);
+    const first = await startApiProcess(env);
     running.push(first);
     const c1 = new LeaseClient({ baseUrl: first.url, token: TOKEN });
     const l1 = await c1.acquire({ target: 'shop.example', ttlSeconds: 600 });
@@ -42,7 +42,7 @@ describe('service restart', () => {
     await c1.report(l1.leaseId, 'rate_limited');
     await first.kill();
 
-    const second = await startLeaseService(env);
+    const second = await startApiProcess(env);
     running.push(second);
     const c2 = new LeaseClient({ baseUrl: second.url, token: TOKEN });
     expect((await c2.listProxies()).proxies[0]).toMatchObject({ name: 'a', activeLeases: 2 });

@@ -2,6 +2,7 @@
 // and publishes; the reconcile and requeue functions run as real functions-framework processes behind
 // Pub/Sub emulator pushes; the Scheduler ticks the requeue sweep; the gce provider drives the Compute
 // emulator through the real @google-cloud/compute client. Poll intervals are shortened by env.
+import { randomUUID } from 'node:crypto';
 import { Firestore } from '@google-cloud/firestore';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ComputeEmulator, startComputeEmulator } from '../../emulators/compute/server.js';
@@ -11,8 +12,10 @@ import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-s
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import { PubSubReconcilePublisher } from '../../shared/src/adapters/pubsub/reconcile-publisher.js';
 import { instanceNameFromUid } from '../../shared/src/domain/instance-name.js';
-import type { ProxyResource } from '../../shared/src/domain/proxy.js';
+import { type ProxyResource, ProxySpec } from '../../shared/src/domain/proxy.js';
+import { ReconcileRequest } from '../../shared/src/messages/reconcile-request.js';
 import { systemClock } from '../../shared/src/ports/clock.js';
+import { aProxy } from '../../shared/src/testing/proxy-fixtures.js';
 import { testProjectId } from '../support/emulators.js';
 import { startTestPlane, type TestPlane } from '../support/local-plane.js';
 
@@ -182,6 +185,21 @@ describe('reconcile on the local plane', () => {
         insts[0]?.id !== old.id &&
         insts[0]?.status === 'RUNNING',
     );
+  });
+
+  it('20 duplicate deliveries through Pub/Sub create exactly one instance', async () => {
+    const proxy = aProxy({ name: 'dup-ps', uid: randomUUID(), spec: ProxySpec.parse(managed()) });
+    await store.create(proxy);
+    await Promise.all(
+      Array.from({ length: 20 }, () =>
+        plane.publisher.publish('reconcile-requests', ReconcileRequest, {
+          proxy: 'dup-ps',
+          reason: 'created',
+        }),
+      ),
+    );
+    await provisioned('dup-ps');
+    expect(instancesOf(proxy.uid)).toHaveLength(1);
   });
 
   it('an external proxy gets its ip from the endpoint and causes no provider call', async () => {

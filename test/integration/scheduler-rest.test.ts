@@ -102,8 +102,17 @@ describe('Cloud Scheduler REST subset', () => {
       status: 'FAILED_PRECONDITION',
     });
     expect(plane.scheduler!.get('gc-sweep').state).toBe('PAUSED');
+    // "A job must be in Job.State.ENABLED to be paused" (and PAUSED to be resumed).
+    expect(await googleFailure(client.pauseJob({ name }))).toEqual({
+      http: 400,
+      status: 'FAILED_PRECONDITION',
+    });
     const [resumed] = await client.resumeJob({ name });
     expect(resumed.state).toBe('ENABLED');
+    expect(await googleFailure(client.resumeJob({ name }))).toEqual({
+      http: 400,
+      status: 'FAILED_PRECONDITION',
+    });
   });
 
   it('refuses job creation: the table owns the jobs', async () => {

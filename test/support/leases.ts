@@ -1,45 +1,69 @@
-// Support for the lease tests: writing proxies the way the admin API / reconcile store them, and reading
-// back the lease service's documents to check invariants from what is stored.
+// Support for the lease tests: proxies stored the way the admin API stores them, the API (with leases)
+// in-process or as real main.ts processes, and the stored leases read back to check invariants.
 import { spawn } from 'node:child_process';
-import { type DocumentData, type Firestore, Timestamp } from '@google-cloud/firestore';
+import type { Firestore } from '@google-cloud/firestore';
+import { Registry } from 'prom-client';
+import { freePort } from '../../emulators/launcher/free-port.js';
+import { waitForHttp } from '../../emulators/launcher/wait.js';
+import { createApp } from '../../functions/api/src/app.js';
+import { anyOf } from '../../functions/api/src/auth/authenticator.js';
+import { staticTokenAuthenticator } from '../../functions/api/src/auth/static-tokens.js';
+import type { LeaseConfig } from '../../functions/api/src/leases/config.js';
+import { buildLeaseApi, type LeaseApiRuntime } from '../../functions/api/src/leases/wiring.js';
+import { Collections } from '../../shared/src/adapters/firestore/collections.js';
 import { LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-collections.js';
 import { decodeLease } from '../../shared/src/adapters/firestore/lease-converter.js';
-import { PROXIES_COLLECTION } from '../../shared/src/adapters/firestore/proxy-cache.js';
+import { proxyToFirestore } from '../../shared/src/adapters/firestore/proxy-converter.js';
+import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
+import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import { type ProxyOptions, proxy } from '../../shared/src/domain/leases/fixtures.unit.js';
 import type { Lease } from '../../shared/src/domain/leases/model.js';
 import type { ProxyResource } from '../../shared/src/domain/proxy.js';
+import type { Clock } from '../../shared/src/ports/clock.js';
+import type { SecretReader } from '../../shared/src/ports/secrets.js';
+import { RecordingReconcilePublisher } from '../../shared/src/testing/recording-publisher.js';
 
 export { type ProxyOptions, proxy };
 
-function toTimestamps(value: unknown): unknown {
-  if (value instanceof Date) return Timestamp.fromDate(value);
-  if (Array.isArray(value)) return value.map(toTimestamps);
-  if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(
-      Object.entries(value)
-        .filter(([, v]) => v !== undefined)
-        .map(([k, v]) => [k, toTimestamps(v)]),
-    );
-  }
-  return value;
-}
-
-/** Stores a proxy document (TODO(reconcile): use the shared proxy converter once it lands). */
-export async function writeProxy(db: Firestore, p: ProxyResource): Promise<void> {
-  await db
-    .collection(PROXIES_COLLECTION)
-    .doc(p.name)
-    .set(toTimestamps(p) as DocumentData);
-}
+export const ADMIN_TOKEN = 'lease-tests-admin-token-0123';
 
 export async function writeFleet(db: Firestore, proxies: ProxyResource[]): Promise<void> {
   for (let i = 0; i < proxies.length; i += 400) {
     const batch = db.batch();
     for (const p of proxies.slice(i, i + 400)) {
-      batch.set(db.collection(PROXIES_COLLECTION).doc(p.name), toTimestamps(p) as DocumentData);
+      batch.set(db.collection(Collections.proxies).doc(p.name), proxyToFirestore(p));
     }
     await batch.commit();
   }
+}
+
+/** The API with its lease routes, in-process on a real Firestore (emulator), for app.request() tests. */
+export function leaseTestApp(opts: {
+  firestore: Firestore;
+  clock: Clock;
+  secrets: SecretReader;
+  lease: Partial<LeaseConfig>;
+}) {
+  const log = memoryLogger();
+  const registry = new Registry();
+  const leases: LeaseApiRuntime = buildLeaseApi({
+    firestore: opts.firestore,
+    secrets: opts.secrets,
+    clock: opts.clock,
+    registry,
+    log,
+    config: { tokens: [], cooldownWindowMs: 60_000, credentialsCacheMs: 0, ...opts.lease },
+  });
+  const app = createApp({
+    version: 'test',
+    store: new FirestoreProxyStore(opts.firestore),
+    publisher: new RecordingReconcilePublisher(),
+    clock: opts.clock,
+    auth: anyOf([staticTokenAuthenticator([{ name: 'admin', token: ADMIN_TOKEN }])]),
+    log,
+    leases,
+  });
+  return { app, leases, log, registry };
 }
 
 export async function storedLeases(db: Firestore): Promise<Lease[]> {
@@ -82,7 +106,7 @@ export function peakUsage(
   return peaks;
 }
 
-export interface LeaseServiceProcess {
+export interface ApiProcess {
   url: string;
   pid: number;
   /** SIGTERM and wait (a graceful restart). */
@@ -91,55 +115,55 @@ export interface LeaseServiceProcess {
   kill(): Promise<void>;
 }
 
-/** Starts test/support/lease-service.ts as a real process on a free port; resolves once it listens. */
-export async function startLeaseService(
-  env: Record<string, string>,
-  timeoutMs = 60_000,
-): Promise<LeaseServiceProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/lease-service.ts'], {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+/**
+ * Starts the real API entry point (functions/api/src/main.ts) as its own process on a free port, with the
+ * emulators of this test run, and waits until /healthz answers.
+ */
+export async function startApiProcess(env: Record<string, string>, timeoutMs = 90_000): Promise<ApiProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'functions/api/src/main.ts'], {
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      ADMIN_TOKENS: `admin:${ADMIN_TOKEN}`,
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
     detached: true,
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => {
     stderr = (stderr + d.toString()).slice(-20_000);
   });
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`lease service did not start:\n${stderr}`)), timeoutMs);
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = out.match(/\{"listening":(\d+)\}/);
-      if (m) {
-        clearTimeout(timer);
-        resolve(Number(m[1]));
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`lease service exited (${code}):\n${stderr}`));
-    });
-  });
-  const signal = async (sig: NodeJS.Signals) => {
-    try {
-      process.kill(-child.pid!, sig);
-    } catch {
-      // already gone
-    }
-    const timer = setTimeout(() => {
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {}
-    }, 10_000);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await Promise.race([
+      waitForHttp(`${url}/healthz`, { timeoutMs }),
+      exited.then(() => {
+        throw new Error(`api exited before serving:\n${stderr}`);
+      }),
+    ]);
+  } catch (err) {
+    signalGroup(child.pid, 'SIGKILL');
+    throw err;
+  }
+  const stopWith = async (sig: NodeJS.Signals) => {
+    signalGroup(child.pid, sig);
+    const timer = setTimeout(() => signalGroup(child.pid, 'SIGKILL'), 10_000);
     await exited;
     clearTimeout(timer);
   };
-  return {
-    url: `http://127.0.0.1:${port}`,
-    pid: child.pid!,
-    stop: () => signal('SIGTERM'),
-    kill: () => signal('SIGKILL'),
-  };
+  return { url, pid: child.pid ?? -1, stop: () => stopWith('SIGTERM'), kill: () => stopWith('SIGKILL') };
+}
+
+function signalGroup(pid: number | undefined, sig: NodeJS.Signals): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, sig);
+  } catch {
+    // already gone
+  }
 }

@@ -15,6 +15,9 @@
 // - `scheduler`: a LocalScheduler over shared/topology/schedules.json, not started (call `fire(job)`),
 //   unless `{ start: true, speed }`.
 // Function logs go to test-artifacts/local-plane/<projectId>/.
+//
+// A Compute emulator whose VMs should read their proxy credentials the deployed way — by reference, from
+// Secret Manager — is started with `startComputeEmulator({ secretManagerEndpoint })` (emulators/compute).
 import { join } from 'node:path';
 import type { PubSub } from '@google-cloud/pubsub';
 import type { FunctionSource, HostedFunction } from '../../emulators/functions-host/host.js';

@@ -8,6 +8,8 @@ import { methodNotAllowed } from 'hono/method-not-allowed';
 import { requestId } from 'hono/request-id';
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import type { Clock } from '../../../shared/src/ports/clock.js';
+import type { JobRunStore } from '../../../shared/src/ports/job-runs.js';
+import type { JobScheduler } from '../../../shared/src/ports/job-scheduler.js';
 import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
 import { proxyAdmin } from './admin/proxy-admin.js';
@@ -15,6 +17,11 @@ import type { Authenticator } from './auth/authenticator.js';
 import { requireAdmin } from './auth/middleware.js';
 import { type EchoOptions, echoRoutes } from './echo/echo-routes.js';
 import { ApiError } from './errors.js';
+import type { FleetFeed } from './fleet/feed.js';
+import { fleetApp } from './fleet/routes.js';
+import { jobControls } from './jobs/job-controls.js';
+import { jobRoutes } from './jobs/job-routes.js';
+import { type LeaseApiDeps, leaseApi, leaseGuards } from './leases/index.js';
 import { limitBody } from './middleware/body-limit.js';
 import { recover } from './middleware/recover.js';
 import { requestLog } from './middleware/request-log.js';
@@ -36,8 +43,14 @@ export interface ApiDeps {
   traceProject?: string;
   /** Mounts GET /v1/echo (unauthenticated: the EGRESS probe reaches it through arbitrary proxies). */
   echo?: EchoOptions;
+  /** Discovery and leases for crawlers (docs/leases.md); absent = not served. */
+  leases?: LeaseApiDeps;
   /** Mounts the gateway control plane: /v1/workers/* (worker identities) and /v1/gateway/* (admin). */
   workers?: WorkersApiDeps;
+  /** Mounts the fleet page at /fleet (admin auth, read-only), rendered from this feed. */
+  fleet?: FleetFeed;
+  /** Mounts /v1/jobs (admin): the periodic jobs on Cloud Scheduler and their last runs (issue 11). */
+  jobs?: { scheduler: JobScheduler | null; runs: Pick<JobRunStore, 'get' | 'list'> };
 }
 
 export function createApp(deps: ApiDeps) {
@@ -60,16 +73,20 @@ export function createApp(deps: ApiDeps) {
   );
   // Worker reports carry up to 10,000 counts: the worker routes bound each body themselves.
   app.use(except('/v1/workers/*', limitBody({ maxBytes: deps.maxBodyBytes })));
-  // Admin auth guards the admin surface only: other groups (echo today; discovery, leases and worker
-  // endpoints later) bring their own. `/v1/proxies/*` also matches `/v1/proxies`.
-  const adminOnly = requireAdmin(deps.auth);
-  app.use('/v1/proxies/*', adminOnly);
-  app.use('/openapi.json', adminOnly);
+  // Admin auth guards the admin surface; crawler tokens also open GET /v1/proxies (discovery), the lease
+  // routes and /openapi.json (leases/index.ts). `/v1/proxies/*` also matches `/v1/proxies`.
+  const guards = leaseGuards(deps.leases, deps.auth);
+  app.use('/v1/proxies/*', guards.proxies);
+  app.use('/openapi.json', guards.crawler);
+  app.use('/v1/jobs/*', requireAdmin(deps.auth));
 
   app.get('/healthz', (c) => c.json({ ok: true, version: deps.version }));
-  app.route('/v1/proxies', proxyRoutes(admin));
+  app.route('/v1/proxies', proxyRoutes(admin, deps.leases?.discovery));
+  if (deps.leases) app.route('/', leaseApi(deps.leases, guards.crawler));
   if (deps.echo) app.route('/', echoRoutes(deps.echo));
   if (deps.workers) app.route('/', workersApi(deps.workers));
+  if (deps.fleet) app.route('/fleet', fleetApp({ ...deps, feed: deps.fleet }));
+  if (deps.jobs) app.route('/v1/jobs', jobRoutes(jobControls({ ...deps.jobs, log: deps.log })));
   app.doc31('/openapi.json', {
     openapi: '3.1.0',
     info: { title: 'proxyplane API', version: deps.version, description: 'See docs/api.md.' },

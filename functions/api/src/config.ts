@@ -2,9 +2,12 @@
 // the shared base contract, where to listen, and admin auth (auth/config.ts).
 //   PORT (8080; Cloud Run sets it), HOST (0.0.0.0), K_REVISION (Cloud Run's revision, reported as version),
 //   K_SERVICE (set on Cloud Run: one trusted X-Forwarded-For hop for /v1/echo), MAX_BODY_BYTES (65536).
+//   /v1/jobs talks to Cloud Scheduler in REGION, or to SCHEDULER_EMULATOR_HOST; in local mode without
+//   it, there is no scheduler (the routes answer 503) rather than a client hunting for Google credentials.
 import { z } from 'zod';
 import { BaseEnv } from '../../../shared/src/config/env.js';
 import { type AuthConfig, loadAuthConfig } from './auth/config.js';
+import { type LeaseConfig, loadLeaseConfig } from './leases/config.js';
 import { loadWorkersApiConfig, type WorkersApiConfig } from './workers/config.js';
 
 const ApiEnv = BaseEnv.extend({
@@ -31,8 +34,12 @@ export interface ApiConfig {
   maxBodyBytes: number;
   onCloudRun: boolean;
   auth: AuthConfig;
+  /** Discovery and leases (leases/config.ts). */
+  leases: LeaseConfig;
   /** The gateway control plane's worker identities and timing (workers/config.ts). */
   workers: WorkersApiConfig;
+  /** Where the periodic jobs' Cloud Scheduler is; null: none (local mode without the local scheduler). */
+  scheduler: { location: string; emulatorHost?: string } | null;
 }
 
 /** Throws zod's error or AuthConfigError; main.ts reports either and exits non-zero. */
@@ -49,6 +56,11 @@ export function loadApiConfig(env: Record<string, string | undefined>): ApiConfi
     maxBodyBytes: e.MAX_BODY_BYTES,
     onCloudRun: e.K_SERVICE !== undefined,
     auth: loadAuthConfig(env),
+    leases: loadLeaseConfig(env),
     workers: loadWorkersApiConfig(env),
+    scheduler:
+      e.SCHEDULER_EMULATOR_HOST || !(env.PROXYPLANE_LOCAL === '1' || e.FIRESTORE_EMULATOR_HOST)
+        ? { location: e.REGION, emulatorHost: e.SCHEDULER_EMULATOR_HOST }
+        : null,
   };
 }

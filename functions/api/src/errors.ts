@@ -12,6 +12,8 @@ export type ErrorCode =
   | 'already_exists'
   | 'conflict'
   | 'deletion_requested'
+  | 'unknown_job'
+  | 'job_paused'
   | 'unauthenticated'
   | 'forbidden'
   | 'method_not_allowed'

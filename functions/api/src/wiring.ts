@@ -1,15 +1,26 @@
 // The one place the API's concrete adapters are built (Firestore, Pub/Sub, the Google token verifier),
 // from a loaded config. main.ts calls it; end-to-end tests may too, or build ApiDeps from their own parts.
 import { Firestore } from '@google-cloud/firestore';
+import { Registry } from 'prom-client';
+import { FirestoreJobRunStore } from '../../../shared/src/adapters/firestore/job-run-store.js';
 import { FirestoreProxyStore } from '../../../shared/src/adapters/firestore/proxy-store.js';
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { createPubSub } from '../../../shared/src/adapters/pubsub/client.js';
 import { PubSubPublisher } from '../../../shared/src/adapters/pubsub/publisher.js';
+
 import { PubSubReconcilePublisher } from '../../../shared/src/adapters/pubsub/reconcile-publisher.js';
+import { createCloudSchedulerClient } from '../../../shared/src/adapters/scheduler/client.js';
+import { CloudSchedulerJobs } from '../../../shared/src/adapters/scheduler/cloud-scheduler-jobs.js';
+import { controllableJobIds } from '../../../shared/src/adapters/scheduler/job-names.js';
+import { createSecretManagerClient } from '../../../shared/src/adapters/secret-manager/client.js';
+import { SecretManagerSecretReader } from '../../../shared/src/adapters/secret-manager/reader.js';
+import { loadScheduleTable } from '../../../shared/src/config/topology.js';
 import { systemClock } from '../../../shared/src/ports/clock.js';
 import type { ApiDeps } from './app.js';
 import { buildAuthenticator } from './auth/config.js';
 import type { ApiConfig } from './config.js';
+import { FirestoreFleetFeed } from './fleet/firestore-feed.js';
+import { buildLeaseApi } from './leases/wiring.js';
 import { buildWorkersApi } from './workers/wiring.js';
 
 export interface Wired {
@@ -24,7 +35,25 @@ export function wireApi(config: ApiConfig, log: Logger): Wired {
     ...(config.firestoreEmulatorHost ? { host: config.firestoreEmulatorHost, ssl: false } : {}),
   });
   const pubsub = createPubSub(config.projectId, config.pubsubEmulatorHost);
+  const secretManager = createSecretManagerClient(config.leases.secretManagerEmulatorHost);
+  const leases = buildLeaseApi({
+    firestore,
+    secrets: new SecretManagerSecretReader(secretManager, config.projectId),
+    clock: systemClock,
+    registry: new Registry(),
+    log,
+    config: config.leases,
+  });
   const auth = buildAuthenticator(config.auth);
+  const fleet = new FirestoreFleetFeed(firestore, log);
+  const scheduler = config.scheduler
+    ? new CloudSchedulerJobs({
+        projectId: config.projectId,
+        location: config.scheduler.location,
+        jobIds: controllableJobIds(loadScheduleTable()),
+        client: createCloudSchedulerClient(config.scheduler.emulatorHost),
+      })
+    : null;
   const deps: ApiDeps = {
     version: config.version,
     store: new FirestoreProxyStore(firestore),
@@ -35,6 +64,7 @@ export function wireApi(config: ApiConfig, log: Logger): Wired {
     maxBodyBytes: config.maxBodyBytes,
     traceProject: config.onCloudRun ? config.projectId : undefined,
     echo: { trustedHops: config.onCloudRun ? 1 : 0 },
+    leases,
     workers: buildWorkersApi({
       firestore,
       pubsub,
@@ -44,11 +74,19 @@ export function wireApi(config: ApiConfig, log: Logger): Wired {
       clock: systemClock,
       log,
     }),
+    fleet,
+    jobs: { scheduler, runs: new FirestoreJobRunStore(firestore) },
   };
   return {
     deps,
     close: async () => {
-      await Promise.allSettled([firestore.terminate(), pubsub.close()]);
+      await Promise.all([leases.stop(), fleet.stop()]);
+      await Promise.allSettled([
+        firestore.terminate(),
+        pubsub.close(),
+        secretManager.close(),
+        scheduler?.close(),
+      ]);
     },
   };
 }

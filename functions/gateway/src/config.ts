@@ -60,6 +60,7 @@ export const GatewayEnv = z.object({
   GATEWAY_UPSTREAM_TIMEOUT_MS: int(10_000, 100),
   GATEWAY_IDLE_TIMEOUT_MS: int(300_000, 1000),
   GATEWAY_LINGER_MS: int(5_000, 100),
+  GATEWAY_MAX_CONNECTIONS: int(20_000, 1),
   /** Cloud Run allows 10 s between SIGTERM and SIGKILL. */
   GATEWAY_DRAIN_TIMEOUT_MS: int(8_000, 0),
   GATEWAY_OUTCOME_QUEUE_SIZE: int(10_000, 1),

@@ -103,6 +103,8 @@ export async function fetchThrough(req: FetchRequest, user: string, deps: FetchD
   load = 2;
   // openTunnel hands the socket over paused; the target speaks only after our request, so nothing is lost.
   sock.resume();
+  // Failures surface on the TLS socket / request; the raw socket must not throw an unhandled 'error'.
+  sock.on('error', () => {});
   const conn = https
     ? tls.connect({ socket: sock, servername: parseIp(host) ? undefined : host, ALPNProtocols: ['http/1.1'] })
     : sock;

@@ -119,7 +119,9 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
             upstreamTimeoutMs: cfg.GATEWAY_UPSTREAM_TIMEOUT_MS,
             idleTimeoutMs: cfg.GATEWAY_IDLE_TIMEOUT_MS,
             lingerMs: cfg.GATEWAY_LINGER_MS,
+            maxConnections: cfg.GATEWAY_MAX_CONNECTIONS,
           },
+          (err) => log.error('proxy listener error', { error: err.message }),
         );
   if (proxy && cfg.GATEWAY_PROXY_PORT !== 'off') {
     proxyPort = await proxy.listen(cfg.GATEWAY_PROXY_PORT, cfg.GATEWAY_PROXY_HOST ?? cfg.HOST);
@@ -157,6 +159,7 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
     http.once('listening', () => resolve((http.address() as AddressInfo).port));
     http.once('error', reject);
   });
+  http.on('error', (err) => log.error('http listener error', { error: err.message }));
 
   return {
     worker,

@@ -1,5 +1,6 @@
-// The forward-proxy listener (HTTP CONNECT and absolute-URI HTTP) on a raw net.Server: measured faster
-// than http.Server for a proxy that only needs the request head (see bench/gateway.ts). Owns the
+// The forward-proxy listener (HTTP CONNECT and absolute-URI HTTP) on a raw net.Server: a proxy needs only
+// the request head, and http.Server's per-request machinery is what makes proxy-chain (built on it) cost
+// 1.5–2x this listener's CPU per request in bench/gateway.ts. Owns the
 // per-listener context the sessions share, the deadline sweep and the drain on shutdown.
 import net from 'node:net';
 import type { ClientAuth } from './client-auth.js';
@@ -28,6 +29,8 @@ export interface ProxyListenerOptions {
   idleTimeoutMs: number;
   /** How long a client may keep its side open after we finished ours. */
   lingerMs: number;
+  /** Open client connections beyond this are refused at accept (fd exhaustion is not an option). */
+  maxConnections: number;
 }
 
 export interface ProxyContext {
@@ -53,6 +56,7 @@ export interface ProxyListener {
 export function createProxyListener(
   deps: Omit<ProxyContext, 'sessions' | 'opts'>,
   opts: ProxyListenerOptions,
+  onError: (err: Error) => void,
 ): ProxyListener {
   const ctx: ProxyContext = { ...deps, opts, sessions: new Set() };
   const server = net.createServer({ allowHalfOpen: true, noDelay: true }, (socket) => {
@@ -66,6 +70,7 @@ export function createProxyListener(
     c.on('error', onClientError);
     c.on('close', onClientClose);
   });
+  server.maxConnections = opts.maxConnections;
   // One sweep instead of timers per connection: every deadline here is fine to ~250 ms.
   const sweep = setInterval(() => {
     const now = Date.now();
@@ -79,6 +84,8 @@ export function createProxyListener(
         server.once('error', reject);
         server.listen({ port, host }, () => {
           server.off('error', reject);
+          // Accept failures (EMFILE under a connection flood) are reported, never fatal.
+          server.on('error', onError);
           resolve((server.address() as net.AddressInfo).port);
         });
       }),

@@ -18,14 +18,13 @@ import {
   HEAD_END,
   header,
   originFormHead,
-  parseAbsoluteHttp,
-  parseAuthority,
   parseRequestHead,
   type RequestHead,
   statusOf,
 } from './head.js';
 import type { OutcomeStage } from './outcomes.js';
 import type { ProxyContext } from './proxy-listener.js';
+import { requestTarget } from './request-target.js';
 import { ESTABLISHED, errorResponse } from './responses.js';
 
 export const SESSION = Symbol('proxy-session');
@@ -144,38 +143,18 @@ export class ProxySession {
       this.refuse(503, refusalCode(this.ctx.worker.phase()) ?? 'not_accepting');
       return;
     }
-    if (h.method === 'CONNECT') {
-      const a = parseAuthority(h.target);
-      if (!a) {
-        this.refuse(400, 'bad_connect_target');
-        return;
-      }
-      this.isConnect = true;
-      this.host = a.host;
-      this.port = a.port;
-    } else {
-      const abs = parseAbsoluteHttp(h.target);
-      if (!abs) {
-        this.refuse(400, h.target.startsWith('/') ? 'not_a_proxy_request' : 'bad_request_target');
-        return;
-      }
-      if (header(h, 'transfer-encoding') !== undefined) {
-        this.refuse(411, 'chunked_request_body_unsupported');
-        return;
-      }
-      const cl = h.names.indexOf('content-length');
-      if (cl >= 0) {
-        const v = h.values[cl]!;
-        if (h.names.lastIndexOf('content-length') !== cl || !/^[0-9]{1,15}$/.test(v)) {
-          this.refuse(400, 'bad_content_length');
-          return;
-        }
-        this.bodyLeft = Number(v);
-      }
-      this.host = abs.authority.host;
-      this.port = abs.authority.port;
-      this.path = abs.path;
-      this.hostHeader = h.target.slice(7, 7 + h.target.slice(7).search(/[/?#]|$/));
+    const t = requestTarget(h);
+    if (t.kind === 'refuse') {
+      this.refuse(t.status, t.code);
+      return;
+    }
+    this.host = t.authority.host;
+    this.port = t.authority.port;
+    if (t.kind === 'connect') this.isConnect = true;
+    else {
+      this.path = t.path;
+      this.hostHeader = t.hostHeader;
+      this.bodyLeft = t.bodyLength;
     }
     const d = this.ctx.guard.check(this.host, this.port);
     if (d instanceof Promise) d.then((r) => this.afterGuard(r));
@@ -206,7 +185,7 @@ export class ProxySession {
     this.load = 1;
     this.pinned = formatAuthority(d.address, this.port);
     this.t0 = Date.now();
-    const up = net.connect({ host: u.host, port: u.port, noDelay: true, allowHalfOpen: true }) as Owned;
+    const up = net.connect({ host: u.host, port: u.port, allowHalfOpen: true }) as Owned;
     up[SESSION] = this;
     this.up = up;
     this.ctx.sockets.upstreams++;
@@ -409,33 +388,30 @@ export class ProxySession {
   }
 }
 
-function ignore(): void {}
-export function onClientData(this: Owned, chunk: Buffer): void {
-  this[SESSION]!.onHeadData(chunk);
-}
-function onClientBody(this: Owned, chunk: Buffer): void {
-  this[SESSION]!.onBody(chunk);
-}
-export function onClientEnd(this: Owned): void {
-  this[SESSION]!.onClientEnd();
-}
-export function onClientClose(this: Owned): void {
-  this[SESSION]!.onClientClose();
-}
-export { ignore as onClientError };
-
-function onUpConnect(this: Owned): void {
-  this[SESSION]!.onUpConnect();
-}
-function onUpData(this: Owned, chunk: Buffer): void {
-  this[SESSION]!.onUpData(chunk);
-}
-function onUpError(this: Owned): void {
-  this[SESSION]!.onUpError();
-}
-function onUpClose(this: Owned): void {
-  this[SESSION]!.onUpClose();
-}
-function onUpDrain(this: Owned): void {
-  this[SESSION]!.onUpDrain();
-}
+// Socket listeners, created once at module load: `this` is the socket, the session hangs off SESSION.
+type SessionEvent =
+  | 'onHeadData'
+  | 'onBody'
+  | 'onClientEnd'
+  | 'onClientClose'
+  | 'onUpConnect'
+  | 'onUpData'
+  | 'onUpError'
+  | 'onUpClose'
+  | 'onUpDrain';
+const relay = (method: SessionEvent) =>
+  function (this: Owned, arg?: Buffer): void {
+    const s = this[SESSION]!;
+    (s[method] as (this: ProxySession, a?: Buffer) => void).call(s, arg);
+  };
+export function onClientError(): void {}
+const ignore = onClientError;
+export const onClientData = relay('onHeadData');
+const onClientBody = relay('onBody');
+export const onClientEnd = relay('onClientEnd');
+export const onClientClose = relay('onClientClose');
+const onUpConnect = relay('onUpConnect');
+const onUpData = relay('onUpData');
+const onUpError = relay('onUpError');
+const onUpClose = relay('onUpClose');
+const onUpDrain = relay('onUpDrain');

@@ -78,6 +78,14 @@ function logPass(log: Logger, pass: number, r: PassResult, durationMs: number): 
   const troubled = /\/(quota|permanent)$|^cloud-init\/|provider-missing/.test(plan.branch);
   if (troubled) log.warn('reconcile pass', fields);
   else log.info('reconcile pass', fields);
+  // The log contract of docs/operations.md: log-based metrics and alerts count these events.
+  if (plan.branch.endsWith('/quota') && r.proxy.spec.mode === 'managed') {
+    log.warn('provider quota exceeded', { event: 'provider.quota_exceeded', zone: r.proxy.spec.zone });
+  }
+  if (r.kind === 'written' && r.status.phase === 'Failed' && r.proxy.status.phase !== 'Failed') {
+    const condition = r.status.conditions.find((c) => c.type === 'Provisioned');
+    log.error('proxy failed', { event: 'proxy.failed', detail: condition?.message ?? null });
+  }
 }
 
 /**

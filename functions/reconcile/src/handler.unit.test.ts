@@ -127,6 +127,9 @@ describe('reconcile handler: managed lifecycle', () => {
       reason: 'QuotaExceeded',
     });
     expect(p.status.nextReconcileAt).toEqual(new Date(t.clock.now().getTime() + iv.QuotaRetry));
+    expect(t.log.lines).toContainEqual(
+      expect.objectContaining({ event: 'provider.quota_exceeded', proxy: 'p1', zone: 'us-central1-a' }),
+    );
     t.clock.advance(iv.QuotaRetry);
     await t.run();
     t.provider.bootAll();
@@ -152,6 +155,9 @@ describe('reconcile handler: managed lifecycle', () => {
     t.provider.failNext('create', 'permanent');
     await t.run('p1', 'created');
     expect((await t.doc())!.status.phase).toBe('Failed');
+    expect(t.log.lines.filter((l) => l.event === 'proxy.failed')).toEqual([
+      expect.objectContaining({ severity: 'ERROR', proxy: 'p1', reason: 'created' }),
+    ]);
     const calls = t.provider.calls.length;
     const writes = t.store.writes;
     for (let i = 0; i < 3; i++) await t.run('p1', 'manual');

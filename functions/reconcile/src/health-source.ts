@@ -1,7 +1,7 @@
 // The applyHealth seam (seed §6): the probe owns health state (`health/{proxy}`, ports/health-store.ts);
 // reconcile reads the proxy-level verdict and represents it in status. Counters belong to one instance, so
 // a verdict about a replaced instance is ignored (the probe keys its state the same way).
-import { healthyOf } from '../../../shared/src/domain/health/reducer.js';
+import { healthVerdictOf } from '../../../shared/src/domain/health/proxy-health.js';
 import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
 import type { HealthVerdict } from '../../../shared/src/domain/reconcile/types.js';
 import type { HealthStore } from '../../../shared/src/ports/health-store.js';
@@ -22,20 +22,13 @@ export function probedInstanceOf(p: ProxyResource): string {
 export function storeHealthSource(store: Pick<HealthStore, 'get'>): HealthSource {
   return {
     async verdictFor(proxy) {
-      if (proxy.deletionRequestedAt) return null;
+      const instance = probedInstanceOf(proxy);
+      // No instance yet, or going away: nothing to probe, and no read spent on it.
+      if (proxy.deletionRequestedAt || instance === '') return null;
       const state = await store.get(proxy.name);
-      if (!state || state.instance !== probedInstanceOf(proxy)) return null;
-      const healthy = healthyOf(state.verdict);
-      if (healthy === null) return null;
-      const problem = state.egressProblem ? ` (egress: ${state.egressProblem})` : '';
-      return {
-        healthy,
-        latencyMillis: state.latency.reportedMs,
-        checkedAt: state.latency.reportedAt,
-        reason: healthy ? 'ProbeSucceeded' : 'ProbeFailed',
-        // Only what changes the verdict is in the message: SUSPECT vs AVAILABLE must not cost a write.
-        message: healthy ? 'probes succeed' : `probes fail${problem}`,
-      };
+      if (!state || state.instance !== instance) return null;
+      // The probe owns what its verdict means in status (reason, message, time): domain/health.
+      return healthVerdictOf(state);
     },
   };
 }

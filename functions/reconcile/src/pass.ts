@@ -44,8 +44,8 @@ export type PassResult =
   /** The document does not exist (any more): nothing to do. */
   | { kind: 'not-found' }
   /** Another writer moved the document between our read and our write: re-run from a fresh read. */
-  | { kind: 'conflict'; plan: Plan }
-  | { kind: 'written' | 'unchanged' | 'deleted'; plan: Plan; status: ProxyStatus };
+  | { kind: 'conflict'; plan: Plan; proxy: ProxyResource }
+  | { kind: 'written' | 'unchanged' | 'deleted'; plan: Plan; proxy: ProxyResource; status: ProxyStatus };
 
 export async function runPass(deps: PassDeps, name: string, fresh: boolean): Promise<PassResult> {
   const stored = await deps.store.get(name);
@@ -66,8 +66,10 @@ export async function runPass(deps: PassDeps, name: string, fresh: boolean): Pro
   }
   if (plan.action?.kind === 'deleteDocument') {
     const outcome = await deps.store.deleteDocument(name, stored.version);
-    if (outcome === 'conflict') return { kind: 'conflict', plan };
-    return outcome === 'gone' ? { kind: 'not-found' } : { kind: 'deleted', plan, status: proxy.status };
+    if (outcome === 'conflict') return { kind: 'conflict', plan, proxy };
+    return outcome === 'gone'
+      ? { kind: 'not-found' }
+      : { kind: 'deleted', plan, proxy, status: proxy.status };
   }
   // RequeueAfter counts from now, after the action returned, not from the observation.
   return patchStatusIfChanged(deps.store, stored, plan, deps.clock.now());
@@ -83,11 +85,12 @@ export async function patchStatusIfChanged(
   plan: Plan,
   now: Date,
 ): Promise<PassResult> {
-  const status = finalizeStatus(stored.proxy, plan.status, plan.requeue, now);
-  if (!statusChanged(stored.proxy.status, status)) return { kind: 'unchanged', plan, status };
-  const outcome = await store.writeStatus(stored.proxy.name, status, stored.version);
-  if (outcome === 'conflict') return { kind: 'conflict', plan };
-  return outcome === 'gone' ? { kind: 'not-found' } : { kind: 'written', plan, status };
+  const { proxy } = stored;
+  const status = finalizeStatus(proxy, plan.status, plan.requeue, now);
+  if (!statusChanged(proxy.status, status)) return { kind: 'unchanged', plan, proxy, status };
+  const outcome = await store.writeStatus(proxy.name, status, stored.version);
+  if (outcome === 'conflict') return { kind: 'conflict', plan, proxy };
+  return outcome === 'gone' ? { kind: 'not-found' } : { kind: 'written', plan, proxy, status };
 }
 
 function providerOf(providers: ProviderRegistry, proxy: ProxyResource): Provider | undefined {

@@ -3,6 +3,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Firestore } from '@google-cloud/firestore';
 import * as functions from '@google-cloud/functions-framework';
+import { FirestoreJobRunStore } from '../../../shared/src/adapters/firestore/job-run-store.js';
 import { FirestoreProxyStore } from '../../../shared/src/adapters/firestore/proxy-store.js';
 import { jsonLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { createPubSub } from '../../../shared/src/adapters/pubsub/client.js';
@@ -13,15 +14,20 @@ import { Tick } from '../../../shared/src/messages/tick.js';
 import { systemClock } from '../../../shared/src/ports/clock.js';
 import { pollIntervals } from '../../reconcile/src/config.js';
 import { loadRequeueConfig, marginMs, tickPeriodMs } from './config.js';
+import { recordedSweep } from './job-run.js';
+import { PublishMemory } from './publish-memory.js';
+import { SteadyFleet } from './steady-fleet.js';
 import { runSweep, type SweepDeps } from './sweep.js';
 
 const config = loadRequeueConfig();
 const log = jsonLogger({ component: 'requeue' }, { level: config.LOG_LEVEL });
 const period = tickPeriodMs(config);
 const project = config.GOOGLE_CLOUD_PROJECT;
+const db = new Firestore({ projectId: project });
+const runs = new FirestoreJobRunStore(db);
 
 const deps: SweepDeps = {
-  store: new FirestoreProxyStore(new Firestore({ projectId: project })),
+  store: new FirestoreProxyStore(db),
   publisher: new PubSubReconcilePublisher(
     new PubSubPublisher(createPubSub(project, config.PUBSUB_EMULATOR_HOST)),
   ),
@@ -34,6 +40,11 @@ const deps: SweepDeps = {
   driftPollMs: pollIntervals(config).DriftPoll,
   batch: 500,
   maxBatch: 8_000,
+  // A proxy still due this long after it was published is published again: its message was lost (Pub/Sub
+  // retries a failing pass by itself, for up to 15 attempts). Shorter, and a push backlog re-feeds itself.
+  memory: new PublishMemory(Math.max(300_000, period)),
+  // Half a DriftPoll: every steady proxy is listed at least once per drift period, the fleet not every tick.
+  steady: new SteadyFleet(Math.max(period, Math.floor(pollIntervals(config).DriftPoll / 2))),
 };
 
 functions.cloudEvent('requeue', async (event: functions.CloudEvent<unknown>) => {
@@ -45,7 +56,8 @@ functions.cloudEvent('requeue', async (event: functions.CloudEvent<unknown>) => 
   }
   const stamped = tick.publishTime ? new Date(tick.publishTime) : systemClock.now();
   try {
-    await runSweep(deps, Number.isNaN(stamped.getTime()) ? systemClock.now() : stamped);
+    const tickAt = Number.isNaN(stamped.getTime()) ? systemClock.now() : stamped;
+    await recordedSweep({ runs, clock: systemClock, log }, () => runSweep(deps, tickAt));
   } catch (err) {
     // The next tick sweeps again; a retried tick would overlap it.
     log.error('requeue sweep failed', { error: err });

@@ -6,11 +6,12 @@
 // A steady fleet costs reads only, never a write. A proxy published twice (overlapping sweeps, a late
 // write) costs one idempotent reconcile pass, so double publishing is avoided where cheap, never relied on.
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
-import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
-import { driftSlots, isDriftPolled } from '../../../shared/src/domain/reconcile/drift.js';
+import { driftSlots } from '../../../shared/src/domain/reconcile/drift.js';
 import type { Clock } from '../../../shared/src/ports/clock.js';
 import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
+import { PublishMemory } from './publish-memory.js';
+import { listSteady, SteadyFleet } from './steady-fleet.js';
 
 export interface SweepDeps {
   store: Pick<ProxyStore, 'listDue' | 'list'>;
@@ -28,6 +29,10 @@ export interface SweepDeps {
   /** First listDue page size; doubled (up to maxBatch) when a full page holds only already-published proxies. */
   batch: number;
   maxBatch: number;
+  /** Shared by the sweeps of one function instance; a fresh one per sweep when absent. */
+  memory?: PublishMemory;
+  /** The steady fleet, listed at most this often by one instance; listed every sweep when absent. */
+  steady?: SteadyFleet;
 }
 
 export interface SweepReport {
@@ -36,8 +41,6 @@ export interface SweepReport {
   publishFailures: number;
   polls: number;
 }
-
-const STEADY_PHASES = ['Provisioned', 'Ready', 'Unhealthy'] as const;
 
 export async function runSweep(deps: SweepDeps, tickAt: Date): Promise<SweepReport> {
   const started = deps.clock.now();
@@ -50,17 +53,20 @@ export async function runSweep(deps: SweepDeps, tickAt: Date): Promise<SweepRepo
   );
   const report: SweepReport = { due: 0, drift: 0, publishFailures: 0, polls: 0 };
 
+  const memory = deps.memory ?? new PublishMemory(deps.tickPeriodMs);
   const pending: Array<{ at: number; proxy: string; drift: boolean }> = [];
-  const scheduledAt = new Map<string, number>();
-  const schedule = (proxy: string, at: number, drift: boolean) => {
-    if (scheduledAt.get(proxy) === at) return;
-    scheduledAt.set(proxy, at);
+  /** false when this (proxy, due time) is already pending or was published recently. */
+  const schedule = (proxy: string, at: number, drift: boolean): boolean => {
+    if (!memory.claim(proxy, at, deps.clock.now().getTime())) return false;
     pending.push({ at, proxy, drift });
+    return true;
   };
 
-  for (const p of await listSteady(deps)) {
+  const steady = deps.steady ?? new SteadyFleet(0);
+  const fleet = await steady.get(started.getTime(), () => listSteady(deps.store, deps.driftPollMs));
+  for (const p of fleet) {
     const to = new Date(windowStart.getTime() + deps.tickPeriodMs);
-    for (const slot of driftSlots(p.uid, deps.driftPollMs, windowStart, to))
+    for (const slot of driftSlots(p.uid, deps.driftPollMs, windowStart, to, p.notBefore))
       schedule(p.name, slot.getTime(), true);
   }
 
@@ -74,8 +80,7 @@ export async function runSweep(deps: SweepDeps, tickAt: Date): Promise<SweepRepo
       for (let limit = deps.batch; ; limit = Math.min(limit * 2, deps.maxBatch)) {
         const due = await deps.store.listDue(new Date(now + deps.pollMs), limit);
         report.polls++;
-        const fresh = due.filter((d) => scheduledAt.get(d.name) !== d.nextReconcileAt.getTime());
-        for (const d of fresh) schedule(d.name, d.nextReconcileAt.getTime(), false);
+        const fresh = due.filter((d) => schedule(d.name, d.nextReconcileAt.getTime(), false));
         if (due.length < limit || fresh.length > 0 || limit >= deps.maxBatch) break;
       }
       nextPoll = now + deps.pollMs;
@@ -83,18 +88,13 @@ export async function runSweep(deps: SweepDeps, tickAt: Date): Promise<SweepRepo
     pending.sort((a, b) => a.at - b.at);
     const ready = open ? pending.filter((x) => x.at <= now) : pending.splice(0);
     if (open) pending.splice(0, ready.length);
-    await publishAll(deps, ready, report, (proxy) => scheduledAt.delete(proxy));
+    await publishAll(deps, ready, report, (proxy) => memory.release(proxy));
     if (!open && pending.length === 0) break;
     const wakeAt = Math.min(nextPoll, pending[0]?.at ?? Number.POSITIVE_INFINITY, windowEnd);
     await deps.sleep(Math.max(1, wakeAt - deps.clock.now().getTime()));
   }
   deps.log.info('requeue sweep', { ...report, windowMs: windowEnd - windowStart.getTime() });
   return report;
-}
-
-async function listSteady(deps: SweepDeps): Promise<ProxyResource[]> {
-  const lists = await Promise.all(STEADY_PHASES.map((phase) => deps.store.list({ phase })));
-  return lists.flat().filter(isDriftPolled);
 }
 
 async function publishAll(

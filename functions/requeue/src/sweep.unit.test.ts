@@ -124,3 +124,46 @@ describe('requeue sweep', () => {
     expect(clock.now().getTime()).toBeLessThan(at(121_000).getTime());
   });
 });
+
+describe('requeue sweeps of one instance', () => {
+  it('do not publish a proxy again while its pass is on the way, but do once the memory expires', async () => {
+    const { PublishMemory } = await import('./publish-memory.js');
+    deps.memory = new PublishMemory(30_000);
+    deps.tickPeriodMs = 2_000;
+    deps.marginMs = 200;
+    await due('slow', 500);
+    for (let tick = 0; tick < 20; tick++) await runSweep(deps, clock.now());
+    expect(published).toHaveLength(2);
+    expect(published[0]?.atMs).toBe(500);
+    expect(published[1]?.atMs).toBeGreaterThanOrEqual(30_500);
+    expect(published[1]?.atMs).toBeLessThan(32_000);
+  });
+});
+
+describe('the steady fleet of one instance', () => {
+  it('is listed once per refresh period, not every tick, and still drift-polled on its slots', async () => {
+    const { SteadyFleet } = await import('./steady-fleet.js');
+    const steady = {
+      phase: 'Provisioned' as const,
+      providerId: 'zones/z/instances/i',
+      nextReconcileAt: null,
+    };
+    const uid = testUid(9);
+    await store.create(aProxy({ name: 'steady', uid, status: steady }));
+    let lists = 0;
+    const list = store.list.bind(store);
+    store.list = async (f) => {
+      lists++;
+      return list(f);
+    };
+    deps.steady = new SteadyFleet(30_000);
+    deps.tickPeriodMs = 2_000;
+    deps.marginMs = 200;
+    for (let tick = 0; tick < 60; tick++) await runSweep(deps, clock.now());
+    expect(lists).toBe(3 * 4); // three phases, listed at 0, 30, 60 and 90 s
+    expect(published.filter((p) => p.proxy === 'steady').map((p) => p.atMs % 60_000)).toEqual([
+      driftOffsetMs(uid, 60_000),
+      driftOffsetMs(uid, 60_000),
+    ]);
+  });
+});

@@ -1,15 +1,21 @@
 // Secret rotation: a Secret Manager notification fans out reconcile requests to every proxy whose spec
 // references the secret (seed §1 Secret watch). The new version changes what reconcile hashes, so it
 // replaces the instance (cloud-init) or rolls its credentials; a duplicate notification only causes a
-// no-op pass, because the hash already matches. Secret names in notifications carry the project NUMBER
-// on GCP, so matching is by the short secret id; only our secrets notify this topic (Terraform).
+// no-op pass, because the hash already matches. Notifications name secrets with the project NUMBER on
+// GCP, so matching is by the short secret id; only our secrets notify this topic (Terraform).
+//
+// Outcomes as the style guide maps them: a notification that cannot be read, one for a secret no proxy
+// references, and TOPIC_CONFIGURED are acknowledged and logged; a Firestore or Pub/Sub failure throws, so
+// Pub/Sub redelivers (re-publishing to proxies already enqueued is harmless).
 
+import { z } from 'zod';
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
-import { proxiesForSecret } from '../../../shared/src/domain/secret-references.js';
+import { decodePubSubCloudEvent } from '../../../shared/src/adapters/pubsub/decode-push.js';
+import { proxiesForSecretChange } from '../../../shared/src/domain/secret-references.js';
 import {
+  parseSecretEvent,
   RotatingEvents,
-  type SecretEventAttributes,
-  shortSecretId,
+  type SecretEvent,
 } from '../../../shared/src/messages/secret-event.js';
 import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
@@ -20,19 +26,60 @@ export interface RotationDeps {
   log: Logger;
 }
 
-export async function handleSecretEvent(deps: RotationDeps, event: SecretEventAttributes): Promise<string[]> {
-  if (!RotatingEvents.has(event.eventType)) {
-    deps.log.info('secret event ignored', { eventType: event.eventType, secret: event.secretId });
-    return [];
+export type RotationOutcome =
+  | { kind: 'topic-configured' | 'malformed' | 'ignored' }
+  | { kind: 'fanned-out'; proxies: string[] };
+
+/** Names logged per notification at most; the count is always complete. */
+const LOGGED_NAMES = 100;
+
+/** The data is the Secret or SecretVersion resource; only the attributes are needed, so anything goes. */
+const AnyJson = z.unknown();
+
+export async function onSecretEvent(deps: RotationDeps, ce: unknown): Promise<RotationOutcome> {
+  const decoded = decodePubSubCloudEvent(ce, AnyJson);
+  const event = parseSecretEvent(decoded.attributes);
+  const messageId = decoded.messageId;
+  if (event.kind === 'topic-configured') {
+    deps.log.info('secret notification topic configured (test message) acknowledged', { messageId });
+    return { kind: 'topic-configured' };
   }
-  const secret = shortSecretId(event.secretId);
-  const names = proxiesForSecret(await deps.proxies.list(), secret);
-  await Promise.all(names.map((proxy) => deps.publisher.publish({ proxy, reason: 'secret-rotated' })));
-  deps.log.info('secret rotated', {
-    secret,
-    eventType: event.eventType,
-    proxies: names,
-    count: names.length,
+  if (event.kind === 'malformed') {
+    // Poison: acknowledged (returning normally) and logged with attribute NAMES only, never values.
+    deps.log.error('malformed secret notification acknowledged', {
+      reason: event.reason,
+      messageId,
+      attributeNames: Object.keys(decoded.attributes).sort(),
+    });
+    return { kind: 'malformed' };
+  }
+  return handleSecretEvent(deps, event, messageId);
+}
+
+export async function handleSecretEvent(
+  deps: RotationDeps,
+  event: Extract<SecretEvent, { kind: 'event' }>,
+  messageId?: string,
+): Promise<RotationOutcome> {
+  const fields = { secret: event.secret, version: event.version, eventType: event.eventType, messageId };
+  if (!RotatingEvents.has(event.eventType)) {
+    deps.log.info('secret event ignored: no reference resolves differently after it', fields);
+    return { kind: 'ignored' };
+  }
+  const names = proxiesForSecretChange(await deps.proxies.list(), {
+    secret: event.secret,
+    version: event.version,
+    added: event.eventType === 'SECRET_VERSION_ADD',
   });
-  return names;
+  if (names.length === 0) {
+    deps.log.info('secret event for a secret no proxy references (at that version): acknowledged', fields);
+    return { kind: 'fanned-out', proxies: [] };
+  }
+  await Promise.all(names.map((proxy) => deps.publisher.publish({ proxy, reason: 'secret-rotated' })));
+  deps.log.info('secret changed: referencing proxies re-enqueued', {
+    ...fields,
+    count: names.length,
+    proxies: names.slice(0, LOGGED_NAMES),
+  });
+  return { kind: 'fanned-out', proxies: names };
 }

@@ -3,10 +3,22 @@
 // them, so a version skew fails loudly here instead of deep inside a crawler.
 import type { z } from 'zod';
 import type { LeaseResult } from '../domain/leases/model.js';
-import { type AcquireRequest, LeaseGrant, NoMatch, ProxyList, RenewResponse } from '../domain/leases/wire.js';
+import {
+  type AcquireRequest,
+  LeaseGrant,
+  ListedProxies,
+  NoMatch,
+  RenewResponse,
+} from '../domain/leases/wire.js';
 
 export type { LeaseResult } from '../domain/leases/model.js';
-export type { LeaseGrant, NoMatch, ProxyList, ProxySummary, RenewResponse } from '../domain/leases/wire.js';
+export type {
+  LeaseGrant,
+  ListedProxies,
+  ListedProxy,
+  NoMatch,
+  RenewResponse,
+} from '../domain/leases/wire.js';
 export type AcquireOptions = z.input<typeof AcquireRequest>;
 
 export interface ProxyFilter {
@@ -55,12 +67,12 @@ export class LeaseClient {
     this.fetch = opts.fetch ?? globalThis.fetch;
   }
 
-  async listProxies(filter: ProxyFilter = {}): Promise<ProxyList> {
+  async listProxies(filter: ProxyFilter = {}): Promise<ListedProxies> {
     const q = new URLSearchParams();
     for (const [k, v] of Object.entries(filter.attributes ?? {})) q.append(`attr.${k}`, v);
     if (filter.healthy !== undefined) q.append('healthy', String(filter.healthy));
     const qs = q.size > 0 ? `?${q}` : '';
-    return ProxyList.parse(await this.send('GET', `/v1/proxies${qs}`));
+    return ListedProxies.parse(await this.send('GET', `/v1/proxies${qs}`));
   }
 
   /** Throws NoMatchError when no proxy can be leased now. */

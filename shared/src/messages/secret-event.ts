@@ -1,5 +1,8 @@
 // Secret Manager event notifications (https://cloud.google.com/secret-manager/docs/event-notifications):
-// the event is in the message attributes; the data is the Secret or SecretVersion resource as JSON.
+// the event is in the message ATTRIBUTES (eventType, secretId = the full secret name, versionId = the full
+// version name for version events); the data is the Secret or SecretVersion resource as JSON, which the
+// plane does not need. TOPIC_CONFIGURED is the test message sent when a secret's topics are set: it has
+// no data and no attribute but eventType.
 import { z } from 'zod';
 
 export const SecretEventType = z.enum([
@@ -16,25 +19,63 @@ export const SecretEventType = z.enum([
 ]);
 export type SecretEventType = z.infer<typeof SecretEventType>;
 
-const SecretName = z
-  .string()
-  .regex(/^projects\/[^/]+\/secrets\/[A-Za-z0-9_-]{1,255}$/, 'projects/{p}/secrets/{s}');
+// On GCP the project segment is the project NUMBER even when the secret was made with the project ID.
+const SECRET_NAME = /^projects\/([^/]+)\/secrets\/([A-Za-z0-9_-]{1,255})$/;
+const VERSION_NAME = /^projects\/([^/]+)\/secrets\/([A-Za-z0-9_-]{1,255})\/versions\/([1-9][0-9]{0,18})$/;
 
 export const SecretEventAttributes = z.object({
   eventType: SecretEventType,
-  secretId: SecretName,
-  dataFormat: z.string().optional(),
-  versionId: z.string().optional(),
+  secretId: z.string().regex(SECRET_NAME, 'projects/{p}/secrets/{s}'),
+  versionId: z.string().regex(VERSION_NAME, 'projects/{p}/secrets/{s}/versions/{n}').optional(),
 });
 export type SecretEventAttributes = z.infer<typeof SecretEventAttributes>;
 
-/** The short secret id (what a proxy spec's SecretRef names) of a full resource name. */
-export const shortSecretId = (name: string): string => name.slice(name.lastIndexOf('/') + 1);
+export type SecretEvent =
+  | { kind: 'topic-configured' }
+  | {
+      kind: 'event';
+      eventType: SecretEventType;
+      /** The full secret name, as notified. */
+      secretName: string;
+      /** The short secret id: what a proxy spec's SecretRef names. */
+      secret: string;
+      /** The version number a version event is about; null for whole-secret events. */
+      version: string | null;
+    }
+  /** `reason` names what is wrong, never quoting the attribute values. */
+  | { kind: 'malformed'; reason: string };
 
-/** Events after which the value a "latest" reference resolves to may have changed. */
+/** Reads a notification from its attributes alone. Never throws: a bad one is `malformed` (poison). */
+export function parseSecretEvent(attributes: Record<string, string>): SecretEvent {
+  if (attributes.eventType === 'TOPIC_CONFIGURED') return { kind: 'topic-configured' };
+  const parsed = SecretEventAttributes.safeParse(attributes);
+  if (!parsed.success) {
+    const fields = [...new Set(parsed.error.issues.map((i) => String(i.path[0] ?? 'attributes')))];
+    return { kind: 'malformed', reason: `invalid or missing attribute(s): ${fields.join(', ')}` };
+  }
+  const { eventType, secretId, versionId } = parsed.data;
+  const secret = SECRET_NAME.exec(secretId)![2]!;
+  let version: string | null = null;
+  if (versionId) {
+    const v = VERSION_NAME.exec(versionId)!;
+    if (`projects/${v[1]}/secrets/${v[2]}` !== secretId) {
+      return { kind: 'malformed', reason: 'versionId names a version of another secret than secretId' };
+    }
+    version = v[3]!;
+  }
+  return { kind: 'event', eventType, secretName: secretId, secret, version };
+}
+
+/**
+ * Events after which what a reference resolves to may have changed: a new version (for `latest`), a version
+ * enabled, disabled or destroyed (for `latest` and for a reference pinned to it), or the whole secret gone
+ * (reconcile then reports the proxy's cloud-init error at once instead of at its next drift poll).
+ * SECRET_ROTATE is only Secret Manager's reminder that a rotation is due: nothing changed yet.
+ */
 export const RotatingEvents: ReadonlySet<SecretEventType> = new Set([
   'SECRET_VERSION_ADD',
   'SECRET_VERSION_ENABLE',
   'SECRET_VERSION_DISABLE',
   'SECRET_VERSION_DESTROY',
+  'SECRET_DELETE',
 ]);

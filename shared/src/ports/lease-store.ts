@@ -43,14 +43,19 @@ export interface LeaseStore {
   /** Resolves once the local views of lease state and cooldowns have loaded. */
   ready(timeoutMs: number): Promise<void>;
   /**
-   * A proxy's leases as seen locally (may trail other replicas' writes by the listener delay, never this
-   * replica's own), for ranking and listing. Capacity itself is enforced by grant, not by this view.
+   * A proxy's leases as this replica last saw them (its own writes at once; other replicas' when it last
+   * read), for ranking and listing. Capacity itself is enforced by grant, never by this view.
    */
   usage(proxy: string, now: Date): Usage;
-  /** Grants this replica is attempting on the proxy right now (ranked like leases to spread requests). */
+  /**
+   * Re-reads the states of these proxies that this replica has not seen recently, so that usage() may
+   * answer "full" or be listed; resolves to how many it read (0: the view was recent enough).
+   */
+  refresh(proxies: readonly string[]): Promise<number>;
+  /** Writes (grants, releases, renewals) this replica has in flight on the proxy: ranked like leases. */
   pending(proxy: string): number;
-  /** Active leases over all proxies, for the leases_active gauge. */
-  totalActive(now: Date): number;
+  /** Active leases over all proxies, from the stored leases (for the leases_active gauge). */
+  countActive(): Promise<number>;
   coolingDown(proxy: string, target: string | null, now: Date): boolean;
   grant(request: GrantRequest): Promise<GrantOutcome>;
   /** Extends an active lease to now + ttlSeconds (default: its own TTL); never shortens it. */

@@ -1,78 +1,73 @@
-// Bearer auth for crawlers (seed §7: "bearer auth (constant-time; /healthz exempt)"). Several named tokens
-// are accepted at once so that one can be rotated while the others keep working; the name (never the
-// token) is what logs and lease records show. No tokens configured = auth off, which only the local
-// plane may do (the entry point refuses it elsewhere, and warns loudly here).
-import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Context, MiddlewareHandler } from 'hono';
+// Who may use discovery and leases (seed §7: bearer auth, constant-time, /healthz exempt): a crawler
+// token from DISCOVERY_TOKENS — several named ones at once so that they can rotate — or any admin
+// credential. Built on the admin API's Authenticator so that both answer 401/403/503 the same way.
+// With no crawler tokens configured, only admin credentials work (and nothing is needed in the explicit
+// local open mode, which main.ts announces loudly).
+import {
+  AuthConfigError,
+  type Authenticator,
+  MAX_TOKEN_LENGTH,
+  type Principal,
+} from '../auth/authenticator.js';
+import { MIN_TOKEN_LENGTH, type NamedToken, staticTokenAuthenticator } from '../auth/static-tokens.js';
 
-export interface NamedToken {
-  name: string;
-  token: string;
-}
+export type { NamedToken };
 
-export type AuthEnv = { Variables: { principal: string } };
+/** Crawler principals are named `crawler:<name>`: a colon no admin token name can contain. */
+export const CRAWLER_PREFIX = 'crawler:';
 
-export const ANONYMOUS = 'anonymous';
-const MIN_TOKEN_LENGTH = 16;
-
-/** DISCOVERY_TOKENS="name:token,name2:token2". Throws on anything ambiguous, so a typo fails the start. */
-export function parseTokens(spec: string | undefined): NamedToken[] {
-  if (!spec?.trim()) return [];
-  const tokens = spec.split(',').map((part) => {
-    const i = part.indexOf(':');
-    const name = part.slice(0, i).trim();
-    const token = part.slice(i + 1).trim();
-    if (i <= 0 || !/^[a-zA-Z0-9_.-]{1,64}$/.test(name)) {
-      throw new Error('DISCOVERY_TOKENS: each entry is name:token with a name of [a-zA-Z0-9_.-]');
+/** DISCOVERY_TOKENS="name:token,name2:token2". Throws AuthConfigError naming the entry, never the token. */
+export function parseCrawlerTokens(value: string | undefined): NamedToken[] {
+  const entries = (value ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
+  const tokens = entries.map((entry, i) => {
+    const colon = entry.indexOf(':');
+    const name = colon > 0 ? entry.slice(0, colon) : '';
+    const token = colon > 0 ? entry.slice(colon + 1) : '';
+    if (!/^[a-z0-9][-_a-z0-9]{0,31}$/i.test(name)) {
+      throw new AuthConfigError(
+        `DISCOVERY_TOKENS entry ${i + 1}: expected name:token with a name of [-_a-zA-Z0-9]`,
+      );
     }
-    if (token.length < MIN_TOKEN_LENGTH)
-      throw new Error(`DISCOVERY_TOKENS: token "${name}" is shorter than 16`);
+    if (token.length < MIN_TOKEN_LENGTH || !/^[A-Za-z0-9\-._~+/]+=*$/.test(token)) {
+      throw new AuthConfigError(
+        `DISCOVERY_TOKENS entry "${name}": the token must be at least ${MIN_TOKEN_LENGTH} URL-safe characters`,
+      );
+    }
     return { name, token };
   });
-  const names = new Set(tokens.map((t) => t.name));
-  if (names.size !== tokens.length) throw new Error('DISCOVERY_TOKENS: token names must be unique');
+  if (new Set(tokens.map((t) => t.name)).size !== tokens.length) {
+    throw new AuthConfigError('DISCOVERY_TOKENS: names must be unique');
+  }
   return tokens;
 }
 
-export interface CrawlerAuthOptions {
-  tokens: readonly NamedToken[];
-  /** Paths served without a token. */
-  exempt?: readonly string[];
-  /** Another credential accepted in place of a crawler token (e.g. the admin API's); returns a principal or null. */
-  alternative?: (c: Context) => Promise<string | null>;
-}
-
-export function crawlerAuth(opts: CrawlerAuthOptions): MiddlewareHandler<AuthEnv> {
-  const exempt = new Set(opts.exempt ?? ['/healthz']);
-  // Comparing fixed-length digests makes the comparison independent of the presented token's length.
-  const digests = opts.tokens.map((t) => ({ name: t.name, digest: sha256(t.token) }));
-  return async (c, next) => {
-    if (exempt.has(c.req.path)) return next();
-    if (digests.length === 0 && !opts.alternative) {
-      c.set('principal', ANONYMOUS);
-      return next();
-    }
-    const presented = bearer(c.req.header('authorization'));
-    let principal: string | null = null;
-    if (presented !== null) {
-      const d = sha256(presented);
-      for (const t of digests) if (timingSafeEqual(d, t.digest) && principal === null) principal = t.name;
-    }
-    principal ??= (await opts.alternative?.(c)) ?? null;
-    if (principal === null) {
-      c.header('WWW-Authenticate', 'Bearer realm="proxyplane"');
-      return c.json({ error: 'unauthorized' }, 401);
-    }
-    c.set('principal', principal);
-    return next();
+/** Crawler tokens first (compared in constant time), then whatever the admin API accepts. */
+export function crawlerOrAdminAuthenticator(
+  tokens: readonly NamedToken[],
+  admin: Authenticator,
+): Authenticator {
+  const crawlers = staticTokenAuthenticator([...tokens]);
+  return {
+    description: `crawler-tokens(${tokens.length})|admin:${admin.description}`,
+    async authenticate(token) {
+      if (token && token.length <= MAX_TOKEN_LENGTH && tokens.length > 0) {
+        const outcome = await crawlers.authenticate(token);
+        if (outcome.ok && outcome.principal.kind === 'token') {
+          const principal: Principal = { kind: 'token', name: `${CRAWLER_PREFIX}${outcome.principal.name}` };
+          return { ok: true, principal };
+        }
+      }
+      return admin.authenticate(token);
+    },
   };
 }
 
-function bearer(header: string | undefined): string | null {
-  const m = header?.match(/^Bearer +([^\s]+) *$/i);
-  return m?.[1] ?? null;
-}
-
-function sha256(s: string): Buffer {
-  return createHash('sha256').update(s).digest();
+/** The name a lease records as its holder. */
+export function holderOf(principal: Principal | undefined): string {
+  if (!principal) return 'anonymous';
+  if (principal.kind === 'google') return principal.email;
+  return principal.kind === 'token' ? principal.name : 'local';
 }

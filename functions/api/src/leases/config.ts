@@ -1,53 +1,36 @@
-// The lease service's part of the environment contract. Only entry points call loadLeaseConfig(env).
+// The lease API's part of the environment contract (read by the API's config.ts, i.e. by main.ts only):
+//   DISCOVERY_TOKENS                 "name:token,…" crawler bearer tokens (several, so that they can rotate)
+//   LEASE_COOLDOWN_SECONDS           seed §7 CooldownWindow (default 300)
+//   LEASE_CREDENTIALS_CACHE_SECONDS  how long proxy credentials read from Secret Manager are reused (60)
+//   SECRET_MANAGER_EMULATOR_HOST     (base contract) where proxy credentials are read locally
 import { z } from 'zod';
 import { DEFAULT_COOLDOWN_WINDOW_MS } from '../../../../shared/src/domain/leases/model.js';
-import { type NamedToken, parseTokens } from '../discovery/auth.js';
+import { type NamedToken, parseCrawlerTokens } from '../discovery/auth.js';
 
 const LeaseEnv = z.object({
-  /** "name:token,name2:token2": crawler bearer tokens, several at once so that they can rotate. */
-  DISCOVERY_TOKENS: z.string().optional(),
-  /** Seed §7 CooldownWindow, in seconds. */
   LEASE_COOLDOWN_SECONDS: z.coerce
     .number()
     .int()
     .min(1)
     .max(86_400)
     .default(DEFAULT_COOLDOWN_WINDOW_MS / 1000),
-  /** How long proxy credentials read from Secret Manager are reused. */
   LEASE_CREDENTIALS_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
-  FIRESTORE_EMULATOR_HOST: z.string().optional(),
 });
 
 export interface LeaseConfig {
   tokens: NamedToken[];
-  /** No tokens: every caller is "anonymous". Allowed only in local mode. */
-  authDisabled: boolean;
   cooldownWindowMs: number;
   credentialsCacheMs: number;
+  secretManagerEmulatorHost?: string;
 }
 
-export class LeaseConfigError extends Error {
-  readonly kind = 'config';
-}
-
-/** Local mode = the plane runs against the Firestore emulator; only there may auth be off. */
-export function loadLeaseConfig(env: NodeJS.ProcessEnv = process.env): LeaseConfig {
-  const parsed = LeaseEnv.safeParse(env);
-  if (!parsed.success) throw new LeaseConfigError(`lease config: ${parsed.error.message}`);
-  const e = parsed.data;
-  let tokens: NamedToken[];
-  try {
-    tokens = parseTokens(e.DISCOVERY_TOKENS);
-  } catch (err) {
-    throw new LeaseConfigError((err as Error).message, { cause: err });
-  }
-  if (tokens.length === 0 && !e.FIRESTORE_EMULATOR_HOST) {
-    throw new LeaseConfigError('DISCOVERY_TOKENS is empty: auth may only be off in local mode (emulators)');
-  }
+/** Throws zod's error or AuthConfigError (a bad DISCOVERY_TOKENS entry); main.ts reports it and exits. */
+export function loadLeaseConfig(env: Record<string, string | undefined>): LeaseConfig {
+  const e = LeaseEnv.parse(env);
   return {
-    tokens,
-    authDisabled: tokens.length === 0,
+    tokens: parseCrawlerTokens(env.DISCOVERY_TOKENS),
     cooldownWindowMs: e.LEASE_COOLDOWN_SECONDS * 1000,
     credentialsCacheMs: e.LEASE_CREDENTIALS_CACHE_SECONDS * 1000,
+    secretManagerEmulatorHost: env.SECRET_MANAGER_EMULATOR_HOST || undefined,
   };
 }

@@ -1,56 +1,47 @@
-// HTTP plumbing shared by the discovery and lease routes: zod failures → 400 with a stable code per
-// field, store failures → 503, and the JSON response helpers the OpenAPI document describes.
+// HTTP plumbing of the lease routes in the API's error contract ({"error","message"}, errors.ts): zod
+// failures → 400 invalid_request with issues (invalid_result for a report's result, as seed §7 names
+// it), lease store trouble → 503 unavailable with Retry-After, everything else → the app's recover().
 import type { Context, ErrorHandler } from 'hono';
+import { createMiddleware } from 'hono/factory';
 import type { ZodError } from 'zod';
-import { ErrorBody } from '../../../../shared/src/domain/leases/wire.js';
+import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
 import { LeaseStoreError } from '../../../../shared/src/ports/lease-store.js';
-import type { StructuredLog } from '../discovery/log.js';
-import { recover } from '../discovery/middleware.js';
-
-const FIELD_CODES: Record<string, string> = {
-  selector: 'invalid_selector',
-  ttlSeconds: 'invalid_ttl',
-  target: 'invalid_target',
-  exclusive: 'invalid_exclusive',
-  result: 'invalid_result',
-};
+import { ApiError } from '../errors.js';
+import { jsonBody } from '../middleware/json-body.js';
+import { recover } from '../middleware/recover.js';
+import { toIssues } from '../validation/issues.js';
 
 type ValidationResult = { success: true } | { success: false; error: ZodError; target: string };
 
-/** A route hook: the first issue decides the code, so one bad body always gets the same answer. */
-export function validationHook(onInvalid: (code: string) => void = () => {}) {
+/** A route hook that reports each 400 to `onInvalid` (metrics) before answering it. */
+export function validationHook(onInvalid: (code: string) => void) {
   return (result: ValidationResult, c: Context) => {
     if (result.success) return;
-    const issue = result.error.issues[0];
-    const field = issue?.path[0];
-    let body: { error: string } & Record<string, unknown>;
-    if (result.target === 'query') {
-      body = { error: 'invalid_query', param: String(field ?? ''), message: issue?.message ?? '' };
-    } else if (issue?.code === 'unrecognized_keys') {
-      body = { error: 'unknown_field', fields: issue.keys };
-    } else {
-      const code = typeof field === 'string' ? FIELD_CODES[field] : undefined;
-      body = { error: code ?? 'invalid_request', message: issue?.message ?? 'invalid body' };
-    }
-    onInvalid(body.error);
-    return c.json(body, 400);
+    const issues = toIssues(result.error);
+    const badResult = result.target === 'json' && result.error.issues.some((i) => i.path[0] === 'result');
+    const error = badResult ? 'invalid_result' : 'invalid_request';
+    onInvalid(error);
+    const message = badResult ? 'result must be ok, rate_limited or banned' : `invalid ${result.target}`;
+    return c.json({ error, message, issues }, 400);
   };
 }
 
-/** Store trouble is the caller's cue to retry (503 + Retry-After), never a 500. */
-export function leaseErrors(log: StructuredLog): ErrorHandler {
-  const fallback = recover(log);
+/** Lease store trouble is the caller's cue to retry: 503 with Retry-After, never a 500. */
+export function leaseErrors(log: Logger): ErrorHandler {
+  const fallback = recover({ log });
   return (err, c) => {
-    if (err instanceof LeaseStoreError) {
-      log(err.kind === 'contended' ? 'WARNING' : 'ERROR', `lease store: ${err.message}`, {
-        kind: err.kind,
-        cause: String(err.cause),
-      });
-      c.header('Retry-After', '1');
-      const error = err.kind === 'unavailable' ? 'store_unavailable' : err.kind;
-      return c.json({ error }, 503);
-    }
-    return fallback(err, c);
+    if (!(err instanceof LeaseStoreError)) return fallback(err, c);
+    const retryAfterSeconds = err.kind === 'contended' ? 1 : 2;
+    return fallback(
+      new ApiError(
+        503,
+        'unavailable',
+        `lease store ${err.kind}; retry`,
+        { retryAfterSeconds },
+        { cause: err },
+      ),
+      c,
+    );
   };
 }
 
@@ -59,4 +50,14 @@ export const jsonContent = <T>(schema: T, description: string) => ({
   description,
 });
 
-export const errorResponse = (description: string) => jsonContent(ErrorBody, description);
+/** For a body that may be left out (renew): none at all is fine; anything sent must pass jsonBody(). */
+export const optionalJsonBody = () => {
+  const gate = jsonBody();
+  return createMiddleware(async (c, next) => {
+    if (c.req.header('content-type') !== undefined) return gate(c, next);
+    if (c.req.raw.body !== null && (await c.req.arrayBuffer()).byteLength > 0) {
+      throw new ApiError(415, 'unsupported_media_type', 'a body must be sent as application/json');
+    }
+    await next();
+  });
+};

@@ -1,10 +1,16 @@
-// The discovery + lease API as one mountable sub-app: `app.route('/', leaseApi(deps))`.
+// The discovery + lease API as the service mounts it (app.ts): the guards that let crawler tokens in
+// where crawlers belong, and the lease routes (+ /metrics) as one sub-app.
 import { OpenAPIHono } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
+import { createMiddleware } from 'hono/factory';
+import type { Registry } from 'prom-client';
+import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
 import type { Clock } from '../../../../shared/src/ports/clock.js';
 import type { LeaseStore, ProxyCatalog } from '../../../../shared/src/ports/lease-store.js';
-import type { AuthEnv } from '../discovery/auth.js';
-import type { StructuredLog } from '../discovery/log.js';
-import { createDiscoveryRoutes } from '../discovery/routes.js';
+import type { Authenticator } from '../auth/authenticator.js';
+import { requireAdmin } from '../auth/middleware.js';
+import { crawlerOrAdminAuthenticator, type NamedToken } from '../discovery/auth.js';
+import type { DiscoveryView } from '../discovery/list.js';
 import type { LeaseMetrics } from './metrics.js';
 import { createLeaseRoutes } from './routes.js';
 import type { LeaseService } from './service.js';
@@ -15,12 +21,45 @@ export interface LeaseApiDeps {
   store: LeaseStore;
   clock: Clock;
   metrics: LeaseMetrics;
-  log: StructuredLog;
+  log: Logger;
+  /** Crawler tokens (DISCOVERY_TOKENS); admin credentials are accepted beside them. */
+  tokens: readonly NamedToken[];
+  /** Annotates the admin API's GET /v1/proxies with health and lease counts. */
+  discovery: DiscoveryView;
+  /** Served at /metrics when given. */
+  registry?: Registry;
 }
 
-export function leaseApi(deps: LeaseApiDeps) {
-  const app = new OpenAPIHono<AuthEnv>();
-  app.route('/', createDiscoveryRoutes({ ...deps, ready: () => deps.service.ready() }));
+export interface Guards {
+  /** For /v1/proxies/*: GET /v1/proxies (discovery) takes crawler tokens too; the rest is admin-only. */
+  proxies: MiddlewareHandler;
+  /** Crawler token or admin credential: leases, /openapi.json, /metrics. */
+  crawler: MiddlewareHandler;
+}
+
+export function leaseGuards(leases: LeaseApiDeps | undefined, admin: Authenticator): Guards {
+  const adminOnly = requireAdmin(admin);
+  if (!leases) return { proxies: adminOnly, crawler: adminOnly };
+  const crawler = requireAdmin(crawlerOrAdminAuthenticator(leases.tokens, admin));
+  return {
+    proxies: createMiddleware((c, next) =>
+      (c.req.method === 'GET' && c.req.path === '/v1/proxies' ? crawler : adminOnly)(c, next),
+    ),
+    crawler,
+  };
+}
+
+export function leaseApi(deps: LeaseApiDeps, guard: MiddlewareHandler) {
+  const app = new OpenAPIHono();
+  app.use('/v1/leases', guard);
+  app.use('/v1/leases/*', guard);
+  const { registry } = deps;
+  if (registry) {
+    app.use('/metrics', guard);
+    app.get('/metrics', async (c) =>
+      c.text(await registry.metrics(), 200, { 'Content-Type': registry.contentType }),
+    );
+  }
   app.route('/', createLeaseRoutes(deps));
   return app;
 }

@@ -11,11 +11,15 @@ export interface LeaseMetrics {
 export const noLeaseMetrics: LeaseMetrics = { leaseRequest: () => {} };
 
 /**
- * proxyplane_lease_requests_total{op,outcome} and the scrape-time gauge proxyplane_leases_active (read from
- * the store's view at every scrape, so it never drifts; every replica sees every lease — aggregate with
- * max, not sum).
+ * proxyplane_lease_requests_total{op,outcome} and the scrape-time gauge proxyplane_leases_active, counted
+ * from the stored leases at every scrape (so it never drifts, and every replica reports the same fleet-wide
+ * number: aggregate with max, not sum). A failed count leaves the last value and is logged.
  */
-export function promLeaseMetrics(registry: Registry, activeLeases: () => number): LeaseMetrics {
+export function promLeaseMetrics(
+  registry: Registry,
+  activeLeases: () => Promise<number>,
+  onError: (err: unknown) => void = () => {},
+): LeaseMetrics {
   const requests = new Counter({
     name: 'proxyplane_lease_requests_total',
     help: 'Discovery and lease requests by operation and outcome.',
@@ -26,8 +30,12 @@ export function promLeaseMetrics(registry: Registry, activeLeases: () => number)
     name: 'proxyplane_leases_active',
     help: 'Leases active now, over all proxies.',
     registers: [registry],
-    collect() {
-      this.set(activeLeases());
+    async collect() {
+      try {
+        this.set(await activeLeases());
+      } catch (err) {
+        onError(err);
+      }
     },
   });
   return { leaseRequest: (op, outcome) => requests.inc({ op, outcome }) };

@@ -1,7 +1,9 @@
 // POST /v1/leases, POST /v1/leases/{id}/renew, DELETE /v1/leases/{id}, POST /v1/leases/{id}/report
 // (seed §7, plus renew). Handlers are inline so that types flow from the route definitions; the work is
-// in LeaseService.
+// in LeaseService. Bodies go through the admin API's jsonBody()/noBody() gates, so the same bad input
+// gets the same stable code on every route of the service.
 import { createRoute, OpenAPIHono } from '@hono/zod-openapi';
+import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
 import {
   AcquireRequest,
   LeaseGrant,
@@ -11,17 +13,26 @@ import {
   RenewResponse,
   ReportRequest,
 } from '../../../../shared/src/domain/leases/wire.js';
-import { ANONYMOUS, type AuthEnv } from '../discovery/auth.js';
-import type { StructuredLog } from '../discovery/log.js';
-import { errorResponse, jsonContent, leaseErrors, validationHook } from './http.js';
+import type { Principal } from '../auth/authenticator.js';
+import { holderOf } from '../discovery/auth.js';
+import { jsonBody } from '../middleware/json-body.js';
+import { noBody } from '../middleware/no-body.js';
+import { ErrorBody } from '../routes/proxy-schemas.js';
+import { jsonContent, leaseErrors, optionalJsonBody, validationHook } from './http.js';
 import type { LeaseMetrics, LeaseOp } from './metrics.js';
 import type { LeaseService } from './service.js';
 
+const error = (description: string) => jsonContent(ErrorBody, description);
 const security = [{ bearer: [] }];
 const common = {
-  400: errorResponse('Invalid request: invalid_json, invalid_request, unknown_field or invalid_<field>'),
-  401: errorResponse('unauthorized'),
-  503: errorResponse('store_unavailable, contended or not_ready: retry after the Retry-After delay'),
+  401: error('unauthenticated'),
+  403: error('forbidden'),
+  503: error('unavailable: the lease store is busy or restarting; retry after Retry-After'),
+};
+const withBody = {
+  400: error('invalid_json or invalid_request (with issues)'),
+  413: error('payload_too_large'),
+  415: error('unsupported_media_type'),
 };
 
 const acquire = createRoute({
@@ -30,12 +41,14 @@ const acquire = createRoute({
   tags: ['leases'],
   summary: 'Lease a proxy',
   description:
-    'Among healthy proxies matching the selector, not cooling down for the target and with room, grants the one with the fewest active leases, then the lowest latency, then by name.',
+    'Among healthy proxies matching the selector, not cooling down for the target and with room, grants the one with the fewest active leases, then the lowest latency, then by name. `{}` leases any proxy for 300 s.',
   security,
+  middleware: [jsonBody()] as const,
   request: { body: { required: true, ...jsonContent(AcquireRequest, 'What to lease') } },
   responses: {
     201: jsonContent(LeaseGrant, 'Granted. The proxy URL carries credentials: keep it secret.'),
-    409: jsonContent(NoMatch, 'No proxy can be leased now; the counts say why.'),
+    409: jsonContent(NoMatch, 'no_match: no proxy can be leased now; the counts say why.'),
+    ...withBody,
     ...common,
   },
 });
@@ -44,13 +57,15 @@ const renew = createRoute({
   method: 'post',
   path: '/v1/leases/{id}/renew',
   tags: ['leases'],
-  summary: 'Extend a lease to now + ttlSeconds (never shortens it)',
+  summary: 'Extend a lease to now + ttlSeconds (never shortens it); the body is optional',
   security,
+  middleware: [optionalJsonBody()] as const,
   request: { params: LeaseIdParam, body: { required: false, ...jsonContent(RenewRequest, 'New TTL') } },
   responses: {
     200: jsonContent(RenewResponse, 'Renewed'),
-    404: errorResponse('unknown_lease'),
-    409: errorResponse('lease_expired or lease_released: acquire a new lease'),
+    404: error('unknown_lease'),
+    409: error('lease_expired or lease_released: acquire a new lease'),
+    ...withBody,
     ...common,
   },
 });
@@ -61,8 +76,9 @@ const release = createRoute({
   tags: ['leases'],
   summary: 'Release a lease (idempotent: unknown, expired and released leases also answer 204)',
   security,
+  middleware: [noBody()] as const,
   request: { params: LeaseIdParam },
-  responses: { 204: { description: 'Released' }, 401: common[401], 503: common[503] },
+  responses: { 204: { description: 'Released' }, 400: error('invalid_request: a body was sent'), ...common },
 });
 
 const report = createRoute({
@@ -73,34 +89,47 @@ const report = createRoute({
   description:
     'The target falls back report → lease → global. A lease still resolves for CooldownWindow after it ended, because a late report arrives exactly when the proxy is being rate-limited.',
   security,
+  middleware: [jsonBody()] as const,
   request: { params: LeaseIdParam, body: { required: true, ...jsonContent(ReportRequest, 'The result') } },
-  responses: { 204: { description: 'Recorded' }, 404: errorResponse('unknown_lease'), ...common },
+  responses: {
+    204: { description: 'Recorded' },
+    404: error('unknown_lease'),
+    ...withBody,
+    400: error('invalid_result, invalid_json or invalid_request'),
+    ...common,
+  },
 });
 
 export interface LeaseRouteDeps {
   service: LeaseService;
   metrics: LeaseMetrics;
-  log: StructuredLog;
+  log: Logger;
 }
 
+type Env = { Variables: { principal?: Principal } };
+
 export function createLeaseRoutes({ service, metrics, log }: LeaseRouteDeps) {
-  const app = new OpenAPIHono<AuthEnv>();
+  const app = new OpenAPIHono<Env>();
   app.onError(leaseErrors(log));
   const hook = (op: LeaseOp) => validationHook((code) => metrics.leaseRequest(op, code));
+  const unknown = {
+    error: 'unknown_lease',
+    message: 'no such lease (or it ended more than CooldownWindow ago)',
+  };
 
   return app
     .openapi(
       acquire,
       async (c) => {
-        const outcome = await service.acquire(c.req.valid('json'), c.get('principal') ?? ANONYMOUS);
+        const outcome = await service.acquire(c.req.valid('json'), holderOf(c.get('principal')));
         metrics.leaseRequest('acquire', outcome.kind);
-        if (outcome.kind === 'granted') {
-          c.header('Cache-Control', 'no-store');
-          return c.json(outcome.grant, 201);
-        }
+        if (outcome.kind === 'granted') return c.json(outcome.grant, 201, { 'Cache-Control': 'no-store' });
         if (outcome.kind === 'no_match') return c.json(outcome.body, 409);
-        c.header('Retry-After', '30');
-        return c.json({ error: 'credentials_unavailable' }, 503);
+        return c.json(
+          { error: 'unavailable', message: 'credentials of the matching proxies cannot be read now' },
+          503,
+          { 'Retry-After': '30' },
+        );
       },
       hook('acquire'),
     )
@@ -113,22 +142,33 @@ export function createLeaseRoutes({ service, metrics, log }: LeaseRouteDeps) {
           const { id, expiresAt, ttlSeconds } = outcome.lease;
           return c.json({ leaseId: id, expiresAt: expiresAt.toISOString(), ttlSeconds }, 200);
         }
-        if (outcome.kind === 'unknown') return c.json({ error: 'unknown_lease' }, 404);
-        return c.json({ error: outcome.kind === 'expired' ? 'lease_expired' : 'lease_released' }, 409);
+        if (outcome.kind === 'unknown') return c.json(unknown, 404);
+        const expired = outcome.kind === 'expired';
+        return c.json(
+          {
+            error: expired ? 'lease_expired' : 'lease_released',
+            message: `the lease has ${expired ? 'expired' : 'been released'}; acquire a new one`,
+          },
+          409,
+        );
       },
       hook('renew'),
     )
-    .openapi(release, async (c) => {
-      await service.release(c.req.valid('param').id);
-      metrics.leaseRequest('release', 'released');
-      return c.body(null, 204);
-    })
+    .openapi(
+      release,
+      async (c) => {
+        await service.release(c.req.valid('param').id);
+        metrics.leaseRequest('release', 'released');
+        return c.body(null, 204);
+      },
+      hook('release'),
+    )
     .openapi(
       report,
       async (c) => {
         const outcome = await service.report(c.req.valid('param').id, c.req.valid('json'));
         metrics.leaseRequest('report', outcome);
-        if (outcome === 'unknown_lease') return c.json({ error: 'unknown_lease' }, 404);
+        if (outcome === 'unknown_lease') return c.json(unknown, 404);
         return c.body(null, 204);
       },
       hook('report'),

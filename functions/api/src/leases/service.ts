@@ -1,6 +1,7 @@
 // The lease operations behind the HTTP routes (seed §7), free of HTTP: select → grant → build the
 // response; renew; release; report → cooldown. Time comes from the Clock; storage from the ports.
 import { randomBytes } from 'node:crypto';
+import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
 import { cooldownFor } from '../../../../shared/src/domain/leases/cooldown.js';
 import { proxyEndpoint, proxyUrl } from '../../../../shared/src/domain/leases/endpoint.js';
 import {
@@ -21,16 +22,16 @@ import {
   LeaseStoreError,
   type ProxyCatalog,
 } from '../../../../shared/src/ports/lease-store.js';
-import type { StructuredLog } from '../discovery/log.js';
-import { type CredentialCache, CredentialsUnavailable } from './credentials.js';
+import type { SecretReader } from '../../../../shared/src/ports/secrets.js';
+import { CredentialsUnavailable, credentialsFor } from './credentials.js';
 
 export interface LeaseServiceDeps {
   catalog: ProxyCatalog;
   store: LeaseStore;
-  credentials: CredentialCache;
+  secrets: SecretReader;
   clock: Clock;
   settings: LeaseSettings;
-  log: StructuredLog;
+  log: Logger;
   /** How long a request waits for the local views to load after a (re)start. */
   readyTimeoutMs?: number;
 }
@@ -51,13 +52,17 @@ export const isLeaseId = (id: string) => LEASE_ID.test(id);
 
 export class LeaseService {
   private readonly quarantine = new Map<string, number>();
+  /** Once loaded, the views stay (listeners reconnect by themselves): no per-request wait or timer. */
+  private loaded = false;
 
   constructor(private readonly deps: LeaseServiceDeps) {}
 
   async ready(): Promise<void> {
+    if (this.loaded) return;
     const t = this.deps.readyTimeoutMs ?? 15_000;
     try {
       await Promise.all([this.deps.catalog.ready(t), this.deps.store.ready(t)]);
+      this.loaded = true;
     } catch (err) {
       throw err instanceof LeaseStoreError
         ? err
@@ -67,45 +72,63 @@ export class LeaseService {
 
   async acquire(req: AcquireRequest, holder: string): Promise<AcquireOutcome> {
     await this.ready();
-    const { catalog, store, clock } = this.deps;
+    const { store, clock } = this.deps;
     const target = req.target ?? null;
-    for (let round = 1; ; round++) {
-      const now = clock.now();
-      const plan = planSelection(
-        catalog.list(),
-        { selector: req.selector, target, exclusive: req.exclusive },
-        {
-          usage: (p) => store.usage(p, now),
-          pending: (p) => store.pending(p),
-          coolingDown: (p, t) => store.coolingDown(p, t, now),
-          unusable: (p) => (this.quarantine.get(p) ?? 0) > now.getTime(),
-        },
-      );
-      if (plan.candidates.length === 0) return noMatch(plan, 0);
-      const lease = {
-        id: newLeaseId(),
-        target,
-        exclusive: req.exclusive,
-        holder,
-        ttlSeconds: req.ttlSeconds,
-      };
-      const outcome = await store.grant({ candidates: plan.candidates, lease });
-      if (outcome.kind === 'no_room') return noMatch(plan, outcome.atCapacity);
-      try {
-        return { kind: 'granted', grant: await this.grantBody(outcome.lease) };
-      } catch (err) {
-        if (!(err instanceof CredentialsUnavailable)) throw err;
-        // Never hand out a proxy the crawler cannot authenticate to: give the slot back, set the proxy
-        // aside for a while and select again.
-        this.deps.log('ERROR', 'proxy credentials unreadable; proxy set aside', {
-          proxy: err.proxy,
-          cause: String(err.cause),
-        });
-        this.quarantine.set(err.proxy, clock.now().getTime() + QUARANTINE_MS);
-        await store.release(outcome.lease.id);
-        if (round >= CREDENTIAL_ROUNDS) return { kind: 'credentials_unavailable' };
+    let refreshed = false;
+    let credentialFailures = 0;
+    for (;;) {
+      const plan = this.plan(req, target);
+      let atCapacity = 0;
+      if (plan.candidates.length > 0) {
+        const lease = {
+          id: newLeaseId(),
+          target,
+          exclusive: req.exclusive,
+          holder,
+          ttlSeconds: req.ttlSeconds,
+        };
+        const outcome = await store.grant({ candidates: plan.candidates, lease });
+        if (outcome.kind === 'granted') {
+          try {
+            return { kind: 'granted', grant: await this.grantBody(outcome.lease) };
+          } catch (err) {
+            if (!(err instanceof CredentialsUnavailable)) throw err;
+            // Never hand out a proxy the crawler cannot authenticate to: give the slot back, set the
+            // proxy aside for a while and select again.
+            this.deps.log.error('proxy credentials unreadable; proxy set aside', {
+              proxy: err.proxy,
+              cause: err.cause,
+            });
+            this.quarantine.set(err.proxy, clock.now().getTime() + QUARANTINE_MS);
+            await store.release(outcome.lease.id);
+            if (++credentialFailures >= CREDENTIAL_ROUNDS) return { kind: 'credentials_unavailable' };
+            continue;
+          }
+        }
+        atCapacity = outcome.atCapacity;
       }
+      // "Full" may be this replica's old news: another replica may have released since. Look once.
+      if (!refreshed && plan.full.length > 0 && (await store.refresh(plan.full)) > 0) {
+        refreshed = true;
+        continue;
+      }
+      return noMatch(plan, atCapacity);
     }
+  }
+
+  private plan(req: AcquireRequest, target: string | null): SelectionPlan {
+    const { catalog, store, clock } = this.deps;
+    const now = clock.now();
+    return planSelection(
+      catalog.list(),
+      { selector: req.selector, target, exclusive: req.exclusive },
+      {
+        usage: (p) => store.usage(p, now),
+        pending: (p) => store.pending(p),
+        coolingDown: (p, t) => store.coolingDown(p, t, now),
+        unusable: (p) => (this.quarantine.get(p) ?? 0) > now.getTime(),
+      },
+    );
   }
 
   /** What the store answered; an ended lease past its report window is unknown, like a removed one. */
@@ -142,7 +165,7 @@ export class LeaseService {
     const endpoint = proxy && proxyEndpoint(proxy);
     if (!proxy || !endpoint)
       throw new CredentialsUnavailable(lease.proxy, { cause: 'proxy left the catalog' });
-    const credentials = await this.deps.credentials.credentialsFor(proxy.name, proxy.spec.credentialsRef);
+    const credentials = await credentialsFor(this.deps.secrets, proxy);
     return {
       leaseId: lease.id,
       proxy: {
@@ -168,6 +191,7 @@ function noMatch(plan: SelectionPlan, moreAtCapacity: number): AcquireOutcome {
     kind: 'no_match',
     body: {
       error: 'no_match',
+      message: 'no proxy can be leased now',
       considered,
       atCapacity: plan.atCapacity + moreAtCapacity,
       inCooldown,

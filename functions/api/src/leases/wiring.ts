@@ -1,14 +1,15 @@
-// Builds the lease service's adapters — the one place they are constructed. Entry points call
-// buildLeaseApi with their Firestore client, SecretReader, Clock and metrics registry, then mount
-// leaseApi(api) and call api.stop() on shutdown.
+// Builds the lease API's adapters — called from the API's wiring.ts, the one place adapters are built.
+// The caller owns the Firestore client and the raw SecretReader; stop() ends the listeners.
 import type { Firestore } from '@google-cloud/firestore';
 import type { Registry } from 'prom-client';
 import { FirestoreLeaseStore } from '../../../../shared/src/adapters/firestore/lease-store.js';
 import { FirestoreProxyCatalog } from '../../../../shared/src/adapters/firestore/proxy-cache.js';
+import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
+import { CachedSecretReader } from '../../../../shared/src/adapters/secret-manager/cached-reader.js';
 import type { Clock } from '../../../../shared/src/ports/clock.js';
-import type { StructuredLog } from '../discovery/log.js';
+import type { SecretReader } from '../../../../shared/src/ports/secrets.js';
+import { discoveryView } from '../discovery/list.js';
 import type { LeaseConfig } from './config.js';
-import { CredentialCache, type SecretReader } from './credentials.js';
 import type { LeaseApiDeps } from './index.js';
 import { promLeaseMetrics } from './metrics.js';
 import { LeaseService } from './service.js';
@@ -22,29 +23,39 @@ export function buildLeaseApi(opts: {
   secrets: SecretReader;
   clock: Clock;
   registry: Registry;
-  log: StructuredLog;
+  log: Logger;
   config: LeaseConfig;
 }): LeaseApiRuntime {
-  const { firestore, clock, log, config } = opts;
-  if (config.authDisabled) {
-    log(
-      'WARNING',
-      '!!! DISCOVERY_TOKENS is empty: discovery and lease routes are OPEN to anyone (local mode only) !!!',
-    );
+  const { firestore, clock, config, registry } = opts;
+  const log = opts.log.child({ component: 'leases' });
+  if (config.tokens.length === 0) {
+    log.warn('DISCOVERY_TOKENS is empty: discovery and leases accept admin credentials only');
   }
   const settings = { cooldownWindowMs: config.cooldownWindowMs };
   const catalog = new FirestoreProxyCatalog(firestore, { log }).start();
   const store = new FirestoreLeaseStore(firestore, { clock, settings, log }).start();
-  const credentials = new CredentialCache(opts.secrets, clock, config.credentialsCacheMs);
-  const service = new LeaseService({ catalog, store, credentials, clock, settings, log });
-  const metrics = promLeaseMetrics(opts.registry, () => store.totalActive(clock.now()));
+  // Stale-if-error: a Secret Manager blip must not stop leases of proxies whose credentials we just had.
+  const secrets = new CachedSecretReader(opts.secrets, {
+    ttlMs: config.credentialsCacheMs,
+    clock,
+    staleIfErrorMs: 10 * 60_000,
+  });
+  const service = new LeaseService({ catalog, store, secrets, clock, settings, log });
+  const metrics = promLeaseMetrics(
+    registry,
+    () => store.countActive(),
+    (error) => log.warn('counting active leases for /metrics failed', { error }),
+  );
   return {
     service,
     catalog,
     store,
     clock,
-    metrics,
     log,
+    registry,
+    tokens: config.tokens,
+    metrics,
+    discovery: discoveryView({ store, clock, ready: () => service.ready(), metrics }),
     async stop() {
       catalog.stop();
       await store.stop();

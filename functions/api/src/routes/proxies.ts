@@ -3,6 +3,7 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { ProxyAdmin } from '../admin/proxy-admin.js';
 import { mergeWith, replaceWith } from '../admin/spec-changes.js';
+import { type DiscoveryView, healthOnlyView } from '../discovery/list.js';
 import { validationHook } from '../validation/hook.js';
 import {
   createProxyRoute,
@@ -15,7 +16,7 @@ import {
 } from './proxy-routes.js';
 import { attributeFilter } from './proxy-schemas.js';
 
-export const proxyRoutes = (admin: ProxyAdmin) =>
+export const proxyRoutes = (admin: ProxyAdmin, discovery: DiscoveryView = healthOnlyView) =>
   new OpenAPIHono({ defaultHook: validationHook })
     .openapi(createProxyRoute, async (c) => {
       const { name, spec } = c.req.valid('json');
@@ -24,7 +25,11 @@ export const proxyRoutes = (admin: ProxyAdmin) =>
     })
     .openapi(listProxiesRoute, async (c) => {
       const query = c.req.valid('query');
-      const proxies = await admin.list({ phase: query.phase, attributes: attributeFilter(query) });
+      const stored = await admin.list({ phase: query.phase, attributes: attributeFilter(query) });
+      const proxies = await discovery.list(
+        stored,
+        query.healthy === undefined ? undefined : query.healthy === 'true',
+      );
       return c.json({ proxies, count: proxies.length }, 200);
     })
     .openapi(getProxyRoute, async (c) => c.json(await admin.get(c.req.valid('param').name), 200))

@@ -171,7 +171,7 @@ describe('GET /v1/proxies', () => {
   it.each([
     ['?phase=Sleeping', 'phase'],
     ['?phase=Ready&phase=Pending', 'phase'],
-    ['?healthy=true', 'healthy'],
+    ['?healthy=yes', 'healthy'],
     ['?attr._hidden=x', 'attr._hidden'],
     ['?attr.region=eu&attr.region=us', 'attr.region'],
   ])('refuses %s with 400 at %s', async (query, path) => {

@@ -44,12 +44,19 @@ export const ListQuery = z
     phase: documented(Phase)
       .optional()
       .openapi({ param: { name: 'phase', in: 'query' } }),
+    healthy: z
+      .enum(['true', 'false'])
+      .optional()
+      .openapi({
+        param: { name: 'healthy', in: 'query' },
+        description: 'Only proxies a lease could go to now (true), or only the others (false).',
+      }),
   })
   .catchall(z.string())
   .superRefine((query, ctx) => {
     const attributes: Record<string, string> = {};
     for (const [key, value] of Object.entries(query)) {
-      if (key === 'phase') continue;
+      if (key === 'phase' || key === 'healthy') continue;
       if (!key.startsWith(ATTR_PREFIX)) {
         ctx.addIssue({
           code: 'custom',
@@ -83,9 +90,15 @@ export function attributeFilter(query: Record<string, unknown>): Record<string, 
   );
 }
 
-/** `{proxies, count}`: the same envelope the crawler-facing listing on this path will use. */
+/** A proxy as listed: plus discovery's health verdict and active lease count (discovery/list.ts). */
+export const ListedProxyBody = ProxyBody.extend({
+  healthy: z.boolean(),
+  activeLeases: z.number().int(),
+}).openapi('ListedProxy');
+
+/** `{proxies, count}`: one listing for admins and crawlers. */
 export const ProxyList = z
-  .object({ proxies: z.array(ProxyBody), count: z.number().int() })
+  .object({ proxies: z.array(ListedProxyBody), count: z.number().int() })
   .openapi('ProxyList');
 
 export const ReconcileAccepted = z

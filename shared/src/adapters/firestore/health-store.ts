@@ -17,7 +17,7 @@ export class FirestoreHealthStore implements HealthStore {
 
   async get(name: string): Promise<ProxyHealthState | null> {
     const snap = await this.col().doc(name).get();
-    return snap.exists ? fromDoc(snap.data()!) : null;
+    return snap.exists ? healthFromDoc(snap.data()!) : null;
   }
 
   async getMany(names: string[]): Promise<Map<string, ProxyHealthState>> {
@@ -26,7 +26,7 @@ export class FirestoreHealthStore implements HealthStore {
       const refs = names.slice(i, i + BATCH).map((n) => this.col().doc(n));
       if (refs.length === 0) continue;
       const snaps = await this.db.getAll(...refs);
-      for (const s of snaps) if (s.exists) out.set(s.id, fromDoc(s.data()!));
+      for (const s of snaps) if (s.exists) out.set(s.id, healthFromDoc(s.data()!));
     }
     return out;
   }
@@ -63,10 +63,12 @@ function toDoc(s: ProxyHealthState): DocumentData {
     latencyReportedAt: s.latency.reportedAt ? Timestamp.fromDate(s.latency.reportedAt) : null,
     tracks: s.tracks,
     transitionAt: s.transitionAt ? Timestamp.fromDate(s.transitionAt) : null,
+    latencyHistory: (s.latencyHistory ?? []).map((h) => ({ ms: h.ms, at: Timestamp.fromDate(h.at) })),
   };
 }
 
-function fromDoc(d: DocumentData): ProxyHealthState {
+/** Decodes a `health/{proxy}` document defensively (the fleet page's listener reads them too). */
+export function healthFromDoc(d: DocumentData): ProxyHealthState {
   const tracks: Partial<Record<TrackKey, TrackState>> = {};
   for (const [k, v] of Object.entries((d.tracks ?? {}) as Record<string, TrackState>)) {
     tracks[k as TrackKey] = {
@@ -86,5 +88,10 @@ function fromDoc(d: DocumentData): ProxyHealthState {
     },
     tracks,
     transitionAt: d.transitionAt instanceof Timestamp ? d.transitionAt.toDate() : null,
+    latencyHistory: Array.isArray(d.latencyHistory)
+      ? (d.latencyHistory as Array<{ ms?: unknown; at?: unknown }>).flatMap((h) =>
+          typeof h?.ms === 'number' && h.at instanceof Timestamp ? [{ ms: h.ms, at: h.at.toDate() }] : [],
+        )
+      : [],
   };
 }

@@ -1,14 +1,14 @@
-// Every collection and TTL field the lease service writes, in one place (Terraform's TTL policies and the
-// Firestore console follow these names).
+// The lease service's collections (named in collections.ts, with every other one) and its TTL field.
 //   leases/{leaseId}                  one lease: flat fields, Timestamps; deleted by TTL at expireAt
 //   leaseState/{proxy}                the proxy's active lease entries, guarded by lastUpdateTime preconditions
 //   cooldowns/{proxy}__{sha1(target)} a (proxy, target) cooldown; deleted by TTL at expireAt
 import { createHash } from 'node:crypto';
+import { Collections } from './collections.js';
 
 export const LEASE_COLLECTIONS = {
-  leases: 'leases',
-  leaseState: 'leaseState',
-  cooldowns: 'cooldowns',
+  leases: Collections.leases,
+  leaseState: Collections.leaseState,
+  cooldowns: Collections.cooldowns,
 } as const;
 
 /**

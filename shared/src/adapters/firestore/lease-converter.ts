@@ -2,7 +2,13 @@
 // in the Firestore console; decoding is defensive because anyone with console access can edit them.
 import { type DocumentData, Timestamp } from '@google-cloud/firestore';
 import { z } from 'zod';
-import { type Cooldown, type Lease, type LeaseEntry, LeaseResult } from '../../domain/leases/model.js';
+import {
+  type Cooldown,
+  type Lease,
+  type LeaseEntry,
+  LeaseResult,
+  leaseEnd,
+} from '../../domain/leases/model.js';
 import { LEASE_STATE_RETENTION_MS, TTL_FIELD } from './lease-collections.js';
 
 const ts = z.instanceof(Timestamp).transform((t) => t.toDate());
@@ -43,6 +49,8 @@ export function encodeLease(lease: Lease, expireAt: Date): DocumentData {
     grantedAt: Timestamp.fromDate(lease.grantedAt),
     expiresAt: Timestamp.fromDate(lease.expiresAt),
     releasedAt: lease.releasedAt ? Timestamp.fromDate(lease.releasedAt) : null,
+    // min(expiresAt, releasedAt): active leases are exactly those with endsAt > now (one range query).
+    endsAt: Timestamp.fromDate(leaseEnd(lease)),
     renewals: lease.renewals,
     [TTL_FIELD]: Timestamp.fromDate(expireAt),
   };

@@ -4,8 +4,9 @@
 import type { DocumentChange, QueryDocumentSnapshot } from '@google-cloud/firestore';
 import { isCoolingDown } from '../../domain/leases/cooldown.js';
 import type { Cooldown } from '../../domain/leases/model.js';
+import type { Logger } from '../log/json-logger.js';
 import { decodeCooldown } from './lease-converter.js';
-import type { ListenerSink, StructuredLog } from './lease-listener.js';
+import type { ListenerSink } from './lease-listener.js';
 
 export class LeaseCooldownCache implements ListenerSink {
   /** proxy → target → until */
@@ -13,7 +14,7 @@ export class LeaseCooldownCache implements ListenerSink {
   /** document id → (proxy, target), to apply removals */
   private readonly keys = new Map<string, { proxy: string; target: string }>();
 
-  constructor(private readonly log: StructuredLog) {}
+  constructor(private readonly log: Logger) {}
 
   coolingDown(proxy: string, target: string | null, now: Date): boolean {
     return isCoolingDown(this.index, proxy, target, now);
@@ -42,7 +43,7 @@ export class LeaseCooldownCache implements ListenerSink {
   private upsert(doc: QueryDocumentSnapshot): void {
     const c = decodeCooldown(doc.data());
     if (c) this.put(doc.id, c);
-    else this.log('WARNING', 'malformed cooldown document ignored', { id: doc.id });
+    else this.log.warn('malformed cooldown document ignored', { id: doc.id });
   }
 
   private remove(docId: string): void {

@@ -2,18 +2,7 @@
 // re-subscribed with capped, jittered backoff, and each re-subscription starts from a full snapshot
 // (documents deleted meanwhile disappear from the view). The view keeps serving while it reconnects.
 import type { DocumentChange, Query, QueryDocumentSnapshot } from '@google-cloud/firestore';
-
-export type LogSeverity = 'DEBUG' | 'INFO' | 'WARNING' | 'ERROR';
-export type StructuredLog = (
-  severity: LogSeverity,
-  message: string,
-  fields?: Record<string, unknown>,
-) => void;
-
-/** One JSON line per entry on stderr, with Cloud Logging's severity field. */
-export const stderrLog: StructuredLog = (severity, message, fields) => {
-  process.stderr.write(`${JSON.stringify({ severity, message, ...fields })}\n`);
-};
+import type { Logger } from '../log/json-logger.js';
 
 export interface ListenerSink {
   /** The complete current set: replaces the view (first snapshot after every (re)subscription). */
@@ -29,7 +18,7 @@ export interface CollectionListener {
 export function listenCollection(
   query: Query,
   sink: ListenerSink,
-  opts: { name: string; log: StructuredLog; maxBackoffMs?: number },
+  opts: { name: string; log: Logger; maxBackoffMs?: number },
 ): CollectionListener {
   let unsubscribe: (() => void) | null = null;
   let stopped = false;
@@ -58,7 +47,7 @@ export function listenCollection(
         if (stopped) return;
         const delay =
           Math.min(opts.maxBackoffMs ?? 30_000, 250 * 2 ** failures++) * (0.5 + Math.random() / 2);
-        opts.log('ERROR', `${opts.name} listener failed; re-subscribing`, {
+        opts.log.error(`${opts.name} listener failed; re-subscribing`, {
           err: String(err),
           code: (err as { code?: unknown }).code,
           retryInMs: Math.round(delay),

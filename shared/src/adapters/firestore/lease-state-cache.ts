@@ -1,11 +1,15 @@
-// The local view of leaseState/{proxy}: entries plus the updateTime each was read at, which is the base
-// of the next lastUpdateTime-guarded write. Fed by the listener and by this replica's own commits (so its
-// own writes are visible at once); a version never goes backwards, whichever arrives first.
-import type { DocumentChange, QueryDocumentSnapshot, Timestamp } from '@google-cloud/firestore';
+// This replica's view of leaseState/{proxy}: entries plus the updateTime they were read or written at,
+// which is the base of the next lastUpdateTime-guarded write. Fed by this replica's own commits (so its
+// own writes are visible at once) and by reads (at start, on a lost race, and when a view is too old to
+// answer "full" or to list); a version never goes backwards. Deliberately not a listener: every replica
+// would then receive every lease change of the fleet (a read each, in production), and the emulator
+// re-evaluates a listened collection on every write to it, halving lease throughput. A stale view can
+// only cost a failed precondition and a re-read — never a grant beyond capacity.
+import type { DocumentData, Timestamp } from '@google-cloud/firestore';
 import { type Usage, usageOf } from '../../domain/leases/capacity.js';
 import type { LeaseEntry } from '../../domain/leases/model.js';
+import type { Logger } from '../log/json-logger.js';
 import { decodeState } from './lease-converter.js';
-import type { ListenerSink, StructuredLog } from './lease-listener.js';
 
 export interface StateBase {
   /** null: the stored document is not a valid lease state — the proxy is treated as full (fail closed). */
@@ -14,19 +18,30 @@ export interface StateBase {
   version: Timestamp | null;
 }
 
+interface Known extends StateBase {
+  /** When this replica last learned the state (ms since epoch, by the store's clock). */
+  seenAt: number;
+}
+
 const FULL: Usage = { active: Number.MAX_SAFE_INTEGER, exclusive: true };
 
-export class LeaseStateCache implements ListenerSink {
-  private readonly states = new Map<string, StateBase>();
+export class LeaseStateCache {
+  private readonly states = new Map<string, Known>();
   private readonly owner = new Map<string, string>();
 
-  constructor(private readonly log: StructuredLog) {}
+  constructor(private readonly log: Logger) {}
 
   get(proxy: string): StateBase | undefined {
     return this.states.get(proxy);
   }
 
-  /** The proxy a cached entry belongs to (a shortcut that saves reading the lease document). */
+  /** How long ago this replica learned the proxy's state; Infinity when it never did. */
+  ageMs(proxy: string, now: Date): number {
+    const s = this.states.get(proxy);
+    return s ? now.getTime() - s.seenAt : Number.POSITIVE_INFINITY;
+  }
+
+  /** The proxy a known entry belongs to (a shortcut that saves reading the lease document). */
   proxyOf(leaseId: string): string | undefined {
     return this.owner.get(leaseId);
   }
@@ -37,43 +52,30 @@ export class LeaseStateCache implements ListenerSink {
     return s.entries ? usageOf(s.entries, now) : FULL;
   }
 
-  totalActive(now: Date): number {
-    let n = 0;
-    for (const s of this.states.values()) if (s.entries) n += usageOf(s.entries, now).active;
-    return n;
-  }
-
-  /** Records a state as read or written; ignored when an equal or newer version is already known. */
-  put(proxy: string, next: StateBase): void {
+  /**
+   * Records a state as read or written at `seenAt`. An older version than the one known is ignored; the
+   * same version only refreshes `seenAt`. A read that found no document replaces what is known (if a
+   * commit raced it, the next write's precondition fails and re-reads).
+   */
+  put(proxy: string, next: StateBase, seenAt: number): void {
     const current = this.states.get(proxy);
-    if (current?.version && (!next.version || compareVersions(next.version, current.version) <= 0)) return;
-    for (const e of current?.entries ?? []) this.owner.delete(e.leaseId);
-    for (const e of next.entries ?? []) this.owner.set(e.leaseId, proxy);
-    this.states.set(proxy, next);
-  }
-
-  reset(docs: readonly QueryDocumentSnapshot[]): void {
-    this.states.clear();
-    this.owner.clear();
-    for (const doc of docs) this.put(doc.id, this.decode(doc));
-  }
-
-  apply(changes: readonly DocumentChange[]): void {
-    for (const change of changes) {
-      const proxy = change.doc.id;
-      if (change.type === 'removed') {
-        for (const e of this.states.get(proxy)?.entries ?? []) this.owner.delete(e.leaseId);
-        this.states.delete(proxy);
-      } else {
-        this.put(proxy, this.decode(change.doc));
+    if (current?.version && next.version) {
+      const order = compareVersions(next.version, current.version);
+      if (order < 0) return;
+      if (order === 0) {
+        current.seenAt = Math.max(current.seenAt, seenAt);
+        return;
       }
     }
+    for (const e of current?.entries ?? []) this.owner.delete(e.leaseId);
+    for (const e of next.entries ?? []) this.owner.set(e.leaseId, proxy);
+    this.states.set(proxy, { ...next, seenAt });
   }
 
-  private decode(doc: QueryDocumentSnapshot): StateBase {
+  decode(doc: { id: string; data(): DocumentData | undefined; updateTime?: Timestamp }): StateBase {
     const entries = decodeState(doc.data());
-    if (!entries) this.log('ERROR', 'malformed lease state: proxy treated as full', { proxy: doc.id });
-    return { entries, version: doc.updateTime };
+    if (!entries) this.log.error('malformed lease state: proxy treated as full', { proxy: doc.id });
+    return { entries, version: doc.updateTime ?? null };
   }
 }
 

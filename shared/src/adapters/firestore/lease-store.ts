@@ -1,11 +1,11 @@
 // FirestoreLeaseStore: the seed's in-memory lease store (§7, "one lock: select+insert") made durable and
 // shared by any number of replicas. Each proxy's active entries live in leaseState/{proxy}; every change
 // to them is one batched write of that document — guarded by a lastUpdateTime precondition on the state
-// it was computed from — together with the lease document. So a grant can only commit against the latest
-// state, and capacity is checked against exactly that state: no proxy is ever over capacity, whatever the
-// concurrency. Preconditioned writes rather than transactions, because the emulator's pessimistic locks
-// stall contending transactions for seconds (../shared/design/gcp-offline-recipes.md §7); both are valid
-// in production.
+// it was computed from — together with the lease document (lease-state-access.ts). So a grant can only
+// commit against the latest state, and capacity is checked against exactly that state: no proxy is ever
+// over capacity, whatever the concurrency. Preconditioned writes rather than transactions, because the
+// emulator's pessimistic locks stall contending transactions for seconds
+// (../shared/design/gcp-offline-recipes.md §7); both are valid in production.
 import { FieldValue, type Firestore, Timestamp, type WriteBatch } from '@google-cloud/firestore';
 import {
   activeEntries,
@@ -32,42 +32,37 @@ import {
   type NewLease,
   type RenewOutcome,
 } from '../../ports/lease-store.js';
+import { jsonLogger, type Logger } from '../log/json-logger.js';
 import { cooldownDocId, LEASE_COLLECTIONS, TTL_FIELD } from './lease-collections.js';
-import { decodeLease, decodeState, encodeCooldown, encodeLease, encodeState } from './lease-converter.js';
+import { decodeLease, encodeCooldown, encodeLease } from './lease-converter.js';
 import { LeaseCooldownCache } from './lease-cooldown-cache.js';
-import { isConflict, isTransient, jitteredBackoff } from './lease-errors.js';
 import { KeyedLock, PendingCounter } from './lease-keyed-lock.js';
-import {
-  type CollectionListener,
-  listenCollection,
-  type StructuredLog,
-  stderrLog,
-} from './lease-listener.js';
+import { type CollectionListener, listenCollection } from './lease-listener.js';
+import { type Budget, guard, LeaseStateAccess } from './lease-state-access.js';
 import { LeaseStateCache, type StateBase } from './lease-state-cache.js';
 
 export interface FirestoreLeaseStoreOptions {
   clock: Clock;
   settings: LeaseSettings;
-  log?: StructuredLog;
+  log?: Logger;
   /** Commits one request may attempt before answering "contended" (each retry re-reads the state). */
   maxCommits?: number;
-}
-
-/** Shared by the attempts of one request, across candidates. */
-interface Budget {
-  commits: number;
+  /** How old this replica's view of a proxy may be and still be trusted to say "full" (default 1 s). */
+  staleAfterMs?: number;
 }
 
 export class FirestoreLeaseStore implements LeaseStore {
   private readonly clock: Clock;
   private readonly settings: LeaseSettings;
-  private readonly log: StructuredLog;
-  private readonly maxCommits: number;
+  private readonly log: Logger;
   private readonly state: LeaseStateCache;
+  private readonly access: LeaseStateAccess;
   private readonly cooldowns: LeaseCooldownCache;
   private readonly lock = new KeyedLock();
   private readonly inFlight = new PendingCounter();
-  private listeners: CollectionListener[] = [];
+  private listener: CollectionListener | null = null;
+  private loaded: Promise<void> | null = null;
+  private readonly staleAfterMs: number;
 
   constructor(
     private readonly db: Firestore,
@@ -75,35 +70,40 @@ export class FirestoreLeaseStore implements LeaseStore {
   ) {
     this.clock = opts.clock;
     this.settings = opts.settings;
-    this.log = opts.log ?? stderrLog;
-    this.maxCommits = opts.maxCommits ?? 16;
+    this.log = opts.log ?? jsonLogger({ component: 'lease-store' });
     this.state = new LeaseStateCache(this.log);
+    this.access = new LeaseStateAccess(db, this.state, this.clock, this.log, opts.maxCommits ?? 16);
     this.cooldowns = new LeaseCooldownCache(this.log);
+    this.staleAfterMs = opts.staleAfterMs ?? 1000;
   }
 
-  /** Starts the listeners that keep the local views fresh. */
+  /** Loads the lease states once and starts the cooldown listener (cooldowns change rarely). */
   start(): this {
-    if (this.listeners.length > 0) return this;
-    const { leaseState, cooldowns } = LEASE_COLLECTIONS;
-    this.listeners = [
-      listenCollection(this.db.collection(leaseState), this.state, { name: leaseState, log: this.log }),
-      listenCollection(this.db.collection(cooldowns), this.cooldowns, { name: cooldowns, log: this.log }),
-    ];
+    if (this.listener) return this;
+    const { cooldowns } = LEASE_COLLECTIONS;
+    this.listener = listenCollection(this.db.collection(cooldowns), this.cooldowns, {
+      name: cooldowns,
+      log: this.log,
+    });
+    this.loaded = this.access.loadAll();
+    this.loaded.catch((err) =>
+      this.log.error('loading lease states failed; they load on demand', { error: err }),
+    );
     return this;
   }
 
   async ready(timeoutMs: number): Promise<void> {
-    if (this.listeners.length === 0) throw new LeaseStoreError('not_ready', 'lease store not started');
+    if (!this.listener || !this.loaded) throw new LeaseStoreError('not_ready', 'lease store not started');
     try {
-      await Promise.all(this.listeners.map((l) => l.ready(timeoutMs)));
+      await Promise.all([this.listener.ready(timeoutMs), this.loaded]);
     } catch (err) {
       throw new LeaseStoreError('not_ready', 'lease views not loaded', { cause: err });
     }
   }
 
   async stop(): Promise<void> {
-    for (const l of this.listeners) l.stop();
-    this.listeners = [];
+    this.listener?.stop();
+    this.listener = null;
   }
 
   usage(proxy: string, now: Date): Usage {
@@ -114,8 +114,15 @@ export class FirestoreLeaseStore implements LeaseStore {
     return this.inFlight.get(proxy);
   }
 
-  totalActive(now: Date): number {
-    return this.state.totalActive(now);
+  refresh(proxies: readonly string[]): Promise<number> {
+    return this.access.refresh(proxies, this.staleAfterMs);
+  }
+
+  async countActive(): Promise<number> {
+    const now = Timestamp.fromDate(this.clock.now());
+    const query = this.db.collection(LEASE_COLLECTIONS.leases).where('endsAt', '>', now);
+    const snap = await guard('count active leases', () => query.count().get());
+    return snap.data().count;
   }
 
   coolingDown(proxy: string, target: string | null, now: Date): boolean {
@@ -126,9 +133,7 @@ export class FirestoreLeaseStore implements LeaseStore {
     const budget: Budget = { commits: 0 };
     let atCapacity = 0;
     for (const candidate of candidates) {
-      const granted = await this.inFlight.around(candidate.name, () =>
-        this.lock.run(candidate.name, () => this.grantOn(candidate, lease, budget)),
-      );
+      const granted = await this.writing(candidate.name, () => this.grantOn(candidate, lease, budget));
       if (granted) return { kind: 'granted', lease: granted };
       atCapacity++;
     }
@@ -139,7 +144,7 @@ export class FirestoreLeaseStore implements LeaseStore {
     let base = this.state.get(candidate.name);
     let fresh = false;
     for (;;) {
-      if (!base || fresh) base = await this.readState(candidate.name);
+      if (!base || fresh) base = await this.access.read(candidate.name);
       // The clock is read after the base is known, so a grant is never stamped before the release or
       // expiry that made its room: stored leases alone prove the capacity invariant.
       const now = this.clock.now();
@@ -150,7 +155,13 @@ export class FirestoreLeaseStore implements LeaseStore {
       const expiresAt = new Date(now.getTime() + lease.ttlSeconds * 1000);
       const entry: LeaseEntry = { leaseId: lease.id, expiresAt, exclusive: lease.exclusive };
       const entries = base.entries && grantEntry(base.entries, entry, candidate.capacity, now);
-      if (!entries) return null;
+      if (!entries) {
+        // Full as far as this replica knows; when that knowledge is old, another replica may have
+        // released since: look once more before moving on.
+        if (fresh || this.state.ageMs(candidate.name, now) <= this.staleAfterMs) return null;
+        fresh = true;
+        continue;
+      }
       const record: Lease = {
         ...lease,
         proxy: candidate.name,
@@ -160,13 +171,8 @@ export class FirestoreLeaseStore implements LeaseStore {
         renewals: 0,
       };
       const doc = encodeLease(record, resolvableUntil(record, this.settings));
-      if (
-        await this.commit(candidate.name, base, entries, now, budget, (b) =>
-          b.create(this.leaseRef(lease.id), doc),
-        )
-      ) {
-        return record;
-      }
+      const create = (b: WriteBatch) => b.create(this.leaseRef(lease.id), doc);
+      if (await this.access.commit(candidate.name, base, entries, now, budget, create)) return record;
       fresh = true;
     }
   }
@@ -180,29 +186,29 @@ export class FirestoreLeaseStore implements LeaseStore {
     }
     const name = proxy;
     const budget: Budget = { commits: 0 };
-    await this.lock.run(name, async () => {
-      let base = this.state.get(name);
+    await this.writing(name, async () => {
+      let base: StateBase | undefined = this.state.get(name);
       let fresh = !base;
       for (;;) {
-        if (!base || fresh) base = await this.readState(name);
+        if (!base || fresh) base = await this.access.read(name);
         const now = this.clock.now();
         const entries = base.entries && removeEntry(base.entries, leaseId, now);
         if (!entries) {
-          // Not among the active entries: released or expired already — unless the local view is behind.
+          // Not among the active entries: released or expired already — unless this view is behind.
           if (fresh) return;
           fresh = true;
           continue;
         }
+        const at = Timestamp.fromDate(now);
         const ended = {
-          releasedAt: Timestamp.fromDate(now),
+          releasedAt: at,
+          endsAt: at,
           [TTL_FIELD]: Timestamp.fromDate(
             resolvableUntil({ expiresAt: now, releasedAt: now }, this.settings),
           ),
         };
-        if (
-          await this.commit(name, base, entries, now, budget, (b) => b.update(this.leaseRef(leaseId), ended))
-        )
-          return;
+        const update = (b: WriteBatch) => b.update(this.leaseRef(leaseId), ended);
+        if (await this.access.commit(name, base, entries, now, budget, update)) return;
         fresh = true;
       }
     });
@@ -214,11 +220,11 @@ export class FirestoreLeaseStore implements LeaseStore {
     if (lease.releasedAt) return { kind: 'released', lease };
     const ttl = ttlSeconds ?? lease.ttlSeconds;
     const budget: Budget = { commits: 0 };
-    return this.lock.run(lease.proxy, async () => {
-      let base = this.state.get(lease.proxy);
+    return this.writing(lease.proxy, async () => {
+      let base: StateBase | undefined = this.state.get(lease.proxy);
       let fresh = !base;
       for (;;) {
-        if (!base || fresh) base = await this.readState(lease.proxy);
+        if (!base || fresh) base = await this.access.read(lease.proxy);
         const now = this.clock.now();
         const entry = base.entries && activeEntries(base.entries, now).find((e) => e.leaseId === leaseId);
         if (!base.entries || !entry) {
@@ -232,96 +238,48 @@ export class FirestoreLeaseStore implements LeaseStore {
         const expiresAt = renewedExpiry(entry, ttl, now);
         const entries = extendEntry(base.entries, leaseId, expiresAt, now) ?? [];
         const renewed: Lease = { ...lease, expiresAt, ttlSeconds: ttl, renewals: lease.renewals + 1 };
-        const update = {
+        const changes = {
           expiresAt: Timestamp.fromDate(expiresAt),
+          endsAt: Timestamp.fromDate(expiresAt),
           ttlSeconds: ttl,
           renewals: FieldValue.increment(1),
           [TTL_FIELD]: Timestamp.fromDate(resolvableUntil(renewed, this.settings)),
         };
-        const ok = await this.commit(lease.proxy, base, entries, now, budget, (b) =>
-          b.update(this.leaseRef(leaseId), update),
-        );
-        if (ok) return { kind: 'renewed', lease: renewed };
+        const update = (b: WriteBatch) => b.update(this.leaseRef(leaseId), changes);
+        if (await this.access.commit(lease.proxy, base, entries, now, budget, update)) {
+          return { kind: 'renewed', lease: renewed };
+        }
         fresh = true;
       }
     });
   }
 
   async find(leaseId: string): Promise<Lease | null> {
-    const snap = await this.call('read lease', () => this.leaseRef(leaseId).get());
+    const snap = await guard('read lease', () => this.leaseRef(leaseId).get());
     if (!snap.exists) return null;
     const lease = decodeLease(snap.data());
-    if (!lease) this.log('ERROR', 'malformed lease document', { leaseId });
+    if (!lease) this.log.error('malformed lease document', { leaseId });
     return lease;
   }
 
   async startCooldown(cooldown: Cooldown): Promise<void> {
     const id = cooldownDocId(cooldown.proxy, cooldown.target);
-    await this.call('write cooldown', () =>
+    await guard('write cooldown', () =>
       this.db.collection(LEASE_COLLECTIONS.cooldowns).doc(id).set(encodeCooldown(cooldown)),
     );
     this.cooldowns.put(id, cooldown);
   }
 
-  /** One preconditioned write of a proxy's state (+ its lease document); false on a lost race. */
-  private async commit(
-    proxy: string,
-    base: StateBase,
-    entries: readonly LeaseEntry[],
-    now: Date,
-    budget: Budget,
-    withLease: (batch: WriteBatch) => void,
-  ): Promise<boolean> {
-    if (++budget.commits > this.maxCommits) {
-      throw new LeaseStoreError('contended', `no commit on ${proxy} after ${this.maxCommits} attempts`);
-    }
-    if (budget.commits > 1) await jitteredBackoff(budget.commits - 1);
-    const batch = this.db.batch();
-    const ref = this.stateRef(proxy);
-    const data = encodeState(proxy, entries, now);
-    if (base.version) batch.update(ref, data, { lastUpdateTime: base.version });
-    else batch.create(ref, data);
-    withLease(batch);
-    try {
-      const [result] = await batch.commit();
-      if (result) this.state.put(proxy, { entries, version: result.writeTime });
-      return true;
-    } catch (err) {
-      if (isConflict(err)) return false;
-      if (isTransient(err)) {
-        this.log('WARNING', 'lease state commit failed transiently; retrying from a fresh read', {
-          proxy,
-          code: (err as { code?: unknown }).code,
-        });
-        return false;
-      }
-      throw new LeaseStoreError('unavailable', `committing lease state of ${proxy}`, { cause: err });
-    }
-  }
-
-  private async readState(proxy: string): Promise<StateBase> {
-    const snap = await this.call('read lease state', () => this.stateRef(proxy).get());
-    if (!snap.exists) return { entries: [], version: null };
-    const entries = decodeState(snap.data());
-    if (!entries) this.log('ERROR', 'malformed lease state: proxy treated as full', { proxy });
-    const base: StateBase = { entries, version: snap.updateTime ?? null };
-    this.state.put(proxy, base);
-    return base;
-  }
-
-  private async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (err) {
-      throw new LeaseStoreError('unavailable', what, { cause: err });
-    }
+  /**
+   * This replica's writes to one proxy's state run one at a time (each starts from the last one's
+   * result instead of racing it to a failed precondition), and while they wait or run they count as
+   * pending, so that selection steers new grants to proxies nobody is writing to.
+   */
+  private writing<T>(proxy: string, fn: () => Promise<T>): Promise<T> {
+    return this.inFlight.around(proxy, () => this.lock.run(proxy, fn));
   }
 
   private leaseRef(id: string) {
     return this.db.collection(LEASE_COLLECTIONS.leases).doc(id);
-  }
-
-  private stateRef(proxy: string) {
-    return this.db.collection(LEASE_COLLECTIONS.leaseState).doc(proxy);
   }
 }

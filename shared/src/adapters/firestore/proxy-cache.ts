@@ -4,34 +4,29 @@
 import type { DocumentChange, Firestore, QueryDocumentSnapshot } from '@google-cloud/firestore';
 import type { ProxyResource } from '../../domain/proxy.js';
 import type { ProxyCatalog } from '../../ports/lease-store.js';
-import {
-  type CollectionListener,
-  listenCollection,
-  type StructuredLog,
-  stderrLog,
-} from './lease-listener.js';
-import { decodeProxyDocument } from './proxy-cache-decode.js';
-
-export const PROXIES_COLLECTION = 'proxies';
+import { jsonLogger, type Logger } from '../log/json-logger.js';
+import { Collections } from './collections.js';
+import { type CollectionListener, listenCollection } from './lease-listener.js';
+import { proxyFromFirestore } from './proxy-converter.js';
 
 export class FirestoreProxyCatalog implements ProxyCatalog {
   private readonly proxies = new Map<string, ProxyResource>();
   private sorted: ProxyResource[] | null = [];
   private listener: CollectionListener | null = null;
-  private readonly log: StructuredLog;
+  private readonly log: Logger;
 
   constructor(
     private readonly db: Firestore,
-    opts: { log?: StructuredLog } = {},
+    opts: { log?: Logger } = {},
   ) {
-    this.log = opts.log ?? stderrLog;
+    this.log = opts.log ?? jsonLogger({ component: 'proxy-catalog' });
   }
 
   start(): this {
     this.listener ??= listenCollection(
-      this.db.collection(PROXIES_COLLECTION),
+      this.db.collection(Collections.proxies),
       { reset: (docs) => this.reset(docs), apply: (changes) => this.apply(changes) },
-      { name: PROXIES_COLLECTION, log: this.log },
+      { name: Collections.proxies, log: this.log },
     );
     return this;
   }
@@ -73,12 +68,13 @@ export class FirestoreProxyCatalog implements ProxyCatalog {
   }
 
   private upsert(doc: QueryDocumentSnapshot): void {
-    const proxy = decodeProxyDocument(doc.id, doc.data());
-    if (proxy) {
+    try {
+      const proxy = proxyFromFirestore(doc.data());
+      if (proxy.name !== doc.id) throw new Error(`name ${proxy.name} differs from the document id`);
       this.proxies.set(doc.id, proxy);
-    } else {
+    } catch (err) {
       this.proxies.delete(doc.id);
-      this.log('WARNING', 'proxy document does not decode; left out of discovery', { proxy: doc.id });
+      this.log.warn('proxy document does not decode; left out of discovery', { proxy: doc.id, error: err });
     }
   }
 }

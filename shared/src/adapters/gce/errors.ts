@@ -52,7 +52,11 @@ export function computeErrorInfo(err: unknown): ComputeErrorInfo {
         ? numeric
         : grpcCode !== undefined
           ? GRPC_TO_HTTP[grpcCode]
-          : apiError?.code;
+          : // A network failure carries the fetch error as `error`, whose `code` is a string such as
+            // "ECONNRESET": that is no HTTP status, and no answer at all means transient.
+            typeof apiError?.code === 'number'
+            ? apiError.code
+            : undefined;
   return { httpStatus, grpcCode, reason };
 }
 

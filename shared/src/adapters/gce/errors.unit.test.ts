@@ -23,6 +23,14 @@ describe('compute error classification (status codes and reasons, never message 
     [restError(500, 'backendError'), 'transient'],
     [restError(503), 'transient'],
     [Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }), 'transient'],
+    // gaxios over a reset keep-alive socket: `error` is the FetchError, whose code is a string.
+    [
+      Object.assign(new Error('request failed, reason: read ECONNRESET'), {
+        code: 'ECONNRESET',
+        error: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }),
+      }),
+      'transient',
+    ],
     [{ code: 8, message: 'gRPC resource exhausted' }, 'transient'],
     [{ code: 3, message: 'gRPC invalid argument' }, 'permanent'],
   ])('%# → %s', (err, kind) => {

@@ -1,45 +1,57 @@
 // The orphan GC rule (operator seed §8): the crash-safety net for the one gap reconcile cannot close
-// alone — a crash after the provider Create and before the status write that records the instance.
+// alone — a crash after the provider Create and before the status write that records the instance,
+// followed by the proxy's deletion (reconcileDelete finds no recorded instance and removes the document).
 // Destructive, so every condition must hold; anything uncertain keeps the instance.
 
-export const OwnershipLabel = 'proxyplane-uid';
 /** Seed §8: not mid-create. */
 export const DefaultMinAgeMs = 10 * 60_000;
 
+/** What a provider's listByTag reports about one instance (the Provider port's OwnedInstance fits). */
 export interface ListedInstance {
   providerId: string;
-  labels: Record<string, string>;
+  /** The ownership label's value (proxyplane-uid): which proxy the instance belongs to; null when absent. */
+  uid: string | null;
   createdAt: Date | null;
 }
 
 export type KeepReason = 'no_ownership_label' | 'too_young' | 'unknown_age' | 'live';
 
-export interface OrphanVerdict {
-  instance: ListedInstance;
-  delete: boolean;
-  /** Why it is kept; undefined when it is deleted. */
-  keep?: KeepReason;
-  uid?: string;
-}
+export type OrphanVerdict<I extends ListedInstance = ListedInstance> =
+  | { instance: I; delete: true; uid: string; ageMs: number }
+  | { instance: I; delete: false; keep: KeepReason };
 
 /**
  * `liveUids` must be the complete set of proxies, including those being deleted (their own deletion owns
  * their instance; GC racing it would double-delete). The caller must skip the sweep entirely when that
  * list could not be read — never pass a partial set.
+ *
+ * `now` should be the time the live set was read, not a later one: an instance created after that read
+ * (whose proxy the set may miss) then has a negative age and is kept, however long the sweep takes.
  */
-export function classifyInstances(
-  instances: ListedInstance[],
+export function classifyInstances<I extends ListedInstance>(
+  instances: readonly I[],
   liveUids: ReadonlySet<string>,
   now: Date,
   minAgeMs: number = DefaultMinAgeMs,
-): OrphanVerdict[] {
-  return instances.map((instance) => {
-    const uid = instance.labels[OwnershipLabel];
+): OrphanVerdict<I>[] {
+  return instances.map((instance): OrphanVerdict<I> => {
+    const uid = instance.uid;
     if (!uid) return { instance, delete: false, keep: 'no_ownership_label' };
-    if (!instance.createdAt) return { instance, delete: false, keep: 'unknown_age', uid };
-    if (now.getTime() - instance.createdAt.getTime() < minAgeMs)
-      return { instance, delete: false, keep: 'too_young', uid };
-    if (liveUids.has(uid)) return { instance, delete: false, keep: 'live', uid };
-    return { instance, delete: true, uid };
+    const created = instance.createdAt?.getTime();
+    // An unparseable creationTimestamp is an Invalid Date: NaN must never read as "old enough".
+    if (created === undefined || !Number.isFinite(created)) {
+      return { instance, delete: false, keep: 'unknown_age' };
+    }
+    const ageMs = now.getTime() - created;
+    if (!(ageMs >= minAgeMs)) return { instance, delete: false, keep: 'too_young' };
+    if (liveUids.has(uid)) return { instance, delete: false, keep: 'live' };
+    return { instance, delete: true, uid, ageMs };
   });
+}
+
+/** How many instances were kept for each reason (one log line per sweep instead of one per instance). */
+export function keepReasons(verdicts: readonly OrphanVerdict[]): Partial<Record<KeepReason, number>> {
+  const out: Partial<Record<KeepReason, number>> = {};
+  for (const v of verdicts) if (!v.delete) out[v.keep] = (out[v.keep] ?? 0) + 1;
+  return out;
 }

@@ -1,51 +1,72 @@
 import { describe, expect, it } from 'vitest';
-import { classifyInstances, type ListedInstance } from './orphans.js';
+import { classifyInstances, DefaultMinAgeMs, keepReasons, type ListedInstance } from './orphans.js';
 
 const now = new Date('2026-01-01T01:00:00Z');
 const minutesAgo = (m: number) => new Date(now.getTime() - m * 60_000);
-const inst = (labels: Record<string, string>, createdAt: Date | null): ListedInstance => ({
+const inst = (uid: string | null, createdAt: Date | null): ListedInstance => ({
   providerId: 'zones/z/instances/i',
-  labels,
+  uid,
   createdAt,
 });
 
 describe('classifyInstances (seed §8)', () => {
   const live = new Set(['live-uid', 'deleting-uid']);
   it.each<[string, ListedInstance, boolean, string | undefined]>([
+    ['an old labelled instance with no live proxy is deleted', inst('gone', minutesAgo(11)), true, undefined],
+    ['exactly MinAge old counts as old enough', inst('gone', minutesAgo(10)), true, undefined],
+    ['an unlabelled instance is never touched', inst(null, minutesAgo(60)), false, 'no_ownership_label'],
+    ['an empty ownership label is no ownership proof', inst('', minutesAgo(60)), false, 'no_ownership_label'],
+    ['a young orphan may be mid-create', inst('gone', minutesAgo(9)), false, 'too_young'],
     [
-      'an old labelled instance with no live proxy is deleted',
-      inst({ 'proxyplane-uid': 'gone' }, minutesAgo(11)),
-      true,
-      undefined,
-    ],
-    ['an unlabelled instance is never touched', inst({}, minutesAgo(60)), false, 'no_ownership_label'],
-    [
-      'a young orphan may be mid-create',
-      inst({ 'proxyplane-uid': 'gone' }, minutesAgo(9)),
+      'an instance created after the live set was read is kept',
+      inst('gone', minutesAgo(-1)),
       false,
       'too_young',
     ],
-    ['an instance of unknown age is kept', inst({ 'proxyplane-uid': 'gone' }, null), false, 'unknown_age'],
-    ['a live proxy instance is kept', inst({ 'proxyplane-uid': 'live-uid' }, minutesAgo(60)), false, 'live'],
+    ['an instance of unknown age is kept', inst('gone', null), false, 'unknown_age'],
     [
-      'a proxy being deleted still counts as live',
-      inst({ 'proxyplane-uid': 'deleting-uid' }, minutesAgo(60)),
+      'an unparseable creation time is unknown, not old',
+      inst('gone', new Date('garbage')),
       false,
-      'live',
+      'unknown_age',
     ],
+    ['a live proxy instance is kept', inst('live-uid', minutesAgo(60)), false, 'live'],
+    ['a proxy being deleted still counts as live', inst('deleting-uid', minutesAgo(60)), false, 'live'],
+    ['a young instance of a live proxy is kept', inst('live-uid', minutesAgo(1)), false, 'too_young'],
   ])('%s', (_n, instance, del, keep) => {
     const [v] = classifyInstances([instance], live, now);
     expect(v?.delete).toBe(del);
-    expect(v?.keep).toBe(keep);
+    expect(v && !v.delete ? v.keep : undefined).toBe(keep);
   });
 
-  it('honours a custom MinAge', () => {
-    const [v] = classifyInstances(
-      [inst({ 'proxyplane-uid': 'gone' }, minutesAgo(2))],
-      new Set(),
+  it('reports the uid and age of what it deletes', () => {
+    const [v] = classifyInstances([inst('gone', minutesAgo(30))], new Set(), now);
+    expect(v).toMatchObject({ delete: true, uid: 'gone', ageMs: 30 * 60_000 });
+  });
+
+  it('defaults MinAge to the seed value and honours a custom one', () => {
+    expect(DefaultMinAgeMs).toBe(600_000);
+    const young = [inst('gone', minutesAgo(2))];
+    expect(classifyInstances(young, new Set(), now)[0]?.delete).toBe(false);
+    expect(classifyInstances(young, new Set(), now, 60_000)[0]?.delete).toBe(true);
+  });
+
+  it('deletes nothing when every uid is live, whatever the age', () => {
+    const all = ['a', 'b', 'c'].map((uid) => inst(uid, minutesAgo(600)));
+    expect(classifyInstances(all, new Set(['a', 'b', 'c']), now).some((v) => v.delete)).toBe(false);
+  });
+
+  it('counts keep reasons', () => {
+    const verdicts = classifyInstances(
+      [
+        inst(null, minutesAgo(60)),
+        inst('live-uid', minutesAgo(60)),
+        inst('x', minutesAgo(1)),
+        inst('y', null),
+      ],
+      live,
       now,
-      60_000,
     );
-    expect(v?.delete).toBe(true);
+    expect(keepReasons(verdicts)).toEqual({ no_ownership_label: 1, live: 1, too_young: 1, unknown_age: 1 });
   });
 });

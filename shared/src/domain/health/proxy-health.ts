@@ -18,7 +18,17 @@ export interface ProxyHealthState {
   egressProblem: string | null;
   /** When the last status-affecting change (verdict flip or latency report) happened: lastHealthCheckTime. */
   transitionAt: Date | null;
+  /** The last LATENCY_HISTORY latency reports, oldest first (the fleet page's sparkline). Appended only
+   *  when a latency is reported, so it adds no write: a steady proxy still writes nothing. */
+  latencyHistory?: LatencySample[];
 }
+
+export interface LatencySample {
+  ms: number;
+  at: Date;
+}
+
+export const LATENCY_HISTORY = 20;
 
 export interface HealthSeed {
   /** The Healthy condition already in status, if any: a new function instance must not reset the fleet. */
@@ -90,10 +100,24 @@ export function decideHealth(
   const reportLatency = basic !== undefined && shouldReportLatency(base.latency, basic.latencyMs, now);
   const latency =
     reportLatency && basic ? { reportedMs: Math.round(basic.latencyMs), reportedAt: now } : base.latency;
+  const history = base.latencyHistory ?? [];
+  const latencyHistory =
+    reportLatency && latency.reportedMs !== null
+      ? [...history, { ms: latency.reportedMs, at: now }].slice(-LATENCY_HISTORY)
+      : history;
   const healthFlipped = healthyOf(verdict) !== healthyOf(base.verdict);
   const publish = healthFlipped || reportLatency ? 'health-transition' : null;
   const transitionAt = publish ? now : base.transitionAt;
-  const next: ProxyHealthState = { proxy, instance, tracks, verdict, latency, egressProblem, transitionAt };
+  const next: ProxyHealthState = {
+    proxy,
+    instance,
+    tracks,
+    verdict,
+    latency,
+    egressProblem,
+    transitionAt,
+    latencyHistory,
+  };
   return { next, write: persisted === null || !sameHealth(persisted, next), publish };
 }
 

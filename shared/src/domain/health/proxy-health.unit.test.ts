@@ -75,6 +75,15 @@ describe('decideHealth', () => {
     expect(ds.slice(3).every((d) => d.publish === null && !d.write)).toBe(true);
   });
 
+  it('keeps the reported latencies (not every probe) as a bounded history for the sparkline', () => {
+    const ds = runTicks([ok(50), ok(50), ok(400), ok(410), ok(100)]);
+    expect(ds.at(-1)!.next.latencyHistory!.map((h) => h.ms)).toEqual([50, 400, 100]);
+    expect(ds.at(-1)!.next.latencyHistory!.map((h) => h.at)).toEqual([later(0), later(122), later(244)]);
+    const many = runTicks(Array.from({ length: 30 }, (_, i) => ok(i % 2 === 0 ? 50 : 500)));
+    expect(many.at(-1)!.next.latencyHistory).toHaveLength(20);
+    expect(many.at(-1)!.next.latencyHistory!.at(-1)!.ms).toBe(500);
+  });
+
   it('records the EGRESS problem and clears it on recovery', () => {
     const leak: TrackResult[] = [
       { track: 'BASIC', ok: true, latencyMs: 50 },

@@ -14,7 +14,8 @@ export interface ProxyOptions {
   capacity?: number;
   phase?: ProxyResource['status']['phase'];
   latencyMillis?: number | null;
-  healthy?: 'True' | 'False';
+  /** The Healthy condition; default: True when the phase is Ready (what the health engine produces), else none. */
+  healthy?: 'True' | 'False' | null;
   healthCheckUrl?: string;
   ip?: string | null;
   external?: boolean;
@@ -44,11 +45,11 @@ export function proxy(name: string, o: ProxyOptions = {}): ProxyResource {
       phase: o.phase ?? 'Ready',
       ip: o.ip === undefined ? '10.0.0.1' : o.ip,
       latencyMillis: o.latencyMillis ?? null,
-      conditions: o.healthy
+      conditions: healthyOf(o)
         ? [
             {
               type: 'Healthy',
-              status: o.healthy,
+              status: healthyOf(o) ?? 'True',
               reason: 'Probe',
               message: '',
               lastTransitionTime: T0,
@@ -58,4 +59,9 @@ export function proxy(name: string, o: ProxyOptions = {}): ProxyResource {
         : [],
     },
   };
+}
+
+function healthyOf(o: ProxyOptions): 'True' | 'False' | null {
+  if (o.healthy !== undefined) return o.healthy;
+  return (o.phase ?? 'Ready') === 'Ready' ? 'True' : null;
 }

@@ -1,16 +1,12 @@
-// The one rule for "healthy" that discovery (`healthy=true`) and lease selection share. The health
-// engine (seed §6) will own the Healthy condition; until it sets one, the lifecycle phase decides.
-import type { ProxyResource } from '../proxy.js';
-
-export const HEALTHY_CONDITION = 'Healthy';
+// The one rule for "healthy" that discovery (`healthy=true`) and lease selection share: the health
+// engine's verdict (seed §6). The probe checks every proxy (its health-check URL, or a CONNECT handshake
+// without one) and reconcile records the verdict as the Healthy condition; computePhase makes a proxy
+// Ready only when it is Provisioned and Healthy. Requiring both means neither a stale Ready from before
+// the first probe nor a Healthy verdict on an instance being replaced is handed to a crawler.
+import { ConditionType, type ProxyResource } from '../proxy.js';
 
 export function isHealthy(proxy: ProxyResource): boolean {
-  if (proxy.deletionRequestedAt !== null) return false;
-  const { phase, conditions } = proxy.status;
-  if (phase === 'Deleting' || phase === 'Failed') return false;
-  const healthy = conditions.find((c) => c.type === HEALTHY_CONDITION);
-  if (healthy) return healthy.status === 'True';
-  // No verdict yet: Ready means the health check passed; a Provisioned proxy with no health check
-  // configured will never be probed, so it is as healthy as it will ever be declared.
-  return phase === 'Ready' || (phase === 'Provisioned' && proxy.spec.healthCheck.url === undefined);
+  if (proxy.deletionRequestedAt !== null || proxy.status.phase !== 'Ready') return false;
+  const healthy = proxy.status.conditions.find((c) => c.type === ConditionType.Healthy);
+  return healthy?.status === 'True';
 }

@@ -5,23 +5,22 @@ import { isHealthy } from './health.js';
 
 describe('isHealthy', () => {
   it.each<{ name: string; o: ProxyOptions; healthy: boolean }>([
-    { name: 'Ready without a verdict', o: { phase: 'Ready' }, healthy: true },
-    { name: 'Provisioned, no health check configured', o: { phase: 'Provisioned' }, healthy: true },
+    { name: 'Ready and Healthy=True', o: { phase: 'Ready', healthy: 'True' }, healthy: true },
     {
-      name: 'Provisioned, health check pending',
-      o: { phase: 'Provisioned', healthCheckUrl: 'http://x.example/' },
+      name: 'Ready without a verdict (written before the first probe)',
+      o: { phase: 'Ready', healthy: null },
       healthy: false,
     },
-    { name: 'Provisioning', o: { phase: 'Provisioning' }, healthy: false },
-    { name: 'Unhealthy', o: { phase: 'Unhealthy' }, healthy: false },
+    { name: 'Provisioned, not probed yet', o: { phase: 'Provisioned' }, healthy: false },
     {
-      name: 'Healthy=True decides',
-      o: { phase: 'Provisioned', healthCheckUrl: 'http://x.example/', healthy: 'True' },
-      healthy: true,
+      name: 'Healthy=True on an instance being replaced',
+      o: { phase: 'Provisioning', healthy: 'True' },
+      healthy: false,
     },
-    { name: 'Healthy=False decides', o: { phase: 'Ready', healthy: 'False' }, healthy: false },
-    { name: 'being deleted', o: { phase: 'Ready', deleting: true }, healthy: false },
-    { name: 'Failed even with a stale verdict', o: { phase: 'Failed', healthy: 'True' }, healthy: false },
+    { name: 'Unhealthy', o: { phase: 'Unhealthy', healthy: 'False' }, healthy: false },
+    { name: 'Healthy=False', o: { phase: 'Ready', healthy: 'False' }, healthy: false },
+    { name: 'being deleted', o: { phase: 'Ready', healthy: 'True', deleting: true }, healthy: false },
+    { name: 'Failed with a stale verdict', o: { phase: 'Failed', healthy: 'True' }, healthy: false },
   ])('$name → $healthy', ({ o, healthy }) => {
     expect(isHealthy(proxy('p', o))).toBe(healthy);
   });

@@ -15,7 +15,7 @@ export interface SelectionRequest {
 /** What selection needs to know beyond the proxies, already evaluated at one instant. */
 export interface SelectionView {
   usage(proxy: string): Usage;
-  /** Grants this replica is attempting right now: ranked like leases so concurrent requests spread out. */
+  /** Writes this replica has in flight on the proxy: ranked like leases so concurrent requests spread out. */
   pending(proxy: string): number;
   coolingDown(proxy: string, target: string | null): boolean;
   /** A proxy that cannot be handed out right now for a reason outside its health (e.g. unreadable credentials). */
@@ -30,6 +30,8 @@ export interface Candidate {
 export interface SelectionPlan {
   /** Best first. */
   candidates: Candidate[];
+  /** The proxies counted in atCapacity (healthy, not cooling down, but full as the view says). */
+  full: string[];
   /** Proxies matching the selector. */
   considered: number;
   unhealthy: number;
@@ -52,7 +54,14 @@ export function planSelection(
   request: SelectionRequest,
   view: SelectionView,
 ): SelectionPlan {
-  const plan: SelectionPlan = { candidates: [], considered: 0, unhealthy: 0, inCooldown: 0, atCapacity: 0 };
+  const plan: SelectionPlan = {
+    candidates: [],
+    full: [],
+    considered: 0,
+    unhealthy: 0,
+    inCooldown: 0,
+    atCapacity: 0,
+  };
   const ranked: Array<{ proxy: ProxyResource; active: number }> = [];
   for (const proxy of proxies) {
     if (!matchesSelector(proxy, request.selector)) continue;
@@ -67,6 +76,7 @@ export function planSelection(
         ranked.push({ proxy, active: usage.active + view.pending(proxy.name) });
       } else {
         plan.atCapacity++;
+        plan.full.push(proxy.name);
       }
     }
   }

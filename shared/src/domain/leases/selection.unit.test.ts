@@ -92,6 +92,7 @@ describe('planSelection', () => {
     );
     expect(plan).toEqual({
       candidates: [{ name: 'ok', capacity: 3 }],
+      full: ['full', 'held'],
       considered: 8,
       unhealthy: 4,
       inCooldown: 1,
@@ -125,6 +126,13 @@ describe('planSelection', () => {
       { selector: { x: 'y' }, target: null, exclusive: false },
       view(),
     );
-    expect(plan).toEqual({ candidates: [], considered: 0, unhealthy: 0, inCooldown: 0, atCapacity: 0 });
+    expect(plan).toEqual({
+      candidates: [],
+      full: [],
+      considered: 0,
+      unhealthy: 0,
+      inCooldown: 0,
+      atCapacity: 0,
+    });
   });
 });

@@ -59,6 +59,7 @@ export type LeaseGrant = z.infer<typeof LeaseGrant>;
 export const NoMatch = z
   .object({
     error: z.literal('no_match'),
+    message: z.string(),
     considered: z.int().meta({ description: 'Proxies matching the selector.' }),
     atCapacity: z.int(),
     inCooldown: z.int(),
@@ -87,26 +88,18 @@ export type ReportRequest = z.infer<typeof ReportRequest>;
 
 export const LeaseIdParam = z.object({ id: z.string().meta({ param: { name: 'id', in: 'path' } }) });
 
-export const ProxySummary = z
-  .object({
-    name: z.string(),
-    attributes: z.record(z.string(), z.string()),
-    phase: Phase,
-    healthy: z.boolean(),
-    capacity: z.int(),
-    activeLeases: z.int(),
-    latencyMillis: z.number().nullable(),
-    endpoint: z.object({ host: z.string(), port: z.int(), protocol: z.literal('http') }).nullable(),
-  })
-  .meta({ id: 'ProxySummary' });
-export type ProxySummary = z.infer<typeof ProxySummary>;
+/**
+ * One entry of GET /v1/proxies as a crawler reads it: the stored proxy (spec, status) plus `healthy` and
+ * `activeLeases`. Only the fields crawlers use are checked; the rest passes through.
+ */
+export const ListedProxy = z.looseObject({
+  name: z.string(),
+  spec: z.looseObject({ attributes: z.record(z.string(), z.string()), capacity: z.int() }),
+  status: z.looseObject({ phase: Phase, latencyMillis: z.number().nullable() }),
+  healthy: z.boolean(),
+  activeLeases: z.int(),
+});
+export type ListedProxy = z.infer<typeof ListedProxy>;
 
-export const ProxyList = z
-  .object({ proxies: z.array(ProxySummary), count: z.int() })
-  .meta({ id: 'ProxyList' });
-export type ProxyList = z.infer<typeof ProxyList>;
-
-export const ErrorBody = z
-  .looseObject({ error: z.string().meta({ description: 'A stable, machine-readable code.' }) })
-  .meta({ id: 'Error' });
-export type ErrorBody = z.infer<typeof ErrorBody>;
+export const ListedProxies = z.object({ proxies: z.array(ListedProxy), count: z.int() });
+export type ListedProxies = z.infer<typeof ListedProxies>;

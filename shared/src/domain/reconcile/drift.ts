@@ -2,7 +2,7 @@
 // (nextReconcileAt stays null, so its status never changes and costs no write); instead the requeue sweep
 // re-publishes it on a fixed slot inside every DriftPoll period, derived from its UID so the fleet is
 // spread evenly over the period rather than bunched at the tick.
-import type { ProxyResource } from '../proxy.js';
+import { ConditionType, type ProxyResource } from '../proxy.js';
 import { fnv1a64 } from '../spec-hash.js';
 
 const STEADY_PHASES = new Set(['Provisioned', 'Ready', 'Unhealthy']);
@@ -23,10 +23,25 @@ export function driftOffsetMs(uid: string, driftPollMs: number): number {
   return Number(BigInt(`0x${fnv1a64(uid)}`) % BigInt(driftPollMs));
 }
 
-/** The proxy's drift slots in [from, to): one per DriftPoll period. */
-export function driftSlots(uid: string, driftPollMs: number, from: Date, to: Date): Date[] {
+/**
+ * The seed's DriftPoll counts from the pass that saw the instance Running: no drift poll comes sooner
+ * than DriftPoll after the Provisioned condition last turned True.
+ */
+export function driftNotBefore(p: ProxyResource, driftPollMs: number): Date | null {
+  const c = p.status.conditions.find((x) => x.type === ConditionType.Provisioned);
+  return c?.status === 'True' ? new Date(c.lastTransitionTime.getTime() + driftPollMs) : null;
+}
+
+/** The proxy's drift slots in [from, to), none before `notBefore`: one per DriftPoll period. */
+export function driftSlots(
+  uid: string,
+  driftPollMs: number,
+  from: Date,
+  to: Date,
+  notBefore: Date | null = null,
+): Date[] {
   const offset = driftOffsetMs(uid, driftPollMs);
-  const start = from.getTime();
+  const start = Math.max(from.getTime(), notBefore?.getTime() ?? 0);
   let slot = Math.floor((start - offset) / driftPollMs) * driftPollMs + offset;
   if (slot < start) slot += driftPollMs;
   const out: Date[] = [];

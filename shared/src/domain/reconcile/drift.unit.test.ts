@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { aProxy } from '../../testing/proxy-fixtures.js';
-import { driftOffsetMs, driftSlots, isDriftPolled } from './drift.js';
+import { driftNotBefore, driftOffsetMs, driftSlots, isDriftPolled } from './drift.js';
 
 const t0 = new Date('2026-03-01T00:00:00Z');
 const at = (ms: number) => new Date(t0.getTime() + ms);
@@ -37,5 +37,32 @@ describe('drift polling', () => {
     ['ready', aProxy({ status: { ...steady, phase: 'Ready' } }), true],
   ])('%s → %s', (_l, p, expected) => {
     expect(isDriftPolled(p)).toBe(expected);
+  });
+
+  it('waits a whole DriftPoll after the instance was seen Running (seed: RequeueAfter DriftPoll)', () => {
+    const uid = '00000000-0000-4000-8000-000000000042';
+    const since = at(10_000);
+    const p = aProxy({
+      uid,
+      status: {
+        ...steady,
+        conditions: [
+          {
+            type: 'Provisioned',
+            status: 'True',
+            reason: 'Created',
+            message: '',
+            lastTransitionTime: since,
+            observedGeneration: 1,
+          },
+        ],
+      },
+    });
+    const notBefore = driftNotBefore(p, 60_000)!;
+    expect(notBefore).toEqual(at(70_000));
+    const slots = driftSlots(uid, 60_000, at(0), at(180_000), notBefore);
+    expect(slots.every((s) => s >= notBefore)).toBe(true);
+    expect(slots.length).toBeGreaterThanOrEqual(1);
+    expect(driftNotBefore(aProxy({ status: steady }), 60_000)).toBeNull();
   });
 });

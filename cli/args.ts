@@ -1,0 +1,79 @@
+// Command-line parsing on node:util parseArgs: every command takes the global flags plus its own, and any
+// unknown flag or missing argument is a UsageError (exit 2) before anything is sent.
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { UsageError } from './errors.js';
+
+export const OUTPUTS = ['table', 'json', 'yaml', 'env', 'url'] as const;
+export type Output = (typeof OUTPUTS)[number];
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+export const GLOBAL_OPTIONS = {
+  api: { type: 'string' },
+  output: { type: 'string', short: 'o' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies Options;
+
+export interface Parsed {
+  values: Record<string, string | boolean | string[] | undefined>;
+  positionals: string[];
+}
+
+export function parseCommand(args: string[], options: Options): Parsed {
+  try {
+    const { values, positionals } = parseArgs({
+      args,
+      options: { ...GLOBAL_OPTIONS, ...options },
+      allowPositionals: true,
+      strict: true,
+    });
+    return { values: values as Parsed['values'], positionals };
+  } catch (err) {
+    throw new UsageError((err as Error).message.replace(/\. To specify a positional.*$/s, ''), {
+      cause: err,
+    });
+  }
+}
+
+export function outputOf(values: Parsed['values'], allowed: readonly Output[]): Output {
+  const o = (values.output as string | undefined) ?? 'table';
+  if (!(allowed as readonly string[]).includes(o)) {
+    throw new UsageError(`--output must be one of ${allowed.join(', ')}, got "${o}"`);
+  }
+  return o as Output;
+}
+
+/** `k=v` pairs (repeatable flag, or comma-separated) into a map; duplicate keys are refused. */
+export function keyValues(raw: string[] | string | undefined, flag: string): Record<string, string> {
+  const items = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).flatMap((s) => s.split(','));
+  const out: Record<string, string> = {};
+  for (const item of items) {
+    if (item === '') continue;
+    const eq = item.indexOf('=');
+    if (eq <= 0) throw new UsageError(`${flag} takes key=value, got "${item}"`);
+    const key = item.slice(0, eq).trim();
+    if (Object.hasOwn(out, key)) throw new UsageError(`${flag}: "${key}" given twice`);
+    out[key] = item.slice(eq + 1);
+  }
+  return out;
+}
+
+export function exactlyOne(positionals: string[], what: string): string {
+  if (positionals.length !== 1) {
+    throw new UsageError(
+      positionals.length === 0 ? `missing ${what}` : `expected one ${what}, got ${positionals.length}`,
+    );
+  }
+  return positionals[0]!;
+}
+
+export function none(positionals: string[]): void {
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+}
+
+export function positiveInt(raw: string | undefined, flag: string, fallback: number): number {
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1)
+    throw new UsageError(`${flag} must be a positive integer, got "${raw}"`);
+  return Number(raw);
+}

@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { keyValues, outputOf, parseCommand, positiveInt } from './args.js';
+import { UsageError } from './errors.js';
+
+describe('keyValues', () => {
+  it.each([
+    [['pool=demo'], { pool: 'demo' }],
+    [['pool=demo,region=us'], { pool: 'demo', region: 'us' }],
+    [['pool=demo', 'region=us'], { pool: 'demo', region: 'us' }],
+    [['empty='], { empty: '' }],
+    [['url=a=b'], { url: 'a=b' }],
+    [undefined, {}],
+  ])('%j → %j', (raw, expected) => {
+    expect(keyValues(raw, '--attr')).toEqual(expected);
+  });
+
+  it.each([[['novalue']], [['=x']], [['a=1', 'a=2']]])('refuses %j', (raw) => {
+    expect(() => keyValues(raw, '--attr')).toThrow(UsageError);
+  });
+});
+
+describe('parseCommand', () => {
+  it('takes the global flags with the command’s own', () => {
+    const p = parseCommand(['x', '--api', 'http://h', '-o', 'json', '--phase', 'Ready'], {
+      phase: { type: 'string' },
+    });
+    expect(p).toEqual({ values: { api: 'http://h', output: 'json', phase: 'Ready' }, positionals: ['x'] });
+  });
+
+  it('refuses an unknown flag as a usage error', () => {
+    expect(() => parseCommand(['--nope'], {})).toThrow(/Unknown option '--nope'/);
+  });
+});
+
+describe('outputOf / positiveInt', () => {
+  it('defaults to table and refuses a format the command has not', () => {
+    expect(outputOf({}, ['table', 'json'])).toBe('table');
+    expect(() => outputOf({ output: 'env' }, ['table', 'json'])).toThrow(
+      /--output must be one of table, json/,
+    );
+  });
+  it.each([['0'], ['-1'], ['1.5'], ['x']])('refuses %s', (v) => {
+    expect(() => positiveInt(v, '--ttl', 1)).toThrow(UsageError);
+  });
+});

@@ -1,0 +1,88 @@
+// proxyplane fleet watch [--interval S] [--once] [--count N]: the fleet page's table in a terminal,
+// redrawn in place every interval from GET /fleet/api/state (the same view the page streams). Without a
+// terminal, or with --once, it prints the table once per round with no escape codes.
+import type { FleetRow, FleetView } from '../../functions/api/src/fleet/view-model.js';
+import { none, outputOf, positiveInt } from '../args.js';
+import type { Ctx } from '../context.js';
+import { age, attrs, ms, table } from '../output.js';
+
+export const watchOptions = {
+  interval: { type: 'string' },
+  once: { type: 'boolean' },
+  count: { type: 'string' },
+} as const;
+
+const HOME_CLEAR = '\x1b[H\x1b[2J';
+/** Bounds a forgotten watch: one day at one redraw a second. */
+const MAX_ROUNDS = 86_400;
+
+function tiers(r: FleetRow): string {
+  const b = r.tiers.BASIC ?? '-';
+  const e = r.tiers.EGRESS ?? '-';
+  return `${b}/${e}`;
+}
+
+export function fleetTable(v: FleetView, now: Date, maxRows: number): string {
+  const rows = v.rows.map((r) => [
+    r.name,
+    r.deleting && r.phase !== 'Deleting' ? `${r.phase}*` : r.phase,
+    tiers(r),
+    ms(r.latencyMillis),
+    `${r.activeLeases}/${r.capacity}`,
+    r.cooldowns.length ? String(r.cooldowns.length) : '-',
+    r.owner?.owner ?? '-',
+    r.location,
+    attrs(r.attributes),
+    age(r.changedAt, now),
+  ]);
+  const shown = rows.slice(0, Math.max(1, maxRows));
+  const phases = Object.entries(v.phases)
+    .map(([p, n]) => `${n} ${p}`)
+    .join(', ');
+  const lines = [
+    `${v.rows.length} proxies${phases ? ` (${phases})` : ''} at ${new Date(v.generatedAt).toLocaleTimeString()}`,
+    '',
+    table(
+      [
+        'NAME',
+        'PHASE',
+        'BASIC/EGRESS',
+        'LATENCY',
+        'LEASES',
+        'COOLDOWNS',
+        'GATEWAY',
+        'LOCATION',
+        'ATTRIBUTES',
+        'CHANGED',
+      ],
+      shown,
+    ),
+  ];
+  if (shown.length < rows.length)
+    lines.push(`… ${rows.length - shown.length} more (make the terminal taller)`);
+  return lines.join('\n');
+}
+
+export async function watchFleet({ api, io, args }: Ctx): Promise<void> {
+  none(args.positionals);
+  const output = outputOf(args.values, ['table', 'json']);
+  const intervalMs = positiveInt(args.values.interval as string | undefined, '--interval', 1) * 1000;
+  const once = args.values.once === true;
+  const rounds = once ? 1 : positiveInt(args.values.count as string | undefined, '--count', MAX_ROUNDS);
+  const redraw = io.isTTY && !once && output === 'table';
+  for (let i = 0; i < rounds && !io.interrupted.aborted; i++) {
+    if (i > 0) await io.sleep(intervalMs, io.interrupted);
+    if (io.interrupted.aborted) break;
+    const v = await api.call<FleetView>('GET', '/fleet/api/state', { role: 'admin' });
+    if (output === 'json') {
+      io.out(JSON.stringify(v));
+      continue;
+    }
+    const text = fleetTable(
+      v,
+      io.now(),
+      redraw ? Math.max(5, (process.stdout.rows || 40) - 5) : Number.MAX_SAFE_INTEGER,
+    );
+    io.out(redraw ? `${HOME_CLEAR}${text}\n\n(Ctrl-C to stop)` : text);
+  }
+}

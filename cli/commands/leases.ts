@@ -1,0 +1,65 @@
+// proxyplane leases acquire --selector k=v [--target T] [--ttl S] [--exclusive] | release ID
+import { exactlyOne, keyValues, none, outputOf, positiveInt } from '../args.js';
+import type { Ctx } from '../context.js';
+import { json, shellQuote, yaml } from '../output.js';
+
+interface Grant {
+  leaseId: string;
+  proxy: { name: string; url: string; attributes: Record<string, string>; latencyMillis: number | null };
+  expiresAt: string;
+  ttlSeconds: number;
+  target: string | null;
+  exclusive: boolean;
+}
+
+export const leaseOptions = {
+  selector: { type: 'string', multiple: true, short: 'l' },
+  target: { type: 'string' },
+  ttl: { type: 'string' },
+  exclusive: { type: 'boolean' },
+} as const;
+
+export async function acquireLease({ api, io, args }: Ctx): Promise<void> {
+  none(args.positionals);
+  const output = outputOf(args.values, ['table', 'json', 'yaml', 'env', 'url']);
+  const body: Record<string, unknown> = {
+    selector: keyValues(args.values.selector as string[] | undefined, '--selector'),
+  };
+  if (args.values.target !== undefined) body.target = args.values.target;
+  if (args.values.ttl !== undefined) body.ttlSeconds = positiveInt(args.values.ttl as string, '--ttl', 300);
+  if (args.values.exclusive) body.exclusive = true;
+  const g = await api.call<Grant>('POST', '/v1/leases', { role: 'crawler', body });
+  if (output === 'json') return io.out(json(g));
+  if (output === 'yaml') return io.out(yaml(g));
+  if (output === 'url') return io.out(g.proxy.url);
+  if (output === 'env') {
+    // For `eval "$(proxyplane leases acquire … -o env)"`: the URL carries credentials, so it stays in
+    // the shell's variables rather than on screen.
+    return io.out(
+      [
+        `PROXYPLANE_LEASE_ID=${shellQuote(g.leaseId)}`,
+        `PROXYPLANE_PROXY_URL=${shellQuote(g.proxy.url)}`,
+        `PROXYPLANE_PROXY_NAME=${shellQuote(g.proxy.name)}`,
+      ].join('\n'),
+    );
+  }
+  io.out(
+    [
+      `lease     ${g.leaseId}`,
+      `proxy     ${g.proxy.name}${g.proxy.latencyMillis === null ? '' : ` (${g.proxy.latencyMillis} ms)`}`,
+      `url       ${g.proxy.url}`,
+      `target    ${g.target ?? '-'}`,
+      `expires   ${g.expiresAt} (${g.ttlSeconds}s${g.exclusive ? ', exclusive' : ''})`,
+      '',
+      `fetch:    curl -x '${g.proxy.url}' http://…`,
+      `release:  proxyplane leases release ${g.leaseId}`,
+    ].join('\n'),
+  );
+}
+
+export async function releaseLease({ api, io, args }: Ctx): Promise<void> {
+  const id = exactlyOne(args.positionals, 'lease ID');
+  outputOf(args.values, ['table']);
+  await api.call('DELETE', `/v1/leases/${encodeURIComponent(id)}`, { role: 'crawler' });
+  io.out(`lease ${id} released`);
+}

@@ -1,0 +1,114 @@
+// proxyplane proxies create -f FILE | list [--attr k=v] [--phase P] | get NAME | delete NAME
+import { exactlyOne, keyValues, none, outputOf } from '../args.js';
+import type { Ctx } from '../context.js';
+import { UsageError } from '../errors.js';
+import { age, attrs, json, ms, table, yaml } from '../output.js';
+import { parseProxyFile } from '../proxy-file.js';
+
+export const PHASES = ['Pending', 'Provisioning', 'Provisioned', 'Ready', 'Unhealthy', 'Deleting', 'Failed'];
+
+/** The admin API's proxy resource, as far as the CLI reads it. */
+export interface ProxyJson {
+  name: string;
+  createdAt: string;
+  deletionRequestedAt: string | null;
+  spec: {
+    mode: 'managed' | 'external';
+    zone?: string;
+    endpoint?: { host: string; port: number };
+    attributes?: Record<string, string>;
+    capacity?: number;
+  };
+  status: {
+    phase: string;
+    ip: string | null;
+    latencyMillis: number | null;
+    conditions: Array<{ type: string; status: string; reason: string; message: string }>;
+  };
+}
+
+const enc = encodeURIComponent;
+
+export const proxyOptions = {
+  file: { type: 'string', short: 'f' },
+  attr: { type: 'string', multiple: true },
+  phase: { type: 'string' },
+} as const;
+
+export async function createProxies({ api, io, args }: Ctx): Promise<void> {
+  none(args.positionals);
+  const file = args.values.file as string | undefined;
+  if (!file) throw new UsageError('proxies create needs -f FILE (YAML or JSON; - for stdin)');
+  const output = outputOf(args.values, ['table', 'json', 'yaml']);
+  const text = file === '-' ? await io.readStdin() : await io.readFile(file);
+  const proxies = parseProxyFile(text, file === '-' ? 'stdin' : file);
+  const created: ProxyJson[] = [];
+  for (const p of proxies) {
+    created.push(await api.call<ProxyJson>('POST', '/v1/proxies', { role: 'admin', body: p.body }));
+    if (output === 'table') io.out(`proxy/${p.name} created`);
+  }
+  if (output === 'json') io.out(json(created.length === 1 ? created[0] : created));
+  if (output === 'yaml') io.out(created.map(yaml).join('\n---\n'));
+}
+
+export function healthyOf(p: ProxyJson): string {
+  const c = p.status.conditions.find((x) => x.type === 'Healthy');
+  return c ? (c.status === 'True' ? 'yes' : c.status === 'False' ? 'no' : '?') : '-';
+}
+
+export const locationOf = (p: ProxyJson) =>
+  p.spec.mode === 'managed' ? (p.spec.zone ?? '-') : `${p.spec.endpoint?.host}:${p.spec.endpoint?.port}`;
+
+export async function listProxies({ api, io, args }: Ctx): Promise<void> {
+  none(args.positionals);
+  const output = outputOf(args.values, ['table', 'json', 'yaml']);
+  const query = new URLSearchParams();
+  const phase = args.values.phase as string | undefined;
+  if (phase !== undefined) {
+    const canonical = PHASES.find((p) => p.toLowerCase() === phase.toLowerCase());
+    if (!canonical) throw new UsageError(`--phase must be one of ${PHASES.join(', ')}, got "${phase}"`);
+    query.set('phase', canonical);
+  }
+  for (const [k, v] of Object.entries(keyValues(args.values.attr as string[] | undefined, '--attr'))) {
+    query.append(`attr.${k}`, v);
+  }
+  const res = await api.call<{ proxies: ProxyJson[] }>('GET', '/v1/proxies', { role: 'admin', query });
+  if (output === 'json') return io.out(json(res));
+  if (output === 'yaml') return io.out(yaml(res));
+  if (res.proxies.length === 0) return io.out('No proxies match.');
+  const now = io.now();
+  io.out(
+    table(
+      ['NAME', 'MODE', 'LOCATION', 'PHASE', 'HEALTHY', 'LATENCY', 'IP', 'ATTRIBUTES', 'AGE'],
+      res.proxies.map((p) => [
+        p.name,
+        p.spec.mode,
+        locationOf(p),
+        p.deletionRequestedAt && p.status.phase !== 'Deleting'
+          ? `${p.status.phase} (deleting)`
+          : p.status.phase,
+        healthyOf(p),
+        ms(p.status.latencyMillis),
+        p.status.ip ?? '-',
+        attrs(p.spec.attributes),
+        age(p.createdAt, now),
+      ]),
+    ),
+  );
+}
+
+export async function getProxy({ api, io, args }: Ctx): Promise<void> {
+  const name = exactlyOne(args.positionals, 'proxy NAME');
+  const output = outputOf(args.values, ['table', 'json', 'yaml']);
+  const p = await api.call<ProxyJson>('GET', `/v1/proxies/${enc(name)}`, { role: 'admin' });
+  io.out(output === 'json' ? json(p) : yaml(p));
+}
+
+export async function deleteProxy({ api, io, args }: Ctx): Promise<void> {
+  const name = exactlyOne(args.positionals, 'proxy NAME');
+  const output = outputOf(args.values, ['table', 'json', 'yaml']);
+  const p = await api.call<ProxyJson>('DELETE', `/v1/proxies/${enc(name)}`, { role: 'admin' });
+  if (output === 'json') return io.out(json(p));
+  if (output === 'yaml') return io.out(yaml(p));
+  io.out(`proxy/${name} deletion requested (phase Deleting until its instance is gone)`);
+}

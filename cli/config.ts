@@ -1,0 +1,112 @@
+// Where the API is and which credential to present, from (flags, env) so that tests pass their own.
+//   API:   --api URL, else PROXYPLANE_API_URL, else the local plane's (firebase.json + PROXYPLANE_PORT_OFFSET).
+//   Token: PROXYPLANE_TOKEN, else the role's own variable (PROXYPLANE_ADMIN_TOKEN for admin commands,
+//          PROXYPLANE_CRAWLER_TOKEN then PROXYPLANE_ADMIN_TOKEN for leases: the API accepts admin
+//          credentials there too), else the tokens a running local plane wrote to its state.json when the
+//          URL is that plane's, else `gcloud auth print-identity-token` when gcloud is on PATH, else none
+//          (a local API with auth off needs none).
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants, readFileSync } from 'node:fs';
+import { delimiter, isAbsolute, join } from 'node:path';
+import { loadLocalPorts, repoRoot } from '../shared/src/config/local-ports.js';
+
+export type Role = 'admin' | 'crawler';
+
+export interface CliEnv {
+  [key: string]: string | undefined;
+}
+
+export function defaultApiUrl(env: CliEnv): string {
+  const { api } = loadLocalPorts();
+  const offset = Number(env.PROXYPLANE_PORT_OFFSET ?? 0);
+  return `http://${api.host}:${api.port + (Number.isInteger(offset) ? offset : 0)}`;
+}
+
+export function resolveApiUrl(flag: string | undefined, env: CliEnv): string {
+  const raw = flag ?? env.PROXYPLANE_API_URL ?? defaultApiUrl(env);
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new TypeError(`not a URL: ${raw}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new TypeError(`not an http(s) URL: ${raw}`);
+  return raw.replace(/\/+$/, '');
+}
+
+export interface TokenSources {
+  env: CliEnv;
+  /** The local plane's state.json (null when absent). */
+  localState(): { env?: Record<string, string> } | null;
+  /** A gcloud identity token, or null when gcloud is missing or fails. */
+  gcloudToken(): string | null;
+}
+
+export interface ResolvedToken {
+  token: string | null;
+  /** Where it came from, for `--verbose` and error hints (never the token itself). */
+  source: string;
+}
+
+const ROLE_VARS: Record<Role, string[]> = {
+  admin: ['PROXYPLANE_TOKEN', 'PROXYPLANE_ADMIN_TOKEN'],
+  crawler: ['PROXYPLANE_TOKEN', 'PROXYPLANE_CRAWLER_TOKEN', 'PROXYPLANE_ADMIN_TOKEN'],
+};
+
+export function resolveToken(role: Role, apiUrl: string, src: TokenSources): ResolvedToken {
+  for (const name of ROLE_VARS[role]) {
+    const v = src.env[name]?.trim();
+    if (v) return { token: v, source: name };
+  }
+  const state = src.localState();
+  if (state?.env && state.env.PROXYPLANE_API_URL?.replace(/\/+$/, '') === apiUrl) {
+    for (const name of ROLE_VARS[role]) {
+      const v = state.env[name];
+      if (v) return { token: v, source: 'the local plane (state.json)' };
+    }
+  }
+  const gcloud = src.gcloudToken();
+  if (gcloud) return { token: gcloud, source: 'gcloud auth print-identity-token' };
+  return { token: null, source: 'none' };
+}
+
+export function readLocalState(env: CliEnv): { env?: Record<string, string> } | null {
+  const dir = env.PROXYPLANE_STATE_DIR ?? '.local-plane';
+  const file = join(isAbsolute(dir) ? dir : join(repoRoot, dir), 'state.json');
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as { env?: Record<string, string> };
+  } catch {
+    return null;
+  }
+}
+
+function onPath(cmd: string, env: CliEnv): boolean {
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue;
+    try {
+      accessSync(join(dir, cmd), constants.X_OK);
+      return true;
+    } catch {
+      // not here
+    }
+  }
+  return false;
+}
+
+/** Spawned only when gcloud exists: a missing gcloud must not cost a failed spawn per command. */
+export function gcloudIdentityToken(env: CliEnv): string | null {
+  if (!onPath('gcloud', env)) return null;
+  const r = spawnSync('gcloud', ['auth', 'print-identity-token'], {
+    env: env as NodeJS.ProcessEnv,
+    encoding: 'utf8',
+    timeout: 20_000,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  const token = r.status === 0 ? r.stdout.trim() : '';
+  return token || null;
+}
+
+export function tokenSources(env: CliEnv): TokenSources {
+  return { env, localState: () => readLocalState(env), gcloudToken: () => gcloudIdentityToken(env) };
+}

@@ -1,0 +1,47 @@
+// The CLI's failures, by exit code: 2 for a usage or local-input mistake (nothing was sent), 1 for an
+// answer of the API that is not a success (or no answer at all). Each carries the stable code it prints.
+
+export class UsageError extends Error {
+  readonly kind = 'usage';
+  readonly exitCode = 2;
+}
+
+/** A file or flag value that is well-formed as a command line but not as input (a bad -f file). */
+export class InputError extends Error {
+  readonly kind = 'input';
+  readonly exitCode = 2;
+  constructor(
+    message: string,
+    readonly details: string[] = [],
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** A non-2xx answer: `code` is the API's `error` field (its stable code), `body` the parsed answer. */
+export class ApiCallError extends Error {
+  readonly kind = 'api';
+  readonly exitCode = 1;
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly body: unknown,
+    /** The route called (no query), so a hint can say what was not found. */
+    readonly path = '',
+  ) {
+    super(`HTTP ${status} ${code}`);
+  }
+}
+
+/** The API could not be reached (connection refused, DNS, timeout): code `unreachable`. */
+export class UnreachableError extends Error {
+  readonly kind = 'unreachable';
+  readonly exitCode = 1;
+  constructor(
+    readonly url: string,
+    options: { cause: unknown },
+  ) {
+    super(`cannot reach ${url}`, options);
+  }
+}

@@ -1,0 +1,92 @@
+// One line per stable error code that tells a person what to do next (docs/api.md "Errors",
+// docs/operations-jobs.md "Errors", the lease routes). The code itself is always printed too.
+import { ApiCallError, InputError, UnreachableError, UsageError } from './errors.js';
+
+type Hint = (body: Record<string, unknown>, status: number, path: string) => string;
+
+const auth =
+  'set PROXYPLANE_TOKEN (or PROXYPLANE_ADMIN_TOKEN / PROXYPLANE_CRAWLER_TOKEN), or run `gcloud auth login`';
+
+const HINTS: Record<string, Hint> = {
+  unauthenticated: () => `no valid credential: ${auth}`,
+  unauthorized: () => `no valid credential: ${auth}`,
+  forbidden: () => 'your identity is valid but not an admin: ask for it to be added to ADMIN_PRINCIPALS',
+  not_found: (_b, _s, path) =>
+    /^\/v1\/proxies\/[^/]+$/.test(path)
+      ? 'no such proxy: `proxyplane proxies list` shows the names'
+      : `the API has no route ${path}: is it older than this CLI?`,
+  already_exists: () => 'that name is taken: pick another, or `proxyplane proxies delete NAME` first',
+  invalid_request: () => 'the API refused the input: see the issues above',
+  invalid_json: () => 'the body was not JSON',
+  immutable_field: () => '`mode` cannot change: delete the proxy and create it again',
+  deletion_requested: () => 'the proxy is being deleted; its spec is frozen',
+  conflict: () => 'someone else kept changing the same thing: run the command again',
+  payload_too_large: () => 'the request is over 64 KiB',
+  unavailable: () => 'the service could not do it right now: retry in a few seconds',
+  store_unavailable: () => 'Firestore is unavailable right now: retry in a few seconds',
+  contended: () => 'too many callers on the same proxies: retry',
+  not_ready: () => 'the lease service is still starting: retry in a few seconds',
+  credentials_unavailable: () => "the proxy's credentials could not be read from Secret Manager: retry later",
+  no_match: (b) =>
+    `no proxy can be leased now: ${num(b.considered)} match the selector, ${num(b.atCapacity)} at capacity, ${num(b.inCooldown)} cooling down for the target, ${num(b.unhealthy)} unhealthy`,
+  unknown_lease: () => 'no such lease (it may have expired long ago)',
+  lease_expired: () => 'the lease expired: acquire a new one',
+  lease_released: () => 'the lease was released: acquire a new one',
+  invalid_selector: () => 'the selector must be key=value pairs of attribute keys',
+  invalid_target: () => 'the target is a host or host:port',
+  invalid_ttl: () => 'the TTL is out of range',
+  unknown_field: () => 'the API did not expect a field (client and service versions differ?)',
+  unknown_job: () => '`proxyplane jobs list` shows the job names',
+  job_paused: () => 'the job is paused: `proxyplane jobs resume NAME` first',
+  method_not_allowed: () => 'the API does not support this call (client and service versions differ?)',
+};
+
+const num = (v: unknown) => (typeof v === 'number' ? v : '?');
+
+export function hintFor(code: string, body: unknown, status: number, path = ''): string {
+  const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
+  const hint = HINTS[code];
+  if (hint) return hint(b, status, path);
+  if (typeof b.message === 'string' && b.message) return b.message;
+  return `the API answered HTTP ${status}`;
+}
+
+/** What the CLI prints on stderr for a failure, and the exit code. */
+export function describeFailure(err: unknown): { lines: string[]; exitCode: number } {
+  if (err instanceof ApiCallError) {
+    const lines: string[] = [];
+    const issues = (err.body as { issues?: unknown } | null)?.issues;
+    if (Array.isArray(issues)) {
+      for (const i of issues as Array<{ path?: string; message?: string }>) {
+        lines.push(`  ${i.path || '(body)'}: ${i.message ?? ''}`);
+      }
+    }
+    lines.unshift(`error: ${err.code} — ${hintFor(err.code, err.body, err.status, err.path)}`);
+    return { lines, exitCode: 1 };
+  }
+  if (err instanceof UnreachableError) {
+    // fetch wraps the socket error: TypeError("fetch failed") whose cause has the errno code.
+    const inner = (err.cause as { cause?: { code?: string; message?: string } } | undefined)?.cause;
+    const cause =
+      inner?.code ?? inner?.message ?? String((err.cause as Error | undefined)?.message ?? err.cause);
+    return {
+      lines: [
+        `error: unreachable — cannot reach ${err.url} (${cause}): is the plane running (npm start), or PROXYPLANE_API_URL set?`,
+      ],
+      exitCode: 1,
+    };
+  }
+  if (err instanceof InputError) {
+    return {
+      lines: [`error: invalid_input — ${err.message}`, ...err.details.map((d) => `  ${d}`)],
+      exitCode: 2,
+    };
+  }
+  if (err instanceof UsageError) {
+    return {
+      lines: [`error: usage — ${err.message}`, 'run `proxyplane --help` for the commands'],
+      exitCode: 2,
+    };
+  }
+  return { lines: [`error: internal — ${err instanceof Error ? err.message : String(err)}`], exitCode: 1 };
+}

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { ApiCallError, InputError, UnreachableError, UsageError } from './errors.js';
+import { describeFailure } from './hints.js';
+
+describe('describeFailure', () => {
+  it.each([
+    [
+      new ApiCallError(404, 'not_found', { error: 'not_found' }, '/v1/proxies/x'),
+      1,
+      /^error: not_found — no such proxy/,
+    ],
+    [new ApiCallError(404, 'not_found', { error: 'not_found' }, '/v1/jobs'), 1, /no route \/v1\/jobs/],
+    [
+      new ApiCallError(401, 'unauthenticated', {}, '/v1/proxies'),
+      1,
+      /^error: unauthenticated — no valid credential: set PROXYPLANE_TOKEN/,
+    ],
+    [new ApiCallError(404, 'unknown_job', {}, '/v1/jobs/x:run'), 1, /jobs list` shows the job names/],
+    [
+      new ApiCallError(409, 'no_match', {
+        error: 'no_match',
+        considered: 3,
+        atCapacity: 1,
+        inCooldown: 2,
+        unhealthy: 0,
+      }),
+      1,
+      /3 match the selector, 1 at capacity, 2 cooling down/,
+    ],
+    [
+      new ApiCallError(418, 'teapot', { error: 'teapot', message: 'short and stout' }),
+      1,
+      /^error: teapot — short and stout$/,
+    ],
+    [
+      new UnreachableError('http://h:1', {
+        cause: Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } }),
+      }),
+      1,
+      /^error: unreachable — cannot reach http:\/\/h:1 \(ECONNREFUSED\)/,
+    ],
+    [new InputError('bad file', ['a: b']), 2, /^error: invalid_input — bad file/],
+    [new UsageError('missing proxy NAME'), 2, /^error: usage — missing proxy NAME/],
+  ])('%s → exit %i', (err, code, first) => {
+    const { lines, exitCode } = describeFailure(err);
+    expect(exitCode).toBe(code);
+    expect(lines[0]).toMatch(first);
+  });
+
+  it('lists the API’s validation issues under the code', () => {
+    const err = new ApiCallError(400, 'invalid_request', {
+      error: 'invalid_request',
+      issues: [{ path: 'spec.zone', message: 'a GCE zone such as us-central1-a' }],
+    });
+    expect(describeFailure(err).lines).toEqual([
+      'error: invalid_request — the API refused the input: see the issues above',
+      '  spec.zone: a GCE zone such as us-central1-a',
+    ]);
+  });
+});

@@ -1,0 +1,75 @@
+// The CLI's HTTP client: JSON in and out, the role's bearer token, a timeout, and failures turned into
+// ApiCallError (the API's stable code) or UnreachableError. One retry of a 503 that names Retry-After.
+import { type ResolvedToken, type Role, resolveToken, type TokenSources } from './config.js';
+import { ApiCallError, UnreachableError } from './errors.js';
+
+export interface ApiClientOptions {
+  baseUrl: string;
+  tokens: TokenSources;
+  fetch?: typeof fetch;
+  timeoutMs?: number;
+}
+
+export interface CallOptions {
+  role: Role;
+  body?: unknown;
+  query?: URLSearchParams;
+}
+
+export class ApiClient {
+  private readonly resolved = new Map<Role, ResolvedToken>();
+  private readonly fetch: typeof fetch;
+
+  constructor(private readonly opts: ApiClientOptions) {
+    this.fetch = opts.fetch ?? globalThis.fetch;
+  }
+
+  get baseUrl(): string {
+    return this.opts.baseUrl;
+  }
+
+  tokenFor(role: Role): ResolvedToken {
+    let t = this.resolved.get(role);
+    if (!t) {
+      t = resolveToken(role, this.opts.baseUrl, this.opts.tokens);
+      this.resolved.set(role, t);
+    }
+    return t;
+  }
+
+  async call<T = unknown>(method: string, path: string, { role, body, query }: CallOptions): Promise<T> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    const { token } = this.tokenFor(role);
+    if (token) headers.authorization = `Bearer ${token}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const url = `${this.opts.baseUrl}${path}${query && query.size > 0 ? `?${query}` : ''}`;
+    for (let attempt = 0; ; attempt++) {
+      let res: Response;
+      try {
+        res = await this.fetch(url, {
+          method,
+          headers,
+          body: body === undefined ? undefined : JSON.stringify(body),
+          signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000),
+        });
+      } catch (err) {
+        throw new UnreachableError(this.opts.baseUrl, { cause: err });
+      }
+      const text = await res.text();
+      let json: unknown = null;
+      try {
+        json = text ? JSON.parse(text) : null;
+      } catch {
+        json = { message: text.slice(0, 200) };
+      }
+      if (res.ok) return json as T;
+      const retryAfter = Number(res.headers.get('retry-after'));
+      if (res.status === 503 && attempt === 0 && retryAfter > 0 && retryAfter <= 5) {
+        await new Promise((r) => setTimeout(r, retryAfter * 1000));
+        continue;
+      }
+      const code = (json as { error?: unknown } | null)?.error;
+      throw new ApiCallError(res.status, typeof code === 'string' ? code : `http_${res.status}`, json, path);
+    }
+  }
+}

@@ -1,0 +1,69 @@
+// `proxies create -f FILE`: a YAML or JSON file (or "-" for stdin) holding one `{name, spec}`, a list of
+// them, or several YAML documents. Every proxy is checked against the API's own schemas (the domain's zod
+// ProxyName / ProxySpec) before anything is sent, so a bad file creates nothing and says where it is wrong.
+
+import { parseAllDocuments } from 'yaml';
+import { z } from 'zod';
+import { ProxyName, ProxySpec } from '../shared/src/domain/proxy.js';
+import { InputError } from './errors.js';
+
+const CreateRequest = z.object({ name: ProxyName, spec: ProxySpec }).strict();
+
+export interface ProxyToCreate {
+  name: string;
+  /** As written in the file: the API applies defaults, so what is stored is what the API says. */
+  body: unknown;
+}
+
+const MAX_BYTES = 1024 * 1024;
+
+export function parseProxyFile(text: string, source: string): ProxyToCreate[] {
+  if (Buffer.byteLength(text) > MAX_BYTES) throw new InputError(`${source} is over 1 MiB`);
+  const docs = parseAllDocuments(text, { uniqueKeys: true });
+  const list = Array.isArray(docs) ? docs : [docs];
+  const items: Array<{ where: string; value: unknown }> = [];
+  for (const [d, doc] of list.entries()) {
+    const where = list.length > 1 ? `${source} document ${d + 1}` : source;
+    if (doc.errors.length > 0) {
+      const e = doc.errors[0]!;
+      const line = e.linePos?.[0] ? ` line ${e.linePos[0].line}, column ${e.linePos[0].col}` : '';
+      throw new InputError(`${where} is not valid YAML or JSON:${line} ${e.message.split('\n')[0]}`);
+    }
+    let value: unknown;
+    try {
+      // No alias expansion at all ("billion laughs"): a proxy file has no use for aliases.
+      value = doc.toJS({ maxAliasCount: 0 });
+    } catch (err) {
+      throw new InputError(`${where} is not valid YAML or JSON: ${(err as Error).message}`, [], {
+        cause: err,
+      });
+    }
+    if (value === null || value === undefined) continue;
+    if (!Array.isArray(value)) items.push({ where, value });
+    else for (const [i, v] of value.entries()) items.push({ where: `${where} item ${i + 1}`, value: v });
+  }
+  if (items.length === 0) throw new InputError(`${source} holds no proxy`);
+
+  const problems: string[] = [];
+  const out: ProxyToCreate[] = [];
+  const seen = new Set<string>();
+  for (const { where, value } of items) {
+    const parsed = CreateRequest.safeParse(value);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues.slice(0, 20)) {
+        const path = issue.path.join('.') || '(top level)';
+        const msg =
+          issue.code === 'unrecognized_keys' ? `unknown field(s) ${issue.keys.join(', ')}` : issue.message;
+        problems.push(`${where}: ${path}: ${msg}`);
+      }
+      continue;
+    }
+    if (seen.has(parsed.data.name)) problems.push(`${where}: name "${parsed.data.name}" appears twice`);
+    seen.add(parsed.data.name);
+    out.push({ name: parsed.data.name, body: value });
+  }
+  if (problems.length > 0) {
+    throw new InputError(`${source} is not a valid proxy definition; nothing was created`, problems);
+  }
+  return out;
+}

@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { InputError } from './errors.js';
+import { parseProxyFile } from './proxy-file.js';
+
+const managed = 'name: edge-1\nspec:\n  mode: managed\n  zone: us-central1-a\n';
+
+function problems(text: string): string[] {
+  try {
+    parseProxyFile(text, 'p.yaml');
+  } catch (err) {
+    if (err instanceof InputError) return [err.message, ...err.details];
+    throw err;
+  }
+  throw new Error('expected an InputError');
+}
+
+describe('parseProxyFile', () => {
+  it.each([
+    ['one YAML proxy', managed, ['edge-1']],
+    ['JSON', '{"name":"x-1","spec":{"mode":"external","endpoint":{"host":"h","port":3128}}}', ['x-1']],
+    [
+      'a YAML list',
+      `- ${managed.replace(/\n/g, '\n  ').trimEnd()}\n- name: edge-2\n  spec: {mode: managed, zone: us-east1-b}\n`,
+      ['edge-1', 'edge-2'],
+    ],
+    [
+      'several documents',
+      `${managed}---\nname: edge-3\nspec: {mode: managed, zone: us-east1-b}\n`,
+      ['edge-1', 'edge-3'],
+    ],
+  ])('reads %s', (_, text, names) => {
+    expect(parseProxyFile(text, 'p.yaml').map((p) => p.name)).toEqual(names);
+  });
+
+  it('keeps the body as written: the API applies the defaults', () => {
+    expect(parseProxyFile(managed, 'p.yaml')[0]!.body).toEqual({
+      name: 'edge-1',
+      spec: { mode: 'managed', zone: 'us-central1-a' },
+    });
+  });
+
+  it.each([
+    ['not YAML', 'name: [unclosed', /not valid YAML or JSON: line 1/],
+    ['empty', '', /holds no proxy/],
+    ['a bad name', managed.replace('edge-1', 'Edge_1'), /name: must be a DNS label/],
+    ['a bad zone', managed.replace('us-central1-a', 'moon'), /spec\.zone: a GCE zone/],
+    ['an unknown field', `${managed}  colour: red\n`, /spec: unknown field\(s\) colour/],
+    ['status set by hand', `${managed}status: {phase: Ready}\n`, /unknown field\(s\) status/],
+    ['a duplicate name', `${managed}---\n${managed}`, /"edge-1" appears twice/],
+    ['a duplicate key', `${managed}name: again\n`, /not valid YAML or JSON/],
+    ['an alias bomb', 'a: &a [x, x]\nb: [*a, *a]\n', /not valid YAML or JSON|Excessive alias/],
+  ])('refuses %s, saying where', (_, text, pattern) => {
+    expect(problems(text).join('\n')).toMatch(pattern);
+  });
+
+  it('names the document of a multi-document file that is wrong', () => {
+    const text = `${managed}---\nname: ok-2\nspec: {mode: managed}\n`;
+    expect(problems(text)).toContain(
+      'p.yaml document 2: spec.zone: Invalid input: expected string, received undefined',
+    );
+  });
+});

@@ -1,0 +1,82 @@
+// Dispatch: `proxyplane <group> <verb> [args]` → the command, with one exit code per outcome
+// (errors.ts). Pure of process globals: main.ts passes argv, env and the real Io.
+import { type Parsed, parseCommand } from './args.js';
+import { watchFleet, watchOptions } from './commands/fleet-watch.js';
+import { jobAction, listJobs } from './commands/jobs.js';
+import { acquireLease, leaseOptions, releaseLease } from './commands/leases.js';
+import { createProxies, deleteProxy, getProxy, listProxies, proxyOptions } from './commands/proxies.js';
+import { type CliEnv, resolveApiUrl, type TokenSources } from './config.js';
+import type { Command, Io } from './context.js';
+import { UsageError } from './errors.js';
+import { describeFailure } from './hints.js';
+import { ApiClient } from './http.js';
+import { USAGE } from './usage.js';
+
+type Options = Parameters<typeof parseCommand>[1];
+
+const COMMANDS: Record<string, Record<string, { run: Command; options: Options }>> = {
+  proxies: {
+    create: { run: createProxies, options: { file: proxyOptions.file } },
+    list: { run: listProxies, options: { attr: proxyOptions.attr, phase: proxyOptions.phase } },
+    get: { run: getProxy, options: {} },
+    delete: { run: deleteProxy, options: {} },
+  },
+  leases: {
+    acquire: { run: acquireLease, options: leaseOptions },
+    release: { run: releaseLease, options: {} },
+  },
+  fleet: { watch: { run: watchFleet, options: watchOptions } },
+  jobs: {
+    list: { run: listJobs, options: {} },
+    run: { run: jobAction('run'), options: {} },
+    pause: { run: jobAction('pause'), options: {} },
+    resume: { run: jobAction('resume'), options: {} },
+  },
+};
+
+export interface RunDeps {
+  io: Io;
+  env: CliEnv;
+  tokens: TokenSources;
+  fetch?: typeof fetch;
+}
+
+export async function runCli(argv: string[], deps: RunDeps): Promise<number> {
+  const { io } = deps;
+  try {
+    const [group, verb, ...rest] = argv;
+    if (group === undefined || group === '--help' || group === '-h' || group === 'help') {
+      io.out(USAGE);
+      return group === undefined ? 2 : 0;
+    }
+    const verbs = COMMANDS[group];
+    if (!verbs) throw new UsageError(`unknown command "${group}"`);
+    const cmd = verb === undefined ? undefined : verbs[verb];
+    if (!cmd) {
+      const known = Object.keys(verbs).join(', ');
+      throw new UsageError(
+        verb === undefined || verb.startsWith('-')
+          ? `${group} needs one of: ${known}`
+          : `unknown command "${group} ${verb}" (one of: ${known})`,
+      );
+    }
+    const args: Parsed = parseCommand(rest, cmd.options);
+    if (args.values.help) {
+      io.out(USAGE);
+      return 0;
+    }
+    let baseUrl: string;
+    try {
+      baseUrl = resolveApiUrl(args.values.api as string | undefined, deps.env);
+    } catch (err) {
+      throw new UsageError(`--api / PROXYPLANE_API_URL: ${(err as Error).message}`, { cause: err });
+    }
+    const api = new ApiClient({ baseUrl, tokens: deps.tokens, fetch: deps.fetch });
+    await cmd.run({ api, io, env: deps.env, args });
+    return 0;
+  } catch (err) {
+    const { lines, exitCode } = describeFailure(err);
+    for (const l of lines) io.err(l);
+    return exitCode;
+  }
+}

@@ -1,0 +1,26 @@
+// `proxyplane --help`: every command, flag and variable on one screen (docs/cli.md says more).
+export const USAGE = `usage: proxyplane <command> [flags]
+
+Proxies (admin):
+  proxies create -f FILE           create the proxies in a YAML or JSON file (- reads stdin)
+  proxies list [--attr k=v]... [--phase P]
+  proxies get NAME
+  proxies delete NAME
+Leases (crawler):
+  leases acquire --selector k=v [--target HOST[:PORT]] [--ttl SECONDS] [--exclusive]
+  leases release ID
+Fleet:
+  fleet watch [--interval SECONDS] [--once] [--count N]   live table of every proxy
+Jobs (admin):
+  jobs list
+  jobs run|pause|resume NAME
+
+Flags for every command:
+  --api URL        the API (default $PROXYPLANE_API_URL, else the local plane's)
+  -o, --output F   table (default), json, yaml; leases acquire also: env (for eval), url
+  -h, --help
+
+Credentials: $PROXYPLANE_TOKEN, else $PROXYPLANE_ADMIN_TOKEN (admin commands) or
+$PROXYPLANE_CRAWLER_TOKEN (leases), else a running local plane's own tokens, else
+\`gcloud auth print-identity-token\`.
+Exit codes: 0 done, 1 the API refused or could not be reached, 2 bad usage or input (nothing sent).`;

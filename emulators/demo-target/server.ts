@@ -1,0 +1,77 @@
+// The demo target: a small local web site that the demo's instructions fetch through a leased proxy and
+// through the gateway, so that the first fetch works offline. It shows who it saw (the proxy's address)
+// and which request headers arrived, which is what a person trying a proxy wants to see.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface DemoTarget {
+  url: string;
+  stop(): Promise<void>;
+}
+
+const esc = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+/** What the page says: the first line is what the e2e test and a person look for. */
+export const GREETING = 'Hello from the proxyplane demo target';
+
+function seen(req: IncomingMessage) {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (typeof v === 'string') headers[k] = v.slice(0, 500);
+  }
+  // Never echo credentials, even the proxy's (a forward proxy must strip them; if one did not, say so).
+  for (const k of ['authorization', 'proxy-authorization', 'cookie'])
+    if (headers[k]) headers[k] = '(redacted)';
+  return {
+    ip: (req.socket.remoteAddress ?? '').replace(/^::ffff:/, ''),
+    method: req.method ?? 'GET',
+    path: req.url ?? '/',
+    headers,
+  };
+}
+
+function handle(req: IncomingMessage, res: ServerResponse): void {
+  const s = seen(req);
+  if (s.path === '/healthz') {
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    return;
+  }
+  if (s.path.startsWith('/json') || (req.headers.accept ?? '').startsWith('application/json')) {
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(`${JSON.stringify({ message: GREETING, ...s })}\n`);
+    return;
+  }
+  const rows = Object.entries(s.headers)
+    .map(([k, v]) => `<tr><td>${esc(k)}</td><td>${esc(v)}</td></tr>`)
+    .join('');
+  const body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>proxyplane demo target</title></head>
+<body style="font: 15px system-ui, sans-serif; margin: 40px">
+<h1>${GREETING}</h1>
+<p>This page came to you from <strong>${esc(s.ip)}</strong> — the proxy's address, not yours.</p>
+<p>${esc(s.method)} ${esc(s.path)}</p>
+<table>${rows}</table>
+</body></html>\n`;
+  res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(body);
+}
+
+export function startDemoTarget(opts: { host: string; port: number }): Promise<DemoTarget> {
+  const server = createServer(handle);
+  server.keepAliveTimeout = 2000;
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ host: opts.host, port: opts.port }, () => {
+      server.off('error', reject);
+      const { port } = server.address() as AddressInfo;
+      resolve({
+        url: `http://${opts.host}:${port}`,
+        stop: () =>
+          new Promise<void>((done) => {
+            server.close(() => done());
+            server.closeAllConnections();
+          }),
+      });
+    });
+  });
+}

@@ -1,0 +1,50 @@
+// What `npm start` prints once the demo fleet is Ready: how to lease a proxy and fetch the demo target
+// through it (with the CLI, and with curl alone), through the gateway when the plane runs one, and where
+// the fleet page is. The e2e test runs these exact lines, so they must work as printed.
+import { DEMO_POOL } from './demo-fleet.js';
+
+export interface DemoInstructionsInput {
+  apiUrl: string;
+  /** host:port of the demo target site. */
+  target: string;
+  /** The gateway's forward-proxy URL, when the plane runs one. */
+  gatewayProxyUrl?: string;
+  /** The fleet page URL, with the one-time ?token= when the plane made the admin token. */
+  fleetUrl: string;
+  /** A command that kills one demo proxy's process through the Compute emulator's fault endpoint. */
+  killCommand?: string;
+}
+
+export const LEASE_MARK = '# lease';
+
+export function demoInstructions(i: DemoInstructionsInput): string {
+  const lines = [
+    '',
+    'Try it (in another terminal: paste the export lines above first):',
+    '',
+    `  ${LEASE_MARK} a US proxy for the demo site, fetch a page through it, and give it back`,
+    `  eval "$(npx proxyplane leases acquire --selector pool=${DEMO_POOL},region=us --target ${i.target} -o env)"`,
+    `  curl -sS -x "$PROXYPLANE_PROXY_URL" http://${i.target}/`,
+    '  npx proxyplane leases release "$PROXYPLANE_LEASE_ID"',
+    '',
+    "  # the same with curl alone (the answer's proxy.url carries the credentials)",
+    `  curl -sS -H "Authorization: Bearer $PROXYPLANE_CRAWLER_TOKEN" -H 'content-type: application/json' \\`,
+    `    -X POST "$PROXYPLANE_API_URL/v1/leases" -d '{"selector":{"pool":"${DEMO_POOL}"},"target":"${i.target}"}'`,
+    '',
+  ];
+  if (i.gatewayProxyUrl) {
+    lines.push(
+      '  # through the gateway, which picks a healthy proxy per request',
+      `  curl -sS -x ${i.gatewayProxyUrl} http://${i.target}/`,
+      '',
+    );
+  } else {
+    lines.push('  (the gateway is not part of this plane yet: fetching through it comes with it)', '');
+  }
+  lines.push(
+    `Fleet page: ${i.fleetUrl}`,
+    'In a terminal: npx proxyplane fleet watch   ·   npx proxyplane proxies list',
+  );
+  if (i.killCommand) lines.push(`Kill a proxy and watch it turn Unhealthy: ${i.killCommand}`);
+  return lines.join('\n');
+}

@@ -1,0 +1,62 @@
+// Admin auth for a browser: the same Authenticator as the admin API, presented as a Bearer header (the
+// CLI), or an HttpOnly cookie set once from `?token=` or the login form. The token never appears in page
+// HTML or script, the request log keeps paths only (no query string), and the cookie is scoped to /fleet
+// and SameSite=Strict. Everything under /fleet is read-only, so a cookie cannot be used to change state.
+import type { Context } from 'hono';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import { createMiddleware } from 'hono/factory';
+import { type Authenticator, bearerToken, MAX_TOKEN_LENGTH, type Principal } from '../auth/authenticator.js';
+import { loginPage } from './page.js';
+
+export const COOKIE = 'proxyplane_fleet';
+/** Google ID tokens last an hour; static tokens are re-checked on every request anyway. */
+const COOKIE_MAX_AGE_S = 8 * 3600;
+
+export type FleetEnv = { Variables: { principal: Principal } };
+
+const wantsHtml = (c: Context) => (c.req.header('accept') ?? '').includes('text/html');
+const isHttps = (c: Context) =>
+  new URL(c.req.url).protocol === 'https:' || c.req.header('x-forwarded-proto') === 'https';
+
+export function rememberToken(c: Context, token: string): void {
+  setCookie(c, COOKIE, token, {
+    path: '/fleet',
+    httpOnly: true,
+    sameSite: 'Strict',
+    secure: isHttps(c),
+    maxAge: COOKIE_MAX_AGE_S,
+  });
+}
+
+export const forgetToken = (c: Context) => deleteCookie(c, COOKIE, { path: '/fleet' });
+
+function refuse(c: Context, status: 401 | 403 | 503, code: string, reason: string) {
+  if (wantsHtml(c)) return c.html(loginPage(reason), status);
+  return c.json({ error: code, message: reason }, status);
+}
+
+export const fleetAuth = (authenticator: Authenticator) =>
+  createMiddleware<FleetEnv>(async (c, next) => {
+    const header = c.req.header('authorization');
+    const cookie = getCookie(c, COOKIE);
+    const presented = header !== undefined ? bearerToken(header) : cookie;
+    if (presented !== undefined && presented.length > MAX_TOKEN_LENGTH) {
+      return refuse(c, 401, 'unauthenticated', 'token too long');
+    }
+    const outcome = await authenticator.authenticate(presented);
+    if (outcome.ok) {
+      c.set('principal', outcome.principal);
+      return next();
+    }
+    // A stale cookie (rotated token, expired ID token) is dropped so the login form shows next time.
+    if (header === undefined && cookie !== undefined) forgetToken(c);
+    if (outcome.code === 'forbidden') return refuse(c, 403, 'forbidden', outcome.reason);
+    if (outcome.code === 'unavailable') return refuse(c, 503, 'unavailable', outcome.reason);
+    c.header('WWW-Authenticate', 'Bearer realm="proxyplane"');
+    return refuse(
+      c,
+      401,
+      'unauthenticated',
+      presented === undefined ? 'sign in with an admin token' : 'that token was not accepted',
+    );
+  });

@@ -1,0 +1,108 @@
+// A proxy's detail for the page: its spec and status as stored, its health tracks, active leases and
+// cooldowns, and "recent events" derived from the timestamps the plane already keeps (status conditions'
+// lastTransitionTime, health transitionAt and latency reports, cooldown reports, creation, deletion) —
+// no event is written anywhere to make this list.
+import type { ProxyResource } from '../../../../shared/src/domain/proxy.js';
+import { activeEntries, buildRow, type FleetInputs, type FleetRow } from './view-model.js';
+
+export interface FleetEvent {
+  at: string;
+  kind: 'created' | 'condition' | 'health' | 'latency' | 'cooldown' | 'deletion';
+  text: string;
+}
+
+export interface ProxyDetail {
+  row: FleetRow;
+  spec: ProxyResource['spec'];
+  status: ProxyResource['status'];
+  generation: number;
+  uid: string;
+  health: {
+    verdict: string | null;
+    tracks: Record<string, { verdict: string | null; consecutiveOk: number; consecutiveFail: number }>;
+    latencyReportedMs: number | null;
+    latencyReportedAt: string | null;
+    transitionAt: string | null;
+    history: Array<{ ms: number; at: string }>;
+  } | null;
+  leases: Array<{ leaseId: string; expiresAt: string; exclusive: boolean }>;
+  events: FleetEvent[];
+}
+
+export const MAX_EVENTS = 30;
+
+export function recentEvents(p: ProxyResource, inputs: FleetInputs, now: Date): FleetEvent[] {
+  const events: Array<{ at: Date; kind: FleetEvent['kind']; text: string }> = [
+    { at: p.createdAt, kind: 'created', text: `created (${p.spec.mode})` },
+  ];
+  for (const c of p.status.conditions) {
+    const why = c.message ? `: ${c.message}` : '';
+    events.push({
+      at: c.lastTransitionTime,
+      kind: 'condition',
+      text: `${c.type}=${c.status} (${c.reason})${why}`,
+    });
+  }
+  const h = inputs.health.get(p.name);
+  if (h?.transitionAt) {
+    const problem = h.egressProblem ? ` (${h.egressProblem})` : '';
+    events.push({
+      at: h.transitionAt,
+      kind: 'health',
+      text: `health verdict ${h.verdict ?? 'unknown'}${problem}`,
+    });
+  }
+  for (const s of h?.latencyHistory ?? []) {
+    events.push({ at: s.at, kind: 'latency', text: `latency reported: ${s.ms} ms` });
+  }
+  for (const c of inputs.cooldowns.filter((x) => x.proxy === p.name)) {
+    const state = c.until.getTime() > now.getTime() ? `until ${c.until.toISOString()}` : 'ended';
+    events.push({
+      at: c.reportedAt,
+      kind: 'cooldown',
+      text: `cooldown for ${c.target} (${c.reason}), ${state}`,
+    });
+  }
+  if (p.deletionRequestedAt)
+    events.push({ at: p.deletionRequestedAt, kind: 'deletion', text: 'deletion requested' });
+  return events
+    .sort((a, b) => b.at.getTime() - a.at.getTime())
+    .slice(0, MAX_EVENTS)
+    .map((e) => ({ at: e.at.toISOString(), kind: e.kind, text: e.text }));
+}
+
+export function buildDetail(p: ProxyResource, inputs: FleetInputs, now: Date): ProxyDetail {
+  const h = inputs.health.get(p.name);
+  return {
+    row: buildRow(p, inputs, now),
+    spec: p.spec,
+    status: p.status,
+    generation: p.generation,
+    uid: p.uid,
+    health: h
+      ? {
+          verdict: h.verdict,
+          tracks: Object.fromEntries(
+            Object.entries(h.tracks).map(([k, v]) => [
+              k,
+              {
+                verdict: v?.verdict ?? null,
+                consecutiveOk: v?.consecutiveOk ?? 0,
+                consecutiveFail: v?.consecutiveFail ?? 0,
+              },
+            ]),
+          ),
+          latencyReportedMs: h.latency.reportedMs,
+          latencyReportedAt: h.latency.reportedAt?.toISOString() ?? null,
+          transitionAt: h.transitionAt?.toISOString() ?? null,
+          history: (h.latencyHistory ?? []).map((s) => ({ ms: s.ms, at: s.at.toISOString() })),
+        }
+      : null,
+    leases: activeEntries(inputs.leaseState.get(p.name), now).map((e) => ({
+      leaseId: e.leaseId,
+      expiresAt: e.expiresAt.toISOString(),
+      exclusive: e.exclusive,
+    })),
+    events: recentEvents(p, inputs, now),
+  };
+}

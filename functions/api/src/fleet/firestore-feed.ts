@@ -1,0 +1,187 @@
+// FleetFeed on Firestore listeners (onSnapshot) over proxies, health, leaseState, cooldowns, ownership
+// and jobRuns. Listeners run only while someone looks: the first page view, SSE stream or state request
+// starts them, and they stop IDLE_MS after the last one went away, so an API nobody watches pays no
+// reads for the page. Documents that do not decode are skipped (and logged once per id), never fatal.
+import type { DocumentData, Firestore, QueryDocumentSnapshot } from '@google-cloud/firestore';
+import { Timestamp } from '@google-cloud/firestore';
+import { Collections } from '../../../../shared/src/adapters/firestore/collections.js';
+import { healthFromDoc } from '../../../../shared/src/adapters/firestore/health-store.js';
+import { decodeCooldown, decodeState } from '../../../../shared/src/adapters/firestore/lease-converter.js';
+import {
+  type CollectionListener,
+  listenCollection,
+} from '../../../../shared/src/adapters/firestore/lease-listener.js';
+import { proxyFromFirestore } from '../../../../shared/src/adapters/firestore/proxy-converter.js';
+import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
+import type { ProxyHealthState } from '../../../../shared/src/domain/health/proxy-health.js';
+import type { Cooldown, LeaseEntry } from '../../../../shared/src/domain/leases/model.js';
+import type { ProxyResource } from '../../../../shared/src/domain/proxy.js';
+import type { JobRun } from '../../../../shared/src/ports/job-runs.js';
+import type { FleetFeed } from './feed.js';
+import { decodeOwnershipShard } from './ownership-doc.js';
+import type { FleetInputs, OwnershipView } from './view-model.js';
+
+const IDLE_MS = 60_000;
+const READY_TIMEOUT_MS = 15_000;
+
+type Decoder<T> = (id: string, data: DocumentData) => T | null;
+
+/** One collection mirrored in memory as id → decoded value. */
+class Mirror<T> {
+  readonly docs = new Map<string, T>();
+  constructor(
+    private readonly decode: Decoder<T>,
+    private readonly onChange: () => void,
+    private readonly onBad: (id: string, err: unknown) => void,
+  ) {}
+
+  private put(snap: QueryDocumentSnapshot): void {
+    try {
+      const v = this.decode(snap.id, snap.data());
+      if (v === null) this.docs.delete(snap.id);
+      else this.docs.set(snap.id, v);
+    } catch (err) {
+      this.docs.delete(snap.id);
+      this.onBad(snap.id, err);
+    }
+  }
+
+  sink() {
+    return {
+      reset: (docs: readonly QueryDocumentSnapshot[]) => {
+        this.docs.clear();
+        for (const d of docs) this.put(d);
+        this.onChange();
+      },
+      apply: (changes: readonly { type: string; doc: QueryDocumentSnapshot }[]) => {
+        for (const c of changes) {
+          if (c.type === 'removed') this.docs.delete(c.doc.id);
+          else this.put(c.doc);
+        }
+        this.onChange();
+      },
+    };
+  }
+}
+
+const date = (v: unknown): Date | null => (v instanceof Timestamp ? v.toDate() : null);
+
+function decodeJobRun(id: string, d: DocumentData): JobRun {
+  return {
+    job: id,
+    startedAt: date(d.startedAt) ?? new Date(0),
+    finishedAt: date(d.finishedAt),
+    ok: typeof d.ok === 'boolean' ? d.ok : null,
+    counts: (d.counts ?? {}) as Record<string, number>,
+    error: typeof d.error === 'string' ? d.error : null,
+  };
+}
+
+export class FirestoreFleetFeed implements FleetFeed {
+  private readonly listeners = new Set<() => void>();
+  private running: CollectionListener[] = [];
+  private loaded: Promise<void> | null = null;
+  private idleTimer: NodeJS.Timeout | null = null;
+  private readonly badIds = new Set<string>();
+  private readonly proxies: Mirror<ProxyResource>;
+  private readonly health: Mirror<ProxyHealthState>;
+  private readonly leaseState: Mirror<LeaseEntry[]>;
+  private readonly cooldowns: Mirror<Cooldown>;
+  private readonly ownership: Mirror<Map<string, OwnershipView>>;
+  private readonly jobRuns: Mirror<JobRun>;
+
+  constructor(
+    private readonly db: Firestore,
+    private readonly log: Logger,
+  ) {
+    const changed = () => {
+      for (const l of this.listeners) l();
+    };
+    const bad = (collection: string) => (id: string, err: unknown) => {
+      if (this.badIds.has(`${collection}/${id}`)) return;
+      this.badIds.add(`${collection}/${id}`);
+      this.log.warn('fleet page: skipping a document that does not decode', {
+        collection,
+        id,
+        err: err instanceof Error ? err.message.slice(0, 300) : String(err),
+      });
+    };
+    this.proxies = new Mirror((_, d) => proxyFromFirestore(d), changed, bad(Collections.proxies));
+    this.health = new Mirror((_, d) => healthFromDoc(d), changed, bad(Collections.health));
+    this.leaseState = new Mirror((_, d) => decodeState(d), changed, bad(Collections.leaseState));
+    this.cooldowns = new Mirror((_, d) => decodeCooldown(d), changed, bad(Collections.cooldowns));
+    this.ownership = new Mirror((id, d) => decodeOwnershipShard(id, d), changed, bad(Collections.ownership));
+    this.jobRuns = new Mirror(decodeJobRun, changed, bad(Collections.jobRuns));
+  }
+
+  private start(): Promise<void> {
+    if (this.loaded) return this.loaded;
+    const listen = (name: string, mirror: Mirror<unknown>) =>
+      listenCollection(this.db.collection(name), mirror.sink(), { name: `fleet ${name}`, log: this.log });
+    this.running = [
+      listen(Collections.proxies, this.proxies),
+      listen(Collections.health, this.health),
+      listen(Collections.leaseState, this.leaseState),
+      listen(Collections.cooldowns, this.cooldowns),
+      listen(Collections.ownership, this.ownership),
+      listen(Collections.jobRuns, this.jobRuns),
+    ];
+    const loaded = Promise.all(this.running.map((l) => l.ready(READY_TIMEOUT_MS))).then(() => {});
+    this.loaded = loaded;
+    // A failed first load is retried by the next request rather than cached forever.
+    loaded.catch(() => {
+      if (this.loaded === loaded) this.halt();
+    });
+    return loaded;
+  }
+
+  private halt(): void {
+    for (const l of this.running) l.stop();
+    this.running = [];
+    this.loaded = null;
+  }
+
+  /** Keeps the listeners for IDLE_MS after the last use, then stops them. */
+  private touch(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = null;
+      if (this.listeners.size === 0) this.halt();
+      else this.touch();
+    }, IDLE_MS);
+    this.idleTimer.unref();
+  }
+
+  ready(): Promise<void> {
+    this.touch();
+    return this.start();
+  }
+
+  inputs(): FleetInputs {
+    const ownership = new Map<string, OwnershipView>();
+    for (const shard of this.ownership.docs.values()) for (const [k, v] of shard) ownership.set(k, v);
+    return {
+      proxies: this.proxies.docs,
+      health: this.health.docs,
+      leaseState: this.leaseState.docs,
+      cooldowns: [...this.cooldowns.docs.values()],
+      ownership,
+      jobRuns: [...this.jobRuns.docs.values()],
+    };
+  }
+
+  subscribe(onChange: () => void): () => void {
+    this.listeners.add(onChange);
+    this.touch();
+    return () => {
+      this.listeners.delete(onChange);
+      this.touch();
+    };
+  }
+
+  async stop(): Promise<void> {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.listeners.clear();
+    this.halt();
+  }
+}

@@ -1,0 +1,136 @@
+// The fleet page as a sub-app, mounted at /fleet: the page, a proxy's detail, their JSON (the CLI's
+// `fleet watch` reads /fleet/api/state), and the live stream (SSE). All of it is read-only and behind
+// admin auth (auth.ts); the assets carry nothing private and are public so the login page is styled.
+import { Hono } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
+import type { Clock } from '../../../../shared/src/ports/clock.js';
+import type { Authenticator } from '../auth/authenticator.js';
+import { type FleetEnv, fleetAuth, forgetToken, rememberToken } from './auth.js';
+import { FLEET_JS } from './client-script.js';
+import { buildDetail } from './detail.js';
+import type { FleetFeed } from './feed.js';
+import { detailPage, fleetPage, loginPage } from './page.js';
+import { FLEET_CSS } from './styles.js';
+import { buildFleetView } from './view-model.js';
+
+export interface FleetDeps {
+  feed: FleetFeed;
+  auth: Authenticator;
+  clock: Clock;
+  log: Logger;
+  /** Coalesces bursts of document changes into one event (default 250 ms). */
+  debounceMs?: number;
+  /** Re-sends when time alone changed the view (leases, cooldowns ending), and keeps proxies from idling
+   *  the connection out (default 5 s). */
+  refreshMs?: number;
+  /** Open streams beyond this are refused with 503 (default 100). */
+  maxStreams?: number;
+}
+
+const noStore = { 'Cache-Control': 'no-store' };
+
+export function fleetApp(deps: FleetDeps) {
+  const app = new Hono<FleetEnv>();
+  const now = () => deps.clock.now();
+  const view = () => buildFleetView(deps.feed.inputs(), now());
+  let streams = 0;
+
+  const asset = (body: string, type: string) => () =>
+    new Response(body, { headers: { 'Content-Type': type, 'Cache-Control': 'public, max-age=300' } });
+  app.get('/assets/fleet.js', asset(FLEET_JS, 'text/javascript; charset=utf-8'));
+  app.get('/assets/fleet.css', asset(FLEET_CSS, 'text/css; charset=utf-8'));
+
+  app.get('/login', (c) => c.html(loginPage('Sign in with an admin token.')));
+  app.post('/login', async (c) => {
+    const form = await c.req.parseBody();
+    const token = typeof form.token === 'string' ? form.token.trim() : '';
+    const outcome = await deps.auth.authenticate(token || undefined);
+    if (!outcome.ok) return c.html(loginPage('That token was not accepted.'), 401);
+    rememberToken(c, token);
+    return c.redirect('/fleet', 303);
+  });
+  app.post('/logout', (c) => {
+    forgetToken(c);
+    return c.redirect('/fleet/login', 303);
+  });
+  // `?token=` once: checked, kept in the cookie, and dropped from the address bar (and history) at once.
+  app.use('*', async (c, next) => {
+    const token = c.req.query('token');
+    if (token === undefined || c.req.method !== 'GET') return next();
+    const outcome = await deps.auth.authenticate(token);
+    if (!outcome.ok) return c.html(loginPage('That token was not accepted.'), 401);
+    rememberToken(c, token);
+    return c.redirect(c.req.path, 303);
+  });
+  app.use('*', fleetAuth(deps.auth));
+
+  app.get('/', async (c) => {
+    await deps.feed.ready();
+    return c.html(fleetPage(view(), now()), 200, noStore);
+  });
+  app.get('/api/state', async (c) => {
+    await deps.feed.ready();
+    return c.json(view(), 200, noStore);
+  });
+  const detailOf = async (name: string) => {
+    await deps.feed.ready();
+    const inputs = deps.feed.inputs();
+    const p = inputs.proxies.get(name);
+    return p ? buildDetail(p, inputs, now()) : null;
+  };
+  app.get('/api/proxies/:name', async (c) => {
+    const d = await detailOf(c.req.param('name'));
+    return d ? c.json(d, 200, noStore) : c.json({ error: 'not_found', message: 'no such proxy' }, 404);
+  });
+  app.get('/proxies/:name', async (c) => {
+    const d = await detailOf(c.req.param('name'));
+    return d
+      ? c.html(detailPage(d), 200, noStore)
+      : c.json({ error: 'not_found', message: 'no such proxy' }, 404);
+  });
+
+  app.get('/events', async (c) => {
+    if (streams >= (deps.maxStreams ?? 100)) {
+      return c.json({ error: 'unavailable', message: 'too many open fleet streams' }, 503, {
+        'Retry-After': '5',
+      });
+    }
+    await deps.feed.ready();
+    streams++;
+    c.header('Cache-Control', 'no-store');
+    c.header('X-Accel-Buffering', 'no');
+    return streamSSE(c, async (stream) => {
+      let lastKey = '';
+      let seq = 0;
+      let pending: NodeJS.Timeout | null = null;
+      const send = async () => {
+        pending = null;
+        const v = view();
+        const key = JSON.stringify([v.rows, v.jobs]);
+        if (key === lastKey) return;
+        lastKey = key;
+        await stream.writeSSE({ event: 'fleet', data: JSON.stringify(v), id: String(++seq), retry: 3000 });
+      };
+      const schedule = () => {
+        pending ??= setTimeout(() => void send().catch(() => {}), deps.debounceMs ?? 250);
+      };
+      const unsubscribe = deps.feed.subscribe(schedule);
+      const refresh = setInterval(() => {
+        void send()
+          .then(() => stream.write(': keep-alive\n\n'))
+          .catch(() => {});
+      }, deps.refreshMs ?? 5000);
+      try {
+        await send();
+        await new Promise<void>((resolve) => stream.onAbort(resolve));
+      } finally {
+        unsubscribe();
+        clearInterval(refresh);
+        if (pending) clearTimeout(pending);
+        streams--;
+      }
+    });
+  });
+  return app;
+}

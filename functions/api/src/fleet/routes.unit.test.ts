@@ -1,0 +1,129 @@
+import { describe, expect, it } from 'vitest';
+import { emptyStatus, type ProxyResource } from '../../../../shared/src/domain/proxy.js';
+import { ADMIN_TOKEN, harness } from '../testing/harness.js';
+import { InMemoryFleetFeed } from './feed.js';
+
+const NOW = new Date('2026-02-01T12:00:00Z');
+
+function proxy(
+  name: string,
+  over: Partial<ProxyResource['status']> = {},
+  attributes: Record<string, string> = {},
+): ProxyResource {
+  return {
+    name,
+    uid: '00000000-0000-4000-8000-000000000001',
+    generation: 1,
+    createdAt: new Date(NOW.getTime() - 60_000),
+    deletionRequestedAt: null,
+    spec: {
+      mode: 'external',
+      endpoint: { host: '127.0.0.9', port: 3128, protocol: 'http' },
+      attributes,
+      capacity: 4,
+      gatewayPool: false,
+      healthCheck: {
+        expectedStatus: 200,
+        intervalSeconds: 30,
+        timeoutSeconds: 5,
+        successThreshold: 1,
+        failureThreshold: 3,
+      },
+    },
+    status: { ...emptyStatus(), ...over },
+  };
+}
+
+function setup() {
+  const feed = new InMemoryFleetFeed();
+  const h = harness({ fleet: feed });
+  return { feed, ...h };
+}
+
+describe('the fleet page', () => {
+  it('needs an admin credential: JSON 401 for the API, the login form for a browser', async () => {
+    const { app } = setup();
+    const json = await app.request('/fleet/api/state');
+    expect(json.status).toBe(401);
+    expect(await json.json()).toMatchObject({ error: 'unauthenticated' });
+    const html = await app.request('/fleet', { headers: { accept: 'text/html' } });
+    expect(html.status).toBe(401);
+    expect(await html.text()).toContain('<form method="post" action="/fleet/login">');
+    expect((await app.request('/fleet/events')).status).toBe(401);
+  });
+
+  it('turns ?token= into an HttpOnly cookie and drops it from the address; a bad one is refused', async () => {
+    const { app } = setup();
+    const res = await app.request(`/fleet?token=${ADMIN_TOKEN}`);
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe('/fleet');
+    const cookie = res.headers.get('set-cookie')!;
+    expect(cookie).toMatch(/^proxyplane_fleet=[^;]+; Max-Age=\d+; Path=\/fleet; HttpOnly; SameSite=Strict$/);
+    const page = await app.request('/fleet', { headers: { cookie: cookie.split(';')[0]! } });
+    expect(page.status).toBe(200);
+    expect(await page.text()).not.toContain(ADMIN_TOKEN);
+    expect((await app.request('/fleet?token=wrong-token-wrong-token')).status).toBe(401);
+  });
+
+  it('signs in through the form', async () => {
+    const { app } = setup();
+    const form = (token: string) =>
+      app.request('/fleet/login', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token }).toString(),
+      });
+    const ok = await form(ADMIN_TOKEN);
+    expect(ok.status).toBe(303);
+    expect(ok.headers.get('set-cookie')).toContain('HttpOnly');
+    expect((await form('nope-nope-nope-nope')).status).toBe(401);
+  });
+
+  it('renders every proxy, escaping whatever an API caller put in names and attributes', async () => {
+    const { app, feed, auth } = setup();
+    feed.proxies.set('p-1', proxy('p-1', { phase: 'Ready' }, { note: '<script>alert(1)</script>' }));
+    feed.proxies.set('p-2', proxy('p-2', { phase: 'Unhealthy' }));
+    const html = await (await app.request('/fleet', { headers: auth })).text();
+    expect(html).toContain('<tr data-name="p-1" data-phase="Ready">');
+    expect(html).toContain('<tr data-name="p-2" data-phase="Unhealthy">');
+    expect(html).not.toContain('<script>alert(1)');
+    expect(html).toContain('note=&lt;script&gt;alert(1)&lt;/script&gt;');
+    // The embedded initial state is inert JSON too.
+    expect(html).toContain('\\u003cscript\\u003ealert(1)');
+  });
+
+  it('serves the state and a detail as JSON, and 404 for an unknown proxy', async () => {
+    const { app, feed, auth } = setup();
+    feed.proxies.set('p-1', proxy('p-1', { phase: 'Ready' }));
+    const state = (await (await app.request('/fleet/api/state', { headers: auth })).json()) as {
+      rows: Array<{ name: string }>;
+    };
+    expect(state.rows.map((r) => r.name)).toEqual(['p-1']);
+    const detail = await app.request('/fleet/api/proxies/p-1', { headers: auth });
+    expect(await detail.json()).toMatchObject({ row: { name: 'p-1' }, events: [{ kind: 'created' }] });
+    expect((await app.request('/fleet/api/proxies/nope', { headers: auth })).status).toBe(404);
+  });
+
+  it('streams the view at once and again after a change (SSE), and lets go of the feed on disconnect', async () => {
+    const { app, feed, auth } = setup();
+    feed.proxies.set('p-1', proxy('p-1', { phase: 'Ready' }));
+    const abort = new AbortController();
+    const res = await app.request('/fleet/events', { headers: auth, signal: abort.signal });
+    expect(res.headers.get('content-type')).toContain('text/event-stream');
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    const until = async (pattern: RegExp) => {
+      while (!pattern.test(text)) text += decoder.decode((await reader.read()).value);
+    };
+    await until(/"phase":"Ready"/);
+    expect(text).toMatch(/^event: fleet\ndata: \{/);
+    feed.proxies.set('p-1', proxy('p-1', { phase: 'Unhealthy' }));
+    feed.changed();
+    await until(/"phase":"Unhealthy"/);
+    expect(feed.subscribers).toBe(1);
+    abort.abort();
+    await reader.cancel();
+    await expect.poll(() => feed.subscribers).toBe(0);
+  });
+});

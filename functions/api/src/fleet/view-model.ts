@@ -1,0 +1,133 @@
+// What the fleet page, its SSE stream and `proxyplane fleet watch` show: one row per proxy, built purely
+// from the documents the plane already writes (proxies, health, leaseState, cooldowns, ownership, jobRuns)
+// and the time. No field here is new state: "recent events" are derived from timestamps already stored.
+import type { LatencySample, ProxyHealthState } from '../../../../shared/src/domain/health/proxy-health.js';
+import type { Cooldown, LeaseEntry } from '../../../../shared/src/domain/leases/model.js';
+import type { Phase, ProxyResource } from '../../../../shared/src/domain/proxy.js';
+import type { JobRun } from '../../../../shared/src/ports/job-runs.js';
+
+/** One proxy's gateway ownership record (ownership/shard-NN `proxies.<name>`). */
+export interface OwnershipView {
+  owner: string;
+  since: number;
+  drainEpoch: number | null;
+}
+
+export interface FleetInputs {
+  proxies: ReadonlyMap<string, ProxyResource>;
+  health: ReadonlyMap<string, ProxyHealthState>;
+  leaseState: ReadonlyMap<string, readonly LeaseEntry[]>;
+  cooldowns: readonly Cooldown[];
+  ownership: ReadonlyMap<string, OwnershipView>;
+  jobRuns: readonly JobRun[];
+}
+
+export interface FleetRow {
+  name: string;
+  mode: 'managed' | 'external';
+  /** The zone of a managed proxy, host:port of an external one. */
+  location: string;
+  attributes: Record<string, string>;
+  phase: Phase;
+  deleting: boolean;
+  ip: string | null;
+  /** The Healthy condition as reconcile last folded it into status. */
+  healthy: boolean | null;
+  verdict: string | null;
+  tiers: Record<string, string | null>;
+  egressProblem: string | null;
+  latencyMillis: number | null;
+  latencyHistory: number[];
+  capacity: number;
+  activeLeases: number;
+  cooldowns: Array<{ target: string; until: string; reason: string }>;
+  owner: OwnershipView | null;
+  createdAt: string;
+  /** Newest status-affecting moment, for "updated 5s ago". */
+  changedAt: string;
+}
+
+export interface JobView {
+  job: string;
+  startedAt: string;
+  finishedAt: string | null;
+  ok: boolean | null;
+  counts: Record<string, number>;
+  error: string | null;
+}
+
+export interface FleetView {
+  generatedAt: string;
+  rows: FleetRow[];
+  phases: Partial<Record<Phase, number>>;
+  jobs: JobView[];
+}
+
+const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+
+export function activeEntries(entries: readonly LeaseEntry[] | undefined, now: Date): LeaseEntry[] {
+  return (entries ?? []).filter((e) => e.expiresAt.getTime() > now.getTime());
+}
+
+export function activeCooldowns(all: readonly Cooldown[], proxy: string, now: Date): Cooldown[] {
+  return all.filter((c) => c.proxy === proxy && c.until.getTime() > now.getTime());
+}
+
+export function buildRow(p: ProxyResource, inputs: FleetInputs, now: Date): FleetRow {
+  const h = inputs.health.get(p.name);
+  const healthy = p.status.conditions.find((c) => c.type === 'Healthy');
+  const times = [
+    p.createdAt,
+    p.deletionRequestedAt,
+    h?.transitionAt,
+    ...p.status.conditions.map((c) => c.lastTransitionTime),
+  ];
+  const changedAt = times.reduce<Date>((m, t) => (t && t > m ? t : m), p.createdAt);
+  const tiers: Record<string, string | null> = {};
+  for (const [k, v] of Object.entries(h?.tracks ?? {})) tiers[k] = v?.verdict ?? null;
+  const history: LatencySample[] = h?.latencyHistory ?? [];
+  return {
+    name: p.name,
+    mode: p.spec.mode,
+    location: p.spec.mode === 'managed' ? p.spec.zone : `${p.spec.endpoint.host}:${p.spec.endpoint.port}`,
+    attributes: { ...p.spec.attributes },
+    phase: p.status.phase,
+    deleting: p.deletionRequestedAt !== null,
+    ip: p.status.ip,
+    healthy: healthy ? healthy.status === 'True' : null,
+    verdict: h?.verdict ?? null,
+    tiers,
+    egressProblem: h?.egressProblem ?? null,
+    latencyMillis: p.status.latencyMillis ?? h?.latency.reportedMs ?? null,
+    latencyHistory: history.map((s) => s.ms),
+    capacity: p.spec.capacity,
+    activeLeases: activeEntries(inputs.leaseState.get(p.name), now).length,
+    cooldowns: activeCooldowns(inputs.cooldowns, p.name, now).map((c) => ({
+      target: c.target,
+      until: c.until.toISOString(),
+      reason: c.reason,
+    })),
+    owner: inputs.ownership.get(p.name) ?? null,
+    createdAt: p.createdAt.toISOString(),
+    changedAt: changedAt.toISOString(),
+  };
+}
+
+export function buildFleetView(inputs: FleetInputs, now: Date): FleetView {
+  const rows = [...inputs.proxies.values()]
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .map((p) => buildRow(p, inputs, now));
+  const phases: Partial<Record<Phase, number>> = {};
+  for (const r of rows) phases[r.phase] = (phases[r.phase] ?? 0) + 1;
+  const jobs = [...inputs.jobRuns]
+    .sort((a, b) => a.job.localeCompare(b.job))
+    .map((j) => ({
+      job: j.job,
+      startedAt: j.startedAt.toISOString(),
+      finishedAt: iso(j.finishedAt),
+      ok: j.ok,
+      counts: j.counts,
+      error: j.error,
+    }));
+  return { generatedAt: now.toISOString(), rows, phases, jobs };
+}

@@ -1,0 +1,158 @@
+import { describe, expect, it } from 'vitest';
+import { emptyStatus, type ProxyResource } from '../../../../shared/src/domain/proxy.js';
+import { recentEvents } from './detail.js';
+import { InMemoryFleetFeed } from './feed.js';
+import { sparkPoints } from './sparkline.js';
+import { buildFleetView } from './view-model.js';
+
+const NOW = new Date('2026-02-01T12:00:00Z');
+const ago = (s: number) => new Date(NOW.getTime() - s * 1000);
+
+const managed = (name: string): ProxyResource => ({
+  name,
+  uid: '00000000-0000-4000-8000-000000000001',
+  generation: 2,
+  createdAt: ago(600),
+  deletionRequestedAt: null,
+  spec: {
+    mode: 'managed',
+    provider: 'gce',
+    zone: 'us-central1-a',
+    machineType: 'e2-small',
+    image: 'img',
+    port: 3128,
+    protocol: 'http',
+    attributes: { pool: 'a' },
+    capacity: 3,
+    gatewayPool: false,
+    healthCheck: {
+      expectedStatus: 200,
+      intervalSeconds: 30,
+      timeoutSeconds: 5,
+      successThreshold: 1,
+      failureThreshold: 3,
+    },
+  },
+  status: {
+    ...emptyStatus(),
+    phase: 'Ready',
+    latencyMillis: 40,
+    conditions: [
+      {
+        type: 'Provisioned',
+        status: 'True',
+        reason: 'Created',
+        message: 'up',
+        lastTransitionTime: ago(500),
+        observedGeneration: 2,
+      },
+      {
+        type: 'Healthy',
+        status: 'True',
+        reason: 'ProbeSucceeded',
+        message: 'ok',
+        lastTransitionTime: ago(400),
+        observedGeneration: 2,
+      },
+    ],
+  },
+});
+
+function inputs() {
+  const f = new InMemoryFleetFeed();
+  f.proxies.set('b', managed('b'));
+  f.proxies.set('a', managed('a'));
+  f.health.set('a', {
+    proxy: 'a',
+    instance: 'i',
+    tracks: {
+      BASIC: { verdict: 'AVAILABLE', consecutiveOk: 1, consecutiveFail: 0 },
+      EGRESS: { verdict: 'SUSPECT', consecutiveOk: 0, consecutiveFail: 1 },
+    },
+    verdict: 'SUSPECT',
+    latency: { reportedMs: 40, reportedAt: ago(300) },
+    egressProblem: null,
+    transitionAt: ago(300),
+    latencyHistory: [
+      { ms: 90, at: ago(900) },
+      { ms: 40, at: ago(300) },
+    ],
+  });
+  f.leaseState.set('a', [
+    { leaseId: 'l1', expiresAt: ago(-60), exclusive: false },
+    { leaseId: 'l0', expiresAt: ago(1), exclusive: false },
+  ]);
+  f.cooldowns = [
+    {
+      proxy: 'a',
+      target: 'shop.example',
+      until: ago(-120),
+      reason: 'rate_limited',
+      leaseId: 'l1',
+      reportedAt: ago(10),
+    },
+    {
+      proxy: 'a',
+      target: 'old.example',
+      until: ago(5),
+      reason: 'banned',
+      leaseId: 'l0',
+      reportedAt: ago(700),
+    },
+  ];
+  f.ownership.set('a', { owner: 'gw-1', since: 3, drainEpoch: null });
+  return f.inputs();
+}
+
+describe('buildFleetView', () => {
+  it('one row per proxy by name, with tiers, history, live leases and cooldowns only, and the owner', () => {
+    const v = buildFleetView(inputs(), NOW);
+    expect(v.rows.map((r) => r.name)).toEqual(['a', 'b']);
+    expect(v.phases).toEqual({ Ready: 2 });
+    const a = v.rows[0]!;
+    expect(a).toMatchObject({
+      tiers: { BASIC: 'AVAILABLE', EGRESS: 'SUSPECT' },
+      healthy: true,
+      latencyHistory: [90, 40],
+      activeLeases: 1,
+      capacity: 3,
+      cooldowns: [{ target: 'shop.example', reason: 'rate_limited' }],
+      owner: { owner: 'gw-1' },
+      location: 'us-central1-a',
+      changedAt: ago(300).toISOString(),
+    });
+    expect(v.rows[1]).toMatchObject({
+      tiers: {},
+      verdict: null,
+      owner: null,
+      activeLeases: 0,
+      latencyHistory: [],
+    });
+  });
+});
+
+describe('recentEvents', () => {
+  it('derives the events from stored timestamps, newest first', () => {
+    const i = inputs();
+    const events = recentEvents(i.proxies.get('a')!, i, NOW).map((e) => `${e.kind}: ${e.text}`);
+    expect(events).toEqual([
+      'cooldown: cooldown for shop.example (rate_limited), until 2026-02-01T12:02:00.000Z',
+      'health: health verdict SUSPECT',
+      'latency: latency reported: 40 ms',
+      'condition: Healthy=True (ProbeSucceeded): ok',
+      'condition: Provisioned=True (Created): up',
+      'created: created (managed)',
+      'cooldown: cooldown for old.example (banned), ended',
+      'latency: latency reported: 90 ms',
+    ]);
+  });
+});
+
+describe('sparkPoints', () => {
+  it.each([
+    [[10, 20, 30], '0.0,16.0 40.0,9.0 80.0,2.0'],
+    [[5, 5], '0.0,16.0 80.0,16.0'],
+  ])('%j → %s', (values, points) => {
+    expect(sparkPoints(values)).toBe(points);
+  });
+});

@@ -1,0 +1,81 @@
+// /v1/jobs: list and read the periodic jobs, run one now, pause and resume it (docs/operations-jobs.md).
+// The actions are Google custom methods (`/v1/jobs/gc-sweep:run`, as Cloud Scheduler spells them), which
+// Hono's path syntax cannot express as a parameter plus a literal, so one POST route splits the segment;
+// their OpenAPI entries are registered by hand.
+import { createRoute, OpenAPIHono } from '@hono/zod-openapi';
+import { ApiError } from '../errors.js';
+import { noBody } from '../middleware/no-body.js';
+import { ErrorBody } from '../routes/proxy-schemas.js';
+import { validationHook } from '../validation/hook.js';
+import type { JobAction, JobControls } from './job-controls.js';
+import { JobBody, JobList, JobNameParam } from './job-schemas.js';
+
+const ACTIONS: Record<JobAction, string> = {
+  run: 'Run the job now: Cloud Scheduler publishes its tick at once; the schedule is unchanged',
+  pause: 'Pause the job: no tick is published until it is resumed (idempotent)',
+  resume: 'Resume a paused job on its schedule (idempotent)',
+};
+const isAction = (v: string): v is JobAction => Object.hasOwn(ACTIONS, v);
+
+const json = <T>(schema: T, description: string) => ({
+  description,
+  content: { 'application/json': { schema } },
+});
+const error = (description: string) => json(ErrorBody, description);
+const common = {
+  401: error('unauthenticated: no valid credential'),
+  403: error('forbidden: the identity is not an admin'),
+  503: error('unavailable: Cloud Scheduler or Firestore unavailable; see Retry-After'),
+};
+
+const listJobsRoute = createRoute({
+  method: 'get',
+  path: '/',
+  summary: 'List the periodic jobs',
+  middleware: [noBody()] as const,
+  responses: { 200: json(JobList, 'Every job of schedules.json that Cloud Scheduler has'), ...common },
+});
+
+const getJobRoute = createRoute({
+  method: 'get',
+  path: '/{name}',
+  summary: 'Get a periodic job',
+  middleware: [noBody()] as const,
+  request: { params: JobNameParam },
+  responses: { 200: json(JobBody, 'The job'), 404: error('unknown_job'), ...common },
+});
+
+export function jobRoutes(controls: JobControls) {
+  const app = new OpenAPIHono({ defaultHook: validationHook })
+    .openapi(listJobsRoute, async (c) => {
+      const jobs = await controls.list();
+      return c.json({ jobs, count: jobs.length }, 200);
+    })
+    .openapi(getJobRoute, async (c) => c.json(await controls.get(c.req.valid('param').name), 200));
+
+  app.post('/:call', noBody(), async (c) => {
+    const call = c.req.param('call');
+    const at = call.lastIndexOf(':');
+    const action = at > 0 ? call.slice(at + 1) : '';
+    if (!isAction(action)) throw new ApiError(404, 'not_found', 'no such route');
+    return c.json(await controls.act(call.slice(0, at), action), 200);
+  });
+
+  for (const [action, summary] of Object.entries(ACTIONS)) {
+    app.openAPIRegistry.registerPath({
+      method: 'post',
+      path: `/{name}:${action}`,
+      summary,
+      request: { params: JobNameParam },
+      responses: {
+        200: json(JobBody, 'The job'),
+        400: error('invalid_request: a body was sent'),
+        404: error('unknown_job'),
+        ...(action === 'run' ? { 409: error('job_paused: resume it first') } : {}),
+        ...(action !== 'run' ? { 409: error("conflict: Cloud Scheduler refused the job's state") } : {}),
+        ...common,
+      },
+    });
+  }
+  return app;
+}

@@ -1,0 +1,113 @@
+// The gc function's handler (seed §8, the crash-safety net): claim the tick (a duplicate delivery does
+// nothing), read the live UID set — and skip the whole sweep if that read fails, never guess — then sweep
+// each provider in turn and record the run's counts (issue 11 shows them). A sweep never throws: the next
+// tick is the retry, and a redelivered tick would only find the run claimed.
+import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
+import type { Clock } from '../../../shared/src/ports/clock.js';
+import type { JobRunStore } from '../../../shared/src/ports/job-runs.js';
+import type { ProviderRegistry } from '../../../shared/src/ports/provider.js';
+import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
+import { sweepProvider } from './sweep.js';
+
+/** The job name of the Scheduler table (shared/topology/schedules.json) and of the jobRuns document. */
+export const GcJob = 'gc-sweep';
+
+export interface GcDeps {
+  proxies: Pick<ProxyStore, 'liveUids'>;
+  providers: ProviderRegistry;
+  jobs: JobRunStore;
+  clock: Clock;
+  log: Logger;
+  minAgeMs: number;
+  minRunGapMs: number;
+  /** Most instances one sweep deletes; more orphans than this at once smells of a wrong live set. */
+  maxDeletions: number;
+}
+
+export interface GcCounts {
+  instancesDeleted: number;
+  instancesKept: number;
+  instancesDeferred: number;
+  deleteFailures: number;
+  providersFailed: number;
+  zonesUnreachable: number;
+}
+
+export type GcOutcome =
+  | { kind: 'duplicate' }
+  | { kind: 'skipped'; reason: 'claim_failed' | 'live_set_unreadable' }
+  | { kind: 'swept'; counts: GcCounts };
+
+const zero = (): GcCounts => ({
+  instancesDeleted: 0,
+  instancesKept: 0,
+  instancesDeferred: 0,
+  deleteFailures: 0,
+  providersFailed: 0,
+  zonesUnreachable: 0,
+});
+
+const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+export async function handleGcTick(deps: GcDeps): Promise<GcOutcome> {
+  const { log, jobs, clock } = deps;
+  const startedAt = clock.now();
+  try {
+    if (!(await jobs.claim(GcJob, startedAt, deps.minRunGapMs))) {
+      log.info('gc tick skipped: a sweep started moments ago (duplicate delivery)', {});
+      return { kind: 'duplicate' };
+    }
+  } catch (err) {
+    log.error('gc sweep skipped: the run could not be claimed', { error: err });
+    return { kind: 'skipped', reason: 'claim_failed' };
+  }
+
+  // Ages are measured against the moment the live set was read (classifyInstances explains why).
+  const now = clock.now();
+  let live: Set<string>;
+  try {
+    live = await deps.proxies.liveUids();
+  } catch (err) {
+    log.error('gc sweep skipped: the live proxy list could not be read (never guess)', { error: err });
+    await record(deps, { ok: false, counts: zero(), error: `live set unreadable: ${message(err)}` });
+    return { kind: 'skipped', reason: 'live_set_unreadable' };
+  }
+
+  const counts = zero();
+  const budget = { remaining: deps.maxDeletions };
+  const names = [...deps.providers.keys()].sort();
+  for (const name of names) {
+    const r = await sweepProvider(
+      deps.providers.get(name)!,
+      live,
+      { now, minAgeMs: deps.minAgeMs, budget },
+      log,
+    );
+    counts.instancesDeleted += r.deleted;
+    counts.instancesKept += r.kept;
+    counts.instancesDeferred += r.deferred;
+    counts.deleteFailures += r.deleteFailures;
+    counts.zonesUnreachable += r.unreachable.length;
+    if (!r.listed) counts.providersFailed++;
+  }
+
+  const failed = counts.providersFailed + counts.deleteFailures + counts.instancesDeferred > 0;
+  const error = failed
+    ? `${counts.providersFailed} provider(s) unlisted, ${counts.deleteFailures} delete(s) failed, ${counts.instancesDeferred} deferred`
+    : null;
+  await record(deps, { ok: !failed, counts, error });
+  log.info('gc sweep finished', { liveProxies: live.size, providers: names, ...counts });
+  return { kind: 'swept', counts };
+}
+
+async function record(
+  deps: GcDeps,
+  run: { ok: boolean; counts: GcCounts; error: string | null },
+): Promise<void> {
+  try {
+    await deps.jobs.finish(GcJob, { finishedAt: deps.clock.now(), ...run, counts: { ...run.counts } });
+  } catch (err) {
+    // The sweep itself is done; only its record is missing (the next run overwrites it anyway).
+    deps.log.error('gc could not record the run', { error: err });
+  }
+}

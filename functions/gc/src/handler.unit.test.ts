@@ -1,0 +1,245 @@
+import { describe, expect, it } from 'vitest';
+import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
+import { ManualClock } from '../../../shared/src/ports/clock.js';
+import type { JobRun, JobRunStore } from '../../../shared/src/ports/job-runs.js';
+import { type OwnedInstance, type Provider, ProviderError } from '../../../shared/src/ports/provider.js';
+import { StoreError } from '../../../shared/src/ports/proxy-store.js';
+import { InMemoryProxyStore } from '../../../shared/src/testing/in-memory-proxy-store.js';
+import { aProxy } from '../../../shared/src/testing/proxy-fixtures.js';
+import { type GcDeps, GcJob, handleGcTick } from './handler.js';
+
+const T0 = new Date('2026-01-01T12:00:00Z');
+const minutesAgo = (m: number) => new Date(T0.getTime() - m * 60_000);
+
+class MemoryJobRuns implements JobRunStore {
+  runs = new Map<string, JobRun>();
+  async get(job: string) {
+    return this.runs.get(job) ?? null;
+  }
+  async claim(job: string, now: Date, minGapMs: number) {
+    const previous = this.runs.get(job) ?? null;
+    if (previous && now.getTime() - previous.startedAt.getTime() < minGapMs) return null;
+    this.runs.set(job, { job, startedAt: now, finishedAt: null, ok: null, counts: {}, error: null });
+    return { previous };
+  }
+  async finish(job: string, run: Pick<JobRun, 'finishedAt' | 'ok' | 'counts' | 'error'>) {
+    this.runs.set(job, { ...this.runs.get(job)!, ...run });
+  }
+  async list() {
+    return [...this.runs.values()];
+  }
+}
+
+class FakeProvider implements Provider {
+  deleted: string[] = [];
+  listCalls = 0;
+  failList: unknown = null;
+  failDelete = new Set<string>();
+  unreachable: string[] = [];
+  constructor(
+    readonly name: string,
+    public instances: OwnedInstance[],
+  ) {}
+  async create(): Promise<{ providerId: string }> {
+    throw new Error('the GC never creates');
+  }
+  async get(): Promise<null> {
+    throw new Error('the GC never gets');
+  }
+  async delete(providerId: string) {
+    if (this.failDelete.has(providerId)) throw new ProviderError('transient', `503 on ${providerId}`);
+    this.deleted.push(providerId);
+  }
+  async listByTag() {
+    this.listCalls++;
+    if (this.failList) throw this.failList;
+    return { instances: this.instances, unreachable: this.unreachable };
+  }
+}
+
+const vm = (name: string, uid: string, createdAt: Date | null): OwnedInstance => ({
+  providerId: `zones/us-central1-a/instances/${name}`,
+  uid,
+  proxyName: null,
+  createdAt,
+  state: 'Running',
+  ip: '10.0.0.1',
+  specHash: null,
+});
+
+async function setup(providers: FakeProvider[], over: Partial<GcDeps> = {}) {
+  const store = new InMemoryProxyStore();
+  const live = aProxy({ name: 'live' });
+  const deleting = aProxy({ name: 'deleting', deletionRequestedAt: minutesAgo(1) });
+  await store.create(live);
+  await store.create(deleting);
+  const log = memoryLogger();
+  const jobs = new MemoryJobRuns();
+  const deps: GcDeps = {
+    proxies: store,
+    providers: new Map(providers.map((p) => [p.name, p])),
+    jobs,
+    clock: new ManualClock(T0),
+    log,
+    minAgeMs: 10 * 60_000,
+    minRunGapMs: 15_000,
+    maxDeletions: 100,
+    ...over,
+  };
+  return { deps, log, jobs, live, deleting, store };
+}
+
+describe('handleGcTick (seed §8)', () => {
+  it('deletes only old labelled instances whose uid matches no proxy, and logs each deletion loudly', async () => {
+    const gce = new FakeProvider('gce', []);
+    const { deps, log, jobs, live, deleting } = await setup([gce]);
+    gce.instances = [
+      vm('orphan', 'gone-uid', minutesAgo(30)),
+      vm('young-orphan', 'gone-too', minutesAgo(2)),
+      vm('live', live.uid, minutesAgo(60)),
+      vm('deleting', deleting.uid, minutesAgo(60)),
+      vm('unlabelled', '', minutesAgo(60)),
+      vm('ageless', 'gone-uid-2', null),
+    ];
+    const outcome = await handleGcTick(deps);
+    expect(gce.deleted).toEqual(['zones/us-central1-a/instances/orphan']);
+    expect(outcome).toEqual({
+      kind: 'swept',
+      counts: {
+        instancesDeleted: 1,
+        instancesKept: 5,
+        instancesDeferred: 0,
+        deleteFailures: 0,
+        providersFailed: 0,
+        zonesUnreachable: 0,
+      },
+    });
+    const loud = log.lines.filter((l) => l.message === 'gc deleted an orphaned instance');
+    expect(loud).toEqual([
+      expect.objectContaining({
+        severity: 'WARNING',
+        event: 'gc.deleted',
+        provider: 'gce',
+        zone: 'us-central1-a',
+        providerId: 'zones/us-central1-a/instances/orphan',
+        uid: 'gone-uid',
+        ageSeconds: 1800,
+      }),
+    ]);
+    expect(jobs.runs.get(GcJob)).toMatchObject({ ok: true, error: null, counts: { instancesDeleted: 1 } });
+  });
+
+  it.each([
+    ['unavailable', new StoreError('unavailable', 'Firestore code 14')],
+    ['a document without a uid', new StoreError('invalid', 'document proxies/x has no uid')],
+  ])('skips the whole sweep when the live set cannot be read (%s)', async (_n, failure) => {
+    const gce = new FakeProvider('gce', [vm('orphan', 'gone-uid', minutesAgo(30))]);
+    const { deps, log, jobs, store } = await setup([gce]);
+    store.liveUids = async () => {
+      throw failure;
+    };
+    expect(await handleGcTick(deps)).toEqual({ kind: 'skipped', reason: 'live_set_unreadable' });
+    expect(gce.listCalls).toBe(0);
+    expect(gce.deleted).toEqual([]);
+    expect(log.lines).toContainEqual(
+      expect.objectContaining({
+        severity: 'ERROR',
+        message: 'gc sweep skipped: the live proxy list could not be read (never guess)',
+      }),
+    );
+    expect(jobs.runs.get(GcJob)).toMatchObject({ ok: false, error: expect.stringContaining('live set') });
+  });
+
+  it('logs a provider whose listing fails and sweeps the next one', async () => {
+    const broken = new FakeProvider('aaa-broken', [vm('x', 'gone-x', minutesAgo(30))]);
+    broken.failList = new ProviderError('transient', 'aggregatedList 503');
+    const gce = new FakeProvider('gce', [vm('orphan', 'gone-uid', minutesAgo(30))]);
+    const { deps, log, jobs } = await setup([broken, gce]);
+    const outcome = await handleGcTick(deps);
+    expect(gce.deleted).toEqual(['zones/us-central1-a/instances/orphan']);
+    expect(outcome).toMatchObject({ kind: 'swept', counts: { providersFailed: 1, instancesDeleted: 1 } });
+    expect(log.lines).toContainEqual(
+      expect.objectContaining({
+        severity: 'ERROR',
+        message: 'gc could not list instances; sweeping the next provider',
+        provider: 'aaa-broken',
+      }),
+    );
+    expect(jobs.runs.get(GcJob)).toMatchObject({ ok: false, counts: { providersFailed: 1 } });
+  });
+
+  it('goes on after a failed delete and counts it', async () => {
+    const gce = new FakeProvider('gce', [
+      vm('a', 'gone-a', minutesAgo(30)),
+      vm('b', 'gone-b', minutesAgo(30)),
+    ]);
+    gce.failDelete.add('zones/us-central1-a/instances/a');
+    const { deps } = await setup([gce]);
+    const outcome = await handleGcTick(deps);
+    expect(gce.deleted).toEqual(['zones/us-central1-a/instances/b']);
+    expect(outcome).toMatchObject({ counts: { instancesDeleted: 1, deleteFailures: 1 } });
+  });
+
+  it('does nothing for a duplicate delivery of the same tick', async () => {
+    const gce = new FakeProvider('gce', [vm('orphan', 'gone-uid', minutesAgo(30))]);
+    const { deps } = await setup([gce]);
+    await handleGcTick(deps);
+    expect(await handleGcTick(deps)).toEqual({ kind: 'duplicate' });
+    expect(gce.listCalls).toBe(1);
+  });
+
+  it('skips the sweep when the run cannot be claimed', async () => {
+    const gce = new FakeProvider('gce', [vm('orphan', 'gone-uid', minutesAgo(30))]);
+    const { deps, jobs } = await setup([gce]);
+    jobs.claim = async () => {
+      throw new Error('Firestore unavailable');
+    };
+    expect(await handleGcTick(deps)).toEqual({ kind: 'skipped', reason: 'claim_failed' });
+    expect(gce.listCalls).toBe(0);
+  });
+
+  it('defers orphans beyond the per-sweep deletion budget, across providers', async () => {
+    const a = new FakeProvider('a', [vm('a1', 'g1', minutesAgo(30)), vm('a2', 'g2', minutesAgo(30))]);
+    const b = new FakeProvider('b', [vm('b1', 'g3', minutesAgo(30))]);
+    const { deps, log } = await setup([a, b], { maxDeletions: 2 });
+    const outcome = await handleGcTick(deps);
+    expect([...a.deleted, ...b.deleted]).toHaveLength(2);
+    expect(outcome).toMatchObject({ counts: { instancesDeleted: 2, instancesDeferred: 1 } });
+    expect(log.lines).toContainEqual(
+      expect.objectContaining({
+        severity: 'ERROR',
+        message: 'gc deletion budget spent: orphan kept until the next sweep',
+      }),
+    );
+  });
+
+  it('reports zones that did not answer and still sweeps what it saw', async () => {
+    const gce = new FakeProvider('gce', [vm('orphan', 'gone-uid', minutesAgo(30))]);
+    gce.unreachable = ['europe-west1-b'];
+    const { deps, log } = await setup([gce]);
+    const outcome = await handleGcTick(deps);
+    expect(outcome).toMatchObject({
+      counts: { instancesDeleted: 1, zonesUnreachable: 1, providersFailed: 0 },
+    });
+    expect(log.lines).toContainEqual(
+      expect.objectContaining({ severity: 'WARNING', zones: ['europe-west1-b'] }),
+    );
+  });
+
+  it('measures age from the moment the live set was read', async () => {
+    const gce = new FakeProvider('gce', []);
+    const { deps, store } = await setup([gce]);
+    const clock = deps.clock as ManualClock;
+    const inner = store.liveUids.bind(store);
+    store.liveUids = async () => {
+      const uids = await inner();
+      // A proxy created (and its instance) during a very long sweep, after the live set was read.
+      clock.advance(60 * 60_000);
+      gce.instances = [vm('new', 'created-after-read', minutesAgo(-30))];
+      return uids;
+    };
+    const outcome = await handleGcTick(deps);
+    expect(gce.deleted).toEqual([]);
+    expect(outcome).toMatchObject({ counts: { instancesKept: 1 } });
+  });
+});

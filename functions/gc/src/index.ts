@@ -1,0 +1,42 @@
+// Entry point of the gc function (Pub/Sub trigger: ticks-gc, every 10 minutes deployed). Wiring only.
+import { Firestore } from '@google-cloud/firestore';
+import * as functions from '@google-cloud/functions-framework';
+import { FirestoreJobRunStore } from '../../../shared/src/adapters/firestore/job-run-store.js';
+import { FirestoreProxyStore } from '../../../shared/src/adapters/firestore/proxy-store.js';
+import { makeGceProvider } from '../../../shared/src/adapters/gce/clients.js';
+import { jsonLogger } from '../../../shared/src/adapters/log/json-logger.js';
+import { decodePubSubCloudEvent } from '../../../shared/src/adapters/pubsub/decode-push.js';
+import { Tick } from '../../../shared/src/messages/tick.js';
+import { systemClock } from '../../../shared/src/ports/clock.js';
+import { loadGcConfig } from './config.js';
+import { type GcDeps, handleGcTick } from './handler.js';
+
+const config = loadGcConfig();
+const log = jsonLogger({ component: 'gc' }, { level: config.LOG_LEVEL });
+const db = new Firestore({ projectId: config.GOOGLE_CLOUD_PROJECT });
+const gce = makeGceProvider({
+  project: config.GOOGLE_CLOUD_PROJECT,
+  computeEndpoint: config.COMPUTE_EMULATOR_HOST,
+});
+
+const deps: GcDeps = {
+  proxies: new FirestoreProxyStore(db),
+  // Every provider a proxy can name (reconcile registers the same set): the sweep covers them all.
+  providers: new Map([[gce.provider.name, gce.provider]]),
+  jobs: new FirestoreJobRunStore(db),
+  clock: systemClock,
+  log,
+  minAgeMs: config.GC_MIN_AGE_SECONDS * 1000,
+  minRunGapMs: config.GC_MIN_RUN_GAP_SECONDS * 1000,
+  maxDeletions: config.GC_MAX_DELETIONS_PER_SWEEP,
+};
+
+functions.cloudEvent('gc', async (ce: functions.CloudEvent<unknown>) => {
+  const tick = decodePubSubCloudEvent(ce, Tick);
+  if (!tick.ok) {
+    // Poison: acknowledged (returning normally) and logged, never retried forever.
+    log.error('malformed tick acknowledged', { error: tick.error.kind, messageId: tick.messageId });
+    return;
+  }
+  await handleGcTick(deps);
+});

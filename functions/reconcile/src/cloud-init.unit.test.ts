@@ -1,0 +1,141 @@
+import { describe, expect, it } from 'vitest';
+import type { ManagedSpec, ProxyResource, SecretRef } from '../../../shared/src/domain/proxy.js';
+import { ManualClock } from '../../../shared/src/ports/clock.js';
+import { SecretAccessError, type SecretErrorKind } from '../../../shared/src/ports/secrets.js';
+import { aProxy, managedSpec } from '../../../shared/src/testing/proxy-fixtures.js';
+import { SecretCloudInitResolver } from './cloud-init.js';
+
+/** Secret Manager in a map: name → versions; `latest` is the last one. Counts calls. */
+function fakeSecrets(initial: Record<string, string[]>) {
+  const secrets = new Map(Object.entries(initial));
+  const calls = { access: 0, resolve: 0 };
+  const version = (ref: SecretRef) => {
+    const versions = secrets.get(ref.secret);
+    if (!versions) throw new SecretAccessError('not_found', `projects/p/secrets/${ref.secret}`, 'not found');
+    const n = ref.version === 'latest' ? versions.length : Number(ref.version);
+    return { n, value: versions[n - 1]! };
+  };
+  return {
+    calls,
+    add: (secret: string, value: string) => secrets.get(secret)!.push(value),
+    fail: null as SecretErrorKind | null,
+    reader: {
+      access: async function (this: unknown, ref: SecretRef) {
+        calls.access++;
+        return version(ref).value;
+      },
+      resolve: async (ref: SecretRef) => {
+        calls.resolve++;
+        return `projects/p/secrets/${ref.secret}/versions/${version(ref).n}`;
+      },
+    },
+  };
+}
+
+const proxy = (spec: Record<string, unknown>) =>
+  aProxy({ spec: managedSpec(spec) }) as ProxyResource & { spec: ManagedSpec };
+const render = ({ port, credentialsSecret }: { port: number; credentialsSecret: string }) =>
+  `#!/bin/sh\n# port ${port} creds ${credentialsSecret}\n`;
+
+function resolver(secrets: ReturnType<typeof fakeSecrets>, ttlMs = 60_000) {
+  const clock = new ManualClock();
+  return {
+    clock,
+    r: new SecretCloudInitResolver({
+      secrets: secrets.reader,
+      renderDefault: render,
+      clock,
+      cacheTtlMs: ttlMs,
+    }),
+  };
+}
+
+describe('SecretCloudInitResolver', () => {
+  it('uses an inline script as it is, hashing it', async () => {
+    const { r } = resolver(fakeSecrets({}));
+    const out = await r.resolve(proxy({ cloudInit: { inline: 'echo hi' } }), { fresh: true });
+    expect(out).toEqual({
+      ok: true,
+      script: 'echo hi',
+      digest: 'sha256:56a79f3b115448072387c2480044bfa2cf8f90e4f5fddd8c943b4e051b81f80b',
+      credentialsSecret: null,
+    });
+  });
+
+  it('reads a cloud-init secret and pins the credentials version the VM will read', async () => {
+    const s = fakeSecrets({ ci: ['v1 script'], creds: ['u:p1', 'u:p2'] });
+    const { r } = resolver(s);
+    const out = await r.resolve(
+      proxy({ cloudInit: { secretRef: { secret: 'ci' } }, credentialsRef: { secret: 'creds' } }),
+      {
+        fresh: true,
+      },
+    );
+    expect(out).toMatchObject({
+      ok: true,
+      script: 'v1 script',
+      credentialsSecret: 'projects/p/secrets/creds/versions/2',
+    });
+  });
+
+  it('renders the default script from the port and the credentials version; without credentials it is a spec error', async () => {
+    const s = fakeSecrets({ creds: ['u:p'] });
+    const { r } = resolver(s);
+    const ok = await r.resolve(proxy({ credentialsRef: { secret: 'creds' }, port: 8080 }), { fresh: true });
+    expect(ok).toMatchObject({
+      ok: true,
+      script: expect.stringContaining('port 8080 creds projects/p/secrets/creds/versions/1'),
+    });
+    const bad = await r.resolve(proxy({}), { fresh: true });
+    expect(bad).toMatchObject({ ok: false, failure: { kind: 'spec' } });
+  });
+
+  it('a rotated secret changes the digest (fresh passes see it at once)', async () => {
+    const s = fakeSecrets({ ci: ['v1'] });
+    const { r } = resolver(s);
+    const p = proxy({ cloudInit: { secretRef: { secret: 'ci' } } });
+    const first = await r.resolve(p, { fresh: true });
+    s.add('ci', 'v2');
+    const cached = await r.resolve(p, { fresh: false });
+    const fresh = await r.resolve(p, { fresh: true });
+    expect(cached).toEqual(first);
+    expect(fresh.ok && first.ok && fresh.digest !== first.digest).toBe(true);
+  });
+
+  it('routine passes reuse the cache within its TTL, then read again', async () => {
+    const s = fakeSecrets({ creds: ['u:p'] });
+    const { r, clock } = resolver(s, 60_000);
+    const p = proxy({ credentialsRef: { secret: 'creds' } });
+    await r.resolve(p, { fresh: false });
+    await r.resolve(p, { fresh: false });
+    expect(s.calls.resolve).toBe(1);
+    clock.advance(60_000);
+    await r.resolve(p, { fresh: false });
+    expect(s.calls.resolve).toBe(2);
+  });
+
+  it.each<[SecretErrorKind, 'transient' | 'invalid']>([
+    ['transient', 'transient'],
+    ['not_found', 'invalid'],
+    ['permission_denied', 'invalid'],
+    ['failed_precondition', 'invalid'],
+  ])('a %s secret error is %s, and the message names no value', async (kind, expected) => {
+    const r = new SecretCloudInitResolver({
+      secrets: {
+        access: async () => {
+          throw new SecretAccessError(
+            kind,
+            'projects/p/secrets/ci/versions/latest',
+            'could not read projects/p/secrets/ci',
+          );
+        },
+        resolve: async () => 'unused',
+      },
+      renderDefault: render,
+      clock: new ManualClock(),
+      cacheTtlMs: 0,
+    });
+    const out = await r.resolve(proxy({ cloudInit: { secretRef: { secret: 'ci' } } }), { fresh: true });
+    expect(out).toMatchObject({ ok: false, failure: { kind: expected } });
+  });
+});

@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
+import { ManualClock } from '../../../shared/src/ports/clock.js';
+import type { JobRun, JobRunStore } from '../../../shared/src/ports/job-runs.js';
+import { recordedSweep } from './job-run.js';
+import type { SweepReport } from './sweep.js';
+
+class MemoryRuns implements JobRunStore {
+  runs = new Map<string, JobRun>();
+  failClaim = false;
+  failFinish = false;
+  async get(job: string) {
+    return this.runs.get(job) ?? null;
+  }
+  async list() {
+    return [...this.runs.values()];
+  }
+  async claim(job: string, now: Date, minGapMs: number) {
+    if (this.failClaim) throw new Error('firestore down');
+    const previous = this.runs.get(job) ?? null;
+    if (previous && now.getTime() - previous.startedAt.getTime() < minGapMs) return null;
+    this.runs.set(job, { job, startedAt: now, finishedAt: null, ok: null, counts: {}, error: null });
+    return { previous };
+  }
+  async finish(job: string, run: Pick<JobRun, 'finishedAt' | 'ok' | 'counts' | 'error'>) {
+    if (this.failFinish) throw new Error('firestore down');
+    this.runs.set(job, { ...this.runs.get(job)!, ...run });
+  }
+}
+
+const report: SweepReport = { due: 3, drift: 2, publishFailures: 0, polls: 7 };
+
+function setup() {
+  const runs = new MemoryRuns();
+  const clock = new ManualClock(new Date('2026-02-01T12:00:00Z'));
+  const log = memoryLogger();
+  const sweep =
+    (r: SweepReport | Error, ms = 1500) =>
+    async () => {
+      clock.advance(ms);
+      if (r instanceof Error) throw r;
+      return r;
+    };
+  return { runs, clock, log, deps: { runs, clock, log }, sweep };
+}
+
+describe('recordedSweep', () => {
+  it('records start, end and counts under requeue-sweep', async () => {
+    const { runs, deps, sweep } = setup();
+    await expect(recordedSweep(deps, sweep(report))).resolves.toBe(report);
+    expect(runs.runs.get('requeue-sweep')).toEqual({
+      job: 'requeue-sweep',
+      startedAt: new Date('2026-02-01T12:00:00Z'),
+      finishedAt: new Date('2026-02-01T12:00:01.500Z'),
+      ok: true,
+      counts: { proxiesRequeued: 5, due: 3, drift: 2, publishFailures: 0, polls: 7 },
+      error: null,
+    });
+  });
+
+  it('never skips a sweep as a duplicate: back-to-back ticks both record', async () => {
+    const { runs, deps, sweep } = setup();
+    await recordedSweep(deps, sweep(report, 0));
+    await recordedSweep(deps, sweep({ ...report, due: 9 }, 0));
+    expect(runs.runs.get('requeue-sweep')?.counts.due).toBe(9);
+  });
+
+  it('marks a sweep with failed publishes as not ok', async () => {
+    const { runs, deps, sweep } = setup();
+    await recordedSweep(deps, sweep({ ...report, publishFailures: 2 }));
+    expect(runs.runs.get('requeue-sweep')).toMatchObject({ ok: false, error: '2 publish(es) failed' });
+  });
+
+  it('records a failed sweep and rethrows', async () => {
+    const { runs, deps, sweep } = setup();
+    await expect(recordedSweep(deps, sweep(new Error('listDue failed')))).rejects.toThrow('listDue failed');
+    expect(runs.runs.get('requeue-sweep')).toMatchObject({ ok: false, error: 'listDue failed' });
+  });
+
+  it.each(['failClaim', 'failFinish'] as const)('still sweeps when recording fails (%s)', async (flag) => {
+    const { runs, deps, sweep, log } = setup();
+    runs[flag] = true;
+    await expect(recordedSweep(deps, sweep(report))).resolves.toBe(report);
+    expect(log.lines.some((l) => l.severity === 'WARNING')).toBe(true);
+  });
+});

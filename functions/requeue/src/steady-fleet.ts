@@ -1,0 +1,40 @@
+// The steady fleet the sweep drift-polls, listed at most every `refreshMs` by one function instance.
+// Listing it every tick would read every steady document once per tick to find the few whose drift slot
+// falls in the tick's window (locally the tick is 2 s). A stale entry is harmless: a proxy that became
+// steady since waits at least a DriftPoll for its first slot anyway, and a proxy that left the steady
+// state since gets one extra pass, which reads its real state.
+import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
+import { driftNotBefore, isDriftPolled } from '../../../shared/src/domain/reconcile/drift.js';
+import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
+
+export interface SteadyProxy {
+  name: string;
+  uid: string;
+  /** No drift poll before this (DriftPoll after the instance was seen Running). */
+  notBefore: Date | null;
+}
+
+const STEADY_PHASES = ['Provisioned', 'Ready', 'Unhealthy'] as const;
+
+export async function listSteady(
+  store: Pick<ProxyStore, 'list'>,
+  driftPollMs: number,
+): Promise<SteadyProxy[]> {
+  const lists = await Promise.all(STEADY_PHASES.map((phase) => store.list({ phase })));
+  return lists
+    .flat()
+    .filter(isDriftPolled)
+    .map((p: ProxyResource) => ({ name: p.name, uid: p.uid, notBefore: driftNotBefore(p, driftPollMs) }));
+}
+
+export class SteadyFleet {
+  private listed: { at: number; proxies: SteadyProxy[] } | null = null;
+
+  constructor(private readonly refreshMs: number) {}
+
+  async get(now: number, load: () => Promise<SteadyProxy[]>): Promise<SteadyProxy[]> {
+    if (!this.listed || now - this.listed.at >= this.refreshMs)
+      this.listed = { at: now, proxies: await load() };
+    return this.listed.proxies;
+  }
+}

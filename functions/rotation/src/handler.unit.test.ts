@@ -1,0 +1,152 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
+import { InMemoryProxyStore } from '../../../shared/src/testing/in-memory-proxy-store.js';
+import { aProxy, externalSpec, managedSpec } from '../../../shared/src/testing/proxy-fixtures.js';
+import { RecordingReconcilePublisher } from '../../../shared/src/testing/recording-publisher.js';
+import { onSecretEvent, type RotationDeps } from './handler.js';
+
+const secretName = (s: string) => `projects/987654321/secrets/${s}`;
+
+/** The messagePublished CloudEvent the framework hands a Pub/Sub-triggered function. */
+const cloudEvent = (attributes: Record<string, string>, data: unknown = { name: 'whatever' }) => ({
+  specversion: '1.0',
+  type: 'google.cloud.pubsub.topic.v1.messagePublished',
+  data: {
+    message: {
+      messageId: '42',
+      attributes,
+      ...(data === undefined ? {} : { data: Buffer.from(JSON.stringify(data)).toString('base64') }),
+    },
+  },
+});
+const versionAdded = (secret: string, version = '2') =>
+  cloudEvent({
+    eventType: 'SECRET_VERSION_ADD',
+    secretId: secretName(secret),
+    versionId: `${secretName(secret)}/versions/${version}`,
+    dataFormat: 'JSON_API_V1',
+  });
+
+describe('onSecretEvent (seed §1 Secret watch)', () => {
+  let deps: RotationDeps & { log: ReturnType<typeof memoryLogger> };
+  let publisher: RecordingReconcilePublisher;
+  let store: InMemoryProxyStore;
+
+  beforeEach(async () => {
+    store = new InMemoryProxyStore();
+    publisher = new RecordingReconcilePublisher();
+    deps = { proxies: store, publisher, log: memoryLogger() };
+    await store.create(aProxy({ name: 'creds', spec: managedSpec({ credentialsRef: { secret: 'rot' } }) }));
+    await store.create(
+      aProxy({ name: 'init', spec: managedSpec({ cloudInit: { secretRef: { secret: 'rot' } } }) }),
+    );
+    await store.create(aProxy({ name: 'ext', spec: externalSpec({ credentialsRef: { secret: 'rot' } }) }));
+    await store.create(
+      aProxy({ name: 'pinned', spec: managedSpec({ credentialsRef: { secret: 'rot', version: '1' } }) }),
+    );
+    await store.create(aProxy({ name: 'other', spec: managedSpec({ credentialsRef: { secret: 'else' } }) }));
+    await store.create(
+      aProxy({
+        name: 'going',
+        spec: managedSpec({ credentialsRef: { secret: 'rot' } }),
+        deletionRequestedAt: new Date(0),
+      }),
+    );
+  });
+
+  it('re-enqueues every proxy a new version moves, once each, and no other', async () => {
+    const outcome = await onSecretEvent(deps, versionAdded('rot'));
+    expect(outcome).toEqual({ kind: 'fanned-out', proxies: ['creds', 'ext', 'init'] });
+    expect(publisher.published).toEqual([
+      { proxy: 'creds', reason: 'secret-rotated' },
+      { proxy: 'ext', reason: 'secret-rotated' },
+      { proxy: 'init', reason: 'secret-rotated' },
+    ]);
+    expect(deps.log.lines).toContainEqual(
+      expect.objectContaining({
+        message: 'secret changed: referencing proxies re-enqueued',
+        secret: 'rot',
+        count: 3,
+      }),
+    );
+  });
+
+  it('re-enqueues a pinned reference when its own version is disabled', async () => {
+    const ev = cloudEvent({
+      eventType: 'SECRET_VERSION_DISABLE',
+      secretId: secretName('rot'),
+      versionId: `${secretName('rot')}/versions/1`,
+    });
+    expect(await onSecretEvent(deps, ev)).toEqual({
+      kind: 'fanned-out',
+      proxies: ['creds', 'ext', 'init', 'pinned'],
+    });
+  });
+
+  it('acknowledges and logs a notification for a secret no proxy references', async () => {
+    expect(await onSecretEvent(deps, versionAdded('unknown-secret'))).toEqual({
+      kind: 'fanned-out',
+      proxies: [],
+    });
+    expect(publisher.published).toEqual([]);
+    expect(deps.log.lines).toContainEqual(
+      expect.objectContaining({
+        severity: 'INFO',
+        message: 'secret event for a secret no proxy references (at that version): acknowledged',
+        secret: 'unknown-secret',
+      }),
+    );
+  });
+
+  it.each([
+    ['no attributes', cloudEvent({})],
+    ['an unknown event type', cloudEvent({ eventType: 'NOPE', secretId: secretName('rot') })],
+    ['a bare secret id', cloudEvent({ eventType: 'SECRET_VERSION_ADD', secretId: 'rot' })],
+    ['not a Pub/Sub event at all', { hello: 'world' }],
+    ['null', null],
+  ])('acknowledges and logs a malformed notification (%s)', async (_n, ev) => {
+    expect(await onSecretEvent(deps, ev)).toEqual({ kind: 'malformed' });
+    expect(publisher.published).toEqual([]);
+    expect(deps.log.lines).toContainEqual(
+      expect.objectContaining({ severity: 'ERROR', message: 'malformed secret notification acknowledged' }),
+    );
+  });
+
+  it('logs attribute names, never their values', async () => {
+    await onSecretEvent(deps, cloudEvent({ eventType: 'SECRET_VERSION_ADD', secretId: 'user:S3cr3t-value' }));
+    const line = deps.log.lines.find((l) => l.message === 'malformed secret notification acknowledged');
+    expect(line?.attributeNames).toEqual(['eventType', 'secretId']);
+    expect(JSON.stringify(deps.log.lines)).not.toContain('S3cr3t');
+  });
+
+  it('acknowledges TOPIC_CONFIGURED, which has no data and arrives as the raw push body', async () => {
+    const raw = {
+      subscription: 'projects/p/subscriptions/s',
+      message: { attributes: { eventType: 'TOPIC_CONFIGURED' } },
+    };
+    expect(await onSecretEvent(deps, raw)).toEqual({ kind: 'topic-configured' });
+    expect(publisher.published).toEqual([]);
+  });
+
+  it.each(['SECRET_CREATE', 'SECRET_UPDATE', 'SECRET_ROTATE', 'SECRET_VERSION_DESTROY_SCHEDULED'])(
+    'ignores %s: no reference resolves differently',
+    async (eventType) => {
+      expect(await onSecretEvent(deps, cloudEvent({ eventType, secretId: secretName('rot') }))).toEqual({
+        kind: 'ignored',
+      });
+      expect(publisher.published).toEqual([]);
+    },
+  );
+
+  it('throws when publishing fails, so that Pub/Sub redelivers', async () => {
+    publisher.failNext(new Error('pubsub unavailable'));
+    await expect(onSecretEvent(deps, versionAdded('rot'))).rejects.toThrow('pubsub unavailable');
+  });
+
+  it('throws when the proxies cannot be listed, so that Pub/Sub redelivers', async () => {
+    store.list = async () => {
+      throw new Error('Firestore unavailable');
+    };
+    await expect(onSecretEvent(deps, versionAdded('rot'))).rejects.toThrow('Firestore unavailable');
+  });
+});

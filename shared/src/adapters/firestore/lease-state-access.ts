@@ -1,0 +1,136 @@
+// Reads and preconditioned writes of leaseState/{proxy}, keeping this replica's view (LeaseStateCache)
+// in step with both. The write is the heart of the capacity invariant: a proxy's new entries are
+// committed only if the document is still at the version they were computed from (lastUpdateTime
+// precondition; create when there was none), in one batch with the lease document's change.
+import type { Firestore, WriteBatch } from '@google-cloud/firestore';
+import type { LeaseEntry } from '../../domain/leases/model.js';
+import type { Clock } from '../../ports/clock.js';
+import { LeaseStoreError } from '../../ports/lease-store.js';
+import type { Logger } from '../log/json-logger.js';
+import { LEASE_COLLECTIONS } from './lease-collections.js';
+import { encodeState } from './lease-converter.js';
+import { isConflict, isTransient, jitteredBackoff } from './lease-errors.js';
+import type { LeaseStateCache, StateBase } from './lease-state-cache.js';
+
+/** Documents per BatchGetDocuments call when a listing refreshes a large fleet. */
+const GET_ALL_CHUNK = 300;
+
+/** Shared by the attempts of one request, across candidates. */
+export interface Budget {
+  commits: number;
+}
+
+export class LeaseStateAccess {
+  private readonly inflight = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly db: Firestore,
+    private readonly cache: LeaseStateCache,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    private readonly maxCommits: number,
+  ) {}
+
+  /** One read of the whole collection: a starting replica's view. */
+  async loadAll(): Promise<void> {
+    const seenAt = this.clock.now().getTime();
+    const snap = await guard('load lease states', () =>
+      this.db.collection(LEASE_COLLECTIONS.leaseState).get(),
+    );
+    for (const doc of snap.docs) this.cache.put(doc.id, this.cache.decode(doc), seenAt);
+  }
+
+  /** The stored state now (and into the view). */
+  async read(proxy: string): Promise<StateBase> {
+    const seenAt = this.clock.now().getTime();
+    const snap = await guard('read lease state', () => this.ref(proxy).get());
+    const base: StateBase = snap.exists ? this.cache.decode(snap) : { entries: [], version: null };
+    this.cache.put(proxy, base, seenAt);
+    return base;
+  }
+
+  /**
+   * Re-reads, in one call, the states this replica learned more than `maxAgeMs` ago (reads already in
+   * flight are shared). Resolves to the number of proxies it read.
+   */
+  async refresh(proxies: readonly string[], maxAgeMs: number): Promise<number> {
+    const now = this.clock.now();
+    const waits: Promise<void>[] = [];
+    const stale: string[] = [];
+    for (const p of new Set(proxies)) {
+      const pending = this.inflight.get(p);
+      if (pending) waits.push(pending);
+      else if (this.cache.ageMs(p, now) > maxAgeMs) stale.push(p);
+    }
+    if (stale.length > 0) {
+      const batch = (async () => {
+        const seenAt = this.clock.now().getTime();
+        const refs = stale.map((p) => this.ref(p));
+        const chunks = Array.from({ length: Math.ceil(refs.length / GET_ALL_CHUNK) }, (_, i) =>
+          refs.slice(i * GET_ALL_CHUNK, (i + 1) * GET_ALL_CHUNK),
+        );
+        const snaps = (
+          await guard('refresh lease states', () => Promise.all(chunks.map((c) => this.db.getAll(...c))))
+        ).flat();
+        for (const snap of snaps) {
+          const base: StateBase = snap.exists ? this.cache.decode(snap) : { entries: [], version: null };
+          this.cache.put(snap.id, base, seenAt);
+        }
+      })();
+      const done = batch.finally(() => {
+        for (const p of stale) if (this.inflight.get(p) === done) this.inflight.delete(p);
+      });
+      for (const p of stale) this.inflight.set(p, done);
+      waits.push(done);
+    }
+    await Promise.all(waits);
+    return stale.length;
+  }
+
+  /** One preconditioned write of a proxy's state (+ its lease document); false on a lost race. */
+  async commit(
+    proxy: string,
+    base: StateBase,
+    entries: readonly LeaseEntry[],
+    now: Date,
+    budget: Budget,
+    withLease: (batch: WriteBatch) => void,
+  ): Promise<boolean> {
+    if (++budget.commits > this.maxCommits) {
+      throw new LeaseStoreError('contended', `no commit on ${proxy} after ${this.maxCommits} attempts`);
+    }
+    if (budget.commits > 1) await jitteredBackoff(budget.commits - 1);
+    const batch = this.db.batch();
+    const data = encodeState(proxy, entries, now);
+    if (base.version) batch.update(this.ref(proxy), data, { lastUpdateTime: base.version });
+    else batch.create(this.ref(proxy), data);
+    withLease(batch);
+    try {
+      const [result] = await batch.commit();
+      if (result) this.cache.put(proxy, { entries, version: result.writeTime }, this.clock.now().getTime());
+      return true;
+    } catch (err) {
+      if (isConflict(err)) return false;
+      if (isTransient(err)) {
+        this.log.warn('lease state commit failed transiently; retrying from a fresh read', {
+          proxy,
+          error: err,
+        });
+        return false;
+      }
+      throw new LeaseStoreError('unavailable', `committing lease state of ${proxy}`, { cause: err });
+    }
+  }
+
+  private ref(proxy: string) {
+    return this.db.collection(LEASE_COLLECTIONS.leaseState).doc(proxy);
+  }
+}
+
+export async function guard<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw new LeaseStoreError('unavailable', what, { cause: err });
+  }
+}

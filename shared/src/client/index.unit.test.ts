@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest';
+import { LeaseApiError, LeaseClient, NoMatchError } from './index.js';
+
+const grant = {
+  leaseId: 'L1234567890123456789012',
+  proxy: {
+    name: 'p1',
+    url: 'http://u:p@10.0.0.1:3128',
+    host: '10.0.0.1',
+    port: 3128,
+    protocol: 'http',
+    attributes: {},
+    latencyMillis: null,
+  },
+  expiresAt: '2026-01-01T00:05:00.000Z',
+  ttlSeconds: 300,
+  target: null,
+  exclusive: false,
+};
+
+function fakeFetch(answers: Array<[number, unknown, Record<string, string>?]>) {
+  const calls: Array<{ url: string; init: RequestInit }> = [];
+  const fetch = (async (url: string, init: RequestInit) => {
+    calls.push({ url, init });
+    const [status, body, headers] = answers.shift() ?? [500, { error: 'internal' }];
+    return new Response(body === null ? null : JSON.stringify(body), { status, headers });
+  }) as unknown as typeof globalThis.fetch;
+  return { fetch, calls };
+}
+
+describe('LeaseClient', () => {
+  it('sends the token and the body, and checks the answer against the schema', async () => {
+    const f = fakeFetch([[201, grant]]);
+    const client = new LeaseClient({ baseUrl: 'http://api/', token: 'tok', fetch: f.fetch });
+    expect(await client.acquire({ selector: { region: 'eu' } })).toEqual(grant);
+    expect(f.calls[0]?.url).toBe('http://api/v1/leases');
+    expect(f.calls[0]?.init.headers).toMatchObject({ authorization: 'Bearer tok' });
+    expect(JSON.parse(String(f.calls[0]?.init.body))).toEqual({ selector: { region: 'eu' } });
+  });
+
+  it('turns a 409 into NoMatchError with the counts', async () => {
+    const counts = {
+      error: 'no_match',
+      message: 'm',
+      considered: 3,
+      atCapacity: 1,
+      inCooldown: 1,
+      unhealthy: 1,
+    };
+    const client = new LeaseClient({ baseUrl: 'http://api', fetch: fakeFetch([[409, counts]]).fetch });
+    const err = await client.acquire().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NoMatchError);
+    expect((err as NoMatchError).counts).toEqual(counts);
+  });
+
+  it('retries a 503 after Retry-After, then gives up with the stable code', async () => {
+    const f = fakeFetch([
+      [503, { error: 'unavailable' }, { 'retry-after': '0' }],
+      [204, null],
+      [503, { error: 'unavailable' }, { 'retry-after': '0' }],
+      [503, { error: 'unavailable' }, { 'retry-after': '0' }],
+    ]);
+    const client = new LeaseClient({ baseUrl: 'http://api', fetch: f.fetch, retries: 1 });
+    await client.release('L1');
+    const err = await client.release('L2').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LeaseApiError);
+    expect(err).toMatchObject({ status: 503, code: 'unavailable' });
+    expect(f.calls.map((c) => c.url)).toEqual([
+      'http://api/v1/leases/L1',
+      'http://api/v1/leases/L1',
+      'http://api/v1/leases/L2',
+      'http://api/v1/leases/L2',
+    ]);
+  });
+
+  it('refuses an answer that does not match the schema', async () => {
+    const client = new LeaseClient({
+      baseUrl: 'http://api',
+      fetch: fakeFetch([[201, { leaseId: 1 }]]).fetch,
+    });
+    await expect(client.acquire()).rejects.toThrow();
+  });
+
+  it('releases a lease whatever withLease’s callback does', async () => {
+    const f = fakeFetch([
+      [201, grant],
+      [204, null],
+    ]);
+    const client = new LeaseClient({ baseUrl: 'http://api', fetch: f.fetch });
+    await expect(
+      client.withLease({}, async () => {
+        throw new Error('crawl failed');
+      }),
+    ).rejects.toThrow('crawl failed');
+    expect(f.calls[1]).toMatchObject({
+      url: `http://api/v1/leases/${grant.leaseId}`,
+      init: { method: 'DELETE' },
+    });
+  });
+
+  it('encodes list filters', async () => {
+    const f = fakeFetch([[200, { proxies: [], count: 0 }]]);
+    const client = new LeaseClient({ baseUrl: 'http://api', fetch: f.fetch });
+    await client.listProxies({ attributes: { region: 'eu west' }, healthy: true });
+    expect(f.calls[0]?.url).toBe('http://api/v1/proxies?attr.region=eu+west&healthy=true');
+  });
+});

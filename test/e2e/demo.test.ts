@@ -1,0 +1,111 @@
+// The first five minutes, as a newcomer lives them: `npm start` (with the demo) on an empty plane shows
+// the demo fleet turning Ready, then prints how to lease a proxy and fetch the demo page through it. This
+// test runs those printed lines, as printed, in bash with the printed exports, and checks that the page
+// came back through a US demo proxy (its address, not ours) and that the lease was given back.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GREETING } from '../../emulators/demo-target/server.js';
+import { repoRoot } from '../../shared/src/config/local-ports.js';
+import { freeOffset, type NpmStart, npmStart } from '../support/npm-start.js';
+
+const run = promisify(execFile);
+
+/** The indented lines of the printed block that starts with `  # <heading>`, up to the next blank line. */
+function block(out: string, heading: string): string[] {
+  const lines = out.split('\n');
+  const start = lines.findIndex((l) => l.startsWith(`  # ${heading}`));
+  if (start < 0) throw new Error(`no "# ${heading}" block in:\n${out}`);
+  const end = lines.findIndex((l, i) => i > start && l.trim() === '');
+  return lines.slice(start + 1, end).map((l) => l.slice(2));
+}
+
+async function bash(script: string, env: Record<string, string>) {
+  return run('bash', ['-euo', 'pipefail', '-c', script], {
+    cwd: repoRoot,
+    env: {
+      PATH: process.env.PATH!,
+      HOME: process.env.HOME ?? '/tmp',
+      METADATA_SERVER_DETECTION: 'none',
+      ...env,
+    },
+    timeout: 60_000,
+  });
+}
+
+interface FleetState {
+  rows: Array<{
+    name: string;
+    phase: string;
+    ip: string | null;
+    attributes: Record<string, string>;
+    activeLeases: number;
+  }>;
+}
+
+describe('npm start with the demo', () => {
+  let plane: NpmStart;
+  let exports: Record<string, string>;
+
+  beforeAll(async () => {
+    plane = npmStart([], {}, await freeOffset());
+    await plane.waitFor((o) => o.includes('Ctrl-C stops everything'), 120_000, 'plane report');
+    await plane.waitFor((o) => /demo fleet Ready: 4\/4/.test(o), 180_000, 'demo fleet Ready');
+    await plane.waitFor((o) => o.includes('Fleet page:'), 10_000, 'demo instructions');
+    exports = plane.exports();
+  }, 330_000);
+
+  afterAll(async () => {
+    const result = await plane?.stop();
+    expect(['0/null', 'null/SIGINT', '130/null']).toContain(result);
+  }, 90_000);
+
+  async function fleetState(): Promise<FleetState> {
+    const res = await fetch(`${exports.PROXYPLANE_API_URL}/fleet/api/state`, {
+      headers: { authorization: `Bearer ${exports.PROXYPLANE_ADMIN_TOKEN}` },
+    });
+    expect(res.status).toBe(200);
+    return (await res.json()) as FleetState;
+  }
+
+  it('shows each demo proxy on its way to Ready, in two zones of different attributes plus an external one', async () => {
+    const out = plane.output();
+    for (const name of ['demo-us-1', 'demo-us-2', 'demo-eu-1', 'demo-external']) {
+      expect(out).toMatch(new RegExp(`${name}\\s+Ready`));
+    }
+    const rows = (await fleetState()).rows;
+    expect(rows.map((r) => [r.name, r.phase])).toEqual([
+      ['demo-eu-1', 'Ready'],
+      ['demo-external', 'Ready'],
+      ['demo-us-1', 'Ready'],
+      ['demo-us-2', 'Ready'],
+    ]);
+    expect(new Set(rows.map((r) => r.attributes.region))).toEqual(new Set(['us', 'eu', 'local']));
+  });
+
+  it('leases a proxy and fetches the demo page through it exactly as printed', async () => {
+    const lines = block(plane.output(), 'lease');
+    expect(lines.join('\n')).toMatch(/leases acquire[\s\S]*curl[\s\S]*leases release/);
+    const { stdout } = await bash(lines.join('\n'), exports);
+    expect(stdout).toContain(GREETING);
+    // The page names the address it was fetched from: a US demo proxy's, not this machine's.
+    const seenFrom = /came to you from <strong>([\d.]+)</.exec(stdout)?.[1];
+    const usIps = (await fleetState()).rows.filter((r) => r.attributes.region === 'us').map((r) => r.ip);
+    expect(usIps).toContain(seenFrom);
+    // …and the printed release gave the lease back.
+    expect((await fleetState()).rows.map((r) => r.activeLeases)).toEqual([0, 0, 0, 0]);
+  });
+
+  it('the curl-only lease works as printed, and its proxy URL fetches the page', async () => {
+    const { stdout } = await bash(block(plane.output(), 'the same with curl alone').join('\n'), exports);
+    const grant = JSON.parse(stdout) as { leaseId: string; proxy: { url: string } };
+    expect(grant.proxy.url).toMatch(/^http:\/\/demo:[^@]+@127\.0\.\d+\.\d+:\d+$/);
+    const target = /--target (\S+)/.exec(plane.output())![1]!;
+    const page = await bash(`curl -sS -x "$URL" http://${target}/`, { URL: grant.proxy.url });
+    expect(page.stdout).toContain(GREETING);
+    await bash(
+      `curl -sS -f -X DELETE -H "Authorization: Bearer $PROXYPLANE_CRAWLER_TOKEN" "$PROXYPLANE_API_URL/v1/leases/${grant.leaseId}"`,
+      exports,
+    );
+  });
+});

@@ -1,0 +1,382 @@
+// The `proxyplane` CLI as a user runs it (node bin/proxyplane.mjs, a real process), against the API
+// process (functions/api/src/main.ts) on the Firestore emulator: every command, its output, its exit code
+// (0 done, 1 the API said no, 2 bad usage or input), and that a bad file creates nothing.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Firestore } from '@google-cloud/firestore';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createForwardProxy, type ForwardProxy } from '../../emulators/forward-proxy/proxy.js';
+import { freePort } from '../../emulators/launcher/free-port.js';
+import { Collections } from '../../shared/src/adapters/firestore/collections.js';
+import { proxyFromFirestore, proxyToFirestore } from '../../shared/src/adapters/firestore/proxy-converter.js';
+import { repoRoot } from '../../shared/src/config/local-ports.js';
+import { firestoreHost, testProjectId } from '../support/emulators.js';
+import { ADMIN_TOKEN, type ApiProcess, startApiProcess } from '../support/leases.js';
+
+const CRAWLER_TOKEN = 'cli-tests-crawler-token-0123456';
+const dir = mkdtempSync(join(tmpdir(), 'cli-test-'));
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(args: string[], env: Record<string, string> = {}, stdin?: string): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      process.execPath,
+      [join(repoRoot, 'bin/proxyplane.mjs'), ...args],
+      {
+        cwd: dir,
+        timeout: 60_000,
+        // Only what a user's shell would have: no emulator hosts, no gcloud, no running plane's state.
+        env: {
+          PATH: '/usr/bin:/bin',
+          METADATA_SERVER_DETECTION: 'none',
+          PROXYPLANE_STATE_DIR: dir,
+          PROXYPLANE_API_URL: api.url,
+          PROXYPLANE_ADMIN_TOKEN: ADMIN_TOKEN,
+          PROXYPLANE_CRAWLER_TOKEN: CRAWLER_TOKEN,
+          ...env,
+        },
+      },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+    if (stdin !== undefined) child.stdin!.end(stdin);
+  });
+}
+
+function file(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+let api: ApiProcess;
+let db: Firestore;
+let upstream: ForwardProxy;
+const projectId = testProjectId('demo-cli');
+
+async function storedNames(): Promise<string[]> {
+  return (await db.collection(Collections.proxies).listDocuments()).map((d) => d.id).sort();
+}
+
+/** What reconcile and the probe would write once the proxy answers: Ready and Healthy. */
+async function markReady(name: string): Promise<void> {
+  const ref = db.collection(Collections.proxies).doc(name);
+  const p = proxyFromFirestore((await ref.get()).data()!);
+  const at = new Date();
+  p.status = {
+    ...p.status,
+    phase: 'Ready',
+    observedGeneration: p.generation,
+    ip: '127.0.0.1',
+    latencyMillis: 12,
+    conditions: [
+      {
+        type: 'Provisioned',
+        status: 'True',
+        reason: 'ExternalEndpoint',
+        message: '',
+        lastTransitionTime: at,
+        observedGeneration: p.generation,
+      },
+      {
+        type: 'Healthy',
+        status: 'True',
+        reason: 'ProbeSucceeded',
+        message: '',
+        lastTransitionTime: at,
+        observedGeneration: p.generation,
+      },
+    ],
+  };
+  await ref.set(proxyToFirestore(p));
+}
+
+beforeAll(async () => {
+  db = new Firestore({ projectId, host: `${firestoreHost().host}:${firestoreHost().port}`, ssl: false });
+  upstream = createForwardProxy({ host: '127.0.0.1', port: 0 });
+  await upstream.listen();
+  api = await startApiProcess({ GOOGLE_CLOUD_PROJECT: projectId, DISCOVERY_TOKENS: `cli:${CRAWLER_TOKEN}` });
+}, 120_000);
+
+afterAll(async () => {
+  await api?.stop();
+  await upstream?.close();
+  await db?.terminate();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('proxyplane proxies', () => {
+  it('creates every proxy of a multi-document YAML file', async () => {
+    const path = file(
+      'fleet.yaml',
+      `name: cli-ext\nspec:\n  mode: external\n  endpoint: {host: 127.0.0.1, port: ${upstream.port}}\n  attributes: {pool: cli, region: local}\n---\nname: cli-managed\nspec: {mode: managed, zone: europe-west1-b, attributes: {pool: cli, region: eu}}\n`,
+    );
+    const r = await cli(['proxies', 'create', '-f', path]);
+    expect(r, r.stderr).toMatchObject({
+      code: 0,
+      stdout: 'proxy/cli-ext created\nproxy/cli-managed created\n',
+    });
+    expect(await storedNames()).toEqual(['cli-ext', 'cli-managed']);
+  });
+
+  it('refuses a bad file with the reasons, exit 2, and creates nothing (not even its valid proxies)', async () => {
+    const path = file(
+      'bad.yaml',
+      'name: cli-fine\nspec: {mode: managed, zone: us-east1-b}\n---\nname: Not_A_Label\nspec: {mode: managed, zone: mars}\n',
+    );
+    const r = await cli(['proxies', 'create', '-f', path]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('error: invalid_input — ');
+    expect(r.stderr).toContain('document 2: name: must be a DNS label');
+    expect(r.stderr).toContain('document 2: spec.zone: a GCE zone such as us-central1-a');
+    expect(r.stdout).toBe('');
+    const notYaml = await cli(['proxies', 'create', '-f', file('junk.json', '{"name": "x",')]);
+    expect(notYaml.code).toBe(2);
+    expect(notYaml.stderr).toMatch(/^error: invalid_input — .*junk\.json is not valid YAML or JSON/);
+    const missing = await cli(['proxies', 'create', '-f', join(dir, 'nope.yaml')]);
+    expect(missing.code).not.toBe(0);
+    expect(await storedNames()).toEqual(['cli-ext', 'cli-managed']);
+  });
+
+  it('reads stdin, and reports a taken name with the API code and a hint (exit 1)', async () => {
+    const r = await cli(
+      ['proxies', 'create', '-f', '-', '-o', 'json'],
+      {},
+      '{"name":"cli-stdin","spec":{"mode":"managed","zone":"us-east1-b"}}',
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      name: 'cli-stdin',
+      generation: 1,
+      status: { phase: 'Pending' },
+    });
+    const again = await cli(
+      ['proxies', 'create', '-f', '-'],
+      {},
+      '{"name":"cli-stdin","spec":{"mode":"managed","zone":"us-east1-b"}}',
+    );
+    expect(again).toMatchObject({ code: 1, stdout: '' });
+    expect(again.stderr).toMatch(/^error: already_exists — that name is taken/);
+  });
+
+  it('lists with attribute and phase filters, as a table or JSON', async () => {
+    const all = await cli(['proxies', 'list']);
+    expect(all.code, all.stderr).toBe(0);
+    const lines = all.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^NAME\s+MODE\s+LOCATION\s+PHASE\s+HEALTHY\s+LATENCY\s+IP\s+ATTRIBUTES\s+AGE$/);
+    expect(lines.slice(1).map((l) => l.split(/\s+/)[0])).toEqual(['cli-ext', 'cli-managed', 'cli-stdin']);
+    const eu = await cli(['proxies', 'list', '--attr', 'pool=cli', '--attr', 'region=eu', '-o', 'json']);
+    expect(
+      (JSON.parse(eu.stdout) as { proxies: Array<{ name: string }> }).proxies.map((p) => p.name),
+    ).toEqual(['cli-managed']);
+    expect((await cli(['proxies', 'list', '--phase', 'ready'])).stdout).toBe('No proxies match.\n');
+    const bad = await cli(['proxies', 'list', '--phase', 'Sleeping']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--phase must be one of Pending, Provisioning');
+  });
+
+  it('gets one proxy as YAML or JSON; an unknown name is not_found (exit 1)', async () => {
+    const y = await cli(['proxies', 'get', 'cli-managed']);
+    expect(y.code).toBe(0);
+    expect(y.stdout).toMatch(/^name: cli-managed\nuid: [0-9a-f-]{36}\n/);
+    expect(y.stdout).toContain('  zone: europe-west1-b');
+    const j = await cli(['proxies', 'get', 'cli-managed', '-o', 'json']);
+    expect(JSON.parse(j.stdout)).toMatchObject({ spec: { mode: 'managed', attributes: { region: 'eu' } } });
+    const none = await cli(['proxies', 'get', 'nope']);
+    expect(none).toMatchObject({
+      code: 1,
+      stderr: 'error: not_found — no such proxy: `proxyplane proxies list` shows the names\n',
+    });
+  });
+
+  it('deletes: the proxy stays, with its deletion requested', async () => {
+    const r = await cli(['proxies', 'delete', 'cli-stdin']);
+    expect(r).toMatchObject({
+      code: 0,
+      stdout: 'proxy/cli-stdin deletion requested (phase Deleting until its instance is gone)\n',
+    });
+    const doc = proxyFromFirestore((await db.collection(Collections.proxies).doc('cli-stdin').get()).data()!);
+    expect(doc.deletionRequestedAt).toBeInstanceOf(Date);
+  });
+});
+
+describe('proxyplane leases', () => {
+  beforeAll(() => markReady('cli-ext'));
+
+  it('acquires by selector and target, prints the grant, and releases it', async () => {
+    let r: Run = { code: -1, stdout: '', stderr: '' };
+    // The API's proxy catalog is a Firestore listener: the status write above reaches it within moments.
+    for (let i = 0; i < 20 && r.code !== 0; i++) {
+      r = await cli([
+        'leases',
+        'acquire',
+        '--selector',
+        'pool=cli,region=local',
+        '--target',
+        'shop.example',
+        '-o',
+        'json',
+      ]);
+      if (r.code !== 0) await new Promise((res) => setTimeout(res, 500));
+    }
+    expect(r.code, r.stderr).toBe(0);
+    const grant = JSON.parse(r.stdout) as {
+      leaseId: string;
+      target: string;
+      proxy: { name: string; url: string };
+    };
+    expect(grant).toMatchObject({
+      target: 'shop.example',
+      proxy: { name: 'cli-ext', url: `http://127.0.0.1:${upstream.port}` },
+    });
+    const table = await cli(['fleet', 'watch', '--once']);
+    expect(table.stdout).toMatch(/cli-ext\s+Ready\s+\S+\s+12ms\s+1\/4/);
+    const released = await cli(['leases', 'release', grant.leaseId]);
+    expect(released).toMatchObject({ code: 0, stdout: `lease ${grant.leaseId} released\n` });
+  });
+
+  it('prints shell assignments for eval with -o env', async () => {
+    const r = await cli(['leases', 'acquire', '-l', 'pool=cli', '-o', 'env']);
+    expect(r.code, r.stderr).toBe(0);
+    const vars = Object.fromEntries(
+      r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split('=', 2) as [string, string]),
+    );
+    expect(Object.keys(vars)).toEqual([
+      'PROXYPLANE_LEASE_ID',
+      'PROXYPLANE_PROXY_URL',
+      'PROXYPLANE_PROXY_NAME',
+    ]);
+    expect(vars.PROXYPLANE_PROXY_NAME).toBe('cli-ext');
+    expect((await cli(['leases', 'release', vars.PROXYPLANE_LEASE_ID!])).code).toBe(0);
+  });
+
+  it('explains a selector nothing matches with the counts (exit 1)', async () => {
+    const r = await cli(['leases', 'acquire', '--selector', 'pool=nowhere']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(
+      'error: no_match — no proxy can be leased now: 0 match the selector, 0 at capacity, 0 cooling down for the target, 0 unhealthy\n',
+    );
+  });
+});
+
+describe('proxyplane fleet watch', () => {
+  it('prints the fleet table once per round without escape codes when not on a terminal', async () => {
+    const r = await cli(['fleet', 'watch', '--count', '2', '--interval', '1']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).not.toContain('\x1b[');
+    expect(r.stdout.match(/^NAME\s+PHASE\s+BASIC\/EGRESS/gm)).toHaveLength(2);
+    expect(r.stdout).toMatch(/^cli-managed\s+Pending\s+-\/-\s+-\s+0\/4/m);
+    expect(r.stdout).toMatch(/^cli-stdin\s+Pending\*/m);
+  });
+});
+
+describe('usage, credentials and reachability', () => {
+  it.each([
+    [[], /^usage: proxyplane/],
+    [['proxies'], /^error: usage — proxies needs one of: create, list, get, delete/],
+    [['proxies', 'get'], /^error: usage — missing proxy NAME/],
+    [['leases', 'acquire', '--bogus'], /^error: usage — Unknown option '--bogus'/],
+    [['nonsense'], /^error: usage — unknown command "nonsense"/],
+    [['proxies', 'list', '--api', 'ftp://x'], /^error: usage — --api/],
+  ])('%j exits 2', async (args, message) => {
+    const r = await cli(args);
+    expect(r.code).toBe(2);
+    expect(r.stdout + r.stderr).toMatch(message);
+  });
+
+  it('a wrong token is unauthenticated (exit 1), and says what to set', async () => {
+    const r = await cli(['proxies', 'list'], { PROXYPLANE_ADMIN_TOKEN: 'not-the-token-at-all-0000' });
+    expect(r).toMatchObject({ code: 1 });
+    expect(r.stderr).toMatch(/^error: unauthenticated — no valid credential: set PROXYPLANE_TOKEN/);
+  });
+
+  it('an API that does not answer is unreachable (exit 1)', async () => {
+    const port = await freePort(); // nothing listens there
+    const r = await cli(['proxies', 'list', '--api', `http://127.0.0.1:${port}`]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`error: unreachable — cannot reach http://127.0.0.1:${port} (ECONNREFUSED)`);
+  });
+});
+
+describe('proxyplane jobs (against the /v1/jobs contract of docs/operations-jobs.md)', () => {
+  // The jobs API is another branch's; until it is on main this stub serves its documented contract, and
+  // records what the CLI sent so the test checks the calls as well as the output.
+  let stub: Server;
+  let url = '';
+  const calls: string[] = [];
+  const job = (state: string) => ({
+    name: 'gc-sweep',
+    schedule: '*/10 * * * *',
+    state,
+    lastAttemptTime: new Date(Date.now() - 30_000).toISOString(),
+    lastStatus: { code: 'OK', message: '' },
+    lastRun: {
+      startedAt: new Date(Date.now() - 29_000).toISOString(),
+      finishedAt: new Date().toISOString(),
+      ok: true,
+      counts: { instancesDeleted: 1 },
+    },
+  });
+
+  beforeAll(async () => {
+    stub = createServer((req, res) => {
+      calls.push(
+        `${req.method} ${req.url} ${req.headers.authorization === `Bearer ${ADMIN_TOKEN}` ? 'admin' : 'other'}`,
+      );
+      const send = (status: number, body: unknown) =>
+        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      if (req.url === '/v1/jobs') return send(200, { jobs: [job('ENABLED')], count: 1 });
+      const m = /^\/v1\/jobs\/([^/:]+):(run|pause|resume)$/.exec(req.url ?? '');
+      if (req.method !== 'POST' || !m) return send(404, { error: 'not_found' });
+      if (m[1] !== 'gc-sweep') return send(404, { error: 'unknown_job', message: 'no such job' });
+      return send(200, job(m[2] === 'pause' ? 'PAUSED' : 'ENABLED'));
+    });
+    await new Promise<void>((r) => stub.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(stub.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => stub.close(() => r())));
+
+  it('lists, runs, pauses and resumes with the admin credential', async () => {
+    const list = await cli(['jobs', 'list', '--api', url]);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).toMatch(/^NAME\s+STATE\s+SCHEDULE\s+LAST TICK\s+TICK STATUS\s+LAST RUN\s+COUNTS\n/);
+    expect(list.stdout).toMatch(
+      /^gc-sweep\s+ENABLED\s+\*\/10 \* \* \* \*\s+30s ago\s+OK\s+ok 29s ago\s+instancesDeleted=1$/m,
+    );
+    expect((await cli(['jobs', 'pause', 'gc-sweep', '--api', url])).stdout).toMatch(
+      /^job gc-sweep paused\n[\s\S]*gc-sweep\s+PAUSED/,
+    );
+    expect((await cli(['jobs', 'resume', 'gc-sweep', '--api', url])).stdout).toMatch(
+      /^job gc-sweep resumed\n/,
+    );
+    expect((await cli(['jobs', 'run', 'gc-sweep', '--api', url])).stdout).toMatch(
+      /^job gc-sweep run requested\n/,
+    );
+    expect(calls).toEqual([
+      'GET /v1/jobs admin',
+      'POST /v1/jobs/gc-sweep:pause admin',
+      'POST /v1/jobs/gc-sweep:resume admin',
+      'POST /v1/jobs/gc-sweep:run admin',
+    ]);
+  });
+
+  it('an unknown job is unknown_job (exit 1) with a hint', async () => {
+    const r = await cli(['jobs', 'run', 'nope', '--api', url]);
+    expect(r).toMatchObject({
+      code: 1,
+      stderr: 'error: unknown_job — `proxyplane jobs list` shows the job names\n',
+    });
+  });
+});

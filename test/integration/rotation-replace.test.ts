@@ -1,0 +1,238 @@
+// Issue 6 "Rotation": the whole path on the local plane. Secrets live in the Secret Manager emulator;
+// the reconcile, requeue and rotation functions run as functions-framework processes; the Compute
+// emulator's VMs read their proxy credentials by reference from Secret Manager, as deployed VMs do.
+// Adding a secret version replaces every proxy that references it exactly once — its new VM serves the
+// new credentials — and touches no other proxy; a duplicate notification changes nothing.
+import { Firestore } from '@google-cloud/firestore';
+import type { SecretManagerServiceClient } from '@google-cloud/secret-manager';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ComputeEmulator, startComputeEmulator } from '../../emulators/compute/server.js';
+import { type EchoTarget, requestViaProxy, startEchoTarget } from '../../emulators/forward-proxy/testing.js';
+import {
+  type SecretManagerEmulator,
+  startSecretManagerEmulator,
+} from '../../emulators/secret-manager/server.js';
+import { openAuthenticator } from '../../functions/api/src/auth/authenticator.js';
+import { type ApiServer, startApiServer } from '../../functions/api/src/server.js';
+import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
+import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
+import { createPubSub } from '../../shared/src/adapters/pubsub/client.js';
+import { PubSubReconcilePublisher } from '../../shared/src/adapters/pubsub/reconcile-publisher.js';
+import { createSecretManagerClient } from '../../shared/src/adapters/secret-manager/client.js';
+import type { ProxyResource } from '../../shared/src/domain/proxy.js';
+import { systemClock } from '../../shared/src/ports/clock.js';
+import { pubsubHost, testProjectId } from '../support/emulators.js';
+import { startTestPlane, type TestPlane } from '../support/local-plane.js';
+import { eventually, functionLog, jsonLines, privateLoopbackRange } from './gc-support.js';
+
+const ZONE = 'us-central1-a';
+
+describe('secret rotation replaces exactly the referencing proxies (seed §1 Secret watch)', () => {
+  const projectId = testProjectId('demo-rot');
+  const pubsub = createPubSub(projectId, `${pubsubHost().host}:${pubsubHost().port}`);
+  let sm: SecretManagerEmulator;
+  let secrets: SecretManagerServiceClient;
+  let compute: ComputeEmulator;
+  let plane: TestPlane;
+  let api: ApiServer;
+  let db: Firestore;
+  let store: FirestoreProxyStore;
+  let target: EchoTarget;
+  /** Every instance id ever seen per proxy uid, sampled often enough to see each replacement. */
+  const idsSeen = new Map<string, Set<string>>();
+  let sampler: NodeJS.Timeout | undefined;
+
+  const secretName = (id: string) => `projects/${projectId}/secrets/${id}`;
+  const addVersion = async (id: string, value: string) =>
+    (await secrets.addSecretVersion({ parent: secretName(id), payload: { data: Buffer.from(value) } }))[0]
+      .name!;
+  const makeSecret = async (id: string, value: string) => {
+    await secrets.createSecret({
+      parent: `projects/${projectId}`,
+      secretId: id,
+      secret: {
+        replication: { automatic: {} },
+        topics: [{ name: `projects/${projectId}/topics/secret-events` }],
+      },
+    });
+    return addVersion(id, value);
+  };
+  const doc = async (name: string) => (await store.get(name))!.proxy;
+  const ready = (name: string, pred: (p: ProxyResource) => boolean = () => true) =>
+    eventually(
+      `${name} Provisioned`,
+      async () => {
+        const p = await doc(name);
+        return p.status.phase !== 'Pending' &&
+          p.status.ip &&
+          p.status.conditions.some((c) => c.type === 'Provisioned' && c.status === 'True') &&
+          pred(p)
+          ? p
+          : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 200 },
+    );
+  const sample = () => {
+    for (const i of compute.admin.instances({ project: projectId })) {
+      const uid = i.labels['proxyplane-uid'];
+      if (!uid) continue;
+      if (!idsSeen.has(uid)) idsSeen.set(uid, new Set());
+      idsSeen.get(uid)!.add(i.id);
+    }
+  };
+  const through = (p: ProxyResource, user: string, pass: string) =>
+    requestViaProxy({ host: p.status.ip!, port: 3128 }, `${target.url}/hello`, { auth: { user, pass } });
+
+  beforeAll(async () => {
+    target = await startEchoTarget();
+    sm = await startSecretManagerEmulator({ pubsub, log: () => {} });
+    const smEndpoint = `${sm.host}:${sm.port}`;
+    secrets = createSecretManagerClient(smEndpoint);
+    compute = await startComputeEmulator({
+      bootDelayMs: 300,
+      deleteDelayMs: 200,
+      // VMs read the credentials version named in their metadata, with the real client (emulators/compute).
+      secretManagerEndpoint: smEndpoint,
+      addressRange: privateLoopbackRange(),
+    });
+    plane = await startTestPlane({
+      projectId,
+      functions: ['reconcile', 'requeue', 'rotation'],
+      scheduler: { start: true },
+      env: {
+        COMPUTE_EMULATOR_HOST: compute.endpoint,
+        SECRET_MANAGER_EMULATOR_HOST: smEndpoint,
+        RECONCILE_PROVISIONING_POLL_MS: '500',
+        RECONCILE_DELETION_POLL_MS: '500',
+        RECONCILE_DRIFT_POLL_MS: '60000',
+      },
+    });
+    db = new Firestore({ projectId });
+    store = new FirestoreProxyStore(db);
+    api = await startApiServer({
+      deps: {
+        version: 'test',
+        store,
+        publisher: new PubSubReconcilePublisher(plane.publisher),
+        clock: systemClock,
+        auth: openAuthenticator(),
+        log: memoryLogger(),
+      },
+    });
+    sampler = setInterval(sample, 25);
+  }, 120_000);
+
+  afterAll(async () => {
+    clearInterval(sampler);
+    await api?.close();
+    await plane?.stop();
+    await compute?.stop();
+    await secrets?.close();
+    await sm?.stop();
+    await pubsub.close();
+    await target?.close();
+    await db?.terminate();
+  });
+
+  const create = async (name: string, spec: Record<string, unknown>) => {
+    const res = await fetch(`${api.url}/v1/proxies`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name, spec: { mode: 'managed', zone: ZONE, ...spec } }),
+    });
+    expect(res.status).toBe(201);
+  };
+
+  let fleet: Record<string, ProxyResource>;
+
+  it('provisions a fleet whose VMs read their credentials by reference', async () => {
+    await makeSecret('creds-a', 'alice:first-Pa55');
+    await makeSecret('creds-c', 'carol:steady-Pa55');
+    await makeSecret('init-b', '#!/bin/sh\necho "boot v1"\n');
+    await create('a1', { credentialsRef: { secret: 'creds-a' } });
+    await create('a2', { credentialsRef: { secret: 'creds-a' } });
+    await create('b', { cloudInit: { secretRef: { secret: 'init-b' } } });
+    await create('c', { credentialsRef: { secret: 'creds-c' } });
+    await create('d', { cloudInit: { inline: '#!/bin/sh\necho inline\n' } });
+    fleet = {};
+    for (const n of ['a1', 'a2', 'b', 'c', 'd']) fleet[n] = await ready(n);
+    for (const i of compute.admin.instances({ project: projectId }))
+      expect(i.proxy.url, i.name).not.toBeNull();
+    expect((await through(fleet.a1!, 'alice', 'first-Pa55')).status).toBe(200);
+    expect((await through(fleet.a1!, 'alice', 'wrong')).status).toBe(407);
+    expect((await through(fleet.c!, 'carol', 'steady-Pa55')).status).toBe(200);
+    // No credentials value in the documents: only references.
+    const docs = (await db.collection('proxies').get()).docs.map((d) => JSON.stringify(d.data()));
+    expect(docs.join('\n')).not.toMatch(/first-Pa55|steady-Pa55/);
+  });
+
+  /** Waits until the plane is quiet: no instance inserted or deleted for two seconds. */
+  const settle = async () => {
+    await new Promise((r) => setTimeout(r, 4000));
+    const counters = compute.admin.counters();
+    await new Promise((r) => setTimeout(r, 2000));
+    expect(compute.admin.counters()).toMatchObject({ insert: counters.insert, delete: counters.delete });
+  };
+
+  it('a new credentials version replaces a1 and a2 once each; the new VMs serve the new credentials', async () => {
+    await settle();
+    idsSeen.clear();
+    sample();
+    const before = compute.admin.counters();
+    const version = await addVersion('creds-a', 'alice:second-Pa55');
+    const a1 = await ready('a1', (p) => p.status.specHash !== fleet.a1!.status.specHash);
+    const a2 = await ready('a2', (p) => p.status.specHash !== fleet.a2!.status.specHash);
+    await settle();
+    const after = compute.admin.counters();
+    expect(after.insert - before.insert).toBe(2);
+    expect(after.delete - before.delete).toBe(2);
+    for (const [name, p] of Object.entries(fleet)) {
+      const expected = name === 'a1' || name === 'a2' ? 2 : 1;
+      expect(idsSeen.get(p.uid)?.size, `instances of ${name}`).toBe(expected);
+    }
+    expect((await through(a1, 'alice', 'second-Pa55')).status).toBe(200);
+    expect((await through(a1, 'alice', 'first-Pa55')).status).toBe(407);
+    expect((await through(a2, 'alice', 'second-Pa55')).status).toBe(200);
+    expect((await through(fleet.c!, 'carol', 'steady-Pa55')).status).toBe(200);
+    expect(jsonLines(functionLog(plane.logDir, 'rotation'))).toContainEqual(
+      expect.objectContaining({
+        message: 'secret changed: referencing proxies re-enqueued',
+        secret: 'creds-a',
+        version: version.split('/').pop(),
+        proxies: ['a1', 'a2'],
+      }),
+    );
+    fleet.a1 = a1;
+    fleet.a2 = a2;
+  });
+
+  it('a new cloud-init version replaces b once and nothing else; a duplicate notification changes nothing', async () => {
+    idsSeen.clear();
+    sample();
+    const before = compute.admin.counters();
+    const version = await addVersion('init-b', '#!/bin/sh\necho "boot v2"\n');
+    const b = await ready('b', (p) => p.status.specHash !== fleet.b!.status.specHash);
+    await settle();
+    expect(compute.admin.counters().insert - before.insert).toBe(1);
+    for (const [name, p] of Object.entries(fleet)) {
+      expect(idsSeen.get(p.uid)?.size, `instances of ${name}`).toBe(name === 'b' ? 2 : 1);
+    }
+
+    // Pub/Sub is at-least-once: the same notification again. Reconcile finds the hash unchanged.
+    const again = compute.admin.counters();
+    const duplicate = await plane.publisher.publishRaw('secret-events', Buffer.from('{}'), {
+      eventType: 'SECRET_VERSION_ADD',
+      secretId: secretName('init-b'),
+      versionId: version,
+      dataFormat: 'JSON_API_V1',
+    });
+    await eventually('the duplicate to be fanned out', () =>
+      jsonLines(functionLog(plane.logDir, 'rotation')).some(
+        (l) => l.messageId === duplicate && l.count === 1,
+      ),
+    );
+    await settle();
+    expect(compute.admin.counters()).toMatchObject({ insert: again.insert, delete: again.delete });
+    expect((await doc('b')).status.specHash).toBe(b.status.specHash);
+  });
+});

@@ -1,0 +1,128 @@
+// The scheduler module (shared/src/adapters/scheduler) driving the real @google-cloud/scheduler client
+// against the local scheduler's Cloud Scheduler REST subset: the calls the admin API makes, with the state
+// and refusals operators get on GCP — a paused job publishes nothing and its run is refused, unknown jobs
+// are unknown_job, an unreachable scheduler is unavailable.
+import type { Message, Subscription } from '@google-cloud/pubsub';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../emulators/launcher/free-port.js';
+import { type SchedulerServer, startSchedulerServer } from '../../emulators/scheduler/server.js';
+import { createCloudSchedulerClient } from '../../shared/src/adapters/scheduler/client.js';
+import { CloudSchedulerJobs } from '../../shared/src/adapters/scheduler/cloud-scheduler-jobs.js';
+import { controllableJobIds } from '../../shared/src/adapters/scheduler/job-names.js';
+import { loadScheduleTable } from '../../shared/src/config/topology.js';
+import { clearProject, testProjectId } from '../support/emulators.js';
+import { startTestPlane, type TestPlane } from '../support/local-plane.js';
+
+const location = 'us-central1';
+const table = loadScheduleTable();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('scheduler module against the local Cloud Scheduler REST subset', () => {
+  const projectId = testProjectId();
+  let plane: TestPlane;
+  let server: SchedulerServer;
+  let jobs: CloudSchedulerJobs;
+  let observe: Subscription;
+  const seen: unknown[] = [];
+
+  beforeAll(async () => {
+    plane = await startTestPlane({ projectId, scheduler: true });
+    const port = await freePort();
+    server = await startSchedulerServer(plane.scheduler!, { host: '127.0.0.1', port, projectId, location });
+    jobs = new CloudSchedulerJobs({
+      projectId,
+      location,
+      jobIds: controllableJobIds(table),
+      client: createCloudSchedulerClient(`127.0.0.1:${port}`),
+    });
+    [observe] = await plane.pubsub.topic('ticks-gc').createSubscription('observe-gc-module');
+    observe.on('message', (m: Message) => {
+      m.ack();
+      seen.push(JSON.parse(m.data.toString()));
+    });
+  });
+  afterAll(async () => {
+    await observe?.close();
+    await jobs?.close();
+    await server?.stop();
+    await plane?.stop();
+    await clearProject(projectId);
+  });
+
+  it('lists every job of the table, enabled, under its Cloud Scheduler name', async () => {
+    const { jobs: found, missing } = await jobs.list();
+    expect(missing).toEqual([]);
+    expect(found.map((j) => j.id)).toEqual(Object.keys(table.jobs));
+    for (const j of found) {
+      expect(j).toMatchObject({
+        resource: `projects/${projectId}/locations/${location}/jobs/${j.id}`,
+        schedule: table.jobs[j.id]!.schedule,
+        timeZone: table.timeZone,
+        state: 'ENABLED',
+        lastAttemptTime: null,
+        lastStatus: null,
+      });
+    }
+  });
+
+  it('runs a job now: the tick is published and the attempt reported', async () => {
+    const before = Date.now();
+    const job = await jobs.run('gc-sweep');
+    expect(job.lastAttemptTime!.getTime()).toBeGreaterThanOrEqual(before - 1000);
+    expect(job.lastStatus).toEqual({ code: 'OK', message: '' });
+    for (let i = 0; i < 100 && seen.length === 0; i++) await sleep(50);
+    expect(seen).toEqual([{ job: 'gc-sweep' }]);
+  });
+
+  it('pauses: the state is PAUSED, run is refused and publishes nothing; pause again is fine', async () => {
+    expect((await jobs.pause('gc-sweep')).state).toBe('PAUSED');
+    expect((await jobs.pause('gc-sweep')).state).toBe('PAUSED');
+    expect((await jobs.get('gc-sweep')).nextRunTime).toBeNull();
+    const published = seen.length;
+    await expect(jobs.run('gc-sweep')).rejects.toMatchObject({ kind: 'paused' });
+    await sleep(500);
+    expect(seen).toHaveLength(published);
+    expect(plane.scheduler!.get('gc-sweep').state).toBe('PAUSED');
+  });
+
+  it('resumes (idempotently), and the job runs again', async () => {
+    expect((await jobs.resume('gc-sweep')).state).toBe('ENABLED');
+    expect((await jobs.resume('gc-sweep')).state).toBe('ENABLED');
+    const published = seen.length;
+    await jobs.run('gc-sweep');
+    for (let i = 0; i < 100 && seen.length === published; i++) await sleep(50);
+    expect(seen).toHaveLength(published + 1);
+  });
+
+  it('an id outside the table is unknown_job; so is a table job the scheduler lacks', async () => {
+    await expect(jobs.get('nope')).rejects.toMatchObject({ kind: 'unknown_job' });
+    const wider = new CloudSchedulerJobs({
+      projectId,
+      location,
+      jobIds: [...controllableJobIds(table), 'not-deployed'],
+      client: createCloudSchedulerClient(server.url.replace('http://', '')),
+    });
+    try {
+      await expect(wider.pause('not-deployed')).rejects.toMatchObject({ kind: 'unknown_job' });
+      expect((await wider.list()).missing).toEqual(['not-deployed']);
+    } finally {
+      await wider.close();
+    }
+  });
+
+  it('a scheduler that does not answer is unavailable', async () => {
+    const port = await freePort();
+    const dead = new CloudSchedulerJobs({
+      projectId,
+      location,
+      jobIds: controllableJobIds(table),
+      client: createCloudSchedulerClient(`127.0.0.1:${port}`),
+    });
+    try {
+      await expect(dead.list()).rejects.toMatchObject({ kind: 'unavailable' });
+      await expect(dead.pause('probe-tick')).rejects.toMatchObject({ kind: 'unavailable' });
+    } finally {
+      await dead.close();
+    }
+  });
+});

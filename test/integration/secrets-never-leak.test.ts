@@ -1,0 +1,306 @@
+// Brief invariant 7 and issue 6 "Secrets as references only": an end-to-end run of the local plane —
+// create through the API → reconcile → probe → Ready → lease → fetch → report → release → rotate the
+// credentials → lease again → delete → GC — with proxy credentials, a cloud-init script and the API's
+// own tokens all distinctive. Afterwards every Firestore document, every log line of every process,
+// every Pub/Sub message and every API response is scanned: a secret value appears only in the lease
+// responses' proxy URL.
+import { Firestore } from '@google-cloud/firestore';
+import type { Message, Subscription } from '@google-cloud/pubsub';
+import type { SecretManagerServiceClient } from '@google-cloud/secret-manager';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ComputeEmulator, startComputeEmulator } from '../../emulators/compute/server.js';
+import { type EchoTarget, requestViaProxy, startEchoTarget } from '../../emulators/forward-proxy/testing.js';
+import { freePort } from '../../emulators/launcher/free-port.js';
+import { type RunningService, startApi } from '../../emulators/local-plane/services.js';
+import {
+  type SecretManagerEmulator,
+  startSecretManagerEmulator,
+} from '../../emulators/secret-manager/server.js';
+import { createPubSub } from '../../shared/src/adapters/pubsub/client.js';
+import { createSecretManagerClient } from '../../shared/src/adapters/secret-manager/client.js';
+import { Tick } from '../../shared/src/messages/tick.js';
+import { pubsubHost, testProjectId } from '../support/emulators.js';
+import { startTestPlane, type TestPlane } from '../support/local-plane.js';
+import { eventually, finishedRun, privateLoopbackRange } from './gc-support.js';
+import { dumpFirestore, type Exhibit, encodings, findLeaks, logLines } from './secrets-never-leak-scan.js';
+
+const USER = 'lk7user';
+const PASS_V1 = 'LeakPw-v1-9f3Qz';
+const PASS_V2 = 'LeakPw-v2-Xk28w';
+const CLOUD_INIT = '#!/bin/sh\n# LEAKMARK-cloudinit-5521\necho boot\n';
+const ADMIN_TOKEN = 'adminTok-LEAK-7Hq2mZ9pW4';
+const CRAWLER_TOKEN = 'crawlerTok-LEAK-3v7Qp9xZ2';
+
+interface Exchange {
+  method: string;
+  path: string;
+  status: number;
+  headers: string;
+  body: string;
+}
+
+describe('secrets never leak (brief invariant 7)', () => {
+  const projectId = testProjectId('demo-leak');
+  const pubsub = createPubSub(projectId, `${pubsubHost().host}:${pubsubHost().port}`);
+  let sm: SecretManagerEmulator;
+  let secrets: SecretManagerServiceClient;
+  let compute: ComputeEmulator;
+  let plane: TestPlane;
+  let api: RunningService;
+  let db: Firestore;
+  let target: EchoTarget;
+  const exchanges: Exchange[] = [];
+  const firestoreDumps: Exhibit[] = [];
+  const messages: Exhibit[] = [];
+  const observers: Subscription[] = [];
+
+  const call = async (method: string, path: string, token: string, body?: unknown) => {
+    const res = await fetch(`${api.url}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    const lines: string[] = [];
+    res.headers.forEach((v, k) => {
+      lines.push(`${k}: ${v}`);
+    });
+    const headers = lines.join('\n');
+    exchanges.push({ method, path, status: res.status, headers, body: text });
+    return { status: res.status, body: text ? JSON.parse(text) : null };
+  };
+  const admin = (method: string, path: string, body?: unknown) => call(method, path, ADMIN_TOKEN, body);
+  const crawler = (method: string, path: string, body?: unknown) => call(method, path, CRAWLER_TOKEN, body);
+  const proxy = async (name: string) => (await admin('GET', `/v1/proxies/${name}`)).body;
+  const untilReady = (name: string, pred: (p: { status: Record<string, unknown> }) => boolean = () => true) =>
+    eventually(
+      `${name} Ready`,
+      async () => {
+        const p = await proxy(name);
+        return p?.status?.phase === 'Ready' && pred(p) ? p : undefined;
+      },
+      { timeoutMs: 90_000, intervalMs: 500 },
+    );
+
+  beforeAll(async () => {
+    target = await startEchoTarget();
+    sm = await startSecretManagerEmulator({ pubsub, log: () => {} });
+    const smEndpoint = `${sm.host}:${sm.port}`;
+    secrets = createSecretManagerClient(smEndpoint);
+    compute = await startComputeEmulator({
+      bootDelayMs: 300,
+      deleteDelayMs: 200,
+      secretManagerEndpoint: smEndpoint,
+      addressRange: privateLoopbackRange(),
+    });
+    const apiPort = await freePort();
+    plane = await startTestPlane({
+      projectId,
+      functions: ['reconcile', 'requeue', 'probe', 'rotation', 'gc'],
+      scheduler: { start: true },
+      env: {
+        COMPUTE_EMULATOR_HOST: compute.endpoint,
+        SECRET_MANAGER_EMULATOR_HOST: smEndpoint,
+        RECONCILE_PROVISIONING_POLL_MS: '500',
+        RECONCILE_DELETION_POLL_MS: '500',
+        PROBE_TICK_PERIOD_SECONDS: '2',
+        PROBE_CALLER_IPS: '127.0.0.1',
+        PROBE_ECHO_URL: `http://127.0.0.1:${apiPort}/v1/echo`,
+        LOG_LEVEL: 'debug',
+      },
+    });
+    // Every message on every topic, as a subscriber of its own would see it.
+    for (const topic of plane.topology.topics) {
+      const [sub] = await plane.pubsub.topic(topic).createSubscription(`${topic}--leak-scan`);
+      sub.on('message', (m: Message) => {
+        messages.push({
+          where: `pubsub ${topic} ${m.id}`,
+          text: `${m.data.toString('utf8')} ${m.data.toString('base64')} ${JSON.stringify(m.attributes)}`,
+        });
+        m.ack();
+      });
+      observers.push(sub);
+    }
+    api = await startApi({
+      host: '127.0.0.1',
+      port: apiPort,
+      logDir: plane.logDir,
+      env: {
+        ...plane.env,
+        ADMIN_TOKENS: `leak-admin:${ADMIN_TOKEN}`,
+        DISCOVERY_TOKENS: `leak-crawler:${CRAWLER_TOKEN}`,
+        LEASE_CREDENTIALS_CACHE_SECONDS: '0',
+        LOG_LEVEL: 'debug',
+      },
+    });
+    db = new Firestore({ projectId });
+  }, 180_000);
+
+  afterAll(async () => {
+    await Promise.all(observers.map((s) => s.close()));
+    await api?.stop();
+    await plane?.stop();
+    await compute?.stop();
+    await secrets?.close();
+    await sm?.stop();
+    await pubsub.close();
+    await target?.close();
+    await db?.terminate();
+  });
+
+  const secretName = (id: string) => `projects/${projectId}/secrets/${id}`;
+  const makeSecret = async (id: string, value: string) => {
+    await secrets.createSecret({
+      parent: `projects/${projectId}`,
+      secretId: id,
+      secret: {
+        replication: { automatic: {} },
+        topics: [{ name: `projects/${projectId}/topics/secret-events` }],
+      },
+    });
+    await secrets.addSecretVersion({ parent: secretName(id), payload: { data: Buffer.from(value) } });
+  };
+  const spec = (extra: Record<string, unknown>) => ({
+    mode: 'managed',
+    zone: 'us-central1-a',
+    credentialsRef: { secret: 'leak-creds' },
+    attributes: { pool: 'leak' },
+    healthCheck: { url: `${target.url}/health`, intervalSeconds: 1 },
+    ...extra,
+  });
+  const leaseAndUse = async (pass: string, result: 'ok' | 'rate_limited') => {
+    const lease = await crawler('POST', '/v1/leases', {
+      selector: { pool: 'leak' },
+      ttlSeconds: 60,
+      target: 'shop.test',
+    });
+    expect(lease.status).toBe(201);
+    const url = new URL(lease.body.proxy.url);
+    expect([decodeURIComponent(url.username), decodeURIComponent(url.password)]).toEqual([USER, pass]);
+    const through = await requestViaProxy(
+      { host: url.hostname, port: Number(url.port) },
+      `${target.url}/page`,
+      {
+        auth: { user: USER, pass },
+      },
+    );
+    expect(through.status).toBe(200);
+    expect((await crawler('POST', `/v1/leases/${lease.body.leaseId}/report`, { result })).status).toBe(204);
+    expect((await crawler('DELETE', `/v1/leases/${lease.body.leaseId}`)).status).toBe(204);
+  };
+
+  it('runs the whole life of two proxies whose secrets live in Secret Manager', {
+    timeout: 300_000,
+  }, async () => {
+    await makeSecret('leak-creds', `${USER}:${PASS_V1}`);
+    await makeSecret('leak-init', CLOUD_INIT);
+    expect(
+      (
+        await admin('POST', '/v1/proxies', {
+          name: 'leak-a',
+          spec: spec({ cloudInit: { secretRef: { secret: 'leak-init' } } }),
+        })
+      ).status,
+    ).toBe(201);
+    expect((await admin('POST', '/v1/proxies', { name: 'leak-b', spec: spec({}) })).status).toBe(201);
+    const a = await untilReady('leak-a');
+    const b = await untilReady('leak-b');
+    expect((await crawler('GET', '/v1/proxies?attr.pool=leak&healthy=true')).body.count).toBe(2);
+
+    await leaseAndUse(PASS_V1, 'ok');
+    firestoreDumps.push(...(await dumpFirestore(db)));
+
+    // Rotation: the new version replaces both proxies; leases then carry the new credentials.
+    await secrets.addSecretVersion({
+      parent: secretName('leak-creds'),
+      payload: { data: Buffer.from(`${USER}:${PASS_V2}`) },
+    });
+    await untilReady('leak-b', (p) => p.status.specHash !== b.status.specHash);
+    await untilReady('leak-a', (p) => p.status.specHash !== a.status.specHash);
+    await eventually(
+      'both proxies healthy on their new instances',
+      async () => (await crawler('GET', '/v1/proxies?attr.pool=leak&healthy=true')).body.count === 2,
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    await leaseAndUse(PASS_V2, 'rate_limited');
+    firestoreDumps.push(...(await dumpFirestore(db)));
+
+    for (const name of ['leak-a', 'leak-b'])
+      expect((await admin('DELETE', `/v1/proxies/${name}`)).status).toBeLessThan(300);
+    await eventually(
+      'both documents gone',
+      async () => (await admin('GET', '/v1/proxies')).body.count === 0,
+      {
+        timeoutMs: 60_000,
+        intervalMs: 500,
+      },
+    );
+    const since = new Date();
+    await plane.publisher.publish('ticks-gc', Tick, { job: 'gc-sweep' });
+    await finishedRun(db, 'gc-sweep', since);
+    firestoreDumps.push(...(await dumpFirestore(db)));
+  });
+
+  it('finds no secret value anywhere but the lease responses’ proxy URL', async () => {
+    await new Promise((r) => setTimeout(r, 1000)); // the last log lines and messages land
+    const values = [
+      PASS_V1,
+      PASS_V2,
+      `${USER}:${PASS_V1}`,
+      `${USER}:${PASS_V2}`,
+      USER,
+      'LEAKMARK-cloudinit-5521',
+      CLOUD_INIT,
+      ADMIN_TOKEN,
+      CRAWLER_TOKEN,
+    ];
+    const needles = [...new Set(values.flatMap(encodings))];
+
+    const logs = logLines(plane.logDir);
+    const responses: Exhibit[] = exchanges.map((x, i) => {
+      let body = x.body;
+      if (x.method === 'POST' && x.path === '/v1/leases' && x.status === 201) {
+        const lease = JSON.parse(x.body);
+        // The one place a credential may appear; everything else in this response is scanned too.
+        expect(lease.proxy.url).toContain(`${USER}:`);
+        lease.proxy.url = '<the proxy URL>';
+        body = JSON.stringify(lease);
+      }
+      return { where: `response #${i} ${x.method} ${x.path} ${x.status}`, text: `${x.headers}\n${body}` };
+    });
+
+    // The scan must have had something to read, or "nothing found" would mean nothing.
+    const collections = new Set(firestoreDumps.map((e) => e.where.split(' ')[1]!.split('/')[0]));
+    for (const c of ['proxies', 'leases', 'health', 'jobRuns']) expect(collections, c).toContain(c);
+    expect(logs.filter((l) => l.where.startsWith('function-reconcile')).length).toBeGreaterThan(10);
+    for (const fn of ['probe', 'rotation', 'gc', 'requeue']) {
+      expect(
+        logs.some((l) => l.where.startsWith(`function-${fn}.log`)),
+        fn,
+      ).toBe(true);
+    }
+    expect(logs.some((l) => l.where.startsWith('api.log'))).toBe(true);
+    expect(messages.some((m) => m.where.startsWith('pubsub secret-events'))).toBe(true);
+    expect(exchanges.filter((x) => x.path === '/v1/leases' && x.status === 201)).toHaveLength(2);
+
+    console.log(
+      `leak scan: ${firestoreDumps.length} documents (${[...collections].join(', ')}), ${logs.length} log lines, ${messages.length} messages, ${responses.length} responses`,
+    );
+    // And the scan does see a secret where there is one: the lease responses before redaction.
+    const raw = exchanges.filter((x) => x.path === '/v1/leases' && x.status === 201);
+    expect(
+      findLeaks(
+        raw.map((x) => ({ where: 'lease', text: x.body })),
+        [PASS_V1, PASS_V2],
+      ),
+    ).toHaveLength(2);
+
+    expect(findLeaks(firestoreDumps, needles)).toEqual([]);
+    expect(findLeaks(logs, needles)).toEqual([]);
+    expect(findLeaks(messages, needles)).toEqual([]);
+    expect(findLeaks(responses, needles)).toEqual([]);
+  });
+});
