@@ -78,6 +78,7 @@ export function createApp(deps: ApiDeps) {
   const guards = leaseGuards(deps.leases, deps.auth);
   app.use('/v1/proxies/*', guards.proxies);
   app.use('/openapi.json', guards.crawler);
+  // /v1/jobs is for admins only (pausing probes or running GC is never a crawler's business).
   app.use('/v1/jobs/*', requireAdmin(deps.auth));
 
   app.get('/healthz', (c) => c.json({ ok: true, version: deps.version }));

@@ -14,6 +14,7 @@ import { CloudSchedulerJobs } from '../../../shared/src/adapters/scheduler/cloud
 import { controllableJobIds } from '../../../shared/src/adapters/scheduler/job-names.js';
 import { createSecretManagerClient } from '../../../shared/src/adapters/secret-manager/client.js';
 import { SecretManagerSecretReader } from '../../../shared/src/adapters/secret-manager/reader.js';
+
 import { loadScheduleTable } from '../../../shared/src/config/topology.js';
 import { systemClock } from '../../../shared/src/ports/clock.js';
 import type { ApiDeps } from './app.js';

@@ -2,6 +2,7 @@
 // reads process.env. Durations are milliseconds unless the name says otherwise.
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { WorkerId } from '../../../shared/src/messages/gateway-snapshot.js';
 import { LOG_LEVELS } from './logger.js';
 
 const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
@@ -46,14 +47,33 @@ export const GatewayEnv = z.object({
   /** The CONNECT / absolute-URI listener; "off" where raw TCP cannot reach (Cloud Run). */
   GATEWAY_PROXY_PORT: z.union([z.literal('off'), int(8081, 0, 65535)]).default(8081),
   GATEWAY_SNAPSHOT_FILE: z.string().optional(),
-  GATEWAY_WORKER_ID: z.string().optional(),
+  /** Controller mode: the API's base URL (docs/gateway-control-plane.md). Absent: standalone file mode. */
+  CONTROL_PLANE_URL: z.url({ protocol: /^https?$/ }).optional(),
+  /** The logical worker; controller mode defaults to "gw-" + the start of this process's instance id. */
+  GATEWAY_WORKER_ID: WorkerId.optional(),
+  /** A worker token (the API's WORKER_TOKENS); without one, a Google identity token for CONTROL_PLANE_URL. */
+  GATEWAY_WORKER_TOKEN: z.string().min(16).optional(),
+  /** "none": send no credential (a local API whose worker auth is off). */
+  GATEWAY_WORKER_AUTH: z.enum(['google', 'none']).default('google'),
+  /** Informational, sent at registration; defaults to REGION. */
+  GATEWAY_ZONE: z
+    .string()
+    .regex(/^[a-z0-9][-a-z0-9]{0,62}$/)
+    .optional(),
+  GATEWAY_CONTROL_TIMEOUT_MS: int(10_000, 100),
+  /** The `gateway.snapshot_age` log line Terraform's alert counts. */
+  GATEWAY_SNAPSHOT_AGE_LOG_SECONDS: int(30, 1),
+  GOOGLE_CLOUD_PROJECT: z.string().optional(),
+  REGION: z.string().optional(),
+  PUBSUB_EMULATOR_HOST: z.string().optional(),
+  SECRET_MANAGER_EMULATOR_HOST: z.string().optional(),
   GATEWAY_CLIENT_USERS: Users,
   /** "none" disables client auth entirely (local experiments); anything else requires it. */
   GATEWAY_CLIENT_AUTH: z.enum(['required', 'none']).default('required'),
   GATEWAY_FETCH_TOKENS: list,
   /** SSRF allow-list: CIDRs and host:port entries. */
   GATEWAY_SSRF_ALLOW: list,
-  /** 0 = no age bound (standalone); the controller session sets it from registration. */
+  /** 0 = no age bound (standalone). Controller mode takes registration's value; this may only tighten it. */
   GATEWAY_MAX_STALE_AGE_SECONDS: int(0),
   GATEWAY_MAX_HEADER_BYTES: int(16 * 1024, 1024, 1024 * 1024),
   GATEWAY_HEADER_TIMEOUT_MS: int(10_000, 100),
@@ -86,6 +106,12 @@ export function loadGatewayConfig(
   const parsed = GatewayEnv.safeParse(env);
   if (!parsed.success) throw new ConfigError(z.prettifyError(parsed.error), { cause: parsed.error });
   const cfg = { ...parsed.data, snapshotFile: values.snapshot ?? parsed.data.GATEWAY_SNAPSHOT_FILE };
+  if (cfg.CONTROL_PLANE_URL && cfg.snapshotFile) {
+    throw new ConfigError('CONTROL_PLANE_URL and a snapshot file exclude each other: pick one source');
+  }
+  if (cfg.CONTROL_PLANE_URL && !cfg.GOOGLE_CLOUD_PROJECT) {
+    throw new ConfigError('controller mode needs GOOGLE_CLOUD_PROJECT (Pub/Sub and Secret Manager)');
+  }
   if (
     cfg.GATEWAY_CLIENT_AUTH === 'required' &&
     cfg.GATEWAY_CLIENT_USERS.length === 0 &&

@@ -26,8 +26,41 @@ describe('loadGatewayConfig', () => {
     ['a user without a password separator', { GATEWAY_CLIENT_USERS: 'nocolon' }],
     ['a bad port', { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_PROXY_PORT: '70000' }],
     ['an unknown auth mode', { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_CLIENT_AUTH: 'maybe' }],
+    [
+      'a control plane and a snapshot file at once',
+      {
+        GATEWAY_CLIENT_USERS: 'u:p',
+        CONTROL_PLANE_URL: 'http://127.0.0.1:1',
+        GATEWAY_SNAPSHOT_FILE: 's.json',
+        GOOGLE_CLOUD_PROJECT: 'p',
+      },
+    ],
+    ['a control plane without a project', { GATEWAY_CLIENT_USERS: 'u:p', CONTROL_PLANE_URL: 'http://x' }],
+    [
+      'a control plane URL that is not http(s)',
+      { GATEWAY_CLIENT_USERS: 'u:p', CONTROL_PLANE_URL: 'ftp://x' },
+    ],
+    ['a worker id that is not one', { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_WORKER_ID: 'gw 1' }],
+    ['a short worker token', { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_WORKER_TOKEN: 'short' }],
   ])('refuses %s', (_label, env) => {
     expect(() => loadGatewayConfig([], env)).toThrow(ConfigError);
+  });
+
+  it('reads controller mode', () => {
+    const c = loadGatewayConfig([], {
+      GATEWAY_CLIENT_USERS: 'u:p',
+      CONTROL_PLANE_URL: 'https://api.example.run.app',
+      GOOGLE_CLOUD_PROJECT: 'demo',
+      GATEWAY_WORKER_ID: 'gw-1',
+      GATEWAY_WORKER_TOKEN: 'worker-token-0123456789',
+    });
+    expect(c).toMatchObject({
+      CONTROL_PLANE_URL: 'https://api.example.run.app',
+      GATEWAY_WORKER_ID: 'gw-1',
+      GATEWAY_WORKER_AUTH: 'google',
+      GATEWAY_SNAPSHOT_AGE_LOG_SECONDS: 30,
+      snapshotFile: undefined,
+    });
   });
 
   it('allows no credentials only when auth is explicitly off', () => {

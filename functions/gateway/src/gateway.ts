@@ -27,6 +27,8 @@ export interface GatewayDeps {
   resolver?: CredentialResolver;
   reporter?: Reporter;
   resolve?: Resolve;
+  /** Controller mode's worker id (which may be generated); defaults to GATEWAY_WORKER_ID. */
+  workerId?: string;
 }
 
 export interface GatewayHandle {
@@ -44,6 +46,8 @@ export class GatewayStartError extends Error {
 export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promise<GatewayHandle> {
   const { log } = deps;
   const now = () => Date.now();
+  const startedAt = now();
+  const workerId = deps.workerId ?? cfg.GATEWAY_WORKER_ID;
   const { allow, invalid } = parseAllowList(cfg.GATEWAY_SSRF_ALLOW);
   if (invalid.length) throw new GatewayStartError(`GATEWAY_SSRF_ALLOW: cannot read ${invalid.join(', ')}`);
   if (cfg.GATEWAY_CLIENT_AUTH === 'none')
@@ -72,7 +76,7 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
       cfg.GATEWAY_MAX_STALE_AGE_SECONDS > 0
         ? cfg.GATEWAY_MAX_STALE_AGE_SECONDS * 1000
         : Number.POSITIVE_INFINITY,
-    workerId: cfg.GATEWAY_WORKER_ID,
+    workerId,
     stickyTableSize: cfg.GATEWAY_STICKY_TABLE_SIZE,
     outcomeQueueSize: cfg.GATEWAY_OUTCOME_QUEUE_SIZE,
     onOutcomeDropped: () => metrics?.outcomeDropped(),
@@ -104,6 +108,20 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
   await source.start(worker);
   const ticker = setInterval(() => worker.tick(), 1000);
   ticker.unref();
+  // Counted by Terraform's stale-gateway alert (terraform/monitoring.tf): the age of the snapshot in
+  // use, or of the process while it has none (a worker that never got one must alert too).
+  const ageLog = setInterval(() => {
+    const s = worker.snapshot();
+    const since = s ? s.generatedAtMs : startedAt;
+    log.info('snapshot age', {
+      event: 'gateway.snapshot_age',
+      workerId: workerId ?? 'standalone',
+      ageSeconds: Math.max(0, Math.round((now() - since) / 100) / 10),
+      snapshotVersion: s?.version ?? null,
+      phase: worker.phase(),
+    });
+  }, cfg.GATEWAY_SNAPSHOT_AGE_LOG_SECONDS * 1000);
+  ageLog.unref();
   const reporter = deps.reporter ?? new LocalReporter(log);
   reporter.start(worker);
 
@@ -169,6 +187,7 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
     shutdown: async () => {
       worker.beginShutdown();
       clearInterval(ticker);
+      clearInterval(ageLog);
       await proxy?.stopAccepting();
       http.close();
       await source.stop();

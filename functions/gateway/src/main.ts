@@ -1,28 +1,53 @@
-// Entry point of the gateway worker: wiring only. Standalone mode:
-//   node --import tsx functions/gateway/src/main.ts --snapshot snapshot.json
-// SIGTERM/SIGINT drain and exit; SIGHUP re-reads the snapshot file.
+// Entry point of the gateway worker: wiring only. Two modes:
+//   controller: CONTROL_PLANE_URL set — registers with the API, pulls snapshots from its Pub/Sub
+//               subscription, resolves upstream credentials in Secret Manager, reports back;
+//   standalone: node functions/gateway/dist/…/main.js --snapshot snapshot.json (SIGHUP re-reads it).
+// SIGTERM/SIGINT drain and exit.
 import { loadGatewayConfig } from './config.js';
-import { startGateway } from './gateway.js';
+import { controllerMode } from './control/wiring.js';
+import { type GatewayHandle, startGateway } from './gateway.js';
 import { jsonLogger } from './logger.js';
 
 const bootLog = jsonLogger('info');
 try {
   const cfg = loadGatewayConfig();
   const log = jsonLogger(cfg.LOG_LEVEL);
-  const gw = await startGateway(cfg, { log, version: process.env.K_REVISION ?? 'local' });
-  log.info('gateway listening', { proxyPort: gw.proxyPort, httpPort: gw.httpPort, host: cfg.HOST });
+  let gw: GatewayHandle | null = null;
   let stopping = false;
-  const stop = async (signal: string) => {
+  const stop = async (reason: string, code = 0) => {
     if (stopping) return;
     stopping = true;
-    log.info('shutting down', { signal });
-    await gw.shutdown();
+    log.info('shutting down', { reason });
+    await gw?.shutdown();
+    await controller?.close();
     log.info('stopped');
-    process.exit(0);
+    process.exit(code);
   };
+  const controller = cfg.CONTROL_PLANE_URL
+    ? controllerMode(cfg, log, (err) => void stop(`fatal: ${err.message}`, 1))
+    : null;
+  gw = await startGateway(cfg, {
+    log,
+    version: process.env.K_REVISION ?? 'local',
+    ...(controller
+      ? {
+          source: controller.session.source,
+          reporter: controller.session.reporter,
+          resolver: controller.resolver,
+          workerId: controller.workerId,
+        }
+      : {}),
+  });
+  log.info('gateway listening', {
+    proxyPort: gw.proxyPort,
+    httpPort: gw.httpPort,
+    host: cfg.HOST,
+    mode: controller ? 'controller' : 'standalone',
+    workerId: controller?.workerId,
+  });
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGHUP', () => void gw.reload());
+  process.on('SIGHUP', () => void gw?.reload());
 } catch (err) {
   bootLog.error('gateway failed to start', {
     error: err instanceof Error ? err.message : String(err),

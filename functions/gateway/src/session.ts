@@ -11,6 +11,8 @@ export interface SnapshotSink {
   /** ok → AcknowledgeSnapshot(version, epoch, checksum); !ok && needFullSnapshot → ask for a full one. */
   applySnapshot(snapshot: GatewaySnapshot): Promise<ApplyResult>;
   applyDelta(delta: GatewayDelta): Promise<ApplyResult>;
+  /** The controller's max stale age, handed out at registration (seed §3). */
+  setMaxStaleAge?(ms: number): void;
 }
 
 export interface SnapshotSource {

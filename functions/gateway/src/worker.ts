@@ -80,8 +80,10 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
   private readonly sticky: StickyTable;
   readonly outcomes: OutcomeQueue;
   private applying: Promise<unknown> = Promise.resolve();
+  private maxStaleAgeMs: number;
 
   constructor(private readonly opts: WorkerOptions) {
+    this.maxStaleAgeMs = opts.maxStaleAgeMs;
     this.sticky = new StickyTable(opts.stickyTableSize);
     this.outcomes = new OutcomeQueue(opts.outcomeQueueSize);
   }
@@ -97,6 +99,15 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
   appliedVersion(): AppliedVersion | null {
     const s = this.current;
     return s ? { version: s.version, ownershipEpoch: s.ownershipEpoch, checksum: s.checksum } : null;
+  }
+
+  /**
+   * The controller's max stale age from registration. A bound configured locally
+   * (GATEWAY_MAX_STALE_AGE_SECONDS) can only tighten it, never loosen it.
+   */
+  setMaxStaleAge(ms: number): void {
+    this.maxStaleAgeMs = Math.min(ms, this.opts.maxStaleAgeMs);
+    this.tick();
   }
 
   /** A full snapshot, already schema-validated by the source. Applies are serialised. */
@@ -142,7 +153,7 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
     this.staleness = onSnapshotTaken(
       this.staleness,
       { nowMs: now, validUntilMs: Date.parse(s.validUntil) },
-      { maxStaleAgeMs: this.opts.maxStaleAgeMs },
+      { maxStaleAgeMs: this.maxStaleAgeMs },
     );
     this.accepting = this.staleness.phase === 'fresh';
     return {
@@ -221,7 +232,7 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
   /** Called on a timer: re-evaluates staleness and forgets drained counters. */
   tick(): void {
     this.staleness = evaluateStaleness(this.staleness, this.opts.now(), {
-      maxStaleAgeMs: this.opts.maxStaleAgeMs,
+      maxStaleAgeMs: this.maxStaleAgeMs,
     });
     this.accepting = this.staleness.phase === 'fresh';
     this.collectCounters();

@@ -1,0 +1,141 @@
+// The worker's HTTP client for the control plane's worker endpoints (docs/gateway-control-plane.md):
+// register, ack, runtime, outcomes and the latest snapshot. Every answer comes back as a value, never a
+// throw: a success with its body validated against the shared wire schema, or a refusal with its status
+// and stable code (status 0 for a network failure or timeout) for controlReaction() to decide on.
+import type { z } from 'zod';
+import { GatewaySnapshot } from '../../../../shared/src/messages/gateway-snapshot.js';
+import {
+  type AckRequestBody,
+  AckResponseBody,
+  type OutcomesRequestBody,
+  OutcomesResponseBody,
+  type RegisterRequestBody,
+  RegisterResponseBody,
+  type RuntimeRequestBody,
+  RuntimeResponseBody,
+} from '../../../../shared/src/messages/worker-api.js';
+import type { TokenSource } from './token.js';
+
+export type ControlAnswer<T> =
+  | { ok: true; body: T }
+  | { ok: false; status: number; code: string | undefined; message: string; retryAfterMs?: number };
+
+export interface ControlClient {
+  register(body: RegisterRequestBody): Promise<ControlAnswer<RegisterResponseBody>>;
+  ack(workerId: string, body: AckRequestBody): Promise<ControlAnswer<AckResponseBody>>;
+  runtime(workerId: string, body: RuntimeRequestBody): Promise<ControlAnswer<RuntimeResponseBody>>;
+  outcomes(workerId: string, body: OutcomesRequestBody): Promise<ControlAnswer<OutcomesResponseBody>>;
+  latestSnapshot(workerId: string, sessionId: string): Promise<ControlAnswer<GatewaySnapshot>>;
+}
+
+export interface HttpControlClientOptions {
+  /** The API's base URL (CONTROL_PLANE_URL). */
+  baseUrl: string;
+  token: TokenSource;
+  timeoutMs: number;
+  fetch?: typeof globalThis.fetch;
+}
+
+function retryAfterMs(header: string | null): number | undefined {
+  if (!header) return undefined;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+export class HttpControlClient implements ControlClient {
+  private readonly base: string;
+  private readonly fetch: typeof globalThis.fetch;
+
+  constructor(private readonly o: HttpControlClientOptions) {
+    this.base = o.baseUrl.replace(/\/+$/, '');
+    this.fetch = o.fetch ?? globalThis.fetch;
+  }
+
+  register(body: RegisterRequestBody) {
+    return this.call('POST', '/v1/workers/register', RegisterResponseBody, body);
+  }
+
+  ack(workerId: string, body: AckRequestBody) {
+    return this.call('POST', `/v1/workers/${encodeURIComponent(workerId)}/ack`, AckResponseBody, body);
+  }
+
+  runtime(workerId: string, body: RuntimeRequestBody) {
+    return this.call(
+      'POST',
+      `/v1/workers/${encodeURIComponent(workerId)}/runtime`,
+      RuntimeResponseBody,
+      body,
+    );
+  }
+
+  outcomes(workerId: string, body: OutcomesRequestBody) {
+    return this.call(
+      'POST',
+      `/v1/workers/${encodeURIComponent(workerId)}/outcomes`,
+      OutcomesResponseBody,
+      body,
+    );
+  }
+
+  latestSnapshot(workerId: string, sessionId: string) {
+    const q = new URLSearchParams({ sessionId });
+    return this.call('GET', `/v1/workers/${encodeURIComponent(workerId)}/snapshot?${q}`, GatewaySnapshot);
+  }
+
+  private async call<S extends z.ZodType>(
+    method: string,
+    path: string,
+    schema: S,
+    body?: unknown,
+  ): Promise<ControlAnswer<z.output<S>>> {
+    let res: Response;
+    let text: string;
+    try {
+      const authorization = await this.o.token.header();
+      res = await this.fetch(`${this.base}${path}`, {
+        method,
+        headers: {
+          accept: 'application/json',
+          ...(authorization ? { authorization } : {}),
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(this.o.timeoutMs),
+      });
+      text = await res.text();
+    } catch (err) {
+      // A timeout, a refused connection, a reset: no answer at all.
+      return { ok: false, status: 0, code: undefined, message: `${method} ${path}: ${String(err)}` };
+    }
+    let json: unknown;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = undefined;
+    }
+    if (res.status === 401) this.o.token.invalidate();
+    if (!res.ok) {
+      const e = (json ?? {}) as { error?: unknown; message?: unknown };
+      return {
+        ok: false,
+        status: res.status,
+        code: typeof e.error === 'string' ? e.error : undefined,
+        message: typeof e.message === 'string' ? e.message : `${method} ${path}: HTTP ${res.status}`,
+        retryAfterMs: retryAfterMs(res.headers.get('retry-after')),
+      };
+    }
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) {
+      // A 2xx we cannot read: the controller or something in between is broken; retried with backoff.
+      return {
+        ok: false,
+        status: 502,
+        code: 'invalid_response',
+        message: `${method} ${path}: the answer does not match its schema`,
+      };
+    }
+    return { ok: true, body: parsed.data };
+  }
+}

@@ -1,0 +1,211 @@
+// Runtime and outcome reports (docs/gateway-control-plane.md § Runtime report, § Outcomes; seed §2, §5),
+// one round per report interval and never two rounds at once. A runtime report is a complete sparse
+// replacement sitting exactly on the ACK bound, with a sequence strictly increasing within the session;
+// its answer's revokeProxyIds stop new use of those proxies at once. Outcomes go in batches of at most
+// the registration's limit, each retried under the same sequence until the controller has it; while the
+// controller is away no more are taken off the worker's bounded queue, which drops (and counts) the rest.
+import { controlReaction } from '../../../../shared/src/domain/gateway/control-reaction.js';
+import { WORKER_LIMITS } from '../../../../shared/src/messages/worker-api.js';
+import type { Outcome } from '../outcomes.js';
+import type { RuntimeView } from '../session.js';
+import { KickLoop, sleep } from './loops.js';
+import type { ControllerSession, SessionDeps, SessionSettings } from './session.js';
+
+const MAX_COUNT = 1_000_000;
+/** Batches sent per round at most: the controller allows 10 outcome calls a second per worker. */
+const MAX_BATCHES_PER_ROUND = 5;
+
+export interface WireOutcome {
+  proxy: string;
+  stage: string;
+  ok: boolean;
+  latencyMs: number;
+  target: string;
+  status?: number;
+  at: string;
+}
+
+export function toWireOutcome(o: Outcome): WireOutcome {
+  return {
+    proxy: o.proxy,
+    stage: o.stage,
+    ok: o.ok,
+    latencyMs: Math.min(Math.max(0, Math.round(o.latencyMs)), 3_600_000),
+    target: o.target.slice(0, 300),
+    ...(o.status !== undefined && o.status >= 0 && o.status <= 999 ? { status: o.status } : {}),
+    at: new Date(o.at).toISOString(),
+  };
+}
+
+export class ReportLoop {
+  private view: RuntimeView | null = null;
+  private intervalMs: number;
+  private timer: NodeJS.Timeout | null = null;
+  private readonly round: KickLoop;
+  private runtimeSequence = 0;
+  private outcomeSequence = 0;
+  private readonly batches: Array<{ sequence: number | null; outcomes: WireOutcome[] }> = [];
+  private runtimeQuietUntil = 0;
+  private outcomesQuietUntil = 0;
+  private readonly now: () => number;
+  /** What the last accepted report asked us to revoke (logged when it changes). */
+  private revoked = '';
+  lastRuntime: { sequence: number; at: number } | null = null;
+
+  constructor(
+    private readonly session: ControllerSession,
+    private readonly deps: SessionDeps,
+    settings: SessionSettings,
+  ) {
+    this.intervalMs = settings.reportIntervalMs;
+    this.now = deps.now ?? Date.now;
+    this.round = new KickLoop(
+      () => this.runRound(),
+      (err) => deps.log.error('report round failed', { error: String(err) }),
+    );
+  }
+
+  start(view: RuntimeView): void {
+    this.view = view;
+    this.schedule();
+  }
+
+  setInterval(ms: number): void {
+    if (ms === this.intervalMs) return;
+    this.intervalMs = ms;
+    if (this.timer) this.schedule();
+  }
+
+  /** A new session: sequences start over; batches not yet accepted are renumbered under it. */
+  newSession(): void {
+    this.runtimeSequence = 0;
+    this.outcomeSequence = 0;
+    for (const b of this.batches) b.sequence = null;
+    this.runtimeQuietUntil = 0;
+    this.outcomesQuietUntil = 0;
+  }
+
+  reportSoon(): void {
+    if (this.view) void this.round.kick();
+  }
+
+  /** The last round at shutdown, bounded by `timeoutMs`; no round after it. */
+  async finish(timeoutMs: number): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    if (!this.view) return;
+    const bound = new AbortController();
+    await Promise.race([this.round.kick(), sleep(timeoutMs, bound.signal)]);
+    bound.abort();
+  }
+
+  private schedule(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = setInterval(() => void this.round.kick(), this.intervalMs);
+    this.timer.unref?.();
+  }
+
+  private async runRound(): Promise<void> {
+    if (this.session.signal.aborted) return;
+    await this.sendRuntime();
+    await this.sendOutcomes();
+  }
+
+  private limits() {
+    return this.session.session?.registration.limits ?? WORKER_LIMITS;
+  }
+
+  private async sendRuntime(): Promise<void> {
+    const s = this.session.session;
+    const view = this.view;
+    if (!s || !view || this.now() < this.runtimeQuietUntil) return;
+    const bound = this.session.ackBound;
+    if (!bound) {
+      // Reports sit on the ACK bound (no_ack before the first ACK): ACK first.
+      if (this.session.applied) this.session.kickAck();
+      return;
+    }
+    const all = view.runtimeCounts();
+    const max = this.limits().maxCounts;
+    if (all.length > max)
+      this.deps.log.warn('runtime report truncated to the controller limit', { counts: all.length, max });
+    const counts = all.slice(0, max).map((c) => ({
+      proxy: c.proxy,
+      active: Math.min(c.active, MAX_COUNT),
+      reserved: Math.min(c.reserved, MAX_COUNT),
+    }));
+    const sequence = ++this.runtimeSequence;
+    const answer = await this.deps.client.runtime(this.deps.workerId, {
+      sessionId: s.sessionId,
+      reportSequence: sequence,
+      snapshotVersion: bound.version,
+      epoch: bound.epoch,
+      draining: this.session.draining,
+      observedAt: new Date(this.now()).toISOString(),
+      counts,
+    });
+    if (answer.ok) {
+      this.lastRuntime = { sequence, at: this.now() };
+      const ids = answer.body.revokeProxyIds;
+      if (ids.length) view.revokeProxyIds(ids);
+      const key = [...ids].sort().join(',');
+      if (key !== this.revoked) {
+        this.revoked = key;
+        if (ids.length) this.deps.log.info('proxies revoked by the controller', { proxies: ids });
+      }
+      return;
+    }
+    const reaction = controlReaction(answer.status, answer.code);
+    this.session.logRefusal('runtime report', answer, reaction, null);
+    if (reaction === 'ack_first') {
+      // Our idea of the bound is not the controller's: ACK the applied snapshot again.
+      if (this.session.session?.sessionId === s.sessionId) this.session.ackBound = null;
+      this.session.kickAck(true);
+    } else if (reaction === 'reregister') this.session.reregister(s.sessionId);
+    else if (reaction === 'rate_limited') this.runtimeQuietUntil = this.now() + (answer.retryAfterMs ?? 1000);
+  }
+
+  private async sendOutcomes(): Promise<void> {
+    const view = this.view;
+    for (let i = 0; i < MAX_BATCHES_PER_ROUND; i++) {
+      const s = this.session.session;
+      if (!s || !view || this.now() < this.outcomesQuietUntil || this.session.signal.aborted) return;
+      if (this.batches.length === 0) {
+        const taken = view.takeOutcomes(this.limits().maxOutcomes);
+        if (taken.length === 0) return;
+        this.batches.push({ sequence: null, outcomes: taken.map(toWireOutcome) });
+      }
+      const batch = this.batches[0]!;
+      batch.sequence ??= ++this.outcomeSequence;
+      const answer = await this.deps.client.outcomes(this.deps.workerId, {
+        sessionId: s.sessionId,
+        sequence: batch.sequence,
+        outcomes: batch.outcomes,
+      });
+      if (answer.ok) {
+        this.batches.shift();
+        continue;
+      }
+      const reaction = controlReaction(answer.status, answer.code);
+      this.session.logRefusal('outcomes', answer, reaction, null);
+      if (reaction === 'split' && batch.outcomes.length > 1) {
+        const half = Math.ceil(batch.outcomes.length / 2);
+        this.batches.splice(
+          0,
+          1,
+          { sequence: null, outcomes: batch.outcomes.slice(0, half) },
+          { sequence: null, outcomes: batch.outcomes.slice(half) },
+        );
+        continue;
+      }
+      if (reaction === 'split' || reaction === 'drop') {
+        this.batches.shift(); // a bug on our side: retrying the same batch cannot help
+        continue;
+      }
+      if (reaction === 'reregister') this.session.reregister(s.sessionId);
+      else if (reaction === 'rate_limited')
+        this.outcomesQuietUntil = this.now() + (answer.retryAfterMs ?? 1000);
+      return;
+    }
+  }
+}

@@ -1,0 +1,472 @@
+// The session's state machine (register → pull → apply/ACK → full snapshot on a bad delta → backoff on
+// failures, bounded with jitter), driven through a scripted control client, a fake feed and the real
+// GatewayWorker, on vitest's fake clock.
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { buildDelta } from '../../../../shared/src/domain/gateway/delta.js';
+import { sha256Hex } from '../../../../shared/src/messages/gateway-snapshot.js';
+import { CredentialCache, StaticCredentialResolver } from '../credentials.js';
+import { jsonLogger } from '../logger.js';
+import { GatewayWorker } from '../worker.js';
+import {
+  FakeClient,
+  FakeFeed,
+  feedMessage,
+  refusal,
+  registration,
+  type Script,
+  SUBSCRIPTION,
+  snapshot,
+  T0,
+  WORKER,
+} from './fakes.js';
+import { ControllerSession, type SessionSettings } from './session.js';
+
+const BACKOFF = { initialMs: 500, maxMs: 8_000 };
+
+function harness(o: { random?: number; settings?: Partial<SessionSettings> } = {}) {
+  const client = new FakeClient();
+  const feed = new FakeFeed();
+  const lines: Array<Record<string, unknown>> = [];
+  const log = jsonLogger('debug', (l) => lines.push(JSON.parse(l) as Record<string, unknown>));
+  const worker = new GatewayWorker({
+    credentials: new CredentialCache(new StaticCredentialResolver(), 60_000, () => Date.now()),
+    log,
+    now: () => Date.now(),
+    maxStaleAgeMs: Number.POSITIVE_INFINITY,
+    workerId: WORKER,
+    stickyTableSize: 10,
+    outcomeQueueSize: 100,
+  });
+  const fatal: Error[] = [];
+  const session = new ControllerSession({
+    client,
+    feed,
+    log,
+    workerId: WORKER,
+    instanceId: 'instance-1',
+    zone: 'local',
+    random: () => o.random ?? 0,
+    settings: { backoff: BACKOFF, slowRetryMs: 20_000, startWaitMs: 60_000, ...o.settings },
+    onFatal: (e) => fatal.push(e),
+  });
+  let started: Promise<void> | null = null;
+  return {
+    client,
+    feed,
+    worker,
+    session,
+    lines,
+    fatal,
+    /** start() as startGateway calls it (not awaited: it waits for the first snapshot), then the reporter. */
+    async start() {
+      started = session.source.start(worker);
+      started.catch(() => {});
+      session.reporter.start(worker);
+      await vi.advanceTimersByTimeAsync(0);
+    },
+    get started() {
+      return started!;
+    },
+    script(method: Parameters<FakeClient['of']>[0], ...answers: Script[]) {
+      client.scripts[method].push(...answers);
+    },
+  };
+}
+
+const gaps = (times: number[]) => times.slice(1).map((t, i) => t - times[i]!);
+const flush = () => vi.advanceTimersByTimeAsync(0);
+
+beforeEach(() => {
+  vi.useFakeTimers({ now: T0 });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('registration', () => {
+  it('registers with its identity, opens the pull on the subscription it was given, and waits', async () => {
+    const h = harness();
+    await h.start();
+    expect(h.client.of('register').map((c) => c.body)).toEqual([
+      { workerId: WORKER, instanceId: 'instance-1', zone: 'local', supportedProtocolVersion: 1 },
+    ]);
+    expect(h.feed.opened).toEqual([SUBSCRIPTION]);
+    expect(h.session.session?.sessionId).toBe('session-1');
+  });
+
+  // Each row: the refusals before a success, and the waits between attempts (random = 0: half the step).
+  it.each([
+    ['503 unavailable', [refusal(503, 'unavailable')], [250]],
+    ['no answer at all (network)', [refusal(0), refusal(0), refusal(0)], [250, 500, 1_000]],
+    ['500 without a code', [refusal(500), refusal(502)], [250, 500]],
+    ['401 (fresh token, backoff)', [refusal(401, 'unauthenticated')], [250]],
+    ['403 (configuration: slowly)', [refusal(403, 'forbidden')], [10_000]],
+    ['429 with Retry-After 7 s', [refusal(429, 'rate_limited', 7_000)], [7_000]],
+    ['429 with Retry-After 0', [refusal(429, 'rate_limited', 0)], [500]],
+  ])('retries after %s', async (_label, refusals, waits) => {
+    const h = harness();
+    h.script('register', ...refusals);
+    await h.start();
+    await vi.advanceTimersByTimeAsync(30_000);
+    const times = h.client.of('register').map((c) => c.at);
+    expect(times).toHaveLength(refusals.length + 1);
+    expect(gaps(times)).toEqual(waits);
+    expect(h.session.session?.sessionId).toBe('session-1');
+  });
+
+  it('backs off exponentially, capped, and never in a tight loop (jitter within [half, full] step)', async () => {
+    for (const random of [0, 0.999]) {
+      const h = harness({ random });
+      h.script('register', ...Array.from({ length: 9 }, () => refusal(503, 'unavailable')));
+      await h.start();
+      await vi.advanceTimersByTimeAsync(120_000);
+      const waits = gaps(h.client.of('register').map((c) => c.at));
+      expect(waits).toHaveLength(9);
+      waits.forEach((w, i) => {
+        const step = Math.min(BACKOFF.maxMs, BACKOFF.initialMs * 2 ** i);
+        expect(w).toBeGreaterThanOrEqual(step / 2);
+        expect(w).toBeLessThanOrEqual(step);
+      });
+      expect(Math.max(...waits)).toBeLessThanOrEqual(BACKOFF.maxMs);
+      await h.session.reporter.stop();
+    }
+  });
+
+  it('refuses to start when the controller does not speak its protocol (no downgrade)', async () => {
+    const h = harness();
+    h.script('register', refusal(400, 'unsupported_protocol_version'));
+    await h.start();
+    await expect(h.started).rejects.toMatchObject({ kind: 'session_fatal' });
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(h.client.of('register')).toHaveLength(1);
+    expect(h.fatal).toHaveLength(1);
+    expect(h.feed.opened).toEqual([]);
+  });
+
+  it('hands the registration max stale age to the worker', async () => {
+    const h = harness();
+    h.script('register', { ok: true, body: registration('s-1', { maxStaleAgeSeconds: 10 }) });
+    await h.start();
+    await h.feed.deliver(feedMessage(snapshot(1, ['p-a'])));
+    expect(h.worker.phase()).toBe('fresh');
+    await vi.advanceTimersByTimeAsync(10_001);
+    h.worker.tick();
+    expect(h.worker.phase()).toBe('stale');
+  });
+});
+
+describe('snapshots', () => {
+  it('full snapshot → applied → ACKed to the controller → Pub/Sub ack; start() resolves', async () => {
+    const h = harness();
+    await h.start();
+    const s1 = snapshot(1, ['p-a', 'p-b']);
+    expect(await h.feed.deliver(feedMessage(s1))).toBe('ack');
+    await h.started;
+    await flush();
+    expect(h.worker.snapshot()?.version).toBe(1);
+    expect(h.client.of('ack').map((c) => c.body)).toEqual([
+      { sessionId: 'session-1', version: 1, epoch: 1, checksum: s1.checksum },
+    ]);
+    expect(h.session.ackBound).toEqual({ version: 1, epoch: 1 });
+  });
+
+  it('a delta on the applied base applies and is ACKed, without fetching anything', async () => {
+    const h = harness();
+    await h.start();
+    const s1 = snapshot(1, ['p-a']);
+    const s2 = snapshot(2, ['p-a', 'p-b']);
+    await h.feed.deliver(feedMessage(s1));
+    expect(await h.feed.deliver(feedMessage(buildDelta(s1, s2, sha256Hex)))).toBe('ack');
+    await flush();
+    expect(h.worker.snapshot()?.version).toBe(2);
+    expect(h.client.of('latestSnapshot')).toHaveLength(0);
+    expect(h.client.of('ack').map((c) => (c.body as { version: number }).version)).toEqual([1, 2]);
+  });
+
+  it.each([
+    ['on another base', (d: ReturnType<typeof buildDelta>) => ({ ...d, baseVersion: 7, version: 8 })],
+    [
+      'with a checksum that does not verify',
+      (d: ReturnType<typeof buildDelta>) => ({ ...d, checksum: 'a'.repeat(64) }),
+    ],
+  ])('a delta %s is dropped and the full snapshot fetched, applied and ACKed', async (_l, spoil) => {
+    const h = harness();
+    await h.start();
+    const s1 = snapshot(1, ['p-a']);
+    const s3 = snapshot(3, ['p-c']);
+    await h.feed.deliver(feedMessage(s1));
+    h.script('latestSnapshot', { ok: true, body: s3 });
+    const bad = spoil(buildDelta(s1, snapshot(2, ['p-b']), sha256Hex));
+    expect(await h.feed.deliver(feedMessage(bad))).toBe('ack');
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(h.client.of('latestSnapshot').map((c) => c.body)).toEqual([{ sessionId: 'session-1' }]);
+    expect(h.worker.snapshot()?.version).toBe(3);
+    expect(h.client.of('ack').map((c) => (c.body as { version: number }).version)).toEqual([1, 3]);
+  });
+
+  it('a delta before any snapshot fetches the full one', async () => {
+    const h = harness();
+    await h.start();
+    h.script('latestSnapshot', { ok: true, body: snapshot(2, ['p-b']) });
+    await h.feed.deliver(feedMessage(buildDelta(snapshot(1, []), snapshot(2, ['p-b']), sha256Hex)));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(h.worker.snapshot()?.version).toBe(2);
+  });
+
+  it.each([
+    [
+      'addressed to another worker (the emulator does not filter)',
+      feedMessage(snapshot(1, ['p-x'], 1, 'gw-2')),
+      'foreign',
+    ],
+    ['not JSON', feedMessage('{nope'), 'poison'],
+    ['not the wire schema', feedMessage(JSON.stringify({ kind: 'full', version: 'one' })), 'poison'],
+    [
+      'with attributes that contradict the payload',
+      feedMessage(snapshot(1, ['p-a']), { version: '9' }),
+      'poison',
+    ],
+    [
+      'whose payload names another worker',
+      feedMessage(snapshot(1, ['p-a'], 1, 'gw-2'), { workerId: WORKER }),
+      'poison',
+    ],
+  ])('a message %s is acked and not applied', async (_l, message, counter) => {
+    const h = harness();
+    await h.start();
+    expect(await h.feed.deliver(message)).toBe('ack');
+    await flush();
+    expect(h.worker.snapshot()).toBeNull();
+    expect(h.session.counters[counter as 'foreign' | 'poison']).toBe(1);
+    expect(h.client.of('ack')).toHaveLength(0);
+  });
+
+  it('an older or conflicting snapshot is refused without a fetch; a re-delivery is a harmless duplicate', async () => {
+    const h = harness();
+    await h.start();
+    const s2 = snapshot(2, ['p-a']);
+    await h.feed.deliver(feedMessage(s2));
+    await flush();
+    await h.feed.deliver(feedMessage(snapshot(1, ['p-a'])));
+    await h.feed.deliver(feedMessage(snapshot(2, ['p-b'])));
+    await h.feed.deliver(feedMessage(s2));
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(h.session.counters.refused).toBe(2);
+    expect(h.client.of('latestSnapshot')).toHaveLength(0);
+    expect(h.client.of('ack')).toHaveLength(1);
+  });
+
+  it('nothing on the pull within a few seconds → GET the latest snapshot (404: wait for Pub/Sub)', async () => {
+    const h = harness({ settings: { firstSnapshotWaitMs: 3_000 } });
+    await h.start();
+    await vi.advanceTimersByTimeAsync(2_999);
+    expect(h.client.of('latestSnapshot')).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(h.client.of('latestSnapshot')).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(h.client.of('latestSnapshot')).toHaveLength(1);
+
+    const g = harness({ settings: { firstSnapshotWaitMs: 3_000 } });
+    g.script('latestSnapshot', refusal(503, 'unavailable'), { ok: true, body: snapshot(4, ['p-a']) });
+    await g.start();
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(g.client.of('latestSnapshot')).toHaveLength(2);
+    expect(g.worker.snapshot()?.version).toBe(4);
+    expect(g.client.of('ack')).toHaveLength(1);
+  });
+
+  it('a pull that ends by itself is reopened after a backoff', async () => {
+    const h = harness();
+    await h.start();
+    h.feed.end();
+    expect(h.feed.open_).toBe(false);
+    await vi.advanceTimersByTimeAsync(249);
+    expect(h.feed.opened).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(h.feed.opened).toEqual([SUBSCRIPTION, SUBSCRIPTION]);
+  });
+});
+
+describe('ACK refusals', () => {
+  async function applied(h: ReturnType<typeof harness>, ...ackAnswers: Script[]) {
+    h.script('ack', ...ackAnswers);
+    await h.start();
+    await h.feed.deliver(feedMessage(snapshot(1, ['p-a'])));
+    await flush();
+  }
+
+  it('unknown_snapshot → fetch the latest once, apply, ACK it', async () => {
+    const h = harness();
+    h.script('latestSnapshot', { ok: true, body: snapshot(2, ['p-b']) });
+    await applied(h, refusal(409, 'unknown_snapshot'));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(h.client.of('latestSnapshot')).toHaveLength(1);
+    expect(h.client.of('ack').map((c) => (c.body as { version: number }).version)).toEqual([1, 2]);
+    expect(h.session.ackBound).toEqual({ version: 2, epoch: 1 });
+  });
+
+  it('the same checksum_mismatch after a fetch does not loop', async () => {
+    const h = harness();
+    h.script('latestSnapshot', { ok: true, body: snapshot(1, ['p-a']) });
+    await applied(h, refusal(409, 'checksum_mismatch'), refusal(409, 'checksum_mismatch'));
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(h.client.of('latestSnapshot')).toHaveLength(1);
+    expect(h.client.of('ack')).toHaveLength(2);
+    expect(h.session.ackBound).toBeNull();
+  });
+
+  it.each([['stale_epoch'], ['version_regression']])('%s → wait for the next snapshot', async (code) => {
+    const h = harness();
+    await applied(h, refusal(409, code));
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(h.client.of('ack')).toHaveLength(1);
+    expect(h.client.of('latestSnapshot')).toHaveLength(0);
+  });
+
+  it.each([['stale_session'], ['session_expired'], ['unknown_worker']])(
+    '%s → register again (a new session), then ACK under it',
+    async (code) => {
+      const h = harness();
+      await applied(h, refusal(409, code));
+      await flush();
+      expect(h.client.of('register')).toHaveLength(2);
+      expect(h.client.of('ack').map((c) => (c.body as { sessionId: string }).sessionId)).toEqual([
+        'session-1',
+        'session-2',
+      ]);
+      expect(h.session.ackBound).toEqual({ version: 1, epoch: 1 });
+      expect(h.feed.opened).toEqual([SUBSCRIPTION]);
+    },
+  );
+
+  it('503 → retried with backoff until accepted', async () => {
+    const h = harness();
+    await applied(h, refusal(503, 'unavailable'), refusal(0));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(gaps(h.client.of('ack').map((c) => c.at))).toEqual([250, 500]);
+    expect(h.session.ackBound).toEqual({ version: 1, epoch: 1 });
+  });
+});
+
+describe('reports', () => {
+  async function acked(h: ReturnType<typeof harness>) {
+    await h.start();
+    await h.feed.deliver(feedMessage(snapshot(1, ['p-a', 'p-b'])));
+    await flush();
+  }
+  const sequenceOf = (c: { body: unknown }) => [
+    (c.body as { sessionId: string }).sessionId,
+    (c.body as { reportSequence: number }).reportSequence,
+  ];
+
+  it('runtime reports sit on the ACK bound with a strictly increasing sequence: at once, then at the interval', async () => {
+    const h = harness();
+    await acked(h);
+    await vi.advanceTimersByTimeAsync(10_000);
+    const bodies = h.client.of('runtime').map((c) => c.body as Record<string, unknown>);
+    expect(bodies.map((b) => b.reportSequence)).toEqual([1, 2, 3]);
+    expect(bodies[0]).toMatchObject({
+      sessionId: 'session-1',
+      snapshotVersion: 1,
+      epoch: 1,
+      draining: false,
+      counts: [],
+    });
+    expect(gaps(h.client.of('runtime').map((c) => c.at))).toEqual([5_000, 5_000]);
+  });
+
+  it('revokeProxyIds stop new use of those proxies at once', async () => {
+    const h = harness();
+    h.script('runtime', {
+      ok: true,
+      body: { acceptedSequence: 1, replay: false, revokeProxyIds: ['p-a'], reportTtlSeconds: 15 },
+    });
+    await acked(h);
+    await vi.advanceTimersByTimeAsync(5_000);
+    const picks = new Set<string>();
+    for (let i = 0; i < 20; i++) {
+      const p = h.worker.pick('example.com', Date.now(), { stickyValue: () => undefined });
+      if (p.kind === 'ok') picks.add(p.upstream.name);
+    }
+    expect([...picks]).toEqual(['p-b']);
+  });
+
+  it('no_ack / ack_bound_mismatch → ACK again, then report on it', async () => {
+    const h = harness();
+    h.script('runtime', refusal(409, 'ack_bound_mismatch'));
+    await acked(h);
+    expect(h.client.calls.map((c) => c.method)).toEqual(['register', 'ack', 'runtime', 'ack', 'runtime']);
+    expect(h.client.of('runtime').map(sequenceOf)).toEqual([
+      ['session-1', 1],
+      ['session-1', 2],
+    ]);
+  });
+
+  it('a lost session → register again; sequences start over under the new session', async () => {
+    const h = harness();
+    h.script('runtime', refusal(409, 'session_expired'));
+    await acked(h);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(h.client.calls.map((c) => c.method)).toEqual([
+      'register',
+      'ack',
+      'runtime',
+      'register',
+      'ack',
+      'runtime',
+      'runtime',
+    ]);
+    expect(h.client.of('runtime').map(sequenceOf)).toEqual([
+      ['session-1', 1],
+      ['session-2', 1],
+      ['session-2', 2],
+    ]);
+  });
+
+  it('outcome batches are retried under the same sequence until accepted; 413 splits them', async () => {
+    const h = harness();
+    await acked(h);
+    const outcome = (i: number) => ({
+      proxy: 'p-a',
+      route: 'all',
+      stage: 'TUNNEL' as const,
+      ok: true,
+      latencyMs: i,
+      target: 'example.com:443',
+      at: T0,
+    });
+    for (let i = 0; i < 4; i++) h.worker.recordOutcome(outcome(i));
+    h.script('outcomes', refusal(503, 'unavailable'), refusal(413, 'payload_too_large'));
+    await vi.advanceTimersByTimeAsync(10_000);
+    const batches = h.client.of('outcomes').map((c) => c.body as { sequence: number; outcomes: unknown[] });
+    expect(batches.map((b) => [b.sequence, b.outcomes.length])).toEqual([
+      [1, 4],
+      [1, 4],
+      [2, 2],
+      [3, 2],
+    ]);
+    expect(batches[2]!.outcomes[0]).toEqual({
+      proxy: 'p-a',
+      stage: 'TUNNEL',
+      ok: true,
+      latencyMs: 0,
+      target: 'example.com:443',
+      at: new Date(T0).toISOString(),
+    });
+  });
+
+  it('shutdown: the pull stops, a draining report goes at once, and a last one after the drain', async () => {
+    const h = harness();
+    await acked(h);
+    await h.session.source.stop();
+    await flush();
+    expect(h.feed.closed).toBe(1);
+    const draining = () => h.client.of('runtime').map((c) => (c.body as { draining: boolean }).draining);
+    expect(draining()).toEqual([false, true]);
+    await h.session.reporter.stop();
+    expect(draining()).toEqual([false, true, true]);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(draining()).toHaveLength(3);
+    expect(h.client.of('register')).toHaveLength(1);
+  });
+});
