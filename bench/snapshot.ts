@@ -11,6 +11,18 @@ import { chooseMessage, jsonBytes } from '../shared/src/domain/snapshots/next.js
 import { GatewaySnapshotMessage, sha256Hex } from '../shared/src/messages/gateway-snapshot.js';
 import { writeResult } from './support/result.js';
 
+/** Ready and probed healthy: what lease selection and snapshots call healthy (leases/health.ts). */
+const HEALTHY = [
+  {
+    type: 'Healthy',
+    status: 'True' as const,
+    reason: 'ProbeSucceeded',
+    message: '',
+    lastTransitionTime: new Date(0),
+    observedGeneration: 1,
+  },
+];
+
 const now = new Date('2026-01-01T00:00:00Z');
 const grant = new Date('2026-01-01T00:03:00Z');
 
@@ -30,7 +42,12 @@ function fleet(n: number): ProxyResource[] {
         attributes: { country: ['de', 'fr', 'nl'][i % 3]!, tier: 'standard' },
         credentialsRef: { secret: `proxy-${String(i).padStart(5, '0')}-auth`, version: 'latest' },
       },
-      status: { ...emptyStatus(), phase: 'Ready', ip: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}` },
+      status: {
+        ...emptyStatus(),
+        phase: 'Ready',
+        ip: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
+        conditions: HEALTHY,
+      },
     }),
   );
 }

@@ -30,6 +30,18 @@ import { SNAPSHOT_REQUESTS_TOPIC } from '../../shared/src/messages/worker-snapsh
 import { systemClock } from '../../shared/src/ports/clock.js';
 import { startTestPlane } from './local-plane.js';
 
+/** Ready and probed healthy: what lease selection and snapshots call healthy (leases/health.ts). */
+const HEALTHY = [
+  {
+    type: 'Healthy',
+    status: 'True' as const,
+    reason: 'ProbeSucceeded',
+    message: '',
+    lastTransitionTime: new Date(0),
+    observedGeneration: 1,
+  },
+];
+
 export interface WorkerClientOptions {
   apiUrl: string;
   workerId: string;
@@ -396,6 +408,6 @@ export function poolProxy(name: string, i: number, over: Record<string, unknown>
       credentialsRef: { secret: `${name}-auth`, version: 'latest' },
       ...over,
     },
-    status: { ...emptyStatus(), phase: 'Ready', ip: `203.0.113.${i}` },
+    status: { ...emptyStatus(), phase: 'Ready', ip: `203.0.113.${i}`, conditions: HEALTHY },
   });
 }

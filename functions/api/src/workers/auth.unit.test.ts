@@ -85,6 +85,7 @@ describe('worker identity config', () => {
 
   it.each<[Record<string, string>, boolean]>([
     [{ PROXYPLANE_LOCAL: '1' }, true],
+    [{ FIRESTORE_EMULATOR_HOST: '127.0.0.1:8080' }, true],
     [{}, false],
     [{ PROXYPLANE_LOCAL: '1', WORKER_TOKENS: `gw-1:${TOKEN}` }, false],
   ])('open only in explicit local mode with nothing configured: %j → %s', (env, open) =>

@@ -3,7 +3,8 @@
 //   GATEWAY_SERVICE_ACCOUNT  "email" or "email=<glob>", comma-separated — Google identity tokens of these service
 //                            accounts authorise any worker id (or those matching the glob, e.g. gw-eu-*)
 //   WORKER_AUDIENCES         accepted `aud` of those tokens (default: ADMIN_AUDIENCES, the service URL)
-//   PROXYPLANE_LOCAL=1       with none of the above, every caller may act as any worker (announced loudly)
+//   local mode (PROXYPLANE_LOCAL=1 or FIRESTORE_EMULATOR_HOST set, as for admin auth): with none of the
+//                            above, every caller may act as any worker (announced loudly)
 // plus the contract's timing (shared/src/domain/workers/settings.ts).
 
 import { loadWorkerSettings, type WorkerSettings } from '../../../../shared/src/domain/workers/settings.js';
@@ -92,7 +93,10 @@ export function loadWorkersApiConfig(env: Record<string, string | undefined>): W
     tokens,
     serviceAccounts,
     audiences,
-    open: tokens.length === 0 && serviceAccounts.length === 0 && env.PROXYPLANE_LOCAL === '1',
+    open:
+      tokens.length === 0 &&
+      serviceAccounts.length === 0 &&
+      (env.PROXYPLANE_LOCAL === '1' || env.FIRESTORE_EMULATOR_HOST !== undefined),
   };
 }
 

@@ -27,7 +27,7 @@ export async function reportRuntime(
   workerId: string,
   body: RuntimeRequestBody,
 ): Promise<RuntimeResponseBody> {
-  const { replay, previousDraining } = await withRetry('runtime', async () => {
+  const { replay, previous } = await withRetry('runtime', async () => {
     const stored = await loadSession(deps, principal, workerId, body.sessionId);
     const now = deps.clock.now();
     const d = acceptRuntimeReport(
@@ -42,8 +42,9 @@ export async function reportRuntime(
         throw new WorkerApiError(400, 'invalid_counts', reportMessage.invalid_counts);
       throw conflict(d.error, reportMessage[d.error]);
     }
-    const previous = stored.value.report;
-    if (d.replay) return { replay: true, previousDraining: previous?.draining ?? false };
+    const last = stored.value.report;
+    const previous = last?.sessionId === body.sessionId ? last : null;
+    if (d.replay) return { replay: true, previous };
     await deps.workers.put(
       {
         session: d.session,
@@ -59,16 +60,24 @@ export async function reportRuntime(
       },
       stored.token,
     );
-    return { replay: false, previousDraining: previous?.sessionId === body.sessionId && previous.draining };
+    return { replay: false, previous };
   });
   const draining = (await deps.snapshots.header(workerId))?.draining ?? {};
   const revokeProxyIds = Object.keys(draining).sort();
   if (!replay) {
     const reported = new Set(body.counts.map((c) => c.proxy));
-    // A drain this report may complete (its proxy absent at an epoch ≥ the drain's), or a worker that just
-    // started shutting down: ask for a pass now rather than at the next tick.
-    const drainDone = revokeProxyIds.some((p) => !reported.has(p) && draining[p]! <= body.epoch);
-    if (drainDone || (body.draining && !previousDraining)) {
+    const before = new Set(previous?.counts.map((c) => c.proxy));
+    // A drain this report completes — its proxy absent at an epoch ≥ the drain's, where the previous report
+    // still had it or was too old to count — or a worker that just started shutting down: ask for a pass
+    // now rather than at the next tick. Only on the transition, so a worker reporting every few seconds
+    // does not ask again for a drain the planner has already seen.
+    const drainDone = revokeProxyIds.some(
+      (p) =>
+        !reported.has(p) &&
+        draining[p]! <= body.epoch &&
+        (!previous || previous.epoch < draining[p]! || before.has(p)),
+    );
+    if (drainDone || (body.draining && !previous?.draining)) {
       await requestPass(deps, drainDone ? 'drained' : 'worker-draining', workerId);
     }
   }

@@ -7,10 +7,27 @@ import { DEFAULT_WORKER_SETTINGS } from '../workers/settings.js';
 import type { StoredReport } from '../workers/usable-capacity.js';
 import { leaseCandidates, type PassInput, planPass, type WorkerView } from './plan-pass.js';
 
+/** Ready and probed healthy: what lease selection and snapshots call healthy (leases/health.ts). */
+const HEALTHY = [
+  {
+    type: 'Healthy',
+    status: 'True' as const,
+    reason: 'ProbeSucceeded',
+    message: '',
+    lastTransitionTime: new Date(0),
+    observedGeneration: 1,
+  },
+];
+
 const now = new Date('2026-01-01T00:00:00Z');
 const later = (s: number) => new Date(now.getTime() + s * 1000);
 const proxy = (name: string, over: Partial<ProxyResource> = {}) =>
-  aProxy({ name, spec: externalSpec({ gatewayPool: true }), status: { phase: 'Ready' }, ...over });
+  aProxy({
+    name,
+    spec: externalSpec({ gatewayPool: true }),
+    status: { phase: 'Ready', conditions: HEALTHY },
+    ...over,
+  });
 const session = (id: string, at = now) =>
   register(
     null,
