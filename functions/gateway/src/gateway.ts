@@ -29,6 +29,8 @@ export interface GatewayDeps {
   resolve?: Resolve;
   /** Controller mode's worker id (which may be generated); defaults to GATEWAY_WORKER_ID. */
   workerId?: string;
+  /** Shown under `control` in /healthz. */
+  control?: () => Record<string, unknown>;
 }
 
 export interface GatewayHandle {
@@ -158,6 +160,7 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
     maxBodyBytes: cfg.GATEWAY_FETCH_MAX_BODY_BYTES,
     maxResponseBytes: cfg.GATEWAY_FETCH_MAX_RESPONSE_BYTES,
     version: deps.version,
+    control: deps.control,
   });
   const http = serve({
     fetch: app.fetch,
