@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { Firestore } from '@google-cloud/firestore';
 import { type GatewayProcess, spawnGateway } from '../../bench/support/gateway-process.js';
 import { type ComputeEmulator, startComputeEmulator } from '../../emulators/compute/server.js';
+import { freePort } from '../../emulators/launcher/free-port.js';
 import {
   type SecretManagerEmulator,
   startSecretManagerEmulator,
@@ -40,6 +41,8 @@ export interface GatewayPlaneOptions {
   compute?: { first: string; last: string };
   /** Settings for the API and the functions (WORKER_*, OWNERSHIP_*, RECONCILE_*…). */
   env?: Record<string, string>;
+  /** Run the local scheduler (requeue and probe ticks every 2 s, snapshot every 5 s). */
+  scheduler?: boolean;
 }
 
 export interface GatewayPlane {
@@ -77,8 +80,12 @@ export async function startGatewayPlane(o: GatewayPlaneOptions): Promise<Gateway
         log: () => {},
       })
     : null;
+  // The API's port is chosen first: the probe function's EGRESS tier needs its /v1/echo URL at start.
+  const apiPort = await freePort();
   const env: Record<string, string> = {
     SECRET_MANAGER_EMULATOR_HOST: smEndpoint,
+    PROBE_ECHO_URL: `http://127.0.0.1:${apiPort}/v1/echo`,
+    PROBE_CALLER_IPS: '127.0.0.1',
     ...(compute ? { COMPUTE_EMULATOR_HOST: compute.endpoint } : {}),
     ...o.env,
   };
@@ -86,6 +93,7 @@ export async function startGatewayPlane(o: GatewayPlaneOptions): Promise<Gateway
     projectId: o.projectId,
     functions: ['snapshot', ...(o.functions ?? [])],
     env,
+    ...(o.scheduler ? { scheduler: { start: true } } : {}),
   });
   const firestore = new Firestore({ projectId: o.projectId });
   const proxies = new FirestoreProxyStore(firestore);
@@ -96,7 +104,9 @@ export async function startGatewayPlane(o: GatewayPlaneOptions): Promise<Gateway
     WORKER_TOKENS: o.workerIds.map((w) => `${w}:${gatewayWorkerToken(w)}`).join(','),
   });
   let api: ApiServer | null = await startApiServer({
+    port: apiPort,
     deps: {
+      echo: { trustedHops: 0 },
       version: 'test',
       store: proxies,
       publisher: new PubSubReconcilePublisher(plane.publisher),
