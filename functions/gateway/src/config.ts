@@ -67,6 +67,8 @@ export const GatewayEnv = z.object({
     .regex(/^[a-z0-9][-a-z0-9]{0,62}$/)
     .optional(),
   GATEWAY_CONTROL_TIMEOUT_MS: int(10_000, 100),
+  /** Controller mode: how long to wait for a first snapshot before listening anyway (503 no_snapshot). */
+  GATEWAY_START_WAIT_SECONDS: int(15, 0, 300),
   /** The `gateway.snapshot_age` log line Terraform's alert counts. */
   GATEWAY_SNAPSHOT_AGE_LOG_SECONDS: int(30, 1),
   GOOGLE_CLOUD_PROJECT: z.string().optional(),
