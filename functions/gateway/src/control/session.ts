@@ -153,7 +153,12 @@ export class ControllerSession {
       this.firstApplied = resolve;
     });
     void this.registering.kick();
-    await Promise.race([first, sleep(this.settings.startWaitMs, this.signal)]);
+    const waited = new AbortController();
+    const onStop = () => waited.abort();
+    this.signal.addEventListener('abort', onStop, { once: true });
+    await Promise.race([first, sleep(this.settings.startWaitMs, waited.signal)]);
+    waited.abort();
+    this.signal.removeEventListener('abort', onStop);
     if (this.fatal) throw this.fatal;
     if (!this.applied)
       this.deps.log.warn('no snapshot yet: serving 503 no_snapshot until one arrives', {
