@@ -25,6 +25,8 @@ interface RawRecord {
 }
 
 const GATEWAY = 'gateway';
+/** The same gateway with GATEWAY_PLAIN_HTTP=absolute-uri, in the same interleaved run (docs/gateway.md). */
+const GATEWAY_ABS = 'gateway-abs';
 const MODES = ['http', 'connect', 'connect-tls', 'tput'] as const;
 // Paced runs: CPU per request at a fixed rate is far less sensitive to other tenants of a shared box than
 // at saturation (the absolute figure is higher: fewer events are batched per wake-up).
@@ -43,6 +45,18 @@ const median = (xs: number[]): number | null => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
+/** Per-repetition ratios a/b (same repetition, same mode). */
+function ratios(rows: RawRecord[], mode: string, a: string, b: string, field: keyof RawRecord): number[] {
+  const out: number[] = [];
+  for (const ra of rows.filter((r) => r.mode === mode && r.config === a)) {
+    const rb = rows.find((r) => r.mode === mode && r.config === b && r.rep === ra.rep);
+    const va = ra[field] as number | undefined;
+    const vb = rb?.[field] as number | undefined;
+    if (va && vb) out.push(va / vb);
+  }
+  return out;
+}
+
 /** Median over repetitions of a/b, each pair taken from the same repetition and mode. */
 function paired(
   rows: RawRecord[],
@@ -51,14 +65,7 @@ function paired(
   b: string,
   field: keyof RawRecord,
 ): number | null {
-  const ratios: number[] = [];
-  for (const ra of rows.filter((r) => r.mode === mode && r.config === a)) {
-    const rb = rows.find((r) => r.mode === mode && r.config === b && r.rep === ra.rep);
-    const va = ra[field] as number | undefined;
-    const vb = rb?.[field] as number | undefined;
-    if (va && vb) ratios.push(va / vb);
-  }
-  return median(ratios);
+  return median(ratios(rows, mode, a, b, field));
 }
 
 export default async function gatewayBench(args: string[]): Promise<void> {
@@ -81,21 +88,23 @@ export default async function gatewayBench(args: string[]): Promise<void> {
 
 function runHarness(out: string, o: Record<string, string | undefined>): void {
   const harness = join(out, '..', '..');
-  const spec = {
-    name: GATEWAY,
-    cmd: ['node', buildGateway(harness)],
+  const entry = buildGateway(harness);
+  const spec = (name: string, port: number, env: Record<string, string> = {}) => ({
+    name,
+    cmd: ['node', entry],
     cwd: repoRoot,
-    port: 19130,
-    env: { UPSTREAM_PROXY_URL: '{upstream}', PORT: '{port}' },
+    port,
+    env: { UPSTREAM_PROXY_URL: '{upstream}', PORT: '{port}', ...env },
     clientAuth: 'client:secret',
-  };
+  });
+  const specs = [spec(GATEWAY, 19130), spec(GATEWAY_ABS, 19140, { GATEWAY_PLAIN_HTTP: 'absolute-uri' })];
   const run = spawnSync(
     'node',
     [
       'bench.mjs',
       '--upstreams=squid',
       '--gateways=mini,proxychain',
-      `--gw=${JSON.stringify(spec)}`,
+      ...specs.map((g) => `--gw=${JSON.stringify(g)}`),
       `--modes=${[...MODES, ...PACED].join(',')}`,
       `--reps=${o.reps}`,
       `--duration=${o.duration}`,
@@ -153,6 +162,33 @@ function summarise(out: string, o: Record<string, string | undefined>): void {
       rows.filter((r) => r.mode === paced && r.config === GATEWAY).map((r) => r.gw_cpu_us_per_req ?? 0),
     );
   }
+  // Plain HTTP, pinned CONNECT (GATEWAY) vs absolute form (GATEWAY_ABS): the only modes it changes.
+  const stats = (xs: number[]) => {
+    const s = [...xs].sort((x, y) => x - y);
+    return { min: s[0] ?? null, median: median(s), max: s.at(-1) ?? null };
+  };
+  for (const [mode, field, key] of [
+    ['http', 'rps', 'httpAbsoluteVsPinnedRps'],
+    ['http', 'gw_cpu_us_per_req', 'httpAbsoluteVsPinnedCpuPerRequest'],
+    ['http@300', 'gw_cpu_us_per_req', 'httpPacedAbsoluteVsPinnedCpuPerRequest'],
+  ] as const) {
+    const st = stats(ratios(rows, mode, GATEWAY_ABS, GATEWAY, field));
+    metrics[`${key}Min`] = st.min;
+    metrics[`${key}Median`] = st.median;
+    metrics[`${key}Max`] = st.max;
+  }
+  metrics.httpAbsoluteRpsVsProxyChain = paired(rows, 'http', GATEWAY_ABS, 'proxychain', 'rps');
+  metrics.httpAbsoluteRpsVsBarePipe = paired(rows, 'http', GATEWAY_ABS, 'mini', 'rps');
+  metrics.httpAbsoluteCpuPerRequestVsProxyChain = paired(
+    rows,
+    'http',
+    GATEWAY_ABS,
+    'proxychain',
+    'gw_cpu_us_per_req',
+  );
+  metrics.httpAbsoluteGatewayErrors = rows
+    .filter((r) => r.mode === 'http' && r.config === GATEWAY_ABS)
+    .reduce((n, r) => n + (r.errors ?? 0), 0);
   metrics.tputMibpsVsBarePipe = paired(rows, 'tput', GATEWAY, 'mini', 'mib_per_s');
   metrics.tputMibpsVsProxyChain = paired(rows, 'tput', GATEWAY, 'proxychain', 'mib_per_s');
   metrics.tputGatewayMibps = median(
@@ -166,7 +202,7 @@ function summarise(out: string, o: Record<string, string | undefined>): void {
     name: 'gateway',
     params: {
       upstream: 'squid',
-      peers: ['direct', 'mini (bare Node pipe)', 'proxychain (apify proxy-chain 3.0.1)'],
+      peers: ['direct', 'mini (bare Node pipe)', 'proxychain (apify proxy-chain 3.0.1)', 'gateway-abs'],
       modes: [...MODES, ...PACED],
       reps: Number(o.reps),
       durationSeconds: Number(o.duration),
@@ -183,7 +219,7 @@ function summarise(out: string, o: Record<string, string | undefined>): void {
       'Ratios are medians of per-repetition paired ratios (same rep, same mode).',
       'otherTenantCpuSecondsPerRun close to or above durationSeconds means other processes held about a core or more during the runs: throughput ratios are then dominated by scheduling noise; the paced CPU-per-request figures are the steadier ones.',
       'The gateway runs as compiled JavaScript (tsc), as deployed; not under tsx.',
-      'The gateway carries plain HTTP through a CONNECT tunnel to the SSRF-checked address; the peers forward absolute-URI requests.',
+      'gateway carries plain HTTP through a CONNECT tunnel to the SSRF-checked address (GATEWAY_PLAIN_HTTP=pinned); gateway-abs is the same build with GATEWAY_PLAIN_HTTP=absolute-uri, which forwards it in absolute form with the host name, as the peers do. *AbsoluteVsPinned* are per-repetition ratios gateway-abs / gateway (min, median, max).',
       `Harness summary: ${join(out, 'summary.md')}`,
     ],
   });

@@ -13,7 +13,10 @@ export interface GatewayProcess {
   readonly httpPort: number;
   readonly snapshotPath: string;
   readonly logs: string[];
+  readonly exited: Promise<number | null>;
   health(): Promise<Health>;
+  /** The JSON log lines so far. */
+  logEntries(): Array<Record<string, unknown>>;
   metrics(): Promise<string>;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
@@ -23,12 +26,14 @@ export interface Health {
   accepting: boolean;
   sockets: { proxyClients: number; upstreams: number; httpClients: number };
   load: { active: number; reserved: number };
-  snapshot: { version: number } | null;
+  snapshot: { version: number; ownershipEpoch: number; proxies: number } | null;
+  control?: Record<string, unknown>;
 }
 
 export const basicAuth = (user: string, pass: string) =>
   `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
 
+/** Standalone mode over a snapshot file written to a temp dir. */
 export async function startGateway(
   snapshot: unknown,
   env: Record<string, string> = {},
@@ -36,9 +41,18 @@ export async function startGateway(
   const dir = mkdtempSync(join(tmpdir(), 'gw-test-'));
   const snapshotPath = join(dir, 'snapshot.json');
   writeFileSync(snapshotPath, JSON.stringify(snapshot));
+  return spawnGateway(['--snapshot', snapshotPath], env, snapshotPath);
+}
+
+/** Any mode (controller mode: pass CONTROL_PLANE_URL and friends in `env`), on ephemeral ports. */
+export async function spawnGateway(
+  args: string[],
+  env: Record<string, string>,
+  snapshotPath = '',
+): Promise<GatewayProcess> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', join(repoRoot, 'functions/gateway/src/main.ts'), '--snapshot', snapshotPath],
+    ['--import', 'tsx', join(repoRoot, 'functions/gateway/src/main.ts'), ...args],
     {
       cwd: repoRoot,
       env: {
@@ -56,7 +70,7 @@ export async function startGateway(
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   const ports = await new Promise<{ proxyPort: number; httpPort: number }>((resolve, reject) => {
     let pending = '';
-    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${logs.join('\n')}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${logs.join('\n')}`)), 30_000);
     child.stdout!.on('data', (chunk: Buffer) => {
       pending += chunk.toString();
       let nl = pending.indexOf('\n');
@@ -86,8 +100,17 @@ export async function startGateway(
     ...ports,
     snapshotPath,
     logs,
+    exited,
     health: async () => (await (await fetch(`${base}/healthz`)).json()) as Health,
     metrics: async () => (await fetch(`${base}/metrics`)).text(),
+    logEntries: () =>
+      logs.flatMap((l) => {
+        try {
+          return [JSON.parse(l) as Record<string, unknown>];
+        } catch {
+          return [];
+        }
+      }),
     stop: async (signal = 'SIGTERM') => {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);

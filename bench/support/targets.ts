@@ -30,6 +30,8 @@ function handler(req: http.IncomingMessage, res: http.ServerResponse): void {
     const body = JSON.stringify({
       method: req.method,
       url: req.url,
+      // Who connected: through a proxy VM of the Compute emulator, the VM's own address.
+      remote: req.socket.remoteAddress,
       host: req.headers.host,
       proxyAuthorization: req.headers['proxy-authorization'] ?? null,
       headers: req.headers,

@@ -2,6 +2,7 @@
 // two regions (three zones) with different attributes, and one external proxy that the plane only
 // watches. All share one Secret Manager secret for their credentials. Health checks run every 5 s with a
 // failure threshold of 2, so that a proxy killed through the Compute emulator turns Unhealthy in seconds.
+// Two of them are in the gateway pool (the gateway carries requests over them; they are not leasable).
 
 export const DEMO_SECRET = 'demo-proxy-credentials';
 export const DEMO_USERNAME = 'demo';
@@ -35,6 +36,7 @@ export function demoFleet(external: { host: string; port: number }): DemoProxy[]
         mode: 'managed',
         zone: 'us-central1-b',
         attributes: { pool: DEMO_POOL, region: 'us', tier: 'premium' },
+        gatewayPool: true,
         ...common,
       },
     },
@@ -44,6 +46,7 @@ export function demoFleet(external: { host: string; port: number }): DemoProxy[]
         mode: 'managed',
         zone: 'europe-west1-b',
         attributes: { pool: DEMO_POOL, region: 'eu', tier: 'standard' },
+        gatewayPool: true,
         ...common,
       },
     },

@@ -152,7 +152,7 @@ export async function demoStep(
       secretManagerHost: plane.exports.SECRET_MANAGER_EMULATOR_HOST!,
       projectId: opts.projectId,
       demoTarget: planeLayout(opts.portOffset).ports.demoTarget,
-      gatewayProxyUrl: url('gateway-proxy') ?? url('gateway'),
+      gatewayProxyUrl: plane.exports.PROXYPLANE_GATEWAY_PROXY_URL ?? url('gateway-proxy'),
       progress: ctx.progress,
       print: (text) => console.log(text),
       onUp: (name, stop) => ctx.teardown.add(name, stop, Layer.ourEmulators),

@@ -1,6 +1,7 @@
 // The composition root of `npm start`: brings the plane up on the firebase.json ports (shifted by the
 // port offset) in dependency order, registering every started piece with the Teardown as it comes up,
 // so that Ctrl-C at any moment stops exactly what runs.
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createPubSub } from '../../shared/src/adapters/pubsub/client.js';
@@ -17,7 +18,7 @@ import type { PlaneOptions } from './options.js';
 import { startOurEmulators } from './our-emulators.js';
 import { assertPortsFree } from './ports.js';
 import type { Endpoint } from './report.js';
-import { startApi, startScheduler } from './services.js';
+import { startApi, startGatewayService, startScheduler } from './services.js';
 import { Layer, type Teardown } from './teardown.js';
 
 export interface RunningPlane {
@@ -67,6 +68,12 @@ export async function startPlane(
   };
   const tokens = loadLocalTokens(opts.stateDir);
   const apiCredentials = apiCredentialEnv(tokens, process.env);
+  // The gateway worker's identity toward the API, and the credentials crawlers use with the gateway: made
+  // per start (both ends are started here), unless the developer configured worker identities.
+  const gatewayWorker = { id: 'gw-local', token: randomBytes(24).toString('base64url') };
+  const gatewayClient = { user: 'gateway', pass: randomBytes(12).toString('base64url') };
+  if (!process.env.WORKER_TOKENS && !process.env.GATEWAY_SERVICE_ACCOUNT)
+    apiCredentials.WORKER_TOKENS = `${gatewayWorker.id}:${gatewayWorker.token}`;
   const functionEnv = {
     ...env,
     ...localFunctionEnv({ apiUrl, speed: opts.speed, schedules: loadScheduleTable(), env: process.env }),
@@ -153,6 +160,26 @@ export async function startPlane(
   teardown.add('scheduler', scheduler.stop, Layer.scheduler);
   progress(`scheduler up at ${scheduler.url} (${scheduler.jobs} jobs, speed ${opts.speed})`);
 
+  const gateway = await startGatewayService({
+    ...ports.gateway,
+    env: {
+      ...env,
+      GOOGLE_CLOUD_PROJECT: opts.projectId,
+      METADATA_SERVER_DETECTION: 'none',
+      CONTROL_PLANE_URL: apiUrl,
+      GATEWAY_WORKER_ID: gatewayWorker.id,
+      ...(apiCredentials.WORKER_TOKENS ? { GATEWAY_WORKER_TOKEN: gatewayWorker.token } : {}),
+      GATEWAY_CLIENT_USERS: `${gatewayClient.user}:${gatewayClient.pass}`,
+      // The demo site is on loopback, which the SSRF guard refuses unless allowed by name.
+      GATEWAY_SSRF_ALLOW: hostPort(ports.demoTarget),
+      GATEWAY_START_WAIT_SECONDS: '3',
+    },
+    logDir,
+    onSpawn: (stop) => teardown.add('gateway', stop, Layer.services),
+  });
+  progress(`gateway up at ${gateway.url} (proxy port ${ports.gateway.proxyPort})`);
+  void warnOnExit('gateway', gateway.exited, join(logDir, 'gateway.log'));
+
   const endpoints: Endpoint[] = [
     { name: 'firestore', url: `http://${hostPort(ports.firestore)}` },
     { name: 'pubsub', url: `http://${hostPort(ports.pubsub)}` },
@@ -160,11 +187,17 @@ export async function startPlane(
     { name: 'secretmanager', url: urls.get('secret manager emulator')! },
     { name: 'scheduler', url: scheduler.url },
     { name: 'api', url: (await api).url },
+    { name: 'gateway', url: gateway.url },
+    {
+      name: 'gateway-proxy',
+      url: `http://${hostPort({ host: ports.gateway.host, port: ports.gateway.proxyPort })}`,
+    },
     ...(await functions).map((fn) => ({ name: `function:${fn.name}`, url: fn.url })),
   ];
   const exports: Record<string, string> = { ...env, PROXYPLANE_API_URL: apiUrl };
   // Only the tokens the plane made: a developer's own credentials stay where they set them.
   if (apiCredentials.ADMIN_TOKENS) exports.PROXYPLANE_ADMIN_TOKEN = tokens.admin;
   if (apiCredentials.DISCOVERY_TOKENS) exports.PROXYPLANE_CRAWLER_TOKEN = tokens.crawler;
+  exports.PROXYPLANE_GATEWAY_PROXY_URL = `http://${gatewayClient.user}:${gatewayClient.pass}@${hostPort({ host: ports.gateway.host, port: ports.gateway.proxyPort })}`;
   return { endpoints, notBuilt, exports, logDir };
 }

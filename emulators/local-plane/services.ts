@@ -11,6 +11,7 @@ import { LocalScheduler, type TickPublisher } from '../scheduler/local-scheduler
 import { startSchedulerServer } from '../scheduler/server.js';
 
 export const API_ENTRY = 'functions/api/src/main.ts';
+export const GATEWAY_ENTRY = 'functions/gateway/src/main.ts';
 
 export interface RunningService {
   url: string;
@@ -35,6 +36,34 @@ export async function startApi(opts: {
     cwd: repoRoot,
     env: { ...opts.env, PORT: String(opts.port), HOST: opts.host },
     logFile: join(opts.logDir, 'api.log'),
+    onSpawn: opts.onSpawn,
+    ready: () => waitForHttp(`${url}/healthz`, { timeoutMs: 60_000 }),
+  });
+  return { url, exited: proc.exited, stop: proc.stop };
+}
+
+/** The gateway worker in controller mode (its own process, as on Cloud Run): ready once it listens. */
+export async function startGatewayService(opts: {
+  host: string;
+  proxyPort: number;
+  httpPort: number;
+  env: Record<string, string>;
+  logDir: string;
+  onSpawn?: (stop: () => Promise<void>) => void;
+}): Promise<RunningService> {
+  const url = `http://${opts.host}:${opts.httpPort}`;
+  const proc = await startReadyProcess({
+    name: 'gateway',
+    command: process.execPath,
+    args: ['--import', 'tsx', join(repoRoot, GATEWAY_ENTRY)],
+    cwd: repoRoot,
+    env: {
+      ...opts.env,
+      HOST: opts.host,
+      PORT: String(opts.httpPort),
+      GATEWAY_PROXY_PORT: String(opts.proxyPort),
+    },
+    logFile: join(opts.logDir, 'gateway.log'),
     onSpawn: opts.onSpawn,
     ready: () => waitForHttp(`${url}/healthz`, { timeoutMs: 60_000 }),
   });

@@ -154,6 +154,8 @@ describe('npm start', () => {
       ['secretmanager', ports.secretmanager.port],
       ['scheduler', ports.scheduler.port],
       ['api', ports.api.port],
+      ['gateway', ports.gateway.httpPort],
+      ['gateway-proxy', ports.gateway.proxyPort],
       ...built.map((n) => [`function:${n}`, ports.functions.ports[n]!] as [string, number]),
     ]);
 

@@ -19,6 +19,16 @@ import {
 export interface UpstreamAuth {
   /** "Proxy-Authorization: Basic …\r\n", or "" for an open proxy. */
   readonly line: string;
+  /**
+   * Plain HTTP goes to this upstream in absolute form with the host name (it resolves and filters the
+   * destination itself), rather than through a CONNECT pinned to the address the guard checked.
+   */
+  readonly absoluteUri: boolean;
+}
+
+export interface CompileOptions {
+  /** GATEWAY_PLAIN_HTTP=absolute-uri: every upstream is one that filters destinations itself. */
+  absoluteUri: boolean;
 }
 
 export interface CompiledSnapshot {
@@ -38,6 +48,7 @@ export function compileSnapshot(
   s: GatewaySnapshot,
   credentials: ReadonlyMap<string, UpstreamCredentials | CredentialError>,
   counters: (name: string) => LiveCounters,
+  opts: CompileOptions = { absoluteUri: false },
 ): CompiledSnapshot {
   const upstreams: Upstream<UpstreamAuth>[] = [];
   const skipped: { proxy: string; secret: string }[] = [];
@@ -60,7 +71,7 @@ export function compileSnapshot(
       expiresAtMs: Date.parse(p.expiresAt),
       attributes: p.attributes ?? {},
       live: counters(p.name),
-      auth: { line: proxyAuthorizationLine(creds) },
+      auth: { line: proxyAuthorizationLine(creds), absoluteUri: opts.absoluteUri },
     });
   }
   return {

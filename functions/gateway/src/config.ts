@@ -47,6 +47,12 @@ export const GatewayEnv = z.object({
   /** The CONNECT / absolute-URI listener; "off" where raw TCP cannot reach (Cloud Run). */
   GATEWAY_PROXY_PORT: z.union([z.literal('off'), int(8081, 0, 65535)]).default(8081),
   GATEWAY_SNAPSHOT_FILE: z.string().optional(),
+  /**
+   * How plain HTTP reaches an upstream: "pinned" (a CONNECT to the address the SSRF guard checked) or
+   * "absolute-uri" (absolute form with the host name: only for upstreams that filter destinations
+   * themselves, as our squid does). See docs/gateway.md § Plain HTTP.
+   */
+  GATEWAY_PLAIN_HTTP: z.enum(['pinned', 'absolute-uri']).default('pinned'),
   /** Controller mode: the API's base URL (docs/gateway-control-plane.md). Absent: standalone file mode. */
   CONTROL_PLANE_URL: z.url({ protocol: /^https?$/ }).optional(),
   /** The logical worker; controller mode defaults to "gw-" + the start of this process's instance id. */
@@ -61,6 +67,8 @@ export const GatewayEnv = z.object({
     .regex(/^[a-z0-9][-a-z0-9]{0,62}$/)
     .optional(),
   GATEWAY_CONTROL_TIMEOUT_MS: int(10_000, 100),
+  /** Controller mode: how long to wait for a first snapshot before listening anyway (503 no_snapshot). */
+  GATEWAY_START_WAIT_SECONDS: int(15, 0, 300),
   /** The `gateway.snapshot_age` log line Terraform's alert counts. */
   GATEWAY_SNAPSHOT_AGE_LOG_SECONDS: int(30, 1),
   GOOGLE_CLOUD_PROJECT: z.string().optional(),

@@ -29,6 +29,8 @@ export interface GatewayDeps {
   resolve?: Resolve;
   /** Controller mode's worker id (which may be generated); defaults to GATEWAY_WORKER_ID. */
   workerId?: string;
+  /** Shown under `control` in /healthz. */
+  control?: () => Record<string, unknown>;
 }
 
 export interface GatewayHandle {
@@ -79,6 +81,7 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
     workerId,
     stickyTableSize: cfg.GATEWAY_STICKY_TABLE_SIZE,
     outcomeQueueSize: cfg.GATEWAY_OUTCOME_QUEUE_SIZE,
+    absoluteUri: cfg.GATEWAY_PLAIN_HTTP === 'absolute-uri',
     onOutcomeDropped: () => metrics?.outcomeDropped(),
   });
   metrics = new PromRecorder({
@@ -158,6 +161,7 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
     maxBodyBytes: cfg.GATEWAY_FETCH_MAX_BODY_BYTES,
     maxResponseBytes: cfg.GATEWAY_FETCH_MAX_RESPONSE_BYTES,
     version: deps.version,
+    control: deps.control,
   });
   const http = serve({
     fetch: app.fetch,

@@ -126,6 +126,32 @@ const HOP_BY_HOP = new Set([
  * never ride a tunnel that was checked for the first).
  */
 export function originFormHead(h: RequestHead, path: string, hostFallback: string): string {
+  return forwardedHead(h, `${h.method} ${path} ${h.version}\r\n`, hostFallback, '');
+}
+
+/**
+ * The request as an upstream proxy that resolves and filters the destination itself receives it:
+ * absolute-form with the client's host name (so the upstream can reuse its connections to the target),
+ * our credentials for that upstream, and the same end-to-end headers as originFormHead.
+ */
+export function absoluteFormHead(
+  h: RequestHead,
+  authority: Authority,
+  path: string,
+  hostFallback: string,
+  proxyAuthorizationLine: string,
+): string {
+  const host = authority.host.includes(':') ? `[${authority.host}]` : authority.host;
+  const port = authority.port === 80 ? '' : `:${authority.port}`;
+  return forwardedHead(
+    h,
+    `${h.method} http://${host}${port}${path} ${h.version}\r\n`,
+    hostFallback,
+    proxyAuthorizationLine,
+  );
+}
+
+function forwardedHead(h: RequestHead, requestLine: string, hostFallback: string, extra: string): string {
   const conn = header(h, 'connection');
   const listed = conn
     ? conn
@@ -133,7 +159,7 @@ export function originFormHead(h: RequestHead, path: string, hostFallback: strin
         .split(',')
         .map((t) => t.trim())
     : null;
-  let out = `${h.method} ${path} ${h.version}\r\n`;
+  let out = requestLine;
   let hasHost = false;
   for (let i = 0; i < h.names.length; i++) {
     const n = h.names[i]!;
@@ -142,5 +168,5 @@ export function originFormHead(h: RequestHead, path: string, hostFallback: strin
     out += `${h.lines[i]}\r\n`;
   }
   if (!hasHost) out += `Host: ${hostFallback}\r\n`;
-  return `${out}Connection: close\r\n\r\n`;
+  return `${out}${extra}Connection: close\r\n\r\n`;
 }

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
+  absoluteFormHead,
   formatAuthority,
   header,
+  originFormHead,
   parseAbsoluteHttp,
   parseAuthority,
   parseRequestHead,
@@ -74,5 +76,29 @@ describe('helpers', () => {
     expect(statusOf(Buffer.from('HTTP/1.0 200'))).toBe(200);
     expect(statusOf(Buffer.from('HTTP/1.1 20'))).toBe(0);
     expect(statusOf(Buffer.from('SSH-2.0-OpenSSH'))).toBe(0);
+  });
+});
+
+describe('forwarded heads', () => {
+  const h = parseRequestHead(
+    'GET http://example.com:8080/a?b HTTP/1.1\r\nHost: example.com:8080\r\nProxy-Authorization: Basic Y2xpZW50\r\n' +
+      'Connection: keep-alive, X-Drop\r\nX-Drop: 1\r\nAccept: */*',
+  )!;
+
+  it('origin-form inside a pinned tunnel: no proxy credentials, no hop-by-hop, Connection: close', () => {
+    expect(originFormHead(h, '/a?b', 'example.com:8080')).toBe(
+      'GET /a?b HTTP/1.1\r\nHost: example.com:8080\r\nAccept: */*\r\nConnection: close\r\n\r\n',
+    );
+  });
+
+  it.each([
+    [{ host: 'example.com', port: 8080 }, 'http://example.com:8080/a?b'],
+    [{ host: 'example.com', port: 80 }, 'http://example.com/a?b'],
+    [{ host: '2001:db8::1', port: 80 }, 'http://[2001:db8::1]/a?b'],
+  ])('absolute-form to an upstream that filters destinations: %o → %s, with our credentials', (a, url) => {
+    expect(absoluteFormHead(h, a, '/a?b', 'x', 'Proxy-Authorization: Basic dXA6cA==\r\n')).toBe(
+      `GET ${url} HTTP/1.1\r\nHost: example.com:8080\r\nAccept: */*\r\n` +
+        'Proxy-Authorization: Basic dXA6cA==\r\nConnection: close\r\n\r\n',
+    );
   });
 });

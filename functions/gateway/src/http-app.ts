@@ -22,6 +22,8 @@ export interface HttpAppDeps extends FetchDeps {
   maxResponseBytes: number;
   version: string;
   log: Logger;
+  /** Controller mode: the session's state (registered, ACK bound, message counters). */
+  control?: () => Record<string, unknown>;
 }
 
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
@@ -59,6 +61,7 @@ export function createHttpApp(deps: HttpAppDeps) {
       sockets: { ...deps.sockets },
       load: deps.worker.totals(),
       outcomes: { queued: deps.worker.outcomes.size, dropped: deps.worker.outcomes.dropped },
+      ...(deps.control ? { control: deps.control() } : {}),
     };
   };
   app.get('/healthz', (c) => c.json({ ok: true, ...health() }));

@@ -35,6 +35,7 @@ try {
           reporter: controller.session.reporter,
           resolver: controller.resolver,
           workerId: controller.workerId,
+          control: () => controller.session.status(),
         }
       : {}),
   });

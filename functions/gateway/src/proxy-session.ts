@@ -14,6 +14,7 @@ import { refusalCode } from '../../../shared/src/domain/gateway/staleness.js';
 import type { StickyKey } from '../../../shared/src/messages/gateway-snapshot.js';
 import type { UpstreamAuth } from './compile.js';
 import {
+  absoluteFormHead,
   formatAuthority,
   HEAD_END,
   header,
@@ -204,6 +205,27 @@ export class ProxySession {
   }
 
   onUpConnect(): void {
+    const u = this.upstream!;
+    if (!this.isConnect && u.auth.absoluteUri) {
+      // The upstream resolves and filters the destination itself (our squid: docs/cloud-init.md), so
+      // the request goes in absolute form with the host name and the upstream may reuse its
+      // connections to the target. No CONNECT handshake: TCP to the upstream is the handshake.
+      this.up!.write(
+        absoluteFormHead(
+          this.head!,
+          { host: this.host, port: this.port },
+          this.path,
+          this.hostHeader,
+          u.auth.line,
+        ),
+        'latin1',
+      );
+      const body = this.rest;
+      this.rest = null;
+      this.established(null);
+      if (body) this.onBody(body);
+      return;
+    }
     this.state = HANDSHAKE;
     const a = this.pinned;
     const connect = `CONNECT ${a} HTTP/1.1\r\nHost: ${a}\r\n${this.upstream!.auth.line}\r\n`;
@@ -249,6 +271,11 @@ export class ProxySession {
       }
       this.buf = null;
       const status = statusOf(buf);
+      if (status === 407 && this.upstream!.auth.absoluteUri) {
+        // The upstream refused our credentials (in absolute form there is no handshake to fail).
+        this.failStage('PROXY_HANDSHAKE', 502, 'upstream_auth_failed', status);
+        return;
+      }
       this.recordOutcome('RESPONSE_HEADERS', status > 0, status || undefined);
       this.ctx.recorder.request('proxy', this.route!.name, status > 0 ? 'ok' : 'target_bad_response');
       this.state = TUNNEL;

@@ -57,6 +57,8 @@ export interface WorkerOptions {
   workerId?: string;
   stickyTableSize: number;
   outcomeQueueSize: number;
+  /** Plain HTTP in absolute form to upstreams (GATEWAY_PLAIN_HTTP=absolute-uri). */
+  absoluteUri?: boolean;
   onOutcomeDropped?: () => void;
 }
 
@@ -168,7 +170,9 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
   private async swapIn(snapshot: GatewaySnapshot): Promise<void> {
     const refs = snapshot.proxies.flatMap((p) => (p.credentialsRef ? [p.credentialsRef] : []));
     const resolved = await this.opts.credentials.resolveAll(refs);
-    const compiled = compileSnapshot(snapshot, resolved, (name) => this.countersFor(name));
+    const compiled = compileSnapshot(snapshot, resolved, (name) => this.countersFor(name), {
+      absoluteUri: this.opts.absoluteUri ?? false,
+    });
     for (const skipped of compiled.skipped) {
       this.opts.log.warn('proxy left out of the snapshot: credentials unavailable', skipped);
     }

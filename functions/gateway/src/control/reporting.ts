@@ -119,31 +119,27 @@ export class ReportLoop {
     const s = this.session.session;
     const view = this.view;
     if (!s || !view || this.now() < this.runtimeQuietUntil) return;
-    const bound = this.session.ackBound;
-    if (!bound) {
+    if (!this.session.ackBound) {
       // Reports sit on the ACK bound (no_ack before the first ACK): ACK first.
       if (this.session.applied) this.session.kickAck();
       return;
     }
-    const all = view.runtimeCounts();
-    const max = this.limits().maxCounts;
-    if (all.length > max)
-      this.deps.log.warn('runtime report truncated to the controller limit', { counts: all.length, max });
-    const counts = all.slice(0, max).map((c) => ({
-      proxy: c.proxy,
-      active: Math.min(c.active, MAX_COUNT),
-      reserved: Math.min(c.reserved, MAX_COUNT),
-    }));
     const sequence = ++this.runtimeSequence;
-    const answer = await this.deps.client.runtime(this.deps.workerId, {
-      sessionId: s.sessionId,
-      reportSequence: sequence,
-      snapshotVersion: bound.version,
-      epoch: bound.epoch,
-      draining: this.session.draining,
-      observedAt: new Date(this.now()).toISOString(),
-      counts,
+    const answer = await this.session.exclusive(() => {
+      // Read inside the exclusive section: an ACK that moved the bound has finished.
+      const bound = this.session.ackBound;
+      if (!bound || this.session.session?.sessionId !== s.sessionId) return Promise.resolve(null);
+      return this.deps.client.runtime(this.deps.workerId, {
+        sessionId: s.sessionId,
+        reportSequence: sequence,
+        snapshotVersion: bound.version,
+        epoch: bound.epoch,
+        draining: this.session.draining,
+        observedAt: new Date(this.now()).toISOString(),
+        counts: this.counts(view),
+      });
     });
+    if (!answer) return;
     if (answer.ok) {
       this.lastRuntime = { sequence, at: this.now() };
       const ids = answer.body.revokeProxyIds;
@@ -163,6 +159,18 @@ export class ReportLoop {
       this.session.kickAck(true);
     } else if (reaction === 'reregister') this.session.reregister(s.sessionId);
     else if (reaction === 'rate_limited') this.runtimeQuietUntil = this.now() + (answer.retryAfterMs ?? 1000);
+  }
+
+  private counts(view: RuntimeView) {
+    const all = view.runtimeCounts();
+    const max = this.limits().maxCounts;
+    if (all.length > max)
+      this.deps.log.warn('runtime report truncated to the controller limit', { counts: all.length, max });
+    return all.slice(0, max).map((c) => ({
+      proxy: c.proxy,
+      active: Math.min(c.active, MAX_COUNT),
+      reserved: Math.min(c.reserved, MAX_COUNT),
+    }));
   }
 
   private async sendOutcomes(): Promise<void> {

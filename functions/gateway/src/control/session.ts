@@ -20,6 +20,7 @@ import { decodeSnapshotMessage } from './message.js';
 import { ReportLoop } from './reporting.js';
 
 export const WORKER_PROTOCOL_VERSION = 1;
+const REFUSAL_LOG_QUIET_MS = 30_000;
 
 export interface SessionSettings {
   backoff: BackoffPolicy;
@@ -106,6 +107,8 @@ export class ControllerSession {
   private fatal: SessionFatalError | null = null;
   private messages: Promise<unknown> = Promise.resolve();
   private fallbackTimer: NodeJS.Timeout | null = null;
+  private readonly refusalLog = new Map<string, { at: number; suppressed: number }>();
+  private calls: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly deps: SessionDeps) {
     this.settings = { ...DEFAULT_SESSION_SETTINGS, ...deps.settings };
@@ -122,6 +125,22 @@ export class ControllerSession {
     this.reporter = { start: (view) => this.startReporting(view), stop: () => this.stop() };
   }
 
+  /** For /healthz: never a credential, only the session's shape. */
+  status(): Record<string, unknown> {
+    return {
+      workerId: this.deps.workerId,
+      sessionId: this.session?.sessionId ?? null,
+      registered: this.session !== null,
+      appliedVersion: this.applied?.version ?? null,
+      ackBound: this.ackBound,
+      draining: this.draining,
+      lastRuntimeReportAt: this.reports.lastRuntime
+        ? new Date(this.reports.lastRuntime.at).toISOString()
+        : null,
+      messages: { ...this.counters },
+    };
+  }
+
   get signal(): AbortSignal {
     return this.abort.signal;
   }
@@ -134,7 +153,12 @@ export class ControllerSession {
       this.firstApplied = resolve;
     });
     void this.registering.kick();
-    await Promise.race([first, sleep(this.settings.startWaitMs, this.signal)]);
+    const waited = new AbortController();
+    const onStop = () => waited.abort();
+    this.signal.addEventListener('abort', onStop, { once: true });
+    await Promise.race([first, sleep(this.settings.startWaitMs, waited.signal)]);
+    waited.abort();
+    this.signal.removeEventListener('abort', onStop);
     if (this.fatal) throw this.fatal;
     if (!this.applied)
       this.deps.log.warn('no snapshot yet: serving 503 no_snapshot until one arrives', {
@@ -398,12 +422,14 @@ export class ControllerSession {
       const b = this.ackBound;
       if (b && b.version === a.version && b.epoch === a.ownershipEpoch) return;
       if (this.ackGaveUp === a) return;
-      const answer = await this.deps.client.ack(this.deps.workerId, {
-        sessionId: s.sessionId,
-        version: a.version,
-        epoch: a.ownershipEpoch,
-        checksum: a.checksum,
-      });
+      const answer = await this.exclusive(() =>
+        this.deps.client.ack(this.deps.workerId, {
+          sessionId: s.sessionId,
+          version: a.version,
+          epoch: a.ownershipEpoch,
+          checksum: a.checksum,
+        }),
+      );
       if (answer.ok) {
         backoff.reset();
         if (this.session?.sessionId === s.sessionId) {
@@ -446,13 +472,25 @@ export class ControllerSession {
     void this.acking.kick();
   }
 
+  /**
+   * One line per kind of refusal, then at most one per `quietMs` while it repeats (with how many were
+   * left out): a control plane that is down for minutes must not flood the log.
+   */
   logRefusal(
     call: string,
     answer: Extract<ControlAnswer<unknown>, { ok: false }>,
     reaction: ControlReaction,
     retryInMs: number | null,
   ): void {
-    const quiet = reaction === 'await_snapshot' || reaction === 'no_snapshot' || reaction === 'rate_limited';
+    const key = `${call}|${answer.status}|${answer.code ?? ''}`;
+    const now = this.now();
+    const seen = this.refusalLog.get(key);
+    if (seen && now - seen.at < REFUSAL_LOG_QUIET_MS) {
+      seen.suppressed++;
+      return;
+    }
+    this.refusalLog.set(key, { at: now, suppressed: 0 });
+    const quiet = ['await_snapshot', 'no_snapshot', 'rate_limited', 'ack_first'].includes(reaction);
     const loud = reaction === 'retry_slowly' || reaction === 'drop' || reaction === 'fatal';
     const level = loud ? 'error' : quiet ? 'info' : 'warn';
     this.deps.log[level](`control plane refused ${call}`, {
@@ -461,7 +499,15 @@ export class ControllerSession {
       code: answer.code,
       reaction,
       retryInMs: retryInMs ?? undefined,
-      message: answer.message,
+      detail: answer.message,
+      suppressedSinceLast: seen?.suppressed,
     });
+  }
+
+  /** ACKs and runtime reports one at a time, so a report never races an ACK that moves the bound. */
+  exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.calls.then(work, work);
+    this.calls = next.catch(() => undefined);
+    return next;
   }
 }

@@ -132,6 +132,21 @@ describe('registration', () => {
     }
   });
 
+  it('a control plane that stays down: one log line per kind of refusal per 30 s, with a count', async () => {
+    const h = harness({ random: 0.999 });
+    h.script('register', ...Array.from({ length: 30 }, () => refusal(0)));
+    await h.start();
+    await vi.advanceTimersByTimeAsync(120_000);
+    const attempts = h.client.of('register').length;
+    const lines = h.lines.filter((l) => l.message === 'control plane refused register');
+    expect(attempts).toBeGreaterThan(15);
+    expect(lines.length).toBeGreaterThanOrEqual(4);
+    expect(lines.length).toBeLessThanOrEqual(5);
+    expect(lines[1]).toMatchObject({ severity: 'WARNING', status: 0, reaction: 'retry' });
+    expect(lines[1]!.suppressedSinceLast).toBeGreaterThan(0);
+    await h.session.reporter.stop();
+  });
+
   it('refuses to start when the controller does not speak its protocol (no downgrade)', async () => {
     const h = harness();
     h.script('register', refusal(400, 'unsupported_protocol_version'));

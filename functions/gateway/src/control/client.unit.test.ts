@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { HttpControlClient } from './client.js';
+import type { TokenSource } from './token.js';
+
+function client(answer: () => Response | Promise<Response>) {
+  const seen: Array<{ url: string; init: RequestInit }> = [];
+  let invalidated = 0;
+  const token: TokenSource = { header: async () => 'Bearer t0k3n', invalidate: () => void invalidated++ };
+  const c = new HttpControlClient({
+    baseUrl: 'http://api.test/',
+    token,
+    timeoutMs: 1_000,
+    fetch: (async (url: string, init: RequestInit) => {
+      seen.push({ url, init });
+      return answer();
+    }) as typeof fetch,
+  });
+  return { c, seen, invalidated: () => invalidated };
+}
+
+const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
+
+const ack = { sessionId: 'session-1', version: 3, epoch: 1, checksum: 'a'.repeat(64) };
+
+describe('HttpControlClient', () => {
+  it('sends the worker credential and JSON, and validates the answer', async () => {
+    const { c, seen } = client(() => json(200, { acceptedVersion: 3, acceptedEpoch: 1, unchanged: false }));
+    expect(await c.ack('gw-1', ack)).toEqual({
+      ok: true,
+      body: { acceptedVersion: 3, acceptedEpoch: 1, unchanged: false },
+    });
+    expect(seen[0]!.url).toBe('http://api.test/v1/workers/gw-1/ack');
+    expect(seen[0]!.init.headers).toMatchObject({
+      authorization: 'Bearer t0k3n',
+      'content-type': 'application/json',
+    });
+    expect(JSON.parse(String(seen[0]!.init.body))).toEqual(ack);
+  });
+
+  it.each([
+    [
+      'a contract refusal',
+      () => json(409, { error: 'stale_session', message: 'gone' }),
+      409,
+      'stale_session',
+      undefined,
+    ],
+    [
+      'rate limited',
+      () => json(429, { error: 'rate_limited' }, { 'retry-after': '7' }),
+      429,
+      'rate_limited',
+      7_000,
+    ],
+    ['not JSON', () => new Response('<html>bad gateway</html>', { status: 502 }), 502, undefined, undefined],
+    [
+      'a 2xx that is not the schema',
+      () => json(200, { acceptedVersion: 'three' }),
+      502,
+      'invalid_response',
+      undefined,
+    ],
+    ['no answer at all', () => Promise.reject(new TypeError('fetch failed')), 0, undefined, undefined],
+  ])('%s → a refusal with status %i and code %s', async (_l, answer, status, code, retryAfterMs) => {
+    const { c } = client(answer);
+    const r = await c.ack('gw-1', ack);
+    expect(r).toMatchObject({ ok: false, status, code });
+    if (!r.ok) expect(r.retryAfterMs).toBe(retryAfterMs);
+  });
+
+  it('a 401 drops the cached identity token', async () => {
+    const { c, invalidated } = client(() => json(401, { error: 'unauthenticated' }));
+    expect(
+      await c.register({ workerId: 'gw-1', instanceId: 'i', zone: 'z', supportedProtocolVersion: 1 }),
+    ).toMatchObject({
+      ok: false,
+      status: 401,
+      code: 'unauthenticated',
+    });
+    expect(invalidated()).toBe(1);
+  });
+
+  it('GET snapshot passes the session id in the query and escapes the worker id', async () => {
+    const { c, seen } = client(() => json(404, { error: 'no_snapshot' }));
+    await c.latestSnapshot('gw.1', 'session-1');
+    expect(seen[0]!.url).toBe('http://api.test/v1/workers/gw.1/snapshot?sessionId=session-1');
+    expect(seen[0]!.init.method).toBe('GET');
+  });
+});

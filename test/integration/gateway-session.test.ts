@@ -1,0 +1,217 @@
+// The gateway worker's session with the real control plane (docs/gateway-control-plane.md): the gateway
+// as its own process in controller mode, the API in process, the snapshot function as a real function
+// behind Pub/Sub, upstream credentials from the Secret Manager emulator, and two external forward proxies
+// in the gateway pool. What the worker does on the wire is checked on both sides: what the controller
+// recorded (ACK bound, reports, outcomes, ownership) and what the gateway served.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  basicAuth,
+  eventually,
+  type GatewayProcess,
+  openTunnel,
+  rawExchange,
+} from '../../bench/support/gateway-process.js';
+import { startTargets, type Targets } from '../../bench/support/targets.js';
+import { createForwardProxy, type ForwardProxy } from '../../emulators/forward-proxy/proxy.js';
+import { buildSnapshot } from '../../shared/src/domain/gateway/canonical.js';
+import { sha256Hex } from '../../shared/src/messages/gateway-snapshot.js';
+import { GATEWAY_SNAPSHOTS_TOPIC } from '../../shared/src/messages/worker-snapshot-request.js';
+import { testProjectId } from '../support/emulators.js';
+import { CRAWLER, type GatewayPlane, startGatewayPlane } from '../support/gateway-plane.js';
+import { poolProxy } from '../support/worker-client.js';
+
+const WORKER = 'gw-s';
+// Renewed every ~4 s (less than 26 s of a 30 s grant left); stale after 10 s without a snapshot.
+const SETTINGS = {
+  WORKER_SESSION_TTL_SECONDS: '10',
+  WORKER_REPORT_TTL_SECONDS: '5',
+  WORKER_REPORT_INTERVAL_SECONDS: '1',
+  WORKER_MAX_STALE_AGE_SECONDS: '10',
+  OWNERSHIP_GRANT_SECONDS: '30',
+  OWNERSHIP_RENEW_BEFORE_SECONDS: '26',
+  ALLOCATION_SAFETY_MARGIN_SECONDS: '2',
+  CLOCK_SKEW_SECONDS: '1',
+  SNAPSHOT_RESEND_AFTER_SECONDS: '3',
+};
+
+let gp: GatewayPlane;
+let gw: GatewayProcess;
+let targets: Targets;
+const ups: ForwardProxy[] = [];
+const auth = basicAuth(CRAWLER.user, CRAWLER.pass);
+let get: string;
+
+type Health = Awaited<ReturnType<GatewayProcess['health']>> & {
+  control: { registered: boolean; ackBound: { version: number } | null; messages: Record<string, number> };
+};
+const health = async () => (await gw.health()) as Health;
+
+beforeAll(async () => {
+  targets = await startTargets();
+  gp = await startGatewayPlane({ projectId: testProjectId('demo-gws'), workerIds: [WORKER], env: SETTINGS });
+  for (const i of [1, 2]) {
+    const up = createForwardProxy({ host: '127.0.0.1', credentials: `up-user:up-pass-${i}` });
+    const { port } = await up.listen();
+    ups.push(up);
+    await gp.addSecret(`gs-up-${i}`, `up-user:up-pass-${i}`);
+    const p = poolProxy(`gs-${i}`, i, {
+      endpoint: { host: '127.0.0.1', port },
+      credentialsRef: { secret: `gs-up-${i}`, version: 'latest' },
+      capacity: 50,
+    });
+    // Ready and Healthy, as reconcile records the probe's verdict (shared/src/domain/leases/health.ts).
+    p.status.conditions.push({
+      type: 'Healthy',
+      status: 'True',
+      reason: 'Available',
+      message: '',
+      lastTransitionTime: new Date(),
+      observedGeneration: 1,
+    });
+    await gp.proxies.create(p);
+  }
+  gp.startTicking(1000);
+  gw = await gp.gateway(WORKER, {
+    GATEWAY_SSRF_ALLOW: `127.0.0.1:${targets.httpPort},127.0.0.1:${targets.httpsPort}`,
+  });
+  get = `GET http://127.0.0.1:${targets.httpPort}/page HTTP/1.1\r\nHost: 127.0.0.1\r\nProxy-Authorization: ${auth}\r\nConnection: close\r\n\r\n`;
+  const h = await eventually(health, (x) => x.accepting && x.snapshot?.proxies === 2, 60_000);
+  expect(h).toMatchObject({ accepting: true, snapshot: { proxies: 2 } });
+}, 180_000);
+
+afterAll(async () => {
+  await gp?.stop();
+  await Promise.allSettled(ups.map((u) => u.close()));
+  await targets?.close();
+});
+
+/** Requests each upstream carried: plain HTTP reaches it as a CONNECT pinned to the target (docs/gateway.md). */
+const forwarded = () => ups.map((u) => u.stats().forwarded + u.stats().tunnels);
+
+describe('gateway session with the control plane', () => {
+  it('registers, applies its snapshot, ACKs it and reports on it; the controller records all of it', async () => {
+    const h = await eventually(health, (x) => x.control.ackBound?.version === x.snapshot?.version, 10_000);
+    expect(h.control).toMatchObject({ registered: true, workerId: WORKER });
+    const before = forwarded();
+    const res = await rawExchange(gw.proxyPort, get);
+    expect(res.text).toMatch(/^HTTP\/1\.1 200/);
+    expect(forwarded().reduce((a, b) => a + b, 0)).toBe(before.reduce((a, b) => a + b, 0) + 1);
+
+    const view = await eventually(
+      () => gp.admin<{ workers: Array<Record<string, unknown>> }>('GET', '/v1/gateway/workers'),
+      (r) => (r.body.workers?.find((w) => w.workerId === WORKER)?.lastReportSequence as number) > 1,
+      10_000,
+    );
+    const me = view.body.workers.find((w) => w.workerId === WORKER)!;
+    expect(me).toMatchObject({ live: true, principal: `token:${WORKER}`, owned: 2 });
+    expect(me.ackedVersion).toBeGreaterThanOrEqual(1);
+  });
+
+  it('outcomes reach the controller, aggregated per proxy', async () => {
+    for (let i = 0; i < 4; i++)
+      expect((await rawExchange(gw.proxyPort, get)).text).toMatch(/^HTTP\/1\.1 200/);
+    const docs = await eventually(
+      async () => (await gp.firestore.collection('workerOutcomes').get()).docs.map((d) => d.data()),
+      (d) => d.length > 0,
+      10_000,
+    );
+    const text = JSON.stringify(docs);
+    expect(text).toMatch(/"gs-[12]"/);
+    expect(text).toContain('"ok"');
+  });
+
+  it('drops messages for other workers and poison, and answers a delta on the wrong base with a full fetch', async () => {
+    const before = (await health()).control.messages;
+    const current = (await health()).snapshot!.version;
+    const topic = gp.plane.pubsub.topic(GATEWAY_SNAPSHOTS_TOPIC);
+    const foreign = buildSnapshot(
+      {
+        schemaVersion: 1,
+        version: 99,
+        ownershipEpoch: 99,
+        workerId: 'gw-other',
+        generatedAt: new Date().toISOString(),
+        validUntil: new Date(Date.now() + 60_000).toISOString(),
+        routing: [],
+        proxies: [],
+      },
+      sha256Hex,
+    );
+    await topic.publishMessage({ json: foreign, attributes: { workerId: 'gw-other', kind: 'full' } });
+    await topic.publishMessage({ data: Buffer.from('{not json'), attributes: { workerId: WORKER } });
+    const badDelta = {
+      kind: 'delta',
+      schemaVersion: 1,
+      version: current + 50,
+      baseVersion: current + 49,
+      ownershipEpoch: 1_000,
+      workerId: WORKER,
+      generatedAt: new Date().toISOString(),
+      validUntil: new Date(Date.now() + 60_000).toISOString(),
+      upserts: [],
+      removals: ['gs-1', 'gs-2'],
+      checksum: 'a'.repeat(64),
+    };
+    await topic.publishMessage({ json: badDelta, attributes: { workerId: WORKER, kind: 'delta' } });
+    const after = await eventually(
+      health,
+      (x) =>
+        x.control.messages.foreign! > before.foreign! &&
+        x.control.messages.poison! > before.poison! &&
+        x.control.messages.fetched! > before.fetched!,
+      15_000,
+    );
+    expect(after.control.messages.refused).toBeGreaterThan(before.refused!);
+    expect(after.snapshot?.proxies).toBe(2);
+    expect(after.snapshot?.version).toBeLessThan(current + 50);
+    expect((await rawExchange(gw.proxyPort, get)).text).toMatch(/^HTTP\/1\.1 200/);
+  });
+
+  it('a drained proxy gets no new request after the snapshot that removes it', async () => {
+    // A tunnel held open on each upstream: gs-2's drain must wait for its own.
+    const tunnels = [];
+    for (let i = 0; i < 2; i++)
+      tunnels.push(await openTunnel(gw.proxyPort, `127.0.0.1:${targets.httpPort}`, auth));
+    const stored = (await gp.proxies.get('gs-2'))!;
+    expect(
+      await gp.proxies.replaceSpec('gs-2', { ...stored.proxy.spec, gatewayPool: false }, stored.version),
+    ).toBe('written');
+    await eventually(health, (x) => x.snapshot?.proxies === 1, 20_000);
+    const before = forwarded();
+    for (let i = 0; i < 20; i++)
+      expect((await rawExchange(gw.proxyPort, get)).text).toMatch(/^HTTP\/1\.1 200/);
+    const after = forwarded();
+    expect(after[1]).toBe(before[1]);
+    expect(after[0]).toBe(before[0]! + 20);
+
+    const owner = async () =>
+      (
+        await gp.admin<{ proxies: Array<{ proxy: string; owner: string | null }> }>(
+          'GET',
+          '/v1/gateway/ownership',
+        )
+      ).body.proxies.find((p) => p.proxy === 'gs-2')?.owner ?? null;
+    // Still busy with the tunnel: the ownership stays (reported active), over a few reports.
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(await owner()).toBe(WORKER);
+    for (const t of tunnels) t.destroy();
+    expect(await eventually(owner, (o) => o === null, 20_000)).toBeNull();
+    expect(gw.logEntries().some((l) => l.message === 'proxies revoked by the controller')).toBe(true);
+  });
+
+  it('without its control plane it serves until max stale age, then refuses new traffic with snapshot_stale', async () => {
+    await gp.killControlPlane();
+    const killedAt = Date.now();
+    expect((await rawExchange(gw.proxyPort, get)).text).toMatch(/^HTTP\/1\.1 200/);
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect((await rawExchange(gw.proxyPort, get)).text).toMatch(/^HTTP\/1\.1 200/);
+    const stale = await eventually(health, (x) => x.phase === 'stale', 20_000);
+    expect(stale.phase).toBe('stale');
+    expect(Date.now() - killedAt).toBeGreaterThan(3_000);
+    const refused = await rawExchange(gw.proxyPort, get);
+    expect(refused.text).toMatch(/^HTTP\/1\.1 503/);
+    expect(refused.text).toContain('X-Proxyplane-Error: snapshot_stale');
+    expect((await fetch(`http://127.0.0.1:${gw.httpPort}/readyz`)).status).toBe(503);
+    expect(gw.child.exitCode).toBeNull();
+  });
+});
