@@ -141,7 +141,7 @@ describe.skipIf(!haveChromium)('the fleet page in a browser', () => {
     await page.screenshot({ path: join(ARTIFACTS, 'fleet-page.png') });
   }, 120_000);
 
-  it.skip("opens a proxy's detail (spec, status, recent events) from its row", async () => {
+  it("opens a proxy's detail (spec, status, recent events) from its row", async () => {
     await row('demo-us-1').locator('[data-col="location"]').click();
     const detail = page.locator('#detail');
     await detail.locator('h2').filter({ hasText: 'demo-us-1' }).waitFor({ timeout: 10_000 });

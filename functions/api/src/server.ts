@@ -27,6 +27,12 @@ export function startApiServer({
     const onError = (err: Error) => reject(err);
     server = serve({ fetch: app.fetch, port, hostname: host }, () => {
       server.off('error', onError);
+      // Longer than any client's idle keep-alive (undici: 4 s) and Google's front end (600 s is theirs,
+      // 65 s is the usual advice behind a load balancer): the server never closes an idle socket in the
+      // instant a client reuses it, which surfaces as UND_ERR_SOCKET under load.
+      const http = server as { keepAliveTimeout?: number; headersTimeout?: number };
+      http.keepAliveTimeout = 65_000;
+      http.headersTimeout = 66_000;
       const actual = (server.address() as AddressInfo).port;
       const shownHost = host.includes(':') ? `[${host}]` : host;
       resolve({

@@ -40,8 +40,7 @@ const input = (owned: ProxyResource[], over: Partial<ContentInput> = {}): Conten
 });
 
 describe('workerContent (contract §3)', () => {
-  // QUARANTINED at the session's end (2026-11-29): failing on main while its owner was mid-change; see the issue note.
-  it.skip('lists owned, healthy, addressed proxies with capacity, expiry, usableUntil and a secret reference', () => {
+  it('lists owned, healthy, addressed proxies with capacity, expiry, usableUntil and a secret reference', () => {
     const c = workerContent(
       input([
         ready('b', { credentialsRef: { secret: 'b-auth', version: '3' } }),
@@ -146,8 +145,7 @@ describe('chooseMessage: deltas name their base and carry the resulting checksum
   const v2 = two.full;
   const base = { version: 1, prepared: one.prepared };
 
-  // QUARANTINED at the session's end (2026-11-29): failing on main while its owner was mid-change; see the issue note.
-  it.skip('one proxy changed: a delta on the exact base that applies and verifies, under 1 KiB', () => {
+  it('one proxy changed: a delta on the exact base that applies and verifies, under 1 KiB', () => {
     const m = chooseMessage(base, v2, two.prepared);
     expect(m.kind).toBe('delta');
     if (m.kind !== 'delta') return;
@@ -166,8 +164,7 @@ describe('chooseMessage: deltas name their base and carry the resulting checksum
   it('no base (new session or first snapshot): full', () => {
     expect(chooseMessage(null, v2, two.prepared).kind).toBe('full');
   });
-  // QUARANTINED at the session's end (2026-11-29): failing on main while its owner was mid-change; see the issue note.
-  it.skip('every proxy changed (a renewed grant): full, since the delta would be as large', () => {
+  it('every proxy changed (a renewed grant): full, since the delta would be as large', () => {
     const renewed = signed(many, 2, { grant: new Date('2026-01-01T00:04:00Z') });
     const m = chooseMessage(base, renewed.full, renewed.prepared);
     expect(m.kind).toBe('full');
