@@ -28,7 +28,7 @@ const HINTS: Record<string, Hint> = {
   not_ready: () => 'the lease service is still starting: retry in a few seconds',
   credentials_unavailable: () => "the proxy's credentials could not be read from Secret Manager: retry later",
   no_match: (b) =>
-    `no proxy can be leased now: ${num(b.considered)} match the selector, ${num(b.atCapacity)} at capacity, ${num(b.inCooldown)} cooling down for the target, ${num(b.unhealthy)} unhealthy`,
+    `no proxy can be leased now: ${num(b.considered)} match the selector, ${num(b.atCapacity)} at capacity, ${num(b.inCooldown)} cooling down for the target, ${num(b.unhealthy)} unhealthy${gatewayHint(b.inGateway)}`,
   unknown_lease: () => 'no such lease (it may have expired long ago)',
   lease_expired: () => 'the lease expired: acquire a new one',
   lease_released: () => 'the lease was released: acquire a new one',
@@ -42,6 +42,11 @@ const HINTS: Record<string, Hint> = {
 };
 
 const num = (v: unknown) => (typeof v === 'number' ? v : '?');
+// Only services that know the gateway send inGateway; a reclaim is what frees such a proxy for leases.
+const gatewayHint = (v: unknown) =>
+  typeof v === 'number' && v > 0
+    ? `, ${v} held by the gateway (\`POST /v1/gateway/reclaims/NAME\` frees one for leases)`
+    : '';
 
 export function hintFor(code: string, body: unknown, status: number, path = ''): string {
   const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;

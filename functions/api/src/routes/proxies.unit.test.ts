@@ -161,6 +161,9 @@ describe('GET /v1/proxies', () => {
     ['?attr.tier=gold&phase=Ready', ['c']],
     ['?phase=Pending', ['a', 'b']],
     ['?attr.region=mars', []],
+    // Without the lease API wired nothing is leasable; the healthy flag still works.
+    ['?leasable=true', []],
+    ['?leasable=false&phase=Ready', ['c']],
   ])('filters %s → %j', async (query, expected) => {
     const h = await fleet();
     const res = await h.call('GET', `/v1/proxies${query}`);
@@ -172,6 +175,7 @@ describe('GET /v1/proxies', () => {
     ['?phase=Sleeping', 'phase'],
     ['?phase=Ready&phase=Pending', 'phase'],
     ['?healthy=yes', 'healthy'],
+    ['?leasable=1', 'leasable'],
     ['?attr._hidden=x', 'attr._hidden'],
     ['?attr.region=eu&attr.region=us', 'attr.region'],
   ])('refuses %s with 400 at %s', async (query, path) => {
