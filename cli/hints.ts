@@ -18,7 +18,8 @@ const HINTS: Record<string, Hint> = {
   already_exists: () => 'that name is taken: pick another, or `proxyplane proxies delete NAME` first',
   invalid_request: () => 'the API refused the input: see the issues above',
   invalid_json: () => 'the body was not JSON',
-  immutable_field: () => '`mode` cannot change: delete the proxy and create it again',
+  immutable_field: () =>
+    "`mode`, `provider` and a managed proxy's `zone` cannot change: create a new proxy and delete this one",
   deletion_requested: () => 'the proxy is being deleted; its spec is frozen',
   conflict: () => 'someone else kept changing the same thing: run the command again',
   payload_too_large: () => 'the request is over 64 KiB',

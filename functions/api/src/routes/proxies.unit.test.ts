@@ -227,6 +227,8 @@ describe('PUT /v1/proxies/{name}/spec', () => {
 
   it.each([
     [external, 400, 'immutable_field'],
+    [{ ...managed, zone: 'europe-west1-b' }, 400, 'immutable_field'],
+    [{ ...managed, provider: 'aws' }, 400, 'immutable_field'],
     [{ ...managed, status: {} }, 400, 'invalid_request'],
     [{ ...managed, generation: 3 }, 400, 'invalid_request'],
   ])('refuses %j with %i %s and writes nothing', async (body, status, error) => {
@@ -319,6 +321,8 @@ describe('PATCH /v1/proxies/{name}/spec', () => {
   it.each([
     [{ mode: 'external' }, 'immutable_field', 'mode'],
     [{ mode: null }, 'immutable_field', 'mode'],
+    [{ zone: 'europe-west1-b' }, 'immutable_field', 'zone'],
+    [{ provider: 'aws', capacity: 9 }, 'immutable_field', 'provider'],
     [{ zone: null }, 'invalid_request', 'zone'],
     [{ capacity: 'many' }, 'invalid_request', 'capacity'],
     [{ status: { phase: 'Ready' } }, 'invalid_request', 'status'],
