@@ -9,19 +9,8 @@ import { buildPrepared, type Prepared, prepare } from '../shared/src/domain/snap
 import { contentDigest, DEFAULT_ROUTING, workerContent } from '../shared/src/domain/snapshots/content.js';
 import { chooseMessage, jsonBytes } from '../shared/src/domain/snapshots/next.js';
 import { GatewaySnapshotMessage, sha256Hex } from '../shared/src/messages/gateway-snapshot.js';
+import { HEALTHY_CONDITIONS } from '../shared/src/testing/healthy-conditions.js';
 import { writeResult } from './support/result.js';
-
-/** Ready and probed healthy: what lease selection and snapshots call healthy (leases/health.ts). */
-const HEALTHY = [
-  {
-    type: 'Healthy',
-    status: 'True' as const,
-    reason: 'ProbeSucceeded',
-    message: '',
-    lastTransitionTime: new Date(0),
-    observedGeneration: 1,
-  },
-];
 
 const now = new Date('2026-01-01T00:00:00Z');
 const grant = new Date('2026-01-01T00:03:00Z');
@@ -46,7 +35,7 @@ function fleet(n: number): ProxyResource[] {
         ...emptyStatus(),
         phase: 'Ready',
         ip: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`,
-        conditions: HEALTHY,
+        conditions: HEALTHY_CONDITIONS,
       },
     }),
   );

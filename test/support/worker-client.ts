@@ -28,19 +28,8 @@ import { Tick } from '../../shared/src/messages/tick.js';
 import type { RegisterResponseBody, RuntimeResponseBody } from '../../shared/src/messages/worker-api.js';
 import { SNAPSHOT_REQUESTS_TOPIC } from '../../shared/src/messages/worker-snapshot-request.js';
 import { systemClock } from '../../shared/src/ports/clock.js';
+import { HEALTHY_CONDITIONS } from '../../shared/src/testing/healthy-conditions.js';
 import { startTestPlane } from './local-plane.js';
-
-/** Ready and probed healthy: what lease selection and snapshots call healthy (leases/health.ts). */
-const HEALTHY = [
-  {
-    type: 'Healthy',
-    status: 'True' as const,
-    reason: 'ProbeSucceeded',
-    message: '',
-    lastTransitionTime: new Date(0),
-    observedGeneration: 1,
-  },
-];
 
 export interface WorkerClientOptions {
   apiUrl: string;
@@ -408,6 +397,6 @@ export function poolProxy(name: string, i: number, over: Record<string, unknown>
       credentialsRef: { secret: `${name}-auth`, version: 'latest' },
       ...over,
     },
-    status: { ...emptyStatus(), phase: 'Ready', ip: `203.0.113.${i}`, conditions: HEALTHY },
+    status: { ...emptyStatus(), phase: 'Ready', ip: `203.0.113.${i}`, conditions: HEALTHY_CONDITIONS },
   });
 }

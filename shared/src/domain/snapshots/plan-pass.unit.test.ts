@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { HEALTHY_CONDITIONS } from '../../testing/healthy-conditions.js';
 import { aProxy, externalSpec } from '../../testing/proxy-fixtures.js';
 import type { ProxyResource } from '../proxy.js';
 import type { OwnershipRecord } from '../workers/ownership.js';
@@ -7,25 +8,13 @@ import { DEFAULT_WORKER_SETTINGS } from '../workers/settings.js';
 import type { StoredReport } from '../workers/usable-capacity.js';
 import { leaseCandidates, type PassInput, planPass, type WorkerView } from './plan-pass.js';
 
-/** Ready and probed healthy: what lease selection and snapshots call healthy (leases/health.ts). */
-const HEALTHY = [
-  {
-    type: 'Healthy',
-    status: 'True' as const,
-    reason: 'ProbeSucceeded',
-    message: '',
-    lastTransitionTime: new Date(0),
-    observedGeneration: 1,
-  },
-];
-
 const now = new Date('2026-01-01T00:00:00Z');
 const later = (s: number) => new Date(now.getTime() + s * 1000);
 const proxy = (name: string, over: Partial<ProxyResource> = {}) =>
   aProxy({
     name,
     spec: externalSpec({ gatewayPool: true }),
-    status: { phase: 'Ready', conditions: HEALTHY },
+    status: { phase: 'Ready', conditions: HEALTHY_CONDITIONS },
     ...over,
   });
 const session = (id: string, at = now) =>

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayDelta, GatewaySnapshot, sha256Hex } from '../../messages/gateway-snapshot.js';
+import { HEALTHY_CONDITIONS } from '../../testing/healthy-conditions.js';
 import { aProxy, externalSpec, managedSpec } from '../../testing/proxy-fixtures.js';
 import { buildSnapshot } from '../gateway/canonical.js';
 import { applyDelta } from '../gateway/delta.js';
@@ -8,25 +9,13 @@ import { prepare } from './canonical-fast.js';
 import { type ContentInput, contentDigest, DEFAULT_ROUTING, workerContent } from './content.js';
 import { chooseMessage, jsonBytes, nextVersion } from './next.js';
 
-/** Ready and probed healthy: what lease selection and snapshots call healthy (leases/health.ts). */
-const HEALTHY = [
-  {
-    type: 'Healthy',
-    status: 'True' as const,
-    reason: 'ProbeSucceeded',
-    message: '',
-    lastTransitionTime: new Date(0),
-    observedGeneration: 1,
-  },
-];
-
 const now = new Date('2026-01-01T00:00:00Z');
 const grant = new Date('2026-01-01T00:03:00Z');
 const ready = (name: string, over: Record<string, unknown> = {}): ProxyResource =>
   aProxy({
     name,
     spec: externalSpec({ gatewayPool: true, capacity: 8, attributes: { country: 'de' }, ...over }),
-    status: { phase: 'Ready', ip: '203.0.113.7', conditions: HEALTHY },
+    status: { phase: 'Ready', ip: '203.0.113.7', conditions: HEALTHY_CONDITIONS },
   });
 const input = (owned: ProxyResource[], over: Partial<ContentInput> = {}): ContentInput => ({
   workerId: 'w1',

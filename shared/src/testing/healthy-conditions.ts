@@ -1,0 +1,14 @@
+// Ready and probed healthy: the conditions lease selection and snapshots call healthy
+// (shared/src/domain/leases/health.ts). Fixtures for tests and benchmarks that need healthy proxies.
+import type { Condition } from '../domain/proxy.js';
+
+export const HEALTHY_CONDITIONS: Condition[] = [
+  {
+    type: 'Healthy',
+    status: 'True',
+    reason: 'ProbeSucceeded',
+    message: '',
+    lastTransitionTime: new Date(0),
+    observedGeneration: 1,
+  },
+];
