@@ -17,6 +17,7 @@ locals {
     worker_outcomes = "workerOutcomes" # workerOutcomes/{worker}__{session}__{seq}: outcome batch, expireAt
     gateway_config  = "gatewayConfig"  # gatewayConfig/routing: the ordered routes of every snapshot
     reclaims        = "reclaims"       # reclaims/{proxy}: pool proxy taken out for an exclusive lease, expireAt
+    cursors         = "cursors"        # cursors/probe-passive: how far the probe has counted workerOutcomes
   }
 
   # TTL policies on every collection the lease service writes (shared/src/adapters/firestore/

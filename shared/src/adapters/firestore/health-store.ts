@@ -35,7 +35,7 @@ export class FirestoreHealthStore implements HealthStore {
   async writeMany(states: ProxyHealthState[]): Promise<void> {
     for (let i = 0; i < states.length; i += BATCH) {
       const batch = this.db.batch();
-      for (const s of states.slice(i, i + BATCH)) batch.set(this.col().doc(s.proxy), toDoc(s));
+      for (const s of states.slice(i, i + BATCH)) batch.set(this.col().doc(s.proxy), healthToDoc(s));
       await batch.commit();
     }
   }
@@ -54,7 +54,7 @@ export class FirestoreHealthStore implements HealthStore {
   }
 }
 
-function toDoc(s: ProxyHealthState): DocumentData {
+export function healthToDoc(s: ProxyHealthState): DocumentData {
   return {
     proxy: s.proxy,
     instance: s.instance,
