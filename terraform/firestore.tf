@@ -49,6 +49,7 @@ locals {
     ownership_proxies = { collection = local.collections.ownership, field = "proxies" }       # proxy → owner
     outcome_tallies   = { collection = local.collections.worker_outcomes, field = "proxies" } # proxy → tally
     health_latency    = { collection = local.collections.health, field = "latencyHistory" }   # sparkline samples
+    passive_tracked   = { collection = local.collections.cursors, field = "tracked" }         # proxies with passive evidence
   }
 
   # Composite indexes for queries that filter on one field and range or order on another. The code's

@@ -43,6 +43,8 @@ export interface ProbeFleet {
     spec?: Record<string, unknown>,
   ): Promise<{ proxy: ProxyResource; zone: string; instance: string }>;
   tick(advanceMs?: number): ReturnType<typeof handleProbeTick>;
+  /** The handler's dependencies, for tests that drive one of its passes directly. */
+  deps: ProbeHandlerDeps;
   stop(): Promise<void>;
 }
 
@@ -111,6 +113,7 @@ export async function startProbeFleet(
     target,
     echoUrl,
     project: projectId,
+    deps,
     async add(name, spec = {}) {
       const parsed = ProxySpec.parse({
         mode: 'managed',

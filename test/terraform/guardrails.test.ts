@@ -226,6 +226,7 @@ describe('Firestore', () => {
         `${Collections.ownership}.proxies`,
         `${Collections.workerOutcomes}.proxies`,
         `${Collections.health}.latencyHistory`,
+        `${Collections.cursors}.tracked`,
       ].sort(),
     );
     const exempt = resourceOf(tf, 'google_firestore_field', 'no_index');

@@ -51,7 +51,10 @@ export async function runPassivePass(
     passive.rule,
   );
   const live = new Map(all.filter((p) => p.status.ip && !p.deletionRequestedAt).map((p) => [p.name, p]));
-  const relevant = signals.filter((s) => live.has(s.proxy));
+  const tracked = new Set(cursor?.tracked ?? []);
+  // A passing signal for a proxy without a PASSIVE track leaves it without one (presumed AVAILABLE): only
+  // failures and tracked proxies need their state read, so a busy healthy fleet costs no health reads.
+  const relevant = signals.filter((s) => live.has(s.proxy) && (!s.ok || tracked.has(s.proxy)));
   const persisted = await deps.health.getMany(relevant.map((s) => s.proxy));
   const decisions = relevant.flatMap((s) => {
     const p = live.get(s.proxy)!;
@@ -74,8 +77,13 @@ export async function runPassivePass(
     });
   }
   const changed = decisions.filter((d) => d.write).map((d) => d.next);
+  for (const d of decisions) {
+    if (d.next.passive) tracked.add(d.next.proxy);
+    else tracked.delete(d.next.proxy);
+  }
+  for (const name of tracked) if (!live.has(name)) tracked.delete(name);
   try {
-    await passive.feed.commit(changed, to, cursor?.token ?? null);
+    await passive.feed.commit(changed, { through: to, tracked: [...tracked].sort() }, cursor?.token ?? null);
   } catch (err) {
     if (err instanceof PassiveFeedError && err.kind === 'conflict') {
       deps.log.info('outcome window consumed by another tick; nothing counted here', {
@@ -92,7 +100,7 @@ export async function runPassivePass(
   const transitions = await publishTransitions(deps, decisions);
   return {
     outcomeBatches: batches.length,
-    passiveSignals: relevant.length,
+    passiveSignals: signals.filter((s) => live.has(s.proxy)).length,
     written: changed.length,
     transitions,
   };

@@ -23,10 +23,10 @@ class MemoryFeed implements PassiveFeedStore {
   async cursor() {
     return this.cur;
   }
-  async commit(states: ProxyHealthState[], through: Date, expected: string | null) {
+  async commit(states: ProxyHealthState[], next: Omit<PassiveCursor, 'token'>, expected: string | null) {
     if ((this.cur?.token ?? null) !== expected) throw new PassiveFeedError('conflict', 'moved');
     for (const s of states) this.health.set(s.proxy, s);
-    this.cur = { through, token: String(++this.version) };
+    this.cur = { ...next, token: String(++this.version) };
     this.commits++;
   }
 }
@@ -127,11 +127,36 @@ describe('runPassivePass', () => {
     expect((await runPassivePass(deps, [proxy], at(120))).outcomeBatches).toBe(1);
   });
 
-  it('passing outcomes on a healthy proxy move the cursor but write no health state', async () => {
+  it('passing outcomes on an untracked healthy proxy move the cursor but read and write no health state', async () => {
+    const read: string[] = [];
+    const getMany = deps.health.getMany;
+    deps.health.getMany = async (names) => {
+      read.push(...names);
+      return getMany(names);
+    };
     batches.push(batch(30, 'p1', { ok: 20, latencyMsSum: 2000 }));
     const c = await runPassivePass(deps, [proxy], at(60));
     expect(c).toMatchObject({ outcomeBatches: 1, passiveSignals: 1, written: 0 });
+    expect(read).toEqual([]);
     expect(health.get('p1')!.passive).toBeNull();
+    expect(feed.cur?.tracked).toEqual([]);
+  });
+
+  it('a tracked proxy recovers on passing signals and leaves the tracked list', async () => {
+    batches.push(batch(30, 'p1', { dial: 6 }));
+    await runPassivePass(deps, [proxy], at(60));
+    expect(feed.cur?.tracked).toEqual(['p1']);
+    batches.push(batch(90, 'p1', { ok: 6 }));
+    await runPassivePass(deps, [proxy], at(120));
+    expect(health.get('p1')!.passive?.track).toEqual({
+      verdict: 'AVAILABLE',
+      consecutiveOk: 1,
+      consecutiveFail: 0,
+    });
+    batches.push(batch(150, 'p1', { ok: 6 }));
+    await runPassivePass(deps, [proxy], at(180));
+    expect(health.get('p1')!.passive).toBeNull();
+    expect(feed.cur?.tracked).toEqual([]);
   });
 
   it('ignores proxies that are gone, have no address, or have no stored health state', async () => {

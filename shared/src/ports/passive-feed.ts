@@ -10,16 +10,23 @@ export interface PassiveCursor {
   through: Date;
   /** The stored version the cursor was read at; pass it back to commit on top of exactly that. */
   token: string;
+  /** Every proxy that may hold a PASSIVE track (a superset: the active pass drops expired tracks without
+   *  touching the cursor). A passing signal for a proxy not listed changes nothing and costs no read. */
+  tracked: string[];
 }
 
 export interface PassiveFeedStore {
   /** null before the first consumption. */
   cursor(): Promise<PassiveCursor | null>;
   /**
-   * Writes `states` and moves the cursor to `through`, all or nothing, if the cursor is still at
+   * Writes `states` and moves the cursor to `next`, all or nothing, if the cursor is still at
    * `expected` (null: there is none yet). Throws PassiveFeedError `conflict` when another tick came first.
    */
-  commit(states: ProxyHealthState[], through: Date, expected: string | null): Promise<void>;
+  commit(
+    states: ProxyHealthState[],
+    next: Omit<PassiveCursor, 'token'>,
+    expected: string | null,
+  ): Promise<void>;
 }
 
 export class PassiveFeedError extends Error {

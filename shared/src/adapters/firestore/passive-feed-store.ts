@@ -1,4 +1,4 @@
-// PassiveFeedStore on Firestore: the cursor is `cursors/probe-passive` {through: Timestamp}; a commit is
+// PassiveFeedStore on Firestore: the cursor is `cursors/probe-passive` {through: Timestamp, tracked: [proxy]}; a commit is
 // one batched write of the changed `health/{proxy}` documents plus the cursor, guarded by the cursor's
 // updateTime (or create() for the first), so it fails whole when another tick moved the cursor
 // (recipes §7: preconditions rather than contended transactions).
@@ -24,15 +24,24 @@ export class FirestorePassiveFeedStore implements PassiveFeedStore {
       const snap = await this.ref().get();
       const through = snap.get('through');
       if (!snap.exists || !(through instanceof Timestamp)) return null;
-      return { through: through.toDate(), token: versionOf(snap.updateTime!) };
+      const tracked = snap.get('tracked');
+      return {
+        through: through.toDate(),
+        token: versionOf(snap.updateTime!),
+        tracked: Array.isArray(tracked) ? tracked.filter((t): t is string => typeof t === 'string') : [],
+      };
     } catch (err) {
       throw failure(err, 'read the passive cursor');
     }
   }
 
-  async commit(states: ProxyHealthState[], through: Date, expected: string | null): Promise<void> {
+  async commit(
+    states: ProxyHealthState[],
+    next: Omit<PassiveCursor, 'token'>,
+    expected: string | null,
+  ): Promise<void> {
     const batch = this.db.batch();
-    const data = { through: Timestamp.fromDate(through) };
+    const data = { through: Timestamp.fromDate(next.through), tracked: next.tracked };
     if (expected === null) batch.create(this.ref(), data);
     else {
       const at = timestampOfVersion(expected);
