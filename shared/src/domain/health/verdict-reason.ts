@@ -21,29 +21,33 @@ const activeVerdict = (tracks: Partial<Record<TrackKey, TrackState>>): Verdict |
   worstVerdict([tracks.BASIC?.verdict ?? null, tracks.EGRESS?.verdict ?? null]);
 
 /** The Healthy condition's reason and message. The active tiers' own failure explains first; PASSIVE
- *  explains only a verdict that the active tiers alone would not give. */
+ *  explains only a verdict that the active tiers alone would not give. The stored verdict is the truth
+ *  (a state without tracks — an older document — still has a reason). */
 export function healthReason(s: ProxyHealthState): { reason: string; message: string } | null {
+  if (s.verdict === null) return null;
   const active = activeVerdict(s.tracks);
-  if (s.verdict === null || active === null) return null;
-  const passive = s.passive?.track.verdict ?? null;
+  const passiveDecides =
+    active !== null && s.passive?.track.verdict === s.verdict && RANK[active] < RANK[s.verdict];
   if (s.verdict === 'UNHEALTHY') {
-    if (active === 'UNHEALTHY') {
-      return s.egressProblem
-        ? { reason: 'EgressCheckFailed', message: `egress check failed: ${s.egressProblem}` }
-        : { reason: 'ProbeFailed', message: 'the proxy failed its health checks' };
+    if (passiveDecides) {
+      return {
+        reason: 'PassiveFailures',
+        message: 'gateways keep failing to dial the proxy or to complete its handshake (passive signals)',
+      };
     }
-    return {
-      reason: 'PassiveFailures',
-      message: 'gateways keep failing to dial the proxy or to complete its handshake (passive signals)',
-    };
+    return s.egressProblem
+      ? { reason: 'EgressCheckFailed', message: `egress check failed: ${s.egressProblem}` }
+      : { reason: 'ProbeFailed', message: 'the proxy failed its health checks' };
   }
   if (s.verdict === 'SUSPECT') {
-    return active === 'SUSPECT' || passive !== 'SUSPECT'
-      ? { reason: 'ProbeSuspect', message: 'health verdict SUSPECT' }
-      : {
+    return passiveDecides
+      ? {
           reason: 'PassiveSuspect',
           message: 'health verdict SUSPECT: gateways report failures (passive signals)',
-        };
+        }
+      : { reason: 'ProbeSuspect', message: 'health verdict SUSPECT' };
   }
   return { reason: 'ProbeSucceeded', message: `health verdict ${s.verdict}` };
 }
+
+const RANK: Record<Verdict, number> = { AVAILABLE: 0, SUSPECT: 1, UNHEALTHY: 2 };

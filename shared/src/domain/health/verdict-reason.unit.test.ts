@@ -55,6 +55,11 @@ describe('healthReason: the condition reason in status', () => {
     expect(healthVerdictOf(s)).toMatchObject({ reason, healthy });
   });
 
+  it('a stored verdict without tracks (an older document) still has the probe reason', () => {
+    const bare = { ...state('AVAILABLE', null), tracks: {}, verdict: 'UNHEALTHY' as const };
+    expect(healthReason(bare)?.reason).toBe('ProbeFailed');
+  });
+
   it('no verdict: nothing to fold', () => {
     expect(
       healthReason(initialHealth('p1', 'i', null, { successThreshold: 2, failureThreshold: 2 })),
