@@ -78,10 +78,20 @@ export async function startGoogleEmulators(opts: GoogleEmulatorOptions): Promise
         logFile: log('pubsub'),
       }),
     );
+    if (opts.firestore.host === opts.pubsub.host && opts.firestore.port === opts.pubsub.port)
+      throw new Error(
+        `the Firestore and Pub/Sub emulators cannot share ${opts.firestore.host}:${opts.firestore.port}`,
+      );
     const timeoutMs = opts.timeoutMs ?? 60_000;
+    const [firestore, pubsub] = started as [GroupProcess, GroupProcess];
     await Promise.all([
-      waitForHttp(`http://${opts.firestore.host}:${opts.firestore.port}/`, { timeoutMs }),
-      waitForHttp(`http://${opts.pubsub.host}:${opts.pubsub.port}/`, { timeoutMs }),
+      readyOrExited(
+        firestore,
+        `http://${opts.firestore.host}:${opts.firestore.port}/`,
+        timeoutMs,
+        log('firestore'),
+      ),
+      readyOrExited(pubsub, `http://${opts.pubsub.host}:${opts.pubsub.port}/`, timeoutMs, log('pubsub')),
     ]);
   } catch (err) {
     await stop();
@@ -93,4 +103,31 @@ export async function startGoogleEmulators(opts: GoogleEmulatorOptions): Promise
     env: emulatorEnv(opts.firestore, opts.pubsub, opts.projectId),
     stop,
   };
+}
+
+/** Ready when the URL answers; an emulator that exits first (a port already in use, a bad flag) fails at
+ *  once with where to look, instead of waiting out the timeout — or worse, another server answering. */
+async function readyOrExited(
+  p: GroupProcess,
+  url: string,
+  timeoutMs: number,
+  logFile?: string,
+): Promise<void> {
+  const stopWatching = new AbortController();
+  const exited = new Promise<never>((_, reject) => {
+    const onExit = (code: number | null) =>
+      reject(
+        new Error(
+          `the ${p.name} emulator exited (code ${code}) before it was ready${logFile ? `; see ${logFile}` : ''}`,
+        ),
+      );
+    if (p.child.exitCode !== null) onExit(p.child.exitCode);
+    p.child.once('exit', onExit);
+    stopWatching.signal.addEventListener('abort', () => p.child.off('exit', onExit));
+  });
+  try {
+    await Promise.race([waitForHttp(url, { timeoutMs }), exited]);
+  } finally {
+    stopWatching.abort();
+  }
 }
