@@ -18,7 +18,8 @@ const HINTS: Record<string, Hint> = {
   already_exists: () => 'that name is taken: pick another, or `proxyplane proxies delete NAME` first',
   invalid_request: () => 'the API refused the input: see the issues above',
   invalid_json: () => 'the body was not JSON',
-  immutable_field: () => '`mode` cannot change: delete the proxy and create it again',
+  immutable_field: () =>
+    "`mode`, `provider` and a managed proxy's `zone` cannot change: create a new proxy and delete this one",
   deletion_requested: () => 'the proxy is being deleted; its spec is frozen',
   conflict: () => 'someone else kept changing the same thing: run the command again',
   payload_too_large: () => 'the request is over 64 KiB',
@@ -28,7 +29,7 @@ const HINTS: Record<string, Hint> = {
   not_ready: () => 'the lease service is still starting: retry in a few seconds',
   credentials_unavailable: () => "the proxy's credentials could not be read from Secret Manager: retry later",
   no_match: (b) =>
-    `no proxy can be leased now: ${num(b.considered)} match the selector, ${num(b.atCapacity)} at capacity, ${num(b.inCooldown)} cooling down for the target, ${num(b.unhealthy)} unhealthy`,
+    `no proxy can be leased now: ${num(b.considered)} match the selector, ${num(b.atCapacity)} at capacity, ${num(b.inCooldown)} cooling down for the target, ${num(b.unhealthy)} unhealthy${gatewayHint(b.inGateway)}`,
   unknown_lease: () => 'no such lease (it may have expired long ago)',
   lease_expired: () => 'the lease expired: acquire a new one',
   lease_released: () => 'the lease was released: acquire a new one',
@@ -42,6 +43,11 @@ const HINTS: Record<string, Hint> = {
 };
 
 const num = (v: unknown) => (typeof v === 'number' ? v : '?');
+// Only services that know the gateway send inGateway; a reclaim is what frees such a proxy for leases.
+const gatewayHint = (v: unknown) =>
+  typeof v === 'number' && v > 0
+    ? `, ${v} held by the gateway (\`POST /v1/gateway/reclaims/NAME\` frees one for leases)`
+    : '';
 
 export function hintFor(code: string, body: unknown, status: number, path = ''): string {
   const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;

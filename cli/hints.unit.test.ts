@@ -28,6 +28,18 @@ describe('describeFailure', () => {
       /3 match the selector, 1 at capacity, 2 cooling down/,
     ],
     [
+      new ApiCallError(409, 'no_match', {
+        error: 'no_match',
+        considered: 2,
+        inGateway: 2,
+        atCapacity: 0,
+        inCooldown: 0,
+        unhealthy: 0,
+      }),
+      1,
+      /0 unhealthy, 2 held by the gateway/,
+    ],
+    [
       new ApiCallError(418, 'teapot', { error: 'teapot', message: 'short and stout' }),
       1,
       /^error: teapot — short and stout$/,

@@ -7,9 +7,9 @@ import type { PubSub } from '@google-cloud/pubsub';
 import { createSecretManagerClient } from '../../shared/src/adapters/secret-manager/client.js';
 import { type HostPort, hostPort } from '../../shared/src/config/local-ports.js';
 import { jsonLineLog } from '../compute/log.js';
+import { credentialsFromSecretManager } from '../compute/secret-credentials.js';
 import { startComputeEmulator } from '../compute/server.js';
 import { startSecretManagerEmulator } from '../secret-manager/server.js';
-import { secretManagerCredentials } from './credentials-resolver.js';
 
 export interface OurEmulatorsOptions {
   compute: HostPort;
@@ -37,7 +37,7 @@ export async function startOurEmulators(opts: OurEmulatorsOptions): Promise<void
     const compute = await startComputeEmulator({
       ...opts.compute,
       projectId: opts.projectId,
-      resolveCredentials: secretManagerCredentials(client),
+      resolveCredentials: credentialsFromSecretManager(client),
       log: fileLog('compute-emulator', join(opts.logDir, 'compute.log')),
     });
     opts.onUp('compute emulator', compute.url, async () => {

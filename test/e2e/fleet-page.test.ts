@@ -102,12 +102,17 @@ describe.skipIf(!haveChromium)('the fleet page in a browser', () => {
     const res = await fetch(`${exports.PROXYPLANE_API_URL}/v1/leases`, {
       method: 'POST',
       headers: crawler,
-      body: JSON.stringify({ selector: { region: 'eu' }, target: 'shop.example', ttlSeconds: 600 }),
+      // demo-us-1: the eu proxy is in the gateway pool, which leases never take (docs/leases.md).
+      body: JSON.stringify({
+        selector: { region: 'us', tier: 'standard' },
+        target: 'shop.example',
+        ttlSeconds: 600,
+      }),
     });
     expect(res.status).toBe(201);
     const { leaseId } = (await res.json()) as { leaseId: string };
     await expect
-      .poll(() => row('demo-eu-1').locator('[data-col="leases"]').textContent(), { timeout: 15_000 })
+      .poll(() => row('demo-us-1').locator('[data-col="leases"]').textContent(), { timeout: 15_000 })
       .toBe('1/4');
     const report = await fetch(`${exports.PROXYPLANE_API_URL}/v1/leases/${leaseId}/report`, {
       method: 'POST',
@@ -116,7 +121,7 @@ describe.skipIf(!haveChromium)('the fleet page in a browser', () => {
     });
     expect(report.status).toBe(204);
     await expect
-      .poll(() => row('demo-eu-1').locator('[data-col="cooldowns"]').textContent(), { timeout: 15_000 })
+      .poll(() => row('demo-us-1').locator('[data-col="cooldowns"]').textContent(), { timeout: 15_000 })
       .toMatch(/^shop\.example \d+[sm]/);
   });
 

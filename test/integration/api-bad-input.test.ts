@@ -290,6 +290,10 @@ const specCases = (): Case[] => {
     put('spec wrapped in {spec}', json({ spec: managed })),
     patch('mode changed', json({ mode: 'external' }), 400, 'immutable_field'),
     patch('mode removed', json({ mode: null }), 400, 'immutable_field'),
+    put('zone changed', json({ ...managed, zone: 'europe-west1-b' }), 400, 'immutable_field'),
+    put('provider changed', json({ ...managed, provider: 'aws' }), 400, 'immutable_field'),
+    patch('zone changed', json({ zone: 'europe-west1-b' }), 400, 'immutable_field'),
+    patch('provider changed', json({ provider: 'aws' }), 400, 'immutable_field'),
     patch('required zone removed', json({ zone: null })),
     patch(
       'merge-patch media type with a charset other than UTF-8',

@@ -39,7 +39,7 @@ beforeAll(async () => {
     host: '127.0.0.1',
     prepareRequestFunction: ({ username, password, hostname }) => {
       seenByProxy.push(`${username}:${password}@${hostname}`);
-      return { requestAuthentication: username !== 'crawl' || password !== 'pa ss:w@rd' };
+      return { requestAuthentication: username !== 'crawl' || password !== 'pa%ss:w@rd#' };
     },
   });
   await forward.listen();
@@ -66,7 +66,8 @@ beforeAll(async () => {
   });
   await client.addSecretVersion({
     parent: `projects/${projectId}/secrets/demo-creds`,
-    payload: { data: Buffer.from('crawl:pa ss:w@rd') },
+    // Characters a URL must escape in the password, and the newline `echo … | gcloud` leaves (not part of it).
+    payload: { data: Buffer.from('crawl:pa%ss:w@rd#\n') },
   });
   await client.close();
   service = await startApiProcess({
@@ -102,7 +103,7 @@ describe('docs/examples/crawler.ts', () => {
     const out = await crawl('/page');
     expect(out.stderr).toContain('reported ok');
     expect(out).toMatchObject({ code: 0, stdout: 'hello from the target' });
-    expect(seenByProxy).toContain('crawl:pa ss:w@rd@127.0.0.1');
+    expect(seenByProxy).toContain('crawl:pa%ss:w@rd#@127.0.0.1');
     const leases = await db.collection(LEASE_COLLECTIONS.leases).get();
     expect(leases.size).toBe(1);
     expect(leases.docs[0]?.get('releasedAt')).not.toBeNull();

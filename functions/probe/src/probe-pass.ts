@@ -2,6 +2,7 @@
 // state) → probe with bounded concurrency → decide (pure reducer) → write only changed states, publish
 // transitions, prune state of proxies that are gone.
 
+import { basicUserPass, parseProxyCredentials } from '../../../shared/src/domain/cloud-init/credentials.js';
 import { isDueInWindow } from '../../../shared/src/domain/health/due.js';
 import {
   decideHealth,
@@ -123,7 +124,14 @@ export async function publishTransitions(
 
 async function target(deps: ProbeDeps, p: ProxyResource) {
   const port = p.spec.mode === 'managed' ? p.spec.port : p.spec.endpoint.port;
-  const credentials = p.spec.credentialsRef ? await deps.secrets.access(p.spec.credentialsRef) : null;
+  const payload = p.spec.credentialsRef ? await deps.secrets.access(p.spec.credentialsRef) : null;
+  // Parsed as every reader parses it (a trailing newline is not part of the password). A malformed secret
+  // is probed without credentials: the proxy answers 407 and counts as failing, which it is for crawlers.
+  const parsed = payload === null ? null : parseProxyCredentials(payload);
+  if (parsed && !parsed.ok) {
+    deps.log.warn('proxy credentials secret is malformed', { proxy: p.name, reason: parsed.reason });
+  }
+  const credentials = parsed?.ok ? basicUserPass(parsed.credentials) : null;
   return { host: p.status.ip!, port, credentials };
 }
 

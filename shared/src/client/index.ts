@@ -24,6 +24,8 @@ export type AcquireOptions = z.input<typeof AcquireRequest>;
 export interface ProxyFilter {
   attributes?: Record<string, string>;
   healthy?: boolean;
+  /** Healthy and not held by the gateway: what a lease could go to (capacity and cooldowns aside). */
+  leasable?: boolean;
 }
 
 export interface LeaseClientOptions {
@@ -71,6 +73,7 @@ export class LeaseClient {
     const q = new URLSearchParams();
     for (const [k, v] of Object.entries(filter.attributes ?? {})) q.append(`attr.${k}`, v);
     if (filter.healthy !== undefined) q.append('healthy', String(filter.healthy));
+    if (filter.leasable !== undefined) q.append('leasable', String(filter.leasable));
     const qs = q.size > 0 ? `?${q}` : '';
     return ListedProxies.parse(await this.send('GET', `/v1/proxies${qs}`));
   }

@@ -42,7 +42,8 @@ describe('LeaseClient', () => {
     const counts = {
       error: 'no_match',
       message: 'm',
-      considered: 3,
+      considered: 4,
+      inGateway: 1,
       atCapacity: 1,
       inCooldown: 1,
       unhealthy: 1,
@@ -51,6 +52,20 @@ describe('LeaseClient', () => {
     const err = await client.acquire().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NoMatchError);
     expect((err as NoMatchError).counts).toEqual(counts);
+  });
+
+  it('reads a 409 from a service older than inGateway as inGateway 0', async () => {
+    const old = {
+      error: 'no_match',
+      message: 'm',
+      considered: 1,
+      atCapacity: 1,
+      inCooldown: 0,
+      unhealthy: 0,
+    };
+    const client = new LeaseClient({ baseUrl: 'http://api', fetch: fakeFetch([[409, old]]).fetch });
+    const err = await client.acquire().catch((e: unknown) => e);
+    expect((err as NoMatchError).counts).toEqual({ ...old, inGateway: 0 });
   });
 
   it('retries a 503 after Retry-After, then gives up with the stable code', async () => {

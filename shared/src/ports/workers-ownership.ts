@@ -67,5 +67,8 @@ export interface LeaseActivity {
  * may be extracted): false for a proxy in the gateway pool (unless reclaimed) or still owned by a worker.
  */
 export interface OwnershipGate {
+  /** False until the views have loaded (fail closed). */
   leasable(proxy: ProxyResource): boolean;
+  /** Resolves once the views have loaded; rejects after `timeoutMs` (default: waits as long as it takes). */
+  ready(timeoutMs?: number): Promise<void>;
 }

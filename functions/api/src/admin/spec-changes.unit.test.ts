@@ -12,7 +12,41 @@ const codeOf = (fn: () => unknown) => {
   return 'no error';
 };
 
+const errorOf = (fn: () => unknown) => {
+  try {
+    fn();
+  } catch (err) {
+    return err;
+  }
+  return null;
+};
+
 describe('replaceWith', () => {
+  it.each([
+    ['another zone', managedSpec({ zone: 'europe-west1-b' }), ['zone']],
+    ['another provider', managedSpec({ provider: 'aws' }), ['provider']],
+    ['both', managedSpec({ provider: 'aws', zone: 'europe-west1-b' }), ['provider', 'zone']],
+  ])('refuses %s, one issue per field', (_name, next, paths) => {
+    const err = errorOf(() => replaceWith(next)(managedSpec()));
+    expect(err).toBeInstanceOf(ApiError);
+    expect(err).toMatchObject({ status: 400, code: 'immutable_field' });
+    expect((err as ApiError).extra.issues?.map((i) => i.path)).toEqual(paths);
+  });
+
+  it.each([
+    ['machineType', managedSpec({ machineType: 'n2-standard-2' })],
+    ['image', managedSpec({ image: 'projects/x/global/images/y' })],
+    ['port', managedSpec({ port: 8080 })],
+    ['capacity', managedSpec({ capacity: 9 })],
+  ])('accepts a new %s (reconcile replaces the instance in place, or nothing at all)', (_f, next) => {
+    expect(replaceWith(next)(managedSpec())).toBe(next);
+  });
+
+  it('leaves an external proxy free to move its endpoint', () => {
+    const next = externalSpec({ endpoint: { host: 'other.example', port: 8080, protocol: 'http' } });
+    expect(replaceWith(next)(externalSpec())).toBe(next);
+  });
+
   it('returns the new spec of the same mode and refuses another mode', () => {
     const next = managedSpec({ capacity: 9 });
     expect(replaceWith(next)(managedSpec())).toBe(next);
@@ -37,6 +71,13 @@ describe('mergeWith', () => {
     expect(mergeWith(patch)(managedSpec())).toMatchObject(expected);
   });
 
+  it.each([
+    ['the same zone spelled out', { zone: 'us-central1-a' }],
+    ['provider removed (the default is the same gce)', { provider: null }],
+  ])('accepts %s', (_name, patch) => {
+    expect(mergeWith(patch)(managedSpec())).toMatchObject({ provider: 'gce', zone: 'us-central1-a' });
+  });
+
   it('removes optional members with null and restores defaults for removed defaulted ones', () => {
     const current = managedSpec({ cloudInit: { inline: 'x' }, machineType: 'n2-standard-2' });
     const next = mergeWith({ cloudInit: null, machineType: null })(current);
@@ -46,6 +87,8 @@ describe('mergeWith', () => {
 
   it.each([
     [{ mode: 'external' }, [400, 'immutable_field', 'mode']],
+    [{ zone: 'europe-west1-b' }, [400, 'immutable_field', 'zone']],
+    [{ provider: 'aws' }, [400, 'immutable_field', 'provider']],
     [{ zone: 'nowhere' }, [400, 'invalid_request', 'zone']],
     [{ port: 70000 }, [400, 'invalid_request', 'port']],
     [{ extra: true }, [400, 'invalid_request', 'extra']],

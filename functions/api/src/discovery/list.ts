@@ -1,29 +1,42 @@
 // What discovery adds to the admin API's GET /v1/proxies so that one route serves admins and crawlers
 // (seed §7: `?attr.k=v&healthy=true` → {proxies, count}, each proxy with its active lease count):
-// the `healthy` filter and flag (the one rule in domain/leases/health.ts, plus a reachable address) and
-// `activeLeases` from the lease store, re-read where this replica's view is old.
+// the `healthy` filter and flag (the one rule in domain/leases/health.ts, plus a reachable address),
+// `activeLeases` from the lease store, re-read where this replica's view is old, and `leasable`: healthy
+// and not held by the gateway (contract §4 step 4: a gateway-pool proxy that is not reclaimed, or one a
+// worker still owns, is listed — admins and the fleet page need it — but never leased).
 import { isLeasable } from '../../../../shared/src/domain/leases/selection.js';
 import type { ProxyResource } from '../../../../shared/src/domain/proxy.js';
 import type { Clock } from '../../../../shared/src/ports/clock.js';
 import { type LeaseStore, LeaseStoreError } from '../../../../shared/src/ports/lease-store.js';
+import type { OwnershipGate } from '../../../../shared/src/ports/workers-ownership.js';
 import { ApiError } from '../errors.js';
 import type { LeaseMetrics } from '../leases/metrics.js';
 
-export type ListedProxy = ProxyResource & { healthy: boolean; activeLeases: number };
+export type ListedProxy = ProxyResource & { healthy: boolean; leasable: boolean; activeLeases: number };
+
+export interface ListFilter {
+  healthy?: boolean;
+  leasable?: boolean;
+}
 
 export interface DiscoveryView {
-  list(proxies: readonly ProxyResource[], healthy: boolean | undefined): Promise<ListedProxy[]>;
+  list(proxies: readonly ProxyResource[], filter: ListFilter): Promise<ListedProxy[]>;
 }
+
+const keep = (p: ListedProxy, f: ListFilter) =>
+  (f.healthy === undefined || p.healthy === f.healthy) &&
+  (f.leasable === undefined || p.leasable === f.leasable);
 
 export function discoveryView(deps: {
   store: Pick<LeaseStore, 'usage' | 'refresh'>;
+  gate: Pick<OwnershipGate, 'leasable'>;
   clock: Clock;
-  /** Resolves once the lease views have loaded. */
+  /** Resolves once the lease views (and the gateway's) have loaded. */
   ready: () => Promise<void>;
   metrics: LeaseMetrics;
 }): DiscoveryView {
   return {
-    async list(proxies, healthy) {
+    async list(proxies, filter) {
       try {
         await deps.ready();
         await deps.store.refresh(proxies.map((p) => p.name));
@@ -43,17 +56,21 @@ export function discoveryView(deps: {
       const now = deps.clock.now();
       deps.metrics.leaseRequest('list', 'ok');
       return proxies
-        .map((p) => ({ ...p, healthy: isLeasable(p), activeLeases: deps.store.usage(p.name, now).active }))
-        .filter((p) => healthy === undefined || p.healthy === healthy);
+        .map((p) => {
+          const healthy = isLeasable(p);
+          const leasable = healthy && deps.gate.leasable(p);
+          return { ...p, healthy, leasable, activeLeases: deps.store.usage(p.name, now).active };
+        })
+        .filter((p) => keep(p, filter));
     },
   };
 }
 
-/** Without the lease API wired: the healthy filter and flag still work; there are no lease counts. */
+/** Without the lease API wired: the healthy filter and flag still work; nothing is leasable, no counts. */
 export const healthOnlyView: DiscoveryView = {
-  async list(proxies, healthy) {
+  async list(proxies, filter) {
     return proxies
-      .map((p) => ({ ...p, healthy: isLeasable(p), activeLeases: 0 }))
-      .filter((p) => healthy === undefined || p.healthy === healthy);
+      .map((p) => ({ ...p, healthy: isLeasable(p), leasable: false, activeLeases: 0 }))
+      .filter((p) => keep(p, filter));
   },
 };

@@ -23,12 +23,15 @@ import {
   type ProxyCatalog,
 } from '../../../../shared/src/ports/lease-store.js';
 import type { SecretReader } from '../../../../shared/src/ports/secrets.js';
+import type { OwnershipGate } from '../../../../shared/src/ports/workers-ownership.js';
 import { CredentialsUnavailable, credentialsFor } from './credentials.js';
 
 export interface LeaseServiceDeps {
   catalog: ProxyCatalog;
   store: LeaseStore;
   secrets: SecretReader;
+  /** Which proxies the gateway holds (contract §4 step 4): never leased while it does. */
+  gate: OwnershipGate;
   clock: Clock;
   settings: LeaseSettings;
   log: Logger;
@@ -61,7 +64,8 @@ export class LeaseService {
     if (this.loaded) return;
     const t = this.deps.readyTimeoutMs ?? 15_000;
     try {
-      await Promise.all([this.deps.catalog.ready(t), this.deps.store.ready(t)]);
+      // Without the gateway's view every pool proxy would look held: wait for it like for the others.
+      await Promise.all([this.deps.catalog.ready(t), this.deps.store.ready(t), this.deps.gate.ready(t)]);
       this.loaded = true;
     } catch (err) {
       throw err instanceof LeaseStoreError
@@ -117,7 +121,7 @@ export class LeaseService {
   }
 
   private plan(req: AcquireRequest, target: string | null): SelectionPlan {
-    const { catalog, store, clock } = this.deps;
+    const { catalog, store, clock, gate } = this.deps;
     const now = clock.now();
     return planSelection(
       catalog.list(),
@@ -127,6 +131,7 @@ export class LeaseService {
         pending: (p) => store.pending(p),
         coolingDown: (p, t) => store.coolingDown(p, t, now),
         unusable: (p) => (this.quarantine.get(p) ?? 0) > now.getTime(),
+        heldByGateway: (p) => !gate.leasable(p),
       },
     );
   }
@@ -186,13 +191,14 @@ export class LeaseService {
 }
 
 function noMatch(plan: SelectionPlan, moreAtCapacity: number): AcquireOutcome {
-  const { considered, inCooldown, unhealthy } = plan;
+  const { considered, inGateway, inCooldown, unhealthy } = plan;
   return {
     kind: 'no_match',
     body: {
       error: 'no_match',
       message: 'no proxy can be leased now',
       considered,
+      inGateway,
       atCapacity: plan.atCapacity + moreAtCapacity,
       inCooldown,
       unhealthy,

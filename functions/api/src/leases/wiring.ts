@@ -3,6 +3,7 @@
 import type { Firestore } from '@google-cloud/firestore';
 import type { Registry } from 'prom-client';
 import { FirestoreLeaseStore } from '../../../../shared/src/adapters/firestore/lease-store.js';
+import { FirestoreOwnershipGate } from '../../../../shared/src/adapters/firestore/ownership-gate.js';
 import { FirestoreProxyCatalog } from '../../../../shared/src/adapters/firestore/proxy-cache.js';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
 import { CachedSecretReader } from '../../../../shared/src/adapters/secret-manager/cached-reader.js';
@@ -34,13 +35,15 @@ export function buildLeaseApi(opts: {
   const settings = { cooldownWindowMs: config.cooldownWindowMs };
   const catalog = new FirestoreProxyCatalog(firestore, { log }).start();
   const store = new FirestoreLeaseStore(firestore, { clock, settings, log }).start();
+  // The gateway's ownership and reclaims: LeaseService.ready() waits for it, and it fails closed meanwhile.
+  const gate = new FirestoreOwnershipGate(firestore, clock, { log }).start();
   // Stale-if-error: a Secret Manager blip must not stop leases of proxies whose credentials we just had.
   const secrets = new CachedSecretReader(opts.secrets, {
     ttlMs: config.credentialsCacheMs,
     clock,
     staleIfErrorMs: 10 * 60_000,
   });
-  const service = new LeaseService({ catalog, store, secrets, clock, settings, log });
+  const service = new LeaseService({ catalog, store, secrets, gate, clock, settings, log });
   const metrics = promLeaseMetrics(
     registry,
     () => store.countActive(),
@@ -55,9 +58,10 @@ export function buildLeaseApi(opts: {
     registry,
     tokens: config.tokens,
     metrics,
-    discovery: discoveryView({ store, clock, ready: () => service.ready(), metrics }),
+    discovery: discoveryView({ store, gate, clock, ready: () => service.ready(), metrics }),
     async stop() {
       catalog.stop();
+      gate.stop();
       await store.stop();
     },
   };

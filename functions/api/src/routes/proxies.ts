@@ -26,10 +26,11 @@ export const proxyRoutes = (admin: ProxyAdmin, discovery: DiscoveryView = health
     .openapi(listProxiesRoute, async (c) => {
       const query = c.req.valid('query');
       const stored = await admin.list({ phase: query.phase, attributes: attributeFilter(query) });
-      const proxies = await discovery.list(
-        stored,
-        query.healthy === undefined ? undefined : query.healthy === 'true',
-      );
+      const flag = (v: 'true' | 'false' | undefined) => (v === undefined ? undefined : v === 'true');
+      const proxies = await discovery.list(stored, {
+        healthy: flag(query.healthy),
+        leasable: flag(query.leasable),
+      });
       return c.json({ proxies, count: proxies.length }, 200);
     })
     .openapi(getProxyRoute, async (c) => c.json(await admin.get(c.req.valid('param').name), 200))

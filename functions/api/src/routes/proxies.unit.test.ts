@@ -161,6 +161,9 @@ describe('GET /v1/proxies', () => {
     ['?attr.tier=gold&phase=Ready', ['c']],
     ['?phase=Pending', ['a', 'b']],
     ['?attr.region=mars', []],
+    // Without the lease API wired nothing is leasable; the healthy flag still works.
+    ['?leasable=true', []],
+    ['?leasable=false&phase=Ready', ['c']],
   ])('filters %s → %j', async (query, expected) => {
     const h = await fleet();
     const res = await h.call('GET', `/v1/proxies${query}`);
@@ -172,6 +175,7 @@ describe('GET /v1/proxies', () => {
     ['?phase=Sleeping', 'phase'],
     ['?phase=Ready&phase=Pending', 'phase'],
     ['?healthy=yes', 'healthy'],
+    ['?leasable=1', 'leasable'],
     ['?attr._hidden=x', 'attr._hidden'],
     ['?attr.region=eu&attr.region=us', 'attr.region'],
   ])('refuses %s with 400 at %s', async (query, path) => {
@@ -223,6 +227,8 @@ describe('PUT /v1/proxies/{name}/spec', () => {
 
   it.each([
     [external, 400, 'immutable_field'],
+    [{ ...managed, zone: 'europe-west1-b' }, 400, 'immutable_field'],
+    [{ ...managed, provider: 'aws' }, 400, 'immutable_field'],
     [{ ...managed, status: {} }, 400, 'invalid_request'],
     [{ ...managed, generation: 3 }, 400, 'invalid_request'],
   ])('refuses %j with %i %s and writes nothing', async (body, status, error) => {
@@ -315,6 +321,8 @@ describe('PATCH /v1/proxies/{name}/spec', () => {
   it.each([
     [{ mode: 'external' }, 'immutable_field', 'mode'],
     [{ mode: null }, 'immutable_field', 'mode'],
+    [{ zone: 'europe-west1-b' }, 'immutable_field', 'zone'],
+    [{ provider: 'aws', capacity: 9 }, 'immutable_field', 'provider'],
     [{ zone: null }, 'invalid_request', 'zone'],
     [{ capacity: 'many' }, 'invalid_request', 'capacity'],
     [{ status: { phase: 'Ready' } }, 'invalid_request', 'status'],

@@ -49,19 +49,28 @@ export const ListQuery = z
       .optional()
       .openapi({
         param: { name: 'healthy', in: 'query' },
-        description: 'Only proxies a lease could go to now (true), or only the others (false).',
+        description:
+          'Only proxies healthy and reachable (true), or only the others (false): the health a lease needs.',
+      }),
+    leasable: z
+      .enum(['true', 'false'])
+      .optional()
+      .openapi({
+        param: { name: 'leasable', in: 'query' },
+        description:
+          'Only proxies a lease could go to now, capacity and cooldowns aside: healthy and not held by the gateway (true), or only the others (false).',
       }),
   })
   .catchall(z.string())
   .superRefine((query, ctx) => {
     const attributes: Record<string, string> = {};
     for (const [key, value] of Object.entries(query)) {
-      if (key === 'phase' || key === 'healthy') continue;
+      if (key === 'phase' || key === 'healthy' || key === 'leasable') continue;
       if (!key.startsWith(ATTR_PREFIX)) {
         ctx.addIssue({
           code: 'custom',
           path: [key],
-          message: 'unknown query parameter (use phase or attr.<key>)',
+          message: 'unknown query parameter (use phase, healthy, leasable or attr.<key>)',
         });
       } else if (FORBIDDEN_KEYS.has(key.slice(ATTR_PREFIX.length))) {
         ctx.addIssue({ code: 'custom', path: [key], message: 'forbidden attribute key' });
@@ -93,6 +102,10 @@ export function attributeFilter(query: Record<string, unknown>): Record<string, 
 /** A proxy as listed: plus discovery's health verdict and active lease count (discovery/list.ts). */
 export const ListedProxyBody = ProxyBody.extend({
   healthy: z.boolean(),
+  leasable: z.boolean().openapi({
+    description:
+      'Healthy and not held by the gateway (a gateway-pool proxy not reclaimed, or one a gateway worker still owns).',
+  }),
   activeLeases: z.number().int(),
 }).openapi('ListedProxy');
 

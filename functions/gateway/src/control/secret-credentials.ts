@@ -2,19 +2,17 @@
 // snapshot, before the swap — never on the hot path). The plane's SecretReader adapter over the real
 // client, behind a CachedSecretReader so that concurrent misses share one call and a transient failure may
 // serve the last value a little longer; the worker's CredentialCache above it keeps the last good value
-// of "latest" across a failed refresh. The payload is `user:password` (or {"username","password"}).
+// of "latest" across a failed refresh. The payload is the plane's one credentials format, read by the
+// plane's one parser (parseProxyCredentials: `username:password`, trailing newlines ignored): the proxy
+// VMs accept exactly that, so the gateway must not authenticate with anything else.
 import { CachedSecretReader } from '../../../../shared/src/adapters/secret-manager/cached-reader.js';
 import { createSecretManagerClient } from '../../../../shared/src/adapters/secret-manager/client.js';
 import { SecretManagerSecretReader } from '../../../../shared/src/adapters/secret-manager/reader.js';
+import { parseProxyCredentials } from '../../../../shared/src/domain/cloud-init/credentials.js';
 import type { SecretRef } from '../../../../shared/src/domain/proxy.js';
 import { systemClock } from '../../../../shared/src/ports/clock.js';
 import type { SecretReader } from '../../../../shared/src/ports/secrets.js';
-import {
-  CredentialError,
-  type CredentialResolver,
-  parseCredentials,
-  type UpstreamCredentials,
-} from '../credentials.js';
+import { CredentialError, type CredentialResolver, type UpstreamCredentials } from '../credentials.js';
 
 export class SecretCredentialResolver implements CredentialResolver {
   constructor(private readonly reader: SecretReader) {}
@@ -26,10 +24,10 @@ export class SecretCredentialResolver implements CredentialResolver {
     } catch (cause) {
       throw new CredentialError(ref, { cause });
     }
-    const c = parseCredentials(payload);
-    // Never the payload in the error: only that it has the wrong shape.
-    if (!c) throw new CredentialError(ref, { cause: new Error('the secret is not user:password') });
-    return c;
+    const c = parseProxyCredentials(payload);
+    // Never the payload in the error: only the rule it breaks.
+    if (!c.ok) throw new CredentialError(ref, { cause: new Error(c.reason) });
+    return c.credentials;
   }
 }
 

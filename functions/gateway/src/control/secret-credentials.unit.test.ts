@@ -15,17 +15,25 @@ describe('SecretCredentialResolver', () => {
   it.each([
     ['user:password', { username: 'user', password: 'password' }],
     ['user:pa:ss', { username: 'user', password: 'pa:ss' }],
-    ['{"username":"u","password":"p"}', { username: 'u', password: 'p' }],
-  ])('reads %s', async (payload, creds) => {
+    // `echo … | gcloud secrets create --data-file=-`: the newline is not part of the password.
+    ['user:password\n', { username: 'user', password: 'password' }],
+    ['user:pa:ss\n\n', { username: 'user', password: 'pa:ss' }],
+  ])('reads %j', async (payload, creds) => {
     expect(await resolver(payload).resolve({ secret: 'up', version: 'latest' })).toEqual(creds);
   });
 
-  it('refuses a payload of the wrong shape without putting it in the error', async () => {
-    const err = await resolver('just-a-token')
+  it.each([
+    ['just-a-token', 'just-a-token'],
+    // The proxy VMs refuse these too (parseProxyCredentials): one format for every reader.
+    ['user:Zq7secret\r\n', 'Zq7secret'],
+    ['{"username":"u","password":"Zq7json"}', 'Zq7json'],
+    [' user:Zq7lead', 'Zq7lead'],
+  ])('refuses %j without putting it in the error', async (payload, secretPart) => {
+    const err = await resolver(payload)
       .resolve({ secret: 'up', version: '3' })
       .catch((e) => e);
     expect(err).toBeInstanceOf(CredentialError);
-    expect(`${err.message} ${err.cause?.message}`).not.toContain('just-a-token');
+    expect(`${err.message} ${err.cause?.message}`).not.toContain(secretPart);
   });
 
   it('wraps a Secret Manager failure, keeping its cause', async () => {

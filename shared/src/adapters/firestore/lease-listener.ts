@@ -18,7 +18,13 @@ export interface CollectionListener {
 export function listenCollection(
   query: Query,
   sink: ListenerSink,
-  opts: { name: string; log: Logger; maxBackoffMs?: number },
+  opts: {
+    name: string;
+    log: Logger;
+    maxBackoffMs?: number;
+    /** Told when the listener broke: the view is stale until the next reset() (views that must fail closed). */
+    onError?: (err: unknown) => void;
+  },
 ): CollectionListener {
   let unsubscribe: (() => void) | null = null;
   let stopped = false;
@@ -45,6 +51,7 @@ export function listenCollection(
       (err) => {
         unsubscribe = null;
         if (stopped) return;
+        opts.onError?.(err);
         const delay =
           Math.min(opts.maxBackoffMs ?? 30_000, 250 * 2 ** failures++) * (0.5 + Math.random() / 2);
         opts.log.error(`${opts.name} listener failed; re-subscribing`, {

@@ -1,54 +1,70 @@
-// OwnershipGate for the lease service: a live local view (snapshot listeners) of which proxies a gateway
-// worker owns and which are reclaimed, so a lease decision costs no read. A listener's view may trail the
+// OwnershipGate for the lease service: a live local view (listeners) of which proxies a gateway worker
+// owns and which are reclaimed, so a lease decision costs no read. A listener's view may trail the
 // planner by its delivery delay; the planner in turn never assigns a proxy with active leases
-// (ownership-lease-activity.ts), so each side refuses what the other holds.
-import type { Firestore } from '@google-cloud/firestore';
+// (ownership-lease-activity.ts), so each side refuses what the other holds. The listeners re-subscribe
+// by themselves (lease-listener.ts); while one is down, pool proxies fail closed (domain/workers/leasable.ts).
+import type { DocumentChange, Firestore, QueryDocumentSnapshot } from '@google-cloud/firestore';
 import { Timestamp } from '@google-cloud/firestore';
 import type { ProxyResource } from '../../domain/proxy.js';
 import { leasableBesideGateway } from '../../domain/workers/leasable.js';
 import type { Clock } from '../../ports/clock.js';
 import type { OwnershipGate } from '../../ports/workers-ownership.js';
+import { jsonLogger, type Logger } from '../log/json-logger.js';
 import { Collections } from './collections.js';
+import { type CollectionListener, listenCollection } from './lease-listener.js';
 import { STATE_DOC } from './ownership-store.js';
 
+type View = 'ownership' | 'reclaims';
+
 export class FirestoreOwnershipGate implements OwnershipGate {
+  /** Per shard document: the proxies it names (each shard is rewritten whole by the planner's merge). */
   private owned = new Map<string, Set<string>>();
   private reclaims = new Map<string, Date>();
+  /** Loaded at least once (else nothing is known: fail closed). */
   private loaded = { ownership: false, reclaims: false };
-  private readyResolvers: Array<() => void> = [];
-  private unsubscribe: Array<() => void> = [];
+  /** Not broken since its last full snapshot. */
+  private current = { ownership: false, reclaims: false };
+  private listeners: CollectionListener[] = [];
+  private readonly log: Logger;
 
   constructor(
     private readonly db: Firestore,
     private readonly clock: Clock,
-  ) {}
+    opts: { log?: Logger } = {},
+  ) {
+    this.log = opts.log ?? jsonLogger({ component: 'ownership-gate' });
+  }
 
   start(): this {
-    this.unsubscribe.push(
-      this.db.collection(Collections.ownership).onSnapshot((snap) => {
-        for (const change of snap.docChanges()) {
-          if (change.doc.id === STATE_DOC) continue;
-          const proxies = change.type === 'removed' ? {} : (change.doc.get('proxies') ?? {});
-          this.owned.set(change.doc.id, new Set(Object.keys(proxies as object)));
-        }
-        this.markLoaded('ownership');
-      }),
-      this.db.collection(Collections.reclaims).onSnapshot((snap) => {
-        for (const change of snap.docChanges()) {
-          const until = change.doc.get('until');
-          if (change.type === 'removed' || !(until instanceof Timestamp)) this.reclaims.delete(change.doc.id);
-          else this.reclaims.set(change.doc.id, until.toDate());
-        }
-        this.markLoaded('reclaims');
-      }),
+    if (this.listeners.length > 0) return this;
+    this.listeners.push(
+      this.listen(
+        'ownership',
+        Collections.ownership,
+        (doc) => {
+          if (doc.id === STATE_DOC) return;
+          this.owned.set(doc.id, new Set(Object.keys((doc.get('proxies') as object | undefined) ?? {})));
+        },
+        (id) => this.owned.delete(id),
+      ),
+      this.listen(
+        'reclaims',
+        Collections.reclaims,
+        (doc) => {
+          const until = doc.get('until');
+          if (until instanceof Timestamp) this.reclaims.set(doc.id, until.toDate());
+          else this.reclaims.delete(doc.id);
+        },
+        (id) => this.reclaims.delete(id),
+      ),
     );
     return this;
   }
 
-  /** Resolves once both views have loaded. */
-  ready(): Promise<void> {
-    if (this.loaded.ownership && this.loaded.reclaims) return Promise.resolve();
-    return new Promise((resolve) => this.readyResolvers.push(resolve));
+  /** Resolves once both views have loaded; rejects after `timeoutMs` when given. */
+  async ready(timeoutMs = 2 ** 31 - 1): Promise<void> {
+    if (this.listeners.length === 0) throw new Error('ownership gate not started');
+    await Promise.all(this.listeners.map((l) => l.ready(timeoutMs)));
   }
 
   isOwned(proxy: string): boolean {
@@ -62,17 +78,45 @@ export class FirestoreOwnershipGate implements OwnershipGate {
   }
 
   leasable(proxy: ProxyResource): boolean {
-    // Before the first view has loaded nothing is known: fail closed.
     if (!this.loaded.ownership || !this.loaded.reclaims) return false;
-    return leasableBesideGateway(proxy, this.isOwned(proxy.name), this.isReclaimed(proxy.name));
+    const current = this.current.ownership && this.current.reclaims;
+    return leasableBesideGateway(proxy, this.isOwned(proxy.name), this.isReclaimed(proxy.name), current);
   }
 
   stop(): void {
-    for (const u of this.unsubscribe.splice(0)) u();
+    for (const l of this.listeners.splice(0)) l.stop();
   }
 
-  private markLoaded(which: 'ownership' | 'reclaims'): void {
-    this.loaded[which] = true;
-    if (this.loaded.ownership && this.loaded.reclaims) for (const r of this.readyResolvers.splice(0)) r();
+  private listen(
+    view: View,
+    collection: string,
+    upsert: (doc: QueryDocumentSnapshot) => void,
+    remove: (id: string) => void,
+  ): CollectionListener {
+    const clear = view === 'ownership' ? () => this.owned.clear() : () => this.reclaims.clear();
+    return listenCollection(
+      this.db.collection(collection),
+      {
+        reset: (docs) => {
+          clear();
+          for (const d of docs) upsert(d);
+          this.loaded[view] = true;
+          this.current[view] = true;
+        },
+        apply: (changes: readonly DocumentChange[]) => {
+          for (const c of changes) {
+            if (c.type === 'removed') remove(c.doc.id);
+            else upsert(c.doc);
+          }
+        },
+      },
+      {
+        name: `ownership gate ${collection}`,
+        log: this.log,
+        onError: () => {
+          this.current[view] = false;
+        },
+      },
+    );
   }
 }

@@ -26,7 +26,18 @@ export function parseProxyCredentials(payload: string): ParsedCredentials {
   if (!USERNAME_PATTERN.test(username))
     return { ok: false, reason: 'the username must be 1-64 of [A-Za-z0-9._~-]' };
   if (!PASSWORD_PATTERN.test(password)) {
-    return { ok: false, reason: 'the password must be 1-256 printable ASCII characters without spaces' };
+    // CRLF is refused, not trimmed: the VM's startup script strips only newlines, and every reader must
+    // accept exactly what the VM accepts (a lease URL whose proxy refuses it helps nobody).
+    const hint = password.endsWith('\r')
+      ? ' (it ends in a carriage return: write the secret with LF line endings)'
+      : '';
+    return {
+      ok: false,
+      reason: `the password must be 1-256 printable ASCII characters without spaces${hint}`,
+    };
   }
   return { ok: true, credentials: { username, password } };
 }
+
+/** `username:password` as Basic auth and the emulated VMs' proxies compare it (RFC 7617 §2). */
+export const basicUserPass = (c: ProxyCredentials): string => `${c.username}:${c.password}`;

@@ -1,5 +1,6 @@
 // Where a crawler connects: the one place that knows managed proxies listen on status.ip:spec.port and
 // external ones on spec.endpoint.
+import type { ProxyCredentials } from '../cloud-init/credentials.js';
 import type { ProxyResource } from '../proxy.js';
 
 export interface ProxyEndpoint {
@@ -17,17 +18,14 @@ export function proxyEndpoint(proxy: ProxyResource): ProxyEndpoint | null {
 }
 
 /**
- * The proxy URL handed to a crawler. `credentials` is the "user:pass" value of spec.credentialsRef; it is
+ * The proxy URL handed to a crawler. `credentials` are spec.credentialsRef's value as parseProxyCredentials
+ * read it (never the raw payload: a trailing newline would end up in the password); both parts are
  * percent-encoded so that any character survives in the userinfo part (RFC 3986 §3.2.1).
  */
-export function proxyUrl(endpoint: ProxyEndpoint, credentials: string | null): string {
+export function proxyUrl(endpoint: ProxyEndpoint, credentials: ProxyCredentials | null): string {
   const host = endpoint.host.includes(':') ? `[${endpoint.host}]` : endpoint.host;
-  let userinfo = '';
-  if (credentials !== null) {
-    const i = credentials.indexOf(':');
-    const user = i < 0 ? credentials : credentials.slice(0, i);
-    const pass = i < 0 ? '' : credentials.slice(i + 1);
-    userinfo = `${encodeURIComponent(user)}:${encodeURIComponent(pass)}@`;
-  }
+  const userinfo = credentials
+    ? `${encodeURIComponent(credentials.username)}:${encodeURIComponent(credentials.password)}@`
+    : '';
   return `${endpoint.protocol}://${userinfo}${host}:${endpoint.port}`;
 }

@@ -40,12 +40,18 @@ describe('proxyEndpoint / proxyUrl', () => {
   });
   it.each([
     { creds: null, url: 'http://10.0.0.1:3128' },
-    { creds: 'user:pass', url: 'http://user:pass@10.0.0.1:3128' },
-    { creds: 'us@r:p:a/ss', url: 'http://us%40r:p%3Aa%2Fss@10.0.0.1:3128' },
-    { creds: 'token', url: 'http://token:@10.0.0.1:3128' },
+    { creds: { username: 'user', password: 'pass' }, url: 'http://user:pass@10.0.0.1:3128' },
+    { creds: { username: 'us@r', password: 'p:a/ss' }, url: 'http://us%40r:p%3Aa%2Fss@10.0.0.1:3128' },
+    { creds: { username: 'u', password: 'p%20 #?' }, url: 'http://u:p%2520%20%23%3F@10.0.0.1:3128' },
   ])('credentials $creds → $url', ({ creds, url }) => {
     expect(proxyUrl({ host: '10.0.0.1', port: 3128, protocol: 'http' }, creds)).toBe(url);
-    expect(new URL(url).port).toBe('3128');
+    const parsed = new URL(url);
+    expect(parsed.port).toBe('3128');
+    // What a client decodes from the URL is exactly the stored username and password.
+    if (creds) {
+      expect(decodeURIComponent(parsed.username)).toBe(creds.username);
+      expect(decodeURIComponent(parsed.password)).toBe(creds.password);
+    }
   });
   it('brackets IPv6 hosts', () => {
     expect(proxyUrl({ host: '::1', port: 1, protocol: 'http' }, null)).toBe('http://[::1]:1');

@@ -1,5 +1,7 @@
 // Lease selection (seed §7): among the healthy proxies matching the selector, not cooling down for the
 // target and with room, prefer the fewest active leases, then the lowest latency, then the name.
+// A proxy the gateway holds (contract §4 step 4: in the gateway pool and not reclaimed, or still owned by a
+// worker) is never a candidate, whatever its health: it is counted apart so a 409 says why.
 // The counts of a 409 no_match come from the same pass, so they always add up to `considered`.
 import type { ProxyResource } from '../proxy.js';
 import { hasRoom, type Usage } from './capacity.js';
@@ -20,6 +22,8 @@ export interface SelectionView {
   coolingDown(proxy: string, target: string | null): boolean;
   /** A proxy that cannot be handed out right now for a reason outside its health (e.g. unreadable credentials). */
   unusable(proxy: string): boolean;
+  /** The gateway holds it: `!OwnershipGate.leasable(proxy)` (ports/workers-ownership.ts). */
+  heldByGateway(proxy: ProxyResource): boolean;
 }
 
 export interface Candidate {
@@ -34,6 +38,8 @@ export interface SelectionPlan {
   full: string[];
   /** Proxies matching the selector. */
   considered: number;
+  /** Held by the gateway (pool proxies not reclaimed, and proxies a worker still owns). */
+  inGateway: number;
   unhealthy: number;
   inCooldown: number;
   atCapacity: number;
@@ -58,6 +64,7 @@ export function planSelection(
     candidates: [],
     full: [],
     considered: 0,
+    inGateway: 0,
     unhealthy: 0,
     inCooldown: 0,
     atCapacity: 0,
@@ -66,7 +73,9 @@ export function planSelection(
   for (const proxy of proxies) {
     if (!matchesSelector(proxy, request.selector)) continue;
     plan.considered++;
-    if (!isLeasable(proxy) || view.unusable(proxy.name)) {
+    if (view.heldByGateway(proxy)) {
+      plan.inGateway++;
+    } else if (!isLeasable(proxy) || view.unusable(proxy.name)) {
       plan.unhealthy++;
     } else if (view.coolingDown(proxy.name, request.target)) {
       plan.inCooldown++;

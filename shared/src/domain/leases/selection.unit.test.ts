@@ -8,8 +8,10 @@ function view(
   cooling: string[] = [],
   unusable: string[] = [],
   pending: Record<string, number> = {},
+  gateway: string[] = [],
 ): SelectionView {
   return {
+    heldByGateway: (p) => gateway.includes(p.name),
     usage: (p) => ({ active: 0, exclusive: false, ...usage[p] }),
     pending: (p) => pending[p] ?? 0,
     coolingDown: (p, target) => target !== null && cooling.includes(p),
@@ -94,10 +96,42 @@ describe('planSelection', () => {
       candidates: [{ name: 'ok', capacity: 3 }],
       full: ['full', 'held'],
       considered: 8,
+      inGateway: 0,
       unhealthy: 4,
       inCooldown: 1,
       atCapacity: 2,
     });
+  });
+
+  it.each<{ name: string; gateway: string[]; candidates: string[]; counts: Record<string, number> }>([
+    {
+      name: 'a proxy the gateway holds is never a candidate, however idle',
+      gateway: ['idle'],
+      candidates: ['busy'],
+      counts: { considered: 3, inGateway: 1, unhealthy: 1, inCooldown: 0, atCapacity: 0 },
+    },
+    {
+      name: 'held by the gateway outranks unhealthy (a reclaim is what frees it, not the probe)',
+      gateway: ['sick'],
+      candidates: ['idle', 'busy'],
+      counts: { considered: 3, inGateway: 1, unhealthy: 0, inCooldown: 0, atCapacity: 0 },
+    },
+    {
+      name: 'everything held: an empty plan whose counts still add up',
+      gateway: ['idle', 'busy', 'sick'],
+      candidates: [],
+      counts: { considered: 3, inGateway: 3, unhealthy: 0, inCooldown: 0, atCapacity: 0 },
+    },
+  ])('$name', ({ gateway, candidates, counts }) => {
+    const plan = planSelection(
+      fleet({ idle: {}, busy: {}, sick: { healthy: 'False' } }),
+      { selector: {}, target: null, exclusive: false },
+      view({ busy: { active: 1 } }, [], [], {}, gateway),
+    );
+    expect(plan.candidates.map((c) => c.name)).toEqual(candidates);
+    expect(plan).toMatchObject(counts);
+    const { inGateway, unhealthy, inCooldown, atCapacity } = plan;
+    expect(plan.candidates.length + inGateway + unhealthy + inCooldown + atCapacity).toBe(plan.considered);
   });
 
   it('an exclusive request only considers empty proxies', () => {
@@ -130,6 +164,7 @@ describe('planSelection', () => {
       candidates: [],
       full: [],
       considered: 0,
+      inGateway: 0,
       unhealthy: 0,
       inCooldown: 0,
       atCapacity: 0,

@@ -61,6 +61,11 @@ export const NoMatch = z
     error: z.literal('no_match'),
     message: z.string(),
     considered: z.int().meta({ description: 'Proxies matching the selector.' }),
+    // Defaults to 0 so the typed client still reads a 409 from a service older than the field.
+    inGateway: z.int().default(0).meta({
+      description:
+        'Held by the gateway: in the gateway pool (not reclaimed), or still owned by a gateway worker while it drains.',
+    }),
     atCapacity: z.int(),
     inCooldown: z.int(),
     unhealthy: z.int(),
@@ -89,14 +94,16 @@ export type ReportRequest = z.infer<typeof ReportRequest>;
 export const LeaseIdParam = z.object({ id: z.string().meta({ param: { name: 'id', in: 'path' } }) });
 
 /**
- * One entry of GET /v1/proxies as a crawler reads it: the stored proxy (spec, status) plus `healthy` and
- * `activeLeases`. Only the fields crawlers use are checked; the rest passes through.
+ * One entry of GET /v1/proxies as a crawler reads it: the stored proxy (spec, status) plus `healthy`,
+ * `leasable` and `activeLeases`. Only the fields crawlers use are checked; the rest passes through.
  */
 export const ListedProxy = z.looseObject({
   name: z.string(),
   spec: z.looseObject({ attributes: z.record(z.string(), z.string()), capacity: z.int() }),
   status: z.looseObject({ phase: Phase, latencyMillis: z.number().nullable() }),
   healthy: z.boolean(),
+  // Optional: services older than the gateway gate do not send it.
+  leasable: z.boolean().optional(),
   activeLeases: z.int(),
 });
 export type ListedProxy = z.infer<typeof ListedProxy>;

@@ -3,7 +3,16 @@
 // leasable only once no worker owns it any more (the drain finished and the ownership was cleared).
 import type { ProxyResource } from '../proxy.js';
 
-export function leasableBesideGateway(proxy: ProxyResource, owned: boolean, reclaimed: boolean): boolean {
+// `current` is false while the ownership/reclaim views may trail (a listener is re-subscribing): a pool
+// proxy then fails closed, since its owner and reclaim are exactly what moves; a proxy outside the pool
+// keeps its last known answer, because the planner never assigns one (it cannot gain an owner meanwhile).
+export function leasableBesideGateway(
+  proxy: ProxyResource,
+  owned: boolean,
+  reclaimed: boolean,
+  current = true,
+): boolean {
   if (owned) return false;
-  return !proxy.spec.gatewayPool || reclaimed;
+  if (!proxy.spec.gatewayPool) return true;
+  return reclaimed && current;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SecretManagerAccessClient } from '../../shared/src/adapters/secret-manager/reader.js';
-import { secretManagerCredentials } from './credentials-resolver.js';
+import { credentialsFromSecretManager, MalformedCredentials } from './secret-credentials.js';
 
 function fakeClient(secrets: Record<string, string>): SecretManagerAccessClient & { asked: string[] } {
   const asked: string[] = [];
@@ -18,19 +18,35 @@ function fakeClient(secrets: Record<string, string>): SecretManagerAccessClient 
   };
 }
 
-describe('secretManagerCredentials', () => {
+describe('credentialsFromSecretManager', () => {
   const client = fakeClient({
     'projects/p/secrets/proxy-a/versions/latest': 'user:pass',
     'projects/p/secrets/proxy-a/versions/3': 'old:pass',
+    'projects/p/secrets/echoed/versions/latest': 'user:pass\n',
+    'projects/p/secrets/colons/versions/latest': 'user:pa:ss\n\n',
+    'projects/p/secrets/crlf/versions/latest': 'user:Zq7secret\r\n',
+    'projects/p/secrets/token/versions/latest': 'just-a-token',
   });
-  const resolve = secretManagerCredentials(client);
+  const resolve = credentialsFromSecretManager(client);
 
   it.each([
     ['projects/p/secrets/proxy-a', 'user:pass'],
     ['projects/p/secrets/proxy-a/versions/latest', 'user:pass'],
     ['projects/p/secrets/proxy-a/versions/3', 'old:pass'],
+    // `echo … | gcloud secrets create --data-file=-` leaves a newline: the VM's proxy must not expect it.
+    ['projects/p/secrets/echoed', 'user:pass'],
+    ['projects/p/secrets/colons', 'user:pa:ss'],
   ])('reads %s', async (name, value) => {
     await expect(resolve(name)).resolves.toBe(value);
+  });
+
+  it.each([
+    ['projects/p/secrets/crlf', 'Zq7secret'],
+    ['projects/p/secrets/token', 'just-a-token'],
+  ])('refuses the malformed payload of %s without quoting it (the proxy stays down)', async (name, value) => {
+    const err = await resolve(name).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(MalformedCredentials);
+    expect((err as Error).message).not.toContain(value);
   });
 
   it('answers null for a secret that does not exist, so the proxy stays down', async () => {
@@ -47,7 +63,7 @@ describe('secretManagerCredentials', () => {
   );
 
   it('throws what is not "not found" (the emulator logs it; the proxy stays down)', async () => {
-    const failing = secretManagerCredentials({
+    const failing = credentialsFromSecretManager({
       accessSecretVersion: async () => {
         throw Object.assign(new Error('denied'), { code: 7 });
       },

@@ -1,0 +1,186 @@
+// Leases respect gateway ownership (issue 7 "Drain"; contract §4 step 4: only a proxy without an owner may
+// be extracted), through the API's real composition (wireApi → startApiServer) on the emulators: a pool
+// proxy is never leased; a reclaimed one is leased only once its worker's ownership has been cleared
+// (written through the real ownership store adapter, as the snapshot function does); discovery lists
+// held proxies with `leasable: false`; and the planner's side sees the resulting lease.
+import { Firestore } from '@google-cloud/firestore';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSecretManagerEmulator } from '../../emulators/secret-manager/server.js';
+import { loadApiConfig } from '../../functions/api/src/config.js';
+import { type ApiServer, startApiServer } from '../../functions/api/src/server.js';
+import { type Wired, wireApi } from '../../functions/api/src/wiring.js';
+import { FirestoreLeaseActivity } from '../../shared/src/adapters/firestore/ownership-lease-activity.js';
+import { FirestoreOwnershipStore } from '../../shared/src/adapters/firestore/ownership-store.js';
+import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
+import type { ProxyResource } from '../../shared/src/domain/proxy.js';
+import type { OwnershipChange } from '../../shared/src/domain/workers/ownership.js';
+import { testProjectId } from '../support/emulators.js';
+import { proxy, writeFleet } from '../support/leases.js';
+import { eventually } from '../support/worker-client.js';
+
+type SecretManager = Awaited<ReturnType<typeof startSecretManagerEmulator>>;
+
+const projectId = testProjectId('demo-lo');
+const ADMIN = 'ownership-test-admin-token-0123';
+const CRAWLER = 'ownership-test-crawler-token-0123';
+let secretManager: SecretManager;
+let wired: Wired;
+let server: ApiServer;
+let db: Firestore;
+let ownership: FirestoreOwnershipStore;
+
+/** A healthy external proxy selectable alone (attribute `id`), in the gateway pool or not. */
+function fleetProxy(name: string, gatewayPool: boolean): ProxyResource {
+  const p = proxy(name, { external: true, attributes: { id: name }, capacity: 2 });
+  return { ...p, spec: { ...p.spec, gatewayPool } };
+}
+
+async function call(method: string, path: string, body?: unknown, token = CRAWLER) {
+  const res = await fetch(`${server.url}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+const lease = (id: string) => call('POST', '/v1/leases', { selector: { id }, ttlSeconds: 60 });
+
+/** What the snapshot function does: take the planner lock, commit the changes with a new epoch. */
+async function commitOwnership(changes: OwnershipChange[]): Promise<void> {
+  const now = new Date();
+  const token = await ownership.acquireLock('test-planner', now, new Date(now.getTime() + 30_000));
+  if (!token) throw new Error('planner lock not taken');
+  const { epoch } = await ownership.read();
+  const version = await ownership.commit(changes, epoch + 1, token, now);
+  await ownership.releaseLock('test-planner', version);
+}
+const own = (proxy: string, owner: string): OwnershipChange => ({
+  proxy,
+  next: { proxy, owner, since: 1, drainEpoch: null },
+  kind: 'assigned',
+});
+const clear = (proxy: string): OwnershipChange => ({ proxy, next: null, kind: 'released' });
+
+beforeAll(async () => {
+  secretManager = await startSecretManagerEmulator({ log: () => {} });
+  db = new Firestore({ projectId });
+  ownership = new FirestoreOwnershipStore(db);
+  await writeFleet(db, [
+    fleetProxy('plain', false),
+    fleetProxy('pool-a', true),
+    fleetProxy('pool-b', true),
+    fleetProxy('pool-c', true),
+    fleetProxy('left-d', false),
+  ]);
+  // pool-b is owned (the gateway uses it); left-d was taken out of the pool and its owner still drains it.
+  await commitOwnership([own('pool-b', 'gw-1'), own('left-d', 'gw-1')]);
+  const config = loadApiConfig({
+    GOOGLE_CLOUD_PROJECT: projectId,
+    FIRESTORE_EMULATOR_HOST: process.env.FIRESTORE_EMULATOR_HOST,
+    PUBSUB_EMULATOR_HOST: process.env.PUBSUB_EMULATOR_HOST,
+    SECRET_MANAGER_EMULATOR_HOST: `${secretManager.host}:${secretManager.port}`,
+    PROXYPLANE_LOCAL: '1',
+    ADMIN_TOKENS: `admin:${ADMIN}`,
+    DISCOVERY_TOKENS: `crawler:${CRAWLER}`,
+    LOG_LEVEL: 'error',
+  });
+  wired = wireApi(config, memoryLogger());
+  server = await startApiServer({ deps: wired.deps });
+}, 60_000);
+
+afterAll(async () => {
+  await server?.close();
+  await wired?.close();
+  await db?.terminate();
+  await secretManager?.stop();
+});
+
+describe('leases beside the gateway', () => {
+  it('never leases a proxy the gateway holds, and says so in the 409 counts', async () => {
+    expect((await lease('plain')).status).toBe(201);
+    for (const id of ['pool-a', 'pool-b', 'left-d']) {
+      const res = await lease(id);
+      expect(res, id).toMatchObject({
+        status: 409,
+        body: { error: 'no_match', considered: 1, inGateway: 1, unhealthy: 0, atCapacity: 0 },
+      });
+    }
+  });
+
+  it('discovery lists held proxies with their health, but leasable: false', async () => {
+    const all = await call('GET', '/v1/proxies');
+    expect(all.status).toBe(200);
+    const flags = Object.fromEntries(
+      all.body.proxies.map((p: { name: string; healthy: boolean; leasable: boolean }) => [
+        p.name,
+        [p.healthy, p.leasable],
+      ]),
+    );
+    expect(flags).toEqual({
+      plain: [true, true],
+      'pool-a': [true, false],
+      'pool-b': [true, false],
+      'pool-c': [true, false],
+      'left-d': [true, false],
+    });
+    const leasable = await call('GET', '/v1/proxies?leasable=true');
+    expect(leasable.body.proxies.map((p: { name: string }) => p.name)).toEqual(['plain']);
+  });
+
+  it('a reclaimed pool proxy is leasable, but only once no worker owns it', async () => {
+    // Reclaim the owned pool-b first, then the unowned pool-c: once pool-c is leasable the gate has seen
+    // both reclaims (one listener, delivered in order), so pool-b is refused for its owner alone.
+    for (const id of ['pool-b', 'pool-c']) {
+      const r = await call('POST', `/v1/gateway/reclaims/${id}`, { ttlSeconds: 600 }, ADMIN);
+      expect(r.status, id).toBe(201);
+    }
+    const c = await eventually(
+      async () => {
+        const r = await lease('pool-c');
+        return r.status === 201 ? r : undefined;
+      },
+      10_000,
+      'the reclaimed, unowned pool-c to be leased',
+    );
+    expect(c.body.proxy).toMatchObject({ name: 'pool-c', host: 'proxy.example', port: 8080 });
+    expect(await lease('pool-b')).toMatchObject({ status: 409, body: { inGateway: 1 } });
+
+    // The planner's side sees that lease: it would not hand pool-c back to a worker while it runs.
+    const leased = await new FirestoreLeaseActivity(db).leased(['pool-b', 'pool-c'], new Date());
+    expect([...leased]).toEqual(['pool-c']);
+
+    // The drain finished: the snapshot function clears the ownership — now pool-b is leasable.
+    await commitOwnership([clear('pool-b')]);
+    const b = await eventually(
+      async () => {
+        const r = await lease('pool-b');
+        return r.status === 201 ? r : undefined;
+      },
+      10_000,
+      'pool-b to be leased once its ownership is cleared',
+    );
+    expect(b.body.proxy.name).toBe('pool-b');
+  });
+
+  it('a proxy taken out of the pool is leasable once its drain has cleared the ownership', async () => {
+    expect(await lease('left-d')).toMatchObject({ status: 409, body: { inGateway: 1 } });
+    await commitOwnership([clear('left-d')]);
+    await eventually(async () => (await lease('left-d')).status === 201, 10_000, 'left-d to be leased');
+  });
+
+  it('dropping a reclaim hands the proxy back to the gateway: no new leases on it', async () => {
+    expect((await call('DELETE', '/v1/gateway/reclaims/pool-c', undefined, ADMIN)).status).toBe(204);
+    await eventually(
+      async () => {
+        const r = await lease('pool-c');
+        return r.status === 409 && r.body.inGateway === 1;
+      },
+      10_000,
+      'pool-c to be refused again',
+    );
+  });
+});
