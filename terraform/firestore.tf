@@ -17,16 +17,39 @@ locals {
     worker_outcomes = "workerOutcomes" # workerOutcomes/{worker}__{session}__{seq}: outcome batch, expireAt
     gateway_config  = "gatewayConfig"  # gatewayConfig/routing: the ordered routes of every snapshot
     reclaims        = "reclaims"       # reclaims/{proxy}: pool proxy taken out for an exclusive lease, expireAt
+    cursors         = "cursors"        # cursors/probe-passive: how far the probe has counted workerOutcomes
   }
 
-  # TTL policies on every collection the lease service writes (shared/src/adapters/firestore/
-  # lease-collections.ts: TTL_FIELD). Firestore deletes a document some time (typically within 24 h) after
-  # its expireAt passes (https://cloud.google.com/firestore/docs/ttl), so nothing relies on it for
-  # correctness: every read compares expiry against the clock, as the seed's lease store does.
+  # TTL policies on every collection whose documents expire: the lease service's (shared/src/adapters/
+  # firestore/lease-collections.ts: TTL_FIELD), the gateway outcome batches (worker-outcome-store.ts:
+  # OUTCOME_TTL_FIELD, one hour after receipt; the probe reads only the last few minutes) and the pool
+  # reclaims (ownership-reclaim-store.ts: RECLAIM_TTL_FIELD, at the reclaim's end). Firestore deletes a
+  # document some time (typically within 24 h) after its expireAt passes
+  # (https://cloud.google.com/firestore/docs/ttl), so nothing relies on it for correctness: every read
+  # compares expiry against the clock, as the seed's lease store does.
   ttl_fields = {
-    leases      = { collection = local.collections.leases, field = "expireAt" }
-    lease_state = { collection = local.collections.lease_state, field = "expireAt" }
-    cooldowns   = { collection = local.collections.cooldowns, field = "expireAt" }
+    leases          = { collection = local.collections.leases, field = "expireAt" }
+    lease_state     = { collection = local.collections.lease_state, field = "expireAt" }
+    cooldowns       = { collection = local.collections.cooldowns, field = "expireAt" }
+    worker_outcomes = { collection = local.collections.worker_outcomes, field = "expireAt" }
+    reclaims        = { collection = local.collections.reclaims, field = "expireAt" }
+  }
+
+  # Single-field index exemptions for large maps and arrays that no query ever filters or orders on.
+  # Firestore indexes every subfield of a map and every array element by default: an ownership shard or
+  # an outcome batch over 10,000 proxies would cost thousands of index entries per write (write latency,
+  # storage, and the 40,000-index-entries-per-document limit) for nothing
+  # (https://cloud.google.com/firestore/docs/query-data/index-overview#single-field_index_exemptions).
+  # An exemption on a map covers its subfields. `parts` is the collection group of snapshots/{id}/parts.
+  index_exemptions = {
+    worker_report     = { collection = local.collections.workers, field = "report" }          # runtime counts per proxy
+    snapshot_routing  = { collection = local.collections.snapshots, field = "routing" }       # ordered routes
+    snapshot_draining = { collection = local.collections.snapshots, field = "draining" }      # proxy → epoch
+    snapshot_parts    = { collection = "parts", field = "proxies" }                           # snapshot proxies
+    ownership_proxies = { collection = local.collections.ownership, field = "proxies" }       # proxy → owner
+    outcome_tallies   = { collection = local.collections.worker_outcomes, field = "proxies" } # proxy → tally
+    health_latency    = { collection = local.collections.health, field = "latencyHistory" }   # sparkline samples
+    passive_tracked   = { collection = local.collections.cursors, field = "tracked" }         # proxies with passive evidence
   }
 
   # Composite indexes for queries that filter on one field and range or order on another. The code's
@@ -60,6 +83,17 @@ resource "google_firestore_field" "ttl" {
   # No index_config block: the field keeps its automatic single-field indexes (an empty block would
   # drop them, and expiry range queries need them).
   ttl_config {}
+}
+
+resource "google_firestore_field" "no_index" {
+  for_each = local.index_exemptions
+
+  database   = google_firestore_database.default.name
+  collection = each.value.collection
+  field      = each.value.field
+
+  # An empty index_config: no single-field index at all on this field (and its subfields).
+  index_config {}
 }
 
 resource "google_firestore_index" "composite" {

@@ -11,11 +11,18 @@ import { echoRoutes } from '../../functions/api/src/echo/echo-routes.js';
 import { handleProbeTick, type ProbeHandlerDeps } from '../../functions/probe/src/handler.js';
 import { FirestoreHealthStore } from '../../shared/src/adapters/firestore/health-store.js';
 import { FirestoreJobRunStore } from '../../shared/src/adapters/firestore/job-run-store.js';
+import { FirestorePassiveFeedStore } from '../../shared/src/adapters/firestore/passive-feed-store.js';
 import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
+import { FirestoreOutcomeReader } from '../../shared/src/adapters/firestore/worker-outcome-store.js';
 import { makeGceProvider } from '../../shared/src/adapters/gce/clients.js';
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import { handshakeThroughProxy, probeThroughProxy } from '../../shared/src/adapters/probe/proxy-probe.js';
+import {
+  DEFAULT_PASSIVE_SETTINGS,
+  type PassiveSettings,
+} from '../../shared/src/domain/health/passive-track.js';
 import { emptyStatus, type ProxyResource, ProxySpec } from '../../shared/src/domain/proxy.js';
+import { DEFAULT_PASSIVE_RULE } from '../../shared/src/domain/workers/passive.js';
 import type { ReconcileRequest } from '../../shared/src/messages/reconcile-request.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
 
@@ -36,6 +43,8 @@ export interface ProbeFleet {
     spec?: Record<string, unknown>,
   ): Promise<{ proxy: ProxyResource; zone: string; instance: string }>;
   tick(advanceMs?: number): ReturnType<typeof handleProbeTick>;
+  /** The handler's dependencies, for tests that drive one of its passes directly. */
+  deps: ProbeHandlerDeps;
   stop(): Promise<void>;
 }
 
@@ -44,7 +53,10 @@ const listen = (server: Server) =>
     server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)),
   );
 
-export async function startProbeFleet(projectId: string, opts: { echo?: boolean } = {}): Promise<ProbeFleet> {
+export async function startProbeFleet(
+  projectId: string,
+  opts: { echo?: boolean; passive?: Partial<PassiveSettings> } = {},
+): Promise<ProbeFleet> {
   const db = new Firestore({ projectId });
   const compute = await startComputeEmulator({ bootDelayMs: 20, deleteDelayMs: 20 });
   const gce = makeGceProvider({ project: projectId, computeEndpoint: compute.endpoint });
@@ -76,6 +88,14 @@ export async function startProbeFleet(projectId: string, opts: { echo?: boolean 
       rejectUnauthorized: false,
     },
     concurrency: 32,
+    // The real passive feed: gateway outcome batches in this project's workerOutcomes collection.
+    passive: {
+      outcomes: new FirestoreOutcomeReader(db),
+      feed: new FirestorePassiveFeedStore(db),
+      settings: { ...DEFAULT_PASSIVE_SETTINGS, expiryMs: 3000, ...opts.passive },
+      rule: DEFAULT_PASSIVE_RULE,
+      settleMs: 0,
+    },
     clock,
     sleep: async () => {},
     tickPeriodMs: 1000,
@@ -93,6 +113,7 @@ export async function startProbeFleet(projectId: string, opts: { echo?: boolean 
     target,
     echoUrl,
     project: projectId,
+    deps,
     async add(name, spec = {}) {
       const parsed = ProxySpec.parse({
         mode: 'managed',

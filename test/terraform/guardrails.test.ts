@@ -2,9 +2,14 @@
 // What must never be deployed, read from the .tf files: a primitive role, an authoritative IAM resource,
 // a proxy VM account with more than secret access, an open proxy firewall nobody asked for, a gateway
 // that scales to zero. Plus the pieces an operator relies on: alerts and outputs.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Collections } from '../../shared/src/adapters/firestore/collections.js';
 import { LEASE_COLLECTIONS, TTL_FIELD } from '../../shared/src/adapters/firestore/lease-collections.js';
+import { RECLAIM_TTL_FIELD } from '../../shared/src/adapters/firestore/ownership-reclaim-store.js';
+import { OUTCOME_TTL_FIELD } from '../../shared/src/adapters/firestore/worker-outcome-store.js';
 import { loadFunctionTable } from '../../shared/src/config/topology.js';
 import { type Block, loadModule, nested, resourceOf, stringsIn, type TfConfig } from './support/hcl.js';
 import { tablesModuleDir, terraformDir } from './support/paths.js';
@@ -180,24 +185,57 @@ describe('Cloud Run', () => {
 });
 
 describe('Firestore', () => {
-  it('names the collections the code names, and puts a TTL policy on every lease-service collection', () => {
+  const resolveFields = (local: string) => {
+    const names = tf.locals.collections as Record<string, string>;
+    return Object.values(tf.locals[local] as Record<string, { collection: string; field: string }>)
+      .map((t) => {
+        const ref = /^\$\{local\.collections\.(\w+)\}$/.exec(t.collection);
+        return `${ref ? names[ref[1]!] : t.collection}.${t.field}`;
+      })
+      .sort();
+  };
+
+  it('names the collections the code names, and puts a TTL policy on every collection whose documents expire', () => {
     expect(Object.values(tf.locals.collections as Record<string, string>).sort()).toEqual(
       Object.values(Collections).sort(),
     );
-    const ttl = Object.values(tf.locals.ttl_fields as Record<string, { collection: string; field: string }>);
-    const names = tf.locals.collections as Record<string, string>;
-    const resolved = ttl.map(
-      (t) => `${names[t.collection.replace(/^\$\{local\.collections\.(\w+)\}$/, '$1')]}.${t.field}`,
+    // The lease service's collections, the gateway outcome batches and the pool reclaims: the fields the
+    // adapters write as Timestamps.
+    expect(resolveFields('ttl_fields')).toEqual(
+      [
+        ...Object.values(LEASE_COLLECTIONS).map((c) => `${c}.${TTL_FIELD}`),
+        `${Collections.workerOutcomes}.${OUTCOME_TTL_FIELD}`,
+        `${Collections.reclaims}.${RECLAIM_TTL_FIELD}`,
+      ].sort(),
     );
-    expect(resolved.sort()).toEqual(
-      Object.values(LEASE_COLLECTIONS)
-        .map((c) => `${c}.${TTL_FIELD}`)
-        .sort(),
-    );
+    // A TTL field keeps its automatic indexes (no index_config block would drop them).
+    expect(resourceOf(tf, 'google_firestore_field', 'ttl').index_config).toBeUndefined();
     expect(resourceOf(tf, 'google_firestore_database', 'default')).toMatchObject({
       name: '(default)',
       type: 'FIRESTORE_NATIVE',
     });
+  });
+
+  it('exempts the large per-proxy maps and lists, which no query reads, from single-field indexing', () => {
+    expect(resolveFields('index_exemptions')).toEqual(
+      [
+        `${Collections.workers}.report`,
+        `${Collections.snapshots}.routing`,
+        `${Collections.snapshots}.draining`,
+        'parts.proxies',
+        `${Collections.ownership}.proxies`,
+        `${Collections.workerOutcomes}.proxies`,
+        `${Collections.health}.latencyHistory`,
+        `${Collections.cursors}.tracked`,
+      ].sort(),
+    );
+    const exempt = resourceOf(tf, 'google_firestore_field', 'no_index');
+    expect(exempt.for_each).toBe('${local.index_exemptions}');
+    // An empty index_config block: no index on the field at all.
+    expect(exempt.index_config).toEqual([{}]);
+    // No query filters or orders on an exempted field (the code's queries, read from the adapters).
+    const exemptedFields = new Set(resolveFields('index_exemptions').map((f) => f.split('.')[1]));
+    for (const q of adapterQueryFields()) expect(exemptedFields.has(q.split('.')[0]!), q).toBe(false);
   });
 });
 
@@ -232,3 +270,15 @@ describe('operations', () => {
     expect(tf.output.gateway_url!.value).toBe('${google_cloud_run_v2_service.gateway.uri}');
   });
 });
+
+/** The field paths the Firestore adapters filter or order on (`.where('a.b', …)`, `.orderBy('a')`). */
+function adapterQueryFields(): string[] {
+  const dir = fileURLToPath(new URL('../../shared/src/adapters/firestore/', import.meta.url));
+  const fields = readdirSync(dir)
+    .filter((f) => f.endsWith('.ts') && !f.includes('.test.'))
+    .flatMap((f) => [...readFileSync(join(dir, f), 'utf8').matchAll(/\.(?:where|orderBy)\(\s*'([^']+)'/g)])
+    .map((m) => m[1]!);
+  if (fields.length === 0)
+    throw new Error('no adapter queries found: the pattern no longer matches the code');
+  return fields;
+}

@@ -1,6 +1,7 @@
 // The probe function's environment, parsed once by the entry point.
 import { z } from 'zod';
 import { BaseEnv } from '../../../shared/src/config/env.js';
+import { DEFAULT_PASSIVE_RULE } from '../../../shared/src/domain/workers/passive.js';
 
 const csv = z
   .string()
@@ -14,7 +15,7 @@ const csv = z
       : [],
   );
 
-export const ProbeEnv = BaseEnv.extend({
+const ProbeEnvFields = BaseEnv.extend({
   PROBE_CONCURRENCY: z.coerce.number().int().min(1).max(512).default(64),
   /** Absolute http URL of the API's /v1/echo; unset disables the EGRESS tier. */
   PROBE_ECHO_URL: z.string().url().optional(),
@@ -28,6 +29,34 @@ export const ProbeEnv = BaseEnv.extend({
     .enum(['0', '1'])
     .default('0')
     .transform((v) => v === '1'),
+  // The PASSIVE track (gateway outcomes, functions/probe/src/passive-pass.ts; docs/health.md).
+  PROBE_PASSIVE_SUCCESS_THRESHOLD: z.coerce.number().int().min(1).max(100).default(2),
+  PROBE_PASSIVE_FAILURE_THRESHOLD: z.coerce.number().int().min(1).max(100).default(3),
+  /** Drop passive evidence after this long without a signal; unset = three tick periods. */
+  PROBE_PASSIVE_EXPIRY_SECONDS: z.coerce.number().positive().optional(),
+  /** Fewer outcomes than this for a proxy in a tick: no signal either way. */
+  PROBE_PASSIVE_MIN_SAMPLES: z.coerce.number().int().min(1).default(DEFAULT_PASSIVE_RULE.minSamples),
+  /** A failure share at or above this is a failed signal. */
+  PROBE_PASSIVE_MAX_FAILURE_RATIO: z.coerce
+    .number()
+    .gt(0)
+    .max(1)
+    .default(DEFAULT_PASSIVE_RULE.maxFailureRatio),
+  /** Leave batches younger than this to the next tick (an API instance may still be committing them). */
+  PROBE_PASSIVE_SETTLE_SECONDS: z.coerce.number().min(0).max(60).default(5),
+});
+
+export const ProbeEnv = ProbeEnvFields.transform((e, ctx) => {
+  const expiry = e.PROBE_PASSIVE_EXPIRY_SECONDS ?? 3 * e.PROBE_TICK_PERIOD_SECONDS;
+  // Signals arrive once per tick: a shorter expiry would drop every track before its next signal.
+  if (expiry <= e.PROBE_TICK_PERIOD_SECONDS) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['PROBE_PASSIVE_EXPIRY_SECONDS'],
+      message: 'must exceed PROBE_TICK_PERIOD_SECONDS',
+    });
+  }
+  return { ...e, PROBE_PASSIVE_EXPIRY_SECONDS: expiry };
 });
 export type ProbeConfig = z.infer<typeof ProbeEnv>;
 

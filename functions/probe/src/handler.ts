@@ -5,6 +5,7 @@ import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
 import type { Clock } from '../../../shared/src/ports/clock.js';
 import type { JobRunStore } from '../../../shared/src/ports/job-runs.js';
 import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
+import { runPassivePass } from './passive-pass.js';
 import { type PassCounts, type ProbeDeps, pruneHealth, runProbePass } from './probe-pass.js';
 
 export const ProbeJob = 'probe-tick';
@@ -23,6 +24,9 @@ export interface ProbeHandlerDeps extends ProbeDeps {
 export interface ProbeRunSummary extends PassCounts {
   passes: number;
   pruned: number;
+  /** Gateway outcome batches consumed for the PASSIVE track, and the signals they made. */
+  outcomeBatches: number;
+  passiveSignals: number;
 }
 
 export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunSummary | null> {
@@ -39,10 +43,14 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
     transitions: 0,
     passes: 0,
     pruned: 0,
+    outcomeBatches: 0,
+    passiveSignals: 0,
   };
   try {
     const all = await deps.proxies.list();
     summary.proxies = all.length;
+    // Gateway evidence first, so that this tick's active passes read (and may expire) the updated tracks.
+    await consumeOutcomes(deps, all, startedAt, summary);
     let from = claim.previous?.startedAt ?? new Date(startedAt.getTime() - deps.tickPeriodMs);
     const deadline = startedAt.getTime() + deps.loopMs;
     for (;;) {
@@ -74,6 +82,27 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
       error: err instanceof Error ? err.message : String(err),
     });
     throw err;
+  }
+}
+
+async function consumeOutcomes(
+  deps: ProbeHandlerDeps,
+  all: ProxyResource[],
+  now: Date,
+  summary: ProbeRunSummary,
+): Promise<void> {
+  try {
+    const c = await runPassivePass(deps, all, now);
+    summary.outcomeBatches += c.outcomeBatches;
+    summary.passiveSignals += c.passiveSignals;
+    summary.written += c.written;
+    summary.transitions += c.transitions;
+  } catch (err) {
+    // Best effort: the cursor did not move, so the next tick reads the same batches again; the active
+    // tiers must not stop because the outcome store is unavailable.
+    deps.log.warn('passive pass failed; its outcomes are read again next tick', {
+      error: err instanceof Error ? err.message : String(err),
+    });
   }
 }
 

@@ -5,7 +5,9 @@ import * as functions from '@google-cloud/functions-framework';
 import { Registry } from 'prom-client';
 import { FirestoreHealthStore } from '../../../shared/src/adapters/firestore/health-store.js';
 import { FirestoreJobRunStore } from '../../../shared/src/adapters/firestore/job-run-store.js';
+import { FirestorePassiveFeedStore } from '../../../shared/src/adapters/firestore/passive-feed-store.js';
 import { FirestoreProxyStore } from '../../../shared/src/adapters/firestore/proxy-store.js';
+import { FirestoreOutcomeReader } from '../../../shared/src/adapters/firestore/worker-outcome-store.js';
 import { jsonLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { PromProbeMetrics } from '../../../shared/src/adapters/metrics/probe-metrics.js';
 import { handshakeThroughProxy, probeThroughProxy } from '../../../shared/src/adapters/probe/proxy-probe.js';
@@ -48,6 +50,20 @@ const deps: ProbeHandlerDeps = {
     rejectUnauthorized: !config.PROBE_TLS_INSECURE,
   },
   concurrency: config.PROBE_CONCURRENCY,
+  passive: {
+    outcomes: new FirestoreOutcomeReader(db),
+    feed: new FirestorePassiveFeedStore(db),
+    settings: {
+      successThreshold: config.PROBE_PASSIVE_SUCCESS_THRESHOLD,
+      failureThreshold: config.PROBE_PASSIVE_FAILURE_THRESHOLD,
+      expiryMs: config.PROBE_PASSIVE_EXPIRY_SECONDS * 1000,
+    },
+    rule: {
+      minSamples: config.PROBE_PASSIVE_MIN_SAMPLES,
+      maxFailureRatio: config.PROBE_PASSIVE_MAX_FAILURE_RATIO,
+    },
+    settleMs: config.PROBE_PASSIVE_SETTLE_SECONDS * 1000,
+  },
   clock: systemClock,
   sleep: (ms) => sleep(ms),
   tickPeriodMs: config.PROBE_TICK_PERIOD_SECONDS * 1000,

@@ -4,11 +4,16 @@
 
 import { basicUserPass, parseProxyCredentials } from '../../../shared/src/domain/cloud-init/credentials.js';
 import { isDueInWindow } from '../../../shared/src/domain/health/due.js';
-import { decideHealth, type HealthSeed } from '../../../shared/src/domain/health/proxy-health.js';
+import {
+  decideHealth,
+  type HealthDecision,
+  type HealthSeed,
+} from '../../../shared/src/domain/health/proxy-health.js';
 import type { ProxyResource, SecretRef } from '../../../shared/src/domain/proxy.js';
 import type { HealthStore } from '../../../shared/src/ports/health-store.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
 import { mapLimit } from './map-limit.js';
+import type { PassiveDeps } from './passive-pass.js';
 import { type Prober, runTiers, type TierConfig } from './tiers.js';
 
 /** Each consumer declares the recorder it needs (seed §9); only the entry point wires a real one. */
@@ -31,6 +36,7 @@ export interface ProbeDeps {
   log: ProbeLog;
   tiers: TierConfig;
   concurrency: number;
+  passive: PassiveDeps;
 }
 
 export interface PassCounts {
@@ -72,6 +78,8 @@ export async function runProbePass(
       outcome.results,
       p.spec.healthCheck,
       to,
+      // No gateway signal in an active pass; a PASSIVE track left without signals expires here.
+      { signal: null, settings: deps.passive.settings },
     );
     if (dec.publish) {
       deps.log.info('health transition', {
@@ -84,10 +92,23 @@ export async function runProbePass(
   });
   const changed = decisions.filter((d) => d.write).map((d) => d.next);
   await deps.health.writeMany(changed);
+  const transitions = await publishTransitions(deps, decisions);
+  return {
+    proxies: all.length,
+    probed: due.length,
+    written: changed.length,
+    transitions,
+  };
+}
+
+/** Publishes the transitions among `decisions`, after their states are stored: reconcile reads the state
+ *  when the request arrives. A failed publish is logged, not thrown: a retried tick would find nothing left
+ *  to publish (the state is already stored), and reconcile's drift poll folds the stored verdict anyway. */
+export async function publishTransitions(
+  deps: Pick<ProbeDeps, 'publisher' | 'log'>,
+  decisions: HealthDecision[],
+): Promise<number> {
   const transitions = decisions.filter((d) => d.publish);
-  // Publish after the state is stored: reconcile reads it when the request arrives. A failed publish is
-  // logged, not thrown: a retried tick would find nothing left to publish (the state is already stored),
-  // and reconcile's drift poll folds the stored verdict into status anyway.
   await Promise.all(
     transitions.map((d) =>
       deps.publisher.publish({ proxy: d.next.proxy, reason: 'health-transition' }).catch((err: unknown) => {
@@ -98,12 +119,7 @@ export async function runProbePass(
       }),
     ),
   );
-  return {
-    proxies: all.length,
-    probed: due.length,
-    written: changed.length,
-    transitions: transitions.length,
-  };
+  return transitions.length;
 }
 
 async function target(deps: ProbeDeps, p: ProxyResource) {
@@ -120,12 +136,12 @@ async function target(deps: ProbeDeps, p: ProxyResource) {
 }
 
 /** Counters belong to one instance: a replaced instance (new providerId / endpoint) starts fresh. */
-function instanceOf(p: ProxyResource): string {
+export function instanceOf(p: ProxyResource): string {
   if (p.spec.mode === 'external') return `${p.spec.endpoint.host}:${p.spec.endpoint.port}`;
   return p.status.providerId ?? p.status.ip ?? '';
 }
 
-function seedOf(p: ProxyResource): HealthSeed | null {
+export function seedOf(p: ProxyResource): HealthSeed | null {
   const c = p.status.conditions.find((x) => x.type === 'Healthy');
   if (!c || c.status === 'Unknown') return null;
   return {

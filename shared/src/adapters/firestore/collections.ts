@@ -13,4 +13,6 @@ export const Collections = {
   gatewayConfig: 'gatewayConfig',
   reclaims: 'reclaims',
   jobRuns: 'jobRuns',
+  /** cursors/probe-passive: how far the probe has consumed workerOutcomes (ports/passive-feed.ts). */
+  cursors: 'cursors',
 } as const;

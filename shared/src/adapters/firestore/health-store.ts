@@ -1,6 +1,7 @@
 // HealthStore on Firestore: `health/{proxy}` documents with named fields and Timestamps, readable in the
 // console (verdict, egressProblem, latencyMillis, tracks.BASIC.consecutiveOk, …).
 import { type DocumentData, type Firestore, Timestamp } from '@google-cloud/firestore';
+import type { PassiveTrack } from '../../domain/health/passive-track.js';
 import type { ProxyHealthState } from '../../domain/health/proxy-health.js';
 import type { TrackKey, TrackState, Verdict } from '../../domain/health/verdict.js';
 import type { HealthStore } from '../../ports/health-store.js';
@@ -34,7 +35,7 @@ export class FirestoreHealthStore implements HealthStore {
   async writeMany(states: ProxyHealthState[]): Promise<void> {
     for (let i = 0; i < states.length; i += BATCH) {
       const batch = this.db.batch();
-      for (const s of states.slice(i, i + BATCH)) batch.set(this.col().doc(s.proxy), toDoc(s));
+      for (const s of states.slice(i, i + BATCH)) batch.set(this.col().doc(s.proxy), healthToDoc(s));
       await batch.commit();
     }
   }
@@ -53,7 +54,7 @@ export class FirestoreHealthStore implements HealthStore {
   }
 }
 
-function toDoc(s: ProxyHealthState): DocumentData {
+export function healthToDoc(s: ProxyHealthState): DocumentData {
   return {
     proxy: s.proxy,
     instance: s.instance,
@@ -64,6 +65,24 @@ function toDoc(s: ProxyHealthState): DocumentData {
     tracks: s.tracks,
     transitionAt: s.transitionAt ? Timestamp.fromDate(s.transitionAt) : null,
     latencyHistory: (s.latencyHistory ?? []).map((h) => ({ ms: h.ms, at: Timestamp.fromDate(h.at) })),
+    // The gateways' evidence (passive-track.ts), flat for the console; null when they said nothing bad.
+    passive: s.passive
+      ? { ...s.passive.track, lastSignalAt: Timestamp.fromDate(s.passive.lastSignalAt) }
+      : null,
+  };
+}
+
+function passiveFromDoc(v: unknown): PassiveTrack | null {
+  if (typeof v !== 'object' || v === null) return null;
+  const p = v as Record<string, unknown>;
+  if (!(p.lastSignalAt instanceof Timestamp)) return null;
+  return {
+    track: {
+      verdict: (p.verdict ?? null) as Verdict | null,
+      consecutiveOk: Number(p.consecutiveOk ?? 0),
+      consecutiveFail: Number(p.consecutiveFail ?? 0),
+    },
+    lastSignalAt: p.lastSignalAt.toDate(),
   };
 }
 
@@ -93,5 +112,6 @@ export function healthFromDoc(d: DocumentData): ProxyHealthState {
           typeof h?.ms === 'number' && h.at instanceof Timestamp ? [{ ms: h.ms, at: h.at.toDate() }] : [],
         )
       : [],
+    passive: passiveFromDoc(d.passive),
   };
 }

@@ -7,6 +7,9 @@ import type { Reclaim, ReclaimStore } from '../../ports/workers-ownership.js';
 import { Collections } from './collections.js';
 import { workerStoreFailure } from './worker-errors.js';
 
+/** Terraform declares the TTL policy on it (terraform/firestore.tf ttl_fields). */
+export const RECLAIM_TTL_FIELD = 'expireAt';
+
 const ts = z.instanceof(Timestamp).transform((t) => t.toDate());
 const ReclaimDoc = z.object({ proxy: z.string(), requestedAt: ts, requestedBy: z.string(), until: ts });
 
@@ -38,7 +41,7 @@ export class FirestoreReclaimStore implements ReclaimStore {
           requestedAt: Timestamp.fromDate(r.requestedAt),
           requestedBy: r.requestedBy,
           until: Timestamp.fromDate(r.until),
-          expireAt: Timestamp.fromDate(r.until),
+          [RECLAIM_TTL_FIELD]: Timestamp.fromDate(r.until),
         });
     } catch (err) {
       throw workerStoreFailure(err, `reclaim ${r.proxy}`);

@@ -3,16 +3,26 @@
 // Writes happen only when the state changed (clamped counters make a steady proxy a fixed point);
 // reconcile requests are published only on a verdict transition or a latency report.
 import { type LatencyReport, shouldReportLatency } from './latency.js';
-import { healthyOf, reduceTrack, sameTrack, worstVerdict } from './reducer.js';
+import {
+  DEFAULT_PASSIVE_SETTINGS,
+  nextPassive,
+  type PassiveSettings,
+  type PassiveTrack,
+  samePassive,
+} from './passive-track.js';
+import { healthyOf, reduceTrack, sameTrack } from './reducer.js';
 import { freshTrack, type Thresholds, type TrackKey, type TrackState, type Verdict } from './verdict.js';
+import { healthReason, proxyVerdict } from './verdict-reason.js';
 
 export interface ProxyHealthState {
   proxy: string;
   /** The instance the counters belong to (providerId, or the endpoint for external proxies). */
   instance: string;
   tracks: Partial<Record<TrackKey, TrackState>>;
-  /** The proxy-level verdict over BASIC and EGRESS. */
+  /** The proxy-level verdict: the worst of BASIC, EGRESS and (when present) PASSIVE. */
   verdict: Verdict | null;
+  /** The gateways' evidence (passive-track.ts); absent or null when they have said nothing bad. */
+  passive?: PassiveTrack | null;
   latency: LatencyReport;
   /** Why the EGRESS tier failed last (e.g. exit_ip_mismatch, forwarded_header_leak); null when fine. */
   egressProblem: string | null;
@@ -44,6 +54,14 @@ export interface TrackResult {
   problem?: string;
 }
 
+/** This tick's gateway evidence for the proxy: `signal` null when there was none (the track may expire). */
+export interface PassiveInput {
+  signal: boolean | null;
+  settings: PassiveSettings;
+}
+
+const NO_PASSIVE_SIGNAL: PassiveInput = { signal: null, settings: DEFAULT_PASSIVE_SETTINGS };
+
 export interface HealthDecision {
   next: ProxyHealthState;
   write: boolean;
@@ -72,6 +90,7 @@ export function initialHealth(
     latency: { reportedMs: seed?.latencyMillis ?? null, reportedAt: seed?.lastHealthCheckTime ?? null },
     egressProblem: null,
     transitionAt: seed?.lastHealthCheckTime ?? null,
+    passive: null,
   };
 }
 
@@ -83,6 +102,7 @@ export function decideHealth(
   results: TrackResult[],
   thresholds: Thresholds,
   now: Date,
+  passiveInput: PassiveInput = NO_PASSIVE_SIGNAL,
 ): HealthDecision {
   // A replaced instance starts with fresh counters (seed §6: state pruned on replacement).
   const base =
@@ -95,7 +115,8 @@ export function decideHealth(
     tracks[r.track] = reduceTrack(tracks[r.track] ?? freshTrack(), r.ok, thresholds);
     if (r.track === 'EGRESS') egressProblem = r.ok ? null : (r.problem ?? 'egress_failed');
   }
-  const verdict = worstVerdict([tracks.BASIC?.verdict ?? null, tracks.EGRESS?.verdict ?? null]);
+  const passive = nextPassive(base.passive ?? null, passiveInput.signal, passiveInput.settings, now);
+  const verdict = proxyVerdict(tracks, passive);
   const basic = results.find((r) => r.track === 'BASIC' && r.ok);
   const reportLatency = basic !== undefined && shouldReportLatency(base.latency, basic.latencyMs, now);
   const latency =
@@ -106,7 +127,12 @@ export function decideHealth(
       ? [...history, { ms: latency.reportedMs, at: now }].slice(-LATENCY_HISTORY)
       : history;
   const healthFlipped = healthyOf(verdict) !== healthyOf(base.verdict);
-  const publish = healthFlipped || reportLatency ? 'health-transition' : null;
+  const draft: ProxyHealthState = { ...base, tracks, verdict, egressProblem, passive };
+  // An unhealthy proxy whose reason changes (the probe passes again but the gateways still fail it) gets a
+  // new condition reason in status: reconcile must hear of it, not only of healthy flips.
+  const reasonChanged =
+    healthyOf(verdict) === false && healthReason(draft)?.reason !== healthReason(base)?.reason;
+  const publish = healthFlipped || reasonChanged || reportLatency ? 'health-transition' : null;
   const transitionAt = publish ? now : base.transitionAt;
   const next: ProxyHealthState = {
     proxy,
@@ -117,6 +143,7 @@ export function decideHealth(
     egressProblem,
     transitionAt,
     latencyHistory,
+    passive,
   };
   return { next, write: persisted === null || !sameHealth(persisted, next), publish };
 }
@@ -127,6 +154,7 @@ export function sameHealth(a: ProxyHealthState, b: ProxyHealthState): boolean {
   if (a.latency.reportedMs !== b.latency.reportedMs) return false;
   if (a.latency.reportedAt?.getTime() !== b.latency.reportedAt?.getTime()) return false;
   if (a.transitionAt?.getTime() !== b.transitionAt?.getTime()) return false;
+  if (!samePassive(a.passive ?? null, b.passive ?? null)) return false;
   const keys = new Set([...Object.keys(a.tracks), ...Object.keys(b.tracks)]) as Set<TrackKey>;
   for (const k of keys) {
     const x = a.tracks[k];
@@ -145,24 +173,13 @@ export function healthVerdictOf(s: ProxyHealthState): {
   message: string;
 } | null {
   const healthy = healthyOf(s.verdict);
-  if (healthy === null) return null;
-  const reason = healthy
-    ? s.verdict === 'SUSPECT'
-      ? 'ProbeSuspect'
-      : 'ProbeSucceeded'
-    : s.egressProblem
-      ? 'EgressCheckFailed'
-      : 'ProbeFailed';
-  const message = healthy
-    ? `health verdict ${s.verdict}`
-    : s.egressProblem
-      ? `egress check failed: ${s.egressProblem}`
-      : 'the proxy failed its health checks';
+  const why = healthReason(s);
+  if (healthy === null || why === null) return null;
   return {
     healthy,
     latencyMillis: s.latency.reportedMs,
     checkedAt: s.transitionAt ?? s.latency.reportedAt ?? new Date(0),
-    reason,
-    message,
+    reason: why.reason,
+    message: why.message,
   };
 }

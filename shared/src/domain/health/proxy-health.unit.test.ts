@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { decideHealth, type HealthSeed, type ProxyHealthState, type TrackResult } from './proxy-health.js';
+import type { PassiveSettings } from './passive-track.js';
+import {
+  decideHealth,
+  type HealthSeed,
+  healthVerdictOf,
+  type ProxyHealthState,
+  type TrackResult,
+} from './proxy-health.js';
 
 const t = { successThreshold: 2, failureThreshold: 2 };
 const now = new Date('2026-01-01T00:10:00Z');
@@ -93,5 +100,93 @@ describe('decideHealth', () => {
     expect(ds[3]?.next.verdict).toBe('UNHEALTHY');
     expect(ds[3]?.next.egressProblem).toBe('forwarded_header_leak');
     expect(ds[5]?.next.egressProblem).toBeNull();
+  });
+});
+
+describe('decideHealth with the PASSIVE track', () => {
+  const settings: PassiveSettings = { successThreshold: 2, failureThreshold: 3, expiryMs: 180_000 };
+  /** A proxy that passes its probes, then one tick per row: [probe results (or none due), gateway signal]. */
+  function runRows(rows: Array<[TrackResult[], boolean | null]>) {
+    let state = runTicks([ok(), ok()]).at(-1)!.next;
+    const out = [];
+    for (const [i, [results, signal]] of rows.entries()) {
+      const dec = decideHealth(state, 'p1', 'zones/z/instances/a', null, results, t, later(200 + i * 60), {
+        signal,
+        settings,
+      });
+      out.push(dec);
+      state = dec.next;
+    }
+    return out;
+  }
+
+  it('gateways failing a proxy that passes its probe: SUSPECT, then UNHEALTHY with the passive reason', () => {
+    const ds = runRows([
+      [ok(), false],
+      [ok(), false],
+      [ok(), false],
+      [ok(), false],
+    ]);
+    expect(ds.map((d) => d.next.verdict)).toEqual(['SUSPECT', 'SUSPECT', 'UNHEALTHY', 'UNHEALTHY']);
+    expect(ds.map((d) => d.publish)).toEqual([null, null, 'health-transition', null]);
+    expect(healthVerdictOf(ds[2]!.next)).toMatchObject({ healthy: false, reason: 'PassiveFailures' });
+    expect(ds[3]!.write).toBe(true); // the signal time moves: the expiry window restarts
+  });
+
+  it('passing signals on a healthy proxy store nothing and write nothing (a busy steady fleet)', () => {
+    const ds = runRows([
+      [ok(), true],
+      [[], true],
+      [ok(), null],
+    ]);
+    expect(ds.every((d) => !d.write && d.publish === null && d.next.passive === null)).toBe(true);
+  });
+
+  it('without signals the passive evidence expires and the active tiers alone decide again', () => {
+    const ds = runRows([
+      [ok(), false],
+      [ok(), false],
+      [ok(), false],
+      [ok(), null],
+      [ok(), null],
+      [ok(), null],
+    ]);
+    expect(ds.map((d) => d.next.verdict)).toEqual([
+      'SUSPECT',
+      'SUSPECT',
+      'UNHEALTHY',
+      'UNHEALTHY',
+      'UNHEALTHY',
+      'AVAILABLE',
+    ]);
+    expect(ds[5]!.publish).toBe('health-transition');
+    expect(ds[5]!.next.passive).toBeNull();
+    expect(healthVerdictOf(ds[5]!.next)?.reason).toBe('ProbeSucceeded');
+  });
+
+  it('an unhealthy proxy whose probe recovers while gateways still fail it changes reason, and says so', () => {
+    const ds = runRows([
+      [fail, false],
+      [fail, false],
+      [fail, false],
+      [ok(), false],
+      [ok(), false],
+    ]);
+    // The fixture's failures carry an EGRESS problem; the active threshold here is 2.
+    expect(ds.map((d) => healthVerdictOf(d.next)?.reason)).toEqual([
+      'ProbeSuspect',
+      'EgressCheckFailed',
+      'EgressCheckFailed',
+      'ProbeFailed', // EGRESS passes again, BASIC has one success of two
+      'PassiveFailures', // the probe passes; the gateways still fail it
+    ]);
+    expect(ds[4]!.publish).toBe('health-transition');
+  });
+
+  it('a replaced instance starts without passive evidence', () => {
+    const [down] = runRows([[ok(), false]]);
+    expect(down!.next.passive).not.toBeNull();
+    const dec = decideHealth(down!.next, 'p1', 'zones/z/instances/b', null, ok(), t, later(900));
+    expect(dec.next.passive).toBeNull();
   });
 });

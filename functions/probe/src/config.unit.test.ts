@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { ProbeEnv } from './config.js';
+
+const base = { GOOGLE_CLOUD_PROJECT: 'demo-p' };
+
+describe('probe config: the PASSIVE track', () => {
+  it.each<[string, Record<string, string>, Record<string, number>]>([
+    [
+      'defaults: success 2, failure 3, expiry three tick periods',
+      {},
+      {
+        PROBE_PASSIVE_SUCCESS_THRESHOLD: 2,
+        PROBE_PASSIVE_FAILURE_THRESHOLD: 3,
+        PROBE_PASSIVE_EXPIRY_SECONDS: 180,
+      },
+    ],
+    [
+      'expiry follows the tick period',
+      { PROBE_TICK_PERIOD_SECONDS: '30' },
+      { PROBE_PASSIVE_EXPIRY_SECONDS: 90 },
+    ],
+    [
+      'an explicit expiry wins',
+      { PROBE_PASSIVE_EXPIRY_SECONDS: '600' },
+      { PROBE_PASSIVE_EXPIRY_SECONDS: 600 },
+    ],
+  ])('%s', (_name, env, expected) => {
+    expect(ProbeEnv.parse({ ...base, ...env })).toMatchObject(expected);
+  });
+
+  it.each<[string, Record<string, string>]>([
+    [
+      'an expiry no longer than a tick (every track would expire before its next signal)',
+      { PROBE_PASSIVE_EXPIRY_SECONDS: '60' },
+    ],
+    ['a zero threshold', { PROBE_PASSIVE_FAILURE_THRESHOLD: '0' }],
+    ['a failure ratio above 1', { PROBE_PASSIVE_MAX_FAILURE_RATIO: '1.5' }],
+  ])('rejects %s', (_name, env) => {
+    expect(ProbeEnv.safeParse({ ...base, ...env }).success).toBe(false);
+  });
+});

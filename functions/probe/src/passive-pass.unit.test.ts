@@ -1,0 +1,175 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { initialHealth, type ProxyHealthState } from '../../../shared/src/domain/health/proxy-health.js';
+import { emptyTally, type OutcomeTally } from '../../../shared/src/domain/workers/outcomes.js';
+import {
+  type PassiveCursor,
+  PassiveFeedError,
+  type PassiveFeedStore,
+} from '../../../shared/src/ports/passive-feed.js';
+import type { OutcomeBatchRecord } from '../../../shared/src/ports/workers.js';
+import { aProxy } from '../../../shared/src/testing/proxy-fixtures.js';
+import { runPassivePass } from './passive-pass.js';
+import type { ProbeDeps } from './probe-pass.js';
+
+const t0 = new Date('2026-01-01T00:00:00Z');
+const at = (sec: number) => new Date(t0.getTime() + sec * 1000);
+
+/** The port's semantics in memory: commit only on top of the cursor version it was decided on. */
+class MemoryFeed implements PassiveFeedStore {
+  cur: PassiveCursor | null = null;
+  version = 0;
+  commits = 0;
+  constructor(readonly health: Map<string, ProxyHealthState>) {}
+  async cursor() {
+    return this.cur;
+  }
+  async commit(states: ProxyHealthState[], next: Omit<PassiveCursor, 'token'>, expected: string | null) {
+    if ((this.cur?.token ?? null) !== expected) throw new PassiveFeedError('conflict', 'moved');
+    for (const s of states) this.health.set(s.proxy, s);
+    this.cur = { ...next, token: String(++this.version) };
+    this.commits++;
+  }
+}
+
+function batch(sec: number, proxy: string, tally: Partial<OutcomeTally>): OutcomeBatchRecord {
+  return {
+    workerId: 'gw-1',
+    sessionId: 's',
+    sequence: sec,
+    receivedAt: at(sec),
+    tallies: new Map([[proxy, { ...emptyTally(), ...tally }]]),
+  };
+}
+
+const proxy = aProxy({ name: 'p1', status: { ip: '10.0.0.2', providerId: 'zones/z/instances/a' } });
+const healthy = (): ProxyHealthState => ({
+  ...initialHealth('p1', 'zones/z/instances/a', null, proxy.spec.healthCheck),
+  tracks: {
+    BASIC: { verdict: 'AVAILABLE', consecutiveOk: 2, consecutiveFail: 0 },
+    EGRESS: { verdict: 'AVAILABLE', consecutiveOk: 2, consecutiveFail: 0 },
+  },
+  verdict: 'AVAILABLE',
+});
+
+let health: Map<string, ProxyHealthState>;
+let feed: MemoryFeed;
+let batches: OutcomeBatchRecord[];
+let published: string[];
+let deps: ProbeDeps;
+
+beforeEach(() => {
+  health = new Map([['p1', healthy()]]);
+  feed = new MemoryFeed(health);
+  batches = [];
+  published = [];
+  deps = {
+    health: {
+      getMany: async (names) => new Map(names.flatMap((n) => (health.has(n) ? [[n, health.get(n)!]] : []))),
+      get: async (n) => health.get(n) ?? null,
+      writeMany: async () => {},
+      deleteMany: async () => {},
+      listNames: async () => [...health.keys()],
+    },
+    publisher: { publish: async (r) => void published.push(r.proxy) },
+    secrets: { access: async () => '' },
+    prober: { probe: async () => ({}) as never, handshake: async () => ({}) as never },
+    metrics: { observe: () => {}, forget: () => {} },
+    log: { info: () => {}, warn: () => {} },
+    tiers: { echoUrl: null, callerIps: [], rejectUnauthorized: true },
+    concurrency: 1,
+    passive: {
+      outcomes: {
+        between: async (from, to) => batches.filter((b) => b.receivedAt > from && b.receivedAt <= to),
+      },
+      feed,
+      settings: { successThreshold: 2, failureThreshold: 3, expiryMs: 180_000 },
+      rule: { minSamples: 5, maxFailureRatio: 0.5 },
+      settleMs: 5000,
+    },
+  };
+});
+
+describe('runPassivePass', () => {
+  it('no batches: nothing read into the reducer and nothing written', async () => {
+    const c = await runPassivePass(deps, [proxy], at(60));
+    expect(c).toEqual({ outcomeBatches: 0, passiveSignals: 0, written: 0, transitions: 0 });
+    expect(feed.commits).toBe(0);
+  });
+
+  it('failures flip the proxy at the passive threshold, one signal per tick, each batch counted once', async () => {
+    const verdicts = [];
+    for (let tick = 1; tick <= 3; tick++) {
+      batches.push(batch(tick * 60 - 30, 'p1', { dial: 4, proxyHandshake: 2, ok: 1 }));
+      await runPassivePass(deps, [proxy], at(tick * 60));
+      // The same tick delivered again: the window is consumed, nothing more counts.
+      await runPassivePass(deps, [proxy], at(tick * 60));
+      verdicts.push(health.get('p1')!.verdict);
+    }
+    expect(verdicts).toEqual(['SUSPECT', 'SUSPECT', 'UNHEALTHY']);
+    expect(health.get('p1')!.passive?.track.consecutiveFail).toBe(3);
+    expect(feed.commits).toBe(3);
+    expect(published).toEqual(['p1']);
+  });
+
+  it('two concurrent ticks over the same window: one counts it, the other conflicts and writes nothing', async () => {
+    batches.push(batch(30, 'p1', { dial: 6 }));
+    const [a, b] = await Promise.all([
+      runPassivePass(deps, [proxy], at(60)),
+      runPassivePass(deps, [proxy], at(60)),
+    ]);
+    expect([a.outcomeBatches, b.outcomeBatches].sort()).toEqual([0, 1]);
+    expect(health.get('p1')!.passive?.track.consecutiveFail).toBe(1);
+  });
+
+  it('a batch still settling is left to the next tick, not lost', async () => {
+    batches.push(batch(58, 'p1', { dial: 6 }));
+    expect((await runPassivePass(deps, [proxy], at(60))).outcomeBatches).toBe(0);
+    expect((await runPassivePass(deps, [proxy], at(120))).outcomeBatches).toBe(1);
+  });
+
+  it('passing outcomes on an untracked healthy proxy move the cursor but read and write no health state', async () => {
+    const read: string[] = [];
+    const getMany = deps.health.getMany;
+    deps.health.getMany = async (names) => {
+      read.push(...names);
+      return getMany(names);
+    };
+    batches.push(batch(30, 'p1', { ok: 20, latencyMsSum: 2000 }));
+    const c = await runPassivePass(deps, [proxy], at(60));
+    expect(c).toMatchObject({ outcomeBatches: 1, passiveSignals: 1, written: 0 });
+    expect(read).toEqual([]);
+    expect(health.get('p1')!.passive).toBeNull();
+    expect(feed.cur?.tracked).toEqual([]);
+  });
+
+  it('a tracked proxy recovers on passing signals and leaves the tracked list', async () => {
+    batches.push(batch(30, 'p1', { dial: 6 }));
+    await runPassivePass(deps, [proxy], at(60));
+    expect(feed.cur?.tracked).toEqual(['p1']);
+    batches.push(batch(90, 'p1', { ok: 6 }));
+    await runPassivePass(deps, [proxy], at(120));
+    expect(health.get('p1')!.passive?.track).toEqual({
+      verdict: 'AVAILABLE',
+      consecutiveOk: 1,
+      consecutiveFail: 0,
+    });
+    batches.push(batch(150, 'p1', { ok: 6 }));
+    await runPassivePass(deps, [proxy], at(180));
+    expect(health.get('p1')!.passive).toBeNull();
+    expect(feed.cur?.tracked).toEqual([]);
+  });
+
+  it('ignores proxies that are gone, have no address, or have no stored health state', async () => {
+    const gone = aProxy({ name: 'p2', status: { ip: null } });
+    batches.push(batch(10, 'p2', { dial: 9 }), batch(20, 'p3', { dial: 9 }));
+    const c = await runPassivePass(deps, [proxy, gone], at(60));
+    expect(c).toMatchObject({ outcomeBatches: 2, passiveSignals: 0, written: 0 });
+    expect([...health.keys()]).toEqual(['p1']);
+  });
+
+  it('never reads further back than the expiry window (a first run, or after an outage)', async () => {
+    batches.push(batch(10, 'p1', { dial: 9 }), batch(3590, 'p1', { dial: 9 }));
+    const c = await runPassivePass(deps, [proxy], at(3600));
+    expect(c.outcomeBatches).toBe(1);
+  });
+});

@@ -1,0 +1,62 @@
+// The PASSIVE track: gateway outcomes (contract §5) as health evidence beside the active tiers (§6). The
+// probe turns each tick's outcome batches into one pass/fail signal per proxy (workers/passive.ts) and
+// reduces it here with the track's own thresholds; the proxy's verdict is the worst of its tracks.
+//
+// Two rules keep the track honest and cheap:
+//   - Presumed AVAILABLE: a proxy the gateways have said nothing bad about has no PASSIVE track at all; a
+//     track back at that point (AVAILABLE, counters clamped) is dropped. A busy healthy fleet therefore
+//     stores nothing for it and writes nothing per tick, and the first failed signal already reads SUSPECT.
+//   - Expiry: a proxy that turns unhealthy leaves the gateways' snapshots and gets no more outcomes, so a
+//     track with no signal for `expiryMs` is dropped and the active tiers alone decide again. Without it a
+//     proxy failed by the gateways would stay unhealthy forever.
+import { reduceTrack, sameTrack } from './reducer.js';
+import type { Thresholds, TrackState } from './verdict.js';
+
+export interface PassiveSettings extends Thresholds {
+  /** Drop a PASSIVE track that has had no signal for this long. */
+  expiryMs: number;
+}
+
+/** success 2 / failure 3: one bad minute of gateway traffic is SUSPECT, three in a row UNHEALTHY.
+ *  Expiry: three 60 s probe ticks without a signal. */
+export const DEFAULT_PASSIVE_SETTINGS: PassiveSettings = {
+  successThreshold: 2,
+  failureThreshold: 3,
+  expiryMs: 180_000,
+};
+
+export interface PassiveTrack {
+  track: TrackState;
+  /** When the last signal (pass or fail) arrived: the track expires `expiryMs` after it. */
+  lastSignalAt: Date;
+}
+
+/** The state that needs no storing: no evidence against the proxy. */
+export const neutralPassive = (s: Thresholds): TrackState => ({
+  verdict: 'AVAILABLE',
+  consecutiveOk: s.successThreshold,
+  consecutiveFail: 0,
+});
+
+/**
+ * The PASSIVE track after this tick: `signal` is the gateways' verdict on the proxy over the tick's
+ * outcomes (true = pass), or null when there was none (too few outcomes, or none at all).
+ */
+export function nextPassive(
+  current: PassiveTrack | null,
+  signal: boolean | null,
+  s: PassiveSettings,
+  now: Date,
+): PassiveTrack | null {
+  if (signal === null) {
+    if (current === null) return null;
+    return now.getTime() - current.lastSignalAt.getTime() >= s.expiryMs ? null : current;
+  }
+  const track = reduceTrack(current?.track ?? neutralPassive(s), signal, s);
+  return sameTrack(track, neutralPassive(s)) ? null : { track, lastSignalAt: now };
+}
+
+export const samePassive = (a: PassiveTrack | null, b: PassiveTrack | null): boolean =>
+  a === null || b === null
+    ? a === b
+    : sameTrack(a.track, b.track) && a.lastSignalAt.getTime() === b.lastSignalAt.getTime();

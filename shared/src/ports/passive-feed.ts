@@ -1,0 +1,42 @@
+// How the probe consumes gateway outcome batches for the PASSIVE track exactly once (contract §5: outcomes
+// are observations for the reducer). A cursor — the `receivedAt` high-water mark of what was consumed —
+// moves in the same atomic commit as the health states those batches changed, and only if no other tick
+// moved it first: a duplicate or concurrent tick, on this instance or another, can never count a batch
+// twice, and a crash between reading and committing counts it zero times (the next tick reads it again).
+import type { ProxyHealthState } from '../domain/health/proxy-health.js';
+
+export interface PassiveCursor {
+  /** Every batch received at or before this has been counted. */
+  through: Date;
+  /** The stored version the cursor was read at; pass it back to commit on top of exactly that. */
+  token: string;
+  /** Every proxy that may hold a PASSIVE track (a superset: the active pass drops expired tracks without
+   *  touching the cursor). A passing signal for a proxy not listed changes nothing and costs no read. */
+  tracked: string[];
+}
+
+export interface PassiveFeedStore {
+  /** null before the first consumption. */
+  cursor(): Promise<PassiveCursor | null>;
+  /**
+   * Writes `states` and moves the cursor to `next`, all or nothing, if the cursor is still at
+   * `expected` (null: there is none yet). Throws PassiveFeedError `conflict` when another tick came first.
+   */
+  commit(
+    states: ProxyHealthState[],
+    next: Omit<PassiveCursor, 'token'>,
+    expected: string | null,
+  ): Promise<void>;
+}
+
+export class PassiveFeedError extends Error {
+  constructor(
+    /** conflict: another tick consumed the window (nothing was written); unavailable: retry next tick. */
+    readonly kind: 'conflict' | 'unavailable',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'PassiveFeedError';
+  }
+}
