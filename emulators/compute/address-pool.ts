@@ -25,24 +25,46 @@ const usable = (n: number) => (n & 255) !== 0 && (n & 255) !== 255 && n !== ipTo
 
 export class LoopbackPool {
   private next: number;
-  private readonly end: number;
+  private end: number;
+  /** Where the fresh walk wraps to when it started inside the range: [first, start) comes last. */
+  private wrap: { first: number; end: number } | null = null;
   private readonly inUse = new Set<number>();
   private freed: number[] = [];
   private freedHead = 0;
 
-  constructor(range: AddressRange = DEFAULT_RANGE) {
-    this.next = ipToInt(range.first);
+  /**
+   * `startAt` (an address in the range) begins the walk of fresh addresses there instead of at `first`,
+   * wrapping around: several emulators on one machine (parallel test files) that each start at a
+   * different random point do not walk the same addresses in lockstep, each colliding with the other's
+   * proxies on every bind.
+   */
+  constructor(range: AddressRange = DEFAULT_RANGE, startAt?: string) {
+    const first = ipToInt(range.first);
+    this.next = first;
     this.end = ipToInt(range.last);
     if (this.next >>> 24 !== 127 || this.end >>> 24 !== 127 || this.end < this.next) {
       throw new Error(`loopback range must lie in 127.0.0.0/8: ${range.first}-${range.last}`);
+    }
+    if (startAt !== undefined) {
+      const start = ipToInt(startAt);
+      if (start < first || start > this.end)
+        throw new Error(`${startAt} is outside ${range.first}-${range.last}`);
+      if (start > first) this.wrap = { first, end: start - 1 };
+      this.next = start;
     }
   }
 
   /** An address nobody holds, or null when the range is exhausted. */
   allocate(): string | null {
-    while (this.next <= this.end) {
-      const n = this.next++;
-      if (usable(n) && !this.inUse.has(n)) return this.take(n);
+    for (;;) {
+      while (this.next <= this.end) {
+        const n = this.next++;
+        if (usable(n) && !this.inUse.has(n)) return this.take(n);
+      }
+      if (!this.wrap) break;
+      this.next = this.wrap.first;
+      this.end = this.wrap.end;
+      this.wrap = null;
     }
     while (this.freedHead < this.freed.length) {
       const n = this.freed[this.freedHead++]!;
@@ -68,4 +90,11 @@ export class LoopbackPool {
     this.inUse.add(n);
     return intToIp(n);
   }
+}
+
+/** A random address of the range, for `startAt`. `random` returns [0, 1) (Math.random). */
+export function randomStart(random: () => number, range: AddressRange = DEFAULT_RANGE): string {
+  const first = ipToInt(range.first);
+  const span = ipToInt(range.last) - first + 1;
+  return intToIp(first + Math.floor(random() * span));
 }

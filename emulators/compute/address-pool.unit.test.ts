@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { intToIp, ipToInt, LoopbackPool } from './address-pool.js';
+import { intToIp, ipToInt, LoopbackPool, randomStart } from './address-pool.js';
 
 describe('LoopbackPool', () => {
   it('hands out fresh addresses first, skipping .0, .255 and 127.0.0.1', () => {
@@ -27,6 +27,25 @@ describe('LoopbackPool', () => {
     expect(pool.allocate()).toBe(a);
     expect(pool.allocate()).toBeNull();
     expect(pool.inUseCount).toBe(4);
+  });
+
+  it('starts the fresh walk at startAt and wraps to the first address before reusing freed ones', () => {
+    const pool = new LoopbackPool({ first: '127.0.0.2', last: '127.0.0.5' }, '127.0.0.4');
+    const got = [pool.allocate(), pool.allocate(), pool.allocate()];
+    expect(got).toEqual(['127.0.0.4', '127.0.0.5', '127.0.0.2']);
+    pool.release('127.0.0.5');
+    expect(pool.allocate()).toBe('127.0.0.3');
+    expect(pool.allocate()).toBe('127.0.0.5');
+    expect(pool.allocate()).toBeNull();
+    expect(() => new LoopbackPool({ first: '127.0.0.2', last: '127.0.0.5' }, '127.0.0.9')).toThrow();
+  });
+
+  it.each([
+    [0, '127.0.0.2'],
+    [0.5, '127.0.128.0'],
+    [0.999_999_99, '127.0.255.254'],
+  ])('randomStart(%s) picks an address of the range', (r, ip) => {
+    expect(randomStart(() => r)).toBe(ip);
   });
 
   it('rejects ranges outside 127/8', () => {

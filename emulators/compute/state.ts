@@ -2,7 +2,7 @@
 // and the lifecycle all work on this one object (no module-level state, so several emulators can run
 // in one process, as the tests do).
 import type { ProxyTimeouts } from '../forward-proxy/context.js';
-import { type AddressRange, LoopbackPool } from './address-pool.js';
+import { type AddressRange, DEFAULT_RANGE, LoopbackPool, randomStart } from './address-pool.js';
 import { API_OPERATIONS, type ApiOperation, Faults } from './faults.js';
 import { IdSource } from './ids.js';
 import { type InstanceRecord, instanceKey } from './instance.js';
@@ -69,7 +69,11 @@ export function createState(opts: ComputeEmulatorOptions): EmulatorState {
   const now = () => new Date();
   const log = opts.log ?? silentLog;
   const ids = new IdSource(opts.seed);
-  const pool = new LoopbackPool(opts.addressRange);
+  // Without an explicit range, start the walk at a random address: another Compute emulator on this
+  // machine (a parallel test file) then rarely wants the same addresses at the same time.
+  const pool = opts.addressRange
+    ? new LoopbackPool(opts.addressRange)
+    : new LoopbackPool(DEFAULT_RANGE, randomStart(Math.random));
   const ops = new OperationStore(ids, now);
   const instances = new Map<string, InstanceRecord>();
   const deleteDelayMs = opts.deleteDelayMs ?? 500;
