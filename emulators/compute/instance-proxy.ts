@@ -91,8 +91,9 @@ export async function bootProxy(
         from: current,
         to: next,
       });
+      // The busy address stays taken in this pool: something else on the machine holds it (another
+      // emulator's proxy), and handing it out again would only fail the next boot the same way.
       vm.address = next;
-      deps.pool.release(current);
     }
   }
 }

@@ -43,6 +43,10 @@ export function emulatorEnv(
 }
 
 export async function startGoogleEmulators(opts: GoogleEmulatorOptions): Promise<GoogleEmulators> {
+  if (opts.firestore.host === opts.pubsub.host && opts.firestore.port === opts.pubsub.port)
+    throw new Error(
+      `the Firestore and Pub/Sub emulators cannot share ${opts.firestore.host}:${opts.firestore.port}`,
+    );
   const java = javaBinary();
   const { firestoreJar, pubsubBin } = emulatorPayloads();
   if (opts.logDir) mkdirSync(opts.logDir, { recursive: true });
@@ -78,10 +82,6 @@ export async function startGoogleEmulators(opts: GoogleEmulatorOptions): Promise
         logFile: log('pubsub'),
       }),
     );
-    if (opts.firestore.host === opts.pubsub.host && opts.firestore.port === opts.pubsub.port)
-      throw new Error(
-        `the Firestore and Pub/Sub emulators cannot share ${opts.firestore.host}:${opts.firestore.port}`,
-      );
     const timeoutMs = opts.timeoutMs ?? 60_000;
     const [firestore, pubsub] = started as [GroupProcess, GroupProcess];
     await Promise.all([

@@ -25,23 +25,6 @@ export class CredentialError extends Error {
 
 export const refKey = (ref: SecretRef): string => `${ref.secret}@${ref.version ?? 'latest'}`;
 
-/** A secret payload is `user:password`, or JSON {"username","password"}. */
-export function parseCredentials(payload: string): UpstreamCredentials | null {
-  const text = payload.trim();
-  if (text.startsWith('{')) {
-    try {
-      const v = JSON.parse(text) as { username?: unknown; password?: unknown };
-      return typeof v.username === 'string' && typeof v.password === 'string'
-        ? { username: v.username, password: v.password }
-        : null;
-    } catch {
-      return null;
-    }
-  }
-  const colon = text.indexOf(':');
-  return colon > 0 ? { username: text.slice(0, colon), password: text.slice(colon + 1) } : null;
-}
-
 /** The header line a chained request carries to the upstream, built once per snapshot. */
 export const proxyAuthorizationLine = (c: UpstreamCredentials | null): string =>
   c ? `Proxy-Authorization: Basic ${Buffer.from(`${c.username}:${c.password}`).toString('base64')}\r\n` : '';

@@ -3,20 +3,22 @@
 // when absent, verified when present), plus a `credentials` map standing in for Secret Manager.
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
+import { parseProxyCredentials } from '../../../shared/src/domain/cloud-init/credentials.js';
 import { buildSnapshot, snapshotChecksum } from '../../../shared/src/domain/gateway/canonical.js';
 import {
   type GatewaySnapshot,
   GatewaySnapshotContent,
   sha256Hex,
 } from '../../../shared/src/messages/gateway-snapshot.js';
-import { parseCredentials, type StaticCredentialResolver, type UpstreamCredentials } from './credentials.js';
+import type { StaticCredentialResolver, UpstreamCredentials } from './credentials.js';
 import type { Logger } from './logger.js';
 import type { SnapshotSink, SnapshotSource } from './session.js';
 
+// The same format as the Secret Manager payloads (and the VMs): one parser for every reader.
 function credentialString(s: string, ctx: z.RefinementCtx): UpstreamCredentials {
-  const c = parseCredentials(s);
-  if (c) return c;
-  ctx.addIssue({ code: 'custom', message: 'user:password' });
+  const c = parseProxyCredentials(s);
+  if (c.ok) return c.credentials;
+  ctx.addIssue({ code: 'custom', message: c.reason });
   return z.NEVER;
 }
 

@@ -12,7 +12,7 @@ import type { OwnershipGate } from '../../ports/workers-ownership.js';
 import { jsonLogger, type Logger } from '../log/json-logger.js';
 import { Collections } from './collections.js';
 import { type CollectionListener, listenCollection } from './lease-listener.js';
-import { STATE_DOC } from './ownership-store.js';
+import { STATE_DOC, shardDocId, shardOf } from './ownership-store.js';
 
 type View = 'ownership' | 'reclaims';
 
@@ -68,8 +68,8 @@ export class FirestoreOwnershipGate implements OwnershipGate {
   }
 
   isOwned(proxy: string): boolean {
-    for (const names of this.owned.values()) if (names.has(proxy)) return true;
-    return false;
+    // A proxy's ownership lives in exactly one shard document: one lookup, not one per shard.
+    return this.owned.get(shardDocId(shardOf(proxy)))?.has(proxy) ?? false;
   }
 
   isReclaimed(proxy: string): boolean {
