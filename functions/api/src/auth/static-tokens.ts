@@ -13,32 +13,52 @@ export const MIN_TOKEN_LENGTH = 16;
 
 const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
 
-/** Parses "name1:token1,name2:token2". Throws AuthConfigError naming the entry (never the token). */
-export function parseAdminTokens(value: string): NamedToken[] {
-  const entries = value
+const TOKEN_PATTERN = /^[A-Za-z0-9\-._~+/]+=*$/;
+const TOKEN_NAME = /^[a-z0-9][-_a-z0-9]{0,31}$/i;
+
+/**
+ * Parses a comma-separated "name:token" list from the variable `variable` (ADMIN_TOKENS, DISCOVERY_TOKENS,
+ * WORKER_TOKENS): each name must pass `nameOk` (else "expected <shape>"), each token be URL-safe and at
+ * least MIN_TOKEN_LENGTH long. Errors name the entry, never the token.
+ */
+export function parseTokenList(
+  variable: string,
+  value: string | undefined,
+  name: { ok: (name: string) => boolean; shape: string } = {
+    ok: (n) => TOKEN_NAME.test(n),
+    shape: 'name:token with a name of [-_a-zA-Z0-9]',
+  },
+): NamedToken[] {
+  const entries = (value ?? '')
     .split(',')
     .map((e) => e.trim())
     .filter((e) => e !== '');
-  const tokens = entries.map((entry, i) => {
+  return entries.map((entry, i) => {
     const colon = entry.indexOf(':');
-    const name = colon > 0 ? entry.slice(0, colon) : '';
+    const n = colon > 0 ? entry.slice(0, colon) : '';
     const token = colon > 0 ? entry.slice(colon + 1) : '';
-    if (!/^[a-z0-9][-_a-z0-9]{0,31}$/i.test(name)) {
+    if (!name.ok(n)) throw new AuthConfigError(`${variable} entry ${i + 1}: expected ${name.shape}`);
+    if (token.length < MIN_TOKEN_LENGTH || !TOKEN_PATTERN.test(token)) {
       throw new AuthConfigError(
-        `ADMIN_TOKENS entry ${i + 1}: expected name:token with a name of [-_a-zA-Z0-9]`,
+        `${variable} entry "${n}": the token must be at least ${MIN_TOKEN_LENGTH} URL-safe characters`,
       );
     }
-    if (token.length < MIN_TOKEN_LENGTH || !/^[A-Za-z0-9\-._~+/]+=*$/.test(token)) {
-      throw new AuthConfigError(
-        `ADMIN_TOKENS entry "${name}": the token must be at least ${MIN_TOKEN_LENGTH} URL-safe characters`,
-      );
-    }
-    return { name, token };
+    return { name: n, token };
   });
-  const names = new Set(tokens.map((t) => t.name));
-  if (names.size !== tokens.length) throw new AuthConfigError('ADMIN_TOKENS: names must be unique');
+}
+
+/** Named tokens whose names are unique (ADMIN_TOKENS, DISCOVERY_TOKENS). */
+export function parseUniqueNamedTokens(variable: string, value: string | undefined): NamedToken[] {
+  const tokens = parseTokenList(variable, value);
+  if (new Set(tokens.map((t) => t.name)).size !== tokens.length) {
+    throw new AuthConfigError(`${variable}: names must be unique`);
+  }
   return tokens;
 }
+
+/** Parses ADMIN_TOKENS="name1:token1,name2:token2". Throws AuthConfigError naming the entry (never the token). */
+export const parseAdminTokens = (value: string): NamedToken[] =>
+  parseUniqueNamedTokens('ADMIN_TOKENS', value);
 
 export function staticTokenAuthenticator(tokens: NamedToken[]) {
   const known = tokens.map((t) => ({ name: t.name, digest: digest(t.token) }));

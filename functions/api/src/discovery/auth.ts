@@ -3,13 +3,8 @@
 // credential. Built on the admin API's Authenticator so that both answer 401/403/503 the same way.
 // With no crawler tokens configured, only admin credentials work (and nothing is needed in the explicit
 // local open mode, which main.ts announces loudly).
-import {
-  AuthConfigError,
-  type Authenticator,
-  MAX_TOKEN_LENGTH,
-  type Principal,
-} from '../auth/authenticator.js';
-import { MIN_TOKEN_LENGTH, type NamedToken, staticTokenAuthenticator } from '../auth/static-tokens.js';
+import { type Authenticator, MAX_TOKEN_LENGTH, type Principal } from '../auth/authenticator.js';
+import { type NamedToken, parseUniqueNamedTokens, staticTokenAuthenticator } from '../auth/static-tokens.js';
 
 export type { NamedToken };
 
@@ -17,32 +12,8 @@ export type { NamedToken };
 export const CRAWLER_PREFIX = 'crawler:';
 
 /** DISCOVERY_TOKENS="name:token,name2:token2". Throws AuthConfigError naming the entry, never the token. */
-export function parseCrawlerTokens(value: string | undefined): NamedToken[] {
-  const entries = (value ?? '')
-    .split(',')
-    .map((e) => e.trim())
-    .filter((e) => e !== '');
-  const tokens = entries.map((entry, i) => {
-    const colon = entry.indexOf(':');
-    const name = colon > 0 ? entry.slice(0, colon) : '';
-    const token = colon > 0 ? entry.slice(colon + 1) : '';
-    if (!/^[a-z0-9][-_a-z0-9]{0,31}$/i.test(name)) {
-      throw new AuthConfigError(
-        `DISCOVERY_TOKENS entry ${i + 1}: expected name:token with a name of [-_a-zA-Z0-9]`,
-      );
-    }
-    if (token.length < MIN_TOKEN_LENGTH || !/^[A-Za-z0-9\-._~+/]+=*$/.test(token)) {
-      throw new AuthConfigError(
-        `DISCOVERY_TOKENS entry "${name}": the token must be at least ${MIN_TOKEN_LENGTH} URL-safe characters`,
-      );
-    }
-    return { name, token };
-  });
-  if (new Set(tokens.map((t) => t.name)).size !== tokens.length) {
-    throw new AuthConfigError('DISCOVERY_TOKENS: names must be unique');
-  }
-  return tokens;
-}
+export const parseCrawlerTokens = (value: string | undefined): NamedToken[] =>
+  parseUniqueNamedTokens('DISCOVERY_TOKENS', value);
 
 /** Crawler tokens first (compared in constant time), then whatever the admin API accepts. */
 export function crawlerOrAdminAuthenticator(

@@ -10,6 +10,7 @@
 import { loadWorkerSettings, type WorkerSettings } from '../../../../shared/src/domain/workers/settings.js';
 import { WorkerId } from '../../../../shared/src/messages/gateway-snapshot.js';
 import { AuthConfigError } from '../auth/authenticator.js';
+import { parseTokenList } from '../auth/static-tokens.js';
 
 export interface WorkerToken {
   workerId: string;
@@ -38,22 +39,10 @@ const list = (v: string | undefined) =>
     .filter((s) => s !== '');
 
 export function parseWorkerTokens(value: string | undefined): WorkerToken[] {
-  const tokens = list(value).map((entry, i) => {
-    const colon = entry.indexOf(':');
-    const workerId = colon > 0 ? entry.slice(0, colon) : '';
-    const token = colon > 0 ? entry.slice(colon + 1) : '';
-    if (!WorkerId.safeParse(workerId).success) {
-      throw new AuthConfigError(
-        `WORKER_TOKENS entry ${i + 1}: expected workerId:token with a valid worker id`,
-      );
-    }
-    if (token.length < 16 || !/^[A-Za-z0-9\-._~+/]+=*$/.test(token)) {
-      throw new AuthConfigError(
-        `WORKER_TOKENS entry "${workerId}": the token must be at least 16 URL-safe characters`,
-      );
-    }
-    return { workerId, token };
-  });
+  const tokens = parseTokenList('WORKER_TOKENS', value, {
+    ok: (id) => WorkerId.safeParse(id).success,
+    shape: 'workerId:token with a valid worker id',
+  }).map(({ name, token }) => ({ workerId: name, token }));
   if (new Set(tokens.map((t) => t.token)).size !== tokens.length) {
     throw new AuthConfigError('WORKER_TOKENS: a token may authorise one worker only');
   }
