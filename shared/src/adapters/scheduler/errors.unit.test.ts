@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { JobSchedulerError } from '../../ports/job-scheduler.js';
-import { canonicalCode, toJobSchedulerError } from './errors.js';
+import { canonicalCode } from '../google-error-code.js';
+import { toJobSchedulerError } from './errors.js';
 
 // What gax 5 throws on the REST fallback: code = HTTP status, message = Google's JSON error body.
 const rest = (http: number, status: string) =>

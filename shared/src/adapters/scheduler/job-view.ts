@@ -3,7 +3,7 @@
 // give numbers or Long objects; both are accepted.
 import type { protos } from '@google-cloud/scheduler';
 import type { AttemptStatus, ScheduledJob, ScheduledJobState } from '../../ports/job-scheduler.js';
-import { rpcCodeName } from './errors.js';
+import { rpcCodeName } from '../google-error-code.js';
 
 type Job = protos.google.cloud.scheduler.v1.IJob;
 type Timestamp = protos.google.protobuf.ITimestamp;
