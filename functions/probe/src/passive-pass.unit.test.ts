@@ -167,6 +167,32 @@ describe('runPassivePass', () => {
     expect([...health.keys()]).toEqual(['p1']);
   });
 
+  it('a window changing more proxies than one commit may hold is consumed over several ticks', async () => {
+    const names = Array.from({ length: 450 }, (_, i) => `q${String(i).padStart(3, '0')}`);
+    const fleet = names.map((n) => aProxy({ name: n, status: { ip: '10.0.0.9', providerId: `i-${n}` } }));
+    for (const p of fleet) health.set(p.name, { ...healthy(), proxy: p.name, instance: `i-${p.name}` });
+    const failed = { ...emptyTally(), dial: 6 };
+    const tallies = (from: number, to: number) => new Map(names.slice(from, to).map((n) => [n, failed]));
+    batches.push(
+      { ...batch(10, 'x', {}), workerId: 'gw-1', tallies: tallies(0, 300) },
+      { ...batch(20, 'x', {}), workerId: 'gw-2', tallies: tallies(300, 450) },
+    );
+    const sizes: number[] = [];
+    const commit = feed.commit.bind(feed);
+    feed.commit = async (states, next, expected) => {
+      sizes.push(states.length);
+      return commit(states, next, expected);
+    };
+    const first = await runPassivePass(deps, fleet, at(60));
+    expect(first).toMatchObject({ outcomeBatches: 1, written: 300 });
+    expect(feed.cur?.through).toEqual(at(10));
+    const second = await runPassivePass(deps, fleet, at(61));
+    expect(second).toMatchObject({ outcomeBatches: 1, written: 150 });
+    expect(feed.cur?.through).toEqual(at(61 - 5));
+    expect(sizes).toEqual([300, 150]);
+    expect(names.every((n) => health.get(n)?.verdict === 'SUSPECT')).toBe(true);
+  });
+
   it('never reads further back than the expiry window (a first run, or after an outage)', async () => {
     batches.push(batch(10, 'p1', { dial: 9 }), batch(3590, 'p1', { dial: 9 }));
     const c = await runPassivePass(deps, [proxy], at(3600));
