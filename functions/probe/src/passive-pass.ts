@@ -15,6 +15,7 @@ import {
   type PassiveRule,
   type PassiveSignal,
   passiveSignals,
+  type SuspectWorker,
 } from '../../../shared/src/domain/workers/passive.js';
 import { PassiveFeedError, type PassiveFeedStore } from '../../../shared/src/ports/passive-feed.js';
 import type { OutcomeBatchRecord, OutcomeReader } from '../../../shared/src/ports/workers.js';
@@ -88,7 +89,7 @@ export async function runPassivePass(
     });
     w = await evaluate(deps, consumed, live, tracked, persisted, readMissing, now);
   }
-  const { signals, decisions, changed } = w;
+  const { signals, suspects, decisions, changed } = w;
   for (const s of w.failed) {
     deps.log.info('passive failure signal', {
       proxy: s.proxy,
@@ -113,6 +114,14 @@ export async function runPassivePass(
     }
     throw err;
   }
+  // Logged once the window is counted (a conflicting tick counts nothing and says nothing): the alert
+  // on this event points at the gateway, whose proxies were spared.
+  for (const w of suspects) {
+    deps.log.warn('gateway worker failed nearly every proxy it used; its outcomes were not counted', {
+      event: 'passive.worker_suspect',
+      ...w,
+    });
+  }
   for (const d of decisions.filter((x) => x.publish)) {
     deps.log.info('health transition', { proxy: d.next.proxy, verdict: d.next.verdict, source: 'passive' });
   }
@@ -127,6 +136,8 @@ export async function runPassivePass(
 
 interface Evaluation {
   signals: PassiveSignal[];
+  /** Workers whose tallies were dropped for the window (workers/passive.ts). */
+  suspects: SuspectWorker[];
   /** Failed signals of live proxies (logged once the window is final). */
   failed: PassiveSignal[];
   decisions: HealthDecision[];
@@ -144,10 +155,7 @@ async function evaluate(
   now: Date,
 ): Promise<Evaluation> {
   const { passive } = deps;
-  const signals = passiveSignals(
-    batches.map((b) => b.tallies),
-    passive.rule,
-  );
+  const { signals, suspects } = passiveSignals(batches, passive.rule);
   // A passing signal for a proxy without a PASSIVE track leaves it without one (presumed AVAILABLE): only
   // failures and tracked proxies need their state read, so a busy healthy fleet costs no health reads.
   const relevant = signals.filter((s) => live.has(s.proxy) && (!s.ok || tracked.has(s.proxy)));
@@ -167,6 +175,7 @@ async function evaluate(
   });
   return {
     signals,
+    suspects,
     failed: relevant.filter((x) => !x.ok),
     decisions,
     changed: decisions.filter((d) => d.write).map((d) => d.next),
