@@ -164,8 +164,10 @@ async function evaluate(
     const p = live.get(s.proxy)!;
     const state = persisted.get(s.proxy);
     // Gateways see only proxies that had an active verdict; without stored state there is nothing to refine
-    // (and creating state here would cost writes for nothing).
-    if (!state) return [];
+    // (and creating state here would cost writes for nothing). State of a replaced instance: the outcomes
+    // may well be the old instance's, and decideHealth would start the new one's counters from them; the
+    // active pass resets the state for the new instance first, and later windows count against that.
+    if (!state || state.instance !== instanceOf(p)) return [];
     return [
       decideHealth(state, p.name, instanceOf(p), seedOf(p), [], p.spec.healthCheck, now, {
         signal: s.ok,

@@ -215,6 +215,19 @@ describe('runPassivePass', () => {
     expect(feed.cur?.through).toEqual(at(55));
   });
 
+  it('a proxy whose stored state is of a replaced instance is left to the active pass to reset', async () => {
+    health.set('p1', { ...healthy(), instance: 'zones/z/instances/old' });
+    batches.push(batch(30, 'p1', { dial: 9 }));
+    const c = await runPassivePass(deps, [proxy], at(60));
+    expect(c).toMatchObject({ outcomeBatches: 1, written: 0, transitions: 0 });
+    expect(health.get('p1')).toMatchObject({
+      instance: 'zones/z/instances/old',
+      verdict: 'AVAILABLE',
+      passive: null,
+    });
+    expect(feed.cur?.tracked).toEqual([]);
+  });
+
   it('never reads further back than the expiry window (a first run, or after an outage)', async () => {
     batches.push(batch(10, 'p1', { dial: 9 }), batch(3590, 'p1', { dial: 9 }));
     const c = await runPassivePass(deps, [proxy], at(3600));
