@@ -10,6 +10,7 @@ import { Timestamp } from '@google-cloud/firestore';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runPassivePass } from '../../functions/probe/src/passive-pass.js';
 import { storeHealthSource } from '../../functions/reconcile/src/health-source.js';
+import { FirestorePassiveFeedStore } from '../../shared/src/adapters/firestore/passive-feed-store.js';
 import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker-store.js';
 import type { ProxyResource } from '../../shared/src/domain/proxy.js';
 import { type ReportedOutcome, tallyOutcomes } from '../../shared/src/domain/workers/outcomes.js';
@@ -170,5 +171,27 @@ describe('gateway outcomes feed the health reducer as passive signals', () => {
     expect((await fleet.health.get(bad.name))?.passive).toBeNull();
     expect(await condition(bad)).toMatchObject({ healthy: true, reason: 'ProbeSucceeded' });
     expect(fleet.published).toContainEqual({ proxy: bad.name, reason: 'health-transition' });
+  });
+
+  it('a hand-edited cursor document without a readable `through` is rewritten by the next commit, not a conflict forever', async () => {
+    await fleet.db
+      .doc('cursors/probe-passive')
+      .set({ through: 'yesterday', tracked: 'p-gw-bad', note: 'hand-edited' });
+    const warned: Array<Record<string, unknown>> = [];
+    const feed = new FirestorePassiveFeedStore(fleet.db, (_m, f) => void warned.push(f));
+    const deps = { ...fleet.deps, passive: { ...fleet.deps.passive, feed } };
+    await report(badMinute(bad.name, good.name));
+    fleet.clock.advance(1000);
+    const all = await fleet.proxies.list();
+    const counted = await runPassivePass(deps, all, fleet.clock.now());
+    expect(counted.outcomeBatches).toBe(1);
+    const cursor = await fleet.db.doc('cursors/probe-passive').get();
+    expect(cursor.get('through')).toBeInstanceOf(Timestamp);
+    expect(cursor.get('tracked')).toEqual([bad.name]);
+    expect((await fleet.health.get(bad.name))?.passive?.track.consecutiveFail).toBe(1);
+    // Readable again: the next pass reads it normally; the warning was logged once.
+    fleet.clock.advance(1000);
+    expect((await runPassivePass(deps, all, fleet.clock.now())).outcomeBatches).toBe(0);
+    expect(warned).toEqual([{ cursor: 'cursors/probe-passive' }]);
   });
 });
