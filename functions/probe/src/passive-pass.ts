@@ -116,10 +116,10 @@ export async function runPassivePass(
   }
   // Logged once the window is counted (a conflicting tick counts nothing and says nothing): the alert
   // on this event points at the gateway, whose proxies were spared.
-  for (const w of suspects) {
+  for (const suspect of suspects) {
     deps.log.warn('gateway worker failed nearly every proxy it used; its outcomes were not counted', {
       event: 'passive.worker_suspect',
-      ...w,
+      ...suspect,
     });
   }
   for (const d of decisions.filter((x) => x.publish)) {
