@@ -4,10 +4,13 @@
 // turns SUSPECT, then UNHEALTHY with the PassiveFailures reason reconcile folds into status, even though
 // its active probe passes; no batch is counted twice (duplicate and concurrent ticks); without further
 // outcomes the evidence expires and the proxy is healthy again; a proxy with good outcomes stays healthy.
+
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Timestamp } from '@google-cloud/firestore';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runPassivePass } from '../../functions/probe/src/passive-pass.js';
 import { storeHealthSource } from '../../functions/reconcile/src/health-source.js';
+import { FirestorePassiveFeedStore } from '../../shared/src/adapters/firestore/passive-feed-store.js';
 import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker-store.js';
 import type { ProxyResource } from '../../shared/src/domain/proxy.js';
 import { type ReportedOutcome, tallyOutcomes } from '../../shared/src/domain/workers/outcomes.js';
@@ -36,8 +39,14 @@ describe('gateway outcomes feed the health reducer as passive signals', () => {
   let bad: ProxyResource;
   let good: ProxyResource;
 
-  /** Records one outcome batch exactly as the API does when it accepts the worker's next sequence. */
-  async function report(outcomes: ReportedOutcome[]): Promise<void> {
+  /**
+   * Records one outcome batch exactly as the API does when it accepts the worker's next sequence. The batch
+   * is stamped with Firestore's commit time (the real clock), so the fleet's manual clock is first left
+   * behind by the real one (a batch stamped before the consumed point would never be read: the settle
+   * delay covers that skew in production, 0 here) and then brought up to the stamp.
+   */
+  async function report(outcomes: ReportedOutcome[]): Promise<Timestamp> {
+    for (let i = 0; i < 100 && Date.now() <= fleet.clock.now().getTime(); i++) await sleep(50);
     const current = await workers.get('gw-1');
     const sequence = record.session.outcomeSequence + 1;
     record = { ...record, session: { ...record.session, outcomeSequence: sequence } };
@@ -45,9 +54,13 @@ describe('gateway outcomes feed the health reducer as passive signals', () => {
       workerId: 'gw-1',
       sessionId: record.session.sessionId,
       sequence,
-      receivedAt: fleet.clock.now(),
+      receivedAt: new Date('2020-01-01T00:00:00Z'), // the API's clock: only the TTL may use it
       tallies: tallyOutcomes(outcomes, () => true).tallies,
     });
+    const doc = await fleet.db.doc(`workerOutcomes/gw-1__${record.session.sessionId}__${sequence}`).get();
+    const stamp = doc.get('receivedAt') as Timestamp;
+    fleet.clock.advance(Math.max(0, Math.ceil(stamp.toMillis()) - fleet.clock.now().getTime()));
+    return stamp;
   }
   const verdict = async (p: ProxyResource) => (await fleet.health.get(p.name))?.verdict;
   const condition = (p: ProxyResource) => storeHealthSource(fleet.health).verdictFor(p);
@@ -94,7 +107,11 @@ describe('gateway outcomes feed the health reducer as passive signals', () => {
 
   it('failed dials turn the proxy SUSPECT, then UNHEALTHY with the passive reason; each batch counted once', async () => {
     fleet.published.length = 0;
-    await report(badMinute(bad.name, good.name));
+    const before = Date.now();
+    const stamp = await report(badMinute(bad.name, good.name));
+    // The commit time, not the API's clock.
+    expect(stamp.toMillis()).toBeGreaterThanOrEqual(before - 1000);
+    expect(stamp.toMillis()).toBeLessThanOrEqual(Date.now() + 1000);
     const first = await fleet.tick();
     expect(first).toMatchObject({ outcomeBatches: 1, passiveSignals: 2 });
     expect(await verdict(bad)).toBe('SUSPECT');
@@ -125,7 +142,6 @@ describe('gateway outcomes feed the health reducer as passive signals', () => {
     expect(fleet.published.filter((p) => p.proxy === bad.name)).toEqual([]);
 
     // The third failed signal: UNHEALTHY although the active probe passes, and reconcile is told.
-    fleet.clock.advance(100); // received after the consumed point (the passes above ran at this instant)
     await report(badMinute(bad.name, good.name));
     await fleet.tick();
     const state = await fleet.health.get(bad.name);
@@ -155,5 +171,27 @@ describe('gateway outcomes feed the health reducer as passive signals', () => {
     expect((await fleet.health.get(bad.name))?.passive).toBeNull();
     expect(await condition(bad)).toMatchObject({ healthy: true, reason: 'ProbeSucceeded' });
     expect(fleet.published).toContainEqual({ proxy: bad.name, reason: 'health-transition' });
+  });
+
+  it('a hand-edited cursor document without a readable `through` is rewritten by the next commit, not a conflict forever', async () => {
+    await fleet.db
+      .doc('cursors/probe-passive')
+      .set({ through: 'yesterday', tracked: 'p-gw-bad', note: 'hand-edited' });
+    const warned: Array<Record<string, unknown>> = [];
+    const feed = new FirestorePassiveFeedStore(fleet.db, (_m, f) => void warned.push(f));
+    const deps = { ...fleet.deps, passive: { ...fleet.deps.passive, feed } };
+    await report(badMinute(bad.name, good.name));
+    fleet.clock.advance(1000);
+    const all = await fleet.proxies.list();
+    const counted = await runPassivePass(deps, all, fleet.clock.now());
+    expect(counted.outcomeBatches).toBe(1);
+    const cursor = await fleet.db.doc('cursors/probe-passive').get();
+    expect(cursor.get('through')).toBeInstanceOf(Timestamp);
+    expect(cursor.get('tracked')).toEqual([bad.name]);
+    expect((await fleet.health.get(bad.name))?.passive?.track.consecutiveFail).toBe(1);
+    // Readable again: the next pass reads it normally; the warning was logged once.
+    fleet.clock.advance(1000);
+    expect((await runPassivePass(deps, all, fleet.clock.now())).outcomeBatches).toBe(0);
+    expect(warned).toEqual([{ cursor: 'cursors/probe-passive' }]);
   });
 });

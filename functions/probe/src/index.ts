@@ -52,7 +52,7 @@ const deps: ProbeHandlerDeps = {
   concurrency: config.PROBE_CONCURRENCY,
   passive: {
     outcomes: new FirestoreOutcomeReader(db),
-    feed: new FirestorePassiveFeedStore(db),
+    feed: new FirestorePassiveFeedStore(db, (m, f) => log.warn(m, f)),
     settings: {
       successThreshold: config.PROBE_PASSIVE_SUCCESS_THRESHOLD,
       failureThreshold: config.PROBE_PASSIVE_FAILURE_THRESHOLD,

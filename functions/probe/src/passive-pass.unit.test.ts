@@ -167,6 +167,67 @@ describe('runPassivePass', () => {
     expect([...health.keys()]).toEqual(['p1']);
   });
 
+  it('a window changing more proxies than one commit may hold is consumed over several ticks', async () => {
+    const names = Array.from({ length: 450 }, (_, i) => `q${String(i).padStart(3, '0')}`);
+    const fleet = names.map((n) => aProxy({ name: n, status: { ip: '10.0.0.9', providerId: `i-${n}` } }));
+    for (const p of fleet) health.set(p.name, { ...healthy(), proxy: p.name, instance: `i-${p.name}` });
+    const failed = { ...emptyTally(), dial: 6 };
+    // Each worker also passes a quarter of its proxies: not a suspect worker (workers/passive.ts).
+    const passed = { ...emptyTally(), ok: 6 };
+    const tallies = (from: number, to: number) =>
+      new Map([
+        ...names.slice(from, to).map((n) => [n, failed] as const),
+        ...names.slice(from, from + (to - from) / 3).map((n) => [`ok-${n}`, passed] as const),
+      ]);
+    batches.push(
+      { ...batch(10, 'x', {}), workerId: 'gw-1', tallies: tallies(0, 300) },
+      { ...batch(20, 'x', {}), workerId: 'gw-2', tallies: tallies(300, 450) },
+    );
+    const sizes: number[] = [];
+    const commit = feed.commit.bind(feed);
+    feed.commit = async (states, next, expected) => {
+      sizes.push(states.length);
+      return commit(states, next, expected);
+    };
+    const first = await runPassivePass(deps, fleet, at(60));
+    expect(first).toMatchObject({ outcomeBatches: 1, written: 300 });
+    expect(feed.cur?.through).toEqual(at(10));
+    const second = await runPassivePass(deps, fleet, at(61));
+    expect(second).toMatchObject({ outcomeBatches: 1, written: 150 });
+    expect(feed.cur?.through).toEqual(at(61 - 5));
+    expect(sizes).toEqual([300, 150]);
+    expect(names.every((n) => health.get(n)?.verdict === 'SUSPECT')).toBe(true);
+  });
+
+  it('a worker failing every proxy it uses spares them and is logged once as passive.worker_suspect', async () => {
+    const others = ['p2', 'p3'].map((n) =>
+      aProxy({ name: n, status: { ip: '10.0.0.3', providerId: `i-${n}` } }),
+    );
+    for (const p of others) health.set(p.name, { ...healthy(), proxy: p.name, instance: `i-${p.name}` });
+    const warned: Array<Record<string, unknown>> = [];
+    deps.log = { info: () => {}, warn: (_m, f) => void warned.push(f) };
+    const failed = { ...emptyTally(), dial: 6 };
+    batches.push({ ...batch(30, 'p1', {}), tallies: new Map(['p1', 'p2', 'p3'].map((n) => [n, failed])) });
+    const c = await runPassivePass(deps, [proxy, ...others], at(60));
+    expect(c).toMatchObject({ outcomeBatches: 1, passiveSignals: 0, written: 0 });
+    expect([...health.values()].every((s) => s.verdict === 'AVAILABLE' && s.passive === null)).toBe(true);
+    expect(warned).toEqual([{ event: 'passive.worker_suspect', workerId: 'gw-1', proxies: 3, failing: 3 }]);
+    expect(feed.cur?.through).toEqual(at(55));
+  });
+
+  it('a proxy whose stored state is of a replaced instance is left to the active pass to reset', async () => {
+    health.set('p1', { ...healthy(), instance: 'zones/z/instances/old' });
+    batches.push(batch(30, 'p1', { dial: 9 }));
+    const c = await runPassivePass(deps, [proxy], at(60));
+    expect(c).toMatchObject({ outcomeBatches: 1, written: 0, transitions: 0 });
+    expect(health.get('p1')).toMatchObject({
+      instance: 'zones/z/instances/old',
+      verdict: 'AVAILABLE',
+      passive: null,
+    });
+    expect(feed.cur?.tracked).toEqual([]);
+  });
+
   it('never reads further back than the expiry window (a first run, or after an outage)', async () => {
     batches.push(batch(10, 'p1', { dial: 9 }), batch(3590, 'p1', { dial: 9 }));
     const c = await runPassivePass(deps, [proxy], at(3600));

@@ -113,6 +113,7 @@ export async function reportOutcomes(
         workerId,
         sessionId: body.sessionId,
         sequence: body.sequence,
+        // Only the TTL uses this clock: the stored receivedAt is the commit time (worker-outcome-store.ts).
         receivedAt: deps.clock.now(),
         tallies: tally.tallies,
       });

@@ -2,7 +2,7 @@
 // one batched write of the changed `health/{proxy}` documents plus the cursor, guarded by the cursor's
 // updateTime (or create() for the first), so it fails whole when another tick moved the cursor
 // (recipes §7: preconditions rather than contended transactions).
-import { type Firestore, Timestamp } from '@google-cloud/firestore';
+import { type DocumentSnapshot, type Firestore, Timestamp } from '@google-cloud/firestore';
 import type { ProxyHealthState } from '../../domain/health/proxy-health.js';
 import { type PassiveCursor, PassiveFeedError, type PassiveFeedStore } from '../../ports/passive-feed.js';
 import { Collections } from './collections.js';
@@ -12,27 +12,36 @@ import { ALREADY_EXISTS, codeOf, FAILED_PRECONDITION, NOT_FOUND } from './worker
 
 export const PASSIVE_CURSOR_ID = 'probe-passive';
 
+/** Where nothing is known to be counted: the pass clamps its window to the expiry floor anyway. */
+const NOTHING_COUNTED = new Date(0);
+
 export class FirestorePassiveFeedStore implements PassiveFeedStore {
-  constructor(private readonly db: Firestore) {}
+  private warnedMalformed = false;
+
+  constructor(
+    private readonly db: Firestore,
+    private readonly warn: (message: string, fields: Record<string, unknown>) => void = () => {},
+  ) {}
 
   private ref() {
     return this.db.collection(Collections.cursors).doc(PASSIVE_CURSOR_ID);
   }
 
   async cursor(): Promise<PassiveCursor | null> {
+    let snap: DocumentSnapshot;
     try {
-      const snap = await this.ref().get();
-      const through = snap.get('through');
-      if (!snap.exists || !(through instanceof Timestamp)) return null;
-      const tracked = snap.get('tracked');
-      return {
-        through: through.toDate(),
-        token: versionOf(snap.updateTime!),
-        tracked: Array.isArray(tracked) ? tracked.filter((t): t is string => typeof t === 'string') : [],
-      };
+      snap = await this.ref().get();
     } catch (err) {
       throw failure(err, 'read the passive cursor');
     }
+    const read = cursorFromSnapshot(snap);
+    if (read?.malformed && !this.warnedMalformed) {
+      this.warnedMalformed = true;
+      this.warn('passive cursor unreadable; counting from the expiry window and rewriting it', {
+        cursor: snap.ref.path,
+      });
+    }
+    return read?.cursor ?? null;
   }
 
   async commit(
@@ -56,6 +65,29 @@ export class FirestorePassiveFeedStore implements PassiveFeedStore {
       throw failure(err, 'commit passive health states');
     }
   }
+}
+
+/**
+ * The cursor a snapshot holds, or null when there is no document. A document that exists but no longer
+ * fits (edited by hand) is still the version to commit on: read as "no cursor", the commit would create()
+ * it, fail ALREADY_EXISTS and be taken for another tick's conflict on every tick forever. So it reads as
+ * "nothing counted" at its version, and the next commit rewrites `through` and `tracked`.
+ */
+export function cursorFromSnapshot(
+  snap: Pick<DocumentSnapshot, 'exists' | 'updateTime' | 'get'>,
+): { cursor: PassiveCursor; malformed: boolean } | null {
+  if (!snap.exists || !snap.updateTime) return null;
+  const through = snap.get('through');
+  const tracked = snap.get('tracked');
+  const malformed = !(through instanceof Timestamp) || !Array.isArray(tracked);
+  return {
+    cursor: {
+      through: through instanceof Timestamp ? through.toDate() : NOTHING_COUNTED,
+      token: versionOf(snap.updateTime),
+      tracked: Array.isArray(tracked) ? tracked.filter((t): t is string => typeof t === 'string') : [],
+    },
+    malformed,
+  };
 }
 
 function failure(err: unknown, what: string): PassiveFeedError {

@@ -67,7 +67,10 @@ describe('tallyOutcomes', () => {
 });
 
 describe('passiveSignals (outcomes feed the reducer as passive signals)', () => {
-  const batch = (...xs: ReportedOutcome[]) => tallyOutcomes(xs, () => true).tallies;
+  const batch = (...xs: ReportedOutcome[]) => ({
+    workerId: 'gw',
+    tallies: tallyOutcomes(xs, () => true).tallies,
+  });
   const many = (n: number, f: () => ReportedOutcome) => Array.from({ length: n }, f);
   it.each<[string, ReportedOutcome[], boolean | null]>([
     ['too few samples: no signal', many(4, () => o('p', 'DIAL', false)), null],
@@ -89,14 +92,14 @@ describe('passiveSignals (outcomes feed the reducer as passive signals)', () => 
     ],
     ['target-side failures with no success at all count', many(6, () => o('p', 'TUNNEL', false)), false],
   ])('%s', (_n, outcomes, ok) => {
-    const s = passiveSignals([batch(...outcomes)]);
+    const s = passiveSignals([batch(...outcomes)]).signals;
     expect(s.length ? s[0]!.ok : null).toBe(ok);
   });
   it('sums batches and reports the mean latency of successes', () => {
     const s = passiveSignals([
       batch(...many(3, () => o('p', 'TUNNEL', true, 100))),
       batch(...many(3, () => o('p', 'TUNNEL', true, 300))),
-    ]);
+    ]).signals;
     expect(s).toEqual([{ proxy: 'p', ok: true, samples: 6, failureRatio: 0, latencyMs: 200 }]);
   });
 });

@@ -10,9 +10,22 @@ export interface PassiveRule {
   minSamples: number;
   /** A failure share at or above this is a failed signal. */
   maxFailureRatio: number;
+  /** A worker with signals for at least this many proxies … */
+  suspectMinProxies?: number;
+  /** … of which at least this share fail is itself suspect: its tallies for the window are dropped. */
+  suspectFailureShare?: number;
 }
 
-export const DEFAULT_PASSIVE_RULE: PassiveRule = { minSamples: 5, maxFailureRatio: 0.5 };
+/** Three proxies, 80 % failing: one bad proxy on a small worker is not enough, a broken egress is. */
+export const SUSPECT_MIN_PROXIES = 3;
+export const SUSPECT_FAILURE_SHARE = 0.8;
+
+export const DEFAULT_PASSIVE_RULE: PassiveRule = {
+  minSamples: 5,
+  maxFailureRatio: 0.5,
+  suspectMinProxies: SUSPECT_MIN_PROXIES,
+  suspectFailureShare: SUSPECT_FAILURE_SHARE,
+};
 
 export interface PassiveSignal {
   proxy: string;
@@ -23,16 +36,62 @@ export interface PassiveSignal {
   latencyMs: number | null;
 }
 
+/** One gateway's tallied outcomes (an outcome batch, as far as this rule cares). */
+export interface WorkerTallies {
+  workerId: string;
+  tallies: ReadonlyMap<string, OutcomeTally>;
+}
+
+/** A worker whose outcomes in the window were dropped: it failed (nearly) every proxy it had signals for. */
+export interface SuspectWorker {
+  workerId: string;
+  /** Proxies it had a signal for. */
+  proxies: number;
+  failing: number;
+}
+
+export interface PassiveWindow {
+  signals: PassiveSignal[];
+  suspects: SuspectWorker[];
+}
+
+/**
+ * One signal per proxy over the window. A gateway whose own egress is broken fails every proxy it talks
+ * to, and blaming its proxies would turn a healthy fleet UNHEALTHY: so each worker is first judged on its
+ * own tallies, and one failing at least `suspectFailureShare` of at least `suspectMinProxies` proxies has
+ * all of its tallies for the window dropped (and is reported). The others are summed per proxy.
+ */
 export function passiveSignals(
-  batches: Iterable<ReadonlyMap<string, OutcomeTally>>,
+  batches: Iterable<WorkerTallies>,
   rule: PassiveRule = DEFAULT_PASSIVE_RULE,
-): PassiveSignal[] {
-  const sums = new Map<string, OutcomeTally>();
-  for (const batch of batches) {
-    for (const [proxy, t] of batch) sums.set(proxy, addTally(sums.get(proxy) ?? emptyTally(), t));
+): PassiveWindow {
+  const perWorker = new Map<string, Map<string, OutcomeTally>>();
+  for (const b of batches) {
+    const sums = perWorker.get(b.workerId) ?? new Map<string, OutcomeTally>();
+    perWorker.set(b.workerId, sums);
+    for (const [proxy, t] of b.tallies) sums.set(proxy, addTally(sums.get(proxy) ?? emptyTally(), t));
   }
+  const minProxies = rule.suspectMinProxies ?? SUSPECT_MIN_PROXIES;
+  const share = rule.suspectFailureShare ?? SUSPECT_FAILURE_SHARE;
+  const suspects: SuspectWorker[] = [];
+  const sums = new Map<string, OutcomeTally>();
+  for (const [workerId, own] of [...perWorker].sort(([a], [b]) => compare(a, b))) {
+    const judged = signalsOf(own, rule);
+    const failing = judged.filter((s) => !s.ok).length;
+    if (judged.length >= minProxies && failing >= share * judged.length) {
+      suspects.push({ workerId, proxies: judged.length, failing });
+      continue;
+    }
+    for (const [proxy, t] of own) sums.set(proxy, addTally(sums.get(proxy) ?? emptyTally(), t));
+  }
+  return { signals: signalsOf(sums, rule), suspects };
+}
+
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+function signalsOf(sums: ReadonlyMap<string, OutcomeTally>, rule: PassiveRule): PassiveSignal[] {
   const out: PassiveSignal[] = [];
-  for (const [proxy, t] of [...sums].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+  for (const [proxy, t] of [...sums].sort(([a], [b]) => compare(a, b))) {
     const ambiguous = t.responseHeaders + t.tunnel;
     const samples = t.ok + t.dial + t.proxyHandshake + ambiguous;
     if (samples < rule.minSamples) continue;
