@@ -1,4 +1,4 @@
-// How the probe consumes gateway outcome batches for the PASSIVE track exactly once (contract §5: outcomes
+// How the probe consumes gateway outcome batches for the PASSIVE track at most once (contract §5: outcomes
 // are observations for the reducer). A cursor — the `receivedAt` high-water mark of what was consumed —
 // moves in the same atomic commit as the health states those batches changed, and only if no other tick
 // moved it first: a duplicate or concurrent tick, on this instance or another, can never count a batch
