@@ -5,6 +5,8 @@
 #   provider.quota_exceeded  reconcile, when the provider reports quota          {proxy, zone}
 #   gc.deleted               gc, for each orphan instance it deletes             {providerId, uid, zone}
 #   gateway.snapshot_age     each gateway worker, every 30 s                     {workerId, ageSeconds}
+#   passive.worker_suspect   probe, for a gateway worker failing nearly every proxy it used
+#                                                                                {workerId, proxies, failing}
 # Dead letters need no log line: Pub/Sub's own metric on the inspect subscription counts them.
 
 locals {
@@ -23,6 +25,11 @@ locals {
       event       = "gc.deleted"
       description = "Orphan instances deleted by the GC sweep."
       labels      = { zone = "jsonPayload.zone" }
+    }
+    suspect_workers = {
+      event       = "passive.worker_suspect"
+      description = "Probe windows in which a gateway worker failed nearly every proxy it used (its outcomes were not counted)."
+      labels      = { worker = "jsonPayload.workerId" }
     }
   }
 
@@ -146,6 +153,33 @@ resource "google_monitoring_alert_policy" "quota_exceeded" {
 
   documentation {
     content   = "Compute Engine refused instances for quota; reconcile retries at QuotaRetry. ${local.runbook}, \"Quota\"."
+    mime_type = "text/markdown"
+  }
+}
+
+resource "google_monitoring_alert_policy" "suspect_workers" {
+  display_name          = "proxyplane: a gateway worker fails nearly every proxy"
+  combiner              = "OR"
+  notification_channels = local.notification_channels
+
+  conditions {
+    display_name = "a worker judged suspect by the probe in the last 10 minutes"
+    condition_threshold {
+      filter          = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.counter["suspect_workers"].name}\""
+      comparison      = "COMPARISON_GT"
+      threshold_value = 0
+      duration        = "0s"
+      aggregations {
+        alignment_period     = "600s"
+        per_series_aligner   = "ALIGN_SUM"
+        cross_series_reducer = "REDUCE_SUM"
+        group_by_fields      = ["metric.label.worker"]
+      }
+    }
+  }
+
+  documentation {
+    content   = "A gateway worker failed nearly every proxy it used: its own egress or credentials are the likely fault, so its outcomes were not held against the proxies. ${local.runbook}, \"A suspect gateway worker\"."
     mime_type = "text/markdown"
   }
 }

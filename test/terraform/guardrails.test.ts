@@ -240,7 +240,7 @@ describe('Firestore', () => {
 });
 
 describe('operations', () => {
-  it('alerts on Failed proxies, quota, GC deletions, dead letters and worker snapshot age', () => {
+  it('alerts on Failed proxies, quota, GC deletions, dead letters, worker snapshot age and suspect workers', () => {
     const policies = Object.keys(tf.resource.google_monitoring_alert_policy ?? {}).sort();
     expect(policies).toEqual([
       'dead_letters',
@@ -248,12 +248,14 @@ describe('operations', () => {
       'proxies_failed',
       'quota_exceeded',
       'stale_gateway',
+      'suspect_workers',
     ]);
     const counters = tf.locals.log_counters as Record<string, { event: string }>;
     expect(Object.fromEntries(Object.entries(counters).map(([k, v]) => [k, v.event]))).toEqual({
       proxies_failed: 'proxy.failed',
       quota_exceeded: 'provider.quota_exceeded',
       gc_deletions: 'gc.deleted',
+      suspect_workers: 'passive.worker_suspect',
     });
     const deadLetters = JSON.stringify(resourceOf(tf, 'google_monitoring_alert_policy', 'dead_letters'));
     expect(deadLetters).toContain('google_pubsub_subscription.dead_letters_inspect.name');
