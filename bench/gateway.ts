@@ -2,6 +2,8 @@
 // (gw-mini), all chaining to the same squid upstream, plus squid used directly — one interleaved run of
 // the handbook harness (../shared/bench, README there). Ratios are paired per repetition.
 //   npm run bench -- gateway [--reps 3] [--duration 5] [--warmup 2] [--conc 50] [--tput-n 3]
+//   npm run bench -- gateway --modes connect,connect-tls --peers mini --reps 1   (a short run while iterating;
+//                                                  metrics of the modes and peers left out come out null)
 //   npm run bench -- gateway --from /tmp/gwbench-XXXX/results/gateway   (re-summarise an earlier run)
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -78,6 +80,10 @@ export default async function gatewayBench(args: string[]): Promise<void> {
       conc: { type: 'string', default: '50' },
       'tput-mb': { type: 'string', default: '100' },
       'tput-n': { type: 'string', default: '3' },
+      /** Subset of MODES and PACED (all by default). */
+      modes: { type: 'string' },
+      /** Peers beside the gateway: mini, proxychain, gateway-abs (all by default). */
+      peers: { type: 'string' },
       from: { type: 'string' },
     },
   });
@@ -97,15 +103,26 @@ function runHarness(out: string, o: Record<string, string | undefined>): void {
     env: { UPSTREAM_PROXY_URL: '{upstream}', PORT: '{port}', ...env },
     clientAuth: 'client:secret',
   });
-  const specs = [spec(GATEWAY, 19130), spec(GATEWAY_ABS, 19140, { GATEWAY_PLAIN_HTTP: 'absolute-uri' })];
+  const allModes: string[] = [...MODES, ...PACED];
+  const modes = o.modes ? o.modes.split(',') : allModes;
+  const unknown = modes.filter((m) => !allModes.includes(m));
+  if (unknown.length) throw new Error(`--modes: unknown ${unknown.join(', ')} (known: ${allModes})`);
+  const peers = o.peers ? o.peers.split(',') : ['mini', 'proxychain', GATEWAY_ABS];
+  const specs = [
+    spec(GATEWAY, 19130),
+    ...(peers.includes(GATEWAY_ABS)
+      ? [spec(GATEWAY_ABS, 19140, { GATEWAY_PLAIN_HTTP: 'absolute-uri' })]
+      : []),
+  ];
+  const builtin = peers.filter((p) => p === 'mini' || p === 'proxychain');
   const run = spawnSync(
     'node',
     [
       'bench.mjs',
       '--upstreams=squid',
-      '--gateways=mini,proxychain',
+      `--gateways=${builtin.join(',')}`,
       ...specs.map((g) => `--gw=${JSON.stringify(g)}`),
-      `--modes=${[...MODES, ...PACED].join(',')}`,
+      `--modes=${modes.join(',')}`,
       `--reps=${o.reps}`,
       `--duration=${o.duration}`,
       `--warmup=${o.warmup}`,
@@ -199,11 +216,14 @@ function summarise(out: string, o: Record<string, string | undefined>): void {
   metrics.otherTenantCpuSecondsPerRun = median(rows.map((r) => r.other_cpu_s ?? 0));
 
   const file = writeResult({
-    name: 'gateway',
+    // A run over a subset of modes or peers is for iterating: it never replaces the full run's record.
+    name: o.modes || o.peers ? 'gateway-partial' : 'gateway',
     params: {
       upstream: 'squid',
-      peers: ['direct', 'mini (bare Node pipe)', 'proxychain (apify proxy-chain 3.0.1)', 'gateway-abs'],
-      modes: [...MODES, ...PACED],
+      peers: o.peers
+        ? ['direct', ...o.peers.split(',')]
+        : ['direct', 'mini (bare Node pipe)', 'proxychain (apify proxy-chain 3.0.1)', 'gateway-abs'],
+      modes: o.modes ? o.modes.split(',') : [...MODES, ...PACED],
       reps: Number(o.reps),
       durationSeconds: Number(o.duration),
       warmupSeconds: Number(o.warmup),

@@ -4,7 +4,6 @@
 //   standalone: node functions/gateway/dist/…/main.js --snapshot snapshot.json (SIGHUP re-reads it).
 // SIGTERM/SIGINT drain and exit.
 import { loadGatewayConfig } from './config.js';
-import { controllerMode } from './control/wiring.js';
 import { type GatewayHandle, startGateway } from './gateway.js';
 import { jsonLogger } from './logger.js';
 
@@ -23,8 +22,14 @@ try {
     log.info('stopped');
     process.exit(code);
   };
+  // Loaded only in controller mode: the Pub/Sub and Secret Manager clients (gRPC, protobuf descriptors)
+  // more than double the heap, and a standalone gateway has no use for them (docs/gateway.md § Performance).
   const controller = cfg.CONTROL_PLANE_URL
-    ? controllerMode(cfg, log, (err) => void stop(`fatal: ${err.message}`, 1))
+    ? (await import('./control/wiring.js')).controllerMode(
+        cfg,
+        log,
+        (err) => void stop(`fatal: ${err.message}`, 1),
+      )
     : null;
   gw = await startGateway(cfg, {
     log,

@@ -186,7 +186,9 @@ export class ProxySession {
     this.load = 1;
     this.pinned = formatAuthority(d.address, this.port);
     this.t0 = Date.now();
-    const up = net.connect({ host: u.host, port: u.port, allowHalfOpen: true }) as Owned;
+    // noDelay: a tunnel relays whatever arrives as soon as it arrives (TLS handshakes are several small
+    // flights); Nagle would hold a small write back until the previous one is acknowledged.
+    const up = net.connect({ host: u.host, port: u.port, allowHalfOpen: true, noDelay: true }) as Owned;
     up[SESSION] = this;
     this.up = up;
     this.ctx.sockets.upstreams++;
