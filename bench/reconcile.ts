@@ -213,7 +213,7 @@ export default async function reconcileBench(args: string[]): Promise<void> {
         `Load average at the end: ${loadavg()
           .map((l) => l.toFixed(1))
           .join(' ')}.`,
-        'The Pub/Sub emulator pushes through two loops per subscription (PushLoop, hard-coded): at most two reconcile passes run at once locally, so passes/s ≈ 2 / (pass + push overhead). emulatorPushCeilingPerSecond is the same subscription shape against a no-op endpoint after the run; meanPassMs (three sequential emulator round trips: read, provider call, conditional write) is what binds, and it grows with the machine load. GCP scales push concurrency.',
+        "The Pub/Sub emulator pushes through few loops per subscription, so passes/s ≈ loops / (pass + push overhead): meanPassMs (three sequential emulator round trips: read, provider call, conditional write) binds, and it grows with whatever loads the Firestore emulator. A listener on the whole proxies collection makes every write cost in proportion to the fleet there: with the API's lease catalog listening from start, this run took 180 s (meanPassMs 170); the catalog now listens only while crawlers use the API. emulatorPushCeilingPerSecond is the same subscription shape against a no-op endpoint after the run. GCP scales push concurrency.",
       ],
     });
   } finally {

@@ -55,15 +55,17 @@ export const isLeaseId = (id: string) => LEASE_ID.test(id);
 
 export class LeaseService {
   private readonly quarantine = new Map<string, number>();
-  /** Once loaded, the views stay (listeners reconnect by themselves): no per-request wait or timer. */
+  /** Once loaded, the lease and gateway views stay (their listeners reconnect by themselves). */
   private loaded = false;
 
   constructor(private readonly deps: LeaseServiceDeps) {}
 
   async ready(): Promise<void> {
-    if (this.loaded) return;
     const t = this.deps.readyTimeoutMs ?? 15_000;
     try {
+      // The catalog listens only while requests come (proxy-cache.ts): asked every time, at once when it is
+      // already listening.
+      if (this.loaded) return await this.deps.catalog.ready(t);
       // Without the gateway's view every pool proxy would look held: wait for it like for the others.
       await Promise.all([this.deps.catalog.ready(t), this.deps.store.ready(t), this.deps.gate.ready(t)]);
       this.loaded = true;

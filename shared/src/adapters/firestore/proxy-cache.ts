@@ -1,6 +1,10 @@
 // The ProxyCatalog discovery and leases read from: the `proxies` collection held in memory by a listener
 // (seed §7: "Reader.List(Proxies) ── manager cache"), so a request costs no Firestore read. A document
 // that does not decode is left out and logged, never allowed to break the listing.
+// The listener runs only while crawlers use this instance: the first discovery or lease request starts it
+// and it stops `idleMs` after the last one. A listener costs a read per changed document per API instance,
+// and it is not free for Firestore either: an instance that only serves admin writes (or the fleet page)
+// should not turn every status write of the fleet into listener traffic.
 import type { DocumentChange, Firestore, QueryDocumentSnapshot } from '@google-cloud/firestore';
 import type { ProxyResource } from '../../domain/proxy.js';
 import type { ProxyCatalog } from '../../ports/lease-store.js';
@@ -9,36 +13,78 @@ import { Collections } from './collections.js';
 import { type CollectionListener, listenCollection } from './lease-listener.js';
 import { proxyFromFirestore } from './proxy-converter.js';
 
+/** Ten minutes without a discovery or lease request: crawlers come in bursts shorter than that. */
+export const CATALOG_IDLE_MS = 600_000;
+
 export class FirestoreProxyCatalog implements ProxyCatalog {
   private readonly proxies = new Map<string, ProxyResource>();
   private sorted: ProxyResource[] | null = [];
   private listener: CollectionListener | null = null;
   private readonly log: Logger;
+  private readonly idleMs: number;
+  private lastUsed = 0;
+  private idleTimer: NodeJS.Timeout | null = null;
+  private stopped = true;
 
   constructor(
     private readonly db: Firestore,
-    opts: { log?: Logger } = {},
+    opts: { log?: Logger; idleMs?: number } = {},
   ) {
     this.log = opts.log ?? jsonLogger({ component: 'proxy-catalog' });
+    this.idleMs = opts.idleMs ?? CATALOG_IDLE_MS;
   }
 
+  /** Allows the catalog to listen; the listener itself starts at the first `ready()`. */
   start(): this {
-    this.listener ??= listenCollection(
-      this.db.collection(Collections.proxies),
-      { reset: (docs) => this.reset(docs), apply: (changes) => this.apply(changes) },
-      { name: Collections.proxies, log: this.log },
-    );
+    this.stopped = false;
     return this;
   }
 
+  /** Starts the listener when it is not running, and resolves once its first full view has loaded. */
   async ready(timeoutMs: number): Promise<void> {
-    if (!this.listener) throw new Error('proxy catalog not started');
+    if (this.stopped) throw new Error('proxy catalog not started');
+    this.lastUsed = performance.now();
+    if (!this.listener) {
+      this.listener = listenCollection(
+        this.db.collection(Collections.proxies),
+        { reset: (docs) => this.reset(docs), apply: (changes) => this.apply(changes) },
+        { name: Collections.proxies, log: this.log },
+      );
+      this.scheduleIdleCheck(this.idleMs);
+    }
     await this.listener.ready(timeoutMs);
   }
 
+  /** Whether the listener runs right now (it starts on demand and stops when idle). */
+  get listening(): boolean {
+    return this.listener !== null;
+  }
+
   stop(): void {
+    this.stopped = true;
+    this.unlisten();
+  }
+
+  private unlisten(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
     this.listener?.stop();
     this.listener = null;
+    this.proxies.clear();
+    this.sorted = [];
+  }
+
+  private scheduleIdleCheck(delayMs: number): void {
+    this.idleTimer = setTimeout(() => {
+      const idle = performance.now() - this.lastUsed;
+      if (idle >= this.idleMs) {
+        this.log.info('no discovery or lease request for a while: the proxies listener stops', {
+          idleSeconds: Math.round(idle / 1000),
+        });
+        this.unlisten();
+      } else this.scheduleIdleCheck(this.idleMs - idle);
+    }, delayMs);
+    this.idleTimer.unref();
   }
 
   /** Sorted by name; rebuilt only after a change, so listing a large fleet stays cheap. */
