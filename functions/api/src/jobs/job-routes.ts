@@ -5,7 +5,7 @@
 import { createRoute, OpenAPIHono } from '@hono/zod-openapi';
 import { ApiError } from '../errors.js';
 import { noBody } from '../middleware/no-body.js';
-import { ErrorBody } from '../routes/proxy-schemas.js';
+import { adminResponses, error, json } from '../routes/openapi-responses.js';
 import { validationHook } from '../validation/hook.js';
 import type { JobAction, JobControls } from './job-controls.js';
 import { JobBody, JobList, JobNameParam } from './job-schemas.js';
@@ -17,16 +17,7 @@ const ACTIONS: Record<JobAction, string> = {
 };
 const isAction = (v: string): v is JobAction => Object.hasOwn(ACTIONS, v);
 
-const json = <T>(schema: T, description: string) => ({
-  description,
-  content: { 'application/json': { schema } },
-});
-const error = (description: string) => json(ErrorBody, description);
-const common = {
-  401: error('unauthenticated: no valid credential'),
-  403: error('forbidden: the identity is not an admin'),
-  503: error('unavailable: Cloud Scheduler or Firestore unavailable; see Retry-After'),
-};
+const common = adminResponses('Cloud Scheduler or Firestore unavailable');
 
 const listJobsRoute = createRoute({
   method: 'get',

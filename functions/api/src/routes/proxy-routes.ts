@@ -3,9 +3,9 @@
 import { createRoute } from '@hono/zod-openapi';
 import { jsonBody } from '../middleware/json-body.js';
 import { noBody } from '../middleware/no-body.js';
+import { adminResponses, error, json } from './openapi-responses.js';
 import {
   CreateProxyRequest,
-  ErrorBody,
   ListQuery,
   NameParam,
   ProxyBody,
@@ -15,16 +15,7 @@ import {
   SpecMergePatch,
 } from './proxy-schemas.js';
 
-const json = <T>(schema: T, description: string) => ({
-  description,
-  content: { 'application/json': { schema } },
-});
-const error = (description: string) => json(ErrorBody, description);
-const common = {
-  401: error('unauthenticated: no valid credential'),
-  403: error('forbidden: the identity is not an admin'),
-  503: error('unavailable: the store or the identity check is unavailable; see Retry-After'),
-};
+const common = adminResponses('the store or the identity check is unavailable');
 const withBody = {
   400: error('invalid_json, invalid_request, or immutable_field'),
   413: error('payload_too_large'),

@@ -1,0 +1,17 @@
+// OpenAPI response entries shared by the admin route tables (proxies, jobs): a JSON body with its schema,
+// the stable error body, and the answers every admin route can give.
+import { ErrorBody } from './proxy-schemas.js';
+
+export const json = <T>(schema: T, description: string) => ({
+  description,
+  content: { 'application/json': { schema } },
+});
+
+export const error = (description: string) => json(ErrorBody, description);
+
+/** 401, 403 and 503, with what "unavailable" means for this route table. */
+export const adminResponses = (unavailable: string) => ({
+  401: error('unauthenticated: no valid credential'),
+  403: error('forbidden: the identity is not an admin'),
+  503: error(`unavailable: ${unavailable}; see Retry-After`),
+});
