@@ -1,12 +1,12 @@
 // Local target pages for tests: an HTTP and an HTTPS server (a self-signed certificate made at test
 // time with openssl) that echo what they received, plus a streaming endpoint for long tunnels.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { selfSignedCert } from '../../emulators/forward-proxy/testing.js';
 
 export interface Targets {
   readonly httpPort: number;
@@ -47,40 +47,18 @@ function handler(req: http.IncomingMessage, res: http.ServerResponse): void {
 }
 
 export async function startTargets(): Promise<Targets> {
-  const dir = mkdtempSync(join(tmpdir(), 'gw-targets-'));
-  const keyPath = join(dir, 'key.pem');
-  const certPath = join(dir, 'cert.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      keyPath,
-      '-out',
-      certPath,
-      '-days',
-      '2',
-      '-subj',
-      '/CN=localhost',
-      '-addext',
-      'subjectAltName=DNS:localhost,IP:127.0.0.1',
-    ],
-    { stdio: 'ignore' },
-  );
-  const cert = readFileSync(certPath, 'utf8');
+  // The one self-signed certificate maker (emulators/forward-proxy/testing.ts); the PEM is also written to
+  // a file for clients that take a CA path.
+  const { key, cert } = await selfSignedCert();
+  const certPath = join(mkdtempSync(join(tmpdir(), 'gw-targets-')), 'cert.pem');
+  writeFileSync(certPath, cert);
   const sockets = new Set<Socket>();
   const track = (s: Socket) => {
     sockets.add(s);
     s.once('close', () => sockets.delete(s));
   };
   const h = http.createServer(handler).on('connection', track);
-  const s = https.createServer({ key: readFileSync(keyPath), cert }, handler).on('connection', track);
+  const s = https.createServer({ key, cert }, handler).on('connection', track);
   await Promise.all([
     new Promise<void>((r) => h.listen(0, '127.0.0.1', r)),
     new Promise<void>((r) => s.listen(0, '127.0.0.1', r)),
