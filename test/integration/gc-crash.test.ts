@@ -11,19 +11,16 @@ import { Firestore } from '@google-cloud/firestore';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ComputeEmulator, startComputeEmulator } from '../../emulators/compute/server.js';
 import { type HostedFunction, hostFunction } from '../../emulators/functions-host/host.js';
-import { openAuthenticator } from '../../functions/api/src/auth/authenticator.js';
-import { type ApiServer, startApiServer } from '../../functions/api/src/server.js';
+import type { ApiServer } from '../../functions/api/src/server.js';
 import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
 import { buildInsertRequest } from '../../shared/src/adapters/gce/build-insert-request.js';
 import { makeGceProvider } from '../../shared/src/adapters/gce/clients.js';
 import { localClientOptions } from '../../shared/src/adapters/local-endpoints.js';
-import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
-import { PubSubReconcilePublisher } from '../../shared/src/adapters/pubsub/reconcile-publisher.js';
 import { loadPubSubTable, type PubSubTable } from '../../shared/src/config/topology.js';
 import { instanceNameFromUid } from '../../shared/src/domain/instance-name.js';
 import type { InstanceRequest } from '../../shared/src/domain/reconcile/types.js';
 import { Tick } from '../../shared/src/messages/tick.js';
-import { systemClock } from '../../shared/src/ports/clock.js';
+import { startOpenAdminApi } from '../support/admin-api.js';
 import { testProjectId } from '../support/emulators.js';
 import { startTestPlane, type TestPlane } from '../support/local-plane.js';
 import { eventually, finishedRun, functionLog, jsonLines } from './gc-support.js';
@@ -84,16 +81,7 @@ describe('crash between create and the status write → orphan → GC (seed §8)
     });
     db = new Firestore({ projectId });
     store = new FirestoreProxyStore(db);
-    api = await startApiServer({
-      deps: {
-        version: 'test',
-        store,
-        publisher: new PubSubReconcilePublisher(plane.publisher),
-        clock: systemClock,
-        auth: openAuthenticator(),
-        log: memoryLogger(),
-      },
-    });
+    api = await startOpenAdminApi(plane, store);
   }, 120_000);
 
   afterAll(async () => {

@@ -6,16 +6,13 @@ import { randomUUID } from 'node:crypto';
 import { Firestore } from '@google-cloud/firestore';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ComputeEmulator, startComputeEmulator } from '../../emulators/compute/server.js';
-import { openAuthenticator } from '../../functions/api/src/auth/authenticator.js';
-import { type ApiServer, startApiServer } from '../../functions/api/src/server.js';
+import type { ApiServer } from '../../functions/api/src/server.js';
 import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
-import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
-import { PubSubReconcilePublisher } from '../../shared/src/adapters/pubsub/reconcile-publisher.js';
 import { instanceNameFromUid } from '../../shared/src/domain/instance-name.js';
 import { type ProxyResource, ProxySpec } from '../../shared/src/domain/proxy.js';
 import { ReconcileRequest } from '../../shared/src/messages/reconcile-request.js';
-import { systemClock } from '../../shared/src/ports/clock.js';
 import { aProxy } from '../../shared/src/testing/proxy-fixtures.js';
+import { startOpenAdminApi } from '../support/admin-api.js';
 import { testProjectId } from '../support/emulators.js';
 import { startTestPlane, type TestPlane } from '../support/local-plane.js';
 
@@ -50,16 +47,7 @@ beforeAll(async () => {
   });
   db = new Firestore({ projectId });
   store = new FirestoreProxyStore(db);
-  api = await startApiServer({
-    deps: {
-      version: 'test',
-      store,
-      publisher: new PubSubReconcilePublisher(plane.publisher),
-      clock: systemClock,
-      auth: openAuthenticator(),
-      log: memoryLogger(),
-    },
-  });
+  api = await startOpenAdminApi(plane, store);
 }, 120_000);
 
 afterAll(async () => {

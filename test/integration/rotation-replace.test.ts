@@ -12,15 +12,12 @@ import {
   type SecretManagerEmulator,
   startSecretManagerEmulator,
 } from '../../emulators/secret-manager/server.js';
-import { openAuthenticator } from '../../functions/api/src/auth/authenticator.js';
-import { type ApiServer, startApiServer } from '../../functions/api/src/server.js';
+import type { ApiServer } from '../../functions/api/src/server.js';
 import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
-import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import { createPubSub } from '../../shared/src/adapters/pubsub/client.js';
-import { PubSubReconcilePublisher } from '../../shared/src/adapters/pubsub/reconcile-publisher.js';
 import { createSecretManagerClient } from '../../shared/src/adapters/secret-manager/client.js';
 import type { ProxyResource } from '../../shared/src/domain/proxy.js';
-import { systemClock } from '../../shared/src/ports/clock.js';
+import { startOpenAdminApi } from '../support/admin-api.js';
 import { pubsubHost, testProjectId } from '../support/emulators.js';
 import { startTestPlane, type TestPlane } from '../support/local-plane.js';
 import { eventually, functionLog, jsonLines, privateLoopbackRange } from './gc-support.js';
@@ -109,16 +106,7 @@ describe('secret rotation replaces exactly the referencing proxies (seed §1 Sec
     });
     db = new Firestore({ projectId });
     store = new FirestoreProxyStore(db);
-    api = await startApiServer({
-      deps: {
-        version: 'test',
-        store,
-        publisher: new PubSubReconcilePublisher(plane.publisher),
-        clock: systemClock,
-        auth: openAuthenticator(),
-        log: memoryLogger(),
-      },
-    });
+    api = await startOpenAdminApi(plane, store);
     sampler = setInterval(sample, 25);
   }, 120_000);
 

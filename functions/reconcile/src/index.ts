@@ -1,55 +1,10 @@
-// Entry point of the reconcile function (Pub/Sub trigger: reconcile-requests). Wiring only: the one
-// composition root that knows the concrete adapters (seed: cmd/main.go).
-import { Firestore } from '@google-cloud/firestore';
+// Entry point of the reconcile function (Pub/Sub trigger: reconcile-requests). Wiring only: the adapters
+// are composed in wiring.ts.
 import * as functions from '@google-cloud/functions-framework';
-import { FirestoreHealthStore } from '../../../shared/src/adapters/firestore/health-store.js';
-import { FirestoreProxyStore } from '../../../shared/src/adapters/firestore/proxy-store.js';
-import { makeGceProvider } from '../../../shared/src/adapters/gce/clients.js';
-import { jsonLogger } from '../../../shared/src/adapters/log/json-logger.js';
-import { createPubSub } from '../../../shared/src/adapters/pubsub/client.js';
-import { PubSubPublisher } from '../../../shared/src/adapters/pubsub/publisher.js';
-import { PubSubReconcilePublisher } from '../../../shared/src/adapters/pubsub/reconcile-publisher.js';
-import { createSecretManagerClient } from '../../../shared/src/adapters/secret-manager/client.js';
-import { SecretManagerSecretReader } from '../../../shared/src/adapters/secret-manager/reader.js';
-import { renderDefaultCloudInit } from '../../../shared/src/domain/cloud-init/startup-script.js';
-import { systemClock } from '../../../shared/src/ports/clock.js';
-import { SecretCloudInitResolver } from './cloud-init.js';
-import { loadReconcileConfig, pollIntervals } from './config.js';
-import { onReconcileEvent, type ReconcileDeps } from './handler.js';
-import { storeHealthSource } from './health-source.js';
+import { loadReconcileConfig } from './config.js';
+import { onReconcileEvent } from './handler.js';
+import { reconcileDeps } from './wiring.js';
 
-const config = loadReconcileConfig();
-const project = config.GOOGLE_CLOUD_PROJECT;
-const log = jsonLogger({ component: 'reconcile' }, { level: config.LOG_LEVEL });
-const db = new Firestore({ projectId: project });
-const gce = makeGceProvider({
-  project,
-  computeEndpoint: config.COMPUTE_EMULATOR_HOST,
-  ...(config.GCE_NETWORK ? { network: config.GCE_NETWORK } : {}),
-  ...(config.GCE_SUBNETWORK ? { subnetwork: config.GCE_SUBNETWORK } : {}),
-  ...(config.GCE_SERVICE_ACCOUNT ? { serviceAccountEmail: config.GCE_SERVICE_ACCOUNT } : {}),
-});
-
-const deps: ReconcileDeps = {
-  store: new FirestoreProxyStore(db),
-  providers: new Map([[gce.provider.name, gce.provider]]),
-  cloudInit: new SecretCloudInitResolver({
-    secrets: new SecretManagerSecretReader(
-      createSecretManagerClient(config.SECRET_MANAGER_EMULATOR_HOST),
-      project,
-    ),
-    renderDefault: renderDefaultCloudInit,
-    clock: systemClock,
-    cacheTtlMs: config.RECONCILE_SECRET_CACHE_SECONDS * 1000,
-  }),
-  health: storeHealthSource(new FirestoreHealthStore(db)),
-  publisher: new PubSubReconcilePublisher(
-    new PubSubPublisher(createPubSub(project, config.PUBSUB_EMULATOR_HOST)),
-  ),
-  clock: systemClock,
-  intervals: pollIntervals(config),
-  log,
-  maxPasses: config.RECONCILE_MAX_PASSES,
-};
+const deps = reconcileDeps(loadReconcileConfig());
 
 functions.cloudEvent('reconcile', (event: functions.CloudEvent<unknown>) => onReconcileEvent(deps, event));
