@@ -14,18 +14,12 @@ import {
   type SecretManagerEmulator,
   startSecretManagerEmulator,
 } from '../../emulators/secret-manager/server.js';
-import { anyOf } from '../../functions/api/src/auth/authenticator.js';
-import { staticTokenAuthenticator } from '../../functions/api/src/auth/static-tokens.js';
 import { type ApiServer, startApiServer } from '../../functions/api/src/server.js';
-import { loadWorkersApiConfig } from '../../functions/api/src/workers/config.js';
-import { buildWorkersApi } from '../../functions/api/src/workers/wiring.js';
 import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
-import { jsonLogger } from '../../shared/src/adapters/log/json-logger.js';
-import { PubSubReconcilePublisher } from '../../shared/src/adapters/pubsub/reconcile-publisher.js';
 import { createSecretManagerClient } from '../../shared/src/adapters/secret-manager/client.js';
 import { Tick } from '../../shared/src/messages/tick.js';
 import { SNAPSHOT_REQUESTS_TOPIC } from '../../shared/src/messages/worker-snapshot-request.js';
-import { systemClock } from '../../shared/src/ports/clock.js';
+import { workersApiDeps } from './admin-api.js';
 import { startTestPlane, type TestPlane } from './local-plane.js';
 
 export const GATEWAY_ADMIN_TOKEN = 'gateway-test-admin-token-0123456789';
@@ -97,30 +91,18 @@ export async function startGatewayPlane(o: GatewayPlaneOptions): Promise<Gateway
   });
   const firestore = new Firestore({ projectId: o.projectId });
   const proxies = new FirestoreProxyStore(firestore);
-  const log = jsonLogger({ component: 'api-under-test' }, { level: 'error' });
-  const auth = anyOf([staticTokenAuthenticator([{ name: 'test', token: GATEWAY_ADMIN_TOKEN }])]);
-  const workersConfig = loadWorkersApiConfig({
-    ...env,
-    WORKER_TOKENS: o.workerIds.map((w) => `${w}:${gatewayWorkerToken(w)}`).join(','),
-  });
   let api: ApiServer | null = await startApiServer({
     port: apiPort,
     deps: {
       echo: { trustedHops: 0 },
-      version: 'test',
-      store: proxies,
-      publisher: new PubSubReconcilePublisher(plane.publisher),
-      clock: systemClock,
-      auth,
-      log,
-      workers: buildWorkersApi({
-        firestore,
-        pubsub: plane.pubsub,
+      ...workersApiDeps({
+        plane,
         projectId: o.projectId,
-        config: workersConfig,
-        adminAuth: auth,
-        clock: systemClock,
-        log,
+        firestore,
+        store: proxies,
+        env,
+        adminToken: GATEWAY_ADMIN_TOKEN,
+        workerTokens: o.workerIds.map((workerId) => ({ workerId, token: gatewayWorkerToken(workerId) })),
       }),
     },
   });

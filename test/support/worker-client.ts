@@ -6,16 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import { Firestore } from '@google-cloud/firestore';
 import type { Message, PubSub, Subscription } from '@google-cloud/pubsub';
-import { anyOf } from '../../functions/api/src/auth/authenticator.js';
-import { staticTokenAuthenticator } from '../../functions/api/src/auth/static-tokens.js';
 import { startApiServer } from '../../functions/api/src/server.js';
-import { loadWorkersApiConfig } from '../../functions/api/src/workers/config.js';
-import { buildWorkersApi } from '../../functions/api/src/workers/wiring.js';
 import { FirestoreOwnershipStore } from '../../shared/src/adapters/firestore/ownership-store.js';
 import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
 import { FirestoreSnapshotStore } from '../../shared/src/adapters/firestore/snapshot-store.js';
-import { jsonLogger } from '../../shared/src/adapters/log/json-logger.js';
-import { PubSubReconcilePublisher } from '../../shared/src/adapters/pubsub/reconcile-publisher.js';
 import { type AppliedVersion, decideSnapshot } from '../../shared/src/domain/gateway/acceptance.js';
 import { applyDelta } from '../../shared/src/domain/gateway/delta.js';
 import { emptyStatus, ProxyResource } from '../../shared/src/domain/proxy.js';
@@ -27,8 +21,8 @@ import {
 import { Tick } from '../../shared/src/messages/tick.js';
 import type { RegisterResponseBody, RuntimeResponseBody } from '../../shared/src/messages/worker-api.js';
 import { SNAPSHOT_REQUESTS_TOPIC } from '../../shared/src/messages/worker-snapshot-request.js';
-import { systemClock } from '../../shared/src/ports/clock.js';
 import { HEALTHY_CONDITIONS } from '../../shared/src/testing/healthy-conditions.js';
+import { workersApiDeps } from './admin-api.js';
 import { startTestPlane } from './local-plane.js';
 
 export interface WorkerClientOptions {
@@ -305,31 +299,17 @@ export async function startControlPlane(opts: {
   const env = { ...FAST_SETTINGS, ...opts.env };
   const plane = await startTestPlane({ projectId: opts.projectId, functions: ['snapshot'], env });
   const firestore = new Firestore({ projectId: opts.projectId });
-  const log = jsonLogger({ component: 'api-under-test' }, { level: 'error' });
-  const auth = anyOf([staticTokenAuthenticator([{ name: 'test', token: ADMIN_TOKEN }])]);
-  const config = loadWorkersApiConfig({
-    ...env,
-    WORKER_TOKENS: opts.workerIds.map((w) => `${w}:${workerToken(w)}`).join(','),
-  });
   const proxies = new FirestoreProxyStore(firestore);
   const server = await startApiServer({
-    deps: {
-      version: 'test',
+    deps: workersApiDeps({
+      plane,
+      projectId: opts.projectId,
+      firestore,
       store: proxies,
-      publisher: new PubSubReconcilePublisher(plane.publisher),
-      clock: systemClock,
-      auth,
-      log,
-      workers: buildWorkersApi({
-        firestore,
-        pubsub: plane.pubsub,
-        projectId: opts.projectId,
-        config,
-        adminAuth: auth,
-        clock: systemClock,
-        log,
-      }),
-    },
+      env,
+      adminToken: ADMIN_TOKEN,
+      workerTokens: opts.workerIds.map((workerId) => ({ workerId, token: workerToken(workerId) })),
+    }),
   });
   const clients: WorkerClient[] = [];
   let ticker: NodeJS.Timeout | null = null;
