@@ -2,11 +2,22 @@
 // files use one project each and clear only their own.
 import type { HostPort } from '../../shared/src/config/local-ports.js';
 
+const CLEAR_ATTEMPTS = 5;
+
+/**
+ * Deletes every document of the project. The emulator's reset can answer 500 when it races a listener
+ * stream of that project closing (a test's listener from the previous case): retried, bounded; a 4xx is not.
+ */
 export async function clearFirestore(firestore: HostPort, projectId: string): Promise<void> {
   const url = `http://${firestore.host}:${firestore.port}/emulator/v1/projects/${projectId}/databases/(default)/documents`;
-  const res = await fetch(url, { method: 'DELETE' });
-  await res.body?.cancel();
-  if (!res.ok) throw new Error(`clearing Firestore failed: HTTP ${res.status}`);
+  for (let attempt = 1; ; attempt++) {
+    const res = await fetch(url, { method: 'DELETE' });
+    await res.body?.cancel();
+    if (res.ok) return;
+    if (res.status < 500 || attempt >= CLEAR_ATTEMPTS)
+      throw new Error(`clearing Firestore failed: HTTP ${res.status} (attempt ${attempt})`);
+    await new Promise((r) => setTimeout(r, 100 * 2 ** attempt));
+  }
 }
 
 /** Deletes every subscription and topic of the project (the Pub/Sub emulator has no reset endpoint). */
