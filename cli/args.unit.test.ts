@@ -30,6 +30,10 @@ describe('parseCommand', () => {
   it('refuses an unknown flag as a usage error', () => {
     expect(() => parseCommand(['--nope'], {})).toThrow(/Unknown option '--nope'/);
   });
+
+  it('reads everything after "--" as an argument, even one that starts with "-"', () => {
+    expect(parseCommand(['--', '-oFmBMq3'], {}).positionals).toEqual(['-oFmBMq3']);
+  });
 });
 
 describe('outputOf / positiveInt', () => {

@@ -145,7 +145,7 @@ describe('POST /v1/leases', () => {
       if (i === 0) {
         expect(res.headers.get('cache-control')).toBe('no-store');
         expect(res.body).toEqual({
-          leaseId: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/),
+          leaseId: expect.stringMatching(/^[0-9a-f]{32}$/),
           proxy: {
             name: 'eu-2',
             url: 'http://10.0.0.1:3128',

@@ -208,7 +208,10 @@ function noMatch(plan: SelectionPlan, moreAtCapacity: number): AcquireOutcome {
   };
 }
 
-/** 128 random bits: a lease id is a bearer capability for renew, report and release. */
-function newLeaseId(): string {
-  return randomBytes(16).toString('base64url');
+/**
+ * 128 random bits: a lease id is a bearer capability for renew, report and release. Hex, so that it never
+ * starts with "-" (a base64url id does one time in 64, and a command line then reads it as a flag).
+ */
+export function newLeaseId(): string {
+  return randomBytes(16).toString('hex');
 }
