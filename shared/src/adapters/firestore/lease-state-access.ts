@@ -1,12 +1,14 @@
 // Reads and preconditioned writes of leaseState/{proxy}, keeping this replica's view (LeaseStateCache)
 // in step with both. The write is the heart of the capacity invariant: a proxy's new entries are
 // committed only if the document is still at the version they were computed from (lastUpdateTime
-// precondition; create when there was none), in one batch with the lease document's change.
-import type { Firestore, WriteBatch } from '@google-cloud/firestore';
+// precondition; create when there was none), in one batch with the lease document's change. Writes of
+// different proxies that arrive together share a commit (group-commit.ts), each keeping its precondition.
+import type { Firestore, Timestamp, WriteBatch } from '@google-cloud/firestore';
 import type { LeaseEntry } from '../../domain/leases/model.js';
 import type { Clock } from '../../ports/clock.js';
 import { LeaseStoreError } from '../../ports/lease-store.js';
 import type { Logger } from '../log/json-logger.js';
+import { type GroupCommitOptions, GroupCommitter } from './group-commit.js';
 import { LEASE_COLLECTIONS } from './lease-collections.js';
 import { encodeState } from './lease-converter.js';
 import { isConflict, isTransient, jitteredBackoff } from './lease-errors.js';
@@ -22,6 +24,7 @@ export interface Budget {
 
 export class LeaseStateAccess {
   private readonly inflight = new Map<string, Promise<void>>();
+  readonly committer: GroupCommitter<WriteBatch, Timestamp>;
 
   constructor(
     private readonly db: Firestore,
@@ -29,7 +32,10 @@ export class LeaseStateAccess {
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly maxCommits: number,
-  ) {}
+    groupCommit: GroupCommitOptions = {},
+  ) {
+    this.committer = new GroupCommitter(() => db.batch(), groupCommit);
+  }
 
   /** One read of the whole collection: a starting replica's view. */
   async loadAll(): Promise<void> {
@@ -100,14 +106,15 @@ export class LeaseStateAccess {
       throw new LeaseStoreError('contended', `no commit on ${proxy} after ${this.maxCommits} attempts`);
     }
     if (budget.commits > 1) await jitteredBackoff(budget.commits - 1);
-    const batch = this.db.batch();
+    const ref = this.ref(proxy);
     const data = encodeState(proxy, entries, now);
-    if (base.version) batch.update(this.ref(proxy), data, { lastUpdateTime: base.version });
-    else batch.create(this.ref(proxy), data);
-    withLease(batch);
     try {
-      const [result] = await batch.commit();
-      if (result) this.cache.put(proxy, { entries, version: result.writeTime }, this.clock.now().getTime());
+      const version = await this.committer.commit([ref.path], (batch) => {
+        if (base.version) batch.update(ref, data, { lastUpdateTime: base.version });
+        else batch.create(ref, data);
+        withLease(batch);
+      });
+      if (version) this.cache.put(proxy, { entries, version }, this.clock.now().getTime());
       return true;
     } catch (err) {
       if (isConflict(err)) return false;
