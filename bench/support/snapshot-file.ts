@@ -13,6 +13,8 @@ export interface SnapshotFileOptions {
   /** Per-entry overrides by index (e.g. an expired usableUntil). */
   usableUntil?: (index: number) => string;
   attributes?: (index: number) => Record<string, string>;
+  /** Per-entry filtersDestinations (absent: the field is left out, as for an external proxy). */
+  filtersDestinations?: (index: number) => boolean;
   now?: Date;
 }
 
@@ -37,6 +39,7 @@ export function snapshotFile(opts: SnapshotFileOptions) {
         usableUntil: opts.usableUntil?.(i) ?? later,
         attributes: opts.attributes?.(i) ?? {},
         ...(url.username ? { credentialsRef: { secret, version: 'latest' } } : {}),
+        ...(opts.filtersDestinations?.(i) ? { filtersDestinations: true } : {}),
       };
     });
   });

@@ -15,6 +15,7 @@ import {
   refKey,
   type UpstreamCredentials,
 } from './credentials.js';
+import { absoluteUriFor, type PlainHttpSetting } from './plain-http.js';
 
 export interface UpstreamAuth {
   /** "Proxy-Authorization: Basic …\r\n", or "" for an open proxy. */
@@ -27,8 +28,8 @@ export interface UpstreamAuth {
 }
 
 export interface CompileOptions {
-  /** GATEWAY_PLAIN_HTTP=absolute-uri: every upstream is one that filters destinations itself. */
-  absoluteUri: boolean;
+  /** GATEWAY_PLAIN_HTTP: `auto` follows each proxy's filtersDestinations. */
+  plainHttp: PlainHttpSetting;
 }
 
 export interface CompiledSnapshot {
@@ -48,7 +49,7 @@ export function compileSnapshot(
   s: GatewaySnapshot,
   credentials: ReadonlyMap<string, UpstreamCredentials | CredentialError>,
   counters: (name: string) => LiveCounters,
-  opts: CompileOptions = { absoluteUri: false },
+  opts: CompileOptions = { plainHttp: 'auto' },
 ): CompiledSnapshot {
   const upstreams: Upstream<UpstreamAuth>[] = [];
   const skipped: { proxy: string; secret: string }[] = [];
@@ -71,7 +72,10 @@ export function compileSnapshot(
       expiresAtMs: Date.parse(p.expiresAt),
       attributes: p.attributes ?? {},
       live: counters(p.name),
-      auth: { line: proxyAuthorizationLine(creds), absoluteUri: opts.absoluteUri },
+      auth: {
+        line: proxyAuthorizationLine(creds),
+        absoluteUri: absoluteUriFor(opts.plainHttp, p.filtersDestinations),
+      },
     });
   }
   return {

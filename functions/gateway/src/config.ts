@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { WorkerId } from '../../../shared/src/messages/gateway-snapshot.js';
 import { LOG_LEVELS } from './logger.js';
+import { PLAIN_HTTP_SETTINGS } from './plain-http.js';
 
 const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
   z.coerce.number().int().min(min).max(max).default(def);
@@ -48,11 +49,11 @@ export const GatewayEnv = z.object({
   GATEWAY_PROXY_PORT: z.union([z.literal('off'), int(8081, 0, 65535)]).default(8081),
   GATEWAY_SNAPSHOT_FILE: z.string().optional(),
   /**
-   * How plain HTTP reaches an upstream: "pinned" (a CONNECT to the address the SSRF guard checked) or
-   * "absolute-uri" (absolute form with the host name: only for upstreams that filter destinations
-   * themselves, as our squid does). See docs/gateway.md § Plain HTTP.
+   * How plain HTTP reaches an upstream: "auto" (per upstream, from the snapshot's filtersDestinations),
+   * or for every upstream "pinned" (a CONNECT to the address the SSRF guard checked) or "absolute-uri"
+   * (absolute form with the host name). See docs/gateway.md § Plain HTTP.
    */
-  GATEWAY_PLAIN_HTTP: z.enum(['pinned', 'absolute-uri']).default('pinned'),
+  GATEWAY_PLAIN_HTTP: z.enum(PLAIN_HTTP_SETTINGS).default('auto'),
   /** Controller mode: the API's base URL (docs/gateway-control-plane.md). Absent: standalone file mode. */
   CONTROL_PLANE_URL: z.url({ protocol: /^https?$/ }).optional(),
   /** The logical worker; controller mode defaults to "gw-" + the start of this process's instance id. */

@@ -19,6 +19,10 @@ describe('loadGatewayConfig', () => {
     expect(b.GATEWAY_CLIENT_USERS).toEqual([{ username: 'x', password: 'y,z' }]);
     expect(b.GATEWAY_PROXY_PORT).toBe('off');
     expect(b.PORT).toBe(8080);
+    expect(b.GATEWAY_PLAIN_HTTP).toBe('auto');
+    expect(
+      loadGatewayConfig([], { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_PLAIN_HTTP: 'pinned' }).GATEWAY_PLAIN_HTTP,
+    ).toBe('pinned');
   });
 
   it.each([
@@ -26,6 +30,7 @@ describe('loadGatewayConfig', () => {
     ['a user without a password separator', { GATEWAY_CLIENT_USERS: 'nocolon' }],
     ['a bad port', { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_PROXY_PORT: '70000' }],
     ['an unknown auth mode', { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_CLIENT_AUTH: 'maybe' }],
+    ['an unknown plain-HTTP mode', { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_PLAIN_HTTP: 'absolute' }],
     [
       'a control plane and a snapshot file at once',
       {

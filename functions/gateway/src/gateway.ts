@@ -81,7 +81,7 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
     workerId,
     stickyTableSize: cfg.GATEWAY_STICKY_TABLE_SIZE,
     outcomeQueueSize: cfg.GATEWAY_OUTCOME_QUEUE_SIZE,
-    absoluteUri: cfg.GATEWAY_PLAIN_HTTP === 'absolute-uri',
+    plainHttp: cfg.GATEWAY_PLAIN_HTTP,
     onOutcomeDropped: () => metrics?.outcomeDropped(),
   });
   metrics = new PromRecorder({

@@ -34,6 +34,7 @@ import { type CompiledSnapshot, compileSnapshot, type UpstreamAuth } from './com
 import type { CredentialCache } from './credentials.js';
 import type { Logger } from './logger.js';
 import { type Outcome, OutcomeQueue } from './outcomes.js';
+import type { PlainHttpSetting } from './plain-http.js';
 import type { RuntimeView, SnapshotSink } from './session.js';
 
 export type ApplyResult =
@@ -57,8 +58,8 @@ export interface WorkerOptions {
   workerId?: string;
   stickyTableSize: number;
   outcomeQueueSize: number;
-  /** Plain HTTP in absolute form to upstreams (GATEWAY_PLAIN_HTTP=absolute-uri). */
-  absoluteUri?: boolean;
+  /** GATEWAY_PLAIN_HTTP (default `auto`: per upstream, from the snapshot). */
+  plainHttp?: PlainHttpSetting;
   onOutcomeDropped?: () => void;
 }
 
@@ -171,7 +172,7 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
     const refs = snapshot.proxies.flatMap((p) => (p.credentialsRef ? [p.credentialsRef] : []));
     const resolved = await this.opts.credentials.resolveAll(refs);
     const compiled = compileSnapshot(snapshot, resolved, (name) => this.countersFor(name), {
-      absoluteUri: this.opts.absoluteUri ?? false,
+      plainHttp: this.opts.plainHttp ?? 'auto',
     });
     for (const skipped of compiled.skipped) {
       this.opts.log.warn('proxy left out of the snapshot: credentials unavailable', skipped);

@@ -8,6 +8,7 @@ import {
 } from '../../../shared/src/messages/gateway-snapshot.js';
 import { CredentialCache, StaticCredentialResolver } from './credentials.js';
 import { jsonLogger } from './logger.js';
+import type { PlainHttpSetting } from './plain-http.js';
 import { GatewayWorker } from './worker.js';
 
 const T0 = Date.UTC(2026, 0, 1);
@@ -36,7 +37,7 @@ const content = (version: number, proxies: GatewayProxy[], epoch = 1): GatewaySn
 });
 const noSticky = { stickyValue: () => undefined };
 
-function newWorker(queue = 10) {
+function newWorker(queue = 10, plainHttp?: PlainHttpSetting) {
   let now = T0;
   const creds = new StaticCredentialResolver();
   creds.replace({ up: { username: 'u', password: 'p' } });
@@ -50,6 +51,7 @@ function newWorker(queue = 10) {
     stickyTableSize: 10,
     outcomeQueueSize: queue,
     onOutcomeDropped: () => dropped.push(1),
+    ...(plainHttp ? { plainHttp } : {}),
   });
   return { worker, dropped, advance: (ms: number) => (now += ms) };
 }
@@ -64,6 +66,28 @@ describe('GatewayWorker', () => {
     const picked = worker.pick('example.com', T0, noSticky);
     expect(picked.kind).toBe('ok');
     if (picked.kind === 'ok') expect(picked.upstream.auth.line).toBe('Proxy-Authorization: Basic dTpw\r\n');
+  });
+
+  it.each<[PlainHttpSetting | undefined, Record<string, boolean>]>([
+    [undefined, { filters: true, open: false, legacy: false }],
+    ['pinned', { filters: false, open: false, legacy: false }],
+    ['absolute-uri', { filters: true, open: true, legacy: true }],
+  ])('GATEWAY_PLAIN_HTTP=%s: absolute form per upstream %j', async (setting, expected) => {
+    const { worker } = newWorker(10, setting);
+    await worker.applySnapshot(
+      buildSnapshot(
+        content(1, [
+          proxy('filters', { filtersDestinations: true }),
+          proxy('open', { filtersDestinations: false }),
+          proxy('legacy'),
+        ]),
+        sha256Hex,
+      ),
+    );
+    const got = Object.fromEntries(
+      [...worker.snapshot()!.upstreams].map(([name, u]) => [name, u.auth.absoluteUri]),
+    );
+    expect(got).toEqual(expected);
   });
 
   it('leaves out a proxy whose credentials cannot be resolved', async () => {

@@ -71,6 +71,15 @@ export const GatewayProxy = z
     usableUntil: Timestamp,
     attributes: Attributes,
     credentialsRef: SecretRef.optional(),
+    /**
+     * The upstream itself refuses destinations in private networks (loopback, link-local, RFC 1918,
+     * CGNAT, ULA), as a managed proxy's squid does (docs/cloud-init.md), so plain HTTP may be handed to it
+     * in absolute form with the host name rather than pinned to the address the gateway checked
+     * (docs/gateway.md § Plain HTTP). Absent means false: snapshots from before the field keep their
+     * meaning and their checksums. Controllers write it only when true, so a snapshot of external
+     * proxies is byte for byte what it was.
+     */
+    filtersDestinations: z.boolean().optional(),
   })
   .strict()
   .refine((p) => Date.parse(p.usableUntil) <= Date.parse(p.expiresAt), {

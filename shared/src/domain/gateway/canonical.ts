@@ -53,6 +53,9 @@ export function canonicalProxy(p: GatewayProxy): Record<string, unknown> {
     credentialsRef: p.credentialsRef
       ? { secret: p.credentialsRef.secret, version: p.credentialsRef.version ?? 'latest' }
       : undefined,
+    // Only `true` is written: false and absent mean the same, and snapshots from before the field keep
+    // their checksums.
+    filtersDestinations: p.filtersDestinations === true ? true : undefined,
   };
 }
 

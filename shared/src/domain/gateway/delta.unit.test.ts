@@ -59,8 +59,28 @@ describe('canonical checksum', () => {
       (c: GatewaySnapshotContent) => ({ ...c, proxies: c.proxies.map((p) => ({ ...p, capacity: 5 })) }),
     ],
     ['the epoch', (c: GatewaySnapshotContent) => ({ ...c, ownershipEpoch: 2 })],
+    [
+      'filtersDestinations: true',
+      (c: GatewaySnapshotContent) => ({
+        ...c,
+        proxies: c.proxies.map((p) => ({ ...p, filtersDestinations: true })),
+      }),
+    ],
   ])('changes with %s', (_label, change) => {
     expect(snapshotChecksum(change(v1), sha256Hex)).not.toBe(v1.checksum);
+  });
+
+  it('filtersDestinations false or absent hashes as before the field existed (old snapshots still verify)', () => {
+    const off = { ...v1, proxies: v1.proxies.map((p) => ({ ...p, filtersDestinations: false })) };
+    expect(snapshotChecksum(off, sha256Hex)).toBe(v1.checksum);
+    expect(canonicalize(v1)).not.toContain('filtersDestinations');
+    const on = { ...v1, proxies: v1.proxies.map((p) => ({ ...p, filtersDestinations: true })) };
+    expect(canonicalize(on)).toContain('"filtersDestinations":true');
+    // An old snapshot (no field) parses, and the field is validated when present.
+    expect(GatewaySnapshot.safeParse(v1).success).toBe(true);
+    expect(GatewaySnapshot.safeParse(on).success).toBe(true);
+    const bad = { ...v1, proxies: v1.proxies.map((p) => ({ ...p, filtersDestinations: 'yes' })) };
+    expect(GatewaySnapshot.safeParse(bad).success).toBe(false);
   });
 
   it('is the sha256 of the canonical text', () => {

@@ -60,7 +60,7 @@ class Instants {
       this.expiresAt = p.expiresAt;
       this.usableUntil = p.usableUntil;
       this.protocol = p.protocol;
-      this.mid = `"expiresAt":${str(iso(p.expiresAt))},"host":`;
+      this.mid = `"expiresAt":${str(iso(p.expiresAt))},`;
       this.tail = `,"protocol":${str(p.protocol)},"usableUntil":${str(iso(p.usableUntil))}}`;
     }
     return this;
@@ -73,7 +73,8 @@ export function proxyFragment(p: GatewayProxy, instants = new Instants()): strin
   const cred = p.credentialsRef
     ? `"credentialsRef":{"secret":${str(p.credentialsRef.secret)},"version":${str(p.credentialsRef.version ?? 'latest')}},`
     : '';
-  return `{"attributes":${attributesJson(p.attributes)},"capacity":${num(p.capacity)},${cred}${mid}${str(p.host)},"name":${str(p.name)},"port":${num(p.port)}${tail}`;
+  const filters = p.filtersDestinations === true ? '"filtersDestinations":true,' : '';
+  return `{"attributes":${attributesJson(p.attributes)},"capacity":${num(p.capacity)},${cred}${mid}${filters}"host":${str(p.host)},"name":${str(p.name)},"port":${num(p.port)}${tail}`;
 }
 
 /** A snapshot's content with its proxies sorted by name and each one's canonical fragment beside it. */

@@ -32,6 +32,7 @@ function proxy(i: number): GatewayProxy {
       : rnd(2)
         ? { credentialsRef: { secret: `s${i}` } as never }
         : {}),
+    ...pick([{}, { filtersDestinations: true }, { filtersDestinations: false }]),
   };
 }
 

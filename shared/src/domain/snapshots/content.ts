@@ -42,8 +42,19 @@ function entryOf(p: ProxyResource, expiresAt: string, usable: string): GatewayPr
     ...(p.spec.credentialsRef
       ? { credentialsRef: { secret: p.spec.credentialsRef.secret, version: p.spec.credentialsRef.version } }
       : {}),
+    // Written only when true: an external proxy's entry stays byte for byte what it was.
+    ...(filtersDestinations(p) ? { filtersDestinations: true } : {}),
   };
 }
+
+/**
+ * Whether the proxy refuses private destinations itself, so a gateway may hand it plain HTTP by host
+ * name (docs/gateway.md § Plain HTTP). Only a managed proxy on the default cloud-init is known to: its
+ * squid denies loopback, link-local, RFC 1918, CGNAT and ULA (docs/cloud-init.md § squid's
+ * configuration). A custom cloud-init may run anything, and an external proxy is whatever its operator made it.
+ */
+export const filtersDestinations = (p: ProxyResource): boolean =>
+  p.spec.mode === 'managed' && p.spec.cloudInit === undefined;
 
 export interface ContentInput {
   workerId: string;

@@ -77,6 +77,28 @@ describe('workerContent (contract §3)', () => {
     ).toBe(true);
   });
 
+  it.each<[string, ProxyResource['spec'], boolean]>([
+    ['managed on the default cloud-init (our squid refuses private destinations)', managedSpec(), true],
+    [
+      'managed with its own cloud-init (could run anything)',
+      managedSpec({ cloudInit: { inline: '#!/bin/sh' } }),
+      false,
+    ],
+    ['external (whatever its operator made it)', externalSpec(), false],
+  ])('filtersDestinations: %s → %s', (_n, spec, filters) => {
+    const p = aProxy({
+      name: 'a',
+      spec: { ...spec, gatewayPool: true },
+      status: { phase: 'Ready', ip: '203.0.113.9', conditions: HEALTHY_CONDITIONS },
+    });
+    const [entry] = workerContent(input([p])).proxies;
+    expect(entry?.filtersDestinations).toBe(filters ? true : undefined);
+    // Written only when true: an external proxy's entry has no such key at all (old workers accept it).
+    expect('filtersDestinations' in entry!).toBe(filters);
+    const full = buildSnapshot({ ...workerContent(input([p])), version: 1 }, sha256Hex);
+    expect(GatewaySnapshot.parse(full).proxies[0]?.filtersDestinations).toBe(filters ? true : undefined);
+  });
+
   it.each<[string, Partial<ContentInput>, boolean]>([
     ['the same content at another time', { now: new Date('2026-01-01T00:00:30Z') }, true],
     ['another epoch', { epoch: 4 }, false],
