@@ -29,6 +29,8 @@ export interface ProxyContext extends ProxyTimeouts {
 }
 
 export interface ProxyCounters {
+  /** Client connections accepted since start (a client that keeps its connection alive counts once). */
+  accepted: number;
   forwardsInFlight: number;
   forwarded: number;
   tunnels: number;

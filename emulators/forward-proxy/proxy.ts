@@ -30,6 +30,7 @@ export interface ForwardProxyOptions extends Partial<ProxyTimeouts> {
 }
 
 export interface ProxyStats {
+  accepted: number;
   clientSockets: number;
   upstreamSockets: number;
   forwardsInFlight: number;
@@ -69,6 +70,7 @@ export function createForwardProxy(opts: ForwardProxyOptions = {}): ForwardProxy
   const clients = new Set<Socket>();
   const upstreams = new Set<Socket>();
   const counters: ProxyCounters = {
+    accepted: 0,
     forwardsInFlight: 0,
     forwarded: 0,
     tunnels: 0,
@@ -110,6 +112,7 @@ export function createForwardProxy(opts: ForwardProxyOptions = {}): ForwardProxy
   const http = createHttpFront(ctx, counters);
 
   function onConnection(socket: Socket): void {
+    counters.accepted++;
     clients.add(socket);
     socket.once('close', () => clients.delete(socket));
     socket.on('error', noop);

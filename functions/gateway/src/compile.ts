@@ -12,6 +12,7 @@ import type { GatewaySnapshot } from '../../../shared/src/messages/gateway-snaps
 import {
   type CredentialError,
   proxyAuthorizationLine,
+  proxyAuthorizationValue,
   refKey,
   type UpstreamCredentials,
 } from './credentials.js';
@@ -20,6 +21,8 @@ import { absoluteUriFor, type PlainHttpSetting } from './plain-http.js';
 export interface UpstreamAuth {
   /** "Proxy-Authorization: Basic …\r\n", or "" for an open proxy. */
   readonly line: string;
+  /** The same credentials as a header value ("Basic …"), or "": for http.request's header list. */
+  readonly authorization: string;
   /**
    * Plain HTTP goes to this upstream in absolute form with the host name (it resolves and filters the
    * destination itself), rather than through a CONNECT pinned to the address the guard checked.
@@ -74,6 +77,7 @@ export function compileSnapshot(
       live: counters(p.name),
       auth: {
         line: proxyAuthorizationLine(creds),
+        authorization: proxyAuthorizationValue(creds),
         absoluteUri: absoluteUriFor(opts.plainHttp, p.filtersDestinations),
       },
     });

@@ -88,6 +88,13 @@ export const GatewayEnv = z.object({
   GATEWAY_HEADER_TIMEOUT_MS: int(10_000, 100),
   GATEWAY_UPSTREAM_TIMEOUT_MS: int(10_000, 100),
   GATEWAY_IDLE_TIMEOUT_MS: int(300_000, 1000),
+  /**
+   * How long an idle kept-alive upstream connection (absolute-form plain HTTP) is kept: below squid's
+   * 2 min and a Node server's 5 s keep-alive, so the gateway normally closes first. 0: no keep-alive.
+   */
+  GATEWAY_UPSTREAM_KEEPALIVE_MS: int(4_000, 0, 600_000),
+  /** Idle kept-alive connections per upstream address; more are closed as their responses end. */
+  GATEWAY_UPSTREAM_MAX_IDLE: int(64, 0, 10_000),
   GATEWAY_LINGER_MS: int(5_000, 100),
   GATEWAY_MAX_CONNECTIONS: int(20_000, 1),
   /** Cloud Run allows 10 s between SIGTERM and SIGKILL. */

@@ -25,9 +25,13 @@ export class CredentialError extends Error {
 
 export const refKey = (ref: SecretRef): string => `${ref.secret}@${ref.version ?? 'latest'}`;
 
-/** The header line a chained request carries to the upstream, built once per snapshot. */
+/** The Proxy-Authorization value a chained request carries to the upstream, or "" for an open proxy. */
+export const proxyAuthorizationValue = (c: UpstreamCredentials | null): string =>
+  c ? `Basic ${Buffer.from(`${c.username}:${c.password}`).toString('base64')}` : '';
+
+/** The same as a header line, built once per snapshot. */
 export const proxyAuthorizationLine = (c: UpstreamCredentials | null): string =>
-  c ? `Proxy-Authorization: Basic ${Buffer.from(`${c.username}:${c.password}`).toString('base64')}\r\n` : '';
+  c ? `Proxy-Authorization: ${proxyAuthorizationValue(c)}\r\n` : '';
 
 /**
  * Caches resolved values. Pinned versions never change, so they are kept; "latest" is re-resolved once

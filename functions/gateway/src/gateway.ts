@@ -141,6 +141,10 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
             idleTimeoutMs: cfg.GATEWAY_IDLE_TIMEOUT_MS,
             lingerMs: cfg.GATEWAY_LINGER_MS,
             maxConnections: cfg.GATEWAY_MAX_CONNECTIONS,
+            upstreamPool: {
+              idleMs: cfg.GATEWAY_UPSTREAM_KEEPALIVE_MS,
+              maxIdlePerUpstream: cfg.GATEWAY_UPSTREAM_MAX_IDLE,
+            },
           },
           (err) => log.error('proxy listener error', { error: err.message }),
         );

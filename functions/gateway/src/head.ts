@@ -130,35 +130,48 @@ export function originFormHead(h: RequestHead, path: string, hostFallback: strin
 }
 
 /**
- * The request as an upstream proxy that resolves and filters the destination itself receives it:
- * absolute-form with the client's host name (so the upstream can reuse its connections to the target),
- * our credentials for that upstream, and the same end-to-end headers as originFormHead.
+ * The absolute-form target an upstream proxy that resolves and filters the destination itself receives:
+ * the client's host name, so the upstream can reuse its connections to the target.
  */
-export function absoluteFormHead(
-  h: RequestHead,
-  authority: Authority,
-  path: string,
-  hostFallback: string,
-  proxyAuthorizationLine: string,
-): string {
+export function absoluteUrl(authority: Authority, path: string): string {
   const host = authority.host.includes(':') ? `[${authority.host}]` : authority.host;
   const port = authority.port === 80 ? '' : `:${authority.port}`;
-  return forwardedHead(
-    h,
-    `${h.method} http://${host}${port}${path} ${h.version}\r\n`,
-    hostFallback,
-    proxyAuthorizationLine,
-  );
+  return `http://${host}${port}${path}`;
 }
 
-function forwardedHead(h: RequestHead, requestLine: string, hostFallback: string, extra: string): string {
+/**
+ * The same end-to-end headers as originFormHead, as the flat [name, value, …] list http.request takes
+ * (names keep their case, order is kept), plus our credentials for the upstream. No Connection header:
+ * the keep-alive agent sets it for the upstream hop.
+ */
+export function forwardedHeaders(h: RequestHead, hostFallback: string, proxyAuthorization: string): string[] {
+  const listed = connectionTokens(h);
+  const out: string[] = [];
+  let hasHost = false;
+  for (let i = 0; i < h.names.length; i++) {
+    const n = h.names[i]!;
+    if (HOP_BY_HOP.has(n) || listed?.includes(n)) continue;
+    if (n === 'host') hasHost = true;
+    const line = h.lines[i]!;
+    out.push(line.slice(0, line.indexOf(':')), h.values[i]!);
+  }
+  if (!hasHost) out.push('Host', hostFallback);
+  if (proxyAuthorization) out.push('Proxy-Authorization', proxyAuthorization);
+  return out;
+}
+
+function connectionTokens(h: RequestHead): string[] | null {
   const conn = header(h, 'connection');
-  const listed = conn
+  return conn
     ? conn
         .toLowerCase()
         .split(',')
         .map((t) => t.trim())
     : null;
+}
+
+function forwardedHead(h: RequestHead, requestLine: string, hostFallback: string, extra: string): string {
+  const listed = connectionTokens(h);
   let out = requestLine;
   let hasHost = false;
   for (let i = 0; i < h.names.length; i++) {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
-  absoluteFormHead,
+  absoluteUrl,
   formatAuthority,
+  forwardedHeaders,
   header,
   originFormHead,
   parseAbsoluteHttp,
@@ -95,10 +96,20 @@ describe('forwarded heads', () => {
     [{ host: 'example.com', port: 8080 }, 'http://example.com:8080/a?b'],
     [{ host: 'example.com', port: 80 }, 'http://example.com/a?b'],
     [{ host: '2001:db8::1', port: 80 }, 'http://[2001:db8::1]/a?b'],
-  ])('absolute-form to an upstream that filters destinations: %o → %s, with our credentials', (a, url) => {
-    expect(absoluteFormHead(h, a, '/a?b', 'x', 'Proxy-Authorization: Basic dXA6cA==\r\n')).toBe(
-      `GET ${url} HTTP/1.1\r\nHost: example.com:8080\r\nAccept: */*\r\n` +
-        'Proxy-Authorization: Basic dXA6cA==\r\nConnection: close\r\n\r\n',
-    );
+  ])('absolute-form target for an upstream that filters destinations: %o → %s', (a, url) => {
+    expect(absoluteUrl(a, '/a?b')).toBe(url);
+  });
+
+  it('headers for the upstream hop: end-to-end ones in order with their case, then our credentials', () => {
+    expect(forwardedHeaders(h, 'x', 'Basic dXA6cA==')).toEqual([
+      'Host',
+      'example.com:8080',
+      'Accept',
+      '*/*',
+      'Proxy-Authorization',
+      'Basic dXA6cA==',
+    ]);
+    const noHost = parseRequestHead('GET http://a.example/ HTTP/1.0\r\nX-Y:  v ')!;
+    expect(forwardedHeaders(noHost, 'a.example', '')).toEqual(['X-Y', 'v', 'Host', 'a.example']);
   });
 });

@@ -16,6 +16,7 @@ import {
 } from './proxy-session.js';
 import type { SocketCounts } from './sockets.js';
 import type { TargetGuard } from './target-guard.js';
+import { UpstreamPool, type UpstreamPoolOptions } from './upstream-pool.js';
 import type { GatewayWorker } from './worker.js';
 
 export interface ProxyListenerOptions {
@@ -31,6 +32,8 @@ export interface ProxyListenerOptions {
   lingerMs: number;
   /** Open client connections beyond this are refused at accept (fd exhaustion is not an option). */
   maxConnections: number;
+  /** Kept-alive upstream connections for absolute-form plain HTTP (upstream-pool.ts). */
+  upstreamPool: UpstreamPoolOptions;
 }
 
 export interface ProxyContext {
@@ -42,6 +45,7 @@ export interface ProxyContext {
   readonly opts: ProxyListenerOptions;
   /** Every open client connection: swept for head, upstream, idle and linger deadlines. */
   readonly sessions: Set<ProxySession>;
+  readonly pool: UpstreamPool;
 }
 
 export interface ProxyListener {
@@ -49,16 +53,19 @@ export interface ProxyListener {
   listen(port: number, host: string): Promise<number>;
   /** Stops accepting; open sessions carry on. */
   stopAccepting(): Promise<void>;
-  /** Ends every remaining session at once (after the drain bound). */
+  /** Ends every remaining session at once (after the drain bound), and closes pooled upstream connections. */
   destroyAll(): void;
+  /** Idle pooled upstream connections now (tests). */
+  idleUpstreams(): number;
 }
 
 export function createProxyListener(
-  deps: Omit<ProxyContext, 'sessions' | 'opts'>,
+  deps: Omit<ProxyContext, 'sessions' | 'opts' | 'pool'>,
   opts: ProxyListenerOptions,
   onError: (err: Error) => void,
 ): ProxyListener {
-  const ctx: ProxyContext = { ...deps, opts, sessions: new Set() };
+  const pool = new UpstreamPool(deps.sockets, opts.upstreamPool);
+  const ctx: ProxyContext = { ...deps, opts, sessions: new Set(), pool };
   const server = net.createServer({ allowHalfOpen: true, noDelay: true }, (socket) => {
     const c = socket as Owned;
     const s = new ProxySession(c, ctx, Date.now());
@@ -72,9 +79,12 @@ export function createProxyListener(
   });
   server.maxConnections = opts.maxConnections;
   // One sweep instead of timers per connection: every deadline here is fine to ~250 ms.
+  let ticks = 0;
   const sweep = setInterval(() => {
     const now = Date.now();
     for (const s of ctx.sessions) s.sweep(now);
+    // Agents of upstreams that left the snapshot are forgotten once they hold no connection.
+    if (++ticks % 240 === 0) pool.prune();
   }, 250);
   sweep.unref();
   return {
@@ -98,6 +108,8 @@ export function createProxyListener(
     destroyAll: () => {
       clearInterval(sweep);
       for (const s of ctx.sessions) s.client.destroy();
+      pool.destroy();
     },
+    idleUpstreams: () => pool.idleCount(),
   };
 }

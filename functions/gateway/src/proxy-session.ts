@@ -1,11 +1,13 @@
 // One client connection on the proxy listener, as a small state machine over raw sockets:
 //   HEAD (read + parse the request head) → CHECK (SSRF guard, maybe a DNS look-up) → DIAL (TCP to the
 //   upstream) → HANDSHAKE (CONNECT to the pinned target address through the upstream) → TUNNEL (bytes
-//   piped both ways) — or, for absolute-URI HTTP, RESPONSE (origin-form request written through the
+//   piped both ways) — or, for pinned plain HTTP, RESPONSE (origin-form request written through the
 //   tunnel, waiting for the target's status line) → TUNNEL (response piped back).
+// Plain HTTP to an upstream that filters destinations itself goes in absolute form over a pooled
+// connection instead (plain-forward.ts): DIAL (a pooled or new connection) → RESPONSE → TUNNEL (body).
 // Socket events reach the session through module-level listeners (`this` is the socket, the session
-// hangs off a symbol), so a request allocates no closures. Plain HTTP is carried through a CONNECT
-// tunnel too: that is how the target address checked by the guard is the one the upstream connects to,
+// hangs off a symbol), so a request allocates no closures. Pinned plain HTTP is carried through a CONNECT
+// tunnel: that is how the target address checked by the guard is the one the upstream connects to,
 // while the client's Host header reaches the target untouched.
 import net, { type Socket } from 'node:net';
 import type { CompiledRoute, Upstream } from '../../../shared/src/domain/gateway/routing.js';
@@ -14,8 +16,9 @@ import { refusalCode } from '../../../shared/src/domain/gateway/staleness.js';
 import type { StickyKey } from '../../../shared/src/messages/gateway-snapshot.js';
 import type { UpstreamAuth } from './compile.js';
 import {
-  absoluteFormHead,
+  absoluteUrl,
   formatAuthority,
+  forwardedHeaders,
   HEAD_END,
   header,
   originFormHead,
@@ -24,6 +27,7 @@ import {
   statusOf,
 } from './head.js';
 import type { OutcomeStage } from './outcomes.js';
+import { type ForwardOwner, PlainForward } from './plain-forward.js';
 import type { ProxyContext } from './proxy-listener.js';
 import { requestTarget } from './request-target.js';
 import { ESTABLISHED, errorResponse } from './responses.js';
@@ -40,7 +44,7 @@ const TUNNEL = 5;
 const DONE = 6;
 const MAX_UPSTREAM_HEAD = 16 * 1024;
 
-export class ProxySession {
+export class ProxySession implements ForwardOwner {
   state = HEAD;
   private buf: Buffer | null = null;
   private scanned = 0;
@@ -59,6 +63,8 @@ export class ProxySession {
   /** 0: holds nothing, 1: counted in reserved, 2: counted in active. */
   private load = 0;
   private up: Owned | null = null;
+  /** Absolute-form plain HTTP over a pooled upstream connection (instead of `up`). */
+  private fwd: PlainForward | null = null;
   private t0 = 0;
   private handshakeMs = 0;
   private outcomeDone = false;
@@ -186,6 +192,11 @@ export class ProxySession {
     this.load = 1;
     this.pinned = formatAuthority(d.address, this.port);
     this.t0 = Date.now();
+    this.deadline = this.t0 + this.ctx.opts.upstreamTimeoutMs;
+    if (!this.isConnect && u.auth.absoluteUri) {
+      this.forwardAbsolute(u);
+      return;
+    }
     // noDelay: a tunnel relays whatever arrives as soon as it arrives (TLS handshakes are several small
     // flights); Nagle would hold a small write back until the previous one is acknowledged.
     const up = net.connect({ host: u.host, port: u.port, allowHalfOpen: true, noDelay: true }) as Owned;
@@ -196,8 +207,74 @@ export class ProxySession {
     up.on('data', onUpData);
     up.on('error', onUpError);
     up.on('close', onUpClose);
-    this.deadline = this.t0 + this.ctx.opts.upstreamTimeoutMs;
     this.state = DIAL;
+  }
+
+  /**
+   * The upstream resolves and filters the destination itself (our squid: docs/cloud-init.md), so the
+   * request goes in absolute form with the host name, over a kept-alive connection to the upstream.
+   */
+  private forwardAbsolute(u: Upstream<UpstreamAuth>): void {
+    const h = this.head!;
+    this.state = DIAL;
+    const fwd = new PlainForward(this, this.ctx.pool, {
+      host: u.host,
+      port: u.port,
+      method: h.method,
+      url: absoluteUrl({ host: this.host, port: this.port }, this.path),
+      headers: forwardedHeaders(h, this.hostHeader, u.auth.authorization),
+      bodyLength: this.bodyLeft,
+      clientHttp11: h.version === 'HTTP/1.1',
+    });
+    this.fwd = fwd;
+    try {
+      fwd.start();
+    } catch {
+      // Node refuses a field value or a target it would not put on the wire (ERR_INVALID_CHAR,
+      // ERR_UNESCAPED_CHARACTERS): nothing was sent.
+      this.refuse(400, 'bad_request');
+      return;
+    }
+    const body = this.rest;
+    this.rest = null;
+    if (body) this.onBody(body);
+  }
+
+  forwardConnected(): void {
+    if (this.state === DIAL) this.established(null);
+  }
+
+  forwardFailed(stage: OutcomeStage, status: number, code: string, upstreamStatus?: number): void {
+    this.failStage(stage, status, code, upstreamStatus);
+  }
+
+  forwardResponse(status: number): boolean {
+    if (this.state !== RESPONSE) return false;
+    if (status === 407) {
+      // The upstream refused our credentials (in absolute form there is no handshake to fail).
+      this.failStage('PROXY_HANDSHAKE', 502, 'upstream_auth_failed', status);
+      return false;
+    }
+    this.recordOutcome('RESPONSE_HEADERS', true, status);
+    this.ctx.recorder.request('proxy', this.route!.name, 'ok');
+    this.state = TUNNEL;
+    return true;
+  }
+
+  forwardDone(): void {
+    // The response is whole; give the client a bounded time to close its own side.
+    const c = this.client;
+    if (!c.writableEnded) c.end();
+    this.lingerUntil = Date.now() + this.ctx.opts.lingerMs;
+  }
+
+  forwardBroken(): void {
+    this.upstreamFailed = true;
+    this.client.destroy();
+  }
+
+  bodyDrained(): void {
+    this.onUpDrain();
   }
 
   /** StickySource for the worker's pick: a header of this request, or the client's user name. */
@@ -207,27 +284,6 @@ export class ProxySession {
   }
 
   onUpConnect(): void {
-    const u = this.upstream!;
-    if (!this.isConnect && u.auth.absoluteUri) {
-      // The upstream resolves and filters the destination itself (our squid: docs/cloud-init.md), so
-      // the request goes in absolute form with the host name and the upstream may reuse its
-      // connections to the target. No CONNECT handshake: TCP to the upstream is the handshake.
-      this.up!.write(
-        absoluteFormHead(
-          this.head!,
-          { host: this.host, port: this.port },
-          this.path,
-          this.hostHeader,
-          u.auth.line,
-        ),
-        'latin1',
-      );
-      const body = this.rest;
-      this.rest = null;
-      this.established(null);
-      if (body) this.onBody(body);
-      return;
-    }
     this.state = HANDSHAKE;
     const a = this.pinned;
     const connect = `CONNECT ${a} HTTP/1.1\r\nHost: ${a}\r\n${this.upstream!.auth.line}\r\n`;
@@ -273,11 +329,6 @@ export class ProxySession {
       }
       this.buf = null;
       const status = statusOf(buf);
-      if (status === 407 && this.upstream!.auth.absoluteUri) {
-        // The upstream refused our credentials (in absolute form there is no handshake to fail).
-        this.failStage('PROXY_HANDSHAKE', 502, 'upstream_auth_failed', status);
-        return;
-      }
       this.recordOutcome('RESPONSE_HEADERS', status > 0, status || undefined);
       this.ctx.recorder.request('proxy', this.route!.name, status > 0 ? 'ok' : 'target_bad_response');
       this.state = TUNNEL;
@@ -317,10 +368,16 @@ export class ProxySession {
 
   /** Forwards exactly Content-Length bytes of request body; anything after it is dropped. */
   onBody(chunk: Buffer): void {
-    if (this.bodyLeft <= 0 || !this.up) return;
+    if (this.bodyLeft <= 0) return;
     const n = Math.min(this.bodyLeft, chunk.length);
     this.bodyLeft -= n;
-    if (!this.up.write(n === chunk.length ? chunk : chunk.subarray(0, n))) {
+    const part = n === chunk.length ? chunk : chunk.subarray(0, n);
+    if (this.fwd) {
+      if (!this.fwd.writeBody(part, this.bodyLeft === 0)) this.client.pause();
+      return;
+    }
+    if (!this.up) return;
+    if (!this.up.write(part)) {
       this.client.pause();
       this.up.once('drain', onUpDrain);
     }
@@ -365,6 +422,7 @@ export class ProxySession {
     this.ctx.sessions.delete(this);
     this.ctx.sockets.proxyClients--;
     this.up?.destroy();
+    this.fwd?.abort();
     const u = this.upstream;
     if (u && this.load === 1) u.live.reserved--;
     else if (u && this.load === 2) u.live.active--;
@@ -386,6 +444,7 @@ export class ProxySession {
     this.ctx.recorder.request('proxy', this.route?.name ?? '-', code);
     this.state = DONE;
     this.up?.destroy();
+    this.fwd?.abort();
     const c = this.client;
     if (!c.writable) {
       c.destroy();

@@ -1,0 +1,248 @@
+// One absolute-form plain-HTTP request to an upstream that filters destinations itself, over the
+// upstream's kept-alive connections (upstream-pool.ts). Node's HTTP client frames both hops of the
+// upstream exchange; the client's side keeps the listener's semantics: the response head minus the
+// upstream hop's fields, `Connection: close`, and the body framed so that the client can tell a cut-off
+// body from a complete one (response-head.ts).
+//
+// A kept-alive connection the upstream closed just as the request went out fails with nothing received:
+// an idempotent request without a body (GET, HEAD) is then sent once more on a fresh connection (the
+// retry Node's docs describe for `request.reusedSocket`); anything else fails as it would have before.
+import http, { type ClientRequest, type IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import type { OutcomeStage } from './outcomes.js';
+import { bodyFraming, clientResponseHead } from './response-head.js';
+import type { UpstreamPool } from './upstream-pool.js';
+
+/** The session side (proxy-session.ts): its accounting and its client socket. */
+export interface ForwardOwner {
+  readonly client: Socket;
+  /** The request has a connection to the upstream (new and connected, or taken from the pool). */
+  forwardConnected(): void;
+  /** Failed before any byte of a response went to the client. */
+  forwardFailed(stage: OutcomeStage, status: number, code: string, upstreamStatus?: number): void;
+  /** A response head arrived; false when the session refused it instead (the upstream's 407). */
+  forwardResponse(status: number): boolean;
+  /** The response went out whole and the client's side was ended. */
+  forwardDone(): void;
+  /** The upstream broke off after the response began: the client is cut, so it sees the truncation. */
+  forwardBroken(): void;
+  /** The upstream took the request body written so far. */
+  bodyDrained(): void;
+}
+
+export interface ForwardRequest {
+  host: string;
+  port: number;
+  method: string;
+  /** Absolute-form target: http://host[:port]/path */
+  url: string;
+  /** Flat [name, value, …], our credentials for the upstream included (head.ts forwardedHeaders). */
+  headers: string[];
+  /** Content-Length of the client's request body: 0 = none. */
+  bodyLength: number;
+  clientHttp11: boolean;
+}
+
+const FWD = Symbol('plain-forward');
+type Tagged<T> = T & { [FWD]?: PlainForward };
+const RETRYABLE = new Set(['ECONNRESET', 'EPIPE']);
+
+export class PlainForward {
+  private req: Tagged<ClientRequest> | null = null;
+  private res: Tagged<IncomingMessage> | null = null;
+  private connected = false;
+  private retried = false;
+  private rechunk = false;
+  /** The response was read to its end (the socket went back to the pool) or the exchange was abandoned. */
+  private finished = false;
+
+  constructor(
+    private readonly owner: ForwardOwner,
+    private readonly pool: UpstreamPool,
+    private readonly r: ForwardRequest,
+  ) {}
+
+  /** Sends the head; throws (before any I/O) when Node refuses a field or the target as invalid. */
+  start(): void {
+    this.req = this.send(this.pool.agentFor(this.r.host, this.r.port));
+  }
+
+  private send(agent: http.Agent): Tagged<ClientRequest> {
+    const req: Tagged<ClientRequest> = http.request({
+      host: this.r.host,
+      port: this.r.port,
+      method: this.r.method,
+      path: this.r.url,
+      headers: this.r.headers,
+      agent,
+    });
+    req[FWD] = this;
+    req.on('socket', onReqSocket);
+    req.on('information', onReqInformation);
+    req.on('response', onReqResponse);
+    req.on('error', onReqError);
+    req.on('drain', onReqDrain);
+    if (this.r.bodyLength === 0) req.end();
+    return req;
+  }
+
+  /** Request body bytes from the client; `last` once Content-Length bytes were given. */
+  writeBody(chunk: Buffer, last: boolean): boolean {
+    const req = this.req;
+    if (!req || this.finished) return true;
+    const more = req.write(chunk);
+    if (last) req.end();
+    return more;
+  }
+
+  /**
+   * The session is over. A request whose response was not read whole, or whose body the client never
+   * finished (an early answer such as 413), loses its connection: it cannot be reused.
+   */
+  abort(): void {
+    const req = this.req;
+    if (!req || (this.finished && req.writableEnded)) return;
+    this.finished = true;
+    req.destroy();
+  }
+
+  onSocket(s: Socket): void {
+    if (!s.connecting) this.connectedNow();
+    // A new connection: one listener for its first connect (pooled connections never come here again).
+    else s.once('connect', () => this.connectedNow());
+  }
+
+  private connectedNow(): void {
+    if (this.connected || this.finished) return;
+    this.connected = true;
+    this.owner.forwardConnected();
+  }
+
+  onInformation(info: http.InformationEvent): void {
+    // 100 Continue (a client waiting to send its body) and 103 Early Hints go through; 101 cannot occur
+    // (Upgrade is never forwarded).
+    if (this.finished || info.statusCode === 101) return;
+    const head = clientResponseHead(info.statusCode, info.statusMessage, info.rawHeaders, 'interim');
+    this.owner.client.write(head, 'latin1');
+  }
+
+  onResponse(res: Tagged<IncomingMessage>): void {
+    if (this.finished) {
+      res.destroy();
+      return;
+    }
+    const status = res.statusCode ?? 0;
+    if (!this.owner.forwardResponse(status)) return;
+    this.res = res;
+    res[FWD] = this;
+    const noBody = this.r.method === 'HEAD' || status === 204 || status === 304;
+    const framing = bodyFraming(res.headers['transfer-encoding'], noBody, this.r.clientHttp11);
+    this.rechunk = framing === 'rechunk';
+    this.owner.client.write(
+      clientResponseHead(status, res.statusMessage ?? '', res.rawHeaders, framing),
+      'latin1',
+    );
+    res.on('data', onResData);
+    res.on('end', onResEnd);
+    res.on('close', onResClose);
+  }
+
+  onData(chunk: Buffer): void {
+    const c = this.owner.client;
+    let more: boolean;
+    if (this.rechunk) {
+      c.cork();
+      c.write(`${chunk.length.toString(16)}\r\n`, 'latin1');
+      c.write(chunk);
+      more = c.write('\r\n', 'latin1');
+      c.uncork();
+    } else more = c.write(chunk);
+    if (!more) {
+      this.res!.pause();
+      c.once('drain', () => this.res?.resume());
+    }
+  }
+
+  onEnd(): void {
+    const c = this.owner.client;
+    if (this.rechunk) {
+      const t = this.res!.rawTrailers;
+      let last = '0\r\n';
+      for (let i = 0; i < t.length; i += 2) last += `${t[i]}: ${t[i + 1]}\r\n`;
+      c.write(`${last}\r\n`, 'latin1');
+    }
+    this.finished = true;
+    this.owner.forwardDone();
+  }
+
+  onResClose(): void {
+    if (!this.res!.complete) this.broken();
+  }
+
+  onError(err: NodeJS.ErrnoException): void {
+    if (this.finished) return;
+    if (this.res) {
+      this.broken();
+      return;
+    }
+    const req = this.req!;
+    const code = err.code ?? '';
+    if (
+      req.reusedSocket &&
+      !this.retried &&
+      this.r.bodyLength === 0 &&
+      (this.r.method === 'GET' || this.r.method === 'HEAD') &&
+      RETRYABLE.has(code)
+    ) {
+      // The pooled connection was closed under us and nothing came back: the upstream never took the
+      // request. Its other idle connections are likely as old, so they go too.
+      this.retried = true;
+      this.pool.dropIdle(this.r.host, this.r.port);
+      this.req = this.send(this.pool.fresh);
+      return;
+    }
+    this.finished = true;
+    if (!this.connected) this.owner.forwardFailed('DIAL', 502, 'upstream_dial_failed');
+    else if (code.startsWith('HPE_'))
+      this.owner.forwardFailed('RESPONSE_HEADERS', 502, 'target_bad_response');
+    else if (code === 'ECONNRESET') this.owner.forwardFailed('RESPONSE_HEADERS', 502, 'target_closed');
+    else this.owner.forwardFailed('RESPONSE_HEADERS', 502, 'target_failed');
+  }
+
+  private broken(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.req?.destroy();
+    this.owner.forwardBroken();
+  }
+
+  onDrain(): void {
+    this.owner.bodyDrained();
+  }
+}
+
+// Listeners created once at module load: `this` is the request or response, the forward hangs off FWD.
+function onReqSocket(this: Tagged<ClientRequest>, s: Socket): void {
+  this[FWD]!.onSocket(s);
+}
+function onReqInformation(this: Tagged<ClientRequest>, info: http.InformationEvent): void {
+  this[FWD]!.onInformation(info);
+}
+function onReqResponse(this: Tagged<ClientRequest>, res: IncomingMessage): void {
+  this[FWD]!.onResponse(res);
+}
+function onReqError(this: Tagged<ClientRequest>, err: Error): void {
+  this[FWD]!.onError(err);
+}
+function onReqDrain(this: Tagged<ClientRequest>): void {
+  this[FWD]!.onDrain();
+}
+function onResData(this: Tagged<IncomingMessage>, chunk: Buffer): void {
+  this[FWD]!.onData(chunk);
+}
+function onResEnd(this: Tagged<IncomingMessage>): void {
+  this[FWD]!.onEnd();
+}
+function onResClose(this: Tagged<IncomingMessage>): void {
+  this[FWD]!.onResClose();
+}

@@ -1,0 +1,49 @@
+// The head of an upstream's response as the proxy listener's client gets it, when the gateway spoke to
+// the upstream through Node's HTTP client (absolute-form plain HTTP over a kept-alive connection): the
+// upstream hop's own fields go (Connection and what it lists, Keep-Alive, Proxy-Connection, Upgrade,
+// Proxy-Authenticate), and the client's connection always ends with this response (`Connection: close`,
+// one request per client connection: docs/gateway.md § Proxy listener). Everything else is kept as
+// received, in order, with its case.
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'upgrade', 'proxy-authenticate']);
+
+/** A Transfer-Encoding whose last coding is chunked: Node's parser de-chunks such a body. */
+export const endsChunked = (te: string | undefined): boolean =>
+  te !== undefined && /(?:^|,)[ \t]*chunked[ \t]*$/i.test(te);
+
+/**
+ * How the body travels to the client. `rechunk`: the upstream sent it chunked and the client speaks
+ * HTTP/1.1, so it goes chunked again (a client can then tell a cut-off body from a complete one);
+ * `dechunked`: the same for an HTTP/1.0 client, which gets it close-delimited without the
+ * Transfer-Encoding field; `as-is`: Content-Length, close-delimited or no body at all.
+ */
+export type BodyFraming = 'rechunk' | 'dechunked' | 'as-is';
+
+/** `interim`: a 1xx head, which neither has a body nor ends the client's connection. */
+type HeadKind = BodyFraming | 'interim';
+
+export function bodyFraming(te: string | undefined, noBody: boolean, clientHttp11: boolean): BodyFraming {
+  if (noBody || !endsChunked(te)) return 'as-is';
+  return clientHttp11 ? 'rechunk' : 'dechunked';
+}
+
+export function clientResponseHead(
+  statusCode: number,
+  statusMessage: string,
+  rawHeaders: readonly string[],
+  framing: HeadKind,
+): string {
+  let listed: string[] | null = null;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    if (rawHeaders[i]!.toLowerCase() !== 'connection') continue;
+    listed = listed ?? [];
+    for (const t of rawHeaders[i + 1]!.toLowerCase().split(',')) listed.push(t.trim());
+  }
+  let out = `HTTP/1.1 ${statusCode} ${statusMessage}\r\n`;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const n = rawHeaders[i]!.toLowerCase();
+    if (HOP_BY_HOP.has(n) || listed?.includes(n)) continue;
+    if (framing === 'dechunked' && n === 'transfer-encoding') continue;
+    out += `${rawHeaders[i]}: ${rawHeaders[i + 1]}\r\n`;
+  }
+  return framing === 'interim' ? `${out}\r\n` : `${out}Connection: close\r\n\r\n`;
+}

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { type BodyFraming, bodyFraming, clientResponseHead, endsChunked } from './response-head.js';
+
+describe('bodyFraming', () => {
+  it.each<[string | undefined, boolean, boolean, BodyFraming]>([
+    ['chunked', false, true, 'rechunk'],
+    ['gzip, chunked', false, true, 'rechunk'],
+    ['Chunked', false, false, 'dechunked'],
+    ['chunked', true, true, 'as-is'], // HEAD, 204, 304: no body whatever the fields say
+    ['gzip', false, true, 'as-is'], // not chunked last: close-delimited, bytes as they come
+    [undefined, false, true, 'as-is'],
+  ])('TE %s, noBody %s, HTTP/1.1 client %s → %s', (te, noBody, http11, framing) => {
+    expect(bodyFraming(te, noBody, http11)).toBe(framing);
+  });
+
+  it('reads the last coding only', () => {
+    expect(endsChunked('chunked, gzip')).toBe(false);
+    expect(endsChunked('xchunked')).toBe(false);
+    expect(endsChunked(undefined)).toBe(false);
+  });
+});
+
+describe('clientResponseHead', () => {
+  const raw = [
+    'Content-Type',
+    'text/html',
+    'Connection',
+    'keep-alive, X-Hop',
+    'Keep-Alive',
+    'timeout=5',
+    'X-Hop',
+    'drop me',
+    'Transfer-Encoding',
+    'chunked',
+    'Set-Cookie',
+    'a=1',
+    'set-cookie',
+    'b=2',
+    'Proxy-Authenticate',
+    'Basic realm="up"',
+  ];
+
+  it('drops the upstream hop’s fields, keeps the rest in order and case, and closes', () => {
+    expect(clientResponseHead(200, 'OK', raw, 'rechunk')).toBe(
+      'HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n' +
+        'Set-Cookie: a=1\r\nset-cookie: b=2\r\nConnection: close\r\n\r\n',
+    );
+  });
+
+  it('a 1xx head passes without closing', () => {
+    expect(clientResponseHead(100, 'Continue', ['Connection', 'keep-alive'], 'interim')).toBe(
+      'HTTP/1.1 100 Continue\r\n\r\n',
+    );
+  });
+
+  it('an HTTP/1.0 client gets a de-chunked body without Transfer-Encoding', () => {
+    expect(clientResponseHead(404, '', ['Transfer-Encoding', 'chunked'], 'dechunked')).toBe(
+      'HTTP/1.1 404 \r\nConnection: close\r\n\r\n',
+    );
+  });
+});

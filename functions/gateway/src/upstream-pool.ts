@@ -1,0 +1,111 @@
+// Kept-alive connections to upstream proxies for plain HTTP in absolute form (docs/gateway.md § Plain
+// HTTP): one keep-alive http.Agent per upstream address, so Node's own HTTP/1.1 parser (llhttp) frames
+// every response (Content-Length, chunked, close-delimited, HEAD/204/304) and a socket goes back to the
+// pool only once its response was read to the end and the upstream did not ask to close it. A pinned
+// CONNECT tunnel is never pooled: it is bound to the one target it was opened for.
+import { Agent, type AgentOptions } from 'node:http';
+import net from 'node:net';
+import type { SocketCounts } from './sockets.js';
+
+export interface UpstreamPoolOptions {
+  /**
+   * How long an idle upstream connection is kept. Shorter than the upstreams' own keep-alive (squid
+   * closes idle client connections after 2 min; a Node server such as proxy-chain after 5 s), so the
+   * gateway, not the upstream, is normally the side that closes; a `Keep-Alive: timeout=N` from the
+   * upstream shortens it (Node's agent honours the hint). 0 turns keep-alive off.
+   */
+  idleMs: number;
+  /** Idle connections kept per upstream address; more are closed when their response ends. */
+  maxIdlePerUpstream: number;
+}
+
+/** An agent that counts the sockets it opens in gateway_open_sockets{kind="upstreams"}. */
+class CountingAgent extends Agent {
+  constructor(
+    opts: AgentOptions,
+    // Not `sockets`: that is the Agent's own map of busy sockets.
+    private readonly counts: SocketCounts,
+  ) {
+    super(opts);
+  }
+
+  override createConnection(
+    options: net.NetConnectOpts,
+    _callback?: (err: Error | null, socket: net.Socket) => void,
+  ): net.Socket {
+    const s = net.createConnection(options);
+    // The request head leaves in one write; Nagle would only delay a body's last small segment.
+    s.setNoDelay(true);
+    this.counts.upstreams++;
+    s.once('close', () => this.counts.upstreams--);
+    return s;
+  }
+}
+
+export class UpstreamPool {
+  private readonly agents = new Map<string, Agent>();
+  /** For one request that must not ride a pooled socket (the retry after a stale one). */
+  readonly fresh: Agent;
+
+  constructor(
+    private readonly sockets: SocketCounts,
+    private readonly opts: UpstreamPoolOptions,
+  ) {
+    this.fresh = new CountingAgent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY }, sockets);
+  }
+
+  /**
+   * The agent of one upstream address. Keyed by address, not by snapshot entry: many entries may name
+   * the same proxy, and the upstream's credentials travel on each request (Proxy-Authorization is per
+   * request), so one connection may carry requests of several entries.
+   */
+  agentFor(host: string, port: number): Agent {
+    const key = `${host}|${port}`;
+    let a = this.agents.get(key);
+    if (!a) {
+      const keepAlive = this.opts.idleMs > 0;
+      a = new CountingAgent(
+        {
+          keepAlive,
+          // The free socket used last is the one least likely to have been closed by the upstream.
+          scheduling: 'lifo',
+          maxFreeSockets: this.opts.maxIdlePerUpstream,
+          maxSockets: Number.POSITIVE_INFINITY,
+          ...(keepAlive ? { timeout: this.opts.idleMs } : {}),
+        },
+        this.sockets,
+      );
+      this.agents.set(key, a);
+    }
+    return a;
+  }
+
+  /** Closes the idle connections of one upstream address (they are suspected stale). */
+  dropIdle(host: string, port: number): void {
+    const a = this.agents.get(`${host}|${port}`);
+    if (!a) return;
+    for (const list of Object.values(a.freeSockets)) for (const s of list ?? []) s.destroy();
+  }
+
+  /** Forgets agents with no socket at all (upstreams that left the snapshot and went idle). */
+  prune(): void {
+    for (const [key, a] of this.agents) {
+      const busy = (m: NodeJS.ReadOnlyDict<unknown[]>) => Object.values(m).some((l) => (l?.length ?? 0) > 0);
+      if (!busy(a.sockets) && !busy(a.freeSockets) && !busy(a.requests)) this.agents.delete(key);
+    }
+  }
+
+  /** Idle connections open now, over every upstream (for tests and /healthz). */
+  idleCount(): number {
+    let n = 0;
+    for (const a of this.agents.values())
+      for (const list of Object.values(a.freeSockets)) n += list?.length ?? 0;
+    return n;
+  }
+
+  destroy(): void {
+    for (const a of this.agents.values()) a.destroy();
+    this.agents.clear();
+    this.fresh.destroy();
+  }
+}

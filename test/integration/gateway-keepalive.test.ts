@@ -1,0 +1,386 @@
+// Kept-alive upstream connections for absolute-form plain HTTP (docs/gateway.md § Plain HTTP): a real
+// gateway process, one client connection per request (Connection: close), and two real upstreams — the
+// emulator's forward proxy (as every emulated VM runs) and a scripted proxy on a raw socket that answers
+// with exact bytes, so each framing (Content-Length, chunked with trailers, close-delimited, HEAD, 204,
+// 304) and each way an upstream drops a connection can be produced on purpose.
+import http from 'node:http';
+import net, { type AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  basicAuth,
+  eventually,
+  type GatewayProcess,
+  rawExchange,
+  startGateway,
+} from '../../bench/support/gateway-process.js';
+import { snapshotFile } from '../../bench/support/snapshot-file.js';
+import { startTargets, type Targets } from '../../bench/support/targets.js';
+import { createForwardProxy, type ForwardProxy } from '../../emulators/forward-proxy/proxy.js';
+
+const AUTH = basicAuth('crawler', 's3cret');
+/** Routed to the scripted upstream; it never connects anywhere, so any allowed address will do. */
+const SCRIPTED = '127.0.0.5';
+/** Every byte value, several times: more than one read and one chunk. */
+const BODY = Buffer.from(Array.from({ length: 70_000 }, (_, i) => (i * 7) % 256));
+
+interface Seen {
+  method: string;
+  url: string;
+  head: string;
+  body: Buffer;
+}
+
+/**
+ * A forward proxy that answers absolute-form requests itself, from the path: exact response bytes,
+ * several requests per connection, accepted connections counted, and two ways to drop a connection.
+ */
+function scriptedUpstream() {
+  const state = {
+    accepted: 0,
+    seen: [] as Seen[],
+    /** Close a connection this long after its last response (null: keep it). */
+    closeIdleAfterMs: null as number | null,
+    /** Destroy the next request that arrives on an already used connection, unanswered. */
+    dropNextReused: false,
+  };
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((s) => {
+    state.accepted++;
+    sockets.add(s);
+    s.once('close', () => sockets.delete(s));
+    s.on('error', () => {});
+    let buf = Buffer.alloc(0);
+    let served = 0;
+    let idle: NodeJS.Timeout | null = null;
+    s.on('data', (chunk: Buffer) => {
+      if (idle) clearTimeout(idle);
+      buf = Buffer.concat([buf, chunk]);
+      for (;;) {
+        const end = buf.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const head = buf.toString('latin1', 0, end);
+        const cl = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
+        if (buf.length < end + 4 + cl) return;
+        const body = buf.subarray(end + 4, end + 4 + cl);
+        buf = buf.subarray(end + 4 + cl);
+        const [method, url] = head.split(' ') as [string, string];
+        state.seen.push({ method, url, head, body });
+        if (served > 0 && state.dropNextReused) {
+          state.dropNextReused = false;
+          s.destroy();
+          return;
+        }
+        served++;
+        const close = respond(s, method, new URL(url).pathname, body);
+        if (close) return;
+        if (state.closeIdleAfterMs !== null) idle = setTimeout(() => s.end(), state.closeIdleAfterMs);
+      }
+    });
+  });
+  return {
+    state,
+    listen: () =>
+      new Promise<number>((r) =>
+        server.listen(0, '127.0.0.1', () => r((server.address() as AddressInfo).port)),
+      ),
+    close: () => {
+      for (const s of sockets) s.destroy();
+      return new Promise((r) => server.close(r));
+    },
+  };
+}
+
+/** Writes the scripted response; true when it closed the connection. */
+function respond(s: net.Socket, method: string, path: string, body: Buffer): boolean {
+  const ok = 'HTTP/1.1 200 OK\r\n';
+  switch (path) {
+    case '/cl':
+      s.write(`${ok}Content-Length: ${BODY.length}\r\nX-Framing: cl\r\nKeep-Alive: timeout=30\r\n\r\n`);
+      if (method !== 'HEAD') s.write(BODY);
+      return false;
+    case '/chunked': {
+      s.write(`${ok}Transfer-Encoding: chunked\r\nTrailer: X-Sum\r\nX-Framing: chunked\r\n\r\n`);
+      for (const [a, b] of [
+        [0, 1],
+        [1, 40_000],
+        [40_000, BODY.length],
+      ] as const) {
+        s.write(`${(b - a).toString(16)};ext=1\r\n`);
+        s.write(BODY.subarray(a, b));
+        s.write('\r\n');
+      }
+      s.write('0\r\nX-Sum: 42\r\n\r\n');
+      return false;
+    }
+    case '/close':
+      s.write(`${ok}Connection: close\r\nX-Framing: close\r\n\r\n`);
+      s.end(BODY);
+      return true;
+    case '/204':
+      s.write('HTTP/1.1 204 No Content\r\nX-Framing: none\r\n\r\n');
+      return false;
+    case '/304':
+      s.write('HTTP/1.1 304 Not Modified\r\nETag: "v1"\r\n\r\n');
+      return false;
+    case '/echo':
+      s.write(`${ok}Content-Length: ${body.length}\r\n\r\n`);
+      s.write(body);
+      return false;
+    default:
+      s.write('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n');
+      return false;
+  }
+}
+
+interface Got {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  trailers: NodeJS.Dict<string>;
+  body: Buffer;
+}
+
+/** One request through the gateway on a new client connection, parsed by Node's own client. */
+function viaGateway(gw: GatewayProcess, url: string, method = 'GET', body?: Buffer): Promise<Got> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({
+      host: '127.0.0.1',
+      port: gw.proxyPort,
+      method,
+      path: url,
+      agent: false,
+      headers: {
+        'Proxy-Authorization': AUTH,
+        Connection: 'close',
+        ...(body ? { 'Content-Length': String(body.length) } : {}),
+      },
+      timeout: 10_000,
+    });
+    req.once('timeout', () => req.destroy(new Error('timeout')));
+    req.once('error', reject);
+    req.once('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.once('end', () =>
+        resolve({
+          status: res.statusCode!,
+          headers: res.headers,
+          trailers: res.trailers,
+          body: Buffer.concat(chunks),
+        }),
+      );
+      res.once('error', reject);
+    });
+    req.end(body);
+  });
+}
+
+const requestsOk = async (gw: GatewayProcess, route: string) => {
+  const m = await gw.metrics();
+  const line = new RegExp(
+    `gateway_requests_total\\{listener="proxy",route="${route}",outcome="ok"\\} (\\d+)`,
+  );
+  return Number(line.exec(m)?.[1] ?? 0);
+};
+
+describe('kept-alive upstream connections for absolute-form plain HTTP', () => {
+  let targets: Targets;
+  let emu: ForwardProxy;
+  const scripted = scriptedUpstream();
+  let gw: GatewayProcess;
+
+  beforeAll(async () => {
+    targets = await startTargets();
+    emu = createForwardProxy({ credentials: 'up:up-pass' });
+    const { port } = await emu.listen();
+    const scriptedPort = await scripted.listen();
+    gw = await startGateway(
+      snapshotFile({
+        upstreams: [
+          `http://up:up-pass@127.0.0.1:${port}`,
+          `http://up:wrong@127.0.0.1:${port}`,
+          `http://up:up-pass@127.0.0.1:${scriptedPort}`,
+        ],
+        routing: [
+          { name: 'bad', match: { hosts: ['127.0.0.2'] }, selector: { pool: 'bad' }, policy: 'round-robin' },
+          {
+            name: 'scripted',
+            match: { hosts: [SCRIPTED] },
+            selector: { pool: 'scripted' },
+            policy: 'round-robin',
+          },
+          { name: 'default', match: { hosts: ['*'] }, selector: { pool: 'good' }, policy: 'least-active' },
+        ],
+        attributes: (i) => ({ pool: ['good', 'bad', 'scripted'][i]! }),
+        filtersDestinations: () => true,
+      }),
+      {
+        GATEWAY_CLIENT_USERS: 'crawler:s3cret',
+        GATEWAY_SSRF_ALLOW: `127.0.0.1:${targets.httpPort},127.0.0.2:9,${SCRIPTED}:80`,
+        LOG_LEVEL: 'debug',
+      },
+    );
+  });
+
+  afterAll(async () => {
+    await gw?.stop();
+    await emu?.close();
+    await scripted.close();
+    await targets?.close();
+  });
+
+  it('N sequential client requests ride fewer than N upstream connections, each counted once', async () => {
+    const N = 8;
+    const acceptedBefore = emu.stats().accepted;
+    const okBefore = await requestsOk(gw, 'default');
+    for (let i = 0; i < N; i++) {
+      const r = await viaGateway(gw, `http://127.0.0.1:${targets.httpPort}/seq-${i}`);
+      expect(r.status).toBe(200);
+      // The client asked to close and is told so; the target saw its own request, not our credentials.
+      expect(r.headers.connection).toBe('close');
+      expect(JSON.parse(r.body.toString())).toMatchObject({ url: `/seq-${i}`, proxyAuthorization: null });
+    }
+    const opened = emu.stats().accepted - acceptedBefore;
+    expect(opened).toBeLessThan(N);
+    expect(opened).toBeLessThanOrEqual(1);
+    expect(emu.stats().forwarded).toBeGreaterThanOrEqual(N);
+    // A reused connection is still one request each: metrics, and the live counters back at zero.
+    expect((await requestsOk(gw, 'default')) - okBefore).toBe(N);
+    const h = await eventually(gw.health, (x) => x.load.active + x.load.reserved === 0);
+    expect(h.load).toEqual({ active: 0, reserved: 0 });
+    expect(h.sockets.upstreams).toBeGreaterThanOrEqual(1);
+  });
+
+  it.each([
+    ['Content-Length', '/cl', 'cl'],
+    ['chunked (re-chunked for the client, trailers kept)', '/chunked', 'chunked'],
+    ['close-delimited', '/close', 'close'],
+  ])('a %s response arrives byte-exact', async (_name, path, framing) => {
+    const r = await viaGateway(gw, `http://${SCRIPTED}${path}`);
+    expect(r.status).toBe(200);
+    expect(r.headers['x-framing']).toBe(framing);
+    expect(r.body.equals(BODY)).toBe(true);
+    if (framing === 'cl') expect(r.headers['content-length']).toBe(String(BODY.length));
+    if (framing === 'chunked') {
+      expect(r.headers['transfer-encoding']).toBe('chunked');
+      expect(r.trailers).toEqual({ 'x-sum': '42' });
+    }
+    if (framing === 'close') expect(r.headers['content-length']).toBeUndefined();
+    // The upstream hop's own fields stay on that hop.
+    expect(r.headers['keep-alive']).toBeUndefined();
+  });
+
+  it('responses without a body (HEAD, 204, 304) end at their head and leave the connection reusable', async () => {
+    await viaGateway(gw, `http://${SCRIPTED}/cl`); // a pooled connection to start from
+    const before = scripted.state.accepted;
+    const head = await viaGateway(gw, `http://${SCRIPTED}/cl`, 'HEAD');
+    expect(head.status).toBe(200);
+    expect(head.headers['content-length']).toBe(String(BODY.length));
+    expect(head.body.length).toBe(0);
+    expect((await viaGateway(gw, `http://${SCRIPTED}/204`)).status).toBe(204);
+    const notModified = await viaGateway(gw, `http://${SCRIPTED}/304`);
+    expect(notModified).toMatchObject({ status: 304, body: Buffer.alloc(0) });
+    expect(notModified.headers.etag).toBe('"v1"');
+    const after = await viaGateway(gw, `http://${SCRIPTED}/cl`);
+    expect(after.body.equals(BODY)).toBe(true);
+    expect(scripted.state.accepted).toBe(before);
+  });
+
+  it('an HTTP/1.0 client gets a chunked body de-chunked and close-delimited', async () => {
+    const r = await rawExchange(
+      gw.proxyPort,
+      `GET http://${SCRIPTED}/chunked HTTP/1.0\r\nHost: ${SCRIPTED}\r\nProxy-Authorization: ${AUTH}\r\n\r\n`,
+    );
+    const raw = Buffer.from(r.text, 'latin1');
+    const end = raw.indexOf('\r\n\r\n');
+    const head = raw.toString('latin1', 0, end);
+    expect(head).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(head).not.toMatch(/transfer-encoding/i);
+    expect(head).toMatch(/\r\nConnection: close$/);
+    expect(raw.subarray(end + 4).equals(BODY)).toBe(true);
+  });
+
+  it('a request body with Content-Length reaches the upstream byte-exact', async () => {
+    const r = await viaGateway(gw, `http://${SCRIPTED}/echo`, 'POST', BODY);
+    expect(r.status).toBe(200);
+    expect(r.body.equals(BODY)).toBe(true);
+    const seen = scripted.state.seen.at(-1)!;
+    expect(seen.head).toMatch(/^POST http:\/\/127\.0\.0\.5\/echo HTTP\/1\.1\r\n/);
+    expect(seen.head).toContain(
+      `\r\nProxy-Authorization: Basic ${Buffer.from('up:up-pass').toString('base64')}`,
+    );
+    expect(seen.head).not.toContain(AUTH);
+  });
+
+  it('an upstream closing an idle connection does not fail the next request', async () => {
+    scripted.state.closeIdleAfterMs = 50;
+    try {
+      expect((await viaGateway(gw, `http://${SCRIPTED}/cl`)).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 300));
+      const before = scripted.state.accepted;
+      const r = await viaGateway(gw, `http://${SCRIPTED}/cl`);
+      expect(r.status).toBe(200);
+      expect(r.body.equals(BODY)).toBe(true);
+      expect(scripted.state.accepted).toBe(before + 1);
+    } finally {
+      scripted.state.closeIdleAfterMs = null;
+    }
+  });
+
+  it('a GET sent on a connection the upstream dropped unanswered is sent again on a fresh one', async () => {
+    await viaGateway(gw, `http://${SCRIPTED}/cl`);
+    const before = { accepted: scripted.state.accepted, seen: scripted.state.seen.length };
+    scripted.state.dropNextReused = true;
+    const r = await viaGateway(gw, `http://${SCRIPTED}/cl`);
+    expect(r.status).toBe(200);
+    expect(r.body.equals(BODY)).toBe(true);
+    expect(scripted.state.dropNextReused).toBe(false); // the drop did happen
+    expect(scripted.state.accepted).toBe(before.accepted + 1);
+    expect(scripted.state.seen.length).toBe(before.seen + 2);
+  });
+
+  it('a POST is never sent twice: the dropped connection is a 502 target_closed', async () => {
+    await viaGateway(gw, `http://${SCRIPTED}/cl`);
+    const before = scripted.state.seen.length;
+    scripted.state.dropNextReused = true;
+    const r = await viaGateway(gw, `http://${SCRIPTED}/echo`, 'POST', Buffer.from('once'));
+    expect(r.status).toBe(502);
+    expect(r.headers['x-proxyplane-error']).toBe('target_closed');
+    expect(scripted.state.seen.length).toBe(before + 1);
+  });
+
+  it('an upstream refusing our credentials (407) is a 502 upstream_auth_failed, and the pool carries on', async () => {
+    const r = await rawExchange(
+      gw.proxyPort,
+      `GET http://127.0.0.2:9/ HTTP/1.1\r\nHost: 127.0.0.2:9\r\nProxy-Authorization: ${AUTH}\r\n\r\n`,
+    );
+    expect(r.text).toMatch(/^HTTP\/1\.1 502/);
+    expect(r.text).toContain('X-Proxyplane-Error: upstream_auth_failed');
+    expect(r.text).not.toMatch(/Proxy-Authenticate/i);
+    expect((await viaGateway(gw, `http://127.0.0.1:${targets.httpPort}/after-407`)).status).toBe(200);
+  });
+
+  it('every request is one outcome, whatever connection carried it', async () => {
+    // The local reporter drains the outcome queue every 5 s and logs the totals.
+    const sum = () =>
+      gw
+        .logEntries()
+        .filter((e) => e.message === 'outcomes')
+        .reduce((n, e) => n + (e.total as number), 0);
+    const okTotal = async () => {
+      const m = await gw.metrics();
+      let n = 0;
+      for (const x of m.matchAll(
+        /gateway_requests_total\{listener="proxy",route="[^"]+",outcome="([^"]+)"\} (\d+)/g,
+      ))
+        if (x[1] === 'ok' || x[1]!.startsWith('upstream_') || x[1]!.startsWith('target_')) n += Number(x[2]);
+      return n;
+    };
+    const expected = await okTotal();
+    const total = await eventually(
+      async () => sum(),
+      (n) => n >= expected,
+      12_000,
+    );
+    expect(total).toBe(expected);
+  }, 20_000);
+});
