@@ -27,8 +27,12 @@ interface RawRecord {
 }
 
 const GATEWAY = 'gateway';
-/** The same gateway with GATEWAY_PLAIN_HTTP=absolute-uri, in the same interleaved run (docs/gateway.md). */
-const GATEWAY_ABS = 'gateway-abs';
+/**
+ * The same gateway with GATEWAY_PLAIN_HTTP=pinned, in the same interleaved run (docs/gateway.md § Plain
+ * HTTP): what an upstream without filtersDestinations (an external proxy) gets. `gateway` itself runs
+ * in the default `auto` mode over entries marked filtersDestinations, i.e. as for a managed proxy.
+ */
+const GATEWAY_PINNED = 'gateway-pinned';
 const MODES = ['http', 'connect', 'connect-tls', 'tput'] as const;
 // Paced runs: CPU per request at a fixed rate is far less sensitive to other tenants of a shared box than
 // at saturation (the absolute figure is higher: fewer events are batched per wake-up).
@@ -82,7 +86,7 @@ export default async function gatewayBench(args: string[]): Promise<void> {
       'tput-n': { type: 'string', default: '3' },
       /** Subset of MODES and PACED (all by default). */
       modes: { type: 'string' },
-      /** Peers beside the gateway: mini, proxychain, gateway-abs (all by default). */
+      /** Peers beside the gateway: mini, proxychain, gateway-pinned (all by default). */
       peers: { type: 'string' },
       from: { type: 'string' },
     },
@@ -107,11 +111,11 @@ function runHarness(out: string, o: Record<string, string | undefined>): void {
   const modes = o.modes ? o.modes.split(',') : allModes;
   const unknown = modes.filter((m) => !allModes.includes(m));
   if (unknown.length) throw new Error(`--modes: unknown ${unknown.join(', ')} (known: ${allModes})`);
-  const peers = o.peers ? o.peers.split(',') : ['mini', 'proxychain', GATEWAY_ABS];
+  const peers = o.peers ? o.peers.split(',') : ['mini', 'proxychain', GATEWAY_PINNED];
   const specs = [
     spec(GATEWAY, 19130),
-    ...(peers.includes(GATEWAY_ABS)
-      ? [spec(GATEWAY_ABS, 19140, { GATEWAY_PLAIN_HTTP: 'absolute-uri' })]
+    ...(peers.includes(GATEWAY_PINNED)
+      ? [spec(GATEWAY_PINNED, 19140, { GATEWAY_PLAIN_HTTP: 'pinned' })]
       : []),
   ];
   const builtin = peers.filter((p) => p === 'mini' || p === 'proxychain');
@@ -179,7 +183,8 @@ function summarise(out: string, o: Record<string, string | undefined>): void {
       rows.filter((r) => r.mode === paced && r.config === GATEWAY).map((r) => r.gw_cpu_us_per_req ?? 0),
     );
   }
-  // Plain HTTP, pinned CONNECT (GATEWAY) vs absolute form (GATEWAY_ABS): the only modes it changes.
+  // Plain HTTP, absolute form over kept-alive upstream connections (GATEWAY) vs pinned CONNECT
+  // (GATEWAY_PINNED): the only modes it changes.
   const stats = (xs: number[]) => {
     const s = [...xs].sort((x, y) => x - y);
     return { min: s[0] ?? null, median: median(s), max: s.at(-1) ?? null };
@@ -189,22 +194,22 @@ function summarise(out: string, o: Record<string, string | undefined>): void {
     ['http', 'gw_cpu_us_per_req', 'httpAbsoluteVsPinnedCpuPerRequest'],
     ['http@300', 'gw_cpu_us_per_req', 'httpPacedAbsoluteVsPinnedCpuPerRequest'],
   ] as const) {
-    const st = stats(ratios(rows, mode, GATEWAY_ABS, GATEWAY, field));
+    const st = stats(ratios(rows, mode, GATEWAY, GATEWAY_PINNED, field));
     metrics[`${key}Min`] = st.min;
     metrics[`${key}Median`] = st.median;
     metrics[`${key}Max`] = st.max;
   }
-  metrics.httpAbsoluteRpsVsProxyChain = paired(rows, 'http', GATEWAY_ABS, 'proxychain', 'rps');
-  metrics.httpAbsoluteRpsVsBarePipe = paired(rows, 'http', GATEWAY_ABS, 'mini', 'rps');
-  metrics.httpAbsoluteCpuPerRequestVsProxyChain = paired(
+  metrics.httpPinnedRpsVsProxyChain = paired(rows, 'http', GATEWAY_PINNED, 'proxychain', 'rps');
+  metrics.httpPinnedRpsVsBarePipe = paired(rows, 'http', GATEWAY_PINNED, 'mini', 'rps');
+  metrics.httpPinnedCpuPerRequestVsProxyChain = paired(
     rows,
     'http',
-    GATEWAY_ABS,
+    GATEWAY_PINNED,
     'proxychain',
     'gw_cpu_us_per_req',
   );
-  metrics.httpAbsoluteGatewayErrors = rows
-    .filter((r) => r.mode === 'http' && r.config === GATEWAY_ABS)
+  metrics.httpPinnedGatewayErrors = rows
+    .filter((r) => r.mode === 'http' && r.config === GATEWAY_PINNED)
     .reduce((n, r) => n + (r.errors ?? 0), 0);
   metrics.tputMibpsVsBarePipe = paired(rows, 'tput', GATEWAY, 'mini', 'mib_per_s');
   metrics.tputMibpsVsProxyChain = paired(rows, 'tput', GATEWAY, 'proxychain', 'mib_per_s');
@@ -222,7 +227,7 @@ function summarise(out: string, o: Record<string, string | undefined>): void {
       upstream: 'squid',
       peers: o.peers
         ? ['direct', ...o.peers.split(',')]
-        : ['direct', 'mini (bare Node pipe)', 'proxychain (apify proxy-chain 3.0.1)', 'gateway-abs'],
+        : ['direct', 'mini (bare Node pipe)', 'proxychain (apify proxy-chain 3.0.1)', GATEWAY_PINNED],
       modes: o.modes ? o.modes.split(',') : [...MODES, ...PACED],
       reps: Number(o.reps),
       durationSeconds: Number(o.duration),
@@ -239,7 +244,7 @@ function summarise(out: string, o: Record<string, string | undefined>): void {
       'Ratios are medians of per-repetition paired ratios (same rep, same mode).',
       'otherTenantCpuSecondsPerRun close to or above durationSeconds means other processes held about a core or more during the runs: throughput ratios are then dominated by scheduling noise; the paced CPU-per-request figures are the steadier ones.',
       'The gateway runs as compiled JavaScript (tsc), as deployed; not under tsx.',
-      'gateway carries plain HTTP through a CONNECT tunnel to the SSRF-checked address (GATEWAY_PLAIN_HTTP=pinned); gateway-abs is the same build with GATEWAY_PLAIN_HTTP=absolute-uri, which forwards it in absolute form with the host name, as the peers do. *AbsoluteVsPinned* are per-repetition ratios gateway-abs / gateway (min, median, max).',
+      'gateway runs in the default GATEWAY_PLAIN_HTTP=auto over snapshot entries marked filtersDestinations, as the control plane marks a managed proxy: plain HTTP goes in absolute form with the host name over kept-alive upstream connections. The bench squid is stock (it must reach its loopback target, so it filters nothing), but the gateway acts on the mark alone, so this is what a managed upstream gets. gateway-pinned is the same build with GATEWAY_PLAIN_HTTP=pinned (a CONNECT tunnel to the SSRF-checked address per request): what an external upstream gets. *AbsoluteVsPinned* are per-repetition ratios gateway / gateway-pinned (min, median, max); httpPinned* compare gateway-pinned with the peers.',
       `Harness summary: ${join(out, 'summary.md')}`,
     ],
   });

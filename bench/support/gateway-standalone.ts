@@ -1,6 +1,9 @@
 // The harness's "3-line wrapper" for this gateway: it is started with UPSTREAM_PROXY_URL and PORT (the
 // proxy port), writes a standalone snapshot of 1000 entries over that upstream (like the harness's
-// peers' in-memory snapshots), and runs the gateway's real entry point in this process.
+// peers' in-memory snapshots), and runs the gateway's real entry point in this process. The entries are
+// marked filtersDestinations, as the control plane marks a managed proxy: the bench's squid is stock and
+// must reach its loopback target, but what the gateway does does not depend on whether the upstream
+// really filters, only on the mark (GATEWAY_PLAIN_HTTP=pinned gives the external-proxy behaviour).
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +12,12 @@ import { snapshotFile } from './snapshot-file.js';
 const upstream = process.env.UPSTREAM_PROXY_URL;
 if (!upstream) throw new Error('UPSTREAM_PROXY_URL is required');
 const file = join(tmpdir(), `gateway-bench-snapshot-${process.pid}.json`);
-writeFileSync(file, JSON.stringify(snapshotFile({ upstreams: [upstream], copies: 1000, capacity: 1000 })));
+writeFileSync(
+  file,
+  JSON.stringify(
+    snapshotFile({ upstreams: [upstream], copies: 1000, capacity: 1000, filtersDestinations: () => true }),
+  ),
+);
 
 process.env.GATEWAY_PROXY_PORT = process.env.PORT ?? '19130';
 process.env.PORT = '0';
