@@ -116,6 +116,13 @@ function respond(s: net.Socket, method: string, path: string, body: Buffer): boo
       s.write(`${ok}Connection: close\r\nX-Framing: close\r\n\r\n`);
       s.end(BODY);
       return true;
+    case '/slow':
+      // Answers after the gateway's idle timeout for pooled connections has passed: a busy connection
+      // is not an idle one.
+      setTimeout(() => {
+        if (!s.destroyed) s.write(`${ok}Content-Length: 4\r\n\r\nslow`);
+      }, 1_500);
+      return false;
     case '/204':
       s.write('HTTP/1.1 204 No Content\r\nX-Framing: none\r\n\r\n');
       return false;
@@ -217,6 +224,8 @@ describe('kept-alive upstream connections for absolute-form plain HTTP', () => {
         GATEWAY_CLIENT_USERS: 'crawler:s3cret',
         GATEWAY_SSRF_ALLOW: `127.0.0.1:${targets.httpPort},127.0.0.2:9,${SCRIPTED}:80`,
         LOG_LEVEL: 'debug',
+        // Short, so that the tests can watch the gateway close idle connections itself.
+        GATEWAY_UPSTREAM_KEEPALIVE_MS: '1000',
       },
     );
   });
@@ -247,7 +256,6 @@ describe('kept-alive upstream connections for absolute-form plain HTTP', () => {
     expect((await requestsOk(gw, 'default')) - okBefore).toBe(N);
     const h = await eventually(gw.health, (x) => x.load.active + x.load.reserved === 0);
     expect(h.load).toEqual({ active: 0, reserved: 0 });
-    expect(h.sockets.upstreams).toBeGreaterThanOrEqual(1);
   });
 
   it.each([
@@ -309,6 +317,27 @@ describe('kept-alive upstream connections for absolute-form plain HTTP', () => {
       `\r\nProxy-Authorization: Basic ${Buffer.from('up:up-pass').toString('base64')}`,
     );
     expect(seen.head).not.toContain(AUTH);
+  });
+
+  it('a response slower than the idle timeout still arrives; idle connections are closed by the gateway', async () => {
+    const r = await viaGateway(gw, `http://${SCRIPTED}/slow`);
+    expect(r).toMatchObject({ status: 200, body: Buffer.from('slow') });
+    // GATEWAY_UPSTREAM_KEEPALIVE_MS=1000: nothing runs, so every pooled connection goes.
+    const h = await eventually(gw.health, (x) => x.sockets.upstreams === 0, 5_000);
+    expect(h.sockets.upstreams).toBe(0);
+  });
+
+  it('a field value Node would not put on the wire is a 400, and no upstream sees the request', async () => {
+    const before = scripted.state.seen.length;
+    const r = await rawExchange(
+      gw.proxyPort,
+      `GET http://${SCRIPTED}/cl HTTP/1.1\r\nHost: ${SCRIPTED}\r\nProxy-Authorization: ${AUTH}\r\nX-Bad: a\x01b\r\n\r\n`,
+    );
+    expect(r.text).toMatch(/^HTTP\/1\.1 400/);
+    expect(r.text).toContain('bad_request');
+    expect(scripted.state.seen.length).toBe(before);
+    const h = await eventually(gw.health, (x) => x.load.active + x.load.reserved === 0);
+    expect(h.load).toEqual({ active: 0, reserved: 0 });
   });
 
   it('an upstream closing an idle connection does not fail the next request', async () => {
