@@ -1,0 +1,152 @@
+// The gateway in front of Debian's squid on a managed proxy's rendered configuration (squid-conf.ts), the
+// upstream the per-upstream plain-HTTP mode is for: an entry marked filtersDestinations (as the control
+// plane marks a managed proxy) gets plain HTTP in absolute form over kept-alive connections, counted by
+// squid's own access log (one client port per connection); an unmarked entry gets a pinned CONNECT,
+// which the managed configuration refuses for any port but 443 (connectPorts): why the mark matters. The squid
+// here lets loopback through (blockedDestinations: []) so that it can reach the local target; the
+// production default refusing it is cloud-init-squid.test.ts's subject.
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  basicAuth,
+  eventually,
+  type GatewayProcess,
+  rawExchange,
+  startGateway,
+} from '../../bench/support/gateway-process.js';
+import { snapshotFile } from '../../bench/support/snapshot-file.js';
+import { freePort } from '../../emulators/launcher/free-port.js';
+import type { GroupProcess } from '../../emulators/launcher/process-group.js';
+import { renderSquidConf } from '../../shared/src/domain/cloud-init/squid-conf.js';
+import { renderDefaultCloudInit } from '../../shared/src/domain/cloud-init/startup-script.js';
+import { hasTool, isRoot, runScriptFunctions, scratchDir, startSquid } from './cloud-init-support.js';
+
+const missing = ['squid', 'openssl'].filter((t) => !hasTool(t));
+const why = !isRoot() ? 'not root' : missing.length > 0 ? `missing ${missing.join(', ')}` : '';
+const USER = 'up';
+const PASSWORD = 'Squid-Pa55';
+const AUTH = basicAuth('crawler', 's3cret');
+/** A second name for the target, routed to the unmarked entry. */
+const PINNED_HOST = '127.0.0.7';
+
+describe.skipIf(why !== '')(`gateway → managed squid${why ? ` (skipped: ${why})` : ''}`, () => {
+  const dir = scratchDir('pp-gwsquid-');
+  const logs = join(dir, 'conn-logs');
+  let target: http.Server;
+  let pinnedTarget: http.Server;
+  let targetPort: number;
+  let squid: GroupProcess;
+  let gw: GatewayProcess;
+
+  /** Client ports squid logged for requests to `path`: one per gateway → squid connection. */
+  const squidPorts = (path: string) =>
+    readFileSync(join(logs, 'conn.log'), 'utf8')
+      .split('\n')
+      .filter((l) => l.includes(path))
+      .map((l) => l.split(' ')[0]);
+
+  beforeAll(async () => {
+    const handler: http.RequestListener = (req, res) => {
+      const body = `hello from ${req.url} via ${req.headers['proxy-authorization'] ?? 'no credentials'}`;
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+    };
+    target = http.createServer(handler);
+    await new Promise<void>((r) => target.listen(0, '127.0.0.1', r));
+    targetPort = (target.address() as AddressInfo).port;
+    pinnedTarget = http.createServer(handler);
+    await new Promise<void>((r) => pinnedTarget.listen(targetPort, PINNED_HOST, r));
+
+    const passwd = join(dir, 'proxyplane.passwd');
+    const script = join(dir, 'startup.sh');
+    const port = await freePort();
+    writeFileSync(script, renderDefaultCloudInit({ port, credentialsSecret: 'projects/p/secrets/s' }));
+    const w = await runScriptFunctions(script, 'PROXY_USER=$U; PROXY_PASSWORD=$P; write_passwd "$F"', {
+      U: USER,
+      P: PASSWORD,
+      F: passwd,
+    });
+    expect(w.code, w.stderr).toBe(0);
+    mkdirSync(logs);
+    chmodSync(logs, 0o777);
+    squid = await startSquid(
+      dir,
+      'ppgw',
+      `${renderSquidConf({ port, passwdFile: passwd, blockedDestinations: [] })}\n` +
+        `logformat ppconn %>p %rm %ru\naccess_log stdio:${join(logs, 'conn.log')} ppconn`,
+      port,
+    );
+
+    gw = await startGateway(
+      snapshotFile({
+        upstreams: [
+          `http://${USER}:${PASSWORD}@127.0.0.1:${port}`,
+          `http://${USER}:wrong@127.0.0.1:${port}`,
+          `http://${USER}:${PASSWORD}@127.0.0.1:${port}`,
+        ],
+        routing: [
+          { name: 'bad', match: { hosts: ['127.0.0.2'] }, selector: { pool: 'bad' }, policy: 'round-robin' },
+          { name: 'ext', match: { hosts: [PINNED_HOST] }, selector: { pool: 'ext' }, policy: 'round-robin' },
+          { name: 'default', match: { hosts: ['*'] }, selector: { pool: 'managed' }, policy: 'least-active' },
+        ],
+        attributes: (i) => ({ pool: ['managed', 'bad', 'ext'][i]! }),
+        filtersDestinations: (i) => i !== 2,
+      }),
+      {
+        GATEWAY_CLIENT_USERS: 'crawler:s3cret',
+        GATEWAY_SSRF_ALLOW: `127.0.0.1:${targetPort},127.0.0.2:80,${PINNED_HOST}:${targetPort}`,
+        // Long enough that no pooled connection times out between the requests of a test.
+        GATEWAY_UPSTREAM_KEEPALIVE_MS: '60000',
+      },
+    );
+  }, 60_000);
+
+  afterAll(async () => {
+    await gw?.stop();
+    await squid?.stop(5_000);
+    await new Promise((r) => (target ? target.close(r) : r(undefined)));
+    await new Promise((r) => (pinnedTarget ? pinnedTarget.close(r) : r(undefined)));
+  });
+
+  const get = (authority: string, path: string) =>
+    rawExchange(
+      gw.proxyPort,
+      `GET http://${authority}${path} HTTP/1.1\r\nHost: ${authority}\r\nProxy-Authorization: ${AUTH}\r\nConnection: close\r\n\r\n`,
+    );
+
+  it('a marked entry: absolute form over kept-alive squid connections, N requests on fewer connections', async () => {
+    const N = 6;
+    for (let i = 0; i < N; i++) {
+      const r = await get(`127.0.0.1:${targetPort}`, `/managed-${i}`);
+      expect(r.text).toMatch(/^HTTP\/1\.1 200 /);
+      expect(r.text).toMatch(/\r\nConnection: close\r\n/);
+      // squid took our credentials and kept them to itself.
+      expect(r.text.endsWith(`hello from /managed-${i} via no credentials`)).toBe(true);
+    }
+    const ports = await eventually(
+      async () => squidPorts('/managed-'),
+      (p) => p.length === N,
+    );
+    expect(ports).toHaveLength(N);
+    expect(new Set(ports).size).toBeLessThan(N);
+    expect(new Set(ports).size).toBe(1);
+  });
+
+  it('an unmarked entry gets a pinned CONNECT, which the managed configuration refuses (443 only)', async () => {
+    const r = await get(`${PINNED_HOST}:${targetPort}`, '/pinned');
+    expect(r.text).toMatch(/^HTTP\/1\.1 502 /);
+    expect(r.text).toContain('X-Proxyplane-Error: upstream_refused');
+  });
+
+  it('squid refusing our credentials (407) is a 502 upstream_auth_failed; the pool carries on', async () => {
+    // Port 80: squid refuses ports outside Safe_ports before it looks at credentials.
+    const r = await get('127.0.0.2', '/');
+    expect(r.text).toMatch(/^HTTP\/1\.1 502 /);
+    expect(r.text).toContain('X-Proxyplane-Error: upstream_auth_failed');
+    const after = await get(`127.0.0.1:${targetPort}`, '/after-407');
+    expect(after.text).toMatch(/^HTTP\/1\.1 200 /);
+  });
+});
