@@ -388,6 +388,35 @@ describe('kept-alive upstream connections for absolute-form plain HTTP', () => {
     expect((await viaGateway(gw, `http://127.0.0.1:${targets.httpPort}/after-407`)).status).toBe(200);
   });
 
+  it('POST /v1/fetch of an http:// URL rides the same kept-alive connections', async () => {
+    const fetchVia = (url: string) =>
+      fetch(`http://127.0.0.1:${gw.httpPort}/v1/fetch`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'proxy-authorization': AUTH },
+        body: JSON.stringify({ url }),
+      });
+    await viaGateway(gw, `http://${SCRIPTED}/cl`);
+    const before = { accepted: scripted.state.accepted, seen: scripted.state.seen.length };
+    for (const path of ['/cl', '/chunked', '/cl']) {
+      const r = await fetchVia(`http://${SCRIPTED}${path}`);
+      expect(r.status).toBe(200);
+      expect(r.headers.get('x-proxyplane-route')).toBe('scripted');
+      expect(Buffer.from(await r.arrayBuffer()).equals(BODY)).toBe(true);
+    }
+    expect(scripted.state.accepted).toBe(before.accepted);
+    const seen = scripted.state.seen.slice(before.seen);
+    expect(seen.map((x) => `${x.method} ${x.url}`)).toEqual([
+      `GET http://${SCRIPTED}/cl`,
+      `GET http://${SCRIPTED}/chunked`,
+      `GET http://${SCRIPTED}/cl`,
+    ]);
+    const refused = await fetchVia('http://127.0.0.2:9/');
+    expect(refused.status).toBe(502);
+    expect(await refused.json()).toEqual({ error: 'upstream_auth_failed', upstreamStatus: 407 });
+    const h = await eventually(gw.health, (x) => x.load.active + x.load.reserved === 0);
+    expect(h.load).toEqual({ active: 0, reserved: 0 });
+  });
+
   it('every request is one outcome, whatever connection carried it', async () => {
     // The local reporter drains the outcome queue every 5 s and logs the totals.
     const sum = () =>
@@ -399,7 +428,7 @@ describe('kept-alive upstream connections for absolute-form plain HTTP', () => {
       const m = await gw.metrics();
       let n = 0;
       for (const x of m.matchAll(
-        /gateway_requests_total\{listener="proxy",route="[^"]+",outcome="([^"]+)"\} (\d+)/g,
+        /gateway_requests_total\{listener="(?:proxy|fetch)",route="[^"]+",outcome="([^"]+)"\} (\d+)/g,
       ))
         if (x[1] === 'ok' || x[1]!.startsWith('upstream_') || x[1]!.startsWith('target_')) n += Number(x[2]);
       return n;

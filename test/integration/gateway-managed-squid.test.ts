@@ -141,6 +141,21 @@ describe.skipIf(why !== '')(`gateway → managed squid${why ? ` (skipped: ${why}
     expect(r.text).toContain('X-Proxyplane-Error: upstream_refused');
   });
 
+  it('POST /v1/fetch of an http:// URL goes in absolute form too (a pinned CONNECT would be refused)', async () => {
+    const fetchVia = (url: string) =>
+      fetch(`http://127.0.0.1:${gw.httpPort}/v1/fetch`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'proxy-authorization': AUTH },
+        body: JSON.stringify({ url }),
+      });
+    const ok = await fetchVia(`http://127.0.0.1:${targetPort}/fetched`);
+    expect(ok.status).toBe(200);
+    expect(await ok.text()).toBe('hello from /fetched via no credentials');
+    const pinned = await fetchVia(`http://${PINNED_HOST}:${targetPort}/fetched`);
+    expect(pinned.status).toBe(502);
+    expect(await pinned.json()).toMatchObject({ error: 'upstream_refused', upstreamStatus: 403 });
+  });
+
   it('squid refusing our credentials (407) is a 502 upstream_auth_failed; the pool carries on', async () => {
     // Port 80: squid refuses ports outside Safe_ports before it looks at credentials.
     const r = await get('127.0.0.2', '/');

@@ -1,17 +1,20 @@
 // POST /v1/fetch's engine: the same guard, route and pick as the proxy listener, then a CONNECT tunnel
 // to the pinned target address through the chosen upstream, TLS inside it for https, and one HTTP/1.1
-// request. Resolves once the target's response head is in; the caller streams the body and calls done().
+// request — or, for http:// through an upstream that filters destinations itself, the request in
+// absolute form over its kept-alive connections (fetch-absolute.ts). Resolves once the target's response head is in; the caller streams the body and calls done().
 import http, { type IncomingMessage } from 'node:http';
 import tls from 'node:tls';
 import { parseIp } from '../../../shared/src/domain/gateway/ip.js';
 import { normalizeHost } from '../../../shared/src/domain/gateway/routing.js';
 import { refusalCode } from '../../../shared/src/domain/gateway/staleness.js';
+import { type AbsoluteFetchResult, fetchAbsolute } from './fetch-absolute.js';
 import { DROPPED_REQUEST_HEADERS, type FetchRequest } from './fetch-request.js';
-import { formatAuthority } from './head.js';
+import { absoluteUrl, formatAuthority } from './head.js';
 import type { GatewayRecorder } from './metrics.js';
 import type { OutcomeStage } from './outcomes.js';
 import type { SocketCounts } from './sockets.js';
 import type { TargetGuard } from './target-guard.js';
+import type { UpstreamPool } from './upstream-pool.js';
 import { openTunnel, TunnelError } from './upstream-tunnel.js';
 import type { GatewayWorker } from './worker.js';
 
@@ -22,6 +25,8 @@ export interface FetchDeps {
   sockets: SocketCounts;
   upstreamTimeoutMs: number;
   maxTimeoutMs: number;
+  /** Kept-alive upstream connections, shared with the proxy listener. */
+  pool: UpstreamPool;
 }
 
 export type FetchFailure = {
@@ -88,6 +93,52 @@ export async function fetchThrough(req: FetchRequest, user: string, deps: FetchD
       at: Date.now(),
     });
 
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(req.headers))
+    if (!DROPPED_REQUEST_HEADERS.has(k.toLowerCase())) headers[k] = v;
+  headers.host = url.host;
+  const body = req.body === undefined ? undefined : Buffer.from(req.body, req.bodyEncoding);
+  if (body) headers['content-length'] = String(body.length);
+  const timeoutMs = Math.min(req.timeoutMs ?? deps.maxTimeoutMs, deps.maxTimeoutMs);
+
+  if (!https && u.auth.absoluteUri) {
+    // An upstream that filters destinations itself: absolute form over its kept-alive connections.
+    let r: AbsoluteFetchResult;
+    try {
+      r = await fetchAbsolute(u, deps.pool, {
+        url: absoluteUrl({ host, port }, `${url.pathname}${url.search}`),
+        method: req.method,
+        headers,
+        body,
+        timeoutMs,
+        onConnected: () => {
+          u.live.reserved--;
+          u.live.active++;
+          load = 2;
+        },
+      });
+    } catch {
+      release();
+      return fail(400, 'bad_request');
+    }
+    if (!r.ok) {
+      release();
+      outcome(r.stage, false, r.upstreamStatus);
+      return fail(r.status, r.code, r.upstreamStatus ? { upstreamStatus: r.upstreamStatus } : undefined);
+    }
+    outcome('RESPONSE_HEADERS', true, r.response.statusCode);
+    const { done } = r;
+    return {
+      ok: true,
+      response: r.response,
+      route: route.name,
+      done: () => {
+        done();
+        release();
+      },
+    };
+  }
+
   let sock: import('node:net').Socket;
   try {
     sock = await openTunnel(u, formatAuthority(d.address, port), deps.upstreamTimeoutMs, deps.sockets);
@@ -108,14 +159,6 @@ export async function fetchThrough(req: FetchRequest, user: string, deps: FetchD
   const conn = https
     ? tls.connect({ socket: sock, servername: parseIp(host) ? undefined : host, ALPNProtocols: ['http/1.1'] })
     : sock;
-  const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(req.headers))
-    if (!DROPPED_REQUEST_HEADERS.has(k.toLowerCase())) headers[k] = v;
-  headers.host = url.host;
-  const body = req.body === undefined ? undefined : Buffer.from(req.body, req.bodyEncoding);
-  if (body) headers['content-length'] = String(body.length);
-  const timeoutMs = Math.min(req.timeoutMs ?? deps.maxTimeoutMs, deps.maxTimeoutMs);
-
   return new Promise((resolve) => {
     let responded = false;
     let timedOut = false;

@@ -16,6 +16,7 @@ import { createProxyListener } from './proxy-listener.js';
 import type { Reporter, SnapshotSource } from './session.js';
 import { newSocketCounts } from './sockets.js';
 import { type Resolve, systemResolve, TargetGuard } from './target-guard.js';
+import { UpstreamPool } from './upstream-pool.js';
 import { GatewayWorker } from './worker.js';
 
 export interface GatewayDeps {
@@ -128,12 +129,17 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
   const reporter = deps.reporter ?? new LocalReporter(log);
   reporter.start(worker);
 
+  // Kept-alive upstream connections for absolute-form plain HTTP, both listeners.
+  const pool = new UpstreamPool(sockets, {
+    idleMs: cfg.GATEWAY_UPSTREAM_KEEPALIVE_MS,
+    maxIdlePerUpstream: cfg.GATEWAY_UPSTREAM_MAX_IDLE,
+  });
   let proxyPort: number | null = null;
   const proxy =
     cfg.GATEWAY_PROXY_PORT === 'off'
       ? null
       : createProxyListener(
-          { worker, auth, guard, recorder, sockets },
+          { worker, auth, guard, recorder, sockets, pool },
           {
             maxHeaderBytes: cfg.GATEWAY_MAX_HEADER_BYTES,
             headerTimeoutMs: cfg.GATEWAY_HEADER_TIMEOUT_MS,
@@ -141,10 +147,6 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
             idleTimeoutMs: cfg.GATEWAY_IDLE_TIMEOUT_MS,
             lingerMs: cfg.GATEWAY_LINGER_MS,
             maxConnections: cfg.GATEWAY_MAX_CONNECTIONS,
-            upstreamPool: {
-              idleMs: cfg.GATEWAY_UPSTREAM_KEEPALIVE_MS,
-              maxIdlePerUpstream: cfg.GATEWAY_UPSTREAM_MAX_IDLE,
-            },
           },
           (err) => log.error('proxy listener error', { error: err.message }),
         );
@@ -161,6 +163,7 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
     auth,
     log,
     upstreamTimeoutMs: cfg.GATEWAY_UPSTREAM_TIMEOUT_MS,
+    pool,
     maxTimeoutMs: cfg.GATEWAY_FETCH_TIMEOUT_MS,
     maxBodyBytes: cfg.GATEWAY_FETCH_MAX_BODY_BYTES,
     maxResponseBytes: cfg.GATEWAY_FETCH_MAX_RESPONSE_BYTES,
@@ -206,6 +209,7 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
       const left = worker.totals();
       if (left.active + left.reserved > 0) log.warn('drain bound reached: closing what is left', left);
       proxy?.destroyAll();
+      pool.destroy();
       if ('closeAllConnections' in http) http.closeAllConnections();
       await reporter.stop();
     },

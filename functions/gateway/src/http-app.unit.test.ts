@@ -7,6 +7,7 @@ import { jsonLogger } from './logger.js';
 import { PromRecorder } from './metrics.js';
 import { newSocketCounts } from './sockets.js';
 import { TargetGuard } from './target-guard.js';
+import { UpstreamPool } from './upstream-pool.js';
 import { GatewayWorker } from './worker.js';
 
 function app() {
@@ -42,6 +43,7 @@ function app() {
     auth: new ClientAuth([{ username: 'c', password: 's' }], ['tok']),
     log,
     upstreamTimeoutMs: 1000,
+    pool: new UpstreamPool(sockets, { idleMs: 0, maxIdlePerUpstream: 0 }),
     maxTimeoutMs: 1000,
     maxBodyBytes: 1024,
     maxResponseBytes: 1024,

@@ -16,7 +16,7 @@ import {
 } from './proxy-session.js';
 import type { SocketCounts } from './sockets.js';
 import type { TargetGuard } from './target-guard.js';
-import { UpstreamPool, type UpstreamPoolOptions } from './upstream-pool.js';
+import type { UpstreamPool } from './upstream-pool.js';
 import type { GatewayWorker } from './worker.js';
 
 export interface ProxyListenerOptions {
@@ -32,8 +32,6 @@ export interface ProxyListenerOptions {
   lingerMs: number;
   /** Open client connections beyond this are refused at accept (fd exhaustion is not an option). */
   maxConnections: number;
-  /** Kept-alive upstream connections for absolute-form plain HTTP (upstream-pool.ts). */
-  upstreamPool: UpstreamPoolOptions;
 }
 
 export interface ProxyContext {
@@ -45,6 +43,7 @@ export interface ProxyContext {
   readonly opts: ProxyListenerOptions;
   /** Every open client connection: swept for head, upstream, idle and linger deadlines. */
   readonly sessions: Set<ProxySession>;
+  /** Kept-alive upstream connections for absolute-form plain HTTP (upstream-pool.ts), shared with /v1/fetch. */
   readonly pool: UpstreamPool;
 }
 
@@ -53,19 +52,16 @@ export interface ProxyListener {
   listen(port: number, host: string): Promise<number>;
   /** Stops accepting; open sessions carry on. */
   stopAccepting(): Promise<void>;
-  /** Ends every remaining session at once (after the drain bound), and closes pooled upstream connections. */
+  /** Ends every remaining session at once (after the drain bound). */
   destroyAll(): void;
-  /** Idle pooled upstream connections now (tests). */
-  idleUpstreams(): number;
 }
 
 export function createProxyListener(
-  deps: Omit<ProxyContext, 'sessions' | 'opts' | 'pool'>,
+  deps: Omit<ProxyContext, 'sessions' | 'opts'>,
   opts: ProxyListenerOptions,
   onError: (err: Error) => void,
 ): ProxyListener {
-  const pool = new UpstreamPool(deps.sockets, opts.upstreamPool);
-  const ctx: ProxyContext = { ...deps, opts, sessions: new Set(), pool };
+  const ctx: ProxyContext = { ...deps, opts, sessions: new Set() };
   const server = net.createServer({ allowHalfOpen: true, noDelay: true }, (socket) => {
     const c = socket as Owned;
     const s = new ProxySession(c, ctx, Date.now());
@@ -84,7 +80,7 @@ export function createProxyListener(
     const now = Date.now();
     for (const s of ctx.sessions) s.sweep(now);
     // Agents of upstreams that left the snapshot are forgotten once they hold no connection.
-    if (++ticks % 240 === 0) pool.prune();
+    if (++ticks % 240 === 0) ctx.pool.prune();
   }, 250);
   sweep.unref();
   return {
@@ -108,8 +104,6 @@ export function createProxyListener(
     destroyAll: () => {
       clearInterval(sweep);
       for (const s of ctx.sessions) s.client.destroy();
-      pool.destroy();
     },
-    idleUpstreams: () => pool.idleCount(),
   };
 }

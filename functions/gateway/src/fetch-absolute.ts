@@ -1,0 +1,121 @@
+// POST /v1/fetch of an http:// URL through an upstream that filters destinations itself: the request in
+// absolute form with the host name over the upstream's kept-alive connections (upstream-pool.ts), as
+// the proxy listener does (plain-forward.ts). A pinned CONNECT would be refused by our managed squid,
+// which tunnels to port 443 only (docs/cloud-init.md). Resolves once the response head is in.
+import http, { type IncomingMessage } from 'node:http';
+import type { Upstream } from '../../../shared/src/domain/gateway/routing.js';
+import type { UpstreamAuth } from './compile.js';
+import type { OutcomeStage } from './outcomes.js';
+import type { UpstreamPool } from './upstream-pool.js';
+
+export type AbsoluteFetchResult =
+  /** `done`: the caller finished with the response (read whole or not); frees or drops the connection. */
+  | { ok: true; response: IncomingMessage; done: () => void }
+  | { ok: false; stage: OutcomeStage; status: number; code: string; upstreamStatus?: number };
+
+export interface AbsoluteFetch {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  body: Buffer | undefined;
+  timeoutMs: number;
+  /** Called once the request has a connection to the upstream (pooled or new). */
+  onConnected: () => void;
+}
+
+const RETRYABLE = new Set(['ECONNRESET', 'EPIPE']);
+
+export function fetchAbsolute(
+  u: Upstream<UpstreamAuth>,
+  pool: UpstreamPool,
+  f: AbsoluteFetch,
+): Promise<AbsoluteFetchResult> {
+  const headers = u.auth.authorization
+    ? { ...f.headers, 'proxy-authorization': u.auth.authorization }
+    : f.headers;
+  const idempotent = !f.body && (f.method === 'GET' || f.method === 'HEAD');
+  return new Promise((resolve, reject) => {
+    let connected = false;
+    let settled = false;
+    let timer: NodeJS.Timeout | undefined;
+    const settle = (r: AbsoluteFetchResult) => {
+      if (settled) return;
+      settled = true;
+      // The deadline covers the body too (as with a tunnel): it is cleared by done(), not by the head.
+      if (!r.ok) clearTimeout(timer);
+      resolve(r);
+    };
+    const send = (agent: http.Agent, retried: boolean): http.ClientRequest => {
+      const r = http.request({
+        host: u.host,
+        port: u.port,
+        method: f.method,
+        path: f.url,
+        headers,
+        setHost: false,
+        agent,
+      });
+      r.on('socket', (s) => {
+        const up = () => {
+          if (connected) return;
+          connected = true;
+          f.onConnected();
+        };
+        if (s.connecting) s.once('connect', up);
+        else up();
+      });
+      r.on('response', (res) => {
+        if (res.statusCode === 407) {
+          r.destroy();
+          settle({
+            ok: false,
+            stage: 'PROXY_HANDSHAKE',
+            status: 502,
+            code: 'upstream_auth_failed',
+            upstreamStatus: 407,
+          });
+          return;
+        }
+        settle({
+          ok: true,
+          response: res,
+          done: () => {
+            clearTimeout(timer);
+            if (!res.complete) r.destroy();
+          },
+        });
+      });
+      r.on('error', (err: NodeJS.ErrnoException) => {
+        if (settled) return;
+        if (r.reusedSocket && !retried && idempotent && RETRYABLE.has(err.code ?? '')) {
+          // A pooled connection the upstream had closed, and nothing came back: once more on a new one.
+          pool.dropIdle(u.host, u.port);
+          req = send(pool.fresh, true);
+          return;
+        }
+        if (!connected) settle({ ok: false, stage: 'DIAL', status: 502, code: 'upstream_dial_failed' });
+        else
+          settle({
+            ok: false,
+            stage: 'RESPONSE_HEADERS',
+            status: 502,
+            code: 'target_failed',
+          });
+      });
+      r.end(f.body);
+      return r;
+    };
+    let req: http.ClientRequest;
+    try {
+      req = send(pool.agentFor(u.host, u.port), false);
+    } catch (err) {
+      // Node refused a field value or the target before sending anything (ERR_INVALID_CHAR, …).
+      reject(err);
+      return;
+    }
+    timer = setTimeout(() => {
+      req.destroy();
+      settle({ ok: false, stage: 'RESPONSE_HEADERS', status: 504, code: 'fetch_timeout' });
+    }, f.timeoutMs);
+  });
+}
