@@ -138,13 +138,15 @@ export class PlainForward {
     const noBody = this.r.method === 'HEAD' || status === 204 || status === 304;
     const framing = bodyFraming(res.headers['transfer-encoding'], noBody, this.r.clientHttp11);
     this.rechunk = framing === 'rechunk';
-    this.owner.client.write(
-      clientResponseHead(status, res.statusMessage ?? '', res.rawHeaders, framing),
-      'latin1',
-    );
+    const c = this.owner.client;
+    // The body that came in the same read as the head is emitted on the next tick (when 'data' resumes
+    // the stream): corked until then, head and body leave in one write instead of two.
+    c.cork();
+    c.write(clientResponseHead(status, res.statusMessage ?? '', res.rawHeaders, framing), 'latin1');
     res.on('data', onResData);
     res.on('end', onResEnd);
     res.on('close', onResClose);
+    process.nextTick(uncork, c);
   }
 
   onData(chunk: Buffer): void {
@@ -219,6 +221,11 @@ export class PlainForward {
   onDrain(): void {
     this.owner.bodyDrained();
   }
+}
+
+function uncork(c: Socket): void {
+  // end() may have uncorked it already (a response read whole in that tick).
+  if (c.writableCorked > 0) c.uncork();
 }
 
 // Listeners created once at module load: `this` is the request or response, the forward hangs off FWD.
