@@ -4,7 +4,6 @@
 // with exact bytes, so each framing (Content-Length, chunked with trailers, close-delimited, HEAD, 204,
 // 304) and each way an upstream drops a connection can be produced on purpose.
 import http from 'node:http';
-import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   basicAuth,
@@ -16,128 +15,11 @@ import {
 import { snapshotFile } from '../../bench/support/snapshot-file.js';
 import { startTargets, type Targets } from '../../bench/support/targets.js';
 import { createForwardProxy, type ForwardProxy } from '../../emulators/forward-proxy/proxy.js';
+import { BODY, scriptedUpstream } from '../support/scripted-proxy.js';
 
 const AUTH = basicAuth('crawler', 's3cret');
 /** Routed to the scripted upstream; it never connects anywhere, so any allowed address will do. */
 const SCRIPTED = '127.0.0.5';
-/** Every byte value, several times: more than one read and one chunk. */
-const BODY = Buffer.from(Array.from({ length: 70_000 }, (_, i) => (i * 7) % 256));
-
-interface Seen {
-  method: string;
-  url: string;
-  head: string;
-  body: Buffer;
-}
-
-/**
- * A forward proxy that answers absolute-form requests itself, from the path: exact response bytes,
- * several requests per connection, accepted connections counted, and two ways to drop a connection.
- */
-function scriptedUpstream() {
-  const state = {
-    accepted: 0,
-    seen: [] as Seen[],
-    /** Close a connection this long after its last response (null: keep it). */
-    closeIdleAfterMs: null as number | null,
-    /** Destroy the next request that arrives on an already used connection, unanswered. */
-    dropNextReused: false,
-  };
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((s) => {
-    state.accepted++;
-    sockets.add(s);
-    s.once('close', () => sockets.delete(s));
-    s.on('error', () => {});
-    let buf = Buffer.alloc(0);
-    let served = 0;
-    let idle: NodeJS.Timeout | null = null;
-    s.on('data', (chunk: Buffer) => {
-      if (idle) clearTimeout(idle);
-      buf = Buffer.concat([buf, chunk]);
-      for (;;) {
-        const end = buf.indexOf('\r\n\r\n');
-        if (end < 0) return;
-        const head = buf.toString('latin1', 0, end);
-        const cl = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
-        if (buf.length < end + 4 + cl) return;
-        const body = buf.subarray(end + 4, end + 4 + cl);
-        buf = buf.subarray(end + 4 + cl);
-        const [method, url] = head.split(' ') as [string, string];
-        state.seen.push({ method, url, head, body });
-        if (served > 0 && state.dropNextReused) {
-          state.dropNextReused = false;
-          s.destroy();
-          return;
-        }
-        served++;
-        const close = respond(s, method, new URL(url).pathname, body);
-        if (close) return;
-        if (state.closeIdleAfterMs !== null) idle = setTimeout(() => s.end(), state.closeIdleAfterMs);
-      }
-    });
-  });
-  return {
-    state,
-    listen: () =>
-      new Promise<number>((r) =>
-        server.listen(0, '127.0.0.1', () => r((server.address() as AddressInfo).port)),
-      ),
-    close: () => {
-      for (const s of sockets) s.destroy();
-      return new Promise((r) => server.close(r));
-    },
-  };
-}
-
-/** Writes the scripted response; true when it closed the connection. */
-function respond(s: net.Socket, method: string, path: string, body: Buffer): boolean {
-  const ok = 'HTTP/1.1 200 OK\r\n';
-  switch (path) {
-    case '/cl':
-      s.write(`${ok}Content-Length: ${BODY.length}\r\nX-Framing: cl\r\nKeep-Alive: timeout=30\r\n\r\n`);
-      if (method !== 'HEAD') s.write(BODY);
-      return false;
-    case '/chunked': {
-      s.write(`${ok}Transfer-Encoding: chunked\r\nTrailer: X-Sum\r\nX-Framing: chunked\r\n\r\n`);
-      for (const [a, b] of [
-        [0, 1],
-        [1, 40_000],
-        [40_000, BODY.length],
-      ] as const) {
-        s.write(`${(b - a).toString(16)};ext=1\r\n`);
-        s.write(BODY.subarray(a, b));
-        s.write('\r\n');
-      }
-      s.write('0\r\nX-Sum: 42\r\n\r\n');
-      return false;
-    }
-    case '/close':
-      s.write(`${ok}Connection: close\r\nX-Framing: close\r\n\r\n`);
-      s.end(BODY);
-      return true;
-    case '/slow':
-      // Answers after the gateway's idle timeout for pooled connections has passed: a busy connection
-      // is not an idle one.
-      setTimeout(() => {
-        if (!s.destroyed) s.write(`${ok}Content-Length: 4\r\n\r\nslow`);
-      }, 1_500);
-      return false;
-    case '/204':
-      s.write('HTTP/1.1 204 No Content\r\nX-Framing: none\r\n\r\n');
-      return false;
-    case '/304':
-      s.write('HTTP/1.1 304 Not Modified\r\nETag: "v1"\r\n\r\n');
-      return false;
-    case '/echo':
-      s.write(`${ok}Content-Length: ${body.length}\r\n\r\n`);
-      s.write(body);
-      return false;
-    default:
-      s.write('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n');
-      return false;
-  }
-}
 
 interface Got {
   status: number;
