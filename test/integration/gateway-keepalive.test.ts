@@ -15,11 +15,14 @@ import {
 import { snapshotFile } from '../../bench/support/snapshot-file.js';
 import { startTargets, type Targets } from '../../bench/support/targets.js';
 import { createForwardProxy, type ForwardProxy } from '../../emulators/forward-proxy/proxy.js';
+import { freePort } from '../../emulators/launcher/free-port.js';
 import { BODY, scriptedUpstream } from '../support/scripted-proxy.js';
 
 const AUTH = basicAuth('crawler', 's3cret');
 /** Routed to the scripted upstream; it never connects anywhere, so any allowed address will do. */
 const SCRIPTED = '127.0.0.5';
+/** Routed to an upstream that is down. */
+const DEAD = '127.0.0.6';
 
 interface Got {
   status: number;
@@ -82,12 +85,15 @@ describe('kept-alive upstream connections for absolute-form plain HTTP', () => {
     emu = createForwardProxy({ credentials: 'up:up-pass' });
     const { port } = await emu.listen();
     const scriptedPort = await scripted.listen();
+    // Nothing listens there: an upstream that is down.
+    const deadPort = await freePort();
     gw = await startGateway(
       snapshotFile({
         upstreams: [
           `http://up:up-pass@127.0.0.1:${port}`,
           `http://up:wrong@127.0.0.1:${port}`,
           `http://up:up-pass@127.0.0.1:${scriptedPort}`,
+          `http://up:up-pass@127.0.0.1:${deadPort}`,
         ],
         routing: [
           { name: 'bad', match: { hosts: ['127.0.0.2'] }, selector: { pool: 'bad' }, policy: 'round-robin' },
@@ -97,14 +103,15 @@ describe('kept-alive upstream connections for absolute-form plain HTTP', () => {
             selector: { pool: 'scripted' },
             policy: 'round-robin',
           },
+          { name: 'dead', match: { hosts: [DEAD] }, selector: { pool: 'dead' }, policy: 'round-robin' },
           { name: 'default', match: { hosts: ['*'] }, selector: { pool: 'good' }, policy: 'least-active' },
         ],
-        attributes: (i) => ({ pool: ['good', 'bad', 'scripted'][i]! }),
+        attributes: (i) => ({ pool: ['good', 'bad', 'scripted', 'dead'][i]! }),
         filtersDestinations: () => true,
       }),
       {
         GATEWAY_CLIENT_USERS: 'crawler:s3cret',
-        GATEWAY_SSRF_ALLOW: `127.0.0.1:${targets.httpPort},127.0.0.2:9,${SCRIPTED}:80`,
+        GATEWAY_SSRF_ALLOW: `127.0.0.1:${targets.httpPort},127.0.0.2:9,${SCRIPTED}:80,${DEAD}:80`,
         LOG_LEVEL: 'debug',
         // Short, so that the tests can watch the gateway close idle connections itself.
         GATEWAY_UPSTREAM_KEEPALIVE_MS: '1000',
@@ -297,6 +304,12 @@ describe('kept-alive upstream connections for absolute-form plain HTTP', () => {
     expect(await refused.json()).toEqual({ error: 'upstream_auth_failed', upstreamStatus: 407 });
     const h = await eventually(gw.health, (x) => x.load.active + x.load.reserved === 0);
     expect(h.load).toEqual({ active: 0, reserved: 0 });
+  });
+
+  it('an upstream that is down is a 502 upstream_dial_failed', async () => {
+    const r = await viaGateway(gw, `http://${DEAD}/`);
+    expect(r.status).toBe(502);
+    expect(r.headers['x-proxyplane-error']).toBe('upstream_dial_failed');
   });
 
   it('every request is one outcome, whatever connection carried it', async () => {

@@ -50,7 +50,10 @@ const RETRYABLE = new Set(['ECONNRESET', 'EPIPE']);
 export class PlainForward {
   private req: Tagged<ClientRequest> | null = null;
   private res: Tagged<IncomingMessage> | null = null;
+  /** The session was told it has a connection (once, even across a retry). */
   private connected = false;
+  /** The current request's own connection is up (a retry starts over on a new one). */
+  private reqConnected = false;
   private retried = false;
   private rechunk = false;
   /** The response was read to its end (the socket went back to the pool) or the exchange was abandoned. */
@@ -68,6 +71,7 @@ export class PlainForward {
   }
 
   private send(agent: http.Agent): Tagged<ClientRequest> {
+    this.reqConnected = false;
     const req: Tagged<ClientRequest> = http.request({
       host: this.r.host,
       port: this.r.port,
@@ -113,6 +117,7 @@ export class PlainForward {
   }
 
   private connectedNow(): void {
+    this.reqConnected = true;
     if (this.connected || this.finished) return;
     this.connected = true;
     this.owner.forwardConnected();
@@ -204,7 +209,7 @@ export class PlainForward {
       return;
     }
     this.finished = true;
-    if (!this.connected) this.owner.forwardFailed('DIAL', 502, 'upstream_dial_failed');
+    if (!this.reqConnected) this.owner.forwardFailed('DIAL', 502, 'upstream_dial_failed');
     else if (code.startsWith('HPE_'))
       this.owner.forwardFailed('RESPONSE_HEADERS', 502, 'target_bad_response');
     else if (code === 'ECONNRESET') this.owner.forwardFailed('RESPONSE_HEADERS', 502, 'target_closed');

@@ -368,7 +368,7 @@ export class ProxySession implements ForwardOwner {
 
   /** Forwards exactly Content-Length bytes of request body; anything after it is dropped. */
   onBody(chunk: Buffer): void {
-    if (this.bodyLeft <= 0) return;
+    if (this.bodyLeft <= 0 || (!this.up && !this.fwd)) return;
     const n = Math.min(this.bodyLeft, chunk.length);
     this.bodyLeft -= n;
     const part = n === chunk.length ? chunk : chunk.subarray(0, n);
@@ -376,10 +376,9 @@ export class ProxySession implements ForwardOwner {
       if (!this.fwd.writeBody(part, this.bodyLeft === 0)) this.client.pause();
       return;
     }
-    if (!this.up) return;
-    if (!this.up.write(part)) {
+    if (!this.up!.write(part)) {
       this.client.pause();
-      this.up.once('drain', onUpDrain);
+      this.up!.once('drain', onUpDrain);
     }
   }
 
