@@ -2,19 +2,25 @@
 // Firestore emulator), 50 concurrent clients, beside the emulator's raw single-document commit rate
 // measured in the same run with the same concurrency — interleaved repetitions, ratio per repetition
 // (../shared/design/benchmarks.md: the emulator's own limit binds, so it is measured and the ratio is
-// what is judged). A pair costs two preconditioned batch commits (grant, release), so ~0.5 is the ceiling.
+// what is judged). A pair is two preconditioned two-document writes (grant, release); writes that queue
+// behind a busy store share a commit (shared/src/adapters/firestore/group-commit.ts).
 //   npm run bench -- leases [--reps 3] [--duration 10] [--warmup 3] [--conc 50] [--proxies 100] [--capacity 4]
-//                           [--in-process]
+//                           [--in-process] [--tsx]
+// The API runs as deployed: compiled by `npm run build:functions`'s builder into dist/bench/ (--tsx runs the
+// TypeScript under tsx instead, whose source-mapped stack traces cost the Firestore client, which captures
+// a stack on every commit, several per cent of the API's CPU).
 
 import http from 'node:http';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { Firestore } from '@google-cloud/firestore';
+import { join } from 'node:path';
 import { freePort } from '../emulators/launcher/free-port.js';
 import { startGoogleEmulators } from '../emulators/launcher/google-emulators.js';
 import { proxy } from '../shared/src/domain/leases/fixtures.unit.js';
 import { systemClock } from '../shared/src/ports/clock.js';
 import { leaseTestApp, startApiProcess, writeFleet } from '../test/support/leases.js';
+import { buildSources, repoRoot } from '../terraform/build/build-sources.js';
 import { writeResult } from './support/result.js';
 
 const TOKEN = 'bench-crawler-token-0123456789';
@@ -94,6 +100,7 @@ export default async function leasesBench(args: string[]): Promise<void> {
       proxies: { type: 'string', default: '100' },
       capacity: { type: 'string', default: '4' },
       'in-process': { type: 'boolean', default: false },
+      tsx: { type: 'boolean', default: false },
     },
   });
   const reps = Number(o.reps);
@@ -108,6 +115,7 @@ export default async function leasesBench(args: string[]): Promise<void> {
     capacity: Number(o.capacity),
     serviceProcesses: 1,
     inProcessSide: o['in-process'] ?? false,
+    apiRuns: o.tsx ? 'tsx' : 'compiled',
   };
 
   const emulators =
@@ -121,7 +129,11 @@ export default async function leasesBench(args: string[]): Promise<void> {
   if (emulators) Object.assign(process.env, emulators.env);
   const projectId = `demo-bench-leases-${Date.now().toString(36)}`;
   const db = new Firestore({ projectId });
-  const api = await startApiProcess({ GOOGLE_CLOUD_PROJECT: projectId, DISCOVERY_TOKENS: `bench:${TOKEN}` });
+  const [built] = o.tsx ? [] : buildSources({ out: join(repoRoot, 'dist/bench'), only: ['api'] });
+  const api = await startApiProcess(
+    { GOOGLE_CLOUD_PROJECT: projectId, DISCOVERY_TOKENS: `bench:${TOKEN}` },
+    { entry: built && join(built.outDir, built.main) },
+  );
   // --in-process (a diagnostic): the same app in this process, driven by app.request() (no socket, no
   // second process), separates the HTTP hop and the extra process from the lease store's own cost. Off by
   // default: its listeners would add work to the emulator that the main comparison should not carry.
@@ -210,9 +222,9 @@ export default async function leasesBench(args: string[]): Promise<void> {
       },
       targets: { pairsPerRawCommit: { op: '>=', value: 0.4 } },
       notes: [
-        'pair = POST /v1/leases then DELETE /v1/leases/{id} over HTTP/1.1 keep-alive to one API process (functions/api/src/main.ts)',
+        `pair = POST /v1/leases then DELETE /v1/leases/{id} over HTTP/1.1 keep-alive to one API process (functions/api/src/main.ts, ${params.apiRuns === 'tsx' ? 'under tsx' : 'compiled as deployed'})`,
         'raw commit = one DocumentReference.set() of a distinct document, same concurrency, same emulator, same run',
-        'each pair is two preconditioned two-document batch commits (grant: leaseState + lease; release: leaseState + lease)',
+        'each pair is two preconditioned two-document writes (grant: leaseState + lease; release: leaseState + lease); writes of different proxies that queue behind a busy store share one commit (group commit, at most 2 in flight)',
         'per-repetition ratios; the order of the sides rotates between repetitions; loadAverage1m is the whole machine',
         ...(local
           ? [

@@ -46,8 +46,13 @@ export interface SelectionPlan {
 }
 
 export function matchesSelector(proxy: ProxyResource, selector: Readonly<Record<string, string>>): boolean {
+  return matchesAll(proxy, Object.entries(selector));
+}
+
+function matchesAll(proxy: ProxyResource, wanted: ReadonlyArray<[string, string]>): boolean {
   const attrs = proxy.spec.attributes;
-  return Object.entries(selector).every(([k, v]) => Object.hasOwn(attrs, k) && attrs[k] === v);
+  for (const [k, v] of wanted) if (!Object.hasOwn(attrs, k) || attrs[k] !== v) return false;
+  return true;
 }
 
 /** Healthy and reachable: what `healthy=true` lists and what a lease may be granted on. */
@@ -70,8 +75,9 @@ export function planSelection(
     atCapacity: 0,
   };
   const ranked: Array<{ proxy: ProxyResource; active: number }> = [];
+  const wanted = Object.entries(request.selector);
   for (const proxy of proxies) {
-    if (!matchesSelector(proxy, request.selector)) continue;
+    if (!matchesAll(proxy, wanted)) continue;
     plan.considered++;
     if (view.heldByGateway(proxy)) {
       plan.inGateway++;
