@@ -21,8 +21,8 @@ it('combines queued writes, and splits a commit that one stale precondition fail
     committer
       .commit([docs[i]!.path], (b) => b.update(docs[i]!, { n: 1 }, { lastUpdateTime: versions[i]! }))
       .then(
-        (t) => ({ ok: true, t }),
-        (err: { code?: number }) => ({ ok: false, code: err.code }),
+        (t) => ({ ok: true as const, t }),
+        (err: { code?: number }) => ({ ok: false as const, code: err.code }),
       );
   const results = await Promise.all([0, 1, 2, 3].map(write));
 
