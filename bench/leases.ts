@@ -10,17 +10,18 @@
 // TypeScript under tsx instead, whose source-mapped stack traces cost the Firestore client, which captures
 // a stack on every commit, several per cent of the API's CPU).
 
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { loadavg } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Firestore } from '@google-cloud/firestore';
-import { join } from 'node:path';
 import { freePort } from '../emulators/launcher/free-port.js';
 import { startGoogleEmulators } from '../emulators/launcher/google-emulators.js';
 import { proxy } from '../shared/src/domain/leases/fixtures.unit.js';
 import { systemClock } from '../shared/src/ports/clock.js';
-import { leaseTestApp, startApiProcess, writeFleet } from '../test/support/leases.js';
 import { buildSources, repoRoot } from '../terraform/build/build-sources.js';
+import { leaseTestApp, startApiProcess, writeFleet } from '../test/support/leases.js';
 import { writeResult } from './support/result.js';
 
 const TOKEN = 'bench-crawler-token-0123456789';
@@ -88,6 +89,18 @@ function keepAliveClient(base: string, sockets: number) {
 }
 
 type Side = 'raw' | 'pairs' | 'inProcessPairs';
+
+/** utime + stime of a process in µs (Linux /proc); NaN where that cannot be read. */
+function processCpuMicros(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime: fields 14 and 15 of stat(5)
+    return (ticks * 1e6) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return Number.NaN;
+  }
+}
+const CLOCK_TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
 export default async function leasesBench(args: string[]): Promise<void> {
   const { values: o } = parseArgs({
@@ -185,22 +198,30 @@ export default async function leasesBench(args: string[]): Promise<void> {
 
     const rows: Array<Record<Side, number> & { errors: number }> = [];
     const pairLatencies: number[] = [];
+    /** The API process's CPU (user + system) per pair, per repetition: less load-dependent than rates. */
+    const apiCpuUsPerPair: number[] = [];
     for (let rep = 0; rep < reps; rep++) {
       // Rotate the order of the sides, so that drift in the machine's load favours none of them.
       const row = { raw: 0, pairs: 0, inProcessPairs: 0, errors: 0 };
       for (let k = 0; k < sides.length; k++) {
         const [side, op] = sides[(rep + k) % sides.length]!;
+        const cpuBefore = processCpuMicros(api.pid);
         const r = await closedLoop(conc, duration, op);
         row[side] = r.perSecond;
         row.errors += r.errors;
-        if (side === 'pairs') pairLatencies.push(...r.latencies);
+        if (side === 'pairs') {
+          pairLatencies.push(...r.latencies);
+          const used = processCpuMicros(api.pid) - cpuBefore;
+          if (r.done > 0 && Number.isFinite(used)) apiCpuUsPerPair.push(used / r.done);
+        }
       }
       rows.push(row);
       loadAvg.push(loadavg()[0] ?? 0);
       const inProcess = local ? ` (${row.inProcessPairs.toFixed(1)} in-process)` : '';
       console.log(
         `rep ${rep + 1}: ${row.pairs.toFixed(1)} pairs/s${inProcess}, ${row.raw.toFixed(1)} raw commits/s, ` +
-          `ratio ${(row.pairs / row.raw).toFixed(3)}, errors ${row.errors}`,
+          `ratio ${(row.pairs / row.raw).toFixed(3)}, API CPU ${apiCpuUsPerPair.at(-1)?.toFixed(0)} µs/pair, ` +
+          `errors ${row.errors}`,
       );
     }
     const ratios = rows.map((r) => r.pairs / r.raw);
@@ -217,6 +238,7 @@ export default async function leasesBench(args: string[]): Promise<void> {
         pairP50Ms: quantile(sorted, 0.5),
         pairP99Ms: quantile(sorted, 0.99),
         ...(local ? { inProcessPairsPerRawCommit: median(rows.map((r) => r.inProcessPairs / r.raw)) } : {}),
+        apiCpuUsPerPair: median(apiCpuUsPerPair),
         loadAverage1m: median(loadAvg),
         errors: rows.reduce((n, r) => n + r.errors, 0),
       },
@@ -226,6 +248,7 @@ export default async function leasesBench(args: string[]): Promise<void> {
         'raw commit = one DocumentReference.set() of a distinct document, same concurrency, same emulator, same run',
         'each pair is two preconditioned two-document writes (grant: leaseState + lease; release: leaseState + lease); writes of different proxies that queue behind a busy store share one commit (group commit, at most 2 in flight)',
         'per-repetition ratios; the order of the sides rotates between repetitions; loadAverage1m is the whole machine',
+        'apiCpuUsPerPair: the API process’s user+system CPU (/proc/<pid>/stat) over a pairs run, per pair (median of repetitions)',
         ...(local
           ? [
               'inProcessPairsPerRawCommit: the same app driven by app.request() in the bench process (diagnostic)',
