@@ -57,8 +57,20 @@ function matchesAll(proxy: ProxyResource, wanted: ReadonlyArray<[string, string]
 
 /** Healthy and reachable: what `healthy=true` lists and what a lease may be granted on. */
 export function isLeasable(proxy: ProxyResource): boolean {
-  return isHealthy(proxy) && proxyEndpoint(proxy) !== null;
+  let known = leasable.get(proxy);
+  if (known === undefined) {
+    known = isHealthy(proxy) && proxyEndpoint(proxy) !== null;
+    leasable.set(proxy, known);
+  }
+  return known;
 }
+
+/**
+ * isLeasable per proxy document, computed once: selection asks it of every proxy on every request, and a
+ * changed proxy arrives as a new object (documents are never mutated in place), so the answer never goes
+ * stale. Weak, so a replaced document takes its entry with it.
+ */
+const leasable = new WeakMap<ProxyResource, boolean>();
 
 export function planSelection(
   proxies: readonly ProxyResource[],
