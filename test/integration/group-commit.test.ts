@@ -21,14 +21,19 @@ it('combines queued writes, and splits a commit that one stale precondition fail
     committer
       .commit([docs[i]!.path], (b) => b.update(docs[i]!, { n: 1 }, { lastUpdateTime: versions[i]! }))
       .then(
-        (t) => ({ ok: t instanceof Object }),
-        (err: { code?: number }) => ({ code: err.code }),
+        (t) => ({ ok: true as const, t }),
+        (err: { code?: number }) => ({ ok: false as const, code: err.code }),
       );
   const results = await Promise.all([0, 1, 2, 3].map(write));
 
-  expect(results).toEqual([{ ok: true }, { ok: true }, { code: 9 }, { ok: true }]);
+  expect(results.map((r) => (r.ok ? 'ok' : r.code))).toEqual(['ok', 'ok', 9, 'ok']);
   // The first went alone; b, c and d queued behind it and went together, which "c" failed: three alone.
   expect(committer.counts).toEqual({ commits: 2, combined: 1, splits: 1 });
   const stored = await Promise.all(docs.map(async (d) => (await d.get()).get('n')));
   expect(stored).toEqual([1, 1, 'elsewhere', 1]);
+
+  // The time a caller gets back is its document's new version: the next write may be conditioned on it.
+  const d = results[3] as { t: Timestamp };
+  await expect(docs[3]!.update({ n: 2 }, { lastUpdateTime: d.t })).resolves.toBeDefined();
+  await expect(docs[3]!.update({ n: 3 }, { lastUpdateTime: d.t })).rejects.toMatchObject({ code: 9 });
 });

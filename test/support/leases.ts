@@ -116,12 +116,17 @@ export interface ApiProcess {
 }
 
 /**
- * Starts the real API entry point (functions/api/src/main.ts) as its own process on a free port, with the
- * emulators of this test run, and waits until /healthz answers.
+ * Starts the real API entry point (functions/api/src/main.ts under tsx, or `entry`: its compiled main.js
+ * as `npm run build:functions` deploys it) as its own process on a free port, with the emulators of this
+ * test run, and waits until /healthz answers.
  */
-export async function startApiProcess(env: Record<string, string>, timeoutMs = 90_000): Promise<ApiProcess> {
+export async function startApiProcess(
+  env: Record<string, string>,
+  { timeoutMs = 90_000, entry }: { timeoutMs?: number; entry?: string } = {},
+): Promise<ApiProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'functions/api/src/main.ts'], {
+  const args = entry ? [entry] : ['--import', 'tsx', 'functions/api/src/main.ts'];
+  const child = spawn(process.execPath, args, {
     env: {
       ...process.env,
       PORT: String(port),

@@ -3,7 +3,6 @@
 // end-to-end tests start it in-process (server.ts). Nothing here reads process.env.
 import { randomUUID } from 'node:crypto';
 import { OpenAPIHono } from '@hono/zod-openapi';
-import { except } from 'hono/combine';
 import { methodNotAllowed } from 'hono/method-not-allowed';
 import { requestId } from 'hono/request-id';
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
@@ -72,7 +71,8 @@ export function createApp(deps: ApiDeps) {
     }),
   );
   // Worker reports carry up to 10,000 counts: the worker routes bound each body themselves.
-  app.use(except('/v1/workers/*', limitBody({ maxBytes: deps.maxBodyBytes })));
+  const limit = limitBody({ maxBytes: deps.maxBodyBytes });
+  app.use((c, next) => (c.req.path.startsWith('/v1/workers/') ? next() : limit(c, next)));
   // Admin auth guards the admin surface; crawler tokens also open GET /v1/proxies (discovery), the lease
   // routes and /openapi.json (leases/index.ts). `/v1/proxies/*` also matches `/v1/proxies`.
   const guards = leaseGuards(deps.leases, deps.auth);

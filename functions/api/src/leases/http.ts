@@ -55,7 +55,7 @@ export const optionalJsonBody = () => {
   const gate = jsonBody();
   return createMiddleware(async (c, next) => {
     if (c.req.header('content-type') !== undefined) return gate(c, next);
-    if (c.req.raw.body !== null && (await c.req.arrayBuffer()).byteLength > 0) {
+    if ((await c.req.arrayBuffer()).byteLength > 0) {
       throw new ApiError(415, 'unsupported_media_type', 'a body must be sent as application/json');
     }
     await next();

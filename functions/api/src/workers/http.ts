@@ -1,10 +1,10 @@
 // The pieces every worker route is made of: worker authentication (principal in c.var), a body limit per
 // endpoint, a per-worker rate limit, and JSON validation with the API's issue format.
 import type { Context } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { createMiddleware } from 'hono/factory';
 import type { z } from 'zod';
 import { bearerToken } from '../auth/authenticator.js';
+import { bodyLimit } from '../middleware/body-limit.js';
 import { jsonBody } from '../middleware/json-body.js';
 import { toIssues } from '../validation/issues.js';
 import type { WorkerAuthenticator, WorkerPrincipal } from './auth.js';
@@ -36,20 +36,17 @@ export const requireWorker = (auth: WorkerAuthenticator) =>
   });
 
 export const limitBytes = (maxSize: number) =>
-  bodyLimit({
+  bodyLimit(
     maxSize,
-    onError: () => {
-      throw new WorkerApiError(
+    () =>
+      new WorkerApiError(
         413,
         'payload_too_large',
         `request bodies here are limited to ${maxSize} bytes`,
         {},
-        {
-          Connection: 'close',
-        },
-      );
-    },
-  });
+        { Connection: 'close' },
+      ),
+  );
 
 /** JSON body checks (media type, parse, depth, forbidden keys) before the schema sees it. */
 export const json = jsonBody;

@@ -12,7 +12,7 @@ export interface CommitBatch<T> {
 }
 
 export interface GroupCommitOptions {
-  /** Commits outstanding at once before writes start to queue (default 4). */
+  /** Commits outstanding at once before writes start to queue (default 2: on the emulator 1–2 beat 4). */
   maxInFlight?: number;
   /** Callers per combined commit (default 50; Firestore allows 500 writes per commit). */
   maxCallers?: number;
@@ -37,7 +37,7 @@ export class GroupCommitter<B extends CommitBatch<T>, T> {
     private readonly newBatch: () => B,
     opts: GroupCommitOptions = {},
   ) {
-    this.maxInFlight = opts.maxInFlight ?? 4;
+    this.maxInFlight = opts.maxInFlight ?? 2;
     this.maxCallers = opts.maxCallers ?? 50;
   }
 

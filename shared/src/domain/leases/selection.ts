@@ -46,14 +46,31 @@ export interface SelectionPlan {
 }
 
 export function matchesSelector(proxy: ProxyResource, selector: Readonly<Record<string, string>>): boolean {
+  return matchesAll(proxy, Object.entries(selector));
+}
+
+function matchesAll(proxy: ProxyResource, wanted: ReadonlyArray<[string, string]>): boolean {
   const attrs = proxy.spec.attributes;
-  return Object.entries(selector).every(([k, v]) => Object.hasOwn(attrs, k) && attrs[k] === v);
+  for (const [k, v] of wanted) if (!Object.hasOwn(attrs, k) || attrs[k] !== v) return false;
+  return true;
 }
 
 /** Healthy and reachable: what `healthy=true` lists and what a lease may be granted on. */
 export function isLeasable(proxy: ProxyResource): boolean {
-  return isHealthy(proxy) && proxyEndpoint(proxy) !== null;
+  let known = leasable.get(proxy);
+  if (known === undefined) {
+    known = isHealthy(proxy) && proxyEndpoint(proxy) !== null;
+    leasable.set(proxy, known);
+  }
+  return known;
 }
+
+/**
+ * isLeasable per proxy document, computed once: selection asks it of every proxy on every request, and a
+ * changed proxy arrives as a new object (documents are never mutated in place), so the answer never goes
+ * stale. Weak, so a replaced document takes its entry with it.
+ */
+const leasable = new WeakMap<ProxyResource, boolean>();
 
 export function planSelection(
   proxies: readonly ProxyResource[],
@@ -70,8 +87,9 @@ export function planSelection(
     atCapacity: 0,
   };
   const ranked: Array<{ proxy: ProxyResource; active: number }> = [];
+  const wanted = Object.entries(request.selector);
   for (const proxy of proxies) {
-    if (!matchesSelector(proxy, request.selector)) continue;
+    if (!matchesAll(proxy, wanted)) continue;
     plan.considered++;
     if (view.heldByGateway(proxy)) {
       plan.inGateway++;

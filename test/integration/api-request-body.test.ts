@@ -1,0 +1,90 @@
+// The API reads request bodies straight from Node's socket (functions/api/src/middleware/request-body.ts):
+// over a real socket, a chunked body and a Content-Length body both reach the route, a request without a
+// body is not waited on, and a client that hangs up in the middle of its body changes nothing, logs no
+// error and leaves the server serving.
+import { connect } from 'node:net';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { openAuthenticator } from '../../functions/api/src/auth/authenticator.js';
+import { type ApiServer, startApiServer } from '../../functions/api/src/server.js';
+import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
+import { systemClock } from '../../shared/src/ports/clock.js';
+import { InMemoryProxyStore } from '../../shared/src/testing/in-memory-proxy-store.js';
+import { RecordingReconcilePublisher } from '../../shared/src/testing/recording-publisher.js';
+
+const log = memoryLogger();
+const store = new InMemoryProxyStore();
+let api: ApiServer;
+
+beforeAll(async () => {
+  api = await startApiServer({
+    deps: {
+      version: 'test',
+      store,
+      publisher: new RecordingReconcilePublisher(),
+      clock: systemClock,
+      auth: openAuthenticator(),
+      log,
+    },
+  });
+});
+afterAll(() => api.close());
+
+const proxyJson = (name: string) =>
+  JSON.stringify({ name, spec: { mode: 'external', endpoint: { host: '127.0.0.9', port: 3128 } } });
+
+/** Writes raw bytes on a fresh connection; resolves to what came back before the server closed or 5 s. */
+function raw(bytes: string, { hangUp = false } = {}): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(api.port, '127.0.0.1');
+    let got = '';
+    socket.setTimeout(5_000, () => socket.destroy());
+    socket.on('data', (d: Buffer) => {
+      got += d.toString('latin1');
+      if (/\r\n0\r\n\r\n$|^HTTP\/1\.1 \d+[\s\S]*\r\n\r\n[\s\S]*\}$/.test(got)) socket.end();
+    });
+    socket.on('error', reject);
+    socket.on('close', () => resolve(got));
+    socket.write(bytes, () => {
+      if (hangUp) setTimeout(() => socket.destroy(), 50);
+    });
+  });
+}
+
+const head = (method: string, path: string, extra: string) =>
+  `${method} ${path} HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n${extra}`;
+
+it('reads a Content-Length body and a chunked body', async () => {
+  const a = proxyJson('body-length');
+  const byLength = await raw(`${head('POST', '/v1/proxies', `Content-Length: ${a.length}\r\n\r\n`)}${a}`);
+  expect(byLength).toMatch(/^HTTP\/1\.1 201 /);
+
+  const b = proxyJson('body-chunked');
+  const half = Math.floor(b.length / 2);
+  const chunk = (s: string) => `${s.length.toString(16)}\r\n${s}\r\n`;
+  const chunked = await raw(
+    `${head('POST', '/v1/proxies', 'Transfer-Encoding: chunked\r\n\r\n')}${chunk(b.slice(0, half))}${chunk(b.slice(half))}0\r\n\r\n`,
+  );
+  expect(chunked).toMatch(/^HTTP\/1\.1 201 /);
+  expect((await store.list()).map((p) => p.name).sort()).toEqual(['body-chunked', 'body-length']);
+});
+
+it('answers a request without a body at once', async () => {
+  const res = await raw('GET /v1/proxies/body-length HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n');
+  expect(res).toMatch(/^HTTP\/1\.1 200 /);
+});
+
+it('a client that hangs up halfway through its body changes nothing and logs no error', async () => {
+  const body = proxyJson('body-cut');
+  const before = log.lines.length;
+  const res = await raw(
+    `${head('POST', '/v1/proxies', `Content-Length: ${body.length}\r\n\r\n`)}${body.slice(0, 20)}`,
+    { hangUp: true },
+  );
+  expect(res).toBe('');
+  expect(await store.get('body-cut')).toBeNull();
+  // Still serving, and the cut request was not a server error.
+  const after = await fetch(`${api.url}/v1/proxies`);
+  expect(after.status).toBe(200);
+  const logged = log.lines.slice(before);
+  expect(logged.filter((l) => l.severity === 'ERROR' || l.severity === 'CRITICAL')).toEqual([]);
+});
