@@ -2,9 +2,14 @@
 // over a real socket, a chunked body and a Content-Length body both reach the route, a request without a
 // body is not waited on, and a client that hangs up in the middle of its body changes nothing, logs no
 // error and leaves the server serving.
-import { connect } from 'node:net';
+import type { IncomingMessage } from 'node:http';
+import { type AddressInfo, connect } from 'node:net';
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openAuthenticator } from '../../functions/api/src/auth/authenticator.js';
+import { ApiError } from '../../functions/api/src/errors.js';
+import { limitBody } from '../../functions/api/src/middleware/body-limit.js';
 import { type ApiServer, startApiServer } from '../../functions/api/src/server.js';
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import { systemClock } from '../../shared/src/ports/clock.js';
@@ -33,9 +38,9 @@ const proxyJson = (name: string) =>
   JSON.stringify({ name, spec: { mode: 'external', endpoint: { host: '127.0.0.9', port: 3128 } } });
 
 /** Writes raw bytes on a fresh connection; resolves to what came back before the server closed or 5 s. */
-function raw(bytes: string, { hangUp = false } = {}): Promise<string> {
+function raw(bytes: string, { hangUp = false, port = api.port } = {}): Promise<string> {
   return new Promise((resolve, reject) => {
-    const socket = connect(api.port, '127.0.0.1');
+    const socket = connect(port, '127.0.0.1');
     let got = '';
     socket.setTimeout(5_000, () => socket.destroy());
     socket.on('data', (d: Buffer) => {
@@ -87,4 +92,37 @@ it('a client that hangs up halfway through its body changes nothing and logs no 
   expect(after.status).toBe(200);
   const logged = log.lines.slice(before);
   expect(logged.filter((l) => l.severity === 'ERROR' || l.severity === 'CRITICAL')).toEqual([]);
+});
+
+it('a client gone before its body is read (an earlier middleware was awaiting) still settles the request', async () => {
+  // Worker routes authenticate before they read the body: the client may hang up meanwhile, and Node then
+  // destroys the request before the body reader ever looks at it.
+  const settled: string[] = [];
+  const app = new Hono<{ Bindings: { incoming: IncomingMessage } }>();
+  app.onError((err, c) => {
+    settled.push(err instanceof ApiError ? err.code : 'crash');
+    return c.text('', 500);
+  });
+  app.use(async (c, next) => {
+    const { incoming } = c.env;
+    if (!incoming.destroyed) await new Promise((r) => incoming.once('close', r));
+    await next();
+  });
+  app.use(limitBody());
+  app.post('/x', async (c) => {
+    settled.push('handled');
+    return c.text('ok');
+  });
+  const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
+  await new Promise((r) => server.once('listening', r));
+  try {
+    const port = (server.address() as AddressInfo).port;
+    for (const body of ['{"half', '{"whole":true}']) {
+      await raw(`${head('POST', '/x', `Content-Length: 14\r\n\r\n`)}${body}`, { hangUp: true, port });
+    }
+    for (let i = 0; i < 50 && settled.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(settled).toEqual(['invalid_request', 'invalid_request']);
+  } finally {
+    server.close();
+  }
 });

@@ -19,9 +19,12 @@ it('combines queued writes, and splits a commit that one stale precondition fail
   const committer = new GroupCommitter<WriteBatch, Timestamp>(() => db.batch(), { maxInFlight: 1 });
   const write = (i: number) =>
     committer
-      .commit([docs[i]!.path], (b) => b.update(docs[i]!, { n: 1 }, { lastUpdateTime: versions[i]! }))
+      .commit([docs[i]!.path], (b) => {
+        b.update(docs[i]!, { n: 1 }, { lastUpdateTime: versions[i]! });
+        return 1;
+      })
       .then(
-        (t) => ({ ok: true as const, t }),
+        ([r]) => ({ ok: true as const, t: r!.writeTime }),
         (err: { code?: number }) => ({ ok: false as const, code: err.code }),
       );
   const results = await Promise.all([0, 1, 2, 3].map(write));

@@ -206,6 +206,14 @@ describe('snapshots, ACK and runtime reports', () => {
     expect(await huge.json()).toMatchObject({ error: 'payload_too_large' });
   });
 
+  it('a routing policy may use its own 256 KiB, past the API-wide 64 KiB', async () => {
+    // A well-formed body of ~100 KiB that the schema refuses: read whole and judged, not cut off at 64 KiB.
+    const big = await plane.admin('PUT', '/v1/gateway/routing', { pad: 'x'.repeat(100 * 1024) });
+    expect(big.status).toBe(400);
+    const tooBig = await plane.admin('PUT', '/v1/gateway/routing', { pad: 'x'.repeat(300 * 1024) });
+    expect(tooBig).toMatchObject({ status: 413, body: { error: 'payload_too_large' } });
+  });
+
   it('rate-limits each worker (429 with Retry-After)', async () => {
     const answers = await Promise.all(
       Array.from({ length: 12 }, () => w.call('GET', `/v1/workers/gw-1/snapshot?sessionId=${w.sessionId}`)),

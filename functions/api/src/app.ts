@@ -70,9 +70,11 @@ export function createApp(deps: ApiDeps) {
         }),
     }),
   );
-  // Worker reports carry up to 10,000 counts: the worker routes bound each body themselves.
+  // Worker reports carry up to 10,000 counts and a routing policy up to 256 KiB: the worker and gateway
+  // routes bound each body themselves (workers/http.ts limitBytes).
   const limit = limitBody({ maxBytes: deps.maxBodyBytes });
-  app.use((c, next) => (c.req.path.startsWith('/v1/workers/') ? next() : limit(c, next)));
+  const ownLimits = ['/v1/workers/', '/v1/gateway/'];
+  app.use((c, next) => (ownLimits.some((p) => c.req.path.startsWith(p)) ? next() : limit(c, next)));
   // Admin auth guards the admin surface; crawler tokens also open GET /v1/proxies (discovery), the lease
   // routes and /openapi.json (leases/index.ts). `/v1/proxies/*` also matches `/v1/proxies`.
   const guards = leaseGuards(deps.leases, deps.auth);

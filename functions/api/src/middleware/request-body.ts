@@ -40,8 +40,16 @@ function unreadIncoming(c: Context): IncomingMessage | null {
     : null;
 }
 
+const endedEarly = () => new ApiError(400, 'invalid_request', 'the request body ended early');
+
 function readIncoming(incoming: IncomingMessage, maxBytes: number): Promise<Uint8Array | null> {
   return new Promise((resolve, reject) => {
+    // The client may have gone while an earlier middleware awaited (worker auth does): Node has then
+    // destroyed the request already, and its 'close' will not come again.
+    if (incoming.destroyed) {
+      reject(endedEarly());
+      return;
+    }
     const chunks: Buffer[] = [];
     let size = 0;
     const done = () => {
@@ -65,7 +73,7 @@ function readIncoming(incoming: IncomingMessage, maxBytes: number): Promise<Uint
     // The client went away (or the socket failed) before the body ended: nobody is there to answer.
     const onClose = () => {
       done();
-      reject(new ApiError(400, 'invalid_request', 'the request body ended early'));
+      reject(endedEarly());
     };
     incoming.on('data', onData);
     incoming.once('end', onEnd);

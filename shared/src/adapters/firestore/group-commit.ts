@@ -16,38 +16,51 @@ export interface GroupCommitOptions {
   maxInFlight?: number;
   /** Callers per combined commit (default 50; Firestore allows 500 writes per commit). */
   maxCallers?: number;
+  /**
+   * Which failures of a combined commit may be one caller's doing (a failed precondition): those split the
+   * commit so that each caller learns its own answer. Any other failure (Firestore overloaded or away) is
+   * every caller's answer at once, so that they back off instead of retrying one by one at that moment.
+   * Default: every failure splits.
+   */
+  splitOn?: (err: unknown) => boolean;
 }
 
-interface Pending<B> {
+/** A caller's writes: adds them to the batch and says how many it added. */
+export type Writes<B> = (batch: B) => number;
+
+interface Pending<B, T> {
   keys: readonly string[];
-  write: (batch: B) => void;
-  resolve: (writeTime: unknown) => void;
+  write: Writes<B>;
+  resolve: (results: ReadonlyArray<{ writeTime: T }>) => void;
   reject: (err: unknown) => void;
 }
 
 export class GroupCommitter<B extends CommitBatch<T>, T> {
-  private readonly queue: Pending<B>[] = [];
+  private readonly queue: Pending<B, T>[] = [];
   private inFlight = 0;
   private readonly maxInFlight: number;
   private readonly maxCallers: number;
-  /** Commits sent, and how many of them carried more than one caller (for metrics and tests). */
+  private readonly splitOn: (err: unknown) => boolean;
+  /** Commits sent, how many carried more than one caller, and how many of those were split. */
   readonly counts = { commits: 0, combined: 0, splits: 0 };
 
   constructor(
     private readonly newBatch: () => B,
     opts: GroupCommitOptions = {},
   ) {
-    this.maxInFlight = opts.maxInFlight ?? 2;
-    this.maxCallers = opts.maxCallers ?? 50;
+    this.maxInFlight = Math.max(1, opts.maxInFlight ?? 2);
+    this.maxCallers = Math.max(1, opts.maxCallers ?? 50);
+    this.splitOn = opts.splitOn ?? (() => true);
   }
 
   /**
-   * Commits `write`'s writes, alone or with others'; resolves to the commit's time. `keys` names the
-   * documents written: two callers writing one document never share a commit (the later one waits).
+   * Commits `write`'s writes, alone or with others'; resolves to the results of its own writes, in the
+   * order it added them (each document's new version: a write that changed nothing keeps its old one).
+   * `keys` names every document written: two callers writing one document never share a commit.
    */
-  commit(keys: readonly string[], write: (batch: B) => void): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ keys, write, resolve: resolve as (t: unknown) => void, reject });
+  commit(keys: readonly string[], write: Writes<B>): Promise<ReadonlyArray<{ writeTime: T }>> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ keys, write, resolve, reject });
       this.pump();
     });
   }
@@ -56,16 +69,20 @@ export class GroupCommitter<B extends CommitBatch<T>, T> {
     while (this.inFlight < this.maxInFlight && this.queue.length > 0) {
       const group = this.takeGroup();
       this.inFlight++;
-      this.send(group).finally(() => {
-        this.inFlight--;
-        this.pump();
-      });
+      this.send(group)
+        .catch((err) => {
+          for (const p of group) p.reject(err); // not reached: send() settles every caller itself
+        })
+        .finally(() => {
+          this.inFlight--;
+          this.pump();
+        });
     }
   }
 
   /** The longest prefix-first selection of queued callers with no document in common. */
-  private takeGroup(): Pending<B>[] {
-    const group: Pending<B>[] = [];
+  private takeGroup(): Pending<B, T>[] {
+    const group: Pending<B, T>[] = [];
     const taken = new Set<string>();
     for (let i = 0; i < this.queue.length && group.length < this.maxCallers; ) {
       const p = this.queue[i]!;
@@ -80,28 +97,41 @@ export class GroupCommitter<B extends CommitBatch<T>, T> {
     return group;
   }
 
-  private async send(group: Pending<B>[]): Promise<void> {
+  private async send(group: Pending<B, T>[]): Promise<void> {
     this.counts.commits++;
     if (group.length === 1) return this.alone(group[0]!);
     this.counts.combined++;
-    const batch = this.newBatch();
+    let results: ReadonlyArray<{ writeTime: T }>;
+    const ranges: Array<[number, number]> = [];
     try {
-      for (const p of group) p.write(batch);
-      const [first] = await batch.commit();
-      for (const p of group) p.resolve(first?.writeTime);
-    } catch {
+      const batch = this.newBatch();
+      let at = 0;
+      for (const p of group) {
+        const n = p.write(batch);
+        ranges.push([at, at + n]);
+        at += n;
+      }
+      results = await batch.commit();
+    } catch (err) {
+      if (!this.splitOn(err)) {
+        for (const p of group) p.reject(err);
+        return;
+      }
       // Which caller failed it is unknowable: each commits again alone and gets its own answer.
       this.counts.splits++;
       await Promise.all(group.map((p) => this.alone(p)));
+      return;
     }
+    group.forEach((p, i) => {
+      p.resolve(results.slice(...ranges[i]!));
+    });
   }
 
-  private async alone(p: Pending<B>): Promise<void> {
+  private async alone(p: Pending<B, T>): Promise<void> {
     try {
       const batch = this.newBatch();
       p.write(batch);
-      const [first] = await batch.commit();
-      p.resolve(first?.writeTime);
+      p.resolve(await batch.commit());
     } catch (err) {
       p.reject(err);
     }

@@ -14,16 +14,24 @@ class FakeBatch implements CommitBatch<number> {
       this.settle = () =>
         this.writes.some((w) => w.startsWith('bad'))
           ? reject(Object.assign(new Error('precondition'), { code: 9 }))
-          : resolve(this.writes.map(() => ({ writeTime: this.log.indexOf(this) })));
+          : resolve(this.writes.map((_, i) => ({ writeTime: this.log.indexOf(this) * 100 + i })));
     });
   }
   settle: () => void = () => {};
 }
 
-function setup(maxInFlight: number, maxCallers?: number) {
+function setup(maxInFlight: number, maxCallers?: number, splitOn?: (err: unknown) => boolean) {
   const sent: FakeBatch[] = [];
-  const committer = new GroupCommitter(() => new FakeBatch(sent), { maxInFlight, maxCallers });
-  const write = (key: string, name = key) => committer.commit([key], (b: FakeBatch) => b.set(name));
+  const committer = new GroupCommitter(() => new FakeBatch(sent), { maxInFlight, maxCallers, splitOn });
+  /** One caller writing `name` (and `name+` too when `two`): resolves to its own writes' times. */
+  const write = (key: string, name = key, two = false) =>
+    committer
+      .commit([key], (b: FakeBatch) => {
+        b.set(name);
+        if (two) b.set(`${name}+`);
+        return two ? 2 : 1;
+      })
+      .then((results) => results.map((r) => r.writeTime));
   /** Settles every commit sent so far, and lets the committer send what queued behind them. */
   const flush = async () => {
     for (let i = 0; i < 5; i++) {
@@ -48,7 +56,7 @@ describe('GroupCommitter', () => {
     expect(sent.map((b) => b.writes)).toEqual([['a']]);
     await flush();
     expect(sent.map((b) => b.writes)).toEqual([['a'], ['b', 'c', 'd']]);
-    expect(await Promise.all(results)).toEqual([0, 1, 1, 1]);
+    expect(await Promise.all(results)).toEqual([[0], [100], [101], [102]]);
     expect(committer.counts).toEqual({ commits: 2, combined: 1, splits: 0 });
   });
 
@@ -80,8 +88,60 @@ describe('GroupCommitter', () => {
     );
     await flush();
     await first;
-    expect(await Promise.all(group)).toEqual([{ ok: 2 }, { code: 9 }, { ok: 4 }]);
+    expect(await Promise.all(group)).toEqual([{ ok: [200] }, { code: 9 }, { ok: [400] }]);
     expect(sent.map((b) => b.writes)).toEqual([['a'], ['b', 'bad', 'c'], ['b'], ['bad'], ['c']]);
     expect(committer.counts.splits).toBe(1);
+  });
+
+  it('gives each caller the results of its own writes, in its order', async () => {
+    const { write, flush } = setup(1);
+    const first = write('a');
+    const rest = [write('b', 'b', true), write('c'), write('d', 'd', true)];
+    await flush();
+    await first;
+    expect(await Promise.all(rest)).toEqual([[100, 101], [102], [103, 104]]);
+  });
+
+  it('does not split on a failure that is not a caller’s own: everyone gets it at once', async () => {
+    const { sent, write, flush, committer } = setup(1, 50, (err) => (err as { code: number }).code !== 9);
+    const first = write('a');
+    const group = [write('b'), write('bad')].map((p) => p.catch((err: { code: number }) => err.code));
+    await flush();
+    await first;
+    expect(await Promise.all(group)).toEqual([9, 9]);
+    expect(sent).toHaveLength(2);
+    expect(committer.counts.splits).toBe(0);
+  });
+
+  it('settles every caller when a batch cannot even be made, and keeps serving', async () => {
+    let broken = true;
+    const sent: FakeBatch[] = [];
+    const committer = new GroupCommitter<FakeBatch, number>(
+      () => {
+        if (broken) throw new Error('no batch');
+        return new FakeBatch(sent);
+      },
+      { maxInFlight: 1 },
+    );
+    const one = (k: string) =>
+      committer.commit([k], (b) => {
+        b.set(k);
+        return 1;
+      });
+    await expect(Promise.all([one('a'), one('b'), one('c')])).rejects.toThrow('no batch');
+    broken = false;
+    const next = one('d');
+    for (const b of sent) b.settle();
+    await new Promise((r) => setImmediate(r));
+    for (const b of sent) b.settle();
+    expect(await next).toEqual([{ writeTime: 0 }]);
+  });
+
+  it('treats nonsense limits as 1', async () => {
+    const { sent, write, flush } = setup(0, 0);
+    const all = ['a', 'b'].map((k) => write(k));
+    await flush();
+    await Promise.all(all);
+    expect(sent.map((b) => b.writes)).toEqual([['a'], ['b']]);
   });
 });

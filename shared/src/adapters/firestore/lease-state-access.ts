@@ -3,7 +3,7 @@
 // committed only if the document is still at the version they were computed from (lastUpdateTime
 // precondition; create when there was none), in one batch with the lease document's change. Writes of
 // different proxies that arrive together share a commit (group-commit.ts), each keeping its precondition.
-import type { Firestore, Timestamp, WriteBatch } from '@google-cloud/firestore';
+import type { DocumentReference, Firestore, Timestamp, WriteBatch } from '@google-cloud/firestore';
 import type { LeaseEntry } from '../../domain/leases/model.js';
 import type { Clock } from '../../ports/clock.js';
 import { LeaseStoreError } from '../../ports/lease-store.js';
@@ -34,7 +34,9 @@ export class LeaseStateAccess {
     private readonly maxCommits: number,
     groupCommit: GroupCommitOptions = {},
   ) {
-    this.committer = new GroupCommitter(() => db.batch(), groupCommit);
+    // A combined commit failed by one caller's stale precondition is split; Firestore being overloaded
+    // or away is everyone's answer at once, and each backs off from there (commit() below).
+    this.committer = new GroupCommitter(() => db.batch(), { splitOn: isConflict, ...groupCommit });
   }
 
   /** One read of the whole collection: a starting replica's view. */
@@ -93,14 +95,15 @@ export class LeaseStateAccess {
     return stale.length;
   }
 
-  /** One preconditioned write of a proxy's state (+ its lease document); false on a lost race. */
+  /** One preconditioned write of a proxy's state (+ its lease document `lease`); false on a lost race. */
   async commit(
     proxy: string,
     base: StateBase,
     entries: readonly LeaseEntry[],
     now: Date,
     budget: Budget,
-    withLease: (batch: WriteBatch) => void,
+    lease: DocumentReference,
+    writeLease: (batch: WriteBatch, lease: DocumentReference) => void,
   ): Promise<boolean> {
     if (++budget.commits > this.maxCommits) {
       throw new LeaseStoreError('contended', `no commit on ${proxy} after ${this.maxCommits} attempts`);
@@ -109,12 +112,13 @@ export class LeaseStateAccess {
     const ref = this.ref(proxy);
     const data = encodeState(proxy, entries, now);
     try {
-      const version = await this.committer.commit([ref.path], (batch) => {
+      const [state] = await this.committer.commit([ref.path, lease.path], (batch) => {
         if (base.version) batch.update(ref, data, { lastUpdateTime: base.version });
         else batch.create(ref, data);
-        withLease(batch);
+        writeLease(batch, lease);
+        return 2;
       });
-      if (version) this.cache.put(proxy, { entries, version }, this.clock.now().getTime());
+      if (state) this.cache.put(proxy, { entries, version: state.writeTime }, this.clock.now().getTime());
       return true;
     } catch (err) {
       if (isConflict(err)) return false;

@@ -6,7 +6,13 @@
 // over capacity, whatever the concurrency. Preconditioned writes rather than transactions, because the
 // emulator's pessimistic locks stall contending transactions for seconds
 // (../shared/design/gcp-offline-recipes.md §7); both are valid in production.
-import { FieldValue, type Firestore, Timestamp, type WriteBatch } from '@google-cloud/firestore';
+import {
+  type DocumentReference,
+  FieldValue,
+  type Firestore,
+  Timestamp,
+  type WriteBatch,
+} from '@google-cloud/firestore';
 import {
   activeEntries,
   extendEntry,
@@ -171,8 +177,12 @@ export class FirestoreLeaseStore implements LeaseStore {
         renewals: 0,
       };
       const doc = encodeLease(record, resolvableUntil(record, this.settings));
-      const create = (b: WriteBatch) => b.create(this.leaseRef(lease.id), doc);
-      if (await this.access.commit(candidate.name, base, entries, now, budget, create)) return record;
+      const create = (b: WriteBatch, ref: DocumentReference) => b.create(ref, doc);
+      if (
+        await this.access.commit(candidate.name, base, entries, now, budget, this.leaseRef(lease.id), create)
+      ) {
+        return record;
+      }
       fresh = true;
     }
   }
@@ -207,8 +217,9 @@ export class FirestoreLeaseStore implements LeaseStore {
             resolvableUntil({ expiresAt: now, releasedAt: now }, this.settings),
           ),
         };
-        const update = (b: WriteBatch) => b.update(this.leaseRef(leaseId), ended);
-        if (await this.access.commit(name, base, entries, now, budget, update)) return;
+        const update = (b: WriteBatch, ref: DocumentReference) => b.update(ref, ended);
+        if (await this.access.commit(name, base, entries, now, budget, this.leaseRef(leaseId), update))
+          return;
         fresh = true;
       }
     });
@@ -245,8 +256,10 @@ export class FirestoreLeaseStore implements LeaseStore {
           renewals: FieldValue.increment(1),
           [TTL_FIELD]: Timestamp.fromDate(resolvableUntil(renewed, this.settings)),
         };
-        const update = (b: WriteBatch) => b.update(this.leaseRef(leaseId), changes);
-        if (await this.access.commit(lease.proxy, base, entries, now, budget, update)) {
+        const update = (b: WriteBatch, ref: DocumentReference) => b.update(ref, changes);
+        if (
+          await this.access.commit(lease.proxy, base, entries, now, budget, this.leaseRef(leaseId), update)
+        ) {
           return { kind: 'renewed', lease: renewed };
         }
         fresh = true;
