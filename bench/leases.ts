@@ -93,7 +93,8 @@ type Side = 'raw' | 'pairs' | 'inProcessPairs';
 /** utime + stime of a process in µs (Linux /proc); NaN where that cannot be read. */
 function processCpuMicros(pid: number): number {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // a process name may contain ')'
     const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime: fields 14 and 15 of stat(5)
     return (ticks * 1e6) / CLOCK_TICKS_PER_SECOND;
   } catch {
