@@ -8,6 +8,7 @@ import { emptyStatus, ProxyResource } from '../shared/src/domain/proxy.js';
 import { buildPrepared, type Prepared, prepare } from '../shared/src/domain/snapshots/canonical-fast.js';
 import { contentDigest, DEFAULT_ROUTING, workerContent } from '../shared/src/domain/snapshots/content.js';
 import { chooseMessage, jsonBytes } from '../shared/src/domain/snapshots/next.js';
+import { ControllerProtocol } from '../shared/src/domain/workers/protocol.js';
 import { GatewaySnapshotMessage, sha256Hex } from '../shared/src/messages/gateway-snapshot.js';
 import { HEALTHY_CONDITIONS } from '../shared/src/testing/healthy-conditions.js';
 import { writeResult } from './support/result.js';
@@ -44,6 +45,7 @@ function fleet(n: number): ProxyResource[] {
 const contentOf = (owned: ProxyResource[]) =>
   workerContent({
     workerId: 'gw-bench',
+    protocolVersion: ControllerProtocol.max,
     epoch: 7,
     grant,
     routing: DEFAULT_ROUTING,

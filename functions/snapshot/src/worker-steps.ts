@@ -40,6 +40,7 @@ export function decideWorkerStep(deps: SnapshotPassDeps, build: WorkerBuild, x: 
     owned: build.owned,
     now: x.now,
     allocationSafetyMarginMs: deps.settings.allocationSafetyMarginMs,
+    protocolVersion: build.protocolVersion,
   });
   const prepared = prepare(content);
   const digest = contentDigest(prepared, deps.sha256);

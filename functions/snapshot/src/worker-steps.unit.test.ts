@@ -15,7 +15,14 @@ import { decideWorkerStep, type StepContext } from './worker-steps.js';
 const now = new Date('2026-01-01T00:00:00Z');
 const later = (s: number) => new Date(now.getTime() + s * 1000);
 const deps = { settings: DEFAULT_WORKER_SETTINGS, sha256: sha256Hex } as SnapshotPassDeps;
-const build: WorkerBuild = { workerId: 'w1', sessionId: 's1', grant: later(180), owned: [], draining: {} };
+const build: WorkerBuild = {
+  workerId: 'w1',
+  sessionId: 's1',
+  protocolVersion: 2,
+  grant: later(180),
+  owned: [],
+  draining: {},
+};
 const digest = contentDigest(
   prepare(
     workerContent({
@@ -26,6 +33,7 @@ const digest = contentDigest(
       owned: [],
       now,
       allocationSafetyMarginMs: DEFAULT_WORKER_SETTINGS.allocationSafetyMarginMs,
+      protocolVersion: 2,
     }),
   ),
   sha256Hex,

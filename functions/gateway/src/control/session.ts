@@ -19,7 +19,14 @@ import { KickLoop, sleep } from './loops.js';
 import { decodeSnapshotMessage } from './message.js';
 import { ReportLoop } from './reporting.js';
 
-export const WORKER_PROTOCOL_VERSION = 1;
+/**
+ * The protocol versions this worker speaks (shared/src/domain/workers/protocol.ts). It offers the highest;
+ * a control plane that does not speak it refuses, and the worker offers the next one down, so a gateway
+ * may be deployed before or after the API. Refused at the lowest, it stops (contract §7: no silent
+ * degradation below what it can do).
+ */
+export const WORKER_PROTOCOL_VERSION = 2;
+export const WORKER_PROTOCOL_MIN = 1;
 const REFUSAL_LOG_QUIET_MS = 30_000;
 
 export interface SessionSettings {
@@ -222,23 +229,31 @@ export class ControllerSession {
 
   private async registerUntilDone(): Promise<void> {
     const backoff = new Backoff(this.settings.backoff, this.random);
+    let offered = WORKER_PROTOCOL_VERSION;
     while (!this.session && !this.signal.aborted && !this.draining) {
       const answer = await this.deps.client.register({
         workerId: this.deps.workerId,
         instanceId: this.deps.instanceId,
         zone: this.deps.zone,
-        supportedProtocolVersion: WORKER_PROTOCOL_VERSION,
+        supportedProtocolVersion: offered,
       });
       if (answer.ok) {
         this.onRegistered(answer.body);
         return;
       }
+      if (answer.code === 'unsupported_protocol_version' && offered > WORKER_PROTOCOL_MIN) {
+        this.deps.log.info('control plane does not speak this protocol; offering the one below', {
+          workerId: this.deps.workerId,
+          refused: offered,
+          offering: offered - 1,
+        });
+        offered--;
+        continue;
+      }
       const reaction = controlReaction(answer.status, answer.code);
       if (reaction === 'fatal') {
         this.failFatally(
-          new SessionFatalError(
-            `the control plane refused protocol ${WORKER_PROTOCOL_VERSION}: ${answer.message}`,
-          ),
+          new SessionFatalError(`the control plane refused protocol ${offered}: ${answer.message}`),
         );
         return;
       }

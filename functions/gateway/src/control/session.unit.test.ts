@@ -88,7 +88,7 @@ describe('registration', () => {
     const h = harness();
     await h.start();
     expect(h.client.of('register').map((c) => c.body)).toEqual([
-      { workerId: WORKER, instanceId: 'instance-1', zone: 'local', supportedProtocolVersion: 1 },
+      { workerId: WORKER, instanceId: 'instance-1', zone: 'local', supportedProtocolVersion: 2 },
     ]);
     expect(h.feed.opened).toEqual([SUBSCRIPTION]);
     expect(h.session.session?.sessionId).toBe('session-1');
@@ -147,13 +147,27 @@ describe('registration', () => {
     await h.session.reporter.stop();
   });
 
-  it('refuses to start when the controller does not speak its protocol (no downgrade)', async () => {
+  it('steps down to a protocol it also speaks when the controller refuses its highest', async () => {
     const h = harness();
+    h.script('register', refusal(400, 'unsupported_protocol_version'));
+    await h.start();
+    expect(
+      h.client
+        .of('register')
+        .map((c) => (c.body as { supportedProtocolVersion: number }).supportedProtocolVersion),
+    ).toEqual([2, 1]);
+    expect(h.session.session?.sessionId).toBe('session-1');
+    expect(h.fatal).toEqual([]);
+  });
+
+  it('refuses to start when the controller speaks none of its protocols (no silent downgrade)', async () => {
+    const h = harness();
+    h.script('register', refusal(400, 'unsupported_protocol_version'));
     h.script('register', refusal(400, 'unsupported_protocol_version'));
     await h.start();
     await expect(h.started).rejects.toMatchObject({ kind: 'session_fatal' });
     await vi.advanceTimersByTimeAsync(60_000);
-    expect(h.client.of('register')).toHaveLength(1);
+    expect(h.client.of('register')).toHaveLength(2);
     expect(h.fatal).toHaveLength(1);
     expect(h.feed.opened).toEqual([]);
   });

@@ -10,6 +10,7 @@ import { proxyEndpoint } from '../leases/endpoint.js';
 import { isHealthy } from '../leases/health.js';
 import type { ProxyResource } from '../proxy.js';
 import { usableUntil } from '../workers/grants.js';
+import { readsFiltersDestinations } from '../workers/protocol.js';
 import { canonicalText, type Prepared } from './canonical-fast.js';
 
 /** The routing a worker gets when none is configured: every host, least-active over every proxy. */
@@ -18,16 +19,12 @@ export const DEFAULT_ROUTING: GatewayRoute[] = [
 ];
 
 /** The snapshot entry of an owned proxy, or null when it cannot carry traffic now (unhealthy, no address). */
-export function gatewayProxyOf(
+function entryOf(
   p: ProxyResource,
-  grant: Date,
-  marginMs: number,
-  now: Date,
+  expiresAt: string,
+  usable: string,
+  markFilters: boolean,
 ): GatewayProxy | null {
-  return entryOf(p, grant.toISOString(), usableUntil(grant, marginMs, now).toISOString());
-}
-
-function entryOf(p: ProxyResource, expiresAt: string, usable: string): GatewayProxy | null {
   const endpoint = proxyEndpoint(p);
   if (!endpoint || !isHealthy(p)) return null;
   return {
@@ -42,8 +39,9 @@ function entryOf(p: ProxyResource, expiresAt: string, usable: string): GatewayPr
     ...(p.spec.credentialsRef
       ? { credentialsRef: { secret: p.spec.credentialsRef.secret, version: p.spec.credentialsRef.version } }
       : {}),
-    // Written only when true: an external proxy's entry stays byte for byte what it was.
-    ...(filtersDestinations(p) ? { filtersDestinations: true } : {}),
+    // Written only when true, and only for workers that read it: any other entry stays byte for byte
+    // what it was, so a worker of protocol 1 still accepts it.
+    ...(markFilters && filtersDestinations(p) ? { filtersDestinations: true } : {}),
   };
 }
 
@@ -65,6 +63,8 @@ export interface ContentInput {
   owned: readonly ProxyResource[];
   now: Date;
   allocationSafetyMarginMs: number;
+  /** The worker's session protocol: below 2 its entries never carry `filtersDestinations`. */
+  protocolVersion: number;
 }
 
 /** The content of the worker's next snapshot; `version` is 0 until it is known to differ from the last. */
@@ -74,7 +74,7 @@ export function workerContent(x: ContentInput): GatewaySnapshotContent {
   const expiresAt = x.grant.toISOString();
   const usable = usableUntil(x.grant, x.allocationSafetyMarginMs, x.now).toISOString();
   for (const p of x.owned) {
-    const entry = entryOf(p, expiresAt, usable);
+    const entry = entryOf(p, expiresAt, usable, readsFiltersDestinations(x.protocolVersion));
     if (entry) proxies.push(entry);
   }
   proxies.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

@@ -41,6 +41,8 @@ export interface PassInput {
 export interface WorkerBuild {
   workerId: string;
   sessionId: string;
+  /** The protocol the worker's session speaks: what its snapshot may contain (workers/protocol.ts). */
+  protocolVersion: number;
   grant: Date;
   owned: ProxyResource[];
   draining: Record<string, number>;
@@ -114,6 +116,7 @@ export function planPass(x: PassInput): PassPlan {
     builds.push({
       workerId: id,
       sessionId: w.session.sessionId,
+      protocolVersion: w.session.protocolVersion,
       grant,
       owned,
       draining: Object.fromEntries(drainingFrom(id, records.values())),

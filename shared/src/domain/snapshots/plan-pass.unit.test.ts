@@ -66,7 +66,13 @@ describe('planPass', () => {
     const p = planPass(input({ workers: new Map([['w1', view('w1', { grantedUntil: later(10) })]]) }));
     expect(p.ownership.epoch).toBe(6);
     expect(p.builds).toEqual([
-      expect.objectContaining({ workerId: 'w1', sessionId: 's-w1', grant: later(180), draining: {} }),
+      expect.objectContaining({
+        workerId: 'w1',
+        sessionId: 's-w1',
+        protocolVersion: 1, // the session's: what its snapshot may contain
+        grant: later(180),
+        draining: {},
+      }),
     ]);
     expect(p.builds[0]!.owned.map((x) => x.name)).toEqual(['p1', 'p2']);
   });

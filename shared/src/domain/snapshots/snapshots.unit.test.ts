@@ -25,6 +25,7 @@ const input = (owned: ProxyResource[], over: Partial<ContentInput> = {}): Conten
   owned,
   now,
   allocationSafetyMarginMs: 10_000,
+  protocolVersion: 2,
   ...over,
 });
 
@@ -97,6 +98,9 @@ describe('workerContent (contract §3)', () => {
     expect('filtersDestinations' in entry!).toBe(filters);
     const full = buildSnapshot({ ...workerContent(input([p])), version: 1 }, sha256Hex);
     expect(GatewaySnapshot.parse(full).proxies[0]?.filtersDestinations).toBe(filters ? true : undefined);
+    // A worker on protocol 1 does not know the field (its schema is strict): it never gets it.
+    const [old] = workerContent(input([p], { protocolVersion: 1 })).proxies;
+    expect('filtersDestinations' in old!).toBe(false);
   });
 
   it.each<[string, Partial<ContentInput>, boolean]>([

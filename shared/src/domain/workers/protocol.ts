@@ -1,7 +1,16 @@
 // Contract §7: registration carries supported_protocol_version; an incompatible worker is refused, never
-// silently downgraded. Versions are integers; the controller speaks a closed range.
+// silently downgraded. Versions are integers; the controller speaks a closed range. A worker that speaks
+// several offers its highest and steps down when refused (functions/gateway/src/control/session.ts), so
+// either side may be deployed first.
+//
+//   1  the contract as first published
+//   2  snapshot entries may carry `filtersDestinations` (messages/gateway-snapshot.ts); a worker of
+//      version 1 refuses an entry with a field it does not know, so it is written only for version 2 on
 
-export const ControllerProtocol = { min: 1, max: 1 } as const;
+export const ControllerProtocol = { min: 1, max: 2 } as const;
+
+/** Whether a worker speaking `version` reads `filtersDestinations` in its snapshot entries. */
+export const readsFiltersDestinations = (version: number): boolean => version >= 2;
 
 export type ProtocolCheck =
   | { ok: true; version: number }

@@ -15,8 +15,9 @@ const req = {
 describe('negotiateProtocol (contract §7)', () => {
   it.each<[number, boolean]>([
     [1, true],
+    [2, true],
     [0, false],
-    [2, false],
+    [3, false],
     [1.5, false],
   ])('version %s → %s', (v, ok) => expect(negotiateProtocol(v).ok).toBe(ok));
 });
