@@ -3,6 +3,9 @@
 //               subscription, resolves upstream credentials in Secret Manager, reports back;
 //   standalone: node functions/gateway/dist/…/main.js --snapshot snapshot.json (SIGHUP re-reads it).
 // SIGTERM/SIGINT drain and exit.
+// First, for its side effect: the block it drops must be freed by the GCs of module loading, before
+// any tunnel runs (malloc-thresholds.ts).
+import './malloc-thresholds.js';
 import { loadGatewayConfig } from './config.js';
 import { type GatewayHandle, startGateway } from './gateway.js';
 import { jsonLogger } from './logger.js';
