@@ -216,6 +216,13 @@ describe('operator controls over the periodic jobs (local plane)', () => {
   });
 
   it('running gc-sweep now sweeps at once, and its counts appear in the job list', async () => {
+    // No scheduled sweep may find the orphan first (it runs every 15 s here): pause the job, and let a
+    // sweep already under way finish, before the orphan exists.
+    await call('POST', '/v1/jobs/gc-sweep:pause');
+    await eventually('no gc sweep under way', async () => {
+      const lastRun = (await job('gc-sweep')).lastRun;
+      return !lastRun || Boolean(lastRun.finishedAt);
+    });
     const gce = makeGceProvider({ project: projectId, computeEndpoint: fleet.compute.endpoint });
     const orphanUid = randomUUID();
     try {
@@ -242,8 +249,7 @@ describe('operator controls over the periodic jobs (local plane)', () => {
         .some((i) => i.name === instanceNameFromUid(orphanUid) && i.status !== 'STOPPING');
     expect(exists()).toBe(true);
 
-    // Restart the job's timer, so that its next scheduled tick is a whole period (15 s) away.
-    await call('POST', '/v1/jobs/gc-sweep:pause');
+    // Resuming restarts the job's timer, so that its next scheduled tick is a whole period (15 s) away.
     const { body: resumed } = await call('POST', '/v1/jobs/gc-sweep:resume');
     const nextScheduled = new Date((resumed as unknown as Job).nextRunTime!);
     const asked = new Date();
