@@ -12,6 +12,19 @@ import { parseArgs } from 'node:util';
 import { buildGateway, prepareHarness, repoRoot } from './support/harness.js';
 import { type Target, writeResult } from './support/result.js';
 
+/** What the harness records about a run (meta.json beside raw.jsonl). */
+interface RunMeta {
+  started: string;
+  conc: number;
+  duration_s: number;
+  reps: number;
+  warmup_s: number;
+  modes: string[];
+  gateways: string[];
+  tput_mb: number;
+  tput_n: number;
+}
+
 interface RawRecord {
   group: string;
   config: string;
@@ -93,7 +106,7 @@ export default async function gatewayBench(args: string[]): Promise<void> {
   });
   const out = o.from ?? join(prepareHarness(), 'results', 'gateway');
   if (!o.from) runHarness(out, o);
-  summarise(out, o);
+  summarise(out);
 }
 
 function runHarness(out: string, o: Record<string, string | undefined>): void {
@@ -141,7 +154,9 @@ function runHarness(out: string, o: Record<string, string | undefined>): void {
   if (run.status !== 0) throw new Error(`harness exited with ${run.status}`);
 }
 
-function summarise(out: string, o: Record<string, string | undefined>): void {
+function summarise(out: string): void {
+  // The run's own parameters, not this command line's: `--from` re-summarises an earlier run.
+  const meta = JSON.parse(readFileSync(join(out, 'meta.json'), 'utf8')) as RunMeta;
   const rows = readFileSync(join(out, 'raw.jsonl'), 'utf8')
     .split('\n')
     .filter(Boolean)
@@ -159,6 +174,8 @@ function summarise(out: string, o: Record<string, string | undefined>): void {
     metrics[`${k}RpsVsDirect`] = paired(rows, mode, GATEWAY, 'direct', 'rps');
     metrics[`${k}ProxyChainRpsVsDirect`] = paired(rows, mode, 'proxychain', 'direct', 'rps');
     metrics[`${k}BarePipeRpsVsDirect`] = paired(rows, mode, 'mini', 'direct', 'rps');
+    // Context for the proxy-chain target: what the lower bound of a Node chainer reads in the same run.
+    metrics[`${k}BarePipeRpsVsProxyChain`] = paired(rows, mode, 'mini', 'proxychain', 'rps');
     metrics[`${k}GatewayCpuUsPerRequest`] = median(
       rows.filter((r) => r.mode === mode && r.config === GATEWAY).map((r) => r.gw_cpu_us_per_req ?? 0),
     );
@@ -220,21 +237,33 @@ function summarise(out: string, o: Record<string, string | undefined>): void {
   // CPU burnt by other tenants of the machine during a run (harness: busy time minus our processes).
   metrics.otherTenantCpuSecondsPerRun = median(rows.map((r) => r.other_cpu_s ?? 0));
 
+  const peers = meta.gateways.filter((g) => g !== GATEWAY);
+  const full =
+    ['mini', 'proxychain', GATEWAY_PINNED].every((p) => peers.includes(p)) &&
+    [...MODES, ...PACED].every((m) => meta.modes.includes(m));
   const file = writeResult({
     // A run over a subset of modes or peers is for iterating: it never replaces the full run's record.
-    name: o.modes || o.peers ? 'gateway-partial' : 'gateway',
+    name: full ? 'gateway' : 'gateway-partial',
+    at: new Date(meta.started),
     params: {
       upstream: 'squid',
-      peers: o.peers
-        ? ['direct', ...o.peers.split(',')]
-        : ['direct', 'mini (bare Node pipe)', 'proxychain (apify proxy-chain 3.0.1)', GATEWAY_PINNED],
-      modes: o.modes ? o.modes.split(',') : [...MODES, ...PACED],
-      reps: Number(o.reps),
-      durationSeconds: Number(o.duration),
-      warmupSeconds: Number(o.warmup),
-      concurrency: Number(o.conc),
-      tputMiB: Number(o['tput-mb']),
-      tputTransfers: Number(o['tput-n']),
+      peers: [
+        'direct',
+        ...peers.map((p) =>
+          p === 'mini'
+            ? 'mini (bare Node pipe)'
+            : p === 'proxychain'
+              ? 'proxychain (apify proxy-chain 3.0.1)'
+              : p,
+        ),
+      ],
+      modes: meta.modes,
+      reps: meta.reps,
+      durationSeconds: meta.duration_s,
+      warmupSeconds: meta.warmup_s,
+      concurrency: meta.conc,
+      tputMiB: meta.tput_mb,
+      tputTransfers: meta.tput_n,
       snapshotEntries: 1000,
       clientAuth: 'Basic (gateway only; the peers accept anyone)',
     },
@@ -245,6 +274,7 @@ function summarise(out: string, o: Record<string, string | undefined>): void {
       'otherTenantCpuSecondsPerRun close to or above durationSeconds means other processes held about a core or more during the runs: throughput ratios are then dominated by scheduling noise; the paced CPU-per-request figures are the steadier ones.',
       'The gateway runs as compiled JavaScript (tsc), as deployed; not under tsx.',
       'gateway runs in the default GATEWAY_PLAIN_HTTP=auto over snapshot entries marked filtersDestinations, as the control plane marks a managed proxy: plain HTTP goes in absolute form with the host name over kept-alive upstream connections. The bench squid is stock (it must reach its loopback target, so it filters nothing), but the gateway acts on the mark alone, so this is what a managed upstream gets. gateway-pinned is the same build with GATEWAY_PLAIN_HTTP=pinned (a CONNECT tunnel to the SSRF-checked address per request): what an external upstream gets. *AbsoluteVsPinned* are per-repetition ratios gateway / gateway-pinned (min, median, max); httpPinned* compare gateway-pinned with the peers.',
+      '*BarePipeRpsVsProxyChain* is the bare Node pipe (gw-mini: no auth, no routing, no SSRF check, no outcomes — the lower bound of a Node chainer) against proxy-chain in the same run: the headroom a proxy-chain target leaves on this machine.',
       `Harness summary: ${join(out, 'summary.md')}`,
     ],
   });

@@ -17,6 +17,8 @@ export interface BenchResult {
   targets: Record<string, Target>;
   /** Free-form context kept in the file (what was compared, caveats). */
   notes?: string[];
+  /** When the measurement ran (a result re-summarised from an earlier run keeps that run's time). */
+  at?: Date;
 }
 
 export const resultsDir = fileURLToPath(new URL('../results/', import.meta.url));
@@ -31,7 +33,7 @@ export function writeResult(r: BenchResult): string {
   );
   const out = {
     name: r.name,
-    at: new Date().toISOString(),
+    at: (r.at ?? new Date()).toISOString(),
     machine: { cpus: cpus().length, node: process.version },
     params: r.params,
     metrics: r.metrics,
