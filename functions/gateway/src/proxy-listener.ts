@@ -5,15 +5,15 @@
 import net from 'node:net';
 import type { ClientAuth } from './client-auth.js';
 import type { GatewayRecorder } from './metrics.js';
+import { ProxySession } from './proxy-session.js';
 import {
   type Owned,
   onClientClose,
   onClientData,
   onClientEnd,
   onClientError,
-  ProxySession,
   SESSION,
-} from './proxy-session.js';
+} from './session-listeners.js';
 import type { SocketCounts } from './sockets.js';
 import type { TargetGuard } from './target-guard.js';
 import type { UpstreamPool } from './upstream-pool.js';

@@ -5,15 +5,16 @@
 //   tunnel, waiting for the target's status line) → TUNNEL (response piped back).
 // Plain HTTP to an upstream that filters destinations itself goes in absolute form over a pooled
 // connection instead (plain-forward.ts): DIAL (a pooled or new connection) → RESPONSE → TUNNEL (body).
-// Socket events reach the session through module-level listeners (`this` is the socket, the session
-// hangs off a symbol), so a request allocates no closures. Pinned plain HTTP is carried through a CONNECT
+// Socket events reach the session through module-level listeners (session-listeners.ts: `this` is the
+// socket, the session hangs off a symbol), so a request allocates no closures; whether a request is let
+// in at all is decided from its head by admission.ts. Pinned plain HTTP is carried through a CONNECT
 // tunnel: that is how the target address checked by the guard is the one the upstream connects to,
 // while the client's Host header reaches the target untouched.
-import net, { type Socket } from 'node:net';
+import net from 'node:net';
 import type { CompiledRoute, Upstream } from '../../../shared/src/domain/gateway/routing.js';
 import type { TargetDecision } from '../../../shared/src/domain/gateway/ssrf.js';
-import { refusalCode } from '../../../shared/src/domain/gateway/staleness.js';
 import type { StickyKey } from '../../../shared/src/messages/gateway-snapshot.js';
+import { admit } from './admission.js';
 import type { UpstreamAuth } from './compile.js';
 import {
   absoluteUrl,
@@ -29,11 +30,19 @@ import {
 import type { OutcomeStage } from './outcomes.js';
 import { type ForwardOwner, PlainForward } from './plain-forward.js';
 import type { ProxyContext } from './proxy-listener.js';
-import { requestTarget } from './request-target.js';
 import { ESTABLISHED, errorResponse } from './responses.js';
-
-export const SESSION = Symbol('proxy-session');
-export type Owned = Socket & { [SESSION]?: ProxySession };
+import {
+  ignore,
+  type Owned,
+  onClientBody,
+  onClientData,
+  onUpClose,
+  onUpConnect,
+  onUpData,
+  onUpDrain,
+  onUpError,
+  SESSION,
+} from './session-listeners.js';
 
 const HEAD = 0;
 const CHECK = 1;
@@ -136,33 +145,18 @@ export class ProxySession implements ForwardOwner {
   }
 
   private dispatch(h: RequestHead | null): void {
-    if (!h) {
-      this.refuse(400, 'bad_request');
+    const a = admit(h, this.ctx);
+    if (!a.ok) {
+      this.refuse(a.status, a.code);
       return;
     }
-    const user = this.ctx.auth.basic(header(h, 'proxy-authorization'));
-    if (user === null) {
-      this.refuse(407, 'proxy_auth_required');
-      return;
-    }
-    this.user = user;
-    if (!this.ctx.worker.accepting) {
-      this.refuse(503, refusalCode(this.ctx.worker.phase()) ?? 'not_accepting');
-      return;
-    }
-    const t = requestTarget(h);
-    if (t.kind === 'refuse') {
-      this.refuse(t.status, t.code);
-      return;
-    }
-    this.host = t.authority.host;
-    this.port = t.authority.port;
-    if (t.kind === 'connect') this.isConnect = true;
-    else {
-      this.path = t.path;
-      this.hostHeader = t.hostHeader;
-      this.bodyLeft = t.bodyLength;
-    }
+    this.user = a.user;
+    this.isConnect = a.connect;
+    this.host = a.host;
+    this.port = a.port;
+    this.path = a.path;
+    this.hostHeader = a.hostHeader;
+    this.bodyLeft = a.bodyLength;
     const d = this.ctx.guard.check(this.host, this.port);
     if (d instanceof Promise) d.then((r) => this.afterGuard(r));
     else this.afterGuard(d);
@@ -474,31 +468,3 @@ export class ProxySession implements ForwardOwner {
     });
   }
 }
-
-// Socket listeners, created once at module load: `this` is the socket, the session hangs off SESSION.
-type SessionEvent =
-  | 'onHeadData'
-  | 'onBody'
-  | 'onClientEnd'
-  | 'onClientClose'
-  | 'onUpConnect'
-  | 'onUpData'
-  | 'onUpError'
-  | 'onUpClose'
-  | 'onUpDrain';
-const relay = (method: SessionEvent) =>
-  function (this: Owned, arg?: Buffer): void {
-    const s = this[SESSION]!;
-    (s[method] as (this: ProxySession, a?: Buffer) => void).call(s, arg);
-  };
-export function onClientError(): void {}
-const ignore = onClientError;
-export const onClientData = relay('onHeadData');
-const onClientBody = relay('onBody');
-export const onClientEnd = relay('onClientEnd');
-export const onClientClose = relay('onClientClose');
-const onUpConnect = relay('onUpConnect');
-const onUpData = relay('onUpData');
-const onUpError = relay('onUpError');
-const onUpClose = relay('onUpClose');
-const onUpDrain = relay('onUpDrain');
