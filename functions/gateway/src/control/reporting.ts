@@ -9,7 +9,8 @@ import { WORKER_LIMITS } from '../../../../shared/src/messages/worker-api.js';
 import type { Outcome } from '../outcomes.js';
 import type { RuntimeView } from '../session.js';
 import { KickLoop, sleep } from './loops.js';
-import type { ControllerSession, SessionDeps, SessionSettings } from './session.js';
+import type { ControllerSession } from './session.js';
+import type { SessionDeps, SessionSettings } from './session-settings.js';
 
 const MAX_COUNT = 1_000_000;
 /** Batches sent per round at most: the controller allows 10 outcome calls a second per worker. */

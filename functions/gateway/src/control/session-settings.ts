@@ -1,0 +1,60 @@
+// What a controller session (session.ts) is tuned by and built from: its timings, its collaborators
+// (the control client, the snapshot feed, the worker's identity) and the one error it cannot retry.
+import type { BackoffPolicy } from '../../../../shared/src/domain/gateway/backoff.js';
+import type { RegisterResponseBody } from '../../../../shared/src/messages/worker-api.js';
+import type { Logger } from '../logger.js';
+import type { ApplyResult } from '../worker.js';
+import type { ControlClient } from './client.js';
+import type { SnapshotFeed } from './feed.js';
+
+export interface SessionSettings {
+  backoff: BackoffPolicy;
+  /** 403 (a configuration error): retry this slowly (jittered like the rest). */
+  slowRetryMs: number;
+  /** Contract start-up order: nothing on the pull within this long → GET the latest snapshot. */
+  firstSnapshotWaitMs: number;
+  /** start() resolves at the first applied snapshot, or after this long without one. */
+  startWaitMs: number;
+  /** Until registration says otherwise. */
+  reportIntervalMs: number;
+  /** Bound on the last report and outcome flush at shutdown. */
+  finalReportTimeoutMs: number;
+  /** The controller allows 1 GET snapshot per second (burst 5). */
+  minFetchIntervalMs: number;
+}
+
+export const DEFAULT_SESSION_SETTINGS: SessionSettings = {
+  backoff: { initialMs: 500, maxMs: 30_000 },
+  slowRetryMs: 60_000,
+  firstSnapshotWaitMs: 3_000,
+  startWaitMs: 15_000,
+  reportIntervalMs: 5_000,
+  finalReportTimeoutMs: 2_000,
+  minFetchIntervalMs: 1_000,
+};
+
+export interface SessionDeps {
+  client: ControlClient;
+  feed: SnapshotFeed;
+  log: Logger;
+  workerId: string;
+  instanceId: string;
+  zone: string;
+  settings?: Partial<SessionSettings>;
+  random?: () => number;
+  now?: () => number;
+  /** A failure no retry can fix (the controller refuses our protocol): the process should exit. */
+  onFatal?: (err: SessionFatalError) => void;
+}
+
+export class SessionFatalError extends Error {
+  readonly kind = 'session_fatal';
+}
+
+export interface SessionState {
+  sessionId: string;
+  registration: RegisterResponseBody;
+}
+
+/** A snapshot the worker applied: what ACKs and runtime reports are about. */
+export type Applied = Extract<ApplyResult, { ok: true }>;

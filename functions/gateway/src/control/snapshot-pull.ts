@@ -1,0 +1,70 @@
+// The streaming pull of the worker's own snapshot subscription (docs/gateway.md § Controller session,
+// Pull): at most one open, on the subscription the current registration names; its messages handled
+// one at a time, in order (each waits for the one before), so snapshots apply in the order they came; a
+// pull the client library gives up on is reopened with backoff. What a message means is the session's
+// business (ControllerSession.onMessage).
+import { Backoff } from '../../../../shared/src/domain/gateway/backoff.js';
+import type { FeedHandle, FeedMessage, FeedVerdict } from './feed.js';
+import { sleep } from './loops.js';
+import type { ControllerSession } from './session.js';
+import type { SessionDeps, SessionSettings } from './session-settings.js';
+
+export class SnapshotPull {
+  private feed: { handle: FeedHandle; subscription: string } | null = null;
+  private messages: Promise<unknown> = Promise.resolve();
+  private readonly backoff: Backoff;
+
+  constructor(
+    private readonly session: ControllerSession,
+    private readonly deps: SessionDeps,
+    settings: SessionSettings,
+    random: () => number,
+    private readonly handle: (m: FeedMessage) => Promise<FeedVerdict>,
+  ) {
+    this.backoff = new Backoff(settings.backoff, random);
+  }
+
+  /** Pulls `subscription`, closing a pull of another one; a no-op once shutdown began. */
+  open(subscription: string): void {
+    const session = this.session;
+    if (this.feed?.subscription === subscription || session.draining || session.signal.aborted) return;
+    const old = this.feed;
+    this.feed = null;
+    void old?.handle.close().catch(() => {});
+    const handle = this.deps.feed.open(
+      subscription,
+      (m) => {
+        const run = this.messages.then(() => this.handle(m));
+        this.messages = run.catch(() => undefined);
+        return run;
+      },
+      (err) => {
+        if (this.feed?.handle !== handle) return;
+        this.feed = null;
+        const delay = this.backoff.next();
+        this.deps.log.warn('snapshot pull ended: reopening', {
+          workerId: this.deps.workerId,
+          error: err ? String(err) : undefined,
+          retryInMs: delay,
+        });
+        void sleep(delay, session.signal).then(() => {
+          const s = session.session;
+          if (s) this.open(s.registration.snapshotSubscription);
+        });
+      },
+    );
+    this.feed = { handle, subscription };
+  }
+
+  /** Stops pulling (settles when the pull is closed; a failure to close is no concern at shutdown). */
+  close(): Promise<void> | undefined {
+    const feed = this.feed;
+    this.feed = null;
+    return feed?.handle.close().catch(() => {});
+  }
+
+  /** A message arrived: the pull works, so its next failure waits from the first step again. */
+  resetBackoff(): void {
+    this.backoff.reset();
+  }
+}
