@@ -29,6 +29,11 @@ locals {
     LOG_LEVEL            = var.log_level
   }
 
+  # DriftPoll: how often a steady managed proxy's instance is re-read to catch out-of-band changes
+  # (stopped, deleted, preempted). Health failures reconcile at once (the probe publishes), so this is a
+  # backstop; docs/cost.md prices the fleet at 5 minutes.
+  drift_poll_ms = tostring(var.drift_poll_seconds * 1000)
+
   function_env = {
     # The EGRESS tier checks what the API's /v1/echo sees against the prober's own NAT addresses.
     probe = {
@@ -36,12 +41,20 @@ locals {
       PROBE_CALLER_IPS   = join(",", google_compute_address.nat[*].address)
       PROBE_LOOP_SECONDS = tostring(var.probe_loop_seconds)
     }
-    # What reconcile needs to insert a proxy VM the firewall, the NAT and the proxy service account expect.
+    # The names functions/reconcile/src/config.ts reads (it refuses to start on GCP without them): proxy
+    # VMs land in the plane's network (auto mode: GCE picks the zone's regional subnet, so no
+    # GCE_SUBNETWORK) with the account that may read their credentials. The network tag and the proxy
+    # port are not configuration: reconcile tags every VM with NETWORK_TAG (shared/src/adapters/gce/
+    # labels.ts, = local.proxy_network_tag) and the port is each proxy's spec.port (default 3128 =
+    # var.proxy_port's default); the structural tests pin both.
     reconcile = {
-      PROXY_NETWORK         = google_compute_network.plane.self_link
-      PROXY_NETWORK_TAG     = local.proxy_network_tag
-      PROXY_SERVICE_ACCOUNT = google_service_account.proxy_vm.email
-      PROXY_PORT            = tostring(var.proxy_port)
+      GCE_NETWORK             = google_compute_network.plane.self_link
+      GCE_SERVICE_ACCOUNT     = google_service_account.proxy_vm.email
+      RECONCILE_DRIFT_POLL_MS = local.drift_poll_ms
+    }
+    # The requeue sweep drift-polls the steady fleet every DriftPoll (its schema extends reconcile's).
+    requeue = {
+      RECONCILE_DRIFT_POLL_MS = local.drift_poll_ms
     }
   }
 }

@@ -145,10 +145,12 @@ locals {
     for key, roles in local.project_roles : { for role in roles : "${key} ${role}" => { member = key, role = role } }
   ]...)
 
-  # Topic-level grants: who publishes where (the message flow of docs/architecture.md).
+  # Topic-level grants: who publishes where (the message flow of docs/architecture.md). Exactly the
+  # publishers each unit's code reaches (a structural test derives them from the import graph): only the
+  # API asks for snapshot passes; the Scheduler's snapshot-tick publishes as Cloud Scheduler's agent.
   topic_publishers = {
     reconcile-requests = ["api", "fn-requeue", "fn-probe", "fn-rotation", "fn-reconcile"]
-    snapshot-requests  = ["api", "fn-reconcile", "fn-probe"]
+    snapshot-requests  = ["api"]
     gateway-snapshots  = ["fn-snapshot"]
   }
   topic_subscribers = {

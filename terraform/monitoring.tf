@@ -1,7 +1,7 @@
 # What an operator must hear about (docs/operations.md says what to do about each). Functions and
 # services log one JSON object per line; Cloud Logging parses it into jsonPayload, and these metrics count
 # lines by their `event` field — the log contract the code keeps:
-#   proxy.failed             reconcile, when a proxy's phase becomes Failed      {proxy, reason}
+#   proxy.failed             reconcile, when a proxy's phase becomes Failed      {proxy, failureReason, detail}
 #   provider.quota_exceeded  reconcile, when the provider reports quota          {proxy, zone}
 #   gc.deleted               gc, for each orphan instance it deletes             {providerId, uid, zone}
 #   gateway.snapshot_age     each gateway worker, every 30 s                     {workerId, ageSeconds}
@@ -14,7 +14,9 @@ locals {
     proxies_failed = {
       event       = "proxy.failed"
       description = "Proxies whose phase became Failed (permanent provider error; latched until the spec changes)."
-      labels      = { reason = "jsonPayload.reason" }
+      # The Provisioned condition's reason code (a short enum, so the label's cardinality stays bounded),
+      # not `reason`: that is the reconcile request's reason, on every line of the delivery.
+      labels = { reason = "jsonPayload.failureReason" }
     }
     quota_exceeded = {
       event       = "provider.quota_exceeded"
@@ -246,7 +248,10 @@ resource "google_monitoring_alert_policy" "stale_gateway" {
       filter          = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.worker_snapshot_age.name}\""
       comparison      = "COMPARISON_GT"
       threshold_value = var.max_snapshot_age_seconds
-      duration        = "120s"
+      # At once: the worker stops taking traffic at WORKER_MAX_STALE_AGE_SECONDS (150 s), and an age over
+      # the threshold reaches this condition up to one 30 s report later plus log ingestion; waiting
+      # longer would page after the gateway already refuses traffic (variables.tf bounds the threshold).
+      duration = "0s"
       aggregations {
         alignment_period     = "60s"
         per_series_aligner   = "ALIGN_PERCENTILE_99"

@@ -3,7 +3,8 @@
 # product); everything else is closed: a new VPC has no ingress rules but this one.
 
 locals {
-  # reconcile tags every proxy VM with this (PROXY_NETWORK_TAG); the firewall targets the tag.
+  # reconcile tags every proxy VM with this (NETWORK_TAG, shared/src/adapters/gce/labels.ts); the
+  # firewall targets the tag.
   proxy_network_tag = "proxyplane-proxy"
 
   # Who may open the proxy port: the gateway and the probe (by their static NAT addresses, and by their

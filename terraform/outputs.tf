@@ -1,6 +1,6 @@
 output "api_url" {
-  description = "Base URL of the API (discovery, leases, admin, worker endpoints): $API in docs/deploy.md."
-  value       = google_cloud_run_v2_service.api.uri
+  description = "Base URL of the API (discovery, leases, admin, worker endpoints): $API in docs/deploy.md. Its deterministic run.app URL, the audience the API accepts identity tokens for (not the service's hashed *.a.run.app uri)."
+  value       = local.api_url
 }
 
 output "gateway_url" {
@@ -28,7 +28,7 @@ output "egress_addresses" {
 }
 
 output "proxy_vm_network" {
-  description = "What reconcile puts on every proxy VM: the network, the tag the firewall targets, the port it opens and the VM service account."
+  description = "What reconcile puts on every proxy VM: the network (its GCE_NETWORK), the tag the firewall targets (NETWORK_TAG in the code), the port the firewall opens (a managed proxy's spec.port must equal it; 3128 is the default of both) and the VM service account (GCE_SERVICE_ACCOUNT)."
   value = {
     network         = google_compute_network.plane.self_link
     tag             = local.proxy_network_tag

@@ -35,10 +35,34 @@ locals {
   # The audience `gcloud auth print-identity-token` puts in a user's token (functions/api/src/auth).
   gcloud_cli_audience = "32555940559.apps.googleusercontent.com"
 
+  # Plain environment of the API. Workers' identity tokens are checked against ADMIN_AUDIENCES too (no
+  # WORKER_AUDIENCES: functions/api/src/workers/config.ts), so the gateway's CONTROL_PLANE_URL, the
+  # audience it mints its tokens for, must be one of them: both are local.api_url.
+  api_env = {
+    ADMIN_EMAILS            = join(",", var.admin_emails)
+    ADMIN_AUDIENCES         = join(",", [local.api_url, local.gcloud_cli_audience])
+    GATEWAY_SERVICE_ACCOUNT = google_service_account.gateway.email
+  }
+
   # Secret-backed environment of the API: variable name => secret kind (secrets.tf).
   api_secret_env = {
     DISCOVERY_TOKENS = "discovery-tokens"
     ADMIN_TOKENS     = "admin-tokens"
+  }
+
+  gateway_env = {
+    # The API's deterministic URL, not google_cloud_run_v2_service.api.uri (the hashed *.a.run.app
+    # one): the gateway mints its identity token for exactly this string (functions/gateway/src/
+    # control/token.ts), and the API accepts only the audiences in ADMIN_AUDIENCES.
+    CONTROL_PLANE_URL = local.api_url
+    # Cloud Run routes only $PORT (the fetch endpoint); the raw CONNECT listener stays off here.
+    GATEWAY_PROXY_PORT = "off"
+  }
+
+  # The gateway's client users, from the gateway-clients secret (variables.tf requires exactly one: the
+  # gateway refuses to start without client credentials, functions/gateway/src/config.ts).
+  gateway_secret_env = {
+    GATEWAY_CLIENT_USERS = "gateway-clients"
   }
 }
 
@@ -72,11 +96,7 @@ resource "google_cloud_run_v2_service" "api" {
       }
 
       dynamic "env" {
-        for_each = merge(local.runtime_env, {
-          ADMIN_EMAILS            = join(",", var.admin_emails)
-          ADMIN_AUDIENCES         = join(",", [local.api_url, local.gcloud_cli_audience])
-          GATEWAY_SERVICE_ACCOUNT = google_service_account.gateway.email
-        })
+        for_each = merge(local.runtime_env, local.api_env)
         content {
           name  = env.key
           value = env.value
@@ -155,11 +175,7 @@ resource "google_cloud_run_v2_service" "gateway" {
       }
 
       dynamic "env" {
-        for_each = merge(local.runtime_env, {
-          CONTROL_PLANE_URL = google_cloud_run_v2_service.api.uri
-          # Cloud Run routes only $PORT (the fetch endpoint); the raw CONNECT listener stays off here.
-          GATEWAY_PROXY_PORT = "off"
-        })
+        for_each = merge(local.runtime_env, local.gateway_env)
         content {
           name  = env.key
           value = env.value
@@ -168,9 +184,9 @@ resource "google_cloud_run_v2_service" "gateway" {
 
       # Client users of the fetch endpoint, straight from Secret Manager (never a plain env value).
       dynamic "env" {
-        for_each = local.secret_of_kind["gateway-clients"] == null ? [] : [local.secret_of_kind["gateway-clients"]]
+        for_each = { for name, kind in local.gateway_secret_env : name => local.secret_of_kind[kind] }
         content {
-          name = "GATEWAY_CLIENT_USERS"
+          name = env.key
           value_source {
             secret_key_ref {
               secret  = google_secret_manager_secret.secret[env.value].secret_id
@@ -192,6 +208,7 @@ resource "google_cloud_run_v2_service" "gateway" {
     google_project_service.enabled,
     google_compute_router_nat.egress,
     google_secret_manager_secret_iam_member.reader, # the revision reads GATEWAY_CLIENT_USERS at start
+    google_cloud_run_v2_service.api,                # it registers at CONTROL_PLANE_URL once started
   ]
 }
 

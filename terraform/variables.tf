@@ -139,6 +139,17 @@ variable "proxy_port" {
   }
 }
 
+variable "drift_poll_seconds" {
+  description = "DriftPoll: how often the requeue sweep re-reconciles each steady managed proxy to catch out-of-band instance changes (stopped, deleted, preempted) — RECONCILE_DRIFT_POLL_MS of reconcile and requeue. A backstop: a proxy failing its health checks is reconciled at once. docs/cost.md prices the default; each halving doubles the steady fleet's reconcile invocations and reads."
+  type        = number
+  default     = 300
+
+  validation {
+    condition     = var.drift_poll_seconds >= 60 && var.drift_poll_seconds <= 3600 && floor(var.drift_poll_seconds) == var.drift_poll_seconds
+    error_message = "drift_poll_seconds must be an integer from 60 to 3600."
+  }
+}
+
 variable "crawler_cidrs" {
   description = "CIDR ranges of the crawlers that use leased proxies directly (not through the gateway). The gateway's and probes' NAT addresses are always admitted."
   type        = list(string)
@@ -194,13 +205,14 @@ variable "connector_cidr" {
 }
 
 variable "secrets" {
-  description = "Secret Manager secrets the plane uses, by secret id. Kinds: \"discovery-tokens\" (exactly one): the crawlers' bearer tokens for discovery and leases, \"name:token,name2:token2\" (DISCOVERY_TOKENS of the API); \"admin-tokens\" (at most one): static admin tokens, \"name:token,…\" (ADMIN_TOKENS, break-glass beside admin_emails); \"gateway-clients\" (at most one): the gateway's client users, \"user:pass,…\" (GATEWAY_CLIENT_USERS); \"proxy-credentials\": a proxy's user:password (read by the API, the gateway, the probe and the proxy VMs); \"cloud-init\": a VM bootstrap script (read by reconcile). Each gets a rotation notification on the secret-events topic. Versions are added out of band (gcloud secrets versions add), never through Terraform."
+  description = "Secret Manager secrets the plane uses, by secret id. Kinds: \"discovery-tokens\" (exactly one): the crawlers' bearer tokens for discovery and leases, \"name:token,name2:token2\" (DISCOVERY_TOKENS of the API); \"admin-tokens\" (at most one): static admin tokens, \"name:token,…\" (ADMIN_TOKENS, break-glass beside admin_emails); \"gateway-clients\" (exactly one): the gateway's client users, \"user:pass,…\" (GATEWAY_CLIENT_USERS); \"proxy-credentials\": a proxy's user:password (read by the API, the gateway, the probe and the proxy VMs); \"cloud-init\": a VM bootstrap script (read by reconcile). Each gets a rotation notification on the secret-events topic. Versions are added out of band (gcloud secrets versions add), never through Terraform."
   type = map(object({
     kind        = string
     description = optional(string, "")
   }))
   default = {
     proxyplane-discovery-tokens = { kind = "discovery-tokens", description = "crawler bearer tokens: name:token,name2:token2" }
+    gateway-clients             = { kind = "gateway-clients", description = "users of the gateway's /v1/fetch: user:pass,user2:pass2" }
   }
 
   validation {
@@ -216,10 +228,12 @@ variable "secrets" {
     error_message = "exactly one secret must be of kind \"discovery-tokens\": the API refuses to start without crawler tokens."
   }
   validation {
-    condition = alltrue([
-      for kind in ["admin-tokens", "gateway-clients"] : length([for s in var.secrets : s if s.kind == kind]) <= 1
-    ])
-    error_message = "at most one secret may be of kind \"admin-tokens\" and at most one of kind \"gateway-clients\"."
+    condition     = length([for s in var.secrets : s if s.kind == "gateway-clients"]) == 1
+    error_message = "exactly one secret must be of kind \"gateway-clients\": the gateway refuses to start without client users (GATEWAY_CLIENT_USERS)."
+  }
+  validation {
+    condition     = length([for s in var.secrets : s if s.kind == "admin-tokens"]) <= 1
+    error_message = "at most one secret may be of kind \"admin-tokens\"."
   }
 }
 
@@ -261,13 +275,13 @@ variable "alert_emails" {
 }
 
 variable "max_snapshot_age_seconds" {
-  description = "Alert when a gateway worker's snapshot is older than this (the control plane's maxStaleAge is the hard limit at which the worker stops taking traffic)."
+  description = "Alert when a gateway worker's snapshot is older than this. It must fire before the worker stops taking traffic at the control plane's maxStaleAge (WORKER_MAX_STALE_AGE_SECONDS, 150 s): the alert sees an age at most one 30 s report later, plus log ingestion, so at most 90. A healthy worker's snapshot is renewed by the once-a-minute snapshot-tick, so it ages to about 60 s: hence over 60."
   type        = number
-  default     = 180
+  default     = 90
 
   validation {
-    condition     = var.max_snapshot_age_seconds >= 30 && var.max_snapshot_age_seconds <= 3600
-    error_message = "max_snapshot_age_seconds must be from 30 to 3600."
+    condition     = var.max_snapshot_age_seconds > 60 && var.max_snapshot_age_seconds <= 90
+    error_message = "max_snapshot_age_seconds must be over 60 (a healthy snapshot ages to about a minute between ticks) and at most 90 (the alert must fire before a worker stops taking traffic at 150 s)."
   }
 }
 

@@ -10,6 +10,7 @@ import { Collections } from '../../shared/src/adapters/firestore/collections.js'
 import { LEASE_COLLECTIONS, TTL_FIELD } from '../../shared/src/adapters/firestore/lease-collections.js';
 import { RECLAIM_TTL_FIELD } from '../../shared/src/adapters/firestore/ownership-reclaim-store.js';
 import { OUTCOME_TTL_FIELD } from '../../shared/src/adapters/firestore/worker-outcome-store.js';
+import { NETWORK_TAG } from '../../shared/src/adapters/gce/labels.js';
 import { loadFunctionTable } from '../../shared/src/config/topology.js';
 import { type Block, loadModule, nested, resourceOf, stringsIn, type TfConfig } from './support/hcl.js';
 import { tablesModuleDir, terraformDir } from './support/paths.js';
@@ -96,9 +97,10 @@ describe('the proxy firewall', () => {
     expect(fw).toMatchObject({ direction: 'INGRESS', target_tags: ['${local.proxy_network_tag}'] });
     expect(fw.allow).toEqual([{ protocol: 'tcp', ports: ['${tostring(var.proxy_port)}'] }]);
     expect(fw.deny).toBeUndefined();
-    const reconcileEnv = (tf.locals.function_env as Record<string, Record<string, string>>).reconcile!;
-    expect(reconcileEnv.PROXY_NETWORK_TAG).toBe('${local.proxy_network_tag}');
-    expect(reconcileEnv.PROXY_PORT).toBe('${tostring(var.proxy_port)}');
+    // The tag is the code's (every instance gets it), not configuration; code-contract.test.ts checks
+    // the network and account reconcile reads and the port a spec defaults to.
+    expect(tf.locals.proxy_network_tag).toBe(NETWORK_TAG);
+    expect(fw.network).toBe('${google_compute_network.plane.id}');
   });
 
   it('admits the gateway and probe egress (static NAT) and the crawler CIDRs variable', () => {
@@ -148,9 +150,11 @@ describe('Cloud Run', () => {
       'containers',
     );
     const envBlocks = (container.dynamic as Record<string, Block[]>).env!;
-    expect(JSON.stringify(envBlocks[0]!.for_each)).toContain('GATEWAY_PROXY_PORT = \\"off\\"');
+    expect(envBlocks[0]!.for_each).toBe('${merge(local.runtime_env, local.gateway_env)}');
+    expect((tf.locals.gateway_env as Record<string, string>).GATEWAY_PROXY_PORT).toBe('off');
+    expect(tf.locals.gateway_secret_env).toEqual({ GATEWAY_CLIENT_USERS: 'gateway-clients' });
     const fromSecret = nested(envBlocks[1]!, 'content');
-    expect(fromSecret.name).toBe('GATEWAY_CLIENT_USERS');
+    expect(fromSecret.name).toBe('${env.key}');
     expect(nested(fromSecret, 'value_source', 'secret_key_ref').secret).toBe(
       '${google_secret_manager_secret.secret[env.value].secret_id}',
     );
@@ -161,7 +165,9 @@ describe('Cloud Run', () => {
     const api = resourceOf(tf, 'google_cloud_run_v2_service', 'api');
     const container = nested(api, 'template', 'containers');
     const [plain, secret] = (container.dynamic as Record<string, Block[]>).env!;
-    const plainNames = String(plain!.for_each);
+    expect(plain!.for_each).toBe('${merge(local.runtime_env, local.api_env)}');
+    const apiEnv = tf.locals.api_env as Record<string, string>;
+    const plainNames = Object.keys(apiEnv);
     for (const name of ['ADMIN_EMAILS', 'ADMIN_AUDIENCES', 'GATEWAY_SERVICE_ACCOUNT'])
       expect(plainNames).toContain(name);
     for (const name of ['DISCOVERY_TOKENS', 'ADMIN_TOKENS']) expect(plainNames).not.toContain(name);
@@ -172,7 +178,7 @@ describe('Cloud Run', () => {
     expect(nested(secret!, 'content', 'value_source', 'secret_key_ref').secret).toBe(
       '${google_secret_manager_secret.secret[env.value].secret_id}',
     );
-    expect(plainNames).toContain('local.api_url');
+    expect(apiEnv.ADMIN_AUDIENCES).toContain('local.api_url');
     expect(tf.locals.api_url).toBe(
       `https://${api.name}-\${data.google_project.this.number}.\${var.region}.run.app`,
     );
@@ -268,7 +274,8 @@ describe('operations', () => {
     expect(Object.keys(tf.output)).toEqual(
       expect.arrayContaining(['api_url', 'gateway_url', 'service_accounts']),
     );
-    expect(tf.output.api_url!.value).toBe('${google_cloud_run_v2_service.api.uri}');
+    // The deterministic URL: the audience the API accepts (code-contract.test.ts), not the hashed uri.
+    expect(tf.output.api_url!.value).toBe('${local.api_url}');
     expect(tf.output.gateway_url!.value).toBe('${google_cloud_run_v2_service.gateway.uri}');
   });
 });

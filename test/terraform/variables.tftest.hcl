@@ -41,7 +41,8 @@ run "accepts_a_full_valid_set" {
     alert_emails             = ["oncall@example.com"]
     function_trigger         = "eventarc"
     labels                   = { team = "crawl" }
-    max_snapshot_age_seconds = 120
+    max_snapshot_age_seconds = 75
+    drift_poll_seconds       = 120
   }
 }
 
@@ -126,6 +127,38 @@ run "rejects_two_gateway_client_secrets" {
   expect_failures = [var.secrets]
 }
 
+run "rejects_secrets_without_gateway_clients" {
+  command = plan
+  variables {
+    secrets = { tokens = { kind = "discovery-tokens" } }
+  }
+  expect_failures = [var.secrets]
+}
+
+run "rejects_stale_alert_at_or_after_the_worker_stops" {
+  command = plan
+  variables {
+    max_snapshot_age_seconds = 120
+  }
+  expect_failures = [var.max_snapshot_age_seconds]
+}
+
+run "rejects_stale_alert_below_a_healthy_snapshot_age" {
+  command = plan
+  variables {
+    max_snapshot_age_seconds = 60
+  }
+  expect_failures = [var.max_snapshot_age_seconds]
+}
+
+run "rejects_drift_poll_under_a_minute" {
+  command = plan
+  variables {
+    drift_poll_seconds = 30
+  }
+  expect_failures = [var.drift_poll_seconds]
+}
+
 run "rejects_secrets_without_discovery_tokens" {
   command = plan
   variables {
@@ -138,7 +171,7 @@ run "accepts_admin_tokens_instead_of_admin_emails" {
   command = plan
   variables {
     admin_emails = []
-    secrets      = { tokens = { kind = "discovery-tokens" }, admin = { kind = "admin-tokens" } }
+    secrets      = { tokens = { kind = "discovery-tokens" }, admin = { kind = "admin-tokens" }, clients = { kind = "gateway-clients" } }
   }
 }
 

@@ -22,8 +22,28 @@ export const ReconcileEnv = BaseEnv.extend({
 });
 export type ReconcileConfig = z.infer<typeof ReconcileEnv>;
 
-export const loadReconcileConfig = (env: NodeJS.ProcessEnv = process.env): ReconcileConfig =>
-  ReconcileEnv.parse(env);
+export class ReconcileConfigError extends Error {
+  readonly kind = 'config';
+}
+
+/**
+ * On GCP (no compute emulator) the VM's network and identity are not optional: without GCE_NETWORK an
+ * instance lands in the default VPC, where the proxy firewall (terraform/network.tf) does not apply, and
+ * without GCE_SERVICE_ACCOUNT it has no identity to read its credentials secret with. Refusing to start
+ * turns a misnamed variable into a failed deploy instead of a fleet of unreachable VMs.
+ */
+export function loadReconcileConfig(env: NodeJS.ProcessEnv = process.env): ReconcileConfig {
+  const config = ReconcileEnv.parse(env);
+  if (!config.COMPUTE_EMULATOR_HOST) {
+    const missing = (['GCE_NETWORK', 'GCE_SERVICE_ACCOUNT'] as const).filter((k) => !config[k]);
+    if (missing.length > 0) {
+      throw new ReconcileConfigError(
+        `${missing.join(' and ')} must be set on GCP (terraform/functions.tf sets them), or COMPUTE_EMULATOR_HOST locally`,
+      );
+    }
+  }
+  return config;
+}
 
 export function pollIntervals(config: Partial<ReconcileConfig>): PollIntervals {
   return {

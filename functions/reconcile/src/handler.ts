@@ -8,6 +8,7 @@
 // a lost race re-runs the pass from a fresh read.
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { decodePubSubCloudEvent } from '../../../shared/src/adapters/pubsub/decode-push.js';
+import { ConditionType } from '../../../shared/src/domain/proxy.js';
 import { ReconcileRequest } from '../../../shared/src/messages/reconcile-request.js';
 import { StoreError } from '../../../shared/src/ports/proxy-store.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
@@ -83,8 +84,15 @@ function logPass(log: Logger, pass: number, r: PassResult, durationMs: number): 
     log.warn('provider quota exceeded', { event: 'provider.quota_exceeded', zone: r.proxy.spec.zone });
   }
   if (r.kind === 'written' && r.status.phase === 'Failed' && r.proxy.status.phase !== 'Failed') {
-    const condition = r.status.conditions.find((c) => c.type === 'Provisioned');
-    log.error('proxy failed', { event: 'proxy.failed', detail: condition?.message ?? null });
+    // `reason` on this logger is the request's; the alert groups by failureReason, the condition's
+    // reason code (ProvisionedReason: a short enum, bounded label cardinality), and never by the
+    // free-text detail.
+    const condition = r.status.conditions.find((c) => c.type === ConditionType.Provisioned);
+    log.error('proxy failed', {
+      event: 'proxy.failed',
+      failureReason: condition?.reason ?? 'Unknown',
+      detail: condition?.message ?? null,
+    });
   }
 }
 

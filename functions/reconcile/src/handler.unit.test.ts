@@ -3,7 +3,7 @@
 // emulator live under test/integration.
 import { beforeEach, describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
-import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
+import { ProvisionedReason, type ProxyResource } from '../../../shared/src/domain/proxy.js';
 import { defaultPollIntervals as iv } from '../../../shared/src/domain/reconcile/types.js';
 import type { ReconcileRequest } from '../../../shared/src/messages/reconcile-request.js';
 import { ManualClock } from '../../../shared/src/ports/clock.js';
@@ -155,9 +155,18 @@ describe('reconcile handler: managed lifecycle', () => {
     t.provider.failNext('create', 'permanent');
     await t.run('p1', 'created');
     expect((await t.doc())!.status.phase).toBe('Failed');
-    expect(t.log.lines.filter((l) => l.event === 'proxy.failed')).toEqual([
-      expect.objectContaining({ severity: 'ERROR', proxy: 'p1', reason: 'created' }),
+    // failureReason is the Provisioned condition's code (the alert's label); `reason` stays the request's.
+    const failed = t.log.lines.filter((l) => l.event === 'proxy.failed');
+    expect(failed).toEqual([
+      expect.objectContaining({
+        severity: 'ERROR',
+        proxy: 'p1',
+        reason: 'created',
+        failureReason: ProvisionedReason.PermanentError,
+        detail: expect.any(String),
+      }),
     ]);
+    expect(failed[0]!.detail).not.toBe('');
     const calls = t.provider.calls.length;
     const writes = t.store.writes;
     for (let i = 0; i < 3; i++) await t.run('p1', 'manual');

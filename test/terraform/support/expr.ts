@@ -27,7 +27,7 @@ export interface Scope {
 const isRef = (v: unknown): v is Ref => typeof v === 'object' && v !== null && 'address' in v;
 
 /** Splits "a${x}b${y}" into literal and expression parts, honouring nested braces and quotes. */
-function templateParts(text: string): { literal?: string; expression?: string }[] {
+export function templateParts(text: string): { literal?: string; expression?: string }[] {
   const parts: { literal?: string; expression?: string }[] = [];
   let i = 0;
   while (i < text.length) {

@@ -1,0 +1,296 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: Terraform expressions parse to "${…}" strings.
+// Terraform against the code it deploys, with the code as the source of truth: every environment variable
+// Terraform sets is one the unit's config loader reads, and the loader accepts what Terraform gives it
+// (so a renamed variable fails here, not as a VM in the default network); the gateway's token audience is
+// one the API accepts; topic grants are exactly the publishers each unit's code reaches; the alert on a
+// stale gateway fires before the gateway stops. Nothing here needs a provider or a cloud.
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { NETWORK_TAG } from '../../shared/src/adapters/gce/labels.js';
+import { loadPubSubTable, loadScheduleTable } from '../../shared/src/config/topology.js';
+import { ManagedSpec } from '../../shared/src/domain/proxy.js';
+import { DEFAULT_WORKER_SETTINGS } from '../../shared/src/domain/workers/settings.js';
+import { listUnits, type Unit } from '../../terraform/build/units.js';
+import { type Block, loadModule, nested, resourceOf, type TfConfig } from './support/hcl.js';
+import { repoRoot, terraformDir } from './support/paths.js';
+import {
+  deployedEnv,
+  type Loaded,
+  loadUnitConfig,
+  SAMPLE_PROJECT,
+  TerraformValues,
+  terraformEnv,
+  type UnitEnv,
+} from './support/unit-env.js';
+
+let tf: TfConfig;
+let values: TerraformValues;
+const units = listUnits(repoRoot);
+const deployed = new Map<string, { env: UnitEnv; loaded: Loaded }>();
+
+beforeAll(async () => {
+  tf = await loadModule(terraformDir);
+  values = new TerraformValues(tf);
+  for (const unit of units) {
+    const env = terraformEnv(tf, values, unit);
+    deployed.set(unit.name, { env, loaded: await loadUnitConfig(unit, deployedEnv(unit, env)) });
+  }
+});
+
+const unitOf = (name: string) => deployed.get(name)!;
+const configOf = <T>(name: string) => unitOf(name).loaded.config as T;
+const cases = units.map((u) => [u.name, u] as [string, Unit]);
+
+describe('every function and Cloud Run service: the env Terraform sets is the env the code reads', () => {
+  it.each(cases)('%s starts with it (variable defaults plus the required ones)', (name) => {
+    const { loaded } = unitOf(name);
+    expect(loaded.error, String(loaded.error)).toBeUndefined();
+    expect(loaded.config).toBeDefined();
+  });
+
+  it.each(cases)('%s reads every key Terraform sets on it', (name) => {
+    const { env, loaded } = unitOf(name);
+    const set = [...Object.keys(env.plain), ...Object.keys(env.secrets)];
+    expect(set.length).toBeGreaterThan(0);
+    expect(set.filter((k) => !loaded.read.has(k))).toEqual([]);
+  });
+
+  it('the recording sees a misnamed key: the loader reads the right name, never the wrong one', async () => {
+    const reconcile = units.find((u) => u.name === 'reconcile')!;
+    const { env } = unitOf('reconcile');
+    const { GCE_NETWORK, GCE_SERVICE_ACCOUNT, ...rest } = env.plain;
+    const misnamed = { ...rest, PROXY_NETWORK: GCE_NETWORK!, PROXY_SERVICE_ACCOUNT: GCE_SERVICE_ACCOUNT! };
+    const loaded = await loadUnitConfig(reconcile, deployedEnv(reconcile, { plain: misnamed, secrets: {} }));
+    expect(loaded.read.has('PROXY_NETWORK')).toBe(false);
+    expect(loaded.read.has('GCE_NETWORK')).toBe(true);
+    expect(String(loaded.error)).toMatch(/GCE_NETWORK and GCE_SERVICE_ACCOUNT must be set on GCP/);
+  });
+});
+
+describe('proxy VMs: the network, account, tag and port reconcile uses are the ones Terraform opens', () => {
+  it('reconcile inserts VMs into the plane network with the proxy VM account', () => {
+    const config = configOf<{ GCE_NETWORK: string; GCE_SERVICE_ACCOUNT: string }>('reconcile');
+    expect(config.GCE_NETWORK).toBe(
+      `https://www.googleapis.com/compute/v1/projects/${SAMPLE_PROJECT}/global/networks/plane`,
+    );
+    expect(config.GCE_SERVICE_ACCOUNT).toBe(`pp-proxy-vm@${SAMPLE_PROJECT}.iam.gserviceaccount.com`);
+    const fn = tf.locals.function_env as Record<string, Record<string, string>>;
+    expect(fn.reconcile).toMatchObject({
+      GCE_NETWORK: '${google_compute_network.plane.self_link}',
+      GCE_SERVICE_ACCOUNT: '${google_service_account.proxy_vm.email}',
+    });
+  });
+
+  it("the firewall's tag is the one the code puts on every instance, its port a spec's default port", () => {
+    const fw = resourceOf(tf, 'google_compute_firewall', 'proxy_port');
+    expect(fw.target_tags).toEqual(['${local.proxy_network_tag}']);
+    expect(values.local('proxy_network_tag')).toBe(NETWORK_TAG);
+    expect(fw.allow).toEqual([{ protocol: 'tcp', ports: ['${tostring(var.proxy_port)}'] }]);
+    expect(values.variable('proxy_port')).toBe(ManagedSpec.shape.port.parse(undefined));
+  });
+});
+
+describe("the gateway's identity token is for an audience the API accepts", () => {
+  interface ApiConfig {
+    workers: { audiences: string[]; serviceAccounts: { email: string }[] };
+    auth: { google: { audiences: string[] } | null };
+  }
+
+  it('CONTROL_PLANE_URL (the audience the gateway mints for) is one of the worker audiences', () => {
+    const gateway = configOf<{ CONTROL_PLANE_URL: string }>('gateway');
+    const api = configOf<ApiConfig>('api');
+    expect(api.workers.audiences).toContain(gateway.CONTROL_PLANE_URL);
+    expect(api.workers.serviceAccounts.map((s) => s.email)).toEqual([
+      `pp-gateway@${SAMPLE_PROJECT}.iam.gserviceaccount.com`,
+    ]);
+  });
+
+  it("it is the API's deterministic URL, never the service's hashed uri, and so is the api_url output", () => {
+    const url = configOf<{ CONTROL_PLANE_URL: string }>('gateway').CONTROL_PLANE_URL;
+    expect(url).toMatch(/^https:\/\/proxyplane-api-\d+\.[a-z0-9-]+\.run\.app$/);
+    expect(url).not.toBe(values.value('${google_cloud_run_v2_service.api.uri}'));
+    expect(values.value(tf.output.api_url!.value)).toBe(url);
+    // Admins calling $API with a service account's token use the same audience.
+    expect(configOf<ApiConfig>('api').auth.google?.audiences).toContain(url);
+  });
+
+  it('the gateway starts only after the API it registers with exists', () => {
+    const gateway = resourceOf(tf, 'google_cloud_run_v2_service', 'gateway');
+    expect(gateway.depends_on).toContain('${google_cloud_run_v2_service.api}');
+  });
+});
+
+describe('gateway client credentials', () => {
+  it('are wired from the gateway-clients secret unconditionally, and the default secrets hold one', () => {
+    expect(unitOf('gateway').env.secrets).toEqual({ GATEWAY_CLIENT_USERS: 'gateway-clients' });
+    const secrets = values.variable('secrets') as Record<string, { kind: string }>;
+    expect(Object.values(secrets).filter((s) => s.kind === 'gateway-clients')).toHaveLength(1);
+    expect(JSON.stringify(tf.variable.secrets!.validation)).toContain(
+      'length([for s in var.secrets : s if s.kind == \\"gateway-clients\\"]) == 1',
+    );
+  });
+
+  it('without them the gateway would not start (what the validation prevents)', async () => {
+    const gatewayUnit = units.find((u) => u.name === 'gateway')!;
+    const { env } = unitOf('gateway');
+    const loaded = await loadUnitConfig(gatewayUnit, deployedEnv(gatewayUnit, { ...env, secrets: {} }));
+    expect(String(loaded.error)).toMatch(/no client credentials/);
+  });
+});
+
+describe('drift poll', () => {
+  it('reconcile and requeue run with drift_poll_seconds, the D that docs/cost.md prices', () => {
+    const seconds = values.variable('drift_poll_seconds') as number;
+    for (const unit of ['reconcile', 'requeue']) {
+      expect(configOf<{ RECONCILE_DRIFT_POLL_MS: number }>(unit).RECONCILE_DRIFT_POLL_MS).toBe(
+        seconds * 1000,
+      );
+    }
+    const cost = readFileSync(join(repoRoot, 'docs/cost.md'), 'utf8');
+    const priced = [...cost.matchAll(/`D` = (\d+) min/g)].map((m) => Number(m[1]));
+    expect(priced.length).toBeGreaterThan(0);
+    for (const minutes of priced) expect(minutes * 60).toBe(seconds);
+  });
+});
+
+describe('the stale-gateway alert fires before the gateway stops taking traffic', () => {
+  const policy = () => resourceOf(tf, 'google_monitoring_alert_policy', 'stale_gateway');
+  const bounds = () => {
+    const condition = JSON.stringify(tf.variable.max_snapshot_age_seconds!.validation);
+    const upper = /var\.max_snapshot_age_seconds <= (\d+)/.exec(condition);
+    const lower = /var\.max_snapshot_age_seconds > (\d+)/.exec(condition);
+    if (!upper || !lower) throw new Error(`no bounds in ${condition}`);
+    return { lower: Number(lower[1]), upper: Number(upper[1]) };
+  };
+
+  it('its highest allowed threshold, one report period and its duration stay under maxStaleAge', () => {
+    const threshold = nested(policy(), 'conditions', 'condition_threshold');
+    expect(threshold.threshold_value).toBe('${var.max_snapshot_age_seconds}');
+    const duration = Number(/^(\d+)s$/.exec(String(threshold.duration))?.[1]);
+    // Terraform sets neither timing: the code's defaults are the deployed values.
+    for (const { env } of deployed.values()) {
+      expect(Object.keys(env.plain)).not.toContain('WORKER_MAX_STALE_AGE_SECONDS');
+      expect(Object.keys(env.plain)).not.toContain('GATEWAY_SNAPSHOT_AGE_LOG_SECONDS');
+    }
+    const reportPeriod = configOf<{ GATEWAY_SNAPSHOT_AGE_LOG_SECONDS: number }>(
+      'gateway',
+    ).GATEWAY_SNAPSHOT_AGE_LOG_SECONDS;
+    const { upper } = bounds();
+    // Leave at least one report period for log ingestion and evaluation.
+    expect(upper + reportPeriod + duration + reportPeriod).toBeLessThanOrEqual(
+      DEFAULT_WORKER_SETTINGS.maxStaleAgeSeconds,
+    );
+    expect(values.variable('max_snapshot_age_seconds') as number).toBeLessThanOrEqual(upper);
+  });
+
+  it('and its lowest allowed threshold is above the age a healthy worker reaches between snapshot ticks', () => {
+    // snapshot-tick renews every worker's snapshot once a minute (cost.md: its heartbeat).
+    expect(loadScheduleTable().jobs['snapshot-tick']?.schedule).toBe('* * * * *');
+    expect(bounds().lower).toBeGreaterThanOrEqual(60);
+    expect(values.variable('max_snapshot_age_seconds') as number).toBeGreaterThan(bounds().lower);
+  });
+});
+
+describe('proxy.failed: the alert groups by the failure reason the code logs', () => {
+  it('labels on failureReason, a field of the proxy.failed line, not the request reason', () => {
+    const counters = tf.locals.log_counters as Record<string, { labels: Record<string, string> }>;
+    expect(counters.proxies_failed!.labels).toEqual({ reason: 'jsonPayload.failureReason' });
+    const handler = readFileSync(join(repoRoot, 'functions/reconcile/src/handler.ts'), 'utf8');
+    const line = /\{\s*event: 'proxy\.failed',([^}]*)\}/.exec(handler)?.[1] ?? '';
+    expect(line).toMatch(/\bfailureReason: condition\?\.reason\b/);
+  });
+});
+
+describe('topic publish grants are exactly the publishers the code reaches', () => {
+  const topics = Object.keys(loadPubSubTable().topics);
+
+  /** Every TypeScript source file reachable from the unit's entry through relative imports. */
+  function sourceClosure(entry: string): string[] {
+    const files = new Set<string>();
+    const pending = [join(repoRoot, entry)];
+    while (pending.length > 0) {
+      const file = pending.pop()!;
+      if (files.has(file)) continue;
+      files.add(file);
+      const text = readFileSync(file, 'utf8');
+      for (const m of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)'(\.[^']+)'/gm)) {
+        const ts = join(dirname(file), m[1]!.replace(/\.js$/, '.ts'));
+        if (existsSync(ts)) pending.push(ts);
+      }
+    }
+    return [...files];
+  }
+
+  /** Topics named (as a literal or an exported constant) by a file that publishes. */
+  function publishedTopics(unit: Unit): string[] {
+    const files = sourceClosure(unit.entry).map((f) => ({ f, text: readFileSync(f, 'utf8') }));
+    const constants = new Map<string, string>();
+    for (const { text } of files) {
+      for (const m of text.matchAll(/export const (\w+) = '([^']+)'/g))
+        if (topics.includes(m[2]!)) constants.set(m[1]!, m[2]!);
+    }
+    const out = new Set<string>();
+    for (const { text } of files.filter(({ text }) => /\.publish(Message)?\(/.test(text))) {
+      for (const topic of topics) if (text.includes(`'${topic}'`)) out.add(topic);
+      for (const [name, topic] of constants) if (new RegExp(`\\b${name}\\b`).test(text)) out.add(topic);
+    }
+    return [...out].sort();
+  }
+
+  it('every grant is used, and every publisher has its grant', () => {
+    const member = (u: Unit) => (u.kind === 'function' ? `fn-${u.name}` : u.name);
+    const fromCode = units.flatMap((u) => publishedTopics(u).map((t) => `${t} ${member(u)}`)).sort();
+    const granted = Object.entries(tf.locals.topic_publishers as Record<string, string[]>)
+      .flatMap(([topic, members]) => members.map((m) => `${topic} ${m}`))
+      .sort();
+    expect(granted).toEqual(fromCode);
+    // The reading above must see something: the fan-out to reconcile is everywhere.
+    expect(fromCode).toContain('reconcile-requests fn-probe');
+  });
+});
+
+describe('docs/deploy.md describes the Terraform as it is', () => {
+  const deploy = () => readFileSync(join(repoRoot, 'docs/deploy.md'), 'utf8');
+  const words = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'];
+
+  it('counts the APIs, custom roles, log-based metrics and alert policies it creates', () => {
+    const text = deploy();
+    expect(resourceOf(tf, 'google_project_service', 'enabled').for_each).toBe('${local.services}');
+    const apis = new Set(String(tf.locals.services).match(/"[a-z]+\.googleapis\.com"/g)).size;
+    expect(apis).toBeGreaterThan(10);
+    expect(text).toContain(`| ${apis} \`google_project_service\``);
+    const roles = Object.values(tf.resource.google_project_iam_custom_role ?? {}).length;
+    expect(text).toContain(`${words[roles]} custom roles`);
+    expect(text).not.toMatch(new RegExp(`\\b(?!${words[roles]}\\b)\\w+ custom roles`));
+    const metrics = Object.keys(tf.locals.log_counters as object).length + 1; // + worker_snapshot_age
+    expect(Object.keys(tf.resource.google_logging_metric ?? {}).sort()).toEqual([
+      'counter',
+      'worker_snapshot_age',
+    ]);
+    const policies = Object.keys(tf.resource.google_monitoring_alert_policy ?? {}).length;
+    expect(text).toContain(`${metrics} log-based metrics, ${policies} alert policies`);
+  });
+
+  it('names every custom role to undelete after a destroy', () => {
+    const teardown = deploy().split('## Tear it down')[1] ?? '';
+    expect(teardown).toContain('gcloud iam roles undelete');
+    for (const role of Object.values(tf.resource.google_project_iam_custom_role ?? {}) as Block[]) {
+      expect(teardown).toContain(role.role_id as string);
+    }
+  });
+
+  it('lists every collection with a TTL policy', () => {
+    const ttl = /TTL on `expireAt` of ([^;|]+)/.exec(deploy())?.[1] ?? '';
+    const documented = [...ttl.matchAll(/`(\w+)`/g)].map((m) => m[1]).sort();
+    const collections = values.local('collections') as Record<string, string>;
+    const fields = values.local('ttl_fields') as Record<string, { collection: string; field: string }>;
+    expect(Object.values(fields).every((f) => f.field === 'expireAt')).toBe(true);
+    expect(documented).toEqual(
+      Object.values(fields)
+        .map((f) => f.collection)
+        .filter((c) => Object.values(collections).includes(c))
+        .sort(),
+    );
+  });
+});
