@@ -4,6 +4,7 @@
 // error and leaves the server serving.
 import type { IncomingMessage } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
+import { Firestore } from '@google-cloud/firestore';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -11,13 +12,17 @@ import { openAuthenticator } from '../../functions/api/src/auth/authenticator.js
 import { ApiError } from '../../functions/api/src/errors.js';
 import { limitBody } from '../../functions/api/src/middleware/body-limit.js';
 import { type ApiServer, startApiServer } from '../../functions/api/src/server.js';
+import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import { systemClock } from '../../shared/src/ports/clock.js';
-import { InMemoryProxyStore } from '../../shared/src/testing/in-memory-proxy-store.js';
 import { RecordingReconcilePublisher } from '../../shared/src/testing/recording-publisher.js';
+import { testProjectId } from '../support/emulators.js';
 
 const log = memoryLogger();
-const store = new InMemoryProxyStore();
+// The real store on the emulator (this file's own project): what a cut body must not leave behind is a
+// Firestore document.
+const db = new Firestore({ projectId: testProjectId('demo-apibody') });
+const store = new FirestoreProxyStore(db);
 let api: ApiServer;
 
 beforeAll(async () => {
@@ -32,7 +37,10 @@ beforeAll(async () => {
     },
   });
 });
-afterAll(() => api.close());
+afterAll(async () => {
+  await api.close();
+  await db.terminate();
+});
 
 const proxyJson = (name: string) =>
   JSON.stringify({ name, spec: { mode: 'external', endpoint: { host: '127.0.0.9', port: 3128 } } });

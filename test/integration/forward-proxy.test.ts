@@ -268,14 +268,23 @@ describe('half-closed and vanishing clients', () => {
     socket.write(
       `POST ${target.url}/partial HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\nProxy-Authorization: ${basicAuth(creds)}\r\n\r\nonly-a-few-bytes`,
     );
-    await new Promise((r) => setTimeout(r, 50));
+    // Gone only once the proxy is forwarding it (head read, origin request open), not before it looked.
+    await eventually(() => proxy.stats().forwardsInFlight === 1, 'the proxy to forward the partial request');
     socket.destroy();
+    // afterEach: everything released and still serving. The origin never got a complete request.
+    await eventually(() => proxy.openSockets() === 0, 'the forward to be released');
+    expect(target.seen.some((r) => r.url === '/partial')).toBe(false);
   });
 
   it('survives a client that vanishes halfway through its request head', async () => {
     const socket = connect(addr.port, addr.host);
+    const accepted = proxy.stats().accepted;
     socket.write(`GET ${target.url}/x HTTP/1.1\r\nHost: x\r\nProxy-Auth`);
-    await new Promise((r) => setTimeout(r, 50));
+    // Gone only once the proxy holds the connection (afterEach: released, and still serving).
+    await eventually(
+      () => proxy.stats().accepted > accepted && proxy.stats().clientSockets === 1,
+      'the proxy to hold the half-sent connection',
+    );
     socket.destroy();
   });
 

@@ -7,7 +7,6 @@ import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   basicAuth,
-  eventually,
   type GatewayProcess,
   rawExchange,
   startGateway,
@@ -16,6 +15,7 @@ import { snapshotFile } from '../../bench/support/snapshot-file.js';
 import { startTargets, type Targets } from '../../bench/support/targets.js';
 import { createForwardProxy, type ForwardProxy } from '../../emulators/forward-proxy/proxy.js';
 import { freePort } from '../../emulators/launcher/free-port.js';
+import { pollUntil } from '../support/poll.js';
 import { BODY, scriptedUpstream } from '../support/scripted-proxy.js';
 
 const AUTH = basicAuth('crawler', 's3cret');
@@ -143,7 +143,12 @@ describe('kept-alive upstream connections for absolute-form plain HTTP', () => {
     expect(emu.stats().forwarded).toBeGreaterThanOrEqual(N);
     // A reused connection is still one request each: metrics, and the live counters back at zero.
     expect((await requestsOk(gw, 'default')) - okBefore).toBe(N);
-    const h = await eventually(gw.health, (x) => x.load.active + x.load.reserved === 0);
+    const h = await pollUntil(
+      gw.health,
+      (x) => x.load.active + x.load.reserved === 0,
+      10_000,
+      'no active or reserved request',
+    );
     expect(h.load).toEqual({ active: 0, reserved: 0 });
   });
 
@@ -212,7 +217,7 @@ describe('kept-alive upstream connections for absolute-form plain HTTP', () => {
     const r = await viaGateway(gw, `http://${SCRIPTED}/slow`);
     expect(r).toMatchObject({ status: 200, body: Buffer.from('slow') });
     // GATEWAY_UPSTREAM_KEEPALIVE_MS=1000: nothing runs, so every pooled connection goes.
-    const h = await eventually(gw.health, (x) => x.sockets.upstreams === 0, 5_000);
+    const h = await pollUntil(gw.health, (x) => x.sockets.upstreams === 0, 10_000, 'no upstream socket');
     expect(h.sockets.upstreams).toBe(0);
   });
 
@@ -225,7 +230,12 @@ describe('kept-alive upstream connections for absolute-form plain HTTP', () => {
     expect(r.text).toMatch(/^HTTP\/1\.1 400/);
     expect(r.text).toContain('bad_request');
     expect(scripted.state.seen.length).toBe(before);
-    const h = await eventually(gw.health, (x) => x.load.active + x.load.reserved === 0);
+    const h = await pollUntil(
+      gw.health,
+      (x) => x.load.active + x.load.reserved === 0,
+      10_000,
+      'no active or reserved request',
+    );
     expect(h.load).toEqual({ active: 0, reserved: 0 });
   });
 
@@ -302,7 +312,12 @@ describe('kept-alive upstream connections for absolute-form plain HTTP', () => {
     const refused = await fetchVia('http://127.0.0.2:9/');
     expect(refused.status).toBe(502);
     expect(await refused.json()).toEqual({ error: 'upstream_auth_failed', upstreamStatus: 407 });
-    const h = await eventually(gw.health, (x) => x.load.active + x.load.reserved === 0);
+    const h = await pollUntil(
+      gw.health,
+      (x) => x.load.active + x.load.reserved === 0,
+      10_000,
+      'no active or reserved request',
+    );
     expect(h.load).toEqual({ active: 0, reserved: 0 });
   });
 
@@ -329,10 +344,11 @@ describe('kept-alive upstream connections for absolute-form plain HTTP', () => {
       return n;
     };
     const expected = await okTotal();
-    const total = await eventually(
+    const total = await pollUntil(
       async () => sum(),
       (n) => n >= expected,
       12_000,
+      `${expected} in all`,
     );
     expect(total).toBe(expected);
   }, 20_000);

@@ -12,7 +12,6 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   basicAuth,
-  eventually,
   type GatewayProcess,
   rawExchange,
   startGateway,
@@ -22,6 +21,7 @@ import { freePort } from '../../emulators/launcher/free-port.js';
 import type { GroupProcess } from '../../emulators/launcher/process-group.js';
 import { renderSquidConf } from '../../shared/src/domain/cloud-init/squid-conf.js';
 import { renderDefaultCloudInit } from '../../shared/src/domain/cloud-init/startup-script.js';
+import { pollUntil } from '../support/poll.js';
 import { hasTool, isRoot, runScriptFunctions, scratchDir, startSquid } from './cloud-init-support.js';
 
 const missing = ['squid', 'openssl'].filter((t) => !hasTool(t));
@@ -126,9 +126,11 @@ describe.skipIf(why !== '')(`gateway → managed squid${why ? ` (skipped: ${why}
       // squid took our credentials and kept them to itself.
       expect(r.text.endsWith(`hello from /managed-${i} via no credentials`)).toBe(true);
     }
-    const ports = await eventually(
+    const ports = await pollUntil(
       async () => squidPorts('/managed-'),
       (p) => p.length === N,
+      10_000,
+      `${N} entries in squid's access log`,
     );
     expect(ports).toHaveLength(N);
     expect(new Set(ports).size).toBeLessThan(N);

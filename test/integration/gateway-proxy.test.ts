@@ -18,6 +18,7 @@ import { startUpstreamProxy, type UpstreamProxy } from '../../bench/support/upst
 import { createForwardProxy, type ForwardProxy } from '../../emulators/forward-proxy/proxy.js';
 import { freePort } from '../../emulators/launcher/free-port.js';
 
+const UPSTREAM_TIMEOUT_MS = 20_000;
 const AUTH = basicAuth('crawler', 's3cret');
 
 function readAll(s: Socket): Promise<string> {
@@ -73,6 +74,8 @@ describe('gateway (standalone) through a real upstream proxy', () => {
         '127.0.0.3:9',
       ].join(','),
       NODE_EXTRA_CA_CERTS: targets.certPath,
+      // Long, so that a refused dial answered at once is told apart from one left to time out.
+      GATEWAY_UPSTREAM_TIMEOUT_MS: String(UPSTREAM_TIMEOUT_MS),
     });
   });
 
@@ -231,14 +234,17 @@ describe('gateway (standalone) through a real upstream proxy', () => {
     expect(upstream.stats().tunnels).toBe(tunnels);
   });
 
-  it('answers CONNECT to a closed port with a fast 502', async () => {
-    const { text, ms } = await rawExchange(
+  it('answers CONNECT to a closed port with a 502 at once, not after the upstream timeout', async () => {
+    const { text, ms, closedBy } = await rawExchange(
       gw.proxyPort,
       `CONNECT 127.0.0.1:${closedPort} HTTP/1.1\r\nProxy-Authorization: ${AUTH}\r\n\r\n`,
+      { timeoutMs: 2 * UPSTREAM_TIMEOUT_MS },
     );
     expect(text).toMatch(/^HTTP\/1\.1 502/);
+    // The refusal itself, not a timeout (which would be 504 upstream_timeout).
     expect(text).toContain('X-Proxyplane-Error: upstream_refused');
-    expect(ms).toBeLessThan(2_000);
+    expect(closedBy).toBe('server');
+    expect(ms).toBeLessThan(UPSTREAM_TIMEOUT_MS);
   });
 
   it('counts requests by route and outcome', async () => {

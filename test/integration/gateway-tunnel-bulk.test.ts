@@ -7,13 +7,13 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   basicAuth,
-  eventually,
   type GatewayProcess,
   openTunnel,
   startGateway,
 } from '../../bench/support/gateway-process.js';
 import { snapshotFile } from '../../bench/support/snapshot-file.js';
 import { createForwardProxy, type ForwardProxy } from '../../emulators/forward-proxy/proxy.js';
+import { pollUntil } from '../support/poll.js';
 
 const MIB = 1024 * 1024;
 const DOWN = 48 * MIB;
@@ -104,9 +104,11 @@ describe('gateway CONNECT tunnel, bulk transfer', () => {
     expect(await got).toEqual({ bytes: DOWN, sha: digest(downChunks) });
     expect(await targetGot).toEqual({ bytes: UP, sha: digest(upChunks) });
     s.destroy();
-    const idle = await eventually(
+    const idle = await pollUntil(
       () => gw.health(),
       (h) => h.sockets.proxyClients === 0 && h.sockets.upstreams === 0,
+      10_000,
+      'both legs of the tunnel to be let go',
     );
     expect(idle.sockets).toMatchObject({ proxyClients: 0, upstreams: 0 });
   }, 30_000);

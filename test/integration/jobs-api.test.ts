@@ -7,7 +7,6 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../emulators/launcher/free-port.js';
 import { type RunningService, startApi } from '../../emulators/local-plane/services.js';
@@ -19,6 +18,7 @@ import { loadScheduleTable } from '../../shared/src/config/topology.js';
 import { instanceNameFromUid } from '../../shared/src/domain/instance-name.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
 import { startTestPlane, type TestPlane } from '../support/local-plane.js';
+import { untilStable } from '../support/poll.js';
 import { type ProbeFleet, startProbeFleet } from '../support/probe-fleet.js';
 import { eventually, functionLog, jsonLines } from './gc-support.js';
 
@@ -167,25 +167,50 @@ describe('operator controls over the periodic jobs (local plane)', () => {
     const paused = await call('POST', '/v1/jobs/probe-tick:pause');
     expect(paused.status).toBe(200);
     expect(paused.body).toMatchObject({ name: 'probe-tick', state: 'PAUSED', nextRunTime: null });
-    // A tick published just before the pause may still be delivered: let it run out.
-    await sleep(2 * PERIOD_MS);
-    await eventually(
-      'the last probe run to finish',
-      async () => (await job('probe-tick')).lastRun?.finishedAt,
-    );
-    await sleep(500);
+    // A tick published just before the pause may still be delivered: let it run out — the probe job's
+    // record, its log lines and the health doc unchanged for two periods, the last run finished.
+    const observed = async () => {
+      const j = await job('probe-tick');
+      return {
+        lines: probeLines().length,
+        health: (await healthDoc()).updateTime?.toMillis() ?? null,
+        attempt: j.lastAttemptTime,
+        startedAt: j.lastRun?.startedAt ?? null,
+        finishedAt: j.lastRun?.finishedAt ?? null,
+      };
+    };
+    const quiet = await untilStable(observed, {
+      quietMs: 2 * PERIOD_MS,
+      timeoutMs: 30_000,
+      what: 'probing to stop after the pause',
+      everyMs: 200,
+    });
+    expect(quiet.finishedAt).not.toBeNull();
     const before = {
       lines: probeLines().length,
       health: (await healthDoc()).updateTime,
       job: await job('probe-tick'),
     };
+    expect(before.lines).toBe(quiet.lines);
+    const pausedSince = new Date().toISOString();
 
     // Were anything probing now, the dead proxy would be a health write and a failed probe line.
     await fleet.compute.admin.killProxy(projectId, p1.zone, p1.instance);
     const refused = await call('POST', '/v1/jobs/probe-tick:run');
     expect(refused.status).toBe(409);
     expect(refused.body.error).toBe('job_paused');
-    await sleep(6 * PERIOD_MS);
+    // Evidence that time for several probe ticks went by with the scheduler firing: requeue-sweep, on the
+    // same period, recorded three more runs meanwhile.
+    const sweeps = new Set<string>();
+    await eventually(
+      'three more requeue sweeps while probing is paused',
+      async () => {
+        const startedAt = (await job('requeue-sweep')).lastRun?.startedAt;
+        if (startedAt && startedAt > pausedSince) sweeps.add(startedAt);
+        return sweeps.size >= 3;
+      },
+      { timeoutMs: 30_000, intervalMs: 200 },
+    );
 
     expect(probeLines()).toHaveLength(before.lines);
     const health = await healthDoc();

@@ -1,7 +1,7 @@
 // Every status code and body of the seed's §7 discovery + lease API, against the Firestore emulator with
 // the real adapters, driven through the service's whole middleware chain (createApp) by app.request()
 // with a manual clock.
-import { Firestore } from '@google-cloud/firestore';
+import { Firestore, Timestamp } from '@google-cloud/firestore';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { LeaseApiRuntime } from '../../functions/api/src/leases/wiring.js';
 import { LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-collections.js';
@@ -326,7 +326,13 @@ describe('POST /v1/leases/{id}/report', () => {
     expect(await acquire({ target: 'any.example' })).toMatchObject({ status: 409, body: { inCooldown: 1 } });
     const cooldowns = await db.collection(LEASE_COLLECTIONS.cooldowns).get();
     expect(cooldowns.docs.map((d) => d.get('target')).sort()).toEqual(['*', 'news.example']);
-    expect(cooldowns.docs[0]?.get('expireAt')).toBeDefined();
+    // Each cooldown carries its TTL field (Firestore deletes it at expireAt): a Timestamp at its end, ahead.
+    for (const d of cooldowns.docs) {
+      const expireAt = d.get('expireAt');
+      expect(expireAt).toBeInstanceOf(Timestamp);
+      expect(expireAt.toMillis()).toBe((d.get('until') as Timestamp).toMillis());
+      expect(expireAt.toMillis()).toBeGreaterThan(clock.now().getTime());
+    }
   });
 
   it('a late report after expiry resolves inside the window (204) and not after it (404)', async () => {

@@ -4,7 +4,7 @@
 import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { promisify } from 'node:util';
-import { Firestore } from '@google-cloud/firestore';
+import { Firestore, Timestamp } from '@google-cloud/firestore';
 import { Server as ProxyServer } from 'proxy-chain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSecretManagerEmulator } from '../../emulators/secret-manager/server.js';
@@ -106,7 +106,7 @@ describe('docs/examples/crawler.ts', () => {
     expect(seenByProxy).toContain('crawl:pa%ss:w@rd#@127.0.0.1');
     const leases = await db.collection(LEASE_COLLECTIONS.leases).get();
     expect(leases.size).toBe(1);
-    expect(leases.docs[0]?.get('releasedAt')).not.toBeNull();
+    expect(leases.docs[0]!.get('releasedAt')).toBeInstanceOf(Timestamp);
     expect(leases.docs[0]?.get('target')).toBe(new URL(targetUrl).host);
   });
 

@@ -177,13 +177,17 @@ describe('FirestoreLeaseStore', () => {
 
     // r2 releases a lease r1 granted; r1's own view still says full until it is old enough to doubt.
     clock.advance(10);
+    const releasedAt = clock.now();
     await r2.release(g1.lease.id);
     expect(r1.usage('p1', clock.now()).active).toBe(2);
     expect(await r1.refresh(['p1'])).toBe(0);
     clock.advance(1001);
     expect(await r1.refresh(['p1'])).toBe(1);
     expect(r1.usage('p1', clock.now()).active).toBe(1);
-    expect((await r1.find(g1.lease.id))?.releasedAt).not.toBeNull();
+    const released = await r1.find(g1.lease.id);
+    expect(released).not.toBeNull();
+    expect(released!.releasedAt).toBeInstanceOf(Date);
+    expect(released!.releasedAt).toEqual(releasedAt);
 
     // And a grant on a stale "full" view looks again before giving up.
     await r2.release(g2.lease.id);

@@ -15,6 +15,7 @@ import { aProxy } from '../../shared/src/testing/proxy-fixtures.js';
 import { startOpenAdminApi } from '../support/admin-api.js';
 import { testProjectId } from '../support/emulators.js';
 import { startTestPlane, type TestPlane } from '../support/local-plane.js';
+import { functionLog, jsonLines } from './gc-support.js';
 
 const ZONE = 'us-central1-a';
 const managed = (over: Record<string, unknown> = {}) => ({
@@ -84,6 +85,12 @@ async function until<T>(
   return last;
 }
 
+/** First passes the reconcile function logged for deliveries of {proxy, reason}: one per delivery handled. */
+const deliveriesHandled = (proxy: string, reason: string) =>
+  jsonLines(functionLog(plane.logDir, 'reconcile')).filter(
+    (l) => l.message === 'reconcile pass' && l.proxy === proxy && l.reason === reason && l.pass === 1,
+  ).length;
+
 const doc = async (name: string): Promise<ProxyResource | null> => (await store.get(name))?.proxy ?? null;
 const instancesOf = (uid: string) =>
   compute.admin.instances({ project: projectId }).filter((i) => i.labels['proxyplane-uid'] === uid);
@@ -151,9 +158,16 @@ describe('reconcile on the local plane', () => {
       (p) => p?.status.phase === 'Failed',
     );
     const inserts = compute.admin.counters().insert;
+    const handled = deliveriesHandled('perm-1', 'manual');
     for (let i = 0; i < 3; i++)
       expect((await call('POST', '/v1/proxies/perm-1/reconcile')).status).toBeLessThan(300);
-    await new Promise((r) => setTimeout(r, 3_000));
+    // All three requests reconciled (a provider call would come before the pass is logged) — and none
+    // of them called the provider.
+    await until(
+      'the three manual requests to be reconciled',
+      async () => deliveriesHandled('perm-1', 'manual'),
+      (n) => n >= handled + 3,
+    );
     expect(compute.admin.counters().insert).toBe(inserts);
     expect((await doc('perm-1'))!.status.phase).toBe('Failed');
     expect((await call('PATCH', '/v1/proxies/perm-1/spec', { machineType: 'e2-small' })).status).toBe(200);
@@ -187,6 +201,12 @@ describe('reconcile on the local plane', () => {
       ),
     );
     await provisioned('dup-ps');
+    // Every delivery handled before counting instances: a late duplicate could still create a second.
+    await until(
+      'all 20 deliveries to be reconciled',
+      async () => deliveriesHandled('dup-ps', 'created'),
+      (n) => n >= 20,
+    );
     expect(instancesOf(proxy.uid)).toHaveLength(1);
   });
 

@@ -20,6 +20,7 @@ import type { ProxyResource } from '../../shared/src/domain/proxy.js';
 import { startOpenAdminApi } from '../support/admin-api.js';
 import { pubsubHost, testProjectId } from '../support/emulators.js';
 import { startTestPlane, type TestPlane } from '../support/local-plane.js';
+import { untilStable } from '../support/poll.js';
 import { eventually, functionLog, jsonLines, privateLoopbackRange } from './gc-support.js';
 
 const ZONE = 'us-central1-a';
@@ -154,13 +155,19 @@ describe('secret rotation replaces exactly the referencing proxies (seed §1 Sec
     expect(docs.join('\n')).not.toMatch(/first-Pa55|steady-Pa55/);
   });
 
-  /** Waits until the plane is quiet: no instance inserted or deleted for two seconds. */
-  const settle = async () => {
-    await new Promise((r) => setTimeout(r, 4000));
-    const counters = compute.admin.counters();
-    await new Promise((r) => setTimeout(r, 2000));
-    expect(compute.admin.counters()).toMatchObject({ insert: counters.insert, delete: counters.delete });
+  const ops = () => {
+    const c = compute.admin.counters();
+    return { insert: c.insert, delete: c.delete };
   };
+  /** Waits until the plane is quiet: no instance inserted or deleted for 3 s (bounded, 60 s). */
+  const settle = () =>
+    untilStable(ops, { quietMs: 3_000, timeoutMs: 60_000, what: 'instance inserts and deletes' });
+  /** Positive evidence first: at least this many inserts and deletes since `from`. */
+  const reached = (from: { insert: number; delete: number }, n: number) =>
+    eventually(`${n} replacement(s) to finish`, () => {
+      const c = ops();
+      return c.insert - from.insert >= n && c.delete - from.delete >= n;
+    });
 
   it('a new credentials version replaces a1 and a2 once each; the new VMs serve the new credentials', async () => {
     await settle();
@@ -170,8 +177,8 @@ describe('secret rotation replaces exactly the referencing proxies (seed §1 Sec
     const version = await addVersion('creds-a', 'alice:second-Pa55');
     const a1 = await ready('a1', (p) => p.status.specHash !== fleet.a1!.status.specHash);
     const a2 = await ready('a2', (p) => p.status.specHash !== fleet.a2!.status.specHash);
-    await settle();
-    const after = compute.admin.counters();
+    await reached(before, 2);
+    const after = await settle();
     expect(after.insert - before.insert).toBe(2);
     expect(after.delete - before.delete).toBe(2);
     for (const [name, p] of Object.entries(fleet)) {
@@ -200,13 +207,20 @@ describe('secret rotation replaces exactly the referencing proxies (seed §1 Sec
     const before = compute.admin.counters();
     const version = await addVersion('init-b', '#!/bin/sh\necho "boot v2"\n');
     const b = await ready('b', (p) => p.status.specHash !== fleet.b!.status.specHash);
-    await settle();
-    expect(compute.admin.counters().insert - before.insert).toBe(1);
+    await reached(before, 1);
+    const after = await settle();
+    expect(after.insert - before.insert).toBe(1);
+    expect(after.delete - before.delete).toBe(1);
     for (const [name, p] of Object.entries(fleet)) {
       expect(idsSeen.get(p.uid)?.size, `instances of ${name}`).toBe(name === 'b' ? 2 : 1);
     }
 
     // Pub/Sub is at-least-once: the same notification again. Reconcile finds the hash unchanged.
+    const passesOnB = () =>
+      jsonLines(functionLog(plane.logDir, 'reconcile')).filter(
+        (l) => l.message === 'reconcile pass' && l.proxy === 'b' && l.reason === 'secret-rotated',
+      ).length;
+    const passesBefore = passesOnB();
     const again = compute.admin.counters();
     const duplicate = await plane.publisher.publishRaw('secret-events', Buffer.from('{}'), {
       eventType: 'SECRET_VERSION_ADD',
@@ -219,8 +233,9 @@ describe('secret rotation replaces exactly the referencing proxies (seed §1 Sec
         (l) => l.messageId === duplicate && l.count === 1,
       ),
     );
-    await settle();
-    expect(compute.admin.counters()).toMatchObject({ insert: again.insert, delete: again.delete });
+    // Positive evidence that reconcile acted on the re-enqueued request before judging "nothing changed".
+    await eventually('reconcile to pass over b again', () => passesOnB() > passesBefore);
+    expect(await settle()).toEqual({ insert: again.insert, delete: again.delete });
     expect((await doc('b')).status.specHash).toBe(b.status.specHash);
   });
 });

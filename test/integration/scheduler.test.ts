@@ -35,10 +35,14 @@ describe('local scheduler', () => {
     await clearProject(projectId);
   });
 
+  /** Waits for at least `n` messages on `topic`; throws at the deadline. */
   const waitFor = async (topic: string, n: number, timeoutMs = 10_000) => {
     const deadline = Date.now() + timeoutMs;
-    while ((received.get(topic)?.length ?? 0) < n && Date.now() < deadline)
+    while ((received.get(topic)?.length ?? 0) < n) {
+      if (Date.now() > deadline)
+        throw new Error(`timed out after ${timeoutMs} ms waiting for ${n} messages on ${topic}`);
       await new Promise((r) => setTimeout(r, 50));
+    }
     return received.get(topic) ?? [];
   };
 
@@ -66,10 +70,11 @@ describe('local scheduler', () => {
 
     // The loop runs at speed 10 (every job several times a second): only the paused one stays silent.
     const other = table.jobs[jobIds.find((j) => table.jobs[j]!.topic !== topic)!]!.topic;
+    const otherBefore = received.get(other)!.length;
     scheduler.start();
     try {
-      await waitFor(other, received.get(other)!.length + 3, 20_000);
-      expect(received.get(other)!.length).toBeGreaterThanOrEqual(3);
+      await waitFor(other, otherBefore + 3, 20_000);
+      expect(received.get(other)!.length - otherBefore).toBeGreaterThanOrEqual(3);
       expect(received.get(topic)!.length).toBe(before);
     } finally {
       await scheduler.stop();

@@ -29,6 +29,12 @@ describe('Secret Manager emulator driven by SecretManagerServiceClient', () => {
   let emulator: Emulator;
   let client: SecretManagerServiceClient;
 
+  /** What `latest` resolves to, and its payload. */
+  const accessLatest = async () => {
+    const [v] = await client.accessSecretVersion({ name: `${secretName}/versions/latest` });
+    return { name: v.name, payload: Buffer.from(v.payload!.data as Uint8Array).toString() };
+  };
+
   beforeAll(async () => {
     emulator = await startSecretManagerEmulator({ log: () => {} });
     client = createSecretManagerClient(`${emulator.host}:${emulator.port}`);
@@ -115,9 +121,7 @@ describe('Secret Manager emulator driven by SecretManagerServiceClient', () => {
     }
     const [enabled] = await client.enableSecretVersion({ name: `${secretName}/versions/2` });
     expect(enabled.state).toBe('ENABLED');
-    await expect(
-      client.accessSecretVersion({ name: `${secretName}/versions/latest` }),
-    ).resolves.toBeDefined();
+    expect(await accessLatest()).toEqual({ name: `${secretName}/versions/2`, payload: 'alice:second-Pa55' });
   });
 
   it('destroying is terminal: no payload, destroyTime set, enable refused', async () => {
@@ -137,7 +141,8 @@ describe('Secret Manager emulator driven by SecretManagerServiceClient', () => {
     const stale = await failure(client.disableSecretVersion({ name: v.name!, etag: v.etag! }));
     expect(stale).toMatchObject({ code: 400, status: 'FAILED_PRECONDITION' });
     const [now] = await client.getSecretVersion({ name: v.name! });
-    await expect(client.disableSecretVersion({ name: v.name!, etag: now.etag! })).resolves.toBeDefined();
+    const [disabled] = await client.disableSecretVersion({ name: v.name!, etag: now.etag! });
+    expect(disabled).toMatchObject({ name: `${secretName}/versions/2`, state: 'DISABLED' });
     await client.enableSecretVersion({ name: v.name! });
   });
 
@@ -193,16 +198,15 @@ describe('Secret Manager emulator driven by SecretManagerServiceClient', () => {
       message: `Permission 'secretmanager.versions.access' denied for resource '${secretName}/versions/latest' (or it may not exist).`,
     });
     // Only the denied permission: metadata is still readable.
-    await expect(client.getSecret({ name: secretName })).resolves.toBeDefined();
+    const [meta] = await client.getSecret({ name: secretName });
+    expect(meta.name).toBe(secretName);
     expect(await failure(client.getSecret({ name: `${parent}/secrets/ghost` }))).toMatchObject({
       code: 403,
       status: 'PERMISSION_DENIED',
     });
 
     await fetch(`${admin}/proxy-creds/denials`, { method: 'DELETE' });
-    await expect(
-      client.accessSecretVersion({ name: `${secretName}/versions/latest` }),
-    ).resolves.toBeDefined();
+    expect(await accessLatest()).toEqual({ name: `${secretName}/versions/2`, payload: 'alice:second-Pa55' });
   });
 
   it('an injected fault → 503 UNAVAILABLE once, then service as usual', async () => {
@@ -214,9 +218,7 @@ describe('Secret Manager emulator driven by SecretManagerServiceClient', () => {
       client.accessSecretVersion({ name: `${secretName}/versions/latest` }, { retry: null }),
     );
     expect(f).toMatchObject({ code: 503, status: 'UNAVAILABLE' });
-    await expect(
-      client.accessSecretVersion({ name: `${secretName}/versions/latest` }),
-    ).resolves.toBeDefined();
+    expect(await accessLatest()).toEqual({ name: `${secretName}/versions/2`, payload: 'alice:second-Pa55' });
   });
 
   it('updates labels and topics with an update mask', async () => {

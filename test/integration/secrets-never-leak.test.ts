@@ -4,6 +4,8 @@
 // own tokens all distinctive. Afterwards every Firestore document, every log line of every process,
 // every Pub/Sub message and every API response is scanned: a secret value appears only in the lease
 // responses' proxy URL.
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { Firestore } from '@google-cloud/firestore';
 import type { Message, Subscription } from '@google-cloud/pubsub';
 import type { SecretManagerServiceClient } from '@google-cloud/secret-manager';
@@ -21,6 +23,7 @@ import { createSecretManagerClient } from '../../shared/src/adapters/secret-mana
 import { Tick } from '../../shared/src/messages/tick.js';
 import { pubsubHost, testProjectId } from '../support/emulators.js';
 import { startTestPlane, type TestPlane } from '../support/local-plane.js';
+import { untilStable } from '../support/poll.js';
 import { eventually, finishedRun, privateLoopbackRange } from './gc-support.js';
 import { dumpFirestore, type Exhibit, encodings, findLeaks, logLines } from './secrets-never-leak-scan.js';
 
@@ -245,7 +248,18 @@ describe('secrets never leak (brief invariant 7)', () => {
   });
 
   it('finds no secret value anywhere but the lease responses’ proxy URL', async () => {
-    await new Promise((r) => setTimeout(r, 1000)); // the last log lines and messages land
+    // The last log lines and messages land: no more ticks, then every log file's size and the message
+    // count unchanged for 1 s (30 s deadline).
+    await plane.scheduler!.stop();
+    const logSizes = () =>
+      readdirSync(plane.logDir)
+        .sort()
+        .map((f) => `${f}:${statSync(join(plane.logDir, f)).size}`);
+    await untilStable(() => ({ logs: logSizes(), messages: messages.length }), {
+      quietMs: 1_000,
+      timeoutMs: 30_000,
+      what: 'the logs and the observed messages',
+    });
     const values = [
       PASS_V1,
       PASS_V2,

@@ -10,6 +10,7 @@ import {
   type ControlPlane,
   eventually,
   poolProxy,
+  snapshotPassAfter,
   startControlPlane,
   type WorkerClient,
 } from '../support/worker-client.js';
@@ -38,6 +39,18 @@ beforeAll(async () => {
     'three proxies and an accepted report',
   );
 }, 120_000);
+
+/** `n` more reports accepted with the current (busy) counts, then a snapshot pass that started after them. */
+async function busyReportsThenPass(n: number): Promise<void> {
+  const from = w.acceptedReports.length;
+  const counts = JSON.stringify(w.counts);
+  await eventually(
+    () => w.acceptedReports.slice(from).filter((r) => JSON.stringify(r.counts) === counts).length >= n,
+    10_000,
+    `${n} more busy reports`,
+  );
+  await snapshotPassAfter(plane.firestore, w.acceptedReports.at(-1)!.at);
+}
 
 afterAll(async () => {
   gate?.stop();
@@ -68,16 +81,18 @@ describe('drain', () => {
     const draining = await record('dp-1');
     expect(draining).toMatchObject({ owner: 'gw-d' });
     expect(draining!.drainEpoch).not.toBeNull();
-    // Still reported busy over several passes: the ownership is not cleared, and it is not leasable.
-    await new Promise((r) => setTimeout(r, 3_500));
+    // Still reported busy: two more busy reports accepted, then a snapshot pass that read them — and the
+    // ownership is not cleared, and it is not leasable.
+    await busyReportsThenPass(2);
     expect(await record('dp-1')).toMatchObject({ owner: 'gw-d' });
     expect(gate.leasable(await proxy('dp-1'))).toBe(false);
 
     // Step 2–3: the counts reach zero → the ownership is cleared, and only now is it leasable.
     w.counts = [];
-    const zeroAt = Date.now();
+    const zeroFrom = w.acceptedReports.length;
     await eventually(async () => (await record('dp-1')) === null, 20_000, 'dp-1 ownership to clear');
-    expect(Date.now()).toBeGreaterThan(zeroAt);
+    // What cleared it was a report of zero (sent after the counts were emptied), not anything else.
+    expect(w.acceptedReports.slice(zeroFrom).some((r) => r.counts.length === 0)).toBe(true);
     await eventually(
       async () => gate.leasable(await proxy('dp-1')),
       10_000,
@@ -96,7 +111,12 @@ describe('drain', () => {
     const dp2 = await proxy('dp-2');
     expect(gate.leasable(dp2)).toBe(false);
     w.counts = [{ proxy: 'dp-2', active: 1, reserved: 0 }];
-    await new Promise((r) => setTimeout(r, 1_000));
+    const busyFrom = w.acceptedReports.length;
+    await eventually(
+      () => w.acceptedReports.slice(busyFrom).some((r) => r.counts.some((c) => c.proxy === 'dp-2')),
+      10_000,
+      'a report of dp-2 busy',
+    );
     const r = await plane.admin('POST', '/v1/gateway/reclaims/dp-2', { ttlSeconds: 600 });
     expect(r.status).toBe(201);
     await eventually(
@@ -104,7 +124,7 @@ describe('drain', () => {
       20_000,
       'dp-2 to leave the snapshot',
     );
-    await new Promise((r2) => setTimeout(r2, 2_000));
+    await busyReportsThenPass(2);
     expect(await record('dp-2')).toMatchObject({ owner: 'gw-d' });
     expect(gate.leasable(dp2)).toBe(false);
     w.counts = [];

@@ -21,6 +21,7 @@ import { Tick } from '../../shared/src/messages/tick.js';
 import { SNAPSHOT_REQUESTS_TOPIC } from '../../shared/src/messages/worker-snapshot-request.js';
 import { workersApiDeps } from './admin-api.js';
 import { startTestPlane, type TestPlane } from './local-plane.js';
+import { pollUntil } from './poll.js';
 
 export const GATEWAY_ADMIN_TOKEN = 'gateway-test-admin-token-0123456789';
 export const gatewayWorkerToken = (workerId: string) => `gateway-worker-${workerId}-0123456789`;
@@ -190,4 +191,28 @@ export async function startGatewayPlane(o: GatewayPlaneOptions): Promise<Gateway
       await secrets.stop();
     },
   };
+}
+
+/**
+ * Waits for the gateway to serve a snapshot version it was not serving, and returns a time before which
+ * that snapshot was certainly not yet taken: when the last /healthz that still showed the old version was
+ * sent. The worker swaps a snapshot in before it records it as taken (functions/gateway/src/worker.ts), so
+ * staleness counted from the new one cannot start earlier. For lower bounds on when a gateway goes stale.
+ */
+export async function nextSnapshotTakenAfter(gw: GatewayProcess, timeoutMs = 20_000): Promise<number> {
+  let sentAt = Date.now();
+  const old = (await gw.health()).snapshot?.version;
+  let lastOldAt = sentAt;
+  await pollUntil(
+    async () => {
+      sentAt = Date.now();
+      const v = (await gw.health()).snapshot?.version;
+      if (v === old) lastOldAt = sentAt;
+      return v;
+    },
+    (v) => v !== undefined && v !== old,
+    timeoutMs,
+    `a snapshot version other than ${old}`,
+  );
+  return lastOldAt;
 }

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { Firestore } from '@google-cloud/firestore';
 import type { Message, PubSub, Subscription } from '@google-cloud/pubsub';
 import { startApiServer } from '../../functions/api/src/server.js';
+import { FirestoreJobRunStore } from '../../shared/src/adapters/firestore/job-run-store.js';
 import { FirestoreOwnershipStore } from '../../shared/src/adapters/firestore/ownership-store.js';
 import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
 import { FirestoreSnapshotStore } from '../../shared/src/adapters/firestore/snapshot-store.js';
@@ -59,6 +60,8 @@ export class WorkerClient {
   draining = false;
   sequence = 0;
   lastRuntime: RuntimeResponseBody | null = null;
+  /** Every runtime report the controller answered 200, with the counts it carried. */
+  readonly acceptedReports: Array<{ at: number; counts: WorkerClient['counts'] }> = [];
   readonly refused: Array<{ status: number; error: string }> = [];
   private subscription: Subscription | null = null;
   private reporter: NodeJS.Timeout | null = null;
@@ -183,17 +186,20 @@ export class WorkerClient {
   /** One runtime report on the ACK bound with the client's counts (a fresh sequence each time). */
   async report(over: Record<string, unknown> = {}): Promise<HttpAnswer> {
     if (!this.ackBound) return { status: 0, body: { error: 'no_ack_yet' } };
+    const counts = this.counts;
     const r = await this.call('POST', `/v1/workers/${this.workerId}/runtime`, {
       sessionId: this.sessionId,
       reportSequence: ++this.sequence,
       snapshotVersion: this.ackBound.version,
       epoch: this.ackBound.epoch,
       draining: this.draining,
-      counts: this.counts,
+      counts,
       ...over,
     });
-    if (r.status === 200) this.lastRuntime = r.body as unknown as RuntimeResponseBody;
-    else this.refused.push({ status: r.status, error: String(r.body.error) });
+    if (r.status === 200) {
+      this.lastRuntime = r.body as unknown as RuntimeResponseBody;
+      this.acceptedReports.push({ at: Date.now(), counts: (over.counts as typeof counts) ?? counts });
+    } else this.refused.push({ status: r.status, error: String(r.body.error) });
     await this.recover(r);
     return r;
   }
@@ -251,6 +257,25 @@ export async function eventually<T>(
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
+}
+
+/**
+ * Waits until a snapshot pass that started after `afterMs` (a snapshot-tick run recorded in jobRuns by the
+ * snapshot function) has finished: positive evidence that the controller has looked at everything that was
+ * recorded before `afterMs` — so a check that it did NOT act on it means something.
+ */
+export async function snapshotPassAfter(firestore: Firestore, afterMs: number, timeoutMs = 20_000) {
+  const runs = new FirestoreJobRunStore(firestore);
+  return eventually(
+    async () => {
+      const run = await runs.get('snapshot-tick');
+      return run && run.startedAt.getTime() > afterMs && run.finishedAt && run.counts.passes === 1
+        ? run
+        : undefined;
+    },
+    timeoutMs,
+    'a snapshot pass that started after the reports',
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------------

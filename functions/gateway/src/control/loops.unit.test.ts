@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { KickLoop, sleep } from './loops.js';
 
 describe('KickLoop', () => {
@@ -62,13 +62,39 @@ describe('KickLoop', () => {
 });
 
 describe('sleep', () => {
-  it('ends early when aborted, and at once when already aborted', async () => {
+  // Fake timers: what is proved is which timer ends the sleep, not how long a loaded machine took.
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  const track = (p: Promise<void>) => {
+    const state = { done: false };
+    void p.then(() => {
+      state.done = true;
+    });
+    return state;
+  };
+
+  it('ends after its time when not aborted', async () => {
+    const s = track(sleep(10_000, new AbortController().signal));
+    await vi.advanceTimersByTimeAsync(9_999);
+    expect(s.done).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(s.done).toBe(true);
+  });
+
+  it('ends early when aborted (its timer cleared), and at once when already aborted', async () => {
     const a = new AbortController();
-    const t0 = Date.now();
-    const s = sleep(10_000, a.signal);
+    const s = track(sleep(10_000, a.signal));
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(s.done).toBe(false);
     a.abort();
-    await s;
-    await sleep(10_000, a.signal);
-    expect(Date.now() - t0).toBeLessThan(1_000);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(s.done).toBe(true);
+    expect(vi.getTimerCount()).toBe(0);
+
+    const again = track(sleep(10_000, a.signal));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(again.done).toBe(true);
+    expect(vi.getTimerCount()).toBe(0);
   });
 });
