@@ -8,10 +8,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { functionInventory } from '../../emulators/local-plane/functions.js';
-import { planeLayout } from '../../emulators/local-plane/layout.js';
-import { assertPortsFree, offsetPorts } from '../../emulators/local-plane/ports.js';
+import { offsetPorts } from '../../emulators/local-plane/ports.js';
 import { loadLocalPorts, repoRoot } from '../../shared/src/config/local-ports.js';
 import { loadFunctionTable } from '../../shared/src/config/topology.js';
+import { freeOffset } from '../support/npm-start.js';
 
 interface Proc {
   pid: number;
@@ -59,19 +59,6 @@ function alive(p: Proc): boolean {
   } catch {
     return false;
   }
-}
-
-async function freeOffset(): Promise<number> {
-  for (let i = 0; i < 20; i++) {
-    const offset = 2000 + Math.floor(Math.random() * 38_000);
-    try {
-      await assertPortsFree(planeLayout(offset).claims);
-      return offset;
-    } catch {
-      // taken: try another
-    }
-  }
-  throw new Error('no free port offset found');
 }
 
 interface NpmStart {

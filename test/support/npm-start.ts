@@ -2,7 +2,7 @@
 // beside a developer's plane, its own state dir; output collected; stop() is Ctrl-C to the group, then
 // SIGKILL if it has not ended in time. The printed export lines are parsed for the test to use.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -10,13 +10,41 @@ import { planeLayout } from '../../emulators/local-plane/layout.js';
 import { assertPortsFree } from '../../emulators/local-plane/ports.js';
 import { repoRoot } from '../../shared/src/config/local-ports.js';
 
+const SLOT = 2_000;
+const FIRST_OFFSET = 2_000;
+
+/** The low end of the kernel's ephemeral port range (Linux), where port-0 binds and outgoing connections land. */
+function ephemeralLow(): number {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > 0 ? low : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+/**
+ * A port offset for `npm start` under test (beside a developer's plane at offset 0). All the plane's ports
+ * stay below the ephemeral range: with an offset inside it, an unrelated socket (any test's freePort() or
+ * outgoing connection) could take the demo site's port between this check and the plane's bind, and did
+ * once in CI. Test files running at once get disjoint slots by vitest's pool id, so two planes never
+ * overlap either.
+ */
 export async function freeOffset(): Promise<number> {
+  const all = (offset: number) => {
+    const layout = planeLayout(offset);
+    return [...layout.claims, { key: 'emulators.demoTarget.port', ...layout.ports.demoTarget }];
+  };
+  const ports = all(0).map((c) => c.port);
+  const lowest = Math.min(...ports);
+  const highest = Math.max(...ports);
+  const slots = Math.max(1, Math.floor((ephemeralLow() - highest - FIRST_OFFSET) / SLOT));
+  const slot = (Math.max(1, Number(process.env.VITEST_POOL_ID) || 1) - 1) % slots;
+  const room = SLOT - (highest - lowest) - 1;
   for (let i = 0; i < 20; i++) {
-    const offset = 2000 + Math.floor(Math.random() * 38_000);
+    const offset = FIRST_OFFSET + slot * SLOT + Math.floor(Math.random() * room);
     try {
-      await assertPortsFree(planeLayout(offset).claims);
-      const { demoTarget } = planeLayout(offset).ports;
-      await assertPortsFree([{ key: 'emulators.demoTarget.port', ...demoTarget }]);
+      await assertPortsFree(all(offset));
       return offset;
     } catch {
       // taken: try another
