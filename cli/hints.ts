@@ -20,6 +20,8 @@ const HINTS: Record<string, Hint> = {
   invalid_json: () => 'the body was not JSON',
   immutable_field: () =>
     "`mode`, `provider` and a managed proxy's `zone` cannot change: create a new proxy and delete this one",
+  port_not_allowed: (b) =>
+    `the managed proxies' firewall opens only ${ports(b.allowedPorts)}: use one of those as the port, or open another in the deployment (Terraform's proxy_port) first`,
   deletion_requested: () => 'the proxy is being deleted; its spec is frozen',
   conflict: () => 'someone else kept changing the same thing: run the command again',
   payload_too_large: () => 'the request is over 64 KiB',
@@ -43,6 +45,8 @@ const HINTS: Record<string, Hint> = {
 };
 
 const num = (v: unknown) => (typeof v === 'number' ? v : '?');
+const ports = (v: unknown) =>
+  Array.isArray(v) && v.length > 0 ? v.map((p) => `tcp:${num(p)}`).join(', ') : 'some ports';
 // Only services that know the gateway send inGateway; a reclaim is what frees such a proxy for leases.
 const gatewayHint = (v: unknown) =>
   typeof v === 'number' && v > 0

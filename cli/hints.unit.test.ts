@@ -17,6 +17,11 @@ describe('describeFailure', () => {
     ],
     [new ApiCallError(404, 'unknown_job', {}, '/v1/jobs/x:run'), 1, /jobs list` shows the job names/],
     [
+      new ApiCallError(400, 'port_not_allowed', { error: 'port_not_allowed', allowedPorts: [3128, 8443] }),
+      1,
+      /^error: port_not_allowed — the managed proxies' firewall opens only tcp:3128, tcp:8443: use one/,
+    ],
+    [
       new ApiCallError(409, 'no_match', {
         error: 'no_match',
         considered: 3,

@@ -42,6 +42,9 @@ locals {
     ADMIN_EMAILS            = join(",", var.admin_emails)
     ADMIN_AUDIENCES         = join(",", [local.api_url, local.gcloud_cli_audience])
     GATEWAY_SERVICE_ACCOUNT = google_service_account.gateway.email
+    # The only port google_compute_firewall.proxy_port opens: the API refuses a managed proxy on any
+    # other (it would boot and never be reachable).
+    MANAGED_PROXY_PORTS = tostring(var.proxy_port)
   }
 
   # Secret-backed environment of the API: variable name => secret kind (secrets.tf).

@@ -129,7 +129,7 @@ variable "gateway_max_instances" {
 }
 
 variable "proxy_port" {
-  description = "TCP port the managed proxy VMs listen on; the only port the proxy firewall opens. Proxies created with another spec.port are unreachable."
+  description = "TCP port the managed proxy VMs listen on; the only port the proxy firewall opens, and so the only spec.port the API accepts for a managed proxy (MANAGED_PROXY_PORTS; 400 port_not_allowed otherwise)."
   type        = number
   default     = 3128
 

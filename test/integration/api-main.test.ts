@@ -1,6 +1,7 @@
 // The service as it is deployed: `node functions/api/src/main.ts` in its own process, configured only by
 // its environment, against the Firestore and Pub/Sub emulators. Checks the composition root: the start-up
-// refusal without credentials, the loud local mode, and create → Firestore document + reconcile request.
+// refusal without credentials or with a malformed setting, the loud local mode, MANAGED_PROXY_PORTS reaching
+// the admin routes, and create → Firestore document + reconcile request.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { Firestore } from '@google-cloud/firestore';
 import { PubSub } from '@google-cloud/pubsub';
@@ -76,6 +77,44 @@ describe('functions/api/src/main.ts', () => {
     const s = await start({ ADMIN_TOKENS: 'ci:tooshort' });
     expect(await s.exited).toBe(1);
     expect(JSON.stringify(s.lines)).not.toContain('tooshort');
+  });
+
+  it('refuses to start on a malformed MANAGED_PROXY_PORTS, naming it and the expected form', async () => {
+    const s = await start({ ADMIN_TOKENS: `test:${TOKEN}`, MANAGED_PROXY_PORTS: '3128,squid' });
+    expect(await s.exited).toBe(1);
+    const refusal = s.lines.find((l) => String(l.message).includes('refuses to start'));
+    expect(refusal).toMatchObject({ severity: 'ERROR' });
+    expect(String(refusal?.message)).toMatch(/MANAGED_PROXY_PORTS[\s\S]*comma-separated TCP ports/);
+  });
+
+  it('with MANAGED_PROXY_PORTS as Terraform sets it, refuses a managed proxy on another port', async () => {
+    const projectId = testProjectId('demo-apimain');
+    const pubsub = new PubSub({ projectId });
+    const db = new Firestore({ projectId });
+    try {
+      await pubsub.createTopic('reconcile-requests');
+      const s = await start({
+        ADMIN_TOKENS: `test:${TOKEN}`,
+        GOOGLE_CLOUD_PROJECT: projectId,
+        MANAGED_PROXY_PORTS: '3128',
+      });
+      await waitForHttp(`${s.url}/healthz`, { timeoutMs: 30_000 });
+      const create = (name: string, port: number) =>
+        fetch(`${s.url}/v1/proxies`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ name, spec: { mode: 'managed', zone: 'us-central1-a', port } }),
+        });
+      const refused = await create('elsewhere', 8080);
+      expect(refused.status).toBe(400);
+      expect(await refused.json()).toMatchObject({ error: 'port_not_allowed', allowedPorts: [3128] });
+      expect(await new FirestoreProxyStore(db).get('elsewhere')).toBeNull();
+      expect((await create('on-3128', 3128)).status).toBe(201);
+      expect(await s.stop()).toBe(0);
+    } finally {
+      await pubsub.close();
+      await db.terminate();
+    }
   });
 
   it('runs open in local mode (the store is the emulator), and says so loudly', async () => {

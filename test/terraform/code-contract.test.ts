@@ -89,6 +89,14 @@ describe('proxy VMs: the network, account, tag and port reconcile uses are the o
     expect(fw.allow).toEqual([{ protocol: 'tcp', ports: ['${tostring(var.proxy_port)}'] }]);
     expect(values.variable('proxy_port')).toBe(ManagedSpec.shape.port.parse(undefined));
   });
+
+  it('the API accepts managed proxies on exactly the port the firewall opens, and no other', () => {
+    expect((tf.locals.api_env as Record<string, string>).MANAGED_PROXY_PORTS).toBe(
+      '${tostring(var.proxy_port)}',
+    );
+    const api = configOf<{ managedProxyPorts: number[] | null }>('api');
+    expect(api.managedProxyPorts).toEqual([values.variable('proxy_port')]);
+  });
 });
 
 describe("the gateway's identity token is for an audience the API accepts", () => {

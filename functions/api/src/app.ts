@@ -6,6 +6,7 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import { methodNotAllowed } from 'hono/method-not-allowed';
 import { requestId } from 'hono/request-id';
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
+import type { ManagedPortPolicy } from '../../../shared/src/domain/managed-ports.js';
 import type { Clock } from '../../../shared/src/ports/clock.js';
 import type { JobRunStore } from '../../../shared/src/ports/job-runs.js';
 import type { JobScheduler } from '../../../shared/src/ports/job-scheduler.js';
@@ -36,6 +37,8 @@ export interface ApiDeps {
   clock: Clock;
   auth: Authenticator;
   log: Logger;
+  /** The ports managed proxies may use (their firewall's, MANAGED_PROXY_PORTS); null or absent: any. */
+  managedProxyPorts?: ManagedPortPolicy;
   newUid?: () => string;
   maxBodyBytes?: number;
   /** GCP project id, to attach Cloud Trace ids to request logs. */

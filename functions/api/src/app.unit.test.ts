@@ -122,6 +122,15 @@ describe('/openapi.json', () => {
     ]);
     expect(Object.keys(doc.paths['/v1/proxies/{name}/spec'] ?? {}).sort()).toEqual(['patch', 'put']);
     expect(doc.paths['/v1/proxies']?.post?.responses).toHaveProperty('409');
+    // A managed port its firewall does not open: documented on every route that writes a spec.
+    for (const [path, method] of [
+      ['/v1/proxies', 'post'],
+      ['/v1/proxies/{name}/spec', 'put'],
+      ['/v1/proxies/{name}/spec', 'patch'],
+    ] as const) {
+      expect(JSON.stringify(doc.paths[path]?.[method]?.responses['400'])).toContain('port_not_allowed');
+    }
+    expect(doc.components.schemas.Error?.properties).toHaveProperty('allowedPorts');
     expect(Object.keys(doc.components.schemas)).toEqual(
       expect.arrayContaining(['Proxy', 'ProxySpec', 'CreateProxyRequest', 'ProxyList', 'Error']),
     );

@@ -4,11 +4,28 @@
 //   K_SERVICE (set on Cloud Run: one trusted X-Forwarded-For hop for /v1/echo), MAX_BODY_BYTES (65536).
 //   /v1/jobs talks to Cloud Scheduler in REGION, or to SCHEDULER_EMULATOR_HOST; in local mode without
 //   it, there is no scheduler (the routes answer 503) rather than a client hunting for Google credentials.
+//   MANAGED_PROXY_PORTS ("3128" or "3128,8080"): the ports the proxy VMs' firewall opens, the only ones a
+//   managed proxy's spec.port may take (shared/src/domain/managed-ports.ts); Terraform sets its
+//   var.proxy_port. Unset: any port (the local plane and tests have no such firewall).
 import { z } from 'zod';
 import { BaseEnv } from '../../../shared/src/config/env.js';
 import { type AuthConfig, loadAuthConfig } from './auth/config.js';
 import { type LeaseConfig, loadLeaseConfig } from './leases/config.js';
 import { loadWorkersApiConfig, type WorkersApiConfig } from './workers/config.js';
+
+const PORT_LIST = 'comma-separated TCP ports, each an integer 1-65535 (such as 3128 or 3128,8080)';
+const ListedPort = z
+  .string()
+  .regex(/^[0-9]{1,5}$/, PORT_LIST)
+  .transform(Number)
+  .pipe(z.number().int().min(1, PORT_LIST).max(65535, PORT_LIST));
+// "" is malformed, not "any": an empty list would refuse every managed proxy, and the way to allow any
+// port is to leave the variable unset.
+const PortList = z
+  .string()
+  .transform((text) => text.split(',').map((entry) => entry.trim()))
+  .pipe(z.array(ListedPort))
+  .transform((ports) => [...new Set(ports)].sort((a, b) => a - b));
 
 const ApiEnv = BaseEnv.extend({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -21,6 +38,7 @@ const ApiEnv = BaseEnv.extend({
     .min(1024)
     .max(1024 * 1024)
     .default(64 * 1024),
+  MANAGED_PROXY_PORTS: PortList.optional(),
 });
 
 export interface ApiConfig {
@@ -32,6 +50,8 @@ export interface ApiConfig {
   host: string;
   version: string;
   maxBodyBytes: number;
+  /** The ports a managed proxy may listen on (sorted, distinct); null: any. */
+  managedProxyPorts: number[] | null;
   onCloudRun: boolean;
   auth: AuthConfig;
   /** Discovery and leases (leases/config.ts). */
@@ -54,6 +74,7 @@ export function loadApiConfig(env: Record<string, string | undefined>): ApiConfi
     host: e.HOST,
     version: e.K_REVISION,
     maxBodyBytes: e.MAX_BODY_BYTES,
+    managedProxyPorts: e.MANAGED_PROXY_PORTS ?? null,
     onCloudRun: e.K_SERVICE !== undefined,
     auth: loadAuthConfig(env),
     leases: loadLeaseConfig(env),

@@ -6,6 +6,7 @@ export type ErrorCode =
   | 'invalid_json'
   | 'invalid_request'
   | 'immutable_field'
+  | 'port_not_allowed'
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'not_found'
@@ -31,6 +32,8 @@ export interface ErrorBody {
   error: ErrorCode;
   message: string;
   issues?: Issue[];
+  /** For port_not_allowed: the ports a managed proxy may use. */
+  allowedPorts?: number[];
   requestId?: string;
 }
 
@@ -39,7 +42,12 @@ export class ApiError extends Error {
     readonly status: ContentfulStatusCode,
     readonly code: ErrorCode,
     message: string,
-    readonly extra: { issues?: Issue[]; retryAfterSeconds?: number; headers?: Record<string, string> } = {},
+    readonly extra: {
+      issues?: Issue[];
+      allowedPorts?: readonly number[];
+      retryAfterSeconds?: number;
+      headers?: Record<string, string>;
+    } = {},
     options?: { cause?: unknown },
   ) {
     super(message, options);
@@ -47,9 +55,13 @@ export class ApiError extends Error {
   }
 
   body(): ErrorBody {
-    return this.extra.issues
-      ? { error: this.code, message: this.message, issues: this.extra.issues }
-      : { error: this.code, message: this.message };
+    const { issues, allowedPorts } = this.extra;
+    return {
+      error: this.code,
+      message: this.message,
+      ...(issues ? { issues } : {}),
+      ...(allowedPorts ? { allowedPorts: [...allowedPorts] } : {}),
+    };
   }
 }
 
@@ -57,3 +69,16 @@ export const notFound = (name: string) => new ApiError(404, 'not_found', `proxy 
 
 export const invalidRequest = (message: string, issues: Issue[]) =>
   new ApiError(400, 'invalid_request', message, { issues });
+
+/**
+ * A managed proxy on a port its firewall does not open (shared/src/domain/managed-ports.ts). `path` is
+ * where the port is in the body: `spec.port` for POST, `port` for PUT/PATCH of the spec itself.
+ */
+export function portNotAllowed(port: number, allowed: readonly number[], path: string): ApiError {
+  const open = allowed.length > 0 ? allowed.map((p) => `tcp:${p}`).join(', ') : 'no port';
+  const message = `${path} ${port} is not open to managed proxies: their firewall opens ${open} (MANAGED_PROXY_PORTS); use one of those, or open the port in the deployment first`;
+  return new ApiError(400, 'port_not_allowed', message, {
+    issues: [{ path, code: 'port_not_allowed', message }],
+    allowedPorts: allowed,
+  });
+}

@@ -63,6 +63,7 @@ export function wireApi(config: ApiConfig, log: Logger): Wired {
     auth,
     log,
     maxBodyBytes: config.maxBodyBytes,
+    managedProxyPorts: config.managedProxyPorts,
     traceProject: config.onCloudRun ? config.projectId : undefined,
     echo: { trustedHops: config.onCloudRun ? 1 : 0 },
     leases,

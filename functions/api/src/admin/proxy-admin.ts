@@ -3,12 +3,13 @@
 // lose one another: the loser re-reads and recomputes, a bounded number of times, then answers 409.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
+import { type ManagedPortPolicy, refusedManagedPort } from '../../../../shared/src/domain/managed-ports.js';
 import { emptyStatus, type ProxyResource, type ProxySpec } from '../../../../shared/src/domain/proxy.js';
 import type { ReconcileRequest } from '../../../../shared/src/messages/reconcile-request.js';
 import type { Clock } from '../../../../shared/src/ports/clock.js';
 import type { ProxyFilter, ProxyStore } from '../../../../shared/src/ports/proxy-store.js';
 import type { ReconcilePublisher } from '../../../../shared/src/ports/reconcile-publisher.js';
-import { ApiError, notFound } from '../errors.js';
+import { ApiError, notFound, portNotAllowed } from '../errors.js';
 import { type SpecChange, sameSpec } from './spec-changes.js';
 
 export interface ProxyAdminDeps {
@@ -16,6 +17,8 @@ export interface ProxyAdminDeps {
   publisher: ReconcilePublisher;
   clock: Clock;
   log: Logger;
+  /** The ports a managed proxy may listen on (the proxy firewall's: MANAGED_PROXY_PORTS); null or absent: any. */
+  managedProxyPorts?: ManagedPortPolicy;
   newUid?: () => string;
   /** Attempts of read → conditional write before answering 409 conflict. */
   maxWriteAttempts?: number;
@@ -33,6 +36,7 @@ export function proxyAdmin({
   publisher,
   clock,
   log,
+  managedProxyPorts = null,
   newUid = randomUUID,
   maxWriteAttempts = 5,
   backoff = jitteredBackoff,
@@ -53,6 +57,13 @@ export function proxyAdmin({
     }
   }
 
+  // Checked before anything is written or published: a refused spec changes nothing.
+  function assertPortAllowed(next: ProxySpec, path: string, current?: ProxySpec): void {
+    const refused = refusedManagedPort(next, managedProxyPorts, current);
+    if (refused !== null && managedProxyPorts !== null)
+      throw portNotAllowed(refused, managedProxyPorts, path);
+  }
+
   async function get(name: string): Promise<ProxyResource> {
     const stored = await store.get(name);
     if (!stored) throw notFound(name);
@@ -65,6 +76,7 @@ export function proxyAdmin({
     list: (filter: ProxyFilter) => store.list(filter),
 
     async create(name: string, spec: ProxySpec): Promise<ProxyResource> {
+      assertPortAllowed(spec, 'spec.port');
       const proxy: ProxyResource = {
         name,
         uid: newUid(),
@@ -94,6 +106,7 @@ export function proxyAdmin({
           );
         }
         const next = change(current.spec);
+        assertPortAllowed(next, 'port', current.spec);
         if (sameSpec(next, current.spec)) {
           // Nothing to write. But if reconcile has not yet seen this generation (say its request was
           // lost), repeating the request is how a client recovers, so it publishes again.

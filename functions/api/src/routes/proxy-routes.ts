@@ -17,7 +17,6 @@ import {
 
 const common = adminResponses('the store or the identity check is unavailable');
 const withBody = {
-  400: error('invalid_json, invalid_request, or immutable_field'),
   413: error('payload_too_large'),
   415: error('unsupported_media_type'),
 };
@@ -31,6 +30,9 @@ export const createProxyRoute = createRoute({
   request: { body: { required: true, content: { 'application/json': { schema: CreateProxyRequest } } } },
   responses: {
     201: json(ProxyBody, 'Created; a reconcile request was published'),
+    400: error(
+      'invalid_json, invalid_request, or port_not_allowed (a managed spec.port its firewall does not open; allowedPorts lists those it does)',
+    ),
     ...withBody,
     ...common,
     409: error('already_exists: the name is taken'),
@@ -67,6 +69,9 @@ export const getProxyRoute = createRoute({
 
 const specResponses = {
   200: json(ProxyBody, 'The proxy; generation bumped only if the spec changed'),
+  400: error(
+    'invalid_json, invalid_request, immutable_field, or port_not_allowed (a managed port its firewall does not open; allowedPorts lists those it does)',
+  ),
   ...withBody,
   ...common,
   404: error('not_found'),

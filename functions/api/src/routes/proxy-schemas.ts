@@ -125,7 +125,13 @@ export const ErrorBody = z
     issues: z
       .array(z.object({ path: z.string(), code: z.string(), message: z.string() }))
       .optional()
-      .openapi({ description: 'For invalid_request and immutable_field: one entry per problem.' }),
+      .openapi({
+        description: 'For invalid_request, immutable_field and port_not_allowed: one entry per problem.',
+      }),
+    allowedPorts: z
+      .array(z.number().int())
+      .optional()
+      .openapi({ description: 'For port_not_allowed: the ports a managed proxy may listen on.' }),
     requestId: z.string().optional(),
   })
   .openapi('Error');
