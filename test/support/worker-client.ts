@@ -25,6 +25,7 @@ import { SNAPSHOT_REQUESTS_TOPIC } from '../../shared/src/messages/worker-snapsh
 import { HEALTHY_CONDITIONS } from '../../shared/src/testing/healthy-conditions.js';
 import { workersApiDeps } from './admin-api.js';
 import { startTestPlane } from './local-plane.js';
+import { pollUntil } from './poll.js';
 
 export interface WorkerClientOptions {
   apiUrl: string;
@@ -243,20 +244,14 @@ export class WorkerClient {
   }
 }
 
-/** Polls `check` until it returns a value (not undefined/false) or `timeoutMs` passes. */
+/** Polls `check` until it returns a value (not undefined/false) or `timeoutMs` passes (then throws). */
 export async function eventually<T>(
   check: () => T | undefined | false | Promise<T | undefined | false>,
   timeoutMs: number,
   what: string,
   everyMs = 100,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
+  return (await pollUntil(check, (v) => v !== undefined && v !== false, timeoutMs, what, everyMs)) as T;
 }
 
 /**
