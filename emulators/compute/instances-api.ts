@@ -106,6 +106,9 @@ export function insertInstance(
       fingerprints: fingerprintsOf(spec),
     };
     state.instances.set(key, record);
+    // Inserted and deleted are logged in the order they change the set of instances: an invariant test
+    // replays them to find the most instances a proxy ever had at once, which sampling could miss.
+    state.log('INFO', 'instance inserted', { project, zone, name: spec.name, labels: spec.labels ?? {} });
     state.lifecycle.boot(record, state.faults.takeBootDelay() ?? state.timings.bootDelayMs, op);
     return op;
   });

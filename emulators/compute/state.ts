@@ -89,7 +89,15 @@ export function createState(opts: ComputeEmulatorOptions): EmulatorState {
     now,
     log,
     proxy: { pool, resolveCredentials: opts.resolveCredentials, proxyTimeouts: opts.proxyTimeouts, log },
-    forget: (r) => instances.delete(instanceKey(r.project, r.zone, r.spec.name)),
+    forget: (r) => {
+      instances.delete(instanceKey(r.project, r.zone, r.spec.name));
+      log('INFO', 'instance deleted', {
+        project: r.project,
+        zone: r.zone,
+        name: r.spec.name,
+        labels: r.spec.labels ?? {},
+      });
+    },
   });
   return {
     projectId: opts.projectId,

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handleReconcile } from '../../functions/reconcile/src/handler.js';
 import { aProxy, managedSpec } from '../../shared/src/testing/proxy-fixtures.js';
-import { type ReconcilePlane, startReconcilePlane } from './reconcile-plane.js';
+import { peakInstances, type ReconcilePlane, startReconcilePlane } from './reconcile-plane.js';
 
 const DELIVERIES = 20;
 let plane: ReconcilePlane;
@@ -41,6 +41,7 @@ describe(`${DELIVERIES} duplicate, concurrent deliveries of one request`, () => 
     expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
     const insts = instancesOf(proxy.uid);
     expect(insts).toHaveLength(1);
+    expect(peakInstances(plane.instanceEvents, proxy.uid)).toBe(1);
     const p = await stored('dup-1');
     expect(p.status.providerId).toBe(`zones/us-central1-a/instances/${insts[0]?.name}`);
     // The burst's conflict re-runs may already have seen the instance boot.
@@ -60,37 +61,37 @@ describe(`${DELIVERIES} duplicate, concurrent deliveries of one request`, () => 
     expect(p.status.phase).toBe('Provisioned');
     expect(p.status.ip).toBe(instancesOf(uid)[0]?.address);
     expect(instancesOf(uid)).toHaveLength(1);
+    expect(peakInstances(plane.instanceEvents, uid)).toBe(1);
     await expectConverged('dup-1');
   });
 
   it('a spec edit racing the duplicates: never two instances, ends on one instance of the new spec', async () => {
     const before = await stored('dup-1');
-    let maxSeen = 0;
-    const sampler = setInterval(() => {
-      maxSeen = Math.max(maxSeen, instancesOf(before.uid).length);
-    }, 20);
-    try {
-      const v = (await plane.store.get('dup-1'))!.version;
-      const edit = plane.store.replaceSpec(
-        'dup-1',
-        managedSpec({ cloudInit: { inline: '#!/bin/sh\n' }, machineType: 'e2-medium' }),
-        v,
+    const inserts = () =>
+      plane.instanceEvents.filter((e) => e.kind === 'inserted' && e.labels['proxyplane-uid'] === before.uid)
+        .length;
+    const insertsBefore = inserts();
+    const v = (await plane.store.get('dup-1'))!.version;
+    const edit = plane.store.replaceSpec(
+      'dup-1',
+      managedSpec({ cloudInit: { inline: '#!/bin/sh\n' }, machineType: 'e2-medium' }),
+      v,
+    );
+    const racing = deliverConcurrently('dup-1', 'requeue');
+    expect(await edit).toBe('written');
+    // The API publishes spec-changed after its write; Pub/Sub may deliver it many times at once.
+    await Promise.all([racing, deliverConcurrently('dup-1', 'spec-changed')]);
+    // Drive the replacement to its end the way the requeue sweep would.
+    for (let i = 0; i < 60 && (await stored('dup-1')).status.phase !== 'Provisioned'; i++) {
+      await new Promise((r) => setTimeout(r, 300));
+      await Promise.allSettled(
+        [1, 2, 3].map(() => handleReconcile(plane.deps, { proxy: 'dup-1', reason: 'requeue' })),
       );
-      const racing = deliverConcurrently('dup-1', 'requeue');
-      expect(await edit).toBe('written');
-      // The API publishes spec-changed after its write; Pub/Sub may deliver it many times at once.
-      await Promise.all([racing, deliverConcurrently('dup-1', 'spec-changed')]);
-      // Drive the replacement to its end the way the requeue sweep would.
-      for (let i = 0; i < 60 && (await stored('dup-1')).status.phase !== 'Provisioned'; i++) {
-        await new Promise((r) => setTimeout(r, 300));
-        await Promise.allSettled(
-          [1, 2, 3].map(() => handleReconcile(plane.deps, { proxy: 'dup-1', reason: 'requeue' })),
-        );
-      }
-    } finally {
-      clearInterval(sampler);
     }
-    expect(maxSeen).toBe(1);
+    // Every insert and delete the emulator made, replayed in order: never two at once (a sampler could
+    // miss a short overlap), and the replacement really happened (one more insert).
+    expect(peakInstances(plane.instanceEvents, before.uid)).toBe(1);
+    expect(inserts()).toBe(insertsBefore + 1);
     const after = await stored('dup-1');
     expect(after.status.phase).toBe('Provisioned');
     expect(after.status.specHash).not.toBe(before.status.specHash);

@@ -60,12 +60,42 @@ export interface ReconcilePlane {
   compute: ComputeEmulator;
   deps: ReconcileDeps;
   published: ReconcileRequest[];
+  /** The Compute emulator's instance inserts and deletes, in the order they happened. */
+  instanceEvents: InstanceEvent[];
   stop(): Promise<void>;
+}
+
+export interface InstanceEvent {
+  kind: 'inserted' | 'deleted';
+  labels: Record<string, string>;
+}
+
+/** The most instances carrying `proxyplane-uid = uid` that existed at the same time, from the event log. */
+export function peakInstances(events: readonly InstanceEvent[], uid: string): number {
+  let now = 0;
+  let peak = 0;
+  for (const e of events) {
+    if (e.labels['proxyplane-uid'] !== uid) continue;
+    now += e.kind === 'inserted' ? 1 : -1;
+    peak = Math.max(peak, now);
+  }
+  return peak;
 }
 
 export async function startReconcilePlane(opts: { bootDelayMs: number }): Promise<ReconcilePlane> {
   const projectId = testProjectId('demo-inv');
-  const compute = await startComputeEmulator({ bootDelayMs: opts.bootDelayMs, deleteDelayMs: 300 });
+  const instanceEvents: InstanceEvent[] = [];
+  const compute = await startComputeEmulator({
+    bootDelayMs: opts.bootDelayMs,
+    deleteDelayMs: 300,
+    log: (_severity, message, fields) => {
+      if (message === 'instance inserted' || message === 'instance deleted')
+        instanceEvents.push({
+          kind: message === 'instance inserted' ? 'inserted' : 'deleted',
+          labels: (fields?.labels ?? {}) as Record<string, string>,
+        });
+    },
+  });
   const gce = makeGceProvider({ project: projectId, computeEndpoint: compute.endpoint });
   const db = new Firestore({ projectId });
   const store = new FirestoreProxyStore(db);
@@ -90,6 +120,7 @@ export async function startReconcilePlane(opts: { bootDelayMs: number }): Promis
     compute,
     deps,
     published,
+    instanceEvents,
     stop: async () => {
       await gce.close();
       await compute.stop();
