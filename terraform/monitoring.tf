@@ -94,11 +94,13 @@ resource "google_logging_metric" "worker_snapshot_age" {
   value_extractor  = "EXTRACT(jsonPayload.ageSeconds)"
   label_extractors = { worker = "EXTRACT(jsonPayload.workerId)" }
 
+  # Explicit 15 s steps around the alert threshold: the alert reads a percentile, which Cloud Monitoring
+  # interpolates inside a bucket, so one report of 64 s in a 64-128 s bucket would read ~127 s. With a
+  # bucket bound at the threshold (variables.tf allows only such thresholds), it fires exactly when a
+  # report is at or above the threshold.
   bucket_options {
-    exponential_buckets {
-      num_finite_buckets = 16
-      growth_factor      = 2
-      scale              = 1
+    explicit_buckets {
+      bounds = [15, 30, 45, 60, 75, 90, 105, 120, 135, 150, 180, 240, 300, 600, 1800, 3600]
     }
   }
 

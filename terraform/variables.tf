@@ -275,13 +275,13 @@ variable "alert_emails" {
 }
 
 variable "max_snapshot_age_seconds" {
-  description = "Alert when a gateway worker's snapshot is older than this. It must fire before the worker stops taking traffic at the control plane's maxStaleAge (WORKER_MAX_STALE_AGE_SECONDS, 150 s): the alert sees an age at most one 30 s report later, plus log ingestion, so at most 90. A healthy worker's snapshot is renewed by the once-a-minute snapshot-tick, so it ages to about 60 s: hence over 60."
+  description = "Alert when a gateway worker's snapshot is older than this. It must fire before the worker stops taking traffic at the control plane's maxStaleAge (WORKER_MAX_STALE_AGE_SECONDS, 150 s): the alert sees an age at most one 30 s report later, plus log ingestion, so at most 90. A healthy worker's snapshot is renewed by the once-a-minute snapshot-tick, so it ages to about 60 s: hence over 60. And it must be a bucket bound of the age metric (monitoring.tf), which leaves 75 or 90."
   type        = number
   default     = 90
 
   validation {
-    condition     = var.max_snapshot_age_seconds > 60 && var.max_snapshot_age_seconds <= 90
-    error_message = "max_snapshot_age_seconds must be over 60 (a healthy snapshot ages to about a minute between ticks) and at most 90 (the alert must fire before a worker stops taking traffic at 150 s)."
+    condition     = contains([75, 90], var.max_snapshot_age_seconds)
+    error_message = "max_snapshot_age_seconds must be 75 or 90: over 60 (a healthy snapshot ages to about a minute between ticks), at most 90 (the alert must fire before a worker stops taking traffic at 150 s), and a bucket bound of the snapshot-age metric (monitoring.tf: the alert's percentile is interpolated inside a bucket)."
   }
 }
 

@@ -33,7 +33,13 @@ function ephemeralLow(): number {
 export async function freeOffset(): Promise<number> {
   const all = (offset: number) => {
     const layout = planeLayout(offset);
-    return [...layout.claims, { key: 'emulators.demoTarget.port', ...layout.ports.demoTarget }];
+    const gw = layout.ports.gateway;
+    return [
+      ...layout.claims,
+      { key: 'emulators.demoTarget.port', ...layout.ports.demoTarget },
+      { key: 'emulators.gateway.proxyPort', host: gw.host, port: gw.proxyPort },
+      { key: 'emulators.gateway.httpPort', host: gw.host, port: gw.httpPort },
+    ];
   };
   const ports = all(0).map((c) => c.port);
   const lowest = Math.min(...ports);

@@ -164,13 +164,28 @@ describe('drift poll', () => {
 
 describe('the stale-gateway alert fires before the gateway stops taking traffic', () => {
   const policy = () => resourceOf(tf, 'google_monitoring_alert_policy', 'stale_gateway');
-  const bounds = () => {
+  /** The thresholds the variable's validation allows (`contains([…], var.max_snapshot_age_seconds)`). */
+  const allowed = () => {
     const condition = JSON.stringify(tf.variable.max_snapshot_age_seconds!.validation);
-    const upper = /var\.max_snapshot_age_seconds <= (\d+)/.exec(condition);
-    const lower = /var\.max_snapshot_age_seconds > (\d+)/.exec(condition);
-    if (!upper || !lower) throw new Error(`no bounds in ${condition}`);
-    return { lower: Number(lower[1]), upper: Number(upper[1]) };
+    const list = /contains\(\[([\d,\s]+)\], var\.max_snapshot_age_seconds\)/.exec(condition);
+    if (!list) throw new Error(`no allowed list in ${condition}`);
+    return list[1]!.split(',').map(Number);
   };
+  const bounds = () => ({ lower: Math.min(...allowed()), upper: Math.max(...allowed()) });
+  const bucketBounds = () =>
+    nested(
+      resourceOf(tf, 'google_logging_metric', 'worker_snapshot_age'),
+      'bucket_options',
+      'explicit_buckets',
+    ).bounds as number[];
+
+  it('every allowed threshold is a bucket bound of the age metric, so the percentile crosses it exactly', () => {
+    // Inside a bucket the percentile is interpolated toward the bucket's upper bound: with the threshold on
+    // a bound, ages below it read below it and ages at or above it read above it.
+    for (const t of allowed()) expect(bucketBounds()).toContain(t);
+    // The age of a healthy worker (about 60 s) falls in a bucket that ends at or below every threshold.
+    expect(bucketBounds().some((b) => b >= 60 && b <= bounds().lower)).toBe(true);
+  });
 
   it('its highest allowed threshold, one report period and its duration stay under maxStaleAge', () => {
     const threshold = nested(policy(), 'conditions', 'condition_threshold');
@@ -195,8 +210,8 @@ describe('the stale-gateway alert fires before the gateway stops taking traffic'
   it('and its lowest allowed threshold is above the age a healthy worker reaches between snapshot ticks', () => {
     // snapshot-tick renews every worker's snapshot once a minute (cost.md: its heartbeat).
     expect(loadScheduleTable().jobs['snapshot-tick']?.schedule).toBe('* * * * *');
-    expect(bounds().lower).toBeGreaterThanOrEqual(60);
-    expect(values.variable('max_snapshot_age_seconds') as number).toBeGreaterThan(bounds().lower);
+    expect(bounds().lower).toBeGreaterThan(60);
+    expect(allowed()).toContain(values.variable('max_snapshot_age_seconds') as number);
   });
 });
 

@@ -222,3 +222,11 @@ run "rejects_probe_loop_beyond_the_function_timeout" {
   }
   expect_failures = [var.probe_loop_seconds]
 }
+
+run "rejects_stale_alert_between_bucket_bounds" {
+  command = plan
+  variables {
+    max_snapshot_age_seconds = 80
+  }
+  expect_failures = [var.max_snapshot_age_seconds]
+}
