@@ -52,7 +52,7 @@ locals {
       GCE_SERVICE_ACCOUNT     = google_service_account.proxy_vm.email
       RECONCILE_DRIFT_POLL_MS = local.drift_poll_ms
     }
-    # The requeue sweep drift-polls the steady fleet every DriftPoll (its schema extends reconcile's).
+    # The requeue sweep drift-polls the steady fleet every DriftPoll (it reads only reconcile's poll intervals).
     requeue = {
       RECONCILE_DRIFT_POLL_MS = local.drift_poll_ms
     }

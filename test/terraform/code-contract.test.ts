@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { NETWORK_TAG } from '../../shared/src/adapters/gce/labels.js';
-import { loadPubSubTable, loadScheduleTable } from '../../shared/src/config/topology.js';
+import { loadFunctionTable, loadPubSubTable, loadScheduleTable } from '../../shared/src/config/topology.js';
 import { ManagedSpec } from '../../shared/src/domain/proxy.js';
 import { DEFAULT_WORKER_SETTINGS } from '../../shared/src/domain/workers/settings.js';
 import { listUnits, type Unit } from '../../terraform/build/units.js';
@@ -54,6 +54,23 @@ describe('every function and Cloud Run service: the env Terraform sets is the en
     const set = [...Object.keys(env.plain), ...Object.keys(env.secrets)];
     expect(set.length).toBeGreaterThan(0);
     expect(set.filter((k) => !loaded.read.has(k))).toEqual([]);
+  });
+
+  it('every function_env entry names a function (lookup() would drop a misnamed one without a word)', () => {
+    const fnEnv = tf.locals.function_env as Record<string, unknown>;
+    const functions = Object.keys(loadFunctionTable().functions);
+    expect(Object.keys(fnEnv).length).toBeGreaterThan(0);
+    expect(Object.keys(fnEnv).filter((k) => !functions.includes(k))).toEqual([]);
+  });
+
+  it("requeue does not read reconcile's VM settings: Terraform could not set them on it unnoticed", async () => {
+    const requeue = units.find((u) => u.name === 'requeue')!;
+    const { env } = unitOf('requeue');
+    const extra = { ...env.plain, GCE_NETWORK: 'n', GCE_SERVICE_ACCOUNT: 'a@b.c', RECONCILE_MAX_PASSES: '3' };
+    const loaded = await loadUnitConfig(requeue, deployedEnv(requeue, { plain: extra, secrets: {} }));
+    for (const k of ['GCE_NETWORK', 'GCE_SERVICE_ACCOUNT', 'RECONCILE_MAX_PASSES'])
+      expect(loaded.read.has(k)).toBe(false);
+    expect(loaded.read.has('RECONCILE_DRIFT_POLL_MS')).toBe(true);
   });
 
   it('the recording sees a misnamed key: the loader reads the right name, never the wrong one', async () => {

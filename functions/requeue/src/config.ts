@@ -3,11 +3,20 @@
 // emulators, so local and deployed sweeps cover their ticks exactly.
 import { z } from 'zod';
 import { loadScheduleTable } from '../../../shared/src/config/topology.js';
+import { BaseEnv } from '../../../shared/src/config/env.js';
 import { ReconcileEnv } from '../../reconcile/src/config.js';
 
 export const REQUEUE_JOB = 'requeue-sweep';
 
-export const RequeueEnv = ReconcileEnv.extend({
+// Only reconcile's poll intervals (the sweep's DriftPoll slots): the VM network, account and pass limits are
+// reconcile's alone, and a schema that accepted them here would let Terraform set them on requeue unnoticed.
+export const RequeueEnv = BaseEnv.extend({
+  ...ReconcileEnv.pick({
+    RECONCILE_PROVISIONING_POLL_MS: true,
+    RECONCILE_DELETION_POLL_MS: true,
+    RECONCILE_DRIFT_POLL_MS: true,
+    RECONCILE_QUOTA_RETRY_MS: true,
+  }).shape,
   /** Overrides the tick period derived from the schedule table. */
   REQUEUE_TICK_PERIOD_SECONDS: z.coerce.number().positive().max(600).optional(),
   REQUEUE_POLL_MS: z.coerce.number().int().min(50).max(10_000).default(1_000),
