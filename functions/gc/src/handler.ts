@@ -69,7 +69,11 @@ export async function handleGcTick(deps: GcDeps): Promise<GcOutcome> {
     live = await deps.proxies.liveUids();
   } catch (err) {
     log.error('gc sweep skipped: the live proxy list could not be read (never guess)', { error: err });
-    await record(deps, { ok: false, counts: zero(), error: `live set unreadable: ${message(err)}` });
+    await record(deps, startedAt, {
+      ok: false,
+      counts: zero(),
+      error: `live set unreadable: ${message(err)}`,
+    });
     return { kind: 'skipped', reason: 'live_set_unreadable' };
   }
 
@@ -95,17 +99,23 @@ export async function handleGcTick(deps: GcDeps): Promise<GcOutcome> {
   const error = failed
     ? `${counts.providersFailed} provider(s) unlisted, ${counts.deleteFailures} delete(s) failed, ${counts.instancesDeferred} deferred`
     : null;
-  await record(deps, { ok: !failed, counts, error });
+  await record(deps, startedAt, { ok: !failed, counts, error });
   log.info('gc sweep finished', { liveProxies: live.size, providers: names, ...counts });
   return { kind: 'swept', counts };
 }
 
 async function record(
   deps: GcDeps,
+  startedAt: Date,
   run: { ok: boolean; counts: GcCounts; error: string | null },
 ): Promise<void> {
   try {
-    await deps.jobs.finish(GcJob, { finishedAt: deps.clock.now(), ...run, counts: { ...run.counts } });
+    await deps.jobs.finish(GcJob, {
+      startedAt,
+      finishedAt: deps.clock.now(),
+      ...run,
+      counts: { ...run.counts },
+    });
   } catch (err) {
     // The sweep itself is done; only its record is missing (the next run overwrites it anyway).
     deps.log.error('gc could not record the run', { error: err });

@@ -67,6 +67,7 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
     }
     summary.pruned = await pruneHealth(deps, new Set(all.map((p) => p.name)));
     await deps.jobs.finish(ProbeJob, {
+      startedAt,
       finishedAt: deps.clock.now(),
       ok: true,
       counts: { ...summary },
@@ -76,6 +77,7 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
     return summary;
   } catch (err) {
     await deps.jobs.finish(ProbeJob, {
+      startedAt,
       finishedAt: deps.clock.now(),
       ok: false,
       counts: { ...summary },

@@ -2,8 +2,8 @@
 // requeue-sweep job (shared/topology/schedules.json): every minute on GCP, `localEverySeconds` on the
 // emulators, so local and deployed sweeps cover their ticks exactly.
 import { z } from 'zod';
-import { loadScheduleTable } from '../../../shared/src/config/topology.js';
 import { BaseEnv } from '../../../shared/src/config/env.js';
+import { loadScheduleTable } from '../../../shared/src/config/topology.js';
 import { ReconcileEnv } from '../../reconcile/src/config.js';
 
 export const REQUEUE_JOB = 'requeue-sweep';

@@ -18,7 +18,14 @@ export interface JobRunStore {
    * run (or null on the first) so the caller can derive its window from it.
    */
   claim(job: string, now: Date, minGapMs: number): Promise<{ previous: JobRun | null } | null>;
-  finish(job: string, run: Pick<JobRun, 'finishedAt' | 'ok' | 'counts' | 'error'>): Promise<void>;
+  /**
+   * Records how the run that claimed at `run.startedAt` ended — unless a later run has claimed since (runs
+   * of requeue and snapshot may overlap): the record then belongs to that run and is left alone.
+   */
+  finish(
+    job: string,
+    run: Pick<JobRun, 'startedAt' | 'finishedAt' | 'ok' | 'counts' | 'error'>,
+  ): Promise<void>;
   list(): Promise<JobRun[]>;
 }
 
@@ -41,15 +48,16 @@ export async function recordRun<T>(
   result: (value: T) => RunResult,
 ): Promise<T> {
   let recording = false;
+  const startedAt = deps.now();
   try {
-    recording = (await deps.runs.claim(job, deps.now(), 0)) !== null;
+    recording = (await deps.runs.claim(job, startedAt, 0)) !== null;
   } catch (err) {
     deps.onRecordError(err);
   }
   const record = async (run: RunResult) => {
     if (!recording) return;
     try {
-      await deps.runs.finish(job, { finishedAt: deps.now(), ...run });
+      await deps.runs.finish(job, { startedAt, finishedAt: deps.now(), ...run });
     } catch (err) {
       deps.onRecordError(err);
     }

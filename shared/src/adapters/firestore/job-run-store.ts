@@ -36,15 +36,23 @@ export class FirestoreJobRunStore implements JobRunStore {
     );
   }
 
-  async finish(job: string, run: Pick<JobRun, 'finishedAt' | 'ok' | 'counts' | 'error'>): Promise<void> {
-    await this.ref(job).set(
-      {
-        finishedAt: run.finishedAt ? Timestamp.fromDate(run.finishedAt) : null,
-        ok: run.ok,
-        counts: run.counts,
-        error: run.error,
+  async finish(
+    job: string,
+    run: Pick<JobRun, 'startedAt' | 'finishedAt' | 'ok' | 'counts' | 'error'>,
+  ): Promise<void> {
+    await this.db.runTransaction(
+      async (tx) => {
+        const snap = await tx.get(this.ref(job));
+        // A later run claimed the record (overlapping runs): its start time is there, not ours.
+        if (!snap.exists || date(snap.get('startedAt'))?.getTime() !== run.startedAt.getTime()) return;
+        tx.update(this.ref(job), {
+          finishedAt: run.finishedAt ? Timestamp.fromDate(run.finishedAt) : null,
+          ok: run.ok,
+          counts: run.counts,
+          error: run.error,
+        });
       },
-      { merge: true },
+      { maxAttempts: 3 },
     );
   }
 

@@ -1,0 +1,70 @@
+// FirestoreJobRunStore against the Firestore emulator: a claim starts a run unless one started within the
+// gap; a run's finish lands only on its own record — when runs overlap (requeue and snapshot claim with no
+// gap), the earlier run finishing late must not stamp its result onto the later run that is still going.
+import { Firestore } from '@google-cloud/firestore';
+import { afterAll, describe, expect, it } from 'vitest';
+import { FirestoreJobRunStore } from '../../shared/src/adapters/firestore/job-run-store.js';
+import { testProjectId } from '../support/emulators.js';
+
+const db = new Firestore({ projectId: testProjectId() });
+const runs = new FirestoreJobRunStore(db);
+afterAll(() => db.terminate());
+
+const at = (s: number) => new Date(Date.UTC(2026, 10, 30, 12, 0, s));
+
+describe('FirestoreJobRunStore', () => {
+  it('claims, refuses a duplicate within the gap, and records the finish of its own run', async () => {
+    expect(await runs.claim('job-a', at(0), 30_000)).toEqual({ previous: null });
+    expect(await runs.claim('job-a', at(10), 30_000)).toBeNull();
+    await runs.finish('job-a', {
+      startedAt: at(0),
+      finishedAt: at(5),
+      ok: true,
+      counts: { n: 3 },
+      error: null,
+    });
+    expect(await runs.get('job-a')).toEqual({
+      job: 'job-a',
+      startedAt: at(0),
+      finishedAt: at(5),
+      ok: true,
+      counts: { n: 3 },
+      error: null,
+    });
+    const next = await runs.claim('job-a', at(40), 30_000);
+    expect(next?.previous?.startedAt).toEqual(at(0));
+    expect(next?.previous?.counts).toEqual({ n: 3 });
+  });
+
+  it('an overlapped run finishing late leaves the later run’s record alone', async () => {
+    await runs.claim('job-b', at(0), 0);
+    await runs.claim('job-b', at(2), 0); // the next tick starts while the first still runs
+    await runs.finish('job-b', {
+      startedAt: at(0),
+      finishedAt: at(3),
+      ok: false,
+      counts: { n: 1 },
+      error: 'x',
+    });
+    const running = await runs.get('job-b');
+    expect(running).toMatchObject({ startedAt: at(2), finishedAt: null, ok: null, error: null });
+    await runs.finish('job-b', {
+      startedAt: at(2),
+      finishedAt: at(4),
+      ok: true,
+      counts: { n: 2 },
+      error: null,
+    });
+    expect(await runs.get('job-b')).toMatchObject({
+      startedAt: at(2),
+      finishedAt: at(4),
+      ok: true,
+      counts: { n: 2 },
+    });
+  });
+
+  it('finishing a run whose record is gone writes nothing', async () => {
+    await runs.finish('job-c', { startedAt: at(0), finishedAt: at(1), ok: true, counts: {}, error: null });
+    expect(await runs.get('job-c')).toBeNull();
+  });
+});
