@@ -47,6 +47,11 @@ try {
         }
       : {}),
   });
+  // Before the line that says we are up: whoever waits for it may signal at once, and a SIGHUP that
+  // arrives before its handler ends the process (the default action).
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGHUP', () => void gw?.reload());
   log.info('gateway listening', {
     proxyPort: gw.proxyPort,
     httpPort: gw.httpPort,
@@ -54,9 +59,6 @@ try {
     mode: controller ? 'controller' : 'standalone',
     workerId: controller?.workerId,
   });
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGHUP', () => void gw?.reload());
 } catch (err) {
   bootLog.error('gateway failed to start', {
     error: err instanceof Error ? err.message : String(err),
