@@ -66,6 +66,17 @@ function viaGateway(gw: GatewayProcess, url: string, method = 'GET', body?: Buff
   });
 }
 
+/** Every request is over: nothing active or reserved on any upstream (a leak would hold capacity forever). */
+async function expectNoLoad(gw: GatewayProcess): Promise<void> {
+  const h = await pollUntil(
+    gw.health,
+    (x) => x.load.active + x.load.reserved === 0,
+    10_000,
+    'no active or reserved request',
+  );
+  expect(h.load).toEqual({ active: 0, reserved: 0 });
+}
+
 const requestsOk = async (gw: GatewayProcess, route: string) => {
   const m = await gw.metrics();
   const line = new RegExp(
@@ -143,13 +154,7 @@ describe('kept-alive upstream connections for absolute-form plain HTTP', () => {
     expect(emu.stats().forwarded).toBeGreaterThanOrEqual(N);
     // A reused connection is still one request each: metrics, and the live counters back at zero.
     expect((await requestsOk(gw, 'default')) - okBefore).toBe(N);
-    const h = await pollUntil(
-      gw.health,
-      (x) => x.load.active + x.load.reserved === 0,
-      10_000,
-      'no active or reserved request',
-    );
-    expect(h.load).toEqual({ active: 0, reserved: 0 });
+    await expectNoLoad(gw);
   });
 
   it.each([
@@ -230,13 +235,7 @@ describe('kept-alive upstream connections for absolute-form plain HTTP', () => {
     expect(r.text).toMatch(/^HTTP\/1\.1 400/);
     expect(r.text).toContain('bad_request');
     expect(scripted.state.seen.length).toBe(before);
-    const h = await pollUntil(
-      gw.health,
-      (x) => x.load.active + x.load.reserved === 0,
-      10_000,
-      'no active or reserved request',
-    );
-    expect(h.load).toEqual({ active: 0, reserved: 0 });
+    await expectNoLoad(gw);
   });
 
   it('an upstream closing an idle connection does not fail the next request', async () => {
@@ -312,13 +311,7 @@ describe('kept-alive upstream connections for absolute-form plain HTTP', () => {
     const refused = await fetchVia('http://127.0.0.2:9/');
     expect(refused.status).toBe(502);
     expect(await refused.json()).toEqual({ error: 'upstream_auth_failed', upstreamStatus: 407 });
-    const h = await pollUntil(
-      gw.health,
-      (x) => x.load.active + x.load.reserved === 0,
-      10_000,
-      'no active or reserved request',
-    );
-    expect(h.load).toEqual({ active: 0, reserved: 0 });
+    await expectNoLoad(gw);
   });
 
   it('an upstream that is down is a 502 upstream_dial_failed', async () => {
