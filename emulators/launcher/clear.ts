@@ -2,11 +2,13 @@
 // files use one project each and clear only their own.
 import type { HostPort } from '../../shared/src/config/local-ports.js';
 
-const CLEAR_ATTEMPTS = 5;
+const CLEAR_ATTEMPTS = 10;
 
 /**
  * Deletes every document of the project. The emulator's reset can answer 500 when it races a listener
- * stream of that project closing (a test's listener from the previous case): retried, bounded; a 4xx is not.
+ * stream of that project closing (a test's listener from the previous case), and 409 (ABORTED) while a
+ * transaction of a process that just stopped still holds its locks: both retried, bounded (~12 s); any
+ * other 4xx is not.
  */
 export async function clearFirestore(firestore: HostPort, projectId: string): Promise<void> {
   const url = `http://${firestore.host}:${firestore.port}/emulator/v1/projects/${projectId}/databases/(default)/documents`;
@@ -14,9 +16,10 @@ export async function clearFirestore(firestore: HostPort, projectId: string): Pr
     const res = await fetch(url, { method: 'DELETE' });
     await res.body?.cancel();
     if (res.ok) return;
-    if (res.status < 500 || attempt >= CLEAR_ATTEMPTS)
+    const transient = res.status >= 500 || res.status === 409;
+    if (!transient || attempt >= CLEAR_ATTEMPTS)
       throw new Error(`clearing Firestore failed: HTTP ${res.status} (attempt ${attempt})`);
-    await new Promise((r) => setTimeout(r, 100 * 2 ** attempt));
+    await new Promise((r) => setTimeout(r, Math.min(2_000, 100 * 2 ** attempt)));
   }
 }
 
