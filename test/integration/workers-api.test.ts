@@ -249,4 +249,26 @@ describe('a new instance supersedes the session (contract §2)', () => {
     expect(ack).toMatchObject({ status: 409, body: { error: 'stale_session' } });
     expect(await w.outcomes([], 50)).toMatchObject({ status: 409 });
   });
+  it('so does the same instance offering a higher protocol: a stepped-down worker upgrading', async () => {
+    // gw-2: gw-1's client above still runs its pull, and re-registers when superseded.
+    const worker = plane.client('gw-2', 'instance-1');
+    const at1 = await worker.register(1);
+    expect(at1).toMatchObject({ status: 200, body: { protocolVersion: 1 } });
+    const at2 = await worker.register(2);
+    expect(at2).toMatchObject({ status: 200, body: { protocolVersion: 2, resumed: false } });
+    expect(at2.body.sessionId).not.toBe(at1.body.sessionId);
+    const report = await worker.call('POST', '/v1/workers/gw-2/runtime', {
+      sessionId: at1.body.sessionId,
+      reportSequence: 1,
+      snapshotVersion: 1,
+      epoch: 1,
+      draining: false,
+      counts: [],
+    });
+    expect(report).toMatchObject({ status: 409, body: { error: 'stale_session' } });
+    // And offering it again resumes the session at 2 (what the worker's registration loop does).
+    expect(await worker.register(2)).toMatchObject({
+      body: { sessionId: at2.body.sessionId, resumed: true },
+    });
+  });
 });

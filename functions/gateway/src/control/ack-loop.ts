@@ -42,6 +42,7 @@ export class AckLoop {
   /** A new session: a refusal under the old one says nothing about this one. */
   newSession(): void {
     this.resyncedFor = null;
+    this.gaveUp = null;
   }
 
   private async untilDone(): Promise<void> {

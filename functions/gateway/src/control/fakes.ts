@@ -104,7 +104,13 @@ export class FakeClient implements ControlClient {
 
   constructor() {
     this.defaults = {
-      register: () => ({ ok: true, body: registration(`session-${++this.sessions}`) }),
+      // As the API answers: the version offered (it refuses the ones it does not speak).
+      register: (body) => ({
+        ok: true,
+        body: registration(`session-${++this.sessions}`, {
+          protocolVersion: (body as { supportedProtocolVersion: number }).supportedProtocolVersion,
+        }),
+      }),
       ack: (body) => {
         const b = body as { version: number; epoch: number };
         return { ok: true, body: { acceptedVersion: b.version, acceptedEpoch: b.epoch, unchanged: false } };

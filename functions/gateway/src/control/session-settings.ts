@@ -21,6 +21,8 @@ export interface SessionSettings {
   finalReportTimeoutMs: number;
   /** The controller allows 1 GET snapshot per second (burst 5). */
   minFetchIntervalMs: number;
+  /** Granted a lower protocol than our highest: offer the highest again this often (protocol-upgrade.ts). */
+  protocolUpgradeRetryMs: number;
 }
 
 export const DEFAULT_SESSION_SETTINGS: SessionSettings = {
@@ -31,6 +33,7 @@ export const DEFAULT_SESSION_SETTINGS: SessionSettings = {
   reportIntervalMs: 5_000,
   finalReportTimeoutMs: 2_000,
   minFetchIntervalMs: 1_000,
+  protocolUpgradeRetryMs: 600_000,
 };
 
 export interface SessionDeps {

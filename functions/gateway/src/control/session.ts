@@ -4,7 +4,8 @@
 // does not recognise, is answered by fetching the latest full snapshot. Every call to the controller
 // retries with bounded exponential backoff and jitter, reacting to the contract's stable codes
 // (controlReaction). This class holds the session's state and decides what each event leads to; the
-// retry loops share that state: registration and protocol step-down (registration.ts), the pull
+// retry loops share that state: registration and protocol step-down (registration.ts) and the offer of
+// the highest protocol again while below it (protocol-upgrade.ts), the pull
 // (snapshot-pull.ts), ACKs (ack-loop.ts), the latest full snapshot (full-snapshot.ts), runtime and
 // outcome reports (reporting.ts); how a refusal is waited out and logged is in refusals.ts.
 import type { Backoff } from '../../../../shared/src/domain/gateway/backoff.js';
@@ -17,6 +18,7 @@ import type { FeedMessage } from './feed.js';
 import { FullSnapshotFetch } from './full-snapshot.js';
 import { sleep } from './loops.js';
 import { decodeSnapshotMessage } from './message.js';
+import { ProtocolUpgrade } from './protocol-upgrade.js';
 import { type Refusal, RefusalLog, retryDelay } from './refusals.js';
 import { RegisterLoop } from './registration.js';
 import { ReportLoop } from './reporting.js';
@@ -59,6 +61,7 @@ export class ControllerSession {
   private readonly random: () => number;
   private readonly now: () => number;
   private readonly registration: RegisterLoop;
+  private readonly upgrade: ProtocolUpgrade;
   private readonly acks: AckLoop;
   private readonly fetching: FullSnapshotFetch;
   private readonly pull: SnapshotPull;
@@ -79,6 +82,7 @@ export class ControllerSession {
     const { settings, random } = this;
     this.reports = new ReportLoop(this, deps, settings);
     this.registration = new RegisterLoop(this, deps, settings, random, onError('registration'));
+    this.upgrade = new ProtocolUpgrade(this, deps, settings, onError('protocol upgrade'));
     this.acks = new AckLoop(this, deps, this.reports, settings, random, onError('ACK'));
     this.fetching = new FullSnapshotFetch(this, deps, settings, random, this.now, onError('snapshot fetch'));
     this.pull = new SnapshotPull(this, deps, settings, random, (m) => this.onMessage(m));
@@ -190,6 +194,7 @@ export class ControllerSession {
       event: 'gateway.registered',
       workerId: this.deps.workerId,
       sessionId: r.sessionId,
+      protocolVersion: r.protocolVersion,
       resumed: r.resumed,
       ownershipEpoch: r.ownershipEpoch,
       maxStaleAgeSeconds: r.maxStaleAgeSeconds,
@@ -200,6 +205,7 @@ export class ControllerSession {
     this.pull.open(r.snapshotSubscription);
     if (this.applied) this.acks.kick();
     else this.scheduleFallback();
+    this.upgrade.granted(r.protocolVersion);
   }
 
   // ---- snapshots -----------------------------------------------------------------------------------------

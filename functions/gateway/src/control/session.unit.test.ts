@@ -160,6 +160,48 @@ describe('registration', () => {
     expect(h.fatal).toEqual([]);
   });
 
+  it('stepped down, offers its highest protocol again until the controller speaks it, then takes that session', async () => {
+    const h = harness({ settings: { protocolUpgradeRetryMs: 600_000 } });
+    const offered = () =>
+      h.client
+        .of('register')
+        .map((c) => (c.body as { supportedProtocolVersion: number }).supportedProtocolVersion);
+    h.script('register', refusal(400, 'unsupported_protocol_version'));
+    await h.start();
+    const s1 = snapshot(1, ['p-a']);
+    await h.feed.deliver(feedMessage(s1));
+    expect(h.session.session?.registration.protocolVersion).toBe(1);
+    // The API is still the old one at the first retry: the running session carries on untouched.
+    h.script('register', refusal(400, 'unsupported_protocol_version'));
+    await vi.advanceTimersByTimeAsync(600_000);
+    expect(offered()).toEqual([2, 1, 2]);
+    expect(h.session.session?.sessionId).toBe('session-1');
+    // Upgraded API: a new session at 2, and the applied snapshot ACKed again under it.
+    await vi.advanceTimersByTimeAsync(600_000);
+    expect(offered()).toEqual([2, 1, 2, 2]);
+    expect(h.session.session?.sessionId).toBe('session-2');
+    expect(h.session.session?.registration.protocolVersion).toBe(2);
+    expect(h.client.of('ack').map((c) => c.body)).toEqual([
+      { sessionId: 'session-1', version: 1, epoch: 1, checksum: s1.checksum },
+      { sessionId: 'session-2', version: 1, epoch: 1, checksum: s1.checksum },
+    ]);
+    expect(
+      h.lines.some((l) => l.message === 'control plane speaks a higher protocol now: session replaced'),
+    ).toBe(true);
+    // At the highest version: nothing more to offer.
+    await vi.advanceTimersByTimeAsync(3_600_000);
+    expect(offered()).toEqual([2, 1, 2, 2]);
+    await h.session.reporter.stop();
+  });
+
+  it('a session granted at its highest protocol never re-registers on its own', async () => {
+    const h = harness({ settings: { protocolUpgradeRetryMs: 60_000 } });
+    await h.start();
+    await vi.advanceTimersByTimeAsync(600_000);
+    expect(h.client.of('register')).toHaveLength(1);
+    await h.session.reporter.stop();
+  });
+
   it('refuses to start when the controller speaks none of its protocols (no silent downgrade)', async () => {
     const h = harness();
     h.script('register', refusal(400, 'unsupported_protocol_version'));
@@ -350,6 +392,20 @@ describe('ACK refusals', () => {
     await vi.advanceTimersByTimeAsync(30_000);
     expect(h.client.of('ack')).toHaveLength(1);
     expect(h.client.of('latestSnapshot')).toHaveLength(0);
+  });
+
+  it('an ACK given up under one session is tried again under the next (its refusal said nothing of it)', async () => {
+    const h = harness();
+    await applied(h, refusal(409, 'stale_epoch'));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(h.client.of('ack')).toHaveLength(1);
+    h.session.reregister('session-1');
+    await flush();
+    expect(h.client.of('ack').map((c) => (c.body as { sessionId: string }).sessionId)).toEqual([
+      'session-1',
+      'session-2',
+    ]);
+    expect(h.session.ackBound).toEqual({ version: 1, epoch: 1 });
   });
 
   it.each([['stale_session'], ['session_expired'], ['unknown_worker']])(

@@ -1,11 +1,13 @@
 // Contract §7: registration carries supported_protocol_version; an incompatible worker is refused, never
 // silently downgraded. Versions are integers; the controller speaks a closed range. A worker that speaks
-// several offers its highest and steps down when refused (functions/gateway/src/control/session.ts), so
-// either side may be deployed first.
+// several offers its highest and steps down when refused (functions/gateway/src/control/registration.ts),
+// and while below its highest offers it again now and then (control/protocol-upgrade.ts), so either side
+// may be deployed first.
 //
 //   1  the contract as first published
-//   2  snapshot entries may carry `filtersDestinations` (messages/gateway-snapshot.ts); a worker of
-//      version 1 refuses an entry with a field it does not know, so it is written only for version 2 on
+//   2  snapshot entries may carry `filtersDestinations` (messages/gateway-snapshot.ts); version 1 does not
+//      have the field (a worker built on its strict schema refuses an entry that carries it), so it is
+//      written only for sessions of version 2 on
 
 export const ControllerProtocol = { min: 1, max: 2 } as const;
 

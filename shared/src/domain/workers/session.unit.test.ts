@@ -37,6 +37,17 @@ describe('register / checkSession (contract §2)', () => {
     expect(checkSession(restarted.session, 's1', later(6))).toEqual({ ok: false, error: 'stale_session' });
     expect(checkSession(restarted.session, 's2', later(6))).toEqual({ ok: true });
   });
+  it('the same live instance offering another protocol version gets a new session at that version', () => {
+    // A worker that stepped down to 1 offers 2 again once the controller speaks it (the gateway's
+    // control/protocol-upgrade.ts); resuming would keep it at 1 for its whole life.
+    const upgraded = register(first.session, { ...req, protocolVersion: 2 }, later(5), 's2', 30_000);
+    expect(upgraded).toMatchObject({
+      kind: 'new',
+      supersededSessionId: 's1',
+      session: { sessionId: 's2', protocolVersion: 2, ackedVersion: null },
+    });
+    expect(checkSession(upgraded.session, 's1', later(6))).toEqual({ ok: false, error: 'stale_session' });
+  });
   it('the same instance after its session lapsed gets a new session', () => {
     expect(register(first.session, req, later(31), 's3', 30_000)).toMatchObject({
       kind: 'new',

@@ -1,0 +1,80 @@
+// A session granted below this worker's highest protocol version — the control plane did not speak it at
+// registration, e.g. the gateway was deployed before the API — would otherwise stay at the lower version
+// for the life of the process: runtime reports keep a session alive, and re-registering with the same
+// version resumes it. So while below, the worker offers its highest version again every
+// `protocolUpgradeRetryMs`. Once the control plane speaks it, the answer is a new session at that version
+// (the API supersedes a live session registered with another version, shared/src/domain/workers/
+// session.ts), which the worker takes as it takes any new session: a new ACK bound, report sequences from
+// the start, the applied snapshot ACKed again; and the snapshot pass a new session triggers writes what
+// the higher version reads (protocol 2: `filtersDestinations`, without which plain HTTP to a managed proxy
+// goes as a CONNECT to port 80 that the managed squid refuses).
+import { WORKER_PROTOCOL_VERSION } from './registration.js';
+import type { ControllerSession } from './session.js';
+import type { SessionDeps, SessionSettings } from './session-settings.js';
+
+export class ProtocolUpgrade {
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly session: ControllerSession,
+    private readonly deps: SessionDeps,
+    private readonly settings: SessionSettings,
+    private readonly onError: (err: unknown) => void,
+  ) {
+    session.signal.addEventListener('abort', () => this.cancel(), { once: true });
+  }
+
+  /** After every granted session: below our highest version, offer it again later. */
+  granted(version: number): void {
+    this.cancel();
+    if (version >= WORKER_PROTOCOL_VERSION || this.session.signal.aborted) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.attempt(version).catch((err) => {
+        this.onError(err);
+        this.retryLater(version);
+      });
+    }, this.settings.protocolUpgradeRetryMs);
+    this.timer.unref?.();
+  }
+
+  cancel(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private async attempt(version: number): Promise<void> {
+    const s = this.session;
+    const current = s.session;
+    // Lost meanwhile: the registration loop offers the highest version first anyway.
+    if (!current || s.draining || s.signal.aborted) return;
+    const answer = await this.deps.client.register({
+      workerId: this.deps.workerId,
+      instanceId: this.deps.instanceId,
+      zone: this.deps.zone,
+      supportedProtocolVersion: WORKER_PROTOCOL_VERSION,
+    });
+    // Registered again in the meantime (a lost session): that registration scheduled its own upgrade. Were
+    // ours the API's latest session after all, the other one's next call is refused as stale and the
+    // registration loop resumes ours (same instance, same version).
+    if (s.session !== current || s.draining || s.signal.aborted) return;
+    if (answer.ok) {
+      this.deps.log.info('control plane speaks a higher protocol now: session replaced', {
+        workerId: this.deps.workerId,
+        from: version,
+        to: answer.body.protocolVersion,
+        sessionId: answer.body.sessionId,
+      });
+      s.onRegistered(answer.body);
+      return;
+    }
+    // Still not spoken (or the call failed): the current session carries on; try again later.
+    if (answer.code !== 'unsupported_protocol_version')
+      s.logRefusal('register', answer, 'retry', this.settings.protocolUpgradeRetryMs);
+    this.retryLater(version);
+  }
+
+  private retryLater(version: number): void {
+    if (this.session.session && !this.session.draining) this.granted(version);
+  }
+}
