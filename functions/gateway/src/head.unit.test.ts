@@ -112,4 +112,15 @@ describe('forwarded heads', () => {
     const noHost = parseRequestHead('GET http://a.example/ HTTP/1.0\r\nX-Y:  v ')!;
     expect(forwardedHeaders(noHost, 'a.example', '')).toEqual(['X-Y', 'v', 'Host', 'a.example']);
   });
+
+  it('a Connection list never removes the framing or the target: the body stays framed (no smuggling)', () => {
+    const listed = parseRequestHead(
+      'GET http://example.com/ HTTP/1.1\r\nHost: example.com\r\nConnection: content-length, host, X-Drop\r\n' +
+        'Content-Length: 5\r\nX-Drop: 1',
+    )!;
+    expect(forwardedHeaders(listed, 'x', '')).toEqual(['Host', 'example.com', 'Content-Length', '5']);
+    expect(originFormHead(listed, '/', 'x')).toBe(
+      'GET / HTTP/1.1\r\nHost: example.com\r\nContent-Length: 5\r\nConnection: close\r\n\r\n',
+    );
+  });
 });
