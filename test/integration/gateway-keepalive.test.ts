@@ -305,6 +305,25 @@ describe('kept-alive upstream connections for absolute-form plain HTTP', () => {
     expect((await viaGateway(gw, `http://127.0.0.1:${targets.httpPort}/after-407`)).status).toBe(200);
   });
 
+  it('POST /v1/fetch: a HEAD answer carries no Content-Length (no body follows), an odd status is a 502', async () => {
+    const fetchVia = (body: object) =>
+      fetch(`http://127.0.0.1:${gw.httpPort}/v1/fetch`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'proxy-authorization': AUTH },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(5_000),
+      });
+    const head = await fetchVia({ url: `http://${SCRIPTED}/cl`, method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-length')).toBeNull();
+    expect(head.headers.get('x-framing')).toBe('cl');
+    expect((await head.arrayBuffer()).byteLength).toBe(0);
+    const odd = await fetchVia({ url: `http://${SCRIPTED}/999` });
+    expect(odd.status).toBe(502);
+    expect(await odd.json()).toEqual({ error: 'target_bad_response', status: 999 });
+    await expectNoLoad(gw);
+  });
+
   it('POST /v1/fetch of an http:// URL rides the same kept-alive connections', async () => {
     const fetchVia = (url: string) =>
       fetch(`http://127.0.0.1:${gw.httpPort}/v1/fetch`, {

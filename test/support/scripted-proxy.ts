@@ -113,6 +113,10 @@ function respond(s: net.Socket, method: string, path: string, body: Buffer): boo
     case '/304':
       s.write('HTTP/1.1 304 Not Modified\r\nETag: "v1"\r\n\r\n');
       return false;
+    case '/999':
+      // Three digits Node's parser accepts, but no HTTP status.
+      s.write('HTTP/1.1 999 Odd\r\nContent-Length: 2\r\n\r\nok');
+      return false;
     case '/echo':
       s.write(`${ok}Content-Length: ${body.length}\r\n\r\n`);
       s.write(body);

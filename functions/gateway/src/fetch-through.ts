@@ -157,7 +157,14 @@ export async function fetchThrough(req: FetchRequest, user: string, deps: FetchD
   // Failures surface on the TLS socket / request; the raw socket must not throw an unhandled 'error'.
   sock.on('error', () => {});
   const conn = https
-    ? tls.connect({ socket: sock, servername: parseIp(host) ? undefined : host, ALPNProtocols: ['http/1.1'] })
+    ? // `host` is what the certificate is checked against (without it Node checks "localhost": an IP
+      // literal could never verify); SNI carries names only.
+      tls.connect({
+        socket: sock,
+        host,
+        servername: parseIp(host) ? undefined : host,
+        ALPNProtocols: ['http/1.1'],
+      })
     : sock;
   return new Promise((resolve) => {
     let responded = false;

@@ -134,6 +134,10 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
     idleMs: cfg.GATEWAY_UPSTREAM_KEEPALIVE_MS,
     maxIdlePerUpstream: cfg.GATEWAY_UPSTREAM_MAX_IDLE,
   });
+  // Agents of upstreams that left the snapshot are forgotten once they hold no connection — here, not in
+  // the proxy listener's sweep: on Cloud Run that listener is off and /v1/fetch alone fills the pool.
+  const prune = setInterval(() => pool.prune(), 60_000);
+  prune.unref();
   let proxyPort: number | null = null;
   const proxy =
     cfg.GATEWAY_PROXY_PORT === 'off'
@@ -199,6 +203,7 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
       worker.beginShutdown();
       clearInterval(ticker);
       clearInterval(ageLog);
+      clearInterval(prune);
       await proxy?.stopAccepting();
       http.close();
       await source.stop();

@@ -102,16 +102,28 @@ export function createHttpApp(deps: HttpAppDeps) {
         deps.recorder.request('fetch', '-', r.code);
         return c.json({ error: r.code, ...r.detail }, r.status as 400, { 'X-Proxyplane-Error': r.code });
       }
-      deps.recorder.request('fetch', r.route, 'ok');
       const res = r.response;
+      const status = res.statusCode ?? 0;
+      // Node's parser takes any three digits; a Response cannot carry a status outside 200–599.
+      if (status < 200 || status > 599) {
+        res.destroy();
+        r.done();
+        deps.recorder.request('fetch', r.route, 'target_bad_response');
+        return c.json({ error: 'target_bad_response', status }, 502, {
+          'X-Proxyplane-Error': 'target_bad_response',
+        });
+      }
+      deps.recorder.request('fetch', r.route, 'ok');
       const headers = new Headers();
       for (let i = 0; i < res.rawHeaders.length; i += 2) {
         const name = res.rawHeaders[i]!;
         if (!DROPPED_RESPONSE_HEADERS.has(name.toLowerCase())) headers.append(name, res.rawHeaders[i + 1]!);
       }
       headers.set('X-Proxyplane-Route', r.route);
-      const status = res.statusCode ?? 502;
-      if (NULL_BODY.has(status)) {
+      if (NULL_BODY.has(status) || parsed.data.method.toUpperCase() === 'HEAD') {
+        // No body follows: the target's Content-Length (of the representation, for HEAD or 304) would make
+        // our client wait for bytes that never come.
+        headers.delete('content-length');
         res.resume();
         res.once('end', r.done);
         return new Response(null, { status, headers });

@@ -140,7 +140,8 @@ export class PlainForward {
     if (!this.owner.forwardResponse(status)) return;
     this.res = res;
     res[FWD] = this;
-    const noBody = this.r.method === 'HEAD' || status === 204 || status === 304;
+    // Node upper-cases the method it sends (http.request), so "head" went out as HEAD: no body follows.
+    const noBody = this.r.method.toUpperCase() === 'HEAD' || status === 204 || status === 304;
     const framing = bodyFraming(res.headers['transfer-encoding'], noBody, this.r.clientHttp11);
     this.rechunk = framing === 'rechunk';
     const c = this.owner.client;

@@ -75,12 +75,9 @@ export function createProxyListener(
   });
   server.maxConnections = opts.maxConnections;
   // One sweep instead of timers per connection: every deadline here is fine to ~250 ms.
-  let ticks = 0;
   const sweep = setInterval(() => {
     const now = Date.now();
     for (const s of ctx.sessions) s.sweep(now);
-    // Agents of upstreams that left the snapshot are forgotten once they hold no connection.
-    if (++ticks % 240 === 0) ctx.pool.prune();
   }, 250);
   sweep.unref();
   return {
