@@ -143,7 +143,17 @@ function fuzzer(seed: number) {
       return `${encodeURIComponent(k)}=${v === '%ZZ' ? v : encodeURIComponent(v)}`;
     }).join('&');
   const id = () =>
-    pick(['AAAAAAAAAAAAAAAAAAAAAA', 'x', '%2e%2e', 'a%2Fb', '-'.repeat(64), '%00', 'Z'.repeat(65)]);
+    pick([
+      'AAAAAAAAAAAAAAAAAAAAAA',
+      'x',
+      '%2e%2e',
+      'a%2Fb',
+      '-'.repeat(64),
+      '%00',
+      'Z'.repeat(65),
+      // A document id Firestore reserves: reading it fails (INVALID_ARGUMENT), it must still be a 404.
+      '__aaaaaaaaaaaaaa__',
+    ]);
   return { rawBody, contentType, query, id, pick };
 }
 

@@ -74,6 +74,30 @@ describe('FirestoreLeaseStore', () => {
     expect(Object.fromEntries(peaks)).toEqual({ a: 1, b: 2, c: 3 });
   });
 
+  it('a failed first read of the lease states is read again by a later request, not kept forever', async () => {
+    const fs = new Firestore({ projectId });
+    const collection = fs.collection.bind(fs);
+    let failures = 1;
+    // The first whole-collection read of lease states fails as Firestore does when it is unavailable.
+    fs.collection = ((name: string) => {
+      const c = collection(name);
+      if (name === LEASE_COLLECTIONS.leaseState && failures > 0) {
+        failures--;
+        c.get = () => Promise.reject(Object.assign(new Error('14 UNAVAILABLE: no connection'), { code: 14 }));
+      }
+      return c;
+    }) as typeof fs.collection;
+    const s = new FirestoreLeaseStore(fs, { clock, settings, log: quiet }).start();
+    stores.push(s);
+    await expect(s.ready(5_000)).rejects.toMatchObject({ kind: 'not_ready' });
+    // Within a second of the failure: refused at once, no new read.
+    await expect(s.ready(5_000)).rejects.toMatchObject({ kind: 'not_ready' });
+    clock.advance(1_001);
+    await expect(s.ready(5_000)).resolves.toBeUndefined();
+    expect(failures).toBe(0);
+    expect((await s.grant({ candidates: [cand('p1', 1)], lease: newLease() })).kind).toBe('granted');
+  });
+
   it('grants up to capacity, then reports no room; release frees a slot and is idempotent', async () => {
     const s = store();
     await s.ready(10_000);

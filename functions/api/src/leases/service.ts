@@ -49,9 +49,12 @@ export type ReportOutcome = 'accepted' | 'unknown_lease';
 /** A proxy whose credentials could not be read sits out this long (counted as unhealthy meanwhile). */
 const QUARANTINE_MS = 30_000;
 const CREDENTIAL_ROUNDS = 3;
+/** Ours are 32 hex digits (newLeaseId); the wider shape still admits ids issued before that. */
 const LEASE_ID = /^[A-Za-z0-9_-]{16,64}$/;
+/** Firestore reserves document ids like `__x__` and fails a read of one: such an id is no lease of ours. */
+const RESERVED_ID = /^__.*__$/;
 
-export const isLeaseId = (id: string) => LEASE_ID.test(id);
+export const isLeaseId = (id: string) => LEASE_ID.test(id) && !RESERVED_ID.test(id);
 
 export class LeaseService {
   private readonly quarantine = new Map<string, number>();

@@ -57,6 +57,9 @@ export interface FirestoreLeaseStoreOptions {
   staleAfterMs?: number;
 }
 
+/** How soon after a failed read of every lease state a request may start the next one. */
+const LOAD_RETRY_MS = 1_000;
+
 export class FirestoreLeaseStore implements LeaseStore {
   private readonly clock: Clock;
   private readonly settings: LeaseSettings;
@@ -68,6 +71,7 @@ export class FirestoreLeaseStore implements LeaseStore {
   private readonly inFlight = new PendingCounter();
   private listener: CollectionListener | null = null;
   private loaded: Promise<void> | null = null;
+  private loadFailedAt = Number.NEGATIVE_INFINITY;
   private readonly staleAfterMs: number;
 
   constructor(
@@ -91,17 +95,36 @@ export class FirestoreLeaseStore implements LeaseStore {
       name: cooldowns,
       log: this.log,
     });
-    this.loaded = this.access.loadAll();
-    this.loaded.catch((err) =>
-      this.log.error('loading lease states failed; they load on demand', { error: err }),
-    );
+    this.load();
     return this;
   }
 
+  /**
+   * One read of every lease state. A failed read is not remembered: the next ready() reads again (at most
+   * once per second), so a Firestore hiccup at start-up (IAM still propagating, the emulator up late) costs
+   * a few 503s, not a replica that answers 503 until it restarts.
+   */
+  private load(): Promise<void> {
+    const loaded = this.access.loadAll();
+    this.loaded = loaded;
+    loaded.catch((err) => {
+      this.log.error('loading lease states failed; the next request reads them again', { error: err });
+      if (this.loaded === loaded) {
+        this.loaded = null;
+        this.loadFailedAt = this.clock.now().getTime();
+      }
+    });
+    return loaded;
+  }
+
   async ready(timeoutMs: number): Promise<void> {
-    if (!this.listener || !this.loaded) throw new LeaseStoreError('not_ready', 'lease store not started');
+    if (!this.listener) throw new LeaseStoreError('not_ready', 'lease store not started');
+    const retryAt = this.loadFailedAt + LOAD_RETRY_MS;
+    if (!this.loaded && this.clock.now().getTime() < retryAt)
+      throw new LeaseStoreError('not_ready', 'lease views not loaded (the last read failed)');
+    const loaded = this.loaded ?? this.load();
     try {
-      await Promise.all([this.listener.ready(timeoutMs), this.loaded]);
+      await Promise.all([this.listener.ready(timeoutMs), loaded]);
     } catch (err) {
       throw new LeaseStoreError('not_ready', 'lease views not loaded', { cause: err });
     }
