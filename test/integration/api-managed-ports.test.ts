@@ -2,7 +2,8 @@
 // its var.proxy_port), a managed proxy on any other port is refused by POST, PUT and PATCH with
 // 400 port_not_allowed and the allowed ports — and nothing is written to Firestore (the emulator, through
 // the real adapter) nor published — while allowed ports, external proxies, and edits that keep a port
-// stored before the policy go through. Requests go over a real socket.
+// stored before the policy go through. The same for an external endpoint host that is no DNS name or IP
+// address. Requests go over a real socket.
 import { Firestore } from '@google-cloud/firestore';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { anyOf } from '../../functions/api/src/auth/authenticator.js';
@@ -156,4 +157,46 @@ describe('managed proxy ports: the API refuses a port the proxy firewall does no
     expect(back.status).toBe(400);
     expect((await store.inner.get('legacy'))?.proxy.spec).toMatchObject({ port: 3128 });
   });
+
+  it.each<[string, string, string, unknown, string, string]>([
+    [
+      'POST, a port in the host',
+      'POST',
+      '/v1/proxies',
+      { name: 'ext-bad', spec: { mode: 'external', endpoint: { host: 'p.example.com:3128', port: 3128 } } },
+      'application/json',
+      'spec.endpoint.host',
+    ],
+    [
+      'PUT, a URL for a host',
+      'PUT',
+      '/v1/proxies/outside/spec',
+      { mode: 'external', endpoint: { host: 'http://p.example.com', port: 3128 } },
+      'application/json',
+      'endpoint.host',
+    ],
+    [
+      'PATCH, credentials in the host',
+      'PATCH',
+      '/v1/proxies/outside/spec',
+      { endpoint: { host: 'u:pw@p.example.com' } },
+      MERGE,
+      'endpoint.host',
+    ],
+  ])(
+    'an external endpoint host that is no host, %s: 400 invalid_request, nothing written',
+    async (_n, method, path, body, type, issuePath) => {
+      const before = await store.snapshot();
+      const [writes, published] = [store.writeCalls.length, publisher.published.length];
+      const res = await call(method, path, body, type);
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({
+        error: 'invalid_request',
+        issues: [{ path: issuePath, code: 'invalid_host' }],
+      });
+      expect(store.writeCalls.slice(writes)).toEqual([]);
+      expect(await store.snapshot()).toEqual(before);
+      expect(publisher.published.slice(published)).toEqual([]);
+    },
+  );
 });

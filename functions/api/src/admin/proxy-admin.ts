@@ -3,13 +3,14 @@
 // lose one another: the loser re-reads and recomputes, a bounded number of times, then answers 409.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
+import { refusedEndpointHost } from '../../../../shared/src/domain/endpoint-host.js';
 import { type ManagedPortPolicy, refusedManagedPort } from '../../../../shared/src/domain/managed-ports.js';
 import { emptyStatus, type ProxyResource, type ProxySpec } from '../../../../shared/src/domain/proxy.js';
 import type { ReconcileRequest } from '../../../../shared/src/messages/reconcile-request.js';
 import type { Clock } from '../../../../shared/src/ports/clock.js';
 import type { ProxyFilter, ProxyStore } from '../../../../shared/src/ports/proxy-store.js';
 import type { ReconcilePublisher } from '../../../../shared/src/ports/reconcile-publisher.js';
-import { ApiError, notFound, portNotAllowed } from '../errors.js';
+import { ApiError, invalidRequest, notFound, portNotAllowed } from '../errors.js';
 import { type SpecChange, sameSpec } from './spec-changes.js';
 
 export interface ProxyAdminDeps {
@@ -58,10 +59,17 @@ export function proxyAdmin({
   }
 
   // Checked before anything is written or published: a refused spec changes nothing.
-  function assertPortAllowed(next: ProxySpec, path: string, current?: ProxySpec): void {
+  // `prefix`: where the spec is in the body ('spec.' for POST, '' for PUT/PATCH of the spec itself).
+  function assertSpecAllowed(next: ProxySpec, prefix: string, current?: ProxySpec): void {
     const refused = refusedManagedPort(next, managedProxyPorts, current);
     if (refused !== null && managedProxyPorts !== null)
-      throw portNotAllowed(refused, managedProxyPorts, path);
+      throw portNotAllowed(refused, managedProxyPorts, `${prefix}port`);
+    const host = refusedEndpointHost(next, current);
+    if (host !== null) {
+      const path = `${prefix}endpoint.host`;
+      const message = `${path} must be a DNS name or an IP address (no scheme, port or credentials): ${JSON.stringify(host)}`;
+      throw invalidRequest(message, [{ path, code: 'invalid_host', message }]);
+    }
   }
 
   async function get(name: string): Promise<ProxyResource> {
@@ -76,7 +84,7 @@ export function proxyAdmin({
     list: (filter: ProxyFilter) => store.list(filter),
 
     async create(name: string, spec: ProxySpec): Promise<ProxyResource> {
-      assertPortAllowed(spec, 'spec.port');
+      assertSpecAllowed(spec, 'spec.');
       const proxy: ProxyResource = {
         name,
         uid: newUid(),
@@ -106,7 +114,7 @@ export function proxyAdmin({
           );
         }
         const next = change(current.spec);
-        assertPortAllowed(next, 'port', current.spec);
+        assertSpecAllowed(next, '', current.spec);
         if (sameSpec(next, current.spec)) {
           // Nothing to write. But if reconcile has not yet seen this generation (say its request was
           // lost), repeating the request is how a client recovers, so it publishes again.

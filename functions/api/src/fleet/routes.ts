@@ -6,6 +6,7 @@ import { streamSSE } from 'hono/streaming';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
 import type { Clock } from '../../../../shared/src/ports/clock.js';
 import type { Authenticator } from '../auth/authenticator.js';
+import { ApiError } from '../errors.js';
 import { type FleetEnv, fleetAuth, forgetToken, rememberToken } from './auth.js';
 import { FLEET_JS } from './client-script.js';
 import { buildDetail } from './detail.js';
@@ -34,6 +35,20 @@ export function fleetApp(deps: FleetDeps) {
   const app = new Hono<FleetEnv>();
   const now = () => deps.clock.now();
   const view = () => buildFleetView(deps.feed.inputs(), now());
+  // Views not loaded (Firestore unreachable past the feed's bound): a retryable 503, like the lease routes.
+  const ready = async () => {
+    try {
+      await deps.feed.ready();
+    } catch (err) {
+      throw new ApiError(
+        503,
+        'unavailable',
+        'the fleet view is not loaded yet',
+        { retryAfterSeconds: 2 },
+        { cause: err },
+      );
+    }
+  };
   let streams = 0;
 
   const asset = (body: string, type: string) => () =>
@@ -66,15 +81,15 @@ export function fleetApp(deps: FleetDeps) {
   app.use('*', fleetAuth(deps.auth));
 
   app.get('/', async (c) => {
-    await deps.feed.ready();
+    await ready();
     return c.html(fleetPage(view(), now()), 200, noStore);
   });
   app.get('/api/state', async (c) => {
-    await deps.feed.ready();
+    await ready();
     return c.json(view(), 200, noStore);
   });
   const detailOf = async (name: string) => {
-    await deps.feed.ready();
+    await ready();
     const inputs = deps.feed.inputs();
     const p = inputs.proxies.get(name);
     return p ? buildDetail(p, inputs, now()) : null;
@@ -96,7 +111,7 @@ export function fleetApp(deps: FleetDeps) {
         'Retry-After': '5',
       });
     }
-    await deps.feed.ready();
+    await ready();
     streams++;
     c.header('Cache-Control', 'no-store');
     c.header('X-Accel-Buffering', 'no');

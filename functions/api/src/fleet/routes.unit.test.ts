@@ -126,4 +126,15 @@ describe('the fleet page', () => {
     await reader.cancel();
     await expect.poll(() => feed.subscribers).toBe(0);
   });
+
+  it('answers 503 unavailable with Retry-After while its views cannot be loaded, on every route', async () => {
+    const { feed, app } = setup();
+    feed.ready = () => Promise.reject(new Error('fleet views not loaded within 15000 ms'));
+    for (const path of ['/fleet', '/fleet/api/state', '/fleet/api/proxies/p1', '/fleet/events']) {
+      const res = await app.request(path, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+      expect(res.status, path).toBe(503);
+      expect(res.headers.get('retry-after'), path).toBe('2');
+      expect(await res.json()).toMatchObject({ error: 'unavailable' });
+    }
+  });
 });

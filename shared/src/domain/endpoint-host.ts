@@ -1,0 +1,27 @@
+// An external proxy's endpoint host is dialled as it is written (the probe, the lease URL, the gateway),
+// so it must be a DNS name or an IP literal and nothing else: "p.example.com:3128", "http://p.example.com"
+// or "user:pw@p.example.com" would be stored, copied into status.ip, and leave the proxy Unhealthy forever
+// with no hint why. The admin API refuses such a host with a 400 instead. Only a host being set counts:
+// a stored one is never a reason to refuse another edit of that proxy (managed-ports.ts does the same).
+import { parseIp } from './gateway/ip.js';
+import type { ProxySpec } from './proxy.js';
+
+const LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
+
+/** A DNS name (letters, digits, hyphens; one trailing dot allowed) or an IPv4 / IPv6 literal (no brackets). */
+export function isEndpointHost(host: string): boolean {
+  // Bare literals only: the places that dial it add the brackets an IPv6 address needs in a URL.
+  if (host.startsWith('[')) return false;
+  if (parseIp(host)) return true;
+  const name = host.endsWith('.') ? host.slice(0, -1) : host;
+  if (name.length === 0 || name.length > 253) return false;
+  return name.split('.').every((label) => LABEL.test(label));
+}
+
+/** The host `next` would set that is no host, or null when the spec is acceptable. */
+export function refusedEndpointHost(next: ProxySpec, current?: ProxySpec): string | null {
+  if (next.mode !== 'external') return null;
+  const host = next.endpoint.host;
+  if (current?.mode === 'external' && current.endpoint.host === host) return null;
+  return isEndpointHost(host) ? null : host;
+}
