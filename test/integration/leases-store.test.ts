@@ -98,6 +98,16 @@ describe('FirestoreLeaseStore', () => {
     expect((await s.grant({ candidates: [cand('p1', 1)], lease: newLease() })).kind).toBe('granted');
   });
 
+  it('two requests that re-read the same stale state at once both learn it was read (one read, shared)', async () => {
+    const s = store();
+    await s.ready(10_000);
+    clock.advance(5_000);
+    const [a, b] = await Promise.all([s.refresh(['p1', 'p2']), s.refresh(['p1'])]);
+    // The second waited on the first's read of p1: it must look again too (a release may be in it).
+    expect([a, b]).toEqual([2, 1]);
+    expect(await s.refresh(['p1'])).toBe(0);
+  });
+
   it('grants up to capacity, then reports no room; release frees a slot and is idempotent', async () => {
     const s = store();
     await s.ready(10_000);

@@ -59,16 +59,20 @@ export class LeaseStateAccess {
 
   /**
    * Re-reads, in one call, the states this replica learned more than `maxAgeMs` ago (reads already in
-   * flight are shared). Resolves to the number of proxies it read.
+   * flight are shared). Resolves to the number of proxies read for it — by this call or by a read it
+   * waited on: a caller that shared another's read has a fresh view too, and must look again.
    */
   async refresh(proxies: readonly string[], maxAgeMs: number): Promise<number> {
     const now = this.clock.now();
     const waits: Promise<void>[] = [];
     const stale: string[] = [];
+    let shared = 0;
     for (const p of new Set(proxies)) {
       const pending = this.inflight.get(p);
-      if (pending) waits.push(pending);
-      else if (this.cache.ageMs(p, now) > maxAgeMs) stale.push(p);
+      if (pending) {
+        waits.push(pending);
+        shared++;
+      } else if (this.cache.ageMs(p, now) > maxAgeMs) stale.push(p);
     }
     if (stale.length > 0) {
       const batch = (async () => {
@@ -92,7 +96,7 @@ export class LeaseStateAccess {
       waits.push(done);
     }
     await Promise.all(waits);
-    return stale.length;
+    return stale.length + shared;
   }
 
   /** One preconditioned write of a proxy's state (+ its lease document `lease`); false on a lost race. */
