@@ -207,6 +207,24 @@ describe('reconcile handler: managed lifecycle', () => {
     expect((await t.doc())!.status.phase).toBe('Provisioning');
   });
 
+  it('creates from a fresh cloud-init even on a delivery that may use the cache (a rotation elsewhere)', async () => {
+    const cached = { ...script, script: '#!/bin/sh\n# version 7\n', digest: 'sha256:v7' };
+    const fresh = { ...script, script: '#!/bin/sh\n# version 8\n', digest: 'sha256:v8' };
+    const seen: boolean[] = [];
+    t.deps.cloudInit = {
+      resolve: async (_p, o) => {
+        seen.push(o.fresh);
+        return o.fresh ? fresh : cached;
+      },
+    };
+    await create();
+    await t.run('p1', 'requeue');
+    expect(seen).toEqual([false, true]);
+    const [instance] = [...t.provider.instances.values()];
+    expect(instance?.request.startupScript).toBe(fresh.script);
+    expect((await t.doc())?.status.providerId).toMatch(/^zones\//);
+  });
+
   it('a cloud-init secret that cannot be read: CloudInitError with backoff', async () => {
     await create();
     t.setCloudInit({ ok: false, failure: { kind: 'invalid', message: 'not_found: secret ci' } });

@@ -52,9 +52,20 @@ export async function runPass(deps: PassDeps, name: string, fresh: boolean): Pro
   if (!stored) return { kind: 'not-found' };
   const { proxy } = stored;
   const provider = providerOf(deps.providers, proxy);
-  const obs = await observe(deps, proxy, provider, fresh);
+  let obs = await observe(deps, proxy, provider, fresh);
 
   let plan = reconcile(proxy, obs, deps.intervals);
+  // A VM is built from the cloud-init resolved for it: never from a cached resolution. The cache is per
+  // function instance (cloud-init.ts, up to its TTL), and a rotation handled on another instance may have
+  // outdated it — a VM created from it would bring the old credentials version back. One fresh read
+  // per create, which is rare.
+  if (!fresh && plan.action?.kind === 'create' && obs.cloudInit) {
+    const cloudInit = await deps.cloudInit.resolve(proxy as ProxyResource & { spec: ManagedSpec }, {
+      fresh: true,
+    });
+    obs = { ...obs, cloudInit };
+    plan = reconcile(proxy, obs, deps.intervals);
+  }
   if (plan.action && plan.action.kind !== 'deleteDocument') {
     plan = settle(proxy, plan, await act(provider!, plan), obs, deps.intervals);
   }
