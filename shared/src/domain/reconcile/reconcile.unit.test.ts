@@ -9,6 +9,7 @@ import { finalizeStatus, statusChanged } from './patch-status.js';
 import { observationNeeds, reconcile } from './reconcile.js';
 import {
   type ActionResult,
+  type HealthVerdict,
   type InstanceObservation,
   defaultPollIntervals as iv,
   type Observation,
@@ -61,6 +62,14 @@ const obs = (over: Partial<Observation> = {}): Observation => ({
   health: null,
   ...over,
 });
+
+const okVerdict: HealthVerdict = {
+  healthy: true,
+  latencyMillis: 12,
+  checkedAt: now,
+  reason: 'ProbeSucceeded',
+  message: 'ok',
+};
 
 interface Row {
   arm: string;
@@ -145,7 +154,7 @@ const rows: Row[] = [
     proxy: aProxy({ spec: externalSpec() }),
     obs: obs({
       cloudInit: null,
-      health: { healthy: true, latencyMillis: 12, checkedAt: now, reason: 'ProbeSucceeded', message: 'ok' },
+      health: { instance: '203.0.113.7:8080', verdict: okVerdict },
     }),
     branch: 'external',
     action: null,
@@ -382,11 +391,14 @@ const rows: Row[] = [
     obs: obs({
       instance: found('Running'),
       health: {
-        healthy: false,
-        latencyMillis: null,
-        checkedAt: now,
-        reason: 'ProbeFailed',
-        message: 'timeout',
+        instance: providerId,
+        verdict: {
+          healthy: false,
+          latencyMillis: null,
+          checkedAt: now,
+          reason: 'ProbeFailed',
+          message: 'timeout',
+        },
       },
     }),
     branch: 'running',
@@ -557,5 +569,67 @@ describe('reconcile: details the table does not show', () => {
     expect(plan.status.conditions[0]?.lastTransitionTime).toEqual(earlier);
     const flipped = reconcile(p, obs({ instance: found('Provisioning') }), iv);
     expect(flipped.status.conditions[0]?.lastTransitionTime).toEqual(now);
+  });
+});
+
+describe('reconcile: an external proxy whose endpoint was edited', () => {
+  const healthyAt = (host: string, port: number): ProxyResource =>
+    aProxy({
+      generation: 2,
+      spec: externalSpec({ endpoint: { host, port } }),
+      status: {
+        phase: 'Ready',
+        observedGeneration: 1,
+        ip: '203.0.113.7',
+        conditions: [
+          provisioned('True', 'ExternalEndpoint'),
+          { ...provisioned('True', 'ProbeSucceeded'), type: 'Healthy' },
+        ],
+        latencyMillis: 12,
+        lastHealthCheckTime: earlier,
+      },
+    });
+  const about = (instance: string) => obs({ cloudInit: null, health: { instance, verdict: okVerdict } });
+
+  it.each<[string, ProxyResource, Observation]>([
+    ['another host', healthyAt('198.51.100.9', 8080), about('203.0.113.7:8080')],
+    ['another host, the probe has no state yet', healthyAt('198.51.100.9', 8080), obs({ cloudInit: null })],
+    ['another port', healthyAt('203.0.113.7', 9090), about('203.0.113.7:8080')],
+    [
+      'another port, the probe reset for it and has no verdict yet',
+      healthyAt('203.0.113.7', 9090),
+      obs({ cloudInit: null, health: { instance: '203.0.113.7:9090', verdict: null } }),
+    ],
+  ])('moved to %s: the old Healthy, latency and check time go, so it is not Ready', (_l, proxy, o) => {
+    const plan = reconcile(proxy, o, iv);
+    const status = finalizeStatus(proxy, plan.status, plan.requeue, now);
+    expect(status.conditions.map((c) => c.type)).toEqual(['Provisioned']);
+    expect(status).toMatchObject({
+      phase: 'Provisioned',
+      ip: proxy.spec.mode === 'external' ? proxy.spec.endpoint.host : null,
+      latencyMillis: null,
+      lastHealthCheckTime: null,
+    });
+  });
+
+  it("takes the probe's verdict about the new endpoint once it has one", () => {
+    const proxy = healthyAt('203.0.113.7', 9090);
+    const plan = reconcile(proxy, about('203.0.113.7:9090'), iv);
+    expect(finalizeStatus(proxy, plan.status, plan.requeue, now)).toMatchObject({
+      phase: 'Ready',
+      latencyMillis: 12,
+      lastHealthCheckTime: now,
+    });
+  });
+
+  it('a spec edit that keeps the endpoint keeps the health part of the status', () => {
+    const proxy = healthyAt('203.0.113.7', 8080);
+    for (const o of [about('203.0.113.7:8080'), obs({ cloudInit: null })]) {
+      const plan = reconcile(proxy, o, iv);
+      expect(finalizeStatus(proxy, plan.status, plan.requeue, now)).toMatchObject({
+        phase: 'Ready',
+        latencyMillis: 12,
+      });
+    }
   });
 });
