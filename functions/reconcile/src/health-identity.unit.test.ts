@@ -11,7 +11,7 @@ import { defaultPollIntervals as iv } from '../../../shared/src/domain/reconcile
 import { ManualClock } from '../../../shared/src/ports/clock.js';
 import { FakeProvider } from '../../../shared/src/testing/fake-provider.js';
 import { InMemoryProxyStore } from '../../../shared/src/testing/in-memory-proxy-store.js';
-import { aProxy, externalSpec } from '../../../shared/src/testing/proxy-fixtures.js';
+import { aProxy, externalSpec, managedSpec } from '../../../shared/src/testing/proxy-fixtures.js';
 import { instanceOf, seedOf } from '../../probe/src/probe-pass.js';
 import { handleReconcile, type ReconcileDeps } from './handler.js';
 import { storeHealthSource } from './health-source.js';
@@ -70,6 +70,97 @@ function setup() {
 }
 
 const healthyCondition = (p: ProxyResource) => p.status.conditions.find((c) => c.type === 'Healthy');
+
+describe('health identity: a managed proxy replaced by an instance of the same name', () => {
+  let t: ReturnType<typeof setup>;
+  beforeEach(async () => {
+    t = setup();
+    await t.store.create(aProxy({ name: 'p1', spec: managedSpec() }));
+    await t.run('created');
+    t.provider.bootAll();
+    await t.run();
+    await t.probe(true);
+    await t.run('health-transition');
+    expect((await t.doc()).status.phase).toBe('Ready');
+  });
+
+  const replacements: Array<[string, (x: ReturnType<typeof setup>) => Promise<void>]> = [
+    [
+      'a spec change (replace)',
+      async (x) => {
+        const before = (await x.store.get('p1'))!;
+        await x.store.replaceSpec('p1', managedSpec({ machineType: 'e2-medium' }), before.version);
+        await x.run('spec-changed');
+      },
+    ],
+    [
+      'the instance vanishing (drift recreate)',
+      async (x) => {
+        await x.provider.delete((await x.doc()).status.providerId!);
+        await x.provider.get((await x.doc()).status.providerId!); // the deletion finishes
+        x.clock.advance(iv.DriftPoll);
+        await x.run();
+      },
+    ],
+    [
+      'a preemption (Terminated → deleted → recreated)',
+      async (x) => {
+        x.provider.setState((await x.doc()).status.providerId!, 'Terminated');
+        x.clock.advance(iv.DriftPoll);
+        await x.run();
+      },
+    ],
+  ];
+
+  it.each(replacements)(
+    'after %s the new instance has no verdict until it is probed',
+    async (_l, replace) => {
+      const old = await t.doc();
+      const oldKey = instanceOf(old);
+      await replace(t);
+      await t.settle();
+      const p = await t.doc();
+      expect(t.provider.created).toBe(2);
+      expect(p.status.providerId).toBe(old.status.providerId); // the same name: only the incarnation differs
+      // Reconcile did not hand the old instance's verdict to the new one: not Ready, not leasable.
+      expect(healthyCondition(p)).toBeUndefined();
+      expect(p.status.phase).toBe('Provisioned');
+      expect(isHealthy(p)).toBe(false);
+      expect(instanceOf(p)).not.toBe(oldKey);
+      // The probe starts fresh counters: one failure of the new instance is not SUSPECT-after-AVAILABLE.
+      const first = await t.probe(false);
+      expect(first.next.instance).toBe(instanceOf(p));
+      expect(first.next.verdict).toBeNull();
+      expect(first.next.tracks.BASIC).toEqual({ verdict: null, consecutiveOk: 0, consecutiveFail: 1 });
+      // Its own verdict arrives as usual.
+      await t.probe(true);
+      await t.run('health-transition');
+      expect((await t.doc()).status.phase).toBe('Ready');
+    },
+  );
+
+  it('a state stored by an older probe (keyed by the bare providerId) resets counters once, never the status', async () => {
+    const p = await t.doc();
+    t.health.set('p1', { ...t.health.get('p1')!, instance: p.status.providerId! });
+    t.clock.advance(iv.DriftPoll);
+    await t.run();
+    expect((await t.doc()).status.phase).toBe('Ready'); // no verdict about this key: status kept as it is
+    const first = await t.probe(true);
+    expect(first.next.instance).toBe(instanceOf(p));
+    expect(first.next.tracks.BASIC).toEqual({ verdict: 'AVAILABLE', consecutiveOk: 1, consecutiveFail: 0 });
+    await t.run('health-transition');
+    expect((await t.doc()).status.phase).toBe('Ready');
+  });
+
+  it('a steady instance keeps its key, its counters and its verdict across passes', async () => {
+    const key = instanceOf(await t.doc());
+    t.clock.advance(iv.DriftPoll);
+    await t.run();
+    expect(instanceOf(await t.doc())).toBe(key);
+    expect((await t.probe(true)).write).toBe(false);
+    expect((await t.doc()).status.phase).toBe('Ready');
+  });
+});
 
 describe('health identity: an external proxy moved to another endpoint', () => {
   let t: ReturnType<typeof setup>;

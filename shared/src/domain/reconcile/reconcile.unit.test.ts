@@ -1,6 +1,7 @@
 // The state machine, one row per arm of the seed's §3 and §4 diagrams, with a fixed clock.
 import { describe, expect, it } from 'vitest';
 import { aProxy, externalSpec, managedSpec } from '../../testing/proxy-fixtures.js';
+import { healthInstanceKey } from '../health/instance-key.js';
 import { instanceNameFromUid } from '../instance-name.js';
 import type { Condition, Phase, ProxyResource } from '../proxy.js';
 import { specHash } from '../spec-hash.js';
@@ -387,11 +388,11 @@ const rows: Row[] = [
   },
   {
     arm: 'Running with an unhealthy verdict → Unhealthy',
-    proxy: live(),
+    proxy: live({ status: { conditions: [provisioned('True', 'Created')] } }),
     obs: obs({
       instance: found('Running'),
       health: {
-        instance: providerId,
+        instance: `${providerId}@${earlier.toISOString()}`,
         verdict: {
           healthy: false,
           latencyMillis: null,
@@ -631,5 +632,56 @@ describe('reconcile: an external proxy whose endpoint was edited', () => {
         latencyMillis: 12,
       });
     }
+  });
+});
+
+describe('reconcile: a managed instance replaced by one of the same name', () => {
+  // The probe's state of the instance that ran since `earlier` (instance names derive from the UID, so
+  // the replacement has the same providerId).
+  const oldVerdict = obs({
+    health: { instance: `${providerId}@${earlier.toISOString()}`, verdict: okVerdict },
+  });
+
+  it('the first Running pass of the new instance takes no verdict: Provisioned, not Ready', () => {
+    // Recreated: the create arm left Provisioned=False, the Healthy condition went with the old instance.
+    const recreated = live({
+      status: { ip: null, conditions: [provisioned('False', 'Provisioning')], latencyMillis: null },
+    });
+    const plan = reconcile(recreated, { ...oldVerdict, instance: found('Running', '10.0.0.50') }, iv);
+    const status = finalizeStatus(recreated, plan.status, plan.requeue, now);
+    expect(status.conditions.map((c) => c.type)).toEqual(['Provisioned']);
+    expect(status).toMatchObject({ phase: 'Provisioned', ip: '10.0.0.50', latencyMillis: null });
+    // Its key is new: the old instance's counters do not carry over (instance-key.ts).
+    expect(healthInstanceKey({ spec, status })).toBe(`${providerId}@${now.toISOString()}`);
+  });
+
+  it('the instance that kept running keeps folding its own verdicts', () => {
+    const steady = live({ status: { conditions: [provisioned('True', 'Created')] } });
+    const plan = reconcile(steady, { ...oldVerdict, instance: found('Running') }, iv);
+    expect(finalizeStatus(steady, plan.status, plan.requeue, now).phase).toBe('Ready');
+  });
+
+  it.each<[string, ProxyResource, Observation]>([
+    [
+      'spec change',
+      live({ spec: managedSpec({ machineType: 'e2-medium' }) }),
+      obs({ instance: found('Running') }),
+    ],
+    ['stale instance label', live(), obs({ instance: found('Running', '10.0.0.9', 'sha256:other') })],
+    ['instance missing (drift)', live(), obs({ instance: missing })],
+    ['preempted (Terminated)', live(), obs({ instance: found('Terminated') })],
+  ])('every path to a new instance leaves Provisioned not True: %s', (_l, proxy, o) => {
+    const before = { ...proxy, status: { ...proxy.status, conditions: [provisioned('True', 'Created')] } };
+    let p = before;
+    // Drive the arms until the create action: the incarnation key is '' from the first pass that stages
+    // the replacement and the create pass stages Provisioned=False, so the next True is a new time.
+    for (let i = 0; i < 4; i++) {
+      const plan = reconcile(p, i === 0 ? o : obs({ instance: missing }), iv);
+      p = { ...p, status: finalizeStatus(p, plan.status, plan.requeue, now) };
+      if (plan.action?.kind === 'create') break;
+    }
+    const c = p.status.conditions.find((x) => x.type === 'Provisioned');
+    expect(c?.status).toBe('False');
+    expect(healthInstanceKey(p)).toBe('');
   });
 });
