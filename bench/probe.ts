@@ -119,6 +119,18 @@ export default async function probeBench(args: string[]): Promise<void> {
           ...emptyStatus(),
           phase: 'Provisioned',
           observedGeneration: 1,
+          // As reconcile leaves a running instance: the time it turned Provisioned names the incarnation
+          // the probe keys its counters by (shared/src/domain/health/instance-key.ts).
+          conditions: [
+            {
+              type: 'Provisioned',
+              status: 'True',
+              reason: 'Created',
+              message: '',
+              lastTransitionTime: new Date(),
+              observedGeneration: 1,
+            },
+          ],
           providerId: `zones/${spec.zone}/instances/${f.instance}`,
           ip: running.get(f.instance) ?? null,
           specHash: 'h',

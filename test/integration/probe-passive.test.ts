@@ -63,7 +63,8 @@ describe('gateway outcomes feed the health reducer as passive signals', () => {
     return stamp;
   }
   const verdict = async (p: ProxyResource) => (await fleet.health.get(p.name))?.verdict;
-  const condition = (p: ProxyResource) => storeHealthSource(fleet.health).verdictFor(p);
+  const condition = async (p: ProxyResource) =>
+    (await storeHealthSource(fleet.health).verdictFor(p))?.verdict;
 
   beforeAll(async () => {
     fleet = await startProbeFleet(testProjectId(), { passive: { expiryMs: 3000 } });

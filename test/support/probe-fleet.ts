@@ -161,6 +161,18 @@ export async function startProbeFleet(
           ...emptyStatus(),
           phase: 'Provisioned',
           observedGeneration: 1,
+          // As reconcile leaves a running instance: the time it turned Provisioned names the incarnation
+          // the probe keys its counters by (shared/src/domain/health/instance-key.ts).
+          conditions: [
+            {
+              type: 'Provisioned',
+              status: 'True',
+              reason: 'Created',
+              message: '',
+              lastTransitionTime: clock.now(),
+              observedGeneration: 1,
+            },
+          ],
           providerId,
           ip,
           specHash: 'h',

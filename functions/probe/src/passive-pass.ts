@@ -4,6 +4,7 @@
 // counted once, whatever the duplicate or concurrent ticks (ports/passive-feed.ts; docs/health.md for the
 // limits). One commit takes at most PASSIVE_COMMIT_CAP changed states (passive-window.ts).
 // A window with no batch writes nothing: a fleet without gateway traffic still costs zero writes per tick.
+import { healthInstanceKey } from '../../../shared/src/domain/health/instance-key.js';
 import type { PassiveSettings } from '../../../shared/src/domain/health/passive-track.js';
 import {
   decideHealth,
@@ -20,7 +21,7 @@ import {
 import { PassiveFeedError, type PassiveFeedStore } from '../../../shared/src/ports/passive-feed.js';
 import type { OutcomeBatchRecord, OutcomeReader } from '../../../shared/src/ports/workers.js';
 import { boundWindow, hasFailures, PASSIVE_COMMIT_CAP } from './passive-window.js';
-import { instanceOf, type ProbeDeps, publishTransitions, seedOf } from './probe-pass.js';
+import { type ProbeDeps, publishTransitions, seedOf } from './probe-pass.js';
 
 export interface PassiveDeps {
   outcomes: OutcomeReader;
@@ -167,9 +168,10 @@ async function evaluate(
     // (and creating state here would cost writes for nothing). State of a replaced instance: the outcomes
     // may well be the old instance's, and decideHealth would start the new one's counters from them; the
     // active pass resets the state for the new instance first, and later windows count against that.
-    if (!state || state.instance !== instanceOf(p)) return [];
+    const instance = healthInstanceKey(p);
+    if (!state || state.instance !== instance) return [];
     return [
-      decideHealth(state, p.name, instanceOf(p), seedOf(p), [], p.spec.healthCheck, now, {
+      decideHealth(state, p.name, instance, seedOf(p), [], p.spec.healthCheck, now, {
         signal: s.ok,
         settings: passive.settings,
       }),

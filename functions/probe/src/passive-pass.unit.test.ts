@@ -1,5 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
+import { healthInstanceKey } from '../../../shared/src/domain/health/instance-key.js';
 import { initialHealth, type ProxyHealthState } from '../../../shared/src/domain/health/proxy-health.js';
+import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
 import { emptyTally, type OutcomeTally } from '../../../shared/src/domain/workers/outcomes.js';
 import {
   type PassiveCursor,
@@ -41,9 +43,28 @@ function batch(sec: number, proxy: string, tally: Partial<OutcomeTally>): Outcom
   };
 }
 
-const proxy = aProxy({ name: 'p1', status: { ip: '10.0.0.2', providerId: 'zones/z/instances/a' } });
+/** A managed proxy whose instance has run since `since` (Provisioned=True then: its incarnation). */
+const running = (name: string, providerId: string, ip: string, since = t0): ProxyResource =>
+  aProxy({
+    name,
+    status: {
+      ip,
+      providerId,
+      conditions: [
+        {
+          type: 'Provisioned',
+          status: 'True',
+          reason: 'Created',
+          message: '',
+          lastTransitionTime: since,
+          observedGeneration: 1,
+        },
+      ],
+    },
+  });
+const proxy = running('p1', 'zones/z/instances/pp-a', '10.0.0.2');
 const healthy = (): ProxyHealthState => ({
-  ...initialHealth('p1', 'zones/z/instances/a', null, proxy.spec.healthCheck),
+  ...initialHealth('p1', healthInstanceKey(proxy), null, proxy.spec.healthCheck),
   tracks: {
     BASIC: { verdict: 'AVAILABLE', consecutiveOk: 2, consecutiveFail: 0 },
     EGRESS: { verdict: 'AVAILABLE', consecutiveOk: 2, consecutiveFail: 0 },
@@ -169,8 +190,9 @@ describe('runPassivePass', () => {
 
   it('a window changing more proxies than one commit may hold is consumed over several ticks', async () => {
     const names = Array.from({ length: 450 }, (_, i) => `q${String(i).padStart(3, '0')}`);
-    const fleet = names.map((n) => aProxy({ name: n, status: { ip: '10.0.0.9', providerId: `i-${n}` } }));
-    for (const p of fleet) health.set(p.name, { ...healthy(), proxy: p.name, instance: `i-${p.name}` });
+    const fleet = names.map((n) => running(n, `i-${n}`, '10.0.0.9'));
+    for (const p of fleet)
+      health.set(p.name, { ...healthy(), proxy: p.name, instance: healthInstanceKey(p) });
     const failed = { ...emptyTally(), dial: 6 };
     // Each worker also passes a quarter of its proxies: not a suspect worker (workers/passive.ts).
     const passed = { ...emptyTally(), ok: 6 };
@@ -200,10 +222,9 @@ describe('runPassivePass', () => {
   });
 
   it('a worker failing every proxy it uses spares them and is logged once as passive.worker_suspect', async () => {
-    const others = ['p2', 'p3'].map((n) =>
-      aProxy({ name: n, status: { ip: '10.0.0.3', providerId: `i-${n}` } }),
-    );
-    for (const p of others) health.set(p.name, { ...healthy(), proxy: p.name, instance: `i-${p.name}` });
+    const others = ['p2', 'p3'].map((n) => running(n, `i-${n}`, '10.0.0.3'));
+    for (const p of others)
+      health.set(p.name, { ...healthy(), proxy: p.name, instance: healthInstanceKey(p) });
     const warned: Array<Record<string, unknown>> = [];
     deps.log = { info: () => {}, warn: (_m, f) => void warned.push(f) };
     const failed = { ...emptyTally(), dial: 6 };
@@ -216,12 +237,15 @@ describe('runPassivePass', () => {
   });
 
   it('a proxy whose stored state is of a replaced instance is left to the active pass to reset', async () => {
-    health.set('p1', { ...healthy(), instance: 'zones/z/instances/old' });
+    // The replacement has the same name (names derive from the UID): only its incarnation differs.
+    const replaced = running('p1', 'zones/z/instances/pp-a', '10.0.0.7', at(20));
+    const old = healthInstanceKey(proxy);
+    health.set('p1', healthy());
     batches.push(batch(30, 'p1', { dial: 9 }));
-    const c = await runPassivePass(deps, [proxy], at(60));
+    const c = await runPassivePass(deps, [replaced], at(60));
     expect(c).toMatchObject({ outcomeBatches: 1, written: 0, transitions: 0 });
     expect(health.get('p1')).toMatchObject({
-      instance: 'zones/z/instances/old',
+      instance: old,
       verdict: 'AVAILABLE',
       passive: null,
     });

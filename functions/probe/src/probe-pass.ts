@@ -4,6 +4,7 @@
 
 import { basicUserPass, parseProxyCredentials } from '../../../shared/src/domain/cloud-init/credentials.js';
 import { isDueInWindow } from '../../../shared/src/domain/health/due.js';
+import { healthInstanceKey } from '../../../shared/src/domain/health/instance-key.js';
 import {
   decideHealth,
   type HealthDecision,
@@ -135,11 +136,8 @@ async function target(deps: ProbeDeps, p: ProxyResource) {
   return { host: p.status.ip!, port, credentials };
 }
 
-/** Counters belong to one instance: a replaced instance (new providerId / endpoint) starts fresh. */
-export function instanceOf(p: ProxyResource): string {
-  if (p.spec.mode === 'external') return `${p.spec.endpoint.host}:${p.spec.endpoint.port}`;
-  return p.status.providerId ?? p.status.ip ?? '';
-}
+/** Counters belong to one instance: a replaced instance or a moved endpoint starts fresh (instance-key.ts). */
+export const instanceOf = (p: ProxyResource): string => healthInstanceKey(p);
 
 export function seedOf(p: ProxyResource): HealthSeed | null {
   const c = p.status.conditions.find((x) => x.type === 'Healthy');

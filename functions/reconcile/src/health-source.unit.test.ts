@@ -18,32 +18,43 @@ const source = (s: ProxyHealthState | null) => storeHealthSource({ get: async ()
 const live = aProxy({ status: { providerId: 'zones/z/instances/i' } });
 
 describe('storeHealthSource (the applyHealth seam)', () => {
-  it("folds the probe's verdict for the current instance into a Healthy verdict", async () => {
+  it("reads the probe's verdict together with the instance it is about", async () => {
     expect(await source(state({})).verdictFor(live)).toMatchObject({
-      healthy: true,
-      latencyMillis: 42,
-      checkedAt: at,
+      instance: 'zones/z/instances/i',
+      verdict: { healthy: true, latencyMillis: 42, checkedAt: at },
     });
-    expect(await source(state({ verdict: 'UNHEALTHY' })).verdictFor(live)).toMatchObject({ healthy: false });
+    expect(await source(state({ verdict: 'UNHEALTHY' })).verdictFor(live)).toMatchObject({
+      verdict: { healthy: false },
+    });
+  });
+
+  it('reports a state without a verdict, and a state of another instance, as they are', async () => {
+    // The reconcile domain decides what they mean for status (conditions.ts verdictFor, external.ts).
+    expect(await source(state({ verdict: null })).verdictFor(live)).toEqual({
+      instance: 'zones/z/instances/i',
+      verdict: null,
+    });
+    const other = await source(state({ instance: 'zones/z/instances/i@old' })).verdictFor(live);
+    expect(other?.instance).toBe('zones/z/instances/i@old');
   });
 
   it.each([
     ['no state', null, live],
-    ['no verdict yet', state({ verdict: null }), live],
-    ['another instance (replaced)', state({ instance: 'zones/z/instances/old' }), live],
+    ['a managed proxy without an instance yet', state({}), aProxy({})],
     [
       'being deleted',
       state({}),
       aProxy({ deletionRequestedAt: at, status: { providerId: 'zones/z/instances/i' } }),
     ],
-  ])('ignores %s', async (_l, s, p) => {
+  ])('reads nothing for %s', async (_l, s, p) => {
     expect(await source(s).verdictFor(p)).toBeNull();
   });
 
-  it('keys an external proxy by its endpoint', async () => {
+  it('reads an external proxy before its first pass too', async () => {
     const ext = aProxy({ spec: externalSpec() });
     expect(await source(state({ instance: '203.0.113.7:8080' })).verdictFor(ext)).toMatchObject({
-      healthy: true,
+      instance: '203.0.113.7:8080',
+      verdict: { healthy: true },
     });
   });
 });

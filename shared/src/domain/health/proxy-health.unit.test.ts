@@ -9,6 +9,10 @@ import {
 } from './proxy-health.js';
 
 const t = { successThreshold: 2, failureThreshold: 2 };
+// Instance keys (instance-key.ts): a replacement keeps the providerId (names derive from the UID) and
+// differs only in when it turned Provisioned=True.
+const instanceA = 'zones/z/instances/pp-a@2026-01-01T00:00:00.000Z';
+const replacement = 'zones/z/instances/pp-a@2026-01-01T00:20:00.000Z';
 const now = new Date('2026-01-01T00:10:00Z');
 const later = (s: number) => new Date(now.getTime() + s * 1000);
 const ok = (latencyMs = 50): TrackResult[] => [
@@ -28,7 +32,7 @@ function runTicks(
   let state = start;
   const decisions = [];
   for (const [i, r] of results.entries()) {
-    const dec = decideHealth(state, 'p1', 'zones/z/instances/a', seed, r, t, later(i * 61));
+    const dec = decideHealth(state, 'p1', instanceA, seed, r, t, later(i * 61));
     decisions.push(dec);
     state = dec.next;
   }
@@ -70,8 +74,8 @@ describe('decideHealth', () => {
 
   it('a replaced instance starts with fresh counters and ignores the old seed', () => {
     const [healthy] = runTicks([ok(), ok()]).slice(-1);
-    const dec = decideHealth(healthy!.next, 'p1', 'zones/z/instances/b', null, ok(), t, later(500));
-    expect(dec.next.instance).toBe('zones/z/instances/b');
+    const dec = decideHealth(healthy!.next, 'p1', replacement, null, ok(), t, later(500));
+    expect(dec.next.instance).toBe(replacement);
     expect(dec.next.verdict).toBeNull();
     expect(dec.write).toBe(true);
   });
@@ -110,7 +114,7 @@ describe('decideHealth with the PASSIVE track', () => {
     let state = runTicks([ok(), ok()]).at(-1)!.next;
     const out = [];
     for (const [i, [results, signal]] of rows.entries()) {
-      const dec = decideHealth(state, 'p1', 'zones/z/instances/a', null, results, t, later(200 + i * 60), {
+      const dec = decideHealth(state, 'p1', instanceA, null, results, t, later(200 + i * 60), {
         signal,
         settings,
       });
@@ -186,7 +190,7 @@ describe('decideHealth with the PASSIVE track', () => {
   it('a replaced instance starts without passive evidence', () => {
     const [down] = runRows([[ok(), false]]);
     expect(down!.next.passive).not.toBeNull();
-    const dec = decideHealth(down!.next, 'p1', 'zones/z/instances/b', null, ok(), t, later(900));
+    const dec = decideHealth(down!.next, 'p1', replacement, null, ok(), t, later(900));
     expect(dec.next.passive).toBeNull();
   });
 });

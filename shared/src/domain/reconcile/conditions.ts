@@ -1,7 +1,7 @@
 // Status staging helpers, the port of meta.SetStatusCondition and the seed's setProvisioned /
 // applyHealth (status.go). Pure and immutable: each returns a new status.
 import { type Condition, ConditionType, type ProxyStatus } from '../proxy.js';
-import type { HealthVerdict } from './types.js';
+import type { HealthObservation, HealthVerdict } from './types.js';
 
 /** Messages land in Firestore and the console; keep them bounded. */
 const MAX_MESSAGE = 512;
@@ -66,17 +66,29 @@ export function setProvisioned(
  */
 export function clearInstance(status: ProxyStatus, opts: { keepProviderId: boolean }): ProxyStatus {
   return {
-    ...removeCondition(status, ConditionType.Healthy),
+    ...clearHealth(status),
     providerId: opts.keepProviderId ? status.providerId : null,
     ip: null,
-    latencyMillis: null,
-    lastHealthCheckTime: null,
   };
 }
 
+/** Drops what the probe said about the instance the status described: it says nothing about another one. */
+export const clearHealth = (status: ProxyStatus): ProxyStatus => ({
+  ...removeCondition(status, ConditionType.Healthy),
+  latencyMillis: null,
+  lastHealthCheckTime: null,
+});
+
 /**
- * The seed's applyHealth: stages the probe's verdict. Health state itself lives with the probe; until
- * it feeds verdicts (another issue), the handler passes null and this is the identity.
+ * The probe's verdict when its state is about `instance` (the key of the status being staged,
+ * domain/health/instance-key.ts); null when it is about another instance or has no verdict yet.
+ */
+export const verdictFor = (health: HealthObservation | null, instance: string): HealthVerdict | null =>
+  health && instance !== '' && health.instance === instance ? health.verdict : null;
+
+/**
+ * The seed's applyHealth: stages the probe's verdict. null (no verdict about this instance) leaves the
+ * health part of the status as it is: the probe may simply not have looked at it again.
  */
 export function applyHealth(
   status: ProxyStatus,

@@ -1,10 +1,11 @@
 // The seed's reconcileManaged (§3), arm for arm. Pure: the handler has already observed the cloud-init
 // and the instance; provider calls come back as one Action. The seed's finalizer step has no equivalent
 // here: the document outlives the instance by construction (reconcileDelete deletes it last).
+import { healthInstanceKey } from '../health/instance-key.js';
 import { instanceNameFromUid } from '../instance-name.js';
 import { ConditionType, type ManagedSpec, ProvisionedReason, type ProxyResource } from '../proxy.js';
 import { specHash } from '../spec-hash.js';
-import { applyHealth, clearInstance, findCondition, setProvisioned } from './conditions.js';
+import { applyHealth, clearInstance, findCondition, setProvisioned, verdictFor } from './conditions.js';
 import { providerFailure } from './failure.js';
 import type { InstanceRequest, Observation, Plan, PollIntervals } from './types.js';
 
@@ -157,9 +158,11 @@ export function reconcileManaged(proxy: Managed, obs: Observation, iv: PollInter
         gen,
         now,
       );
+      // Only a verdict about the instance this status now describes (instance-key.ts).
+      const verdict = verdictFor(obs.health, healthInstanceKey({ spec: proxy.spec, status: staged }));
       return {
         branch: 'running',
-        status: applyHealth(staged, obs.health, gen, now),
+        status: applyHealth(staged, verdict, gen, now),
         action: null,
         requeue: { kind: 'drift' },
       };

@@ -1,6 +1,7 @@
 // The state machine, one row per arm of the seed's §3 and §4 diagrams, with a fixed clock.
 import { describe, expect, it } from 'vitest';
 import { aProxy, externalSpec, managedSpec } from '../../testing/proxy-fixtures.js';
+import { healthInstanceKey } from '../health/instance-key.js';
 import { instanceNameFromUid } from '../instance-name.js';
 import type { Condition, Phase, ProxyResource } from '../proxy.js';
 import { specHash } from '../spec-hash.js';
@@ -9,6 +10,7 @@ import { finalizeStatus, statusChanged } from './patch-status.js';
 import { observationNeeds, reconcile } from './reconcile.js';
 import {
   type ActionResult,
+  type HealthVerdict,
   type InstanceObservation,
   defaultPollIntervals as iv,
   type Observation,
@@ -61,6 +63,14 @@ const obs = (over: Partial<Observation> = {}): Observation => ({
   health: null,
   ...over,
 });
+
+const okVerdict: HealthVerdict = {
+  healthy: true,
+  latencyMillis: 12,
+  checkedAt: now,
+  reason: 'ProbeSucceeded',
+  message: 'ok',
+};
 
 interface Row {
   arm: string;
@@ -145,7 +155,7 @@ const rows: Row[] = [
     proxy: aProxy({ spec: externalSpec() }),
     obs: obs({
       cloudInit: null,
-      health: { healthy: true, latencyMillis: 12, checkedAt: now, reason: 'ProbeSucceeded', message: 'ok' },
+      health: { instance: '203.0.113.7:8080', verdict: okVerdict },
     }),
     branch: 'external',
     action: null,
@@ -378,15 +388,18 @@ const rows: Row[] = [
   },
   {
     arm: 'Running with an unhealthy verdict → Unhealthy',
-    proxy: live(),
+    proxy: live({ status: { conditions: [provisioned('True', 'Created')] } }),
     obs: obs({
       instance: found('Running'),
       health: {
-        healthy: false,
-        latencyMillis: null,
-        checkedAt: now,
-        reason: 'ProbeFailed',
-        message: 'timeout',
+        instance: `${providerId}@${earlier.toISOString()}`,
+        verdict: {
+          healthy: false,
+          latencyMillis: null,
+          checkedAt: now,
+          reason: 'ProbeFailed',
+          message: 'timeout',
+        },
       },
     }),
     branch: 'running',
@@ -557,5 +570,118 @@ describe('reconcile: details the table does not show', () => {
     expect(plan.status.conditions[0]?.lastTransitionTime).toEqual(earlier);
     const flipped = reconcile(p, obs({ instance: found('Provisioning') }), iv);
     expect(flipped.status.conditions[0]?.lastTransitionTime).toEqual(now);
+  });
+});
+
+describe('reconcile: an external proxy whose endpoint was edited', () => {
+  const healthyAt = (host: string, port: number): ProxyResource =>
+    aProxy({
+      generation: 2,
+      spec: externalSpec({ endpoint: { host, port } }),
+      status: {
+        phase: 'Ready',
+        observedGeneration: 1,
+        ip: '203.0.113.7',
+        conditions: [
+          provisioned('True', 'ExternalEndpoint'),
+          { ...provisioned('True', 'ProbeSucceeded'), type: 'Healthy' },
+        ],
+        latencyMillis: 12,
+        lastHealthCheckTime: earlier,
+      },
+    });
+  const about = (instance: string) => obs({ cloudInit: null, health: { instance, verdict: okVerdict } });
+
+  it.each<[string, ProxyResource, Observation]>([
+    ['another host', healthyAt('198.51.100.9', 8080), about('203.0.113.7:8080')],
+    ['another host, the probe has no state yet', healthyAt('198.51.100.9', 8080), obs({ cloudInit: null })],
+    ['another port', healthyAt('203.0.113.7', 9090), about('203.0.113.7:8080')],
+    [
+      'another port, the probe reset for it and has no verdict yet',
+      healthyAt('203.0.113.7', 9090),
+      obs({ cloudInit: null, health: { instance: '203.0.113.7:9090', verdict: null } }),
+    ],
+  ])('moved to %s: the old Healthy, latency and check time go, so it is not Ready', (_l, proxy, o) => {
+    const plan = reconcile(proxy, o, iv);
+    const status = finalizeStatus(proxy, plan.status, plan.requeue, now);
+    expect(status.conditions.map((c) => c.type)).toEqual(['Provisioned']);
+    expect(status).toMatchObject({
+      phase: 'Provisioned',
+      ip: proxy.spec.mode === 'external' ? proxy.spec.endpoint.host : null,
+      latencyMillis: null,
+      lastHealthCheckTime: null,
+    });
+  });
+
+  it("takes the probe's verdict about the new endpoint once it has one", () => {
+    const proxy = healthyAt('203.0.113.7', 9090);
+    const plan = reconcile(proxy, about('203.0.113.7:9090'), iv);
+    expect(finalizeStatus(proxy, plan.status, plan.requeue, now)).toMatchObject({
+      phase: 'Ready',
+      latencyMillis: 12,
+      lastHealthCheckTime: now,
+    });
+  });
+
+  it('a spec edit that keeps the endpoint keeps the health part of the status', () => {
+    const proxy = healthyAt('203.0.113.7', 8080);
+    for (const o of [about('203.0.113.7:8080'), obs({ cloudInit: null })]) {
+      const plan = reconcile(proxy, o, iv);
+      expect(finalizeStatus(proxy, plan.status, plan.requeue, now)).toMatchObject({
+        phase: 'Ready',
+        latencyMillis: 12,
+      });
+    }
+  });
+});
+
+describe('reconcile: a managed instance replaced by one of the same name', () => {
+  // The probe's state of the instance that ran since `earlier` (instance names derive from the UID, so
+  // the replacement has the same providerId).
+  const oldVerdict = obs({
+    health: { instance: `${providerId}@${earlier.toISOString()}`, verdict: okVerdict },
+  });
+
+  it('the first Running pass of the new instance takes no verdict: Provisioned, not Ready', () => {
+    // Recreated: the create arm left Provisioned=False, the Healthy condition went with the old instance.
+    const recreated = live({
+      status: { ip: null, conditions: [provisioned('False', 'Provisioning')], latencyMillis: null },
+    });
+    const plan = reconcile(recreated, { ...oldVerdict, instance: found('Running', '10.0.0.50') }, iv);
+    const status = finalizeStatus(recreated, plan.status, plan.requeue, now);
+    expect(status.conditions.map((c) => c.type)).toEqual(['Provisioned']);
+    expect(status).toMatchObject({ phase: 'Provisioned', ip: '10.0.0.50', latencyMillis: null });
+    // Its key is new: the old instance's counters do not carry over (instance-key.ts).
+    expect(healthInstanceKey({ spec, status })).toBe(`${providerId}@${now.toISOString()}`);
+  });
+
+  it('the instance that kept running keeps folding its own verdicts', () => {
+    const steady = live({ status: { conditions: [provisioned('True', 'Created')] } });
+    const plan = reconcile(steady, { ...oldVerdict, instance: found('Running') }, iv);
+    expect(finalizeStatus(steady, plan.status, plan.requeue, now).phase).toBe('Ready');
+  });
+
+  it.each<[string, ProxyResource, Observation]>([
+    [
+      'spec change',
+      live({ spec: managedSpec({ machineType: 'e2-medium' }) }),
+      obs({ instance: found('Running') }),
+    ],
+    ['stale instance label', live(), obs({ instance: found('Running', '10.0.0.9', 'sha256:other') })],
+    ['instance missing (drift)', live(), obs({ instance: missing })],
+    ['preempted (Terminated)', live(), obs({ instance: found('Terminated') })],
+  ])('every path to a new instance leaves Provisioned not True: %s', (_l, proxy, o) => {
+    const before = { ...proxy, status: { ...proxy.status, conditions: [provisioned('True', 'Created')] } };
+    let p = before;
+    // Drive the arms until the create action: the incarnation key is '' from the first pass that stages
+    // the replacement and the create pass stages Provisioned=False, so the next True is a new time.
+    for (let i = 0; i < 4; i++) {
+      const plan = reconcile(p, i === 0 ? o : obs({ instance: missing }), iv);
+      p = { ...p, status: finalizeStatus(p, plan.status, plan.requeue, now) };
+      if (plan.action?.kind === 'create') break;
+    }
+    const c = p.status.conditions.find((x) => x.type === 'Provisioned');
+    expect(c?.status).toBe('False');
+    expect(healthInstanceKey(p)).toBe('');
   });
 });

@@ -53,6 +53,15 @@ export interface HealthVerdict {
   message: string;
 }
 
+/**
+ * What reconcile reads of the probe's state: the instance it is about (domain/health/instance-key.ts) and
+ * its verdict, null before it has one. Reconcile uses the verdict only for that instance.
+ */
+export interface HealthObservation {
+  instance: string;
+  verdict: HealthVerdict | null;
+}
+
 export interface Observation {
   now: Date;
   /** Whether r.Providers[spec.provider] exists (seed §3). */
@@ -60,7 +69,8 @@ export interface Observation {
   /** null when this pass did not need it (see observationNeeds). */
   cloudInit: CloudInitObservation | null;
   instance: InstanceObservation | null;
-  health: HealthVerdict | null;
+  /** null when the probe has stored nothing for the proxy (or the pass did not read it). */
+  health: HealthObservation | null;
 }
 
 /** Everything a provider needs to create the instance; buildInsertRequest turns it into the API call. */

@@ -1,0 +1,27 @@
+// Which instance a proxy's health state is about. The probe keys its counters with it (probe-pass,
+// passive-pass), and reconcile folds a verdict into status only when the verdict's key is the key of the
+// status it stages (reconcile/conditions.ts verdictFor): health evidence about one instance must never
+// describe another (seed §6: a replaced instance starts with fresh counters).
+import { ConditionType, type ProxyResource } from '../proxy.js';
+
+/**
+ * The instance key of a proxy as `status` describes it; '' when the status names no instance to judge.
+ *
+ * Managed: the providerId alone is not enough — instance names derive from the UID (instance-name.ts), so
+ * a replacement (spec change, drift recreate, preemption) has the SAME providerId. Every path to a new
+ * instance goes through reconcile's create arm, which stages Provisioned=False, and the instance is
+ * Provisioned=True again only once seen Running (reconcile/managed.ts); lastTransitionTime moves only on
+ * such a flip (conditions.ts setCondition). So the time Provisioned last turned True names the
+ * incarnation, and while it is not True there is no running instance to judge ('').
+ *
+ * External: the address the probe actually dials — status.ip (reconcile's copy of the endpoint host) and
+ * the endpoint port — so a probe that ran between an endpoint edit and the reconcile pass that moves
+ * status.ip is never filed under the new endpoint.
+ */
+export function healthInstanceKey(p: Pick<ProxyResource, 'spec' | 'status'>): string {
+  const { status } = p;
+  if (p.spec.mode === 'external') return status.ip ? `${status.ip}:${p.spec.endpoint.port}` : '';
+  const provisioned = status.conditions.find((c) => c.type === ConditionType.Provisioned);
+  if (!status.providerId || provisioned?.status !== 'True') return '';
+  return `${status.providerId}@${provisioned.lastTransitionTime.toISOString()}`;
+}
