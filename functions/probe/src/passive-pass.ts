@@ -21,6 +21,7 @@ import { PassiveFeedError, type PassiveFeedStore } from '../../../shared/src/por
 import type { OutcomeBatchRecord, OutcomeReader } from '../../../shared/src/ports/workers.js';
 import { boundWindow, hasFailures, PASSIVE_COMMIT_CAP } from './passive-window.js';
 import { instanceOf, type ProbeDeps, publishTransitions, seedOf } from './probe-pass.js';
+import { activeTracksOf } from './tiers.js';
 
 export interface PassiveDeps {
   outcomes: OutcomeReader;
@@ -169,10 +170,17 @@ async function evaluate(
     // active pass resets the state for the new instance first, and later windows count against that.
     if (!state || state.instance !== instanceOf(p)) return [];
     return [
-      decideHealth(state, p.name, instanceOf(p), seedOf(p), [], p.spec.healthCheck, now, {
-        signal: s.ok,
-        settings: passive.settings,
-      }),
+      decideHealth(
+        state,
+        p.name,
+        instanceOf(p),
+        seedOf(p),
+        [],
+        activeTracksOf(deps.tiers),
+        p.spec.healthCheck,
+        now,
+        { signal: s.ok, settings: passive.settings },
+      ),
     ];
   });
   return {

@@ -14,7 +14,7 @@ import type { HealthStore } from '../../../shared/src/ports/health-store.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
 import { mapLimit } from './map-limit.js';
 import type { PassiveDeps } from './passive-pass.js';
-import { type Prober, runTiers, type TierConfig } from './tiers.js';
+import { activeTracksOf, type Prober, runTiers, type TierConfig } from './tiers.js';
 
 /** Each consumer declares the recorder it needs (seed §9); only the entry point wires a real one. */
 export interface ProbeMetrics {
@@ -76,6 +76,7 @@ export async function runProbePass(
       instanceOf(p),
       seedOf(p),
       outcome.results,
+      activeTracksOf(deps.tiers),
       p.spec.healthCheck,
       to,
       // No gateway signal in an active pass; a PASSIVE track left without signals expires here.
