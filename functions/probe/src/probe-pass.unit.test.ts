@@ -2,9 +2,10 @@ import { describe, expect, it } from 'vitest';
 import type { ProbeResult, ProbeTarget } from '../../../shared/src/adapters/probe/proxy-probe.js';
 import { healthVerdictOf, type ProxyHealthState } from '../../../shared/src/domain/health/proxy-health.js';
 import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
-import { aProxy } from '../../../shared/src/testing/proxy-fixtures.js';
+import { SecretAccessError, type SecretErrorKind } from '../../../shared/src/ports/secrets.js';
+import { aProxy, managedSpec } from '../../../shared/src/testing/proxy-fixtures.js';
 import { RecordingReconcilePublisher } from '../../../shared/src/testing/recording-publisher.js';
-import { type ProbeDeps, runProbePass } from './probe-pass.js';
+import { type PassCounts, type ProbeDeps, runProbePass } from './probe-pass.js';
 
 const t0 = new Date('2026-01-01T00:00:00Z');
 const ECHO = 'http://127.0.0.1:9/v1/echo';
@@ -65,14 +66,16 @@ const proxy = (name: string, ip: string) =>
 /** `n` passes, each over one whole interval (every proxy is due once per pass). */
 async function passes(deps: ProbeDeps, all: ProxyResource[], n: number) {
   const intervalMs = all[0]!.spec.healthCheck.intervalSeconds * 1000;
+  let last: PassCounts | null = null;
   for (let i = 0; i < n; i++) {
-    await runProbePass(
+    last = await runProbePass(
       deps,
       all,
       new Date(t0.getTime() + i * intervalMs),
       new Date(t0.getTime() + (i + 1) * intervalMs),
     );
   }
+  return last;
 }
 
 describe('runProbePass: a proxy with no stored state', () => {
@@ -105,5 +108,49 @@ describe('runProbePass: a proxy with no stored state', () => {
     expect(f.health.get('up')?.verdict).toBe('AVAILABLE');
     expect(Object.keys(f.health.get('up')!.tracks).sort()).toEqual(tracks);
     expect(healthVerdictOf(f.health.get('up')!)).toMatchObject({ healthy: true, reason: 'ProbeSucceeded' });
+  });
+});
+
+describe('runProbePass: a proxy whose credentials secret cannot be read', () => {
+  it.each<[string, SecretErrorKind]>([
+    ['deleted secret', 'not_found'],
+    ['IAM denied', 'permission_denied'],
+    ['disabled version', 'failed_precondition'],
+    ['Secret Manager blip', 'transient'],
+  ])('%s: only that proxy is probed without credentials; the others are still written', async (_n, kind) => {
+    const f = fakes(ECHO, new Set());
+    const warnings: Array<[string, Record<string, unknown>]> = [];
+    f.deps.log = { info: () => {}, warn: (m, fields) => void warnings.push([m, fields]) };
+    f.deps.secrets = {
+      access: async (ref) => {
+        if (ref.secret === 'broken')
+          throw new SecretAccessError(kind, `projects/p/secrets/${ref.secret}`, kind);
+        return 'user:s3cret';
+      },
+    };
+    const withSecret = (name: string, ip: string, secret: string) =>
+      aProxy({
+        name,
+        spec: managedSpec({ credentialsRef: { secret } }),
+        status: { ip, providerId: `zones/z/instances/${name}` },
+      });
+    const all = [
+      withSecret('a', '10.0.0.2', 'good'),
+      withSecret('b', '10.0.0.3', 'broken'),
+      withSecret('c', '10.0.0.4', 'good'),
+    ];
+    const counts = await passes(f.deps, all, 1);
+    expect(counts).toMatchObject({ probed: 3, written: 3 });
+    expect([...f.health.keys()].sort()).toEqual(['a', 'b', 'c']);
+    const credentialsSent = (host: string) =>
+      new Set(f.targets.filter((t) => t.host === host).map((t) => t.credentials ?? null));
+    expect(credentialsSent('10.0.0.3')).toEqual(new Set([null]));
+    expect(credentialsSent('10.0.0.2')).toEqual(new Set(['user:s3cret']));
+    expect(warnings).toEqual([
+      [
+        'proxy credentials secret cannot be read; probing without credentials',
+        { proxy: 'b', secret: 'broken', kind },
+      ],
+    ]);
   });
 });
