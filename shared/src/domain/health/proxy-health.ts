@@ -122,7 +122,9 @@ export function decideHealth(
     if (r.track === 'EGRESS') egressProblem = r.ok ? null : (r.problem ?? 'egress_failed');
   }
   const passive = nextPassive(base.passive ?? null, passiveInput.signal, passiveInput.settings, now);
-  const verdict = proxyVerdict(tracks, active, passive);
+  // A tier still undecided (EGRESS building up once BASIC passes again, or just configured) leaves the
+  // verdict where it was: it flips only when a track reaches its threshold, never back to "unknown".
+  const verdict = proxyVerdict(tracks, active, passive) ?? base.verdict;
   const basic = results.find((r) => r.track === 'BASIC' && r.ok);
   const reportLatency = basic !== undefined && shouldReportLatency(base.latency, basic.latencyMs, now);
   const latency =

@@ -122,6 +122,35 @@ describe('decideHealth', () => {
     expect(Object.keys(ds[1]!.next.tracks)).toEqual(['BASIC']);
   });
 
+  it('a verdict made by BASIC alone is kept while the EGRESS track is still undecided', () => {
+    // Defaults: one success is AVAILABLE, three failures UNHEALTHY — EGRESS decides later than BASIC.
+    const lenient = { successThreshold: 1, failureThreshold: 3 };
+    let state: ProxyHealthState | null = null;
+    const ds = [fail, fail, fail, leak, leak, leak].map((r, i) => {
+      const dec = decideHealth(state, 'p1', 'zones/z/instances/a', null, r, BOTH, lenient, later(i * 61));
+      state = dec.next;
+      return dec;
+    });
+    expect(ds.map((d) => d.next.verdict)).toEqual([
+      null,
+      null,
+      'UNHEALTHY',
+      'UNHEALTHY',
+      'UNHEALTHY',
+      'UNHEALTHY',
+    ]);
+    expect(ds.map((d) => healthVerdictOf(d.next)?.reason)).toEqual([
+      undefined,
+      undefined,
+      'ProbeFailed',
+      'ProbeFailed', // BASIC passes again; EGRESS has failed once of three: not its verdict yet
+      'ProbeFailed',
+      'EgressCheckFailed',
+    ]);
+    // Reconcile hears of the first verdict and of the reason change; BASIC's recovery publishes only its latency.
+    expect(ds.map((d) => d.publish !== null)).toEqual([false, false, true, true, false, true]);
+  });
+
   it('a BASIC failure after an egress problem says ProbeFailed, and reconcile hears of the new reason', () => {
     const ds = runTicks([ok(), ok(), leak, leak, fail, fail]);
     expect(ds.map((d) => healthVerdictOf(d.next)?.reason)).toEqual([

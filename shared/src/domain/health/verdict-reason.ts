@@ -54,7 +54,7 @@ export function healthReason(s: ProxyHealthState): { reason: string; message: st
         message: 'gateways keep failing to dial the proxy or to complete its handshake (passive signals)',
       };
     }
-    return s.egressProblem && s.tracks.BASIC?.verdict !== 'UNHEALTHY'
+    return egressFailed(s)
       ? { reason: 'EgressCheckFailed', message: `egress check failed: ${s.egressProblem}` }
       : { reason: 'ProbeFailed', message: 'the proxy failed its health checks' };
   }
@@ -67,6 +67,18 @@ export function healthReason(s: ProxyHealthState): { reason: string; message: st
       : { reason: 'ProbeSuspect', message: 'health verdict SUSPECT' };
   }
   return { reason: 'ProbeSucceeded', message: `health verdict ${s.verdict}` };
+}
+
+/** EGRESS explains an UNHEALTHY verdict once its own track is UNHEALTHY (a kept verdict may wait on an
+ *  undecided one), and not while BASIC fails: an unreachable proxy is not an egress problem. A stored
+ *  state without tracks (an older document) keeps its stored problem. */
+function egressFailed(s: ProxyHealthState): boolean {
+  const egress = s.tracks.EGRESS?.verdict;
+  return (
+    s.egressProblem !== null &&
+    s.tracks.BASIC?.verdict !== 'UNHEALTHY' &&
+    (egress === undefined || egress === 'UNHEALTHY')
+  );
 }
 
 const RANK: Record<Verdict, number> = { AVAILABLE: 0, SUSPECT: 1, UNHEALTHY: 2 };
