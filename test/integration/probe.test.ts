@@ -1,6 +1,7 @@
 // The probe function against real proxies (Compute emulator instances) and the Firestore emulator:
 // thresholds, latency reporting, the EGRESS tier, pruning, and poison ticks.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { healthVerdictOf } from '../../shared/src/domain/health/proxy-health.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
 import { type ProbeFleet, startProbeFleet } from '../support/probe-fleet.js';
 
@@ -38,6 +39,22 @@ describe('probe function', () => {
       (l) => l.message === 'probe' && l.proxy === 'p-kill' && l.tier === 'BASIC',
     );
     expect(lines.some((l) => l.ok === false && l.code === 'econnrefused')).toBe(true);
+  });
+
+  it('a proxy dead from its first probe (no EGRESS ever runs) → Unhealthy after failureThreshold ticks', async () => {
+    const { zone, instance } = await fleet.add('p-dead');
+    fleet.compute.admin.killProxy(fleet.project, zone, instance);
+    fleet.published.length = 0;
+    await fleet.tick();
+    expect((await fleet.health.get('p-dead'))?.verdict).toBeNull();
+    await fleet.tick();
+    const state = (await fleet.health.get('p-dead'))!;
+    expect(state.verdict).toBe('UNHEALTHY');
+    expect(state.tracks.EGRESS).toBeUndefined();
+    expect(healthVerdictOf(state)).toMatchObject({ healthy: false, reason: 'ProbeFailed' });
+    expect(fleet.published.filter((p) => p.proxy === 'p-dead')).toEqual([
+      { proxy: 'p-dead', reason: 'health-transition' },
+    ]);
   });
 
   it('reports a slow proxy latency once, not on every tick', async () => {
@@ -89,6 +106,25 @@ describe('probe function', () => {
 });
 
 describe('probe function: fresh project', () => {
+  it('without an echo endpoint BASIC alone decides: live proxies get a verdict, dead ones too', async () => {
+    const projectId = testProjectId();
+    const fleet = await startProbeFleet(projectId, { echo: false });
+    try {
+      await fleet.add('p-live');
+      const { zone, instance } = await fleet.add('p-down');
+      fleet.compute.admin.killProxy(fleet.project, zone, instance);
+      await fleet.tick();
+      await fleet.tick();
+      const live = (await fleet.health.get('p-live'))!;
+      expect(live.verdict).toBe('AVAILABLE');
+      expect(Object.keys(live.tracks)).toEqual(['BASIC']);
+      expect((await fleet.health.get('p-down'))?.verdict).toBe('UNHEALTHY');
+    } finally {
+      await fleet.stop();
+      await clearProject(projectId);
+    }
+  });
+
   it('a new function instance seeds from the verdict in status instead of resetting the fleet', async () => {
     const projectId = testProjectId();
     const fleet = await startProbeFleet(projectId, { echo: false });

@@ -3,7 +3,7 @@
 import { nextSlotAfter } from '../../../shared/src/domain/health/due.js';
 import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
 import type { Clock } from '../../../shared/src/ports/clock.js';
-import type { JobRunStore } from '../../../shared/src/ports/job-runs.js';
+import type { JobRun, JobRunStore } from '../../../shared/src/ports/job-runs.js';
 import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
 import { runPassivePass } from './passive-pass.js';
 import { type PassCounts, type ProbeDeps, pruneHealth, runProbePass } from './probe-pass.js';
@@ -51,17 +51,20 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
     summary.proxies = all.length;
     // Gateway evidence first, so that this tick's active passes read (and may expire) the updated tracks.
     await consumeOutcomes(deps, all, startedAt, summary);
-    let from = claim.previous?.startedAt ?? new Date(startedAt.getTime() - deps.tickPeriodMs);
+    let from = firstWindowStart(claim.previous, startedAt, deps);
     const deadline = startedAt.getTime() + deps.loopMs;
     for (;;) {
       const to = deps.clock.now();
-      const c = await runProbePass(deps, all, from, to);
-      summary.passes++;
-      summary.probed += c.probed;
-      summary.written += c.written;
-      summary.transitions += c.transitions;
-      from = to;
-      const wakeAt = earliestSlot(all, to);
+      // A window still covered by a previous run that is still looping starts in the future: wait for it.
+      if (to > from) {
+        const c = await runProbePass(deps, all, from, to);
+        summary.passes++;
+        summary.probed += c.probed;
+        summary.written += c.written;
+        summary.transitions += c.transitions;
+        from = to;
+      }
+      const wakeAt = earliestSlot(all, from);
       if (wakeAt === null || wakeAt.getTime() > deadline) break;
       await deps.sleep(Math.max(0, wakeAt.getTime() - deps.clock.now().getTime()));
     }
@@ -85,6 +88,26 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
     });
     throw err;
   }
+}
+
+/** Where the previous run's coverage ends. Its loop stops only once the next due slot is past its deadline
+ *  (startedAt + loopMs), so a run that finished has probed every slot up to that deadline: starting from
+ *  its startedAt would probe most of the fleet a second time at this tick's instant (thresholds reached
+ *  twice as fast as intervalSeconds says; the per-uid jitter lost). A run still recorded as running is
+ *  still covering them (a slow last pass, or loopMs longer than the tick period): this one starts at its
+ *  deadline even when that is ahead. Were it killed instead (the function timeout), the proxies of its
+ *  lost pass are probed at their next slot, one interval late. A failed run may have probed without
+ *  storing the results: its window again, re-probing being the safe side. */
+export function firstWindowStart(
+  previous: JobRun | null,
+  startedAt: Date,
+  cfg: Pick<ProbeHandlerDeps, 'tickPeriodMs' | 'loopMs'>,
+): Date {
+  if (!previous) return new Date(startedAt.getTime() - cfg.tickPeriodMs);
+  if (previous.ok === false) return previous.startedAt;
+  const covered = previous.startedAt.getTime() + cfg.loopMs;
+  // A finished run whose deadline is ahead had no slot left before it, but proxies created since did.
+  return new Date(previous.ok === null ? covered : Math.min(covered, startedAt.getTime()));
 }
 
 async function consumeOutcomes(

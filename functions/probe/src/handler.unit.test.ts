@@ -1,8 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import { isDueInWindow } from '../../../shared/src/domain/health/due.js';
 import { ManualClock } from '../../../shared/src/ports/clock.js';
 import type { JobRun, JobRunStore } from '../../../shared/src/ports/job-runs.js';
 import { PassiveFeedError } from '../../../shared/src/ports/passive-feed.js';
-import { handleProbeTick, type ProbeHandlerDeps } from './handler.js';
+import { aProxy, managedSpec } from '../../../shared/src/testing/proxy-fixtures.js';
+import { handleProbeTick, type ProbeHandlerDeps, ProbeJob } from './handler.js';
+
+const t0 = new Date('2026-01-01T00:00:00Z');
+const sec = (s: number) => new Date(t0.getTime() + s * 1000);
 
 function deps(passiveFails: boolean) {
   const warnings: string[] = [];
@@ -67,3 +72,110 @@ describe('handleProbeTick and the passive pass', () => {
     expect(finished).toEqual([expect.objectContaining({ ok: true })]);
   });
 });
+
+describe('handleProbeTick: where a run starts probing', () => {
+  // Deployed: a 60 s tick that keeps probing for 50 s; one probe a minute per proxy.
+  const fleet = Array.from({ length: 40 }, (_, i) =>
+    aProxy({
+      name: `p${i}`,
+      spec: managedSpec({ healthCheck: { intervalSeconds: 60 } }),
+      status: { ip: `10.0.${i}.1`, providerId: `zones/z/instances/p${i}` },
+    }),
+  );
+
+  /** A probe deployment whose sleep moves the clock, recording each probe's proxy and time. */
+  function loop(previous: () => JobRun | null) {
+    const { d } = deps(false);
+    const clock = new ManualClock(t0);
+    const probes: Array<{ host: string; at: number }> = [];
+    let last: JobRun | null = null;
+    const runs: ProbeHandlerDeps = {
+      ...d,
+      clock,
+      loopMs: 50_000,
+      sleep: async (ms) => clock.advance(ms),
+      proxies: { list: async () => fleet },
+      jobs: {
+        ...d.jobs,
+        claim: async (_job, now) => {
+          const prev = previous() ?? last;
+          last = { job: ProbeJob, startedAt: now, finishedAt: null, ok: null, counts: {}, error: null };
+          return { previous: prev };
+        },
+        finish: async (_job, run) => {
+          last = { job: ProbeJob, ...run };
+        },
+      },
+      prober: {
+        probe: async () => ({}) as never,
+        handshake: async (target) => {
+          probes.push({ host: target.host, at: clock.now().getTime() });
+          return { ok: true, latencyMs: 5, status: 200, body: null, failure: null };
+        },
+      },
+    };
+    /** Runs one tick at `at` (seconds after t0); returns how often each proxy was probed in it. */
+    const tick = async (at: number) => {
+      clock.set(sec(at));
+      probes.length = 0;
+      await handleProbeTick(runs);
+      const perProxy = new Map(fleet.map((p) => [p.status.ip!, 0]));
+      for (const p of probes) perProxy.set(p.host, (perProxy.get(p.host) ?? 0) + 1);
+      return { perProxy: [...perProxy.values()], times: probes.map((p) => p.at) };
+    };
+    return { tick };
+  }
+
+  it('after a run that finished: every proxy once per interval, at its own slot', async () => {
+    const { tick } = loop(() => null);
+    await tick(0);
+    const second = await tick(60);
+    expect(second.perProxy).toEqual(fleet.map(() => 1));
+    // The slots the first run covered (up to 50 s) are not probed again at the tick instant.
+    expect(second.times.filter((t) => t === sec(60).getTime())).toHaveLength(
+      fleet.filter((p) => slotIn(p.uid, 50, 60)).length,
+    );
+    const third = await tick(120);
+    expect(third.perProxy).toEqual(fleet.map(() => 1));
+  });
+
+  it('after a failed run: its window again (some proxies twice, none skipped)', async () => {
+    const failed: JobRun = {
+      job: ProbeJob,
+      startedAt: sec(0),
+      finishedAt: sec(3),
+      ok: false,
+      counts: {},
+      error: 'x',
+    };
+    const { tick } = loop(() => failed);
+    const run = await tick(60);
+    expect(Math.min(...run.perProxy)).toBe(1);
+    expect(fleet.some((p) => slotIn(p.uid, 0, 50))).toBe(true);
+    expect(run.perProxy.filter((n) => n === 2).length).toBe(fleet.filter((p) => slotIn(p.uid, 0, 50)).length);
+  });
+
+  it.each([
+    ['its deadline passed: from there', 0, 50],
+    ['its deadline is ahead (loop longer than the tick): from its deadline', 30, 80],
+  ])('after a run still recorded as running, %s', async (_n, startedAt, covered) => {
+    const running: JobRun = {
+      job: ProbeJob,
+      startedAt: sec(startedAt),
+      finishedAt: null,
+      ok: null,
+      counts: {},
+      error: null,
+    };
+    const { tick } = loop(() => running);
+    const run = await tick(60);
+    expect(Math.max(...run.perProxy)).toBe(1);
+    expect(run.perProxy.reduce((a, b) => a + b)).toBe(
+      fleet.filter((p) => slotIn(p.uid, covered, 110)).length,
+    );
+    expect(run.times.every((t) => t > sec(covered).getTime())).toBe(true);
+  });
+});
+
+/** The proxy has a 60 s slot in (from, to] seconds after t0. */
+const slotIn = (uid: string, from: number, to: number) => isDueInWindow(uid, 60_000, sec(from), sec(to));

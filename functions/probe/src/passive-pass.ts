@@ -22,6 +22,7 @@ import { PassiveFeedError, type PassiveFeedStore } from '../../../shared/src/por
 import type { OutcomeBatchRecord, OutcomeReader } from '../../../shared/src/ports/workers.js';
 import { boundWindow, hasFailures, PASSIVE_COMMIT_CAP } from './passive-window.js';
 import { type ProbeDeps, publishTransitions, seedOf } from './probe-pass.js';
+import { activeTracksOf } from './tiers.js';
 
 export interface PassiveDeps {
   outcomes: OutcomeReader;
@@ -171,10 +172,17 @@ async function evaluate(
     const instance = healthInstanceKey(p);
     if (!state || state.instance !== instance) return [];
     return [
-      decideHealth(state, p.name, instance, seedOf(p), [], p.spec.healthCheck, now, {
-        signal: s.ok,
-        settings: passive.settings,
-      }),
+      decideHealth(
+        state,
+        p.name,
+        instance,
+        seedOf(p),
+        [],
+        activeTracksOf(deps.tiers),
+        p.spec.healthCheck,
+        now,
+        { signal: s.ok, settings: passive.settings },
+      ),
     ];
   });
   return {

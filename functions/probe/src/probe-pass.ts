@@ -13,9 +13,10 @@ import {
 import type { ProxyResource, SecretRef } from '../../../shared/src/domain/proxy.js';
 import type { HealthStore } from '../../../shared/src/ports/health-store.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
+import { SecretAccessError } from '../../../shared/src/ports/secrets.js';
 import { mapLimit } from './map-limit.js';
 import type { PassiveDeps } from './passive-pass.js';
-import { type Prober, runTiers, type TierConfig } from './tiers.js';
+import { activeTracksOf, type Prober, runTiers, type TierConfig } from './tiers.js';
 
 /** Each consumer declares the recorder it needs (seed §9); only the entry point wires a real one. */
 export interface ProbeMetrics {
@@ -77,6 +78,7 @@ export async function runProbePass(
       instanceOf(p),
       seedOf(p),
       outcome.results,
+      activeTracksOf(deps.tiers),
       p.spec.healthCheck,
       to,
       // No gateway signal in an active pass; a PASSIVE track left without signals expires here.
@@ -125,7 +127,7 @@ export async function publishTransitions(
 
 async function target(deps: ProbeDeps, p: ProxyResource) {
   const port = p.spec.mode === 'managed' ? p.spec.port : p.spec.endpoint.port;
-  const payload = p.spec.credentialsRef ? await deps.secrets.access(p.spec.credentialsRef) : null;
+  const payload = p.spec.credentialsRef ? await readCredentials(deps, p.name, p.spec.credentialsRef) : null;
   // Parsed as every reader parses it (a trailing newline is not part of the password). A malformed secret
   // is probed without credentials: the proxy answers 407 and counts as failing, which it is for crawlers.
   const parsed = payload === null ? null : parseProxyCredentials(payload);
@@ -134,6 +136,23 @@ async function target(deps: ProbeDeps, p: ProxyResource) {
   }
   const credentials = parsed?.ok ? basicUserPass(parsed.credentials) : null;
   return { host: p.status.ip!, port, credentials };
+}
+
+/** The secret's payload, or null when it cannot be read (deleted, IAM, disabled version, a Secret Manager
+ *  blip): that proxy alone is probed without credentials, as a malformed secret is, and fails with 407 —
+ *  crawlers cannot use it either. Thrown, it would abort the whole pass and freeze the fleet's health. */
+async function readCredentials(deps: ProbeDeps, proxy: string, ref: SecretRef): Promise<string | null> {
+  try {
+    return await deps.secrets.access(ref);
+  } catch (err) {
+    if (!(err instanceof SecretAccessError)) throw err;
+    deps.log.warn('proxy credentials secret cannot be read; probing without credentials', {
+      proxy,
+      secret: ref.secret,
+      kind: err.kind,
+    });
+    return null;
+  }
 }
 
 /** Counters belong to one instance: a replaced instance or a moved endpoint starts fresh (instance-key.ts). */

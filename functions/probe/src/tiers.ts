@@ -5,6 +5,7 @@
 import type { ProbeResult, ProbeTarget } from '../../../shared/src/adapters/probe/proxy-probe.js';
 import { evaluateEgress, parseEchoBody } from '../../../shared/src/domain/health/egress.js';
 import type { TrackResult } from '../../../shared/src/domain/health/proxy-health.js';
+import type { ActiveTrack } from '../../../shared/src/domain/health/verdict-reason.js';
 import type { HealthCheckSpec } from '../../../shared/src/domain/proxy.js';
 
 export interface Prober {
@@ -28,6 +29,10 @@ export interface TierOutcome {
   /** For metrics and logs: one entry per tier actually run. */
   observations: Array<{ tier: 'BASIC' | 'EGRESS'; ok: boolean; latencyMs: number; code: string | null }>;
 }
+
+/** The tiers a proxy's verdict waits for: EGRESS only when it runs at all (an echo endpoint is configured). */
+export const activeTracksOf = (cfg: TierConfig): ActiveTrack[] =>
+  cfg.echoUrl ? ['BASIC', 'EGRESS'] : ['BASIC'];
 
 export async function runTiers(
   prober: Prober,

@@ -5,6 +5,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { decideHealth, type ProxyHealthState } from '../../../shared/src/domain/health/proxy-health.js';
+import { ACTIVE_TRACKS } from '../../../shared/src/domain/health/verdict-reason.js';
 import { isHealthy } from '../../../shared/src/domain/leases/health.js';
 import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
 import { defaultPollIntervals as iv } from '../../../shared/src/domain/reconcile/types.js';
@@ -48,6 +49,7 @@ function setup() {
         { track: 'BASIC', ok, latencyMs: 20 },
         { track: 'EGRESS', ok, latencyMs: 20 },
       ],
+      ACTIVE_TRACKS,
       p.spec.healthCheck,
       clock.now(),
     );

@@ -12,14 +12,15 @@ import {
 } from './passive-track.js';
 import { healthyOf, reduceTrack, sameTrack } from './reducer.js';
 import { freshTrack, type Thresholds, type TrackKey, type TrackState, type Verdict } from './verdict.js';
-import { healthReason, proxyVerdict } from './verdict-reason.js';
+import { ACTIVE_TRACKS, type ActiveTrack, healthReason, proxyVerdict } from './verdict-reason.js';
 
 export interface ProxyHealthState {
   proxy: string;
   /** The instance the counters belong to (providerId, or the endpoint for external proxies). */
   instance: string;
   tracks: Partial<Record<TrackKey, TrackState>>;
-  /** The proxy-level verdict: the worst of BASIC, EGRESS and (when present) PASSIVE. */
+  /** The proxy-level verdict: the worst of BASIC, EGRESS (when run) and PASSIVE (when present); null until
+   *  every active tier has one, unless one is already UNHEALTHY (verdict-reason.ts). */
   verdict: Verdict | null;
   /** The gateways' evidence (passive-track.ts); absent or null when they have said nothing bad. */
   passive?: PassiveTrack | null;
@@ -100,6 +101,8 @@ export function decideHealth(
   instance: string,
   seed: HealthSeed | null,
   results: TrackResult[],
+  /** The active tiers the probe runs (BASIC, and EGRESS when the echo tier is configured). */
+  active: readonly ActiveTrack[],
   thresholds: Thresholds,
   now: Date,
   passiveInput: PassiveInput = NO_PASSIVE_SIGNAL,
@@ -110,13 +113,18 @@ export function decideHealth(
       ? persisted
       : initialHealth(proxy, instance, persisted ? null : seed, thresholds);
   const tracks = { ...base.tracks };
-  let egressProblem = base.egressProblem;
+  // A tier the probe does not run (EGRESS without an echo endpoint; a seeded track) would hold its verdict
+  // forever: it is dropped, so an UNHEALTHY one cannot pin the proxy.
+  for (const k of ACTIVE_TRACKS) if (!active.includes(k)) delete tracks[k];
+  let egressProblem = active.includes('EGRESS') ? base.egressProblem : null;
   for (const r of results) {
     tracks[r.track] = reduceTrack(tracks[r.track] ?? freshTrack(), r.ok, thresholds);
     if (r.track === 'EGRESS') egressProblem = r.ok ? null : (r.problem ?? 'egress_failed');
   }
   const passive = nextPassive(base.passive ?? null, passiveInput.signal, passiveInput.settings, now);
-  const verdict = proxyVerdict(tracks, passive);
+  // A tier still undecided (EGRESS building up once BASIC passes again, or just configured) leaves the
+  // verdict where it was: it flips only when a track reaches its threshold, never back to "unknown".
+  const verdict = proxyVerdict(tracks, active, passive) ?? base.verdict;
   const basic = results.find((r) => r.track === 'BASIC' && r.ok);
   const reportLatency = basic !== undefined && shouldReportLatency(base.latency, basic.latencyMs, now);
   const latency =

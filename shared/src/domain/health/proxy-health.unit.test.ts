@@ -7,6 +7,7 @@ import {
   type ProxyHealthState,
   type TrackResult,
 } from './proxy-health.js';
+import type { ActiveTrack } from './verdict-reason.js';
 
 const t = { successThreshold: 2, failureThreshold: 2 };
 // Instance keys (instance-key.ts): a replacement keeps the providerId (names derive from the UID) and
@@ -19,20 +20,24 @@ const ok = (latencyMs = 50): TrackResult[] => [
   { track: 'BASIC', ok: true, latencyMs },
   { track: 'EGRESS', ok: true, latencyMs },
 ];
-const fail: TrackResult[] = [
-  { track: 'BASIC', ok: false, latencyMs: 5000 },
-  { track: 'EGRESS', ok: false, latencyMs: 5000, problem: 'connect_failed' },
+// As tiers.ts runs them: EGRESS only through a proxy that passed BASIC.
+const fail: TrackResult[] = [{ track: 'BASIC', ok: false, latencyMs: 5000 }];
+const leak: TrackResult[] = [
+  { track: 'BASIC', ok: true, latencyMs: 50 },
+  { track: 'EGRESS', ok: false, latencyMs: 50, problem: 'forwarded_header_leak' },
 ];
+const BOTH: ActiveTrack[] = ['BASIC', 'EGRESS'];
 
 function runTicks(
   results: TrackResult[][],
   seed: HealthSeed | null = null,
   start: ProxyHealthState | null = null,
+  active: ActiveTrack[] = BOTH,
 ) {
   let state = start;
   const decisions = [];
   for (const [i, r] of results.entries()) {
-    const dec = decideHealth(state, 'p1', instanceA, seed, r, t, later(i * 61));
+    const dec = decideHealth(state, 'p1', instanceA, seed, r, active, t, later(i * 61));
     decisions.push(dec);
     state = dec.next;
   }
@@ -74,7 +79,7 @@ describe('decideHealth', () => {
 
   it('a replaced instance starts with fresh counters and ignores the old seed', () => {
     const [healthy] = runTicks([ok(), ok()]).slice(-1);
-    const dec = decideHealth(healthy!.next, 'p1', replacement, null, ok(), t, later(500));
+    const dec = decideHealth(healthy!.next, 'p1', replacement, null, ok(), BOTH, t, later(500));
     expect(dec.next.instance).toBe(replacement);
     expect(dec.next.verdict).toBeNull();
     expect(dec.write).toBe(true);
@@ -95,11 +100,75 @@ describe('decideHealth', () => {
     expect(many.at(-1)!.next.latencyHistory!.at(-1)!.ms).toBe(500);
   });
 
+  it('a proxy failing BASIC from its first probe (no EGRESS ever) becomes UNHEALTHY at the threshold', () => {
+    const ds = runTicks([fail, fail, fail]);
+    expect(ds.map((d) => d.next.verdict)).toEqual([null, 'UNHEALTHY', 'UNHEALTHY']);
+    expect(ds.map((d) => d.publish)).toEqual([null, 'health-transition', null]);
+    expect(ds[1]!.next.tracks.EGRESS).toBeUndefined();
+    expect(healthVerdictOf(ds[1]!.next)).toMatchObject({ healthy: false, reason: 'ProbeFailed' });
+  });
+
+  it('a proxy passing BASIC waits for its EGRESS verdict too', () => {
+    const basicOnly: TrackResult[] = [{ track: 'BASIC', ok: true, latencyMs: 50 }];
+    expect(runTicks([basicOnly, basicOnly, ok()]).map((d) => d.next.verdict)).toEqual([null, null, null]);
+    expect(runTicks([basicOnly, ok(), ok()]).map((d) => d.next.verdict)).toEqual([null, null, 'AVAILABLE']);
+  });
+
+  it('without an echo endpoint BASIC alone decides, and a seeded EGRESS track cannot pin the proxy', () => {
+    const basicOnly = (okay: boolean): TrackResult[] => [{ track: 'BASIC', ok: okay, latencyMs: 50 }];
+    const fresh = runTicks([basicOnly(true), basicOnly(true)], null, null, ['BASIC']);
+    expect(fresh.map((d) => d.next.verdict)).toEqual([null, 'AVAILABLE']);
+    // Status said unhealthy: initialHealth seeds both tracks UNHEALTHY; EGRESS will never run again.
+    const seed: HealthSeed = { healthy: false, latencyMillis: null, lastHealthCheckTime: now };
+    const ds = runTicks([basicOnly(true), basicOnly(true)], seed, null, ['BASIC']);
+    expect(ds.map((d) => d.next.verdict)).toEqual(['UNHEALTHY', 'AVAILABLE']);
+    expect(ds[1]!.publish).toBe('health-transition');
+    expect(Object.keys(ds[1]!.next.tracks)).toEqual(['BASIC']);
+  });
+
+  it('a verdict made by BASIC alone is kept while the EGRESS track is still undecided', () => {
+    // Defaults: one success is AVAILABLE, three failures UNHEALTHY — EGRESS decides later than BASIC.
+    const lenient = { successThreshold: 1, failureThreshold: 3 };
+    let state: ProxyHealthState | null = null;
+    const ds = [fail, fail, fail, leak, leak, leak].map((r, i) => {
+      const dec = decideHealth(state, 'p1', instanceA, null, r, BOTH, lenient, later(i * 61));
+      state = dec.next;
+      return dec;
+    });
+    expect(ds.map((d) => d.next.verdict)).toEqual([
+      null,
+      null,
+      'UNHEALTHY',
+      'UNHEALTHY',
+      'UNHEALTHY',
+      'UNHEALTHY',
+    ]);
+    expect(ds.map((d) => healthVerdictOf(d.next)?.reason)).toEqual([
+      undefined,
+      undefined,
+      'ProbeFailed',
+      'ProbeFailed', // BASIC passes again; EGRESS has failed once of three: not its verdict yet
+      'ProbeFailed',
+      'EgressCheckFailed',
+    ]);
+    // Reconcile hears of the first verdict and of the reason change; BASIC's recovery publishes only its latency.
+    expect(ds.map((d) => d.publish !== null)).toEqual([false, false, true, true, false, true]);
+  });
+
+  it('a BASIC failure after an egress problem says ProbeFailed, and reconcile hears of the new reason', () => {
+    const ds = runTicks([ok(), ok(), leak, leak, fail, fail]);
+    expect(ds.map((d) => healthVerdictOf(d.next)?.reason)).toEqual([
+      undefined,
+      'ProbeSucceeded',
+      'ProbeSuspect',
+      'EgressCheckFailed',
+      'EgressCheckFailed', // BASIC SUSPECT: EGRESS still explains
+      'ProbeFailed',
+    ]);
+    expect(ds[5]!.publish).toBe('health-transition');
+  });
+
   it('records the EGRESS problem and clears it on recovery', () => {
-    const leak: TrackResult[] = [
-      { track: 'BASIC', ok: true, latencyMs: 50 },
-      { track: 'EGRESS', ok: false, latencyMs: 50, problem: 'forwarded_header_leak' },
-    ];
     const ds = runTicks([ok(), ok(), leak, leak, ok(), ok()]);
     expect(ds[3]?.next.verdict).toBe('UNHEALTHY');
     expect(ds[3]?.next.egressProblem).toBe('forwarded_header_leak');
@@ -114,7 +183,7 @@ describe('decideHealth with the PASSIVE track', () => {
     let state = runTicks([ok(), ok()]).at(-1)!.next;
     const out = [];
     for (const [i, [results, signal]] of rows.entries()) {
-      const dec = decideHealth(state, 'p1', instanceA, null, results, t, later(200 + i * 60), {
+      const dec = decideHealth(state, 'p1', instanceA, null, results, BOTH, t, later(200 + i * 60), {
         signal,
         settings,
       });
@@ -176,12 +245,12 @@ describe('decideHealth with the PASSIVE track', () => {
       [ok(), false],
       [ok(), false],
     ]);
-    // The fixture's failures carry an EGRESS problem; the active threshold here is 2.
+    // The active threshold here is 2; a failing BASIC runs no EGRESS.
     expect(ds.map((d) => healthVerdictOf(d.next)?.reason)).toEqual([
       'ProbeSuspect',
-      'EgressCheckFailed',
-      'EgressCheckFailed',
-      'ProbeFailed', // EGRESS passes again, BASIC has one success of two
+      'ProbeFailed',
+      'ProbeFailed',
+      'ProbeFailed', // BASIC has one success of two
       'PassiveFailures', // the probe passes; the gateways still fail it
     ]);
     expect(ds[4]!.publish).toBe('health-transition');
@@ -190,7 +259,7 @@ describe('decideHealth with the PASSIVE track', () => {
   it('a replaced instance starts without passive evidence', () => {
     const [down] = runRows([[ok(), false]]);
     expect(down!.next.passive).not.toBeNull();
-    const dec = decideHealth(down!.next, 'p1', replacement, null, ok(), t, later(900));
+    const dec = decideHealth(down!.next, 'p1', replacement, null, ok(), BOTH, t, later(900));
     expect(dec.next.passive).toBeNull();
   });
 });

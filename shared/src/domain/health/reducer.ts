@@ -40,7 +40,7 @@ export function healthyOf(verdict: Verdict | null): boolean | null {
   return verdict !== 'UNHEALTHY';
 }
 
-/** The proxy-level verdict over its BASIC and EGRESS tracks: the worst one wins. */
+/** The worst of some verdicts, null if any is null (verdict-reason.ts says which tracks count). */
 export function worstVerdict(verdicts: Array<Verdict | null>): Verdict | null {
   const rank: Record<Verdict, number> = { AVAILABLE: 0, SUSPECT: 1, UNHEALTHY: 2 };
   let worst: Verdict | null = null;

@@ -7,25 +7,44 @@ import type { ProxyHealthState } from './proxy-health.js';
 import { worstVerdict } from './reducer.js';
 import type { TrackKey, TrackState, Verdict } from './verdict.js';
 
+/** The active tiers a probe runs; EGRESS only when the echo endpoint is configured. */
+export type ActiveTrack = 'BASIC' | 'EGRESS';
+export const ACTIVE_TRACKS: readonly ActiveTrack[] = ['BASIC', 'EGRESS'];
+
+/** `active`: the tiers this probe runs, each of which needs a verdict before the proxy has one. */
 export function proxyVerdict(
   tracks: Partial<Record<TrackKey, TrackState>>,
+  active: readonly ActiveTrack[],
   passive: PassiveTrack | null,
 ): Verdict | null {
-  const active = activeVerdict(tracks);
+  const verdict = activeVerdict(tracks, active);
   // No active verdict yet: the gateways' word alone never makes one (they only see proxies that had one).
-  if (active === null || passive === null) return active;
-  return worstVerdict([active, passive.track.verdict ?? 'AVAILABLE']);
+  if (verdict === null || passive === null) return verdict;
+  return worstVerdict([verdict, passive.track.verdict ?? 'AVAILABLE']);
 }
 
-const activeVerdict = (tracks: Partial<Record<TrackKey, TrackState>>): Verdict | null =>
-  worstVerdict([tracks.BASIC?.verdict ?? null, tracks.EGRESS?.verdict ?? null]);
+/** A known UNHEALTHY tier decides alone: EGRESS runs only through a proxy that passes BASIC, so a proxy
+ *  failing BASIC from its first probe never gets an EGRESS verdict, and must still become UNHEALTHY.
+ *  Otherwise every active tier needs a verdict, and the worst one wins. */
+function activeVerdict(
+  tracks: Partial<Record<TrackKey, TrackState>>,
+  active: readonly ActiveTrack[],
+): Verdict | null {
+  const verdicts = active.map((k) => tracks[k]?.verdict ?? null);
+  return verdicts.includes('UNHEALTHY') ? 'UNHEALTHY' : worstVerdict(verdicts);
+}
 
-/** The Healthy condition's reason and message. The active tiers' own failure explains first; PASSIVE
- *  explains only a verdict that the active tiers alone would not give. The stored verdict is the truth
- *  (a state without tracks — an older document — still has a reason). */
+/** The Healthy condition's reason and message. The active tiers' own failure explains first (BASIC before
+ *  EGRESS: an unreachable proxy is not an egress problem); PASSIVE explains only a verdict that the active
+ *  tiers alone would not give. The stored verdict is the truth (a state without tracks — an older
+ *  document — still has a reason). The stored active tracks are the ones the probe runs (decideHealth
+ *  drops the others), so a verdict made from them is the one decideHealth made. */
 export function healthReason(s: ProxyHealthState): { reason: string; message: string } | null {
   if (s.verdict === null) return null;
-  const active = activeVerdict(s.tracks);
+  const active = activeVerdict(
+    s.tracks,
+    ACTIVE_TRACKS.filter((k) => s.tracks[k] !== undefined),
+  );
   const passiveDecides =
     active !== null && s.passive?.track.verdict === s.verdict && RANK[active] < RANK[s.verdict];
   if (s.verdict === 'UNHEALTHY') {
@@ -35,7 +54,7 @@ export function healthReason(s: ProxyHealthState): { reason: string; message: st
         message: 'gateways keep failing to dial the proxy or to complete its handshake (passive signals)',
       };
     }
-    return s.egressProblem
+    return egressFailed(s)
       ? { reason: 'EgressCheckFailed', message: `egress check failed: ${s.egressProblem}` }
       : { reason: 'ProbeFailed', message: 'the proxy failed its health checks' };
   }
@@ -48,6 +67,18 @@ export function healthReason(s: ProxyHealthState): { reason: string; message: st
       : { reason: 'ProbeSuspect', message: 'health verdict SUSPECT' };
   }
   return { reason: 'ProbeSucceeded', message: `health verdict ${s.verdict}` };
+}
+
+/** EGRESS explains an UNHEALTHY verdict once its own track is UNHEALTHY (a kept verdict may wait on an
+ *  undecided one), and not while BASIC fails: an unreachable proxy is not an egress problem. A stored
+ *  state without tracks (an older document) keeps its stored problem. */
+function egressFailed(s: ProxyHealthState): boolean {
+  const egress = s.tracks.EGRESS?.verdict;
+  return (
+    s.egressProblem !== null &&
+    s.tracks.BASIC?.verdict !== 'UNHEALTHY' &&
+    (egress === undefined || egress === 'UNHEALTHY')
+  );
 }
 
 const RANK: Record<Verdict, number> = { AVAILABLE: 0, SUSPECT: 1, UNHEALTHY: 2 };

@@ -1,11 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import type { PassiveTrack } from './passive-track.js';
 import { healthVerdictOf, initialHealth, type ProxyHealthState } from './proxy-health.js';
-import type { TrackState, Verdict } from './verdict.js';
-import { healthReason, proxyVerdict } from './verdict-reason.js';
+import type { TrackKey, TrackState, Verdict } from './verdict.js';
+import { type ActiveTrack, healthReason, proxyVerdict } from './verdict-reason.js';
 
 const track = (verdict: Verdict | null): TrackState => ({ verdict, consecutiveOk: 0, consecutiveFail: 0 });
 const passive = (verdict: Verdict): PassiveTrack => ({ track: track(verdict), lastSignalAt: new Date(0) });
+const BOTH: ActiveTrack[] = ['BASIC', 'EGRESS'];
+/** undefined: no such track stored (EGRESS never ran: BASIC never passed, or no echo endpoint). */
+const tracksOf = (basic: Verdict | null, egress: Verdict | null | undefined) => {
+  const t: Partial<Record<TrackKey, TrackState>> = { BASIC: track(basic) };
+  if (egress !== undefined) t.EGRESS = track(egress);
+  return t;
+};
 
 describe('proxyVerdict: worst of the active tiers and PASSIVE', () => {
   it.each<[string, Verdict | null, Verdict | null, Verdict | null, Verdict | null]>([
@@ -17,20 +24,38 @@ describe('proxyVerdict: worst of the active tiers and PASSIVE', () => {
     ['no active verdict yet: passive alone makes none', null, null, 'UNHEALTHY', null],
     ['a missing EGRESS verdict: none', 'AVAILABLE', null, 'UNHEALTHY', null],
   ])('%s', (_name, basic, egress, pass, expected) => {
-    expect(proxyVerdict({ BASIC: track(basic), EGRESS: track(egress) }, pass ? passive(pass) : null)).toBe(
-      expected,
-    );
+    expect(proxyVerdict(tracksOf(basic, egress), BOTH, pass ? passive(pass) : null)).toBe(expected);
   });
 });
 
-function state(basic: Verdict, pass: Verdict | null, egressProblem: string | null = null): ProxyHealthState {
-  const tracks = { BASIC: track(basic), EGRESS: track(egressProblem ? 'UNHEALTHY' : 'AVAILABLE') };
+describe('proxyVerdict: which active tiers must have a verdict', () => {
+  it.each<[string, Verdict | null, Verdict | null | undefined, ActiveTrack[], Verdict | null]>([
+    ['BASIC failing from the first probe: EGRESS never ran', 'UNHEALTHY', undefined, BOTH, 'UNHEALTHY'],
+    ['a known UNHEALTHY EGRESS decides alone too', null, 'UNHEALTHY', BOTH, 'UNHEALTHY'],
+    ['BASIC passing, EGRESS not decided yet: none', 'AVAILABLE', undefined, BOTH, null],
+    ['BASIC SUSPECT, EGRESS not decided yet: none', 'SUSPECT', null, BOTH, null],
+    ['no echo endpoint: BASIC alone decides', 'AVAILABLE', undefined, ['BASIC'], 'AVAILABLE'],
+    ['no echo endpoint: BASIC failing', 'UNHEALTHY', undefined, ['BASIC'], 'UNHEALTHY'],
+    ['no echo endpoint: a stored EGRESS does not count', 'AVAILABLE', 'UNHEALTHY', ['BASIC'], 'AVAILABLE'],
+    ['no echo endpoint, BASIC undecided: none', null, 'AVAILABLE', ['BASIC'], null],
+  ])('%s', (_name, basic, egress, active, expected) => {
+    expect(proxyVerdict(tracksOf(basic, egress), active, null)).toBe(expected);
+  });
+});
+
+function state(
+  basic: Verdict,
+  pass: Verdict | null,
+  egressProblem: string | null = null,
+  egress: Verdict | undefined = egressProblem ? 'UNHEALTHY' : 'AVAILABLE',
+): ProxyHealthState {
+  const tracks = tracksOf(basic, egress);
   const p = pass ? passive(pass) : null;
   return {
     ...initialHealth('p1', 'i', null, { successThreshold: 2, failureThreshold: 2 }),
     tracks,
     passive: p,
-    verdict: proxyVerdict(tracks, p),
+    verdict: proxyVerdict(tracks, BOTH, p),
     egressProblem,
   };
 }
@@ -46,6 +71,24 @@ describe('healthReason: the condition reason in status', () => {
       false,
     ],
     ['egress leak', state('AVAILABLE', null, 'forwarded_header_leak'), 'EgressCheckFailed', false],
+    [
+      'BASIC failing from the first probe (no EGRESS)',
+      state('UNHEALTHY', null, null, undefined),
+      'ProbeFailed',
+      false,
+    ],
+    [
+      'BASIC failing after an egress leak: the unreachable proxy explains first',
+      state('UNHEALTHY', null, 'exit_ip_mismatch'),
+      'ProbeFailed',
+      false,
+    ],
+    [
+      'gateways failing a proxy checked by BASIC alone',
+      state('AVAILABLE', 'UNHEALTHY', null, undefined),
+      'PassiveFailures',
+      false,
+    ],
     ['gateways failing a passing proxy', state('AVAILABLE', 'UNHEALTHY'), 'PassiveFailures', false],
     ['gateways reporting some failures', state('AVAILABLE', 'SUSPECT'), 'PassiveSuspect', true],
     ['probe suspect', state('SUSPECT', null), 'ProbeSuspect', true],

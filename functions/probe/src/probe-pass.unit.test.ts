@@ -1,0 +1,156 @@
+import { describe, expect, it } from 'vitest';
+import type { ProbeResult, ProbeTarget } from '../../../shared/src/adapters/probe/proxy-probe.js';
+import { healthVerdictOf, type ProxyHealthState } from '../../../shared/src/domain/health/proxy-health.js';
+import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
+import { SecretAccessError, type SecretErrorKind } from '../../../shared/src/ports/secrets.js';
+import { aProxy, managedSpec } from '../../../shared/src/testing/proxy-fixtures.js';
+import { RecordingReconcilePublisher } from '../../../shared/src/testing/recording-publisher.js';
+import { type PassCounts, type ProbeDeps, runProbePass } from './probe-pass.js';
+
+const t0 = new Date('2026-01-01T00:00:00Z');
+const ECHO = 'http://127.0.0.1:9/v1/echo';
+
+const result = (ok: boolean, body: string | null = null): ProbeResult => ({
+  ok,
+  latencyMs: 20,
+  status: ok ? 200 : null,
+  body,
+  failure: ok ? null : { stage: 'DIAL', code: 'connect_refused' },
+});
+
+/** Proxies whose host is in `down` refuse every connection; the others pass both tiers. */
+function fakes(echoUrl: string | null, down: Set<string>) {
+  const health = new Map<string, ProxyHealthState>();
+  const publisher = new RecordingReconcilePublisher();
+  const targets: ProbeTarget[] = [];
+  const deps: ProbeDeps = {
+    health: {
+      getMany: async (names) => new Map(names.flatMap((n) => (health.has(n) ? [[n, health.get(n)!]] : []))),
+      get: async (n) => health.get(n) ?? null,
+      writeMany: async (states) => {
+        for (const s of states) health.set(s.proxy, s);
+      },
+      deleteMany: async () => {},
+      listNames: async () => [...health.keys()],
+    },
+    publisher,
+    secrets: { access: async () => 'user:pass' },
+    prober: {
+      handshake: async (target) => {
+        targets.push(target);
+        return result(!down.has(target.host));
+      },
+      probe: async (target) => {
+        targets.push(target);
+        return result(!down.has(target.host), JSON.stringify({ ip: target.host, headers: {} }));
+      },
+    },
+    metrics: { observe: () => {}, forget: () => {} },
+    log: { info: () => {}, warn: () => {} },
+    tiers: { echoUrl, callerIps: ['192.0.2.1'], rejectUnauthorized: true },
+    concurrency: 4,
+    passive: {
+      outcomes: { between: async () => [] },
+      feed: { cursor: async () => null, commit: async () => {} },
+      settings: { successThreshold: 2, failureThreshold: 3, expiryMs: 180_000 },
+      rule: { minSamples: 5, maxFailureRatio: 0.5 },
+      settleMs: 5000,
+    },
+  };
+  return { deps, health, publisher, targets };
+}
+
+const proxy = (name: string, ip: string) =>
+  aProxy({ name, status: { ip, providerId: `zones/z/instances/${name}` } });
+
+/** `n` passes, each over one whole interval (every proxy is due once per pass). */
+async function passes(deps: ProbeDeps, all: ProxyResource[], n: number) {
+  const intervalMs = all[0]!.spec.healthCheck.intervalSeconds * 1000;
+  let last: PassCounts | null = null;
+  for (let i = 0; i < n; i++) {
+    last = await runProbePass(
+      deps,
+      all,
+      new Date(t0.getTime() + i * intervalMs),
+      new Date(t0.getTime() + (i + 1) * intervalMs),
+    );
+  }
+  return last;
+}
+
+describe('runProbePass: a proxy with no stored state', () => {
+  it.each([
+    ['with the echo tier', ECHO],
+    ['without an echo endpoint', null],
+  ])(
+    'failing BASIC from its first probe becomes UNHEALTHY at the failure threshold (%s)',
+    async (_n, echo) => {
+      const f = fakes(echo, new Set(['10.0.0.9']));
+      const dead = proxy('dead', '10.0.0.9');
+      const threshold = dead.spec.healthCheck.failureThreshold;
+      await passes(f.deps, [dead], threshold - 1);
+      expect(f.health.get('dead')?.verdict).toBeNull();
+      expect(f.publisher.published).toEqual([]);
+      await passes(f.deps, [dead], 1);
+      expect(f.health.get('dead')?.verdict).toBe('UNHEALTHY');
+      expect(healthVerdictOf(f.health.get('dead')!)).toMatchObject({ healthy: false, reason: 'ProbeFailed' });
+      expect(f.publisher.published).toEqual([{ proxy: 'dead', reason: 'health-transition' }]);
+    },
+  );
+
+  it.each([
+    ['with the echo tier', ECHO, ['BASIC', 'EGRESS']],
+    ['without an echo endpoint: BASIC alone decides', null, ['BASIC']],
+  ])('passing its probes becomes AVAILABLE (%s)', async (_n, echo, tracks) => {
+    const f = fakes(echo, new Set());
+    const up = proxy('up', '10.0.0.2');
+    await passes(f.deps, [up], up.spec.healthCheck.successThreshold);
+    expect(f.health.get('up')?.verdict).toBe('AVAILABLE');
+    expect(Object.keys(f.health.get('up')!.tracks).sort()).toEqual(tracks);
+    expect(healthVerdictOf(f.health.get('up')!)).toMatchObject({ healthy: true, reason: 'ProbeSucceeded' });
+  });
+});
+
+describe('runProbePass: a proxy whose credentials secret cannot be read', () => {
+  it.each<[string, SecretErrorKind]>([
+    ['deleted secret', 'not_found'],
+    ['IAM denied', 'permission_denied'],
+    ['disabled version', 'failed_precondition'],
+    ['Secret Manager blip', 'transient'],
+  ])('%s: only that proxy is probed without credentials; the others are still written', async (_n, kind) => {
+    const f = fakes(ECHO, new Set());
+    const warnings: Array<[string, Record<string, unknown>]> = [];
+    f.deps.log = { info: () => {}, warn: (m, fields) => void warnings.push([m, fields]) };
+    f.deps.secrets = {
+      access: async (ref) => {
+        if (ref.secret === 'broken')
+          throw new SecretAccessError(kind, `projects/p/secrets/${ref.secret}`, kind);
+        return 'user:s3cret';
+      },
+    };
+    const withSecret = (name: string, ip: string, secret: string) =>
+      aProxy({
+        name,
+        spec: managedSpec({ credentialsRef: { secret } }),
+        status: { ip, providerId: `zones/z/instances/${name}` },
+      });
+    const all = [
+      withSecret('a', '10.0.0.2', 'good'),
+      withSecret('b', '10.0.0.3', 'broken'),
+      withSecret('c', '10.0.0.4', 'good'),
+    ];
+    const counts = await passes(f.deps, all, 1);
+    expect(counts).toMatchObject({ probed: 3, written: 3 });
+    expect([...f.health.keys()].sort()).toEqual(['a', 'b', 'c']);
+    const credentialsSent = (host: string) =>
+      new Set(f.targets.filter((t) => t.host === host).map((t) => t.credentials ?? null));
+    expect(credentialsSent('10.0.0.3')).toEqual(new Set([null]));
+    expect(credentialsSent('10.0.0.2')).toEqual(new Set(['user:s3cret']));
+    expect(warnings).toEqual([
+      [
+        'proxy credentials secret cannot be read; probing without credentials',
+        { proxy: 'b', secret: 'broken', kind },
+      ],
+    ]);
+  });
+});
