@@ -223,6 +223,25 @@ describe('gateway (standalone) through a real upstream proxy', () => {
     expect(await gw.metrics()).toMatch(/gateway_ssrf_refusals_total\{listener="fetch",reason="metadata"\} 1/);
   });
 
+  it('a /v1/fetch header value Node would refuse is a 400 and holds no upstream slot', async () => {
+    for (const value of ['a\u0001b', '€', 'a\u007fb']) {
+      const r = await fetch(`http://127.0.0.1:${gw.httpPort}/v1/fetch`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer fetch-token' },
+        body: JSON.stringify({ url: `https://127.0.0.1:${targets.httpsPort}/f`, headers: { 'X-A': value } }),
+      });
+      expect(r.status, JSON.stringify(value)).toBe(400);
+      expect(await r.json()).toMatchObject({ error: 'bad_request' });
+    }
+    expect((await gw.health()).load).toEqual({ active: 0, reserved: 0 });
+    const ok = await fetch(`http://127.0.0.1:${gw.httpPort}/v1/fetch`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer fetch-token' },
+      body: JSON.stringify({ url: `https://127.0.0.1:${targets.httpsPort}/f`, headers: { 'X-A': 'é\tok' } }),
+    });
+    expect(ok.status).toBe(200);
+  });
+
   it('never picks a proxy past its usableUntil: 503 no_upstream', async () => {
     const tunnels = upstream.stats().tunnels;
     const { text } = await rawExchange(

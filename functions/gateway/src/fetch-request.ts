@@ -18,7 +18,9 @@ export const FetchRequest = z
         z.string().regex(TOKEN).max(256),
         z
           .string()
-          .regex(/^[^\r\n\0]*$/, 'no CR, LF or NUL')
+          // A field value as Node puts it on the wire (RFC 9110 §5.5: VCHAR, obs-text, SP, HTAB): anything
+          // else http.request refuses (ERR_INVALID_CHAR) after an upstream slot and a tunnel were taken.
+          .regex(/^[\t\x20-\x7e\x80-\xff]*$/, 'visible characters, spaces and tabs only')
           .max(8192),
       )
       .default({})

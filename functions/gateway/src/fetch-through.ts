@@ -169,13 +169,24 @@ export async function fetchThrough(req: FetchRequest, user: string, deps: FetchD
   return new Promise((resolve) => {
     let responded = false;
     let timedOut = false;
-    const r = http.request({
-      method: req.method,
-      path: `${url.pathname}${url.search}`,
-      headers,
-      setHost: false,
-      createConnection: () => conn,
-    });
+    let r: http.ClientRequest;
+    try {
+      r = http.request({
+        method: req.method,
+        path: `${url.pathname}${url.search}`,
+        headers,
+        setHost: false,
+        createConnection: () => conn,
+      });
+    } catch {
+      // Node refused a field value before sending anything (ERR_INVALID_CHAR): the slot and the tunnel go
+      // back now — thrown, they would be held for the life of the process.
+      release();
+      conn.destroy();
+      outcome('RESPONSE_HEADERS', false);
+      resolve(fail(400, 'bad_request'));
+      return;
+    }
     const timer = setTimeout(() => {
       timedOut = true;
       r.destroy();
