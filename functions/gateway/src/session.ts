@@ -26,7 +26,7 @@ export interface RuntimeView {
   runtimeCounts(): ProxyRuntimeCount[];
   takeOutcomes(max: number): Outcome[];
   appliedVersion(): AppliedVersion | null;
-  /** ReportRuntimeResponse.revoke_proxy_ids. */
+  /** ReportRuntimeResponse.revoke_proxy_ids: the controller's current set (an empty one clears). */
   revokeProxyIds(names: readonly string[]): void;
 }
 

@@ -204,12 +204,15 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
     }
   }
 
-  /** ReportRuntimeResponse.revoke_proxy_ids (seed §4): no new request picks these, at once. */
+  /**
+   * ReportRuntimeResponse.revoke_proxy_ids (seed §4): no new request picks these, at once. Each answer
+   * carries the controller's whole current set of drains away from this worker, so a proxy not in it is
+   * not revoked (any more): a drain the controller cancelled gives the proxy back, whatever the snapshot
+   * said meanwhile — the snapshot stays the authority on what may be used.
+   */
   revokeProxyIds(names: readonly string[]): void {
-    for (const n of names) {
-      const c = this.live.get(n);
-      if (c) c.revoked = true;
-    }
+    const revoked = new Set(names);
+    for (const [name, c] of this.live) c.revoked = revoked.has(name);
   }
 
   /** Sparse runtime report: only proxies with a non-zero count or draining (seed §2). */

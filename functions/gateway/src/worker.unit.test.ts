@@ -145,6 +145,30 @@ describe('GatewayWorker', () => {
     expect(worker.pick('x', T0, noSticky).kind).toBe('no_upstream');
   });
 
+  it('a drain the controller cancelled gives the proxy back (each answer is the whole revoked set)', async () => {
+    const { worker } = newWorker();
+    await worker.applySnapshot(buildSnapshot(content(10, [proxy('a'), proxy('b')]), sha256Hex));
+    const p = worker.pick('x', T0, noSticky);
+    if (p.kind !== 'ok') throw new Error('no pick');
+    const busy = p.upstream;
+    busy.live.active++;
+    worker.revokeProxyIds([busy.name]);
+    // The drain's snapshot leaves it out while a tunnel still runs on it; then the drain is cancelled.
+    const other = busy.name === 'a' ? 'b' : 'a';
+    await worker.applySnapshot(buildSnapshot(content(11, [proxy(other)]), sha256Hex));
+    await worker.applySnapshot(buildSnapshot(content(12, [proxy('a'), proxy('b')]), sha256Hex));
+    worker.revokeProxyIds([]);
+    busy.live.active--;
+    worker.tick();
+    const picked = new Set<string>();
+    for (let i = 0; i < 20; i++) {
+      const q = worker.pick('x', T0, noSticky);
+      if (q.kind === 'ok') picked.add(q.upstream.name);
+    }
+    expect(picked).toEqual(new Set(['a', 'b']));
+    expect(worker.runtimeCounts()).toEqual([]);
+  });
+
   it('stops accepting once stale and again after a fresh snapshot', async () => {
     const { worker, advance } = newWorker();
     await worker.applySnapshot(buildSnapshot(content(1, [proxy('a')]), sha256Hex));

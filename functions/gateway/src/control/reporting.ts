@@ -144,7 +144,7 @@ export class ReportLoop {
     if (answer.ok) {
       this.lastRuntime = { sequence, at: this.now() };
       const ids = answer.body.revokeProxyIds;
-      if (ids.length) view.revokeProxyIds(ids);
+      view.revokeProxyIds(ids);
       const key = [...ids].sort().join(',');
       if (key !== this.revoked) {
         this.revoked = key;

@@ -460,20 +460,29 @@ describe('reports', () => {
     expect(gaps(h.client.of('runtime').map((c) => c.at))).toEqual([5_000, 5_000]);
   });
 
-  it('revokeProxyIds stop new use of those proxies at once', async () => {
+  it('revokeProxyIds stop new use of those proxies at once, for as long as the controller lists them', async () => {
     const h = harness();
-    h.script('runtime', {
-      ok: true,
-      body: { acceptedSequence: 1, replay: false, revokeProxyIds: ['p-a'], reportTtlSeconds: 15 },
+    const revoking = (acceptedSequence: number) => ({
+      ok: true as const,
+      body: { acceptedSequence, replay: false, revokeProxyIds: ['p-a'], reportTtlSeconds: 15 },
     });
+    h.script('runtime', revoking(1), revoking(2));
+    const picks = () => {
+      const seen = new Set<string>();
+      for (let i = 0; i < 20; i++) {
+        const p = h.worker.pick('example.com', Date.now(), { stickyValue: () => undefined });
+        if (p.kind === 'ok') seen.add(p.upstream.name);
+      }
+      return [...seen].sort();
+    };
     await acked(h);
     await vi.advanceTimersByTimeAsync(5_000);
-    const picks = new Set<string>();
-    for (let i = 0; i < 20; i++) {
-      const p = h.worker.pick('example.com', Date.now(), { stickyValue: () => undefined });
-      if (p.kind === 'ok') picks.add(p.upstream.name);
-    }
-    expect([...picks]).toEqual(['p-b']);
+    expect(h.client.of('runtime')).toHaveLength(2);
+    expect(picks()).toEqual(['p-b']);
+    // The next answer no longer lists it (the drain was cancelled): p-a is back.
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(h.client.of('runtime')).toHaveLength(3);
+    expect(picks()).toEqual(['p-a', 'p-b']);
   });
 
   it('no_ack / ack_bound_mismatch → ACK again, then report on it', async () => {
