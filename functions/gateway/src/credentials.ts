@@ -47,6 +47,11 @@ export class CredentialCache {
     private readonly now: () => number,
   ) {}
 
+  /** Forgets every cached value: the next snapshot resolves afresh (a reloaded snapshot file). */
+  clear(): void {
+    this.entries.clear();
+  }
+
   async resolveAll(refs: readonly SecretRef[]): Promise<Map<string, UpstreamCredentials | CredentialError>> {
     const unique = new Map(refs.map((r) => [refKey(r), r]));
     const out = new Map<string, UpstreamCredentials | CredentialError>();

@@ -70,6 +70,8 @@ export class FileSnapshotSource implements SnapshotSource {
     private readonly path: string,
     private readonly credentials: StaticCredentialResolver,
     private readonly log: Logger,
+    /** The cache in front of `credentials`: a reload brings new values, which must win over cached ones. */
+    private readonly cache?: { clear(): void },
   ) {}
 
   async start(sink: SnapshotSink): Promise<void> {
@@ -91,6 +93,7 @@ export class FileSnapshotSource implements SnapshotSource {
   private async load() {
     const { snapshot, credentials } = await readSnapshotFile(this.path);
     this.credentials.replace(credentials);
+    this.cache?.clear();
     return this.sink!.applySnapshot(snapshot);
   }
 

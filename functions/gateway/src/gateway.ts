@@ -57,22 +57,23 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
     log.warn('client authentication is OFF: anyone who reaches the gateway can use it');
 
   const staticCreds = new StaticCredentialResolver();
+  const credentials = new CredentialCache(
+    deps.resolver ?? staticCreds,
+    cfg.GATEWAY_CREDENTIALS_TTL_SECONDS * 1000,
+    now,
+  );
   let fileSource: FileSnapshotSource | null = null;
   let source = deps.source;
   if (!source) {
     if (!cfg.snapshotFile)
       throw new GatewayStartError('no snapshot source: pass --snapshot FILE or GATEWAY_SNAPSHOT_FILE');
-    fileSource = new FileSnapshotSource(cfg.snapshotFile, staticCreds, log);
+    fileSource = new FileSnapshotSource(cfg.snapshotFile, staticCreds, log, credentials);
     source = fileSource;
   }
   const sockets = newSocketCounts();
   let metrics: PromRecorder | null = null;
   const worker = new GatewayWorker({
-    credentials: new CredentialCache(
-      deps.resolver ?? staticCreds,
-      cfg.GATEWAY_CREDENTIALS_TTL_SECONDS * 1000,
-      now,
-    ),
+    credentials,
     log,
     now,
     maxStaleAgeMs:
