@@ -59,7 +59,17 @@ export async function fetchThrough(req: FetchRequest, user: string, deps: FetchD
   const port = url.port ? Number(url.port) : https ? 443 : 80;
   if (!deps.worker.accepting) return fail(503, refusalCode(deps.worker.phase()) ?? 'not_accepting');
 
-  const d = await deps.guard.check(host, port);
+  let d: Awaited<ReturnType<typeof deps.guard.check>>;
+  deps.worker.checking++;
+  try {
+    d = await deps.guard.check(host, port);
+  } finally {
+    deps.worker.checking--;
+  }
+  // The look-up may have outlasted the snapshot's freshness: no pick from a stale one (a shutdown that
+  // began meanwhile drains this request like any other admitted before it).
+  if (!deps.worker.accepting && deps.worker.phase() !== 'shutting_down')
+    return fail(503, refusalCode(deps.worker.phase()) ?? 'not_accepting');
   if (!d.allow) {
     if (d.reason === 'unresolvable') return fail(502, 'target_unresolvable');
     deps.recorder.ssrfRefused('fetch', d.reason);

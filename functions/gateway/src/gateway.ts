@@ -209,9 +209,12 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
       http.close();
       await source.stop();
       const deadline = now() + cfg.GATEWAY_DRAIN_TIMEOUT_MS;
-      for (let t = worker.totals(); t.active + t.reserved > 0 && now() < deadline; t = worker.totals()) {
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      // In flight: on an upstream (active, reserved) or still waiting for the SSRF guard's look-up.
+      const inFlight = () => {
+        const t = worker.totals();
+        return t.active + t.reserved + worker.checking;
+      };
+      while (inFlight() > 0 && now() < deadline) await new Promise((r) => setTimeout(r, 50));
       const left = worker.totals();
       if (left.active + left.reserved > 0) log.warn('drain bound reached: closing what is left', left);
       proxy?.destroyAll();

@@ -10,9 +10,11 @@
 // in at all is decided from its head by admission.ts. Pinned plain HTTP is carried through a CONNECT
 // tunnel: that is how the target address checked by the guard is the one the upstream connects to,
 // while the client's Host header reaches the target untouched.
+
 import net from 'node:net';
 import type { CompiledRoute, Upstream } from '../../../shared/src/domain/gateway/routing.js';
 import type { TargetDecision } from '../../../shared/src/domain/gateway/ssrf.js';
+import { refusalCode } from '../../../shared/src/domain/gateway/staleness.js';
 import type { StickyKey } from '../../../shared/src/messages/gateway-snapshot.js';
 import { admit } from './admission.js';
 import type { UpstreamAuth } from './compile.js';
@@ -158,12 +160,25 @@ export class ProxySession implements ForwardOwner {
     this.hostHeader = a.hostHeader;
     this.bodyLeft = a.bodyLength;
     const d = this.ctx.guard.check(this.host, this.port);
-    if (d instanceof Promise) d.then((r) => this.afterGuard(r));
-    else this.afterGuard(d);
+    if (d instanceof Promise) {
+      const worker = this.ctx.worker;
+      worker.checking++;
+      d.then((r) => {
+        worker.checking--;
+        this.afterGuard(r);
+      });
+    } else this.afterGuard(d);
   }
 
   private afterGuard(d: TargetDecision): void {
     if (this.state !== CHECK) return;
+    // A look-up can outlast the snapshot's freshness: no pick from a stale one. A shutdown that began
+    // meanwhile drains this request like any other admitted before it (the drain waited for the look-up).
+    const worker = this.ctx.worker;
+    if (!worker.accepting && worker.phase() !== 'shutting_down') {
+      this.refuse(503, refusalCode(worker.phase()) ?? 'not_accepting');
+      return;
+    }
     if (!d.allow) {
       if (d.reason === 'unresolvable') {
         this.refuse(502, 'target_unresolvable');

@@ -80,6 +80,11 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
   private staleness: StalenessState = initialStaleness;
   /** Cached acceptsTraffic(staleness), so the hot path reads a boolean. */
   accepting = false;
+  /**
+   * Requests admitted and waiting for the SSRF guard's look-up, not yet on an upstream: in flight, so a
+   * drain waits for them too (they count nowhere else until pick reserves a slot).
+   */
+  checking = 0;
   private readonly sticky: StickyTable;
   readonly outcomes: OutcomeQueue;
   private applying: Promise<unknown> = Promise.resolve();

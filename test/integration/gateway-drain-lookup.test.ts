@@ -1,0 +1,95 @@
+// A request whose head is in but whose target name is still being resolved (the SSRF guard's look-up) is
+// in flight: a SIGTERM drain waits for it and serves it, instead of seeing no active or reserved slot,
+// ending at once and resetting the client with no answer. And a look-up that outlasts the snapshot's
+// freshness never picks from the stale snapshot: 503 snapshot_stale.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { snapshotFile } from '../../bench/support/snapshot-file.js';
+import { startTargets, type Targets } from '../../bench/support/targets.js';
+import { createForwardProxy, type ForwardProxy } from '../../emulators/forward-proxy/proxy.js';
+import { loadGatewayConfig } from '../../functions/gateway/src/config.js';
+import { startGateway } from '../../functions/gateway/src/gateway.js';
+import { jsonLogger } from '../../functions/gateway/src/logger.js';
+
+let targets: Targets;
+let upstream: ForwardProxy;
+let file: string;
+
+beforeAll(async () => {
+  targets = await startTargets();
+  upstream = createForwardProxy({ credentials: 'up:up-pass' });
+  const { port } = await upstream.listen();
+  file = join(mkdtempSync(join(tmpdir(), 'gw-drain-')), 'snapshot.json');
+  writeFileSync(file, JSON.stringify(snapshotFile({ upstreams: [`http://up:up-pass@127.0.0.1:${port}`] })));
+});
+
+afterAll(async () => {
+  await upstream?.close();
+  await targets?.close();
+});
+
+/** A gateway whose resolver answers `slow.test` after `delayMs` (an uncached name). */
+async function gatewayWithSlowLookups(delayMs: number, env: Record<string, string> = {}) {
+  const cfg = loadGatewayConfig(['--snapshot', file], {
+    PORT: '0',
+    GATEWAY_PROXY_PORT: '0',
+    HOST: '127.0.0.1',
+    GATEWAY_CLIENT_AUTH: 'none',
+    GATEWAY_SSRF_ALLOW: `slow.test:${targets.httpPort}`,
+    GATEWAY_DRAIN_TIMEOUT_MS: '5000',
+    LOG_LEVEL: 'error',
+    ...env,
+  });
+  const resolve = () => new Promise<string[]>((r) => setTimeout(() => r(['127.0.0.1']), delayMs));
+  return startGateway(cfg, { log: jsonLogger('error', () => {}), version: 't', resolve });
+}
+
+/** Sends a plain-HTTP request for slow.test; resolves with everything the client received. */
+function send(port: number): { sent: Promise<void>; answer: Promise<string> } {
+  const c = net.connect(port, '127.0.0.1');
+  let got = '';
+  c.on('data', (d) => {
+    got += d;
+  });
+  c.on('error', () => {});
+  const sent = new Promise<void>((r) =>
+    c.once('connect', () =>
+      c.write(`GET http://slow.test:${targets.httpPort}/x HTTP/1.1\r\nHost: slow.test\r\n\r\n`, () => r()),
+    ),
+  );
+  const answer = new Promise<string>((r) => c.once('close', () => r(got)));
+  return { sent, answer };
+}
+
+describe('requests waiting for the SSRF look-up', () => {
+  it('are drained by a shutdown, not reset: the drain waits for the look-up and serves them', async () => {
+    const gw = await gatewayWithSlowLookups(400);
+    const req = send(gw.proxyPort!);
+    await req.sent;
+    // The head is in and parsed (admitted), the look-up is pending.
+    await new Promise((r) => setTimeout(r, 100));
+    expect(gw.worker.checking).toBe(1);
+    const t0 = Date.now();
+    await gw.shutdown();
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
+    const text = await req.answer;
+    expect(text).toMatch(/^HTTP\/1\.1 200 /);
+    expect(gw.worker.checking).toBe(0);
+  });
+
+  it('never pick from a snapshot that went stale during the look-up: 503 snapshot_stale', async () => {
+    const gw = await gatewayWithSlowLookups(2_600, { GATEWAY_MAX_STALE_AGE_SECONDS: '1' });
+    try {
+      const req = send(gw.proxyPort!);
+      await req.sent;
+      const text = await req.answer;
+      expect(text).toMatch(/^HTTP\/1\.1 503 /);
+      expect(text).toContain('snapshot_stale');
+    } finally {
+      await gw.shutdown();
+    }
+  });
+});
