@@ -1,4 +1,5 @@
 // Runtime reports and outcome batches (contract §2, §4, §5; docs/gateway-control-plane.md).
+import { shutDownIdle } from '../../../../shared/src/domain/workers/drain.js';
 import { acceptOutcomeBatch, tallyOutcomes } from '../../../../shared/src/domain/workers/outcomes.js';
 import { acceptRuntimeReport } from '../../../../shared/src/domain/workers/runtime-report.js';
 import type {
@@ -74,7 +75,7 @@ export async function reportRuntime(
     const drainDone = revokeProxyIds.some(
       (p) =>
         !reported.has(p) &&
-        draining[p]! <= body.epoch &&
+        (draining[p]! <= body.epoch || shutDownIdle(body)) &&
         (!previous || previous.epoch < draining[p]! || before.has(p)),
     );
     if (drainDone || (body.draining && !previous?.draining)) {

@@ -137,6 +137,38 @@ describe('planPass', () => {
     expect(p.builds[0]!.owned).toEqual([]);
   });
 
+  it('a worker shutting down with nothing in flight releases at the next pass, from its old epoch', () => {
+    // It stopped pulling at SIGTERM, so it never ACKs the drain's epoch: its report stays at epoch 5.
+    const shutDown = view('w1', { report: report('w1', { draining: true, epoch: 5 }) });
+    const busy = view('w1', {
+      report: report('w1', { draining: true, epoch: 5, counts: [{ proxy: 'p1', active: 1, reserved: 0 }] }),
+    });
+    const records = new Map([['p1', rec('p1', 'w1', 6)]]);
+    const pool = { poolSpecs: [proxy('p1')], epoch: 6 };
+    const idle = planPass(
+      input({
+        ...pool,
+        records,
+        workers: new Map([
+          ['w1', shutDown],
+          ['w2', view('w2')],
+        ]),
+      }),
+    );
+    expect(idle.ownership.changes[0]).toMatchObject({ proxy: 'p1', kind: 'released' });
+    const inFlight = planPass(
+      input({
+        ...pool,
+        records,
+        workers: new Map([
+          ['w1', busy],
+          ['w2', view('w2')],
+        ]),
+      }),
+    );
+    expect(inFlight.ownership.changes).toEqual([]);
+  });
+
   it('an unowned proxy with active leases waits; only unowned or draining proxies are lease-checked', () => {
     expect(planPass(input({ leased: new Set(['p1']) })).ownership.changes.map((c) => c.proxy)).toEqual([
       'p2',

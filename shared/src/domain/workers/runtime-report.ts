@@ -1,6 +1,7 @@
 // ReportRuntime (contract §2): strictly monotonic report_sequence within a session; the same sequence only
 // as an identical replay; a report must sit exactly on the session's ACK bound (a worker claiming a newer
 // snapshot or epoch than it acknowledged is rejected); it is a complete sparse replacement of the counts.
+import { shutDownIdle } from './drain.js';
 import { hash53 } from './rendezvous.js';
 import type { WorkerSession } from './session.js';
 
@@ -70,7 +71,9 @@ export function acceptRuntimeReport(
   if (report.snapshotVersion !== session.ackedVersion || report.epoch !== session.ackedEpoch) {
     return { ok: false, error: 'ack_bound_mismatch' };
   }
-  if (report.epoch < currentEpoch) return { ok: false, error: 'stale_epoch' };
+  // A worker shutting down with nothing in flight may report from an older epoch: it no longer pulls
+  // snapshots, and this report is what completes its drains (drain.ts shutDownIdle).
+  if (report.epoch < currentEpoch && !shutDownIdle(report)) return { ok: false, error: 'stale_epoch' };
   return {
     ok: true,
     replay: false,
