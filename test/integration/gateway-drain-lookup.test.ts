@@ -13,6 +13,7 @@ import { createForwardProxy, type ForwardProxy } from '../../emulators/forward-p
 import { loadGatewayConfig } from '../../functions/gateway/src/config.js';
 import { startGateway } from '../../functions/gateway/src/gateway.js';
 import { jsonLogger } from '../../functions/gateway/src/logger.js';
+import { pollUntil } from '../support/poll.js';
 
 let targets: Targets;
 let upstream: ForwardProxy;
@@ -66,15 +67,19 @@ function send(port: number): { sent: Promise<void>; answer: Promise<string> } {
 
 describe('requests waiting for the SSRF look-up', () => {
   it('are drained by a shutdown, not reset: the drain waits for the look-up and serves them', async () => {
-    const gw = await gatewayWithSlowLookups(400);
+    const gw = await gatewayWithSlowLookups(1_500);
     const req = send(gw.proxyPort!);
     await req.sent;
     // The head is in and parsed (admitted), the look-up is pending.
-    await new Promise((r) => setTimeout(r, 100));
-    expect(gw.worker.checking).toBe(1);
+    await pollUntil(
+      async () => gw.worker.checking,
+      (n) => n === 1,
+      1_400,
+      'the request waiting for its look-up',
+    );
     const t0 = Date.now();
     await gw.shutdown();
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(100);
     const text = await req.answer;
     expect(text).toMatch(/^HTTP\/1\.1 200 /);
     expect(gw.worker.checking).toBe(0);
