@@ -225,6 +225,23 @@ describe('reconcile handler: managed lifecycle', () => {
     expect((await t.doc())?.status.providerId).toMatch(/^zones\//);
   });
 
+  it('never replaces a VM on a cached cloud-init older than the one it was built from', async () => {
+    const cached = { ...script, script: '#!/bin/sh\n# version 7\n', digest: 'sha256:v7' };
+    const fresh = { ...script, script: '#!/bin/sh\n# version 8\n', digest: 'sha256:v8' };
+    t.deps.cloudInit = { resolve: async (_p, o) => (o.fresh ? fresh : cached) };
+    await create();
+    await t.run('p1', 'created');
+    t.provider.bootAll();
+    t.clock.advance(iv.ProvisioningPoll);
+    await t.run('p1', 'requeue');
+    expect((await t.doc())?.status.phase).toBe('Provisioned');
+    // A drift poll on a function instance whose cache still holds version 7: no delete, nothing changes.
+    t.clock.advance(iv.DriftPoll);
+    await t.run('p1', 'requeue');
+    expect(t.provider.callsOf('delete')).toBe(0);
+    expect((await t.doc())?.status.phase).toBe('Provisioned');
+  });
+
   it('a cloud-init secret that cannot be read: CloudInitError with backoff', async () => {
     await create();
     t.setCloudInit({ ok: false, failure: { kind: 'invalid', message: 'not_found: secret ci' } });

@@ -55,11 +55,13 @@ export async function runPass(deps: PassDeps, name: string, fresh: boolean): Pro
   let obs = await observe(deps, proxy, provider, fresh);
 
   let plan = reconcile(proxy, obs, deps.intervals);
-  // A VM is built from the cloud-init resolved for it: never from a cached resolution. The cache is per
-  // function instance (cloud-init.ts, up to its TTL), and a rotation handled on another instance may have
-  // outdated it — a VM created from it would bring the old credentials version back. One fresh read
-  // per create, which is rare.
-  if (!fresh && plan.action?.kind === 'create' && obs.cloudInit) {
+  // A provider action is never decided on a cached cloud-init resolution. The cache is per function
+  // instance (cloud-init.ts, up to its TTL), and a rotation handled on another instance may have outdated
+  // it: a VM created from it would bring the old credentials version back, and its old hash against the
+  // rotated status would delete the freshly rotated VM as a "replace". One fresh read per create or
+  // delete, which are rare.
+  const acts = plan.action?.kind === 'create' || plan.action?.kind === 'delete';
+  if (!fresh && acts && obs.cloudInit) {
     const cloudInit = await deps.cloudInit.resolve(proxy as ProxyResource & { spec: ManagedSpec }, {
       fresh: true,
     });
