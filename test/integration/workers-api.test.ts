@@ -214,6 +214,30 @@ describe('snapshots, ACK and runtime reports', () => {
     expect(tooBig).toMatchObject({ status: 413, body: { error: 'payload_too_large' } });
   });
 
+  it('refuses two routes of the same name (400), keeps the stored routing, and workers stay served', async () => {
+    // The snapshot's wire schema refuses repeated route names: accepting them here once made every pass
+    // save a snapshot it could not publish, and every worker went stale (snapshot_stale).
+    const route = (hosts: string[], policy: string) => ({ name: 'dup', match: { hosts }, policy });
+    const good = {
+      routes: [route(['*.example.com'], 'round-robin'), { ...route(['*'], 'least-active'), name: 'rest' }],
+    };
+    expect((await plane.admin('PUT', '/v1/gateway/routing', good)).status).toBe(200);
+    const before = await plane.admin('GET', '/v1/gateway/routing');
+    const dup = { routes: [route(['*.example.com'], 'round-robin'), route(['*'], 'least-active')] };
+    const r = await plane.admin('PUT', '/v1/gateway/routing', dup);
+    expect(r).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_request', issues: [{ path: 'routes', message: 'route names must be unique' }] },
+    });
+    expect(await plane.admin('GET', '/v1/gateway/routing')).toEqual(before);
+    await plane.tick();
+    await eventually(
+      () => w.current?.routing.map((x) => x.name).join() === 'dup,rest',
+      45_000,
+      'the good routing delivered',
+    );
+  });
+
   it('rate-limits each worker (429 with Retry-After)', async () => {
     const answers = await Promise.all(
       Array.from({ length: 12 }, () => w.call('GET', `/v1/workers/gw-1/snapshot?sessionId=${w.sessionId}`)),
