@@ -1,6 +1,7 @@
 // The worker endpoints' rules over real HTTP against the emulators (docs/gateway-control-plane.md): protocol
 // negotiation, identities, session supersede, the ACK bound, report sequence/replay, outcome
 // de-duplication, the filtered subscription, the latest snapshot, and the limits on every endpoint.
+import { Timestamp } from '@google-cloud/firestore';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workerFilter } from '../../shared/src/adapters/pubsub/snapshot-subscriptions.js';
 import { testProjectId } from '../support/emulators.js';
@@ -236,6 +237,36 @@ describe('snapshots, ACK and runtime reports', () => {
       45_000,
       'the good routing delivered',
     );
+  });
+
+  it('a routing stored with repeated names before that check is served with the later ones dropped', async () => {
+    const route = (hosts: string[]) => ({
+      name: 'dup',
+      match: { hosts },
+      selector: {},
+      policy: 'least-active',
+    });
+    await plane.firestore
+      .collection('gatewayConfig')
+      .doc('routing')
+      .set({
+        routes: [route(['*.example.com']), route(['*'])],
+        updatedAt: Timestamp.now(),
+        updatedBy: 'legacy',
+      });
+    await plane.tick();
+    await eventually(
+      () => JSON.stringify(w.current?.routing.map((x) => x.match.hosts)) === '[["*.example.com"]]',
+      45_000,
+      'the first "dup" route delivered, the second dropped',
+    );
+    expect(await plane.admin('GET', '/v1/gateway/routing')).toMatchObject({
+      status: 200,
+      body: { droppedDuplicates: ['dup'], routes: [route(['*.example.com'])] },
+    });
+    const fixed = { routes: [route(['*'])] };
+    expect((await plane.admin('PUT', '/v1/gateway/routing', fixed)).status).toBe(200);
+    expect((await plane.admin('GET', '/v1/gateway/routing')).body).not.toHaveProperty('droppedDuplicates');
   });
 
   it('rate-limits each worker (429 with Retry-After)', async () => {
