@@ -1,6 +1,7 @@
 // The worker endpoints' rules over real HTTP against the emulators (docs/gateway-control-plane.md): protocol
 // negotiation, identities, session supersede, the ACK bound, report sequence/replay, outcome
 // de-duplication, the filtered subscription, the latest snapshot, and the limits on every endpoint.
+import { Timestamp } from '@google-cloud/firestore';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workerFilter } from '../../shared/src/adapters/pubsub/snapshot-subscriptions.js';
 import { testProjectId } from '../support/emulators.js';
@@ -212,6 +213,60 @@ describe('snapshots, ACK and runtime reports', () => {
     expect(big.status).toBe(400);
     const tooBig = await plane.admin('PUT', '/v1/gateway/routing', { pad: 'x'.repeat(300 * 1024) });
     expect(tooBig).toMatchObject({ status: 413, body: { error: 'payload_too_large' } });
+  });
+
+  it('refuses two routes of the same name (400), keeps the stored routing, and workers stay served', async () => {
+    // The snapshot's wire schema refuses repeated route names: accepting them here once made every pass
+    // save a snapshot it could not publish, and every worker went stale (snapshot_stale).
+    const route = (hosts: string[], policy: string) => ({ name: 'dup', match: { hosts }, policy });
+    const good = {
+      routes: [route(['*.example.com'], 'round-robin'), { ...route(['*'], 'least-active'), name: 'rest' }],
+    };
+    expect((await plane.admin('PUT', '/v1/gateway/routing', good)).status).toBe(200);
+    const before = await plane.admin('GET', '/v1/gateway/routing');
+    const dup = { routes: [route(['*.example.com'], 'round-robin'), route(['*'], 'least-active')] };
+    const r = await plane.admin('PUT', '/v1/gateway/routing', dup);
+    expect(r).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_request', issues: [{ path: 'routes', message: 'route names must be unique' }] },
+    });
+    expect(await plane.admin('GET', '/v1/gateway/routing')).toEqual(before);
+    await plane.tick();
+    await eventually(
+      () => w.current?.routing.map((x) => x.name).join() === 'dup,rest',
+      45_000,
+      'the good routing delivered',
+    );
+  });
+
+  it('a routing stored with repeated names before that check is served with the later ones dropped', async () => {
+    const route = (hosts: string[]) => ({
+      name: 'dup',
+      match: { hosts },
+      selector: {},
+      policy: 'least-active',
+    });
+    await plane.firestore
+      .collection('gatewayConfig')
+      .doc('routing')
+      .set({
+        routes: [route(['*.example.com']), route(['*'])],
+        updatedAt: Timestamp.now(),
+        updatedBy: 'legacy',
+      });
+    await plane.tick();
+    await eventually(
+      () => JSON.stringify(w.current?.routing.map((x) => x.match.hosts)) === '[["*.example.com"]]',
+      45_000,
+      'the first "dup" route delivered, the second dropped',
+    );
+    expect(await plane.admin('GET', '/v1/gateway/routing')).toMatchObject({
+      status: 200,
+      body: { droppedDuplicates: ['dup'], routes: [route(['*.example.com'])] },
+    });
+    const fixed = { routes: [route(['*'])] };
+    expect((await plane.admin('PUT', '/v1/gateway/routing', fixed)).status).toBe(200);
+    expect((await plane.admin('GET', '/v1/gateway/routing')).body).not.toHaveProperty('droppedDuplicates');
   });
 
   it('rate-limits each worker (429 with Retry-After)', async () => {

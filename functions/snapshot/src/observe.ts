@@ -17,6 +17,8 @@ export interface Observed {
   lock: { holder: string; until: Date } | null;
   token: string | null;
   skipped: string[];
+  /** Routes of the stored routing dropped for repeating an earlier route's name. */
+  routingDropped: string[];
 }
 
 export async function observe(deps: SnapshotPassDeps, now: Date): Promise<Observed> {
@@ -62,6 +64,7 @@ export async function observe(deps: SnapshotPassDeps, now: Date): Promise<Observ
     lock: state.lock,
     token: state.token,
     skipped: pool.skipped,
+    routingDropped: routing?.droppedDuplicates ?? [],
   };
 }
 

@@ -58,6 +58,12 @@ export async function runSnapshotPass(deps: SnapshotPassDeps): Promise<PassSumma
       proxies: dry.obs.skipped,
     });
   }
+  if (dry.obs.routingDropped.length > 0) {
+    deps.log.error('stored gateway routing repeats route names: later duplicates dropped; PUT a fixed one', {
+      event: 'gateway.routing_invalid',
+      dropped: dry.obs.routingDropped,
+    });
+  }
   if (dry.plan.ownership.changes.length === 0 && dry.steps.every((s) => s.step.kind === 'none'))
     return summary;
 

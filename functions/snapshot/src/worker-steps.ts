@@ -6,6 +6,7 @@ import { contentDigest, workerContent } from '../../../shared/src/domain/snapsho
 import { chooseMessage, nextVersion } from '../../../shared/src/domain/snapshots/next.js';
 import type { WorkerBuild } from '../../../shared/src/domain/snapshots/plan-pass.js';
 import type { GatewayRoute, GatewaySnapshot } from '../../../shared/src/messages/gateway-snapshot.js';
+import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
 import type { SnapshotHeader } from '../../../shared/src/ports/workers-snapshots.js';
 import type { SnapshotPassDeps } from './deps.js';
 
@@ -56,10 +57,22 @@ export function decideWorkerStep(deps: SnapshotPassDeps, build: WorkerBuild, x: 
 
 export interface StepResult {
   workerId: string;
-  kind: WorkerStep['kind'];
+  /** lost_race: another pass saved this version first; nothing was published. */
+  kind: WorkerStep['kind'] | 'lost_race';
   message?: 'full' | 'delta';
   version?: number;
   bytes?: number;
+}
+
+/** false when the store refused the save as a lost race (another pass stored the version first). */
+async function lostRaceIsFalse(save: Promise<void>): Promise<boolean> {
+  try {
+    await save;
+    return true;
+  } catch (err) {
+    if (err instanceof WorkerStoreError && err.kind === 'conflict') return false;
+    throw err;
+  }
 }
 
 export async function actWorkerStep(
@@ -95,24 +108,37 @@ export async function actWorkerStep(
   const message = chooseMessage(base, s.full, s.prepared);
   const granted = h?.grantedUntil && h.grantedUntil > s.build.grant ? h.grantedUntil : s.build.grant;
   const ref = { version: s.full.version, epoch: s.full.ownershipEpoch, checksum: s.full.checksum };
-  await deps.snapshots.save(
-    {
+  const saved = await lostRaceIsFalse(
+    deps.snapshots.save(
+      {
+        workerId,
+        version: s.full.version,
+        ownershipEpoch: s.full.ownershipEpoch,
+        checksum: s.full.checksum,
+        contentDigest: s.digest,
+        sessionId: s.build.sessionId,
+        generatedAt: new Date(s.full.generatedAt),
+        validUntil: new Date(s.full.validUntil),
+        grantedUntil: granted,
+        draining: s.build.draining,
+        recent: [...(h?.recent ?? []), ref].slice(-RECENT_VERSIONS),
+        sentAt: null,
+        proxies: s.full.proxies.length,
+      },
+      s.full,
+    ),
+  );
+  if (!saved) {
+    // Another pass stored this version (or a later one) first: this pass outlived its lock or lost the
+    // race. Publishing would hand the worker a second, different snapshot of one version; the winner's
+    // snapshot is the one stored and sent, so stop here.
+    deps.log.warn('snapshot not saved: another pass stored this version first', {
+      event: 'gateway.snapshot_race_lost',
       workerId,
       version: s.full.version,
-      ownershipEpoch: s.full.ownershipEpoch,
-      checksum: s.full.checksum,
-      contentDigest: s.digest,
-      sessionId: s.build.sessionId,
-      generatedAt: new Date(s.full.generatedAt),
-      validUntil: new Date(s.full.validUntil),
-      grantedUntil: granted,
-      draining: s.build.draining,
-      recent: [...(h?.recent ?? []), ref].slice(-RECENT_VERSIONS),
-      sentAt: null,
-      proxies: s.full.proxies.length,
-    },
-    s.full,
-  );
+    });
+    return { workerId, kind: 'lost_race', version: s.full.version };
+  }
   await deps.publisher.publish(message.message);
   await deps.snapshots.patchHeader(workerId, { sentAt: deps.clock.now() });
   deps.log.info('snapshot built', {

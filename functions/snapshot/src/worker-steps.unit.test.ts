@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { prepare } from '../../../shared/src/domain/snapshots/canonical-fast.js';
 import {
   contentDigest,
@@ -8,9 +8,11 @@ import {
 import type { WorkerBuild } from '../../../shared/src/domain/snapshots/plan-pass.js';
 import { DEFAULT_WORKER_SETTINGS } from '../../../shared/src/domain/workers/settings.js';
 import { sha256Hex } from '../../../shared/src/messages/gateway-snapshot.js';
+import { ManualClock } from '../../../shared/src/ports/clock.js';
+import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
 import type { SnapshotHeader } from '../../../shared/src/ports/workers-snapshots.js';
 import type { SnapshotPassDeps } from './deps.js';
-import { decideWorkerStep, type StepContext } from './worker-steps.js';
+import { actWorkerStep, decideWorkerStep, type StepContext } from './worker-steps.js';
 
 const now = new Date('2026-01-01T00:00:00Z');
 const later = (s: number) => new Date(now.getTime() + s * 1000);
@@ -83,5 +85,50 @@ describe('decideWorkerStep', () => {
     const s = decideWorkerStep(deps, { ...build, ...b }, ctx(c));
     expect(s.kind).toBe(kind);
     if (s.kind === 'publish') expect(s.full.version).toBe(version);
+  });
+});
+
+describe('actWorkerStep', () => {
+  const acting = (save: () => Promise<void>) => {
+    const publish = vi.fn(async () => 'id');
+    const patchHeader = vi.fn(async () => {});
+    const warn = vi.fn();
+    const d = {
+      ...deps,
+      clock: new ManualClock(now),
+      log: { info: vi.fn(), warn, error: vi.fn() },
+      publisher: { publish },
+      snapshots: { save: vi.fn(save), loadFull: vi.fn(async () => null), patchHeader },
+    } as unknown as SnapshotPassDeps;
+    const c = ctx({ epoch: 4 });
+    const step = decideWorkerStep(d, build, c);
+    return { run: () => actWorkerStep(d, step, c), publish, patchHeader, warn };
+  };
+
+  it('publishes what it saved', async () => {
+    const a = acting(async () => {});
+    expect(await a.run()).toMatchObject({ kind: 'publish', version: 8 });
+    expect(a.publish).toHaveBeenCalledOnce();
+  });
+
+  it('a save refused as a lost race (another pass stored the version first): no publish, logged', async () => {
+    const a = acting(async () => {
+      throw new WorkerStoreError('conflict', 'already at version 8');
+    });
+    expect(await a.run()).toEqual({ workerId: 'w1', kind: 'lost_race', version: 8 });
+    expect(a.publish).not.toHaveBeenCalled();
+    expect(a.patchHeader).not.toHaveBeenCalled();
+    expect(a.warn).toHaveBeenCalledWith(
+      expect.any(String),
+      expect.objectContaining({ event: 'gateway.snapshot_race_lost', workerId: 'w1', version: 8 }),
+    );
+  });
+
+  it('any other store failure is still a failure (the pass counts it and retries)', async () => {
+    const a = acting(async () => {
+      throw new WorkerStoreError('unavailable', 'down');
+    });
+    await expect(a.run()).rejects.toMatchObject({ kind: 'unavailable' });
+    expect(a.publish).not.toHaveBeenCalled();
   });
 });

@@ -90,6 +90,16 @@ export type GatewayProxy = z.infer<typeof GatewayProxy>;
 const uniqueNames = (items: readonly { name: string }[]) =>
   new Set(items.map((i) => i.name)).size === items.length;
 
+/**
+ * The ordered routes a snapshot carries. ONE schema for the admin PUT, the stored routing document and the
+ * wire: a routing the API accepts must be one every worker accepts, or each snapshot built from it is
+ * refused after its header was saved and every worker goes stale (the gap duplicate names once fell into).
+ */
+export const GatewayRouting = z
+  .array(GatewayRoute)
+  .max(1000)
+  .refine(uniqueNames, 'route names must be unique');
+
 const snapshotFields = {
   schemaVersion: z.literal(GATEWAY_SNAPSHOT_SCHEMA_VERSION),
   version: Version,
@@ -97,7 +107,7 @@ const snapshotFields = {
   workerId: WorkerId,
   generatedAt: Timestamp,
   validUntil: Timestamp,
-  routing: z.array(GatewayRoute).max(1000).refine(uniqueNames, 'route names must be unique'),
+  routing: GatewayRouting,
   proxies: z.array(GatewayProxy).max(20_000).refine(uniqueNames, 'proxy names must be unique'),
 };
 
@@ -123,7 +133,7 @@ export const GatewayDelta = z
     upserts: z.array(GatewayProxy).max(20_000).refine(uniqueNames, 'upserted names must be unique'),
     removals: z.array(ProxyName).max(20_000),
     /** Present only when the routing changed; replaces it whole. */
-    routing: z.array(GatewayRoute).max(1000).refine(uniqueNames, 'route names must be unique').optional(),
+    routing: GatewayRouting.optional(),
     checksum: Checksum,
   })
   .strict()

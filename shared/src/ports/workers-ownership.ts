@@ -38,8 +38,14 @@ export interface RoutingConfig {
   updatedBy: string;
 }
 
+/** The routing as read: later routes of a repeated name dropped and named (domain/snapshots/stored-routing.ts). */
+export interface StoredRouting extends RoutingConfig {
+  droppedDuplicates: string[];
+}
+
 export interface RoutingStore {
-  get(): Promise<RoutingConfig | null>;
+  get(): Promise<StoredRouting | null>;
+  /** Refuses (WorkerStoreError `invalid`) routes that do not fit the wire schema (GatewayRouting). */
   put(config: RoutingConfig): Promise<void>;
 }
 

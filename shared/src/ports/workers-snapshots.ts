@@ -32,7 +32,10 @@ export interface SnapshotStore {
   headers(): Promise<Map<string, SnapshotHeader>>;
   /** The latest full snapshot (header + parts), or null. */
   loadFull(workerId: string): Promise<GatewaySnapshot | null>;
-  /** Stores a new latest snapshot: parts first, then the header that points at them. */
+  /**
+   * Stores a new latest snapshot: parts and the header that points at them, at once. Refuses with
+   * WorkerStoreError `conflict` when the stored version is already ≥ this one (another pass saved first).
+   */
   save(header: SnapshotHeader, full: GatewaySnapshot): Promise<void>;
   /** Updates header fields that do not change the snapshot itself (grant, draining, sentAt). */
   patchHeader(

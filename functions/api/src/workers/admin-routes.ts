@@ -8,7 +8,7 @@ import { ProxyName } from '../../../../shared/src/domain/proxy.js';
 import { DEFAULT_ROUTING } from '../../../../shared/src/domain/snapshots/content.js';
 import { ownedBy } from '../../../../shared/src/domain/workers/ownership.js';
 import type { WorkerSettings } from '../../../../shared/src/domain/workers/settings.js';
-import { GatewayRoute } from '../../../../shared/src/messages/gateway-snapshot.js';
+import { GatewayRouting } from '../../../../shared/src/messages/gateway-snapshot.js';
 import type { Clock } from '../../../../shared/src/ports/clock.js';
 import type { WorkerStore } from '../../../../shared/src/ports/workers.js';
 import type {
@@ -42,7 +42,8 @@ export interface GatewayAdminDeps {
   settings: WorkerSettings;
 }
 
-const RoutingBody = z.object({ routes: z.array(GatewayRoute).min(1).max(1000) }).strict();
+// The wire schema's own routing rule (unique names included): what is accepted here, every worker accepts.
+const RoutingBody = z.object({ routes: GatewayRouting.min(1) }).strict();
 const ReclaimBody = z
   .object({
     ttlSeconds: z
@@ -107,7 +108,13 @@ export function gatewayAdminRoutes(deps: GatewayAdminDeps) {
     const r = await deps.routing.get();
     return c.json(
       r
-        ? { routes: r.routes, updatedAt: r.updatedAt.toISOString(), updatedBy: r.updatedBy, default: false }
+        ? {
+            routes: r.routes,
+            updatedAt: r.updatedAt.toISOString(),
+            updatedBy: r.updatedBy,
+            default: false,
+            ...(r.droppedDuplicates.length > 0 ? { droppedDuplicates: r.droppedDuplicates } : {}),
+          }
         : { routes: DEFAULT_ROUTING, updatedAt: null, updatedBy: null, default: true },
     );
   });

@@ -58,7 +58,7 @@ export function buildWorkersApi(o: BuildWorkersApiOptions): WorkersApiDeps {
     pool: new FirestoreGatewayPoolReader(firestore),
     routing: new FirestoreRoutingStore(firestore),
     reclaims: new FirestoreReclaimStore(firestore),
-    subscriptions: new PubSubWorkerSubscriptions(o.pubsub, o.projectId),
+    subscriptions: new PubSubWorkerSubscriptions(o.pubsub, o.projectId, o.clock),
     requester: new PubSubSnapshotRequester(new PubSubPublisher(o.pubsub)),
     auth: workerAuthenticator({
       tokens: config.tokens,

@@ -1,8 +1,8 @@
 // SnapshotStore on Firestore: snapshots/{workerId} is the header of the latest full snapshot (version,
 // epoch, checksum, grant, drains, the versions recently built — what ACKs are checked against), and
 // snapshots/{workerId}/parts/{n} hold its proxies, PART_SIZE per document, because a 10,000-proxy snapshot
-// (~2.6 MB) does not fit Firestore's 1 MiB document limit. Parts and header are written in one batch, so a
-// reader never sees a header pointing at parts of another version.
+// (~2.6 MB) does not fit Firestore's 1 MiB document limit. Parts and header are written in one transaction,
+// so a reader never sees a header pointing at parts of another version, and a version is saved once.
 import { type DocumentData, type Firestore, Timestamp } from '@google-cloud/firestore';
 import { z } from 'zod';
 import {
@@ -11,6 +11,7 @@ import {
   GatewayRoute,
   type GatewaySnapshot,
 } from '../../messages/gateway-snapshot.js';
+import { WorkerStoreError } from '../../ports/workers.js';
 import type { SnapshotHeader, SnapshotStore } from '../../ports/workers-snapshots.js';
 import { Collections } from './collections.js';
 import { workerStoreFailure } from './worker-errors.js';
@@ -98,28 +99,40 @@ export class FirestoreSnapshotStore implements SnapshotStore {
     }
   }
 
+  /**
+   * In one transaction: refuses (WorkerStoreError `conflict`) when the stored header is already at or past
+   * this version. A pass that outlived its planner lock would otherwise overwrite the next pass's snapshot
+   * with a different one of the same version, and a worker holding the other could never tell them apart
+   * by version (its ACK would name a checksum the header no longer has).
+   */
   async save(header: SnapshotHeader, full: GatewaySnapshot): Promise<void> {
-    const previous = await this.readHeader(header.workerId);
-    const parts = Math.ceil(full.proxies.length / PART_SIZE);
-    const batch = this.db.batch();
-    for (let i = 0; i < parts; i++) {
-      batch.set(this.ref(header.workerId).collection(PARTS).doc(String(i)), {
-        index: i,
-        version: full.version,
-        proxies: plain(full.proxies.slice(i * PART_SIZE, (i + 1) * PART_SIZE)),
-      });
-    }
-    for (let i = parts; i < (previous?.parts ?? 0); i++) {
-      batch.delete(this.ref(header.workerId).collection(PARTS).doc(String(i)));
-    }
-    batch.set(this.ref(header.workerId), {
-      ...headerFields(header),
-      proxies: full.proxies.length,
-      parts,
-      routing: plain(full.routing),
-    });
+    const ref = this.ref(header.workerId);
     try {
-      await batch.commit();
+      await this.db.runTransaction(async (tx) => {
+        const snap = await tx.get(ref);
+        const previous = snap.exists ? HeaderDoc.parse(snap.data()) : null;
+        if (previous && previous.version >= header.version) {
+          throw new WorkerStoreError(
+            'conflict',
+            `the snapshot of ${header.workerId} is already at version ${previous.version}, not saving ${header.version}`,
+          );
+        }
+        const parts = Math.ceil(full.proxies.length / PART_SIZE);
+        for (let i = 0; i < parts; i++) {
+          tx.set(ref.collection(PARTS).doc(String(i)), {
+            index: i,
+            version: full.version,
+            proxies: plain(full.proxies.slice(i * PART_SIZE, (i + 1) * PART_SIZE)),
+          });
+        }
+        for (let i = parts; i < (previous?.parts ?? 0); i++) tx.delete(ref.collection(PARTS).doc(String(i)));
+        tx.set(ref, {
+          ...headerFields(header),
+          proxies: full.proxies.length,
+          parts,
+          routing: plain(full.routing),
+        });
+      });
     } catch (err) {
       throw workerStoreFailure(err, `store the snapshot of ${header.workerId}`);
     }

@@ -5,6 +5,7 @@
 // but delivers everything (recipes §10), which is why workers also check the workerId attribute.
 import type { PubSub } from '@google-cloud/pubsub';
 import { GATEWAY_SNAPSHOTS_TOPIC } from '../../messages/worker-snapshot-request.js';
+import { type Clock, systemClock } from '../../ports/clock.js';
 import type { WorkerSubscriptions } from '../../ports/workers-snapshots.js';
 
 const ALREADY_EXISTS = 6;
@@ -24,19 +25,33 @@ export class SubscriptionError extends Error {
   }
 }
 
+/**
+ * How long a subscription this instance CREATED is taken to exist without asking again. Pub/Sub deletes a
+ * subscription after 24 h without subscriber activity (expirationPolicy below), so one created less than
+ * an hour ago cannot have expired. One found already there is never cached: it may have been idle for
+ * nearly a day already and expire minutes later, before its worker pulls — so it is checked at every
+ * registration (two admin calls, once per worker start). A cache that never expired told a worker back
+ * after a day away on a long-lived API instance a subscription Pub/Sub had deleted.
+ */
+export const CREATED_SUBSCRIPTION_TRUSTED_MS = 60 * 60 * 1000;
+
 export class PubSubWorkerSubscriptions implements WorkerSubscriptions {
-  private readonly ensured = new Set<string>();
+  /** Subscription name → until when it is taken to exist. */
+  private readonly created = new Map<string, number>();
 
   constructor(
     private readonly pubsub: PubSub,
     private readonly projectId: string,
+    private readonly clock: Clock = systemClock,
     private readonly topic = GATEWAY_SNAPSHOTS_TOPIC,
   ) {}
 
   async ensure(workerId: string): Promise<string> {
     const name = workerSubscriptionName(workerId);
     const path = `projects/${this.projectId}/subscriptions/${name}`;
-    if (this.ensured.has(name)) return path;
+    const now = this.clock.now().getTime();
+    if ((this.created.get(name) ?? 0) > now) return path;
+    this.created.delete(name);
     try {
       await this.pubsub.topic(this.topic).createSubscription(name, {
         filter: workerFilter(workerId),
@@ -46,6 +61,7 @@ export class PubSubWorkerSubscriptions implements WorkerSubscriptions {
         expirationPolicy: { ttl: { seconds: 86_400 } },
         retryPolicy: { minimumBackoff: { seconds: 1 }, maximumBackoff: { seconds: 30 } },
       });
+      this.created.set(name, now + CREATED_SUBSCRIPTION_TRUSTED_MS);
     } catch (err) {
       if ((err as { code?: unknown })?.code !== ALREADY_EXISTS) {
         throw new SubscriptionError('unavailable', `creating ${name} failed`, { cause: err });
@@ -60,7 +76,6 @@ export class PubSubWorkerSubscriptions implements WorkerSubscriptions {
         throw new SubscriptionError('conflict', `${name} exists with filter ${JSON.stringify(filter)}`);
       }
     }
-    this.ensured.add(name);
     return path;
   }
 }

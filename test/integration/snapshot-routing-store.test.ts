@@ -1,0 +1,74 @@
+// FirestoreRoutingStore against the Firestore emulator: it writes only routings every worker accepts, and a
+// routing stored before the API refused repeated route names is read with the later duplicates dropped
+// and named (the pass logs them and goes on) instead of failing every snapshot pass.
+import { Firestore, Timestamp } from '@google-cloud/firestore';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Collections } from '../../shared/src/adapters/firestore/collections.js';
+import {
+  FirestoreRoutingStore,
+  ROUTING_DOC,
+} from '../../shared/src/adapters/firestore/snapshot-routing-store.js';
+import { type GatewayRoute, GatewayRouting } from '../../shared/src/messages/gateway-snapshot.js';
+import { WorkerStoreError } from '../../shared/src/ports/workers.js';
+import { testProjectId } from '../support/emulators.js';
+
+const db = new Firestore({ projectId: testProjectId() });
+const store = new FirestoreRoutingStore(db);
+afterAll(() => db.terminate());
+
+const at = new Date(Date.UTC(2026, 10, 30, 12, 0, 0));
+const route = (name: string, host: string): GatewayRoute => ({
+  name,
+  match: { hosts: [host] },
+  selector: {},
+  policy: 'least-active',
+});
+const doc = () => db.collection(Collections.gatewayConfig).doc(ROUTING_DOC);
+
+describe('FirestoreRoutingStore', () => {
+  it('stores and reads a valid routing, nothing dropped', async () => {
+    const routes = [route('a', '*.example.com'), route('b', '*')];
+    await store.put({ routes, updatedAt: at, updatedBy: 'admin@example.com' });
+    expect(await store.get()).toEqual({
+      routes,
+      updatedAt: at,
+      updatedBy: 'admin@example.com',
+      droppedDuplicates: [],
+    });
+  });
+
+  it('refuses to write two routes of the same name, and the stored routing stays', async () => {
+    const before = await store.get();
+    const err = await store
+      .put({ routes: [route('a', 'x.com'), route('a', '*')], updatedAt: at, updatedBy: 'x' })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkerStoreError);
+    expect(err).toHaveProperty('kind', 'invalid');
+    expect(await store.get()).toEqual(before);
+  });
+
+  it('reads a routing stored with repeated names as the first route of each name, naming the dropped', async () => {
+    await doc().set({
+      routes: [route('a', 'x.com'), route('b', 'y.com'), route('a', '*')],
+      updatedAt: Timestamp.fromDate(at),
+      updatedBy: 'before-the-fix',
+    });
+    const got = await store.get();
+    expect(got).toEqual({
+      routes: [route('a', 'x.com'), route('b', 'y.com')],
+      updatedAt: at,
+      updatedBy: 'before-the-fix',
+      droppedDuplicates: ['a'],
+    });
+    expect(GatewayRouting.safeParse(got?.routes).success).toBe(true);
+  });
+
+  it('still fails on a routing that is wrong in any other way (invalid: fix it by hand)', async () => {
+    await doc().set({
+      routes: [{ name: 'a', policy: 'nope' }],
+      updatedAt: Timestamp.fromDate(at),
+      updatedBy: 'x',
+    });
+    await expect(store.get()).rejects.toMatchObject({ kind: 'invalid' });
+  });
+});

@@ -1,0 +1,106 @@
+// FirestoreSnapshotStore.save against the Firestore emulator: a version is saved once. A pass that
+// outlived its planner lock (or simply lost a race) must not overwrite the snapshot another pass stored
+// with a different snapshot of the same — or an older — version: the store refuses with `conflict`, and
+// what is stored (header and parts) stays the winner's.
+import { Firestore } from '@google-cloud/firestore';
+import { afterAll, describe, expect, it } from 'vitest';
+import { FirestoreSnapshotStore, PART_SIZE } from '../../shared/src/adapters/firestore/snapshot-store.js';
+import { DEFAULT_ROUTING } from '../../shared/src/domain/snapshots/content.js';
+import {
+  GATEWAY_SNAPSHOT_SCHEMA_VERSION,
+  type GatewayProxy,
+  type GatewaySnapshot,
+} from '../../shared/src/messages/gateway-snapshot.js';
+import { WorkerStoreError } from '../../shared/src/ports/workers.js';
+import type { SnapshotHeader } from '../../shared/src/ports/workers-snapshots.js';
+import { testProjectId } from '../support/emulators.js';
+
+const db = new Firestore({ projectId: testProjectId() });
+const store = new FirestoreSnapshotStore(db);
+afterAll(() => db.terminate());
+
+const t0 = Date.UTC(2026, 10, 30, 12, 0, 0);
+const iso = (s: number) => new Date(t0 + s * 1000).toISOString();
+const proxy = (i: number): GatewayProxy => ({
+  name: `p-${i}`,
+  host: `10.0.${Math.floor(i / 250)}.${(i % 250) + 1}`,
+  port: 3128,
+  protocol: 'http',
+  capacity: 8,
+  expiresAt: iso(180),
+  usableUntil: iso(170),
+  attributes: {},
+});
+
+/** A snapshot of `version` whose content (and checksum) is told apart by `tag`. */
+function snapshot(workerId: string, version: number, proxies: number, tag: string) {
+  const checksum = `${tag}${String(version)}`.padEnd(64, '0').replace(/[^0-9a-f]/g, 'a');
+  const full: GatewaySnapshot = {
+    kind: 'full',
+    schemaVersion: GATEWAY_SNAPSHOT_SCHEMA_VERSION,
+    version,
+    ownershipEpoch: version,
+    workerId,
+    generatedAt: iso(0),
+    validUntil: iso(180),
+    routing: DEFAULT_ROUTING,
+    proxies: Array.from({ length: proxies }, (_, i) => proxy(i)),
+    checksum,
+  };
+  const header: SnapshotHeader = {
+    workerId,
+    version,
+    ownershipEpoch: version,
+    checksum,
+    contentDigest: checksum,
+    sessionId: 's1',
+    generatedAt: new Date(t0),
+    validUntil: new Date(t0 + 180_000),
+    grantedUntil: new Date(t0 + 180_000),
+    draining: {},
+    recent: [{ version, epoch: version, checksum }],
+    sentAt: null,
+    proxies,
+  };
+  return { header, full };
+}
+
+const save = (s: ReturnType<typeof snapshot>) => store.save(s.header, s.full);
+const refusal = (p: Promise<unknown>) =>
+  p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+
+describe('FirestoreSnapshotStore.save', () => {
+  it('saves rising versions, with parts, and drops the parts a smaller snapshot no longer needs', async () => {
+    await save(snapshot('w-a', 1, PART_SIZE + 5, 'a'));
+    await save(snapshot('w-a', 2, 3, 'b'));
+    const full = await store.loadFull('w-a');
+    expect(full).toEqual(snapshot('w-a', 2, 3, 'b').full);
+    expect((await db.collection('snapshots/w-a/parts').get()).size).toBe(1);
+  });
+
+  it.each<[string, number]>([
+    ['a different snapshot of the stored version', 2],
+    ['an older version', 1],
+  ])('refuses %s (conflict) and keeps what is stored', async (_n, version) => {
+    const before = await store.loadFull('w-a');
+    const err = await refusal(save(snapshot('w-a', version, 7, 'c')));
+    expect(err).toBeInstanceOf(WorkerStoreError);
+    expect(err).toHaveProperty('kind', 'conflict');
+    expect(await store.loadFull('w-a')).toEqual(before);
+    expect((await store.header('w-a'))?.checksum).toBe(before?.checksum);
+  });
+
+  it('of two passes saving the same version at once, exactly one wins and the stored snapshot is its', async () => {
+    await save(snapshot('w-b', 4, 2, 'a'));
+    const contenders = [snapshot('w-b', 5, 2, 'b'), snapshot('w-b', 5, PART_SIZE + 1, 'c')];
+    const outcomes = await Promise.all(contenders.map((c) => refusal(save(c))));
+    expect(outcomes.filter((o) => o === null)).toHaveLength(1);
+    const lost = outcomes.find((o) => o !== null);
+    expect(lost).toHaveProperty('kind', 'conflict');
+    const winner = contenders[outcomes.indexOf(null)]!;
+    expect(await store.loadFull('w-b')).toEqual(winner.full);
+  });
+});
