@@ -11,6 +11,8 @@ import { snapshotFile } from '../../bench/support/snapshot-file.js';
 import { startTargets, type Targets } from '../../bench/support/targets.js';
 import { createForwardProxy, type ForwardProxy } from '../../emulators/forward-proxy/proxy.js';
 import { loadGatewayConfig } from '../../functions/gateway/src/config.js';
+import { StaticCredentialResolver } from '../../functions/gateway/src/credentials.js';
+import { FileSnapshotSource } from '../../functions/gateway/src/file-source.js';
 import { startGateway } from '../../functions/gateway/src/gateway.js';
 import { jsonLogger } from '../../functions/gateway/src/logger.js';
 import { pollUntil } from '../support/poll.js';
@@ -96,5 +98,44 @@ describe('requests waiting for the SSRF look-up', () => {
     } finally {
       await gw.shutdown();
     }
+  });
+
+  it('the draining report waits for them: a report with nothing in flight would hand the proxies over', async () => {
+    const cfg = loadGatewayConfig(['--snapshot', file], {
+      PORT: '0',
+      GATEWAY_PROXY_PORT: '0',
+      HOST: '127.0.0.1',
+      GATEWAY_CLIENT_AUTH: 'none',
+      GATEWAY_SSRF_ALLOW: `slow.test:${targets.httpPort}`,
+      GATEWAY_DRAIN_TIMEOUT_MS: '5000',
+      LOG_LEVEL: 'error',
+    });
+    const log = jsonLogger('error', () => {});
+    const credentials = new StaticCredentialResolver();
+    const inner = new FileSnapshotSource(file, credentials, log);
+    // source.stop() is where a controller-mode worker sends its draining report.
+    const checkingAtStop: number[] = [];
+    let worker: { checking: number } | null = null;
+    const source = {
+      start: (sink: Parameters<typeof inner.start>[0]) => inner.start(sink),
+      stop: async () => {
+        checkingAtStop.push(worker!.checking);
+        await inner.stop();
+      },
+    };
+    const resolve = () => new Promise<string[]>((r) => setTimeout(() => r(['127.0.0.1']), 1_500));
+    const gw = await startGateway(cfg, { log, version: 't', resolve, source, resolver: credentials });
+    worker = gw.worker;
+    const req = send(gw.proxyPort!);
+    await req.sent;
+    await pollUntil(
+      async () => gw.worker.checking,
+      (n) => n === 1,
+      1_400,
+      'the request waiting for its look-up',
+    );
+    await gw.shutdown();
+    expect(checkingAtStop).toEqual([0]);
+    expect(await req.answer).toMatch(/^HTTP\/1\.1 200 /);
   });
 });

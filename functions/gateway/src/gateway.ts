@@ -207,14 +207,20 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
       clearInterval(prune);
       await proxy?.stopAccepting();
       http.close();
-      await source.stop();
       const deadline = now() + cfg.GATEWAY_DRAIN_TIMEOUT_MS;
-      // In flight: on an upstream (active, reserved) or still waiting for the SSRF guard's look-up.
-      const inFlight = () => {
-        const t = worker.totals();
-        return t.active + t.reserved + worker.checking;
+      const waitWhile = async (busy: () => boolean) => {
+        while (busy() && now() < deadline) await new Promise((r) => setTimeout(r, 50));
       };
-      while (inFlight() > 0 && now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      // Requests still waiting for the SSRF guard's look-up hold no proxy yet, so no report counts them;
+      // the draining report (source.stop) must wait for them: a shutting-down worker reporting nothing in
+      // flight has its proxies handed over at once (shared/src/domain/workers/drain.ts shutDownIdle).
+      await waitWhile(() => worker.checking > 0);
+      await source.stop();
+      // In flight: on an upstream (active, reserved) or still waiting for a look-up.
+      await waitWhile(() => {
+        const t = worker.totals();
+        return t.active + t.reserved + worker.checking > 0;
+      });
       const left = worker.totals();
       if (left.active + left.reserved > 0) log.warn('drain bound reached: closing what is left', left);
       proxy?.destroyAll();

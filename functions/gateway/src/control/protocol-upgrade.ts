@@ -57,7 +57,9 @@ export class ProtocolUpgrade {
     // Registered again in the meantime (a lost session): that registration scheduled its own upgrade. Were
     // ours the API's latest session after all, the other one's next call is refused as stale and the
     // registration loop resumes ours (same instance, same version).
-    if (s.session !== current || s.draining || s.signal.aborted) return;
+    if (s.session !== current || s.signal.aborted) return;
+    // Taken even once shutdown began: the API has already superseded the old session, and the draining
+    // reports must go on the one it knows (the registration loop does not run while draining).
     if (answer.ok) {
       this.deps.log.info('control plane speaks a higher protocol now: session replaced', {
         workerId: this.deps.workerId,
@@ -68,6 +70,7 @@ export class ProtocolUpgrade {
       s.onRegistered(answer.body);
       return;
     }
+    if (s.draining) return;
     // Still not spoken (or the call failed): the current session carries on; try again later.
     if (answer.code !== 'unsupported_protocol_version')
       s.logRefusal('register', answer, 'retry', this.settings.protocolUpgradeRetryMs);

@@ -194,6 +194,33 @@ describe('registration', () => {
     await h.session.reporter.stop();
   });
 
+  it('an upgrade answered after shutdown began is still taken: draining reports go on the session the API knows', async () => {
+    const h = harness({ settings: { protocolUpgradeRetryMs: 600_000 } });
+    h.script('register', refusal(400, 'unsupported_protocol_version'));
+    await h.start();
+    await h.feed.deliver(feedMessage(snapshot(1, ['p-a'])));
+    await flush();
+    let answer: (a: unknown) => void = () => {};
+    h.script(
+      'register',
+      (() =>
+        new Promise((r) => {
+          answer = r;
+        })) as unknown as Script,
+    );
+    await vi.advanceTimersByTimeAsync(600_000);
+    expect(h.client.of('register')).toHaveLength(3);
+    // SIGTERM while the upgrade's register call is in flight; the API has already superseded session-1.
+    const stopping = h.session.source.stop();
+    answer({ ok: true, body: registration('session-2', { protocolVersion: 2 }) });
+    await stopping;
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(h.session.session?.sessionId).toBe('session-2');
+    const last = h.client.of('runtime').at(-1)!.body as { sessionId: string; draining: boolean };
+    expect(last).toMatchObject({ sessionId: 'session-2', draining: true });
+    await h.session.reporter.stop();
+  });
+
   it('a session granted at its highest protocol never re-registers on its own', async () => {
     const h = harness({ settings: { protocolUpgradeRetryMs: 60_000 } });
     await h.start();
