@@ -1,7 +1,7 @@
 // Standalone mode's SIGHUP reload (docs/gateway.md § Standalone): a snapshot file whose upstream
 // credentials changed must be served with the new ones at once — the credential cache in front of the
 // file's values (GATEWAY_CREDENTIALS_TTL_SECONDS, pinned versions forever) must not keep the old password.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -32,7 +32,8 @@ describe('standalone reload', () => {
       GATEWAY_CLIENT_AUTH: 'none',
       LOG_LEVEL: 'error',
     });
-    gw = await startGateway(cfg, { log: jsonLogger('error', () => {}), version: 't' });
+    const lines: string[] = [];
+    gw = await startGateway(cfg, { log: jsonLogger('warn', (l) => lines.push(l)), version: 't' });
     const user = () => {
       const auth = gw!.worker.snapshot()!.upstreams.get('p-0-0')!.auth.authorization;
       return Buffer.from(auth.slice('Basic '.length), 'base64').toString();
@@ -42,5 +43,15 @@ describe('standalone reload', () => {
     await gw.reload();
     expect(gw.worker.snapshot()!.version).toBe(2);
     expect(user()).toBe('up:new-pass');
+    // Credentials changed but not the version: a duplicate (they are not in the checksummed content),
+    // kept as it is and said so.
+    const doc = JSON.parse(readFileSync(file, 'utf8')) as { credentials: Record<string, string> };
+    writeFileSync(file, JSON.stringify({ ...doc, credentials: { 'upstream-0': 'up:newer-pass' } }));
+    await gw.reload();
+    expect(user()).toBe('up:new-pass');
+    expect(
+      lines.some((l) => l.includes('bump the version to apply')),
+      lines.join('\n'),
+    ).toBe(true);
   });
 });

@@ -65,6 +65,8 @@ export async function readSnapshotFile(
 
 export class FileSnapshotSource implements SnapshotSource {
   private sink: SnapshotSink | null = null;
+  /** The credentials of the last file read, to tell a reload that changed only them. */
+  private loadedCredentials = '';
 
   constructor(
     private readonly path: string,
@@ -83,8 +85,20 @@ export class FileSnapshotSource implements SnapshotSource {
   /** SIGHUP: a bad or refused file is logged and the running snapshot stays. */
   async reload(): Promise<void> {
     try {
+      const before = this.loadedCredentials;
       const r = await this.load();
       if (!r.ok) this.log.warn('snapshot file refused', { path: this.path, reason: r.reason });
+      else if (r.duplicate && this.loadedCredentials !== before) {
+        // Same version and checksum: a duplicate, as in controller mode, so nothing is recompiled —
+        // credentials are not part of the checksummed content.
+        this.log.warn(
+          'snapshot file credentials changed but its version did not: bump the version to apply',
+          {
+            path: this.path,
+            version: r.version,
+          },
+        );
+      }
     } catch (err) {
       this.log.error('snapshot file unreadable', { path: this.path, error: String(err) });
     }
@@ -92,6 +106,7 @@ export class FileSnapshotSource implements SnapshotSource {
 
   private async load() {
     const { snapshot, credentials } = await readSnapshotFile(this.path);
+    this.loadedCredentials = JSON.stringify(credentials);
     this.credentials.replace(credentials);
     this.cache?.clear();
     return this.sink!.applySnapshot(snapshot);
