@@ -302,7 +302,13 @@ describe('a new instance supersedes the session (contract §2)', () => {
       checksum: w.current!.checksum,
     });
     expect(ack).toMatchObject({ status: 409, body: { error: 'stale_session' } });
-    expect(await w.outcomes([], 50)).toMatchObject({ status: 409 });
+    // With the old session id named explicitly: w's own pull may already have registered again.
+    const outcomes = await w.call('POST', '/v1/workers/gw-1/outcomes', {
+      sessionId: old.id,
+      sequence: 50,
+      outcomes: [],
+    });
+    expect(outcomes).toMatchObject({ status: 409, body: { error: 'stale_session' } });
   });
   it('so does the same instance offering a higher protocol: a stepped-down worker upgrading', async () => {
     // gw-2: gw-1's client above still runs its pull, and re-registers when superseded.
