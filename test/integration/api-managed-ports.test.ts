@@ -37,6 +37,18 @@ describe('managed proxy ports: the API refuses a port the proxy firewall does no
       body: JSON.stringify(body),
     });
 
+  /** `call`, then: a 400 whose body matches `expected`, and nothing written to Firestore nor published. */
+  const expectRefused = async (args: Parameters<typeof call>, expected: Record<string, unknown>) => {
+    const before = await store.snapshot();
+    const [writes, published] = [store.writeCalls.length, publisher.published.length];
+    const res = await call(...args);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject(expected);
+    expect(store.writeCalls.slice(writes)).toEqual([]);
+    expect(await store.snapshot()).toEqual(before);
+    expect(publisher.published.slice(published)).toEqual([]);
+  };
+
   beforeAll(async () => {
     // `legacy` predates the policy (written straight to the store, as an older API would have).
     await store.inner.create(aProxy({ name: 'seeded', spec: managedSpec() }));
@@ -99,21 +111,13 @@ describe('managed proxy ports: the API refuses a port the proxy firewall does no
 
   it.each(refused)(
     '%s: 400 port_not_allowed, nothing written or published',
-    async (_n, method, path, body, type, issuePath) => {
-      const before = await store.snapshot();
-      const [writes, published] = [store.writeCalls.length, publisher.published.length];
-      const res = await call(method, path, body, type);
-      expect(res.status).toBe(400);
-      expect(await res.json()).toMatchObject({
+    (_n, method, path, body, type, issuePath) =>
+      expectRefused([method, path, body, type], {
         error: 'port_not_allowed',
         message: expect.stringContaining('tcp:3128, tcp:8443'),
         allowedPorts: ALLOWED,
         issues: [{ path: issuePath, code: 'port_not_allowed' }],
-      });
-      expect(store.writeCalls.slice(writes)).toEqual([]);
-      expect(await store.snapshot()).toEqual(before);
-      expect(publisher.published.slice(published)).toEqual([]);
-    },
+      }),
   );
 
   it('the refusals logged no ERROR and left no "fresh" document', async () => {
@@ -185,18 +189,10 @@ describe('managed proxy ports: the API refuses a port the proxy firewall does no
     ],
   ])(
     'an external endpoint host that is no host, %s: 400 invalid_request, nothing written',
-    async (_n, method, path, body, type, issuePath) => {
-      const before = await store.snapshot();
-      const [writes, published] = [store.writeCalls.length, publisher.published.length];
-      const res = await call(method, path, body, type);
-      expect(res.status).toBe(400);
-      expect(await res.json()).toMatchObject({
+    (_n, method, path, body, type, issuePath) =>
+      expectRefused([method, path, body, type], {
         error: 'invalid_request',
         issues: [{ path: issuePath, code: 'invalid_host' }],
-      });
-      expect(store.writeCalls.slice(writes)).toEqual([]);
-      expect(await store.snapshot()).toEqual(before);
-      expect(publisher.published.slice(published)).toEqual([]);
-    },
+      }),
   );
 });

@@ -34,9 +34,8 @@ afterAll(async () => {
   await targets?.close();
 });
 
-/** A gateway whose resolver answers `slow.test` after `delayMs` (an uncached name). */
-async function gatewayWithSlowLookups(delayMs: number, env: Record<string, string> = {}) {
-  const cfg = loadGatewayConfig(['--snapshot', file], {
+const config = (env: Record<string, string> = {}) =>
+  loadGatewayConfig(['--snapshot', file], {
     PORT: '0',
     GATEWAY_PROXY_PORT: '0',
     HOST: '127.0.0.1',
@@ -46,8 +45,17 @@ async function gatewayWithSlowLookups(delayMs: number, env: Record<string, strin
     LOG_LEVEL: 'error',
     ...env,
   });
-  const resolve = () => new Promise<string[]>((r) => setTimeout(() => r(['127.0.0.1']), delayMs));
-  return startGateway(cfg, { log: jsonLogger('error', () => {}), version: 't', resolve });
+
+/** A resolver that answers `slow.test` after `delayMs` (an uncached name). */
+const slowResolve = (delayMs: number) => () =>
+  new Promise<string[]>((r) => setTimeout(() => r(['127.0.0.1']), delayMs));
+
+async function gatewayWithSlowLookups(delayMs: number, env: Record<string, string> = {}) {
+  return startGateway(config(env), {
+    log: jsonLogger('error', () => {}),
+    version: 't',
+    resolve: slowResolve(delayMs),
+  });
 }
 
 /** Sends a plain-HTTP request for slow.test; resolves with everything the client received. */
@@ -67,18 +75,24 @@ function send(port: number): { sent: Promise<void>; answer: Promise<string> } {
   return { sent, answer };
 }
 
+/** Sends the request and waits until it is admitted and waiting for its look-up. */
+async function sendAndAwaitLookup(gw: { proxyPort: number | null; worker: { checking: number } }) {
+  const req = send(gw.proxyPort!);
+  await req.sent;
+  await pollUntil(
+    async () => gw.worker.checking,
+    (n) => n === 1,
+    1_400,
+    'the request waiting for its look-up',
+  );
+  return req;
+}
+
 describe('requests waiting for the SSRF look-up', () => {
   it('are drained by a shutdown, not reset: the drain waits for the look-up and serves them', async () => {
     const gw = await gatewayWithSlowLookups(1_500);
-    const req = send(gw.proxyPort!);
-    await req.sent;
     // The head is in and parsed (admitted), the look-up is pending.
-    await pollUntil(
-      async () => gw.worker.checking,
-      (n) => n === 1,
-      1_400,
-      'the request waiting for its look-up',
-    );
+    const req = await sendAndAwaitLookup(gw);
     const t0 = Date.now();
     await gw.shutdown();
     expect(Date.now() - t0).toBeGreaterThanOrEqual(100);
@@ -101,15 +115,6 @@ describe('requests waiting for the SSRF look-up', () => {
   });
 
   it('the draining report waits for them: a report with nothing in flight would hand the proxies over', async () => {
-    const cfg = loadGatewayConfig(['--snapshot', file], {
-      PORT: '0',
-      GATEWAY_PROXY_PORT: '0',
-      HOST: '127.0.0.1',
-      GATEWAY_CLIENT_AUTH: 'none',
-      GATEWAY_SSRF_ALLOW: `slow.test:${targets.httpPort}`,
-      GATEWAY_DRAIN_TIMEOUT_MS: '5000',
-      LOG_LEVEL: 'error',
-    });
     const log = jsonLogger('error', () => {});
     const credentials = new StaticCredentialResolver();
     const inner = new FileSnapshotSource(file, credentials, log);
@@ -123,17 +128,15 @@ describe('requests waiting for the SSRF look-up', () => {
         await inner.stop();
       },
     };
-    const resolve = () => new Promise<string[]>((r) => setTimeout(() => r(['127.0.0.1']), 1_500));
-    const gw = await startGateway(cfg, { log, version: 't', resolve, source, resolver: credentials });
+    const gw = await startGateway(config(), {
+      log,
+      version: 't',
+      resolve: slowResolve(1_500),
+      source,
+      resolver: credentials,
+    });
     worker = gw.worker;
-    const req = send(gw.proxyPort!);
-    await req.sent;
-    await pollUntil(
-      async () => gw.worker.checking,
-      (n) => n === 1,
-      1_400,
-      'the request waiting for its look-up',
-    );
+    const req = await sendAndAwaitLookup(gw);
     await gw.shutdown();
     expect(checkingAtStop).toEqual([0]);
     expect(await req.answer).toMatch(/^HTTP\/1\.1 200 /);

@@ -9,6 +9,7 @@ import {
   type PassiveFeedStore,
 } from '../../../shared/src/ports/passive-feed.js';
 import type { OutcomeBatchRecord } from '../../../shared/src/ports/workers.js';
+import { provisionedSince } from '../../../shared/src/testing/healthy-conditions.js';
 import { aProxy } from '../../../shared/src/testing/proxy-fixtures.js';
 import { runPassivePass } from './passive-pass.js';
 import type { ProbeDeps } from './probe-pass.js';
@@ -50,16 +51,7 @@ const running = (name: string, providerId: string, ip: string, since = t0): Prox
     status: {
       ip,
       providerId,
-      conditions: [
-        {
-          type: 'Provisioned',
-          status: 'True',
-          reason: 'Created',
-          message: '',
-          lastTransitionTime: since,
-          observedGeneration: 1,
-        },
-      ],
+      conditions: [provisionedSince(since)],
     },
   });
 const proxy = running('p1', 'zones/z/instances/pp-a', '10.0.0.2');

@@ -12,3 +12,13 @@ export const HEALTHY_CONDITIONS: Condition[] = [
     observedGeneration: 1,
   },
 ];
+
+/** Provisioned=True since `since`: a running managed instance (its incarnation, for health keys). */
+export const provisionedSince = (since: Date): Condition => ({
+  type: 'Provisioned',
+  status: 'True',
+  reason: 'Created',
+  message: '',
+  lastTransitionTime: since,
+  observedGeneration: 1,
+});

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { provisionedSince } from '../../testing/healthy-conditions.js';
 import { aProxy } from '../../testing/proxy-fixtures.js';
 import { driftNotBefore, driftOffsetMs, driftSlots, isDriftPolled } from './drift.js';
 
@@ -46,16 +47,7 @@ describe('drift polling', () => {
       uid,
       status: {
         ...steady,
-        conditions: [
-          {
-            type: 'Provisioned',
-            status: 'True',
-            reason: 'Created',
-            message: '',
-            lastTransitionTime: since,
-            observedGeneration: 1,
-          },
-        ],
+        conditions: [provisionedSince(since)],
       },
     });
     const notBefore = driftNotBefore(p, 60_000)!;
