@@ -75,7 +75,7 @@ export async function runProbePass(
     const dec = decideHealth(
       persisted.get(p.name) ?? null,
       p.name,
-      instanceOf(p),
+      healthInstanceKey(p),
       seedOf(p),
       outcome.results,
       activeTracksOf(deps.tiers),
@@ -154,9 +154,6 @@ async function readCredentials(deps: ProbeDeps, proxy: string, ref: SecretRef): 
     return null;
   }
 }
-
-/** Counters belong to one instance: a replaced instance or a moved endpoint starts fresh (instance-key.ts). */
-export const instanceOf = (p: ProxyResource): string => healthInstanceKey(p);
 
 export function seedOf(p: ProxyResource): HealthSeed | null {
   const c = p.status.conditions.find((x) => x.type === 'Healthy');

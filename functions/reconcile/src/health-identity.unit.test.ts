@@ -1,9 +1,10 @@
-// Health state belongs to one instance incarnation: the probe (decideHealth keyed by instanceOf) and
+// Health state belongs to one instance incarnation: the probe (decideHealth keyed by healthInstanceKey) and
 // reconcile (storeHealthSource) over the in-memory store and fake provider, across the ways a proxy ends
 // up on another instance. Managed instance names are derived from the UID, so a replacement has the SAME
 // providerId as the instance it replaces; an external proxy moves when its endpoint is edited.
 import { beforeEach, describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
+import { healthInstanceKey } from '../../../shared/src/domain/health/instance-key.js';
 import { decideHealth, type ProxyHealthState } from '../../../shared/src/domain/health/proxy-health.js';
 import { ACTIVE_TRACKS } from '../../../shared/src/domain/health/verdict-reason.js';
 import { isHealthy } from '../../../shared/src/domain/leases/health.js';
@@ -13,7 +14,7 @@ import { ManualClock } from '../../../shared/src/ports/clock.js';
 import { FakeProvider } from '../../../shared/src/testing/fake-provider.js';
 import { InMemoryProxyStore } from '../../../shared/src/testing/in-memory-proxy-store.js';
 import { aProxy, externalSpec, managedSpec } from '../../../shared/src/testing/proxy-fixtures.js';
-import { instanceOf, seedOf } from '../../probe/src/probe-pass.js';
+import { seedOf } from '../../probe/src/probe-pass.js';
 import { handleReconcile, type ReconcileDeps } from './handler.js';
 import { storeHealthSource } from './health-source.js';
 
@@ -43,7 +44,7 @@ function setup() {
     const dec = decideHealth(
       health.get(p.name) ?? null,
       p.name,
-      instanceOf(p),
+      healthInstanceKey(p),
       seedOf(p),
       [
         { track: 'BASIC', ok, latencyMs: 20 },
@@ -118,7 +119,7 @@ describe('health identity: a managed proxy replaced by an instance of the same n
     'after %s the new instance has no verdict until it is probed',
     async (_l, replace) => {
       const old = await t.doc();
-      const oldKey = instanceOf(old);
+      const oldKey = healthInstanceKey(old);
       await replace(t);
       await t.settle();
       const p = await t.doc();
@@ -128,10 +129,10 @@ describe('health identity: a managed proxy replaced by an instance of the same n
       expect(healthyCondition(p)).toBeUndefined();
       expect(p.status.phase).toBe('Provisioned');
       expect(isHealthy(p)).toBe(false);
-      expect(instanceOf(p)).not.toBe(oldKey);
+      expect(healthInstanceKey(p)).not.toBe(oldKey);
       // The probe starts fresh counters: one failure of the new instance is not SUSPECT-after-AVAILABLE.
       const first = await t.probe(false);
-      expect(first.next.instance).toBe(instanceOf(p));
+      expect(first.next.instance).toBe(healthInstanceKey(p));
       expect(first.next.verdict).toBeNull();
       expect(first.next.tracks.BASIC).toEqual({ verdict: null, consecutiveOk: 0, consecutiveFail: 1 });
       // Its own verdict arrives as usual.
@@ -148,17 +149,17 @@ describe('health identity: a managed proxy replaced by an instance of the same n
     await t.run();
     expect((await t.doc()).status.phase).toBe('Ready'); // no verdict about this key: status kept as it is
     const first = await t.probe(true);
-    expect(first.next.instance).toBe(instanceOf(p));
+    expect(first.next.instance).toBe(healthInstanceKey(p));
     expect(first.next.tracks.BASIC).toEqual({ verdict: 'AVAILABLE', consecutiveOk: 1, consecutiveFail: 0 });
     await t.run('health-transition');
     expect((await t.doc()).status.phase).toBe('Ready');
   });
 
   it('a steady instance keeps its key, its counters and its verdict across passes', async () => {
-    const key = instanceOf(await t.doc());
+    const key = healthInstanceKey(await t.doc());
     t.clock.advance(iv.DriftPoll);
     await t.run();
-    expect(instanceOf(await t.doc())).toBe(key);
+    expect(healthInstanceKey(await t.doc())).toBe(key);
     expect((await t.probe(true)).write).toBe(false);
     expect((await t.doc()).status.phase).toBe('Ready');
   });
