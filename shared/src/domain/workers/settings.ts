@@ -17,6 +17,8 @@ export const WorkerSettingsEnv = z
     CLOCK_SKEW_SECONDS: z.coerce.number().int().min(0).max(300).default(5),
     /** Re-send the latest full snapshot to a worker whose ACK lags it for this long. */
     SNAPSHOT_RESEND_AFTER_SECONDS: seconds(30),
+    /** Workers whose session lapsed longer ago than this are out of the snapshot pass's view (view.ts). */
+    WORKER_VIEW_HORIZON_SECONDS: seconds(3600),
   })
   .refine((e) => e.OWNERSHIP_RENEW_BEFORE_SECONDS < e.OWNERSHIP_GRANT_SECONDS, {
     message: 'OWNERSHIP_RENEW_BEFORE_SECONDS must be below OWNERSHIP_GRANT_SECONDS',
@@ -24,6 +26,11 @@ export const WorkerSettingsEnv = z
   // A renewal is due while more than the margin remains, so a live worker's proxies never pass usableUntil.
   .refine((e) => e.ALLOCATION_SAFETY_MARGIN_SECONDS < e.OWNERSHIP_RENEW_BEFORE_SECONDS, {
     message: 'ALLOCATION_SAFETY_MARGIN_SECONDS must be below OWNERSHIP_RENEW_BEFORE_SECONDS',
+  })
+  // A session lapsed longer ago than the horizon can hold no grant any more (view.ts), whatever the pass
+  // reads of it: leaving it unread changes no decision.
+  .refine((e) => e.WORKER_VIEW_HORIZON_SECONDS >= e.OWNERSHIP_GRANT_SECONDS + e.CLOCK_SKEW_SECONDS, {
+    message: 'WORKER_VIEW_HORIZON_SECONDS must be at least OWNERSHIP_GRANT_SECONDS + CLOCK_SKEW_SECONDS',
   })
   .refine((e) => e.WORKER_REPORT_INTERVAL_SECONDS < e.WORKER_REPORT_TTL_SECONDS, {
     message:
@@ -40,6 +47,7 @@ export interface WorkerSettings {
   allocationSafetyMarginMs: number;
   skewMs: number;
   resendAfterMs: number;
+  viewHorizonMs: number;
 }
 
 export function loadWorkerSettings(env: Record<string, string | undefined>): WorkerSettings {
@@ -54,6 +62,7 @@ export function loadWorkerSettings(env: Record<string, string | undefined>): Wor
     allocationSafetyMarginMs: e.ALLOCATION_SAFETY_MARGIN_SECONDS * 1000,
     skewMs: e.CLOCK_SKEW_SECONDS * 1000,
     resendAfterMs: e.SNAPSHOT_RESEND_AFTER_SECONDS * 1000,
+    viewHorizonMs: e.WORKER_VIEW_HORIZON_SECONDS * 1000,
   };
 }
 
