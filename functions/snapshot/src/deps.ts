@@ -20,7 +20,7 @@ import type {
 export interface SnapshotPassDeps {
   pool: GatewayPoolReader;
   ownership: OwnershipStore;
-  workers: Pick<WorkerStore, 'list'>;
+  workers: Pick<WorkerStore, 'listInView'>;
   snapshots: SnapshotStore;
   routing: Pick<RoutingStore, 'get'>;
   reclaims: Pick<ReclaimStore, 'list'>;

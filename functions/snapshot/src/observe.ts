@@ -1,11 +1,14 @@
 // The observe step of a snapshot pass: everything the planner decides on, read once. Lease states are
-// read only for the pool proxies that could be handed to a worker in this pass (usually none).
+// read only for the pool proxies that could be handed to a worker in this pass (usually none). Workers and
+// headers are read only in view (shared/src/domain/workers/view.ts): live or lapsed within the horizon,
+// and any header still granting something — not every gateway instance ever started.
 import { DEFAULT_ROUTING } from '../../../shared/src/domain/snapshots/content.js';
 import {
   leaseCandidates,
   type PassInput,
   type WorkerView,
 } from '../../../shared/src/domain/snapshots/plan-pass.js';
+import { viewCutoff } from '../../../shared/src/domain/workers/view.js';
 import type { GatewayRoute } from '../../../shared/src/messages/gateway-snapshot.js';
 import type { SnapshotHeader } from '../../../shared/src/ports/workers-snapshots.js';
 import type { SnapshotPassDeps } from './deps.js';
@@ -22,11 +25,17 @@ export interface Observed {
 }
 
 export async function observe(deps: SnapshotPassDeps, now: Date): Promise<Observed> {
-  const [pool, state, workers, headers, routing, reclaims] = await Promise.all([
+  const cutoff = viewCutoff(now, deps.settings);
+  const [pool, state, { workers, headers }, routing, reclaims] = await Promise.all([
     deps.pool.inPool(),
     deps.ownership.read(),
-    deps.workers.list(),
-    deps.snapshots.headers(),
+    deps.workers.listInView(cutoff).then(async (workers) => ({
+      workers,
+      headers: await deps.snapshots.headersInView(
+        workers.map((w) => w.session.workerId),
+        cutoff,
+      ),
+    })),
     deps.routing.get(),
     deps.reclaims.list(now),
   ]);

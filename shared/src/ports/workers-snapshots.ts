@@ -29,7 +29,13 @@ export interface SnapshotHeader {
 
 export interface SnapshotStore {
   header(workerId: string): Promise<SnapshotHeader | null>;
+  /** Every header ever written (dead instances included): admin listings only. */
   headers(): Promise<Map<string, SnapshotHeader>>;
+  /**
+   * The headers of `workerIds` plus every header whose grant lasts past `cutoff` (domain/workers/view.ts:
+   * a grant outlives its worker document in the "ghost" case): what a snapshot pass reads.
+   */
+  headersInView(workerIds: readonly string[], cutoff: Date): Promise<Map<string, SnapshotHeader>>;
   /** The latest full snapshot (header + parts), or null. */
   loadFull(workerId: string): Promise<GatewaySnapshot | null>;
   /**

@@ -37,7 +37,10 @@ export interface WorkerStore {
   put(record: WorkerRecord, expected: string | null): Promise<void>;
   /** put() and the outcome batch, atomically: the batch is recorded iff the sequence moved. */
   putWithOutcomes(record: WorkerRecord, expected: string, batch: OutcomeBatchRecord): Promise<void>;
+  /** Every worker document ever written (dead instances included): admin listings only. */
   list(): Promise<WorkerRecord[]>;
+  /** Workers whose session is valid after `cutoff` (domain/workers/view.ts): what a snapshot pass reads. */
+  listInView(cutoff: Date): Promise<WorkerRecord[]>;
 }
 
 /** Outcome batches for the probe's passive track (the probe reads; the API writes through WorkerStore). */

@@ -3,7 +3,7 @@
 // snapshots/{workerId}/parts/{n} hold its proxies, PART_SIZE per document, because a 10,000-proxy snapshot
 // (~2.6 MB) does not fit Firestore's 1 MiB document limit. Parts and header are written in one transaction,
 // so a reader never sees a header pointing at parts of another version, and a version is saved once.
-import { type DocumentData, type Firestore, Timestamp } from '@google-cloud/firestore';
+import { type DocumentData, type DocumentSnapshot, type Firestore, Timestamp } from '@google-cloud/firestore';
 import { z } from 'zod';
 import {
   GATEWAY_SNAPSHOT_SCHEMA_VERSION,
@@ -18,6 +18,7 @@ import { workerStoreFailure } from './worker-errors.js';
 
 export const PART_SIZE = 2000;
 const PARTS = 'parts';
+const GET_BATCH = 300;
 
 const ts = z.instanceof(Timestamp).transform((t) => t.toDate());
 const int = z.number().int();
@@ -57,15 +58,34 @@ export class FirestoreSnapshotStore implements SnapshotStore {
 
   async headers(): Promise<Map<string, SnapshotHeader>> {
     try {
-      const snaps = await this.db.collection(Collections.snapshots).get();
       const out = new Map<string, SnapshotHeader>();
-      for (const d of snaps.docs) {
-        const h = HeaderDoc.safeParse(d.data());
-        if (h.success) out.set(d.id, toHeader(h.data));
-      }
+      addHeaders(out, (await this.db.collection(Collections.snapshots).get()).docs);
       return out;
     } catch (err) {
       throw workerStoreFailure(err, 'list snapshot headers');
+    }
+  }
+
+  /**
+   * One range query on grantedUntil (single-field index, automatic) and a batched get of the named
+   * workers it did not return: a live worker's grant is renewed every pass, so that get is usually empty
+   * and a pass reads about one header per worker in view, not one per worker ever started.
+   */
+  async headersInView(workerIds: readonly string[], cutoff: Date): Promise<Map<string, SnapshotHeader>> {
+    try {
+      const out = new Map<string, SnapshotHeader>();
+      const granted = await this.db
+        .collection(Collections.snapshots)
+        .where('grantedUntil', '>', Timestamp.fromDate(cutoff))
+        .get();
+      addHeaders(out, granted.docs);
+      const seen = new Set(granted.docs.map((d) => d.id));
+      const rest = [...new Set(workerIds)].filter((id) => !seen.has(id)).map((id) => this.ref(id));
+      for (let i = 0; i < rest.length; i += GET_BATCH)
+        addHeaders(out, await this.db.getAll(...rest.slice(i, i + GET_BATCH)));
+      return out;
+    } catch (err) {
+      throw workerStoreFailure(err, 'read the snapshot headers in view');
     }
   }
 
@@ -160,6 +180,15 @@ export class FirestoreSnapshotStore implements SnapshotStore {
     } catch (err) {
       throw workerStoreFailure(err, `read the snapshot header of ${workerId}`);
     }
+  }
+}
+
+/** Headers that no longer fit the model (edited by hand) are left out, as a missing one would be. */
+function addHeaders(out: Map<string, SnapshotHeader>, docs: readonly DocumentSnapshot[]): void {
+  for (const d of docs) {
+    if (!d.exists) continue;
+    const h = HeaderDoc.safeParse(d.data());
+    if (h.success) out.set(d.id, toHeader(h.data));
   }
 }
 

@@ -2,7 +2,7 @@
 // updateTime it was decided on (recipes §7: preconditions, not contended transactions). An outcome batch
 // is stored in the same batched write as the session's new outcome sequence, so a batch is recorded
 // exactly when its sequence is accepted.
-import type { DocumentSnapshot, Firestore } from '@google-cloud/firestore';
+import { type DocumentSnapshot, type Firestore, type Query, Timestamp } from '@google-cloud/firestore';
 import type { OutcomeBatchRecord, Versioned, WorkerRecord, WorkerStore } from '../../ports/workers.js';
 import { Collections } from './collections.js';
 import { workerFromFirestore, workerToFirestore } from './worker-converter.js';
@@ -55,9 +55,20 @@ export class FirestoreWorkerStore implements WorkerStore {
     }
   }
 
-  async list(): Promise<WorkerRecord[]> {
+  list(): Promise<WorkerRecord[]> {
+    return this.read(this.db.collection(Collections.workers));
+  }
+
+  // A single-field range filter: served by Firestore's automatic single-field index, no composite needed.
+  listInView(cutoff: Date): Promise<WorkerRecord[]> {
+    return this.read(
+      this.db.collection(Collections.workers).where('validUntil', '>', Timestamp.fromDate(cutoff)),
+    );
+  }
+
+  private async read(q: Query): Promise<WorkerRecord[]> {
     try {
-      const snaps = await this.db.collection(Collections.workers).get();
+      const snaps = await q.get();
       return snaps.docs.flatMap((d) => {
         const r = workerFromFirestore(d.data());
         return r ? [r] : [];

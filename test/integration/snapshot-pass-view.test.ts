@@ -1,0 +1,235 @@
+// The snapshot pass against the Firestore emulator reads only the workers in view (shared/src/domain/
+// workers/view.ts): live, or lapsed within the horizon, plus any header still granting something. Dead
+// gateway instances (Cloud Run registers one worker id per instance) are left unread, and a ghost's grant
+// (a header whose worker document is gone) is still honoured. The pass runs in this process on the real
+// Firestore adapters with a manual clock; only the Pub/Sub publisher is a recorder.
+import { Firestore } from '@google-cloud/firestore';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import type { SnapshotPassDeps } from '../../functions/snapshot/src/deps.js';
+import { runSnapshotPass } from '../../functions/snapshot/src/pass.js';
+import { FirestoreLeaseActivity } from '../../shared/src/adapters/firestore/ownership-lease-activity.js';
+import { FirestoreReclaimStore } from '../../shared/src/adapters/firestore/ownership-reclaim-store.js';
+import { FirestoreOwnershipStore } from '../../shared/src/adapters/firestore/ownership-store.js';
+import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
+import { FirestoreGatewayPoolReader } from '../../shared/src/adapters/firestore/snapshot-pool-reader.js';
+import { FirestoreRoutingStore } from '../../shared/src/adapters/firestore/snapshot-routing-store.js';
+import { FirestoreSnapshotStore } from '../../shared/src/adapters/firestore/snapshot-store.js';
+import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker-store.js';
+import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
+import type { OwnershipChange } from '../../shared/src/domain/workers/ownership.js';
+import { DEFAULT_WORKER_SETTINGS } from '../../shared/src/domain/workers/settings.js';
+import { type GatewaySnapshotMessage, sha256Hex } from '../../shared/src/messages/gateway-snapshot.js';
+import { ManualClock } from '../../shared/src/ports/clock.js';
+import type { WorkerRecord } from '../../shared/src/ports/workers.js';
+import type { SnapshotHeader } from '../../shared/src/ports/workers-snapshots.js';
+import { clearProject, testProjectId } from '../support/emulators.js';
+import { poolProxy } from '../support/worker-client.js';
+
+const projectId = testProjectId();
+const db = new Firestore({ projectId });
+const workers = new FirestoreWorkerStore(db);
+const snapshots = new FirestoreSnapshotStore(db);
+const ownership = new FirestoreOwnershipStore(db);
+const proxies = new FirestoreProxyStore(db);
+afterAll(() => db.terminate());
+
+const settings = DEFAULT_WORKER_SETTINGS; // horizon 1 h, grant 180 s, skew 5 s
+const T0 = new Date('2026-11-30T12:00:00Z');
+const at = (s: number) => new Date(T0.getTime() + s * 1000);
+const HOUR = 3600;
+
+function record(workerId: string, validUntil: Date): WorkerRecord {
+  return {
+    session: {
+      workerId,
+      instanceId: `i-${workerId}`,
+      sessionId: `s-${workerId}-${validUntil.getTime()}`,
+      zone: 'europe-west1-b',
+      protocolVersion: 1,
+      principal: 'token:gw',
+      registeredAt: new Date(validUntil.getTime() - settings.sessionTtlMs),
+      validUntil,
+      ackedVersion: null,
+      ackedEpoch: null,
+      ackedChecksum: null,
+      lastReportSequence: null,
+      lastReportDigest: null,
+      outcomeSequence: 0,
+    },
+    report: null,
+  };
+}
+
+/** A stored header (as an earlier pass left it) of `version` with `grantedUntil`. */
+async function storeHeader(workerId: string, version: number, grantedUntil: Date, sessionId = 's-old') {
+  const checksum = String(version).padStart(64, '0');
+  const header: SnapshotHeader = {
+    workerId,
+    version,
+    ownershipEpoch: 1,
+    checksum,
+    contentDigest: checksum,
+    sessionId,
+    generatedAt: new Date(grantedUntil.getTime() - settings.grantMs),
+    validUntil: grantedUntil,
+    grantedUntil,
+    draining: {},
+    recent: [{ version, epoch: 1, checksum }],
+    sentAt: grantedUntil,
+    proxies: 0,
+  };
+  await snapshots.save(header, {
+    kind: 'full',
+    schemaVersion: 1,
+    version,
+    ownershipEpoch: 1,
+    workerId,
+    generatedAt: header.generatedAt.toISOString(),
+    validUntil: grantedUntil.toISOString(),
+    routing: [],
+    proxies: [],
+    checksum,
+  } as never);
+}
+
+/** What the pass was handed by the worker and snapshot stores, summed over the calls it made. */
+interface Reads {
+  workerIds: string[];
+  headerIds: string[];
+}
+
+function passDeps(clock: ManualClock, published: GatewaySnapshotMessage[], reads: Reads): SnapshotPassDeps {
+  const seenWorkers = (rs: WorkerRecord[]) => {
+    reads.workerIds.push(...rs.map((r) => r.session.workerId));
+    return rs;
+  };
+  const seenHeaders = (hs: Map<string, SnapshotHeader>) => {
+    reads.headerIds.push(...hs.keys());
+    return hs;
+  };
+  // Every read the two stores offer is counted, so the test tells "reads everything" from "reads in view".
+  const countedWorkers = {
+    list: () => workers.list().then(seenWorkers),
+    listInView: (cutoff: Date) => workers.listInView(cutoff).then(seenWorkers),
+  };
+  const countedSnapshots = Object.assign(Object.create(snapshots) as FirestoreSnapshotStore, {
+    headers: () => snapshots.headers().then(seenHeaders),
+    headersInView: (ids: readonly string[], cutoff: Date) =>
+      snapshots.headersInView(ids, cutoff).then(seenHeaders),
+  });
+  let n = 0;
+  return {
+    pool: new FirestoreGatewayPoolReader(db),
+    ownership,
+    workers: countedWorkers,
+    snapshots: countedSnapshots,
+    routing: new FirestoreRoutingStore(db),
+    reclaims: new FirestoreReclaimStore(db),
+    leases: new FirestoreLeaseActivity(db),
+    publisher: {
+      publish: async (m) => {
+        published.push(m);
+        return String(published.length);
+      },
+    },
+    clock,
+    log: memoryLogger(),
+    settings,
+    sha256: sha256Hex,
+    lockMs: 60_000,
+    newHolder: () => `holder-${++n}`,
+  };
+}
+
+async function commitOwnership(changes: OwnershipChange[], epoch: number, now: Date) {
+  const token = await ownership.acquireLock('setup', now, new Date(now.getTime() + 60_000));
+  if (!token) throw new Error('setup could not take the planner lock');
+  await ownership.releaseLock('setup', await ownership.commit(changes, epoch, token, now));
+}
+
+const DEAD = 40;
+const RECENT = 3;
+
+beforeEach(async () => {
+  await clearProject(projectId);
+});
+
+describe('a snapshot pass reads only the workers in view', () => {
+  it('many dead instances, a few recently lapsed and one live: only the live and recent ones are read', async () => {
+    const clock = new ManualClock(T0);
+    // Dead instances: lapsed two hours to two days ago, each with the header its last snapshot left.
+    await Promise.all(
+      Array.from({ length: DEAD }, async (_, i) => {
+        const id = `gw-dead-${String(i).padStart(2, '0')}`;
+        const gone = at(-2 * HOUR - i * 1200);
+        await workers.put(record(id, gone), null);
+        await storeHeader(id, 10 + i, new Date(gone.getTime() + settings.grantMs - 1000));
+      }),
+    );
+    const recent = Array.from({ length: RECENT }, (_, i) => `gw-recent-${i}`);
+    for (const [i, id] of recent.entries()) {
+      const gone = at(-600 * (i + 1));
+      await workers.put(record(id, gone), null);
+      await storeHeader(id, 3, new Date(gone.getTime() + settings.grantMs - 1000));
+    }
+    await workers.put(record('gw-live', at(20)), null);
+    await proxies.create(poolProxy('pv-1', 1));
+
+    const published: GatewaySnapshotMessage[] = [];
+    const reads: Reads = { workerIds: [], headerIds: [] };
+    const summary = await runSnapshotPass(passDeps(clock, published, reads));
+
+    const inView = ['gw-live', ...recent].sort();
+    expect(new Set(reads.workerIds)).toEqual(new Set(inView));
+    expect(new Set(reads.headerIds)).toEqual(new Set(recent)); // the live worker has none yet
+    expect(reads.workerIds.some((id) => id.startsWith('gw-dead-'))).toBe(false);
+    // The live worker still gets its snapshot, with the pool proxy, and nothing else is built.
+    expect(summary).toMatchObject({ ran: true, published: 1, failures: 0 });
+    expect(published.map((m) => [m.workerId, m.version])).toEqual([['gw-live', 1]]);
+    expect((await snapshots.loadFull('gw-live'))?.proxies.map((p) => p.name)).toEqual(['pv-1']);
+    expect((await ownership.read()).records.get('pv-1')?.owner).toBe('gw-live');
+
+    // The next pass reads the live worker's header through its grant, and still nothing dead.
+    clock.advance(40_000);
+    reads.workerIds.length = 0;
+    reads.headerIds.length = 0;
+    await runSnapshotPass(passDeps(clock, published, reads));
+    expect(new Set(reads.headerIds)).toEqual(new Set(inView));
+    expect(reads.headerIds.some((id) => id.startsWith('gw-dead-'))).toBe(false);
+  });
+
+  it('a ghost (worker document gone, grant still running) keeps its proxy until the grant lapses', async () => {
+    const clock = new ManualClock(T0);
+    await proxies.create(poolProxy('pg-1', 2));
+    await storeHeader('gw-ghost', 7, at(100));
+    await commitOwnership(
+      [
+        {
+          proxy: 'pg-1',
+          kind: 'assigned',
+          next: { proxy: 'pg-1', owner: 'gw-ghost', since: 1, drainEpoch: null },
+        },
+      ],
+      1,
+      at(-60),
+    );
+    await workers.put(record('gw-live', at(20)), null);
+
+    const published: GatewaySnapshotMessage[] = [];
+    const reads: Reads = { workerIds: [], headerIds: [] };
+    await runSnapshotPass(passDeps(clock, published, reads));
+    expect(reads.headerIds).toContain('gw-ghost');
+    // Not released while the ghost may still use it: the drain starts, the owner stays.
+    expect((await ownership.read()).records.get('pg-1')).toMatchObject({ owner: 'gw-ghost', drainEpoch: 2 });
+    expect((await snapshots.loadFull('gw-live'))?.proxies).toEqual([]);
+
+    // Past the grant plus the skew allowance it moves to the live worker.
+    clock.set(at(100 + settings.skewMs / 1000 + 1));
+    await workers.put(record('gw-live', at(200)), (await workers.get('gw-live'))!.token);
+    await runSnapshotPass(passDeps(clock, published, reads));
+    expect((await ownership.read()).records.get('pg-1')).toMatchObject({
+      owner: 'gw-live',
+      drainEpoch: null,
+    });
+  });
+});
