@@ -6,19 +6,27 @@
 import { Firestore } from '@google-cloud/firestore';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SnapshotPassDeps } from '../../functions/snapshot/src/deps.js';
+import { handleSnapshotEvent } from '../../functions/snapshot/src/handler.js';
 import { runSnapshotPass } from '../../functions/snapshot/src/pass.js';
+import { sweepOldSnapshots } from '../../functions/snapshot/src/sweep.js';
 import { FirestoreLeaseActivity } from '../../shared/src/adapters/firestore/ownership-lease-activity.js';
 import { FirestoreReclaimStore } from '../../shared/src/adapters/firestore/ownership-reclaim-store.js';
 import { FirestoreOwnershipStore } from '../../shared/src/adapters/firestore/ownership-store.js';
 import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
 import { FirestoreGatewayPoolReader } from '../../shared/src/adapters/firestore/snapshot-pool-reader.js';
 import { FirestoreRoutingStore } from '../../shared/src/adapters/firestore/snapshot-routing-store.js';
-import { FirestoreSnapshotStore } from '../../shared/src/adapters/firestore/snapshot-store.js';
+import { FirestoreSnapshotStore, PART_SIZE } from '../../shared/src/adapters/firestore/snapshot-store.js';
 import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker-store.js';
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
+import { DEFAULT_ROUTING } from '../../shared/src/domain/snapshots/content.js';
 import type { OwnershipChange } from '../../shared/src/domain/workers/ownership.js';
 import { DEFAULT_WORKER_SETTINGS } from '../../shared/src/domain/workers/settings.js';
-import { type GatewaySnapshotMessage, sha256Hex } from '../../shared/src/messages/gateway-snapshot.js';
+import {
+  GATEWAY_SNAPSHOT_SCHEMA_VERSION,
+  type GatewayProxy,
+  type GatewaySnapshotMessage,
+  sha256Hex,
+} from '../../shared/src/messages/gateway-snapshot.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
 import type { WorkerRecord } from '../../shared/src/ports/workers.js';
 import type { SnapshotHeader } from '../../shared/src/ports/workers-snapshots.js';
@@ -60,8 +68,25 @@ function record(workerId: string, validUntil: Date): WorkerRecord {
   };
 }
 
-/** A stored header (as an earlier pass left it) of `version` with `grantedUntil`. */
-async function storeHeader(workerId: string, version: number, grantedUntil: Date, sessionId = 's-old') {
+const gatewayProxy = (i: number, until: Date): GatewayProxy => ({
+  name: `px-${i}`,
+  host: `10.1.${Math.floor(i / 250)}.${(i % 250) + 1}`,
+  port: 3128,
+  protocol: 'http',
+  capacity: 4,
+  expiresAt: until.toISOString(),
+  usableUntil: until.toISOString(),
+  attributes: {},
+});
+
+/** A stored header (as an earlier pass left it) of `version` with `grantedUntil`, and `n` proxies. */
+async function storeHeader(
+  workerId: string,
+  version: number,
+  grantedUntil: Date,
+  n = 0,
+  sessionId = 's-old',
+) {
   const checksum = String(version).padStart(64, '0');
   const header: SnapshotHeader = {
     workerId,
@@ -76,20 +101,20 @@ async function storeHeader(workerId: string, version: number, grantedUntil: Date
     draining: {},
     recent: [{ version, epoch: 1, checksum }],
     sentAt: grantedUntil,
-    proxies: 0,
+    proxies: n,
   };
   await snapshots.save(header, {
     kind: 'full',
-    schemaVersion: 1,
+    schemaVersion: GATEWAY_SNAPSHOT_SCHEMA_VERSION,
     version,
     ownershipEpoch: 1,
     workerId,
     generatedAt: header.generatedAt.toISOString(),
     validUntil: grantedUntil.toISOString(),
-    routing: [],
-    proxies: [],
+    routing: DEFAULT_ROUTING,
+    proxies: Array.from({ length: n }, (_, i) => gatewayProxy(i, grantedUntil)),
     checksum,
-  } as never);
+  });
 }
 
 /** What the pass was handed by the worker and snapshot stores, summed over the calls it made. */
@@ -137,6 +162,7 @@ function passDeps(clock: ManualClock, published: GatewaySnapshotMessage[], reads
     settings,
     sha256: sha256Hex,
     lockMs: 60_000,
+    sweep: { afterMs: 7 * 86_400_000, batch: 5 },
     newHolder: () => `holder-${++n}`,
   };
 }
@@ -231,5 +257,65 @@ describe('a snapshot pass reads only the workers in view', () => {
       owner: 'gw-live',
       drainEpoch: null,
     });
+  });
+});
+
+const DAY = 86_400;
+const partsOf = async (workerId: string) =>
+  (await db.collection('snapshots').doc(workerId).collection('parts').get()).size;
+const tickEvent = {
+  data: {
+    message: {
+      data: Buffer.from(JSON.stringify({ job: 'snapshot-tick' })).toString('base64'),
+      messageId: '1',
+    },
+  },
+};
+
+describe('the storage sweep keeps headers, drops old parts', () => {
+  it('sweeps only snapshots whose grant ended a week ago, a batch per tick, once each', async () => {
+    const clock = new ManualClock(T0);
+    const old = Array.from({ length: 7 }, (_, i) => `gw-old-${i}`);
+    for (const [i, id] of old.entries())
+      await storeHeader(id, 20 + i, at(-8 * DAY - i * HOUR), PART_SIZE + 1);
+    await storeHeader('gw-yesterday', 5, at(-DAY), 3);
+    expect(await partsOf('gw-old-0')).toBe(2);
+
+    const published: GatewaySnapshotMessage[] = [];
+    const deps = passDeps(clock, published, { workerIds: [], headerIds: [] });
+    // The tick's pass sweeps one batch (5); the next sweeps the rest; then there is nothing left to do.
+    const first = await handleSnapshotEvent(deps, tickEvent);
+    expect(first.summary?.swept).toBe(5);
+    expect(await sweepOldSnapshots(deps)).toBe(2);
+    expect(await sweepOldSnapshots(deps)).toBe(0);
+
+    for (const [i, id] of old.entries()) {
+      expect(await partsOf(id)).toBe(0);
+      expect(await snapshots.loadFull(id)).toBeNull();
+      expect(await snapshots.header(id)).toMatchObject({ version: 20 + i, grantedUntil: null });
+    }
+    // A day-old snapshot is kept whole.
+    expect(await partsOf('gw-yesterday')).toBe(1);
+    expect((await snapshots.loadFull('gw-yesterday'))?.proxies).toHaveLength(3);
+  });
+
+  it('a pinned worker id that comes back after its parts were swept continues above its old version', async () => {
+    const clock = new ManualClock(T0);
+    await storeHeader('gw-pinned', 41, at(-10 * DAY), 2);
+    const published: GatewaySnapshotMessage[] = [];
+    const deps = passDeps(clock, published, { workerIds: [], headerIds: [] });
+    expect(await sweepOldSnapshots(deps)).toBe(1);
+    expect(await snapshots.loadFull('gw-pinned')).toBeNull();
+
+    // The same id registers again (GATEWAY_WORKER_ID): a new session, live now.
+    await workers.put(record('gw-pinned', at(20)), null);
+    await proxies.create(poolProxy('pp-1', 3));
+    const summary = await runSnapshotPass(deps);
+    expect(summary).toMatchObject({ published: 1, failures: 0 });
+    expect(published.map((m) => [m.workerId, m.version])).toEqual([['gw-pinned', 42]]);
+    const full = await snapshots.loadFull('gw-pinned');
+    expect(full).toMatchObject({ version: 42 });
+    expect(full?.proxies.map((p) => p.name)).toEqual(['pp-1']);
+    expect(await snapshots.header('gw-pinned')).toMatchObject({ version: 42, grantedUntil: at(180) });
   });
 });

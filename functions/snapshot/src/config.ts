@@ -9,6 +9,16 @@ import { loadWorkerSettings, type WorkerSettings } from '../../../shared/src/dom
 
 const SnapshotEnv = BaseEnv.extend({
   SNAPSHOT_LOCK_SECONDS: z.coerce.number().int().min(5).max(900).optional(),
+  // Sweep a snapshot's parts this long after its grant ended (a day at least: far past any grant, and
+  // long enough that an operator still sees what a worker that just died was sent).
+  SNAPSHOT_SWEEP_AFTER_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(86_400)
+    .max(365 * 86_400)
+    .default(7 * 86_400),
+  // Headers swept per tick (one transaction each): 1,440 ticks a day clear a backlog of thousands in hours.
+  SNAPSHOT_SWEEP_BATCH: z.coerce.number().int().min(1).max(500).default(20),
 });
 
 export interface SnapshotConfig {
@@ -17,6 +27,7 @@ export interface SnapshotConfig {
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   settings: WorkerSettings;
   lockMs: number;
+  sweep: { afterMs: number; batch: number };
 }
 
 export function loadSnapshotConfig(env: Record<string, string | undefined> = process.env): SnapshotConfig {
@@ -28,5 +39,6 @@ export function loadSnapshotConfig(env: Record<string, string | undefined> = pro
     logLevel: e.LOG_LEVEL,
     settings: loadWorkerSettings(env),
     lockMs: (e.SNAPSHOT_LOCK_SECONDS ?? timeout + 10) * 1000,
+    sweep: { afterMs: e.SNAPSHOT_SWEEP_AFTER_SECONDS * 1000, batch: e.SNAPSHOT_SWEEP_BATCH },
   };
 }

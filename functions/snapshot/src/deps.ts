@@ -32,5 +32,7 @@ export interface SnapshotPassDeps {
   sha256: Sha256Hex;
   /** How long the planner lock is held at most: the function's timeout, so a killed pass frees it. */
   lockMs: number;
+  /** The storage sweep (sweep.ts): parts of snapshots whose grant ended `afterMs` ago, `batch` per tick. */
+  sweep: { afterMs: number; batch: number };
   newHolder(): string;
 }

@@ -42,6 +42,7 @@ const deps: SnapshotPassDeps = {
   settings: config.settings,
   sha256: sha256Hex,
   lockMs: config.lockMs,
+  sweep: config.sweep,
   newHolder: randomUUID,
 };
 

@@ -25,6 +25,7 @@ export function snapshotRunResult(r: { outcome: SnapshotOutcome; summary?: PassS
       published: s.published,
       resent: s.resent,
       failures: s.failures,
+      swept: s.swept,
       workers: s.workers.length,
     },
     error: s.failures > 0 ? `${s.failures} worker snapshot step(s) failed` : null,

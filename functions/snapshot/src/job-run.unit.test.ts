@@ -10,6 +10,7 @@ const summary = (over: Partial<PassSummary> = {}): PassSummary => ({
   published: 2,
   resent: 1,
   failures: 0,
+  swept: 4,
   workers: [],
   ...over,
 });
@@ -21,7 +22,15 @@ describe('snapshotRunResult', () => {
       { outcome: 'done' as const, summary: summary() },
       {
         ok: true,
-        counts: { passes: 1, ownershipChanges: 1, published: 2, resent: 1, failures: 0, workers: 0 },
+        counts: {
+          passes: 1,
+          ownershipChanges: 1,
+          published: 2,
+          resent: 1,
+          failures: 0,
+          swept: 4,
+          workers: 0,
+        },
         error: null,
       },
     ],
@@ -33,7 +42,15 @@ describe('snapshotRunResult', () => {
       },
       {
         ok: true,
-        counts: { passes: 0, ownershipChanges: 0, published: 0, resent: 0, failures: 0, workers: 0 },
+        counts: {
+          passes: 0,
+          ownershipChanges: 0,
+          published: 0,
+          resent: 0,
+          failures: 0,
+          swept: 4,
+          workers: 0,
+        },
         error: null,
       },
     ],

@@ -16,6 +16,8 @@ export interface PassSummary {
   published: number;
   resent: number;
   failures: number;
+  /** Snapshots whose old parts were swept after the pass (ticks only: sweep.ts). */
+  swept: number;
   workers: StepResult[];
 }
 
@@ -51,6 +53,7 @@ export async function runSnapshotPass(deps: SnapshotPassDeps): Promise<PassSumma
     published: 0,
     resent: 0,
     failures: 0,
+    swept: 0,
     workers: [],
   };
   if (dry.obs.skipped.length > 0) {

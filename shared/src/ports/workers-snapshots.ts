@@ -43,6 +43,11 @@ export interface SnapshotStore {
    * WorkerStoreError `conflict` when the stored version is already ≥ this one (another pass saved first).
    */
   save(header: SnapshotHeader, full: GatewaySnapshot): Promise<void>;
+  /**
+   * Deletes the parts of at most `limit` snapshots whose grant ended before `cutoff`, keeping their
+   * headers (and versions); loadFull() of a swept one is null. Returns the swept worker ids. Idempotent.
+   */
+  sweepParts(cutoff: Date, limit: number, now: Date): Promise<string[]>;
   /** Updates header fields that do not change the snapshot itself (grant, draining, sentAt). */
   patchHeader(
     workerId: string,

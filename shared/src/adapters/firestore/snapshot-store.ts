@@ -35,6 +35,8 @@ const HeaderDoc = z.object({
   draining: z.record(z.string(), int).default({}),
   recent: z.array(z.object({ version: int, epoch: int, checksum: z.string() })).default([]),
   sentAt: ts.nullable().default(null),
+  /** Set when sweepParts() deleted the parts: the header stays for its version, the snapshot is gone. */
+  partsSweptAt: ts.nullable().default(null),
   proxies: int,
   parts: int,
   routing: z.array(GatewayRoute),
@@ -91,7 +93,7 @@ export class FirestoreSnapshotStore implements SnapshotStore {
 
   async loadFull(workerId: string): Promise<GatewaySnapshot | null> {
     const h = await this.readHeader(workerId);
-    if (!h) return null;
+    if (!h || h.partsSweptAt) return null;
     const refs = Array.from({ length: h.parts }, (_, i) =>
       this.ref(workerId).collection(PARTS).doc(String(i)),
     );
@@ -155,6 +157,39 @@ export class FirestoreSnapshotStore implements SnapshotStore {
       });
     } catch (err) {
       throw workerStoreFailure(err, `store the snapshot of ${header.workerId}`);
+    }
+  }
+
+  /**
+   * Deletes the parts (the bulk: up to ~1 MiB each) of at most `limit` snapshots whose grant ended before
+   * `cutoff`, keeping each small header with its version so that a worker id that comes back continues
+   * above it (the gateway refuses a lower version: domain/gateway/acceptance.ts). The grant is cleared
+   * with them, which takes the header out of the range this query reads (each header is swept once) and
+   * means what a lapsed grant means anyway: nothing held. One transaction per header, re-checking the
+   * grant, so a snapshot saved for a returning worker meanwhile is never touched. Returns the swept ids.
+   */
+  async sweepParts(cutoff: Date, limit: number, now: Date): Promise<string[]> {
+    const swept: string[] = [];
+    try {
+      const old = await this.db
+        .collection(Collections.snapshots)
+        .where('grantedUntil', '<', Timestamp.fromDate(cutoff))
+        .limit(limit)
+        .get();
+      for (const d of old.docs) {
+        const ref = this.ref(d.id);
+        const done = await this.db.runTransaction(async (tx) => {
+          const h = HeaderDoc.safeParse((await tx.get(ref)).data());
+          if (!h.success || !h.data.grantedUntil || h.data.grantedUntil >= cutoff) return false;
+          for (let i = 0; i < h.data.parts; i++) tx.delete(ref.collection(PARTS).doc(String(i)));
+          tx.update(ref, { parts: 0, grantedUntil: null, partsSweptAt: Timestamp.fromDate(now) });
+          return true;
+        });
+        if (done) swept.push(d.id);
+      }
+      return swept;
+    } catch (err) {
+      throw workerStoreFailure(err, 'sweep old snapshot parts');
     }
   }
 
