@@ -18,20 +18,15 @@ import { FirestoreRoutingStore } from '../../shared/src/adapters/firestore/snaps
 import { FirestoreSnapshotStore, PART_SIZE } from '../../shared/src/adapters/firestore/snapshot-store.js';
 import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker-store.js';
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
-import { DEFAULT_ROUTING } from '../../shared/src/domain/snapshots/content.js';
 import type { OwnershipChange } from '../../shared/src/domain/workers/ownership.js';
 import { DEFAULT_WORKER_SETTINGS } from '../../shared/src/domain/workers/settings.js';
-import {
-  GATEWAY_SNAPSHOT_SCHEMA_VERSION,
-  type GatewayProxy,
-  type GatewaySnapshotMessage,
-  sha256Hex,
-} from '../../shared/src/messages/gateway-snapshot.js';
+import { type GatewaySnapshotMessage, sha256Hex } from '../../shared/src/messages/gateway-snapshot.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
 import type { WorkerRecord } from '../../shared/src/ports/workers.js';
 import type { SnapshotHeader } from '../../shared/src/ports/workers-snapshots.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
 import { poolProxy } from '../support/worker-client.js';
+import { record, storeSnapshot } from '../support/worker-records.js';
 
 const projectId = testProjectId();
 const db = new Firestore({ projectId });
@@ -46,76 +41,8 @@ const T0 = new Date('2026-11-30T12:00:00Z');
 const at = (s: number) => new Date(T0.getTime() + s * 1000);
 const HOUR = 3600;
 
-function record(workerId: string, validUntil: Date): WorkerRecord {
-  return {
-    session: {
-      workerId,
-      instanceId: `i-${workerId}`,
-      sessionId: `s-${workerId}-${validUntil.getTime()}`,
-      zone: 'europe-west1-b',
-      protocolVersion: 1,
-      principal: 'token:gw',
-      registeredAt: new Date(validUntil.getTime() - settings.sessionTtlMs),
-      validUntil,
-      ackedVersion: null,
-      ackedEpoch: null,
-      ackedChecksum: null,
-      lastReportSequence: null,
-      lastReportDigest: null,
-      outcomeSequence: 0,
-    },
-    report: null,
-  };
-}
-
-const gatewayProxy = (i: number, until: Date): GatewayProxy => ({
-  name: `px-${i}`,
-  host: `10.1.${Math.floor(i / 250)}.${(i % 250) + 1}`,
-  port: 3128,
-  protocol: 'http',
-  capacity: 4,
-  expiresAt: until.toISOString(),
-  usableUntil: until.toISOString(),
-  attributes: {},
-});
-
-/** A stored header (as an earlier pass left it) of `version` with `grantedUntil`, and `n` proxies. */
-async function storeHeader(
-  workerId: string,
-  version: number,
-  grantedUntil: Date,
-  n = 0,
-  sessionId = 's-old',
-) {
-  const checksum = String(version).padStart(64, '0');
-  const header: SnapshotHeader = {
-    workerId,
-    version,
-    ownershipEpoch: 1,
-    checksum,
-    contentDigest: checksum,
-    sessionId,
-    generatedAt: new Date(grantedUntil.getTime() - settings.grantMs),
-    validUntil: grantedUntil,
-    grantedUntil,
-    draining: {},
-    recent: [{ version, epoch: 1, checksum }],
-    sentAt: grantedUntil,
-    proxies: n,
-  };
-  await snapshots.save(header, {
-    kind: 'full',
-    schemaVersion: GATEWAY_SNAPSHOT_SCHEMA_VERSION,
-    version,
-    ownershipEpoch: 1,
-    workerId,
-    generatedAt: header.generatedAt.toISOString(),
-    validUntil: grantedUntil.toISOString(),
-    routing: DEFAULT_ROUTING,
-    proxies: Array.from({ length: n }, (_, i) => gatewayProxy(i, grantedUntil)),
-    checksum,
-  });
-}
+const storeHeader = (id: string, version: number, grantedUntil: Date, n = 0) =>
+  storeSnapshot(snapshots, id, version, grantedUntil, n);
 
 /** What the pass was handed by the worker and snapshot stores, summed over the calls it made. */
 interface Reads {

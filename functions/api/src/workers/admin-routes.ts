@@ -8,6 +8,7 @@ import { ProxyName } from '../../../../shared/src/domain/proxy.js';
 import { DEFAULT_ROUTING } from '../../../../shared/src/domain/snapshots/content.js';
 import { ownedBy } from '../../../../shared/src/domain/workers/ownership.js';
 import type { WorkerSettings } from '../../../../shared/src/domain/workers/settings.js';
+import { viewCutoff } from '../../../../shared/src/domain/workers/view.js';
 import { GatewayRouting } from '../../../../shared/src/messages/gateway-snapshot.js';
 import type { Clock } from '../../../../shared/src/ports/clock.js';
 import type { WorkerStore } from '../../../../shared/src/ports/workers.js';
@@ -30,9 +31,9 @@ import { requestPass } from './service-deps.js';
 
 export interface GatewayAdminDeps {
   auth: Authenticator;
-  workers: Pick<WorkerStore, 'list'>;
+  workers: Pick<WorkerStore, 'list' | 'listInView'>;
   ownership: Pick<OwnershipStore, 'read'>;
-  snapshots: Pick<SnapshotStore, 'headers'>;
+  snapshots: Pick<SnapshotStore, 'headers' | 'headersInView'>;
   pool: GatewayPoolReader;
   routing: RoutingStore;
   reclaims: ReclaimStore;
@@ -54,6 +55,10 @@ const ReclaimBody = z
   })
   .strict();
 
+// `?all=true` reads every worker document ever written (one per gateway instance ever started on Cloud
+// Run): for finding an old one. The default is what the snapshot pass sees (domain/workers/view.ts).
+const AllQuery = z.enum(['true', 'false']).optional();
+
 const who = (p: Principal | undefined) =>
   !p ? 'unknown' : p.kind === 'google' ? p.email : p.kind === 'token' ? `token:${p.name}` : 'local';
 
@@ -63,15 +68,30 @@ export function gatewayAdminRoutes(deps: GatewayAdminDeps) {
   app.use('*', requireAdmin(deps.auth));
   const pass = (reason: string) => requestPass(deps, reason);
 
+  /** Workers and headers in view at `now` (or all of them), read as the snapshot pass reads them. */
+  const readWorkers = async (now: Date, all: boolean) => {
+    if (all) {
+      const [workers, headers] = await Promise.all([deps.workers.list(), deps.snapshots.headers()]);
+      return { workers, headers };
+    }
+    const cutoff = viewCutoff(now, deps.settings);
+    const workers = await deps.workers.listInView(cutoff);
+    const ids = workers.map((w) => w.session.workerId);
+    return { workers, headers: await deps.snapshots.headersInView(ids, cutoff) };
+  };
+
   app.get('/workers', async (c) => {
-    const [workers, headers, state] = await Promise.all([
-      deps.workers.list(),
-      deps.snapshots.headers(),
+    const all = AllQuery.safeParse(c.req.query('all'));
+    if (!all.success) throw new WorkerApiError(400, 'invalid_request', 'all must be true or false');
+    const now = deps.clock.now();
+    const everything = all.data === 'true';
+    const [{ workers, headers }, state] = await Promise.all([
+      readWorkers(now, everything),
       deps.ownership.read(),
     ]);
-    const now = deps.clock.now();
     return c.json({
       epoch: state.epoch,
+      validAfter: everything ? null : viewCutoff(now, deps.settings).toISOString(),
       workers: workers.map((w) =>
         workerView(
           w,
@@ -84,9 +104,10 @@ export function gatewayAdminRoutes(deps: GatewayAdminDeps) {
   });
 
   app.get('/ownership', async (c) => {
-    const [workers, headers, state, pool] = await Promise.all([
-      deps.workers.list(),
-      deps.snapshots.headers(),
+    // An owner out of view holds no grant (view.ts): its proxies show ownership_expired either way.
+    const now = deps.clock.now();
+    const [{ workers, headers }, state, pool] = await Promise.all([
+      readWorkers(now, false),
       deps.ownership.read(),
       deps.pool.inPool(),
     ]);
@@ -99,7 +120,7 @@ export function gatewayAdminRoutes(deps: GatewayAdminDeps) {
         workers: new Map(workers.map((w) => [w.session.workerId, w])),
         headers,
         reportTtlMs: deps.settings.reportTtlMs,
-        now: deps.clock.now(),
+        now,
       }),
     });
   });

@@ -1,0 +1,86 @@
+// GET /v1/gateway/workers and /ownership against the Firestore emulator: by default they show what the
+// snapshot pass sees (live workers and those lapsed within the view horizon), not every gateway instance
+// ever started; `?all=true` lists every worker document for finding an old one.
+import { Firestore } from '@google-cloud/firestore';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openAuthenticator } from '../../functions/api/src/auth/authenticator.js';
+import { gatewayAdminRoutes } from '../../functions/api/src/workers/admin-routes.js';
+import { FirestoreReclaimStore } from '../../shared/src/adapters/firestore/ownership-reclaim-store.js';
+import { FirestoreOwnershipStore } from '../../shared/src/adapters/firestore/ownership-store.js';
+import { FirestoreGatewayPoolReader } from '../../shared/src/adapters/firestore/snapshot-pool-reader.js';
+import { FirestoreRoutingStore } from '../../shared/src/adapters/firestore/snapshot-routing-store.js';
+import { FirestoreSnapshotStore } from '../../shared/src/adapters/firestore/snapshot-store.js';
+import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker-store.js';
+import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
+import { DEFAULT_WORKER_SETTINGS } from '../../shared/src/domain/workers/settings.js';
+import { ManualClock } from '../../shared/src/ports/clock.js';
+import { testProjectId } from '../support/emulators.js';
+import { record, storeSnapshot } from '../support/worker-records.js';
+
+const db = new Firestore({ projectId: testProjectId() });
+const workers = new FirestoreWorkerStore(db);
+const snapshots = new FirestoreSnapshotStore(db);
+afterAll(() => db.terminate());
+
+const T0 = new Date('2026-11-30T12:00:00Z');
+const at = (s: number) => new Date(T0.getTime() + s * 1000);
+const app = gatewayAdminRoutes({
+  auth: openAuthenticator(),
+  workers,
+  ownership: new FirestoreOwnershipStore(db),
+  snapshots,
+  pool: new FirestoreGatewayPoolReader(db),
+  routing: new FirestoreRoutingStore(db),
+  reclaims: new FirestoreReclaimStore(db),
+  requester: { request: async () => {} },
+  clock: new ManualClock(T0),
+  log: memoryLogger(),
+  settings: DEFAULT_WORKER_SETTINGS, // horizon 1 h
+});
+
+const get = async (path: string) => {
+  const res = await app.request(path);
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+};
+const ids = (body: Record<string, unknown>) =>
+  (body.workers as Array<{ workerId: string }>).map((w) => w.workerId).sort();
+
+beforeAll(async () => {
+  for (let i = 0; i < 12; i++) {
+    const id = `gw-dead-${String(i).padStart(2, '0')}`;
+    await workers.put(record(id, at(-2 * 3600 - i * 600)), null);
+    await storeSnapshot(snapshots, id, 3, at(-2 * 3600 - i * 600 + 150));
+  }
+  await workers.put(record('gw-recent', at(-900)), null);
+  await storeSnapshot(snapshots, 'gw-recent', 4, at(-800));
+  await workers.put(record('gw-live', at(20)), null);
+  await storeSnapshot(snapshots, 'gw-live', 9, at(170));
+});
+
+describe('GET /workers', () => {
+  it('shows the live and recently lapsed workers by default, with their snapshots', async () => {
+    const r = await get('/workers');
+    expect(r.status).toBe(200);
+    expect(ids(r.body)).toEqual(['gw-live', 'gw-recent']);
+    expect(r.body.validAfter).toBe(at(-3600).toISOString());
+    const live = (r.body.workers as Array<Record<string, unknown>>).find((w) => w.workerId === 'gw-live');
+    expect(live).toMatchObject({ live: true, snapshot: { version: 9 } });
+    const recent = (r.body.workers as Array<Record<string, unknown>>).find((w) => w.workerId === 'gw-recent');
+    expect(recent).toMatchObject({ live: false, snapshot: { version: 4 } });
+  });
+
+  it('?all=true lists every worker document ever written', async () => {
+    const r = await get('/workers?all=true');
+    expect(r.status).toBe(200);
+    expect(ids(r.body)).toHaveLength(14);
+    expect(r.body.validAfter).toBeNull();
+    const dead = (r.body.workers as Array<Record<string, unknown>>).find((w) => w.workerId === 'gw-dead-11');
+    expect(dead).toMatchObject({ live: false, snapshot: { version: 3 } });
+  });
+
+  it.each(['yes', '1', ''])('?all=%s is a 400 with a stable code', async (v) => {
+    const r = await get(`/workers?all=${v}`);
+    expect(r.status).toBe(400);
+    expect(r.body.error).toBe('invalid_request');
+  });
+});
