@@ -55,8 +55,10 @@ locals {
   # Composite indexes for queries that filter on one field and range or order on another. The code's
   # queries need none today: proxies by status.phase and spec.attributes.<k> are equality-only (served by
   # merging single-field indexes), listDue ranges and orders on status.nextReconcileAt alone (a single-
-  # field index), and the lease service reads documents by id and listens to whole collections. A query
-  # that needs one fails with FAILED_PRECONDITION and the index to add; add it here, never in the console.
+  # field index), the snapshot pass ranges on workers.validUntil and on snapshots.grantedUntil alone
+  # (single-field indexes: never exempt those two), and the lease service reads documents by id and
+  # listens to whole collections. A query that needs one fails with FAILED_PRECONDITION and the index
+  # to add; add it here, never in the console.
   composite_indexes = {}
 }
 
