@@ -50,8 +50,9 @@ export async function observe(deps: SnapshotPassDeps, now: Date): Promise<Observ
       },
     ]),
   );
-  // A worker whose session document is gone still holds whatever it was granted: keep it in view (not
-  // live) so its records wait for the grant to lapse instead of moving at once.
+  // A worker whose session document is gone (or lapsed just past the horizon) still holds whatever it was
+  // granted: keep it in view (not live) so its records wait for the grant to lapse instead of moving at
+  // once. The header query returns every grant lasting past the cutoff, so none is missed.
   for (const [id, h] of headers) {
     if (!views.has(id) && h.grantedUntil) {
       views.set(id, { session: ghostSession(id), report: null, grantedUntil: h.grantedUntil });
