@@ -3,7 +3,7 @@
 // gateway instances (Cloud Run registers one worker id per instance) are left unread, and a ghost's grant
 // (a header whose worker document is gone) is still honoured. The pass runs in this process on the real
 // Firestore adapters with a manual clock; only the Pub/Sub publisher is a recorder.
-import { Firestore } from '@google-cloud/firestore';
+import { Firestore, Timestamp } from '@google-cloud/firestore';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SnapshotPassDeps } from '../../functions/snapshot/src/deps.js';
 import { handleSnapshotEvent } from '../../functions/snapshot/src/handler.js';
@@ -224,6 +224,26 @@ describe('the storage sweep keeps headers, drops old parts', () => {
     // A day-old snapshot is kept whole.
     expect(await partsOf('gw-yesterday')).toBe(1);
     expect((await snapshots.loadFull('gw-yesterday'))?.proxies).toHaveLength(3);
+  });
+
+  it('headers edited into nonsense do not hold the sweep up', async () => {
+    const clock = new ManualClock(T0);
+    for (let i = 0; i < 5; i++) {
+      await db
+        .collection('snapshots')
+        .doc(`gw-bad-${i}`)
+        .set({ grantedUntil: Timestamp.fromDate(at(-30 * DAY)), version: 'x' });
+    }
+    await storeHeader('gw-old', 8, at(-10 * DAY), 2);
+    const deps = passDeps(clock, [], { workerIds: [], headerIds: [] });
+    // The batch (5) is taken up by the bad ones once; the next tick reaches the real one.
+    expect(await sweepOldSnapshots(deps)).toBe(0);
+    expect(await sweepOldSnapshots(deps)).toBe(1);
+    expect(await partsOf('gw-old')).toBe(0);
+    expect((await db.collection('snapshots').doc('gw-bad-0').get()).data()).toEqual({
+      grantedUntil: null,
+      version: 'x',
+    });
   });
 
   it('a pinned worker id that comes back after its parts were swept continues above its old version', async () => {
