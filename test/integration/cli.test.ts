@@ -302,6 +302,20 @@ describe('usage, credentials and reachability', () => {
     expect(r.stderr).toMatch(/^error: unauthenticated — no valid credential: set PROXYPLANE_TOKEN/);
   });
 
+  it('a token with a line break is refused before sending (exit 2), naming its source, never its value', async () => {
+    // fetch refuses such a header with a TypeError that quotes the whole "Bearer <token>" value.
+    const secret = 'sk-SECRETTOKEN';
+    for (const [name, value] of [
+      ['PROXYPLANE_TOKEN', `${secret}\nsecondline`],
+      ['PROXYPLANE_ADMIN_TOKEN', `${secret} with-a-space`],
+    ] as const) {
+      const r = await cli(['proxies', 'list'], { [name]: value });
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(new RegExp(`^error: invalid_input — the token from \\$${name} `));
+      expect(r.stderr + r.stdout).not.toContain(secret);
+    }
+  });
+
   it('an API that does not answer is unreachable (exit 1)', async () => {
     const port = await freePort(); // nothing listens there
     const r = await cli(['proxies', 'list', '--api', `http://127.0.0.1:${port}`]);
