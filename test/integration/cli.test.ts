@@ -142,8 +142,13 @@ describe('proxyplane proxies', () => {
     const notYaml = await cli(['proxies', 'create', '-f', file('junk.json', '{"name": "x",')]);
     expect(notYaml.code).toBe(2);
     expect(notYaml.stderr).toMatch(/^error: invalid_input — .*junk\.json is not valid YAML or JSON/);
+    // A file that cannot be read is bad input too (exit 2), not an internal error.
     const missing = await cli(['proxies', 'create', '-f', join(dir, 'nope.yaml')]);
-    expect(missing.code).not.toBe(0);
+    expect(missing).toMatchObject({ code: 2, stdout: '' });
+    expect(missing.stderr).toMatch(/^error: invalid_input — cannot read \S*nope\.yaml: ENOENT\n/);
+    const directory = await cli(['proxies', 'create', '-f', dir]);
+    expect(directory).toMatchObject({ code: 2, stdout: '' });
+    expect(directory.stderr).toMatch(/^error: invalid_input — cannot read \S+: EISDIR\n/);
     expect(await storedNames()).toEqual(['cli-ext', 'cli-managed']);
   });
 
