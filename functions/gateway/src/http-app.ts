@@ -13,6 +13,8 @@ import type { PromRecorder } from './metrics.js';
 import type { SocketCounts } from './sockets.js';
 import type { GatewayWorker } from './worker.js';
 
+const NOT_JSON = Symbol('not JSON');
+
 export interface HttpAppDeps extends FetchDeps {
   auth: ClientAuth;
   metrics: PromRecorder;
@@ -85,17 +87,15 @@ export function createHttpApp(deps: HttpAppDeps) {
           'WWW-Authenticate': 'Bearer, Basic realm="proxyplane"',
         });
       }
-      const json = await c.req.json().catch(() => undefined);
+      const json: unknown = await c.req.json().catch(() => NOT_JSON);
       const parsed = FetchRequest.safeParse(json);
       if (!parsed.success) {
         deps.recorder.request('fetch', '-', 'bad_request');
-        return c.json(
-          {
-            error: 'bad_request',
-            issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
-          },
-          400,
-        );
+        const issues =
+          json === NOT_JSON
+            ? [{ path: '', message: 'the body is not JSON' }]
+            : parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+        return c.json({ error: 'bad_request', issues }, 400);
       }
       const r = await fetchThrough(parsed.data, user, deps);
       if (!r.ok) {

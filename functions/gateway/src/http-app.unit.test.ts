@@ -79,6 +79,13 @@ describe('HTTP listener', () => {
     expect(((await r.json()) as { error: string }).error).toBe(code);
   });
 
+  it('says which way a body is wrong: not JSON, or not the schema', async () => {
+    const issues = async (res: Response | Promise<Response>) =>
+      ((await (await res).json()) as { issues: Array<{ path: string; message: string }> }).issues;
+    expect(await issues(post('not json'))).toEqual([{ path: '', message: 'the body is not JSON' }]);
+    expect((await issues(post(JSON.stringify({ url: 'ftp://x/' }))))[0]?.path).toBe('url');
+  });
+
   it('reports health, readiness and metrics', async () => {
     const a = app();
     expect(await (await a.request('/healthz')).json()).toMatchObject({
