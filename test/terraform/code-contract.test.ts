@@ -4,8 +4,9 @@
 // (so a renamed variable fails here, not as a VM in the default network); the gateway's token audience is
 // one the API accepts; topic grants are exactly the publishers each unit's code reaches; the alert on a
 // stale gateway fires before the gateway stops. Nothing here needs a provider or a cloud.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { SecretManagerServiceClient } from '@google-cloud/secret-manager';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { NETWORK_TAG } from '../../shared/src/adapters/gce/labels.js';
 import { loadFunctionTable, loadPubSubTable, loadScheduleTable } from '../../shared/src/config/topology.js';
@@ -242,25 +243,25 @@ describe('proxy.failed: the alert groups by the failure reason the code logs', (
   });
 });
 
+/** Every TypeScript source file reachable from the unit's entry through relative imports. */
+function sourceClosure(entry: string): string[] {
+  const files = new Set<string>();
+  const pending = [join(repoRoot, entry)];
+  while (pending.length > 0) {
+    const file = pending.pop()!;
+    if (files.has(file)) continue;
+    files.add(file);
+    const text = readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)'(\.[^']+)'/gm)) {
+      const ts = join(dirname(file), m[1]!.replace(/\.js$/, '.ts'));
+      if (existsSync(ts)) pending.push(ts);
+    }
+  }
+  return [...files];
+}
+
 describe('topic publish grants are exactly the publishers the code reaches', () => {
   const topics = Object.keys(loadPubSubTable().topics);
-
-  /** Every TypeScript source file reachable from the unit's entry through relative imports. */
-  function sourceClosure(entry: string): string[] {
-    const files = new Set<string>();
-    const pending = [join(repoRoot, entry)];
-    while (pending.length > 0) {
-      const file = pending.pop()!;
-      if (files.has(file)) continue;
-      files.add(file);
-      const text = readFileSync(file, 'utf8');
-      for (const m of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)'(\.[^']+)'/gm)) {
-        const ts = join(dirname(file), m[1]!.replace(/\.js$/, '.ts'));
-        if (existsSync(ts)) pending.push(ts);
-      }
-    }
-    return [...files];
-  }
 
   /** Topics named (as a literal or an exported constant) by a file that publishes. */
   function publishedTopics(unit: Unit): string[] {
@@ -287,6 +288,163 @@ describe('topic publish grants are exactly the publishers the code reaches', () 
     expect(granted).toEqual(fromCode);
     // The reading above must see something: the fan-out to reconcile is everywhere.
     expect(fromCode).toContain('reconcile-requests fn-probe');
+  });
+});
+
+describe('Secret Manager grants are exactly the calls each reader makes, on the kinds of secret it reads', () => {
+  const READER = join(repoRoot, 'shared/src/adapters/secret-manager/reader.ts');
+  const PORTS = join(repoRoot, 'shared/src/ports/secrets.ts');
+  /** The permission each Secret Manager RPC checks (https://cloud.google.com/secret-manager/docs/access-control). */
+  const RPC_PERMISSION: Record<string, string> = {
+    accessSecretVersion: 'secretmanager.versions.access',
+    getSecretVersion: 'secretmanager.versions.get',
+    listSecretVersions: 'secretmanager.versions.list',
+    getSecret: 'secretmanager.secrets.get',
+    listSecrets: 'secretmanager.secrets.list',
+  };
+  /**
+   * The narrowest predefined role that holds each permission, grantable on a secret
+   * (https://cloud.google.com/iam/docs/roles-permissions/secretmanager): secretAccessor holds ONLY
+   * versions.access; viewer holds metadata (secrets.get/list, versions.get/list) and never the payload.
+   */
+  const LEAST_ROLE: Record<string, string> = {
+    'secretmanager.versions.access': 'roles/secretmanager.secretAccessor',
+    'secretmanager.versions.get': 'roles/secretmanager.viewer',
+    'secretmanager.versions.list': 'roles/secretmanager.viewer',
+    'secretmanager.secrets.get': 'roles/secretmanager.viewer',
+    'secretmanager.secrets.list': 'roles/secretmanager.viewer',
+  };
+  /** The port a unit's code is typed against, per method of SecretManagerSecretReader. */
+  const PORT_OF: Record<string, string> = { access: 'SecretReader', resolve: 'SecretVersionResolver' };
+  /**
+   * What each unit reads through a spec's references, and with which port method: proxy credentials
+   * (spec.credentialsRef) and cloud-init scripts (spec.cloudInit.secretRef). The code check below keeps
+   * the unit/method pairs honest; the kind is what the reference names (variables.tf's kinds).
+   */
+  const SPEC_READS: [unit: string, kind: string, method: string][] = [
+    ['api', 'proxy-credentials', 'access'], // a lease response carries them
+    ['gateway', 'proxy-credentials', 'access'], // it chains through the proxy with them
+    ['probe', 'proxy-credentials', 'access'], // it authenticates its probes
+    ['reconcile', 'proxy-credentials', 'resolve'], // only the version name, for the VM's metadata
+    ['reconcile', 'cloud-init', 'access'], // the script goes into the VM's user-data
+  ];
+
+  const rpcNames = () =>
+    Object.getOwnPropertyNames(SecretManagerServiceClient.prototype).filter(
+      (n) => (/Secret/.test(n) && !/^match|Path$/.test(n)) || /IamPolicy|IamPermissions/.test(n),
+    );
+
+  /** SecretManagerSecretReader's methods and the RPCs each one makes. */
+  function readerRpcs(): Map<string, string[]> {
+    const text = readFileSync(READER, 'utf8');
+    const body = /class SecretManagerSecretReader[^{]*\{([\s\S]*)\n\}/.exec(text)?.[1] ?? '';
+    const out = new Map<string, string[]>();
+    for (const m of body.split(/\n {2}(?=async \w+\()/).slice(1)) {
+      const method = /^async (\w+)\(/.exec(m)![1]!;
+      out.set(
+        method,
+        [...m.matchAll(/this\.client\.(\w+)\(/g)].map((c) => c[1]!),
+      );
+    }
+    return out;
+  }
+
+  /** The reader methods a unit's code calls: the ports its import closure is typed against. */
+  function portMethods(unit: Unit): string[] {
+    const files = sourceClosure(unit.entry);
+    if (!files.includes(READER)) return [];
+    const texts = files.filter((f) => f !== READER && f !== PORTS).map((f) => readFileSync(f, 'utf8'));
+    return Object.entries(PORT_OF)
+      .filter(([, port]) => texts.some((t) => new RegExp(`\\b${port}\\b`).test(t)))
+      .map(([method]) => method)
+      .sort();
+  }
+
+  /** The grants secrets.tf makes: "kind reader role" for each reader of each kind. */
+  function granted(): string[] {
+    const out: string[] = [];
+    for (const [resource, readers, grants] of [
+      ['reader', 'secret_readers', 'secret_grants'],
+      ['metadata_reader', 'secret_metadata_readers', 'secret_metadata_grants'],
+    ] as const) {
+      const block = resourceOf(tf, 'google_secret_manager_secret_iam_member', resource);
+      expect(block.for_each).toBe(`\${local.${grants}}`);
+      expect(String(tf.locals[grants])).toContain(`local.${readers}`);
+      const byKind = tf.locals[readers] as Record<string, Record<string, string>>;
+      for (const [kind, members] of Object.entries(byKind)) {
+        for (const [reader, member] of Object.entries(members)) {
+          // The label is the account: a grant named "reconcile" goes to reconcile's account.
+          const account = /^\$\{google_service_account\.(?:function\["(\w+)"\]|(\w+))\.member\}$/.exec(
+            member,
+          );
+          expect((account?.[1] ?? account?.[2])?.replaceAll('_', '-'), member).toBe(reader);
+          out.push(`${kind} ${reader} ${block.role}`);
+        }
+      }
+    }
+    return out.sort();
+  }
+
+  it('only reader.ts calls Secret Manager, and every RPC it makes has a known permission', () => {
+    const rpcs = rpcNames();
+    expect(rpcs).toEqual(expect.arrayContaining(['accessSecretVersion', 'getSecretVersion']));
+    const sources = [join(repoRoot, 'functions'), join(repoRoot, 'shared/src')].flatMap((dir) =>
+      readdirSync(dir, { recursive: true, encoding: 'utf8' })
+        .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.includes('node_modules'))
+        .map((f) => join(dir, f)),
+    );
+    const callers = sources.filter((f) => {
+      const text = readFileSync(f, 'utf8');
+      return rpcs.some((rpc) => new RegExp(`\\.${rpc}\\(`).test(text));
+    });
+    expect(callers).toEqual([READER]);
+    const used = [...readerRpcs().values()].flat();
+    expect(used.length).toBeGreaterThan(0);
+    for (const rpc of used) expect(Object.keys(RPC_PERMISSION), rpc).toContain(rpc);
+  });
+
+  it("the reader methods each unit's code calls are the ones SPEC_READS lists", () => {
+    const fromCode = units.flatMap((u) => portMethods(u).map((m) => `${u.name} ${m}`)).sort();
+    const listed = [...new Set(SPEC_READS.map(([unit, , method]) => `${unit} ${method}`))].sort();
+    expect(fromCode).toEqual(listed);
+    // And the kinds: reconcile resolves the credentials reference, and reads the cloud-init one.
+    const cloudInit = readFileSync(join(repoRoot, 'functions/reconcile/src/cloud-init.ts'), 'utf8');
+    expect(cloudInit).toMatch(/spec\.credentialsRef[\s\S]{0,120}secrets\.resolve\(/);
+    expect(cloudInit).toMatch(/ci\.secretRef[\s\S]{0,60}secrets\.access\(/);
+  });
+
+  it('every permission a reader needs on a kind is granted on it, with the narrowest role, and nothing more', () => {
+    const rpcsOf = readerRpcs();
+    const needs: string[] = [];
+    const need = (kind: string, reader: string, permission: string) =>
+      needs.push(`${kind} ${reader} ${LEAST_ROLE[permission]}`);
+    for (const [unit, kind, method] of SPEC_READS)
+      for (const rpc of rpcsOf.get(method) ?? []) need(kind, unit, RPC_PERMISSION[rpc]!);
+    // Cloud Run reads a secret-backed env var as the service's own account (versions.access): every kind
+    // a service's env may name, present in the sample variables or not (admin-tokens is optional).
+    for (const u of units.filter((u) => u.kind !== 'function')) {
+      const container = nested(
+        resourceOf(tf, 'google_cloud_run_v2_service', u.name),
+        'template',
+        'containers',
+      );
+      const envBlocks = (container.dynamic as { env?: Block[] }).env ?? [];
+      for (const block of envBlocks) {
+        const local = /local\.(\w+_secret_env)\b/.exec(String(block.for_each))?.[1];
+        for (const kind of Object.values((local ? tf.locals[local] : {}) as Record<string, string>))
+          need(kind, u.name, 'secretmanager.versions.access');
+      }
+      for (const kind of Object.values(unitOf(u.name).env.secrets))
+        expect(needs).toContain(`${kind} ${u.name} roles/secretmanager.secretAccessor`);
+    }
+    for (const u of units.filter((u) => u.kind === 'function'))
+      expect(unitOf(u.name).env.secrets).toEqual({});
+    // The proxy VM reads its credentials at boot with :access (the default startup script).
+    const script = readFileSync(join(repoRoot, 'shared/src/domain/cloud-init/startup-script.ts'), 'utf8');
+    expect(script).toContain('/\\${SECRET_NAME}:access"');
+    need('proxy-credentials', 'proxy-vm', 'secretmanager.versions.access');
+    expect(needs).toContain('proxy-credentials reconcile roles/secretmanager.viewer');
+    expect(granted()).toEqual([...new Set(needs)].sort());
   });
 });
 
