@@ -233,6 +233,45 @@ describe('the stale-gateway alert fires before the gateway stops taking traffic'
   });
 });
 
+describe('every log line an alert counts survives every log_level Terraform allows', () => {
+  const LEVELS = ['debug', 'info', 'warn', 'error'];
+
+  /** The level each counted event is logged at, from the `log.<level>('…', { event: '…'` calls. */
+  function levelsOf(event: string): string[] {
+    const call = new RegExp(
+      `\\.(debug|info|warn|error)\\(\\s*(?:'[^']*'|\`[^\`]*\`)\\s*,\\s*\\{[^}]*?\\bevent: '${event.replace('.', '\\.')}'`,
+      'g',
+    );
+    return ['functions', 'shared/src']
+      .flatMap((dir) =>
+        readdirSync(join(repoRoot, dir), { recursive: true, encoding: 'utf8' })
+          .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.includes('node_modules'))
+          .map((f) => readFileSync(join(repoRoot, dir, f), 'utf8')),
+      )
+      .flatMap((text) => [...text.matchAll(call)].map((m) => m[1]!));
+  }
+
+  it('the lowest level an event is logged at is at or below the highest log_level allowed', () => {
+    const condition = JSON.stringify(tf.variable.log_level!.validation);
+    const list = /contains\(\[([^\]]*)\], var\.log_level\)/.exec(condition.replaceAll('\\"', '"'));
+    const allowed = [...(list?.[1] ?? '').matchAll(/"(\w+)"/g)].map((m) => m[1]!);
+    expect(allowed).toContain(values.variable('log_level'));
+    const highest = Math.max(...allowed.map((l) => LEVELS.indexOf(l)));
+    const counters = tf.locals.log_counters as Record<string, { event: string }>;
+    const events = [...Object.values(counters).map((c) => c.event), 'gateway.snapshot_age'];
+    expect(String(resourceOf(tf, 'google_logging_metric', 'worker_snapshot_age').filter)).toContain(
+      'gateway.snapshot_age',
+    );
+    for (const event of events) {
+      const levels = levelsOf(event);
+      expect(levels.length, `no log call emits ${event}`).toBeGreaterThan(0);
+      // A line logged below the configured level is dropped: the alert would never (or always) fire.
+      for (const level of levels)
+        expect(LEVELS.indexOf(level), `${event} at ${level}`).toBeGreaterThanOrEqual(highest);
+    }
+  });
+});
+
 describe('proxy.failed: the alert groups by the failure reason the code logs', () => {
   it('labels on failureReason, a field of the proxy.failed line, not the request reason', () => {
     const counters = tf.locals.log_counters as Record<string, { labels: Record<string, string> }>;
