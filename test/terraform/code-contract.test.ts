@@ -8,6 +8,13 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SecretManagerServiceClient } from '@google-cloud/secret-manager';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { pollIntervals } from '../../functions/reconcile/src/config.js';
+import {
+  marginMs,
+  type RequeueConfig,
+  steadyRefreshMs,
+  tickPeriodMs,
+} from '../../functions/requeue/src/config.js';
 import { NETWORK_TAG } from '../../shared/src/adapters/gce/labels.js';
 import { loadFunctionTable, loadPubSubTable, loadScheduleTable } from '../../shared/src/config/topology.js';
 import { ManagedSpec } from '../../shared/src/domain/proxy.js';
@@ -177,6 +184,28 @@ describe('drift poll', () => {
     const priced = [...cost.matchAll(/`D` = (\d+) min/g)].map((m) => Number(m[1]));
     expect(priced.length).toBeGreaterThan(0);
     for (const minutes of priced) expect(minutes * 60).toBe(seconds);
+  });
+});
+
+describe('requeue: the loop docs/cost.md prices is the one the deployed config runs', () => {
+  it('its window, listDue polls a tick, steady-fleet listing period and memory', () => {
+    const config = configOf<RequeueConfig>('requeue');
+    const period = tickPeriodMs(config);
+    const windowMs = period - marginMs(config, period);
+    const seconds = windowMs / 1000;
+    const polls = Math.ceil(windowMs / Math.min(config.REQUEUE_POLL_MS, period));
+    const refresh = steadyRefreshMs(period, pollIntervals(config).DriftPoll);
+    // The refresh is checked once per sweep, so the fleet is listed on the first tick that far apart.
+    const listEvery = Math.ceil(refresh / period);
+    const memory = /^(\d+)Mi$/.exec(loadFunctionTable().functions.requeue!.memory)?.[1];
+    expect([period, seconds, polls, listEvery]).toEqual([60_000, 59, 59, 3]);
+    const cost = readFileSync(join(repoRoot, 'docs/cost.md'), 'utf8');
+    expect(cost).toContain(`requeue \`T · ${seconds} s\` at ${memory} MiB`);
+    expect(cost).toContain(`| ${seconds} s at ${memory} MiB `);
+    expect(cost).toContain(`\`${polls}·T\` (requeue: \`listDue\` polls)`);
+    expect(cost).toContain(`| ${polls} reads a tick`);
+    expect(cost).toContain(`\`N·T/${listEvery}\` (requeue: the steady fleet`);
+    expect(cost).toContain(`\`N/${listEvery}\` = ${Math.round(1000 / listEvery)} reads`);
   });
 });
 
