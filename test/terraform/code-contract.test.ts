@@ -8,6 +8,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SecretManagerServiceClient } from '@google-cloud/secret-manager';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { loadGatewayConfig } from '../../functions/gateway/src/config.js';
 import { pollIntervals } from '../../functions/reconcile/src/config.js';
 import {
   marginMs,
@@ -27,6 +28,7 @@ import {
   type Loaded,
   loadUnitConfig,
   SAMPLE_PROJECT,
+  SECRET_SAMPLES,
   TerraformValues,
   terraformEnv,
   type UnitEnv,
@@ -536,6 +538,37 @@ describe('docs/deploy.md describes the Terraform as it is', () => {
     ]);
     const policies = Object.keys(tf.resource.google_monitoring_alert_policy ?? {}).length;
     expect(text).toContain(`${metrics} log-based metrics, ${policies} alert policies`);
+  });
+
+  it("the CONNECT gateway VM's startup script starts a gateway the config loader accepts", () => {
+    const script = /\n#!\/bin\/bash\n([\s\S]*?)\nSCRIPT\n/.exec(deploy())?.[1] ?? '';
+    expect(script).toContain('docker run');
+    // What each `$(…)` of the script reads on the VM, as this file's samples.
+    const fromVm: Record<string, string> = {
+      $project: SAMPLE_PROJECT,
+      '$(md instance/attributes/region)': 'us-central1',
+      '$(md instance/attributes/control-plane-url)': configOf<{ CONTROL_PLANE_URL: string }>('gateway')
+        .CONTROL_PLANE_URL,
+    };
+    const env: Record<string, string> = {};
+    for (const m of script.matchAll(/-e (\w+)=("[^"]*"|\S+)/g)) {
+      const raw = m[2]!.replace(/^"|"$/g, '');
+      env[m[1]!] = fromVm[raw] ?? raw;
+      expect(env[m[1]!], `${m[1]} = ${raw}`).not.toMatch(/\$/);
+    }
+    // The env file the script writes from the gateway-clients secret.
+    const fromSecret = [...script.matchAll(/printf '(\w+)=%s\\n' "\$users" >([\w/.-]+)/g)];
+    expect(fromSecret.map((m) => m[1])).toEqual(['GATEWAY_CLIENT_USERS']);
+    expect(script).toContain(`--env-file=${fromSecret[0]![2]}`);
+    expect(script).toMatch(/secrets\/\$\(md instance\/attributes\/clients-secret\)\/versions\/latest:access/);
+    const gatewayEnv = { ...env, GATEWAY_CLIENT_USERS: SECRET_SAMPLES['gateway-clients']! };
+    const config = loadGatewayConfig([], gatewayEnv);
+    expect(config).toMatchObject({ GATEWAY_PROXY_PORT: 8081, GOOGLE_CLOUD_PROJECT: SAMPLE_PROJECT });
+    expect(config.CONTROL_PLANE_URL).toBe(
+      configOf<{ CONTROL_PLANE_URL: string }>('gateway').CONTROL_PLANE_URL,
+    );
+    // Without the secret's value it would not start (what the earlier command did).
+    expect(() => loadGatewayConfig([], env)).toThrow(/no client credentials/);
   });
 
   it('names every custom role to undelete after a destroy', () => {
