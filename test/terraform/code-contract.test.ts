@@ -571,6 +571,14 @@ describe('docs/deploy.md describes the Terraform as it is', () => {
     expect(() => loadGatewayConfig([], env)).toThrow(/no client credentials/);
   });
 
+  it("the /v1/fetch example puts IAM's token where Cloud Run reads it and the client user in Authorization", () => {
+    const call = /curl [^\n]*X-Serverless-Authorization[\s\S]*?\/v1\/fetch[^\n]*/.exec(deploy())?.[0] ?? '';
+    expect(call).toContain('-H "X-Serverless-Authorization: Bearer $(gcloud auth print-identity-token');
+    expect(call).toContain('-H "Authorization: Basic $(printf');
+    expect(call).not.toContain('Proxy-Authorization');
+    expect(deploy()).not.toMatch(/Cloud Run leaves alone/);
+  });
+
   it('names every custom role to undelete after a destroy', () => {
     const teardown = deploy().split('## Tear it down')[1] ?? '';
     expect(teardown).toContain('gcloud iam roles undelete');
