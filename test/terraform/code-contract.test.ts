@@ -579,6 +579,18 @@ describe('docs/deploy.md describes the Terraform as it is', () => {
     expect(deploy()).not.toMatch(/Cloud Run leaves alone/);
   });
 
+  it('warns that a subnet used by Direct VPC egress outlives the destroy by 1–2 hours', () => {
+    const teardown = deploy().split('## Tear it down')[1] ?? '';
+    const direct = Object.entries(tf.resource.google_cloud_run_v2_service ?? {}).flatMap(([, service]) => {
+      const access = (nested(service as Block, 'template').vpc_access as Block[] | undefined)?.[0];
+      const nics = (access?.network_interfaces as Block[] | undefined) ?? [];
+      return nics.map((n) => /google_compute_subnetwork\.(\w+)\.id/.exec(String(n.subnetwork))?.[1]);
+    });
+    expect(direct).toEqual(['gateway_egress']);
+    for (const subnet of direct) expect(teardown).toContain(`google_compute_subnetwork.${subnet}`);
+    expect(teardown).toMatch(/1–2 hours[\s\S]*run the\s+same `terraform destroy` again/);
+  });
+
   it('names every custom role to undelete after a destroy', () => {
     const teardown = deploy().split('## Tear it down')[1] ?? '';
     expect(teardown).toContain('gcloud iam roles undelete');
