@@ -591,6 +591,30 @@ describe('docs/deploy.md describes the Terraform as it is', () => {
     expect(teardown).toMatch(/1–2 hours[\s\S]*run the\s+same `terraform destroy` again/);
   });
 
+  it("README gives deploy.md's steps in deploy.md's order: the image build needs the bootstrap apply's registry", () => {
+    const steps = [...deploy().matchAll(/^\*\*(\d)\. ([^*]+)\*\*/gm)].map((m) => `${m[1]} ${m[2]}`);
+    expect(steps.map((s) => s.slice(0, 1))).toEqual(['1', '2', '3', '4']);
+    expect(steps[1]).toMatch(/Bootstrap the image registry, the accounts/);
+    expect(steps[2]).toMatch(/Build the api and gateway images/);
+    expect(deploy()).toContain('-target=google_artifact_registry_repository.images');
+    const readme = (readFileSync(join(repoRoot, 'README.md'), 'utf8').split('## Deploying')[1] ?? '').replace(
+      /\s+/g,
+      ' ',
+    );
+    const at = (text: string) => {
+      const i = readme.indexOf(text);
+      expect(i, text).toBeGreaterThanOrEqual(0);
+      return i;
+    };
+    const order = [
+      at('build the function sources'),
+      at('creates the Artifact Registry repository'),
+      at('build and push the api and gateway images'),
+      at('an apply that starts everything'),
+    ];
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+  });
+
   it('names every custom role to undelete after a destroy', () => {
     const teardown = deploy().split('## Tear it down')[1] ?? '';
     expect(teardown).toContain('gcloud iam roles undelete');
