@@ -615,6 +615,27 @@ describe('docs/deploy.md describes the Terraform as it is', () => {
     expect([...order].sort((a, b) => a - b)).toEqual(order);
   });
 
+  it("operations.md gives the gateway's egress as Terraform builds it: Direct VPC egress, the connector only the probe's", () => {
+    const gateway = nested(
+      resourceOf(tf, 'google_cloud_run_v2_service', 'gateway'),
+      'template',
+      'vpc_access',
+    );
+    expect(gateway.connector).toBeUndefined();
+    expect(nested(gateway, 'network_interfaces').subnetwork).toBe(
+      '${google_compute_subnetwork.gateway_egress.id}',
+    );
+    const fn = nested(resourceOf(tf, 'google_cloudfunctions2_function', 'fn'), 'service_config');
+    expect(String(fn.vpc_connector)).toContain('local.proxy_egress_functions');
+    expect(tf.locals.proxy_egress_functions).toBe('${toset(["probe"])}');
+    const ops = readFileSync(join(repoRoot, 'docs/operations.md'), 'utf8').replace(/\s+/g, ' ');
+    // Every sentence that puts a VPC connector on a path names it as the probe's.
+    const sentences = ops.split(/(?<=[.:])\s/).filter((t) => /VPC connector/.test(t));
+    expect(sentences.length).toBeGreaterThan(0);
+    for (const t of sentences) expect(t).toMatch(/probe/);
+    expect(ops).toMatch(/Direct VPC egress on (the )?`proxyplane-gateway-egress`/);
+  });
+
   it('names every custom role to undelete after a destroy', () => {
     const teardown = deploy().split('## Tear it down')[1] ?? '';
     expect(teardown).toContain('gcloud iam roles undelete');
