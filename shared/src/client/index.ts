@@ -65,6 +65,10 @@ export class LeaseClient {
   private readonly fetch: typeof fetch;
 
   constructor(private readonly opts: LeaseClientOptions) {
+    // fetch would refuse such a header with a TypeError quoting the whole value — into the crawler's logs.
+    if (opts.token !== undefined && !/^[\x21-\x7e]+$/.test(opts.token)) {
+      throw new TypeError('LeaseClient: the token must be visible ASCII (no spaces or line breaks)');
+    }
     this.base = opts.baseUrl.replace(/\/+$/, '');
     this.fetch = opts.fetch ?? globalThis.fetch;
   }

@@ -142,6 +142,12 @@ describe('LeaseClient', () => {
     });
   });
 
+  it('refuses a token with a line break without quoting it', () => {
+    const make = () => new LeaseClient({ baseUrl: 'http://api', token: 'tok-SECRET\nline' });
+    expect(make).toThrow(TypeError);
+    expect(make).not.toThrow(/SECRET/);
+  });
+
   it('encodes list filters', async () => {
     const f = fakeFetch([[200, { proxies: [], count: 0 }]]);
     const client = new LeaseClient({ baseUrl: 'http://api', fetch: f.fetch });
