@@ -408,14 +408,27 @@ describe('Secret Manager grants are exactly the calls each reader makes, on the 
   function readerRpcs(): Map<string, string[]> {
     const text = readFileSync(READER, 'utf8');
     const body = /class SecretManagerSecretReader[^{]*\{([\s\S]*)\n\}/.exec(text)?.[1] ?? '';
+    // Each member's text runs from its signature (two spaces in) to the next member's.
+    const signature = /\n {2}((?:(?:private|protected|public|static|async)\s+)*)(\w+)\s*\(/g;
+    const members = [...body.matchAll(signature)].map((m, i, all) => ({
+      name: m[2]!,
+      private: /\b(private|protected)\b/.test(m[1]!),
+      text: body.slice(m.index, all[i + 1]?.index ?? body.length),
+    }));
+    const byName = new Map(members.map((m) => [m.name, m]));
+    // A public method's RPCs include those of the helpers it calls (this.helper(…)), transitively.
+    const rpcs = (name: string, seen: Set<string>): string[] => {
+      const m = byName.get(name);
+      if (!m || seen.has(name)) return [];
+      seen.add(name);
+      const own = [...m.text.matchAll(/this\.client\.(\w+)\(/g)].map((c) => c[1]!);
+      const helpers = [...m.text.matchAll(/this\.(\w+)\(/g)].map((c) => c[1]!);
+      return [...own, ...helpers.flatMap((h) => rpcs(h, seen))];
+    };
     const out = new Map<string, string[]>();
-    for (const m of body.split(/\n {2}(?=async \w+\()/).slice(1)) {
-      const method = /^async (\w+)\(/.exec(m)![1]!;
-      out.set(
-        method,
-        [...m.matchAll(/this\.client\.(\w+)\(/g)].map((c) => c[1]!),
-      );
-    }
+    for (const m of members)
+      if (!m.private && m.name !== 'constructor') out.set(m.name, [...new Set(rpcs(m.name, new Set()))]);
+    expect([...out.keys()].sort()).toEqual(Object.keys(PORT_OF).sort());
     return out;
   }
 
