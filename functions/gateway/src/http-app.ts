@@ -1,7 +1,8 @@
 // The HTTP listener (Cloud Run's $PORT): POST /v1/fetch, /healthz, /readyz and /metrics, as a Hono app
 // built from plain parameters. Fetch callers authenticate with `Authorization: Bearer <token>`, or with a
-// client user as `Proxy-Authorization: Basic` (works beside Cloud Run IAM, which owns Authorization) or
-// `Authorization: Basic`.
+// client user as `Proxy-Authorization: Basic` or `Authorization: Basic`. Behind Cloud Run IAM the caller's
+// identity token goes in X-Serverless-Authorization, leaving Authorization to us (docs/deploy.md):
+// Proxy-Authorization is documented as stripped for Cloud Run functions, so nothing relies on it there.
 import { Readable, Transform } from 'node:stream';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
