@@ -71,9 +71,20 @@ export function none(positionals: string[]): void {
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
 }
 
-export function positiveInt(raw: string | undefined, flag: string, fallback: number): number {
+/** `max` bounds a value that becomes a timer or a loop (Node's timers fire at once past 2^31-1 ms). */
+export function positiveInt(
+  raw: string | undefined,
+  flag: string,
+  fallback: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
   if (raw === undefined) return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1)
-    throw new UsageError(`${flag} must be a positive integer, got "${raw}"`);
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > max) {
+    throw new UsageError(
+      max === Number.MAX_SAFE_INTEGER
+        ? `${flag} must be a positive integer, got "${raw}"`
+        : `${flag} must be an integer from 1 to ${max}, got "${raw}"`,
+    );
+  }
   return Number(raw);
 }

@@ -46,4 +46,10 @@ describe('outputOf / positiveInt', () => {
   it.each([['0'], ['-1'], ['1.5'], ['x']])('refuses %s', (v) => {
     expect(() => positiveInt(v, '--ttl', 1)).toThrow(UsageError);
   });
+  it('bounds a value by max, inclusive', () => {
+    expect(positiveInt('60', '--interval', 1, 60)).toBe(60);
+    expect(() => positiveInt('61', '--interval', 1, 60)).toThrow(
+      /^--interval must be an integer from 1 to 60, got "61"$/,
+    );
+  });
 });

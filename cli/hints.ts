@@ -61,6 +61,21 @@ export function hintFor(code: string, body: unknown, status: number, path = ''):
   return `the API answered HTTP ${status}`;
 }
 
+const NETWORK_CODE = /^(E[A-Z0-9_]+|UND_ERR_[A-Z0-9_]+)$/;
+
+/**
+ * Why fetch got no answer, as a code only. fetch wraps the socket error: TypeError("fetch failed") whose
+ * cause has the errno code. Any other failure's message is never printed: some quote the request (a
+ * refused header value is the whole "Bearer <token>").
+ */
+function networkReason(cause: unknown): string {
+  const c = cause as { name?: unknown; cause?: { code?: unknown } } | null | undefined;
+  const code = c?.cause?.code;
+  if (typeof code === 'string' && NETWORK_CODE.test(code)) return code;
+  if (c?.name === 'TimeoutError') return 'timed out';
+  return 'no answer';
+}
+
 /** What the CLI prints on stderr for a failure, and the exit code. */
 export function describeFailure(err: unknown): { lines: string[]; exitCode: number } {
   if (err instanceof ApiCallError) {
@@ -75,13 +90,9 @@ export function describeFailure(err: unknown): { lines: string[]; exitCode: numb
     return { lines, exitCode: 1 };
   }
   if (err instanceof UnreachableError) {
-    // fetch wraps the socket error: TypeError("fetch failed") whose cause has the errno code.
-    const inner = (err.cause as { cause?: { code?: string; message?: string } } | undefined)?.cause;
-    const cause =
-      inner?.code ?? inner?.message ?? String((err.cause as Error | undefined)?.message ?? err.cause);
     return {
       lines: [
-        `error: unreachable — cannot reach ${err.url} (${cause}): is the plane running (npm start), or PROXYPLANE_API_URL set?`,
+        `error: unreachable — cannot reach ${err.url} (${networkReason(err.cause)}): is the plane running (npm start), or PROXYPLANE_API_URL set?`,
       ],
       exitCode: 1,
     };

@@ -56,12 +56,38 @@ describe('describeFailure', () => {
       1,
       /^error: unreachable — cannot reach http:\/\/h:1 \(ECONNREFUSED\)/,
     ],
+    [
+      new UnreachableError('http://h:1', {
+        cause: Object.assign(new TypeError('fetch failed'), {
+          cause: Object.assign(new Error('getaddrinfo ENOTFOUND h'), { code: 'ENOTFOUND' }),
+        }),
+      }),
+      1,
+      /^error: unreachable — cannot reach http:\/\/h:1 \(ENOTFOUND\)/,
+    ],
+    [
+      new UnreachableError('http://h:1', {
+        cause: new DOMException('aborted due to timeout', 'TimeoutError'),
+      }),
+      1,
+      /^error: unreachable — cannot reach http:\/\/h:1 \(timed out\)/,
+    ],
     [new InputError('bad file', ['a: b']), 2, /^error: invalid_input — bad file/],
     [new UsageError('missing proxy NAME'), 2, /^error: usage — missing proxy NAME/],
   ])('%s → exit %i', (err, code, first) => {
     const { lines, exitCode } = describeFailure(err);
     expect(exitCode).toBe(code);
     expect(lines[0]).toMatch(first);
+  });
+
+  it('never prints the message of a failure that is not a network error: it may quote the token', () => {
+    const err = new UnreachableError('http://h:1', {
+      cause: new TypeError('Headers.append: "Bearer sk-SECRET\nx" is an invalid header value.'),
+    });
+    const { lines, exitCode } = describeFailure(err);
+    expect(exitCode).toBe(1);
+    expect(lines[0]).toMatch(/^error: unreachable — cannot reach http:\/\/h:1 \(no answer\)/);
+    expect(lines.join('\n')).not.toContain('SECRET');
   });
 
   it('lists the API’s validation issues under the code', () => {

@@ -6,7 +6,8 @@
 locals {
   secret_events_topic = "secret-events"
 
-  # Who may read which kind of secret — each grant is on the secret itself, never project-wide.
+  # Who may read which kind of secret's payload (roles/secretmanager.secretAccessor: versions.access
+  # only) — each grant is on the secret itself, never project-wide.
   secret_readers = {
     # A lease response carries the credentials (API); the gateway chains through the proxy with them;
     # the probe authenticates its probes; the proxy VM configures itself with its own.
@@ -33,6 +34,16 @@ locals {
     }
   }
 
+  # Who may read a version's metadata but never its payload (roles/secretmanager.viewer: secrets.get,
+  # versions.get/list). Reconcile resolves a proxy's credentialsRef (`latest` → `…/versions/7`) with
+  # GetSecretVersion, which needs secretmanager.versions.get — secretAccessor does not carry it — and puts
+  # only that name in the VM's metadata: the VM reads the value itself at boot.
+  secret_metadata_readers = {
+    proxy-credentials = {
+      reconcile = google_service_account.function["reconcile"].member
+    }
+  }
+
   # The secret id of each single-secret kind, or null (variables.tf allows at most one of each).
   secret_of_kind = {
     for kind in ["discovery-tokens", "admin-tokens", "gateway-clients"] :
@@ -42,6 +53,13 @@ locals {
   secret_grants = merge([
     for id, s in var.secrets : {
       for reader, member in local.secret_readers[s.kind] : "${id}/${reader}" => { secret = id, member = member }
+    }
+  ]...)
+
+  secret_metadata_grants = merge([
+    for id, s in var.secrets : {
+      for reader, member in lookup(local.secret_metadata_readers, s.kind, {}) :
+      "${id}/${reader}" => { secret = id, member = member }
     }
   ]...)
 }
@@ -69,6 +87,14 @@ resource "google_secret_manager_secret_iam_member" "reader" {
 
   secret_id = google_secret_manager_secret.secret[each.value.secret].id
   role      = "roles/secretmanager.secretAccessor"
+  member    = each.value.member
+}
+
+resource "google_secret_manager_secret_iam_member" "metadata_reader" {
+  for_each = local.secret_metadata_grants
+
+  secret_id = google_secret_manager_secret.secret[each.value.secret].id
+  role      = "roles/secretmanager.viewer"
   member    = each.value.member
 }
 

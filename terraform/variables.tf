@@ -49,14 +49,18 @@ variable "image_tag" {
   }
 }
 
+# The alerts (monitoring.tf) count log lines by their `event` field, and those lines are logged at info
+# (gateway.snapshot_age), warn (provider.quota_exceeded, gc.deleted, passive.worker_suspect) and error:
+# a level above info would drop them, so the stale-gateway absence alert would fire and never clear and
+# the others could never fire. Hence no warn or error here.
 variable "log_level" {
-  description = "LOG_LEVEL of every function and service."
+  description = "LOG_LEVEL of every function and service: debug or info (warn and error would drop the log lines the alerts count)."
   type        = string
   default     = "info"
 
   validation {
-    condition     = contains(["debug", "info", "warn", "error"], var.log_level)
-    error_message = "log_level must be one of debug, info, warn, error."
+    condition     = contains(["debug", "info"], var.log_level)
+    error_message = "log_level must be debug or info: the alerts count log lines logged at info and warn (gateway.snapshot_age, provider.quota_exceeded, gc.deleted, passive.worker_suspect), which a higher level would drop — the stale-gateway alert would fire and never clear."
   }
 }
 

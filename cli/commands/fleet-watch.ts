@@ -15,6 +15,8 @@ export const watchOptions = {
 const HOME_CLEAR = '\x1b[H\x1b[2J';
 /** Bounds a forgotten watch: one day at one redraw a second. */
 const MAX_ROUNDS = 86_400;
+/** An hour between rounds is already more than a watch needs, and far below the timers' 24.8-day limit. */
+const MAX_INTERVAL_SECONDS = 3_600;
 
 function tiers(r: FleetRow): string {
   const b = r.tiers.BASIC ?? '-';
@@ -66,9 +68,11 @@ export function fleetTable(v: FleetView, now: Date, maxRows: number): string {
 export async function watchFleet({ api, io, args }: Ctx): Promise<void> {
   none(args.positionals);
   const output = outputOf(args.values, ['table', 'json']);
-  const intervalMs = positiveInt(args.values.interval as string | undefined, '--interval', 1) * 1000;
+  const interval = args.values.interval as string | undefined;
+  const intervalMs = positiveInt(interval, '--interval', 1, MAX_INTERVAL_SECONDS) * 1000;
   const once = args.values.once === true;
-  const rounds = once ? 1 : positiveInt(args.values.count as string | undefined, '--count', MAX_ROUNDS);
+  const count = positiveInt(args.values.count as string | undefined, '--count', MAX_ROUNDS, MAX_ROUNDS);
+  const rounds = once ? 1 : count;
   const redraw = io.isTTY && !once && output === 'table';
   for (let i = 0; i < rounds && !io.interrupted.aborted; i++) {
     if (i > 0) await io.sleep(intervalMs, io.interrupted);

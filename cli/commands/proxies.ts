@@ -1,7 +1,7 @@
 // proxyplane proxies create -f FILE | list [--attr k=v] [--phase P] | get NAME | delete NAME
 import { exactlyOne, keyValues, none, outputOf } from '../args.js';
 import type { Ctx } from '../context.js';
-import { UsageError } from '../errors.js';
+import { InputError, UsageError } from '../errors.js';
 import { age, attrs, json, ms, table, yaml } from '../output.js';
 import { parseProxyFile } from '../proxy-file.js';
 
@@ -40,8 +40,15 @@ export async function createProxies({ api, io, args }: Ctx): Promise<void> {
   const file = args.values.file as string | undefined;
   if (!file) throw new UsageError('proxies create needs -f FILE (YAML or JSON; - for stdin)');
   const output = outputOf(args.values, ['table', 'json', 'yaml']);
-  const text = file === '-' ? await io.readStdin() : await io.readFile(file);
-  const proxies = parseProxyFile(text, file === '-' ? 'stdin' : file);
+  const source = file === '-' ? 'stdin' : file;
+  const text = await (file === '-' ? io.readStdin() : io.readFile(file)).catch((err: unknown) => {
+    // A missing, unreadable or directory path is the caller's input (exit 2, nothing sent), not a bug.
+    const code = (err as { code?: unknown } | null)?.code;
+    throw new InputError(`cannot read ${source}: ${typeof code === 'string' ? code : 'read failed'}`, [], {
+      cause: err,
+    });
+  });
+  const proxies = parseProxyFile(text, source);
   const created: ProxyJson[] = [];
   for (const p of proxies) {
     created.push(await api.call<ProxyJson>('POST', '/v1/proxies', { role: 'admin', body: p.body }));

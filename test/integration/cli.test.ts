@@ -142,8 +142,13 @@ describe('proxyplane proxies', () => {
     const notYaml = await cli(['proxies', 'create', '-f', file('junk.json', '{"name": "x",')]);
     expect(notYaml.code).toBe(2);
     expect(notYaml.stderr).toMatch(/^error: invalid_input — .*junk\.json is not valid YAML or JSON/);
+    // A file that cannot be read is bad input too (exit 2), not an internal error.
     const missing = await cli(['proxies', 'create', '-f', join(dir, 'nope.yaml')]);
-    expect(missing.code).not.toBe(0);
+    expect(missing).toMatchObject({ code: 2, stdout: '' });
+    expect(missing.stderr).toMatch(/^error: invalid_input — cannot read \S*nope\.yaml: ENOENT\n/);
+    const directory = await cli(['proxies', 'create', '-f', dir]);
+    expect(directory).toMatchObject({ code: 2, stdout: '' });
+    expect(directory.stderr).toMatch(/^error: invalid_input — cannot read \S+: EISDIR\n/);
     expect(await storedNames()).toEqual(['cli-ext', 'cli-managed']);
   });
 
@@ -300,6 +305,20 @@ describe('usage, credentials and reachability', () => {
     const r = await cli(['proxies', 'list'], { PROXYPLANE_ADMIN_TOKEN: 'not-the-token-at-all-0000' });
     expect(r).toMatchObject({ code: 1 });
     expect(r.stderr).toMatch(/^error: unauthenticated — no valid credential: set PROXYPLANE_TOKEN/);
+  });
+
+  it('a token with a line break is refused before sending (exit 2), naming its source, never its value', async () => {
+    // fetch refuses such a header with a TypeError that quotes the whole "Bearer <token>" value.
+    const secret = 'sk-SECRETTOKEN';
+    for (const [name, value] of [
+      ['PROXYPLANE_TOKEN', `${secret}\nsecondline`],
+      ['PROXYPLANE_ADMIN_TOKEN', `${secret} with-a-space`],
+    ] as const) {
+      const r = await cli(['proxies', 'list'], { [name]: value });
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(new RegExp(`^error: invalid_input — the token from \\$${name} `));
+      expect(r.stderr + r.stdout).not.toContain(secret);
+    }
   });
 
   it('an API that does not answer is unreachable (exit 1)', async () => {

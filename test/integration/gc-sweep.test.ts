@@ -201,10 +201,13 @@ describe('gc sweep against the Compute emulator (seed §8)', () => {
     compute.admin.setUnreachableZones(['us-central1-b']);
     const run = await sweep();
     expect(run.counts).toMatchObject({ instancesDeleted: 1, zonesUnreachable: 1 });
+    expect(run.ok).toBe(false); // part of the work: zone b's orphans were not seen
     await eventually('the zone-a orphan to be gone', () => !names().includes(instanceNameFromUid(inA)));
     expect(names()).toContain(instanceNameFromUid(inB));
     compute.admin.clearFaults();
-    expect((await sweep()).counts).toMatchObject({ instancesDeleted: 1, zonesUnreachable: 0 });
+    const next = await sweep();
+    expect(next.counts).toMatchObject({ instancesDeleted: 1, zonesUnreachable: 0 });
+    expect(next.ok).toBe(true);
   });
 
   it('acknowledges and logs a malformed tick without sweeping', async () => {

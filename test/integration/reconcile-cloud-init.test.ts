@@ -92,6 +92,31 @@ describe('cloud-init resolution on Secret Manager', () => {
     });
   });
 
+  it('a `latest` credentials reference whose newest version is disabled is invalid, not that version', async () => {
+    // GetSecretVersion on `latest` answers the newest version whatever its state: a VM given it could not boot.
+    await createSecret('creds-dis', 'dave:one');
+    const p = proxy({ credentialsRef: { secret: 'creds-dis' }, port: 3128 });
+    expect(await resolver.resolve(p, { fresh: true })).toMatchObject({
+      ok: true,
+      credentialsSecret: `${parent}/secrets/creds-dis/versions/1`,
+    });
+    const [added] = await addVersion('creds-dis', 'dave:two');
+    await client.disableSecretVersion({ name: added.name! });
+    const after = await resolver.resolve(p, { fresh: true });
+    expect(after).toMatchObject({ ok: false, failure: { kind: 'invalid' } });
+    expect(!after.ok && after.failure.message).toMatch(
+      new RegExp(`^failed_precondition: .*${parent}/secrets/creds-dis/versions/2, which is DISABLED$`),
+    );
+    await client.destroySecretVersion({ name: added.name! });
+    expect(await resolver.resolve(p, { fresh: true })).toMatchObject({
+      ok: false,
+      failure: { kind: 'invalid' },
+    });
+    // A reference pinned to the enabled version still resolves.
+    const pinned = proxy({ credentialsRef: { secret: 'creds-dis', version: '1' }, port: 3128 });
+    expect(await resolver.resolve(pinned, { fresh: true })).toMatchObject({ ok: true });
+  });
+
   it('a spec that cannot produce a script is a spec failure (latched)', async () => {
     expect(await resolver.resolve(proxy({}), { fresh: true })).toMatchObject({
       ok: false,

@@ -238,4 +238,45 @@ describe('secret rotation replaces exactly the referencing proxies (seed §1 Sec
     expect(await settle()).toEqual({ insert: again.insert, delete: again.delete });
     expect((await doc('b')).status.specHash).toBe(b.status.specHash);
   });
+
+  it('a newest credentials version disabled before reconcile reads it keeps the working VM (CloudInitError), never a VM that cannot read its credentials', async () => {
+    // `latest` is the newest version whatever its state. The secret has no topics, so nothing is published
+    // until the notification below: the version is added and disabled before reconcile can look.
+    await secrets.createSecret({
+      parent: `projects/${projectId}`,
+      secretId: 'creds-e',
+      secret: { replication: { automatic: {} } },
+    });
+    await addVersion('creds-e', 'erin:first-Pa55');
+    await create('e', { credentialsRef: { secret: 'creds-e' } });
+    const e = await ready('e');
+    await settle();
+    idsSeen.clear();
+    sample();
+    const before = compute.admin.counters();
+    const version = await addVersion('creds-e', 'erin:second-Pa55');
+    await secrets.disableSecretVersion({ name: version });
+    await plane.publisher.publishRaw('secret-events', Buffer.from('{}'), {
+      eventType: 'SECRET_VERSION_ADD',
+      secretId: secretName('creds-e'),
+      versionId: version,
+      dataFormat: 'JSON_API_V1',
+    });
+    const failed = await eventually(
+      'e to report the disabled version',
+      async () => {
+        const p = await doc('e');
+        const c = p.status.conditions.find((x) => x.type === 'Provisioned');
+        return c?.status === 'False' && c.reason === 'CloudInitError' ? { p, c } : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 200 },
+    );
+    expect(failed.c.message).toContain('failed_precondition');
+    expect(failed.c.message).toContain(version);
+    expect(await settle()).toEqual({ insert: before.insert, delete: before.delete });
+    expect(idsSeen.get(e.uid)?.size).toBe(1);
+    expect(failed.p.status.providerId).toBe(e.status.providerId);
+    expect(failed.p.status.specHash).toBe(e.status.specHash);
+    expect((await through(e, 'erin', 'first-Pa55')).status).toBe(200);
+  });
 });

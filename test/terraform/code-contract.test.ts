@@ -4,9 +4,18 @@
 // (so a renamed variable fails here, not as a VM in the default network); the gateway's token audience is
 // one the API accepts; topic grants are exactly the publishers each unit's code reaches; the alert on a
 // stale gateway fires before the gateway stops. Nothing here needs a provider or a cloud.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { SecretManagerServiceClient } from '@google-cloud/secret-manager';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { loadGatewayConfig } from '../../functions/gateway/src/config.js';
+import { pollIntervals } from '../../functions/reconcile/src/config.js';
+import {
+  marginMs,
+  type RequeueConfig,
+  steadyRefreshMs,
+  tickPeriodMs,
+} from '../../functions/requeue/src/config.js';
 import { NETWORK_TAG } from '../../shared/src/adapters/gce/labels.js';
 import { loadFunctionTable, loadPubSubTable, loadScheduleTable } from '../../shared/src/config/topology.js';
 import { ManagedSpec } from '../../shared/src/domain/proxy.js';
@@ -19,6 +28,7 @@ import {
   type Loaded,
   loadUnitConfig,
   SAMPLE_PROJECT,
+  SECRET_SAMPLES,
   TerraformValues,
   terraformEnv,
   type UnitEnv,
@@ -179,6 +189,28 @@ describe('drift poll', () => {
   });
 });
 
+describe('requeue: the loop docs/cost.md prices is the one the deployed config runs', () => {
+  it('its window, listDue polls a tick, steady-fleet listing period and memory', () => {
+    const config = configOf<RequeueConfig>('requeue');
+    const period = tickPeriodMs(config);
+    const windowMs = period - marginMs(config, period);
+    const seconds = windowMs / 1000;
+    const polls = Math.ceil(windowMs / Math.min(config.REQUEUE_POLL_MS, period));
+    const refresh = steadyRefreshMs(period, pollIntervals(config).DriftPoll);
+    // The refresh is checked once per sweep, so the fleet is listed on the first tick that far apart.
+    const listEvery = Math.ceil(refresh / period);
+    const memory = /^(\d+)Mi$/.exec(loadFunctionTable().functions.requeue!.memory)?.[1];
+    expect([period, seconds, polls, listEvery]).toEqual([60_000, 59, 59, 3]);
+    const cost = readFileSync(join(repoRoot, 'docs/cost.md'), 'utf8');
+    expect(cost).toContain(`requeue \`T · ${seconds} s\` at ${memory} MiB`);
+    expect(cost).toContain(`| ${seconds} s at ${memory} MiB `);
+    expect(cost).toContain(`\`${polls}·T\` (requeue: \`listDue\` polls)`);
+    expect(cost).toContain(`| ${polls} reads a tick`);
+    expect(cost).toContain(`\`N·T/${listEvery}\` (requeue: the steady fleet`);
+    expect(cost).toContain(`\`N/${listEvery}\` = ${Math.round(1000 / listEvery)} reads`);
+  });
+});
+
 describe('the stale-gateway alert fires before the gateway stops taking traffic', () => {
   const policy = () => resourceOf(tf, 'google_monitoring_alert_policy', 'stale_gateway');
   /** The thresholds the variable's validation allows (`contains([…], var.max_snapshot_age_seconds)`). */
@@ -232,6 +264,45 @@ describe('the stale-gateway alert fires before the gateway stops taking traffic'
   });
 });
 
+describe('every log line an alert counts survives every log_level Terraform allows', () => {
+  const LEVELS = ['debug', 'info', 'warn', 'error'];
+
+  /** The level each counted event is logged at, from the `log.<level>('…', { event: '…'` calls. */
+  function levelsOf(event: string): string[] {
+    const call = new RegExp(
+      `\\.(debug|info|warn|error)\\(\\s*(?:'[^']*'|\`[^\`]*\`)\\s*,\\s*\\{[^}]*?\\bevent: '${event.replace('.', '\\.')}'`,
+      'g',
+    );
+    return ['functions', 'shared/src']
+      .flatMap((dir) =>
+        readdirSync(join(repoRoot, dir), { recursive: true, encoding: 'utf8' })
+          .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.includes('node_modules'))
+          .map((f) => readFileSync(join(repoRoot, dir, f), 'utf8')),
+      )
+      .flatMap((text) => [...text.matchAll(call)].map((m) => m[1]!));
+  }
+
+  it('the lowest level an event is logged at is at or below the highest log_level allowed', () => {
+    const condition = JSON.stringify(tf.variable.log_level!.validation);
+    const list = /contains\(\[([^\]]*)\], var\.log_level\)/.exec(condition.replaceAll('\\"', '"'));
+    const allowed = [...(list?.[1] ?? '').matchAll(/"(\w+)"/g)].map((m) => m[1]!);
+    expect(allowed).toContain(values.variable('log_level'));
+    const highest = Math.max(...allowed.map((l) => LEVELS.indexOf(l)));
+    const counters = tf.locals.log_counters as Record<string, { event: string }>;
+    const events = [...Object.values(counters).map((c) => c.event), 'gateway.snapshot_age'];
+    expect(String(resourceOf(tf, 'google_logging_metric', 'worker_snapshot_age').filter)).toContain(
+      'gateway.snapshot_age',
+    );
+    for (const event of events) {
+      const levels = levelsOf(event);
+      expect(levels.length, `no log call emits ${event}`).toBeGreaterThan(0);
+      // A line logged below the configured level is dropped: the alert would never (or always) fire.
+      for (const level of levels)
+        expect(LEVELS.indexOf(level), `${event} at ${level}`).toBeGreaterThanOrEqual(highest);
+    }
+  });
+});
+
 describe('proxy.failed: the alert groups by the failure reason the code logs', () => {
   it('labels on failureReason, a field of the proxy.failed line, not the request reason', () => {
     const counters = tf.locals.log_counters as Record<string, { labels: Record<string, string> }>;
@@ -242,25 +313,25 @@ describe('proxy.failed: the alert groups by the failure reason the code logs', (
   });
 });
 
+/** Every TypeScript source file reachable from the unit's entry through relative imports. */
+function sourceClosure(entry: string): string[] {
+  const files = new Set<string>();
+  const pending = [join(repoRoot, entry)];
+  while (pending.length > 0) {
+    const file = pending.pop()!;
+    if (files.has(file)) continue;
+    files.add(file);
+    const text = readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)'(\.[^']+)'/gm)) {
+      const ts = join(dirname(file), m[1]!.replace(/\.js$/, '.ts'));
+      if (existsSync(ts)) pending.push(ts);
+    }
+  }
+  return [...files];
+}
+
 describe('topic publish grants are exactly the publishers the code reaches', () => {
   const topics = Object.keys(loadPubSubTable().topics);
-
-  /** Every TypeScript source file reachable from the unit's entry through relative imports. */
-  function sourceClosure(entry: string): string[] {
-    const files = new Set<string>();
-    const pending = [join(repoRoot, entry)];
-    while (pending.length > 0) {
-      const file = pending.pop()!;
-      if (files.has(file)) continue;
-      files.add(file);
-      const text = readFileSync(file, 'utf8');
-      for (const m of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)'(\.[^']+)'/gm)) {
-        const ts = join(dirname(file), m[1]!.replace(/\.js$/, '.ts'));
-        if (existsSync(ts)) pending.push(ts);
-      }
-    }
-    return [...files];
-  }
 
   /** Topics named (as a literal or an exported constant) by a file that publishes. */
   function publishedTopics(unit: Unit): string[] {
@@ -290,6 +361,176 @@ describe('topic publish grants are exactly the publishers the code reaches', () 
   });
 });
 
+describe('Secret Manager grants are exactly the calls each reader makes, on the kinds of secret it reads', () => {
+  const READER = join(repoRoot, 'shared/src/adapters/secret-manager/reader.ts');
+  const PORTS = join(repoRoot, 'shared/src/ports/secrets.ts');
+  /** The permission each Secret Manager RPC checks (https://cloud.google.com/secret-manager/docs/access-control). */
+  const RPC_PERMISSION: Record<string, string> = {
+    accessSecretVersion: 'secretmanager.versions.access',
+    getSecretVersion: 'secretmanager.versions.get',
+    listSecretVersions: 'secretmanager.versions.list',
+    getSecret: 'secretmanager.secrets.get',
+    listSecrets: 'secretmanager.secrets.list',
+  };
+  /**
+   * The narrowest predefined role that holds each permission, grantable on a secret
+   * (https://cloud.google.com/iam/docs/roles-permissions/secretmanager): secretAccessor holds ONLY
+   * versions.access; viewer holds metadata (secrets.get/list, versions.get/list) and never the payload.
+   */
+  const LEAST_ROLE: Record<string, string> = {
+    'secretmanager.versions.access': 'roles/secretmanager.secretAccessor',
+    'secretmanager.versions.get': 'roles/secretmanager.viewer',
+    'secretmanager.versions.list': 'roles/secretmanager.viewer',
+    'secretmanager.secrets.get': 'roles/secretmanager.viewer',
+    'secretmanager.secrets.list': 'roles/secretmanager.viewer',
+  };
+  /** The port a unit's code is typed against, per method of SecretManagerSecretReader. */
+  const PORT_OF: Record<string, string> = { access: 'SecretReader', resolve: 'SecretVersionResolver' };
+  /**
+   * What each unit reads through a spec's references, and with which port method: proxy credentials
+   * (spec.credentialsRef) and cloud-init scripts (spec.cloudInit.secretRef). The code check below keeps
+   * the unit/method pairs honest; the kind is what the reference names (variables.tf's kinds).
+   */
+  const SPEC_READS: [unit: string, kind: string, method: string][] = [
+    ['api', 'proxy-credentials', 'access'], // a lease response carries them
+    ['gateway', 'proxy-credentials', 'access'], // it chains through the proxy with them
+    ['probe', 'proxy-credentials', 'access'], // it authenticates its probes
+    ['reconcile', 'proxy-credentials', 'resolve'], // only the version name, for the VM's metadata
+    ['reconcile', 'cloud-init', 'access'], // the script goes into the VM's user-data
+  ];
+
+  const rpcNames = () =>
+    Object.getOwnPropertyNames(SecretManagerServiceClient.prototype).filter(
+      (n) => (/Secret/.test(n) && !/^match|Path$/.test(n)) || /IamPolicy|IamPermissions/.test(n),
+    );
+
+  /** SecretManagerSecretReader's methods and the RPCs each one makes. */
+  function readerRpcs(): Map<string, string[]> {
+    const text = readFileSync(READER, 'utf8');
+    const body = /class SecretManagerSecretReader[^{]*\{([\s\S]*)\n\}/.exec(text)?.[1] ?? '';
+    // Each member's text runs from its signature (two spaces in) to the next member's.
+    const signature = /\n {2}((?:(?:private|protected|public|static|async)\s+)*)(\w+)\s*\(/g;
+    const members = [...body.matchAll(signature)].map((m, i, all) => ({
+      name: m[2]!,
+      private: /\b(private|protected)\b/.test(m[1]!),
+      text: body.slice(m.index, all[i + 1]?.index ?? body.length),
+    }));
+    const byName = new Map(members.map((m) => [m.name, m]));
+    // A public method's RPCs include those of the helpers it calls (this.helper(…)), transitively.
+    const rpcs = (name: string, seen: Set<string>): string[] => {
+      const m = byName.get(name);
+      if (!m || seen.has(name)) return [];
+      seen.add(name);
+      const own = [...m.text.matchAll(/this\.client\.(\w+)\(/g)].map((c) => c[1]!);
+      const helpers = [...m.text.matchAll(/this\.(\w+)\(/g)].map((c) => c[1]!);
+      return [...own, ...helpers.flatMap((h) => rpcs(h, seen))];
+    };
+    const out = new Map<string, string[]>();
+    for (const m of members)
+      if (!m.private && m.name !== 'constructor') out.set(m.name, [...new Set(rpcs(m.name, new Set()))]);
+    expect([...out.keys()].sort()).toEqual(Object.keys(PORT_OF).sort());
+    return out;
+  }
+
+  /** The reader methods a unit's code calls: the ports its import closure is typed against. */
+  function portMethods(unit: Unit): string[] {
+    const files = sourceClosure(unit.entry);
+    if (!files.includes(READER)) return [];
+    const texts = files.filter((f) => f !== READER && f !== PORTS).map((f) => readFileSync(f, 'utf8'));
+    return Object.entries(PORT_OF)
+      .filter(([, port]) => texts.some((t) => new RegExp(`\\b${port}\\b`).test(t)))
+      .map(([method]) => method)
+      .sort();
+  }
+
+  /** The grants secrets.tf makes: "kind reader role" for each reader of each kind. */
+  function granted(): string[] {
+    const out: string[] = [];
+    for (const [resource, readers, grants] of [
+      ['reader', 'secret_readers', 'secret_grants'],
+      ['metadata_reader', 'secret_metadata_readers', 'secret_metadata_grants'],
+    ] as const) {
+      const block = resourceOf(tf, 'google_secret_manager_secret_iam_member', resource);
+      expect(block.for_each).toBe(`\${local.${grants}}`);
+      expect(String(tf.locals[grants])).toContain(`local.${readers}`);
+      const byKind = tf.locals[readers] as Record<string, Record<string, string>>;
+      for (const [kind, members] of Object.entries(byKind)) {
+        for (const [reader, member] of Object.entries(members)) {
+          // The label is the account: a grant named "reconcile" goes to reconcile's account.
+          const account = /^\$\{google_service_account\.(?:function\["(\w+)"\]|(\w+))\.member\}$/.exec(
+            member,
+          );
+          expect((account?.[1] ?? account?.[2])?.replaceAll('_', '-'), member).toBe(reader);
+          out.push(`${kind} ${reader} ${block.role}`);
+        }
+      }
+    }
+    return out.sort();
+  }
+
+  it('only reader.ts calls Secret Manager, and every RPC it makes has a known permission', () => {
+    const rpcs = rpcNames();
+    expect(rpcs).toEqual(expect.arrayContaining(['accessSecretVersion', 'getSecretVersion']));
+    const sources = [join(repoRoot, 'functions'), join(repoRoot, 'shared/src')].flatMap((dir) =>
+      readdirSync(dir, { recursive: true, encoding: 'utf8' })
+        .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.includes('node_modules'))
+        .map((f) => join(dir, f)),
+    );
+    const callers = sources.filter((f) => {
+      const text = readFileSync(f, 'utf8');
+      return rpcs.some((rpc) => new RegExp(`\\.${rpc}\\(`).test(text));
+    });
+    expect(callers).toEqual([READER]);
+    const used = [...readerRpcs().values()].flat();
+    expect(used.length).toBeGreaterThan(0);
+    for (const rpc of used) expect(Object.keys(RPC_PERMISSION), rpc).toContain(rpc);
+  });
+
+  it("the reader methods each unit's code calls are the ones SPEC_READS lists", () => {
+    const fromCode = units.flatMap((u) => portMethods(u).map((m) => `${u.name} ${m}`)).sort();
+    const listed = [...new Set(SPEC_READS.map(([unit, , method]) => `${unit} ${method}`))].sort();
+    expect(fromCode).toEqual(listed);
+    // And the kinds: reconcile resolves the credentials reference, and reads the cloud-init one.
+    const cloudInit = readFileSync(join(repoRoot, 'functions/reconcile/src/cloud-init.ts'), 'utf8');
+    expect(cloudInit).toMatch(/spec\.credentialsRef[\s\S]{0,120}secrets\.resolve\(/);
+    expect(cloudInit).toMatch(/ci\.secretRef[\s\S]{0,60}secrets\.access\(/);
+  });
+
+  it('every permission a reader needs on a kind is granted on it, with the narrowest role, and nothing more', () => {
+    const rpcsOf = readerRpcs();
+    const needs: string[] = [];
+    const need = (kind: string, reader: string, permission: string) =>
+      needs.push(`${kind} ${reader} ${LEAST_ROLE[permission]}`);
+    for (const [unit, kind, method] of SPEC_READS)
+      for (const rpc of rpcsOf.get(method) ?? []) need(kind, unit, RPC_PERMISSION[rpc]!);
+    // Cloud Run reads a secret-backed env var as the service's own account (versions.access): every kind
+    // a service's env may name, present in the sample variables or not (admin-tokens is optional).
+    for (const u of units.filter((u) => u.kind !== 'function')) {
+      const container = nested(
+        resourceOf(tf, 'google_cloud_run_v2_service', u.name),
+        'template',
+        'containers',
+      );
+      const envBlocks = (container.dynamic as { env?: Block[] }).env ?? [];
+      for (const block of envBlocks) {
+        const local = /local\.(\w+_secret_env)\b/.exec(String(block.for_each))?.[1];
+        for (const kind of Object.values((local ? tf.locals[local] : {}) as Record<string, string>))
+          need(kind, u.name, 'secretmanager.versions.access');
+      }
+      for (const kind of Object.values(unitOf(u.name).env.secrets))
+        expect(needs).toContain(`${kind} ${u.name} roles/secretmanager.secretAccessor`);
+    }
+    for (const u of units.filter((u) => u.kind === 'function'))
+      expect(unitOf(u.name).env.secrets).toEqual({});
+    // The proxy VM reads its credentials at boot with :access (the default startup script).
+    const script = readFileSync(join(repoRoot, 'shared/src/domain/cloud-init/startup-script.ts'), 'utf8');
+    expect(script).toContain('/\\${SECRET_NAME}:access"');
+    need('proxy-credentials', 'proxy-vm', 'secretmanager.versions.access');
+    expect(needs).toContain('proxy-credentials reconcile roles/secretmanager.viewer');
+    expect(granted()).toEqual([...new Set(needs)].sort());
+  });
+});
+
 describe('docs/deploy.md describes the Terraform as it is', () => {
   const deploy = () => readFileSync(join(repoRoot, 'docs/deploy.md'), 'utf8');
   const words = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine'];
@@ -310,6 +551,102 @@ describe('docs/deploy.md describes the Terraform as it is', () => {
     ]);
     const policies = Object.keys(tf.resource.google_monitoring_alert_policy ?? {}).length;
     expect(text).toContain(`${metrics} log-based metrics, ${policies} alert policies`);
+  });
+
+  it("the CONNECT gateway VM's startup script starts a gateway the config loader accepts", () => {
+    const script = /\n#!\/bin\/bash\n([\s\S]*?)\nSCRIPT\n/.exec(deploy())?.[1] ?? '';
+    expect(script).toContain('docker run');
+    // What each `$(…)` of the script reads on the VM, as this file's samples.
+    const fromVm: Record<string, string> = {
+      $project: SAMPLE_PROJECT,
+      '$(md instance/attributes/region)': 'us-central1',
+      '$(md instance/attributes/control-plane-url)': configOf<{ CONTROL_PLANE_URL: string }>('gateway')
+        .CONTROL_PLANE_URL,
+    };
+    const env: Record<string, string> = {};
+    for (const m of script.matchAll(/-e (\w+)=("[^"]*"|\S+)/g)) {
+      const raw = m[2]!.replace(/^"|"$/g, '');
+      env[m[1]!] = fromVm[raw] ?? raw;
+      expect(env[m[1]!], `${m[1]} = ${raw}`).not.toMatch(/\$/);
+    }
+    // The env file the script writes from the gateway-clients secret.
+    const fromSecret = [...script.matchAll(/printf '(\w+)=%s\\n' "\$users" >([\w/.-]+)/g)];
+    expect(fromSecret.map((m) => m[1])).toEqual(['GATEWAY_CLIENT_USERS']);
+    expect(script).toContain(`--env-file=${fromSecret[0]![2]}`);
+    expect(script).toMatch(/secrets\/\$\(md instance\/attributes\/clients-secret\)\/versions\/latest:access/);
+    const gatewayEnv = { ...env, GATEWAY_CLIENT_USERS: SECRET_SAMPLES['gateway-clients']! };
+    const config = loadGatewayConfig([], gatewayEnv);
+    expect(config).toMatchObject({ GATEWAY_PROXY_PORT: 8081, GOOGLE_CLOUD_PROJECT: SAMPLE_PROJECT });
+    expect(config.CONTROL_PLANE_URL).toBe(
+      configOf<{ CONTROL_PLANE_URL: string }>('gateway').CONTROL_PLANE_URL,
+    );
+    // Without the secret's value it would not start (what the earlier command did).
+    expect(() => loadGatewayConfig([], env)).toThrow(/no client credentials/);
+  });
+
+  it("the /v1/fetch example puts IAM's token where Cloud Run reads it and the client user in Authorization", () => {
+    const call = /curl [^\n]*X-Serverless-Authorization[\s\S]*?\/v1\/fetch[^\n]*/.exec(deploy())?.[0] ?? '';
+    expect(call).toContain('-H "X-Serverless-Authorization: Bearer $(gcloud auth print-identity-token');
+    expect(call).toContain('-H "Authorization: Basic $(printf');
+    expect(call).not.toContain('Proxy-Authorization');
+    expect(deploy()).not.toMatch(/Cloud Run leaves alone/);
+  });
+
+  it('warns that a subnet used by Direct VPC egress outlives the destroy by 1–2 hours', () => {
+    const teardown = deploy().split('## Tear it down')[1] ?? '';
+    const direct = Object.entries(tf.resource.google_cloud_run_v2_service ?? {}).flatMap(([, service]) => {
+      const access = (nested(service as Block, 'template').vpc_access as Block[] | undefined)?.[0];
+      const nics = (access?.network_interfaces as Block[] | undefined) ?? [];
+      return nics.map((n) => /google_compute_subnetwork\.(\w+)\.id/.exec(String(n.subnetwork))?.[1]);
+    });
+    expect(direct).toEqual(['gateway_egress']);
+    for (const subnet of direct) expect(teardown).toContain(`google_compute_subnetwork.${subnet}`);
+    expect(teardown).toMatch(/1–2 hours[\s\S]*run the\s+same `terraform destroy` again/);
+  });
+
+  it("README gives deploy.md's steps in deploy.md's order: the image build needs the bootstrap apply's registry", () => {
+    const steps = [...deploy().matchAll(/^\*\*(\d)\. ([^*]+)\*\*/gm)].map((m) => `${m[1]} ${m[2]}`);
+    expect(steps.map((s) => s.slice(0, 1))).toEqual(['1', '2', '3', '4']);
+    expect(steps[1]).toMatch(/Bootstrap the image registry, the accounts/);
+    expect(steps[2]).toMatch(/Build the api and gateway images/);
+    expect(deploy()).toContain('-target=google_artifact_registry_repository.images');
+    const readme = (readFileSync(join(repoRoot, 'README.md'), 'utf8').split('## Deploying')[1] ?? '').replace(
+      /\s+/g,
+      ' ',
+    );
+    const at = (text: string) => {
+      const i = readme.indexOf(text);
+      expect(i, text).toBeGreaterThanOrEqual(0);
+      return i;
+    };
+    const order = [
+      at('build the function sources'),
+      at('creates the Artifact Registry repository'),
+      at('build and push the api and gateway images'),
+      at('an apply that starts everything'),
+    ];
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+  });
+
+  it("operations.md gives the gateway's egress as Terraform builds it: Direct VPC egress, the connector only the probe's", () => {
+    const gateway = nested(
+      resourceOf(tf, 'google_cloud_run_v2_service', 'gateway'),
+      'template',
+      'vpc_access',
+    );
+    expect(gateway.connector).toBeUndefined();
+    expect(nested(gateway, 'network_interfaces').subnetwork).toBe(
+      '${google_compute_subnetwork.gateway_egress.id}',
+    );
+    const fn = nested(resourceOf(tf, 'google_cloudfunctions2_function', 'fn'), 'service_config');
+    expect(String(fn.vpc_connector)).toContain('local.proxy_egress_functions');
+    expect(tf.locals.proxy_egress_functions).toBe('${toset(["probe"])}');
+    const ops = readFileSync(join(repoRoot, 'docs/operations.md'), 'utf8').replace(/\s+/g, ' ');
+    // Every sentence that puts a VPC connector on a path names it as the probe's.
+    const sentences = ops.split(/(?<=[.:])\s/).filter((t) => /VPC connector/.test(t));
+    expect(sentences.length).toBeGreaterThan(0);
+    for (const t of sentences) expect(t).toMatch(/probe/);
+    expect(ops).toMatch(/Direct VPC egress on (the )?`proxyplane-gateway-egress`/);
   });
 
   it('names every custom role to undelete after a destroy', () => {

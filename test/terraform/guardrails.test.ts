@@ -54,6 +54,7 @@ describe('IAM', () => {
         'roles/pubsub.subscriber',
         'roles/run.invoker',
         'roles/secretmanager.secretAccessor',
+        'roles/secretmanager.viewer',
         'roles/iam.serviceAccountUser',
         'roles/iam.serviceAccountTokenCreator',
       ]),
@@ -86,6 +87,23 @@ describe('IAM', () => {
     });
     expect(Object.keys(tf.locals.project_roles as object)).not.toContain('proxy-vm');
     expect(Object.keys(tf.locals.members as object)).not.toContain('proxy-vm');
+  });
+
+  it('grants Secret Manager roles only on single secrets, never project-wide', () => {
+    // code-contract.test.ts checks who gets which of the two roles on which kind of secret.
+    const secretRoles = Object.entries(tf.resource).flatMap(([type, byName]) =>
+      Object.values(byName)
+        .filter((b) => String(b.role).startsWith('roles/secretmanager.'))
+        .map((b) => `${type} ${String(b.role)}`),
+    );
+    expect(secretRoles.sort()).toEqual([
+      'google_secret_manager_secret_iam_member roles/secretmanager.secretAccessor',
+      'google_secret_manager_secret_iam_member roles/secretmanager.viewer',
+    ]);
+    const projectWide = [...stringsIn(tf.locals.project_roles)].filter((s) =>
+      s.text.includes('secretmanager'),
+    );
+    expect(projectWide).toEqual([]);
   });
 });
 

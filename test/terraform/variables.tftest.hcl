@@ -230,3 +230,26 @@ run "rejects_stale_alert_between_bucket_bounds" {
   }
   expect_failures = [var.max_snapshot_age_seconds]
 }
+
+run "accepts_debug_log_level" {
+  command = plan
+  variables {
+    log_level = "debug"
+  }
+}
+
+run "rejects_log_levels_that_drop_alerting_lines" {
+  command = plan
+  variables {
+    log_level = "warn"
+  }
+  expect_failures = [var.log_level]
+}
+
+run "rejects_error_log_level" {
+  command = plan
+  variables {
+    log_level = "error"
+  }
+  expect_failures = [var.log_level]
+}

@@ -59,7 +59,13 @@ export const GatewayEnv = z.object({
   /** The logical worker; controller mode defaults to "gw-" + the start of this process's instance id. */
   GATEWAY_WORKER_ID: WorkerId.optional(),
   /** A worker token (the API's WORKER_TOKENS); without one, a Google identity token for CONTROL_PLANE_URL. */
-  GATEWAY_WORKER_TOKEN: z.string().min(16).optional(),
+  GATEWAY_WORKER_TOKEN: z
+    .string()
+    .min(16)
+    // fetch refuses a header value with a line break in a TypeError that quotes the whole value, and that
+    // error would be logged: refuse it here, where the message names only the variable.
+    .regex(/^[\x21-\x7e]+$/, 'visible ASCII only (no spaces or line breaks)')
+    .optional(),
   /** "none": send no credential (a local API whose worker auth is off). */
   GATEWAY_WORKER_AUTH: z.enum(['google', 'none']).default('google'),
   /** Informational, sent at registration; defaults to REGION. */

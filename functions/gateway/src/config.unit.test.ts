@@ -47,8 +47,26 @@ describe('loadGatewayConfig', () => {
     ],
     ['a worker id that is not one', { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_WORKER_ID: 'gw 1' }],
     ['a short worker token', { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_WORKER_TOKEN: 'short' }],
+    [
+      'a worker token with a line break',
+      { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_WORKER_TOKEN: 'worker-token-SECRET\nsecond-line' },
+    ],
   ])('refuses %s', (_label, env) => {
     expect(() => loadGatewayConfig([], env)).toThrow(ConfigError);
+  });
+
+  it('never echoes a refused worker token', () => {
+    const env = { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_WORKER_TOKEN: 'worker-token-SECRET\nsecond-line' };
+    const err = (() => {
+      try {
+        loadGatewayConfig([], env);
+      } catch (e) {
+        return e as Error;
+      }
+    })();
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err?.message).toContain('GATEWAY_WORKER_TOKEN');
+    expect(err?.message).not.toContain('SECRET');
   });
 
   it('reads controller mode', () => {

@@ -1,7 +1,8 @@
 // The HTTP listener (Cloud Run's $PORT): POST /v1/fetch, /healthz, /readyz and /metrics, as a Hono app
 // built from plain parameters. Fetch callers authenticate with `Authorization: Bearer <token>`, or with a
-// client user as `Proxy-Authorization: Basic` (works beside Cloud Run IAM, which owns Authorization) or
-// `Authorization: Basic`.
+// client user as `Proxy-Authorization: Basic` or `Authorization: Basic`. Behind Cloud Run IAM the caller's
+// identity token goes in X-Serverless-Authorization, leaving Authorization to us (docs/deploy.md):
+// Proxy-Authorization is documented as stripped for Cloud Run functions, so nothing relies on it there.
 import { Readable, Transform } from 'node:stream';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -12,6 +13,8 @@ import type { Logger } from './logger.js';
 import type { PromRecorder } from './metrics.js';
 import type { SocketCounts } from './sockets.js';
 import type { GatewayWorker } from './worker.js';
+
+const NOT_JSON = Symbol('not JSON');
 
 export interface HttpAppDeps extends FetchDeps {
   auth: ClientAuth;
@@ -85,17 +88,15 @@ export function createHttpApp(deps: HttpAppDeps) {
           'WWW-Authenticate': 'Bearer, Basic realm="proxyplane"',
         });
       }
-      const json = await c.req.json().catch(() => undefined);
+      const json: unknown = await c.req.json().catch(() => NOT_JSON);
       const parsed = FetchRequest.safeParse(json);
       if (!parsed.success) {
         deps.recorder.request('fetch', '-', 'bad_request');
-        return c.json(
-          {
-            error: 'bad_request',
-            issues: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
-          },
-          400,
-        );
+        const issues =
+          json === NOT_JSON
+            ? [{ path: '', message: 'the body is not JSON' }]
+            : parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+        return c.json({ error: 'bad_request', issues }, 400);
       }
       const r = await fetchThrough(parsed.data, user, deps);
       if (!r.ok) {

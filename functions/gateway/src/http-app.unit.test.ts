@@ -54,6 +54,9 @@ function app() {
 const post = (body: string, headers: Record<string, string> = { authorization: 'Bearer tok' }) =>
   app().request('/v1/fetch', { method: 'POST', body, headers });
 
+const basic = (userPass: string) => `Basic ${Buffer.from(userPass).toString('base64')}`;
+const cloudRunIam = { 'x-serverless-authorization': 'Bearer eyJhbGciOiJSUzI1NiJ9.e30.sig' };
+
 describe('HTTP listener', () => {
   it.each([
     ['no credentials', post('{}', {}), 401, 'unauthorized'],
@@ -73,10 +76,32 @@ describe('HTTP listener', () => {
       'body_too_large',
     ],
     ['no snapshot yet', post(JSON.stringify({ url: 'http://example.com/' })), 503, 'no_snapshot'],
+    // docs/deploy.md's Cloud Run call: IAM's token in X-Serverless-Authorization, the client user in
+    // Authorization. Past authentication, the request meets the missing snapshot.
+    [
+      'a client user in Authorization beside a Cloud Run identity token',
+      post(JSON.stringify({ url: 'http://example.com/' }), { ...cloudRunIam, authorization: basic('c:s') }),
+      503,
+      'no_snapshot',
+    ],
+    [
+      'a wrong client user beside a Cloud Run identity token',
+      post(JSON.stringify({ url: 'http://example.com/' }), { ...cloudRunIam, authorization: basic('c:x') }),
+      401,
+      'unauthorized',
+    ],
+    ['a Cloud Run identity token alone', post('{}', cloudRunIam), 401, 'unauthorized'],
   ])('answers %s with %i', async (_label, res, status, code) => {
     const r = await res;
     expect(r.status).toBe(status);
     expect(((await r.json()) as { error: string }).error).toBe(code);
+  });
+
+  it('says which way a body is wrong: not JSON, or not the schema', async () => {
+    const issues = async (res: Response | Promise<Response>) =>
+      ((await (await res).json()) as { issues: Array<{ path: string; message: string }> }).issues;
+    expect(await issues(post('not json'))).toEqual([{ path: '', message: 'the body is not JSON' }]);
+    expect((await issues(post(JSON.stringify({ url: 'ftp://x/' }))))[0]?.path).toBe('url');
   });
 
   it('reports health, readiness and metrics', async () => {

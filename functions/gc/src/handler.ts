@@ -95,9 +95,11 @@ export async function handleGcTick(deps: GcDeps): Promise<GcOutcome> {
     if (!r.listed) counts.providersFailed++;
   }
 
-  const failed = counts.providersFailed + counts.deleteFailures + counts.instancesDeferred > 0;
+  // Every count here is work left for the next sweep; an unreachable zone's orphans were not even seen.
+  const failed =
+    counts.providersFailed + counts.deleteFailures + counts.instancesDeferred + counts.zonesUnreachable > 0;
   const error = failed
-    ? `${counts.providersFailed} provider(s) unlisted, ${counts.deleteFailures} delete(s) failed, ${counts.instancesDeferred} deferred`
+    ? `${counts.providersFailed} provider(s) unlisted, ${counts.zonesUnreachable} zone(s) unreachable, ${counts.deleteFailures} delete(s) failed, ${counts.instancesDeferred} deferred`
     : null;
   await record(deps, startedAt, { ok: !failed, counts, error });
   log.info('gc sweep finished', { liveProxies: live.size, providers: names, ...counts });

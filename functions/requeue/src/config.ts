@@ -38,3 +38,11 @@ export function tickPeriodMs(config: RequeueConfig): number {
 
 export const marginMs = (config: RequeueConfig, periodMs: number): number =>
   config.REQUEUE_MARGIN_MS ?? Math.min(1_000, Math.floor(periodMs / 10));
+
+/**
+ * How often one instance re-lists the steady fleet: half a DriftPoll, so every steady proxy is listed at
+ * least once per drift period, not every tick (the check runs once per sweep, so the fleet is listed on
+ * the first tick at least this long after the last listing). docs/cost.md prices it.
+ */
+export const steadyRefreshMs = (periodMs: number, driftPollMs: number): number =>
+  Math.max(periodMs, Math.floor(driftPollMs / 2));

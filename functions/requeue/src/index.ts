@@ -13,7 +13,7 @@ import { PubSubReconcilePublisher } from '../../../shared/src/adapters/pubsub/re
 import { Tick } from '../../../shared/src/messages/tick.js';
 import { systemClock } from '../../../shared/src/ports/clock.js';
 import { pollIntervals } from '../../reconcile/src/config.js';
-import { loadRequeueConfig, marginMs, tickPeriodMs } from './config.js';
+import { loadRequeueConfig, marginMs, steadyRefreshMs, tickPeriodMs } from './config.js';
 import { recordedSweep } from './job-run.js';
 import { PublishMemory } from './publish-memory.js';
 import { SteadyFleet } from './steady-fleet.js';
@@ -43,8 +43,7 @@ const deps: SweepDeps = {
   // A proxy still due this long after it was published is published again: its message was lost (Pub/Sub
   // retries a failing pass by itself, for up to 15 attempts). Shorter, and a push backlog re-feeds itself.
   memory: new PublishMemory(Math.max(300_000, period)),
-  // Half a DriftPoll: every steady proxy is listed at least once per drift period, the fleet not every tick.
-  steady: new SteadyFleet(Math.max(period, Math.floor(pollIntervals(config).DriftPoll / 2))),
+  steady: new SteadyFleet(steadyRefreshMs(period, pollIntervals(config).DriftPoll)),
 };
 
 functions.cloudEvent('requeue', async (event: functions.CloudEvent<unknown>) => {

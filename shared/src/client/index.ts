@@ -65,6 +65,10 @@ export class LeaseClient {
   private readonly fetch: typeof fetch;
 
   constructor(private readonly opts: LeaseClientOptions) {
+    // fetch would refuse such a header with a TypeError quoting the whole value — into the crawler's logs.
+    if (opts.token !== undefined && !/^[\x21-\x7e]+$/.test(opts.token)) {
+      throw new TypeError('LeaseClient: the token must be visible ASCII (no spaces or line breaks)');
+    }
     this.base = opts.baseUrl.replace(/\/+$/, '');
     this.fetch = opts.fetch ?? globalThis.fetch;
   }
@@ -124,8 +128,11 @@ export class LeaseClient {
         signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000),
       });
       const text = await res.text();
-      const json: unknown = text ? JSON.parse(text) : null;
-      if (res.ok) return json;
+      const json = parseBody(text);
+      if (res.ok) {
+        if (json === NOT_JSON) throw new LeaseApiError(res.status, 'bad_response', text);
+        return json;
+      }
       if (res.status === 503 && attempt < retries) {
         const after = Number(res.headers.get('retry-after') ?? 1);
         await new Promise((r) => setTimeout(r, Math.min(5, Number.isFinite(after) ? after : 1) * 1000));
@@ -135,8 +142,21 @@ export class LeaseClient {
         const parsed = NoMatch.safeParse(json);
         if (parsed.success) throw new NoMatchError(parsed.data);
       }
+      // Not every error comes from the service: Cloud Run's front end answers 502/503/429 in HTML.
+      if (json === NOT_JSON) throw new LeaseApiError(res.status, 'http_error', text);
       const code = (json as { error?: unknown } | null)?.error;
       throw new LeaseApiError(res.status, typeof code === 'string' ? code : 'http_error', json);
     }
+  }
+}
+
+const NOT_JSON = Symbol('not JSON');
+
+function parseBody(text: string): unknown {
+  if (!text) return null;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return NOT_JSON;
   }
 }

@@ -18,12 +18,18 @@ const grant = {
   exclusive: false,
 };
 
+/** An answer body: JSON-encoded, except a `Raw` one, sent as it is (what a front end in the way says). */
+class Raw {
+  constructor(readonly text: string) {}
+}
+
 function fakeFetch(answers: Array<[number, unknown, Record<string, string>?]>) {
   const calls: Array<{ url: string; init: RequestInit }> = [];
   const fetch = (async (url: string, init: RequestInit) => {
     calls.push({ url, init });
     const [status, body, headers] = answers.shift() ?? [500, { error: 'internal' }];
-    return new Response(body === null ? null : JSON.stringify(body), { status, headers });
+    const text = body === null ? null : body instanceof Raw ? body.text : JSON.stringify(body);
+    return new Response(text, { status, headers });
   }) as unknown as typeof globalThis.fetch;
   return { fetch, calls };
 }
@@ -88,6 +94,29 @@ describe('LeaseClient', () => {
     ]);
   });
 
+  it('retries a 503 whose body is not JSON (the front end’s HTML page), then gives up with http_error', async () => {
+    const html = new Raw('<html><title>503 Service Unavailable</title></html>');
+    const f = fakeFetch([
+      [503, html, { 'content-type': 'text/html', 'retry-after': '0' }],
+      [204, null],
+      [502, html, { 'content-type': 'text/html' }],
+    ]);
+    const client = new LeaseClient({ baseUrl: 'http://api', fetch: f.fetch, retries: 1 });
+    await client.release('L1');
+    expect(f.calls).toHaveLength(2);
+    const err = await client.release('L2').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LeaseApiError);
+    expect(err).toMatchObject({ status: 502, code: 'http_error', body: html.text });
+  });
+
+  it('refuses a 2xx whose body is not JSON with bad_response', async () => {
+    const client = new LeaseClient({
+      baseUrl: 'http://api',
+      fetch: fakeFetch([[200, new Raw('<html>sign in</html>')]]).fetch,
+    });
+    await expect(client.listProxies()).rejects.toMatchObject({ status: 200, code: 'bad_response' });
+  });
+
   it('refuses an answer that does not match the schema', async () => {
     const client = new LeaseClient({
       baseUrl: 'http://api',
@@ -111,6 +140,12 @@ describe('LeaseClient', () => {
       url: `http://api/v1/leases/${grant.leaseId}`,
       init: { method: 'DELETE' },
     });
+  });
+
+  it('refuses a token with a line break without quoting it', () => {
+    const make = () => new LeaseClient({ baseUrl: 'http://api', token: 'tok-SECRET\nline' });
+    expect(make).toThrow(TypeError);
+    expect(make).not.toThrow(/SECRET/);
   });
 
   it('encodes list filters', async () => {

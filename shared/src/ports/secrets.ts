@@ -44,6 +44,8 @@ export interface SecretVersionResolver {
   /**
    * The full name of the version a reference points at now (`latest` → `…/versions/7`), without reading
    * the payload. Rotation changes it, so it is what a spec hash should include (never the value).
+   * A version that is not ENABLED (`latest` names the newest whatever its state) rejects with
+   * `failed_precondition`, as access() would: nothing may be built on a version no one can read.
    */
   resolve(ref: SecretRef): Promise<string>;
 }

@@ -133,7 +133,7 @@ describe('/v1/jobs', () => {
     ).toBe(true);
   });
 
-  it('answers 503 when the job runs cannot be read', async () => {
+  it('GET answers 503 when the job runs cannot be read', async () => {
     const h = setup();
     h.runs.failWith = new Error('firestore down');
     for (const [method, path] of [
@@ -145,6 +145,25 @@ describe('/v1/jobs', () => {
       expect(await res.json()).toMatchObject({ error: 'unavailable' });
     }
   });
+
+  // The action is done once Cloud Scheduler answered: a 503 would be retried (the CLI retries a 503 with
+  // Retry-After ≤ 5 once) and publish a second tick, and tell the caller it failed when it did not.
+  it.each([
+    ['run', 'gc-sweep', { lastAttemptTime: '2026-02-01T12:00:00.000Z' }],
+    ['pause', 'probe-tick', { state: 'PAUSED' }],
+    ['resume', 'probe-tick', { state: 'ENABLED' }],
+  ])(
+    'POST :%s when the job runs cannot be read → 200 with lastRun null, and a warning',
+    async (action, id, fields) => {
+      const h = setup();
+      h.runs.failWith = new Error('firestore down');
+      const res = await h.call('POST', `/v1/jobs/${id}:${action}`);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ name: id, ...fields, lastRun: null });
+      expect(h.sched.runs).toEqual(action === 'run' ? [id] : []);
+      expect(h.log.lines.some((l) => l.severity === 'WARNING' && l.job === id)).toBe(true);
+    },
+  );
 
   it('answers 503 unavailable when no scheduler is configured', async () => {
     const res = await setup('absent').call('GET', '/v1/jobs');

@@ -24,7 +24,9 @@ export interface SecretManagerAccessClient {
       ...unknown[],
     ]
   >;
-  getSecretVersion(request: { name: string }): Promise<[{ name?: string | null }, ...unknown[]]>;
+  getSecretVersion(request: {
+    name: string;
+  }): Promise<[{ name?: string | null; state?: string | number | null }, ...unknown[]]>;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -58,14 +60,30 @@ export class SecretManagerSecretReader implements SecretReader, SecretVersionRes
     }
   }
 
+  /**
+   * The version a VM will read. GetSecretVersion on `latest` answers the newest version whatever its
+   * state (https://cloud.google.com/secret-manager/docs/reference/rest/v1/projects.secrets.versions/get),
+   * so a disabled or destroyed one is refused here as access() would refuse it: otherwise a rotation
+   * would replace a working VM with one that cannot read its credentials.
+   */
   async resolve(ref: SecretRef): Promise<string> {
     const name = secretResourceName(this.projectId, ref);
+    let version: Awaited<ReturnType<SecretManagerAccessClient['getSecretVersion']>>[0];
     try {
-      const [version] = await this.client.getSecretVersion({ name });
+      [version] = await this.client.getSecretVersion({ name });
       if (!version.name) throw new Error('GetSecretVersion returned no name');
-      return version.name;
     } catch (err) {
       throw toSecretAccessError(err, name);
     }
+    // The client gives the enum's name; 1 is ENABLED in google.cloud.secretmanager.v1.SecretVersion.State.
+    if (version.state !== 'ENABLED' && version.state !== 1) {
+      const state = typeof version.state === 'string' ? version.state : `in state ${version.state}`;
+      throw new SecretAccessError(
+        'failed_precondition',
+        name,
+        `Secret ${name} resolves to ${version.name}, which is ${state}`,
+      );
+    }
+    return version.name;
   }
 }

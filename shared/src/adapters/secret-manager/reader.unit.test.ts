@@ -7,6 +7,7 @@ type AccessResponse = Awaited<ReturnType<SecretManagerAccessClient['accessSecret
 
 function fakeClient(
   answer: (name: string) => AccessResponse | Error,
+  state: string | number | null = 'ENABLED',
 ): SecretManagerAccessClient & { names: string[] } {
   const names: string[] = [];
   return {
@@ -19,7 +20,7 @@ function fakeClient(
     },
     async getSecretVersion({ name }) {
       names.push(name);
-      return [{ name: name.replace('/latest', '/7') }];
+      return [{ name: name.replace('/latest', '/7'), state }];
     },
   };
 }
@@ -90,5 +91,31 @@ describe('SecretManagerSecretReader', () => {
     await expect(reader.resolve({ secret: 's', version: 'latest' })).resolves.toBe(
       'projects/demo/secrets/s/versions/7',
     );
+    await expect(
+      new SecretManagerSecretReader(
+        fakeClient(() => payload('x'), 1),
+        'demo',
+      ).resolve({
+        secret: 's',
+        version: 'latest',
+      }),
+    ).resolves.toBe('projects/demo/secrets/s/versions/7');
   });
+
+  // `latest` is the newest version whatever its state: the VM given it could not read it.
+  it.each([['DISABLED'], ['DESTROYED'], [2], [null]])(
+    'refuses to resolve to a version in state %s: failed_precondition',
+    async (state) => {
+      const reader = new SecretManagerSecretReader(
+        fakeClient(() => payload('x'), state),
+        'demo',
+      );
+      await expect(reader.resolve({ secret: 's', version: 'latest' })).rejects.toMatchObject({
+        name: 'SecretAccessError',
+        kind: 'failed_precondition',
+        resource: 'projects/demo/secrets/s/versions/latest',
+        message: expect.stringContaining('projects/demo/secrets/s/versions/7'),
+      });
+    },
+  );
 });
