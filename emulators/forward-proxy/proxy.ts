@@ -8,7 +8,7 @@ import { Agent } from 'node:http';
 import { createServer as createNetServer, type Server, type Socket } from 'node:net';
 import { type CredentialSource, makeAuthorizer } from './auth.js';
 import type { ProxyContext, ProxyCounters, ProxyTimeouts } from './context.js';
-import { createHttpFront } from './http-front.js';
+import { createHttpFront, startHeadTimeouts } from './http-front.js';
 
 export type ProxyLog = (
   severity: 'DEBUG' | 'WARNING' | 'ERROR',
@@ -87,6 +87,8 @@ export function createForwardProxy(opts: ForwardProxyOptions = {}): ForwardProxy
     connectTimeoutMs: opts.connectTimeoutMs ?? 10_000,
     responseTimeoutMs: opts.responseTimeoutMs ?? 60_000,
     idleTimeoutMs: opts.idleTimeoutMs ?? 60_000,
+    // node's own default for http servers
+    headersTimeoutMs: opts.headersTimeoutMs ?? 60_000,
     agent,
     localAddress: opts.localAddress,
     authorize: (header) => authorize(header),
@@ -136,6 +138,7 @@ export function createForwardProxy(opts: ForwardProxyOptions = {}): ForwardProxy
         const addr = server.address();
         if (addr && typeof addr === 'object') port = addr.port;
         listener = server;
+        startHeadTimeouts(http);
         resolve({ host, port });
       });
     });
@@ -147,6 +150,8 @@ export function createForwardProxy(opts: ForwardProxyOptions = {}): ForwardProxy
     for (const s of clients) s.destroy();
     for (const s of upstreams) s.destroy();
     agent.destroy();
+    // Stops node's head-timeout sweep (a revive starts it again); the front itself never listened.
+    http.close();
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
