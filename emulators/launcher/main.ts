@@ -41,6 +41,15 @@ async function shutdown(reason: string, exitCode: number): Promise<void> {
 // `on`, not `once`: a second Ctrl-C must not fall back to the default action mid-stop.
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
   process.on(signal, () => void shutdown(signal, 0));
+// Whatever else goes wrong, the detached JVMs go with this process.
+process.on('uncaughtException', (err) => {
+  console.error(err);
+  void shutdown('uncaught exception', 1);
+});
+process.on('unhandledRejection', (err) => {
+  console.error(err);
+  void shutdown('unhandled rejection', 1);
+});
 
 try {
   // A port something else holds would let the old server answer the readiness check while our JVM

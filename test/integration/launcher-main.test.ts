@@ -109,7 +109,7 @@ describe('npm run emulators', () => {
         () => processes().filter((p) => p.ppid === run.child.pid),
         // Each in its own group: right after fork a child still has the launcher's until its setsid.
         (ps) => ps.length === 2 && ps.every((p) => p.pgid === p.pid),
-        20_000,
+        40_000,
         'the launcher to spawn both emulators, each leading its own process group',
       );
       groups = leaders.map((p) => p.pid);
@@ -117,7 +117,7 @@ describe('npm run emulators', () => {
       await pollUntil(
         () => liveIn(groups).filter((p) => p.comm === 'java'),
         (javas) => groups.every((g) => javas.some((p) => p.pgid === g)),
-        20_000,
+        40_000,
         'a JVM in each emulator group',
       );
       // Still starting: nothing printed yet, so the signal lands in the window this test is about.
@@ -138,7 +138,7 @@ describe('npm run emulators', () => {
       ).catch(() => liveIn(groups));
       expect(left).toEqual([]);
     },
-    60_000,
+    120_000,
   );
 
   it('refuses a port another server answers on, naming it, and starts nothing', async () => {
