@@ -8,7 +8,7 @@ import { parseJsonBody, readBody, sendGceError, sendJson } from './http-io.js';
 import { deleteInstance, getInstance, insertInstance, startInstance, stopInstance } from './instances-api.js';
 import { aggregatedListInstances, listInstances } from './listing.js';
 import { toOperationResource } from './operations.js';
-import { getOperation, waitOperation } from './operations-api.js';
+import { getOperation, listOperations, waitOperation } from './operations-api.js';
 import type { EmulatorState } from './state.js';
 
 export async function handleApiRequest(
@@ -59,6 +59,8 @@ export async function handleApiRequest(
         return sendJson(res, 200, toOperationResource(startInstance(state, project, zone, name, requestId)));
       case 'operationsGet':
         return sendJson(res, 200, getOperation(state, project, zone, name));
+      case 'operationsList':
+        return sendJson(res, 200, listOperations(state, project, zone, q));
       case 'operationsWait': {
         const gone = new AbortController();
         res.once('close', () => gone.abort());

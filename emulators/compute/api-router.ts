@@ -20,6 +20,7 @@ const ROUTES: Route[] = [
   { pattern: new RegExp(`${PREFIX}/zones/${SEG}/instances/${SEG}/stop$`), methods: { POST: 'stop' } },
   { pattern: new RegExp(`${PREFIX}/zones/${SEG}/instances/${SEG}/start$`), methods: { POST: 'start' } },
   { pattern: new RegExp(`${PREFIX}/aggregated/instances$`), methods: { GET: 'aggregatedList' } },
+  { pattern: new RegExp(`${PREFIX}/zones/${SEG}/operations$`), methods: { GET: 'operationsList' } },
   { pattern: new RegExp(`${PREFIX}/zones/${SEG}/operations/${SEG}$`), methods: { GET: 'operationsGet' } },
   {
     pattern: new RegExp(`${PREFIX}/zones/${SEG}/operations/${SEG}/wait$`),

@@ -10,6 +10,7 @@ describe('matchApiRoute', () => {
     ['POST', '/compute/v1/projects/p/zones/z/instances/vm/stop', 'stop', ['p', 'z', 'vm']],
     ['POST', '/compute/v1/projects/p/zones/z/instances/vm/start', 'start', ['p', 'z', 'vm']],
     ['GET', '/compute/v1/projects/p/aggregated/instances', 'aggregatedList', ['p']],
+    ['GET', '/compute/v1/projects/p/zones/z/operations', 'operationsList', ['p', 'z']],
     ['GET', '/compute/v1/projects/p/zones/z/operations/op-1', 'operationsGet', ['p', 'z', 'op-1']],
     ['POST', '/compute/v1/projects/p/zones/z/operations/op-1/wait', 'operationsWait', ['p', 'z', 'op-1']],
     ['GET', '/compute/v1/projects/my%2Dp/zones/z/instances', 'list', ['my-p', 'z']],

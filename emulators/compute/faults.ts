@@ -12,6 +12,7 @@ export const API_OPERATIONS = [
   'stop',
   'start',
   'operationsGet',
+  'operationsList',
   'operationsWait',
 ] as const;
 export type ApiOperation = (typeof API_OPERATIONS)[number];

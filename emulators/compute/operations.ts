@@ -75,6 +75,11 @@ export class OperationStore {
     return this.ops.get(`${project}/${zone}/${name}`);
   }
 
+  /** Every retained operation of one zone, in no particular order. */
+  inZone(project: string, zone: string): OperationRecord[] {
+    return [...this.ops.values()].filter((op) => op.project === project && op.zone === zone);
+  }
+
   complete(op: OperationRecord, failure?: OperationFailure): void {
     if (op.status === 'DONE') return;
     op.status = 'DONE';
@@ -119,6 +124,34 @@ export class OperationStore {
     }
   }
 }
+
+/** The Operation's top-level fields, for checking a list filter (GCE rejects unknown ones). */
+export const OPERATION_FIELDS: ReadonlySet<string> = new Set([
+  'kind',
+  'id',
+  'creationTimestamp',
+  'name',
+  'description',
+  'zone',
+  'clientOperationId',
+  'operationType',
+  'targetLink',
+  'targetId',
+  'status',
+  'statusMessage',
+  'user',
+  'progress',
+  'insertTime',
+  'startTime',
+  'endTime',
+  'error',
+  'warnings',
+  'httpErrorStatusCode',
+  'httpErrorMessage',
+  'selfLink',
+  'region',
+  'operationGroupId',
+]);
 
 export function toOperationResource(op: OperationRecord): Record<string, unknown> {
   const resource: Record<string, unknown> = {

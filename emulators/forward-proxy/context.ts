@@ -10,6 +10,8 @@ export interface ProxyTimeouts {
   responseTimeoutMs: number;
   /** Inactivity on any client or upstream socket (an idle tunnel, a silent client); then closed. */
   idleTimeoutMs: number;
+  /** From a request's first byte to the end of its head, however it trickles in (slowloris); on expiry 408. */
+  headersTimeoutMs: number;
 }
 
 export interface ProxyContext extends ProxyTimeouts {

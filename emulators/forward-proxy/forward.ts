@@ -3,7 +3,7 @@
 // chunking, keep-alive), so several requests on one client connection work as they should.
 import { type ClientRequest, type IncomingMessage, request, type ServerResponse } from 'node:http';
 import type { ProxyContext } from './context.js';
-import { addLeakHeaders, endToEndHeaders } from './headers.js';
+import { addLeakHeaders, endToEndHeaders, withHost } from './headers.js';
 import type { AbsoluteTarget } from './target.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE']);
@@ -36,7 +36,7 @@ export function forwardRequest(
   target: AbsoluteTarget,
 ): void {
   const done = ctx.beginForward();
-  let headers = endToEndHeaders(req.rawHeaders);
+  let headers = withHost(endToEndHeaders(req.rawHeaders), target.authority);
   if (ctx.leaking()) headers = addLeakHeaders(headers, req.socket.remoteAddress ?? 'unknown');
   let current: ClientRequest | null = null;
 

@@ -43,6 +43,19 @@ export function endToEndHeaders(raw: readonly string[]): string[] {
   return out;
 }
 
+/**
+ * The fields with Host set to the request-target's authority, first, whatever the client sent: a proxy
+ * given an absolute-form target must ignore the received Host and send the target's (RFC 9112 §3.2.2),
+ * else the origin serves (or routes to) whichever virtual host the client named instead.
+ */
+export function withHost(headers: readonly string[], authority: string): string[] {
+  const out = ['Host', authority];
+  for (let i = 0; i < headers.length; i += 2) {
+    if (headers[i]!.toLowerCase() !== 'host') out.push(headers[i]!, headers[i + 1]!);
+  }
+  return out;
+}
+
 /** What a leaking (non-anonymous) proxy adds: the client's address and itself as a hop. */
 export function addLeakHeaders(headers: string[], clientAddress: string): string[] {
   let forwardedFor: string | null = null;

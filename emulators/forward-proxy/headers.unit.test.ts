@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addLeakHeaders, endToEndHeaders } from './headers.js';
+import { addLeakHeaders, endToEndHeaders, withHost } from './headers.js';
 
 describe('endToEndHeaders', () => {
   it('drops hop-by-hop fields, proxy credentials and whatever Connection names, keeping order and case', () => {
@@ -56,5 +56,23 @@ describe('addLeakHeaders', () => {
       'Via',
       '1.1 proxyplane',
     ]);
+  });
+});
+
+describe('withHost', () => {
+  it.each([
+    [
+      'replaces the Host the client sent',
+      ['Accept', '*/*', 'Host', 'other.example'],
+      ['Host', 'a:8', 'Accept', '*/*'],
+    ],
+    [
+      'drops every Host field, whatever its case',
+      ['host', 'x', 'HOST', 'y', 'X-A', '1'],
+      ['Host', 'a:8', 'X-A', '1'],
+    ],
+    ['adds one when there was none (HTTP/1.0)', ['X-A', '1'], ['Host', 'a:8', 'X-A', '1']],
+  ])('%s', (_what, headers, expected) => {
+    expect(withHost(headers, 'a:8')).toEqual(expected);
   });
 });

@@ -10,9 +10,20 @@ import { PROXY_AUTHENTICATE, refuse } from './responses.js';
 import { parseAbsoluteTarget, parseAuthority } from './target.js';
 import { openTunnel } from './tunnel.js';
 
-/** A non-listening http.Server: the proxy's own listener feeds it sockets via 'connection'. */
+/**
+ * A non-listening http.Server: the proxy's own listener feeds it sockets via 'connection', and emits
+ * 'listening' on it whenever that listener starts (see startHeadTimeouts).
+ */
 export function createHttpFront(ctx: ProxyContext, counters: ProxyCounters): Server {
-  const http = createServer({ noDelay: true });
+  const http = createServer({
+    noDelay: true,
+    headersTimeout: ctx.headersTimeoutMs,
+    // The whole-request bound would also cut off a slow upload of a large body; stalls are the idle
+    // timeout's business, and a head that never ends is headersTimeout's.
+    requestTimeout: 0,
+    // How often node sweeps for expired heads: a quarter of the bound keeps the overshoot small.
+    connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(ctx.headersTimeoutMs / 4))),
+  });
   // Node aborts a request whose client half-closes unless told otherwise (squid's half_closed_clients).
   (http as unknown as { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   http.keepAliveTimeout = ctx.idleTimeoutMs;
@@ -90,4 +101,15 @@ export function createHttpFront(ctx: ProxyContext, counters: ProxyCounters): Ser
   }
 
   return http;
+}
+
+/**
+ * Node enforces headersTimeout only from a sweep it starts when the http.Server emits 'listening'
+ * (lib/_http_server.js: `this.on('listening', setupConnectionsTracking)`); a server fed through
+ * 'connection' never listens, so without this a client trickling one header byte at a time, each
+ * resetting the idle timer, held its connection forever and the 408 branch above never ran. Stop the
+ * sweep with `http.close()`.
+ */
+export function startHeadTimeouts(http: Server): void {
+  http.emit('listening');
 }

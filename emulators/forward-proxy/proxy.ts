@@ -8,7 +8,7 @@ import { Agent } from 'node:http';
 import { createServer as createNetServer, type Server, type Socket } from 'node:net';
 import { type CredentialSource, makeAuthorizer } from './auth.js';
 import type { ProxyContext, ProxyCounters, ProxyTimeouts } from './context.js';
-import { createHttpFront } from './http-front.js';
+import { createHttpFront, startHeadTimeouts } from './http-front.js';
 
 export type ProxyLog = (
   severity: 'DEBUG' | 'WARNING' | 'ERROR',
@@ -87,6 +87,8 @@ export function createForwardProxy(opts: ForwardProxyOptions = {}): ForwardProxy
     connectTimeoutMs: opts.connectTimeoutMs ?? 10_000,
     responseTimeoutMs: opts.responseTimeoutMs ?? 60_000,
     idleTimeoutMs: opts.idleTimeoutMs ?? 60_000,
+    // node's own default for http servers
+    headersTimeoutMs: opts.headersTimeoutMs ?? 60_000,
     agent,
     localAddress: opts.localAddress,
     authorize: (header) => authorize(header),
@@ -126,19 +128,36 @@ export function createForwardProxy(opts: ForwardProxyOptions = {}): ForwardProxy
     http.emit('connection', socket);
   }
 
-  function startListening(): Promise<{ host: string; port: number }> {
-    return new Promise((resolve, reject) => {
-      const server = createNetServer({ allowHalfOpen: true, noDelay: true }, onConnection);
-      server.once('error', reject);
+  /** A listen still binding; shutDown waits for it, so that nothing listens once it has returned. */
+  let binding: Promise<unknown> = Promise.resolve();
+
+  /** Resolves to the bound address, or null when a shutDown came while it was binding (then closed). */
+  function startListening(): Promise<{ host: string; port: number } | null> {
+    const server = createNetServer({ allowHalfOpen: true, noDelay: true }, onConnection);
+    // Tracked from creation, not from the listen callback: a kill or close during the bind must see it.
+    listener = server;
+    const bound = new Promise<{ host: string; port: number } | null>((resolve, reject) => {
+      server.once('error', (err) => {
+        if (listener === server) listener = null;
+        reject(err);
+      });
       server.listen(port, host, () => {
-        server.off('error', reject);
+        server.removeAllListeners('error');
         server.on('error', (err) => log('ERROR', 'proxy listener error', { error: String(err) }));
         const addr = server.address();
         if (addr && typeof addr === 'object') port = addr.port;
-        listener = server;
+        if (listener !== server) {
+          // Shut down while binding (the instance was stopped or deleted meanwhile): stay down.
+          server.close();
+          resolve(null);
+          return;
+        }
+        startHeadTimeouts(http);
         resolve({ host, port });
       });
     });
+    binding = bound.catch(() => {});
+    return bound;
   }
 
   async function shutDown(): Promise<void> {
@@ -147,7 +166,10 @@ export function createForwardProxy(opts: ForwardProxyOptions = {}): ForwardProxy
     for (const s of clients) s.destroy();
     for (const s of upstreams) s.destroy();
     agent.destroy();
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+    // Stops node's head-timeout sweep (a revive starts it again); the front itself never listened.
+    http.close();
+    await binding;
+    if (server?.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
   return {
@@ -155,9 +177,11 @@ export function createForwardProxy(opts: ForwardProxyOptions = {}): ForwardProxy
     get port() {
       return port;
     },
-    listen: () => {
+    listen: async () => {
       killed = false;
-      return startListening();
+      const addr = await startListening();
+      if (!addr) throw new Error(`the proxy on ${host}:${port} was closed while it started listening`);
+      return addr;
     },
     close: shutDown,
     openSockets: () => clients.size + upstreams.size + counters.forwardsInFlight,

@@ -9,6 +9,8 @@ export interface Target {
 export interface AbsoluteTarget extends Target {
   /** origin-form path + query, what the upstream server sees on its request line */
   path: string;
+  /** `host[:port]` of the URI (no userinfo): the Host field the origin must see (RFC 9112 §3.2.2) */
+  authority: string;
 }
 
 const HOSTNAME = /^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/;
@@ -49,5 +51,5 @@ export function parseAbsoluteTarget(url: string | undefined): AbsoluteTarget | n
   const host = parsed.hostname.startsWith('[') ? parsed.hostname.slice(1, -1) : parsed.hostname;
   if (!host) return null;
   const port = parsed.port ? Number(parsed.port) : 80;
-  return { host, port, path: `${parsed.pathname}${parsed.search}` };
+  return { host, port, path: `${parsed.pathname}${parsed.search}`, authority: parsed.host };
 }

@@ -28,10 +28,11 @@ describe('parseAuthority (CONNECT)', () => {
 
 describe('parseAbsoluteTarget (absolute-form)', () => {
   it.each([
-    ['http://example.com/a?b=1', { host: 'example.com', port: 80, path: '/a?b=1' }],
-    ['http://127.0.0.1:8080', { host: '127.0.0.1', port: 8080, path: '/' }],
-    ['HTTP://Example.com/x', { host: 'example.com', port: 80, path: '/x' }],
-    ['http://[::1]:81/', { host: '::1', port: 81, path: '/' }],
+    ['http://example.com/a?b=1', { host: 'example.com', port: 80, path: '/a?b=1', authority: 'example.com' }],
+    ['http://127.0.0.1:8080', { host: '127.0.0.1', port: 8080, path: '/', authority: '127.0.0.1:8080' }],
+    ['HTTP://Example.com/x', { host: 'example.com', port: 80, path: '/x', authority: 'example.com' }],
+    ['http://[::1]:81/', { host: '::1', port: 81, path: '/', authority: '[::1]:81' }],
+    ['http://example.com:80/', { host: 'example.com', port: 80, path: '/', authority: 'example.com' }],
   ])('%s', (input, expected) => {
     expect(parseAbsoluteTarget(input)).toEqual(expected);
   });

@@ -25,6 +25,12 @@ export interface GoogleEmulatorOptions {
   projectId: string;
   logDir?: string;
   timeoutMs?: number;
+  /** Aborting it while the JVMs start stops whatever was spawned and rejects with StartAborted. */
+  signal?: AbortSignal;
+}
+
+export class StartAborted extends Error {
+  readonly kind = 'start_aborted';
 }
 
 export function emulatorEnv(
@@ -55,7 +61,14 @@ export async function startGoogleEmulators(opts: GoogleEmulatorOptions): Promise
   const stop = async () => {
     await Promise.all(started.map((p) => p.stop()));
   };
+  const aborted = new Promise<never>((_, reject) => {
+    const fail = () => reject(new StartAborted('the emulators were stopped while starting'));
+    if (opts.signal?.aborted) fail();
+    else opts.signal?.addEventListener('abort', fail, { once: true });
+  });
+  aborted.catch(() => {});
   try {
+    opts.signal?.throwIfAborted();
     started.push(
       startGroup({
         name: 'firestore',
@@ -84,14 +97,17 @@ export async function startGoogleEmulators(opts: GoogleEmulatorOptions): Promise
     );
     const timeoutMs = opts.timeoutMs ?? 60_000;
     const [firestore, pubsub] = started as [GroupProcess, GroupProcess];
-    await Promise.all([
-      readyOrExited(
-        firestore,
-        `http://${opts.firestore.host}:${opts.firestore.port}/`,
-        timeoutMs,
-        log('firestore'),
-      ),
-      readyOrExited(pubsub, `http://${opts.pubsub.host}:${opts.pubsub.port}/`, timeoutMs, log('pubsub')),
+    await Promise.race([
+      aborted,
+      Promise.all([
+        readyOrExited(
+          firestore,
+          `http://${opts.firestore.host}:${opts.firestore.port}/`,
+          timeoutMs,
+          log('firestore'),
+        ),
+        readyOrExited(pubsub, `http://${opts.pubsub.host}:${opts.pubsub.port}/`, timeoutMs, log('pubsub')),
+      ]),
     ]);
   } catch (err) {
     await stop();
@@ -127,6 +143,9 @@ async function readyOrExited(
   });
   try {
     await Promise.race([waitForHttp(url, { timeoutMs }), exited]);
+    // Something else on the port (an emulator left over) can answer before ours fails to bind.
+    if (p.child.exitCode !== null || p.child.signalCode !== null)
+      throw new Error(`the ${p.name} emulator exited while ${url} answered: is another one running there?`);
   } finally {
     stopWatching.abort();
   }

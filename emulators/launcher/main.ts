@@ -1,14 +1,82 @@
-// `npm run emulators`: the Google emulators alone on the firebase.json ports, until Ctrl-C.
+// `npm run emulators`: the Google emulators alone on the firebase.json ports (plus PROXYPLANE_PORT_OFFSET,
+// as `npm start`), until Ctrl-C, SIGTERM or the terminal closing (SIGHUP).
 import { loadLocalPorts } from '../../shared/src/config/local-ports.js';
-import { startGoogleEmulators } from './google-emulators.js';
+import { assertPortsFree, offsetPorts, PortInUseError } from '../local-plane/ports.js';
+import { type GoogleEmulators, StartAborted, startGoogleEmulators } from './google-emulators.js';
 
-const ports = loadLocalPorts();
-const projectId = process.env.GOOGLE_CLOUD_PROJECT ?? 'demo-proxyplane';
-const emus = await startGoogleEmulators({ firestore: ports.firestore, pubsub: ports.pubsub, projectId });
-for (const [k, v] of Object.entries(emus.env)) console.log(`export ${k}=${v}`);
-const shutdown = async () => {
-  await emus.stop();
-  process.exit(0);
-};
-process.once('SIGINT', shutdown);
-process.once('SIGTERM', shutdown);
+// Stopping two JVMs takes a few seconds; never longer than this, whatever hangs.
+const STOP_DEADLINE_MS = 30_000;
+
+const offsetText = process.env.PROXYPLANE_PORT_OFFSET ?? '0';
+if (!/^\d+$/.test(offsetText) || Number(offsetText) > 40_000) {
+  console.error(`PROXYPLANE_PORT_OFFSET must be an integer from 0 to 40000, got "${offsetText}"`);
+  process.exit(2);
+}
+const ports = offsetPorts(loadLocalPorts(), Number(offsetText));
+const projectId = process.env.GOOGLE_CLOUD_PROJECT || 'demo-proxyplane';
+
+// The emulators run detached (their own process groups, so a stop reaches the JVMs behind the shell
+// wrappers); a signal's default action would end this process and leave them running. So the handlers
+// are in place before anything is spawned, and a signal during the start aborts it: the start stops
+// what it spawned before it rejects.
+const abort = new AbortController();
+let emus: GoogleEmulators | undefined;
+let starting: Promise<unknown> = Promise.resolve();
+let stopping = false;
+
+async function shutdown(reason: string, exitCode: number): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  console.error(`${reason}: stopping the emulators`);
+  setTimeout(() => {
+    console.error(`stopping took over ${STOP_DEADLINE_MS / 1000}s; exiting`);
+    process.exit(1);
+  }, STOP_DEADLINE_MS).unref();
+  abort.abort();
+  await starting.catch(() => {});
+  await emus?.stop();
+  process.exit(exitCode);
+}
+
+// `on`, not `once`: a second Ctrl-C must not fall back to the default action mid-stop.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
+  process.on(signal, () => void shutdown(signal, 0));
+// Whatever else goes wrong, the detached JVMs go with this process.
+process.on('uncaughtException', (err) => {
+  console.error(err);
+  void shutdown('uncaught exception', 1);
+});
+process.on('unhandledRejection', (err) => {
+  console.error(err);
+  void shutdown('unhandled rejection', 1);
+});
+
+try {
+  // A port something else holds would let the old server answer the readiness check while our JVM
+  // fails to bind: refuse up front, as `npm start` does.
+  await assertPortsFree([
+    { ...ports.firestore, key: 'emulators.firestore.port' },
+    { ...ports.pubsub, key: 'emulators.pubsub.port' },
+  ]);
+  const start = startGoogleEmulators({
+    firestore: ports.firestore,
+    pubsub: ports.pubsub,
+    projectId,
+    signal: abort.signal,
+  });
+  starting = start;
+  emus = await start;
+  for (const [k, v] of Object.entries(emus.env)) console.log(`export ${k}=${v}`);
+} catch (err) {
+  if (!stopping && !(err instanceof StartAborted)) {
+    if (err instanceof PortInUseError) {
+      console.error(err.message);
+      console.error(
+        'Stop whatever holds it (another `npm run emulators` or `npm start`?) or set PROXYPLANE_PORT_OFFSET.',
+      );
+      process.exit(2);
+    }
+    console.error('the emulators failed to start:', err);
+    await shutdown('start failed', 1);
+  }
+}

@@ -1,7 +1,7 @@
 // A child started in its own process group, so that stopping it also stops everything it spawned
 // (the Pub/Sub emulator's shell wrapper starts a JVM; killing only the wrapper would leave java behind).
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 
 export interface GroupProcess {
   readonly name: string;
@@ -20,18 +20,30 @@ export interface StartOptions {
 }
 
 export function startGroup(opts: StartOptions): GroupProcess {
-  const out = opts.logFile ? createWriteStream(opts.logFile, { flags: 'a' }) : 'ignore';
-  const child = spawn(opts.command, opts.args, {
-    cwd: opts.cwd,
-    env: { ...process.env, ...opts.env },
-    detached: true,
-    stdio: ['ignore', out === 'ignore' ? 'ignore' : 'pipe', out === 'ignore' ? 'ignore' : 'pipe'],
-  });
-  if (out !== 'ignore') {
-    child.stdout?.pipe(out);
-    child.stderr?.pipe(out);
+  // The child writes its stdout and stderr straight into the log file (one O_APPEND descriptor it
+  // inherits), rather than through pipes into one WriteStream: with `a.pipe(s); b.pipe(s)` the first
+  // source to end ends the stream, so stderr written after stdout closed — often the reason a JVM died —
+  // was lost or threw ERR_STREAM_WRITE_AFTER_END, uncaught. Opening synchronously also makes a bad log
+  // path a plain throw here instead of an 'error' event nobody listens to.
+  const fd = opts.logFile ? openSync(opts.logFile, 'a') : undefined;
+  let child: ChildProcess;
+  try {
+    child = spawn(opts.command, opts.args, {
+      cwd: opts.cwd,
+      env: { ...process.env, ...opts.env },
+      detached: true,
+      stdio: ['ignore', fd ?? 'ignore', fd ?? 'ignore'],
+    });
+  } finally {
+    // The child holds its own copy of the descriptor.
+    if (fd !== undefined) closeSync(fd);
   }
-  if (child.pid === undefined) throw new Error(`could not start ${opts.name} (${opts.command})`);
+  // A binary that is missing or not executable leaves pid undefined and emits 'error' on the next tick;
+  // without a listener that event would crash the process after we have already thrown below. Errors
+  // later in the child's life (a failed kill) are reported by exitCode/stop(), not by this event.
+  child.on('error', () => {});
+  if (child.pid === undefined)
+    throw new Error(`could not start ${opts.name}: ${opts.command} is missing or not executable`);
   const pid = child.pid;
   const exited = new Promise<void>((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) resolve();

@@ -71,6 +71,17 @@ describe('absolute-form requests', () => {
     expect(seen.headers.forwarded).toBeUndefined();
   });
 
+  it("sends the origin the target URI's authority as Host, not the Host the client sent", async () => {
+    const res = await requestViaProxy(addr, `${target.url}/host`, {
+      auth: creds,
+      headers: { Host: 'other.example' },
+    });
+    expect(res.status).toBe(200);
+    const seen = JSON.parse(res.body);
+    expect(seen.headers.host).toBe(`127.0.0.1:${target.port}`);
+    expect(target.seen.find((s) => s.url === '/host')?.headers.host).toBe(`127.0.0.1:${target.port}`);
+  });
+
   it('forwards request bodies, fixed-length and chunked', async () => {
     const fixed = await requestViaProxy(addr, `${target.url}/post`, {
       auth: creds,

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { makeGceProvider } from '../../shared/src/adapters/gce/clients.js';
 import type { GceProvider } from '../../shared/src/adapters/gce/gce-provider.js';
+import { jsonLogger } from '../../shared/src/adapters/log/json-logger.js';
 import type { InstanceRequest } from '../../shared/src/domain/reconcile/types.js';
 import { ProviderError } from '../../shared/src/ports/provider.js';
 
@@ -226,9 +227,29 @@ describe('GceProvider.delete and lastCreateFailure', () => {
     expect(decodeURIComponent(seen[0]!.path)).toContain(`targetLink = "${target}"`);
   });
 
-  it('reports no create failure when the operations list is unavailable', async () => {
+  it('reports no create failure when the operations list is unavailable — and says so in a WARNING', async () => {
     routes = [when('GET', '/operations', [gceError(404, 'notFound')])];
-    await expect(provider.lastCreateFailure(providerId)).resolves.toBeNull();
+    const lines: string[] = [];
+    const { port } = server.address() as AddressInfo;
+    const logged = makeGceProvider({
+      project: 'demo',
+      computeEndpoint: `127.0.0.1:${port}`,
+      retry: { attempts: 1, baseMs: 1, maxMs: 1 },
+      log: jsonLogger({}, { write: (line) => lines.push(line) }),
+    });
+    try {
+      await expect(logged.provider.lastCreateFailure(providerId)).resolves.toBeNull();
+    } finally {
+      await logged.close();
+    }
+    expect(lines.map((l) => JSON.parse(l))).toEqual([
+      expect.objectContaining({
+        severity: 'WARNING',
+        zone: 'us-central1-a',
+        status: 404,
+        reason: 'notFound',
+      }),
+    ]);
   });
 });
 

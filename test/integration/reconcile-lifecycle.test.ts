@@ -149,6 +149,24 @@ describe('reconcile on the local plane', () => {
     await provisioned('quota-1');
   });
 
+  it('async quota fault (insert accepted, Operation fails) → QuotaExceeded and provider.quota_exceeded, then Provisioned', async () => {
+    // Only zoneOperations.list tells this apart from an instance that vanished: without it reconcile
+    // re-inserted every pass and never said why.
+    compute.admin.injectQuota({ count: 1, mode: 'async' });
+    expect((await call('POST', '/v1/proxies', { name: 'aquota-1', spec: managed() })).status).toBe(201);
+    const quota = await until(
+      'QuotaExceeded',
+      () => doc('aquota-1'),
+      (p) => p?.status.conditions.some((c) => c.reason === 'QuotaExceeded') ?? false,
+    );
+    expect(quota!.status.nextReconcileAt).not.toBeNull();
+    const events = jsonLines(functionLog(plane.logDir, 'reconcile')).filter(
+      (l) => l.event === 'provider.quota_exceeded' && l.proxy === 'aquota-1',
+    );
+    expect(events[0]).toMatchObject({ severity: 'WARNING', zone: ZONE });
+    await provisioned('aquota-1');
+  });
+
   it('permanent fault → Failed, and no provider call until a spec edit', async () => {
     const bad = managed({ machineType: 'n9-nonexistent-1' });
     expect((await call('POST', '/v1/proxies', { name: 'perm-1', spec: bad })).status).toBe(201);

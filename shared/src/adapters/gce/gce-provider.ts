@@ -8,6 +8,7 @@ import {
   type Provider,
   ProviderError,
 } from '../../ports/provider.js';
+import { jsonLogger, type Logger } from '../log/json-logger.js';
 import { buildInsertRequest, type InsertOptions } from './build-insert-request.js';
 import { computeErrorInfo, operationError, toProviderError } from './errors.js';
 import { observeInstance, ownershipOf } from './instance-state.js';
@@ -27,10 +28,14 @@ export interface GceProviderOptions extends Omit<InsertOptions, 'project'> {
   /** Enables lastCreateFailure (async quota / stockout discovery); optional. */
   zoneOperations?: ZoneOperationsApi;
   retry?: RetryOptions;
+  /** Where best-effort failures are reported (they change no outcome); stdout JSON by default. */
+  log?: Logger;
 }
 
 const AGGREGATED_PAGE_SIZE = 500;
 const AGGREGATED_MAX_PAGES = 100;
+
+const defaultLog = jsonLogger({ component: 'gce-provider' });
 
 export class GceProvider implements Provider {
   readonly name = 'gce';
@@ -99,8 +104,17 @@ export class GceProvider implements Provider {
           ),
         'zoneOperations.list',
       );
-    } catch {
-      // Best effort: without it, a failed create is simply retried by the next pass.
+    } catch (err) {
+      // Best effort: without it, a failed create is simply retried by the next pass — but said aloud, since
+      // a 403/404 here (a missing permission, an endpoint without the method) silently turns every async
+      // quota or stockout into an endless re-insert with no QuotaExceeded and no alert.
+      const e = err instanceof ProviderError ? err : undefined;
+      (this.opts.log ?? defaultLog).warn('zoneOperations.list failed; create failures go unseen', {
+        zone: ref.zone,
+        status: e?.status,
+        reason: e?.reason,
+        error: err,
+      });
       return null;
     }
     const newest = [...(list ?? [])]
