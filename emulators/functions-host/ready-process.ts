@@ -29,12 +29,16 @@ export interface ReadyProcessOptions {
   onSpawn?: (stop: () => Promise<void>) => void;
 }
 
+/** Preloaded into Node children: they stop when this process is gone (exit-with-parent.mjs says why). */
+const EXIT_WITH_PARENT = new URL('../launcher/exit-with-parent.mjs', import.meta.url).href;
+
 export async function startReadyProcess(opts: ReadyProcessOptions): Promise<ReadyProcess> {
   if (opts.logFile) mkdirSync(dirname(opts.logFile), { recursive: true });
+  const isNode = opts.command === process.execPath;
   const proc = startGroup({
     name: opts.name,
     command: opts.command,
-    args: opts.args,
+    args: isNode ? ['--import', EXIT_WITH_PARENT, ...opts.args] : opts.args,
     cwd: opts.cwd,
     env: opts.env,
     logFile: opts.logFile,

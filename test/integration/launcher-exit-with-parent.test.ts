@@ -1,0 +1,58 @@
+// A Node child the local plane starts runs in its own process group, detached from its parent: if the
+// parent is SIGKILLed (no handler runs), the child must still stop by itself — with real processes.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('startReadyProcess', () => {
+  it('a Node child stops within seconds of its parent being killed outright', async () => {
+    // The parent starts a child that would otherwise run forever, prints its pid, and waits.
+    const script = `
+      import { startReadyProcess } from ${JSON.stringify(join(process.cwd(), 'emulators/functions-host/ready-process.ts'))};
+      const p = await startReadyProcess({
+        name: 'forever',
+        command: process.execPath,
+        args: ['-e', 'setInterval(() => {}, 1000)'],
+        ready: () => new Promise((r) => setTimeout(r, 300)),
+      });
+      console.log('child ' + p.pid);
+      setInterval(() => {}, 1000);
+    `;
+    const parent = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    parent.stdout.on('data', (d: Buffer) => {
+      out += d;
+    });
+    let child = 0;
+    for (let i = 0; i < 300 && !child; i++) {
+      child = Number(/child (\d+)/.exec(out)?.[1] ?? 0);
+      if (!child) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(child).toBeGreaterThan(0);
+    try {
+      expect(alive(child)).toBe(true);
+      parent.kill('SIGKILL');
+      await once(parent, 'exit');
+      let gone = false;
+      for (let i = 0; i < 50 && !gone; i++) {
+        gone = !alive(child);
+        if (!gone) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(gone).toBe(true);
+    } finally {
+      if (alive(child)) process.kill(-child, 'SIGKILL');
+    }
+  }, 60_000);
+});
