@@ -61,7 +61,9 @@ export function hintFor(code: string, body: unknown, status: number, path = ''):
   return `the API answered HTTP ${status}`;
 }
 
-const NETWORK_CODE = /^(E[A-Z0-9_]+|UND_ERR_[A-Z0-9_]+)$/;
+// Errno codes (ECONNREFUSED), undici's (UND_ERR_…) and TLS verification's (DEPTH_ZERO_SELF_SIGNED_CERT,
+// CERT_HAS_EXPIRED — the one clue behind a TLS-intercepting proxy): a code is an upper-case word, never text.
+const NETWORK_CODE = /^[A-Z][A-Z0-9_]+$/;
 
 /**
  * Why fetch got no answer, as a code only. fetch wraps the socket error: TypeError("fetch failed") whose

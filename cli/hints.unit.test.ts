@@ -66,6 +66,15 @@ describe('describeFailure', () => {
       /^error: unreachable — cannot reach http:\/\/h:1 \(ENOTFOUND\)/,
     ],
     [
+      new UnreachableError('https://h:1', {
+        cause: Object.assign(new TypeError('fetch failed'), {
+          cause: Object.assign(new Error('self-signed certificate'), { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' }),
+        }),
+      }),
+      1,
+      /^error: unreachable — cannot reach https:\/\/h:1 \(DEPTH_ZERO_SELF_SIGNED_CERT\)/,
+    ],
+    [
       new UnreachableError('http://h:1', {
         cause: new DOMException('aborted due to timeout', 'TimeoutError'),
       }),

@@ -61,6 +61,7 @@ export const GatewayEnv = z.object({
   /** A worker token (the API's WORKER_TOKENS); without one, a Google identity token for CONTROL_PLANE_URL. */
   GATEWAY_WORKER_TOKEN: z
     .string()
+    .trim() // a value from a CRLF .env file or a secret file keeps its line end
     .min(16)
     // fetch refuses a header value with a line break in a TypeError that quotes the whole value, and that
     // error would be logged: refuse it here, where the message names only the variable.

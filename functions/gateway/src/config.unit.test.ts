@@ -55,6 +55,14 @@ describe('loadGatewayConfig', () => {
     expect(() => loadGatewayConfig([], env)).toThrow(ConfigError);
   });
 
+  it('takes a worker token without the line end a file left on it', () => {
+    const c = loadGatewayConfig([], {
+      GATEWAY_CLIENT_USERS: 'u:p',
+      GATEWAY_WORKER_TOKEN: 'worker-token-0123456789\r\n',
+    });
+    expect(c.GATEWAY_WORKER_TOKEN).toBe('worker-token-0123456789');
+  });
+
   it('never echoes a refused worker token', () => {
     const env = { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_WORKER_TOKEN: 'worker-token-SECRET\nsecond-line' };
     const err = (() => {

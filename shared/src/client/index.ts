@@ -64,11 +64,17 @@ export class LeaseClient {
   private readonly base: string;
   private readonly fetch: typeof fetch;
 
+  private readonly token: string | undefined;
+
   constructor(private readonly opts: LeaseClientOptions) {
-    // fetch would refuse such a header with a TypeError quoting the whole value — into the crawler's logs.
-    if (opts.token !== undefined && !/^[\x21-\x7e]+$/.test(opts.token)) {
+    // A token read from a file keeps its trailing newline (fetch would trim it too); an empty one is none.
+    // Anything else that is not visible ASCII fetch refuses with a TypeError quoting the whole header —
+    // into the crawler's logs: refuse it here without quoting it.
+    const token = opts.token?.trim() || undefined;
+    if (token !== undefined && !/^[\x21-\x7e]+$/.test(token)) {
       throw new TypeError('LeaseClient: the token must be visible ASCII (no spaces or line breaks)');
     }
+    this.token = token;
     this.base = opts.baseUrl.replace(/\/+$/, '');
     this.fetch = opts.fetch ?? globalThis.fetch;
   }
@@ -117,7 +123,7 @@ export class LeaseClient {
 
   private async send(method: string, path: string, body?: unknown): Promise<unknown> {
     const headers: Record<string, string> = { accept: 'application/json' };
-    if (this.opts.token) headers.authorization = `Bearer ${this.opts.token}`;
+    if (this.token) headers.authorization = `Bearer ${this.token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
     const retries = this.opts.retries ?? 2;
     for (let attempt = 0; ; attempt++) {

@@ -142,6 +142,17 @@ describe('LeaseClient', () => {
     });
   });
 
+  it('sends a token read from a file without its trailing newline, and an empty one as none', async () => {
+    const f = fakeFetch([
+      [204, null],
+      [204, null],
+    ]);
+    await new LeaseClient({ baseUrl: 'http://api', token: 'tok-123\r\n', fetch: f.fetch }).release('L1');
+    await new LeaseClient({ baseUrl: 'http://api', token: '', fetch: f.fetch }).release('L2');
+    expect(f.calls[0]?.init.headers).toMatchObject({ authorization: 'Bearer tok-123' });
+    expect(f.calls[1]?.init.headers).not.toHaveProperty('authorization');
+  });
+
   it('refuses a token with a line break without quoting it', () => {
     const make = () => new LeaseClient({ baseUrl: 'http://api', token: 'tok-SECRET\nline' });
     expect(make).toThrow(TypeError);
