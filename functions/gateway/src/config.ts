@@ -26,9 +26,16 @@ const Users = z
     const text = s.trim();
     if (!text) return [];
     if (text.startsWith('[')) {
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        // Not the SyntaxError itself: its message quotes the text around the fault — a password.
+        json = undefined;
+      }
       const parsed = z
         .array(z.object({ username: z.string().min(1), password: z.string().min(1) }))
-        .safeParse(JSON.parse(text));
+        .safeParse(json);
       if (parsed.success) return parsed.data;
       ctx.addIssue({ code: 'custom', message: 'GATEWAY_CLIENT_USERS: a JSON array of {username, password}' });
       return z.NEVER;

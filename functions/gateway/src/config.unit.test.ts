@@ -63,6 +63,19 @@ describe('loadGatewayConfig', () => {
     expect(c.GATEWAY_WORKER_TOKEN).toBe('worker-token-0123456789');
   });
 
+  it('refuses client users that are broken JSON without quoting them', () => {
+    const env = { GATEWAY_CLIENT_USERS: '[{"username":"u","password":"SECRETPW"}, oops]' };
+    let err: unknown;
+    try {
+      loadGatewayConfig([], env);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toContain('GATEWAY_CLIENT_USERS');
+    expect((err as Error).message).not.toContain('CRETPW');
+  });
+
   it('never echoes a refused worker token', () => {
     const env = { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_WORKER_TOKEN: 'worker-token-SECRET\nsecond-line' };
     const err = (() => {
