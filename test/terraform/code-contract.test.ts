@@ -582,6 +582,28 @@ describe('docs/deploy.md describes the Terraform as it is', () => {
     );
     // Without the secret's value it would not start (what the earlier command did).
     expect(() => loadGatewayConfig([], env)).toThrow(/no client credentials/);
+    // On host networking nothing publishes the ports, and COS's host firewall admits only SSH.
+    if (script.includes('--network=host')) {
+      const accepted = [
+        ...script.matchAll(/iptables -w -A INPUT -p tcp -m multiport --dports ([\d,]+) -j ACCEPT/g),
+      ]
+        .flatMap((m) => m[1]!.split(','))
+        .map(Number);
+      expect(accepted).toEqual(expect.arrayContaining([config.GATEWAY_PROXY_PORT, config.PORT]));
+    }
+    // The VM's access token never rides on a command line (readable by every process on the VM).
+    expect(script).not.toMatch(/-H "Authorization: Bearer \$token"/);
+  });
+
+  it('the teardown deletes what the CONNECT gateway VM put in the network before destroying it', () => {
+    const teardown = deploy().split('## Tear it down')[1] ?? '';
+    const destroyAt = teardown.indexOf('terraform -chdir=terraform destroy');
+    for (const made of deploy().matchAll(/gcloud compute (instances|addresses) create (\S+)/g)) {
+      const del = teardown.indexOf(`gcloud compute ${made[1]} delete ${made[2]}`);
+      expect(del, `${made[1]} ${made[2]}`).toBeGreaterThan(-1);
+    }
+    expect(destroyAt).toBeGreaterThan(-1);
+    expect(teardown).toMatch(/firewall-rules delete/);
   });
 
   it("the /v1/fetch example puts IAM's token where Cloud Run reads it and the client user in Authorization", () => {
