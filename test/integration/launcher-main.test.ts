@@ -106,9 +106,10 @@ describe('npm run emulators', () => {
       const run = startLauncher(offset);
       launcher = run.child;
       const leaders = await pollUntil(
-        () => processes().filter((p) => p.ppid === run.child.pid),
-        // Each in its own group: right after fork a child still has the launcher's until its setsid.
-        (ps) => ps.length === 2 && ps.every((p) => p.pgid === p.pid),
+        // The children that lead their own group: right after fork a child still has the launcher's
+        // until its setsid, and tsx's esbuild service is a child of the launcher in the launcher's group.
+        () => processes().filter((p) => p.ppid === run.child.pid && p.pgid === p.pid),
+        (ps) => ps.length === 2,
         40_000,
         'the launcher to spawn both emulators, each leading its own process group',
       );
