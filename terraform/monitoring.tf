@@ -7,6 +7,8 @@
 #   gateway.snapshot_age     each gateway worker, every 30 s                     {workerId, ageSeconds}
 #   passive.worker_suspect   probe, for a gateway worker failing nearly every proxy it used
 #                                                                                {workerId, proxies, failing}
+#   provider.request         reconcile and gc, for every provider call (seed §9's provider_requests_total)
+#                                                                                {provider, op, result, latencyMs}
 # Dead letters need no log line: Pub/Sub's own metric on the inspect subscription counts them.
 
 locals {
@@ -32,6 +34,12 @@ locals {
       event       = "passive.worker_suspect"
       description = "Probe windows in which a gateway worker failed nearly every proxy it used (its outcomes were not counted)."
       labels      = { worker = "jsonPayload.workerId" }
+    }
+    # No alert: a chart of Compute Engine calls by operation and result (ok, quota, permanent, transient).
+    provider_requests = {
+      event       = "provider.request"
+      description = "Provider (Compute Engine) calls by reconcile and gc, by provider, operation and result."
+      labels      = { provider = "jsonPayload.provider", op = "jsonPayload.op", result = "jsonPayload.result" }
     }
   }
 

@@ -280,6 +280,7 @@ describe('operations', () => {
       quota_exceeded: 'provider.quota_exceeded',
       gc_deletions: 'gc.deleted',
       suspect_workers: 'passive.worker_suspect',
+      provider_requests: 'provider.request',
     });
     const deadLetters = JSON.stringify(resourceOf(tf, 'google_monitoring_alert_policy', 'dead_letters'));
     expect(deadLetters).toContain('google_pubsub_subscription.dead_letters_inspect.name');

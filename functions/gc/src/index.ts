@@ -5,6 +5,7 @@ import { FirestoreJobRunStore } from '../../../shared/src/adapters/firestore/job
 import { FirestoreProxyStore } from '../../../shared/src/adapters/firestore/proxy-store.js';
 import { makeGceProvider } from '../../../shared/src/adapters/gce/clients.js';
 import { jsonLogger } from '../../../shared/src/adapters/log/json-logger.js';
+import { withRequestLog } from '../../../shared/src/adapters/provider-requests.js';
 import { decodePubSubCloudEvent } from '../../../shared/src/adapters/pubsub/decode-push.js';
 import { Tick } from '../../../shared/src/messages/tick.js';
 import { systemClock } from '../../../shared/src/ports/clock.js';
@@ -22,7 +23,7 @@ const gce = makeGceProvider({
 const deps: GcDeps = {
   proxies: new FirestoreProxyStore(db),
   // Every provider a proxy can name (reconcile registers the same set): the sweep covers them all.
-  providers: new Map([[gce.provider.name, gce.provider]]),
+  providers: new Map([[gce.provider.name, withRequestLog(gce.provider, log)]]),
   jobs: new FirestoreJobRunStore(db),
   clock: systemClock,
   log,

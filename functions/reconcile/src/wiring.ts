@@ -5,6 +5,7 @@ import { FirestoreHealthStore } from '../../../shared/src/adapters/firestore/hea
 import { FirestoreProxyStore } from '../../../shared/src/adapters/firestore/proxy-store.js';
 import { makeGceProvider } from '../../../shared/src/adapters/gce/clients.js';
 import { jsonLogger } from '../../../shared/src/adapters/log/json-logger.js';
+import { withRequestLog } from '../../../shared/src/adapters/provider-requests.js';
 import { createPubSub } from '../../../shared/src/adapters/pubsub/client.js';
 import { PubSubPublisher } from '../../../shared/src/adapters/pubsub/publisher.js';
 import { PubSubReconcilePublisher } from '../../../shared/src/adapters/pubsub/reconcile-publisher.js';
@@ -39,7 +40,8 @@ export function reconcileDeps(
     ...(config.GCE_SUBNETWORK ? { subnetwork: config.GCE_SUBNETWORK } : {}),
     ...(config.GCE_SERVICE_ACCOUNT ? { serviceAccountEmail: config.GCE_SERVICE_ACCOUNT } : {}),
   });
-  const provider = opts.wrapProvider ? opts.wrapProvider(gce.provider) : gce.provider;
+  const logged = withRequestLog(gce.provider, log);
+  const provider = opts.wrapProvider ? opts.wrapProvider(logged) : logged;
   return {
     store: new FirestoreProxyStore(db),
     providers: new Map([[provider.name, provider]]),
