@@ -7,6 +7,7 @@ import { Firestore, Timestamp } from '@google-cloud/firestore';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SnapshotPassDeps } from '../../functions/snapshot/src/deps.js';
 import { handleSnapshotEvent } from '../../functions/snapshot/src/handler.js';
+import { snapshotRunResult } from '../../functions/snapshot/src/job-run.js';
 import { runSnapshotPass } from '../../functions/snapshot/src/pass.js';
 import { sweepOldSnapshots } from '../../functions/snapshot/src/sweep.js';
 import { FirestoreLeaseActivity } from '../../shared/src/adapters/firestore/ownership-lease-activity.js';
@@ -213,8 +214,8 @@ describe('the storage sweep keeps headers, drops old parts', () => {
     // The tick's pass sweeps one batch (5); the next sweeps the rest; then there is nothing left to do.
     const first = await handleSnapshotEvent(deps, tickEvent);
     expect(first.summary?.swept).toBe(5);
-    expect(await sweepOldSnapshots(deps)).toBe(2);
-    expect(await sweepOldSnapshots(deps)).toBe(0);
+    expect((await sweepOldSnapshots(deps)).swept).toBe(2);
+    expect((await sweepOldSnapshots(deps)).swept).toBe(0);
 
     for (const [i, id] of old.entries()) {
       expect(await partsOf(id)).toBe(0);
@@ -224,6 +225,50 @@ describe('the storage sweep keeps headers, drops old parts', () => {
     // A day-old snapshot is kept whole.
     expect(await partsOf('gw-yesterday')).toBe(1);
     expect((await snapshots.loadFull('gw-yesterday'))?.proxies).toHaveLength(3);
+  });
+
+  it('one header whose transaction fails costs only itself: the others are swept, logged and counted', async () => {
+    const clock = new ManualClock(T0);
+    const old = ['gw-f-0', 'gw-f-1', 'gw-f-2'];
+    for (const id of old) await storeHeader(id, 4, at(-9 * DAY), 2);
+    // The second header's transaction fails as a contended one does (ABORTED, after the client's own
+    // retries); every other call goes to the emulator.
+    let transactions = 0;
+    const flaky = new Proxy(db, {
+      get(target, prop) {
+        if (prop === 'runTransaction') {
+          return (fn: Parameters<Firestore['runTransaction']>[0]) =>
+            ++transactions === 2
+              ? Promise.reject(Object.assign(new Error('contention'), { code: 10 }))
+              : target.runTransaction(fn);
+        }
+        const v = Reflect.get(target, prop, target);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const log = memoryLogger();
+    const deps = {
+      ...passDeps(clock, [], { workerIds: [], headerIds: [] }),
+      snapshots: new FirestoreSnapshotStore(flaky),
+      log,
+    };
+    const run = await handleSnapshotEvent(deps, tickEvent);
+    expect(run.summary).toMatchObject({ swept: 2, sweepFailures: 1 });
+    expect(snapshotRunResult(run).counts).toMatchObject({ swept: 2, sweepFailures: 1 });
+    const left: string[] = [];
+    for (const id of old) if ((await partsOf(id)) > 0) left.push(id);
+    expect(left).toHaveLength(1);
+    const swept = old.filter((id) => id !== left[0]);
+    expect(log.lines).toContainEqual(
+      expect.objectContaining({ event: 'gateway.snapshots_swept', workers: swept }),
+    );
+    const failed = log.lines.filter((l) => l.workerId === left[0]);
+    expect(failed).toEqual([
+      expect.objectContaining({ severity: 'WARNING', workerId: left[0], kind: 'unavailable' }),
+    ]);
+    // The next tick sweeps the one left.
+    expect(await sweepOldSnapshots(deps)).toEqual({ swept: 1, failures: 0 });
+    expect(await partsOf(left[0]!)).toBe(0);
   });
 
   it('headers edited into nonsense do not hold the sweep up', async () => {
@@ -237,8 +282,8 @@ describe('the storage sweep keeps headers, drops old parts', () => {
     await storeHeader('gw-old', 8, at(-10 * DAY), 2);
     const deps = passDeps(clock, [], { workerIds: [], headerIds: [] });
     // The batch (5) is taken up by the bad ones once; the next tick reaches the real one.
-    expect(await sweepOldSnapshots(deps)).toBe(0);
-    expect(await sweepOldSnapshots(deps)).toBe(1);
+    expect((await sweepOldSnapshots(deps)).swept).toBe(0);
+    expect((await sweepOldSnapshots(deps)).swept).toBe(1);
     expect(await partsOf('gw-old')).toBe(0);
     expect((await db.collection('snapshots').doc('gw-bad-0').get()).data()).toEqual({
       grantedUntil: null,
@@ -251,7 +296,7 @@ describe('the storage sweep keeps headers, drops old parts', () => {
     await storeHeader('gw-pinned', 41, at(-10 * DAY), 2);
     const published: GatewaySnapshotMessage[] = [];
     const deps = passDeps(clock, published, { workerIds: [], headerIds: [] });
-    expect(await sweepOldSnapshots(deps)).toBe(1);
+    expect((await sweepOldSnapshots(deps)).swept).toBe(1);
     expect(await snapshots.loadFull('gw-pinned')).toBeNull();
 
     // The same id registers again (GATEWAY_WORKER_ID): a new session, live now.
