@@ -26,6 +26,7 @@ import { ManualClock } from '../../shared/src/ports/clock.js';
 import type { WorkerRecord } from '../../shared/src/ports/workers.js';
 import type { SnapshotHeader } from '../../shared/src/ports/workers-snapshots.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
+import { type FirestoreRead, recordingFirestore } from '../support/recording-firestore.js';
 import { poolProxy } from '../support/worker-client.js';
 import { record, storeSnapshot } from '../support/worker-records.js';
 
@@ -51,7 +52,14 @@ interface Reads {
   headerIds: string[];
 }
 
-function passDeps(clock: ManualClock, published: GatewaySnapshotMessage[], reads: Reads): SnapshotPassDeps {
+function passDeps(
+  clock: ManualClock,
+  published: GatewaySnapshotMessage[],
+  reads: Reads,
+  firestore: Firestore = db,
+): SnapshotPassDeps {
+  const workers = new FirestoreWorkerStore(firestore);
+  const snapshots = new FirestoreSnapshotStore(firestore);
   const seenWorkers = (rs: WorkerRecord[]) => {
     reads.workerIds.push(...rs.map((r) => r.session.workerId));
     return rs;
@@ -72,7 +80,7 @@ function passDeps(clock: ManualClock, published: GatewaySnapshotMessage[], reads
   });
   let n = 0;
   return {
-    pool: new FirestoreGatewayPoolReader(db),
+    pool: new FirestoreGatewayPoolReader(firestore),
     ownership,
     workers: countedWorkers,
     snapshots: countedSnapshots,
@@ -131,12 +139,23 @@ describe('a snapshot pass reads only the workers in view', () => {
 
     const published: GatewaySnapshotMessage[] = [];
     const reads: Reads = { workerIds: [], headerIds: [] };
-    const summary = await runSnapshotPass(passDeps(clock, published, reads));
+    const billed: FirestoreRead[] = [];
+    const summary = await runSnapshotPass(passDeps(clock, published, reads, recordingFirestore(db, billed)));
 
     const inView = ['gw-live', ...recent].sort();
     expect(new Set(reads.workerIds)).toEqual(new Set(inView));
     expect(new Set(reads.headerIds)).toEqual(new Set(recent)); // the live worker has none yet
     expect(reads.workerIds.some((id) => id.startsWith('gw-dead-'))).toBe(false);
+    // …and what Firestore was asked for, not only what the stores handed back: no collection read whole,
+    // and no read of workers or headers returned more documents than are in view (a store that fetched
+    // everything and filtered in memory would pass the checks above and fail these).
+    const ofViewCollections = billed.filter(
+      (r) => r.collection === 'workers' || r.collection === 'snapshots',
+    );
+    expect(ofViewCollections.filter((r) => r.how === 'scan')).toEqual([]);
+    expect(ofViewCollections.filter((r) => r.docs > inView.length)).toEqual([]);
+    expect(billed.filter((r) => r.collection === 'workers' && r.how === 'query').length).toBeGreaterThan(0);
+    expect(billed.filter((r) => r.collection === 'snapshots' && r.how === 'query').length).toBeGreaterThan(0);
     // The live worker still gets its snapshot, with the pool proxy, and nothing else is built.
     expect(summary).toMatchObject({ ran: true, published: 1, failures: 0 });
     expect(published.map((m) => [m.workerId, m.version])).toEqual([['gw-live', 1]]);
