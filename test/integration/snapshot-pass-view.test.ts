@@ -3,6 +3,8 @@
 // gateway instances (Cloud Run registers one worker id per instance) are left unread, and a ghost's grant
 // (a header whose worker document is gone) is still honoured. The pass runs in this process on the real
 // Firestore adapters with a manual clock; only the Pub/Sub publisher is a recorder.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Firestore, Timestamp } from '@google-cloud/firestore';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SnapshotPassDeps } from '../../functions/snapshot/src/deps.js';
@@ -19,6 +21,8 @@ import { FirestoreRoutingStore } from '../../shared/src/adapters/firestore/snaps
 import { FirestoreSnapshotStore, PART_SIZE } from '../../shared/src/adapters/firestore/snapshot-store.js';
 import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker-store.js';
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
+import { repoRoot } from '../../shared/src/config/local-ports.js';
+import { loadScheduleTable } from '../../shared/src/config/topology.js';
 import type { OwnershipChange } from '../../shared/src/domain/workers/ownership.js';
 import { DEFAULT_WORKER_SETTINGS } from '../../shared/src/domain/workers/settings.js';
 import { type GatewaySnapshotMessage, sha256Hex } from '../../shared/src/messages/gateway-snapshot.js';
@@ -204,6 +208,40 @@ describe('a snapshot pass reads only the workers in view', () => {
       owner: 'gw-live',
       drainEpoch: null,
     });
+  });
+});
+
+describe('what a steady tick reads: the factor docs/cost.md prices', () => {
+  it('a tick that only renews the grant of an up-to-date worker reads the gateway pool as often as priced', async () => {
+    const clock = new ManualClock(T0);
+    const POOL = 5;
+    for (let i = 0; i < POOL; i++) await proxies.create(poolProxy(`ps-${i}`, i + 1));
+    await workers.put(record('gw-live', at(20)), null);
+    const published: GatewaySnapshotMessage[] = [];
+    await runSnapshotPass(passDeps(clock, published, { workerIds: [], headerIds: [] }));
+    expect(published).toHaveLength(1);
+
+    // One deployed tick later, the worker having ACKed that snapshot and kept its session alive by its
+    // reports: nothing changed but the time, so all that is due is its grant's renewal.
+    const schedule = loadScheduleTable().jobs['snapshot-tick']?.schedule;
+    expect(schedule).toBe('* * * * *');
+    const tickSeconds = 60;
+    clock.advance(tickSeconds * 1000);
+    const steady = record('gw-live', at(tickSeconds + 20));
+    steady.session.ackedVersion = published[0]!.version;
+    await workers.put(steady, (await workers.get('gw-live'))!.token);
+    const billed: FirestoreRead[] = [];
+    const summary = await runSnapshotPass(
+      passDeps(clock, published, { workerIds: [], headerIds: [] }, recordingFirestore(db, billed)),
+    );
+    expect(summary).toMatchObject({ ran: true, ownershipChanges: 0, published: 1, resent: 0, failures: 0 });
+
+    const poolDocs = billed.filter((r) => r.collection === 'proxies').reduce((n, r) => n + r.docs, 0);
+    const factor = poolDocs / POOL;
+    expect(Number.isInteger(factor) && factor >= 1).toBe(true);
+    const cost = readFileSync(join(repoRoot, 'docs/cost.md'), 'utf8');
+    expect(cost).toContain(`\`${factor === 1 ? '' : factor}N·T\` (snapshot`);
+    expect(cost).toContain(`| ${factor === 1 ? '' : `${factor} × `}(1,000 + 20) reads`);
   });
 });
 
