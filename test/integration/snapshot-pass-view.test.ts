@@ -3,10 +3,13 @@
 // gateway instances (Cloud Run registers one worker id per instance) are left unread, and a ghost's grant
 // (a header whose worker document is gone) is still honoured. The pass runs in this process on the real
 // Firestore adapters with a manual clock; only the Pub/Sub publisher is a recorder.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Firestore, Timestamp } from '@google-cloud/firestore';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SnapshotPassDeps } from '../../functions/snapshot/src/deps.js';
 import { handleSnapshotEvent } from '../../functions/snapshot/src/handler.js';
+import { snapshotRunResult } from '../../functions/snapshot/src/job-run.js';
 import { runSnapshotPass } from '../../functions/snapshot/src/pass.js';
 import { sweepOldSnapshots } from '../../functions/snapshot/src/sweep.js';
 import { FirestoreLeaseActivity } from '../../shared/src/adapters/firestore/ownership-lease-activity.js';
@@ -18,6 +21,8 @@ import { FirestoreRoutingStore } from '../../shared/src/adapters/firestore/snaps
 import { FirestoreSnapshotStore, PART_SIZE } from '../../shared/src/adapters/firestore/snapshot-store.js';
 import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker-store.js';
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
+import { repoRoot } from '../../shared/src/config/local-ports.js';
+import { loadScheduleTable } from '../../shared/src/config/topology.js';
 import type { OwnershipChange } from '../../shared/src/domain/workers/ownership.js';
 import { DEFAULT_WORKER_SETTINGS } from '../../shared/src/domain/workers/settings.js';
 import { type GatewaySnapshotMessage, sha256Hex } from '../../shared/src/messages/gateway-snapshot.js';
@@ -25,6 +30,7 @@ import { ManualClock } from '../../shared/src/ports/clock.js';
 import type { WorkerRecord } from '../../shared/src/ports/workers.js';
 import type { SnapshotHeader } from '../../shared/src/ports/workers-snapshots.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
+import { type FirestoreRead, recordingFirestore } from '../support/recording-firestore.js';
 import { poolProxy } from '../support/worker-client.js';
 import { record, storeSnapshot } from '../support/worker-records.js';
 
@@ -50,7 +56,14 @@ interface Reads {
   headerIds: string[];
 }
 
-function passDeps(clock: ManualClock, published: GatewaySnapshotMessage[], reads: Reads): SnapshotPassDeps {
+function passDeps(
+  clock: ManualClock,
+  published: GatewaySnapshotMessage[],
+  reads: Reads,
+  firestore: Firestore = db,
+): SnapshotPassDeps {
+  const workers = new FirestoreWorkerStore(firestore);
+  const snapshots = new FirestoreSnapshotStore(firestore);
   const seenWorkers = (rs: WorkerRecord[]) => {
     reads.workerIds.push(...rs.map((r) => r.session.workerId));
     return rs;
@@ -71,7 +84,7 @@ function passDeps(clock: ManualClock, published: GatewaySnapshotMessage[], reads
   });
   let n = 0;
   return {
-    pool: new FirestoreGatewayPoolReader(db),
+    pool: new FirestoreGatewayPoolReader(firestore),
     ownership,
     workers: countedWorkers,
     snapshots: countedSnapshots,
@@ -130,12 +143,23 @@ describe('a snapshot pass reads only the workers in view', () => {
 
     const published: GatewaySnapshotMessage[] = [];
     const reads: Reads = { workerIds: [], headerIds: [] };
-    const summary = await runSnapshotPass(passDeps(clock, published, reads));
+    const billed: FirestoreRead[] = [];
+    const summary = await runSnapshotPass(passDeps(clock, published, reads, recordingFirestore(db, billed)));
 
     const inView = ['gw-live', ...recent].sort();
     expect(new Set(reads.workerIds)).toEqual(new Set(inView));
     expect(new Set(reads.headerIds)).toEqual(new Set(recent)); // the live worker has none yet
     expect(reads.workerIds.some((id) => id.startsWith('gw-dead-'))).toBe(false);
+    // …and what Firestore was asked for, not only what the stores handed back: no collection read whole,
+    // and no read of workers or headers returned more documents than are in view (a store that fetched
+    // everything and filtered in memory would pass the checks above and fail these).
+    const ofViewCollections = billed.filter(
+      (r) => r.collection === 'workers' || r.collection === 'snapshots',
+    );
+    expect(ofViewCollections.filter((r) => r.how === 'scan')).toEqual([]);
+    expect(ofViewCollections.filter((r) => r.docs > inView.length)).toEqual([]);
+    expect(billed.filter((r) => r.collection === 'workers' && r.how === 'query').length).toBeGreaterThan(0);
+    expect(billed.filter((r) => r.collection === 'snapshots' && r.how === 'query').length).toBeGreaterThan(0);
     // The live worker still gets its snapshot, with the pool proxy, and nothing else is built.
     expect(summary).toMatchObject({ ran: true, published: 1, failures: 0 });
     expect(published.map((m) => [m.workerId, m.version])).toEqual([['gw-live', 1]]);
@@ -187,6 +211,40 @@ describe('a snapshot pass reads only the workers in view', () => {
   });
 });
 
+describe('what a steady tick reads: the factor docs/cost.md prices', () => {
+  it('a tick that only renews the grant of an up-to-date worker reads the gateway pool as often as priced', async () => {
+    const clock = new ManualClock(T0);
+    const POOL = 5;
+    for (let i = 0; i < POOL; i++) await proxies.create(poolProxy(`ps-${i}`, i + 1));
+    await workers.put(record('gw-live', at(20)), null);
+    const published: GatewaySnapshotMessage[] = [];
+    await runSnapshotPass(passDeps(clock, published, { workerIds: [], headerIds: [] }));
+    expect(published).toHaveLength(1);
+
+    // One deployed tick later, the worker having ACKed that snapshot and kept its session alive by its
+    // reports: nothing changed but the time, so all that is due is its grant's renewal.
+    const schedule = loadScheduleTable().jobs['snapshot-tick']?.schedule;
+    expect(schedule).toBe('* * * * *');
+    const tickSeconds = 60;
+    clock.advance(tickSeconds * 1000);
+    const steady = record('gw-live', at(tickSeconds + 20));
+    steady.session.ackedVersion = published[0]!.version;
+    await workers.put(steady, (await workers.get('gw-live'))!.token);
+    const billed: FirestoreRead[] = [];
+    const summary = await runSnapshotPass(
+      passDeps(clock, published, { workerIds: [], headerIds: [] }, recordingFirestore(db, billed)),
+    );
+    expect(summary).toMatchObject({ ran: true, ownershipChanges: 0, published: 1, resent: 0, failures: 0 });
+
+    const poolDocs = billed.filter((r) => r.collection === 'proxies').reduce((n, r) => n + r.docs, 0);
+    const factor = poolDocs / POOL;
+    expect(Number.isInteger(factor) && factor >= 1).toBe(true);
+    const cost = readFileSync(join(repoRoot, 'docs/cost.md'), 'utf8');
+    expect(cost).toContain(`\`${factor === 1 ? '' : factor}N·T\` (snapshot`);
+    expect(cost).toContain(`| ${factor === 1 ? '' : `${factor} × `}(1,000 + 20) reads`);
+  });
+});
+
 const DAY = 86_400;
 const partsOf = async (workerId: string) =>
   (await db.collection('snapshots').doc(workerId).collection('parts').get()).size;
@@ -213,8 +271,8 @@ describe('the storage sweep keeps headers, drops old parts', () => {
     // The tick's pass sweeps one batch (5); the next sweeps the rest; then there is nothing left to do.
     const first = await handleSnapshotEvent(deps, tickEvent);
     expect(first.summary?.swept).toBe(5);
-    expect(await sweepOldSnapshots(deps)).toBe(2);
-    expect(await sweepOldSnapshots(deps)).toBe(0);
+    expect((await sweepOldSnapshots(deps)).swept).toBe(2);
+    expect((await sweepOldSnapshots(deps)).swept).toBe(0);
 
     for (const [i, id] of old.entries()) {
       expect(await partsOf(id)).toBe(0);
@@ -224,6 +282,50 @@ describe('the storage sweep keeps headers, drops old parts', () => {
     // A day-old snapshot is kept whole.
     expect(await partsOf('gw-yesterday')).toBe(1);
     expect((await snapshots.loadFull('gw-yesterday'))?.proxies).toHaveLength(3);
+  });
+
+  it('one header whose transaction fails costs only itself: the others are swept, logged and counted', async () => {
+    const clock = new ManualClock(T0);
+    const old = ['gw-f-0', 'gw-f-1', 'gw-f-2'];
+    for (const id of old) await storeHeader(id, 4, at(-9 * DAY), 2);
+    // The second header's transaction fails as a contended one does (ABORTED, after the client's own
+    // retries); every other call goes to the emulator.
+    let transactions = 0;
+    const flaky = new Proxy(db, {
+      get(target, prop) {
+        if (prop === 'runTransaction') {
+          return (fn: Parameters<Firestore['runTransaction']>[0]) =>
+            ++transactions === 2
+              ? Promise.reject(Object.assign(new Error('contention'), { code: 10 }))
+              : target.runTransaction(fn);
+        }
+        const v = Reflect.get(target, prop, target);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const log = memoryLogger();
+    const deps = {
+      ...passDeps(clock, [], { workerIds: [], headerIds: [] }),
+      snapshots: new FirestoreSnapshotStore(flaky),
+      log,
+    };
+    const run = await handleSnapshotEvent(deps, tickEvent);
+    expect(run.summary).toMatchObject({ swept: 2, sweepFailures: 1 });
+    expect(snapshotRunResult(run).counts).toMatchObject({ swept: 2, sweepFailures: 1 });
+    const left: string[] = [];
+    for (const id of old) if ((await partsOf(id)) > 0) left.push(id);
+    expect(left).toHaveLength(1);
+    const swept = old.filter((id) => id !== left[0]);
+    expect(log.lines).toContainEqual(
+      expect.objectContaining({ event: 'gateway.snapshots_swept', workers: swept }),
+    );
+    const failed = log.lines.filter((l) => l.workerId === left[0]);
+    expect(failed).toEqual([
+      expect.objectContaining({ severity: 'WARNING', workerId: left[0], kind: 'unavailable' }),
+    ]);
+    // The next tick sweeps the one left.
+    expect(await sweepOldSnapshots(deps)).toEqual({ swept: 1, failures: 0 });
+    expect(await partsOf(left[0]!)).toBe(0);
   });
 
   it('headers edited into nonsense do not hold the sweep up', async () => {
@@ -237,8 +339,8 @@ describe('the storage sweep keeps headers, drops old parts', () => {
     await storeHeader('gw-old', 8, at(-10 * DAY), 2);
     const deps = passDeps(clock, [], { workerIds: [], headerIds: [] });
     // The batch (5) is taken up by the bad ones once; the next tick reaches the real one.
-    expect(await sweepOldSnapshots(deps)).toBe(0);
-    expect(await sweepOldSnapshots(deps)).toBe(1);
+    expect((await sweepOldSnapshots(deps)).swept).toBe(0);
+    expect((await sweepOldSnapshots(deps)).swept).toBe(1);
     expect(await partsOf('gw-old')).toBe(0);
     expect((await db.collection('snapshots').doc('gw-bad-0').get()).data()).toEqual({
       grantedUntil: null,
@@ -251,7 +353,7 @@ describe('the storage sweep keeps headers, drops old parts', () => {
     await storeHeader('gw-pinned', 41, at(-10 * DAY), 2);
     const published: GatewaySnapshotMessage[] = [];
     const deps = passDeps(clock, published, { workerIds: [], headerIds: [] });
-    expect(await sweepOldSnapshots(deps)).toBe(1);
+    expect((await sweepOldSnapshots(deps)).swept).toBe(1);
     expect(await snapshots.loadFull('gw-pinned')).toBeNull();
 
     // The same id registers again (GATEWAY_WORKER_ID): a new session, live now.

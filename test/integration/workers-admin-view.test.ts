@@ -1,6 +1,8 @@
 // GET /v1/gateway/workers and /ownership against the Firestore emulator: by default they show what the
 // snapshot pass sees (live workers and those lapsed within the view horizon), not every gateway instance
-// ever started; `?all=true` lists every worker document for finding an old one.
+// ever started; `?all=true` lists every worker document for finding an old one. What each request asks
+// Firestore for is recorded (test/support/recording-firestore.ts), so a route that went back to reading
+// every worker and header would fail here even where its answer stays the same.
 import { Firestore } from '@google-cloud/firestore';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openAuthenticator } from '../../functions/api/src/auth/authenticator.js';
@@ -15,9 +17,13 @@ import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import { DEFAULT_WORKER_SETTINGS } from '../../shared/src/domain/workers/settings.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
 import { testProjectId } from '../support/emulators.js';
+import { type FirestoreRead, recordingFirestore } from '../support/recording-firestore.js';
 import { record, storeSnapshot } from '../support/worker-records.js';
 
 const db = new Firestore({ projectId: testProjectId() });
+// The routes read through a client that records what Firestore was asked for; the fixtures write directly.
+const billed: FirestoreRead[] = [];
+const viewed = recordingFirestore(db, billed);
 const workers = new FirestoreWorkerStore(db);
 const snapshots = new FirestoreSnapshotStore(db);
 afterAll(() => db.terminate());
@@ -26,9 +32,9 @@ const T0 = new Date('2026-11-30T12:00:00Z');
 const at = (s: number) => new Date(T0.getTime() + s * 1000);
 const app = gatewayAdminRoutes({
   auth: openAuthenticator(),
-  workers,
+  workers: new FirestoreWorkerStore(viewed),
   ownership: new FirestoreOwnershipStore(db),
-  snapshots,
+  snapshots: new FirestoreSnapshotStore(viewed),
   pool: new FirestoreGatewayPoolReader(db),
   routing: new FirestoreRoutingStore(db),
   reclaims: new FirestoreReclaimStore(db),
@@ -82,5 +88,61 @@ describe('GET /workers', () => {
     const r = await get(`/workers?all=${v}`);
     expect(r.status).toBe(400);
     expect(r.body.error).toBe('invalid_request');
+  });
+});
+
+async function commitOwnership() {
+  const store = new FirestoreOwnershipStore(db);
+  const token = await store.acquireLock('setup', T0, at(60));
+  if (!token) throw new Error('setup could not take the planner lock');
+  const assign = (proxy: string, owner: string) => ({
+    proxy,
+    kind: 'assigned' as const,
+    next: { proxy, owner, since: 1, drainEpoch: null },
+  });
+  const next = await store.commit(
+    [assign('po-live', 'gw-live'), assign('po-dead', 'gw-dead-00')],
+    1,
+    token,
+    T0,
+  );
+  await store.releaseLock('setup', next);
+}
+
+/** What one request asked Firestore for, in the workers and snapshots collections. */
+async function readsOf(path: string) {
+  billed.length = 0;
+  const r = await get(path);
+  const reads = billed.filter((b) => b.collection === 'workers' || b.collection === 'snapshots');
+  return { ...r, reads, docs: reads.reduce((n, b) => n + b.docs, 0) };
+}
+
+describe('GET /ownership', () => {
+  it('reads the workers and headers in view, never every instance ever started', async () => {
+    await commitOwnership();
+    const r = await readsOf('/ownership');
+    expect(r.status).toBe(200);
+    // Two in view (live, recent): one query each for workers and headers, plus the named-header get.
+    expect(r.reads.filter((b) => b.how === 'scan')).toEqual([]);
+    expect(r.reads.filter((b) => b.collection === 'workers').map((b) => b.docs)).toEqual([2]);
+    expect(r.docs).toBeLessThanOrEqual(4);
+    // The live owner's proxy is usable through its grant; the dead owner's shows its grant expired.
+    const proxies = r.body.proxies as Array<Record<string, unknown>>;
+    // (No report yet: the live owner's capacity is withheld for that reason, not for its grant.)
+    expect(proxies.find((p) => p.proxy === 'po-live')).toMatchObject({
+      owner: 'gw-live',
+      reason: 'no_report',
+    });
+    expect(proxies.find((p) => p.proxy === 'po-dead')).toMatchObject({
+      owner: 'gw-dead-00',
+      usable: 0,
+      reason: 'ownership_expired',
+    });
+  });
+
+  it('the recorder sees a whole-collection read for what it is (?all=true on /workers)', async () => {
+    const r = await readsOf('/workers?all=true');
+    const scans = r.reads.filter((b) => b.how === 'scan').map((b) => `${b.collection}:${b.docs}`);
+    expect(scans.sort()).toEqual(['snapshots:14', 'workers:14']);
   });
 });

@@ -28,7 +28,11 @@ export async function handleSnapshotEvent(
   try {
     const summary = await runSnapshotPass(deps);
     // Storage upkeep rides on the minute tick only: a worker's request wants its snapshot, nothing else.
-    if (isTick) summary.swept = await sweepOldSnapshots(deps);
+    if (isTick) {
+      const sweep = await sweepOldSnapshots(deps);
+      summary.swept = sweep.swept;
+      summary.sweepFailures = sweep.failures;
+    }
     if (summary.failures > 0 && !isTick) {
       throw new Error(`${summary.failures} worker snapshot step(s) failed; retrying the request`);
     }

@@ -17,6 +17,7 @@ export function snapshotRunResult(r: { outcome: SnapshotOutcome; summary?: PassS
     };
   }
   const s = r.summary;
+  // A failed sweep is counted but leaves the run ok: the pass did its work, and the next tick sweeps again.
   return {
     ok: s.failures === 0,
     counts: {
@@ -26,6 +27,7 @@ export function snapshotRunResult(r: { outcome: SnapshotOutcome; summary?: PassS
       resent: s.resent,
       failures: s.failures,
       swept: s.swept,
+      sweepFailures: s.sweepFailures,
       workers: s.workers.length,
     },
     error: s.failures > 0 ? `${s.failures} worker snapshot step(s) failed` : null,

@@ -11,6 +11,7 @@ const summary = (over: Partial<PassSummary> = {}): PassSummary => ({
   resent: 1,
   failures: 0,
   swept: 4,
+  sweepFailures: 1,
   workers: [],
   ...over,
 });
@@ -29,6 +30,7 @@ describe('snapshotRunResult', () => {
           resent: 1,
           failures: 0,
           swept: 4,
+          sweepFailures: 1,
           workers: 0,
         },
         error: null,
@@ -49,6 +51,7 @@ describe('snapshotRunResult', () => {
           resent: 0,
           failures: 0,
           swept: 4,
+          sweepFailures: 1,
           workers: 0,
         },
         error: null,

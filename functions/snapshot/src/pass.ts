@@ -18,6 +18,8 @@ export interface PassSummary {
   failures: number;
   /** Snapshots whose old parts were swept after the pass (ticks only: sweep.ts). */
   swept: number;
+  /** Old snapshots whose sweep failed this tick (left for the next one). */
+  sweepFailures: number;
   workers: StepResult[];
 }
 
@@ -54,6 +56,7 @@ export async function runSnapshotPass(deps: SnapshotPassDeps): Promise<PassSumma
     resent: 0,
     failures: 0,
     swept: 0,
+    sweepFailures: 0,
     workers: [],
   };
   if (dry.obs.skipped.length > 0) {

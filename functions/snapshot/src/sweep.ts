@@ -3,16 +3,24 @@
 // kept so that a worker id that comes back (pinned ids: GATEWAY_WORKER_ID) continues above its old
 // version. Bounded per tick and idempotent (the store re-checks each header in a transaction). Worker
 // documents stay: only the API writes them. A failed sweep is logged and left to the next tick — it must
-// never cost the pass that ran before it.
+// never cost the pass that ran before it — and one header that fails costs only itself: the ones swept
+// before it are still logged and counted.
+import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
 import type { SnapshotPassDeps } from './deps.js';
+
+export interface SweepCounts {
+  swept: number;
+  /** Headers whose sweep failed, or 1 when the old headers could not even be listed. */
+  failures: number;
+}
 
 export async function sweepOldSnapshots(
   deps: Pick<SnapshotPassDeps, 'snapshots' | 'clock' | 'log' | 'sweep'>,
-): Promise<number> {
+): Promise<SweepCounts> {
   const now = deps.clock.now();
   const cutoff = new Date(now.getTime() - deps.sweep.afterMs);
   try {
-    const swept = await deps.snapshots.sweepParts(cutoff, deps.sweep.batch, now);
+    const { swept, failed } = await deps.snapshots.sweepParts(cutoff, deps.sweep.batch, now);
     if (swept.length > 0) {
       deps.log.info('old snapshot parts swept', {
         event: 'gateway.snapshots_swept',
@@ -20,9 +28,19 @@ export async function sweepOldSnapshots(
         grantEndedBefore: cutoff.toISOString(),
       });
     }
-    return swept.length;
+    // The worker id and the kind only: the cause would carry Firestore's text, which is not needed here.
+    for (const f of failed) {
+      deps.log.warn('sweep of one old snapshot failed; the next tick tries again', {
+        workerId: f.workerId,
+        kind: f.kind,
+      });
+    }
+    return { swept: swept.length, failures: failed.length };
   } catch (err) {
-    deps.log.warn('snapshot sweep failed; the next tick tries again', { error: err });
-    return 0;
+    deps.log.warn('snapshot sweep failed; the next tick tries again', {
+      kind: err instanceof WorkerStoreError ? err.kind : 'unknown',
+      error: err,
+    });
+    return { swept: 0, failures: 1 };
   }
 }

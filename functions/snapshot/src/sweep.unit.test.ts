@@ -2,13 +2,14 @@ import { describe, expect, it, vi } from 'vitest';
 import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { ManualClock } from '../../../shared/src/ports/clock.js';
 import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
+import type { SweepResult } from '../../../shared/src/ports/workers-snapshots.js';
 import { loadSnapshotConfig } from './config.js';
 import { sweepOldSnapshots } from './sweep.js';
 
 const now = new Date('2026-11-30T12:00:00Z');
 const WEEK = 7 * 86_400_000;
 
-function deps(sweepParts: (cutoff: Date, limit: number, at: Date) => Promise<string[]>) {
+function deps(sweepParts: (cutoff: Date, limit: number, at: Date) => Promise<SweepResult>) {
   const log = memoryLogger();
   const spy = vi.fn(sweepParts);
   return {
@@ -25,8 +26,8 @@ function deps(sweepParts: (cutoff: Date, limit: number, at: Date) => Promise<str
 
 describe('sweepOldSnapshots', () => {
   it('asks for a batch of snapshots whose grant ended `afterMs` ago and logs the ones swept', async () => {
-    const d = deps(async () => ['gw-a', 'gw-b']);
-    expect(await sweepOldSnapshots(d.deps)).toBe(2);
+    const d = deps(async () => ({ swept: ['gw-a', 'gw-b'], failed: [] }));
+    expect(await sweepOldSnapshots(d.deps)).toEqual({ swept: 2, failures: 0 });
     expect(d.spy).toHaveBeenCalledWith(new Date(now.getTime() - WEEK), 20, now);
     expect(d.log.lines).toEqual([
       expect.objectContaining({ event: 'gateway.snapshots_swept', workers: ['gw-a', 'gw-b'] }),
@@ -34,8 +35,8 @@ describe('sweepOldSnapshots', () => {
   });
 
   it('nothing to sweep: nothing logged', async () => {
-    const d = deps(async () => []);
-    expect(await sweepOldSnapshots(d.deps)).toBe(0);
+    const d = deps(async () => ({ swept: [], failed: [] }));
+    expect(await sweepOldSnapshots(d.deps)).toEqual({ swept: 0, failures: 0 });
     expect(d.log.lines).toEqual([]);
   });
 
@@ -43,8 +44,24 @@ describe('sweepOldSnapshots', () => {
     const d = deps(async () => {
       throw new WorkerStoreError('unavailable', 'firestore down');
     });
-    expect(await sweepOldSnapshots(d.deps)).toBe(0);
-    expect(d.log.lines).toEqual([expect.objectContaining({ severity: 'WARNING' })]);
+    expect(await sweepOldSnapshots(d.deps)).toEqual({ swept: 0, failures: 1 });
+    expect(d.log.lines).toEqual([expect.objectContaining({ severity: 'WARNING', kind: 'unavailable' })]);
+  });
+
+  it('headers that failed are logged one by one (worker id and kind) beside the ones swept', async () => {
+    const d = deps(async () => ({
+      swept: ['gw-a', 'gw-c'],
+      failed: [
+        { workerId: 'gw-b', kind: 'unavailable' as const },
+        { workerId: 'gw-d', kind: 'conflict' as const },
+      ],
+    }));
+    expect(await sweepOldSnapshots(d.deps)).toEqual({ swept: 2, failures: 2 });
+    expect(d.log.lines).toEqual([
+      expect.objectContaining({ event: 'gateway.snapshots_swept', workers: ['gw-a', 'gw-c'] }),
+      expect.objectContaining({ severity: 'WARNING', workerId: 'gw-b', kind: 'unavailable' }),
+      expect.objectContaining({ severity: 'WARNING', workerId: 'gw-d', kind: 'conflict' }),
+    ]);
   });
 });
 

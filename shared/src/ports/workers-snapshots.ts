@@ -6,6 +6,7 @@ import type { ProxyResource } from '../domain/proxy.js';
 import type { BuiltSnapshotRef } from '../domain/workers/ack.js';
 import type { GatewaySnapshot, GatewaySnapshotMessage } from '../messages/gateway-snapshot.js';
 import type { SnapshotRequest } from '../messages/worker-snapshot-request.js';
+import type { WorkerStoreError } from './workers.js';
 
 export interface SnapshotHeader {
   workerId: string;
@@ -27,6 +28,12 @@ export interface SnapshotHeader {
   proxies: number;
 }
 
+/** One sweep's outcome: the worker ids whose parts went, and the ones whose transaction failed. */
+export interface SweepResult {
+  swept: string[];
+  failed: Array<{ workerId: string; kind: WorkerStoreError['kind'] }>;
+}
+
 export interface SnapshotStore {
   header(workerId: string): Promise<SnapshotHeader | null>;
   /** Every header ever written (dead instances included): admin listings only. */
@@ -45,9 +52,11 @@ export interface SnapshotStore {
   save(header: SnapshotHeader, full: GatewaySnapshot): Promise<void>;
   /**
    * Deletes the parts of at most `limit` snapshots whose grant ended before `cutoff`, keeping their
-   * headers (and versions); loadFull() of a swept one is null. Returns the swept worker ids. Idempotent.
+   * headers (and versions); loadFull() of a swept one is null. Returns the swept worker ids, and the
+   * headers whose sweep failed (each is left as it was, for the next sweep). Idempotent. Throws only when
+   * the headers to sweep cannot be listed.
    */
-  sweepParts(cutoff: Date, limit: number, now: Date): Promise<string[]>;
+  sweepParts(cutoff: Date, limit: number, now: Date): Promise<SweepResult>;
   /** Updates header fields that do not change the snapshot itself (grant, draining, sentAt). */
   patchHeader(
     workerId: string,

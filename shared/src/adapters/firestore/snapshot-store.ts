@@ -3,7 +3,13 @@
 // snapshots/{workerId}/parts/{n} hold its proxies, PART_SIZE per document, because a 10,000-proxy snapshot
 // (~2.6 MB) does not fit Firestore's 1 MiB document limit. Parts and header are written in one transaction,
 // so a reader never sees a header pointing at parts of another version, and a version is saved once.
-import { type DocumentData, type DocumentSnapshot, type Firestore, Timestamp } from '@google-cloud/firestore';
+import {
+  type DocumentData,
+  type DocumentSnapshot,
+  type Firestore,
+  type QuerySnapshot,
+  Timestamp,
+} from '@google-cloud/firestore';
 import { z } from 'zod';
 import {
   GATEWAY_SNAPSHOT_SCHEMA_VERSION,
@@ -12,7 +18,7 @@ import {
   type GatewaySnapshot,
 } from '../../messages/gateway-snapshot.js';
 import { WorkerStoreError } from '../../ports/workers.js';
-import type { SnapshotHeader, SnapshotStore } from '../../ports/workers-snapshots.js';
+import type { SnapshotHeader, SnapshotStore, SweepResult } from '../../ports/workers-snapshots.js';
 import { Collections } from './collections.js';
 import { workerStoreFailure } from './worker-errors.js';
 
@@ -166,39 +172,49 @@ export class FirestoreSnapshotStore implements SnapshotStore {
    * above it (the gateway refuses a lower version: domain/gateway/acceptance.ts). The grant is cleared
    * with them, which takes the header out of the range this query reads (each header is swept once) and
    * means what a lapsed grant means anyway: nothing held. One transaction per header, re-checking the
-   * grant, so a snapshot saved for a returning worker meanwhile is never touched. Returns the swept ids.
+   * grant, so a snapshot saved for a returning worker meanwhile is never touched. A header whose
+   * transaction fails (aborted by contention, Firestore unavailable) is reported and skipped: the ones
+   * before it are swept already and must be reported as such, and the ones after it still get their turn.
    */
-  async sweepParts(cutoff: Date, limit: number, now: Date): Promise<string[]> {
-    const swept: string[] = [];
+  async sweepParts(cutoff: Date, limit: number, now: Date): Promise<SweepResult> {
+    let old: QuerySnapshot;
     try {
-      const old = await this.db
+      old = await this.db
         .collection(Collections.snapshots)
         .where('grantedUntil', '<', Timestamp.fromDate(cutoff))
         .limit(limit)
         .get();
-      for (const d of old.docs) {
-        const ref = this.ref(d.id);
-        const done = await this.db.runTransaction(async (tx) => {
-          const snap = await tx.get(ref);
-          const h = HeaderDoc.safeParse(snap.data());
-          if (!h.success) {
-            // Edited by hand into something no pass can use: leave it for whoever fixes it, but take it
-            // out of this query's range so that it cannot hold the batch up tick after tick.
-            const g = snap.get('grantedUntil');
-            if (g instanceof Timestamp && g.toDate() < cutoff) tx.update(ref, { grantedUntil: null });
-            return false;
-          }
-          if (!h.data.grantedUntil || h.data.grantedUntil >= cutoff) return false;
-          for (let i = 0; i < h.data.parts; i++) tx.delete(ref.collection(PARTS).doc(String(i)));
-          tx.update(ref, { parts: 0, grantedUntil: null, partsSweptAt: Timestamp.fromDate(now) });
-          return true;
-        });
-        if (done) swept.push(d.id);
-      }
-      return swept;
     } catch (err) {
-      throw workerStoreFailure(err, 'sweep old snapshot parts');
+      throw workerStoreFailure(err, 'list old snapshot headers');
     }
+    const out: SweepResult = { swept: [], failed: [] };
+    for (const d of old.docs) {
+      try {
+        if (await this.sweepOne(d.id, cutoff, now)) out.swept.push(d.id);
+      } catch (err) {
+        out.failed.push({ workerId: d.id, kind: workerStoreFailure(err, 'sweep').kind });
+      }
+    }
+    return out;
+  }
+
+  private sweepOne(workerId: string, cutoff: Date, now: Date): Promise<boolean> {
+    const ref = this.ref(workerId);
+    return this.db.runTransaction(async (tx) => {
+      const snap = await tx.get(ref);
+      const h = HeaderDoc.safeParse(snap.data());
+      if (!h.success) {
+        // Edited by hand into something no pass can use: leave it for whoever fixes it, but take it
+        // out of this query's range so that it cannot hold the batch up tick after tick.
+        const g = snap.get('grantedUntil');
+        if (g instanceof Timestamp && g.toDate() < cutoff) tx.update(ref, { grantedUntil: null });
+        return false;
+      }
+      if (!h.data.grantedUntil || h.data.grantedUntil >= cutoff) return false;
+      for (let i = 0; i < h.data.parts; i++) tx.delete(ref.collection(PARTS).doc(String(i)));
+      tx.update(ref, { parts: 0, grantedUntil: null, partsSweptAt: Timestamp.fromDate(now) });
+      return true;
+    });
   }
 
   async patchHeader(

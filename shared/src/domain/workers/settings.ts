@@ -17,8 +17,10 @@ export const WorkerSettingsEnv = z
     CLOCK_SKEW_SECONDS: z.coerce.number().int().min(0).max(300).default(5),
     /** Re-send the latest full snapshot to a worker whose ACK lags it for this long. */
     SNAPSHOT_RESEND_AFTER_SECONDS: seconds(30),
-    /** Workers whose session lapsed longer ago than this are out of the snapshot pass's view (view.ts). */
-    WORKER_VIEW_HORIZON_SECONDS: seconds(3600),
+    /** Workers whose session lapsed longer ago than this are out of the snapshot pass's view (view.ts).
+     * Its ceiling is above the grant's (1 day) plus the skew's (300 s), so every grant accepted here has a
+     * horizon that covers it (the refine below). */
+    WORKER_VIEW_HORIZON_SECONDS: seconds(3600, 2 * 86_400),
   })
   .refine((e) => e.OWNERSHIP_RENEW_BEFORE_SECONDS < e.OWNERSHIP_GRANT_SECONDS, {
     message: 'OWNERSHIP_RENEW_BEFORE_SECONDS must be below OWNERSHIP_GRANT_SECONDS',

@@ -51,6 +51,24 @@ describe('view horizon settings', () => {
     else expect(load).toThrow(/WORKER_VIEW_HORIZON_SECONDS/);
   });
 
+  // Every grant the settings accepted before the horizon existed (OWNERSHIP_GRANT_SECONDS ≤ 86,400) must
+  // still find a horizon that covers it plus the skew allowance.
+  it.each([
+    ['86396', '86401', true],
+    ['86400', '86405', true],
+    ['86400', '86700', true],
+    ['86400', '172800', true],
+    ['86400', '86404', false],
+    ['180', '172801', false],
+  ])(
+    'OWNERSHIP_GRANT_SECONDS=%s with WORKER_VIEW_HORIZON_SECONDS=%s (5 s skew) → accepted %s',
+    (g, v, ok) => {
+      const load = () => loadWorkerSettings({ OWNERSHIP_GRANT_SECONDS: g, WORKER_VIEW_HORIZON_SECONDS: v });
+      if (ok) expect(load()).toMatchObject({ grantMs: Number(g) * 1000, viewHorizonMs: Number(v) * 1000 });
+      else expect(load).toThrow(/WORKER_VIEW_HORIZON_SECONDS/);
+    },
+  );
+
   it('the cutoff is the horizon before now', () => {
     expect(viewCutoff(now, s)).toEqual(at(-3_600_000));
   });
