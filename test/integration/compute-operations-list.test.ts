@@ -13,6 +13,7 @@ import {
 } from '../../emulators/compute/testing.js';
 import { makeGceProvider } from '../../shared/src/adapters/gce/clients.js';
 import type { InstanceRequest } from '../../shared/src/domain/reconcile/types.js';
+import { instanceRequest } from '../support/instance-request.js';
 
 const project = 'demo-compute-ops-list';
 const zone = 'us-central1-a';
@@ -111,19 +112,8 @@ describe('zoneOperations.list', () => {
 });
 
 describe('GceProvider.lastCreateFailure against the emulator', () => {
-  const request = (name: string): InstanceRequest => ({
-    name,
-    proxyName: name,
-    uid: '00000000-0000-4000-8000-00000000000a',
-    zone,
-    machineType: 'e2-small',
-    image: 'projects/debian-cloud/global/images/family/debian-12',
-    port: 3128,
-    protocol: 'http',
-    startupScript: '#!/bin/sh\n',
-    credentialsSecret: null,
-    specHash: '0123456789abcdef',
-  });
+  const request = (name: string): InstanceRequest =>
+    instanceRequest({ name, proxyName: name, uid: '00000000-0000-4000-8000-00000000000a', zone });
 
   it('finds the insert that failed on quota after it was accepted (async quota fault)', async () => {
     await admin.injectQuota({ count: 1, mode: 'async', metric: 'CPUS', limit: 8 });

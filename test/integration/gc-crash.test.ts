@@ -22,6 +22,7 @@ import type { InstanceRequest } from '../../shared/src/domain/reconcile/types.js
 import { Tick } from '../../shared/src/messages/tick.js';
 import { startOpenAdminApi } from '../support/admin-api.js';
 import { testProjectId } from '../support/emulators.js';
+import { instanceRequest } from '../support/instance-request.js';
 import { startTestPlane, type TestPlane } from '../support/local-plane.js';
 import { eventually, finishedRun, functionLog, jsonLines } from './gc-support.js';
 
@@ -199,19 +200,7 @@ function withShortReconcileAckDeadline(table: PubSubTable): PubSubTable {
 }
 
 function requestFor(uid: string): InstanceRequest {
-  return {
-    name: instanceNameFromUid(uid),
-    proxyName: 'mid-create',
-    uid,
-    zone: ZONE,
-    machineType: 'e2-small',
-    image: 'projects/debian-cloud/global/images/family/debian-12',
-    port: 3128,
-    protocol: 'http',
-    startupScript: '#!/bin/sh\n',
-    credentialsSecret: null,
-    specHash: '0123456789abcdef',
-  };
+  return instanceRequest({ uid, proxyName: 'mid-create', zone: ZONE });
 }
 
 /** An old instance without our labels, made with the real client. */

@@ -16,6 +16,7 @@ import type { InstanceRequest } from '../../shared/src/domain/reconcile/types.js
 import { Tick } from '../../shared/src/messages/tick.js';
 import { aProxy } from '../../shared/src/testing/proxy-fixtures.js';
 import { testProjectId } from '../support/emulators.js';
+import { instanceRequest } from '../support/instance-request.js';
 import { startTestPlane, type TestPlane } from '../support/local-plane.js';
 import { eventually, finishedRun, functionLog, jsonLines } from './gc-support.js';
 
@@ -30,19 +31,7 @@ describe('gc sweep against the Compute emulator (seed §8)', () => {
   let db: Firestore;
   let store: FirestoreProxyStore;
 
-  const requestFor = (uid: string, zone = ZONE): InstanceRequest => ({
-    name: instanceNameFromUid(uid),
-    proxyName: `p-${uid.slice(0, 8)}`,
-    uid,
-    zone,
-    machineType: 'e2-small',
-    image: 'projects/debian-cloud/global/images/family/debian-12',
-    port: 3128,
-    protocol: 'http',
-    startupScript: '#!/bin/sh\n',
-    credentialsSecret: null,
-    specHash: '0123456789abcdef',
-  });
+  const requestFor = (uid: string, zone = ZONE): InstanceRequest => instanceRequest({ uid, zone });
 
   /** An instance as reconcile would create it: labelled with the proxy's uid. */
   const labelled = async (uid: string, { ageMs = 0, zone = ZONE } = {}) => {

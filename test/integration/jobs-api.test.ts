@@ -17,6 +17,7 @@ import { repoRoot } from '../../shared/src/config/local-ports.js';
 import { loadScheduleTable } from '../../shared/src/config/topology.js';
 import { instanceNameFromUid } from '../../shared/src/domain/instance-name.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
+import { instanceRequest } from '../support/instance-request.js';
 import { startTestPlane, type TestPlane } from '../support/local-plane.js';
 import { untilStable } from '../support/poll.js';
 import { type ProbeFleet, startProbeFleet } from '../support/probe-fleet.js';
@@ -251,19 +252,7 @@ describe('operator controls over the periodic jobs (local plane)', () => {
     const gce = makeGceProvider({ project: projectId, computeEndpoint: fleet.compute.endpoint });
     const orphanUid = randomUUID();
     try {
-      await gce.provider.create({
-        name: instanceNameFromUid(orphanUid),
-        proxyName: 'gone',
-        uid: orphanUid,
-        zone: ZONE,
-        machineType: 'e2-small',
-        image: 'projects/debian-cloud/global/images/family/debian-12',
-        port: 3128,
-        protocol: 'http',
-        startupScript: '#!/bin/sh\n',
-        credentialsSecret: null,
-        specHash: '0123456789abcdef',
-      });
+      await gce.provider.create(instanceRequest({ uid: orphanUid, proxyName: 'gone', zone: ZONE }));
     } finally {
       await gce.close();
     }

@@ -9,6 +9,7 @@ import type { GceProvider } from '../../shared/src/adapters/gce/gce-provider.js'
 import { jsonLogger } from '../../shared/src/adapters/log/json-logger.js';
 import type { InstanceRequest } from '../../shared/src/domain/reconcile/types.js';
 import { ProviderError } from '../../shared/src/ports/provider.js';
+import { instanceRequest } from '../support/instance-request.js';
 
 interface Reply {
   status: number;
@@ -54,19 +55,11 @@ const when =
         : replies[0]
       : undefined;
 
-const request: InstanceRequest = {
+const request: InstanceRequest = instanceRequest({
   name: 'pp-00000000000040008000',
   proxyName: 'p1',
   uid: '00000000-0000-4000-8000-000000000001',
-  zone: 'us-central1-a',
-  machineType: 'e2-small',
-  image: 'projects/debian-cloud/global/images/family/debian-12',
-  port: 3128,
-  protocol: 'http',
-  startupScript: '#!/bin/sh\n',
-  credentialsSecret: null,
-  specHash: '0123456789abcdef',
-};
+});
 const providerId = 'zones/us-central1-a/instances/pp-00000000000040008000';
 
 let provider: GceProvider;
