@@ -3,6 +3,7 @@
 import { loadLocalPorts } from '../../shared/src/config/local-ports.js';
 import { assertPortsFree, offsetPorts, PortInUseError } from '../local-plane/ports.js';
 import { type GoogleEmulators, StartAborted, startGoogleEmulators } from './google-emulators.js';
+import { onShutdown } from './shutdown-signals.js';
 
 // Stopping two JVMs takes a few seconds; never longer than this, whatever hangs.
 const STOP_DEADLINE_MS = 30_000;
@@ -38,18 +39,7 @@ async function shutdown(reason: string, exitCode: number): Promise<void> {
   process.exit(exitCode);
 }
 
-// `on`, not `once`: a second Ctrl-C must not fall back to the default action mid-stop.
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
-  process.on(signal, () => void shutdown(signal, 0));
-// Whatever else goes wrong, the detached JVMs go with this process.
-process.on('uncaughtException', (err) => {
-  console.error(err);
-  void shutdown('uncaught exception', 1);
-});
-process.on('unhandledRejection', (err) => {
-  console.error(err);
-  void shutdown('unhandled rejection', 1);
-});
+onShutdown((why, code) => void shutdown(why, code));
 
 try {
   // A port something else holds would let the old server answer the readiness check while our JVM

@@ -3,6 +3,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { onShutdown } from '../launcher/shutdown-signals.js';
 import { demoStep } from './demo.js';
 import { OptionsError, type PlaneOptions, parsePlaneOptions, USAGE } from './options.js';
 import { StartCancelled, startPlane } from './plane.js';
@@ -62,19 +63,7 @@ async function shutdown(reason: string, exitCode: number): Promise<void> {
   process.exit(failures.length > 0 ? 1 : exitCode);
 }
 
-// `on`, not `once`: a second Ctrl-C (or npm forwarding the one the terminal sent) must not fall back
-// to Node's default, which would exit at once and orphan the emulators.
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-  process.on(signal, () => void shutdown(signal, 0));
-}
-process.on('uncaughtException', (err) => {
-  console.error(err);
-  void shutdown('uncaught exception', 1);
-});
-process.on('unhandledRejection', (err) => {
-  console.error(err);
-  void shutdown('unhandled rejection', 1);
-});
+onShutdown((why, code) => void shutdown(why, code));
 
 console.log(
   `proxyplane: starting the local plane (project ${options.projectId}, port offset ${options.portOffset})`,
