@@ -1,6 +1,6 @@
 // A scripted forward proxy for gateway tests: it answers absolute-form requests itself, from the path,
 // with exact response bytes (Content-Length, chunked with a chunk extension and trailers,
-// close-delimited, 204, 304, a slow answer, an echo), several requests per connection, and counts the
+// close-delimited, 204, 304, a slow answer, an echo, an unsolicited 101), several requests per connection, and counts the
 // connections it accepted; two switches make it drop connections the ways a real upstream does.
 import net, { type AddressInfo } from 'node:net';
 
@@ -55,7 +55,8 @@ export function scriptedUpstream() {
           return;
         }
         served++;
-        const close = respond(s, method, new URL(url).pathname, body);
+        // Origin form too: the same script serves as a target at the end of a CONNECT tunnel.
+        const close = respond(s, method, new URL(url, 'http://target').pathname, body);
         if (close) return;
         if (state.closeIdleAfterMs !== null) idle = setTimeout(() => s.end(), state.closeIdleAfterMs);
       }
@@ -117,6 +118,10 @@ function respond(s: net.Socket, method: string, path: string, body: Buffer): boo
       // Three digits Node's parser accepts, but no HTTP status.
       s.write('HTTP/1.1 999 Odd\r\nContent-Length: 2\r\n\r\nok');
       return false;
+    case '/101':
+      // An upgrade nobody asked for (no Upgrade header in the request); the socket stays open.
+      s.write('HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n');
+      return true;
     case '/echo':
       s.write(`${ok}Content-Length: ${body.length}\r\n\r\n`);
       s.write(body);

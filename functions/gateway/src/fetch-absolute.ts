@@ -102,6 +102,13 @@ export function fetchAbsolute(
             code: 'target_failed',
           });
       });
+      // A 101 (or any upgrade) has no 'upgrade' listener: Node destroys the socket and emits only
+      // 'close'. Without this the exchange never settled and held its slot. A retried request's 'close'
+      // comes after its replacement was sent: not this exchange's end.
+      r.on('close', () => {
+        if (r === req && !settled)
+          settle({ ok: false, stage: 'RESPONSE_HEADERS', status: 502, code: 'target_bad_response' });
+      });
       r.end(f.body);
       return r;
     };

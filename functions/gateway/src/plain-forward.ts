@@ -86,6 +86,7 @@ export class PlainForward {
     req.on('response', onReqResponse);
     req.on('error', onReqError);
     req.on('drain', onReqDrain);
+    req.on('close', onReqClose);
     if (this.r.bodyLength === 0) req.end();
     return req;
   }
@@ -124,8 +125,8 @@ export class PlainForward {
   }
 
   onInformation(info: http.InformationEvent): void {
-    // 100 Continue (a client waiting to send its body) and 103 Early Hints go through; 101 cannot occur
-    // (Upgrade is never forwarded).
+    // 100 Continue (a client waiting to send its body) and 103 Early Hints go through. Node never
+    // reports a 101 here: with no 'upgrade' listener it destroys the socket (onReqClose).
     if (this.finished || info.statusCode === 101) return;
     const head = clientResponseHead(info.statusCode, info.statusMessage, info.rawHeaders, 'interim');
     this.owner.client.write(head, 'latin1');
@@ -217,6 +218,17 @@ export class PlainForward {
     else this.owner.forwardFailed('RESPONSE_HEADERS', 502, 'target_failed');
   }
 
+  /**
+   * The request closed. Normally after its response or its error; with neither, Node met an upgrade
+   * (a 101, which no request of ours asked for), destroyed the socket and said nothing else: without
+   * this the client waited for bytes that never came and the slot was held until the idle timeout.
+   */
+  onReqClose(req: ClientRequest): void {
+    if (this.finished || this.res || req !== this.req) return;
+    this.finished = true;
+    this.owner.forwardFailed('RESPONSE_HEADERS', 502, 'target_bad_response');
+  }
+
   private broken(): void {
     if (this.finished) return;
     this.finished = true;
@@ -246,6 +258,9 @@ function onReqResponse(this: Tagged<ClientRequest>, res: IncomingMessage): void 
 }
 function onReqError(this: Tagged<ClientRequest>, err: Error): void {
   this[FWD]!.onError(err);
+}
+function onReqClose(this: Tagged<ClientRequest>): void {
+  this[FWD]!.onReqClose(this);
 }
 function onReqDrain(this: Tagged<ClientRequest>): void {
   this[FWD]!.onDrain();
