@@ -6,6 +6,7 @@ import http, { type IncomingMessage } from 'node:http';
 import type { Upstream } from '../../../shared/src/domain/gateway/routing.js';
 import type { UpstreamAuth } from './compile.js';
 import type { OutcomeStage } from './outcomes.js';
+import { isProxyChallenge } from './plain-forward.js';
 import type { UpstreamPool } from './upstream-pool.js';
 
 export type AbsoluteFetchResult =
@@ -65,7 +66,9 @@ export function fetchAbsolute(
         else up();
       });
       r.on('response', (res) => {
-        if (res.statusCode === 407) {
+        // Only a 407 with a challenge is the upstream's (plain-forward.ts isProxyChallenge); a target's
+        // 407 is the target's response.
+        if (isProxyChallenge(res)) {
           r.destroy();
           settle({
             ok: false,

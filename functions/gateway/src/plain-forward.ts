@@ -20,8 +20,11 @@ export interface ForwardOwner {
   forwardConnected(): void;
   /** Failed before any byte of a response went to the client. */
   forwardFailed(stage: OutcomeStage, status: number, code: string, upstreamStatus?: number): void;
-  /** A response head arrived; false when the session refused it instead (the upstream's 407). */
-  forwardResponse(status: number): boolean;
+  /**
+   * A response head arrived; false when the session refused it instead (the upstream's 407).
+   * `proxyChallenge`: a 407 carrying Proxy-Authenticate — the upstream's own challenge, not the target's.
+   */
+  forwardResponse(status: number, proxyChallenge: boolean): boolean;
   /** The response went out whole and the client's side was ended. */
   forwardDone(): void;
   /** The upstream broke off after the response began: the client is cut, so it sees the truncation. */
@@ -138,7 +141,7 @@ export class PlainForward {
       return;
     }
     const status = res.statusCode ?? 0;
-    if (!this.owner.forwardResponse(status)) return;
+    if (!this.owner.forwardResponse(status, isProxyChallenge(res))) return;
     this.res = res;
     res[FWD] = this;
     // Node upper-cases the method it sends (http.request), so "head" went out as HEAD: no body follows.
@@ -239,6 +242,15 @@ export class PlainForward {
   onDrain(): void {
     this.owner.bodyDrained();
   }
+}
+
+/**
+ * The upstream's own refusal of our credentials: a 407 with Proxy-Authenticate (RFC 9110 §11.7.1 —
+ * a proxy's 407 MUST carry it). A target's 407 relayed by the upstream has none: squid removes the
+ * origin's, as a hop-by-hop field of the other hop. That one is the target's answer, not a proxy fault.
+ */
+export function isProxyChallenge(res: IncomingMessage): boolean {
+  return res.statusCode === 407 && res.headers['proxy-authenticate'] !== undefined;
 }
 
 function uncork(c: Socket): void {
