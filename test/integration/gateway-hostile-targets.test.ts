@@ -1,9 +1,10 @@
-// Hostile targets (the websites a crawler visits) never hang a request or take an upstream slot for
-// good. A real gateway process with one slot per upstream (a leaked slot makes the next request a 503
+// Hostile or merely unusual targets (the websites a crawler visits) never hang a request or take an
+// upstream slot for good, and what squid relays the gateway relays too. A real gateway process with one slot per upstream (a leaked slot makes the next request a 503
 // no_upstream) and two real upstreams: the emulator's forward proxy, which does not filter destinations
 // (so /v1/fetch goes through a CONNECT tunnel to the pinned address, as every https:// fetch does), and
 // a scripted proxy answering absolute-form requests itself — which also serves as the target at the end
 // of the tunnel, with the same exact bytes.
+import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   basicAuth,
@@ -14,7 +15,7 @@ import {
 import { snapshotFile } from '../../bench/support/snapshot-file.js';
 import { createForwardProxy, type ForwardProxy } from '../../emulators/forward-proxy/proxy.js';
 import { pollUntil } from '../support/poll.js';
-import { BODY, scriptedUpstream } from '../support/scripted-proxy.js';
+import { BIG_COOKIE, BODY, scriptedUpstream } from '../support/scripted-proxy.js';
 
 const AUTH = basicAuth('crawler', 's3cret');
 /** Routed to the scripted upstream (absolute form); it never connects anywhere. */
@@ -69,6 +70,32 @@ describe('gateway facing hostile targets', () => {
       body: JSON.stringify({ url }),
       signal: AbortSignal.timeout(CLIENT_WAIT_MS),
     });
+  /** POST /v1/fetch with Node's client: fetch() has a 16 KiB head limit of its own. */
+  const bigFetch = (url: string) =>
+    new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port: gw.httpPort,
+          method: 'POST',
+          path: '/v1/fetch',
+          headers: { 'content-type': 'application/json', 'proxy-authorization': AUTH },
+          maxHeaderSize: 65_536,
+          timeout: CLIENT_WAIT_MS,
+        },
+        (res) => {
+          let body = '';
+          res.setEncoding('latin1');
+          res.on('data', (c: string) => {
+            body += c;
+          });
+          res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error('timeout')));
+      req.on('error', reject);
+      req.end(JSON.stringify({ url }));
+    });
   const get = (url: string) =>
     rawExchange(
       gw.proxyPort,
@@ -100,5 +127,27 @@ describe('gateway facing hostile targets', () => {
     expect(r.text).toContain('X-Proxyplane-Error: target_bad_response');
     await noLoad();
     expect((await get(`http://${SCRIPTED}/cl`)).text).toMatch(/^HTTP\/1\.1 200 /);
+  });
+
+  it.each([
+    ['a CONNECT tunnel', () => `http://127.0.0.1:${scriptedPort}`],
+    ['absolute form', () => `http://${SCRIPTED}`],
+  ])(
+    'POST /v1/fetch through %s: a 17 kB response head (squid allows 64 KB) goes through',
+    async (_, base) => {
+      const r = await bigFetch(`${base()}/big-head`);
+      expect(r.status).toBe(200);
+      expect(r.headers['set-cookie']).toEqual([`big=${BIG_COOKIE}`]);
+      expect(r.body).toBe('ok');
+      await noLoad();
+    },
+  );
+
+  it('the proxy listener in absolute form: a 17 kB response head goes through', async () => {
+    const r = await get(`http://${SCRIPTED}/big-head`);
+    expect(r.text).toMatch(/^HTTP\/1\.1 200 /);
+    expect(r.text).toContain(`\r\nSet-Cookie: big=${BIG_COOKIE}\r\n`);
+    expect(r.text.endsWith('\r\n\r\nok')).toBe(true);
+    await noLoad();
   });
 });

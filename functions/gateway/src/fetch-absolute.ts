@@ -7,6 +7,7 @@ import type { Upstream } from '../../../shared/src/domain/gateway/routing.js';
 import type { UpstreamAuth } from './compile.js';
 import type { OutcomeStage } from './outcomes.js';
 import { isProxyChallenge } from './plain-forward.js';
+import { MAX_RESPONSE_HEAD_BYTES } from './response-head.js';
 import type { UpstreamPool } from './upstream-pool.js';
 
 export type AbsoluteFetchResult =
@@ -55,6 +56,7 @@ export function fetchAbsolute(
         headers,
         setHost: false,
         agent,
+        maxHeaderSize: MAX_RESPONSE_HEAD_BYTES,
       });
       r.on('socket', (s) => {
         const up = () => {

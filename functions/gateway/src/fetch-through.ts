@@ -12,6 +12,7 @@ import { DROPPED_REQUEST_HEADERS, type FetchRequest } from './fetch-request.js';
 import { absoluteUrl, formatAuthority } from './head.js';
 import type { GatewayRecorder } from './metrics.js';
 import type { OutcomeStage } from './outcomes.js';
+import { MAX_RESPONSE_HEAD_BYTES } from './response-head.js';
 import type { SocketCounts } from './sockets.js';
 import type { TargetGuard } from './target-guard.js';
 import type { UpstreamPool } from './upstream-pool.js';
@@ -188,6 +189,7 @@ export async function fetchThrough(req: FetchRequest, user: string, deps: FetchD
         headers,
         setHost: false,
         createConnection: () => conn,
+        maxHeaderSize: MAX_RESPONSE_HEAD_BYTES,
       });
     } catch {
       // Node refused a field value before sending anything (ERR_INVALID_CHAR): the slot and the tunnel go

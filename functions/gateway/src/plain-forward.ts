@@ -10,7 +10,7 @@
 import http, { type ClientRequest, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { OutcomeStage } from './outcomes.js';
-import { bodyFraming, clientResponseHead } from './response-head.js';
+import { bodyFraming, clientResponseHead, MAX_RESPONSE_HEAD_BYTES } from './response-head.js';
 import type { UpstreamPool } from './upstream-pool.js';
 
 /** The session side (proxy-session.ts): its accounting and its client socket. */
@@ -82,6 +82,7 @@ export class PlainForward {
       path: this.r.url,
       headers: this.r.headers,
       agent,
+      maxHeaderSize: MAX_RESPONSE_HEAD_BYTES,
     });
     req[FWD] = this;
     req.on('socket', onReqSocket);
