@@ -1,6 +1,6 @@
 // A scripted forward proxy for gateway tests: it answers absolute-form requests itself, from the path,
 // with exact response bytes (Content-Length, chunked with a chunk extension and trailers,
-// close-delimited, 204, 304, a slow answer, an echo, an unsolicited 101, a 17 kB head), several requests per connection, and counts the
+// close-delimited, 204, 304, a slow answer, an echo, early hints, an unsolicited 101, a 17 kB head), several requests per connection, and counts the
 // connections it accepted; two switches make it drop connections the ways a real upstream does.
 import net, { type AddressInfo } from 'node:net';
 
@@ -119,6 +119,11 @@ function respond(s: net.Socket, method: string, path: string, body: Buffer): boo
     case '/999':
       // Three digits Node's parser accepts, but no HTTP status.
       s.write('HTTP/1.1 999 Odd\r\nContent-Length: 2\r\n\r\nok');
+      return false;
+    case '/103':
+      // Early Hints, then the answer: an HTTP/1.0 client must see only the answer (RFC 9110 §15.2).
+      s.write('HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n');
+      s.write(`${ok}Content-Length: 5\r\n\r\nfinal`);
       return false;
     case '/101':
       // An upgrade nobody asked for (no Upgrade header in the request); the socket stays open.

@@ -108,7 +108,9 @@ export function statusOf(buf: Buffer): number {
   return Number.isInteger(code) && code >= 100 && code <= 599 && buf[8] === 0x20 ? code : 0;
 }
 
-// Hop-by-hop headers (RFC 9110 §7.6.1) and the client's proxy credentials never reach the target.
+// Hop-by-hop headers (RFC 9110 §7.6.1) and the client's proxy credentials never reach the target; nor
+// does an HTTP/1.0 client's Expect, which a recipient must ignore (RFC 9110 §10.1.1): forwarded, the
+// upstream hop (HTTP/1.1) would honour it and answer 100 Continue, which an HTTP/1.0 client cannot take.
 const HOP_BY_HOP = new Set([
   'proxy-authorization',
   'proxy-authenticate',
@@ -146,11 +148,12 @@ export function absoluteUrl(authority: Authority, path: string): string {
  */
 export function forwardedHeaders(h: RequestHead, hostFallback: string, proxyAuthorization: string): string[] {
   const listed = connectionTokens(h);
+  const http10 = h.version === 'HTTP/1.0';
   const out: string[] = [];
   let hasHost = false;
   for (let i = 0; i < h.names.length; i++) {
     const n = h.names[i]!;
-    if (HOP_BY_HOP.has(n) || listed?.includes(n)) continue;
+    if (HOP_BY_HOP.has(n) || listed?.includes(n) || (http10 && n === 'expect')) continue;
     if (n === 'host') hasHost = true;
     const line = h.lines[i]!;
     out.push(line.slice(0, line.indexOf(':')), h.values[i]!);
@@ -181,11 +184,12 @@ function connectionTokens(h: RequestHead): string[] | null {
 
 function forwardedHead(h: RequestHead, requestLine: string, hostFallback: string, extra: string): string {
   const listed = connectionTokens(h);
+  const http10 = h.version === 'HTTP/1.0';
   let out = requestLine;
   let hasHost = false;
   for (let i = 0; i < h.names.length; i++) {
     const n = h.names[i]!;
-    if (HOP_BY_HOP.has(n) || listed?.includes(n)) continue;
+    if (HOP_BY_HOP.has(n) || listed?.includes(n) || (http10 && n === 'expect')) continue;
     if (n === 'host') hasHost = true;
     out += `${h.lines[i]}\r\n`;
   }

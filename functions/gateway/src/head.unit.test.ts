@@ -123,4 +123,16 @@ describe('forwarded heads', () => {
       'GET / HTTP/1.1\r\nHost: example.com\r\nContent-Length: 5\r\nConnection: close\r\n\r\n',
     );
   });
+
+  it.each([
+    ['HTTP/1.0', []],
+    ['HTTP/1.1', ['Expect', '100-continue']],
+  ])("an %s client's Expect: dropped for HTTP/1.0 (RFC 9110 §10.1.1), kept for HTTP/1.1", (v, expect100) => {
+    const h = parseRequestHead(`GET http://a.example/ ${v}\r\nHost: a.example\r\nExpect: 100-continue`)!;
+    expect(forwardedHeaders(h, 'x', '')).toEqual(['Host', 'a.example', ...expect100]);
+    const line = expect100.length ? 'Expect: 100-continue\r\n' : '';
+    expect(originFormHead(h, '/', 'x')).toBe(
+      `GET / ${v}\r\nHost: a.example\r\n${line}Connection: close\r\n\r\n`,
+    );
+  });
 });

@@ -129,9 +129,10 @@ export class PlainForward {
   }
 
   onInformation(info: http.InformationEvent): void {
-    // 100 Continue (a client waiting to send its body) and 103 Early Hints go through. Node never
+    // 100 Continue (a client waiting to send its body) and 103 Early Hints go through, to an HTTP/1.1
+    // client only: a server MUST NOT send a 1xx to an HTTP/1.0 one (RFC 9110 §15.2). Node never
     // reports a 101 here: with no 'upgrade' listener it destroys the socket (onReqClose).
-    if (this.finished || info.statusCode === 101) return;
+    if (this.finished || info.statusCode === 101 || !this.r.clientHttp11) return;
     const head = clientResponseHead(info.statusCode, info.statusMessage, info.rawHeaders, 'interim');
     this.owner.client.write(head, 'latin1');
   }
