@@ -63,11 +63,11 @@ describe('gateway facing hostile targets', () => {
     await scripted.close();
   });
 
-  const fetchVia = (url: string) =>
+  const fetchVia = (url: string, timeoutMs?: number) =>
     fetch(`http://127.0.0.1:${gw.httpPort}/v1/fetch`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'proxy-authorization': AUTH },
-      body: JSON.stringify({ url }),
+      body: JSON.stringify({ url, timeoutMs }),
       signal: AbortSignal.timeout(CLIENT_WAIT_MS),
     });
   /** POST /v1/fetch with Node's client: fetch() has a 16 KiB head limit of its own. */
@@ -150,4 +150,19 @@ describe('gateway facing hostile targets', () => {
     expect(r.text.endsWith('\r\n\r\nok')).toBe(true);
     await noLoad();
   });
+
+  it.each([
+    ['a CONNECT tunnel', () => `http://127.0.0.1:${scriptedPort}`],
+    ['absolute form', () => `http://${SCRIPTED}`],
+  ])(
+    'POST /v1/fetch through %s: a target slower than the timeout is a 504, and the slot comes back',
+    async (_, base) => {
+      // /slow answers after 1.5 s.
+      const r = await fetchVia(`${base()}/slow`, 300);
+      expect(r.status).toBe(504);
+      expect(await r.json()).toEqual({ error: 'fetch_timeout' });
+      await noLoad();
+      expect((await fetchVia(`${base()}/cl`)).status).toBe(200);
+    },
+  );
 });
