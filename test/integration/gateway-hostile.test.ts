@@ -79,6 +79,13 @@ describe('gateway under hostile clients', () => {
     for (const r of results) expect(r.text).toMatch(/^HTTP\/1\.1 400/);
   });
 
+  it('answers 400 to a bare CR in a field value instead of forwarding it (a hidden second field)', async () => {
+    const smuggle = `${get.slice(0, -2)}X-A: x\rTransfer-Encoding: chunked\r\n\r\n`;
+    const r = await rawExchange(gw.proxyPort, smuggle);
+    expect(r.text).toMatch(/^HTTP\/1\.1 400 /);
+    expect(r.text).toContain('X-Proxyplane-Error: bad_request');
+  });
+
   it('closes a socket half-closed before its head was complete', async () => {
     const r = await rawExchange(gw.proxyPort, 'GET http://127.0.0.1/', {
       endAfterWrite: true,

@@ -192,7 +192,7 @@ describe('kept-alive upstream connections for absolute-form plain HTTP', () => {
     expect(scripted.state.accepted).toBe(before);
   });
 
-  it('an HTTP/1.0 client gets a chunked body de-chunked and close-delimited', async () => {
+  it('an HTTP/1.0 client gets a chunked body de-chunked and close-delimited, and no 1xx', async () => {
     const r = await rawExchange(
       gw.proxyPort,
       `GET http://${SCRIPTED}/chunked HTTP/1.0\r\nHost: ${SCRIPTED}\r\nProxy-Authorization: ${AUTH}\r\n\r\n`,
@@ -204,6 +204,25 @@ describe('kept-alive upstream connections for absolute-form plain HTTP', () => {
     expect(head).not.toMatch(/transfer-encoding/i);
     expect(head).toMatch(/\r\nConnection: close$/);
     expect(raw.subarray(end + 4).equals(BODY)).toBe(true);
+    // No 1xx to an HTTP/1.0 client, and its Expect is not forwarded (RFC 9110 §15.2, §10.1.1).
+    const seen = scripted.state.seen.length;
+    const hinted = await rawExchange(
+      gw.proxyPort,
+      `GET http://${SCRIPTED}/103 HTTP/1.0\r\nHost: ${SCRIPTED}\r\nExpect: 100-continue\r\nProxy-Authorization: ${AUTH}\r\n\r\n`,
+    );
+    expect(hinted.text).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(hinted.text).not.toContain('103');
+    expect(hinted.text.endsWith('\r\n\r\nfinal')).toBe(true);
+    expect(scripted.state.seen[seen]!.head).not.toMatch(/\r\nexpect:/i);
+    // An HTTP/1.1 client gets the hint, then the answer.
+    const eleven = await rawExchange(
+      gw.proxyPort,
+      `GET http://${SCRIPTED}/103 HTTP/1.1\r\nHost: ${SCRIPTED}\r\nProxy-Authorization: ${AUTH}\r\n\r\n`,
+    );
+    expect(eleven.text).toMatch(
+      /^HTTP\/1\.1 103 Early Hints\r\nLink: <\/s\.css>; rel=preload\r\n\r\nHTTP\/1\.1 200 OK\r\n/,
+    );
+    expect(eleven.text.endsWith('\r\n\r\nfinal')).toBe(true);
   });
 
   it('a request body with Content-Length reaches the upstream byte-exact', async () => {

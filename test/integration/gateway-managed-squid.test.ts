@@ -50,6 +50,12 @@ describe.skipIf(why !== '')(`gateway → managed squid${why ? ` (skipped: ${why}
 
   beforeAll(async () => {
     const handler: http.RequestListener = (req, res) => {
+      if (req.url === '/origin-407') {
+        // A website asking for proxy credentials of its own: squid relays it without the challenge.
+        res.writeHead(407, { 'proxy-authenticate': 'Basic realm="origin"', 'content-length': 6 });
+        res.end('origin');
+        return;
+      }
       const body = `hello from ${req.url} via ${req.headers['proxy-authorization'] ?? 'no credentials'}`;
       res.writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(body) });
       res.end(body);
@@ -165,5 +171,57 @@ describe.skipIf(why !== '')(`gateway → managed squid${why ? ` (skipped: ${why}
     expect(r.text).toContain('X-Proxyplane-Error: upstream_auth_failed');
     const after = await get(`127.0.0.1:${targetPort}`, '/after-407');
     expect(after.text).toMatch(/^HTTP\/1\.1 200 /);
+  });
+
+  it("a target's own 407 (no challenge from squid) goes through as the target's answer, not a proxy fault", async () => {
+    const count = async (listener: string, outcome: string) => {
+      const m = await gw.metrics();
+      // Any route: a failed /v1/fetch is counted under route "-".
+      const re = new RegExp(
+        `gateway_requests_total\\{listener="${listener}",route="[^"]*",outcome="${outcome}"\\} (\\d+)`,
+        'g',
+      );
+      let n = 0;
+      for (const x of m.matchAll(re)) n += Number(x[1]);
+      return n;
+    };
+    const before = await Promise.all([count('proxy', 'ok'), count('fetch', 'ok')]);
+    const authFailed = await Promise.all([
+      count('proxy', 'upstream_auth_failed'),
+      count('fetch', 'upstream_auth_failed'),
+    ]);
+    const r = await get(`127.0.0.1:${targetPort}`, '/origin-407');
+    expect(r.text).toMatch(/^HTTP\/1\.1 407 /);
+    expect(r.text).not.toContain('X-Proxyplane-Error');
+    expect(r.text.endsWith('origin')).toBe(true);
+    // Not fetch(): the Fetch standard turns any 407 into a network error outside a browser window.
+    const f = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port: gw.httpPort,
+          method: 'POST',
+          path: '/v1/fetch',
+          headers: { 'content-type': 'application/json', 'proxy-authorization': AUTH },
+          timeout: 5_000,
+        },
+        (res) => {
+          let body = '';
+          res.setEncoding('latin1');
+          res.on('data', (c: string) => {
+            body += c;
+          });
+          res.on('end', () => resolve({ status: res.statusCode!, body }));
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error('timeout')));
+      req.on('error', reject);
+      req.end(JSON.stringify({ url: `http://127.0.0.1:${targetPort}/origin-407` }));
+    });
+    expect(f).toEqual({ status: 407, body: 'origin' });
+    expect(await Promise.all([count('proxy', 'ok'), count('fetch', 'ok')])).toEqual(before.map((n) => n + 1));
+    expect(
+      await Promise.all([count('proxy', 'upstream_auth_failed'), count('fetch', 'upstream_auth_failed')]),
+    ).toEqual(authFailed);
   });
 });

@@ -1,11 +1,13 @@
 // A scripted forward proxy for gateway tests: it answers absolute-form requests itself, from the path,
 // with exact response bytes (Content-Length, chunked with a chunk extension and trailers,
-// close-delimited, 204, 304, a slow answer, an echo), several requests per connection, and counts the
+// close-delimited, 204, 304, a slow answer, an echo, early hints, an unsolicited 101, a 17 kB head), several requests per connection, and counts the
 // connections it accepted; two switches make it drop connections the ways a real upstream does.
 import net, { type AddressInfo } from 'node:net';
 
 /** Every byte value, several times: more than one read and one chunk. */
 export const BODY = Buffer.from(Array.from({ length: 70_000 }, (_, i) => (i * 7) % 256));
+
+export const BIG_COOKIE = 'c'.repeat(17_000);
 
 export interface Seen {
   method: string;
@@ -55,7 +57,8 @@ export function scriptedUpstream() {
           return;
         }
         served++;
-        const close = respond(s, method, new URL(url).pathname, body);
+        // Origin form too: the same script serves as a target at the end of a CONNECT tunnel.
+        const close = respond(s, method, new URL(url, 'http://target').pathname, body);
         if (close) return;
         if (state.closeIdleAfterMs !== null) idle = setTimeout(() => s.end(), state.closeIdleAfterMs);
       }
@@ -116,6 +119,19 @@ function respond(s: net.Socket, method: string, path: string, body: Buffer): boo
     case '/999':
       // Three digits Node's parser accepts, but no HTTP status.
       s.write('HTTP/1.1 999 Odd\r\nContent-Length: 2\r\n\r\nok');
+      return false;
+    case '/103':
+      // Early Hints, then the answer: an HTTP/1.0 client must see only the answer (RFC 9110 §15.2).
+      s.write('HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n');
+      s.write(`${ok}Content-Length: 5\r\n\r\nfinal`);
+      return false;
+    case '/101':
+      // An upgrade nobody asked for (no Upgrade header in the request); the socket stays open.
+      s.write('HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n');
+      return true;
+    case '/big-head':
+      // A 17,000-byte cookie: over Node's default 16 KiB head, well under squid's 64 KB.
+      s.write(`${ok}Set-Cookie: big=${BIG_COOKIE}\r\nContent-Length: 2\r\n\r\nok`);
       return false;
     case '/echo':
       s.write(`${ok}Content-Length: ${body.length}\r\n\r\n`);

@@ -6,6 +6,8 @@ import http, { type IncomingMessage } from 'node:http';
 import type { Upstream } from '../../../shared/src/domain/gateway/routing.js';
 import type { UpstreamAuth } from './compile.js';
 import type { OutcomeStage } from './outcomes.js';
+import { isProxyChallenge } from './plain-forward.js';
+import { MAX_RESPONSE_HEAD_BYTES } from './response-head.js';
 import type { UpstreamPool } from './upstream-pool.js';
 
 export type AbsoluteFetchResult =
@@ -54,6 +56,7 @@ export function fetchAbsolute(
         headers,
         setHost: false,
         agent,
+        maxHeaderSize: MAX_RESPONSE_HEAD_BYTES,
       });
       r.on('socket', (s) => {
         const up = () => {
@@ -65,7 +68,9 @@ export function fetchAbsolute(
         else up();
       });
       r.on('response', (res) => {
-        if (res.statusCode === 407) {
+        // Only a 407 with a challenge is the upstream's (plain-forward.ts isProxyChallenge); a target's
+        // 407 is the target's response.
+        if (isProxyChallenge(res)) {
           r.destroy();
           settle({
             ok: false,
@@ -101,6 +106,13 @@ export function fetchAbsolute(
             status: 502,
             code: 'target_failed',
           });
+      });
+      // A 101 (or any upgrade) has no 'upgrade' listener: Node destroys the socket and emits only
+      // 'close'. Without this the exchange never settled and held its slot. A retried request's 'close'
+      // comes after its replacement was sent: not this exchange's end.
+      r.on('close', () => {
+        if (r === req && !settled)
+          settle({ ok: false, stage: 'RESPONSE_HEADERS', status: 502, code: 'target_bad_response' });
       });
       r.end(f.body);
       return r;

@@ -12,6 +12,7 @@ import { DROPPED_REQUEST_HEADERS, type FetchRequest } from './fetch-request.js';
 import { absoluteUrl, formatAuthority } from './head.js';
 import type { GatewayRecorder } from './metrics.js';
 import type { OutcomeStage } from './outcomes.js';
+import { MAX_RESPONSE_HEAD_BYTES } from './response-head.js';
 import type { SocketCounts } from './sockets.js';
 import type { TargetGuard } from './target-guard.js';
 import type { UpstreamPool } from './upstream-pool.js';
@@ -178,6 +179,7 @@ export async function fetchThrough(req: FetchRequest, user: string, deps: FetchD
     : sock;
   return new Promise((resolve) => {
     let responded = false;
+    let settled = false;
     let timedOut = false;
     let r: http.ClientRequest;
     try {
@@ -187,6 +189,7 @@ export async function fetchThrough(req: FetchRequest, user: string, deps: FetchD
         headers,
         setHost: false,
         createConnection: () => conn,
+        maxHeaderSize: MAX_RESPONSE_HEAD_BYTES,
       });
     } catch {
       // Node refused a field value before sending anything (ERR_INVALID_CHAR): the slot and the tunnel go
@@ -211,16 +214,20 @@ export async function fetchThrough(req: FetchRequest, user: string, deps: FetchD
       outcome('RESPONSE_HEADERS', true, res.statusCode);
       resolve({ ok: true, response: res, route: route.name, done });
     });
-    r.on('error', (err: NodeJS.ErrnoException) => {
-      if (responded) return;
+    const failed = (f: FetchFailure) => {
+      if (responded || settled) return;
+      settled = true;
       done();
       outcome('RESPONSE_HEADERS', false);
-      resolve(
-        timedOut
-          ? fail(504, 'fetch_timeout')
-          : fail(502, 'target_failed', err.code ? { reason: err.code } : undefined),
-      );
-    });
+      resolve(timedOut ? fail(504, 'fetch_timeout') : f);
+    };
+    r.on('error', (err: NodeJS.ErrnoException) =>
+      failed(fail(502, 'target_failed', err.code ? { reason: err.code } : undefined)),
+    );
+    // A 101 (or any upgrade) has no 'upgrade' listener here: Node destroys the socket and emits only
+    // 'close' — no 'response', no 'error'. Without this the promise never settled and the slot was held
+    // for the life of the process (the timer's destroy() of a destroyed request emits nothing either).
+    r.on('close', () => failed(fail(502, 'target_bad_response')));
     r.end(body);
   });
 }

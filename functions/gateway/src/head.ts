@@ -1,6 +1,7 @@
 // A lean HTTP/1.x head parser for the proxy listener: the listener reads raw bytes (no http.Server), finds
 // the end of the head, and needs only the request line and a handful of headers. Strict: CRLF line
-// ends, no obsolete line folding, token header names; anything else is a 400, never a guess.
+// ends, no obsolete line folding, token header names, no control characters but HTAB; anything else is
+// a 400, never a guess.
 export interface RequestHead {
   readonly method: string;
   readonly target: string;
@@ -15,6 +16,14 @@ export interface RequestHead {
 export const HEAD_END = Buffer.from('\r\n\r\n');
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const MAX_HEADERS = 128;
+/**
+ * A control character other than HTAB; on a line already split on CRLF, that includes any CR or LF left:
+ * a bare one. Split on CRLF only, `X-A: x\rTransfer-Encoding: chunked` would otherwise be one field here
+ * and two at a target that ends lines on a bare CR: a body framing the 411 check never saw (RFC 9112
+ * §2.2; field values exclude CTLs but HTAB, RFC 9110 §5.5).
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is its purpose
+const CTL = /[\x00-\x08\x0a-\x1f\x7f]/;
 
 export function parseRequestHead(text: string): RequestHead | null {
   const lineEnd = text.indexOf('\r\n');
@@ -24,7 +33,8 @@ export function parseRequestHead(text: string): RequestHead | null {
   if (sp1 <= 0 || sp2 <= sp1 + 1 || requestLine.indexOf(' ', sp2 + 1) >= 0) return null;
   const method = requestLine.slice(0, sp1);
   const version = requestLine.slice(sp2 + 1);
-  if (!TOKEN.test(method) || (version !== 'HTTP/1.1' && version !== 'HTTP/1.0')) return null;
+  if (!TOKEN.test(method) || (version !== 'HTTP/1.1' && version !== 'HTTP/1.0') || CTL.test(requestLine))
+    return null;
   const lines: string[] = [];
   const names: string[] = [];
   const values: string[] = [];
@@ -34,7 +44,7 @@ export function parseRequestHead(text: string): RequestHead | null {
     if (next < 0) next = text.length;
     const line = text.slice(pos, next);
     const colon = line.indexOf(':');
-    if (colon <= 0 || lines.length === MAX_HEADERS) return null;
+    if (colon <= 0 || lines.length === MAX_HEADERS || CTL.test(line)) return null;
     const name = line.slice(0, colon);
     if (!TOKEN.test(name)) return null;
     lines.push(line);
@@ -108,7 +118,9 @@ export function statusOf(buf: Buffer): number {
   return Number.isInteger(code) && code >= 100 && code <= 599 && buf[8] === 0x20 ? code : 0;
 }
 
-// Hop-by-hop headers (RFC 9110 §7.6.1) and the client's proxy credentials never reach the target.
+// Hop-by-hop headers (RFC 9110 §7.6.1) and the client's proxy credentials never reach the target; nor
+// does an HTTP/1.0 client's Expect, which a recipient must ignore (RFC 9110 §10.1.1): forwarded, the
+// upstream hop (HTTP/1.1) would honour it and answer 100 Continue, which an HTTP/1.0 client cannot take.
 const HOP_BY_HOP = new Set([
   'proxy-authorization',
   'proxy-authenticate',
@@ -146,11 +158,12 @@ export function absoluteUrl(authority: Authority, path: string): string {
  */
 export function forwardedHeaders(h: RequestHead, hostFallback: string, proxyAuthorization: string): string[] {
   const listed = connectionTokens(h);
+  const http10 = h.version === 'HTTP/1.0';
   const out: string[] = [];
   let hasHost = false;
   for (let i = 0; i < h.names.length; i++) {
     const n = h.names[i]!;
-    if (HOP_BY_HOP.has(n) || listed?.includes(n)) continue;
+    if (HOP_BY_HOP.has(n) || listed?.includes(n) || (http10 && n === 'expect')) continue;
     if (n === 'host') hasHost = true;
     const line = h.lines[i]!;
     out.push(line.slice(0, line.indexOf(':')), h.values[i]!);
@@ -181,11 +194,12 @@ function connectionTokens(h: RequestHead): string[] | null {
 
 function forwardedHead(h: RequestHead, requestLine: string, hostFallback: string, extra: string): string {
   const listed = connectionTokens(h);
+  const http10 = h.version === 'HTTP/1.0';
   let out = requestLine;
   let hasHost = false;
   for (let i = 0; i < h.names.length; i++) {
     const n = h.names[i]!;
-    if (HOP_BY_HOP.has(n) || listed?.includes(n)) continue;
+    if (HOP_BY_HOP.has(n) || listed?.includes(n) || (http10 && n === 'expect')) continue;
     if (n === 'host') hasHost = true;
     out += `${h.lines[i]}\r\n`;
   }

@@ -29,8 +29,23 @@ describe('parseRequestHead', () => {
     ['no colon', 'GET / HTTP/1.1\r\nnonsense'],
     ['space in a name', 'GET / HTTP/1.1\r\nBad Name: 1'],
     ['too many headers', `GET / HTTP/1.1${'\r\nA: 1'.repeat(129)}`],
+    [
+      'a bare CR in a value (a second field to a CR-splitting target)',
+      'GET / HTTP/1.1\r\nX-A: x\rTransfer-Encoding: chunked',
+    ],
+    ['a bare LF in a value', 'GET / HTTP/1.1\r\nX-A: x\nTransfer-Encoding: chunked'],
+    ['a bare CR at the end of a value', 'GET / HTTP/1.1\r\nX-A: x\r'],
+    ['a bare CR in the request line', 'GET /\r HTTP/1.1\r\nX-A: 1'],
+    ['a NUL in a value', 'GET / HTTP/1.1\r\nX-A: a\u0000b'],
+    ['an ESC in a value', 'GET / HTTP/1.1\r\nX-A: a\u001bb'],
+    ['a DEL in a value', 'GET / HTTP/1.1\r\nX-A: a\u007fb'],
   ])('refuses %s', (_label, text) => {
     expect(parseRequestHead(text)).toBeNull();
+  });
+
+  it('keeps HTAB and obs-text in values (RFC 9110 §5.5)', () => {
+    const h = parseRequestHead('GET / HTTP/1.1\r\nX-A: a\tb\u00e9\r\nX-B:\t1');
+    expect(h?.values).toEqual(['a\tb\u00e9', '1']);
   });
 });
 
@@ -121,6 +136,18 @@ describe('forwarded heads', () => {
     expect(forwardedHeaders(listed, 'x', '')).toEqual(['Host', 'example.com', 'Content-Length', '5']);
     expect(originFormHead(listed, '/', 'x')).toBe(
       'GET / HTTP/1.1\r\nHost: example.com\r\nContent-Length: 5\r\nConnection: close\r\n\r\n',
+    );
+  });
+
+  it.each([
+    ['HTTP/1.0', []],
+    ['HTTP/1.1', ['Expect', '100-continue']],
+  ])("an %s client's Expect: dropped for HTTP/1.0 (RFC 9110 §10.1.1), kept for HTTP/1.1", (v, expect100) => {
+    const h = parseRequestHead(`GET http://a.example/ ${v}\r\nHost: a.example\r\nExpect: 100-continue`)!;
+    expect(forwardedHeaders(h, 'x', '')).toEqual(['Host', 'a.example', ...expect100]);
+    const line = expect100.length ? 'Expect: 100-continue\r\n' : '';
+    expect(originFormHead(h, '/', 'x')).toBe(
+      `GET / ${v}\r\nHost: a.example\r\n${line}Connection: close\r\n\r\n`,
     );
   });
 });

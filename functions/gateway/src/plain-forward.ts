@@ -10,7 +10,7 @@
 import http, { type ClientRequest, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { OutcomeStage } from './outcomes.js';
-import { bodyFraming, clientResponseHead } from './response-head.js';
+import { bodyFraming, clientResponseHead, MAX_RESPONSE_HEAD_BYTES } from './response-head.js';
 import type { UpstreamPool } from './upstream-pool.js';
 
 /** The session side (proxy-session.ts): its accounting and its client socket. */
@@ -20,8 +20,11 @@ export interface ForwardOwner {
   forwardConnected(): void;
   /** Failed before any byte of a response went to the client. */
   forwardFailed(stage: OutcomeStage, status: number, code: string, upstreamStatus?: number): void;
-  /** A response head arrived; false when the session refused it instead (the upstream's 407). */
-  forwardResponse(status: number): boolean;
+  /**
+   * A response head arrived; false when the session refused it instead (the upstream's 407).
+   * `proxyChallenge`: a 407 carrying Proxy-Authenticate — the upstream's own challenge, not the target's.
+   */
+  forwardResponse(status: number, proxyChallenge: boolean): boolean;
   /** The response went out whole and the client's side was ended. */
   forwardDone(): void;
   /** The upstream broke off after the response began: the client is cut, so it sees the truncation. */
@@ -79,6 +82,7 @@ export class PlainForward {
       path: this.r.url,
       headers: this.r.headers,
       agent,
+      maxHeaderSize: MAX_RESPONSE_HEAD_BYTES,
     });
     req[FWD] = this;
     req.on('socket', onReqSocket);
@@ -86,6 +90,7 @@ export class PlainForward {
     req.on('response', onReqResponse);
     req.on('error', onReqError);
     req.on('drain', onReqDrain);
+    req.on('close', onReqClose);
     if (this.r.bodyLength === 0) req.end();
     return req;
   }
@@ -124,9 +129,10 @@ export class PlainForward {
   }
 
   onInformation(info: http.InformationEvent): void {
-    // 100 Continue (a client waiting to send its body) and 103 Early Hints go through; 101 cannot occur
-    // (Upgrade is never forwarded).
-    if (this.finished || info.statusCode === 101) return;
+    // 100 Continue (a client waiting to send its body) and 103 Early Hints go through, to an HTTP/1.1
+    // client only: a server MUST NOT send a 1xx to an HTTP/1.0 one (RFC 9110 §15.2). Node never
+    // reports a 101 here: with no 'upgrade' listener it destroys the socket (onReqClose).
+    if (this.finished || info.statusCode === 101 || !this.r.clientHttp11) return;
     const head = clientResponseHead(info.statusCode, info.statusMessage, info.rawHeaders, 'interim');
     this.owner.client.write(head, 'latin1');
   }
@@ -137,7 +143,7 @@ export class PlainForward {
       return;
     }
     const status = res.statusCode ?? 0;
-    if (!this.owner.forwardResponse(status)) return;
+    if (!this.owner.forwardResponse(status, isProxyChallenge(res))) return;
     this.res = res;
     res[FWD] = this;
     // Node upper-cases the method it sends (http.request), so "head" went out as HEAD: no body follows.
@@ -217,6 +223,17 @@ export class PlainForward {
     else this.owner.forwardFailed('RESPONSE_HEADERS', 502, 'target_failed');
   }
 
+  /**
+   * The request closed. Normally after its response or its error; with neither, Node met an upgrade
+   * (a 101, which no request of ours asked for), destroyed the socket and said nothing else: without
+   * this the client waited for bytes that never came and the slot was held until the idle timeout.
+   */
+  onReqClose(req: ClientRequest): void {
+    if (this.finished || this.res || req !== this.req) return;
+    this.finished = true;
+    this.owner.forwardFailed('RESPONSE_HEADERS', 502, 'target_bad_response');
+  }
+
   private broken(): void {
     if (this.finished) return;
     this.finished = true;
@@ -227,6 +244,15 @@ export class PlainForward {
   onDrain(): void {
     this.owner.bodyDrained();
   }
+}
+
+/**
+ * The upstream's own refusal of our credentials: a 407 with Proxy-Authenticate (RFC 9110 §11.7.1 —
+ * a proxy's 407 MUST carry it). A target's 407 relayed by the upstream has none: squid removes the
+ * origin's, as a hop-by-hop field of the other hop. That one is the target's answer, not a proxy fault.
+ */
+export function isProxyChallenge(res: IncomingMessage): boolean {
+  return res.statusCode === 407 && res.headers['proxy-authenticate'] !== undefined;
 }
 
 function uncork(c: Socket): void {
@@ -246,6 +272,9 @@ function onReqResponse(this: Tagged<ClientRequest>, res: IncomingMessage): void 
 }
 function onReqError(this: Tagged<ClientRequest>, err: Error): void {
   this[FWD]!.onError(err);
+}
+function onReqClose(this: Tagged<ClientRequest>): void {
+  this[FWD]!.onReqClose(this);
 }
 function onReqDrain(this: Tagged<ClientRequest>): void {
   this[FWD]!.onDrain();

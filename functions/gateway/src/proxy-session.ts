@@ -257,10 +257,11 @@ export class ProxySession implements ForwardOwner {
     this.failStage(stage, status, code, upstreamStatus);
   }
 
-  forwardResponse(status: number): boolean {
+  forwardResponse(status: number, proxyChallenge: boolean): boolean {
     if (this.state !== RESPONSE) return false;
-    if (status === 407) {
-      // The upstream refused our credentials (in absolute form there is no handshake to fail).
+    if (proxyChallenge) {
+      // The upstream refused our credentials (in absolute form there is no handshake to fail). A 407
+      // without a challenge is the target's own, relayed: it goes through like any response.
       this.failStage('PROXY_HANDSHAKE', 502, 'upstream_auth_failed', status);
       return false;
     }

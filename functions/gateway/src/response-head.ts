@@ -6,6 +6,14 @@
 // received, in order, with its case.
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'upgrade', 'proxy-authenticate']);
 
+/**
+ * The largest response head Node's HTTP client accepts from an upstream or target (its `maxHeaderSize`)
+ * on every path it parses one. Node's default is 16 KiB; squid's `reply_header_max_size` is 64 KB, and the
+ * pinned path relays whatever squid relays: below that, a site setting a large cookie would fail on the
+ * pooled path and on /v1/fetch (502 target_bad_response) while passing on the pinned one.
+ */
+export const MAX_RESPONSE_HEAD_BYTES = 65_536;
+
 /** A Transfer-Encoding whose last coding is chunked: Node's parser de-chunks such a body. */
 export const endsChunked = (te: string | undefined): boolean =>
   te !== undefined && /(?:^|,)[ \t]*chunked[ \t]*$/i.test(te);

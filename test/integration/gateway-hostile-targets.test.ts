@@ -1,0 +1,168 @@
+// Hostile or merely unusual targets (the websites a crawler visits) never hang a request or take an
+// upstream slot for good, and what squid relays the gateway relays too. A real gateway process with one slot per upstream (a leaked slot makes the next request a 503
+// no_upstream) and two real upstreams: the emulator's forward proxy, which does not filter destinations
+// (so /v1/fetch goes through a CONNECT tunnel to the pinned address, as every https:// fetch does), and
+// a scripted proxy answering absolute-form requests itself — which also serves as the target at the end
+// of the tunnel, with the same exact bytes.
+import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  basicAuth,
+  type GatewayProcess,
+  rawExchange,
+  startGateway,
+} from '../../bench/support/gateway-process.js';
+import { snapshotFile } from '../../bench/support/snapshot-file.js';
+import { createForwardProxy, type ForwardProxy } from '../../emulators/forward-proxy/proxy.js';
+import { pollUntil } from '../support/poll.js';
+import { BIG_COOKIE, BODY, scriptedUpstream } from '../support/scripted-proxy.js';
+
+const AUTH = basicAuth('crawler', 's3cret');
+/** Routed to the scripted upstream (absolute form); it never connects anywhere. */
+const SCRIPTED = '127.0.0.5';
+/** Well under GATEWAY_FETCH_TIMEOUT_MS and the idle timeout: an answer must come from the fix, not a bound. */
+const CLIENT_WAIT_MS = 4_000;
+
+describe('gateway facing hostile targets', () => {
+  let emu: ForwardProxy;
+  const scripted = scriptedUpstream();
+  let scriptedPort: number;
+  let gw: GatewayProcess;
+
+  beforeAll(async () => {
+    emu = createForwardProxy({ credentials: 'up:up-pass' });
+    const { port } = await emu.listen();
+    scriptedPort = await scripted.listen();
+    gw = await startGateway(
+      snapshotFile({
+        upstreams: [`http://up:up-pass@127.0.0.1:${port}`, `http://up:up-pass@127.0.0.1:${scriptedPort}`],
+        routing: [
+          {
+            name: 'scripted',
+            match: { hosts: [SCRIPTED] },
+            selector: { pool: 'scripted' },
+            policy: 'round-robin',
+          },
+          { name: 'tunnel', match: { hosts: ['*'] }, selector: { pool: 'tunnel' }, policy: 'round-robin' },
+        ],
+        attributes: (i) => ({ pool: ['tunnel', 'scripted'][i]! }),
+        filtersDestinations: (i) => i === 1,
+        capacity: 1,
+      }),
+      {
+        GATEWAY_CLIENT_USERS: 'crawler:s3cret',
+        GATEWAY_SSRF_ALLOW: `127.0.0.1:${scriptedPort},${SCRIPTED}:80`,
+        GATEWAY_FETCH_TIMEOUT_MS: '10000',
+      },
+    );
+  });
+
+  afterAll(async () => {
+    await gw?.stop();
+    await emu?.close();
+    await scripted.close();
+  });
+
+  const fetchVia = (url: string, timeoutMs?: number) =>
+    fetch(`http://127.0.0.1:${gw.httpPort}/v1/fetch`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'proxy-authorization': AUTH },
+      body: JSON.stringify({ url, timeoutMs }),
+      signal: AbortSignal.timeout(CLIENT_WAIT_MS),
+    });
+  /** POST /v1/fetch with Node's client: fetch() has a 16 KiB head limit of its own. */
+  const bigFetch = (url: string) =>
+    new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port: gw.httpPort,
+          method: 'POST',
+          path: '/v1/fetch',
+          headers: { 'content-type': 'application/json', 'proxy-authorization': AUTH },
+          maxHeaderSize: 65_536,
+          timeout: CLIENT_WAIT_MS,
+        },
+        (res) => {
+          let body = '';
+          res.setEncoding('latin1');
+          res.on('data', (c: string) => {
+            body += c;
+          });
+          res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error('timeout')));
+      req.on('error', reject);
+      req.end(JSON.stringify({ url }));
+    });
+  const get = (url: string) =>
+    rawExchange(
+      gw.proxyPort,
+      `GET ${url} HTTP/1.1\r\nHost: ${new URL(url).host}\r\nProxy-Authorization: ${AUTH}\r\n\r\n`,
+      { timeoutMs: CLIENT_WAIT_MS },
+    );
+  const noLoad = async () => {
+    const h = await pollUntil(gw.health, (x) => x.load.active + x.load.reserved === 0, 5_000, 'no load');
+    expect(h.load).toEqual({ active: 0, reserved: 0 });
+  };
+
+  it.each([
+    ['a CONNECT tunnel (as every https:// fetch)', () => `http://127.0.0.1:${scriptedPort}`],
+    ['absolute form', () => `http://${SCRIPTED}`],
+  ])('POST /v1/fetch through %s: a 101 is a 502, and the slot comes back', async (_, base) => {
+    const r = await fetchVia(`${base()}/101`);
+    expect(r.status).toBe(502);
+    expect(await r.json()).toEqual({ error: 'target_bad_response' });
+    await noLoad();
+    const next = await fetchVia(`${base()}/cl`);
+    expect(next.status).toBe(200);
+    expect(Buffer.from(await next.arrayBuffer()).equals(BODY)).toBe(true);
+  });
+
+  it('the proxy listener in absolute form: a 101 is a 502, and the slot comes back', async () => {
+    const r = await get(`http://${SCRIPTED}/101`);
+    expect(r.closedBy).toBe('server');
+    expect(r.text).toMatch(/^HTTP\/1\.1 502 /);
+    expect(r.text).toContain('X-Proxyplane-Error: target_bad_response');
+    await noLoad();
+    expect((await get(`http://${SCRIPTED}/cl`)).text).toMatch(/^HTTP\/1\.1 200 /);
+  });
+
+  it.each([
+    ['a CONNECT tunnel', () => `http://127.0.0.1:${scriptedPort}`],
+    ['absolute form', () => `http://${SCRIPTED}`],
+  ])(
+    'POST /v1/fetch through %s: a 17 kB response head (squid allows 64 KB) goes through',
+    async (_, base) => {
+      const r = await bigFetch(`${base()}/big-head`);
+      expect(r.status).toBe(200);
+      expect(r.headers['set-cookie']).toEqual([`big=${BIG_COOKIE}`]);
+      expect(r.body).toBe('ok');
+      await noLoad();
+    },
+  );
+
+  it('the proxy listener in absolute form: a 17 kB response head goes through', async () => {
+    const r = await get(`http://${SCRIPTED}/big-head`);
+    expect(r.text).toMatch(/^HTTP\/1\.1 200 /);
+    expect(r.text).toContain(`\r\nSet-Cookie: big=${BIG_COOKIE}\r\n`);
+    expect(r.text.endsWith('\r\n\r\nok')).toBe(true);
+    await noLoad();
+  });
+
+  it.each([
+    ['a CONNECT tunnel', () => `http://127.0.0.1:${scriptedPort}`],
+    ['absolute form', () => `http://${SCRIPTED}`],
+  ])(
+    'POST /v1/fetch through %s: a target slower than the timeout is a 504, and the slot comes back',
+    async (_, base) => {
+      // /slow answers after 1.5 s.
+      const r = await fetchVia(`${base()}/slow`, 300);
+      expect(r.status).toBe(504);
+      expect(await r.json()).toEqual({ error: 'fetch_timeout' });
+      await noLoad();
+      expect((await fetchVia(`${base()}/cl`)).status).toBe(200);
+    },
+  );
+});
