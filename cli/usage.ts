@@ -17,7 +17,8 @@ Jobs (admin):
 
 Flags for every command:
   --api URL        the API (default $PROXYPLANE_API_URL, else the local plane's)
-  -o, --output F   table (default), json, yaml; leases acquire also: env (for eval), url
+  -o, --output F   table (default), json, yaml; leases acquire also: env (for eval), url;
+                   leases release: table only; fleet watch: table or json
   -h, --help
 
 Credentials: $PROXYPLANE_TOKEN, else $PROXYPLANE_ADMIN_TOKEN (admin commands) or

@@ -75,7 +75,13 @@ export function createHttpApp(deps: HttpAppDeps) {
 
   app.post(
     '/v1/fetch',
-    bodyLimit({ maxSize: deps.maxBodyBytes, onError: (c) => c.json({ error: 'body_too_large' }, 413) }),
+    bodyLimit({
+      maxSize: deps.maxBodyBytes,
+      onError: (c) => {
+        deps.recorder.request('fetch', '-', 'body_too_large');
+        return c.json({ error: 'body_too_large' }, 413, { 'X-Proxyplane-Error': 'body_too_large' });
+      },
+    }),
     async (c) => {
       const user = authenticate(
         deps.auth,
@@ -86,6 +92,7 @@ export function createHttpApp(deps: HttpAppDeps) {
         deps.recorder.request('fetch', '-', 'unauthorized');
         return c.json({ error: 'unauthorized' }, 401, {
           'WWW-Authenticate': 'Bearer, Basic realm="proxyplane"',
+          'X-Proxyplane-Error': 'unauthorized',
         });
       }
       const json: unknown = await c.req.json().catch(() => NOT_JSON);
@@ -96,7 +103,7 @@ export function createHttpApp(deps: HttpAppDeps) {
           json === NOT_JSON
             ? [{ path: '', message: 'the body is not JSON' }]
             : parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
-        return c.json({ error: 'bad_request', issues }, 400);
+        return c.json({ error: 'bad_request', issues }, 400, { 'X-Proxyplane-Error': 'bad_request' });
       }
       const r = await fetchThrough(parsed.data, user, deps);
       if (!r.ok) {

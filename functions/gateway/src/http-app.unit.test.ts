@@ -95,6 +95,8 @@ describe('HTTP listener', () => {
     const r = await res;
     expect(r.status).toBe(status);
     expect(((await r.json()) as { error: string }).error).toBe(code);
+    // Every refusal says why twice: in the body and in the header (docs/gateway.md § Error codes).
+    expect(r.headers.get('x-proxyplane-error')).toBe(code);
   });
 
   it('says which way a body is wrong: not JSON, or not the schema', async () => {
@@ -102,6 +104,19 @@ describe('HTTP listener', () => {
       ((await (await res).json()) as { issues: Array<{ path: string; message: string }> }).issues;
     expect(await issues(post('not json'))).toEqual([{ path: '', message: 'the body is not JSON' }]);
     expect((await issues(post(JSON.stringify({ url: 'ftp://x/' }))))[0]?.path).toBe('url');
+  });
+
+  it('counts a body over the limit among the fetch requests', async () => {
+    const a = app();
+    const body = JSON.stringify({ url: 'http://x/', body: 'x'.repeat(2000) });
+    const r = await a.request('/v1/fetch', {
+      method: 'POST',
+      body,
+      headers: { authorization: 'Bearer tok' },
+    });
+    expect(r.status).toBe(413);
+    const m = await (await a.request('/metrics')).text();
+    expect(m).toContain('gateway_requests_total{listener="fetch",route="-",outcome="body_too_large"} 1');
   });
 
   it('reports health, readiness and metrics', async () => {
