@@ -51,6 +51,10 @@ export async function runCli(argv: string[], deps: RunDeps): Promise<number> {
     }
     const verbs = COMMANDS[group];
     if (!verbs) throw new UsageError(`unknown command "${group}"`);
+    if (verb === '--help' || verb === '-h') {
+      io.out(USAGE);
+      return 0;
+    }
     const cmd = verb === undefined ? undefined : verbs[verb];
     if (!cmd) {
       const known = Object.keys(verbs).join(', ');

@@ -301,6 +301,15 @@ describe('usage, credentials and reachability', () => {
     expect(r.stdout + r.stderr).toMatch(message);
   });
 
+  it.each([[['--help']], [['jobs', '--help']], [['leases', '-h']], [['proxies', 'list', '--help']]])(
+    '%j prints the usage and exits 0',
+    async (args) => {
+      const r = await cli(args);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/^usage: proxyplane/);
+    },
+  );
+
   it('a wrong token is unauthenticated (exit 1), and says what to set', async () => {
     const r = await cli(['proxies', 'list'], { PROXYPLANE_ADMIN_TOKEN: 'not-the-token-at-all-0000' });
     expect(r).toMatchObject({ code: 1 });
