@@ -87,6 +87,40 @@ describe('probe function', () => {
     expect(state?.tracks.BASIC?.verdict).toBe('AVAILABLE');
   });
 
+  it('a lost transition publish for an external proxy is published again by its next probe (seed §6)', async () => {
+    const { zone, instance } = await fleet.addExternal('p-ext');
+    await fleet.tick();
+    await fleet.tick();
+    const healthyOf = async () => {
+      const p = (await fleet.proxies.get('p-ext'))!.proxy;
+      return {
+        phase: p.status.phase,
+        healthy: p.status.conditions.find((c) => c.type === 'Healthy')?.status,
+      };
+    };
+    expect(await healthyOf()).toEqual({ phase: 'Ready', healthy: 'True' });
+
+    fleet.compute.admin.killProxy(fleet.project, zone, instance);
+    fleet.published.length = 0;
+    fleet.faults.publish = 1; // the UNHEALTHY transition's publish is lost
+    await fleet.tick();
+    await fleet.tick();
+    expect((await fleet.health.get('p-ext'))?.verdict).toBe('UNHEALTHY');
+    expect(fleet.published).toEqual([]);
+    // Nothing reconciles an external proxy on its own: without a new publish it would stay Ready.
+    expect(await healthyOf()).toEqual({ phase: 'Ready', healthy: 'True' });
+
+    const run = await fleet.tick();
+    expect(run?.written).toBe(0);
+    expect(fleet.published).toEqual([{ proxy: 'p-ext', reason: 'health-transition' }]);
+    expect(await healthyOf()).toEqual({ phase: 'Unhealthy', healthy: 'False' });
+
+    // Status agrees now: no publish on the following ticks.
+    await fleet.tick();
+    await fleet.tick();
+    expect(fleet.published).toHaveLength(1);
+  });
+
   it('prunes the state of a proxy gone from the store', async () => {
     await fleet.add('p-gone');
     await fleet.tick();

@@ -52,12 +52,14 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
     // Gateway evidence first, so that this tick's active passes read (and may expire) the updated tracks.
     await consumeOutcomes(deps, all, startedAt, summary);
     let from = firstWindowStart(claim.previous, startedAt, deps);
+    // Listed once: a proxy published in one pass still shows its old status to the later passes.
+    const sent = new Set<string>();
     const deadline = startedAt.getTime() + deps.loopMs;
     for (;;) {
       const to = deps.clock.now();
       // A window still covered by a previous run that is still looping starts in the future: wait for it.
       if (to > from) {
-        const c = await runProbePass(deps, all, from, to);
+        const c = await runProbePass(deps, all, from, to, sent);
         summary.passes++;
         summary.probed += c.probed;
         summary.written += c.written;

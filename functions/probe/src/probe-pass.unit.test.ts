@@ -154,3 +154,46 @@ describe('runProbePass: a proxy whose credentials secret cannot be read', () => 
     ]);
   });
 });
+
+describe('runProbePass: a status that lags the stored verdict (a lost publish)', () => {
+  const cond = (type: string, status: 'True' | 'False', reason: string) => ({
+    type,
+    status,
+    reason,
+    message: '',
+    lastTransitionTime: t0,
+    observedGeneration: 1,
+  });
+  // Reconcile has folded AVAILABLE; the probe has since stored UNHEALTHY, but its publish was lost.
+  const shownHealthy = () =>
+    aProxy({
+      name: 'lag',
+      status: {
+        ip: '10.0.0.9',
+        providerId: 'zones/z/instances/lag',
+        conditions: [cond('Provisioned', 'True', 'Created'), cond('Healthy', 'True', 'ProbeSucceeded')],
+      },
+    });
+
+  it('publishes again on each pass until a publish goes out, then not within the same invocation', async () => {
+    const f = fakes(null, new Set(['10.0.0.9']));
+    const p = shownHealthy();
+    const threshold = p.spec.healthCheck.failureThreshold;
+    f.publisher.failNext();
+    await passes(f.deps, [p], threshold + 1); // SUSPECT, …, UNHEALTHY (publish lost), then unchanged
+    expect(f.health.get('lag')?.verdict).toBe('UNHEALTHY');
+    // The pass after the lost one found nothing changed, and published because status still says True.
+    expect(f.publisher.published).toEqual([{ proxy: 'lag', reason: 'health-transition' }]);
+
+    const sent = new Set<string>();
+    const ms = p.spec.healthCheck.intervalSeconds * 1000;
+    const next = (i: number) =>
+      runProbePass(f.deps, [p], new Date(t0.getTime() + i * ms), new Date(t0.getTime() + (i + 1) * ms), sent);
+    await next(10);
+    expect(sent).toEqual(new Set(['lag']));
+    // The fleet was listed before that request was answered: a later pass of this invocation waits for it.
+    const counts = await next(11);
+    expect(counts.transitions).toBe(0);
+    expect(f.publisher.published).toHaveLength(2);
+  });
+});
