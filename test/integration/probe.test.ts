@@ -24,17 +24,23 @@ describe('probe function', () => {
     fleet.compute.admin.killProxy(fleet.project, zone, instance);
     await fleet.tick();
     expect((await fleet.health.get('p-kill'))?.verdict).toBe('SUSPECT');
-    expect(fleet.published).toEqual([]);
+    // Still Healthy=True, with the reason that says SUSPECT (docs/health.md): reconcile hears of it once.
+    expect(fleet.published).toEqual([{ proxy: 'p-kill', reason: 'health-transition' }]);
+    const healthy = async () =>
+      (await fleet.proxies.get('p-kill'))!.proxy.status.conditions.find((c) => c.type === 'Healthy');
+    expect(await healthy()).toMatchObject({ status: 'True', reason: 'ProbeSuspect' });
     await fleet.tick();
     expect((await fleet.health.get('p-kill'))?.verdict).toBe('UNHEALTHY');
-    expect(fleet.published).toEqual([{ proxy: 'p-kill', reason: 'health-transition' }]);
+    expect(fleet.published).toHaveLength(2);
+    expect(await healthy()).toMatchObject({ status: 'False', reason: 'ProbeFailed' });
 
     await fleet.compute.admin.reviveProxy(fleet.project, zone, instance);
     await fleet.tick();
     expect((await fleet.health.get('p-kill'))?.verdict).toBe('UNHEALTHY');
     await fleet.tick();
     expect((await fleet.health.get('p-kill'))?.verdict).toBe('AVAILABLE');
-    expect(fleet.published).toHaveLength(2);
+    expect(fleet.published).toHaveLength(3);
+    expect(await healthy()).toMatchObject({ status: 'True', reason: 'ProbeSucceeded' });
     const lines = fleet.log.lines.filter(
       (l) => l.message === 'probe' && l.proxy === 'p-kill' && l.tier === 'BASIC',
     );
@@ -102,7 +108,7 @@ describe('probe function', () => {
 
     fleet.compute.admin.killProxy(fleet.project, zone, instance);
     fleet.published.length = 0;
-    fleet.faults.publish = 1; // the UNHEALTHY transition's publish is lost
+    fleet.faults.publish = 2; // the SUSPECT and UNHEALTHY transitions' publishes are lost
     await fleet.tick();
     await fleet.tick();
     expect((await fleet.health.get('p-ext'))?.verdict).toBe('UNHEALTHY');

@@ -121,7 +121,8 @@ describe('runPassivePass', () => {
     expect(verdicts).toEqual(['SUSPECT', 'SUSPECT', 'UNHEALTHY']);
     expect(health.get('p1')!.passive?.track.consecutiveFail).toBe(3);
     expect(feed.commits).toBe(3);
-    expect(published).toEqual(['p1']);
+    // Into SUSPECT (reason PassiveSuspect, still Healthy=True), then UNHEALTHY: each once.
+    expect(published).toEqual(['p1', 'p1']);
   });
 
   it('two concurrent ticks over the same window: one counts it, the other conflicts and writes nothing', async () => {

@@ -178,22 +178,26 @@ describe('runProbePass: a status that lags the stored verdict (a lost publish)',
   it('publishes again on each pass until a publish goes out, then not within the same invocation', async () => {
     const f = fakes(null, new Set(['10.0.0.9']));
     const p = shownHealthy();
+    const ms = p.spec.healthCheck.intervalSeconds * 1000;
+    const next = (i: number, sent?: Set<string>) =>
+      runProbePass(f.deps, [p], new Date(t0.getTime() + i * ms), new Date(t0.getTime() + (i + 1) * ms), sent);
     const threshold = p.spec.healthCheck.failureThreshold;
-    f.publisher.failNext();
-    await passes(f.deps, [p], threshold + 1); // SUSPECT, …, UNHEALTHY (publish lost), then unchanged
+    for (let i = 0; i < threshold; i++) await next(i);
     expect(f.health.get('lag')?.verdict).toBe('UNHEALTHY');
-    // The pass after the lost one found nothing changed, and published because status still says True.
+    // From here the stored state no longer changes; `p` is the status as listed, still Healthy=True.
+    f.publisher.published.length = 0;
+    f.publisher.failNext();
+    await next(threshold);
+    expect(f.publisher.published).toEqual([]);
+    const counts = await next(threshold + 1);
+    expect(counts.written).toBe(0);
     expect(f.publisher.published).toEqual([{ proxy: 'lag', reason: 'health-transition' }]);
 
+    // Within one invocation the fleet was listed once: after a request went out, later passes wait for it.
     const sent = new Set<string>();
-    const ms = p.spec.healthCheck.intervalSeconds * 1000;
-    const next = (i: number) =>
-      runProbePass(f.deps, [p], new Date(t0.getTime() + i * ms), new Date(t0.getTime() + (i + 1) * ms), sent);
-    await next(10);
+    await next(threshold + 2, sent);
     expect(sent).toEqual(new Set(['lag']));
-    // The fleet was listed before that request was answered: a later pass of this invocation waits for it.
-    const counts = await next(11);
-    expect(counts.transitions).toBe(0);
+    expect((await next(threshold + 3, sent)).transitions).toBe(0);
     expect(f.publisher.published).toHaveLength(2);
   });
 });

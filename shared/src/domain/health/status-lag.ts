@@ -10,7 +10,8 @@ import { healthInstanceKey } from './instance-key.js';
 import { healthVerdictOf, type ProxyHealthState } from './proxy-health.js';
 
 /**
- * True when reconcile, given this state, would stage a Healthy condition other than the one in status.
+ * True when reconcile, given this state, would stage a Healthy condition (value or reason) other than the
+ * one in status.
  * False whenever reconcile would not fold the verdict at all — a proxy going away, a managed proxy without
  * a running instance (key ''), a state about another instance (conditions.ts verdictFor), no verdict yet —
  * so a republish is never a request reconcile answers with nothing, repeated every pass.
@@ -26,5 +27,6 @@ export function statusLags(
   if (verdict === null) return false;
   const shown = proxy.status.conditions.find((c) => c.type === ConditionType.Healthy);
   if (!shown || shown.status === 'Unknown') return true;
-  return (shown.status === 'True') !== verdict.healthy;
+  // The reason too: SUSPECT keeps Healthy=True but shows as ProbeSuspect/PassiveSuspect.
+  return (shown.status === 'True') !== verdict.healthy || shown.reason !== verdict.reason;
 }

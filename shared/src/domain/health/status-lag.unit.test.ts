@@ -18,6 +18,7 @@ const cond = (type: string, status: Condition['status'], reason: string): Condit
 const provisioned = cond('Provisioned', 'True', 'Created');
 const healthy = cond('Healthy', 'True', 'ProbeSucceeded');
 const unhealthy = cond('Healthy', 'False', 'ProbeFailed');
+const suspect = cond('Healthy', 'True', 'ProbeSuspect');
 
 const external = (conditions: Condition[], over: Partial<ProxyResource> = {}) =>
   aProxy({ spec: externalSpec(), status: { ip: '203.0.113.7', conditions }, ...over });
@@ -65,7 +66,9 @@ describe('statusLags', () => {
     ],
     ['status agrees (healthy)', external([provisioned, healthy]), 'AVAILABLE', false],
     ['status agrees (unhealthy)', external([provisioned, unhealthy]), 'UNHEALTHY', false],
-    ['SUSPECT is still Healthy=True', external([provisioned, healthy]), 'SUSPECT', false],
+    ['stored SUSPECT, status still ProbeSucceeded', external([provisioned, healthy]), 'SUSPECT', true],
+    ['stored AVAILABLE, status still ProbeSuspect', external([provisioned, suspect]), 'AVAILABLE', true],
+    ['status agrees (SUSPECT)', external([provisioned, suspect]), 'SUSPECT', false],
     ['no verdict yet: nothing for reconcile to fold', external([provisioned, healthy]), null, false],
     ['managed proxy not provisioned: reconcile folds nothing', managed([healthy]), 'UNHEALTHY', false],
     [
@@ -74,7 +77,7 @@ describe('statusLags', () => {
       'UNHEALTHY',
       false,
     ],
-  ])('%s → %s', (_name, p, verdict, lags) => {
+  ])('%s', (_name, p, verdict, lags) => {
     expect(statusLags(stateOf(p, verdict), p)).toBe(lags);
   });
 
