@@ -138,7 +138,6 @@ export async function startProbeFleet(
     },
     secrets: { access: async () => 'unused:unused' },
     prober: { probe: probeThroughProxy, handshake: handshakeThroughProxy },
-    metrics: { observe: () => {}, forget: () => {} },
     log,
     tiers: {
       echoUrl: opts.echo === false ? null : echoUrl,

@@ -86,7 +86,6 @@ beforeEach(() => {
     publisher: { publish: async (r) => void published.push(r.proxy) },
     secrets: { access: async () => '' },
     prober: { probe: async () => ({}) as never, handshake: async () => ({}) as never },
-    metrics: { observe: () => {}, forget: () => {} },
     log: { info: () => {}, warn: () => {} },
     tiers: { echoUrl: null, callerIps: [], rejectUnauthorized: true },
     concurrency: 1,

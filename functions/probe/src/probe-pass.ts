@@ -19,12 +19,6 @@ import { mapLimit } from './map-limit.js';
 import type { PassiveDeps } from './passive-pass.js';
 import { activeTracksOf, type Prober, runTiers, type TierConfig } from './tiers.js';
 
-/** Each consumer declares the recorder it needs (seed §9); only the entry point wires a real one. */
-export interface ProbeMetrics {
-  observe(proxy: string, tier: string, seconds: number, ok: boolean): void;
-  forget(proxy: string): void;
-}
-
 export interface ProbeLog {
   info(message: string, fields: Record<string, unknown>): void;
   warn(message: string, fields: Record<string, unknown>): void;
@@ -35,7 +29,6 @@ export interface ProbeDeps {
   publisher: ReconcilePublisher;
   secrets: { access(ref: SecretRef): Promise<string> };
   prober: Prober;
-  metrics: ProbeMetrics;
   log: ProbeLog;
   tiers: TierConfig;
   concurrency: number;
@@ -72,8 +65,9 @@ export async function runProbePass(
       p.spec.healthCheck,
       deps.tiers,
     );
+    // Seed §9's healthcheck_duration_seconds / healthcheck_failures_total: a function has no scrape
+    // endpoint, so every probe is one log line instead (docs/architecture.md, "Metrics").
     for (const o of outcome.observations) {
-      deps.metrics.observe(p.name, o.tier, o.latencyMs / 1000, o.ok);
       deps.log.info('probe', { proxy: p.name, tier: o.tier, ok: o.ok, latencyMs: o.latencyMs, code: o.code });
     }
     const dec = decideHealth(
@@ -187,12 +181,11 @@ export function seedOf(p: ProxyResource): HealthSeed | null {
   };
 }
 
-/** Drops the health state (and metric series) of proxies that are gone from the store. */
+/** Drops the health state of proxies that are gone from the store. */
 export async function pruneHealth(deps: ProbeDeps, live: Set<string>): Promise<number> {
   const gone = (await deps.health.listNames()).filter((n) => !live.has(n));
   if (gone.length === 0) return 0;
   await deps.health.deleteMany(gone);
-  for (const n of gone) deps.metrics.forget(n);
   deps.log.info('pruned health state', { proxies: gone });
   return gone.length;
 }

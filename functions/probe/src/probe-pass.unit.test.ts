@@ -45,7 +45,6 @@ function fakes(echoUrl: string | null, down: Set<string>) {
         return result(!down.has(target.host), JSON.stringify({ ip: target.host, headers: {} }));
       },
     },
-    metrics: { observe: () => {}, forget: () => {} },
     log: { info: () => {}, warn: () => {} },
     tiers: { echoUrl, callerIps: ['192.0.2.1'], rejectUnauthorized: true },
     concurrency: 4,
