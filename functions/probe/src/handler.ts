@@ -49,11 +49,11 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
   try {
     const all = await deps.proxies.list();
     summary.proxies = all.length;
-    // Gateway evidence first, so that this tick's active passes read (and may expire) the updated tracks.
-    await consumeOutcomes(deps, all, startedAt, summary);
-    let from = firstWindowStart(claim.previous, startedAt, deps);
     // Listed once: a proxy published in one pass still shows its old status to the later passes.
     const sent = new Set<string>();
+    // Gateway evidence first, so that this tick's active passes read (and may expire) the updated tracks.
+    await consumeOutcomes(deps, all, startedAt, summary, sent);
+    let from = firstWindowStart(claim.previous, startedAt, deps);
     const deadline = startedAt.getTime() + deps.loopMs;
     for (;;) {
       const to = deps.clock.now();
@@ -117,9 +117,10 @@ async function consumeOutcomes(
   all: ProxyResource[],
   now: Date,
   summary: ProbeRunSummary,
+  sent: Set<string>,
 ): Promise<void> {
   try {
-    const c = await runPassivePass(deps, all, now);
+    const c = await runPassivePass(deps, all, now, sent);
     summary.outcomeBatches += c.outcomeBatches;
     summary.passiveSignals += c.passiveSignals;
     summary.written += c.written;
