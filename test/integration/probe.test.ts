@@ -24,17 +24,23 @@ describe('probe function', () => {
     fleet.compute.admin.killProxy(fleet.project, zone, instance);
     await fleet.tick();
     expect((await fleet.health.get('p-kill'))?.verdict).toBe('SUSPECT');
-    expect(fleet.published).toEqual([]);
+    // Still Healthy=True, with the reason that says SUSPECT (docs/health.md): reconcile hears of it once.
+    expect(fleet.published).toEqual([{ proxy: 'p-kill', reason: 'health-transition' }]);
+    const healthy = async () =>
+      (await fleet.proxies.get('p-kill'))!.proxy.status.conditions.find((c) => c.type === 'Healthy');
+    expect(await healthy()).toMatchObject({ status: 'True', reason: 'ProbeSuspect' });
     await fleet.tick();
     expect((await fleet.health.get('p-kill'))?.verdict).toBe('UNHEALTHY');
-    expect(fleet.published).toEqual([{ proxy: 'p-kill', reason: 'health-transition' }]);
+    expect(fleet.published).toHaveLength(2);
+    expect(await healthy()).toMatchObject({ status: 'False', reason: 'ProbeFailed' });
 
     await fleet.compute.admin.reviveProxy(fleet.project, zone, instance);
     await fleet.tick();
     expect((await fleet.health.get('p-kill'))?.verdict).toBe('UNHEALTHY');
     await fleet.tick();
     expect((await fleet.health.get('p-kill'))?.verdict).toBe('AVAILABLE');
-    expect(fleet.published).toHaveLength(2);
+    expect(fleet.published).toHaveLength(3);
+    expect(await healthy()).toMatchObject({ status: 'True', reason: 'ProbeSucceeded' });
     const lines = fleet.log.lines.filter(
       (l) => l.message === 'probe' && l.proxy === 'p-kill' && l.tier === 'BASIC',
     );
@@ -85,6 +91,40 @@ describe('probe function', () => {
     expect(state?.verdict).toBe('UNHEALTHY');
     expect(state?.egressProblem).toBe('forwarded_header_leak');
     expect(state?.tracks.BASIC?.verdict).toBe('AVAILABLE');
+  });
+
+  it('a lost transition publish for an external proxy is published again by its next probe (seed §6)', async () => {
+    const { zone, instance } = await fleet.addExternal('p-ext');
+    await fleet.tick();
+    await fleet.tick();
+    const healthyOf = async () => {
+      const p = (await fleet.proxies.get('p-ext'))!.proxy;
+      return {
+        phase: p.status.phase,
+        healthy: p.status.conditions.find((c) => c.type === 'Healthy')?.status,
+      };
+    };
+    expect(await healthyOf()).toEqual({ phase: 'Ready', healthy: 'True' });
+
+    fleet.compute.admin.killProxy(fleet.project, zone, instance);
+    fleet.published.length = 0;
+    fleet.faults.publish = 2; // the SUSPECT and UNHEALTHY transitions' publishes are lost
+    await fleet.tick();
+    await fleet.tick();
+    expect((await fleet.health.get('p-ext'))?.verdict).toBe('UNHEALTHY');
+    expect(fleet.published).toEqual([]);
+    // Nothing reconciles an external proxy on its own: without a new publish it would stay Ready.
+    expect(await healthyOf()).toEqual({ phase: 'Ready', healthy: 'True' });
+
+    const run = await fleet.tick();
+    expect(run?.written).toBe(0);
+    expect(fleet.published).toEqual([{ proxy: 'p-ext', reason: 'health-transition' }]);
+    expect(await healthyOf()).toEqual({ phase: 'Unhealthy', healthy: 'False' });
+
+    // Status agrees now: no publish on the following ticks.
+    await fleet.tick();
+    await fleet.tick();
+    expect(fleet.published).toHaveLength(1);
   });
 
   it('prunes the state of a proxy gone from the store', async () => {

@@ -1,6 +1,8 @@
 // A fleet for probe tests: real instances on the Compute emulator (real forward proxies on 127.0.0.N),
 // their proxy documents in Firestore with the status reconcile would have written, an echo endpoint and a
-// target site — and the probe handler wired to the real Firestore stores and the real probe I/O.
+// target site — and the probe handler wired to the real Firestore stores and the real probe I/O. Each
+// published request is answered as reconcile answers a health transition: the stored verdict is folded
+// into status (the real reconcile domain), so the probe sees the statuses it compares its verdicts with.
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,6 +11,7 @@ import { serve } from '@hono/node-server';
 import { type ComputeEmulator, startComputeEmulator } from '../../emulators/compute/server.js';
 import { echoRoutes } from '../../functions/api/src/echo/echo-routes.js';
 import { handleProbeTick, type ProbeHandlerDeps } from '../../functions/probe/src/handler.js';
+import { storeHealthSource } from '../../functions/reconcile/src/health-source.js';
 import { FirestoreHealthStore } from '../../shared/src/adapters/firestore/health-store.js';
 import { FirestoreJobRunStore } from '../../shared/src/adapters/firestore/job-run-store.js';
 import { FirestorePassiveFeedStore } from '../../shared/src/adapters/firestore/passive-feed-store.js';
@@ -17,11 +20,21 @@ import { FirestoreOutcomeReader } from '../../shared/src/adapters/firestore/work
 import { makeGceProvider } from '../../shared/src/adapters/gce/clients.js';
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import { handshakeThroughProxy, probeThroughProxy } from '../../shared/src/adapters/probe/proxy-probe.js';
+import { healthInstanceKey } from '../../shared/src/domain/health/instance-key.js';
 import {
   DEFAULT_PASSIVE_SETTINGS,
   type PassiveSettings,
 } from '../../shared/src/domain/health/passive-track.js';
-import { emptyStatus, type ProxyResource, ProxySpec } from '../../shared/src/domain/proxy.js';
+import {
+  type ExternalSpec,
+  emptyStatus,
+  type ProxyResource,
+  ProxySpec,
+} from '../../shared/src/domain/proxy.js';
+import { applyHealth, verdictFor } from '../../shared/src/domain/reconcile/conditions.js';
+import { reconcileExternal } from '../../shared/src/domain/reconcile/external.js';
+import { finalizeStatus, statusChanged } from '../../shared/src/domain/reconcile/patch-status.js';
+import type { Plan } from '../../shared/src/domain/reconcile/types.js';
 import { DEFAULT_PASSIVE_RULE } from '../../shared/src/domain/workers/passive.js';
 import type { ReconcileRequest } from '../../shared/src/messages/reconcile-request.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
@@ -32,7 +45,10 @@ export interface ProbeFleet {
   proxies: FirestoreProxyStore;
   health: FirestoreHealthStore;
   clock: ManualClock;
+  /** The requests published (and answered) so far; a failed publish is not recorded. */
   published: ReconcileRequest[];
+  /** `publish`: how many of the next publishes fail (a Pub/Sub error) before they go through again. */
+  faults: { publish: number };
   log: ReturnType<typeof memoryLogger>;
   /** The site health-check URLs point at; `delayMs` makes it answer slowly. */
   target: { url: string; delayMs: number };
@@ -42,6 +58,8 @@ export interface ProbeFleet {
     name: string,
     spec?: Record<string, unknown>,
   ): Promise<{ proxy: ProxyResource; zone: string; instance: string }>;
+  /** An external proxy whose endpoint is a real forward proxy (an instance nothing reconciles). */
+  addExternal(name: string): Promise<{ proxy: ProxyResource; zone: string; instance: string }>;
   tick(advanceMs?: number): ReturnType<typeof handleProbeTick>;
   /** The handler's dependencies, for tests that drive one of its passes directly. */
   deps: ProbeHandlerDeps;
@@ -72,15 +90,54 @@ export async function startProbeFleet(
   const health = new FirestoreHealthStore(db);
   const clock = new ManualClock(new Date('2026-03-01T00:00:00Z'));
   const published: ReconcileRequest[] = [];
+  const faults = { publish: 0 };
+  const healthSource = storeHealthSource(health);
+  // Reconcile's answer to a health transition: the Running arm's fold for a managed proxy (its instance is
+  // unchanged here), reconcileExternal for an external one, then the one conditional status write.
+  const answer = async (name: string): Promise<void> => {
+    const stored = await proxies.get(name);
+    if (!stored) return;
+    const { proxy } = stored;
+    const now = clock.now();
+    const obs = await healthSource.verdictFor(proxy);
+    const plan: Pick<Plan, 'status' | 'requeue'> =
+      proxy.spec.mode === 'external'
+        ? reconcileExternal(proxy as ProxyResource & { spec: ExternalSpec }, {
+            now,
+            providerRegistered: true,
+            cloudInit: null,
+            instance: null,
+            health: obs,
+          })
+        : {
+            status: applyHealth(
+              proxy.status,
+              verdictFor(obs, healthInstanceKey(proxy)),
+              proxy.generation,
+              now,
+            ),
+            requeue: { kind: 'drift' },
+          };
+    const next = finalizeStatus(proxy, plan.status, plan.requeue, now);
+    if (statusChanged(proxy.status, next)) await proxies.writeStatus(name, next, stored.version);
+  };
   const log = memoryLogger();
   const deps: ProbeHandlerDeps = {
     proxies,
     health,
     jobs: new FirestoreJobRunStore(db),
-    publisher: { publish: async (r) => void published.push(r) },
+    publisher: {
+      publish: async (r) => {
+        if (faults.publish > 0) {
+          faults.publish--;
+          throw new Error('injected: Pub/Sub publish failed');
+        }
+        published.push(r);
+        if (r.reason === 'health-transition') await answer(r.proxy);
+      },
+    },
     secrets: { access: async () => 'unused:unused' },
     prober: { probe: probeThroughProxy, handshake: handshakeThroughProxy },
-    metrics: { observe: () => {}, forget: () => {} },
     log,
     tiers: {
       echoUrl: opts.echo === false ? null : echoUrl,
@@ -102,6 +159,33 @@ export async function startProbeFleet(
     loopMs: 0,
   };
 
+  /** A real forward proxy on a Compute emulator instance, Running. */
+  async function runInstance(name: string, parsed: ProxySpec & { mode: 'managed' }) {
+    const uid = randomUUID();
+    const instance = `pp-${uid.replaceAll('-', '').slice(0, 20)}`;
+    const { providerId } = await gce.provider.create({
+      name: instance,
+      proxyName: name,
+      uid,
+      zone: parsed.zone,
+      machineType: parsed.machineType,
+      image: parsed.image,
+      port: parsed.port,
+      protocol: parsed.protocol,
+      startupScript: '#!/bin/bash\ntrue\n',
+      credentialsSecret: null,
+      specHash: 'h',
+    });
+    let ip: string | null = null;
+    for (let i = 0; i < 200 && !ip; i++) {
+      const seen = await gce.provider.get(providerId);
+      ip = seen?.state === 'Running' ? seen.ip : null;
+      if (!ip) await new Promise((r) => setTimeout(r, 20));
+    }
+    if (!ip) throw new Error(`instance ${instance} never ran`);
+    return { uid, instance, providerId, ip };
+  }
+
   return {
     db,
     compute,
@@ -109,6 +193,7 @@ export async function startProbeFleet(
     health,
     clock,
     published,
+    faults,
     log,
     target,
     echoUrl,
@@ -128,28 +213,7 @@ export async function startProbeFleet(
         ...spec,
       });
       if (parsed.mode !== 'managed') throw new Error('managed only');
-      const uid = randomUUID();
-      const instance = `pp-${uid.replaceAll('-', '').slice(0, 20)}`;
-      const { providerId } = await gce.provider.create({
-        name: instance,
-        proxyName: name,
-        uid,
-        zone: parsed.zone,
-        machineType: parsed.machineType,
-        image: parsed.image,
-        port: parsed.port,
-        protocol: parsed.protocol,
-        startupScript: '#!/bin/bash\ntrue\n',
-        credentialsSecret: null,
-        specHash: 'h',
-      });
-      let ip: string | null = null;
-      for (let i = 0; i < 200 && !ip; i++) {
-        const seen = await gce.provider.get(providerId);
-        ip = seen?.state === 'Running' ? seen.ip : null;
-        if (!ip) await new Promise((r) => setTimeout(r, 20));
-      }
-      if (!ip) throw new Error(`instance ${instance} never ran`);
+      const { uid, instance, providerId, ip } = await runInstance(name, parsed);
       const proxy: ProxyResource = {
         name,
         uid,
@@ -180,6 +244,49 @@ export async function startProbeFleet(
       };
       await proxies.create(proxy);
       return { proxy, zone: parsed.zone, instance };
+    },
+    async addExternal(name) {
+      const managed = ProxySpec.parse({ mode: 'managed', zone: 'us-central1-a' });
+      if (managed.mode !== 'managed') throw new Error('managed only');
+      const { uid, instance, ip } = await runInstance(name, managed);
+      const spec = ProxySpec.parse({
+        mode: 'external',
+        endpoint: { host: ip, port: managed.port },
+        healthCheck: {
+          url: target.url,
+          intervalSeconds: 1,
+          timeoutSeconds: 2,
+          successThreshold: 2,
+          failureThreshold: 2,
+        },
+      });
+      const proxy: ProxyResource = {
+        name,
+        uid,
+        generation: 1,
+        createdAt: clock.now(),
+        deletionRequestedAt: null,
+        spec,
+        status: {
+          ...emptyStatus(),
+          phase: 'Provisioned',
+          observedGeneration: 1,
+          // As reconcileExternal leaves it before the probe's first verdict.
+          conditions: [
+            {
+              type: 'Provisioned',
+              status: 'True',
+              reason: 'ExternalEndpoint',
+              message: '',
+              lastTransitionTime: clock.now(),
+              observedGeneration: 1,
+            },
+          ],
+          ip,
+        },
+      };
+      await proxies.create(proxy);
+      return { proxy, zone: managed.zone, instance };
     },
     tick(advanceMs = 1000) {
       clock.advance(advanceMs);

@@ -55,7 +55,7 @@ export class PromRecorder implements GatewayRecorder {
     });
     this.dropped = new Counter({
       name: 'gateway_outcome_queue_dropped_total',
-      help: 'Outcome samples dropped because the report queue was full.',
+      help: 'Outcome samples dropped because the report queue was full (successes before failures).',
       registers,
     });
     const gauge = (name: string, help: string, read: () => number | null) =>

@@ -25,3 +25,52 @@ describe('OutcomeQueue', () => {
     expect(q.dropped).toBe(2);
   });
 });
+
+describe('OutcomeQueue when full: low-value samples go first (contract seed §5)', () => {
+  const sample = (n: number, ok: boolean): Outcome => ({ ...o(n), ok, stage: ok ? 'TUNNEL' : 'DIAL' });
+  const s = (n: number) => sample(n, true);
+  const f = (n: number) => sample(n, false);
+  const label = (x: Outcome) => `${x.ok ? 's' : 'f'}${x.latencyMs}`;
+
+  it.each<[string, Outcome[], Outcome, boolean, string[]]>([
+    ['a failure displaces the oldest success', [s(1), s(2), s(3)], f(4), false, ['s2', 's3', 'f4']],
+    [
+      'a failure displaces the oldest success among failures',
+      [f(1), s(2), s(3)],
+      f(4),
+      false,
+      ['f1', 's3', 'f4'],
+    ],
+    ['a success is dropped', [f(1), s(2), f(3)], s(4), false, ['f1', 's2', 'f3']],
+    [
+      'a failure is dropped when only failures are queued',
+      [f(1), f(2), f(3)],
+      f(4),
+      false,
+      ['f1', 'f2', 'f3'],
+    ],
+  ])('%s', (_name, queued, incoming, accepted, kept) => {
+    const q = new OutcomeQueue(3);
+    for (const x of queued) expect(q.push(x)).toBe(true);
+    expect(q.push(incoming)).toBe(accepted);
+    expect(q.dropped).toBe(1);
+    expect(q.size).toBe(3);
+    expect(q.take(10).map(label)).toEqual(kept);
+  });
+
+  it('keeps arrival order across both kinds, wrap-around and repeated displacement', () => {
+    const q = new OutcomeQueue(4);
+    for (const x of [s(1), f(2), s(3), s(4)]) q.push(x);
+    expect(q.take(1).map(label)).toEqual(['s1']);
+    q.push(f(5));
+    q.push(f(6)); // displaces s3
+    q.push(f(7)); // displaces s4
+    q.push(s(8)); // dropped
+    q.push(f(9)); // dropped: nothing but failures left
+    expect(q.dropped).toBe(4);
+    expect(q.take(10).map(label)).toEqual(['f2', 'f5', 'f6', 'f7']);
+    q.push(s(10));
+    q.push(f(11));
+    expect(q.take(10).map(label)).toEqual(['s10', 'f11']);
+  });
+});

@@ -49,15 +49,17 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
   try {
     const all = await deps.proxies.list();
     summary.proxies = all.length;
+    // Listed once: a proxy published in one pass still shows its old status to the later passes.
+    const sent = new Set<string>();
     // Gateway evidence first, so that this tick's active passes read (and may expire) the updated tracks.
-    await consumeOutcomes(deps, all, startedAt, summary);
+    await consumeOutcomes(deps, all, startedAt, summary, sent);
     let from = firstWindowStart(claim.previous, startedAt, deps);
     const deadline = startedAt.getTime() + deps.loopMs;
     for (;;) {
       const to = deps.clock.now();
       // A window still covered by a previous run that is still looping starts in the future: wait for it.
       if (to > from) {
-        const c = await runProbePass(deps, all, from, to);
+        const c = await runProbePass(deps, all, from, to, sent);
         summary.passes++;
         summary.probed += c.probed;
         summary.written += c.written;
@@ -115,9 +117,10 @@ async function consumeOutcomes(
   all: ProxyResource[],
   now: Date,
   summary: ProbeRunSummary,
+  sent: Set<string>,
 ): Promise<void> {
   try {
-    const c = await runPassivePass(deps, all, now);
+    const c = await runPassivePass(deps, all, now, sent);
     summary.outcomeBatches += c.outcomeBatches;
     summary.passiveSignals += c.passiveSignals;
     summary.written += c.written;

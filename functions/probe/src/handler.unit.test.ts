@@ -35,7 +35,6 @@ function deps(passiveFails: boolean) {
     publisher: { publish: async () => {} },
     secrets: { access: async () => '' },
     prober: { probe: async () => ({}) as never, handshake: async () => ({}) as never },
-    metrics: { observe: () => {}, forget: () => {} },
     log: { info: () => {}, warn: (m) => void warnings.push(m) },
     tiers: { echoUrl: null, callerIps: [], rejectUnauthorized: true },
     concurrency: 1,

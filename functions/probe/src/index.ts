@@ -2,14 +2,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Firestore } from '@google-cloud/firestore';
 import * as functions from '@google-cloud/functions-framework';
-import { Registry } from 'prom-client';
 import { FirestoreHealthStore } from '../../../shared/src/adapters/firestore/health-store.js';
 import { FirestoreJobRunStore } from '../../../shared/src/adapters/firestore/job-run-store.js';
 import { FirestorePassiveFeedStore } from '../../../shared/src/adapters/firestore/passive-feed-store.js';
 import { FirestoreProxyStore } from '../../../shared/src/adapters/firestore/proxy-store.js';
 import { FirestoreOutcomeReader } from '../../../shared/src/adapters/firestore/worker-outcome-store.js';
 import { jsonLogger } from '../../../shared/src/adapters/log/json-logger.js';
-import { PromProbeMetrics } from '../../../shared/src/adapters/metrics/probe-metrics.js';
 import { handshakeThroughProxy, probeThroughProxy } from '../../../shared/src/adapters/probe/proxy-probe.js';
 import { createPubSub } from '../../../shared/src/adapters/pubsub/client.js';
 import { decodePubSubCloudEvent } from '../../../shared/src/adapters/pubsub/decode-push.js';
@@ -42,7 +40,6 @@ const deps: ProbeHandlerDeps = {
   publisher: { publish: async (r) => void (await pubsub.publish('reconcile-requests', ReconcileRequest, r)) },
   secrets,
   prober: { probe: probeThroughProxy, handshake: handshakeThroughProxy },
-  metrics: new PromProbeMetrics(new Registry()),
   log,
   tiers: {
     echoUrl: config.PROBE_ECHO_URL ?? null,

@@ -43,10 +43,12 @@ export interface PassiveCounts {
 
 const none = (): PassiveCounts => ({ outcomeBatches: 0, passiveSignals: 0, written: 0, transitions: 0 });
 
+/** `sent` collects the proxies whose transition went out (runProbePass: not published again for lagging). */
 export async function runPassivePass(
   deps: ProbeDeps,
   all: ProxyResource[],
   now: Date,
+  sent?: Set<string>,
 ): Promise<PassiveCounts> {
   const { passive } = deps;
   const cursor = await passive.feed.cursor();
@@ -127,7 +129,7 @@ export async function runPassivePass(
   for (const d of decisions.filter((x) => x.publish)) {
     deps.log.info('health transition', { proxy: d.next.proxy, verdict: d.next.verdict, source: 'passive' });
   }
-  const transitions = await publishTransitions(deps, decisions);
+  const transitions = await publishTransitions(deps, decisions, sent);
   return {
     outcomeBatches: consumed.length,
     passiveSignals: signals.filter((s) => live.has(s.proxy)).length,

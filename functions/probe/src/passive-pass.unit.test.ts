@@ -86,7 +86,6 @@ beforeEach(() => {
     publisher: { publish: async (r) => void published.push(r.proxy) },
     secrets: { access: async () => '' },
     prober: { probe: async () => ({}) as never, handshake: async () => ({}) as never },
-    metrics: { observe: () => {}, forget: () => {} },
     log: { info: () => {}, warn: () => {} },
     tiers: { echoUrl: null, callerIps: [], rejectUnauthorized: true },
     concurrency: 1,
@@ -111,9 +110,10 @@ describe('runPassivePass', () => {
 
   it('failures flip the proxy at the passive threshold, one signal per tick, each batch counted once', async () => {
     const verdicts = [];
+    const sent = new Set<string>();
     for (let tick = 1; tick <= 3; tick++) {
       batches.push(batch(tick * 60 - 30, 'p1', { dial: 4, proxyHandshake: 2, ok: 1 }));
-      await runPassivePass(deps, [proxy], at(tick * 60));
+      await runPassivePass(deps, [proxy], at(tick * 60), sent);
       // The same tick delivered again: the window is consumed, nothing more counts.
       await runPassivePass(deps, [proxy], at(tick * 60));
       verdicts.push(health.get('p1')!.verdict);
@@ -121,7 +121,9 @@ describe('runPassivePass', () => {
     expect(verdicts).toEqual(['SUSPECT', 'SUSPECT', 'UNHEALTHY']);
     expect(health.get('p1')!.passive?.track.consecutiveFail).toBe(3);
     expect(feed.commits).toBe(3);
-    expect(published).toEqual(['p1']);
+    // Into SUSPECT (reason PassiveSuspect, still Healthy=True), then UNHEALTHY: each once.
+    expect(published).toEqual(['p1', 'p1']);
+    expect(sent).toEqual(new Set(['p1'])); // the invocation's active passes will not republish it
   });
 
   it('two concurrent ticks over the same window: one counts it, the other conflicts and writes nothing', async () => {

@@ -1,6 +1,6 @@
 // One probe pass over the fleet: observe (proxies with an address, due in this window; their health
 // state) → probe with bounded concurrency → decide (pure reducer) → write only changed states, publish
-// transitions, prune state of proxies that are gone.
+// transitions (and again for a status that still lags a stored verdict), prune state of proxies that are gone.
 
 import { basicUserPass, parseProxyCredentials } from '../../../shared/src/domain/cloud-init/credentials.js';
 import { isDueInWindow } from '../../../shared/src/domain/health/due.js';
@@ -10,6 +10,7 @@ import {
   type HealthDecision,
   type HealthSeed,
 } from '../../../shared/src/domain/health/proxy-health.js';
+import { statusLags } from '../../../shared/src/domain/health/status-lag.js';
 import type { ProxyResource, SecretRef } from '../../../shared/src/domain/proxy.js';
 import type { HealthStore } from '../../../shared/src/ports/health-store.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
@@ -17,12 +18,6 @@ import { SecretAccessError } from '../../../shared/src/ports/secrets.js';
 import { mapLimit } from './map-limit.js';
 import type { PassiveDeps } from './passive-pass.js';
 import { activeTracksOf, type Prober, runTiers, type TierConfig } from './tiers.js';
-
-/** Each consumer declares the recorder it needs (seed §9); only the entry point wires a real one. */
-export interface ProbeMetrics {
-  observe(proxy: string, tier: string, seconds: number, ok: boolean): void;
-  forget(proxy: string): void;
-}
 
 export interface ProbeLog {
   info(message: string, fields: Record<string, unknown>): void;
@@ -34,7 +29,6 @@ export interface ProbeDeps {
   publisher: ReconcilePublisher;
   secrets: { access(ref: SecretRef): Promise<string> };
   prober: Prober;
-  metrics: ProbeMetrics;
   log: ProbeLog;
   tiers: TierConfig;
   concurrency: number;
@@ -48,12 +42,15 @@ export interface PassCounts {
   transitions: number;
 }
 
-/** `all` is the fleet as listed once per invocation: a loop of passes inside one tick reads it once. */
+/** `all` is the fleet as listed once per invocation: a loop of passes inside one tick reads it once, so
+ *  `sent` (the proxies whose reconcile request went out earlier in this invocation) keeps a later pass
+ *  from taking the status it listed before that request was answered for a lagging one. */
 export async function runProbePass(
   deps: ProbeDeps,
   all: ProxyResource[],
   from: Date,
   to: Date,
+  sent: Set<string> = new Set(),
 ): Promise<PassCounts> {
   const addressed = all.filter((p) => p.status.ip && !p.deletionRequestedAt);
   const due = addressed.filter((p) =>
@@ -68,8 +65,9 @@ export async function runProbePass(
       p.spec.healthCheck,
       deps.tiers,
     );
+    // Seed §9's healthcheck_duration_seconds / healthcheck_failures_total: a function has no scrape
+    // endpoint, so every probe is one log line instead (docs/architecture.md, "Metrics").
     for (const o of outcome.observations) {
-      deps.metrics.observe(p.name, o.tier, o.latencyMs / 1000, o.ok);
       deps.log.info('probe', { proxy: p.name, tier: o.tier, ok: o.ok, latencyMs: o.latencyMs, code: o.code });
     }
     const dec = decideHealth(
@@ -90,12 +88,21 @@ export async function runProbePass(
         verdict: dec.next.verdict,
         problem: dec.next.egressProblem,
       });
+      return dec;
+    }
+    // A stored verdict that status does not show: its publish was lost (seed §6: the next probe retries).
+    if (!sent.has(p.name) && statusLags(dec.next, p)) {
+      deps.log.info('health verdict not in status yet; publishing it again', {
+        proxy: p.name,
+        verdict: dec.next.verdict,
+      });
+      return { ...dec, publish: 'health-transition' as const };
     }
     return dec;
   });
   const changed = decisions.filter((d) => d.write).map((d) => d.next);
   await deps.health.writeMany(changed);
-  const transitions = await publishTransitions(deps, decisions);
+  const transitions = await publishTransitions(deps, decisions, sent);
   return {
     proxies: all.length,
     probed: due.length,
@@ -105,21 +112,30 @@ export async function runProbePass(
 }
 
 /** Publishes the transitions among `decisions`, after their states are stored: reconcile reads the state
- *  when the request arrives. A failed publish is logged, not thrown: a retried tick would find nothing left
- *  to publish (the state is already stored), and reconcile's drift poll folds the stored verdict anyway. */
+ *  when the request arrives. A failed publish is logged, not thrown: the state is stored, so a retried
+ *  tick's decision would find nothing new; instead the proxy's next active probe sees its status still
+ *  lagging the stored verdict (status-lag.ts) and publishes again. `sent` collects the proxies whose
+ *  request went out. */
 export async function publishTransitions(
   deps: Pick<ProbeDeps, 'publisher' | 'log'>,
   decisions: HealthDecision[],
+  sent?: Set<string>,
 ): Promise<number> {
   const transitions = decisions.filter((d) => d.publish);
   await Promise.all(
     transitions.map((d) =>
-      deps.publisher.publish({ proxy: d.next.proxy, reason: 'health-transition' }).catch((err: unknown) => {
-        deps.log.warn('publishing a health transition failed; the drift poll will fold it', {
-          proxy: d.next.proxy,
-          error: err instanceof Error ? err.message : String(err),
-        });
-      }),
+      deps.publisher.publish({ proxy: d.next.proxy, reason: 'health-transition' }).then(
+        () => void sent?.add(d.next.proxy),
+        (err: unknown) => {
+          deps.log.warn(
+            'publishing a health transition failed; the next probe of the proxy publishes again',
+            {
+              proxy: d.next.proxy,
+              error: err instanceof Error ? err.message : String(err),
+            },
+          );
+        },
+      ),
     ),
   );
   return transitions.length;
@@ -165,12 +181,11 @@ export function seedOf(p: ProxyResource): HealthSeed | null {
   };
 }
 
-/** Drops the health state (and metric series) of proxies that are gone from the store. */
+/** Drops the health state of proxies that are gone from the store. */
 export async function pruneHealth(deps: ProbeDeps, live: Set<string>): Promise<number> {
   const gone = (await deps.health.listNames()).filter((n) => !live.has(n));
   if (gone.length === 0) return 0;
   await deps.health.deleteMany(gone);
-  for (const n of gone) deps.metrics.forget(n);
   deps.log.info('pruned health state', { proxies: gone });
   return gone.length;
 }

@@ -45,7 +45,6 @@ function fakes(echoUrl: string | null, down: Set<string>) {
         return result(!down.has(target.host), JSON.stringify({ ip: target.host, headers: {} }));
       },
     },
-    metrics: { observe: () => {}, forget: () => {} },
     log: { info: () => {}, warn: () => {} },
     tiers: { echoUrl, callerIps: ['192.0.2.1'], rejectUnauthorized: true },
     concurrency: 4,
@@ -152,5 +151,52 @@ describe('runProbePass: a proxy whose credentials secret cannot be read', () => 
         { proxy: 'b', secret: 'broken', kind },
       ],
     ]);
+  });
+});
+
+describe('runProbePass: a status that lags the stored verdict (a lost publish)', () => {
+  const cond = (type: string, status: 'True' | 'False', reason: string) => ({
+    type,
+    status,
+    reason,
+    message: '',
+    lastTransitionTime: t0,
+    observedGeneration: 1,
+  });
+  // Reconcile has folded AVAILABLE; the probe has since stored UNHEALTHY, but its publish was lost.
+  const shownHealthy = () =>
+    aProxy({
+      name: 'lag',
+      status: {
+        ip: '10.0.0.9',
+        providerId: 'zones/z/instances/lag',
+        conditions: [cond('Provisioned', 'True', 'Created'), cond('Healthy', 'True', 'ProbeSucceeded')],
+      },
+    });
+
+  it('publishes again on each pass until a publish goes out, then not within the same invocation', async () => {
+    const f = fakes(null, new Set(['10.0.0.9']));
+    const p = shownHealthy();
+    const ms = p.spec.healthCheck.intervalSeconds * 1000;
+    const next = (i: number, sent?: Set<string>) =>
+      runProbePass(f.deps, [p], new Date(t0.getTime() + i * ms), new Date(t0.getTime() + (i + 1) * ms), sent);
+    const threshold = p.spec.healthCheck.failureThreshold;
+    for (let i = 0; i < threshold; i++) await next(i);
+    expect(f.health.get('lag')?.verdict).toBe('UNHEALTHY');
+    // From here the stored state no longer changes; `p` is the status as listed, still Healthy=True.
+    f.publisher.published.length = 0;
+    f.publisher.failNext();
+    await next(threshold);
+    expect(f.publisher.published).toEqual([]);
+    const counts = await next(threshold + 1);
+    expect(counts.written).toBe(0);
+    expect(f.publisher.published).toEqual([{ proxy: 'lag', reason: 'health-transition' }]);
+
+    // Within one invocation the fleet was listed once: after a request went out, later passes wait for it.
+    const sent = new Set<string>();
+    await next(threshold + 2, sent);
+    expect(sent).toEqual(new Set(['lag']));
+    expect((await next(threshold + 3, sent)).transitions).toBe(0);
+    expect(f.publisher.published).toHaveLength(2);
   });
 });

@@ -26,7 +26,7 @@ export interface TierConfig {
 
 export interface TierOutcome {
   results: TrackResult[];
-  /** For metrics and logs: one entry per tier actually run. */
+  /** For the `probe` log lines (seed §9 signal): one entry per tier actually run. */
   observations: Array<{ tier: 'BASIC' | 'EGRESS'; ok: boolean; latencyMs: number; code: string | null }>;
 }
 

@@ -41,7 +41,7 @@ const acquire = createRoute({
   tags: ['leases'],
   summary: 'Lease a proxy',
   description:
-    'Among healthy proxies matching the selector, not cooling down for the target and with room, grants the one with the fewest active leases, then the lowest latency, then by name. `{}` leases any proxy for 300 s.',
+    'Among healthy proxies matching the selector, not cooling down for the target and with room, grants the one with the fewest active leases, then the lowest latency, then by name; a proxy whose health verdict is SUSPECT (Healthy with reason ProbeSuspect or PassiveSuspect) only when no other has room. `{}` leases any proxy for 300 s.',
   security,
   middleware: [jsonBody()] as const,
   request: { body: { required: true, ...jsonContent(AcquireRequest, 'What to lease') } },

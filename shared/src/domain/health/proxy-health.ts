@@ -1,7 +1,8 @@
 // One proxy's health across its tracks, and the pure decision a probe pass makes for it:
 //   (persisted state | seed from status, results, now) → next state, whether to write it, what to publish.
 // Writes happen only when the state changed (clamped counters make a steady proxy a fixed point);
-// reconcile requests are published only on a verdict transition or a latency report.
+// reconcile requests are published only when what status shows would change: the Healthy condition or its
+// reason (a verdict transition, SUSPECT included), or a latency report.
 import { type LatencyReport, shouldReportLatency } from './latency.js';
 import {
   DEFAULT_PASSIVE_SETTINGS,
@@ -136,10 +137,10 @@ export function decideHealth(
       : history;
   const healthFlipped = healthyOf(verdict) !== healthyOf(base.verdict);
   const draft: ProxyHealthState = { ...base, tracks, verdict, egressProblem, passive };
-  // An unhealthy proxy whose reason changes (the probe passes again but the gateways still fail it) gets a
-  // new condition reason in status: reconcile must hear of it, not only of healthy flips.
-  const reasonChanged =
-    healthyOf(verdict) === false && healthReason(draft)?.reason !== healthReason(base)?.reason;
+  // Any change of the Healthy condition's reason is a change reconcile writes (docs/health.md): SUSPECT in
+  // or out (ProbeSucceeded ↔ ProbeSuspect/PassiveSuspect, Healthy stays True), or an unhealthy proxy whose
+  // probe passes again while the gateways still fail it (ProbeFailed → PassiveFailures).
+  const reasonChanged = healthReason(draft)?.reason !== healthReason(base)?.reason;
   const publish = healthFlipped || reasonChanged || reportLatency ? 'health-transition' : null;
   const transitionAt = publish ? now : base.transitionAt;
   const next: ProxyHealthState = {

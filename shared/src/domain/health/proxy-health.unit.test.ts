@@ -64,10 +64,29 @@ describe('decideHealth', () => {
       'UNHEALTHY',
       'AVAILABLE',
     ]);
-    expect(ds[2]?.publish).toBeNull(); // SUSPECT is still healthy: nothing for reconcile
+    // SUSPECT keeps Healthy=True but changes its reason (ProbeSuspect): reconcile writes that, once.
+    expect(ds[2]?.publish).toBe('health-transition');
+    expect(healthVerdictOf(ds[2]!.next)).toMatchObject({ healthy: true, reason: 'ProbeSuspect' });
     expect(ds[3]?.publish).toBe('health-transition');
     expect(ds[4]?.write).toBe(false);
     expect(ds[6]?.publish).toBe('health-transition');
+  });
+
+  it('SUSPECT in and out each publish once (the reason in status changes), a steady SUSPECT does not', () => {
+    const t3 = { successThreshold: 2, failureThreshold: 3 };
+    let state: ProxyHealthState | null = null;
+    const ds = [ok(), ok(), fail, fail, ok()].map((r, i) => {
+      const dec = decideHealth(state, 'p1', instanceA, null, r, BOTH, t3, later(i * 61));
+      state = dec.next;
+      return dec;
+    });
+    expect(ds.map((d) => d.next.verdict)).toEqual([null, 'AVAILABLE', 'SUSPECT', 'SUSPECT', 'AVAILABLE']);
+    expect(ds.slice(2).map((d) => d.publish)).toEqual(['health-transition', null, 'health-transition']);
+    expect(ds.slice(2).map((d) => healthVerdictOf(d.next)?.reason)).toEqual([
+      'ProbeSuspect',
+      'ProbeSuspect',
+      'ProbeSucceeded',
+    ]);
   });
 
   it('seeds from the verdict already in status, so a new function instance does not reset the fleet', () => {
@@ -201,7 +220,8 @@ describe('decideHealth with the PASSIVE track', () => {
       [ok(), false],
     ]);
     expect(ds.map((d) => d.next.verdict)).toEqual(['SUSPECT', 'SUSPECT', 'UNHEALTHY', 'UNHEALTHY']);
-    expect(ds.map((d) => d.publish)).toEqual([null, null, 'health-transition', null]);
+    expect(ds.map((d) => d.publish)).toEqual(['health-transition', null, 'health-transition', null]);
+    expect(healthVerdictOf(ds[0]!.next)).toMatchObject({ healthy: true, reason: 'PassiveSuspect' });
     expect(healthVerdictOf(ds[2]!.next)).toMatchObject({ healthy: false, reason: 'PassiveFailures' });
     expect(ds[3]!.write).toBe(true); // the signal time moves: the expiry window restarts
   });

@@ -7,6 +7,10 @@ import type { ProxyHealthState } from './proxy-health.js';
 import { worstVerdict } from './reducer.js';
 import type { TrackKey, TrackState, Verdict } from './verdict.js';
 
+/** The Healthy condition reasons of a SUSPECT verdict (still Healthy=True): lease selection ranks such a
+ *  proxy below the AVAILABLE ones (leases/selection.ts). */
+export const SUSPECT_REASONS: ReadonlySet<string> = new Set(['ProbeSuspect', 'PassiveSuspect']);
+
 /** The active tiers a probe runs; EGRESS only when the echo endpoint is configured. */
 export type ActiveTrack = 'BASIC' | 'EGRESS';
 export const ACTIVE_TRACKS: readonly ActiveTrack[] = ['BASIC', 'EGRESS'];

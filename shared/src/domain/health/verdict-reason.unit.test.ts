@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { PassiveTrack } from './passive-track.js';
 import { healthVerdictOf, initialHealth, type ProxyHealthState } from './proxy-health.js';
 import type { TrackKey, TrackState, Verdict } from './verdict.js';
-import { type ActiveTrack, healthReason, proxyVerdict } from './verdict-reason.js';
+import { type ActiveTrack, healthReason, proxyVerdict, SUSPECT_REASONS } from './verdict-reason.js';
 
 const track = (verdict: Verdict | null): TrackState => ({ verdict, consecutiveOk: 0, consecutiveFail: 0 });
 const passive = (verdict: Verdict): PassiveTrack => ({ track: track(verdict), lastSignalAt: new Date(0) });
@@ -96,6 +96,8 @@ describe('healthReason: the condition reason in status', () => {
   ])('%s → %s', (_name, s, reason, healthy) => {
     expect(healthReason(s)?.reason).toBe(reason);
     expect(healthVerdictOf(s)).toMatchObject({ reason, healthy });
+    // Lease selection tells SUSPECT from the reason alone (leases/health.ts isSuspect).
+    expect(SUSPECT_REASONS.has(reason)).toBe(s.verdict === 'SUSPECT');
   });
 
   it('a stored verdict without tracks (an older document) still has the probe reason', () => {

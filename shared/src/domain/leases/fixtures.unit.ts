@@ -16,6 +16,8 @@ export interface ProxyOptions {
   latencyMillis?: number | null;
   /** The Healthy condition; default: True when the phase is Ready (what the health engine produces), else none. */
   healthy?: 'True' | 'False' | null;
+  /** The Healthy condition's reason (default: Probe). */
+  healthReason?: string;
   healthCheckUrl?: string;
   ip?: string | null;
   external?: boolean;
@@ -50,7 +52,7 @@ export function proxy(name: string, o: ProxyOptions = {}): ProxyResource {
             {
               type: 'Healthy',
               status: healthyOf(o) ?? 'True',
-              reason: 'Probe',
+              reason: o.healthReason ?? 'Probe',
               message: '',
               lastTransitionTime: T0,
               observedGeneration: 1,

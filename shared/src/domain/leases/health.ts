@@ -3,10 +3,18 @@
 // without one) and reconcile records the verdict as the Healthy condition; computePhase makes a proxy
 // Ready only when it is Provisioned and Healthy. Requiring both means neither a stale Ready from before
 // the first probe nor a Healthy verdict on an instance being replaced is handed to a crawler.
+import { SUSPECT_REASONS } from '../health/verdict-reason.js';
 import { ConditionType, type ProxyResource } from '../proxy.js';
 
 export function isHealthy(proxy: ProxyResource): boolean {
   if (proxy.deletionRequestedAt !== null || proxy.status.phase !== 'Ready') return false;
   const healthy = proxy.status.conditions.find((c) => c.type === ConditionType.Healthy);
   return healthy?.status === 'True';
+}
+
+/** Healthy, but the health engine's verdict is SUSPECT (an AVAILABLE proxy that has started failing, or
+ *  that the gateways report failures for): still usable, ranked below AVAILABLE (health/reducer.ts). */
+export function isSuspect(proxy: ProxyResource): boolean {
+  const healthy = proxy.status.conditions.find((c) => c.type === ConditionType.Healthy);
+  return healthy?.status === 'True' && SUSPECT_REASONS.has(healthy.reason);
 }

@@ -1,12 +1,14 @@
 // Lease selection (seed §7): among the healthy proxies matching the selector, not cooling down for the
-// target and with room, prefer the fewest active leases, then the lowest latency, then the name.
+// target and with room, prefer the fewest active leases, then the lowest latency, then the name — after
+// AVAILABLE over SUSPECT: a proxy that has started failing (Healthy=True, reason ProbeSuspect or
+// PassiveSuspect; docs/health.md) is still leasable but only when no AVAILABLE candidate has room.
 // A proxy the gateway holds (contract §4 step 4: in the gateway pool and not reclaimed, or still owned by a
 // worker) is never a candidate, whatever its health: it is counted apart so a 409 says why.
 // The counts of a 409 no_match come from the same pass, so they always add up to `considered`.
 import type { ProxyResource } from '../proxy.js';
 import { hasRoom, type Usage } from './capacity.js';
 import { proxyEndpoint } from './endpoint.js';
-import { isHealthy } from './health.js';
+import { isHealthy, isSuspect } from './health.js';
 
 export interface SelectionRequest {
   selector: Readonly<Record<string, string>>;
@@ -86,7 +88,7 @@ export function planSelection(
     inCooldown: 0,
     atCapacity: 0,
   };
-  const ranked: Array<{ proxy: ProxyResource; active: number }> = [];
+  const ranked: Ranked[] = [];
   const wanted = Object.entries(request.selector);
   for (const proxy of proxies) {
     if (!matchesAll(proxy, wanted)) continue;
@@ -100,7 +102,7 @@ export function planSelection(
     } else {
       const usage = view.usage(proxy.name);
       if (hasRoom(usage, proxy.spec.capacity, request.exclusive)) {
-        ranked.push({ proxy, active: usage.active + view.pending(proxy.name) });
+        ranked.push({ proxy, suspect: isSuspect(proxy), active: usage.active + view.pending(proxy.name) });
       } else {
         plan.atCapacity++;
         plan.full.push(proxy.name);
@@ -112,10 +114,14 @@ export function planSelection(
   return plan;
 }
 
-function compareCandidates(
-  a: { proxy: ProxyResource; active: number },
-  b: { proxy: ProxyResource; active: number },
-): number {
+interface Ranked {
+  proxy: ProxyResource;
+  suspect: boolean;
+  active: number;
+}
+
+function compareCandidates(a: Ranked, b: Ranked): number {
+  if (a.suspect !== b.suspect) return a.suspect ? 1 : -1;
   if (a.active !== b.active) return a.active - b.active;
   const la = a.proxy.status.latencyMillis ?? Number.POSITIVE_INFINITY;
   const lb = b.proxy.status.latencyMillis ?? Number.POSITIVE_INFINITY;

@@ -61,6 +61,16 @@ describe('planSelection', () => {
       order: ['alpha', 'mid', 'zed'],
     },
     {
+      name: 'SUSPECT after AVAILABLE, whatever its leases or latency',
+      proxies: fleet({
+        probeSuspect: { healthReason: 'ProbeSuspect', latencyMillis: 1 },
+        passiveSuspect: { healthReason: 'PassiveSuspect' },
+        busy: { latencyMillis: 900 },
+      }),
+      usage: { busy: { active: 1 } },
+      order: ['busy', 'probeSuspect', 'passiveSuspect'],
+    },
+    {
       name: 'leases outrank latency',
       proxies: fleet({ fast: { latencyMillis: 1 }, slow: { latencyMillis: 900 } }),
       usage: { fast: { active: 1 } },

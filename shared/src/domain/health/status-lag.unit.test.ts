@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import { aProxy, externalSpec } from '../../testing/proxy-fixtures.js';
+import type { Condition, ProxyResource } from '../proxy.js';
+import { healthInstanceKey } from './instance-key.js';
+import type { ProxyHealthState } from './proxy-health.js';
+import { statusLags } from './status-lag.js';
+import type { Verdict } from './verdict.js';
+
+const t0 = new Date('2026-01-01T00:00:00Z');
+const cond = (type: string, status: Condition['status'], reason: string): Condition => ({
+  type,
+  status,
+  reason,
+  message: '',
+  lastTransitionTime: t0,
+  observedGeneration: 1,
+});
+const provisioned = cond('Provisioned', 'True', 'Created');
+const healthy = cond('Healthy', 'True', 'ProbeSucceeded');
+const unhealthy = cond('Healthy', 'False', 'ProbeFailed');
+const suspect = cond('Healthy', 'True', 'ProbeSuspect');
+
+const external = (conditions: Condition[], over: Partial<ProxyResource> = {}) =>
+  aProxy({ spec: externalSpec(), status: { ip: '203.0.113.7', conditions }, ...over });
+const managed = (conditions: Condition[]) =>
+  aProxy({ status: { ip: '10.0.0.2', providerId: 'zones/z/instances/pp-a', conditions } });
+
+function stateOf(
+  p: ProxyResource,
+  verdict: Verdict | null,
+  instance = healthInstanceKey(p),
+): ProxyHealthState {
+  const track = verdict && { verdict, consecutiveOk: 0, consecutiveFail: 0 };
+  return {
+    proxy: p.name,
+    instance,
+    tracks: track ? { BASIC: track } : {},
+    verdict,
+    latency: { reportedMs: null, reportedAt: null },
+    egressProblem: null,
+    transitionAt: t0,
+    passive: null,
+  };
+}
+
+describe('statusLags', () => {
+  it.each<[string, ProxyResource, Verdict | null, boolean]>([
+    [
+      'external: stored UNHEALTHY, status still Healthy=True',
+      external([provisioned, healthy]),
+      'UNHEALTHY',
+      true,
+    ],
+    [
+      'external: stored AVAILABLE, status still Healthy=False',
+      external([provisioned, unhealthy]),
+      'AVAILABLE',
+      true,
+    ],
+    ['external: a verdict, status has no Healthy yet', external([provisioned]), 'AVAILABLE', true],
+    [
+      'managed: stored UNHEALTHY, status still Healthy=True',
+      managed([provisioned, healthy]),
+      'UNHEALTHY',
+      true,
+    ],
+    ['status agrees (healthy)', external([provisioned, healthy]), 'AVAILABLE', false],
+    ['status agrees (unhealthy)', external([provisioned, unhealthy]), 'UNHEALTHY', false],
+    ['stored SUSPECT, status still ProbeSucceeded', external([provisioned, healthy]), 'SUSPECT', true],
+    ['stored AVAILABLE, status still ProbeSuspect', external([provisioned, suspect]), 'AVAILABLE', true],
+    ['status agrees (SUSPECT)', external([provisioned, suspect]), 'SUSPECT', false],
+    ['no verdict yet: nothing for reconcile to fold', external([provisioned, healthy]), null, false],
+    ['managed proxy not provisioned: reconcile folds nothing', managed([healthy]), 'UNHEALTHY', false],
+    [
+      'managed proxy being replaced (Provisioned=False)',
+      managed([cond('Provisioned', 'False', 'Replacing'), healthy]),
+      'UNHEALTHY',
+      false,
+    ],
+  ])('%s', (_name, p, verdict, lags) => {
+    expect(statusLags(stateOf(p, verdict), p)).toBe(lags);
+  });
+
+  it('a proxy being deleted is left alone', () => {
+    const p = external([provisioned, healthy], { deletionRequestedAt: t0 });
+    expect(statusLags(stateOf(p, 'UNHEALTHY'), p)).toBe(false);
+  });
+
+  it('a state about another instance (an edited endpoint, a replaced VM) is never pushed into status', () => {
+    const p = external([provisioned, healthy]);
+    expect(statusLags(stateOf(p, 'UNHEALTHY', '198.51.100.1:8080'), p)).toBe(false);
+    const m = managed([provisioned, healthy]);
+    expect(statusLags(stateOf(m, 'UNHEALTHY', 'zones/z/instances/pp-a@2025-12-31T00:00:00.000Z'), m)).toBe(
+      false,
+    );
+  });
+});
