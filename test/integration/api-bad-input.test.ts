@@ -184,6 +184,12 @@ const badSpecFields: Array<[string, Record<string, unknown> | string]> = [
   ['status in the spec', { status: { phase: 'Ready' } }],
   ['uid and generation in the spec', { uid: 'x', generation: 5 }],
   ['unknown field', { sneaky: true }],
+  // JSON's \ud800 escape is a lone surrogate after parsing: Firestore refuses such a string (a 500 before).
+  ['a lone surrogate in an attribute value', { attributes: { k: '\ud800x' } }],
+  ['a lone surrogate in an attribute key', { attributes: { 'k\udc00': 'v' } }],
+  ['a lone surrogate in the image', { image: 'img\ud800' }],
+  ['a lone surrogate in cloudInit.inline', { cloudInit: { inline: '#cloud-config\n\udfff' } }],
+  ['a lone surrogate in the health-check URL', { healthCheck: { url: 'http://h/\ud800' } }],
 ];
 
 const specText = (fields: Record<string, unknown> | string, base: Record<string, unknown>) =>
@@ -244,6 +250,13 @@ const createCases = (): Case[] => {
     post(
       'external endpoint host of 300 chars',
       json({ name: 'fresh', spec: { mode: 'external', endpoint: { host: 'h'.repeat(300), port: 1 } } }),
+    ),
+    post(
+      'external attribute with a lone surrogate',
+      json({
+        name: 'sur-1',
+        spec: { mode: 'external', endpoint: { host: 'h', port: 1 }, attributes: { k: '\ud800x' } },
+      }),
     ),
     ...badSpecFields.map(([label, fields]) =>
       post(`spec with ${label}`, `{"name":"fresh","spec":${specText(fields, managed)}}`),

@@ -10,6 +10,7 @@ describe('inspectJson', () => {
     ['just a string'],
     [null],
     [nest(16)],
+    [{ pair: '\ud83d\ude00', text: 'h\u00e9llo' }],
   ])('accepts %j', (value) => {
     expect(inspectJson(value)).toBeNull();
   });
@@ -18,6 +19,10 @@ describe('inspectJson', () => {
     ['{"__proto__": {"x": 1}}', '__proto__', 'forbidden_key'],
     ['{"spec": {"attributes": {"constructor": "x"}}}', 'spec.attributes.constructor', 'forbidden_key'],
     ['{"a": [{"prototype": 1}]}', 'a.0.prototype', 'forbidden_key'],
+    ['"img\\ud800"', '', 'invalid_string'],
+    ['{"spec": {"attributes": {"k": "\\ud800x"}}}', 'spec.attributes.k', 'invalid_string'],
+    ['{"a": ["ok", "\\udc00"]}', 'a.1', 'invalid_string'],
+    ['{"spec": {"attributes": {"\\udfffk": "v"}}}', 'spec.attributes.\ufffdk', 'invalid_string'],
   ])('refuses %s at %s', (json, path, code) => {
     expect(inspectJson(JSON.parse(json))).toMatchObject({ path, code });
   });
