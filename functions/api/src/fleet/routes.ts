@@ -30,6 +30,7 @@ export interface FleetDeps {
 }
 
 const noStore = { 'Cache-Control': 'no-store' };
+const FORM = 'application/x-www-form-urlencoded';
 
 export function fleetApp(deps: FleetDeps) {
   const app = new Hono<FleetEnv>();
@@ -58,8 +59,14 @@ export function fleetApp(deps: FleetDeps) {
 
   app.get('/login', (c) => c.html(loginPage('Sign in with an admin token.')));
   app.post('/login', async (c) => {
-    const form = await c.req.parseBody();
-    const token = typeof form.token === 'string' ? form.token.trim() : '';
+    // The login form posts application/x-www-form-urlencoded (HTML's default enctype) and nothing else is
+    // accepted: Hono's parseBody() threw on a malformed multipart body (500 and an ERROR line per request),
+    // while URLSearchParams reads any bytes as a form, so what is left to refuse is a wrong media type.
+    const mediaType = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+    if (mediaType !== FORM) {
+      throw new ApiError(415, 'unsupported_media_type', `Content-Type must be ${FORM}`);
+    }
+    const token = new URLSearchParams(await c.req.text()).get('token')?.trim() ?? '';
     const outcome = await deps.auth.authenticate(token || undefined);
     if (!outcome.ok) return c.html(loginPage('That token was not accepted.'), 401);
     rememberToken(c, token);

@@ -79,6 +79,26 @@ describe('the fleet page', () => {
     expect((await form('nope-nope-nope-nope')).status).toBe(401);
   });
 
+  it.each([
+    ['multipart with a body that is not multipart', 'multipart/form-data; boundary=q', 'garbage', 415],
+    ['multipart without a boundary', 'multipart/form-data', `token=${ADMIN_TOKEN}`, 415],
+    ['JSON', 'application/json', JSON.stringify({ token: ADMIN_TOKEN }), 415],
+    ['no Content-Type', null, `token=${ADMIN_TOKEN}`, 415],
+    ['a form without a token', 'application/x-www-form-urlencoded', 'other=1', 401],
+    ['a form that is not key=value', 'application/x-www-form-urlencoded', '%%%&&==', 401],
+  ])('refuses a sign-in with %s as a 4xx, never a 500', async (_label, type, body, status) => {
+    const { app, log } = setup();
+    const res = await app.request('/fleet/login', {
+      method: 'POST',
+      headers: type ? { 'content-type': type } : {},
+      body,
+    });
+    expect(res.status).toBe(status);
+    if (status === 415) expect(await res.json()).toMatchObject({ error: 'unsupported_media_type' });
+    expect(res.headers.get('set-cookie')).toBeNull();
+    expect(log.lines.filter((l) => l.severity === 'ERROR')).toEqual([]);
+  });
+
   it('renders every proxy, escaping whatever an API caller put in names and attributes', async () => {
     const { app, feed, auth } = setup();
     feed.proxies.set('p-1', proxy('p-1', { phase: 'Ready' }, { note: '<script>alert(1)</script>' }));
