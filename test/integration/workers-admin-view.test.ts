@@ -9,6 +9,7 @@ import { openAuthenticator } from '../../functions/api/src/auth/authenticator.js
 import { gatewayAdminRoutes } from '../../functions/api/src/workers/admin-routes.js';
 import { FirestoreReclaimStore } from '../../shared/src/adapters/firestore/ownership-reclaim-store.js';
 import { FirestoreOwnershipStore } from '../../shared/src/adapters/firestore/ownership-store.js';
+import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
 import { FirestoreGatewayPoolReader } from '../../shared/src/adapters/firestore/snapshot-pool-reader.js';
 import { FirestoreRoutingStore } from '../../shared/src/adapters/firestore/snapshot-routing-store.js';
 import { FirestoreSnapshotStore } from '../../shared/src/adapters/firestore/snapshot-store.js';
@@ -16,6 +17,7 @@ import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import { DEFAULT_WORKER_SETTINGS } from '../../shared/src/domain/workers/settings.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
+import { aProxy } from '../../shared/src/testing/proxy-fixtures.js';
 import { testProjectId } from '../support/emulators.js';
 import { type FirestoreRead, recordingFirestore } from '../support/recording-firestore.js';
 import { record, storeSnapshot } from '../support/worker-records.js';
@@ -30,7 +32,10 @@ afterAll(() => db.terminate());
 
 const T0 = new Date('2026-11-30T12:00:00Z');
 const at = (s: number) => new Date(T0.getTime() + s * 1000);
+const passes: string[] = [];
+const proxies = new FirestoreProxyStore(db);
 const app = gatewayAdminRoutes({
+  proxies,
   auth: openAuthenticator(),
   workers: new FirestoreWorkerStore(viewed),
   ownership: new FirestoreOwnershipStore(db),
@@ -38,7 +43,11 @@ const app = gatewayAdminRoutes({
   pool: new FirestoreGatewayPoolReader(db),
   routing: new FirestoreRoutingStore(db),
   reclaims: new FirestoreReclaimStore(db),
-  requester: { request: async () => {} },
+  requester: {
+    request: async (r) => {
+      passes.push(r.reason);
+    },
+  },
   clock: new ManualClock(T0),
   log: memoryLogger(),
   settings: DEFAULT_WORKER_SETTINGS, // horizon 1 h
@@ -144,5 +153,57 @@ describe('GET /ownership', () => {
     const r = await readsOf('/workers?all=true');
     const scans = r.reads.filter((b) => b.how === 'scan').map((b) => `${b.collection}:${b.docs}`);
     expect(scans.sort()).toEqual(['snapshots:14', 'workers:14']);
+  });
+});
+
+describe('reclaims', () => {
+  const reclaims = new FirestoreReclaimStore(db);
+  const send = async (method: string, path: string, body?: unknown) => {
+    const res = await app.request(path, {
+      method,
+      ...(body === undefined
+        ? {}
+        : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    return { status: res.status, body: (text ? JSON.parse(text) : null) as Record<string, unknown> | null };
+  };
+  const reclaimed = async () => (await reclaims.list(T0)).map((r) => r.proxy).sort();
+
+  beforeAll(async () => {
+    await proxies.create(aProxy({ name: 'rc-real' }));
+  });
+
+  it('refuses to reclaim a proxy that does not exist: 404, nothing written, no pass', async () => {
+    passes.length = 0;
+    const r = await send('POST', '/reclaims/never-existed', { ttlSeconds: 604_800 });
+    expect(r.status).toBe(404);
+    expect(r.body).toMatchObject({ error: 'not_found' });
+    expect(await reclaimed()).not.toContain('never-existed');
+    expect(passes).toEqual([]);
+  });
+
+  it('reclaims a proxy that exists, and deleting it asks for a pass once', async () => {
+    passes.length = 0;
+    expect((await send('POST', '/reclaims/rc-real', { ttlSeconds: 600 })).status).toBe(201);
+    expect(await reclaimed()).toContain('rc-real');
+    expect(passes).toEqual(['admin']);
+    expect((await send('DELETE', '/reclaims/rc-real')).status).toBe(204);
+    expect(await reclaimed()).not.toContain('rc-real');
+    expect(passes).toEqual(['admin', 'admin']);
+    // Nothing left to delete: still 204 (DELETE is idempotent), but no pass for a change that did not happen.
+    expect((await send('DELETE', '/reclaims/rc-real')).status).toBe(204);
+    expect((await send('DELETE', '/reclaims/never-existed')).status).toBe(204);
+    expect(passes).toEqual(['admin', 'admin']);
+  });
+
+  it('refuses a body on DELETE, like every other DELETE, and keeps the reclaim', async () => {
+    expect((await send('POST', '/reclaims/rc-real', { ttlSeconds: 600 })).status).toBe(201);
+    passes.length = 0;
+    const r = await send('DELETE', '/reclaims/rc-real', { force: true });
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ error: 'invalid_request', issues: [{ code: 'unexpected_body' }] });
+    expect(await reclaimed()).toContain('rc-real');
+    expect(passes).toEqual([]);
   });
 });

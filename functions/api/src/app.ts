@@ -90,7 +90,7 @@ export function createApp(deps: ApiDeps) {
   app.route('/v1/proxies', proxyRoutes(admin, deps.leases?.discovery));
   if (deps.leases) app.route('/', leaseApi(deps.leases, guards.crawler));
   if (deps.echo) app.route('/', echoRoutes(deps.echo));
-  if (deps.workers) app.route('/', workersApi(deps.workers));
+  if (deps.workers) app.route('/', workersApi(deps.workers, deps.store));
   if (deps.fleet) app.route('/fleet', fleetApp({ ...deps, feed: deps.fleet }));
   if (deps.jobs) app.route('/v1/jobs', jobRoutes(jobControls({ ...deps.jobs, log: deps.log })));
   app.doc31('/openapi.json', {

@@ -60,7 +60,8 @@ export interface Reclaim {
 export interface ReclaimStore {
   list(now: Date): Promise<Reclaim[]>;
   put(reclaim: Reclaim): Promise<void>;
-  delete(proxy: string): Promise<void>;
+  /** True when there was a reclaim to delete. */
+  delete(proxy: string): Promise<boolean>;
 }
 
 /** Which proxies have active leases right now (an unowned pool proxy with leases is not assigned yet). */

@@ -11,6 +11,7 @@ import type { WorkerSettings } from '../../../../shared/src/domain/workers/setti
 import { viewCutoff } from '../../../../shared/src/domain/workers/view.js';
 import { GatewayRouting } from '../../../../shared/src/messages/gateway-snapshot.js';
 import type { Clock } from '../../../../shared/src/ports/clock.js';
+import type { ProxyStore } from '../../../../shared/src/ports/proxy-store.js';
 import type { WorkerStore } from '../../../../shared/src/ports/workers.js';
 import type {
   OwnershipStore,
@@ -24,6 +25,7 @@ import type {
 } from '../../../../shared/src/ports/workers-snapshots.js';
 import type { Authenticator, Principal } from '../auth/authenticator.js';
 import { requireAdmin } from '../auth/middleware.js';
+import { noBody } from '../middleware/no-body.js';
 import { ownershipView, workerView } from './admin-views.js';
 import { WorkerApiError, workerErrors } from './errors.js';
 import { json, limitBytes, parseBody } from './http.js';
@@ -37,6 +39,8 @@ export interface GatewayAdminDeps {
   pool: GatewayPoolReader;
   routing: RoutingStore;
   reclaims: ReclaimStore;
+  /** A reclaim names a proxy that must exist (one created later under that name must not start reclaimed). */
+  proxies: Pick<ProxyStore, 'get'>;
   requester: SnapshotRequester;
   clock: Clock;
   log: Logger;
@@ -155,6 +159,9 @@ export function gatewayAdminRoutes(deps: GatewayAdminDeps) {
     const proxy = ProxyName.safeParse(c.req.param('proxy'));
     if (!proxy.success) throw new WorkerApiError(400, 'invalid_request', 'not a proxy name');
     const body = await parseBody(c, ReclaimBody);
+    if (!(await deps.proxies.get(proxy.data))) {
+      throw new WorkerApiError(404, 'not_found', `no proxy named ${proxy.data}`);
+    }
     const now = deps.clock.now();
     const until = new Date(now.getTime() + body.ttlSeconds * 1000);
     await deps.reclaims.put({
@@ -167,11 +174,11 @@ export function gatewayAdminRoutes(deps: GatewayAdminDeps) {
     return c.json({ proxy: proxy.data, until: until.toISOString() }, 201);
   });
 
-  app.delete('/reclaims/:proxy', async (c) => {
+  // Idempotent: 204 whether or not there was a reclaim, but a pass only when one was dropped.
+  app.delete('/reclaims/:proxy', limitBytes(1024), noBody(), async (c) => {
     const proxy = ProxyName.safeParse(c.req.param('proxy'));
     if (!proxy.success) throw new WorkerApiError(400, 'invalid_request', 'not a proxy name');
-    await deps.reclaims.delete(proxy.data);
-    await pass('admin');
+    if (await deps.reclaims.delete(proxy.data)) await pass('admin');
     return c.body(null, 204);
   });
 

@@ -5,11 +5,12 @@ import { type GatewayAdminDeps, gatewayAdminRoutes } from './admin-routes.js';
 import { type WorkerRoutesDeps, workerRoutes } from './routes.js';
 
 export type WorkersApiDeps = WorkerRoutesDeps &
-  Omit<GatewayAdminDeps, 'auth'> & { adminAuth: GatewayAdminDeps['auth'] };
+  Omit<GatewayAdminDeps, 'auth' | 'proxies'> & { adminAuth: GatewayAdminDeps['auth'] };
 
-export function workersApi(deps: WorkersApiDeps) {
+/** `proxies` is the admin API's own proxy store (a reclaim must name a proxy that exists). */
+export function workersApi(deps: WorkersApiDeps, proxies: GatewayAdminDeps['proxies']) {
   const app = new Hono();
   app.route('/v1/workers', workerRoutes(deps));
-  app.route('/v1/gateway', gatewayAdminRoutes({ ...deps, auth: deps.adminAuth }));
+  app.route('/v1/gateway', gatewayAdminRoutes({ ...deps, auth: deps.adminAuth, proxies }));
   return app;
 }

@@ -5,7 +5,7 @@ import { type Firestore, Timestamp } from '@google-cloud/firestore';
 import { z } from 'zod';
 import type { Reclaim, ReclaimStore } from '../../ports/workers-ownership.js';
 import { Collections } from './collections.js';
-import { workerStoreFailure } from './worker-errors.js';
+import { codeOf, NOT_FOUND, workerStoreFailure } from './worker-errors.js';
 
 /** Terraform declares the TTL policy on it (terraform/firestore.tf ttl_fields). */
 export const RECLAIM_TTL_FIELD = 'expireAt';
@@ -48,10 +48,13 @@ export class FirestoreReclaimStore implements ReclaimStore {
     }
   }
 
-  async delete(proxy: string): Promise<void> {
+  async delete(proxy: string): Promise<boolean> {
     try {
-      await this.col().doc(proxy).delete();
+      // The precondition makes Firestore say whether there was one (NOT_FOUND), in the same single write.
+      await this.col().doc(proxy).delete({ exists: true });
+      return true;
     } catch (err) {
+      if (codeOf(err) === NOT_FOUND) return false;
       throw workerStoreFailure(err, `drop the reclaim of ${proxy}`);
     }
   }
