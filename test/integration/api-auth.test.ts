@@ -219,6 +219,24 @@ describe('admin auth on the running service', () => {
     expect(log.lines.some((l) => l.principal === ADMIN)).toBe(true);
   });
 
+  it('checks credentials before the body: 70 KB without one is 401 (and the connection serves on), with one 413', async () => {
+    await seed();
+    const writes = store.writeCalls.length;
+    const big = { name: 'big-one', spec: { ...managed, image: 'x'.repeat(70_000) } };
+    for (const credential of [undefined, 'Bearer not-a-known-token-0123456789']) {
+      const res = await send('POST', '/v1/proxies', big, credential);
+      expect(res.status).toBe(401);
+      expect(await res.json()).toMatchObject({ error: 'unauthenticated' });
+      // The unread body does not wedge a kept-alive connection: the next request is answered.
+      expect((await send('GET', '/v1/proxies/seeded', undefined, `Bearer ${STATIC}`)).status).toBe(200);
+    }
+    const admin = await send('POST', '/v1/proxies', big, `Bearer ${STATIC}`);
+    expect(admin.status).toBe(413);
+    expect(await admin.json()).toMatchObject({ error: 'payload_too_large' });
+    expect(store.writeCalls.slice(writes)).toEqual([]);
+    expect(publisher.published).toEqual([]);
+  });
+
   it('answers /healthz without credentials', async () => {
     const res = await fetch(`${api.url}/healthz`);
     expect(res.status).toBe(200);

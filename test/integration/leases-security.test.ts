@@ -207,6 +207,24 @@ describe('authentication', () => {
     expect(await storedState()).toEqual(before);
   });
 
+  it('checks the token before the body: a 70 KB body without one is 401, not 413', async () => {
+    const big = JSON.stringify({ target: 'x'.repeat(70_000) });
+    for (const [method, path] of routes.filter(([m]) => m !== 'GET')) {
+      for (const headers of [{}, { authorization: 'Bearer wrong-token-wrong-token' }] as Record<
+        string,
+        string
+      >[]) {
+        const res = await app.request(path.replace('ID', leaseId), {
+          method,
+          headers: { ...headers, 'content-type': 'application/json' },
+          body: big,
+        });
+        expect(res.status, `${method} ${path}`).toBe(401);
+        expect(await res.json()).toMatchObject({ error: 'unauthenticated' });
+      }
+    }
+  });
+
   it('accepts every configured crawler token (so that one can rotate) and admin credentials', async () => {
     for (const token of [...TOKENS.map((t) => t.token), ADMIN_TOKEN]) {
       expect(

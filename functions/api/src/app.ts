@@ -21,7 +21,7 @@ import type { FleetFeed } from './fleet/feed.js';
 import { fleetApp } from './fleet/routes.js';
 import { jobControls } from './jobs/job-controls.js';
 import { jobRoutes } from './jobs/job-routes.js';
-import { type LeaseApiDeps, leaseApi, leaseGuards } from './leases/index.js';
+import { type LeaseApiDeps, leaseApi, leaseGuards, useLeaseGuards } from './leases/index.js';
 import { limitBody } from './middleware/body-limit.js';
 import { recover } from './middleware/recover.js';
 import { requestLog } from './middleware/request-log.js';
@@ -73,22 +73,25 @@ export function createApp(deps: ApiDeps) {
         }),
     }),
   );
-  // Worker reports carry up to 10,000 counts and a routing policy up to 256 KiB: the worker and gateway
-  // routes bound each body themselves (workers/http.ts limitBytes).
-  const limit = limitBody({ maxBytes: deps.maxBodyBytes });
-  const ownLimits = ['/v1/workers/', '/v1/gateway/'];
-  app.use((c, next) => (ownLimits.some((p) => c.req.path.startsWith(p)) ? next() : limit(c, next)));
-  // Admin auth guards the admin surface; crawler tokens also open GET /v1/proxies (discovery), the lease
-  // routes and /openapi.json (leases/index.ts). `/v1/proxies/*` also matches `/v1/proxies`.
+  // Credentials first, then the body (invariant: auth is checked before anything else): a caller without
+  // them gets 401, not 413, and its body is never read. Admin auth guards the admin surface; crawler tokens
+  // also open GET /v1/proxies (discovery), the lease routes and /openapi.json (leases/index.ts).
+  // `/v1/proxies/*` also matches `/v1/proxies`.
   const guards = leaseGuards(deps.leases, deps.auth);
   app.use('/v1/proxies/*', guards.proxies);
   app.use('/openapi.json', guards.crawler);
+  if (deps.leases) useLeaseGuards(app, deps.leases, guards.crawler);
   // /v1/jobs is for admins only (pausing probes or running GC is never a crawler's business).
   app.use('/v1/jobs/*', requireAdmin(deps.auth));
+  // Worker reports carry up to 10,000 counts and a routing policy up to 256 KiB: the worker and gateway
+  // routes authenticate and bound each body themselves (workers/http.ts limitBytes).
+  const limit = limitBody({ maxBytes: deps.maxBodyBytes });
+  const ownLimits = ['/v1/workers/', '/v1/gateway/'];
+  app.use((c, next) => (ownLimits.some((p) => c.req.path.startsWith(p)) ? next() : limit(c, next)));
 
   app.get('/healthz', (c) => c.json({ ok: true, version: deps.version }));
   app.route('/v1/proxies', proxyRoutes(admin, deps.leases?.discovery));
-  if (deps.leases) app.route('/', leaseApi(deps.leases, guards.crawler));
+  if (deps.leases) app.route('/', leaseApi(deps.leases));
   if (deps.echo) app.route('/', echoRoutes(deps.echo));
   if (deps.workers) app.route('/', workersApi(deps.workers, deps.store));
   if (deps.fleet) app.route('/fleet', fleetApp({ ...deps, feed: deps.fleet }));

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { StoreError } from '../../../shared/src/ports/proxy-store.js';
+import { InMemoryJobRuns, InMemoryJobScheduler } from './jobs/testing/in-memory-jobs.js';
 import { ADMIN_TOKEN, harness } from './testing/harness.js';
 
 const managed = { mode: 'managed', zone: 'us-central1-a' };
@@ -99,6 +100,42 @@ describe('the service', () => {
     expect(h.log.lines[0]).toMatchObject({
       'logging.googleapis.com/trace': 'projects/proj/traces/0123456789abcdef0123456789abcdef',
     });
+  });
+});
+
+describe('credentials before the body', () => {
+  const big = JSON.stringify({ name: 'big', spec: { ...managed, image: 'x'.repeat(70_000) } });
+  const routes: Array<[string, string]> = [
+    ['POST', '/v1/proxies'],
+    ['PUT', '/v1/proxies/a/spec'],
+    ['DELETE', '/v1/proxies/a'],
+    ['POST', '/v1/jobs/gc-sweep:run'],
+    ['POST', '/v1/proxies/a/reconcile'],
+  ];
+  const setup = () =>
+    harness({
+      jobs: {
+        scheduler: new InMemoryJobScheduler(['gc-sweep'], () => new Date(0)),
+        runs: new InMemoryJobRuns(),
+      },
+    });
+
+  it.each(routes)('%s %s with a 70 KB body: 401 without a credential, 413 with one', async (method, path) => {
+    const h = setup();
+    const send = (headers: Record<string, string>) =>
+      h.app.request(path, {
+        method,
+        headers: { 'content-type': 'application/json', ...headers },
+        body: big,
+      });
+    const anonymous = await send({});
+    expect(anonymous.status).toBe(401);
+    expect(await anonymous.json()).toMatchObject({ error: 'unauthenticated' });
+    expect((await send({ authorization: 'Bearer wrong-token-wrong-token' })).status).toBe(401);
+    const admin = await send(h.auth);
+    expect(admin.status).toBe(413);
+    expect(await admin.json()).toMatchObject({ error: 'payload_too_large' });
+    expect(h.store.writeCalls).toEqual([]);
   });
 });
 

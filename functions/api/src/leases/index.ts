@@ -1,7 +1,7 @@
 // The discovery + lease API as the service mounts it (app.ts): the guards that let crawler tokens in
 // where crawlers belong, and the lease routes (+ /metrics) as one sub-app.
 import { OpenAPIHono } from '@hono/zod-openapi';
-import type { MiddlewareHandler } from 'hono';
+import type { Hono, MiddlewareHandler } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
@@ -49,13 +49,22 @@ export function leaseGuards(leases: LeaseApiDeps | undefined, admin: Authenticat
   };
 }
 
-export function leaseApi(deps: LeaseApiDeps, guard: MiddlewareHandler) {
-  const app = new OpenAPIHono();
+/**
+ * Puts the crawler guard on the lease routes and /metrics. The app registers it before its body limit
+ * (app.ts), so that a request without credentials is refused before its body is read; mount leaseApi()
+ * only behind it.
+ */
+export function useLeaseGuards(app: Hono, deps: LeaseApiDeps, guard: MiddlewareHandler): void {
   app.use('/v1/leases', guard);
   app.use('/v1/leases/*', guard);
+  if (deps.registry) app.use('/metrics', guard);
+}
+
+/** The lease routes (+ /metrics): unguarded by themselves, see useLeaseGuards. */
+export function leaseApi(deps: LeaseApiDeps) {
+  const app = new OpenAPIHono();
   const { registry } = deps;
   if (registry) {
-    app.use('/metrics', guard);
     app.get('/metrics', async (c) =>
       c.text(await registry.metrics(), 200, { 'Content-Type': registry.contentType }),
     );
