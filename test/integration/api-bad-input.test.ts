@@ -383,6 +383,10 @@ const otherCases = (): Case[] => [
     'attr.k=a&attr.k=b',
     'healthy=yes',
     '__proto__[polluted]=1',
+    '__proto__=1',
+    '=x',
+    'healthy=true&healthy=false',
+    'attr.region=eu&constructor=1',
     `${'x'.repeat(6000)}=1`,
   ].map(
     (q): Case => ({

@@ -3,9 +3,12 @@
 import { createRoute } from '@hono/zod-openapi';
 import { jsonBody } from '../middleware/json-body.js';
 import { noBody } from '../middleware/no-body.js';
+import { queryNames } from '../middleware/query-names.js';
 import { adminResponses, error, json } from './openapi-responses.js';
 import {
   CreateProxyRequest,
+  isListQueryName,
+  LIST_QUERY_HINT,
   ListQuery,
   NameParam,
   ProxyBody,
@@ -44,7 +47,7 @@ export const listProxiesRoute = createRoute({
   path: '/',
   summary: 'List proxies',
   description: 'Filters: `phase=<Phase>` and any number of `attr.<key>=<value>` (all must match).',
-  middleware: [noBody()] as const,
+  middleware: [noBody(), queryNames(isListQueryName, LIST_QUERY_HINT)] as const,
   request: { query: ListQuery },
   responses: {
     200: json(ProxyList, 'The matching proxies, by name'),

@@ -37,6 +37,11 @@ export const NameParam = z.object({
 });
 
 const ATTR_PREFIX = 'attr.';
+export const LIST_QUERY_HINT = 'use phase, healthy, leasable or attr.<key>';
+
+/** The names ListQuery takes, checked on the raw query string too (middleware/query-names.ts). */
+export const isListQueryName = (name: string) =>
+  name === 'phase' || name === 'healthy' || name === 'leasable' || name.startsWith(ATTR_PREFIX);
 
 /** `?phase=P&attr.k=v…`: every parameter other than phase must be attr.<attribute key>. */
 export const ListQuery = z
@@ -70,7 +75,7 @@ export const ListQuery = z
         ctx.addIssue({
           code: 'custom',
           path: [key],
-          message: 'unknown query parameter (use phase, healthy, leasable or attr.<key>)',
+          message: `unknown query parameter (${LIST_QUERY_HINT})`,
         });
       } else if (FORBIDDEN_KEYS.has(key.slice(ATTR_PREFIX.length))) {
         ctx.addIssue({ code: 'custom', path: [key], message: 'forbidden attribute key' });
