@@ -17,6 +17,7 @@ import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import { DEFAULT_WORKER_SETTINGS } from '../../shared/src/domain/workers/settings.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
+import { StoreError } from '../../shared/src/ports/proxy-store.js';
 import { aProxy } from '../../shared/src/testing/proxy-fixtures.js';
 import { testProjectId } from '../support/emulators.js';
 import { type FirestoreRead, recordingFirestore } from '../support/recording-firestore.js';
@@ -205,5 +206,35 @@ describe('reclaims', () => {
     expect(r.body).toMatchObject({ error: 'invalid_request', issues: [{ code: 'unexpected_body' }] });
     expect(await reclaimed()).toContain('rc-real');
     expect(passes).toEqual([]);
+  });
+
+  it('answers 503 unavailable (not 500) when the proxy cannot be looked up, and writes nothing', async () => {
+    const down = gatewayAdminRoutes({
+      auth: openAuthenticator(),
+      workers,
+      ownership: new FirestoreOwnershipStore(db),
+      snapshots,
+      pool: new FirestoreGatewayPoolReader(db),
+      routing: new FirestoreRoutingStore(db),
+      reclaims,
+      proxies: {
+        get: async () => {
+          throw new StoreError('unavailable', 'firestore is down');
+        },
+      },
+      requester: { request: async () => {} },
+      clock: new ManualClock(T0),
+      log: memoryLogger(),
+      settings: DEFAULT_WORKER_SETTINGS,
+    });
+    const res = await down.request('/reclaims/rc-down', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ttlSeconds: 600 }),
+    });
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('1');
+    expect(await res.json()).toMatchObject({ error: 'unavailable' });
+    expect(await reclaimed()).not.toContain('rc-down');
   });
 });

@@ -4,6 +4,7 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
+import { StoreError } from '../../../../shared/src/ports/proxy-store.js';
 import { WorkerStoreError } from '../../../../shared/src/ports/workers.js';
 import { ApiError } from '../errors.js';
 
@@ -72,6 +73,11 @@ export const workerErrors =
           'Retry-After': '1',
         },
       );
+    }
+    // The proxy store (a reclaim looks its proxy up) down: retryable, like the API's own routes answer it.
+    if (err instanceof StoreError && err.kind === 'unavailable') {
+      log.warn(`${c.req.method} ${c.req.path}: proxy store unavailable`, { requestId, error: err });
+      return c.json({ error: 'unavailable', message: 'retry shortly' }, 503, { 'Retry-After': '1' });
     }
     log.error(`unhandled error in ${c.req.method} ${c.req.path}`, {
       requestId,
