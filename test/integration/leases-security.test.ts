@@ -275,6 +275,28 @@ describe('fuzzed input', () => {
     expect(await storedState()).toEqual(before);
   });
 
+  it('a lone UTF-16 surrogate in a lease body string is 400 invalid_string, nothing written', async () => {
+    const before = await storedState();
+    const cases: Array<[string, string]> = [
+      ['/v1/leases', '{"selector":{"region":"eu\\ud800"}}'],
+      ['/v1/leases', '{"selector":{},"target":"example.com\\udc00"}'],
+      [`/v1/leases/${leaseId}/report`, '{"result":"ok","target":"a\\ud800b"}'],
+    ];
+    for (const [path, body] of cases) {
+      const res = await app.request(path, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body,
+      });
+      expect(res.status, body).toBe(400);
+      expect(await res.json()).toMatchObject({
+        error: 'invalid_request',
+        issues: [{ code: 'invalid_string' }],
+      });
+    }
+    expect(await storedState()).toEqual(before);
+  });
+
   it('a body over 64 KiB is 413, with or without a Content-Length', async () => {
     const big = JSON.stringify({ target: 'x'.repeat(70_000) });
     const withLength = await app.request('/v1/leases', {
