@@ -207,6 +207,23 @@ describe('snapshots, ACK and runtime reports', () => {
     expect(await huge.json()).toMatchObject({ error: 'payload_too_large' });
   });
 
+  it('stores the largest report the registration allows: limits.maxCounts counts of 63-character names', async () => {
+    // 20,000 counts of 14-character names passed every check and then failed to store (Firestore: over
+    // 1 MiB) on every retry as a 503: the worker's report lapsed and its capacity fell to 0.
+    const max = w.registration!.limits.maxCounts;
+    const counts = Array.from({ length: max }, (_, i) => ({
+      proxy: `p${String(i).padStart(62, '0')}`,
+      active: 1_000_000,
+      reserved: 1_000_000,
+    }));
+    const r = await w.report({ counts });
+    expect(r).toMatchObject({ status: 200, body: { acceptedSequence: w.sequence, replay: false } });
+    const stored = (await plane.firestore.collection('workers').doc('gw-1').get()).get('report.counts');
+    expect(stored).toHaveLength(max);
+    expect(stored[max - 1]).toEqual(counts[max - 1]);
+    expect(await w.report({ counts: [] })).toMatchObject({ status: 200 });
+  });
+
   it('a routing policy may use its own 256 KiB, past the API-wide 64 KiB', async () => {
     // A well-formed body of ~100 KiB that the schema refuses: read whole and judged, not cut off at 64 KiB.
     const big = await plane.admin('PUT', '/v1/gateway/routing', { pad: 'x'.repeat(100 * 1024) });
