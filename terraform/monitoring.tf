@@ -9,6 +9,8 @@
 #                                                                                {workerId, proxies, failing}
 #   provider.request         reconcile and gc, for every provider call (seed §9's provider_requests_total)
 #                                                                                {provider, op, result, latencyMs}
+#   probe.result             probe, for every tier of every probe (seed §9's healthcheck_* vectors)
+#                                                                                {proxy, tier, ok, latencyMs, code}
 # Dead letters need no log line: Pub/Sub's own metric on the inspect subscription counts them.
 
 locals {
@@ -34,6 +36,13 @@ locals {
       event       = "passive.worker_suspect"
       description = "Probe windows in which a gateway worker failed nearly every proxy it used (its outcomes were not counted)."
       labels      = { worker = "jsonPayload.workerId" }
+    }
+    # No alert: probes by tier and result — seed §9's healthcheck_failures_total is ok="false". Not by proxy:
+    # a label per proxy would be a time series per proxy (the lines carry `proxy` for Logs Explorer).
+    probe_results = {
+      event       = "probe.result"
+      description = "Health probes by tier (BASIC, EGRESS) and result (ok true/false)."
+      labels      = { tier = "jsonPayload.tier", ok = "jsonPayload.ok" }
     }
     # No alert: a chart of Compute Engine calls by operation and result (ok, quota, permanent, transient).
     provider_requests = {
@@ -109,6 +118,35 @@ resource "google_logging_metric" "worker_snapshot_age" {
   bucket_options {
     explicit_buckets {
       bounds = [15, 30, 45, 60, 75, 90, 105, 120, 135, 150, 180, 240, 300, 600, 1800, 3600]
+    }
+  }
+
+  depends_on = [google_project_service.enabled]
+}
+
+# Seed §9's healthcheck_duration_seconds: every probe's latency, by tier, from the probe.result lines.
+resource "google_logging_metric" "probe_latency" {
+  name        = "proxyplane/probe_latency"
+  description = "Latency of each health probe through a proxy, by tier (milliseconds)."
+  filter      = "jsonPayload.event=\"probe.result\""
+
+  metric_descriptor {
+    metric_kind = "DELTA"
+    value_type  = "DISTRIBUTION"
+    unit        = "ms"
+
+    labels {
+      key        = "tier"
+      value_type = "STRING"
+    }
+  }
+
+  value_extractor  = "EXTRACT(jsonPayload.latencyMs)"
+  label_extractors = { tier = "EXTRACT(jsonPayload.tier)" }
+
+  bucket_options {
+    explicit_buckets {
+      bounds = [10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000]
     }
   }
 

@@ -4,6 +4,7 @@
 import { Timestamp } from '@google-cloud/firestore';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workerFilter } from '../../shared/src/adapters/pubsub/snapshot-subscriptions.js';
+import { SNAPSHOT_REQUESTS_TOPIC } from '../../shared/src/messages/worker-snapshot-request.js';
 import { testProjectId } from '../support/emulators.js';
 import {
   type ControlPlane,
@@ -207,6 +208,23 @@ describe('snapshots, ACK and runtime reports', () => {
     expect(await huge.json()).toMatchObject({ error: 'payload_too_large' });
   });
 
+  it('stores the largest report the registration allows: limits.maxCounts counts of 63-character names', async () => {
+    // 20,000 counts of 14-character names passed every check and then failed to store (Firestore: over
+    // 1 MiB) on every retry as a 503: the worker's report lapsed and its capacity fell to 0.
+    const max = w.registration!.limits.maxCounts;
+    const counts = Array.from({ length: max }, (_, i) => ({
+      proxy: `p${String(i).padStart(62, '0')}`,
+      active: 1_000_000,
+      reserved: 1_000_000,
+    }));
+    const r = await w.report({ counts });
+    expect(r).toMatchObject({ status: 200, body: { acceptedSequence: w.sequence, replay: false } });
+    const stored = (await plane.firestore.collection('workers').doc('gw-1').get()).get('report.counts');
+    expect(stored).toHaveLength(max);
+    expect(stored[max - 1]).toEqual(counts[max - 1]);
+    expect(await w.report({ counts: [] })).toMatchObject({ status: 200 });
+  });
+
   it('a routing policy may use its own 256 KiB, past the API-wide 64 KiB', async () => {
     // A well-formed body of ~100 KiB that the schema refuses: read whole and judged, not cut off at 64 KiB.
     const big = await plane.admin('PUT', '/v1/gateway/routing', { pad: 'x'.repeat(100 * 1024) });
@@ -237,6 +255,49 @@ describe('snapshots, ACK and runtime reports', () => {
       45_000,
       'the good routing delivered',
     );
+  });
+
+  it.each([
+    ['__x__', 'Firestore-reserved'],
+    ['__name__', 'Firestore-reserved'],
+    [' ', 'not an attribute key'],
+    ['a\u0000b', 'not an attribute key'],
+  ])('refuses selector key %j (%s): 400 naming it, nothing stored, no pass asked', async (key) => {
+    // A reserved key made the routing write fail with 3 INVALID_ARGUMENT, answered 503 Retry-After: 1 on
+    // every retry; " " or NUL were stored, though no proxy attribute can ever carry them.
+    const route = (selector: Record<string, string>) => ({
+      routes: [{ name: 'r1', match: { hosts: ['*'] }, selector, policy: 'least-active' }],
+    });
+    const sub = (
+      await plane.pubsub.topic(SNAPSHOT_REQUESTS_TOPIC).createSubscription(`requests-${Date.now()}`)
+    )[0];
+    const reasons: string[] = [];
+    sub.on('message', (m) => {
+      m.ack();
+      reasons.push(String(JSON.parse(m.data.toString()).reason ?? 'tick'));
+    });
+    try {
+      const doc = plane.firestore.collection('gatewayConfig').doc('routing');
+      const before = (await doc.get()).updateTime?.toMillis();
+      const r = await plane.admin('PUT', '/v1/gateway/routing', route({ [key]: 'v' }));
+      expect(r).toMatchObject({
+        status: 400,
+        body: {
+          error: 'invalid_request',
+          issues: [{ path: `routes.0.selector.${key}`, code: 'invalid_key' }],
+        },
+      });
+      expect((await doc.get()).updateTime?.toMillis()).toBe(before);
+      // A good PUT asks for a pass: once its request is seen, the refused one would have been seen too.
+      expect((await plane.admin('PUT', '/v1/gateway/routing', route({ 'pool.tier-1': 'v' }))).status).toBe(
+        200,
+      );
+      await eventually(() => reasons.includes('admin'), 20_000, 'the good PUT’s pass request');
+      expect(reasons.filter((x) => x === 'admin')).toHaveLength(1);
+    } finally {
+      await sub.close();
+      await sub.delete();
+    }
   });
 
   it('a routing stored with repeated names before that check is served with the later ones dropped', async () => {

@@ -11,6 +11,7 @@ import { serve } from '@hono/node-server';
 import { type ComputeEmulator, startComputeEmulator } from '../../emulators/compute/server.js';
 import { echoRoutes } from '../../functions/api/src/echo/echo-routes.js';
 import { handleProbeTick, type ProbeHandlerDeps } from '../../functions/probe/src/handler.js';
+import { logProbeRecorder } from '../../functions/probe/src/probe-recorder.js';
 import { storeHealthSource } from '../../functions/reconcile/src/health-source.js';
 import { FirestoreHealthStore } from '../../shared/src/adapters/firestore/health-store.js';
 import { FirestoreJobRunStore } from '../../shared/src/adapters/firestore/job-run-store.js';
@@ -139,6 +140,7 @@ export async function startProbeFleet(
     secrets: { access: async () => 'unused:unused' },
     prober: { probe: probeThroughProxy, handshake: handshakeThroughProxy },
     log,
+    recorder: logProbeRecorder(log),
     tiers: {
       echoUrl: opts.echo === false ? null : echoUrl,
       callerIps: ['127.0.0.1'],

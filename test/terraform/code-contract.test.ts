@@ -544,9 +544,11 @@ describe('docs/deploy.md describes the Terraform as it is', () => {
     const roles = Object.values(tf.resource.google_project_iam_custom_role ?? {}).length;
     expect(text).toContain(`${words[roles]} custom roles`);
     expect(text).not.toMatch(new RegExp(`\\b(?!${words[roles]}\\b)\\w+ custom roles`));
-    const metrics = Object.keys(tf.locals.log_counters as object).length + 1; // + worker_snapshot_age
+    // + the two distributions: worker_snapshot_age and probe_latency
+    const metrics = Object.keys(tf.locals.log_counters as object).length + 2;
     expect(Object.keys(tf.resource.google_logging_metric ?? {}).sort()).toEqual([
       'counter',
+      'probe_latency',
       'worker_snapshot_age',
     ]);
     const policies = Object.keys(tf.resource.google_monitoring_alert_policy ?? {}).length;

@@ -281,6 +281,7 @@ describe('operations', () => {
       gc_deletions: 'gc.deleted',
       suspect_workers: 'passive.worker_suspect',
       provider_requests: 'provider.request',
+      probe_results: 'probe.result',
     });
     const deadLetters = JSON.stringify(resourceOf(tf, 'google_monitoring_alert_policy', 'dead_letters'));
     expect(deadLetters).toContain('google_pubsub_subscription.dead_letters_inspect.name');

@@ -36,6 +36,7 @@ function deps(passiveFails: boolean) {
     secrets: { access: async () => '' },
     prober: { probe: async () => ({}) as never, handshake: async () => ({}) as never },
     log: { info: () => {}, warn: (m) => void warnings.push(m) },
+    recorder: { observe: () => {} },
     tiers: { echoUrl: null, callerIps: [], rejectUnauthorized: true },
     concurrency: 1,
     passive: {

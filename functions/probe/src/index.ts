@@ -20,6 +20,7 @@ import { Tick } from '../../../shared/src/messages/tick.js';
 import { systemClock } from '../../../shared/src/ports/clock.js';
 import { loadProbeConfig } from './config.js';
 import { handleProbeTick, type ProbeHandlerDeps, ProbeJob } from './handler.js';
+import { logProbeRecorder } from './probe-recorder.js';
 
 const config = loadProbeConfig();
 const log = jsonLogger({ component: 'probe' }, { level: config.LOG_LEVEL });
@@ -41,6 +42,7 @@ const deps: ProbeHandlerDeps = {
   secrets,
   prober: { probe: probeThroughProxy, handshake: handshakeThroughProxy },
   log,
+  recorder: logProbeRecorder(log),
   tiers: {
     echoUrl: config.PROBE_ECHO_URL ?? null,
     callerIps: config.PROBE_CALLER_IPS,

@@ -87,6 +87,7 @@ beforeEach(() => {
     secrets: { access: async () => '' },
     prober: { probe: async () => ({}) as never, handshake: async () => ({}) as never },
     log: { info: () => {}, warn: () => {} },
+    recorder: { observe: () => {} },
     tiers: { echoUrl: null, callerIps: [], rejectUnauthorized: true },
     concurrency: 1,
     passive: {

@@ -17,6 +17,7 @@ import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-pub
 import { SecretAccessError } from '../../../shared/src/ports/secrets.js';
 import { mapLimit } from './map-limit.js';
 import type { PassiveDeps } from './passive-pass.js';
+import type { ProbeRecorder } from './probe-recorder.js';
 import { activeTracksOf, type Prober, runTiers, type TierConfig } from './tiers.js';
 
 export interface ProbeLog {
@@ -30,6 +31,8 @@ export interface ProbeDeps {
   secrets: { access(ref: SecretRef): Promise<string> };
   prober: Prober;
   log: ProbeLog;
+  /** Every probe observed (seed §9); the entry point wires logProbeRecorder. */
+  recorder: ProbeRecorder;
   tiers: TierConfig;
   concurrency: number;
   passive: PassiveDeps;
@@ -65,11 +68,7 @@ export async function runProbePass(
       p.spec.healthCheck,
       deps.tiers,
     );
-    // Seed §9's healthcheck_duration_seconds / healthcheck_failures_total: a function has no scrape
-    // endpoint, so every probe is one log line instead (docs/architecture.md, "Metrics").
-    for (const o of outcome.observations) {
-      deps.log.info('probe', { proxy: p.name, tier: o.tier, ok: o.ok, latencyMs: o.latencyMs, code: o.code });
-    }
+    for (const o of outcome.observations) deps.recorder.observe(p.name, o);
     const dec = decideHealth(
       persisted.get(p.name) ?? null,
       p.name,

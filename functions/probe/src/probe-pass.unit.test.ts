@@ -23,6 +23,7 @@ function fakes(echoUrl: string | null, down: Set<string>) {
   const health = new Map<string, ProxyHealthState>();
   const publisher = new RecordingReconcilePublisher();
   const targets: ProbeTarget[] = [];
+  const observed: Array<{ proxy: string; tier: string; ok: boolean }> = [];
   const deps: ProbeDeps = {
     health: {
       getMany: async (names) => new Map(names.flatMap((n) => (health.has(n) ? [[n, health.get(n)!]] : []))),
@@ -46,6 +47,7 @@ function fakes(echoUrl: string | null, down: Set<string>) {
       },
     },
     log: { info: () => {}, warn: () => {} },
+    recorder: { observe: (proxy, o) => void observed.push({ proxy, tier: o.tier, ok: o.ok }) },
     tiers: { echoUrl, callerIps: ['192.0.2.1'], rejectUnauthorized: true },
     concurrency: 4,
     passive: {
@@ -56,7 +58,7 @@ function fakes(echoUrl: string | null, down: Set<string>) {
       settleMs: 5000,
     },
   };
-  return { deps, health, publisher, targets };
+  return { deps, health, publisher, targets, observed };
 }
 
 const proxy = (name: string, ip: string) =>
@@ -76,6 +78,24 @@ async function passes(deps: ProbeDeps, all: ProxyResource[], n: number) {
   }
   return last;
 }
+
+describe('runProbePass: every probe is observed (seed §9), whatever the verdict does', () => {
+  it('records each tier of each probe, on every pass, also when nothing is written', async () => {
+    const f = fakes(ECHO, new Set(['10.0.0.9']));
+    await passes(f.deps, [proxy('up', '10.0.0.1'), proxy('dead', '10.0.0.9')], 3);
+    const of = (name: string) => f.observed.filter((o) => o.proxy === name);
+    expect(of('up')).toEqual(
+      Array.from({ length: 3 }, () => [
+        { proxy: 'up', tier: 'BASIC', ok: true },
+        { proxy: 'up', tier: 'EGRESS', ok: true },
+      ]).flat(),
+    );
+    // A proxy that fails BASIC is not asked for EGRESS: one failed observation per pass.
+    expect(of('dead')).toEqual(
+      Array.from({ length: 3 }, () => ({ proxy: 'dead', tier: 'BASIC', ok: false })),
+    );
+  });
+});
 
 describe('runProbePass: a proxy with no stored state', () => {
   it.each([

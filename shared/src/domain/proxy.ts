@@ -31,7 +31,8 @@ export type SecretRef = z.infer<typeof SecretRef>;
 
 export const ProxyProtocol = z.enum(['http']);
 
-const AttributeKey = z
+/** Also what a route's selector may name (the API checks it there: a key no proxy can carry never matches). */
+export const AttributeKey = z
   .string()
   .min(1)
   .max(63)

@@ -14,7 +14,12 @@ const Epoch = z.number().int().min(0).max(MAX_SAFE);
 const Checksum = z.string().regex(/^[0-9a-f]{64}$/, 'sha256 hex');
 const Count = z.number().int().min(0).max(1_000_000);
 
-export const WORKER_LIMITS = { maxCounts: 20_000, maxOutcomes: 2_000 } as const;
+// maxCounts is what one workers/{id} document and one 1 MiB body can hold in the worst case the schema
+// allows (63-character names, counts of 1,000,000): Firestore sizes an entry {proxy, active, reserved}
+// at 6+64 + 7+8 + 9+8 = 102 bytes (firebase.google.com/docs/firestore/storage-size), so 8,000 entries are
+// ~816 KB of the 1 MiB document, and on the wire ~112 bytes each, ~896 KB of the body limit. 20,000 made
+// a report of 14-character names unstorable (> 1 MiB), refused on every retry.
+export const WORKER_LIMITS = { maxCounts: 8_000, maxOutcomes: 2_000 } as const;
 
 export const RegisterRequestBody = z
   .object({

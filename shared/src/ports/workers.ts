@@ -52,8 +52,10 @@ export interface OutcomeReader {
 export class WorkerStoreError extends Error {
   constructor(
     /** conflict: a precondition failed (re-read); unavailable: the backend failed (retry later); invalid: a
-     *  stored document no longer fits (someone edited it by hand): fix it, retrying will not. */
-    readonly kind: 'conflict' | 'unavailable' | 'invalid',
+     *  stored document no longer fits (someone edited it by hand): fix it, retrying will not; rejected: the
+     *  backend refused the write itself (Firestore INVALID_ARGUMENT: over 1 MiB, a reserved field name):
+     *  the same write fails the same way every time, so it must never be answered "retry". */
+    readonly kind: 'conflict' | 'unavailable' | 'invalid' | 'rejected',
     message: string,
     options?: { cause?: unknown },
   ) {

@@ -4,7 +4,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
-import { ProxyName } from '../../../../shared/src/domain/proxy.js';
+import { AttributeKey, ProxyName } from '../../../../shared/src/domain/proxy.js';
 import { DEFAULT_ROUTING } from '../../../../shared/src/domain/snapshots/content.js';
 import { ownedBy } from '../../../../shared/src/domain/workers/ownership.js';
 import type { WorkerSettings } from '../../../../shared/src/domain/workers/settings.js';
@@ -48,7 +48,22 @@ export interface GatewayAdminDeps {
 }
 
 // The wire schema's own routing rule (unique names included): what is accepted here, every worker accepts.
-const RoutingBody = z.object({ routes: GatewayRouting.min(1) }).strict();
+// Selector keys are held to the proxy attribute-key rule on top of it: a key that is not an attribute key
+// can never match a proxy, and some are not even storable ("__name__", "__x__" are Firestore-reserved
+// field names: the write failed on every retry). Only here, not in the wire schema: routing documents and
+// snapshots already stored with such keys must still parse.
+const SelectorKeys = z.record(AttributeKey, z.unknown());
+const RoutingBody = z
+  .object({ routes: GatewayRouting.min(1) })
+  .strict()
+  .superRefine((body, ctx) => {
+    body.routes.forEach((route, i) => {
+      const keys = SelectorKeys.safeParse(route.selector);
+      for (const issue of keys.success ? [] : keys.error.issues) {
+        ctx.addIssue({ ...issue, path: ['routes', i, 'selector', ...issue.path] });
+      }
+    });
+  });
 const ReclaimBody = z
   .object({
     ttlSeconds: z

@@ -1,6 +1,6 @@
 // The worker endpoints' errors: the API's `{"error": "<stable_code>", "message": …}` shape with the codes of
 // docs/gateway-control-plane.md, and the sub-app's onError that renders them (plus the API's own errors
-// raised by shared middleware, and store failures as 503).
+// raised by shared middleware, and store failures: 503 to retry, 400 for a write the store refuses as such).
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
@@ -59,6 +59,19 @@ export const workerErrors =
       const headers: Record<string, string> = { ...err.extra.headers };
       if (err.extra.retryAfterSeconds) headers['Retry-After'] = String(err.extra.retryAfterSeconds);
       return c.json(err.body(), err.status, headers);
+    }
+    if (err instanceof WorkerStoreError && err.kind === 'rejected') {
+      // The same request would be refused the same way again: a 4xx the worker drops (control-reaction.ts),
+      // never a 503 it retries forever. Logged at ERROR: the API's limits are meant to make this impossible.
+      log.error(`${c.req.method} ${c.req.path}: the store refused the write`, {
+        requestId,
+        error: err,
+        cause: err.cause,
+      });
+      return c.json(
+        { error: 'invalid_request', message: 'the store refused this write; sending it again cannot help' },
+        400,
+      );
     }
     if (err instanceof WorkerStoreError && err.kind !== 'invalid') {
       log.warn(`${c.req.method} ${c.req.path}: store ${err.kind}`, {

@@ -7,7 +7,7 @@ import {
   type GatewaySnapshotMessage,
   sha256Hex,
 } from '../../../../shared/src/messages/gateway-snapshot.js';
-import type { RegisterResponseBody } from '../../../../shared/src/messages/worker-api.js';
+import { type RegisterResponseBody, WORKER_LIMITS } from '../../../../shared/src/messages/worker-api.js';
 import type { ControlAnswer, ControlClient } from './client.js';
 import type { FeedHandle, FeedMessage, FeedVerdict, SnapshotFeed } from './feed.js';
 
@@ -41,7 +41,7 @@ export function registration(
     reportIntervalSeconds: 5,
     reportTtlSeconds: 15,
     sessionTtlSeconds: 30,
-    limits: { maxCounts: 20_000, maxOutcomes: 2_000 },
+    limits: { ...WORKER_LIMITS },
     ...over,
   };
 }

@@ -8,6 +8,7 @@ import { controlReaction } from '../../../../shared/src/domain/gateway/control-r
 import { WORKER_LIMITS } from '../../../../shared/src/messages/worker-api.js';
 import type { Outcome } from '../outcomes.js';
 import type { RuntimeView } from '../session.js';
+import type { ProxyRuntimeCount } from '../worker.js';
 import { KickLoop, sleep } from './loops.js';
 import type { ControllerSession } from './session.js';
 import type { SessionDeps, SessionSettings } from './session-settings.js';
@@ -36,6 +37,22 @@ export function toWireOutcome(o: Outcome): WireOutcome {
     ...(o.status !== undefined && o.status >= 0 && o.status <= 999 ? { status: o.status } : {}),
     at: new Date(o.at).toISOString(),
   };
+}
+
+/**
+ * At most `max` counts (the registration's limits.maxCounts), the draining ones first: a report is a
+ * complete replacement, so a proxy cut from it reads as zero, and for a proxy being drained away that is
+ * "drained" — its ownership would move while its tunnels still run here. A proxy still owned that is cut
+ * only looks idle in the controller's capacity view until the load drops under the limit.
+ */
+export function reportedCounts(all: readonly ProxyRuntimeCount[], max: number) {
+  const ordered =
+    all.length > max ? [...all.filter((c) => c.draining), ...all.filter((c) => !c.draining)] : all;
+  return ordered.slice(0, max).map((c) => ({
+    proxy: c.proxy,
+    active: Math.min(c.active, MAX_COUNT),
+    reserved: Math.min(c.reserved, MAX_COUNT),
+  }));
 }
 
 export class ReportLoop {
@@ -167,11 +184,7 @@ export class ReportLoop {
     const max = this.limits().maxCounts;
     if (all.length > max)
       this.deps.log.warn('runtime report truncated to the controller limit', { counts: all.length, max });
-    return all.slice(0, max).map((c) => ({
-      proxy: c.proxy,
-      active: Math.min(c.active, MAX_COUNT),
-      reserved: Math.min(c.reserved, MAX_COUNT),
-    }));
+    return reportedCounts(all, max);
   }
 
   private async sendOutcomes(): Promise<void> {

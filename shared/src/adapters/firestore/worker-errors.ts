@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { WorkerStoreError } from '../../ports/workers.js';
 import { timestampOfVersion, versionOf } from './proxy-converter.js';
 
+export const INVALID_ARGUMENT = 3;
 export const ALREADY_EXISTS = 6;
 export const FAILED_PRECONDITION = 9;
 export const NOT_FOUND = 5;
@@ -22,6 +23,10 @@ export function workerStoreFailure(err: unknown, what: string): WorkerStoreError
   if (code === FAILED_PRECONDITION || code === ALREADY_EXISTS || code === NOT_FOUND) {
     return new WorkerStoreError('conflict', `${what}: the document changed meanwhile`, { cause: err });
   }
+  // INVALID_ARGUMENT is Firestore refusing the write as such (a document over 1 MiB, a reserved `__x__`
+  // field name): answered "retry", a worker re-sent the same report every second and its capacity fell to 0.
+  if (code === INVALID_ARGUMENT)
+    return new WorkerStoreError('rejected', `${what}: refused by the store`, { cause: err });
   return new WorkerStoreError('unavailable', `${what} failed`, { cause: err });
 }
 

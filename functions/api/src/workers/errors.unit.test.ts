@@ -1,0 +1,95 @@
+// How a store failure reaches a worker: by gRPC code (never message text) to a WorkerStoreError kind, and
+// from the kind to the answer whose code the worker reacts to (docs/gateway-control-plane.md § Errors).
+// Firestore's INVALID_ARGUMENT (a document over 1 MiB, a reserved field name) fails the same way on every
+// retry, so it must be a 4xx the worker drops — a 503 made it re-send the same report forever.
+import { Hono } from 'hono';
+import { describe, expect, it, vi } from 'vitest';
+import { workerStoreFailure } from '../../../../shared/src/adapters/firestore/worker-errors.js';
+import { controlReaction } from '../../../../shared/src/domain/gateway/control-reaction.js';
+import { workerErrors } from './errors.js';
+
+const log = { info: vi.fn(), warn: vi.fn(), error: vi.fn(), debug: vi.fn() };
+
+function answer(err: unknown) {
+  const app = new Hono();
+  app.onError(workerErrors(log as never));
+  app.post('/w', () => {
+    throw workerStoreFailure(err, 'write the worker');
+  });
+  return app.request('/w', { method: 'POST' });
+}
+
+const grpc = (code: number) => Object.assign(new Error(`gRPC ${code}`), { code });
+
+describe('store failures as worker answers', () => {
+  it.each([
+    {
+      name: '3 INVALID_ARGUMENT (too large, reserved name)',
+      err: grpc(3),
+      kind: 'rejected',
+      status: 400,
+      code: 'invalid_request',
+      retryAfter: null,
+      reaction: 'drop',
+    },
+    {
+      name: '14 UNAVAILABLE',
+      err: grpc(14),
+      kind: 'unavailable',
+      status: 503,
+      code: 'unavailable',
+      retryAfter: '1',
+      reaction: 'retry',
+    },
+    {
+      name: '4 DEADLINE_EXCEEDED',
+      err: grpc(4),
+      kind: 'unavailable',
+      status: 503,
+      code: 'unavailable',
+      retryAfter: '1',
+      reaction: 'retry',
+    },
+    {
+      name: '9 FAILED_PRECONDITION',
+      err: grpc(9),
+      kind: 'conflict',
+      status: 503,
+      code: 'contended',
+      retryAfter: '1',
+      reaction: 'retry',
+    },
+    {
+      name: '6 ALREADY_EXISTS',
+      err: grpc(6),
+      kind: 'conflict',
+      status: 503,
+      code: 'contended',
+      retryAfter: '1',
+      reaction: 'retry',
+    },
+    {
+      name: 'no code (a network error)',
+      err: new Error('socket hang up'),
+      kind: 'unavailable',
+      status: 503,
+      code: 'unavailable',
+      retryAfter: '1',
+      reaction: 'retry',
+    },
+  ])('$name → $kind, $status $code', async ({ err, kind, status, code, retryAfter, reaction }) => {
+    expect(workerStoreFailure(err, 'x').kind).toBe(kind);
+    const res = await answer(err);
+    expect(res.status).toBe(status);
+    expect(res.headers.get('retry-after')).toBe(retryAfter);
+    expect(await res.json()).toMatchObject({ error: code });
+    expect(controlReaction(status, code)).toBe(reaction);
+  });
+
+  it('classifies by code, never by the message: an INVALID_ARGUMENT text on code 14 is still a retry', () => {
+    const err = Object.assign(new Error('3 INVALID_ARGUMENT: maximum entity size is 1048576 bytes'), {
+      code: 14,
+    });
+    expect(workerStoreFailure(err, 'x').kind).toBe('unavailable');
+  });
+});

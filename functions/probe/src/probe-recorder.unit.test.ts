@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest';
+import { jsonLogger } from '../../../shared/src/adapters/log/json-logger.js';
+import { logProbeRecorder, PROBE_RESULT_EVENT } from './probe-recorder.js';
+
+describe('logProbeRecorder', () => {
+  it('writes one INFO line per observation, with the fields the log-based metrics extract', () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const log = jsonLogger({}, { level: 'info', write: (l) => lines.push(JSON.parse(l)) });
+    const r = logProbeRecorder(log);
+    r.observe('p1', { tier: 'BASIC', ok: false, latencyMs: 3001, code: 'timeout' });
+    r.observe('p1', { tier: 'EGRESS', ok: true, latencyMs: 42, code: null });
+    expect(lines).toEqual([
+      expect.objectContaining({
+        severity: 'INFO',
+        message: 'probe',
+        event: PROBE_RESULT_EVENT,
+        proxy: 'p1',
+        tier: 'BASIC',
+        ok: false,
+        latencyMs: 3001,
+        code: 'timeout',
+      }),
+      expect.objectContaining({ event: PROBE_RESULT_EVENT, tier: 'EGRESS', ok: true, latencyMs: 42 }),
+    ]);
+  });
+});
