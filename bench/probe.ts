@@ -22,7 +22,8 @@ import { createPubSub } from '../shared/src/adapters/pubsub/client.js';
 import { ensurePubSubTopology } from '../shared/src/adapters/pubsub/topology.js';
 import { repoRoot } from '../shared/src/config/local-ports.js';
 import { loadPubSubTable } from '../shared/src/config/topology.js';
-import { emptyStatus, ProxySpec } from '../shared/src/domain/proxy.js';
+import { ProxySpec } from '../shared/src/domain/proxy.js';
+import { provisionedProxy } from '../test/support/provisioned-proxy.js';
 import { writeResult } from './support/result.js';
 
 const host = '127.0.0.1';
@@ -108,34 +109,16 @@ export default async function probeBench(args: string[]): Promise<void> {
     }
     console.log(`  ${running.size} running; writing their proxy documents …`);
     await mapLimit(fleet, 64, (f) =>
-      store.create({
-        name: `bench-${f.i}`,
-        uid: f.uid,
-        generation: 1,
-        createdAt: new Date(),
-        deletionRequestedAt: null,
-        spec,
-        status: {
-          ...emptyStatus(),
-          phase: 'Provisioned',
-          observedGeneration: 1,
-          // As reconcile leaves a running instance: the time it turned Provisioned names the incarnation
-          // the probe keys its counters by (shared/src/domain/health/instance-key.ts).
-          conditions: [
-            {
-              type: 'Provisioned',
-              status: 'True',
-              reason: 'Created',
-              message: '',
-              lastTransitionTime: new Date(),
-              observedGeneration: 1,
-            },
-          ],
-          providerId: `zones/${spec.zone}/instances/${f.instance}`,
+      store.create(
+        provisionedProxy({
+          name: `bench-${f.i}`,
+          uid: f.uid,
+          spec,
+          now: new Date(),
           ip: running.get(f.instance) ?? null,
-          specHash: 'h',
-        },
-      }),
+          providerId: `zones/${spec.zone}/instances/${f.instance}`,
+        }),
+      ),
     );
     await ensurePubSubTopology(createPubSub(projectId, emus.env.PUBSUB_EMULATOR_HOST), loadPubSubTable(), {
       projectId,

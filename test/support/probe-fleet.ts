@@ -26,12 +26,7 @@ import {
   DEFAULT_PASSIVE_SETTINGS,
   type PassiveSettings,
 } from '../../shared/src/domain/health/passive-track.js';
-import {
-  type ExternalSpec,
-  emptyStatus,
-  type ProxyResource,
-  ProxySpec,
-} from '../../shared/src/domain/proxy.js';
+import { type ExternalSpec, type ProxyResource, ProxySpec } from '../../shared/src/domain/proxy.js';
 import { applyHealth, verdictFor } from '../../shared/src/domain/reconcile/conditions.js';
 import { reconcileExternal } from '../../shared/src/domain/reconcile/external.js';
 import { finalizeStatus, statusChanged } from '../../shared/src/domain/reconcile/patch-status.js';
@@ -39,6 +34,7 @@ import type { Plan } from '../../shared/src/domain/reconcile/types.js';
 import { DEFAULT_PASSIVE_RULE } from '../../shared/src/domain/workers/passive.js';
 import type { ReconcileRequest } from '../../shared/src/messages/reconcile-request.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
+import { provisionedProxy } from './provisioned-proxy.js';
 
 export interface ProbeFleet {
   db: Firestore;
@@ -216,34 +212,7 @@ export async function startProbeFleet(
       });
       if (parsed.mode !== 'managed') throw new Error('managed only');
       const { uid, instance, providerId, ip } = await runInstance(name, parsed);
-      const proxy: ProxyResource = {
-        name,
-        uid,
-        generation: 1,
-        createdAt: clock.now(),
-        deletionRequestedAt: null,
-        spec: parsed,
-        status: {
-          ...emptyStatus(),
-          phase: 'Provisioned',
-          observedGeneration: 1,
-          // As reconcile leaves a running instance: the time it turned Provisioned names the incarnation
-          // the probe keys its counters by (shared/src/domain/health/instance-key.ts).
-          conditions: [
-            {
-              type: 'Provisioned',
-              status: 'True',
-              reason: 'Created',
-              message: '',
-              lastTransitionTime: clock.now(),
-              observedGeneration: 1,
-            },
-          ],
-          providerId,
-          ip,
-          specHash: 'h',
-        },
-      };
+      const proxy = provisionedProxy({ name, uid, spec: parsed, now: clock.now(), ip, providerId });
       await proxies.create(proxy);
       return { proxy, zone: parsed.zone, instance };
     },
@@ -262,31 +231,7 @@ export async function startProbeFleet(
           failureThreshold: 2,
         },
       });
-      const proxy: ProxyResource = {
-        name,
-        uid,
-        generation: 1,
-        createdAt: clock.now(),
-        deletionRequestedAt: null,
-        spec,
-        status: {
-          ...emptyStatus(),
-          phase: 'Provisioned',
-          observedGeneration: 1,
-          // As reconcileExternal leaves it before the probe's first verdict.
-          conditions: [
-            {
-              type: 'Provisioned',
-              status: 'True',
-              reason: 'ExternalEndpoint',
-              message: '',
-              lastTransitionTime: clock.now(),
-              observedGeneration: 1,
-            },
-          ],
-          ip,
-        },
-      };
+      const proxy = provisionedProxy({ name, uid, spec, now: clock.now(), ip });
       await proxies.create(proxy);
       return { proxy, zone: managed.zone, instance };
     },
