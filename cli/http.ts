@@ -1,11 +1,12 @@
 // The CLI's HTTP client: JSON in and out, the role's bearer token, a timeout, and failures turned into
 // ApiCallError (the API's stable code) or UnreachableError. One retry of a 503 that names Retry-After.
+
+import { BEARER_TOKEN } from '../shared/src/domain/bearer-token.js';
 import { type ResolvedToken, type Role, resolveToken, type TokenSources } from './config.js';
 import { ApiCallError, InputError, UnreachableError } from './errors.js';
 
 // RFC 9110 field values may hold spaces, but a bearer token never does (RFC 6750 §2.1 b64token is visible
 // ASCII). Checked before fetch: fetch's refusal of a bad header quotes the whole value, token included.
-const BEARER_TOKEN = /^[\x21-\x7e]+$/;
 
 export interface ApiClientOptions {
   baseUrl: string;
@@ -39,7 +40,7 @@ export class ApiClient {
       if (t.token !== null && !BEARER_TOKEN.test(t.token)) {
         const from = /^[A-Z_]+$/.test(t.source) ? `$${t.source}` : t.source;
         throw new InputError(
-          `the token from ${from} is not a bearer token: it must be visible ASCII, with no spaces or line breaks`,
+          `the token from ${from} is not a bearer token (RFC 6750: letters, digits, -._~+/ and trailing =; no spaces or line breaks)`,
         );
       }
       this.resolved.set(role, t);

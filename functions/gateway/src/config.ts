@@ -2,6 +2,7 @@
 // reads process.env. Durations are milliseconds unless the name says otherwise.
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { BEARER_TOKEN } from '../../../shared/src/domain/bearer-token.js';
 import { WorkerId } from '../../../shared/src/messages/gateway-snapshot.js';
 import { LOG_LEVELS } from './logger.js';
 import { PLAIN_HTTP_SETTINGS } from './plain-http.js';
@@ -72,7 +73,7 @@ export const GatewayEnv = z.object({
     .min(16)
     // fetch refuses a header value with a line break in a TypeError that quotes the whole value, and that
     // error would be logged: refuse it here, where the message names only the variable.
-    .regex(/^[\x21-\x7e]+$/, 'visible ASCII only (no spaces or line breaks)')
+    .regex(BEARER_TOKEN, 'a bearer token (RFC 6750: letters, digits, -._~+/ and trailing =)')
     .optional(),
   /** "none": send no credential (a local API whose worker auth is off). */
   GATEWAY_WORKER_AUTH: z.enum(['google', 'none']).default('google'),

@@ -2,6 +2,7 @@
 // zod schemas the service validates with and publishes as /openapi.json; responses are checked against
 // them, so a version skew fails loudly here instead of deep inside a crawler.
 import type { z } from 'zod';
+import { BEARER_TOKEN } from '../domain/bearer-token.js';
 import type { LeaseResult } from '../domain/leases/model.js';
 import {
   type AcquireRequest,
@@ -68,11 +69,13 @@ export class LeaseClient {
 
   constructor(private readonly opts: LeaseClientOptions) {
     // A token read from a file keeps its trailing newline (fetch would trim it too); an empty one is none.
-    // Anything else that is not visible ASCII fetch refuses with a TypeError quoting the whole header —
-    // into the crawler's logs: refuse it here without quoting it.
+    // A token the API could never take is refused here, without quoting it: fetch would refuse some (a
+    // line break) with a TypeError quoting the whole header, into the crawler's logs.
     const token = opts.token?.trim() || undefined;
-    if (token !== undefined && !/^[\x21-\x7e]+$/.test(token)) {
-      throw new TypeError('LeaseClient: the token must be visible ASCII (no spaces or line breaks)');
+    if (token !== undefined && !BEARER_TOKEN.test(token)) {
+      throw new TypeError(
+        'LeaseClient: the token is not a bearer token (RFC 6750: letters, digits, -._~+/ and trailing =)',
+      );
     }
     this.token = token;
     this.base = opts.baseUrl.replace(/\/+$/, '');

@@ -1,6 +1,8 @@
 // Who may call the admin API. An Authenticator turns the Authorization header into a principal or a
 // refusal; the middleware maps refusals to 401 / 403 / 503. Implementations: static named tokens, Google
 // identity tokens on an email allow-list, and "open" (explicit local mode only).
+import { BEARER_TOKEN } from '../../../../shared/src/domain/bearer-token.js';
+
 export type Principal =
   | { kind: 'google'; email: string }
   | { kind: 'token'; name: string }
@@ -28,8 +30,8 @@ export const MAX_TOKEN_LENGTH = 8192;
 
 /** The bearer token of an Authorization header (RFC 6750 §2.1), or undefined. */
 export function bearerToken(authorization: string | undefined): string | undefined {
-  const match = authorization?.match(/^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i);
-  return match?.[1];
+  const match = authorization?.match(/^Bearer +(\S+) *$/i)?.[1];
+  return match !== undefined && BEARER_TOKEN.test(match) ? match : undefined;
 }
 
 /** Auth off: every caller is the local operator. Only built when local mode is explicit (see config.ts). */
