@@ -18,6 +18,7 @@ const db = new Firestore({ projectId: config.GOOGLE_CLOUD_PROJECT });
 const gce = makeGceProvider({
   project: config.GOOGLE_CLOUD_PROJECT,
   computeEndpoint: config.COMPUTE_EMULATOR_HOST,
+  log,
 });
 
 const deps: GcDeps = {

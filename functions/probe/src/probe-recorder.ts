@@ -2,8 +2,9 @@
 // probe, while status writes are transition-only. The probe declares the small recorder it needs; only
 // its entry point picks the implementation. A Pub/Sub-triggered function has no /metrics anyone could
 // scrape, so the deployed recorder writes one `probe.result` line per tier per probe, and Terraform's
-// log-based metrics turn them into proxyplane/healthcheck_results {tier, ok} (the failures counter:
-// ok="false") and proxyplane/healthcheck_latency {tier} (a distribution). Per proxy, the lines are the
+// log-based metrics turn them into proxyplane/probe_results {tier, ok} (the failures counter:
+// ok="false") and proxyplane/probe_latency {tier} (a distribution). The event is written as a literal:
+// test/terraform/code-contract.test.ts reads the level of each alerting event from the log call. Per proxy, the lines are the
 // series (Logs Explorer, jsonPayload.proxy): a per-proxy label on a Cloud Monitoring metric would cost
 // a time series per proxy and tier. A pruned proxy simply stops producing lines.
 import type { TierOutcome } from './tiers.js';

@@ -36,6 +36,7 @@ export function reconcileDeps(
   const gce = makeGceProvider({
     project,
     computeEndpoint: config.COMPUTE_EMULATOR_HOST,
+    log,
     ...(config.GCE_NETWORK ? { network: config.GCE_NETWORK } : {}),
     ...(config.GCE_SUBNETWORK ? { subnetwork: config.GCE_SUBNETWORK } : {}),
     ...(config.GCE_SERVICE_ACCOUNT ? { serviceAccountEmail: config.GCE_SERVICE_ACCOUNT } : {}),
