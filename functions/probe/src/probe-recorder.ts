@@ -3,10 +3,10 @@
 // its entry point picks the implementation. A Pub/Sub-triggered function has no /metrics anyone could
 // scrape, so the deployed recorder writes one `probe.result` line per tier per probe, and Terraform's
 // log-based metrics turn them into proxyplane/probe_results {tier, ok} (the failures counter:
-// ok="false") and proxyplane/probe_latency {tier} (a distribution). The event is written as a literal:
-// test/terraform/code-contract.test.ts reads the level of each alerting event from the log call. Per proxy, the lines are the
+// ok="false") and proxyplane/probe_latency {tier} (a distribution). Per proxy, the lines are the
 // series (Logs Explorer, jsonPayload.proxy): a per-proxy label on a Cloud Monitoring metric would cost
-// a time series per proxy and tier. A pruned proxy simply stops producing lines.
+// a time series per proxy and tier. A pruned proxy simply stops producing lines. The event is written
+// as a literal: test/terraform/code-contract.test.ts reads each counted event's level from its call.
 import type { TierOutcome } from './tiers.js';
 
 export type TierObservation = TierOutcome['observations'][number];
