@@ -3,6 +3,7 @@ import type { ProbeResult, ProbeTarget } from '../../../shared/src/adapters/prob
 import { healthVerdictOf, type ProxyHealthState } from '../../../shared/src/domain/health/proxy-health.js';
 import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
 import { SecretAccessError, type SecretErrorKind } from '../../../shared/src/ports/secrets.js';
+import { condition } from '../../../shared/src/testing/healthy-conditions.js';
 import { aProxy, managedSpec } from '../../../shared/src/testing/proxy-fixtures.js';
 import { RecordingReconcilePublisher } from '../../../shared/src/testing/recording-publisher.js';
 import { type PassCounts, type ProbeDeps, runProbePass } from './probe-pass.js';
@@ -175,14 +176,8 @@ describe('runProbePass: a proxy whose credentials secret cannot be read', () => 
 });
 
 describe('runProbePass: a status that lags the stored verdict (a lost publish)', () => {
-  const cond = (type: string, status: 'True' | 'False', reason: string) => ({
-    type,
-    status,
-    reason,
-    message: '',
-    lastTransitionTime: t0,
-    observedGeneration: 1,
-  });
+  const cond = (type: string, status: 'True' | 'False', reason: string) =>
+    condition(type, status, reason, t0);
   // Reconcile has folded AVAILABLE; the probe has since stored UNHEALTHY, but its publish was lost.
   const shownHealthy = () =>
     aProxy({

@@ -1,16 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { condition } from '../testing/healthy-conditions.js';
 import { computePhase } from './phase.js';
 import { type Condition, emptyStatus, type Phase, type ProxyStatus } from './proxy.js';
 
 const at = new Date('2026-01-01T00:00:00Z');
-const cond = (type: string, status: Condition['status'], reason = 'R'): Condition => ({
-  type,
-  status,
-  reason,
-  message: '',
-  lastTransitionTime: at,
-  observedGeneration: 1,
-});
+const cond = (type: string, status: Condition['status'], reason = 'R') => condition(type, status, reason, at);
 const st = (over: Partial<ProxyStatus>): ProxyStatus => ({ ...emptyStatus(), ...over });
 
 describe('computePhase', () => {

@@ -13,6 +13,21 @@ export const HEALTHY_CONDITIONS: Condition[] = [
   },
 ];
 
+/** Any condition, as of `at`, at generation 1: for tables of statuses in tests. */
+export const condition = (
+  type: string,
+  status: Condition['status'],
+  reason: string,
+  at: Date,
+): Condition => ({
+  type,
+  status,
+  reason,
+  message: '',
+  lastTransitionTime: at,
+  observedGeneration: 1,
+});
+
 /** Provisioned=True since `since`: a running managed instance (its incarnation, for health keys). */
 export const provisionedSince = (since: Date): Condition => ({
   type: 'Provisioned',

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { condition } from '../../testing/healthy-conditions.js';
 import { aProxy, externalSpec } from '../../testing/proxy-fixtures.js';
 import type { Condition, ProxyResource } from '../proxy.js';
 import { healthInstanceKey } from './instance-key.js';
@@ -7,14 +8,8 @@ import { statusLags } from './status-lag.js';
 import type { Verdict } from './verdict.js';
 
 const t0 = new Date('2026-01-01T00:00:00Z');
-const cond = (type: string, status: Condition['status'], reason: string): Condition => ({
-  type,
-  status,
-  reason,
-  message: '',
-  lastTransitionTime: t0,
-  observedGeneration: 1,
-});
+const cond = (type: string, status: Condition['status'], reason: string) =>
+  condition(type, status, reason, t0);
 const provisioned = cond('Provisioned', 'True', 'Created');
 const healthy = cond('Healthy', 'True', 'ProbeSucceeded');
 const unhealthy = cond('Healthy', 'False', 'ProbeFailed');
