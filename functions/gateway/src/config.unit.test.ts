@@ -20,6 +20,11 @@ describe('loadGatewayConfig', () => {
     expect(b.GATEWAY_PROXY_PORT).toBe('off');
     expect(b.PORT).toBe(8080);
     expect(b.GATEWAY_PLAIN_HTTP).toBe('auto');
+    expect(b.GATEWAY_GC_MARKING).toBe('atomic');
+    expect(
+      loadGatewayConfig([], { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_GC_MARKING: 'incremental' })
+        .GATEWAY_GC_MARKING,
+    ).toBe('incremental');
     expect(
       loadGatewayConfig([], { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_PLAIN_HTTP: 'pinned' }).GATEWAY_PLAIN_HTTP,
     ).toBe('pinned');
@@ -31,6 +36,7 @@ describe('loadGatewayConfig', () => {
     ['a bad port', { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_PROXY_PORT: '70000' }],
     ['an unknown auth mode', { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_CLIENT_AUTH: 'maybe' }],
     ['an unknown plain-HTTP mode', { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_PLAIN_HTTP: 'absolute' }],
+    ['an unknown GC marking mode', { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_GC_MARKING: 'concurrent' }],
     [
       'a control plane and a snapshot file at once',
       {
