@@ -1,6 +1,7 @@
 // `npm run emulators`: the Google emulators alone on the firebase.json ports (plus PROXYPLANE_PORT_OFFSET,
 // as `npm start`), until Ctrl-C, SIGTERM or the terminal closing (SIGHUP).
 import { loadLocalPorts } from '../../shared/src/config/local-ports.js';
+import { OptionsError, portOffsetFrom } from '../local-plane/options.js';
 import { assertPortsFree, offsetPorts, PortInUseError } from '../local-plane/ports.js';
 import { type GoogleEmulators, StartAborted, startGoogleEmulators } from './google-emulators.js';
 import { onShutdown } from './shutdown-signals.js';
@@ -8,12 +9,15 @@ import { onShutdown } from './shutdown-signals.js';
 // Stopping two JVMs takes a few seconds; never longer than this, whatever hangs.
 const STOP_DEADLINE_MS = 30_000;
 
-const offsetText = process.env.PROXYPLANE_PORT_OFFSET ?? '0';
-if (!/^\d+$/.test(offsetText) || Number(offsetText) > 40_000) {
-  console.error(`PROXYPLANE_PORT_OFFSET must be an integer from 0 to 40000, got "${offsetText}"`);
+let offset = 0;
+try {
+  offset = portOffsetFrom(process.env);
+} catch (err) {
+  if (!(err instanceof OptionsError)) throw err;
+  console.error(err.message);
   process.exit(2);
 }
-const ports = offsetPorts(loadLocalPorts(), Number(offsetText));
+const ports = offsetPorts(loadLocalPorts(), offset);
 const projectId = process.env.GOOGLE_CLOUD_PROJECT || 'demo-proxyplane';
 
 // The emulators run detached (their own process groups, so a stop reaches the JVMs behind the shell

@@ -31,6 +31,13 @@ function nonNegativeInt(value: string, what: string): number {
   return Number(value);
 }
 
+/** PROXYPLANE_PORT_OFFSET: added to every firebase.json port by `npm start` and `npm run emulators`. */
+export function portOffsetFrom(env: NodeJS.ProcessEnv): number {
+  const offset = nonNegativeInt(env.PROXYPLANE_PORT_OFFSET ?? '0', 'PROXYPLANE_PORT_OFFSET');
+  if (offset > 40_000) throw new OptionsError(`PROXYPLANE_PORT_OFFSET ${offset} pushes ports past 65535`);
+  return offset;
+}
+
 export function parsePlaneOptions(argv: string[] = process.argv.slice(2), env = process.env): PlaneOptions {
   const spec = {
     demo: { type: 'boolean', default: true },
@@ -47,9 +54,7 @@ export function parsePlaneOptions(argv: string[] = process.argv.slice(2), env = 
   const { values } = parsed;
   const speed = Number(values.speed);
   if (!(speed > 0)) throw new OptionsError(`--speed must be a positive number, got "${values.speed}"`);
-  const portOffset = nonNegativeInt(env.PROXYPLANE_PORT_OFFSET ?? '0', 'PROXYPLANE_PORT_OFFSET');
-  if (portOffset > 40_000)
-    throw new OptionsError(`PROXYPLANE_PORT_OFFSET ${portOffset} pushes ports past 65535`);
+  const portOffset = portOffsetFrom(env);
   const stateDir = env.PROXYPLANE_STATE_DIR ?? '.local-plane';
   return {
     projectId: env.GOOGLE_CLOUD_PROJECT || 'demo-proxyplane',

@@ -82,7 +82,7 @@ afterEach(() => {
   groups = [];
 });
 
-function startLauncher(offset: number) {
+function startLauncher(offset: number | string) {
   const child = spawn(process.execPath, ['--import', 'tsx', 'emulators/launcher/main.ts'], {
     env: { ...process.env, PROXYPLANE_PORT_OFFSET: String(offset), GOOGLE_CLOUD_PROJECT: 'demo-launcher' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -166,4 +166,25 @@ describe('npm run emulators', () => {
       await new Promise((r) => squatter.close(r));
     }
   }, 40_000);
+
+  it.each([
+    ['abc', 'must be a non-negative integer, got "abc"'],
+    ['50000', 'PROXYPLANE_PORT_OFFSET 50000 pushes ports past 65535'],
+  ])(
+    'refuses PROXYPLANE_PORT_OFFSET=%s with exit 2 and starts nothing',
+    async (offset, message) => {
+      const run = startLauncher(offset);
+      launcher = run.child;
+      const [code] = await Promise.race([
+        run.exited,
+        new Promise<never>((_, reject) =>
+          setTimeout(() => reject(new Error(`launcher did not exit; output: ${run.output.text}`)), 20_000),
+        ),
+      ]);
+      expect(run.output.text).toContain(message);
+      expect(code).toBe(2);
+      expect(run.output.text).not.toContain('export ');
+    },
+    40_000,
+  );
 });

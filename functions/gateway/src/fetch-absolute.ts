@@ -6,8 +6,7 @@ import http, { type IncomingMessage } from 'node:http';
 import type { Upstream } from '../../../shared/src/domain/gateway/routing.js';
 import type { UpstreamAuth } from './compile.js';
 import type { OutcomeStage } from './outcomes.js';
-import { isProxyChallenge } from './plain-forward.js';
-import { MAX_RESPONSE_HEAD_BYTES } from './response-head.js';
+import { isProxyChallenge, MAX_RESPONSE_HEAD_BYTES } from './response-head.js';
 import type { UpstreamPool } from './upstream-pool.js';
 
 export type AbsoluteFetchResult =
@@ -68,7 +67,7 @@ export function fetchAbsolute(
         else up();
       });
       r.on('response', (res) => {
-        // Only a 407 with a challenge is the upstream's (plain-forward.ts isProxyChallenge); a target's
+        // Only a 407 with a challenge is the upstream's (response-head.ts isProxyChallenge); a target's
         // 407 is the target's response.
         if (isProxyChallenge(res)) {
           r.destroy();

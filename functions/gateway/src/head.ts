@@ -157,13 +157,12 @@ export function absoluteUrl(authority: Authority, path: string): string {
  * the keep-alive agent sets it for the upstream hop.
  */
 export function forwardedHeaders(h: RequestHead, hostFallback: string, proxyAuthorization: string): string[] {
-  const listed = connectionTokens(h);
-  const http10 = h.version === 'HTTP/1.0';
+  const forwarded = endToEnd(h);
   const out: string[] = [];
   let hasHost = false;
   for (let i = 0; i < h.names.length; i++) {
     const n = h.names[i]!;
-    if (HOP_BY_HOP.has(n) || listed?.includes(n) || (http10 && n === 'expect')) continue;
+    if (!forwarded(n)) continue;
     if (n === 'host') hasHost = true;
     const line = h.lines[i]!;
     out.push(line.slice(0, line.indexOf(':')), h.values[i]!);
@@ -181,6 +180,13 @@ export function forwardedHeaders(h: RequestHead, hostFallback: string, proxyAuth
  */
 const NEVER_LISTED = new Set(['content-length', 'transfer-encoding', 'host']);
 
+/** Whether a header (lower-case name) of this request reaches the target: the filter above, per request. */
+function endToEnd(h: RequestHead): (name: string) => boolean {
+  const listed = connectionTokens(h);
+  const http10 = h.version === 'HTTP/1.0';
+  return (n) => !HOP_BY_HOP.has(n) && !listed?.includes(n) && !(http10 && n === 'expect');
+}
+
 function connectionTokens(h: RequestHead): string[] | null {
   const conn = header(h, 'connection');
   return conn
@@ -193,13 +199,12 @@ function connectionTokens(h: RequestHead): string[] | null {
 }
 
 function forwardedHead(h: RequestHead, requestLine: string, hostFallback: string, extra: string): string {
-  const listed = connectionTokens(h);
-  const http10 = h.version === 'HTTP/1.0';
+  const forwarded = endToEnd(h);
   let out = requestLine;
   let hasHost = false;
   for (let i = 0; i < h.names.length; i++) {
     const n = h.names[i]!;
-    if (HOP_BY_HOP.has(n) || listed?.includes(n) || (http10 && n === 'expect')) continue;
+    if (!forwarded(n)) continue;
     if (n === 'host') hasHost = true;
     out += `${h.lines[i]}\r\n`;
   }

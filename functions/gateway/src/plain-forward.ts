@@ -10,7 +10,12 @@
 import http, { type ClientRequest, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { OutcomeStage } from './outcomes.js';
-import { bodyFraming, clientResponseHead, MAX_RESPONSE_HEAD_BYTES } from './response-head.js';
+import {
+  bodyFraming,
+  clientResponseHead,
+  isProxyChallenge,
+  MAX_RESPONSE_HEAD_BYTES,
+} from './response-head.js';
 import type { UpstreamPool } from './upstream-pool.js';
 
 /** The session side (proxy-session.ts): its accounting and its client socket. */
@@ -244,15 +249,6 @@ export class PlainForward {
   onDrain(): void {
     this.owner.bodyDrained();
   }
-}
-
-/**
- * The upstream's own refusal of our credentials: a 407 with Proxy-Authenticate (RFC 9110 §11.7.1 —
- * a proxy's 407 MUST carry it). A target's 407 relayed by the upstream has none: squid removes the
- * origin's, as a hop-by-hop field of the other hop. That one is the target's answer, not a proxy fault.
- */
-export function isProxyChallenge(res: IncomingMessage): boolean {
-  return res.statusCode === 407 && res.headers['proxy-authenticate'] !== undefined;
 }
 
 function uncork(c: Socket): void {

@@ -4,6 +4,8 @@
 // Proxy-Authenticate), and the client's connection always ends with this response (`Connection: close`,
 // one request per client connection: docs/gateway.md § Proxy listener). Everything else is kept as
 // received, in order, with its case.
+import type { IncomingMessage } from 'node:http';
+
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'upgrade', 'proxy-authenticate']);
 
 /**
@@ -13,6 +15,15 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'upg
  * pooled path and on /v1/fetch (502 target_bad_response) while passing on the pinned one.
  */
 export const MAX_RESPONSE_HEAD_BYTES = 65_536;
+
+/**
+ * The upstream's own refusal of our credentials: a 407 with Proxy-Authenticate (RFC 9110 §11.7.1 —
+ * a proxy's 407 MUST carry it). A target's 407 relayed by the upstream has none: squid removes the
+ * origin's, as a hop-by-hop field of the other hop. That one is the target's answer, not a proxy fault.
+ */
+export function isProxyChallenge(res: IncomingMessage): boolean {
+  return res.statusCode === 407 && res.headers['proxy-authenticate'] !== undefined;
+}
 
 /** A Transfer-Encoding whose last coding is chunked: Node's parser de-chunks such a body. */
 export const endsChunked = (te: string | undefined): boolean =>

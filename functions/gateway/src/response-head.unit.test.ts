@@ -1,5 +1,12 @@
+import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { type BodyFraming, bodyFraming, clientResponseHead, endsChunked } from './response-head.js';
+import {
+  type BodyFraming,
+  bodyFraming,
+  clientResponseHead,
+  endsChunked,
+  isProxyChallenge,
+} from './response-head.js';
 
 describe('bodyFraming', () => {
   it.each<[string | undefined, boolean, boolean, BodyFraming]>([
@@ -57,5 +64,15 @@ describe('clientResponseHead', () => {
     expect(clientResponseHead(404, '', ['Transfer-Encoding', 'chunked'], 'dechunked')).toBe(
       'HTTP/1.1 404 \r\nConnection: close\r\n\r\n',
     );
+  });
+});
+
+describe('isProxyChallenge', () => {
+  const res = (statusCode: number, headers: Record<string, string>) =>
+    ({ statusCode, headers }) as unknown as IncomingMessage;
+  it('is the upstream refusing our credentials only for a 407 that carries Proxy-Authenticate', () => {
+    expect(isProxyChallenge(res(407, { 'proxy-authenticate': 'Basic realm="squid"' }))).toBe(true);
+    expect(isProxyChallenge(res(407, {}))).toBe(false); // a target's 407, relayed without the other hop's field
+    expect(isProxyChallenge(res(401, { 'proxy-authenticate': 'Basic' }))).toBe(false);
   });
 });
