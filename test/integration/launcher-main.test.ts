@@ -82,6 +82,22 @@ afterEach(() => {
   groups = [];
 });
 
+/** The launcher's exit code, or a failure naming what it printed if it has not exited within `ms`. */
+async function exitCode(run: ReturnType<typeof startLauncher>, ms: number): Promise<number | null> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const [code] = await Promise.race([
+      run.exited,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`launcher did not exit; output: ${run.output.text}`)), ms);
+      }),
+    ]);
+    return code;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 function startLauncher(offset: number | string) {
   const child = spawn(process.execPath, ['--import', 'tsx', 'emulators/launcher/main.ts'], {
     env: { ...process.env, PROXYPLANE_PORT_OFFSET: String(offset), GOOGLE_CLOUD_PROJECT: 'demo-launcher' },
@@ -124,12 +140,7 @@ describe('npm run emulators', () => {
       // Still starting: nothing printed yet, so the signal lands in the window this test is about.
       expect(run.output.text).not.toContain('export ');
       run.child.kill(signal);
-      const [code] = await Promise.race([
-        run.exited,
-        new Promise<never>((_, reject) =>
-          setTimeout(() => reject(new Error('launcher did not exit')), 40_000),
-        ),
-      ]);
+      const code = await exitCode(run, 40_000);
       expect(code).toBe(0);
       const left = await pollUntil(
         () => liveIn(groups),
@@ -150,12 +161,7 @@ describe('npm run emulators', () => {
     try {
       const run = startLauncher(offset);
       launcher = run.child;
-      const [code] = await Promise.race([
-        run.exited,
-        new Promise<never>((_, reject) =>
-          setTimeout(() => reject(new Error(`launcher did not exit; output: ${run.output.text}`)), 20_000),
-        ),
-      ]);
+      const code = await exitCode(run, 20_000);
       expect(run.output.text).toContain(
         `port ${pubsub} on 127.0.0.1 (firebase.json emulators.pubsub.port) is already in use`,
       );
@@ -175,12 +181,7 @@ describe('npm run emulators', () => {
     async (offset, message) => {
       const run = startLauncher(offset);
       launcher = run.child;
-      const [code] = await Promise.race([
-        run.exited,
-        new Promise<never>((_, reject) =>
-          setTimeout(() => reject(new Error(`launcher did not exit; output: ${run.output.text}`)), 20_000),
-        ),
-      ]);
+      const code = await exitCode(run, 20_000);
       expect(run.output.text).toContain(message);
       expect(code).toBe(2);
       expect(run.output.text).not.toContain('export ');
