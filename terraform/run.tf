@@ -60,6 +60,7 @@ locals {
     CONTROL_PLANE_URL = local.api_url
     # Cloud Run routes only $PORT (the fetch endpoint); the raw CONNECT listener stays off here.
     GATEWAY_PROXY_PORT = "off"
+    GATEWAY_GC_MARKING = var.gateway_gc_marking
   }
 
   # The gateway's client users, from the gateway-clients secret (variables.tf requires exactly one: the

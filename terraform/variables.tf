@@ -132,6 +132,17 @@ variable "gateway_max_instances" {
   }
 }
 
+variable "gateway_gc_marking" {
+  description = "GATEWAY_GC_MARKING of the gateway: auto (incremental here, where Cloud Run runs only the fetch endpoint; atomic where the CONNECT listener runs), atomic or incremental (docs/gateway.md § Performance)."
+  type        = string
+  default     = "auto"
+
+  validation {
+    condition     = contains(["auto", "atomic", "incremental"], var.gateway_gc_marking)
+    error_message = "gateway_gc_marking must be auto, atomic or incremental."
+  }
+}
+
 variable "proxy_port" {
   description = "TCP port the managed proxy VMs listen on; the only port the proxy firewall opens, and so the only spec.port the API accepts for a managed proxy (MANAGED_PROXY_PORTS; 400 port_not_allowed otherwise)."
   type        = number

@@ -1,10 +1,14 @@
-// The gateway sets V8's marking mode at run time (gc-marking.ts, GATEWAY_GC_MARKING): this checks that
-// the flag really takes effect in this Node — a V8 that froze its flags after start-up would ignore it —
-// on a workload that grows the old generation past where V8 starts incremental marking. Why "atomic" is
-// the default is measured by bench/gateway.ts (docs/gateway.md § Performance), not here.
+// The gateway sets V8's marking mode at start-up (gc-marking.ts, GATEWAY_GC_MARKING): "auto" picks atomic
+// where the proxy listener runs and incremental where only the fetch endpoint does. This checks that the
+// flag, set at run time, really takes effect in this Node — a V8 that froze its flags after start-up would
+// ignore it — on a workload that grows the old generation past where V8 starts incremental marking, and
+// which mode a real gateway process picks. Which mode is faster where is measured by bench/gateway.ts and
+// by hand (docs/gateway.md § Performance), not here.
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type GatewayProcess, startGateway } from '../../bench/support/gateway-process.js';
+import { snapshotFile } from '../../bench/support/snapshot-file.js';
 
 const fixture = join(import.meta.dirname, '../fixtures/gc-marking/gc-kinds.mts');
 const gcKinds = (mode: string): { major: number; minor: number; incremental: number } =>
@@ -17,5 +21,22 @@ describe('gateway GC marking mode', () => {
     expect(atomic.incremental).toBe(0);
     const incremental = gcKinds('incremental');
     expect(incremental.incremental).toBeGreaterThan(0);
+  });
+
+  const started: GatewayProcess[] = [];
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((gw) => gw.stop()));
+  });
+
+  it.each([
+    ['0', 'atomic'],
+    ['off', 'incremental'],
+  ])('"auto" with GATEWAY_PROXY_PORT=%s marks %s', async (proxyPort, mode) => {
+    const gw = await startGateway(snapshotFile({ upstreams: ['http://u:p@127.0.0.1:9'] }), {
+      GATEWAY_CLIENT_USERS: 'crawler:s3cret',
+      GATEWAY_PROXY_PORT: proxyPort,
+    });
+    started.push(gw);
+    expect(gw.logEntries().find((l) => l.message === 'gateway listening')).toMatchObject({ gcMarking: mode });
   });
 });

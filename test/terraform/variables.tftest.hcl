@@ -253,3 +253,11 @@ run "rejects_error_log_level" {
   }
   expect_failures = [var.log_level]
 }
+
+run "rejects_unknown_gateway_gc_marking" {
+  command = plan
+  variables {
+    gateway_gc_marking = "concurrent"
+  }
+  expect_failures = [var.gateway_gc_marking]
+}

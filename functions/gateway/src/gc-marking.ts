@@ -1,23 +1,20 @@
-// How V8 marks the old generation in this process: "atomic" (the default) turns incremental marking off,
-// "incremental" leaves V8's default. Measured on bench/gateway.ts (docs/gateway.md § Performance):
-// relaying a long tunnel, each socket read is a fresh 64 KiB buffer, and with incremental marking V8
-// started old-generation marking again right after each mark-compact — one every 50–100 ms, 30 per
-// 900 MiB relayed, on a 13 MB heap that barely grew — at 1.5–2× the CPU per byte of a bare Node pipe,
-// which never leaves its start-up heap limits. With marking atomic, a full GC runs only when the old
-// generation reaches its limit: one in the same 900 MiB, and less CPU per CONNECT and per plain-HTTP
-// request too. The cost is a longer pause per full GC, the whole marking at once: 12–32 ms on the
-// ~90 MB heap of a 20,000-upstream snapshot under load, against 2–16 ms of final pause (plus the
-// marking steps spread between requests) with incremental marking. A fleet whose snapshots make the
-// heap much larger than that may prefer "incremental".
+// How V8 marks the old generation in this process. "atomic" turns incremental marking off: relaying
+// CONNECT tunnels, V8's incremental marking restarted right after each mark-compact, a full GC every
+// few tens of MiB on a heap that barely grew, and with it off the proxy listener spends markedly less
+// CPU per byte and per request — at the price of a longer pause per full GC, the whole marking at once.
+// On the fetch endpoint it bought nothing and cost CPU per small request. So "auto" (the default) is
+// atomic where the proxy listener runs and incremental where only the fetch endpoint does (Cloud Run).
+// The measurements: docs/gateway.md § Performance, § GC marking.
 import { setFlagsFromString } from 'node:v8';
 
-export const GC_MARKING_MODES = ['atomic', 'incremental'] as const;
-export type GcMarking = (typeof GC_MARKING_MODES)[number];
+export const GC_MARKING_SETTINGS = ['auto', 'atomic', 'incremental'] as const;
+export type GcMarkingSetting = (typeof GC_MARKING_SETTINGS)[number];
+export type GcMarking = Exclude<GcMarkingSetting, 'auto'>;
 
-/** The V8 flag for a mode; V8 reads it whenever it would start marking, so setting it at start-up is enough. */
-export const gcMarkingFlag = (mode: GcMarking): string =>
-  mode === 'atomic' ? '--no-incremental-marking' : '--incremental-marking';
+export const gcMarkingFor = (setting: GcMarkingSetting, proxyListener: boolean): GcMarking =>
+  setting === 'auto' ? (proxyListener ? 'atomic' : 'incremental') : setting;
 
+/** V8 reads the flag whenever it would start marking, so setting it once at start-up is enough. */
 export function applyGcMarking(mode: GcMarking, set: (flag: string) => void = setFlagsFromString): void {
-  set(gcMarkingFlag(mode));
+  set(mode === 'atomic' ? '--no-incremental-marking' : '--incremental-marking');
 }
