@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildGateway, prepareHarness, repoRoot } from './support/harness.js';
 import { type Target, writeResult } from './support/result.js';
+import { median } from './support/stats.js';
 
 /** What the harness records about a run (meta.json beside raw.jsonl). */
 interface RunMeta {
@@ -55,13 +56,6 @@ const KEY: Record<(typeof MODES)[number], string> = {
   connect: 'connect',
   'connect-tls': 'connectTls',
   tput: 'tput',
-};
-
-const median = (xs: number[]): number | null => {
-  if (xs.length === 0) return null;
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
 /** Per-repetition ratios a/b (same repetition, same mode). */

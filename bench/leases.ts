@@ -10,7 +10,6 @@
 // TypeScript under tsx instead, whose source-mapped stack traces cost the Firestore client, which captures
 // a stack on every commit, several per cent of the API's CPU).
 
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +22,7 @@ import { systemClock } from '../shared/src/ports/clock.js';
 import { buildSources, repoRoot } from '../terraform/build/build-sources.js';
 import { leaseTestApp, startApiProcess, writeFleet } from '../test/support/leases.js';
 import { writeResult } from './support/result.js';
+import { processCpuSeconds } from './support/stats.js';
 
 const TOKEN = 'bench-crawler-token-0123456789';
 
@@ -90,18 +90,8 @@ function keepAliveClient(base: string, sockets: number) {
 
 type Side = 'raw' | 'pairs' | 'inProcessPairs';
 
-/** utime + stime of a process in µs (Linux /proc); NaN where that cannot be read. */
-function processCpuMicros(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // a process name may contain ')'
-    const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime: fields 14 and 15 of stat(5)
-    return (ticks * 1e6) / CLOCK_TICKS_PER_SECOND;
-  } catch {
-    return Number.NaN;
-  }
-}
-const CLOCK_TICKS_PER_SECOND = 100; // USER_HZ on Linux
+/** utime + stime of a process in µs; NaN where that cannot be read. */
+const processCpuMicros = (pid: number): number => processCpuSeconds(pid) * 1e6;
 
 export default async function leasesBench(args: string[]): Promise<void> {
   const { values: o } = parseArgs({

@@ -19,8 +19,10 @@ writeFileSync(
   ),
 );
 
-process.env.GATEWAY_PROXY_PORT = process.env.PORT ?? '19130';
-process.env.PORT = '0';
+// The harness's PORT is the proxy listener; bench/gateway-fetch.ts runs it with the proxy listener off and
+// the HTTP one (/v1/fetch) on a port of its own.
+process.env.GATEWAY_PROXY_PORT ??= process.env.PORT ?? '19130';
+process.env.PORT = process.env.GATEWAY_HTTP_PORT ?? '0';
 process.env.HOST ??= '127.0.0.1';
 process.env.GATEWAY_CLIENT_USERS ??= 'client:secret';
 process.env.GATEWAY_SSRF_ALLOW ??= '127.0.0.1:19001,127.0.0.1:19002';
