@@ -1,14 +1,14 @@
 // The composition of one gateway process: worker, guard, listeners, timers and the drain on shutdown.
 // main.ts calls it with the standalone pieces; the controller session will pass its own SnapshotSource,
 // CredentialResolver (Secret Manager) and Reporter.
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
 import { parseAllowList } from '../../../shared/src/domain/gateway/ssrf.js';
 import { ClientAuth } from './client-auth.js';
 import type { GatewayConfig } from './config.js';
 import { CredentialCache, type CredentialResolver, StaticCredentialResolver } from './credentials.js';
 import { FileSnapshotSource } from './file-source.js';
-import { createHttpApp } from './http-app.js';
+import { createHttpListener } from './http-app.js';
 import { LocalReporter } from './local-reporter.js';
 import type { Logger } from './logger.js';
 import { PromRecorder } from './metrics.js';
@@ -159,31 +159,31 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
     proxyPort = await proxy.listen(cfg.GATEWAY_PROXY_PORT, cfg.GATEWAY_PROXY_HOST ?? cfg.HOST);
   }
 
-  const app = createHttpApp({
-    worker,
-    guard,
-    recorder,
-    metrics,
-    sockets,
-    auth,
-    log,
-    upstreamTimeoutMs: cfg.GATEWAY_UPSTREAM_TIMEOUT_MS,
-    pool,
-    maxTimeoutMs: cfg.GATEWAY_FETCH_TIMEOUT_MS,
-    maxBodyBytes: cfg.GATEWAY_FETCH_MAX_BODY_BYTES,
-    maxResponseBytes: cfg.GATEWAY_FETCH_MAX_RESPONSE_BYTES,
-    version: deps.version,
-    control: deps.control,
-  });
-  const http = serve({
-    fetch: app.fetch,
-    port: cfg.PORT,
-    hostname: cfg.HOST,
-    serverOptions: {
-      headersTimeout: cfg.GATEWAY_HEADER_TIMEOUT_MS,
-      maxHeaderSize: cfg.GATEWAY_MAX_HEADER_BYTES,
+  const listener = createHttpListener(
+    {
+      worker,
+      guard,
+      recorder,
+      metrics,
+      sockets,
+      auth,
+      log,
+      upstreamTimeoutMs: cfg.GATEWAY_UPSTREAM_TIMEOUT_MS,
+      pool,
+      maxTimeoutMs: cfg.GATEWAY_FETCH_TIMEOUT_MS,
+      maxBodyBytes: cfg.GATEWAY_FETCH_MAX_BODY_BYTES,
+      maxResponseBytes: cfg.GATEWAY_FETCH_MAX_RESPONSE_BYTES,
+      version: deps.version,
+      control: deps.control,
     },
-  });
+    cfg.HOST,
+  );
+  // The options @hono/node-server's serve() was given before /v1/fetch left the Hono app.
+  const http = createServer(
+    { headersTimeout: cfg.GATEWAY_HEADER_TIMEOUT_MS, maxHeaderSize: cfg.GATEWAY_MAX_HEADER_BYTES },
+    listener,
+  );
+  http.listen(cfg.PORT, cfg.HOST);
   http.on('connection', (s) => {
     sockets.httpClients++;
     s.once('close', () => sockets.httpClients--);

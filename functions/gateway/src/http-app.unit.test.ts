@@ -1,8 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import http from 'node:http';
+import net, { type AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllowList } from '../../../shared/src/domain/gateway/ssrf.js';
 import { ClientAuth } from './client-auth.js';
 import { CredentialCache, StaticCredentialResolver } from './credentials.js';
-import { createHttpApp } from './http-app.js';
+import { createHttpListener } from './http-app.js';
 import { jsonLogger } from './logger.js';
 import { PromRecorder } from './metrics.js';
 import { newSocketCounts } from './sockets.js';
@@ -30,7 +32,7 @@ function app() {
     accepting: () => worker.accepting,
     outcomeQueueSize: () => 0,
   });
-  return createHttpApp({
+  return createHttpListener({
     worker,
     guard: new TargetGuard(parseAllowList([]).allow, async () => ['8.8.8.8'], {
       ttlMs: 0,
@@ -51,83 +53,191 @@ function app() {
   });
 }
 
-const post = (body: string, headers: Record<string, string> = { authorization: 'Bearer tok' }) =>
-  app().request('/v1/fetch', { method: 'POST', body, headers });
+/** The listener on a real socket: /v1/fetch is served on Node's own request objects, not by app.request. */
+async function listen(): Promise<{ url: string; port: number; close: () => Promise<void> }> {
+  const server = http.createServer(app());
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((r) => server.close(() => r()));
+    },
+  };
+}
+
+/** One exchange on a fresh socket, written as given: what a client sees, bytes and all. */
+function raw(port: number, request: string, waitMs = 300): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = net.connect(port, '127.0.0.1');
+    let got = '';
+    let timer: NodeJS.Timeout | undefined;
+    s.setEncoding('latin1');
+    s.on('data', (d: string) => {
+      got += d;
+      clearTimeout(timer);
+      timer = setTimeout(() => s.destroy(), waitMs);
+    });
+    s.on('close', () => resolve(got));
+    s.on('error', reject);
+    s.setTimeout(5_000, () => s.destroy());
+    s.write(request);
+  });
+}
+
+let srv: Awaited<ReturnType<typeof listen>>;
+beforeAll(async () => {
+  srv = await listen();
+});
+afterAll(() => srv.close());
+
+const post = (
+  body: string,
+  headers: Record<string, string> = { authorization: 'Bearer tok' },
+  base = srv.url,
+) => fetch(`${base}/v1/fetch`, { method: 'POST', body, headers });
 
 const basic = (userPass: string) => `Basic ${Buffer.from(userPass).toString('base64')}`;
 const cloudRunIam = { 'x-serverless-authorization': 'Bearer eyJhbGciOiJSUzI1NiJ9.e30.sig' };
+const metricsOf = async (base: string) => (await fetch(`${base}/metrics`)).text();
 
 describe('HTTP listener', () => {
   it.each([
-    ['no credentials', post('{}', {}), 401, 'unauthorized'],
-    ['a wrong token', post('{}', { authorization: 'Bearer nope' }), 401, 'unauthorized'],
-    ['a body that is not JSON', post('not json'), 400, 'bad_request'],
-    ['an ftp URL', post(JSON.stringify({ url: 'ftp://x/' })), 400, 'bad_request'],
+    ['no credentials', () => post('{}', {}), 401, 'unauthorized'],
+    ['a wrong token', () => post('{}', { authorization: 'Bearer nope' }), 401, 'unauthorized'],
+    ['a body that is not JSON', () => post('not json'), 400, 'bad_request'],
+    ['an ftp URL', () => post(JSON.stringify({ url: 'ftp://x/' })), 400, 'bad_request'],
     [
       'a header with a newline',
-      post(JSON.stringify({ url: 'http://x/', headers: { a: 'b\r\nc: d' } })),
+      () => post(JSON.stringify({ url: 'http://x/', headers: { a: 'b\r\nc: d' } })),
       400,
       'bad_request',
     ],
     [
       'a body over the limit',
-      post(JSON.stringify({ url: 'http://x/', body: 'x'.repeat(2000) })),
+      () => post(JSON.stringify({ url: 'http://x/', body: 'x'.repeat(2000) })),
       413,
       'body_too_large',
     ],
-    ['no snapshot yet', post(JSON.stringify({ url: 'http://example.com/' })), 503, 'no_snapshot'],
+    ['no snapshot yet', () => post(JSON.stringify({ url: 'http://example.com/' })), 503, 'no_snapshot'],
     // docs/deploy.md's Cloud Run call: IAM's token in X-Serverless-Authorization, the client user in
     // Authorization. Past authentication, the request meets the missing snapshot.
     [
       'a client user in Authorization beside a Cloud Run identity token',
-      post(JSON.stringify({ url: 'http://example.com/' }), { ...cloudRunIam, authorization: basic('c:s') }),
+      () =>
+        post(JSON.stringify({ url: 'http://example.com/' }), { ...cloudRunIam, authorization: basic('c:s') }),
       503,
       'no_snapshot',
     ],
     [
       'a wrong client user beside a Cloud Run identity token',
-      post(JSON.stringify({ url: 'http://example.com/' }), { ...cloudRunIam, authorization: basic('c:x') }),
+      () =>
+        post(JSON.stringify({ url: 'http://example.com/' }), { ...cloudRunIam, authorization: basic('c:x') }),
       401,
       'unauthorized',
     ],
-    ['a Cloud Run identity token alone', post('{}', cloudRunIam), 401, 'unauthorized'],
-  ])('answers %s with %i', async (_label, res, status, code) => {
-    const r = await res;
+    ['a Cloud Run identity token alone', () => post('{}', cloudRunIam), 401, 'unauthorized'],
+    [
+      'a client user in Proxy-Authorization',
+      () => post(JSON.stringify({ url: 'http://example.com/' }), { 'proxy-authorization': basic('c:s') }),
+      503,
+      'no_snapshot',
+    ],
+    [
+      'the path with a query string',
+      () =>
+        fetch(`${srv.url}/v1/fetch?x=1`, {
+          method: 'POST',
+          body: 'not json',
+          headers: { authorization: 'Bearer tok' },
+        }),
+      400,
+      'bad_request',
+    ],
+  ])('answers %s with %i', async (_label, send, status, code) => {
+    const r = await send();
     expect(r.status).toBe(status);
+    expect(r.headers.get('content-type')).toBe('application/json');
     expect(((await r.json()) as { error: string }).error).toBe(code);
     // Every refusal says why twice: in the body and in the header (docs/gateway.md § Error codes).
     expect(r.headers.get('x-proxyplane-error')).toBe(code);
   });
 
+  it('asks for credentials the way it always did', async () => {
+    const r = await post('{}', {});
+    expect(r.headers.get('www-authenticate')).toBe('Bearer, Basic realm="proxyplane"');
+  });
+
   it('says which way a body is wrong: not JSON, or not the schema', async () => {
-    const issues = async (res: Response | Promise<Response>) =>
+    const issues = async (res: Promise<Response>) =>
       ((await (await res).json()) as { issues: Array<{ path: string; message: string }> }).issues;
     expect(await issues(post('not json'))).toEqual([{ path: '', message: 'the body is not JSON' }]);
+    expect(await issues(post(''))).toEqual([{ path: '', message: 'the body is not JSON' }]);
     expect((await issues(post(JSON.stringify({ url: 'ftp://x/' }))))[0]?.path).toBe('url');
+    // Request.json()'s decoding: a UTF-8 byte-order mark is not part of the JSON.
+    expect((await issues(post(`\ufeff${JSON.stringify({ url: 'ftp://x/' })}`)))[0]?.path).toBe('url');
   });
 
   it('counts a body over the limit among the fetch requests', async () => {
-    const a = app();
-    const body = JSON.stringify({ url: 'http://x/', body: 'x'.repeat(2000) });
-    const r = await a.request('/v1/fetch', {
-      method: 'POST',
-      body,
-      headers: { authorization: 'Bearer tok' },
-    });
-    expect(r.status).toBe(413);
-    const m = await (await a.request('/metrics')).text();
-    expect(m).toContain('gateway_requests_total{listener="fetch",route="-",outcome="body_too_large"} 1');
+    const own = await listen();
+    try {
+      const body = JSON.stringify({ url: 'http://x/', body: 'x'.repeat(2000) });
+      const r = await post(body, { authorization: 'Bearer tok' }, own.url);
+      expect(r.status).toBe(413);
+      expect(await metricsOf(own.url)).toContain(
+        'gateway_requests_total{listener="fetch",route="-",outcome="body_too_large"} 1',
+      );
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('refuses a body without Content-Length once it grows past the limit', async () => {
+    const chunk = 'x'.repeat(600);
+    const text = await raw(
+      srv.port,
+      'POST /v1/fetch HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n' +
+        `258\r\n${chunk}\r\n258\r\n${chunk}\r\n0\r\n\r\n`,
+    );
+    expect(text).toMatch(/^HTTP\/1\.1 413 /);
+    expect(text).toContain('x-proxyplane-error: body_too_large');
+    expect(text.endsWith('{"error":"body_too_large"}')).toBe(true);
+  });
+
+  it('refuses a Content-Length over the limit before any of the body is sent, and before authentication', async () => {
+    // No body follows the head: the answer can only come from the declared length.
+    const text = await raw(srv.port, 'POST /v1/fetch HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n');
+    expect(text).toMatch(/^HTTP\/1\.1 413 /);
+    expect(text).toContain('\r\nContent-Length: 26\r\n');
+  });
+
+  it('refuses a client without credentials before reading a declared body', async () => {
+    const text = await raw(srv.port, 'POST /v1/fetch HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n');
+    expect(text).toMatch(/^HTTP\/1\.1 401 /);
+    expect(text).toContain('www-authenticate: Bearer, Basic realm="proxyplane"');
+  });
+
+  it('leaves other methods and paths to the app: 404 JSON', async () => {
+    for (const [method, path] of [
+      ['GET', '/v1/fetch'],
+      ['POST', '/v1/fetch/'],
+      ['POST', '/v1/other'],
+    ] as const) {
+      const r = await fetch(`${srv.url}${path}`, { method, headers: { authorization: 'Bearer tok' } });
+      expect(r.status).toBe(404);
+      expect(await r.json()).toEqual({ error: 'not_found' });
+    }
   });
 
   it('reports health, readiness and metrics', async () => {
-    const a = app();
-    expect(await (await a.request('/healthz')).json()).toMatchObject({
+    expect(await (await fetch(`${srv.url}/healthz`)).json()).toMatchObject({
       ok: true,
       phase: 'awaiting_snapshot',
       accepting: false,
     });
-    expect((await a.request('/readyz')).status).toBe(503);
-    const m = await (await a.request('/metrics')).text();
-    expect(m).toContain('gateway_accepting 0');
+    expect((await fetch(`${srv.url}/readyz`)).status).toBe(503);
+    expect(await metricsOf(srv.url)).toContain('gateway_accepting 0');
   });
 });

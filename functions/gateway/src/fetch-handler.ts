@@ -1,0 +1,205 @@
+// POST /v1/fetch on Node's own IncomingMessage/ServerResponse. It was a Hono route; on Cloud Run this
+// endpoint is the gateway's whole data path, and the adaptor's per-request web objects (undici Request,
+// AbortController, web streams on both sides, Headers) cost about as much CPU as the fetch itself
+// (docs/gateway.md § The fetch endpoint). The wire behaviour is the Hono route's, kept on purpose: body
+// limit checked before authentication, the same JSON errors, the same header rewriting.
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { ClientAuth } from './client-auth.js';
+import { DROPPED_RESPONSE_HEADERS, FetchRequest } from './fetch-request.js';
+import { type FetchDeps, fetchThrough } from './fetch-through.js';
+import type { Logger } from './logger.js';
+import { drainUnread, readBody, sendJson } from './node-io.js';
+
+export interface FetchHandlerDeps extends FetchDeps {
+  auth: ClientAuth;
+  maxBodyBytes: number;
+  maxResponseBytes: number;
+  log: Logger;
+}
+
+const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+// Request.json()'s decoding: UTF-8, a leading BOM dropped, bad sequences replaced (never thrown).
+const utf8 = new TextDecoder();
+const NOT_JSON = [{ path: '', message: 'the body is not JSON' }];
+
+/** A header as the web Headers the Hono route read gave it: every occurrence, joined by ", ". */
+function header(req: IncomingMessage, name: string): string | undefined {
+  let v: string | undefined;
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2)
+    if (raw[i]!.length === name.length && raw[i]!.toLowerCase() === name)
+      v = v === undefined ? raw[i + 1]! : `${v}, ${raw[i + 1]!}`;
+  return v;
+}
+
+function authenticate(auth: ClientAuth, proxyAuth?: string, authorization?: string): string | null {
+  const viaProxy = auth.basic(proxyAuth);
+  if (viaProxy !== null) return viaProxy;
+  if (authorization?.toLowerCase().startsWith('bearer ')) return auth.bearer(authorization) ? '' : null;
+  return auth.basic(authorization);
+}
+
+export function createFetchHandler(deps: FetchHandlerDeps) {
+  const refuse = (res: ServerResponse, status: number, code: string, body: object, extra = {}) => {
+    deps.recorder.request('fetch', '-', code);
+    sendJson(res, status, body, { ...extra, 'x-proxyplane-error': code });
+  };
+  const tooLarge = (req: IncomingMessage, res: ServerResponse) => {
+    refuse(res, 413, 'body_too_large', { error: 'body_too_large' });
+    drainUnread(req, res);
+  };
+  const unauthorized = (res: ServerResponse) =>
+    refuse(
+      res,
+      401,
+      'unauthorized',
+      { error: 'unauthorized' },
+      { 'www-authenticate': 'Bearer, Basic realm="proxyplane"' },
+    );
+
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    try {
+      const user = () =>
+        authenticate(deps.auth, header(req, 'proxy-authorization'), header(req, 'authorization'));
+      // hono/body-limit's order: a declared length is judged before anything else, and a request that
+      // declares one is authenticated before its body is read; an undeclared one is read (up to the
+      // limit) first.
+      const declared =
+        req.headers['content-length'] !== undefined && req.headers['transfer-encoding'] === undefined;
+      let who: string | null = null;
+      if (declared) {
+        if (Number.parseInt(req.headers['content-length'] ?? '0', 10) > deps.maxBodyBytes)
+          return tooLarge(req, res);
+        who = user();
+        if (who === null) {
+          unauthorized(res);
+          return drainUnread(req, res);
+        }
+      }
+      const body = await readBody(req, deps.maxBodyBytes);
+      if (body === 'too_large') return tooLarge(req, res);
+      if (body === 'failed') {
+        // The client went away mid-body. As before: a declared body failed the JSON read (a 400 counted),
+        // an undeclared one failed the body-limit read (the app's error handler, nothing counted).
+        if (declared) refuse(res, 400, 'bad_request', { error: 'bad_request', issues: NOT_JSON });
+        else deps.log.error('http handler failed', { error: 'request body aborted', path: '/v1/fetch' });
+        return;
+      }
+      if (!declared) {
+        who = user();
+        if (who === null) return unauthorized(res);
+      }
+      await forward(req, res, body, who!);
+    } catch (err) {
+      deps.log.error('http handler failed', { error: (err as Error).message, path: '/v1/fetch' });
+      if (!res.headersSent) sendJson(res, 500, { error: 'internal' });
+      else res.destroy();
+    }
+  };
+
+  async function forward(_req: IncomingMessage, out: ServerResponse, raw: Buffer, user: string) {
+    let json: unknown;
+    let notJson = false;
+    try {
+      json = JSON.parse(utf8.decode(raw));
+    } catch {
+      notJson = true;
+    }
+    const parsed = FetchRequest.safeParse(notJson ? undefined : json);
+    if (notJson || !parsed.success) {
+      const issues = notJson
+        ? NOT_JSON
+        : parsed.error!.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+      return refuse(out, 400, 'bad_request', { error: 'bad_request', issues });
+    }
+    const r = await fetchThrough(parsed.data, user, deps);
+    if (!r.ok) return refuse(out, r.status, r.code, { error: r.code, ...r.detail });
+    const res = r.response;
+    let released = false;
+    const done = () => {
+      if (released) return;
+      released = true;
+      r.done();
+    };
+    const status = res.statusCode ?? 0;
+    // Node's parser takes any three digits; the Hono route's Response could not carry a status outside
+    // 200–599, and neither does this one.
+    if (status < 200 || status > 599) {
+      res.destroy();
+      done();
+      deps.recorder.request('fetch', r.route, 'target_bad_response');
+      return sendJson(
+        out,
+        502,
+        { error: 'target_bad_response', status },
+        { 'x-proxyplane-error': 'target_bad_response' },
+      );
+    }
+    deps.recorder.request('fetch', r.route, 'ok');
+    // The client left while the target was answering: nobody to stream to.
+    if (out.destroyed) {
+      res.destroy();
+      return done();
+    }
+    const headers: OutgoingHttpHeaders = {};
+    for (let i = 0; i < res.rawHeaders.length; i += 2) {
+      const name = res.rawHeaders[i]!.toLowerCase();
+      if (DROPPED_RESPONSE_HEADERS.has(name)) continue;
+      const value = res.rawHeaders[i + 1]!;
+      const had = headers[name];
+      if (name === 'set-cookie') headers[name] = had ? [...(had as string[]), value] : [value];
+      else headers[name] = had === undefined ? value : `${had}, ${value}`;
+    }
+    headers['x-proxyplane-route'] = r.route;
+    // What @hono/node-server put on a response without a type; kept so clients see no change.
+    headers['content-type'] ??= 'text/plain; charset=UTF-8';
+    if (NULL_BODY.has(status) || parsed.data.method.toUpperCase() === 'HEAD') {
+      // No body follows: the target's Content-Length (of the representation, for HEAD or 304) would make
+      // our client wait for bytes that never come.
+      delete headers['content-length'];
+      res.once('end', done);
+      res.once('close', done);
+      res.resume();
+      out.writeHead(status, headers);
+      out.end();
+      return;
+    }
+    out.writeHead(status, headers);
+    streamBody(res, out, deps.maxResponseBytes, done);
+  }
+}
+
+/**
+ * The target's body to the client with backpressure. Past `max` bytes, or if either side breaks, both
+ * connections are destroyed: the client sees a cut-off response, never an unbounded or a complete-looking
+ * one (the chunk that crosses the limit is not sent).
+ */
+function streamBody(res: IncomingMessage, out: ServerResponse, max: number, done: () => void): void {
+  let seen = 0;
+  let ended = false;
+  const abort = () => {
+    res.destroy();
+    out.destroy();
+    done();
+  };
+  res.on('data', (chunk: Buffer) => {
+    seen += chunk.length;
+    if (seen > max) return abort();
+    if (!out.write(chunk)) {
+      res.pause();
+      out.once('drain', () => res.resume());
+    }
+  });
+  res.once('end', () => {
+    ended = true;
+    out.end();
+    done();
+  });
+  res.once('error', abort);
+  res.once('close', () => {
+    if (!ended) abort();
+  });
+  out.once('close', () => {
+    if (!out.writableFinished) abort();
+  });
+}
