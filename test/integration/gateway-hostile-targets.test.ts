@@ -22,6 +22,8 @@ const AUTH = basicAuth('crawler', 's3cret');
 const SCRIPTED = '127.0.0.5';
 /** Well under GATEWAY_FETCH_TIMEOUT_MS and the idle timeout: an answer must come from the fix, not a bound. */
 const CLIENT_WAIT_MS = 4_000;
+/** Over the 70 kB of /cl, well under what /endless sends before the fetch timeout. */
+const MAX_RESPONSE_BYTES = 200_000;
 
 describe('gateway facing hostile targets', () => {
   let emu: ForwardProxy;
@@ -53,6 +55,7 @@ describe('gateway facing hostile targets', () => {
         GATEWAY_CLIENT_USERS: 'crawler:s3cret',
         GATEWAY_SSRF_ALLOW: `127.0.0.1:${scriptedPort},${SCRIPTED}:80`,
         GATEWAY_FETCH_TIMEOUT_MS: '10000',
+        GATEWAY_FETCH_MAX_RESPONSE_BYTES: String(MAX_RESPONSE_BYTES),
       },
     );
   });
@@ -63,12 +66,12 @@ describe('gateway facing hostile targets', () => {
     await scripted.close();
   });
 
-  const fetchVia = (url: string, timeoutMs?: number) =>
+  const fetchVia = (url: string, timeoutMs?: number, signal = AbortSignal.timeout(CLIENT_WAIT_MS)) =>
     fetch(`http://127.0.0.1:${gw.httpPort}/v1/fetch`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'proxy-authorization': AUTH },
       body: JSON.stringify({ url, timeoutMs }),
-      signal: AbortSignal.timeout(CLIENT_WAIT_MS),
+      signal,
     });
   /** POST /v1/fetch with Node's client: fetch() has a 16 KiB head limit of its own. */
   const bigFetch = (url: string) =>
@@ -161,6 +164,46 @@ describe('gateway facing hostile targets', () => {
       const r = await fetchVia(`${base()}/slow`, 300);
       expect(r.status).toBe(504);
       expect(await r.json()).toEqual({ error: 'fetch_timeout' });
+      await noLoad();
+      expect((await fetchVia(`${base()}/cl`)).status).toBe(200);
+    },
+  );
+
+  it.each([
+    ['a CONNECT tunnel', () => `http://127.0.0.1:${scriptedPort}`],
+    ['absolute form', () => `http://${SCRIPTED}`],
+  ])('POST /v1/fetch through %s: a client leaving mid-body gives the slot back', async (_, base) => {
+    const abort = new AbortController();
+    const r = await fetchVia(`${base()}/endless`, undefined, abort.signal);
+    expect(r.status).toBe(200);
+    const reader = r.body!.getReader();
+    expect((await reader.read()).done).toBe(false);
+    abort.abort();
+    await noLoad();
+    expect((await fetchVia(`${base()}/cl`)).status).toBe(200);
+  });
+
+  it.each([
+    ['a CONNECT tunnel', () => `http://127.0.0.1:${scriptedPort}`],
+    ['absolute form', () => `http://${SCRIPTED}`],
+  ])(
+    'POST /v1/fetch through %s: a body over GATEWAY_FETCH_MAX_RESPONSE_BYTES is cut off, and the slot comes back',
+    async (_, base) => {
+      const r = await fetchVia(`${base()}/endless`);
+      expect(r.status).toBe(200);
+      // Not a complete-looking response: the connection breaks inside the chunked body.
+      const reader = r.body!.getReader();
+      let got = 0;
+      const read = async () => {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) return 'ended';
+          got += value.length;
+        }
+      };
+      await expect(read()).rejects.toThrow();
+      expect(got).toBeLessThanOrEqual(MAX_RESPONSE_BYTES);
+      expect(got).toBeGreaterThan(MAX_RESPONSE_BYTES - 3 * 8192);
       await noLoad();
       expect((await fetchVia(`${base()}/cl`)).status).toBe(200);
     },

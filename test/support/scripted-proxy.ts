@@ -133,6 +133,20 @@ function respond(s: net.Socket, method: string, path: string, body: Buffer): boo
       // A 17,000-byte cookie: over Node's default 16 KiB head, well under squid's 64 KB.
       s.write(`${ok}Set-Cookie: big=${BIG_COOKIE}\r\nContent-Length: 2\r\n\r\nok`);
       return false;
+    case '/endless': {
+      // A body that never ends, 8 KiB every 10 ms, until the reader goes away.
+      s.write(`${ok}Transfer-Encoding: chunked\r\nX-Framing: chunked\r\n\r\n`);
+      const chunk = Buffer.alloc(8192, 0x61);
+      const tick = setInterval(() => {
+        if (s.destroyed) return clearInterval(tick);
+        s.write(`2000\r\n`);
+        s.write(chunk);
+        s.write('\r\n');
+      }, 10);
+      s.once('close', () => clearInterval(tick));
+      // The connection is never reusable: no idle timer for it.
+      return true;
+    }
     case '/echo':
       s.write(`${ok}Content-Length: ${body.length}\r\n\r\n`);
       s.write(body);
