@@ -66,7 +66,7 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
       // limit) first.
       const declared =
         req.headers['content-length'] !== undefined && req.headers['transfer-encoding'] === undefined;
-      let who: string | null = null;
+      let who: string | null | undefined;
       if (declared) {
         if (Number.parseInt(req.headers['content-length'] ?? '0', 10) > deps.maxBodyBytes)
           return tooLarge(req, res);
@@ -85,11 +85,9 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
         else deps.log.error('http handler failed', { error: 'request body aborted', path: '/v1/fetch' });
         return;
       }
-      if (!declared) {
-        who = user();
-        if (who === null) return unauthorized(res);
-      }
-      await forward(req, res, body, who!);
+      if (who === undefined) who = user();
+      if (who === null) return unauthorized(res);
+      await forward(res, body, who);
     } catch (err) {
       deps.log.error('http handler failed', { error: (err as Error).message, path: '/v1/fetch' });
       if (!res.headersSent) sendJson(res, 500, { error: 'internal' });
@@ -97,19 +95,16 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
     }
   };
 
-  async function forward(_req: IncomingMessage, out: ServerResponse, raw: Buffer, user: string) {
+  async function forward(out: ServerResponse, raw: Buffer, user: string) {
     let json: unknown;
-    let notJson = false;
     try {
       json = JSON.parse(utf8.decode(raw));
     } catch {
-      notJson = true;
+      return refuse(out, 400, 'bad_request', { error: 'bad_request', issues: NOT_JSON });
     }
-    const parsed = FetchRequest.safeParse(notJson ? undefined : json);
-    if (notJson || !parsed.success) {
-      const issues = notJson
-        ? NOT_JSON
-        : parsed.error!.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+    const parsed = FetchRequest.safeParse(json);
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
       return refuse(out, 400, 'bad_request', { error: 'bad_request', issues });
     }
     const r = await fetchThrough(parsed.data, user, deps);
