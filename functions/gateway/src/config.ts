@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { BEARER_TOKEN } from '../../../shared/src/domain/bearer-token.js';
 import { WorkerId } from '../../../shared/src/messages/gateway-snapshot.js';
-import { GC_MARKING_SETTINGS } from './gc-marking.js';
+import { GC_MARKING_MODES } from './gc-marking.js';
 import { LOG_LEVELS } from './logger.js';
 import { PLAIN_HTTP_SETTINGS } from './plain-http.js';
 
@@ -63,8 +63,8 @@ export const GatewayEnv = z.object({
    * (absolute form with the host name). See docs/gateway.md § Plain HTTP.
    */
   GATEWAY_PLAIN_HTTP: z.enum(PLAIN_HTTP_SETTINGS).default('auto'),
-  /** How V8 marks the old generation: "atomic", "incremental", or "auto" by listener (gc-marking.ts). */
-  GATEWAY_GC_MARKING: z.enum(GC_MARKING_SETTINGS).default('auto'),
+  /** How V8 marks the old generation: "atomic" (incremental marking off) or "incremental" (gc-marking.ts). */
+  GATEWAY_GC_MARKING: z.enum(GC_MARKING_MODES).default('atomic'),
   /** Controller mode: the API's base URL (docs/gateway-control-plane.md). Absent: standalone file mode. */
   CONTROL_PLANE_URL: z.url({ protocol: /^https?$/ }).optional(),
   /** The logical worker; controller mode defaults to "gw-" + the start of this process's instance id. */

@@ -20,7 +20,7 @@ describe('loadGatewayConfig', () => {
     expect(b.GATEWAY_PROXY_PORT).toBe('off');
     expect(b.PORT).toBe(8080);
     expect(b.GATEWAY_PLAIN_HTTP).toBe('auto');
-    expect(b.GATEWAY_GC_MARKING).toBe('auto');
+    expect(b.GATEWAY_GC_MARKING).toBe('atomic');
     expect(
       loadGatewayConfig([], { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_GC_MARKING: 'incremental' })
         .GATEWAY_GC_MARKING,

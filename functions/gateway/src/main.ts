@@ -8,15 +8,14 @@
 import './malloc-thresholds.js';
 import { loadGatewayConfig } from './config.js';
 import { type GatewayHandle, startGateway } from './gateway.js';
-import { applyGcMarking, gcMarkingFor } from './gc-marking.js';
+import { applyGcMarking } from './gc-marking.js';
 import { jsonLogger } from './logger.js';
 
 const bootLog = jsonLogger('info');
 try {
   const cfg = loadGatewayConfig();
   const log = jsonLogger(cfg.LOG_LEVEL);
-  const gcMarking = gcMarkingFor(cfg.GATEWAY_GC_MARKING, cfg.GATEWAY_PROXY_PORT !== 'off');
-  applyGcMarking(gcMarking);
+  applyGcMarking(cfg.GATEWAY_GC_MARKING);
   let gw: GatewayHandle | null = null;
   let stopping = false;
   const stop = async (reason: string, code = 0) => {
@@ -60,7 +59,7 @@ try {
     httpPort: gw.httpPort,
     host: cfg.HOST,
     mode: controller ? 'controller' : 'standalone',
-    gcMarking,
+    gcMarking: cfg.GATEWAY_GC_MARKING,
     workerId: controller?.workerId,
   });
 } catch (err) {
