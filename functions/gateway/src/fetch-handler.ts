@@ -9,6 +9,7 @@ import { DROPPED_RESPONSE_HEADERS, FetchRequest } from './fetch-request.js';
 import { type FetchDeps, fetchThrough } from './fetch-through.js';
 import type { Logger } from './logger.js';
 import { drainUnread, readBody, sendJson } from './node-io.js';
+import { streamBody } from './stream-body.js';
 
 export interface FetchHandlerDeps extends FetchDeps {
   auth: ClientAuth;
@@ -116,13 +117,24 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
       released = true;
       r.done();
     };
+    try {
+      relay(out, res, r.route, parsed.data.method, done);
+    } catch (err) {
+      // writeHead refusing a header value, say: the slot goes back before the 500 goes out.
+      res.destroy();
+      done();
+      throw err;
+    }
+  }
+
+  function relay(out: ServerResponse, res: IncomingMessage, route: string, method: string, done: () => void) {
     const status = res.statusCode ?? 0;
     // Node's parser takes any three digits; the Hono route's Response could not carry a status outside
     // 200–599, and neither does this one.
     if (status < 200 || status > 599) {
       res.destroy();
       done();
-      deps.recorder.request('fetch', r.route, 'target_bad_response');
+      deps.recorder.request('fetch', route, 'target_bad_response');
       return sendJson(
         out,
         502,
@@ -130,7 +142,7 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
         { 'x-proxyplane-error': 'target_bad_response' },
       );
     }
-    deps.recorder.request('fetch', r.route, 'ok');
+    deps.recorder.request('fetch', route, 'ok');
     // The client left while the target was answering: nobody to stream to.
     if (out.destroyed) {
       res.destroy();
@@ -145,10 +157,10 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
       if (name === 'set-cookie') headers[name] = had ? [...(had as string[]), value] : [value];
       else headers[name] = had === undefined ? value : `${had}, ${value}`;
     }
-    headers['x-proxyplane-route'] = r.route;
+    headers['x-proxyplane-route'] = route;
     // What @hono/node-server put on a response without a type; kept so clients see no change.
     headers['content-type'] ??= 'text/plain; charset=UTF-8';
-    if (NULL_BODY.has(status) || parsed.data.method.toUpperCase() === 'HEAD') {
+    if (NULL_BODY.has(status) || method.toUpperCase() === 'HEAD') {
       // No body follows: the target's Content-Length (of the representation, for HEAD or 304) would make
       // our client wait for bytes that never come.
       delete headers['content-length'];
@@ -162,39 +174,4 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
     out.writeHead(status, headers);
     streamBody(res, out, deps.maxResponseBytes, done);
   }
-}
-
-/**
- * The target's body to the client with backpressure. Past `max` bytes, or if either side breaks, both
- * connections are destroyed: the client sees a cut-off response, never an unbounded or a complete-looking
- * one (the chunk that crosses the limit is not sent).
- */
-function streamBody(res: IncomingMessage, out: ServerResponse, max: number, done: () => void): void {
-  let seen = 0;
-  let ended = false;
-  const abort = () => {
-    res.destroy();
-    out.destroy();
-    done();
-  };
-  res.on('data', (chunk: Buffer) => {
-    seen += chunk.length;
-    if (seen > max) return abort();
-    if (!out.write(chunk)) {
-      res.pause();
-      out.once('drain', () => res.resume());
-    }
-  });
-  res.once('end', () => {
-    ended = true;
-    out.end();
-    done();
-  });
-  res.once('error', abort);
-  res.once('close', () => {
-    if (!ended) abort();
-  });
-  out.once('close', () => {
-    if (!out.writableFinished) abort();
-  });
 }

@@ -51,14 +51,17 @@ export function createHttpApp(deps: HttpAppDeps) {
   return app;
 }
 
-/** The `/v1/fetch` path as Hono's router matched it: the query ignored, a percent-encoded path decoded. */
+/**
+ * The `/v1/fetch` path as it reached the Hono route before: the query ignored, dot segments resolved (the
+ * adaptor's WHATWG URL), percent-encoding decoded (Hono's router). The common case costs one comparison.
+ */
 function isFetchPath(url: string): boolean {
   const q = url.indexOf('?');
   const path = q < 0 ? url : url.slice(0, q);
   if (path === '/v1/fetch') return true;
-  if (!path.includes('%')) return false;
+  if (!path.includes('%') && !path.includes('.')) return false;
   try {
-    return decodeURI(path) === '/v1/fetch';
+    return decodeURI(new URL(path, 'http://h').pathname) === '/v1/fetch';
   } catch {
     return false;
   }

@@ -219,6 +219,14 @@ describe('HTTP listener', () => {
     expect(text).toContain('www-authenticate: Bearer, Basic realm="proxyplane"');
   });
 
+  it.each(['/v1/fetch?x=1', '/v1/%66etch', '/v1/./fetch', '/v1/x/../fetch', '/v1/%2e/fetch'])(
+    'takes %s for /v1/fetch, as the Hono route did',
+    async (path) => {
+      const text = await raw(srv.port, `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n`);
+      expect(text).toMatch(/^HTTP\/1\.1 401 /);
+    },
+  );
+
   it('leaves other methods and paths to the app: 404 JSON', async () => {
     for (const [method, path] of [
       ['GET', '/v1/fetch'],

@@ -1,0 +1,49 @@
+// The target's body to a /v1/fetch client (fetch-handler.ts): streamed with backpressure, cut off —
+// never ended as if complete — when it is over the cap, broken, or dumped under us.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/**
+ * The target's body to the client with backpressure. Past `max` bytes, or if either side breaks, both
+ * connections are destroyed: the client sees a cut-off response, never an unbounded or a complete-looking
+ * one (the chunk that crosses the limit is not sent). `done` runs once, whichever way it ends.
+ */
+export function streamBody(res: IncomingMessage, out: ServerResponse, max: number, done: () => void): void {
+  let seen = 0;
+  let ended = false;
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    done();
+  };
+  const abort = () => {
+    res.destroy();
+    out.destroy();
+    release();
+  };
+  const onData = (chunk: Buffer) => {
+    seen += chunk.length;
+    if (seen > max) return abort();
+    if (!out.write(chunk)) {
+      res.pause();
+      out.once('drain', () => res.resume());
+    }
+  };
+  res.on('data', onData);
+  res.once('end', () => {
+    // A request destroyed under its response (the fetch deadline) dumps what was still buffered — Node
+    // removes every 'data' listener — and the response still ends: bytes are missing, so this must not
+    // look like a complete answer.
+    if (!res.listeners('data').includes(onData)) return abort();
+    ended = true;
+    out.end();
+    release();
+  });
+  res.once('error', abort);
+  res.once('close', () => {
+    if (!ended) abort();
+  });
+  out.once('close', () => {
+    if (!out.writableFinished) abort();
+  });
+}

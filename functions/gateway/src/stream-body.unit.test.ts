@@ -1,0 +1,70 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { PassThrough, Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { streamBody } from './stream-body.js';
+
+/** A target response and a client response as streams; `got` is what reached the client. */
+function pair(clientHighWaterMark = 1 << 20) {
+  const res = new PassThrough();
+  const got: Buffer[] = [];
+  const out = new Writable({
+    highWaterMark: clientHighWaterMark,
+    write(chunk: Buffer, _enc, cb) {
+      got.push(chunk);
+      cb();
+    },
+  });
+  let released = 0;
+  const done = () => released++;
+  streamBody(res as unknown as IncomingMessage, out as unknown as ServerResponse, 100, done);
+  const settled = () => new Promise((r) => setImmediate(r));
+  return { res, out, got, released: () => released, settled };
+}
+
+describe('streamBody', () => {
+  it('relays a whole body and ends the client response once, releasing the slot once', async () => {
+    const p = pair();
+    p.res.end(Buffer.alloc(60, 1));
+    await p.settled();
+    expect(Buffer.concat(p.got).length).toBe(60);
+    expect(p.out.writableFinished).toBe(true);
+    expect(p.released()).toBe(1);
+  });
+
+  it('cuts the client off past the cap without sending the chunk that crosses it', async () => {
+    const p = pair();
+    p.res.write(Buffer.alloc(60, 1));
+    p.res.write(Buffer.alloc(60, 2));
+    await p.settled();
+    expect(Buffer.concat(p.got).length).toBe(60);
+    expect(p.out.destroyed).toBe(true);
+    expect(p.out.writableFinished).toBe(false);
+    expect(p.released()).toBe(1);
+  });
+
+  it('a response dumped under it (the fetch deadline destroying the request) is cut off, not ended', async () => {
+    const p = pair();
+    p.res.write(Buffer.alloc(30, 1));
+    await p.settled();
+    // What Node's IncomingMessage._dump() does when its request is destroyed: every 'data' listener goes,
+    // the rest of the body is read and dropped, and 'end' still comes.
+    p.res.removeAllListeners('data');
+    p.res.resume();
+    p.res.end(Buffer.alloc(30, 2));
+    await p.settled();
+    expect(Buffer.concat(p.got).length).toBe(30);
+    expect(p.out.destroyed).toBe(true);
+    expect(p.out.writableFinished).toBe(false);
+    expect(p.released()).toBe(1);
+  });
+
+  it('a target that breaks mid-body cuts the client off and releases once', async () => {
+    const p = pair();
+    p.res.write(Buffer.alloc(30, 1));
+    await p.settled();
+    p.res.destroy(new Error('reset'));
+    await p.settled();
+    expect(p.out.destroyed).toBe(true);
+    expect(p.released()).toBe(1);
+  });
+});
