@@ -2,6 +2,7 @@
 // from its "gateway listening" log line), read /healthz, send raw bytes, open CONNECT tunnels.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -150,6 +151,42 @@ export function rawExchange(
 }
 
 /** A CONNECT tunnel through the proxy listener: resolves with the socket once 200 came back. */
+/**
+ * POST /v1/fetch with Node's client, the body read whole as latin1: fetch() cannot do what these tests need
+ * (it has a 16 KiB head limit of its own, and turns any 407 into a network error outside a browser).
+ */
+export function postFetch(
+  port: number,
+  request: Record<string, unknown>,
+  auth: string,
+  timeoutMs: number,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/v1/fetch',
+        headers: { 'content-type': 'application/json', 'proxy-authorization': auth },
+        maxHeaderSize: 65_536,
+        timeout: timeoutMs,
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('latin1');
+        res.on('data', (c: string) => {
+          body += c;
+        });
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end(JSON.stringify(request));
+  });
+}
+
 export function openTunnel(port: number, authority: string, auth: string): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
     const s = net.connect({ port, host: '127.0.0.1' });

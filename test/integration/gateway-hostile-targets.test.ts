@@ -4,11 +4,11 @@
 // (so /v1/fetch goes through a CONNECT tunnel to the pinned address, as every https:// fetch does), and
 // a scripted proxy answering absolute-form requests itself — which also serves as the target at the end
 // of the tunnel, with the same exact bytes.
-import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   basicAuth,
   type GatewayProcess,
+  postFetch,
   rawExchange,
   startGateway,
 } from '../../bench/support/gateway-process.js';
@@ -73,32 +73,7 @@ describe('gateway facing hostile targets', () => {
       body: JSON.stringify({ url, timeoutMs }),
       signal,
     });
-  /** POST /v1/fetch with Node's client: fetch() has a 16 KiB head limit of its own. */
-  const bigFetch = (url: string) =>
-    new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
-      const req = http.request(
-        {
-          host: '127.0.0.1',
-          port: gw.httpPort,
-          method: 'POST',
-          path: '/v1/fetch',
-          headers: { 'content-type': 'application/json', 'proxy-authorization': AUTH },
-          maxHeaderSize: 65_536,
-          timeout: CLIENT_WAIT_MS,
-        },
-        (res) => {
-          let body = '';
-          res.setEncoding('latin1');
-          res.on('data', (c: string) => {
-            body += c;
-          });
-          res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
-        },
-      );
-      req.on('timeout', () => req.destroy(new Error('timeout')));
-      req.on('error', reject);
-      req.end(JSON.stringify({ url }));
-    });
+  const bigFetch = (url: string) => postFetch(gw.httpPort, { url }, AUTH, CLIENT_WAIT_MS);
   const get = (url: string) =>
     rawExchange(
       gw.proxyPort,

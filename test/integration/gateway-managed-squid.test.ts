@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   basicAuth,
   type GatewayProcess,
+  postFetch,
   rawExchange,
   startGateway,
 } from '../../bench/support/gateway-process.js';
@@ -195,29 +196,13 @@ describe.skipIf(why !== '')(`gateway → managed squid${why ? ` (skipped: ${why}
     expect(r.text).not.toContain('X-Proxyplane-Error');
     expect(r.text.endsWith('origin')).toBe(true);
     // Not fetch(): the Fetch standard turns any 407 into a network error outside a browser window.
-    const f = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = http.request(
-        {
-          host: '127.0.0.1',
-          port: gw.httpPort,
-          method: 'POST',
-          path: '/v1/fetch',
-          headers: { 'content-type': 'application/json', 'proxy-authorization': AUTH },
-          timeout: 5_000,
-        },
-        (res) => {
-          let body = '';
-          res.setEncoding('latin1');
-          res.on('data', (c: string) => {
-            body += c;
-          });
-          res.on('end', () => resolve({ status: res.statusCode!, body }));
-        },
-      );
-      req.on('timeout', () => req.destroy(new Error('timeout')));
-      req.on('error', reject);
-      req.end(JSON.stringify({ url: `http://127.0.0.1:${targetPort}/origin-407` }));
-    });
+    const { status, body } = await postFetch(
+      gw.httpPort,
+      { url: `http://127.0.0.1:${targetPort}/origin-407` },
+      AUTH,
+      5_000,
+    );
+    const f = { status, body };
     expect(f).toEqual({ status: 407, body: 'origin' });
     expect(await Promise.all([count('proxy', 'ok'), count('fetch', 'ok')])).toEqual(before.map((n) => n + 1));
     expect(
