@@ -9,7 +9,7 @@ import {
   type WorkerView,
 } from '../../../shared/src/domain/snapshots/plan-pass.js';
 import { viewCutoff } from '../../../shared/src/domain/workers/view.js';
-import type { GatewayRoute } from '../../../shared/src/messages/gateway-snapshot.js';
+import { type GatewayRoute, wireRoute } from '../../../shared/src/messages/gateway-snapshot.js';
 import type { SnapshotHeader } from '../../../shared/src/ports/workers-snapshots.js';
 import type { SnapshotPassDeps } from './deps.js';
 
@@ -69,7 +69,8 @@ export async function observe(deps: SnapshotPassDeps, now: Date): Promise<Observ
       workers: views,
       settings: deps.settings,
     },
-    routing: routing?.routes ?? DEFAULT_ROUTING,
+    // Workers get each route without its target check (control-plane only, messages/gateway-snapshot.ts).
+    routing: routing ? routing.routes.map(wireRoute) : DEFAULT_ROUTING,
     headers,
     lock: state.lock,
     token: state.token,

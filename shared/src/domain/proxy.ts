@@ -168,6 +168,11 @@ export const ProxyStatus = z.object({
   latencyMillis: z.number().nullable(),
   lastHealthCheckTime: z.date().nullable(),
   nextReconcileAt: z.date().nullable(),
+  /**
+   * The routes (target groups) whose target check keeps failing through this proxy (contract §6 TARGET
+   * tier, docs/health.md): the snapshots leave the proxy out of those routes only. Sorted; absent = none.
+   */
+  unreachableRoutes: z.array(z.string()).optional(),
 });
 export type ProxyStatus = z.infer<typeof ProxyStatus>;
 

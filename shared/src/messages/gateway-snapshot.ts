@@ -42,19 +42,25 @@ export const StickyKey = z.union([
 ]);
 export type StickyKey = z.infer<typeof StickyKey>;
 
+const routeFields = {
+  name: ProxyName,
+  match: z.object({ hosts: z.array(HostPattern).min(1).max(1000) }).strict(),
+  /** Every attribute listed must equal the proxy's attribute; {} selects every proxy. */
+  selector: z.record(z.string().min(1).max(63), z.string().max(256)).default({}),
+  policy: RoutingPolicy,
+  stickyKey: StickyKey.optional(),
+};
+const stickyRule = {
+  check: (r: { policy: RoutingPolicy; stickyKey?: StickyKey | undefined }) =>
+    (r.policy === 'sticky') === (r.stickyKey !== undefined),
+  message: 'stickyKey is required by, and only allowed with, policy "sticky"',
+};
+
+/** A route as a worker receives it in its snapshots. */
 export const GatewayRoute = z
-  .object({
-    name: ProxyName,
-    match: z.object({ hosts: z.array(HostPattern).min(1).max(1000) }).strict(),
-    /** Every attribute listed must equal the proxy's attribute; {} selects every proxy. */
-    selector: z.record(z.string().min(1).max(63), z.string().max(256)).default({}),
-    policy: RoutingPolicy,
-    stickyKey: StickyKey.optional(),
-  })
+  .object(routeFields)
   .strict()
-  .refine((r) => (r.policy === 'sticky') === (r.stickyKey !== undefined), {
-    message: 'stickyKey is required by, and only allowed with, policy "sticky"',
-  });
+  .refine(stickyRule.check, { message: stickyRule.message });
 export type GatewayRoute = z.infer<typeof GatewayRoute>;
 
 export const GatewayProxy = z
@@ -80,6 +86,12 @@ export const GatewayProxy = z
      * proxies is byte for byte what it was.
      */
     filtersDestinations: z.boolean().optional(),
+    /**
+     * The routes (by name) this worker must not pick the proxy for: their target check fails through it
+     * (contract §6 TARGET tier, docs/health.md § TARGET). Absent means none. Written only for sessions of
+     * protocol 3 on (domain/workers/protocol.ts), and only when not empty.
+     */
+    excludedRoutes: z.array(ProxyName).min(1).max(1000).optional(),
   })
   .strict()
   .refine((p) => Date.parse(p.usableUntil) <= Date.parse(p.expiresAt), {
@@ -91,14 +103,48 @@ const uniqueNames = (items: readonly { name: string }[]) =>
   new Set(items.map((i) => i.name)).size === items.length;
 
 /**
- * The ordered routes a snapshot carries. ONE schema for the admin PUT, the stored routing document and the
- * wire: a routing the API accepts must be one every worker accepts, or each snapshot built from it is
- * refused after its header was saved and every worker goes stale (the gap duplicate names once fell into).
+ * The ordered routes a snapshot carries. The wire half of ONE routing schema: what the admin API accepts
+ * and stores (RoutingRules below) is exactly this plus each route's `targetCheck`, which only the control
+ * plane reads and `wireRoute` strips — so a routing the API accepts is one every worker accepts, or each
+ * snapshot built from it would be refused after its header was saved and every worker would go stale (the
+ * gap duplicate names once fell into).
  */
 export const GatewayRouting = z
   .array(GatewayRoute)
   .max(1000)
   .refine(uniqueNames, 'route names must be unique');
+
+/**
+ * A route's target-group reachability check (contract §6 TARGET tier): the probe fetches `url` through
+ * every proxy the route selects; a proxy it keeps failing through is left out of that route only
+ * (`excludedRoutes` in its snapshot entries), and stays in the others. Control-plane only: never on the wire.
+ */
+export const TargetCheck = z
+  .object({
+    url: z
+      .string()
+      .max(2048)
+      .pipe(z.url({ protocol: /^https?$/ })),
+    /** The status the target answers a proxy it serves with. */
+    expectedStatus: z.number().int().min(100).max(599).default(200),
+  })
+  .strict();
+export type TargetCheck = z.infer<typeof TargetCheck>;
+
+/** A route as the admin API accepts and the routing document stores it: the wire route and its check. */
+export const RoutingRule = z
+  .object({ ...routeFields, targetCheck: TargetCheck.optional() })
+  .strict()
+  .refine(stickyRule.check, { message: stickyRule.message });
+export type RoutingRule = z.infer<typeof RoutingRule>;
+
+export const RoutingRules = z.array(RoutingRule).max(1000).refine(uniqueNames, 'route names must be unique');
+
+/** The route a worker gets: the stored rule without what only the control plane reads. */
+export function wireRoute(rule: RoutingRule): GatewayRoute {
+  const { targetCheck: _check, ...route } = rule;
+  return route;
+}
 
 const snapshotFields = {
   schemaVersion: z.literal(GATEWAY_SNAPSHOT_SCHEMA_VERSION),

@@ -4,7 +4,7 @@
 
 import type { ProxyResource } from '../domain/proxy.js';
 import type { OwnershipChange, OwnershipRecord } from '../domain/workers/ownership.js';
-import type { GatewayRoute } from '../messages/gateway-snapshot.js';
+import type { RoutingRule } from '../messages/gateway-snapshot.js';
 
 export interface OwnershipState {
   epoch: number;
@@ -33,7 +33,7 @@ export interface OwnershipStore {
 }
 
 export interface RoutingConfig {
-  routes: GatewayRoute[];
+  routes: RoutingRule[];
   updatedAt: Date;
   updatedBy: string;
 }
@@ -45,7 +45,7 @@ export interface StoredRouting extends RoutingConfig {
 
 export interface RoutingStore {
   get(): Promise<StoredRouting | null>;
-  /** Refuses (WorkerStoreError `invalid`) routes that do not fit the wire schema (GatewayRouting). */
+  /** Refuses (WorkerStoreError `invalid`) routes that do not fit the wire schema (RoutingRules). */
   put(config: RoutingConfig): Promise<void>;
 }
 

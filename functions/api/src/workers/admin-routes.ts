@@ -9,7 +9,7 @@ import { DEFAULT_ROUTING } from '../../../../shared/src/domain/snapshots/content
 import { ownedBy } from '../../../../shared/src/domain/workers/ownership.js';
 import type { WorkerSettings } from '../../../../shared/src/domain/workers/settings.js';
 import { viewCutoff } from '../../../../shared/src/domain/workers/view.js';
-import { GatewayRouting } from '../../../../shared/src/messages/gateway-snapshot.js';
+import { RoutingRules } from '../../../../shared/src/messages/gateway-snapshot.js';
 import type { Clock } from '../../../../shared/src/ports/clock.js';
 import type { ProxyStore } from '../../../../shared/src/ports/proxy-store.js';
 import type { WorkerStore } from '../../../../shared/src/ports/workers.js';
@@ -47,14 +47,15 @@ export interface GatewayAdminDeps {
   settings: WorkerSettings;
 }
 
-// The wire schema's own routing rule (unique names included): what is accepted here, every worker accepts.
+// The stored routing's rule (the wire schema's plus each route's targetCheck, which snapshots leave out;
+// unique names included): what is accepted here, every worker accepts.
 // Selector keys are held to the proxy attribute-key rule on top of it: a key that is not an attribute key
 // can never match a proxy, and some are not even storable ("__name__", "__x__" are Firestore-reserved
 // field names: the write failed on every retry). Only here, not in the wire schema: routing documents and
 // snapshots already stored with such keys must still parse.
 const SelectorKeys = z.record(AttributeKey, z.unknown());
 const RoutingBody = z
-  .object({ routes: GatewayRouting.min(1) })
+  .object({ routes: RoutingRules.min(1) })
   .strict()
   .superRefine((body, ctx) => {
     body.routes.forEach((route, i) => {

@@ -7,7 +7,7 @@
 import { type Firestore, Timestamp } from '@google-cloud/firestore';
 import { z } from 'zod';
 import { firstOfEachName } from '../../domain/snapshots/stored-routing.js';
-import { GatewayRoute, GatewayRouting } from '../../messages/gateway-snapshot.js';
+import { RoutingRule, RoutingRules } from '../../messages/gateway-snapshot.js';
 import type { RoutingConfig, RoutingStore, StoredRouting } from '../../ports/workers-ownership.js';
 import { Collections } from './collections.js';
 import { workerStoreFailure } from './worker-errors.js';
@@ -15,7 +15,7 @@ import { workerStoreFailure } from './worker-errors.js';
 export const ROUTING_DOC = 'routing';
 
 const RoutingDoc = z.object({
-  routes: z.array(GatewayRoute).max(1000),
+  routes: z.array(RoutingRule).max(1000),
   updatedAt: z.instanceof(Timestamp).transform((t) => t.toDate()),
   updatedBy: z.string(),
 });
@@ -42,7 +42,7 @@ export class FirestoreRoutingStore implements RoutingStore {
     try {
       // JSON round trip: drops undefined optionals, which Firestore refuses.
       await this.ref().set({
-        routes: JSON.parse(JSON.stringify(GatewayRouting.parse(config.routes))),
+        routes: JSON.parse(JSON.stringify(RoutingRules.parse(config.routes))),
         updatedAt: Timestamp.fromDate(config.updatedAt),
         updatedBy: config.updatedBy,
       });

@@ -12,6 +12,7 @@ import {
   samePassive,
 } from './passive-track.js';
 import { healthyOf, reduceTrack, sameTrack } from './reducer.js';
+import { unreachableRoutesOf } from './target-tracks.js';
 import { freshTrack, type Thresholds, type TrackKey, type TrackState, type Verdict } from './verdict.js';
 import { ACTIVE_TRACKS, type ActiveTrack, healthReason, proxyVerdict } from './verdict-reason.js';
 
@@ -180,6 +181,7 @@ export function healthVerdictOf(s: ProxyHealthState): {
   checkedAt: Date;
   reason: string;
   message: string;
+  unreachableRoutes: string[];
 } | null {
   const healthy = healthyOf(s.verdict);
   const why = healthReason(s);
@@ -190,5 +192,6 @@ export function healthVerdictOf(s: ProxyHealthState): {
     checkedAt: s.transitionAt ?? s.latency.reportedAt ?? new Date(0),
     reason: why.reason,
     message: why.message,
+    unreachableRoutes: unreachableRoutesOf(s.tracks),
   };
 }

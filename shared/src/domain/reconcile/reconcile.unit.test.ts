@@ -70,6 +70,7 @@ const okVerdict: HealthVerdict = {
   checkedAt: now,
   reason: 'ProbeSucceeded',
   message: 'ok',
+  unreachableRoutes: [],
 };
 
 interface Row {
@@ -399,6 +400,7 @@ const rows: Row[] = [
           checkedAt: now,
           reason: 'ProbeFailed',
           message: 'timeout',
+          unreachableRoutes: [],
         },
       },
     }),

@@ -51,6 +51,8 @@ export interface HealthVerdict {
   checkedAt: Date | null;
   reason: string;
   message: string;
+  /** The routes whose TARGET track is UNHEALTHY for this instance, sorted (status.unreachableRoutes). */
+  unreachableRoutes: string[];
 }
 
 /**

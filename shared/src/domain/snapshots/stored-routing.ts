@@ -4,17 +4,17 @@
 // first route of each name and drops the later ones, and says which, so the pass can log it. The first
 // is the one that already wins (routes are matched in order, first match wins); a later one of the same
 // name only ever caught the hosts the earlier ones did not. The fix is a PUT of a corrected routing.
-import type { GatewayRoute } from '../../messages/gateway-snapshot.js';
+import type { RoutingRule } from '../../messages/gateway-snapshot.js';
 
 export interface UsableRouting {
-  routes: GatewayRoute[];
+  routes: RoutingRule[];
   /** The names of the routes dropped because an earlier route has the same name, in stored order. */
   droppedDuplicates: string[];
 }
 
-export function firstOfEachName(routes: readonly GatewayRoute[]): UsableRouting {
+export function firstOfEachName(routes: readonly RoutingRule[]): UsableRouting {
   const seen = new Set<string>();
-  const kept: GatewayRoute[] = [];
+  const kept: RoutingRule[] = [];
   const droppedDuplicates: string[] = [];
   for (const r of routes) {
     if (seen.has(r.name)) droppedDuplicates.push(r.name);

@@ -8,11 +8,17 @@
 //   2  snapshot entries may carry `filtersDestinations` (messages/gateway-snapshot.ts); version 1 does not
 //      have the field (a worker built on its strict schema refuses an entry that carries it), so it is
 //      written only for sessions of version 2 on
+//   3  snapshot entries may carry `excludedRoutes` (a route whose target check fails through the proxy,
+//      docs/health.md § TARGET); written only for sessions of version 3 on, for the same reason. A worker
+//      of version 1 or 2 keeps such a proxy in every route it selects, as before the field
 
-export const ControllerProtocol = { min: 1, max: 2 } as const;
+export const ControllerProtocol = { min: 1, max: 3 } as const;
 
 /** Whether a worker speaking `version` reads `filtersDestinations` in its snapshot entries. */
 export const readsFiltersDestinations = (version: number): boolean => version >= 2;
+
+/** Whether a worker speaking `version` reads `excludedRoutes` in its snapshot entries. */
+export const readsExcludedRoutes = (version: number): boolean => version >= 3;
 
 export type ProtocolCheck =
   | { ok: true; version: number }

@@ -16,8 +16,9 @@ describe('negotiateProtocol (contract §7)', () => {
   it.each<[number, boolean]>([
     [1, true],
     [2, true],
+    [3, true],
     [0, false],
-    [3, false],
+    [4, false],
     [1.5, false],
   ])('version %s → %s', (v, ok) => expect(negotiateProtocol(v).ok).toBe(ok));
 });
