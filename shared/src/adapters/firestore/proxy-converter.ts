@@ -64,6 +64,8 @@ export function statusToFirestore(s: ProxyStatus): DocumentData {
     latencyMillis: s.latencyMillis,
     lastHealthCheckTime: tsOrNull(s.lastHealthCheckTime),
     nextReconcileAt: tsOrNull(s.nextReconcileAt),
+    // Absent when there are none: Firestore refuses undefined, and older documents have no such field.
+    ...(s.unreachableRoutes?.length ? { unreachableRoutes: s.unreachableRoutes } : {}),
   };
 }
 
