@@ -11,6 +11,7 @@
 #                                                                                {provider, op, result, latencyMs}
 #   probe.result             probe, for every tier of every probe (seed §9's healthcheck_* vectors)
 #                                                                                {proxy, tier, ok, latencyMs, code}
+#                            tier BASIC, EGRESS or TARGET; TARGET lines add {route} (docs/health.md § TARGET)
 # Dead letters need no log line: Pub/Sub's own metric on the inspect subscription counts them.
 
 locals {
@@ -37,11 +38,13 @@ locals {
       description = "Probe windows in which a gateway worker failed nearly every proxy it used (its outcomes were not counted)."
       labels      = { worker = "jsonPayload.workerId" }
     }
-    # No alert: probes by tier and result — seed §9's healthcheck_failures_total is ok="false". Not by proxy:
-    # a label per proxy would be a time series per proxy (the lines carry `proxy` for Logs Explorer).
+    # No alert: probes by tier and result — seed §9's healthcheck_failures_total is ok="false". Not by proxy
+    # nor by route: a label per proxy or per route would be a time series each (the lines carry `proxy` and,
+    # for TARGET, `route` for Logs Explorer). TARGET failures are sites refusing proxies, not dead proxies:
+    # the tier label keeps them apart from BASIC's.
     probe_results = {
       event       = "probe.result"
-      description = "Health probes by tier (BASIC, EGRESS) and result (ok true/false)."
+      description = "Health probes by tier (BASIC, EGRESS, TARGET) and result (ok true/false)."
       labels      = { tier = "jsonPayload.tier", ok = "jsonPayload.ok" }
     }
     # No alert: a chart of Compute Engine calls by operation and result (ok, quota, permanent, transient).

@@ -17,6 +17,7 @@ import { FirestoreHealthStore } from '../../shared/src/adapters/firestore/health
 import { FirestoreJobRunStore } from '../../shared/src/adapters/firestore/job-run-store.js';
 import { FirestorePassiveFeedStore } from '../../shared/src/adapters/firestore/passive-feed-store.js';
 import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
+import { FirestoreRoutingStore } from '../../shared/src/adapters/firestore/snapshot-routing-store.js';
 import { FirestoreOutcomeReader } from '../../shared/src/adapters/firestore/worker-outcome-store.js';
 import { makeGceProvider } from '../../shared/src/adapters/gce/clients.js';
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
@@ -121,6 +122,7 @@ export async function startProbeFleet(
   const log = memoryLogger();
   const deps: ProbeHandlerDeps = {
     proxies,
+    routing: new FirestoreRoutingStore(db),
     health,
     jobs: new FirestoreJobRunStore(db),
     publisher: {

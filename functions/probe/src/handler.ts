@@ -2,9 +2,12 @@
 // run passes over the windows since the previous run until the invocation's budget is spent, record the run.
 import { nextSlotAfter } from '../../../shared/src/domain/health/due.js';
 import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
+import type { RoutingRule } from '../../../shared/src/messages/gateway-snapshot.js';
 import type { Clock } from '../../../shared/src/ports/clock.js';
 import type { JobRun, JobRunStore } from '../../../shared/src/ports/job-runs.js';
 import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
+import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
+import type { RoutingStore } from '../../../shared/src/ports/workers-ownership.js';
 import { runPassivePass } from './passive-pass.js';
 import { type PassCounts, type ProbeDeps, pruneHealth, runProbePass } from './probe-pass.js';
 
@@ -12,6 +15,8 @@ export const ProbeJob = 'probe-tick';
 
 export interface ProbeHandlerDeps extends ProbeDeps {
   proxies: Pick<ProxyStore, 'list'>;
+  /** The stored gateway routing: its routes' target checks are the TARGET tier (docs/health.md). */
+  routing: Pick<RoutingStore, 'get'>;
   jobs: JobRunStore;
   clock: Clock;
   sleep(ms: number): Promise<void>;
@@ -53,13 +58,14 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
     const sent = new Set<string>();
     // Gateway evidence first, so that this tick's active passes read (and may expire) the updated tracks.
     await consumeOutcomes(deps, all, startedAt, summary, sent);
+    const routes = await readRoutes(deps);
     let from = firstWindowStart(claim.previous, startedAt, deps);
     const deadline = startedAt.getTime() + deps.loopMs;
     for (;;) {
       const to = deps.clock.now();
       // A window still covered by a previous run that is still looping starts in the future: wait for it.
       if (to > from) {
-        const c = await runProbePass(deps, all, from, to, sent);
+        const c = await runProbePass(deps, all, from, to, sent, routes);
         summary.passes++;
         summary.probed += c.probed;
         summary.written += c.written;
@@ -131,6 +137,24 @@ async function consumeOutcomes(
     deps.log.warn('passive pass failed; its outcomes are read again next tick', {
       error: err instanceof Error ? err.message : String(err),
     });
+  }
+}
+
+/** The stored routes, read once per tick ([] when no routing is stored: no route, no TARGET check), or
+ *  null when the read fails: BASIC and EGRESS must not stop for the fleet because the routing document is
+ *  unavailable, so this tick runs no TARGET check and leaves every TARGET track as it is. */
+async function readRoutes(deps: ProbeHandlerDeps): Promise<readonly RoutingRule[] | null> {
+  try {
+    return (await deps.routing.get())?.routes ?? [];
+  } catch (err) {
+    // The adapter classifies every failure (unavailable, or `invalid`: a hand-edited document); anything
+    // else is a bug, and failing the run says so.
+    if (!(err instanceof WorkerStoreError)) throw err;
+    deps.log.warn('routing could not be read; no TARGET checks this tick, TARGET tracks kept', {
+      kind: err.kind,
+      error: err.message,
+    });
+    return null;
   }
 }
 

@@ -3,6 +3,7 @@ import { isDueInWindow } from '../../../shared/src/domain/health/due.js';
 import { ManualClock } from '../../../shared/src/ports/clock.js';
 import type { JobRun, JobRunStore } from '../../../shared/src/ports/job-runs.js';
 import { PassiveFeedError } from '../../../shared/src/ports/passive-feed.js';
+import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
 import { aProxy, managedSpec } from '../../../shared/src/testing/proxy-fixtures.js';
 import { handleProbeTick, type ProbeHandlerDeps, ProbeJob } from './handler.js';
 
@@ -20,6 +21,7 @@ function deps(passiveFails: boolean) {
   };
   const d: ProbeHandlerDeps = {
     proxies: { list: async () => [] },
+    routing: { get: async () => null },
     jobs,
     clock: new ManualClock(new Date('2026-01-01T00:00:00Z')),
     sleep: async () => {},
@@ -70,6 +72,70 @@ describe('handleProbeTick and the passive pass', () => {
     expect(summary).toMatchObject({ passes: 1, outcomeBatches: 0, passiveSignals: 0 });
     expect(warnings).toEqual(expectedWarnings);
     expect(finished).toEqual([expect.objectContaining({ ok: true })]);
+  });
+});
+
+describe('handleProbeTick and the stored routing (the TARGET tier)', () => {
+  const p = aProxy({ name: 'p', status: { ip: '10.0.0.1', providerId: 'zones/z/instances/p' } });
+  const routes = [
+    {
+      name: 'shop',
+      match: { hosts: ['shop.example'] },
+      selector: {},
+      policy: 'round-robin' as const,
+      targetCheck: { url: 'http://shop.example/', expectedStatus: 200 },
+    },
+  ];
+  const stored = { routes, updatedAt: t0, updatedBy: 'admin', droppedDuplicates: [] };
+
+  it.each<[string, () => Promise<unknown>, string[], string[]]>([
+    ['a stored routing: read once a tick, its checks run', async () => stored, ['http://shop.example/'], []],
+    ['no routing stored: no TARGET check', async () => null, [], []],
+    [
+      'an unavailable routing store: logged, BASIC still runs, no TARGET check',
+      async () => {
+        throw new WorkerStoreError('unavailable', 'firestore down');
+      },
+      [],
+      ['routing could not be read; no TARGET checks this tick, TARGET tracks kept'],
+    ],
+  ])('%s', async (_name, get, targetUrls, expectedWarnings) => {
+    const { d, warnings, finished } = deps(false);
+    const urls: string[] = [];
+    let reads = 0;
+    const summary = await handleProbeTick({
+      ...d,
+      loopMs: 120_000,
+      sleep: async (ms) => (d.clock as ManualClock).advance(ms),
+      proxies: { list: async () => [p] },
+      routing: {
+        get: async () => {
+          reads++;
+          return (await get()) as never;
+        },
+      },
+      prober: {
+        handshake: async () => ({ ok: true, latencyMs: 5, status: 200, body: null, failure: null }),
+        probe: async (_t, o) => {
+          urls.push(o.url);
+          return { ok: true, latencyMs: 5, status: 200, body: null, failure: null };
+        },
+      },
+    });
+    // Several passes (the loop) over one read.
+    expect(summary!.passes).toBeGreaterThan(1);
+    expect(summary!.probed).toBeGreaterThan(1);
+    expect(reads).toBe(1);
+    expect(new Set(urls)).toEqual(new Set(targetUrls));
+    expect(warnings).toEqual(expectedWarnings);
+    expect(finished).toEqual([expect.objectContaining({ ok: true })]);
+  });
+
+  it('an error the adapter did not classify is a bug: the run fails', async () => {
+    const { d, finished } = deps(false);
+    const broken = { get: async () => Promise.reject(new TypeError('boom')) };
+    await expect(handleProbeTick({ ...d, routing: broken })).rejects.toThrow('boom');
+    expect(finished).toEqual([expect.objectContaining({ ok: false })]);
   });
 });
 

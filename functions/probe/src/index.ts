@@ -6,6 +6,7 @@ import { FirestoreHealthStore } from '../../../shared/src/adapters/firestore/hea
 import { FirestoreJobRunStore } from '../../../shared/src/adapters/firestore/job-run-store.js';
 import { FirestorePassiveFeedStore } from '../../../shared/src/adapters/firestore/passive-feed-store.js';
 import { FirestoreProxyStore } from '../../../shared/src/adapters/firestore/proxy-store.js';
+import { FirestoreRoutingStore } from '../../../shared/src/adapters/firestore/snapshot-routing-store.js';
 import { FirestoreOutcomeReader } from '../../../shared/src/adapters/firestore/worker-outcome-store.js';
 import { jsonLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { handshakeThroughProxy, probeThroughProxy } from '../../../shared/src/adapters/probe/proxy-probe.js';
@@ -36,6 +37,7 @@ const secrets = new CachedSecretReader(
 
 const deps: ProbeHandlerDeps = {
   proxies: new FirestoreProxyStore(db),
+  routing: new FirestoreRoutingStore(db),
   health: new FirestoreHealthStore(db),
   jobs: new FirestoreJobRunStore(db),
   publisher: { publish: async (r) => void (await pubsub.publish('reconcile-requests', ReconcileRequest, r)) },

@@ -11,7 +11,10 @@ import {
   type HealthSeed,
 } from '../../../shared/src/domain/health/proxy-health.js';
 import { statusLags } from '../../../shared/src/domain/health/status-lag.js';
+import { targetChecksFor, targetKeysOf } from '../../../shared/src/domain/health/target-checks.js';
+import { unreachableRoutesOf } from '../../../shared/src/domain/health/target-tracks.js';
 import type { ProxyResource, SecretRef } from '../../../shared/src/domain/proxy.js';
+import type { RoutingRule } from '../../../shared/src/messages/gateway-snapshot.js';
 import type { HealthStore } from '../../../shared/src/ports/health-store.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
 import { SecretAccessError } from '../../../shared/src/ports/secrets.js';
@@ -47,13 +50,16 @@ export interface PassCounts {
 
 /** `all` is the fleet as listed once per invocation: a loop of passes inside one tick reads it once, so
  *  `sent` (the proxies whose reconcile request went out earlier in this invocation) keeps a later pass
- *  from taking the status it listed before that request was answered for a lagging one. */
+ *  from taking the status it listed before that request was answered for a lagging one. `routes` is the
+ *  stored routing as read once per tick ([] when there is none), or null when it could not be read: no
+ *  TARGET check runs and every TARGET track stays as it is. */
 export async function runProbePass(
   deps: ProbeDeps,
   all: ProxyResource[],
   from: Date,
   to: Date,
   sent: Set<string> = new Set(),
+  routes: readonly RoutingRule[] | null = null,
 ): Promise<PassCounts> {
   const addressed = all.filter((p) => p.status.ip && !p.deletionRequestedAt);
   const due = addressed.filter((p) =>
@@ -61,12 +67,14 @@ export async function runProbePass(
   );
   const persisted = await deps.health.getMany(due.map((p) => p.name));
   const decisions = await mapLimit(due, deps.concurrency, async (p) => {
+    const checks = routes ? targetChecksFor(routes, p.spec.attributes) : [];
     const outcome = await runTiers(
       deps.prober,
       await target(deps, p),
       p.status.ip!,
       p.spec.healthCheck,
       deps.tiers,
+      checks,
     );
     for (const o of outcome.observations) deps.recorder.observe(p.name, o);
     const dec = decideHealth(
@@ -80,12 +88,14 @@ export async function runProbePass(
       to,
       // No gateway signal in an active pass; a PASSIVE track left without signals expires here.
       { signal: null, settings: deps.passive.settings },
+      routes ? targetKeysOf(checks) : null,
     );
     if (dec.publish) {
       deps.log.info('health transition', {
         proxy: p.name,
         verdict: dec.next.verdict,
         problem: dec.next.egressProblem,
+        unreachableRoutes: unreachableRoutesOf(dec.next.tracks),
       });
       return dec;
     }

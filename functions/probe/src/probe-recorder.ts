@@ -29,6 +29,8 @@ export function logProbeRecorder(log: {
         ok: o.ok,
         latencyMs: o.latencyMs,
         code: o.code,
+        // TARGET lines name their route (per route: Logs Explorer, jsonPayload.route; not a metric label).
+        ...(o.route !== undefined ? { route: o.route } : {}),
       }),
   };
 }

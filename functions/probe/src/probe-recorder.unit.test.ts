@@ -9,6 +9,13 @@ describe('logProbeRecorder', () => {
     const r = logProbeRecorder(log);
     r.observe('p1', { tier: 'BASIC', ok: false, latencyMs: 3001, code: 'timeout' });
     r.observe('p1', { tier: 'EGRESS', ok: true, latencyMs: 42, code: null });
+    r.observe('p1', {
+      tier: 'TARGET',
+      route: 'shop',
+      ok: false,
+      latencyMs: 80,
+      code: 'unexpected_status_403',
+    });
     expect(lines).toEqual([
       expect.objectContaining({
         severity: 'INFO',
@@ -21,6 +28,15 @@ describe('logProbeRecorder', () => {
         code: 'timeout',
       }),
       expect.objectContaining({ event: PROBE_RESULT_EVENT, tier: 'EGRESS', ok: true, latencyMs: 42 }),
+      expect.objectContaining({
+        event: PROBE_RESULT_EVENT,
+        tier: 'TARGET',
+        route: 'shop',
+        ok: false,
+        code: 'unexpected_status_403',
+      }),
     ]);
+    // Only TARGET lines name a route.
+    expect(lines.slice(0, 2).some((l) => 'route' in l)).toBe(false);
   });
 });

@@ -1,12 +1,16 @@
 // Runs the check tiers for one proxy and turns probe outcomes into reducer inputs.
 // BASIC: the proxy's own health-check URL when it has one (expected status), else a CONNECT handshake.
 // EGRESS: the Hono service's echo endpoint fetched through the proxy; exit IP and forwarding headers checked.
+// TARGET: each route's target check the proxy is selected for (target-checks.ts), fetched through it.
 
 import type { ProbeResult, ProbeTarget } from '../../../shared/src/adapters/probe/proxy-probe.js';
 import { evaluateEgress, parseEchoBody } from '../../../shared/src/domain/health/egress.js';
 import type { TrackResult } from '../../../shared/src/domain/health/proxy-health.js';
+import type { RouteTargetCheck } from '../../../shared/src/domain/health/target-checks.js';
+import { trackKey } from '../../../shared/src/domain/health/verdict.js';
 import type { ActiveTrack } from '../../../shared/src/domain/health/verdict-reason.js';
 import type { HealthCheckSpec } from '../../../shared/src/domain/proxy.js';
+import { mapLimit } from './map-limit.js';
 
 export interface Prober {
   probe(
@@ -26,9 +30,25 @@ export interface TierConfig {
 
 export interface TierOutcome {
   results: TrackResult[];
-  /** For the `probe` log lines (seed §9 signal): one entry per tier actually run. */
-  observations: Array<{ tier: 'BASIC' | 'EGRESS'; ok: boolean; latencyMs: number; code: string | null }>;
+  /** For the `probe` log lines (seed §9 signal): one entry per tier actually run (per route for TARGET). */
+  observations: Array<{
+    tier: 'BASIC' | 'EGRESS' | 'TARGET';
+    ok: boolean;
+    latencyMs: number;
+    code: string | null;
+    /** TARGET only: the route whose check this was. */
+    route?: string;
+  }>;
 }
+
+/**
+ * TARGET checks of one proxy in flight at once. A small bound rather than one after the other: a target
+ * that hangs costs each check its whole timeout, and a proxy selected by many checked routes would
+ * otherwise hold its slot of the pass (PROBE_CONCURRENCY proxies at a time) for routes × timeout. Not
+ * unbounded either: the requests in flight stay at most TARGET_CONCURRENCY × PROBE_CONCURRENCY (Cloud
+ * NAT ports, the probe's sockets), and no proxy gets more than a handful of the probe's connections.
+ */
+export const TARGET_CONCURRENCY = 4;
 
 /** The tiers a proxy's verdict waits for: EGRESS only when it runs at all (an echo endpoint is configured). */
 export const activeTracksOf = (cfg: TierConfig): ActiveTrack[] =>
@@ -40,6 +60,8 @@ export async function runTiers(
   proxyIp: string,
   hc: HealthCheckSpec,
   cfg: TierConfig,
+  /** The routes' target checks that select this proxy (target-checks.ts); run only if BASIC passes. */
+  checks: readonly RouteTargetCheck[] = [],
 ): Promise<TierOutcome> {
   const timeoutMs = hc.timeoutSeconds * 1000;
   const basic = hc.url
@@ -70,6 +92,28 @@ export async function runTiers(
       ...(problem ? { problem } : {}),
     });
     observations.push({ tier: 'EGRESS', ok: problem === null, latencyMs: echo.latencyMs, code: problem });
+  }
+  // Likewise TARGET: a proxy that fails BASIC tells nothing about a target, and keeps its TARGET tracks.
+  if (basic.ok && checks.length > 0) {
+    const outcomes = await mapLimit([...checks], TARGET_CONCURRENCY, (c) =>
+      prober.probe(target, {
+        url: c.url,
+        timeoutMs,
+        expectedStatus: c.expectedStatus,
+        rejectUnauthorized: cfg.rejectUnauthorized,
+      }),
+    );
+    checks.forEach((c, i) => {
+      const r = outcomes[i]!;
+      results.push({ track: trackKey('TARGET', c.route), ok: r.ok, latencyMs: r.latencyMs });
+      observations.push({
+        tier: 'TARGET',
+        route: c.route,
+        ok: r.ok,
+        latencyMs: r.latencyMs,
+        code: r.failure?.code ?? null,
+      });
+    });
   }
   return { results, observations };
 }

@@ -32,6 +32,8 @@ export class FirestoreHealthStore implements HealthStore {
     return out;
   }
 
+  /** Each document is written whole (set, no merge): a dropped track disappears, and a `TARGET:<route>`
+   *  key is only ever a map key — as an update() field path its ':' would need backtick quoting. */
   async writeMany(states: ProxyHealthState[]): Promise<void> {
     for (let i = 0; i < states.length; i += BATCH) {
       const batch = this.db.batch();

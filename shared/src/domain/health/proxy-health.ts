@@ -2,7 +2,8 @@
 //   (persisted state | seed from status, results, now) → next state, whether to write it, what to publish.
 // Writes happen only when the state changed (clamped counters make a steady proxy a fixed point);
 // reconcile requests are published only when what status shows would change: the Healthy condition or its
-// reason (a verdict transition, SUSPECT included), or a latency report.
+// reason (a verdict transition, SUSPECT included), a latency report, or the routes the proxy cannot reach
+// (its UNHEALTHY TARGET tracks: status.unreachableRoutes, docs/health.md § TARGET).
 import { type LatencyReport, shouldReportLatency } from './latency.js';
 import {
   DEFAULT_PASSIVE_SETTINGS,
@@ -12,7 +13,7 @@ import {
   samePassive,
 } from './passive-track.js';
 import { healthyOf, reduceTrack, sameTrack } from './reducer.js';
-import { unreachableRoutesOf } from './target-tracks.js';
+import { sameRoutes, unreachableRoutesOf, withoutStaleTargets } from './target-tracks.js';
 import { freshTrack, type Thresholds, type TrackKey, type TrackState, type Verdict } from './verdict.js';
 import { ACTIVE_TRACKS, type ActiveTrack, healthReason, proxyVerdict } from './verdict-reason.js';
 
@@ -108,13 +109,18 @@ export function decideHealth(
   thresholds: Thresholds,
   now: Date,
   passiveInput: PassiveInput = NO_PASSIVE_SIGNAL,
+  /** The TARGET tracks that apply to the proxy this tick (target-checks.ts targetKeysOf); the others are
+   *  dropped. Null — the routing could not be read, or a pass that runs no TARGET checks — keeps them all. */
+  targets: ReadonlySet<TrackKey> | null = null,
 ): HealthDecision {
   // A replaced instance starts with fresh counters (seed §6: state pruned on replacement).
   const base =
     persisted && persisted.instance === instance
       ? persisted
       : initialHealth(proxy, instance, persisted ? null : seed, thresholds);
-  const tracks = { ...base.tracks };
+  // TARGET tracks never make the proxy's verdict (verdict-reason.ts counts the active tiers only); one of a
+  // route that no longer checks this proxy would list it as unreachable forever: dropped.
+  const tracks = { ...withoutStaleTargets(base.tracks, targets) };
   // A tier the probe does not run (EGRESS without an echo endpoint; a seeded track) would hold its verdict
   // forever: it is dropped, so an UNHEALTHY one cannot pin the proxy.
   for (const k of ACTIVE_TRACKS) if (!active.includes(k)) delete tracks[k];
@@ -142,7 +148,11 @@ export function decideHealth(
   // or out (ProbeSucceeded ↔ ProbeSuspect/PassiveSuspect, Healthy stays True), or an unhealthy proxy whose
   // probe passes again while the gateways still fail it (ProbeFailed → PassiveFailures).
   const reasonChanged = healthReason(draft)?.reason !== healthReason(base)?.reason;
-  const publish = healthFlipped || reasonChanged || reportLatency ? 'health-transition' : null;
+  // A route entering or leaving status.unreachableRoutes: the snapshots add or lift the proxy's exclusion
+  // from it (excludedRoutes) only once reconcile has written it.
+  const routesChanged = !sameRoutes(unreachableRoutesOf(tracks), unreachableRoutesOf(base.tracks));
+  const publish =
+    healthFlipped || reasonChanged || reportLatency || routesChanged ? 'health-transition' : null;
   const transitionAt = publish ? now : base.transitionAt;
   const next: ProxyHealthState = {
     proxy,

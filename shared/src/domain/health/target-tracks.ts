@@ -19,3 +19,23 @@ export function unreachableRoutesOf(tracks: Partial<Record<TrackKey, TrackState>
   }
   return routes.sort();
 }
+
+/**
+ * The tracks without the TARGET ones that no longer apply to the proxy (`applicable`: the keys of the
+ * checks run through it this tick — target-checks.ts). Null when the routing could not be read: then
+ * nobody knows which apply, and every track stays as it is.
+ */
+export function withoutStaleTargets(
+  tracks: Partial<Record<TrackKey, TrackState>>,
+  applicable: ReadonlySet<TrackKey> | null,
+): Partial<Record<TrackKey, TrackState>> {
+  if (applicable === null) return tracks;
+  const out: Partial<Record<TrackKey, TrackState>> = {};
+  for (const [key, track] of Object.entries(tracks) as Array<[TrackKey, TrackState]>) {
+    if (targetRouteOf(key) === null || applicable.has(key)) out[key] = track;
+  }
+  return out;
+}
+
+export const sameRoutes = (a: readonly string[], b: readonly string[]): boolean =>
+  a.length === b.length && a.every((r, i) => r === b[i]);

@@ -111,3 +111,42 @@ describe('healthReason: the condition reason in status', () => {
     ).toBeNull();
   });
 });
+
+describe('TARGET tracks never make the proxy verdict (contract §6: per route, docs/health.md § TARGET)', () => {
+  const withTargets = (
+    basic: Verdict,
+    egress: Verdict,
+    targets: Verdict | null,
+  ): Partial<Record<TrackKey, TrackState>> => ({
+    ...tracksOf(basic, egress),
+    'TARGET:shop': track(targets),
+    'TARGET:news': track(targets),
+  });
+  it.each<[string, Verdict, Verdict, Verdict | null, Verdict, string]>([
+    [
+      'every target UNHEALTHY, active tiers AVAILABLE',
+      'AVAILABLE',
+      'AVAILABLE',
+      'UNHEALTHY',
+      'AVAILABLE',
+      'ProbeSucceeded',
+    ],
+    ['targets SUSPECT', 'AVAILABLE', 'AVAILABLE', 'SUSPECT', 'AVAILABLE', 'ProbeSucceeded'],
+    [
+      'targets undecided: the active tiers alone decide',
+      'AVAILABLE',
+      'AVAILABLE',
+      null,
+      'AVAILABLE',
+      'ProbeSucceeded',
+    ],
+    ['targets AVAILABLE, BASIC UNHEALTHY', 'UNHEALTHY', 'AVAILABLE', 'AVAILABLE', 'UNHEALTHY', 'ProbeFailed'],
+    ['targets UNHEALTHY, EGRESS SUSPECT', 'AVAILABLE', 'SUSPECT', 'UNHEALTHY', 'SUSPECT', 'ProbeSuspect'],
+  ])('%s', (_name, basic, egress, targets, verdict, reason) => {
+    const tracks = withTargets(basic, egress, targets);
+    expect(proxyVerdict(tracks, BOTH, null)).toBe(verdict);
+    const s: ProxyHealthState = { ...state('AVAILABLE', null), tracks, verdict };
+    expect(healthReason(s)?.reason).toBe(reason);
+    expect(healthVerdictOf(s)?.unreachableRoutes).toEqual(targets === 'UNHEALTHY' ? ['news', 'shop'] : []);
+  });
+});

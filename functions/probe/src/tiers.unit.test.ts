@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import type { ProbeResult } from '../../../shared/src/adapters/probe/proxy-probe.js';
+import type { RouteTargetCheck } from '../../../shared/src/domain/health/target-checks.js';
+import { HealthCheckSpec } from '../../../shared/src/domain/proxy.js';
+import { type Prober, runTiers, TARGET_CONCURRENCY, type TierConfig } from './tiers.js';
+
+const TARGET = { host: '10.0.0.1', port: 3128, credentials: null };
+const ECHO = 'http://127.0.0.1:9/v1/echo';
+const hc = HealthCheckSpec.parse({ url: 'http://health.example/', timeoutSeconds: 7 });
+const cfg = (echoUrl: string | null): TierConfig => ({ echoUrl, callerIps: [], rejectUnauthorized: true });
+
+const check = (route: string, expectedStatus = 200): RouteTargetCheck => ({
+  route,
+  url: `https://${route}.example/`,
+  expectedStatus,
+});
+
+/** A prober that answers each URL as `outcome` says (default: ok) and records what it was asked. */
+function prober(outcome: (url: string) => boolean = () => true) {
+  const asked: Array<{ url: string; timeoutMs: number; expectedStatus: number }> = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const p: Prober = {
+    probe: async (_target, opts) => {
+      asked.push({ url: opts.url, timeoutMs: opts.timeoutMs, expectedStatus: opts.expectedStatus });
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      await new Promise((r) => setTimeout(r, 1));
+      inFlight--;
+      const ok = outcome(opts.url);
+      const body = JSON.stringify({ ip: '10.0.0.1', headers: {} });
+      const r: ProbeResult = {
+        ok,
+        latencyMs: 30,
+        status: ok ? 200 : 403,
+        body,
+        failure: ok ? null : { stage: 'RESPONSE_HEADERS', code: 'unexpected_status_403' },
+      };
+      return r;
+    },
+    handshake: async () => ({ ok: true, latencyMs: 5, status: 200, body: null, failure: null }),
+  };
+  return { p, asked, maxInFlight: () => maxInFlight };
+}
+
+describe('runTiers: the TARGET tier', () => {
+  it.each<[string, string | null, RouteTargetCheck[], string[]]>([
+    ['no checks: BASIC and EGRESS only', ECHO, [], ['BASIC', 'EGRESS']],
+    [
+      'one check per route, after EGRESS',
+      ECHO,
+      [check('shop'), check('news')],
+      ['BASIC', 'EGRESS', 'TARGET:shop', 'TARGET:news'],
+    ],
+    ['without the echo tier', null, [check('shop')], ['BASIC', 'TARGET:shop']],
+  ])('%s', async (_name, echo, checks, tracks) => {
+    const { p, asked } = prober();
+    const out = await runTiers(p, TARGET, '10.0.0.1', hc, cfg(echo), checks);
+    expect(out.results.map((r) => r.track)).toEqual(tracks);
+    // Each target's URL through the proxy with its expected status and the proxy's own timeout.
+    for (const c of checks) {
+      expect(asked).toContainEqual({ url: c.url, timeoutMs: 7000, expectedStatus: c.expectedStatus });
+    }
+  });
+
+  it('BASIC failing: no target is asked, no TARGET result (the tracks stay as they are)', async () => {
+    const { p, asked } = prober((url) => url !== hc.url);
+    const out = await runTiers(p, TARGET, '10.0.0.1', hc, cfg(ECHO), [check('shop'), check('news')]);
+    expect(asked.map((a) => a.url)).toEqual([hc.url]);
+    expect(out.results).toEqual([{ track: 'BASIC', ok: false, latencyMs: 30 }]);
+    expect(out.observations.map((o) => o.tier)).toEqual(['BASIC']);
+  });
+
+  it('a blocked target fails its own track only, observed with its route and code', async () => {
+    const { p } = prober((url) => !url.includes('shop'));
+    const out = await runTiers(p, TARGET, '10.0.0.1', hc, cfg(ECHO), [check('shop'), check('news', 204)]);
+    expect(out.results.slice(2)).toEqual([
+      { track: 'TARGET:shop', ok: false, latencyMs: 30 },
+      { track: 'TARGET:news', ok: true, latencyMs: 30 },
+    ]);
+    expect(out.results[0]).toMatchObject({ track: 'BASIC', ok: true });
+    expect(out.observations.slice(2)).toEqual([
+      { tier: 'TARGET', route: 'shop', ok: false, latencyMs: 30, code: 'unexpected_status_403' },
+      { tier: 'TARGET', route: 'news', ok: true, latencyMs: 30, code: null },
+    ]);
+  });
+
+  it(`runs at most ${TARGET_CONCURRENCY} checks of one proxy at once, results in routing order`, async () => {
+    const { p, maxInFlight } = prober();
+    const checks = Array.from({ length: 10 }, (_, i) => check(`r${i}`));
+    const out = await runTiers(p, TARGET, '10.0.0.1', hc, cfg(null), checks);
+    expect(maxInFlight()).toBe(TARGET_CONCURRENCY);
+    expect(out.results.slice(1).map((r) => r.track)).toEqual(checks.map((c) => `TARGET:${c.route}`));
+  });
+});

@@ -1,0 +1,96 @@
+// health/{proxy} documents on the Firestore emulator: TARGET:<route> track keys round-trip (the documents
+// are written whole with set(), so ':' only ever appears as a map key, never in an update field path),
+// and a document written before the TARGET tier — no TARGET tracks, or no tracks at all — still reads.
+import { FieldPath, Firestore, Timestamp } from '@google-cloud/firestore';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Collections } from '../../shared/src/adapters/firestore/collections.js';
+import { FirestoreHealthStore } from '../../shared/src/adapters/firestore/health-store.js';
+import { healthVerdictOf, type ProxyHealthState } from '../../shared/src/domain/health/proxy-health.js';
+import { clearProject, testProjectId } from '../support/emulators.js';
+
+const at = new Date('2026-03-01T00:00:00Z');
+const state = (proxy: string, over: Partial<ProxyHealthState> = {}): ProxyHealthState => ({
+  proxy,
+  instance: 'zones/z/instances/pp-a@2026-03-01T00:00:00.000Z',
+  tracks: {
+    BASIC: { verdict: 'AVAILABLE', consecutiveOk: 2, consecutiveFail: 0 },
+    'TARGET:shop': { verdict: 'UNHEALTHY', consecutiveOk: 0, consecutiveFail: 3 },
+    'TARGET:news-eu': { verdict: 'AVAILABLE', consecutiveOk: 2, consecutiveFail: 0 },
+  },
+  verdict: 'AVAILABLE',
+  latency: { reportedMs: 42, reportedAt: at },
+  egressProblem: null,
+  transitionAt: at,
+  latencyHistory: [{ ms: 42, at }],
+  passive: null,
+  ...over,
+});
+
+describe('FirestoreHealthStore and TARGET tracks', () => {
+  const projectId = testProjectId();
+  let db: Firestore;
+  let store: FirestoreHealthStore;
+  beforeAll(() => {
+    db = new Firestore({ projectId });
+    store = new FirestoreHealthStore(db);
+  });
+  afterAll(async () => {
+    await db.terminate();
+    await clearProject(projectId);
+  });
+
+  it('TARGET:<route> tracks round-trip through writeMany / get / getMany, and each is its own map key', async () => {
+    const s = state('h-target');
+    await store.writeMany([s]);
+    expect(await store.get('h-target')).toEqual(s);
+    expect((await store.getMany(['h-target'])).get('h-target')).toEqual(s);
+    expect(healthVerdictOf((await store.get('h-target'))!)?.unreachableRoutes).toEqual(['shop']);
+    const raw = await db.collection(Collections.health).doc('h-target').get();
+    expect(Object.keys(raw.get('tracks')).sort()).toEqual(['BASIC', 'TARGET:news-eu', 'TARGET:shop']);
+    expect(raw.get(new FieldPath('tracks', 'TARGET:shop'))).toEqual({
+      verdict: 'UNHEALTHY',
+      consecutiveOk: 0,
+      consecutiveFail: 3,
+    });
+  });
+
+  it('a rewrite without a TARGET track removes it (the document is replaced, not merged)', async () => {
+    const s = state('h-drop');
+    await store.writeMany([s]);
+    const { 'TARGET:shop': _gone, ...rest } = s.tracks;
+    await store.writeMany([{ ...s, tracks: rest }]);
+    expect(Object.keys((await store.get('h-drop'))!.tracks).sort()).toEqual(['BASIC', 'TARGET:news-eu']);
+    expect(healthVerdictOf((await store.get('h-drop'))!)?.unreachableRoutes).toEqual([]);
+  });
+
+  it.each<[string, Record<string, unknown>, string[]]>([
+    [
+      'an older document with BASIC and EGRESS only',
+      {
+        tracks: {
+          BASIC: { verdict: 'AVAILABLE', consecutiveOk: 2, consecutiveFail: 0 },
+          EGRESS: { verdict: 'AVAILABLE', consecutiveOk: 2, consecutiveFail: 0 },
+        },
+      },
+      ['BASIC', 'EGRESS'],
+    ],
+    ['an older document without tracks at all', {}, []],
+  ])('%s still reads, with no unreachable route', async (_name, extra, keys) => {
+    await db
+      .collection(Collections.health)
+      .doc('h-old')
+      .set({
+        proxy: 'h-old',
+        instance: 'zones/z/instances/pp-a',
+        verdict: 'AVAILABLE',
+        egressProblem: null,
+        latencyMillis: 30,
+        latencyReportedAt: Timestamp.fromDate(at),
+        transitionAt: Timestamp.fromDate(at),
+        ...extra,
+      });
+    const read = (await store.get('h-old'))!;
+    expect(Object.keys(read.tracks).sort()).toEqual(keys);
+    expect(healthVerdictOf(read)).toMatchObject({ healthy: true, unreachableRoutes: [] });
+  });
+});
