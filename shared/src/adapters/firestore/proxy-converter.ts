@@ -64,6 +64,8 @@ export function statusToFirestore(s: ProxyStatus): DocumentData {
     latencyMillis: s.latencyMillis,
     lastHealthCheckTime: tsOrNull(s.lastHealthCheckTime),
     nextReconcileAt: tsOrNull(s.nextReconcileAt),
+    // The snapshot pass reads it back (excludedRoutes in snapshot entries, contract §6 TARGET tier).
+    unreachableRoutes: s.unreachableRoutes ?? null,
   };
 }
 
@@ -83,10 +85,12 @@ const toDate = (v: unknown): unknown => (v instanceof Timestamp ? v.toDate() : v
 
 function statusFromFirestore(raw: unknown): unknown {
   if (!raw || typeof raw !== 'object') return raw;
-  const s = raw as Record<string, unknown>;
+  const { unreachableRoutes, ...s } = raw as Record<string, unknown>;
   const conditions = Array.isArray(s.conditions) ? s.conditions : [];
   return {
     ...s,
+    // null (or a document from before the field) reads as absent, not as a key holding undefined.
+    ...(unreachableRoutes === null || unreachableRoutes === undefined ? {} : { unreachableRoutes }),
     conditions: conditions.map((c) =>
       c && typeof c === 'object'
         ? { ...c, lastTransitionTime: toDate((c as Record<string, unknown>).lastTransitionTime) }
