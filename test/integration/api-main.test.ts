@@ -1,7 +1,7 @@
 // The service as it is deployed: `node functions/api/src/main.ts` in its own process, configured only by
 // its environment, against the Firestore and Pub/Sub emulators. Checks the composition root: the start-up
 // refusal without credentials or with a malformed setting, the loud local mode, MANAGED_PROXY_PORTS reaching
-// the admin routes, and create → Firestore document + reconcile request.
+// the admin routes, create → Firestore document + reconcile request, and the fleet-by-phase gauge.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { Firestore } from '@google-cloud/firestore';
 import { PubSub } from '@google-cloud/pubsub';
@@ -163,6 +163,11 @@ describe('functions/api/src/main.ts', () => {
       expect(await received).toEqual({ proxy: 'from-main', reason: 'created' });
       const stored = await new FirestoreProxyStore(db).get('from-main');
       expect(stored?.proxy).toMatchObject({ name: 'from-main', generation: 1, spec: { mode: 'external' } });
+      // The fleet by phase, counted from the store at the scrape (seed §9 proxy_operator_proxies{phase}).
+      const metrics = await fetch(`${s.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      const text = await metrics.text();
+      expect(text).toContain('proxyplane_proxies{phase="Pending"} 1');
+      expect(text).toContain('proxyplane_proxies{phase="Ready"} 0');
 
       expect(await s.stop()).toBe(0);
       expect(s.lines).toContainEqual(expect.objectContaining({ message: 'api stopping (SIGTERM)' }));

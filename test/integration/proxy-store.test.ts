@@ -55,6 +55,20 @@ describe('FirestoreProxyStore documents', () => {
     expect(doc.status.nextReconcileAt).toBeInstanceOf(Timestamp);
   });
 
+  it('stores the routes a proxy is left out of only when there are any, and clears them', async () => {
+    await store.create(aProxy({ name: 'targeted' }));
+    const v1 = (await store.get('targeted'))!.version;
+    const blocked = { ...aProxy().status, unreachableRoutes: ['news', 'shop'] };
+    expect(await store.writeStatus('targeted', blocked, v1)).toBe('written');
+    const read = (await store.get('targeted'))!;
+    expect(read.proxy.status.unreachableRoutes).toEqual(['news', 'shop']);
+    const { unreachableRoutes: _gone, ...cleared } = blocked;
+    expect(await store.writeStatus('targeted', cleared, read.version)).toBe('written');
+    const doc = (await db.doc('proxies/targeted').get()).data()!;
+    expect(doc.status).not.toHaveProperty('unreachableRoutes');
+    expect((await store.get('targeted'))!.proxy.status.unreachableRoutes).toBeUndefined();
+  });
+
   it('reports a document that no longer fits the model as invalid, and lists skip it', async () => {
     await store.create(aProxy({ name: 'fine', spec: managedSpec() }));
     await db.doc('proxies/broken').set({ name: 'broken', spec: { mode: 'sideways' } });

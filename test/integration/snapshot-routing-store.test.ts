@@ -8,7 +8,7 @@ import {
   FirestoreRoutingStore,
   ROUTING_DOC,
 } from '../../shared/src/adapters/firestore/snapshot-routing-store.js';
-import { type GatewayRoute, GatewayRouting } from '../../shared/src/messages/gateway-snapshot.js';
+import { type GatewayRoute, GatewayRouting, wireRoute } from '../../shared/src/messages/gateway-snapshot.js';
 import { WorkerStoreError } from '../../shared/src/ports/workers.js';
 import { testProjectId } from '../support/emulators.js';
 
@@ -35,6 +35,20 @@ describe('FirestoreRoutingStore', () => {
       updatedBy: 'admin@example.com',
       droppedDuplicates: [],
     });
+  });
+
+  it('stores a route’s target check; the wire form of the route leaves it out', async () => {
+    const checked = {
+      ...route('shop', '*.shop.example'),
+      targetCheck: { url: 'https://www.shop.example/robots.txt', expectedStatus: 200 },
+    };
+    await store.put({ routes: [checked, route('b', '*')], updatedAt: at, updatedBy: 'a' });
+    const got = await store.get();
+    expect(got?.routes).toEqual([checked, route('b', '*')]);
+    expect(got?.routes.map(wireRoute)).toEqual([route('shop', '*.shop.example'), route('b', '*')]);
+    expect(GatewayRouting.safeParse(got?.routes.map(wireRoute)).success).toBe(true);
+    // What a worker of any protocol would refuse must never be stored (strict schema).
+    expect(GatewayRouting.safeParse(got?.routes).success).toBe(false);
   });
 
   it('refuses to write two routes of the same name, and the stored routing stays', async () => {

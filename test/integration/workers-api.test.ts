@@ -257,6 +257,37 @@ describe('snapshots, ACK and runtime reports', () => {
     );
   });
 
+  it('stores a route’s target check, never sends it to workers, and refuses a bad one (400)', async () => {
+    const shop = {
+      name: 'shop',
+      match: { hosts: ['*.shop.example'] },
+      policy: 'round-robin',
+      targetCheck: { url: 'https://www.shop.example/robots.txt' },
+    };
+    const rest = { name: 'rest', match: { hosts: ['*'] }, policy: 'least-active' };
+    expect((await plane.admin('PUT', '/v1/gateway/routing', { routes: [shop, rest] })).status).toBe(200);
+    const stored = await plane.admin('GET', '/v1/gateway/routing');
+    expect(stored.body).toMatchObject({
+      routes: [{ name: 'shop', targetCheck: { url: shop.targetCheck.url, expectedStatus: 200 } }, rest],
+    });
+    for (const targetCheck of [
+      { url: 'ftp://www.shop.example/' },
+      { url: 'https://x/', expectedStatus: 42 },
+    ]) {
+      const r = await plane.admin('PUT', '/v1/gateway/routing', { routes: [{ ...shop, targetCheck }, rest] });
+      expect(r).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
+    }
+    expect(await plane.admin('GET', '/v1/gateway/routing')).toEqual(stored);
+    await plane.tick();
+    // The worker's strict schema would refuse a snapshot whose route carried the check: it gets the route.
+    await eventually(
+      () => w.current?.routing.map((x) => x.name).join() === 'shop,rest',
+      45_000,
+      'the routing delivered',
+    );
+    expect(w.current?.routing[0]).not.toHaveProperty('targetCheck');
+  });
+
   it.each([
     ['__x__', 'Firestore-reserved'],
     ['__name__', 'Firestore-reserved'],

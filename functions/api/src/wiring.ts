@@ -3,6 +3,7 @@
 import { Firestore } from '@google-cloud/firestore';
 import { Registry } from 'prom-client';
 import { FirestoreJobRunStore } from '../../../shared/src/adapters/firestore/job-run-store.js';
+import { countProxiesByPhase } from '../../../shared/src/adapters/firestore/proxy-phase-counts.js';
 import { FirestoreProxyStore } from '../../../shared/src/adapters/firestore/proxy-store.js';
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { createPubSub } from '../../../shared/src/adapters/pubsub/client.js';
@@ -21,6 +22,7 @@ import type { ApiDeps } from './app.js';
 import { buildAuthenticator } from './auth/config.js';
 import type { ApiConfig } from './config.js';
 import { FirestoreFleetFeed } from './fleet/firestore-feed.js';
+import { promProxyPhaseGauge } from './fleet/phase-gauge.js';
 import { buildLeaseApi } from './leases/wiring.js';
 import { buildWorkersApi } from './workers/wiring.js';
 
@@ -37,11 +39,17 @@ export function wireApi(config: ApiConfig, log: Logger): Wired {
   });
   const pubsub = createPubSub(config.projectId, config.pubsubEmulatorHost);
   const secretManager = createSecretManagerClient(config.leases.secretManagerEmulatorHost);
+  const registry = new Registry();
+  promProxyPhaseGauge(
+    registry,
+    () => countProxiesByPhase(firestore),
+    (error) => log.warn('counting proxies by phase for /metrics failed', { error }),
+  );
   const leases = buildLeaseApi({
     firestore,
     secrets: new SecretManagerSecretReader(secretManager, config.projectId),
     clock: systemClock,
-    registry: new Registry(),
+    registry,
     log,
     config: config.leases,
   });

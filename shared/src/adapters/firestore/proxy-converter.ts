@@ -64,8 +64,8 @@ export function statusToFirestore(s: ProxyStatus): DocumentData {
     latencyMillis: s.latencyMillis,
     lastHealthCheckTime: tsOrNull(s.lastHealthCheckTime),
     nextReconcileAt: tsOrNull(s.nextReconcileAt),
-    // The snapshot pass reads it back (excludedRoutes in snapshot entries, contract §6 TARGET tier).
-    unreachableRoutes: s.unreachableRoutes ?? null,
+    // Absent when there are none: Firestore refuses undefined, and older documents have no such field.
+    ...(s.unreachableRoutes?.length ? { unreachableRoutes: s.unreachableRoutes } : {}),
   };
 }
 
@@ -85,12 +85,10 @@ const toDate = (v: unknown): unknown => (v instanceof Timestamp ? v.toDate() : v
 
 function statusFromFirestore(raw: unknown): unknown {
   if (!raw || typeof raw !== 'object') return raw;
-  const { unreachableRoutes, ...s } = raw as Record<string, unknown>;
+  const s = raw as Record<string, unknown>;
   const conditions = Array.isArray(s.conditions) ? s.conditions : [];
   return {
     ...s,
-    // null (or a document from before the field) reads as absent, not as a key holding undefined.
-    ...(unreachableRoutes === null || unreachableRoutes === undefined ? {} : { unreachableRoutes }),
     conditions: conditions.map((c) =>
       c && typeof c === 'object'
         ? { ...c, lastTransitionTime: toDate((c as Record<string, unknown>).lastTransitionTime) }

@@ -10,8 +10,8 @@ import { healthInstanceKey } from './instance-key.js';
 import { healthVerdictOf, type ProxyHealthState } from './proxy-health.js';
 
 /**
- * True when reconcile, given this state, would stage a Healthy condition (value or reason) other than the
- * one in status.
+ * True when reconcile, given this state, would stage a Healthy condition (value or reason), or unreachable
+ * routes, other than the ones in status.
  * False whenever reconcile would not fold the verdict at all — a proxy going away, a managed proxy without
  * a running instance (key ''), a state about another instance (conditions.ts verdictFor), no verdict yet —
  * so a republish is never a request reconcile answers with nothing, repeated every pass.
@@ -28,5 +28,8 @@ export function statusLags(
   const shown = proxy.status.conditions.find((c) => c.type === ConditionType.Healthy);
   if (!shown || shown.status === 'Unknown') return true;
   // The reason too: SUSPECT keeps Healthy=True but shows as ProbeSuspect/PassiveSuspect.
-  return (shown.status === 'True') !== verdict.healthy || shown.reason !== verdict.reason;
+  if ((shown.status === 'True') !== verdict.healthy || shown.reason !== verdict.reason) return true;
+  // And the routes the snapshots leave it out of (TARGET tier): a lost publish must not keep a blocked
+  // proxy in its route, or a recovered one out of it.
+  return (proxy.status.unreachableRoutes ?? []).join('\n') !== verdict.unreachableRoutes.join('\n');
 }

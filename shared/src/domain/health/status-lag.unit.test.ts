@@ -89,4 +89,17 @@ describe('statusLags', () => {
       false,
     );
   });
+
+  it.each<[string, string[] | undefined, 'AVAILABLE' | 'UNHEALTHY' | null, boolean]>([
+    ['a route went unreachable, status has none', undefined, 'UNHEALTHY', true],
+    ['the route recovered, status still lists it', ['shop'], 'AVAILABLE', true],
+    ['status lists the unreachable route', ['shop'], 'UNHEALTHY', false],
+    ['nothing unreachable either side', undefined, 'AVAILABLE', false],
+  ])('unreachable routes: %s', (_name, shown, shopTrack, lags) => {
+    const p = external([provisioned, healthy]);
+    const proxy = { ...p, status: { ...p.status, ...(shown ? { unreachableRoutes: shown } : {}) } };
+    const state = stateOf(proxy, 'AVAILABLE');
+    if (shopTrack) state.tracks['TARGET:shop'] = { verdict: shopTrack, consecutiveOk: 0, consecutiveFail: 0 };
+    expect(statusLags(state, proxy)).toBe(lags);
+  });
 });

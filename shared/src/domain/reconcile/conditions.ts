@@ -73,11 +73,18 @@ export function clearInstance(status: ProxyStatus, opts: { keepProviderId: boole
 }
 
 /** Drops what the probe said about the instance the status described: it says nothing about another one. */
-export const clearHealth = (status: ProxyStatus): ProxyStatus => ({
-  ...removeCondition(status, ConditionType.Healthy),
-  latencyMillis: null,
-  lastHealthCheckTime: null,
-});
+export const clearHealth = (status: ProxyStatus): ProxyStatus =>
+  withUnreachableRoutes(
+    { ...removeCondition(status, ConditionType.Healthy), latencyMillis: null, lastHealthCheckTime: null },
+    [],
+  );
+
+/** The routes the proxy is left out of (TARGET tier, docs/health.md): stored only when there are any, so
+ *  a status without them reads, compares and writes as it did before the field. */
+function withUnreachableRoutes(status: ProxyStatus, routes: readonly string[]): ProxyStatus {
+  const { unreachableRoutes: _old, ...rest } = status;
+  return routes.length > 0 ? { ...rest, unreachableRoutes: [...routes] } : rest;
+}
 
 /**
  * The probe's verdict when its state is about `instance` (the key of the status being staged,
@@ -108,9 +115,12 @@ export function applyHealth(
     generation,
     now,
   );
-  return {
-    ...staged,
-    latencyMillis: verdict.latencyMillis,
-    lastHealthCheckTime: verdict.checkedAt ?? status.lastHealthCheckTime,
-  };
+  return withUnreachableRoutes(
+    {
+      ...staged,
+      latencyMillis: verdict.latencyMillis,
+      lastHealthCheckTime: verdict.checkedAt ?? status.lastHealthCheckTime,
+    },
+    verdict.unreachableRoutes,
+  );
 }

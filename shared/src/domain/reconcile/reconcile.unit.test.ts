@@ -687,3 +687,44 @@ describe('reconcile: a managed instance replaced by one of the same name', () =>
     expect(healthInstanceKey(p)).toBe('');
   });
 });
+
+describe('reconcile: the routes a proxy is left out of (TARGET tier)', () => {
+  const about = `${providerId}@${earlier.toISOString()}`;
+  const steady = live({ status: { conditions: [provisioned('True', 'Created')] } });
+  const pass = (proxy: ProxyResource, unreachableRoutes: string[]) => {
+    const plan = reconcile(
+      proxy,
+      obs({
+        instance: found('Running'),
+        health: { instance: about, verdict: { ...okVerdict, unreachableRoutes } },
+      }),
+      iv,
+    );
+    return finalizeStatus(proxy, plan.status, plan.requeue, now);
+  };
+
+  it('folds the verdict’s routes into status; the proxy stays Ready for the others', () => {
+    const status = pass(steady, ['shop', 'news']);
+    expect(status).toMatchObject({ phase: 'Ready', unreachableRoutes: ['shop', 'news'] });
+  });
+
+  it('none is no field at all: a status from before the field compares equal (no write)', () => {
+    const written = pass(steady, []);
+    expect('unreachableRoutes' in written).toBe(false);
+    const ready = live({ status: written });
+    expect(statusChanged(ready.status, pass(ready, []))).toBe(false);
+  });
+
+  it('a change of routes is a status change; the same routes again are not', () => {
+    const blocked = live({ status: pass(steady, ['shop']) });
+    expect(statusChanged(blocked.status, pass(blocked, ['shop']))).toBe(false);
+    expect(statusChanged(blocked.status, pass(blocked, []))).toBe(true);
+    expect('unreachableRoutes' in pass(blocked, [])).toBe(false);
+  });
+
+  it('goes with the instance: a replacement starts with no route withheld', () => {
+    const blocked = live({ status: pass(steady, ['shop']) });
+    const plan = reconcile(blocked, obs({ instance: missing, health: null }), iv);
+    expect(finalizeStatus(blocked, plan.status, plan.requeue, now).unreachableRoutes).toBeUndefined();
+  });
+});

@@ -1,0 +1,58 @@
+// countProxiesByPhase against the Firestore emulator: aggregation queries over status.phase, one per
+// phase, every phase present (0 when none), and what the gauge makes of them on a scrape.
+import { Firestore } from '@google-cloud/firestore';
+import { Registry } from 'prom-client';
+import { afterAll, describe, expect, it } from 'vitest';
+import { promProxyPhaseGauge } from '../../functions/api/src/fleet/phase-gauge.js';
+import { countProxiesByPhase } from '../../shared/src/adapters/firestore/proxy-phase-counts.js';
+import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
+import type { Phase } from '../../shared/src/domain/proxy.js';
+import { aProxy } from '../../shared/src/testing/proxy-fixtures.js';
+import { testProjectId } from '../support/emulators.js';
+
+const db = new Firestore({ projectId: testProjectId() });
+const store = new FirestoreProxyStore(db);
+afterAll(() => db.terminate());
+
+const inPhase = (name: string, phase: Phase) => store.create(aProxy({ name, status: { phase } }));
+
+describe('proxies by phase', () => {
+  it('counts every phase from the store, zeros included', async () => {
+    await Promise.all([
+      inPhase('r1', 'Ready'),
+      inPhase('r2', 'Ready'),
+      inPhase('r3', 'Ready'),
+      inPhase('u1', 'Unhealthy'),
+      inPhase('f1', 'Failed'),
+    ]);
+    expect(await countProxiesByPhase(db)).toEqual({
+      Pending: 0,
+      Provisioning: 0,
+      Provisioned: 0,
+      Ready: 3,
+      Unhealthy: 1,
+      Deleting: 0,
+      Failed: 1,
+    });
+  });
+
+  it('a scrape reads the store as it is now; a failed count keeps the last values and says so', async () => {
+    const registry = new Registry();
+    const errors: unknown[] = [];
+    let fail = false;
+    promProxyPhaseGauge(
+      registry,
+      () => (fail ? Promise.reject(new Error('firestore down')) : countProxiesByPhase(db)),
+      (e) => errors.push(e),
+    );
+    await inPhase('p1', 'Pending');
+    const first = await registry.metrics();
+    expect(first).toContain('proxyplane_proxies{phase="Ready"} 3');
+    expect(first).toContain('proxyplane_proxies{phase="Pending"} 1');
+    await inPhase('r4', 'Ready');
+    expect(await registry.metrics()).toContain('proxyplane_proxies{phase="Ready"} 4');
+    fail = true;
+    expect(await registry.metrics()).toContain('proxyplane_proxies{phase="Ready"} 4');
+    expect(errors).toHaveLength(1);
+  });
+});
