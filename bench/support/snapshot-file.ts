@@ -15,6 +15,8 @@ export interface SnapshotFileOptions {
   attributes?: (index: number) => Record<string, string>;
   /** Per-entry filtersDestinations (absent: the field is left out, as for an external proxy). */
   filtersDestinations?: (index: number) => boolean;
+  /** Per-entry excludedRoutes (absent or empty: the field is left out, as for a reachable proxy). */
+  excludedRoutes?: (index: number) => string[];
   now?: Date;
 }
 
@@ -40,6 +42,7 @@ export function snapshotFile(opts: SnapshotFileOptions) {
         attributes: opts.attributes?.(i) ?? {},
         ...(url.username ? { credentialsRef: { secret, version: 'latest' } } : {}),
         ...(opts.filtersDestinations?.(i) ? { filtersDestinations: true } : {}),
+        ...(opts.excludedRoutes?.(i).length ? { excludedRoutes: opts.excludedRoutes(i) } : {}),
       };
     });
   });

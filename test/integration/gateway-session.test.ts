@@ -12,6 +12,7 @@ import {
 } from '../../bench/support/gateway-process.js';
 import { startTargets, type Targets } from '../../bench/support/targets.js';
 import { createForwardProxy, type ForwardProxy } from '../../emulators/forward-proxy/proxy.js';
+import { FirestoreSnapshotStore } from '../../shared/src/adapters/firestore/snapshot-store.js';
 import { buildSnapshot } from '../../shared/src/domain/gateway/canonical.js';
 import { sha256Hex } from '../../shared/src/messages/gateway-snapshot.js';
 import { GATEWAY_SNAPSHOTS_TOPIC } from '../../shared/src/messages/worker-snapshot-request.js';
@@ -189,6 +190,56 @@ describe('gateway session with the control plane', () => {
     expect(after.snapshot?.proxies).toBe(2);
     expect(after.snapshot?.version).toBeLessThan(current + 50);
     expect((await rawExchange(gw.proxyPort, get)).text).toMatch(/^HTTP\/1\.1 200/);
+  });
+
+  it('protocol 3 end to end: a route unreachable through gs-1 (status.unreachableRoutes) leaves that route only', async () => {
+    // The gateway offered its highest protocol and the API speaks it.
+    const registered = gw.logEntries().filter((l) => l.message === 'registered with the control plane');
+    expect(registered.at(-1)).toMatchObject({ protocolVersion: 3 });
+    const snapshots = new FirestoreSnapshotStore(gp.firestore);
+    // As reconcile records the probe's TARGET verdicts (docs/health.md § TARGET).
+    const setUnreachable = async (routes: string[] | null) => {
+      const stored = (await gp.proxies.get('gs-1'))!;
+      const { unreachableRoutes: _old, ...status } = stored.proxy.status;
+      const next = routes ? { ...status, unreachableRoutes: routes } : status;
+      expect(await gp.proxies.writeStatus('gs-1', next, stored.version)).toBe('written');
+    };
+    /** The first stored snapshot whose gs-1 entry excludes `routes`, once the gateway has applied it. */
+    const served = async (routes: string[] | undefined) => {
+      const full = await pollUntil(
+        () => snapshots.loadFull(WORKER),
+        (f) => f?.proxies.find((p) => p.name === 'gs-1')?.excludedRoutes?.join() === routes?.join(),
+        20_000,
+        `a snapshot whose gs-1 entry excludes ${routes}`,
+      );
+      await pollUntil(
+        health,
+        (h) => (h.snapshot?.version ?? 0) >= full!.version,
+        20_000,
+        `the gateway to apply snapshot ${full!.version}`,
+      );
+      return full!;
+    };
+    const send = async (n: number) => {
+      const before = forwarded();
+      for (let i = 0; i < n; i++)
+        expect((await rawExchange(gw.proxyPort, get)).text).toMatch(/^HTTP\/1\.1 200/);
+      return forwarded().map((x, i) => x - before[i]!);
+    };
+
+    // The routing here is the default one ("default"); a route no longer in it is left out of the entry.
+    await setUnreachable(['default', 'retired-route']);
+    const blocked = await served(['default']);
+    // Still in the snapshot (the worker owns it), just not picked by the route it is excluded from.
+    expect(blocked.proxies.map((p) => p.name)).toEqual(['gs-1', 'gs-2']);
+    expect(await send(10)).toEqual([0, 10]);
+
+    await setUnreachable(null);
+    const cleared = await served(undefined);
+    expect('excludedRoutes' in cleared.proxies.find((p) => p.name === 'gs-1')!).toBe(false);
+    const both = await send(10);
+    expect(both[0]).toBeGreaterThan(0);
+    expect(both[1]).toBeGreaterThan(0);
   });
 
   it('a drained proxy gets no new request after the snapshot that removes it', async () => {

@@ -74,6 +74,7 @@ export function compileSnapshot(
       usableUntilMs: Date.parse(p.usableUntil),
       expiresAtMs: Date.parse(p.expiresAt),
       attributes: p.attributes ?? {},
+      excludedRoutes: p.excludedRoutes,
       live: counters(p.name),
       auth: {
         line: proxyAuthorizationLine(creds),

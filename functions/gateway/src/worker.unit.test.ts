@@ -125,6 +125,39 @@ describe('GatewayWorker', () => {
     });
   });
 
+  it('excludedRoutes: the proxy leaves that route only, and a delta that changes it takes effect', async () => {
+    const { worker } = newWorker();
+    const routed = (version: number, proxies: GatewayProxy[]) =>
+      buildSnapshot(
+        {
+          ...content(version, proxies),
+          routing: [
+            { name: 'r1', match: { hosts: ['one.example'] }, selector: {}, policy: 'round-robin' },
+            { name: 'r2', match: { hosts: ['*'] }, selector: {}, policy: 'round-robin' },
+          ],
+        },
+        sha256Hex,
+      );
+    const picks = (host: string) =>
+      new Set(
+        Array.from({ length: 6 }, () => {
+          const r = worker.pick(host, T0, noSticky);
+          return r.kind === 'ok' ? r.upstream.name : r.kind;
+        }),
+      );
+    const v1 = routed(1, [proxy('a', { excludedRoutes: ['r1'] }), proxy('b')]);
+    await worker.applySnapshot(v1);
+    expect(picks('one.example')).toEqual(new Set(['b']));
+    expect(picks('two.example')).toEqual(new Set(['a', 'b']));
+    // Reachable again: the delta's upsert carries the entry without the field; b is excluded instead.
+    const v2 = routed(2, [proxy('a'), proxy('b', { excludedRoutes: ['r1'] })]);
+    const delta = buildDelta(v1, v2, sha256Hex);
+    expect(delta.upserts.map((p) => p.name)).toEqual(['a', 'b']);
+    expect(await worker.applyDelta(delta)).toMatchObject({ ok: true, version: 2, checksum: v2.checksum });
+    expect(picks('one.example')).toEqual(new Set(['a']));
+    expect(picks('two.example')).toEqual(new Set(['a', 'b']));
+  });
+
   it('keeps live counts across swaps and reports draining for proxies that left the snapshot', async () => {
     const { worker } = newWorker();
     await worker.applySnapshot(buildSnapshot(content(1, [proxy('a')]), sha256Hex));

@@ -91,6 +91,19 @@ export function proxyStoreContract(label: string, subject: () => Promise<Contrac
       expect(await store.writeStatus('missing', richStatus(), v1)).toBe('gone');
     });
 
+    it('keeps status.unreachableRoutes through a status write, and clears it with the next one', async () => {
+      await store.create(aProxy({ name: 'target' }));
+      const v1 = (await store.get('target'))!.version;
+      const blocked = { ...richStatus(), unreachableRoutes: ['news', 'shop'] };
+      expect(await store.writeStatus('target', blocked, v1)).toBe('written');
+      const read = (await store.get('target'))!;
+      expect(read.proxy.status.unreachableRoutes).toEqual(['news', 'shop']);
+      expect(await store.writeStatus('target', richStatus(), read.version)).toBe('written');
+      const cleared = (await store.get('target'))!.proxy.status;
+      expect('unreachableRoutes' in cleared).toBe(false);
+      expect(cleared).toEqual(richStatus());
+    });
+
     it('lets exactly one of several writers at the same version win', async () => {
       await store.create(aProxy({ name: 'race' }));
       const v = (await store.get('race'))!.version;

@@ -7,7 +7,8 @@
 // session.ts), which the worker takes as it takes any new session: a new ACK bound, report sequences from
 // the start, the applied snapshot ACKed again; and the snapshot pass a new session triggers writes what
 // the higher version reads (protocol 2: `filtersDestinations`, without which plain HTTP to a managed proxy
-// goes as a CONNECT to port 80 that the managed squid refuses).
+// goes as a CONNECT to port 80 that the managed squid refuses; protocol 3: `excludedRoutes`, without which
+// a proxy a route's target check fails through stays in that route).
 import { WORKER_PROTOCOL_VERSION } from './registration.js';
 import type { ControllerSession } from './session.js';
 import type { SessionDeps, SessionSettings } from './session-settings.js';

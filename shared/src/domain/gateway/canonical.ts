@@ -40,6 +40,16 @@ export function canonicalRoute(r: GatewayRoute): Record<string, unknown> {
   };
 }
 
+/**
+ * A proxy's excluded routes as the checksum covers them: a set of names, so sorted and de-duplicated, and
+ * absent when empty — absent and empty mean the same (no route excluded), and entries without the field
+ * keep their checksums.
+ */
+export function canonicalExcludedRoutes(routes: readonly string[] | undefined): string[] | undefined {
+  if (!routes || routes.length === 0) return undefined;
+  return [...new Set(routes)].sort();
+}
+
 export function canonicalProxy(p: GatewayProxy): Record<string, unknown> {
   return {
     name: p.name,
@@ -56,6 +66,7 @@ export function canonicalProxy(p: GatewayProxy): Record<string, unknown> {
     // Only `true` is written: false and absent mean the same, and snapshots from before the field keep
     // their checksums.
     filtersDestinations: p.filtersDestinations === true ? true : undefined,
+    excludedRoutes: canonicalExcludedRoutes(p.excludedRoutes),
   };
 }
 

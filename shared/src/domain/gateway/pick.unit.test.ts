@@ -69,6 +69,56 @@ describe('selectors', () => {
   });
 });
 
+describe('excludedRoutes (contract §6 TARGET tier)', () => {
+  const routes = [
+    route('r1', ['one.example']),
+    route('r2', ['two.example'], { policy: 'round-robin' }),
+    route('eu', ['*'], { selector: { region: 'eu' } }),
+  ];
+  it('leaves a proxy out of the routes it is excluded from only', () => {
+    const t = compileRouting(routes, [
+      up('a', { excludedRoutes: ['r1'] }),
+      up('b'),
+      up('c', { excludedRoutes: ['r2', 'eu'] }),
+    ]);
+    expect(t.routes.map((r) => [r.name, r.candidates.map((c) => c.name), [...r.byName.keys()]])).toEqual([
+      ['r1', ['b', 'c'], ['b', 'c']],
+      ['r2', ['a', 'b'], ['a', 'b']],
+      ['eu', ['a', 'b'], ['a', 'b']],
+    ]);
+  });
+
+  it('a proxy excluded from one route is still picked by another', () => {
+    const t = compileRouting(routes, [up('a', { excludedRoutes: ['r1'] }), up('b')]);
+    const r1 = matchRoute(t, 'one.example')!;
+    const r2 = matchRoute(t, 'two.example')!;
+    const sticky = new StickyTable(10);
+    const onR1 = Array.from({ length: 6 }, () => pickUpstream(r1, NOW, undefined, sticky)?.name);
+    const onR2 = Array.from({ length: 6 }, () => pickUpstream(r2, NOW, undefined, sticky)?.name);
+    expect(new Set(onR1)).toEqual(new Set(['b']));
+    expect(new Set(onR2)).toEqual(new Set(['a', 'b']));
+  });
+
+  it('excluded from every route that selects it: no route picks it (nothing usable → undefined)', () => {
+    const t = compileRouting([route('r1', ['*'])], [up('a', { excludedRoutes: ['r1', 'gone'] })]);
+    expect(pickUpstream(t.routes[0]!, NOW, undefined, new StickyTable(10))).toBeUndefined();
+  });
+
+  it('a sticky key pinned to a proxy moves once a new table excludes it from the route', () => {
+    const r = [route('s', ['*'], { policy: 'sticky', stickyKey: { header: 'x-session' } })];
+    const sticky = new StickyTable(10);
+    const before = compileRouting(r, [up('a'), up('b')]).routes[0]!;
+    const pinned = pickUpstream(before, NOW, 'k', sticky)!.name;
+    const after = compileRouting(
+      r,
+      [up('a'), up('b')].map((u) => (u.name === pinned ? { ...u, excludedRoutes: ['s'] } : u)),
+    ).routes[0]!;
+    const moved = pickUpstream(after, NOW, 'k', sticky)!.name;
+    expect(moved).not.toBe(pinned);
+    expect(pickUpstream(after, NOW, 'k', sticky)?.name).toBe(moved);
+  });
+});
+
 describe('isUsable', () => {
   it.each([
     ['fresh', up('a'), true],

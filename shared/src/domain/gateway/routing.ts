@@ -21,6 +21,11 @@ export interface Upstream<A> {
   readonly usableUntilMs: number;
   readonly expiresAtMs: number;
   readonly attributes: Readonly<Record<string, string>>;
+  /**
+   * The routes that must not pick the proxy (snapshot entry's excludedRoutes: their target check fails
+   * through it, contract §6 TARGET tier). Read only when the table is compiled, never per request.
+   */
+  readonly excludedRoutes?: readonly string[] | undefined;
   readonly live: LiveCounters;
   /** Whatever the worker needs to talk to the proxy (its pre-computed auth header). */
   readonly auth: A;
@@ -65,7 +70,12 @@ export function compileRouting<A>(
         if (!suffix.has(host.slice(1))) suffix.set(host.slice(1), i);
       } else if (!exact.has(host)) exact.set(host, i);
     }
-    const candidates = proxies.filter((p) => selects(r.selector ?? {}, p.attributes));
+    // A proxy excluded from this route is simply not one of its candidates: picking stays a walk over an
+    // array (no per-request look-up), and a sticky key pinned to it moves, as for any proxy gone from
+    // the route. It stays a candidate of every other route that selects it.
+    const candidates = proxies.filter(
+      (p) => selects(r.selector ?? {}, p.attributes) && !p.excludedRoutes?.includes(r.name),
+    );
     return {
       name: r.name,
       policy: r.policy,

@@ -10,7 +10,12 @@ import type {
   GatewaySnapshot,
   GatewaySnapshotContent,
 } from '../../messages/gateway-snapshot.js';
-import { canonicalJson, canonicalRoute, type Sha256Hex } from '../gateway/canonical.js';
+import {
+  canonicalExcludedRoutes,
+  canonicalJson,
+  canonicalRoute,
+  type Sha256Hex,
+} from '../gateway/canonical.js';
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 /** canonical.ts's iso(): already-normal timestamps (everything the controller writes) pass untouched. */
@@ -44,6 +49,15 @@ function attributesJson(a: Readonly<Record<string, string>> | undefined): string
   return `${out}}`;
 }
 
+/** `"excludedRoutes":[…],` as canonicalProxy normalises it (sorted, unique, omitted when empty), or "". */
+function excludedJson(routes: readonly string[] | undefined): string {
+  const names = canonicalExcludedRoutes(routes);
+  if (!names) return '';
+  let out = '"excludedRoutes":[';
+  for (let i = 0; i < names.length; i++) out += `${i ? ',' : ''}${str(names[i]!)}`;
+  return `${out}],`;
+}
+
 /** The two instants every entry of one worker's snapshot shares, formatted once per distinct pair. */
 class Instants {
   private expiresAt = '';
@@ -74,7 +88,8 @@ export function proxyFragment(p: GatewayProxy, instants = new Instants()): strin
     ? `"credentialsRef":{"secret":${str(p.credentialsRef.secret)},"version":${str(p.credentialsRef.version ?? 'latest')}},`
     : '';
   const filters = p.filtersDestinations === true ? '"filtersDestinations":true,' : '';
-  return `{"attributes":${attributesJson(p.attributes)},"capacity":${num(p.capacity)},${cred}${mid}${filters}"host":${str(p.host)},"name":${str(p.name)},"port":${num(p.port)}${tail}`;
+  const excluded = excludedJson(p.excludedRoutes);
+  return `{"attributes":${attributesJson(p.attributes)},"capacity":${num(p.capacity)},${cred}${excluded}${mid}${filters}"host":${str(p.host)},"name":${str(p.name)},"port":${num(p.port)}${tail}`;
 }
 
 /** A snapshot's content with its proxies sorted by name and each one's canonical fragment beside it. */

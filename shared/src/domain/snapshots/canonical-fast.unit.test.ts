@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { GatewayProxy, GatewaySnapshotContent } from '../../messages/gateway-snapshot.js';
 import { sha256Hex } from '../../messages/gateway-snapshot.js';
-import { buildSnapshot, canonicalize } from '../gateway/canonical.js';
+import { buildSnapshot, canonicalize, canonicalJson, canonicalProxy } from '../gateway/canonical.js';
 import { applyDelta, buildDelta } from '../gateway/delta.js';
 import { buildPrepared, canonicalText, deltaPrepared, prepare, proxyFragment } from './canonical-fast.js';
 
@@ -33,6 +33,15 @@ function proxy(i: number): GatewayProxy {
         ? { credentialsRef: { secret: `s${i}` } as never }
         : {}),
     ...pick([{}, { filtersDestinations: true }, { filtersDestinations: false }]),
+    // Unsorted, duplicated, odd characters, empty (canonical: sorted, unique, omitted when empty).
+    ...pick<Partial<GatewayProxy>>([
+      {},
+      {},
+      { excludedRoutes: ['shop'] },
+      { excludedRoutes: ['shop', 'default', 'shop'] },
+      { excludedRoutes: ['Zz', 'a', 'ü', '"q"', 'back\\slash', '😀'] },
+      { excludedRoutes: [] },
+    ]),
   };
 }
 
@@ -77,6 +86,52 @@ describe('canonical-fast ≡ canonicalize', () => {
       const viaCanonical = canonicalize({ ...content(0), version: 1, proxies: [p] });
       expect(viaCanonical).toContain(`"proxies":[${proxyFragment(p)}]`);
     }
+  });
+
+  it.each<[string, Partial<GatewayProxy>, Partial<GatewayProxy>, boolean]>([
+    ['absent and empty are the same', {}, { excludedRoutes: [] }, true],
+    [
+      'order and duplicates do not matter',
+      { excludedRoutes: ['b', 'a'] },
+      { excludedRoutes: ['a', 'b', 'a'] },
+      true,
+    ],
+    ['a route added', { excludedRoutes: ['a'] }, { excludedRoutes: ['a', 'b'] }, false],
+    ['a route excluded vs none', {}, { excludedRoutes: ['a'] }, false],
+  ])('excludedRoutes: %s → same fragment %s', (_n, x, y, same) => {
+    const base = { ...proxy(1), excludedRoutes: undefined };
+    const a = proxyFragment({ ...base, ...x });
+    const b = proxyFragment({ ...base, ...y });
+    expect(a === b).toBe(same);
+    expect(
+      canonicalJson(canonicalProxy({ ...base, ...x })) === canonicalJson(canonicalProxy({ ...base, ...y })),
+    ).toBe(same);
+  });
+
+  it('an entry without excludedRoutes keeps its canonical text (no key written)', () => {
+    const p = { ...proxy(3), excludedRoutes: undefined };
+    expect(proxyFragment(p)).not.toContain('excludedRoutes');
+    expect(proxyFragment({ ...p, excludedRoutes: ['r'] })).toContain('"excludedRoutes":["r"],"expiresAt"');
+  });
+
+  it('a change of only excludedRoutes is an upsert, and the delta applies on its base', () => {
+    const a = content(20);
+    const changed = a.proxies[4]!.name;
+    const b = {
+      ...a,
+      proxies: a.proxies.map((p) =>
+        p.name === changed ? { ...p, excludedRoutes: [...(p.excludedRoutes ?? []), 'added-route'] } : p,
+      ),
+    };
+    const pa = prepare(a);
+    const pb = prepare(b);
+    const base = buildPrepared(pa, 1, sha256Hex);
+    const next = buildPrepared(pb, 2, sha256Hex);
+    const fast = deltaPrepared(pa, 1, next, pb);
+    expect(fast.upserts.map((p) => p.name)).toEqual([changed]);
+    expect(buildDelta(base, next, sha256Hex).upserts.map((p) => p.name)).toEqual([changed]);
+    const applied = applyDelta(base, fast, sha256Hex);
+    expect(applied.ok && applied.snapshot.checksum).toBe(next.checksum);
   });
 
   it('its deltas equal the gateway’s buildDelta and apply on their base', () => {

@@ -1,7 +1,7 @@
 // What one worker's snapshot holds (contract §3): the ordered routing, and only the proxies it owns and is
 // not draining that are healthy and have an endpoint — each with its capacity, the worker's grant as its
-// hard expiry, usableUntil = expiresAt − allocationSafetyMargin, and its credentials as a Secret Manager
-// reference. Built in exactly the gateway's wire format (messages/gateway-snapshot.ts), so the worker
+// hard expiry, usableUntil = expiresAt − allocationSafetyMargin, its credentials as a Secret Manager
+// reference, and (protocol 3) the routes it must be left out of (contract §6 TARGET tier). Built in exactly the gateway's wire format (messages/gateway-snapshot.ts), so the worker
 // validates it with the same code.
 import type { GatewayProxy, GatewayRoute, GatewaySnapshotContent } from '../../messages/gateway-snapshot.js';
 import { GATEWAY_SNAPSHOT_SCHEMA_VERSION } from '../../messages/gateway-snapshot.js';
@@ -10,7 +10,7 @@ import { proxyEndpoint } from '../leases/endpoint.js';
 import { isHealthy } from '../leases/health.js';
 import type { ProxyResource } from '../proxy.js';
 import { usableUntil } from '../workers/grants.js';
-import { readsFiltersDestinations } from '../workers/protocol.js';
+import { readsExcludedRoutes, readsFiltersDestinations } from '../workers/protocol.js';
 import { canonicalText, type Prepared } from './canonical-fast.js';
 
 /** The routing a worker gets when none is configured: every host, least-active over every proxy. */
@@ -18,13 +18,18 @@ export const DEFAULT_ROUTING: GatewayRoute[] = [
   { name: 'default', match: { hosts: ['*'] }, selector: {}, policy: 'least-active' },
 ];
 
+/** What every entry of one worker's snapshot shares. */
+interface EntryContext {
+  expiresAt: string;
+  usable: string;
+  /** The session reads `filtersDestinations` (protocol 2 on). */
+  markFilters: boolean;
+  /** The names of the snapshot's routes when the session reads `excludedRoutes` (protocol 3 on), else null. */
+  routeNames: ReadonlySet<string> | null;
+}
+
 /** The snapshot entry of an owned proxy, or null when it cannot carry traffic now (unhealthy, no address). */
-function entryOf(
-  p: ProxyResource,
-  expiresAt: string,
-  usable: string,
-  markFilters: boolean,
-): GatewayProxy | null {
+function entryOf(p: ProxyResource, x: EntryContext): GatewayProxy | null {
   const endpoint = proxyEndpoint(p);
   if (!endpoint || !isHealthy(p)) return null;
   return {
@@ -33,16 +38,34 @@ function entryOf(
     port: endpoint.port,
     protocol: endpoint.protocol,
     capacity: p.spec.capacity,
-    expiresAt,
-    usableUntil: usable,
+    expiresAt: x.expiresAt,
+    usableUntil: x.usable,
     attributes: p.spec.attributes,
     ...(p.spec.credentialsRef
       ? { credentialsRef: { secret: p.spec.credentialsRef.secret, version: p.spec.credentialsRef.version } }
       : {}),
     // Written only when true, and only for workers that read it: any other entry stays byte for byte
     // what it was, so a worker of protocol 1 still accepts it.
-    ...(markFilters && filtersDestinations(p) ? { filtersDestinations: true } : {}),
+    ...(x.markFilters && filtersDestinations(p) ? { filtersDestinations: true } : {}),
+    ...excludedRoutesOf(p, x.routeNames),
   };
+}
+
+/**
+ * The proxy's unreachable routes (contract §6 TARGET tier, status.unreachableRoutes) that this snapshot's
+ * routing has, sorted and de-duplicated: a route no longer in the routing has nothing to exclude from.
+ * Nothing when the session does not read the field or no route is left — the entry is then byte for byte
+ * what it was before the field. A proxy excluded from every route that selects it stays in the snapshot:
+ * the snapshot says what the worker owns; the routes say what it may pick.
+ */
+function excludedRoutesOf(
+  p: ProxyResource,
+  routeNames: ReadonlySet<string> | null,
+): { excludedRoutes?: string[] } {
+  const unreachable = p.status.unreachableRoutes;
+  if (!routeNames || !unreachable || unreachable.length === 0) return {};
+  const excluded = [...new Set(unreachable.filter((r) => routeNames.has(r)))].sort();
+  return excluded.length > 0 ? { excludedRoutes: excluded } : {};
 }
 
 /**
@@ -63,7 +86,10 @@ export interface ContentInput {
   owned: readonly ProxyResource[];
   now: Date;
   allocationSafetyMarginMs: number;
-  /** The worker's session protocol: below 2 its entries never carry `filtersDestinations`. */
+  /**
+   * The worker's session protocol: below 2 its entries never carry `filtersDestinations`, below 3 never
+   * `excludedRoutes` (workers/protocol.ts).
+   */
   protocolVersion: number;
 }
 
@@ -72,9 +98,14 @@ export function workerContent(x: ContentInput): GatewaySnapshotContent {
   const proxies: GatewayProxy[] = [];
   // Every entry expires with the worker's grant: format the two instants once, not 10,000 times.
   const expiresAt = x.grant.toISOString();
-  const usable = usableUntil(x.grant, x.allocationSafetyMarginMs, x.now).toISOString();
+  const ctx: EntryContext = {
+    expiresAt,
+    usable: usableUntil(x.grant, x.allocationSafetyMarginMs, x.now).toISOString(),
+    markFilters: readsFiltersDestinations(x.protocolVersion),
+    routeNames: readsExcludedRoutes(x.protocolVersion) ? new Set(x.routing.map((r) => r.name)) : null,
+  };
   for (const p of x.owned) {
-    const entry = entryOf(p, expiresAt, usable, readsFiltersDestinations(x.protocolVersion));
+    const entry = entryOf(p, ctx);
     if (entry) proxies.push(entry);
   }
   proxies.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

@@ -103,6 +103,63 @@ describe('workerContent (contract §3)', () => {
     expect('filtersDestinations' in old!).toBe(false);
   });
 
+  describe('excludedRoutes (contract §6 TARGET tier): status.unreachableRoutes ∩ the routing, protocol 3 on', () => {
+    const routing: ContentInput['routing'] = [
+      { name: 'shop', match: { hosts: ['shop.example'] }, selector: {}, policy: 'least-active' },
+      { name: 'news', match: { hosts: ['news.example'] }, selector: {}, policy: 'round-robin' },
+      { name: 'default', match: { hosts: ['*'] }, selector: {}, policy: 'least-active' },
+    ];
+    const blocked = (name: string, unreachableRoutes?: string[]): ProxyResource => {
+      const p = ready(name);
+      return { ...p, status: { ...p.status, ...(unreachableRoutes ? { unreachableRoutes } : {}) } };
+    };
+    const excludedOf = (p: ProxyResource, protocolVersion: number) => {
+      const [entry] = workerContent(input([p], { routing, protocolVersion })).proxies;
+      return entry && 'excludedRoutes' in entry ? entry.excludedRoutes : 'absent';
+    };
+    it.each<[string, string[] | undefined, number, string[] | 'absent']>([
+      ['two unreachable routes, protocol 3', ['shop', 'news'], 3, ['news', 'shop']],
+      ['a route no longer in the routing is left out', ['gone', 'shop'], 3, ['shop']],
+      ['only routes the routing no longer has: no key at all', ['gone'], 3, 'absent'],
+      ['duplicates collapse', ['shop', 'shop'], 3, ['shop']],
+      ['none unreachable (empty)', [], 3, 'absent'],
+      ['none unreachable (absent)', undefined, 3, 'absent'],
+      ['protocol 2 never gets the field (its strict schema refuses it)', ['shop'], 2, 'absent'],
+      ['protocol 1 never gets the field', ['shop'], 1, 'absent'],
+      ['a higher protocol reads it too', ['default'], 4, ['default']],
+    ])('%s', (_n, unreachable, protocolVersion, expected) => {
+      expect(excludedOf(blocked('a', unreachable), protocolVersion)).toEqual(expected);
+    });
+
+    it('an entry of a proxy with nothing excluded is byte for byte what protocol 2 gets', () => {
+      const p = blocked('a', ['gone']);
+      const v3 = workerContent(input([p], { routing, protocolVersion: 3 }));
+      const v2 = workerContent(input([p], { routing, protocolVersion: 2 }));
+      expect(JSON.stringify(v3.proxies)).toBe(JSON.stringify(v2.proxies));
+    });
+
+    it('a proxy excluded from every route still goes in: the snapshot says what the worker owns', () => {
+      const c = workerContent(
+        input([blocked('a', ['shop', 'news', 'default']), blocked('b')], { routing, protocolVersion: 3 }),
+      );
+      expect(c.proxies.map((p) => [p.name, p.excludedRoutes])).toEqual([
+        ['a', ['default', 'news', 'shop']],
+        ['b', undefined],
+      ]);
+      // The gateway's own strict schema takes it.
+      const full = buildSnapshot({ ...c, version: 1 }, sha256Hex);
+      expect(GatewaySnapshot.parse(full).proxies[0]?.excludedRoutes).toEqual(['default', 'news', 'shop']);
+    });
+
+    it('a change of excluded routes changes the content digest (a new version is published)', () => {
+      const digest = (p: ProxyResource) =>
+        contentDigest(prepare(workerContent(input([p], { routing, protocolVersion: 3 }))), sha256Hex);
+      expect(digest(blocked('a', ['shop']))).not.toBe(digest(blocked('a')));
+      expect(digest(blocked('a', ['shop']))).not.toBe(digest(blocked('a', ['news'])));
+      expect(digest(blocked('a', ['gone']))).toBe(digest(blocked('a')));
+    });
+  });
+
   it.each<[string, Partial<ContentInput>, boolean]>([
     ['the same content at another time', { now: new Date('2026-01-01T00:00:30Z') }, true],
     ['another epoch', { epoch: 4 }, false],
@@ -175,6 +232,37 @@ describe('chooseMessage: deltas name their base and carry the resulting checksum
     expect(m.bytes).toBeLessThanOrEqual(1024);
     const applied = applyDelta(v1, m.message, sha256Hex);
     expect(applied.ok && applied.snapshot.checksum).toBe(v2.checksum);
+  });
+  it('a proxy newly unreachable for a route: a delta upserting just that proxy, which verifies', () => {
+    const routing = [{ ...DEFAULT_ROUTING[0]!, name: 'shop' }];
+    const withUnreachable = (p: ProxyResource, unreachableRoutes: string[]): ProxyResource => ({
+      ...p,
+      status: { ...p.status, unreachableRoutes },
+    });
+    const at = (owned: ProxyResource[], version: number) =>
+      signed(owned, version, { routing, protocolVersion: 3 });
+    const before = at(many, 1);
+    const after = at(
+      many.map((p) => (p.name === 'p007' ? withUnreachable(p, ['shop']) : p)),
+      2,
+    );
+    const m = chooseMessage({ version: 1, prepared: before.prepared }, after.full, after.prepared);
+    expect(m.kind).toBe('delta');
+    if (m.kind !== 'delta') return;
+    expect(GatewayDelta.safeParse(m.message).success).toBe(true);
+    expect(m.message.upserts).toEqual([expect.objectContaining({ name: 'p007', excludedRoutes: ['shop'] })]);
+    expect(m.message.removals).toEqual([]);
+    const applied = applyDelta(before.full, m.message, sha256Hex);
+    expect(applied.ok && applied.snapshot.checksum).toBe(after.full.checksum);
+    expect(applied.ok && applied.snapshot.proxies.find((p) => p.name === 'p007')?.excludedRoutes).toEqual([
+      'shop',
+    ]);
+    // And back: reachable again, the upsert carries the entry without the field.
+    const back = at(many, 3);
+    const m2 = chooseMessage({ version: 2, prepared: after.prepared }, back.full, back.prepared);
+    expect(m2.kind === 'delta' && m2.message.upserts.map((p) => [p.name, 'excludedRoutes' in p])).toEqual([
+      ['p007', false],
+    ]);
   });
   it('no base (new session or first snapshot): full', () => {
     expect(chooseMessage(null, v2, two.prepared).kind).toBe('full');
