@@ -95,6 +95,10 @@ describe('probe: the TARGET tier (contract §6, per route)', () => {
       (c) => c.type === 'Healthy',
     );
     expect(healthy).toMatchObject({ status: 'True', reason: 'ProbeSucceeded' });
+    // Folded as reconcile folds it: the route the snapshots leave it out of, on the blocked proxy only.
+    const statusOf = async (name: string) => (await fleet.proxies.get(name))!.proxy.status;
+    expect((await statusOf('t-blocked')).unreachableRoutes).toEqual(['shop']);
+    expect((await statusOf('t-open')).unreachableRoutes).toBeUndefined();
 
     // Steady: nothing changes, nothing written, nothing published.
     fleet.published.length = 0;
@@ -120,5 +124,6 @@ describe('probe: the TARGET tier (contract §6, per route)', () => {
     expect(healthVerdictOf(await state('t-blocked'))?.unreachableRoutes).toEqual([]);
     expect(published('t-blocked')).toEqual([{ proxy: 't-blocked', reason: 'health-transition' }]);
     expect(published('t-open')).toEqual([]);
+    expect((await statusOf('t-blocked')).unreachableRoutes).toBeUndefined();
   });
 });

@@ -8,6 +8,7 @@
 import { ConditionType, type ProxyResource } from '../proxy.js';
 import { healthInstanceKey } from './instance-key.js';
 import { healthVerdictOf, type ProxyHealthState } from './proxy-health.js';
+import { sameRoutes } from './target-tracks.js';
 
 /**
  * True when reconcile, given this state, would stage a Healthy condition (value or reason), or unreachable
@@ -31,5 +32,5 @@ export function statusLags(
   if ((shown.status === 'True') !== verdict.healthy || shown.reason !== verdict.reason) return true;
   // And the routes the snapshots leave it out of (TARGET tier): a lost publish must not keep a blocked
   // proxy in its route, or a recovered one out of it.
-  return (proxy.status.unreachableRoutes ?? []).join('\n') !== verdict.unreachableRoutes.join('\n');
+  return !sameRoutes(proxy.status.unreachableRoutes ?? [], verdict.unreachableRoutes);
 }
