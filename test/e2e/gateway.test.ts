@@ -4,8 +4,11 @@
 // put in the gateway pool and owned by the gateway through the real snapshot function and the API's worker
 // endpoints. A crawler fetches local pages through the gateway — CONNECT with TLS inside, plain HTTP and
 // POST /v1/fetch — and every page says which VM carried it. Then a proxy leaves the pool (no new request
-// after the snapshot that removes it), and the control plane is killed (the gateway serves until
+// after the snapshot that removes it), a target group's check refuses one VM (it leaves that route only,
+// and comes back when the check passes again: the TARGET tier), and the control plane is killed (the gateway serves until
 // max_stale_age, then refuses new traffic with 503 snapshot_stale).
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -220,6 +223,86 @@ describe('gateway end to end on the local plane', () => {
       'e2e-b to be released',
     );
     expect(ownership.body.proxies.find((p) => p.proxy === 'e2e-b')?.owner ?? null).toBeNull();
+  });
+
+  it('a proxy a target group refuses is left out of that route only, and back in when it recovers', async () => {
+    // The target group's own check page: 403 to the VM it blocks, 200 to the others (VMs egress from
+    // their own loopback address).
+    let blocked: string | null = [...vmOf].find(([, name]) => name === 'e2e-a')![0];
+    const checks = new Map<string, number>();
+    const site = http.createServer((req, res) => {
+      const from = req.socket.remoteAddress ?? '';
+      checks.set(from, (checks.get(from) ?? 0) + 1);
+      res.writeHead(from === blocked ? 403 : 200).end();
+    });
+    await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
+    const checkUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}/robots.txt`;
+    const unreachable = (name: string) =>
+      gp.admin<{ status: { phase: string; unreachableRoutes?: string[] } }>('GET', `/v1/proxies/${name}`);
+    try {
+      const put = await gp.admin('PUT', '/v1/gateway/routing', {
+        routes: [
+          {
+            name: 'site',
+            match: { hosts: ['127.0.0.1'] },
+            policy: 'round-robin',
+            targetCheck: { url: checkUrl },
+          },
+          { name: 'rest', match: { hosts: ['*'] }, policy: 'least-active' },
+        ],
+      });
+      expect(put.status).toBe(200);
+      const a = await pollUntil(
+        () => unreachable('e2e-a'),
+        (r) => r.body.status?.unreachableRoutes?.join() === 'site',
+        60_000,
+        'e2e-a unreachable for route site',
+      );
+      // Still Ready, still in the snapshot: only the route leaves it out.
+      expect(a.body.status.phase).toBe('Ready');
+      expect((await unreachable('e2e-c')).body.status.unreachableRoutes).toBeUndefined();
+      // The snapshot pass that reads the new status reaches the gateway within a few seconds.
+      const round = async (tag: string) => {
+        const seen = new Set<string>();
+        for (let i = 0; i < 6; i++) seen.add(vmOf.get((await plainGet(`/${tag}-${i}`)).page!.remote)!);
+        return seen;
+      };
+      await pollUntil(
+        () => round('wait'),
+        (seen) => !seen.has('e2e-a'),
+        30_000,
+        'route site without e2e-a',
+      );
+      expect((await gw.health()).snapshot?.proxies).toBe(2);
+      const carriers: string[] = [];
+      for (let i = 0; i < 8; i++) {
+        carriers.push(vmOf.get((await tlsGet(`/site-${i}`)).remote)!);
+        carriers.push(vmOf.get((await plainGet(`/site-${i}`)).page!.remote)!);
+        const fetched = await fetchThrough(`/site-${i}`);
+        expect(fetched.route).toBe('site');
+        carriers.push(vmOf.get(fetched.page.remote)!);
+      }
+      expect(new Set(carriers)).toEqual(new Set(['e2e-c']));
+      // Every pool VM was checked through, the blocked one included.
+      expect(checks.get(blocked)).toBeGreaterThan(0);
+
+      blocked = null;
+      await pollUntil(
+        () => unreachable('e2e-a'),
+        (r) => r.body.status?.unreachableRoutes === undefined,
+        60_000,
+        'e2e-a reachable again',
+      );
+      const back = await pollUntil(
+        () => round('back'),
+        (seen) => seen.has('e2e-a'),
+        30_000,
+        'e2e-a back',
+      );
+      expect(back).toEqual(new Set(['e2e-a', 'e2e-c']));
+    } finally {
+      await new Promise<void>((r) => site.close(() => r()));
+    }
   });
 
   it('with the control plane killed it serves until max_stale_age, then refuses new traffic clearly', async () => {
