@@ -152,3 +152,30 @@ describe('runProbePass: the TARGET tier', () => {
     expect((await pass(f.deps, 4, routing)).written).toBe(0);
   });
 });
+
+// Review (review8): routes only ever pick among gateway-pool proxies (plan-pass.ts poolSpecs: only those
+// are in any snapshot), so a check through a proxy outside the pool judges a route no gateway could pick
+// it for — a request at the target through a proxy crawlers lease directly, and a status write, for nothing.
+describe('runProbePass: the TARGET tier and the gateway pool', () => {
+  it('runs no target check through a proxy that is not in the gateway pool', async () => {
+    const f = fakes();
+    const pooled = aProxy({
+      name: 'pooled',
+      spec: managedSpec({
+        gatewayPool: true,
+        attributes: { country: 'de' },
+        healthCheck: { url: HEALTH_URL, successThreshold: 2, failureThreshold: 2 },
+      }),
+      status: { ip: '10.0.0.3', providerId: 'zones/z/instances/pooled' },
+    });
+    await pass(f.deps, 0, routing, [DE, pooled]);
+    // DE (gatewayPool false) may only be leased: BASIC alone.
+    expect(f.asked.filter((a) => a.startsWith('10.0.0.1 ')).sort()).toEqual([`10.0.0.1 ${HEALTH_URL} 200`]);
+    expect(Object.keys(f.health.get('de')!.tracks)).toEqual(['BASIC']);
+    expect(Object.keys(f.health.get('pooled')!.tracks).sort()).toEqual([
+      'BASIC',
+      'TARGET:news',
+      'TARGET:shop-de',
+    ]);
+  });
+});
