@@ -58,9 +58,9 @@ describe('probe: the TARGET tier (contract §6, per route)', () => {
   const published = (name: string) => fleet.published.filter((p) => p.proxy === name);
 
   it('a site blocking one proxy: its route is unreachable through it alone; removing the check drops the track', async () => {
-    const a = await fleet.add('t-blocked', { attributes: { pool: 'shop' } });
-    const b = await fleet.add('t-open', { attributes: { pool: 'shop' } });
-    await fleet.add('t-other', { attributes: { pool: 'news' } });
+    const a = await fleet.add('t-blocked', { attributes: { pool: 'shop' }, gatewayPool: true });
+    const b = await fleet.add('t-open', { attributes: { pool: 'shop' }, gatewayPool: true });
+    await fleet.add('t-other', { attributes: { pool: 'news' }, gatewayPool: true });
     blocked.add(a.proxy.status.ip!);
     await putRouting([shop({ url: siteUrl, expectedStatus: 200 })]);
 

@@ -76,7 +76,11 @@ describe('handleProbeTick and the passive pass', () => {
 });
 
 describe('handleProbeTick and the stored routing (the TARGET tier)', () => {
-  const p = aProxy({ name: 'p', status: { ip: '10.0.0.1', providerId: 'zones/z/instances/p' } });
+  const p = aProxy({
+    name: 'p',
+    spec: managedSpec({ gatewayPool: true }),
+    status: { ip: '10.0.0.1', providerId: 'zones/z/instances/p' },
+  });
   const routes = [
     {
       name: 'shop',

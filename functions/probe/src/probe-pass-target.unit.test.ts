@@ -76,6 +76,7 @@ const proxy = (name: string, ip: string, attributes: Record<string, string>) =>
   aProxy({
     name,
     spec: managedSpec({
+      gatewayPool: true,
       attributes,
       healthCheck: { url: HEALTH_URL, successThreshold: 2, failureThreshold: 2 },
     }),
@@ -168,7 +169,8 @@ describe('runProbePass: the TARGET tier and the gateway pool', () => {
       }),
       status: { ip: '10.0.0.3', providerId: 'zones/z/instances/pooled' },
     });
-    await pass(f.deps, 0, routing, [DE, pooled]);
+    const leasedOnly = { ...DE, spec: { ...DE.spec, gatewayPool: false } };
+    await pass(f.deps, 0, routing, [leasedOnly, pooled]);
     // DE (gatewayPool false) may only be leased: BASIC alone.
     expect(f.asked.filter((a) => a.startsWith('10.0.0.1 ')).sort()).toEqual([`10.0.0.1 ${HEALTH_URL} 200`]);
     expect(Object.keys(f.health.get('de')!.tracks)).toEqual(['BASIC']);

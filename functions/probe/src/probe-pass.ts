@@ -67,7 +67,9 @@ export async function runProbePass(
   );
   const persisted = await deps.health.getMany(due.map((p) => p.name));
   const decisions = await mapLimit(due, deps.concurrency, async (p) => {
-    const checks = routes ? targetChecksFor(routes, p.spec.attributes) : [];
+    // Routes pick among gateway-pool proxies only (their snapshots hold no other): a check through any
+    // other proxy judges a route no gateway could pick it for, and its tracks are dropped (empty set).
+    const checks = routes && p.spec.gatewayPool ? targetChecksFor(routes, p.spec.attributes) : [];
     const outcome = await runTiers(
       deps.prober,
       await target(deps, p),
