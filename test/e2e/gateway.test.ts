@@ -5,7 +5,8 @@
 // endpoints. A crawler fetches local pages through the gateway — CONNECT with TLS inside, plain HTTP and
 // POST /v1/fetch — and every page says which VM carried it. Then a proxy leaves the pool (no new request
 // after the snapshot that removes it), a target group's check refuses one VM (it leaves that route only,
-// and comes back when the check passes again: the TARGET tier), and the control plane is killed (the gateway serves until
+// and comes back when the check passes again; refusing every VM fails open: the TARGET tier), and the
+// control plane is killed (the gateway serves until
 // max_stale_age, then refuses new traffic with 503 snapshot_stale).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -225,15 +226,16 @@ describe('gateway end to end on the local plane', () => {
     expect(ownership.body.proxies.find((p) => p.proxy === 'e2e-b')?.owner ?? null).toBeNull();
   });
 
-  it('a proxy a target group refuses is left out of that route only, and back in when it recovers', async () => {
+  it('a proxy a target group refuses is left out of that route only, back when it recovers; all refused → fail open', async () => {
     // The target group's own check page: 403 to the VM it blocks, 200 to the others (VMs egress from
     // their own loopback address).
-    let blocked: string | null = [...vmOf].find(([, name]) => name === 'e2e-a')![0];
+    const addressOf = (name: string) => [...vmOf].find(([, n]) => n === name)![0];
+    const blocked = new Set([addressOf('e2e-a')]);
     const checks = new Map<string, number>();
     const site = http.createServer((req, res) => {
       const from = req.socket.remoteAddress ?? '';
       checks.set(from, (checks.get(from) ?? 0) + 1);
-      res.writeHead(from === blocked ? 403 : 200).end();
+      res.writeHead(blocked.has(from) ? 403 : 200).end();
     });
     await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
     const checkUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}/robots.txt`;
@@ -284,15 +286,34 @@ describe('gateway end to end on the local plane', () => {
       }
       expect(new Set(carriers)).toEqual(new Set(['e2e-c']));
       // Every pool VM was checked through, the blocked one included.
-      expect(checks.get(blocked)).toBeGreaterThan(0);
+      expect(checks.get(addressOf('e2e-a'))).toBeGreaterThan(0);
 
-      blocked = null;
+      // The site refuses every pool VM: that is about the site, so the route keeps them all (fail open)
+      // rather than going dark.
+      blocked.add(addressOf('e2e-c'));
       await pollUntil(
-        () => unreachable('e2e-a'),
-        (r) => r.body.status?.unreachableRoutes === undefined,
+        () => unreachable('e2e-c'),
+        (r) => r.body.status?.unreachableRoutes?.join() === 'site',
         60_000,
-        'e2e-a reachable again',
+        'e2e-c unreachable for route site too',
       );
+      const open = await pollUntil(
+        () => round('open'),
+        (seen) => seen.size === 2,
+        30_000,
+        'fail open',
+      );
+      expect(open).toEqual(new Set(['e2e-a', 'e2e-c']));
+
+      blocked.clear();
+      for (const name of ['e2e-a', 'e2e-c']) {
+        await pollUntil(
+          () => unreachable(name),
+          (r) => r.body.status?.unreachableRoutes === undefined,
+          60_000,
+          `${name} reachable again`,
+        );
+      }
       const back = await pollUntil(
         () => round('back'),
         (seen) => seen.has('e2e-a'),

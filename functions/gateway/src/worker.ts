@@ -182,11 +182,6 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
     for (const skipped of compiled.skipped) {
       this.opts.log.warn('proxy left out of the snapshot: credentials unavailable', skipped);
     }
-    if (compiled.table.failedOpen.length > 0) {
-      this.opts.log.warn('target check fails through every proxy of a route: keeping them all', {
-        routes: compiled.table.failedOpen,
-      });
-    }
     this.current = compiled;
     this.collectCounters();
     this.opts.log.info('snapshot applied', {

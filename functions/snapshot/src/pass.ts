@@ -4,6 +4,7 @@
 // store and publish each live worker's snapshot, and give the lock back. One planner at a time: the lock
 // plus the commit's precondition on the state document.
 import { planPass } from '../../../shared/src/domain/snapshots/plan-pass.js';
+import { failOpenRoutes } from '../../../shared/src/domain/snapshots/route-fail-open.js';
 import type { SnapshotPassDeps } from './deps.js';
 import { observe } from './observe.js';
 import { actWorkerStep, decideWorkerStep, type StepResult } from './worker-steps.js';
@@ -31,17 +32,19 @@ async function decide(deps: SnapshotPassDeps) {
   const now = deps.clock.now();
   const obs = await observe(deps, now);
   const plan = planPass(obs.input);
+  const failedOpen = failOpenRoutes(obs.routing, obs.input.poolSpecs);
   const steps = plan.builds.map((build) => {
     const ctx = {
       epoch: plan.ownership.epoch,
       routing: obs.routing,
+      failOpenRoutes: failedOpen,
       now,
       header: obs.headers.get(build.workerId) ?? null,
       ackedVersion: obs.input.workers.get(build.workerId)?.session.ackedVersion ?? null,
     };
     return { step: decideWorkerStep(deps, build, ctx), ctx };
   });
-  return { obs, plan, steps };
+  return { obs, plan, steps, failedOpen };
 }
 
 /** Throws PlannerBusy when another pass holds the lock and this one has something to do. */
@@ -68,6 +71,12 @@ export async function runSnapshotPass(deps: SnapshotPassDeps): Promise<PassSumma
     deps.log.error('stored gateway routing repeats route names: later duplicates dropped; PUT a fixed one', {
       event: 'gateway.routing_invalid',
       dropped: dry.obs.routingDropped,
+    });
+  }
+  if (dry.failedOpen.length > 0) {
+    deps.log.warn('target check fails through every pool proxy of a route: none excluded from it', {
+      event: 'gateway.route_failed_open',
+      routes: dry.failedOpen,
     });
   }
   if (dry.plan.ownership.changes.length === 0 && dry.steps.every((s) => s.step.kind === 'none'))

@@ -21,6 +21,8 @@ export type WorkerStep =
 export interface StepContext {
   epoch: number;
   routing: readonly GatewayRoute[];
+  /** Routes that keep their unreachable proxies this pass (domain/snapshots/route-fail-open.ts). */
+  failOpenRoutes: readonly string[];
   now: Date;
   header: SnapshotHeader | null;
   /** The worker's ACK bound (null before its first accepted ACK). */
@@ -42,6 +44,7 @@ export function decideWorkerStep(deps: SnapshotPassDeps, build: WorkerBuild, x: 
     now: x.now,
     allocationSafetyMarginMs: deps.settings.allocationSafetyMarginMs,
     protocolVersion: build.protocolVersion,
+    failOpenRoutes: x.failOpenRoutes,
   });
   const prepared = prepare(content);
   const digest = contentDigest(prepared, deps.sha256);

@@ -59,6 +59,7 @@ const header = (over: Partial<SnapshotHeader> = {}): SnapshotHeader => ({
 const ctx = (over: Partial<StepContext> = {}): StepContext => ({
   epoch: 3,
   routing: DEFAULT_ROUTING,
+  failOpenRoutes: [],
   now,
   header: header(),
   ackedVersion: 7,

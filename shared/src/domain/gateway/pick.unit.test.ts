@@ -99,28 +99,9 @@ describe('excludedRoutes (contract §6 TARGET tier)', () => {
     expect(new Set(onR2)).toEqual(new Set(['a', 'b']));
   });
 
-  it('a route whose every selected proxy is excluded keeps them all (fail open) and says so', () => {
-    const t = compileRouting(
-      [route('r1', ['*']), route('r2', ['x.com'])],
-      [up('a', { excludedRoutes: ['r1', 'gone'] }), up('b', { excludedRoutes: ['r1'] })],
-    );
-    const sticky = new StickyTable(10);
-    const picks = Array.from({ length: 4 }, () => pickUpstream(t.routes[0]!, NOW, undefined, sticky)?.name);
-    expect(new Set(picks)).toEqual(new Set(['a', 'b']));
-    expect(t.failedOpen).toEqual(['r1']);
-    // One proxy left that passes: only it.
-    const one = compileRouting(
-      [route('r1', ['*'])],
-      [up('a', { excludedRoutes: ['r1'] }), up('b', { excludedRoutes: ['r1'] }), up('c')],
-    );
-    expect(one.routes[0]!.candidates.map((c) => c.name)).toEqual(['c']);
-    expect(one.failedOpen).toEqual([]);
-  });
-
-  it('a route that selects no proxy at all is not "failed open"', () => {
-    const t = compileRouting([route('us', ['*'], { selector: { region: 'us' } })], [up('a')]);
-    expect(t.routes[0]!.candidates).toEqual([]);
-    expect(t.failedOpen).toEqual([]);
+  it('excluded from every route that selects it: no route picks it (nothing usable → undefined)', () => {
+    const t = compileRouting([route('r1', ['*'])], [up('a', { excludedRoutes: ['r1', 'gone'] })]);
+    expect(pickUpstream(t.routes[0]!, NOW, undefined, new StickyTable(10))).toBeUndefined();
   });
 
   it('a sticky key pinned to a proxy moves once a new table excludes it from the route', () => {

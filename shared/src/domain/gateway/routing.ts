@@ -48,8 +48,6 @@ export interface RoutingTable<A> {
   readonly suffix: ReadonlyMap<string, number>;
   /** Index of the first route listing "*", or -1. */
   readonly catchAll: number;
-  /** Routes whose every selected proxy was excluded (excludedRoutes), so they kept them all: fail open. */
-  readonly failedOpen: readonly string[];
 }
 
 export const selects = (
@@ -64,7 +62,6 @@ export function compileRouting<A>(
   const exact = new Map<string, number>();
   const suffix = new Map<string, number>();
   let catchAll = -1;
-  const failedOpen: string[] = [];
   const compiled = routes.map((r, i): CompiledRoute<A> => {
     for (const h of r.match.hosts) {
       const host = normalizeHost(h);
@@ -76,14 +73,12 @@ export function compileRouting<A>(
     // A proxy excluded from this route is simply not one of its candidates: picking stays a walk over an
     // array (no per-request look-up), and a sticky key pinned to it moves, as for any proxy gone from
     // the route. It stays a candidate of every other route that selects it.
-    const selected = proxies.filter((p) => selects(r.selector ?? {}, p.attributes));
-    const reachable = selected.filter((p) => !p.excludedRoutes?.includes(r.name));
-    // Fail open: when the target check fails through every proxy the route selects, that says more about
-    // the target (down, or the check misconfigured) than about the proxies, and excluding them all would
-    // turn a check into an outage of the route. The TARGET tier moves traffic between proxies; it never
-    // stops a route that would otherwise run (docs/health.md § TARGET).
-    const candidates = reachable.length > 0 ? reachable : selected;
-    if (reachable.length === 0 && selected.length > 0) failedOpen.push(r.name);
+    // A route whose target check fails through every pool proxy is never excluded from (the control
+    // plane fails it open over the whole pool, domain/snapshots/route-fail-open.ts); a worker that owns
+    // only excluded proxies of a route has none for it: other workers carry it.
+    const candidates = proxies.filter(
+      (p) => selects(r.selector ?? {}, p.attributes) && !p.excludedRoutes?.includes(r.name),
+    );
     return {
       name: r.name,
       policy: r.policy,
@@ -93,7 +88,7 @@ export function compileRouting<A>(
       cursor: 0,
     };
   });
-  return { routes: compiled, exact, suffix, catchAll, failedOpen };
+  return { routes: compiled, exact, suffix, catchAll };
 }
 
 /** Lower-case, no trailing dot, no IPv6 brackets: the form hosts are indexed and looked up in. */

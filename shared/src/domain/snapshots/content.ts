@@ -91,6 +91,14 @@ export interface ContentInput {
    * `excludedRoutes` (workers/protocol.ts).
    */
   protocolVersion: number;
+  /** Routes whose every pool proxy is unreachable (route-fail-open.ts): no entry is excluded from them. */
+  failOpenRoutes?: readonly string[];
+}
+
+/** The routes an entry may be excluded from: the snapshot's, less those that fail open. */
+function excludableRoutes(x: ContentInput): ReadonlySet<string> {
+  const open = new Set(x.failOpenRoutes ?? []);
+  return new Set(x.routing.map((r) => r.name).filter((n) => !open.has(n)));
 }
 
 /** The content of the worker's next snapshot; `version` is 0 until it is known to differ from the last. */
@@ -102,7 +110,7 @@ export function workerContent(x: ContentInput): GatewaySnapshotContent {
     expiresAt,
     usable: usableUntil(x.grant, x.allocationSafetyMarginMs, x.now).toISOString(),
     markFilters: readsFiltersDestinations(x.protocolVersion),
-    routeNames: readsExcludedRoutes(x.protocolVersion) ? new Set(x.routing.map((r) => r.name)) : null,
+    routeNames: readsExcludedRoutes(x.protocolVersion) ? excludableRoutes(x) : null,
   };
   for (const p of x.owned) {
     const entry = entryOf(p, ctx);

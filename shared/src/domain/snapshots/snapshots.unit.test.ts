@@ -151,6 +151,17 @@ describe('workerContent (contract §3)', () => {
       expect(GatewaySnapshot.parse(full).proxies[0]?.excludedRoutes).toEqual(['default', 'news', 'shop']);
     });
 
+    it('a route that fails open (every pool proxy unreachable) is never excluded from', () => {
+      const c = workerContent(
+        input([blocked('a', ['shop', 'news'])], { routing, protocolVersion: 3, failOpenRoutes: ['shop'] }),
+      );
+      expect(c.proxies[0]?.excludedRoutes).toEqual(['news']);
+      const all = workerContent(
+        input([blocked('a', ['shop'])], { routing, protocolVersion: 3, failOpenRoutes: ['shop'] }),
+      );
+      expect(all.proxies[0]).not.toHaveProperty('excludedRoutes');
+    });
+
     it('a change of excluded routes changes the content digest (a new version is published)', () => {
       const digest = (p: ProxyResource) =>
         contentDigest(prepare(workerContent(input([p], { routing, protocolVersion: 3 }))), sha256Hex);
