@@ -4,6 +4,7 @@
 import { Timestamp } from '@google-cloud/firestore';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workerFilter } from '../../shared/src/adapters/pubsub/snapshot-subscriptions.js';
+import { MAX_TARGET_CHECKS } from '../../shared/src/messages/gateway-snapshot.js';
 import { SNAPSHOT_REQUESTS_TOPIC } from '../../shared/src/messages/worker-snapshot-request.js';
 import { testProjectId } from '../support/emulators.js';
 import {
@@ -273,11 +274,25 @@ describe('snapshots, ACK and runtime reports', () => {
     for (const targetCheck of [
       { url: 'ftp://www.shop.example/' },
       { url: 'https://x/', expectedStatus: 42 },
+      // 1xx is never a final status: such a check would fail through every proxy.
+      { url: 'https://x/', expectedStatus: 103 },
+      // Credentials would be stored, shown by GET and sent through every proxy.
+      { url: 'https://user:pass@www.shop.example/robots.txt' },
     ]) {
       const r = await plane.admin('PUT', '/v1/gateway/routing', { routes: [{ ...shop, targetCheck }, rest] });
       expect(r).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
     }
+    // Each checked route is one more request per proxy per probe: at most MAX_TARGET_CHECKS of them.
+    const many = Array.from({ length: MAX_TARGET_CHECKS + 1 }, (_, i) => ({ ...shop, name: `shop-${i}` }));
+    const tooMany = await plane.admin('PUT', '/v1/gateway/routing', { routes: [...many, rest] });
+    expect(tooMany).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_request', issues: [{ path: 'routes', code: 'too_many_target_checks' }] },
+    });
     expect(await plane.admin('GET', '/v1/gateway/routing')).toEqual(stored);
+    const enough = many.slice(0, MAX_TARGET_CHECKS);
+    expect((await plane.admin('PUT', '/v1/gateway/routing', { routes: [...enough, rest] })).status).toBe(200);
+    expect((await plane.admin('PUT', '/v1/gateway/routing', { routes: [shop, rest] })).status).toBe(200);
     await plane.tick();
     // The worker's strict schema would refuse a snapshot whose route carried the check: it gets the route.
     await eventually(

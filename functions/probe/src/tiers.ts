@@ -10,6 +10,7 @@ import type { RouteTargetCheck } from '../../../shared/src/domain/health/target-
 import { trackKey } from '../../../shared/src/domain/health/verdict.js';
 import type { ActiveTrack } from '../../../shared/src/domain/health/verdict-reason.js';
 import type { HealthCheckSpec } from '../../../shared/src/domain/proxy.js';
+import { MAX_TARGET_CHECKS } from '../../../shared/src/messages/gateway-snapshot.js';
 import { mapLimit } from './map-limit.js';
 
 export interface Prober {
@@ -42,13 +43,13 @@ export interface TierOutcome {
 }
 
 /**
- * TARGET checks of one proxy in flight at once. A small bound rather than one after the other: a target
- * that hangs costs each check its whole timeout, and a proxy selected by many checked routes would
- * otherwise hold its slot of the pass (PROBE_CONCURRENCY proxies at a time) for routes × timeout. Not
- * unbounded either: the requests in flight stay at most TARGET_CONCURRENCY × PROBE_CONCURRENCY (Cloud
- * NAT ports, the probe's sockets), and no proxy gets more than a handful of the probe's connections.
+ * TARGET checks of one proxy in flight at once: all of them (the admin API allows at most
+ * MAX_TARGET_CHECKS routes with a check). Side by side, a target that hangs costs the proxy's probe one
+ * timeout, not one per check queued behind it — TARGET adds at most one timeout to a proxy, as EGRESS
+ * does — so one slow site cannot stretch the pass for the whole fleet. The requests in flight stay at most
+ * MAX_TARGET_CHECKS × PROBE_CONCURRENCY.
  */
-export const TARGET_CONCURRENCY = 4;
+export const TARGET_CONCURRENCY = MAX_TARGET_CHECKS;
 
 /** The tiers a proxy's verdict waits for: EGRESS only when it runs at all (an echo endpoint is configured). */
 export const activeTracksOf = (cfg: TierConfig): ActiveTrack[] =>

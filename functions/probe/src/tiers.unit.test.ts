@@ -85,9 +85,9 @@ describe('runTiers: the TARGET tier', () => {
     ]);
   });
 
-  it(`runs at most ${TARGET_CONCURRENCY} checks of one proxy at once, results in routing order`, async () => {
+  it(`runs a proxy's checks side by side (at most ${TARGET_CONCURRENCY}), results in routing order`, async () => {
     const { p, maxInFlight } = prober();
-    const checks = Array.from({ length: 10 }, (_, i) => check(`r${i}`));
+    const checks = Array.from({ length: TARGET_CONCURRENCY + 2 }, (_, i) => check(`r${i}`));
     const out = await runTiers(p, TARGET, '10.0.0.1', hc, cfg(null), checks);
     expect(maxInFlight()).toBe(TARGET_CONCURRENCY);
     expect(out.results.slice(1).map((r) => r.track)).toEqual(checks.map((c) => `TARGET:${c.route}`));

@@ -124,11 +124,20 @@ export const TargetCheck = z
     url: z
       .string()
       .max(2048)
-      .pipe(z.url({ protocol: /^https?$/ })),
-    /** The status the target answers a proxy it serves with. */
-    expectedStatus: z.number().int().min(100).max(599).default(200),
+      .pipe(z.url({ protocol: /^https?$/ }))
+      // Stored in Firestore, shown by GET, sent to proxies: never a place for credentials.
+      .refine((u) => !/^[a-z]+:\/\/[^/?#]*@/i.test(u), 'a target check URL must not carry credentials'),
+    /** The status the target answers a proxy it serves with: a final one (1xx never ends a response). */
+    expectedStatus: z.number().int().min(200).max(599).default(200),
   })
   .strict();
+
+/**
+ * At most this many routes carry a target check: each is one more request per proxy per probe, and the
+ * probe runs a proxy's checks side by side (functions/probe/src/tiers.ts), so this also bounds what one
+ * slow target site adds to a probe pass (one timeout) and how many requests the probe has in flight.
+ */
+export const MAX_TARGET_CHECKS = 10;
 export type TargetCheck = z.infer<typeof TargetCheck>;
 
 /** A route as the admin API accepts and the routing document stores it: the wire route and its check. */

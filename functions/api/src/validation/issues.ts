@@ -25,6 +25,9 @@ export function toIssues(error: z.ZodError, prefix: ReadonlyArray<PropertyKey> =
     } else if (issue.code === 'invalid_key') {
       const inner = issue.issues[0]?.message ?? issue.message;
       out.push({ path: joinPath(path), code: 'invalid_key', message: clip(inner, MAX_MESSAGE) });
+    } else if (issue.code === 'custom' && typeof issue.params?.issue === 'string') {
+      // A rule of ours that names its own stable code (e.g. too_many_target_checks).
+      out.push({ path: joinPath(path), code: issue.params.issue, message: clip(issue.message, MAX_MESSAGE) });
     } else {
       out.push({ path: joinPath(path), code: issue.code, message: clip(issue.message, MAX_MESSAGE) });
     }

@@ -9,7 +9,7 @@ import { DEFAULT_ROUTING } from '../../../../shared/src/domain/snapshots/content
 import { ownedBy } from '../../../../shared/src/domain/workers/ownership.js';
 import type { WorkerSettings } from '../../../../shared/src/domain/workers/settings.js';
 import { viewCutoff } from '../../../../shared/src/domain/workers/view.js';
-import { RoutingRules } from '../../../../shared/src/messages/gateway-snapshot.js';
+import { MAX_TARGET_CHECKS, RoutingRules } from '../../../../shared/src/messages/gateway-snapshot.js';
 import type { Clock } from '../../../../shared/src/ports/clock.js';
 import type { ProxyStore } from '../../../../shared/src/ports/proxy-store.js';
 import type { WorkerStore } from '../../../../shared/src/ports/workers.js';
@@ -58,6 +58,15 @@ const RoutingBody = z
   .object({ routes: RoutingRules.min(1) })
   .strict()
   .superRefine((body, ctx) => {
+    const checked = body.routes.filter((r) => r.targetCheck !== undefined).length;
+    if (checked > MAX_TARGET_CHECKS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['routes'],
+        message: `at most ${MAX_TARGET_CHECKS} routes may carry a targetCheck (${checked} do)`,
+        params: { issue: 'too_many_target_checks' },
+      });
+    }
     body.routes.forEach((route, i) => {
       const keys = SelectorKeys.safeParse(route.selector);
       for (const issue of keys.success ? [] : keys.error.issues) {
