@@ -3,11 +3,22 @@
 // silently falling back to the default routing: workers keep their last snapshot until it is fixed. The
 // one exception is a routing whose only fault is a repeated route name (stored before the API refused
 // that): it is read with the later duplicates dropped and named (domain/snapshots/stored-routing.ts), so
-// the pass goes on and logs it instead of failing every time. Writes must fit the wire schema whole.
+// the pass goes on and logs it instead of failing every time. Writes must fit the schema whole.
+//
+// The routes' target checks are stored beside them, in a `targetChecks` map keyed by route name, not in
+// each route: `routes` stays exactly the wire form, so a snapshot function or probe of a release before
+// target checks (whose route schema is strict, but whose document schema drops unknown keys) still reads
+// the document after a rollback, instead of failing every pass until every gateway goes stale.
 import { type Firestore, Timestamp } from '@google-cloud/firestore';
 import { z } from 'zod';
 import { firstOfEachName } from '../../domain/snapshots/stored-routing.js';
-import { RoutingRule, RoutingRules } from '../../messages/gateway-snapshot.js';
+import {
+  GatewayRoute,
+  RoutingRule,
+  RoutingRules,
+  TargetCheck,
+  wireRoute,
+} from '../../messages/gateway-snapshot.js';
 import type { RoutingConfig, RoutingStore, StoredRouting } from '../../ports/workers-ownership.js';
 import { Collections } from './collections.js';
 import { workerStoreFailure } from './worker-errors.js';
@@ -15,10 +26,19 @@ import { workerStoreFailure } from './worker-errors.js';
 export const ROUTING_DOC = 'routing';
 
 const RoutingDoc = z.object({
-  routes: z.array(RoutingRule).max(1000),
+  routes: z.array(GatewayRoute).max(1000),
+  targetChecks: z.record(z.string(), TargetCheck).default({}),
   updatedAt: z.instanceof(Timestamp).transform((t) => t.toDate()),
   updatedBy: z.string(),
 });
+
+/** The stored rules: each wire route with its check, if the map names one for it. */
+function joined(doc: z.infer<typeof RoutingDoc>): RoutingRule[] {
+  return doc.routes.map((r) => {
+    const check = Object.hasOwn(doc.targetChecks, r.name) ? doc.targetChecks[r.name] : undefined;
+    return RoutingRule.parse(check ? { ...r, targetCheck: check } : r);
+  });
+}
 
 export class FirestoreRoutingStore implements RoutingStore {
   constructor(private readonly db: Firestore) {}
@@ -32,7 +52,7 @@ export class FirestoreRoutingStore implements RoutingStore {
       const snap = await this.ref().get();
       if (!snap.exists) return null;
       const doc = RoutingDoc.parse(snap.data());
-      return { ...doc, ...firstOfEachName(doc.routes) };
+      return { updatedAt: doc.updatedAt, updatedBy: doc.updatedBy, ...firstOfEachName(joined(doc)) };
     } catch (err) {
       throw workerStoreFailure(err, 'read the gateway routing');
     }
@@ -40,9 +60,14 @@ export class FirestoreRoutingStore implements RoutingStore {
 
   async put(config: RoutingConfig): Promise<void> {
     try {
+      const rules = RoutingRules.parse(config.routes);
+      const targetChecks = Object.fromEntries(
+        rules.flatMap((r) => (r.targetCheck ? [[r.name, r.targetCheck]] : [])),
+      );
       // JSON round trip: drops undefined optionals, which Firestore refuses.
       await this.ref().set({
-        routes: JSON.parse(JSON.stringify(RoutingRules.parse(config.routes))),
+        routes: JSON.parse(JSON.stringify(rules.map(wireRoute))),
+        targetChecks: JSON.parse(JSON.stringify(targetChecks)),
         updatedAt: Timestamp.fromDate(config.updatedAt),
         updatedBy: config.updatedBy,
       });
