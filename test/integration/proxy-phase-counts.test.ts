@@ -40,19 +40,36 @@ describe('proxies by phase', () => {
     const registry = new Registry();
     const errors: unknown[] = [];
     let fail = false;
+    let now = 0;
+    let counted = 0;
     promProxyPhaseGauge(
       registry,
-      () => (fail ? Promise.reject(new Error('firestore down')) : countProxiesByPhase(db)),
-      (e) => errors.push(e),
+      () => {
+        counted++;
+        return fail ? Promise.reject(new Error('firestore down')) : countProxiesByPhase(db);
+      },
+      { maxAgeMs: 10_000, nowMs: () => now, onError: (e) => errors.push(e) },
     );
     await inPhase('p1', 'Pending');
     const first = await registry.metrics();
     expect(first).toContain('proxyplane_proxies{phase="Ready"} 3');
     expect(first).toContain('proxyplane_proxies{phase="Pending"} 1');
     await inPhase('r4', 'Ready');
+    // Within maxAgeMs a scrape reuses the count: no query, the numbers of the last one.
+    now = 9_999;
+    expect(await registry.metrics()).toContain('proxyplane_proxies{phase="Ready"} 3');
+    expect(counted).toBe(1);
+    now = 10_000;
     expect(await registry.metrics()).toContain('proxyplane_proxies{phase="Ready"} 4');
+    expect(counted).toBe(2);
     fail = true;
+    now = 20_000;
     expect(await registry.metrics()).toContain('proxyplane_proxies{phase="Ready"} 4');
+    expect(errors).toHaveLength(1);
+    // A failed count is not reused: the next scrape asks again.
+    fail = false;
+    expect(await registry.metrics()).toContain('proxyplane_proxies{phase="Ready"} 4');
+    expect(counted).toBe(4);
     expect(errors).toHaveLength(1);
   });
 });

@@ -40,11 +40,11 @@ export function wireApi(config: ApiConfig, log: Logger): Wired {
   const pubsub = createPubSub(config.projectId, config.pubsubEmulatorHost);
   const secretManager = createSecretManagerClient(config.leases.secretManagerEmulatorHost);
   const registry = new Registry();
-  promProxyPhaseGauge(
-    registry,
-    () => countProxiesByPhase(firestore),
-    (error) => log.warn('counting proxies by phase for /metrics failed', { error }),
-  );
+  promProxyPhaseGauge(registry, () => countProxiesByPhase(firestore), {
+    maxAgeMs: 10_000,
+    nowMs: () => systemClock.now().getTime(),
+    onError: (error) => log.warn('counting proxies by phase for /metrics failed', { error }),
+  });
   const leases = buildLeaseApi({
     firestore,
     secrets: new SecretManagerSecretReader(secretManager, config.projectId),
