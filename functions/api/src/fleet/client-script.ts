@@ -92,7 +92,13 @@ export const FLEET_JS = String.raw`
       cools.appendChild(s);
       cools.appendChild(document.createTextNode(' '));
     });
-    cell(tr, 'gateway', r.owner ? r.owner.owner : null, r.owner && r.owner.drainEpoch !== null ? el('span', 'muted', '(draining)') : null);
+    var gw = cell(tr, 'gateway', r.owner ? r.owner.owner : null, r.owner && r.owner.drainEpoch !== null ? el('span', 'muted', '(draining)') : null);
+    if (r.unreachableRoutes && r.unreachableRoutes.length) {
+      var nf = el('span', 'muted', 'not for ' + r.unreachableRoutes.join(', '));
+      nf.title = 'target check fails: left out of these routes';
+      gw.appendChild(document.createTextNode(' '));
+      gw.appendChild(nf);
+    }
     cell(tr, 'location', r.location, r.ip ? el('span', 'muted', r.ip) : null);
     var attrs = cell(tr, 'attributes');
     Object.keys(r.attributes).forEach(function (k) {

@@ -49,6 +49,9 @@ export function rowHtml(r: FleetRow, now: Date): string {
   const owner = r.owner
     ? `${esc(r.owner.owner)}${r.owner.drainEpoch !== null ? ' <span class="muted">(draining)</span>' : ''}`
     : '';
+  const notFor = r.unreachableRoutes.length
+    ? ` <span class="muted" title="target check fails: left out of these routes">not for ${esc(r.unreachableRoutes.join(', '))}</span>`
+    : '';
   const healthy = r.healthy === null ? null : r.healthy ? 'yes' : 'no';
   return `<tr data-name="${esc(r.name)}" data-phase="${esc(r.phase)}">
 <td data-col="name"><a href="/fleet/proxies/${encodeURIComponent(r.name)}">${esc(r.name)}</a> <span class="muted">${esc(r.mode)}</span></td>
@@ -59,7 +62,7 @@ export function rowHtml(r: FleetRow, now: Date): string {
 <td data-col="latency"><span class="num">${r.latencyMillis === null ? '–' : `${esc(r.latencyMillis)} ms`}</span> ${sparkline(r.latencyHistory)}</td>
 <td data-col="leases" class="num">${esc(r.activeLeases)}/${esc(r.capacity)}</td>
 <td data-col="cooldowns">${cooldowns}</td>
-<td data-col="gateway">${owner}</td>
+<td data-col="gateway">${owner}${notFor}</td>
 <td data-col="location">${esc(r.location)}${r.ip ? ` <span class="muted">${esc(r.ip)}</span>` : ''}</td>
 <td data-col="attributes">${attrs}</td>
 </tr>`;

@@ -103,7 +103,10 @@ describe('the fleet page', () => {
     const { app, feed, auth } = setup();
     feed.proxies.set('p-1', proxy('p-1', { phase: 'Ready' }, { note: '<script>alert(1)</script>' }));
     feed.proxies.set('p-2', proxy('p-2', { phase: 'Unhealthy' }));
+    feed.proxies.set('p-3', proxy('p-3', { phase: 'Ready', unreachableRoutes: ['shop', '<b>'] }));
     const html = await (await app.request('/fleet', { headers: auth })).text();
+    // The routes a target check keeps it out of, beside its gateway owner.
+    expect(html).toContain('not for shop, &lt;b&gt;</span>');
     expect(html).toContain('<tr data-name="p-1" data-phase="Ready">');
     expect(html).toContain('<tr data-name="p-2" data-phase="Unhealthy">');
     expect(html).not.toContain('<script>alert(1)');

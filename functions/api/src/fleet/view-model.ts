@@ -42,6 +42,8 @@ export interface FleetRow {
   activeLeases: number;
   cooldowns: Array<{ target: string; until: string; reason: string }>;
   owner: OwnershipView | null;
+  /** Gateway routes whose target check keeps failing through the proxy: it is left out of those. */
+  unreachableRoutes: string[];
   createdAt: string;
   /** Newest status-affecting moment, for "updated 5s ago". */
   changedAt: string;
@@ -108,6 +110,7 @@ export function buildRow(p: ProxyResource, inputs: FleetInputs, now: Date): Flee
       reason: c.reason,
     })),
     owner: inputs.ownership.get(p.name) ?? null,
+    unreachableRoutes: [...(p.status.unreachableRoutes ?? [])],
     createdAt: p.createdAt.toISOString(),
     changedAt: changedAt.toISOString(),
   };

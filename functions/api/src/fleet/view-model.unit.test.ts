@@ -60,7 +60,8 @@ const managed = (name: string): ProxyResource => ({
 
 function inputs() {
   const f = new InMemoryFleetFeed();
-  f.proxies.set('b', managed('b'));
+  const b = managed('b');
+  f.proxies.set('b', { ...b, status: { ...b.status, unreachableRoutes: ['shop'] } });
   f.proxies.set('a', managed('a'));
   f.health.set('a', {
     proxy: 'a',
@@ -118,6 +119,7 @@ describe('buildFleetView', () => {
       capacity: 3,
       cooldowns: [{ target: 'shop.example', reason: 'rate_limited' }],
       owner: { owner: 'gw-1' },
+      unreachableRoutes: [],
       location: 'us-central1-a',
       changedAt: ago(300).toISOString(),
     });
@@ -127,6 +129,7 @@ describe('buildFleetView', () => {
       owner: null,
       activeLeases: 0,
       latencyHistory: [],
+      unreachableRoutes: ['shop'],
     });
   });
 });
