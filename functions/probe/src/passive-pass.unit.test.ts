@@ -10,6 +10,7 @@ import {
 } from '../../../shared/src/ports/passive-feed.js';
 import type { OutcomeBatchRecord } from '../../../shared/src/ports/workers.js';
 import { provisionedSince } from '../../../shared/src/testing/healthy-conditions.js';
+import { inMemoryHealthStore } from '../../../shared/src/testing/in-memory-health-store.js';
 import { aProxy } from '../../../shared/src/testing/proxy-fixtures.js';
 import { runPassivePass } from './passive-pass.js';
 import type { ProbeDeps } from './probe-pass.js';
@@ -76,13 +77,7 @@ beforeEach(() => {
   batches = [];
   published = [];
   deps = {
-    health: {
-      getMany: async (names) => new Map(names.flatMap((n) => (health.has(n) ? [[n, health.get(n)!]] : []))),
-      get: async (n) => health.get(n) ?? null,
-      writeMany: async () => {},
-      deleteMany: async () => {},
-      listNames: async () => [...health.keys()],
-    },
+    health: inMemoryHealthStore(health, { readOnly: true }),
     publisher: { publish: async (r) => void published.push(r.proxy) },
     secrets: { access: async () => '' },
     prober: { probe: async () => ({}) as never, handshake: async () => ({}) as never },

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { ProbeResult } from '../../../shared/src/adapters/probe/proxy-probe.js';
 import { healthVerdictOf, type ProxyHealthState } from '../../../shared/src/domain/health/proxy-health.js';
 import { type RoutingRule, RoutingRules } from '../../../shared/src/messages/gateway-snapshot.js';
+import { inMemoryHealthStore } from '../../../shared/src/testing/in-memory-health-store.js';
 import { aProxy, managedSpec } from '../../../shared/src/testing/proxy-fixtures.js';
 import { RecordingReconcilePublisher } from '../../../shared/src/testing/recording-publisher.js';
 import { type ProbeDeps, runProbePass } from './probe-pass.js';
@@ -35,15 +36,7 @@ function fakes(blocked: Set<string> = new Set()) {
   const asked: string[] = [];
   const observed: Array<{ proxy: string; tier: string; route?: string; ok: boolean }> = [];
   const deps: ProbeDeps = {
-    health: {
-      getMany: async (names) => new Map(names.flatMap((n) => (health.has(n) ? [[n, health.get(n)!]] : []))),
-      get: async (n) => health.get(n) ?? null,
-      writeMany: async (states) => {
-        for (const s of states) health.set(s.proxy, s);
-      },
-      deleteMany: async () => {},
-      listNames: async () => [...health.keys()],
-    },
+    health: inMemoryHealthStore(health),
     publisher,
     secrets: { access: async () => 'user:pass' },
     prober: {

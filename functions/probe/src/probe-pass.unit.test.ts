@@ -4,6 +4,7 @@ import { healthVerdictOf, type ProxyHealthState } from '../../../shared/src/doma
 import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
 import { SecretAccessError, type SecretErrorKind } from '../../../shared/src/ports/secrets.js';
 import { condition } from '../../../shared/src/testing/healthy-conditions.js';
+import { inMemoryHealthStore } from '../../../shared/src/testing/in-memory-health-store.js';
 import { aProxy, managedSpec } from '../../../shared/src/testing/proxy-fixtures.js';
 import { RecordingReconcilePublisher } from '../../../shared/src/testing/recording-publisher.js';
 import { type PassCounts, type ProbeDeps, runProbePass } from './probe-pass.js';
@@ -26,15 +27,7 @@ function fakes(echoUrl: string | null, down: Set<string>) {
   const targets: ProbeTarget[] = [];
   const observed: Array<{ proxy: string; tier: string; ok: boolean }> = [];
   const deps: ProbeDeps = {
-    health: {
-      getMany: async (names) => new Map(names.flatMap((n) => (health.has(n) ? [[n, health.get(n)!]] : []))),
-      get: async (n) => health.get(n) ?? null,
-      writeMany: async (states) => {
-        for (const s of states) health.set(s.proxy, s);
-      },
-      deleteMany: async () => {},
-      listNames: async () => [...health.keys()],
-    },
+    health: inMemoryHealthStore(health),
     publisher,
     secrets: { access: async () => 'user:pass' },
     prober: {
