@@ -103,4 +103,19 @@ describe('FirestoreSnapshotStore.save', () => {
     const winner = contenders[outcomes.indexOf(null)]!;
     expect(await store.loadFull('w-b')).toEqual(winner.full);
   });
+
+  it('reads again when a save lands between the header and its parts; a lasting mismatch is unavailable', async () => {
+    await save(snapshot('w-c', 1, 3, 'a'));
+    const v2 = snapshot('w-c', 2, 3, 'b');
+    // Reads racing a save of the next version: each sees one version whole, never a mix.
+    const reads = Promise.all(Array.from({ length: 20 }, () => store.loadFull('w-c')));
+    await save(v2);
+    for (const r of await reads) expect([1, 2]).toContain(r?.version);
+    expect(await store.loadFull('w-c')).toEqual(v2.full);
+    // A part of another version that stays so (damage, not a race): unavailable, named as such.
+    await db.doc('snapshots/w-c/parts/0').update({ version: 1 });
+    const err = await store.loadFull('w-c').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkerStoreError);
+    expect(err).toMatchObject({ kind: 'unavailable', message: expect.stringContaining('kept changing') });
+  });
 });

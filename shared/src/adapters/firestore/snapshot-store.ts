@@ -25,6 +25,8 @@ import { workerStoreFailure } from './worker-errors.js';
 export const PART_SIZE = 2000;
 const PARTS = 'parts';
 const GET_BATCH = 300;
+/** Reads of a snapshot whose parts belong to another version before loadFull gives up (a race with a save). */
+const TORN_READ_ATTEMPTS = 3;
 
 const ts = z.instanceof(Timestamp).transform((t) => t.toDate());
 const int = z.number().int();
@@ -98,6 +100,22 @@ export class FirestoreSnapshotStore implements SnapshotStore {
   }
 
   async loadFull(workerId: string): Promise<GatewaySnapshot | null> {
+    // The header and its parts are read apart: a pass saving the next version in between leaves parts of
+    // another version. That is a race, not damage — read again (a pass saves a version once a minute or
+    // on demand, so a second read almost always sees one version); only a lasting mismatch fails.
+    for (let attempt = 1; ; attempt++) {
+      const read = await this.readFullOnce(workerId);
+      if (read !== 'torn') return read;
+      if (attempt >= TORN_READ_ATTEMPTS) {
+        throw new WorkerStoreError(
+          'unavailable',
+          `read the snapshot of ${workerId}: its parts kept changing under ${TORN_READ_ATTEMPTS} reads`,
+        );
+      }
+    }
+  }
+
+  private async readFullOnce(workerId: string): Promise<GatewaySnapshot | null | 'torn'> {
     const h = await this.readHeader(workerId);
     if (!h || h.partsSweptAt) return null;
     const refs = Array.from({ length: h.parts }, (_, i) =>
@@ -105,11 +123,9 @@ export class FirestoreSnapshotStore implements SnapshotStore {
     );
     try {
       const parts = refs.length ? await this.db.getAll(...refs) : [];
-      const proxies = parts.flatMap((p) => {
-        const part = PartDoc.parse(p.data());
-        if (part.version !== h.version) throw new Error(`part ${p.id} is of version ${part.version}`);
-        return part.proxies;
-      });
+      const decoded = parts.map((p) => PartDoc.parse(p.data()));
+      if (decoded.some((part) => part.version !== h.version)) return 'torn';
+      const proxies = decoded.flatMap((part) => part.proxies);
       return {
         kind: 'full',
         schemaVersion: GATEWAY_SNAPSHOT_SCHEMA_VERSION,
