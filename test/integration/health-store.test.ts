@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Collections } from '../../shared/src/adapters/firestore/collections.js';
 import { FirestoreHealthStore } from '../../shared/src/adapters/firestore/health-store.js';
 import { healthVerdictOf, type ProxyHealthState } from '../../shared/src/domain/health/proxy-health.js';
-import { clearProject, testProjectId } from '../support/emulators.js';
+import { releaseProject, testProjectId } from '../support/emulators.js';
 
 const at = new Date('2026-03-01T00:00:00Z');
 const state = (proxy: string, over: Partial<ProxyHealthState> = {}): ProxyHealthState => ({
@@ -36,7 +36,7 @@ describe('FirestoreHealthStore and TARGET tracks', () => {
   });
   afterAll(async () => {
     await db.terminate();
-    await clearProject(projectId);
+    await releaseProject(projectId);
   });
 
   it('TARGET:<route> tracks round-trip through writeMany / get / getMany, and each is its own map key', async () => {

@@ -16,7 +16,7 @@ import { makeGceProvider } from '../../shared/src/adapters/gce/clients.js';
 import { repoRoot } from '../../shared/src/config/local-ports.js';
 import { loadScheduleTable } from '../../shared/src/config/topology.js';
 import { instanceNameFromUid } from '../../shared/src/domain/instance-name.js';
-import { clearProject, testProjectId } from '../support/emulators.js';
+import { releaseProject, testProjectId } from '../support/emulators.js';
 import { instanceRequest } from '../support/instance-request.js';
 import { startTestPlane, type TestPlane } from '../support/local-plane.js';
 import { untilStable } from '../support/poll.js';
@@ -110,7 +110,7 @@ describe('operator controls over the periodic jobs (local plane)', () => {
     await scheduler?.stop();
     await plane?.stop();
     await fleet?.stop();
-    await clearProject(projectId);
+    await releaseProject(projectId);
   });
 
   it('lists every job of the table behind admin auth, with what each function recorded', async () => {

@@ -10,7 +10,7 @@ import type { Message } from '@google-cloud/pubsub';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEAD_LETTER_INSPECT } from '../../shared/src/adapters/pubsub/topology-plan.js';
 import type { PubSubTable } from '../../shared/src/config/topology.js';
-import { clearProject, testProjectId } from '../support/emulators.js';
+import { releaseProject, testProjectId } from '../support/emulators.js';
 import { startTestPlane, type TestPlane } from '../support/local-plane.js';
 
 const TOPIC = 'recorder-events';
@@ -75,7 +75,7 @@ describe('Pub/Sub push to a hosted function', () => {
   });
   afterAll(async () => {
     await plane?.stop();
-    await clearProject(projectId);
+    await releaseProject(projectId);
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -7,7 +7,7 @@ import { createPubSub } from '../../shared/src/adapters/pubsub/client.js';
 import { ensurePubSubTopology } from '../../shared/src/adapters/pubsub/topology.js';
 import { DEAD_LETTER_INSPECT } from '../../shared/src/adapters/pubsub/topology-plan.js';
 import { loadPubSubTable } from '../../shared/src/config/topology.js';
-import { clearProject, testProjectId } from '../support/emulators.js';
+import { releaseProject, testProjectId } from '../support/emulators.js';
 
 const table = loadPubSubTable();
 const consumers = Object.entries(table.topics).filter(([, t]) => t.consumer);
@@ -29,7 +29,7 @@ describe('ensurePubSubTopology on the emulator', () => {
     pubsub = createPubSub(projectId, process.env.PUBSUB_EMULATOR_HOST);
   });
   afterAll(async () => {
-    await clearProject(projectId);
+    await releaseProject(projectId);
     await pubsub.close();
   });
 

@@ -4,7 +4,7 @@
 import type { Message, Subscription } from '@google-cloud/pubsub';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadScheduleTable } from '../../shared/src/config/topology.js';
-import { clearProject, testProjectId } from '../support/emulators.js';
+import { releaseProject, testProjectId } from '../support/emulators.js';
 import { startTestPlane, type TestPlane } from '../support/local-plane.js';
 
 const table = loadScheduleTable();
@@ -32,7 +32,7 @@ describe('local scheduler', () => {
   afterAll(async () => {
     await Promise.all(subs.map((s) => s.close()));
     await plane?.stop();
-    await clearProject(projectId);
+    await releaseProject(projectId);
   });
 
   /** Waits for at least `n` messages on `topic`; throws at the deadline. */

@@ -14,7 +14,7 @@ import {
 } from '../../shared/src/adapters/pubsub/snapshot-subscriptions.js';
 import { GATEWAY_SNAPSHOTS_TOPIC } from '../../shared/src/messages/worker-snapshot-request.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
-import { clearProject, testProjectId } from '../support/emulators.js';
+import { releaseProject, testProjectId } from '../support/emulators.js';
 
 const projectId = testProjectId('demo-subs');
 let pubsub: PubSub;
@@ -25,7 +25,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await pubsub?.close();
-  await clearProject(projectId);
+  await releaseProject(projectId);
 });
 
 const exists = async (workerId: string) =>
