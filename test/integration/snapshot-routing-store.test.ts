@@ -92,4 +92,20 @@ describe('FirestoreRoutingStore', () => {
     });
     await expect(store.get()).rejects.toMatchObject({ kind: 'invalid' });
   });
+
+  it('review: reads a routing the release before 296038c stored, with each check inside its route', async () => {
+    // 74e93c6 wrote RoutingRules whole (targetCheck in the route). The strict wire-route schema now
+    // refuses that key, so get() throws `invalid` and every snapshot pass and probe tick fails until an
+    // admin PUTs the routing again (workers go stale as their grants lapse).
+    const check = { url: 'https://www.shop.example/robots.txt', expectedStatus: 200 };
+    await doc().set({
+      routes: [{ ...route('shop', '*.shop.example'), targetCheck: check }, route('b', '*')],
+      updatedAt: Timestamp.fromDate(at),
+      updatedBy: 'release-74e93c6',
+    });
+    expect((await store.get())?.routes).toEqual([
+      { ...route('shop', '*.shop.example'), targetCheck: check },
+      route('b', '*'),
+    ]);
+  });
 });

@@ -1,0 +1,69 @@
+// Review (session 8): the 10 s reuse of the phase count under two scrapes at once, and a failed count.
+import { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import type { Phase } from '../../../../shared/src/domain/proxy.js';
+import { promProxyPhaseGauge } from './phase-gauge.js';
+
+const counts = (ready: number) => ({ Ready: ready }) as unknown as Record<Phase, number>;
+
+describe('promProxyPhaseGauge reuse', () => {
+  it('two scrapes at once share one count; a failed one is shared, logged per scrape, and not reused', async () => {
+    const registry = new Registry();
+    const errors: unknown[] = [];
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => unhandled.push(e);
+    process.on('unhandledRejection', onUnhandled);
+    let calls = 0;
+    let settle: (v: Record<Phase, number>) => void = () => {};
+    let fail: (e: Error) => void = () => {};
+    promProxyPhaseGauge(
+      registry,
+      () => {
+        calls++;
+        return new Promise((res, rej) => {
+          settle = res;
+          fail = rej;
+        });
+      },
+      { maxAgeMs: 10_000, nowMs: () => 0, onError: (e) => errors.push(e) },
+    );
+    const a = registry.metrics();
+    const b = registry.metrics();
+    await new Promise((r) => setImmediate(r));
+    expect(calls).toBe(1);
+    settle(counts(3));
+    for (const m of await Promise.all([a, b])) expect(m).toContain('proxyplane_proxies{phase="Ready"} 3');
+
+    // Past maxAge: both scrapes wait on one count that fails; each logs; the next scrape counts again.
+    const later = new Registry();
+    let now = 0;
+    calls = 0;
+    promProxyPhaseGauge(
+      later,
+      () => {
+        calls++;
+        return new Promise((res, rej) => {
+          settle = res;
+          fail = rej;
+        });
+      },
+      { maxAgeMs: 10_000, nowMs: () => now, onError: (e) => errors.push(e) },
+    );
+    errors.length = 0;
+    now = 5;
+    const c = later.metrics();
+    const d = later.metrics();
+    await new Promise((r) => setImmediate(r));
+    fail(new Error('firestore down'));
+    await Promise.all([c, d]);
+    expect(errors).toHaveLength(2);
+    const e = later.metrics();
+    await new Promise((r) => setImmediate(r));
+    expect(calls).toBe(2);
+    settle(counts(4));
+    expect(await e).toContain('proxyplane_proxies{phase="Ready"} 4');
+    await new Promise((r) => setTimeout(r, 20));
+    process.off('unhandledRejection', onUnhandled);
+    expect(unhandled).toEqual([]);
+  });
+});

@@ -1,0 +1,91 @@
+// Review (session 8): the TARGET tier fails a route open when no proxy a gateway could PICK reaches it.
+// failOpenRoutes is handed the whole pool spec list, so a pool proxy that is in no worker's snapshot this
+// pass — reclaimed for an exclusive lease, draining off a worker that shuts down, owned by a ghost — counts
+// as "the route still has somewhere to go", and every worker excludes its own proxies from the route: the
+// route has no candidate on any gateway (no_upstream everywhere), the outage fail-open exists to prevent.
+import { Firestore } from '@google-cloud/firestore';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import type { SnapshotPassDeps } from '../../functions/snapshot/src/deps.js';
+import { runSnapshotPass } from '../../functions/snapshot/src/pass.js';
+import { FirestoreLeaseActivity } from '../../shared/src/adapters/firestore/ownership-lease-activity.js';
+import { FirestoreReclaimStore } from '../../shared/src/adapters/firestore/ownership-reclaim-store.js';
+import { FirestoreOwnershipStore } from '../../shared/src/adapters/firestore/ownership-store.js';
+import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
+import { FirestoreGatewayPoolReader } from '../../shared/src/adapters/firestore/snapshot-pool-reader.js';
+import { FirestoreRoutingStore } from '../../shared/src/adapters/firestore/snapshot-routing-store.js';
+import { FirestoreSnapshotStore } from '../../shared/src/adapters/firestore/snapshot-store.js';
+import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker-store.js';
+import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
+import { DEFAULT_WORKER_SETTINGS } from '../../shared/src/domain/workers/settings.js';
+import { sha256Hex } from '../../shared/src/messages/gateway-snapshot.js';
+import { ManualClock } from '../../shared/src/ports/clock.js';
+import { clearProject, testProjectId } from '../support/emulators.js';
+import { poolProxy } from '../support/worker-client.js';
+import { record } from '../support/worker-records.js';
+
+const projectId = testProjectId();
+const db = new Firestore({ projectId });
+afterAll(() => db.terminate());
+const T0 = new Date('2026-11-30T12:00:00Z');
+
+const deps = (clock: ManualClock): SnapshotPassDeps => {
+  let n = 0;
+  return {
+    pool: new FirestoreGatewayPoolReader(db),
+    ownership: new FirestoreOwnershipStore(db),
+    workers: new FirestoreWorkerStore(db),
+    snapshots: new FirestoreSnapshotStore(db),
+    routing: new FirestoreRoutingStore(db),
+    reclaims: new FirestoreReclaimStore(db),
+    leases: new FirestoreLeaseActivity(db),
+    publisher: { publish: async () => '1' },
+    clock,
+    log: memoryLogger(),
+    settings: DEFAULT_WORKER_SETTINGS,
+    sha256: sha256Hex,
+    lockMs: 60_000,
+    sweep: { afterMs: 7 * 86_400_000, batch: 5 },
+    newHolder: () => `holder-${++n}`,
+  };
+};
+
+beforeEach(() => clearProject(projectId));
+
+describe('route fail-open counts only proxies some gateway can pick', () => {
+  it('the only proxy that reaches the route is reclaimed: the route fails open on the worker that carries it', async () => {
+    const clock = new ManualClock(T0);
+    const w = record('gw-1', new Date(T0.getTime() + 60_000));
+    await new FirestoreWorkerStore(db).put({ ...w, session: { ...w.session, protocolVersion: 3 } }, null);
+    const proxies = new FirestoreProxyStore(db);
+    const blocked = poolProxy('fo-blocked', 1);
+    await proxies.create({ ...blocked, status: { ...blocked.status, unreachableRoutes: ['shop'] } });
+    await proxies.create(poolProxy('fo-reaches', 2)); // healthy, reaches shop: but reclaimed below
+    await new FirestoreReclaimStore(db).put({
+      proxy: 'fo-reaches',
+      requestedAt: T0,
+      requestedBy: 'lease',
+      until: new Date(T0.getTime() + 3_600_000),
+    });
+    await new FirestoreRoutingStore(db).put({
+      routes: [
+        {
+          name: 'shop',
+          match: { hosts: ['*'] },
+          selector: {},
+          policy: 'least-active',
+          targetCheck: { url: 'https://shop.example/robots.txt', expectedStatus: 200 },
+        },
+      ],
+      updatedAt: T0,
+      updatedBy: 'admin',
+    });
+
+    const summary = await runSnapshotPass(deps(clock));
+    expect(summary).toMatchObject({ published: 1, failures: 0 });
+    const full = await new FirestoreSnapshotStore(db).loadFull('gw-1');
+    // gw-1 carries only fo-blocked; no gateway carries fo-reaches. Excluding fo-blocked from "shop" leaves
+    // the route with no candidate on any gateway: it must fail open.
+    expect(full?.proxies.map((p) => p.name)).toEqual(['fo-blocked']);
+    expect(full?.proxies[0]).not.toHaveProperty('excludedRoutes');
+  });
+});
