@@ -1,8 +1,8 @@
-// Review (session 8): the TARGET tier fails a route open when no proxy a gateway could PICK reaches it.
-// failOpenRoutes is handed the whole pool spec list, so a pool proxy that is in no worker's snapshot this
-// pass — reclaimed for an exclusive lease, draining off a worker that shuts down, owned by a ghost — counts
-// as "the route still has somewhere to go", and every worker excludes its own proxies from the route: the
-// route has no candidate on any gateway (no_upstream everywhere), the outage fail-open exists to prevent.
+// The snapshot pass against the Firestore emulator: the TARGET tier fails a route open when no proxy a
+// worker's snapshot carries this pass reaches it. A reachable pool proxy that no snapshot holds —
+// reclaimed for an exclusive lease here — is no way out for the route: counting it would have every worker
+// exclude its own proxies, and the route would have no candidate on any gateway (no_upstream everywhere),
+// the outage fail-open exists to prevent.
 import { Firestore } from '@google-cloud/firestore';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SnapshotPassDeps } from '../../functions/snapshot/src/deps.js';

@@ -32,7 +32,12 @@ async function decide(deps: SnapshotPassDeps) {
   const now = deps.clock.now();
   const obs = await observe(deps, now);
   const plan = planPass(obs.input);
-  const failedOpen = failOpenRoutes(obs.routing, obs.input.poolSpecs);
+  // Over the proxies some worker's snapshot carries this pass: a reachable pool proxy that no snapshot
+  // carries (reclaimed for a lease, draining, owned by a worker whose grant has not lapsed) is no way out.
+  const failedOpen = failOpenRoutes(
+    obs.routing,
+    plan.builds.flatMap((b) => b.owned),
+  );
   const steps = plan.builds.map((build) => {
     const ctx = {
       epoch: plan.ownership.epoch,

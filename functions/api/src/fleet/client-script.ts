@@ -95,7 +95,7 @@ export const FLEET_JS = String.raw`
     var gw = cell(tr, 'gateway', r.owner ? r.owner.owner : null, r.owner && r.owner.drainEpoch !== null ? el('span', 'muted', '(draining)') : null);
     if (r.unreachableRoutes && r.unreachableRoutes.length) {
       var nf = el('span', 'muted', 'not for ' + r.unreachableRoutes.join(', '));
-      nf.title = 'target check fails: left out of these routes';
+      nf.title = 'target check fails through it: left out of these routes (unless it fails through every proxy of the route: fail open)';
       gw.appendChild(document.createTextNode(' '));
       gw.appendChild(nf);
     }

@@ -50,7 +50,7 @@ export function rowHtml(r: FleetRow, now: Date): string {
     ? `${esc(r.owner.owner)}${r.owner.drainEpoch !== null ? ' <span class="muted">(draining)</span>' : ''}`
     : '';
   const notFor = r.unreachableRoutes.length
-    ? ` <span class="muted" title="target check fails: left out of these routes">not for ${esc(r.unreachableRoutes.join(', '))}</span>`
+    ? ` <span class="muted" title="target check fails through it: left out of these routes (unless it fails through every proxy of the route: fail open)">not for ${esc(r.unreachableRoutes.join(', '))}</span>`
     : '';
   const healthy = r.healthy === null ? null : r.healthy ? 'yes' : 'no';
   return `<tr data-name="${esc(r.name)}" data-phase="${esc(r.phase)}">

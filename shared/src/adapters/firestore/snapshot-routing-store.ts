@@ -12,13 +12,7 @@
 import { type Firestore, Timestamp } from '@google-cloud/firestore';
 import { z } from 'zod';
 import { firstOfEachName } from '../../domain/snapshots/stored-routing.js';
-import {
-  GatewayRoute,
-  RoutingRule,
-  RoutingRules,
-  TargetCheck,
-  wireRoute,
-} from '../../messages/gateway-snapshot.js';
+import { RoutingRule, RoutingRules, TargetCheck, wireRoute } from '../../messages/gateway-snapshot.js';
 import type { RoutingConfig, RoutingStore, StoredRouting } from '../../ports/workers-ownership.js';
 import { Collections } from './collections.js';
 import { workerStoreFailure } from './worker-errors.js';
@@ -26,7 +20,9 @@ import { workerStoreFailure } from './worker-errors.js';
 export const ROUTING_DOC = 'routing';
 
 const RoutingDoc = z.object({
-  routes: z.array(GatewayRoute).max(1000),
+  // RoutingRule, not the wire GatewayRoute: a document written while checks were stored inside their
+  // route (one commit of 2026-11-30) still reads; the map wins where both name one.
+  routes: z.array(RoutingRule).max(1000),
   targetChecks: z.record(z.string(), TargetCheck).default({}),
   updatedAt: z.instanceof(Timestamp).transform((t) => t.toDate()),
   updatedBy: z.string(),
@@ -35,7 +31,7 @@ const RoutingDoc = z.object({
 /** The stored rules: each wire route with its check, if the map names one for it. */
 function joined(doc: z.infer<typeof RoutingDoc>): RoutingRule[] {
   return doc.routes.map((r) => {
-    const check = Object.hasOwn(doc.targetChecks, r.name) ? doc.targetChecks[r.name] : undefined;
+    const check = Object.hasOwn(doc.targetChecks, r.name) ? doc.targetChecks[r.name] : r.targetCheck;
     return RoutingRule.parse(check ? { ...r, targetCheck: check } : r);
   });
 }

@@ -123,6 +123,9 @@ export class FirestoreSnapshotStore implements SnapshotStore {
     );
     try {
       const parts = refs.length ? await this.db.getAll(...refs) : [];
+      // A part gone (a save of a smaller next version, or the sweep) is the same race as one of another
+      // version.
+      if (parts.some((p) => !p.exists)) return 'torn';
       const decoded = parts.map((p) => PartDoc.parse(p.data()));
       if (decoded.some((part) => part.version !== h.version)) return 'torn';
       const proxies = decoded.flatMap((part) => part.proxies);

@@ -1,5 +1,5 @@
 // Which routes keep their unreachable proxies after all (contract §6 TARGET tier, docs/health.md § TARGET):
-// those whose target check fails through EVERY proxy of the pool they select. That says more about the
+// those whose target check fails through EVERY proxy they select that some snapshot carries this pass. That says more about the
 // target (down, or the check misconfigured) than about the proxies, and excluding them all would turn one
 // check into an outage of the route. Decided here, over the whole pool, because no single worker can:
 // each owns only its share, so a worker that owns only excluded proxies is not a route that failed —
@@ -9,14 +9,18 @@ import { proxyEndpoint } from '../leases/endpoint.js';
 import { isHealthy } from '../leases/health.js';
 import type { ProxyResource } from '../proxy.js';
 
-/** Routes (by name) every snapshot-eligible pool proxy they select is unreachable for; sorted. */
+/**
+ * Routes (by name) that every snapshot-eligible proxy of `carried` they select is unreachable for; sorted.
+ * `carried`: the proxies the workers' snapshots hold this pass (owned, not draining) — a reachable proxy
+ * no snapshot holds carries nothing for the route.
+ */
 export function failOpenRoutes(
   routing: readonly { name: string; selector?: Readonly<Record<string, string>> }[],
-  pool: readonly ProxyResource[],
+  carried: readonly ProxyResource[],
 ): string[] {
   // Only a proxy a snapshot could carry (healthy, with an address) counts: a dead proxy is not evidence
   // that the route has somewhere else to go.
-  const eligible = pool.filter((p) => !p.deletionRequestedAt && isHealthy(p) && proxyEndpoint(p) !== null);
+  const eligible = carried.filter((p) => !p.deletionRequestedAt && isHealthy(p) && proxyEndpoint(p) !== null);
   const failed: string[] = [];
   for (const r of routing) {
     const selected = eligible.filter((p) => selects(r.selector ?? {}, p.spec.attributes));
