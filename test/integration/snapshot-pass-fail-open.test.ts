@@ -6,12 +6,10 @@
 import { Firestore } from '@google-cloud/firestore';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SnapshotPassDeps } from '../../functions/snapshot/src/deps.js';
+import { firestoreStores } from '../../functions/snapshot/src/firestore-stores.js';
 import { runSnapshotPass } from '../../functions/snapshot/src/pass.js';
-import { FirestoreLeaseActivity } from '../../shared/src/adapters/firestore/ownership-lease-activity.js';
 import { FirestoreReclaimStore } from '../../shared/src/adapters/firestore/ownership-reclaim-store.js';
-import { FirestoreOwnershipStore } from '../../shared/src/adapters/firestore/ownership-store.js';
 import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
-import { FirestoreGatewayPoolReader } from '../../shared/src/adapters/firestore/snapshot-pool-reader.js';
 import { FirestoreRoutingStore } from '../../shared/src/adapters/firestore/snapshot-routing-store.js';
 import { FirestoreSnapshotStore } from '../../shared/src/adapters/firestore/snapshot-store.js';
 import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker-store.js';
@@ -31,13 +29,7 @@ const T0 = new Date('2026-11-30T12:00:00Z');
 const deps = (clock: ManualClock): SnapshotPassDeps => {
   let n = 0;
   return {
-    pool: new FirestoreGatewayPoolReader(db),
-    ownership: new FirestoreOwnershipStore(db),
-    workers: new FirestoreWorkerStore(db),
-    snapshots: new FirestoreSnapshotStore(db),
-    routing: new FirestoreRoutingStore(db),
-    reclaims: new FirestoreReclaimStore(db),
-    leases: new FirestoreLeaseActivity(db),
+    ...firestoreStores(db),
     publisher: { publish: async () => '1' },
     clock,
     log: memoryLogger(),

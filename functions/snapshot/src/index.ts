@@ -4,13 +4,6 @@ import { randomUUID } from 'node:crypto';
 import { Firestore } from '@google-cloud/firestore';
 import * as functions from '@google-cloud/functions-framework';
 import { FirestoreJobRunStore } from '../../../shared/src/adapters/firestore/job-run-store.js';
-import { FirestoreLeaseActivity } from '../../../shared/src/adapters/firestore/ownership-lease-activity.js';
-import { FirestoreReclaimStore } from '../../../shared/src/adapters/firestore/ownership-reclaim-store.js';
-import { FirestoreOwnershipStore } from '../../../shared/src/adapters/firestore/ownership-store.js';
-import { FirestoreGatewayPoolReader } from '../../../shared/src/adapters/firestore/snapshot-pool-reader.js';
-import { FirestoreRoutingStore } from '../../../shared/src/adapters/firestore/snapshot-routing-store.js';
-import { FirestoreSnapshotStore } from '../../../shared/src/adapters/firestore/snapshot-store.js';
-import { FirestoreWorkerStore } from '../../../shared/src/adapters/firestore/worker-store.js';
 import { jsonLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { createPubSub } from '../../../shared/src/adapters/pubsub/client.js';
 import { decodePubSubCloudEvent } from '../../../shared/src/adapters/pubsub/decode-push.js';
@@ -21,6 +14,7 @@ import { systemClock } from '../../../shared/src/ports/clock.js';
 import { recordRun } from '../../../shared/src/ports/job-runs.js';
 import { loadSnapshotConfig } from './config.js';
 import type { SnapshotPassDeps } from './deps.js';
+import { firestoreStores } from './firestore-stores.js';
 import { handleSnapshotEvent } from './handler.js';
 import { SnapshotJob, snapshotRunResult } from './job-run.js';
 
@@ -29,13 +23,7 @@ const log = jsonLogger({ component: 'snapshot' }, { level: config.logLevel });
 const db = new Firestore({ projectId: config.projectId });
 
 const deps: SnapshotPassDeps = {
-  pool: new FirestoreGatewayPoolReader(db),
-  ownership: new FirestoreOwnershipStore(db),
-  workers: new FirestoreWorkerStore(db),
-  snapshots: new FirestoreSnapshotStore(db),
-  routing: new FirestoreRoutingStore(db),
-  reclaims: new FirestoreReclaimStore(db),
-  leases: new FirestoreLeaseActivity(db),
+  ...firestoreStores(db),
   publisher: new PubSubSnapshotPublisher(createPubSub(config.projectId, config.pubsubEmulatorHost)),
   clock: systemClock,
   log,
