@@ -1,8 +1,9 @@
 // What one worker's snapshot holds (contract §3): the ordered routing, and only the proxies it owns and is
 // not draining that are healthy and have an endpoint — each with its capacity, the worker's grant as its
 // hard expiry, usableUntil = expiresAt − allocationSafetyMargin, its credentials as a Secret Manager
-// reference, and (protocol 3) the routes it must be left out of (contract §6 TARGET tier). Built in exactly the gateway's wire format (messages/gateway-snapshot.ts), so the worker
-// validates it with the same code.
+// reference, and (protocol 3) the routes it must be left out of (contract §6 TARGET tier). Built in
+// exactly the gateway's wire format (messages/gateway-snapshot.ts), so the worker validates it with the
+// same code.
 import type { GatewayProxy, GatewayRoute, GatewaySnapshotContent } from '../../messages/gateway-snapshot.js';
 import { GATEWAY_SNAPSHOT_SCHEMA_VERSION } from '../../messages/gateway-snapshot.js';
 import type { Sha256Hex } from '../gateway/canonical.js';
@@ -24,7 +25,8 @@ interface EntryContext {
   usable: string;
   /** The session reads `filtersDestinations` (protocol 2 on). */
   markFilters: boolean;
-  /** The names of the snapshot's routes when the session reads `excludedRoutes` (protocol 3 on), else null. */
+  /** The routes an entry may be excluded from — the snapshot's, less those failing open — when the
+   *  session reads `excludedRoutes` (protocol 3 on); null when it does not. */
   routeNames: ReadonlySet<string> | null;
 }
 
