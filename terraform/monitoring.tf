@@ -12,6 +12,8 @@
 #   probe.result             probe, for every tier of every probe (seed §9's healthcheck_* vectors)
 #                                                                                {proxy, tier, ok, latencyMs, code}
 #                            tier BASIC, EGRESS or TARGET; TARGET lines add {route} (docs/health.md § TARGET)
+#   gateway.route_failed_open  snapshot pass, each pass while a route's target check fails through every
+#                            proxy the snapshots carry (so none is excluded from it)    {routes}
 # Dead letters need no log line: Pub/Sub's own metric on the inspect subscription counts them.
 
 locals {
@@ -32,6 +34,12 @@ locals {
       event       = "gc.deleted"
       description = "Orphan instances deleted by the GC sweep."
       labels      = { zone = "jsonPayload.zone" }
+    }
+    # No label: `routes` is a list; the lines name them for Logs Explorer.
+    routes_failed_open = {
+      event       = "gateway.route_failed_open"
+      description = "Snapshot passes that found a route whose target check fails through every proxy (none excluded from it)."
+      labels      = {}
     }
     suspect_workers = {
       event       = "passive.worker_suspect"
@@ -233,6 +241,34 @@ resource "google_monitoring_alert_policy" "suspect_workers" {
 
   documentation {
     content   = "A gateway worker failed nearly every proxy it used: its own egress or credentials are the likely fault, so its outcomes were not held against the proxies. ${local.runbook}, \"A suspect gateway worker\"."
+    mime_type = "text/markdown"
+  }
+}
+
+resource "google_monitoring_alert_policy" "routes_failed_open" {
+  display_name          = "proxyplane: a gateway route's target check fails through every proxy"
+  combiner              = "OR"
+  notification_channels = local.notification_channels
+
+  conditions {
+    # The pass logs it on every run (at least once a minute) while it lasts: more than 5 in 10 minutes is
+    # a site or a check that has stayed broken, not one pass between two probes.
+    display_name = "a route failing open through most of the last 10 minutes"
+    condition_threshold {
+      filter          = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.counter["routes_failed_open"].name}\""
+      comparison      = "COMPARISON_GT"
+      threshold_value = 5
+      duration        = "0s"
+      aggregations {
+        alignment_period     = "600s"
+        per_series_aligner   = "ALIGN_SUM"
+        cross_series_reducer = "REDUCE_SUM"
+      }
+    }
+  }
+
+  documentation {
+    content   = "A route's target check fails through every proxy the gateways carry, so the route uses them all (fail open): the target site is down or refuses the whole fleet, or the check's URL is wrong. ${local.runbook}, \"A route failing open\"."
     mime_type = "text/markdown"
   }
 }

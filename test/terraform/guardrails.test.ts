@@ -264,13 +264,14 @@ describe('Firestore', () => {
 });
 
 describe('operations', () => {
-  it('alerts on Failed proxies, quota, GC deletions, dead letters, worker snapshot age and suspect workers', () => {
+  it('alerts on Failed proxies, quota, GC deletions, dead letters, worker snapshot age, suspect workers and routes failing open', () => {
     const policies = Object.keys(tf.resource.google_monitoring_alert_policy ?? {}).sort();
     expect(policies).toEqual([
       'dead_letters',
       'gc_deletions',
       'proxies_failed',
       'quota_exceeded',
+      'routes_failed_open',
       'stale_gateway',
       'suspect_workers',
     ]);
@@ -278,6 +279,7 @@ describe('operations', () => {
     expect(Object.fromEntries(Object.entries(counters).map(([k, v]) => [k, v.event]))).toEqual({
       proxies_failed: 'proxy.failed',
       quota_exceeded: 'provider.quota_exceeded',
+      routes_failed_open: 'gateway.route_failed_open',
       gc_deletions: 'gc.deleted',
       suspect_workers: 'passive.worker_suspect',
       provider_requests: 'provider.request',
