@@ -26,13 +26,14 @@ const db = new Firestore({ projectId });
 afterAll(() => db.terminate());
 const T0 = new Date('2026-11-30T12:00:00Z');
 
+const log = memoryLogger();
 const deps = (clock: ManualClock): SnapshotPassDeps => {
   let n = 0;
   return {
     ...firestoreStores(db),
     publisher: { publish: async () => '1' },
     clock,
-    log: memoryLogger(),
+    log,
     settings: DEFAULT_WORKER_SETTINGS,
     sha256: sha256Hex,
     lockMs: 60_000,
@@ -79,5 +80,9 @@ describe('route fail-open counts only proxies some gateway can pick', () => {
     // the route with no candidate on any gateway: it must fail open.
     expect(full?.proxies.map((p) => p.name)).toEqual(['fo-blocked']);
     expect(full?.proxies[0]).not.toHaveProperty('excludedRoutes');
+    // The line the routes_failed_open log metric (and its alert) counts: terraform/monitoring.tf.
+    expect(log.lines).toContainEqual(
+      expect.objectContaining({ severity: 'WARNING', event: 'gateway.route_failed_open', routes: ['shop'] }),
+    );
   });
 });
