@@ -6,6 +6,7 @@ import { PassiveFeedError } from '../../../shared/src/ports/passive-feed.js';
 import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
 import { aProxy, managedSpec } from '../../../shared/src/testing/proxy-fixtures.js';
 import { handleProbeTick, type ProbeHandlerDeps, ProbeJob } from './handler.js';
+import { PASSIVE_TEST_SETTINGS } from './passive-fixtures.unit.js';
 
 const t0 = new Date('2026-01-01T00:00:00Z');
 const sec = (s: number) => new Date(t0.getTime() + s * 1000);
@@ -50,9 +51,7 @@ function deps(passiveFails: boolean) {
         },
         commit: async () => {},
       },
-      settings: { successThreshold: 2, failureThreshold: 3, expiryMs: 180_000 },
-      rule: { minSamples: 5, maxFailureRatio: 0.5 },
-      settleMs: 5000,
+      ...PASSIVE_TEST_SETTINGS,
     },
   };
   return { d, warnings, finished };

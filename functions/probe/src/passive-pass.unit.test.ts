@@ -12,6 +12,7 @@ import type { OutcomeBatchRecord } from '../../../shared/src/ports/workers.js';
 import { provisionedSince } from '../../../shared/src/testing/healthy-conditions.js';
 import { inMemoryHealthStore } from '../../../shared/src/testing/in-memory-health-store.js';
 import { aProxy } from '../../../shared/src/testing/proxy-fixtures.js';
+import { PASSIVE_TEST_SETTINGS } from './passive-fixtures.unit.js';
 import { runPassivePass } from './passive-pass.js';
 import type { ProbeDeps } from './probe-pass.js';
 
@@ -90,9 +91,7 @@ beforeEach(() => {
         between: async (from, to) => batches.filter((b) => b.receivedAt > from && b.receivedAt <= to),
       },
       feed,
-      settings: { successThreshold: 2, failureThreshold: 3, expiryMs: 180_000 },
-      rule: { minSamples: 5, maxFailureRatio: 0.5 },
-      settleMs: 5000,
+      ...PASSIVE_TEST_SETTINGS,
     },
   };
 });

@@ -7,6 +7,7 @@ import { type RoutingRule, RoutingRules } from '../../../shared/src/messages/gat
 import { inMemoryHealthStore } from '../../../shared/src/testing/in-memory-health-store.js';
 import { aProxy, managedSpec } from '../../../shared/src/testing/proxy-fixtures.js';
 import { RecordingReconcilePublisher } from '../../../shared/src/testing/recording-publisher.js';
+import { noOutcomes } from './passive-fixtures.unit.js';
 import { type ProbeDeps, runProbePass } from './probe-pass.js';
 
 const t0 = new Date('2026-01-01T00:00:00Z');
@@ -54,13 +55,7 @@ function fakes(blocked: Set<string> = new Set()) {
     },
     tiers: { echoUrl: null, callerIps: [], rejectUnauthorized: true },
     concurrency: 4,
-    passive: {
-      outcomes: { between: async () => [] },
-      feed: { cursor: async () => null, commit: async () => {} },
-      settings: { successThreshold: 2, failureThreshold: 3, expiryMs: 180_000 },
-      rule: { minSamples: 5, maxFailureRatio: 0.5 },
-      settleMs: 5000,
-    },
+    passive: noOutcomes(),
   };
   return { deps, health, publisher, asked, observed };
 }

@@ -7,6 +7,7 @@ import { condition } from '../../../shared/src/testing/healthy-conditions.js';
 import { inMemoryHealthStore } from '../../../shared/src/testing/in-memory-health-store.js';
 import { aProxy, managedSpec } from '../../../shared/src/testing/proxy-fixtures.js';
 import { RecordingReconcilePublisher } from '../../../shared/src/testing/recording-publisher.js';
+import { noOutcomes } from './passive-fixtures.unit.js';
 import { type PassCounts, type ProbeDeps, runProbePass } from './probe-pass.js';
 
 const t0 = new Date('2026-01-01T00:00:00Z');
@@ -44,13 +45,7 @@ function fakes(echoUrl: string | null, down: Set<string>) {
     recorder: { observe: (proxy, o) => void observed.push({ proxy, tier: o.tier, ok: o.ok }) },
     tiers: { echoUrl, callerIps: ['192.0.2.1'], rejectUnauthorized: true },
     concurrency: 4,
-    passive: {
-      outcomes: { between: async () => [] },
-      feed: { cursor: async () => null, commit: async () => {} },
-      settings: { successThreshold: 2, failureThreshold: 3, expiryMs: 180_000 },
-      rule: { minSamples: 5, maxFailureRatio: 0.5 },
-      settleMs: 5000,
-    },
+    passive: noOutcomes(),
   };
   return { deps, health, publisher, targets, observed };
 }
