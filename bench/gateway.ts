@@ -70,6 +70,12 @@ function ratios(rows: RawRecord[], mode: string, a: string, b: string, field: ke
   return out;
 }
 
+/** Smallest, middle and largest of a sample (null for none). */
+function stats(xs: number[]): { min: number | null; median: number | null; max: number | null } {
+  const s = [...xs].sort((x, y) => x - y);
+  return { min: s[0] ?? null, median: median(s), max: s.at(-1) ?? null };
+}
+
 /** Median over repetitions of a/b, each pair taken from the same repetition and mode. */
 function paired(
   rows: RawRecord[],
@@ -160,11 +166,26 @@ function summarise(out: string): void {
   const metrics: Record<string, number | null> = {};
   const targets: Record<string, Target> = {};
   const pcTarget: Record<string, number> = { http: 1.3, connect: 1.3, 'connect-tls': 1.15 };
+  /** A target ratio as its median, with the min and max over repetitions beside it (`<key>Min`, `<key>Max`). */
+  const spread = (key: string, mode: string, peer: string, field: keyof RawRecord) => {
+    const st = stats(ratios(rows, mode, GATEWAY, peer, field));
+    metrics[key] = st.median;
+    metrics[`${key}Min`] = st.min;
+    metrics[`${key}Max`] = st.max;
+  };
   for (const mode of MODES.filter((m) => m !== 'tput')) {
     const k = KEY[mode];
-    metrics[`${k}RpsVsProxyChain`] = paired(rows, mode, GATEWAY, 'proxychain', 'rps');
-    metrics[`${k}RpsVsBarePipe`] = paired(rows, mode, GATEWAY, 'mini', 'rps');
-    metrics[`${k}CpuPerRequestVsProxyChain`] = paired(rows, mode, GATEWAY, 'proxychain', 'gw_cpu_us_per_req');
+    spread(`${k}RpsVsProxyChain`, mode, 'proxychain', 'rps');
+    spread(`${k}RpsVsBarePipe`, mode, 'mini', 'rps');
+    spread(`${k}CpuPerRequestVsProxyChain`, mode, 'proxychain', 'gw_cpu_us_per_req');
+    // For CONNECT, gateway-pinned is the same code as gateway (the pinned mode changes plain HTTP only):
+    // how far two copies of one build read apart in the same repetition is the harness's resolution.
+    if (mode !== 'http') {
+      const st = stats(ratios(rows, mode, GATEWAY_PINNED, GATEWAY, 'rps'));
+      metrics[`${k}SameBuildRpsMin`] = st.min;
+      metrics[`${k}SameBuildRpsMedian`] = st.median;
+      metrics[`${k}SameBuildRpsMax`] = st.max;
+    }
     metrics[`${k}RpsVsDirect`] = paired(rows, mode, GATEWAY, 'direct', 'rps');
     metrics[`${k}ProxyChainRpsVsDirect`] = paired(rows, mode, 'proxychain', 'direct', 'rps');
     metrics[`${k}BarePipeRpsVsDirect`] = paired(rows, mode, 'mini', 'direct', 'rps');
@@ -196,10 +217,6 @@ function summarise(out: string): void {
   }
   // Plain HTTP, absolute form over kept-alive upstream connections (GATEWAY) vs pinned CONNECT
   // (GATEWAY_PINNED): the only modes it changes.
-  const stats = (xs: number[]) => {
-    const s = [...xs].sort((x, y) => x - y);
-    return { min: s[0] ?? null, median: median(s), max: s.at(-1) ?? null };
-  };
   for (const [mode, field, key] of [
     ['http', 'rps', 'httpAbsoluteVsPinnedRps'],
     ['http', 'gw_cpu_us_per_req', 'httpAbsoluteVsPinnedCpuPerRequest'],
@@ -222,7 +239,7 @@ function summarise(out: string): void {
   metrics.httpPinnedGatewayErrors = rows
     .filter((r) => r.mode === 'http' && r.config === GATEWAY_PINNED)
     .reduce((n, r) => n + (r.errors ?? 0), 0);
-  metrics.tputMibpsVsBarePipe = paired(rows, 'tput', GATEWAY, 'mini', 'mib_per_s');
+  spread('tputMibpsVsBarePipe', 'tput', 'mini', 'mib_per_s');
   metrics.tputMibpsVsProxyChain = paired(rows, 'tput', GATEWAY, 'proxychain', 'mib_per_s');
   metrics.tputGatewayMibps = median(
     rows.filter((r) => r.mode === 'tput' && r.config === GATEWAY).map((r) => r.mib_per_s ?? 0),
@@ -264,7 +281,8 @@ function summarise(out: string): void {
     metrics,
     targets,
     notes: [
-      'Ratios are medians of per-repetition paired ratios (same rep, same mode).',
+      'Ratios are medians of per-repetition paired ratios (same rep, same mode); each target ratio has its min and max over repetitions beside it (<name>Min, <name>Max).',
+      '*SameBuildRps* (connect, connect-tls): gateway-pinned / gateway per repetition. On CONNECT the two are the same code (the pinned mode changes plain HTTP only), so this spread is how far apart two copies of one build read in the same run: the resolution of the throughput ratios.',
       'otherTenantCpuSecondsPerRun close to or above durationSeconds means other processes held about a core or more during the runs: throughput ratios are then dominated by scheduling noise; the paced CPU-per-request figures are the steadier ones.',
       'The gateway runs as compiled JavaScript (tsc), as deployed; not under tsx.',
       'gateway runs in the default GATEWAY_PLAIN_HTTP=auto over snapshot entries marked filtersDestinations, as the control plane marks a managed proxy: plain HTTP goes in absolute form with the host name over kept-alive upstream connections. The bench squid is stock (it must reach its loopback target, so it filters nothing), but the gateway acts on the mark alone, so this is what a managed upstream gets. gateway-pinned is the same build with GATEWAY_PLAIN_HTTP=pinned (a CONNECT tunnel to the SSRF-checked address per request): what an external upstream gets. *AbsoluteVsPinned* are per-repetition ratios gateway / gateway-pinned (min, median, max); httpPinned* compare gateway-pinned with the peers.',
