@@ -1,0 +1,29 @@
+#!/bin/bash
+# Startup script of a gateway VM serving the CONNECT listener (docs/deploy.md § Where the gateway's
+# CONNECT listener runs): Container-Optimized OS, running as pp-gateway. Runs as root at every boot: reads
+# the client users with the VM's account, writes them to a root-only env file (never into the instance
+# metadata) and (re)starts the gateway container. test/terraform/gateway-connect-startup.test.ts runs it.
+set -euo pipefail
+state=/var/lib/pp-gateway
+md() { curl -sSf -H 'Metadata-Flavor: Google' "http://metadata.google.internal/computeMetadata/v1/$1"; }
+project=$(md project/project-id)
+image=$(md instance/attributes/gateway-image)
+token=$(md instance/service-accounts/default/token | sed -E 's/.*"access_token":"([^"]+)".*/\1/')
+umask 077
+mkdir -p "$state"
+# The token goes to curl on stdin (-H @-), not its command line, which every process on the VM can read.
+# The value is joined onto one line: docker's --env-file has no multi-line values (a JSON array may span lines).
+users=$(printf 'Authorization: Bearer %s\n' "$token" | curl -sSf -H @- \
+  "https://secretmanager.googleapis.com/v1/projects/$project/secrets/$(md instance/attributes/clients-secret)/versions/latest:access" |
+  sed -nE 's/.*"data": *"([^"]+)".*/\1/p' | base64 -d | tr '\r\n' '  ')
+printf 'GATEWAY_CLIENT_USERS=%s\n' "$users" >"$state/env"
+# Container-Optimized OS accepts only SSH until told otherwise, and with --network=host Docker opens
+# nothing: let the CONNECT listener (8081) and the HTTP one (8080: /v1/fetch, health checks) in.
+iptables -w -C INPUT -p tcp -m multiport --dports 8080,8081 -j ACCEPT 2>/dev/null ||
+  iptables -w -A INPUT -p tcp -m multiport --dports 8080,8081 -j ACCEPT
+export HOME="$state" # where docker-credential-gcr writes docker's config
+docker-credential-gcr configure-docker --registries="${image%%/*}"
+docker rm -f pp-gateway >/dev/null 2>&1 || true
+docker run -d --name pp-gateway --restart=always --network=host --env-file="$state/env" \
+  -e GOOGLE_CLOUD_PROJECT="$project" -e REGION="$(md instance/attributes/region)" \
+  -e CONTROL_PLANE_URL="$(md instance/attributes/control-plane-url)" -e GATEWAY_PROXY_PORT=8081 "$image"
