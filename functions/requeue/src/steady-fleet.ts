@@ -2,9 +2,16 @@
 // Listing it every tick would read every steady document once per tick to find the few whose drift slot
 // falls in the tick's window (locally the tick is 2 s). A stale entry is harmless: a proxy that became
 // steady since waits at least a DriftPoll for its first slot anyway, and a proxy that left the steady
-// state since gets one extra pass, which reads its real state.
+// state since gets one extra pass, which reads its real state. The same listing finds the proxies whose
+// request was lost (drift.ts awaitsPass): they are published on their drift slots too, until a pass
+// goes through.
 import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
-import { driftNotBefore, isDriftPolled } from '../../../shared/src/domain/reconcile/drift.js';
+import {
+  awaitsPass,
+  awaitsPassNotBefore,
+  driftNotBefore,
+  isDriftPolled,
+} from '../../../shared/src/domain/reconcile/drift.js';
 import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
 
 export interface SteadyProxy {
@@ -15,16 +22,23 @@ export interface SteadyProxy {
 }
 
 const STEADY_PHASES = ['Provisioned', 'Ready', 'Unhealthy'] as const;
+/** Where a proxy whose request was lost can sit with nothing due (drift.ts awaitsPass): a new one, one of
+ *  the steady phases, or a latched failure. Provisioning always has a due time; Deleting is in hand. */
+const LISTED_PHASES = ['Pending', ...STEADY_PHASES, 'Failed'] as const;
 
 export async function listSteady(
   store: Pick<ProxyStore, 'list'>,
   driftPollMs: number,
 ): Promise<SteadyProxy[]> {
-  const lists = await Promise.all(STEADY_PHASES.map((phase) => store.list({ phase })));
+  const lists = await Promise.all(LISTED_PHASES.map((phase) => store.list({ phase })));
   return lists
     .flat()
-    .filter(isDriftPolled)
-    .map((p: ProxyResource) => ({ name: p.name, uid: p.uid, notBefore: driftNotBefore(p, driftPollMs) }));
+    .filter((p) => isDriftPolled(p) || awaitsPass(p))
+    .map((p: ProxyResource) => ({
+      name: p.name,
+      uid: p.uid,
+      notBefore: isDriftPolled(p) ? driftNotBefore(p, driftPollMs) : awaitsPassNotBefore(p, driftPollMs),
+    }));
 }
 
 export class SteadyFleet {

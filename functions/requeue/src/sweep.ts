@@ -2,7 +2,8 @@
 // drained by a Scheduler-driven sweep ... sub-minute precision while work is due"). Cloud Scheduler ticks
 // once a minute, so one invocation keeps running until just before the next tick, publishing each proxy
 // at its due time: it polls listDue a little ahead and sleeps until the earliest pending moment. Steady
-// proxies store no due time; they are published on their drift slots (domain/reconcile/drift.ts).
+// proxies store no due time; they are published on their drift slots (domain/reconcile/drift.ts), as are
+// proxies that need a pass but whose request was lost or dead-lettered (awaitsPass).
 // A steady fleet costs reads only, never a write. A proxy published twice (overlapping sweeps, a late
 // write) costs one idempotent reconcile pass, so double publishing is avoided where cheap, never relied on.
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';

@@ -3,7 +3,7 @@ import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { driftOffsetMs } from '../../../shared/src/domain/reconcile/drift.js';
 import { ManualClock } from '../../../shared/src/ports/clock.js';
 import { InMemoryProxyStore } from '../../../shared/src/testing/in-memory-proxy-store.js';
-import { aProxy, testUid } from '../../../shared/src/testing/proxy-fixtures.js';
+import { aProxy, externalSpec, testUid } from '../../../shared/src/testing/proxy-fixtures.js';
 import { runSweep, type SweepDeps } from './sweep.js';
 
 const t0 = new Date('2026-03-01T00:00:00Z');
@@ -38,6 +38,12 @@ beforeEach(() => {
     batch: 2,
     maxBatch: 64,
   };
+});
+
+const running = () => ({
+  phase: 'Ready' as const,
+  providerId: 'zones/z/instances/i',
+  nextReconcileAt: null,
 });
 
 const due = (name: string, ms: number | null) =>
@@ -83,11 +89,52 @@ describe('requeue sweep', () => {
     };
     const uid = testUid(7);
     await store.create(aProxy({ name: 'steady', uid, status: steady }));
-    await store.create(aProxy({ name: 'failed', status: { ...steady, phase: 'Failed' } }));
+    await store.create(
+      aProxy({ name: 'failed', status: { ...steady, phase: 'Failed', observedGeneration: 1 } }),
+    );
     const writes = store.writes;
     const report = await runSweep(deps, t0);
     expect(published).toEqual([{ proxy: 'steady', atMs: driftOffsetMs(uid, 60_000) }]);
     expect(report.drift).toBe(1);
+    expect(store.writes).toBe(writes);
+  });
+
+  // Operator seed §1: the workqueue never drops a request (error backoff without end, periodic resync). Here
+  // a request can be lost (the API's publish failed after its write) or dead-lettered (15 transient
+  // failures); a proxy left needing a pass with no due time would never be reconciled again — a deleted
+  // proxy's instance would run on. The sweep publishes such a proxy on its drift slot, one DriftPoll after
+  // the request that should have reached it (so a request in flight lands first).
+  it('publishes a proxy that needs a pass and has nothing scheduled (its request was lost)', async () => {
+    const live = { ...running(), observedGeneration: 1 };
+    const old = at(-120_000);
+    const uids = { deleting: testUid(21), created: testUid(22), edited: testUid(23) };
+    await store.create(
+      aProxy({ name: 'deleting', uid: uids.deleting, deletionRequestedAt: old, status: live }),
+    );
+    await store.create(aProxy({ name: 'created', uid: uids.created, createdAt: old }));
+    await store.create(
+      aProxy({
+        name: 'edited',
+        uid: uids.edited,
+        generation: 2,
+        status: { ...live, phase: 'Failed', providerId: null },
+      }),
+    );
+    // Nothing owed: a fresh request may still be on its way; a latched deletion; a latched failure.
+    await store.create(aProxy({ name: 'just-created', createdAt: t0 }));
+    await store.create(
+      aProxy({ name: 'latched-delete', deletionRequestedAt: old, status: { ...live, phase: 'Deleting' } }),
+    );
+    await store.create(aProxy({ name: 'latched', status: { ...live, phase: 'Failed' } }));
+    const external = aProxy({ name: 'external', spec: externalSpec(), status: { ...live, phase: 'Ready' } });
+    await store.create(external);
+    const writes = store.writes;
+    await runSweep(deps, t0);
+    expect(published.sort((a, b) => a.atMs - b.atMs)).toEqual(
+      (['deleting', 'created', 'edited'] as const)
+        .map((proxy) => ({ proxy, atMs: driftOffsetMs(uids[proxy], 60_000) }))
+        .sort((a, b) => a.atMs - b.atMs),
+    );
     expect(store.writes).toBe(writes);
   });
 
@@ -160,7 +207,7 @@ describe('the steady fleet of one instance', () => {
     deps.tickPeriodMs = 2_000;
     deps.marginMs = 200;
     for (let tick = 0; tick < 60; tick++) await runSweep(deps, clock.now());
-    expect(lists).toBe(3 * 4); // three phases, listed at 0, 30, 60 and 90 s
+    expect(lists).toBe(5 * 4); // five phases, listed at 0, 30, 60 and 90 s
     expect(published.filter((p) => p.proxy === 'steady').map((p) => p.atMs % 60_000)).toEqual([
       driftOffsetMs(uid, 60_000),
       driftOffsetMs(uid, 60_000),

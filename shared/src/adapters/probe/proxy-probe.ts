@@ -72,6 +72,14 @@ class ProbeFailure extends Error {
 
 function errorCode(err: unknown): string {
   if (err instanceof Error && err.name === 'TimeoutError') return 'timeout';
+  // A request aborted by its deadline signal fails with an AbortError (code ABORT_ERR) whose cause is the
+  // signal's TimeoutError: the probe ran out of time, whichever stage it was in.
+  if (
+    err instanceof Error &&
+    err.name === 'AbortError' &&
+    (err.cause as Error | undefined)?.name === 'TimeoutError'
+  )
+    return 'timeout';
   const code = (err as { code?: unknown })?.code;
   return typeof code === 'string' ? code.toLowerCase() : 'error';
 }

@@ -18,6 +18,27 @@ export function isDriftPolled(p: ProxyResource): boolean {
   );
 }
 
+/**
+ * A proxy that needs a pass and has nothing scheduled: no pass has gone through since its spec was edited
+ * (observedGeneration behind) or since its deletion was requested (any pass after the request stores phase
+ * Deleting). Its request was lost — the API's publish failed after its write, or Pub/Sub dead-lettered it
+ * after its delivery attempts — where the seed's workqueue never drops one (operator seed §1: error backoff
+ * without end). A proxy with a due time is the due list's; a deletion that stays Deleting with nothing due
+ * is latched (its provider is missing) and waits for an operator.
+ */
+export function awaitsPass(p: ProxyResource): boolean {
+  if (p.status.nextReconcileAt !== null) return false;
+  if (p.deletionRequestedAt) return p.status.phase !== 'Deleting';
+  return p.status.observedGeneration < p.generation;
+}
+
+/** No pass for a proxy awaiting one before a DriftPoll after its creation or deletion request: the request
+ *  those sent is given that long to land first (a spec edit records no time: its edit may be passed again). */
+export function awaitsPassNotBefore(p: ProxyResource, driftPollMs: number): Date {
+  const requested = p.deletionRequestedAt ?? p.createdAt;
+  return new Date(requested.getTime() + driftPollMs);
+}
+
 /** The proxy's offset inside each DriftPoll period: stable per UID, uniform over the period. */
 export function driftOffsetMs(uid: string, driftPollMs: number): number {
   return Number(BigInt(`0x${fnv1a64(uid)}`) % BigInt(driftPollMs));

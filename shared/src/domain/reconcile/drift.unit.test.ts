@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { provisionedSince } from '../../testing/healthy-conditions.js';
 import { aProxy } from '../../testing/proxy-fixtures.js';
-import { driftNotBefore, driftOffsetMs, driftSlots, isDriftPolled } from './drift.js';
+import {
+  awaitsPass,
+  awaitsPassNotBefore,
+  driftNotBefore,
+  driftOffsetMs,
+  driftSlots,
+  isDriftPolled,
+} from './drift.js';
 
 const t0 = new Date('2026-03-01T00:00:00Z');
 const at = (ms: number) => new Date(t0.getTime() + ms);
@@ -38,6 +45,31 @@ describe('drift polling', () => {
     ['ready', aProxy({ status: { ...steady, phase: 'Ready' } }), true],
   ])('%s → %s', (_l, p, expected) => {
     expect(isDriftPolled(p)).toBe(expected);
+  });
+
+  const seen = { ...steady, phase: 'Ready' as const, observedGeneration: 1 };
+  it.each([
+    ['never reconciled (new)', aProxy(), true],
+    ['deletion requested, no pass since', aProxy({ deletionRequestedAt: t0, status: seen }), true],
+    ['spec edited, no pass since', aProxy({ generation: 2, status: seen }), true],
+    ['edited while latched', aProxy({ generation: 2, status: { ...seen, phase: 'Failed' } }), true],
+    ['up to date', aProxy({ status: seen }), false],
+    ['latched failure', aProxy({ status: { ...seen, phase: 'Failed' } }), false],
+    ['something scheduled', aProxy({ generation: 2, status: { ...seen, nextReconcileAt: t0 } }), false],
+    [
+      'deletion in hand (latched: provider missing)',
+      aProxy({ deletionRequestedAt: t0, status: { ...seen, phase: 'Deleting' } }),
+      false,
+    ],
+  ])('awaits a pass: %s → %s', (_l, p, expected) => {
+    expect(awaitsPass(p)).toBe(expected);
+  });
+
+  it('gives the request a DriftPoll to land before stepping in', () => {
+    const created = aProxy({ createdAt: at(5_000) });
+    expect(awaitsPassNotBefore(created, 60_000)).toEqual(at(65_000));
+    const deleting = aProxy({ createdAt: at(0), deletionRequestedAt: at(90_000) });
+    expect(awaitsPassNotBefore(deleting, 60_000)).toEqual(at(150_000));
   });
 
   it('waits a whole DriftPoll after the instance was seen Running (seed: RequeueAfter DriftPoll)', () => {

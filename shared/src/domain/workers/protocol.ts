@@ -12,6 +12,13 @@
 //      docs/health.md § TARGET); written only for sessions of version 3 on, for the same reason. A worker
 //      of version 1 or 2 keeps such a proxy in every route it selects, as before the field
 
+//
+// The contract's proto rules (§7: a field number is never reused; a deleted field stays `reserved`) in JSON
+// terms: a field name of a worker body or a snapshot, once published, keeps its meaning for good — a field
+// that is dropped is listed here as retired and its name is never given to anything else. Every schema is
+// strict, so a new field is a new version above, written only for sessions that read it.
+//   retired: (none yet)
+
 export const ControllerProtocol = { min: 1, max: 3 } as const;
 
 /** Whether a worker speaking `version` reads `filtersDestinations` in its snapshot entries. */
