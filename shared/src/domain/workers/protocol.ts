@@ -11,7 +11,6 @@
 //   3  snapshot entries may carry `excludedRoutes` (a route whose target check fails through the proxy,
 //      docs/health.md § TARGET); written only for sessions of version 3 on, for the same reason. A worker
 //      of version 1 or 2 keeps such a proxy in every route it selects, as before the field
-
 //
 // The contract's proto rules (§7: a field number is never reused; a deleted field stays `reserved`) in JSON
 // terms: a field name of a worker body or a snapshot, once published, keeps its meaning for good — a field
