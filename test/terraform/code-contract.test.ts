@@ -3,7 +3,8 @@
 // Terraform sets is one the unit's config loader reads, and the loader accepts what Terraform gives it
 // (so a renamed variable fails here, not as a VM in the default network); the gateway's token audience is
 // one the API accepts; topic grants are exactly the publishers each unit's code reaches; the alert on a
-// stale gateway fires before the gateway stops. Nothing here needs a provider or a cloud.
+// stale gateway fires before the gateway stops, and every alert has its runbook section in docs/operations.md.
+// Nothing here needs a provider or a cloud.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SecretManagerServiceClient } from '@google-cloud/secret-manager';
@@ -300,6 +301,33 @@ describe('every log line an alert counts survives every log_level Terraform allo
       for (const level of levels)
         expect(LEVELS.indexOf(level), `${event} at ${level}`).toBeGreaterThanOrEqual(highest);
     }
+  });
+});
+
+describe('every alert policy has its runbook in docs/operations.md', () => {
+  it('its documentation names a section there, and the What-to-watch table lists it with its log metric', () => {
+    const ops = readFileSync(join(repoRoot, 'docs/operations.md'), 'utf8');
+    const watch = ops.split('## What to watch')[1]!.split('\n\n')[1]!;
+    const counters = tf.locals.log_counters as Record<string, { event: string }>;
+    const policies = Object.entries(tf.resource.google_monitoring_alert_policy ?? {});
+    let logBased = 0;
+    for (const [name, policy] of policies) {
+      const content = String(nested(policy, 'documentation').content);
+      const section = /\$\{local\.runbook\}, "([^"]+)"\.$/.exec(content)?.[1];
+      expect(section, `${name}: no runbook section named`).toBeDefined();
+      expect(ops, name).toContain(`\n### ${section}\n`);
+      const anchor = section!.toLowerCase().replaceAll(' ', '-');
+      const row = watch.split('\n').find((line) => line.startsWith(`| ${policy.display_name} `));
+      expect(row, `${name}: no row for "${policy.display_name}"`).toBeDefined();
+      expect(row).toContain(`(#${anchor})`);
+      // A log-based alert's row names the metric and the event it counts.
+      const filter = String(nested(policy, 'conditions', 'condition_threshold').filter ?? '');
+      const counted = /google_logging_metric\.counter\["(\w+)"\]/.exec(filter)?.[1];
+      if (!counted) continue;
+      expect(row).toContain(`\`proxyplane/${counted}\` (\`event=${counters[counted]!.event}\`)`);
+      logBased++;
+    }
+    expect(logBased).toBeGreaterThan(0);
   });
 });
 

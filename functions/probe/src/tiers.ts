@@ -46,8 +46,8 @@ export interface TierOutcome {
  * TARGET checks of one proxy in flight at once: all of them (the admin API allows at most
  * MAX_TARGET_CHECKS routes with a check). Side by side, a target that hangs costs the proxy's probe one
  * timeout, not one per check queued behind it — TARGET adds at most one timeout to a proxy, as EGRESS
- * does — so one slow site cannot stretch the pass for the whole fleet. The requests in flight stay at most
- * MAX_TARGET_CHECKS × PROBE_CONCURRENCY.
+ * does (the proxy still holds its probe slot that much longer: docs/health.md § TARGET). The requests in
+ * flight stay at most MAX_TARGET_CHECKS × PROBE_CONCURRENCY.
  */
 export const TARGET_CONCURRENCY = MAX_TARGET_CHECKS;
 

@@ -56,7 +56,7 @@ export async function probeThroughProxy(target: ProbeTarget, opts: ProbeOptions)
       failure: ok ? null : { stage: 'RESPONSE_HEADERS', code: `unexpected_status_${res.message.statusCode}` },
     });
   } catch (err) {
-    const f = err instanceof ProbeFailure ? err : new ProbeFailure('DIAL', errorCode(err));
+    const f = err instanceof ProbeFailure ? err : new ProbeFailure('DIAL', errorCode(err, deadline));
     return finish({ ok: false, status: null, body: null, failure: { stage: f.stage, code: f.code } });
   }
 }
@@ -70,16 +70,13 @@ class ProbeFailure extends Error {
   }
 }
 
-function errorCode(err: unknown): string {
-  if (err instanceof Error && err.name === 'TimeoutError') return 'timeout';
-  // A request aborted by its deadline signal fails with an AbortError (code ABORT_ERR) whose cause is the
-  // signal's TimeoutError: the probe ran out of time, whichever stage it was in.
-  if (
-    err instanceof Error &&
-    err.name === 'AbortError' &&
-    (err.cause as Error | undefined)?.name === 'TimeoutError'
-  )
-    return 'timeout';
+/**
+ * The failure code of a socket or request error. `timeout` whenever the probe's own deadline has fired,
+ * whatever the abort surfaced as: Node reports a request aborted by its signal as an AbortError
+ * (`ABORT_ERR`) and a response cut mid-body as ECONNRESET — neither says "timeout" by itself.
+ */
+function errorCode(err: unknown, deadline: AbortSignal): string {
+  if (deadline.aborted || (err instanceof Error && err.name === 'TimeoutError')) return 'timeout';
   const code = (err as { code?: unknown })?.code;
   return typeof code === 'string' ? code.toLowerCase() : 'error';
 }
@@ -103,7 +100,7 @@ function viaAbsoluteUri(target: ProbeTarget, url: URL, auth: string | undefined,
       resolve({ message });
     });
     req.on('error', (err) =>
-      reject(new ProbeFailure(connected ? 'RESPONSE_HEADERS' : 'DIAL', errorCode(err))),
+      reject(new ProbeFailure(connected ? 'RESPONSE_HEADERS' : 'DIAL', errorCode(err, signal))),
     );
     req.end();
   });
@@ -140,7 +137,7 @@ function viaConnect(
         servername: url.hostname,
         rejectUnauthorized: opts.rejectUnauthorized ?? true,
       });
-      tls.once('error', (err) => reject(new ProbeFailure('RESPONSE_HEADERS', errorCode(err))));
+      tls.once('error', (err) => reject(new ProbeFailure('RESPONSE_HEADERS', errorCode(err, signal))));
       const inner = httpRequest({
         createConnection: () => tls,
         method: 'GET',
@@ -149,14 +146,14 @@ function viaConnect(
         headers: { host: url.host, connection: 'close' },
       });
       inner.on('response', (message) => resolve({ message }));
-      inner.on('error', (err) => reject(new ProbeFailure('RESPONSE_HEADERS', errorCode(err))));
+      inner.on('error', (err) => reject(new ProbeFailure('RESPONSE_HEADERS', errorCode(err, signal))));
       inner.end();
     });
     req.on('response', (message) =>
       reject(failAndDrain(message, 'PROXY_HANDSHAKE', `connect_status_${message.statusCode}`)),
     );
     req.on('error', (err) =>
-      reject(new ProbeFailure(connected ? 'PROXY_HANDSHAKE' : 'DIAL', errorCode(err))),
+      reject(new ProbeFailure(connected ? 'PROXY_HANDSHAKE' : 'DIAL', errorCode(err, signal))),
     );
     req.end();
   });
@@ -180,7 +177,7 @@ async function readBody(message: IncomingMessage, limit: number, signal: AbortSi
     }
   } catch (err) {
     if (err instanceof ProbeFailure) throw err;
-    throw new ProbeFailure('BODY', errorCode(err));
+    throw new ProbeFailure('BODY', errorCode(err, signal));
   } finally {
     message.socket?.destroy();
   }
@@ -202,6 +199,7 @@ export async function handshakeThroughProxy(
     body: null,
     failure,
   });
+  const deadline = AbortSignal.timeout(timeoutMs);
   return new Promise<ProbeResult>((resolve) => {
     const req = httpRequest({
       host: target.host,
@@ -209,7 +207,7 @@ export async function handshakeThroughProxy(
       method: 'CONNECT',
       path: authority,
       agent: false,
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: deadline,
       headers: { host: authority, ...(auth ? { 'proxy-authorization': auth } : {}) },
     });
     let connected = false;
@@ -227,7 +225,7 @@ export async function handshakeThroughProxy(
       );
     });
     req.on('error', (err) =>
-      resolve(done({ stage: connected ? 'PROXY_HANDSHAKE' : 'DIAL', code: errorCode(err) }, null)),
+      resolve(done({ stage: connected ? 'PROXY_HANDSHAKE' : 'DIAL', code: errorCode(err, deadline) }, null)),
     );
     req.end();
   });

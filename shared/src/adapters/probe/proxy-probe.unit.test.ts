@@ -1,0 +1,80 @@
+// The failure codes the probe logs (`probe.result` {code}; the TARGET runbook in docs/operations.md reads
+// them): a probe that runs out of its deadline says `timeout` at whichever stage it was, not the error
+// the abort happened to surface as (Node's AbortError `abort_err`, or `econnreset` for a cut body).
+import { createServer as createHttpServer } from 'node:http';
+import { createServer, type Server, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { handshakeThroughProxy, probeThroughProxy } from './proxy-probe.js';
+
+const sockets = new Set<Socket>();
+const track = (s: Socket) => {
+  sockets.add(s);
+  s.on('close', () => sockets.delete(s));
+};
+// Accepts and never answers.
+const silent = createServer(track);
+// Answers any request's head, then never finishes the body.
+const stalling = createHttpServer((_req, res) => {
+  res.writeHead(200, { 'content-length': '100' });
+  res.write('x');
+});
+stalling.on('connection', track);
+// Listened on and closed again: nothing listens on its port.
+const closed = createServer();
+
+const portOf = (s: Server) => (s.address() as { port: number }).port;
+const listen = (s: Server) => new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+const ports = { silent: 0, stalling: 0, closed: 0 };
+
+beforeAll(async () => {
+  await Promise.all([listen(silent), listen(stalling), listen(closed)]);
+  ports.silent = portOf(silent);
+  ports.stalling = portOf(stalling);
+  ports.closed = portOf(closed);
+  await new Promise((r) => closed.close(r));
+});
+
+afterAll(async () => {
+  for (const s of sockets) s.destroy();
+  await Promise.all([silent, stalling].map((s) => new Promise((r) => s.close(r))));
+});
+
+const TIMEOUT_MS = 200;
+
+describe('probe failure codes', () => {
+  it.each([
+    ['a proxy that never answers an absolute-form GET', 'silent', 'http://example.com/', 'RESPONSE_HEADERS'],
+    ['a proxy that never answers a CONNECT', 'silent', 'https://example.com/', 'PROXY_HANDSHAKE'],
+    ['a body that stops arriving', 'stalling', 'http://example.com/', 'BODY'],
+  ] as const)('%s runs out of time: timeout', async (_label, proxy, url, stage) => {
+    const r = await probeThroughProxy(
+      { host: '127.0.0.1', port: ports[proxy] },
+      { url, timeoutMs: TIMEOUT_MS, expectedStatus: 200 },
+    );
+    expect(r).toMatchObject({ ok: false, failure: { stage, code: 'timeout' } });
+    expect(r.latencyMs).toBeGreaterThanOrEqual(TIMEOUT_MS - 20);
+  });
+
+  it('a CONNECT handshake (BASIC without a URL) that never completes: timeout', async () => {
+    const r = await handshakeThroughProxy(
+      { host: '127.0.0.1', port: ports.silent },
+      'example.com:443',
+      TIMEOUT_MS,
+    );
+    expect(r).toMatchObject({ ok: false, failure: { stage: 'PROXY_HANDSHAKE', code: 'timeout' } });
+  });
+
+  it('a refused connection is not a timeout: it keeps its own code', async () => {
+    const r = await probeThroughProxy(
+      { host: '127.0.0.1', port: ports.closed },
+      { url: 'http://example.com/', timeoutMs: 5_000, expectedStatus: 200 },
+    );
+    expect(r).toMatchObject({ ok: false, failure: { stage: 'DIAL', code: 'econnrefused' } });
+    const h = await handshakeThroughProxy(
+      { host: '127.0.0.1', port: ports.closed },
+      'example.com:443',
+      5_000,
+    );
+    expect(h).toMatchObject({ ok: false, failure: { stage: 'DIAL', code: 'econnrefused' } });
+  });
+});
