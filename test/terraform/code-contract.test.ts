@@ -584,7 +584,9 @@ describe('docs/deploy.md describes the Terraform as it is', () => {
   });
 
   it("the CONNECT gateway VM's startup script starts a gateway the config loader accepts", () => {
-    const script = /\n#!\/bin\/bash\n([\s\S]*?)\nSCRIPT\n/.exec(deploy())?.[1] ?? '';
+    const file = 'terraform/scripts/gateway-connect-startup.sh';
+    expect(deploy()).toContain(`--metadata-from-file=startup-script=${file}`);
+    const script = readFileSync(join(repoRoot, file), 'utf8');
     expect(script).toContain('docker run');
     // What each `$(…)` of the script reads on the VM, as this file's samples.
     const fromVm: Record<string, string> = {
@@ -600,7 +602,7 @@ describe('docs/deploy.md describes the Terraform as it is', () => {
       expect(env[m[1]!], `${m[1]} = ${raw}`).not.toMatch(/\$/);
     }
     // The env file the script writes from the gateway-clients secret.
-    const fromSecret = [...script.matchAll(/printf '(\w+)=%s\\n' "\$users" >([\w/.-]+)/g)];
+    const fromSecret = [...script.matchAll(/printf '(\w+)=%s\\n' "\$users" >("?[\w/.$-]+"?)/g)];
     expect(fromSecret.map((m) => m[1])).toEqual(['GATEWAY_CLIENT_USERS']);
     expect(script).toContain(`--env-file=${fromSecret[0]![2]}`);
     expect(script).toMatch(/secrets\/\$\(md instance\/attributes\/clients-secret\)\/versions\/latest:access/);
