@@ -3,7 +3,15 @@
 import { type Parsed, parseCommand } from './args.js';
 import { watchFleet, watchOptions } from './commands/fleet-watch.js';
 import { jobAction, listJobs } from './commands/jobs.js';
-import { acquireLease, leaseOptions, releaseLease } from './commands/leases.js';
+import {
+  acquireLease,
+  leaseOptions,
+  releaseLease,
+  renewLease,
+  renewOptions,
+  reportLease,
+  reportOptions,
+} from './commands/leases.js';
 import { createProxies, deleteProxy, getProxy, listProxies, proxyOptions } from './commands/proxies.js';
 import { type CliEnv, resolveApiUrl, type TokenSources } from './config.js';
 import type { Command, Io } from './context.js';
@@ -23,6 +31,8 @@ const COMMANDS: Record<string, Record<string, { run: Command; options: Options }
   },
   leases: {
     acquire: { run: acquireLease, options: leaseOptions },
+    renew: { run: renewLease, options: renewOptions },
+    report: { run: reportLease, options: reportOptions },
     release: { run: releaseLease, options: {} },
   },
   fleet: { watch: { run: watchFleet, options: watchOptions } },

@@ -8,6 +8,8 @@ Proxies (admin):
   proxies delete NAME
 Leases (crawler):
   leases acquire --selector k=v [--target HOST[:PORT]] [--ttl SECONDS] [--exclusive]
+  leases renew ID [--ttl SECONDS]
+  leases report ID ok|rate_limited|banned [--target HOST[:PORT]]
   leases release ID
 Fleet:
   fleet watch [--interval SECONDS] [--once] [--count N]   live table of every proxy
@@ -18,7 +20,7 @@ Jobs (admin):
 Flags for every command:
   --api URL        the API (default $PROXYPLANE_API_URL, else the local plane's)
   -o, --output F   table (default), json, yaml; leases acquire also: env (for eval), url;
-                   leases release: table only; fleet watch: table or json
+                   leases report, release: table only; fleet watch: table or json
   -h, --help
 
 Credentials: $PROXYPLANE_TOKEN, else $PROXYPLANE_ADMIN_TOKEN (admin commands) or

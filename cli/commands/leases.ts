@@ -1,6 +1,8 @@
-// proxyplane leases acquire --selector k=v [--target T] [--ttl S] [--exclusive] | release ID
+// proxyplane leases acquire --selector k=v [--target T] [--ttl S] [--exclusive] | renew ID [--ttl S]
+// | report ID ok|rate_limited|banned [--target T] | release ID
 import { exactlyOne, keyValues, none, outputOf, positiveInt } from '../args.js';
 import type { Ctx } from '../context.js';
+import { UsageError } from '../errors.js';
 import { json, shellQuote, yaml } from '../output.js';
 
 interface Grant {
@@ -62,4 +64,46 @@ export async function releaseLease({ api, io, args }: Ctx): Promise<void> {
   outputOf(args.values, ['table']);
   await api.call('DELETE', `/v1/leases/${encodeURIComponent(id)}`, { role: 'crawler' });
   io.out(`lease ${id} released`);
+}
+
+export const renewOptions = { ttl: leaseOptions.ttl } as const;
+
+/** The lease routes' own bound (docs/leases.md § Lifetime): refused here rather than sent. */
+const MAX_TTL_SECONDS = 3600;
+
+export async function renewLease({ api, io, args }: Ctx): Promise<void> {
+  const id = exactlyOne(args.positionals, 'lease ID');
+  const output = outputOf(args.values, ['table', 'json', 'yaml']);
+  const body: Record<string, unknown> = {};
+  if (args.values.ttl !== undefined)
+    body.ttlSeconds = positiveInt(args.values.ttl as string, '--ttl', 300, MAX_TTL_SECONDS);
+  const r = await api.call<{ leaseId: string; expiresAt: string; ttlSeconds: number }>(
+    'POST',
+    `/v1/leases/${encodeURIComponent(id)}/renew`,
+    { role: 'crawler', body },
+  );
+  if (output === 'json') return io.out(json(r));
+  if (output === 'yaml') return io.out(yaml(r));
+  io.out(`lease ${r.leaseId} renewed until ${r.expiresAt} (${r.ttlSeconds}s)`);
+}
+
+export const reportOptions = { target: leaseOptions.target } as const;
+
+const RESULTS = ['ok', 'rate_limited', 'banned'];
+
+export async function reportLease({ api, io, args }: Ctx): Promise<void> {
+  if (args.positionals.length !== 2)
+    throw new UsageError(`expected a lease ID and a result (${RESULTS.join(', ')})`);
+  const [id, result] = args.positionals as [string, string];
+  if (!RESULTS.includes(result))
+    throw new UsageError(`the result must be one of ${RESULTS.join(', ')}, got "${result}"`);
+  outputOf(args.values, ['table']);
+  const body: Record<string, unknown> = { result };
+  if (args.values.target !== undefined) body.target = args.values.target;
+  await api.call('POST', `/v1/leases/${encodeURIComponent(id)}/report`, { role: 'crawler', body });
+  io.out(
+    result === 'ok'
+      ? `lease ${id} reported ok`
+      : `lease ${id} reported ${result}: its proxy cools down for the target`,
+  );
 }

@@ -117,5 +117,7 @@ export async function deleteProxy({ api, io, args }: Ctx): Promise<void> {
   const p = await api.call<ProxyJson>('DELETE', `/v1/proxies/${enc(name)}`, { role: 'admin' });
   if (output === 'json') return io.out(json(p));
   if (output === 'yaml') return io.out(yaml(p));
-  io.out(`proxy/${name} deletion requested (phase Deleting until its instance is gone)`);
+  // An external proxy has no instance: reconcile only lets go of it (docs/api.md § Delete).
+  const until = p.spec.mode === 'external' ? 'reconcile removes it' : 'its instance is gone';
+  io.out(`proxy/${name} deletion requested (phase Deleting until ${until})`);
 }

@@ -45,3 +45,40 @@ describe('proxies create -f', () => {
     });
   });
 });
+
+describe('proxies delete', () => {
+  it.each([
+    ['managed', 'its instance is gone'],
+    ['external', 'reconcile removes it'],
+  ])('says what a %s proxy waits for', async (mode, until) => {
+    const out: string[] = [];
+    const io: Io = {
+      out: (t) => out.push(t),
+      err: () => {},
+      isTTY: false,
+      columns: 120,
+      readStdin: async () => '',
+      readFile: async () => '',
+      now: () => new Date('2026-02-01T12:00:00Z'),
+      sleep: async () => {},
+      interrupted: new AbortController().signal,
+    };
+    const fetch = (async () =>
+      new Response(
+        JSON.stringify({ name: 'p1', spec: { mode }, status: { phase: 'Ready', conditions: [] } }),
+        {
+          status: 202,
+        },
+      )) as typeof globalThis.fetch;
+    const exit = await runCli(['proxies', 'delete', 'p1', '--api', 'http://127.0.0.1:9'], {
+      io,
+      env: {},
+      tokens: { env: {}, localState: () => null, gcloudToken: () => null },
+      fetch,
+    });
+    expect({ exit, out }).toEqual({
+      exit: 0,
+      out: [`proxy/p1 deletion requested (phase Deleting until ${until})`],
+    });
+  });
+});

@@ -3,6 +3,9 @@
 //   PROXYPLANE_URL=http://127.0.0.1:18300 PROXYPLANE_TOKEN=… \
 //     node --import tsx docs/examples/crawler.ts http://127.0.0.1:18320/ [attr=value …]
 //
+// Without PROXYPLANE_URL / PROXYPLANE_TOKEN it reads PROXYPLANE_API_URL / PROXYPLANE_CRAWLER_TOKEN, the
+// variables `npm start` prints as export lines.
+//
 // Plain http:// targets go through the proxy as absolute-URI requests; https:// targets through a
 // CONNECT tunnel with TLS inside it. A 429 is reported as rate_limited and a 403 as banned, which keeps
 // this proxy away from that site for the cooldown window; anything else that answered is ok.
@@ -84,9 +87,10 @@ export async function fetchThroughProxy(proxyUrl: string, target: string, timeou
 
 async function main(argv = process.argv.slice(2), env = process.env): Promise<number> {
   const [target = 'http://127.0.0.1:18320/', ...attrs] = argv;
+  // Also the names `npm start` exports, so pasting its export lines is all the set-up a local run needs.
   const client = new LeaseClient({
-    baseUrl: env.PROXYPLANE_URL ?? 'http://127.0.0.1:18300',
-    token: env.PROXYPLANE_TOKEN,
+    baseUrl: env.PROXYPLANE_URL ?? env.PROXYPLANE_API_URL ?? 'http://127.0.0.1:18300',
+    token: env.PROXYPLANE_TOKEN ?? env.PROXYPLANE_CRAWLER_TOKEN,
   });
   const selector = Object.fromEntries(attrs.map((a) => a.split('=', 2) as [string, string]));
 

@@ -189,6 +189,26 @@ describe('npm start', () => {
     await interruptAndCheck(run, tree);
   }, 180_000);
 
+  // A supervisor (systemd, `timeout`, docker stop, a CI step, `kill $PID`) signals npm's pid alone, not the
+  // group. npm forwards SIGINT/SIGTERM to its child only — the `sh -c` of the script, which (dash) waits
+  // out a SIGINT and dies of a SIGTERM — so unless the script execs node, the plane never hears it and
+  // keeps running, orphaned, on the fixed ports.
+  it('stops cleanly when only npm itself gets SIGTERM', async () => {
+    const run = npmStart(await freeOffset(), stateDir);
+    runs.push(run);
+    await waitForOutput(run, (out) => out.includes('Ctrl-C stops everything'), 60_000);
+    expect(run.output()).toMatch(/is up in \d+\.\ds/);
+    const tree = processTree(run.npm.pid!);
+    tracked.push(...tree);
+    process.kill(run.npm.pid!, 'SIGTERM');
+    const exit = await Promise.race([run.exited, sleep(90_000).then(() => 'timeout')]);
+    expect(['0/null', 'null/SIGTERM', '143/null'], run.output()).toContain(exit);
+    const stopBy = Date.now() + 10_000;
+    while (tree.some(alive) && Date.now() < stopBy) await sleep(100);
+    expect(tree.filter(alive)).toEqual([]);
+    expect(run.output()).toMatch(/SIGTERM: stopping[\s\S]*stopped in/);
+  }, 180_000);
+
   it('leaves no process when interrupted while the emulators are starting', async () => {
     const run = npmStart(await freeOffset(), stateDir);
     runs.push(run);

@@ -267,6 +267,50 @@ describe('proxyplane leases', () => {
     expect((await cli(['leases', 'release', vars.PROXYPLANE_LEASE_ID!])).code).toBe(0);
   });
 
+  it('renews and reports a lease; a released one cannot be renewed (exit 1)', async () => {
+    const acquired = await cli([
+      'leases',
+      'acquire',
+      '-l',
+      'pool=cli',
+      '--target',
+      'shop.example',
+      '-o',
+      'json',
+    ]);
+    expect(acquired.code, acquired.stderr).toBe(0);
+    const grant = JSON.parse(acquired.stdout) as { leaseId: string; expiresAt: string };
+    const renewed = await cli(['leases', 'renew', grant.leaseId, '--ttl', '900', '-o', 'json']);
+    expect(renewed.code, renewed.stderr).toBe(0);
+    const r = JSON.parse(renewed.stdout) as { leaseId: string; expiresAt: string; ttlSeconds: number };
+    expect(r).toMatchObject({ leaseId: grant.leaseId, ttlSeconds: 900 });
+    expect(Date.parse(r.expiresAt)).toBeGreaterThan(Date.parse(grant.expiresAt));
+    expect((await cli(['leases', 'renew', grant.leaseId])).stdout).toMatch(
+      new RegExp(`^lease ${grant.leaseId} renewed until \\S+ \\(900s\\)\\n$`),
+    );
+    const reported = await cli(['leases', 'report', grant.leaseId, 'rate_limited']);
+    expect(reported).toMatchObject({
+      code: 0,
+      stdout: `lease ${grant.leaseId} reported rate_limited: its proxy cools down for the target\n`,
+    });
+    // The report's cooldown keeps the only pool=cli proxy from this target now.
+    const again = await cli(['leases', 'acquire', '-l', 'pool=cli', '--target', 'shop.example']);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/^error: no_match — .* 1 cooling down for the target/);
+    expect((await cli(['leases', 'release', grant.leaseId])).code).toBe(0);
+    const late = await cli(['leases', 'renew', grant.leaseId]);
+    expect(late).toMatchObject({ code: 1, stdout: '' });
+    expect(late.stderr).toMatch(/^error: lease_released — /);
+  });
+
+  it('refuses a report result the API does not take before sending it (exit 2)', async () => {
+    const r = await cli(['leases', 'report', '0123456789abcdef0123456789abcdef', 'maybe']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(
+      /^error: usage — the result must be one of ok, rate_limited, banned, got "maybe"/,
+    );
+  });
+
   it('explains a selector nothing matches with the counts (exit 1)', async () => {
     const r = await cli(['leases', 'acquire', '--selector', 'pool=nowhere']);
     expect(r.code).toBe(1);

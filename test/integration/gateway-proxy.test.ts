@@ -266,6 +266,26 @@ describe('gateway (standalone) through a real upstream proxy', () => {
     expect(ms).toBeLessThan(UPSTREAM_TIMEOUT_MS);
   });
 
+  it('counts a /v1/fetch that failed past the pick under its route, as the proxy listener does', async () => {
+    const call = (url: string) =>
+      fetch(`http://127.0.0.1:${gw.httpPort}/v1/fetch`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer fetch-token' },
+        body: JSON.stringify({ url }),
+      });
+    const refused = await call(`http://127.0.0.1:${closedPort}/`);
+    expect(refused.status).toBe(502);
+    expect(refused.headers.get('x-proxyplane-error')).toBe('upstream_refused');
+    const none = await call('http://127.0.0.3:9/');
+    expect(none.status).toBe(503);
+    expect(none.headers.get('x-proxyplane-error')).toBe('no_upstream');
+    const m = await gw.metrics();
+    expect(m).toMatch(
+      /gateway_requests_total\{listener="fetch",route="default",outcome="upstream_refused"\} 1/,
+    );
+    expect(m).toMatch(/gateway_requests_total\{listener="fetch",route="expired",outcome="no_upstream"\} 1/);
+  });
+
   it('counts requests by route and outcome', async () => {
     const m = await gw.metrics();
     expect(m).toMatch(/gateway_requests_total\{listener="proxy",route="default",outcome="ok"\} [1-9]/);

@@ -85,9 +85,12 @@ afterAll(async () => {
   await db.terminate();
 });
 
-const crawl = (path: string) =>
+const crawl = (
+  path: string,
+  vars: Record<string, string> = { PROXYPLANE_URL: service.url, PROXYPLANE_TOKEN: TOKEN },
+) =>
   run(process.execPath, ['--import', 'tsx', 'docs/examples/crawler.ts', `${targetUrl}${path}`], {
-    env: { ...process.env, PROXYPLANE_URL: service.url, PROXYPLANE_TOKEN: TOKEN },
+    env: { ...process.env, ...vars },
     timeout: 60_000,
   }).then(
     (r) => ({ code: 0, ...r }),
@@ -108,6 +111,12 @@ describe('docs/examples/crawler.ts', () => {
     expect(leases.size).toBe(1);
     expect(leases.docs[0]!.get('releasedAt')).toBeInstanceOf(Timestamp);
     expect(leases.docs[0]?.get('target')).toBe(new URL(targetUrl).host);
+  });
+
+  it('runs on the variables npm start exports alone (PROXYPLANE_API_URL, PROXYPLANE_CRAWLER_TOKEN)', async () => {
+    const out = await crawl('/page', { PROXYPLANE_API_URL: service.url, PROXYPLANE_CRAWLER_TOKEN: TOKEN });
+    expect(out).toMatchObject({ code: 0, stdout: 'hello from the target' });
+    expect(out.stderr).toContain('reported ok');
   });
 
   it('reports a 429 as rate_limited, which cools the proxy down for that site', async () => {

@@ -41,8 +41,15 @@ function authenticate(auth: ClientAuth, proxyAuth?: string, authorization?: stri
 }
 
 export function createFetchHandler(deps: FetchHandlerDeps) {
-  const refuse = (res: ServerResponse, status: number, code: string, body: object, extra = {}) => {
-    deps.recorder.request('fetch', '-', code);
+  const refuse = (
+    res: ServerResponse,
+    status: number,
+    code: string,
+    body: object,
+    extra = {},
+    route = '-',
+  ) => {
+    deps.recorder.request('fetch', route, code);
     sendJson(res, status, body, { ...extra, 'x-proxyplane-error': code });
   };
   const tooLarge = (req: IncomingMessage, res: ServerResponse) => {
@@ -109,7 +116,7 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
       return refuse(out, 400, 'bad_request', { error: 'bad_request', issues });
     }
     const r = await fetchThrough(parsed.data, user, deps);
-    if (!r.ok) return refuse(out, r.status, r.code, { error: r.code, ...r.detail });
+    if (!r.ok) return refuse(out, r.status, r.code, { error: r.code, ...r.detail }, {}, r.route);
     const res = r.response;
     let released = false;
     const done = () => {

@@ -35,6 +35,8 @@ export type FetchFailure = {
   status: number;
   code: string;
   detail?: Record<string, string | number>;
+  /** The route picked, once one was: the request is counted under it, as the proxy listener's are. */
+  route?: string;
 };
 export type FetchResult =
   | { ok: true; response: IncomingMessage; route: string; done: () => void }
@@ -80,8 +82,13 @@ export async function fetchThrough(req: FetchRequest, user: string, deps: FetchD
   const picked = deps.worker.pick(host, Date.now(), {
     stickyValue: (key) => ('header' in key ? lower.get(key.header) : user || undefined),
   });
+  if (picked.kind === 'no_upstream') return { ...fail(503, picked.kind), route: picked.route.name };
   if (picked.kind !== 'ok') return fail(503, picked.kind);
   const { upstream: u, route } = picked;
+  const failOn = (status: number, code: string, detail?: Record<string, string | number>) => ({
+    ...fail(status, code, detail),
+    route: route.name,
+  });
 
   u.live.reserved++;
   let load: 0 | 1 | 2 = 1;
@@ -130,12 +137,12 @@ export async function fetchThrough(req: FetchRequest, user: string, deps: FetchD
       });
     } catch {
       release();
-      return fail(400, 'bad_request');
+      return failOn(400, 'bad_request');
     }
     if (!r.ok) {
       release();
       outcome(r.stage, false, r.upstreamStatus);
-      return fail(r.status, r.code, r.upstreamStatus ? { upstreamStatus: r.upstreamStatus } : undefined);
+      return failOn(r.status, r.code, r.upstreamStatus ? { upstreamStatus: r.upstreamStatus } : undefined);
     }
     outcome('RESPONSE_HEADERS', true, r.response.statusCode);
     const { done } = r;
@@ -158,7 +165,7 @@ export async function fetchThrough(req: FetchRequest, user: string, deps: FetchD
     if (!(e instanceof TunnelError)) throw e;
     outcome(e.stage, false, e.upstreamStatus);
     const detail = e.upstreamStatus ? { upstreamStatus: e.upstreamStatus } : undefined;
-    return fail(e.kind === 'timeout' ? 504 : 502, `upstream_${e.kind}`, detail);
+    return failOn(e.kind === 'timeout' ? 504 : 502, `upstream_${e.kind}`, detail);
   }
   u.live.reserved--;
   u.live.active++;
@@ -197,7 +204,7 @@ export async function fetchThrough(req: FetchRequest, user: string, deps: FetchD
       release();
       conn.destroy();
       outcome('RESPONSE_HEADERS', false);
-      resolve(fail(400, 'bad_request'));
+      resolve(failOn(400, 'bad_request'));
       return;
     }
     const timer = setTimeout(() => {
@@ -219,15 +226,15 @@ export async function fetchThrough(req: FetchRequest, user: string, deps: FetchD
       settled = true;
       done();
       outcome('RESPONSE_HEADERS', false);
-      resolve(timedOut ? fail(504, 'fetch_timeout') : f);
+      resolve(timedOut ? failOn(504, 'fetch_timeout') : f);
     };
     r.on('error', (err: NodeJS.ErrnoException) =>
-      failed(fail(502, 'target_failed', err.code ? { reason: err.code } : undefined)),
+      failed(failOn(502, 'target_failed', err.code ? { reason: err.code } : undefined)),
     );
     // A 101 (or any upgrade) has no 'upgrade' listener here: Node destroys the socket and emits only
     // 'close' — no 'response', no 'error'. Without this the promise never settled and the slot was held
     // for the life of the process (the timer's destroy() of a destroyed request emits nothing either).
-    r.on('close', () => failed(fail(502, 'target_bad_response')));
+    r.on('close', () => failed(failOn(502, 'target_bad_response')));
     r.end(body);
   });
 }
