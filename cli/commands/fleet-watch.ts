@@ -18,6 +18,13 @@ const MAX_ROUNDS = 86_400;
 /** An hour between rounds is already more than a watch needs, and far below the timers' 24.8-day limit. */
 const MAX_INTERVAL_SECONDS = 3_600;
 
+/** The page's gateway cell (page.ts): the owner, `(draining)` while it hands the proxy over, and the
+ *  routes whose target check fails through the proxy. */
+function gateway(r: FleetRow): string {
+  const owner = r.owner ? `${r.owner.owner}${r.owner.drainEpoch !== null ? ' (draining)' : ''}` : '-';
+  return r.unreachableRoutes.length ? `${owner} not for ${r.unreachableRoutes.join(', ')}` : owner;
+}
+
 function tiers(r: FleetRow): string {
   const b = r.tiers.BASIC ?? '-';
   const e = r.tiers.EGRESS ?? '-';
@@ -32,7 +39,7 @@ export function fleetTable(v: FleetView, now: Date, maxRows: number): string {
     ms(r.latencyMillis),
     `${r.activeLeases}/${r.capacity}`,
     r.cooldowns.length ? String(r.cooldowns.length) : '-',
-    r.owner?.owner ?? '-',
+    gateway(r),
     r.location,
     attrs(r.attributes),
     age(r.changedAt, now),

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { FleetView } from '../../functions/api/src/fleet/view-model.js';
+import type { FleetRow, FleetView } from '../../functions/api/src/fleet/view-model.js';
 import type { Io } from '../context.js';
 import { runCli } from '../run.js';
+import { fleetTable } from './fleet-watch.js';
 
 const view: FleetView = {
   rows: [],
@@ -60,5 +61,50 @@ describe('fleet watch bounds', () => {
     const r = await watch(args);
     expect(r).toMatchObject({ code: 2, calls: 0, sleeps: [] });
     expect(r.err[0]).toMatch(message);
+  });
+});
+
+describe('fleet watch table', () => {
+  const row = (name: string, extra: Partial<FleetRow>): FleetRow => ({
+    name,
+    mode: 'managed',
+    location: 'us-central1-a',
+    attributes: {},
+    phase: 'Ready',
+    deleting: false,
+    ip: '203.0.113.7',
+    healthy: true,
+    verdict: 'AVAILABLE',
+    tiers: { BASIC: 'AVAILABLE', EGRESS: 'AVAILABLE' },
+    egressProblem: null,
+    latencyMillis: 20,
+    latencyHistory: [],
+    capacity: 4,
+    activeLeases: 0,
+    cooldowns: [],
+    owner: null,
+    unreachableRoutes: [],
+    createdAt: '2026-02-01T11:00:00.000Z',
+    changedAt: '2026-02-01T11:59:00.000Z',
+    ...extra,
+  });
+
+  // The page's gateway cell (page.ts): owner, "(draining)" while it hands the proxy over, and the routes
+  // whose target check fails through it — the terminal view said only the owner.
+  it('shows what the page shows in the gateway column', () => {
+    const v = {
+      ...view,
+      rows: [
+        row('p1', { owner: { owner: 'gw-a', since: 1, drainEpoch: null } }),
+        row('p2', { owner: { owner: 'gw-b', since: 1, drainEpoch: 3 }, unreachableRoutes: ['shop', 'news'] }),
+        row('p3', { unreachableRoutes: ['shop'] }),
+      ],
+    } as FleetView;
+    const lines = fleetTable(v, new Date('2026-02-01T12:00:00Z'), 10).split('\n');
+    const cell = (name: string) => lines.find((l) => l.startsWith(`${name} `)) ?? '';
+    expect(cell('p1')).toMatch(/ gw-a {2}/);
+    expect(cell('p1')).not.toContain('draining');
+    expect(cell('p2')).toContain('gw-b (draining) not for shop, news');
+    expect(cell('p3')).toContain('- not for shop');
   });
 });
