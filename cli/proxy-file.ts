@@ -4,6 +4,8 @@
 
 import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
+import { refusedEndpointHost } from '../shared/src/domain/endpoint-host.js';
+import { lacksBootSource } from '../shared/src/domain/managed-boot.js';
 import { ProxyName, ProxySpec } from '../shared/src/domain/proxy.js';
 import { InputError } from './errors.js';
 
@@ -57,6 +59,15 @@ export function parseProxyFile(text: string, source: string): ProxyToCreate[] {
         problems.push(`${where}: ${path}: ${msg}`);
       }
       continue;
+    }
+    // The API's own refusals that need nothing but the spec (proxy-admin.ts): caught here, so the file's
+    // other proxies are not created before the API refuses this one.
+    const spec = parsed.data.spec;
+    const host = refusedEndpointHost(spec);
+    if (host !== null)
+      problems.push(`${where}: spec.endpoint.host: not a DNS name or an IP address: ${host}`);
+    if (lacksBootSource(spec)) {
+      problems.push(`${where}: spec.credentialsRef: required for a managed proxy without spec.cloudInit`);
     }
     if (seen.has(parsed.data.name)) problems.push(`${where}: name "${parsed.data.name}" appears twice`);
     seen.add(parsed.data.name);

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { InputError } from './errors.js';
 import { parseProxyFile } from './proxy-file.js';
 
-const managed = 'name: edge-1\nspec:\n  mode: managed\n  zone: us-central1-a\n';
+const managed =
+  'name: edge-1\nspec:\n  mode: managed\n  zone: us-central1-a\n  credentialsRef: {secret: proxy-creds}\n';
 
 function problems(text: string): string[] {
   try {
@@ -20,12 +21,12 @@ describe('parseProxyFile', () => {
     ['JSON', '{"name":"x-1","spec":{"mode":"external","endpoint":{"host":"h","port":3128}}}', ['x-1']],
     [
       'a YAML list',
-      `- ${managed.replace(/\n/g, '\n  ').trimEnd()}\n- name: edge-2\n  spec: {mode: managed, zone: us-east1-b}\n`,
+      `- ${managed.replace(/\n/g, '\n  ').trimEnd()}\n- name: edge-2\n  spec: {mode: managed, zone: us-east1-b, credentialsRef: {secret: c}}\n`,
       ['edge-1', 'edge-2'],
     ],
     [
       'several documents',
-      `${managed}---\nname: edge-3\nspec: {mode: managed, zone: us-east1-b}\n`,
+      `${managed}---\nname: edge-3\nspec: {mode: managed, zone: us-east1-b, credentialsRef: {secret: c}}\n`,
       ['edge-1', 'edge-3'],
     ],
   ])('reads %s', (_, text, names) => {
@@ -35,7 +36,7 @@ describe('parseProxyFile', () => {
   it('keeps the body as written: the API applies the defaults', () => {
     expect(parseProxyFile(managed, 'p.yaml')[0]!.body).toEqual({
       name: 'edge-1',
-      spec: { mode: 'managed', zone: 'us-central1-a' },
+      spec: { mode: 'managed', zone: 'us-central1-a', credentialsRef: { secret: 'proxy-creds' } },
     });
   });
 
@@ -49,6 +50,18 @@ describe('parseProxyFile', () => {
     ['a duplicate name', `${managed}---\n${managed}`, /"edge-1" appears twice/],
     ['a duplicate key', `${managed}name: again\n`, /not valid YAML or JSON/],
     ['an alias bomb', 'a: &a [x, x]\nb: [*a, *a]\n', /not valid YAML or JSON|Excessive alias/],
+    // The API's refusals that need only the spec: caught before anything is sent (the other proxies of
+    // the file would otherwise be created before the API refuses this one).
+    [
+      'a managed proxy that could never boot',
+      managed.replace('  credentialsRef: {secret: proxy-creds}\n', ''),
+      /spec\.credentialsRef: required for a managed proxy without spec\.cloudInit/,
+    ],
+    [
+      'an endpoint host with a port in it',
+      'name: x-1\nspec: {mode: external, endpoint: {host: "h.example:3128", port: 3128}}\n',
+      /spec\.endpoint\.host: not a DNS name or an IP address: h\.example:3128/,
+    ],
   ])('refuses %s, saying where', (_, text, pattern) => {
     expect(problems(text).join('\n')).toMatch(pattern);
   });

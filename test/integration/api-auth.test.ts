@@ -25,7 +25,12 @@ import { testProjectId } from '../support/emulators.js';
 const SERVICE_URL = 'https://proxyplane-api-123456.us-central1.run.app';
 const STATIC = 'ci-static-admin-token-0123456789';
 const ADMIN = 'ops@example.com';
-const managed = { mode: 'managed', zone: 'us-central1-a' };
+// credentialsRef: the default cloud-init needs it (the API refuses a managed spec that could never boot).
+const managed = {
+  mode: 'managed',
+  zone: 'us-central1-a',
+  credentialsRef: { secret: 'proxy-creds', version: 'latest' },
+};
 
 const google = newSigningKey('k1');
 const rogue = newSigningKey('k1'); // same kid, different key: a forged signature

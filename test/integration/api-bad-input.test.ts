@@ -20,7 +20,12 @@ import { RecordingReconcilePublisher } from '../../shared/src/testing/recording-
 import { testProjectId } from '../support/emulators.js';
 
 const TOKEN = 'bad-input-admin-token-0123456789';
-const managed = { mode: 'managed', zone: 'us-central1-a' };
+// credentialsRef: the default cloud-init needs it (the API refuses a managed spec that could never boot).
+const managed = {
+  mode: 'managed',
+  zone: 'us-central1-a',
+  credentialsRef: { secret: 'proxy-creds', version: 'latest' },
+};
 const MiB = 1024 * 1024;
 
 interface Case {
@@ -227,7 +232,7 @@ const createCases = (): Case[] => {
       'POST',
       '/v1/proxies',
       (inner) =>
-        `{"name":"fresh","spec":${inner.replace(/^\{/, `{"mode":"managed","zone":"us-central1-a",`).replace(/,\}$/, '}')}}`,
+        `{"name":"fresh","spec":${inner.replace(/^\{/, `{"mode":"managed","zone":"us-central1-a","credentialsRef":{"secret":"proxy-creds"},`).replace(/,\}$/, '}')}}`,
     ),
     ...names.map((n) => post(`name ${JSON.stringify(n)}`, json({ name: n, spec: managed }))),
     post('name of the wrong type', json({ name: 7, spec: managed })),

@@ -103,7 +103,10 @@ describe('functions/api/src/main.ts', () => {
         fetch(`${s.url}/v1/proxies`, {
           method: 'POST',
           headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ name, spec: { mode: 'managed', zone: 'us-central1-a', port } }),
+          body: JSON.stringify({
+            name,
+            spec: { mode: 'managed', zone: 'us-central1-a', port, credentialsRef: { secret: 'proxy-creds' } },
+          }),
         });
       const refused = await create('elsewhere', 8080);
       expect(refused.status).toBe(400);

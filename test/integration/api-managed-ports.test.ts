@@ -19,7 +19,12 @@ import { testProjectId } from '../support/emulators.js';
 
 const TOKEN = 'managed-ports-admin-token-0123456789';
 const ALLOWED = [3128, 8443];
-const managed = { mode: 'managed', zone: 'us-central1-a' };
+// credentialsRef: the default cloud-init needs it (the API refuses a managed spec that could never boot).
+const managed = {
+  mode: 'managed',
+  zone: 'us-central1-a',
+  credentialsRef: { secret: 'proxy-creds', version: 'latest' },
+};
 const MERGE = 'application/merge-patch+json';
 
 describe('managed proxy ports: the API refuses a port the proxy firewall does not open', () => {

@@ -118,7 +118,7 @@ describe('proxyplane proxies', () => {
   it('creates every proxy of a multi-document YAML file', async () => {
     const path = file(
       'fleet.yaml',
-      `name: cli-ext\nspec:\n  mode: external\n  endpoint: {host: 127.0.0.1, port: ${upstream.port}}\n  attributes: {pool: cli, region: local}\n---\nname: cli-managed\nspec: {mode: managed, zone: europe-west1-b, attributes: {pool: cli, region: eu}}\n`,
+      `name: cli-ext\nspec:\n  mode: external\n  endpoint: {host: 127.0.0.1, port: ${upstream.port}}\n  attributes: {pool: cli, region: local}\n---\nname: cli-managed\nspec: {mode: managed, zone: europe-west1-b, credentialsRef: {secret: proxy-creds}, attributes: {pool: cli, region: eu}}\n`,
     );
     const r = await cli(['proxies', 'create', '-f', path]);
     expect(r, r.stderr).toMatchObject({
@@ -131,7 +131,7 @@ describe('proxyplane proxies', () => {
   it('refuses a bad file with the reasons, exit 2, and creates nothing (not even its valid proxies)', async () => {
     const path = file(
       'bad.yaml',
-      'name: cli-fine\nspec: {mode: managed, zone: us-east1-b}\n---\nname: Not_A_Label\nspec: {mode: managed, zone: mars}\n',
+      'name: cli-fine\nspec: {mode: managed, zone: us-east1-b, credentialsRef: {secret: proxy-creds}}\n---\nname: Not_A_Label\nspec: {mode: managed, zone: mars}\n',
     );
     const r = await cli(['proxies', 'create', '-f', path]);
     expect(r.code).toBe(2);
@@ -156,7 +156,7 @@ describe('proxyplane proxies', () => {
     const r = await cli(
       ['proxies', 'create', '-f', '-', '-o', 'json'],
       {},
-      '{"name":"cli-stdin","spec":{"mode":"managed","zone":"us-east1-b"}}',
+      '{"name":"cli-stdin","spec":{"mode":"managed","zone":"us-east1-b","credentialsRef":{"secret":"proxy-creds"}}}',
     );
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({
@@ -167,7 +167,7 @@ describe('proxyplane proxies', () => {
     const again = await cli(
       ['proxies', 'create', '-f', '-'],
       {},
-      '{"name":"cli-stdin","spec":{"mode":"managed","zone":"us-east1-b"}}',
+      '{"name":"cli-stdin","spec":{"mode":"managed","zone":"us-east1-b","credentialsRef":{"secret":"proxy-creds"}}}',
     );
     expect(again).toMatchObject({ code: 1, stdout: '' });
     expect(again.stderr).toMatch(/^error: already_exists — that name is taken/);

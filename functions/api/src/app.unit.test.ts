@@ -3,7 +3,12 @@ import { StoreError } from '../../../shared/src/ports/proxy-store.js';
 import { InMemoryJobRuns, InMemoryJobScheduler } from './jobs/testing/in-memory-jobs.js';
 import { ADMIN_TOKEN, harness } from './testing/harness.js';
 
-const managed = { mode: 'managed', zone: 'us-central1-a' };
+// credentialsRef: the default cloud-init needs it (the API refuses a managed spec that could never boot).
+const managed = {
+  mode: 'managed',
+  zone: 'us-central1-a',
+  credentialsRef: { secret: 'proxy-creds', version: 'latest' },
+};
 
 describe('the service', () => {
   it('answers /healthz without credentials', async () => {

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
 import { refusedEndpointHost } from '../../../../shared/src/domain/endpoint-host.js';
+import { lacksBootSource } from '../../../../shared/src/domain/managed-boot.js';
 import { type ManagedPortPolicy, refusedManagedPort } from '../../../../shared/src/domain/managed-ports.js';
 import { emptyStatus, type ProxyResource, type ProxySpec } from '../../../../shared/src/domain/proxy.js';
 import type { ReconcileRequest } from '../../../../shared/src/messages/reconcile-request.js';
@@ -69,6 +70,11 @@ export function proxyAdmin({
       const path = `${prefix}endpoint.host`;
       const message = `${path} must be a DNS name or an IP address (no scheme, port or credentials): ${JSON.stringify(host)}`;
       throw invalidRequest(message, [{ path, code: 'invalid_host', message }]);
+    }
+    if (lacksBootSource(next, current)) {
+      const path = `${prefix}credentialsRef`;
+      const message = `${path} is required for a managed proxy without ${prefix}cloudInit: the default cloud-init installs the proxy with those credentials`;
+      throw invalidRequest(message, [{ path, code: 'credentials_required', message }]);
     }
   }
 

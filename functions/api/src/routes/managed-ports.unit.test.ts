@@ -4,7 +4,12 @@ import { describe, expect, it } from 'vitest';
 import { aProxy, managedSpec } from '../../../../shared/src/testing/proxy-fixtures.js';
 import { harness } from '../testing/harness.js';
 
-const managed = { mode: 'managed', zone: 'us-central1-a' };
+// credentialsRef: the default cloud-init needs it (the API refuses a managed spec that could never boot).
+const managed = {
+  mode: 'managed',
+  zone: 'us-central1-a',
+  credentialsRef: { secret: 'proxy-creds', version: 'latest' },
+};
 const external = { mode: 'external', endpoint: { host: '203.0.113.7', port: 8080 } };
 const MERGE = { 'content-type': 'application/merge-patch+json' };
 

@@ -1,8 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { emptyStatus, type ProxyResource } from '../../../../shared/src/domain/proxy.js';
+import { aProxy, managedSpec } from '../../../../shared/src/testing/proxy-fixtures.js';
 import { harness } from '../testing/harness.js';
 
-const managed = { mode: 'managed', zone: 'us-central1-a' };
+// credentialsRef: the default cloud-init needs it (the API refuses a managed spec that could never boot).
+const managed = {
+  mode: 'managed',
+  zone: 'us-central1-a',
+  credentialsRef: { secret: 'proxy-creds', version: 'latest' },
+};
 const external = { mode: 'external', endpoint: { host: '203.0.113.7', port: 8080 } };
 
 async function withProxy(name = 'p1', spec: Record<string, unknown> = managed) {
@@ -13,6 +19,9 @@ async function withProxy(name = 'p1', spec: Record<string, unknown> = managed) {
   h.store.writeCalls.length = 0;
   return h;
 }
+
+/** A managed proxy stored before the API refused specs without credentials or cloud-init. */
+const legacy = async (): Promise<ProxyResource> => aProxy({ spec: managedSpec() });
 
 const json = async (res: Response) => (await res.json()) as Record<string, unknown>;
 
@@ -79,6 +88,12 @@ describe('POST /v1/proxies', () => {
       'invalid_key',
     ],
     [{ name: 'p' }, 'spec', 'invalid_type'],
+    // It could never boot: reconcile would latch it Failed at once (cloud-init.ts).
+    [
+      { name: 'p', spec: { mode: 'managed', zone: 'us-central1-a' } },
+      'spec.credentialsRef',
+      'credentials_required',
+    ],
   ])('refuses %j: 400 at %s (%s)', async (body, path, code) => {
     const h = harness();
     const res = await h.call('POST', '/v1/proxies', body);
@@ -114,6 +129,51 @@ describe('POST /v1/proxies', () => {
     expect(h.log.lines).toContainEqual(
       expect.objectContaining({ severity: 'ERROR', proxy: 'p1', reason: 'created', errorKind: 14 }),
     );
+  });
+});
+
+describe('a managed spec with neither credentialsRef nor cloudInit', () => {
+  const bare = { mode: 'managed', zone: 'us-central1-a' };
+
+  it('is accepted with its own cloud-init instead', async () => {
+    const h = harness();
+    const res = await h.call('POST', '/v1/proxies', {
+      name: 'p1',
+      spec: { ...bare, cloudInit: { inline: '#!/bin/sh\n' } },
+    });
+    expect(res.status).toBe(201);
+  });
+
+  it.each([
+    ['PUT', { ...bare, capacity: 9 }],
+    ['PATCH', { credentialsRef: null }],
+  ])('is refused when %s would drop the credentials, and nothing changes', async (method, body) => {
+    const h = await withProxy('p1');
+    const before = await h.store.snapshot();
+    const res = await h.call(method, '/v1/proxies/p1/spec', body, {
+      'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json',
+    });
+    expect(res.status).toBe(400);
+    expect(await json(res)).toMatchObject({
+      error: 'invalid_request',
+      issues: [expect.objectContaining({ path: 'credentialsRef', code: 'credentials_required' })],
+    });
+    expect(await h.store.snapshot()).toEqual(before);
+    expect(h.publisher.published).toEqual([]);
+  });
+
+  it('does not stop an edit of a proxy stored without them (written before the check)', async () => {
+    const h = harness();
+    await h.store.inner.create({ ...(await legacy()), name: 'old' });
+    const res = await h.call(
+      'PATCH',
+      '/v1/proxies/old/spec',
+      { capacity: 9 },
+      {
+        'content-type': 'application/merge-patch+json',
+      },
+    );
+    expect(res.status).toBe(200);
   });
 });
 
@@ -215,6 +275,7 @@ describe('PUT /v1/proxies/{name}/spec', () => {
       machineType: 'e2-small',
       mode: 'managed',
       attributes: {},
+      credentialsRef: { version: 'latest', secret: 'proxy-creds' },
     };
     const res = await h.call('PUT', '/v1/proxies/p1/spec', same);
     expect(res.status).toBe(200);
