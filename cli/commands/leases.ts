@@ -101,9 +101,14 @@ export async function reportLease({ api, io, args }: Ctx): Promise<void> {
   const body: Record<string, unknown> = { result };
   if (args.values.target !== undefined) body.target = args.values.target;
   await api.call('POST', `/v1/leases/${encodeURIComponent(id)}/report`, { role: 'crawler', body });
+  // The API's fallback (docs/leases.md): the reported target, else the lease's, else every target.
+  const target =
+    args.values.target !== undefined
+      ? String(args.values.target)
+      : "the lease's target (every target if it had none)";
   io.out(
     result === 'ok'
       ? `lease ${id} reported ok`
-      : `lease ${id} reported ${result}: its proxy cools down for the target`,
+      : `lease ${id} reported ${result}: its proxy cools down for ${target}`,
   );
 }
