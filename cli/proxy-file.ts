@@ -64,8 +64,11 @@ export function parseProxyFile(text: string, source: string): ProxyToCreate[] {
     // other proxies are not created before the API refuses this one.
     const spec = parsed.data.spec;
     const host = refusedEndpointHost(spec);
+    // Only what follows a userinfo part is shown: "user:pw@host" must not put a password on stderr.
     if (host !== null)
-      problems.push(`${where}: spec.endpoint.host: not a DNS name or an IP address: ${host}`);
+      problems.push(
+        `${where}: spec.endpoint.host: not a DNS name or an IP address: ${host.replace(/^.*@/, '…@')}`,
+      );
     if (lacksBootSource(spec)) {
       problems.push(`${where}: spec.credentialsRef: required for a managed proxy without spec.cloudInit`);
     }

@@ -58,12 +58,23 @@ describe('parseProxyFile', () => {
       /spec\.credentialsRef: required for a managed proxy without spec\.cloudInit/,
     ],
     [
+      'an endpoint host with credentials in it, without showing them',
+      'name: x-1\nspec: {mode: external, endpoint: {host: "alice:s3cret@h.example", port: 3128}}\n',
+      /spec\.endpoint\.host: not a DNS name or an IP address: …@h\.example$/m,
+    ],
+    [
       'an endpoint host with a port in it',
       'name: x-1\nspec: {mode: external, endpoint: {host: "h.example:3128", port: 3128}}\n',
       /spec\.endpoint\.host: not a DNS name or an IP address: h\.example:3128/,
     ],
   ])('refuses %s, saying where', (_, text, pattern) => {
     expect(problems(text).join('\n')).toMatch(pattern);
+  });
+
+  it('never repeats the password of an endpoint host that carries one', () => {
+    const text =
+      'name: x-1\nspec: {mode: external, endpoint: {host: "alice:s3cret@h.example", port: 3128}}\n';
+    expect(problems(text).join('\n')).not.toMatch(/s3cret|alice/);
   });
 
   it('names the document of a multi-document file that is wrong', () => {

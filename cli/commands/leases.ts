@@ -1,5 +1,7 @@
 // proxyplane leases acquire --selector k=v [--target T] [--ttl S] [--exclusive] | renew ID [--ttl S]
 // | report ID ok|rate_limited|banned [--target T] | release ID
+
+import { TTL_BOUNDS } from '../../shared/src/domain/leases/model.js';
 import { exactlyOne, keyValues, none, outputOf, positiveInt } from '../args.js';
 import type { Ctx } from '../context.js';
 import { UsageError } from '../errors.js';
@@ -68,15 +70,21 @@ export async function releaseLease({ api, io, args }: Ctx): Promise<void> {
 
 export const renewOptions = { ttl: leaseOptions.ttl } as const;
 
-/** The lease routes' own bound (docs/leases.md § Lifetime): refused here rather than sent. */
-const MAX_TTL_SECONDS = 3600;
+/** The lease routes' own bounds (docs/leases.md § Lifetime): refused here rather than sent. */
+function renewTtl(raw: string): number {
+  const ttl = positiveInt(raw, '--ttl', TTL_BOUNDS.default, TTL_BOUNDS.max);
+  if (ttl < TTL_BOUNDS.min)
+    throw new UsageError(
+      `--ttl must be an integer from ${TTL_BOUNDS.min} to ${TTL_BOUNDS.max}, got "${raw}"`,
+    );
+  return ttl;
+}
 
 export async function renewLease({ api, io, args }: Ctx): Promise<void> {
   const id = exactlyOne(args.positionals, 'lease ID');
   const output = outputOf(args.values, ['table', 'json', 'yaml']);
   const body: Record<string, unknown> = {};
-  if (args.values.ttl !== undefined)
-    body.ttlSeconds = positiveInt(args.values.ttl as string, '--ttl', 300, MAX_TTL_SECONDS);
+  if (args.values.ttl !== undefined) body.ttlSeconds = renewTtl(args.values.ttl as string);
   const r = await api.call<{ leaseId: string; expiresAt: string; ttlSeconds: number }>(
     'POST',
     `/v1/leases/${encodeURIComponent(id)}/renew`,

@@ -85,12 +85,17 @@ afterAll(async () => {
   await db.terminate();
 });
 
+function withoutProxyplaneVars(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([k]) => !k.startsWith('PROXYPLANE_')));
+}
+
 const crawl = (
   path: string,
   vars: Record<string, string> = { PROXYPLANE_URL: service.url, PROXYPLANE_TOKEN: TOKEN },
 ) =>
   run(process.execPath, ['--import', 'tsx', 'docs/examples/crawler.ts', `${targetUrl}${path}`], {
-    env: { ...process.env, ...vars },
+    // Not the developer's own PROXYPLANE_URL / PROXYPLANE_TOKEN: each case says which variables it has.
+    env: { ...withoutProxyplaneVars(process.env), ...vars },
     timeout: 60_000,
   }).then(
     (r) => ({ code: 0, ...r }),

@@ -9,6 +9,7 @@ import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
 import {
   awaitsPass,
   awaitsPassNotBefore,
+  awaitsPassSince,
   driftNotBefore,
   isDriftPolled,
 } from '../../../shared/src/domain/reconcile/drift.js';
@@ -19,6 +20,9 @@ export interface SteadyProxy {
   uid: string;
   /** No drift poll before this (DriftPoll after the instance was seen Running). */
   notBefore: Date | null;
+  /** A proxy awaiting a pass whose request was lost (drift.ts awaitsPass): when it was asked for. Its
+   *  slots back off (awaitsPassSlotDue); null for a steady, drift-polled proxy. */
+  awaitingSince: Date | null;
 }
 
 const STEADY_PHASES = ['Provisioned', 'Ready', 'Unhealthy'] as const;
@@ -38,6 +42,7 @@ export async function listSteady(
       name: p.name,
       uid: p.uid,
       notBefore: isDriftPolled(p) ? driftNotBefore(p, driftPollMs) : awaitsPassNotBefore(p, driftPollMs),
+      awaitingSince: isDriftPolled(p) ? null : awaitsPassSince(p),
     }));
 }
 

@@ -7,7 +7,7 @@
 // A steady fleet costs reads only, never a write. A proxy published twice (overlapping sweeps, a late
 // write) costs one idempotent reconcile pass, so double publishing is avoided where cheap, never relied on.
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
-import { driftSlots } from '../../../shared/src/domain/reconcile/drift.js';
+import { awaitsPassSlotDue, driftSlots } from '../../../shared/src/domain/reconcile/drift.js';
 import type { Clock } from '../../../shared/src/ports/clock.js';
 import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
@@ -67,8 +67,10 @@ export async function runSweep(deps: SweepDeps, tickAt: Date): Promise<SweepRepo
   const fleet = await steady.get(started.getTime(), () => listSteady(deps.store, deps.driftPollMs));
   for (const p of fleet) {
     const to = new Date(windowStart.getTime() + deps.tickPeriodMs);
-    for (const slot of driftSlots(p.uid, deps.driftPollMs, windowStart, to, p.notBefore))
+    for (const slot of driftSlots(p.uid, deps.driftPollMs, windowStart, to, p.notBefore)) {
+      if (p.awaitingSince && !awaitsPassSlotDue(p.awaitingSince, slot, deps.driftPollMs)) continue;
       schedule(p.name, slot.getTime(), true);
+    }
   }
 
   let nextPoll = started.getTime();

@@ -138,6 +138,20 @@ describe('requeue sweep', () => {
     expect(store.writes).toBe(writes);
   });
 
+  // A proxy whose passes keep failing (a provider outage) still awaits one, and Pub/Sub retries each
+  // message for over an hour: a new one every DriftPoll would pile messages up. 1, 2, 4, 8, 16 DriftPolls
+  // after the request, then every 16th.
+  it('backs off republishing a proxy that still awaits its pass', async () => {
+    const D = 60_000;
+    const ago = (periods: number, n: number) =>
+      aProxy({ name: `p${periods}`, uid: testUid(40 + n), createdAt: at(-periods * D) });
+    // Requested 4, 3, 16, 24 and 32 periods before this window: its slot here is that many periods after.
+    const ps = [ago(4, 0), ago(3, 1), ago(16, 2), ago(24, 3), ago(32, 4)];
+    for (const p of ps) await store.create(p);
+    await runSweep(deps, t0);
+    expect(published.map((p) => p.proxy).sort()).toEqual(['p16', 'p32', 'p4']);
+  });
+
   it('does not let a full page of stuck proxies starve a newly due one', async () => {
     for (const n of ['s1', 's2', 's3', 's4']) await due(n, -60_000);
     await due('fresh', 10_000);

@@ -32,11 +32,32 @@ export function awaitsPass(p: ProxyResource): boolean {
   return p.status.observedGeneration < p.generation;
 }
 
+/** When the pass a proxy awaits was asked for: its deletion request, else its creation (a spec edit records
+ *  no time of its own). */
+export function awaitsPassSince(p: ProxyResource): Date {
+  return p.deletionRequestedAt ?? p.createdAt;
+}
+
 /** No pass for a proxy awaiting one before a DriftPoll after its creation or deletion request: the request
  *  those sent is given that long to land first (a spec edit records no time: its edit may be passed again). */
 export function awaitsPassNotBefore(p: ProxyResource, driftPollMs: number): Date {
-  const requested = p.deletionRequestedAt ?? p.createdAt;
-  return new Date(requested.getTime() + driftPollMs);
+  return new Date(awaitsPassSince(p).getTime() + driftPollMs);
+}
+
+/** After this many DriftPolls an awaiting proxy is published once every this many. */
+export const AWAITS_PASS_MAX_PERIODS = 16;
+
+/**
+ * Whether a proxy awaiting a pass since `since` is published at its drift slot `slot`: 1, 2, 4, 8 and 16
+ * DriftPolls after the request, then every 16th. A proxy whose passes keep failing (a provider outage)
+ * still awaits one, and each message published is retried by Pub/Sub for over an hour
+ * (shared/topology/pubsub.json): a new one every DriftPoll would multiply the passes against the failing
+ * provider and dead-letter one message per DriftPoll. Backing off keeps it near one message in flight.
+ */
+export function awaitsPassSlotDue(since: Date, slot: Date, driftPollMs: number): boolean {
+  const n = Math.floor((slot.getTime() - since.getTime()) / driftPollMs);
+  if (n < 1) return false;
+  return n >= AWAITS_PASS_MAX_PERIODS ? n % AWAITS_PASS_MAX_PERIODS === 0 : (n & (n - 1)) === 0;
 }
 
 /** The proxy's offset inside each DriftPoll period: stable per UID, uniform over the period. */

@@ -4,6 +4,7 @@ import { aProxy } from '../../testing/proxy-fixtures.js';
 import {
   awaitsPass,
   awaitsPassNotBefore,
+  awaitsPassSlotDue,
   driftNotBefore,
   driftOffsetMs,
   driftSlots,
@@ -63,6 +64,24 @@ describe('drift polling', () => {
     ],
   ])('awaits a pass: %s → %s', (_l, p, expected) => {
     expect(awaitsPass(p)).toBe(expected);
+  });
+
+  it.each([
+    [0, false],
+    [1, true],
+    [2, true],
+    [3, false],
+    [4, true],
+    [7, false],
+    [8, true],
+    [15, false],
+    [16, true],
+    [24, false],
+    [32, true],
+    [48, true],
+  ])('republishes an awaiting proxy %i DriftPolls after its request: %s', (n, expected) => {
+    const D = 60_000;
+    expect(awaitsPassSlotDue(t0, at(n * D + 1_234), D)).toBe(expected);
   });
 
   it('gives the request a DriftPoll to land before stepping in', () => {
