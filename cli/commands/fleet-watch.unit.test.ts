@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { FleetRow, FleetView } from '../../functions/api/src/fleet/view-model.js';
-import type { Io } from '../context.js';
 import { runCli } from '../run.js';
+import { cliDeps, recordingIo } from '../testing.js';
 import { fleetTable } from './fleet-watch.js';
 
 const view: FleetView = {
@@ -12,32 +12,14 @@ const view: FleetView = {
 
 /** runCli with an Io that records sleeps instead of waiting, and a fetch that counts the API calls. */
 async function watch(args: string[]) {
-  const sleeps: number[] = [];
-  const err: string[] = [];
+  const io = recordingIo();
+  const { sleeps, errLines: err } = io;
   let calls = 0;
-  const io: Io = {
-    out: () => {},
-    err: (t) => err.push(t),
-    isTTY: false,
-    columns: 120,
-    readStdin: async () => '',
-    readFile: async () => '',
-    now: () => new Date('2026-02-01T12:00:00Z'),
-    sleep: async (ms) => {
-      sleeps.push(ms);
-    },
-    interrupted: new AbortController().signal,
-  };
   const fetch = (async () => {
     calls++;
     return new Response(JSON.stringify(view), { headers: { 'content-type': 'application/json' } });
   }) as typeof globalThis.fetch;
-  const code = await runCli(['fleet', 'watch', '--api', 'http://127.0.0.1:9', ...args], {
-    io,
-    env: {},
-    tokens: { env: {}, localState: () => null, gcloudToken: () => null },
-    fetch,
-  });
+  const code = await runCli(['fleet', 'watch', '--api', 'http://127.0.0.1:9', ...args], cliDeps(io, fetch));
   return { code, sleeps, err, calls };
 }
 

@@ -1,22 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { Io } from '../context.js';
 import { runCli } from '../run.js';
+import { cliDeps, recordingIo } from '../testing.js';
 
 /** runCli against a fetch that records what would have been sent. */
 async function cli(args: string[]) {
-  const err: string[] = [];
+  const io = recordingIo();
   const sent: string[] = [];
-  const io: Io = {
-    out: () => {},
-    err: (t) => err.push(t),
-    isTTY: false,
-    columns: 120,
-    readStdin: async () => '',
-    readFile: async () => '',
-    now: () => new Date('2026-02-01T12:00:00Z'),
-    sleep: async () => {},
-    interrupted: new AbortController().signal,
-  };
   const fetch = (async (url: string) => {
     sent.push(url);
     return new Response(
@@ -24,13 +13,11 @@ async function cli(args: string[]) {
       { headers: { 'content-type': 'application/json' } },
     );
   }) as unknown as typeof globalThis.fetch;
-  const code = await runCli(['leases', ...args, '--api', 'http://127.0.0.1:9'], {
-    io,
-    env: { PROXYPLANE_TOKEN: 'crawler-token-0123456789' },
-    tokens: { env: {}, localState: () => null, gcloudToken: () => null },
-    fetch,
-  });
-  return { code, err, sent };
+  const code = await runCli(
+    ['leases', ...args, '--api', 'http://127.0.0.1:9'],
+    cliDeps(io, fetch, { PROXYPLANE_TOKEN: 'crawler-token-0123456789' }),
+  );
+  return { code, err: io.errLines, sent };
 }
 
 describe('leases renew --ttl', () => {
