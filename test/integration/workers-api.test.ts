@@ -32,10 +32,10 @@ afterAll(async () => {
 
 describe('registration (contract §2, §7, §8)', () => {
   it('refuses an incompatible protocol version with a clear code — never a downgrade', async () => {
-    const r = await w.register(4);
+    const r = await w.register(5);
     expect(r).toEqual({
       status: 400,
-      body: expect.objectContaining({ error: 'unsupported_protocol_version', supported: { min: 1, max: 3 } }),
+      body: expect.objectContaining({ error: 'unsupported_protocol_version', supported: { min: 1, max: 4 } }),
     });
     expect(await plane.firestore.collection('workers').doc('gw-1').get()).toHaveProperty('exists', false);
   });

@@ -63,12 +63,20 @@ export const GatewayRoute = z
   .refine(stickyRule.check, { message: stickyRule.message });
 export type GatewayRoute = z.infer<typeof GatewayRoute>;
 
+export const GatewayProxyProtocol = z.enum(['http', 'socks5']);
+export type GatewayProxyProtocol = z.infer<typeof GatewayProxyProtocol>;
+
 export const GatewayProxy = z
   .object({
     name: ProxyName,
     host: z.string().min(1).max(253),
     port: z.number().int().min(1).max(65535),
-    protocol: z.enum(['http']),
+    /**
+     * How the worker talks to the upstream: `http` (CONNECT, or absolute form when it filters
+     * destinations) or `socks5` (RFC 1928 CONNECT to the pinned target address). `socks5` is written only
+     * for sessions of protocol 4 on (domain/workers/protocol.ts): an older worker's enum refuses it.
+     */
+    protocol: GatewayProxyProtocol,
     /** Concurrent requests this worker may run through the proxy. */
     capacity: z.number().int().min(1).max(100_000),
     /** Hard expiry of the worker's ownership of the proxy. */

@@ -169,7 +169,7 @@ describe('schema', () => {
   const wire = { ...v1 };
   it.each([
     ['an unknown policy', { ...wire, routing: [{ ...wire.routing[0], policy: 'random' }] }],
-    ['an unknown protocol', { ...wire, proxies: [{ ...wire.proxies[0], protocol: 'socks5' }] }],
+    ['an unknown protocol', { ...wire, proxies: [{ ...wire.proxies[0], protocol: 'socks4' }] }],
     ['an unknown field', { ...wire, extra: 1 }],
     ['another schema version', { ...wire, schemaVersion: 2 }],
     [
@@ -184,5 +184,10 @@ describe('schema', () => {
 
   it('accepts what buildSnapshot produces', () => {
     expect(GatewaySnapshot.parse(v1)).toEqual(v1);
+  });
+
+  it('accepts a socks5 entry (protocol 4: written only for workers that read it)', () => {
+    const socks = { ...wire, proxies: [{ ...wire.proxies[0], protocol: 'socks5' }] };
+    expect(GatewaySnapshot.parse(socks).proxies[0]?.protocol).toBe('socks5');
   });
 });

@@ -1,7 +1,8 @@
 // What one worker's snapshot holds (contract §3): the ordered routing, and only the proxies it owns and is
 // not draining that are healthy and have an endpoint — each with its capacity, the worker's grant as its
 // hard expiry, usableUntil = expiresAt − allocationSafetyMargin, its credentials as a Secret Manager
-// reference, and (protocol 3) the routes it must be left out of (contract §6 TARGET tier). Built in
+// reference, and (protocol 3) the routes it must be left out of (contract §6 TARGET tier); SOCKS5 proxies
+// only from protocol 4 on. Built in
 // exactly the gateway's wire format (messages/gateway-snapshot.ts), so the worker validates it with the
 // same code.
 import type { GatewayProxy, GatewayRoute, GatewaySnapshotContent } from '../../messages/gateway-snapshot.js';
@@ -11,7 +12,7 @@ import { proxyEndpoint } from '../leases/endpoint.js';
 import { isHealthy } from '../leases/health.js';
 import type { ProxyResource } from '../proxy.js';
 import { usableUntil } from '../workers/grants.js';
-import { readsExcludedRoutes, readsFiltersDestinations } from '../workers/protocol.js';
+import { readsExcludedRoutes, readsFiltersDestinations, readsSocks5 } from '../workers/protocol.js';
 import { canonicalText, type Prepared } from './canonical-fast.js';
 
 /** The routing a worker gets when none is configured: every host, least-active over every proxy. */
@@ -28,12 +29,18 @@ interface EntryContext {
   /** The routes an entry may be excluded from — the snapshot's, less those failing open — when the
    *  session reads `excludedRoutes` (protocol 3 on); null when it does not. */
   routeNames: ReadonlySet<string> | null;
+  /** The session reads `protocol: "socks5"` (protocol 4 on). */
+  socks5: boolean;
 }
 
 /** The snapshot entry of an owned proxy, or null when it cannot carry traffic now (unhealthy, no address). */
 function entryOf(p: ProxyResource, x: EntryContext): GatewayProxy | null {
   const endpoint = proxyEndpoint(p);
   if (!endpoint || !isHealthy(p)) return null;
+  // The planner never gives a SOCKS5 proxy to a worker below protocol 4 (plan-pass.ts); this is the
+  // guarantee where the bytes are written: such a worker's strict schema would refuse the whole snapshot.
+  const protocol: string = endpoint.protocol;
+  if (protocol === 'socks5' && !x.socks5) return null;
   return {
     name: p.name,
     host: endpoint.host,
@@ -90,7 +97,7 @@ export interface ContentInput {
   allocationSafetyMarginMs: number;
   /**
    * The worker's session protocol: below 2 its entries never carry `filtersDestinations`, below 3 never
-   * `excludedRoutes` (workers/protocol.ts).
+   * `excludedRoutes`, below 4 no SOCKS5 proxy is in it at all (workers/protocol.ts).
    */
   protocolVersion: number;
   /** Routes whose every pool proxy is unreachable (route-fail-open.ts): no entry is excluded from them. */
@@ -113,6 +120,7 @@ export function workerContent(x: ContentInput): GatewaySnapshotContent {
     usable: usableUntil(x.grant, x.allocationSafetyMarginMs, x.now).toISOString(),
     markFilters: readsFiltersDestinations(x.protocolVersion),
     routeNames: readsExcludedRoutes(x.protocolVersion) ? excludableRoutes(x) : null,
+    socks5: readsSocks5(x.protocolVersion),
   };
   for (const p of x.owned) {
     const entry = entryOf(p, ctx);

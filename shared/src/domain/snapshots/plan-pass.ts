@@ -11,9 +11,11 @@ import {
   type OwnershipPlan,
   type OwnershipRecord,
   ownedBy,
+  type PlanInput,
   planOwnership,
   type WorkerStanding,
 } from '../workers/ownership.js';
+import { readsSocks5 } from '../workers/protocol.js';
 import { isLive, type WorkerSession } from '../workers/session.js';
 import type { WorkerSettings } from '../workers/settings.js';
 import type { StoredReport } from '../workers/usable-capacity.js';
@@ -67,6 +69,13 @@ export function leaseCandidates(
     .map((p) => p.name);
 }
 
+/** Whether the gateway talks SOCKS5 to the proxy (managed ones speak spec.protocol, external ones their endpoint's). */
+export function speaksSocks5(p: ProxyResource): boolean {
+  // Widened to string: the spec's enum gains `socks5` with the API's half of the feature (proxy.ts).
+  const protocol: string = p.spec.mode === 'external' ? p.spec.endpoint.protocol : p.spec.protocol;
+  return protocol === 'socks5';
+}
+
 /** A worker shutting down reports draining: still live, no longer given proxies. */
 const shuttingDown = (w: WorkerView) =>
   w.report?.draining === true && w.report.sessionId === w.session.sessionId;
@@ -80,10 +89,13 @@ export function planPass(x: PassInput): PassPlan {
     const live = isLive(w.session, x.now);
     standing.set(id, { live, assignable: live && !shuttingDown(w), grantedUntil: w.grantedUntil });
   }
-  const ownership = planOwnership({
-    pool,
-    records: x.records,
-    workers: standing,
+  const socks = new Set(x.poolSpecs.filter(speaksSocks5).map((p) => p.name));
+  const socksStanding = new Map<string, WorkerStanding>();
+  for (const [id, w] of standing) {
+    const reads = readsSocks5(x.workers.get(id)!.session.protocolVersion);
+    socksStanding.set(id, reads ? w : { ...w, assignable: false });
+  }
+  const common: Omit<PlanInput, 'pool' | 'records' | 'workers'> = {
     epoch: x.epoch,
     blocked: (p) => x.leased.has(p),
     drained: (proxy, worker, since) => {
@@ -100,7 +112,27 @@ export function planPass(x: PassInput): PassPlan {
     },
     now: x.now,
     skewMs: x.settings.skewMs,
-  });
+  };
+  const ofSocks = (want: boolean) => new Map([...x.records].filter(([proxy]) => socks.has(proxy) === want));
+  const plans = [
+    planOwnership({
+      ...common,
+      pool: pool.filter((p) => !socks.has(p)),
+      records: ofSocks(false),
+      workers: standing,
+    }),
+    planOwnership({
+      ...common,
+      pool: pool.filter((p) => socks.has(p)),
+      records: ofSocks(true),
+      workers: socksStanding,
+    }),
+  ];
+  // Both plans number their changes x.epoch + 1: together they are one change of ownership.
+  const changes = plans
+    .flatMap((p) => p.changes)
+    .sort((a, b) => (a.proxy < b.proxy ? -1 : a.proxy > b.proxy ? 1 : 0));
+  const ownership: OwnershipPlan = { epoch: changes.length > 0 ? x.epoch + 1 : x.epoch, changes };
   const records = applyOwnership(x.records, ownership.changes);
   const byName = new Map(x.poolSpecs.map((p) => [p.name, p]));
   const builds: WorkerBuild[] = [];

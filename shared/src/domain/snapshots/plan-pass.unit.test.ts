@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { HEALTHY_CONDITIONS } from '../../testing/healthy-conditions.js';
 import { aProxy, externalSpec } from '../../testing/proxy-fixtures.js';
-import type { ProxyResource } from '../proxy.js';
+import type { Endpoint, ProxyResource } from '../proxy.js';
 import type { OwnershipRecord } from '../workers/ownership.js';
 import { register } from '../workers/session.js';
 import { DEFAULT_WORKER_SETTINGS } from '../workers/settings.js';
@@ -17,10 +17,17 @@ const proxy = (name: string, over: Partial<ProxyResource> = {}) =>
     status: { phase: 'Ready', conditions: HEALTHY_CONDITIONS },
     ...over,
   });
-const session = (id: string, at = now) =>
+/** An external proxy the gateway reaches over SOCKS5 (the spec's enum gains the value in proxy.ts). */
+const socksProxy = (name: string) => {
+  const spec = externalSpec({ gatewayPool: true });
+  if (spec.mode !== 'external') throw new Error('externalSpec');
+  const protocol = 'socks5' as string as Endpoint['protocol'];
+  return proxy(name, { spec: { ...spec, endpoint: { ...spec.endpoint, protocol } } });
+};
+const session = (id: string, at = now, protocolVersion = 1) =>
   register(
     null,
-    { workerId: id, instanceId: 'i', zone: 'z', protocolVersion: 1, principal: 'p' },
+    { workerId: id, instanceId: 'i', zone: 'z', protocolVersion, principal: 'p' },
     at,
     `s-${id}`,
     30_000,
@@ -178,5 +185,66 @@ describe('planPass', () => {
       ['p2', rec('p2', 'w1', 3)],
     ]);
     expect(leaseCandidates([proxy('p1'), proxy('p2'), proxy('p3')], records)).toEqual(['p2', 'p3']);
+  });
+
+  describe('SOCKS5 proxies go only to workers of protocol 4 (a worker below refuses the whole snapshot)', () => {
+    const socks = ['s1', 's2', 's3', 's4', 's5', 's6'].map(socksProxy);
+    const http = ['h1', 'h2', 'h3', 'h4', 'h5', 'h6'].map((n) => proxy(n));
+    const at = (id: string, version: number) => view(id, { session: session(id, now, version) });
+    const ownerOf = (p: ReturnType<typeof planPass>) =>
+      Object.fromEntries([...p.records.values()].map((r) => [r.proxy, r.owner]));
+
+    it('a mixed fleet: every SOCKS5 proxy to the protocol-4 worker, HTTP ones over both, in one epoch', () => {
+      const workers = new Map([
+        ['w-old', at('w-old', 3)],
+        ['w-new', at('w-new', 4)],
+      ]);
+      const p = planPass(input({ poolSpecs: [...socks, ...http], workers }));
+      const owners = ownerOf(p);
+      for (const s of socks) expect(owners[s.name]).toBe('w-new');
+      // Rendezvous over both workers for HTTP proxies: the old worker is not starved of them.
+      expect(new Set(http.map((h) => owners[h.name]))).toEqual(new Set(['w-old', 'w-new']));
+      expect(p.ownership.epoch).toBe(6);
+      expect(p.ownership.changes.every((c) => c.next?.since === 6)).toBe(true);
+      expect(p.ownership.changes.map((c) => c.proxy)).toEqual(
+        [...p.ownership.changes.map((c) => c.proxy)].sort(),
+      );
+      const old = p.builds.find((b) => b.workerId === 'w-old')!;
+      expect(old.owned.some((o) => o.name.startsWith('s'))).toBe(false);
+    });
+
+    it('only workers below 4: a SOCKS5 proxy stays unowned, HTTP proxies are assigned as before', () => {
+      const p = planPass(
+        input({ poolSpecs: [socks[0]!, http[0]!], workers: new Map([['w1', at('w1', 3)]]) }),
+      );
+      expect(ownerOf(p)).toEqual({ h1: 'w1' });
+      expect(p.builds[0]!.owned.map((o) => o.name)).toEqual(['h1']);
+    });
+
+    it('a SOCKS5 proxy owned by a worker that came back below 4 is drained off it, then goes to a protocol-4 one', () => {
+      const records = new Map([['s1', rec('s1', 'w-old')]]);
+      const workers = new Map([
+        ['w-old', at('w-old', 3)],
+        ['w-new', at('w-new', 4)],
+      ]);
+      const p = planPass(input({ poolSpecs: [socks[0]!], records, workers }));
+      expect(p.ownership.changes).toEqual([
+        { proxy: 's1', kind: 'drain_started', next: { ...rec('s1', 'w-old'), drainEpoch: 6 } },
+      ]);
+      expect(p.builds.find((b) => b.workerId === 'w-old')!.owned).toEqual([]);
+      const drained = new Map([
+        [
+          'w-old',
+          view('w-old', { session: session('w-old', now, 3), report: report('w-old', { epoch: 6 }) }),
+        ],
+        ['w-new', at('w-new', 4)],
+      ]);
+      const next = planPass(
+        input({ poolSpecs: [socks[0]!], records: p.records, workers: drained, epoch: 6 }),
+      );
+      expect(next.ownership.changes).toEqual([
+        { proxy: 's1', kind: 'released', next: { proxy: 's1', owner: 'w-new', since: 7, drainEpoch: null } },
+      ]);
+    });
   });
 });

@@ -4,7 +4,7 @@ import { HEALTHY_CONDITIONS } from '../../testing/healthy-conditions.js';
 import { aProxy, externalSpec, managedSpec } from '../../testing/proxy-fixtures.js';
 import { buildSnapshot } from '../gateway/canonical.js';
 import { applyDelta } from '../gateway/delta.js';
-import type { ProxyResource } from '../proxy.js';
+import type { Endpoint, ProxyResource } from '../proxy.js';
 import { prepare } from './canonical-fast.js';
 import { type ContentInput, contentDigest, DEFAULT_ROUTING, workerContent } from './content.js';
 import { chooseMessage, jsonBytes, nextVersion } from './next.js';
@@ -101,6 +101,42 @@ describe('workerContent (contract §3)', () => {
     // A worker on protocol 1 does not know the field (its schema is strict): it never gets it.
     const [old] = workerContent(input([p], { protocolVersion: 1 })).proxies;
     expect('filtersDestinations' in old!).toBe(false);
+  });
+
+  describe('SOCKS5 entries (protocol 4): never in the snapshot of a worker below it', () => {
+    // The spec's enum gains `socks5` in proxy.ts; the cast keeps this test independent of that order.
+    const socks = (name: string): ProxyResource => {
+      const p = ready(name, { credentialsRef: { secret: `${name}-auth`, version: '2' } });
+      if (p.spec.mode !== 'external') throw new Error('external');
+      const protocol = 'socks5' as string as Endpoint['protocol'];
+      return { ...p, spec: { ...p.spec, endpoint: { ...p.spec.endpoint, protocol } } };
+    };
+    it.each<[number, string[]]>([
+      [1, ['h']],
+      [2, ['h']],
+      [3, ['h']],
+      [4, ['h', 's']],
+    ])('protocol %i → %j', (protocolVersion, names) => {
+      const c = workerContent(input([socks('s'), ready('h')], { protocolVersion }));
+      expect(c.proxies.map((p) => p.name)).toEqual(names);
+      // What the worker gets passes its own strict schema (the checksum is not checked by the schema).
+      const full = buildSnapshot({ ...c, version: 1 }, sha256Hex);
+      expect(GatewaySnapshot.parse(full).proxies.map((p) => p.protocol)).toEqual(
+        names.map((n) => (n === 's' ? 'socks5' : 'http')),
+      );
+    });
+
+    it('the entry names the protocol and carries the credentials reference as an http one does', () => {
+      const [entry] = workerContent(input([socks('s')], { protocolVersion: 4 })).proxies;
+      expect(entry).toMatchObject({
+        name: 's',
+        host: '203.0.113.7',
+        port: 8080,
+        protocol: 'socks5',
+        credentialsRef: { secret: 's-auth', version: '2' },
+      });
+      expect('filtersDestinations' in entry!).toBe(false);
+    });
   });
 
   describe('excludedRoutes (contract §6 TARGET tier): status.unreachableRoutes ∩ the routing, protocol 3 on', () => {

@@ -11,6 +11,11 @@
 //   3  snapshot entries may carry `excludedRoutes` (a route whose target check fails through the proxy,
 //      docs/health.md § TARGET); written only for sessions of version 3 on, for the same reason. A worker
 //      of version 1 or 2 keeps such a proxy in every route it selects, as before the field
+//   4  snapshot entries may have `protocol: "socks5"` (an external SOCKS5 upstream, docs/gateway.md
+//      § SOCKS5 upstreams). A worker of version 1 to 3 refuses the enum value — and with it the whole
+//      snapshot — so it is never given such a proxy: the planner leaves it out of the workers a SOCKS5
+//      proxy may be assigned to, and the content builder never writes one for it either
+//      (docs/gateway-control-plane.md § Protocol version)
 //
 // The contract's proto rules (§7: a field number is never reused; a deleted field stays `reserved`) in JSON
 // terms: a field name of a worker body or a snapshot, once published, keeps its meaning for good — a field
@@ -18,13 +23,16 @@
 // strict, so a new field is a new version above, written only for sessions that read it.
 //   retired: (none yet)
 
-export const ControllerProtocol = { min: 1, max: 3 } as const;
+export const ControllerProtocol = { min: 1, max: 4 } as const;
 
 /** Whether a worker speaking `version` reads `filtersDestinations` in its snapshot entries. */
 export const readsFiltersDestinations = (version: number): boolean => version >= 2;
 
 /** Whether a worker speaking `version` reads `excludedRoutes` in its snapshot entries. */
 export const readsExcludedRoutes = (version: number): boolean => version >= 3;
+
+/** Whether a worker speaking `version` reads `protocol: "socks5"` in its snapshot entries. */
+export const readsSocks5 = (version: number): boolean => version >= 4;
 
 export type ProtocolCheck =
   | { ok: true; version: number }

@@ -17,8 +17,9 @@ describe('negotiateProtocol (contract §7)', () => {
     [1, true],
     [2, true],
     [3, true],
+    [4, true],
     [0, false],
-    [4, false],
+    [5, false],
     [1.5, false],
   ])('version %s → %s', (v, ok) => expect(negotiateProtocol(v).ok).toBe(ok));
 });
