@@ -92,7 +92,7 @@ export async function runActiveTiers(
  * and keeps its TARGET tracks), each in a slot of the pass-wide `pool`, all queued at once: a target that
  * hangs costs the checks one timeout, not one per check queued behind it. A check that finds no slot within
  * one `timeoutSeconds` is `skipped` — no result, so its track stays as it is — so the TARGET tier adds at
- * most two timeouts to the pass after the proxy's BASIC verdict, however many checks are queued.
+ * most two timeouts to the pass after the proxy's BASIC/EGRESS verdict, however many checks are queued.
  */
 export async function runTargetTier(
   prober: Prober,
