@@ -1,6 +1,6 @@
 // The demo fleet `npm start` creates on an empty plane: three managed proxies on the Compute emulator in
-// two regions (three zones) with different attributes, and one external proxy that the plane only
-// watches. All share one Secret Manager secret for their credentials. Health checks run every 5 s with a
+// two regions (three zones) with different attributes, and two external proxies that the plane only
+// watches: one HTTP, one SOCKS5. All share one Secret Manager secret for their credentials. Health checks run every 5 s with a
 // failure threshold of 2, so that a proxy killed through the Compute emulator turns Unhealthy in seconds.
 // Two of them are in the gateway pool (the gateway carries requests over them; they are not leasable).
 
@@ -19,7 +19,12 @@ const common = {
   capacity: 4,
 };
 
-export function demoFleet(external: { host: string; port: number }): DemoProxy[] {
+interface Endpoint {
+  host: string;
+  port: number;
+}
+
+export function demoFleet(external: Endpoint, socks: Endpoint): DemoProxy[] {
   return [
     {
       name: 'demo-us-1',
@@ -56,6 +61,15 @@ export function demoFleet(external: { host: string; port: number }): DemoProxy[]
         mode: 'external',
         endpoint: { host: external.host, port: external.port, protocol: 'http' },
         attributes: { pool: DEMO_POOL, region: 'local', tier: 'byo' },
+        ...common,
+      },
+    },
+    {
+      name: 'demo-socks',
+      spec: {
+        mode: 'external',
+        endpoint: { host: socks.host, port: socks.port, protocol: 'socks5' },
+        attributes: { pool: DEMO_POOL, region: 'local', tier: 'socks5' },
         ...common,
       },
     },

@@ -19,6 +19,7 @@ export interface DemoInstructionsInput {
 }
 
 export const LEASE_MARK = '# lease';
+export const SOCKS_MARK = '# a SOCKS5 proxy';
 
 export function demoInstructions(i: DemoInstructionsInput): string {
   const lines = [
@@ -33,6 +34,11 @@ export function demoInstructions(i: DemoInstructionsInput): string {
     "  # the same with curl alone (the answer's proxy.url carries the credentials)",
     `  curl -sS -H "Authorization: Bearer $PROXYPLANE_CRAWLER_TOKEN" -H 'content-type: application/json' \\`,
     `    -X POST "$PROXYPLANE_API_URL/v1/leases" -d '{"selector":{"pool":"${DEMO_POOL}"},"target":"${i.target}"}'`,
+    '',
+    `  ${SOCKS_MARK} (demo-socks, an external one): its lease URL is socks5://…, which curl speaks too`,
+    `  eval "$(npx proxyplane leases acquire --selector pool=${DEMO_POOL},tier=socks5 --target ${i.target} -o env)"`,
+    `  curl -sS -x "$PROXYPLANE_PROXY_URL" http://${i.target}/`,
+    '  npx proxyplane leases release "$PROXYPLANE_LEASE_ID"',
     '',
   ];
   if (i.gatewayProxyUrl) {

@@ -22,6 +22,13 @@ describe('demoInstructions', () => {
     expect(text).toContain('the gateway is not part of this plane yet');
   });
 
+  it('leases the SOCKS5 proxy and fetches through its socks5:// URL', () => {
+    expect(demoInstructions(base)).toContain(
+      '  eval "$(npx proxyplane leases acquire --selector pool=demo,tier=socks5 --target 127.0.0.1:18320 -o env)"\n' +
+        '  curl -sS -x "$PROXYPLANE_PROXY_URL" http://127.0.0.1:18320/\n',
+    );
+  });
+
   it('shows the gateway fetch and the kill command when there are', () => {
     const text = demoInstructions({
       ...base,
@@ -48,8 +55,8 @@ describe('demoInstructions', () => {
 });
 
 describe('demoFleet', () => {
-  it('is three managed proxies in two regions and one external, all in the demo pool with credentials', () => {
-    const fleet = demoFleet({ host: '127.0.0.1', port: 4000 });
+  it('is three managed proxies in two regions and two external (HTTP, SOCKS5), all in the demo pool with credentials', () => {
+    const fleet = demoFleet({ host: '127.0.0.1', port: 4000 }, { host: '127.0.0.1', port: 4001 });
     expect(
       fleet.map((p) => [p.name, p.spec.mode, (p.spec.attributes as Record<string, string>).region]),
     ).toEqual([
@@ -57,6 +64,14 @@ describe('demoFleet', () => {
       ['demo-us-2', 'managed', 'us'],
       ['demo-eu-1', 'managed', 'eu'],
       ['demo-external', 'external', 'local'],
+      ['demo-socks', 'external', 'local'],
+    ]);
+    expect(fleet.map((p) => (p.spec.endpoint as { protocol?: string } | undefined)?.protocol)).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      'http',
+      'socks5',
     ]);
     expect(new Set(fleet.filter((p) => p.spec.mode === 'managed').map((p) => p.spec.zone)).size).toBe(3);
     expect(

@@ -92,13 +92,23 @@ export async function runDemo(o: DemoOptions): Promise<void> {
   }
 
   const credentials = await ensureDemoSecret({ emulatorHost: o.secretManagerHost, projectId: o.projectId });
-  // The external proxy is one the plane does not run: here, a forward proxy in this process.
+  // External proxies are ones the plane does not run: here, forward proxies in this process — one HTTP,
+  // one SOCKS5 (what a crawler team's residential provider often offers).
   const external = createForwardProxy({ host: '127.0.0.1', port: 0, credentials, localAddress: '127.0.0.1' });
   const bound = await external.listen();
   o.onUp('demo external proxy', () => external.close());
+  const socks = createForwardProxy({
+    host: '127.0.0.1',
+    port: 0,
+    credentials,
+    localAddress: '127.0.0.1',
+    protocol: 'socks5',
+  });
+  const socksBound = await socks.listen();
+  o.onUp('demo SOCKS5 proxy', () => socks.close());
 
   const t0 = performance.now();
-  const fleet = demoFleet(bound);
+  const fleet = demoFleet(bound, socksBound);
   for (const p of fleet) {
     const res = await api.call<{ error?: string }>('POST', '/v1/proxies', p);
     if (res.status !== 201 && res.json.error !== 'already_exists') {

@@ -50,7 +50,7 @@ describe('npm start with the demo', () => {
   beforeAll(async () => {
     plane = npmStart([], {}, await freeOffset());
     await plane.waitFor((o) => o.includes('Ctrl-C stops everything'), 120_000, 'plane report');
-    await plane.waitFor((o) => /demo fleet Ready: 4\/4/.test(o), 180_000, 'demo fleet Ready');
+    await plane.waitFor((o) => /demo fleet Ready: 5\/5/.test(o), 180_000, 'demo fleet Ready');
     await plane.waitFor((o) => o.includes('Fleet page:'), 10_000, 'demo instructions');
     exports = plane.exports();
   }, 330_000);
@@ -70,13 +70,14 @@ describe('npm start with the demo', () => {
 
   it('shows each demo proxy on its way to Ready, in two zones of different attributes plus an external one', async () => {
     const out = plane.output();
-    for (const name of ['demo-us-1', 'demo-us-2', 'demo-eu-1', 'demo-external']) {
+    for (const name of ['demo-us-1', 'demo-us-2', 'demo-eu-1', 'demo-external', 'demo-socks']) {
       expect(out).toMatch(new RegExp(`${name}\\s+Ready`));
     }
     const rows = (await fleetState()).rows;
     expect(rows.map((r) => [r.name, r.phase])).toEqual([
       ['demo-eu-1', 'Ready'],
       ['demo-external', 'Ready'],
+      ['demo-socks', 'Ready'],
       ['demo-us-1', 'Ready'],
       ['demo-us-2', 'Ready'],
     ]);
@@ -93,7 +94,7 @@ describe('npm start with the demo', () => {
     const usIps = (await fleetState()).rows.filter((r) => r.attributes.region === 'us').map((r) => r.ip);
     expect(usIps).toContain(seenFrom);
     // …and the printed release gave the lease back.
-    expect((await fleetState()).rows.map((r) => r.activeLeases)).toEqual([0, 0, 0, 0]);
+    expect((await fleetState()).rows.map((r) => r.activeLeases)).toEqual([0, 0, 0, 0, 0]);
   });
 
   it('fetches the demo site through the gateway as printed: plain HTTP, and HTTPS by CONNECT', async () => {
@@ -117,6 +118,15 @@ describe('npm start with the demo', () => {
     expect(fleet.stdout).toMatch(/^demo-eu-1\s+Ready\s+AVAILABLE\/AVAILABLE/m);
     const jobs = await bash('npx proxyplane jobs list', exports);
     expect(jobs.stdout).toMatch(/^probe-tick\s+ENABLED\s/m);
+  });
+
+  it('leases the SOCKS5 proxy and fetches the demo page through its socks5:// URL as printed', async () => {
+    const lines = block(plane.output(), 'a SOCKS5 proxy');
+    expect(lines.join('\n')).toMatch(/tier=socks5[\s\S]*curl[\s\S]*leases release/);
+    const { stdout } = await bash(`${lines.join('\n')}\necho "url=$PROXYPLANE_PROXY_URL"`, exports);
+    expect(stdout).toContain(GREETING);
+    expect(stdout).toMatch(/^url=socks5:\/\/[^@\s]+@127\.0\.0\.1:\d+$/m);
+    expect((await fleetState()).rows.find((r) => r.name === 'demo-socks')?.activeLeases).toBe(0);
   });
 
   it('the curl-only lease works as printed, and its proxy URL fetches the page', async () => {

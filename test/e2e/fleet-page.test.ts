@@ -44,7 +44,7 @@ describe.skipIf(!haveChromium)('the fleet page in a browser', () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     plane = npmStart([], {}, await freeOffset());
     await plane.waitFor((o) => o.includes('Ctrl-C stops everything'), 120_000, 'plane report');
-    await plane.waitFor((o) => /demo fleet Ready: 4\/4/.test(o), 180_000, 'demo fleet Ready');
+    await plane.waitFor((o) => /demo fleet Ready: 5\/5/.test(o), 180_000, 'demo fleet Ready');
     exports = plane.exports();
     browser = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
@@ -87,7 +87,7 @@ describe.skipIf(!haveChromium)('the fleet page in a browser', () => {
   });
 
   it('lists every demo proxy with its phase, live', async () => {
-    for (const name of ['demo-us-1', 'demo-us-2', 'demo-eu-1', 'demo-external']) {
+    for (const name of ['demo-us-1', 'demo-us-2', 'demo-eu-1', 'demo-external', 'demo-socks']) {
       await expect.poll(() => row(name).getAttribute('data-phase')).toBe('Ready');
       expect(await row(name).locator('[data-col="phase"]').textContent()).toBe('Ready');
     }
