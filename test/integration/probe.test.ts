@@ -1,9 +1,13 @@
 // The probe function against real proxies (Compute emulator instances) and the Firestore emulator:
 // thresholds, latency reporting, the EGRESS tier, pruning, and poison ticks.
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createForwardProxy } from '../../emulators/forward-proxy/proxy.js';
 import { healthVerdictOf } from '../../shared/src/domain/health/proxy-health.js';
+import { ProxySpec } from '../../shared/src/domain/proxy.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
 import { type ProbeFleet, startProbeFleet } from '../support/probe-fleet.js';
+import { provisionedProxy } from '../support/provisioned-proxy.js';
 
 describe('probe function', () => {
   let fleet: ProbeFleet;
@@ -91,6 +95,49 @@ describe('probe function', () => {
     expect(state?.verdict).toBe('UNHEALTHY');
     expect(state?.egressProblem).toBe('forwarded_header_leak');
     expect(state?.tracks.BASIC?.verdict).toBe('AVAILABLE');
+  });
+
+  it('EGRESS: a gateway that exits from another address fails by default and passes with exitIp: any', async () => {
+    // A residential or rotating gateway: entered at 127.0.0.1, its traffic leaves from 127.0.0.3.
+    const rotating = createForwardProxy({ host: '127.0.0.1', localAddress: '127.0.0.3' });
+    await rotating.listen();
+    try {
+      for (const [name, exitIp] of [
+        ['p-exit-own', undefined],
+        ['p-exit-any', 'any'],
+      ] as const) {
+        const spec = ProxySpec.parse({
+          mode: 'external',
+          endpoint: { host: '127.0.0.1', port: rotating.port },
+          healthCheck: {
+            url: fleet.target.url,
+            intervalSeconds: 1,
+            timeoutSeconds: 2,
+            failureThreshold: 2,
+            ...(exitIp ? { exitIp } : {}),
+          },
+        });
+        const proxy = provisionedProxy({
+          name,
+          uid: randomUUID(),
+          spec,
+          now: fleet.clock.now(),
+          ip: '127.0.0.1',
+        });
+        await fleet.proxies.create(proxy);
+      }
+      await fleet.tick();
+      await fleet.tick();
+      expect(await fleet.health.get('p-exit-own')).toMatchObject({
+        verdict: 'UNHEALTHY',
+        egressProblem: 'exit_ip_mismatch',
+      });
+      const any = await fleet.health.get('p-exit-any');
+      expect(any?.verdict).toBe('AVAILABLE');
+      expect(any?.tracks.EGRESS?.verdict).toBe('AVAILABLE');
+    } finally {
+      await rotating.close();
+    }
   });
 
   it('a lost transition publish for an external proxy is published again by its next probe (seed §6)', async () => {

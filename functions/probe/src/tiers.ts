@@ -74,7 +74,7 @@ export async function runActiveTiers(
     const problem = !echo.ok
       ? (echo.failure?.code ?? 'echo_failed')
       : observed
-        ? evaluateEgress(observed, proxyIp, cfg.callerIps)
+        ? evaluateEgress(observed, proxyIp, cfg.callerIps, hc.exitIp)
         : 'bad_echo_response';
     results.push({
       track: 'EGRESS',

@@ -157,3 +157,23 @@ describe('runTiers: the TARGET tier', () => {
     expect(out.observations.map((o) => o.route)).toEqual(['slow']);
   });
 });
+
+describe('runActiveTiers: the EGRESS exit address rule', () => {
+  // The prober's echo says the request left from 10.0.0.1; the proxy's own address is 10.0.0.9.
+  it.each<[string, HealthCheckSpec, string[], string | null]>([
+    ['by default the exit must be the proxy’s own', hc, [], 'exit_ip_mismatch'],
+    ['exitIp: any takes another exit', HealthCheckSpec.parse({ ...hc, exitIp: 'any' }), [], null],
+    [
+      'exitIp: any still refuses the prober’s own address',
+      HealthCheckSpec.parse({ ...hc, exitIp: 'any' }),
+      ['10.0.0.1'],
+      'exit_ip_is_caller',
+    ],
+  ])('%s', async (_name, spec, callerIps, problem) => {
+    const { p } = prober();
+    const out = await runActiveTiers(p, TARGET, '10.0.0.9', spec, { ...cfg(ECHO), callerIps });
+    const egress = out.results.find((r) => r.track === 'EGRESS');
+    expect(egress?.ok).toBe(problem === null);
+    expect(egress?.problem ?? null).toBe(problem);
+  });
+});

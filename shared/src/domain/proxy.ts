@@ -63,6 +63,12 @@ export const HealthCheckSpec = z
     timeoutSeconds: z.number().int().min(1).max(60).default(5),
     successThreshold: z.number().int().min(1).max(10).default(1),
     failureThreshold: z.number().int().min(1).max(10).default(3),
+    /**
+     * Where the EGRESS tier expects the proxy's traffic to leave from: `proxy` (absent: the default) its
+     * own address, `status.ip`; `any` another one — a residential or rotating gateway exits elsewhere by
+     * design — as long as it is not the prober's own (then the proxy is not proxying).
+     */
+    exitIp: z.enum(['proxy', 'any']).optional(),
   })
   .strict();
 export type HealthCheckSpec = z.infer<typeof HealthCheckSpec>;

@@ -1,5 +1,6 @@
 // The EGRESS tier's verdict on what the echo endpoint saw (gateway contract §6: egress identity and
-// anonymity). A proxy fails when the target sees another exit address than the proxy's own, or when it
+// anonymity). A proxy fails when the target sees another exit address than the proxy's own — or, for one
+// whose exit is elsewhere by design (`healthCheck.exitIp: any`), the prober's own address —, or when it
 // forwards headers that reveal the caller behind it.
 
 export interface EchoObservation {
@@ -11,6 +12,7 @@ export interface EchoObservation {
 
 export type EgressProblem =
   | 'exit_ip_mismatch'
+  | 'exit_ip_is_caller'
   | 'forwarded_header_leak'
   | 'via_header_leak'
   | 'bad_echo_response';
@@ -18,21 +20,28 @@ export type EgressProblem =
 const ipv4Mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i;
 export const normalizeIp = (ip: string): string => ip.trim().replace(ipv4Mapped, '$1').toLowerCase();
 
+/** `proxy`: the exit must be the proxy's own address; `any`: anything but the prober's own. */
+export type ExitIpRule = 'proxy' | 'any';
+
 /**
- * @param proxyIp   the proxy's own address (status.ip): its traffic must leave from there
- * @param callerIps the prober's own addresses: any of them in a forwarding header is a leak
+ * @param proxyIp   the proxy's own address (status.ip): its traffic must leave from there, under `proxy`
+ * @param callerIps the prober's own addresses: any of them in a forwarding header is a leak, and under
+ *                  `any` as the exit address too
  */
 export function evaluateEgress(
   echo: EchoObservation,
   proxyIp: string,
   callerIps: string[],
+  exitIp: ExitIpRule = 'proxy',
 ): EgressProblem | null {
   const callers = callerIps.map(normalizeIp);
   const leaks = (value: string | undefined) =>
     value !== undefined && callers.some((c) => value.toLowerCase().includes(c));
   if (leaks(echo.headers['x-forwarded-for']) || leaks(echo.headers.forwarded)) return 'forwarded_header_leak';
   if (leaks(echo.headers.via)) return 'via_header_leak';
-  if (normalizeIp(echo.exitIp) !== normalizeIp(proxyIp)) return 'exit_ip_mismatch';
+  const exit = normalizeIp(echo.exitIp);
+  if (exitIp === 'any') return callers.includes(exit) ? 'exit_ip_is_caller' : null;
+  if (exit !== normalizeIp(proxyIp)) return 'exit_ip_mismatch';
   return null;
 }
 

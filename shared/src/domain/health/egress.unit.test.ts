@@ -28,6 +28,23 @@ describe('evaluateEgress', () => {
   });
 });
 
+describe('evaluateEgress with exitIp: any (a residential or rotating gateway)', () => {
+  const callers = ['127.0.0.1', '10.8.0.2'];
+  it.each<[string, EchoObservation, string | null]>([
+    ['exit through another address is fine', { exitIp: '203.0.113.50', headers: {} }, null],
+    ['its own address is fine too', { exitIp: '127.0.0.7', headers: {} }, null],
+    ["the prober's own address: not proxying", { exitIp: '10.8.0.2', headers: {} }, 'exit_ip_is_caller'],
+    ['IPv4-mapped caller address', { exitIp: '::ffff:127.0.0.1', headers: {} }, 'exit_ip_is_caller'],
+    [
+      'header leaks still count',
+      { exitIp: '203.0.113.50', headers: { 'x-forwarded-for': '10.8.0.2' } },
+      'forwarded_header_leak',
+    ],
+  ])('%s', (_n, echo, problem) => {
+    expect(evaluateEgress(echo, '127.0.0.7', callers, 'any')).toBe(problem);
+  });
+});
+
 describe('parseEchoBody', () => {
   it('parses the echo endpoint response and lower-cases header names', () => {
     expect(parseEchoBody('{"ip":"1.2.3.4","headers":{"X-Forwarded-For":"a","n":1}}')).toEqual({
