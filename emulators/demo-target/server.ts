@@ -1,12 +1,23 @@
 // The demo target: a small local web site that the demo's instructions fetch through a leased proxy and
 // through the gateway, so that the first fetch works offline. It shows who it saw (the proxy's address)
-// and which request headers arrived, which is what a person trying a proxy wants to see.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+// and which request headers arrived, which is what a person trying a proxy wants to see. The same site
+// is served over HTTPS on a second port when given a certificate, so that CONNECT with TLS inside — what a
+// crawler fetching https:// pages does — can be tried by hand too.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
 export interface DemoTarget {
   url: string;
+  /** The HTTPS site's URL, when it was given a certificate. */
+  tlsUrl?: string;
   stop(): Promise<void>;
+}
+
+export interface DemoTargetOptions {
+  host: string;
+  port: number;
+  tls?: { port: number; key: string; cert: string };
 }
 
 const esc = (s: string) =>
@@ -56,22 +67,40 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
   res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(body);
 }
 
-export function startDemoTarget(opts: { host: string; port: number }): Promise<DemoTarget> {
-  const server = createServer(handle);
+function listen(server: Server, host: string, port: number): Promise<number> {
   server.keepAliveTimeout = 2000;
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen({ host: opts.host, port: opts.port }, () => {
+    server.listen({ host, port }, () => {
       server.off('error', reject);
-      const { port } = server.address() as AddressInfo;
-      resolve({
-        url: `http://${opts.host}:${port}`,
-        stop: () =>
-          new Promise<void>((done) => {
-            server.close(() => done());
-            server.closeAllConnections();
-          }),
-      });
+      resolve((server.address() as AddressInfo).port);
     });
   });
+}
+
+const close = (server: Server) =>
+  new Promise<void>((done) => {
+    if (!server.listening) return done();
+    server.close(() => done());
+    server.closeAllConnections();
+  });
+
+export async function startDemoTarget(opts: DemoTargetOptions): Promise<DemoTarget> {
+  const plain = createServer(handle);
+  const secure = opts.tls ? createHttpsServer({ key: opts.tls.key, cert: opts.tls.cert }, handle) : null;
+  const stop = async () => {
+    await Promise.all([close(plain), secure ? close(secure) : undefined]);
+  };
+  try {
+    const port = await listen(plain, opts.host, opts.port);
+    const tlsPort = secure && opts.tls ? await listen(secure, opts.host, opts.tls.port) : null;
+    return {
+      url: `http://${opts.host}:${port}`,
+      ...(tlsPort === null ? {} : { tlsUrl: `https://${opts.host}:${tlsPort}` }),
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
 }

@@ -1,5 +1,6 @@
 // Runs one forward proxy on its own:
 //   node --import tsx emulators/forward-proxy/main.ts --host 127.0.0.1 --port 3128 [--user u --pass p]
+//     [--protocol http|socks5]
 // Without --user/--pass it is an open proxy. Logs are one JSON object per line.
 import { parseArgs } from 'node:util';
 import { createForwardProxy } from './proxy.js';
@@ -12,6 +13,7 @@ function parseProxyArgs(argv: string[]) {
       port: { type: 'string', default: '3128' },
       user: { type: 'string' },
       pass: { type: 'string' },
+      protocol: { type: 'string', default: 'http' },
     },
   });
   const port = Number(values.port);
@@ -19,7 +21,9 @@ function parseProxyArgs(argv: string[]) {
   if ((values.user === undefined) !== (values.pass === undefined))
     throw new Error('--user and --pass go together');
   const credentials = values.user === undefined ? null : `${values.user}:${values.pass}`;
-  return { host: values.host, port, credentials };
+  const protocol = values.protocol;
+  if (protocol !== 'http' && protocol !== 'socks5') throw new Error(`invalid --protocol ${protocol}`);
+  return { host: values.host, port, credentials, protocol } as const;
 }
 
 async function main(): Promise<void> {
@@ -33,7 +37,7 @@ async function main(): Promise<void> {
   });
   const { host, port } = await proxy.listen();
   process.stdout.write(
-    `${JSON.stringify({ severity: 'INFO', message: 'forward proxy listening', url: `http://${host}:${port}`, auth: args.credentials !== null })}\n`,
+    `${JSON.stringify({ severity: 'INFO', message: 'forward proxy listening', url: `${args.protocol}://${host}:${port}`, auth: args.credentials !== null })}\n`,
   );
   const stop = () => {
     proxy.close().then(() => process.exit(0));

@@ -9,6 +9,10 @@ import { createServer as createNetServer, type Server, type Socket } from 'node:
 import { type CredentialSource, makeAuthorizer } from './auth.js';
 import type { ProxyContext, ProxyCounters, ProxyTimeouts } from './context.js';
 import { createHttpFront, startHeadTimeouts } from './http-front.js';
+import { serveSocks5 } from './socks5-front.js';
+
+/** What the proxy speaks to its clients: HTTP (CONNECT and absolute-form) or SOCKS5 (CONNECT only). */
+export type ProxyProtocol = 'http' | 'socks5';
 
 export type ProxyLog = (
   severity: 'DEBUG' | 'WARNING' | 'ERROR',
@@ -26,6 +30,8 @@ export interface ForwardProxyOptions extends Partial<ProxyTimeouts> {
    * machine's own IP (an emulated VM), so origins see the proxy's address as the client, as on GCE.
    */
   localAddress?: string;
+  /** 'http' (the default) or 'socks5' (RFC 1928 CONNECT; `credentials` are checked per RFC 1929) */
+  protocol?: ProxyProtocol;
   log?: ProxyLog;
 }
 
@@ -42,6 +48,7 @@ export interface ProxyStats {
 
 export interface ForwardProxy {
   readonly host: string;
+  readonly protocol: ProxyProtocol;
   /** the bound port once listening (0 before) */
   readonly port: number;
   listen(): Promise<{ host: string; port: number }>;
@@ -64,6 +71,7 @@ const noop = () => {};
 
 export function createForwardProxy(opts: ForwardProxyOptions = {}): ForwardProxy {
   const host = opts.host ?? '127.0.0.1';
+  const protocol = opts.protocol ?? 'http';
   let port = opts.port ?? 0;
   const log: ProxyLog = opts.log ?? noop;
   let authorize = makeAuthorizer(opts.credentials);
@@ -125,7 +133,8 @@ export function createForwardProxy(opts: ForwardProxyOptions = {}): ForwardProxy
       socket.once('end', () => socket.destroy());
       return;
     }
-    http.emit('connection', socket);
+    if (protocol === 'socks5') serveSocks5(ctx, counters, socket);
+    else http.emit('connection', socket);
   }
 
   /** A listen still binding; shutDown waits for it, so that nothing listens once it has returned. */
@@ -174,6 +183,7 @@ export function createForwardProxy(opts: ForwardProxyOptions = {}): ForwardProxy
 
   return {
     host,
+    protocol,
     get port() {
       return port;
     },

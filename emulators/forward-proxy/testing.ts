@@ -1,15 +1,14 @@
 // Client-side helpers for tests that talk through a forward proxy (this one, an emulated instance's,
 // the gateway's) to local targets: absolute-form requests, CONNECT tunnels, TLS inside a tunnel, and
 // echo targets (plain and HTTPS with a throwaway self-signed certificate made by openssl).
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer as createHttpServer, type IncomingHttpHeaders, request, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { connect as netConnect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
-import { promisify } from 'node:util';
+import { makeSelfSignedCert } from '../demo-target/certificate.js';
 
 export interface ProxyAddress {
   host: string;
@@ -220,28 +219,8 @@ export async function startEchoTarget(host = '127.0.0.1'): Promise<EchoTarget> {
 export async function selfSignedCert(): Promise<{ key: string; cert: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'proxyplane-cert-'));
   try {
-    const key = join(dir, 'key.pem');
-    const cert = join(dir, 'cert.pem');
-    await promisify(execFile)('openssl', [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-subj',
-      '/CN=localhost',
-      '-addext',
-      'subjectAltName=DNS:localhost,IP:127.0.0.1',
-      '-days',
-      '1',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-    ]);
-    return { key: await readFile(key, 'utf8'), cert: await readFile(cert, 'utf8') };
+    const { key, cert } = await makeSelfSignedCert(dir, 1);
+    return { key, cert };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -1,7 +1,7 @@
-// CONNECT tunnels (RFC 9110 §9.3.6): after "200 Connection Established" the proxy only copies bytes.
-// Both sockets allow half-open, so a client that shuts down its write side still reads the reply:
-// its FIN is passed on to the target and the target's FIN back, and each socket closes once both of
-// its directions are done.
+// Tunnels: CONNECT (RFC 9110 §9.3.6) and SOCKS5 CONNECT (RFC 1928 §4): once the proxy has answered it
+// only copies bytes. Both sockets allow half-open, so a client that shuts down its write side still
+// reads the reply: its FIN is passed on to the target and the target's FIN back, and each socket closes
+// once both of its directions are done.
 import { connect, type Socket } from 'node:net';
 import type { ProxyContext } from './context.js';
 import { refuse } from './responses.js';
@@ -9,7 +9,25 @@ import type { Target } from './target.js';
 
 const ESTABLISHED = 'HTTP/1.1 200 Connection Established\r\n\r\n';
 
-export function openTunnel(ctx: ProxyContext, client: Socket, head: Buffer, target: Target): void {
+/** How the client is told the tunnel's fate: in HTTP (CONNECT) or in SOCKS5 replies. */
+export interface TunnelAnswer {
+  established(client: Socket, upstream: Socket): void;
+  /** `status` is what an HTTP proxy answers (502 unreachable, 504 timed out); `code` the socket error's. */
+  failed(client: Socket, status: 502 | 504, code: string | undefined): void;
+}
+
+export const httpAnswer: TunnelAnswer = {
+  established: (client) => void client.write(ESTABLISHED),
+  failed: (client, status) => refuse(client, status),
+};
+
+export function openTunnel(
+  ctx: ProxyContext,
+  client: Socket,
+  head: Buffer,
+  target: Target,
+  answer: TunnelAnswer = httpAnswer,
+): void {
   const upstream = connect({
     host: target.host,
     port: target.port,
@@ -21,9 +39,9 @@ export function openTunnel(ctx: ProxyContext, client: Socket, head: Buffer, targ
   let established = false;
 
   upstream.setTimeout(ctx.connectTimeoutMs);
-  const fail = (status: number) => {
+  const fail = (status: 502 | 504, code?: string) => {
     upstream.destroy();
-    refuse(client, status);
+    answer.failed(client, status, code);
   };
   // A fully closed client can take no more bytes: drop the target at once.
   const onClientClose = () => upstream.destroy();
@@ -34,7 +52,7 @@ export function openTunnel(ctx: ProxyContext, client: Socket, head: Buffer, targ
     established = true;
     upstream.setTimeout(ctx.idleTimeoutMs);
     client.setTimeout(ctx.idleTimeoutMs);
-    client.write(ESTABLISHED);
+    answer.established(client, upstream);
     if (head.length > 0) upstream.write(head);
     client.pipe(upstream);
     upstream.pipe(client);
@@ -46,7 +64,7 @@ export function openTunnel(ctx: ProxyContext, client: Socket, head: Buffer, targ
       target: `${target.host}:${target.port}`,
       code: err.code,
     });
-    fail(err.code === 'ETIMEDOUT' ? 504 : 502);
+    fail(err.code === 'ETIMEDOUT' ? 504 : 502, err.code);
   });
   // The target is gone: let what it sent drain to the client, then close the client too.
   upstream.once('close', () => {

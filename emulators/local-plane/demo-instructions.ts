@@ -7,6 +7,9 @@ export interface DemoInstructionsInput {
   apiUrl: string;
   /** host:port of the demo target site. */
   target: string;
+  /** host:port of the demo site's HTTPS side and the certificate to trust it with, when it runs. */
+  tlsTarget?: string;
+  caFile?: string;
   /** The gateway's forward-proxy URL, when the plane runs one. */
   gatewayProxyUrl?: string;
   /** The fleet page URL, with the one-time ?token= when the plane made the admin token. */
@@ -36,6 +39,11 @@ export function demoInstructions(i: DemoInstructionsInput): string {
     lines.push(
       '  # through the gateway, which picks a healthy proxy per request',
       `  curl -sS -x ${i.gatewayProxyUrl} http://${i.target}/`,
+      ...(i.tlsTarget && i.caFile
+        ? [
+            `  curl -sS --cacert '${i.caFile}' -x ${i.gatewayProxyUrl} https://${i.tlsTarget}/   # CONNECT, TLS inside`,
+          ]
+        : []),
       '',
     );
   } else {

@@ -30,6 +30,20 @@ describe('demoInstructions', () => {
     });
     expect(text).toContain('  curl -sS -x http://u:p@127.0.0.1:18310 http://127.0.0.1:18320/');
     expect(text).toContain('Kill a proxy and watch it turn Unhealthy: curl -X POST k');
+    expect(text).not.toContain('https://');
+  });
+
+  it('fetches the HTTPS demo site through the gateway (CONNECT) when it runs, trusting its certificate', () => {
+    const text = demoInstructions({
+      ...base,
+      gatewayProxyUrl: 'http://u:p@127.0.0.1:18310',
+      tlsTarget: '127.0.0.1:18321',
+      caFile: '/plane/demo-target/cert.pem',
+    });
+    expect(text).toContain(
+      '  curl -sS -x http://u:p@127.0.0.1:18310 http://127.0.0.1:18320/\n' +
+        "  curl -sS --cacert '/plane/demo-target/cert.pem' -x http://u:p@127.0.0.1:18310 https://127.0.0.1:18321/",
+    );
   });
 });
 

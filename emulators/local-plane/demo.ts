@@ -2,8 +2,10 @@
 // creates the demo fleet (demo-fleet.ts) through the admin API like any user would, shows each proxy's
 // way to Ready, then prints how to lease one and fetch the demo page through it (demo-instructions.ts).
 // A failing demo is reported and leaves the plane running: it is a convenience, not a piece of the plane.
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { type HostPort, hostPort } from '../../shared/src/config/local-ports.js';
+import { demoCertificate } from '../demo-target/certificate.js';
 import { startDemoTarget } from '../demo-target/server.js';
 import { createForwardProxy } from '../forward-proxy/proxy.js';
 import { DEMO_POOL, demoFleet } from './demo-fleet.js';
@@ -20,7 +22,9 @@ export interface DemoOptions {
   computeUrl: string;
   secretManagerHost: string;
   projectId: string;
-  demoTarget: HostPort;
+  demoTarget: HostPort & { tlsPort: number };
+  /** Where the demo site keeps its certificate (the plane's state directory). */
+  stateDir: string;
   gatewayProxyUrl?: string;
   progress(line: string): void;
   print(text: string): void;
@@ -62,9 +66,17 @@ class DemoApi {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function runDemo(o: DemoOptions): Promise<void> {
-  const target = await startDemoTarget(o.demoTarget);
+  const certificate = await demoCertificate(join(o.stateDir, 'demo-target'), new Date());
+  const target = await startDemoTarget({
+    ...o.demoTarget,
+    ...(certificate ? { tls: { port: o.demoTarget.tlsPort, ...certificate } } : {}),
+  });
   o.onUp('demo target', target.stop);
-  o.progress(`demo target up at ${target.url}`);
+  o.progress(
+    target.tlsUrl
+      ? `demo target up at ${target.url} and ${target.tlsUrl} (certificate ${certificate?.certPath})`
+      : `demo target up at ${target.url} (no HTTPS: openssl is not installed)`,
+  );
 
   const api = new DemoApi(o.apiUrl, o.adminToken);
   const existing = await api.call<{ proxies: ProxyJson[] }>('GET', '/v1/proxies');
@@ -128,6 +140,9 @@ export async function runDemo(o: DemoOptions): Promise<void> {
     demoInstructions({
       apiUrl: o.apiUrl,
       target: hostPort(o.demoTarget),
+      ...(target.tlsUrl && certificate
+        ? { tlsTarget: `${o.demoTarget.host}:${o.demoTarget.tlsPort}`, caFile: certificate.certPath }
+        : {}),
       gatewayProxyUrl: o.gatewayProxyUrl,
       fleetUrl: `${o.apiUrl}/fleet${o.adminToken ? `?token=${encodeURIComponent(o.adminToken)}` : ''}`,
       killCommand: managed
@@ -152,6 +167,7 @@ export async function demoStep(
       secretManagerHost: plane.exports.SECRET_MANAGER_EMULATOR_HOST!,
       projectId: opts.projectId,
       demoTarget: planeLayout(opts.portOffset).ports.demoTarget,
+      stateDir: opts.stateDir,
       gatewayProxyUrl: plane.exports.PROXYPLANE_GATEWAY_PROXY_URL ?? url('gateway-proxy'),
       progress: ctx.progress,
       print: (text) => console.log(text),

@@ -171,7 +171,7 @@ export async function startPlane(
       ...(apiCredentials.WORKER_TOKENS ? { GATEWAY_WORKER_TOKEN: gatewayWorker.token } : {}),
       GATEWAY_CLIENT_USERS: `${gatewayClient.user}:${gatewayClient.pass}`,
       // The demo site is on loopback, which the SSRF guard refuses unless allowed by name.
-      GATEWAY_SSRF_ALLOW: hostPort(ports.demoTarget),
+      GATEWAY_SSRF_ALLOW: `${hostPort(ports.demoTarget)},${ports.demoTarget.host}:${ports.demoTarget.tlsPort}`,
       GATEWAY_START_WAIT_SECONDS: '3',
     },
     logDir,

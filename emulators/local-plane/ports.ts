@@ -22,7 +22,7 @@ export function offsetPorts(ports: LocalPorts, n: number): LocalPorts {
       proxyPort: ports.gateway.proxyPort + n,
       httpPort: ports.gateway.httpPort + n,
     },
-    demoTarget: shift(ports.demoTarget, n),
+    demoTarget: { ...shift(ports.demoTarget, n), tlsPort: ports.demoTarget.tlsPort + n },
   };
 }
 

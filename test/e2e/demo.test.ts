@@ -96,6 +96,22 @@ describe('npm start with the demo', () => {
     expect((await fleetState()).rows.map((r) => r.activeLeases)).toEqual([0, 0, 0, 0]);
   });
 
+  it('fetches the demo site through the gateway as printed: plain HTTP, and HTTPS by CONNECT', async () => {
+    const lines = block(plane.output(), 'through the gateway');
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toMatch(/--cacert '[^']+cert\.pem' -x http:\/\/\S+ https:\/\//);
+    for (const line of lines) {
+      const { stdout } = await bash(line, exports);
+      expect(stdout).toContain(GREETING);
+      // Carried by a gateway-pool VM (demo-us-2 or demo-eu-1), not this machine.
+      const seenFrom = /came to you from <strong>([\d.]+)</.exec(stdout)?.[1];
+      const pool = (await fleetState()).rows
+        .filter((r) => r.name === 'demo-us-2' || r.name === 'demo-eu-1')
+        .map((r) => r.ip);
+      expect(pool).toContain(seenFrom);
+    }
+  });
+
   it('the CLI reads the real plane: fleet watch and jobs list', async () => {
     const fleet = await bash('npx proxyplane fleet watch --once', exports);
     expect(fleet.stdout).toMatch(/^demo-eu-1\s+Ready\s+AVAILABLE\/AVAILABLE/m);

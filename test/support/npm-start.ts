@@ -37,6 +37,11 @@ export async function freeOffset(): Promise<number> {
     return [
       ...layout.claims,
       { key: 'emulators.demoTarget.port', ...layout.ports.demoTarget },
+      {
+        key: 'emulators.demoTarget.tlsPort',
+        host: layout.ports.demoTarget.host,
+        port: layout.ports.demoTarget.tlsPort,
+      },
       { key: 'emulators.gateway.proxyPort', host: gw.host, port: gw.proxyPort },
       { key: 'emulators.gateway.httpPort', host: gw.host, port: gw.httpPort },
     ];

@@ -17,7 +17,8 @@ export interface LocalPorts {
   functions: { host: string; ports: Record<string, number> };
   api: HostPort;
   gateway: { host: string; proxyPort: number; httpPort: number };
-  demoTarget: HostPort;
+  /** the demo site: plain HTTP on `port`, HTTPS on `tlsPort` */
+  demoTarget: HostPort & { tlsPort: number };
 }
 
 export const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
