@@ -38,11 +38,15 @@ export function socks5Handshake(
     let seen: Buffer[] = [];
     const tap = (b: Buffer) => seen.push(b);
     up.on('data', tap);
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
+    const fail = (e: TunnelError) => {
+      clearTimeout(timer);
+      up.removeListener('data', tap);
+      // Rejected before the socket is destroyed: the caller's handler (a microtask) runs before the
+      // socket's 'close', so the caller answers with this error, not with "closed".
+      reject(e);
       up.destroy();
-    }, timeoutMs);
+    };
+    const timer = setTimeout(() => fail(new TunnelError('timeout', 'PROXY_HANDSHAKE')), timeoutMs);
     const c = hop.credentials;
     SocksClient.createConnection({
       proxy: {
@@ -64,22 +68,20 @@ export function socks5Handshake(
         // dropped, and the tap collects from here until our turn, queued after the package's.
         seen = [];
         setImmediate(() => {
-          up.pause();
           up.removeListener('data', tap);
+          if (up.destroyed) {
+            reject(new TunnelError('closed', 'PROXY_HANDSHAKE'));
+            return;
+          }
+          up.pause();
           if (seen.length > 0) up.unshift(Buffer.concat(seen));
           resolve();
         });
       },
       (cause: unknown) => {
-        clearTimeout(timer);
-        up.removeListener('data', tap);
-        up.destroy();
-        if (timedOut) {
-          reject(new TunnelError('timeout', 'PROXY_HANDSHAKE', undefined, { cause }));
-          return;
-        }
+        // After a timeout the promise is settled already; this is the package noticing the destroy.
         const f = socks5Failure(Buffer.concat(seen));
-        reject(
+        fail(
           new TunnelError(f.kind, 'PROXY_HANDSHAKE', undefined, {
             cause,
             ...(f.kind === 'refused' ? { socksReply: f.reply } : {}),
