@@ -184,7 +184,9 @@ const badSpecFields: Array<[string, Record<string, unknown> | string]> = [
   ['image of 60 KB', { image: 'x'.repeat(60_000) }],
   ['machine type with spaces', { machineType: 'E2 SMALL' }],
   ['empty provider', { provider: '' }],
-  ['unknown protocol', { protocol: 'socks5' }],
+  ['unknown protocol', { protocol: 'socks4' }],
+  // An external endpoint may speak SOCKS5; a managed VM runs an HTTP proxy (400, issue protocol_unsupported).
+  ['socks5 for a managed proxy', { protocol: 'socks5' }],
   ['gatewayPool as a string', { gatewayPool: 'yes' }],
   ['status in the spec', { status: { phase: 'Ready' } }],
   ['uid and generation in the spec', { uid: 'x', generation: 5 }],
@@ -252,6 +254,13 @@ const createCases = (): Case[] => {
     ),
     post('unknown mode', json({ name: 'fresh', spec: { mode: 'teleport' } })),
     post('external without endpoint', json({ name: 'fresh', spec: { mode: 'external' } })),
+    post(
+      'external endpoint of an unknown protocol',
+      json({
+        name: 'fresh',
+        spec: { mode: 'external', endpoint: { host: 'h', port: 1, protocol: 'socks4' } },
+      }),
+    ),
     post(
       'external endpoint host of 300 chars',
       json({ name: 'fresh', spec: { mode: 'external', endpoint: { host: 'h'.repeat(300), port: 1 } } }),

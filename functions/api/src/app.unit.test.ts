@@ -173,6 +173,12 @@ describe('/openapi.json', () => {
       expect(JSON.stringify(doc.paths[path]?.[method]?.responses['400'])).toContain('port_not_allowed');
     }
     expect(doc.components.schemas.Error?.properties).toHaveProperty('allowedPorts');
+    // Both modes name the protocol enum; the managed one says only http is served.
+    const protocols = JSON.stringify(doc.components.schemas.ProxySpec).match(
+      /"protocol":\{"type":"string","enum":\["http","socks5"\]/g,
+    );
+    expect(protocols).toHaveLength(2);
+    expect(JSON.stringify(doc.components.schemas.ProxySpec)).toContain('protocol_unsupported');
     expect(Object.keys(doc.components.schemas)).toEqual(
       expect.arrayContaining(['Proxy', 'ProxySpec', 'CreateProxyRequest', 'ProxyList', 'Error']),
     );

@@ -29,7 +29,14 @@ export const SecretRef = z
   .strict();
 export type SecretRef = z.infer<typeof SecretRef>;
 
-export const ProxyProtocol = z.enum(['http']);
+/**
+ * How a crawler, the gateway and the probe talk to the proxy: `http` (absolute-form requests and CONNECT)
+ * or `socks5` (RFC 1928 CONNECT, RFC 1929 username/password when the proxy has credentials). Crawler
+ * teams bring residential proxies that are often SOCKS5-only; managed proxies run an HTTP proxy on their
+ * VM, so for them the admin API accepts `http` only (managed-protocol.ts).
+ */
+export const ProxyProtocol = z.enum(['http', 'socks5']);
+export type ProxyProtocol = z.infer<typeof ProxyProtocol>;
 
 /** Also what a route's selector may name (the API checks it there: a key no proxy can carry never matches). */
 export const AttributeKey = z
@@ -92,7 +99,9 @@ export const ManagedSpec = z
     image: z.string().min(1).max(512).default('projects/debian-cloud/global/images/family/debian-12'),
     cloudInit: CloudInit.optional(),
     port: z.number().int().min(1).max(65535).default(3128),
-    protocol: ProxyProtocol.default('http'),
+    protocol: ProxyProtocol.default('http').meta({
+      description: 'Only `http`: the VM runs an HTTP proxy. Anything else is 400 `protocol_unsupported`.',
+    }),
     ...common,
   })
   .strict();
@@ -102,7 +111,9 @@ export const Endpoint = z
   .object({
     host: z.string().min(1).max(253),
     port: z.number().int().min(1).max(65535),
-    protocol: ProxyProtocol.default('http'),
+    protocol: ProxyProtocol.default('http').meta({
+      description: 'What the endpoint speaks: an HTTP proxy (CONNECT, absolute-form) or SOCKS5.',
+    }),
   })
   .strict();
 export type Endpoint = z.infer<typeof Endpoint>;

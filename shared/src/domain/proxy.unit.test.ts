@@ -20,8 +20,24 @@ describe('ProxySpec', () => {
     [{ mode: 'sideways' }, 'unknown mode'],
     [{ mode: 'managed', zone: 'nowhere' }, 'bad zone'],
     [{ mode: 'managed', zone: 'us-central1-a', credentialsRef: { secret: 'a/b' } }, 'bad secret id'],
+    [{ mode: 'external', endpoint: { host: 'h', port: 1080, protocol: 'socks4' } }, 'unknown protocol'],
+    [
+      { mode: 'external', endpoint: { host: 'h', port: 1080, protocol: 'SOCKS5' } },
+      'protocols are lower case',
+    ],
   ] as Array<[unknown, string]>)('rejects %j (%s)', (input) => {
     expect(ProxySpec.safeParse(input).success).toBe(false);
+  });
+});
+
+describe('endpoint protocol', () => {
+  it.each([
+    [{ host: 'h', port: 3128 }, 'http'],
+    [{ host: 'h', port: 3128, protocol: 'http' }, 'http'],
+    [{ host: 'h', port: 1080, protocol: 'socks5' }, 'socks5'],
+  ])('an external endpoint %j speaks %s', (endpoint, protocol) => {
+    const spec = ProxySpec.parse({ mode: 'external', endpoint });
+    expect(spec.mode === 'external' && spec.endpoint.protocol).toBe(protocol);
   });
 });
 

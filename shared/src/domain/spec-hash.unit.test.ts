@@ -18,6 +18,8 @@ describe('specHash', () => {
     ['machine type', { machineType: 'e2-medium' }],
     ['image', { image: 'projects/p/global/images/i' }],
     ['port', { port: 8080 }],
+    // The API refuses a managed socks5 spec (managed-protocol.ts); the hash would still tell them apart.
+    ['protocol', { protocol: 'socks5' }],
     ['credentials', { credentialsRef: { secret: 'creds' } }],
   ])('changes with the %s', (_f, over) => {
     expect(hashOf(over)).not.toBe(specHash(base, 'd1'));

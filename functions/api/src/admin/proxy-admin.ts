@@ -6,6 +6,7 @@ import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js'
 import { refusedEndpointHost } from '../../../../shared/src/domain/endpoint-host.js';
 import { lacksBootSource } from '../../../../shared/src/domain/managed-boot.js';
 import { type ManagedPortPolicy, refusedManagedPort } from '../../../../shared/src/domain/managed-ports.js';
+import { unsupportedManagedProtocol } from '../../../../shared/src/domain/managed-protocol.js';
 import { emptyStatus, type ProxyResource, type ProxySpec } from '../../../../shared/src/domain/proxy.js';
 import type { ReconcileRequest } from '../../../../shared/src/messages/reconcile-request.js';
 import type { Clock } from '../../../../shared/src/ports/clock.js';
@@ -70,6 +71,12 @@ export function proxyAdmin({
       const path = `${prefix}endpoint.host`;
       const message = `${path} must be a DNS name or an IP address (no scheme, port or credentials): ${JSON.stringify(host)}`;
       throw invalidRequest(message, [{ path, code: 'invalid_host', message }]);
+    }
+    const protocol = unsupportedManagedProtocol(next);
+    if (protocol !== null) {
+      const path = `${prefix}protocol`;
+      const message = `${path} ${JSON.stringify(protocol)} is not served by a managed proxy (its VM runs an HTTP proxy): use "http", or an external proxy for ${protocol}`;
+      throw invalidRequest(message, [{ path, code: 'protocol_unsupported', message }]);
     }
     if (lacksBootSource(next, current)) {
       const path = `${prefix}credentialsRef`;

@@ -94,6 +94,13 @@ describe('POST /v1/proxies', () => {
       'spec.credentialsRef',
       'credentials_required',
     ],
+    // Its VM runs an HTTP proxy: nothing on it would speak SOCKS5 (managed-protocol.ts).
+    [{ name: 'p', spec: { ...managed, protocol: 'socks5' } }, 'spec.protocol', 'protocol_unsupported'],
+    [
+      { name: 'p', spec: { ...external, endpoint: { host: 'h', port: 1080, protocol: 'socks4' } } },
+      'spec.endpoint.protocol',
+      'invalid_value',
+    ],
   ])('refuses %j: 400 at %s (%s)', async (body, path, code) => {
     const h = harness();
     const res = await h.call('POST', '/v1/proxies', body);
@@ -175,6 +182,51 @@ describe('a managed spec with neither credentialsRef nor cloudInit', () => {
     );
     expect(res.status).toBe(200);
   });
+});
+
+describe('SOCKS5 endpoints', () => {
+  const socks = { ...external, endpoint: { host: '203.0.113.7', port: 1080, protocol: 'socks5' } };
+  const patchJson = { 'content-type': 'application/merge-patch+json' };
+
+  it('an external SOCKS5 proxy is created as given', async () => {
+    const h = harness();
+    const res = await h.call('POST', '/v1/proxies', { name: 'res-1', spec: socks });
+    expect(res.status).toBe(201);
+    expect(await json(res)).toMatchObject({ spec: { endpoint: { protocol: 'socks5', port: 1080 } } });
+    expect((await h.store.inner.get('res-1'))?.proxy.spec).toMatchObject({
+      endpoint: { protocol: 'socks5' },
+    });
+    expect(h.publisher.published).toEqual([{ proxy: 'res-1', reason: 'created' }]);
+  });
+
+  it('switching an external endpoint to SOCKS5 is a spec change: new generation, reconcile requested', async () => {
+    const h = await withProxy('p1', external);
+    const res = await h.call('PATCH', '/v1/proxies/p1/spec', { endpoint: { protocol: 'socks5' } }, patchJson);
+    expect(res.status).toBe(200);
+    expect(await json(res)).toMatchObject({ generation: 2, spec: { endpoint: { protocol: 'socks5' } } });
+    expect(h.publisher.published).toEqual([{ proxy: 'p1', reason: 'spec-changed' }]);
+  });
+
+  it.each([
+    ['PUT', { ...managed, protocol: 'socks5' }],
+    ['PATCH', { protocol: 'socks5' }],
+  ])(
+    '%s of a managed proxy to socks5 is 400 protocol_unsupported, and nothing changes',
+    async (method, body) => {
+      const h = await withProxy('p1');
+      const before = await h.store.snapshot();
+      const res = await h.call(method, '/v1/proxies/p1/spec', body, {
+        'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json',
+      });
+      expect(res.status).toBe(400);
+      expect(await json(res)).toMatchObject({
+        error: 'invalid_request',
+        issues: [expect.objectContaining({ path: 'protocol', code: 'protocol_unsupported' })],
+      });
+      expect(await h.store.snapshot()).toEqual(before);
+      expect(h.publisher.published).toEqual([]);
+    },
+  );
 });
 
 describe('GET /v1/proxies/{name}', () => {

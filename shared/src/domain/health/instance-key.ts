@@ -16,11 +16,17 @@ import { ConditionType, type ProxyResource } from '../proxy.js';
  *
  * External: the address the probe actually dials — status.ip (reconcile's copy of the endpoint host) and
  * the endpoint port — so a probe that ran between an endpoint edit and the reconcile pass that moves
- * status.ip is never filed under the new endpoint.
+ * status.ip is never filed under the new endpoint. A SOCKS5 endpoint's key names the protocol too: the
+ * same address spoken to in another protocol is another proxy (an HTTP proxy's verdict says nothing of a
+ * SOCKS5 one). An HTTP endpoint's key stays the bare address it always was, so no stored state resets.
  */
 export function healthInstanceKey(p: Pick<ProxyResource, 'spec' | 'status'>): string {
   const { status } = p;
-  if (p.spec.mode === 'external') return status.ip ? `${status.ip}:${p.spec.endpoint.port}` : '';
+  if (p.spec.mode === 'external') {
+    if (!status.ip) return '';
+    const { port, protocol } = p.spec.endpoint;
+    return protocol === 'http' ? `${status.ip}:${port}` : `${protocol}://${status.ip}:${port}`;
+  }
   const provisioned = status.conditions.find((c) => c.type === ConditionType.Provisioned);
   if (!status.providerId || provisioned?.status !== 'True') return '';
   return `${status.providerId}@${provisioned.lastTransitionTime.toISOString()}`;

@@ -45,6 +45,14 @@ describe('healthInstanceKey', () => {
       }),
       '203.0.113.7:8080',
     ],
+    [
+      'a SOCKS5 external proxy: the protocol is part of the key (the same address, another proxy)',
+      aProxy({
+        spec: externalSpec({ endpoint: { host: '203.0.113.7', port: 8080, protocol: 'socks5' } }),
+        status: { ip: '203.0.113.7' },
+      }),
+      'socks5://203.0.113.7:8080',
+    ],
     ['an external proxy never reconciled: no key', aProxy({ spec: externalSpec() }), ''],
   ])('%s', (_l, proxy, key) => {
     expect(healthInstanceKey(proxy)).toBe(key);

@@ -1,12 +1,12 @@
 // Where a crawler connects: the one place that knows managed proxies listen on status.ip:spec.port and
 // external ones on spec.endpoint.
 import type { ProxyCredentials } from '../cloud-init/credentials.js';
-import type { ProxyResource } from '../proxy.js';
+import type { ProxyProtocol, ProxyResource } from '../proxy.js';
 
 export interface ProxyEndpoint {
   host: string;
   port: number;
-  protocol: 'http';
+  protocol: ProxyProtocol;
 }
 
 /** null while a managed proxy has no address yet: such a proxy cannot be leased. */
@@ -18,7 +18,9 @@ export function proxyEndpoint(proxy: ProxyResource): ProxyEndpoint | null {
 }
 
 /**
- * The proxy URL handed to a crawler. `credentials` are spec.credentialsRef's value as parseProxyCredentials
+ * The proxy URL handed to a crawler: `http://…`, or `socks5://…` for a SOCKS5 endpoint (the scheme curl,
+ * Python requests and Node's socks agents read; a crawler that wants the proxy to resolve names may
+ * rewrite it to `socks5h://`). `credentials` are spec.credentialsRef's value as parseProxyCredentials
  * read it (never the raw payload: a trailing newline would end up in the password); both parts are
  * percent-encoded so that any character survives in the userinfo part (RFC 3986 §3.2.1).
  */

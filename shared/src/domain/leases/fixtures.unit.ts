@@ -21,6 +21,8 @@ export interface ProxyOptions {
   healthCheckUrl?: string;
   ip?: string | null;
   external?: boolean;
+  /** An external endpoint's protocol (default http). */
+  protocol?: 'http' | 'socks5';
   deleting?: boolean;
 }
 
@@ -32,7 +34,11 @@ export function proxy(name: string, o: ProxyOptions = {}): ProxyResource {
   };
   const spec = ProxySpec.parse(
     o.external
-      ? { mode: 'external', endpoint: { host: 'proxy.example', port: 8080 }, ...common }
+      ? {
+          mode: 'external',
+          endpoint: { host: 'proxy.example', port: 8080, protocol: o.protocol ?? 'http' },
+          ...common,
+        }
       : { mode: 'managed', zone: 'us-central1-a', ...common },
   );
   return {

@@ -35,6 +35,11 @@ describe('proxyEndpoint / proxyUrl', () => {
       o: { external: true },
       endpoint: { host: 'proxy.example', port: 8080, protocol: 'http' },
     },
+    {
+      name: 'external SOCKS5',
+      o: { external: true, protocol: 'socks5' as const },
+      endpoint: { host: 'proxy.example', port: 8080, protocol: 'socks5' },
+    },
   ])('$name', ({ o, endpoint }) => {
     expect(proxyEndpoint(proxy('p', o))).toEqual(endpoint);
   });
@@ -53,7 +58,23 @@ describe('proxyEndpoint / proxyUrl', () => {
       expect(decodeURIComponent(parsed.password)).toBe(creds.password);
     }
   });
+  it.each([
+    { creds: null, url: 'socks5://203.0.113.7:1080' },
+    { creds: { username: 'user', password: 'pass' }, url: 'socks5://user:pass@203.0.113.7:1080' },
+    { creds: { username: 'us@r', password: 'p:a/ss' }, url: 'socks5://us%40r:p%3Aa%2Fss@203.0.113.7:1080' },
+  ])('a SOCKS5 endpoint: credentials $creds → $url, encoded as for http', ({ creds, url }) => {
+    expect(proxyUrl({ host: '203.0.113.7', port: 1080, protocol: 'socks5' }, creds)).toBe(url);
+    const parsed = new URL(url);
+    expect([parsed.protocol, parsed.hostname, parsed.port]).toEqual(['socks5:', '203.0.113.7', '1080']);
+    if (creds) {
+      expect(decodeURIComponent(parsed.username)).toBe(creds.username);
+      expect(decodeURIComponent(parsed.password)).toBe(creds.password);
+    }
+  });
   it('brackets IPv6 hosts', () => {
+    expect(proxyUrl({ host: '2001:db8::1', port: 1080, protocol: 'socks5' }, null)).toBe(
+      'socks5://[2001:db8::1]:1080',
+    );
     expect(proxyUrl({ host: '::1', port: 1, protocol: 'http' }, null)).toBe('http://[::1]:1');
   });
 });

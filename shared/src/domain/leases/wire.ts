@@ -2,7 +2,7 @@
 // validates requests, the OpenAPI 3.1 document is generated (names via .meta({ id })), and the typed
 // client takes its types.
 import { z } from 'zod';
-import { Attributes, Phase } from '../proxy.js';
+import { Attributes, Phase, ProxyProtocol } from '../proxy.js';
 import { GLOBAL_TARGET, LeaseResult, TTL_BOUNDS } from './model.js';
 
 /** A site a crawler fetches, as a host or host:port (lowercased). Never GLOBAL_TARGET. */
@@ -33,12 +33,13 @@ export type AcquireRequest = z.infer<typeof AcquireRequest>;
 export const LeasedProxy = z
   .object({
     name: z.string(),
-    url: z
-      .string()
-      .meta({ description: 'Proxy URL, with credentials when the proxy has them. Keep it secret.' }),
+    url: z.string().meta({
+      description:
+        'Proxy URL (`http://` or `socks5://`), with credentials when the proxy has them. Keep it secret.',
+    }),
     host: z.string(),
     port: z.int(),
-    protocol: z.literal('http'),
+    protocol: ProxyProtocol.meta({ description: 'What the proxy speaks: HTTP (CONNECT) or SOCKS5.' }),
     attributes: z.record(z.string(), z.string()),
     latencyMillis: z.number().nullable(),
   })

@@ -576,10 +576,10 @@ describe('reconcile: details the table does not show', () => {
 });
 
 describe('reconcile: an external proxy whose endpoint was edited', () => {
-  const healthyAt = (host: string, port: number): ProxyResource =>
+  const healthyAt = (host: string, port: number, protocol = 'http'): ProxyResource =>
     aProxy({
       generation: 2,
-      spec: externalSpec({ endpoint: { host, port } }),
+      spec: externalSpec({ endpoint: { host, port, protocol } }),
       status: {
         phase: 'Ready',
         observedGeneration: 1,
@@ -598,6 +598,8 @@ describe('reconcile: an external proxy whose endpoint was edited', () => {
     ['another host', healthyAt('198.51.100.9', 8080), about('203.0.113.7:8080')],
     ['another host, the probe has no state yet', healthyAt('198.51.100.9', 8080), obs({ cloudInit: null })],
     ['another port', healthyAt('203.0.113.7', 9090), about('203.0.113.7:8080')],
+    // The same address spoken to in SOCKS5 is another proxy: the HTTP verdict says nothing of it.
+    ['another protocol', healthyAt('203.0.113.7', 8080, 'socks5'), about('203.0.113.7:8080')],
     [
       'another port, the probe reset for it and has no verdict yet',
       healthyAt('203.0.113.7', 9090),
