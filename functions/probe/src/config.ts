@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { BaseEnv } from '../../../shared/src/config/env.js';
 import { DEFAULT_PASSIVE_RULE } from '../../../shared/src/domain/workers/passive.js';
+import { TARGET_CONCURRENCY_FACTOR } from './probe-pass.js';
 
 const csv = z
   .string()
@@ -16,7 +17,11 @@ const csv = z
   );
 
 const ProbeEnvFields = BaseEnv.extend({
+  /** Proxies whose BASIC/EGRESS tiers run at once (each holds its slot for those only). */
   PROBE_CONCURRENCY: z.coerce.number().int().min(1).max(512).default(64),
+  /** TARGET checks in flight at once across a pass, in slots of their own (docs/health.md § TARGET);
+   *  unset = TARGET_CONCURRENCY_FACTOR × PROBE_CONCURRENCY. */
+  PROBE_TARGET_CONCURRENCY: z.coerce.number().int().min(1).max(2048).optional(),
   /** Absolute http URL of the API's /v1/echo; unset disables the EGRESS tier. */
   PROBE_ECHO_URL: z.string().url().optional(),
   /** The prober's own egress addresses (Cloud NAT IPs deployed, 127.0.0.1 locally). */
@@ -56,7 +61,11 @@ export const ProbeEnv = ProbeEnvFields.transform((e, ctx) => {
       message: 'must exceed PROBE_TICK_PERIOD_SECONDS',
     });
   }
-  return { ...e, PROBE_PASSIVE_EXPIRY_SECONDS: expiry };
+  return {
+    ...e,
+    PROBE_PASSIVE_EXPIRY_SECONDS: expiry,
+    PROBE_TARGET_CONCURRENCY: e.PROBE_TARGET_CONCURRENCY ?? TARGET_CONCURRENCY_FACTOR * e.PROBE_CONCURRENCY,
+  };
 });
 export type ProbeConfig = z.infer<typeof ProbeEnv>;
 

@@ -39,3 +39,17 @@ describe('probe config: the PASSIVE track', () => {
     expect(ProbeEnv.safeParse({ ...base, ...env }).success).toBe(false);
   });
 });
+
+describe('probe config: the TARGET slots', () => {
+  it.each<[string, Record<string, string>, number]>([
+    ['default: 4 × the probe slots', {}, 256],
+    ['follows PROBE_CONCURRENCY', { PROBE_CONCURRENCY: '10' }, 40],
+    ['an explicit value wins', { PROBE_CONCURRENCY: '10', PROBE_TARGET_CONCURRENCY: '7' }, 7],
+  ])('%s', (_name, env, slots) => {
+    expect(ProbeEnv.parse({ ...base, ...env }).PROBE_TARGET_CONCURRENCY).toBe(slots);
+  });
+
+  it.each(['0', '4096', 'many'])('rejects PROBE_TARGET_CONCURRENCY=%s', (v) => {
+    expect(ProbeEnv.safeParse({ ...base, PROBE_TARGET_CONCURRENCY: v }).success).toBe(false);
+  });
+});

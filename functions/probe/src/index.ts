@@ -51,6 +51,7 @@ const deps: ProbeHandlerDeps = {
     rejectUnauthorized: !config.PROBE_TLS_INSECURE,
   },
   concurrency: config.PROBE_CONCURRENCY,
+  targetConcurrency: config.PROBE_TARGET_CONCURRENCY,
   passive: {
     outcomes: new FirestoreOutcomeReader(db),
     feed: new FirestorePassiveFeedStore(db, (m, f) => log.warn(m, f)),

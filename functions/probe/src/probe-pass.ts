@@ -1,17 +1,23 @@
 // One probe pass over the fleet: observe (proxies with an address, due in this window; their health
-// state) → probe with bounded concurrency → decide (pure reducer) → write only changed states, publish
-// transitions (and again for a status that still lags a stored verdict), prune state of proxies that are gone.
+// state) → probe with bounded concurrency (BASIC/EGRESS in the proxy slots, TARGET in slots of its own)
+// → decide (pure reducer) → write only changed states, publish transitions (and again for a status that
+// still lags a stored verdict), prune state of proxies that are gone.
 
 import { basicUserPass, parseProxyCredentials } from '../../../shared/src/domain/cloud-init/credentials.js';
-import { isDueInWindow } from '../../../shared/src/domain/health/due.js';
+import { hashFraction, isDueInWindow } from '../../../shared/src/domain/health/due.js';
 import { healthInstanceKey } from '../../../shared/src/domain/health/instance-key.js';
 import {
   decideHealth,
   type HealthDecision,
   type HealthSeed,
+  type ProxyHealthState,
 } from '../../../shared/src/domain/health/proxy-health.js';
 import { statusLags } from '../../../shared/src/domain/health/status-lag.js';
-import { targetChecksFor, targetKeysOf } from '../../../shared/src/domain/health/target-checks.js';
+import {
+  type RouteTargetCheck,
+  targetChecksFor,
+  targetKeysOf,
+} from '../../../shared/src/domain/health/target-checks.js';
 import { unreachableRoutesOf } from '../../../shared/src/domain/health/target-tracks.js';
 import type { ProxyResource, SecretRef } from '../../../shared/src/domain/proxy.js';
 import type { RoutingRule } from '../../../shared/src/messages/gateway-snapshot.js';
@@ -21,7 +27,18 @@ import { SecretAccessError } from '../../../shared/src/ports/secrets.js';
 import { mapLimit } from './map-limit.js';
 import type { PassiveDeps } from './passive-pass.js';
 import type { ProbeRecorder } from './probe-recorder.js';
-import { activeTracksOf, type Prober, runTiers, type TierConfig } from './tiers.js';
+import { SlotPool, type Timer } from './slot-pool.js';
+import {
+  activeTracksOf,
+  type Prober,
+  runActiveTiers,
+  runTargetTier,
+  type TierConfig,
+  type TierOutcome,
+} from './tiers.js';
+
+/** The default TARGET slots per probe slot (docs/health.md § TARGET: the numbers behind it). */
+export const TARGET_CONCURRENCY_FACTOR = 4;
 
 export interface ProbeLog {
   info(message: string, fields: Record<string, unknown>): void;
@@ -37,7 +54,13 @@ export interface ProbeDeps {
   /** Every probe observed (seed §9); the entry point wires logProbeRecorder. */
   recorder: ProbeRecorder;
   tiers: TierConfig;
+  /** Proxies whose BASIC/EGRESS run at once (PROBE_CONCURRENCY). */
   concurrency: number;
+  /** TARGET checks in flight at once across the pass (PROBE_TARGET_CONCURRENCY); default
+   *  TARGET_CONCURRENCY_FACTOR × concurrency. */
+  targetConcurrency?: number;
+  /** How a TARGET check waits for a slot (real timers unless a test drives it). */
+  timer?: Timer;
   passive: PassiveDeps;
 }
 
@@ -66,51 +89,45 @@ export async function runProbePass(
     isDueInWindow(p.uid, p.spec.healthCheck.intervalSeconds * 1000, from, to),
   );
   const persisted = await deps.health.getMany(due.map((p) => p.name));
-  const decisions = await mapLimit(due, deps.concurrency, async (p) => {
+  const pool = new SlotPool(
+    deps.targetConcurrency ?? TARGET_CONCURRENCY_FACTOR * deps.concurrency,
+    deps.timer,
+  );
+  const skipped = new Map<string, number>();
+  // A proxy holds its probe slot (`concurrency`) for its BASIC/EGRESS verdict only; its TARGET checks then
+  // wait for the pass's TARGET slots while the slot probes the next proxy (docs/health.md § TARGET). Each
+  // proxy's decision waits for both, and the pass writes once, after every decision.
+  const pending = await mapLimit(rotated(due, to), deps.concurrency, async (p) => {
     // Routes pick among gateway-pool proxies only (their snapshots hold no other): a check through any
     // other proxy judges a route no gateway could pick it for, and its tracks are dropped (empty set).
     const checks = routes && p.spec.gatewayPool ? targetChecksFor(routes, p.spec.attributes) : [];
-    const outcome = await runTiers(
-      deps.prober,
-      await target(deps, p),
-      p.status.ip!,
-      p.spec.healthCheck,
-      deps.tiers,
-      checks,
-    );
-    for (const o of outcome.observations) deps.recorder.observe(p.name, o);
-    const dec = decideHealth(
-      persisted.get(p.name) ?? null,
-      p.name,
-      healthInstanceKey(p),
-      seedOf(p),
-      outcome.results,
-      activeTracksOf(deps.tiers),
-      p.spec.healthCheck,
-      to,
-      // No gateway signal in an active pass; a PASSIVE track left without signals expires here.
-      { signal: null, settings: deps.passive.settings },
-      routes ? targetKeysOf(checks) : null,
-    );
-    if (dec.publish) {
-      deps.log.info('health transition', {
-        proxy: p.name,
-        verdict: dec.next.verdict,
-        problem: dec.next.egressProblem,
-        unreachableRoutes: unreachableRoutesOf(dec.next.tracks),
-      });
-      return dec;
-    }
-    // A stored verdict that status does not show: its publish was lost (seed §6: the next probe retries).
-    if (!sent.has(p.name) && statusLags(dec.next, p)) {
-      deps.log.info('health verdict not in status yet; publishing it again', {
-        proxy: p.name,
-        verdict: dec.next.verdict,
-      });
-      return { ...dec, publish: 'health-transition' as const };
-    }
-    return dec;
+    const via = await target(deps, p);
+    const active = await runActiveTiers(deps.prober, via, p.status.ip!, p.spec.healthCheck, deps.tiers);
+    const decided = (async () => {
+      const targets =
+        active.basicOk && checks.length > 0
+          ? await runTargetTier(deps.prober, via, p.spec.healthCheck, deps.tiers, checks, pool)
+          : { results: [], observations: [], skipped: [] };
+      for (const route of targets.skipped) skipped.set(route, (skipped.get(route) ?? 0) + 1);
+      const outcome = {
+        results: [...active.results, ...targets.results],
+        observations: [...active.observations, ...targets.observations],
+      };
+      return decide(deps, p, persisted.get(p.name) ?? null, outcome, checks, routes, to, sent);
+    })();
+    // Awaited below, once the probe slots have gone through every due proxy; until then its failure must
+    // not surface as an unhandled rejection (nor at all when that loop throws: the pass fails anyway).
+    decided.catch(() => {});
+    return { decided };
   });
+  const decisions = await Promise.all(pending.map((x) => x.decided));
+  if (skipped.size > 0) {
+    deps.log.warn('TARGET checks skipped: no TARGET slot free within the check timeout; their tracks kept', {
+      skipped: [...skipped.values()].reduce((a, b) => a + b, 0),
+      routes: Object.fromEntries([...skipped].sort(([a], [b]) => a.localeCompare(b))),
+      targetConcurrency: pool.size,
+    });
+  }
   const changed = decisions.filter((d) => d.write).map((d) => d.next);
   await deps.health.writeMany(changed);
   const transitions = await publishTransitions(deps, decisions, sent);
@@ -120,6 +137,60 @@ export async function runProbePass(
     written: changed.length,
     transitions,
   };
+}
+
+/** The due proxies starting at one that moves from pass to pass: when the TARGET slots cannot keep up,
+ *  the checks skipped are those queued last, and a fixed (listing) order would skip the same proxies'
+ *  checks in every pass, freezing their TARGET tracks for good. */
+function rotated(due: ProxyResource[], to: Date): ProxyResource[] {
+  if (due.length < 2) return due;
+  const start = Math.floor(hashFraction(to.toISOString()) * due.length);
+  return [...due.slice(start), ...due.slice(0, start)];
+}
+
+/** Observe → decide (the pure reducer) for one proxy whose tiers have all run. */
+function decide(
+  deps: ProbeDeps,
+  p: ProxyResource,
+  persisted: ProxyHealthState | null,
+  outcome: TierOutcome,
+  checks: readonly RouteTargetCheck[],
+  routes: readonly RoutingRule[] | null,
+  to: Date,
+  sent: Set<string>,
+): HealthDecision {
+  for (const o of outcome.observations) deps.recorder.observe(p.name, o);
+  const dec = decideHealth(
+    persisted,
+    p.name,
+    healthInstanceKey(p),
+    seedOf(p),
+    outcome.results,
+    activeTracksOf(deps.tiers),
+    p.spec.healthCheck,
+    to,
+    // No gateway signal in an active pass; a PASSIVE track left without signals expires here.
+    { signal: null, settings: deps.passive.settings },
+    routes ? targetKeysOf(checks) : null,
+  );
+  if (dec.publish) {
+    deps.log.info('health transition', {
+      proxy: p.name,
+      verdict: dec.next.verdict,
+      problem: dec.next.egressProblem,
+      unreachableRoutes: unreachableRoutesOf(dec.next.tracks),
+    });
+    return dec;
+  }
+  // A stored verdict that status does not show: its publish was lost (seed §6: the next probe retries).
+  if (!sent.has(p.name) && statusLags(dec.next, p)) {
+    deps.log.info('health verdict not in status yet; publishing it again', {
+      proxy: p.name,
+      verdict: dec.next.verdict,
+    });
+    return { ...dec, publish: 'health-transition' as const };
+  }
+  return dec;
 }
 
 /** Publishes the transitions among `decisions`, after their states are stored: reconcile reads the state

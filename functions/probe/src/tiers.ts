@@ -1,7 +1,8 @@
 // Runs the check tiers for one proxy and turns probe outcomes into reducer inputs.
 // BASIC: the proxy's own health-check URL when it has one (expected status), else a CONNECT handshake.
 // EGRESS: the Hono service's echo endpoint fetched through the proxy; exit IP and forwarding headers checked.
-// TARGET: each route's target check the proxy is selected for (target-checks.ts), fetched through it.
+// TARGET: each route's target check the proxy is selected for (target-checks.ts), fetched through it in
+// a slot of the pass's TARGET pool (slot-pool.ts), apart from the proxy's own probe slot.
 
 import type { ProbeResult, ProbeTarget } from '../../../shared/src/adapters/probe/proxy-probe.js';
 import { evaluateEgress, parseEchoBody } from '../../../shared/src/domain/health/egress.js';
@@ -10,8 +11,7 @@ import type { RouteTargetCheck } from '../../../shared/src/domain/health/target-
 import { trackKey } from '../../../shared/src/domain/health/verdict.js';
 import type { ActiveTrack } from '../../../shared/src/domain/health/verdict-reason.js';
 import type { HealthCheckSpec } from '../../../shared/src/domain/proxy.js';
-import { MAX_TARGET_CHECKS } from '../../../shared/src/messages/gateway-snapshot.js';
-import { mapLimit } from './map-limit.js';
+import type { SlotPool } from './slot-pool.js';
 
 export interface Prober {
   probe(
@@ -42,28 +42,18 @@ export interface TierOutcome {
   }>;
 }
 
-/**
- * TARGET checks of one proxy in flight at once: all of them (the admin API allows at most
- * MAX_TARGET_CHECKS routes with a check). Side by side, a target that hangs costs the proxy's probe one
- * timeout, not one per check queued behind it — TARGET adds at most one timeout to a proxy, as EGRESS
- * does (the proxy still holds its probe slot that much longer: docs/health.md § TARGET). The requests in
- * flight stay at most MAX_TARGET_CHECKS × PROBE_CONCURRENCY.
- */
-export const TARGET_CONCURRENCY = MAX_TARGET_CHECKS;
-
 /** The tiers a proxy's verdict waits for: EGRESS only when it runs at all (an echo endpoint is configured). */
 export const activeTracksOf = (cfg: TierConfig): ActiveTrack[] =>
   cfg.echoUrl ? ['BASIC', 'EGRESS'] : ['BASIC'];
 
-export async function runTiers(
+/** BASIC, then EGRESS: what the proxy's own verdict needs, run while the proxy holds its probe slot. */
+export async function runActiveTiers(
   prober: Prober,
   target: ProbeTarget,
   proxyIp: string,
   hc: HealthCheckSpec,
   cfg: TierConfig,
-  /** The routes' target checks that select this proxy (target-checks.ts); run only if BASIC passes. */
-  checks: readonly RouteTargetCheck[] = [],
-): Promise<TierOutcome> {
+): Promise<TierOutcome & { basicOk: boolean }> {
   const timeoutMs = hc.timeoutSeconds * 1000;
   const basic = hc.url
     ? await prober.probe(target, {
@@ -94,29 +84,57 @@ export async function runTiers(
     });
     observations.push({ tier: 'EGRESS', ok: problem === null, latencyMs: echo.latencyMs, code: problem });
   }
-  // Likewise TARGET: a proxy that fails BASIC tells nothing about a target, and keeps its TARGET tracks.
-  if (basic.ok && checks.length > 0) {
-    const outcomes = await mapLimit([...checks], TARGET_CONCURRENCY, (c) =>
-      prober.probe(target, {
-        url: c.url,
+  return { results, observations, basicOk: basic.ok };
+}
+
+/**
+ * The proxy's TARGET checks (run only once BASIC passed: a proxy failing it tells nothing about a target,
+ * and keeps its TARGET tracks), each in a slot of the pass-wide `pool`, all queued at once: a target that
+ * hangs costs the checks one timeout, not one per check queued behind it. A check that finds no slot within
+ * one `timeoutSeconds` is `skipped` — no result, so its track stays as it is — so the TARGET tier adds at
+ * most two timeouts to the pass after the proxy's BASIC/EGRESS verdict, however many checks are queued.
+ */
+export async function runTargetTier(
+  prober: Prober,
+  target: ProbeTarget,
+  hc: HealthCheckSpec,
+  cfg: TierConfig,
+  checks: readonly RouteTargetCheck[],
+  pool: SlotPool,
+): Promise<TierOutcome & { skipped: string[] }> {
+  const timeoutMs = hc.timeoutSeconds * 1000;
+  const outcomes = await Promise.all(
+    checks.map((c) =>
+      pool.run(
+        () =>
+          prober.probe(target, {
+            url: c.url,
+            timeoutMs,
+            expectedStatus: c.expectedStatus,
+            rejectUnauthorized: cfg.rejectUnauthorized,
+          }),
         timeoutMs,
-        expectedStatus: c.expectedStatus,
-        rejectUnauthorized: cfg.rejectUnauthorized,
-      }),
-    );
-    checks.forEach((c, i) => {
-      const r = outcomes[i]!;
-      results.push({ track: trackKey('TARGET', c.route), ok: r.ok, latencyMs: r.latencyMs });
-      observations.push({
-        tier: 'TARGET',
-        route: c.route,
-        ok: r.ok,
-        latencyMs: r.latencyMs,
-        code: r.failure?.code ?? null,
-      });
+      ),
+    ),
+  );
+  const out: TierOutcome & { skipped: string[] } = { results: [], observations: [], skipped: [] };
+  for (const [i, c] of checks.entries()) {
+    const o = outcomes[i]!;
+    if (!o.ran) {
+      out.skipped.push(c.route);
+      continue;
+    }
+    const r = o.value;
+    out.results.push({ track: trackKey('TARGET', c.route), ok: r.ok, latencyMs: r.latencyMs });
+    out.observations.push({
+      tier: 'TARGET',
+      route: c.route,
+      ok: r.ok,
+      latencyMs: r.latencyMs,
+      code: r.failure?.code ?? null,
     });
   }
-  return { results, observations };
+  return out;
 }
 
 function handshakeAuthority(echoUrl: string | null): string {

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { ProbeResult } from '../../../shared/src/adapters/probe/proxy-probe.js';
 import type { RouteTargetCheck } from '../../../shared/src/domain/health/target-checks.js';
 import { HealthCheckSpec } from '../../../shared/src/domain/proxy.js';
-import { type Prober, runTiers, TARGET_CONCURRENCY, type TierConfig } from './tiers.js';
+import { SlotPool, type Timer } from './slot-pool.js';
+import { type Prober, runActiveTiers, runTargetTier, type TierConfig } from './tiers.js';
 
 const TARGET = { host: '10.0.0.1', port: 3128, credentials: null };
 const ECHO = 'http://127.0.0.1:9/v1/echo';
@@ -41,6 +42,37 @@ function prober(outcome: (url: string) => boolean = () => true) {
     handshake: async () => ({ ok: true, latencyMs: 5, status: 200, body: null, failure: null }),
   };
   return { p, asked, maxInFlight: () => maxInFlight };
+}
+
+/** A timer that never fires on its own: a check waits for a slot until the test calls `fire()`. */
+function manualTimer() {
+  const armed: Array<() => void> = [];
+  const timer: Timer = (_ms, signal) =>
+    new Promise((resolve) => {
+      armed.push(resolve);
+      signal.addEventListener('abort', () => resolve());
+    });
+  return { timer, fire: () => armed.splice(0).forEach((r) => void r()) };
+}
+
+/** The proxy's tiers as a pass runs them: BASIC/EGRESS, then, once BASIC passed, its checks in `pool`. */
+async function runTiers(
+  p: Prober,
+  target: typeof TARGET,
+  ip: string,
+  spec: HealthCheckSpec,
+  config: TierConfig,
+  checks: RouteTargetCheck[],
+  pool = new SlotPool(10, manualTimer().timer),
+) {
+  const active = await runActiveTiers(p, target, ip, spec, config);
+  if (!active.basicOk) return { ...active, skipped: [] as string[] };
+  const t = await runTargetTier(p, target, spec, config, checks, pool);
+  return {
+    results: [...active.results, ...t.results],
+    observations: [...active.observations, ...t.observations],
+    skipped: t.skipped,
+  };
 }
 
 describe('runTiers: the TARGET tier', () => {
@@ -85,11 +117,43 @@ describe('runTiers: the TARGET tier', () => {
     ]);
   });
 
-  it(`runs a proxy's checks side by side (at most ${TARGET_CONCURRENCY}), results in routing order`, async () => {
+  it("queues a proxy's checks in the TARGET pool: at most its size in flight, results in routing order", async () => {
     const { p, maxInFlight } = prober();
-    const checks = Array.from({ length: TARGET_CONCURRENCY + 2 }, (_, i) => check(`r${i}`));
-    const out = await runTiers(p, TARGET, '10.0.0.1', hc, cfg(null), checks);
-    expect(maxInFlight()).toBe(TARGET_CONCURRENCY);
+    const checks = Array.from({ length: 5 }, (_, i) => check(`r${i}`));
+    const out = await runTiers(
+      p,
+      TARGET,
+      '10.0.0.1',
+      hc,
+      cfg(null),
+      checks,
+      new SlotPool(2, manualTimer().timer),
+    );
+    expect(maxInFlight()).toBe(2);
     expect(out.results.slice(1).map((r) => r.track)).toEqual(checks.map((c) => `TARGET:${c.route}`));
+    expect(out.skipped).toEqual([]);
+  });
+
+  it('a check that finds no TARGET slot within its timeout is skipped: no request, no result, no observation', async () => {
+    let release = () => {};
+    const hanging: Prober = {
+      ...prober().p,
+      probe: (_t, opts) =>
+        new Promise((resolve) => {
+          release = () =>
+            resolve({ ok: false, latencyMs: opts.timeoutMs, status: null, body: null, failure: null });
+        }),
+    };
+    const wait = manualTimer();
+    const pool = new SlotPool(1, wait.timer);
+    const run = runTargetTier(hanging, TARGET, hc, cfg(null), [check('slow'), check('queued')], pool);
+    await new Promise((r) => setImmediate(r));
+    wait.fire(); // 'queued' has waited one timeout for the slot 'slow' holds
+    await new Promise((r) => setImmediate(r));
+    release();
+    const out = await run;
+    expect(out.skipped).toEqual(['queued']);
+    expect(out.results.map((r) => r.track)).toEqual(['TARGET:slow']);
+    expect(out.observations.map((o) => o.route)).toEqual(['slow']);
   });
 });
