@@ -18,7 +18,11 @@ export interface Socks5Hop {
   credentials: UpstreamCredentials | null;
 }
 
-/** Whatever reaches `error` once our own listeners are off: the caller's listeners decide. */
+/**
+ * The package's own `error` listener is gone once its handshake ends (either way): an `error` event
+ * with no listener would throw, and the fetch endpoint learns of failures from the TLS socket or the
+ * request riding the tunnel instead.
+ */
 const ignore = (): void => {};
 
 /**
