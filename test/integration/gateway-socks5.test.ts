@@ -355,6 +355,45 @@ describe('gateway (standalone) through SOCKS5 upstreams', () => {
     expect(seen).toEqual(stages);
   }, 20_000);
 
+  it('50 CONNECT tunnels with TLS at once, each its own SOCKS5 tunnel', async () => {
+    const before = socks.stats().tunnels;
+    const one = async (i: number) => {
+      const raw = await openTunnel(gw.proxyPort, `127.0.0.1:${targets.httpsPort}`, AUTH);
+      const s = tls.connect({ socket: raw, servername: 'localhost', ca: targets.cert });
+      s.write(`GET /n/${i} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`);
+      return bodyOf(await readAll(s)).url as string;
+    };
+    const urls = await Promise.all(Array.from({ length: 50 }, (_, i) => one(i)));
+    expect(urls).toEqual(Array.from({ length: 50 }, (_, i) => `/n/${i}`));
+    expect(socks.stats().tunnels).toBe(before + 50);
+  });
+
+  it('a client that leaves mid-handshake: its slot and upstream socket are freed (by the deadline at the latest)', async () => {
+    // The client's socket is paused until the tunnel is up (as with an http upstream), so its leaving
+    // may be noticed only when the handshake deadline ends the attempt.
+    open.hang(true);
+    try {
+      const c = net.connect({ port: gw.proxyPort, host: '127.0.0.1' });
+      await new Promise((r) => c.once('connect', r));
+      c.write(`CONNECT ${OPEN_HOST}:${bannerPort} HTTP/1.1\r\nProxy-Authorization: ${AUTH}\r\n\r\n`);
+      const held = await eventually(
+        () => gw.health(),
+        (h) => h.load.reserved === 1 && h.sockets.upstreams === 1,
+      );
+      expect(held.load.reserved).toBe(1);
+      c.destroy();
+      const after = await eventually(
+        () => gw.health(),
+        (h) => h.load.reserved === 0 && h.sockets.upstreams === 0,
+        3 * UPSTREAM_TIMEOUT_MS,
+      );
+      expect(after.load).toEqual({ active: 0, reserved: 0 });
+      expect(after.sockets.upstreams).toBe(0);
+    } finally {
+      open.hang(false);
+    }
+  });
+
   it('leaves no socket open on either side', async () => {
     const health = await eventually(
       () => gw.health(),
