@@ -6,6 +6,7 @@ import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
 import { refusedEndpointHost } from '../shared/src/domain/endpoint-host.js';
 import { lacksBootSource } from '../shared/src/domain/managed-boot.js';
+import { unsupportedManagedProtocol } from '../shared/src/domain/managed-protocol.js';
 import { ProxyName, ProxySpec } from '../shared/src/domain/proxy.js';
 import { InputError } from './errors.js';
 
@@ -69,6 +70,12 @@ export function parseProxyFile(text: string, source: string): ProxyToCreate[] {
       problems.push(
         `${where}: spec.endpoint.host: not a DNS name or an IP address: ${host.replace(/^.*@/, '…@')}`,
       );
+    const protocol = unsupportedManagedProtocol(spec);
+    if (protocol !== null) {
+      problems.push(
+        `${where}: spec.protocol: a managed proxy speaks http only, not ${protocol} (use an external proxy for ${protocol})`,
+      );
+    }
     if (lacksBootSource(spec)) {
       problems.push(`${where}: spec.credentialsRef: required for a managed proxy without spec.cloudInit`);
     }

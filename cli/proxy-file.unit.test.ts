@@ -20,6 +20,11 @@ describe('parseProxyFile', () => {
     ['one YAML proxy', managed, ['edge-1']],
     ['JSON', '{"name":"x-1","spec":{"mode":"external","endpoint":{"host":"h","port":3128}}}', ['x-1']],
     [
+      'an external SOCKS5 proxy',
+      'name: res-1\nspec: {mode: external, endpoint: {host: r.example, port: 1080, protocol: socks5}}\n',
+      ['res-1'],
+    ],
+    [
       'a YAML list',
       `- ${managed.replace(/\n/g, '\n  ').trimEnd()}\n- name: edge-2\n  spec: {mode: managed, zone: us-east1-b, credentialsRef: {secret: c}}\n`,
       ['edge-1', 'edge-2'],
@@ -56,6 +61,16 @@ describe('parseProxyFile', () => {
       'a managed proxy that could never boot',
       managed.replace('  credentialsRef: {secret: proxy-creds}\n', ''),
       /spec\.credentialsRef: required for a managed proxy without spec\.cloudInit/,
+    ],
+    [
+      'a managed proxy asking for SOCKS5',
+      `${managed}  protocol: socks5\n`,
+      /spec\.protocol: a managed proxy speaks http only, not socks5/,
+    ],
+    [
+      'an endpoint of an unknown protocol',
+      'name: x-1\nspec: {mode: external, endpoint: {host: h, port: 1080, protocol: socks4}}\n',
+      /spec\.endpoint\.protocol: /,
     ],
     [
       'an endpoint host with credentials in it, without showing them',

@@ -15,7 +15,7 @@ export interface ProxyJson {
   spec: {
     mode: 'managed' | 'external';
     zone?: string;
-    endpoint?: { host: string; port: number };
+    endpoint?: { host: string; port: number; protocol?: 'http' | 'socks5' };
     attributes?: Record<string, string>;
     capacity?: number;
   };
@@ -63,8 +63,13 @@ export function healthyOf(p: ProxyJson): string {
   return c ? (c.status === 'True' ? 'yes' : c.status === 'False' ? 'no' : '?') : '-';
 }
 
-export const locationOf = (p: ProxyJson) =>
-  p.spec.mode === 'managed' ? (p.spec.zone ?? '-') : `${p.spec.endpoint?.host}:${p.spec.endpoint?.port}`;
+/** A managed proxy's zone; an external one's host:port, prefixed `socks5://` when it speaks SOCKS5. */
+export function locationOf(p: ProxyJson): string {
+  if (p.spec.mode === 'managed') return p.spec.zone ?? '-';
+  const e = p.spec.endpoint;
+  const scheme = e?.protocol && e.protocol !== 'http' ? `${e.protocol}://` : '';
+  return `${scheme}${e?.host}:${e?.port}`;
+}
 
 export async function listProxies({ api, io, args }: Ctx): Promise<void> {
   none(args.positionals);

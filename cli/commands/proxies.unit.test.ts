@@ -55,3 +55,37 @@ describe('proxies delete', () => {
     });
   });
 });
+
+describe('proxies list', () => {
+  const listed = (name: string, spec: Record<string, unknown>) => ({
+    name,
+    createdAt: '2026-01-01T00:00:00Z',
+    deletionRequestedAt: null,
+    spec: { attributes: {}, ...spec },
+    status: { phase: 'Ready', ip: null, latencyMillis: null, conditions: [] },
+  });
+
+  it('shows where each proxy is: zone, host:port, or socks5://host:port for a SOCKS5 endpoint', async () => {
+    const io = recordingIo();
+    const proxies = [
+      listed('p-managed', { mode: 'managed', zone: 'us-central1-a', protocol: 'http' }),
+      listed('p-http', { mode: 'external', endpoint: { host: 'h.example', port: 3128, protocol: 'http' } }),
+      listed('p-socks', {
+        mode: 'external',
+        endpoint: { host: 'r.example', port: 1080, protocol: 'socks5' },
+      }),
+    ];
+    const fetch = (async () =>
+      new Response(JSON.stringify({ proxies, count: 3 }), { status: 200 })) as typeof globalThis.fetch;
+    const exit = await runCli(['proxies', 'list', '--api', 'http://127.0.0.1:9'], cliDeps(io, fetch));
+    expect(exit).toBe(0);
+    const row = (name: string) =>
+      io.outLines
+        .join('\n')
+        .split('\n')
+        .find((l) => l.startsWith(name));
+    expect(row('p-managed')).toMatch(/\sus-central1-a\s/);
+    expect(row('p-http')).toMatch(/\sh\.example:3128\s/);
+    expect(row('p-socks')).toMatch(/\ssocks5:\/\/r\.example:1080\s/);
+  });
+});

@@ -6,13 +6,15 @@
 // Without PROXYPLANE_URL / PROXYPLANE_TOKEN it reads PROXYPLANE_API_URL / PROXYPLANE_CRAWLER_TOKEN, the
 // variables `npm start` prints as export lines.
 //
-// Plain http:// targets go through the proxy as absolute-URI requests; https:// targets through a
-// CONNECT tunnel with TLS inside it. A 429 is reported as rate_limited and a 403 as banned, which keeps
+// Through an HTTP proxy (an http:// proxy URL), plain http:// targets go as absolute-URI requests and
+// https:// targets through a CONNECT tunnel with TLS inside it. Through a SOCKS5 proxy (a socks5:// URL,
+// docs/leases.md) both go through a SOCKS5 CONNECT (the `socks` package), TLS inside it for https. A 429 is reported as rate_limited and a 403 as banned, which keeps
 // this proxy away from that site for the cooldown window; anything else that answered is ok.
 import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import tls from 'node:tls';
+import { SocksClient } from 'socks';
 import { LeaseClient, NoMatchError } from '../../shared/src/client/index.js';
 
 interface Page {
@@ -37,10 +39,48 @@ function collect(res: http.IncomingMessage): Promise<Page> {
   });
 }
 
+/** Over a SOCKS5 proxy: CONNECT to the target's host and port, then the request as to the site itself. */
+async function fetchThroughSocks5(
+  proxy: URL,
+  url: URL,
+  signal: AbortSignal,
+  timeoutMs: number,
+): Promise<Page> {
+  const https = url.protocol === 'https:';
+  const { socket } = await SocksClient.createConnection({
+    proxy: {
+      host: proxy.hostname.replace(/^\[(.*)\]$/, '$1'),
+      port: Number(proxy.port) || 1080,
+      type: 5,
+      ...(proxy.username
+        ? { userId: decodeURIComponent(proxy.username), password: decodeURIComponent(proxy.password) }
+        : {}),
+    },
+    command: 'connect',
+    destination: {
+      host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+      port: Number(url.port) || (https ? 443 : 80),
+    },
+    timeout: timeoutMs,
+  });
+  const req = http.request({
+    method: 'GET',
+    path: `${url.pathname}${url.search}`,
+    headers: { host: url.host, connection: 'close' },
+    createConnection: () => (https ? tls.connect({ socket, servername: url.hostname }) : socket),
+    signal,
+  });
+  req.end();
+  return collect(
+    await new Promise<http.IncomingMessage>((ok, fail) => req.on('response', ok).on('error', fail)),
+  );
+}
+
 export async function fetchThroughProxy(proxyUrl: string, target: string, timeoutMs = 30_000): Promise<Page> {
   const proxy = new URL(proxyUrl);
   const url = new URL(target);
   const signal = AbortSignal.timeout(timeoutMs);
+  if (proxy.protocol === 'socks5:') return fetchThroughSocks5(proxy, url, signal, timeoutMs);
   if (url.protocol === 'http:') {
     const req = http.request({
       host: proxy.hostname,

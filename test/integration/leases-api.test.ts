@@ -134,6 +134,52 @@ describe('GET /v1/proxies (one route for crawlers and admins)', () => {
   });
 });
 
+describe('a SOCKS5 proxy (an external endpoint speaking SOCKS5)', () => {
+  const socksFleet = () => {
+    const p = proxy('res-1', { attributes: { pool: 'res' }, external: true, protocol: 'socks5' });
+    return [{ ...p, spec: { ...p.spec, credentialsRef: { secret: 'eu-creds', version: 'latest' } } }];
+  };
+
+  it('is listed with its protocol, and leased as socks5://user:pass@host:port (encoded as for http)', async () => {
+    await start(socksFleet());
+    const listed = await call('GET', '/v1/proxies?attr.pool=res&healthy=true');
+    expect(listed.body.proxies).toEqual([
+      expect.objectContaining({
+        name: 'res-1',
+        healthy: true,
+        spec: expect.objectContaining({
+          endpoint: { host: 'proxy.example', port: 8080, protocol: 'socks5' },
+        }),
+      }),
+    ]);
+    const res = await acquire({ selector: { pool: 'res' } });
+    expect(res.status).toBe(201);
+    expect(res.body.proxy).toEqual({
+      name: 'res-1',
+      url: 'socks5://crawl:s3cr%3Aet%40@proxy.example:8080',
+      host: 'proxy.example',
+      port: 8080,
+      protocol: 'socks5',
+      attributes: { pool: 'res' },
+      latencyMillis: null,
+    });
+    const url = new URL(res.body.proxy.url);
+    expect([url.protocol, decodeURIComponent(url.username), decodeURIComponent(url.password)]).toEqual([
+      'socks5:',
+      'crawl',
+      's3cr:et@',
+    ]);
+  });
+
+  it('the OpenAPI document names both protocols for a leased proxy', async () => {
+    await start([]);
+    const { body } = await call('GET', '/openapi.json');
+    expect(body.components.schemas.LeasedProxy.properties.protocol).toMatchObject({
+      enum: ['http', 'socks5'],
+    });
+  });
+});
+
 describe('POST /v1/leases', () => {
   it('grants by fewest leases, then latency, then name; the URL carries credentials; then 409 with counts', async () => {
     await start();

@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { Firestore, Timestamp } from '@google-cloud/firestore';
 import { Server as ProxyServer } from 'proxy-chain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createForwardProxy, type ForwardProxy } from '../../emulators/forward-proxy/proxy.js';
 import { startSecretManagerEmulator } from '../../emulators/secret-manager/server.js';
 import { LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-collections.js';
 import { createSecretManagerClient } from '../../shared/src/adapters/secret-manager/client.js';
@@ -20,6 +21,8 @@ const TOKEN = 'example-crawler-token-01';
 let target: Server;
 let targetUrl: string;
 let forward: ProxyServer;
+// An external SOCKS5 proxy (attribute kind=socks) wanting the same credentials over RFC 1929.
+let socks: ForwardProxy;
 let service: ApiProcess;
 let secretManager: Awaited<ReturnType<typeof startSecretManagerEmulator>>;
 const seenByProxy: string[] = [];
@@ -44,17 +47,19 @@ beforeAll(async () => {
   });
   await forward.listen();
 
-  const p = proxy('demo', { external: true });
+  socks = createForwardProxy({ protocol: 'socks5', credentials: 'crawl:pa%ss:w@rd#' });
+  await socks.listen();
+
+  const p = proxy('demo', { external: true, attributes: { kind: 'http' } });
+  const r = proxy('res', { external: true, attributes: { kind: 'socks' } });
+  const external = (host: string, port: number, protocol: 'http' | 'socks5') => ({
+    mode: 'external',
+    endpoint: { host, port, protocol },
+    credentialsRef: { secret: 'demo-creds', version: 'latest' },
+  });
   await writeFleet(db, [
-    {
-      ...p,
-      spec: {
-        ...p.spec,
-        mode: 'external',
-        endpoint: { host: '127.0.0.1', port: forward.port, protocol: 'http' },
-        credentialsRef: { secret: 'demo-creds', version: 'latest' },
-      } as typeof p.spec,
-    },
+    { ...p, spec: { ...p.spec, ...external('127.0.0.1', forward.port, 'http') } as typeof p.spec },
+    { ...r, spec: { ...r.spec, ...external(socks.host, socks.port, 'socks5') } as typeof r.spec },
   ]);
   secretManager = await startSecretManagerEmulator({ log: () => {} });
   const endpoint = `${secretManager.host}:${secretManager.port}`;
@@ -81,6 +86,7 @@ afterAll(async () => {
   await service?.stop();
   await secretManager?.stop();
   await forward?.close(true);
+  await socks?.close();
   await new Promise((r) => target?.close(r));
   await db.terminate();
 });
@@ -92,8 +98,9 @@ function withoutProxyplaneVars(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 const crawl = (
   path: string,
   vars: Record<string, string> = { PROXYPLANE_URL: service.url, PROXYPLANE_TOKEN: TOKEN },
+  selector = 'kind=http',
 ) =>
-  run(process.execPath, ['--import', 'tsx', 'docs/examples/crawler.ts', `${targetUrl}${path}`], {
+  run(process.execPath, ['--import', 'tsx', 'docs/examples/crawler.ts', `${targetUrl}${path}`, selector], {
     // Not the developer's own PROXYPLANE_URL / PROXYPLANE_TOKEN: each case says which variables it has.
     env: { ...withoutProxyplaneVars(process.env), ...vars },
     timeout: 60_000,
@@ -116,6 +123,15 @@ describe('docs/examples/crawler.ts', () => {
     expect(leases.size).toBe(1);
     expect(leases.docs[0]!.get('releasedAt')).toBeInstanceOf(Timestamp);
     expect(leases.docs[0]?.get('target')).toBe(new URL(targetUrl).host);
+  });
+
+  it('leases a SOCKS5 proxy (a socks5:// URL) and fetches through it with the same credentials', async () => {
+    const before = socks.stats();
+    const out = await crawl('/page', undefined, 'kind=socks');
+    expect(out).toMatchObject({ code: 0, stdout: 'hello from the target' });
+    expect(out.stderr).toContain('leased res');
+    expect(socks.stats().tunnels - before.tunnels).toBe(1);
+    expect(socks.stats().authFailures).toBe(before.authFailures);
   });
 
   it('runs on the variables npm start exports alone (PROXYPLANE_API_URL, PROXYPLANE_CRAWLER_TOKEN)', async () => {

@@ -233,7 +233,8 @@ async function target(deps: ProbeDeps, p: ProxyResource) {
     deps.log.warn('proxy credentials secret is malformed', { proxy: p.name, reason: parsed.reason });
   }
   const credentials = parsed?.ok ? basicUserPass(parsed.credentials) : null;
-  return { host: p.status.ip!, port, credentials };
+  const protocol = p.spec.mode === 'managed' ? p.spec.protocol : p.spec.endpoint.protocol;
+  return { host: p.status.ip!, port, credentials, protocol };
 }
 
 /** The secret's payload, or null when it cannot be read (deleted, IAM, disabled version, a Secret Manager

@@ -91,7 +91,7 @@ export function buildRow(p: ProxyResource, inputs: FleetInputs, now: Date): Flee
   return {
     name: p.name,
     mode: p.spec.mode,
-    location: p.spec.mode === 'managed' ? p.spec.zone : `${p.spec.endpoint.host}:${p.spec.endpoint.port}`,
+    location: locationOf(p.spec),
     attributes: { ...p.spec.attributes },
     phase: p.status.phase,
     deleting: p.deletionRequestedAt !== null,
@@ -133,4 +133,11 @@ export function buildFleetView(inputs: FleetInputs, now: Date): FleetView {
       error: j.error,
     }));
   return { generatedAt: now.toISOString(), rows, phases, jobs };
+}
+
+/** A managed proxy's zone; an external one's host:port, prefixed `socks5://` when it speaks SOCKS5. */
+function locationOf(spec: ProxyResource['spec']): string {
+  if (spec.mode === 'managed') return spec.zone;
+  const { host, port, protocol } = spec.endpoint;
+  return `${protocol === 'http' ? '' : `${protocol}://`}${host}:${port}`;
 }

@@ -106,6 +106,26 @@ function inputs() {
 }
 
 describe('buildFleetView', () => {
+  it.each([
+    ['http', '203.0.113.7:8080'],
+    ['socks5', 'socks5://203.0.113.7:8080'],
+  ] as const)('an external %s endpoint is located at %s', (protocol, location) => {
+    const f = new InMemoryFleetFeed();
+    const p = managed('x');
+    f.proxies.set('x', {
+      ...p,
+      spec: {
+        mode: 'external',
+        endpoint: { host: '203.0.113.7', port: 8080, protocol },
+        attributes: {},
+        capacity: 3,
+        gatewayPool: false,
+        healthCheck: p.spec.healthCheck,
+      },
+    });
+    expect(buildFleetView(f.inputs(), NOW).rows[0]?.location).toBe(location);
+  });
+
   it('one row per proxy by name, with tiers, history, live leases and cooldowns only, and the owner', () => {
     const v = buildFleetView(inputs(), NOW);
     expect(v.rows.map((r) => r.name)).toEqual(['a', 'b']);

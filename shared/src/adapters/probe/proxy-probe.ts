@@ -1,15 +1,23 @@
 // One probe through a forward proxy, on a fresh connection every time (seed §6: keep-alive would cache the
-// CONNECT tunnel and later probes would never re-test the proxy). An http URL is an absolute-URI GET through
-// the proxy; an https URL is CONNECT, then TLS inside the tunnel, then GET.
+// CONNECT tunnel and later probes would never re-test the proxy). Through an HTTP proxy, an http URL is an
+// absolute-URI GET; an https URL is CONNECT, then TLS inside the tunnel, then GET. Through a SOCKS5 proxy,
+// either is a SOCKS5 CONNECT to the URL's host:port (socks5-connect.ts), then the GET — inside TLS for https.
 import { request as httpRequest, type IncomingMessage } from 'node:http';
-import type { Socket } from 'node:net';
+import { isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
+import type { ProxyProtocol } from '../../domain/proxy.js';
+import { errorCode, ProbeFailure, type ProbeStage } from './probe-failure.js';
+import { socks5Connect } from './socks5-connect.js';
+
+export type { ProbeStage } from './probe-failure.js';
 
 export interface ProbeTarget {
   host: string;
   port: number;
   /** "user:pass", resolved from the proxy's Secret Manager reference; never logged. */
   credentials?: string | null;
+  /** What the proxy speaks (spec.protocol, or an external endpoint's); absent: http. */
+  protocol?: ProxyProtocol;
 }
 
 export interface ProbeOptions {
@@ -21,8 +29,6 @@ export interface ProbeOptions {
   /** Local targets use self-signed certificates; production keeps verification on. */
   rejectUnauthorized?: boolean;
 }
-
-export type ProbeStage = 'DIAL' | 'PROXY_HANDSHAKE' | 'RESPONSE_HEADERS' | 'BODY';
 
 export interface ProbeResult {
   ok: boolean;
@@ -44,9 +50,11 @@ export async function probeThroughProxy(target: ProbeTarget, opts: ProbeOptions)
   const deadline = AbortSignal.timeout(opts.timeoutMs);
   try {
     const res =
-      url.protocol === 'https:'
-        ? await viaConnect(target, url, auth, opts, deadline)
-        : await viaAbsoluteUri(target, url, auth, deadline);
+      target.protocol === 'socks5'
+        ? await viaSocks5(target, url, opts, deadline)
+        : url.protocol === 'https:'
+          ? await viaConnect(target, url, auth, opts, deadline)
+          : await viaAbsoluteUri(target, url, auth, deadline);
     const body = await readBody(res.message, opts.maxBodyBytes ?? 64 * 1024, deadline);
     const ok = res.message.statusCode === opts.expectedStatus;
     return finish({
@@ -59,26 +67,6 @@ export async function probeThroughProxy(target: ProbeTarget, opts: ProbeOptions)
     const f = err instanceof ProbeFailure ? err : new ProbeFailure('DIAL', errorCode(err, deadline));
     return finish({ ok: false, status: null, body: null, failure: { stage: f.stage, code: f.code } });
   }
-}
-
-class ProbeFailure extends Error {
-  constructor(
-    readonly stage: ProbeStage,
-    readonly code: string,
-  ) {
-    super(`${stage}: ${code}`);
-  }
-}
-
-/**
- * The failure code of a socket or request error. `timeout` whenever the probe's own deadline has fired,
- * whatever the abort surfaced as: Node reports a request aborted by its signal as an AbortError
- * (`ABORT_ERR`) and a response cut mid-body as ECONNRESET — neither says "timeout" by itself.
- */
-function errorCode(err: unknown, deadline: AbortSignal): string {
-  if (deadline.aborted || (err instanceof Error && err.name === 'TimeoutError')) return 'timeout';
-  const code = (err as { code?: unknown })?.code;
-  return typeof code === 'string' ? code.toLowerCase() : 'error';
 }
 
 function viaAbsoluteUri(target: ProbeTarget, url: URL, auth: string | undefined, signal: AbortSignal) {
@@ -132,22 +120,7 @@ function viaConnect(
         const code = res.statusCode === 407 ? 'proxy_auth_required' : `connect_status_${res.statusCode}`;
         return reject(new ProbeFailure('PROXY_HANDSHAKE', code));
       }
-      const tls = tlsConnect({
-        socket,
-        servername: url.hostname,
-        rejectUnauthorized: opts.rejectUnauthorized ?? true,
-      });
-      tls.once('error', (err) => reject(new ProbeFailure('RESPONSE_HEADERS', errorCode(err, signal))));
-      const inner = httpRequest({
-        createConnection: () => tls,
-        method: 'GET',
-        path: `${url.pathname}${url.search}`,
-        signal,
-        headers: { host: url.host, connection: 'close' },
-      });
-      inner.on('response', (message) => resolve({ message }));
-      inner.on('error', (err) => reject(new ProbeFailure('RESPONSE_HEADERS', errorCode(err, signal))));
-      inner.end();
+      requestInside(socket, url, opts, signal).then(resolve, reject);
     });
     req.on('response', (message) =>
       reject(failAndDrain(message, 'PROXY_HANDSHAKE', `connect_status_${message.statusCode}`)),
@@ -156,6 +129,46 @@ function viaConnect(
       reject(new ProbeFailure(connected ? 'PROXY_HANDSHAKE' : 'DIAL', errorCode(err, signal))),
     );
     req.end();
+  });
+}
+
+/** Through a SOCKS5 proxy: CONNECT to the URL's host:port, then the request as to the site itself. */
+async function viaSocks5(target: ProbeTarget, url: URL, opts: ProbeOptions, signal: AbortSignal) {
+  const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1'); // an IPv6 literal goes as ATYP 4, unbracketed
+  const socket = await socks5Connect(target, { host, port }, signal, opts.timeoutMs);
+  return requestInside(socket, url, opts, signal);
+}
+
+/**
+ * The GET over a tunnel to the site (CONNECT or SOCKS5): origin-form, inside TLS for an https URL. Any
+ * failure here is past the proxy's handshake: RESPONSE_HEADERS.
+ */
+function requestInside(socket: Socket, url: URL, opts: ProbeOptions, signal: AbortSignal) {
+  return new Promise<{ message: IncomingMessage }>((resolve, reject) => {
+    const fail = (err: unknown) => reject(new ProbeFailure('RESPONSE_HEADERS', errorCode(err, signal)));
+    let stream: Socket = socket;
+    if (url.protocol === 'https:') {
+      const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+      const tls = tlsConnect({
+        socket,
+        // SNI carries names only (RFC 6066 §3): an IP literal target gets none.
+        ...(isIP(host) ? {} : { servername: host }),
+        rejectUnauthorized: opts.rejectUnauthorized ?? true,
+      });
+      tls.once('error', fail);
+      stream = tls;
+    }
+    const inner = httpRequest({
+      createConnection: () => stream,
+      method: 'GET',
+      path: `${url.pathname}${url.search}`,
+      signal,
+      headers: { host: url.host, connection: 'close' },
+    });
+    inner.on('response', (message) => resolve({ message }));
+    inner.on('error', fail);
+    inner.end();
   });
 }
 
@@ -200,6 +213,7 @@ export async function handshakeThroughProxy(
     failure,
   });
   const deadline = AbortSignal.timeout(timeoutMs);
+  if (target.protocol === 'socks5') return socks5Handshake(target, authority, timeoutMs, deadline, done);
   return new Promise<ProbeResult>((resolve) => {
     const req = httpRequest({
       host: target.host,
@@ -229,4 +243,27 @@ export async function handshakeThroughProxy(
     );
     req.end();
   });
+}
+
+/** BASIC without a probe URL through a SOCKS5 proxy: TCP connect, SOCKS5 CONNECT to `authority`, close. */
+async function socks5Handshake(
+  target: ProbeTarget,
+  authority: string,
+  timeoutMs: number,
+  deadline: AbortSignal,
+  done: (failure: ProbeResult['failure'], status: number | null) => ProbeResult,
+): Promise<ProbeResult> {
+  const colon = authority.lastIndexOf(':');
+  const destination = {
+    host: authority.slice(0, colon).replace(/^\[|\]$/g, ''),
+    port: Number(authority.slice(colon + 1)),
+  };
+  try {
+    const socket = await socks5Connect(target, destination, deadline, timeoutMs);
+    socket.destroy();
+    return done(null, null);
+  } catch (err) {
+    const f = err instanceof ProbeFailure ? err : new ProbeFailure('DIAL', errorCode(err, deadline));
+    return done({ stage: f.stage, code: f.code }, null);
+  }
 }

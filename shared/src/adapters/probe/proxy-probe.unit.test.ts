@@ -78,3 +78,47 @@ describe('probe failure codes', () => {
     expect(h).toMatchObject({ ok: false, failure: { stage: 'DIAL', code: 'econnrefused' } });
   });
 });
+
+describe('probe failure codes through a SOCKS5 proxy', () => {
+  const socks = (port: number, credentials: string | null = null) => ({
+    host: '127.0.0.1',
+    port,
+    credentials,
+    protocol: 'socks5' as const,
+  });
+
+  it.each([['http://example.com/'], ['https://example.com/']])(
+    'a proxy that never answers the greeting runs out of time (%s): timeout at PROXY_HANDSHAKE',
+    async (url) => {
+      const r = await probeThroughProxy(socks(ports.silent), {
+        url,
+        timeoutMs: TIMEOUT_MS,
+        expectedStatus: 200,
+      });
+      expect(r).toMatchObject({ ok: false, failure: { stage: 'PROXY_HANDSHAKE', code: 'timeout' } });
+      expect(r.latencyMs).toBeGreaterThanOrEqual(TIMEOUT_MS - 20);
+      const h = await handshakeThroughProxy(socks(ports.silent), 'example.com:443', TIMEOUT_MS);
+      expect(h).toMatchObject({ ok: false, failure: { stage: 'PROXY_HANDSHAKE', code: 'timeout' } });
+    },
+  );
+
+  it('a refused connection keeps its own code: DIAL econnrefused', async () => {
+    const url = 'http://example.com/';
+    const r = await probeThroughProxy(socks(ports.closed), { url, timeoutMs: 5_000, expectedStatus: 200 });
+    expect(r).toMatchObject({ ok: false, failure: { stage: 'DIAL', code: 'econnrefused' } });
+  });
+
+  it('credentials RFC 1929 cannot carry (over 255 bytes) fail before any connection', async () => {
+    const before = sockets.size;
+    const r = await probeThroughProxy(socks(ports.silent, `u:${'p'.repeat(256)}`), {
+      url: 'http://example.com/',
+      timeoutMs: 5_000,
+      expectedStatus: 200,
+    });
+    expect(r).toMatchObject({
+      ok: false,
+      failure: { stage: 'PROXY_HANDSHAKE', code: 'socks_credentials_too_long' },
+    });
+    expect(sockets.size).toBe(before);
+  });
+});

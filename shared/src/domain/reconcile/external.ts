@@ -6,7 +6,7 @@ import { applyHealth, clearHealth, setProvisioned, verdictFor } from './conditio
 import type { Observation, Plan } from './types.js';
 
 export function reconcileExternal(proxy: ProxyResource & { spec: ExternalSpec }, obs: Observation): Plan {
-  const { host, port } = proxy.spec.endpoint;
+  const { host, port, protocol } = proxy.spec.endpoint;
   const { status } = proxy;
   const instance = healthInstanceKey({ spec: proxy.spec, status: { ...status, ip: host } });
   const verdict = verdictFor(obs.health, instance);
@@ -21,7 +21,7 @@ export function reconcileExternal(proxy: ProxyResource & { spec: ExternalSpec },
     { ...(moved ? clearHealth(status) : status), ip: host },
     true,
     ProvisionedReason.ExternalEndpoint,
-    `external endpoint ${host}:${port}`,
+    `external endpoint ${protocol === 'http' ? '' : `${protocol}://`}${host}:${port}`,
     proxy.generation,
     obs.now,
   );

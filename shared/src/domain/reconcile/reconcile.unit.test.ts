@@ -617,6 +617,13 @@ describe('reconcile: an external proxy whose endpoint was edited', () => {
     });
   });
 
+  it('the Provisioned message names a SOCKS5 endpoint by its scheme', () => {
+    const proxy = healthyAt('203.0.113.7', 1080, 'socks5');
+    const plan = reconcile(proxy, obs({ cloudInit: null }), iv);
+    const provisioned = plan.status.conditions.find((c) => c.type === 'Provisioned');
+    expect(provisioned?.message).toBe('external endpoint socks5://203.0.113.7:1080');
+  });
+
   it("takes the probe's verdict about the new endpoint once it has one", () => {
     const proxy = healthyAt('203.0.113.7', 9090);
     const plan = reconcile(proxy, about('203.0.113.7:9090'), iv);

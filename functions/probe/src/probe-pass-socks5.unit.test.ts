@@ -1,0 +1,55 @@
+// The probe pass hands the prober what the proxy speaks: an external SOCKS5 endpoint is probed over
+// SOCKS5 (shared/src/adapters/probe/proxy-probe.ts), everything else over HTTP.
+import { describe, expect, it } from 'vitest';
+import type { ProbeTarget } from '../../../shared/src/adapters/probe/proxy-probe.js';
+import { inMemoryHealthStore } from '../../../shared/src/testing/in-memory-health-store.js';
+import { aProxy, externalSpec } from '../../../shared/src/testing/proxy-fixtures.js';
+import { RecordingReconcilePublisher } from '../../../shared/src/testing/recording-publisher.js';
+import { noOutcomes } from './passive-fixtures.unit.js';
+import { type ProbeDeps, runProbePass } from './probe-pass.js';
+
+const t0 = new Date('2026-01-01T00:00:00Z');
+
+describe('runProbePass: the protocol each proxy is probed in', () => {
+  it('an external socks5 endpoint as socks5 (with its credentials), others as http', async () => {
+    const targets = new Map<string, ProbeTarget>();
+    const ok = { ok: true, latencyMs: 5, status: 200, body: null, failure: null };
+    const deps: ProbeDeps = {
+      health: inMemoryHealthStore(new Map()),
+      publisher: new RecordingReconcilePublisher(),
+      secrets: { access: async () => 'user:pass\n' },
+      prober: {
+        handshake: async (t) => {
+          targets.set(t.host, t);
+          return ok;
+        },
+        probe: async (t) => {
+          targets.set(t.host, t);
+          return ok;
+        },
+      },
+      log: { info: () => {}, warn: () => {} },
+      recorder: { observe: () => {} },
+      tiers: { echoUrl: null, callerIps: [], rejectUnauthorized: true },
+      concurrency: 4,
+      passive: noOutcomes(),
+    };
+    const socks = externalSpec({
+      endpoint: { host: '203.0.113.7', port: 1080, protocol: 'socks5' },
+      credentialsRef: { secret: 'res-creds' },
+    });
+    const proxies = [
+      aProxy({ name: 'res', spec: socks, status: { ip: '203.0.113.7' } }),
+      aProxy({ name: 'ext', spec: externalSpec(), status: { ip: '198.51.100.9' } }),
+      aProxy({ name: 'vm', status: { ip: '10.0.0.1', providerId: 'zones/z/instances/vm' } }),
+    ];
+    const intervalMs = proxies[0]!.spec.healthCheck.intervalSeconds * 1000;
+    await runProbePass(deps, proxies, t0, new Date(t0.getTime() + intervalMs));
+    expect(Object.fromEntries([...targets].map(([host, t]) => [host, t.protocol]))).toEqual({
+      '203.0.113.7': 'socks5',
+      '198.51.100.9': 'http',
+      '10.0.0.1': 'http',
+    });
+    expect(targets.get('203.0.113.7')).toMatchObject({ port: 1080, credentials: 'user:pass' });
+  });
+});

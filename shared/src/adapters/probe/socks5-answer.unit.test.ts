@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { socks5Answer, socks5FailureCode } from './socks5-answer.js';
+
+const reply = (rep: number) => [5, rep, 0, 1, 0, 0, 0, 0, 0, 0];
+
+describe('socks5Answer: the failure a SOCKS5 proxy answered, and its probe code', () => {
+  it.each([
+    ['nothing at all', [], 'closed', 'econnreset'],
+    ['half a method choice', [5], 'closed', 'econnreset'],
+    ['no acceptable method (wants credentials)', [5, 0xff], 'auth_failed', 'proxy_auth_required'],
+    ['credentials refused (RFC 1929 status 1)', [5, 2, 1, 1], 'auth_failed', 'proxy_auth_required'],
+    ['credentials accepted, then hung up', [5, 2, 1, 0], 'closed', 'econnreset'],
+    ['connection refused (REP 5) after auth', [5, 2, 1, 0, ...reply(5)], 'refused', 'socks_reply_5'],
+    ['host unreachable (REP 4), open proxy', [5, 0, ...reply(4)], 'refused', 'socks_reply_4'],
+    ['not allowed by its rules (REP 2)', [5, 0, ...reply(2)], 'refused', 'socks_reply_2'],
+    ['TTL expired (REP 6): the target timed out', [5, 0, ...reply(6)], 'refused', 'socks_reply_6'],
+    [
+      'an HTTP proxy answering the greeting',
+      [...Buffer.from('HTTP/1.1 400 Bad Request\r\n')],
+      'not_socks5',
+      'not_socks5',
+    ],
+    ['a method never offered (GSSAPI)', [5, 1], 'not_socks5', 'not_socks5'],
+    ['a reply of another version', [5, 0, 4, 0, 0, 1], 'not_socks5', 'not_socks5'],
+    ['granted, then hung up', [5, 0, ...reply(0)], 'closed', 'econnreset'],
+  ])('%s → %s (%s)', (_l, bytes, kind, code) => {
+    const a = socks5Answer(Uint8Array.from(bytes));
+    expect(a.kind).toBe(kind);
+    expect(socks5FailureCode(a)).toBe(code);
+  });
+});
