@@ -1,6 +1,8 @@
 // Turns a validated snapshot into the immutable form the hot path reads: upstream entries carrying
 // their pre-computed Proxy-Authorization line and a reference to their live counters, and the compiled
 // routing table. A proxy whose credentials cannot be resolved is left out rather than sent without them.
+// The upstream's protocol is decided here, once per snapshot: the hot path branches on `socks5` once,
+// when it dials, and an http upstream's requests do exactly what they did before SOCKS5 existed.
 
 import {
   compileRouting,
@@ -28,7 +30,22 @@ export interface UpstreamAuth {
    * destination itself), rather than through a CONNECT pinned to the address the guard checked.
    */
   readonly absoluteUri: boolean;
+  /**
+   * Set for a SOCKS5 upstream, null for an http one: its RFC 1929 credentials (null for an open proxy,
+   * method 0x00). Such an upstream speaks no HTTP, so `line`/`authorization` are "" and `absoluteUri` is
+   * false: every request goes through a SOCKS5 CONNECT to the pinned address (socks5-handshake.ts).
+   */
+  readonly socks5: { readonly credentials: UpstreamCredentials | null } | null;
 }
+
+/** Why a snapshot entry was left out of the compiled table (logged, never the secret's value). */
+export type SkipReason = 'credentials_unavailable' | 'credentials_too_long';
+
+/** RFC 1929 §2: ULEN and PLEN are one byte each, and a user name is at least one byte. */
+const fitsRfc1929 = (c: UpstreamCredentials): boolean => {
+  const u = Buffer.byteLength(c.username);
+  return u >= 1 && u <= 255 && Buffer.byteLength(c.password) <= 255;
+};
 
 export interface CompileOptions {
   /** GATEWAY_PLAIN_HTTP: `auto` follows each proxy's filtersDestinations. */
@@ -45,7 +62,7 @@ export interface CompiledSnapshot {
   readonly source: GatewaySnapshot;
   readonly table: RoutingTable<UpstreamAuth>;
   readonly upstreams: ReadonlyMap<string, Upstream<UpstreamAuth>>;
-  readonly skipped: readonly { proxy: string; secret: string }[];
+  readonly skipped: readonly { proxy: string; secret: string; reason: SkipReason }[];
 }
 
 export function compileSnapshot(
@@ -55,13 +72,18 @@ export function compileSnapshot(
   opts: CompileOptions = { plainHttp: 'auto' },
 ): CompiledSnapshot {
   const upstreams: Upstream<UpstreamAuth>[] = [];
-  const skipped: { proxy: string; secret: string }[] = [];
+  const skipped: { proxy: string; secret: string; reason: SkipReason }[] = [];
   for (const p of s.proxies) {
     let creds: UpstreamCredentials | null = null;
+    const socks5 = p.protocol === 'socks5';
     if (p.credentialsRef) {
       const c = credentials.get(refKey(p.credentialsRef));
       if (!c || c instanceof Error) {
-        skipped.push({ proxy: p.name, secret: p.credentialsRef.secret });
+        skipped.push({ proxy: p.name, secret: p.credentialsRef.secret, reason: 'credentials_unavailable' });
+        continue;
+      }
+      if (socks5 && !fitsRfc1929(c)) {
+        skipped.push({ proxy: p.name, secret: p.credentialsRef.secret, reason: 'credentials_too_long' });
         continue;
       }
       creds = c;
@@ -76,11 +98,14 @@ export function compileSnapshot(
       attributes: p.attributes ?? {},
       excludedRoutes: p.excludedRoutes,
       live: counters(p.name),
-      auth: {
-        line: proxyAuthorizationLine(creds),
-        authorization: proxyAuthorizationValue(creds),
-        absoluteUri: absoluteUriFor(opts.plainHttp, p.filtersDestinations),
-      },
+      auth: socks5
+        ? { line: '', authorization: '', absoluteUri: false, socks5: { credentials: creds } }
+        : {
+            line: proxyAuthorizationLine(creds),
+            authorization: proxyAuthorizationValue(creds),
+            absoluteUri: absoluteUriFor(opts.plainHttp, p.filtersDestinations),
+            socks5: null,
+          },
     });
   }
   return {

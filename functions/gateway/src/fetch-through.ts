@@ -1,5 +1,6 @@
 // POST /v1/fetch's engine: the same guard, route and pick as the proxy listener, then a CONNECT tunnel
-// to the pinned target address through the chosen upstream, TLS inside it for https, and one HTTP/1.1
+// to the pinned target address through the chosen upstream (an HTTP CONNECT, or a SOCKS5 one for a
+// SOCKS5 upstream: socks5-handshake.ts), TLS inside it for https, and one HTTP/1.1
 // request — or, for http:// through an upstream that filters destinations itself, the request in
 // absolute form over its kept-alive connections (fetch-absolute.ts). Resolves once the target's response head is in; the caller streams the body and calls done().
 import http, { type IncomingMessage } from 'node:http';
@@ -14,9 +15,10 @@ import type { GatewayRecorder } from './metrics.js';
 import type { OutcomeStage } from './outcomes.js';
 import { MAX_RESPONSE_HEAD_BYTES } from './response-head.js';
 import type { SocketCounts } from './sockets.js';
+import { openSocks5Tunnel } from './socks5-handshake.js';
 import type { TargetGuard } from './target-guard.js';
 import type { UpstreamPool } from './upstream-pool.js';
-import { openTunnel, TunnelError } from './upstream-tunnel.js';
+import { openTunnel, TunnelError, tunnelRefusal } from './upstream-tunnel.js';
 import type { GatewayWorker } from './worker.js';
 
 export interface FetchDeps {
@@ -159,13 +161,15 @@ export async function fetchThrough(req: FetchRequest, user: string, deps: FetchD
 
   let sock: import('node:net').Socket;
   try {
-    sock = await openTunnel(u, formatAuthority(d.address, port), deps.upstreamTimeoutMs, deps.sockets);
+    sock = await (u.auth.socks5
+      ? openSocks5Tunnel(u, d.address, port, deps.upstreamTimeoutMs, deps.sockets)
+      : openTunnel(u, formatAuthority(d.address, port), deps.upstreamTimeoutMs, deps.sockets));
   } catch (e) {
     release();
     if (!(e instanceof TunnelError)) throw e;
     outcome(e.stage, false, e.upstreamStatus);
-    const detail = e.upstreamStatus ? { upstreamStatus: e.upstreamStatus } : undefined;
-    return failOn(e.kind === 'timeout' ? 504 : 502, `upstream_${e.kind}`, detail);
+    const r = tunnelRefusal(e);
+    return failOn(r.status, r.code, r.detail);
   }
   u.live.reserved--;
   u.live.active++;

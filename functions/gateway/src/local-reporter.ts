@@ -1,5 +1,5 @@
 // Standalone mode's Reporter: no controller to report to, so it drains the outcome queue at a bounded
-// interval (keeping it from filling up) and logs a summary at debug level.
+// interval (keeping it from filling up) and logs a summary at debug level: totals and failures by stage.
 import type { Logger } from './logger.js';
 import type { Reporter, RuntimeView } from './session.js';
 
@@ -15,8 +15,20 @@ export class LocalReporter implements Reporter {
     this.timer = setInterval(() => {
       const outcomes = view.takeOutcomes(Number.MAX_SAFE_INTEGER);
       if (outcomes.length === 0) return;
-      const failed = outcomes.filter((o) => !o.ok).length;
-      this.log.debug('outcomes', { total: outcomes.length, failed, runtime: view.runtimeCounts().length });
+      // Failures by stage: what a controller's passive track would tally (DIAL, PROXY_HANDSHAKE, …).
+      const failedByStage: Record<string, number> = {};
+      let failed = 0;
+      for (const o of outcomes) {
+        if (o.ok) continue;
+        failed++;
+        failedByStage[o.stage] = (failedByStage[o.stage] ?? 0) + 1;
+      }
+      this.log.debug('outcomes', {
+        total: outcomes.length,
+        failed,
+        failedByStage,
+        runtime: view.runtimeCounts().length,
+      });
     }, this.intervalMs);
     this.timer.unref();
   }

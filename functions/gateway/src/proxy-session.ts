@@ -5,6 +5,8 @@
 //   tunnel, waiting for the target's status line) → TUNNEL (response piped back).
 // Plain HTTP to an upstream that filters destinations itself goes in absolute form over a pooled
 // connection instead (plain-forward.ts): DIAL (a pooled or new connection) → RESPONSE → TUNNEL (body).
+// A SOCKS5 upstream has the same states, its HANDSHAKE a SOCKS5 CONNECT to the pinned address
+// (dialSocks5: the one branch on the upstream's protocol, taken when it is dialled).
 // Socket events reach the session through module-level listeners (session-listeners.ts: `this` is the
 // socket, the session hangs off a symbol), so a request allocates no closures; whether a request is let
 // in at all is decided from its head by admission.ts. Pinned plain HTTP is carried through a CONNECT
@@ -45,6 +47,8 @@ import {
   onUpError,
   SESSION,
 } from './session-listeners.js';
+import { socks5Handshake } from './socks5-handshake.js';
+import { type TunnelError, tunnelRefusal } from './upstream-tunnel.js';
 
 const HEAD = 0;
 const CHECK = 1;
@@ -206,6 +210,10 @@ export class ProxySession implements ForwardOwner {
       this.forwardAbsolute(u);
       return;
     }
+    if (u.auth.socks5) {
+      this.dialSocks5(u, d.address);
+      return;
+    }
     // noDelay: a tunnel relays whatever arrives as soon as it arrives (TLS handshakes are several small
     // flights); Nagle would hold a small write back until the previous one is acknowledged.
     const up = net.connect({ host: u.host, port: u.port, allowHalfOpen: true, noDelay: true }) as Owned;
@@ -247,6 +255,58 @@ export class ProxySession implements ForwardOwner {
     const body = this.rest;
     this.rest = null;
     if (body) this.onBody(body);
+  }
+
+  /**
+   * A SOCKS5 upstream (socks5-handshake.ts): DIAL (TCP) → HANDSHAKE (the package's SOCKS5 CONNECT to the
+   * pinned address) → as for an http upstream, a byte pipe (CONNECT) or the origin-form request
+   * (plain HTTP), which cannot ride with the handshake as it does with an HTTP CONNECT. Never pooled: a
+   * tunnel is bound to the target it was opened for. Promises and closures here are this path's only.
+   */
+  private dialSocks5(u: Upstream<UpstreamAuth>, address: string): void {
+    const up = net.connect({ host: u.host, port: u.port, allowHalfOpen: true, noDelay: true }) as Owned;
+    up[SESSION] = this;
+    this.up = up;
+    this.ctx.sockets.upstreams++;
+    // once: the socks package emits 'connect' again on the socket handed to it.
+    up.once('connect', () => this.socks5Connected(u, address));
+    up.on('error', onUpError);
+    up.on('close', onUpClose);
+    this.state = DIAL;
+  }
+
+  private socks5Connected(u: Upstream<UpstreamAuth>, address: string): void {
+    if (this.state !== DIAL) return;
+    this.state = HANDSHAKE;
+    const hop = { host: u.host, port: u.port, credentials: u.auth.socks5?.credentials ?? null };
+    const left = Math.max(1, this.deadline - Date.now());
+    socks5Handshake(this.up!, hop, address, this.port, left).then(
+      () => this.socks5Established(),
+      (e: TunnelError) => {
+        // Refused, closed or timed out meanwhile: the session has answered already.
+        if (this.state !== HANDSHAKE) return;
+        const r = tunnelRefusal(e);
+        this.recordOutcome('PROXY_HANDSHAKE', false);
+        this.refuse(r.status, r.code, r.detail);
+      },
+    );
+  }
+
+  private socks5Established(): void {
+    if (this.state !== HANDSHAKE) return;
+    const up = this.up!;
+    if (this.isConnect) {
+      this.established(null);
+      return;
+    }
+    up.on('data', onUpData);
+    up.write(originFormHead(this.head!, this.path, this.hostHeader), 'latin1');
+    const body = this.rest;
+    this.rest = null;
+    if (body) this.onBody(body);
+    this.established(null);
+    // The handshake hands the socket over paused (any early target bytes back in its buffer).
+    up.resume();
   }
 
   forwardConnected(): void {

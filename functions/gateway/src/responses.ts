@@ -25,6 +25,7 @@ export function errorResponse(
   if (detail.reason !== undefined) extra += `X-Proxyplane-Reason: ${detail.reason}\r\n`;
   if (detail.upstreamStatus !== undefined)
     extra += `X-Proxyplane-Upstream-Status: ${detail.upstreamStatus}\r\n`;
+  if (detail.socksReply !== undefined) extra += `X-Proxyplane-Socks-Reply: ${detail.socksReply}\r\n`;
   return (
     `HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\n` +
     `X-Proxyplane-Error: ${code}\r\n${extra}` +

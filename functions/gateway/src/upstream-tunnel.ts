@@ -12,10 +12,33 @@ export class TunnelError extends Error {
     readonly kind: 'dial_failed' | 'handshake_failed' | 'refused' | 'auth_failed' | 'timeout' | 'closed',
     readonly stage: OutcomeStage,
     readonly upstreamStatus?: number,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; socksReply?: number },
   ) {
     super(`upstream tunnel ${kind} at ${stage}`, options);
+    this.socksReply = options?.socksReply;
   }
+
+  /** A SOCKS5 upstream's non-zero CONNECT reply (RFC 1928 §6 REP), where an http one has a status. */
+  readonly socksReply: number | undefined;
+}
+
+/**
+ * The client's answer to a tunnel that failed, whichever protocol the upstream speaks: 504 when it timed
+ * out, else 502, with the stable code `upstream_<kind>` and what the upstream answered, if anything (an
+ * http upstream's status, a SOCKS5 upstream's reply code).
+ */
+export function tunnelRefusal(e: TunnelError): {
+  status: number;
+  code: string;
+  detail: Record<string, number> | undefined;
+} {
+  const detail: Record<string, number> | undefined =
+    e.upstreamStatus !== undefined
+      ? { upstreamStatus: e.upstreamStatus }
+      : e.socksReply !== undefined
+        ? { socksReply: e.socksReply }
+        : undefined;
+  return { status: e.kind === 'timeout' ? 504 : 502, code: `upstream_${e.kind}`, detail };
 }
 
 /** Resolves with a socket whose next bytes come from the target (CONNECT answered 200). */

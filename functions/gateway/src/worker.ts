@@ -180,7 +180,7 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
       plainHttp: this.opts.plainHttp ?? 'auto',
     });
     for (const skipped of compiled.skipped) {
-      this.opts.log.warn('proxy left out of the snapshot: credentials unavailable', skipped);
+      this.opts.log.warn('proxy left out of the snapshot: its credentials cannot be used', skipped);
     }
     this.current = compiled;
     this.collectCounters();

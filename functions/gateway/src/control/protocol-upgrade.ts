@@ -8,7 +8,8 @@
 // the start, the applied snapshot ACKed again; and the snapshot pass a new session triggers writes what
 // the higher version reads (protocol 2: `filtersDestinations`, without which plain HTTP to a managed proxy
 // goes as a CONNECT to port 80 that the managed squid refuses; protocol 3: `excludedRoutes`, without which
-// a proxy a route's target check fails through stays in that route).
+// a proxy a route's target check fails through stays in that route; protocol 4: SOCKS5 proxies, which a
+// worker below it is never assigned).
 import { WORKER_PROTOCOL_VERSION } from './registration.js';
 import type { ControllerSession } from './session.js';
 import type { SessionDeps, SessionSettings } from './session-settings.js';

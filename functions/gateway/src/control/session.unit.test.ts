@@ -88,7 +88,7 @@ describe('registration', () => {
     const h = harness();
     await h.start();
     expect(h.client.of('register').map((c) => c.body)).toEqual([
-      { workerId: WORKER, instanceId: 'instance-1', zone: 'local', supportedProtocolVersion: 3 },
+      { workerId: WORKER, instanceId: 'instance-1', zone: 'local', supportedProtocolVersion: 4 },
     ]);
     expect(h.feed.opened).toEqual([SUBSCRIPTION]);
     expect(h.session.session?.sessionId).toBe('session-1');
@@ -147,15 +147,16 @@ describe('registration', () => {
     await h.session.reporter.stop();
   });
 
-  // Its highest is 3 (excludedRoutes); a control plane of protocol 2 or 1 is still one it works with.
+  // Its highest is 4 (socks5 entries); a control plane of protocol 3, 2 or 1 is still one it works with.
   it.each([
-    [2, [3, 2]],
-    [1, [3, 2, 1]],
+    [3, [4, 3]],
+    [2, [4, 3, 2]],
+    [1, [4, 3, 2, 1]],
   ])(
     'steps down to a protocol it also speaks when the controller speaks only up to %s',
     async (max, offers) => {
       const h = harness();
-      for (let v = 3; v > max; v--) h.script('register', refusal(400, 'unsupported_protocol_version'));
+      for (let v = 4; v > max; v--) h.script('register', refusal(400, 'unsupported_protocol_version'));
       await h.start();
       expect(
         h.client
@@ -178,17 +179,17 @@ describe('registration', () => {
     await h.start();
     const s1 = snapshot(1, ['p-a']);
     await h.feed.deliver(feedMessage(s1));
-    expect(h.session.session?.registration.protocolVersion).toBe(2);
+    expect(h.session.session?.registration.protocolVersion).toBe(3);
     // The API is still the old one at the first retry: the running session carries on untouched.
     h.script('register', refusal(400, 'unsupported_protocol_version'));
     await vi.advanceTimersByTimeAsync(600_000);
-    expect(offered()).toEqual([3, 2, 3]);
+    expect(offered()).toEqual([4, 3, 4]);
     expect(h.session.session?.sessionId).toBe('session-1');
-    // Upgraded API: a new session at 3, and the applied snapshot ACKed again under it.
+    // Upgraded API: a new session at 4, and the applied snapshot ACKed again under it.
     await vi.advanceTimersByTimeAsync(600_000);
-    expect(offered()).toEqual([3, 2, 3, 3]);
+    expect(offered()).toEqual([4, 3, 4, 4]);
     expect(h.session.session?.sessionId).toBe('session-2');
-    expect(h.session.session?.registration.protocolVersion).toBe(3);
+    expect(h.session.session?.registration.protocolVersion).toBe(4);
     expect(h.client.of('ack').map((c) => c.body)).toEqual([
       { sessionId: 'session-1', version: 1, epoch: 1, checksum: s1.checksum },
       { sessionId: 'session-2', version: 1, epoch: 1, checksum: s1.checksum },
@@ -198,7 +199,7 @@ describe('registration', () => {
     ).toBe(true);
     // At the highest version: nothing more to offer.
     await vi.advanceTimersByTimeAsync(3_600_000);
-    expect(offered()).toEqual([3, 2, 3, 3]);
+    expect(offered()).toEqual([4, 3, 4, 4]);
     await h.session.reporter.stop();
   });
 
@@ -220,7 +221,7 @@ describe('registration', () => {
     expect(h.client.of('register')).toHaveLength(3);
     // SIGTERM while the upgrade's register call is in flight; the API has already superseded session-1.
     const stopping = h.session.source.stop();
-    answer({ ok: true, body: registration('session-2', { protocolVersion: 3 }) });
+    answer({ ok: true, body: registration('session-2', { protocolVersion: 4 }) });
     await stopping;
     await vi.advanceTimersByTimeAsync(10_000);
     expect(h.session.session?.sessionId).toBe('session-2');
@@ -239,11 +240,11 @@ describe('registration', () => {
 
   it('refuses to start when the controller speaks none of its protocols (no silent downgrade)', async () => {
     const h = harness();
-    for (let v = 3; v >= 1; v--) h.script('register', refusal(400, 'unsupported_protocol_version'));
+    for (let v = 4; v >= 1; v--) h.script('register', refusal(400, 'unsupported_protocol_version'));
     await h.start();
     await expect(h.started).rejects.toMatchObject({ kind: 'session_fatal' });
     await vi.advanceTimersByTimeAsync(60_000);
-    expect(h.client.of('register')).toHaveLength(3);
+    expect(h.client.of('register')).toHaveLength(4);
     expect(h.fatal).toHaveLength(1);
     expect(h.feed.opened).toEqual([]);
   });

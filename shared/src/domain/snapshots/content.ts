@@ -39,8 +39,7 @@ function entryOf(p: ProxyResource, x: EntryContext): GatewayProxy | null {
   if (!endpoint || !isHealthy(p)) return null;
   // The planner never gives a SOCKS5 proxy to a worker below protocol 4 (plan-pass.ts); this is the
   // guarantee where the bytes are written: such a worker's strict schema would refuse the whole snapshot.
-  const protocol: string = endpoint.protocol;
-  if (protocol === 'socks5' && !x.socks5) return null;
+  if (endpoint.protocol === 'socks5' && !x.socks5) return null;
   return {
     name: p.name,
     host: endpoint.host,

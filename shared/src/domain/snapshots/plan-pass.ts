@@ -70,11 +70,8 @@ export function leaseCandidates(
 }
 
 /** Whether the gateway talks SOCKS5 to the proxy (managed ones speak spec.protocol, external ones their endpoint's). */
-export function speaksSocks5(p: ProxyResource): boolean {
-  // Widened to string: the spec's enum gains `socks5` with the API's half of the feature (proxy.ts).
-  const protocol: string = p.spec.mode === 'external' ? p.spec.endpoint.protocol : p.spec.protocol;
-  return protocol === 'socks5';
-}
+export const speaksSocks5 = (p: ProxyResource): boolean =>
+  (p.spec.mode === 'external' ? p.spec.endpoint.protocol : p.spec.protocol) === 'socks5';
 
 /** A worker shutting down reports draining: still live, no longer given proxies. */
 const shuttingDown = (w: WorkerView) =>

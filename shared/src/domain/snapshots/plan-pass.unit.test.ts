@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { HEALTHY_CONDITIONS } from '../../testing/healthy-conditions.js';
 import { aProxy, externalSpec } from '../../testing/proxy-fixtures.js';
-import type { Endpoint, ProxyResource } from '../proxy.js';
+import type { ProxyResource } from '../proxy.js';
 import type { OwnershipRecord } from '../workers/ownership.js';
 import { register } from '../workers/session.js';
 import { DEFAULT_WORKER_SETTINGS } from '../workers/settings.js';
@@ -17,13 +17,14 @@ const proxy = (name: string, over: Partial<ProxyResource> = {}) =>
     status: { phase: 'Ready', conditions: HEALTHY_CONDITIONS },
     ...over,
   });
-/** An external proxy the gateway reaches over SOCKS5 (the spec's enum gains the value in proxy.ts). */
-const socksProxy = (name: string) => {
-  const spec = externalSpec({ gatewayPool: true });
-  if (spec.mode !== 'external') throw new Error('externalSpec');
-  const protocol = 'socks5' as string as Endpoint['protocol'];
-  return proxy(name, { spec: { ...spec, endpoint: { ...spec.endpoint, protocol } } });
-};
+/** An external proxy the gateway reaches over SOCKS5. */
+const socksProxy = (name: string) =>
+  proxy(name, {
+    spec: externalSpec({
+      gatewayPool: true,
+      endpoint: { host: '203.0.113.7', port: 1080, protocol: 'socks5' },
+    }),
+  });
 const session = (id: string, at = now, protocolVersion = 1) =>
   register(
     null,

@@ -4,7 +4,7 @@ import { HEALTHY_CONDITIONS } from '../../testing/healthy-conditions.js';
 import { aProxy, externalSpec, managedSpec } from '../../testing/proxy-fixtures.js';
 import { buildSnapshot } from '../gateway/canonical.js';
 import { applyDelta } from '../gateway/delta.js';
-import type { Endpoint, ProxyResource } from '../proxy.js';
+import type { ProxyResource } from '../proxy.js';
 import { prepare } from './canonical-fast.js';
 import { type ContentInput, contentDigest, DEFAULT_ROUTING, workerContent } from './content.js';
 import { chooseMessage, jsonBytes, nextVersion } from './next.js';
@@ -104,13 +104,11 @@ describe('workerContent (contract §3)', () => {
   });
 
   describe('SOCKS5 entries (protocol 4): never in the snapshot of a worker below it', () => {
-    // The spec's enum gains `socks5` in proxy.ts; the cast keeps this test independent of that order.
-    const socks = (name: string): ProxyResource => {
-      const p = ready(name, { credentialsRef: { secret: `${name}-auth`, version: '2' } });
-      if (p.spec.mode !== 'external') throw new Error('external');
-      const protocol = 'socks5' as string as Endpoint['protocol'];
-      return { ...p, spec: { ...p.spec, endpoint: { ...p.spec.endpoint, protocol } } };
-    };
+    const socks = (name: string): ProxyResource =>
+      ready(name, {
+        credentialsRef: { secret: `${name}-auth`, version: '2' },
+        endpoint: { host: '203.0.113.7', port: 8080, protocol: 'socks5' },
+      });
     it.each<[number, string[]]>([
       [1, ['h']],
       [2, ['h']],

@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import { socks5Failure } from './socks5-failure.js';
+import { TunnelError, tunnelRefusal } from './upstream-tunnel.js';
+
+const socks = (bytes: number[]): TunnelError => {
+  const f = socks5Failure(Uint8Array.from(bytes));
+  return new TunnelError(
+    f.kind,
+    'PROXY_HANDSHAKE',
+    undefined,
+    f.kind === 'refused' ? { socksReply: f.reply } : {},
+  );
+};
+
+describe('tunnelRefusal: a SOCKS5 upstream failing is answered as an http one failing the same way', () => {
+  it.each<[string, TunnelError, number, string, Record<string, number> | undefined]>([
+    [
+      'http: 407 to our CONNECT',
+      new TunnelError('auth_failed', 'PROXY_HANDSHAKE', 407),
+      502,
+      'upstream_auth_failed',
+      { upstreamStatus: 407 },
+    ],
+    ['socks5: RFC 1929 status 0x01', socks([0x05, 0x02, 0x01, 0x01]), 502, 'upstream_auth_failed', undefined],
+    ['socks5: no acceptable method', socks([0x05, 0xff]), 502, 'upstream_auth_failed', undefined],
+    [
+      'http: 502 from squid (target unreachable)',
+      new TunnelError('refused', 'PROXY_HANDSHAKE', 502),
+      502,
+      'upstream_refused',
+      { upstreamStatus: 502 },
+    ],
+    [
+      'socks5: 0x04 host unreachable',
+      socks([0x05, 0x00, 0x05, 0x04]),
+      502,
+      'upstream_refused',
+      { socksReply: 4 },
+    ],
+    [
+      'socks5: 0x05 connection refused',
+      socks([0x05, 0x00, 0x05, 0x05]),
+      502,
+      'upstream_refused',
+      { socksReply: 5 },
+    ],
+    [
+      'http: 403 (not allowed)',
+      new TunnelError('refused', 'PROXY_HANDSHAKE', 403),
+      502,
+      'upstream_refused',
+      { upstreamStatus: 403 },
+    ],
+    [
+      'socks5: 0x02 not allowed by ruleset',
+      socks([0x05, 0x00, 0x05, 0x02]),
+      502,
+      'upstream_refused',
+      { socksReply: 2 },
+    ],
+    ['socks5: not a SOCKS5 answer', socks([0x48, 0x54]), 502, 'upstream_handshake_failed', undefined],
+    ['socks5: closed mid-handshake', socks([0x05]), 502, 'upstream_closed', undefined],
+    [
+      'either: timed out in the handshake',
+      new TunnelError('timeout', 'PROXY_HANDSHAKE'),
+      504,
+      'upstream_timeout',
+      undefined,
+    ],
+    [
+      'either: TCP to the upstream failed',
+      new TunnelError('dial_failed', 'DIAL'),
+      502,
+      'upstream_dial_failed',
+      undefined,
+    ],
+  ])('%s → %i %s', (_n, e, status, code, detail) => {
+    expect(tunnelRefusal(e)).toEqual({ status, code, detail });
+  });
+
+  it('every SOCKS5 handshake failure is stage PROXY_HANDSHAKE, as a refused HTTP CONNECT is', () => {
+    expect(socks([0x05, 0x00, 0x05, 0x05]).stage).toBe('PROXY_HANDSHAKE');
+  });
+});
