@@ -6,8 +6,8 @@
 // PROXY_HANDSHAKE, as for an HTTP proxy; what it was is read from the proxy's answers (socks5-answer.ts).
 import { connect, type Socket } from 'node:net';
 import { SocksClient } from 'socks';
+import { socks5Answer, socks5FailureCode } from '../../domain/socks5-answer.js';
 import { errorCode, ProbeFailure } from './probe-failure.js';
-import { socks5Answer, socks5FailureCode } from './socks5-answer.js';
 
 export interface Socks5Hop {
   host: string;

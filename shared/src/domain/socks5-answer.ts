@@ -1,8 +1,8 @@
 // What a failed SOCKS5 handshake was, read back from the bytes the proxy answered (RFC 1928 §3, §6; RFC
 // 1929 §2). The `socks` package runs the handshake but reports its failures as message text only, and
 // failures are classified by code, never by text (style.md): so this names the failure from the proxy's
-// own answers — method choice, sub-negotiation status, CONNECT reply. The gateway reads them the same way
-// (functions/gateway/src/socks5-failure.ts).
+// own answers — method choice, sub-negotiation status, CONNECT reply. The probe (adapters/probe/
+// socks5-connect.ts) and the gateway (functions/gateway/src/socks5-failure.ts) both read them with this.
 
 export type Socks5Answer =
   /** No acceptable method (0xFF: it wants credentials we did not offer), or a sub-negotiation status ≠ 0. */
