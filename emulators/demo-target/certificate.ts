@@ -16,8 +16,16 @@ export interface CertificateFiles {
 
 const DAY_MS = 86_400_000;
 
-/** Writes a new key and certificate (EC P-256) into `dir`, valid for `days`. */
-export async function makeSelfSignedCert(dir: string, days: number): Promise<CertificateFiles> {
+/**
+ * Writes a new key and certificate (EC P-256) into `dir`, valid for `days`, for `altNames` (openssl's
+ * form) under the subject `commonName` (a client falls back to it for a name when no DNS name is listed).
+ */
+export async function makeSelfSignedCert(
+  dir: string,
+  days: number,
+  altNames = 'DNS:localhost,IP:127.0.0.1',
+  commonName = 'localhost',
+): Promise<CertificateFiles> {
   await mkdir(dir, { recursive: true });
   const keyPath = join(dir, 'key.pem');
   const certPath = join(dir, 'cert.pem');
@@ -30,9 +38,9 @@ export async function makeSelfSignedCert(dir: string, days: number): Promise<Cer
     'ec_paramgen_curve:prime256v1',
     '-nodes',
     '-subj',
-    '/CN=localhost',
+    `/CN=${commonName}`,
     '-addext',
-    'subjectAltName=DNS:localhost,IP:127.0.0.1',
+    `subjectAltName=${altNames}`,
     '-days',
     String(days),
     '-keyout',

@@ -152,7 +152,10 @@ function requestInside(socket: Socket, url: URL, opts: ProbeOptions, signal: Abo
       const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
       const tls = tlsConnect({
         socket,
-        // SNI carries names only (RFC 6066 §3): an IP literal target gets none.
+        // What the certificate is checked against: the site, never the proxy the socket was dialled to
+        // (without `host`, Node checks the socket's own host — the proxy's address). SNI carries names
+        // only (RFC 6066 §3): an IP literal target gets none.
+        host,
         ...(isIP(host) ? {} : { servername: host }),
         rejectUnauthorized: opts.rejectUnauthorized ?? true,
       });
