@@ -1,7 +1,11 @@
 // Registration, ACK and the latest snapshot (contract §2, §3, §7; docs/gateway-control-plane.md).
 
 import { acceptAck } from '../../../../shared/src/domain/workers/ack.js';
-import { ControllerProtocol, negotiateProtocol } from '../../../../shared/src/domain/workers/protocol.js';
+import {
+  ControllerProtocol,
+  negotiateProtocol,
+  readableAt,
+} from '../../../../shared/src/domain/workers/protocol.js';
 import { register, touch } from '../../../../shared/src/domain/workers/session.js';
 import type { GatewaySnapshot } from '../../../../shared/src/messages/gateway-snapshot.js';
 import {
@@ -102,8 +106,17 @@ export async function latestSnapshot(
   workerId: string,
   sessionId: string,
 ): Promise<GatewaySnapshot> {
-  await loadSession(deps, principal, workerId, sessionId);
+  const stored = await loadSession(deps, principal, workerId, sessionId);
   const full = await deps.snapshots.loadFull(workerId);
   if (!full) throw new WorkerApiError(404, 'no_snapshot', 'no snapshot was built for this worker yet');
+  // Built for a newer session of this worker (a rolled-back gateway): the pass its registration asked for
+  // builds one it reads, and Pub/Sub brings it.
+  if (!readableAt(full.proxies, stored.value.session.protocolVersion)) {
+    throw new WorkerApiError(
+      404,
+      'no_snapshot',
+      'no snapshot was built for this session’s protocol version yet',
+    );
+  }
   return full;
 }

@@ -34,6 +34,27 @@ export const readsExcludedRoutes = (version: number): boolean => version >= 3;
 /** Whether a worker speaking `version` reads `protocol: "socks5"` in its snapshot entries. */
 export const readsSocks5 = (version: number): boolean => version >= 4;
 
+/** The parts of a snapshot entry that only later versions read. */
+export interface VersionedEntry {
+  protocol: string;
+  filtersDestinations?: boolean;
+  excludedRoutes?: readonly string[];
+}
+
+/**
+ * Whether a worker speaking `version` can read every entry of a snapshot (its schema is strict: one entry
+ * it cannot read refuses the whole snapshot). The snapshot pass never writes such an entry for a session
+ * below its version; a stored snapshot can still be one built for the worker's previous, newer session (a
+ * gateway rolled back under the same worker id), and the full-snapshot endpoint must not serve it.
+ */
+export const readableAt = (entries: readonly VersionedEntry[], version: number): boolean =>
+  entries.every(
+    (e) =>
+      (e.protocol !== 'socks5' || readsSocks5(version)) &&
+      (e.filtersDestinations === undefined || readsFiltersDestinations(version)) &&
+      (e.excludedRoutes === undefined || readsExcludedRoutes(version)),
+  );
+
 export type ProtocolCheck =
   | { ok: true; version: number }
   | { ok: false; error: 'unsupported_protocol_version' };
