@@ -3,8 +3,8 @@
 // answering its CONNECT, a target ending before its status line — fails the request at once as
 // 502 upstream_closed / target_closed, not after GATEWAY_UPSTREAM_TIMEOUT_MS as 504: the gateway dials
 // with allowHalfOpen, so a FIN alone never becomes 'close' (proxy-session.ts onUpEnd). A reset at the
-// same point is upstream_closed too (docs/gateway.md § SOCKS5 upstreams). The outcome is reported once,
-// at its stage, and no socket is left open.
+// same point is upstream_closed too, on the proxy listener and on /v1/fetch (docs/gateway.md § SOCKS5
+// upstreams). The outcome is reported once, at its stage, and no socket is left open.
 import net, { type AddressInfo, type Socket } from 'node:net';
 import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +12,7 @@ import {
   basicAuth,
   eventually,
   type GatewayProcess,
+  postFetch,
   rawExchange,
   startGateway,
 } from '../../bench/support/gateway-process.js';
@@ -162,6 +163,19 @@ describe('an upstream that closes before answering', () => {
     stages[stage] = (stages[stage] ?? 0) + 1;
   });
 
+  it.each([
+    ['http upstream FIN', HOSTS.httpFin],
+    ['http upstream RST', HOSTS.httpRst],
+    ['socks5 upstream FIN after the greeting', HOSTS.socksFin],
+  ])('POST /v1/fetch, %s: 502 upstream_closed at once (PROXY_HANDSHAKE)', async (_name, host) => {
+    const t0 = Date.now();
+    const r = await postFetch(gw.httpPort, { url: `http://${host}:9/` }, AUTH, UPSTREAM_TIMEOUT_MS + 5_000);
+    expect(r.status).toBe(502);
+    expect(JSON.parse(r.body)).toEqual({ error: 'upstream_closed' });
+    expect(Date.now() - t0).toBeLessThan(AT_ONCE_MS);
+    stages.PROXY_HANDSHAKE! += 1;
+  });
+
   it('reports each failure once, at its stage', async () => {
     const tally = () => {
       const sum: Record<string, number> = { PROXY_HANDSHAKE: 0, RESPONSE_HEADERS: 0 };
@@ -178,7 +192,7 @@ describe('an upstream that closes before answering', () => {
       (t) => t.PROXY_HANDSHAKE! >= stages.PROXY_HANDSHAKE! && t.RESPONSE_HEADERS! >= stages.RESPONSE_HEADERS!,
       12_000,
     );
-    expect(seen).toEqual({ PROXY_HANDSHAKE: 5, RESPONSE_HEADERS: 1 });
+    expect(seen).toEqual({ PROXY_HANDSHAKE: 8, RESPONSE_HEADERS: 1 });
     expect(seen).toEqual(stages);
   }, 20_000);
 
