@@ -26,7 +26,12 @@ const UPSTREAM_TIMEOUT_MS = 10_000;
 const AT_ONCE_MS = 2_000;
 const SECRET = 'pw-never-in-a-cause';
 
-type Behaviour = 'fin-after-head' | 'rst-after-head' | 'fin-after-200' | 'fin-after-greeting';
+type Behaviour =
+  | 'fin-after-head'
+  | 'rst-after-head'
+  | 'fin-after-200'
+  | 'fin-after-greeting'
+  | 'socks-refuse-then-fin';
 
 /**
  * A scripted upstream: reads what the gateway sends first (an http request head, or a SOCKS5 greeting)
@@ -47,6 +52,13 @@ async function startUpstream(behaviour: Behaviour): Promise<{
       buf = Buffer.concat([buf, chunk]);
       if (behaviour === 'fin-after-greeting') {
         if (buf.length >= 2 && buf.length >= 2 + buf[1]!) s.end();
+        return;
+      }
+      if (behaviour === 'socks-refuse-then-fin') {
+        // No method (0x00) after the greeting, then a whole CONNECT reply 0x05 (refused) and the FIN in
+        // one segment: the reply, not the FIN, names the failure.
+        if (buf.length === 3 && buf[0] === 0x05) s.write(Buffer.from([0x05, 0x00]));
+        else if (buf.length >= 3 + 10) s.end(Buffer.from([0x05, 0x05, 0x00, 0x01, 0, 0, 0, 0, 0, 0]));
         return;
       }
       if (buf.indexOf('\r\n\r\n') < 0) return;
@@ -72,12 +84,14 @@ const HOSTS = {
   httpRst: '127.0.0.3',
   http200Fin: '127.0.0.4',
   socksFin: '127.0.0.5',
+  socksRefuse: '127.0.0.6',
 } as const;
 const BEHAVIOUR: Record<keyof typeof HOSTS, Behaviour> = {
   httpFin: 'fin-after-head',
   httpRst: 'rst-after-head',
   http200Fin: 'fin-after-200',
   socksFin: 'fin-after-greeting',
+  socksRefuse: 'socks-refuse-then-fin',
 };
 const NAMES = Object.keys(HOSTS) as (keyof typeof HOSTS)[];
 
@@ -92,7 +106,9 @@ describe('an upstream that closes before answering', () => {
       upstreams: NAMES.map((n) =>
         n === 'socksFin'
           ? `http://s5:${SECRET}@127.0.0.1:${upstreams.get(n)!.port}`
-          : `http://127.0.0.1:${upstreams.get(n)!.port}`,
+          : n === 'socksRefuse'
+            ? `http://127.0.0.1:${upstreams.get(n)!.port}`
+            : `http://127.0.0.1:${upstreams.get(n)!.port}`,
       ),
       routing: NAMES.map((n) => ({
         name: `to-${n.toLowerCase()}`,
@@ -106,7 +122,7 @@ describe('an upstream that closes before answering', () => {
       ...file,
       proxies: file.proxies.map((p, i) => ({
         ...p,
-        protocol: NAMES[i] === 'socksFin' ? 'socks5' : 'http',
+        protocol: NAMES[i]!.startsWith('socks') ? 'socks5' : 'http',
       })),
     };
     gw = await startGateway(snapshot, {
@@ -176,6 +192,14 @@ describe('an upstream that closes before answering', () => {
     stages.PROXY_HANDSHAKE! += 1;
   });
 
+  it('a SOCKS5 refusal followed at once by the FIN is still upstream_refused with its reply code', async () => {
+    const r = await rawExchange(gw.proxyPort, connect(HOSTS.socksRefuse));
+    expect(r.text).toMatch(/^HTTP\/1\.1 502 /);
+    expect(r.text).toContain('X-Proxyplane-Error: upstream_refused');
+    expect(r.text).toContain('X-Proxyplane-Socks-Reply: 5');
+    stages.PROXY_HANDSHAKE! += 1;
+  });
+
   it('reports each failure once, at its stage', async () => {
     const tally = () => {
       const sum: Record<string, number> = { PROXY_HANDSHAKE: 0, RESPONSE_HEADERS: 0 };
@@ -192,7 +216,7 @@ describe('an upstream that closes before answering', () => {
       (t) => t.PROXY_HANDSHAKE! >= stages.PROXY_HANDSHAKE! && t.RESPONSE_HEADERS! >= stages.RESPONSE_HEADERS!,
       12_000,
     );
-    expect(seen).toEqual({ PROXY_HANDSHAKE: 8, RESPONSE_HEADERS: 1 });
+    expect(seen).toEqual({ PROXY_HANDSHAKE: 9, RESPONSE_HEADERS: 1 });
     expect(seen).toEqual(stages);
   }, 20_000);
 
