@@ -44,6 +44,7 @@ import {
   onUpConnect,
   onUpData,
   onUpDrain,
+  onUpEnd,
   onUpError,
   SESSION,
 } from './session-listeners.js';
@@ -223,6 +224,7 @@ export class ProxySession implements ForwardOwner {
     up.on('connect', onUpConnect);
     up.on('data', onUpData);
     up.on('error', onUpError);
+    up.on('end', onUpEnd);
     up.on('close', onUpClose);
     this.state = DIAL;
   }
@@ -271,6 +273,7 @@ export class ProxySession implements ForwardOwner {
     // once: the socks package emits 'connect' again on the socket handed to it.
     up.once('connect', () => this.socks5Connected(u, address));
     up.on('error', onUpError);
+    up.on('end', onUpEnd);
     up.on('close', onUpClose);
     this.state = DIAL;
   }
@@ -404,6 +407,7 @@ export class ProxySession implements ForwardOwner {
       this.state = TUNNEL;
       const up = this.up!;
       up.removeListener('data', onUpData);
+      up.removeListener('end', onUpEnd);
       this.client.write(buf);
       up.pipe(this.client);
     }
@@ -422,6 +426,7 @@ export class ProxySession implements ForwardOwner {
       this.state = TUNNEL;
       this.ctx.recorder.request('proxy', this.route!.name, 'ok');
       up.removeListener('data', onUpData);
+      up.removeListener('end', onUpEnd);
       c.write(ESTABLISHED);
       if (leftover) c.write(leftover);
       if (this.rest) up.write(this.rest);
@@ -459,17 +464,29 @@ export class ProxySession implements ForwardOwner {
 
   onUpError(): void {
     if (this.state === DIAL) this.failStage('DIAL', 502, 'upstream_dial_failed');
-    else if (this.state === HANDSHAKE) this.failStage('PROXY_HANDSHAKE', 502, 'upstream_handshake_failed');
+    // Connected, then reset before answering: the upstream went away, as with a FIN (onUpEnd), so the
+    // same code; `upstream_handshake_failed` is for an answer that is not the protocol's.
+    else if (this.state === HANDSHAKE) this.failStage('PROXY_HANDSHAKE', 502, 'upstream_closed');
     else if (this.state === RESPONSE) this.failStage('RESPONSE_HEADERS', 502, 'target_failed');
     else if (this.state === TUNNEL) this.upstreamFailed = true;
   }
 
+  /**
+   * The upstream's FIN before the tunnel is up or the response head is in. The socket is half-open
+   * (allowHalfOpen), so no 'close' would follow until the deadline: a SOCKS5 provider dropping clients
+   * not on its allow-list after the greeting, an http proxy closing instead of answering. Listened to
+   * only until TUNNEL (removed there), so an established tunnel pays nothing for it. failStage destroys
+   * the socket; its 'close' then finds the session DONE (and, on the SOCKS5 path, the package's
+   * rejection finds the state no longer HANDSHAKE).
+   */
+  onUpEnd(): void {
+    this.upGone();
+  }
+
   onUpClose(): void {
     this.ctx.sockets.upstreams--;
-    if (this.state === DIAL) this.failStage('DIAL', 502, 'upstream_closed');
-    else if (this.state === HANDSHAKE) this.failStage('PROXY_HANDSHAKE', 502, 'upstream_closed');
-    else if (this.state === RESPONSE) this.failStage('RESPONSE_HEADERS', 502, 'target_closed');
-    else if (this.state === TUNNEL) {
+    if (this.state !== TUNNEL) this.upGone();
+    else {
       const c = this.client;
       if (this.upstreamFailed) c.destroy();
       else {
@@ -478,6 +495,12 @@ export class ProxySession implements ForwardOwner {
         this.lingerUntil = Date.now() + this.ctx.opts.lingerMs;
       }
     }
+  }
+
+  private upGone(): void {
+    if (this.state === DIAL) this.failStage('DIAL', 502, 'upstream_closed');
+    else if (this.state === HANDSHAKE) this.failStage('PROXY_HANDSHAKE', 502, 'upstream_closed');
+    else if (this.state === RESPONSE) this.failStage('RESPONSE_HEADERS', 502, 'target_closed');
   }
 
   onClientEnd(): void {

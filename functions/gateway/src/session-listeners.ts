@@ -15,6 +15,7 @@ type SessionEvent =
   | 'onUpConnect'
   | 'onUpData'
   | 'onUpError'
+  | 'onUpEnd'
   | 'onUpClose'
   | 'onUpDrain';
 const relay = (method: SessionEvent) =>
@@ -32,5 +33,6 @@ export const onClientClose = relay('onClientClose');
 export const onUpConnect = relay('onUpConnect');
 export const onUpData = relay('onUpData');
 export const onUpError = relay('onUpError');
+export const onUpEnd = relay('onUpEnd');
 export const onUpClose = relay('onUpClose');
 export const onUpDrain = relay('onUpDrain');

@@ -82,9 +82,12 @@ export function socks5Handshake(
           resolve();
         });
       },
-      (cause: unknown) => {
+      (err: unknown) => {
         // After a timeout the promise is settled already; this is the package noticing the destroy.
         const f = socks5Failure(Buffer.concat(seen));
+        // The package's SocksClientError carries its `options`, the upstream's password among them:
+        // only its message goes on, so nothing that logs or serializes causes can print the password.
+        const cause = new Error(err instanceof Error ? err.message : String(err));
         fail(
           new TunnelError(f.kind, 'PROXY_HANDSHAKE', undefined, {
             cause,

@@ -75,8 +75,9 @@ export function openTunnel(
       if (end + 4 < buf.length) up.unshift(buf.subarray(end + 4));
       resolve(up);
     };
-    const onError = (err: Error) =>
-      fail(stage === 'DIAL' ? 'dial_failed' : 'handshake_failed', undefined, err);
+    // Reset after the connection was made: the upstream went away before answering, `closed` as a FIN
+    // is (and as the proxy listener and the SOCKS5 path answer it).
+    const onError = (err: Error) => fail(stage === 'DIAL' ? 'dial_failed' : 'closed', undefined, err);
     const onClose = () => fail('closed');
     up.setTimeout(timeoutMs, () => fail('timeout'));
     up.on('error', onError);
