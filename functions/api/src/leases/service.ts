@@ -130,7 +130,7 @@ export class LeaseService {
     const now = clock.now();
     return planSelection(
       catalog.list(),
-      { selector: req.selector, target, exclusive: req.exclusive },
+      { selector: req.selector, target, exclusive: req.exclusive, protocols: req.protocols },
       {
         usage: (p) => store.usage(p, now),
         pending: (p) => store.pending(p),

@@ -4,16 +4,20 @@
 // PassiveSuspect; docs/health.md) is still leasable but only when no AVAILABLE candidate has room.
 // A proxy the gateway holds (contract §4 step 4: in the gateway pool and not reclaimed, or still owned by a
 // worker) is never a candidate, whatever its health: it is counted apart so a 409 says why.
+// A proxy speaking a protocol the request did not ask for (SOCKS5 is opt-in: wire.ts LeaseProtocols) is
+// left out like an attribute mismatch — not `considered` — since the crawler could not use it anyway.
 // The counts of a 409 no_match come from the same pass, so they always add up to `considered`.
-import type { ProxyResource } from '../proxy.js';
+import type { ProxyProtocol, ProxyResource } from '../proxy.js';
 import { hasRoom, type Usage } from './capacity.js';
-import { proxyEndpoint } from './endpoint.js';
+import { proxyEndpoint, proxyProtocol } from './endpoint.js';
 import { isHealthy, isSuspect } from './health.js';
 
 export interface SelectionRequest {
   selector: Readonly<Record<string, string>>;
   target: string | null;
   exclusive: boolean;
+  /** Protocols the crawler can speak (non-empty; AcquireRequest defaults it to http only). */
+  protocols: readonly ProxyProtocol[];
 }
 
 /** What selection needs to know beyond the proxies, already evaluated at one instant. */
@@ -38,7 +42,7 @@ export interface SelectionPlan {
   candidates: Candidate[];
   /** The proxies counted in atCapacity (healthy, not cooling down, but full as the view says). */
   full: string[];
-  /** Proxies matching the selector. */
+  /** Proxies matching the selector and speaking a requested protocol. */
   considered: number;
   /** Held by the gateway (pool proxies not reclaimed, and proxies a worker still owns). */
   inGateway: number;
@@ -91,7 +95,7 @@ export function planSelection(
   const ranked: Ranked[] = [];
   const wanted = Object.entries(request.selector);
   for (const proxy of proxies) {
-    if (!matchesAll(proxy, wanted)) continue;
+    if (!matchesAll(proxy, wanted) || !request.protocols.includes(proxyProtocol(proxy))) continue;
     plan.considered++;
     if (view.heldByGateway(proxy)) {
       plan.inGateway++;
