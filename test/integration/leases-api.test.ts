@@ -126,6 +126,8 @@ describe('GET /v1/proxies (one route for crawlers and admins)', () => {
     ['attr.region=eu&attr.region=us', 'attr.region'],
     ['region=eu', 'region'],
     ['phase=ready', 'phase'],
+    ['protocol=https', 'protocol'],
+    ['protocol=SOCKS5', 'protocol'],
   ])('?%s → 400 invalid_request at %s', async (qs, path) => {
     await start([]);
     const res = await call('GET', `/v1/proxies?${qs}`);
@@ -186,6 +188,13 @@ describe('a SOCKS5 proxy (an external endpoint speaking SOCKS5)', () => {
 
   it('beside an http proxy in the same pool: the default gets the http one, socks5 the SOCKS5 one', async () => {
     await start([...socksFleet(), proxy('dc-1', { attributes: { pool: 'res' }, capacity: 4 })]);
+    const listed = async (qs: string) =>
+      (await call('GET', `/v1/proxies?attr.pool=res&${qs}`)).body.proxies.map(
+        (p: { name: string }) => p.name,
+      );
+    expect(await listed('healthy=true')).toEqual(['dc-1', 'res-1']);
+    expect(await listed('leasable=true&protocol=http')).toEqual(['dc-1']);
+    expect(await listed('leasable=true&protocol=socks5')).toEqual(['res-1']);
     for (let i = 0; i < 3; i++) {
       expect(await acquire({ selector: { pool: 'res' } })).toMatchObject({
         status: 201,

@@ -162,7 +162,7 @@ describe('LeaseClient', () => {
   it('encodes list filters', async () => {
     const f = fakeFetch([[200, { proxies: [], count: 0 }]]);
     const client = new LeaseClient({ baseUrl: 'http://api', fetch: f.fetch });
-    await client.listProxies({ attributes: { region: 'eu west' }, healthy: true });
-    expect(f.calls[0]?.url).toBe('http://api/v1/proxies?attr.region=eu+west&healthy=true');
+    await client.listProxies({ attributes: { region: 'eu west' }, healthy: true, protocol: 'socks5' });
+    expect(f.calls[0]?.url).toBe('http://api/v1/proxies?attr.region=eu+west&healthy=true&protocol=socks5');
   });
 });
