@@ -177,7 +177,18 @@ describe('a SOCKS5 proxy (an external endpoint speaking SOCKS5)', () => {
     await start(socksFleet());
     expect(await acquire({ selector: { pool: 'res' } })).toMatchObject({
       status: 409,
-      body: { error: 'no_match', considered: 0, inGateway: 0, unhealthy: 0, inCooldown: 0, atCapacity: 0 },
+      body: {
+        error: 'no_match',
+        message: expect.stringContaining(
+          '1 more proxy matches the selector but speaks none of the requested',
+        ),
+        considered: 0,
+        inGateway: 0,
+        unhealthy: 0,
+        inCooldown: 0,
+        atCapacity: 0,
+        otherProtocol: 1,
+      },
     });
     expect(await acquire({ selector: { pool: 'res' }, protocols: ['http'] })).toMatchObject({ status: 409 });
     expect(await acquire({ selector: { pool: 'res' }, protocols: ['http', 'socks5'] })).toMatchObject({

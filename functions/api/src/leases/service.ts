@@ -196,19 +196,30 @@ export class LeaseService {
 }
 
 function noMatch(plan: SelectionPlan, moreAtCapacity: number): AcquireOutcome {
-  const { considered, inGateway, inCooldown, unhealthy } = plan;
+  const { considered, inGateway, inCooldown, unhealthy, otherProtocol } = plan;
   return {
     kind: 'no_match',
     body: {
       error: 'no_match',
-      message: 'no proxy can be leased now',
+      message: 'no proxy can be leased now' + otherProtocolHint(plan),
       considered,
       inGateway,
       atCapacity: plan.atCapacity + moreAtCapacity,
       inCooldown,
       unhealthy,
+      otherProtocol,
     },
   };
+}
+
+/**
+ * Proxies left out for their protocol are not `considered` (the counts keep their sum): the message is
+ * where a crawler that forgot to ask for socks5 learns that its selector did match something.
+ */
+function otherProtocolHint({ otherProtocol }: SelectionPlan): string {
+  if (otherProtocol === 0) return '';
+  const n = otherProtocol === 1 ? '1 more proxy matches' : `${otherProtocol} more proxies match`;
+  return `; ${n} the selector but speaks none of the requested protocols (see "protocols")`;
 }
 
 /**

@@ -44,6 +44,8 @@ export interface SelectionPlan {
   full: string[];
   /** Proxies matching the selector and speaking a requested protocol. */
   considered: number;
+  /** Proxies matching the selector but speaking none of the requested protocols: outside `considered`. */
+  otherProtocol: number;
   /** Held by the gateway (pool proxies not reclaimed, and proxies a worker still owns). */
   inGateway: number;
   unhealthy: number;
@@ -87,6 +89,7 @@ export function planSelection(
     candidates: [],
     full: [],
     considered: 0,
+    otherProtocol: 0,
     inGateway: 0,
     unhealthy: 0,
     inCooldown: 0,
@@ -95,7 +98,11 @@ export function planSelection(
   const ranked: Ranked[] = [];
   const wanted = Object.entries(request.selector);
   for (const proxy of proxies) {
-    if (!matchesAll(proxy, wanted) || !request.protocols.includes(proxyProtocol(proxy))) continue;
+    if (!matchesAll(proxy, wanted)) continue;
+    if (!request.protocols.includes(proxyProtocol(proxy))) {
+      plan.otherProtocol++;
+      continue;
+    }
     plan.considered++;
     if (view.heldByGateway(proxy)) {
       plan.inGateway++;

@@ -112,6 +112,7 @@ describe('planSelection', () => {
       candidates: [{ name: 'ok', capacity: 3 }],
       full: ['full', 'held'],
       considered: 8,
+      otherProtocol: 0,
       inGateway: 0,
       unhealthy: 4,
       inCooldown: 1,
@@ -180,6 +181,7 @@ describe('planSelection', () => {
       candidates: [],
       full: [],
       considered: 0,
+      otherProtocol: 0,
       inGateway: 0,
       unhealthy: 0,
       inCooldown: 0,
@@ -200,25 +202,40 @@ describe('planSelection', () => {
       protocols: ('http' | 'socks5')[];
       candidates: string[];
       considered: number;
+      otherProtocol: number;
       unhealthy: number;
     }>([
       // The default: a SOCKS5 proxy is not `considered`, like an attribute mismatch.
-      { protocols: ['http'], candidates: ['extHttp', 'managed'], considered: 2, unhealthy: 0 },
-      { protocols: ['socks5'], candidates: ['socks'], considered: 2, unhealthy: 1 },
+      {
+        protocols: ['http'],
+        candidates: ['extHttp', 'managed'],
+        considered: 2,
+        otherProtocol: 2,
+        unhealthy: 0,
+      },
+      { protocols: ['socks5'], candidates: ['socks'], considered: 2, otherProtocol: 2, unhealthy: 1 },
       {
         protocols: ['socks5', 'http'],
         candidates: ['extHttp', 'managed', 'socks'],
         considered: 4,
+        otherProtocol: 0,
         unhealthy: 1,
       },
-    ])('$protocols → $candidates', ({ protocols, candidates, considered, unhealthy }) => {
+    ])('$protocols → $candidates', ({ protocols, candidates, considered, otherProtocol, unhealthy }) => {
       const plan = planSelection(
         mixed(),
         { selector: { pool: 'p' }, target: null, exclusive: false, protocols },
         view(),
       );
       expect(plan.candidates.map((c) => c.name)).toEqual(candidates);
-      expect(plan).toMatchObject({ considered, unhealthy, inGateway: 0, inCooldown: 0, atCapacity: 0 });
+      expect(plan).toMatchObject({
+        considered,
+        otherProtocol,
+        unhealthy,
+        inGateway: 0,
+        inCooldown: 0,
+        atCapacity: 0,
+      });
       expect(plan.candidates.length + plan.unhealthy).toBe(plan.considered);
     });
 
@@ -228,7 +245,13 @@ describe('planSelection', () => {
         { selector: {}, target: null, exclusive: false, protocols: HTTP },
         view(),
       );
-      expect(plan).toMatchObject({ candidates: [], considered: 0, unhealthy: 0, atCapacity: 0 });
+      expect(plan).toMatchObject({
+        candidates: [],
+        considered: 0,
+        otherProtocol: 1,
+        unhealthy: 0,
+        atCapacity: 0,
+      });
     });
   });
 });

@@ -88,6 +88,11 @@ export const NoMatch = z
     atCapacity: z.int(),
     inCooldown: z.int(),
     unhealthy: z.int(),
+    // Defaults to 0 like inGateway: services older than `protocols` do not send it.
+    otherProtocol: z.int().default(0).meta({
+      description:
+        'Proxies matching the selector that speak none of the requested protocols (e.g. SOCKS5 proxies for a request without "socks5" in `protocols`). Not part of `considered`.',
+    }),
   })
   .meta({ id: 'NoMatch' });
 export type NoMatch = z.infer<typeof NoMatch>;
