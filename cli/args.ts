@@ -58,6 +58,25 @@ export function keyValues(raw: string[] | string | undefined, flag: string): Rec
   return out;
 }
 
+/** One of `allowed` per item (repeatable flag, or comma-separated), in order; duplicates are refused. */
+export function oneOfEach<T extends string>(
+  raw: string[] | string | undefined,
+  flag: string,
+  allowed: readonly T[],
+): T[] {
+  const items = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).flatMap((s) => s.split(','));
+  const out: T[] = [];
+  for (const item of items.map((s) => s.trim())) {
+    if (item === '') continue;
+    if (!(allowed as readonly string[]).includes(item)) {
+      throw new UsageError(`${flag} must be one of ${allowed.join(', ')}, got "${item}"`);
+    }
+    if (out.includes(item as T)) throw new UsageError(`${flag}: "${item}" given twice`);
+    out.push(item as T);
+  }
+  return out;
+}
+
 export function exactlyOne(positionals: string[], what: string): string {
   if (positionals.length !== 1) {
     throw new UsageError(

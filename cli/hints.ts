@@ -31,7 +31,7 @@ const HINTS: Record<string, Hint> = {
   not_ready: () => 'the lease service is still starting: retry in a few seconds',
   credentials_unavailable: () => "the proxy's credentials could not be read from Secret Manager: retry later",
   no_match: (b) =>
-    `no proxy can be leased now: ${num(b.considered)} match the selector, ${num(b.atCapacity)} at capacity, ${num(b.inCooldown)} cooling down for the target, ${num(b.unhealthy)} unhealthy${gatewayHint(b.inGateway)}`,
+    `no proxy can be leased now: ${num(b.considered)} match the selector, ${num(b.atCapacity)} at capacity, ${num(b.inCooldown)} cooling down for the target, ${num(b.unhealthy)} unhealthy${gatewayHint(b.inGateway)}${protocolHint(b.otherProtocol)}`,
   unknown_lease: () => 'no such lease (it may have expired long ago)',
   lease_expired: () => 'the lease expired: acquire a new one',
   lease_released: () => 'the lease was released: acquire a new one',
@@ -51,6 +51,13 @@ const ports = (v: unknown) =>
 const gatewayHint = (v: unknown) =>
   typeof v === 'number' && v > 0
     ? `, ${v} held by the gateway (\`POST /v1/gateway/reclaims/NAME\` frees one for leases)`
+    : '';
+
+// Not part of "match the selector": proxies speaking a protocol the request did not ask for (SOCKS5 is
+// opt-in). Only services that know `protocols` send it.
+const protocolHint = (v: unknown) =>
+  typeof v === 'number' && v > 0
+    ? `; ${v} more match the selector but speak another protocol (\`--protocol socks5\` or \`--protocol http\` asks for it)`
     : '';
 
 export function hintFor(code: string, body: unknown, status: number, path = ''): string {

@@ -45,6 +45,19 @@ describe('describeFailure', () => {
       /0 unhealthy, 2 held by the gateway/,
     ],
     [
+      new ApiCallError(409, 'no_match', {
+        error: 'no_match',
+        considered: 0,
+        inGateway: 0,
+        atCapacity: 0,
+        inCooldown: 0,
+        unhealthy: 0,
+        otherProtocol: 1,
+      }),
+      1,
+      /0 match the selector, .*0 unhealthy; 1 more match the selector but speak another protocol \(`--protocol socks5`/,
+    ],
+    [
       new ApiCallError(418, 'teapot', { error: 'teapot', message: 'short and stout' }),
       1,
       /^error: teapot — short and stout$/,

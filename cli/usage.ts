@@ -7,7 +7,8 @@ Proxies (admin):
   proxies get NAME
   proxies delete NAME
 Leases (crawler):
-  leases acquire --selector k=v [--target HOST[:PORT]] [--ttl SECONDS] [--exclusive]
+  leases acquire --selector k=v [--protocol http|socks5]... [--target HOST[:PORT]] [--ttl SECONDS]
+                 [--exclusive]    (SOCKS5 proxies only with --protocol socks5)
   leases renew ID [--ttl SECONDS]
   leases report ID ok|rate_limited|banned [--target HOST[:PORT]]
   leases release ID

@@ -1,8 +1,10 @@
-// proxyplane leases acquire --selector k=v [--target T] [--ttl S] [--exclusive] | renew ID [--ttl S]
+// proxyplane leases acquire --selector k=v [--protocol P] [--target T] [--ttl S] [--exclusive]
+// | renew ID [--ttl S]
 // | report ID ok|rate_limited|banned [--target T] | release ID
 
 import { TTL_BOUNDS } from '../../shared/src/domain/leases/model.js';
-import { exactlyOne, keyValues, none, outputOf, positiveInt } from '../args.js';
+import { ProxyProtocol } from '../../shared/src/domain/proxy.js';
+import { exactlyOne, keyValues, none, oneOfEach, outputOf, positiveInt } from '../args.js';
 import type { Ctx } from '../context.js';
 import { UsageError } from '../errors.js';
 import { json, shellQuote, yaml } from '../output.js';
@@ -18,6 +20,7 @@ interface Grant {
 
 export const leaseOptions = {
   selector: { type: 'string', multiple: true, short: 'l' },
+  protocol: { type: 'string', multiple: true },
   target: { type: 'string' },
   ttl: { type: 'string' },
   exclusive: { type: 'boolean' },
@@ -29,6 +32,13 @@ export async function acquireLease({ api, io, args }: Ctx): Promise<void> {
   const body: Record<string, unknown> = {
     selector: keyValues(args.values.selector as string[] | undefined, '--selector'),
   };
+  // Absent: the service's default (http only; SOCKS5 is opt-in, docs/leases.md).
+  const protocols = oneOfEach(
+    args.values.protocol as string[] | undefined,
+    '--protocol',
+    ProxyProtocol.options,
+  );
+  if (protocols.length > 0) body.protocols = protocols;
   if (args.values.target !== undefined) body.target = args.values.target;
   if (args.values.ttl !== undefined) body.ttlSeconds = positiveInt(args.values.ttl as string, '--ttl', 300);
   if (args.values.exclusive) body.exclusive = true;
@@ -107,6 +117,13 @@ export async function reportLease({ api, io, args }: Ctx): Promise<void> {
     throw new UsageError(`the result must be one of ${RESULTS.join(', ')}, got "${result}"`);
   outputOf(args.values, ['table']);
   const body: Record<string, unknown> = { result };
+  // Absent: the service's default (http only; SOCKS5 is opt-in, docs/leases.md).
+  const protocols = oneOfEach(
+    args.values.protocol as string[] | undefined,
+    '--protocol',
+    ProxyProtocol.options,
+  );
+  if (protocols.length > 0) body.protocols = protocols;
   if (args.values.target !== undefined) body.target = args.values.target;
   await api.call('POST', `/v1/leases/${encodeURIComponent(id)}/report`, { role: 'crawler', body });
   // The API's fallback (docs/leases.md): the reported target, else the lease's, else every target.

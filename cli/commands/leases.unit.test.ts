@@ -6,8 +6,10 @@ import { cliDeps, recordingIo } from '../testing.js';
 async function cli(args: string[]) {
   const io = recordingIo();
   const sent: string[] = [];
-  const fetch = (async (url: string) => {
+  const bodies: unknown[] = [];
+  const fetch = (async (url: string, init?: RequestInit) => {
     sent.push(url);
+    if (typeof init?.body === 'string') bodies.push(JSON.parse(init.body));
     return new Response(
       JSON.stringify({ leaseId: 'l1', expiresAt: '2026-02-01T12:10:00.000Z', ttlSeconds: 600 }),
       { headers: { 'content-type': 'application/json' } },
@@ -17,7 +19,7 @@ async function cli(args: string[]) {
     ['leases', ...args, '--api', 'http://127.0.0.1:9'],
     cliDeps(io, fetch, { PROXYPLANE_TOKEN: 'crawler-token-0123456789' }),
   );
-  return { code, err: io.errLines, sent };
+  return { code, err: io.errLines, sent, bodies };
 }
 
 describe('leases renew --ttl', () => {
@@ -32,5 +34,36 @@ describe('leases renew --ttl', () => {
   it.each(['5', '3600'])('sends %s', async (ttl) => {
     const r = await cli(['renew', 'l1', '--ttl', ttl]);
     expect(r).toMatchObject({ code: 0, sent: ['http://127.0.0.1:9/v1/leases/l1/renew'] });
+  });
+});
+
+describe('leases acquire --protocol', () => {
+  // SOCKS5 is opt-in on the service (AcquireRequest.protocols defaults to http): the flag is how to ask.
+  it.each<{ flags: string[]; body: Record<string, unknown> }>([
+    { flags: [], body: { selector: { pool: 'p' } } },
+    { flags: ['--protocol', 'socks5'], body: { selector: { pool: 'p' }, protocols: ['socks5'] } },
+    {
+      flags: ['--protocol', 'socks5,http'],
+      body: { selector: { pool: 'p' }, protocols: ['socks5', 'http'] },
+    },
+    {
+      flags: ['--protocol', 'http', '--protocol', 'socks5'],
+      body: { selector: { pool: 'p' }, protocols: ['http', 'socks5'] },
+    },
+  ])('$flags → $body', async ({ flags, body }) => {
+    const r = await cli(['acquire', '-l', 'pool=p', ...flags, '-o', 'json']);
+    expect(r).toMatchObject({ code: 0, sent: ['http://127.0.0.1:9/v1/leases'] });
+    expect(r.bodies).toEqual([body]);
+  });
+
+  it.each<{ flags: string[]; err: RegExp }>([
+    { flags: ['--protocol', 'https'], err: /--protocol must be one of http, socks5, got "https"/ },
+    { flags: ['--protocol', 'socks5,socks5'], err: /--protocol: "socks5" given twice/ },
+    { flags: ['--protocol'], err: /--protocol/ },
+  ])('refuses $flags before sending', async ({ flags, err }) => {
+    const r = await cli(['acquire', '-l', 'pool=p', ...flags]);
+    expect(r.code).toBe(2);
+    expect(r.err.join('\n')).toMatch(err);
+    expect(r.sent).toEqual([]);
   });
 });

@@ -8,8 +8,10 @@
 //
 // Through an HTTP proxy (an http:// proxy URL), plain http:// targets go as absolute-URI requests and
 // https:// targets through a CONNECT tunnel with TLS inside it. Through a SOCKS5 proxy (a socks5:// URL,
-// docs/leases.md) both go through a SOCKS5 CONNECT (the `socks` package), TLS inside it for https. A 429 is reported as rate_limited and a 403 as banned, which keeps
-// this proxy away from that site for the cooldown window; anything else that answered is ok.
+// docs/leases.md) both go through a SOCKS5 CONNECT (the `socks` package), TLS inside it for https. Since
+// it speaks both, it asks for both (`protocols`): SOCKS5 proxies are leased only to crawlers that do.
+// A 429 is reported as rate_limited and a 403 as banned, which keeps this proxy away from that site for
+// the cooldown window; anything else that answered is ok.
 import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
@@ -136,7 +138,12 @@ async function main(argv = process.argv.slice(2), env = process.env): Promise<nu
 
   let lease: Awaited<ReturnType<LeaseClient['acquire']>>;
   try {
-    lease = await client.acquire({ selector, ttlSeconds: 60, target: new URL(target).host });
+    lease = await client.acquire({
+      selector,
+      ttlSeconds: 60,
+      target: new URL(target).host,
+      protocols: ['http', 'socks5'],
+    });
   } catch (err) {
     if (err instanceof NoMatchError) {
       console.error('no proxy available:', JSON.stringify(err.counts));

@@ -18,13 +18,15 @@ describe('demoInstructions', () => {
         '  npx proxyplane leases release "$PROXYPLANE_LEASE_ID"\n',
     );
     expect(text).toContain('"target":"127.0.0.1:18320"');
+    // The curl-only lease asks for no protocols: it must keep getting an http proxy from the demo pool.
+    expect(text).toContain(`-d '{"selector":{"pool":"demo"},"target":"127.0.0.1:18320"}'`);
     expect(text).toContain('Fleet page: http://127.0.0.1:18300/fleet?token=t');
     expect(text).toContain('the gateway is not part of this plane yet');
   });
 
-  it('leases the SOCKS5 proxy and fetches through its socks5:// URL', () => {
+  it('leases the SOCKS5 proxy, asking for socks5 (opt-in), and fetches through its socks5:// URL', () => {
     expect(demoInstructions(base)).toContain(
-      '  eval "$(npx proxyplane leases acquire --selector pool=demo,tier=socks5 --target 127.0.0.1:18320 -o env)"\n' +
+      '  eval "$(npx proxyplane leases acquire --selector pool=demo,tier=socks5 --protocol socks5 --target 127.0.0.1:18320 -o env)"\n' +
         '  curl -sS -x "$PROXYPLANE_PROXY_URL" http://127.0.0.1:18320/\n',
     );
   });

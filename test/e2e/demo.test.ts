@@ -122,7 +122,7 @@ describe('npm start with the demo', () => {
 
   it('leases the SOCKS5 proxy and fetches the demo page through its socks5:// URL as printed', async () => {
     const lines = block(plane.output(), 'a SOCKS5 proxy');
-    expect(lines.join('\n')).toMatch(/tier=socks5[\s\S]*curl[\s\S]*leases release/);
+    expect(lines.join('\n')).toMatch(/tier=socks5 --protocol socks5[\s\S]*curl[\s\S]*leases release/);
     const { stdout } = await bash(`${lines.join('\n')}\necho "url=$PROXYPLANE_PROXY_URL"`, exports);
     expect(stdout).toContain(GREETING);
     expect(stdout).toMatch(/^url=socks5:\/\/[^@\s]+@127\.0\.0\.1:\d+$/m);

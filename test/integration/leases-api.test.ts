@@ -126,6 +126,8 @@ describe('GET /v1/proxies (one route for crawlers and admins)', () => {
     ['attr.region=eu&attr.region=us', 'attr.region'],
     ['region=eu', 'region'],
     ['phase=ready', 'phase'],
+    ['protocol=https', 'protocol'],
+    ['protocol=SOCKS5', 'protocol'],
   ])('?%s → 400 invalid_request at %s', async (qs, path) => {
     await start([]);
     const res = await call('GET', `/v1/proxies?${qs}`);
@@ -152,7 +154,7 @@ describe('a SOCKS5 proxy (an external endpoint speaking SOCKS5)', () => {
         }),
       }),
     ]);
-    const res = await acquire({ selector: { pool: 'res' } });
+    const res = await acquire({ selector: { pool: 'res' }, protocols: ['socks5'] });
     expect(res.status).toBe(201);
     expect(res.body.proxy).toEqual({
       name: 'res-1',
@@ -171,11 +173,63 @@ describe('a SOCKS5 proxy (an external endpoint speaking SOCKS5)', () => {
     ]);
   });
 
-  it('the OpenAPI document names both protocols for a leased proxy', async () => {
+  it('is opt-in: an acquire without `protocols` never gets it (409, not even considered); asking for it does', async () => {
+    await start(socksFleet());
+    expect(await acquire({ selector: { pool: 'res' } })).toMatchObject({
+      status: 409,
+      body: {
+        error: 'no_match',
+        message: expect.stringContaining(
+          '1 more proxy matches the selector but speaks none of the requested',
+        ),
+        considered: 0,
+        inGateway: 0,
+        unhealthy: 0,
+        inCooldown: 0,
+        atCapacity: 0,
+        otherProtocol: 1,
+      },
+    });
+    expect(await acquire({ selector: { pool: 'res' }, protocols: ['http'] })).toMatchObject({ status: 409 });
+    expect(await acquire({ selector: { pool: 'res' }, protocols: ['http', 'socks5'] })).toMatchObject({
+      status: 201,
+      body: { proxy: { name: 'res-1', protocol: 'socks5' } },
+    });
+  });
+
+  it('beside an http proxy in the same pool: the default gets the http one, socks5 the SOCKS5 one', async () => {
+    await start([...socksFleet(), proxy('dc-1', { attributes: { pool: 'res' }, capacity: 4 })]);
+    const listed = async (qs: string) =>
+      (await call('GET', `/v1/proxies?attr.pool=res&${qs}`)).body.proxies.map(
+        (p: { name: string }) => p.name,
+      );
+    expect(await listed('healthy=true')).toEqual(['dc-1', 'res-1']);
+    expect(await listed('leasable=true&protocol=http')).toEqual(['dc-1']);
+    expect(await listed('leasable=true&protocol=socks5')).toEqual(['res-1']);
+    for (let i = 0; i < 3; i++) {
+      expect(await acquire({ selector: { pool: 'res' } })).toMatchObject({
+        status: 201,
+        body: { proxy: { name: 'dc-1', protocol: 'http', url: 'http://10.0.0.1:3128' } },
+      });
+    }
+    expect(await acquire({ selector: { pool: 'res' }, protocols: ['socks5'] })).toMatchObject({
+      status: 201,
+      body: { proxy: { name: 'res-1', protocol: 'socks5' } },
+    });
+  });
+
+  it('the OpenAPI document names both protocols for a leased proxy, and the http default of a request', async () => {
     await start([]);
     const { body } = await call('GET', '/openapi.json');
     expect(body.components.schemas.LeasedProxy.properties.protocol).toMatchObject({
       enum: ['http', 'socks5'],
+    });
+    expect(body.components.schemas.AcquireRequest.properties.protocols).toMatchObject({
+      type: 'array',
+      minItems: 1,
+      default: ['http'],
+      items: { enum: ['http', 'socks5'] },
+      description: expect.stringContaining('socks5'),
     });
   });
 });
@@ -265,6 +319,11 @@ describe('POST /v1/leases', () => {
     [{ target: 'a b' }, 'invalid_request', 'target'],
     [{ exclusive: 'yes' }, 'invalid_request', 'exclusive'],
     [{ owner: 'me' }, 'invalid_request', 'owner'],
+    [{ protocols: [] }, 'invalid_request', 'protocols'],
+    [{ protocols: ['http', 'http'] }, 'invalid_request', 'protocols'],
+    [{ protocols: ['https'] }, 'invalid_request', 'protocols.0'],
+    [{ protocols: ['HTTP'] }, 'invalid_request', 'protocols.0'],
+    [{ protocols: 'socks5' }, 'invalid_request', 'protocols'],
     ['{"selector":{"__proto__":"x"}}', 'invalid_request', 'selector.__proto__'],
     [[], 'invalid_request', ''],
     [null, 'invalid_request', ''],

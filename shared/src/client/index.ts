@@ -11,6 +11,7 @@ import {
   NoMatch,
   RenewResponse,
 } from '../domain/leases/wire.js';
+import type { ProxyProtocol } from '../domain/proxy.js';
 
 export type { LeaseResult } from '../domain/leases/model.js';
 export type {
@@ -27,6 +28,8 @@ export interface ProxyFilter {
   healthy?: boolean;
   /** Healthy and not held by the gateway: what a lease could go to (capacity and cooldowns aside). */
   leasable?: boolean;
+  /** Only proxies speaking it (what a lease with that protocol in `protocols` would consider). */
+  protocol?: ProxyProtocol;
 }
 
 export interface LeaseClientOptions {
@@ -87,6 +90,7 @@ export class LeaseClient {
     for (const [k, v] of Object.entries(filter.attributes ?? {})) q.append(`attr.${k}`, v);
     if (filter.healthy !== undefined) q.append('healthy', String(filter.healthy));
     if (filter.leasable !== undefined) q.append('leasable', String(filter.leasable));
+    if (filter.protocol !== undefined) q.append('protocol', filter.protocol);
     const qs = q.size > 0 ? `?${q}` : '';
     return ListedProxies.parse(await this.send('GET', `/v1/proxies${qs}`));
   }

@@ -53,6 +53,7 @@ describe('LeaseClient', () => {
       atCapacity: 1,
       inCooldown: 1,
       unhealthy: 1,
+      otherProtocol: 2,
     };
     const client = new LeaseClient({ baseUrl: 'http://api', fetch: fakeFetch([[409, counts]]).fetch });
     const err = await client.acquire().catch((e: unknown) => e);
@@ -60,7 +61,7 @@ describe('LeaseClient', () => {
     expect((err as NoMatchError).counts).toEqual(counts);
   });
 
-  it('reads a 409 from a service older than inGateway as inGateway 0', async () => {
+  it('reads a 409 from a service older than inGateway and otherProtocol as 0 of each', async () => {
     const old = {
       error: 'no_match',
       message: 'm',
@@ -71,7 +72,7 @@ describe('LeaseClient', () => {
     };
     const client = new LeaseClient({ baseUrl: 'http://api', fetch: fakeFetch([[409, old]]).fetch });
     const err = await client.acquire().catch((e: unknown) => e);
-    expect((err as NoMatchError).counts).toEqual({ ...old, inGateway: 0 });
+    expect((err as NoMatchError).counts).toEqual({ ...old, inGateway: 0, otherProtocol: 0 });
   });
 
   it('retries a 503 after Retry-After, then gives up with the stable code', async () => {
@@ -162,7 +163,7 @@ describe('LeaseClient', () => {
   it('encodes list filters', async () => {
     const f = fakeFetch([[200, { proxies: [], count: 0 }]]);
     const client = new LeaseClient({ baseUrl: 'http://api', fetch: f.fetch });
-    await client.listProxies({ attributes: { region: 'eu west' }, healthy: true });
-    expect(f.calls[0]?.url).toBe('http://api/v1/proxies?attr.region=eu+west&healthy=true');
+    await client.listProxies({ attributes: { region: 'eu west' }, healthy: true, protocol: 'socks5' });
+    expect(f.calls[0]?.url).toBe('http://api/v1/proxies?attr.region=eu+west&healthy=true&protocol=socks5');
   });
 });

@@ -3,9 +3,11 @@
 // the `healthy` filter and flag (the one rule in domain/leases/health.ts, plus a reachable address),
 // `activeLeases` from the lease store, re-read where this replica's view is old, and `leasable`: healthy
 // and not held by the gateway (contract §4 step 4: a gateway-pool proxy that is not reclaimed, or one a
-// worker still owns, is listed — admins and the fleet page need it — but never leased).
+// worker still owns, is listed — admins and the fleet page need it — but never leased). `protocol=` keeps
+// the proxies speaking it, by the rule lease selection applies, so a crawler can list what it could lease.
+import { proxyProtocol } from '../../../../shared/src/domain/leases/endpoint.js';
 import { isLeasable } from '../../../../shared/src/domain/leases/selection.js';
-import type { ProxyResource } from '../../../../shared/src/domain/proxy.js';
+import type { ProxyProtocol, ProxyResource } from '../../../../shared/src/domain/proxy.js';
 import type { Clock } from '../../../../shared/src/ports/clock.js';
 import { type LeaseStore, LeaseStoreError } from '../../../../shared/src/ports/lease-store.js';
 import type { OwnershipGate } from '../../../../shared/src/ports/workers-ownership.js';
@@ -17,6 +19,8 @@ export type ListedProxy = ProxyResource & { healthy: boolean; leasable: boolean;
 export interface ListFilter {
   healthy?: boolean;
   leasable?: boolean;
+  /** Only proxies speaking it: the protocol rule lease selection applies (endpoint.ts proxyProtocol). */
+  protocol?: ProxyProtocol;
 }
 
 export interface DiscoveryView {
@@ -25,7 +29,8 @@ export interface DiscoveryView {
 
 const keep = (p: ListedProxy, f: ListFilter) =>
   (f.healthy === undefined || p.healthy === f.healthy) &&
-  (f.leasable === undefined || p.leasable === f.leasable);
+  (f.leasable === undefined || p.leasable === f.leasable) &&
+  (f.protocol === undefined || proxyProtocol(p) === f.protocol);
 
 export function discoveryView(deps: {
   store: Pick<LeaseStore, 'usage' | 'refresh'>;

@@ -130,7 +130,7 @@ export class LeaseService {
     const now = clock.now();
     return planSelection(
       catalog.list(),
-      { selector: req.selector, target, exclusive: req.exclusive },
+      { selector: req.selector, target, exclusive: req.exclusive, protocols: req.protocols },
       {
         usage: (p) => store.usage(p, now),
         pending: (p) => store.pending(p),
@@ -196,19 +196,30 @@ export class LeaseService {
 }
 
 function noMatch(plan: SelectionPlan, moreAtCapacity: number): AcquireOutcome {
-  const { considered, inGateway, inCooldown, unhealthy } = plan;
+  const { considered, inGateway, inCooldown, unhealthy, otherProtocol } = plan;
   return {
     kind: 'no_match',
     body: {
       error: 'no_match',
-      message: 'no proxy can be leased now',
+      message: 'no proxy can be leased now' + otherProtocolHint(plan),
       considered,
       inGateway,
       atCapacity: plan.atCapacity + moreAtCapacity,
       inCooldown,
       unhealthy,
+      otherProtocol,
     },
   };
+}
+
+/**
+ * Proxies left out for their protocol are not `considered` (the counts keep their sum): the message is
+ * where a crawler that forgot to ask for socks5 learns that its selector did match something.
+ */
+function otherProtocolHint({ otherProtocol }: SelectionPlan): string {
+  if (otherProtocol === 0) return '';
+  const n = otherProtocol === 1 ? '1 more proxy matches' : `${otherProtocol} more proxies match`;
+  return `; ${n} the selector but speaks none of the requested protocols (see "protocols")`;
 }
 
 /**

@@ -30,6 +30,7 @@ export const proxyRoutes = (admin: ProxyAdmin, discovery: DiscoveryView = health
       const proxies = await discovery.list(stored, {
         healthy: flag(query.healthy),
         leasable: flag(query.leasable),
+        protocol: query.protocol,
       });
       return c.json({ proxies, count: proxies.length }, 200);
     })

@@ -46,7 +46,8 @@ export const listProxiesRoute = createRoute({
   method: 'get',
   path: '/',
   summary: 'List proxies',
-  description: 'Filters: `phase=<Phase>` and any number of `attr.<key>=<value>` (all must match).',
+  description:
+    'Filters: `phase=<Phase>`, `healthy`, `leasable`, `protocol=http|socks5` and any number of `attr.<key>=<value>` (all must match).',
   middleware: [noBody(), queryNames(isListQueryName, LIST_QUERY_HINT)] as const,
   request: { query: ListQuery },
   responses: {

@@ -5,6 +5,7 @@ import {
   Attributes,
   Phase,
   ProxyName,
+  ProxyProtocol,
   ProxyResource,
   ProxySpec,
 } from '../../../../shared/src/domain/proxy.js';
@@ -37,11 +38,11 @@ export const NameParam = z.object({
 });
 
 const ATTR_PREFIX = 'attr.';
-export const LIST_QUERY_HINT = 'use phase, healthy, leasable or attr.<key>';
+export const LIST_QUERY_HINT = 'use phase, healthy, leasable, protocol or attr.<key>';
+const NAMED = new Set(['phase', 'healthy', 'leasable', 'protocol']);
 
 /** The names ListQuery takes, checked on the raw query string too (middleware/query-names.ts). */
-export const isListQueryName = (name: string) =>
-  name === 'phase' || name === 'healthy' || name === 'leasable' || name.startsWith(ATTR_PREFIX);
+export const isListQueryName = (name: string) => NAMED.has(name) || name.startsWith(ATTR_PREFIX);
 
 /** `?phase=P&attr.k=v…`: every parameter other than phase must be attr.<attribute key>. */
 export const ListQuery = z
@@ -65,12 +66,19 @@ export const ListQuery = z
         description:
           'Only proxies a lease could go to now, capacity and cooldowns aside: healthy and not held by the gateway (true), or only the others (false).',
       }),
+    protocol: documented(ProxyProtocol)
+      .optional()
+      .openapi({
+        param: { name: 'protocol', in: 'query' },
+        description:
+          'Only proxies speaking it (managed proxies speak `http`; external ones their `endpoint.protocol`): what a lease asking for that protocol would consider.',
+      }),
   })
   .catchall(z.string())
   .superRefine((query, ctx) => {
     const attributes: Record<string, string> = {};
     for (const [key, value] of Object.entries(query)) {
-      if (key === 'phase' || key === 'healthy' || key === 'leasable') continue;
+      if (NAMED.has(key)) continue;
       if (!key.startsWith(ATTR_PREFIX)) {
         ctx.addIssue({
           code: 'custom',

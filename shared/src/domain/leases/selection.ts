@@ -4,16 +4,20 @@
 // PassiveSuspect; docs/health.md) is still leasable but only when no AVAILABLE candidate has room.
 // A proxy the gateway holds (contract §4 step 4: in the gateway pool and not reclaimed, or still owned by a
 // worker) is never a candidate, whatever its health: it is counted apart so a 409 says why.
+// A proxy speaking a protocol the request did not ask for (SOCKS5 is opt-in: wire.ts LeaseProtocols) is
+// left out like an attribute mismatch — not `considered` — since the crawler could not use it anyway.
 // The counts of a 409 no_match come from the same pass, so they always add up to `considered`.
-import type { ProxyResource } from '../proxy.js';
+import type { ProxyProtocol, ProxyResource } from '../proxy.js';
 import { hasRoom, type Usage } from './capacity.js';
-import { proxyEndpoint } from './endpoint.js';
+import { proxyEndpoint, proxyProtocol } from './endpoint.js';
 import { isHealthy, isSuspect } from './health.js';
 
 export interface SelectionRequest {
   selector: Readonly<Record<string, string>>;
   target: string | null;
   exclusive: boolean;
+  /** Protocols the crawler can speak (non-empty; AcquireRequest defaults it to http only). */
+  protocols: readonly ProxyProtocol[];
 }
 
 /** What selection needs to know beyond the proxies, already evaluated at one instant. */
@@ -38,8 +42,10 @@ export interface SelectionPlan {
   candidates: Candidate[];
   /** The proxies counted in atCapacity (healthy, not cooling down, but full as the view says). */
   full: string[];
-  /** Proxies matching the selector. */
+  /** Proxies matching the selector and speaking a requested protocol. */
   considered: number;
+  /** Proxies matching the selector but speaking none of the requested protocols: outside `considered`. */
+  otherProtocol: number;
   /** Held by the gateway (pool proxies not reclaimed, and proxies a worker still owns). */
   inGateway: number;
   unhealthy: number;
@@ -83,6 +89,7 @@ export function planSelection(
     candidates: [],
     full: [],
     considered: 0,
+    otherProtocol: 0,
     inGateway: 0,
     unhealthy: 0,
     inCooldown: 0,
@@ -92,6 +99,10 @@ export function planSelection(
   const wanted = Object.entries(request.selector);
   for (const proxy of proxies) {
     if (!matchesAll(proxy, wanted)) continue;
+    if (!request.protocols.includes(proxyProtocol(proxy))) {
+      plan.otherProtocol++;
+      continue;
+    }
     plan.considered++;
     if (view.heldByGateway(proxy)) {
       plan.inGateway++;

@@ -19,6 +19,8 @@ function view(
   };
 }
 
+const HTTP = ['http'] as const;
+
 const fleet = (specs: Record<string, ProxyOptions>) => Object.entries(specs).map(([n, o]) => proxy(n, o));
 
 describe('matchesSelector', () => {
@@ -77,7 +79,11 @@ describe('planSelection', () => {
       order: ['slow', 'fast'],
     },
   ])('$name', ({ proxies, usage, order }) => {
-    const plan = planSelection(proxies, { selector: {}, target: null, exclusive: false }, view(usage));
+    const plan = planSelection(
+      proxies,
+      { selector: {}, target: null, exclusive: false, protocols: HTTP },
+      view(usage),
+    );
     expect(plan.candidates.map((c) => c.name)).toEqual(order);
   });
 
@@ -95,7 +101,7 @@ describe('planSelection', () => {
     });
     const plan = planSelection(
       proxies,
-      { selector: { region: 'eu' }, target: 'site.example', exclusive: false },
+      { selector: { region: 'eu' }, target: 'site.example', exclusive: false, protocols: HTTP },
       view(
         { full: { active: 1 }, held: { active: 1, exclusive: true }, ok: { active: 2 } },
         ['cool'],
@@ -106,6 +112,7 @@ describe('planSelection', () => {
       candidates: [{ name: 'ok', capacity: 3 }],
       full: ['full', 'held'],
       considered: 8,
+      otherProtocol: 0,
       inGateway: 0,
       unhealthy: 4,
       inCooldown: 1,
@@ -135,7 +142,7 @@ describe('planSelection', () => {
   ])('$name', ({ gateway, candidates, counts }) => {
     const plan = planSelection(
       fleet({ idle: {}, busy: {}, sick: { healthy: 'False' } }),
-      { selector: {}, target: null, exclusive: false },
+      { selector: {}, target: null, exclusive: false, protocols: HTTP },
       view({ busy: { active: 1 } }, [], [], {}, gateway),
     );
     expect(plan.candidates.map((c) => c.name)).toEqual(candidates);
@@ -147,7 +154,7 @@ describe('planSelection', () => {
   it('an exclusive request only considers empty proxies', () => {
     const plan = planSelection(
       fleet({ a: { capacity: 4 }, b: { capacity: 4 } }),
-      { selector: {}, target: null, exclusive: true },
+      { selector: {}, target: null, exclusive: true, protocols: HTTP },
       view({ a: { active: 1 } }),
     );
     expect(plan.candidates.map((c) => c.name)).toEqual(['b']);
@@ -157,7 +164,7 @@ describe('planSelection', () => {
   it('grants in flight push a proxy down the ranking but never make it full', () => {
     const plan = planSelection(
       fleet({ a: { capacity: 2 }, b: { capacity: 2 } }),
-      { selector: {}, target: null, exclusive: false },
+      { selector: {}, target: null, exclusive: false, protocols: HTTP },
       view({ b: { active: 1 } }, [], [], { a: 2 }),
     );
     expect(plan.candidates.map((c) => c.name)).toEqual(['b', 'a']);
@@ -167,17 +174,84 @@ describe('planSelection', () => {
   it('no match at all is an empty plan, not an error', () => {
     const plan = planSelection(
       fleet({ a: {} }),
-      { selector: { x: 'y' }, target: null, exclusive: false },
+      { selector: { x: 'y' }, target: null, exclusive: false, protocols: HTTP },
       view(),
     );
     expect(plan).toEqual({
       candidates: [],
       full: [],
       considered: 0,
+      otherProtocol: 0,
       inGateway: 0,
       unhealthy: 0,
       inCooldown: 0,
       atCapacity: 0,
+    });
+  });
+
+  describe('protocols', () => {
+    const mixed = () =>
+      fleet({
+        managed: { attributes: { pool: 'p' } },
+        extHttp: { attributes: { pool: 'p' }, external: true },
+        socks: { attributes: { pool: 'p' }, external: true, protocol: 'socks5' },
+        socksSick: { attributes: { pool: 'p' }, external: true, protocol: 'socks5', healthy: 'False' },
+        other: { attributes: { pool: 'q' }, external: true, protocol: 'socks5' },
+      });
+    it.each<{
+      protocols: ('http' | 'socks5')[];
+      candidates: string[];
+      considered: number;
+      otherProtocol: number;
+      unhealthy: number;
+    }>([
+      // The default: a SOCKS5 proxy is not `considered`, like an attribute mismatch.
+      {
+        protocols: ['http'],
+        candidates: ['extHttp', 'managed'],
+        considered: 2,
+        otherProtocol: 2,
+        unhealthy: 0,
+      },
+      { protocols: ['socks5'], candidates: ['socks'], considered: 2, otherProtocol: 2, unhealthy: 1 },
+      {
+        protocols: ['socks5', 'http'],
+        candidates: ['extHttp', 'managed', 'socks'],
+        considered: 4,
+        otherProtocol: 0,
+        unhealthy: 1,
+      },
+    ])('$protocols → $candidates', ({ protocols, candidates, considered, otherProtocol, unhealthy }) => {
+      const plan = planSelection(
+        mixed(),
+        { selector: { pool: 'p' }, target: null, exclusive: false, protocols },
+        view(),
+      );
+      expect(plan.candidates.map((c) => c.name)).toEqual(candidates);
+      expect(plan).toMatchObject({
+        considered,
+        otherProtocol,
+        unhealthy,
+        inGateway: 0,
+        inCooldown: 0,
+        atCapacity: 0,
+      });
+      expect(plan.candidates.length + plan.unhealthy).toBe(plan.considered);
+    });
+
+    it('only SOCKS5 proxies match and http is asked for: an empty plan with nothing considered', () => {
+      const plan = planSelection(
+        fleet({ socks: { external: true, protocol: 'socks5' } }),
+        { selector: {}, target: null, exclusive: false, protocols: HTTP },
+        view(),
+      );
+      expect(plan).toMatchObject({
+        candidates: [],
+        considered: 0,
+        otherProtocol: 1,
+        unhealthy: 0,
+        atCapacity: 0,
+      });
     });
   });
 });

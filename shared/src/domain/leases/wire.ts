@@ -19,12 +19,28 @@ export const Target = z
 
 const TtlSeconds = z.int().min(TTL_BOUNDS.min).max(TTL_BOUNDS.max);
 
+/**
+ * The protocols a crawler's client can speak. SOCKS5 is opt-in: crawlers deployed before SOCKS5 proxies
+ * existed (Python requests without PySocks, clients generated when `protocol` was the literal `http`)
+ * send no `protocols` and must keep getting http:// URLs when an admin adds a SOCKS5 proxy to their pool.
+ */
+export const LeaseProtocols = z
+  .array(ProxyProtocol)
+  .min(1)
+  .refine((ps) => new Set(ps).size === ps.length, 'protocols must not repeat')
+  .default(['http'])
+  .meta({
+    description:
+      'Proxy protocols the client can use; only proxies speaking one of them are leased. Default `["http"]`: SOCKS5 proxies are leased only to a crawler that asks for `socks5`.',
+  });
+
 export const AcquireRequest = z
   .object({
     selector: Attributes.meta({ description: 'Attributes a proxy must have (equality on every key).' }),
     ttlSeconds: TtlSeconds.default(TTL_BOUNDS.default),
     target: Target.optional(),
     exclusive: z.boolean().default(false).meta({ description: 'Take the whole proxy (all its capacity).' }),
+    protocols: LeaseProtocols,
   })
   .strict()
   .meta({ id: 'AcquireRequest' });
@@ -61,7 +77,9 @@ export const NoMatch = z
   .object({
     error: z.literal('no_match'),
     message: z.string(),
-    considered: z.int().meta({ description: 'Proxies matching the selector.' }),
+    considered: z.int().meta({
+      description: 'Proxies matching the selector and speaking one of the requested protocols.',
+    }),
     // Defaults to 0 so the typed client still reads a 409 from a service older than the field.
     inGateway: z.int().default(0).meta({
       description:
@@ -70,6 +88,11 @@ export const NoMatch = z
     atCapacity: z.int(),
     inCooldown: z.int(),
     unhealthy: z.int(),
+    // Defaults to 0 like inGateway: services older than `protocols` do not send it.
+    otherProtocol: z.int().default(0).meta({
+      description:
+        'Proxies matching the selector that speak none of the requested protocols (e.g. SOCKS5 proxies for a request without "socks5" in `protocols`). Not part of `considered`.',
+    }),
   })
   .meta({ id: 'NoMatch' });
 export type NoMatch = z.infer<typeof NoMatch>;
