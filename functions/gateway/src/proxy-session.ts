@@ -215,18 +215,27 @@ export class ProxySession implements ForwardOwner {
       this.dialSocks5(u, d.address);
       return;
     }
-    // noDelay: a tunnel relays whatever arrives as soon as it arrives (TLS handshakes are several small
-    // flights); Nagle would hold a small write back until the previous one is acknowledged.
+    const up = this.dial(u);
+    up.on('connect', onUpConnect);
+    up.on('data', onUpData);
+  }
+
+  /**
+   * TCP to the upstream, owned by this session and counted until it closes; what happens on connect is
+   * the caller's (an HTTP CONNECT or the SOCKS5 handshake). noDelay: a tunnel relays whatever arrives as
+   * soon as it arrives (TLS handshakes are several small flights); Nagle would hold a small write back
+   * until the previous one is acknowledged.
+   */
+  private dial(u: Upstream<UpstreamAuth>): Owned {
     const up = net.connect({ host: u.host, port: u.port, allowHalfOpen: true, noDelay: true }) as Owned;
     up[SESSION] = this;
     this.up = up;
     this.ctx.sockets.upstreams++;
-    up.on('connect', onUpConnect);
-    up.on('data', onUpData);
     up.on('error', onUpError);
     up.on('end', onUpEnd);
     up.on('close', onUpClose);
     this.state = DIAL;
+    return up;
   }
 
   /**
@@ -266,16 +275,8 @@ export class ProxySession implements ForwardOwner {
    * tunnel is bound to the target it was opened for. Promises and closures here are this path's only.
    */
   private dialSocks5(u: Upstream<UpstreamAuth>, address: string): void {
-    const up = net.connect({ host: u.host, port: u.port, allowHalfOpen: true, noDelay: true }) as Owned;
-    up[SESSION] = this;
-    this.up = up;
-    this.ctx.sockets.upstreams++;
     // once: the socks package emits 'connect' again on the socket handed to it.
-    up.once('connect', () => this.socks5Connected(u, address));
-    up.on('error', onUpError);
-    up.on('end', onUpEnd);
-    up.on('close', onUpClose);
-    this.state = DIAL;
+    this.dial(u).once('connect', () => this.socks5Connected(u, address));
   }
 
   private socks5Connected(u: Upstream<UpstreamAuth>, address: string): void {

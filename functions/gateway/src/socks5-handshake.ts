@@ -3,14 +3,14 @@
 // everything after the connection is PROXY_HANDSHAKE, exactly as for an http upstream. The target is the
 // address the SSRF guard checked (ATYP 0x01/0x04), never the name: what the guard decided is what the
 // upstream dials (docs/gateway.md § SOCKS5 upstreams).
-import net, { type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { SocksClient } from 'socks';
 import type { Upstream } from '../../../shared/src/domain/gateway/routing.js';
 import type { UpstreamAuth } from './compile.js';
 import type { UpstreamCredentials } from './credentials.js';
 import type { SocketCounts } from './sockets.js';
 import { socks5Failure } from './socks5-failure.js';
-import { TunnelError } from './upstream-tunnel.js';
+import { dialCounted, TunnelError } from './upstream-tunnel.js';
 
 export interface Socks5Hop {
   host: string;
@@ -111,9 +111,7 @@ export function openSocks5Tunnel(
   sockets: SocketCounts,
 ): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const up = net.connect({ host: u.host, port: u.port, noDelay: true });
-    sockets.upstreams++;
-    up.once('close', () => sockets.upstreams--);
+    const up = dialCounted(u, sockets);
     const dialTimer = setTimeout(() => {
       up.destroy();
       reject(new TunnelError('timeout', 'DIAL'));

@@ -41,6 +41,14 @@ export function tunnelRefusal(e: TunnelError): {
   return { status: e.kind === 'timeout' ? 504 : 502, code: `upstream_${e.kind}`, detail };
 }
 
+/** TCP to the upstream for the fetch endpoint, counted in `sockets` until it closes. */
+export function dialCounted(u: Upstream<UpstreamAuth>, sockets: SocketCounts): Socket {
+  const up = net.connect({ host: u.host, port: u.port, noDelay: true });
+  sockets.upstreams++;
+  up.once('close', () => sockets.upstreams--);
+  return up;
+}
+
 /** Resolves with a socket whose next bytes come from the target (CONNECT answered 200). */
 export function openTunnel(
   u: Upstream<UpstreamAuth>,
@@ -49,9 +57,7 @@ export function openTunnel(
   sockets: SocketCounts,
 ): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const up = net.connect({ host: u.host, port: u.port, noDelay: true });
-    sockets.upstreams++;
-    up.once('close', () => sockets.upstreams--);
+    const up = dialCounted(u, sockets);
     let stage: OutcomeStage = 'DIAL';
     let buf: Buffer | null = null;
     const fail = (kind: TunnelError['kind'], status?: number, cause?: unknown) => {
