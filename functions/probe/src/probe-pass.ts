@@ -19,7 +19,7 @@ import {
   targetKeysOf,
 } from '../../../shared/src/domain/health/target-checks.js';
 import { unreachableRoutesOf } from '../../../shared/src/domain/health/target-tracks.js';
-import type { ProxyResource, SecretRef } from '../../../shared/src/domain/proxy.js';
+import { type ProxyResource, proxyProtocol, type SecretRef } from '../../../shared/src/domain/proxy.js';
 import type { RoutingRule } from '../../../shared/src/messages/gateway-snapshot.js';
 import type { HealthStore } from '../../../shared/src/ports/health-store.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
@@ -233,8 +233,7 @@ async function target(deps: ProbeDeps, p: ProxyResource) {
     deps.log.warn('proxy credentials secret is malformed', { proxy: p.name, reason: parsed.reason });
   }
   const credentials = parsed?.ok ? basicUserPass(parsed.credentials) : null;
-  const protocol = p.spec.mode === 'managed' ? p.spec.protocol : p.spec.endpoint.protocol;
-  return { host: p.status.ip!, port, credentials, protocol };
+  return { host: p.status.ip!, port, credentials, protocol: proxyProtocol(p) };
 }
 
 /** The secret's payload, or null when it cannot be read (deleted, IAM, disabled version, a Secret Manager

@@ -215,3 +215,7 @@ export const ProxyResource = z.object({
   status: ProxyStatus,
 });
 export type ProxyResource = z.infer<typeof ProxyResource>;
+
+/** What a client speaks to the proxy: a managed one runs an HTTP proxy (spec.protocol); an external one says. */
+export const proxyProtocol = (proxy: Pick<ProxyResource, 'spec'>): ProxyProtocol =>
+  proxy.spec.mode === 'external' ? proxy.spec.endpoint.protocol : proxy.spec.protocol;

@@ -5,9 +5,10 @@
 // and not held by the gateway (contract §4 step 4: a gateway-pool proxy that is not reclaimed, or one a
 // worker still owns, is listed — admins and the fleet page need it — but never leased). `protocol=` keeps
 // the proxies speaking it, by the rule lease selection applies, so a crawler can list what it could lease.
-import { proxyProtocol } from '../../../../shared/src/domain/leases/endpoint.js';
+
 import { isLeasable } from '../../../../shared/src/domain/leases/selection.js';
 import type { ProxyProtocol, ProxyResource } from '../../../../shared/src/domain/proxy.js';
+import { proxyProtocol } from '../../../../shared/src/domain/proxy.js';
 import type { Clock } from '../../../../shared/src/ports/clock.js';
 import { type LeaseStore, LeaseStoreError } from '../../../../shared/src/ports/lease-store.js';
 import type { OwnershipGate } from '../../../../shared/src/ports/workers-ownership.js';

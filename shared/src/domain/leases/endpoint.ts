@@ -9,11 +9,6 @@ export interface ProxyEndpoint {
   protocol: ProxyProtocol;
 }
 
-/** What a crawler speaks to the proxy: managed proxies run an HTTP proxy; external ones say. */
-export function proxyProtocol(proxy: ProxyResource): ProxyProtocol {
-  return proxy.spec.mode === 'external' ? proxy.spec.endpoint.protocol : proxy.spec.protocol;
-}
-
 /** null while a managed proxy has no address yet: such a proxy cannot be leased. */
 export function proxyEndpoint(proxy: ProxyResource): ProxyEndpoint | null {
   const { spec } = proxy;

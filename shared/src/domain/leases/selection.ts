@@ -7,9 +7,9 @@
 // A proxy speaking a protocol the request did not ask for (SOCKS5 is opt-in: wire.ts LeaseProtocols) is
 // left out like an attribute mismatch — not `considered` — since the crawler could not use it anyway.
 // The counts of a 409 no_match come from the same pass, so they always add up to `considered`.
-import type { ProxyProtocol, ProxyResource } from '../proxy.js';
+import { type ProxyProtocol, type ProxyResource, proxyProtocol } from '../proxy.js';
 import { hasRoom, type Usage } from './capacity.js';
-import { proxyEndpoint, proxyProtocol } from './endpoint.js';
+import { proxyEndpoint } from './endpoint.js';
 import { isHealthy, isSuspect } from './health.js';
 
 export interface SelectionRequest {

@@ -2,7 +2,7 @@
 // ownership plan, and for every live worker what its next snapshot is built from — its grant, the proxies
 // it owns and is not draining, and the drains under way (revokeProxyIds). Pure: the function's handler
 // observes, calls this, and acts.
-import type { ProxyResource } from '../proxy.js';
+import { type ProxyResource, proxyProtocol } from '../proxy.js';
 import { drainedAt } from '../workers/drain.js';
 import { nextGrant } from '../workers/grants.js';
 import {
@@ -69,9 +69,8 @@ export function leaseCandidates(
     .map((p) => p.name);
 }
 
-/** Whether the gateway talks SOCKS5 to the proxy (managed ones speak spec.protocol, external ones their endpoint's). */
-export const speaksSocks5 = (p: ProxyResource): boolean =>
-  (p.spec.mode === 'external' ? p.spec.endpoint.protocol : p.spec.protocol) === 'socks5';
+/** Whether the gateway talks SOCKS5 to the proxy. */
+export const speaksSocks5 = (p: ProxyResource): boolean => proxyProtocol(p) === 'socks5';
 
 /** A worker shutting down reports draining: still live, no longer given proxies. */
 const shuttingDown = (w: WorkerView) =>
