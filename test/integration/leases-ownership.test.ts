@@ -151,7 +151,7 @@ describe('leases beside the gateway', () => {
 
     // The planner's side sees that lease: it would not hand pool-c back to a worker while it runs.
     const leased = await new FirestoreLeaseActivity(db).leased(['pool-b', 'pool-c'], new Date());
-    expect([...leased]).toEqual(['pool-c']);
+    expect([...leased.leased]).toEqual(['pool-c']);
 
     // The drain finished: the snapshot function clears the ownership — now pool-b is leasable.
     await commitOwnership([clear('pool-b')]);

@@ -114,7 +114,11 @@ describe('FirestoreLeaseStore', () => {
     const a = await s.grant({ candidates: [cand('p1')], lease: newLease() });
     const b = await s.grant({ candidates: [cand('p1')], lease: newLease() });
     const c = await s.grant({ candidates: [cand('p1')], lease: newLease() });
-    expect([a.kind, b.kind, c]).toEqual(['granted', 'granted', { kind: 'no_room', atCapacity: 1 }]);
+    expect([a.kind, b.kind, c]).toEqual([
+      'granted',
+      'granted',
+      { kind: 'no_room', atCapacity: 1, inGateway: 0 },
+    ]);
     expect(s.usage('p1', clock.now())).toEqual({ active: 2, exclusive: false });
     if (a.kind !== 'granted') throw new Error('unreachable');
 
@@ -206,6 +210,7 @@ describe('FirestoreLeaseStore', () => {
     expect(await r2.grant({ candidates: [cand('p1')], lease: newLease() })).toEqual({
       kind: 'no_room',
       atCapacity: 1,
+      inGateway: 0,
     });
     expect(r2.usage('p1', clock.now()).active).toBe(2);
 

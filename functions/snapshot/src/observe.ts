@@ -19,6 +19,8 @@ export interface Observed {
   headers: Map<string, SnapshotHeader>;
   lock: { holder: string; until: Date } | null;
   token: string | null;
+  /** The lease states read for the assignable proxies: the planner's claims are preconditioned on them. */
+  leaseVersions: Map<string, string | null>;
   skipped: string[];
   /** Routes of the stored routing dropped for repeating an earlier route's name. */
   routingDropped: string[];
@@ -39,7 +41,10 @@ export async function observe(deps: SnapshotPassDeps, now: Date): Promise<Observ
     deps.routing.get(),
     deps.reclaims.list(now),
   ]);
-  const leased = await deps.leases.leased(leaseCandidates(pool.proxies, state.records), now);
+  const { leased, versions: leaseVersions } = await deps.leases.leased(
+    leaseCandidates(pool.proxies, state.records),
+    now,
+  );
   const views = new Map<string, WorkerView>(
     workers.map((w) => [
       w.session.workerId,
@@ -74,6 +79,7 @@ export async function observe(deps: SnapshotPassDeps, now: Date): Promise<Observ
     headers,
     lock: state.lock,
     token: state.token,
+    leaseVersions,
     skipped: pool.skipped,
     routingDropped: routing?.droppedDuplicates ?? [],
   };

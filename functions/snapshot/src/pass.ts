@@ -5,6 +5,7 @@
 // plus the commit's precondition on the state document.
 import { planPass } from '../../../shared/src/domain/snapshots/plan-pass.js';
 import { failOpenRoutes } from '../../../shared/src/domain/snapshots/route-fail-open.js';
+import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
 import type { SnapshotPassDeps } from './deps.js';
 import { observe } from './observe.js';
 import { actWorkerStep, decideWorkerStep, type StepResult } from './worker-steps.js';
@@ -52,6 +53,46 @@ async function decide(deps: SnapshotPassDeps) {
   return { obs, plan, steps, failedOpen };
 }
 
+/** Lease grants racing an assignment: re-planned at once this many times before the pass gives up. */
+const LEASE_RACE_REPLANS = 2;
+
+/**
+ * Under the lock: observe, plan and commit the ownership changes. An assignment is preconditioned on the
+ * lease state read for it (OwnershipStore.commit), so a lease granted between that read and the commit
+ * fails the whole batch; the lock's state document is untouched then, so the pass observes again — the
+ * new lease keeps that proxy back — and commits the rest.
+ */
+async function decideAndCommit(
+  deps: SnapshotPassDeps,
+  token: string,
+  committed: (version: string) => void,
+): Promise<Awaited<ReturnType<typeof decide>>> {
+  for (let replans = 0; ; replans++) {
+    const decided = await decide(deps);
+    const { plan, obs } = decided;
+    if (plan.ownership.changes.length === 0) return decided;
+    try {
+      committed(
+        await deps.ownership.commit(
+          plan.ownership.changes,
+          plan.ownership.epoch,
+          token,
+          deps.clock.now(),
+          obs.leaseVersions,
+        ),
+      );
+      return decided;
+    } catch (err) {
+      if (!(err instanceof WorkerStoreError && err.kind === 'conflict') || replans >= LEASE_RACE_REPLANS)
+        throw err;
+      deps.log.info('ownership commit lost a race (a lease granted meanwhile?): planning again', {
+        event: 'gateway.ownership_replanned',
+        error: err,
+      });
+    }
+  }
+}
+
 /** Throws PlannerBusy when another pass holds the lock and this one has something to do. */
 export async function runSnapshotPass(deps: SnapshotPassDeps): Promise<PassSummary> {
   const dry = await decide(deps);
@@ -97,16 +138,12 @@ export async function runSnapshotPass(deps: SnapshotPassDeps): Promise<PassSumma
   if (!token) throw new PlannerBusy('another snapshot pass holds the planner lock');
   let current = token;
   try {
-    const { plan, steps } = await decide(deps);
+    const { plan, steps } = await decideAndCommit(deps, current, (version) => {
+      current = version;
+    });
     summary.ran = true;
     summary.epoch = plan.ownership.epoch;
     if (plan.ownership.changes.length > 0) {
-      current = await deps.ownership.commit(
-        plan.ownership.changes,
-        plan.ownership.epoch,
-        current,
-        deps.clock.now(),
-      );
       summary.ownershipChanges = plan.ownership.changes.length;
       const count = (k: string) => plan.ownership.changes.filter((c) => c.kind === k).length;
       deps.log.info('ownership planned', {

@@ -26,12 +26,21 @@ export interface GrantRequest {
   /** Best first; the store grants on the first one that has room when it commits. */
   candidates: readonly Candidate[];
   lease: NewLease;
+  /**
+   * Whether the lease service's ownership view has caught up with the snapshot planner's claim of epoch
+   * `claimEpoch` on the proxy and found it released since (OwnershipGate.claimSettled). A candidate whose
+   * stored state carries a claim not settled is not granted. Absent: every claim holds (fail closed).
+   */
+  claimSettled?: (proxy: string, claimEpoch: number) => boolean;
 }
 
 export type GrantOutcome =
   | { kind: 'granted'; lease: Lease }
-  /** Every candidate turned out full when checked against the stored state. */
-  | { kind: 'no_room'; atCapacity: number };
+  /**
+   * Every candidate turned out full when checked against the stored state (`atCapacity`), or claimed by
+   * the snapshot planner for a gateway worker after it was selected (`inGateway`).
+   */
+  | { kind: 'no_room'; atCapacity: number; inGateway: number };
 
 export type RenewOutcome =
   | { kind: 'renewed'; lease: Lease }

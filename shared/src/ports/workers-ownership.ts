@@ -25,9 +25,18 @@ export interface OwnershipStore {
   acquireLock(holder: string, now: Date, until: Date): Promise<string | null>;
   /**
    * Stores the changes and the new epoch in one batch, only if the state is still at `token` (the lock
-   * holder's version). Returns the new version. Throws WorkerStoreError `conflict` otherwise.
+   * holder's version). A change that gives an owner to a proxy named in `leaseVersions` also claims the
+   * proxy on its lease state, in the same batch and only if that state is still at the version read
+   * (domain/workers/leasable.ts gatewayClaimSettled): a lease granted since fails the whole commit.
+   * Returns the new version. Throws WorkerStoreError `conflict` otherwise.
    */
-  commit(changes: readonly OwnershipChange[], epoch: number, token: string, now: Date): Promise<string>;
+  commit(
+    changes: readonly OwnershipChange[],
+    epoch: number,
+    token: string,
+    now: Date,
+    leaseVersions?: ReadonlyMap<string, string | null>,
+  ): Promise<string>;
   /** Gives the lock up (no-op when the state moved on: someone else holds it then). */
   releaseLock(holder: string, token: string): Promise<void>;
 }
@@ -64,9 +73,19 @@ export interface ReclaimStore {
   delete(proxy: string): Promise<boolean>;
 }
 
+/** What LeaseActivity read: the proxies with active leases, and the version of every state it read. */
+export interface LeaseReading {
+  leased: Set<string>;
+  /**
+   * Each asked proxy's lease-state version as read (null: no state document). OwnershipStore.commit
+   * preconditions an assignment on it, so a lease granted after this read fails the assignment.
+   */
+  versions: Map<string, string | null>;
+}
+
 /** Which proxies have active leases right now (an unowned pool proxy with leases is not assigned yet). */
 export interface LeaseActivity {
-  leased(proxies: readonly string[], now: Date): Promise<Set<string>>;
+  leased(proxies: readonly string[], now: Date): Promise<LeaseReading>;
 }
 
 /**
@@ -76,6 +95,11 @@ export interface LeaseActivity {
 export interface OwnershipGate {
   /** False until the views have loaded (fail closed). */
   leasable(proxy: ProxyResource): boolean;
+  /**
+   * Whether the view has caught up with the planner's claim of epoch `claimEpoch` on the proxy and shows
+   * it released since (domain/workers/leasable.ts gatewayClaimSettled). False while the view may trail.
+   */
+  claimSettled(proxy: string, claimEpoch: number): boolean;
   /** Resolves once the views have loaded; rejects after `timeoutMs` (default: waits as long as it takes). */
   ready(timeoutMs?: number): Promise<void>;
 }

@@ -88,6 +88,7 @@ export class LeaseService {
     for (;;) {
       const plan = this.plan(req, target);
       let atCapacity = 0;
+      let inGateway = 0;
       if (plan.candidates.length > 0) {
         const lease = {
           id: newLeaseId(),
@@ -96,7 +97,11 @@ export class LeaseService {
           holder,
           ttlSeconds: req.ttlSeconds,
         };
-        const outcome = await store.grant({ candidates: plan.candidates, lease });
+        const outcome = await store.grant({
+          candidates: plan.candidates,
+          lease,
+          claimSettled: (proxy, epoch) => this.deps.gate.claimSettled(proxy, epoch),
+        });
         if (outcome.kind === 'granted') {
           try {
             return { kind: 'granted', grant: await this.grantBody(outcome.lease) };
@@ -115,13 +120,14 @@ export class LeaseService {
           }
         }
         atCapacity = outcome.atCapacity;
+        inGateway = outcome.inGateway;
       }
       // "Full" may be this replica's old news: another replica may have released since. Look once.
       if (!refreshed && plan.full.length > 0 && (await store.refresh(plan.full)) > 0) {
         refreshed = true;
         continue;
       }
-      return noMatch(plan, atCapacity);
+      return noMatch(plan, atCapacity, inGateway);
     }
   }
 
@@ -195,7 +201,8 @@ export class LeaseService {
   }
 }
 
-function noMatch(plan: SelectionPlan, moreAtCapacity: number): AcquireOutcome {
+/** `moreAtCapacity` and `moreInGateway`: candidates the store found full, or claimed for a gateway worker. */
+function noMatch(plan: SelectionPlan, moreAtCapacity: number, moreInGateway: number): AcquireOutcome {
   const { considered, inGateway, inCooldown, unhealthy, otherProtocol } = plan;
   return {
     kind: 'no_match',
@@ -203,7 +210,7 @@ function noMatch(plan: SelectionPlan, moreAtCapacity: number): AcquireOutcome {
       error: 'no_match',
       message: 'no proxy can be leased now' + otherProtocolHint(plan),
       considered,
-      inGateway,
+      inGateway: inGateway + moreInGateway,
       atCapacity: plan.atCapacity + moreAtCapacity,
       inCooldown,
       unhealthy,

@@ -78,6 +78,38 @@ export function encodeState(proxy: string, entries: readonly LeaseEntry[], now: 
   };
 }
 
+/** The field of leaseState/{proxy} where the snapshot planner claims a proxy it assigns to a worker. */
+export const GATEWAY_CLAIM_FIELD = 'gatewayClaim';
+const ClaimDoc = z.object({ epoch: z.number().int().min(0), owner: z.string(), claimedAt: ts });
+
+/**
+ * The planner's claim (domain/workers/leasable.ts `gatewayClaimSettled`), as fields to update an existing
+ * state with: entries are left as they are (none active, or the planner would not assign), and the
+ * document's expiry is pushed out to a full retention from now, past any expired entry's.
+ */
+export function encodeGatewayClaim(epoch: number, owner: string, now: Date): DocumentData {
+  return {
+    [GATEWAY_CLAIM_FIELD]: { epoch, owner, claimedAt: Timestamp.fromDate(now) },
+    [TTL_FIELD]: Timestamp.fromMillis(now.getTime() + LEASE_STATE_RETENTION_MS),
+  };
+}
+
+/** A new lease state holding nothing but the planner's claim (the proxy was never leased). */
+export function encodeClaimedState(proxy: string, epoch: number, owner: string, now: Date): DocumentData {
+  return { ...encodeState(proxy, [], now), ...encodeGatewayClaim(epoch, owner, now) };
+}
+
+/**
+ * The epoch of the planner's claim; null when there is none. A claim that does not parse (a hand edit)
+ * holds the proxy (+Infinity: no view ever settles it) until the planner claims it again — fail closed.
+ */
+export function decodeGatewayClaim(data: DocumentData | undefined): number | null {
+  const raw = data?.[GATEWAY_CLAIM_FIELD];
+  if (raw === undefined || raw === null) return null;
+  const parsed = ClaimDoc.safeParse(raw);
+  return parsed.success ? parsed.data.epoch : Number.POSITIVE_INFINITY;
+}
+
 /** null when the document is not a lease state: the caller treats that proxy as unknown and re-reads. */
 export function decodeState(data: DocumentData | undefined): LeaseEntry[] | null {
   const parsed = StateDoc.safeParse(data);

@@ -122,7 +122,14 @@ export class LeaseStateAccess {
         writeLease(batch, lease);
         return 2;
       });
-      if (state) this.cache.put(proxy, { entries, version: state.writeTime }, this.clock.now().getTime());
+      // The write leaves a planner's claim as it was (update touches the fields it names; create only
+      // when there was no document, hence no claim).
+      if (state)
+        this.cache.put(
+          proxy,
+          { entries, version: state.writeTime, gatewayClaim: base.gatewayClaim ?? null },
+          this.clock.now().getTime(),
+        );
       return true;
     } catch (err) {
       if (isConflict(err)) return false;

@@ -9,13 +9,18 @@ import type { DocumentData, Timestamp } from '@google-cloud/firestore';
 import { type Usage, usageOf } from '../../domain/leases/capacity.js';
 import type { LeaseEntry } from '../../domain/leases/model.js';
 import type { Logger } from '../log/json-logger.js';
-import { decodeState } from './lease-converter.js';
+import { decodeGatewayClaim, decodeState } from './lease-converter.js';
 
 export interface StateBase {
   /** null: the stored document is not a valid lease state — the proxy is treated as full (fail closed). */
   entries: readonly LeaseEntry[] | null;
   /** updateTime of the document; null when it does not exist (the next write creates it). */
   version: Timestamp | null;
+  /**
+   * The epoch of the snapshot planner's claim on the proxy (lease-converter.ts `decodeGatewayClaim`);
+   * null or absent when there is none.
+   */
+  gatewayClaim?: number | null;
 }
 
 interface Known extends StateBase {
@@ -73,9 +78,15 @@ export class LeaseStateCache {
   }
 
   decode(doc: { id: string; data(): DocumentData | undefined; updateTime?: Timestamp }): StateBase {
-    const entries = decodeState(doc.data());
+    const data = doc.data();
+    const entries = decodeState(data);
     if (!entries) this.log.error('malformed lease state: proxy treated as full', { proxy: doc.id });
-    return { entries, version: doc.updateTime ?? null };
+    const gatewayClaim = decodeGatewayClaim(data);
+    if (gatewayClaim === Number.POSITIVE_INFINITY)
+      this.log.error('malformed gateway claim on a lease state: proxy held for the gateway', {
+        proxy: doc.id,
+      });
+    return { entries, version: doc.updateTime ?? null, gatewayClaim };
   }
 }
 

@@ -158,18 +158,28 @@ export class FirestoreLeaseStore implements LeaseStore {
     return this.cooldowns.coolingDown(proxy, target, now);
   }
 
-  async grant({ candidates, lease }: GrantRequest): Promise<GrantOutcome> {
+  async grant({ candidates, lease, claimSettled }: GrantRequest): Promise<GrantOutcome> {
     const budget: Budget = { commits: 0 };
+    const settled = claimSettled ?? (() => false);
     let atCapacity = 0;
+    let inGateway = 0;
     for (const candidate of candidates) {
-      const granted = await this.writing(candidate.name, () => this.grantOn(candidate, lease, budget));
-      if (granted) return { kind: 'granted', lease: granted };
-      atCapacity++;
+      const granted = await this.writing(candidate.name, () =>
+        this.grantOn(candidate, lease, budget, settled),
+      );
+      if (granted === 'gateway') inGateway++;
+      else if (granted) return { kind: 'granted', lease: granted };
+      else atCapacity++;
     }
-    return { kind: 'no_room', atCapacity };
+    return { kind: 'no_room', atCapacity, inGateway };
   }
 
-  private async grantOn(candidate: Candidate, lease: NewLease, budget: Budget): Promise<Lease | null> {
+  private async grantOn(
+    candidate: Candidate,
+    lease: NewLease,
+    budget: Budget,
+    claimSettled: (proxy: string, claimEpoch: number) => boolean,
+  ): Promise<Lease | 'gateway' | null> {
     let base = this.state.get(candidate.name);
     let fresh = false;
     for (;;) {
@@ -181,6 +191,11 @@ export class FirestoreLeaseStore implements LeaseStore {
         // An earlier attempt committed although its answer was lost: the stored lease is the grant.
         return this.find(lease.id);
       }
+      // The snapshot planner assigned the proxy to a gateway worker after the lease service's view said
+      // it was free (domain/workers/leasable.ts gatewayClaimSettled). A claim this replica does not know
+      // of yet is found when the commit below fails its precondition and the state is read again.
+      const claim = base.gatewayClaim ?? null;
+      if (claim !== null && !claimSettled(candidate.name, claim)) return 'gateway';
       const expiresAt = new Date(now.getTime() + lease.ttlSeconds * 1000);
       const entry: LeaseEntry = { leaseId: lease.id, expiresAt, exclusive: lease.exclusive };
       const entries = base.entries && grantEntry(base.entries, entry, candidate.capacity, now);

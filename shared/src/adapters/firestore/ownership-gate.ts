@@ -6,7 +6,7 @@
 import type { DocumentChange, Firestore, QueryDocumentSnapshot } from '@google-cloud/firestore';
 import { Timestamp } from '@google-cloud/firestore';
 import type { ProxyResource } from '../../domain/proxy.js';
-import { leasableBesideGateway } from '../../domain/workers/leasable.js';
+import { gatewayClaimSettled, leasableBesideGateway } from '../../domain/workers/leasable.js';
 import type { Clock } from '../../ports/clock.js';
 import type { OwnershipGate } from '../../ports/workers-ownership.js';
 import { jsonLogger, type Logger } from '../log/json-logger.js';
@@ -20,6 +20,8 @@ export class FirestoreOwnershipGate implements OwnershipGate {
   /** Per shard document: the proxies it names (each shard is rewritten whole by the planner's merge). */
   private owned = new Map<string, Set<string>>();
   private reclaims = new Map<string, Date>();
+  /** The ownership epoch of the last ownership/state this view saw (null: none yet). */
+  private epoch: number | null = null;
   /** Loaded at least once (else nothing is known: fail closed). */
   private loaded = { ownership: false, reclaims: false };
   /** Not broken since its last full snapshot. */
@@ -42,10 +44,19 @@ export class FirestoreOwnershipGate implements OwnershipGate {
         'ownership',
         Collections.ownership,
         (doc) => {
-          if (doc.id === STATE_DOC) return;
+          if (doc.id === STATE_DOC) {
+            // One listener over the collection: a snapshot that carries an epoch carries the shard
+            // writes committed with it (ownership-store.ts commits both in one batch).
+            const epoch = doc.get('epoch');
+            this.epoch = Number.isInteger(epoch) ? (epoch as number) : null;
+            return;
+          }
           this.owned.set(doc.id, new Set(Object.keys((doc.get('proxies') as object | undefined) ?? {})));
         },
-        (id) => this.owned.delete(id),
+        (id) => {
+          if (id === STATE_DOC) this.epoch = null;
+          else this.owned.delete(id);
+        },
       ),
       this.listen(
         'reclaims',
@@ -83,6 +94,14 @@ export class FirestoreOwnershipGate implements OwnershipGate {
     return leasableBesideGateway(proxy, this.isOwned(proxy.name), this.isReclaimed(proxy.name), current);
   }
 
+  claimSettled(proxy: string, claimEpoch: number): boolean {
+    return gatewayClaimSettled(claimEpoch, {
+      epoch: this.loaded.ownership ? this.epoch : null,
+      owned: this.isOwned(proxy),
+      current: this.current.ownership,
+    });
+  }
+
   stop(): void {
     for (const l of this.listeners.splice(0)) l.stop();
   }
@@ -93,7 +112,13 @@ export class FirestoreOwnershipGate implements OwnershipGate {
     upsert: (doc: QueryDocumentSnapshot) => void,
     remove: (id: string) => void,
   ): CollectionListener {
-    const clear = view === 'ownership' ? () => this.owned.clear() : () => this.reclaims.clear();
+    const clear =
+      view === 'ownership'
+        ? () => {
+            this.owned.clear();
+            this.epoch = null;
+          }
+        : () => this.reclaims.clear();
     return listenCollection(
       this.db.collection(collection),
       {

@@ -9,6 +9,8 @@ import type { OwnershipChange, OwnershipRecord } from '../../domain/workers/owne
 import { hash53 } from '../../domain/workers/rendezvous.js';
 import type { OwnershipState, OwnershipStore } from '../../ports/workers-ownership.js';
 import { Collections } from './collections.js';
+import { LEASE_COLLECTIONS } from './lease-collections.js';
+import { encodeClaimedState, encodeGatewayClaim } from './lease-converter.js';
 import {
   ALREADY_EXISTS,
   codeOf,
@@ -107,8 +109,19 @@ export class FirestoreOwnershipStore implements OwnershipStore {
     epoch: number,
     token: string,
     now: Date,
+    leaseVersions: ReadonlyMap<string, string | null> = new Map(),
   ): Promise<string> {
     const batch = this.db.batch();
+    for (const c of changes) {
+      if (!c.next || !leaseVersions.has(c.proxy)) continue;
+      const ref = this.db.collection(LEASE_COLLECTIONS.leaseState).doc(c.proxy);
+      const version = leaseVersions.get(c.proxy) ?? null;
+      if (version === null) batch.create(ref, encodeClaimedState(c.proxy, epoch, c.next.owner, now));
+      else
+        batch.update(ref, encodeGatewayClaim(epoch, c.next.owner, now), {
+          lastUpdateTime: requireTimestamp(version),
+        });
+    }
     const byShard = new Map<number, Record<string, unknown>>();
     for (const c of changes) {
       const n = shardOf(c.proxy);

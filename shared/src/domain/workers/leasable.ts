@@ -16,3 +16,21 @@ export function leasableBesideGateway(
   if (!proxy.spec.gatewayPool) return true;
   return reclaimed && current;
 }
+
+/**
+ * A gateway claim closes the race between a lease grant and the planner handing the same unowned pool
+ * proxy to a worker, which read each other's state at different times. The planner writes
+ * `leaseState/{proxy}.gatewayClaim = {epoch}` in the commit that assigns the proxy, preconditioned on the
+ * lease state it read (so a grant that landed first fails the assignment); a grant commits on the same
+ * document under its own precondition (so it re-reads and finds the claim when the assignment landed
+ * first). A claim holds the proxy until the lease service's ownership view has caught up with it: the view
+ * has seen epoch `claimEpoch` or later (ownership commits are atomic with their epoch, and a listener's
+ * snapshot is consistent), is current, and shows no owner — then the proxy was released since, and the
+ * ordinary gate (`leasableBesideGateway`) decides. A claim is never removed: a later one replaces it.
+ */
+export function gatewayClaimSettled(
+  claimEpoch: number,
+  view: { epoch: number | null; owned: boolean; current: boolean },
+): boolean {
+  return view.current && view.epoch !== null && view.epoch >= claimEpoch && !view.owned;
+}

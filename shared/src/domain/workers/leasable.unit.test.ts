@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { proxy } from '../leases/fixtures.unit.js';
-import { leasableBesideGateway } from './leasable.js';
+import { gatewayClaimSettled, leasableBesideGateway } from './leasable.js';
 
 const inPool = (gatewayPool: boolean) => {
   const p = proxy('p');
@@ -32,5 +32,23 @@ describe('leasableBesideGateway', () => {
     { pool: false, owned: true, reclaimed: false, leasable: false },
   ])('views trailing: pool=$pool owned=$owned reclaimed=$reclaimed → $leasable', (row) => {
     expect(leasableBesideGateway(inPool(row.pool), row.owned, row.reclaimed, false)).toBe(row.leasable);
+  });
+});
+
+// The planner's claim on leaseState/{proxy} holds a grant until the lease service's view has caught up.
+describe('gatewayClaimSettled', () => {
+  it.each<{ epoch: number | null; owned: boolean; current: boolean; settled: boolean }>([
+    // The view has not seen the assignment yet (the race this closes): held.
+    { epoch: 6, owned: false, current: true, settled: false },
+    { epoch: null, owned: false, current: true, settled: false },
+    // It has, and the proxy is owned: held (the gate says so too).
+    { epoch: 7, owned: true, current: true, settled: false },
+    // Seen and released since: the claim is history, the ordinary gate decides.
+    { epoch: 7, owned: false, current: true, settled: true },
+    { epoch: 12, owned: false, current: true, settled: true },
+    // A view that may trail (listener re-subscribing) cannot vouch for anything.
+    { epoch: 12, owned: false, current: false, settled: false },
+  ])('claim 7, view epoch=$epoch owned=$owned current=$current → $settled', ({ settled, ...view }) => {
+    expect(gatewayClaimSettled(7, view)).toBe(settled);
   });
 });

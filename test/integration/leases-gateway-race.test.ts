@@ -1,0 +1,245 @@
+// A lease grant racing the snapshot planner's assignment of the same unowned gateway-pool proxy (contract
+// §4 step 4: only a proxy without an owner may be extracted, and a leased proxy is not handed to a worker).
+// Each side reads the other's state at a different time — the planner the proxy's lease state, the lease
+// service its listener view of ownership — so a spec flip into the pool landing between the two used to
+// let both through: a worker routing crawler traffic over a proxy an exclusive lease holder believes is
+// theirs. Both now commit on leaseState/{proxy} under a precondition (domain/workers/leasable.ts
+// gatewayClaimSettled): whichever lands second sees the first. Real adapters on the Firestore emulator;
+// the interleavings are forced by running the steps in order (and, for the pass, by a hook after its read).
+import { Firestore } from '@google-cloud/firestore';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { SnapshotPassDeps } from '../../functions/snapshot/src/deps.js';
+import { firestoreStores } from '../../functions/snapshot/src/firestore-stores.js';
+import { runSnapshotPass } from '../../functions/snapshot/src/pass.js';
+import { LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-collections.js';
+import { FirestoreLeaseStore } from '../../shared/src/adapters/firestore/lease-store.js';
+import { FirestoreOwnershipGate } from '../../shared/src/adapters/firestore/ownership-gate.js';
+import { FirestoreLeaseActivity } from '../../shared/src/adapters/firestore/ownership-lease-activity.js';
+import { FirestoreOwnershipStore } from '../../shared/src/adapters/firestore/ownership-store.js';
+import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
+import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker-store.js';
+import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
+import type { OwnershipChange } from '../../shared/src/domain/workers/ownership.js';
+import { DEFAULT_WORKER_SETTINGS } from '../../shared/src/domain/workers/settings.js';
+import { sha256Hex } from '../../shared/src/messages/gateway-snapshot.js';
+import { ManualClock } from '../../shared/src/ports/clock.js';
+import type { NewLease } from '../../shared/src/ports/lease-store.js';
+import { WorkerStoreError } from '../../shared/src/ports/workers.js';
+import { clearProject, testProjectId } from '../support/emulators.js';
+import { eventually, poolProxy } from '../support/worker-client.js';
+import { record } from '../support/worker-records.js';
+
+const projectId = testProjectId();
+const db = new Firestore({ projectId });
+const ownership = new FirestoreOwnershipStore(db);
+const activity = new FirestoreLeaseActivity(db);
+const T0 = new Date('2026-11-30T12:00:00Z');
+let clock: ManualClock;
+const stores: FirestoreLeaseStore[] = [];
+const gates: FirestoreOwnershipGate[] = [];
+let seq = 0;
+
+function leaseStore(): FirestoreLeaseStore {
+  const s = new FirestoreLeaseStore(db, {
+    clock,
+    settings: { cooldownWindowMs: 60_000 },
+    log: memoryLogger(),
+  }).start();
+  stores.push(s);
+  return s;
+}
+async function readyGate(): Promise<FirestoreOwnershipGate> {
+  const g = new FirestoreOwnershipGate(db, clock, { log: memoryLogger() }).start();
+  gates.push(g);
+  await g.ready(10_000);
+  return g;
+}
+const newLease = (exclusive = true): NewLease => ({
+  id: `lease-race-${++seq}`,
+  target: null,
+  exclusive,
+  holder: 'crawler',
+  ttlSeconds: 60,
+});
+const assign = (proxy: string, owner: string, since: number): OwnershipChange => ({
+  proxy,
+  kind: 'assigned',
+  next: { proxy, owner, since, drainEpoch: null },
+});
+const release = (proxy: string): OwnershipChange => ({ proxy, kind: 'released', next: null });
+
+/** The planner's commit as the snapshot pass makes it: under the lock, with the lease versions it read. */
+async function plannerCommit(
+  changes: OwnershipChange[],
+  leaseVersions: Map<string, string | null> = new Map(),
+): Promise<number> {
+  const token = await ownership.acquireLock('test-planner', clock.now(), new Date(T0.getTime() + 600_000));
+  if (!token) throw new Error('planner lock not taken');
+  const epoch = (await ownership.epoch()) + 1;
+  try {
+    await ownership.releaseLock(
+      'test-planner',
+      await ownership.commit(changes, epoch, token, clock.now(), leaseVersions),
+    );
+  } catch (err) {
+    await ownership.releaseLock('test-planner', token);
+    throw err;
+  }
+  return epoch;
+}
+
+beforeEach(async () => {
+  await clearProject(projectId);
+  clock = new ManualClock(T0);
+});
+afterEach(async () => {
+  for (const g of gates.splice(0)) g.stop();
+  await Promise.all(stores.splice(0).map((s) => s.stop()));
+});
+afterAll(() => db.terminate());
+
+describe('a lease grant racing the planner for the same pool proxy', () => {
+  it('grant first: the planner’s assignment, read before the grant, fails its precondition', async () => {
+    const leases = leaseStore();
+    await leases.ready(10_000);
+    // The planner reads the proxy's lease state (none yet) for the assignment it is about to make …
+    const read = await activity.leased(['px-a', 'px-b'], clock.now());
+    expect(read.leased.size).toBe(0);
+    // … a crawler's exclusive lease lands meanwhile (the lease service's view still had it outside the pool) …
+    const granted = await leases.grant({ candidates: [{ name: 'px-a', capacity: 2 }], lease: newLease() });
+    expect(granted.kind).toBe('granted');
+    // … and the planner's commit, preconditioned on what it read, is refused whole: nothing changes.
+    const err = await plannerCommit(
+      [assign('px-a', 'gw-1', 1), assign('px-b', 'gw-1', 1)],
+      read.versions,
+    ).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkerStoreError);
+    expect((err as WorkerStoreError).kind).toBe('conflict');
+    const state = await ownership.read();
+    expect(state.records.size).toBe(0);
+    expect(state.epoch).toBe(0);
+    // Read again, the planner sees the lease and keeps px-a back; px-b is assigned and claimed.
+    const again = await activity.leased(['px-a', 'px-b'], clock.now());
+    expect([...again.leased]).toEqual(['px-a']);
+    await plannerCommit([assign('px-b', 'gw-1', 1)], again.versions);
+    expect([...(await ownership.read()).records.keys()]).toEqual(['px-b']);
+    const claimed = await db.collection(LEASE_COLLECTIONS.leaseState).doc('px-b').get();
+    expect(claimed.get('gatewayClaim')).toMatchObject({ epoch: 1, owner: 'gw-1' });
+    expect(claimed.get('entries')).toEqual([]);
+  });
+
+  it('assignment first: a grant from a view that has not caught up finds the claim and refuses', async () => {
+    const leases = leaseStore();
+    await leases.ready(10_000);
+    // px-c was leased and released before: this replica knows its lease state at that version.
+    const first = await leases.grant({ candidates: [{ name: 'px-c', capacity: 2 }], lease: newLease(false) });
+    if (first.kind !== 'granted') throw new Error('setup lease not granted');
+    await leases.release(first.lease.id);
+    // The lease service's ownership view, frozen before the assignment (a listener's delivery delay).
+    const trailing = await readyGate();
+    trailing.stop();
+    const read = await activity.leased(['px-c', 'px-d'], clock.now());
+    const epoch = await plannerCommit([assign('px-c', 'gw-1', 1), assign('px-d', 'gw-1', 1)], read.versions);
+    // The view still says "unowned", and the replica's cached lease state predates the claim: the grant's
+    // commit fails its precondition, it reads the state again and finds the claim its view cannot settle.
+    expect(trailing.isOwned('px-c')).toBe(false);
+    expect(trailing.claimSettled('px-c', epoch)).toBe(false);
+    const settled = (p: string, e: number) => trailing.claimSettled(p, e);
+    for (const name of ['px-c', 'px-d']) {
+      const outcome = await leases.grant({
+        candidates: [{ name, capacity: 2 }],
+        lease: newLease(),
+        claimSettled: settled,
+      });
+      expect(outcome, name).toEqual({ kind: 'no_room', atCapacity: 0, inGateway: 1 });
+    }
+    // A second replica that never saw either state reads the claim first and refuses without a commit.
+    const other = leaseStore();
+    await other.ready(10_000);
+    expect(
+      await other.grant({
+        candidates: [{ name: 'px-d', capacity: 2 }],
+        lease: newLease(),
+        claimSettled: settled,
+      }),
+    ).toEqual({ kind: 'no_room', atCapacity: 0, inGateway: 1 });
+    const stored = await db.collection(LEASE_COLLECTIONS.leases).where('proxy', 'in', ['px-c', 'px-d']).get();
+    expect(stored.docs.map((d) => d.get('leaseId'))).toEqual([first.lease.id]);
+  });
+
+  it('a claim holds only until the view has caught up: once released, the proxy is leasable again', async () => {
+    const leases = leaseStore();
+    await leases.ready(10_000);
+    const read = await activity.leased(['px-e'], clock.now());
+    const claimEpoch = await plannerCommit([assign('px-e', 'gw-1', 1)], read.versions);
+    const live = await readyGate();
+    await eventually(async () => live.isOwned('px-e'), 10_000, 'the view to see px-e owned');
+    expect(live.claimSettled('px-e', claimEpoch)).toBe(false);
+    // The drain finished; the planner clears the ownership (no claim written for a release).
+    await plannerCommit([release('px-e')]);
+    await eventually(
+      async () => live.claimSettled('px-e', claimEpoch),
+      10_000,
+      'the view to settle the claim',
+    );
+    const outcome = await leases.grant({
+      candidates: [{ name: 'px-e', capacity: 2 }],
+      lease: newLease(),
+      claimSettled: (p, e) => live.claimSettled(p, e),
+    });
+    expect(outcome.kind).toBe('granted');
+    // The grant kept the (settled) claim on the document: history, not a hold.
+    const doc = await db.collection(LEASE_COLLECTIONS.leaseState).doc('px-e').get();
+    expect(doc.get('gatewayClaim')).toMatchObject({ epoch: claimEpoch });
+    expect(doc.get('activeLeases')).toBe(1);
+  });
+
+  it('a snapshot pass whose assignment loses to a grant plans again at once and leaves the leased proxy out', async () => {
+    const proxies = new FirestoreProxyStore(db);
+    await new FirestoreWorkerStore(db).put(record('gw-1', new Date(T0.getTime() + 20_000)), null);
+    await proxies.create(poolProxy('pr-leased', 1));
+    await proxies.create(poolProxy('pr-free', 2));
+    const leases = leaseStore();
+    await leases.ready(10_000);
+    const stores_ = firestoreStores(db);
+    let reads = 0;
+    let leaseId: string | null = null;
+    const log = memoryLogger();
+    const deps: SnapshotPassDeps = {
+      ...stores_,
+      // The pass reads lease states twice before it commits (a dry plan, then again under the lock): the
+      // crawler's grant lands right after the second read, between the planner's read and its commit.
+      leases: {
+        leased: async (names, now) => {
+          const r = await stores_.leases.leased(names, now);
+          if (++reads === 2) {
+            const g = await leases.grant({
+              candidates: [{ name: 'pr-leased', capacity: 4 }],
+              lease: newLease(),
+            });
+            if (g.kind !== 'granted') throw new Error('the racing grant was not granted');
+            leaseId = g.lease.id;
+          }
+          return r;
+        },
+      },
+      publisher: { publish: async () => '1' },
+      clock,
+      log,
+      settings: DEFAULT_WORKER_SETTINGS,
+      sha256: sha256Hex,
+      lockMs: 60_000,
+      sweep: { afterMs: 7 * 86_400_000, batch: 5 },
+      newHolder: () => 'holder-1',
+    };
+    const summary = await runSnapshotPass(deps);
+    expect(leaseId).not.toBeNull();
+    expect(reads).toBe(3);
+    expect(summary).toMatchObject({ ran: true, ownershipChanges: 1, failures: 0 });
+    const records = (await ownership.read()).records;
+    expect([...records.keys()]).toEqual(['pr-free']);
+    expect(log.lines.some((l) => l.event === 'gateway.ownership_replanned')).toBe(true);
+    // The lease stands, and the planner's read still sees it: the proxy stays out of the pool's workers.
+    expect([...(await activity.leased(['pr-leased'], clock.now())).leased]).toEqual(['pr-leased']);
+  });
+});
