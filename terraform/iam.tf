@@ -133,7 +133,9 @@ locals {
     # Worker subscriptions are created at run time with names Terraform cannot know, and every worker
     # shares this one identity, so a per-subscription grant would isolate nothing: subscriber (pull and
     # ack) on the project is the narrowest role that works.
-    gateway = ["roles/pubsub.subscriber"]
+    # The CONNECT gateway VMs (gateway_connect.tf, when enabled) run as this account too: their
+    # container's logs, and COS's VM metrics. The image pull is a grant on the repository there.
+    gateway = concat(["roles/pubsub.subscriber"], local.gateway_connect_enabled ? ["roles/logging.logWriter", "roles/monitoring.metricWriter"] : [])
     # https://cloud.google.com/run/docs/configuring/services/build-service-account: build logs, the
     # gcf-artifacts image, and the staged source in Google's gcf-v2-sources bucket.
     builder = ["roles/logging.logWriter", "roles/artifactregistry.writer", "roles/storage.objectAdmin"]

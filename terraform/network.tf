@@ -7,12 +7,13 @@ locals {
   # firewall targets the tag.
   proxy_network_tag = "proxyplane-proxy"
 
-  # Who may open the proxy port: the gateway and the probe (by their static NAT addresses, and by their
-  # subnet ranges in case the path stays inside the VPC), the crawlers' CIDRs, and — only when a
-  # variable says so — everyone.
+  # Who may open the proxy port: the gateway (Cloud Run, and the CONNECT VMs of gateway_connect.tf when
+  # enabled) and the probe — by their static NAT addresses, and by their subnet ranges in case the path
+  # stays inside the VPC —, the crawlers' CIDRs, and — only when a variable says so — everyone.
   proxy_firewall_sources = concat(
     [for a in google_compute_address.nat : "${a.address}/32"],
     [google_compute_subnetwork.gateway_egress.ip_cidr_range, google_compute_subnetwork.probe_connector.ip_cidr_range],
+    [for s in google_compute_subnetwork.gateway_connect : s.ip_cidr_range],
     var.crawler_cidrs,
     var.allow_open_proxy_firewall ? ["0.0.0.0/0"] : [],
   )
@@ -68,8 +69,9 @@ resource "google_compute_router" "egress" {
   network = google_compute_network.plane.id
 }
 
-# Static egress for exactly the two subnets above. Dynamic port allocation: a gateway instance opens many
-# connections to the same few proxies, which would exhaust a fixed 64-port slice per instance.
+# Static egress for exactly the two subnets above, and the CONNECT gateway VMs' subnet when enabled
+# (gateway_connect.tf: those VMs have no external address). Dynamic port allocation: a gateway instance
+# opens many connections to the same few proxies, which would exhaust a fixed 64-port slice per instance.
 resource "google_compute_router_nat" "egress" {
   name                                = "proxyplane-egress"
   router                              = google_compute_router.egress.name
@@ -90,6 +92,14 @@ resource "google_compute_router_nat" "egress" {
   subnetwork {
     name                    = google_compute_subnetwork.probe_connector.id
     source_ip_ranges_to_nat = ["ALL_IP_RANGES"]
+  }
+
+  dynamic "subnetwork" {
+    for_each = google_compute_subnetwork.gateway_connect
+    content {
+      name                    = subnetwork.value.id
+      source_ip_ranges_to_nat = ["ALL_IP_RANGES"]
+    }
   }
 
   log_config {

@@ -23,7 +23,7 @@ output "service_accounts" {
 }
 
 output "egress_addresses" {
-  description = "Static addresses the gateway and the probe function reach proxies from (Cloud NAT); add them to allow lists of externally run proxies."
+  description = "Static addresses the gateway (on Cloud Run, and on the CONNECT VMs when gateway_connect_enabled) and the probe function reach proxies from (Cloud NAT); add them to allow lists of externally run proxies."
   value       = google_compute_address.nat[*].address
 }
 
@@ -45,4 +45,14 @@ output "image_repository" {
 output "functions" {
   description = "Deployed function name => the topic that triggers it."
   value       = { for name, f in module.tables.functions : name => f.topic }
+}
+
+output "gateway_connect_proxy" {
+  description = "host:port of the gateway's CONNECT listener (the load balancer's static address and the port the VMs listen on): HTTPS_PROXY=http://<user>:<pass>@<this> with a gateway-clients user. Null unless gateway_connect_enabled."
+  value       = local.gateway_connect_enabled ? "${google_compute_address.gateway_connect[0].address}:${local.gateway_connect_port}" : null
+}
+
+output "gateway_connect_instance_group" {
+  description = "The CONNECT gateway VMs' regional managed instance group (gcloud compute instance-groups managed … --region=<region>): roll it to pick up a new gateway-clients version. Null unless gateway_connect_enabled."
+  value       = local.gateway_connect_enabled ? google_compute_region_instance_group_manager.gateway_connect[0].name : null
 }

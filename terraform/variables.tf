@@ -321,3 +321,63 @@ variable "probe_loop_seconds" {
     error_message = "probe_loop_seconds must be from 0 to 110 (the probe function times out at 120 s)."
   }
 }
+
+# The gateway's CONNECT listener on VMs behind a TCP load balancer (gateway_connect.tf, docs/deploy.md
+# § Where the gateway's CONNECT listener runs). Off by default: nothing of it exists until enabled.
+variable "gateway_connect_enabled" {
+  description = "Run the gateway's CONNECT listener (HTTPS_PROXY=http://user:pass@<address>:<port>) on Container-Optimized OS VMs — a regional managed instance group of gateway_connect_instances, as pp-gateway — behind a regional external passthrough Network Load Balancer with a static address (output gateway_connect_proxy). Needs gateway_connect_client_cidrs. Off by default: Cloud Run's gateway serves /v1/fetch only."
+  type        = bool
+  default     = false
+}
+
+variable "gateway_connect_client_cidrs" {
+  description = "CIDR ranges of the crawlers allowed to reach the CONNECT listener's port (the firewall's only sources for it; the load balancer passes the crawlers' own addresses through). Required, non-empty, when gateway_connect_enabled; never a /0 — the listener checks client users, but an internet-wide proxy port invites credential guessing and floods."
+  type        = list(string)
+  default     = []
+
+  validation {
+    condition     = alltrue([for c in var.gateway_connect_client_cidrs : can(cidrhost(c, 0))])
+    error_message = "gateway_connect_client_cidrs must be CIDR ranges such as 203.0.113.0/24."
+  }
+  validation {
+    condition     = alltrue([for c in var.gateway_connect_client_cidrs : !endswith(c, "/0")])
+    error_message = "gateway_connect_client_cidrs must not contain a /0 range: name the crawlers' ranges."
+  }
+  validation {
+    condition     = !var.gateway_connect_enabled || length(var.gateway_connect_client_cidrs) > 0
+    error_message = "gateway_connect_enabled needs gateway_connect_client_cidrs: without them the CONNECT port would be open to nobody."
+  }
+}
+
+variable "gateway_connect_instances" {
+  description = "Gateway VMs in the CONNECT listener's regional managed instance group (spread over up to three zones; each registers as its own worker)."
+  type        = number
+  default     = 2
+
+  validation {
+    condition     = var.gateway_connect_instances >= 1 && var.gateway_connect_instances <= 10 && floor(var.gateway_connect_instances) == var.gateway_connect_instances
+    error_message = "gateway_connect_instances must be an integer from 1 to 10."
+  }
+}
+
+variable "gateway_connect_machine_type" {
+  description = "Machine type of the CONNECT gateway VMs. e2-small (0.5 vCPU sustained) is what docs/cost.md prices; e2-medium or e2-standard-2 for more CONNECT throughput per VM."
+  type        = string
+  default     = "e2-small"
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9]*-[a-z0-9-]+$", var.gateway_connect_machine_type))
+    error_message = "gateway_connect_machine_type must be a Compute Engine machine type such as e2-small or n2-standard-2."
+  }
+}
+
+variable "gateway_connect_subnet_cidr" {
+  description = "Subnet of the CONNECT gateway VMs (no external addresses: Cloud NAT serves it, and the proxy firewall admits it). At least /27 (ten VMs and a rolling update's surge of three); outside egress_subnet_cidr, connector_cidr and the auto-mode 10.128.0.0/9."
+  type        = string
+  default     = "10.8.2.0/27"
+
+  validation {
+    condition     = can(cidrhost(var.gateway_connect_subnet_cidr, 0)) && try(tonumber(split("/", var.gateway_connect_subnet_cidr)[1]) <= 27, false)
+    error_message = "gateway_connect_subnet_cidr must be a CIDR range of /27 or larger (up to ten VMs plus a rolling update's surge)."
+  }
+}

@@ -585,7 +585,10 @@ describe('docs/deploy.md describes the Terraform as it is', () => {
 
   it("the CONNECT gateway VM's startup script starts a gateway the config loader accepts", () => {
     const file = 'terraform/scripts/gateway-connect-startup.sh';
-    expect(deploy()).toContain(`--metadata-from-file=startup-script=${file}`);
+    // The script the CONNECT gateway VMs boot with (gateway_connect.tf; gateway-connect.test.ts checks the rest).
+    expect(tf.locals.gateway_connect_script).toBe(
+      `\${file("\${path.module}/${file.replace('terraform/', '')}")}`,
+    );
     const script = readFileSync(join(repoRoot, file), 'utf8');
     expect(script).toContain('docker run');
     // What each `$(…)` of the script reads on the VM, as this file's samples.

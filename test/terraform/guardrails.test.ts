@@ -50,6 +50,7 @@ describe('IAM', () => {
     expect(roles).toEqual(
       new Set([
         '${each.value.role}',
+        'roles/artifactregistry.reader', // the CONNECT gateway VMs' image pull (gateway_connect.tf)
         'roles/pubsub.publisher',
         'roles/pubsub.subscriber',
         'roles/run.invoker',

@@ -18,6 +18,10 @@ run "defaults_are_valid_and_closed" {
     condition     = var.gateway_min_instances >= 1 && var.function_trigger == "pubsub-push"
     error_message = "one warm gateway and table-driven push delivery by default"
   }
+  assert {
+    condition     = var.gateway_connect_enabled == false && length(var.gateway_connect_client_cidrs) == 0
+    error_message = "the CONNECT gateway VMs are opt-in: an existing deployment must plan no change"
+  }
 }
 
 run "accepts_a_full_valid_set" {
@@ -260,4 +264,48 @@ run "rejects_unknown_gateway_gc_marking" {
     gateway_gc_marking = "concurrent"
   }
   expect_failures = [var.gateway_gc_marking]
+}
+
+run "accepts_gateway_connect_with_client_cidrs" {
+  command = plan
+  variables {
+    gateway_connect_enabled      = true
+    gateway_connect_client_cidrs = ["203.0.113.0/24", "198.51.100.7/32"]
+    gateway_connect_instances    = 3
+    gateway_connect_machine_type = "e2-medium"
+    gateway_connect_subnet_cidr  = "10.8.4.0/24"
+  }
+}
+
+run "rejects_gateway_connect_without_client_cidrs" {
+  command = plan
+  variables {
+    gateway_connect_enabled = true
+  }
+  expect_failures = [var.gateway_connect_client_cidrs]
+}
+
+run "rejects_gateway_connect_open_to_the_world" {
+  command = plan
+  variables {
+    gateway_connect_enabled      = true
+    gateway_connect_client_cidrs = ["203.0.113.0/24", "0.0.0.0/0"]
+  }
+  expect_failures = [var.gateway_connect_client_cidrs]
+}
+
+run "rejects_gateway_connect_without_instances" {
+  command = plan
+  variables {
+    gateway_connect_instances = 0
+  }
+  expect_failures = [var.gateway_connect_instances]
+}
+
+run "rejects_gateway_connect_subnet_too_small_for_a_rolling_update" {
+  command = plan
+  variables {
+    gateway_connect_subnet_cidr = "10.8.2.0/28"
+  }
+  expect_failures = [var.gateway_connect_subnet_cidr]
 }
