@@ -41,6 +41,8 @@ locals {
     control-plane-url         = local.api_url
     region                    = var.region
     clients-secret            = local.secret_of_kind["gateway-clients"]
+    log-level                 = var.log_level
+    gc-marking                = var.gateway_gc_marking
     google-logging-enabled    = "true"
     google-monitoring-enabled = "true"
   }

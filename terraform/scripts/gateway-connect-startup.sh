@@ -23,7 +23,11 @@ iptables -w -C INPUT -p tcp -m multiport --dports 8080,8081 -j ACCEPT 2>/dev/nul
   iptables -w -A INPUT -p tcp -m multiport --dports 8080,8081 -j ACCEPT
 export HOME="$state" # where docker-credential-gcr writes docker's config
 docker-credential-gcr configure-docker --registries="${image%%/*}"
+# Optional (Terraform sets both from the variables the Cloud Run gateway gets): the image's defaults otherwise.
+log_level=$(md instance/attributes/log-level 2>/dev/null || echo info)
+gc_marking=$(md instance/attributes/gc-marking 2>/dev/null || echo atomic)
 docker rm -f pp-gateway >/dev/null 2>&1 || true
 docker run -d --name pp-gateway --restart=always --network=host --env-file="$state/env" \
   -e GOOGLE_CLOUD_PROJECT="$project" -e REGION="$(md instance/attributes/region)" \
-  -e CONTROL_PLANE_URL="$(md instance/attributes/control-plane-url)" -e GATEWAY_PROXY_PORT=8081 "$image"
+  -e CONTROL_PLANE_URL="$(md instance/attributes/control-plane-url)" -e GATEWAY_PROXY_PORT=8081 \
+  -e LOG_LEVEL="$log_level" -e GATEWAY_GC_MARKING="$gc_marking" "$image"

@@ -595,6 +595,9 @@ describe('docs/deploy.md describes the Terraform as it is', () => {
     const fromVm: Record<string, string> = {
       $project: SAMPLE_PROJECT,
       '$(md instance/attributes/region)': 'us-central1',
+      // Optional metadata (Terraform's log_level and gateway_gc_marking), the image's defaults without.
+      $log_level: 'debug',
+      $gc_marking: 'incremental',
       '$(md instance/attributes/control-plane-url)': configOf<{ CONTROL_PLANE_URL: string }>('gateway')
         .CONTROL_PLANE_URL,
     };
@@ -611,7 +614,12 @@ describe('docs/deploy.md describes the Terraform as it is', () => {
     expect(script).toMatch(/secrets\/\$\(md instance\/attributes\/clients-secret\)\/versions\/latest:access/);
     const gatewayEnv = { ...env, GATEWAY_CLIENT_USERS: SECRET_SAMPLES['gateway-clients']! };
     const config = loadGatewayConfig([], gatewayEnv);
-    expect(config).toMatchObject({ GATEWAY_PROXY_PORT: 8081, GOOGLE_CLOUD_PROJECT: SAMPLE_PROJECT });
+    expect(config).toMatchObject({
+      GATEWAY_PROXY_PORT: 8081,
+      GOOGLE_CLOUD_PROJECT: SAMPLE_PROJECT,
+      LOG_LEVEL: 'debug',
+      GATEWAY_GC_MARKING: 'incremental',
+    });
     expect(config.CONTROL_PLANE_URL).toBe(
       configOf<{ CONTROL_PLANE_URL: string }>('gateway').CONTROL_PLANE_URL,
     );

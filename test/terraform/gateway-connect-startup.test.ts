@@ -21,6 +21,8 @@ const METADATA: Record<string, string> = {
   'instance/attributes/clients-secret': 'gateway-clients',
   'instance/attributes/region': 'europe-west1',
   'instance/attributes/control-plane-url': 'https://pp-api-abc-ew.a.run.app',
+  'instance/attributes/log-level': 'debug',
+  'instance/attributes/gc-marking': 'incremental',
   'instance/service-accounts/default/token': `{"access_token":"${TOKEN}","expires_in":3599,"token_type":"Bearer"}`,
 };
 // Secret Manager's REST answer to versions/latest:access, pretty-printed as the API sends it.
@@ -171,6 +173,10 @@ describe('the CONNECT gateway VM startup script', () => {
       'CONTROL_PLANE_URL=https://pp-api-abc-ew.a.run.app',
       '-e',
       'GATEWAY_PROXY_PORT=8081',
+      '-e',
+      'LOG_LEVEL=debug',
+      '-e',
+      'GATEWAY_GC_MARKING=incremental',
       IMAGE,
     ]);
   });
@@ -181,6 +187,17 @@ describe('the CONNECT gateway VM startup script', () => {
     expect(second.status).toBe(0);
     expect(calls('iptables').map((a) => a[1])).toEqual(['-C', '-A', '-C']);
     expect(calls('docker').map((a) => a[0])).toEqual(['rm', 'run', 'rm', 'run']);
+  });
+
+  it('a VM created without the optional settings runs the image defaults (info, atomic)', () => {
+    for (const key of ['log-level', 'gc-marking']) rmSync(join(dir, `fix/md/instance_attributes_${key}`));
+    const run = boot();
+    expect(run.status).toBe(0);
+    const args = calls('docker')[1] ?? [];
+    // The same as the gateway's own defaults, so a VM without them behaves as the image does.
+    const defaults = GatewayEnv.parse({ GATEWAY_CLIENT_USERS: '[{"username":"u","password":"p"}]' });
+    expect(args).toContain(`LOG_LEVEL=${defaults.LOG_LEVEL}`);
+    expect(args).toContain(`GATEWAY_GC_MARKING=${defaults.GATEWAY_GC_MARKING}`);
   });
 
   it('starts nothing when the secret cannot be read', () => {

@@ -274,6 +274,10 @@ describe('the VMs: the repo’s startup script, as pp-gateway, with names in the
     expect(metadata()['control-plane-url']).toBe('${local.api_url}');
     expect(metadata()['control-plane-url']).toBe(gatewayEnv.CONTROL_PLANE_URL);
     expect(metadata().region).toBe('${var.region}');
+    // The settings the Cloud Run gateway gets from the same variables reach the VMs too.
+    expect(metadata()['log-level']).toBe('${var.log_level}');
+    expect(metadata()['gc-marking']).toBe('${var.gateway_gc_marking}');
+    expect(gatewayEnv.GATEWAY_GC_MARKING).toBe('${var.gateway_gc_marking}');
   });
 
   it('no secret value reaches the metadata: the clients secret goes by its id, read at boot by the VM', () => {
@@ -284,6 +288,8 @@ describe('the VMs: the repo’s startup script, as pp-gateway, with names in the
       '${local.api_url}',
       '${var.region}',
       '${local.secret_of_kind["gateway-clients"]}',
+      '${var.log_level}',
+      '${var.gateway_gc_marking}',
     ]);
     for (const [key, value] of Object.entries(metadata())) {
       if (!value.includes('${')) continue;
