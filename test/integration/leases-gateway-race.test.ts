@@ -88,6 +88,22 @@ async function plannerCommit(
   return epoch;
 }
 
+/** The snapshot pass on the real Firestore adapters; only the Pub/Sub publisher is a stand-in. */
+function passDeps(passClock: ManualClock, log: ReturnType<typeof memoryLogger>): SnapshotPassDeps {
+  let n = 0;
+  return {
+    ...firestoreStores(db),
+    publisher: { publish: async () => '1' },
+    clock: passClock,
+    log,
+    settings: DEFAULT_WORKER_SETTINGS,
+    sha256: sha256Hex,
+    lockMs: 60_000,
+    sweep: { afterMs: 7 * 86_400_000, batch: 5 },
+    newHolder: () => `holder-${++n}`,
+  };
+}
+
 beforeEach(async () => {
   await clearProject(projectId);
   clock = new ManualClock(T0);
@@ -188,10 +204,112 @@ describe('a lease grant racing the planner for the same pool proxy', () => {
       claimSettled: (p, e) => live.claimSettled(p, e),
     });
     expect(outcome.kind).toBe('granted');
-    // The grant kept the (settled) claim on the document: history, not a hold.
+    // The grant removed the settled claim in its own write.
     const doc = await db.collection(LEASE_COLLECTIONS.leaseState).doc('px-e').get();
-    expect(doc.get('gatewayClaim')).toMatchObject({ epoch: claimEpoch });
+    expect(doc.get('gatewayClaim')).toBeUndefined();
     expect(doc.get('activeLeases')).toBe(1);
+  });
+
+  it('a settled claim goes with the next grant, even from a view that has stopped following', async () => {
+    const leases = leaseStore();
+    await leases.ready(10_000);
+    // Once in the pool: assigned (claim), drained and released; then taken out of the pool.
+    const read = await activity.leased(['px-f'], clock.now());
+    const claimEpoch = await plannerCommit([assign('px-f', 'gw-1', 1)], read.versions);
+    await plannerCommit([release('px-f')]);
+    const gate = await readyGate();
+    await eventually(async () => gate.claimSettled('px-f', claimEpoch), 10_000, 'the view to settle it');
+    // The view stops following (a listener re-subscribing): a later assignment would have written a newer
+    // claim that the grant reads or fails its precondition on, so this one still counts as settled.
+    gate.stop();
+    const g = await leases.grant({
+      candidates: [{ name: 'px-f', capacity: 2 }],
+      lease: newLease(false),
+      claimSettled: (p, e) => gate.claimSettled(p, e),
+    });
+    expect(g.kind).toBe('granted');
+    const doc = await db.collection(LEASE_COLLECTIONS.leaseState).doc('px-f').get();
+    expect(doc.get('gatewayClaim')).toBeUndefined();
+    expect(doc.get('activeLeases')).toBe(1);
+    // Without a claim no view is asked any more: a grant with the fail-closed default goes through.
+    const next = await leases.grant({ candidates: [{ name: 'px-f', capacity: 2 }], lease: newLease(false) });
+    expect(next.kind).toBe('granted');
+  });
+
+  it('claims are written for assignments only: a cancelled drain or a hand-over from a lapsed owner writes none', async () => {
+    const record = (proxy: string, owner: string, since: number, drainEpoch: number | null) => ({
+      proxy,
+      owner,
+      since,
+      drainEpoch,
+    });
+    await plannerCommit([assign('px-g', 'gw-1', 1), assign('px-h', 'gw-1', 1)]);
+    await plannerCommit([
+      { proxy: 'px-g', kind: 'drain_started', next: record('px-g', 'gw-1', 1, 2) },
+      { proxy: 'px-h', kind: 'drain_started', next: record('px-h', 'gw-1', 1, 2) },
+    ]);
+    const read = await activity.leased(['px-g', 'px-h'], clock.now());
+    await plannerCommit(
+      [
+        { proxy: 'px-g', kind: 'drain_cancelled', next: record('px-g', 'gw-1', 1, null) },
+        { proxy: 'px-h', kind: 'released', next: record('px-h', 'gw-2', 3, null) },
+      ],
+      read.versions,
+    );
+    const docs = await db.getAll(
+      db.collection(LEASE_COLLECTIONS.leaseState).doc('px-g'),
+      db.collection(LEASE_COLLECTIONS.leaseState).doc('px-h'),
+    );
+    expect(docs.map((d) => d.exists)).toEqual([false, false]);
+  });
+
+  it('candidates claimed behind this replica’s cache cost the grant no budget: the free one further down is granted', async () => {
+    const leases = leaseStore();
+    await leases.ready(10_000);
+    const names = Array.from({ length: 16 }, (_, i) => `flip-${String(i).padStart(2, '0')}`);
+    // Leased and released before (this replica knows their states), then flipped into the pool at once.
+    for (const name of names) {
+      const g = await leases.grant({ candidates: [{ name, capacity: 2 }], lease: newLease(false) });
+      if (g.kind !== 'granted') throw new Error('setup lease not granted');
+      await leases.release(g.lease.id);
+    }
+    const read = await activity.leased(names, clock.now());
+    await plannerCommit(
+      names.map((n) => assign(n, 'gw-1', 1)),
+      read.versions,
+    );
+    const trailing = await readyGate();
+    trailing.stop();
+    // Selected from a view that still had them outside the pool: idle, so ranked first; 16 is the
+    // store's default commit budget per request.
+    const outcome = await leases.grant({
+      candidates: [...names.map((name) => ({ name, capacity: 2 })), { name: 'free', capacity: 2 }],
+      lease: newLease(),
+      claimSettled: (p, e) => trailing.claimSettled(p, e),
+    });
+    expect(outcome).toMatchObject({ kind: 'granted', lease: { proxy: 'free' } });
+  }, 30_000);
+
+  it('a pass counts a lease as active for one clock skew past its expiry (the API may still renew it)', async () => {
+    const proxies = new FirestoreProxyStore(db);
+    await proxies.create(poolProxy('pr-skew', 3));
+    const leases = leaseStore();
+    await leases.ready(10_000);
+    const g = await leases.grant({ candidates: [{ name: 'pr-skew', capacity: 4 }], lease: newLease() });
+    if (g.kind !== 'granted') throw new Error('setup lease not granted');
+    // The snapshot function's clock is 1 s past the lease's expiry: within the skew allowed (5 s).
+    const passClock = new ManualClock(new Date(g.lease.expiresAt.getTime() + 1_000));
+    await new FirestoreWorkerStore(db).put(
+      record('gw-1', new Date(passClock.now().getTime() + 60_000)),
+      null,
+    );
+    const deps = passDeps(passClock, memoryLogger());
+    await runSnapshotPass(deps);
+    expect((await ownership.read()).records.has('pr-skew')).toBe(false);
+    // Past the skew the proxy is the pool's.
+    passClock.advance(DEFAULT_WORKER_SETTINGS.skewMs);
+    await runSnapshotPass(deps);
+    expect((await ownership.read()).records.get('pr-skew')?.owner).toBe('gw-1');
   });
 
   it('a snapshot pass whose assignment loses to a grant plans again at once and leaves the leased proxy out', async () => {
@@ -201,36 +319,26 @@ describe('a lease grant racing the planner for the same pool proxy', () => {
     await proxies.create(poolProxy('pr-free', 2));
     const leases = leaseStore();
     await leases.ready(10_000);
-    const stores_ = firestoreStores(db);
     let reads = 0;
     let leaseId: string | null = null;
     const log = memoryLogger();
-    const deps: SnapshotPassDeps = {
-      ...stores_,
-      // The pass reads lease states twice before it commits (a dry plan, then again under the lock): the
-      // crawler's grant lands right after the second read, between the planner's read and its commit.
-      leases: {
-        leased: async (names, now) => {
-          const r = await stores_.leases.leased(names, now);
-          if (++reads === 2) {
-            const g = await leases.grant({
-              candidates: [{ name: 'pr-leased', capacity: 4 }],
-              lease: newLease(),
-            });
-            if (g.kind !== 'granted') throw new Error('the racing grant was not granted');
-            leaseId = g.lease.id;
-          }
-          return r;
-        },
+    const deps = passDeps(clock, log);
+    const real = deps.leases;
+    // The pass reads lease states twice before it commits (a dry plan, then again under the lock): the
+    // crawler's grant lands right after the second read, between the planner's read and its commit.
+    deps.leases = {
+      leased: async (names, now) => {
+        const r = await real.leased(names, now);
+        if (++reads === 2) {
+          const g = await leases.grant({
+            candidates: [{ name: 'pr-leased', capacity: 4 }],
+            lease: newLease(),
+          });
+          if (g.kind !== 'granted') throw new Error('the racing grant was not granted');
+          leaseId = g.lease.id;
+        }
+        return r;
       },
-      publisher: { publish: async () => '1' },
-      clock,
-      log,
-      settings: DEFAULT_WORKER_SETTINGS,
-      sha256: sha256Hex,
-      lockMs: 60_000,
-      sweep: { afterMs: 7 * 86_400_000, batch: 5 },
-      newHolder: () => 'holder-1',
     };
     const summary = await runSnapshotPass(deps);
     expect(leaseId).not.toBeNull();

@@ -49,13 +49,20 @@ async function call(method: string, path: string, body?: unknown, token = CRAWLE
 }
 const lease = (id: string) => call('POST', '/v1/leases', { selector: { id }, ttlSeconds: 60 });
 
-/** What the snapshot function does: take the planner lock, commit the changes with a new epoch. */
+/**
+ * What the snapshot function does: take the planner lock, read the lease states of the proxies it assigns,
+ * commit the changes with a new epoch — an assignment claiming its proxy on the lease state it read.
+ */
 async function commitOwnership(changes: OwnershipChange[]): Promise<void> {
   const now = new Date();
   const token = await ownership.acquireLock('test-planner', now, new Date(now.getTime() + 30_000));
   if (!token) throw new Error('planner lock not taken');
   const { epoch } = await ownership.read();
-  const version = await ownership.commit(changes, epoch + 1, token, now);
+  const { versions } = await new FirestoreLeaseActivity(db).leased(
+    changes.map((c) => c.proxy),
+    now,
+  );
+  const version = await ownership.commit(changes, epoch + 1, token, now, versions);
   await ownership.releaseLock('test-planner', version);
 }
 const own = (proxy: string, owner: string): OwnershipChange => ({

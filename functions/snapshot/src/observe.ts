@@ -41,9 +41,11 @@ export async function observe(deps: SnapshotPassDeps, now: Date): Promise<Observ
     deps.routing.get(),
     deps.reclaims.list(now),
   ]);
+  // A lease counts as active for one clock skew past its expiry: the API, whose clock may trail this
+  // one's, could still renew it after this pass had claimed the proxy for a worker.
   const { leased, versions: leaseVersions } = await deps.leases.leased(
     leaseCandidates(pool.proxies, state.records),
-    now,
+    new Date(now.getTime() - deps.settings.skewMs),
   );
   const views = new Map<string, WorkerView>(
     workers.map((w) => [

@@ -70,6 +70,9 @@ async function decideAndCommit(
   for (let replans = 0; ; replans++) {
     const decided = await decide(deps);
     const { plan, obs } = decided;
+    // The planner's state moved on: the lock lapsed and another pass took it. Not a lease race: give up.
+    if (replans > 0 && obs.token !== token)
+      throw new WorkerStoreError('conflict', 'the planner lock was lost during the pass');
     if (plan.ownership.changes.length === 0) return decided;
     try {
       committed(

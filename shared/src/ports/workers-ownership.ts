@@ -25,7 +25,7 @@ export interface OwnershipStore {
   acquireLock(holder: string, now: Date, until: Date): Promise<string | null>;
   /**
    * Stores the changes and the new epoch in one batch, only if the state is still at `token` (the lock
-   * holder's version). A change that gives an owner to a proxy named in `leaseVersions` also claims the
+   * holder's version). An assignment (of a proxy nobody owned) named in `leaseVersions` also claims the
    * proxy on its lease state, in the same batch and only if that state is still at the version read
    * (domain/workers/leasable.ts gatewayClaimSettled): a lease granted since fails the whole commit.
    * Returns the new version. Throws WorkerStoreError `conflict` otherwise.
@@ -97,7 +97,7 @@ export interface OwnershipGate {
   leasable(proxy: ProxyResource): boolean;
   /**
    * Whether the view has caught up with the planner's claim of epoch `claimEpoch` on the proxy and shows
-   * it released since (domain/workers/leasable.ts gatewayClaimSettled). False while the view may trail.
+   * it released since (domain/workers/leasable.ts gatewayClaimSettled). False until the view has loaded.
    */
   claimSettled(proxy: string, claimEpoch: number): boolean;
   /** Resolves once the views have loaded; rejects after `timeoutMs` (default: waits as long as it takes). */

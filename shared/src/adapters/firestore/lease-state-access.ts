@@ -3,14 +3,20 @@
 // committed only if the document is still at the version they were computed from (lastUpdateTime
 // precondition; create when there was none), in one batch with the lease document's change. Writes of
 // different proxies that arrive together share a commit (group-commit.ts), each keeping its precondition.
-import type { DocumentReference, Firestore, Timestamp, WriteBatch } from '@google-cloud/firestore';
+import {
+  type DocumentReference,
+  FieldValue,
+  type Firestore,
+  type Timestamp,
+  type WriteBatch,
+} from '@google-cloud/firestore';
 import type { LeaseEntry } from '../../domain/leases/model.js';
 import type { Clock } from '../../ports/clock.js';
 import { LeaseStoreError } from '../../ports/lease-store.js';
 import type { Logger } from '../log/json-logger.js';
 import { type GroupCommitOptions, GroupCommitter } from './group-commit.js';
 import { LEASE_COLLECTIONS } from './lease-collections.js';
-import { encodeState } from './lease-converter.js';
+import { encodeState, GATEWAY_CLAIM_FIELD } from './lease-converter.js';
 import { isConflict, isTransient, jitteredBackoff } from './lease-errors.js';
 import type { LeaseStateCache, StateBase } from './lease-state-cache.js';
 
@@ -99,7 +105,10 @@ export class LeaseStateAccess {
     return stale.length + shared;
   }
 
-  /** One preconditioned write of a proxy's state (+ its lease document `lease`); false on a lost race. */
+  /**
+   * One preconditioned write of a proxy's state (+ its lease document `lease`); false on a lost race.
+   * `clearClaim`: the write also removes the planner's claim on the proxy (a grant that found it settled).
+   */
   async commit(
     proxy: string,
     base: StateBase,
@@ -108,13 +117,16 @@ export class LeaseStateAccess {
     budget: Budget,
     lease: DocumentReference,
     writeLease: (batch: WriteBatch, lease: DocumentReference) => void,
+    clearClaim = false,
   ): Promise<boolean> {
     if (++budget.commits > this.maxCommits) {
       throw new LeaseStoreError('contended', `no commit on ${proxy} after ${this.maxCommits} attempts`);
     }
     if (budget.commits > 1) await jitteredBackoff(budget.commits - 1);
     const ref = this.ref(proxy);
+    const clearing = clearClaim && base.version !== null && (base.gatewayClaim ?? null) !== null;
     const data = encodeState(proxy, entries, now);
+    if (clearing) data[GATEWAY_CLAIM_FIELD] = FieldValue.delete();
     try {
       const [state] = await this.committer.commit([ref.path, lease.path], (batch) => {
         if (base.version) batch.update(ref, data, { lastUpdateTime: base.version });
@@ -122,12 +134,12 @@ export class LeaseStateAccess {
         writeLease(batch, lease);
         return 2;
       });
-      // The write leaves a planner's claim as it was (update touches the fields it names; create only
-      // when there was no document, hence no claim).
+      // Unless cleared, the write leaves a planner's claim as it was (update touches the fields it names;
+      // create only when there was no document, hence no claim).
       if (state)
         this.cache.put(
           proxy,
-          { entries, version: state.writeTime, gatewayClaim: base.gatewayClaim ?? null },
+          { entries, version: state.writeTime, gatewayClaim: clearing ? null : (base.gatewayClaim ?? null) },
           this.clock.now().getTime(),
         );
       return true;

@@ -183,6 +183,7 @@ export class FirestoreLeaseStore implements LeaseStore {
     let base = this.state.get(candidate.name);
     let fresh = false;
     for (;;) {
+      const before = base?.gatewayClaim ?? null;
       if (!base || fresh) base = await this.access.read(candidate.name);
       // The clock is read after the base is known, so a grant is never stamped before the release or
       // expiry that made its room: stored leases alone prove the capacity invariant.
@@ -195,7 +196,13 @@ export class FirestoreLeaseStore implements LeaseStore {
       // it was free (domain/workers/leasable.ts gatewayClaimSettled). A claim this replica does not know
       // of yet is found when the commit below fails its precondition and the state is read again.
       const claim = base.gatewayClaim ?? null;
-      if (claim !== null && !claimSettled(candidate.name, claim)) return 'gateway';
+      if (claim !== null && !claimSettled(candidate.name, claim)) {
+        // A commit that failed only because the planner claimed the proxy meanwhile was no capacity race:
+        // it does not count against the request's budget (a pool flip of many proxies this replica knew
+        // as free would otherwise use it up before a free candidate further down is tried).
+        if (fresh && claim !== before && budget.commits > 0) budget.commits--;
+        return 'gateway';
+      }
       const expiresAt = new Date(now.getTime() + lease.ttlSeconds * 1000);
       const entry: LeaseEntry = { leaseId: lease.id, expiresAt, exclusive: lease.exclusive };
       const entries = base.entries && grantEntry(base.entries, entry, candidate.capacity, now);
@@ -216,8 +223,18 @@ export class FirestoreLeaseStore implements LeaseStore {
       };
       const doc = encodeLease(record, resolvableUntil(record, this.settings));
       const create = (b: WriteBatch, ref: DocumentReference) => b.create(ref, doc);
+      // A settled claim goes with this write: history, and it would otherwise outlive the lease.
       if (
-        await this.access.commit(candidate.name, base, entries, now, budget, this.leaseRef(lease.id), create)
+        await this.access.commit(
+          candidate.name,
+          base,
+          entries,
+          now,
+          budget,
+          this.leaseRef(lease.id),
+          create,
+          claim !== null,
+        )
       ) {
         return record;
       }

@@ -98,7 +98,6 @@ export class FirestoreOwnershipGate implements OwnershipGate {
     return gatewayClaimSettled(claimEpoch, {
       epoch: this.loaded.ownership ? this.epoch : null,
       owned: this.isOwned(proxy),
-      current: this.current.ownership,
     });
   }
 

@@ -112,8 +112,10 @@ export class FirestoreOwnershipStore implements OwnershipStore {
     leaseVersions: ReadonlyMap<string, string | null> = new Map(),
   ): Promise<string> {
     const batch = this.db.batch();
+    // Only an assignment needs a claim: a proxy passed from a lapsed owner to a new one, or whose drain is
+    // cancelled, was owned throughout, so no lease service could grant it meanwhile.
     for (const c of changes) {
-      if (!c.next || !leaseVersions.has(c.proxy)) continue;
+      if (c.kind !== 'assigned' || !c.next || !leaseVersions.has(c.proxy)) continue;
       const ref = this.db.collection(LEASE_COLLECTIONS.leaseState).doc(c.proxy);
       const version = leaseVersions.get(c.proxy) ?? null;
       if (version === null) batch.create(ref, encodeClaimedState(c.proxy, epoch, c.next.owner, now));

@@ -25,12 +25,14 @@ export function leasableBesideGateway(
  * document under its own precondition (so it re-reads and finds the claim when the assignment landed
  * first). A claim holds the proxy until the lease service's ownership view has caught up with it: the view
  * has seen epoch `claimEpoch` or later (ownership commits are atomic with their epoch, and a listener's
- * snapshot is consistent), is current, and shows no owner — then the proxy was released since, and the
- * ordinary gate (`leasableBesideGateway`) decides. A claim is never removed: a later one replaces it.
+ * snapshot is consistent) and shows no owner — then the proxy was released since, and the ordinary gate
+ * (`leasableBesideGateway`) decides. That holds even of a view that has stopped following (a listener
+ * re-subscribing): an assignment after the view's epoch writes a newer claim, which the grant either reads
+ * or fails its precondition on. The grant that finds a claim settled removes it in its own write.
  */
 export function gatewayClaimSettled(
   claimEpoch: number,
-  view: { epoch: number | null; owned: boolean; current: boolean },
+  view: { epoch: number | null; owned: boolean },
 ): boolean {
-  return view.current && view.epoch !== null && view.epoch >= claimEpoch && !view.owned;
+  return view.epoch !== null && view.epoch >= claimEpoch && !view.owned;
 }

@@ -37,18 +37,17 @@ describe('leasableBesideGateway', () => {
 
 // The planner's claim on leaseState/{proxy} holds a grant until the lease service's view has caught up.
 describe('gatewayClaimSettled', () => {
-  it.each<{ epoch: number | null; owned: boolean; current: boolean; settled: boolean }>([
+  it.each<{ epoch: number | null; owned: boolean; settled: boolean }>([
     // The view has not seen the assignment yet (the race this closes): held.
-    { epoch: 6, owned: false, current: true, settled: false },
-    { epoch: null, owned: false, current: true, settled: false },
+    { epoch: 6, owned: false, settled: false },
+    { epoch: null, owned: false, settled: false },
     // It has, and the proxy is owned: held (the gate says so too).
-    { epoch: 7, owned: true, current: true, settled: false },
-    // Seen and released since: the claim is history, the ordinary gate decides.
-    { epoch: 7, owned: false, current: true, settled: true },
-    { epoch: 12, owned: false, current: true, settled: true },
-    // A view that may trail (listener re-subscribing) cannot vouch for anything.
-    { epoch: 12, owned: false, current: false, settled: false },
-  ])('claim 7, view epoch=$epoch owned=$owned current=$current → $settled', ({ settled, ...view }) => {
+    { epoch: 7, owned: true, settled: false },
+    // Seen and released since: the claim is history, the ordinary gate decides — even from a view that
+    // stopped following since (a later assignment would have written a newer claim).
+    { epoch: 7, owned: false, settled: true },
+    { epoch: 12, owned: false, settled: true },
+  ])('claim 7, view epoch=$epoch owned=$owned → $settled', ({ settled, ...view }) => {
     expect(gatewayClaimSettled(7, view)).toBe(settled);
   });
 });
