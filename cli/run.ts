@@ -25,7 +25,10 @@ type Options = Parameters<typeof parseCommand>[1];
 const COMMANDS: Record<string, Record<string, { run: Command; options: Options }>> = {
   proxies: {
     create: { run: createProxies, options: { file: proxyOptions.file } },
-    list: { run: listProxies, options: { attr: proxyOptions.attr, phase: proxyOptions.phase } },
+    list: {
+      run: listProxies,
+      options: { attr: proxyOptions.attr, phase: proxyOptions.phase, protocol: proxyOptions.protocol },
+    },
     get: { run: getProxy, options: {} },
     delete: { run: deleteProxy, options: {} },
   },

@@ -3,7 +3,7 @@ export const USAGE = `usage: proxyplane <command> [flags]
 
 Proxies (admin):
   proxies create -f FILE           create the proxies in a YAML or JSON file (- reads stdin)
-  proxies list [--attr k=v]... [--phase P]
+  proxies list [--attr k=v]... [--phase P] [--protocol http|socks5]
   proxies get NAME
   proxies delete NAME
 Leases (crawler):

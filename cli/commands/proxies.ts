@@ -1,4 +1,5 @@
-// proxyplane proxies create -f FILE | list [--attr k=v] [--phase P] | get NAME | delete NAME
+// proxyplane proxies create -f FILE | list [--attr k=v] [--phase P] [--protocol P] | get NAME | delete NAME
+import { ProxyProtocol } from '../../shared/src/domain/proxy.js';
 import { exactlyOne, keyValues, none, outputOf } from '../args.js';
 import type { Ctx } from '../context.js';
 import { InputError, UsageError } from '../errors.js';
@@ -33,6 +34,7 @@ export const proxyOptions = {
   file: { type: 'string', short: 'f' },
   attr: { type: 'string', multiple: true },
   phase: { type: 'string' },
+  protocol: { type: 'string' },
 } as const;
 
 export async function createProxies({ api, io, args }: Ctx): Promise<void> {
@@ -80,6 +82,17 @@ export async function listProxies({ api, io, args }: Ctx): Promise<void> {
     const canonical = PHASES.find((p) => p.toLowerCase() === phase.toLowerCase());
     if (!canonical) throw new UsageError(`--phase must be one of ${PHASES.join(', ')}, got "${phase}"`);
     query.set('phase', canonical);
+  }
+  // One protocol, as the API filters by one (`protocol=`): the proxies a lease asking for it would consider.
+  const protocol = args.values.protocol as string | undefined;
+  if (protocol !== undefined) {
+    const known = ProxyProtocol.options.find((p) => p === protocol.toLowerCase());
+    if (!known) {
+      throw new UsageError(
+        `--protocol must be one of ${ProxyProtocol.options.join(', ')}, got "${protocol}"`,
+      );
+    }
+    query.set('protocol', known);
   }
   for (const [k, v] of Object.entries(keyValues(args.values.attr as string[] | undefined, '--attr'))) {
     query.append(`attr.${k}`, v);

@@ -89,3 +89,43 @@ describe('proxies list', () => {
     expect(row('p-socks')).toMatch(/\ssocks5:\/\/r\.example:1080\s/);
   });
 });
+
+describe('proxies list --protocol', () => {
+  async function listWith(...flags: string[]) {
+    const io = recordingIo();
+    const urls: string[] = [];
+    const fetch = (async (url: string | URL | Request) => {
+      urls.push(String(url));
+      return new Response(JSON.stringify({ proxies: [], count: 0 }), { status: 200 });
+    }) as typeof globalThis.fetch;
+    const exit = await runCli(
+      ['proxies', 'list', ...flags, '--api', 'http://127.0.0.1:9'],
+      cliDeps(io, fetch),
+    );
+    return { exit, urls, err: io.errLines };
+  }
+
+  it.each([
+    ['socks5', 'socks5'],
+    ['http', 'http'],
+    ['SOCKS5', 'socks5'],
+  ])('--protocol %s asks the API for protocol=%s', async (flag, sent) => {
+    const { exit, urls } = await listWith('--protocol', flag, '--phase', 'ready');
+    expect(exit).toBe(0);
+    expect(urls).toHaveLength(1);
+    const query = new URL(urls[0]!).searchParams;
+    expect(query.get('protocol')).toBe(sent);
+    expect(query.get('phase')).toBe('Ready');
+  });
+
+  it('sends no protocol without the flag', async () => {
+    const { urls } = await listWith();
+    expect(new URL(urls[0]!).searchParams.has('protocol')).toBe(false);
+  });
+
+  it.each(['socks4', 'https', ''])('refuses --protocol %j: exit 2, nothing sent', async (flag) => {
+    const { exit, urls, err } = await listWith('--protocol', flag);
+    expect({ exit, calls: urls.length }).toEqual({ exit: 2, calls: 0 });
+    expect(err.join('\n')).toContain(`--protocol must be one of http, socks5, got "${flag}"`);
+  });
+});

@@ -4,7 +4,7 @@
 // callers as `emulator.admin`. Errors use the house shape {"error": "<stable_code>", "message"}.
 import { API_OPERATIONS, type ApiOperation, type ErrorFaultInput, type QuotaFaultInput } from './faults.js';
 import { type InstanceRecord, instanceKey } from './instance.js';
-import { proxyPortOf } from './instance-proxy.js';
+import { connectPortsOf, proxyPortOf } from './instance-proxy.js';
 import { systemStop } from './instances-api.js';
 import { type EmulatorState, zeroCounters } from './state.js';
 
@@ -30,6 +30,8 @@ export interface AdminInstanceView {
   labels: Record<string, string>;
   address: string;
   proxyPort: number | null;
+  /** the ports its proxy lets CONNECT reach (from the startup script's squid.conf; else 443) */
+  connectPorts: number[];
   proxy: {
     /** http://address:port while the proxy is listening, else null */
     url: string | null;
@@ -61,6 +63,7 @@ function view(r: InstanceRecord): AdminInstanceView {
     labels: r.spec.labels,
     address: r.address,
     proxyPort: port,
+    connectPorts: connectPortsOf(r.spec),
     proxy: {
       url: p && !p.killed ? `http://${r.address}:${p.port}` : null,
       killed: p?.killed ?? false,

@@ -1,8 +1,12 @@
 // What an emulated VM's boot does with its metadata, standing in for the deployed startup script:
 // read the proxy port (`proxyplane-proxy-port`, default 3128), fetch the credentials named by the
 // Secret Manager resource in `proxyplane-credentials-secret` (the real VM uses the metadata-server
-// token; here `resolveCredentials`), then start the forward proxy on the instance's own address.
+// token; here `resolveCredentials`), then start the forward proxy on the instance's own address,
+// letting CONNECT reach only the ports the squid.conf in its `startup-script` allows (the squid
+// default, 443, when the script carries none: a custom script, or none at all).
 // A named secret that cannot be read leaves the proxy down (fail closed), never open.
+import { DEFAULT_CONNECT_PORTS } from '../../shared/src/domain/cloud-init/squid-conf.js';
+import { connectPortsOfStartupScript } from '../../shared/src/domain/cloud-init/startup-script.js';
 import type { ProxyTimeouts } from '../forward-proxy/context.js';
 import { createForwardProxy, type ForwardProxy } from '../forward-proxy/proxy.js';
 import type { LoopbackPool } from './address-pool.js';
@@ -11,6 +15,7 @@ import {
   type InstanceSpec,
   METADATA_CREDENTIALS_SECRET,
   METADATA_PROXY_PORT,
+  METADATA_STARTUP_SCRIPT,
   metadataValue,
 } from './instance-spec.js';
 import type { EmulatorLog } from './log.js';
@@ -34,6 +39,15 @@ export function proxyPortOf(spec: InstanceSpec): number | null {
   if (raw === undefined) return DEFAULT_PROXY_PORT;
   const port = Number(raw);
   return /^\d{1,5}$/.test(raw.trim()) && port >= 1 && port <= 65535 ? port : null;
+}
+
+/**
+ * The ports the VM's squid lets CONNECT reach: those of the squid.conf the default startup script
+ * writes (the spec's `connectPorts`), else squid's default. The same bytes the deployed VM runs.
+ */
+export function connectPortsOf(spec: InstanceSpec): number[] {
+  const script = metadataValue(spec, METADATA_STARTUP_SCRIPT);
+  return (script === undefined ? null : connectPortsOfStartupScript(script)) ?? [...DEFAULT_CONNECT_PORTS];
 }
 
 async function credentialsFor(
@@ -66,6 +80,7 @@ export async function bootProxy(
   if (port === null) return { ok: false, error: `invalid ${METADATA_PROXY_PORT} metadata` };
   const creds = await credentialsFor(spec, deps);
   if ('error' in creds) return { ok: false, error: creds.error };
+  const connectPorts = connectPortsOf(spec);
   for (let attempt = 1; ; attempt++) {
     const current = vm.address;
     const proxy = createForwardProxy({
@@ -75,6 +90,7 @@ export async function bootProxy(
       // the VM egresses from its own address: origins (and the EGRESS health tier) see it
       localAddress: current,
       credentials: creds.value,
+      connectPorts,
       log: (severity, message, fields) => deps.log(severity, message, { instance: spec.name, ...fields }),
     });
     try {

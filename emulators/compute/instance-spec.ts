@@ -52,6 +52,8 @@ export interface InstanceSpec {
 /** Instance metadata keys the emulated VM's boot reads (the deployed startup script reads the same). */
 export const METADATA_PROXY_PORT = 'proxyplane-proxy-port';
 export const METADATA_CREDENTIALS_SECRET = 'proxyplane-credentials-secret';
+/** The script the VM runs at boot; the default one carries squid.conf, whose `acl SSL_ports` the emulator reads. */
+export const METADATA_STARTUP_SCRIPT = 'startup-script';
 export const DEFAULT_PROXY_PORT = 3128;
 
 export const metadataValue = (spec: InstanceSpec, key: string) =>

@@ -1,7 +1,13 @@
 // Helpers for tests that drive the emulator with the real @google-cloud/compute clients.
 import { InstancesClient, type protos, ZoneOperationsClient } from '@google-cloud/compute';
 import { localClientOptions } from '../../shared/src/adapters/local-endpoints.js';
-import { METADATA_CREDENTIALS_SECRET, METADATA_PROXY_PORT } from './instance-spec.js';
+import { renderDefaultCloudInit } from '../../shared/src/domain/cloud-init/startup-script.js';
+import {
+  DEFAULT_PROXY_PORT,
+  METADATA_CREDENTIALS_SECRET,
+  METADATA_PROXY_PORT,
+  METADATA_STARTUP_SCRIPT,
+} from './instance-spec.js';
 
 type ComputeClientOptions = ConstructorParameters<typeof InstancesClient>[0];
 
@@ -30,6 +36,11 @@ export interface TestInstanceOptions {
   /** Secret Manager version resource holding "user:pass" */
   credentialsSecret?: string;
   extraMetadata?: Record<string, string>;
+  /**
+   * The ports its proxy lets CONNECT reach: the instance gets the default startup script rendered with
+   * them, as reconcile renders it for a spec's `connectPorts`. Absent: no startup script, so 443 only.
+   */
+  connectPorts?: number[];
 }
 
 /** A valid instances.insert body shaped like the gce provider's (external NAT, proxy metadata). */
@@ -37,6 +48,14 @@ export function instanceBody(name: string, o: TestInstanceOptions) {
   const metadata: Array<{ key: string; value: string }> = [];
   if (o.proxyPort !== undefined) metadata.push({ key: METADATA_PROXY_PORT, value: String(o.proxyPort) });
   if (o.credentialsSecret) metadata.push({ key: METADATA_CREDENTIALS_SECRET, value: o.credentialsSecret });
+  if (o.connectPorts) {
+    const script = renderDefaultCloudInit({
+      port: o.proxyPort ?? DEFAULT_PROXY_PORT,
+      credentialsSecret: o.credentialsSecret ?? 'projects/test/secrets/proxy-credentials',
+      connectPorts: o.connectPorts,
+    });
+    metadata.push({ key: METADATA_STARTUP_SCRIPT, value: script });
+  }
   for (const [key, value] of Object.entries(o.extraMetadata ?? {})) metadata.push({ key, value });
   return {
     name,

@@ -19,6 +19,8 @@ export interface ProxyContext extends ProxyTimeouts {
   /** source address of connections to targets (a VM egresses from its own IP); undefined = any */
   localAddress: string | undefined;
   authorize(header: string | undefined): boolean | Promise<boolean>;
+  /** May a CONNECT (HTTP or SOCKS5) reach this port? squid's `deny CONNECT !SSL_ports`. */
+  connectAllowed(port: number): boolean;
   /** leak fault: add X-Forwarded-For and Via to forwarded requests */
   leaking(): boolean;
   /** hang fault: accept but never answer */
@@ -38,4 +40,6 @@ export interface ProxyCounters {
   tunnels: number;
   authFailures: number;
   badRequests: number;
+  /** CONNECTs refused for their port (403, or SOCKS5 reply 2). */
+  forbidden: number;
 }

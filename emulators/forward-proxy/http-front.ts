@@ -1,6 +1,8 @@
 // The HTTP side of the proxy: node's parser frames requests (keep-alive, bodies, pipelining) and
 // hands over CONNECTs; this decides what each one gets: a tunnel, a forward, 400, 407, or nothing at
-// all while the hang fault is on.
+// all while the hang fault is on. A CONNECT to a port outside the allowed ones is 403 before any
+// credential is looked at, as squid's `http_access deny CONNECT !SSL_ports` comes before its
+// `deny !authenticated`.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -55,6 +57,10 @@ export function createHttpFront(ctx: ProxyContext, counters: ProxyCounters): Ser
     const client = socket as Socket;
     if (ctx.hanging()) return void client.resume();
     const target = parseAuthority(req.url ?? '');
+    if (target && !ctx.connectAllowed(target.port)) {
+      counters.forbidden++;
+      return refuse(client, 403);
+    }
     const verdict = ctx.authorize(req.headers['proxy-authorization']);
     const proceed = (ok: boolean) => {
       if (client.destroyed) return;

@@ -1,8 +1,12 @@
 // Runs one forward proxy on its own:
 //   node --import tsx emulators/forward-proxy/main.ts --host 127.0.0.1 --port 3128 [--user u --pass p]
-//     [--protocol http|socks5]
-// Without --user/--pass it is an open proxy. Logs are one JSON object per line.
+//     [--protocol http|socks5] [--connect-ports any|443,8443]
+// Without --user/--pass it is an open proxy. --connect-ports limits the ports CONNECT may reach (403
+// Forbidden otherwise, as a managed VM's squid answers); its default is `any`, since a proxy started on
+// its own has no VM configuration to follow (an emulated VM takes its list from its startup script).
+// Logs are one JSON object per line.
 import { parseArgs } from 'node:util';
+import { parseConnectPortsFlag } from './connect-ports.js';
 import { createForwardProxy } from './proxy.js';
 
 function parseProxyArgs(argv: string[]) {
@@ -14,6 +18,7 @@ function parseProxyArgs(argv: string[]) {
       user: { type: 'string' },
       pass: { type: 'string' },
       protocol: { type: 'string', default: 'http' },
+      'connect-ports': { type: 'string', default: 'any' },
     },
   });
   const port = Number(values.port);
@@ -23,7 +28,8 @@ function parseProxyArgs(argv: string[]) {
   const credentials = values.user === undefined ? null : `${values.user}:${values.pass}`;
   const protocol = values.protocol;
   if (protocol !== 'http' && protocol !== 'socks5') throw new Error(`invalid --protocol ${protocol}`);
-  return { host: values.host, port, credentials, protocol } as const;
+  const connectPorts = parseConnectPortsFlag(values['connect-ports']);
+  return { host: values.host, port, credentials, protocol, connectPorts } as const;
 }
 
 async function main(): Promise<void> {
@@ -37,7 +43,7 @@ async function main(): Promise<void> {
   });
   const { host, port } = await proxy.listen();
   process.stdout.write(
-    `${JSON.stringify({ severity: 'INFO', message: 'forward proxy listening', url: `${args.protocol}://${host}:${port}`, auth: args.credentials !== null })}\n`,
+    `${JSON.stringify({ severity: 'INFO', message: 'forward proxy listening', url: `${args.protocol}://${host}:${port}`, auth: args.credentials !== null, connectPorts: proxy.connectPorts ?? 'any' })}\n`,
   );
   const stop = () => {
     proxy.close().then(() => process.exit(0));

@@ -7,6 +7,7 @@
 import { Agent } from 'node:http';
 import { createServer as createNetServer, type Server, type Socket } from 'node:net';
 import { type CredentialSource, makeAuthorizer } from './auth.js';
+import { connectPortAllowed, connectPortRule } from './connect-ports.js';
 import type { ProxyContext, ProxyCounters, ProxyTimeouts } from './context.js';
 import { createHttpFront, startHeadTimeouts } from './http-front.js';
 import { serveSocks5 } from './socks5-front.js';
@@ -30,6 +31,12 @@ export interface ForwardProxyOptions extends Partial<ProxyTimeouts> {
    * machine's own IP (an emulated VM), so origins see the proxy's address as the client, as on GCE.
    */
   localAddress?: string;
+  /**
+   * The only ports a CONNECT may reach (HTTP: 403 Forbidden before credentials are asked, as squid's
+   * `deny CONNECT !SSL_ports`; SOCKS5: reply 2, not allowed by ruleset). Absent: any port. An emulated
+   * VM passes its startup script's list; absolute-form requests are never limited by it.
+   */
+  connectPorts?: readonly number[];
   /** 'http' (the default) or 'socks5' (RFC 1928 CONNECT; `credentials` are checked per RFC 1929) */
   protocol?: ProxyProtocol;
   log?: ProxyLog;
@@ -44,11 +51,14 @@ export interface ProxyStats {
   tunnels: number;
   authFailures: number;
   badRequests: number;
+  forbidden: number;
 }
 
 export interface ForwardProxy {
   readonly host: string;
   readonly protocol: ProxyProtocol;
+  /** the ports CONNECT may reach, sorted; null = any */
+  readonly connectPorts: readonly number[] | null;
   /** the bound port once listening (0 before) */
   readonly port: number;
   listen(): Promise<{ host: string; port: number }>;
@@ -84,7 +94,9 @@ export function createForwardProxy(opts: ForwardProxyOptions = {}): ForwardProxy
     tunnels: 0,
     authFailures: 0,
     badRequests: 0,
+    forbidden: 0,
   };
+  const connectRule = connectPortRule(opts.connectPorts);
   let hanging = false;
   let leaking = false;
   let killed = false;
@@ -100,6 +112,7 @@ export function createForwardProxy(opts: ForwardProxyOptions = {}): ForwardProxy
     agent,
     localAddress: opts.localAddress,
     authorize: (header) => authorize(header),
+    connectAllowed: (p) => connectPortAllowed(connectRule, p),
     leaking: () => leaking,
     hanging: () => hanging,
     trackUpstream(socket) {
@@ -184,6 +197,7 @@ export function createForwardProxy(opts: ForwardProxyOptions = {}): ForwardProxy
   return {
     host,
     protocol,
+    connectPorts: connectRule ? [...connectRule].sort((a, b) => a - b) : null,
     get port() {
       return port;
     },

@@ -6,6 +6,7 @@ export const REALM = 'proxyplane';
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Bad Request',
+  403: 'Forbidden',
   407: 'Proxy Authentication Required',
   408: 'Request Timeout',
   431: 'Request Header Fields Too Large',

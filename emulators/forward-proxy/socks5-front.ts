@@ -20,6 +20,7 @@ const ATYP_IPV6 = 0x04;
 export const Reply = {
   succeeded: 0x00,
   generalFailure: 0x01,
+  notAllowedByRuleset: 0x02,
   networkUnreachable: 0x03,
   hostUnreachable: 0x04,
   connectionRefused: 0x05,
@@ -204,6 +205,11 @@ export function serveSocks5(ctx: ProxyContext, counters: ProxyCounters, client: 
         if ('unsupportedAddress' in r.value) return void refuse(Reply.addressTypeNotSupported);
         if (r.value.cmd !== CMD_CONNECT) return void refuse(Reply.commandNotSupported);
         if (r.value.port === 0 || r.value.host === '') return void refuse(Reply.generalFailure);
+        if (!ctx.connectAllowed(r.value.port)) {
+          counters.forbidden++;
+          clearTimeout(deadline);
+          return void closeWith(client, socksReply(Reply.notAllowedByRuleset));
+        }
         const head = buf.subarray(r.used);
         step = 'waiting';
         clearTimeout(deadline);

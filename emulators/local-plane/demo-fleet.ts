@@ -3,6 +3,10 @@
 // watches: one HTTP, one SOCKS5. All share one Secret Manager secret for their credentials. Health checks run every 5 s with a
 // failure threshold of 2, so that a proxy killed through the Compute emulator turns Unhealthy in seconds.
 // Two of them are in the gateway pool (the gateway carries requests over them; they are not leasable).
+// The managed ones list their CONNECT ports (`connectPorts`), as an operator must for any port but 443:
+// their VMs' squid — and the Compute emulator's VMs, which read the same startup script — refuse a
+// CONNECT to any other port with 403.
+import { DEFAULT_CONNECT_PORTS } from '../../shared/src/domain/cloud-init/squid-conf.js';
 
 export const DEMO_SECRET = 'demo-proxy-credentials';
 export const DEMO_USERNAME = 'demo';
@@ -24,7 +28,21 @@ interface Endpoint {
   port: number;
 }
 
-export function demoFleet(external: Endpoint, socks: Endpoint): DemoProxy[] {
+/** The local ports a CONNECT through a managed demo proxy must reach. */
+export interface DemoConnectTargets {
+  /** The demo site's HTTPS port (the printed `curl https://…` through the gateway tunnels to it). */
+  tlsPort: number;
+  /** The API's port: locally the probe's BASIC handshake is a CONNECT to its `/v1/echo` (443 deployed). */
+  apiPort: number;
+}
+
+/** squid's default (443) plus the demo's own ports, sorted. */
+export function demoConnectPorts(t: DemoConnectTargets): number[] {
+  return [...new Set([...DEFAULT_CONNECT_PORTS, t.tlsPort, t.apiPort])].sort((a, b) => a - b);
+}
+
+export function demoFleet(external: Endpoint, socks: Endpoint, targets: DemoConnectTargets): DemoProxy[] {
+  const managed = { ...common, connectPorts: demoConnectPorts(targets) };
   return [
     {
       name: 'demo-us-1',
@@ -32,7 +50,7 @@ export function demoFleet(external: Endpoint, socks: Endpoint): DemoProxy[] {
         mode: 'managed',
         zone: 'us-central1-a',
         attributes: { pool: DEMO_POOL, region: 'us', tier: 'standard' },
-        ...common,
+        ...managed,
       },
     },
     {
@@ -42,7 +60,7 @@ export function demoFleet(external: Endpoint, socks: Endpoint): DemoProxy[] {
         zone: 'us-central1-b',
         attributes: { pool: DEMO_POOL, region: 'us', tier: 'premium' },
         gatewayPool: true,
-        ...common,
+        ...managed,
       },
     },
     {
@@ -52,7 +70,7 @@ export function demoFleet(external: Endpoint, socks: Endpoint): DemoProxy[] {
         zone: 'europe-west1-b',
         attributes: { pool: DEMO_POOL, region: 'eu', tier: 'standard' },
         gatewayPool: true,
-        ...common,
+        ...managed,
       },
     },
     {

@@ -58,7 +58,11 @@ describe('demoInstructions', () => {
 
 describe('demoFleet', () => {
   it('is three managed proxies in two regions and two external (HTTP, SOCKS5), all in the demo pool with credentials', () => {
-    const fleet = demoFleet({ host: '127.0.0.1', port: 4000 }, { host: '127.0.0.1', port: 4001 });
+    const fleet = demoFleet(
+      { host: '127.0.0.1', port: 4000 },
+      { host: '127.0.0.1', port: 4001 },
+      { tlsPort: 18321, apiPort: 18300 },
+    );
     expect(
       fleet.map((p) => [p.name, p.spec.mode, (p.spec.attributes as Record<string, string>).region]),
     ).toEqual([
@@ -79,6 +83,16 @@ describe('demoFleet', () => {
     expect(
       fleet.every((p) => (p.spec.credentialsRef as { secret: string }).secret === 'demo-proxy-credentials'),
     ).toBe(true);
+    // The managed VMs' squid lets CONNECT reach 443 only unless told: the demo lists the HTTPS site's
+    // port (the printed gateway curl tunnels to it) and the API's (the local BASIC probe's handshake).
+    expect(fleet.filter((p) => p.spec.mode === 'managed').map((p) => p.spec.connectPorts)).toEqual([
+      [443, 18300, 18321],
+      [443, 18300, 18321],
+      [443, 18300, 18321],
+    ]);
+    expect(fleet.filter((p) => p.spec.mode === 'external').every((p) => !('connectPorts' in p.spec))).toBe(
+      true,
+    );
     // What the admin API accepts (the same schemas): a demo that failed validation would greet a newcomer with a 400.
     for (const p of fleet) {
       expect(ProxyName.safeParse(p.name).success).toBe(true);

@@ -108,7 +108,10 @@ export async function runDemo(o: DemoOptions): Promise<void> {
   o.onUp('demo SOCKS5 proxy', () => socks.close());
 
   const t0 = performance.now();
-  const fleet = demoFleet(bound, socksBound);
+  const fleet = demoFleet(bound, socksBound, {
+    tlsPort: o.demoTarget.tlsPort,
+    apiPort: Number(new URL(o.apiUrl).port),
+  });
   for (const p of fleet) {
     const res = await api.call<{ error?: string }>('POST', '/v1/proxies', p);
     if (res.status !== 201 && res.json.error !== 'already_exists') {

@@ -87,6 +87,9 @@ beforeAll(async () => {
         capacity: 20,
         // Offline, the probe checks a local page through the VM (its default CONNECT target is public).
         healthCheck: { url: `http://127.0.0.1:${targets.httpPort}/health`, intervalSeconds: 2 },
+        // The VM's squid (and the emulated VM, which reads the same startup script) tunnels to 443 only
+        // unless told: the crawler's CONNECT goes to the local HTTPS page's port.
+        connectPorts: [targets.httpsPort],
       },
     });
     expect(created.status).toBe(201);

@@ -189,6 +189,21 @@ describe('proxyplane proxies', () => {
     expect(bad.stderr).toContain('--phase must be one of Pending, Provisioning');
   });
 
+  it("lists by protocol through the API's own filter; an unknown protocol is bad usage (exit 2)", async () => {
+    const http = await cli(['proxies', 'list', '--protocol', 'http', '-o', 'json']);
+    expect(http.code, http.stderr).toBe(0);
+    expect(
+      (JSON.parse(http.stdout) as { proxies: Array<{ name: string }> }).proxies.map((p) => p.name),
+    ).toEqual(['cli-ext', 'cli-managed', 'cli-stdin']);
+    expect(await cli(['proxies', 'list', '--protocol', 'socks5'])).toMatchObject({
+      code: 0,
+      stdout: 'No proxies match.\n',
+    });
+    const bad = await cli(['proxies', 'list', '--protocol', 'socks4']);
+    expect(bad).toMatchObject({ code: 2, stdout: '' });
+    expect(bad.stderr).toContain('--protocol must be one of http, socks5, got "socks4"');
+  });
+
   it('gets one proxy as YAML or JSON; an unknown name is not_found (exit 1)', async () => {
     const y = await cli(['proxies', 'get', 'cli-managed']);
     expect(y.code).toBe(0);

@@ -62,7 +62,8 @@ describe('instance lifecycle through the real client', () => {
       zone,
       labels: { 'managed-by': 'proxyplane', 'proxyplane-uid': 'uid-1', 'proxyplane-name': 'lifecycle' },
       credentialsSecret: 'projects/demo-compute-emu/secrets/proxy-a/versions/1',
-      extraMetadata: { 'startup-script': '#!/bin/sh\necho stored, not run' },
+      // the default startup script (stored, not run) whose squid.conf lets CONNECT reach the targets
+      connectPorts: [target.port, tlsTarget.port],
     });
     emu.admin.setBootDelay(3000, 1); // long enough to observe the instance booting
     const [insert] = await clients.instances.insert({ project, zone, instanceResource: body });
@@ -161,6 +162,46 @@ describe('instance lifecycle through the real client', () => {
       code: 'ECONNREFUSED',
     });
     expect(emu.admin.instance(project, zone, 'pp-no-secret').proxy.error).toMatch(/not found/);
+  });
+
+  it("lets CONNECT reach only its startup script's connect ports, as its squid would: 403 otherwise", async () => {
+    const zone = 'us-central1-b';
+    const natIPOf = async (name: string) => {
+      const [vm] = await clients.instances.get({ project, zone, instance: name });
+      return vm.networkInterfaces![0]!.accessConfigs![0]!.natIP!;
+    };
+    const credentialsSecret = 'projects/demo-compute-emu/secrets/proxy-a/versions/1';
+    await insertAndWait(
+      'pp-ports',
+      zone,
+      instanceBody('pp-ports', { zone, credentialsSecret, connectPorts: [tlsTarget.port] }),
+    );
+    expect(emu.admin.instance(project, zone, 'pp-ports').connectPorts).toEqual([tlsTarget.port]);
+    const proxy = { host: await natIPOf('pp-ports'), port: 3128 };
+
+    // A listed port: the tunnel moves bytes (TLS inside it, end to end).
+    const tls = await httpsGetViaProxy(
+      proxy,
+      { host: tlsTarget.host, port: tlsTarget.port, path: '/listed', ca: tlsTarget.ca },
+      creds,
+    );
+    expect(tls.status).toBe(200);
+    expect(tls.body).toContain('"url":"/listed"');
+    // Any other port: 403 Forbidden, asked before credentials (squid's deny CONNECT !SSL_ports comes
+    // before deny !authenticated).
+    const refused = await connectViaProxy(proxy, `${target.host}:${target.port}`, { auth: creds });
+    expect(refused.status).toBe(403);
+    expect((await connectViaProxy(proxy, `${target.host}:${target.port}`)).status).toBe(403);
+    // Plain HTTP (absolute-form) is not a CONNECT: not limited by the list.
+    expect((await requestViaProxy(proxy, `${target.url}/plain`, { auth: creds })).status).toBe(200);
+
+    // No startup script of ours: squid's default, 443 only.
+    await insertAndWait('pp-no-script', zone, instanceBody('pp-no-script', { zone, credentialsSecret }));
+    expect(emu.admin.instance(project, zone, 'pp-no-script').connectPorts).toEqual([443]);
+    const bare = { host: await natIPOf('pp-no-script'), port: 3128 };
+    expect((await connectViaProxy(bare, `${tlsTarget.host}:${tlsTarget.port}`, { auth: creds })).status).toBe(
+      403,
+    );
   });
 
   it('answers 409 alreadyExists for a duplicate name and accepts get by numeric id', async () => {

@@ -72,6 +72,8 @@ describe(`${COUNT} RUNNING instances`, () => {
         zone,
         labels: { 'managed-by': 'proxyplane', 'proxyplane-uid': name },
         credentialsSecret: `projects/${project}/secrets/${name}/versions/latest`,
+        // the default startup script, as reconcile sends it (its squid.conf lets CONNECT reach the target)
+        connectPorts: [target.port],
       });
       const [op] = await clients.instances.insert({ project, zone, instanceResource: body });
       expect(operationOf(op).status).not.toBe('DONE');

@@ -113,6 +113,16 @@ describe('forward proxy over SOCKS5', () => {
     await eventually(() => proxy.openSockets() === 0, 'every socket closed');
   });
 
+  it('with connectPorts, answers another port "not allowed by ruleset" (2) and tunnels a listed one', async () => {
+    const proxy = await socksProxy({ connectPorts: [target.port] });
+    const other = await freePort();
+    const [, , refused] = await exchange(proxy, [[5, 1, 2], login, ipv4Request(other)]);
+    expect(refused![1]).toBe(2);
+    expect(proxy.stats().forbidden).toBe(1);
+    const { socket } = await tunnel(proxy, '127.0.0.1', target.port);
+    expect(await getOver(socket, '/listed')).toContain('"url":"/listed"');
+  });
+
   it('closes a handshake that does not complete in time, and answers nothing while hanging', async () => {
     const proxy = await socksProxy({ headersTimeoutMs: 300 });
     const slow = connect({ host: proxy.host, port: proxy.port });

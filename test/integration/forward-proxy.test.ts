@@ -197,6 +197,36 @@ describe('CONNECT tunnels', () => {
     closed.socket.destroy();
   });
 
+  it('with connectPorts, answers 403 for another port before asking for credentials, as squid does', async () => {
+    const p = createForwardProxy({
+      credentials: `${creds.user}:${creds.pass}`,
+      connectPorts: [tlsTarget.port],
+    });
+    const a = await p.listen();
+    try {
+      expect(p.connectPorts).toEqual([tlsTarget.port]);
+      for (const auth of [creds, undefined]) {
+        const refused = await connectViaProxy(a, `${target.host}:${target.port}`, { auth });
+        expect(refused.status).toBe(403);
+        expect(refused.head).not.toContain('Proxy-Authenticate');
+        refused.socket.destroy();
+      }
+      expect(p.stats()).toMatchObject({ forbidden: 2, tunnels: 0, authFailures: 0 });
+      const tls = await httpsGetViaProxy(
+        a,
+        { host: tlsTarget.host, port: tlsTarget.port, path: '/listed', ca: tlsTarget.ca },
+        creds,
+      );
+      expect(tls).toMatchObject({ status: 200 });
+      expect(tls.body).toContain('"url":"/listed"');
+      // absolute-form is not a CONNECT: any port
+      expect((await requestViaProxy(a, `${target.url}/plain`, { auth: creds })).status).toBe(200);
+      await eventually(() => p.openSockets() === 0, 'every socket closed');
+    } finally {
+      await p.close();
+    }
+  });
+
   it('keeps 200 concurrent tunnels apart', async () => {
     const echo = await startRawEcho();
     try {

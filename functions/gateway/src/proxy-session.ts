@@ -49,7 +49,13 @@ import {
   SESSION,
 } from './session-listeners.js';
 import { socks5Handshake } from './socks5-handshake.js';
-import { type TunnelError, tunnelRefusal } from './upstream-tunnel.js';
+import {
+  MAX_CONNECT_ANSWER_HEAD,
+  type TunnelError,
+  tunnelRefusal,
+  UNREADABLE_CONNECT_ANSWER,
+  upstreamCode,
+} from './upstream-tunnel.js';
 
 const HEAD = 0;
 const CHECK = 1;
@@ -58,7 +64,6 @@ const HANDSHAKE = 3;
 const RESPONSE = 4;
 const TUNNEL = 5;
 const DONE = 6;
-const MAX_UPSTREAM_HEAD = 16 * 1024;
 
 export class ProxySession implements ForwardOwner {
   state = HEAD;
@@ -378,8 +383,9 @@ export class ProxySession implements ForwardOwner {
     if (this.state === HANDSHAKE) {
       const end = buf.indexOf(HEAD_END);
       if (end < 0) {
-        if (buf.length > MAX_UPSTREAM_HEAD) {
-          this.failStage('PROXY_HANDSHAKE', 502, 'upstream_bad_response');
+        if (buf.length > MAX_CONNECT_ANSWER_HEAD) {
+          // Not an answer the gateway can read: the code /v1/fetch gives it too (upstream-tunnel.ts).
+          this.failStage('PROXY_HANDSHAKE', 502, upstreamCode(UNREADABLE_CONNECT_ANSWER));
           return;
         }
         this.buf = buf;

@@ -7,9 +7,28 @@ import { HEAD_END, statusOf } from './head.js';
 import type { OutcomeStage } from './outcomes.js';
 import type { SocketCounts } from './sockets.js';
 
+export type TunnelFailure =
+  | 'dial_failed'
+  | 'handshake_failed'
+  | 'refused'
+  | 'auth_failed'
+  | 'timeout'
+  | 'closed';
+
+/** The client's stable code for a tunnel failure, on the proxy listener and on /v1/fetch alike. */
+export const upstreamCode = (kind: TunnelFailure) => `upstream_${kind}` as const;
+
+/**
+ * How long an upstream's answer to CONNECT may grow without its blank line. Past it the answer is one
+ * the gateway cannot read: `upstream_handshake_failed` on both paths (docs/gateway.md § Error codes),
+ * as an answer that is not the protocol's is.
+ */
+export const MAX_CONNECT_ANSWER_HEAD = 16 * 1024;
+export const UNREADABLE_CONNECT_ANSWER: TunnelFailure = 'handshake_failed';
+
 export class TunnelError extends Error {
   constructor(
-    readonly kind: 'dial_failed' | 'handshake_failed' | 'refused' | 'auth_failed' | 'timeout' | 'closed',
+    readonly kind: TunnelFailure,
     readonly stage: OutcomeStage,
     readonly upstreamStatus?: number,
     options?: { cause?: unknown; socksReply?: number },
@@ -38,7 +57,7 @@ export function tunnelRefusal(e: TunnelError): {
       : e.socksReply !== undefined
         ? { socksReply: e.socksReply }
         : undefined;
-  return { status: e.kind === 'timeout' ? 504 : 502, code: `upstream_${e.kind}`, detail };
+  return { status: e.kind === 'timeout' ? 504 : 502, code: upstreamCode(e.kind), detail };
 }
 
 /** TCP to the upstream for the fetch endpoint, counted in `sockets` until it closes. */
@@ -68,7 +87,7 @@ export function openTunnel(
       buf = buf ? Buffer.concat([buf, chunk]) : chunk;
       const end = buf.indexOf(HEAD_END);
       if (end < 0) {
-        if (buf.length > 16 * 1024) fail('handshake_failed');
+        if (buf.length > MAX_CONNECT_ANSWER_HEAD) fail(UNREADABLE_CONNECT_ANSWER);
         return;
       }
       const status = statusOf(buf);

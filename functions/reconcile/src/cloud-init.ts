@@ -21,7 +21,11 @@ export interface CloudInitResolver {
 }
 
 /** The default startup script (shared/src/domain/cloud-init): pure, so its bytes are stable for the hash. */
-export type RenderDefaultCloudInit = (options: { port: number; credentialsSecret: string }) => string;
+export type RenderDefaultCloudInit = (options: {
+  port: number;
+  credentialsSecret: string;
+  connectPorts?: number[];
+}) => string;
 
 export interface SecretCloudInitOptions {
   secrets: SecretReader & SecretVersionResolver;
@@ -72,7 +76,11 @@ export class SecretCloudInitResolver implements CloudInitResolver {
       throw new SpecError('the default cloud-init needs spec.credentialsRef (or give spec.cloudInit)');
     }
     try {
-      return this.opts.renderDefault({ port: spec.port, credentialsSecret });
+      return this.opts.renderDefault({
+        port: spec.port,
+        credentialsSecret,
+        ...(spec.connectPorts ? { connectPorts: spec.connectPorts } : {}),
+      });
     } catch (err) {
       throw new SpecError(
         `the default cloud-init cannot be rendered for this spec: ${(err as Error).message}`,

@@ -1,4 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import {
+  connectPortsOfStartupScript,
+  renderDefaultCloudInit,
+} from '../../../shared/src/domain/cloud-init/startup-script.js';
 import type { ManagedSpec, ProxyResource, SecretRef } from '../../../shared/src/domain/proxy.js';
 import { ManualClock } from '../../../shared/src/ports/clock.js';
 import { SecretAccessError, type SecretErrorKind } from '../../../shared/src/ports/secrets.js';
@@ -51,6 +55,26 @@ function resolver(secrets: ReturnType<typeof fakeSecrets>, ttlMs = 60_000) {
 }
 
 describe('SecretCloudInitResolver', () => {
+  it("renders the spec's connectPorts into the default script (the VM's squid, and the emulator, read them there)", async () => {
+    const secrets = fakeSecrets({ creds: ['u:p'] });
+    const r = new SecretCloudInitResolver({
+      secrets: secrets.reader,
+      renderDefault: renderDefaultCloudInit,
+      clock: new ManualClock(),
+      cacheTtlMs: 0,
+    });
+    const ref = { secret: 'creds', version: 'latest' };
+    const listed = await r.resolve(proxy({ credentialsRef: ref, connectPorts: [443, 8443] }), {
+      fresh: true,
+    });
+    const plain = await r.resolve(proxy({ credentialsRef: ref }), { fresh: true });
+    if (!listed.ok || !plain.ok) throw new Error('expected both to resolve');
+    expect(connectPortsOfStartupScript(listed.script)).toEqual([443, 8443]);
+    expect(connectPortsOfStartupScript(plain.script)).toEqual([443]);
+    // another script, another digest: the spec hash replaces the VM when the ports change
+    expect(listed.digest).not.toBe(plain.digest);
+  });
+
   it('uses an inline script as it is, hashing it', async () => {
     const { r } = resolver(fakeSecrets({}));
     const out = await r.resolve(proxy({ cloudInit: { inline: 'echo hi' } }), { fresh: true });

@@ -2,6 +2,7 @@
 // Port of the operator seed's Proxy CRD (.spec / .status), flattened into a document that reads well in
 // the Firestore console: named fields, no opaque blobs; timestamps are Dates here and Timestamps in Firestore.
 import { z } from 'zod';
+import { ConnectPorts } from './cloud-init/squid-conf.js';
 
 /** RFC 1123 DNS label: the document ID and the source of the instance name. */
 export const ProxyName = z
@@ -107,6 +108,11 @@ export const ManagedSpec = z
     port: z.number().int().min(1).max(65535).default(3128),
     protocol: ProxyProtocol.default('http').meta({
       description: 'Only `http`: the VM runs an HTTP proxy. Anything else is 400 `protocol_unsupported`.',
+    }),
+    connectPorts: ConnectPorts.optional().meta({
+      description:
+        'The ports the default cloud-init lets CONNECT reach (squid `acl SSL_ports`); absent: 443 only. ' +
+        'Ignored with `cloudInit`: your own script decides.',
     }),
     ...common,
   })

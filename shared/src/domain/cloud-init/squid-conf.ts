@@ -32,18 +32,44 @@ export const DEFAULT_BLOCKED_DESTINATIONS = [
   'fc00::/7',
 ] as const;
 
+/** CONNECT is allowed to these ports only unless a spec says otherwise: squid's own default. */
+export const DEFAULT_CONNECT_PORTS: readonly number[] = Object.freeze([443]);
+
+/** The ports CONNECT may reach (acl SSL_ports): the spec's `connectPorts`, the renderers' option. */
+export const ConnectPorts = z.array(Port).min(1).max(32);
+
 export const SquidConfOptions = z.strictObject({
   port: Port,
   passwdFile: Path.default('/etc/squid/proxyplane.passwd'),
   authHelper: Path.default('/usr/lib/squid/basic_ncsa_auth'),
   /** CONNECT is allowed to these ports only (squid's own default: 443). */
-  connectPorts: z.array(Port).min(1).max(32).default([443]),
+  connectPorts: ConnectPorts.default(() => [...DEFAULT_CONNECT_PORTS]),
   blockedDestinations: z
     .array(Cidr)
     .max(64)
     .default([...DEFAULT_BLOCKED_DESTINATIONS]),
 });
 export type SquidConfOptions = z.input<typeof SquidConfOptions>;
+
+const SSL_PORTS_ACL = 'acl SSL_ports port ';
+
+/**
+ * The CONNECT ports a configuration rendered above allows (its `acl SSL_ports port …` lines, which squid
+ * adds up), or null when it has none: what the Compute emulator's VMs enforce, read from the same bytes
+ * the deployed VM's squid reads. Only single ports, as renderSquidConf writes them.
+ */
+export function connectPortsOfSquidConf(conf: string): number[] | null {
+  const ports: number[] = [];
+  for (const line of conf.split('\n')) {
+    if (!line.startsWith(SSL_PORTS_ACL)) continue;
+    for (const word of line.slice(SSL_PORTS_ACL.length).trim().split(/\s+/)) {
+      const port = Port.safeParse(/^\d{1,5}$/.test(word) ? Number(word) : Number.NaN);
+      if (!port.success) return null;
+      ports.push(port.data);
+    }
+  }
+  return ports.length > 0 ? [...new Set(ports)].sort((a, b) => a - b) : null;
+}
 
 export function renderSquidConf(input: SquidConfOptions): string {
   const o = SquidConfOptions.parse(input);
@@ -63,7 +89,7 @@ export function renderSquidConf(input: SquidConfOptions): string {
     'auth_param basic credentialsttl 5 minutes',
     'auth_param basic casesensitive on',
     'acl authenticated proxy_auth REQUIRED',
-    `acl SSL_ports port ${o.connectPorts.join(' ')}`,
+    `${SSL_PORTS_ACL}${o.connectPorts.join(' ')}`,
     'acl Safe_ports port 80 443 1025-65535',
     'acl CONNECT method CONNECT',
     ...(blocked ? [`acl proxyplane_blocked dst ${o.blockedDestinations.join(' ')}`] : []),

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_BLOCKED_DESTINATIONS, renderSquidConf } from './squid-conf.js';
+import {
+  connectPortsOfSquidConf,
+  DEFAULT_BLOCKED_DESTINATIONS,
+  DEFAULT_CONNECT_PORTS,
+  renderSquidConf,
+} from './squid-conf.js';
 
 const conf = renderSquidConf({ port: 3128 });
 const lines = conf.split('\n');
@@ -70,5 +75,28 @@ describe('renderSquidConf', () => {
     [{ port: 3128, connectPorts: [] }],
   ])('refuses %j', (options) => {
     expect(() => renderSquidConf(options)).toThrow();
+  });
+});
+
+describe('connectPortsOfSquidConf', () => {
+  it('reads back what renderSquidConf wrote: the default, or the given ports', () => {
+    expect(connectPortsOfSquidConf(conf)).toEqual([...DEFAULT_CONNECT_PORTS]);
+    expect(connectPortsOfSquidConf(renderSquidConf({ port: 3128, connectPorts: [8443, 443] }))).toEqual([
+      443, 8443,
+    ]);
+  });
+
+  it('adds up repeated acl lines, as squid does', () => {
+    expect(connectPortsOfSquidConf('acl SSL_ports port 443\nacl SSL_ports port 8443 443\n')).toEqual([
+      443, 8443,
+    ]);
+  });
+
+  it.each([
+    ['no SSL_ports acl', 'http_port 3128\n'],
+    ['a range it does not write', 'acl SSL_ports port 1025-65535\n'],
+    ['a port out of range', 'acl SSL_ports port 70000\n'],
+  ])('is null for %s', (_, text) => {
+    expect(connectPortsOfSquidConf(text)).toBeNull();
   });
 });

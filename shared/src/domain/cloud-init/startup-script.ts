@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { CREDENTIALS_SECRET_METADATA_KEY } from './credentials.js';
 import { shellQuote } from './shell.js';
-import { Cidr, renderSquidConf } from './squid-conf.js';
+import { Cidr, ConnectPorts, connectPortsOfSquidConf, renderSquidConf } from './squid-conf.js';
 
 const SECRET_OR_VERSION =
   /^projects\/[a-z0-9.:-]{1,100}\/secrets\/[A-Za-z0-9_-]{1,255}(\/versions\/(latest|[1-9]\d{0,9}))?$/;
@@ -21,12 +21,26 @@ export const DefaultCloudInitOptions = z.strictObject({
     .refine((p) => p !== 22, 'port 22 belongs to sshd'),
   /** projects/P/secrets/S[/versions/V]: used when the instance metadata item is missing. */
   credentialsSecret: z.string().regex(SECRET_OR_VERSION, 'a Secret Manager secret or version resource name'),
-  connectPorts: z.array(z.number().int().min(1).max(65535)).min(1).max(32).optional(),
+  connectPorts: ConnectPorts.optional(),
   blockedDestinations: z.array(Cidr).max(64).optional(),
 });
 export type DefaultCloudInitOptions = z.input<typeof DefaultCloudInitOptions>;
 
 export const PASSWD_FILE = '/etc/squid/proxyplane.passwd';
+
+/** The heredoc that carries squid.conf inside the script. */
+const SQUID_CONF_MARKER = 'PROXYPLANE_SQUID_CONF';
+const EMBEDDED_SQUID_CONF = new RegExp(`<<'${SQUID_CONF_MARKER}'\\n([\\s\\S]*?)${SQUID_CONF_MARKER}\\n`);
+
+/**
+ * The CONNECT ports a startup script rendered by renderDefaultCloudInit gives its squid, or null for any
+ * other script (one of the operator's own: what it allows is its business). The Compute emulator reads
+ * an instance's `startup-script` metadata item with this, as the VM runs it.
+ */
+export function connectPortsOfStartupScript(script: string): number[] | null {
+  const conf = EMBEDDED_SQUID_CONF.exec(script)?.[1];
+  return conf === undefined ? null : connectPortsOfSquidConf(conf);
+}
 
 /** Pure: the same options always render the same bytes (the script is part of the spec hash). */
 export function renderDefaultCloudInit(input: DefaultCloudInitOptions): string {
@@ -230,8 +244,8 @@ write_squid_conf() {
   local tmp out
   CONF_CHANGED=0
   tmp=$(mktemp "\${SQUID_CONF}.XXXXXX")
-  cat >"\${tmp}" <<'PROXYPLANE_SQUID_CONF'
-${squidConf}PROXYPLANE_SQUID_CONF
+  cat >"\${tmp}" <<'${SQUID_CONF_MARKER}'
+${squidConf}${SQUID_CONF_MARKER}
   chmod 0644 "\${tmp}"
   if ! out=$(squid -k parse -f "\${tmp}" 2>&1); then
     log "\${out}"

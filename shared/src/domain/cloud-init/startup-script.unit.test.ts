@@ -1,7 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: the strings are bash, where ${…} is expansion syntax
 import { describe, expect, it } from 'vitest';
 import { renderSquidConf } from './squid-conf.js';
-import { PASSWD_FILE, renderDefaultCloudInit } from './startup-script.js';
+import { connectPortsOfStartupScript, PASSWD_FILE, renderDefaultCloudInit } from './startup-script.js';
 
 const base = { port: 3128, credentialsSecret: 'projects/demo/secrets/proxy-creds' };
 const script = renderDefaultCloudInit(base);
@@ -97,5 +97,19 @@ describe('renderDefaultCloudInit', () => {
     [{ ...base, extra: true }, 'unknown option'],
   ] as Array<[unknown, string]>)('refuses %j (%s)', (options) => {
     expect(() => renderDefaultCloudInit(options as never)).toThrow();
+  });
+});
+
+describe('connectPortsOfStartupScript', () => {
+  it('reads the CONNECT ports back from the squid.conf a rendered script carries (the squid default when unset)', () => {
+    expect(connectPortsOfStartupScript(script)).toEqual([443]);
+    expect(
+      connectPortsOfStartupScript(renderDefaultCloudInit({ ...base, connectPorts: [8443, 443, 18321] })),
+    ).toEqual([443, 8443, 18321]);
+  });
+
+  it("is null for a script that is not the default one (the operator's own)", () => {
+    expect(connectPortsOfStartupScript('#!/bin/bash\napt-get install -y tinyproxy\n')).toBeNull();
+    expect(connectPortsOfStartupScript('')).toBeNull();
   });
 });
