@@ -94,6 +94,13 @@ describe('POST /v1/proxies', () => {
       'spec.credentialsRef',
       'credentials_required',
     ],
+    // squid's Safe_ports refuses it whatever SSL_ports says: listed, it would still be a 403.
+    [
+      { name: 'p', spec: { ...managed, connectPorts: [443, 22] } },
+      'spec.connectPorts.1',
+      'connect_port_unsafe',
+    ],
+    [{ name: 'p', spec: { ...managed, connectPorts: [] } }, 'spec.connectPorts', 'too_small'],
     // Its VM runs an HTTP proxy: nothing on it would speak SOCKS5 (managed-protocol.ts).
     [{ name: 'p', spec: { ...managed, protocol: 'socks5' } }, 'spec.protocol', 'protocol_unsupported'],
     [

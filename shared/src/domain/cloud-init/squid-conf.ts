@@ -35,8 +35,25 @@ export const DEFAULT_BLOCKED_DESTINATIONS = [
 /** CONNECT is allowed to these ports only unless a spec says otherwise: squid's own default. */
 export const DEFAULT_CONNECT_PORTS: readonly number[] = Object.freeze([443]);
 
-/** The ports CONNECT may reach (acl SSL_ports): the spec's `connectPorts`, the renderers' option. */
-export const ConnectPorts = z.array(Port).min(1).max(32);
+/** squid's `acl Safe_ports` as rendered below: every request to another port is refused, CONNECT included. */
+const SAFE_PORTS = { listed: [80, 443], from: 1025 } as const;
+const isSafePort = (p: number): boolean =>
+  (SAFE_PORTS.listed as readonly number[]).includes(p) || p >= SAFE_PORTS.from;
+
+/**
+ * The ports CONNECT may reach (acl SSL_ports): the spec's `connectPorts`, the renderers' option. A port
+ * squid's Safe_ports rule refuses anyway (below 1025, but 80 and 443) is refused here — listed, it would
+ * still be a 403 — as the issue `connect_port_unsafe` (the admin API's 400 names it).
+ */
+export const ConnectPorts = z
+  .array(
+    Port.refine(isSafePort, {
+      message: `squid refuses every port below ${SAFE_PORTS.from} but ${SAFE_PORTS.listed.join(' and ')} (acl Safe_ports)`,
+      params: { issue: 'connect_port_unsafe' },
+    }),
+  )
+  .min(1)
+  .max(32);
 
 export const SquidConfOptions = z.strictObject({
   port: Port,
@@ -90,7 +107,7 @@ export function renderSquidConf(input: SquidConfOptions): string {
     'auth_param basic casesensitive on',
     'acl authenticated proxy_auth REQUIRED',
     `${SSL_PORTS_ACL}${o.connectPorts.join(' ')}`,
-    'acl Safe_ports port 80 443 1025-65535',
+    `acl Safe_ports port ${SAFE_PORTS.listed.join(' ')} ${SAFE_PORTS.from}-65535`,
     'acl CONNECT method CONNECT',
     ...(blocked ? [`acl proxyplane_blocked dst ${o.blockedDestinations.join(' ')}`] : []),
     '',
