@@ -420,4 +420,14 @@ describe('docs/deploy.md gives the Terraform way', () => {
     expect(text).toMatch(/gcloud compute instance-groups managed rolling-action replace/);
     expect(text).not.toMatch(/gcloud compute instances create/);
   });
+
+  it("names the deployer role that creates the VMs' template and group (Compute Network Admin does not)", () => {
+    expect(Object.keys(tf.resource)).toContain('google_compute_instance_template');
+    expect(Object.keys(tf.resource)).toContain('google_compute_region_instance_group_manager');
+    const prerequisites = readFileSync(join(repoRoot, 'docs/deploy.md'), 'utf8')
+      .split('\n## Prerequisites\n')[1]!
+      .split('\n## ')[0]!
+      .replace(/\s+/g, ' ');
+    expect(prerequisites).toMatch(/`gateway_connect_enabled` also Compute Instance Admin \(v1\)/);
+  });
 });
