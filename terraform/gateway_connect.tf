@@ -47,9 +47,15 @@ locals {
     google-monitoring-enabled = "true"
   }
 
-  # A regional MIG's rolling update may surge by 0 or by at least its number of zones: up to three of
-  # the region's zones, named so that the surge below is exactly that number.
-  gateway_connect_zones = local.gateway_connect_enabled ? slice(sort(data.google_compute_zones.gateway_connect[0].names), 0, min(3, length(data.google_compute_zones.gateway_connect[0].names))) : []
+  # A regional MIG's rolling update may surge by 0 or by at least its number of zones
+  # (update_policy.max_surge_fixed): the group gets at most this many of the region's zones, and surges
+  # by this constant — never by a count of the zones that are UP at plan time, which a zone down for
+  # maintenance would drop below the group's zone count (an update the API refuses).
+  gateway_connect_max_zones = 3
+
+  # The zones the group is created in. Read only at creation: the group ignores later changes to them
+  # (distribution_policy_zones forces a new group, see its lifecycle below).
+  gateway_connect_zones = local.gateway_connect_enabled ? slice(sort(data.google_compute_zones.gateway_connect[0].names), 0, min(local.gateway_connect_max_zones, length(data.google_compute_zones.gateway_connect[0].names))) : []
 }
 
 data "google_compute_zones" "gateway_connect" {
@@ -173,8 +179,17 @@ resource "google_compute_region_instance_group_manager" "gateway_connect" {
     type                  = "PROACTIVE"
     minimal_action        = "REPLACE"
     replacement_method    = "SUBSTITUTE"
-    max_surge_fixed       = length(local.gateway_connect_zones)
+    max_surge_fixed       = local.gateway_connect_max_zones
     max_unavailable_fixed = 0
+  }
+
+  # distribution_policy_zones forces a new group (the provider's ForceNew), and it comes from a data
+  # source that is read again at every plan — deferred to apply, so unknown, whenever anything in
+  # google_project_service.enabled has a pending change (its depends_on), and different whenever a zone
+  # is not UP. Either would plan to destroy the group and every CONNECT VM, and the destroy fails anyway
+  # while the backend service uses the group. The zones are fixed at creation.
+  lifecycle {
+    ignore_changes = [distribution_policy_zones]
   }
 
   depends_on = [

@@ -345,12 +345,30 @@ describe('the managed instance group and the passthrough load balancer', () => {
     // A regional MIG surges by 0 or at least its zone count; never a VM taken away before its successor.
     expect(nested(mig, 'update_policy')).toMatchObject({
       type: 'PROACTIVE',
-      max_surge_fixed: '${length(local.gateway_connect_zones)}',
+      max_surge_fixed: '${local.gateway_connect_max_zones}',
       max_unavailable_fixed: 0,
     });
     expect(
       (res('google_compute_instance_template', 'gateway_connect').lifecycle as Block[])[0],
     ).toMatchObject({ create_before_destroy: true });
+  });
+
+  it('the group keeps its zones: a plan never replaces it, nor surges by fewer than its zone count', () => {
+    // distribution_policy_zones is ForceNew in the provider, and the zones come from a data source read
+    // at every plan (deferred, so unknown, whenever google_project_service.enabled has a pending change;
+    // shorter whenever a zone is not UP). Unless the group ignores them after creation, either plans to
+    // destroy every CONNECT VM — and fails, the backend service still using the group.
+    const mig = res('google_compute_region_instance_group_manager', 'gateway_connect');
+    const lifecycle = (mig.lifecycle as Block[] | undefined)?.[0];
+    expect(lifecycle?.ignore_changes).toEqual(['${distribution_policy_zones}']);
+    // The surge is a constant (valid: ≥ the zone count), never derived from the zones read this plan,
+    // and it bounds how many zones the group is created in.
+    const surge = nested(mig, 'update_policy').max_surge_fixed;
+    expect(surge).toBe('${local.gateway_connect_max_zones}');
+    expect(locals().gateway_connect_max_zones).toBe(3);
+    expect(String(locals().gateway_connect_zones)).toContain(
+      'min(local.gateway_connect_max_zones, length(data.google_compute_zones.gateway_connect[0].names))',
+    );
   });
 
   it('an external passthrough NLB: regional TCP backend service on the MIG, forwarding rule on a reserved address', () => {
@@ -401,5 +419,15 @@ describe('docs/deploy.md gives the Terraform way', () => {
       expect(text, name).toContain(`terraform -chdir=terraform output -raw ${name}`);
     expect(text).toMatch(/gcloud compute instance-groups managed rolling-action replace/);
     expect(text).not.toMatch(/gcloud compute instances create/);
+  });
+
+  it("names the deployer role that creates the VMs' template and group (Compute Network Admin does not)", () => {
+    expect(Object.keys(tf.resource)).toContain('google_compute_instance_template');
+    expect(Object.keys(tf.resource)).toContain('google_compute_region_instance_group_manager');
+    const prerequisites = readFileSync(join(repoRoot, 'docs/deploy.md'), 'utf8')
+      .split('\n## Prerequisites\n')[1]!
+      .split('\n## ')[0]!
+      .replace(/\s+/g, ' ');
+    expect(prerequisites).toMatch(/`gateway_connect_enabled` also Compute Instance Admin \(v1\)/);
   });
 });
