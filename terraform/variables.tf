@@ -75,6 +75,14 @@ variable "labels" {
     ])
     error_message = "labels keys must match ^[a-z][a-z0-9_-]{0,62}$ and values ^[a-z0-9_-]{0,63}$."
   }
+
+  # The labels the plane's own proxy VMs carry (shared/src/adapters/gce/labels.ts): gc deletes any VM
+  # labelled managed-by=proxyplane that no proxy owns, so on the CONNECT gateway VMs they would get those
+  # VMs reaped.
+  validation {
+    condition     = alltrue([for k in keys(var.labels) : k != "managed-by" && !startswith(k, "proxyplane-")])
+    error_message = "labels must not use managed-by or proxyplane-* keys: they mark the VMs the plane owns, and gc deletes such a VM when no proxy owns it."
+  }
 }
 
 variable "function_trigger" {

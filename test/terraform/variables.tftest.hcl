@@ -58,6 +58,14 @@ run "rejects_bad_project_id" {
   expect_failures = [var.project_id]
 }
 
+run "rejects_labels_reserved_for_proxy_vms" {
+  command = plan
+  variables {
+    labels = { "managed-by" = "proxyplane" }
+  }
+  expect_failures = [var.labels]
+}
+
 run "rejects_bad_region" {
   command = plan
   variables {
