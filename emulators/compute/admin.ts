@@ -30,7 +30,10 @@ export interface AdminInstanceView {
   labels: Record<string, string>;
   address: string;
   proxyPort: number | null;
-  /** the ports its proxy lets CONNECT reach (from the startup script's squid.conf; else 443) */
+  /**
+   * the ports its proxy lets CONNECT reach (from the startup script's squid.conf; else 443), plus the
+   * emulator's `hostConnectPorts` once the proxy runs
+   */
   connectPorts: number[];
   proxy: {
     /** http://address:port while the proxy is listening, else null */
@@ -63,7 +66,7 @@ function view(r: InstanceRecord): AdminInstanceView {
     labels: r.spec.labels,
     address: r.address,
     proxyPort: port,
-    connectPorts: connectPortsOf(r.spec),
+    connectPorts: p?.connectPorts ? [...p.connectPorts] : connectPortsOf(r.spec),
     proxy: {
       url: p && !p.killed ? `http://${r.address}:${p.port}` : null,
       killed: p?.killed ?? false,

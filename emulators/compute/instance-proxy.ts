@@ -26,6 +26,8 @@ export interface ProxyBootDeps {
   pool: LoopbackPool;
   resolveCredentials?: ResolveCredentials;
   proxyTimeouts?: Partial<ProxyTimeouts>;
+  /** allowed to every VM's CONNECT besides its own list (ComputeEmulatorOptions.hostConnectPorts) */
+  hostConnectPorts?: readonly number[];
   log: EmulatorLog;
 }
 
@@ -80,7 +82,7 @@ export async function bootProxy(
   if (port === null) return { ok: false, error: `invalid ${METADATA_PROXY_PORT} metadata` };
   const creds = await credentialsFor(spec, deps);
   if ('error' in creds) return { ok: false, error: creds.error };
-  const connectPorts = connectPortsOf(spec);
+  const connectPorts = [...new Set([...connectPortsOf(spec), ...(deps.hostConnectPorts ?? [])])];
   for (let attempt = 1; ; attempt++) {
     const current = vm.address;
     const proxy = createForwardProxy({

@@ -34,6 +34,12 @@ export interface ComputeEmulatorOptions {
   /** loopback addresses handed to instances */
   addressRange?: AddressRange;
   proxyTimeouts?: Partial<ProxyTimeouts>;
+  /**
+   * Ports every VM's proxy lets CONNECT reach besides its own list: the local plane passes its API's
+   * port, the local stand-in for the deployed API's 443 (the probe's BASIC handshake CONNECTs to the
+   * echo URL's port, which every deployed VM allows). Tests leave it unset.
+   */
+  hostConnectPorts?: readonly number[];
   /** seeds ids and operation names */
   seed?: number;
   log?: EmulatorLog;
@@ -88,7 +94,13 @@ export function createState(opts: ComputeEmulatorOptions): EmulatorState {
     timings,
     now,
     log,
-    proxy: { pool, resolveCredentials: opts.resolveCredentials, proxyTimeouts: opts.proxyTimeouts, log },
+    proxy: {
+      pool,
+      resolveCredentials: opts.resolveCredentials,
+      proxyTimeouts: opts.proxyTimeouts,
+      hostConnectPorts: opts.hostConnectPorts ?? [],
+      log,
+    },
     forget: (r) => {
       instances.delete(instanceKey(r.project, r.zone, r.spec.name));
       log('INFO', 'instance deleted', {

@@ -5,7 +5,8 @@
 // Two of them are in the gateway pool (the gateway carries requests over them; they are not leasable).
 // The managed ones list their CONNECT ports (`connectPorts`), as an operator must for any port but 443:
 // their VMs' squid — and the Compute emulator's VMs, which read the same startup script — refuse a
-// CONNECT to any other port with 403.
+// CONNECT to any other port with 403. (The API's port needs no listing: the local plane's Compute
+// emulator lets every VM reach it, as every deployed VM reaches the API's 443 — our-emulators.ts.)
 import { DEFAULT_CONNECT_PORTS } from '../../shared/src/domain/cloud-init/squid-conf.js';
 
 export const DEMO_SECRET = 'demo-proxy-credentials';
@@ -32,13 +33,11 @@ interface Endpoint {
 export interface DemoConnectTargets {
   /** The demo site's HTTPS port (the printed `curl https://…` through the gateway tunnels to it). */
   tlsPort: number;
-  /** The API's port: locally the probe's BASIC handshake is a CONNECT to its `/v1/echo` (443 deployed). */
-  apiPort: number;
 }
 
-/** squid's default (443) plus the demo's own ports, sorted. */
+/** squid's default (443) plus the demo site's HTTPS port, sorted. */
 export function demoConnectPorts(t: DemoConnectTargets): number[] {
-  return [...new Set([...DEFAULT_CONNECT_PORTS, t.tlsPort, t.apiPort])].sort((a, b) => a - b);
+  return [...new Set([...DEFAULT_CONNECT_PORTS, t.tlsPort])].sort((a, b) => a - b);
 }
 
 export function demoFleet(external: Endpoint, socks: Endpoint, targets: DemoConnectTargets): DemoProxy[] {

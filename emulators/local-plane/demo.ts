@@ -108,10 +108,7 @@ export async function runDemo(o: DemoOptions): Promise<void> {
   o.onUp('demo SOCKS5 proxy', () => socks.close());
 
   const t0 = performance.now();
-  const fleet = demoFleet(bound, socksBound, {
-    tlsPort: o.demoTarget.tlsPort,
-    apiPort: Number(new URL(o.apiUrl).port),
-  });
+  const fleet = demoFleet(bound, socksBound, { tlsPort: o.demoTarget.tlsPort });
   for (const p of fleet) {
     const res = await api.call<{ error?: string }>('POST', '/v1/proxies', p);
     if (res.status !== 201 && res.json.error !== 'already_exists') {

@@ -17,6 +17,11 @@ export interface OurEmulatorsOptions {
   projectId: string;
   pubsub: PubSub;
   logDir: string;
+  /**
+   * The API's port: every emulated VM lets CONNECT reach it, as every deployed VM's squid lets CONNECT
+   * reach the deployed API's 443 — the probe's BASIC handshake goes to its echo URL's port.
+   */
+  apiPort: number;
   /** Called as each piece is up, with how to stop it. */
   onUp(name: string, url: string, stop: () => Promise<void>): void;
 }
@@ -37,6 +42,7 @@ export async function startOurEmulators(opts: OurEmulatorsOptions): Promise<void
     const compute = await startComputeEmulator({
       ...opts.compute,
       projectId: opts.projectId,
+      hostConnectPorts: [opts.apiPort],
       resolveCredentials: credentialsFromSecretManager(client),
       log: fileLog('compute-emulator', join(opts.logDir, 'compute.log')),
     });

@@ -108,6 +108,7 @@ export async function startPlane(
       projectId: opts.projectId,
       pubsub,
       logDir,
+      apiPort: ports.api.port,
       onUp: (name, url, stop) => {
         teardown.add(name, stop, Layer.ourEmulators);
         urls.set(name, url);

@@ -204,6 +204,42 @@ describe('instance lifecycle through the real client', () => {
     );
   });
 
+  it("adds the emulator's hostConnectPorts to every VM's list (the local plane's API port, standing for the deployed API's 443)", async () => {
+    // The local probe's BASIC handshake CONNECTs to the echo URL's port: deployed 443, which every VM's
+    // squid allows; locally the API's port, which a spec without connectPorts does not list.
+    const local = await startComputeEmulator({
+      bootDelayMs: 50,
+      deleteDelayMs: 50,
+      addressRange: { first: '127.2.0.2', last: '127.2.255.254' },
+      resolveCredentials: async (name) => secrets.get(name) ?? null,
+      hostConnectPorts: [tlsTarget.port],
+    });
+    const localClients = computeClients(local.endpoint);
+    try {
+      const zone = 'us-central1-a';
+      const credentialsSecret = 'projects/demo-compute-emu/secrets/proxy-a/versions/1';
+      const [op] = await localClients.instances.insert({
+        project,
+        zone,
+        instanceResource: instanceBody('pp-host-ports', { zone, credentialsSecret }),
+      });
+      await waitForOperation(localClients.zoneOps, project, zone, operationOf(op).name!);
+      const view = local.admin.instance(project, zone, 'pp-host-ports');
+      expect(view.connectPorts).toEqual([443, tlsTarget.port]);
+      const proxy = { host: view.address, port: 3128 };
+      const via = await connectViaProxy(proxy, `${tlsTarget.host}:${tlsTarget.port}`, { auth: creds });
+      expect(via.status).toBe(200);
+      via.socket.destroy();
+      // Only those: any other port is still 403.
+      expect((await connectViaProxy(proxy, `${target.host}:${target.port}`, { auth: creds })).status).toBe(
+        403,
+      );
+    } finally {
+      await localClients.close();
+      await local.stop();
+    }
+  });
+
   it('answers 409 alreadyExists for a duplicate name and accepts get by numeric id', async () => {
     const zone = 'us-central1-b';
     await insertAndWait('pp-dup', zone);

@@ -4,6 +4,7 @@ import {
   renderDefaultCloudInit,
 } from '../../../shared/src/domain/cloud-init/startup-script.js';
 import type { ManagedSpec, ProxyResource, SecretRef } from '../../../shared/src/domain/proxy.js';
+import { specHash } from '../../../shared/src/domain/spec-hash.js';
 import { ManualClock } from '../../../shared/src/ports/clock.js';
 import { SecretAccessError, type SecretErrorKind } from '../../../shared/src/ports/secrets.js';
 import { aProxy, managedSpec } from '../../../shared/src/testing/proxy-fixtures.js';
@@ -73,6 +74,24 @@ describe('SecretCloudInitResolver', () => {
     expect(connectPortsOfStartupScript(plain.script)).toEqual([443]);
     // another script, another digest: the spec hash replaces the VM when the ports change
     expect(listed.digest).not.toBe(plain.digest);
+  });
+
+  it('renders the same bytes, digest and spec hash as before connectPorts existed for a spec without it (an upgrade replaces no VM)', async () => {
+    const r = new SecretCloudInitResolver({
+      secrets: fakeSecrets({ creds: ['u:p'] }).reader,
+      renderDefault: renderDefaultCloudInit,
+      clock: new ManualClock(),
+      cacheTtlMs: 0,
+    });
+    // A proxy stored before the field: no connectPorts key at all.
+    const stored = proxy({ credentialsRef: { secret: 'creds', version: 'latest' } });
+    expect('connectPorts' in stored.spec).toBe(false);
+    const out = await r.resolve(stored, { fresh: true });
+    if (!out.ok) throw new Error('expected it to resolve');
+    // Pinned from 9ebe43f, the last commit without spec.connectPorts: any change here changes the
+    // status.specHash of every running managed proxy, and reconcile would replace them all.
+    expect(out.digest).toBe('sha256:f7fb2e7764c30292c01458c5e54f3b71c1b10184a6f2f35403c5a2ea4cdca86e');
+    expect(specHash(stored.spec, out.digest, out.credentialsSecret)).toBe('7a0cfee33354eec7');
   });
 
   it('uses an inline script as it is, hashing it', async () => {

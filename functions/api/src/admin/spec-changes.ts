@@ -8,8 +8,9 @@
 //   that landed in the old zone just before a crash (no providerId stored yet) would stay there beside the
 //   new one, and the GC keeps it because its UID is live — two instances for one proxy (brief, invariant
 //   1). Moving a proxy is creating one in the other zone and deleting this one.
-// Every other managed field (machineType, image, port, protocol, cloudInit, credentialsRef) enters the
-// spec hash, and reconcile replaces the instance in place (same zone, same deterministic name).
+// Every other managed field (machineType, image, port, protocol, cloudInit, credentialsRef, and connectPorts
+// through the default cloud-init it renders) enters the spec hash, and reconcile replaces the instance in
+// place (same zone, same deterministic name).
 import { type ProxySpec, ProxySpec as ProxySpecSchema } from '../../../../shared/src/domain/proxy.js';
 import { ApiError, invalidRequest } from '../errors.js';
 import { toIssues } from '../validation/issues.js';
