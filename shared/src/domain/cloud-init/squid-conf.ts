@@ -106,7 +106,9 @@ export function renderSquidConf(input: SquidConfOptions): string {
     'auth_param basic credentialsttl 5 minutes',
     'auth_param basic casesensitive on',
     'acl authenticated proxy_auth REQUIRED',
-    `${SSL_PORTS_ACL}${o.connectPorts.join(' ')}`,
+    // Sorted, once each: a spec that lists the same ports in another order renders the same bytes (the
+    // script's digest is in the spec hash: a reordering must not replace the VM).
+    `${SSL_PORTS_ACL}${[...new Set(o.connectPorts)].sort((a, b) => a - b).join(' ')}`,
     `acl Safe_ports port ${SAFE_PORTS.listed.join(' ')} ${SAFE_PORTS.from}-65535`,
     'acl CONNECT method CONNECT',
     ...(blocked ? [`acl proxyplane_blocked dst ${o.blockedDestinations.join(' ')}`] : []),

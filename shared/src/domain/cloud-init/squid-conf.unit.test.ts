@@ -62,6 +62,15 @@ describe('renderSquidConf', () => {
       blockedDestinations: [],
     });
     expect(custom).toContain('acl SSL_ports port 443 8443\n');
+    // The same ports in another order, or repeated, are the same configuration: the same bytes.
+    expect(
+      renderSquidConf({
+        port: 8080,
+        passwdFile: '/tmp/x/passwd',
+        connectPorts: [8443, 443, 8443],
+        blockedDestinations: [],
+      }),
+    ).toBe(custom);
     expect(custom).toContain('/usr/lib/squid/basic_ncsa_auth /tmp/x/passwd\n');
     expect(custom).not.toContain('proxyplane_blocked');
   });
