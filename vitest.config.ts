@@ -15,6 +15,7 @@ export default defineConfig({
             'functions/**/*.unit.test.ts',
             'emulators/**/*.unit.test.ts',
             'cli/**/*.unit.test.ts',
+            'bench/**/*.unit.test.ts',
           ],
           environment: 'node',
           env: { METADATA_SERVER_DETECTION: 'none' },

@@ -32,13 +32,11 @@ const has = (cmd: string) => {
   }
 };
 
-function ensurePackages(): void {
-  const missing = [
-    ['squid', 'squid'],
-    ['go', 'golang-go'],
-  ].filter(([cmd]) => !has(cmd!));
+/** Installs (apt-get) the Debian package of each [command, package] pair whose command is missing. */
+export function ensureCommands(wanted: readonly (readonly [string, string])[]): void {
+  const missing = wanted.filter(([cmd]) => !has(cmd));
   if (missing.length === 0) return;
-  const pkgs = missing.map(([, pkg]) => pkg!);
+  const pkgs = missing.map(([, pkg]) => pkg);
   console.log(`installing ${pkgs.join(' ')} (apt-get)`);
   execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
   execFileSync('apt-get', ['install', '-y', '-qq', ...pkgs], {
@@ -49,7 +47,10 @@ function ensurePackages(): void {
 
 /** A ready-to-run copy of the harness; returns its directory. */
 export function prepareHarness(): string {
-  ensurePackages();
+  ensureCommands([
+    ['squid', 'squid'],
+    ['go', 'golang-go'],
+  ]);
   const src = findHarness();
   const dir = mkdtempSync(join(tmpdir(), 'gwbench-'));
   // squid drops root for the "proxy" user: it must be able to reach run/ and conf/ in here.
