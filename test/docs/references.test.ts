@@ -1,0 +1,473 @@
+// The docs against the code, by name: every link, repository path, `npm run` command, environment variable,
+// log event and metric a doc names exists. Docs rot silently when code is renamed or removed; this makes a
+// rename that leaves a doc behind fail here, with the doc and the line. Each check lists every offender
+// at once. Pure file reads: no emulator, no network. (test/terraform/code-contract.test.ts checks a few
+// doc facts in depth; this checks every name, shallowly.)
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, posix } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadModule, type TfConfig } from '../terraform/support/hcl.js';
+import { repoRoot, terraformDir } from '../terraform/support/paths.js';
+import {
+  anchors,
+  codeSpans,
+  type Doc,
+  docPaths,
+  headings,
+  type Line,
+  linkTargets,
+  readDoc,
+  slug,
+} from './support/markdown.js';
+import { codeFiles, isDir, listFiles, readAll, topDirs } from './support/repo.js';
+
+const docs: Doc[] = docPaths(repoRoot).map((p) => readDoc(repoRoot, p));
+const files = listFiles(repoRoot);
+const fileSet = new Set(files);
+const names = new Set(files.map((f) => posix.basename(f)));
+const code = readAll(repoRoot, codeFiles(files));
+const codeText = [...code.values()].join('\n');
+const TOP = topDirs(repoRoot);
+
+/** Where a reference was found: `docs/gateway.md:120 \`token\``. */
+const at = (doc: Doc, line: Line, what: string) => `${doc.path}:${line.n} ${what}`;
+
+/** Every (doc, line, span) of the docs' prose. */
+function* spans(): Generator<{ doc: Doc; line: Line; span: string }> {
+  for (const doc of docs)
+    for (const line of doc.lines) for (const span of codeSpans(line)) yield { doc, line, span };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Repository paths
+
+/** Files a doc names that running the plane writes, so no checkout has them. */
+const GENERATED = [
+  '.local-plane/', // npm start's state: tokens, logs, the demo site's certificate (.gitignore)
+  'bench/results/gateway-partial.json', // what `npm run bench -- gateway` writes when run on a subset
+  'terraform/terraform.tfvars', // the operator's own copy of terraform.tfvars.example
+];
+/** Names a doc gives to files outside this repository. */
+const EXTERNAL = [
+  'seeds/', // the design handbook kept beside the repository (its seeds)
+  '../shared/', // the same handbook, by its path relative to the repository
+];
+/** A bare file name that is runtime state, not a file of the repository. */
+const GENERATED_NAMES = new Set([
+  'state.json', // .local-plane/state.json (emulators/local-plane/README.md)
+]);
+
+/** A file name ending the docs use for repository files. */
+const FILE_EXT = /\.(ts|mjs|js|json|tf|sh|md|hcl|yaml|yml|png|example)$/;
+
+/**
+ * The roots a shortened path is tried against, in order: the doc's own directory (markdown-relative),
+ * the repository root, shared/ and shared/src/, each function's folder and src/, each emulator, and
+ * terraform/, docs/ and test/. A path found under none of them is a failure.
+ */
+function roots(docPath: string): string[] {
+  const under = (dir: string) => TOP.includes(dir.split('/')[0]!) && isDir(join(repoRoot, dir));
+  const fns = [...new Set(files.filter((f) => f.startsWith('functions/')).map((f) => f.split('/')[1]!))];
+  const emus = [...new Set(files.filter((f) => f.startsWith('emulators/')).map((f) => f.split('/')[1]!))];
+  return [
+    dirname(docPath),
+    '.',
+    'shared',
+    'shared/src',
+    ...fns.flatMap((f) => [`functions/${f}`, `functions/${f}/src`]),
+    ...emus.map((e) => `emulators/${e}`),
+    'terraform',
+    'docs',
+    'test',
+  ].filter((r) => r === '.' || r === dirname(docPath) || under(r));
+}
+
+/** `a/{b,c}.ts` → `a/b.ts`, `a/c.ts`; a `{name}` without a comma is a placeholder, not an expansion. */
+function expand(token: string): string[] {
+  const m = /\{([^{}]*,[^{}]*)\}/.exec(token);
+  if (!m) return [token];
+  return m[1]!
+    .split(',')
+    .flatMap((alt) => expand(token.slice(0, m.index) + alt + token.slice(m.index + m[0].length)));
+}
+
+/** Whether a repository-relative path (possibly with a `*` in its last segment) names something. */
+function exists(rel: string): boolean {
+  const norm = posix.normalize(rel).replace(/\/$/, '');
+  if (norm.startsWith('..')) return false;
+  if (!norm.includes('*')) return fileSet.has(norm) || isDir(join(repoRoot, norm));
+  const re = new RegExp(`^${norm.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*')}$`);
+  return files.some((f) => re.test(f));
+}
+
+type PathRef = { token: string; kind: 'path' | 'name' };
+
+/** Classifies a token as a repository path, a bare file name, or neither (undefined). */
+function pathRef(token: string): PathRef | undefined {
+  const t = token.replace(/[.,;:]$/, '');
+  if (/\s|:\/\/|^[/$@~]|[<>…[\]?=|]|^\.\.\.$/.test(t)) return undefined;
+  if (/\{[^{},]*\}/.test(t)) return undefined; // a {placeholder}
+  if (GENERATED.some((g) => t.startsWith(g)) || EXTERNAL.some((e) => t.startsWith(e))) return undefined;
+  if (FILE_EXT.test(t)) {
+    if (!t.includes('/')) return GENERATED_NAMES.has(t) ? undefined : { token: t, kind: 'name' };
+    return { token: t, kind: 'path' };
+  }
+  // A directory: only when it clearly starts at the repository's top (`functions/gateway/src/`).
+  if (t.includes('/') && TOP.includes(t.split('/')[0]!) && /^[\w./*-]+$/.test(t))
+    return { token: t, kind: 'path' };
+  return undefined;
+}
+
+/** An import path's `.js` names its TypeScript source (NodeNext resolution). */
+const tsSource = (path: string) => path.replace(/\.js$/, '.ts');
+
+function resolves(ref: PathRef, docPath: string): boolean {
+  return expand(ref.token).every((t) =>
+    ref.kind === 'name'
+      ? t.includes('*')
+        ? [...names].some((n) => new RegExp(`^${t.replace(/\./g, '\\.').replace(/\*/g, '.*')}$`).test(n))
+        : names.has(t)
+      : roots(docPath).some((r) => exists(posix.join(r, t)) || exists(posix.join(r, tsSource(t)))),
+  );
+}
+
+/** Repository paths in fenced blocks and plain prose: only ones that start at a top-level directory. */
+function barePaths(line: Line): string[] {
+  const text = line.fenced ? line.text : line.text.replace(/`[^`\n]*`/g, ' ').replace(/\]\([^)]*\)/g, ']');
+  const re = new RegExp(
+    `(?<=^|[\\s"'(=,])((?:${TOP.join('|')})/[\\w./{},*-]*\\.(?:ts|mjs|js|json|tf|sh|md|hcl|yaml|yml))(?=$|[\\s"'),:;.])`,
+    'g',
+  );
+  return [...text.matchAll(re)].map((m) => m[1]!);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Names in the code
+
+/** ALL_CAPS_WITH_UNDERSCORES, the style of every variable the config loaders read. */
+const ENV_NAME = /^[A-Z][A-Z0-9]*(?:_[A-Z0-9*]+)+$/;
+
+/**
+ * Upper-case names the docs give that are not the code's: other programs' variables and Google's API
+ * vocabulary, each with the reason it is named.
+ */
+const EXTERNAL_NAMES: Record<string, string> = {
+  NODE_EXTRA_CA_CERTS: "Node's own: extra CAs the gateway's /v1/fetch trusts beside the system's",
+  NODE_OPTIONS: "Node's own: where a V8 flag the gateway does not set would go",
+  TCP_NODELAY: 'a socket option (setNoDelay), not a variable',
+  ROTATED_AT: 'a dummy variable the rotation runbook sets only to force a new Cloud Run revision',
+};
+
+/** Candidate environment variable in a span: `NAME`, `$NAME`, `NAME=value`. */
+function envName(span: string): string | undefined {
+  const t = span.replace(/^\$/, '').replace(/=.*$/s, '');
+  return ENV_NAME.test(t) ? t : undefined;
+}
+
+const words = new Set(codeText.match(/\b[A-Z][A-Z0-9_]*\b/g) ?? []);
+function inCode(name: string): boolean {
+  if (!name.includes('*')) return words.has(name);
+  const re = new RegExp(`^${name.replace(/\*/g, '[A-Z0-9_]+')}$`);
+  return [...words].some((w) => re.test(w));
+}
+
+/** The event names the code logs (`event: 'gateway.snapshot_pass'`), and their namespaces. */
+const loggedEvents = new Set(
+  [...code.entries()]
+    .filter(([f]) => f.endsWith('.ts'))
+    .flatMap(([, text]) => [...text.matchAll(/\bevent: '([a-z]+\.[a-z0-9_]+)'/g)].map((m) => m[1]!)),
+);
+/**
+ * A log event's shape: `<namespace>.<what_happened>`, the namespace one the code logs under or a unit's
+ * name (functions/<unit>), so an event of a namespace the code no longer logs under is still checked.
+ */
+const EVENT_NAMESPACES = new Set([
+  ...[...loggedEvents].map((e) => e.split('.')[0]!),
+  ...files.filter((f) => f.startsWith('functions/')).map((f) => f.split('/')[1]!),
+]);
+/** Dotted names in those namespaces that are JSON fields, not log events. */
+const NOT_EVENTS: Record<string, string> = {
+  'proxy.url': "a lease response's field (docs/leases.md)",
+  'proxy.protocol': "a lease response's field (docs/leases.md)",
+  'proxy.error': "the Compute emulator's admin view of an instance (emulators/compute/README.md)",
+};
+function eventName(span: string): string | undefined {
+  const m = /^([a-z]+)\.([a-z][a-z0-9]*(?:_[a-z0-9]+)*)$/.exec(span);
+  if (!m || FILE_EXT.test(span) || !EVENT_NAMESPACES.has(m[1]!) || span in NOT_EVENTS) return undefined;
+  return span;
+}
+const quoted = (name: string) => new RegExp(`['"\`]${name.replace(/\./g, '\\.')}['"\`]`);
+
+const bare = (span: string) => span.replace(/\(\)$/, '').replace(/\{[^}]*\}$/, '');
+
+/**
+ * Identifiers in code style: a camelCase or PascalCase word (`steadyRefreshMs`, `LeaseApiError`), a
+ * snake_case one (an error code `no_upstream`, a Terraform variable `drift_poll_seconds`), or a dotted
+ * field path (`status.unreachableRoutes`). Env vars, events and metrics have their own checks.
+ */
+function identifier(span: string): string[] | undefined {
+  const t = bare(span);
+  if (!/^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$/.test(t) || FILE_EXT.test(t)) return undefined;
+  if (/\.(com|internal|io|net|org|dev|app|txt|tfvars)$/.test(t)) return undefined; // a host or file name
+  if (envName(t) || eventName(t) || t.startsWith('proxyplane_')) return undefined; // checked as such
+  const segments = t.split('.');
+  const styled = (w: string) =>
+    /[a-z][A-Z]/.test(w) || /^[A-Z][a-z0-9]+[A-Z]/.test(w) || /^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$/.test(w);
+  return segments.length > 1 || styled(t) ? segments : undefined;
+}
+
+/** Identifiers the docs give that are not this code's, each with why it is named. */
+const EXTERNAL_IDENTIFIERS: Record<string, string> = {
+  CloudPubSubDeadLetterSourceDeliveryCount: "Pub/Sub's attribute on a dead-lettered message",
+  lease_requests_total: "the seed operator's metric, beside the one that replaces it (architecture.md)",
+  proxy_operator_leases_active:
+    "the seed operator's metric, beside the one that replaces it (architecture.md)",
+  epoll_wait: 'a Linux system call in a profile of the gateway (gateway.md)',
+  epoll_pwait: 'a Linux system call in a profile of the gateway (gateway.md)',
+  epoll_ctl: 'a Linux system call in a profile of the gateway (gateway.md)',
+  w_life: "cost.md's symbol for the writes of one proxy lifecycle",
+};
+
+/** zod's issue codes, which the API's 400 answers carry (docs/api.md), from zod's own source. */
+function zodIssueCodes(): Set<string> {
+  const dir = join(repoRoot, 'node_modules/zod/v4/core');
+  const out = new Set<string>();
+  for (const f of listFiles(dir).filter((f) => f.endsWith('.js')))
+    for (const m of readFileSync(join(dir, f), 'utf8').matchAll(/\bcode: "([a-z_]+)"/g)) out.add(m[1]!);
+  return out;
+}
+
+/** The metrics the committed bench results report (`npm run bench -- <name>` writes bench/results/). */
+function benchMetrics(): Set<string> {
+  return new Set(
+    files
+      .filter((f) => /^bench\/results\/[\w-]+\.json$/.test(f))
+      .flatMap((f) => Object.keys(JSON.parse(readFileSync(join(repoRoot, f), 'utf8')).metrics ?? {})),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+describe('the docs name only what exists', () => {
+  let tf: TfConfig;
+  beforeAll(async () => {
+    tf = await loadModule(terraformDir);
+  });
+
+  it('reads the whole docs set', () => {
+    expect(docs.map((d) => d.path)).toEqual(expect.arrayContaining(['README.md', 'docs/gateway.md']));
+    expect(docs.length).toBeGreaterThan(10);
+  });
+
+  it('every relative link resolves to a file, and every #anchor to a heading of it', () => {
+    const bad: string[] = [];
+    let n = 0;
+    for (const doc of docs)
+      for (const line of doc.lines)
+        for (const target of linkTargets(line)) {
+          if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // https:, mailto:
+          n++;
+          const [file, anchor] = target.split('#') as [string, string | undefined];
+          const path = file
+            ? posix.normalize(posix.join(posix.dirname(doc.path), decodeURI(file)))
+            : doc.path;
+          if (!existsSync(join(repoRoot, path))) {
+            bad.push(at(doc, line, `(${target}): no ${path}`));
+            continue;
+          }
+          if (anchor === undefined) continue;
+          if (!path.endsWith('.md')) {
+            bad.push(at(doc, line, `(${target}): an anchor into a file that is not markdown`));
+            continue;
+          }
+          if (!anchors(readDoc(repoRoot, path)).has(anchor))
+            bad.push(at(doc, line, `(${target}): ${path} has no heading with that anchor`));
+        }
+    expect(n).toBeGreaterThan(20);
+    expect(bad).toEqual([]);
+  });
+
+  it('every `file.md § Section` names a heading of that file', () => {
+    const bad: string[] = [];
+    let n = 0;
+    for (const doc of docs)
+      for (const line of doc.lines) {
+        if (line.fenced) continue;
+        const text = line.text.replace(/\]\([^)]*\)/g, ']').replace(/[`[\]]/g, '');
+        for (const m of text.matchAll(/([\w/.-]+\.md)\)? § ([^.,;:)|`]+)/g)) {
+          const [, file, section] = m as unknown as [string, string, string];
+          if (/^\d/.test(section) || EXTERNAL.some((e) => file.startsWith(e))) continue;
+          const path = roots(doc.path)
+            .map((r) => posix.join(r, file))
+            .find((p) => fileSet.has(p));
+          n++;
+          if (!path) {
+            bad.push(at(doc, line, `${file} § ${section}: no such file`));
+            continue;
+          }
+          const wanted = slug(section.trim());
+          const found = headings(readDoc(repoRoot, path)).some((h) => {
+            const s = slug(h);
+            return s.startsWith(wanted) || wanted.startsWith(s);
+          });
+          if (!found) bad.push(at(doc, line, `${file} § ${section.trim()}: no such heading in ${path}`));
+        }
+      }
+    expect(n).toBeGreaterThan(20);
+    expect(bad).toEqual([]);
+  });
+
+  it('every repository path a doc names exists (tried from the repository root and the package roots)', () => {
+    const bad: string[] = [];
+    let n = 0;
+    const check = (doc: Doc, line: Line, token: string, ref = pathRef(token)) => {
+      if (!ref) return;
+      n++;
+      if (!resolves(ref, doc.path)) bad.push(at(doc, line, `\`${token}\``));
+    };
+    for (const { doc, line, span } of spans()) check(doc, line, span);
+    for (const doc of docs)
+      for (const line of doc.lines) for (const p of barePaths(line)) check(doc, line, p);
+    expect(n).toBeGreaterThan(200);
+    expect(bad).toEqual([]);
+  });
+
+  it('every `npm run` script exists in package.json, and every `npm run bench -- <name>` is a bench', () => {
+    const scripts = Object.keys(JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).scripts);
+    const bad: string[] = [];
+    let n = 0;
+    for (const doc of docs)
+      for (const line of doc.lines)
+        for (const m of line.text.matchAll(
+          /\bnpm (run(?:-script)?|start|test)\b(?: ([\w:.-]+))?(?: -- ([\w<>-]+))?/g,
+        )) {
+          const script = m[1] === 'start' || m[1] === 'test' ? m[1] : m[2];
+          if (!script) continue;
+          n++;
+          if (!scripts.includes(script)) {
+            bad.push(at(doc, line, `npm run ${script}: no such script`));
+            continue;
+          }
+          const bench = script === 'bench' ? m[3] : undefined;
+          if (bench && !bench.startsWith('<')) {
+            const file = join(repoRoot, 'bench', `${bench}.ts`);
+            // bench/main.ts runs bench/<name>.ts's default export.
+            if (!existsSync(file) || !/export default /.test(readFileSync(file, 'utf8')))
+              bad.push(
+                at(doc, line, `npm run bench -- ${bench}: no bench/${bench}.ts with a default export`),
+              );
+          }
+        }
+    expect(n).toBeGreaterThan(10);
+    expect(bad).toEqual([]);
+  });
+
+  it('every environment variable a doc names is one the code reads or sets', () => {
+    const bad: string[] = [];
+    let n = 0;
+    for (const { doc, line, span } of spans()) {
+      const name = envName(span);
+      if (!name || name in EXTERNAL_NAMES) continue;
+      n++;
+      if (!inCode(name)) bad.push(at(doc, line, `\`${span}\``));
+    }
+    expect(n).toBeGreaterThan(100);
+    // Each allow-listed name is still named by a doc (an entry nothing needs is removed).
+    const named = new Set([...spans()].map(({ span }) => envName(span)));
+    expect(Object.keys(EXTERNAL_NAMES).filter((k) => !named.has(k))).toEqual([]);
+    expect(bad).toEqual([]);
+  });
+
+  it('every log event a doc names is logged by the code', () => {
+    expect(loggedEvents.size).toBeGreaterThan(10);
+    const bad: string[] = [];
+    let n = 0;
+    for (const { doc, line, span } of spans()) {
+      const event = eventName(span);
+      if (!event) continue;
+      n++;
+      if (!loggedEvents.has(event) && ![...code.values()].some((t) => quoted(event).test(t)))
+        bad.push(at(doc, line, `\`${span}\``));
+    }
+    expect(n).toBeGreaterThan(15);
+    expect(bad).toEqual([]);
+  });
+
+  it('every metric a doc names is registered: Prometheus names in the code, log-based ones in Terraform', () => {
+    const tfVariables = new Set(Object.keys(tf.variable));
+    // Log-based metrics: proxyplane/<key> for each log counter, and the literal names.
+    const logMetrics = new Set([
+      ...Object.keys(tf.locals.log_counters as object),
+      ...Object.values(tf.resource.google_logging_metric ?? {})
+        .map((m) => /^proxyplane\/(\w+)$/.exec(String(m.name))?.[1])
+        .filter((m): m is string => m !== undefined),
+    ]);
+    const tsCode = [...code.entries()].filter(([f]) => f.endsWith('.ts')).map(([, t]) => t);
+    const defaults = collectDefaults();
+    /** `proxyplane/…` names that are not metrics. */
+    const notMetrics: Record<string, string> = {
+      'proxyplane/startup': "the proxy VM startup script's guest attribute (docs/cloud-init.md)",
+    };
+    const bad: string[] = [];
+    let n = 0;
+    for (const { doc, line, span } of spans()) {
+      const name = span.replace(/\{[^}]*\}$/, '');
+      const log = /^proxyplane\/([a-z_]+)$/.exec(name)?.[1];
+      if (log !== undefined && !(name in notMetrics)) {
+        n++;
+        if (!logMetrics.has(log)) bad.push(at(doc, line, `\`${span}\`: no such log-based metric`));
+        continue;
+      }
+      if (!/^[a-z]+(?:_[a-z0-9]+)+$/.test(name)) continue;
+      const ours = name.startsWith('proxyplane_') || (name.startsWith('gateway_') && !tfVariables.has(name));
+      const prom = /^(nodejs|process)_/.test(name);
+      if (!ours && !prom) continue;
+      n++;
+      if (ours && !tsCode.some((t) => quoted(name).test(t)))
+        bad.push(at(doc, line, `\`${span}\`: no metric of that name is registered`));
+      if (prom && !defaults.has(name))
+        bad.push(at(doc, line, `\`${span}\`: not one of prom-client's defaults`));
+    }
+    expect(n).toBeGreaterThan(15);
+    expect(bad).toEqual([]);
+  });
+
+  it('every identifier a doc names in code style is a word of the code (or a metric a bench reports)', () => {
+    const known = new Set([
+      ...(codeText.match(/\b[A-Za-z_]\w*\b/g) ?? []),
+      ...benchMetrics(),
+      ...zodIssueCodes(),
+      ...collectDefaults(),
+    ]);
+    /** A code the code composes, like `socks_reply_${a.reply}`: `socks_reply_5` is one of them. */
+    const composed = (w: string) => {
+      const prefix = /^([a-z][a-z0-9_]*_)\d+$/.exec(w)?.[1];
+      return prefix !== undefined && codeText.includes(`${prefix}\${`);
+    };
+    const bad: string[] = [];
+    let n = 0;
+    for (const { doc, line, span } of spans()) {
+      const segments = identifier(span);
+      if (!segments || bare(span) in EXTERNAL_IDENTIFIERS) continue;
+      n++;
+      const missing = segments.filter((w) => !known.has(w) && !composed(w));
+      if (missing.length)
+        bad.push(at(doc, line, `\`${span}\`${segments.length > 1 ? ` (${missing.join(', ')})` : ''}`));
+    }
+    expect(n).toBeGreaterThan(300);
+    const named = new Set([...spans()].map(({ span }) => bare(span)));
+    expect(Object.keys(EXTERNAL_IDENTIFIERS).filter((k) => !named.has(k))).toEqual([]);
+    expect(bad).toEqual([]);
+  });
+});
+
+/** prom-client's default metrics (collectDefaultMetrics, which the gateway calls), from its own source. */
+function collectDefaults(): Set<string> {
+  if (!/collectDefaultMetrics\(/.test(codeText)) return new Set();
+  const dir = join(repoRoot, 'node_modules/prom-client/lib/metrics');
+  const out = new Set<string>();
+  for (const f of listFiles(dir))
+    for (const m of readFileSync(join(dir, f), 'utf8').matchAll(/'((?:nodejs|process)_[a-z_]+)'/g))
+      out.add(m[1]!);
+  return out;
+}
