@@ -6,6 +6,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, posix } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { USAGE } from '../../cli/usage.js';
+import { loadScheduleTable } from '../../shared/src/config/topology.js';
 import { loadModule, type TfConfig } from '../terraform/support/hcl.js';
 import { repoRoot, terraformDir } from '../terraform/support/paths.js';
 import {
@@ -147,10 +149,7 @@ function barePaths(line: Line): string[] {
 /** ALL_CAPS_WITH_UNDERSCORES, the style of every variable the config loaders read. */
 const ENV_NAME = /^[A-Z][A-Z0-9]*(?:_[A-Z0-9*]+)+$/;
 
-/**
- * Upper-case names the docs give that are not the code's: other programs' variables and Google's API
- * vocabulary, each with the reason it is named.
- */
+/** Upper-case names the docs give that are not the code's to read, each with the reason it is named. */
 const EXTERNAL_NAMES: Record<string, string> = {
   NODE_EXTRA_CA_CERTS: "Node's own: extra CAs the gateway's /v1/fetch trusts beside the system's",
   NODE_OPTIONS: "Node's own: where a V8 flag the gateway does not set would go",
@@ -196,7 +195,8 @@ function eventName(span: string): string | undefined {
   if (!m || FILE_EXT.test(span) || !EVENT_NAMESPACES.has(m[1]!) || span in NOT_EVENTS) return undefined;
   return span;
 }
-const quoted = (name: string) => new RegExp(`['"\`]${name.replace(/\./g, '\\.')}['"\`]`);
+/** A string literal of the name (not a mention in a comment, which docs-style backticks would be). */
+const quoted = (name: string) => new RegExp(`(['"])${name.replace(/\./g, '\\.')}\\1`);
 
 const bare = (span: string) => span.replace(/\(\)$/, '').replace(/\{[^}]*\}$/, '');
 
@@ -379,6 +379,7 @@ describe('the docs name only what exists', () => {
   });
 
   it('every log event a doc names is logged by the code', () => {
+    const tsCode = [...code.entries()].filter(([f]) => f.endsWith('.ts')).map(([, t]) => t);
     expect(loggedEvents.size).toBeGreaterThan(10);
     const bad: string[] = [];
     let n = 0;
@@ -386,7 +387,7 @@ describe('the docs name only what exists', () => {
       const event = eventName(span);
       if (!event) continue;
       n++;
-      if (!loggedEvents.has(event) && ![...code.values()].some((t) => quoted(event).test(t)))
+      if (!loggedEvents.has(event) && !tsCode.some((t) => quoted(event).test(t)))
         bad.push(at(doc, line, `\`${span}\``));
     }
     expect(n).toBeGreaterThan(15);
@@ -457,6 +458,49 @@ describe('the docs name only what exists', () => {
     expect(n).toBeGreaterThan(300);
     const named = new Set([...spans()].map(({ span }) => bare(span)));
     expect(Object.keys(EXTERNAL_IDENTIFIERS).filter((k) => !named.has(k))).toEqual([]);
+    expect(bad).toEqual([]);
+  });
+
+  it('every `proxyplane` command and flag a doc gives is one the CLI has, and every job it names is scheduled', () => {
+    // The CLI's own help (cli/usage.ts): "  <group> <verb>|<verb> …" lines and every flag it lists.
+    const commands = new Set(
+      [...USAGE.matchAll(/^ {2}([a-z]+) ([a-z|]+)/gm)].flatMap((m) =>
+        m[2]!.split('|').map((v) => `${m[1]} ${v}`),
+      ),
+    );
+    const flags = new Set(USAGE.match(/(?<=[\s[,])--?[a-z][a-z-]*/g));
+    const jobs = new Set(Object.keys(loadScheduleTable().jobs));
+    expect(commands.size).toBeGreaterThan(8);
+    const bad: string[] = [];
+    let n = 0;
+    const checkJob = (doc: Doc, line: Line, name: string | undefined) => {
+      if (name === undefined || /[A-Z<{…$]/.test(name)) return; // NAME, <name>, {list,…}: placeholders
+      n++;
+      if (!jobs.has(name)) bad.push(at(doc, line, `job ${name}: not in shared/topology/schedules.json`));
+    };
+    for (const doc of docs)
+      for (const line of doc.lines) {
+        // A command: a fenced line that runs it, or a code span that is one.
+        const texts = line.fenced ? [line.text.replace(/#.*$/, '')] : codeSpans(line);
+        for (const text of texts) {
+          const m = /^(?:eval "\$\()?(?:npx )?proxyplane ([a-z]+)(?: ([a-z|]+))?(.*)$/.exec(text.trim());
+          if (!m) continue;
+          const [, group, verbs, rest] = m as unknown as [string, string, string | undefined, string];
+          n++;
+          const unknown = (verbs ?? '')
+            .split('|')
+            .filter((v) => v && !commands.has(`${group} ${v}`))
+            .concat([...commands].some((c) => c.startsWith(`${group} `)) ? [] : [group]);
+          if (unknown.length) bad.push(at(doc, line, `proxyplane ${group} ${verbs ?? ''}: no such command`));
+          for (const flag of rest.match(/(?<=^|\s)--?[a-z][a-z-]*/g) ?? [])
+            if (!flags.has(flag))
+              bad.push(at(doc, line, `proxyplane ${group} ${verbs} ${flag}: no such flag`));
+          if (group === 'jobs' && verbs && verbs !== 'list') checkJob(doc, line, rest.trim().split(/\s+/)[0]);
+        }
+        for (const g of line.text.matchAll(/gcloud scheduler jobs (?:run|pause|resume|describe) ([\w-]+)/g))
+          checkJob(doc, line, g[1]);
+      }
+    expect(n).toBeGreaterThan(20);
     expect(bad).toEqual([]);
   });
 });
