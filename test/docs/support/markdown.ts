@@ -94,10 +94,13 @@ export function anchors(doc: Doc): Set<string> {
   return out;
 }
 
-/** The headings of a doc, as written (for `file.md § Heading` references). */
-export function headings(doc: Doc): string[] {
+/**
+ * The sections a `§ Name` reference can mean, as written: the headings, and the bold run-in heads that
+ * open a paragraph (`**Cost.** One request per …`), which the docs use as sub-sections.
+ */
+export function sections(doc: Doc): string[] {
   return doc.lines
     .filter((l) => !l.fenced)
-    .map((l) => /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(l.text)?.[1])
+    .map((l) => /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(l.text)?.[1] ?? /^\*\*([^*]+?)\*\*/.exec(l.text)?.[1])
     .filter((h): h is string => h !== undefined);
 }
