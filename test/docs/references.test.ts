@@ -1,8 +1,12 @@
-// The docs against the code, by name: every link, repository path, `npm run` command, environment variable,
-// log event and metric a doc names exists. Docs rot silently when code is renamed or removed; this makes a
-// rename that leaves a doc behind fail here, with the doc and the line. Each check lists every offender
-// at once. Pure file reads: no emulator, no network. (test/terraform/code-contract.test.ts checks a few
-// doc facts in depth; this checks every name, shallowly.)
+// The docs against the code, by name. Docs rot silently when code is renamed or removed; this makes a
+// rename that leaves a doc behind fail here, with the doc and the line. For every doc (README.md, docs/,
+// emulators/*/README.md, terraform/README.md): relative links and their #anchors, `file.md § Section`
+// references, repository paths (also shortened ones, tried from a short list of roots), `npm run` scripts
+// and benches, environment variables, log events, metrics (Prometheus and log-based), identifiers in code
+// style (error codes, fields, functions, bench metrics), `proxyplane` CLI commands and flags, job names,
+// and the imports of code examples. Each check lists every offender at once. Pure file reads (and the
+// imports of a few modules): no emulator, no network. test/terraform/code-contract.test.ts checks a few
+// doc facts in depth; this checks every name, shallowly.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, posix } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -137,7 +141,7 @@ function resolves(ref: PathRef, docPath: string): boolean {
 function barePaths(line: Line): string[] {
   const text = line.fenced ? line.text : line.text.replace(/`[^`\n]*`/g, ' ').replace(/\]\([^)]*\)/g, ']');
   const re = new RegExp(
-    `(?<=^|[\\s"'(=,])((?:${TOP.join('|')})/[\\w./{},*-]*\\.(?:ts|mjs|js|json|tf|sh|md|hcl|yaml|yml))(?=$|[\\s"'),:;.])`,
+    `(?<=^|[\\s"'(=,])(?:\\./)?((?:${TOP.join('|')})/[\\w./{},*-]*\\.(?:ts|mjs|js|json|tf|sh|md|hcl|yaml|yml))(?=$|[\\s"'),:;.])`,
     'g',
   );
   return [...text.matchAll(re)].map((m) => m[1]!);
@@ -510,6 +514,36 @@ describe('the docs name only what exists', () => {
           checkJob(doc, line, g[1]);
       }
     expect(n).toBeGreaterThan(20);
+    expect(bad).toEqual([]);
+  });
+
+  it("every import in a doc's code example names a module of the repository and an export of it", async () => {
+    const bad: string[] = [];
+    let n = 0;
+    for (const doc of docs)
+      for (const line of doc.lines) {
+        if (!line.fenced) continue;
+        const m = /^\s*import\s+\{([^}]+)\}\s+from\s+'([^']+)'/.exec(line.text);
+        if (!m || !/^(\.|[a-z]+\/)/.test(m[2]!) || m[2]!.startsWith('node:')) continue;
+        n++;
+        const spec = m[2]!;
+        // Written from the repository root (`./functions/…`, `shared/…`) or from the doc (`../shared/…`).
+        const file = roots(doc.path)
+          .map((r) => posix.join(r, tsSource(spec)))
+          .find((f) => fileSet.has(f));
+        if (!file) {
+          bad.push(at(doc, line, `import … from '${spec}': no such module`));
+          continue;
+        }
+        const mod = (await import(join(repoRoot, file))) as Record<string, unknown>;
+        for (const name of m[1]!
+          .split(',')
+          .map((x) => x.trim().split(/\s+as\s+/)[0]!)
+          .filter(Boolean))
+          if (!(name in mod))
+            bad.push(at(doc, line, `import { ${name} } from '${spec}': not exported by ${file}`));
+      }
+    expect(n).toBeGreaterThan(5);
     expect(bad).toEqual([]);
   });
 });
