@@ -2,11 +2,12 @@
 // rename that leaves a doc behind fail here, with the doc and the line. For every doc (README.md, docs/,
 // emulators/*/README.md, terraform/README.md): relative links and their #anchors, `file.md § Section`
 // references, repository paths (also shortened ones, tried from a short list of roots), `npm run` scripts
-// and benches, environment variables, log events, metrics (Prometheus and log-based), identifiers in code
-// style (error codes, fields, functions, bench metrics), `proxyplane` CLI commands and flags, job names,
-// and the imports of code examples. Each check lists every offender at once. Pure file reads (and the
-// imports of a few modules): no emulator, no network. test/terraform/code-contract.test.ts checks a few
-// doc facts in depth; this checks every name, shallowly.
+// and benches, environment variables, log events, metrics (Prometheus and log-based), identifiers in
+// code style (error codes, fields, functions, bench metrics), `proxyplane` CLI commands and flags, job
+// names, `METHOD /path` routes, and the imports of code examples. Each check lists every offender at
+// once. File reads, plus loading a few modules (the CLI's help, the API and gateway apps built on stubs,
+// the examples' imports): no emulator, no network. test/terraform/code-contract.test.ts checks a few doc
+// facts in depth; this checks every name, shallowly.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, posix } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -544,6 +545,63 @@ describe('the docs name only what exists', () => {
             bad.push(at(doc, line, `import { ${name} } from '${spec}': not exported by ${file}`));
       }
     expect(n).toBeGreaterThan(5);
+    expect(bad).toEqual([]);
+  });
+
+  it('every `METHOD /path` a doc gives is a route of the API or of the gateway', async () => {
+    const { createApp } = await import('../../functions/api/src/app.js');
+    const { createHttpApp } = await import('../../functions/gateway/src/http-app.js');
+    // Building the apps only registers routes: a stub stands in for every dependency, and every optional
+    // part of the API (leases, echo, workers, fleet, jobs) is mounted.
+    const stub: unknown = new Proxy(() => {}, {
+      get: (_t, k) => {
+        if (k === 'then') return undefined; // not a promise
+        if (k === Symbol.iterator) return function* () {}; // an empty list of tokens
+        if (k === Symbol.toPrimitive) return () => ''; // an empty string
+        return stub;
+      },
+      apply: () => stub,
+      construct: () => stub as object,
+    });
+    const deps = {
+      version: 'docs',
+      ...Object.fromEntries(
+        ['store', 'publisher', 'clock', 'auth', 'log', 'leases', 'echo', 'workers', 'fleet', 'jobs'].map(
+          (k) => [k, stub],
+        ),
+      ),
+    };
+    const routes = [
+      ...createApp(deps as Parameters<typeof createApp>[0]).routes,
+      ...createHttpApp(stub as Parameters<typeof createHttpApp>[0]).routes,
+    ]
+      .filter((r) => r.method !== 'ALL')
+      .map((r) => ({ method: r.method, path: new RegExp(`^${r.path.replace(/:\w+/g, '[^/]+')}$`) }));
+    // POST /v1/fetch is served natively, beside the gateway's Hono app (http-app.ts, createHttpListener).
+    if (readFileSync(join(repoRoot, 'functions/gateway/src/http-app.ts'), 'utf8').includes("=== '/v1/fetch'"))
+      routes.push({ method: 'POST', path: /^\/v1\/fetch$/ });
+    expect(routes.length).toBeGreaterThan(30);
+    const bad: string[] = [];
+    let n = 0;
+    for (const { doc, line, span } of spans()) {
+      const m = /^((?:GET|POST|PUT|PATCH|DELETE)(?:\/(?:GET|POST|PUT|PATCH|DELETE))*) (\/[^\s?[]*)/.exec(
+        span,
+      );
+      if (!m || m[2]!.includes('…')) continue;
+      // `…/workers\|ownership`, `…:run\|:pause`: alternatives for the last segment or the last `:action`.
+      const [first, ...alts] = m[2]!.split('\\|');
+      const paths = [
+        first!,
+        ...alts.map((a) => first!.replace(a.startsWith(':') ? /:[^/:]*$/ : /[^/]*$/, a)),
+      ];
+      for (const method of m[1]!.split('/'))
+        for (const path of paths) {
+          n++;
+          if (!routes.some((r) => r.method === method && r.path.test(path)))
+            bad.push(at(doc, line, `${method} ${path}: no such route`));
+        }
+    }
+    expect(n).toBeGreaterThan(50);
     expect(bad).toEqual([]);
   });
 });
