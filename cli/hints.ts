@@ -16,7 +16,7 @@ const HINTS: Record<string, Hint> = {
       ? 'no such proxy: `proxyplane proxies list` shows the names'
       : `the API has no route ${path}: is it older than this CLI?`,
   already_exists: () => 'that name is taken: pick another, or `proxyplane proxies delete NAME` first',
-  invalid_request: () => 'the API refused the input: see the issues above',
+  invalid_request: () => 'the API refused the input: see the issues below',
   invalid_json: () => 'the body was not JSON',
   immutable_field: () =>
     "`mode`, `provider` and a managed proxy's `zone` cannot change: create a new proxy and delete this one",

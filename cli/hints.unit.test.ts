@@ -118,7 +118,7 @@ describe('describeFailure', () => {
       issues: [{ path: 'spec.zone', message: 'a GCE zone such as us-central1-a' }],
     });
     expect(describeFailure(err).lines).toEqual([
-      'error: invalid_request — the API refused the input: see the issues above',
+      'error: invalid_request — the API refused the input: see the issues below',
       '  spec.zone: a GCE zone such as us-central1-a',
     ]);
   });

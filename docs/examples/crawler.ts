@@ -14,7 +14,7 @@
 // the cooldown window; anything else that answered is ok.
 import http from 'node:http';
 import https from 'node:https';
-import type { Socket } from 'node:net';
+import { isIP, type Socket } from 'node:net';
 import tls from 'node:tls';
 import { SocksClient } from 'socks';
 import { LeaseClient, NoMatchError } from '../../shared/src/client/index.js';
@@ -28,6 +28,13 @@ function proxyAuthorization(proxy: URL): Record<string, string> {
   if (!proxy.username) return {};
   const userinfo = `${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`;
   return { 'proxy-authorization': `Basic ${Buffer.from(userinfo).toString('base64')}` };
+}
+
+/** TLS to the target over `socket`, its certificate checked for the target's host; SNI only for a name. */
+function tlsTo(url: URL, socket: Socket): tls.TLSSocket {
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  // RFC 6066 allows no IP address in SNI (Node warns, and will ignore it).
+  return tls.connect({ socket, host, ...(isIP(host) ? {} : { servername: host }) });
 }
 
 function collect(res: http.IncomingMessage): Promise<Page> {
@@ -69,7 +76,7 @@ async function fetchThroughSocks5(
     method: 'GET',
     path: `${url.pathname}${url.search}`,
     headers: { host: url.host, connection: 'close' },
-    createConnection: () => (https ? tls.connect({ socket, servername: url.hostname }) : socket),
+    createConnection: () => (https ? tlsTo(url, socket) : socket),
     signal,
   });
   req.end();
@@ -118,7 +125,7 @@ export async function fetchThroughProxy(proxyUrl: string, target: string, timeou
     host: url.hostname,
     path: `${url.pathname}${url.search}`,
     method: 'GET',
-    createConnection: () => tls.connect({ socket, servername: url.hostname }),
+    createConnection: () => tlsTo(url, socket),
     signal,
   });
   req.end();

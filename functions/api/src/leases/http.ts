@@ -9,6 +9,7 @@ import { LeaseStoreError } from '../../../../shared/src/ports/lease-store.js';
 import { ApiError } from '../errors.js';
 import { jsonBody } from '../middleware/json-body.js';
 import { recover } from '../middleware/recover.js';
+import { invalidInputMessage } from '../validation/hook.js';
 import { toIssues } from '../validation/issues.js';
 
 type ValidationResult = { success: true } | { success: false; error: ZodError; target: string };
@@ -21,7 +22,9 @@ export function validationHook(onInvalid: (code: string) => void) {
     const badResult = result.target === 'json' && result.error.issues.some((i) => i.path[0] === 'result');
     const error = badResult ? 'invalid_result' : 'invalid_request';
     onInvalid(error);
-    const message = badResult ? 'result must be ok, rate_limited or banned' : `invalid ${result.target}`;
+    const message = badResult
+      ? 'result must be ok, rate_limited or banned'
+      : invalidInputMessage(result.target);
     return c.json({ error, message, issues }, 400);
   };
 }

@@ -11,9 +11,12 @@ const label: Record<string, string> = {
   param: 'path parameter',
 };
 
+/** The message of a failed validation of `target` (json, query, param): the same on every route. */
+export const invalidInputMessage = (target: string) => `invalid ${label[target] ?? target}`;
+
 // biome-ignore lint/suspicious/noExplicitAny: one hook serves routes of every input and env type
 export const validationHook: Hook<any, any, any, void> = (result) => {
   if (!result.success) {
-    throw invalidRequest(`invalid ${label[result.target] ?? result.target}`, toIssues(result.error));
+    throw invalidRequest(invalidInputMessage(result.target), toIssues(result.error));
   }
 };
