@@ -1,6 +1,7 @@
-// `proxies create -f FILE`: a YAML or JSON file (or "-" for stdin) holding one `{name, spec}`, a list of
-// them, or several YAML documents. Every proxy is checked against the API's own schemas (the domain's zod
-// ProxyName / ProxySpec) before anything is sent, so a bad file creates nothing and says where it is wrong.
+// `proxies create -f FILE` and `proxies apply -f FILE`: a YAML or JSON file (or "-" for stdin) holding one
+// `{name, spec}`, a list of them, or several YAML documents. Every proxy is checked against the API's own
+// schemas (the domain's zod ProxyName / ProxySpec) before anything is sent, so a bad file creates (or
+// changes) nothing and says where it is wrong.
 
 import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
@@ -8,6 +9,7 @@ import { refusedEndpointHost } from '../shared/src/domain/endpoint-host.js';
 import { lacksBootSource } from '../shared/src/domain/managed-boot.js';
 import { unsupportedManagedProtocol } from '../shared/src/domain/managed-protocol.js';
 import { ProxyName, ProxySpec } from '../shared/src/domain/proxy.js';
+import type { Io } from './context.js';
 import { InputError } from './errors.js';
 
 const CreateRequest = z.object({ name: ProxyName, spec: ProxySpec }).strict();
@@ -20,7 +22,30 @@ export interface ProxyToCreate {
 
 const MAX_BYTES = 1024 * 1024;
 
-export function parseProxyFile(text: string, source: string): ProxyToCreate[] {
+/**
+ * Reads `-f FILE` (`-` for stdin) and parses it. A missing, unreadable or directory path is the caller's
+ * input (exit 2, nothing sent), not a bug. `nothing` ends the bad-file message ("nothing was created").
+ */
+export async function readProxyFile(
+  io: Pick<Io, 'readFile' | 'readStdin'>,
+  file: string,
+  nothing?: string,
+): Promise<ProxyToCreate[]> {
+  const source = file === '-' ? 'stdin' : file;
+  const text = await (file === '-' ? io.readStdin() : io.readFile(file)).catch((err: unknown) => {
+    const code = (err as { code?: unknown } | null)?.code;
+    throw new InputError(`cannot read ${source}: ${typeof code === 'string' ? code : 'read failed'}`, [], {
+      cause: err,
+    });
+  });
+  return parseProxyFile(text, source, nothing);
+}
+
+export function parseProxyFile(
+  text: string,
+  source: string,
+  nothing = 'nothing was created',
+): ProxyToCreate[] {
   if (Buffer.byteLength(text) > MAX_BYTES) throw new InputError(`${source} is over 1 MiB`);
   const docs = parseAllDocuments(text, { uniqueKeys: true });
   const list = Array.isArray(docs) ? docs : [docs];
@@ -84,7 +109,7 @@ export function parseProxyFile(text: string, source: string): ProxyToCreate[] {
     out.push({ name: parsed.data.name, body: value });
   }
   if (problems.length > 0) {
-    throw new InputError(`${source} is not a valid proxy definition; nothing was created`, problems);
+    throw new InputError(`${source} is not a valid proxy definition; ${nothing}`, problems);
   }
   return out;
 }
