@@ -8,11 +8,13 @@
 // (its generation), sends the spec, and compares the generation it gets back: equal → unchanged (nothing
 // was written), higher → configured. No copy of the API's defaults lives here to drift from a deployed
 // API of another version.
+
+import type { ProxySpec } from '../../shared/src/domain/proxy.js';
 import { exactlyOne, none, outputOf } from '../args.js';
 import type { Ctx } from '../context.js';
 import { ApiCallError, InputError, PartialError, UsageError } from '../errors.js';
 import { json, yaml } from '../output.js';
-import { type ProxyToCreate, readProxyFile } from '../proxy-file.js';
+import { type ProxyToCreate, readProxyFile, specProblems } from '../proxy-file.js';
 import type { ProxyJson } from './proxies.js';
 
 /** The proxy resource with what apply and patch compare. */
@@ -42,30 +44,35 @@ async function getIfExists({ api }: Ctx, name: string): Promise<StoredProxy | nu
   }
 }
 
-/** One proxy of the file: create it when absent, else PUT its spec and let the API say if it changed. */
+/**
+ * One proxy of the file, `before` being what a GET found (null: absent): create it when absent, else PUT
+ * its spec and let the API say whether that changed it.
+ */
 export async function applyOne(
   ctx: Ctx,
   p: ProxyToCreate,
+  before: StoredProxy | null,
 ): Promise<{ outcome: ApplyOutcome; proxy: StoredProxy }> {
   const { api } = ctx;
   const spec = (p.body as { spec: unknown }).spec;
+  let current = before;
   // Twice at most: a proxy created by someone else between our read and our POST is then changed instead.
   for (let attempt = 1; ; attempt++) {
-    const before = await getIfExists(ctx, p.name);
-    if (before === null) {
+    if (current === null) {
       try {
         const proxy = await api.call<StoredProxy>('POST', '/v1/proxies', { role: 'admin', body: p.body });
         return { outcome: 'created', proxy };
       } catch (err) {
-        if (attempt === 1 && err instanceof ApiCallError && err.code === 'already_exists') continue;
-        throw err;
+        if (attempt > 1 || !(err instanceof ApiCallError) || err.code !== 'already_exists') throw err;
+        current = await getIfExists(ctx, p.name);
+        continue;
       }
     }
     const proxy = await api.call<StoredProxy>('PUT', `/v1/proxies/${enc(p.name)}/spec`, {
       role: 'admin',
       body: spec,
     });
-    return { outcome: changeOf(before, proxy) ? 'configured' : 'unchanged', proxy };
+    return { outcome: changeOf(current, proxy) ? 'configured' : 'unchanged', proxy };
   }
 }
 
@@ -86,14 +93,27 @@ export async function applyProxies(ctx: Ctx): Promise<void> {
   const file = args.values.file as string | undefined;
   if (!file) throw new UsageError('proxies apply needs -f FILE (YAML or JSON; - for stdin)');
   const output = outputOf(args.values, ['table', 'json', 'yaml']);
-  const proxies = await readProxyFile(io, file, 'nothing was applied');
+  const nothing = 'nothing was applied';
+  const proxies = await readProxyFile(io, file, { nothing, specChecks: false });
+  // Every proxy is read before anything is written, so that the spec checks the API makes against the
+  // stored spec (a host or a missing credentialsRef it already has is no reason to refuse) are made here
+  // the same way: a file the API would refuse any proxy of for its spec alone applies nothing.
+  const stored: Array<StoredProxy | null> = [];
+  for (const p of proxies) stored.push(await getIfExists(ctx, p.name));
+  const problems = proxies.flatMap((p, i) =>
+    specProblems(p.where, p.spec, stored[i]?.spec as ProxySpec | undefined),
+  );
+  if (problems.length > 0) {
+    const source = file === '-' ? 'stdin' : file;
+    throw new InputError(`${source} is not a valid proxy definition; ${nothing}`, problems);
+  }
   const names = proxies.map((p) => p.name);
   const outcomes: ApplyOutcome[] = [];
   const applied: StoredProxy[] = [];
   for (const [i, p] of proxies.entries()) {
     let result: Awaited<ReturnType<typeof applyOne>>;
     try {
-      result = await applyOne(ctx, p);
+      result = await applyOne(ctx, p, stored[i] ?? null);
     } catch (err) {
       // One proxy: its error says it all. Several: also what the ones before it became, and which not sent.
       if (proxies.length === 1) throw err;

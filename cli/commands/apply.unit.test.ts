@@ -44,10 +44,10 @@ describe('changeOf', () => {
 });
 
 describe('proxies apply', () => {
-  it('creates an absent proxy, and PUTs the spec of a present one: unchanged when its generation stays', async () => {
+  it('reads every proxy first, then creates an absent one and PUTs the spec of a present one: unchanged when its generation stays', async () => {
     const r = await run(
       ['proxies', 'apply', '-f', 'fleet.yaml'],
-      [notFound, [201, proxy('p1', 1)], [200, proxy('p2', 5)], [200, proxy('p2', 5)]],
+      [notFound, [200, proxy('p2', 5)], [201, proxy('p1', 1)], [200, proxy('p2', 5)]],
       two,
     );
     expect(r).toEqual({
@@ -56,8 +56,8 @@ describe('proxies apply', () => {
       err: [],
       calls: [
         'GET /v1/proxies/p1',
-        'POST /v1/proxies {"name":"p1","spec":{"mode":"external","endpoint":{"host":"h.example","port":3128}}}',
         'GET /v1/proxies/p2',
+        'POST /v1/proxies {"name":"p1","spec":{"mode":"external","endpoint":{"host":"h.example","port":3128}}}',
         'PUT /v1/proxies/p2/spec {"mode":"external","endpoint":{"host":"h.example","port":3129}}',
       ],
     });
@@ -97,7 +97,7 @@ describe('proxies apply', () => {
     ] as Answer;
     const r = await run(
       ['proxies', 'apply', '-f', 'f.yaml'],
-      [notFound, [201, proxy('p1', 1)], [200, proxy('p2', 1)], refused],
+      [notFound, [200, proxy('p2', 1)], [201, proxy('p1', 1)], refused],
       two,
     );
     expect(r.exit).toBe(1);
@@ -112,13 +112,39 @@ describe('proxies apply', () => {
   it('a one-proxy file fails with the error alone', async () => {
     const r = await run(
       ['proxies', 'apply', '-f', 'f.yaml'],
-      [[409, { error: 'deletion_requested' }]],
+      [
+        [200, { ...proxy('p1', 1), deletionRequestedAt: '2026-02-01T11:00:00Z' }],
+        [409, { error: 'deletion_requested' }],
+      ],
       two.split('---')[0],
     );
     expect(r).toMatchObject({
       exit: 1,
       err: ['error: deletion_requested — the proxy is being deleted; its spec is frozen'],
     });
+  });
+
+  it('checks each spec as the API does against the stored one: a host it already has is no reason to refuse', async () => {
+    const legacy = {
+      ...proxy('p1', 1),
+      spec: { mode: 'external', endpoint: { host: 'h.example:3128', port: 3128, protocol: 'http' } },
+    };
+    const file = 'name: p1\nspec: {mode: external, endpoint: {host: "h.example:3128", port: 3128}}\n';
+    const kept = await run(
+      ['proxies', 'apply', '-f', 'f.yaml'],
+      [
+        [200, legacy],
+        [200, legacy],
+      ],
+      file,
+    );
+    expect(kept).toMatchObject({ exit: 0, out: ['proxy/p1 unchanged'] });
+    const absent = await run(['proxies', 'apply', '-f', 'f.yaml'], [notFound], file);
+    expect(absent).toMatchObject({ exit: 2, calls: ['GET /v1/proxies/p1'] });
+    expect(absent.err).toEqual([
+      'error: invalid_input — f.yaml is not a valid proxy definition; nothing was applied',
+      '  f.yaml: spec.endpoint.host: not a DNS name or an IP address: h.example:3128',
+    ]);
   });
 
   it('a bad file sends nothing (exit 2)', async () => {

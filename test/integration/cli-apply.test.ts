@@ -10,7 +10,8 @@ import { Firestore } from '@google-cloud/firestore';
 import { PubSub, type Subscription } from '@google-cloud/pubsub';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Collections } from '../../shared/src/adapters/firestore/collections.js';
-import { proxyFromFirestore } from '../../shared/src/adapters/firestore/proxy-converter.js';
+import { proxyFromFirestore, proxyToFirestore } from '../../shared/src/adapters/firestore/proxy-converter.js';
+import { emptyStatus, ProxySpec } from '../../shared/src/domain/proxy.js';
 import { cliRunner } from '../support/cli-process.js';
 import { firestoreHost, testProjectId } from '../support/emulators.js';
 import { ADMIN_TOKEN, type ApiProcess, startApiProcess } from '../support/leases.js';
@@ -170,6 +171,48 @@ describe('proxyplane proxies apply', () => {
     expect(r.stderr).toContain('document 2: spec.zone: a GCE zone such as us-central1-a');
     expect(await stored('ap-ext')).toEqual(before);
     expect(await storedNames()).toEqual(['ap-ext', 'ap-man', 'ap-new']);
+  });
+});
+
+describe('proxyplane proxies apply, a proxy stored before a spec check', () => {
+  // A managed proxy without credentialsRef, written before the API refused such specs: the API does not
+  // refuse edits of it for what it already lacks, so apply does not either.
+  beforeAll(async () => {
+    await db
+      .collection(Collections.proxies)
+      .doc('ap-legacy')
+      .set(
+        proxyToFirestore({
+          name: 'ap-legacy',
+          uid: '00000000-0000-4000-8000-000000000001',
+          generation: 1,
+          createdAt: new Date(),
+          deletionRequestedAt: null,
+          spec: ProxySpec.parse({ mode: 'managed', zone: 'us-east1-b' }),
+          status: emptyStatus(),
+        }),
+      );
+  });
+
+  it('is unchanged when the file has its spec, and configured with a change the API takes', async () => {
+    const before = await stored('ap-legacy');
+    const same = cli.file('legacy.yaml', 'name: ap-legacy\nspec: {mode: managed, zone: us-east1-b}\n');
+    const r = await cli(['proxies', 'apply', '-f', same]);
+    expect(r, r.stderr).toMatchObject({ code: 0, stdout: 'proxy/ap-legacy unchanged\n' });
+    expect(await stored('ap-legacy')).toEqual(before);
+    const more = cli.file(
+      'legacy-2.yaml',
+      'name: ap-legacy\nspec: {mode: managed, zone: us-east1-b, capacity: 6}\n',
+    );
+    const c = await cli(['proxies', 'apply', '-f', more]);
+    expect(c, c.stderr).toMatchObject({ code: 0, stdout: 'proxy/ap-legacy configured\n' });
+    expect(await stored('ap-legacy')).toMatchObject({ generation: 2, spec: { capacity: 6 } });
+    // A new proxy without credentials is still refused before anything is sent.
+    const fresh = cli.file('fresh.yaml', 'name: ap-fresh\nspec: {mode: managed, zone: us-east1-b}\n');
+    const f = await cli(['proxies', 'apply', '-f', fresh]);
+    expect(f).toMatchObject({ code: 2, stdout: '' });
+    expect(f.stderr).toContain('spec.credentialsRef: required for a managed proxy without spec.cloudInit');
+    expect(await stored('ap-fresh')).toBeNull();
   });
 });
 
