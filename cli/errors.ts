@@ -45,3 +45,18 @@ export class UnreachableError extends Error {
     super(`cannot reach ${url}`, options);
   }
 }
+
+/**
+ * A failure part-way through a command that works on several proxies (`proxies apply`): `failure` is
+ * described as it would be on its own (code, hint, issues; its exit code), then `notes` say what was done
+ * before it and what was not sent.
+ */
+export class PartialError extends Error {
+  readonly kind = 'partial';
+  constructor(
+    readonly failure: unknown,
+    readonly notes: string[],
+  ) {
+    super(failure instanceof Error ? failure.message : String(failure), { cause: failure });
+  }
+}

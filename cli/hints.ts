@@ -1,6 +1,6 @@
 // One line per stable error code that tells a person what to do next (docs/api.md "Errors",
 // docs/operations-jobs.md "Errors", the lease routes). The code itself is always printed too.
-import { ApiCallError, InputError, UnreachableError, UsageError } from './errors.js';
+import { ApiCallError, InputError, PartialError, UnreachableError, UsageError } from './errors.js';
 
 type Hint = (body: Record<string, unknown>, status: number, path: string) => string;
 
@@ -11,8 +11,10 @@ const HINTS: Record<string, Hint> = {
   unauthenticated: () => `no valid credential: ${auth}`,
   unauthorized: () => `no valid credential: ${auth}`,
   forbidden: () => 'your identity is valid but not an admin: ask for it to be added to ADMIN_PRINCIPALS',
-  not_found: (_b, _s, path) =>
-    /^\/v1\/proxies\/[^/]+$/.test(path)
+  // A proxy's own routes (…/spec, …/reconcile) answer not_found for an unknown proxy too; only the
+  // API's catch-all says "no such route" (an API older than the route).
+  not_found: (b, _s, path) =>
+    /^\/v1\/proxies\/[^/]+(\/spec|\/reconcile)?$/.test(path) && b.message !== 'no such route'
       ? 'no such proxy: `proxyplane proxies list` shows the names'
       : `the API has no route ${path}: is it older than this CLI?`,
   already_exists: () => 'that name is taken: pick another, or `proxyplane proxies delete NAME` first',
@@ -87,6 +89,10 @@ function networkReason(cause: unknown): string {
 
 /** What the CLI prints on stderr for a failure, and the exit code. */
 export function describeFailure(err: unknown): { lines: string[]; exitCode: number } {
+  if (err instanceof PartialError) {
+    const { lines, exitCode } = describeFailure(err.failure);
+    return { lines: [...lines, ...err.notes.map((n) => `  ${n}`)], exitCode };
+  }
   if (err instanceof ApiCallError) {
     const lines: string[] = [];
     const issues = (err.body as { issues?: unknown } | null)?.issues;

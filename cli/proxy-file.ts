@@ -1,6 +1,7 @@
-// `proxies create -f FILE`: a YAML or JSON file (or "-" for stdin) holding one `{name, spec}`, a list of
-// them, or several YAML documents. Every proxy is checked against the API's own schemas (the domain's zod
-// ProxyName / ProxySpec) before anything is sent, so a bad file creates nothing and says where it is wrong.
+// `proxies create -f FILE` and `proxies apply -f FILE`: a YAML or JSON file (or "-" for stdin) holding one
+// `{name, spec}`, a list of them, or several YAML documents. Every proxy is checked against the API's own
+// schemas (the domain's zod ProxyName / ProxySpec) before anything is sent, so a bad file creates (or
+// changes) nothing and says where it is wrong.
 
 import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
@@ -8,6 +9,7 @@ import { refusedEndpointHost } from '../shared/src/domain/endpoint-host.js';
 import { lacksBootSource } from '../shared/src/domain/managed-boot.js';
 import { unsupportedManagedProtocol } from '../shared/src/domain/managed-protocol.js';
 import { ProxyName, ProxySpec } from '../shared/src/domain/proxy.js';
+import type { Io } from './context.js';
 import { InputError } from './errors.js';
 
 const CreateRequest = z.object({ name: ProxyName, spec: ProxySpec }).strict();
@@ -16,11 +18,73 @@ export interface ProxyToCreate {
   name: string;
   /** As written in the file: the API applies defaults, so what is stored is what the API says. */
   body: unknown;
+  /** Where it is in the file ("fleet.yaml document 2"), for messages. */
+  where: string;
+  /** The spec as the domain schema reads it (defaults applied). */
+  spec: ProxySpec;
+}
+
+export interface ProxyFileOptions {
+  /** Ends the bad-file message: "nothing was created" by default. */
+  nothing?: string;
+  /**
+   * false: leave specProblems to the caller, who can pass each proxy's stored spec (`proxies apply`: the
+   * API does not refuse an edit for what the stored spec already has). Default true.
+   */
+  specChecks?: boolean;
+}
+
+/**
+ * The API's own refusals of a spec (proxy-admin.ts) that the CLI can tell before sending it. With
+ * `current`, the proxy's stored spec, the API's leniency too: what the stored spec already has (a host or a
+ * missing credentialsRef from before those checks) is no reason to refuse.
+ */
+export function specProblems(where: string, spec: ProxySpec, current?: ProxySpec): string[] {
+  const problems: string[] = [];
+  const host = refusedEndpointHost(spec, current);
+  // Only what follows a userinfo part is shown: "user:pw@host" must not put a password on stderr.
+  if (host !== null)
+    problems.push(
+      `${where}: spec.endpoint.host: not a DNS name or an IP address: ${host.replace(/^.*@/, '…@')}`,
+    );
+  const protocol = unsupportedManagedProtocol(spec);
+  if (protocol !== null) {
+    problems.push(
+      `${where}: spec.protocol: a managed proxy speaks http only, not ${protocol} (use an external proxy for ${protocol})`,
+    );
+  }
+  if (lacksBootSource(spec, current)) {
+    problems.push(`${where}: spec.credentialsRef: required for a managed proxy without spec.cloudInit`);
+  }
+  return problems;
 }
 
 const MAX_BYTES = 1024 * 1024;
 
-export function parseProxyFile(text: string, source: string): ProxyToCreate[] {
+/**
+ * Reads `-f FILE` (`-` for stdin) and parses it. A missing, unreadable or directory path is the caller's
+ * input (exit 2, nothing sent), not a bug.
+ */
+export async function readProxyFile(
+  io: Pick<Io, 'readFile' | 'readStdin'>,
+  file: string,
+  options: ProxyFileOptions = {},
+): Promise<ProxyToCreate[]> {
+  const source = file === '-' ? 'stdin' : file;
+  const text = await (file === '-' ? io.readStdin() : io.readFile(file)).catch((err: unknown) => {
+    const code = (err as { code?: unknown } | null)?.code;
+    throw new InputError(`cannot read ${source}: ${typeof code === 'string' ? code : 'read failed'}`, [], {
+      cause: err,
+    });
+  });
+  return parseProxyFile(text, source, options);
+}
+
+export function parseProxyFile(
+  text: string,
+  source: string,
+  { nothing = 'nothing was created', specChecks = true }: ProxyFileOptions = {},
+): ProxyToCreate[] {
   if (Buffer.byteLength(text) > MAX_BYTES) throw new InputError(`${source} is over 1 MiB`);
   const docs = parseAllDocuments(text, { uniqueKeys: true });
   const list = Array.isArray(docs) ? docs : [docs];
@@ -64,27 +128,13 @@ export function parseProxyFile(text: string, source: string): ProxyToCreate[] {
     // The API's own refusals that need nothing but the spec (proxy-admin.ts): caught here, so the file's
     // other proxies are not created before the API refuses this one.
     const spec = parsed.data.spec;
-    const host = refusedEndpointHost(spec);
-    // Only what follows a userinfo part is shown: "user:pw@host" must not put a password on stderr.
-    if (host !== null)
-      problems.push(
-        `${where}: spec.endpoint.host: not a DNS name or an IP address: ${host.replace(/^.*@/, '…@')}`,
-      );
-    const protocol = unsupportedManagedProtocol(spec);
-    if (protocol !== null) {
-      problems.push(
-        `${where}: spec.protocol: a managed proxy speaks http only, not ${protocol} (use an external proxy for ${protocol})`,
-      );
-    }
-    if (lacksBootSource(spec)) {
-      problems.push(`${where}: spec.credentialsRef: required for a managed proxy without spec.cloudInit`);
-    }
+    if (specChecks) problems.push(...specProblems(where, spec));
     if (seen.has(parsed.data.name)) problems.push(`${where}: name "${parsed.data.name}" appears twice`);
     seen.add(parsed.data.name);
-    out.push({ name: parsed.data.name, body: value });
+    out.push({ name: parsed.data.name, body: value, where, spec });
   }
   if (problems.length > 0) {
-    throw new InputError(`${source} is not a valid proxy definition; nothing was created`, problems);
+    throw new InputError(`${source} is not a valid proxy definition; ${nothing}`, problems);
   }
   return out;
 }

@@ -1,6 +1,7 @@
 // Dispatch: `proxyplane <group> <verb> [args]` → the command, with one exit code per outcome
 // (errors.ts). Pure of process globals: main.ts passes argv, env and the real Io.
 import { type Parsed, parseCommand } from './args.js';
+import { applyOptions, applyProxies, patchOptions, patchProxy, reconcileProxy } from './commands/apply.js';
 import { watchFleet, watchOptions } from './commands/fleet-watch.js';
 import { jobAction, listJobs } from './commands/jobs.js';
 import {
@@ -31,6 +32,9 @@ const COMMANDS: Record<string, Record<string, { run: Command; options: Options }
     },
     get: { run: getProxy, options: {} },
     delete: { run: deleteProxy, options: {} },
+    apply: { run: applyProxies, options: applyOptions },
+    patch: { run: patchProxy, options: patchOptions },
+    reconcile: { run: reconcileProxy, options: {} },
   },
   leases: {
     acquire: { run: acquireLease, options: leaseOptions },

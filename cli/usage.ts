@@ -6,6 +6,9 @@ Proxies (admin):
   proxies list [--attr k=v]... [--phase P] [--protocol http|socks5]
   proxies get NAME
   proxies delete NAME
+  proxies apply -f FILE            create or change to match the file: created, configured or unchanged
+  proxies patch NAME -p JSON       a JSON merge patch of the spec, e.g. -p '{"capacity": 8}'
+  proxies reconcile NAME           ask reconcile to look at the proxy now
 Leases (crawler):
   leases acquire --selector k=v [--protocol http|socks5]... [--target HOST[:PORT]] [--ttl SECONDS]
                  [--exclusive]    (SOCKS5 proxies only with --protocol socks5)

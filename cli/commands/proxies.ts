@@ -2,9 +2,9 @@
 import { ProxyProtocol } from '../../shared/src/domain/proxy.js';
 import { exactlyOne, keyValues, none, outputOf } from '../args.js';
 import type { Ctx } from '../context.js';
-import { InputError, UsageError } from '../errors.js';
+import { UsageError } from '../errors.js';
 import { age, attrs, json, ms, table, yaml } from '../output.js';
-import { parseProxyFile } from '../proxy-file.js';
+import { readProxyFile } from '../proxy-file.js';
 
 export const PHASES = ['Pending', 'Provisioning', 'Provisioned', 'Ready', 'Unhealthy', 'Deleting', 'Failed'];
 
@@ -42,15 +42,7 @@ export async function createProxies({ api, io, args }: Ctx): Promise<void> {
   const file = args.values.file as string | undefined;
   if (!file) throw new UsageError('proxies create needs -f FILE (YAML or JSON; - for stdin)');
   const output = outputOf(args.values, ['table', 'json', 'yaml']);
-  const source = file === '-' ? 'stdin' : file;
-  const text = await (file === '-' ? io.readStdin() : io.readFile(file)).catch((err: unknown) => {
-    // A missing, unreadable or directory path is the caller's input (exit 2, nothing sent), not a bug.
-    const code = (err as { code?: unknown } | null)?.code;
-    throw new InputError(`cannot read ${source}: ${typeof code === 'string' ? code : 'read failed'}`, [], {
-      cause: err,
-    });
-  });
-  const proxies = parseProxyFile(text, source);
+  const proxies = await readProxyFile(io, file);
   const created: ProxyJson[] = [];
   for (const p of proxies) {
     created.push(await api.call<ProxyJson>('POST', '/v1/proxies', { role: 'admin', body: p.body }));

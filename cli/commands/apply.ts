@@ -1,0 +1,183 @@
+// proxyplane proxies apply -f FILE | patch NAME -p JSON | reconcile NAME — changing a fleet, as `kubectl
+// apply`/`patch` would: the file's spec becomes the stored spec (PUT …/spec), a merge patch changes a few
+// fields (PATCH …/spec), and a reconcile can be asked for by hand (POST …/reconcile).
+//
+// "Unchanged" is the API's own verdict, not the CLI's: the API compares the next spec with the stored one
+// after its defaults (sameSpec in functions/api/src/admin/spec-changes.ts), writes nothing when they are
+// equal and keeps `generation`, and bumps `generation` by one when it writes. So apply reads the proxy
+// (its generation), sends the spec, and compares the generation it gets back: equal → unchanged (nothing
+// was written), higher → configured. No copy of the API's defaults lives here to drift from a deployed
+// API of another version.
+
+import type { ProxySpec } from '../../shared/src/domain/proxy.js';
+import { exactlyOne, none, outputOf } from '../args.js';
+import type { Ctx } from '../context.js';
+import { ApiCallError, InputError, PartialError, UsageError } from '../errors.js';
+import { json, yaml } from '../output.js';
+import { type ProxyToCreate, readProxyFile, specProblems } from '../proxy-file.js';
+import type { ProxyJson } from './proxies.js';
+
+/** The proxy resource with what apply and patch compare. */
+export type StoredProxy = ProxyJson & { generation: number };
+
+export type ApplyOutcome = 'created' | 'configured' | 'unchanged';
+
+export const applyOptions = { file: { type: 'string', short: 'f' } } as const;
+export const patchOptions = { patch: { type: 'string', short: 'p' } } as const;
+
+const enc = encodeURIComponent;
+
+/** The API bumps `generation` exactly when it writes a new spec: the same generation means no write. */
+export function changeOf(before: { generation: number }, after: { generation: number }): boolean {
+  return after.generation !== before.generation;
+}
+
+const isNotFound = (err: unknown) =>
+  err instanceof ApiCallError && err.status === 404 && err.code === 'not_found';
+
+async function getIfExists({ api }: Ctx, name: string): Promise<StoredProxy | null> {
+  try {
+    return await api.call<StoredProxy>('GET', `/v1/proxies/${enc(name)}`, { role: 'admin' });
+  } catch (err) {
+    if (isNotFound(err)) return null;
+    throw err;
+  }
+}
+
+/**
+ * One proxy of the file, `before` being what a GET found (null: absent): create it when absent, else PUT
+ * its spec and let the API say whether that changed it.
+ */
+export async function applyOne(
+  ctx: Ctx,
+  p: ProxyToCreate,
+  before: StoredProxy | null,
+): Promise<{ outcome: ApplyOutcome; proxy: StoredProxy }> {
+  const { api } = ctx;
+  const spec = (p.body as { spec: unknown }).spec;
+  let current = before;
+  // Twice at most: a proxy created by someone else between our read and our POST is then changed instead.
+  for (let attempt = 1; ; attempt++) {
+    if (current === null) {
+      try {
+        const proxy = await api.call<StoredProxy>('POST', '/v1/proxies', { role: 'admin', body: p.body });
+        return { outcome: 'created', proxy };
+      } catch (err) {
+        if (attempt > 1 || !(err instanceof ApiCallError) || err.code !== 'already_exists') throw err;
+        current = await getIfExists(ctx, p.name);
+        continue;
+      }
+    }
+    const proxy = await api.call<StoredProxy>('PUT', `/v1/proxies/${enc(p.name)}/spec`, {
+      role: 'admin',
+      body: spec,
+    });
+    return { outcome: changeOf(current, proxy) ? 'configured' : 'unchanged', proxy };
+  }
+}
+
+/** What to say after proxy `failedAt` (0-based) of `names` failed, `done` being the outcomes before it. */
+export function stoppedNotes(names: string[], failedAt: number, done: ApplyOutcome[]): string[] {
+  const before =
+    done.length === 0
+      ? 'nothing applied before it'
+      : `applied before it: ${done.map((o, i) => `proxy/${names[i]} ${o}`).join(', ')}`;
+  const rest = names.slice(failedAt + 1);
+  const notSent = rest.length === 0 ? '' : `; not sent: ${rest.map((n) => `proxy/${n}`).join(', ')}`;
+  return [`stopped at proxy/${names[failedAt]} (${failedAt + 1} of ${names.length}): ${before}${notSent}`];
+}
+
+export async function applyProxies(ctx: Ctx): Promise<void> {
+  const { io, args } = ctx;
+  none(args.positionals);
+  const file = args.values.file as string | undefined;
+  if (!file) throw new UsageError('proxies apply needs -f FILE (YAML or JSON; - for stdin)');
+  const output = outputOf(args.values, ['table', 'json', 'yaml']);
+  const nothing = 'nothing was applied';
+  const proxies = await readProxyFile(io, file, { nothing, specChecks: false });
+  // Every proxy is read before anything is written, so that the spec checks the API makes against the
+  // stored spec (a host or a missing credentialsRef it already has is no reason to refuse) are made here
+  // the same way: a file the API would refuse any proxy of for its spec alone applies nothing.
+  const stored: Array<StoredProxy | null> = [];
+  for (const p of proxies) stored.push(await getIfExists(ctx, p.name));
+  const problems = proxies.flatMap((p, i) =>
+    specProblems(p.where, p.spec, stored[i]?.spec as ProxySpec | undefined),
+  );
+  if (problems.length > 0) {
+    const source = file === '-' ? 'stdin' : file;
+    throw new InputError(`${source} is not a valid proxy definition; ${nothing}`, problems);
+  }
+  const names = proxies.map((p) => p.name);
+  const outcomes: ApplyOutcome[] = [];
+  const applied: StoredProxy[] = [];
+  for (const [i, p] of proxies.entries()) {
+    let result: Awaited<ReturnType<typeof applyOne>>;
+    try {
+      result = await applyOne(ctx, p, stored[i] ?? null);
+    } catch (err) {
+      // One proxy: its error says it all. Several: also what the ones before it became, and which not sent.
+      if (proxies.length === 1) throw err;
+      throw new PartialError(err, stoppedNotes(names, i, outcomes));
+    }
+    outcomes.push(result.outcome);
+    applied.push(result.proxy);
+    if (output === 'table') io.out(`proxy/${p.name} ${result.outcome}`);
+  }
+  if (output === 'json') io.out(json(applied.length === 1 ? applied[0] : applied));
+  if (output === 'yaml') io.out(applied.map(yaml).join('\n---\n'));
+}
+
+/**
+ * `-p`: an RFC 7396 merge patch of the spec, as JSON (`kubectl patch --type merge -p`). Checked here only
+ * as far as the API would refuse it whatever the proxy: JSON, and an object (a merge patch that is not an
+ * object would replace the whole spec). Whether the patched spec is valid is the API's to say.
+ */
+export function parseMergePatch(raw: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (err) {
+    throw new InputError(`-p is not JSON: ${(err as Error).message}`, [], { cause: err });
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    const what = value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value;
+    throw new InputError(
+      `-p must be a JSON object (a merge patch of the spec, e.g. '{"capacity": 8}'), got ${what}`,
+    );
+  }
+  return value as Record<string, unknown>;
+}
+
+export async function patchProxy(ctx: Ctx): Promise<void> {
+  const { api, io, args } = ctx;
+  const name = exactlyOne(args.positionals, 'proxy NAME');
+  const output = outputOf(args.values, ['table', 'json', 'yaml']);
+  const raw = args.values.patch as string | undefined;
+  if (raw === undefined) {
+    throw new UsageError(
+      `proxies patch needs -p '<JSON merge patch of the spec>', e.g. -p '{"capacity": 8}'`,
+    );
+  }
+  const patch = parseMergePatch(raw);
+  const before = await api.call<StoredProxy>('GET', `/v1/proxies/${enc(name)}`, { role: 'admin' });
+  const proxy = await api.call<StoredProxy>('PATCH', `/v1/proxies/${enc(name)}/spec`, {
+    role: 'admin',
+    body: patch,
+  });
+  if (output === 'json') return io.out(json(proxy));
+  if (output === 'yaml') return io.out(yaml(proxy));
+  io.out(`proxy/${name} ${changeOf(before, proxy) ? 'patched' : 'unchanged'}`);
+}
+
+export async function reconcileProxy({ api, io, args }: Ctx): Promise<void> {
+  const name = exactlyOne(args.positionals, 'proxy NAME');
+  const output = outputOf(args.values, ['table', 'json', 'yaml']);
+  const res = await api.call<{ proxy: string; reason: string }>(
+    'POST',
+    `/v1/proxies/${enc(name)}/reconcile`,
+    { role: 'admin' },
+  );
+  if (output === 'json') return io.out(json(res));
+  if (output === 'yaml') return io.out(yaml(res));
+  io.out(`proxy/${res.proxy} reconcile requested (reason: ${res.reason})`);
+}

@@ -1,0 +1,266 @@
+import { describe, expect, it } from 'vitest';
+import { ApiCallError, PartialError } from '../errors.js';
+import { describeFailure } from '../hints.js';
+import { runCli } from '../run.js';
+import { cliDeps, recordingIo } from '../testing.js';
+import { changeOf, parseMergePatch, stoppedNotes } from './apply.js';
+
+type Answer = [number, unknown];
+
+/** A fetch that answers `answers` in order and records "METHOD path body". */
+function scripted(answers: Answer[]) {
+  const calls: string[] = [];
+  const fetch = (async (url: string, init: RequestInit) => {
+    const body = init.body === undefined ? '' : ` ${String(init.body)}`;
+    calls.push(`${init.method} ${new URL(url).pathname}${body}`);
+    const [status, json] = answers.shift() ?? [500, { error: 'internal' }];
+    return new Response(JSON.stringify(json), { status });
+  }) as unknown as typeof globalThis.fetch;
+  return { fetch, calls };
+}
+
+const proxy = (name: string, generation: number) => ({
+  name,
+  generation,
+  spec: { mode: 'external', endpoint: { host: 'h.example', port: 3128 } },
+  status: { phase: 'Pending', conditions: [] },
+});
+const notFound: Answer = [404, { error: 'not_found', message: 'proxy "x" not found' }];
+
+async function run(argv: string[], answers: Answer[], file = '') {
+  const io = { ...recordingIo(), readFile: async () => file, readStdin: async () => file };
+  const f = scripted(answers);
+  const exit = await runCli([...argv, '--api', 'http://127.0.0.1:9'], cliDeps(io, f.fetch));
+  return { exit, out: io.outLines, err: io.errLines, calls: f.calls };
+}
+
+const two = `name: p1\nspec: {mode: external, endpoint: {host: h.example, port: 3128}}\n---\nname: p2\nspec: {mode: external, endpoint: {host: h.example, port: 3129}}\n`;
+
+describe('changeOf', () => {
+  it('is a change exactly when the generation moved (the API bumps it only when it writes a spec)', () => {
+    expect(changeOf({ generation: 3 }, { generation: 3 })).toBe(false);
+    expect(changeOf({ generation: 3 }, { generation: 4 })).toBe(true);
+  });
+});
+
+describe('proxies apply', () => {
+  it('reads every proxy first, then creates an absent one and PUTs the spec of a present one: unchanged when its generation stays', async () => {
+    const r = await run(
+      ['proxies', 'apply', '-f', 'fleet.yaml'],
+      [notFound, [200, proxy('p2', 5)], [201, proxy('p1', 1)], [200, proxy('p2', 5)]],
+      two,
+    );
+    expect(r).toEqual({
+      exit: 0,
+      out: ['proxy/p1 created', 'proxy/p2 unchanged'],
+      err: [],
+      calls: [
+        'GET /v1/proxies/p1',
+        'GET /v1/proxies/p2',
+        'POST /v1/proxies {"name":"p1","spec":{"mode":"external","endpoint":{"host":"h.example","port":3128}}}',
+        'PUT /v1/proxies/p2/spec {"mode":"external","endpoint":{"host":"h.example","port":3129}}',
+      ],
+    });
+  });
+
+  it('says configured when the API bumped the generation', async () => {
+    const r = await run(
+      ['proxies', 'apply', '-f', 'f.yaml'],
+      [
+        [200, proxy('p1', 2)],
+        [200, proxy('p1', 3)],
+      ],
+      two.split('---')[0],
+    );
+    expect(r.out).toEqual(['proxy/p1 configured']);
+  });
+
+  it('changes a proxy that someone created between its read and its POST', async () => {
+    const r = await run(
+      ['proxies', 'apply', '-f', 'f.yaml'],
+      [notFound, [409, { error: 'already_exists' }], [200, proxy('p1', 1)], [200, proxy('p1', 2)]],
+      two.split('---')[0],
+    );
+    expect(r.out).toEqual(['proxy/p1 configured']);
+    expect(r.calls.map((c) => c.split(' ').slice(0, 2).join(' '))).toEqual([
+      'GET /v1/proxies/p1',
+      'POST /v1/proxies',
+      'GET /v1/proxies/p1',
+      'PUT /v1/proxies/p1/spec',
+    ]);
+  });
+
+  it('on a failure part-way, prints the API error, then what was applied and what was not sent (exit 1)', async () => {
+    const refused = [
+      400,
+      { error: 'immutable_field', issues: [{ path: 'zone', message: 'zone is immutable' }] },
+    ] as Answer;
+    const r = await run(
+      ['proxies', 'apply', '-f', 'f.yaml'],
+      [notFound, [200, proxy('p2', 1)], [201, proxy('p1', 1)], refused],
+      two,
+    );
+    expect(r.exit).toBe(1);
+    expect(r.out).toEqual(['proxy/p1 created']);
+    expect(r.err).toEqual([
+      expect.stringMatching(/^error: immutable_field — /),
+      '  zone: zone is immutable',
+      '  stopped at proxy/p2 (2 of 2): applied before it: proxy/p1 created',
+    ]);
+  });
+
+  it('a one-proxy file fails with the error alone', async () => {
+    const r = await run(
+      ['proxies', 'apply', '-f', 'f.yaml'],
+      [
+        [200, { ...proxy('p1', 1), deletionRequestedAt: '2026-02-01T11:00:00Z' }],
+        [409, { error: 'deletion_requested' }],
+      ],
+      two.split('---')[0],
+    );
+    expect(r).toMatchObject({
+      exit: 1,
+      err: ['error: deletion_requested — the proxy is being deleted; its spec is frozen'],
+    });
+  });
+
+  it('checks each spec as the API does against the stored one: a host it already has is no reason to refuse', async () => {
+    const legacy = {
+      ...proxy('p1', 1),
+      spec: { mode: 'external', endpoint: { host: 'h.example:3128', port: 3128, protocol: 'http' } },
+    };
+    const file = 'name: p1\nspec: {mode: external, endpoint: {host: "h.example:3128", port: 3128}}\n';
+    const kept = await run(
+      ['proxies', 'apply', '-f', 'f.yaml'],
+      [
+        [200, legacy],
+        [200, legacy],
+      ],
+      file,
+    );
+    expect(kept).toMatchObject({ exit: 0, out: ['proxy/p1 unchanged'] });
+    const absent = await run(['proxies', 'apply', '-f', 'f.yaml'], [notFound], file);
+    expect(absent).toMatchObject({ exit: 2, calls: ['GET /v1/proxies/p1'] });
+    expect(absent.err).toEqual([
+      'error: invalid_input — f.yaml is not a valid proxy definition; nothing was applied',
+      '  f.yaml: spec.endpoint.host: not a DNS name or an IP address: h.example:3128',
+    ]);
+  });
+
+  it('a bad file sends nothing (exit 2)', async () => {
+    const r = await run(
+      ['proxies', 'apply', '-f', 'f.yaml'],
+      [],
+      'name: p1\nspec: {mode: managed, zone: mars}\n',
+    );
+    expect(r.exit).toBe(2);
+    expect(r.err[0]).toBe(
+      'error: invalid_input — f.yaml is not a valid proxy definition; nothing was applied',
+    );
+    expect(r.calls).toEqual([]);
+  });
+
+  it('needs -f, and takes no argument', async () => {
+    expect((await run(['proxies', 'apply'], [])).err[0]).toMatch(
+      /^error: usage — proxies apply needs -f FILE/,
+    );
+    expect((await run(['proxies', 'apply', 'p1', '-f', 'x'], [])).exit).toBe(2);
+  });
+});
+
+describe('stoppedNotes', () => {
+  it('names what was done before the failure and what was never sent', () => {
+    expect(stoppedNotes(['a', 'b', 'c', 'd'], 2, ['created', 'unchanged'])).toEqual([
+      'stopped at proxy/c (3 of 4): applied before it: proxy/a created, proxy/b unchanged; not sent: proxy/d',
+    ]);
+    expect(stoppedNotes(['a', 'b'], 0, [])).toEqual([
+      'stopped at proxy/a (1 of 2): nothing applied before it; not sent: proxy/b',
+    ]);
+  });
+
+  it('come after the failure’s own lines, with its exit code', () => {
+    const failure = new ApiCallError(409, 'conflict', { error: 'conflict' }, '/v1/proxies/b/spec');
+    expect(describeFailure(new PartialError(failure, ['stopped at proxy/b (2 of 2): …']))).toEqual({
+      lines: [
+        'error: conflict — someone else kept changing the same thing: run the command again',
+        '  stopped at proxy/b (2 of 2): …',
+      ],
+      exitCode: 1,
+    });
+  });
+});
+
+describe('not_found on a proxy’s sub-routes', () => {
+  it('is "no such proxy", unless the API says it has no such route', () => {
+    const hint = (path: string, message: string) =>
+      describeFailure(new ApiCallError(404, 'not_found', { error: 'not_found', message }, path)).lines[0];
+    expect(hint('/v1/proxies/p1/reconcile', 'proxy "p1" not found')).toMatch(/no such proxy/);
+    expect(hint('/v1/proxies/p1/spec', 'proxy "p1" not found')).toMatch(/no such proxy/);
+    expect(hint('/v1/proxies/p1/reconcile', 'no such route')).toMatch(
+      /has no route \/v1\/proxies\/p1\/reconcile/,
+    );
+  });
+});
+
+describe('parseMergePatch', () => {
+  it('takes a JSON object', () => {
+    expect(parseMergePatch('{"capacity": 8, "attributes": {"old": null}}')).toEqual({
+      capacity: 8,
+      attributes: { old: null },
+    });
+  });
+
+  it.each([
+    ['{capacity: 8}', /^-p is not JSON: /],
+    ['', /^-p is not JSON: /],
+    ['[1]', /got an array$/],
+    ['null', /got null$/],
+    ['8', /got number$/],
+    ['"x"', /got string$/],
+  ])('refuses %j', (raw, message) => {
+    expect(() => parseMergePatch(raw)).toThrow(message);
+  });
+});
+
+describe('proxies patch', () => {
+  it('reads the generation, PATCHes, and says patched or unchanged', async () => {
+    const changed = await run(
+      ['proxies', 'patch', 'p1', '-p', '{"capacity":8}'],
+      [
+        [200, proxy('p1', 1)],
+        [200, proxy('p1', 2)],
+      ],
+    );
+    expect(changed).toMatchObject({
+      exit: 0,
+      out: ['proxy/p1 patched'],
+      calls: ['GET /v1/proxies/p1', 'PATCH /v1/proxies/p1/spec {"capacity":8}'],
+    });
+    const same = await run(
+      ['proxies', 'patch', 'p1', '-p', '{}'],
+      [
+        [200, proxy('p1', 2)],
+        [200, proxy('p1', 2)],
+      ],
+    );
+    expect(same.out).toEqual(['proxy/p1 unchanged']);
+  });
+
+  it('sends nothing for a malformed patch (exit 2)', async () => {
+    const r = await run(['proxies', 'patch', 'p1', '-p', '{"capacity":'], []);
+    expect(r).toMatchObject({ exit: 2, calls: [] });
+    expect(r.err[0]).toMatch(/^error: invalid_input — -p is not JSON/);
+  });
+});
+
+describe('proxies reconcile', () => {
+  it('POSTs without a body and prints the answer', async () => {
+    const r = await run(['proxies', 'reconcile', 'p1'], [[202, { proxy: 'p1', reason: 'manual' }]]);
+    expect(r).toEqual({
+      exit: 0,
+      out: ['proxy/p1 reconcile requested (reason: manual)'],
+      err: [],
+      calls: ['POST /v1/proxies/p1/reconcile'],
+    });
+  });
+});
