@@ -250,7 +250,7 @@ describe('proxyplane proxies patch', () => {
     const invalid = await cli(['proxies', 'patch', 'ap-ext', '-p', '{"capacity": 0}']);
     expect(invalid).toMatchObject({ code: 1, stdout: '' });
     expect(invalid.stderr).toMatch(
-      /^error: invalid_request — the API refused the input: see the issues above\n {2}capacity: /,
+      /^error: invalid_request — the API refused the input: see the issues below\n {2}capacity: /,
     );
     const mode = await cli(['proxies', 'patch', 'ap-ext', '-p', '{"mode": "managed"}']);
     expect(mode).toMatchObject({ code: 1, stdout: '' });
