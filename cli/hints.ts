@@ -10,7 +10,12 @@ const auth =
 const HINTS: Record<string, Hint> = {
   unauthenticated: () => `no valid credential: ${auth}`,
   unauthorized: () => `no valid credential: ${auth}`,
-  forbidden: () => 'your identity is valid but not an admin: ask for it to be added to ADMIN_PRINCIPALS',
+  // A valid credential that may not do this: a crawler token on an admin route (the API's message says so),
+  // or a Google identity that is not on the admin list.
+  forbidden: (b) =>
+    /crawler token/i.test(typeof b.message === 'string' ? b.message : '')
+      ? 'that is a crawler token, which opens discovery and leases only: admin commands need an admin token in PROXYPLANE_ADMIN_TOKEN (keep the crawler token in PROXYPLANE_CRAWLER_TOKEN: PROXYPLANE_TOKEN is sent by every command)'
+      : 'your identity is valid but not an admin: ask for it to be added to ADMIN_PRINCIPALS',
   // A proxy's own routes (…/spec, …/reconcile) answer not_found for an unknown proxy too; only the
   // API's catch-all says "no such route" (an API older than the route).
   not_found: (b, _s, path) =>

@@ -15,6 +15,21 @@ describe('describeFailure', () => {
       1,
       /^error: unauthenticated — no valid credential: set PROXYPLANE_TOKEN/,
     ],
+    [
+      new ApiCallError(
+        403,
+        'forbidden',
+        { error: 'forbidden', message: 'this is a crawler token; this route takes an admin credential' },
+        '/v1/proxies',
+      ),
+      1,
+      /^error: forbidden — that is a crawler token, which opens discovery and leases only: admin commands need an admin token in PROXYPLANE_ADMIN_TOKEN/,
+    ],
+    [
+      new ApiCallError(403, 'forbidden', { error: 'forbidden', message: 'x@example.com is not an admin' }),
+      1,
+      /^error: forbidden — your identity is valid but not an admin: ask for it to be added to ADMIN_PRINCIPALS$/,
+    ],
     [new ApiCallError(404, 'unknown_job', {}, '/v1/jobs/x:run'), 1, /jobs list` shows the job names/],
     [
       new ApiCallError(400, 'port_not_allowed', { error: 'port_not_allowed', allowedPorts: [3128, 8443] }),

@@ -375,6 +375,21 @@ describe('usage, credentials and reachability', () => {
     expect(r.stderr).toMatch(/^error: unauthenticated — no valid credential: set PROXYPLANE_TOKEN/);
   });
 
+  it('a crawler token on an admin command is forbidden (exit 1), says so, and creates nothing', async () => {
+    const before = await storedNames();
+    const path = file(
+      'crawler.yaml',
+      'name: cli-by-crawler\nspec:\n  mode: external\n  endpoint: { host: 127.0.0.9, port: 3128 }\n',
+    );
+    const r = await cli(['proxies', 'create', '-f', path], { PROXYPLANE_TOKEN: CRAWLER_TOKEN });
+    expect(r).toMatchObject({ code: 1 });
+    expect(r.stderr).toMatch(
+      /^error: forbidden — that is a crawler token, which opens discovery and leases only: admin commands need an admin token in PROXYPLANE_ADMIN_TOKEN/,
+    );
+    expect(r.stderr).not.toContain(CRAWLER_TOKEN);
+    expect(await storedNames()).toEqual(before);
+  });
+
   it('a token with a line break is refused before sending (exit 2), naming its source, never its value', async () => {
     // fetch refuses such a header with a TypeError that quotes the whole "Bearer <token>" value.
     const secret = 'sk-SECRETTOKEN';

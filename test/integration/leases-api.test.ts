@@ -114,11 +114,20 @@ describe('GET /v1/proxies (one route for crawlers and admins)', () => {
       status: 200,
       body: { proxies: [], count: 0 },
     });
-    // The admin token sees the same listing; the crawler token cannot touch the admin routes.
+    // The admin token sees the same listing; the crawler token cannot touch the admin routes: a valid
+    // credential that may not be used there, 403 forbidden (an unknown token would be 401).
     expect((await call('GET', '/v1/proxies?healthy=true', undefined, ADMIN_TOKEN)).body.count).toBe(3);
-    expect((await call('GET', '/v1/proxies/eu-1')).status).toBe(401);
-    expect((await call('DELETE', '/v1/proxies/eu-1')).status).toBe(401);
-    expect((await call('POST', '/v1/proxies/eu-1/reconcile')).status).toBe(401);
+    const forbidden = {
+      status: 403,
+      body: { error: 'forbidden', message: expect.stringContaining('crawler token') },
+    };
+    expect(await call('GET', '/v1/proxies/eu-1')).toMatchObject(forbidden);
+    expect(await call('DELETE', '/v1/proxies/eu-1')).toMatchObject(forbidden);
+    expect(await call('POST', '/v1/proxies/eu-1/reconcile')).toMatchObject(forbidden);
+    expect(await call('GET', '/v1/proxies/eu-1', undefined, 'unknown-token-0123456789')).toMatchObject({
+      status: 401,
+      body: { error: 'unauthenticated' },
+    });
   });
 
   it.each([

@@ -5,7 +5,7 @@ import type { Firestore } from '@google-cloud/firestore';
 import { Registry } from 'prom-client';
 import { freePort } from '../../emulators/launcher/free-port.js';
 import { waitForHttp } from '../../emulators/launcher/wait.js';
-import { createApp } from '../../functions/api/src/app.js';
+import { type ApiDeps, createApp } from '../../functions/api/src/app.js';
 import { anyOf } from '../../functions/api/src/auth/authenticator.js';
 import { staticTokenAuthenticator } from '../../functions/api/src/auth/static-tokens.js';
 import type { LeaseConfig } from '../../functions/api/src/leases/config.js';
@@ -27,6 +27,10 @@ export { type ProxyOptions, proxy };
 
 export const ADMIN_TOKEN = 'lease-tests-admin-token-0123';
 
+/** The admin authenticator of leaseTestApp: ADMIN_TOKEN, named "admin". */
+export const adminAuthenticator = () =>
+  anyOf([staticTokenAuthenticator([{ name: 'admin', token: ADMIN_TOKEN }])]);
+
 export async function writeFleet(db: Firestore, proxies: ProxyResource[]): Promise<void> {
   for (let i = 0; i < proxies.length; i += 400) {
     const batch = db.batch();
@@ -43,6 +47,8 @@ export function leaseTestApp(opts: {
   clock: Clock;
   secrets: SecretReader;
   lease: Partial<LeaseConfig>;
+  /** More of the service (jobs, the fleet page, the gateway routes) beside the lease routes. */
+  extra?: Partial<ApiDeps>;
 }) {
   const log = memoryLogger();
   const registry = new Registry();
@@ -54,16 +60,18 @@ export function leaseTestApp(opts: {
     log,
     config: { tokens: [], cooldownWindowMs: 60_000, credentialsCacheMs: 0, ...opts.lease },
   });
+  const publisher = new RecordingReconcilePublisher();
   const app = createApp({
     version: 'test',
     store: new FirestoreProxyStore(opts.firestore),
-    publisher: new RecordingReconcilePublisher(),
+    publisher,
     clock: opts.clock,
-    auth: anyOf([staticTokenAuthenticator([{ name: 'admin', token: ADMIN_TOKEN }])]),
+    auth: adminAuthenticator(),
     log,
     leases,
+    ...opts.extra,
   });
-  return { app, leases, log, registry };
+  return { app, leases, log, registry, publisher };
 }
 
 export async function storedLeases(db: Firestore): Promise<Lease[]> {

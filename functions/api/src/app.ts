@@ -14,7 +14,6 @@ import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
 import { proxyAdmin } from './admin/proxy-admin.js';
 import type { Authenticator } from './auth/authenticator.js';
-import { requireAdmin } from './auth/middleware.js';
 import { type EchoOptions, echoRoutes } from './echo/echo-routes.js';
 import { ApiError } from './errors.js';
 import type { FleetFeed } from './fleet/feed.js';
@@ -75,14 +74,16 @@ export function createApp(deps: ApiDeps) {
   );
   // Credentials first, then the body (invariant: auth is checked before anything else): a caller without
   // them gets 401, not 413, and its body is never read. Admin auth guards the admin surface; crawler tokens
-  // also open GET /v1/proxies (discovery), the lease routes and /openapi.json (leases/index.ts).
+  // also open GET /v1/proxies (discovery), the lease routes and /openapi.json (leases/index.ts). On every
+  // admin-only route (/v1/proxies writes and reads by name, /v1/jobs, /fleet, /v1/gateway) a valid crawler
+  // token is 403 forbidden, not 401: it is a credential, just not one for there (guards.adminOnly).
   // `/v1/proxies/*` also matches `/v1/proxies`.
   const guards = leaseGuards(deps.leases, deps.auth);
   app.use('/v1/proxies/*', guards.proxies);
   app.use('/openapi.json', guards.crawler);
   if (deps.leases) useLeaseGuards(app, deps.leases, guards.crawler);
   // /v1/jobs is for admins only (pausing probes or running GC is never a crawler's business).
-  app.use('/v1/jobs/*', requireAdmin(deps.auth));
+  app.use('/v1/jobs/*', guards.admin);
   // Worker reports carry up to 10,000 counts and a routing policy up to 256 KiB: the worker and gateway
   // routes authenticate and bound each body themselves (workers/http.ts limitBytes).
   const limit = limitBody({ maxBytes: deps.maxBodyBytes });
@@ -93,8 +94,12 @@ export function createApp(deps: ApiDeps) {
   app.route('/v1/proxies', proxyRoutes(admin, deps.leases?.discovery));
   if (deps.leases) app.route('/', leaseApi(deps.leases));
   if (deps.echo) app.route('/', echoRoutes(deps.echo));
-  if (deps.workers) app.route('/', workersApi(deps.workers, deps.store));
-  if (deps.fleet) app.route('/fleet', fleetApp({ ...deps, feed: deps.fleet }));
+  if (deps.workers) {
+    const adminAuth = guards.adminOnly(deps.workers.adminAuth);
+    app.route('/', workersApi({ ...deps.workers, adminAuth }, deps.store));
+  }
+  if (deps.fleet)
+    app.route('/fleet', fleetApp({ ...deps, auth: guards.adminOnly(deps.auth), feed: deps.fleet }));
   if (deps.jobs) app.route('/v1/jobs', jobRoutes(jobControls({ ...deps.jobs, log: deps.log })));
   app.doc31('/openapi.json', {
     openapi: '3.1.0',

@@ -5,7 +5,13 @@
 import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { createMiddleware } from 'hono/factory';
-import { type Authenticator, bearerToken, MAX_TOKEN_LENGTH, type Principal } from '../auth/authenticator.js';
+import {
+  type Authenticator,
+  type AuthOutcome,
+  bearerToken,
+  MAX_TOKEN_LENGTH,
+  type Principal,
+} from '../auth/authenticator.js';
 import { loginPage } from './page.js';
 
 export const COOKIE = 'proxyplane_fleet';
@@ -33,6 +39,20 @@ export const forgetToken = (c: Context) => deleteCookie(c, COOKIE, { path: '/fle
 function refuse(c: Context, status: 401 | 403 | 503, code: string, reason: string) {
   if (wantsHtml(c)) return c.html(loginPage(reason), status);
   return c.json({ error: code, message: reason }, status);
+}
+
+/**
+ * The login form again, saying why the token typed into it (or given as `?token=`) was refused: a valid
+ * credential that may not see the page (a crawler token, a Google identity not on the list) is 403 with
+ * the reason, one that cannot be checked now 503, anything else 401 without detail.
+ */
+export function refuseLogin(c: Context, outcome: Extract<AuthOutcome, { ok: false }>) {
+  if (outcome.code === 'forbidden')
+    return c.html(loginPage(`That token is refused: ${outcome.reason}.`), 403);
+  if (outcome.code === 'unavailable') {
+    return c.html(loginPage('That token cannot be checked right now: try again shortly.'), 503);
+  }
+  return c.html(loginPage('That token was not accepted.'), 401);
 }
 
 export const fleetAuth = (authenticator: Authenticator) =>

@@ -7,7 +7,7 @@ import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js'
 import type { Clock } from '../../../../shared/src/ports/clock.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { ApiError } from '../errors.js';
-import { type FleetEnv, fleetAuth, forgetToken, rememberToken } from './auth.js';
+import { type FleetEnv, fleetAuth, forgetToken, refuseLogin, rememberToken } from './auth.js';
 import { FLEET_JS } from './client-script.js';
 import { buildDetail } from './detail.js';
 import type { FleetFeed } from './feed.js';
@@ -68,7 +68,7 @@ export function fleetApp(deps: FleetDeps) {
     }
     const token = new URLSearchParams(await c.req.text()).get('token')?.trim() ?? '';
     const outcome = await deps.auth.authenticate(token || undefined);
-    if (!outcome.ok) return c.html(loginPage('That token was not accepted.'), 401);
+    if (!outcome.ok) return refuseLogin(c, outcome);
     rememberToken(c, token);
     return c.redirect('/fleet', 303);
   });
@@ -81,7 +81,7 @@ export function fleetApp(deps: FleetDeps) {
     const token = c.req.query('token');
     if (token === undefined || c.req.method !== 'GET') return next();
     const outcome = await deps.auth.authenticate(token);
-    if (!outcome.ok) return c.html(loginPage('That token was not accepted.'), 401);
+    if (!outcome.ok) return refuseLogin(c, outcome);
     rememberToken(c, token);
     return c.redirect(c.req.path, 303);
   });

@@ -9,7 +9,7 @@ import type { Clock } from '../../../../shared/src/ports/clock.js';
 import type { LeaseStore, ProxyCatalog } from '../../../../shared/src/ports/lease-store.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { requireAdmin } from '../auth/middleware.js';
-import { crawlerOrAdminAuthenticator, type NamedToken } from '../discovery/auth.js';
+import { adminOnlyAuthenticator, crawlerOrAdminAuthenticator, type NamedToken } from '../discovery/auth.js';
 import type { DiscoveryView } from '../discovery/list.js';
 import type { LeaseMetrics } from './metrics.js';
 import { createLeaseRoutes } from './routes.js';
@@ -35,17 +35,26 @@ export interface Guards {
   proxies: MiddlewareHandler;
   /** Crawler token or admin credential: leases, /openapi.json, /metrics. */
   crawler: MiddlewareHandler;
+  /** Admin credential only, a crawler token 403 forbidden: /v1/jobs (and the admin part of `proxies`). */
+  admin: MiddlewareHandler;
+  /** An admin authenticator for an admin-only surface that checks credentials itself (the fleet page,
+   *  /v1/gateway): the same, with a crawler token forbidden rather than unknown. */
+  adminOnly(auth: Authenticator): Authenticator;
 }
 
 export function leaseGuards(leases: LeaseApiDeps | undefined, admin: Authenticator): Guards {
-  const adminOnly = requireAdmin(admin);
-  if (!leases) return { proxies: adminOnly, crawler: adminOnly };
-  const crawler = requireAdmin(crawlerOrAdminAuthenticator(leases.tokens, admin));
+  const tokens = leases?.tokens ?? [];
+  const adminOnly = (auth: Authenticator) => adminOnlyAuthenticator(tokens, auth);
+  const adminGuard = requireAdmin(adminOnly(admin));
+  if (!leases) return { proxies: adminGuard, crawler: adminGuard, admin: adminGuard, adminOnly };
+  const crawler = requireAdmin(crawlerOrAdminAuthenticator(tokens, admin));
   return {
     proxies: createMiddleware((c, next) =>
-      (c.req.method === 'GET' && c.req.path === '/v1/proxies' ? crawler : adminOnly)(c, next),
+      (c.req.method === 'GET' && c.req.path === '/v1/proxies' ? crawler : adminGuard)(c, next),
     ),
     crawler,
+    admin: adminGuard,
+    adminOnly,
   };
 }
 
