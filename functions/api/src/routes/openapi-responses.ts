@@ -12,6 +12,8 @@ export const error = (description: string) => json(ErrorBody, description);
 /** 401, 403 and 503, with what "unavailable" means for this route table. */
 export const adminResponses = (unavailable: string) => ({
   401: error('unauthenticated: no valid credential'),
-  403: error('forbidden: the identity is not an admin'),
+  403: error(
+    'forbidden: a valid credential that is not an admin one (a crawler token, a non-admin identity)',
+  ),
   503: error(`unavailable: ${unavailable}; see Retry-After`),
 });
