@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { IdTokenVerifier } from '../auth/id-token-verifier.js';
 import { workerAuthenticator } from './auth.js';
-import { globMatches, loadWorkersApiConfig, parseServiceAccounts, parseWorkerTokens } from './config.js';
+import {
+  globMatches,
+  loadWorkersApiConfig,
+  parseServiceAccounts,
+  parseWorkerTokens,
+  workerAuthOffWarning,
+} from './config.js';
 
 const TOKEN = 'worker-token-gw-1-0123456789';
 const verifier = (
@@ -91,6 +97,21 @@ describe('worker identity config', () => {
   ])('open only in explicit local mode with nothing configured: %j → %s', (env, open) =>
     expect(loadWorkersApiConfig(env).open).toBe(open),
   );
+
+  it.each<[Record<string, string>, string | null]>([
+    [{ PROXYPLANE_LOCAL: '1' }, '(PROXYPLANE_LOCAL=1 and no WORKER_TOKENS'],
+    [{ FIRESTORE_EMULATOR_HOST: '127.0.0.1:8080' }, '(FIRESTORE_EMULATOR_HOST set and no WORKER_TOKENS'],
+    [
+      { PROXYPLANE_LOCAL: '1', FIRESTORE_EMULATOR_HOST: '127.0.0.1:8080' },
+      '(PROXYPLANE_LOCAL=1 and FIRESTORE_EMULATOR_HOST set and no WORKER_TOKENS',
+    ],
+    [{ FIRESTORE_EMULATOR_HOST: '127.0.0.1:8080', WORKER_TOKENS: `gw-1:${TOKEN}` }, null],
+    [{}, null],
+  ])('the worker-auth-off warning names what made it local mode: %j', (env, part) => {
+    const warning = workerAuthOffWarning(loadWorkersApiConfig(env));
+    if (part === null) expect(warning).toBeNull();
+    else expect(warning).toContain(part);
+  });
 
   it('refuses timings that break the contract’s safety relations', () => {
     expect(() =>

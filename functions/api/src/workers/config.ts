@@ -30,6 +30,8 @@ export interface WorkersApiConfig {
   audiences: string[];
   /** No worker identity configured, in explicit local mode: any caller may act as any worker. */
   open: boolean;
+  /** What made this local mode ("PROXYPLANE_LOCAL=1", "FIRESTORE_EMULATOR_HOST set"), or null. */
+  localMode: string | null;
 }
 
 const list = (v: string | undefined) =>
@@ -77,16 +79,28 @@ export function loadWorkersApiConfig(env: Record<string, string | undefined>): W
   } catch (cause) {
     throw new AuthConfigError(`worker settings: ${(cause as Error).message}`, { cause });
   }
+  const localMode =
+    [
+      env.PROXYPLANE_LOCAL === '1' ? 'PROXYPLANE_LOCAL=1' : null,
+      env.FIRESTORE_EMULATOR_HOST !== undefined ? 'FIRESTORE_EMULATOR_HOST set' : null,
+    ]
+      .filter((m) => m !== null)
+      .join(' and ') || null;
   return {
     settings,
     tokens,
     serviceAccounts,
     audiences,
-    open:
-      tokens.length === 0 &&
-      serviceAccounts.length === 0 &&
-      (env.PROXYPLANE_LOCAL === '1' || env.FIRESTORE_EMULATOR_HOST !== undefined),
+    open: tokens.length === 0 && serviceAccounts.length === 0 && localMode !== null,
+    localMode,
   };
+}
+
+/** The start-up warning of an open worker API (loud on purpose, like the admin API's), naming what made
+ *  it local mode; null when worker auth is on. */
+export function workerAuthOffWarning(config: Pick<WorkersApiConfig, 'open' | 'localMode'>): string | null {
+  if (!config.open) return null;
+  return `!!! WORKER AUTH IS OFF (${config.localMode ?? 'local mode'} and no WORKER_TOKENS / GATEWAY_SERVICE_ACCOUNT): any caller may act as any gateway worker. Local use only. !!!`;
 }
 
 /** "*" matches any run of characters; everything else literally. */

@@ -17,7 +17,7 @@ import type { Clock } from '../../../../shared/src/ports/clock.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { GoogleIdTokenVerifier, type IdTokenVerifier } from '../auth/id-token-verifier.js';
 import { workerAuthenticator } from './auth.js';
-import type { WorkersApiConfig } from './config.js';
+import { type WorkersApiConfig, workerAuthOffWarning } from './config.js';
 import type { WorkersApiDeps } from './index.js';
 import { RateLimiter } from './rate-limit.js';
 import { SnapshotNames } from './snapshot-names.js';
@@ -43,13 +43,8 @@ export function buildWorkersApi(o: BuildWorkersApiOptions): WorkersApiDeps {
       ? new GoogleIdTokenVerifier({ audiences: config.audiences, certsUrl: o.certsUrl })
       : null);
   const snapshots = new FirestoreSnapshotStore(firestore);
-  if (config.open) {
-    // Loud on purpose, like the admin API's local mode.
-    o.log.warn(
-      '!!! WORKER AUTH IS OFF (PROXYPLANE_LOCAL=1 and no WORKER_TOKENS / GATEWAY_SERVICE_ACCOUNT): any caller may act as any gateway worker. Local use only. !!!',
-      { auth: 'off' },
-    );
-  }
+  const warning = workerAuthOffWarning(config);
+  if (warning) o.log.warn(warning, { auth: 'off' });
   return {
     workers: new FirestoreWorkerStore(firestore),
     ownership: new FirestoreOwnershipStore(firestore),
