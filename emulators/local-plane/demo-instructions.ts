@@ -1,6 +1,8 @@
 // What `npm start` prints once the demo fleet is Ready: how to lease a proxy and fetch the demo target
 // through it (with the CLI, and with curl alone), through the gateway when the plane runs one, and where
-// the fleet page is. The e2e test runs these exact lines, so they must work as printed.
+// the fleet page is. The e2e test runs these exact lines, so they must work as printed. The curl is
+// chained to the acquire (`lease=$(…) && eval "$lease" && curl …`): with `eval "$(…)"` a failed acquire
+// evaluates nothing, successfully, and the curl would go on with a previous lease's URL or none.
 import { DEMO_POOL } from './demo-fleet.js';
 
 export interface DemoInstructionsInput {
@@ -27,8 +29,8 @@ export function demoInstructions(i: DemoInstructionsInput): string {
     'Try it (in another terminal: paste the export lines above first):',
     '',
     `  ${LEASE_MARK} a US proxy for the demo site, fetch a page through it, and give it back`,
-    `  eval "$(npx proxyplane leases acquire --selector pool=${DEMO_POOL},region=us --target ${i.target} -o env)"`,
-    `  curl -sS -x "$PROXYPLANE_PROXY_URL" http://${i.target}/`,
+    `  lease=$(npx proxyplane leases acquire --selector pool=${DEMO_POOL},region=us --target ${i.target} -o env) &&`,
+    `    eval "$lease" && curl -sS -x "$PROXYPLANE_PROXY_URL" http://${i.target}/`,
     '  npx proxyplane leases release "$PROXYPLANE_LEASE_ID"',
     '',
     '  # the same with curl alone (the answer\'s proxy.url carries the credentials; no "protocols": http only)',
@@ -37,8 +39,8 @@ export function demoInstructions(i: DemoInstructionsInput): string {
     '',
     `  ${SOCKS_MARK} (demo-socks, an external one): leased only to who asks for socks5 (the lease above`,
     '  # never gets it); its lease URL is socks5://…, which curl speaks too',
-    `  eval "$(npx proxyplane leases acquire --selector pool=${DEMO_POOL},tier=socks5 --protocol socks5 --target ${i.target} -o env)"`,
-    `  curl -sS -x "$PROXYPLANE_PROXY_URL" http://${i.target}/`,
+    `  lease=$(npx proxyplane leases acquire --selector pool=${DEMO_POOL},tier=socks5 --protocol socks5 --target ${i.target} -o env) &&`,
+    `    eval "$lease" && curl -sS -x "$PROXYPLANE_PROXY_URL" http://${i.target}/`,
     '  npx proxyplane leases release "$PROXYPLANE_LEASE_ID"',
     '',
   ];

@@ -13,8 +13,8 @@ describe('demoInstructions', () => {
   it('leases with the CLI, fetches the demo target through the lease, and releases it', () => {
     const text = demoInstructions(base);
     expect(text).toContain(
-      '  eval "$(npx proxyplane leases acquire --selector pool=demo,region=us --target 127.0.0.1:18320 -o env)"\n' +
-        '  curl -sS -x "$PROXYPLANE_PROXY_URL" http://127.0.0.1:18320/\n' +
+      '  lease=$(npx proxyplane leases acquire --selector pool=demo,region=us --target 127.0.0.1:18320 -o env) &&\n' +
+        '    eval "$lease" && curl -sS -x "$PROXYPLANE_PROXY_URL" http://127.0.0.1:18320/\n' +
         '  npx proxyplane leases release "$PROXYPLANE_LEASE_ID"\n',
     );
     expect(text).toContain('"target":"127.0.0.1:18320"');
@@ -26,8 +26,8 @@ describe('demoInstructions', () => {
 
   it('leases the SOCKS5 proxy, asking for socks5 (opt-in), and fetches through its socks5:// URL', () => {
     expect(demoInstructions(base)).toContain(
-      '  eval "$(npx proxyplane leases acquire --selector pool=demo,tier=socks5 --protocol socks5 --target 127.0.0.1:18320 -o env)"\n' +
-        '  curl -sS -x "$PROXYPLANE_PROXY_URL" http://127.0.0.1:18320/\n',
+      '  lease=$(npx proxyplane leases acquire --selector pool=demo,tier=socks5 --protocol socks5 --target 127.0.0.1:18320 -o env) &&\n' +
+        '    eval "$lease" && curl -sS -x "$PROXYPLANE_PROXY_URL" http://127.0.0.1:18320/\n',
     );
   });
 
