@@ -79,6 +79,41 @@ describe('the fleet page', () => {
     expect((await form('nope-nope-nope-nope')).status).toBe(401);
   });
 
+  it('shows why a valid credential that may not see the page is refused (403), and sets no cookie', async () => {
+    const feed = new InMemoryFleetFeed();
+    const { app } = harness({
+      fleet: feed,
+      auth: {
+        description: 'test',
+        authenticate: async (token) =>
+          token === 'eyJ.not-an.admin'
+            ? { ok: false, code: 'forbidden', reason: 'ops@example.com is not an admin' }
+            : token === 'eyJ.certs.down'
+              ? { ok: false, code: 'unavailable', reason: 'cannot fetch Google signing certificates' }
+              : { ok: false, code: 'unauthenticated', reason: 'invalid credential' },
+      },
+    });
+    const form = (token: string) =>
+      app.request('/fleet/login', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token }).toString(),
+      });
+    for (const res of [await form('eyJ.not-an.admin'), await app.request('/fleet?token=eyJ.not-an.admin')]) {
+      expect(res.status).toBe(403);
+      expect(res.headers.get('set-cookie')).toBeNull();
+      const page = await res.text();
+      expect(page).toContain('That token is refused: ops@example.com is not an admin.');
+      expect(page).toContain('<form method="post" action="/fleet/login">');
+    }
+    const down = await form('eyJ.certs.down');
+    expect(down.status).toBe(503);
+    expect(await down.text()).toContain('cannot be checked right now');
+    const unknown = await form('nope-nope-nope-nope');
+    expect(unknown.status).toBe(401);
+    expect(await unknown.text()).toContain('That token was not accepted.');
+  });
+
   it.each([
     ['multipart with a body that is not multipart', 'multipart/form-data; boundary=q', 'garbage', 415],
     ['multipart without a boundary', 'multipart/form-data', `token=${ADMIN_TOKEN}`, 415],
