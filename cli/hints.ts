@@ -30,6 +30,8 @@ const HINTS: Record<string, Hint> = {
   port_not_allowed: (b) =>
     `the managed proxies' firewall opens only ${ports(b.allowedPorts)}: use one of those as the port, or open another in the deployment (Terraform's proxy_port) first`,
   deletion_requested: () => 'the proxy is being deleted; its spec is frozen',
+  precondition_failed: (b) =>
+    `someone else changed the proxy since this command read it (it is now at generation ${num(b.generation)}): run the command again`,
   conflict: () => 'someone else kept changing the same thing: run the command again',
   payload_too_large: () => 'the request is over 64 KiB',
   unavailable: () => 'the service could not do it right now: retry in a few seconds',

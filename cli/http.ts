@@ -19,6 +19,8 @@ export interface CallOptions {
   role: Role;
   body?: unknown;
   query?: URLSearchParams;
+  /** Request headers of the call's own (e.g. If-Match); never authorization, accept or content-type. */
+  headers?: Record<string, string>;
 }
 
 export class ApiClient {
@@ -48,8 +50,12 @@ export class ApiClient {
     return t;
   }
 
-  async call<T = unknown>(method: string, path: string, { role, body, query }: CallOptions): Promise<T> {
-    const headers: Record<string, string> = { accept: 'application/json' };
+  async call<T = unknown>(
+    method: string,
+    path: string,
+    { role, body, query, headers: own }: CallOptions,
+  ): Promise<T> {
+    const headers: Record<string, string> = { ...own, accept: 'application/json' };
     const { token } = this.tokenFor(role);
     if (token) headers.authorization = `Bearer ${token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';

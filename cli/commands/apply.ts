@@ -8,6 +8,11 @@
 // (its generation), sends the spec, and compares the generation it gets back: equal → unchanged (nothing
 // was written), higher → configured. No copy of the API's defaults lives here to drift from a deployed
 // API of another version.
+//
+// The PUT carries `If-Match: "<generation read>"` (docs/api.md "Conditional requests"): the API writes
+// only if the proxy is still at that generation, so nobody's change made between apply's read and its
+// PUT is overwritten unseen or counted as apply's. On 412 precondition_failed apply reads the proxy again
+// and sends the spec again, APPLY_ATTEMPTS times at most, then fails with that code.
 
 import type { ProxySpec } from '../../shared/src/domain/proxy.js';
 import { exactlyOne, none, outputOf } from '../args.js';
@@ -34,6 +39,11 @@ export function changeOf(before: { generation: number }, after: { generation: nu
 
 const isNotFound = (err: unknown) =>
   err instanceof ApiCallError && err.status === 404 && err.code === 'not_found';
+const isPreconditionFailed = (err: unknown) =>
+  err instanceof ApiCallError && err.status === 412 && err.code === 'precondition_failed';
+
+/** Reads and writes of one proxy before apply gives up on it (others keep changing it, or creating it). */
+export const APPLY_ATTEMPTS = 5;
 
 async function getIfExists({ api }: Ctx, name: string): Promise<StoredProxy | null> {
   try {
@@ -56,23 +66,32 @@ export async function applyOne(
   const { api } = ctx;
   const spec = (p.body as { spec: unknown }).spec;
   let current = before;
-  // Twice at most: a proxy created by someone else between our read and our POST is then changed instead.
+  // A proxy created by someone else between our read and our POST is changed instead; one changed (or
+  // deleted) between our read and our PUT is read again. Each write is against the latest read, so the
+  // outcome compares the generation the write was conditioned on.
   for (let attempt = 1; ; attempt++) {
+    const last = attempt >= APPLY_ATTEMPTS;
     if (current === null) {
       try {
         const proxy = await api.call<StoredProxy>('POST', '/v1/proxies', { role: 'admin', body: p.body });
         return { outcome: 'created', proxy };
       } catch (err) {
-        if (attempt > 1 || !(err instanceof ApiCallError) || err.code !== 'already_exists') throw err;
+        if (last || !(err instanceof ApiCallError) || err.code !== 'already_exists') throw err;
         current = await getIfExists(ctx, p.name);
         continue;
       }
     }
-    const proxy = await api.call<StoredProxy>('PUT', `/v1/proxies/${enc(p.name)}/spec`, {
-      role: 'admin',
-      body: spec,
-    });
-    return { outcome: changeOf(current, proxy) ? 'configured' : 'unchanged', proxy };
+    try {
+      const proxy = await api.call<StoredProxy>('PUT', `/v1/proxies/${enc(p.name)}/spec`, {
+        role: 'admin',
+        body: spec,
+        headers: { 'if-match': `"${current.generation}"` },
+      });
+      return { outcome: changeOf(current, proxy) ? 'configured' : 'unchanged', proxy };
+    } catch (err) {
+      if (last || !isPreconditionFailed(err)) throw err;
+      current = await getIfExists(ctx, p.name);
+    }
   }
 }
 

@@ -3,20 +3,23 @@ import { ApiCallError, PartialError } from '../errors.js';
 import { describeFailure } from '../hints.js';
 import { runCli } from '../run.js';
 import { cliDeps, recordingIo } from '../testing.js';
-import { changeOf, parseMergePatch, stoppedNotes } from './apply.js';
+import { APPLY_ATTEMPTS, changeOf, parseMergePatch, stoppedNotes } from './apply.js';
 
 type Answer = [number, unknown];
 
-/** A fetch that answers `answers` in order and records "METHOD path body". */
+/** A fetch that answers `answers` in order and records "METHOD path body" (and each If-Match sent). */
 function scripted(answers: Answer[]) {
   const calls: string[] = [];
+  const ifMatch: string[] = [];
   const fetch = (async (url: string, init: RequestInit) => {
     const body = init.body === undefined ? '' : ` ${String(init.body)}`;
     calls.push(`${init.method} ${new URL(url).pathname}${body}`);
+    const sent = (init.headers as Record<string, string> | undefined)?.['if-match'];
+    if (sent !== undefined) ifMatch.push(`${init.method} ${sent}`);
     const [status, json] = answers.shift() ?? [500, { error: 'internal' }];
     return new Response(JSON.stringify(json), { status });
   }) as unknown as typeof globalThis.fetch;
-  return { fetch, calls };
+  return { fetch, calls, ifMatch };
 }
 
 const proxy = (name: string, generation: number) => ({
@@ -31,7 +34,7 @@ async function run(argv: string[], answers: Answer[], file = '') {
   const io = { ...recordingIo(), readFile: async () => file, readStdin: async () => file };
   const f = scripted(answers);
   const exit = await runCli([...argv, '--api', 'http://127.0.0.1:9'], cliDeps(io, f.fetch));
-  return { exit, out: io.outLines, err: io.errLines, calls: f.calls };
+  return { exit, out: io.outLines, err: io.errLines, calls: f.calls, ifMatch: f.ifMatch };
 }
 
 const two = `name: p1\nspec: {mode: external, endpoint: {host: h.example, port: 3128}}\n---\nname: p2\nspec: {mode: external, endpoint: {host: h.example, port: 3129}}\n`;
@@ -54,6 +57,7 @@ describe('proxies apply', () => {
       exit: 0,
       out: ['proxy/p1 created', 'proxy/p2 unchanged'],
       err: [],
+      ifMatch: ['PUT "5"'],
       calls: [
         'GET /v1/proxies/p1',
         'GET /v1/proxies/p2',
@@ -88,6 +92,75 @@ describe('proxies apply', () => {
       'GET /v1/proxies/p1',
       'PUT /v1/proxies/p1/spec',
     ]);
+  });
+
+  it('sends the PUT with If-Match of the generation it read', async () => {
+    const r = await run(
+      ['proxies', 'apply', '-f', 'f.yaml'],
+      [
+        [200, proxy('p1', 2)],
+        [200, proxy('p1', 3)],
+      ],
+      two.split('---')[0],
+    );
+    expect(r.out).toEqual(['proxy/p1 configured']);
+    expect(r.ifMatch).toEqual(['PUT "2"']);
+  });
+
+  // The proxy changes between apply's read and its PUT: the API answers 412 and apply reads again, so its
+  // verdict is about its own write. Here the other writer had already set the file's spec: unchanged.
+  it('on 412 reads the proxy again and PUTs against the new generation (unchanged: the other writer set this spec)', async () => {
+    const r = await run(
+      ['proxies', 'apply', '-f', 'f.yaml'],
+      [
+        [200, proxy('p1', 2)],
+        [
+          412,
+          { error: 'precondition_failed', message: 'proxy "p1" is at generation 3, not 2', generation: 3 },
+        ],
+        [200, proxy('p1', 3)],
+        [200, proxy('p1', 3)],
+      ],
+      two.split('---')[0],
+    );
+    expect(r).toMatchObject({ exit: 0, out: ['proxy/p1 unchanged'], err: [] });
+    expect(r.calls.map((c) => c.split(' ').slice(0, 2).join(' '))).toEqual([
+      'GET /v1/proxies/p1',
+      'PUT /v1/proxies/p1/spec',
+      'GET /v1/proxies/p1',
+      'PUT /v1/proxies/p1/spec',
+    ]);
+    expect(r.ifMatch).toEqual(['PUT "2"', 'PUT "3"']);
+  });
+
+  it('on 412 then a proxy gone meanwhile, creates it', async () => {
+    const r = await run(
+      ['proxies', 'apply', '-f', 'f.yaml'],
+      [
+        [200, proxy('p1', 2)],
+        [412, { error: 'precondition_failed', generation: 3 }],
+        notFound,
+        [201, proxy('p1', 1)],
+      ],
+      two.split('---')[0],
+    );
+    expect(r).toMatchObject({ exit: 0, out: ['proxy/p1 created'] });
+  });
+
+  it(`gives up after ${APPLY_ATTEMPTS} PUTs refused with 412, with the API's code and a hint`, async () => {
+    const refused = (g: number): Answer => [412, { error: 'precondition_failed', generation: g }];
+    const answers: Answer[] = [[200, proxy('p1', 1)]];
+    for (let g = 2; g <= APPLY_ATTEMPTS; g++) answers.push(refused(g), [200, proxy('p1', g)]);
+    answers.push(refused(APPLY_ATTEMPTS + 1));
+    const r = await run(['proxies', 'apply', '-f', 'f.yaml'], answers, two.split('---')[0]);
+    expect(r.ifMatch).toHaveLength(APPLY_ATTEMPTS);
+    expect(r).toMatchObject({
+      exit: 1,
+      out: [],
+      err: [
+        `error: precondition_failed — someone else changed the proxy since this command read it (it is now at generation ${APPLY_ATTEMPTS + 1}): run the command again`,
+      ],
+    });
   });
 
   it('on a failure part-way, prints the API error, then what was applied and what was not sent (exit 1)', async () => {
@@ -261,6 +334,7 @@ describe('proxies reconcile', () => {
       out: ['proxy/p1 reconcile requested (reason: manual)'],
       err: [],
       calls: ['POST /v1/proxies/p1/reconcile'],
+      ifMatch: [],
     });
   });
 });

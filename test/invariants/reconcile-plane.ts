@@ -33,7 +33,7 @@ export class CountingStore {
       listDue: (u, l) => inner.listDue(u, l),
       create: (p) => inner.create(p),
       replaceSpec: (n, s, v) => record('replaceSpec', n, inner.replaceSpec(n, s, v)),
-      requestDeletion: (n, a) => record('requestDeletion', n, inner.requestDeletion(n, a)),
+      requestDeletion: (n, a, v) => record('requestDeletion', n, inner.requestDeletion(n, a, v)),
       writeStatus: (n, s, v) => record('writeStatus', n, inner.writeStatus(n, s, v)),
       deleteDocument: (n, v) => record('deleteDocument', n, inner.deleteDocument(n, v)),
     };

@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'already_exists'
   | 'conflict'
   | 'deletion_requested'
+  | 'precondition_failed'
   | 'unknown_job'
   | 'job_paused'
   | 'unauthenticated'
@@ -34,6 +35,8 @@ export interface ErrorBody {
   issues?: Issue[];
   /** For port_not_allowed: the ports a managed proxy may use. */
   allowedPorts?: number[];
+  /** For precondition_failed: the proxy's current generation (its ETag without the quotes). */
+  generation?: number;
   requestId?: string;
 }
 
@@ -45,6 +48,7 @@ export class ApiError extends Error {
     readonly extra: {
       issues?: Issue[];
       allowedPorts?: readonly number[];
+      generation?: number;
       retryAfterSeconds?: number;
       headers?: Record<string, string>;
     } = {},
@@ -55,12 +59,13 @@ export class ApiError extends Error {
   }
 
   body(): ErrorBody {
-    const { issues, allowedPorts } = this.extra;
+    const { issues, allowedPorts, generation } = this.extra;
     return {
       error: this.code,
       message: this.message,
       ...(issues ? { issues } : {}),
       ...(allowedPorts ? { allowedPorts: [...allowedPorts] } : {}),
+      ...(generation !== undefined ? { generation } : {}),
     };
   }
 }

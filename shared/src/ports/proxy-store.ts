@@ -26,8 +26,12 @@ export interface ProxyStore {
   create(proxy: ProxyResource): Promise<void>;
   /** Replaces the spec when `expectedVersion` still matches; bumps generation only when the spec changed. */
   replaceSpec(name: string, spec: ProxySpec, expectedVersion: string): Promise<ConditionalWrite>;
-  /** Sets deletionRequestedAt if unset (idempotent). */
-  requestDeletion(name: string, at: Date): Promise<ConditionalWrite>;
+  /**
+   * Sets deletionRequestedAt if unset (idempotent). With `expectedVersion` (a conditional DELETE: If-Match),
+   * only while the document is still at that version, which the caller read without deletionRequestedAt:
+   * 'conflict' otherwise, and the caller re-reads.
+   */
+  requestDeletion(name: string, at: Date, expectedVersion?: string): Promise<ConditionalWrite>;
   /** The one status writer's write: only when the document is still at `expectedVersion`. */
   writeStatus(name: string, status: ProxyStatus, expectedVersion: string): Promise<ConditionalWrite>;
   /** Removes the document once its instance is gone (reconcileDelete's last step). */

@@ -47,7 +47,10 @@ export class InMemoryProxyStore implements ProxyStore {
     });
   }
 
-  async requestDeletion(name: string, at: Date): Promise<ConditionalWrite> {
+  async requestDeletion(name: string, at: Date, expectedVersion?: string): Promise<ConditionalWrite> {
+    if (expectedVersion !== undefined) {
+      return this.conditional(name, expectedVersion, (p) => ({ ...p, deletionRequestedAt: new Date(at) }));
+    }
     const e = this.docs.get(name);
     if (!e) return 'gone';
     if (e.proxy.deletionRequestedAt) return 'written';

@@ -49,9 +49,9 @@ export class ObservedProxyStore implements ProxyStore {
     return this.inner.replaceSpec(name, spec, expectedVersion);
   }
 
-  async requestDeletion(name: string, at: Date): Promise<ConditionalWrite> {
+  async requestDeletion(name: string, at: Date, expectedVersion?: string): Promise<ConditionalWrite> {
     await this.write('requestDeletion', name);
-    return this.inner.requestDeletion(name, at);
+    return this.inner.requestDeletion(name, at, expectedVersion);
   }
 
   async writeStatus(name: string, status: ProxyStatus, expectedVersion: string): Promise<ConditionalWrite> {

@@ -139,6 +139,18 @@ export function proxyStoreContract(label: string, subject: () => Promise<Contrac
       expect(await store.requestDeletion('missing', at('2026-01-03T00:00:00Z'))).toBe('gone');
     });
 
+    it('requests deletion at an expected version only while the document is at it (a conditional DELETE)', async () => {
+      await store.create(aProxy({ name: 'cdel' }));
+      const v1 = (await store.get('cdel'))!.version;
+      expect(await store.writeStatus('cdel', richStatus(), v1)).toBe('written');
+      expect(await store.requestDeletion('cdel', at('2026-01-03T00:00:00Z'), v1)).toBe('conflict');
+      expect((await store.get('cdel'))!.proxy.deletionRequestedAt).toBeNull();
+      const v2 = (await store.get('cdel'))!.version;
+      expect(await store.requestDeletion('cdel', at('2026-01-03T00:00:00Z'), v2)).toBe('written');
+      expect((await store.get('cdel'))!.proxy.deletionRequestedAt).toEqual(at('2026-01-03T00:00:00Z'));
+      expect(await store.requestDeletion('missing', at('2026-01-03T00:00:00Z'), v2)).toBe('gone');
+    });
+
     it('deletes a document only at the expected version', async () => {
       await store.create(aProxy({ name: 'gone' }));
       const v1 = (await store.get('gone'))!.version;

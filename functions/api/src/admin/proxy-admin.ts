@@ -13,6 +13,7 @@ import type { Clock } from '../../../../shared/src/ports/clock.js';
 import type { ProxyFilter, ProxyStore } from '../../../../shared/src/ports/proxy-store.js';
 import type { ReconcilePublisher } from '../../../../shared/src/ports/reconcile-publisher.js';
 import { ApiError, invalidRequest, notFound, portNotAllowed } from '../errors.js';
+import { describeIfMatch, type IfMatch, ifMatchHolds } from './if-match.js';
 import { type SpecChange, sameSpec } from './spec-changes.js';
 
 export interface ProxyAdminDeps {
@@ -85,6 +86,24 @@ export function proxyAdmin({
     }
   }
 
+  // If-Match is checked against the same read the write is preconditioned on: a write between this check
+  // and the write makes the write a conflict, and the next attempt checks the new generation.
+  function assertIfMatch(current: ProxyResource, ifMatch: IfMatch | undefined): void {
+    if (ifMatch === undefined || ifMatchHolds(ifMatch, current.generation)) return;
+    const weak =
+      ifMatch.kind === 'tags' && ifMatch.tags.some((t) => t.weak) ? ' (a weak tag W/"…" never matches)' : '';
+    const not =
+      ifMatch.kind === 'tags' && ifMatch.tags.every((t) => !t.weak && /^\d+$/.test(t.opaque))
+        ? ifMatch.tags.map((t) => t.opaque).join(' or ')
+        : describeIfMatch(ifMatch);
+    throw new ApiError(
+      412,
+      'precondition_failed',
+      `proxy "${current.name}" is at generation ${current.generation}, not ${not}${weak}`,
+      { generation: current.generation },
+    );
+  }
+
   async function get(name: string): Promise<ProxyResource> {
     const stored = await store.get(name);
     if (!stored) throw notFound(name);
@@ -112,8 +131,13 @@ export function proxyAdmin({
       return proxy;
     },
 
-    /** Applies `change` to the current spec. A result equal to it writes nothing and keeps the generation. */
-    async updateSpec(name: string, change: SpecChange): Promise<ProxyResource> {
+    /**
+     * Applies `change` to the current spec. A result equal to it writes nothing and keeps the generation.
+     * With `ifMatch`, only to a proxy at one of its generations (412 otherwise, nothing written): checked
+     * after 404 and 409 deletion_requested (RFC 9110 §13.2.1: an answer the request would get without the
+     * precondition wins), before the change is computed and checked against the stored spec.
+     */
+    async updateSpec(name: string, change: SpecChange, ifMatch?: IfMatch): Promise<ProxyResource> {
       for (let attempt = 1; attempt <= maxWriteAttempts; attempt++) {
         if (attempt > 1) await backoff(attempt);
         const stored = await store.get(name);
@@ -126,6 +150,7 @@ export function proxyAdmin({
             `proxy "${name}" is being deleted; its spec is frozen`,
           );
         }
+        assertIfMatch(current, ifMatch);
         const next = change(current.spec);
         assertSpecAllowed(next, '', current.spec);
         if (sameSpec(next, current.spec)) {
@@ -144,13 +169,21 @@ export function proxyAdmin({
       throw new ApiError(409, 'conflict', `proxy "${name}" kept changing concurrently; retry`);
     },
 
-    /** Idempotent: a second DELETE keeps the first timestamp and publishes again (a nudge, harmless). */
-    async requestDeletion(name: string): Promise<ProxyResource> {
+    /**
+     * Idempotent: a second DELETE keeps the first timestamp and publishes again (a nudge, harmless). With
+     * `ifMatch`, only of a proxy at one of its generations (412 otherwise, nothing written), the deletion
+     * being written at the version read.
+     */
+    async requestDeletion(name: string, ifMatch?: IfMatch): Promise<ProxyResource> {
       for (let attempt = 1; attempt <= maxWriteAttempts; attempt++) {
-        const current = await get(name);
+        const stored = await store.get(name);
+        if (!stored) throw notFound(name);
+        const current = stored.proxy;
+        assertIfMatch(current, ifMatch);
         const at = current.deletionRequestedAt ?? clock.now();
         if (!current.deletionRequestedAt) {
-          const outcome = await store.requestDeletion(name, at);
+          const expected = ifMatch === undefined ? undefined : stored.version;
+          const outcome = await store.requestDeletion(name, at, expected);
           if (outcome === 'gone') throw notFound(name);
           if (outcome === 'conflict') continue;
         }

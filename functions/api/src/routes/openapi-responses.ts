@@ -17,3 +17,15 @@ export const adminResponses = (unavailable: string) => ({
   ),
   503: error(`unavailable: ${unavailable}; see Retry-After`),
 });
+
+/** A proxy in the body and its ETag, `"<generation>"` (admin/if-match.ts), in the header. */
+export const withETag = <R extends object>(response: R) => ({
+  ...response,
+  headers: {
+    ETag: {
+      description:
+        'The proxy\'s spec generation as a strong entity tag, `"<generation>"`: what If-Match takes.',
+      schema: { type: 'string' as const, example: '"7"' },
+    },
+  },
+});

@@ -1,6 +1,7 @@
 // The admin routes, mounted at /v1/proxies. Handlers are inline so that the validated input types flow
 // from the route definitions; the work is in admin/proxy-admin.ts.
 import { OpenAPIHono } from '@hono/zod-openapi';
+import { etagOf, type IfMatch, parseIfMatch } from '../admin/if-match.js';
 import type { ProxyAdmin } from '../admin/proxy-admin.js';
 import { mergeWith, replaceWith } from '../admin/spec-changes.js';
 import { type DiscoveryView, healthOnlyView } from '../discovery/list.js';
@@ -16,12 +17,19 @@ import {
 } from './proxy-routes.js';
 import { attributeFilter } from './proxy-schemas.js';
 
+/** The ETag of a proxy in a response (every response whose body is one proxy). */
+const etag = (proxy: { generation: number }) => ({ ETag: etagOf(proxy.generation) });
+
+/** The validated If-Match (IfMatchHeader refused a malformed one), or undefined when absent. */
+const ifMatchOf = (headers: { 'If-Match'?: string }): IfMatch | undefined =>
+  headers['If-Match'] === undefined ? undefined : (parseIfMatch(headers['If-Match']) ?? undefined);
+
 export const proxyRoutes = (admin: ProxyAdmin, discovery: DiscoveryView = healthOnlyView) =>
   new OpenAPIHono({ defaultHook: validationHook })
     .openapi(createProxyRoute, async (c) => {
       const { name, spec } = c.req.valid('json');
       const proxy = await admin.create(name, spec);
-      return c.json(proxy, 201, { Location: `/v1/proxies/${name}` });
+      return c.json(proxy, 201, { Location: `/v1/proxies/${name}`, ...etag(proxy) });
     })
     .openapi(listProxiesRoute, async (c) => {
       const query = c.req.valid('query');
@@ -34,18 +42,32 @@ export const proxyRoutes = (admin: ProxyAdmin, discovery: DiscoveryView = health
       });
       return c.json({ proxies, count: proxies.length }, 200);
     })
-    .openapi(getProxyRoute, async (c) => c.json(await admin.get(c.req.valid('param').name), 200))
+    .openapi(getProxyRoute, async (c) => {
+      const proxy = await admin.get(c.req.valid('param').name);
+      return c.json(proxy, 200, etag(proxy));
+    })
     .openapi(replaceSpecRoute, async (c) => {
-      const proxy = await admin.updateSpec(c.req.valid('param').name, replaceWith(c.req.valid('json')));
-      return c.json(proxy, 200);
+      const change = replaceWith(c.req.valid('json'));
+      const proxy = await admin.updateSpec(
+        c.req.valid('param').name,
+        change,
+        ifMatchOf(c.req.valid('header')),
+      );
+      return c.json(proxy, 200, etag(proxy));
     })
     .openapi(patchSpecRoute, async (c) => {
-      const proxy = await admin.updateSpec(c.req.valid('param').name, mergeWith(c.req.valid('json')));
-      return c.json(proxy, 200);
+      const change = mergeWith(c.req.valid('json'));
+      const proxy = await admin.updateSpec(
+        c.req.valid('param').name,
+        change,
+        ifMatchOf(c.req.valid('header')),
+      );
+      return c.json(proxy, 200, etag(proxy));
     })
-    .openapi(deleteProxyRoute, async (c) =>
-      c.json(await admin.requestDeletion(c.req.valid('param').name), 202),
-    )
+    .openapi(deleteProxyRoute, async (c) => {
+      const proxy = await admin.requestDeletion(c.req.valid('param').name, ifMatchOf(c.req.valid('header')));
+      return c.json(proxy, 202, etag(proxy));
+    })
     .openapi(reconcileProxyRoute, async (c) => {
       const { name } = c.req.valid('param');
       await admin.requestReconcile(name);

@@ -4,9 +4,10 @@ import { createRoute } from '@hono/zod-openapi';
 import { jsonBody } from '../middleware/json-body.js';
 import { noBody } from '../middleware/no-body.js';
 import { queryNames } from '../middleware/query-names.js';
-import { adminResponses, error, json } from './openapi-responses.js';
+import { adminResponses, error, json, withETag } from './openapi-responses.js';
 import {
   CreateProxyRequest,
+  IfMatchHeader,
   isListQueryName,
   LIST_QUERY_HINT,
   ListQuery,
@@ -32,7 +33,7 @@ export const createProxyRoute = createRoute({
   middleware: [jsonBody()] as const,
   request: { body: { required: true, content: { 'application/json': { schema: CreateProxyRequest } } } },
   responses: {
-    201: json(ProxyBody, 'Created; a reconcile request was published'),
+    201: withETag(json(ProxyBody, 'Created; a reconcile request was published')),
     400: error(
       'invalid_json, invalid_request, or port_not_allowed (a managed spec.port its firewall does not open; allowedPorts lists those it does)',
     ),
@@ -64,15 +65,19 @@ export const getProxyRoute = createRoute({
   middleware: [noBody()] as const,
   request: { params: NameParam },
   responses: {
-    200: json(ProxyBody, 'The proxy'),
+    200: withETag(json(ProxyBody, 'The proxy')),
     400: error('invalid_request'),
     404: error('not_found'),
     ...common,
   },
 });
 
+const preconditionFailed = error(
+  'precondition_failed: If-Match names none of the generation the proxy is at (`generation` in the body); nothing was written',
+);
+
 const specResponses = {
-  200: json(ProxyBody, 'The proxy; generation bumped only if the spec changed'),
+  200: withETag(json(ProxyBody, 'The proxy; generation bumped only if the spec changed')),
   400: error(
     'invalid_json, invalid_request, immutable_field, or port_not_allowed (a managed port its firewall does not open; allowedPorts lists those it does)',
   ),
@@ -80,6 +85,7 @@ const specResponses = {
   ...common,
   404: error('not_found'),
   409: error('conflict (concurrent edits, retry) or deletion_requested'),
+  412: preconditionFailed,
 };
 
 export const replaceSpecRoute = createRoute({
@@ -87,7 +93,11 @@ export const replaceSpecRoute = createRoute({
   path: '/{name}/spec',
   summary: 'Replace the spec of a proxy',
   middleware: [jsonBody()] as const,
-  request: { params: NameParam, body: { required: true, content: { 'application/json': { schema: Spec } } } },
+  request: {
+    params: NameParam,
+    headers: IfMatchHeader,
+    body: { required: true, content: { 'application/json': { schema: Spec } } },
+  },
   responses: specResponses,
 });
 
@@ -98,6 +108,7 @@ export const patchSpecRoute = createRoute({
   middleware: [jsonBody({ mediaTypes: [MERGE_PATCH, 'application/json'] })] as const,
   request: {
     params: NameParam,
+    headers: IfMatchHeader,
     body: {
       required: true,
       content: { [MERGE_PATCH]: { schema: SpecMergePatch }, 'application/json': { schema: SpecMergePatch } },
@@ -113,12 +124,13 @@ export const deleteProxyRoute = createRoute({
   description:
     'Sets deletionRequestedAt; the document goes once reconcile has deleted the instance. Idempotent.',
   middleware: [noBody()] as const,
-  request: { params: NameParam },
+  request: { params: NameParam, headers: IfMatchHeader },
   responses: {
-    202: json(ProxyBody, 'Deletion requested'),
+    202: withETag(json(ProxyBody, 'Deletion requested')),
     400: error('invalid_request'),
     404: error('not_found'),
     ...common,
+    412: preconditionFailed,
   },
 });
 

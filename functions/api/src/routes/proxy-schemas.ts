@@ -9,6 +9,7 @@ import {
   ProxyResource,
   ProxySpec,
 } from '../../../../shared/src/domain/proxy.js';
+import { parseIfMatch } from '../admin/if-match.js';
 import { FORBIDDEN_KEYS } from '../validation/json-guard.js';
 
 // zod 4 copies prototype methods onto each schema when it is built, so the domain's schemas (built before
@@ -35,6 +36,27 @@ export const SpecMergePatch = z.record(z.string(), z.unknown()).openapi('ProxySp
 
 export const NameParam = z.object({
   name: documented(ProxyName).openapi({ param: { name: 'name', in: 'path' }, example: 'us-east-1' }),
+});
+
+/**
+ * `If-Match` (RFC 9110 §13.1.1) on the writes of one proxy: `*` or a list of its ETags (`"<generation>"`).
+ * Malformed → 400 invalid_request at `If-Match` (the validator matches header names case-insensitively).
+ */
+export const IfMatchHeader = z.object({
+  'If-Match': z
+    .string()
+    .refine((v) => parseIfMatch(v) !== null, {
+      message:
+        'If-Match must be * or a list of entity tags, e.g. "7" or "7", "8" (the quotes are part of it)',
+      params: { issue: 'invalid_if_match' },
+    })
+    .optional()
+    .openapi({
+      param: { name: 'If-Match', in: 'header' },
+      description:
+        'Only if the proxy is still at this generation: `"<generation>"` as its ETag gave it (a list: any of them; `*`: any). Otherwise 412 precondition_failed and nothing is written. A weak tag (`W/"7"`) never matches.',
+      example: '"7"',
+    }),
 });
 
 const ATTR_PREFIX = 'attr.';
@@ -145,6 +167,9 @@ export const ErrorBody = z
       .array(z.number().int())
       .optional()
       .openapi({ description: 'For port_not_allowed: the ports a managed proxy may listen on.' }),
+    generation: z.number().int().optional().openapi({
+      description: "For precondition_failed: the proxy's current generation (its ETag, unquoted).",
+    }),
     requestId: z.string().optional(),
   })
   .openapi('Error');

@@ -9,6 +9,7 @@ const label: Record<string, string> = {
   json: 'request body',
   query: 'query string',
   param: 'path parameter',
+  header: 'request header',
 };
 
 /** The message of a failed validation of `target` (json, query, param): the same on every route. */

@@ -107,14 +107,15 @@ export class FirestoreProxyStore implements ProxyStore {
     );
   }
 
-  async requestDeletion(name: string, at: Date): Promise<ConditionalWrite> {
+  async requestDeletion(name: string, at: Date, expectedVersion?: string): Promise<ConditionalWrite> {
+    const update = (ref: DocumentReference, lastUpdateTime: Timestamp) =>
+      ref.update({ deletionRequestedAt: Timestamp.fromDate(at) }, { lastUpdateTime });
+    if (expectedVersion !== undefined) return this.conditional(name, expectedVersion, update);
     for (let attempt = 0; attempt < DELETION_ATTEMPTS; attempt++) {
       const snap = await this.read(name);
       if (!snap.exists) return 'gone';
       if (snap.get('deletionRequestedAt')) return 'written';
-      const outcome = await this.conditional(name, versionOf(snap.updateTime!), (ref, lastUpdateTime) =>
-        ref.update({ deletionRequestedAt: Timestamp.fromDate(at) }, { lastUpdateTime }),
-      );
+      const outcome = await this.conditional(name, versionOf(snap.updateTime!), update);
       if (outcome !== 'conflict') return outcome;
     }
     return 'conflict';

@@ -1,0 +1,52 @@
+// /openapi.json tells clients about conditional requests (docs/api.md "Conditional requests"): the If-Match
+// header parameter and the 412 answer on the writes of one proxy, and the ETag header on every answer
+// whose body is one proxy.
+import { describe, expect, it } from 'vitest';
+import { harness } from '../testing/harness.js';
+
+interface Operation {
+  parameters?: Array<{ name: string; in: string; required?: boolean }>;
+  responses: Record<string, { headers?: Record<string, unknown> }>;
+}
+
+async function operations() {
+  const res = await harness().call('GET', '/openapi.json');
+  expect(res.status).toBe(200);
+  const doc = (await res.json()) as { paths: Record<string, Record<string, Operation>> };
+  const op = (path: string, method: string) => doc.paths[path]?.[method] as Operation;
+  return {
+    create: op('/v1/proxies', 'post'),
+    list: op('/v1/proxies', 'get'),
+    get: op('/v1/proxies/{name}', 'get'),
+    put: op('/v1/proxies/{name}/spec', 'put'),
+    patch: op('/v1/proxies/{name}/spec', 'patch'),
+    delete: op('/v1/proxies/{name}', 'delete'),
+  };
+}
+
+const ifMatch = (op: Operation) => op.parameters?.find((p) => p.in === 'header' && p.name === 'If-Match');
+
+describe('/openapi.json: conditional requests', () => {
+  it('declares an optional If-Match and a 412 on PUT and PATCH …/spec and DELETE, and on nothing else', async () => {
+    const ops = await operations();
+    for (const op of [ops.put, ops.patch, ops.delete]) {
+      expect(ifMatch(op)).toMatchObject({ required: false });
+      expect(op.responses['412']).toBeDefined();
+    }
+    for (const op of [ops.create, ops.list, ops.get]) {
+      expect(ifMatch(op)).toBeUndefined();
+      expect(op.responses['412']).toBeUndefined();
+    }
+  });
+
+  it('declares the ETag header on every answer whose body is one proxy, not on the list', async () => {
+    const ops = await operations();
+    const etagOf = (op: Operation, status: string) => op.responses[status]?.headers?.ETag;
+    expect(etagOf(ops.create, '201')).toBeDefined();
+    expect(etagOf(ops.get, '200')).toBeDefined();
+    expect(etagOf(ops.put, '200')).toBeDefined();
+    expect(etagOf(ops.patch, '200')).toBeDefined();
+    expect(etagOf(ops.delete, '202')).toBeDefined();
+    expect(etagOf(ops.list, '200')).toBeUndefined();
+  });
+});
