@@ -168,7 +168,7 @@ export function parseMergePatch(raw: string): Record<string, unknown> {
 }
 
 export async function patchProxy(ctx: Ctx): Promise<void> {
-  const { api, io, args } = ctx;
+  const { io, args } = ctx;
   const name = exactlyOne(args.positionals, 'proxy NAME');
   const output = outputOf(args.values, ['table', 'json', 'yaml']);
   const raw = args.values.patch as string | undefined;
@@ -178,14 +178,35 @@ export async function patchProxy(ctx: Ctx): Promise<void> {
     );
   }
   const patch = parseMergePatch(raw);
-  const before = await api.call<StoredProxy>('GET', `/v1/proxies/${enc(name)}`, { role: 'admin' });
-  const proxy = await api.call<StoredProxy>('PATCH', `/v1/proxies/${enc(name)}/spec`, {
-    role: 'admin',
-    body: patch,
-  });
+  const { before, proxy } = await patchOne(ctx, name, patch);
   if (output === 'json') return io.out(json(proxy));
   if (output === 'yaml') return io.out(yaml(proxy));
   io.out(`proxy/${name} ${changeOf(before, proxy) ? 'patched' : 'unchanged'}`);
+}
+
+/**
+ * The PATCH conditioned on the generation read, as apply's PUT: a merge patch applies to whatever spec is
+ * stored, so a write by someone else in between loses nothing either way, but only the condition makes
+ * "patched" vs "unchanged" this patch's own doing. On 412 it reads again and patches again.
+ */
+export async function patchOne(
+  { api }: Ctx,
+  name: string,
+  patch: Record<string, unknown>,
+): Promise<{ before: StoredProxy; proxy: StoredProxy }> {
+  for (let attempt = 1; ; attempt++) {
+    const before = await api.call<StoredProxy>('GET', `/v1/proxies/${enc(name)}`, { role: 'admin' });
+    try {
+      const proxy = await api.call<StoredProxy>('PATCH', `/v1/proxies/${enc(name)}/spec`, {
+        role: 'admin',
+        body: patch,
+        headers: { 'if-match': `"${before.generation}"` },
+      });
+      return { before, proxy };
+    } catch (err) {
+      if (attempt >= APPLY_ATTEMPTS || !isPreconditionFailed(err)) throw err;
+    }
+  }
 }
 
 export async function reconcileProxy({ api, io, args }: Ctx): Promise<void> {

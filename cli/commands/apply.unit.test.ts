@@ -338,3 +338,42 @@ describe('proxies reconcile', () => {
     });
   });
 });
+
+describe('proxies patch under concurrent writers', () => {
+  it('sends the PATCH with If-Match of the generation it read: patched when the API bumped it', async () => {
+    const r = await run(
+      ['proxies', 'patch', 'p1', '-p', '{"capacity": 8}'],
+      [
+        [200, proxy('p1', 3)],
+        [200, proxy('p1', 4)],
+      ],
+    );
+    expect(r).toMatchObject({ exit: 0, out: ['proxy/p1 patched'], ifMatch: ['PATCH "3"'] });
+  });
+
+  it('on 412 reads again and patches against the new generation: unchanged when the other writer had set the same', async () => {
+    const r = await run(
+      ['proxies', 'patch', 'p1', '-p', '{"capacity": 8}'],
+      [
+        [200, proxy('p1', 3)],
+        [
+          412,
+          { error: 'precondition_failed', message: 'proxy "p1" is at generation 4, not 3', generation: 4 },
+        ],
+        [200, proxy('p1', 4)],
+        [200, proxy('p1', 4)],
+      ],
+    );
+    expect(r).toMatchObject({ exit: 0, out: ['proxy/p1 unchanged'], ifMatch: ['PATCH "3"', 'PATCH "4"'] });
+  });
+
+  it(`gives up after ${APPLY_ATTEMPTS} PATCHes refused with 412 (exit 1)`, async () => {
+    const refused: Answer = [412, { error: 'precondition_failed', message: 'moved', generation: 9 }];
+    const answers: Answer[] = [];
+    for (let i = 0; i < APPLY_ATTEMPTS; i++) answers.push([200, proxy('p1', i + 1)], refused);
+    const r = await run(['proxies', 'patch', 'p1', '-p', '{"capacity": 8}'], answers);
+    expect(r.exit).toBe(1);
+    expect(r.ifMatch).toHaveLength(APPLY_ATTEMPTS);
+    expect(r.err[0]).toMatch(/^error: precondition_failed/);
+  });
+});
