@@ -16,11 +16,18 @@ const write = (rel: string, text = 'x\n') => {
   mkdirSync(dirname(join(root, rel)), { recursive: true });
   writeFileSync(join(root, rel), text);
 };
+// Only this scratch repository: no GIT_DIR / GIT_INDEX_FILE inherited (a hook running the tests sets them
+// and would point these commands at the real one), no signing or hooks of the user's configuration.
+const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('GIT_')));
 const git = (...args: string[]) =>
-  execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], {
-    cwd: root,
-    stdio: 'ignore',
-  });
+  execFileSync(
+    'git',
+    [
+      ...['-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'commit.gpgsign=false'],
+      ...['-c', 'core.hooksPath=/dev/null', ...args],
+    ],
+    { cwd: root, env, stdio: 'ignore' },
+  );
 
 describe('repoFiles', () => {
   it('is what git tracks plus new files, never an ignored or a deleted one', () => {

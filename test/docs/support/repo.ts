@@ -31,6 +31,8 @@ export function repoFiles(repoRoot: string): string[] {
   try {
     listed = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
       cwd: repoRoot,
+      // The repository at repoRoot, whatever GIT_DIR / GIT_INDEX_FILE a hook running the tests has set.
+      env: Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('GIT_'))),
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'ignore'],
       maxBuffer: 64 * 1024 * 1024,
