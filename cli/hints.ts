@@ -73,7 +73,7 @@ export function hintFor(code: string, body: unknown, status: number, path = ''):
   const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
   const hint = HINTS[code];
   if (hint) return hint(b, status, path);
-  if (typeof b.message === 'string' && b.message) return b.message;
+  if (typeof b.message === 'string' && b.message) return withoutUserinfo(b.message);
   return `the API answered HTTP ${status}`;
 }
 
@@ -94,6 +94,13 @@ function networkReason(cause: unknown): string {
   return 'no answer';
 }
 
+/**
+ * The API quotes a refused value back in its issues (`endpoint.host … : "alice:s3cret@p.example"`): the
+ * userinfo of a `user:password@host` is cut to `…@`, as the local file check does (proxy-file.ts), so that
+ * `proxies patch` with credentials in a host does not print the password on stderr (or into a CI log).
+ */
+export const withoutUserinfo = (text: string) => text.replace(/[^\s"'@]*:[^\s"']*@/g, '…@');
+
 /** What the CLI prints on stderr for a failure, and the exit code. */
 export function describeFailure(err: unknown): { lines: string[]; exitCode: number } {
   if (err instanceof PartialError) {
@@ -105,7 +112,7 @@ export function describeFailure(err: unknown): { lines: string[]; exitCode: numb
     const issues = (err.body as { issues?: unknown } | null)?.issues;
     if (Array.isArray(issues)) {
       for (const i of issues as Array<{ path?: string; message?: string }>) {
-        lines.push(`  ${i.path || '(body)'}: ${i.message ?? ''}`);
+        lines.push(`  ${i.path || '(body)'}: ${withoutUserinfo(i.message ?? '')}`);
       }
     }
     lines.unshift(`error: ${err.code} — ${hintFor(err.code, err.body, err.status, err.path)}`);

@@ -137,4 +137,24 @@ describe('describeFailure', () => {
       '  spec.zone: a GCE zone such as us-central1-a',
     ]);
   });
+
+  it('never prints the password of a user:password@host the API quotes back (proxies patch of a host)', () => {
+    // The API's own answer to PATCH …/spec {"endpoint": {"host": "alice:s3cret@h.example"}}.
+    const message =
+      'endpoint.host must be a DNS name or an IP address (no scheme, port or credentials): "alice:s3cret@h.example"';
+    const err = new ApiCallError(400, 'invalid_request', {
+      error: 'invalid_request',
+      message,
+      issues: [{ path: 'endpoint.host', code: 'invalid_host', message }],
+    });
+    expect(describeFailure(err).lines).toEqual([
+      'error: invalid_request — the API refused the input: see the issues below',
+      '  endpoint.host: endpoint.host must be a DNS name or an IP address (no scheme, port or credentials): "…@h.example"',
+    ]);
+    // A code without a hint prints the API's message: cut the same way. An e-mail address is no userinfo.
+    const other = new ApiCallError(400, 'some_new_code', { message: `${message}; x@example.com` });
+    expect(describeFailure(other).lines[0]).toBe(
+      'error: some_new_code — endpoint.host must be a DNS name or an IP address (no scheme, port or credentials): "…@h.example"; x@example.com',
+    );
+  });
 });

@@ -8,7 +8,7 @@
 // once. File reads, plus loading a few modules (the CLI's help, the API and gateway apps built on stubs,
 // the examples' imports): no emulator, no network. test/terraform/code-contract.test.ts checks a few doc
 // facts in depth; this checks every name, shallowly.
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join, posix } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { USAGE } from '../../cli/usage.js';
@@ -26,15 +26,19 @@ import {
   sections,
   slug,
 } from './support/markdown.js';
-import { codeFiles, isDir, listFiles, readAll, topDirs } from './support/repo.js';
+import { codeFiles, dirsOf, listFiles, readAll, repoFiles, topDirs } from './support/repo.js';
 
 const docs: Doc[] = docPaths(repoRoot).map((p) => readDoc(repoRoot, p));
-const files = listFiles(repoRoot);
+// What git tracks (a fresh clone), not whatever the working tree holds: see repoFiles.
+const files = repoFiles(repoRoot);
 const fileSet = new Set(files);
+const dirSet = dirsOf(files);
+/** A repository-relative file or directory (`.`: the root) of `files`. */
+const inRepo = (rel: string) => rel === '.' || fileSet.has(rel) || dirSet.has(rel.replace(/\/$/, ''));
 const names = new Set(files.map((f) => posix.basename(f)));
 const code = readAll(repoRoot, codeFiles(files));
 const codeText = [...code.values()].join('\n');
-const TOP = topDirs(repoRoot);
+const TOP = topDirs(files);
 
 /** Where a reference was found: `docs/gateway.md:120 \`token\``. */
 const at = (doc: Doc, line: Line, what: string) => `${doc.path}:${line.n} ${what}`;
@@ -73,7 +77,7 @@ const FILE_EXT = /\.(ts|mjs|js|json|tf|sh|md|hcl|yaml|yml|png|example)$/;
  * terraform/, docs/ and test/. A path found under none of them is a failure.
  */
 function roots(docPath: string): string[] {
-  const under = (dir: string) => TOP.includes(dir.split('/')[0]!) && isDir(join(repoRoot, dir));
+  const under = (dir: string) => TOP.includes(dir.split('/')[0]!) && dirSet.has(dir);
   const fns = [...new Set(files.filter((f) => f.startsWith('functions/')).map((f) => f.split('/')[1]!))];
   const emus = [...new Set(files.filter((f) => f.startsWith('emulators/')).map((f) => f.split('/')[1]!))];
   return [
@@ -102,7 +106,7 @@ function expand(token: string): string[] {
 function exists(rel: string): boolean {
   const norm = posix.normalize(rel).replace(/\/$/, '');
   if (norm.startsWith('..')) return false;
-  if (!norm.includes('*')) return fileSet.has(norm) || isDir(join(repoRoot, norm));
+  if (!norm.includes('*')) return inRepo(norm);
   const re = new RegExp(`^${norm.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*')}$`);
   return files.some((f) => re.test(f));
 }
@@ -276,7 +280,7 @@ describe('the docs name only what exists', () => {
           const path = file
             ? posix.normalize(posix.join(posix.dirname(doc.path), decodeURI(file)))
             : doc.path;
-          if (!existsSync(join(repoRoot, path))) {
+          if (!inRepo(path)) {
             bad.push(at(doc, line, `(${target}): no ${path}`));
             continue;
           }
@@ -364,9 +368,9 @@ describe('the docs name only what exists', () => {
           }
           const bench = script === 'bench' ? m[3] : undefined;
           if (bench && !bench.startsWith('<')) {
-            const file = join(repoRoot, 'bench', `${bench}.ts`);
+            const file = `bench/${bench}.ts`;
             // bench/main.ts runs bench/<name>.ts's default export.
-            if (!existsSync(file) || !/export default /.test(readFileSync(file, 'utf8')))
+            if (!fileSet.has(file) || !/export default /.test(readFileSync(join(repoRoot, file), 'utf8')))
               bad.push(
                 at(doc, line, `npm run bench -- ${bench}: no bench/${bench}.ts with a default export`),
               );

@@ -1,6 +1,7 @@
 // The repository as the docs test sees it: which files exist (by path and by name), and the text of the
 // code the docs describe, without its tests.
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Never walked: dependencies, build output, local state, Terraform's provider cache. */
@@ -18,15 +19,48 @@ export function listFiles(repoRoot: string, dir = ''): string[] {
   return out;
 }
 
-/** The top-level directories a repository path can start with (`shared`, `functions`, …). */
-export function topDirs(repoRoot: string): string[] {
-  return readdirSync(repoRoot, { withFileTypes: true })
-    .filter((e) => e.isDirectory() && !e.name.startsWith('.') && !SKIP_DIRS.has(e.name))
-    .map((e) => e.name)
+/**
+ * The files of the repository as a fresh `git clone` has them: tracked, plus new files not yet added
+ * (`git ls-files --cached --others --exclude-standard`), less tracked ones deleted from the working tree.
+ * Never what .gitignore keeps out (coverage/, *.tfstate, a running plane's .local-plane/, …): a doc that
+ * names such a file would pass here and fail on a clean checkout. Outside a git work tree (an exported
+ * tarball), every file the walk finds.
+ */
+export function repoFiles(repoRoot: string): string[] {
+  let listed: string;
+  try {
+    listed = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+      cwd: repoRoot,
+      // The repository at repoRoot, whatever GIT_DIR / GIT_INDEX_FILE a hook running the tests has set.
+      env: Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('GIT_'))),
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      maxBuffer: 64 * 1024 * 1024,
+    });
+  } catch {
+    return listFiles(repoRoot);
+  }
+  return [...new Set(listed.split('\0'))]
+    .filter((f) => f !== '' && !f.split('/').some((s) => SKIP_DIRS.has(s)) && existsSync(join(repoRoot, f)))
     .sort();
 }
 
-export const isDir = (path: string) => existsSync(path) && statSync(path).isDirectory();
+/** Every directory that holds one of `files` (at any depth), repository-relative. */
+export function dirsOf(files: string[]): Set<string> {
+  const out = new Set<string>();
+  for (const f of files) {
+    const parts = f.split('/');
+    for (let i = 1; i < parts.length; i++) out.add(parts.slice(0, i).join('/'));
+  }
+  return out;
+}
+
+/** The top-level directories a repository path can start with (`shared`, `functions`, …). */
+export function topDirs(files: string[]): string[] {
+  return [...new Set(files.filter((f) => f.includes('/')).map((f) => f.split('/')[0]!))]
+    .filter((d) => !d.startsWith('.') && !SKIP_DIRS.has(d))
+    .sort();
+}
 
 /** The directories that hold the code the docs describe (brief: functions, shared, emulators, …). */
 export const CODE_DIRS = [
