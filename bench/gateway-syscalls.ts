@@ -88,9 +88,12 @@ export default async function gatewaySyscalls(args: string[]): Promise<void> {
           '-p',
           String(pids.get(c.name)),
         ]);
-        await sleep(500); // attached to every thread before the load starts
-        const requests = load(harness, mode, c.port, c.auth, Number(o.duration), Number(o.conc));
         const exited = new Promise((r) => tracer.once('exit', r));
+        await sleep(500); // attached to every thread before the load starts
+        // strace gone already: it could not attach (ptrace restricted, say); its log says why.
+        if (tracer.exitCode !== null || tracer.signalCode !== null)
+          throw new Error(`strace exited before the load (see ${join(run, `strace-${c.name}.log`)})`);
+        const requests = load(harness, mode, c.port, c.auth, Number(o.duration), Number(o.conc));
         tracer.kill('SIGINT');
         await exited;
         const calls = parseStraceSummary(readFileSync(out, 'utf8'));
@@ -121,8 +124,10 @@ export default async function gatewaySyscalls(args: string[]): Promise<void> {
       metrics[`${key}SyscallsOverBarePipe`] = gw !== null && pipe !== null ? round(gw - pipe) : null;
       // The gateway does what the bare pipe does plus auth, routing, the SSRF guard and outcomes, all in
       // user space: its kernel work per request should be the pipe's plus the one setsockopt of
-      // TCP_NODELAY on its upstream socket (proxy-session.ts says why), and epoll_ctl jitter.
-      targets[`${key}SyscallsOverBarePipe`] = { op: '<=', value: 1.5 };
+      // TCP_NODELAY on its upstream socket (proxy-session.ts says why), and the few tenths of epoll_ctl,
+      // epoll_pwait and futex that which end of a tunnel closes first moves (a race; docs/gateway.md §
+      // Syscalls per request). One more call per request in the hot path misses it.
+      targets[`${key}SyscallsOverBarePipe`] = { op: '<=', value: 2 };
     }
     metrics.httpPinnedSyscallsPerRequest = perRequest['http/gateway-pinned']?.total ?? null;
     writeResult({

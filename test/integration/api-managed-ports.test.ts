@@ -200,4 +200,28 @@ describe('managed proxy ports: the API refuses a port the proxy firewall does no
         issues: [{ path: issuePath, code: 'invalid_host' }],
       }),
   );
+
+  it('quotes a refused host without its userinfo: the password sent in the wrong field is not sent back', async () => {
+    const res = await call(
+      'PATCH',
+      '/v1/proxies/outside/spec',
+      { endpoint: { host: 'alice:s3c@ret@p.example.com' } },
+      MERGE,
+    );
+    expect(res.status).toBe(400);
+    const text = await res.text();
+    expect(text).not.toContain('s3c');
+    expect(text).not.toContain('ret@');
+    expect(text).not.toContain('alice');
+    expect(JSON.parse(text)).toMatchObject({
+      error: 'invalid_request',
+      issues: [
+        {
+          path: 'endpoint.host',
+          code: 'invalid_host',
+          message: expect.stringContaining('"…@p.example.com"'),
+        },
+      ],
+    });
+  });
 });

@@ -70,7 +70,9 @@ export function proxyAdmin({
     const host = refusedEndpointHost(next, current);
     if (host !== null) {
       const path = `${prefix}endpoint.host`;
-      const message = `${path} must be a DNS name or an IP address (no scheme, port or credentials): ${JSON.stringify(host)}`;
+      // Quoted without a userinfo: a password put in the wrong field is not sent back (nor into a CI log).
+      const quoted = JSON.stringify(host.replace(/^.*@/s, '…@'));
+      const message = `${path} must be a DNS name or an IP address (no scheme, port or credentials): ${quoted}`;
       throw invalidRequest(message, [{ path, code: 'invalid_host', message }]);
     }
     const protocol = unsupportedManagedProtocol(next);
