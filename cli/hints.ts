@@ -99,7 +99,14 @@ function networkReason(cause: unknown): string {
  * userinfo of a `user:password@host` is cut to `…@`, as the local file check does (proxy-file.ts), so that
  * `proxies patch` with credentials in a host does not print the password on stderr (or into a CI log).
  */
-export const withoutUserinfo = (text: string) => text.replace(/[^\s"'@]*:[^\s"']*@/g, '…@');
+export const withoutUserinfo = (text: string) =>
+  text
+    // A quoted value (JSON, as the API quotes it): everything up to its last '@' when a ':' comes before
+    // it, whatever the password holds (a space, a quote, an apostrophe), as proxy-file.ts cuts a host.
+    .replace(/"((?:[^"\\]|\\.)*)"/g, (quoted, inner: string) =>
+      /:.*@/s.test(inner) ? `"…@${inner.slice(inner.lastIndexOf('@') + 1)}"` : quoted,
+    )
+    .replace(/[^\s"'@]*:[^\s"']*@/g, '…@');
 
 /** What the CLI prints on stderr for a failure, and the exit code. */
 export function describeFailure(err: unknown): { lines: string[]; exitCode: number } {

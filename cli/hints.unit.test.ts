@@ -138,6 +138,25 @@ describe('describeFailure', () => {
     ]);
   });
 
+  // An API older than the one that cuts the userinfo itself quotes the host as JSON: a password with a
+  // space, a quote or an apostrophe (a generated one) is still cut, up to the last '@' of the quoted value.
+  it.each(['alice:pa ss@h.example', 'alice:p"w@h.example', "alice:it's@h.example", 'alice:a@b c@h.example'])(
+    'cuts the userinfo of a quoted %j whatever its password holds',
+    (host) => {
+      const message = `endpoint.host must be a DNS name or an IP address (no scheme, port or credentials): ${JSON.stringify(host)}`;
+      const err = new ApiCallError(400, 'invalid_request', {
+        error: 'invalid_request',
+        message,
+        issues: [{ path: 'endpoint.host', code: 'invalid_host', message }],
+      });
+      const lines = describeFailure(err).lines;
+      expect(lines[1]).toBe(
+        '  endpoint.host: endpoint.host must be a DNS name or an IP address (no scheme, port or credentials): "…@h.example"',
+      );
+      expect(lines.join('\n')).not.toMatch(/alice|pa ss|p\\"w|it's|b c/);
+    },
+  );
+
   it('never prints the password of a user:password@host the API quotes back (proxies patch of a host)', () => {
     // The API's own answer to PATCH …/spec {"endpoint": {"host": "alice:s3cret@h.example"}}.
     const message =

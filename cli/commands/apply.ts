@@ -42,6 +42,11 @@ const isNotFound = (err: unknown) =>
 const isPreconditionFailed = (err: unknown) =>
   err instanceof ApiCallError && err.status === 412 && err.code === 'precondition_failed';
 
+// A proxy's own 404, not the API's catch-all for a route it lacks (app.ts: 'no such route').
+const isProxyGone = (err: unknown) =>
+  isNotFound(err) &&
+  (err as ApiCallError & { body: { message?: unknown } }).body?.message !== 'no such route';
+
 /** Reads and writes of one proxy before apply gives up on it (others keep changing it, or creating it). */
 export const APPLY_ATTEMPTS = 5;
 
@@ -66,9 +71,9 @@ export async function applyOne(
   const { api } = ctx;
   const spec = (p.body as { spec: unknown }).spec;
   let current = before;
-  // A proxy created by someone else between our read and our POST is changed instead; one changed (or
-  // deleted) between our read and our PUT is read again. Each write is against the latest read, so the
-  // outcome compares the generation the write was conditioned on.
+  // A proxy created by someone else between our read and our POST is changed instead; one changed between
+  // our read and our PUT is read again, one deleted is created again. Each write is against the latest
+  // read, so the outcome compares the generation the write was conditioned on.
   for (let attempt = 1; ; attempt++) {
     const last = attempt >= APPLY_ATTEMPTS;
     if (current === null) {
@@ -89,6 +94,12 @@ export async function applyOne(
       });
       return { outcome: changeOf(current, proxy) ? 'configured' : 'unchanged', proxy };
     } catch (err) {
+      // Gone since our read (its deletion completed): created again, as after a 412 and a read that
+      // finds nothing. Not the API's catch-all 404 (a route it lacks): that is no missing proxy.
+      if (!last && isProxyGone(err)) {
+        current = null;
+        continue;
+      }
       if (last || !isPreconditionFailed(err)) throw err;
       current = await getIfExists(ctx, p.name);
     }

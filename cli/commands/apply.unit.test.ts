@@ -147,6 +147,37 @@ describe('proxies apply', () => {
     expect(r).toMatchObject({ exit: 0, out: ['proxy/p1 created'] });
   });
 
+  // The document went (its deletion completed) between apply's read and its PUT: the PUT is a 404, and the
+  // proxy is created as when a read after a 412 finds nothing (docs/cli.md: "a proxy deleted meanwhile is
+  // created again"), not reported as "no such proxy" by the command that creates missing proxies.
+  it('on a PUT answered 404 (the proxy went since the read), creates it', async () => {
+    const r = await run(
+      ['proxies', 'apply', '-f', 'f.yaml'],
+      [[200, proxy('p1', 2)], notFound, [201, proxy('p1', 1)]],
+      two.split('---')[0],
+    );
+    expect(r).toMatchObject({ exit: 0, out: ['proxy/p1 created'], err: [] });
+    expect(r.calls.map((c) => c.split(' ').slice(0, 2).join(' '))).toEqual([
+      'GET /v1/proxies/p1',
+      'PUT /v1/proxies/p1/spec',
+      'POST /v1/proxies',
+    ]);
+  });
+
+  it("never takes the API's catch-all 404 (a route it lacks) for a proxy gone: that error, nothing created", async () => {
+    const r = await run(
+      ['proxies', 'apply', '-f', 'f.yaml'],
+      [
+        [200, proxy('p1', 2)],
+        [404, { error: 'not_found', message: 'no such route' }],
+      ],
+      two.split('---')[0],
+    );
+    expect(r.exit).toBe(1);
+    expect(r.err[0]).toMatch(/^error: not_found — the API has no route \/v1\/proxies\/p1\/spec/);
+    expect(r.calls).toHaveLength(2);
+  });
+
   it(`gives up after ${APPLY_ATTEMPTS} PUTs refused with 412, with the API's code and a hint`, async () => {
     const refused = (g: number): Answer => [412, { error: 'precondition_failed', generation: g }];
     const answers: Answer[] = [[200, proxy('p1', 1)]];

@@ -39,6 +39,13 @@ describe('/openapi.json: conditional requests', () => {
     }
   });
 
+  // A DELETE re-reads when a write lands between its read and its write (always with If-Match, whose
+  // deletion write is conditioned on that read): after 5 attempts it answers 409 conflict, as PUT/PATCH do.
+  it('declares 409 on DELETE as on PUT and PATCH …/spec', async () => {
+    const ops = await operations();
+    for (const op of [ops.put, ops.patch, ops.delete]) expect(op.responses['409']).toBeDefined();
+  });
+
   it('declares the ETag header on every answer whose body is one proxy, not on the list', async () => {
     const ops = await operations();
     const etagOf = (op: Operation, status: string) => op.responses[status]?.headers?.ETag;

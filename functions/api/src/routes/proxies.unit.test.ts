@@ -503,6 +503,40 @@ describe('DELETE /v1/proxies/{name}', () => {
     expect(h.publisher.published).toEqual([]);
   });
 
+  it('with If-Match too: a second DELETE keeps the first timestamp, writes nothing and publishes again', async () => {
+    const h = await withProxy('p1');
+    const first = await h.call('DELETE', '/v1/proxies/p1', undefined, { 'if-match': '"1"' });
+    expect(first.status).toBe(202);
+    h.clock.advance(60_000);
+    const second = await h.call('DELETE', '/v1/proxies/p1', undefined, { 'if-match': '"1"' });
+    expect(second.status).toBe(202);
+    expect(second.headers.get('etag')).toBe('"1"');
+    expect(await json(second)).toMatchObject({ deletionRequestedAt: '2026-02-01T12:00:00.000Z' });
+    expect((await h.store.inner.get('p1'))!.proxy.deletionRequestedAt).toEqual(
+      new Date('2026-02-01T12:00:00.000Z'),
+    );
+    expect(h.store.writeCalls.map((w) => w.op)).toEqual(['requestDeletion']);
+    expect(h.publisher.published).toHaveLength(2);
+  });
+
+  // A conditional DELETE's write is conditioned on the version read, so another write landing every time
+  // in between (here a status write) exhausts the attempts: 409 conflict, as for a spec write, nothing set.
+  it('answers 409 conflict when a write lands between every read and the conditional deletion write', async () => {
+    const h = await withProxy('p1');
+    for (let i = 0; i < 5; i++) {
+      h.store.interceptNext('requestDeletion', async () => {
+        const cur = (await h.store.inner.get('p1'))!;
+        const status = { ...cur.proxy.status, latencyMillis: i };
+        expect(await h.store.inner.writeStatus('p1', status, cur.version)).toBe('written');
+      });
+    }
+    const res = await h.call('DELETE', '/v1/proxies/p1', undefined, { 'if-match': '"1"' });
+    expect(res.status).toBe(409);
+    expect(await json(res)).toMatchObject({ error: 'conflict' });
+    expect((await h.store.inner.get('p1'))!.proxy.deletionRequestedAt).toBeNull();
+    expect(h.publisher.published).toEqual([]);
+  });
+
   it('answers 404 for an unknown proxy and publishes nothing', async () => {
     const h = harness();
     const res = await h.call('DELETE', '/v1/proxies/ghost');

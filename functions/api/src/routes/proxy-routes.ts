@@ -130,6 +130,7 @@ export const deleteProxyRoute = createRoute({
     400: error('invalid_request'),
     404: error('not_found'),
     ...common,
+    409: error('conflict: other writes kept landing between its read and its write (5 attempts); retry'),
     412: preconditionFailed,
   },
 });
