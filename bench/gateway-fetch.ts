@@ -8,12 +8,10 @@
 // time) and bulk ones (`--bulk-mb` MiB each, two at a time). Its targets check the default: atomic costs
 // no more CPU than incremental on either.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { buildGateway, prepareHarness, repoRoot } from './support/harness.js';
+import { buildGateway, prepareHarness, renderSquidConf, repoRoot, waitPort } from './support/harness.js';
 import { writeResult } from './support/result.js';
 import { median, processCpuSeconds } from './support/stats.js';
 
@@ -42,14 +40,7 @@ export default async function gatewayFetchBench(args: string[]): Promise<void> {
   const entry = buildGateway(harness);
   const procs: ChildProcess[] = [];
   try {
-    const run = join(harness, 'run');
-    mkdirSync(run, { recursive: true });
-    chmodSync(run, 0o777);
-    const conf = join(run, 'squid.conf');
-    writeFileSync(
-      conf,
-      readFileSync(join(harness, 'conf/squid.conf'), 'utf8').replaceAll('@@DIR@@', harness),
-    );
+    const conf = renderSquidConf(harness);
     procs.push(spawn('squid', ['-N', '-f', conf], { stdio: 'ignore' }));
     procs.push(spawn('node', [join(harness, 'target.mjs')], { stdio: 'ignore' }));
     await Promise.all([waitPort(19030), waitPort(19001)]);
@@ -184,20 +175,4 @@ async function fetchMany(port: number, url: string, n: number, conc: number): Pr
     agent.destroy();
   }
   return bytes;
-}
-
-async function waitPort(port: number, ms = 20_000): Promise<void> {
-  const deadline = performance.now() + ms;
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = net.connect({ host: '127.0.0.1', port }, () => {
-        s.destroy();
-        resolve(true);
-      });
-      s.on('error', () => resolve(false));
-    });
-    if (ok) return;
-    if (performance.now() > deadline) throw new Error(`port ${port} did not open within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }

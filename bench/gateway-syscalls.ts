@@ -6,11 +6,17 @@
 // many times over, so the req/s of this run mean nothing; only the counts are kept.
 //   npm run bench -- gateway-syscalls [--modes http,connect,connect-tls] [--duration 3] [--conc 20]
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
+import { openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { buildGateway, ensureCommands, prepareHarness, repoRoot } from './support/harness.js';
+import {
+  buildGateway,
+  ensureCommands,
+  prepareHarness,
+  renderSquidConf,
+  repoRoot,
+  waitPort,
+} from './support/harness.js';
 import { type Target, writeResult } from './support/result.js';
 import { parseStraceSummary } from './support/strace.js';
 
@@ -42,8 +48,6 @@ export default async function gatewaySyscalls(args: string[]): Promise<void> {
   const harness = prepareHarness();
   const entry = buildGateway(harness);
   const run = join(harness, 'run');
-  mkdirSync(run, { recursive: true });
-  chmodSync(run, 0o777); // squid drops root for the "proxy" user and writes its pid and log here
   const procs: ChildProcess[] = [];
   const start = (
     name: string,
@@ -58,12 +62,9 @@ export default async function gatewaySyscalls(args: string[]): Promise<void> {
     return p;
   };
   try {
-    writeFileSync(
-      join(run, 'squid.conf'),
-      readFileSync(join(harness, 'conf/squid.conf'), 'utf8').replaceAll('@@DIR@@', harness),
-    );
+    const conf = renderSquidConf(harness);
     start('target', 'node', ['target.mjs']);
-    start('squid', 'squid', ['-N', '-f', join(run, 'squid.conf')]);
+    start('squid', 'squid', ['-N', '-f', conf]);
     await Promise.all([19001, 19002, 19030].map((p) => waitPort(p)));
     const pids = new Map<ConfigName, number>();
     for (const c of CONFIGS) {
@@ -182,21 +183,3 @@ function load(
 
 const round = (x: number) => Math.round(x * 100) / 100;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function waitPort(port: number, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  return new Promise((resolve, reject) => {
-    const once = () => {
-      const s = net.connect({ host: '127.0.0.1', port }, () => {
-        s.destroy();
-        resolve();
-      });
-      s.on('error', () => {
-        s.destroy();
-        if (Date.now() > end) reject(new Error(`port ${port} not up`));
-        else setTimeout(once, 100);
-      });
-    };
-    once();
-  });
-}

@@ -20,6 +20,10 @@ export class InputError extends Error {
 }
 
 /** A non-2xx answer: `code` is the API's `error` field (its stable code), `body` the parsed answer. */
+/** Whether an API error is its catch-all 404 (its app.ts answers "no such route"): an API older than the route. */
+export const routeMissing = (code: string, body: unknown): boolean =>
+  code === 'not_found' && (body as { message?: unknown } | null)?.message === 'no such route';
+
 export class ApiCallError extends Error {
   readonly kind = 'api';
   readonly exitCode = 1;

@@ -1,6 +1,13 @@
 // One line per stable error code that tells a person what to do next (docs/api.md "Errors",
 // docs/operations-jobs.md "Errors", the lease routes). The code itself is always printed too.
-import { ApiCallError, InputError, PartialError, UnreachableError, UsageError } from './errors.js';
+import {
+  ApiCallError,
+  InputError,
+  PartialError,
+  routeMissing,
+  UnreachableError,
+  UsageError,
+} from './errors.js';
 
 type Hint = (body: Record<string, unknown>, status: number, path: string) => string;
 
@@ -19,7 +26,7 @@ const HINTS: Record<string, Hint> = {
   // A proxy's own routes (…/spec, …/reconcile) answer not_found for an unknown proxy too; only the
   // API's catch-all says "no such route" (an API older than the route).
   not_found: (b, _s, path) =>
-    /^\/v1\/proxies\/[^/]+(\/spec|\/reconcile)?$/.test(path) && b.message !== 'no such route'
+    /^\/v1\/proxies\/[^/]+(\/spec|\/reconcile)?$/.test(path) && !routeMissing('not_found', b)
       ? 'no such proxy: `proxyplane proxies list` shows the names'
       : `the API has no route ${path}: is it older than this CLI?`,
   already_exists: () => 'that name is taken: pick another, or `proxyplane proxies delete NAME` first',

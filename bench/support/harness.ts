@@ -2,10 +2,20 @@
 // copy in a temp dir (it writes run/ and results/ beside itself; its code is never committed here), the
 // Debian packages it needs, its Go load generator built, proxy-chain resolved from this repo's modules.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { waitForPort } from '../../emulators/functions-host/wait-port.js';
 
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -92,3 +102,19 @@ export function buildGateway(harness: string): string {
   execFileSync(join(repoRoot, 'node_modules/.bin/tsc'), ['-p', tsconfig], { stdio: 'inherit' });
   return join(outDir, 'bench/support/gateway-standalone.js');
 }
+
+/**
+ * The harness's squid.conf rendered into its run/ directory (created world-writable: squid drops root for
+ * the "proxy" user and writes its pid and log there), as bench.mjs renders it; returns the conf's path.
+ */
+export function renderSquidConf(harness: string): string {
+  const run = join(harness, 'run');
+  mkdirSync(run, { recursive: true });
+  chmodSync(run, 0o777);
+  const conf = join(run, 'squid.conf');
+  writeFileSync(conf, readFileSync(join(harness, 'conf/squid.conf'), 'utf8').replaceAll('@@DIR@@', harness));
+  return conf;
+}
+
+/** Resolves once 127.0.0.1:`port` accepts a connection (a bench's own processes), within 20 s. */
+export const waitPort = (port: number) => waitForPort('127.0.0.1', port, { timeoutMs: 20_000 });

@@ -17,7 +17,7 @@
 import type { ProxySpec } from '../../shared/src/domain/proxy.js';
 import { exactlyOne, none, outputOf } from '../args.js';
 import type { Ctx } from '../context.js';
-import { ApiCallError, InputError, PartialError, UsageError } from '../errors.js';
+import { ApiCallError, InputError, PartialError, routeMissing, UsageError } from '../errors.js';
 import { json, yaml } from '../output.js';
 import { type ProxyToCreate, readProxyFile, specProblems } from '../proxy-file.js';
 import type { ProxyJson } from './proxies.js';
@@ -42,10 +42,9 @@ const isNotFound = (err: unknown) =>
 const isPreconditionFailed = (err: unknown) =>
   err instanceof ApiCallError && err.status === 412 && err.code === 'precondition_failed';
 
-// A proxy's own 404, not the API's catch-all for a route it lacks (app.ts: 'no such route').
+// A proxy's own 404, not the API's catch-all for a route it lacks.
 const isProxyGone = (err: unknown) =>
-  isNotFound(err) &&
-  (err as ApiCallError & { body: { message?: unknown } }).body?.message !== 'no such route';
+  isNotFound(err) && !routeMissing('not_found', (err as ApiCallError).body);
 
 /** Reads and writes of one proxy before apply gives up on it (others keep changing it, or creating it). */
 export const APPLY_ATTEMPTS = 5;

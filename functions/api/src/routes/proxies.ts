@@ -47,19 +47,19 @@ export const proxyRoutes = (admin: ProxyAdmin, discovery: DiscoveryView = health
       return c.json(proxy, 200, etag(proxy));
     })
     .openapi(replaceSpecRoute, async (c) => {
-      const change = replaceWith(c.req.valid('json'));
+      const { name } = c.req.valid('param');
       const proxy = await admin.updateSpec(
-        c.req.valid('param').name,
-        change,
+        name,
+        replaceWith(c.req.valid('json')),
         ifMatchOf(c.req.valid('header')),
       );
       return c.json(proxy, 200, etag(proxy));
     })
     .openapi(patchSpecRoute, async (c) => {
-      const change = mergeWith(c.req.valid('json'));
+      const { name } = c.req.valid('param');
       const proxy = await admin.updateSpec(
-        c.req.valid('param').name,
-        change,
+        name,
+        mergeWith(c.req.valid('json')),
         ifMatchOf(c.req.valid('header')),
       );
       return c.json(proxy, 200, etag(proxy));
