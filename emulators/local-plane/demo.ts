@@ -26,12 +26,15 @@ export interface DemoOptions {
   /** Where the demo site keeps its certificate (the plane's state directory). */
   stateDir: string;
   gatewayProxyUrl?: string;
+  /** The gateway's HTTP listener (its /healthz says how many proxies its snapshot carries). */
+  gatewayUrl?: string;
   progress(line: string): void;
   print(text: string): void;
   /** Registers something the demo started, so that Ctrl-C stops it with the rest. */
   onUp(name: string, stop: () => Promise<void>): void;
   stopping(): boolean;
   readyTimeoutMs?: number;
+  gatewayTimeoutMs?: number;
 }
 
 interface ProxyJson {
@@ -145,6 +148,12 @@ export async function runDemo(o: DemoOptions): Promise<void> {
     }
   }
 
+  // Ready is the control plane's word; the gateway routes over a pool proxy only once a snapshot carrying
+  // it has reached it (the next snapshot pass). The printed gateway lines work from the moment they show.
+  const pool = fleet.filter((p) => p.spec.gatewayPool === true).length;
+  if (o.gatewayUrl && o.gatewayProxyUrl && pool > 0) await waitForGatewayPool(o, o.gatewayUrl, pool);
+  if (o.stopping()) return;
+
   const managed = last.find((p) => p.name === fleet[0]!.name)?.status.providerId;
   o.print(
     demoInstructions({
@@ -160,6 +169,30 @@ export async function runDemo(o: DemoOptions): Promise<void> {
         : undefined,
     }),
   );
+}
+
+/** Waits (bounded) until the gateway's snapshot carries `pool` proxies; says so, or that it did not yet. */
+async function waitForGatewayPool(o: DemoOptions, gatewayUrl: string, pool: number): Promise<void> {
+  const carried = async () => {
+    try {
+      const res = await fetch(`${gatewayUrl}/healthz`, { signal: AbortSignal.timeout(5_000) });
+      const body = (await res.json()) as { snapshot?: { proxies?: number } | null };
+      return body.snapshot?.proxies ?? 0;
+    } catch {
+      return 0;
+    }
+  };
+  const deadline = Date.now() + (o.gatewayTimeoutMs ?? 120_000);
+  let n = await carried();
+  while (n < pool && Date.now() < deadline && !o.stopping()) {
+    await sleep(500);
+    n = await carried();
+  }
+  if (n >= pool) o.progress(`gateway carries the demo pool: ${n} proxies in its snapshot`);
+  else
+    o.progress(
+      `gateway carries ${n} of the demo pool's ${pool} proxies so far (its next snapshot brings the rest)`,
+    );
 }
 
 /** main.ts's call: the demo wired to the running plane; failures are reported, never fatal. */
@@ -179,6 +212,7 @@ export async function demoStep(
       demoTarget: planeLayout(opts.portOffset).ports.demoTarget,
       stateDir: opts.stateDir,
       gatewayProxyUrl: plane.exports.PROXYPLANE_GATEWAY_PROXY_URL ?? url('gateway-proxy'),
+      gatewayUrl: url('gateway'),
       progress: ctx.progress,
       print: (text) => console.log(text),
       onUp: (name, stop) => ctx.teardown.add(name, stop, Layer.ourEmulators),

@@ -98,7 +98,12 @@ describe('npm start with the demo', () => {
   });
 
   it('fetches the demo site through the gateway as printed: plain HTTP, and HTTPS by CONNECT', async () => {
-    const lines = block(plane.output(), 'through the gateway');
+    // Printed only once the gateway's snapshot carries the pool: Ready alone raced the snapshot pass.
+    const out = plane.output();
+    const carried = out.search(/gateway carries the demo pool: \d+ proxies/);
+    expect(carried).toBeGreaterThan(-1);
+    expect(carried).toBeLessThan(out.indexOf('through the gateway'));
+    const lines = block(out, 'through the gateway');
     expect(lines).toHaveLength(2);
     expect(lines[1]).toMatch(/--cacert '[^']+cert\.pem' -x http:\/\/\S+ https:\/\//);
     for (const line of lines) {
