@@ -68,6 +68,18 @@ export async function runPass(deps: PassDeps, name: string, fresh: boolean): Pro
     obs = { ...obs, cloudInit };
     plan = reconcile(proxy, obs, deps.intervals);
   }
+  // An instance delete is never decided on a document another pass has moved since: instance names are a
+  // pure function of the UID, so a replacement built meanwhile (by a concurrent delivery) answers to the
+  // same providerId, and a pass holding the old status or spec takes it for the old instance — its label
+  // "wrong", or the status "Replacing" — and would delete the fresh VM. Any pass that creates an instance
+  // first writes the status that clears providerId, so a document still at the version read proves the
+  // instance observed is the one this pass reasoned about. A proxy being deleted is exempt: deleting its
+  // instance is right whatever was read. One read per delete, which is rare.
+  if (plan.action?.kind === 'delete' && !proxy.deletionRequestedAt) {
+    const current = await deps.store.get(name);
+    if (!current) return { kind: 'not-found' };
+    if (current.version !== stored.version) return { kind: 'conflict', plan, proxy };
+  }
   if (plan.action && plan.action.kind !== 'deleteDocument') {
     plan = settle(proxy, plan, await act(provider!, plan), obs, deps.intervals);
   }
