@@ -6,6 +6,7 @@
 // outage and a second boot. Here the slow pass is held between its document read and its instance get
 // (the window a GC pause, a cold Secret Manager read or a slow Firestore answer opens), while a normal
 // delivery completes the replacement; then the slow pass is let go against the real emulators.
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReconcileDeps } from '../../functions/reconcile/src/handler.js';
 import { handleReconcile } from '../../functions/reconcile/src/handler.js';
@@ -78,7 +79,7 @@ const provisioned = (p: ProxyResource) =>
 
 describe('a pass stalled across a replacement never deletes the new instance', () => {
   it('stale status: read while Replacing, the replacement is created meanwhile', async () => {
-    const proxy = aProxy({ name: 'stale-status', spec: spec('e2-small') });
+    const proxy = aProxy({ uid: randomUUID(), name: 'stale-status', spec: spec('e2-small') });
     await plane.store.create(proxy);
     await driveUntil(proxy.name, provisioned);
     const v = (await plane.store.get(proxy.name))!.version;
@@ -113,7 +114,7 @@ describe('a pass stalled across a replacement never deletes the new instance', (
   });
 
   it('stale spec: read before the spec edit, the whole replacement happens meanwhile', async () => {
-    const proxy = aProxy({ name: 'stale-spec', spec: spec('e2-small') });
+    const proxy = aProxy({ uid: randomUUID(), name: 'stale-spec', spec: spec('e2-small') });
     await plane.store.create(proxy);
     const before = await driveUntil(proxy.name, provisioned);
 
