@@ -40,12 +40,21 @@ export class TransientReconcileError extends Error {
   }
 }
 
+/** An instance this pass created: until a status write records it, nothing else knows of it. */
+export interface CreatedInstance {
+  provider: string;
+  providerId: string;
+  uid: string;
+}
+
 export type PassResult =
   /** The document does not exist (any more): nothing to do. */
-  | { kind: 'not-found' }
-  /** Another writer moved the document between our read and our write: re-run from a fresh read. */
-  | { kind: 'conflict'; plan: Plan; proxy: ProxyResource }
-  | { kind: 'written' | 'unchanged' | 'deleted'; plan: Plan; proxy: ProxyResource; status: ProxyStatus };
+  (
+    | { kind: 'not-found' }
+    /** Another writer moved the document between our read and our write: re-run from a fresh read. */
+    | { kind: 'conflict'; plan: Plan; proxy: ProxyResource }
+    | { kind: 'written' | 'unchanged' | 'deleted'; plan: Plan; proxy: ProxyResource; status: ProxyStatus }
+  ) & { created?: CreatedInstance };
 
 export async function runPass(deps: PassDeps, name: string, fresh: boolean): Promise<PassResult> {
   const stored = await deps.store.get(name);
@@ -80,8 +89,13 @@ export async function runPass(deps: PassDeps, name: string, fresh: boolean): Pro
     if (!current) return { kind: 'not-found' };
     if (current.version !== stored.version) return { kind: 'conflict', plan, proxy };
   }
+  let created: CreatedInstance | undefined;
   if (plan.action && plan.action.kind !== 'deleteDocument') {
-    plan = settle(proxy, plan, await act(provider!, plan), obs, deps.intervals);
+    const result = await act(provider!, plan);
+    if (plan.action.kind === 'create' && result.ok && result.providerId) {
+      created = { provider: provider!.name, providerId: result.providerId, uid: proxy.uid };
+    }
+    plan = settle(proxy, plan, result, obs, deps.intervals);
   }
   if (plan.requeue.kind === 'error') {
     throw new TransientReconcileError(
@@ -97,7 +111,8 @@ export async function runPass(deps: PassDeps, name: string, fresh: boolean): Pro
       : { kind: 'deleted', plan, proxy, status: proxy.status };
   }
   // RequeueAfter counts from now, after the action returned, not from the observation.
-  return patchStatusIfChanged(deps.store, stored, plan, deps.clock.now());
+  const written = await patchStatusIfChanged(deps.store, stored, plan, deps.clock.now());
+  return created ? { ...written, created } : written;
 }
 
 /**
