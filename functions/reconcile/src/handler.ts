@@ -12,7 +12,13 @@ import { ConditionType } from '../../../shared/src/domain/proxy.js';
 import { ReconcileRequest } from '../../../shared/src/messages/reconcile-request.js';
 import { StoreError } from '../../../shared/src/ports/proxy-store.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
-import { type PassDeps, type PassResult, runPass, TransientReconcileError } from './pass.js';
+import {
+  type CreatedInstance,
+  type PassDeps,
+  type PassResult,
+  runPass,
+  TransientReconcileError,
+} from './pass.js';
 
 export interface ReconcileDeps extends PassDeps {
   publisher: ReconcilePublisher;
@@ -40,6 +46,7 @@ export async function handleReconcile(
 ): Promise<DeliveryOutcome> {
   const log = deps.log.child({ proxy: request.proxy, reason: request.reason });
   let last: PassResult | null = null;
+  let created: CreatedInstance | undefined;
   for (let pass = 1; pass <= deps.maxPasses; pass++) {
     const started = Date.now();
     try {
@@ -48,9 +55,13 @@ export async function handleReconcile(
       log.error('reconcile pass failed', { pass, error: err });
       throw err;
     }
+    created = last.created ?? created;
     logPass(log, pass, last, Date.now() - started);
     const again = last.kind === 'conflict' || ('plan' in last && last.plan.requeue.kind === 'now');
-    if (!again) return { passes: pass, last: last.kind };
+    if (!again) {
+      if (created) await dropIfUnowned(deps, log, created, last);
+      return { passes: pass, last: last.kind };
+    }
   }
   if (last?.kind === 'conflict') {
     throw new TransientReconcileError(`status write kept conflicting after ${deps.maxPasses} passes`);
@@ -59,6 +70,42 @@ export async function handleReconcile(
   await deps.publisher.publish({ proxy: request.proxy, reason: 'requeue' });
   log.warn('reconcile handed off after the in-process pass bound', { passes: deps.maxPasses });
   return { passes: deps.maxPasses, last: last?.kind ?? 'not-found' };
+}
+
+/**
+ * An instance this delivery created whose status write never recorded it, because the proxy's deletion
+ * landed in between: the document is gone (the write found it gone, or this delivery's own re-run saw
+ * the deletion with no instance recorded and removed it), or another proxy now has the name. Nothing
+ * else will ever delete that instance but the orphan GC, 10 to 20 minutes later (seed §8): delete it
+ * now. Its name derives from a uid no document holds any more, so it cannot be anyone else's. A failure
+ * is left to the GC: the delivery is done, and a redelivery would find no proxy to act for.
+ */
+async function dropIfUnowned(
+  deps: ReconcileDeps,
+  log: Logger,
+  created: CreatedInstance,
+  last: PassResult,
+): Promise<void> {
+  const owned = 'proxy' in last && last.kind !== 'deleted' && last.proxy.uid === created.uid;
+  if (owned) return;
+  const provider = deps.providers.get(created.provider);
+  try {
+    await provider?.delete(created.providerId);
+    log.warn(
+      'deleted the instance this delivery created: its proxy was deleted before the status recorded it',
+      {
+        event: 'reconcile.unrecorded_instance_deleted',
+        providerId: created.providerId,
+        uid: created.uid,
+      },
+    );
+  } catch (err) {
+    log.error('could not delete an instance its deleted proxy never recorded; the orphan GC will', {
+      providerId: created.providerId,
+      uid: created.uid,
+      error: err,
+    });
+  }
 }
 
 function logPass(log: Logger, pass: number, r: PassResult, durationMs: number): void {

@@ -40,12 +40,21 @@ export class TransientReconcileError extends Error {
   }
 }
 
+/** An instance this pass created: until a status write records it, nothing else knows of it. */
+export interface CreatedInstance {
+  provider: string;
+  providerId: string;
+  uid: string;
+}
+
 export type PassResult =
   /** The document does not exist (any more): nothing to do. */
-  | { kind: 'not-found' }
-  /** Another writer moved the document between our read and our write: re-run from a fresh read. */
-  | { kind: 'conflict'; plan: Plan; proxy: ProxyResource }
-  | { kind: 'written' | 'unchanged' | 'deleted'; plan: Plan; proxy: ProxyResource; status: ProxyStatus };
+  (
+    | { kind: 'not-found' }
+    /** Another writer moved the document between our read and our write: re-run from a fresh read. */
+    | { kind: 'conflict'; plan: Plan; proxy: ProxyResource }
+    | { kind: 'written' | 'unchanged' | 'deleted'; plan: Plan; proxy: ProxyResource; status: ProxyStatus }
+  ) & { created?: CreatedInstance };
 
 export async function runPass(deps: PassDeps, name: string, fresh: boolean): Promise<PassResult> {
   const stored = await deps.store.get(name);
@@ -68,8 +77,25 @@ export async function runPass(deps: PassDeps, name: string, fresh: boolean): Pro
     obs = { ...obs, cloudInit };
     plan = reconcile(proxy, obs, deps.intervals);
   }
+  // An instance delete is never decided on a document another pass has moved since: instance names are a
+  // pure function of the UID, so a replacement built meanwhile (by a concurrent delivery) answers to the
+  // same providerId, and a pass holding the old status or spec takes it for the old instance — its label
+  // "wrong", or the status "Replacing" — and would delete the fresh VM. Any pass that creates an instance
+  // first writes the status that clears providerId, so a document still at the version read proves the
+  // instance observed is the one this pass reasoned about. A proxy being deleted is exempt: deleting its
+  // instance is right whatever was read. One read per delete, which is rare.
+  if (plan.action?.kind === 'delete' && !proxy.deletionRequestedAt) {
+    const current = await deps.store.get(name);
+    if (!current) return { kind: 'not-found' };
+    if (current.version !== stored.version) return { kind: 'conflict', plan, proxy };
+  }
+  let created: CreatedInstance | undefined;
   if (plan.action && plan.action.kind !== 'deleteDocument') {
-    plan = settle(proxy, plan, await act(provider!, plan), obs, deps.intervals);
+    const result = await act(provider!, plan);
+    if (plan.action.kind === 'create' && result.ok && result.providerId) {
+      created = { provider: provider!.name, providerId: result.providerId, uid: proxy.uid };
+    }
+    plan = settle(proxy, plan, result, obs, deps.intervals);
   }
   if (plan.requeue.kind === 'error') {
     throw new TransientReconcileError(
@@ -85,7 +111,8 @@ export async function runPass(deps: PassDeps, name: string, fresh: boolean): Pro
       : { kind: 'deleted', plan, proxy, status: proxy.status };
   }
   // RequeueAfter counts from now, after the action returned, not from the observation.
-  return patchStatusIfChanged(deps.store, stored, plan, deps.clock.now());
+  const written = await patchStatusIfChanged(deps.store, stored, plan, deps.clock.now());
+  return created ? { ...written, created } : written;
 }
 
 /**

@@ -1,0 +1,109 @@
+// A proxy deleted while a reconcile pass is creating its instance must not leave the VM running. The
+// deletion lands between the pass's read (no instance recorded yet) and its status write, so the status
+// never records the instance: either the pass's own re-run finds the deletion with no instance recorded
+// and deletes the document, or a concurrent delete-requested delivery has already deleted it and the
+// write finds the document gone. Without a cleanup the VM runs on, billed, until the orphan GC's first
+// sweep past MinAge (10 to 20 minutes deployed) and counts toward its deletion alert — for nothing more
+// than `proxies create` followed quickly by `proxies delete`. No process crashes here: that gap stays the
+// GC's (test/integration/gc-crash.test.ts). Real emulators; the pass is held inside provider.create.
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { handleReconcile, type ReconcileDeps } from '../../functions/reconcile/src/handler.js';
+import type { Provider } from '../../shared/src/ports/provider.js';
+import { aProxy, managedSpec } from '../../shared/src/testing/proxy-fixtures.js';
+import { type ReconcilePlane, startReconcilePlane } from './reconcile-plane.js';
+
+let plane: ReconcilePlane;
+
+beforeAll(async () => {
+  plane = await startReconcilePlane({ bootDelayMs: 200 });
+});
+afterAll(() => plane?.stop());
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const liveInstances = (uid: string) =>
+  plane.compute.admin
+    .instances({ project: plane.projectId })
+    .filter((i) => i.labels['proxyplane-uid'] === uid && i.status !== 'STOPPING');
+
+/** Deps whose provider holds the first create() — before or after the real insert — until released. */
+function heldCreate(when: 'before-insert' | 'after-insert') {
+  let release!: () => void;
+  let enter!: () => void;
+  const gate = new Promise<void>((r) => {
+    release = r;
+  });
+  const entered = new Promise<void>((r) => {
+    enter = r;
+  });
+  const inner = plane.deps.providers.get('gce')!;
+  let held = false;
+  const hold = async () => {
+    if (held) return;
+    held = true;
+    enter();
+    await gate;
+  };
+  const provider: Provider = {
+    name: inner.name,
+    get: (id) => inner.get(id),
+    delete: (id) => inner.delete(id),
+    listByTag: () => inner.listByTag(),
+    ...(inner.lastCreateFailure ? { lastCreateFailure: (id: string) => inner.lastCreateFailure!(id) } : {}),
+    create: async (request) => {
+      if (when === 'before-insert') await hold();
+      const out = await inner.create(request);
+      if (when === 'after-insert') await hold();
+      return out;
+    },
+  };
+  const deps: ReconcileDeps = { ...plane.deps, providers: new Map([['gce', provider]]) };
+  return { deps, entered, release };
+}
+
+describe('a deletion racing the create never leaves the instance behind', () => {
+  it("the pass's own re-run deletes the document: the instance it created goes too", async () => {
+    const proxy = aProxy({
+      uid: randomUUID(),
+      name: 'race-rerun',
+      spec: managedSpec({ cloudInit: { inline: '#!/bin/sh\n' } }),
+    });
+    await plane.store.create(proxy);
+    const slow = heldCreate('after-insert');
+    const delivery = handleReconcile(slow.deps, { proxy: proxy.name, reason: 'created' });
+    await slow.entered;
+    expect(liveInstances(proxy.uid)).toHaveLength(1);
+    expect(await plane.store.requestDeletion(proxy.name, new Date())).toBe('written');
+
+    slow.release();
+    const outcome = await delivery;
+    expect(outcome.last).toBe('deleted');
+    expect(await plane.store.get(proxy.name)).toBeNull();
+    await sleep(500); // past the emulator's delete delay
+    expect(liveInstances(proxy.uid)).toEqual([]);
+  });
+
+  it('a concurrent delivery deleted the document first: the write finds it gone, the instance goes', async () => {
+    const proxy = aProxy({
+      uid: randomUUID(),
+      name: 'race-gone',
+      spec: managedSpec({ cloudInit: { inline: '#!/bin/sh\n' } }),
+    });
+    await plane.store.create(proxy);
+    const slow = heldCreate('before-insert');
+    const delivery = handleReconcile(slow.deps, { proxy: proxy.name, reason: 'created' });
+    await slow.entered;
+    expect(await plane.store.requestDeletion(proxy.name, new Date())).toBe('written');
+    // The delete-requested delivery: nothing recorded, nothing there yet → the document goes.
+    expect((await handleReconcile(plane.deps, { proxy: proxy.name, reason: 'delete-requested' })).last).toBe(
+      'deleted',
+    );
+    expect(await plane.store.get(proxy.name)).toBeNull();
+
+    slow.release();
+    const outcome = await delivery;
+    expect(outcome.last).toBe('not-found');
+    await sleep(500);
+    expect(liveInstances(proxy.uid)).toEqual([]);
+  });
+});
