@@ -3,7 +3,13 @@
 // here: the document outlives the instance by construction (reconcileDelete deletes it last).
 import { healthInstanceKey } from '../health/instance-key.js';
 import { instanceNameFromUid } from '../instance-name.js';
-import { ConditionType, type ManagedSpec, ProvisionedReason, type ProxyResource } from '../proxy.js';
+import {
+  ConditionType,
+  type ManagedSpec,
+  ProvisionedReason,
+  type ProxyResource,
+  type ProxyStatus,
+} from '../proxy.js';
 import { specHash } from '../spec-hash.js';
 import { applyHealth, clearInstance, findCondition, setProvisioned, verdictFor } from './conditions.js';
 import { providerFailure } from './failure.js';
@@ -46,6 +52,24 @@ function cloudInitBackoff(proxy: ProxyResource, now: Date, iv: PollIntervals): n
   return Math.min(iv.CloudInitRetryMax, Math.max(iv.CloudInitRetryMin, failingFor));
 }
 
+/**
+ * Provisioned=False with reason CloudInitError. The condition's lastTransitionTime moves only on a flip of
+ * its status, but the backoff above counts from when the error began: entering CloudInitError from
+ * another False reason (Provisioning, Replacing, a quota error) restamps it, so an hour spent provisioning
+ * does not read as an hour of failing cloud-init and jump the retry to its ceiling.
+ */
+function cloudInitFailing(status: ProxyStatus, message: string, gen: number, now: Date): ProxyStatus {
+  const next = setProvisioned(status, false, ProvisionedReason.CloudInitError, message, gen, now);
+  if (findCondition(status, ConditionType.Provisioned)?.reason === ProvisionedReason.CloudInitError)
+    return next;
+  return {
+    ...next,
+    conditions: next.conditions.map((c) =>
+      c.type === ConditionType.Provisioned ? { ...c, lastTransitionTime: now } : c,
+    ),
+  };
+}
+
 export function reconcileManaged(proxy: Managed, obs: Observation, iv: PollIntervals): Plan {
   const { now } = obs;
   const gen = proxy.generation;
@@ -79,7 +103,7 @@ export function reconcileManaged(proxy: Managed, obs: Observation, iv: PollInter
     }
     return {
       branch: 'cloud-init/error',
-      status: setProvisioned(status, false, ProvisionedReason.CloudInitError, ci.failure.message, gen, now),
+      status: cloudInitFailing(status, ci.failure.message, gen, now),
       action: null,
       requeue: { kind: 'after', ms: cloudInitBackoff(proxy, now, iv) },
     };

@@ -541,6 +541,31 @@ describe('reconcile: details the table does not show', () => {
     expect(statusChanged(steady.status, next)).toBe(false);
   });
 
+  it('a CloudInitError after another Provisioned=False reason backs off from its own start, not the earlier one', () => {
+    // Provisioned=False (Provisioning) for an hour already, then the secret goes missing: the first pass
+    // waits the floor, the next one as long as the error has lasted — not the hour of the earlier reason.
+    const ci: Observation['cloudInit'] = {
+      ok: false,
+      failure: { kind: 'invalid', message: 'secret ci not found' },
+    };
+    const provisioning = aProxy({
+      uid,
+      spec,
+      status: { conditions: [provisioned('False', 'Provisioning')] },
+    });
+    const first = reconcile(provisioning, obs({ cloudInit: ci }), iv);
+    expect(first.requeue).toEqual({ kind: 'after', ms: iv.CloudInitRetryMin });
+    const written = finalizeStatus(provisioning, first.status, first.requeue, now);
+    const later = new Date(now.getTime() + 25_000);
+    const second = reconcile(aProxy({ uid, spec, status: written }), obs({ now: later, cloudInit: ci }), iv);
+    expect(second.requeue).toEqual({ kind: 'after', ms: 25_000 });
+    // the error's start stays where the first pass put it
+    const since = (st: typeof written) =>
+      st.conditions.find((c) => c.type === 'Provisioned')?.lastTransitionTime;
+    expect(since(written)).toEqual(now);
+    expect(since(second.status)).toEqual(now);
+  });
+
   it('a latched proxy stays latched without a write, and the latch asks for no observation', () => {
     const latched = live({
       status: {
