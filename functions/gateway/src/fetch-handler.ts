@@ -67,22 +67,18 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
 
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     try {
-      const user = () =>
-        authenticate(deps.auth, header(req, 'proxy-authorization'), header(req, 'authorization'));
-      // hono/body-limit's order: a declared length is judged before anything else, and a request that
-      // declares one is authenticated before its body is read; an undeclared one is read (up to the
-      // limit) first.
+      // hono/body-limit's order: a declared length is judged before anything else. Then the caller is
+      // authenticated, from the head alone, before a byte of any body is read: the Hono route read an
+      // undeclared (chunked) body up to the limit first, so anyone could make the gateway hold
+      // GATEWAY_FETCH_MAX_BODY_BYTES per connection for as long as the body stayed unfinished.
       const declared =
         req.headers['content-length'] !== undefined && req.headers['transfer-encoding'] === undefined;
-      let who: string | null | undefined;
-      if (declared) {
-        if (Number.parseInt(req.headers['content-length'] ?? '0', 10) > deps.maxBodyBytes)
-          return tooLarge(req, res);
-        who = user();
-        if (who === null) {
-          unauthorized(res);
-          return drainUnread(req, res);
-        }
+      if (declared && Number.parseInt(req.headers['content-length'] ?? '0', 10) > deps.maxBodyBytes)
+        return tooLarge(req, res);
+      const who = authenticate(deps.auth, header(req, 'proxy-authorization'), header(req, 'authorization'));
+      if (who === null) {
+        unauthorized(res);
+        return drainUnread(req, res);
       }
       const body = await readBody(req, deps.maxBodyBytes);
       if (body === 'too_large') return tooLarge(req, res);
@@ -93,8 +89,6 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
         else deps.log.error('http handler failed', { error: 'request body aborted', path: '/v1/fetch' });
         return;
       }
-      if (who === undefined) who = user();
-      if (who === null) return unauthorized(res);
       await forward(res, body, who);
     } catch (err) {
       deps.log.error('http handler failed', { error: (err as Error).message, path: '/v1/fetch' });

@@ -12,7 +12,14 @@ export const FetchRequest = z
       .string()
       .max(8192)
       .refine((u) => /^https?:\/\//i.test(u), 'an http:// or https:// URL'),
-    method: z.string().regex(TOKEN).max(16).default('GET'),
+    method: z
+      .string()
+      .regex(TOKEN)
+      .max(16)
+      // Node upper-cases a method: a CONNECT in any case would ask the upstream (in absolute form) for a
+      // tunnel to whatever it makes of "http://host/path", not to the address the guard checked.
+      .refine((m) => m.toUpperCase() !== 'CONNECT', 'not CONNECT: a fetch is one request')
+      .default('GET'),
     headers: z
       .record(
         z.string().regex(TOKEN).max(256),

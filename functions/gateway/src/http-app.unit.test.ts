@@ -198,12 +198,23 @@ describe('HTTP listener', () => {
     const chunk = 'x'.repeat(600);
     const text = await raw(
       srv.port,
-      'POST /v1/fetch HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n' +
+      'POST /v1/fetch HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer tok\r\nTransfer-Encoding: chunked\r\n\r\n' +
         `258\r\n${chunk}\r\n258\r\n${chunk}\r\n0\r\n\r\n`,
     );
     expect(text).toMatch(/^HTTP\/1\.1 413 /);
     expect(text).toContain('x-proxyplane-error: body_too_large');
     expect(text.endsWith('{"error":"body_too_large"}')).toBe(true);
+  });
+
+  it('refuses a client without credentials before reading a body without Content-Length', async () => {
+    // One chunk under the limit and no end: a gateway that read the body first would hold it, and this
+    // connection, until the client finished it — anyone could park GATEWAY_FETCH_MAX_BODY_BYTES per socket.
+    const text = await raw(
+      srv.port,
+      `POST /v1/fetch HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n100\r\n${'x'.repeat(256)}\r\n`,
+    );
+    expect(text).toMatch(/^HTTP\/1\.1 401 /);
+    expect(text).toContain('x-proxyplane-error: unauthorized');
   });
 
   it('refuses a Content-Length over the limit before any of the body is sent, and before authentication', async () => {

@@ -7,12 +7,20 @@ export type RequestTarget =
   | { kind: 'http'; authority: Authority; path: string; hostHeader: string; bodyLength: number }
   | { kind: 'refuse'; status: 400 | 411; code: string };
 
+const CONNECT_ANY_CASE = /^connect$/i;
+
 export function requestTarget(h: RequestHead): RequestTarget {
   if (h.method === 'CONNECT') {
     const authority = parseAuthority(h.target);
     return authority
       ? { kind: 'connect', authority }
       : { kind: 'refuse', status: 400, code: 'bad_connect_target' };
+  }
+  // Any other spelling of CONNECT ("connect", "Connect"): Node's HTTP client upper-cases a method, so in
+  // absolute form it would reach the upstream as a CONNECT to whatever its parser makes of
+  // "http://host/path" (squid: host "http", port 443) — a tunnel to a target the guard never checked.
+  if (h.method.length === 7 && CONNECT_ANY_CASE.test(h.method)) {
+    return { kind: 'refuse', status: 400, code: 'bad_request' };
   }
   const abs = parseAbsoluteHttp(h.target);
   if (!abs) {

@@ -42,6 +42,9 @@ describe('requestTarget', () => {
       'POST http://e.com/ HTTP/1.1\r\nContent-Length: -1',
       { kind: 'refuse', status: 400, code: 'bad_content_length' },
     ],
+    // Node's client would upper-case it: an upstream CONNECT to "http://e.com/" (docs/gateway.md § Proxy listener).
+    ['connect http://e.com/ HTTP/1.1', { kind: 'refuse', status: 400, code: 'bad_request' }],
+    ['Connect http://e.com:443/ HTTP/1.1', { kind: 'refuse', status: 400, code: 'bad_request' }],
   ])('%s', (text, expected) => {
     expect(target(text)).toEqual(expected);
   });

@@ -1,0 +1,91 @@
+// ProxySession reading a request head that arrives in pieces, on a stand-in client socket: what the client
+// is answered, and what reading the head cost in buffer allocations (counted, not timed).
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ClientAuth } from './client-auth.js';
+import type { ProxyContext } from './proxy-listener.js';
+import { ProxySession } from './proxy-session.js';
+import type { Owned } from './session-listeners.js';
+
+function session(maxHeaderBytes: number) {
+  const answers: string[] = [];
+  const client = {
+    writable: true,
+    removeListener: () => client,
+    on: () => client,
+    pause: () => client,
+    resume: () => client,
+    destroy: () => {},
+    end: (text: string) => {
+      answers.push(text);
+    },
+  };
+  const ctx = {
+    opts: { maxHeaderBytes, headerTimeoutMs: 10_000, lingerMs: 1_000 },
+    // Admission stops at the missing credentials (407): nothing past it is needed.
+    auth: new ClientAuth([{ username: 'c', password: 's' }], []),
+    recorder: { request: () => {} },
+  } as unknown as ProxyContext;
+  return { s: new ProxySession(client as unknown as Owned, ctx, 0), answers };
+}
+
+/** Feeds `text` in pieces of `size` bytes, one read each. */
+function feed(s: ProxySession, text: string, size: number) {
+  const bytes = Buffer.from(text, 'latin1');
+  for (let i = 0; i < bytes.length; i += size) s.onHeadData(Buffer.from(bytes.subarray(i, i + size)));
+}
+
+/** Bytes allocated for buffers while `run` runs (Buffer.concat allocates through allocUnsafe). */
+function allocatedBytes(run: () => void): number {
+  const alloc = vi.spyOn(Buffer, 'allocUnsafe');
+  const concat = vi.spyOn(Buffer, 'concat');
+  run();
+  let n = 0;
+  for (const r of [...alloc.mock.results, ...concat.mock.results])
+    if (r.type === 'return') n += (r.value as Buffer).length;
+  return n;
+}
+
+const HEAD = (pad: number) =>
+  `GET http://example.com/ HTTP/1.1\r\nHost: example.com\r\nX-Pad: ${'a'.repeat(pad)}\r\n\r\n`;
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('ProxySession reading a head in pieces', () => {
+  it('a head dribbled one byte per read costs linear copying, not a copy of everything per byte', async () => {
+    const { s, answers } = session(16 * 1024);
+    const head = HEAD(16 * 1024 - 100);
+    expect(head.length).toBeLessThanOrEqual(16 * 1024);
+    const bytes = allocatedBytes(() => feed(s, head, 1));
+    // The whole head was read and parsed: no credentials, so 407 (a mangled one would be a 400).
+    expect(answers).toHaveLength(1);
+    expect(answers[0]).toMatch(/^HTTP\/1\.1 407 /);
+    // Doubling room: at most about twice the head. A concat per read allocated ~n²/2 (134 MB here).
+    expect(bytes).toBeLessThan(4 * head.length);
+  });
+
+  it.each([1, 2, 3, 5, 7, 64, 1000])('the same answer whatever the piece size (%i bytes)', (size) => {
+    const { s, answers } = session(16 * 1024);
+    feed(s, HEAD(500), size);
+    expect(answers).toHaveLength(1);
+    expect(answers[0]).toMatch(/^HTTP\/1\.1 407 /);
+  });
+
+  it('a bare LF split across reads is still a 400, and a head past the limit in pieces a 431', () => {
+    const lf = session(16 * 1024);
+    feed(lf.s, 'GET http://example.com/ HTTP/1.1\r\nX-A: a\nB: b\r\n\r\n', 3);
+    expect(lf.answers[0]).toMatch(/^HTTP\/1\.1 400 /);
+    const big = session(1024);
+    feed(big.s, HEAD(2000), 100);
+    expect(big.answers).toHaveLength(1);
+    expect(big.answers[0]).toMatch(/^HTTP\/1\.1 431 /);
+  });
+
+  it('body bytes that came in the same read as the end of the head are kept', () => {
+    const { s } = session(1024);
+    feed(s, 'GET http://example.com/ HTTP/1.1\r\nContent-Length: 4\r\n', 5);
+    s.onHeadData(Buffer.from('\r\nbody'));
+    expect((s as unknown as { rest: Buffer | null }).rest?.toString()).toBe('body');
+  });
+});
