@@ -1,5 +1,6 @@
 // The gateway's configuration, parsed once by the entry point from (argv, env) — nothing below main.ts
 // reads process.env. Durations are milliseconds unless the name says otherwise.
+import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { BEARER_TOKEN } from '../../../shared/src/domain/bearer-token.js';
@@ -19,6 +20,17 @@ const list = z
       .map((x) => x.trim())
       .filter(Boolean),
   );
+
+/** A nameserver as c-ares' setServers takes it: "ip", "ipv4:port" or "[ipv6]:port". */
+const isNameserver = (s: string): boolean => {
+  if (isIP(s) !== 0) return true;
+  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(s);
+  if (!m || Number(m[3]) < 1 || Number(m[3]) > 65535) return false;
+  return m[1] !== undefined ? isIP(m[1]) === 6 : isIP(m[2]!) === 4;
+};
+const Nameservers = list.refine((xs) => xs.every(isNameserver), {
+  message: 'each nameserver is an IP address, ipv4:port or [ipv6]:port',
+});
 
 /** "user:pass,user2:pass2" or a JSON array of {"username","password"}. */
 const Users = z
@@ -120,6 +132,10 @@ export const GatewayEnv = z.object({
   GATEWAY_OUTCOME_QUEUE_SIZE: int(10_000, 1),
   GATEWAY_STICKY_TABLE_SIZE: int(100_000, 1),
   GATEWAY_DNS_CACHE_SECONDS: int(30, 0),
+  /** Nameservers for target names ("ip" or "ip:port", comma-separated); empty: the system's. */
+  GATEWAY_DNS_SERVERS: Nameservers,
+  /** A target name's DNS query attempt (two attempts, the second twice as long). */
+  GATEWAY_DNS_TIMEOUT_MS: int(2_000, 100, 30_000),
   GATEWAY_CREDENTIALS_TTL_SECONDS: int(300, 0),
   GATEWAY_FETCH_MAX_BODY_BYTES: int(1024 * 1024, 0),
   GATEWAY_FETCH_MAX_RESPONSE_BYTES: int(64 * 1024 * 1024, 0),

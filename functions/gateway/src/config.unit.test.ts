@@ -21,6 +21,13 @@ describe('loadGatewayConfig', () => {
     expect(b.PORT).toBe(8080);
     expect(b.GATEWAY_PLAIN_HTTP).toBe('auto');
     expect(b.GATEWAY_GC_MARKING).toBe('atomic');
+    expect(b.GATEWAY_DNS_SERVERS).toEqual([]);
+    expect(
+      loadGatewayConfig([], {
+        GATEWAY_CLIENT_USERS: 'u:p',
+        GATEWAY_DNS_SERVERS: '10.0.0.2, 127.0.0.1:5353,[fd00::53]:53,::1',
+      }).GATEWAY_DNS_SERVERS,
+    ).toEqual(['10.0.0.2', '127.0.0.1:5353', '[fd00::53]:53', '::1']);
     expect(
       loadGatewayConfig([], { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_GC_MARKING: 'incremental' })
         .GATEWAY_GC_MARKING,
@@ -37,6 +44,12 @@ describe('loadGatewayConfig', () => {
     ['an unknown auth mode', { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_CLIENT_AUTH: 'maybe' }],
     ['an unknown plain-HTTP mode', { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_PLAIN_HTTP: 'absolute' }],
     ['an unknown GC marking mode', { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_GC_MARKING: 'concurrent' }],
+    ['a nameserver by name', { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_DNS_SERVERS: 'dns.google' }],
+    [
+      'a nameserver with a port but not ipv4:port or [ipv6]:port',
+      { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_DNS_SERVERS: 'fd00::53]:53' },
+    ],
+    ['a nameserver port out of range', { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_DNS_SERVERS: '8.8.8.8:0' }],
     [
       'a control plane and a snapshot file at once',
       {

@@ -7,6 +7,7 @@ import { parseAllowList } from '../../../shared/src/domain/gateway/ssrf.js';
 import { ClientAuth } from './client-auth.js';
 import type { GatewayConfig } from './config.js';
 import { CredentialCache, type CredentialResolver, StaticCredentialResolver } from './credentials.js';
+import { dnsResolve } from './dns-resolve.js';
 import { FileSnapshotSource } from './file-source.js';
 import { createHttpListener } from './http-app.js';
 import { LocalReporter } from './local-reporter.js';
@@ -15,7 +16,7 @@ import { PromRecorder } from './metrics.js';
 import { createProxyListener } from './proxy-listener.js';
 import type { Reporter, SnapshotSource } from './session.js';
 import { newSocketCounts } from './sockets.js';
-import { type Resolve, systemResolve, TargetGuard } from './target-guard.js';
+import { type Resolve, TargetGuard } from './target-guard.js';
 import { UpstreamPool } from './upstream-pool.js';
 import { GatewayWorker } from './worker.js';
 
@@ -104,7 +105,10 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
     cfg.GATEWAY_FETCH_TOKENS,
     cfg.GATEWAY_CLIENT_AUTH === 'required',
   );
-  const guard = new TargetGuard(allow, deps.resolve ?? systemResolve, {
+  const resolve =
+    deps.resolve ??
+    dnsResolve({ servers: cfg.GATEWAY_DNS_SERVERS, timeoutMs: cfg.GATEWAY_DNS_TIMEOUT_MS, tries: 2 });
+  const guard = new TargetGuard(allow, resolve, {
     ttlMs: cfg.GATEWAY_DNS_CACHE_SECONDS * 1000,
     maxEntries: 10_000,
     now,

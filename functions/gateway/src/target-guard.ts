@@ -2,7 +2,6 @@
 // (a small TTL cache, concurrent look-ups shared) and every answer is classified. The caller connects to
 // the returned address, never to the name again, so a DNS answer that changes between the check and
 // the connection (rebinding) cannot steer the request.
-import { lookup } from 'node:dns/promises';
 import { parseIp } from '../../../shared/src/domain/gateway/ip.js';
 import {
   type AllowList,
@@ -11,10 +10,8 @@ import {
   type TargetDecision,
 } from '../../../shared/src/domain/gateway/ssrf.js';
 
+/** A name's addresses, every family; rejects when it has none (dns-resolve.ts is the deployed one). */
 export type Resolve = (host: string) => Promise<string[]>;
-
-export const systemResolve: Resolve = async (host) =>
-  (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
 export interface GuardOptions {
   ttlMs: number;

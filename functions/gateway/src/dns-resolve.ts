@@ -1,0 +1,46 @@
+// How the SSRF guard resolves a target name: over DNS with c-ares (node:dns Resolver), not getaddrinfo.
+// `dns.lookup` runs getaddrinfo on libuv's thread pool — four threads by default, shared with the file
+// system and crypto — so a few look-ups of names whose nameserver never answers (one slow zone is
+// enough; a hostile client can name any) hold every thread for the system resolver's whole timeout and
+// stall every other uncached look-up behind them. c-ares queries on the event loop, with its own timeout
+// and tries. A name DNS says does not exist (NXDOMAIN, or no A and no AAAA) goes to getaddrinfo after
+// all: it reads /etc/hosts and applies resolv.conf's search list, which c-ares queries do not, and a
+// name that does not exist is answered at once, not after a timeout.
+import { lookup, Resolver } from 'node:dns/promises';
+import type { Resolve } from './target-guard.js';
+
+export interface DnsOptions {
+  /** Nameservers ("ip" or "ip:port"); empty: the system's (resolv.conf), as c-ares reads them. */
+  servers: readonly string[];
+  /** Per query attempt; c-ares doubles it on each retry. */
+  timeoutMs: number;
+  tries: number;
+}
+
+/** c-ares codes meaning "DNS answered: no such name or no such record", where /etc/hosts may still know it. */
+const ABSENT = new Set(['ENOTFOUND', 'ENODATA']);
+
+const codeOf = (r: PromiseSettledResult<string[]>): string | undefined =>
+  r.status === 'rejected' ? (r.reason as NodeJS.ErrnoException | undefined)?.code : undefined;
+
+export const systemLookup: Resolve = async (host) =>
+  (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+
+export function dnsResolve(opts: DnsOptions, fallback: Resolve = systemLookup): Resolve {
+  const resolver = new Resolver({ timeout: opts.timeoutMs, tries: opts.tries });
+  if (opts.servers.length > 0) resolver.setServers([...opts.servers]);
+  return async (host) => {
+    const [v4, v6] = await Promise.allSettled([resolver.resolve4(host), resolver.resolve6(host)]);
+    const addresses = [
+      ...(v4.status === 'fulfilled' ? v4.value : []),
+      ...(v6.status === 'fulfilled' ? v6.value : []),
+    ];
+    if (addresses.length > 0) return addresses;
+    const c4 = codeOf(v4);
+    const c6 = codeOf(v6);
+    // Both families answered "none" (or one did and the other had nothing): not a DNS name, perhaps a
+    // hosts-file one.
+    if ((c4 === undefined || ABSENT.has(c4)) && (c6 === undefined || ABSENT.has(c6))) return fallback(host);
+    throw v4.status === 'rejected' ? v4.reason : (v6 as PromiseRejectedResult).reason;
+  };
+}
