@@ -520,6 +520,29 @@ describe('reports', () => {
     expect(picks()).toEqual(['p-a', 'p-b']);
   });
 
+  it('a report refused as stale_epoch (a drain started; its snapshot is not here yet) still revokes what it names', async () => {
+    const h = harness();
+    // The drain of p-a raised the epoch: reports on the bound of epoch 1 are refused until the snapshot of
+    // the new epoch is applied and ACKed, and the refusal carries the drains under way.
+    h.script('runtime', { ...refusal(409, 'stale_epoch'), revokeProxyIds: ['p-a'] });
+    const picks = () => {
+      const seen = new Set<string>();
+      for (let i = 0; i < 20; i++) {
+        const p = h.worker.pick('example.com', Date.now(), { stickyValue: () => undefined });
+        if (p.kind === 'ok') seen.add(p.upstream.name);
+      }
+      return [...seen].sort();
+    };
+    await acked(h);
+    expect(h.client.of('runtime')).toHaveLength(1);
+    expect(h.worker.snapshot()?.upstreams.has('p-a')).toBe(true); // still in the applied snapshot
+    expect(picks()).toEqual(['p-b']);
+    // The next accepted answer is the whole set again: none, so p-a is usable (the drain was cancelled).
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(h.client.of('runtime')).toHaveLength(2);
+    expect(picks()).toEqual(['p-a', 'p-b']);
+  });
+
   it('no_ack / ack_bound_mismatch → ACK again, then report on it', async () => {
     const h = harness();
     h.script('runtime', refusal(409, 'ack_bound_mismatch'));
