@@ -381,6 +381,50 @@ describe('snapshots', () => {
     expect(g.client.of('ack')).toHaveLength(1);
   });
 
+  it('a pull whose subscription is gone (NOT_FOUND) registers again, which makes it, and fetches what it missed', async () => {
+    const h = harness();
+    await h.start();
+    await h.feed.deliver(feedMessage(snapshot(1, ['p-a', 'p-b'])));
+    await flush();
+    // The same live instance gets its session back; the API makes the subscription again on the way.
+    h.script('register', {
+      ok: true,
+      body: registration('session-1', { resumed: true, protocolVersion: 4 }),
+    });
+    h.script('latestSnapshot', { ok: true, body: snapshot(3, ['p-a']) });
+    h.feed.end(Object.assign(new Error('5 NOT_FOUND: Resource not found'), { code: 5 }));
+    await vi.advanceTimersByTimeAsync(250);
+    expect(h.client.of('register')).toHaveLength(2);
+    expect(h.feed.opened).toEqual([SUBSCRIPTION, SUBSCRIPTION]);
+    expect(h.session.session?.sessionId).toBe('session-1');
+    // Version 2 went out while there was no subscription: fetched, not waited for.
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(h.client.of('latestSnapshot')).toHaveLength(1);
+    expect(h.worker.snapshot()?.version).toBe(3);
+    expect(h.client.of('ack').map((c) => (c.body as { version: number }).version)).toEqual([1, 3]);
+  });
+
+  it('a pull whose subscription stays gone keeps registering again only after a growing backoff', async () => {
+    const h = harness();
+    h.client.defaults.register = () => ({
+      ok: true,
+      body: registration('session-1', { resumed: true, protocolVersion: 4 }),
+    });
+    await h.start();
+    const notFound = () => Object.assign(new Error('5 NOT_FOUND'), { code: 5 });
+    const waits: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const endedAt = Date.now();
+      h.feed.end(notFound());
+      await vi.advanceTimersByTimeAsync(10_000);
+      waits.push(h.client.of('register').at(-1)!.at - endedAt);
+    }
+    // One registration per end, each after the pull's backoff step (random = 0: half of it): never a loop.
+    expect(h.client.of('register')).toHaveLength(5);
+    expect(waits).toEqual([250, 500, 1_000, 2_000]);
+    expect(h.feed.opened).toHaveLength(5);
+  });
+
   it('a pull that ends by itself is reopened after a backoff', async () => {
     const h = harness();
     await h.start();
