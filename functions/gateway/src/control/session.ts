@@ -220,7 +220,10 @@ export class ControllerSession {
     this.sink?.setMaxStaleAge?.(r.maxStaleAgeSeconds * 1000);
     this.reports.setInterval(r.reportIntervalSeconds * 1000);
     this.pull.open(r.snapshotSubscription);
-    if (this.fetchAfterRegistration) {
+    // A fetch asked for while there was no session (a delta that did not apply, or a GET answered that
+    // the session was gone) stopped there: nothing else would ask again, and a resumed session gets no
+    // new snapshot from the controller.
+    if (this.fetchAfterRegistration || this.fetching.pending) {
       this.fetchAfterRegistration = false;
       this.requestFull();
     }

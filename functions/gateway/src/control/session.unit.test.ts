@@ -404,6 +404,32 @@ describe('snapshots', () => {
     expect(h.client.of('ack').map((c) => (c.body as { version: number }).version)).toEqual([1, 3]);
   });
 
+  it('a delta that does not apply while the session is being re-registered is fetched once it is back', async () => {
+    const h = harness();
+    await h.start();
+    const s1 = snapshot(1, ['p-a']);
+    await h.feed.deliver(feedMessage(s1));
+    await flush();
+    // The session is lost; registering again takes a retry (and gives the same session back).
+    h.script('runtime', refusal(409, 'stale_session'));
+    h.script('register', refusal(503, 'unavailable'), {
+      ok: true,
+      body: registration('session-1', { resumed: true, protocolVersion: 4 }),
+    });
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(h.session.session).toBeNull();
+    // Meanwhile a delta on a base this worker never had: the full snapshot is wanted, but no session.
+    const d = buildDelta(snapshot(7, ['p-a']), snapshot(8, ['p-a', 'p-b']), sha256Hex);
+    await h.feed.deliver(feedMessage(d));
+    await flush();
+    expect(h.client.of('latestSnapshot')).toHaveLength(0);
+    h.script('latestSnapshot', { ok: true, body: snapshot(8, ['p-a', 'p-b']) });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(h.session.session?.sessionId).toBe('session-1');
+    expect(h.client.of('latestSnapshot')).toHaveLength(1);
+    expect(h.worker.snapshot()?.version).toBe(8);
+  });
+
   it('a pull whose subscription stays gone keeps registering again only after a growing backoff', async () => {
     const h = harness();
     h.client.defaults.register = () => ({
