@@ -160,7 +160,11 @@ export async function runSnapshotPass(deps: SnapshotPassDeps): Promise<PassSumma
     }
     for (const { step, ctx } of steps) {
       try {
-        const r = await actWorkerStep(deps, step, { ...ctx, epoch: plan.ownership.epoch });
+        const r = await actWorkerStep(deps, step, {
+          ...ctx,
+          epoch: plan.ownership.epoch,
+          lockHolder: holder,
+        });
         summary.workers.push(r);
         if (r.kind === 'publish') summary.published++;
         if (r.kind === 'resend') summary.resent++;

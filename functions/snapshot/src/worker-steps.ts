@@ -27,6 +27,11 @@ export interface StepContext {
   header: SnapshotHeader | null;
   /** The worker's ACK bound (null before its first accepted ACK). */
   ackedVersion: number | null;
+  /**
+   * The planner lock this pass holds (pass.ts): a save is refused once the lock is another's, so a pass
+   * that outlived its lock records no grant the next pass did not see.
+   */
+  lockHolder?: string;
 }
 
 const sameDraining = (a: Record<string, number>, b: Record<string, number>) => {
@@ -129,13 +134,15 @@ export async function actWorkerStep(
         proxies: s.full.proxies.length,
       },
       s.full,
+      x.lockHolder === undefined ? undefined : { lockHolder: x.lockHolder },
     ),
   );
   if (!saved) {
-    // Another pass stored this version (or a later one) first: this pass outlived its lock or lost the
-    // race. Publishing would hand the worker a second, different snapshot of one version; the winner's
-    // snapshot is the one stored and sent, so stop here.
-    deps.log.warn('snapshot not saved: another pass stored this version first', {
+    // Another pass stored this version (or a later one) first, or holds the planner lock now: this pass
+    // outlived its lock or lost the race. Publishing would hand the worker a second, different snapshot
+    // of one version, or a grant the pass now planning never saw; what that pass stores is what is sent,
+    // so stop here.
+    deps.log.warn('snapshot not saved: another pass stored this version first or holds the planner lock', {
       event: 'gateway.snapshot_race_lost',
       workerId,
       version: s.full.version,

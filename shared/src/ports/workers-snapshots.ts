@@ -47,9 +47,12 @@ export interface SnapshotStore {
   loadFull(workerId: string): Promise<GatewaySnapshot | null>;
   /**
    * Stores a new latest snapshot: parts and the header that points at them, at once. Refuses with
-   * WorkerStoreError `conflict` when the stored version is already ≥ this one (another pass saved first).
+   * WorkerStoreError `conflict` when the stored version is already ≥ this one (another pass saved first),
+   * or — given `guard` — when the planner lock is no longer held by `guard.lockHolder` (the pass outlived
+   * its lock: the next pass may have moved proxies on the grants it read, so a grant recorded now could
+   * hand a worker a proxy another already owns).
    */
-  save(header: SnapshotHeader, full: GatewaySnapshot): Promise<void>;
+  save(header: SnapshotHeader, full: GatewaySnapshot, guard?: { lockHolder: string }): Promise<void>;
   /**
    * Deletes the parts of at most `limit` snapshots whose grant ended before `cutoff`, keeping their
    * headers (and versions); loadFull() of a swept one is null. Returns the swept worker ids, and the

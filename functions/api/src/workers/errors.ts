@@ -4,6 +4,7 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
+import { SubscriptionError } from '../../../../shared/src/adapters/pubsub/snapshot-subscriptions.js';
 import { StoreError } from '../../../../shared/src/ports/proxy-store.js';
 import { WorkerStoreError } from '../../../../shared/src/ports/workers.js';
 import { ApiError } from '../errors.js';
@@ -86,6 +87,17 @@ export const workerErrors =
           'Retry-After': '1',
         },
       );
+    }
+    // Pub/Sub's admin API failing to make or read the worker's subscription at registration: transient,
+    // so the contract's retryable 503, not an unhandled 500. (A subscription with another filter — kind
+    // conflict — needs an operator, and stays a logged 500.)
+    if (err instanceof SubscriptionError && err.kind === 'unavailable') {
+      log.warn(`${c.req.method} ${c.req.path}: worker subscription unavailable`, {
+        requestId,
+        error: err,
+        cause: err.cause,
+      });
+      return c.json({ error: 'unavailable', message: 'retry shortly' }, 503, { 'Retry-After': '1' });
     }
     // The proxy store (a reclaim looks its proxy up) down: retryable, like the API's own routes answer it.
     if (err instanceof StoreError && err.kind === 'unavailable') {

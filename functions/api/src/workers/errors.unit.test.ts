@@ -5,6 +5,7 @@
 import { Hono } from 'hono';
 import { describe, expect, it, vi } from 'vitest';
 import { workerStoreFailure } from '../../../../shared/src/adapters/firestore/worker-errors.js';
+import { SubscriptionError } from '../../../../shared/src/adapters/pubsub/snapshot-subscriptions.js';
 import { controlReaction } from '../../../../shared/src/domain/gateway/control-reaction.js';
 import { workerErrors } from './errors.js';
 
@@ -91,5 +92,33 @@ describe('store failures as worker answers', () => {
       code: 14,
     });
     expect(workerStoreFailure(err, 'x').kind).toBe('unavailable');
+  });
+});
+
+describe('the worker subscription at registration', () => {
+  function registering(err: unknown) {
+    const app = new Hono();
+    app.onError(workerErrors(log as never));
+    app.post('/register', () => {
+      throw err;
+    });
+    return app.request('/register', { method: 'POST' });
+  }
+
+  it('Pub/Sub unavailable while making it → 503 unavailable with Retry-After, which the worker retries', async () => {
+    const res = await registering(
+      new SubscriptionError('unavailable', 'creating gateway-snapshots--worker-gw-1 failed', {
+        cause: grpc(14),
+      }),
+    );
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('1');
+    expect(await res.json()).toMatchObject({ error: 'unavailable' });
+    expect(controlReaction(503, 'unavailable')).toBe('retry');
+  });
+
+  it('one that exists with another filter (an operator must fix it) stays a 500', async () => {
+    const res = await registering(new SubscriptionError('conflict', 'exists with filter "x"'));
+    expect(res.status).toBe(500);
   });
 });

@@ -41,6 +41,15 @@ export async function reportRuntime(
     if (!d.ok) {
       if (d.error === 'invalid_counts')
         throw new WorkerApiError(400, 'invalid_counts', reportMessage.invalid_counts);
+      if (d.error === 'stale_epoch') {
+        // Every drain start raises the epoch, so from then until the worker has ACKed a snapshot of the
+        // new epoch — one that already leaves the proxy out — each of its reports lands here. That window
+        // is the only one in which revokeProxyIds can speed a drain up (contract §4), so the refusal
+        // carries the current set as an accepted report's answer would.
+        throw new WorkerApiError(409, 'stale_epoch', reportMessage.stale_epoch, {
+          revokeProxyIds: await revokedFor(deps, workerId),
+        });
+      }
       throw conflict(d.error, reportMessage[d.error]);
     }
     const last = stored.value.report;
@@ -63,7 +72,7 @@ export async function reportRuntime(
     );
     return { replay: false, previous };
   });
-  const draining = (await deps.snapshots.header(workerId))?.draining ?? {};
+  const draining = await drainingFrom(deps, workerId);
   const revokeProxyIds = Object.keys(draining).sort();
   if (!replay) {
     const reported = new Set(body.counts.map((c) => c.proxy));
@@ -88,6 +97,16 @@ export async function reportRuntime(
     revokeProxyIds,
     reportTtlSeconds: deps.settings.reportTtlMs / 1000,
   };
+}
+
+/** The proxies being drained away from the worker (its latest snapshot's header) → their drain epochs. */
+async function drainingFrom(deps: WorkerServiceDeps, workerId: string): Promise<Record<string, number>> {
+  return (await deps.snapshots.header(workerId))?.draining ?? {};
+}
+
+/** revokeProxyIds: every proxy being drained away from the worker, sorted. */
+async function revokedFor(deps: WorkerServiceDeps, workerId: string): Promise<string[]> {
+  return Object.keys(await drainingFrom(deps, workerId)).sort();
 }
 
 export async function reportOutcomes(

@@ -18,7 +18,15 @@ import type { TokenSource } from './token.js';
 
 export type ControlAnswer<T> =
   | { ok: true; body: T }
-  | { ok: false; status: number; code: string | undefined; message: string; retryAfterMs?: number };
+  | {
+      ok: false;
+      status: number;
+      code: string | undefined;
+      message: string;
+      retryAfterMs?: number;
+      /** A runtime report refused as stale_epoch still names the drains under way (contract §4). */
+      revokeProxyIds?: string[];
+    };
 
 export interface ControlClient {
   register(body: RegisterRequestBody): Promise<ControlAnswer<RegisterResponseBody>>;
@@ -117,13 +125,17 @@ export class HttpControlClient implements ControlClient {
     }
     if (res.status === 401) this.o.token.invalidate();
     if (!res.ok) {
-      const e = (json ?? {}) as { error?: unknown; message?: unknown };
+      const e = (json ?? {}) as { error?: unknown; message?: unknown; revokeProxyIds?: unknown };
+      const revoke = e.revokeProxyIds;
       return {
         ok: false,
         status: res.status,
         code: typeof e.error === 'string' ? e.error : undefined,
         message: typeof e.message === 'string' ? e.message : `${method} ${path}: HTTP ${res.status}`,
         retryAfterMs: retryAfterMs(res.headers.get('retry-after')),
+        ...(Array.isArray(revoke) && revoke.every((p) => typeof p === 'string')
+          ? { revokeProxyIds: revoke as string[] }
+          : {}),
       };
     }
     const parsed = schema.safeParse(json);

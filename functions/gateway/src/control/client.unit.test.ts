@@ -69,6 +69,25 @@ describe('HttpControlClient', () => {
     if (!r.ok) expect(r.retryAfterMs).toBe(retryAfterMs);
   });
 
+  it('a runtime report refused as stale_epoch keeps the revokeProxyIds it carries (and only well-formed ones)', async () => {
+    const report = {
+      sessionId: 'session-1',
+      reportSequence: 4,
+      snapshotVersion: 3,
+      epoch: 1,
+      draining: false,
+      counts: [],
+    };
+    const refused = (revokeProxyIds: unknown) =>
+      client(() => json(409, { error: 'stale_epoch', message: 'older epoch', revokeProxyIds })).c.runtime(
+        'gw-1',
+        report,
+      );
+    expect(await refused(['p-7'])).toMatchObject({ ok: false, code: 'stale_epoch', revokeProxyIds: ['p-7'] });
+    expect(await refused([7])).not.toHaveProperty('revokeProxyIds');
+    expect(await refused('p-7')).not.toHaveProperty('revokeProxyIds');
+  });
+
   it('a 401 drops the cached identity token', async () => {
     const { c, invalidated } = client(() => json(401, { error: 'unauthenticated' }));
     expect(

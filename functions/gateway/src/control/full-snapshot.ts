@@ -30,6 +30,11 @@ export class FullSnapshotFetch {
     void this.loop.kick();
   }
 
+  /** A fetch was asked for and nothing has satisfied it yet (it waits while there is no session). */
+  get pending(): boolean {
+    return this.wanted;
+  }
+
   /** A snapshot was applied, by whichever path: no fetch is needed any more. */
   satisfied(): void {
     this.wanted = false;
@@ -40,7 +45,7 @@ export class FullSnapshotFetch {
     const backoff = new Backoff(this.settings.backoff, this.random);
     while (this.wanted && !session.signal.aborted && !session.draining) {
       const s = session.session;
-      if (!s) return; // registration resynchronises when it is done
+      if (!s) return; // registration resumes a pending fetch when it is done (ControllerSession.onRegistered)
       const wait = this.lastFetchAt + this.settings.minFetchIntervalMs - this.now();
       if (wait > 0) await sleep(wait, session.signal);
       this.lastFetchAt = this.now();

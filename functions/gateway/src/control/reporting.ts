@@ -160,15 +160,12 @@ export class ReportLoop {
     if (!answer) return;
     if (answer.ok) {
       this.lastRuntime = { sequence, at: this.now() };
-      const ids = answer.body.revokeProxyIds;
-      view.revokeProxyIds(ids);
-      const key = [...ids].sort().join(',');
-      if (key !== this.revoked) {
-        this.revoked = key;
-        if (ids.length) this.deps.log.info('proxies revoked by the controller', { proxies: ids });
-      }
+      this.revoke(view, answer.body.revokeProxyIds);
       return;
     }
+    // Refused as stale_epoch: a drain started and its snapshot has not been applied here yet — the one
+    // moment the revocation the refusal carries is worth anything (contract §4).
+    if (answer.code === 'stale_epoch' && answer.revokeProxyIds) this.revoke(view, answer.revokeProxyIds);
     const reaction = controlReaction(answer.status, answer.code);
     this.session.logRefusal('runtime report', answer, reaction, null);
     if (reaction === 'ack_first') {
@@ -177,6 +174,16 @@ export class ReportLoop {
       this.session.kickAck(true);
     } else if (reaction === 'reregister') this.session.reregister(s.sessionId);
     else if (reaction === 'rate_limited') this.runtimeQuietUntil = this.now() + (answer.retryAfterMs ?? 1000);
+  }
+
+  /** The controller's whole current set of revocations (each answer replaces the last). */
+  private revoke(view: RuntimeView, ids: readonly string[]): void {
+    view.revokeProxyIds(ids);
+    const key = [...ids].sort().join(',');
+    if (key !== this.revoked) {
+      this.revoked = key;
+      if (ids.length) this.deps.log.info('proxies revoked by the controller', { proxies: ids });
+    }
   }
 
   private counts(view: RuntimeView) {

@@ -68,6 +68,8 @@ export class ControllerSession {
   private readonly reports: ReportLoop;
   private readonly refusals: RefusalLog;
   private lastSessionId: string | null = null;
+  /** The subscription was gone: once registration has made it again, fetch what was published meanwhile. */
+  private fetchAfterRegistration = false;
   private firstApplied: (() => void) | null = null;
   private fatal: SessionFatalError | null = null;
   private fallbackTimer: NodeJS.Timeout | null = null;
@@ -180,6 +182,21 @@ export class ControllerSession {
     void this.registration.kick();
   }
 
+  /**
+   * The pull found no subscription (snapshot-pull.ts). The API makes a worker's subscription at
+   * registration, so register again — the same live instance gets its session back — and then fetch the
+   * latest full snapshot: whatever was published while the subscription was missing is lost. Until then
+   * the worker would reopen a pull that cannot exist and go stale for good while its session, kept alive
+   * by its reports, kept its proxies from every other worker.
+   */
+  subscriptionGone(): void {
+    if (this.signal.aborted || this.draining) return;
+    this.fetchAfterRegistration = true;
+    if (!this.session) return; // registering already: it opens the pull, then fetches
+    this.session = null;
+    void this.registration.kick();
+  }
+
   /** The controller granted a session (registration.ts): pull its subscription, then ACK or fetch. */
   onRegistered(r: RegisterResponseBody): void {
     if (r.sessionId !== this.lastSessionId) {
@@ -203,6 +220,13 @@ export class ControllerSession {
     this.sink?.setMaxStaleAge?.(r.maxStaleAgeSeconds * 1000);
     this.reports.setInterval(r.reportIntervalSeconds * 1000);
     this.pull.open(r.snapshotSubscription);
+    // A fetch asked for while there was no session (a delta that did not apply, or a GET answered that
+    // the session was gone) stopped there: nothing else would ask again, and a resumed session gets no
+    // new snapshot from the controller.
+    if (this.fetchAfterRegistration || this.fetching.pending) {
+      this.fetchAfterRegistration = false;
+      this.requestFull();
+    }
     if (this.applied) this.acks.kick();
     else this.scheduleFallback();
     this.upgrade.granted(r.protocolVersion);

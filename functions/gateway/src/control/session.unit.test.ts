@@ -381,6 +381,76 @@ describe('snapshots', () => {
     expect(g.client.of('ack')).toHaveLength(1);
   });
 
+  it('a pull whose subscription is gone (NOT_FOUND) registers again, which makes it, and fetches what it missed', async () => {
+    const h = harness();
+    await h.start();
+    await h.feed.deliver(feedMessage(snapshot(1, ['p-a', 'p-b'])));
+    await flush();
+    // The same live instance gets its session back; the API makes the subscription again on the way.
+    h.script('register', {
+      ok: true,
+      body: registration('session-1', { resumed: true, protocolVersion: 4 }),
+    });
+    h.script('latestSnapshot', { ok: true, body: snapshot(3, ['p-a']) });
+    h.feed.end(Object.assign(new Error('5 NOT_FOUND: Resource not found'), { code: 5 }));
+    await vi.advanceTimersByTimeAsync(250);
+    expect(h.client.of('register')).toHaveLength(2);
+    expect(h.feed.opened).toEqual([SUBSCRIPTION, SUBSCRIPTION]);
+    expect(h.session.session?.sessionId).toBe('session-1');
+    // Version 2 went out while there was no subscription: fetched, not waited for.
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(h.client.of('latestSnapshot')).toHaveLength(1);
+    expect(h.worker.snapshot()?.version).toBe(3);
+    expect(h.client.of('ack').map((c) => (c.body as { version: number }).version)).toEqual([1, 3]);
+  });
+
+  it('a delta that does not apply while the session is being re-registered is fetched once it is back', async () => {
+    const h = harness();
+    await h.start();
+    const s1 = snapshot(1, ['p-a']);
+    await h.feed.deliver(feedMessage(s1));
+    await flush();
+    // The session is lost; registering again takes a retry (and gives the same session back).
+    h.script('runtime', refusal(409, 'stale_session'));
+    h.script('register', refusal(503, 'unavailable'), {
+      ok: true,
+      body: registration('session-1', { resumed: true, protocolVersion: 4 }),
+    });
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(h.session.session).toBeNull();
+    // Meanwhile a delta on a base this worker never had: the full snapshot is wanted, but no session.
+    const d = buildDelta(snapshot(7, ['p-a']), snapshot(8, ['p-a', 'p-b']), sha256Hex);
+    await h.feed.deliver(feedMessage(d));
+    await flush();
+    expect(h.client.of('latestSnapshot')).toHaveLength(0);
+    h.script('latestSnapshot', { ok: true, body: snapshot(8, ['p-a', 'p-b']) });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(h.session.session?.sessionId).toBe('session-1');
+    expect(h.client.of('latestSnapshot')).toHaveLength(1);
+    expect(h.worker.snapshot()?.version).toBe(8);
+  });
+
+  it('a pull whose subscription stays gone keeps registering again only after a growing backoff', async () => {
+    const h = harness();
+    h.client.defaults.register = () => ({
+      ok: true,
+      body: registration('session-1', { resumed: true, protocolVersion: 4 }),
+    });
+    await h.start();
+    const notFound = () => Object.assign(new Error('5 NOT_FOUND'), { code: 5 });
+    const waits: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const endedAt = Date.now();
+      h.feed.end(notFound());
+      await vi.advanceTimersByTimeAsync(10_000);
+      waits.push(h.client.of('register').at(-1)!.at - endedAt);
+    }
+    // One registration per end, each after the pull's backoff step (random = 0: half of it): never a loop.
+    expect(h.client.of('register')).toHaveLength(5);
+    expect(waits).toEqual([250, 500, 1_000, 2_000]);
+    expect(h.feed.opened).toHaveLength(5);
+  });
+
   it('a pull that ends by itself is reopened after a backoff', async () => {
     const h = harness();
     await h.start();
@@ -517,6 +587,29 @@ describe('reports', () => {
     // The next answer no longer lists it (the drain was cancelled): p-a is back.
     await vi.advanceTimersByTimeAsync(5_000);
     expect(h.client.of('runtime')).toHaveLength(3);
+    expect(picks()).toEqual(['p-a', 'p-b']);
+  });
+
+  it('a report refused as stale_epoch (a drain started; its snapshot is not here yet) still revokes what it names', async () => {
+    const h = harness();
+    // The drain of p-a raised the epoch: reports on the bound of epoch 1 are refused until the snapshot of
+    // the new epoch is applied and ACKed, and the refusal carries the drains under way.
+    h.script('runtime', { ...refusal(409, 'stale_epoch'), revokeProxyIds: ['p-a'] });
+    const picks = () => {
+      const seen = new Set<string>();
+      for (let i = 0; i < 20; i++) {
+        const p = h.worker.pick('example.com', Date.now(), { stickyValue: () => undefined });
+        if (p.kind === 'ok') seen.add(p.upstream.name);
+      }
+      return [...seen].sort();
+    };
+    await acked(h);
+    expect(h.client.of('runtime')).toHaveLength(1);
+    expect(h.worker.snapshot()?.upstreams.has('p-a')).toBe(true); // still in the applied snapshot
+    expect(picks()).toEqual(['p-b']);
+    // The next accepted answer is the whole set again: none, so p-a is usable (the drain was cancelled).
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(h.client.of('runtime')).toHaveLength(2);
     expect(picks()).toEqual(['p-a', 'p-b']);
   });
 

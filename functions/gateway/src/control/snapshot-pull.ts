@@ -42,12 +42,17 @@ export class SnapshotPull {
         if (this.feed?.handle !== handle) return;
         this.feed = null;
         const delay = this.backoff.next();
-        this.deps.log.warn('snapshot pull ended: reopening', {
-          workerId: this.deps.workerId,
-          error: err ? String(err) : undefined,
-          retryInMs: delay,
-        });
+        const gone = subscriptionGone(err);
+        this.deps.log.warn(
+          gone
+            ? 'snapshot subscription not found: registering again (the control plane makes it)'
+            : 'snapshot pull ended: reopening',
+          { workerId: this.deps.workerId, error: err ? String(err) : undefined, retryInMs: delay },
+        );
         void sleep(delay, session.signal).then(() => {
+          // Reopening a subscription that does not exist fails the same way for ever; only registration
+          // makes it again (docs/gateway-control-plane.md § Snapshots on Pub/Sub).
+          if (gone) return session.subscriptionGone();
           const s = session.session;
           if (s) this.open(s.registration.snapshotSubscription);
         });
@@ -68,3 +73,7 @@ export class SnapshotPull {
     this.backoff.reset();
   }
 }
+
+/** gRPC NOT_FOUND (5): the subscription was deleted (by hand, or by Pub/Sub after a day without use). */
+export const subscriptionGone = (err: Error | undefined): boolean =>
+  (err as { code?: unknown } | undefined)?.code === 5;

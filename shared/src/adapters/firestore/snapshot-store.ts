@@ -20,6 +20,7 @@ import {
 import { WorkerStoreError } from '../../ports/workers.js';
 import type { SnapshotHeader, SnapshotStore, SweepResult } from '../../ports/workers-snapshots.js';
 import { Collections } from './collections.js';
+import { STATE_DOC } from './ownership-store.js';
 import { workerStoreFailure } from './worker-errors.js';
 
 export const PART_SIZE = 2000;
@@ -152,11 +153,20 @@ export class FirestoreSnapshotStore implements SnapshotStore {
    * with a different one of the same version, and a worker holding the other could never tell them apart
    * by version (its ACK would name a checksum the header no longer has).
    */
-  async save(header: SnapshotHeader, full: GatewaySnapshot): Promise<void> {
+  async save(header: SnapshotHeader, full: GatewaySnapshot, guard?: { lockHolder: string }): Promise<void> {
     const ref = this.ref(header.workerId);
+    const state = this.db.collection(Collections.ownership).doc(STATE_DOC);
     try {
       await this.db.runTransaction(async (tx) => {
-        const snap = await tx.get(ref);
+        const [snap, planner] = await Promise.all([tx.get(ref), guard ? tx.get(state) : null]);
+        // Read in the transaction, so a pass taking the lock is ordered before or after this save: before,
+        // this save is refused; after, that pass reads the grant this save records.
+        if (guard && lockHolderOf(planner) !== guard.lockHolder) {
+          throw new WorkerStoreError(
+            'conflict',
+            `the planner lock is no longer held by ${guard.lockHolder}: not saving the snapshot of ${header.workerId}`,
+          );
+        }
         const previous = snap.exists ? HeaderDoc.parse(snap.data()) : null;
         if (previous && previous.version >= header.version) {
           throw new WorkerStoreError(
@@ -259,6 +269,12 @@ export class FirestoreSnapshotStore implements SnapshotStore {
       throw workerStoreFailure(err, `read the snapshot header of ${workerId}`);
     }
   }
+}
+
+/** Who holds the planner lock (ownership/state.lock.holder), or null. */
+function lockHolderOf(state: DocumentSnapshot | null): string | null {
+  const holder = state?.exists ? state.get('lock.holder') : undefined;
+  return typeof holder === 'string' ? holder : null;
 }
 
 /** Headers that no longer fit the model (edited by hand) are left out, as a missing one would be. */

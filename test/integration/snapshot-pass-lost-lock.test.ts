@@ -1,0 +1,126 @@
+// A snapshot pass that outlives its planner lock (a pass stalled past the function's timeout — on Cloud
+// Run a timed-out request's code may run on later) must not store or publish what it decided under that
+// lock: the next pass has taken the lock meanwhile and decided on the grants it read, so a grant the stale
+// pass records afterwards would hand a worker a proxy the next pass already gave to another — two owners
+// (contract §4). Real Firestore adapters on the emulator, manual clocks, a recording publisher.
+import { Firestore } from '@google-cloud/firestore';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import type { SnapshotPassDeps } from '../../functions/snapshot/src/deps.js';
+import { firestoreStores } from '../../functions/snapshot/src/firestore-stores.js';
+import { runSnapshotPass } from '../../functions/snapshot/src/pass.js';
+import { FirestoreOwnershipStore } from '../../shared/src/adapters/firestore/ownership-store.js';
+import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
+import { FirestoreSnapshotStore } from '../../shared/src/adapters/firestore/snapshot-store.js';
+import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker-store.js';
+import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
+import { DEFAULT_WORKER_SETTINGS } from '../../shared/src/domain/workers/settings.js';
+import { type GatewaySnapshotMessage, sha256Hex } from '../../shared/src/messages/gateway-snapshot.js';
+import { ManualClock } from '../../shared/src/ports/clock.js';
+import { clearProject, testProjectId } from '../support/emulators.js';
+import { poolProxy } from '../support/worker-client.js';
+import { record, storeSnapshot } from '../support/worker-records.js';
+
+const projectId = testProjectId('demo-lostlock');
+const db = new Firestore({ projectId });
+const workers = new FirestoreWorkerStore(db);
+const snapshots = new FirestoreSnapshotStore(db);
+const ownership = new FirestoreOwnershipStore(db);
+const proxies = new FirestoreProxyStore(db);
+afterAll(() => db.terminate());
+
+const settings = DEFAULT_WORKER_SETTINGS; // grant 180 s, renewed under 150 s, skew 5 s
+const LOCK_MS = 130_000; // the deployed default: the function's 120 s timeout + 10 s
+const T0 = new Date('2026-11-30T12:00:00Z');
+const at = (s: number) => new Date(T0.getTime() + s * 1000);
+
+function deps(clock: ManualClock, published: GatewaySnapshotMessage[], holder: string): SnapshotPassDeps {
+  return {
+    ...firestoreStores(db),
+    publisher: {
+      publish: async (m) => {
+        published.push(m);
+        return String(published.length);
+      },
+    },
+    clock,
+    log: memoryLogger(),
+    settings,
+    sha256: sha256Hex,
+    lockMs: LOCK_MS,
+    sweep: { afterMs: 7 * 86_400_000, batch: 5 },
+    newHolder: () => holder,
+  };
+}
+
+beforeEach(async () => {
+  await clearProject(projectId);
+});
+
+describe('a pass that lost its planner lock', () => {
+  it('stores and publishes nothing: the grant the next pass decided on stays the one recorded', async () => {
+    // gw-x owns pz-1; its grant (T0+20 s) is due for renewal, its session live until T0+30 s.
+    await proxies.create(poolProxy('pz-1', 1));
+    await workers.put(record('gw-x', at(30)), null);
+    await storeSnapshot(snapshots, 'gw-x', 1, at(20));
+    const setup = await ownership.acquireLock('setup', T0, at(60));
+    await ownership.releaseLock(
+      'setup',
+      await ownership.commit(
+        [
+          {
+            proxy: 'pz-1',
+            kind: 'assigned',
+            next: { proxy: 'pz-1', owner: 'gw-x', since: 1, drainEpoch: null },
+          },
+        ],
+        1,
+        setup!,
+        T0,
+      ),
+    );
+
+    // Pass A at T0 renews gw-x's grant to T0+180 s with pz-1 in its snapshot — and stalls right before
+    // storing it.
+    const publishedA: GatewaySnapshotMessage[] = [];
+    const depsA = deps(new ManualClock(T0), publishedA, 'pass-a');
+    let stalled!: () => void;
+    const reachedSave = new Promise<void>((r) => {
+      stalled = r;
+    });
+    let resume!: () => void;
+    const resumed = new Promise<void>((r) => {
+      resume = r;
+    });
+    const realSave = depsA.snapshots.save.bind(depsA.snapshots);
+    depsA.snapshots = Object.assign(Object.create(depsA.snapshots) as typeof depsA.snapshots, {
+      save: async (...args: Parameters<typeof realSave>) => {
+        stalled();
+        await resumed;
+        return realSave(...args);
+      },
+    });
+    const passA = runSnapshotPass(depsA);
+    await reachedSave;
+
+    // 140 s later: A's lock (130 s) has lapsed; gw-x stopped reporting (session lapsed at T0+30 s) and its
+    // recorded grant (T0+20 s) has lapsed too; gw-w is live. Pass B takes the lock and moves pz-1 to gw-w.
+    await workers.put(record('gw-w', at(200)), null);
+    const publishedB: GatewaySnapshotMessage[] = [];
+    const summaryB = await runSnapshotPass(deps(new ManualClock(at(140)), publishedB, 'pass-b'));
+    expect(summaryB).toMatchObject({ ran: true, failures: 0 });
+    expect((await ownership.read()).records.get('pz-1')).toMatchObject({ owner: 'gw-w', drainEpoch: null });
+    expect(publishedB.find((m) => m.workerId === 'gw-w')).toMatchObject({ kind: 'full' });
+    expect(
+      (publishedB.find((m) => m.workerId === 'gw-w') as { proxies: { name: string }[] }).proxies,
+    ).toEqual([expect.objectContaining({ name: 'pz-1' })]);
+
+    // A wakes up. Storing its snapshot would record gw-x's grant until T0+180 s and send gw-x pz-1 usable
+    // until T0+170 s — while gw-w owns it since T0+140 s.
+    resume();
+    const summaryA = await passA;
+    expect(summaryA.workers.find((w) => w.workerId === 'gw-x')?.kind).toBe('lost_race');
+    expect(publishedA).toEqual([]);
+    const header = await snapshots.header('gw-x');
+    expect(header).toMatchObject({ version: 1, grantedUntil: at(20) });
+  }, 60_000);
+});
