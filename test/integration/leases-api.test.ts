@@ -316,6 +316,38 @@ describe('POST /v1/leases', () => {
     expect(await acquire({})).toMatchObject({ status: 409, body: { unhealthy: 1, atCapacity: 1 } });
   });
 
+  it('one broken secret shared by several proxies sets them all aside at once: the healthy proxy is leased, not 503', async () => {
+    // A secret rotated to a bad value (or deleted) breaks every proxy that names it, and the lease service
+    // reads credentials per secret: trying those proxies one by one used up the three rounds an acquire
+    // allows and answered 503 Retry-After: 30 while a proxy with good credentials had room.
+    const broken = (name: string) => {
+      const p = proxy(name, { latencyMillis: 1 });
+      return { ...p, spec: { ...p.spec, credentialsRef: { secret: 'rotated-badly', version: 'latest' } } };
+    };
+    await start([broken('bad-1'), broken('bad-2'), broken('bad-3'), broken('bad-4'), proxy('good')]);
+    const res = await acquire({});
+    expect(res).toMatchObject({ status: 201, body: { proxy: { name: 'good' } } });
+    const leases = await db.collection(LEASE_COLLECTIONS.leases).get();
+    const active = leases.docs.filter((d) => d.get('releasedAt') === null).map((d) => d.get('proxy'));
+    expect(active).toEqual(['good']);
+    // All four sit out together, counted as unhealthy, while the good one fills up.
+    expect(await acquire({})).toMatchObject({ status: 201, body: { proxy: { name: 'good' } } });
+    expect(await acquire({})).toMatchObject({ status: 409, body: { unhealthy: 4, atCapacity: 1 } });
+  });
+
+  it('503 Retry-After: 30 when the credentials of every matching proxy are unreadable, nothing left leased', async () => {
+    const own = (name: string) => {
+      const p = proxy(name, { latencyMillis: 1 });
+      return { ...p, spec: { ...p.spec, credentialsRef: { secret: `gone-${name}`, version: 'latest' } } };
+    };
+    await start([own('a'), own('b'), own('c'), own('d')]);
+    const res = await acquire({});
+    expect(res).toMatchObject({ status: 503, body: { error: 'unavailable' } });
+    expect(res.headers.get('retry-after')).toBe('30');
+    const leases = await db.collection(LEASE_COLLECTIONS.leases).get();
+    expect(leases.docs.filter((d) => d.get('releasedAt') === null)).toEqual([]);
+  });
+
   it.each<[unknown, string, string]>([
     [{ ttlSeconds: 0 }, 'invalid_request', 'ttlSeconds'],
     [{ ttlSeconds: 3601 }, 'invalid_request', 'ttlSeconds'],

@@ -5,17 +5,23 @@ import {
   type ProxyCredentials,
   parseProxyCredentials,
 } from '../../../../shared/src/domain/cloud-init/credentials.js';
-import type { ProxyResource } from '../../../../shared/src/domain/proxy.js';
+import type { ProxyResource, SecretRef } from '../../../../shared/src/domain/proxy.js';
 import type { SecretReader } from '../../../../shared/src/ports/secrets.js';
 
 export class CredentialsUnavailable extends Error {
   readonly kind = 'credentials_unavailable';
+  /**
+   * The secret whose value could not be read or used, when that was the failure: every proxy naming it
+   * fails the same way (credentials come from the secret alone), so all of them are set aside together.
+   */
+  readonly secret: SecretRef | undefined;
   constructor(
     readonly proxy: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; secret?: SecretRef },
   ) {
     super(`credentials of proxy ${proxy} could not be read`, options);
     this.name = 'CredentialsUnavailable';
+    this.secret = options?.secret;
   }
 }
 
@@ -35,9 +41,9 @@ export async function credentialsFor(
   try {
     payload = await secrets.access(ref);
   } catch (err) {
-    throw new CredentialsUnavailable(proxy.name, { cause: err });
+    throw new CredentialsUnavailable(proxy.name, { cause: err, secret: ref });
   }
   const parsed = parseProxyCredentials(payload);
-  if (!parsed.ok) throw new CredentialsUnavailable(proxy.name, { cause: parsed.reason });
+  if (!parsed.ok) throw new CredentialsUnavailable(proxy.name, { cause: parsed.reason, secret: ref });
   return parsed.credentials;
 }
