@@ -560,6 +560,33 @@ describe('service routes', () => {
     });
   });
 
+  it('declares 413 on every route: each one bounds its body, the routes that take none too', async () => {
+    // A body-less route (DELETE, GET, POST …/reconcile) refuses a body with 400 unexpected_body — once the
+    // 64 KiB limit in front of every route has let it through; a larger one is 413 there, on any route.
+    await start([proxy('solo')]);
+    const big = 'x'.repeat(70 * 1024);
+    const tooLarge = async (method: string, path: string, token = TOKEN) => {
+      const res = await app.request(path, {
+        method,
+        headers: { authorization: `Bearer ${token}` },
+        body: big,
+      });
+      return { status: res.status, body: await res.json() };
+    };
+    const refused = { status: 413, body: { error: 'payload_too_large' } };
+    expect(await tooLarge('DELETE', '/v1/leases/0123456789abcdef0123')).toMatchObject(refused);
+    expect(await tooLarge('DELETE', '/v1/proxies/solo', ADMIN_TOKEN)).toMatchObject(refused);
+    expect(await tooLarge('POST', '/v1/proxies/solo/reconcile', ADMIN_TOKEN)).toMatchObject(refused);
+    const { body } = await call('GET', '/openapi.json');
+    const missing: string[] = [];
+    for (const [path, operations] of Object.entries(body.paths as Record<string, object>)) {
+      for (const [method, op] of Object.entries(operations as Record<string, { responses: object }>)) {
+        if (!('413' in op.responses)) missing.push(`${method.toUpperCase()} ${path}`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
   it('exports lease requests by outcome and active leases', async () => {
     await start([proxy('a', { capacity: 1 })]);
     await acquire({});
