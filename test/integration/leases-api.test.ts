@@ -130,6 +130,23 @@ describe('GET /v1/proxies (one route for crawlers and admins)', () => {
     });
   });
 
+  it('HEAD answers a crawler as GET does (200, no body), not 403 as if it were an admin route', async () => {
+    await start();
+    const head = await app.request('/v1/proxies?healthy=true', {
+      method: 'HEAD',
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toContain('application/json');
+    expect(await head.text()).toBe('');
+    // By name it is an admin route whatever the method.
+    const byName = await app.request('/v1/proxies/eu-1', {
+      method: 'HEAD',
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect(byName.status).toBe(403);
+  });
+
   it.each([
     ['healthy=maybe', 'healthy'],
     ['attr.region=eu&attr.region=us', 'attr.region'],
