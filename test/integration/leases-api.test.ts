@@ -407,6 +407,22 @@ describe('POST /v1/leases', () => {
 });
 
 describe('renew and release', () => {
+  it('a renewal without a body uses the TTL the last renewal named, as /openapi.json says', async () => {
+    await start([proxy('solo')]);
+    const { body: lease } = await acquire({ ttlSeconds: 60 });
+    const renew = (body?: unknown) => call('POST', `/v1/leases/${lease.leaseId}/renew`, body);
+    expect((await renew({ ttlSeconds: 600 })).body).toMatchObject({ ttlSeconds: 600 });
+    clock.advance(590_000);
+    // 600 s from now, not 60 (the TTL of the grant): the stored TTL is the last one asked for.
+    expect((await renew()).body).toMatchObject({
+      expiresAt: '2026-03-01T00:19:50.000Z',
+      ttlSeconds: 600,
+    });
+    const doc = await call('GET', '/openapi.json');
+    const described = doc.body.components.schemas.RenewRequest.properties.ttlSeconds.description;
+    expect(described).toMatch(/last renew/i);
+  });
+
   it('renews within the bound; 404 unknown; 409 expired or released; release is always 204', async () => {
     await start([proxy('solo')]);
     const { body: lease } = await acquire({ ttlSeconds: 60 });
