@@ -14,9 +14,15 @@ const projectId = testProjectId();
 const db = new Firestore({ projectId });
 const TOKEN = 'crawler-token-0123456789';
 const WINDOW_S = 120;
+/** Transient Secret Manager failures still to come for the secret `flaky` (then it answers). */
+let flakyFailures = 0;
 const secrets: SecretReader = {
   async access(ref) {
     if (ref.secret === 'eu-creds') return 'crawl:s3cr:et@';
+    if (ref.secret === 'flaky') {
+      if (flakyFailures-- > 0) throw new SecretAccessError('transient', ref.secret, 'unavailable');
+      return 'crawl:flaky';
+    }
     throw new SecretAccessError('not_found', ref.secret, 'no such secret');
   },
 };
@@ -350,6 +356,20 @@ describe('POST /v1/leases', () => {
     // All four sit out together, counted as unhealthy, while the good one fills up.
     expect(await acquire({})).toMatchObject({ status: 201, body: { proxy: { name: 'good' } } });
     expect(await acquire({})).toMatchObject({ status: 409, body: { unhealthy: 4, atCapacity: 1 } });
+  });
+
+  it('a transient Secret Manager failure sets aside that proxy only, not every proxy naming its secret', async () => {
+    const flaky = (name: string, latencyMillis: number) => {
+      const p = proxy(name, { latencyMillis });
+      return { ...p, spec: { ...p.spec, credentialsRef: { secret: 'flaky', version: 'latest' } } };
+    };
+    await start([flaky('f-1', 1), flaky('f-2', 2)]);
+    flakyFailures = 1;
+    const res = await acquire({});
+    expect(res).toMatchObject({
+      status: 201,
+      body: { proxy: { name: 'f-2', url: 'http://crawl:flaky@10.0.0.1:3128' } },
+    });
   });
 
   it('503 Retry-After: 30 when the credentials of every matching proxy are unreadable, nothing left leased', async () => {

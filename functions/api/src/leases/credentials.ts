@@ -6,13 +6,14 @@ import {
   parseProxyCredentials,
 } from '../../../../shared/src/domain/cloud-init/credentials.js';
 import type { ProxyResource, SecretRef } from '../../../../shared/src/domain/proxy.js';
-import type { SecretReader } from '../../../../shared/src/ports/secrets.js';
+import { SecretAccessError, type SecretReader } from '../../../../shared/src/ports/secrets.js';
 
 export class CredentialsUnavailable extends Error {
   readonly kind = 'credentials_unavailable';
   /**
-   * The secret whose value could not be read or used, when that was the failure: every proxy naming it
-   * fails the same way (credentials come from the secret alone), so all of them are set aside together.
+   * The secret, when the secret itself is the problem (missing, denied, disabled, not username:password):
+   * every proxy naming it fails the same way (credentials come from the secret alone), so all of them are
+   * set aside together. Absent for a transient Secret Manager failure, and when the proxy left the catalog.
    */
   readonly secret: SecretRef | undefined;
   constructor(
@@ -41,7 +42,10 @@ export async function credentialsFor(
   try {
     payload = await secrets.access(ref);
   } catch (err) {
-    throw new CredentialsUnavailable(proxy.name, { cause: err, secret: ref });
+    // Missing, denied or disabled is the secret's own state: every proxy naming it fails alike. A transient
+    // failure says nothing about the secret (the next read may well work): it sets aside this proxy alone.
+    const secretsFault = err instanceof SecretAccessError && !err.retryable;
+    throw new CredentialsUnavailable(proxy.name, { cause: err, ...(secretsFault ? { secret: ref } : {}) });
   }
   const parsed = parseProxyCredentials(payload);
   if (!parsed.ok) throw new CredentialsUnavailable(proxy.name, { cause: parsed.reason, secret: ref });
