@@ -14,9 +14,15 @@ const projectId = testProjectId();
 const db = new Firestore({ projectId });
 const TOKEN = 'crawler-token-0123456789';
 const WINDOW_S = 120;
+/** Transient Secret Manager failures still to come for the secret `flaky` (then it answers). */
+let flakyFailures = 0;
 const secrets: SecretReader = {
   async access(ref) {
     if (ref.secret === 'eu-creds') return 'crawl:s3cr:et@';
+    if (ref.secret === 'flaky') {
+      if (flakyFailures-- > 0) throw new SecretAccessError('transient', ref.secret, 'unavailable');
+      return 'crawl:flaky';
+    }
     throw new SecretAccessError('not_found', ref.secret, 'no such secret');
   },
 };
@@ -128,6 +134,23 @@ describe('GET /v1/proxies (one route for crawlers and admins)', () => {
       status: 401,
       body: { error: 'unauthenticated' },
     });
+  });
+
+  it('HEAD answers a crawler as GET does (200, no body), not 403 as if it were an admin route', async () => {
+    await start();
+    const head = await app.request('/v1/proxies?healthy=true', {
+      method: 'HEAD',
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toContain('application/json');
+    expect(await head.text()).toBe('');
+    // By name it is an admin route whatever the method.
+    const byName = await app.request('/v1/proxies/eu-1', {
+      method: 'HEAD',
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect(byName.status).toBe(403);
   });
 
   it.each([
@@ -316,6 +339,52 @@ describe('POST /v1/leases', () => {
     expect(await acquire({})).toMatchObject({ status: 409, body: { unhealthy: 1, atCapacity: 1 } });
   });
 
+  it('one broken secret shared by several proxies sets them all aside at once: the healthy proxy is leased, not 503', async () => {
+    // A secret rotated to a bad value (or deleted) breaks every proxy that names it, and the lease service
+    // reads credentials per secret: trying those proxies one by one used up the three rounds an acquire
+    // allows and answered 503 Retry-After: 30 while a proxy with good credentials had room.
+    const broken = (name: string) => {
+      const p = proxy(name, { latencyMillis: 1 });
+      return { ...p, spec: { ...p.spec, credentialsRef: { secret: 'rotated-badly', version: 'latest' } } };
+    };
+    await start([broken('bad-1'), broken('bad-2'), broken('bad-3'), broken('bad-4'), proxy('good')]);
+    const res = await acquire({});
+    expect(res).toMatchObject({ status: 201, body: { proxy: { name: 'good' } } });
+    const leases = await db.collection(LEASE_COLLECTIONS.leases).get();
+    const active = leases.docs.filter((d) => d.get('releasedAt') === null).map((d) => d.get('proxy'));
+    expect(active).toEqual(['good']);
+    // All four sit out together, counted as unhealthy, while the good one fills up.
+    expect(await acquire({})).toMatchObject({ status: 201, body: { proxy: { name: 'good' } } });
+    expect(await acquire({})).toMatchObject({ status: 409, body: { unhealthy: 4, atCapacity: 1 } });
+  });
+
+  it('a transient Secret Manager failure sets aside that proxy only, not every proxy naming its secret', async () => {
+    const flaky = (name: string, latencyMillis: number) => {
+      const p = proxy(name, { latencyMillis });
+      return { ...p, spec: { ...p.spec, credentialsRef: { secret: 'flaky', version: 'latest' } } };
+    };
+    await start([flaky('f-1', 1), flaky('f-2', 2)]);
+    flakyFailures = 1;
+    const res = await acquire({});
+    expect(res).toMatchObject({
+      status: 201,
+      body: { proxy: { name: 'f-2', url: 'http://crawl:flaky@10.0.0.1:3128' } },
+    });
+  });
+
+  it('503 Retry-After: 30 when the credentials of every matching proxy are unreadable, nothing left leased', async () => {
+    const own = (name: string) => {
+      const p = proxy(name, { latencyMillis: 1 });
+      return { ...p, spec: { ...p.spec, credentialsRef: { secret: `gone-${name}`, version: 'latest' } } };
+    };
+    await start([own('a'), own('b'), own('c'), own('d')]);
+    const res = await acquire({});
+    expect(res).toMatchObject({ status: 503, body: { error: 'unavailable' } });
+    expect(res.headers.get('retry-after')).toBe('30');
+    const leases = await db.collection(LEASE_COLLECTIONS.leases).get();
+    expect(leases.docs.filter((d) => d.get('releasedAt') === null)).toEqual([]);
+  });
+
   it.each<[unknown, string, string]>([
     [{ ttlSeconds: 0 }, 'invalid_request', 'ttlSeconds'],
     [{ ttlSeconds: 3601 }, 'invalid_request', 'ttlSeconds'],
@@ -358,6 +427,22 @@ describe('POST /v1/leases', () => {
 });
 
 describe('renew and release', () => {
+  it('a renewal without a body uses the TTL the last renewal named, as /openapi.json says', async () => {
+    await start([proxy('solo')]);
+    const { body: lease } = await acquire({ ttlSeconds: 60 });
+    const renew = (body?: unknown) => call('POST', `/v1/leases/${lease.leaseId}/renew`, body);
+    expect((await renew({ ttlSeconds: 600 })).body).toMatchObject({ ttlSeconds: 600 });
+    clock.advance(590_000);
+    // 600 s from now, not 60 (the TTL of the grant): the stored TTL is the last one asked for.
+    expect((await renew()).body).toMatchObject({
+      expiresAt: '2026-03-01T00:19:50.000Z',
+      ttlSeconds: 600,
+    });
+    const doc = await call('GET', '/openapi.json');
+    const described = doc.body.components.schemas.RenewRequest.properties.ttlSeconds.description;
+    expect(described).toMatch(/last renew/i);
+  });
+
   it('renews within the bound; 404 unknown; 409 expired or released; release is always 204', async () => {
     await start([proxy('solo')]);
     const { body: lease } = await acquire({ ttlSeconds: 60 });
@@ -526,6 +611,33 @@ describe('service routes', () => {
       minimum: 5,
       maximum: 3600,
     });
+  });
+
+  it('declares 413 on every route: each one bounds its body, the routes that take none too', async () => {
+    // A body-less route (DELETE, GET, POST …/reconcile) refuses a body with 400 unexpected_body — once the
+    // 64 KiB limit in front of every route has let it through; a larger one is 413 there, on any route.
+    await start([proxy('solo')]);
+    const big = 'x'.repeat(70 * 1024);
+    const tooLarge = async (method: string, path: string, token = TOKEN) => {
+      const res = await app.request(path, {
+        method,
+        headers: { authorization: `Bearer ${token}` },
+        body: big,
+      });
+      return { status: res.status, body: await res.json() };
+    };
+    const refused = { status: 413, body: { error: 'payload_too_large' } };
+    expect(await tooLarge('DELETE', '/v1/leases/0123456789abcdef0123')).toMatchObject(refused);
+    expect(await tooLarge('DELETE', '/v1/proxies/solo', ADMIN_TOKEN)).toMatchObject(refused);
+    expect(await tooLarge('POST', '/v1/proxies/solo/reconcile', ADMIN_TOKEN)).toMatchObject(refused);
+    const { body } = await call('GET', '/openapi.json');
+    const missing: string[] = [];
+    for (const [path, operations] of Object.entries(body.paths as Record<string, object>)) {
+      for (const [method, op] of Object.entries(operations as Record<string, { responses: object }>)) {
+        if (!('413' in op.responses)) missing.push(`${method.toUpperCase()} ${path}`);
+      }
+    }
+    expect(missing).toEqual([]);
   });
 
   it('exports lease requests by outcome and active leases', async () => {

@@ -30,12 +30,16 @@ const wired = wireApi(config, log);
 const server = await startApiServer({ port: config.port, host: config.host, deps: wired.deps });
 log.info(`api listening on ${server.url}`, { version: config.version, auth: wired.deps.auth.description });
 
+/** How long a stopping API lets requests in flight finish before it drops them. */
+const SHUTDOWN_GRACE_MS = 4_000;
 let stopping = false;
 const shutdown = async (signal: string) => {
   if (stopping) return;
   stopping = true;
   log.info(`api stopping (${signal})`);
-  await server.close();
+  // In-flight requests finish (a grant already committed reaches its crawler); Cloud Run allows 10 s
+  // after SIGTERM, `npm start` 5 s.
+  await server.shutdown(SHUTDOWN_GRACE_MS);
   await wired.close();
   process.exit(0);
 };

@@ -1,5 +1,7 @@
 // Starts the app on a real socket: main.ts uses it, and so do end-to-end tests that want the API in-process
-// (port 0 picks a free port). close() also drops keep-alive connections so that tests end promptly.
+// (port 0 picks a free port). close() drops every connection at once so that tests end promptly;
+// shutdown() is main.ts's graceful stop on SIGTERM.
+import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type ServerType, serve } from '@hono/node-server';
 import { type ApiDeps, createApp } from './app.js';
@@ -7,8 +9,20 @@ import { type ApiDeps, createApp } from './app.js';
 export interface ApiServer {
   url: string;
   port: number;
+  /** Stops listening and drops every connection at once, requests in flight included (tests). */
   close(): Promise<void>;
+  /**
+   * Stops listening and lets the requests in flight finish — a grant already committed reaches its crawler
+   * — each connection closing once it has answered; idle keep-alive connections and streams (the fleet
+   * page's) close at once, and whatever is still open after `graceMs` is dropped.
+   */
+  shutdown(graceMs: number): Promise<void>;
 }
+
+type Closable = ServerType & {
+  closeAllConnections?: () => void;
+  closeIdleConnections?: () => void;
+};
 
 export interface StartApiServerOptions {
   port?: number;
@@ -23,8 +37,11 @@ export function startApiServer({
 }: StartApiServerOptions): Promise<ApiServer> {
   const app = createApp(deps);
   return new Promise((resolve, reject) => {
-    let server: ServerType;
+    let server: Closable;
     const onError = (err: Error) => reject(err);
+    // The responses in flight, so that a shutdown can ask each to close its connection once answered.
+    const inFlight = new Set<ServerResponse>();
+    let stopping = false;
     server = serve({ fetch: app.fetch, port, hostname: host }, () => {
       server.off('error', onError);
       // Longer than any client's idle keep-alive (undici: 4 s) and Google's front end (600 s is theirs,
@@ -41,10 +58,37 @@ export function startApiServer({
         close: () =>
           new Promise<void>((done) => {
             server.close(() => done());
-            (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+            server.closeAllConnections?.();
+          }),
+        shutdown: (graceMs) =>
+          new Promise<void>((done) => {
+            stopping = true;
+            for (const res of inFlight) endAfterAnswer(res);
+            const drop = setTimeout(() => server.closeAllConnections?.(), graceMs);
+            server.close(() => {
+              clearTimeout(drop);
+              done();
+            });
+            server.closeIdleConnections?.();
           }),
       });
     });
+    server.on('request', (_req, res: ServerResponse) => {
+      // A request that arrives on a kept-alive connection while stopping is answered, then closes it.
+      if (stopping) endAfterAnswer(res);
+      inFlight.add(res);
+      res.once('close', () => inFlight.delete(res));
+    });
     server.once('error', onError);
   });
+}
+
+/**
+ * Makes a response close its connection once sent (Node keeps it alive otherwise, and server.close() waits
+ * for it until the keep-alive timeout). A stream already under way (the fleet page's events) is not
+ * waited for: it is ended now, and its browser reconnects to another instance.
+ */
+function endAfterAnswer(res: ServerResponse): void {
+  if (!res.headersSent) res.setHeader('Connection', 'close');
+  else if (!res.writableEnded) res.socket?.destroy();
 }

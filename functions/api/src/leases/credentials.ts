@@ -5,17 +5,24 @@ import {
   type ProxyCredentials,
   parseProxyCredentials,
 } from '../../../../shared/src/domain/cloud-init/credentials.js';
-import type { ProxyResource } from '../../../../shared/src/domain/proxy.js';
-import type { SecretReader } from '../../../../shared/src/ports/secrets.js';
+import type { ProxyResource, SecretRef } from '../../../../shared/src/domain/proxy.js';
+import { SecretAccessError, type SecretReader } from '../../../../shared/src/ports/secrets.js';
 
 export class CredentialsUnavailable extends Error {
   readonly kind = 'credentials_unavailable';
+  /**
+   * The secret, when the secret itself is the problem (missing, denied, disabled, not username:password):
+   * every proxy naming it fails the same way (credentials come from the secret alone), so all of them are
+   * set aside together. Absent for a transient Secret Manager failure, and when the proxy left the catalog.
+   */
+  readonly secret: SecretRef | undefined;
   constructor(
     readonly proxy: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; secret?: SecretRef },
   ) {
     super(`credentials of proxy ${proxy} could not be read`, options);
     this.name = 'CredentialsUnavailable';
+    this.secret = options?.secret;
   }
 }
 
@@ -35,9 +42,12 @@ export async function credentialsFor(
   try {
     payload = await secrets.access(ref);
   } catch (err) {
-    throw new CredentialsUnavailable(proxy.name, { cause: err });
+    // Missing, denied or disabled is the secret's own state: every proxy naming it fails alike. A transient
+    // failure says nothing about the secret (the next read may well work): it sets aside this proxy alone.
+    const secretsFault = err instanceof SecretAccessError && !err.retryable;
+    throw new CredentialsUnavailable(proxy.name, { cause: err, ...(secretsFault ? { secret: ref } : {}) });
   }
   const parsed = parseProxyCredentials(payload);
-  if (!parsed.ok) throw new CredentialsUnavailable(proxy.name, { cause: parsed.reason });
+  if (!parsed.ok) throw new CredentialsUnavailable(proxy.name, { cause: parsed.reason, secret: ref });
   return parsed.credentials;
 }

@@ -48,9 +48,11 @@ export function leaseGuards(leases: LeaseApiDeps | undefined, admin: Authenticat
   const adminGuard = requireAdmin(adminOnly(admin));
   if (!leases) return { proxies: adminGuard, crawler: adminGuard, admin: adminGuard, adminOnly };
   const crawler = requireAdmin(crawlerOrAdminAuthenticator(tokens, admin));
+  // HEAD is GET without the body (Hono answers it from the GET route): discovery either way.
+  const discovery = (method: string) => method === 'GET' || method === 'HEAD';
   return {
     proxies: createMiddleware((c, next) =>
-      (c.req.method === 'GET' && c.req.path === '/v1/proxies' ? crawler : adminGuard)(c, next),
+      (discovery(c.req.method) && c.req.path === '/v1/proxies' ? crawler : adminGuard)(c, next),
     ),
     crawler,
     admin: adminGuard,

@@ -17,6 +17,7 @@ import type { Principal } from '../auth/authenticator.js';
 import { holderOf } from '../discovery/auth.js';
 import { jsonBody } from '../middleware/json-body.js';
 import { noBody } from '../middleware/no-body.js';
+import { payloadTooLarge } from '../routes/openapi-responses.js';
 import { ErrorBody } from '../routes/proxy-schemas.js';
 import { jsonContent, leaseErrors, optionalJsonBody, validationHook } from './http.js';
 import type { LeaseMetrics, LeaseOp } from './metrics.js';
@@ -27,11 +28,12 @@ const security = [{ bearer: [] }];
 const common = {
   401: error('unauthenticated'),
   403: error('forbidden'),
+  // The body limit stands in front of every route, release (which takes no body) included.
+  ...payloadTooLarge,
   503: error('unavailable: the lease store is busy or restarting; retry after Retry-After'),
 };
 const withBody = {
   400: error('invalid_json or invalid_request (with issues)'),
-  413: error('payload_too_large'),
   415: error('unsupported_media_type'),
 };
 

@@ -16,6 +16,7 @@ import type {
   NoMatch,
   ReportRequest,
 } from '../../../../shared/src/domain/leases/wire.js';
+import type { SecretRef } from '../../../../shared/src/domain/proxy.js';
 import type { Clock } from '../../../../shared/src/ports/clock.js';
 import {
   type LeaseStore,
@@ -46,7 +47,8 @@ export type AcquireOutcome =
 
 export type ReportOutcome = 'accepted' | 'unknown_lease';
 
-/** A proxy whose credentials could not be read sits out this long (counted as unhealthy meanwhile). */
+/** A proxy whose credentials could not be read sits out this long, with every proxy naming the same secret
+ * (counted as unhealthy meanwhile). */
 const QUARANTINE_MS = 30_000;
 const CREDENTIAL_ROUNDS = 3;
 /** Ours are 32 hex digits (newLeaseId); the wider shape still admits ids issued before that. */
@@ -113,7 +115,11 @@ export class LeaseService {
               proxy: err.proxy,
               cause: err.cause,
             });
-            this.quarantine.set(err.proxy, clock.now().getTime() + QUARANTINE_MS);
+            const until = clock.now().getTime() + QUARANTINE_MS;
+            this.quarantine.set(err.proxy, until);
+            // Every proxy naming that secret would fail the same way: set them aside in this one round, or
+            // a few of them ranked first would use up the rounds while a proxy with good ones had room.
+            if (err.secret) this.quarantine.set(secretKey(err.secret), until);
             await store.release(outcome.lease.id);
             if (++credentialFailures >= CREDENTIAL_ROUNDS) return { kind: 'credentials_unavailable' };
             continue;
@@ -141,10 +147,18 @@ export class LeaseService {
         usage: (p) => store.usage(p, now),
         pending: (p) => store.pending(p),
         coolingDown: (p, t) => store.coolingDown(p, t, now),
-        unusable: (p) => (this.quarantine.get(p) ?? 0) > now.getTime(),
+        unusable: (p) => this.quarantined(p, now.getTime()),
         heldByGateway: (p) => !gate.leasable(p),
       },
     );
+  }
+
+  /** Set aside for unreadable credentials: the proxy itself, or the secret it names. */
+  private quarantined(proxy: string, nowMs: number): boolean {
+    if (this.quarantine.size === 0) return false;
+    if ((this.quarantine.get(proxy) ?? 0) > nowMs) return true;
+    const ref = this.deps.catalog.get(proxy)?.spec.credentialsRef;
+    return ref !== undefined && (this.quarantine.get(secretKey(ref)) ?? 0) > nowMs;
   }
 
   /** What the store answered; an ended lease past its report window is unknown, like a removed one. */
@@ -200,6 +214,9 @@ export class LeaseService {
     };
   }
 }
+
+/** The quarantine key of a secret (never a proxy name: those are DNS labels, without a slash). */
+const secretKey = (ref: SecretRef) => `secret/${ref.secret}/${ref.version}`;
 
 /** `moreAtCapacity` and `moreInGateway`: candidates the store found full, or claimed for a gateway worker. */
 function noMatch(plan: SelectionPlan, moreAtCapacity: number, moreInGateway: number): AcquireOutcome {

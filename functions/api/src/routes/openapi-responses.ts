@@ -9,12 +9,21 @@ export const json = <T>(schema: T, description: string) => ({
 
 export const error = (description: string) => json(ErrorBody, description);
 
-/** 401, 403 and 503, with what "unavailable" means for this route table. */
+/**
+ * The 413 every route can give: the body limit stands in front of all of them (app.ts), so a route that
+ * takes no body answers an oversized one with 413 too (a smaller one is its 400 unexpected_body).
+ */
+export const payloadTooLarge = {
+  413: error('payload_too_large: the body is over the limit (64 KiB by default); the connection is closed'),
+};
+
+/** 401, 403, 413 and 503, with what "unavailable" means for this route table. */
 export const adminResponses = (unavailable: string) => ({
   401: error('unauthenticated: no valid credential'),
   403: error(
     'forbidden: a valid credential that is not an admin one (a crawler token, a non-admin identity)',
   ),
+  ...payloadTooLarge,
   503: error(`unavailable: ${unavailable}; see Retry-After`),
 });
 

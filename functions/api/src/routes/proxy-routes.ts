@@ -21,7 +21,6 @@ import {
 
 const common = adminResponses('the store or the identity check is unavailable');
 const withBody = {
-  413: error('payload_too_large'),
   415: error('unsupported_media_type'),
 };
 const MERGE_PATCH = 'application/merge-patch+json';

@@ -99,7 +99,10 @@ export type NoMatch = z.infer<typeof NoMatch>;
 
 export const RenewRequest = z
   .object({
-    ttlSeconds: TtlSeconds.optional().meta({ description: 'Default: the TTL the lease was granted with.' }),
+    ttlSeconds: TtlSeconds.optional().meta({
+      description:
+        "Default: the lease's TTL — the one it was granted with, or the one its last renewal named (a renewal sets it).",
+    }),
   })
   .strict()
   .meta({ id: 'RenewRequest' });
