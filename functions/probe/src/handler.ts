@@ -62,7 +62,11 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
     let from = firstWindowStart(claim.previous, startedAt, deps);
     const deadline = startedAt.getTime() + deps.loopMs;
     for (;;) {
-      const to = deps.clock.now();
+      // Never past the deadline: the next run starts there (firstWindowStart), so a pass that began late —
+      // its slot was due before the deadline, but the pass before it ran into timeouts — would otherwise
+      // probe the slots between the deadline and now, and the next run probe them again seconds later
+      // (a dead proxy's failures counted twice as fast as its interval says). They are the next run's.
+      const to = new Date(Math.min(deps.clock.now().getTime(), deadline));
       // A window still covered by a previous run that is still looping starts in the future: wait for it.
       if (to > from) {
         const c = await runProbePass(deps, all, from, to, sent, routes);
