@@ -1,5 +1,6 @@
 // The probe function's handler: claim the tick (a duplicate delivery does nothing), list the fleet once,
-// run passes over the windows since the previous run until the invocation's budget is spent, record the run.
+// prune the state of proxies gone from it, run passes over the windows since the previous run until the
+// invocation's budget is spent, record the run.
 import { nextSlotAfter } from '../../../shared/src/domain/health/due.js';
 import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
 import type { RoutingRule } from '../../../shared/src/messages/gateway-snapshot.js';
@@ -54,6 +55,10 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
   try {
     const all = await deps.proxies.list();
     summary.proxies = all.length;
+    // Right after the listing, while it is current: a run that overlaps this one (the next tick's, while
+    // this one's last pass runs long) may store the state of a proxy created since this listing, and a
+    // prune at the end of this run would delete it as gone.
+    summary.pruned = await pruneHealth(deps, new Set(all.map((p) => p.name)));
     // Listed once: a proxy published in one pass still shows its old status to the later passes.
     const sent = new Set<string>();
     // Gateway evidence first, so that this tick's active passes read (and may expire) the updated tracks.
@@ -80,7 +85,6 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
       if (wakeAt === null || wakeAt.getTime() > deadline) break;
       await deps.sleep(Math.max(0, wakeAt.getTime() - deps.clock.now().getTime()));
     }
-    summary.pruned = await pruneHealth(deps, new Set(all.map((p) => p.name)));
     await deps.jobs.finish(ProbeJob, {
       startedAt,
       finishedAt: deps.clock.now(),

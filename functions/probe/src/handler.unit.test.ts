@@ -314,3 +314,42 @@ describe('handleProbeTick: a pass that runs past the deadline', () => {
     expect(Math.min(...gaps)).toBeGreaterThanOrEqual(30_000);
   });
 });
+
+describe('handleProbeTick: pruning the state of proxies gone', () => {
+  it('never deletes a state an overlapping run wrote for a proxy created after this run listed the fleet', async () => {
+    // Run A listed the fleet before proxy `late` was created; while A still probes (a slow last pass),
+    // the next tick's run B lists `late`, probes it and stores its state. A's prune must leave it alone.
+    const { d } = deps(false);
+    const stored = new Set<string>(['gone']);
+    const deleted: string[] = [];
+    const old = aProxy({
+      name: 'old',
+      spec: managedSpec({ healthCheck: { intervalSeconds: 1 } }),
+      status: { ip: '10.0.0.1', providerId: 'zones/z/instances/old' },
+    });
+    const summary = await handleProbeTick({
+      ...d,
+      proxies: { list: async () => [old] },
+      health: {
+        ...d.health,
+        listNames: async () => [...stored],
+        deleteMany: async (names) => {
+          for (const n of names) {
+            deleted.push(n);
+            stored.delete(n);
+          }
+        },
+      },
+      prober: {
+        probe: async () => ({}) as never,
+        handshake: async () => {
+          stored.add('late'); // run B's write, meanwhile
+          return { ok: true, latencyMs: 5, status: 200, body: null, failure: null };
+        },
+      },
+    });
+    expect(summary?.probed).toBe(1);
+    expect(deleted).toEqual(['gone']);
+    expect(stored.has('late')).toBe(true);
+  });
+});
