@@ -28,12 +28,23 @@ export function resolveApiUrl(flag: string | undefined, env: CliEnv): string {
   try {
     url = new URL(raw);
   } catch {
-    throw new TypeError(`not a URL: ${raw}`);
+    throw new TypeError(`not a URL: ${withoutUserinfo(raw)}`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new TypeError(`not an http(s) URL: ${raw}`);
+    throw new TypeError(`not an http(s) URL: ${withoutUserinfo(raw)}`);
+  // fetch refuses such a URL (it never sends it), and the refusal read as "unreachable" with the URL —
+  // password included — on stderr. The API takes a bearer token, never URL credentials.
+  if (url.username || url.password) {
+    throw new TypeError(
+      `credentials in the URL are never sent (the API takes a bearer token: PROXYPLANE_TOKEN): drop them from ${withoutUserinfo(raw)}`,
+    );
+  }
   return raw.replace(/\/+$/, '');
 }
+
+/** The URL with everything up to its last '@' after the scheme cut to `…@`, whatever the password holds
+ *  ('/', '#', '@'): a user's password is never printed, even from a URL that does not parse. */
+const withoutUserinfo = (raw: string) => raw.replace(/^([a-zA-Z][a-zA-Z0-9+.-]*:\/\/)?.*@/s, '$1…@');
 
 export interface TokenSources {
   env: CliEnv;

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { defaultApiUrl, resolveApiUrl, resolveToken, type TokenSources } from './config.js';
+import { runCli } from './run.js';
+import { cliDeps, recordingIo } from './testing.js';
 
 const sources = (
   env: Record<string, string>,
@@ -63,5 +65,47 @@ describe('resolveApiUrl', () => {
   });
   it.each([['nope'], ['ftp://x']])('refuses %s', (v) => {
     expect(() => resolveApiUrl(v, {})).toThrow(TypeError);
+  });
+  it.each([
+    ['http://admin:hunter2@127.0.0.1:9/'],
+    ['https://admin:hunter2@api.example'],
+    ['https://hunter2@api.example'],
+  ])('refuses userinfo in %s (never sent: the API takes a bearer token) without printing it', (v) => {
+    expect(() => resolveApiUrl(v, {})).toThrow(TypeError);
+    expect(() => resolveApiUrl(undefined, { PROXYPLANE_API_URL: v })).toThrow(/bearer token/);
+    try {
+      resolveApiUrl(v, {});
+    } catch (err) {
+      expect((err as Error).message).not.toContain('hunter2');
+      expect((err as Error).message).toContain('…@');
+    }
+  });
+});
+
+describe('resolveApiUrl of a URL that does not parse', () => {
+  it.each([['https://admin:a/hunter2@api.example'], ['https://admin:hunter2#x@api.example:x']])(
+    'names %s without the password',
+    (v) => {
+      expect(() => resolveApiUrl(v, {})).toThrow(/^not a URL: https:\/\/…@api\.example/);
+    },
+  );
+});
+
+describe('an API URL with a password in it', () => {
+  it('is bad usage (exit 2) before anything is sent, and the password is never printed', async () => {
+    const io = recordingIo();
+    const code = await runCli(
+      ['proxies', 'list'],
+      // The real fetch: it refuses such a URL itself, which the CLI took for an unreachable API and
+      // printed the URL, password and all.
+      cliDeps(io, globalThis.fetch, {
+        PROXYPLANE_API_URL: 'http://admin:hunter2@127.0.0.1:9',
+        PROXYPLANE_ADMIN_TOKEN: 'abc',
+      }),
+    );
+    expect(code).toBe(2);
+    expect(io.outLines.join('\n')).not.toContain('hunter2');
+    expect(io.errLines.join('\n')).not.toContain('hunter2');
+    expect(io.errLines[0]).toMatch(/^error: usage — --api \/ PROXYPLANE_API_URL: .*bearer token/);
   });
 });

@@ -1,13 +1,24 @@
 // The `proxyplane` CLI's entry point (bin/proxyplane.mjs loads it through tsx): the real process, env,
-// terminal and clock around runCli. Ctrl-C ends a `fleet watch` between two rounds.
+// terminal and clock around runCli. Ctrl-C ends a `fleet watch` between two rounds; any other command it
+// stops at once, as Ctrl-C does.
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { tokenSources } from './config.js';
 import type { Io } from './context.js';
 import { runCli } from './run.js';
 
+const argv = process.argv.slice(2);
 const interrupt = new AbortController();
-process.once('SIGINT', () => interrupt.abort());
+// Only the watch ends on its own when interrupted. Any other command must not swallow Ctrl-C: it would run
+// on (an `apply` writing the rest of its file, an acquire leasing a proxy nobody will use, a call to an API
+// that does not answer waiting out its 30 s timeout) and exit as if nothing had been asked.
+const watching = argv[0] === 'fleet' && argv[1] === 'watch';
+process.once('SIGINT', () => {
+  interrupt.abort();
+  // The handler is gone (once): the signal again ends the process as SIGINT does by default, so a
+  // calling shell sees a command killed by Ctrl-C (and stops a loop around it).
+  if (!watching) process.kill(process.pid, 'SIGINT');
+});
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -27,7 +38,7 @@ const io: Io = {
   interrupted: interrupt.signal,
 };
 
-process.exitCode = await runCli(process.argv.slice(2), {
+process.exitCode = await runCli(argv, {
   io,
   env: process.env,
   tokens: tokenSources(process.env),

@@ -2,7 +2,7 @@
 import { ProxyProtocol } from '../../shared/src/domain/proxy.js';
 import { exactlyOne, keyValues, none, outputOf } from '../args.js';
 import type { Ctx } from '../context.js';
-import { UsageError } from '../errors.js';
+import { PartialError, UsageError } from '../errors.js';
 import { age, attrs, json, ms, table, yaml } from '../output.js';
 import { readProxyFile } from '../proxy-file.js';
 
@@ -44,12 +44,30 @@ export async function createProxies({ api, io, args }: Ctx): Promise<void> {
   const output = outputOf(args.values, ['table', 'json', 'yaml']);
   const proxies = await readProxyFile(io, file);
   const created: ProxyJson[] = [];
-  for (const p of proxies) {
-    created.push(await api.call<ProxyJson>('POST', '/v1/proxies', { role: 'admin', body: p.body }));
+  for (const [i, p] of proxies.entries()) {
+    try {
+      created.push(await api.call<ProxyJson>('POST', '/v1/proxies', { role: 'admin', body: p.body }));
+    } catch (err) {
+      // Several: also which were created before it and which were not sent — with -o json or yaml nothing
+      // else tells a script that the ones before it exist now (as apply says, stoppedNotes).
+      if (proxies.length === 1) throw err;
+      throw new PartialError(err, [stoppedAt(proxies, i)]);
+    }
     if (output === 'table') io.out(`proxy/${p.name} created`);
   }
   if (output === 'json') io.out(json(created.length === 1 ? created[0] : created));
   if (output === 'yaml') io.out(created.map(yaml).join('\n---\n'));
+}
+
+function stoppedAt(proxies: Array<{ name: string }>, failedAt: number): string {
+  const list = (ps: Array<{ name: string }>) => ps.map((p) => `proxy/${p.name}`).join(', ');
+  const before = proxies.slice(0, failedAt);
+  const rest = proxies.slice(failedAt + 1);
+  return [
+    `stopped at proxy/${proxies[failedAt]!.name} (${failedAt + 1} of ${proxies.length}): `,
+    before.length === 0 ? 'nothing created before it' : `created before it: ${list(before)}`,
+    rest.length === 0 ? '' : `; not sent: ${list(rest)}`,
+  ].join('');
 }
 
 export function healthyOf(p: ProxyJson): string {

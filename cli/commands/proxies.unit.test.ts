@@ -34,6 +34,40 @@ describe('proxies create -f', () => {
   });
 });
 
+describe('proxies create -f: the API refuses one of several', () => {
+  const file = [
+    'name: a\nspec: {mode: external, endpoint: {host: 10.0.0.1, port: 3128}}',
+    'name: b\nspec: {mode: external, endpoint: {host: 10.0.0.2, port: 3128}}',
+    'name: c\nspec: {mode: external, endpoint: {host: 10.0.0.3, port: 3128}}',
+  ].join('\n---\n');
+
+  it.each([['table'], ['json'], ['yaml']])(
+    '-o %s: says which were created before it and which were not sent (exit 1)',
+    async (output) => {
+      const io = { ...recordingIo(), readFile: async () => file };
+      const sent: string[] = [];
+      const fetch = (async (_url: string, init: RequestInit) => {
+        const { name } = JSON.parse(String(init.body)) as { name: string };
+        sent.push(name);
+        return name === 'b'
+          ? new Response(JSON.stringify({ error: 'already_exists', message: 'taken' }), { status: 409 })
+          : new Response(JSON.stringify({ name, spec: {}, status: {} }), { status: 201 });
+      }) as unknown as typeof globalThis.fetch;
+      const exit = await runCli(
+        ['proxies', 'create', '-f', 'fleet.yaml', '-o', output, '--api', 'http://127.0.0.1:9'],
+        cliDeps(io, fetch),
+      );
+      expect(exit).toBe(1);
+      expect(sent).toEqual(['a', 'b']);
+      // Whatever the output format, stderr says it: -o json prints nothing of the proxies created.
+      expect(io.errLines).toEqual([
+        expect.stringMatching(/^error: already_exists — /),
+        '  stopped at proxy/b (2 of 3): created before it: proxy/a; not sent: proxy/c',
+      ]);
+    },
+  );
+});
+
 describe('proxies delete', () => {
   it.each([
     ['managed', 'its instance is gone'],

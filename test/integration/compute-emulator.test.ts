@@ -176,7 +176,8 @@ describe('instance lifecycle through the real client', () => {
       zone,
       instanceBody('pp-ports', { zone, credentialsSecret, connectPorts: [tlsTarget.port] }),
     );
-    expect(emu.admin.instance(project, zone, 'pp-ports').connectPorts).toEqual([tlsTarget.port]);
+    // 443 besides the listed ports, always: the probe tunnels to the API there (squid-conf.ts).
+    expect(emu.admin.instance(project, zone, 'pp-ports').connectPorts).toEqual([443, tlsTarget.port]);
     const proxy = { host: await natIPOf('pp-ports'), port: 3128 };
 
     // A listed port: the tunnel moves bytes (TLS inside it, end to end).

@@ -140,6 +140,42 @@ describe('probe function', () => {
     }
   });
 
+  it('EGRESS: an external proxy entered by DNS name is judged by the address its name reached, not the name', async () => {
+    // status.ip is reconcile's copy of the endpoint host: here a name, never equal to an exit address as
+    // text. The proxy's traffic leaves from its own address (127.0.0.1, what `localhost` resolves to).
+    const named = createForwardProxy({ host: '127.0.0.1', localAddress: '127.0.0.1' });
+    await named.listen();
+    try {
+      const spec = ProxySpec.parse({
+        mode: 'external',
+        endpoint: { host: 'localhost', port: named.port },
+        healthCheck: {
+          url: fleet.target.url,
+          intervalSeconds: 1,
+          timeoutSeconds: 2,
+          failureThreshold: 2,
+        },
+      });
+      const proxy = provisionedProxy({
+        name: 'p-named',
+        uid: randomUUID(),
+        spec,
+        now: fleet.clock.now(),
+        ip: 'localhost',
+      });
+      await fleet.proxies.create(proxy);
+      await fleet.tick();
+      await fleet.tick();
+      const state = await fleet.health.get('p-named');
+      expect(state?.tracks.EGRESS).toMatchObject({ verdict: 'AVAILABLE' });
+      expect(state).toMatchObject({ verdict: 'AVAILABLE', egressProblem: null });
+      const p = (await fleet.proxies.get('p-named'))!.proxy;
+      expect(p.status.conditions.find((c) => c.type === 'Healthy')).toMatchObject({ status: 'True' });
+    } finally {
+      await named.close();
+    }
+  });
+
   it('a lost transition publish for an external proxy is published again by its next probe (seed §6)', async () => {
     const { zone, instance } = await fleet.addExternal('p-ext');
     await fleet.tick();

@@ -64,6 +64,14 @@ describe('probeThroughProxy through a SOCKS5 proxy', () => {
     expect(target.seen.slice(seen).map((s) => `${s.method} ${s.url}`)).toEqual(['GET /ping?x=1']);
   });
 
+  it.each(urls)(
+    'a proxy entered by DNS name: the %s probe reports the address it reached (what EGRESS compares the exit with)',
+    async (_l, url) => {
+      const r = await probe(url(), {}, { ...via, host: 'localhost' });
+      expect(r).toMatchObject({ ok: true, proxyAddress: '127.0.0.1' });
+    },
+  );
+
   it('an https URL: SOCKS5 CONNECT, then TLS and the GET inside', async () => {
     const before = proxy.stats();
     const seen = tlsTarget.seen.length;

@@ -62,6 +62,17 @@ describe('probeThroughProxy', () => {
   });
 
   it.each([
+    ['https', () => `${tlsTarget.url}/`],
+    ['http', () => `${target.url}/`],
+  ] as const)(
+    'a proxy entered by DNS name: the %s probe reports the address it reached (what EGRESS compares the exit with)',
+    async (_l, url) => {
+      const r = await probe(url(), {}, { ...via, host: 'localhost' });
+      expect(r).toMatchObject({ ok: true, proxyAddress: '127.0.0.1' });
+    },
+  );
+
+  it.each([
     ['https', () => `${tlsTarget.url}/`, 'tunnels'],
     ['http', () => `${target.url}/`, 'forwarded'],
   ] as const)(

@@ -1,5 +1,6 @@
 // The probe function's handler: claim the tick (a duplicate delivery does nothing), list the fleet once,
-// run passes over the windows since the previous run until the invocation's budget is spent, record the run.
+// prune the state of proxies gone from it, run passes over the windows since the previous run until the
+// invocation's budget is spent, record the run.
 import { nextSlotAfter } from '../../../shared/src/domain/health/due.js';
 import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
 import type { RoutingRule } from '../../../shared/src/messages/gateway-snapshot.js';
@@ -54,6 +55,10 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
   try {
     const all = await deps.proxies.list();
     summary.proxies = all.length;
+    // Right after the listing, while it is current: a run that overlaps this one (the next tick's, while
+    // this one's last pass runs long) may store the state of a proxy created since this listing, and a
+    // prune at the end of this run would delete it as gone.
+    summary.pruned = await pruneHealth(deps, new Set(all.map((p) => p.name)));
     // Listed once: a proxy published in one pass still shows its old status to the later passes.
     const sent = new Set<string>();
     // Gateway evidence first, so that this tick's active passes read (and may expire) the updated tracks.
@@ -62,7 +67,11 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
     let from = firstWindowStart(claim.previous, startedAt, deps);
     const deadline = startedAt.getTime() + deps.loopMs;
     for (;;) {
-      const to = deps.clock.now();
+      // Never past the deadline: the next run starts there (firstWindowStart), so a pass that began late —
+      // its slot was due before the deadline, but the pass before it ran into timeouts — would otherwise
+      // probe the slots between the deadline and now, and the next run probe them again seconds later
+      // (a dead proxy's failures counted twice as fast as its interval says). They are the next run's.
+      const to = new Date(Math.min(deps.clock.now().getTime(), deadline));
       // A window still covered by a previous run that is still looping starts in the future: wait for it.
       if (to > from) {
         const c = await runProbePass(deps, all, from, to, sent, routes);
@@ -76,7 +85,6 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
       if (wakeAt === null || wakeAt.getTime() > deadline) break;
       await deps.sleep(Math.max(0, wakeAt.getTime() - deps.clock.now().getTime()));
     }
-    summary.pruned = await pruneHealth(deps, new Set(all.map((p) => p.name)));
     await deps.jobs.finish(ProbeJob, {
       startedAt,
       finishedAt: deps.clock.now(),

@@ -248,3 +248,108 @@ describe('handleProbeTick: where a run starts probing', () => {
 
 /** The proxy has a 60 s slot in (from, to] seconds after t0. */
 const slotIn = (uid: string, from: number, to: number) => isDueInWindow(uid, 60_000, sec(from), sec(to));
+
+describe('handleProbeTick: a pass that runs past the deadline', () => {
+  // Deployed: a 60 s tick that keeps probing for 50 s, one probe a minute per proxy — and probes that take
+  // their time (a dead proxy costs its timeoutSeconds), so a pass started before the deadline ends after it.
+  const fleet = Array.from({ length: 40 }, (_, i) =>
+    aProxy({
+      name: `p${i}`,
+      spec: managedSpec({ healthCheck: { intervalSeconds: 60 } }),
+      status: { ip: `10.0.${i}.1`, providerId: `zones/z/instances/p${i}` },
+    }),
+  );
+
+  it('leaves the slots past the deadline to the next run: no proxy is probed twice for one slot', async () => {
+    const { d } = deps(false);
+    const clock = new ManualClock(t0);
+    const probes = new Map<string, number[]>();
+    // The run of the tick before, finished (not the first run ever, which looks back a whole tick).
+    let last: JobRun | null = {
+      job: ProbeJob,
+      startedAt: sec(-60),
+      finishedAt: sec(-8),
+      ok: true,
+      counts: {},
+      error: null,
+    };
+    const runs: ProbeHandlerDeps = {
+      ...d,
+      clock,
+      concurrency: 64,
+      loopMs: 50_000,
+      sleep: async (ms) => clock.advance(ms),
+      proxies: { list: async () => fleet },
+      jobs: {
+        ...d.jobs,
+        claim: async (_job, now) => {
+          const previous = last;
+          last = { job: ProbeJob, startedAt: now, finishedAt: null, ok: null, counts: {}, error: null };
+          return { previous };
+        },
+        finish: async (_job, run) => {
+          last = { job: ProbeJob, ...run };
+        },
+      },
+      prober: {
+        probe: async () => ({}) as never,
+        // Each probe runs into its timeout; the pass's probes run at once, so the pass takes 3 s.
+        handshake: async (target) => {
+          const at = clock.now().getTime();
+          probes.set(target.host, [...(probes.get(target.host) ?? []), at]);
+          await Promise.resolve();
+          if (clock.now().getTime() === at) clock.advance(3_000);
+          return { ok: false, latencyMs: 3_000, status: null, body: null, failure: null };
+        },
+      },
+    };
+    for (const at of [0, 60, 120]) {
+      clock.set(sec(at));
+      await handleProbeTick(runs);
+    }
+    // One slot a minute: two probes of a proxy are about a minute apart, never seconds (which would count
+    // a dead proxy's failures twice as fast as its interval says, and turn it Unhealthy early).
+    const gaps = [...probes.values()].flatMap((ts) => ts.slice(1).map((t, i) => t - ts[i]!));
+    expect(gaps.length).toBeGreaterThan(0);
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(30_000);
+  });
+});
+
+describe('handleProbeTick: pruning the state of proxies gone', () => {
+  it('never deletes a state an overlapping run wrote for a proxy created after this run listed the fleet', async () => {
+    // Run A listed the fleet before proxy `late` was created; while A still probes (a slow last pass),
+    // the next tick's run B lists `late`, probes it and stores its state. A's prune must leave it alone.
+    const { d } = deps(false);
+    const stored = new Set<string>(['gone']);
+    const deleted: string[] = [];
+    const old = aProxy({
+      name: 'old',
+      spec: managedSpec({ healthCheck: { intervalSeconds: 1 } }),
+      status: { ip: '10.0.0.1', providerId: 'zones/z/instances/old' },
+    });
+    const summary = await handleProbeTick({
+      ...d,
+      proxies: { list: async () => [old] },
+      health: {
+        ...d.health,
+        listNames: async () => [...stored],
+        deleteMany: async (names) => {
+          for (const n of names) {
+            deleted.push(n);
+            stored.delete(n);
+          }
+        },
+      },
+      prober: {
+        probe: async () => ({}) as never,
+        handshake: async () => {
+          stored.add('late'); // run B's write, meanwhile
+          return { ok: true, latencyMs: 5, status: 200, body: null, failure: null };
+        },
+      },
+    });
+    expect(summary?.probed).toBe(1);
+    expect(deleted).toEqual(['gone']);
+    expect(stored.has('late')).toBe(true);
+  });
+});

@@ -71,10 +71,13 @@ export async function runActiveTiers(
   if (cfg.echoUrl && basic.ok) {
     const echo = await prober.probe(target, { url: cfg.echoUrl, timeoutMs, expectedStatus: 200 });
     const observed = echo.ok ? parseEchoBody(echo.body) : null;
+    // The proxy's own address is the one this request reached it at: status.ip is the endpoint host as
+    // entered, a DNS name for many external proxies, which no exit address ever equals as text.
+    const own = echo.proxyAddress ?? proxyIp;
     const problem = !echo.ok
       ? (echo.failure?.code ?? 'echo_failed')
       : observed
-        ? evaluateEgress(observed, proxyIp, cfg.callerIps, hc.exitIp)
+        ? evaluateEgress(observed, own, cfg.callerIps, hc.exitIp)
         : 'bad_echo_response';
     results.push({
       track: 'EGRESS',

@@ -111,7 +111,8 @@ export const ManagedSpec = z
     }),
     connectPorts: ConnectPorts.optional().meta({
       description:
-        'The ports the default cloud-init lets CONNECT reach (squid `acl SSL_ports`); absent: 443 only. ' +
+        'The ports the default cloud-init lets CONNECT reach (squid `acl SSL_ports`) besides 443, which it always ' +
+        'allows (the probe tunnels to the API there); absent: 443 only. ' +
         'A port below 1025 other than 80 and 443 is 400 (issue `connect_port_unsafe`: squid `Safe_ports` ' +
         'refuses it anyway). Ignored with `cloudInit`: your own script decides.',
     }),

@@ -37,6 +37,12 @@ export interface ProbeResult {
   body: string | null;
   /** Where it failed, and a stable code (never an error message with addresses or secrets). */
   failure: { stage: ProbeStage; code: string } | null;
+  /**
+   * The address the connection to the proxy reached (the socket's peer): the proxy's own address even when
+   * its endpoint host is a DNS name, which is what the EGRESS tier compares the exit address with. Null
+   * or absent when no connection was made.
+   */
+  proxyAddress?: string | null;
 }
 
 export async function probeThroughProxy(target: ProbeTarget, opts: ProbeOptions): Promise<ProbeResult> {
@@ -48,13 +54,14 @@ export async function probeThroughProxy(target: ProbeTarget, opts: ProbeOptions)
     latencyMs: Math.round(performance.now() - started),
   });
   const deadline = AbortSignal.timeout(opts.timeoutMs);
+  const dialed: Dialed = { address: null };
   try {
     const res =
       target.protocol === 'socks5'
-        ? await viaSocks5(target, url, opts, deadline)
+        ? await viaSocks5(target, url, opts, deadline, dialed)
         : url.protocol === 'https:'
-          ? await viaConnect(target, url, auth, opts, deadline)
-          : await viaAbsoluteUri(target, url, auth, deadline);
+          ? await viaConnect(target, url, auth, opts, deadline, dialed)
+          : await viaAbsoluteUri(target, url, auth, deadline, dialed);
     const body = await readBody(res.message, opts.maxBodyBytes ?? 64 * 1024, deadline);
     const ok = res.message.statusCode === opts.expectedStatus;
     return finish({
@@ -62,14 +69,32 @@ export async function probeThroughProxy(target: ProbeTarget, opts: ProbeOptions)
       status: res.message.statusCode ?? null,
       body,
       failure: ok ? null : { stage: 'RESPONSE_HEADERS', code: `unexpected_status_${res.message.statusCode}` },
+      proxyAddress: dialed.address,
     });
   } catch (err) {
     const f = err instanceof ProbeFailure ? err : new ProbeFailure('DIAL', errorCode(err, deadline));
-    return finish({ ok: false, status: null, body: null, failure: { stage: f.stage, code: f.code } });
+    return finish({
+      ok: false,
+      status: null,
+      body: null,
+      failure: { stage: f.stage, code: f.code },
+      proxyAddress: dialed.address,
+    });
   }
 }
 
-function viaAbsoluteUri(target: ProbeTarget, url: URL, auth: string | undefined, signal: AbortSignal) {
+/** Where the connection to the proxy went, once it is connected (ProbeResult.proxyAddress). */
+interface Dialed {
+  address: string | null;
+}
+
+function viaAbsoluteUri(
+  target: ProbeTarget,
+  url: URL,
+  auth: string | undefined,
+  signal: AbortSignal,
+  dialed: Dialed,
+) {
   return new Promise<{ message: IncomingMessage }>((resolve, reject) => {
     const req = httpRequest({
       host: target.host,
@@ -81,7 +106,12 @@ function viaAbsoluteUri(target: ProbeTarget, url: URL, auth: string | undefined,
       headers: { host: url.host, connection: 'close', ...(auth ? { 'proxy-authorization': auth } : {}) },
     });
     let connected = false;
-    req.on('socket', (s: Socket) => s.once('connect', () => (connected = true)));
+    req.on('socket', (s: Socket) =>
+      s.once('connect', () => {
+        connected = true;
+        dialed.address = s.remoteAddress ?? null;
+      }),
+    );
     req.on('response', (message) => {
       if (message.statusCode === 407)
         return reject(failAndDrain(message, 'PROXY_HANDSHAKE', 'proxy_auth_required'));
@@ -100,6 +130,7 @@ function viaConnect(
   auth: string | undefined,
   opts: ProbeOptions,
   signal: AbortSignal,
+  dialed: Dialed,
 ) {
   const authority = `${url.hostname}:${url.port || 443}`;
   return new Promise<{ message: IncomingMessage }>((resolve, reject) => {
@@ -113,7 +144,12 @@ function viaConnect(
       headers: { host: authority, ...(auth ? { 'proxy-authorization': auth } : {}) },
     });
     let connected = false;
-    req.on('socket', (s: Socket) => s.once('connect', () => (connected = true)));
+    req.on('socket', (s: Socket) =>
+      s.once('connect', () => {
+        connected = true;
+        dialed.address = s.remoteAddress ?? null;
+      }),
+    );
     req.on('connect', (res, socket) => {
       if (res.statusCode !== 200) {
         socket.destroy();
@@ -133,10 +169,17 @@ function viaConnect(
 }
 
 /** Through a SOCKS5 proxy: CONNECT to the URL's host:port, then the request as to the site itself. */
-async function viaSocks5(target: ProbeTarget, url: URL, opts: ProbeOptions, signal: AbortSignal) {
+async function viaSocks5(
+  target: ProbeTarget,
+  url: URL,
+  opts: ProbeOptions,
+  signal: AbortSignal,
+  dialed: Dialed,
+) {
   const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1'); // an IPv6 literal goes as ATYP 4, unbracketed
   const socket = await socks5Connect(target, { host, port }, signal, opts.timeoutMs);
+  dialed.address = socket.remoteAddress ?? null;
   return requestInside(socket, url, opts, signal);
 }
 

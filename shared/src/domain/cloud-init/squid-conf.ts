@@ -35,6 +35,10 @@ export const DEFAULT_BLOCKED_DESTINATIONS = [
 /** CONNECT is allowed to these ports only unless a spec says otherwise: squid's own default. */
 export const DEFAULT_CONNECT_PORTS: readonly number[] = Object.freeze([443]);
 
+/** CONNECT reaches these whatever a spec lists: the deployed probe's EGRESS tier (and BASIC without a
+ *  URL) tunnels to the API's https echo endpoint on 443 through every VM. */
+const ALWAYS_CONNECT_PORTS: readonly number[] = Object.freeze([443]);
+
 /** squid's `acl Safe_ports` as rendered below: every request to another port is refused, CONNECT included. */
 const SAFE_PORTS = { listed: [80, 443], from: 1025 } as const;
 const isSafePort = (p: number): boolean =>
@@ -107,8 +111,10 @@ export function renderSquidConf(input: SquidConfOptions): string {
     'auth_param basic casesensitive on',
     'acl authenticated proxy_auth REQUIRED',
     // Sorted, once each: a spec that lists the same ports in another order renders the same bytes (the
-    // script's digest is in the spec hash: a reordering must not replace the VM).
-    `${SSL_PORTS_ACL}${[...new Set(o.connectPorts)].sort((a, b) => a - b).join(' ')}`,
+    // script's digest is in the spec hash: a reordering must not replace the VM). 443 always: the probe
+    // tunnels to the API's https echo endpoint through every VM (EGRESS, and BASIC without a URL), so a
+    // list without it left the VM Unhealthy for good (docs/health.md).
+    `${SSL_PORTS_ACL}${[...new Set([...ALWAYS_CONNECT_PORTS, ...o.connectPorts])].sort((a, b) => a - b).join(' ')}`,
     `acl Safe_ports port ${SAFE_PORTS.listed.join(' ')} ${SAFE_PORTS.from}-65535`,
     'acl CONNECT method CONNECT',
     ...(blocked ? [`acl proxyplane_blocked dst ${o.blockedDestinations.join(' ')}`] : []),

@@ -75,6 +75,16 @@ describe('renderSquidConf', () => {
     expect(custom).not.toContain('proxyplane_blocked');
   });
 
+  it('always lets CONNECT reach 443: the probe tunnels to the API there through every VM', () => {
+    // Deployed, the EGRESS tier fetches the API's https echo endpoint through the proxy (and BASIC without
+    // a URL is a CONNECT to it): a spec that lists only 8443 left the VM refusing both with 403, Unhealthy
+    // for good while its own port worked.
+    const only8443 = renderSquidConf({ port: 3128, connectPorts: [8443] });
+    expect(only8443).toContain('acl SSL_ports port 443 8443\n');
+    expect(only8443).toBe(renderSquidConf({ port: 3128, connectPorts: [443, 8443] }));
+    expect(connectPortsOfSquidConf(only8443)).toEqual([443, 8443]);
+  });
+
   it.each([
     [{ port: 3128, passwdFile: '/etc/squid/pass word' }],
     [{ port: 3128, passwdFile: 'relative/path' }],

@@ -36,13 +36,26 @@ export function evaluateEgress(
 ): EgressProblem | null {
   const callers = callerIps.map(normalizeIp);
   const leaks = (value: string | undefined) =>
-    value !== undefined && callers.some((c) => value.toLowerCase().includes(c));
+    value !== undefined && callers.some((c) => namesAddress(value.toLowerCase(), c));
   if (leaks(echo.headers['x-forwarded-for']) || leaks(echo.headers.forwarded)) return 'forwarded_header_leak';
   if (leaks(echo.headers.via)) return 'via_header_leak';
   const exit = normalizeIp(echo.exitIp);
   if (exitIp === 'any') return callers.includes(exit) ? 'exit_ip_is_caller' : null;
   if (exit !== normalizeIp(proxyIp)) return 'exit_ip_mismatch';
   return null;
+}
+
+/**
+ * Whether a header value names `ip` itself, not merely holds its characters: 34.1.2.3 is not in
+ * "34.1.2.30" or a proxy's own "1.1 134.1.2.3:3128". The address may stand with a port ("1.2.3.4:80",
+ * "[2001:db8::1]:80"), quoted, among others, or IPv4-mapped ("::ffff:1.2.3.4"). `value` lower-cased.
+ */
+function namesAddress(value: string, ip: string): boolean {
+  // What may not touch the address on either side: more of an address. An IPv4 one may follow "::ffff:"
+  // and precede ":port"; an IPv6 one stands alone (a port needs brackets).
+  const edge = ip.includes(':') ? '[0-9a-f:.]' : '[0-9.]';
+  const escaped = ip.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`(?<!${edge})${escaped}(?!${edge})`).test(value);
 }
 
 export function parseEchoBody(body: string | null): EchoObservation | null {
