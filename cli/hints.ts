@@ -51,6 +51,7 @@ const HINTS: Record<string, Hint> = {
   unknown_lease: () => 'no such lease (it may have expired long ago)',
   lease_expired: () => 'the lease expired: acquire a new one',
   lease_released: () => 'the lease was released: acquire a new one',
+  proxy_withdrawn: () => 'its proxy is being deleted or joined the gateway pool: acquire a new lease',
   invalid_selector: () => 'the selector must be key=value pairs of attribute keys',
   invalid_target: () => 'the target is a host or host:port',
   invalid_ttl: () => 'the TTL is out of range',

@@ -9,6 +9,7 @@ import { ManualClock } from '../../shared/src/ports/clock.js';
 import { SecretAccessError, type SecretReader } from '../../shared/src/ports/secrets.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
 import { ADMIN_TOKEN, leaseTestApp, proxy, writeFleet } from '../support/leases.js';
+import { pollUntil } from '../support/poll.js';
 
 const projectId = testProjectId();
 const db = new Firestore({ projectId });
@@ -482,6 +483,44 @@ describe('renew and release', () => {
     });
     clock.advance(WINDOW_S * 1000);
     expect((await call('POST', `/v1/leases/${other.leaseId}/renew`)).status).toBe(404);
+  });
+});
+
+describe('renewing a lease whose proxy is withdrawn', () => {
+  it('409 proxy_withdrawn once its proxy is being deleted or joins the gateway pool; the lease runs out as granted', async () => {
+    await start([proxy('going', { latencyMillis: 1 }), proxy('pooled', { latencyMillis: 2 })]);
+    const { body: a } = await acquire({ ttlSeconds: 60, exclusive: true });
+    const { body: b } = await acquire({ ttlSeconds: 60, exclusive: true });
+    expect([a.proxy.name, b.proxy.name]).toEqual(['going', 'pooled']);
+    const renew = (id: string) => call('POST', `/v1/leases/${id}/renew`, { ttlSeconds: 600 });
+    expect((await renew(a.leaseId)).status).toBe(200);
+    expect((await renew(b.leaseId)).status).toBe(200);
+    const stored = async (id: string) => (await db.collection(LEASE_COLLECTIONS.leases).doc(id).get()).data();
+
+    const proxies = db.collection('proxies');
+    await proxies.doc('going').update({ deletionRequestedAt: Timestamp.fromDate(clock.now()) });
+    await proxies.doc('pooled').update({ 'spec.gatewayPool': true });
+    // The API's proxy view follows Firestore's listener: a renewal before it caught up still renews.
+    for (const id of [a.leaseId, b.leaseId]) {
+      const refused = await pollUntil(
+        () => renew(id),
+        (r) => r.status === 409,
+        10_000,
+        `renew of ${id} refused`,
+      );
+      expect(refused.body).toMatchObject({ error: 'proxy_withdrawn' });
+      expect(refused.body.message).toMatch(/acquire a new one/);
+    }
+    // A refusal changes nothing: the lease is neither extended nor ended, and counts until it expires (or
+    // is released) as its last renewal set.
+    const before = await stored(a.leaseId);
+    expect((await renew(a.leaseId)).status).toBe(409);
+    const after = await stored(a.leaseId);
+    expect(after?.releasedAt ?? null).toBeNull();
+    expect(after?.renewals).toBe(before?.renewals);
+    expect(after?.expiresAt).toEqual(before?.expiresAt);
+    clock.advance(601_000);
+    expect(await renew(a.leaseId)).toMatchObject({ status: 409, body: { error: 'lease_expired' } });
   });
 });
 

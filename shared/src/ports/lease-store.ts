@@ -46,7 +46,9 @@ export type RenewOutcome =
   | { kind: 'renewed'; lease: Lease }
   | { kind: 'unknown' }
   | { kind: 'expired'; lease: Lease }
-  | { kind: 'released'; lease: Lease };
+  | { kind: 'released'; lease: Lease }
+  /** Active, but its proxy may no longer be leased (being deleted, gone, or held by the gateway). */
+  | { kind: 'withdrawn'; lease: Lease };
 
 export interface LeaseStore {
   /** Resolves once the local views of lease state and cooldowns have loaded. */
@@ -67,8 +69,11 @@ export interface LeaseStore {
   countActive(): Promise<number>;
   coolingDown(proxy: string, target: string | null, now: Date): boolean;
   grant(request: GrantRequest): Promise<GrantOutcome>;
-  /** Extends an active lease to now + ttlSeconds (default: its own TTL); never shortens it. */
-  renew(leaseId: string, ttlSeconds?: number): Promise<RenewOutcome>;
+  /**
+   * Extends an active lease to now + ttlSeconds (default: its own TTL); never shortens it. An active lease
+   * whose proxy `renewable` refuses is left as it is: `withdrawn`.
+   */
+  renew(leaseId: string, ttlSeconds?: number, renewable?: (proxy: string) => boolean): Promise<RenewOutcome>;
   /** Idempotent: releasing an unknown, expired or released lease changes nothing. */
   release(leaseId: string): Promise<void>;
   /** The stored lease, whatever its state, or null when there is none (or its record has been removed). */

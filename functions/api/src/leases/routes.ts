@@ -66,7 +66,9 @@ const renew = createRoute({
   responses: {
     200: jsonContent(RenewResponse, 'Renewed'),
     404: error('unknown_lease'),
-    409: error('lease_expired or lease_released: acquire a new lease'),
+    409: error(
+      'lease_expired, lease_released, or proxy_withdrawn (its proxy is being deleted or joined the gateway pool): acquire a new lease',
+    ),
     ...withBody,
     ...common,
   },
@@ -145,6 +147,15 @@ export function createLeaseRoutes({ service, metrics, log }: LeaseRouteDeps) {
           return c.json({ leaseId: id, expiresAt: expiresAt.toISOString(), ttlSeconds }, 200);
         }
         if (outcome.kind === 'unknown') return c.json(unknown, 404);
+        if (outcome.kind === 'withdrawn') {
+          return c.json(
+            {
+              error: 'proxy_withdrawn',
+              message: `proxy ${outcome.lease.proxy} is being deleted or has joined the gateway pool; the lease runs until ${outcome.lease.expiresAt.toISOString()} and is not renewed: acquire a new one`,
+            },
+            409,
+          );
+        }
         const expired = outcome.kind === 'expired';
         return c.json(
           {

@@ -164,11 +164,24 @@ export class LeaseService {
   /** What the store answered; an ended lease past its report window is unknown, like a removed one. */
   async renew(id: string, ttlSeconds: number | undefined) {
     if (!isLeaseId(id)) return { kind: 'unknown' as const };
-    const outcome = await this.deps.store.renew(id, ttlSeconds);
+    await this.ready();
+    const outcome = await this.deps.store.renew(id, ttlSeconds, (proxy) => this.renewable(proxy));
     if (outcome.kind !== 'unknown' && outcome.kind !== 'renewed' && this.pastWindow(outcome.lease)) {
       return { kind: 'unknown' as const };
     }
     return outcome;
+  }
+
+  /**
+   * A lease is renewed only while its proxy could still be leased at all: not while the proxy is being
+   * deleted (or is gone), nor once it has joined the gateway pool (the planner assigns a pool proxy only
+   * when its leases have ended, so a crawler renewing for ever would keep it out of the pool). Health is
+   * not asked: a lease outlives a flap of its proxy's checks.
+   */
+  private renewable(name: string): boolean {
+    const proxy = this.deps.catalog.get(name);
+    if (!proxy || proxy.deletionRequestedAt) return false;
+    return !proxy.spec.gatewayPool || this.deps.gate.leasable(proxy);
   }
 
   async release(id: string): Promise<void> {

@@ -280,10 +280,18 @@ export class FirestoreLeaseStore implements LeaseStore {
     });
   }
 
-  async renew(leaseId: string, ttlSeconds?: number): Promise<RenewOutcome> {
+  async renew(
+    leaseId: string,
+    ttlSeconds?: number,
+    renewable?: (proxy: string) => boolean,
+  ): Promise<RenewOutcome> {
     const lease = await this.find(leaseId);
     if (!lease) return { kind: 'unknown' };
     if (lease.releasedAt) return { kind: 'released', lease };
+    if (renewable && !renewable(lease.proxy)) {
+      const ended = lease.expiresAt.getTime() <= this.clock.now().getTime();
+      return ended ? { kind: 'expired', lease } : { kind: 'withdrawn', lease };
+    }
     const ttl = ttlSeconds ?? lease.ttlSeconds;
     const budget: Budget = { commits: 0 };
     return this.writing(lease.proxy, async () => {
