@@ -137,6 +137,26 @@ describe('GET /v1/proxies (one route for crawlers and admins)', () => {
     });
   });
 
+  it("lists a proxy's own startup script (spec.cloudInit) to admins only, not to crawlers", async () => {
+    const script = "#!/bin/sh\n# the operator's own boot script\n";
+    const managed = proxy('own-init');
+    await start([
+      { ...managed, spec: { ...managed.spec, cloudInit: { inline: script } } } as typeof managed,
+      proxy('plain'),
+    ]);
+    const asCrawler = await call('GET', '/v1/proxies');
+    const asAdmin = await call('GET', '/v1/proxies', undefined, ADMIN_TOKEN);
+    const byName = (body: { proxies: { name: string; spec: Record<string, unknown> }[] }, name: string) =>
+      body.proxies.find((p) => p.name === name)!;
+    expect(byName(asAdmin.body, 'own-init').spec.cloudInit).toEqual({ inline: script });
+    expect(byName(asCrawler.body, 'own-init').spec).not.toHaveProperty('cloudInit');
+    expect(JSON.stringify(asCrawler.body)).not.toContain('boot script');
+    // Everything else a crawler reads is the same.
+    const { cloudInit: _, ...rest } = byName(asAdmin.body, 'own-init').spec;
+    expect(byName(asCrawler.body, 'own-init').spec).toEqual(rest);
+    expect(byName(asCrawler.body, 'plain')).toEqual(byName(asAdmin.body, 'plain'));
+  });
+
   it('HEAD answers a crawler as GET does (200, no body), not 403 as if it were an admin route', async () => {
     await start();
     const head = await app.request('/v1/proxies?healthy=true', {

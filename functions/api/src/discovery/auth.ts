@@ -70,6 +70,10 @@ export function adminOnlyAuthenticator(tokens: readonly NamedToken[], admin: Aut
   };
 }
 
+/** Whether the caller came in with a crawler token (crawlerOrAdminAuthenticator), not an admin credential. */
+export const isCrawler = (principal: Principal | undefined): boolean =>
+  principal?.kind === 'token' && principal.name.startsWith(CRAWLER_PREFIX);
+
 /** The name a lease records as its holder. */
 export function holderOf(principal: Principal | undefined): string {
   if (!principal) return 'anonymous';

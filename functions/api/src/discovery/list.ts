@@ -72,6 +72,17 @@ export function discoveryView(deps: {
   };
 }
 
+/**
+ * A listed proxy as a crawler sees it: without `spec.cloudInit`. A crawler needs a proxy's attributes,
+ * protocol, health and address, never how its VM boots; and an operator's own startup script (`inline`)
+ * is theirs — it may configure anything, and is listed to admins only.
+ */
+export function crawlerView(p: ListedProxy): ListedProxy {
+  if (!('cloudInit' in p.spec) || p.spec.cloudInit === undefined) return p;
+  const { cloudInit: _, ...spec } = p.spec;
+  return { ...p, spec } as ListedProxy;
+}
+
 /** Without the lease API wired: the healthy filter and flag still work; nothing is leasable, no counts. */
 export const healthOnlyView: DiscoveryView = {
   async list(proxies, filter) {

@@ -4,7 +4,8 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import { etagOf, type IfMatch, parseIfMatch } from '../admin/if-match.js';
 import type { ProxyAdmin } from '../admin/proxy-admin.js';
 import { mergeWith, replaceWith } from '../admin/spec-changes.js';
-import { type DiscoveryView, healthOnlyView } from '../discovery/list.js';
+import { isCrawler } from '../discovery/auth.js';
+import { crawlerView, type DiscoveryView, healthOnlyView } from '../discovery/list.js';
 import { validationHook } from '../validation/hook.js';
 import {
   createProxyRoute,
@@ -40,7 +41,8 @@ export const proxyRoutes = (admin: ProxyAdmin, discovery: DiscoveryView = health
         leasable: flag(query.leasable),
         protocol: query.protocol,
       });
-      return c.json({ proxies, count: proxies.length }, 200);
+      const listed = isCrawler(c.get('principal')) ? proxies.map(crawlerView) : proxies;
+      return c.json({ proxies: listed, count: listed.length }, 200);
     })
     .openapi(getProxyRoute, async (c) => {
       const proxy = await admin.get(c.req.valid('param').name);
