@@ -23,6 +23,11 @@ export interface SessionSettings {
   minFetchIntervalMs: number;
   /** Granted a lower protocol than our highest: offer the highest again this often (protocol-upgrade.ts). */
   protocolUpgradeRetryMs: number;
+  /**
+   * A session lost sooner than this after it was granted, twice running, is not a blip: re-register only
+   * after a growing backoff (session.ts reregister).
+   */
+  quickLossMs: number;
 }
 
 export const DEFAULT_SESSION_SETTINGS: SessionSettings = {
@@ -34,6 +39,7 @@ export const DEFAULT_SESSION_SETTINGS: SessionSettings = {
   finalReportTimeoutMs: 2_000,
   minFetchIntervalMs: 1_000,
   protocolUpgradeRetryMs: 600_000,
+  quickLossMs: 30_000,
 };
 
 export interface SessionDeps {

@@ -8,7 +8,7 @@
 // the highest protocol again while below it (protocol-upgrade.ts), the pull
 // (snapshot-pull.ts), ACKs (ack-loop.ts), the latest full snapshot (full-snapshot.ts), runtime and
 // outcome reports (reporting.ts); how a refusal is waited out and logged is in refusals.ts.
-import type { Backoff } from '../../../../shared/src/domain/gateway/backoff.js';
+import { Backoff } from '../../../../shared/src/domain/gateway/backoff.js';
 import type { ControlReaction } from '../../../../shared/src/domain/gateway/control-reaction.js';
 import type { RegisterResponseBody } from '../../../../shared/src/messages/worker-api.js';
 import type { Reporter, RuntimeView, SnapshotSink, SnapshotSource } from '../session.js';
@@ -68,6 +68,10 @@ export class ControllerSession {
   private readonly reports: ReportLoop;
   private readonly refusals: RefusalLog;
   private lastSessionId: string | null = null;
+  /** When the current session was granted, and how many sessions in a row were lost soon after. */
+  private grantedAt = 0;
+  private quickLosses = 0;
+  private readonly quickLossBackoff: Backoff;
   /** The subscription was gone: once registration has made it again, fetch what was published meanwhile. */
   private fetchAfterRegistration = false;
   private firstApplied: (() => void) | null = null;
@@ -89,6 +93,7 @@ export class ControllerSession {
     this.fetching = new FullSnapshotFetch(this, deps, settings, random, this.now, onError('snapshot fetch'));
     this.pull = new SnapshotPull(this, deps, settings, random, (m) => this.onMessage(m));
     this.refusals = new RefusalLog(deps.log, deps.workerId, this.now);
+    this.quickLossBackoff = new Backoff(settings.backoff, random);
     this.source = { start: (sink) => this.start(sink), stop: () => this.stopPulling() };
     this.reporter = { start: (view) => this.startReporting(view), stop: () => this.stop() };
   }
@@ -174,12 +179,38 @@ export class ControllerSession {
   /** A call answered that our session is gone: register again (once, whoever noticed first). */
   reregister(sessionId: string): void {
     if (this.session?.sessionId !== sessionId) return;
-    this.deps.log.warn('control session lost: registering again', {
-      workerId: this.deps.workerId,
-      sessionId,
-    });
     this.session = null;
-    void this.registration.kick();
+    const livedMs = this.now() - this.grantedAt;
+    if (livedMs >= this.settings.quickLossMs) {
+      this.quickLosses = 0;
+      this.quickLossBackoff.reset();
+    } else this.quickLosses++;
+    if (this.quickLosses < 2) {
+      this.deps.log.warn('control session lost: registering again', {
+        workerId: this.deps.workerId,
+        sessionId,
+      });
+      void this.registration.kick();
+      return;
+    }
+    // Sessions lost as soon as they are granted, again and again: most likely another process registers
+    // with the same worker id (each registration supersedes the other's session), and registering at once
+    // would only keep the two superseding each other, a snapshot pass for every new session.
+    const delay = this.quickLossBackoff.next();
+    this.deps.log.error(
+      'control session lost again soon after it was granted: registering again after a backoff; is another process using this GATEWAY_WORKER_ID?',
+      {
+        event: 'gateway.session_churn',
+        workerId: this.deps.workerId,
+        sessionId,
+        livedMs,
+        lostInARow: this.quickLosses,
+        retryInMs: delay,
+      },
+    );
+    void sleep(delay, this.signal).then(() => {
+      if (!this.session && !this.signal.aborted && !this.draining) void this.registration.kick();
+    });
   }
 
   /**
@@ -207,6 +238,7 @@ export class ControllerSession {
       this.reports.newSession();
     }
     this.session = { sessionId: r.sessionId, registration: r };
+    this.grantedAt = this.now();
     this.deps.log.info('registered with the control plane', {
       event: 'gateway.registered',
       workerId: this.deps.workerId,

@@ -645,6 +645,24 @@ describe('reports', () => {
     ]);
   });
 
+  it('sessions lost as soon as they are granted (a second process with this worker id) re-register only after a growing backoff', async () => {
+    const h = harness();
+    // Every session is superseded before its first report lands: six times, then the other process is gone.
+    h.script('runtime', ...Array.from({ length: 6 }, () => refusal(409, 'stale_session')));
+    await acked(h);
+    await vi.advanceTimersByTimeAsync(20_000);
+    const at = h.client.of('register').map((c) => c.at);
+    expect(at).toHaveLength(7);
+    // The first loss is a blip (registered again at once); from the second, backoff (random = 0: half a step).
+    expect(gaps(at)).toEqual([0, 250, 500, 1_000, 2_000, 4_000]);
+    const churn = h.lines.filter((l) => l.event === 'gateway.session_churn');
+    expect(churn.map((l) => l.lostInARow)).toEqual([2, 3, 4, 5, 6]);
+    expect(churn[0]).toMatchObject({ severity: 'ERROR', retryInMs: 250 });
+    expect(String(churn[0]!.message)).toContain('GATEWAY_WORKER_ID');
+    // The last session stuck: it reports on as usual.
+    expect(h.client.of('runtime').at(-1)!.body).toMatchObject({ sessionId: 'session-7' });
+  });
+
   it('outcome batches are retried under the same sequence until accepted; 413 splits them', async () => {
     const h = harness();
     await acked(h);
