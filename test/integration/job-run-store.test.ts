@@ -63,6 +63,21 @@ describe('FirestoreJobRunStore', () => {
     });
   });
 
+  it('a run that never recorded its end (crash, timeout) is named by the next claim of a gapped job', async () => {
+    await runs.claim('job-d', at(0), 30_000); // dies: no finish
+    await runs.claim('job-d', at(40), 30_000);
+    const running = await runs.get('job-d');
+    expect(running).toMatchObject({ startedAt: at(40), finishedAt: null, ok: null });
+    expect(running?.error).toContain(at(0).toISOString());
+    expect(running?.error).toContain('never recorded its end');
+    // Its own end replaces the warning.
+    await runs.finish('job-d', { startedAt: at(40), finishedAt: at(41), ok: true, counts: {}, error: null });
+    expect(await runs.get('job-d')).toMatchObject({ ok: true, error: null });
+    // A run that finished leaves nothing to say.
+    await runs.claim('job-d', at(80), 30_000);
+    expect(await runs.get('job-d')).toMatchObject({ startedAt: at(80), error: null });
+  });
+
   it('finishing a run whose record is gone writes nothing', async () => {
     await runs.finish('job-c', { startedAt: at(0), finishedAt: at(1), ok: true, counts: {}, error: null });
     expect(await runs.get('job-c')).toBeNull();

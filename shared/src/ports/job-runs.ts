@@ -15,7 +15,9 @@ export interface JobRunStore {
   get(job: string): Promise<JobRun | null>;
   /**
    * Starts a run unless another one started less than `minGapMs` ago (then null). Returns the previous
-   * run (or null on the first) so the caller can derive its window from it.
+   * run (or null on the first) so the caller can derive its window from it. With a gap (runs that are not
+   * meant to overlap), a previous run that never recorded its end is named in the new run's `error` until
+   * the new run finishes: a job whose every run dies must not read as always in progress.
    */
   claim(job: string, now: Date, minGapMs: number): Promise<{ previous: JobRun | null } | null>;
   /**

@@ -50,7 +50,10 @@ export interface JobScheduler {
   /** Every table job Cloud Scheduler has; a table job it lacks is left out (and reported by `missing`). */
   list(): Promise<{ jobs: ScheduledJob[]; missing: string[] }>;
   get(id: string): Promise<ScheduledJob>;
-  /** Dispatches the job's tick now; refused (`paused`) while the job is paused. */
+  /**
+   * Dispatches the job's tick now; refused (`paused`) while the job is paused, and (`refused`) in any other
+   * state but ENABLED (DISABLED, UPDATE_FAILED: states resume cannot leave).
+   */
   run(id: string): Promise<ScheduledJob>;
   /** Idempotent: pausing a paused job answers the paused job. */
   pause(id: string): Promise<ScheduledJob>;

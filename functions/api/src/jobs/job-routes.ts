@@ -62,7 +62,9 @@ export function jobRoutes(controls: JobControls) {
         200: json(JobBody, 'The job'),
         400: error('invalid_request: a body was sent'),
         404: error('unknown_job'),
-        ...(action === 'run' ? { 409: error('job_paused: resume it first') } : {}),
+        ...(action === 'run'
+          ? { 409: error('job_paused: resume it first; conflict: the job is DISABLED or UPDATE_FAILED') }
+          : {}),
         ...(action !== 'run' ? { 409: error("conflict: Cloud Scheduler refused the job's state") } : {}),
         ...common,
       },

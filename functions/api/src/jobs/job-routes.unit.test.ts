@@ -87,6 +87,17 @@ describe('/v1/jobs', () => {
     expect(h.sched.runs).toEqual([]);
   });
 
+  it('refuses to run a DISABLED job: 409 conflict naming the state, not job_paused', async () => {
+    const h = setup();
+    h.sched.jobs.get('gc-sweep')!.state = 'DISABLED';
+    const res = await h.call('POST', '/v1/jobs/gc-sweep:run');
+    expect(res.status).toBe(409);
+    const body = (await res.json()) as { error: string; message: string };
+    expect(body.error).toBe('conflict');
+    expect(body.message).toContain('DISABLED');
+    expect(h.sched.runs).toEqual([]);
+  });
+
   it.each([
     ['GET', '/v1/jobs/nope'],
     ['POST', '/v1/jobs/nope:run'],

@@ -27,7 +27,7 @@ export class FirestoreJobRunStore implements JobRunStore {
           finishedAt: null,
           ok: null,
           counts: previous?.counts ?? {},
-          error: null,
+          error: unfinishedNote(previous, minGapMs),
           previousStartedAt: previous ? Timestamp.fromDate(previous.startedAt) : null,
         });
         return { previous };
@@ -60,6 +60,17 @@ export class FirestoreJobRunStore implements JobRunStore {
     const snap = await this.db.collection(Collections.jobRuns).get();
     return snap.docs.map((d) => fromDoc(d.id, d.data()));
   }
+}
+
+/**
+ * A run that died (crash, function timeout) never records its end, and the next claim overwrites its
+ * record: without this note a job whose every run dies would only ever read "in progress". Said while the
+ * new run is in progress (its own end replaces it). Only for jobs claimed with a gap (gc, probe), whose
+ * runs are not meant to overlap: requeue's and snapshot's may, so an unfinished predecessor means nothing.
+ */
+function unfinishedNote(previous: JobRun | null, minGapMs: number): string | null {
+  if (!previous || previous.finishedAt !== null || minGapMs <= 0) return null;
+  return `the previous run, started ${previous.startedAt.toISOString()}, never recorded its end: it crashed, timed out, or is still running`;
 }
 
 const date = (v: unknown): Date | null => (v instanceof Timestamp ? v.toDate() : null);

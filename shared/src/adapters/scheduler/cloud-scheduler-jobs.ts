@@ -71,6 +71,14 @@ export class CloudSchedulerJobs implements JobScheduler {
     if (current.state === 'PAUSED') {
       throw new JobSchedulerError('paused', `job ${id} is paused; resume it first`);
     }
+    // DISABLED / UPDATE_FAILED are the system's states, which resume cannot leave: answering "paused,
+    // resume it first" would send the operator to a resume that is refused in turn.
+    if (current.state !== 'ENABLED') {
+      throw new JobSchedulerError(
+        'refused',
+        `job ${id} is ${current.state}, not ENABLED: resume cannot change that (see terraform/scheduler.tf)`,
+      );
+    }
     return this.call(id, 'run', (name) => this.client.runJob({ name }));
   }
 

@@ -129,6 +129,19 @@ describe('CloudSchedulerJobs', () => {
     await expect(jobs.resume('a')).rejects.toMatchObject({ kind: 'refused' });
   });
 
+  it.each(['DISABLED', 'UPDATE_FAILED'])(
+    'run of a %s job is refused (conflict), not "paused: resume it first"',
+    async (state) => {
+      const { fake, jobs } = setup();
+      fake.states.set(`${parent}/jobs/a`, state);
+      const err = await jobs.run('a').catch((e: unknown) => e);
+      expect(err).toMatchObject({ kind: 'refused' });
+      expect((err as Error).message).toContain(state);
+      // Refused before asking Cloud Scheduler to dispatch a tick it would refuse (or run on a broken job).
+      expect(fake.calls).toEqual(['get a']);
+    },
+  );
+
   it.each([
     [googleError(403, 'PERMISSION_DENIED'), 'denied'],
     [googleError(503, 'UNAVAILABLE'), 'unavailable'],

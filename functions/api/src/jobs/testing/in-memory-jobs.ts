@@ -59,6 +59,7 @@ export class InMemoryJobScheduler implements JobScheduler {
   async run(id: string) {
     const job = this.job(id);
     if (job.state === 'PAUSED') throw new JobSchedulerError('paused', `${id} is paused`);
+    if (job.state !== 'ENABLED') throw new JobSchedulerError('refused', `${id} is ${job.state}`);
     this.runs.push(id);
     job.lastAttemptTime = this.now();
     job.lastStatus = { code: 'OK', message: '' };
