@@ -15,6 +15,7 @@ import type {
 import type { Clock } from '../../../shared/src/ports/clock.js';
 import { type Provider, ProviderError, type ProviderRegistry } from '../../../shared/src/ports/provider.js';
 import type { ProxyStore, StoredProxy } from '../../../shared/src/ports/proxy-store.js';
+import type { ReplacementSlots } from '../../../shared/src/ports/replacement-slots.js';
 import type { CloudInitResolver } from './cloud-init.js';
 import type { HealthSource } from './health-source.js';
 
@@ -25,6 +26,8 @@ export interface PassDeps {
   health: HealthSource;
   clock: Clock;
   intervals: PollIntervals;
+  /** The fleet-wide cap on concurrent stale-hash replacements (RECONCILE_MAX_REPLACING). */
+  slots: ReplacementSlots;
 }
 
 /** A failure worth a Pub/Sub redelivery: the handler throws it. */
@@ -89,6 +92,14 @@ export async function runPass(deps: PassDeps, name: string, fresh: boolean): Pro
     if (!current) return { kind: 'not-found' };
     if (current.version !== stored.version) return { kind: 'conflict', plan, proxy };
   }
+  // A serving instance is deleted for a stale hash only with a replacement slot, asked for right before
+  // acting (after the checks above, so a pass that will not act takes none). Taking is idempotent: a
+  // duplicate delivery, or this proxy's next pass, finds the slot it holds. Refused, the pass decides
+  // again with the refusal: the old instance keeps serving and the proxy asks again later.
+  if (plan.slot === 'take' && !obs.replacementSlot) {
+    obs = { ...obs, replacementSlot: await deps.slots.take({ proxy: proxy.name, uid: proxy.uid }) };
+    if (!obs.replacementSlot?.granted) plan = reconcile(proxy, obs, deps.intervals);
+  }
   let created: CreatedInstance | undefined;
   if (plan.action && plan.action.kind !== 'deleteDocument') {
     const result = await act(provider!, plan);
@@ -103,6 +114,9 @@ export async function runPass(deps: PassDeps, name: string, fresh: boolean): Pro
       plan.requeue.failure,
     );
   }
+  // Freed before the status write: a crash in between leaves the slot free and the pass re-runs (release
+  // is idempotent), never a slot held by a replacement that is over.
+  if (plan.slot === 'release') await deps.slots.release({ proxy: proxy.name, uid: proxy.uid });
   if (plan.action?.kind === 'deleteDocument') {
     const outcome = await deps.store.deleteDocument(name, stored.version);
     if (outcome === 'conflict') return { kind: 'conflict', plan, proxy };
