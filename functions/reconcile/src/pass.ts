@@ -80,6 +80,16 @@ export async function runPass(deps: PassDeps, name: string, fresh: boolean): Pro
     obs = { ...obs, cloudInit };
     plan = reconcile(proxy, obs, deps.intervals);
   }
+  // A serving instance is deleted for a stale hash only with a replacement slot, asked for right before
+  // acting. Taking is idempotent: a duplicate delivery, or this proxy's next pass, finds the slot it
+  // holds. Refused, the pass decides again with the refusal: the old instance keeps serving and the
+  // proxy asks again later. It comes before the version check below, never between that check and the
+  // delete: the check is what proves the instance is still the old one, and a transaction waiting on a
+  // contended document in between would let a concurrent pass build the replacement meanwhile.
+  if (plan.slot === 'take' && !obs.replacementSlot) {
+    obs = { ...obs, replacementSlot: await deps.slots.take({ proxy: proxy.name, uid: proxy.uid }) };
+    if (!obs.replacementSlot?.granted) plan = reconcile(proxy, obs, deps.intervals);
+  }
   // An instance delete is never decided on a document another pass has moved since: instance names are a
   // pure function of the UID, so a replacement built meanwhile (by a concurrent delivery) answers to the
   // same providerId, and a pass holding the old status or spec takes it for the old instance — its label
@@ -91,14 +101,6 @@ export async function runPass(deps: PassDeps, name: string, fresh: boolean): Pro
     const current = await deps.store.get(name);
     if (!current) return { kind: 'not-found' };
     if (current.version !== stored.version) return { kind: 'conflict', plan, proxy };
-  }
-  // A serving instance is deleted for a stale hash only with a replacement slot, asked for right before
-  // acting (after the checks above, so a pass that will not act takes none). Taking is idempotent: a
-  // duplicate delivery, or this proxy's next pass, finds the slot it holds. Refused, the pass decides
-  // again with the refusal: the old instance keeps serving and the proxy asks again later.
-  if (plan.slot === 'take' && !obs.replacementSlot) {
-    obs = { ...obs, replacementSlot: await deps.slots.take({ proxy: proxy.name, uid: proxy.uid }) };
-    if (!obs.replacementSlot?.granted) plan = reconcile(proxy, obs, deps.intervals);
   }
   let created: CreatedInstance | undefined;
   if (plan.action && plan.action.kind !== 'deleteDocument') {
