@@ -369,6 +369,19 @@ describe('reconcile handler: replacements paced by RECONCILE_MAX_REPLACING', () 
     expect((t.slots as InMemoryReplacementSlots).slots).toEqual([]);
   });
 
+  it('a queued proxy’s retries read the cloud-init fresh: a stale cache on another instance cannot hide the rotation', async () => {
+    // This function instance's cache still holds the old version; only a fresh read sees the new one.
+    t.deps.cloudInit = { resolve: async (_p, { fresh }) => (fresh ? rotatedScript : script) };
+    await t.run('p1', 'secret-rotated');
+    await t.run('p2', 'secret-rotated');
+    expect((await t.doc('p2'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.ReplacementQueued);
+    await t.slots.release({ proxy: 'p1', uid: (await t.doc('p1'))!.uid });
+    t.clock.advance(iv.ReplacementRetry);
+    await t.run('p2'); // a plain requeue, as the sweep sends it
+    expect((t.slots as InMemoryReplacementSlots).slots).toMatchObject([{ proxy: 'p2' }]);
+    expect((await t.doc('p2'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.Replacing);
+  });
+
   it('a deleted holder frees its slot for the next proxy', async () => {
     t.setCloudInit(rotatedScript);
     await t.run('p1', 'secret-rotated');

@@ -2,6 +2,7 @@
 // write). Port of the seed's Reconcile body (§2); the state machine itself is shared/src/domain/reconcile.
 import type { ManagedSpec, ProxyResource, ProxyStatus } from '../../../shared/src/domain/proxy.js';
 import { settle } from '../../../shared/src/domain/reconcile/failure.js';
+import { awaitsReplacementSlot } from '../../../shared/src/domain/reconcile/managed.js';
 import { finalizeStatus, statusChanged } from '../../../shared/src/domain/reconcile/patch-status.js';
 import { observationNeeds, reconcile } from '../../../shared/src/domain/reconcile/reconcile.js';
 import type {
@@ -64,6 +65,10 @@ export async function runPass(deps: PassDeps, name: string, fresh: boolean): Pro
   if (!stored) return { kind: 'not-found' };
   const { proxy } = stored;
   const provider = providerOf(deps.providers, proxy);
+  // A proxy waiting for a replacement slot retries through plain requeues, and what it waits on is the
+  // very change a cached resolution (another function instance's, from before the rotation) may hide:
+  // on a stale cache its retry would find nothing to replace and fall back to the drift poll.
+  if (awaitsReplacementSlot(proxy)) fresh = true;
   let obs = await observe(deps, proxy, provider, fresh);
 
   let plan = reconcile(proxy, obs, deps.intervals);
