@@ -3,6 +3,7 @@
 // pure slot arithmetic (domain/reconcile/replacement-slots.ts), so concurrent takers never exceed the cap
 // and a duplicate delivery finds its own slot. Only the reconcile function writes it.
 import { type DocumentData, type Firestore, Timestamp } from '@google-cloud/firestore';
+import { z } from 'zod';
 import {
   REPLACEMENT_SLOT_STALE_MS,
   type ReplacementSlot,
@@ -54,6 +55,9 @@ export class FirestoreReplacementSlots implements ReplacementSlots {
 
   async release(holder: SlotHolder): Promise<boolean> {
     if (this.policy.limit === 0) return false;
+    // Most releases are asked by a first create's pass, which holds nothing: a plain read settles those
+    // (a committed take is visible to it) without a transaction on the contended document.
+    if (!releaseSlot(slotsOf((await this.ref().get()).data()), holder).next) return false;
     return this.change((slots) => releaseSlot(slots, holder));
   }
 
@@ -77,12 +81,21 @@ export class FirestoreReplacementSlots implements ReplacementSlots {
   }
 }
 
+const StoredSlot = z.object({
+  proxy: z.string().min(1),
+  uid: z.string().min(1),
+  takenAt: z.instanceof(Timestamp).transform((t) => t.toDate()),
+});
+
+/**
+ * The slots stored. An entry that does not parse (a hand edit) is dropped: it holds no room, and the next
+ * write leaves it out — the document is small, disposable state, never worth wedging replacements over.
+ */
 function slotsOf(data: DocumentData | undefined): ReplacementSlot[] {
   const raw: unknown = data?.slots;
   if (!Array.isArray(raw)) return [];
-  return raw.flatMap((s: Record<string, unknown>) =>
-    typeof s?.proxy === 'string' && typeof s.uid === 'string' && s.takenAt instanceof Timestamp
-      ? [{ proxy: s.proxy, uid: s.uid, takenAt: s.takenAt.toDate() }]
-      : [],
-  );
+  return raw.flatMap((s) => {
+    const parsed = StoredSlot.safeParse(s);
+    return parsed.success ? [parsed.data] : [];
+  });
 }
