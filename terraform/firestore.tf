@@ -18,6 +18,7 @@ locals {
     gateway_config  = "gatewayConfig"  # gatewayConfig/routing: the ordered routes of every snapshot
     reclaims        = "reclaims"       # reclaims/{proxy}: pool proxy taken out for an exclusive lease, expireAt
     cursors         = "cursors"        # cursors/probe-passive: how far the probe has counted workerOutcomes
+    replacements    = "replacements"   # replacements/slots: the replacement slots pacing stale-hash replacements (reconcile)
   }
 
   # TTL policies on every collection whose documents expire: the lease service's (shared/src/adapters/

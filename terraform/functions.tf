@@ -51,6 +51,8 @@ locals {
       GCE_NETWORK             = google_compute_network.plane.self_link
       GCE_SERVICE_ACCOUNT     = google_service_account.proxy_vm.email
       RECONCILE_DRIFT_POLL_MS = local.drift_poll_ms
+      # Stale-hash replacements at once, fleet-wide (docs/gc-and-rotation.md § Rolling replacement).
+      RECONCILE_MAX_REPLACING = tostring(var.reconcile_max_replacing)
     }
     # The requeue sweep drift-polls the steady fleet every DriftPoll (it reads only reconcile's poll intervals).
     requeue = {

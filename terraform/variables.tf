@@ -173,6 +173,17 @@ variable "drift_poll_seconds" {
   }
 }
 
+variable "reconcile_max_replacing" {
+  description = "RECONCILE_MAX_REPLACING of reconcile: at most this many managed proxies are replaced for a stale spec hash at once, fleet-wide (a secret rotation, a spec edit or a new default cloud-init rolls through the fleet this many at a time; the others keep serving on their old VM, reason ReplacementQueued). 0 = unlimited (every stale proxy is down for a boot at once). docs/gc-and-rotation.md § Rolling replacement."
+  type        = number
+  default     = 5
+
+  validation {
+    condition     = var.reconcile_max_replacing >= 0 && var.reconcile_max_replacing <= 1000 && floor(var.reconcile_max_replacing) == var.reconcile_max_replacing
+    error_message = "reconcile_max_replacing must be an integer from 0 (unlimited) to 1000."
+  }
+}
+
 variable "crawler_cidrs" {
   description = "CIDR ranges of the crawlers that use leased proxies directly (not through the gateway). The gateway's and probes' NAT addresses are always admitted."
   type        = list(string)

@@ -7,6 +7,7 @@ import type { CloudInitResolver } from '../../functions/reconcile/src/cloud-init
 import type { ReconcileDeps } from '../../functions/reconcile/src/handler.js';
 import { noHealth } from '../../functions/reconcile/src/health-source.js';
 import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
+import { FirestoreReplacementSlots } from '../../shared/src/adapters/firestore/replacement-slots.js';
 import { makeGceProvider } from '../../shared/src/adapters/gce/clients.js';
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import { defaultPollIntervals } from '../../shared/src/domain/reconcile/types.js';
@@ -111,6 +112,7 @@ export async function startReconcilePlane(opts: { bootDelayMs: number }): Promis
     publisher: { publish: async (r) => void published.push(r) },
     log: memoryLogger(),
     maxPasses: 25,
+    slots: new FirestoreReplacementSlots(db, { limit: 5, clock: systemClock }),
   };
   return {
     projectId,

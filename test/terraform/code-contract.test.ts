@@ -190,6 +190,14 @@ describe('drift poll', () => {
   });
 });
 
+describe('replacement cap', () => {
+  it('reconcile runs with reconcile_max_replacing as RECONCILE_MAX_REPLACING', () => {
+    const cap = values.variable('reconcile_max_replacing') as number;
+    expect(cap).toBe(5);
+    expect(configOf<{ RECONCILE_MAX_REPLACING: number }>('reconcile').RECONCILE_MAX_REPLACING).toBe(cap);
+  });
+});
+
 describe('requeue: the loop docs/cost.md prices is the one the deployed config runs', () => {
   it('its window, listDue polls a tick, steady-fleet listing period and memory', () => {
     const config = configOf<RequeueConfig>('requeue');

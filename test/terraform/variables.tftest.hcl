@@ -171,6 +171,14 @@ run "rejects_drift_poll_under_a_minute" {
   expect_failures = [var.drift_poll_seconds]
 }
 
+run "rejects_a_negative_replacement_cap" {
+  command = plan
+  variables {
+    reconcile_max_replacing = -1
+  }
+  expect_failures = [var.reconcile_max_replacing]
+}
+
 run "rejects_secrets_without_discovery_tokens" {
   command = plan
   variables {

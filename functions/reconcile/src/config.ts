@@ -11,6 +11,13 @@ export const ReconcileEnv = BaseEnv.extend({
   RECONCILE_DELETION_POLL_MS: ms,
   RECONCILE_DRIFT_POLL_MS: ms,
   RECONCILE_QUOTA_RETRY_MS: ms,
+  /** How soon a proxy that found no replacement slot asks again (default 30 s). */
+  RECONCILE_REPLACEMENT_RETRY_MS: ms,
+  /**
+   * At most this many managed proxies replaced for a stale spec hash at once, fleet-wide (a rotation of
+   * a secret every proxy shares rolls through the fleet this many at a time). 0 = unlimited.
+   */
+  RECONCILE_MAX_REPLACING: z.coerce.number().int().min(0).max(1000).default(5),
   /** How long a resolved secret version / cloud-init stays cached for routine passes (0 = never). */
   RECONCILE_SECRET_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(300),
   /** Passes one delivery may run in-process (RequeueNow loops and conflict re-reads) before handing off. */
@@ -52,5 +59,6 @@ export function pollIntervals(config: Partial<ReconcileConfig>): PollIntervals {
     DeletionPoll: config.RECONCILE_DELETION_POLL_MS ?? defaultPollIntervals.DeletionPoll,
     DriftPoll: config.RECONCILE_DRIFT_POLL_MS ?? defaultPollIntervals.DriftPoll,
     QuotaRetry: config.RECONCILE_QUOTA_RETRY_MS ?? defaultPollIntervals.QuotaRetry,
+    ReplacementRetry: config.RECONCILE_REPLACEMENT_RETRY_MS ?? defaultPollIntervals.ReplacementRetry,
   };
 }

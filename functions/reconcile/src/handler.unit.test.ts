@@ -9,6 +9,7 @@ import type { ReconcileRequest } from '../../../shared/src/messages/reconcile-re
 import { ManualClock } from '../../../shared/src/ports/clock.js';
 import { FakeProvider } from '../../../shared/src/testing/fake-provider.js';
 import { InMemoryProxyStore } from '../../../shared/src/testing/in-memory-proxy-store.js';
+import { InMemoryReplacementSlots } from '../../../shared/src/testing/in-memory-replacement-slots.js';
 import { aProxy, externalSpec, managedSpec } from '../../../shared/src/testing/proxy-fixtures.js';
 import type { CloudInitResolver } from './cloud-init.js';
 import { handleReconcile, onReconcileEvent, type ReconcileDeps } from './handler.js';
@@ -16,7 +17,7 @@ import { noHealth } from './health-source.js';
 
 const script = { ok: true as const, script: '#!/bin/sh\n', digest: 'sha256:x', credentialsSecret: null };
 
-function setup() {
+function setup(maxReplacing = 0) {
   const store = new InMemoryProxyStore();
   const provider = new FakeProvider();
   const clock = new ManualClock(new Date('2026-03-01T00:00:00Z'));
@@ -33,6 +34,7 @@ function setup() {
     publisher: { publish: async (r) => void published.push(r) },
     log,
     maxPasses: 6,
+    slots: new InMemoryReplacementSlots(maxReplacing, clock),
   };
   const run = (proxy = 'p1', reason: ReconcileRequest['reason'] = 'requeue') =>
     handleReconcile(deps, { proxy, reason });
@@ -40,7 +42,7 @@ function setup() {
   const setCloudInit = (c: typeof cloudInit) => {
     cloudInit = c;
   };
-  return { store, provider, clock, published, log, deps, run, doc, setCloudInit };
+  return { store, provider, clock, published, log, deps, run, doc, setCloudInit, slots: deps.slots };
 }
 
 let t: ReturnType<typeof setup>;
@@ -314,5 +316,87 @@ describe('reconcile handler: external, conflicts, poison', () => {
       phase: 'Provisioning',
       result: 'written',
     });
+  });
+});
+
+describe('reconcile handler: replacements paced by RECONCILE_MAX_REPLACING', () => {
+  const rotatedScript = { ...script, credentialsSecret: 'projects/p/secrets/c/versions/8' };
+  const names = ['p1', 'p2', 'p3'];
+
+  beforeEach(async () => {
+    t = setup(1);
+    for (const name of names) {
+      await create(aProxy({ name, uid: `${name.slice(1)}0000000-0000-4000-8000-000000000000` }));
+      await t.run(name, 'created');
+    }
+    t.provider.bootAll();
+    for (const name of names) await t.run(name);
+  });
+
+  it('one at a time: the others keep serving, Ready-able and queued, and proceed once the slot frees', async () => {
+    t.setCloudInit(rotatedScript);
+    for (const name of names) await t.run(name, 'secret-rotated');
+    expect(t.provider.callsOf('delete')).toBe(1);
+    expect(t.slots).toMatchObject({ slots: [{ proxy: 'p1' }] });
+    for (const name of ['p2', 'p3']) {
+      const p = (await t.doc(name))!;
+      expect(p.status).toMatchObject({ phase: 'Provisioned', ip: expect.any(String) });
+      expect(p.status.conditions[0]).toMatchObject({
+        status: 'True',
+        reason: ProvisionedReason.ReplacementQueued,
+      });
+      expect(p.status.nextReconcileAt).toEqual(new Date(t.clock.now().getTime() + iv.ReplacementRetry));
+    }
+    // A duplicate delivery for the holder takes no second slot and deletes nothing more.
+    await t.run('p1', 'secret-rotated');
+    expect(t.slots).toMatchObject({ slots: [{ proxy: 'p1' }] });
+
+    const replaced = new Set<string>();
+    for (let round = 0; round < 30 && replaced.size < names.length; round++) {
+      t.clock.advance(iv.ReplacementRetry);
+      t.provider.bootAll();
+      for (const name of names) {
+        await t.run(name);
+        const p = (await t.doc(name))!;
+        if (p.status.phase === 'Provisioned' && p.status.conditions[0]?.reason === 'Created')
+          replaced.add(name);
+      }
+      expect((t.slots as InMemoryReplacementSlots).slots.length).toBeLessThanOrEqual(1);
+    }
+    expect([...replaced].sort()).toEqual(names);
+    // Each replaced exactly once (a delete is re-issued while the old instance is still going).
+    expect(t.provider.created).toBe(6);
+    expect((t.slots as InMemoryReplacementSlots).slots).toEqual([]);
+  });
+
+  it('a queued proxy’s retries read the cloud-init fresh: a stale cache on another instance cannot hide the rotation', async () => {
+    // This function instance's cache still holds the old version; only a fresh read sees the new one.
+    t.deps.cloudInit = { resolve: async (_p, { fresh }) => (fresh ? rotatedScript : script) };
+    await t.run('p1', 'secret-rotated');
+    await t.run('p2', 'secret-rotated');
+    expect((await t.doc('p2'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.ReplacementQueued);
+    await t.slots.release({ proxy: 'p1', uid: (await t.doc('p1'))!.uid });
+    t.clock.advance(iv.ReplacementRetry);
+    await t.run('p2'); // a plain requeue, as the sweep sends it
+    expect((t.slots as InMemoryReplacementSlots).slots).toMatchObject([{ proxy: 'p2' }]);
+    expect((await t.doc('p2'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.Replacing);
+  });
+
+  it('a deleted holder frees its slot for the next proxy', async () => {
+    t.setCloudInit(rotatedScript);
+    await t.run('p1', 'secret-rotated');
+    await t.run('p2', 'secret-rotated');
+    expect((await t.doc('p2'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.ReplacementQueued);
+    await t.store.requestDeletion('p1', t.clock.now());
+    for (let i = 0; i < 4 && (await t.doc('p1')); i++) {
+      t.clock.advance(iv.DeletionPoll);
+      await t.run('p1');
+    }
+    expect(await t.doc('p1')).toBeNull();
+    expect((t.slots as InMemoryReplacementSlots).slots).toEqual([]);
+    t.clock.advance(iv.ReplacementRetry);
+    await t.run('p2');
+    expect((t.slots as InMemoryReplacementSlots).slots).toMatchObject([{ proxy: 'p2' }]);
+    expect((await t.doc('p2'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.Replacing);
   });
 });

@@ -13,6 +13,7 @@ import { defaultPollIntervals as iv } from '../../../shared/src/domain/reconcile
 import { ManualClock } from '../../../shared/src/ports/clock.js';
 import { FakeProvider } from '../../../shared/src/testing/fake-provider.js';
 import { InMemoryProxyStore } from '../../../shared/src/testing/in-memory-proxy-store.js';
+import { InMemoryReplacementSlots } from '../../../shared/src/testing/in-memory-replacement-slots.js';
 import { aProxy, externalSpec, managedSpec } from '../../../shared/src/testing/proxy-fixtures.js';
 import { seedOf } from '../../probe/src/probe-pass.js';
 import { handleReconcile, type ReconcileDeps } from './handler.js';
@@ -35,6 +36,7 @@ function setup() {
     publisher: { publish: async () => {} },
     log: memoryLogger(),
     maxPasses: 6,
+    slots: new InMemoryReplacementSlots(0, clock),
   };
   const doc = async () => (await store.get('p1'))!.proxy;
   /** One probe of p1 as the probe pass decides it (BASIC and EGRESS alike), stored like the pass does. */

@@ -2,6 +2,7 @@
 // write). Port of the seed's Reconcile body (§2); the state machine itself is shared/src/domain/reconcile.
 import type { ManagedSpec, ProxyResource, ProxyStatus } from '../../../shared/src/domain/proxy.js';
 import { settle } from '../../../shared/src/domain/reconcile/failure.js';
+import { awaitsReplacementSlot } from '../../../shared/src/domain/reconcile/managed.js';
 import { finalizeStatus, statusChanged } from '../../../shared/src/domain/reconcile/patch-status.js';
 import { observationNeeds, reconcile } from '../../../shared/src/domain/reconcile/reconcile.js';
 import type {
@@ -15,6 +16,7 @@ import type {
 import type { Clock } from '../../../shared/src/ports/clock.js';
 import { type Provider, ProviderError, type ProviderRegistry } from '../../../shared/src/ports/provider.js';
 import type { ProxyStore, StoredProxy } from '../../../shared/src/ports/proxy-store.js';
+import type { ReplacementSlots } from '../../../shared/src/ports/replacement-slots.js';
 import type { CloudInitResolver } from './cloud-init.js';
 import type { HealthSource } from './health-source.js';
 
@@ -25,6 +27,8 @@ export interface PassDeps {
   health: HealthSource;
   clock: Clock;
   intervals: PollIntervals;
+  /** The fleet-wide cap on concurrent stale-hash replacements (RECONCILE_MAX_REPLACING). */
+  slots: ReplacementSlots;
 }
 
 /** A failure worth a Pub/Sub redelivery: the handler throws it. */
@@ -61,6 +65,10 @@ export async function runPass(deps: PassDeps, name: string, fresh: boolean): Pro
   if (!stored) return { kind: 'not-found' };
   const { proxy } = stored;
   const provider = providerOf(deps.providers, proxy);
+  // A proxy waiting for a replacement slot retries through plain requeues, and what it waits on is the
+  // very change a cached resolution (another function instance's, from before the rotation) may hide:
+  // on a stale cache its retry would find nothing to replace and fall back to the drift poll.
+  if (awaitsReplacementSlot(proxy)) fresh = true;
   let obs = await observe(deps, proxy, provider, fresh);
 
   let plan = reconcile(proxy, obs, deps.intervals);
@@ -76,6 +84,16 @@ export async function runPass(deps: PassDeps, name: string, fresh: boolean): Pro
     });
     obs = { ...obs, cloudInit };
     plan = reconcile(proxy, obs, deps.intervals);
+  }
+  // A serving instance is deleted for a stale hash only with a replacement slot, asked for right before
+  // acting. Taking is idempotent: a duplicate delivery, or this proxy's next pass, finds the slot it
+  // holds. Refused, the pass decides again with the refusal: the old instance keeps serving and the
+  // proxy asks again later. It comes before the version check below, never between that check and the
+  // delete: the check is what proves the instance is still the old one, and a transaction waiting on a
+  // contended document in between would let a concurrent pass build the replacement meanwhile.
+  if (plan.slot === 'take' && !obs.replacementSlot) {
+    obs = { ...obs, replacementSlot: await deps.slots.take({ proxy: proxy.name, uid: proxy.uid }) };
+    if (!obs.replacementSlot?.granted) plan = reconcile(proxy, obs, deps.intervals);
   }
   // An instance delete is never decided on a document another pass has moved since: instance names are a
   // pure function of the UID, so a replacement built meanwhile (by a concurrent delivery) answers to the
@@ -103,6 +121,9 @@ export async function runPass(deps: PassDeps, name: string, fresh: boolean): Pro
       plan.requeue.failure,
     );
   }
+  // Freed before the status write: a crash in between leaves the slot free and the pass re-runs (release
+  // is idempotent), never a slot held by a replacement that is over.
+  if (plan.slot === 'release') await deps.slots.release({ proxy: proxy.name, uid: proxy.uid });
   if (plan.action?.kind === 'deleteDocument') {
     const outcome = await deps.store.deleteDocument(name, stored.version);
     if (outcome === 'conflict') return { kind: 'conflict', plan, proxy };

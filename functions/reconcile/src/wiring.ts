@@ -3,6 +3,7 @@
 import { Firestore } from '@google-cloud/firestore';
 import { FirestoreHealthStore } from '../../../shared/src/adapters/firestore/health-store.js';
 import { FirestoreProxyStore } from '../../../shared/src/adapters/firestore/proxy-store.js';
+import { FirestoreReplacementSlots } from '../../../shared/src/adapters/firestore/replacement-slots.js';
 import { makeGceProvider } from '../../../shared/src/adapters/gce/clients.js';
 import { jsonLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { withRequestLog } from '../../../shared/src/adapters/provider-requests.js';
@@ -61,6 +62,7 @@ export function reconcileDeps(
     ),
     clock: systemClock,
     intervals: pollIntervals(config),
+    slots: new FirestoreReplacementSlots(db, { limit: config.RECONCILE_MAX_REPLACING, clock: systemClock }),
     log,
     maxPasses: config.RECONCILE_MAX_PASSES,
   };

@@ -163,6 +163,8 @@ export const ProvisionedReason = {
   Provisioning: 'Provisioning',
   Created: 'Created',
   Replacing: 'Replacing',
+  /** Provisioned=True: the spec hash is stale, but no replacement slot is free; the old instance serves. */
+  ReplacementQueued: 'ReplacementQueued',
   Deleting: 'Deleting',
   ExternalEndpoint: 'ExternalEndpoint',
   QuotaExceeded: 'QuotaExceeded',

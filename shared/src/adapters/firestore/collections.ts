@@ -15,4 +15,6 @@ export const Collections = {
   jobRuns: 'jobRuns',
   /** cursors/probe-passive: how far the probe has consumed workerOutcomes (ports/passive-feed.ts). */
   cursors: 'cursors',
+  /** replacements/slots: the replacement slots that pace stale-hash replacements (ports/replacement-slots.ts). */
+  replacements: 'replacements',
 } as const;

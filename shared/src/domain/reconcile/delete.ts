@@ -14,6 +14,8 @@ export function reconcileDelete(proxy: ProxyResource, obs: Observation, iv: Poll
     status,
     action: { kind: 'deleteDocument' },
     requeue: { kind: 'none' },
+    // A proxy deleted mid-replacement frees its replacement slot.
+    slot: 'release',
   });
 
   if (!status.providerId) return removeDocument('delete/no-instance');

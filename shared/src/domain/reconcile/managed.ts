@@ -13,7 +13,7 @@ import {
 import { specHash } from '../spec-hash.js';
 import { applyHealth, clearInstance, findCondition, setProvisioned, verdictFor } from './conditions.js';
 import { providerFailure } from './failure.js';
-import type { InstanceRequest, Observation, Plan, PollIntervals } from './types.js';
+import type { InstanceRequest, Observation, ObservedInstance, Plan, PollIntervals } from './types.js';
 
 type Managed = ProxyResource & { spec: ManagedSpec };
 
@@ -22,6 +22,10 @@ export function isLatched(proxy: ProxyResource): boolean {
   const c = findCondition(proxy.status, ConditionType.Provisioned);
   return c?.reason === ProvisionedReason.PermanentError && c.observedGeneration === proxy.generation;
 }
+
+/** Waiting for a replacement slot: the old instance serves while the hash it was built from is stale. */
+export const awaitsReplacementSlot = (proxy: ProxyResource): boolean =>
+  findCondition(proxy.status, ConditionType.Provisioned)?.reason === ProvisionedReason.ReplacementQueued;
 
 export function instanceRequest(
   proxy: Managed,
@@ -173,23 +177,16 @@ export function reconcileManaged(proxy: Managed, obs: Observation, iv: PollInter
         requeue: { kind: 'after', ms: iv.ProvisioningPoll },
       };
     case 'Running': {
-      const ip = inst.ip;
-      const staged = setProvisioned(
-        { ...status, ip },
-        true,
-        ProvisionedReason.Created,
-        `instance running at ${ip}`,
-        gen,
-        now,
-      );
-      // Only a verdict about the instance this status now describes (instance-key.ts).
-      const verdict = verdictFor(obs.health, healthInstanceKey({ spec: proxy.spec, status: staged }));
-      return {
+      const plan: Plan = {
         branch: 'running',
-        status: applyHealth(staged, verdict, gen, now),
+        status: serving(proxy, obs, inst, ProvisionedReason.Created, `instance running at ${inst.ip}`),
         action: null,
         requeue: { kind: 'drift' },
       };
+      // The pass that first sees an instance Running after a create ends any replacement it was part of:
+      // its slot (if the proxy holds one) is freed. A steady proxy's passes ask nothing.
+      const wasServing = findCondition(status, ConditionType.Provisioned)?.status === 'True';
+      return wasServing ? plan : { ...plan, slot: 'release' };
     }
     case 'Stopped':
     case 'Terminated':
@@ -210,7 +207,43 @@ export function reconcileManaged(proxy: Managed, obs: Observation, iv: PollInter
   }
 }
 
-/** The seed's replaceInstance: delete, poll until gone, and only then record the new hash (next pass creates). */
+/** Provisioned=True for a Running instance, with the probe's verdict about it (the address is served). */
+function serving(proxy: Managed, obs: Observation, inst: ObservedInstance, reason: string, message: string) {
+  const { now } = obs;
+  const gen = proxy.generation;
+  const staged = setProvisioned({ ...proxy.status, ip: inst.ip }, true, reason, message, gen, now);
+  // Only a verdict about the instance this status now describes (instance-key.ts).
+  const verdict = verdictFor(obs.health, healthInstanceKey({ spec: proxy.spec, status: staged }));
+  return applyHealth(staged, verdict, gen, now);
+}
+
+/**
+ * No replacement slot is free (replacement-slots.ts): the old instance keeps serving, Provisioned stays
+ * True (the phase stays Ready, the proxy leasable) with reason ReplacementQueued, and the proxy asks again
+ * after ReplacementRetry. The message names only the cap, so waiting costs no write per pass beyond the
+ * due time.
+ */
+function queuedReplacement(
+  proxy: Managed,
+  obs: Observation,
+  iv: PollIntervals,
+  inst: ObservedInstance,
+  limit: number,
+): Plan {
+  const message = `spec changed: waiting for a replacement slot (all ${limit} in use, RECONCILE_MAX_REPLACING); the old instance keeps serving`;
+  return {
+    branch: 'replace/queued',
+    status: serving(proxy, obs, inst, ProvisionedReason.ReplacementQueued, message),
+    action: null,
+    requeue: { kind: 'after', ms: iv.ReplacementRetry },
+  };
+}
+
+/**
+ * The seed's replaceInstance: delete, poll until gone, and only then record the new hash (next pass
+ * creates). Deleting a Running instance takes a replacement slot first (plan.slot = 'take'); one that is
+ * not serving (booting, stopped) costs no availability and takes none.
+ */
 function replaceInstance(
   proxy: Managed,
   obs: Observation,
@@ -231,6 +264,10 @@ function replaceInstance(
       requeue: { kind: 'now' },
     };
   }
+  const inst = seen.instance;
+  const serves = inst.state === 'Running';
+  const grant = obs.replacementSlot;
+  if (serves && grant && !grant.granted) return queuedReplacement(proxy, obs, iv, inst, grant.limit);
   return {
     branch: `${why}/delete`,
     status: setProvisioned(
@@ -243,7 +280,8 @@ function replaceInstance(
       proxy.generation,
       now,
     ),
-    action: { kind: 'delete', providerId: seen.instance.providerId },
+    action: { kind: 'delete', providerId: inst.providerId },
     requeue: { kind: 'after', ms: iv.DeletionPoll },
+    ...(serves ? { slot: 'take' as const } : {}),
   };
 }

@@ -1,6 +1,7 @@
 // The vocabulary of one reconcile pass: what the handler observed, what the pure state machine decided.
 // A pass is observe → decide (pure) → act → write once (style.md); these types are the seams between.
 import type { ManagedSpec, ProxyStatus } from '../proxy.js';
+import type { SlotGrant } from './replacement-slots.js';
 
 /** Provider-neutral instance states (seed §5: InstanceState). A RUNNING VM without an address is Provisioning. */
 export type InstanceState = 'Provisioning' | 'Running' | 'Stopped' | 'Terminated';
@@ -73,6 +74,11 @@ export interface Observation {
   instance: InstanceObservation | null;
   /** null when the probe has stored nothing for the proxy (or the pass did not read it). */
   health: HealthObservation | null;
+  /**
+   * The answer to a replacement-slot request (replacement-slots.ts), present only once the pass asked: a
+   * plan whose `slot` is 'take' makes the pass ask, and a refusal is decided again with it here.
+   */
+  replacementSlot?: SlotGrant;
 }
 
 /** Everything a provider needs to create the instance; buildInsertRequest turns it into the API call. */
@@ -118,6 +124,12 @@ export interface Plan {
   /** Every arm does at most one outside-world action. */
   action: Action | null;
   requeue: Requeue;
+  /**
+   * 'take': the action deletes a serving instance for a stale hash, and may run only with a replacement
+   * slot (the pass asks for one right before acting). 'release': the replacement is over (the new
+   * instance is Running with the current hash, or the document goes), so any slot the proxy holds is freed.
+   */
+  slot?: 'take' | 'release';
 }
 
 /** What the handler reports back after acting: create's providerId, or the classified failure. */
@@ -132,6 +144,8 @@ export interface PollIntervals {
   /** Floor and ceiling of the CloudInitError backoff. */
   CloudInitRetryMin: number;
   CloudInitRetryMax: number;
+  /** How soon a proxy that found no replacement slot asks again (RECONCILE_REPLACEMENT_RETRY_MS). */
+  ReplacementRetry: number;
 }
 
 export const defaultPollIntervals: PollIntervals = {
@@ -141,4 +155,5 @@ export const defaultPollIntervals: PollIntervals = {
   QuotaRetry: 60_000,
   CloudInitRetryMin: 10_000,
   CloudInitRetryMax: 600_000,
+  ReplacementRetry: 30_000,
 };

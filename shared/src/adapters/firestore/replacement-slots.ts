@@ -1,0 +1,101 @@
+// ReplacementSlots on Firestore: `replacements/slots`, one small document holding every slot
+// ({ slots: [{ proxy, uid, takenAt }] }). Every change is a transaction over that document running the
+// pure slot arithmetic (domain/reconcile/replacement-slots.ts), so concurrent takers never exceed the cap
+// and a duplicate delivery finds its own slot. Only the reconcile function writes it.
+import { type DocumentData, type Firestore, Timestamp } from '@google-cloud/firestore';
+import { z } from 'zod';
+import {
+  REPLACEMENT_SLOT_STALE_MS,
+  type ReplacementSlot,
+  releaseSlot,
+  type SlotChange,
+  type SlotGrant,
+  type SlotHolder,
+  type SlotPolicy,
+  takeSlot,
+} from '../../domain/reconcile/replacement-slots.js';
+import type { Clock } from '../../ports/clock.js';
+import type { ReplacementSlots } from '../../ports/replacement-slots.js';
+import { Collections } from './collections.js';
+
+export const REPLACEMENT_SLOTS_DOC = 'slots';
+
+export interface FirestoreReplacementSlotsOptions {
+  /** RECONCILE_MAX_REPLACING; 0 = unlimited. */
+  limit: number;
+  staleAfterMs?: number;
+  clock: Clock;
+}
+
+export class FirestoreReplacementSlots implements ReplacementSlots {
+  private readonly policy: SlotPolicy;
+  private readonly clock: Clock;
+
+  constructor(
+    private readonly db: Firestore,
+    opts: FirestoreReplacementSlotsOptions,
+  ) {
+    this.policy = { limit: opts.limit, staleAfterMs: opts.staleAfterMs ?? REPLACEMENT_SLOT_STALE_MS };
+    this.clock = opts.clock;
+  }
+
+  private ref() {
+    return this.db.collection(Collections.replacements).doc(REPLACEMENT_SLOTS_DOC);
+  }
+
+  async take(holder: SlotHolder): Promise<SlotGrant> {
+    if (this.policy.limit === 0) return { granted: true };
+    // A plain read first: a proxy that would be refused on it is refused without a transaction (a
+    // refusal from a stale read only delays a replacement by one retry), so a queue of waiting proxies
+    // does not contend for the document the replacing ones write.
+    const peek = takeSlot(slotsOf((await this.ref().get()).data()), holder, this.clock.now(), this.policy);
+    if (!peek.result.granted && !peek.next) return peek.result;
+    return this.change((slots) => takeSlot(slots, holder, this.clock.now(), this.policy));
+  }
+
+  async release(holder: SlotHolder): Promise<boolean> {
+    if (this.policy.limit === 0) return false;
+    // Most releases are asked by a first create's pass, which holds nothing: a plain read settles those
+    // (a committed take is visible to it) without a transaction on the contended document.
+    if (!releaseSlot(slotsOf((await this.ref().get()).data()), holder).next) return false;
+    return this.change((slots) => releaseSlot(slots, holder));
+  }
+
+  /** Reads the slots in a transaction, and writes them back only when `decide` changed them. */
+  private change<T>(decide: (slots: ReplacementSlot[]) => SlotChange<T>): Promise<T> {
+    return this.db.runTransaction(async (tx) => {
+      const snap = await tx.get(this.ref());
+      const { result, next } = decide(slotsOf(snap.data()));
+      if (next) {
+        tx.set(this.ref(), {
+          slots: next.map((s) => ({ proxy: s.proxy, uid: s.uid, takenAt: Timestamp.fromDate(s.takenAt) })),
+        });
+      }
+      return result;
+    });
+  }
+
+  /** Every slot held now (tests and operators' eyes). */
+  async list(): Promise<ReplacementSlot[]> {
+    return slotsOf((await this.ref().get()).data());
+  }
+}
+
+const StoredSlot = z.object({
+  proxy: z.string().min(1),
+  uid: z.string().min(1),
+  takenAt: z.instanceof(Timestamp).transform((t) => t.toDate()),
+});
+
+/**
+ * The slots stored. An entry that does not parse (a hand edit) is dropped: it holds no room, and the next
+ * write leaves it out — the document is small, disposable state, never worth wedging replacements over.
+ */
+function slotsOf(data: DocumentData | undefined): ReplacementSlot[] {
+  const raw: unknown = data?.slots;
+  if (!Array.isArray(raw)) return [];
+  return raw.flatMap((s) => {
+    const parsed = StoredSlot.safeParse(s);
+    return parsed.success ? [parsed.data] : [];
+  });
+}

@@ -1,0 +1,167 @@
+// The plan for a stale hash under the replacement cap (replacement-slots.ts): a serving instance is
+// deleted only with a slot; refused, the old instance keeps serving, the status says ReplacementQueued and
+// the proxy asks again after ReplacementRetry. The end of a replacement frees the slot.
+import { describe, expect, it } from 'vitest';
+import { aProxy, managedSpec } from '../../testing/proxy-fixtures.js';
+import type { Condition, ProxyResource } from '../proxy.js';
+import { specHash } from '../spec-hash.js';
+import { finalizeStatus } from './patch-status.js';
+import { reconcile } from './reconcile.js';
+import { defaultPollIntervals as iv, type Observation, type ObservedInstance } from './types.js';
+
+const now = new Date('2026-03-01T12:00:00Z');
+const earlier = new Date('2026-03-01T11:00:00Z');
+const uid = '11111111-2222-4333-8444-555555555555';
+const spec = managedSpec();
+const digest = 'sha256:cloud-init';
+const oldHash = specHash(spec as never, digest, 'projects/p/secrets/c/versions/7');
+const providerId = 'zones/us-central1-a/instances/pp-111111112222433384445';
+
+const condition = (type: string, status: Condition['status'], reason: string): Condition => ({
+  type,
+  status,
+  reason,
+  message: 'm',
+  lastTransitionTime: earlier,
+  observedGeneration: 1,
+});
+
+/** A Ready proxy on its old instance, whose credentials secret just got version 8. */
+const ready = (over: Partial<ProxyResource['status']> = {}): ProxyResource =>
+  aProxy({
+    uid,
+    spec,
+    status: {
+      providerId,
+      specHash: oldHash,
+      ip: '10.0.0.9',
+      phase: 'Ready',
+      conditions: [
+        condition('Provisioned', 'True', 'Created'),
+        condition('Healthy', 'True', 'ProbeSucceeded'),
+      ],
+      ...over,
+    },
+  });
+
+const instance = (state: ObservedInstance['state'], label = oldHash): Observation['instance'] => ({
+  kind: 'found',
+  instance: { providerId, state, ip: state === 'Running' ? '10.0.0.9' : null, specHash: label },
+});
+
+const rotated = (over: Partial<Observation> = {}): Observation => ({
+  now,
+  providerRegistered: true,
+  cloudInit: {
+    ok: true,
+    script: '#!/bin/sh\n',
+    digest,
+    credentialsSecret: 'projects/p/secrets/c/versions/8',
+  },
+  instance: instance('Running'),
+  health: null,
+  ...over,
+});
+
+const provisioned = (s: { conditions: Condition[] }) => s.conditions.find((c) => c.type === 'Provisioned');
+
+describe('a stale hash on a serving instance needs a replacement slot', () => {
+  it('asks for one: the delete plan says take', () => {
+    const plan = reconcile(ready(), rotated(), iv);
+    expect(plan).toMatchObject({ branch: 'replace/delete', action: { kind: 'delete' }, slot: 'take' });
+  });
+
+  it('slot free → replace: the old instance is deleted', () => {
+    const plan = reconcile(ready(), rotated({ replacementSlot: { granted: true } }), iv);
+    expect(plan).toMatchObject({
+      branch: 'replace/delete',
+      action: { kind: 'delete', providerId },
+      requeue: { kind: 'after', ms: iv.DeletionPoll },
+    });
+    expect(provisioned(plan.status)?.reason).toBe('Replacing');
+  });
+
+  it('no slot → the old instance keeps serving, the status says queued, and it asks again later', () => {
+    const proxy = ready();
+    const plan = reconcile(proxy, rotated({ replacementSlot: { granted: false, inUse: 2, limit: 2 } }), iv);
+    expect(plan.action).toBeNull();
+    expect(plan.branch).toBe('replace/queued');
+    expect(plan.requeue).toEqual({ kind: 'after', ms: iv.ReplacementRetry });
+    const status = finalizeStatus(proxy, plan.status, plan.requeue, now);
+    // Still serving on its old instance: Ready, leasable, its address and health kept, the old hash kept.
+    expect(status).toMatchObject({ phase: 'Ready', ip: '10.0.0.9', providerId, specHash: oldHash });
+    expect(provisioned(status)).toMatchObject({ status: 'True', reason: 'ReplacementQueued' });
+    expect(provisioned(status)?.message).toMatch(/waiting for a replacement slot \(all 2 in use/);
+    expect(status.nextReconcileAt).toEqual(new Date(now.getTime() + iv.ReplacementRetry));
+  });
+
+  it('a queued proxy asks again on its next pass (the refusal is not remembered)', () => {
+    const queued = ready({
+      conditions: [
+        condition('Provisioned', 'True', 'ReplacementQueued'),
+        condition('Healthy', 'True', 'ProbeSucceeded'),
+      ],
+    });
+    expect(reconcile(queued, rotated(), iv)).toMatchObject({ branch: 'replace/delete', slot: 'take' });
+  });
+
+  it('an instance built from another spec (its label) takes a slot too when it serves', () => {
+    const newHash = specHash(spec as never, digest, 'projects/p/secrets/c/versions/8');
+    const proxy = ready({ specHash: newHash });
+    expect(reconcile(proxy, rotated(), iv)).toMatchObject({ branch: 'stale/delete', slot: 'take' });
+    const refused = reconcile(
+      proxy,
+      rotated({ replacementSlot: { granted: false, inUse: 1, limit: 1 } }),
+      iv,
+    );
+    expect(refused).toMatchObject({ branch: 'replace/queued', action: null });
+  });
+});
+
+describe('what takes no slot', () => {
+  it('a stale instance that is not serving (booting, stopped) is replaced at once', () => {
+    for (const state of ['Provisioning', 'Stopped', 'Terminated'] as const) {
+      const plan = reconcile(ready(), rotated({ instance: instance(state) }), iv);
+      expect(plan, state).toMatchObject({ branch: 'replace/delete', action: { kind: 'delete' } });
+      expect(plan.slot, state).toBeUndefined();
+    }
+  });
+
+  it('a first create, and a re-create of a vanished instance', () => {
+    const fresh = aProxy({ uid, spec });
+    expect(reconcile(fresh, rotated({ instance: null }), iv)).toMatchObject({ branch: 'create' });
+    expect(reconcile(fresh, rotated({ instance: null }), iv).slot).toBeUndefined();
+    const vanished = reconcile(ready(), rotated({ instance: { kind: 'missing', createFailure: null } }), iv);
+    expect(vanished).toMatchObject({ branch: 'replace/gone', action: null });
+    expect(vanished.slot).toBeUndefined();
+  });
+});
+
+describe('the end of a replacement releases the slot', () => {
+  const newHash = specHash(spec as never, digest, 'projects/p/secrets/c/versions/8');
+  const booting = ready({
+    specHash: newHash,
+    ip: null,
+    conditions: [condition('Provisioned', 'False', 'Provisioning')],
+  });
+
+  it('the pass that first sees the new instance Running with the current hash releases', () => {
+    const plan = reconcile(booting, rotated({ instance: instance('Running', newHash) }), iv);
+    expect(plan).toMatchObject({ branch: 'running', slot: 'release' });
+  });
+
+  it('a steady proxy’s passes ask nothing of the slots', () => {
+    const steady = ready({ specHash: newHash });
+    const plan = reconcile(steady, rotated({ instance: instance('Running', newHash) }), iv);
+    expect(plan.branch).toBe('running');
+    expect(plan.slot).toBeUndefined();
+  });
+
+  it('the deletion of the proxy releases', () => {
+    const deleting = aProxy({ uid, spec, deletionRequestedAt: now });
+    expect(reconcile(deleting, rotated({ instance: null }), iv)).toMatchObject({
+      action: { kind: 'deleteDocument' },
+      slot: 'release',
+    });
+  });
+});

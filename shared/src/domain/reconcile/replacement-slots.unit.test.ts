@@ -1,0 +1,82 @@
+// The replacement slots' arithmetic: the cap, idempotent take and release, stale slots reclaimed.
+import { describe, expect, it } from 'vitest';
+import { type ReplacementSlot, releaseSlot, type SlotPolicy, takeSlot } from './replacement-slots.js';
+
+const now = new Date('2026-03-01T12:00:00Z');
+const ago = (ms: number) => new Date(now.getTime() - ms);
+const policy: SlotPolicy = { limit: 2, staleAfterMs: 15 * 60_000 };
+const a = { proxy: 'a', uid: 'uid-a' };
+const b = { proxy: 'b', uid: 'uid-b' };
+const c = { proxy: 'c', uid: 'uid-c' };
+const held = (h: { proxy: string; uid: string }, takenAt = ago(60_000)): ReplacementSlot => ({
+  ...h,
+  takenAt,
+});
+
+describe('takeSlot', () => {
+  it('grants a free slot and records the holder and when it took it', () => {
+    expect(takeSlot([held(a)], b, now, policy)).toEqual({
+      result: { granted: true },
+      next: [held(a), { ...b, takenAt: now }],
+    });
+  });
+
+  it('refuses when every slot is held, and changes nothing', () => {
+    expect(takeSlot([held(a), held(b)], c, now, policy)).toEqual({
+      result: { granted: false, inUse: 2, limit: 2 },
+      next: null,
+    });
+  });
+
+  it('lets a proxy already holding a slot proceed, without a second slot or a new takenAt', () => {
+    const full = [held(a), held(b)];
+    expect(takeSlot(full, a, now, policy)).toEqual({ result: { granted: true }, next: null });
+  });
+
+  it('treats the same name with another uid (deleted and re-created) as another proxy', () => {
+    expect(takeSlot([held(a), held(b)], { proxy: 'a', uid: 'uid-a2' }, now, policy).result).toEqual({
+      granted: false,
+      inUse: 2,
+      limit: 2,
+    });
+  });
+
+  it('reclaims a slot older than the bound: a crashed pass never wedges the fleet', () => {
+    const stale = held(a, ago(policy.staleAfterMs));
+    expect(takeSlot([stale, held(b)], c, now, policy)).toEqual({
+      result: { granted: true },
+      next: [held(b), { ...c, takenAt: now }],
+    });
+    // One second younger, it still holds.
+    const young = held(a, ago(policy.staleAfterMs - 1000));
+    expect(takeSlot([young, held(b)], c, now, policy).result.granted).toBe(false);
+  });
+
+  it('drops stale slots even when it refuses, and a stale holder re-takes as a newcomer', () => {
+    const stale = held(a, ago(policy.staleAfterMs + 1));
+    const full = [stale, held(b), held(c)];
+    expect(takeSlot(full, a, now, { ...policy, limit: 2 })).toEqual({
+      result: { granted: false, inUse: 2, limit: 2 },
+      next: [held(b), held(c)],
+    });
+  });
+
+  it('0 means unlimited: always granted, nothing recorded', () => {
+    expect(takeSlot([held(a), held(b)], c, now, { ...policy, limit: 0 })).toEqual({
+      result: { granted: true },
+      next: null,
+    });
+  });
+});
+
+describe('releaseSlot', () => {
+  it('frees the holder’s slot, and a second release changes nothing', () => {
+    const first = releaseSlot([held(a), held(b)], a);
+    expect(first).toEqual({ result: true, next: [held(b)] });
+    expect(releaseSlot(first.next!, a)).toEqual({ result: false, next: null });
+  });
+
+  it('frees only the slot of that uid', () => {
+    expect(releaseSlot([held(a)], { proxy: 'a', uid: 'other' })).toEqual({ result: false, next: null });
+  });
+});

@@ -1,0 +1,11 @@
+// The replacement slots (domain/reconcile/replacement-slots.ts): the reconcile pass takes one right before
+// it deletes a serving instance for a stale hash, and releases it when it sees the new instance Running
+// with the current hash, or when the proxy's document goes. Both are idempotent and transactional.
+import type { SlotGrant, SlotHolder } from '../domain/reconcile/replacement-slots.js';
+
+export interface ReplacementSlots {
+  /** Grants a slot (or confirms the one `holder` already has), or says none is free. */
+  take(holder: SlotHolder): Promise<SlotGrant>;
+  /** Frees `holder`'s slot if it has one; true when it had. */
+  release(holder: SlotHolder): Promise<boolean>;
+}

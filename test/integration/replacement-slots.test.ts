@@ -1,0 +1,86 @@
+// FirestoreReplacementSlots against the Firestore emulator: the cap on concurrent stale-hash replacements
+// holds under concurrent takers (each its own client, as separate function instances are); a duplicate
+// delivery — the same proxy taking twice at once — holds one slot; release is idempotent; a slot older
+// than the bound is taken over.
+import { Firestore } from '@google-cloud/firestore';
+import { afterAll, describe, expect, it } from 'vitest';
+import { FirestoreReplacementSlots } from '../../shared/src/adapters/firestore/replacement-slots.js';
+import { ManualClock, systemClock } from '../../shared/src/ports/clock.js';
+import { testProjectId } from '../support/emulators.js';
+
+const clients: Firestore[] = [];
+afterAll(() => Promise.all(clients.map((c) => c.terminate())));
+
+/** A project of its own per case (the slots are one document per project), and `n` separate clients. */
+function plane(n: number, limit: number, clock = systemClock) {
+  const projectId = testProjectId('demo-slots');
+  const dbs = Array.from({ length: n }, () => new Firestore({ projectId }));
+  clients.push(...dbs);
+  return dbs.map((db) => new FirestoreReplacementSlots(db, { limit, clock }));
+}
+const holder = (i: number) => ({ proxy: `p${i}`, uid: `uid-${i}` });
+
+describe('FirestoreReplacementSlots', () => {
+  it('concurrent takers never exceed the cap', async () => {
+    const takers = plane(8, 3);
+    const grants = await Promise.all(takers.map((s, i) => s.take(holder(i))));
+    expect(grants.filter((g) => g.granted)).toHaveLength(3);
+    expect(grants.filter((g) => !g.granted)).toEqual(
+      Array.from({ length: 5 }, () => ({ granted: false, inUse: 3, limit: 3 })),
+    );
+    const held = await takers[0]!.list();
+    expect(held).toHaveLength(3);
+    // The holders are exactly the proxies that were granted.
+    const granted = grants.flatMap((g, i) => (g.granted ? [holder(i).proxy] : []));
+    expect(held.map((s) => s.proxy).sort()).toEqual(granted.sort());
+  });
+
+  it('the same proxy taking twice at once (a duplicate delivery) holds one slot', async () => {
+    const [a, b, c] = plane(3, 2);
+    const grants = await Promise.all([a!.take(holder(1)), b!.take(holder(1)), c!.take(holder(1))]);
+    expect(grants).toEqual([{ granted: true }, { granted: true }, { granted: true }]);
+    expect(await a!.list()).toEqual([{ ...holder(1), takenAt: expect.any(Date) }]);
+    // Its second slot would have been the other proxy's: that one still gets in.
+    expect(await b!.take(holder(2))).toEqual({ granted: true });
+    expect(await c!.take(holder(3))).toEqual({ granted: false, inUse: 2, limit: 2 });
+  });
+
+  it('a holder taking again keeps its slot and its takenAt', async () => {
+    const [s] = plane(1, 1);
+    await s!.take(holder(1));
+    const [first] = await s!.list();
+    expect(await s!.take(holder(1))).toEqual({ granted: true });
+    expect(await s!.list()).toEqual([first]);
+  });
+
+  it('release is idempotent, also when two run at once', async () => {
+    const [a, b] = plane(2, 1);
+    await a!.take(holder(1));
+    expect(await a!.take(holder(2))).toMatchObject({ granted: false });
+    const released = await Promise.all([a!.release(holder(1)), b!.release(holder(1))]);
+    expect(released.sort()).toEqual([false, true]);
+    expect(await a!.release(holder(1))).toBe(false);
+    expect(await a!.list()).toEqual([]);
+    expect(await b!.take(holder(2))).toEqual({ granted: true });
+  });
+
+  it('a slot older than the bound is taken over; a younger one is not', async () => {
+    const clock = new ManualClock(new Date('2026-03-01T12:00:00Z'));
+    const [s] = plane(1, 1, clock);
+    await s!.take(holder(1));
+    clock.advance(15 * 60_000 - 1000);
+    expect(await s!.take(holder(2))).toEqual({ granted: false, inUse: 1, limit: 1 });
+    clock.advance(1000);
+    expect(await s!.take(holder(2))).toEqual({ granted: true });
+    expect(await s!.list()).toEqual([{ ...holder(2), takenAt: clock.now() }]);
+    // The crashed holder's late release frees nothing of the new holder's.
+    expect(await s!.release(holder(1))).toBe(false);
+    expect(await s!.list()).toHaveLength(1);
+  });
+
+  it('0 is unlimited and records nothing', async () => {
+    const [s] = plane(1, 0);
+    for (let i = 0; i < 10; i++) expect(await s!.take(holder(i))).toEqual({ granted: true });
+    expect(await s!.list()).toEqual([]);
+  });
+});

@@ -1,0 +1,204 @@
+// Rotation rolls (docs/gc-and-rotation.md § Rolling replacement): a secret every proxy shares gets a new
+// version, and reconcile replaces the fleet at most RECONCILE_MAX_REPLACING at a time instead of
+// deleting every VM at once. The whole path on the local plane — reconcile, requeue and rotation as
+// functions-framework processes, the real slot adapter on the Firestore emulator, VMs in the Compute
+// emulator reading their credentials by reference from the Secret Manager emulator. A sampler counts the
+// proxies with no RUNNING instance every few milliseconds: sampling can miss a violation, never invent one.
+import { Firestore } from '@google-cloud/firestore';
+import type { SecretManagerServiceClient } from '@google-cloud/secret-manager';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ComputeEmulator, startComputeEmulator } from '../../emulators/compute/server.js';
+import { type EchoTarget, requestViaProxy, startEchoTarget } from '../../emulators/forward-proxy/testing.js';
+import {
+  type SecretManagerEmulator,
+  startSecretManagerEmulator,
+} from '../../emulators/secret-manager/server.js';
+import type { ApiServer } from '../../functions/api/src/server.js';
+import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
+import { FirestoreReplacementSlots } from '../../shared/src/adapters/firestore/replacement-slots.js';
+import { createPubSub } from '../../shared/src/adapters/pubsub/client.js';
+import { createSecretManagerClient } from '../../shared/src/adapters/secret-manager/client.js';
+import type { ProxyResource } from '../../shared/src/domain/proxy.js';
+import { systemClock } from '../../shared/src/ports/clock.js';
+import { startOpenAdminApi } from '../support/admin-api.js';
+import { pubsubHost, testProjectId } from '../support/emulators.js';
+import { startTestPlane, type TestPlane } from '../support/local-plane.js';
+import { untilStable } from '../support/poll.js';
+import { eventually, functionLog, jsonLines, privateLoopbackRange } from './gc-support.js';
+
+const ZONE = 'us-central1-a';
+const MAX_REPLACING = 2;
+const NAMES = ['r0', 'r1', 'r2', 'r3', 'r4'];
+
+describe('rotating a secret the whole fleet shares replaces it at most RECONCILE_MAX_REPLACING at a time', () => {
+  const projectId = testProjectId('demo-roll');
+  const pubsub = createPubSub(projectId, `${pubsubHost().host}:${pubsubHost().port}`);
+  let sm: SecretManagerEmulator;
+  let secrets: SecretManagerServiceClient;
+  let compute: ComputeEmulator;
+  let plane: TestPlane;
+  let api: ApiServer;
+  let db: Firestore;
+  let store: FirestoreProxyStore;
+  let target: EchoTarget;
+  let sampler: NodeJS.Timeout | undefined;
+  /** uid → every instance id seen for it. */
+  const idsSeen = new Map<string, Set<string>>();
+  /** The most fleet proxies seen at once with no RUNNING instance, and the sample that showed it. */
+  let maxDown = 0;
+  let worst: string[] = [];
+  let uids: string[] = [];
+
+  const secretName = (id: string) => `projects/${projectId}/secrets/${id}`;
+  const addVersion = async (id: string, value: string) =>
+    (await secrets.addSecretVersion({ parent: secretName(id), payload: { data: Buffer.from(value) } }))[0]
+      .name!;
+  const doc = async (name: string) => (await store.get(name))!.proxy;
+  const serving = (p: ProxyResource) =>
+    p.status.ip !== null && p.status.conditions.some((c) => c.type === 'Provisioned' && c.status === 'True');
+
+  const sample = () => {
+    const running = new Set<string>();
+    for (const i of compute.admin.instances({ project: projectId })) {
+      const uid = i.labels['proxyplane-uid'];
+      if (!uid) continue;
+      if (!idsSeen.has(uid)) idsSeen.set(uid, new Set());
+      idsSeen.get(uid)!.add(i.id);
+      if (i.status === 'RUNNING') running.add(uid);
+    }
+    const down = uids.filter((u) => !running.has(u));
+    if (down.length > maxDown) {
+      maxDown = down.length;
+      worst = down;
+    }
+  };
+
+  beforeAll(async () => {
+    target = await startEchoTarget();
+    sm = await startSecretManagerEmulator({ pubsub, log: () => {} });
+    const smEndpoint = `${sm.host}:${sm.port}`;
+    secrets = createSecretManagerClient(smEndpoint);
+    compute = await startComputeEmulator({
+      // Long enough that replacing the whole fleet at once would show every proxy down together.
+      bootDelayMs: 1_000,
+      deleteDelayMs: 200,
+      secretManagerEndpoint: smEndpoint,
+      addressRange: privateLoopbackRange(),
+    });
+    plane = await startTestPlane({
+      projectId,
+      functions: ['reconcile', 'requeue', 'rotation'],
+      scheduler: { start: true },
+      env: {
+        COMPUTE_EMULATOR_HOST: compute.endpoint,
+        SECRET_MANAGER_EMULATOR_HOST: smEndpoint,
+        RECONCILE_PROVISIONING_POLL_MS: '300',
+        RECONCILE_DELETION_POLL_MS: '300',
+        RECONCILE_DRIFT_POLL_MS: '60000',
+        RECONCILE_MAX_REPLACING: String(MAX_REPLACING),
+        RECONCILE_REPLACEMENT_RETRY_MS: '500',
+      },
+    });
+    db = new Firestore({ projectId });
+    store = new FirestoreProxyStore(db);
+    api = await startOpenAdminApi(plane, store);
+  }, 120_000);
+
+  afterAll(async () => {
+    clearInterval(sampler);
+    await api?.close();
+    await plane?.stop();
+    await compute?.stop();
+    await secrets?.close();
+    await sm?.stop();
+    await pubsub.close();
+    await target?.close();
+    await db?.terminate();
+  });
+
+  it('replaces every proxy exactly once, never more than the cap down at once', async () => {
+    await secrets.createSecret({
+      parent: `projects/${projectId}`,
+      secretId: 'creds-shared',
+      secret: {
+        replication: { automatic: {} },
+        topics: [{ name: `projects/${projectId}/topics/secret-events` }],
+      },
+    });
+    await addVersion('creds-shared', 'crawler:first-Pa55');
+    for (const name of NAMES) {
+      const res = await fetch(`${api.url}/v1/proxies`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          name,
+          spec: { mode: 'managed', zone: ZONE, credentialsRef: { secret: 'creds-shared' } },
+        }),
+      });
+      expect(res.status).toBe(201);
+    }
+    const before: Record<string, ProxyResource> = {};
+    for (const name of NAMES) {
+      before[name] = await eventually(
+        `${name} serving`,
+        async () => {
+          const p = await doc(name);
+          return serving(p) ? p : undefined;
+        },
+        { timeoutMs: 60_000, intervalMs: 200 },
+      );
+    }
+    uids = NAMES.map((n) => before[n]!.uid);
+    const ops = () => {
+      const c = compute.admin.counters();
+      return { insert: c.insert, delete: c.delete };
+    };
+    const start = await untilStable(ops, { quietMs: 1_500, timeoutMs: 60_000, what: 'the fleet to settle' });
+    idsSeen.clear();
+    sample();
+    expect(maxDown).toBe(0);
+    sampler = setInterval(sample, 10);
+
+    await addVersion('creds-shared', 'crawler:second-Pa55');
+    const after: Record<string, ProxyResource> = {};
+    for (const name of NAMES) {
+      after[name] = await eventually(
+        `${name} replaced and serving`,
+        async () => {
+          const p = await doc(name);
+          return serving(p) &&
+            p.status.specHash !== before[name]!.status.specHash &&
+            p.status.conditions.some((c) => c.reason === 'Created')
+            ? p
+            : undefined;
+        },
+        { timeoutMs: 90_000, intervalMs: 200 },
+      );
+    }
+    const end = await untilStable(ops, { quietMs: 2_000, timeoutMs: 60_000, what: 'inserts and deletes' });
+    clearInterval(sampler);
+    sample();
+
+    // Exactly once each: one new instance per proxy.
+    expect(end.insert - start.insert).toBe(NAMES.length);
+    for (const name of NAMES) expect(idsSeen.get(before[name]!.uid)?.size, name).toBe(2);
+    // The cap held at every sample, and the sampler did see replacements under way.
+    expect(maxDown, `down together: ${worst.join(', ')}`).toBeLessThanOrEqual(MAX_REPLACING);
+    expect(maxDown).toBeGreaterThan(0);
+    // The proxies that waited said so, and kept serving on their old VM (phase Provisioned, not Provisioning).
+    const queued = jsonLines(functionLog(plane.logDir, 'reconcile')).filter(
+      (l) => l.message === 'reconcile pass' && l.branch === 'replace/queued',
+    );
+    expect(queued.length).toBeGreaterThan(0);
+    expect(new Set(queued.map((l) => l.phase).filter(Boolean))).toEqual(new Set(['Provisioned']));
+    // Every slot is free again.
+    const slots = new FirestoreReplacementSlots(db, { limit: MAX_REPLACING, clock: systemClock });
+    expect(await slots.list()).toEqual([]);
+    // And the fleet serves the new credentials.
+    const p = after.r4!;
+    const res = await requestViaProxy({ host: p.status.ip!, port: 3128 }, `${target.url}/hello`, {
+      auth: { user: 'crawler', pass: 'second-Pa55' },
+    });
+    expect(res.status).toBe(200);
+  });
+});
