@@ -172,6 +172,8 @@ describe.skipIf(why !== '')(`squid on the rendered configuration${why ? ` (skipp
     ['loopback', (p: number) => `http://127.0.0.1:${p}/`],
     ['the metadata server', () => 'http://169.254.169.254/computeMetadata/v1/'],
     ['a private range', () => 'http://10.1.2.3/'],
+    // Linux connects the unspecified address to the VM's own loopback.
+    ['the IPv6 unspecified address', (p: number) => `http://[::]:${p}/`],
   ])('with the default configuration, refuses %s even to authenticated clients', async (_, url) => {
     seen.length = 0;
     expect((await viaProxy(strictPort, url(targetPort))).status).toBe(407);

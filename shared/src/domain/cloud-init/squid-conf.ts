@@ -28,6 +28,8 @@ export const DEFAULT_BLOCKED_DESTINATIONS = [
   '192.168.0.0/16',
   '100.64.0.0/10',
   '::1',
+  // The unspecified address: Linux connects it to the local host, like 0.0.0.0 (above).
+  '::',
   'fe80::/10',
   'fc00::/7',
 ] as const;
