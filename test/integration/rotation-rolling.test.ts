@@ -1,6 +1,8 @@
-// Rotation rolls (docs/gc-and-rotation.md § Rolling replacement): a secret every proxy shares gets a new
-// version, and reconcile replaces the fleet at most RECONCILE_MAX_REPLACING at a time instead of
-// deleting every VM at once. The whole path on the local plane — reconcile, requeue and rotation as
+// Replacements roll (docs/gc-and-rotation.md § Rolling replacement): a spec change that leaves what
+// clients are handed as it was (here the machine type; an upgrade of the default startup script is the
+// other) replaces the fleet at most RECONCILE_MAX_REPLACING at a time instead of deleting every VM at
+// once, each waiting proxy serving on its old VM meanwhile. A rotation of the credentials every proxy
+// shares is not paced: an old VM could not serve the new version that leases hand out. The whole path on the local plane — reconcile, requeue and rotation as
 // functions-framework processes, the real slot adapter on the Firestore emulator, VMs in the Compute
 // emulator reading their credentials by reference from the Secret Manager emulator. A sampler counts the
 // proxies with no RUNNING instance every few milliseconds: sampling can miss a violation, never invent one.
@@ -30,7 +32,7 @@ const ZONE = 'us-central1-a';
 const MAX_REPLACING = 2;
 const NAMES = ['r0', 'r1', 'r2', 'r3', 'r4'];
 
-describe('rotating a secret the whole fleet shares replaces it at most RECONCILE_MAX_REPLACING at a time', () => {
+describe('a fleet-wide spec change replaces the fleet at most RECONCILE_MAX_REPLACING at a time', () => {
   const projectId = testProjectId('demo-roll');
   const pubsub = createPubSub(projectId, `${pubsubHost().host}:${pubsubHost().port}`);
   let sm: SecretManagerEmulator;
@@ -48,6 +50,8 @@ describe('rotating a secret the whole fleet shares replaces it at most RECONCILE
   let maxDown = 0;
   let worst: string[] = [];
   let uids: string[] = [];
+  /** Each proxy as last seen serving: before the first change, then after it. */
+  let before: Record<string, ProxyResource> = {};
 
   const secretName = (id: string) => `projects/${projectId}/secrets/${id}`;
   const addVersion = async (id: string, value: string) =>
@@ -137,7 +141,7 @@ describe('rotating a secret the whole fleet shares replaces it at most RECONCILE
       });
       expect(res.status).toBe(201);
     }
-    const before: Record<string, ProxyResource> = {};
+    before = {};
     for (const name of NAMES) {
       before[name] = await eventually(
         `${name} serving`,
@@ -159,7 +163,14 @@ describe('rotating a secret the whole fleet shares replaces it at most RECONCILE
     expect(maxDown).toBe(0);
     sampler = setInterval(sample, 10);
 
-    await addVersion('creds-shared', 'crawler:second-Pa55');
+    for (const name of NAMES) {
+      const res = await fetch(`${api.url}/v1/proxies/${name}/spec`, {
+        method: 'PATCH',
+        headers: { 'content-type': 'application/merge-patch+json' },
+        body: JSON.stringify({ machineType: 'e2-medium' }),
+      });
+      expect(res.status, await res.text()).toBe(200);
+    }
     const after: Record<string, ProxyResource> = {};
     for (const name of NAMES) {
       after[name] = await eventually(
@@ -194,8 +205,39 @@ describe('rotating a secret the whole fleet shares replaces it at most RECONCILE
     // Every slot is free again.
     const slots = new FirestoreReplacementSlots(db, { limit: MAX_REPLACING, clock: systemClock });
     expect(await slots.list()).toEqual([]);
-    // And the fleet serves the new credentials.
+    // And the fleet serves on its new VMs, with the credentials it had.
     const p = after.r4!;
+    const res = await requestViaProxy({ host: p.status.ip!, port: 3128 }, `${target.url}/hello`, {
+      auth: { user: 'crawler', pass: 'first-Pa55' },
+    });
+    expect(res.status).toBe(200);
+    before = after;
+  });
+
+  it('a rotation of the shared credentials is not paced: no proxy waits on a VM that cannot serve them', async () => {
+    const queuedSoFar = () =>
+      jsonLines(functionLog(plane.logDir, 'reconcile')).filter(
+        (l) => l.message === 'reconcile pass' && l.branch === 'replace/queued',
+      ).length;
+    const queuedBefore = queuedSoFar();
+    await addVersion('creds-shared', 'crawler:second-Pa55');
+    const after: Record<string, ProxyResource> = {};
+    for (const name of NAMES) {
+      after[name] = await eventually(
+        `${name} rebuilt with the new credentials`,
+        async () => {
+          const p = await doc(name);
+          return serving(p) &&
+            p.status.specHash !== before[name]!.status.specHash &&
+            p.status.conditions.some((c) => c.reason === 'Created')
+            ? p
+            : undefined;
+        },
+        { timeoutMs: 90_000, intervalMs: 200 },
+      );
+    }
+    expect(queuedSoFar()).toBe(queuedBefore);
+    const p = after.r0!;
     const res = await requestViaProxy({ host: p.status.ip!, port: 3128 }, `${target.url}/hello`, {
       auth: { user: 'crawler', pass: 'second-Pa55' },
     });

@@ -320,7 +320,9 @@ describe('reconcile handler: external, conflicts, poison', () => {
 });
 
 describe('reconcile handler: replacements paced by RECONCILE_MAX_REPLACING', () => {
-  const rotatedScript = { ...script, credentialsSecret: 'projects/p/secrets/c/versions/8' };
+  // The default cloud-init's render changed (an upgrade): the same port and credentials, so the old
+  // instances keep serving what clients are handed while they wait (a rotation is not paced: managed.ts).
+  const rotatedScript = { ...script, digest: 'sha256:upgraded' };
   const names = ['p1', 'p2', 'p3'];
 
   beforeEach(async () => {
@@ -369,7 +371,7 @@ describe('reconcile handler: replacements paced by RECONCILE_MAX_REPLACING', () 
     expect((t.slots as InMemoryReplacementSlots).slots).toEqual([]);
   });
 
-  it('a queued proxy’s retries read the cloud-init fresh: a stale cache on another instance cannot hide the rotation', async () => {
+  it('a queued proxy’s retries read the cloud-init fresh: a stale cache on another instance cannot hide the change', async () => {
     // This function instance's cache still holds the old version; only a fresh read sees the new one.
     t.deps.cloudInit = { resolve: async (_p, { fresh }) => (fresh ? rotatedScript : script) };
     await t.run('p1', 'secret-rotated');
@@ -380,6 +382,15 @@ describe('reconcile handler: replacements paced by RECONCILE_MAX_REPLACING', () 
     await t.run('p2'); // a plain requeue, as the sweep sends it
     expect((t.slots as InMemoryReplacementSlots).slots).toMatchObject([{ proxy: 'p2' }]);
     expect((await t.doc('p2'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.Replacing);
+  });
+
+  it('a rotation is not paced: every proxy is replaced at once, no slot taken (its old VM could not serve the new credentials)', async () => {
+    t.setCloudInit({ ...script, credentialsSecret: 'projects/p/secrets/c/versions/8' });
+    for (const name of names) await t.run(name, 'secret-rotated');
+    expect(t.provider.callsOf('delete')).toBe(3);
+    expect((t.slots as InMemoryReplacementSlots).slots).toEqual([]);
+    for (const name of names)
+      expect((await t.doc(name))!.status.conditions[0]?.reason).toBe(ProvisionedReason.Replacing);
   });
 
   it('a deleted holder frees its slot for the next proxy', async () => {

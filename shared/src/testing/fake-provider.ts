@@ -97,7 +97,13 @@ export class FakeProvider implements Provider {
       }
       inst.deletingFor--;
     }
-    return { providerId, state: inst.state, ip: inst.ip, specHash: inst.request.specHash };
+    return {
+      providerId,
+      state: inst.state,
+      ip: inst.ip,
+      specHash: inst.request.specHash,
+      serves: { port: inst.request.port, credentialsSecret: inst.request.credentialsSecret },
+    };
   }
 
   async delete(providerId: string): Promise<void> {

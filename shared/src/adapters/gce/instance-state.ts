@@ -2,7 +2,13 @@
 // InstanceState). https://cloud.google.com/compute/docs/instances/instance-life-cycle
 import type { protos } from '@google-cloud/compute';
 import type { InstanceState, ObservedInstance } from '../../domain/reconcile/types.js';
-import { LABEL_NAME, LABEL_SPEC_HASH, LABEL_UID } from './labels.js';
+import {
+  LABEL_NAME,
+  LABEL_SPEC_HASH,
+  LABEL_UID,
+  METADATA_CREDENTIALS_SECRET,
+  METADATA_PROXY_PORT,
+} from './labels.js';
 import { providerIdOf, zoneOfScope } from './provider-id.js';
 
 type Instance = protos.google.cloud.compute.v1.IInstance;
@@ -36,6 +42,17 @@ export function observeInstance(inst: Instance, zone: string): ObservedInstance 
     state,
     ip: state === 'Running' ? natIp : null,
     specHash: inst.labels?.[LABEL_SPEC_HASH] ?? null,
+    serves: servesOf(inst),
+  };
+}
+
+/** The port and credentials version the VM's startup read (metadata set by buildInsertRequest). */
+function servesOf(inst: Instance): ObservedInstance['serves'] {
+  const item = (key: string) => inst.metadata?.items?.find((i) => i.key === key)?.value ?? null;
+  const port = Number(item(METADATA_PROXY_PORT));
+  return {
+    port: Number.isInteger(port) && port > 0 ? port : null,
+    credentialsSecret: item(METADATA_CREDENTIALS_SECRET),
   };
 }
 

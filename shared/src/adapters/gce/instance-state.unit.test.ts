@@ -16,7 +16,7 @@ describe('instanceState', () => {
     expect(instanceState(status, ip)).toBe(state);
   });
 
-  it('reads the zone-qualified id, the NAT address and the spec-hash label', () => {
+  it('reads the zone-qualified id, the NAT address, the spec-hash label and what the VM serves', () => {
     const observed = observeInstance(
       {
         name: 'pp-1',
@@ -24,6 +24,13 @@ describe('instanceState', () => {
         status: 'RUNNING',
         labels: { 'proxyplane-spec-hash': 'abc' },
         networkInterfaces: [{ networkIP: '10.0.0.2', accessConfigs: [{ natIP: '34.1.2.3' }] }],
+        metadata: {
+          items: [
+            { key: 'startup-script', value: '#!/bin/sh' },
+            { key: 'proxyplane-proxy-port', value: '3128' },
+            { key: 'proxyplane-credentials-secret', value: 'projects/p/secrets/c/versions/7' },
+          ],
+        },
       },
       'ignored',
     );
@@ -32,6 +39,12 @@ describe('instanceState', () => {
       state: 'Running',
       ip: '34.1.2.3',
       specHash: 'abc',
+      serves: { port: 3128, credentialsSecret: 'projects/p/secrets/c/versions/7' },
+    });
+    // Without the metadata (a custom cloud-init reads no credentials reference): nothing to match.
+    expect(observeInstance({ name: 'pp-2', status: 'RUNNING' }, 'us-east1-b').serves).toEqual({
+      port: null,
+      credentialsSecret: null,
     });
   });
 });

@@ -239,6 +239,13 @@ function queuedReplacement(
   };
 }
 
+/** Whether the running instance serves what the current spec hands clients (see replaceInstance). */
+function keepsAccess(proxy: Managed, obs: Observation, inst: ObservedInstance): boolean {
+  const ci = obs.cloudInit;
+  if (!ci?.ok || proxy.spec.cloudInit !== undefined || !inst.serves) return false;
+  return inst.serves.port === proxy.spec.port && inst.serves.credentialsSecret === ci.credentialsSecret;
+}
+
 /**
  * The seed's replaceInstance: delete, poll until gone, and only then record the new hash (next pass
  * creates). Deleting a Running instance takes a replacement slot first (plan.slot = 'take'); one that is
@@ -265,7 +272,12 @@ function replaceInstance(
     };
   }
   const inst = seen.instance;
-  const serves = inst.state === 'Running';
+  // Paced only while the old instance still serves what clients are handed: leases, the probe and the
+  // gateway read the proxy's port and its credentials' current version from the spec, so an instance
+  // built with another port or an older credentials version (a rotation) refuses them — waiting for a
+  // slot would leave it Ready and useless. Such a change, a custom cloud-init (whatever it set up), or an
+  // instance that does not say, is replaced at once, as before pacing.
+  const serves = inst.state === 'Running' && keepsAccess(proxy, obs, inst);
   const grant = obs.replacementSlot;
   if (serves && grant && !grant.granted) return queuedReplacement(proxy, obs, iv, inst, grant.limit);
   return {

@@ -3,7 +3,7 @@
 // the proxy asks again after ReplacementRetry. The end of a replacement frees the slot.
 import { describe, expect, it } from 'vitest';
 import { aProxy, managedSpec } from '../../testing/proxy-fixtures.js';
-import type { Condition, ProxyResource } from '../proxy.js';
+import type { Condition, ManagedSpec, ProxyResource } from '../proxy.js';
 import { specHash } from '../spec-hash.js';
 import { finalizeStatus } from './patch-status.js';
 import { reconcile } from './reconcile.js';
@@ -12,9 +12,14 @@ import { defaultPollIntervals as iv, type Observation, type ObservedInstance } f
 const now = new Date('2026-03-01T12:00:00Z');
 const earlier = new Date('2026-03-01T11:00:00Z');
 const uid = '11111111-2222-4333-8444-555555555555';
-const spec = managedSpec();
+const spec = managedSpec() as ManagedSpec;
+const PORT = spec.port;
 const digest = 'sha256:cloud-init';
-const oldHash = specHash(spec as never, digest, 'projects/p/secrets/c/versions/7');
+const V7 = 'projects/p/secrets/c/versions/7';
+const V8 = 'projects/p/secrets/c/versions/8';
+/** The default cloud-init's render changed (an upgrade): a new digest, the same port and credentials. */
+const newDigest = 'sha256:cloud-init-2';
+const oldHash = specHash(spec as never, digest, V7);
 const providerId = 'zones/us-central1-a/instances/pp-111111112222433384445';
 
 const condition = (type: string, status: Condition['status'], reason: string): Condition => ({
@@ -26,7 +31,7 @@ const condition = (type: string, status: Condition['status'], reason: string): C
   observedGeneration: 1,
 });
 
-/** A Ready proxy on its old instance, whose credentials secret just got version 8. */
+/** A Ready proxy on its old instance, built from the previous render of the default cloud-init. */
 const ready = (over: Partial<ProxyResource['status']> = {}): ProxyResource =>
   aProxy({
     uid,
@@ -44,20 +49,25 @@ const ready = (over: Partial<ProxyResource['status']> = {}): ProxyResource =>
     },
   });
 
-const instance = (state: ObservedInstance['state'], label = oldHash): Observation['instance'] => ({
+const instance = (
+  state: ObservedInstance['state'],
+  label = oldHash,
+  serves: ObservedInstance['serves'] | 'unsaid' = { port: PORT, credentialsSecret: V7 },
+): Observation['instance'] => ({
   kind: 'found',
-  instance: { providerId, state, ip: state === 'Running' ? '10.0.0.9' : null, specHash: label },
+  instance: {
+    providerId,
+    state,
+    ip: state === 'Running' ? '10.0.0.9' : null,
+    specHash: label,
+    ...(serves === 'unsaid' ? {} : { serves }),
+  },
 });
 
-const rotated = (over: Partial<Observation> = {}): Observation => ({
+const upgraded = (over: Partial<Observation> = {}): Observation => ({
   now,
   providerRegistered: true,
-  cloudInit: {
-    ok: true,
-    script: '#!/bin/sh\n',
-    digest,
-    credentialsSecret: 'projects/p/secrets/c/versions/8',
-  },
+  cloudInit: { ok: true, script: '#!/bin/sh\n', digest: newDigest, credentialsSecret: V7 },
   instance: instance('Running'),
   health: null,
   ...over,
@@ -67,12 +77,12 @@ const provisioned = (s: { conditions: Condition[] }) => s.conditions.find((c) =>
 
 describe('a stale hash on a serving instance needs a replacement slot', () => {
   it('asks for one: the delete plan says take', () => {
-    const plan = reconcile(ready(), rotated(), iv);
+    const plan = reconcile(ready(), upgraded(), iv);
     expect(plan).toMatchObject({ branch: 'replace/delete', action: { kind: 'delete' }, slot: 'take' });
   });
 
   it('slot free → replace: the old instance is deleted', () => {
-    const plan = reconcile(ready(), rotated({ replacementSlot: { granted: true } }), iv);
+    const plan = reconcile(ready(), upgraded({ replacementSlot: { granted: true } }), iv);
     expect(plan).toMatchObject({
       branch: 'replace/delete',
       action: { kind: 'delete', providerId },
@@ -83,7 +93,7 @@ describe('a stale hash on a serving instance needs a replacement slot', () => {
 
   it('no slot → the old instance keeps serving, the status says queued, and it asks again later', () => {
     const proxy = ready();
-    const plan = reconcile(proxy, rotated({ replacementSlot: { granted: false, inUse: 2, limit: 2 } }), iv);
+    const plan = reconcile(proxy, upgraded({ replacementSlot: { granted: false, inUse: 2, limit: 2 } }), iv);
     expect(plan.action).toBeNull();
     expect(plan.branch).toBe('replace/queued');
     expect(plan.requeue).toEqual({ kind: 'after', ms: iv.ReplacementRetry });
@@ -102,16 +112,16 @@ describe('a stale hash on a serving instance needs a replacement slot', () => {
         condition('Healthy', 'True', 'ProbeSucceeded'),
       ],
     });
-    expect(reconcile(queued, rotated(), iv)).toMatchObject({ branch: 'replace/delete', slot: 'take' });
+    expect(reconcile(queued, upgraded(), iv)).toMatchObject({ branch: 'replace/delete', slot: 'take' });
   });
 
   it('an instance built from another spec (its label) takes a slot too when it serves', () => {
-    const newHash = specHash(spec as never, digest, 'projects/p/secrets/c/versions/8');
+    const newHash = specHash(spec as never, newDigest, V7);
     const proxy = ready({ specHash: newHash });
-    expect(reconcile(proxy, rotated(), iv)).toMatchObject({ branch: 'stale/delete', slot: 'take' });
+    expect(reconcile(proxy, upgraded(), iv)).toMatchObject({ branch: 'stale/delete', slot: 'take' });
     const refused = reconcile(
       proxy,
-      rotated({ replacementSlot: { granted: false, inUse: 1, limit: 1 } }),
+      upgraded({ replacementSlot: { granted: false, inUse: 1, limit: 1 } }),
       iv,
     );
     expect(refused).toMatchObject({ branch: 'replace/queued', action: null });
@@ -119,9 +129,33 @@ describe('a stale hash on a serving instance needs a replacement slot', () => {
 });
 
 describe('what takes no slot', () => {
+  it('a change clients see is replaced at once, slot or not: the old instance could not serve it', () => {
+    const full = { replacementSlot: { granted: false as const, inUse: 2, limit: 2 } };
+    // A rotation: leases, the probe and the gateway hand out version 8, which the old VM never read.
+    const rotated = upgraded({
+      ...full,
+      cloudInit: { ok: true, script: '#!/bin/sh\n', digest, credentialsSecret: V8 },
+    });
+    // Another port: lease URLs are the spec's port at the old instance's address.
+    const moved = aProxy({ ...ready(), spec: { ...spec, port: PORT + 1 } });
+    // An instance that does not say what it serves, and a cloud-init of the operator's own.
+    const unknown = upgraded({ ...full, instance: instance('Running', oldHash, 'unsaid') });
+    const own = aProxy({ ...ready(), spec: { ...spec, cloudInit: { inline: '#!/bin/sh\n' } } });
+    for (const [p, o] of [
+      [ready(), rotated],
+      [moved, upgraded(full)],
+      [ready(), unknown],
+      [own, upgraded(full)],
+    ] as const) {
+      const plan = reconcile(p, o, iv);
+      expect(plan).toMatchObject({ branch: 'replace/delete', action: { kind: 'delete', providerId } });
+      expect(plan.slot).toBeUndefined();
+    }
+  });
+
   it('a stale instance that is not serving (booting, stopped) is replaced at once', () => {
     for (const state of ['Provisioning', 'Stopped', 'Terminated'] as const) {
-      const plan = reconcile(ready(), rotated({ instance: instance(state) }), iv);
+      const plan = reconcile(ready(), upgraded({ instance: instance(state) }), iv);
       expect(plan, state).toMatchObject({ branch: 'replace/delete', action: { kind: 'delete' } });
       expect(plan.slot, state).toBeUndefined();
     }
@@ -129,16 +163,16 @@ describe('what takes no slot', () => {
 
   it('a first create, and a re-create of a vanished instance', () => {
     const fresh = aProxy({ uid, spec });
-    expect(reconcile(fresh, rotated({ instance: null }), iv)).toMatchObject({ branch: 'create' });
-    expect(reconcile(fresh, rotated({ instance: null }), iv).slot).toBeUndefined();
-    const vanished = reconcile(ready(), rotated({ instance: { kind: 'missing', createFailure: null } }), iv);
+    expect(reconcile(fresh, upgraded({ instance: null }), iv)).toMatchObject({ branch: 'create' });
+    expect(reconcile(fresh, upgraded({ instance: null }), iv).slot).toBeUndefined();
+    const vanished = reconcile(ready(), upgraded({ instance: { kind: 'missing', createFailure: null } }), iv);
     expect(vanished).toMatchObject({ branch: 'replace/gone', action: null });
     expect(vanished.slot).toBeUndefined();
   });
 });
 
 describe('the end of a replacement releases the slot', () => {
-  const newHash = specHash(spec as never, digest, 'projects/p/secrets/c/versions/8');
+  const newHash = specHash(spec as never, newDigest, V7);
   const booting = ready({
     specHash: newHash,
     ip: null,
@@ -146,20 +180,20 @@ describe('the end of a replacement releases the slot', () => {
   });
 
   it('the pass that first sees the new instance Running with the current hash releases', () => {
-    const plan = reconcile(booting, rotated({ instance: instance('Running', newHash) }), iv);
+    const plan = reconcile(booting, upgraded({ instance: instance('Running', newHash) }), iv);
     expect(plan).toMatchObject({ branch: 'running', slot: 'release' });
   });
 
   it('a steady proxy’s passes ask nothing of the slots', () => {
     const steady = ready({ specHash: newHash });
-    const plan = reconcile(steady, rotated({ instance: instance('Running', newHash) }), iv);
+    const plan = reconcile(steady, upgraded({ instance: instance('Running', newHash) }), iv);
     expect(plan.branch).toBe('running');
     expect(plan.slot).toBeUndefined();
   });
 
   it('the deletion of the proxy releases', () => {
     const deleting = aProxy({ uid, spec, deletionRequestedAt: now });
-    expect(reconcile(deleting, rotated({ instance: null }), iv)).toMatchObject({
+    expect(reconcile(deleting, upgraded({ instance: null }), iv)).toMatchObject({
       action: { kind: 'deleteDocument' },
       slot: 'release',
     });

@@ -13,6 +13,12 @@ export interface ObservedInstance {
   ip: string | null;
   /** The spec hash the instance was built from (its label), null when it carries none. */
   specHash: string | null;
+  /**
+   * What a client must present to the proxy on it, as the VM read it at boot (its metadata): the port and
+   * the credentials version. Absent when the provider cannot say. Reconcile paces a replacement only
+   * when the new instance would serve the same (managed.ts).
+   */
+  serves?: { port: number | null; credentialsSecret: string | null };
 }
 
 /** The seed's provider.Class(err): what a provider failure means for the reconcile loop. */
