@@ -174,7 +174,7 @@ variable "drift_poll_seconds" {
 }
 
 variable "reconcile_max_replacing" {
-  description = "RECONCILE_MAX_REPLACING of reconcile: at most this many managed proxies are replaced for a stale spec hash at once, fleet-wide (a secret rotation, a spec edit or a new default cloud-init rolls through the fleet this many at a time; the others keep their old VM, reason ReplacementQueued, which still refuses new credentials, a new port or protocol until replaced). 0 = unlimited (every stale proxy is down for a boot at once). docs/gc-and-rotation.md § Rolling replacement."
+  description = "RECONCILE_MAX_REPLACING of reconcile: at most this many managed proxies are replaced at once, fleet-wide, for a change their old VM can wait out (a machine type, image, zone, connectPorts or new default cloud-init edit rolls through the fleet this many at a time, the others serving on their old VM, reason ReplacementQueued). A credentials rotation, a port edit or a custom cloud-init is replaced at once. 0 = unlimited. docs/gc-and-rotation.md § Rolling replacement."
   type        = number
   default     = 5
 
