@@ -141,6 +141,8 @@ describe('GceProvider.get', () => {
       state: 'Running',
       ip: '127.0.0.9',
       specHash: 'abc',
+      // This scripted instance carries no metadata: it does not say what it serves.
+      serves: { port: null, credentialsSecret: null },
     });
   });
 
