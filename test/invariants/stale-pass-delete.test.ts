@@ -74,6 +74,21 @@ function stalledDeps(): { deps: ReconcileDeps; entered: Promise<void>; release: 
   return { deps: { ...plane.deps, providers: new Map([['gce', provider]]) }, entered, release };
 }
 
+/** Lets the stalled pass go on: it ends in a conflict, deletes nothing, and the one new instance stays. */
+async function releaseExpectingNoDelete(
+  slow: ReturnType<typeof stalledDeps>,
+  stalled: ReturnType<typeof runPass>,
+  uid: string,
+  deletedBefore: number,
+): Promise<void> {
+  slow.release();
+  const result = await stalled;
+  expect(result.kind).toBe('conflict');
+  await sleep(500); // past the emulator's delete delay: a delete would have landed by now
+  expect(deletions(uid)).toBe(deletedBefore);
+  expect(liveInstances(uid)).toHaveLength(1);
+}
+
 const provisioned = (p: ProxyResource) =>
   p.status.phase === 'Provisioned' && p.status.nextReconcileAt === null;
 
@@ -101,12 +116,7 @@ describe('a pass stalled across a replacement never deletes the new instance', (
     expect(fresh?.labels['proxyplane-spec-hash']).toBe(after.status.specHash);
     const deletedBefore = deletions(proxy.uid);
 
-    slow.release();
-    const result = await stalled;
-    expect(result.kind).toBe('conflict');
-    await sleep(500); // past the emulator's delete delay: a delete would have landed by now
-    expect(deletions(proxy.uid)).toBe(deletedBefore);
-    expect(liveInstances(proxy.uid)).toHaveLength(1);
+    await releaseExpectingNoDelete(slow, stalled, proxy.uid, deletedBefore);
     // A pass from a fresh read leaves the new instance alone.
     await handleReconcile(plane.deps, { proxy: proxy.name, reason: 'requeue' });
     expect(deletions(proxy.uid)).toBe(deletedBefore);
@@ -131,11 +141,6 @@ describe('a pass stalled across a replacement never deletes the new instance', (
     expect(fresh?.labels['proxyplane-spec-hash']).toBe(after.status.specHash);
     const deletedBefore = deletions(proxy.uid);
 
-    slow.release();
-    const result = await stalled;
-    expect(result.kind).toBe('conflict');
-    await sleep(500); // past the emulator's delete delay: a delete would have landed by now
-    expect(deletions(proxy.uid)).toBe(deletedBefore);
-    expect(liveInstances(proxy.uid)).toHaveLength(1);
+    await releaseExpectingNoDelete(slow, stalled, proxy.uid, deletedBefore);
   });
 });
