@@ -2,28 +2,39 @@
 // clients are handed as it was (here the machine type; an upgrade of the default startup script is the
 // other) replaces the fleet at most RECONCILE_MAX_REPLACING at a time instead of deleting every VM at
 // once, each waiting proxy serving on its old VM meanwhile. A rotation of the credentials every proxy
-// shares is not paced: an old VM could not serve the new version that leases hand out. The whole path on the local plane — reconcile, requeue and rotation as
-// functions-framework processes, the real slot adapter on the Firestore emulator, VMs in the Compute
-// emulator reading their credentials by reference from the Secret Manager emulator. A sampler counts the
-// proxies with no RUNNING instance every few milliseconds: sampling can miss a violation, never invent one.
-import { Firestore } from '@google-cloud/firestore';
+// shares rolls the same way: a waiting VM keeps the version it booted with, and leases and the probe use
+// that version (status.servedCredentials) until its turn; disabling that version revokes it, and the
+// proxies still on it are replaced at once. The whole path on the local plane — reconcile, requeue,
+// rotation and probe as functions-framework processes, the real slot adapter on the Firestore emulator,
+// VMs in the Compute emulator reading their credentials by reference from the Secret Manager emulator,
+// leases from the API's lease service with the real Secret Manager client. A sampler counts the proxies
+// with no RUNNING instance every few milliseconds: sampling can miss a violation, never invent one.
+import { Firestore, Timestamp } from '@google-cloud/firestore';
 import type { SecretManagerServiceClient } from '@google-cloud/secret-manager';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fetchThroughProxy } from '../../docs/examples/crawler.js';
 import { type ComputeEmulator, startComputeEmulator } from '../../emulators/compute/server.js';
 import { type EchoTarget, requestViaProxy, startEchoTarget } from '../../emulators/forward-proxy/testing.js';
 import {
   type SecretManagerEmulator,
   startSecretManagerEmulator,
 } from '../../emulators/secret-manager/server.js';
+import type { LeaseApiRuntime } from '../../functions/api/src/leases/wiring.js';
 import type { ApiServer } from '../../functions/api/src/server.js';
+import { Collections } from '../../shared/src/adapters/firestore/collections.js';
 import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
-import { FirestoreReplacementSlots } from '../../shared/src/adapters/firestore/replacement-slots.js';
+import {
+  FirestoreReplacementSlots,
+  REPLACEMENT_SLOTS_DOC,
+} from '../../shared/src/adapters/firestore/replacement-slots.js';
 import { createPubSub } from '../../shared/src/adapters/pubsub/client.js';
 import { createSecretManagerClient } from '../../shared/src/adapters/secret-manager/client.js';
+import { SecretManagerSecretReader } from '../../shared/src/adapters/secret-manager/reader.js';
 import type { ProxyResource } from '../../shared/src/domain/proxy.js';
 import { systemClock } from '../../shared/src/ports/clock.js';
 import { startOpenAdminApi } from '../support/admin-api.js';
 import { pubsubHost, testProjectId } from '../support/emulators.js';
+import { ADMIN_TOKEN, leaseTestApp } from '../support/leases.js';
 import { startTestPlane, type TestPlane } from '../support/local-plane.js';
 import { untilStable } from '../support/poll.js';
 import { eventually, functionLog, jsonLines, privateLoopbackRange } from './gc-support.js';
@@ -44,6 +55,7 @@ describe('a fleet-wide spec change replaces the fleet at most RECONCILE_MAX_REPL
   let store: FirestoreProxyStore;
   let target: EchoTarget;
   let sampler: NodeJS.Timeout | undefined;
+  let leases: LeaseApiRuntime | undefined;
   /** uid → every instance id seen for it. */
   const idsSeen = new Map<string, Set<string>>();
   /** The most fleet proxies seen at once with no RUNNING instance, and the sample that showed it. */
@@ -91,7 +103,7 @@ describe('a fleet-wide spec change replaces the fleet at most RECONCILE_MAX_REPL
     });
     plane = await startTestPlane({
       projectId,
-      functions: ['reconcile', 'requeue', 'rotation'],
+      functions: ['reconcile', 'requeue', 'rotation', 'probe'],
       scheduler: { start: true },
       env: {
         COMPUTE_EMULATOR_HOST: compute.endpoint,
@@ -101,6 +113,8 @@ describe('a fleet-wide spec change replaces the fleet at most RECONCILE_MAX_REPL
         RECONCILE_DRIFT_POLL_MS: '60000',
         RECONCILE_MAX_REPLACING: String(MAX_REPLACING),
         RECONCILE_REPLACEMENT_RETRY_MS: '500',
+        PROBE_TICK_PERIOD_SECONDS: '2',
+        PROBE_CALLER_IPS: '127.0.0.1',
       },
     });
     db = new Firestore({ projectId });
@@ -110,6 +124,7 @@ describe('a fleet-wide spec change replaces the fleet at most RECONCILE_MAX_REPL
 
   afterAll(async () => {
     clearInterval(sampler);
+    await leases?.stop();
     await api?.close();
     await plane?.stop();
     await compute?.stop();
@@ -136,7 +151,13 @@ describe('a fleet-wide spec change replaces the fleet at most RECONCILE_MAX_REPL
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({
           name,
-          spec: { mode: 'managed', zone: ZONE, credentialsRef: { secret: 'creds-shared' } },
+          spec: {
+            mode: 'managed',
+            zone: ZONE,
+            credentialsRef: { secret: 'creds-shared' },
+            // Probed every second through the VM with what crawlers are handed; two failures and it is out.
+            healthCheck: { url: `${target.url}/hello`, intervalSeconds: 1, failureThreshold: 2 },
+          },
         }),
       });
       expect(res.status).toBe(201);
@@ -201,7 +222,9 @@ describe('a fleet-wide spec change replaces the fleet at most RECONCILE_MAX_REPL
       (l) => l.message === 'reconcile pass' && l.branch === 'replace/queued',
     );
     expect(queued.length).toBeGreaterThan(0);
-    expect(new Set(queued.map((l) => l.phase).filter(Boolean))).toEqual(new Set(['Provisioned']));
+    // (Ready once the probe has seen them; never Provisioning, which is what a deleted VM would show.)
+    const phases = new Set(queued.map((l) => l.phase).filter(Boolean));
+    expect([...phases].filter((ph) => ph !== 'Ready' && ph !== 'Provisioned')).toEqual([]);
     // Every slot is free again.
     const slots = new FirestoreReplacementSlots(db, { limit: MAX_REPLACING, clock: systemClock });
     expect(await slots.list()).toEqual([]);
@@ -212,35 +235,125 @@ describe('a fleet-wide spec change replaces the fleet at most RECONCILE_MAX_REPL
     });
     expect(res.status).toBe(200);
     before = after;
-  });
+  }, 180_000);
 
-  it('a rotation of the shared credentials is not paced: no proxy waits on a VM that cannot serve them', async () => {
-    const queuedSoFar = () =>
-      jsonLines(functionLog(plane.logDir, 'reconcile')).filter(
-        (l) => l.message === 'reconcile pass' && l.branch === 'replace/queued',
-      ).length;
-    const queuedBefore = queuedSoFar();
-    await addVersion('creds-shared', 'crawler:second-Pa55');
-    const after: Record<string, ProxyResource> = {};
-    for (const name of NAMES) {
-      after[name] = await eventually(
-        `${name} rebuilt with the new credentials`,
-        async () => {
-          const p = await doc(name);
-          return serving(p) &&
-            p.status.specHash !== before[name]!.status.specHash &&
-            p.status.conditions.some((c) => c.reason === 'Created')
-            ? p
-            : undefined;
-        },
-        { timeoutMs: 90_000, intervalMs: 200 },
-      );
-    }
-    expect(queuedSoFar()).toBe(queuedBefore);
-    const p = after.r0!;
-    const res = await requestViaProxy({ host: p.status.ip!, port: 3128 }, `${target.url}/hello`, {
-      auth: { user: 'crawler', pass: 'second-Pa55' },
+  /** Replacements elsewhere hold every slot: each proxy has to wait, however fast the box is. */
+  const slotsDoc = () => db.collection(Collections.replacements).doc(REPLACEMENT_SLOTS_DOC);
+  const holdEverySlot = () =>
+    slotsDoc().set({
+      slots: Array.from({ length: MAX_REPLACING }, (_, i) => ({
+        proxy: `elsewhere-${i}`,
+        uid: `00000000-0000-4000-8000-00000000000${i}`,
+        takenAt: Timestamp.now(),
+      })),
     });
-    expect(res.status).toBe(200);
-  });
+  const queuedOn = (version: string) =>
+    Promise.all(
+      NAMES.map((name) =>
+        eventually(
+          `${name} queued, serving version ${version}`,
+          async () => {
+            const p = await doc(name);
+            const queued = p.status.conditions.some((c) => c.reason === 'ReplacementQueued');
+            return queued && p.status.servedCredentials?.version === version ? p : undefined;
+          },
+          { timeoutMs: 60_000, intervalMs: 200 },
+        ),
+      ),
+    );
+  const rebuiltOn = (version: string) =>
+    Promise.all(
+      NAMES.map((name) =>
+        eventually(
+          `${name} rebuilt on version ${version}`,
+          async () => {
+            const p = await doc(name);
+            return serving(p) &&
+              p.status.servedCredentials?.version === version &&
+              p.status.conditions.some((c) => c.reason === 'Created')
+              ? p
+              : undefined;
+          },
+          { timeoutMs: 90_000, intervalMs: 200 },
+        ),
+      ),
+    );
+  const viaProxy = async (p: ProxyResource, pass: string) =>
+    (
+      await requestViaProxy({ host: p.status.ip!, port: 3128 }, `${target.url}/hello`, {
+        auth: { user: 'crawler', pass },
+      })
+    ).status;
+  const leaseUrl = async () => {
+    if (!leases) {
+      const built = leaseTestApp({
+        firestore: db,
+        clock: systemClock,
+        secrets: new SecretManagerSecretReader(secrets, projectId),
+        lease: {},
+      });
+      leases = built.leases;
+      leaseApp = built.app;
+    }
+    const res = await leaseApp!.request('/v1/leases', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ ttlSeconds: 30 }),
+    });
+    expect(res.status, await res.clone().text()).toBe(201);
+    return ((await res.json()) as { proxy: { url: string } }).proxy.url;
+  };
+  let leaseApp: ReturnType<typeof leaseTestApp>['app'] | undefined;
+
+  it('a rotation rolls too: a waiting VM keeps its version, and leases and the probe use that one', async () => {
+    await holdEverySlot();
+    await addVersion('creds-shared', 'crawler:second-Pa55');
+    const queued = await queuedOn('1');
+    // The old VMs really serve version 1 and refuse version 2...
+    expect(await viaProxy(queued[0]!, 'first-Pa55')).toBe(200);
+    expect(await viaProxy(queued[0]!, 'second-Pa55')).toBe(407);
+    // ...the probe, which would fail them twice in two seconds with version 2, keeps them Ready...
+    const since = Date.now();
+    await eventually(
+      'three probe runs since the fleet queued',
+      async () => {
+        const runs = jsonLines(functionLog(plane.logDir, 'probe')).filter(
+          (l) =>
+            l.message === 'probe run finished' && Date.parse(String(l.time)) > since && Number(l.probed) > 0,
+        );
+        return runs.length >= 3 ? runs : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    for (const name of NAMES) expect((await doc(name)).status.phase, name).toBe('Ready');
+    // ...and a lease hands version 1 out: its URL works through the VM it names.
+    const url = await leaseUrl();
+    expect(url).toContain('crawler:first-Pa55@');
+    expect((await fetchThroughProxy(url, `${target.url}/hello`, 10_000)).status).toBe(200);
+
+    // The slots free up: the rotation rolls through, never more than the cap down at once.
+    maxDown = 0;
+    worst = [];
+    sampler = setInterval(sample, 10);
+    await slotsDoc().delete();
+    const after = await rebuiltOn('2');
+    clearInterval(sampler);
+    expect(maxDown, `down together: ${worst.join(', ')}`).toBeLessThanOrEqual(MAX_REPLACING);
+    expect(maxDown).toBeGreaterThan(0);
+    expect(await viaProxy(after[0]!, 'second-Pa55')).toBe(200);
+    expect(await viaProxy(after[0]!, 'first-Pa55')).toBe(407);
+  }, 240_000);
+
+  it('disabling the version still served revokes it: the proxies on it are replaced at once, slot or not', async () => {
+    await holdEverySlot();
+    await addVersion('creds-shared', 'crawler:third-Pa55');
+    await queuedOn('2');
+    await secrets.disableSecretVersion({ name: `${secretName('creds-shared')}/versions/2` });
+    // Every slot is still held by the replacements elsewhere: only the revocation can have rebuilt them.
+    const after = await rebuiltOn('3');
+    const slots = new FirestoreReplacementSlots(db, { limit: MAX_REPLACING, clock: systemClock });
+    expect((await slots.list()).map((s) => s.proxy).sort()).toEqual(['elsewhere-0', 'elsewhere-1']);
+    expect(await viaProxy(after[0]!, 'third-Pa55')).toBe(200);
+    await slotsDoc().delete();
+  }, 180_000);
 });

@@ -51,6 +51,7 @@ export const inlineCloudInit: CloudInitResolver = {
     digest: 'sha256:inline',
     credentialsSecret: null,
   }),
+  versionState: async () => 'readable',
 };
 
 export interface ReconcilePlane {

@@ -20,6 +20,7 @@ import {
 } from '../../../shared/src/domain/health/target-checks.js';
 import { unreachableRoutesOf } from '../../../shared/src/domain/health/target-tracks.js';
 import { type ProxyResource, proxyProtocol, type SecretRef } from '../../../shared/src/domain/proxy.js';
+import { clientCredentialsRef } from '../../../shared/src/domain/served-credentials.js';
 import type { RoutingRule } from '../../../shared/src/messages/gateway-snapshot.js';
 import type { HealthStore } from '../../../shared/src/ports/health-store.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
@@ -225,7 +226,9 @@ export async function publishTransitions(
 
 async function target(deps: ProbeDeps, p: ProxyResource) {
   const port = p.spec.mode === 'managed' ? p.spec.port : p.spec.endpoint.port;
-  const payload = p.spec.credentialsRef ? await readCredentials(deps, p.name, p.spec.credentialsRef) : null;
+  // The version the instance serves, as crawlers are handed it (served-credentials.ts).
+  const ref = clientCredentialsRef(p);
+  const payload = ref ? await readCredentials(deps, p.name, ref) : null;
   // Parsed as every reader parses it (a trailing newline is not part of the password). A malformed secret
   // is probed without credentials: the proxy answers 407 and counts as failing, which it is for crawlers.
   const parsed = payload === null ? null : parseProxyCredentials(payload);

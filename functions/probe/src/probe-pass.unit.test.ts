@@ -163,6 +163,24 @@ describe('runProbePass: a proxy whose credentials secret cannot be read', () => 
   });
 });
 
+describe('runProbePass: mid-rotation, the version the instance serves', () => {
+  it('probes with status.servedCredentials (what crawlers are handed), not the newest version', async () => {
+    const f = fakes(ECHO, new Set());
+    f.deps.secrets = { access: async (ref) => `user:v${ref.version}` };
+    const rolling = aProxy({
+      name: 'r',
+      spec: managedSpec({ credentialsRef: { secret: 's' } }),
+      status: {
+        ip: '10.0.0.5',
+        providerId: 'zones/z/instances/r',
+        servedCredentials: { secret: 's', version: '3' },
+      },
+    });
+    await passes(f.deps, [rolling], 1);
+    expect(new Set(f.targets.map((t) => t.credentials))).toEqual(new Set(['user:v3']));
+  });
+});
+
 describe('runProbePass: a status that lags the stored verdict (a lost publish)', () => {
   const cond = (type: string, status: 'True' | 'False', reason: string) =>
     condition(type, status, reason, t0);

@@ -4,7 +4,7 @@
 // name, so rotating either secret replaces the instance, while no secret value reaches Firestore or logs.
 import { createHash } from 'node:crypto';
 import type { ManagedSpec, ProxyResource, SecretRef } from '../../../shared/src/domain/proxy.js';
-import type { CloudInitObservation } from '../../../shared/src/domain/reconcile/types.js';
+import type { CloudInitObservation, Observation } from '../../../shared/src/domain/reconcile/types.js';
 import type { Clock } from '../../../shared/src/ports/clock.js';
 import {
   SecretAccessError,
@@ -18,7 +18,14 @@ export interface CloudInitResolver {
     proxy: ProxyResource & { spec: ManagedSpec },
     opts: { fresh: boolean },
   ): Promise<CloudInitObservation>;
+  /**
+   * Whether a credentials version an instance booted with can still be read (uncached: asked only while a
+   * rotation is under way). Never throws; a failure that says nothing about the version is `unknown`.
+   */
+  versionState(ref: SecretRef): Promise<ServedCredentialsState>;
 }
+
+export type ServedCredentialsState = NonNullable<Observation['servedCredentials']>;
 
 /** The default startup script (shared/src/domain/cloud-init): pure, so its bytes are stable for the hash. */
 export type RenderDefaultCloudInit = (options: {
@@ -65,6 +72,17 @@ export class SecretCloudInitResolver implements CloudInitResolver {
         return { ok: false, failure: { kind, message: `${err.kind}: ${err.message}` } };
       }
       throw err;
+    }
+  }
+
+  async versionState(ref: SecretRef): Promise<ServedCredentialsState> {
+    try {
+      await this.opts.secrets.resolve(ref);
+      return 'readable';
+    } catch (err) {
+      if (!(err instanceof SecretAccessError)) throw err;
+      // Disabled, destroyed or deleted: revoked. Denied or transient says nothing about the version.
+      return err.kind === 'failed_precondition' || err.kind === 'not_found' ? 'revoked' : 'unknown';
     }
   }
 

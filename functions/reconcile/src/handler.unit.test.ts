@@ -27,7 +27,7 @@ function setup(maxReplacing = 0) {
   const deps: ReconcileDeps = {
     store,
     providers: new Map([['gce', provider]]),
-    cloudInit: { resolve: async () => cloudInit },
+    cloudInit: { resolve: async () => cloudInit, versionState: async () => 'readable' },
     health: noHealth,
     clock,
     intervals: iv,
@@ -218,6 +218,7 @@ describe('reconcile handler: managed lifecycle', () => {
         seen.push(o.fresh);
         return o.fresh ? fresh : cached;
       },
+      versionState: async () => 'readable',
     };
     await create();
     await t.run('p1', 'requeue');
@@ -230,7 +231,10 @@ describe('reconcile handler: managed lifecycle', () => {
   it('never replaces a VM on a cached cloud-init older than the one it was built from', async () => {
     const cached = { ...script, script: '#!/bin/sh\n# version 7\n', digest: 'sha256:v7' };
     const fresh = { ...script, script: '#!/bin/sh\n# version 8\n', digest: 'sha256:v8' };
-    t.deps.cloudInit = { resolve: async (_p, o) => (o.fresh ? fresh : cached) };
+    t.deps.cloudInit = {
+      resolve: async (_p, o) => (o.fresh ? fresh : cached),
+      versionState: async () => 'readable',
+    };
     await create();
     await t.run('p1', 'created');
     t.provider.bootAll();
@@ -321,12 +325,16 @@ describe('reconcile handler: external, conflicts, poison', () => {
 
 describe('reconcile handler: replacements paced by RECONCILE_MAX_REPLACING', () => {
   // The default cloud-init's render changed (an upgrade): the same port and credentials, so the old
-  // instances keep serving what clients are handed while they wait (a rotation is not paced: managed.ts).
-  const rotatedScript = { ...script, digest: 'sha256:upgraded' };
+  // instances keep serving what clients are handed while they wait. A rotation waits too, while the
+  // version the old instances serve stays readable (managed.ts keepsAccess).
+  const V7 = 'projects/p/secrets/c/versions/7';
+  const booted = { ...script, credentialsSecret: V7 };
+  const rotatedScript = { ...booted, digest: 'sha256:upgraded' };
   const names = ['p1', 'p2', 'p3'];
 
   beforeEach(async () => {
     t = setup(1);
+    t.setCloudInit(booted);
     for (const name of names) {
       await create(aProxy({ name, uid: `${name.slice(1)}0000000-0000-4000-8000-000000000000` }));
       await t.run(name, 'created');
@@ -373,7 +381,10 @@ describe('reconcile handler: replacements paced by RECONCILE_MAX_REPLACING', () 
 
   it('a queued proxy’s retries read the cloud-init fresh: a stale cache on another instance cannot hide the change', async () => {
     // This function instance's cache still holds the old version; only a fresh read sees the new one.
-    t.deps.cloudInit = { resolve: async (_p, { fresh }) => (fresh ? rotatedScript : script) };
+    t.deps.cloudInit = {
+      resolve: async (_p, { fresh }) => (fresh ? rotatedScript : booted),
+      versionState: async () => 'readable',
+    };
     await t.run('p1', 'secret-rotated');
     await t.run('p2', 'secret-rotated');
     expect((await t.doc('p2'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.ReplacementQueued);
@@ -384,8 +395,32 @@ describe('reconcile handler: replacements paced by RECONCILE_MAX_REPLACING', () 
     expect((await t.doc('p2'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.Replacing);
   });
 
-  it('a rotation is not paced: every proxy is replaced at once, no slot taken (its old VM could not serve the new credentials)', async () => {
-    t.setCloudInit({ ...script, credentialsSecret: 'projects/p/secrets/c/versions/8' });
+  it('a rotation waits its turn too: the others keep serving version 7 and say so (status.servedCredentials)', async () => {
+    const asked: string[] = [];
+    t.deps.cloudInit = {
+      resolve: async () => ({ ...booted, credentialsSecret: 'projects/p/secrets/c/versions/8' }),
+      versionState: async (ref) => {
+        asked.push(`${ref.secret}@${ref.version}`);
+        return 'readable';
+      },
+    };
+    for (const name of names) await t.run(name, 'secret-rotated');
+    expect(t.provider.callsOf('delete')).toBe(1);
+    expect(new Set(asked)).toEqual(new Set(['c@7']));
+    for (const name of ['p2', 'p3']) {
+      const p = (await t.doc(name))!;
+      expect(p.status.conditions[0]?.reason).toBe(ProvisionedReason.ReplacementQueued);
+      expect(p.status.servedCredentials).toEqual({ secret: 'c', version: '7' });
+    }
+    // The one being replaced serves nothing now: clients fall back to the spec's reference.
+    expect((await t.doc('p1'))!.status.servedCredentials).toBeUndefined();
+  });
+
+  it('a revoked version (disabled, destroyed) is not paced: every proxy is replaced at once, no slot taken', async () => {
+    t.deps.cloudInit = {
+      resolve: async () => ({ ...booted, credentialsSecret: 'projects/p/secrets/c/versions/8' }),
+      versionState: async () => 'revoked',
+    };
     for (const name of names) await t.run(name, 'secret-rotated');
     expect(t.provider.callsOf('delete')).toBe(3);
     expect((t.slots as InMemoryReplacementSlots).slots).toEqual([]);

@@ -29,7 +29,7 @@ function setup() {
   const deps: ReconcileDeps = {
     store,
     providers: new Map([['gce', provider]]),
-    cloudInit: { resolve: async () => script },
+    cloudInit: { resolve: async () => script, versionState: async () => 'readable' },
     health: storeHealthSource({ get: async (name) => health.get(name) ?? null }),
     clock,
     intervals: iv,

@@ -13,6 +13,7 @@ import type {
   Plan,
   PollIntervals,
 } from '../../../shared/src/domain/reconcile/types.js';
+import { servedRefOf } from '../../../shared/src/domain/served-credentials.js';
 import type { Clock } from '../../../shared/src/ports/clock.js';
 import { type Provider, ProviderError, type ProviderRegistry } from '../../../shared/src/ports/provider.js';
 import type { ProxyStore, StoredProxy } from '../../../shared/src/ports/proxy-store.js';
@@ -82,7 +83,7 @@ export async function runPass(deps: PassDeps, name: string, fresh: boolean): Pro
     const cloudInit = await deps.cloudInit.resolve(proxy as ProxyResource & { spec: ManagedSpec }, {
       fresh: true,
     });
-    obs = { ...obs, cloudInit };
+    obs = await withServedCredentials(deps, { ...obs, cloudInit });
     plan = reconcile(proxy, obs, deps.intervals);
   }
   // A serving instance is deleted for a stale hash only with a replacement slot, asked for right before
@@ -174,7 +175,28 @@ async function observe(
     needs.instance && provider ? observeInstance(provider, proxy) : null,
     deps.health.verdictFor(proxy),
   ]);
-  return { now: deps.clock.now(), providerRegistered: provider !== undefined, cloudInit, instance, health };
+  const obs = {
+    now: deps.clock.now(),
+    providerRegistered: provider !== undefined,
+    cloudInit,
+    instance,
+    health,
+  };
+  return withServedCredentials(deps, obs);
+}
+
+/**
+ * An instance serving another credentials version than the spec resolves to now (a rotation under way):
+ * whether clients can keep using it depends on that version (managed.ts keepsAccess). One more Secret
+ * Manager read, only then; observed again whenever the cloud-init is, so the two always agree.
+ */
+async function withServedCredentials(deps: PassDeps, obs: Observation): Promise<Observation> {
+  const { servedCredentials: _stale, ...rest } = obs;
+  const { cloudInit, instance } = rest;
+  const served = instance?.kind === 'found' ? instance.instance.serves?.credentialsSecret : null;
+  const rotated =
+    cloudInit?.ok && served && served !== cloudInit.credentialsSecret ? servedRefOf(served) : undefined;
+  return rotated ? { ...rest, servedCredentials: await deps.cloudInit.versionState(rotated) } : rest;
 }
 
 async function observeInstance(provider: Provider, proxy: ProxyResource): Promise<InstanceObservation> {

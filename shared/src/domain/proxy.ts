@@ -200,6 +200,13 @@ export const ProxyStatus = z.object({
    * tier, docs/health.md): the snapshots leave the proxy out of those routes only. Sorted; absent = none.
    */
   unreachableRoutes: z.array(z.string()).optional(),
+  /**
+   * The credentials version the running instance was built with (managed, default cloud-init; reconcile
+   * writes it from the instance's metadata): what leases, the probe and the snapshots hand out, so an
+   * instance still waiting for its turn after a rotation keeps serving (served-credentials.ts). Absent: the
+   * spec's reference.
+   */
+  servedCredentials: z.object({ secret: z.string(), version: z.string() }).optional(),
 });
 export type ProxyStatus = z.infer<typeof ProxyStatus>;
 

@@ -6,6 +6,8 @@ import type { ProxyResource, SecretRef } from './proxy.js';
 export function secretRefs(p: ProxyResource): SecretRef[] {
   const out: SecretRef[] = [];
   if (p.spec.credentialsRef) out.push(p.spec.credentialsRef);
+  // The version its instance still serves mid-rotation: disabling it revokes it (managed.ts keepsAccess).
+  if (p.status.servedCredentials) out.push(p.status.servedCredentials);
   if (p.spec.mode === 'managed' && p.spec.cloudInit && 'secretRef' in p.spec.cloudInit) {
     out.push(p.spec.cloudInit.secretRef);
   }

@@ -60,3 +60,16 @@ describe('refAffected: which references resolve differently after a change', () 
     expect(proxiesForSecretChange([both, pinned], changed('2'))).toEqual(['both', 'pinned']);
   });
 });
+
+describe('the version an instance still serves mid-rotation (status.servedCredentials)', () => {
+  it('counts as a reference: disabling it re-enqueues the proxy, whatever its spec names now', () => {
+    const moved = {
+      ...proxy('moved', { ...managed, credentialsRef: { secret: 'new-creds' } }),
+      status: { ...emptyStatus(), servedCredentials: { secret: 'old-creds', version: '4' } },
+    };
+    const disabled = (version: string): SecretChange => ({ secret: 'old-creds', version, added: false });
+    expect(proxiesForSecretChange([moved], disabled('4'))).toEqual(['moved']);
+    expect(proxiesForSecretChange([moved], disabled('3'))).toEqual([]);
+    expect(proxiesForSecretChange([moved], { secret: 'old-creds', version: '5', added: true })).toEqual([]);
+  });
+});

@@ -104,6 +104,18 @@ export function proxyStoreContract(label: string, subject: () => Promise<Contrac
       expect(cleared).toEqual(richStatus());
     });
 
+    it('keeps status.servedCredentials through a status write, and clears it with the next one', async () => {
+      await store.create(aProxy({ name: 'served' }));
+      const v1 = (await store.get('served'))!.version;
+      const rolling = { ...richStatus(), servedCredentials: { secret: 'creds', version: '7' } };
+      expect(await store.writeStatus('served', rolling, v1)).toBe('written');
+      const read = (await store.get('served'))!;
+      expect(read.proxy.status.servedCredentials).toEqual({ secret: 'creds', version: '7' });
+      expect(await store.writeStatus('served', richStatus(), read.version)).toBe('written');
+      const cleared = (await store.get('served'))!.proxy.status;
+      expect('servedCredentials' in cleared).toBe(false);
+    });
+
     it('lets exactly one of several writers at the same version win', async () => {
       await store.create(aProxy({ name: 'race' }));
       const v = (await store.get('race'))!.version;

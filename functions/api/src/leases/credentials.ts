@@ -6,6 +6,7 @@ import {
   parseProxyCredentials,
 } from '../../../../shared/src/domain/cloud-init/credentials.js';
 import type { ProxyResource, SecretRef } from '../../../../shared/src/domain/proxy.js';
+import { clientCredentialsRef } from '../../../../shared/src/domain/served-credentials.js';
 import { SecretAccessError, type SecretReader } from '../../../../shared/src/ports/secrets.js';
 
 export class CredentialsUnavailable extends Error {
@@ -27,7 +28,7 @@ export class CredentialsUnavailable extends Error {
 }
 
 /**
- * The proxy's credentials as every reader parses the secret (parseProxyCredentials: a trailing newline
+ * The proxy's credentials — of the version its instance serves (served-credentials.ts) — as every reader parses the secret (parseProxyCredentials: a trailing newline
  * from `echo … | gcloud secrets create --data-file=-` is not part of the password), or null when it has no
  * credentialsRef. A malformed payload is unavailable, like an unreadable one: the VM refuses it too, so a
  * URL built from it would not work. Never logs the value (the cause names the rule only).
@@ -36,7 +37,7 @@ export async function credentialsFor(
   secrets: SecretReader,
   proxy: ProxyResource,
 ): Promise<ProxyCredentials | null> {
-  const ref = proxy.spec.credentialsRef;
+  const ref = clientCredentialsRef(proxy);
   if (!ref) return null;
   let payload: string;
   try {

@@ -17,6 +17,7 @@ import type {
   ReportRequest,
 } from '../../../../shared/src/domain/leases/wire.js';
 import type { SecretRef } from '../../../../shared/src/domain/proxy.js';
+import { clientCredentialsRef } from '../../../../shared/src/domain/served-credentials.js';
 import type { Clock } from '../../../../shared/src/ports/clock.js';
 import {
   type LeaseStore,
@@ -157,7 +158,8 @@ export class LeaseService {
   private quarantined(proxy: string, nowMs: number): boolean {
     if (this.quarantine.size === 0) return false;
     if ((this.quarantine.get(proxy) ?? 0) > nowMs) return true;
-    const ref = this.deps.catalog.get(proxy)?.spec.credentialsRef;
+    const listed = this.deps.catalog.get(proxy);
+    const ref = listed ? clientCredentialsRef(listed) : undefined;
     return ref !== undefined && (this.quarantine.get(secretKey(ref)) ?? 0) > nowMs;
   }
 

@@ -66,6 +66,7 @@ export function statusToFirestore(s: ProxyStatus): DocumentData {
     nextReconcileAt: tsOrNull(s.nextReconcileAt),
     // Absent when there are none: Firestore refuses undefined, and older documents have no such field.
     ...(s.unreachableRoutes?.length ? { unreachableRoutes: s.unreachableRoutes } : {}),
+    ...(s.servedCredentials ? { servedCredentials: { ...s.servedCredentials } } : {}),
   };
 }
 

@@ -61,15 +61,12 @@ export function setProvisioned(
 }
 
 /**
- * The instance is gone or being replaced: no address to offer, and health state starts fresh with the
- * next instance (seed §6: a replaced instance starts with fresh counters).
+ * The instance is gone or being replaced: no address to offer, no credentials version it serves, and
+ * health state starts fresh with the next instance (seed §6: a replaced instance starts with fresh counters).
  */
 export function clearInstance(status: ProxyStatus, opts: { keepProviderId: boolean }): ProxyStatus {
-  return {
-    ...clearHealth(status),
-    providerId: opts.keepProviderId ? status.providerId : null,
-    ip: null,
-  };
+  const { servedCredentials: _served, ...rest } = clearHealth(status);
+  return { ...rest, providerId: opts.keepProviderId ? status.providerId : null, ip: null };
 }
 
 /** Drops what the probe said about the instance the status described: it says nothing about another one. */

@@ -10,6 +10,7 @@ import {
   type ProxyResource,
   type ProxyStatus,
 } from '../proxy.js';
+import { servedRefOf } from '../served-credentials.js';
 import { specHash } from '../spec-hash.js';
 import { applyHealth, clearInstance, findCondition, setProvisioned, verdictFor } from './conditions.js';
 import { providerFailure } from './failure.js';
@@ -211,10 +212,22 @@ export function reconcileManaged(proxy: Managed, obs: Observation, iv: PollInter
 function serving(proxy: Managed, obs: Observation, inst: ObservedInstance, reason: string, message: string) {
   const { now } = obs;
   const gen = proxy.generation;
-  const staged = setProvisioned({ ...proxy.status, ip: inst.ip }, true, reason, message, gen, now);
+  const staged = setProvisioned(withServed(proxy, inst), true, reason, message, gen, now);
   // Only a verdict about the instance this status now describes (instance-key.ts).
   const verdict = verdictFor(obs.health, healthInstanceKey({ spec: proxy.spec, status: staged }));
   return applyHealth(staged, verdict, gen, now);
+}
+
+/**
+ * The instance's address and the credentials version it serves (status.servedCredentials,
+ * served-credentials.ts): what leases, the probe and the snapshots hand out. Only the default cloud-init
+ * is known to read the version the metadata names; an instance that does not say leaves clients on the
+ * spec's reference.
+ */
+function withServed(proxy: Managed, inst: ObservedInstance): ProxyStatus {
+  const { servedCredentials: _old, ...status } = proxy.status;
+  const served = proxy.spec.cloudInit === undefined ? servedRefOf(inst.serves?.credentialsSecret) : undefined;
+  return { ...status, ip: inst.ip, ...(served ? { servedCredentials: served } : {}) };
 }
 
 /**
@@ -239,11 +252,19 @@ function queuedReplacement(
   };
 }
 
-/** Whether the running instance serves what the current spec hands clients (see replaceInstance). */
+/** Whether clients can keep using the running instance while it waits for its turn (see replaceInstance). */
 function keepsAccess(proxy: Managed, obs: Observation, inst: ObservedInstance): boolean {
   const ci = obs.cloudInit;
   if (!ci?.ok || proxy.spec.cloudInit !== undefined || !inst.serves) return false;
-  return inst.serves.port === proxy.spec.port && inst.serves.credentialsSecret === ci.credentialsSecret;
+  if (inst.serves.port !== proxy.spec.port) return false;
+  if (inst.serves.credentialsSecret === ci.credentialsSecret) return true;
+  // Another credentials version (a rotation, or another secret): clients are handed the one the instance
+  // serves (status.servedCredentials) for as long as it can be read. Disabled or destroyed, it is revoked;
+  // a Secret Manager blip (unknown) is no reason to take the proxy down.
+  const state = obs.servedCredentials;
+  return (
+    servedRefOf(inst.serves.credentialsSecret) !== undefined && (state === 'readable' || state === 'unknown')
+  );
 }
 
 /**
@@ -272,11 +293,11 @@ function replaceInstance(
     };
   }
   const inst = seen.instance;
-  // Paced only while the old instance still serves what clients are handed: leases, the probe and the
-  // gateway read the proxy's port and its credentials' current version from the spec, so an instance
-  // built with another port or an older credentials version (a rotation) refuses them — waiting for a
-  // slot would leave it Ready and useless. Such a change, a custom cloud-init (whatever it set up), or an
-  // instance that does not say, is replaced at once, as before pacing.
+  // Paced only while clients can keep using the old instance: leases, the probe and the gateway hand out
+  // the spec's port and the credentials version the instance serves (status.servedCredentials), so a
+  // rotation waits its turn while the old version stays readable. A new port, a revoked version (disabled
+  // or destroyed: the operator's way to say "now"), a custom cloud-init (whatever it set up), or an
+  // instance that does not say what it serves, is replaced at once.
   const serves = inst.state === 'Running' && keepsAccess(proxy, obs, inst);
   const grant = obs.replacementSlot;
   if (serves && grant && !grant.granted) return queuedReplacement(proxy, obs, iv, inst, grant.limit);

@@ -128,21 +128,85 @@ describe('a stale hash on a serving instance needs a replacement slot', () => {
   });
 });
 
+describe('a rotation of the credentials rolls too (served-credentials.ts)', () => {
+  const full = { replacementSlot: { granted: false as const, inUse: 2, limit: 2 } };
+  /** Version 8 was added: the spec resolves to it; the old instance booted with 7. */
+  const rotated = (over: Partial<Observation> = {}) =>
+    upgraded({ cloudInit: { ok: true, script: '#!/bin/sh\n', digest, credentialsSecret: V8 }, ...over });
+
+  it('while the version the old instance serves is readable, it waits for a slot and hands that version out', () => {
+    const proxy = ready();
+    expect(reconcile(proxy, rotated({ servedCredentials: 'readable' }), iv)).toMatchObject({
+      branch: 'replace/delete',
+      slot: 'take',
+    });
+    const plan = reconcile(proxy, rotated({ servedCredentials: 'readable', ...full }), iv);
+    expect(plan).toMatchObject({ branch: 'replace/queued', action: null });
+    const status = finalizeStatus(proxy, plan.status, plan.requeue, now);
+    expect(status).toMatchObject({ phase: 'Ready', specHash: oldHash });
+    // Leases, the probe and the snapshots hand out version 7, which the old VM reads.
+    expect(status.servedCredentials).toEqual({ secret: 'c', version: '7' });
+  });
+
+  it('Secret Manager not saying (a blip) is no reason to take the proxy down: it waits too', () => {
+    const plan = reconcile(ready(), rotated({ servedCredentials: 'unknown', ...full }), iv);
+    expect(plan.branch).toBe('replace/queued');
+  });
+
+  it('a revoked version (disabled, destroyed) is replaced at once, slot or not', () => {
+    const plan = reconcile(ready(), rotated({ servedCredentials: 'revoked', ...full }), iv);
+    expect(plan).toMatchObject({ branch: 'replace/delete', action: { kind: 'delete', providerId } });
+    expect(plan.slot).toBeUndefined();
+    // The instance is going: nothing is served any more, clients fall back to the spec's reference.
+    expect(plan.status.servedCredentials).toBeUndefined();
+  });
+
+  it('unobserved, it is not assumed readable', () => {
+    const plan = reconcile(ready(), rotated(full), iv);
+    expect(plan).toMatchObject({ branch: 'replace/delete', action: { kind: 'delete' } });
+  });
+});
+
+describe('status.servedCredentials follows the instance', () => {
+  const newHash = specHash(spec as never, newDigest, V7);
+
+  it('a steady instance on the default cloud-init records the version it booted with', () => {
+    const plan = reconcile(
+      ready({ specHash: newHash }),
+      upgraded({ instance: instance('Running', newHash) }),
+      iv,
+    );
+    expect(plan.status.servedCredentials).toEqual({ secret: 'c', version: '7' });
+  });
+
+  it('an instance that does not say, or a cloud-init of the operator’s own, records none (the spec’s reference)', () => {
+    const said = ready({ specHash: newHash, servedCredentials: { secret: 'c', version: '6' } });
+    const unsaid = reconcile(said, upgraded({ instance: instance('Running', newHash, 'unsaid') }), iv);
+    expect(unsaid.status.servedCredentials).toBeUndefined();
+    const own = aProxy({ ...said, spec: { ...spec, cloudInit: { inline: '#!/bin/sh\n' } } });
+    const ownHash = specHash(own.spec as never, digest, V7);
+    const plan = reconcile(
+      aProxy({ ...own, status: { ...own.status, specHash: ownHash } }),
+      upgraded({
+        cloudInit: { ok: true, script: '#!/bin/sh\n', digest, credentialsSecret: V7 },
+        instance: instance('Running', ownHash),
+      }),
+      iv,
+    );
+    expect(plan.branch).toBe('running');
+    expect(plan.status.servedCredentials).toBeUndefined();
+  });
+});
+
 describe('what takes no slot', () => {
   it('a change clients see is replaced at once, slot or not: the old instance could not serve it', () => {
     const full = { replacementSlot: { granted: false as const, inUse: 2, limit: 2 } };
-    // A rotation: leases, the probe and the gateway hand out version 8, which the old VM never read.
-    const rotated = upgraded({
-      ...full,
-      cloudInit: { ok: true, script: '#!/bin/sh\n', digest, credentialsSecret: V8 },
-    });
     // Another port: lease URLs are the spec's port at the old instance's address.
     const moved = aProxy({ ...ready(), spec: { ...spec, port: PORT + 1 } });
     // An instance that does not say what it serves, and a cloud-init of the operator's own.
     const unknown = upgraded({ ...full, instance: instance('Running', oldHash, 'unsaid') });
     const own = aProxy({ ...ready(), spec: { ...spec, cloudInit: { inline: '#!/bin/sh\n' } } });
     for (const [p, o] of [
-      [ready(), rotated],
       [moved, upgraded(full)],
       [ready(), unknown],
       [own, upgraded(full)],

@@ -85,6 +85,12 @@ export interface Observation {
    * plan whose `slot` is 'take' makes the pass ask, and a refusal is decided again with it here.
    */
   replacementSlot?: SlotGrant;
+  /**
+   * Whether the credentials version a found instance serves can still be read, observed only when it is
+   * not the one the spec resolves to now (a rotation): `revoked` = disabled, destroyed or gone (a
+   * revocation: the instance is replaced at once); `unknown` = Secret Manager did not say (transient).
+   */
+  servedCredentials?: 'readable' | 'revoked' | 'unknown';
 }
 
 /** Everything a provider needs to create the instance; buildInsertRequest turns it into the API call. */

@@ -11,6 +11,7 @@ import type { Sha256Hex } from '../gateway/canonical.js';
 import { proxyEndpoint } from '../leases/endpoint.js';
 import { isHealthy } from '../leases/health.js';
 import type { ProxyResource } from '../proxy.js';
+import { clientCredentialsRef } from '../served-credentials.js';
 import { usableUntil } from '../workers/grants.js';
 import { readsExcludedRoutes, readsFiltersDestinations, readsSocks5 } from '../workers/protocol.js';
 import { canonicalText, type Prepared } from './canonical-fast.js';
@@ -40,6 +41,7 @@ function entryOf(p: ProxyResource, x: EntryContext): GatewayProxy | null {
   // The planner never gives a SOCKS5 proxy to a worker below protocol 4 (plan-pass.ts); this is the
   // guarantee where the bytes are written: such a worker's strict schema would refuse the whole snapshot.
   if (endpoint.protocol === 'socks5' && !x.socks5) return null;
+  const credentials = clientCredentialsRef(p);
   return {
     name: p.name,
     host: endpoint.host,
@@ -49,9 +51,8 @@ function entryOf(p: ProxyResource, x: EntryContext): GatewayProxy | null {
     expiresAt: x.expiresAt,
     usableUntil: x.usable,
     attributes: p.spec.attributes,
-    ...(p.spec.credentialsRef
-      ? { credentialsRef: { secret: p.spec.credentialsRef.secret, version: p.spec.credentialsRef.version } }
-      : {}),
+    // The version the proxy's instance serves (mid-rotation, not yet the newest): served-credentials.ts.
+    ...(credentials ? { credentialsRef: { secret: credentials.secret, version: credentials.version } } : {}),
     // Written only when true, and only for workers that read it: any other entry stays byte for byte
     // what it was, so a worker of protocol 1 still accepts it.
     ...(x.markFilters && filtersDestinations(p) ? { filtersDestinations: true } : {}),

@@ -78,6 +78,18 @@ describe('workerContent (contract §3)', () => {
     ).toBe(true);
   });
 
+  it('hands out the credentials version the proxy’s instance serves (mid-rotation), else the spec’s', () => {
+    const rolling = ready('r', { credentialsRef: { secret: 'r-auth', version: 'latest' } });
+    rolling.status.servedCredentials = { secret: 'r-auth', version: '6' };
+    const c = workerContent(
+      input([rolling, ready('s', { credentialsRef: { secret: 's-auth', version: 'latest' } })]),
+    );
+    expect(c.proxies.map((p) => p.credentialsRef)).toEqual([
+      { secret: 'r-auth', version: '6' },
+      { secret: 's-auth', version: 'latest' },
+    ]);
+  });
+
   it.each<[string, ProxyResource['spec'], boolean]>([
     ['managed on the default cloud-init (our squid refuses private destinations)', managedSpec(), true],
     [
