@@ -1,12 +1,34 @@
-// health/{proxy} documents on the Firestore emulator: TARGET:<route> track keys round-trip (the documents
-// are written whole with set(), so ':' only ever appears as a map key, never in an update field path),
-// and a document written before the TARGET tier — no TARGET tracks, or no tracks at all — still reads.
+// The HealthStore contract (versioned reads, preconditioned writes) against the in-memory fake and the
+// Firestore adapter, plus health/{proxy} documents on the Firestore emulator: TARGET:<route> track keys
+// round-trip (the documents are written whole — every field, each map value replaced — so ':' only ever
+// appears as a map key, never in an update field path), and a document written before the TARGET tier —
+// no TARGET tracks, or no tracks at all — still reads.
 import { FieldPath, Firestore, Timestamp } from '@google-cloud/firestore';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Collections } from '../../shared/src/adapters/firestore/collections.js';
 import { FirestoreHealthStore } from '../../shared/src/adapters/firestore/health-store.js';
 import { healthVerdictOf, type ProxyHealthState } from '../../shared/src/domain/health/proxy-health.js';
-import { releaseProject, testProjectId } from '../support/emulators.js';
+import { healthStoreContract } from '../../shared/src/testing/health-store-contract.js';
+import { inMemoryHealthStore } from '../../shared/src/testing/in-memory-health-store.js';
+import { clearProject, releaseProject, testProjectId } from '../support/emulators.js';
+
+healthStoreContract('in-memory fake', async () => {
+  const health = new Map<string, ProxyHealthState>();
+  return { store: inMemoryHealthStore(health), reset: async () => health.clear() };
+});
+
+healthStoreContract('Firestore adapter (emulator)', async () => {
+  const projectId = testProjectId();
+  const db = new Firestore({ projectId });
+  return {
+    store: new FirestoreHealthStore(db),
+    reset: () => clearProject(projectId),
+    close: async () => {
+      await db.terminate();
+      await releaseProject(projectId);
+    },
+  };
+});
 
 const at = new Date('2026-03-01T00:00:00Z');
 const state = (proxy: string, over: Partial<ProxyHealthState> = {}): ProxyHealthState => ({
@@ -41,9 +63,9 @@ describe('FirestoreHealthStore and TARGET tracks', () => {
 
   it('TARGET:<route> tracks round-trip through writeMany / get / getMany, and each is its own map key', async () => {
     const s = state('h-target');
-    await store.writeMany([s]);
+    expect(await store.writeMany([{ state: s, base: null }])).toEqual(['written']);
     expect(await store.get('h-target')).toEqual(s);
-    expect((await store.getMany(['h-target'])).get('h-target')).toEqual(s);
+    expect((await store.getMany(['h-target'])).get('h-target')?.state).toEqual(s);
     expect(healthVerdictOf((await store.get('h-target'))!)?.unreachableRoutes).toEqual(['shop']);
     const raw = await db.collection(Collections.health).doc('h-target').get();
     expect(Object.keys(raw.get('tracks')).sort()).toEqual(['BASIC', 'TARGET:news-eu', 'TARGET:shop']);
@@ -56,9 +78,10 @@ describe('FirestoreHealthStore and TARGET tracks', () => {
 
   it('a rewrite without a TARGET track removes it (the document is replaced, not merged)', async () => {
     const s = state('h-drop');
-    await store.writeMany([s]);
+    await store.writeMany([{ state: s, base: null }]);
     const { 'TARGET:shop': _gone, ...rest } = s.tracks;
-    await store.writeMany([{ ...s, tracks: rest }]);
+    const { version } = (await store.getMany(['h-drop'])).get('h-drop')!;
+    expect(await store.writeMany([{ state: { ...s, tracks: rest }, base: version }])).toEqual(['written']);
     expect(Object.keys((await store.get('h-drop'))!.tracks).sort()).toEqual(['BASIC', 'TARGET:news-eu']);
     expect(healthVerdictOf((await store.get('h-drop'))!)?.unreachableRoutes).toEqual([]);
   });

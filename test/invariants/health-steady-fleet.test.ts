@@ -30,7 +30,7 @@ describe('a steady fleet costs zero writes per probe tick', () => {
     await fleet.tick();
     await fleet.tick();
     const health = await fleet.health.getMany(Array.from({ length: 50 }, (_, i) => `steady-${i}`));
-    expect([...health.values()].filter((h) => h.verdict === 'AVAILABLE')).toHaveLength(50);
+    expect([...health.values()].filter((h) => h.state.verdict === 'AVAILABLE')).toHaveLength(50);
 
     const beforeHealth = await updateTimes(fleet.db, 'health');
     const beforeProxies = await updateTimes(fleet.db, 'proxies');

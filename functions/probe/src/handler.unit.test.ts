@@ -31,7 +31,7 @@ function deps(passiveFails: boolean) {
     health: {
       getMany: async () => new Map(),
       get: async () => null,
-      writeMany: async () => {},
+      writeMany: async (writes) => writes.map(() => 'written' as const),
       deleteMany: async () => {},
       listNames: async () => [],
     },
@@ -49,7 +49,7 @@ function deps(passiveFails: boolean) {
           if (passiveFails) throw new PassiveFeedError('unavailable', 'firestore down');
           return null;
         },
-        commit: async () => {},
+        commit: async () => 'committed' as const,
       },
       ...PASSIVE_TEST_SETTINGS,
     },

@@ -10,6 +10,6 @@ export const PASSIVE_TEST_SETTINGS: Pick<PassiveDeps, 'settings' | 'rule' | 'set
 
 export const noOutcomes = (): PassiveDeps => ({
   outcomes: { between: async () => [] },
-  feed: { cursor: async () => null, commit: async () => {} },
+  feed: { cursor: async () => null, commit: async () => 'committed' as const },
   ...PASSIVE_TEST_SETTINGS,
 });

@@ -2,15 +2,14 @@
 // cursor, turn them into one pass/fail signal per proxy (workers/passive.ts), reduce each into its proxy's
 // PASSIVE track, and commit the changed health states together with the moved cursor — so each batch is
 // counted once, whatever the duplicate or concurrent ticks (ports/passive-feed.ts; docs/health.md for the
-// limits). One commit takes at most PASSIVE_COMMIT_CAP changed states (passive-window.ts).
+// limits). Each state goes in on top of the version it was decided on: when an overlapping active pass
+// wrote one of the proxies meanwhile, the commit writes nothing, and the same signals are reduced again
+// into the states read anew (at most HEALTH_WRITE_RETRIES times; then the window is left for the next
+// tick). One commit takes at most PASSIVE_COMMIT_CAP changed states (passive-window.ts).
 // A window with no batch writes nothing: a fleet without gateway traffic still costs zero writes per tick.
 import { healthInstanceKey } from '../../../shared/src/domain/health/instance-key.js';
 import type { PassiveSettings } from '../../../shared/src/domain/health/passive-track.js';
-import {
-  decideHealth,
-  type HealthDecision,
-  type ProxyHealthState,
-} from '../../../shared/src/domain/health/proxy-health.js';
+import { decideHealth, type HealthDecision } from '../../../shared/src/domain/health/proxy-health.js';
 import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
 import {
   type PassiveRule,
@@ -18,8 +17,10 @@ import {
   passiveSignals,
   type SuspectWorker,
 } from '../../../shared/src/domain/workers/passive.js';
-import { PassiveFeedError, type PassiveFeedStore } from '../../../shared/src/ports/passive-feed.js';
+import type { HealthWrite, VersionedHealth } from '../../../shared/src/ports/health-store.js';
+import type { PassiveFeedStore } from '../../../shared/src/ports/passive-feed.js';
 import type { OutcomeBatchRecord, OutcomeReader } from '../../../shared/src/ports/workers.js';
+import { HEALTH_WRITE_RETRIES } from './health-writes.js';
 import { boundWindow, hasFailures, PASSIVE_COMMIT_CAP } from './passive-window.js';
 import { type ProbeDeps, publishTransitions, seedOf } from './probe-pass.js';
 import { activeTracksOf } from './tiers.js';
@@ -62,8 +63,8 @@ export async function runPassivePass(
   if (batches.length === 0) return none();
 
   const live = new Map(all.filter((p) => p.status.ip && !p.deletionRequestedAt).map((p) => [p.name, p]));
-  const tracked = new Set(cursor?.tracked ?? []);
-  const persisted = new Map<string, ProxyHealthState>();
+  const tracked: ReadonlySet<string> = new Set(cursor?.tracked ?? []);
+  const persisted = new Map<string, VersionedHealth>();
   const readMissing = async (names: string[]) => {
     const missing = names.filter((n) => !persisted.has(n));
     for (const [k, v] of await deps.health.getMany(missing)) persisted.set(k, v);
@@ -93,6 +94,40 @@ export async function runPassivePass(
     });
     w = await evaluate(deps, consumed, live, tracked, persisted, readMissing, now);
   }
+  for (let retry = 0; ; retry++) {
+    const next = new Set(tracked);
+    for (const d of w.decisions) {
+      if (d.next.passive) next.add(d.next.proxy);
+      else next.delete(d.next.proxy);
+    }
+    for (const name of next) if (!live.has(name)) next.delete(name);
+    const committed = await passive.feed.commit(
+      w.changed,
+      { through, tracked: [...next].sort() },
+      cursor?.token ?? null,
+    );
+    if (committed === 'committed') break;
+    // Nothing was written. Either another tick moved the cursor (it counted the window), or another pass
+    // — an overlapping invocation's active pass — wrote one of these proxies since it was read.
+    const current = await passive.feed.cursor();
+    if ((current?.token ?? null) !== (cursor?.token ?? null)) {
+      deps.log.info('outcome window consumed by another tick; nothing counted here', {
+        from: from.toISOString(),
+        to: to.toISOString(),
+      });
+      return none();
+    }
+    if (retry === HEALTH_WRITE_RETRIES) {
+      deps.log.warn('passive health writes kept losing to another pass; the window is read again next tick', {
+        proxies: w.changed.map((c) => c.state.proxy),
+        attempts: retry + 1,
+      });
+      return none();
+    }
+    // The same batches (the same signals) reduced again into the states as they are now.
+    persisted.clear();
+    w = await evaluate(deps, consumed, live, tracked, persisted, readMissing, now);
+  }
   const { signals, suspects, decisions, changed } = w;
   for (const s of w.failed) {
     deps.log.info('passive failure signal', {
@@ -100,23 +135,6 @@ export async function runPassivePass(
       samples: s.samples,
       failureRatio: Number(s.failureRatio.toFixed(3)),
     });
-  }
-  for (const d of decisions) {
-    if (d.next.passive) tracked.add(d.next.proxy);
-    else tracked.delete(d.next.proxy);
-  }
-  for (const name of tracked) if (!live.has(name)) tracked.delete(name);
-  try {
-    await passive.feed.commit(changed, { through, tracked: [...tracked].sort() }, cursor?.token ?? null);
-  } catch (err) {
-    if (err instanceof PassiveFeedError && err.kind === 'conflict') {
-      deps.log.info('outcome window consumed by another tick; nothing counted here', {
-        from: from.toISOString(),
-        to: to.toISOString(),
-      });
-      return none();
-    }
-    throw err;
   }
   // Logged once the window is counted (a conflicting tick counts nothing and says nothing): the alert
   // on this event points at the gateway, whose proxies were spared.
@@ -145,7 +163,8 @@ interface Evaluation {
   /** Failed signals of live proxies (logged once the window is final). */
   failed: PassiveSignal[];
   decisions: HealthDecision[];
-  changed: ProxyHealthState[];
+  /** The changed states, each on top of the version it was decided on. */
+  changed: HealthWrite[];
 }
 
 /** The decisions a window of batches leads to (reading the health states it needs that are not read yet). */
@@ -154,7 +173,7 @@ async function evaluate(
   batches: readonly OutcomeBatchRecord[],
   live: ReadonlyMap<string, ProxyResource>,
   tracked: ReadonlySet<string>,
-  persisted: ReadonlyMap<string, ProxyHealthState>,
+  persisted: ReadonlyMap<string, VersionedHealth>,
   readMissing: (names: string[]) => Promise<void>,
   now: Date,
 ): Promise<Evaluation> {
@@ -164,34 +183,34 @@ async function evaluate(
   // failures and tracked proxies need their state read, so a busy healthy fleet costs no health reads.
   const relevant = signals.filter((s) => live.has(s.proxy) && (!s.ok || tracked.has(s.proxy)));
   await readMissing(relevant.map((s) => s.proxy));
-  const decisions = relevant.flatMap((s) => {
+  const decided = relevant.flatMap((s) => {
     const p = live.get(s.proxy)!;
-    const state = persisted.get(s.proxy);
+    const read = persisted.get(s.proxy);
+    const state = read?.state;
     // Gateways see only proxies that had an active verdict; without stored state there is nothing to refine
     // (and creating state here would cost writes for nothing). State of a replaced instance: the outcomes
     // may well be the old instance's, and decideHealth would start the new one's counters from them; the
     // active pass resets the state for the new instance first, and later windows count against that.
     const instance = healthInstanceKey(p);
-    if (!state || state.instance !== instance) return [];
-    return [
-      decideHealth(
-        state,
-        p.name,
-        instance,
-        seedOf(p),
-        [],
-        activeTracksOf(deps.tiers),
-        p.spec.healthCheck,
-        now,
-        { signal: s.ok, settings: passive.settings },
-      ),
-    ];
+    if (!read || !state || state.instance !== instance) return [];
+    const decision = decideHealth(
+      state,
+      p.name,
+      instance,
+      seedOf(p),
+      [],
+      activeTracksOf(deps.tiers),
+      p.spec.healthCheck,
+      now,
+      { signal: s.ok, settings: passive.settings },
+    );
+    return [{ decision, base: read.version }];
   });
   return {
     signals,
     suspects,
     failed: relevant.filter((x) => !x.ok),
-    decisions,
-    changed: decisions.filter((d) => d.write).map((d) => d.next),
+    decisions: decided.map((d) => d.decision),
+    changed: decided.filter((d) => d.decision.write).map((d) => ({ state: d.decision.next, base: d.base })),
   };
 }

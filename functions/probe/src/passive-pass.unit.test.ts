@@ -3,15 +3,13 @@ import { healthInstanceKey } from '../../../shared/src/domain/health/instance-ke
 import { initialHealth, type ProxyHealthState } from '../../../shared/src/domain/health/proxy-health.js';
 import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
 import { emptyTally, type OutcomeTally } from '../../../shared/src/domain/workers/outcomes.js';
-import {
-  type PassiveCursor,
-  PassiveFeedError,
-  type PassiveFeedStore,
-} from '../../../shared/src/ports/passive-feed.js';
+import type { HealthWrite } from '../../../shared/src/ports/health-store.js';
+import type { PassiveCursor, PassiveFeedStore } from '../../../shared/src/ports/passive-feed.js';
 import type { OutcomeBatchRecord } from '../../../shared/src/ports/workers.js';
 import { provisionedSince } from '../../../shared/src/testing/healthy-conditions.js';
-import { inMemoryHealthStore } from '../../../shared/src/testing/in-memory-health-store.js';
+import { inMemoryHealthStore, memoryWriteFits } from '../../../shared/src/testing/in-memory-health-store.js';
 import { aProxy } from '../../../shared/src/testing/proxy-fixtures.js';
+import { HEALTH_WRITE_RETRIES } from './health-writes.js';
 import { PASSIVE_TEST_SETTINGS } from './passive-fixtures.unit.js';
 import { runPassivePass } from './passive-pass.js';
 import type { ProbeDeps } from './probe-pass.js';
@@ -19,7 +17,8 @@ import type { ProbeDeps } from './probe-pass.js';
 const t0 = new Date('2026-01-01T00:00:00Z');
 const at = (sec: number) => new Date(t0.getTime() + sec * 1000);
 
-/** The port's semantics in memory: commit only on top of the cursor version it was decided on. */
+/** The port's semantics in memory: commit only on top of the cursor version it was decided on, and of
+ *  each health state's (in-memory-health-store.ts versions), all or nothing. */
 class MemoryFeed implements PassiveFeedStore {
   cur: PassiveCursor | null = null;
   version = 0;
@@ -28,11 +27,13 @@ class MemoryFeed implements PassiveFeedStore {
   async cursor() {
     return this.cur;
   }
-  async commit(states: ProxyHealthState[], next: Omit<PassiveCursor, 'token'>, expected: string | null) {
-    if ((this.cur?.token ?? null) !== expected) throw new PassiveFeedError('conflict', 'moved');
-    for (const s of states) this.health.set(s.proxy, s);
+  async commit(writes: HealthWrite[], next: Omit<PassiveCursor, 'token'>, expected: string | null) {
+    if ((this.cur?.token ?? null) !== expected) return 'conflict' as const;
+    if (!writes.every((w) => memoryWriteFits(this.health, w))) return 'conflict' as const;
+    for (const w of writes) this.health.set(w.state.proxy, { ...w.state });
     this.cur = { ...next, token: String(++this.version) };
     this.commits++;
+    return 'committed' as const;
   }
 }
 
@@ -245,5 +246,72 @@ describe('runPassivePass', () => {
     batches.push(batch(10, 'p1', { dial: 9 }), batch(3590, 'p1', { dial: 9 }));
     const c = await runPassivePass(deps, [proxy], at(3600));
     expect(c.outcomeBatches).toBe(1);
+  });
+});
+
+describe('runPassivePass: a proxy written by another pass between this pass’s read and its commit', () => {
+  /** What an overlapping invocation's active pass stores meanwhile: a failed probe. */
+  const probedMeanwhile = (s: ProxyHealthState): ProxyHealthState => ({
+    ...s,
+    tracks: { ...s.tracks, BASIC: { verdict: 'AVAILABLE', consecutiveOk: 0, consecutiveFail: 1 } },
+  });
+  let attempts: number;
+  let warned: Array<{ message: string; fields: Record<string, unknown> }>;
+  /** Runs `meanwhile` before each commit of the pass (after it read the health states). */
+  const interleave = (meanwhile: (attempt: number) => void) => {
+    attempts = 0;
+    warned = [];
+    deps.log = { info: () => {}, warn: (message, fields) => void warned.push({ message, fields }) };
+    const commit = MemoryFeed.prototype.commit.bind(feed);
+    feed.commit = async (writes, next, expected) => {
+      meanwhile(attempts++);
+      return commit(writes, next, expected);
+    };
+  };
+
+  it('reduces the same signal again into the fresh state and commits once: both updates hold', async () => {
+    interleave((n) => {
+      if (n === 0) health.set('p1', probedMeanwhile(health.get('p1')!));
+    });
+    batches.push(batch(30, 'p1', { dial: 6 }));
+    const c = await runPassivePass(deps, [proxy], at(60));
+    expect(c).toMatchObject({ outcomeBatches: 1, written: 1 });
+    expect(attempts).toBe(2);
+    expect(feed.commits).toBe(1);
+    expect(health.get('p1')!.passive?.track.consecutiveFail).toBe(1);
+    expect(health.get('p1')!.tracks.BASIC).toMatchObject({ consecutiveFail: 1 });
+    expect(feed.cur?.tracked).toEqual(['p1']);
+    expect(warned).toEqual([]);
+  });
+
+  it('losing every retry: a WARNING, no throw, the cursor unmoved — and the next tick counts the window', async () => {
+    interleave(() => health.set('p1', { ...health.get('p1')! }));
+    batches.push(batch(30, 'p1', { dial: 6 }));
+    const c = await runPassivePass(deps, [proxy], at(60));
+    expect(c).toMatchObject({ outcomeBatches: 0, written: 0, transitions: 0 });
+    expect(attempts).toBe(1 + HEALTH_WRITE_RETRIES);
+    expect(feed.cur).toBeNull();
+    expect(health.get('p1')!.passive).toBeNull();
+    expect(published).toEqual([]);
+    expect(warned).toEqual([
+      {
+        message: 'passive health writes kept losing to another pass; the window is read again next tick',
+        fields: { proxies: ['p1'], attempts: 1 + HEALTH_WRITE_RETRIES },
+      },
+    ]);
+    interleave(() => {});
+    expect(await runPassivePass(deps, [proxy], at(61))).toMatchObject({ outcomeBatches: 1, written: 1 });
+    expect(health.get('p1')!.passive?.track.consecutiveFail).toBe(1);
+  });
+
+  it('when the cursor moved too, the window is the other tick’s: no retry', async () => {
+    batches.push(batch(30, 'p1', { dial: 6 }));
+    interleave(() => {
+      health.set('p1', probedMeanwhile(health.get('p1')!));
+      feed.cur = { through: at(55), tracked: [], token: 'other-tick' };
+    });
+    expect(await runPassivePass(deps, [proxy], at(60))).toMatchObject({ outcomeBatches: 0 });
+    expect(attempts).toBe(1);
+    expect(health.get('p1')!.passive).toBeNull();
   });
 });

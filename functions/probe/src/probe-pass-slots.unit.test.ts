@@ -69,7 +69,7 @@ function fakes() {
       ...store,
       writeMany: async (states) => {
         writes.push(states.length);
-        await store.writeMany(states);
+        return store.writeMany(states);
       },
     },
     publisher: new RecordingReconcilePublisher(),

@@ -1,7 +1,8 @@
 // One probe pass over the fleet: observe (proxies with an address, due in this window; their health
 // state) → probe with bounded concurrency (BASIC/EGRESS in the proxy slots, TARGET in slots of its own)
-// → decide (pure reducer) → write only changed states, publish transitions (and again for a status that
-// still lags a stored verdict), prune state of proxies that are gone.
+// → decide (pure reducer) → write only changed states, each on top of the version it was decided on (one
+// that lost to an overlapping pass is decided again: health-writes.ts), publish transitions (and again for
+// a status that still lags a stored verdict), prune state of proxies that are gone.
 
 import { basicUserPass, parseProxyCredentials } from '../../../shared/src/domain/cloud-init/credentials.js';
 import { hashFraction, isDueInWindow } from '../../../shared/src/domain/health/due.js';
@@ -25,6 +26,7 @@ import type { RoutingRule } from '../../../shared/src/messages/gateway-snapshot.
 import type { HealthStore } from '../../../shared/src/ports/health-store.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
 import { SecretAccessError } from '../../../shared/src/ports/secrets.js';
+import { type Decided, storeDecisions } from './health-writes.js';
 import { mapLimit } from './map-limit.js';
 import type { PassiveDeps } from './passive-pass.js';
 import type { ProbeRecorder } from './probe-recorder.js';
@@ -114,14 +116,18 @@ export async function runProbePass(
         results: [...active.results, ...targets.results],
         observations: [...active.observations, ...targets.observations],
       };
-      return decide(deps, p, persisted.get(p.name) ?? null, outcome, checks, routes, to, sent);
+      for (const o of outcome.observations) deps.recorder.observe(p.name, o);
+      const read = persisted.get(p.name);
+      const redecide = (state: ProxyHealthState | null) =>
+        decide(deps, p, state, outcome, checks, routes, to, sent);
+      return { decision: redecide(read?.state ?? null), base: read?.version ?? null, redecide };
     })();
     // Awaited below, once the probe slots have gone through every due proxy; until then its failure must
     // not surface as an unhandled rejection (nor at all when that loop throws: the pass fails anyway).
     decided.catch(() => {});
     return { decided };
   });
-  const decisions = await Promise.all(pending.map((x) => x.decided));
+  const decided: Decided<ActiveDecision>[] = await Promise.all(pending.map((x) => x.decided));
   if (skipped.size > 0) {
     deps.log.warn('TARGET checks skipped: no TARGET slot free within the check timeout; their tracks kept', {
       skipped: [...skipped.values()].reduce((a, b) => a + b, 0),
@@ -129,16 +135,21 @@ export async function runProbePass(
       targetConcurrency: pool.size,
     });
   }
-  const changed = decisions.filter((d) => d.write).map((d) => d.next);
-  await deps.health.writeMany(changed);
+  // Another pass (the next invocation's, overlapping this one) may have written a proxy since it was read:
+  // that proxy is decided again with the same results, on what is stored now.
+  const { decisions, written } = await storeDecisions(deps, decided);
+  for (const d of decisions) logDecision(deps, d);
   const transitions = await publishTransitions(deps, decisions, sent);
   return {
     proxies: all.length,
     probed: due.length,
-    written: changed.length,
+    written,
     transitions,
   };
 }
+
+/** A decision of the active pass; `lagging`: published again for a status that lags the stored verdict. */
+type ActiveDecision = HealthDecision & { lagging?: true };
 
 /** The due proxies starting at one that moves from pass to pass: when the TARGET slots cannot keep up,
  *  the checks skipped are those queued last, and a fixed (listing) order would skip the same proxies'
@@ -149,7 +160,7 @@ function rotated(due: ProxyResource[], to: Date): ProxyResource[] {
   return [...due.slice(start), ...due.slice(0, start)];
 }
 
-/** Observe → decide (the pure reducer) for one proxy whose tiers have all run. */
+/** Decide (the pure reducer) for one proxy whose tiers have all run, on `persisted` as read. */
 function decide(
   deps: ProbeDeps,
   p: ProxyResource,
@@ -159,8 +170,7 @@ function decide(
   routes: readonly RoutingRule[] | null,
   to: Date,
   sent: Set<string>,
-): HealthDecision {
-  for (const o of outcome.observations) deps.recorder.observe(p.name, o);
+): ActiveDecision {
   const dec = decideHealth(
     persisted,
     p.name,
@@ -174,24 +184,28 @@ function decide(
     { signal: null, settings: deps.passive.settings },
     routes ? targetKeysOf(checks) : null,
   );
-  if (dec.publish) {
-    deps.log.info('health transition', {
-      proxy: p.name,
-      verdict: dec.next.verdict,
-      problem: dec.next.egressProblem,
-      unreachableRoutes: unreachableRoutesOf(dec.next.tracks),
-    });
-    return dec;
-  }
+  if (dec.publish) return dec;
   // A stored verdict that status does not show: its publish was lost (seed §6: the next probe retries).
-  if (!sent.has(p.name) && statusLags(dec.next, p)) {
-    deps.log.info('health verdict not in status yet; publishing it again', {
-      proxy: p.name,
-      verdict: dec.next.verdict,
-    });
-    return { ...dec, publish: 'health-transition' as const };
-  }
+  if (!sent.has(p.name) && statusLags(dec.next, p))
+    return { ...dec, publish: 'health-transition' as const, lagging: true };
   return dec;
+}
+
+/** Logged once the decision holds (stored, or nothing to store): one lost to another pass says nothing. */
+function logDecision(deps: ProbeDeps, d: ActiveDecision): void {
+  if (d.lagging) {
+    deps.log.info('health verdict not in status yet; publishing it again', {
+      proxy: d.next.proxy,
+      verdict: d.next.verdict,
+    });
+  } else if (d.publish) {
+    deps.log.info('health transition', {
+      proxy: d.next.proxy,
+      verdict: d.next.verdict,
+      problem: d.next.egressProblem,
+      unreachableRoutes: unreachableRoutesOf(d.next.tracks),
+    });
+  }
 }
 
 /** Publishes the transitions among `decisions`, after their states are stored: reconcile reads the state

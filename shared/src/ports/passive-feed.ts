@@ -3,7 +3,10 @@
 // moves in the same atomic commit as the health states those batches changed, and only if no other tick
 // moved it first: a duplicate or concurrent tick, on this instance or another, can never count a batch
 // twice, and a crash between reading and committing counts it zero times (the next tick reads it again).
-import type { ProxyHealthState } from '../domain/health/proxy-health.js';
+// Each health state goes in under its own version too (ports/health-store.ts), in that same commit: an
+// active pass of an overlapping invocation that wrote the proxy since it was read fails the whole commit,
+// and the cursor stays where it was.
+import type { HealthWrite } from './health-store.js';
 
 export interface PassiveCursor {
   /** Every batch received at or before this has been counted. */
@@ -19,20 +22,24 @@ export interface PassiveFeedStore {
   /** null before the first consumption. */
   cursor(): Promise<PassiveCursor | null>;
   /**
-   * Writes `states` and moves the cursor to `next`, all or nothing, if the cursor is still at
-   * `expected` (null: there is none yet). Throws PassiveFeedError `conflict` when another tick came first.
+   * Writes the health states and moves the cursor to `next`, all or nothing, if the cursor is still at
+   * `expected` (null: there is none yet) and every state's document still at its `base`. `conflict`:
+   * one of them moved (another tick consumed the window, or another pass wrote one of the proxies) and
+   * nothing was written. Throws PassiveFeedError when the store cannot be reached.
    */
   commit(
-    states: ProxyHealthState[],
+    writes: HealthWrite[],
     next: Omit<PassiveCursor, 'token'>,
     expected: string | null,
-  ): Promise<void>;
+  ): Promise<PassiveCommitResult>;
 }
+
+export type PassiveCommitResult = 'committed' | 'conflict';
 
 export class PassiveFeedError extends Error {
   constructor(
-    /** conflict: another tick consumed the window (nothing was written); unavailable: retry next tick. */
-    readonly kind: 'conflict' | 'unavailable',
+    /** unavailable: nothing was written; the next tick reads the window again. */
+    readonly kind: 'unavailable',
     message: string,
     options?: { cause?: unknown },
   ) {

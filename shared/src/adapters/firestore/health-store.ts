@@ -1,13 +1,30 @@
 // HealthStore on Firestore: `health/{proxy}` documents with named fields and Timestamps, readable in the
-// console (verdict, egressProblem, latencyMillis, tracks.BASIC.consecutiveOk, …).
-import { type DocumentData, type Firestore, Timestamp } from '@google-cloud/firestore';
+// console (verdict, egressProblem, latencyMillis, tracks.BASIC.consecutiveOk, …). Each read carries the
+// document's updateTime as its version, and each write is preconditioned on it (recipes §7: preconditions
+// rather than contended transactions): `create()` where there was no document, `lastUpdateTime` otherwise.
+import {
+  type DocumentData,
+  type DocumentReference,
+  type Firestore,
+  Timestamp,
+  type WriteBatch,
+} from '@google-cloud/firestore';
 import type { PassiveTrack } from '../../domain/health/passive-track.js';
 import type { ProxyHealthState } from '../../domain/health/proxy-health.js';
 import type { TrackKey, TrackState, Verdict } from '../../domain/health/verdict.js';
-import type { HealthStore } from '../../ports/health-store.js';
+import type {
+  HealthStore,
+  HealthWrite,
+  HealthWriteResult,
+  VersionedHealth,
+} from '../../ports/health-store.js';
 import { Collections } from './collections.js';
+import { timestampOfVersion, versionOf } from './proxy-converter.js';
+import { ALREADY_EXISTS, codeOf, FAILED_PRECONDITION, NOT_FOUND } from './worker-errors.js';
 
 const BATCH = 400;
+/** Writes sent at once when a batch lost a race and each is retried on its own to learn which. */
+const SINGLES_IN_FLIGHT = 20;
 
 export class FirestoreHealthStore implements HealthStore {
   constructor(private readonly db: Firestore) {}
@@ -21,24 +38,57 @@ export class FirestoreHealthStore implements HealthStore {
     return snap.exists ? healthFromDoc(snap.data()!) : null;
   }
 
-  async getMany(names: string[]): Promise<Map<string, ProxyHealthState>> {
-    const out = new Map<string, ProxyHealthState>();
+  async getMany(names: string[]): Promise<Map<string, VersionedHealth>> {
+    const out = new Map<string, VersionedHealth>();
     for (let i = 0; i < names.length; i += BATCH) {
       const refs = names.slice(i, i + BATCH).map((n) => this.col().doc(n));
       if (refs.length === 0) continue;
       const snaps = await this.db.getAll(...refs);
-      for (const s of snaps) if (s.exists) out.set(s.id, healthFromDoc(s.data()!));
+      for (const s of snaps)
+        if (s.exists && s.updateTime)
+          out.set(s.id, { state: healthFromDoc(s.data()!), version: versionOf(s.updateTime) });
     }
     return out;
   }
 
-  /** Each document is written whole (set, no merge): a dropped track disappears, and a `TARGET:<route>`
-   *  key is only ever a map key — as an update() field path its ':' would need backtick quoting. */
-  async writeMany(states: ProxyHealthState[]): Promise<void> {
-    for (let i = 0; i < states.length; i += BATCH) {
-      const batch = this.db.batch();
-      for (const s of states.slice(i, i + BATCH)) batch.set(this.col().doc(s.proxy), healthToDoc(s));
+  async writeMany(writes: HealthWrite[]): Promise<HealthWriteResult[]> {
+    const results: HealthWriteResult[] = [];
+    for (let i = 0; i < writes.length; i += BATCH)
+      results.push(...(await this.writeChunk(writes.slice(i, i + BATCH))));
+    return results;
+  }
+
+  /** One atomic commit when no other pass wrote any of them since they were read (the usual case: one
+   *  round trip, as before the preconditions); when one lost, the commit wrote nothing and each is sent
+   *  on its own, so that only the ones that lost report a conflict. */
+  private async writeChunk(chunk: HealthWrite[]): Promise<HealthWriteResult[]> {
+    if (chunk.length === 0) return [];
+    const batch = this.db.batch();
+    if (chunk.every((w) => stageHealthWrite(batch, this.col().doc(w.state.proxy), w))) {
+      try {
+        await batch.commit();
+        return chunk.map(() => 'written');
+      } catch (err) {
+        if (!isHealthConflict(err)) throw err;
+      }
+    }
+    const results: HealthWriteResult[] = [];
+    for (let i = 0; i < chunk.length; i += SINGLES_IN_FLIGHT)
+      results.push(
+        ...(await Promise.all(chunk.slice(i, i + SINGLES_IN_FLIGHT).map((w) => this.writeOne(w)))),
+      );
+    return results;
+  }
+
+  private async writeOne(w: HealthWrite): Promise<HealthWriteResult> {
+    const batch = this.db.batch();
+    if (!stageHealthWrite(batch, this.col().doc(w.state.proxy), w)) return 'conflict';
+    try {
       await batch.commit();
+      return 'written';
+    } catch (err) {
+      if (isHealthConflict(err)) return 'conflict';
+      throw err;
     }
   }
 
@@ -54,6 +104,32 @@ export class FirestoreHealthStore implements HealthStore {
     const refs = await this.col().listDocuments();
     return refs.map((r) => r.id);
   }
+}
+
+/**
+ * Stages one health write in `batch` on top of the version it was decided on: `create()` when there was no
+ * document (a second first writer fails ALREADY_EXISTS), else `update()` under `lastUpdateTime` (fails
+ * when the document changed or was deleted since). The update names every field healthToDoc writes — all
+ * the fields the document has — and each value (`tracks`, `passive`) replaces the stored one whole, so the
+ * document is still rewritten whole as by `set()`: a dropped track disappears, and a `TARGET:<route>` key
+ * is only ever a map key (as an update() field path its ':' would need backtick quoting). False when
+ * `base` is no version token (nothing to write on top of: a conflict), with nothing staged.
+ */
+export function stageHealthWrite(batch: WriteBatch, ref: DocumentReference, w: HealthWrite): boolean {
+  if (w.base === null) {
+    batch.create(ref, healthToDoc(w.state));
+    return true;
+  }
+  const at = timestampOfVersion(w.base);
+  if (!at) return false;
+  batch.update(ref, healthToDoc(w.state), { lastUpdateTime: at });
+  return true;
+}
+
+/** A preconditioned write that lost a race: changed since read, created meanwhile, or deleted meanwhile. */
+export function isHealthConflict(err: unknown): boolean {
+  const code = codeOf(err);
+  return code === FAILED_PRECONDITION || code === ALREADY_EXISTS || code === NOT_FOUND;
 }
 
 export function healthToDoc(s: ProxyHealthState): DocumentData {

@@ -1,14 +1,19 @@
 // PassiveFeedStore on Firestore: the cursor is `cursors/probe-passive` {through: Timestamp, tracked: [proxy]}; a commit is
 // one batched write of the changed `health/{proxy}` documents plus the cursor, guarded by the cursor's
-// updateTime (or create() for the first), so it fails whole when another tick moved the cursor
-// (recipes §7: preconditions rather than contended transactions).
+// updateTime (or create() for the first) and by each health document's own (health-store.ts
+// stageHealthWrite), so it fails whole when another tick moved the cursor or another pass wrote one of the
+// proxies (recipes §7: preconditions rather than contended transactions).
 import { type DocumentSnapshot, type Firestore, Timestamp } from '@google-cloud/firestore';
-import type { ProxyHealthState } from '../../domain/health/proxy-health.js';
-import { type PassiveCursor, PassiveFeedError, type PassiveFeedStore } from '../../ports/passive-feed.js';
+import type { HealthWrite } from '../../ports/health-store.js';
+import {
+  type PassiveCommitResult,
+  type PassiveCursor,
+  PassiveFeedError,
+  type PassiveFeedStore,
+} from '../../ports/passive-feed.js';
 import { Collections } from './collections.js';
-import { healthToDoc } from './health-store.js';
+import { isHealthConflict, stageHealthWrite } from './health-store.js';
 import { timestampOfVersion, versionOf } from './proxy-converter.js';
-import { ALREADY_EXISTS, codeOf, FAILED_PRECONDITION, NOT_FOUND } from './worker-errors.js';
 
 export const PASSIVE_CURSOR_ID = 'probe-passive';
 
@@ -45,23 +50,25 @@ export class FirestorePassiveFeedStore implements PassiveFeedStore {
   }
 
   async commit(
-    states: ProxyHealthState[],
+    writes: HealthWrite[],
     next: Omit<PassiveCursor, 'token'>,
     expected: string | null,
-  ): Promise<void> {
+  ): Promise<PassiveCommitResult> {
     const batch = this.db.batch();
     const data = { through: Timestamp.fromDate(next.through), tracked: next.tracked };
     if (expected === null) batch.create(this.ref(), data);
     else {
       const at = timestampOfVersion(expected);
-      if (!at) throw new PassiveFeedError('conflict', `not a version token: ${expected}`);
+      if (!at) return 'conflict';
       batch.update(this.ref(), data, { lastUpdateTime: at });
     }
     const health = this.db.collection(Collections.health);
-    for (const s of states) batch.set(health.doc(s.proxy), healthToDoc(s));
+    for (const w of writes) if (!stageHealthWrite(batch, health.doc(w.state.proxy), w)) return 'conflict';
     try {
       await batch.commit();
+      return 'committed';
     } catch (err) {
+      if (isHealthConflict(err)) return 'conflict';
       throw failure(err, 'commit passive health states');
     }
   }
@@ -92,8 +99,5 @@ export function cursorFromSnapshot(
 
 function failure(err: unknown, what: string): PassiveFeedError {
   if (err instanceof PassiveFeedError) return err;
-  const code = codeOf(err);
-  if (code === FAILED_PRECONDITION || code === ALREADY_EXISTS || code === NOT_FOUND)
-    return new PassiveFeedError('conflict', `${what}: another tick moved the cursor`, { cause: err });
   return new PassiveFeedError('unavailable', `${what} failed`, { cause: err });
 }
