@@ -138,6 +138,10 @@ describe('a crawler token on an admin-only route', () => {
         message: CRAWLER_TOKEN_REFUSED,
       });
       expect(res.headers.get('set-cookie'), `${method} ${path}`).toBeNull();
+      // RFC 6750 §3.1: a valid credential without the scope, not a bad one.
+      expect(res.headers.get('www-authenticate'), `${method} ${path}`).toBe(
+        'Bearer realm="proxyplane", error="insufficient_scope"',
+      );
     }
     expect(await state()).toEqual(before);
   });

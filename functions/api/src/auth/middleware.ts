@@ -1,9 +1,13 @@
 // Requires an admin credential: 401 (with WWW-Authenticate, RFC 6750 §3) when there is none or it is
-// invalid, 403 when the identity is not allowed, 503 when it cannot be checked. On success the principal
-// is in c.var for the request log.
+// invalid, 403 (with `error="insufficient_scope"`, RFC 6750 §3.1) when the identity is valid but not
+// allowed here — a crawler token, a Google identity not on the list —, 503 when it cannot be checked. On
+// success the principal is in c.var for the request log.
 import { createMiddleware } from 'hono/factory';
 import { ApiError } from '../errors.js';
 import { type Authenticator, bearerToken, type Principal } from './authenticator.js';
+
+/** RFC 6750 §3.1: a valid credential that may not do this. Clients tell it from a bad credential by it. */
+export const INSUFFICIENT_SCOPE = 'Bearer realm="proxyplane", error="insufficient_scope"';
 
 export const requireAdmin = (authenticator: Authenticator) =>
   createMiddleware<{ Variables: { principal: Principal } }>(async (c, next) => {
@@ -12,7 +16,11 @@ export const requireAdmin = (authenticator: Authenticator) =>
       c.set('principal', outcome.principal);
       return next();
     }
-    if (outcome.code === 'forbidden') throw new ApiError(403, 'forbidden', outcome.reason);
+    if (outcome.code === 'forbidden') {
+      throw new ApiError(403, 'forbidden', outcome.reason, {
+        headers: { 'WWW-Authenticate': INSUFFICIENT_SCOPE },
+      });
+    }
     if (outcome.code === 'unavailable') {
       throw new ApiError(503, 'unavailable', outcome.reason, { retryAfterSeconds: 5 });
     }

@@ -18,6 +18,11 @@ describe('requireAdmin on the admin routes', () => {
     expect(res.status).toBe(status);
     expect(await res.json()).toMatchObject({ error, message: outcome.reason });
     if (status === 401) expect(res.headers.get('www-authenticate')).toBe('Bearer realm="proxyplane"');
+    if (status === 403) {
+      expect(res.headers.get('www-authenticate')).toBe(
+        'Bearer realm="proxyplane", error="insufficient_scope"',
+      );
+    }
     if (status === 503) expect(res.headers.get('retry-after')).toBe('5');
     expect(h.store.writeCalls).toEqual([]);
     expect(h.publisher.published).toEqual([]);

@@ -12,6 +12,7 @@ import {
   MAX_TOKEN_LENGTH,
   type Principal,
 } from '../auth/authenticator.js';
+import { INSUFFICIENT_SCOPE } from '../auth/middleware.js';
 import { loginPage } from './page.js';
 
 export const COOKIE = 'proxyplane_fleet';
@@ -70,7 +71,10 @@ export const fleetAuth = (authenticator: Authenticator) =>
     }
     // A stale cookie (rotated token, expired ID token) is dropped so the login form shows next time.
     if (header === undefined && cookie !== undefined) forgetToken(c);
-    if (outcome.code === 'forbidden') return refuse(c, 403, 'forbidden', outcome.reason);
+    if (outcome.code === 'forbidden') {
+      c.header('WWW-Authenticate', INSUFFICIENT_SCOPE);
+      return refuse(c, 403, 'forbidden', outcome.reason);
+    }
     if (outcome.code === 'unavailable') return refuse(c, 503, 'unavailable', outcome.reason);
     c.header('WWW-Authenticate', 'Bearer realm="proxyplane"');
     return refuse(
