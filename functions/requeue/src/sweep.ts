@@ -74,27 +74,34 @@ export async function runSweep(deps: SweepDeps, tickAt: Date): Promise<SweepRepo
   }
 
   let nextPoll = started.getTime();
-  for (;;) {
-    const now = deps.clock.now().getTime();
-    const open = now < windowEnd;
-    if (open && now >= nextPoll) {
-      // A full page of proxies already published (stuck on transient errors) must not starve the rest:
-      // ask again for a bigger page, up to maxBatch.
-      for (let limit = deps.batch; ; limit = Math.min(limit * 2, deps.maxBatch)) {
-        const due = await deps.store.listDue(new Date(now + deps.pollMs), limit);
-        report.polls++;
-        const fresh = due.filter((d) => schedule(d.name, d.nextReconcileAt.getTime(), false));
-        if (due.length < limit || fresh.length > 0 || limit >= deps.maxBatch) break;
+  try {
+    for (;;) {
+      const now = deps.clock.now().getTime();
+      const open = now < windowEnd;
+      if (open && now >= nextPoll) {
+        // A full page of proxies already published (stuck on transient errors) must not starve the rest:
+        // ask again for a bigger page, up to maxBatch.
+        for (let limit = deps.batch; ; limit = Math.min(limit * 2, deps.maxBatch)) {
+          const due = await deps.store.listDue(new Date(now + deps.pollMs), limit);
+          report.polls++;
+          const fresh = due.filter((d) => schedule(d.name, d.nextReconcileAt.getTime(), false));
+          if (due.length < limit || fresh.length > 0 || limit >= deps.maxBatch) break;
+        }
+        nextPoll = now + deps.pollMs;
       }
-      nextPoll = now + deps.pollMs;
+      pending.sort((a, b) => a.at - b.at);
+      const ready = open ? pending.filter((x) => x.at <= now) : pending.splice(0);
+      if (open) pending.splice(0, ready.length);
+      await publishAll(deps, ready, report, (proxy) => memory.release(proxy));
+      if (!open && pending.length === 0) break;
+      const wakeAt = Math.min(nextPoll, pending[0]?.at ?? Number.POSITIVE_INFINITY, windowEnd);
+      await deps.sleep(Math.max(1, wakeAt - deps.clock.now().getTime()));
     }
-    pending.sort((a, b) => a.at - b.at);
-    const ready = open ? pending.filter((x) => x.at <= now) : pending.splice(0);
-    if (open) pending.splice(0, ready.length);
-    await publishAll(deps, ready, report, (proxy) => memory.release(proxy));
-    if (!open && pending.length === 0) break;
-    const wakeAt = Math.min(nextPoll, pending[0]?.at ?? Number.POSITIVE_INFINITY, windowEnd);
-    await deps.sleep(Math.max(1, wakeAt - deps.clock.now().getTime()));
+  } catch (err) {
+    // A failed sweep (listDue: Firestore unavailable) leaves nothing it never published claimed, or the
+    // next sweeps would take it for published and it would wait out the memory instead of its due time.
+    for (const x of pending) memory.release(x.proxy);
+    throw err;
   }
   deps.log.info('requeue sweep', { ...report, windowMs: windowEnd - windowStart.getTime() });
   return report;

@@ -201,6 +201,30 @@ describe('requeue sweeps of one instance', () => {
   });
 });
 
+describe('a sweep that fails', () => {
+  // A sweep claims each (proxy, due time) in the instance's memory when it schedules it, and publishes it
+  // at its due time. A sweep that failed in between (listDue: Firestore unavailable) left the claims of
+  // what it never published: the next sweeps took them for published, and the proxy waited out the
+  // memory (5 minutes deployed) instead of its due time.
+  it('leaves nothing it did not publish claimed: the next sweep publishes it when due', async () => {
+    const { PublishMemory } = await import('./publish-memory.js');
+    deps.memory = new PublishMemory(300_000);
+    await due('soon', 20_000);
+    const listDue = store.listDue.bind(store);
+    store.listDue = async (until, limit) => {
+      // The poll at 19 s lists it (due within a poll); the one at 20 s, before it is published, fails.
+      if (clock.now().getTime() >= at(19_500).getTime()) throw new Error('unavailable');
+      return listDue(until, limit);
+    };
+    await expect(runSweep(deps, t0)).rejects.toThrow('unavailable');
+    expect(published).toEqual([]);
+    store.listDue = listDue;
+    clock.set(at(21_000));
+    await runSweep(deps, at(21_000));
+    expect(published).toEqual([{ proxy: 'soon', atMs: 21_000 }]);
+  });
+});
+
 describe('the steady fleet of one instance', () => {
   it('is listed once per refresh period, not every tick, and still drift-polled on its slots', async () => {
     const { SteadyFleet } = await import('./steady-fleet.js');
