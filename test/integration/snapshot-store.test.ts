@@ -145,4 +145,20 @@ describe('FirestoreSnapshotStore.save', () => {
     expect(read instanceof WorkerStoreError ? `${read.kind}: ${read.message}` : 'read').toBe('read');
     expect(read).toEqual(v2.full);
   });
+  // A part held PART_SIZE proxies whatever their size, and Firestore refuses a document over 1 MiB: with
+  // attributes a proxy may carry (up to 32, values up to 256 characters), 2,000 entries of ~700 bytes
+  // are a 1.4 MB part. The save was refused on every pass, so the worker never got another snapshot —
+  // nor a renewed grant — and went stale.
+  it('splits the proxies into parts Firestore accepts, whatever their attributes weigh', async () => {
+    const heavy = snapshot('w-e', 1, PART_SIZE, 'e');
+    const attributes = Object.fromEntries(
+      Array.from({ length: 12 }, (_, k) => [`attribute-${k}`, `value-${k}-`.padEnd(24, 'x')]),
+    );
+    heavy.full.proxies = heavy.full.proxies.map((p) => ({ ...p, attributes }));
+    expect(JSON.stringify(heavy.full.proxies).length).toBeGreaterThan(1_300_000);
+    const err = await refusal(save(heavy));
+    expect(err instanceof WorkerStoreError ? `${err.kind}: ${err.message}` : 'saved').toBe('saved');
+    expect(await store.loadFull('w-e')).toEqual(heavy.full);
+    expect((await db.collection('snapshots/w-e/parts').get()).size).toBeGreaterThan(1);
+  });
 });

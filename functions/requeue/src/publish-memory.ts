@@ -5,6 +5,11 @@
 // empty, and that only costs duplicate, idempotent passes.
 export class PublishMemory {
   private readonly claims = new Map<string, { at: number; claimedAt: number }>();
+  /**
+   * Where the drift range of this instance's latest sweep ends (ms since the epoch); when that sweep
+   * failed, where its range began, since none of it is known to be published.
+   */
+  drift: { through: number; failed: boolean } | null = null;
 
   /** `ttlMs`: after this long a proxy still due at the same time is published again (its pass was lost). */
   constructor(private readonly ttlMs: number) {}

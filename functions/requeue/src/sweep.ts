@@ -63,39 +63,57 @@ export async function runSweep(deps: SweepDeps, tickAt: Date): Promise<SweepRepo
     return true;
   };
 
-  const steady = deps.steady ?? new SteadyFleet(0);
-  const fleet = await steady.get(started.getTime(), () => listSteady(deps.store, deps.driftPollMs));
-  for (const p of fleet) {
-    const to = new Date(windowStart.getTime() + deps.tickPeriodMs);
-    for (const slot of driftSlots(p.uid, deps.driftPollMs, windowStart, to, p.notBefore)) {
-      if (p.awaitingSince && !awaitsPassSlotDue(p.awaitingSince, slot, deps.driftPollMs)) continue;
-      schedule(p.name, slot.getTime(), true);
-    }
-  }
-
+  // Ticks are never exactly a period apart (Cloud Scheduler publishes each a varying moment after its
+  // minute; the local scheduler's chained timers run late): a drift slot between the end of one tick's
+  // range and the next tick would belong to neither. A range starts where this instance's last one ended
+  // when that is at most half a period back (jitter — not a tick another instance swept in between), or
+  // up to two periods back when the last sweep failed; what was published meanwhile is in the memory.
+  const last = memory.drift;
+  const gap = last ? windowStart.getTime() - last.through : Number.POSITIVE_INFINITY;
+  const reach = last?.failed ? 2 * deps.tickPeriodMs : deps.tickPeriodMs / 2;
+  const driftFrom = gap > 0 && gap <= reach ? new Date(last!.through) : windowStart;
+  const driftTo = new Date(windowStart.getTime() + deps.tickPeriodMs);
   let nextPoll = started.getTime();
-  for (;;) {
-    const now = deps.clock.now().getTime();
-    const open = now < windowEnd;
-    if (open && now >= nextPoll) {
-      // A full page of proxies already published (stuck on transient errors) must not starve the rest:
-      // ask again for a bigger page, up to maxBatch.
-      for (let limit = deps.batch; ; limit = Math.min(limit * 2, deps.maxBatch)) {
-        const due = await deps.store.listDue(new Date(now + deps.pollMs), limit);
-        report.polls++;
-        const fresh = due.filter((d) => schedule(d.name, d.nextReconcileAt.getTime(), false));
-        if (due.length < limit || fresh.length > 0 || limit >= deps.maxBatch) break;
+  try {
+    const steady = deps.steady ?? new SteadyFleet(0);
+    const fleet = await steady.get(started.getTime(), () => listSteady(deps.store, deps.driftPollMs));
+    for (const p of fleet) {
+      for (const slot of driftSlots(p.uid, deps.driftPollMs, driftFrom, driftTo, p.notBefore)) {
+        if (p.awaitingSince && !awaitsPassSlotDue(p.awaitingSince, slot, deps.driftPollMs)) continue;
+        schedule(p.name, slot.getTime(), true);
       }
-      nextPoll = now + deps.pollMs;
     }
-    pending.sort((a, b) => a.at - b.at);
-    const ready = open ? pending.filter((x) => x.at <= now) : pending.splice(0);
-    if (open) pending.splice(0, ready.length);
-    await publishAll(deps, ready, report, (proxy) => memory.release(proxy));
-    if (!open && pending.length === 0) break;
-    const wakeAt = Math.min(nextPoll, pending[0]?.at ?? Number.POSITIVE_INFINITY, windowEnd);
-    await deps.sleep(Math.max(1, wakeAt - deps.clock.now().getTime()));
+    for (;;) {
+      const now = deps.clock.now().getTime();
+      const open = now < windowEnd;
+      if (open && now >= nextPoll) {
+        // A full page of proxies already published (stuck on transient errors) must not starve the rest:
+        // ask again for a bigger page, up to maxBatch.
+        for (let limit = deps.batch; ; limit = Math.min(limit * 2, deps.maxBatch)) {
+          const due = await deps.store.listDue(new Date(now + deps.pollMs), limit);
+          report.polls++;
+          const fresh = due.filter((d) => schedule(d.name, d.nextReconcileAt.getTime(), false));
+          if (due.length < limit || fresh.length > 0 || limit >= deps.maxBatch) break;
+        }
+        nextPoll = now + deps.pollMs;
+      }
+      pending.sort((a, b) => a.at - b.at);
+      const ready = open ? pending.filter((x) => x.at <= now) : pending.splice(0);
+      if (open) pending.splice(0, ready.length);
+      await publishAll(deps, ready, report, (proxy) => memory.release(proxy));
+      if (!open && pending.length === 0) break;
+      const wakeAt = Math.min(nextPoll, pending[0]?.at ?? Number.POSITIVE_INFINITY, windowEnd);
+      await deps.sleep(Math.max(1, wakeAt - deps.clock.now().getTime()));
+    }
+  } catch (err) {
+    // A failed sweep (listDue: Firestore unavailable) leaves nothing it never published claimed, or the
+    // next sweeps would take it for published and it would wait out the memory instead of its due time.
+    for (const x of pending) memory.release(x.proxy);
+    memory.drift = { through: driftFrom.getTime(), failed: true };
+    throw err;
   }
+  const through = last && !last.failed ? Math.max(last.through, driftTo.getTime()) : driftTo.getTime();
+  memory.drift = { through, failed: false };
   deps.log.info('requeue sweep', { ...report, windowMs: windowEnd - windowStart.getTime() });
   return report;
 }

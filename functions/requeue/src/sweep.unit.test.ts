@@ -201,6 +201,106 @@ describe('requeue sweeps of one instance', () => {
   });
 });
 
+describe('drift slots between two ticks', () => {
+  // Consecutive ticks are never exactly a period apart: Cloud Scheduler publishes each a varying moment
+  // after its minute, and the local scheduler's chained timers run late. A slot between the end of one
+  // tick's range and the next tick's publish time belonged to neither sweep, and its drift poll was lost:
+  // a steady proxy waited a second DriftPoll, a proxy whose request was lost the next backed-off slot.
+  it('publishes a slot that falls after the range of one tick and before the next tick', async () => {
+    const { PublishMemory } = await import('./publish-memory.js');
+    deps.memory = new PublishMemory(300_000);
+    const uid = testUid(7);
+    await store.create(aProxy({ name: 'steady', uid, status: running() }));
+    const slot = driftOffsetMs(uid, 60_000) + 120_000; // ms after t0
+    const first = at(slot - 60_200); // its range ends 200 ms before the slot
+    const second = at(slot + 300); // published 60.5 s after the first
+    clock.set(first);
+    await runSweep(deps, first);
+    clock.set(second);
+    await runSweep(deps, second);
+    // The last slot is past the second window's close (a margin before its range ends): published then.
+    expect(published.map((p) => p.atMs)).toEqual([slot - 60_000, slot + 300, slot + 59_300]);
+  });
+
+  it('does not sweep again the range of a tick another instance swept', async () => {
+    const { PublishMemory } = await import('./publish-memory.js');
+    deps.memory = new PublishMemory(300_000);
+    const uid = testUid(7);
+    await store.create(aProxy({ name: 'steady', uid, status: running() }));
+    const slot = driftOffsetMs(uid, 60_000) + 120_000;
+    // This instance sweeps the ticks before and after the slot's; another one swept the slot's tick.
+    const ticks = [slot - 90_000, slot + 30_000].map(at);
+    for (const tick of ticks) {
+      clock.set(tick);
+      await runSweep(deps, tick);
+    }
+    expect(published.map((p) => p.atMs)).toEqual([slot - 60_000, slot + 60_000]);
+  });
+
+  it('makes up for the slots of a sweep that failed', async () => {
+    const { PublishMemory } = await import('./publish-memory.js');
+    deps.memory = new PublishMemory(300_000);
+    const uid = testUid(7);
+    await store.create(aProxy({ name: 'steady', uid, status: running() }));
+    const slot = driftOffsetMs(uid, 60_000) + 120_000;
+    const ticks = [slot - 90_000, slot - 30_000, slot + 30_000].map(at);
+    clock.set(ticks[0]!);
+    await runSweep(deps, ticks[0]!);
+    // The second tick's sweep fails before the slot comes (Firestore unavailable).
+    const listDue = store.listDue.bind(store);
+    store.listDue = async (until, limit) => {
+      if (clock.now().getTime() > at(slot - 10_000).getTime()) throw new Error('unavailable');
+      return listDue(until, limit);
+    };
+    clock.set(ticks[1]!);
+    await expect(runSweep(deps, ticks[1]!)).rejects.toThrow('unavailable');
+    store.listDue = listDue;
+    clock.set(ticks[2]!);
+    await runSweep(deps, ticks[2]!);
+    expect(published.map((p) => p.atMs)).toEqual([slot - 60_000, slot + 30_000, slot + 60_000]);
+  });
+
+  it('publishes a slot once when two ticks are less than a period apart', async () => {
+    const { PublishMemory } = await import('./publish-memory.js');
+    deps.memory = new PublishMemory(300_000);
+    const uid = testUid(7);
+    await store.create(aProxy({ name: 'steady', uid, status: running() }));
+    const slot = driftOffsetMs(uid, 60_000) + 120_000;
+    const first = at(slot - 59_800);
+    const second = at(slot - 200); // published 59.6 s after the first
+    clock.set(first);
+    await runSweep(deps, first);
+    clock.set(second);
+    await runSweep(deps, second);
+    // Published at the first window's close (the slot is past it, inside its range), not again.
+    expect(published.map((p) => p.atMs)).toEqual([slot - 800]);
+  });
+});
+
+describe('a sweep that fails', () => {
+  // A sweep claims each (proxy, due time) in the instance's memory when it schedules it, and publishes it
+  // at its due time. A sweep that failed in between (listDue: Firestore unavailable) left the claims of
+  // what it never published: the next sweeps took them for published, and the proxy waited out the
+  // memory (5 minutes deployed) instead of its due time.
+  it('leaves nothing it did not publish claimed: the next sweep publishes it when due', async () => {
+    const { PublishMemory } = await import('./publish-memory.js');
+    deps.memory = new PublishMemory(300_000);
+    await due('soon', 20_000);
+    const listDue = store.listDue.bind(store);
+    store.listDue = async (until, limit) => {
+      // The poll at 19 s lists it (due within a poll); the one at 20 s, before it is published, fails.
+      if (clock.now().getTime() >= at(19_500).getTime()) throw new Error('unavailable');
+      return listDue(until, limit);
+    };
+    await expect(runSweep(deps, t0)).rejects.toThrow('unavailable');
+    expect(published).toEqual([]);
+    store.listDue = listDue;
+    clock.set(at(21_000));
+    await runSweep(deps, at(21_000));
+    expect(published).toEqual([{ proxy: 'soon', atMs: 21_000 }]);
+  });
+});
+
 describe('the steady fleet of one instance', () => {
   it('is listed once per refresh period, not every tick, and still drift-polled on its slots', async () => {
     const { SteadyFleet } = await import('./steady-fleet.js');

@@ -5,6 +5,7 @@
 // plus the commit's precondition on the state document.
 import { planPass } from '../../../shared/src/domain/snapshots/plan-pass.js';
 import { failOpenRoutes } from '../../../shared/src/domain/snapshots/route-fail-open.js';
+import { commitChunks, type OwnershipChange } from '../../../shared/src/domain/workers/ownership.js';
 import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
 import type { SnapshotPassDeps } from './deps.js';
 import { observe } from './observe.js';
@@ -57,33 +58,48 @@ async function decide(deps: SnapshotPassDeps) {
 const LEASE_RACE_REPLANS = 2;
 
 /**
- * Under the lock: observe, plan and commit the ownership changes. An assignment is preconditioned on the
- * lease state read for it (OwnershipStore.commit), so a lease granted between that read and the commit
- * fails the whole batch; the lock's state document is untouched then, so the pass observes again — the
- * new lease keeps that proxy back — and commits the rest.
+ * Assignments per ownership commit. Each claims its proxy's lease state (one write), and the changed shards
+ * (≤ 16) and the state document ride along: Firestore refuses a commit of more than 500 writes, and one
+ * commit of a whole pool assigned at once would be refused on every retry and every tick.
+ */
+export const MAX_ASSIGNMENTS_PER_COMMIT = 400;
+
+/**
+ * Under the lock: observe, plan and commit the ownership changes — in commits of at most
+ * MAX_ASSIGNMENTS_PER_COMMIT assignments, each guarded by the version the previous one left, the epoch
+ * moved by the last one only (OwnershipStore.commit holdEpoch). A re-plan after a lost race, or the next
+ * pass after a crash between commits, plans the rest at that same epoch: the state still has the one
+ * before. An assignment
+ * is preconditioned on the lease state read for it (OwnershipStore.commit), so a lease granted between that
+ * read and the commit fails that commit; the state document is then as this pass last left it, so the pass
+ * observes again — the new lease keeps that proxy back, what was committed stays — and commits the rest.
  */
 async function decideAndCommit(
   deps: SnapshotPassDeps,
   token: string,
-  committed: (version: string) => void,
+  committed: (version: string, changes: readonly OwnershipChange[]) => void,
 ): Promise<Awaited<ReturnType<typeof decide>>> {
+  let expected = token;
   for (let replans = 0; ; replans++) {
     const decided = await decide(deps);
     const { plan, obs } = decided;
     // The planner's state moved on: the lock lapsed and another pass took it. Not a lease race: give up.
-    if (replans > 0 && obs.token !== token)
+    if (replans > 0 && obs.token !== expected)
       throw new WorkerStoreError('conflict', 'the planner lock was lost during the pass');
     if (plan.ownership.changes.length === 0) return decided;
     try {
-      committed(
-        await deps.ownership.commit(
-          plan.ownership.changes,
+      const chunks = commitChunks(plan.ownership.changes, MAX_ASSIGNMENTS_PER_COMMIT);
+      for (const [i, chunk] of chunks.entries()) {
+        expected = await deps.ownership.commit(
+          chunk,
           plan.ownership.epoch,
-          token,
+          expected,
           deps.clock.now(),
           obs.leaseVersions,
-        ),
-      );
+          { holdEpoch: i < chunks.length - 1 },
+        );
+        committed(expected, chunk);
+      }
       return decided;
     } catch (err) {
       if (!(err instanceof WorkerStoreError && err.kind === 'conflict') || replans >= LEASE_RACE_REPLANS)
@@ -141,14 +157,17 @@ export async function runSnapshotPass(deps: SnapshotPassDeps): Promise<PassSumma
   if (!token) throw new PlannerBusy('another snapshot pass holds the planner lock');
   let current = token;
   try {
-    const { plan, steps } = await decideAndCommit(deps, current, (version) => {
+    // Every change committed, a re-plan's included: commits before a lease race stay committed.
+    const changed: OwnershipChange[] = [];
+    const { plan, steps } = await decideAndCommit(deps, current, (version, chunk) => {
       current = version;
+      changed.push(...chunk);
     });
     summary.ran = true;
     summary.epoch = plan.ownership.epoch;
-    if (plan.ownership.changes.length > 0) {
-      summary.ownershipChanges = plan.ownership.changes.length;
-      const count = (k: string) => plan.ownership.changes.filter((c) => c.kind === k).length;
+    if (changed.length > 0) {
+      summary.ownershipChanges = changed.length;
+      const count = (k: string) => changed.filter((c) => c.kind === k).length;
       deps.log.info('ownership planned', {
         event: 'gateway.ownership_planned',
         epoch: plan.ownership.epoch,

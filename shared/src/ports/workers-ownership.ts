@@ -29,6 +29,10 @@ export interface OwnershipStore {
    * proxy on its lease state, in the same batch and only if that state is still at the version read
    * (domain/workers/leasable.ts gatewayClaimSettled): a lease granted since fails the whole commit.
    * Returns the new version. Throws WorkerStoreError `conflict` otherwise.
+   *
+   * `holdEpoch`: more commits of this same epoch follow (a plan too large for one commit). The records and
+   * claims carry `epoch`, but the state document keeps the epoch it has; only the last commit moves it, so
+   * a reader that sees the new epoch sees every change made at it (gatewayClaimSettled rests on that).
    */
   commit(
     changes: readonly OwnershipChange[],
@@ -36,6 +40,7 @@ export interface OwnershipStore {
     token: string,
     now: Date,
     leaseVersions?: ReadonlyMap<string, string | null>,
+    options?: { holdEpoch?: boolean },
   ): Promise<string>;
   /** Gives the lock up (no-op when the state moved on: someone else holds it then). */
   releaseLock(holder: string, token: string): Promise<void>;

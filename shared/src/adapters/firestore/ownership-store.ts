@@ -110,6 +110,7 @@ export class FirestoreOwnershipStore implements OwnershipStore {
     token: string,
     now: Date,
     leaseVersions: ReadonlyMap<string, string | null> = new Map(),
+    options: { holdEpoch?: boolean } = {},
   ): Promise<string> {
     const batch = this.db.batch();
     // Only an assignment needs a claim: a proxy passed from a lapsed owner to a new one, or whose drain is
@@ -136,9 +137,12 @@ export class FirestoreOwnershipStore implements OwnershipStore {
     for (const [n, proxies] of byShard) {
       batch.set(this.col().doc(shardDocId(n)), { shard: n, proxies }, { merge: true });
     }
+    // Held: the state is still written (its new version guards the next commit), its epoch is not.
     batch.update(
       this.col().doc(STATE_DOC),
-      { epoch, updatedAt: Timestamp.fromDate(now) },
+      options.holdEpoch
+        ? { updatedAt: Timestamp.fromDate(now) }
+        : { epoch, updatedAt: Timestamp.fromDate(now) },
       { lastUpdateTime: requireTimestamp(token) },
     );
     try {

@@ -1,7 +1,7 @@
 // SnapshotStore on Firestore: snapshots/{workerId} is the header of the latest full snapshot (version,
 // epoch, checksum, grant, drains, the versions recently built — what ACKs are checked against), and
-// snapshots/{workerId}/parts/{n} hold its proxies, PART_SIZE per document, because a 10,000-proxy snapshot
-// (~2.6 MB) does not fit Firestore's 1 MiB document limit. Parts and header are written in one transaction,
+// snapshots/{workerId}/parts/{n} hold its proxies, at most PART_SIZE and PART_BYTES per document, because a
+// 10,000-proxy snapshot (~2.6 MB) does not fit Firestore's 1 MiB document limit. Parts and header are written in one transaction,
 // so a reader never sees a header pointing at parts of another version, and a version is saved once.
 import {
   type DocumentData,
@@ -24,6 +24,12 @@ import { STATE_DOC } from './ownership-store.js';
 import { workerStoreFailure } from './worker-errors.js';
 
 export const PART_SIZE = 2000;
+/**
+ * A part also ends before its proxies' JSON passes this many bytes: Firestore refuses a document over
+ * 1 MiB, and an entry may weigh up to ~10 KB (32 attributes of 256 characters), not the ~280 bytes of a
+ * bare one. JSON is close to Firestore's own count (a number is 8 bytes there): the margin covers it.
+ */
+export const PART_BYTES = 768 * 1024;
 const PARTS = 'parts';
 const GET_BATCH = 300;
 /** Reads of a snapshot whose parts belong to another version before loadFull gives up (a race with a save). */
@@ -174,13 +180,10 @@ export class FirestoreSnapshotStore implements SnapshotStore {
             `the snapshot of ${header.workerId} is already at version ${previous.version}, not saving ${header.version}`,
           );
         }
-        const parts = Math.ceil(full.proxies.length / PART_SIZE);
-        for (let i = 0; i < parts; i++) {
-          tx.set(ref.collection(PARTS).doc(String(i)), {
-            index: i,
-            version: full.version,
-            proxies: plain(full.proxies.slice(i * PART_SIZE, (i + 1) * PART_SIZE)),
-          });
+        const chunks = partsOf(full.proxies);
+        const parts = chunks.length;
+        for (const [i, proxies] of chunks.entries()) {
+          tx.set(ref.collection(PARTS).doc(String(i)), { index: i, version: full.version, proxies });
         }
         for (let i = parts; i < (previous?.parts ?? 0); i++) tx.delete(ref.collection(PARTS).doc(String(i)));
         tx.set(ref, {
@@ -269,6 +272,27 @@ export class FirestoreSnapshotStore implements SnapshotStore {
       throw workerStoreFailure(err, `read the snapshot header of ${workerId}`);
     }
   }
+}
+
+/** The proxies as plain JSON values, in parts of at most PART_SIZE entries and PART_BYTES of JSON. */
+function partsOf(proxies: readonly GatewayProxy[]): unknown[][] {
+  const parts: string[][] = [];
+  let current: string[] = [];
+  let bytes = 0;
+  for (const p of proxies) {
+    const json = JSON.stringify(p);
+    const size = Buffer.byteLength(json) + 1;
+    if (current.length > 0 && (current.length >= PART_SIZE || bytes + size > PART_BYTES)) {
+      parts.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(json);
+    bytes += size;
+  }
+  if (current.length > 0) parts.push(current);
+  // JSON round trip, as plain() does: drops undefined optionals, which Firestore refuses.
+  return parts.map((part) => JSON.parse(`[${part.join(',')}]`) as unknown[]);
 }
 
 /** Who holds the planner lock (ownership/state.lock.holder), or null. */

@@ -24,11 +24,11 @@ export function leasableBesideGateway(
  * lease state it read (so a grant that landed first fails the assignment); a grant commits on the same
  * document under its own precondition (so it re-reads and finds the claim when the assignment landed
  * first). A claim holds the proxy until the lease service's ownership view has caught up with it: the view
- * has seen epoch `claimEpoch` or later (ownership commits are atomic with their epoch, and a listener's
- * snapshot is consistent) and shows no owner — then the proxy was released since, and the ordinary gate
- * (`leasableBesideGateway`) decides. That holds even of a view that has stopped following (a listener
- * re-subscribing): an assignment after the view's epoch writes a newer claim, which the grant either reads
- * or fails its precondition on. The grant that finds a claim settled removes it in its own write.
+ * has seen epoch `claimEpoch` or later (the epoch moves with the last commit of the changes made at it,
+ * and a listener's snapshot is consistent) and shows no owner — then the proxy was released since, and the
+ * ordinary gate (`leasableBesideGateway`) decides. That holds even of a view that has stopped following (a
+ * listener re-subscribing): an assignment after the view's epoch writes a newer claim, which the grant either
+ * reads or fails its precondition on. The grant that finds a claim settled removes it in its own write.
  */
 export function gatewayClaimSettled(
   claimEpoch: number,

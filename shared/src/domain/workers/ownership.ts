@@ -108,6 +108,35 @@ export function planOwnership(x: PlanInput): OwnershipPlan {
   return { epoch: changes.length > 0 ? next : x.epoch, changes };
 }
 
+/**
+ * A plan's changes, in order, as consecutive commits of at most `maxAssignments` assignments each (the
+ * other changes write no claim and go where they fall). Each assignment claims its proxy's lease state in
+ * the commit (one write apiece), and a store's commit has a bound (Firestore: 500 writes): a pool assigned
+ * at once — the first worker to register, a fleet flipped into the pool — must not be one commit that can
+ * never succeed.
+ */
+export function commitChunks(
+  changes: readonly OwnershipChange[],
+  maxAssignments: number,
+): OwnershipChange[][] {
+  const chunks: OwnershipChange[][] = [];
+  let current: OwnershipChange[] = [];
+  let assigned = 0;
+  for (const c of changes) {
+    if (c.kind === 'assigned') {
+      if (assigned === maxAssignments) {
+        chunks.push(current);
+        current = [];
+        assigned = 0;
+      }
+      assigned++;
+    }
+    current.push(c);
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}
+
 /** Applies a plan's changes to the records (a new map). */
 export function applyOwnership(
   records: ReadonlyMap<string, OwnershipRecord>,

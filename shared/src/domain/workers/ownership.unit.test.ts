@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   applyOwnership,
+  commitChunks,
   drainingFrom,
+  type OwnershipChange,
   type OwnershipRecord,
   ownedBy,
   type PlanInput,
@@ -150,5 +152,39 @@ describe('planOwnership (contract §4)', () => {
 
   it('no assignable worker: nothing is assigned, and owned proxies wait for their owner', () => {
     expect(plan({ workers: new Map() })).toEqual({ epoch: 1, changes: [] });
+  });
+});
+
+describe('commitChunks', () => {
+  const change = (proxy: string, kind: OwnershipChange['kind']): OwnershipChange => ({
+    proxy,
+    kind,
+    next: kind === 'released' ? null : { proxy, owner: 'w1', since: 2, drainEpoch: null },
+  });
+
+  it('keeps every commit within the assignment bound, in order, losing nothing', () => {
+    const changes = plan({}).changes; // 200 assignments
+    const chunks = commitChunks(changes, 64);
+    expect(chunks.map((c) => c.length)).toEqual([64, 64, 64, 8]);
+    expect(chunks.flat()).toEqual(changes);
+  });
+
+  it('does not count the changes that claim nothing', () => {
+    const changes = [
+      change('a', 'released'),
+      change('b', 'assigned'),
+      change('c', 'drain_started'),
+      change('d', 'assigned'),
+      change('e', 'drain_cancelled'),
+      change('f', 'assigned'),
+    ];
+    expect(commitChunks(changes, 2).map((c) => c.map((x) => x.proxy))).toEqual([
+      ['a', 'b', 'c', 'd', 'e'],
+      ['f'],
+    ]);
+  });
+
+  it.each([[[]], [[change('a', 'released')]]])('one commit (or none) below the bound', (changes) => {
+    expect(commitChunks(changes, 1)).toEqual(changes.length ? [changes] : []);
   });
 });
