@@ -34,9 +34,11 @@ export const proxyAuthorizationLine = (c: UpstreamCredentials | null): string =>
   c ? `Proxy-Authorization: ${proxyAuthorizationValue(c)}\r\n` : '';
 
 /**
- * Caches resolved values. Pinned versions never change, so they are kept; "latest" is re-resolved once
- * older than ttlMs, and a failed refresh keeps the last good value (a Secret Manager blip must not take
- * a working proxy out of rotation).
+ * Caches resolved values. Pinned versions never change, so they are kept while snapshots name them;
+ * "latest" is re-resolved once older than ttlMs, and a failed refresh keeps the last good value (a Secret
+ * Manager blip must not take a working proxy out of rotation). What the snapshot just resolved no longer
+ * names is forgotten: a managed proxy's entry names the version its VM serves, so each rotation moves the
+ * fleet to a new pinned reference, and the old (perhaps revoked) passwords must not stay for good.
  */
 export class CredentialCache {
   private readonly entries = new Map<string, { value: UpstreamCredentials; atMs: number }>();
@@ -73,6 +75,7 @@ export class CredentialCache {
         }
       }),
     );
+    for (const key of [...this.entries.keys()]) if (!unique.has(key)) this.entries.delete(key);
     return out;
   }
 }

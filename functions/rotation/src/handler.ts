@@ -1,5 +1,5 @@
 // Secret rotation: a Secret Manager notification fans out reconcile requests to every proxy whose spec
-// references the secret (seed §1 Secret watch). The new version changes what reconcile hashes, so it
+// references the secret, or whose VM still serves a version of it (seed §1 Secret watch). The new version changes what reconcile hashes, so it
 // replaces the instance (cloud-init) or rolls its credentials; a duplicate notification only causes a
 // no-op pass, because the hash already matches. Notifications name secrets with the project NUMBER on
 // GCP, so matching is by the short secret id; only our secrets notify this topic (Terraform).

@@ -83,6 +83,25 @@ describe('onSecretEvent (seed §1 Secret watch)', () => {
     });
   });
 
+  it('re-enqueues the proxies still serving a version whose destruction was scheduled: that disables it at once', async () => {
+    // A secret with delayed destruction: `gcloud secrets versions destroy 3` disables version 3 now and
+    // notifies SECRET_VERSION_DESTROY_SCHEDULED only (no SECRET_VERSION_DISABLE). A proxy whose spec moved
+    // to another secret still serves version 3 until its turn: that is a revocation (managed.ts keepsAccess).
+    await store.create(aProxy({ name: 'moved', spec: managedSpec({ credentialsRef: { secret: 'new' } }) }));
+    const read = (await store.get('moved'))!;
+    const serving = { ...read.proxy.status, servedCredentials: { secret: 'rot', version: '3' } };
+    expect(await store.writeStatus('moved', serving, read.version)).toBe('written');
+    const ev = cloudEvent({
+      eventType: 'SECRET_VERSION_DESTROY_SCHEDULED',
+      secretId: secretName('rot'),
+      versionId: `${secretName('rot')}/versions/3`,
+    });
+    expect(await onSecretEvent(deps, ev)).toEqual({
+      kind: 'fanned-out',
+      proxies: ['creds', 'ext', 'init', 'moved'],
+    });
+  });
+
   it('acknowledges and logs a notification for a secret no proxy references', async () => {
     expect(await onSecretEvent(deps, versionAdded('unknown-secret'))).toEqual({
       kind: 'fanned-out',
@@ -128,7 +147,7 @@ describe('onSecretEvent (seed §1 Secret watch)', () => {
     expect(publisher.published).toEqual([]);
   });
 
-  it.each(['SECRET_CREATE', 'SECRET_UPDATE', 'SECRET_ROTATE', 'SECRET_VERSION_DESTROY_SCHEDULED'])(
+  it.each(['SECRET_CREATE', 'SECRET_UPDATE', 'SECRET_ROTATE'])(
     'ignores %s: no reference resolves differently',
     async (eventType) => {
       expect(await onSecretEvent(deps, cloudEvent({ eventType, secretId: secretName('rot') }))).toEqual({

@@ -68,14 +68,17 @@ export function parseSecretEvent(attributes: Record<string, string>): SecretEven
 
 /**
  * Events after which what a reference resolves to may have changed: a new version (for `latest`), a version
- * enabled, disabled or destroyed (for `latest` and for a reference pinned to it), or the whole secret gone
- * (reconcile then reports the proxy's cloud-init error at once instead of at its next drift poll).
- * SECRET_ROTATE is only Secret Manager's reminder that a rotation is due: nothing changed yet.
+ * enabled, disabled or destroyed (for `latest` and for a reference pinned to it, or the version an instance
+ * still serves: a revocation), or the whole secret gone (reconcile then reports the proxy's cloud-init error
+ * at once instead of at its next drift poll). A destruction scheduled on a secret with delayed destruction
+ * disables the version at once and notifies only SECRET_VERSION_DESTROY_SCHEDULED, so it counts as a
+ * disable. SECRET_ROTATE is only Secret Manager's reminder that a rotation is due: nothing changed yet.
  */
 export const RotatingEvents: ReadonlySet<SecretEventType> = new Set([
   'SECRET_VERSION_ADD',
   'SECRET_VERSION_ENABLE',
   'SECRET_VERSION_DISABLE',
   'SECRET_VERSION_DESTROY',
+  'SECRET_VERSION_DESTROY_SCHEDULED',
   'SECRET_DELETE',
 ]);
