@@ -19,10 +19,13 @@ export interface CloudInitResolver {
     opts: { fresh: boolean },
   ): Promise<CloudInitObservation>;
   /**
-   * Whether a credentials version an instance booted with can still be read (uncached: asked only while a
-   * rotation is under way). Never throws; a failure that says nothing about the version is `unknown`.
+   * Whether a credentials version an instance booted with can still be read (asked only while a rotation
+   * is under way). `fresh` as for resolve: otherwise a `readable` answer may be reused up to the cache
+   * TTL, so a fleet waiting out a rotation costs one read per version, not one per proxy per retry; a
+   * revocation arrives as a notification, whose pass reads fresh. Never throws; a failure that says
+   * nothing about the version is `unknown`.
    */
-  versionState(ref: SecretRef): Promise<ServedCredentialsState>;
+  versionState(ref: SecretRef, opts: { fresh: boolean }): Promise<ServedCredentialsState>;
 }
 
 export type ServedCredentialsState = NonNullable<Observation['servedCredentials']>;
@@ -50,6 +53,7 @@ class SpecError extends Error {}
 export class SecretCloudInitResolver implements CloudInitResolver {
   private readonly versions = new Map<string, { at: number; value: string }>();
   private readonly payloads = new Map<string, { at: number; value: string }>();
+  private readonly states = new Map<string, { at: number; value: string }>();
 
   constructor(private readonly opts: SecretCloudInitOptions) {}
 
@@ -75,9 +79,10 @@ export class SecretCloudInitResolver implements CloudInitResolver {
     }
   }
 
-  async versionState(ref: SecretRef): Promise<ServedCredentialsState> {
+  async versionState(ref: SecretRef, { fresh }: { fresh: boolean }): Promise<ServedCredentialsState> {
     try {
-      await this.opts.secrets.resolve(ref);
+      // Cached like a resolution: only a readable version is (a failure is never remembered).
+      await this.cached(this.states, ref, fresh, (r) => this.opts.secrets.resolve(r));
       return 'readable';
     } catch (err) {
       if (!(err instanceof SecretAccessError)) throw err;

@@ -97,6 +97,24 @@ describe('SecretCloudInitResolver', () => {
     expect(specHash(stored.spec, out.digest, out.credentialsSecret)).toBe('aa202fe50e098dd1');
   });
 
+  it('versionState: a readable answer is reused within the TTL unless fresh; a revoked one never is', async () => {
+    const secrets = fakeSecrets({ creds: ['u:1', 'u:2'] });
+    const { r, clock } = resolver(secrets);
+    const v1 = { secret: 'creds', version: '1' };
+    expect(await r.versionState(v1, { fresh: false })).toBe('readable');
+    expect(await r.versionState(v1, { fresh: false })).toBe('readable');
+    expect(secrets.calls.resolve).toBe(1);
+    expect(await r.versionState(v1, { fresh: true })).toBe('readable');
+    expect(secrets.calls.resolve).toBe(2);
+    clock.advance(60_000);
+    expect(await r.versionState(v1, { fresh: false })).toBe('readable');
+    expect(secrets.calls.resolve).toBe(3);
+    const gone = { secret: 'deleted', version: '4' };
+    expect(await r.versionState(gone, { fresh: false })).toBe('revoked');
+    expect(await r.versionState(gone, { fresh: false })).toBe('revoked');
+    expect(secrets.calls.resolve).toBe(5);
+  });
+
   it('uses an inline script as it is, hashing it', async () => {
     const { r } = resolver(fakeSecrets({}));
     const out = await r.resolve(proxy({ cloudInit: { inline: 'echo hi' } }), { fresh: true });

@@ -416,6 +416,49 @@ describe('reconcile handler: replacements paced by RECONCILE_MAX_REPLACING', () 
     expect((await t.doc('p1'))!.status.servedCredentials).toBeUndefined();
   });
 
+  it('a queued proxy’s retry refused a slot reads nothing fresh: a fleet waiting out a rotation costs no reads per proxy', async () => {
+    const reads = { fresh: 0, cached: 0, statesFresh: 0, statesCached: 0 };
+    const v8 = { ...booted, credentialsSecret: 'projects/p/secrets/c/versions/8' };
+    t.deps.cloudInit = {
+      resolve: async (_p, { fresh }) => {
+        reads[fresh ? 'fresh' : 'cached']++;
+        return v8;
+      },
+      versionState: async (_ref, { fresh }) => {
+        reads[fresh ? 'statesFresh' : 'statesCached']++;
+        return 'readable';
+      },
+    };
+    for (const name of names) await t.run(name, 'secret-rotated');
+    expect((await t.doc('p3'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.ReplacementQueued);
+    Object.assign(reads, { fresh: 0, cached: 0, statesFresh: 0, statesCached: 0 });
+    t.clock.advance(iv.ReplacementRetry);
+    await t.run('p2'); // plain requeues, as the sweep sends them; p1 still holds the one slot
+    await t.run('p3');
+    expect(reads).toEqual({ fresh: 0, cached: 2, statesFresh: 0, statesCached: 2 });
+    for (const name of ['p2', 'p3'])
+      expect((await t.doc(name))!.status.conditions[0]?.reason).toBe(ProvisionedReason.ReplacementQueued);
+  });
+
+  it('a slot taken on a cached plan that a fresh read does not delete with is given back', async () => {
+    // p1 is queued behind p2; this instance's cache still shows the change, which was since reverted.
+    t.setCloudInit(rotatedScript);
+    await t.run('p2', 'secret-rotated');
+    await t.run('p1', 'secret-rotated');
+    expect((await t.doc('p1'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.ReplacementQueued);
+    await t.slots.release({ proxy: 'p2', uid: (await t.doc('p2'))!.uid });
+    t.deps.cloudInit = {
+      resolve: async (_p, { fresh }) => (fresh ? booted : rotatedScript),
+      versionState: async () => 'readable',
+    };
+    t.clock.advance(iv.ReplacementRetry);
+    const deletes = t.provider.callsOf('delete');
+    await t.run('p1');
+    expect(t.provider.callsOf('delete')).toBe(deletes);
+    expect((t.slots as InMemoryReplacementSlots).slots).toEqual([]);
+    expect((await t.doc('p1'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.Created);
+  });
+
   it('a revoked version (disabled, destroyed) is not paced: every proxy is replaced at once, no slot taken', async () => {
     t.deps.cloudInit = {
       resolve: async () => ({ ...booted, credentialsSecret: 'projects/p/secrets/c/versions/8' }),

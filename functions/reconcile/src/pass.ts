@@ -66,35 +66,33 @@ export async function runPass(deps: PassDeps, name: string, fresh: boolean): Pro
   if (!stored) return { kind: 'not-found' };
   const { proxy } = stored;
   const provider = providerOf(deps.providers, proxy);
-  // A proxy waiting for a replacement slot retries through plain requeues, and what it waits on is the
-  // very change a cached resolution (another function instance's, from before the rotation) may hide:
-  // on a stale cache its retry would find nothing to replace and fall back to the drift poll.
-  if (awaitsReplacementSlot(proxy)) fresh = true;
   let obs = await observe(deps, proxy, provider, fresh);
-
   let plan = reconcile(proxy, obs, deps.intervals);
+  ({ obs, plan } = await withSlotIfAsked(deps, proxy, obs, plan));
   // A provider action is never decided on a cached cloud-init resolution. The cache is per function
   // instance (cloud-init.ts, up to its TTL), and a rotation handled on another instance may have outdated
   // it: a VM created from it would bring the old credentials version back, and its old hash against the
-  // rotated status would delete the freshly rotated VM as a "replace". One fresh read per create or
-  // delete, which are rare.
+  // rotated status would delete the freshly rotated VM as a "replace". Nor is leaving the replacement
+  // queue: what a queued proxy waits on is the very change such a cache may hide, and on a stale cache its
+  // retry would find nothing to replace and fall back to the drift poll. One fresh read per create,
+  // delete or exit from the queue, which are rare — a queued proxy's retry refused a slot reads nothing
+  // fresh, so a fleet waiting out a rotation does not cost Secret Manager two reads per proxy per retry.
   const acts = plan.action?.kind === 'create' || plan.action?.kind === 'delete';
-  if (!fresh && acts && obs.cloudInit) {
+  const leavesQueue = awaitsReplacementSlot(proxy) && plan.branch !== 'replace/queued';
+  if (!fresh && (acts || leavesQueue) && obs.cloudInit) {
     const cloudInit = await deps.cloudInit.resolve(proxy as ProxyResource & { spec: ManagedSpec }, {
       fresh: true,
     });
-    obs = await withServedCredentials(deps, { ...obs, cloudInit });
+    obs = await withServedCredentials(deps, { ...obs, cloudInit }, { fresh: true });
     plan = reconcile(proxy, obs, deps.intervals);
-  }
-  // A serving instance is deleted for a stale hash only with a replacement slot, asked for right before
-  // acting. Taking is idempotent: a duplicate delivery, or this proxy's next pass, finds the slot it
-  // holds. Refused, the pass decides again with the refusal: the old instance keeps serving and the
-  // proxy asks again later. It comes before the version check below, never between that check and the
-  // delete: the check is what proves the instance is still the old one, and a transaction waiting on a
-  // contended document in between would let a concurrent pass build the replacement meanwhile.
-  if (plan.slot === 'take' && !obs.replacementSlot) {
-    obs = { ...obs, replacementSlot: await deps.slots.take({ proxy: proxy.name, uid: proxy.uid }) };
-    if (!obs.replacementSlot?.granted) plan = reconcile(proxy, obs, deps.intervals);
+    // A slot taken on the cached plan that the fresh one does not delete with is given back at once.
+    if (obs.replacementSlot?.granted && plan.action?.kind !== 'delete') {
+      await deps.slots.release({ proxy: proxy.name, uid: proxy.uid });
+      const { replacementSlot: _released, ...rest } = obs;
+      obs = rest;
+      plan = reconcile(proxy, obs, deps.intervals);
+    }
+    ({ obs, plan } = await withSlotIfAsked(deps, proxy, obs, plan));
   }
   // An instance delete is never decided on a document another pass has moved since: instance names are a
   // pure function of the UID, so a replacement built meanwhile (by a concurrent delivery) answers to the
@@ -161,6 +159,25 @@ function providerOf(providers: ProviderRegistry, proxy: ProxyResource): Provider
   return providers.get(name);
 }
 
+/**
+ * A serving instance is deleted for a stale hash only with a replacement slot, asked for right before
+ * acting. Taking is idempotent: a duplicate delivery, or this proxy's next pass, finds the slot it holds.
+ * Refused, the pass decides again with the refusal: the old instance keeps serving and the proxy asks
+ * again later. It comes before the version check in runPass, never between that check and the delete: the
+ * check is what proves the instance is still the old one, and a transaction waiting on a contended
+ * document in between would let a concurrent pass build the replacement meanwhile.
+ */
+async function withSlotIfAsked(
+  deps: PassDeps,
+  proxy: ProxyResource,
+  obs: Observation,
+  plan: Plan,
+): Promise<{ obs: Observation; plan: Plan }> {
+  if (plan.slot !== 'take' || obs.replacementSlot) return { obs, plan };
+  const taken = { ...obs, replacementSlot: await deps.slots.take({ proxy: proxy.name, uid: proxy.uid }) };
+  return { obs: taken, plan: taken.replacementSlot.granted ? plan : reconcile(proxy, taken, deps.intervals) };
+}
+
 async function observe(
   deps: PassDeps,
   proxy: ProxyResource,
@@ -182,7 +199,7 @@ async function observe(
     instance,
     health,
   };
-  return withServedCredentials(deps, obs);
+  return withServedCredentials(deps, obs, { fresh });
 }
 
 /**
@@ -190,13 +207,17 @@ async function observe(
  * whether clients can keep using it depends on that version (managed.ts keepsAccess). One more Secret
  * Manager read, only then; observed again whenever the cloud-init is, so the two always agree.
  */
-async function withServedCredentials(deps: PassDeps, obs: Observation): Promise<Observation> {
+async function withServedCredentials(
+  deps: PassDeps,
+  obs: Observation,
+  opts: { fresh: boolean },
+): Promise<Observation> {
   const { servedCredentials: _stale, ...rest } = obs;
   const { cloudInit, instance } = rest;
   const served = instance?.kind === 'found' ? instance.instance.serves?.credentialsSecret : null;
   const rotated =
     cloudInit?.ok && served && served !== cloudInit.credentialsSecret ? servedRefOf(served) : undefined;
-  return rotated ? { ...rest, servedCredentials: await deps.cloudInit.versionState(rotated) } : rest;
+  return rotated ? { ...rest, servedCredentials: await deps.cloudInit.versionState(rotated, opts) } : rest;
 }
 
 async function observeInstance(provider: Provider, proxy: ProxyResource): Promise<InstanceObservation> {
