@@ -195,10 +195,12 @@ describe('a fleet-wide spec change replaces the fleet at most RECONCILE_MAX_REPL
     const after: Record<string, ProxyResource> = {};
     for (const name of NAMES) {
       after[name] = await eventually(
-        `${name} replaced and serving`,
+        `${name} replaced and Ready`,
         async () => {
           const p = await doc(name);
+          // Ready: its new VM proved healthy, which is what ends a replacement (frees its slot).
           return serving(p) &&
+            p.status.phase === 'Ready' &&
             p.status.specHash !== before[name]!.status.specHash &&
             p.status.conditions.some((c) => c.reason === 'Created')
             ? p
@@ -225,9 +227,12 @@ describe('a fleet-wide spec change replaces the fleet at most RECONCILE_MAX_REPL
     // (Ready once the probe has seen them; never Provisioning, which is what a deleted VM would show.)
     const phases = new Set(queued.map((l) => l.phase).filter(Boolean));
     expect([...phases].filter((ph) => ph !== 'Ready' && ph !== 'Provisioned')).toEqual([]);
-    // Every slot is free again.
+    // Every slot is free again (the pass that records the last one healthy frees it; it may trail Ready).
     const slots = new FirestoreReplacementSlots(db, { limit: MAX_REPLACING, clock: systemClock });
-    expect(await slots.list()).toEqual([]);
+    await eventually('every slot free', async () => ((await slots.list()).length === 0 ? true : undefined), {
+      timeoutMs: 30_000,
+      intervalMs: 200,
+    });
     // And the fleet serves on its new VMs, with the credentials it had.
     const p = after.r4!;
     const res = await requestViaProxy({ host: p.status.ip!, port: 3128 }, `${target.url}/hello`, {

@@ -1,8 +1,10 @@
 // The handler over the in-memory store and a fake provider: whole lifecycles, write counts, requeue
 // timing and error mapping, with a manual clock. The same flows against Firestore and the compute
 // emulator live under test/integration.
+
 import { beforeEach, describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
+import { healthInstanceKey } from '../../../shared/src/domain/health/instance-key.js';
 import { ProvisionedReason, type ProxyResource } from '../../../shared/src/domain/proxy.js';
 import { defaultPollIntervals as iv } from '../../../shared/src/domain/reconcile/types.js';
 import type { ReconcileRequest } from '../../../shared/src/messages/reconcile-request.js';
@@ -13,7 +15,7 @@ import { InMemoryReplacementSlots } from '../../../shared/src/testing/in-memory-
 import { aProxy, externalSpec, managedSpec } from '../../../shared/src/testing/proxy-fixtures.js';
 import type { CloudInitResolver } from './cloud-init.js';
 import { handleReconcile, onReconcileEvent, type ReconcileDeps } from './handler.js';
-import { noHealth } from './health-source.js';
+import { type HealthSource, noHealth } from './health-source.js';
 
 const script = { ok: true as const, script: '#!/bin/sh\n', digest: 'sha256:x', credentialsSecret: null };
 
@@ -323,6 +325,23 @@ describe('reconcile handler: external, conflicts, poison', () => {
   });
 });
 
+/** The probe's verdict as it would be about whichever instance the stored status describes: healthy. */
+const healthyOnceRunning: HealthSource = {
+  verdictFor: async (proxy) => {
+    const instance = healthInstanceKey(proxy);
+    if (instance === '') return null;
+    const verdict = {
+      healthy: true,
+      latencyMillis: 5,
+      checkedAt: null,
+      reason: 'ProbeSucceeded',
+      message: 'ok',
+      unreachableRoutes: [],
+    };
+    return { instance, verdict };
+  },
+};
+
 describe('reconcile handler: replacements paced by RECONCILE_MAX_REPLACING', () => {
   // The default cloud-init's render changed (an upgrade): the same port and credentials, so the old
   // instances keep serving what clients are handed while they wait. A rotation waits too, while the
@@ -361,6 +380,8 @@ describe('reconcile handler: replacements paced by RECONCILE_MAX_REPLACING', () 
     await t.run('p1', 'secret-rotated');
     expect(t.slots).toMatchObject({ slots: [{ proxy: 'p1' }] });
 
+    // The probe finds every instance healthy once it runs: a replacement ends (its slot freed) with that.
+    t.deps.health = healthyOnceRunning;
     const replaced = new Set<string>();
     for (let round = 0; round < 30 && replaced.size < names.length; round++) {
       t.clock.advance(iv.ReplacementRetry);
@@ -368,8 +389,7 @@ describe('reconcile handler: replacements paced by RECONCILE_MAX_REPLACING', () 
       for (const name of names) {
         await t.run(name);
         const p = (await t.doc(name))!;
-        if (p.status.phase === 'Provisioned' && p.status.conditions[0]?.reason === 'Created')
-          replaced.add(name);
+        if (p.status.phase === 'Ready' && p.status.conditions[0]?.reason === 'Created') replaced.add(name);
       }
       expect((t.slots as InMemoryReplacementSlots).slots.length).toBeLessThanOrEqual(1);
     }
@@ -377,6 +397,26 @@ describe('reconcile handler: replacements paced by RECONCILE_MAX_REPLACING', () 
     // Each replaced exactly once (a delete is re-issued while the old instance is still going).
     expect(t.provider.created).toBe(6);
     expect((t.slots as InMemoryReplacementSlots).slots).toEqual([]);
+  });
+
+  it('a new instance that boots but never proves healthy keeps its slot: the roll stops there until the slot goes stale', async () => {
+    t.setCloudInit(rotatedScript);
+    for (const name of names) await t.run(name, 'secret-rotated');
+    // p1's new VM boots and runs; the probe never finds it healthy (noHealth: no verdict at all).
+    for (let i = 0; i < 4; i++) {
+      t.clock.advance(iv.ProvisioningPoll);
+      t.provider.bootAll();
+      await t.run('p1');
+    }
+    expect((await t.doc('p1'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.Created);
+    t.clock.advance(iv.ReplacementRetry);
+    await t.run('p2');
+    expect((await t.doc('p2'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.ReplacementQueued);
+    expect((t.slots as InMemoryReplacementSlots).slots).toMatchObject([{ proxy: 'p1' }]);
+    // A slot held that long is reclaimed (REPLACEMENT_SLOT_STALE_MS): a bad change moves on, slowly.
+    t.clock.advance(15 * 60_000);
+    await t.run('p2');
+    expect((t.slots as InMemoryReplacementSlots).slots).toMatchObject([{ proxy: 'p2' }]);
   });
 
   it('a queued proxy’s retries read the cloud-init fresh: a stale cache on another instance cannot hide the change', async () => {

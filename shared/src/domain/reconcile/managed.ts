@@ -184,10 +184,15 @@ export function reconcileManaged(proxy: Managed, obs: Observation, iv: PollInter
         action: null,
         requeue: { kind: 'drift' },
       };
-      // The pass that first sees an instance Running after a create ends any replacement it was part of:
-      // its slot (if the proxy holds one) is freed. A steady proxy's passes ask nothing.
+      // A replacement ends when its new instance proves healthy, not when it boots: the pass that first
+      // records a Healthy verdict about the instance frees the slot (if the proxy holds one). So a change
+      // that breaks the proxy — an image that boots and serves nothing — stops at RECONCILE_MAX_REPLACING
+      // broken proxies instead of rolling through the fleet at boot speed; one that never turns healthy
+      // frees its slot only when the slot goes stale (replacement-slots.ts). A steady proxy asks nothing.
+      const healthy = (s: ProxyStatus) => findCondition(s, ConditionType.Healthy)?.status === 'True';
       const wasServing = findCondition(status, ConditionType.Provisioned)?.status === 'True';
-      return wasServing ? plan : { ...plan, slot: 'release' };
+      const provedHealthy = healthy(plan.status) && !(wasServing && healthy(status));
+      return provedHealthy ? { ...plan, slot: 'release' } : plan;
     }
     case 'Stopped':
     case 'Terminated':

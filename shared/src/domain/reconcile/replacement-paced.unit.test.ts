@@ -235,7 +235,7 @@ describe('what takes no slot', () => {
   });
 });
 
-describe('the end of a replacement releases the slot', () => {
+describe('the end of a replacement (the new instance healthy) releases the slot', () => {
   const newHash = specHash(spec as never, newDigest, V7);
   const booting = ready({
     specHash: newHash,
@@ -243,9 +243,37 @@ describe('the end of a replacement releases the slot', () => {
     conditions: [condition('Provisioned', 'False', 'Provisioning')],
   });
 
-  it('the pass that first sees the new instance Running with the current hash releases', () => {
+  /** The new instance as its first Running pass staged it (Provisioned turned True then). */
+  const booted = ready({
+    specHash: newHash,
+    conditions: [{ ...condition('Provisioned', 'True', 'Created'), lastTransitionTime: earlier }],
+  });
+  const verdict = (healthy: boolean): Observation['health'] => ({
+    instance: `${providerId}@${earlier.toISOString()}`,
+    verdict: {
+      healthy,
+      latencyMillis: 12,
+      checkedAt: now,
+      reason: healthy ? 'ProbeSucceeded' : 'ProbeFailed',
+      message: 'm',
+      unreachableRoutes: [],
+    },
+  });
+
+  it('booting is not enough: the pass that first sees the new instance Running keeps the slot', () => {
     const plan = reconcile(booting, upgraded({ instance: instance('Running', newHash) }), iv);
-    expect(plan).toMatchObject({ branch: 'running', slot: 'release' });
+    expect(plan.branch).toBe('running');
+    expect(plan.slot).toBeUndefined();
+  });
+
+  it('the pass that first records a Healthy verdict about the new instance releases', () => {
+    const running = { instance: instance('Running', newHash) };
+    expect(reconcile(booted, upgraded({ ...running, health: verdict(true) }), iv)).toMatchObject({
+      branch: 'running',
+      slot: 'release',
+    });
+    // Failing its checks, it keeps the slot: a change that breaks proxies stops at the cap.
+    expect(reconcile(booted, upgraded({ ...running, health: verdict(false) }), iv).slot).toBeUndefined();
   });
 
   it('a steady proxy’s passes ask nothing of the slots', () => {

@@ -139,7 +139,7 @@ export interface Plan {
   /**
    * 'take': the action deletes a serving instance for a stale hash, and may run only with a replacement
    * slot (the pass asks for one right before acting). 'release': the replacement is over (the new
-   * instance is Running with the current hash, or the document goes), so any slot the proxy holds is freed.
+   * instance with the current hash found healthy, or the document goes), so any slot the proxy holds is freed.
    */
   slot?: 'take' | 'release';
 }
