@@ -239,7 +239,7 @@ describe('secret rotation replaces exactly the referencing proxies (seed §1 Sec
     expect((await doc('b')).status.specHash).toBe(b.status.specHash);
   });
 
-  it('a newest credentials version disabled before reconcile reads it keeps the working VM (CloudInitError), never a VM that cannot read its credentials', async () => {
+  it('a newest credentials version disabled before reconcile reads it keeps the working VM serving (CloudInitError), never a VM that cannot read its credentials', async () => {
     // `latest` is the newest version whatever its state. The secret has no topics, so nothing is published
     // until the notification below: the version is added and disabled before reconcile can look.
     await secrets.createSecret({
@@ -267,7 +267,8 @@ describe('secret rotation replaces exactly the referencing proxies (seed §1 Sec
       async () => {
         const p = await doc('e');
         const c = p.status.conditions.find((x) => x.type === 'Provisioned');
-        return c?.status === 'False' && c.reason === 'CloudInitError' ? { p, c } : undefined;
+        // Still Provisioned: the VM serves the version it booted with, which can be read (cloud-init-error.ts).
+        return c?.status === 'True' && c.reason === 'CloudInitError' ? { p, c } : undefined;
       },
       { timeoutMs: 60_000, intervalMs: 200 },
     );
@@ -277,6 +278,7 @@ describe('secret rotation replaces exactly the referencing proxies (seed §1 Sec
     expect(idsSeen.get(e.uid)?.size).toBe(1);
     expect(failed.p.status.providerId).toBe(e.status.providerId);
     expect(failed.p.status.specHash).toBe(e.status.specHash);
+    expect(failed.p.status.servedCredentials).toEqual({ secret: 'creds-e', version: '1' });
     expect((await through(e, 'erin', 'first-Pa55')).status).toBe(200);
   });
 });

@@ -4,7 +4,8 @@
 // once, each waiting proxy serving on its old VM meanwhile. A rotation of the credentials every proxy
 // shares rolls the same way: a waiting VM keeps the version it booted with, and leases and the probe use
 // that version (status.servedCredentials) until its turn; disabling that version revokes it, and the
-// proxies still on it are replaced at once. The whole path on the local plane — reconcile, requeue,
+// proxies still on it are replaced at once; disabling the NEWEST version mid-roll builds nothing on it and
+// takes nothing down (the VMs keep serving the versions they booted with). The whole path on the local plane — reconcile, requeue,
 // rotation and probe as functions-framework processes, the real slot adapter on the Firestore emulator,
 // VMs in the Compute emulator reading their credentials by reference from the Secret Manager emulator,
 // leases from the API's lease service with the real Secret Manager client. A sampler counts the proxies
@@ -361,4 +362,37 @@ describe('a fleet-wide spec change replaces the fleet at most RECONCILE_MAX_REPL
     expect(await viaProxy(after[0]!, 'third-Pa55')).toBe(200);
     await slotsDoc().delete();
   }, 180_000);
+
+  it('the newest version disabled mid-roll: the waiting VMs keep serving theirs, and a newer version resumes the roll', async () => {
+    await holdEverySlot();
+    await addVersion('creds-shared', 'crawler:fourth-Pa55');
+    await queuedOn('3');
+    // Version 4 turns out bad: disabled before any VM booted with it. Nothing is built on it, and the
+    // fleet is not taken down for it: every VM keeps serving version 3, leasable.
+    await secrets.disableSecretVersion({ name: `${secretName('creds-shared')}/versions/4` });
+    const kept = await Promise.all(
+      NAMES.map((name) =>
+        eventually(
+          `${name} serving version 3 despite version 4`,
+          async () => {
+            const p = await doc(name);
+            const c = p.status.conditions.find((x) => x.type === 'Provisioned');
+            return c?.status === 'True' && c.reason === 'CloudInitError' && p.status.phase === 'Ready'
+              ? p
+              : undefined;
+          },
+          { timeoutMs: 60_000, intervalMs: 200 },
+        ),
+      ),
+    );
+    expect(kept.map((p) => p.status.servedCredentials?.version)).toEqual(NAMES.map(() => '3'));
+    expect(await viaProxy(kept[0]!, 'third-Pa55')).toBe(200);
+    const url = await leaseUrl();
+    expect(url).toContain('crawler:third-Pa55@');
+    // A good version 5: the roll resumes from there.
+    await addVersion('creds-shared', 'crawler:fifth-Pa55');
+    await slotsDoc().delete();
+    const after = await rebuiltOn('5');
+    expect(await viaProxy(after[0]!, 'fifth-Pa55')).toBe(200);
+  }, 240_000);
 });

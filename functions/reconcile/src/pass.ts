@@ -215,8 +215,11 @@ async function withServedCredentials(
   const { servedCredentials: _stale, ...rest } = obs;
   const { cloudInit, instance } = rest;
   const served = instance?.kind === 'found' ? instance.instance.serves?.credentialsSecret : null;
-  const rotated =
-    cloudInit?.ok && served && served !== cloudInit.credentialsSecret ? servedRefOf(served) : undefined;
+  // Also when the newest version cannot be read at all: the instance may keep serving an older one.
+  const differs = cloudInit?.ok
+    ? served !== cloudInit.credentialsSecret
+    : cloudInit?.failure.kind === 'invalid';
+  const rotated = served && differs ? servedRefOf(served) : undefined;
   return rotated ? { ...rest, servedCredentials: await deps.cloudInit.versionState(rotated, opts) } : rest;
 }
 

@@ -1,22 +1,14 @@
 // The seed's reconcileManaged (§3), arm for arm. Pure: the handler has already observed the cloud-init
 // and the instance; provider calls come back as one Action. The seed's finalizer step has no equivalent
 // here: the document outlives the instance by construction (reconcileDelete deletes it last).
-import { healthInstanceKey } from '../health/instance-key.js';
 import { instanceNameFromUid } from '../instance-name.js';
-import {
-  ConditionType,
-  type ManagedSpec,
-  ProvisionedReason,
-  type ProxyResource,
-  type ProxyStatus,
-} from '../proxy.js';
-import { servedRefOf } from '../served-credentials.js';
+import { ConditionType, ProvisionedReason, type ProxyResource, type ProxyStatus } from '../proxy.js';
 import { specHash } from '../spec-hash.js';
-import { applyHealth, clearInstance, findCondition, setProvisioned, verdictFor } from './conditions.js';
+import { cloudInitUnresolved } from './cloud-init-error.js';
+import { clearInstance, findCondition, setProvisioned } from './conditions.js';
 import { providerFailure } from './failure.js';
+import { type Managed, servesReadableCredentials, serving } from './serving-status.js';
 import type { InstanceRequest, Observation, ObservedInstance, Plan, PollIntervals } from './types.js';
-
-type Managed = ProxyResource & { spec: ManagedSpec };
 
 /** The permanent-failure latch: PermanentError recorded at the current generation → silent until a spec edit. */
 export function isLatched(proxy: ProxyResource): boolean {
@@ -49,32 +41,6 @@ export function instanceRequest(
   };
 }
 
-/** Backoff while the cloud-init cannot be resolved: as long again as it has been failing, within bounds. */
-function cloudInitBackoff(proxy: ProxyResource, now: Date, iv: PollIntervals): number {
-  const c = findCondition(proxy.status, ConditionType.Provisioned);
-  const failingFor =
-    c?.reason === ProvisionedReason.CloudInitError ? now.getTime() - c.lastTransitionTime.getTime() : 0;
-  return Math.min(iv.CloudInitRetryMax, Math.max(iv.CloudInitRetryMin, failingFor));
-}
-
-/**
- * Provisioned=False with reason CloudInitError. The condition's lastTransitionTime moves only on a flip of
- * its status, but the backoff above counts from when the error began: entering CloudInitError from
- * another False reason (Provisioning, Replacing, a quota error) restamps it, so an hour spent provisioning
- * does not read as an hour of failing cloud-init and jump the retry to its ceiling.
- */
-function cloudInitFailing(status: ProxyStatus, message: string, gen: number, now: Date): ProxyStatus {
-  const next = setProvisioned(status, false, ProvisionedReason.CloudInitError, message, gen, now);
-  if (findCondition(status, ConditionType.Provisioned)?.reason === ProvisionedReason.CloudInitError)
-    return next;
-  return {
-    ...next,
-    conditions: next.conditions.map((c) =>
-      c.type === ConditionType.Provisioned ? { ...c, lastTransitionTime: now } : c,
-    ),
-  };
-}
-
 export function reconcileManaged(proxy: Managed, obs: Observation, iv: PollIntervals): Plan {
   const { now } = obs;
   const gen = proxy.generation;
@@ -92,27 +58,7 @@ export function reconcileManaged(proxy: Managed, obs: Observation, iv: PollInter
 
   const ci = obs.cloudInit;
   if (!ci) throw new Error('reconcileManaged needs the cloud-init observation');
-  if (!ci.ok) {
-    if (ci.failure.kind === 'spec') {
-      const message = ci.failure.message;
-      return {
-        ...quiet('cloud-init/spec'),
-        status: setProvisioned(status, false, ProvisionedReason.PermanentError, message, gen, now),
-      };
-    }
-    if (ci.failure.kind === 'transient') {
-      return {
-        ...quiet('cloud-init/transient'),
-        requeue: { kind: 'error', failure: { kind: 'transient', message: ci.failure.message } },
-      };
-    }
-    return {
-      branch: 'cloud-init/error',
-      status: cloudInitFailing(status, ci.failure.message, gen, now),
-      action: null,
-      requeue: { kind: 'after', ms: cloudInitBackoff(proxy, now, iv) },
-    };
-  }
+  if (!ci.ok) return cloudInitUnresolved(proxy, obs, iv, ci.failure);
   const hash = specHash(proxy.spec, ci.digest, ci.credentialsSecret);
 
   if (!status.providerId) {
@@ -213,28 +159,6 @@ export function reconcileManaged(proxy: Managed, obs: Observation, iv: PollInter
   }
 }
 
-/** Provisioned=True for a Running instance, with the probe's verdict about it (the address is served). */
-function serving(proxy: Managed, obs: Observation, inst: ObservedInstance, reason: string, message: string) {
-  const { now } = obs;
-  const gen = proxy.generation;
-  const staged = setProvisioned(withServed(proxy, inst), true, reason, message, gen, now);
-  // Only a verdict about the instance this status now describes (instance-key.ts).
-  const verdict = verdictFor(obs.health, healthInstanceKey({ spec: proxy.spec, status: staged }));
-  return applyHealth(staged, verdict, gen, now);
-}
-
-/**
- * The instance's address and the credentials version it serves (status.servedCredentials,
- * served-credentials.ts): what leases, the probe and the snapshots hand out. Only the default cloud-init
- * is known to read the version the metadata names; an instance that does not say leaves clients on the
- * spec's reference.
- */
-function withServed(proxy: Managed, inst: ObservedInstance): ProxyStatus {
-  const { servedCredentials: _old, ...status } = proxy.status;
-  const served = proxy.spec.cloudInit === undefined ? servedRefOf(inst.serves?.credentialsSecret) : undefined;
-  return { ...status, ip: inst.ip, ...(served ? { servedCredentials: served } : {}) };
-}
-
 /**
  * No replacement slot is free (replacement-slots.ts): the old instance keeps serving, Provisioned stays
  * True (the phase stays Ready, the proxy leasable) with reason ReplacementQueued, and the proxy asks again
@@ -260,16 +184,14 @@ function queuedReplacement(
 /** Whether clients can keep using the running instance while it waits for its turn (see replaceInstance). */
 function keepsAccess(proxy: Managed, obs: Observation, inst: ObservedInstance): boolean {
   const ci = obs.cloudInit;
-  if (!ci?.ok || proxy.spec.cloudInit !== undefined || !inst.serves) return false;
-  if (inst.serves.port !== proxy.spec.port) return false;
-  if (inst.serves.credentialsSecret === ci.credentialsSecret) return true;
-  // Another credentials version (a rotation, or another secret): clients are handed the one the instance
-  // serves (status.servedCredentials) for as long as it can be read. Disabled or destroyed, it is revoked;
-  // a Secret Manager blip (unknown) is no reason to take the proxy down.
-  const state = obs.servedCredentials;
-  return (
-    servedRefOf(inst.serves.credentialsSecret) !== undefined && (state === 'readable' || state === 'unknown')
-  );
+  if (!ci?.ok) return false;
+  // What the spec resolves to now, or another credentials version (a rotation, another secret) as long
+  // as it can be read: clients are handed the one the instance serves (status.servedCredentials).
+  const same =
+    proxy.spec.cloudInit === undefined &&
+    inst.serves?.port === proxy.spec.port &&
+    inst.serves.credentialsSecret === ci.credentialsSecret;
+  return same || servesReadableCredentials(proxy, obs, inst);
 }
 
 /**

@@ -1,0 +1,103 @@
+// The newest credentials version cannot be read (disabled, destroyed): nothing new is built on it, and a
+// Running instance keeps serving a version that can still be read, or is deleted when that one is revoked
+// too (cloud-init-error.ts).
+import { describe, expect, it } from 'vitest';
+import { aProxy, managedSpec } from '../../testing/proxy-fixtures.js';
+import type { Condition, ManagedSpec, ProxyResource } from '../proxy.js';
+import { finalizeStatus } from './patch-status.js';
+import { reconcile } from './reconcile.js';
+import { defaultPollIntervals as iv, type Observation, type ObservedInstance } from './types.js';
+
+const now = new Date('2026-03-01T12:00:00Z');
+const earlier = new Date('2026-03-01T11:00:00Z');
+const spec = managedSpec() as ManagedSpec;
+const providerId = 'zones/us-central1-a/instances/pp-111111112222433384445';
+const V7 = 'projects/p/secrets/c/versions/7';
+
+const condition = (type: string, status: Condition['status'], reason: string): Condition => ({
+  type,
+  status,
+  reason,
+  message: 'm',
+  lastTransitionTime: earlier,
+  observedGeneration: 1,
+});
+const ready = (over: Partial<ProxyResource> = {}): ProxyResource =>
+  aProxy({
+    spec,
+    status: {
+      providerId,
+      specHash: 'h',
+      ip: '10.0.0.9',
+      phase: 'Ready',
+      conditions: [
+        condition('Provisioned', 'True', 'Created'),
+        condition('Healthy', 'True', 'ProbeSucceeded'),
+      ],
+    },
+    ...over,
+  });
+const running = (serves: ObservedInstance['serves'] = { port: spec.port, credentialsSecret: V7 }) => ({
+  kind: 'found' as const,
+  instance: { providerId, state: 'Running' as const, ip: '10.0.0.9', specHash: 'h', serves },
+});
+/** Version 8, the newest, was disabled: resolving `latest` fails. */
+const newestDisabled = (over: Partial<Observation> = {}): Observation => ({
+  now,
+  providerRegistered: true,
+  cloudInit: {
+    ok: false,
+    failure: { kind: 'invalid', message: 'failed_precondition: version 8 is DISABLED' },
+  },
+  instance: running(),
+  health: null,
+  ...over,
+});
+const provisioned = (s: { conditions: Condition[] }) => s.conditions.find((c) => c.type === 'Provisioned');
+
+describe('the newest credentials version cannot be read', () => {
+  it('a Running instance serving a readable version keeps serving: leasable, its version handed out, the error shown', () => {
+    const proxy = ready();
+    const plan = reconcile(proxy, newestDisabled({ servedCredentials: 'readable' }), iv);
+    expect(plan).toMatchObject({ branch: 'cloud-init/error-serving', action: null });
+    expect(plan.requeue).toEqual({ kind: 'after', ms: iv.CloudInitRetryMax });
+    const status = finalizeStatus(proxy, plan.status, plan.requeue, now);
+    expect(status).toMatchObject({ phase: 'Ready', ip: '10.0.0.9', providerId });
+    expect(status.servedCredentials).toEqual({ secret: 'c', version: '7' });
+    expect(provisioned(status)).toMatchObject({ status: 'True', reason: 'CloudInitError' });
+    expect(provisioned(status)?.message).toMatch(/DISABLED; the instance keeps serving/);
+  });
+
+  it('Secret Manager not saying about the served version is no reason to take it down', () => {
+    expect(reconcile(ready(), newestDisabled({ servedCredentials: 'unknown' }), iv).branch).toBe(
+      'cloud-init/error-serving',
+    );
+  });
+
+  it('the served version revoked too: the instance is deleted (it accepts only a revoked password)', () => {
+    const plan = reconcile(ready(), newestDisabled({ servedCredentials: 'revoked' }), iv);
+    expect(plan).toMatchObject({
+      branch: 'cloud-init/error-revoked',
+      action: { kind: 'delete', providerId },
+      requeue: { kind: 'after', ms: iv.DeletionPoll },
+    });
+    expect(plan.status).toMatchObject({ ip: null, providerId });
+    expect(plan.status.servedCredentials).toBeUndefined();
+    expect(provisioned(plan.status)).toMatchObject({ status: 'False', reason: 'CloudInitError' });
+  });
+
+  it('otherwise as before: kept as it is, CloudInitError, not leasable — no instance, one that does not say, another port, a cloud-init of its own', () => {
+    const own = ready({ spec: { ...spec, cloudInit: { inline: '#!/bin/sh\n' } } });
+    const moved = ready({ spec: { ...spec, port: spec.port + 1 } });
+    for (const [p, o] of [
+      [ready(), newestDisabled({ instance: null })],
+      [ready(), newestDisabled({ instance: running(undefined) })],
+      [moved, newestDisabled({ servedCredentials: 'readable' })],
+      [own, newestDisabled({ servedCredentials: 'readable' })],
+    ] as const) {
+      const plan = reconcile(p, o, iv);
+      expect(plan).toMatchObject({ branch: 'cloud-init/error', action: null });
+      expect(provisioned(plan.status)).toMatchObject({ status: 'False', reason: 'CloudInitError' });
+    }
+  });
+});

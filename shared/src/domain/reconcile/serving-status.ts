@@ -1,0 +1,51 @@
+// The status of a managed proxy whose instance is Running: Provisioned=True, the instance's address, the
+// credentials version it serves, and the probe's verdict about that very instance.
+import { healthInstanceKey } from '../health/instance-key.js';
+import type { ManagedSpec, ProxyResource, ProxyStatus } from '../proxy.js';
+import { servedRefOf } from '../served-credentials.js';
+import { applyHealth, setProvisioned, verdictFor } from './conditions.js';
+import type { Observation, ObservedInstance } from './types.js';
+
+export type Managed = ProxyResource & { spec: ManagedSpec };
+
+/** Provisioned=True for a Running instance, with the probe's verdict about it (the address is served). */
+export function serving(
+  proxy: Managed,
+  obs: Observation,
+  inst: ObservedInstance,
+  reason: string,
+  message: string,
+): ProxyStatus {
+  const { now } = obs;
+  const gen = proxy.generation;
+  const staged = setProvisioned(withServed(proxy, inst), true, reason, message, gen, now);
+  // Only a verdict about the instance this status now describes (instance-key.ts).
+  const verdict = verdictFor(obs.health, healthInstanceKey({ spec: proxy.spec, status: staged }));
+  return applyHealth(staged, verdict, gen, now);
+}
+
+/**
+ * The instance's address and the credentials version it serves (status.servedCredentials,
+ * served-credentials.ts): what leases, the probe and the snapshots hand out. Only the default cloud-init
+ * is known to read the version the metadata names; an instance that does not say leaves clients on the
+ * spec's reference.
+ */
+function withServed(proxy: Managed, inst: ObservedInstance): ProxyStatus {
+  const { servedCredentials: _old, ...status } = proxy.status;
+  const served = proxy.spec.cloudInit === undefined ? servedRefOf(inst.serves?.credentialsSecret) : undefined;
+  return { ...status, ip: inst.ip, ...(served ? { servedCredentials: served } : {}) };
+}
+
+/**
+ * Whether clients can keep using a Running instance on what it serves now, whatever the spec resolves to:
+ * the default cloud-init (the plane knows what it set up), the spec's port, and a credentials version that
+ * can still be read (`unknown`, a Secret Manager blip, is no reason to take it down). Its version is then
+ * what clients are handed (status.servedCredentials).
+ */
+export function servesReadableCredentials(proxy: Managed, obs: Observation, inst: ObservedInstance): boolean {
+  if (proxy.spec.cloudInit !== undefined || inst.serves?.port !== proxy.spec.port) return false;
+  const state = obs.servedCredentials;
+  return (
+    servedRefOf(inst.serves.credentialsSecret) !== undefined && (state === 'readable' || state === 'unknown')
+  );
+}
