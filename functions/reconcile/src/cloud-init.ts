@@ -120,7 +120,15 @@ export class SecretCloudInitResolver implements CloudInitResolver {
     const now = this.opts.clock.now().getTime();
     const hit = cache.get(refKey(ref));
     if (!fresh && hit && now - hit.at < this.opts.cacheTtlMs) return hit.value;
-    const value = await load(ref);
+    let value: string;
+    try {
+      value = await load(ref);
+    } catch (err) {
+      // A read that says the reference is unreadable now (disabled, destroyed, gone) outdates what was
+      // cached for it: the next routine pass must not find it readable again. A blip keeps the entry.
+      if (err instanceof SecretAccessError && !err.retryable) cache.delete(refKey(ref));
+      throw err;
+    }
     if (this.opts.cacheTtlMs > 0) cache.set(refKey(ref), { at: now, value });
     return value;
   }

@@ -115,6 +115,32 @@ describe('SecretCloudInitResolver', () => {
     expect(secrets.calls.resolve).toBe(5);
   });
 
+  it('a read that finds a reference unreadable drops what was cached for it; a blip keeps it', async () => {
+    const secrets = fakeSecrets({ creds: ['u:1'] });
+    let failWith: SecretErrorKind | null = null;
+    const reader = {
+      access: secrets.reader.access,
+      resolve: async (ref: SecretRef) => {
+        if (failWith) throw new SecretAccessError(failWith, `projects/p/secrets/${ref.secret}`, failWith);
+        return secrets.reader.resolve(ref);
+      },
+    };
+    const r = new SecretCloudInitResolver({
+      secrets: reader,
+      renderDefault: render,
+      clock: new ManualClock(),
+      cacheTtlMs: 60_000,
+    });
+    const p = proxy({ credentialsRef: { secret: 'creds', version: 'latest' } });
+    expect((await r.resolve(p, { fresh: false })).ok).toBe(true);
+    failWith = 'transient';
+    expect((await r.resolve(p, { fresh: true })).ok).toBe(false);
+    expect((await r.resolve(p, { fresh: false })).ok).toBe(true); // kept through a blip
+    failWith = 'failed_precondition';
+    expect((await r.resolve(p, { fresh: true })).ok).toBe(false);
+    expect((await r.resolve(p, { fresh: false })).ok).toBe(false); // not readable from the cache any more
+  });
+
   it('uses an inline script as it is, hashing it', async () => {
     const { r } = resolver(fakeSecrets({}));
     const out = await r.resolve(proxy({ cloudInit: { inline: 'echo hi' } }), { fresh: true });

@@ -499,6 +499,31 @@ describe('reconcile handler: replacements paced by RECONCILE_MAX_REPLACING', () 
     expect((await t.doc('p1'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.Created);
   });
 
+  it('a proxy in CloudInitError reads fresh: a cache from before the newest version was disabled cannot flip it back', async () => {
+    const v8 = { ...booted, credentialsSecret: 'projects/p/secrets/c/versions/8' };
+    const disabled = {
+      ok: false as const,
+      failure: { kind: 'invalid' as const, message: 'failed_precondition: 8 is DISABLED' },
+    };
+    // This instance's cache still holds version 8 as readable; Secret Manager says it is disabled now.
+    t.deps.cloudInit = {
+      resolve: async (_p, { fresh }) => (fresh ? disabled : v8),
+      versionState: async () => 'readable',
+    };
+    await t.slots.take({ proxy: 'elsewhere', uid: 'u' }); // the one slot is held elsewhere
+    await t.run('p1', 'secret-rotated');
+    const kept = (await t.doc('p1'))!;
+    expect(kept.status.conditions[0]).toMatchObject({
+      status: 'True',
+      reason: ProvisionedReason.CloudInitError,
+    });
+    expect(kept.status.servedCredentials).toEqual({ secret: 'c', version: '7' });
+    t.clock.advance(iv.ReplacementRetry);
+    await t.run('p1'); // a plain requeue, as a retry scheduled before the disable would arrive
+    expect((await t.doc('p1'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.CloudInitError);
+    expect(t.provider.callsOf('delete')).toBe(0);
+  });
+
   it('a revoked version (disabled, destroyed) is not paced: every proxy is replaced at once, no slot taken', async () => {
     t.deps.cloudInit = {
       resolve: async () => ({ ...booted, credentialsSecret: 'projects/p/secrets/c/versions/8' }),

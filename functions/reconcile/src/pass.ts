@@ -1,6 +1,13 @@
 // One reconcile pass: observe → decide (pure) → act → patchStatusIfChanged (the single, conditional status
 // write). Port of the seed's Reconcile body (§2); the state machine itself is shared/src/domain/reconcile.
-import type { ManagedSpec, ProxyResource, ProxyStatus } from '../../../shared/src/domain/proxy.js';
+import {
+  ConditionType,
+  type ManagedSpec,
+  ProvisionedReason,
+  type ProxyResource,
+  type ProxyStatus,
+} from '../../../shared/src/domain/proxy.js';
+import { findCondition } from '../../../shared/src/domain/reconcile/conditions.js';
 import { settle } from '../../../shared/src/domain/reconcile/failure.js';
 import { awaitsReplacementSlot } from '../../../shared/src/domain/reconcile/managed.js';
 import { finalizeStatus, statusChanged } from '../../../shared/src/domain/reconcile/patch-status.js';
@@ -66,6 +73,12 @@ export async function runPass(deps: PassDeps, name: string, fresh: boolean): Pro
   if (!stored) return { kind: 'not-found' };
   const { proxy } = stored;
   const provider = providerOf(deps.providers, proxy);
+  // A proxy whose last pass found its secret unreadable (CloudInitError) decides on fresh reads only:
+  // another function instance's cache from before the version was disabled would take it for readable
+  // and flip it back (to a queued replacement, say) until that entry expires. Such passes are few: they
+  // back off (10 s … 10 min).
+  if (findCondition(proxy.status, ConditionType.Provisioned)?.reason === ProvisionedReason.CloudInitError)
+    fresh = true;
   let obs = await observe(deps, proxy, provider, fresh);
   let plan = reconcile(proxy, obs, deps.intervals);
   ({ obs, plan } = await withSlotIfAsked(deps, proxy, obs, plan));
