@@ -20,6 +20,7 @@ import type { PassiveFeedStore } from '../../shared/src/ports/passive-feed.js';
 import type { WorkerRecord } from '../../shared/src/ports/workers.js';
 import { testProjectId } from '../support/emulators.js';
 import { type ProbeFleet, startProbeFleet } from '../support/probe-fleet.js';
+import { record as workerRecord } from '../support/worker-records.js';
 
 /** Seven failed dials of `proxy` by one gateway: a failed passive signal (min samples 5). */
 const failedDials = (proxy: string): ReportedOutcome[] =>
@@ -99,25 +100,7 @@ describe('overlapping probe passes: no update overwrites another', () => {
     fleet = await startProbeFleet(testProjectId(), { passive: { expiryMs: 60_000 } });
     workers = new FirestoreWorkerStore(fleet.db);
     const now = fleet.clock.now();
-    record = {
-      session: {
-        workerId: 'gw-1',
-        instanceId: 'i-1',
-        sessionId: 's-1',
-        zone: 'us-central1-a',
-        protocolVersion: 1,
-        principal: 'token:gw-1',
-        registeredAt: now,
-        validUntil: new Date(now.getTime() + 3600_000),
-        ackedVersion: null,
-        ackedEpoch: null,
-        ackedChecksum: null,
-        lastReportSequence: null,
-        lastReportDigest: null,
-        outcomeSequence: 0,
-      },
-      report: null,
-    };
+    record = workerRecord('gw-1', new Date(now.getTime() + 3600_000));
     await workers.put(record, null);
     pa = (await fleet.add('p-overlap-a')).proxy;
     pb = (await fleet.add('p-overlap-b')).proxy;

@@ -17,6 +17,7 @@ import { type ReportedOutcome, tallyOutcomes } from '../../shared/src/domain/wor
 import type { WorkerRecord } from '../../shared/src/ports/workers.js';
 import { testProjectId } from '../support/emulators.js';
 import { type ProbeFleet, startProbeFleet } from '../support/probe-fleet.js';
+import { record as workerRecord } from '../support/worker-records.js';
 
 const outcome = (proxy: string, stage: string, ok: boolean): ReportedOutcome => ({
   proxy,
@@ -70,25 +71,7 @@ describe('gateway outcomes feed the health reducer as passive signals', () => {
     fleet = await startProbeFleet(testProjectId(), { passive: { expiryMs: 3000 } });
     workers = new FirestoreWorkerStore(fleet.db);
     const now = fleet.clock.now();
-    record = {
-      session: {
-        workerId: 'gw-1',
-        instanceId: 'i-1',
-        sessionId: 's-1',
-        zone: 'us-central1-a',
-        protocolVersion: 1,
-        principal: 'token:gw-1',
-        registeredAt: now,
-        validUntil: new Date(now.getTime() + 3600_000),
-        ackedVersion: null,
-        ackedEpoch: null,
-        ackedChecksum: null,
-        lastReportSequence: null,
-        lastReportDigest: null,
-        outcomeSequence: 0,
-      },
-      report: null,
-    };
+    record = workerRecord('gw-1', new Date(now.getTime() + 3600_000));
     await workers.put(record, null);
     bad = (await fleet.add('p-gw-bad')).proxy;
     good = (await fleet.add('p-gw-good')).proxy;
