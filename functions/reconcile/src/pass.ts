@@ -3,13 +3,11 @@
 import {
   ConditionType,
   type ManagedSpec,
-  ProvisionedReason,
   type ProxyResource,
   type ProxyStatus,
 } from '../../../shared/src/domain/proxy.js';
 import { findCondition } from '../../../shared/src/domain/reconcile/conditions.js';
 import { settle } from '../../../shared/src/domain/reconcile/failure.js';
-import { awaitsReplacementSlot } from '../../../shared/src/domain/reconcile/managed.js';
 import { finalizeStatus, statusChanged } from '../../../shared/src/domain/reconcile/patch-status.js';
 import { observationNeeds, reconcile } from '../../../shared/src/domain/reconcile/reconcile.js';
 import type {
@@ -73,26 +71,22 @@ export async function runPass(deps: PassDeps, name: string, fresh: boolean): Pro
   if (!stored) return { kind: 'not-found' };
   const { proxy } = stored;
   const provider = providerOf(deps.providers, proxy);
-  // A proxy whose last pass found its secret unreadable (CloudInitError) decides on fresh reads only:
-  // another function instance's cache from before the version was disabled would take it for readable
-  // and flip it back (to a queued replacement, say) until that entry expires. Such passes are few: they
-  // back off (10 s … 10 min).
-  if (findCondition(proxy.status, ConditionType.Provisioned)?.reason === ProvisionedReason.CloudInitError)
-    fresh = true;
   let obs = await observe(deps, proxy, provider, fresh);
   let plan = reconcile(proxy, obs, deps.intervals);
   ({ obs, plan } = await withSlotIfAsked(deps, proxy, obs, plan));
   // A provider action is never decided on a cached cloud-init resolution. The cache is per function
   // instance (cloud-init.ts, up to its TTL), and a rotation handled on another instance may have outdated
   // it: a VM created from it would bring the old credentials version back, and its old hash against the
-  // rotated status would delete the freshly rotated VM as a "replace". Nor is leaving the replacement
-  // queue: what a queued proxy waits on is the very change such a cache may hide, and on a stale cache its
-  // retry would find nothing to replace and fall back to the drift poll. One fresh read per create,
-  // delete or exit from the queue, which are rare — a queued proxy's retry refused a slot reads nothing
-  // fresh, so a fleet waiting out a rotation does not cost Secret Manager two reads per proxy per retry.
+  // rotated status would delete the freshly rotated VM as a "replace". Nor is any change of what the
+  // Provisioned condition says: a queued proxy waits on the very change such a cache may hide (on a stale
+  // cache its retry would find nothing to replace and fall back to the drift poll), and a proxy in
+  // CloudInitError would be taken back to a queued replacement by a cache from before the version was
+  // disabled. One fresh read per create, delete or change of state, which are rare — a queued proxy's
+  // retry refused a slot again reads nothing fresh, so a fleet waiting out a rotation costs Secret Manager
+  // next to nothing.
   const acts = plan.action?.kind === 'create' || plan.action?.kind === 'delete';
-  const leavesQueue = awaitsReplacementSlot(proxy) && plan.branch !== 'replace/queued';
-  if (!fresh && (acts || leavesQueue) && obs.cloudInit) {
+  const reason = (st: ProxyStatus) => findCondition(st, ConditionType.Provisioned)?.reason;
+  if (!fresh && (acts || reason(plan.status) !== reason(proxy.status)) && obs.cloudInit) {
     const cloudInit = await deps.cloudInit.resolve(proxy as ProxyResource & { spec: ManagedSpec }, {
       fresh: true,
     });

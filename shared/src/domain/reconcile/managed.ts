@@ -16,10 +16,6 @@ export function isLatched(proxy: ProxyResource): boolean {
   return c?.reason === ProvisionedReason.PermanentError && c.observedGeneration === proxy.generation;
 }
 
-/** Waiting for a replacement slot: the old instance serves while the hash it was built from is stale. */
-export const awaitsReplacementSlot = (proxy: ProxyResource): boolean =>
-  findCondition(proxy.status, ConditionType.Provisioned)?.reason === ProvisionedReason.ReplacementQueued;
-
 export function instanceRequest(
   proxy: Managed,
   boot: { script: string; credentialsSecret: string | null },
