@@ -1,10 +1,16 @@
 import { defineConfig } from 'vitest/config';
+import { SlowFirstSequencer } from './test/support/slow-first-sequencer.js';
 
 // Two tiers: unit tests (*.unit.test.ts, beside the code) need no emulator; everything under test/
 // runs against the emulators that test/support/global-setup.ts starts once for the whole run.
+// Neither tier isolates its files: a worker imports the SDKs and the sources once and runs file after
+// file on them (the unit tier in a fifth of the time). No test stubs modules or mutates process.env, and
+// every metrics registry, client and server is made per test; the fixtures' counters start again before
+// each file (test/support/per-file-setup.ts), so a file's test data does not depend on its neighbours.
 export default defineConfig({
   test: {
     env: { METADATA_SERVER_DETECTION: 'none' },
+    sequence: { sequencer: SlowFirstSequencer },
     projects: [
       {
         test: {
@@ -19,6 +25,8 @@ export default defineConfig({
           ],
           environment: 'node',
           env: { METADATA_SERVER_DETECTION: 'none' },
+          setupFiles: ['test/support/per-file-setup.ts'],
+          isolate: false,
         },
       },
       {
@@ -29,10 +37,12 @@ export default defineConfig({
           environment: 'node',
           env: { METADATA_SERVER_DETECTION: 'none' },
           globalSetup: ['test/support/global-setup.ts'],
+          setupFiles: ['test/support/per-file-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
           // Two cores: a few files at a time keeps the emulators responsive.
           maxWorkers: 2,
+          isolate: false,
         },
       },
     ],

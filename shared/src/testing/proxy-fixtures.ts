@@ -3,6 +3,12 @@ import { emptyStatus, type ProxyResource, ProxySpec, type ProxyStatus } from '..
 
 let counter = 0;
 
+/** Starts the uid sequence again: before each test file (test/support/per-file-setup.ts), so a file's uids
+ *  are the same whatever files its worker ran before it. */
+export function resetTestUids(): void {
+  counter = 0;
+}
+
 /** A deterministic, valid v4-shaped UUID per call (tests must not depend on randomness). */
 export function testUid(n = ++counter): string {
   const hex = n.toString(16).padStart(12, '0');
