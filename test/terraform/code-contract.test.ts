@@ -728,6 +728,32 @@ describe('docs/deploy.md describes the Terraform as it is', () => {
     expect(readme).toMatch(/a first, targeted `terraform apply` that creates [^.]*the log-based metrics/);
   });
 
+  // A Cloud Run service reads its secret-backed env at version `latest` when its revision starts: a secret
+  // with no version yet fails the revision, and with it step 4's apply.
+  it('step 2 gives a first version to every kind of secret a Cloud Run service reads at start', () => {
+    const text = deploy();
+    const step2 = text.slice(text.indexOf('**2. '), text.indexOf('**3. '));
+    const lines = step2.split('\n');
+    const defaults = (tf.variable.secrets!.default ?? {}) as Record<string, { kind: string }>;
+    const kinds = new Set(
+      [tf.locals.api_secret_env, tf.locals.gateway_secret_env].flatMap((env) =>
+        Object.values(env as Record<string, string>),
+      ),
+    );
+    expect([...kinds].sort()).toEqual(['admin-tokens', 'discovery-tokens', 'gateway-clients']);
+    for (const kind of kinds) {
+      const ids = Object.entries(defaults)
+        .filter(([, s]) => s.kind === kind)
+        .map(([id]) => id);
+      const given = lines.some(
+        (line, i) =>
+          /gcloud secrets versions add/.test(line) &&
+          (ids.some((id) => line.includes(`versions add ${id} `)) || (lines[i - 1] ?? '').includes(kind)),
+      );
+      expect(given, `no first version of the ${kind} secret in step 2`).toBe(true);
+    }
+  });
+
   it("operations.md gives the gateway's egress as Terraform builds it: Direct VPC egress, the connector only the probe's", () => {
     const gateway = nested(
       resourceOf(tf, 'google_cloud_run_v2_service', 'gateway'),
