@@ -728,6 +728,15 @@ describe('docs/deploy.md describes the Terraform as it is', () => {
     expect(readme).toMatch(/a first, targeted `terraform apply` that creates [^.]*the log-based metrics/);
   });
 
+  // None of the other listed roles carries cloudbuild.builds.create: a deployer who is not Owner and holds
+  // exactly the list stops at step 3.
+  it('the prerequisites name the role that runs the image build the steps run', () => {
+    const text = deploy();
+    expect(text).toMatch(/gcloud builds submit --config terraform\/images\/cloudbuild\.yaml/);
+    const prerequisites = text.split('\n## Prerequisites\n')[1]!.split('\n## ')[0]!.replace(/\s+/g, ' ');
+    expect(prerequisites).toMatch(/Cloud Build Editor/);
+  });
+
   // A Cloud Run service reads its secret-backed env at version `latest` when its revision starts: a secret
   // with no version yet fails the revision, and with it step 4's apply.
   it('step 2 gives a first version to every kind of secret a Cloud Run service reads at start', () => {
