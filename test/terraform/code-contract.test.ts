@@ -701,6 +701,68 @@ describe('docs/deploy.md describes the Terraform as it is', () => {
     expect([...order].sort((a, b) => a - b)).toEqual(order);
   });
 
+  // Cloud Monitoring refuses an alert policy on a log-based metric for up to 10 minutes after the metric is
+  // made (404 "Cannot find metric(s)"), and the provider does not wait (hashicorp/terraform-provider-google
+  // #11102): made in the same apply, every policy below fails a fresh project's first full apply.
+  it('the bootstrap apply makes every log-based metric an alert policy reads, long before step 4 makes the policy', () => {
+    const read = new Set(
+      Object.values(tf.resource.google_monitoring_alert_policy ?? {}).flatMap((policy) =>
+        [...JSON.stringify(policy).matchAll(/google_logging_metric\.(\w+)/g)].map((m) => m[1]!),
+      ),
+    );
+    expect(read.size).toBeGreaterThan(0);
+    for (const name of read) resourceOf(tf, 'google_logging_metric', name);
+    const text = deploy();
+    const bootstrap = /^\*\*2\. [\s\S]*?```bash\n([\s\S]*?)```/m.exec(text)?.[1] ?? '';
+    expect(bootstrap).toContain('terraform -chdir=terraform apply');
+    const targets = new Set(
+      [...bootstrap.matchAll(/-target=google_logging_metric\.(\w+)/g)].map((m) => m[1]!),
+    );
+    expect([...read].filter((name) => !targets.has(name))).toEqual([]);
+    // ... and the full apply that makes the policies is a later step.
+    expect(text.indexOf('**4. Apply everything.**')).toBeGreaterThan(text.indexOf(bootstrap));
+    const readme = (readFileSync(join(repoRoot, 'README.md'), 'utf8').split('## Deploying')[1] ?? '').replace(
+      /\s+/g,
+      ' ',
+    );
+    expect(readme).toMatch(/a first, targeted `terraform apply` that creates [^.]*the log-based metrics/);
+  });
+
+  // None of the other listed roles carries cloudbuild.builds.create: a deployer who is not Owner and holds
+  // exactly the list stops at step 3.
+  it('the prerequisites name the role that runs the image build the steps run', () => {
+    const text = deploy();
+    expect(text).toMatch(/gcloud builds submit --config terraform\/images\/cloudbuild\.yaml/);
+    const prerequisites = text.split('\n## Prerequisites\n')[1]!.split('\n## ')[0]!.replace(/\s+/g, ' ');
+    expect(prerequisites).toMatch(/Cloud Build Editor/);
+  });
+
+  // A Cloud Run service reads its secret-backed env at version `latest` when its revision starts: a secret
+  // with no version yet fails the revision, and with it step 4's apply.
+  it('step 2 gives a first version to every kind of secret a Cloud Run service reads at start', () => {
+    const text = deploy();
+    const step2 = text.slice(text.indexOf('**2. '), text.indexOf('**3. '));
+    const lines = step2.split('\n');
+    const defaults = (tf.variable.secrets!.default ?? {}) as Record<string, { kind: string }>;
+    const kinds = new Set(
+      [tf.locals.api_secret_env, tf.locals.gateway_secret_env].flatMap((env) =>
+        Object.values(env as Record<string, string>),
+      ),
+    );
+    expect([...kinds].sort()).toEqual(['admin-tokens', 'discovery-tokens', 'gateway-clients']);
+    for (const kind of kinds) {
+      const ids = Object.entries(defaults)
+        .filter(([, s]) => s.kind === kind)
+        .map(([id]) => id);
+      const given = lines.some(
+        (line, i) =>
+          /gcloud secrets versions add/.test(line) &&
+          (ids.some((id) => line.includes(`versions add ${id} `)) || (lines[i - 1] ?? '').includes(kind)),
+      );
+      expect(given, `no first version of the ${kind} secret in step 2`).toBe(true);
+    }
+  });
+
   it("operations.md gives the gateway's egress as Terraform builds it: Direct VPC egress, the connector only the probe's", () => {
     const gateway = nested(
       resourceOf(tf, 'google_cloud_run_v2_service', 'gateway'),
