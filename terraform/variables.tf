@@ -217,13 +217,20 @@ variable "nat_ip_count" {
 }
 
 variable "egress_subnet_cidr" {
-  description = "Subnet for the gateway's Direct VPC egress (at least /26: Cloud Run takes about two addresses per instance)."
+  description = "Subnet for the gateway's Direct VPC egress: at least /26, and 4 addresses per gateway_max_instances (Cloud Run takes two per instance, and a deploy holds the old revision's for up to 20 minutes while the new one's come up)."
   type        = string
   default     = "10.8.0.0/26"
 
   validation {
     condition     = can(cidrhost(var.egress_subnet_cidr, 0)) && try(tonumber(split("/", var.egress_subnet_cidr)[1]) <= 26, false)
     error_message = "egress_subnet_cidr must be a CIDR range of /26 or larger."
+  }
+
+  # A subnet out of addresses stops new gateway instances at scale-out, long after the apply: refuse it here.
+  # Usable = the range less the 4 addresses GCP reserves in every subnet.
+  validation {
+    condition     = try(pow(2, 32 - tonumber(split("/", var.egress_subnet_cidr)[1])) - 4 >= 4 * var.gateway_max_instances, true)
+    error_message = "egress_subnet_cidr is too small for gateway_max_instances: it needs 4 usable addresses per instance (a /26 serves up to 15, a /25 up to 31, a /24 up to 63, a /23 up to 127)."
   }
 }
 

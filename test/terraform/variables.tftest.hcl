@@ -227,6 +227,22 @@ run "rejects_small_egress_subnet" {
   expect_failures = [var.egress_subnet_cidr]
 }
 
+run "rejects_egress_subnet_too_small_for_the_gateway_max" {
+  command = plan
+  variables {
+    gateway_max_instances = 100
+  }
+  expect_failures = [var.egress_subnet_cidr]
+}
+
+run "accepts_an_egress_subnet_sized_for_the_gateway_max" {
+  command = plan
+  variables {
+    gateway_max_instances = 100
+    egress_subnet_cidr    = "10.8.0.0/23"
+  }
+}
+
 run "rejects_bad_image_tag" {
   command = plan
   variables {
