@@ -7,7 +7,8 @@
 //   condition — one bad version is not an outage of every proxy on the secret;
 // - a revoked version (disabled or destroyed too): it is deleted — the operator revoked what it accepts,
 //   and there is nothing readable to rebuild it with until a new version comes;
-// - anything else (a cloud-init of the operator's own, an instance that does not say): kept as it is.
+// - anything else (a cloud-init of the operator's own, an instance that does not say): kept as it is;
+// - not known (the instance could not be observed, a transient error): retried by redelivery, nothing written.
 import { ConditionType, ProvisionedReason, type ProxyResource, type ProxyStatus } from '../proxy.js';
 import { servedRefOf } from '../served-credentials.js';
 import { clearInstance, findCondition, setProvisioned } from './conditions.js';
@@ -42,6 +43,18 @@ export function cloudInitUnresolved(
     };
   }
   const seen = obs.instance;
+  // What the instance serves decides what the proxy shows (below): a GCE blip hiding it is no reason to
+  // take a serving proxy out of leasing (Provisioned=False) and restart its health on a new incarnation
+  // key — for up to CloudInitRetryMax, the backoff of an error that began long ago. Redelivered, as the
+  // same blip is outside CloudInitError (failure.ts).
+  if (seen?.kind === 'error' && seen.failure.kind === 'transient') {
+    return {
+      branch: 'cloud-init/error-observe/transient',
+      status,
+      action: null,
+      requeue: { kind: 'error', failure: seen.failure },
+    };
+  }
   const inst = seen?.kind === 'found' && seen.instance.state === 'Running' ? seen.instance : null;
   if (inst && servesReadableCredentials(proxy, obs, inst)) {
     const message = `${failure.message}; the instance keeps serving the credentials version it booted with`;

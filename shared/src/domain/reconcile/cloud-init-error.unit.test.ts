@@ -100,4 +100,23 @@ describe('the newest credentials version cannot be read', () => {
       expect(provisioned(plan.status)).toMatchObject({ status: 'False', reason: 'CloudInitError' });
     }
   });
+
+  it('an instance that cannot be observed for a moment (a GCE blip) keeps a serving proxy as it is: redelivered, nothing written', () => {
+    // Serving on version 7 while version 8 is disabled, for an hour already.
+    const proxy = ready({
+      status: {
+        ...ready().status,
+        servedCredentials: { secret: 'c', version: '7' },
+        conditions: [
+          condition('Provisioned', 'True', 'CloudInitError'),
+          condition('Healthy', 'True', 'ProbeSucceeded'),
+        ],
+      },
+    });
+    const blip = { kind: 'error' as const, failure: { kind: 'transient' as const, message: 'HTTP 503' } };
+    const plan = reconcile(proxy, newestDisabled({ instance: blip }), iv);
+    expect(plan.action).toBeNull();
+    expect(plan.status).toBe(proxy.status);
+    expect(plan.requeue).toEqual({ kind: 'error', failure: blip.failure });
+  });
 });
