@@ -12,7 +12,7 @@
 import { ConditionType, ProvisionedReason, type ProxyResource, type ProxyStatus } from '../proxy.js';
 import { servedRefOf } from '../served-credentials.js';
 import { clearInstance, findCondition, setProvisioned } from './conditions.js';
-import { type Managed, servesReadableCredentials, serving } from './serving-status.js';
+import { type Managed, provesHealthy, servesReadableCredentials, serving } from './serving-status.js';
 import type { CloudInitObservation, Observation, Plan, PollIntervals } from './types.js';
 
 type CloudInitFailure = Extract<CloudInitObservation, { ok: false }>['failure'];
@@ -58,12 +58,16 @@ export function cloudInitUnresolved(
   const inst = seen?.kind === 'found' && seen.instance.state === 'Running' ? seen.instance : null;
   if (inst && servesReadableCredentials(proxy, obs, inst)) {
     const message = `${failure.message}; the instance keeps serving the credentials version it booted with`;
+    const next = serving(proxy, obs, inst, ProvisionedReason.CloudInitError, message);
     return {
       branch: 'cloud-init/error-serving',
-      status: serving(proxy, obs, inst, ProvisionedReason.CloudInitError, message),
+      status: next,
       action: null,
       // It serves meanwhile; a new version (or the old one enabled again) notifies, and that pass comes at once.
       requeue: { kind: 'after', ms: iv.CloudInitRetryMax },
+      // A replacement's new instance (on a version still readable) proving healthy here ends the replacement
+      // as in the running arm: the running arm, once the version is readable again, would not see it first.
+      ...(provesHealthy(status, next) ? { slot: 'release' as const } : {}),
     };
   }
   if (inst && obs.servedCredentials === 'revoked' && servedRefOf(inst.serves?.credentialsSecret)) {
