@@ -419,6 +419,33 @@ describe('reconcile handler: replacements paced by RECONCILE_MAX_REPLACING', () 
     expect((t.slots as InMemoryReplacementSlots).slots).toMatchObject([{ proxy: 'p2' }]);
   });
 
+  it('a stale cache taking the new VM for an old one does not free the slot its replacement holds', async () => {
+    t.setCloudInit(rotatedScript);
+    for (const name of names) await t.run(name, 'secret-rotated');
+    // p1's new VM runs, not yet found healthy: its replacement still holds the one slot.
+    for (let i = 0; i < 4; i++) {
+      t.clock.advance(iv.ProvisioningPoll);
+      t.provider.bootAll();
+      await t.run('p1');
+    }
+    expect((await t.doc('p1'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.Created);
+    // A drift poll (or the probe's transition) lands on a function instance whose cache predates the
+    // change: the cached plan "replaces" the new VM and takes the slot p1 already holds; the fresh read
+    // then finds nothing to replace.
+    t.deps.cloudInit = {
+      resolve: async (_p, { fresh }) => (fresh ? rotatedScript : booted),
+      versionState: async () => 'readable',
+    };
+    const deletes = t.provider.callsOf('delete');
+    await t.run('p1');
+    expect(t.provider.callsOf('delete')).toBe(deletes);
+    expect((t.slots as InMemoryReplacementSlots).slots).toMatchObject([{ proxy: 'p1' }]);
+    // So the roll still stops at the cap until p1's new VM proves healthy.
+    t.clock.advance(iv.ReplacementRetry);
+    await t.run('p2');
+    expect((await t.doc('p2'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.ReplacementQueued);
+  });
+
   it('a queued proxy’s retries read the cloud-init fresh: a stale cache on another instance cannot hide the change', async () => {
     // This function instance's cache still holds the old version; only a fresh read sees the new one.
     t.deps.cloudInit = {

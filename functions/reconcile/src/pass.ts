@@ -92,8 +92,12 @@ export async function runPass(deps: PassDeps, name: string, fresh: boolean): Pro
     });
     obs = await withServedCredentials(deps, { ...obs, cloudInit }, { fresh: true });
     plan = reconcile(proxy, obs, deps.intervals);
-    // A slot taken on the cached plan that the fresh one does not delete with is given back at once.
-    if (obs.replacementSlot?.granted && plan.action?.kind !== 'delete') {
+    // A slot taken on the cached plan that the fresh one does not delete with is given back at once —
+    // only one this pass took: a slot the proxy already held belongs to its replacement under way (a new
+    // VM not yet healthy, which a stale cache takes for an old one), and freeing it would let one more
+    // replacement start past RECONCILE_MAX_REPLACING before that VM proves healthy.
+    const slot = obs.replacementSlot;
+    if (slot?.granted && !slot.alreadyHeld && plan.action?.kind !== 'delete') {
       await deps.slots.release({ proxy: proxy.name, uid: proxy.uid });
       const { replacementSlot: _released, ...rest } = obs;
       obs = rest;

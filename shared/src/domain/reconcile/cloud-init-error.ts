@@ -7,11 +7,12 @@
 //   condition — one bad version is not an outage of every proxy on the secret;
 // - a revoked version (disabled or destroyed too): it is deleted — the operator revoked what it accepts,
 //   and there is nothing readable to rebuild it with until a new version comes;
-// - anything else (a cloud-init of the operator's own, an instance that does not say): kept as it is.
+// - anything else (a cloud-init of the operator's own, an instance that does not say): kept as it is;
+// - not known (the instance could not be observed, a transient error): retried by redelivery, nothing written.
 import { ConditionType, ProvisionedReason, type ProxyResource, type ProxyStatus } from '../proxy.js';
 import { servedRefOf } from '../served-credentials.js';
 import { clearInstance, findCondition, setProvisioned } from './conditions.js';
-import { type Managed, servesReadableCredentials, serving } from './serving-status.js';
+import { type Managed, provesHealthy, servesReadableCredentials, serving } from './serving-status.js';
 import type { CloudInitObservation, Observation, Plan, PollIntervals } from './types.js';
 
 type CloudInitFailure = Extract<CloudInitObservation, { ok: false }>['failure'];
@@ -42,15 +43,31 @@ export function cloudInitUnresolved(
     };
   }
   const seen = obs.instance;
+  // What the instance serves decides what the proxy shows (below): a GCE blip hiding it is no reason to
+  // take a serving proxy out of leasing (Provisioned=False) and restart its health on a new incarnation
+  // key — for up to CloudInitRetryMax, the backoff of an error that began long ago. Redelivered, as the
+  // same blip is outside CloudInitError (failure.ts).
+  if (seen?.kind === 'error' && seen.failure.kind === 'transient') {
+    return {
+      branch: 'cloud-init/error-observe/transient',
+      status,
+      action: null,
+      requeue: { kind: 'error', failure: seen.failure },
+    };
+  }
   const inst = seen?.kind === 'found' && seen.instance.state === 'Running' ? seen.instance : null;
   if (inst && servesReadableCredentials(proxy, obs, inst)) {
     const message = `${failure.message}; the instance keeps serving the credentials version it booted with`;
+    const next = serving(proxy, obs, inst, ProvisionedReason.CloudInitError, message);
     return {
       branch: 'cloud-init/error-serving',
-      status: serving(proxy, obs, inst, ProvisionedReason.CloudInitError, message),
+      status: next,
       action: null,
       // It serves meanwhile; a new version (or the old one enabled again) notifies, and that pass comes at once.
       requeue: { kind: 'after', ms: iv.CloudInitRetryMax },
+      // A replacement's new instance (on a version still readable) proving healthy here ends the replacement
+      // as in the running arm: the running arm, once the version is readable again, would not see it first.
+      ...(provesHealthy(status, next) ? { slot: 'release' as const } : {}),
     };
   }
   if (inst && obs.servedCredentials === 'revoked' && servedRefOf(inst.serves?.credentialsSecret)) {

@@ -68,6 +68,31 @@ describe('the newest credentials version cannot be read', () => {
     expect(provisioned(status)?.message).toMatch(/DISABLED; the instance keeps serving/);
   });
 
+  it('a replacement’s new instance proving healthy while it keeps serving frees the slot, as in the running arm', () => {
+    // Booted on version 7 (a replacement holding a slot), not yet found healthy; then version 8 came and
+    // was disabled. The running arm, once a version is readable again, would find it healthy already.
+    const booted = ready({
+      status: { ...ready().status, conditions: [condition('Provisioned', 'True', 'Created')] },
+    });
+    const health: Observation['health'] = {
+      instance: `${providerId}@${earlier.toISOString()}`,
+      verdict: {
+        healthy: true,
+        latencyMillis: 12,
+        checkedAt: now,
+        reason: 'ProbeSucceeded',
+        message: 'ok',
+        unreachableRoutes: [],
+      },
+    };
+    const plan = reconcile(booted, newestDisabled({ servedCredentials: 'readable', health }), iv);
+    expect(plan).toMatchObject({ branch: 'cloud-init/error-serving', slot: 'release' });
+    // Already healthy before: a steady proxy asks nothing of the slots.
+    const steady = reconcile(ready(), newestDisabled({ servedCredentials: 'readable', health }), iv);
+    expect(steady.branch).toBe('cloud-init/error-serving');
+    expect(steady.slot).toBeUndefined();
+  });
+
   it('Secret Manager not saying about the served version is no reason to take it down', () => {
     expect(reconcile(ready(), newestDisabled({ servedCredentials: 'unknown' }), iv).branch).toBe(
       'cloud-init/error-serving',
@@ -99,5 +124,24 @@ describe('the newest credentials version cannot be read', () => {
       expect(plan).toMatchObject({ branch: 'cloud-init/error', action: null });
       expect(provisioned(plan.status)).toMatchObject({ status: 'False', reason: 'CloudInitError' });
     }
+  });
+
+  it('an instance that cannot be observed for a moment (a GCE blip) keeps a serving proxy as it is: redelivered, nothing written', () => {
+    // Serving on version 7 while version 8 is disabled, for an hour already.
+    const proxy = ready({
+      status: {
+        ...ready().status,
+        servedCredentials: { secret: 'c', version: '7' },
+        conditions: [
+          condition('Provisioned', 'True', 'CloudInitError'),
+          condition('Healthy', 'True', 'ProbeSucceeded'),
+        ],
+      },
+    });
+    const blip = { kind: 'error' as const, failure: { kind: 'transient' as const, message: 'HTTP 503' } };
+    const plan = reconcile(proxy, newestDisabled({ instance: blip }), iv);
+    expect(plan.action).toBeNull();
+    expect(plan.status).toBe(proxy.status);
+    expect(plan.requeue).toEqual({ kind: 'error', failure: blip.failure });
   });
 });

@@ -2,12 +2,12 @@
 // and the instance; provider calls come back as one Action. The seed's finalizer step has no equivalent
 // here: the document outlives the instance by construction (reconcileDelete deletes it last).
 import { instanceNameFromUid } from '../instance-name.js';
-import { ConditionType, ProvisionedReason, type ProxyResource, type ProxyStatus } from '../proxy.js';
+import { ConditionType, ProvisionedReason, type ProxyResource } from '../proxy.js';
 import { specHash } from '../spec-hash.js';
 import { cloudInitUnresolved } from './cloud-init-error.js';
 import { clearInstance, findCondition, setProvisioned } from './conditions.js';
 import { providerFailure } from './failure.js';
-import { type Managed, servesReadableCredentials, serving } from './serving-status.js';
+import { type Managed, provesHealthy, servesReadableCredentials, serving } from './serving-status.js';
 import type { InstanceRequest, Observation, ObservedInstance, Plan, PollIntervals } from './types.js';
 
 /** The permanent-failure latch: PermanentError recorded at the current generation → silent until a spec edit. */
@@ -126,15 +126,8 @@ export function reconcileManaged(proxy: Managed, obs: Observation, iv: PollInter
         action: null,
         requeue: { kind: 'drift' },
       };
-      // A replacement ends when its new instance proves healthy, not when it boots: the pass that first
-      // records a Healthy verdict about the instance frees the slot (if the proxy holds one). So a change
-      // that breaks the proxy — an image that boots and serves nothing — stops at RECONCILE_MAX_REPLACING
-      // broken proxies instead of rolling through the fleet at boot speed; one that never turns healthy
-      // frees its slot only when the slot goes stale (replacement-slots.ts). A steady proxy asks nothing.
-      const healthy = (s: ProxyStatus) => findCondition(s, ConditionType.Healthy)?.status === 'True';
-      const wasServing = findCondition(status, ConditionType.Provisioned)?.status === 'True';
-      const provedHealthy = healthy(plan.status) && !(wasServing && healthy(status));
-      return provedHealthy ? { ...plan, slot: 'release' } : plan;
+      // A replacement ends when its new instance proves healthy, not when it boots (provesHealthy).
+      return provesHealthy(status, plan.status) ? { ...plan, slot: 'release' } : plan;
     }
     case 'Stopped':
     case 'Terminated':

@@ -24,7 +24,13 @@ export interface SlotPolicy {
 /** A replacement that outlives this (a boot is 1–3 min on GCE) has lost its way; its slot is freed. */
 export const REPLACEMENT_SLOT_STALE_MS = 15 * 60_000;
 
-export type SlotGrant = { granted: true } | { granted: false; inUse: number; limit: number };
+/**
+ * `alreadyHeld`: the holder had the slot before this take (a replacement of its own under way, or a
+ * concurrent delivery's take): only a slot a pass took itself is the pass's to give back.
+ */
+export type SlotGrant =
+  | { granted: true; alreadyHeld?: true }
+  | { granted: false; inUse: number; limit: number };
 
 export interface SlotChange<T> {
   result: T;
@@ -51,7 +57,7 @@ export function takeSlot(
   const live = slots.filter((s) => !isStale(s, now, policy));
   const reclaimed = live.length !== slots.length;
   if (live.some((s) => same(s, holder))) {
-    return { result: { granted: true }, next: reclaimed ? live : null };
+    return { result: { granted: true, alreadyHeld: true }, next: reclaimed ? live : null };
   }
   if (live.length >= policy.limit) {
     return {

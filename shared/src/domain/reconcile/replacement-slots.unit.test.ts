@@ -30,7 +30,10 @@ describe('takeSlot', () => {
 
   it('lets a proxy already holding a slot proceed, without a second slot or a new takenAt', () => {
     const full = [held(a), held(b)];
-    expect(takeSlot(full, a, now, policy)).toEqual({ result: { granted: true }, next: null });
+    expect(takeSlot(full, a, now, policy)).toEqual({
+      result: { granted: true, alreadyHeld: true },
+      next: null,
+    });
   });
 
   it('treats the same name with another uid (deleted and re-created) as another proxy', () => {

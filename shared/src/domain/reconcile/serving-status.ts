@@ -1,9 +1,9 @@
 // The status of a managed proxy whose instance is Running: Provisioned=True, the instance's address, the
 // credentials version it serves, and the probe's verdict about that very instance.
 import { healthInstanceKey } from '../health/instance-key.js';
-import type { ManagedSpec, ProxyResource, ProxyStatus } from '../proxy.js';
+import { ConditionType, type ManagedSpec, type ProxyResource, type ProxyStatus } from '../proxy.js';
 import { servedRefOf } from '../served-credentials.js';
-import { applyHealth, setProvisioned, verdictFor } from './conditions.js';
+import { applyHealth, findCondition, setProvisioned, verdictFor } from './conditions.js';
 import type { Observation, ObservedInstance } from './types.js';
 
 export type Managed = ProxyResource & { spec: ManagedSpec };
@@ -22,6 +22,20 @@ export function serving(
   // Only a verdict about the instance this status now describes (instance-key.ts).
   const verdict = verdictFor(obs.health, healthInstanceKey({ spec: proxy.spec, status: staged }));
   return applyHealth(staged, verdict, gen, now);
+}
+
+/**
+ * Whether staging `next` over `before` records the first Healthy verdict about the instance: a replacement
+ * ends when its new instance proves healthy, not when it boots, so that pass frees the proxy's slot (if it
+ * holds one). So a change that breaks the proxy — an image that boots and serves nothing — stops at
+ * RECONCILE_MAX_REPLACING broken proxies instead of rolling through the fleet at boot speed; one that never
+ * turns healthy frees its slot only when the slot goes stale (replacement-slots.ts). Whatever arm stages
+ * it (running, or serving through a CloudInitError), so a steady proxy asks nothing.
+ */
+export function provesHealthy(before: ProxyStatus, next: ProxyStatus): boolean {
+  const healthy = (s: ProxyStatus) => findCondition(s, ConditionType.Healthy)?.status === 'True';
+  const wasServing = findCondition(before, ConditionType.Provisioned)?.status === 'True';
+  return healthy(next) && !(wasServing && healthy(before));
 }
 
 /**
