@@ -179,11 +179,16 @@ describe('status.servedCredentials follows the instance', () => {
     expect(plan.status.servedCredentials).toEqual({ secret: 'c', version: '7' });
   });
 
-  it('an instance that does not say, or a cloud-init of the operator’s own, records none (the spec’s reference)', () => {
+  it('an instance that does not say records none (the spec’s reference)', () => {
     const said = ready({ specHash: newHash, servedCredentials: { secret: 'c', version: '6' } });
     const unsaid = reconcile(said, upgraded({ instance: instance('Running', newHash, 'unsaid') }), iv);
     expect(unsaid.status.servedCredentials).toBeUndefined();
-    const own = aProxy({ ...said, spec: { ...spec, cloudInit: { inline: '#!/bin/sh\n' } } });
+  });
+
+  it('a cloud-init of the operator’s own records the version its instance was made with', () => {
+    // Made with version 7 (what `latest` was then): clients get 7 at once, not `latest` through a reader's
+    // cache, which after a rotation still says 6 for up to a minute (a probe 407s the new VM meanwhile).
+    const own = aProxy({ ...ready(), spec: { ...spec, cloudInit: { inline: '#!/bin/sh\n' } } });
     const ownHash = specHash(own.spec as never, digest, V7);
     const plan = reconcile(
       aProxy({ ...own, status: { ...own.status, specHash: ownHash } }),
@@ -194,7 +199,7 @@ describe('status.servedCredentials follows the instance', () => {
       iv,
     );
     expect(plan.branch).toBe('running');
-    expect(plan.status.servedCredentials).toBeUndefined();
+    expect(plan.status.servedCredentials).toEqual({ secret: 'c', version: '7' });
   });
 });
 

@@ -40,13 +40,17 @@ export function provesHealthy(before: ProxyStatus, next: ProxyStatus): boolean {
 
 /**
  * The instance's address and the credentials version it serves (status.servedCredentials,
- * served-credentials.ts): what leases, the probe and the snapshots hand out. Only the default cloud-init
- * is known to read the version the metadata names; an instance that does not say leaves clients on the
- * spec's reference.
+ * served-credentials.ts): what leases, the probe and the snapshots hand out. The metadata names the
+ * version reconcile resolved when it created the instance. The default cloud-init reads exactly that one;
+ * a proxy's own cloud-init reads it or `latest` at boot, seconds later — the same version, since a newer
+ * one replaces such an instance at once (only the default cloud-init waits for a slot). Either way it is
+ * a better answer than the spec's `latest` through a reader's cache, which after a rotation still gives
+ * the old password for up to a minute. An instance that does not say leaves clients on the spec's
+ * reference.
  */
 function withServed(proxy: Managed, inst: ObservedInstance): ProxyStatus {
   const { servedCredentials: _old, ...status } = proxy.status;
-  const served = proxy.spec.cloudInit === undefined ? servedRefOf(inst.serves?.credentialsSecret) : undefined;
+  const served = servedRefOf(inst.serves?.credentialsSecret);
   return { ...status, ip: inst.ip, ...(served ? { servedCredentials: served } : {}) };
 }
 
