@@ -5,9 +5,10 @@
 // - a credentials version that can still be read (the newest was disabled mid-rotation, say): it keeps
 //   serving, leasable, handed out as status.servedCredentials, with the error in its Provisioned
 //   condition — one bad version is not an outage of every proxy on the secret;
-// - a revoked version (disabled or destroyed too): it is deleted — the operator revoked what it accepts,
-//   and there is nothing readable to rebuild it with until a new version comes;
-// - anything else (a cloud-init of the operator's own, an instance that does not say): kept as it is;
+// - a revoked version (disabled or destroyed too), whatever its cloud-init: it is deleted — the operator
+//   revoked what it accepts, and there is nothing readable to rebuild it with until a new version comes;
+// - anything else (a cloud-init of the operator's own on a readable version, an instance that does not
+//   say): kept as it is, out of leasing;
 // - not known (the instance could not be observed, a transient error): retried by redelivery, nothing written.
 import { ConditionType, ProvisionedReason, type ProxyResource, type ProxyStatus } from '../proxy.js';
 import { servedRefOf } from '../served-credentials.js';

@@ -100,6 +100,12 @@ describe('the newest credentials version cannot be read', () => {
   });
 
   it('the served version revoked too: the instance is deleted (it accepts only a revoked password)', () => {
+    // On a cloud-init of the proxy's own as well: its VM serves the version it was made with.
+    const own = ready({ spec: { ...spec, cloudInit: { inline: '#!/bin/sh\n' } } });
+    expect(reconcile(own, newestDisabled({ servedCredentials: 'revoked' }), iv)).toMatchObject({
+      branch: 'cloud-init/error-revoked',
+      action: { kind: 'delete', providerId },
+    });
     const plan = reconcile(ready(), newestDisabled({ servedCredentials: 'revoked' }), iv);
     expect(plan).toMatchObject({
       branch: 'cloud-init/error-revoked',
