@@ -362,6 +362,18 @@ describe('reconcile handler: replacements paced by RECONCILE_MAX_REPLACING', () 
     for (const name of names) await t.run(name);
   });
 
+  /** The rotation notified to every proxy, then p1 (holding the one slot) replaced until its new VM runs. */
+  async function rotateUntilP1Runs(): Promise<void> {
+    t.setCloudInit(rotatedScript);
+    for (const name of names) await t.run(name, 'secret-rotated');
+    for (let i = 0; i < 4; i++) {
+      t.clock.advance(iv.ProvisioningPoll);
+      t.provider.bootAll();
+      await t.run('p1');
+    }
+    expect((await t.doc('p1'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.Created);
+  }
+
   it('one at a time: the others keep serving, Ready-able and queued, and proceed once the slot frees', async () => {
     t.setCloudInit(rotatedScript);
     for (const name of names) await t.run(name, 'secret-rotated');
@@ -400,15 +412,8 @@ describe('reconcile handler: replacements paced by RECONCILE_MAX_REPLACING', () 
   });
 
   it('a new instance that boots but never proves healthy keeps its slot: the roll stops there until the slot goes stale', async () => {
-    t.setCloudInit(rotatedScript);
-    for (const name of names) await t.run(name, 'secret-rotated');
     // p1's new VM boots and runs; the probe never finds it healthy (noHealth: no verdict at all).
-    for (let i = 0; i < 4; i++) {
-      t.clock.advance(iv.ProvisioningPoll);
-      t.provider.bootAll();
-      await t.run('p1');
-    }
-    expect((await t.doc('p1'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.Created);
+    await rotateUntilP1Runs();
     t.clock.advance(iv.ReplacementRetry);
     await t.run('p2');
     expect((await t.doc('p2'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.ReplacementQueued);
@@ -420,15 +425,8 @@ describe('reconcile handler: replacements paced by RECONCILE_MAX_REPLACING', () 
   });
 
   it('a stale cache taking the new VM for an old one does not free the slot its replacement holds', async () => {
-    t.setCloudInit(rotatedScript);
-    for (const name of names) await t.run(name, 'secret-rotated');
     // p1's new VM runs, not yet found healthy: its replacement still holds the one slot.
-    for (let i = 0; i < 4; i++) {
-      t.clock.advance(iv.ProvisioningPoll);
-      t.provider.bootAll();
-      await t.run('p1');
-    }
-    expect((await t.doc('p1'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.Created);
+    await rotateUntilP1Runs();
     // A drift poll (or the probe's transition) lands on a function instance whose cache predates the
     // change: the cached plan "replaces" the new VM and takes the slot p1 already holds; the fresh read
     // then finds nothing to replace.

@@ -1,6 +1,8 @@
 // Ready and probed healthy: the conditions lease selection and snapshots call healthy
 // (shared/src/domain/leases/health.ts). Fixtures for tests and benchmarks that need healthy proxies.
+
 import type { Condition } from '../domain/proxy.js';
+import type { HealthVerdict } from '../domain/reconcile/types.js';
 
 export const HEALTHY_CONDITIONS: Condition[] = [
   {
@@ -36,4 +38,14 @@ export const provisionedSince = (since: Date): Condition => ({
   message: '',
   lastTransitionTime: since,
   observedGeneration: 1,
+});
+
+/** The probe's verdict on a healthy proxy, checked at `at`: what reconcile turns into Healthy=True. */
+export const healthyVerdict = (at: Date): HealthVerdict => ({
+  healthy: true,
+  latencyMillis: 12,
+  checkedAt: at,
+  reason: 'ProbeSucceeded',
+  message: 'ok',
+  unreachableRoutes: [],
 });

@@ -2,6 +2,7 @@
 // Running instance keeps serving a version that can still be read, or is deleted when that one is revoked
 // too (cloud-init-error.ts).
 import { describe, expect, it } from 'vitest';
+import { healthyVerdict } from '../../testing/healthy-conditions.js';
 import { aProxy, managedSpec } from '../../testing/proxy-fixtures.js';
 import type { Condition, ManagedSpec, ProxyResource } from '../proxy.js';
 import { finalizeStatus } from './patch-status.js';
@@ -76,14 +77,7 @@ describe('the newest credentials version cannot be read', () => {
     });
     const health: Observation['health'] = {
       instance: `${providerId}@${earlier.toISOString()}`,
-      verdict: {
-        healthy: true,
-        latencyMillis: 12,
-        checkedAt: now,
-        reason: 'ProbeSucceeded',
-        message: 'ok',
-        unreachableRoutes: [],
-      },
+      verdict: healthyVerdict(now),
     };
     const plan = reconcile(booted, newestDisabled({ servedCredentials: 'readable', health }), iv);
     expect(plan).toMatchObject({ branch: 'cloud-init/error-serving', slot: 'release' });

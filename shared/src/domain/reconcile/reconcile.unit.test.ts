@@ -1,5 +1,6 @@
 // The state machine, one row per arm of the seed's §3 and §4 diagrams, with a fixed clock.
 import { describe, expect, it } from 'vitest';
+import { healthyVerdict } from '../../testing/healthy-conditions.js';
 import { aProxy, externalSpec, managedSpec } from '../../testing/proxy-fixtures.js';
 import { healthInstanceKey } from '../health/instance-key.js';
 import { instanceNameFromUid } from '../instance-name.js';
@@ -64,14 +65,7 @@ const obs = (over: Partial<Observation> = {}): Observation => ({
   ...over,
 });
 
-const okVerdict: HealthVerdict = {
-  healthy: true,
-  latencyMillis: 12,
-  checkedAt: now,
-  reason: 'ProbeSucceeded',
-  message: 'ok',
-  unreachableRoutes: [],
-};
+const okVerdict: HealthVerdict = healthyVerdict(now);
 
 interface Row {
   arm: string;
