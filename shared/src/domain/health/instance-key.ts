@@ -18,14 +18,19 @@ import { ConditionType, type ProxyResource } from '../proxy.js';
  * the endpoint port — so a probe that ran between an endpoint edit and the reconcile pass that moves
  * status.ip is never filed under the new endpoint. A SOCKS5 endpoint's key names the protocol too: the
  * same address spoken to in another protocol is another proxy (an HTTP proxy's verdict says nothing of a
- * SOCKS5 one). An HTTP endpoint's key stays the bare address it always was, so no stored state resets.
+ * SOCKS5 one). The proxy's UID ends the key: `health/{proxy}` is keyed by name, so a proxy deleted and
+ * created again under the same name with the same endpoint before any probe tick saw the name gone (the
+ * prune) would otherwise inherit the deleted proxy's counters, verdict and PASSIVE/TARGET tracks, and its
+ * first reconcile pass would make it Ready on them before it was ever probed (its credentials and
+ * health check may well differ). A managed key needs no UID: the providerId is derived from it.
  */
-export function healthInstanceKey(p: Pick<ProxyResource, 'spec' | 'status'>): string {
+export function healthInstanceKey(p: Pick<ProxyResource, 'uid' | 'spec' | 'status'>): string {
   const { status } = p;
   if (p.spec.mode === 'external') {
     if (!status.ip) return '';
     const { port, protocol } = p.spec.endpoint;
-    return protocol === 'http' ? `${status.ip}:${port}` : `${protocol}://${status.ip}:${port}`;
+    const address = protocol === 'http' ? `${status.ip}:${port}` : `${protocol}://${status.ip}:${port}`;
+    return `${address}#${p.uid}`;
   }
   const provisioned = status.conditions.find((c) => c.type === ConditionType.Provisioned);
   if (!status.providerId || provisioned?.status !== 'True') return '';

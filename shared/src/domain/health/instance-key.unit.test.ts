@@ -34,24 +34,26 @@ describe('healthInstanceKey', () => {
     ['no instance: no key', managed([provisioned('True', t1)], { providerId: null, ip: null }), ''],
     [
       'an external proxy: the address the probe dials',
-      aProxy({ spec: externalSpec(), status: { ip: '203.0.113.7' } }),
-      '203.0.113.7:8080',
+      aProxy({ uid: 'uid-e', spec: externalSpec(), status: { ip: '203.0.113.7' } }),
+      '203.0.113.7:8080#uid-e',
     ],
     [
       'an external proxy before reconcile recorded the new host: still the old address',
       aProxy({
+        uid: 'uid-e',
         spec: externalSpec({ endpoint: { host: '198.51.100.9', port: 8080 } }),
         status: { ip: '203.0.113.7' },
       }),
-      '203.0.113.7:8080',
+      '203.0.113.7:8080#uid-e',
     ],
     [
       'a SOCKS5 external proxy: the protocol is part of the key (the same address, another proxy)',
       aProxy({
+        uid: 'uid-e',
         spec: externalSpec({ endpoint: { host: '203.0.113.7', port: 8080, protocol: 'socks5' } }),
         status: { ip: '203.0.113.7' },
       }),
-      'socks5://203.0.113.7:8080',
+      'socks5://203.0.113.7:8080#uid-e',
     ],
     ['an external proxy never reconciled: no key', aProxy({ spec: externalSpec() }), ''],
   ])('%s', (_l, proxy, key) => {
@@ -64,6 +66,13 @@ describe('healthInstanceKey', () => {
       healthInstanceKey(first),
     );
     expect(healthInstanceKey(managed([provisioned('True', t2)]))).not.toBe(healthInstanceKey(first));
+  });
+
+  it('differs for an external proxy created under the name and endpoint of a deleted one', () => {
+    // health/{proxy} is keyed by name, and nothing prunes it when the name was gone between two ticks.
+    const deleted = aProxy({ uid: 'uid-old', spec: externalSpec(), status: { ip: '203.0.113.7' } });
+    const created = aProxy({ uid: 'uid-new', spec: externalSpec(), status: { ip: '203.0.113.7' } });
+    expect(healthInstanceKey(created)).not.toBe(healthInstanceKey(deleted));
   });
 
   it('never collides with a key stored before incarnations were keyed (the bare providerId)', () => {

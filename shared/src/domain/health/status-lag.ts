@@ -19,7 +19,7 @@ import { sameRoutes } from './target-tracks.js';
  */
 export function statusLags(
   state: ProxyHealthState,
-  proxy: Pick<ProxyResource, 'spec' | 'status' | 'deletionRequestedAt'>,
+  proxy: Pick<ProxyResource, 'uid' | 'spec' | 'status' | 'deletionRequestedAt'>,
 ): boolean {
   if (proxy.deletionRequestedAt) return false;
   const key = healthInstanceKey(proxy);

@@ -147,10 +147,10 @@ const rows: Row[] = [
   },
   {
     arm: 'external with a healthy verdict → Ready',
-    proxy: aProxy({ spec: externalSpec() }),
+    proxy: aProxy({ uid: 'uid-ext', spec: externalSpec() }),
     obs: obs({
       cloudInit: null,
-      health: { instance: '203.0.113.7:8080', verdict: okVerdict },
+      health: { instance: '203.0.113.7:8080#uid-ext', verdict: okVerdict },
     }),
     branch: 'external',
     action: null,
@@ -595,8 +595,10 @@ describe('reconcile: details the table does not show', () => {
 });
 
 describe('reconcile: an external proxy whose endpoint was edited', () => {
+  const uid = 'uid-ext';
   const healthyAt = (host: string, port: number, protocol = 'http'): ProxyResource =>
     aProxy({
+      uid,
       generation: 2,
       spec: externalSpec({ endpoint: { host, port, protocol } }),
       status: {
@@ -611,7 +613,8 @@ describe('reconcile: an external proxy whose endpoint was edited', () => {
         lastHealthCheckTime: earlier,
       },
     });
-  const about = (instance: string) => obs({ cloudInit: null, health: { instance, verdict: okVerdict } });
+  const about = (address: string) =>
+    obs({ cloudInit: null, health: { instance: `${address}#${uid}`, verdict: okVerdict } });
 
   it.each<[string, ProxyResource, Observation]>([
     ['another host', healthyAt('198.51.100.9', 8080), about('203.0.113.7:8080')],
@@ -622,7 +625,7 @@ describe('reconcile: an external proxy whose endpoint was edited', () => {
     [
       'another port, the probe reset for it and has no verdict yet',
       healthyAt('203.0.113.7', 9090),
-      obs({ cloudInit: null, health: { instance: '203.0.113.7:9090', verdict: null } }),
+      obs({ cloudInit: null, health: { instance: `203.0.113.7:9090#${uid}`, verdict: null } }),
     ],
   ])('moved to %s: the old Healthy, latency and check time go, so it is not Ready', (_l, proxy, o) => {
     const plan = reconcile(proxy, o, iv);
@@ -665,6 +668,20 @@ describe('reconcile: an external proxy whose endpoint was edited', () => {
   });
 });
 
+describe('reconcile: an external proxy created under the name of a deleted one', () => {
+  // health/{proxy} is keyed by name: when the old proxy is deleted and the new one created between two
+  // probe ticks, nothing pruned the old one's state, and it is about the very same endpoint.
+  it('takes no verdict of the deleted proxy: Provisioned until the probe has judged this one', () => {
+    const deleted = aProxy({ uid: 'uid-old', spec: externalSpec(), status: { ip: '203.0.113.7' } });
+    const created = aProxy({ uid: 'uid-new', spec: externalSpec() });
+    const o = obs({ cloudInit: null, health: { instance: healthInstanceKey(deleted), verdict: okVerdict } });
+    const plan = reconcile(created, o, iv);
+    const status = finalizeStatus(created, plan.status, plan.requeue, now);
+    expect(status.conditions.map((c) => c.type)).toEqual(['Provisioned']);
+    expect(status).toMatchObject({ phase: 'Provisioned', ip: '203.0.113.7', latencyMillis: null });
+  });
+});
+
 describe('reconcile: a managed instance replaced by one of the same name', () => {
   // The probe's state of the instance that ran since `earlier` (instance names derive from the UID, so
   // the replacement has the same providerId).
@@ -682,7 +699,9 @@ describe('reconcile: a managed instance replaced by one of the same name', () =>
     expect(status.conditions.map((c) => c.type)).toEqual(['Provisioned']);
     expect(status).toMatchObject({ phase: 'Provisioned', ip: '10.0.0.50', latencyMillis: null });
     // Its key is new: the old instance's counters do not carry over (instance-key.ts).
-    expect(healthInstanceKey({ spec, status })).toBe(`${providerId}@${now.toISOString()}`);
+    expect(healthInstanceKey({ uid: recreated.uid, spec, status })).toBe(
+      `${providerId}@${now.toISOString()}`,
+    );
   });
 
   it('the instance that kept running keeps folding its own verdicts', () => {
