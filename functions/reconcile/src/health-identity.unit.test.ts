@@ -196,6 +196,24 @@ describe('health identity: an external proxy moved to another endpoint', () => {
     expect((await t.doc()).status.phase).toBe('Ready');
   });
 
+  it("deleted and created again under the same name and endpoint: not Ready on the deleted one's verdict", async () => {
+    // No probe tick listed the fleet while the name was gone, so nothing pruned health/p1.
+    const before = (await t.store.get('p1'))!;
+    await t.store.requestDeletion('p1', t.clock.now(), before.version);
+    await t.run();
+    expect(await t.store.get('p1')).toBeNull();
+    await t.store.create(aProxy({ name: 'p1', spec: externalSpec() }));
+    await t.run('created');
+    const p = await t.doc();
+    expect(healthyCondition(p)).toBeUndefined();
+    expect(p.status).toMatchObject({ phase: 'Provisioned', latencyMillis: null });
+    expect(isHealthy(p)).toBe(false);
+    // Its own probe starts from zero counters and makes its own verdict.
+    expect((await t.probe(true)).next.tracks.BASIC?.consecutiveOk).toBe(1);
+    await t.run('health-transition');
+    expect((await t.doc()).status.phase).toBe('Ready');
+  });
+
   it('a spec edit that keeps the endpoint keeps the verdict', async () => {
     const before = (await t.store.get('p1'))!;
     await t.store.replaceSpec('p1', externalSpec({ capacity: 9 }), before.version);
