@@ -8,7 +8,7 @@ import type { Observation, Plan } from './types.js';
 export function reconcileExternal(proxy: ProxyResource & { spec: ExternalSpec }, obs: Observation): Plan {
   const { host, port, protocol } = proxy.spec.endpoint;
   const { status } = proxy;
-  const instance = healthInstanceKey({ uid: proxy.uid, spec: proxy.spec, status: { ...status, ip: host } });
+  const instance = healthInstanceKey({ ...proxy, status: { ...status, ip: host } });
   const verdict = verdictFor(obs.health, instance);
   // An edited endpoint is another proxy: the Healthy condition, latency and check time in status were
   // judged on the old one, so they go (as clearInstance drops them for a replaced managed instance)

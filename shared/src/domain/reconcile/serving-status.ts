@@ -20,10 +20,7 @@ export function serving(
   const gen = proxy.generation;
   const staged = setProvisioned(withServed(proxy, inst), true, reason, message, gen, now);
   // Only a verdict about the instance this status now describes (instance-key.ts).
-  const verdict = verdictFor(
-    obs.health,
-    healthInstanceKey({ uid: proxy.uid, spec: proxy.spec, status: staged }),
-  );
+  const verdict = verdictFor(obs.health, healthInstanceKey({ ...proxy, status: staged }));
   return applyHealth(staged, verdict, gen, now);
 }
 
