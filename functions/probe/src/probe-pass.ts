@@ -197,6 +197,8 @@ function logDecision(deps: ProbeDeps, d: ActiveDecision): void {
     deps.log.info('health verdict not in status yet; publishing it again', {
       proxy: d.next.proxy,
       verdict: d.next.verdict,
+      // A lost latency report lags too (status-lag.ts): the same verdict, another latency.
+      latencyMillis: d.next.latency.reportedMs,
     });
   } else if (d.publish) {
     deps.log.info('health transition', {

@@ -90,6 +90,32 @@ describe('statusLags', () => {
     );
   });
 
+  // Operator seed §6: a dropped report does not advance the markers, the next probe retries. A latency
+  // report's publish lost leaves the state at the new latency, so nothing else would ever publish it for
+  // an external proxy whose latency stays put; lease selection ranks on status.latencyMillis.
+  it.each<[string, number | null, number | null, boolean]>([
+    ['a latency report lost: status shows the older latency', 120, 40, true],
+    ['the first latency report lost: status shows none', null, 40, true],
+    ['status shows the reported latency', 40, 40, false],
+    ['no latency reported either side (a proxy failing from its first probe)', null, null, false],
+  ])('latency: %s', (_name, shown, reported, lags) => {
+    const p = external([provisioned, healthy]);
+    const proxy = { ...p, status: { ...p.status, latencyMillis: shown } };
+    const state = stateOf(proxy, 'AVAILABLE');
+    state.latency = { reportedMs: reported, reportedAt: reported === null ? null : t0 };
+    expect(statusLags(state, proxy)).toBe(lags);
+  });
+
+  it('latency: a state about another instance or without a verdict is never pushed, whatever its latency', () => {
+    const p = external([provisioned, healthy]);
+    const other = stateOf(p, 'AVAILABLE', '198.51.100.1:8080');
+    other.latency = { reportedMs: 40, reportedAt: t0 };
+    expect(statusLags(other, p)).toBe(false);
+    const undecided = stateOf(p, null);
+    undecided.latency = { reportedMs: 40, reportedAt: t0 };
+    expect(statusLags(undecided, p)).toBe(false);
+  });
+
   it.each<[string, string[] | undefined, 'AVAILABLE' | 'UNHEALTHY' | null, boolean]>([
     ['a route went unreachable, status has none', undefined, 'UNHEALTHY', true],
     ['the route recovered, status still lists it', ['shop'], 'AVAILABLE', true],
