@@ -72,10 +72,14 @@ async function credentialsFor(
 /**
  * Starts the proxy on `vm.address`. When that address is busy on the port, the VM moves to another
  * one and `vm.address` is updated at once, so whoever releases the VM's address releases the right one.
+ * `wanted` is asked again after the credentials read (which may take a while) and before every bind: a
+ * boot overtaken meanwhile (the VM stopped or deleted, the emulator reset or stopped) binds nothing,
+ * so nothing of the emulator listens once its stop has returned.
  */
 export async function bootProxy(
   vm: { spec: InstanceSpec; address: string },
   deps: ProxyBootDeps,
+  wanted: () => boolean = () => true,
 ): Promise<ProxyBoot> {
   const { spec } = vm;
   const port = proxyPortOf(spec);
@@ -84,6 +88,7 @@ export async function bootProxy(
   if ('error' in creds) return { ok: false, error: creds.error };
   const connectPorts = [...new Set([...connectPortsOf(spec), ...(deps.hostConnectPorts ?? [])])];
   for (let attempt = 1; ; attempt++) {
+    if (!wanted()) return { ok: false, error: 'boot overtaken before the proxy started' };
     const current = vm.address;
     const proxy = createForwardProxy({
       ...deps.proxyTimeouts,

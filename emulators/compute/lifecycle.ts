@@ -121,7 +121,7 @@ export class Lifecycle {
 
   private async finishBoot(record: InstanceRecord, epoch: number): Promise<void> {
     const before = record.address;
-    const result = await bootProxy(record, this.deps.proxy).catch(
+    const result = await bootProxy(record, this.deps.proxy, () => record.epoch === epoch).catch(
       (err: unknown) => ({ ok: false, error: `boot failed: ${String(err)}` }) as const,
     );
     if (record.epoch !== epoch) {

@@ -1,8 +1,8 @@
 // `npm run emulator:compute -- --port 18190 [--host 127.0.0.1] [--boot-delay-ms 1000]
-//   [--delete-delay-ms 500] [--project demo] [--zones us-central1-a,us-east1-b]`
+//   [--delete-delay-ms 500] [--project demo] [--zones us-central1-a,us-east1-b] [--secret-manager host:port]`
 // Runs the Compute Engine emulator alone, prints its URL, stops cleanly on SIGINT/SIGTERM. Instances
-// that name a credentials secret get none here (no resolver: their proxies stay down, fail closed);
-// the local plane wires Secret Manager in.
+// that name a credentials secret read it from the Secret Manager at --secret-manager (default:
+// $SECRET_MANAGER_EMULATOR_HOST); without one they get none (their proxies stay down, fail closed).
 import { parseArgs } from 'node:util';
 import { jsonLineLog } from './log.js';
 import { startComputeEmulator } from './server.js';

@@ -1,6 +1,7 @@
 // Hosts one function the way Cloud Functions runs it: the real functions-framework CLI (so the
 // emulator's push becomes the same CloudEvent Eventarc delivers, recipes §1), TypeScript through tsx,
-// in its own process group so stopping it leaves nothing behind.
+// in its own process group so stopping it leaves nothing behind, listening on its host only
+// (listen-on-host.mjs: the CLI alone would listen on every interface).
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join } from 'node:path';
 import { repoRoot } from '../../shared/src/config/local-ports.js';
@@ -11,6 +12,7 @@ const frameworkCli = join(
   dirname(createRequire(import.meta.url).resolve('@google-cloud/functions-framework')),
   'main.js',
 );
+const LISTEN_ON_HOST = new URL('./listen-on-host.mjs', import.meta.url).href;
 
 export interface FunctionSource {
   name: string;
@@ -25,7 +27,7 @@ export interface FunctionSource {
 export interface HostFunctionOptions {
   fn: FunctionSource;
   port: number;
-  /** Host the URL names; the framework itself listens on every interface. */
+  /** Where it listens, and the host the URL names. */
   host?: string;
   /** Emulator hosts, GOOGLE_CLOUD_PROJECT and whatever the function reads, over this process's env. */
   env: Record<string, string>;
@@ -50,7 +52,15 @@ export const entryFile = (source: string): string =>
 export async function hostFunction(opts: HostFunctionOptions): Promise<HostedFunction> {
   const { fn, port } = opts;
   const host = opts.host ?? '127.0.0.1';
-  const args = ['--import', 'tsx', frameworkCli, `--source=${entryFile(fn.source)}`, `--target=${fn.target}`];
+  const args = [
+    '--import',
+    'tsx',
+    '--import',
+    LISTEN_ON_HOST,
+    frameworkCli,
+    `--source=${entryFile(fn.source)}`,
+    `--target=${fn.target}`,
+  ];
   args.push(`--port=${port}`);
   if (fn.timeoutSeconds) args.push(`--timeout=${fn.timeoutSeconds}`);
   const proc = await startReadyProcess({
@@ -58,7 +68,13 @@ export async function hostFunction(opts: HostFunctionOptions): Promise<HostedFun
     command: process.execPath,
     args,
     cwd: repoRoot,
-    env: { METADATA_SERVER_DETECTION: 'none', K_SERVICE: fn.name, ...opts.env },
+    env: {
+      METADATA_SERVER_DETECTION: 'none',
+      K_SERVICE: fn.name,
+      ...opts.env,
+      PROXYPLANE_FUNCTION_HOST: host,
+      PROXYPLANE_FUNCTION_PORT: String(port),
+    },
     logFile: opts.logFile,
     onSpawn: opts.onSpawn,
     // The framework listens only after the module loaded and registered its target; a cloudevent

@@ -2,8 +2,16 @@
 // such a child is detached from the terminal and from its parent, so if the parent dies without stopping
 // it (SIGKILL, an OOM kill, a crash past its handlers) nothing else would ever stop it. A child whose
 // parent is gone is re-parented, so its ppid changes: it then shuts down as on SIGTERM (graceful paths
-// included — the gateway drains). Polled once a second on an unref'd timer: it never keeps a process up.
+// included — the gateway drains). The SIGTERM is sent once: the services take it with
+// `process.once('SIGTERM', …)`, so a second one would meet no handler and end a drain midway. Should the
+// graceful path hang, SIGKILL follows after GRACE_MS — as `npm start`'s own stop does after its grace.
+// Polled once a second on an unref'd timer: it never keeps a process up.
+const GRACE_MS = 15_000;
 const parent = process.ppid;
-setInterval(() => {
-  if (process.ppid !== parent) process.kill(process.pid, 'SIGTERM');
-}, 1000).unref();
+const poll = setInterval(() => {
+  if (process.ppid === parent) return;
+  clearInterval(poll);
+  setTimeout(() => process.kill(process.pid, 'SIGKILL'), GRACE_MS).unref();
+  process.kill(process.pid, 'SIGTERM');
+}, 1000);
+poll.unref();

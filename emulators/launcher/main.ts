@@ -4,6 +4,7 @@ import { loadLocalPorts } from '../../shared/src/config/local-ports.js';
 import { OptionsError, portOffsetFrom } from '../local-plane/options.js';
 import { assertPortsFree, offsetPorts, PortInUseError } from '../local-plane/ports.js';
 import { type GoogleEmulators, StartAborted, startGoogleEmulators } from './google-emulators.js';
+import { MissingToolError } from './sdk.js';
 import { onShutdown } from './shutdown-signals.js';
 
 // Stopping two JVMs takes a few seconds; never longer than this, whatever hangs.
@@ -70,7 +71,8 @@ try {
       );
       process.exit(2);
     }
-    console.error('the emulators failed to start:', err);
+    // A missing tool is the user's to install: its message says how, and a stack trace only buries it.
+    console.error('the emulators failed to start:', err instanceof MissingToolError ? err.message : err);
     await shutdown('start failed', 1);
   }
 }

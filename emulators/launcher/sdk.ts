@@ -35,9 +35,13 @@ export function javaBinary(env: NodeJS.ProcessEnv = process.env): string {
     execFileSync(java, ['-version'], { stdio: 'ignore' });
     return java;
   } catch {
+    // A JAVA_HOME that holds no Java is what to fix: "install Java" would send the user the wrong way.
     throw new MissingToolError(
-      'Java was not found; the Firestore and Pub/Sub emulators need Java 17 or newer: ' +
-        'apt-get install openjdk-17-jre-headless (or set JAVA_HOME).',
+      env.JAVA_HOME
+        ? `JAVA_HOME=${env.JAVA_HOME}, but ${java} does not run; the Firestore and Pub/Sub emulators need ` +
+            'Java 17 or newer: point JAVA_HOME at one, or unset it to use the java on PATH.'
+        : 'Java was not found; the Firestore and Pub/Sub emulators need Java 17 or newer: ' +
+            'apt-get install openjdk-17-jre-headless (or set JAVA_HOME).',
     );
   }
 }

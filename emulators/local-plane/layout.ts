@@ -31,6 +31,8 @@ export function planeLayout(
     { key: 'emulators.secretmanager.port', ...ports.secretmanager },
     { key: 'emulators.scheduler.port', ...ports.scheduler },
     { key: 'emulators.api.port', ...ports.api },
+    { key: 'emulators.gateway.proxyPort', host: ports.gateway.host, port: ports.gateway.proxyPort },
+    { key: 'emulators.gateway.httpPort', host: ports.gateway.host, port: ports.gateway.httpPort },
     ...inventory.built.map((fn) => ({
       key: `emulators.functions.ports.${fn.name}`,
       host: ports.functions.host,

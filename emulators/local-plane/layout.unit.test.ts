@@ -26,7 +26,13 @@ describe('planeLayout', () => {
       ['emulators.secretmanager.port', ports.secretmanager.port + 100],
       ['emulators.scheduler.port', ports.scheduler.port + 100],
       ['emulators.api.port', ports.api.port + 100],
+      ['emulators.gateway.proxyPort', ports.gateway.proxyPort + 100],
+      ['emulators.gateway.httpPort', ports.gateway.httpPort + 100],
     ]);
+    // The gateway worker always runs: a port of it taken must fail up front with its key, not as "gateway
+    // exited before it was ready" once everything else has started. (The demo site's ports are not
+    // claimed: a demo that cannot bind says so and the plane keeps running.)
+    expect(layout.claims.every((c) => c.host === '127.0.0.1')).toBe(true);
     // functions/api has src/main.ts, not src/index.ts: it is no functions-framework function.
     expect(layout.inventory.missing.map((m) => m.name)).toEqual(['api', 'nope']);
   });

@@ -3,6 +3,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { MissingToolError } from '../launcher/sdk.js';
 import { onShutdown } from '../launcher/shutdown-signals.js';
 import { demoStep } from './demo.js';
 import { OptionsError, type PlaneOptions, parsePlaneOptions, USAGE } from './options.js';
@@ -99,6 +100,9 @@ try {
       if (options.portOffset)
         console.error(`(firebase.json ports + PROXYPLANE_PORT_OFFSET=${options.portOffset})`);
       console.error('Stop whatever holds it (another `npm start`?) or set PROXYPLANE_PORT_OFFSET.');
+    } else if (err instanceof MissingToolError) {
+      // Nothing was started and no log says more: what to install (or fix) is the whole story.
+      console.error(`\nthe local plane cannot start: ${err.message}`);
     } else {
       console.error('\nthe local plane failed to start:', err);
       console.error(`logs: ${displayPath(join(options.stateDir, 'logs'))}`);

@@ -16,6 +16,8 @@ interface Step {
 export class Teardown {
   private readonly steps: Step[] = [];
   private readonly late: Promise<void>[] = [];
+  /** Failures of the steps stopped at once because they came after stopping began. */
+  private readonly lateFailures: string[] = [];
   private running: Promise<string[]> | undefined;
 
   constructor(private readonly log: (line: string) => void = () => {}) {}
@@ -25,7 +27,7 @@ export class Teardown {
   }
 
   add(name: string, stop: StopStep, layer: number = Layer.services): void {
-    if (this.running) this.late.push(this.runStep({ name, stop, layer }, []));
+    if (this.running) this.late.push(this.runStep({ name, stop, layer }, this.lateFailures));
     else this.steps.push({ name, stop, layer });
   }
 
@@ -45,7 +47,7 @@ export class Teardown {
     })();
     const failures = await this.running;
     await Promise.all(this.late);
-    return failures;
+    return [...failures, ...this.lateFailures];
   }
 
   private async runStep(step: Step, failures: string[]): Promise<void> {

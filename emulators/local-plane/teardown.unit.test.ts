@@ -57,6 +57,21 @@ describe('Teardown', () => {
     await done;
   });
 
+  it('reports the failure of a step added after stopping began, as it reports the others', async () => {
+    // main.ts exits 1 and names what failed to stop from run()'s answer: a piece that came up during the
+    // shutdown (the emulators' JVMs finish starting) and then failed to stop must not read as stopped.
+    const t = new Teardown();
+    let release!: () => void;
+    t.add('slow', () => new Promise<void>((r) => (release = r)));
+    const first = t.run();
+    t.add('late', async () => {
+      throw new Error('still running');
+    });
+    release();
+    expect(await first).toEqual(['late: still running']);
+    expect(await t.run()).toEqual(['late: still running']);
+  });
+
   it('a later run() also waits for steps added after the first run finished', async () => {
     const t = new Teardown();
     await t.run();

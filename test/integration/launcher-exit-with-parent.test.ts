@@ -2,6 +2,8 @@
 // parent is SIGKILLed (no handler runs), the child must still stop by itself — with real processes.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -14,7 +16,64 @@ const alive = (pid: number): boolean => {
   }
 };
 
+/** Starts a parent that starts `childScript` with startReadyProcess and prints the child's pid. */
+async function parentWithChild(childScript: string) {
+  const script = `
+    import { startReadyProcess } from ${JSON.stringify(join(process.cwd(), 'emulators/functions-host/ready-process.ts'))};
+    const p = await startReadyProcess({
+      name: 'child',
+      command: process.execPath,
+      args: ['-e', ${JSON.stringify(childScript)}],
+      ready: () => new Promise((r) => setTimeout(r, 300)),
+    });
+    console.log('child ' + p.pid);
+    setInterval(() => {}, 1000);
+  `;
+  const parent = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  parent.stdout.on('data', (d: Buffer) => {
+    out += d;
+  });
+  let child = 0;
+  for (let i = 0; i < 300 && !child; i++) {
+    child = Number(/child (\d+)/.exec(out)?.[1] ?? 0);
+    if (!child) await new Promise((r) => setTimeout(r, 100));
+  }
+  return { parent, child };
+}
+
 describe('startReadyProcess', () => {
+  it("an orphaned child's graceful stop runs to its end: it is asked once, not killed by a second SIGTERM", async () => {
+    // Like the gateway and the API (process.once('SIGTERM', drain)): a drain longer than the preload's
+    // one-second poll. A second SIGTERM would meet no handler any more and end the process mid-drain.
+    const dir = mkdtempSync(join(tmpdir(), 'pp-orphan-'));
+    const marker = join(dir, 'drained');
+    const { parent, child } = await parentWithChild(`
+      process.once('SIGTERM', () => setTimeout(() => {
+        require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'ok');
+        process.exit(0);
+      }, 2500));
+      setInterval(() => {}, 1000);
+    `);
+    expect(child).toBeGreaterThan(0);
+    try {
+      parent.kill('SIGKILL');
+      await once(parent, 'exit');
+      let gone = false;
+      for (let i = 0; i < 100 && !gone; i++) {
+        gone = !alive(child);
+        if (!gone) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(gone).toBe(true);
+      expect(existsSync(marker)).toBe(true);
+    } finally {
+      if (alive(child)) process.kill(-child, 'SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   it('a Node child stops within seconds of its parent being killed outright', async () => {
     // The parent starts a child that would otherwise run forever, prints its pid, and waits.
     const script = `

@@ -98,9 +98,14 @@ async function exitCode(run: ReturnType<typeof startLauncher>, ms: number): Prom
   }
 }
 
-function startLauncher(offset: number | string) {
+function startLauncher(offset: number | string, env: Record<string, string> = {}) {
   const child = spawn(process.execPath, ['--import', 'tsx', 'emulators/launcher/main.ts'], {
-    env: { ...process.env, PROXYPLANE_PORT_OFFSET: String(offset), GOOGLE_CLOUD_PROJECT: 'demo-launcher' },
+    env: {
+      ...process.env,
+      PROXYPLANE_PORT_OFFSET: String(offset),
+      GOOGLE_CLOUD_PROJECT: 'demo-launcher',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output = { text: '' };
@@ -171,6 +176,19 @@ describe('npm run emulators', () => {
       squatter.closeAllConnections();
       await new Promise((r) => squatter.close(r));
     }
+  }, 40_000);
+
+  it('without a working Java says what to install or fix, not a stack trace, and starts nothing', async () => {
+    const { offset } = await freeOffset();
+    const run = startLauncher(offset, { JAVA_HOME: '/nonexistent-jdk' });
+    launcher = run.child;
+    const code = await exitCode(run, 20_000);
+    expect(code).not.toBe(0);
+    // A JAVA_HOME that holds no Java is the thing to fix, not "install Java".
+    expect(run.output.text).toContain('JAVA_HOME=/nonexistent-jdk');
+    expect(run.output.text).toContain('Java 17 or newer');
+    expect(run.output.text).not.toMatch(/\n\s+at /);
+    expect(run.output.text).not.toContain('export ');
   }, 40_000);
 
   it.each([
