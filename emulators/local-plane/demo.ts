@@ -14,6 +14,7 @@ import { ensureDemoSecret } from './demo-secret.js';
 import { planeLayout } from './layout.js';
 import type { PlaneOptions } from './options.js';
 import type { RunningPlane } from './plane.js';
+import { fleetPageUrl } from './report.js';
 import { Layer, type Teardown } from './teardown.js';
 
 export interface DemoOptions {
@@ -163,7 +164,7 @@ export async function runDemo(o: DemoOptions): Promise<void> {
         ? { tlsTarget: `${o.demoTarget.host}:${o.demoTarget.tlsPort}`, caFile: certificate.certPath }
         : {}),
       gatewayProxyUrl: o.gatewayProxyUrl,
-      fleetUrl: `${o.apiUrl}/fleet${o.adminToken ? `?token=${encodeURIComponent(o.adminToken)}` : ''}`,
+      fleetUrl: fleetPageUrl(o.apiUrl, o.adminToken),
       killCommand: managed
         ? `curl -X POST ${o.computeUrl}/admin/projects/${o.projectId}/${managed}/proxy/kill`
         : undefined,

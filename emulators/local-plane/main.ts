@@ -9,7 +9,7 @@ import { demoStep } from './demo.js';
 import { OptionsError, type PlaneOptions, parsePlaneOptions, USAGE } from './options.js';
 import { StartCancelled, startPlane } from './plane.js';
 import { PortInUseError } from './ports.js';
-import { elapsed, formatReport } from './report.js';
+import { elapsed, fleetPageUrl, formatReport } from './report.js';
 import { Teardown } from './teardown.js';
 
 const t0 = performance.now();
@@ -82,6 +82,10 @@ try {
     notBuilt: plane.notBuilt,
     env: plane.exports,
     logDir: displayPath(plane.logDir),
+    fleetUrl: fleetPageUrl(
+      plane.exports.PROXYPLANE_API_URL!,
+      plane.exports.PROXYPLANE_ADMIN_TOKEN ?? process.env.PROXYPLANE_ADMIN_TOKEN,
+    ),
   });
   console.log(report);
   mkdirSync(options.stateDir, { recursive: true });

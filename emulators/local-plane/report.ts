@@ -13,7 +13,13 @@ export interface PlaneReport {
   notBuilt: string[];
   env: Record<string, string>;
   logDir: string;
+  /** The fleet page, with the admin token the page trades for a cookie when the plane knows one. */
+  fleetUrl: string;
 }
+
+/** The fleet page's link: `?token=` carries the admin token itself (the page trades it for a cookie). */
+export const fleetPageUrl = (apiUrl: string, adminToken: string | undefined): string =>
+  `${apiUrl}/fleet${adminToken ? `?token=${encodeURIComponent(adminToken)}` : ''}`;
 
 export const elapsed = (ms: number): string => `${(ms / 1000).toFixed(1)}s`;
 
@@ -26,6 +32,7 @@ export function formatReport(r: PlaneReport): string {
     'Endpoints:',
     ...r.endpoints.map((e) => `  ${e.name.padEnd(width)}${e.url}`),
   ];
+  lines.push('', `Fleet page (admin; the link holds the admin token, do not share it): ${r.fleetUrl}`);
   if (r.notBuilt.length > 0) lines.push('', 'Not built yet:', ...r.notBuilt.map((n) => `  ${n}`));
   lines.push(
     '',

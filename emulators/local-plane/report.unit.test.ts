@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatReport } from './report.js';
+import { fleetPageUrl, formatReport } from './report.js';
 
 describe('formatReport', () => {
   const text = formatReport({
@@ -13,12 +13,22 @@ describe('formatReport', () => {
     notBuilt: ['function probe (functions/probe/src/index.ts)'],
     env: { PUBSUB_EMULATOR_HOST: '127.0.0.1:18185' },
     logDir: '.local-plane/logs',
+    fleetUrl: fleetPageUrl('http://127.0.0.1:18300', 'a/b'),
   });
 
   it('prints one aligned line per endpoint, with the elapsed start time', () => {
     expect(text).toContain('is up in 8.3s');
     expect(text).toContain('\n  firestore           http://127.0.0.1:18180\n');
     expect(text).toContain('\n  function:reconcile  http://127.0.0.1:18201\n');
+  });
+
+  // Printed with the endpoints, not only by the demo step: `npm start --no-demo` (or a demo that failed)
+  // still tells the developer where the fleet page is.
+  it('prints the fleet page with the admin token, encoded', () => {
+    expect(text).toContain(
+      '\nFleet page (admin; the link holds the admin token, do not share it): http://127.0.0.1:18300/fleet?token=a%2Fb\n',
+    );
+    expect(fleetPageUrl('http://127.0.0.1:18300', undefined)).toBe('http://127.0.0.1:18300/fleet');
   });
 
   it('lists what is not built yet and the exports', () => {
