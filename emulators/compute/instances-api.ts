@@ -152,6 +152,10 @@ export function deleteInstance(
         ],
       );
     }
+    // GCE refuses a second delete while the first is still running (400 resourceNotReady, "The resource
+    // '…' is not ready"); the gce provider treats that as "already going" (gce-provider.ts delete). A retry
+    // with the first call's requestId never gets here: it is answered with that call's Operation.
+    if (record.deleting) throw resourceNotReady(instancePath(project, zone, record.spec.name));
     const op = operationFor(state, record, 'delete');
     state.lifecycle.delete(record, op);
     return op;

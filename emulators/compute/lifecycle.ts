@@ -88,11 +88,8 @@ export class Lifecycle {
     this.boot(record, this.deps.timings.bootDelayMs, op);
   }
 
+  /** Never for a record already deleting: the API refuses that call (instances-api.ts deleteInstance). */
   delete(record: InstanceRecord, op: OperationRecord): void {
-    if (record.deleting) {
-      record.pending.push(op);
-      return;
-    }
     const epoch = this.begin(record);
     record.deleting = true;
     record.status = 'STOPPING';

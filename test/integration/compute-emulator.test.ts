@@ -19,6 +19,8 @@ import {
   startEchoTarget,
   startTlsEchoTarget,
 } from '../../emulators/forward-proxy/testing.js';
+import { GceProvider } from '../../shared/src/adapters/gce/gce-provider.js';
+import { providerIdOf } from '../../shared/src/adapters/gce/provider-id.js';
 
 const project = 'demo-compute-emu';
 const secrets = new Map([['projects/demo-compute-emu/secrets/proxy-a/versions/1', 'crawler:pa55:word']]);
@@ -280,6 +282,29 @@ describe('instance lifecycle through the real client', () => {
     });
     expect(operationOf(delAgain).name).toBe(operationOf(del).name);
     expect(operationOf(delAgain).status).toBe('DONE');
+  });
+
+  it('refuses a second delete while the first runs (400 resourceNotReady), as GCE does; the gce provider takes it as going', async () => {
+    const zone = 'us-central1-c';
+    await insertAndWait('pp-twice', zone);
+    const [del] = await clients.instances.delete({ project, zone, instance: 'pp-twice' });
+    const again = await clients.instances
+      .delete({ project, zone, instance: 'pp-twice' })
+      .catch((e: unknown) => e);
+    expect(gceErrorOf(again)).toMatchObject({ httpStatus: 400, reason: 'resourceNotReady' });
+    // The adapter the reconciler and GC delete through: "already being deleted" is success, not a failure.
+    const provider = new GceProvider({
+      project,
+      instances: clients.instances,
+      zoneOperations: clients.zoneOps,
+    });
+    await expect(provider.delete(providerIdOf({ zone, name: 'pp-twice' }))).resolves.toBeUndefined();
+    const done = await waitForOperation(clients.zoneOps, project, zone, operationOf(del).name!);
+    expect(done.error ?? null).toBeNull();
+    const gone = await clients.instances
+      .get({ project, zone, instance: 'pp-twice' })
+      .catch((e: unknown) => e);
+    expect(gceErrorOf(gone)).toMatchObject({ httpStatus: 404 });
   });
 
   it('stops and starts through the API: TERMINATED has no natIP and no proxy, start brings both back', async () => {
