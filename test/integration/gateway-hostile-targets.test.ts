@@ -183,4 +183,29 @@ describe('gateway facing hostile targets', () => {
       expect((await fetchVia(`${base()}/cl`)).status).toBe(200);
     },
   );
+
+  it.each([
+    ['a CONNECT tunnel', () => `http://127.0.0.1:${scriptedPort}`],
+    ['absolute form', () => `http://${SCRIPTED}`],
+  ])(
+    'POST /v1/fetch through %s: fields a Connection header names stay on their hop, both ways',
+    async (_, base) => {
+      const before = scripted.state.seen.length;
+      const r = await postFetch(
+        gw.httpPort,
+        { url: `${base()}/hop`, headers: { Connection: 'X-Mine', 'X-Mine': 'hop', 'X-Also': 'end' } },
+        AUTH,
+        CLIENT_WAIT_MS,
+      );
+      expect(r).toMatchObject({ status: 200, body: 'ok' });
+      // The target's `Connection: keep-alive, X-Hop`: X-Hop is the target's hop's, X-End the client's.
+      expect(r.headers['x-hop']).toBeUndefined();
+      expect(r.headers['x-end']).toBe('kept');
+      const seen = scripted.state.seen.slice(before);
+      expect(seen).toHaveLength(1);
+      expect(seen[0]!.head).not.toMatch(/\r\nx-mine:/i);
+      expect(seen[0]!.head).toMatch(/\r\nx-also: end\r\n/i);
+      await noLoad();
+    },
+  );
 });

@@ -147,6 +147,12 @@ function respond(s: net.Socket, method: string, path: string, body: Buffer): boo
       // The connection is never reusable: no idle timer for it.
       return true;
     }
+    case '/hop':
+      // A field the target names hop-by-hop in its Connection header: it stays on that hop.
+      s.write(
+        `${ok}Connection: keep-alive, X-Hop\r\nX-Hop: secret\r\nX-End: kept\r\nContent-Length: 2\r\n\r\nok`,
+      );
+      return false;
     case '/echo':
       s.write(`${ok}Content-Length: ${body.length}\r\n\r\n`);
       s.write(body);
