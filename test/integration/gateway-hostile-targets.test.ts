@@ -24,6 +24,8 @@ const SCRIPTED = '127.0.0.5';
 const CLIENT_WAIT_MS = 4_000;
 /** Over the 70 kB of /cl, well under what /endless sends before the fetch timeout. */
 const MAX_RESPONSE_BYTES = 200_000;
+/** More than loopback's socket buffers take from a peer that has stopped reading. */
+const STALLED_BODY_BYTES = 8_000_000;
 
 describe('gateway facing hostile targets', () => {
   let emu: ForwardProxy;
@@ -56,6 +58,7 @@ describe('gateway facing hostile targets', () => {
         GATEWAY_SSRF_ALLOW: `127.0.0.1:${scriptedPort},${SCRIPTED}:80`,
         GATEWAY_FETCH_TIMEOUT_MS: '10000',
         GATEWAY_FETCH_MAX_RESPONSE_BYTES: String(MAX_RESPONSE_BYTES),
+        GATEWAY_FETCH_MAX_BODY_BYTES: String(4 * STALLED_BODY_BYTES),
       },
     );
   });
@@ -207,5 +210,28 @@ describe('gateway facing hostile targets', () => {
       expect(seen[0]!.head).toMatch(/\r\nx-also: end\r\n/i);
       await noLoad();
     },
+  );
+
+  it.each([
+    ['a CONNECT tunnel', () => `http://127.0.0.1:${scriptedPort}`],
+    ['absolute form', () => `http://${SCRIPTED}`],
+  ])(
+    'POST /v1/fetch through %s: an answer that comes before the body was taken leaves no connection open',
+    async (_, base) => {
+      // /early-stall answers from the request head, then never reads: most of the body stays unsent.
+      const r = await postFetch(
+        gw.httpPort,
+        { url: `${base()}/early-stall`, method: 'POST', body: 'a'.repeat(STALLED_BODY_BYTES) },
+        AUTH,
+        CLIENT_WAIT_MS,
+      );
+      expect(r).toMatchObject({ status: 200, body: 'early' });
+      await noLoad();
+      // Idle pooled connections go after GATEWAY_UPSTREAM_KEEPALIVE_MS (4 s); a stuck one never did.
+      const h = await pollUntil(gw.health, (x) => x.sockets.upstreams === 0, 10_000, 'no upstream socket');
+      expect(h.sockets.upstreams).toBe(0);
+      expect((await fetchVia(`${base()}/cl`)).status).toBe(200);
+    },
+    30_000,
   );
 });
