@@ -4,6 +4,7 @@
 // (so /v1/fetch goes through a CONNECT tunnel to the pinned address, as every https:// fetch does), and
 // a scripted proxy answering absolute-form requests itself — which also serves as the target at the end
 // of the tunnel, with the same exact bytes.
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   basicAuth,
@@ -234,4 +235,41 @@ describe('gateway facing hostile targets', () => {
     },
     30_000,
   );
+
+  /** Plain HTTP to the scripted target through a pinned tunnel; the client closes once the answer is in. */
+  const pinnedGet = async (path: string, last: string) => {
+    const s = net.connect({ port: gw.proxyPort, host: '127.0.0.1' });
+    s.on('error', () => {});
+    let got = '';
+    s.on('data', (c: Buffer) => {
+      got += c.toString('latin1');
+    });
+    s.write(
+      `GET http://127.0.0.1:${scriptedPort}${path} HTTP/1.1\r\nHost: t.example\r\nProxy-Authorization: ${AUTH}\r\n\r\n`,
+    );
+    await pollUntil(
+      async () => got,
+      (t) => t.endsWith(last),
+      CLIENT_WAIT_MS,
+      `the answer to ${path}`,
+    );
+    // Read whole (Content-Length): the client closes its connection, as after any answer.
+    s.end();
+    return got;
+  };
+
+  it('the proxy listener pinned: a target that keeps its connection open after answering does not hold the slot once the client leaves', async () => {
+    // /hop answers with Content-Length and `Connection: keep-alive`, ignoring the request's `close`.
+    expect(await pinnedGet('/hop', '\r\n\r\nok')).toMatch(/^HTTP\/1\.1 200 /);
+    const h = await pollUntil(
+      gw.health,
+      (x) => x.sockets.proxyClients === 0 && x.sockets.upstreams === 0,
+      // Idle pooled connections of the tests before go within GATEWAY_UPSTREAM_KEEPALIVE_MS (4 s).
+      10_000,
+      'no proxy client, no upstream socket',
+    );
+    expect(h.load).toEqual({ active: 0, reserved: 0 });
+    // One slot per upstream: the next request gets it.
+    expect(await pinnedGet('/hop', '\r\n\r\nok')).toMatch(/^HTTP\/1\.1 200 /);
+  }, 30_000);
 });

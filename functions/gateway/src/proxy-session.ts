@@ -531,6 +531,12 @@ export class ProxySession implements ForwardOwner {
   onClientEnd(): void {
     // Half-closed before a complete head: nothing more can arrive, so there is no request to serve.
     if (this.state === HEAD) this.client.destroy();
+    // Pinned plain HTTP once the target's answer is being relayed: the client is done sending (one
+    // request per connection), so its FIN goes on to the target, as a CONNECT tunnel carries it. The
+    // session ends when the target closes; a target that ignored our `Connection: close` kept its side
+    // open, and the session, with its upstream slot, was held until GATEWAY_IDLE_TIMEOUT_MS after the
+    // client had gone. (Before the answer, a FIN is a client that half-closed after its request: ignored.)
+    else if (this.state === TUNNEL && !this.isConnect && this.up) this.up.end();
   }
 
   onClientClose(): void {
