@@ -238,6 +238,8 @@ describe('gateway facing hostile targets', () => {
 
   /** Plain HTTP to the scripted target through a pinned tunnel; the client closes once the answer is in. */
   const pinnedGet = async (path: string, last: string) => {
+    // One slot per upstream: the session before must have given it back.
+    await noLoad();
     const s = net.connect({ port: gw.proxyPort, host: '127.0.0.1' });
     s.on('error', () => {});
     let got = '';
@@ -271,5 +273,37 @@ describe('gateway facing hostile targets', () => {
     expect(h.load).toEqual({ active: 0, reserved: 0 });
     // One slot per upstream: the next request gets it.
     expect(await pinnedGet('/hop', '\r\n\r\nok')).toMatch(/^HTTP\/1\.1 200 /);
+    await noLoad();
+  }, 30_000);
+
+  it('the proxy listener pinned: the target hop’s fields stay on that hop, and the client is told the connection closes', async () => {
+    expect(await pinnedGet('/hop', '\r\n\r\nok')).toBe(
+      'HTTP/1.1 200 OK\r\nX-End: kept\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok',
+    );
+    // An interim head passes (to an HTTP/1.1 client) without closing; the final one closes.
+    expect(await pinnedGet('/103', '\r\n\r\nfinal')).toBe(
+      'HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n' +
+        'HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nfinal',
+    );
+    // Only the head is rewritten: a chunked body arrives as the target framed it, byte for byte.
+    const chunked = Buffer.from(await pinnedGet('/chunked', '0\r\nX-Sum: 42\r\n\r\n'), 'latin1');
+    const end = chunked.indexOf('\r\n\r\n') + 4;
+    expect(chunked.toString('latin1', 0, end)).toBe(
+      'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-Sum\r\nX-Framing: chunked\r\nConnection: close\r\n\r\n',
+    );
+    const framed = Buffer.concat([
+      ...[
+        [0, 1],
+        [1, 40_000],
+        [40_000, BODY.length],
+      ].flatMap(([a, b]) => [
+        Buffer.from(`${(b! - a!).toString(16)};ext=1\r\n`),
+        BODY.subarray(a, b),
+        Buffer.from('\r\n'),
+      ]),
+      Buffer.from('0\r\nX-Sum: 42\r\n\r\n'),
+    ]);
+    expect(chunked.subarray(end).equals(framed)).toBe(true);
+    await noLoad();
   }, 30_000);
 });
