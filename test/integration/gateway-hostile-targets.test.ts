@@ -4,6 +4,7 @@
 // (so /v1/fetch goes through a CONNECT tunnel to the pinned address, as every https:// fetch does), and
 // a scripted proxy answering absolute-form requests itself — which also serves as the target at the end
 // of the tunnel, with the same exact bytes.
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   basicAuth,
@@ -24,6 +25,8 @@ const SCRIPTED = '127.0.0.5';
 const CLIENT_WAIT_MS = 4_000;
 /** Over the 70 kB of /cl, well under what /endless sends before the fetch timeout. */
 const MAX_RESPONSE_BYTES = 200_000;
+/** More than loopback's socket buffers take from a peer that has stopped reading. */
+const STALLED_BODY_BYTES = 8_000_000;
 
 describe('gateway facing hostile targets', () => {
   let emu: ForwardProxy;
@@ -56,6 +59,7 @@ describe('gateway facing hostile targets', () => {
         GATEWAY_SSRF_ALLOW: `127.0.0.1:${scriptedPort},${SCRIPTED}:80`,
         GATEWAY_FETCH_TIMEOUT_MS: '10000',
         GATEWAY_FETCH_MAX_RESPONSE_BYTES: String(MAX_RESPONSE_BYTES),
+        GATEWAY_FETCH_MAX_BODY_BYTES: String(4 * STALLED_BODY_BYTES),
       },
     );
   });
@@ -183,4 +187,123 @@ describe('gateway facing hostile targets', () => {
       expect((await fetchVia(`${base()}/cl`)).status).toBe(200);
     },
   );
+
+  it.each([
+    ['a CONNECT tunnel', () => `http://127.0.0.1:${scriptedPort}`],
+    ['absolute form', () => `http://${SCRIPTED}`],
+  ])(
+    'POST /v1/fetch through %s: fields a Connection header names stay on their hop, both ways',
+    async (_, base) => {
+      const before = scripted.state.seen.length;
+      const r = await postFetch(
+        gw.httpPort,
+        { url: `${base()}/hop`, headers: { Connection: 'X-Mine', 'X-Mine': 'hop', 'X-Also': 'end' } },
+        AUTH,
+        CLIENT_WAIT_MS,
+      );
+      expect(r).toMatchObject({ status: 200, body: 'ok' });
+      // The target's `Connection: keep-alive, X-Hop`: X-Hop is the target's hop's, X-End the client's.
+      expect(r.headers['x-hop']).toBeUndefined();
+      expect(r.headers['x-end']).toBe('kept');
+      const seen = scripted.state.seen.slice(before);
+      expect(seen).toHaveLength(1);
+      expect(seen[0]!.head).not.toMatch(/\r\nx-mine:/i);
+      expect(seen[0]!.head).toMatch(/\r\nx-also: end\r\n/i);
+      await noLoad();
+    },
+  );
+
+  it.each([
+    ['a CONNECT tunnel', () => `http://127.0.0.1:${scriptedPort}`],
+    ['absolute form', () => `http://${SCRIPTED}`],
+  ])(
+    'POST /v1/fetch through %s: an answer that comes before the body was taken leaves no connection open',
+    async (_, base) => {
+      // /early-stall answers from the request head, then never reads: most of the body stays unsent.
+      const r = await postFetch(
+        gw.httpPort,
+        { url: `${base()}/early-stall`, method: 'POST', body: 'a'.repeat(STALLED_BODY_BYTES) },
+        AUTH,
+        CLIENT_WAIT_MS,
+      );
+      expect(r).toMatchObject({ status: 200, body: 'early' });
+      await noLoad();
+      // Idle pooled connections go after GATEWAY_UPSTREAM_KEEPALIVE_MS (4 s); a stuck one never did.
+      const h = await pollUntil(gw.health, (x) => x.sockets.upstreams === 0, 10_000, 'no upstream socket');
+      expect(h.sockets.upstreams).toBe(0);
+      expect((await fetchVia(`${base()}/cl`)).status).toBe(200);
+    },
+    30_000,
+  );
+
+  /** Plain HTTP to the scripted target through a pinned tunnel; the client closes once the answer is in. */
+  const pinnedGet = async (path: string, last: string) => {
+    // One slot per upstream: the session before must have given it back.
+    await noLoad();
+    const s = net.connect({ port: gw.proxyPort, host: '127.0.0.1' });
+    s.on('error', () => {});
+    let got = '';
+    s.on('data', (c: Buffer) => {
+      got += c.toString('latin1');
+    });
+    s.write(
+      `GET http://127.0.0.1:${scriptedPort}${path} HTTP/1.1\r\nHost: t.example\r\nProxy-Authorization: ${AUTH}\r\n\r\n`,
+    );
+    await pollUntil(
+      async () => got,
+      (t) => t.endsWith(last),
+      CLIENT_WAIT_MS,
+      `the answer to ${path}`,
+    );
+    // Read whole (Content-Length): the client closes its connection, as after any answer.
+    s.end();
+    return got;
+  };
+
+  it('the proxy listener pinned: a target that keeps its connection open after answering does not hold the slot once the client leaves', async () => {
+    // /hop answers with Content-Length and `Connection: keep-alive`, ignoring the request's `close`.
+    expect(await pinnedGet('/hop', '\r\n\r\nok')).toMatch(/^HTTP\/1\.1 200 /);
+    const h = await pollUntil(
+      gw.health,
+      (x) => x.sockets.proxyClients === 0 && x.sockets.upstreams === 0,
+      // Idle pooled connections of the tests before go within GATEWAY_UPSTREAM_KEEPALIVE_MS (4 s).
+      10_000,
+      'no proxy client, no upstream socket',
+    );
+    expect(h.load).toEqual({ active: 0, reserved: 0 });
+    // One slot per upstream: the next request gets it.
+    expect(await pinnedGet('/hop', '\r\n\r\nok')).toMatch(/^HTTP\/1\.1 200 /);
+    await noLoad();
+  }, 30_000);
+
+  it('the proxy listener pinned: the target hop’s fields stay on that hop, and the client is told the connection closes', async () => {
+    expect(await pinnedGet('/hop', '\r\n\r\nok')).toBe(
+      'HTTP/1.1 200 OK\r\nX-End: kept\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok',
+    );
+    // An interim head passes (to an HTTP/1.1 client) without closing; the final one closes.
+    expect(await pinnedGet('/103', '\r\n\r\nfinal')).toBe(
+      'HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n' +
+        'HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nfinal',
+    );
+    // Only the head is rewritten: a chunked body arrives as the target framed it, byte for byte.
+    const chunked = Buffer.from(await pinnedGet('/chunked', '0\r\nX-Sum: 42\r\n\r\n'), 'latin1');
+    const end = chunked.indexOf('\r\n\r\n') + 4;
+    expect(chunked.toString('latin1', 0, end)).toBe(
+      'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-Sum\r\nX-Framing: chunked\r\nConnection: close\r\n\r\n',
+    );
+    const framed = Buffer.concat([
+      ...[
+        [0, 1],
+        [1, 40_000],
+        [40_000, BODY.length],
+      ].flatMap(([a, b]) => [
+        Buffer.from(`${(b! - a!).toString(16)};ext=1\r\n`),
+        BODY.subarray(a, b),
+        Buffer.from('\r\n'),
+      ]),
+      Buffer.from('0\r\nX-Sum: 42\r\n\r\n'),
+    ]);
+    expect(chunked.subarray(end).equals(framed)).toBe(true);
+    await noLoad();
+  }, 30_000);
 });

@@ -1,6 +1,7 @@
 // A scripted forward proxy for gateway tests: it answers absolute-form requests itself, from the path,
 // with exact response bytes (Content-Length, chunked with a chunk extension and trailers,
-// close-delimited, 204, 304, a slow answer, an echo, early hints, an unsolicited 101, a 17 kB head), several requests per connection, and counts the
+// close-delimited, 204, 304, a slow answer, an echo, early hints, an unsolicited 101, a 17 kB head, a
+// Connection-listed field, an answer before the request body that then stops reading), several requests per connection, and counts the
 // connections it accepted; two switches make it drop connections the ways a real upstream does.
 import net, { type AddressInfo } from 'node:net';
 
@@ -45,11 +46,18 @@ export function scriptedUpstream() {
         const end = buf.indexOf('\r\n\r\n');
         if (end < 0) return;
         const head = buf.toString('latin1', 0, end);
+        const [method, url] = head.split(' ') as [string, string];
+        if (url.endsWith('/early-stall')) {
+          // Answers from the head alone, then never reads again: the request body stays unsent.
+          state.seen.push({ method, url, head, body: Buffer.alloc(0) });
+          s.pause();
+          s.write('HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nearly');
+          return;
+        }
         const cl = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
         if (buf.length < end + 4 + cl) return;
         const body = buf.subarray(end + 4, end + 4 + cl);
         buf = buf.subarray(end + 4 + cl);
-        const [method, url] = head.split(' ') as [string, string];
         state.seen.push({ method, url, head, body });
         if (served > 0 && state.dropNextReused) {
           state.dropNextReused = false;
@@ -147,6 +155,12 @@ function respond(s: net.Socket, method: string, path: string, body: Buffer): boo
       // The connection is never reusable: no idle timer for it.
       return true;
     }
+    case '/hop':
+      // A field the target names hop-by-hop in its Connection header: it stays on that hop.
+      s.write(
+        `${ok}Connection: keep-alive, X-Hop\r\nX-Hop: secret\r\nX-End: kept\r\nContent-Length: 2\r\n\r\nok`,
+      );
+      return false;
     case '/echo':
       s.write(`${ok}Content-Length: ${body.length}\r\n\r\n`);
       s.write(body);

@@ -85,7 +85,10 @@ export function fetchAbsolute(
           response: res,
           done: () => {
             clearTimeout(timer);
-            if (!res.complete) r.destroy();
+            // Reusable only once both messages are whole. A response can end before our body left: an
+            // upstream answering from the head alone and no longer reading keeps the rest in our buffers
+            // for good, the socket neither pooled nor closed (nothing else would ever destroy it).
+            if (!res.complete || !r.writableFinished) r.destroy();
           },
         });
       });

@@ -9,6 +9,7 @@ import { DROPPED_RESPONSE_HEADERS, FetchRequest } from './fetch-request.js';
 import { type FetchDeps, fetchThrough } from './fetch-through.js';
 import type { Logger } from './logger.js';
 import { drainUnread, readBody, sendJson } from './node-io.js';
+import { connectionListed } from './response-head.js';
 import { streamBody } from './stream-body.js';
 
 export interface FetchHandlerDeps extends FetchDeps {
@@ -150,9 +151,11 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
       return done();
     }
     const headers: OutgoingHttpHeaders = {};
+    // Hop-by-hop: the fixed list, and whatever the target's Connection header names (RFC 9110 §7.6.1).
+    const listed = connectionListed(res.rawHeaders);
     for (let i = 0; i < res.rawHeaders.length; i += 2) {
       const name = res.rawHeaders[i]!.toLowerCase();
-      if (DROPPED_RESPONSE_HEADERS.has(name)) continue;
+      if (DROPPED_RESPONSE_HEADERS.has(name) || listed?.includes(name)) continue;
       const value = res.rawHeaders[i + 1]!;
       const had = headers[name];
       if (name === 'set-cookie') headers[name] = had ? [...(had as string[]), value] : [value];

@@ -13,7 +13,7 @@ import { DROPPED_REQUEST_HEADERS, type FetchRequest } from './fetch-request.js';
 import { absoluteUrl, formatAuthority } from './head.js';
 import type { GatewayRecorder } from './metrics.js';
 import type { OutcomeStage } from './outcomes.js';
-import { MAX_RESPONSE_HEAD_BYTES } from './response-head.js';
+import { connectionListed, MAX_RESPONSE_HEAD_BYTES } from './response-head.js';
 import type { SocketCounts } from './sockets.js';
 import { openSocks5Tunnel } from './socks5-handshake.js';
 import type { TargetGuard } from './target-guard.js';
@@ -113,9 +113,14 @@ export async function fetchThrough(req: FetchRequest, user: string, deps: FetchD
       at: Date.now(),
     });
 
+  // Hop-by-hop fields go, as on the proxy listener (head.ts): the fixed list, and whatever a Connection
+  // header among the caller's names (host and content-length are the gateway's own below).
+  const listed = connectionListed(Object.entries(req.headers).flat());
   const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(req.headers))
-    if (!DROPPED_REQUEST_HEADERS.has(k.toLowerCase())) headers[k] = v;
+  for (const [k, v] of Object.entries(req.headers)) {
+    const n = k.toLowerCase();
+    if (!DROPPED_REQUEST_HEADERS.has(n) && !listed?.includes(n)) headers[k] = v;
+  }
   headers.host = url.host;
   const body = req.body === undefined ? undefined : Buffer.from(req.body, req.bodyEncoding);
   if (body) headers['content-length'] = String(body.length);

@@ -187,15 +187,18 @@ function endToEnd(h: RequestHead): (name: string) => boolean {
   return (n) => !HOP_BY_HOP.has(n) && !listed?.includes(n) && !(http10 && n === 'expect');
 }
 
+/** What every Connection header of the request lists (a second one counts as much as the first). */
 function connectionTokens(h: RequestHead): string[] | null {
-  const conn = header(h, 'connection');
-  return conn
-    ? conn
-        .toLowerCase()
-        .split(',')
-        .map((t) => t.trim())
-        .filter((t) => !NEVER_LISTED.has(t))
-    : null;
+  let listed: string[] | null = null;
+  for (let i = 0; i < h.names.length; i++) {
+    if (h.names[i] !== 'connection') continue;
+    listed = listed ?? [];
+    for (const t of h.values[i]!.toLowerCase().split(',')) {
+      const name = t.trim();
+      if (!NEVER_LISTED.has(name)) listed.push(name);
+    }
+  }
+  return listed;
 }
 
 function forwardedHead(h: RequestHead, requestLine: string, hostFallback: string, extra: string): string {

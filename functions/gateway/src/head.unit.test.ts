@@ -139,6 +139,17 @@ describe('forwarded heads', () => {
     );
   });
 
+  it('every Connection header counts: a field listed in a second one is as hop-by-hop as in the first', () => {
+    const two = parseRequestHead(
+      'GET http://example.com/ HTTP/1.1\r\nHost: example.com\r\nConnection: keep-alive\r\nX-Hop: 1\r\n' +
+        'connection: X-Hop\r\nAccept: */*',
+    )!;
+    expect(forwardedHeaders(two, 'x', '')).toEqual(['Host', 'example.com', 'Accept', '*/*']);
+    expect(originFormHead(two, '/', 'x')).toBe(
+      'GET / HTTP/1.1\r\nHost: example.com\r\nAccept: */*\r\nConnection: close\r\n\r\n',
+    );
+  });
+
   it.each([
     ['HTTP/1.0', []],
     ['HTTP/1.1', ['Expect', '100-continue']],

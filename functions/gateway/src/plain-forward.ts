@@ -111,11 +111,14 @@ export class PlainForward {
 
   /**
    * The session is over. A request whose response was not read whole, or whose body the client never
-   * finished (an early answer such as 413), loses its connection: it cannot be reused.
+   * finished (an early answer such as 413), loses its connection: it cannot be reused. So does one whose
+   * body was handed over whole but never left our buffers (an upstream that answered from the head alone
+   * and stopped reading): Node pools the socket only once the body is flushed, and nothing else would
+   * ever close it.
    */
   abort(): void {
     const req = this.req;
-    if (!req || (this.finished && req.writableEnded)) return;
+    if (!req || (this.finished && req.writableFinished)) return;
     this.finished = true;
     req.destroy();
   }

@@ -2,7 +2,7 @@
 //   HEAD (read + parse the request head) → CHECK (SSRF guard, maybe a DNS look-up) → DIAL (TCP to the
 //   upstream) → HANDSHAKE (CONNECT to the pinned target address through the upstream) → TUNNEL (bytes
 //   piped both ways) — or, for pinned plain HTTP, RESPONSE (origin-form request written through the
-//   tunnel, waiting for the target's status line) → TUNNEL (response piped back).
+//   tunnel, waiting for the target's response head, rewritten for the client) → TUNNEL (body piped back).
 // Plain HTTP to an upstream that filters destinations itself goes in absolute form over a pooled
 // connection instead (plain-forward.ts): DIAL (a pooled or new connection) → RESPONSE → TUNNEL (body).
 // A SOCKS5 upstream has the same states, its HANDSHAKE a SOCKS5 CONNECT to the pinned address
@@ -32,8 +32,10 @@ import {
   statusOf,
 } from './head.js';
 import type { OutcomeStage } from './outcomes.js';
+import { pinnedHeads } from './pinned-response.js';
 import { type ForwardOwner, PlainForward } from './plain-forward.js';
 import type { ProxyContext } from './proxy-listener.js';
+import { MAX_RESPONSE_HEAD_BYTES } from './response-head.js';
 import { ESTABLISHED, errorResponse } from './responses.js';
 import {
   ignore,
@@ -95,6 +97,10 @@ export class ProxySession implements ForwardOwner {
   /** What the sweep enforces in the current state: head complete, upstream handshake done, next byte. */
   private deadline: number;
   private lastBytes = -1;
+  /** Pinned plain HTTP: the target's response head so far (RESPONSE only), its length, where to search on. */
+  private resp: Buffer | null = null;
+  private respHeld = 0;
+  private respScan = 0;
   /** Once our side is done: when a client that keeps its side open is cut. 0 = not lingering. */
   private lingerUntil = 0;
 
@@ -397,6 +403,10 @@ export class ProxySession implements ForwardOwner {
   }
 
   onUpData(chunk: Buffer): void {
+    if (this.state === RESPONSE) {
+      this.onTargetData(chunk);
+      return;
+    }
     const buf = this.buf ? Buffer.concat([this.buf, chunk]) : chunk;
     if (this.state === HANDSHAKE) {
       const end = buf.indexOf(HEAD_END);
@@ -419,23 +429,58 @@ export class ProxySession implements ForwardOwner {
       this.established(end + 4 < buf.length ? buf.subarray(end + 4) : null);
       return;
     }
-    if (this.state === RESPONSE) {
-      // The target's first bytes: enough to read its status line, then the rest flows untouched.
-      if (buf.length < 12 && buf.indexOf(10) < 0) {
-        this.buf = buf;
-        return;
+  }
+
+  /**
+   * Pinned plain HTTP: the target's bytes until its response head is complete, rewritten for the client
+   * (pinned-response.ts: the target hop's fields out, `Connection: close` in); then the rest flows
+   * untouched. A head in pieces is appended in place with doubling room and searched from where the last
+   * search stopped, as the client's head is (onHeadData): a target dribbling a 64 KiB head a byte at a
+   * time costs linear work.
+   */
+  private onTargetData(chunk: Buffer): void {
+    let buf = chunk;
+    if (this.respHeld > 0) {
+      const len = this.respHeld + chunk.length;
+      let room = this.resp!;
+      if (len > room.length) {
+        const grown = Buffer.allocUnsafe(Math.max(len, room.length * 2));
+        room.copy(grown, 0, 0, this.respHeld);
+        this.resp = room = grown;
       }
-      this.buf = null;
-      const status = statusOf(buf);
-      this.recordOutcome('RESPONSE_HEADERS', status > 0, status || undefined);
-      this.ctx.recorder.request('proxy', this.route!.name, status > 0 ? 'ok' : 'target_bad_response');
-      this.state = TUNNEL;
-      const up = this.up!;
-      up.removeListener('data', onUpData);
-      up.removeListener('end', onUpEnd);
-      this.client.write(buf);
-      up.pipe(this.client);
+      chunk.copy(room, this.respHeld);
+      buf = room.subarray(0, len);
     }
+    const c = this.client;
+    const h = pinnedHeads(buf, MAX_RESPONSE_HEAD_BYTES, this.head!.version === 'HTTP/1.1', this.respScan);
+    // The head and the body bytes that came with it leave in one write, as they arrived.
+    c.cork();
+    if (h.out) c.write(h.out, 'latin1');
+    if (!h.done) {
+      c.uncork();
+      // Interim heads went out; what follows is the start of the next head.
+      const rest = buf.length - h.consumed;
+      if (h.consumed > 0 || this.respHeld === 0) {
+        // A copy: the room's first bytes must be ours to append to (never the socket's chunk itself).
+        this.resp = rest > 0 ? Buffer.from(buf.subarray(h.consumed)) : null;
+        this.respScan = 0;
+      }
+      this.respHeld = rest;
+      if (h.consumed === 0) this.respScan = Math.max(0, buf.length - 3);
+      return;
+    }
+    this.resp = null;
+    this.respHeld = 0;
+    const status = h.status;
+    this.recordOutcome('RESPONSE_HEADERS', status > 0, status || undefined);
+    this.ctx.recorder.request('proxy', this.route!.name, status > 0 ? 'ok' : 'target_bad_response');
+    this.state = TUNNEL;
+    const up = this.up!;
+    up.removeListener('data', onUpData);
+    up.removeListener('end', onUpEnd);
+    if (h.consumed < buf.length) c.write(buf.subarray(h.consumed));
+    c.uncork();
+    up.pipe(c);
   }
 
   private established(leftover: Buffer | null): void {
@@ -531,6 +576,12 @@ export class ProxySession implements ForwardOwner {
   onClientEnd(): void {
     // Half-closed before a complete head: nothing more can arrive, so there is no request to serve.
     if (this.state === HEAD) this.client.destroy();
+    // Pinned plain HTTP once the target's answer is being relayed: the client is done sending (one
+    // request per connection), so its FIN goes on to the target, as a CONNECT tunnel carries it. The
+    // session ends when the target closes; a target that ignored our `Connection: close` kept its side
+    // open, and the session, with its upstream slot, was held until GATEWAY_IDLE_TIMEOUT_MS after the
+    // client had gone. (Before the answer, a FIN is a client that half-closed after its request: ignored.)
+    else if (this.state === TUNNEL && !this.isConnect && this.up) this.up.end();
   }
 
   onClientClose(): void {

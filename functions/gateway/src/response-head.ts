@@ -45,18 +45,28 @@ export function bodyFraming(te: string | undefined, noBody: boolean, clientHttp1
   return clientHttp11 ? 'rechunk' : 'dechunked';
 }
 
-export function clientResponseHead(
-  statusCode: number,
-  statusMessage: string,
-  rawHeaders: readonly string[],
-  framing: HeadKind,
-): string {
+/**
+ * The field names a message's `Connection` headers list (lower case), or null without one: fields the
+ * sender declared hop-by-hop, which a proxy removes with the Connection header itself (RFC 9110 §7.6.1).
+ * `rawHeaders` is Node's flat [name, value, …] list.
+ */
+export function connectionListed(rawHeaders: readonly string[]): string[] | null {
   let listed: string[] | null = null;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     if (rawHeaders[i]!.toLowerCase() !== 'connection') continue;
     listed = listed ?? [];
     for (const t of rawHeaders[i + 1]!.toLowerCase().split(',')) listed.push(t.trim());
   }
+  return listed;
+}
+
+export function clientResponseHead(
+  statusCode: number,
+  statusMessage: string,
+  rawHeaders: readonly string[],
+  framing: HeadKind,
+): string {
+  const listed = connectionListed(rawHeaders);
   let out = `HTTP/1.1 ${statusCode} ${statusMessage}\r\n`;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const n = rawHeaders[i]!.toLowerCase();

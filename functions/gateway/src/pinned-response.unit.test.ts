@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { pinnedHeads } from './pinned-response.js';
+
+const MAX = 65_536;
+const b = (s: string) => Buffer.from(s, 'latin1');
+
+describe('pinnedHeads: the target’s response heads on the pinned path, as the client gets them', () => {
+  it('drops the target hop’s fields, keeps the rest in order and case, says Connection: close', () => {
+    const head =
+      'HTTP/1.1 200 OK\r\nConnection: keep-alive, X-Hop\r\nKeep-Alive: timeout=5\r\nX-Hop: secret\r\n' +
+      'Content-Length: 4\r\nset-cookie:  a=1 \r\n\r\n';
+    const r = pinnedHeads(b(`${head}body`), MAX, true);
+    expect(r).toEqual({
+      out: 'HTTP/1.1 200 OK\r\nContent-Length: 4\r\nset-cookie: a=1\r\nConnection: close\r\n\r\n',
+      consumed: head.length,
+      status: 200,
+      done: true,
+    });
+  });
+
+  it('interim heads go first, without closing, to an HTTP/1.1 client only; the final head follows', () => {
+    const text = 'HTTP/1.1 103 Early Hints\r\nLink: </s.css>\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n';
+    expect(pinnedHeads(b(text), MAX, true)).toEqual({
+      out: 'HTTP/1.1 103 Early Hints\r\nLink: </s.css>\r\n\r\nHTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n',
+      consumed: text.length,
+      status: 204,
+      done: true,
+    });
+    expect(pinnedHeads(b(text), MAX, false).out).toBe('HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n');
+  });
+
+  it('waits for a head that is not complete yet, after the interim heads that are', () => {
+    expect(pinnedHeads(b('HTTP/1.1 2'), MAX, true)).toEqual({ out: '', consumed: 0, status: 0, done: false });
+    expect(pinnedHeads(b('HTTP/1.1 200 OK\r\nA: b\r\n'), MAX, true).done).toBe(false);
+    const interim = 'HTTP/1.1 100 Continue\r\n\r\n';
+    expect(pinnedHeads(b(`${interim}HTTP/1.1 200 OK\r\n`), MAX, true)).toEqual({
+      out: interim,
+      consumed: interim.length,
+      status: 0,
+      done: false,
+    });
+    // Resuming the search where it stopped finds the same end.
+    const whole = b('HTTP/1.1 200 OK\r\nA: b\r\n\r\n');
+    expect(pinnedHeads(whole, MAX, true, whole.length - 5).status).toBe(200);
+  });
+
+  it.each([
+    ['not HTTP', 'SSH-2.0-OpenSSH_9.6\r\n', 0],
+    ['a head ended by bare LFs', 'HTTP/1.0 200 OK\nContent-Type: text/plain\n\nbare', 200],
+    ['a bare CR in a field', 'HTTP/1.1 200 OK\r\nX-A: x\rY: z\r\n\r\n', 200],
+    ['obs-fold', 'HTTP/1.1 200 OK\r\nX-A: x\r\n  folded\r\n\r\n', 200],
+    ['a 101 nobody asked for', 'HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n', 101],
+  ])('%s: relayed as it came, nothing rewritten', (_, text, status) => {
+    expect(pinnedHeads(b(text), MAX, true)).toEqual({ out: '', consumed: 0, status, done: true });
+  });
+
+  it('a head longer than the limit is relayed as it came', () => {
+    const long = b(`HTTP/1.1 200 OK\r\nX-Big: ${'x'.repeat(100)}`);
+    expect(pinnedHeads(long, 64, true)).toEqual({ out: '', consumed: 0, status: 200, done: true });
+    expect(pinnedHeads(long, MAX, true).done).toBe(false);
+  });
+});

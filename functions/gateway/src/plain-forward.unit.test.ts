@@ -1,0 +1,90 @@
+// PlainForward against real sockets on loopback: an upstream that answers from the request head and
+// then stops reading, so the body handed over stays in the gateway's buffers.
+import net, { type AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ForwardOwner, PlainForward } from './plain-forward.js';
+import { newSocketCounts } from './sockets.js';
+import { UpstreamPool } from './upstream-pool.js';
+
+/** More than loopback's socket buffers take from a peer that has stopped reading. */
+const BODY_BYTES = 8_000_000;
+
+const listen = (server: net.Server) =>
+  new Promise<number>((r) => server.listen(0, '127.0.0.1', () => r((server.address() as AddressInfo).port)));
+
+describe('PlainForward: a response that ends before the request body left', () => {
+  const upstreamSockets: net.Socket[] = [];
+  // Answers once the head is in, then never reads again.
+  const upstream = net.createServer((s) => {
+    upstreamSockets.push(s);
+    s.on('error', () => {});
+    s.once('data', () => {
+      s.pause();
+      s.write('HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nearly');
+    });
+  });
+  // The proxy listener's client: whatever reaches it is read and dropped.
+  const sink = net.createServer((s) => {
+    s.on('error', () => {});
+    s.resume();
+  });
+  let upstreamPort = 0;
+  let sinkPort = 0;
+  const counts = newSocketCounts();
+  const pool = new UpstreamPool(counts, { idleMs: 60_000, maxIdlePerUpstream: 4 });
+  let client: net.Socket | undefined;
+
+  beforeAll(async () => {
+    upstreamPort = await listen(upstream);
+    sinkPort = await listen(sink);
+  });
+
+  afterAll(async () => {
+    client?.destroy();
+    pool.destroy();
+    for (const s of upstreamSockets) s.destroy();
+    await new Promise((r) => upstream.close(r));
+    await new Promise((r) => sink.close(r));
+  });
+
+  it('closes the upstream connection once the session is over: it is neither reusable nor ever flushed', async () => {
+    const c = net.connect({ port: sinkPort, host: '127.0.0.1' });
+    client = c;
+    await new Promise((r) => c.once('connect', r));
+    let done!: () => void;
+    const responded = new Promise<void>((r) => {
+      done = r;
+    });
+    const owner: ForwardOwner = {
+      client: c,
+      forwardConnected: () => {},
+      forwardFailed: (_stage, status, code) => {
+        throw new Error(`unexpected failure ${status} ${code}`);
+      },
+      forwardResponse: () => true,
+      forwardDone: done,
+      forwardBroken: () => {},
+      bodyDrained: () => {},
+    };
+    const fwd = new PlainForward(owner, pool, {
+      host: '127.0.0.1',
+      port: upstreamPort,
+      method: 'POST',
+      url: 'http://target.example/upload',
+      headers: ['Host', 'target.example', 'Content-Length', String(BODY_BYTES)],
+      bodyLength: BODY_BYTES,
+      clientHttp11: true,
+    });
+    fwd.start();
+    // The whole body in one piece, as the last chunk of a client's body: the request is ended.
+    fwd.writeBody(Buffer.alloc(BODY_BYTES, 0x61), true);
+    await responded;
+    expect(counts.upstreams).toBe(1);
+    // The session ends (the client closed after its response, or the linger ran out).
+    fwd.abort();
+    // Counted until the gateway's socket closes (upstream-pool.ts): polled, a leak is a plain failure.
+    for (let i = 0; i < 40 && counts.upstreams > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(counts.upstreams).toBe(0);
+    expect(pool.idleCount()).toBe(0);
+  });
+});
