@@ -5,7 +5,8 @@
 // limits). Each state goes in on top of the version it was decided on: when an overlapping active pass
 // wrote one of the proxies meanwhile, the commit writes nothing, and the same signals are reduced again
 // into the states read anew (at most HEALTH_WRITE_RETRIES times; then the window is left for the next
-// tick). One commit takes at most PASSIVE_COMMIT_CAP changed states (passive-window.ts).
+// tick). One commit takes at most PASSIVE_COMMIT_CAP changed states (passive-window.ts): a first batch that
+// alone changes more has the states past the cap left uncounted (withinCap), so the cursor always moves.
 // A window with no batch writes nothing: a fleet without gateway traffic still costs zero writes per tick.
 import { healthInstanceKey } from '../../../shared/src/domain/health/instance-key.js';
 import type { PassiveSettings } from '../../../shared/src/domain/health/passive-track.js';
@@ -94,6 +95,10 @@ export async function runPassivePass(
     });
     w = await evaluate(deps, consumed, live, tracked, persisted, readMissing, now);
   }
+  // The first batch (or batches of one instant) is taken whole, and alone it may still change more states
+  // than a commit takes: the states past the cap are left out, so that the commit fits and the cursor moves.
+  let uncounted: string[];
+  ({ w, uncounted } = withinCap(w));
   for (let retry = 0; ; retry++) {
     const next = new Set(tracked);
     for (const d of w.decisions) {
@@ -126,9 +131,21 @@ export async function runPassivePass(
     }
     // The same batches (the same signals) reduced again into the states as they are now.
     persisted.clear();
-    w = await evaluate(deps, consumed, live, tracked, persisted, readMissing, now);
+    ({ w, uncounted } = withinCap(
+      await evaluate(deps, consumed, live, tracked, persisted, readMissing, now),
+    ));
   }
   const { signals, suspects, decisions, changed } = w;
+  if (uncounted.length > 0) {
+    deps.log.warn(
+      'passive signals left uncounted: one batch changes more health states than a commit takes',
+      {
+        uncounted: uncounted.length,
+        proxies: uncounted.slice(0, LOGGED_UNCOUNTED),
+        through: through.toISOString(),
+      },
+    );
+  }
   for (const s of w.failed) {
     deps.log.info('passive failure signal', {
       proxy: s.proxy,
@@ -153,6 +170,36 @@ export async function runPassivePass(
     passiveSignals: signals.filter((s) => live.has(s.proxy)).length,
     written: changed.length,
     transitions,
+  };
+}
+
+/** Names logged when signals are left uncounted; the count is always complete. */
+const LOGGED_UNCOUNTED = 50;
+
+/**
+ * At most PASSIVE_COMMIT_CAP changed states (Firestore refuses a commit of more than 500 writes, and a
+ * commit that fails every tick would hold the cursor, and every later batch, until the expiry floor passes
+ * the batch). Failed signals are kept first — they are what turns a proxy SUSPECT; a passing signal left
+ * out only keeps a tracked proxy's evidence as it was, which the next window or the expiry settles. The
+ * proxies left out keep their state and their place in `tracked` (a superset), and their signals of this
+ * window are not counted: the cursor moves past them.
+ */
+function withinCap(w: Evaluation): { w: Evaluation; uncounted: string[] } {
+  if (w.changed.length <= PASSIVE_COMMIT_CAP) return { w, uncounted: [] };
+  const failed = new Set(w.failed.map((s) => s.proxy));
+  const ordered = [
+    ...w.changed.filter((c) => failed.has(c.state.proxy)),
+    ...w.changed.filter((c) => !failed.has(c.state.proxy)),
+  ];
+  const left = new Set(ordered.slice(PASSIVE_COMMIT_CAP).map((c) => c.state.proxy));
+  return {
+    w: {
+      ...w,
+      failed: w.failed.filter((s) => !left.has(s.proxy)),
+      decisions: w.decisions.filter((d) => !left.has(d.next.proxy)),
+      changed: ordered.slice(0, PASSIVE_COMMIT_CAP),
+    },
+    uncounted: [...left].sort(),
   };
 }
 

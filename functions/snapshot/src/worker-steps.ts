@@ -65,14 +65,16 @@ export function decideWorkerStep(deps: SnapshotPassDeps, build: WorkerBuild, x: 
 
 export interface StepResult {
   workerId: string;
-  /** lost_race: another pass saved this version first; nothing was published. */
+  /** lost_race: another pass saved this version first, or holds the planner lock now; nothing was
+   *  published but the stored snapshot again (resend), and the header's drains were left as they were. */
   kind: WorkerStep['kind'] | 'lost_race';
   message?: 'full' | 'delta';
   version?: number;
   bytes?: number;
 }
 
-/** false when the store refused the save as a lost race (another pass stored the version first). */
+/** false when the store refused the write as a lost race (another pass stored the version first, or
+ *  holds the planner lock). */
 async function lostRaceIsFalse(save: Promise<void>): Promise<boolean> {
   try {
     await save;
@@ -83,6 +85,14 @@ async function lostRaceIsFalse(save: Promise<void>): Promise<boolean> {
   }
 }
 
+function drainsNotPatched(deps: SnapshotPassDeps, workerId: string): StepResult {
+  deps.log.warn('drains not recorded: another pass holds the planner lock', {
+    event: 'gateway.snapshot_race_lost',
+    workerId,
+  });
+  return { workerId, kind: 'lost_race' };
+}
+
 export async function actWorkerStep(
   deps: SnapshotPassDeps,
   s: WorkerStep,
@@ -90,15 +100,24 @@ export async function actWorkerStep(
 ): Promise<StepResult> {
   const { workerId } = s.build;
   if (s.kind === 'none') return { workerId, kind: 'none' };
+  // The drains are what the API tells the worker to stop using: only the pass holding the lock writes them.
+  const guard = x.lockHolder === undefined ? undefined : { lockHolder: x.lockHolder };
   if (s.kind === 'patch_draining') {
-    await deps.snapshots.patchHeader(workerId, { draining: s.build.draining });
+    if (!(await lostRaceIsFalse(deps.snapshots.patchHeader(workerId, { draining: s.build.draining }, guard))))
+      return drainsNotPatched(deps, workerId);
     return { workerId, kind: s.kind };
   }
   if (s.kind === 'resend') {
     const full = await deps.snapshots.loadFull(workerId);
     if (!full) return { workerId, kind: 'none' };
+    // The stored snapshot: sending it again is harmless whoever holds the lock now.
     await deps.publisher.publish(full);
-    await deps.snapshots.patchHeader(workerId, { sentAt: deps.clock.now(), draining: s.build.draining });
+    const patched = deps.snapshots.patchHeader(
+      workerId,
+      { sentAt: deps.clock.now(), draining: s.build.draining },
+      guard,
+    );
+    if (!(await lostRaceIsFalse(patched))) return drainsNotPatched(deps, workerId);
     deps.log.info('snapshot re-sent', {
       event: 'gateway.snapshot_resent',
       workerId,

@@ -60,10 +60,16 @@ export interface SnapshotStore {
    * the headers to sweep cannot be listed.
    */
   sweepParts(cutoff: Date, limit: number, now: Date): Promise<SweepResult>;
-  /** Updates header fields that do not change the snapshot itself (grant, draining, sentAt). */
+  /**
+   * Updates header fields that do not change the snapshot itself (grant, draining, sentAt). Given `guard`,
+   * refuses with WorkerStoreError `conflict` — as save() does — when the planner lock is no longer held by
+   * `guard.lockHolder`: the API tells the worker which proxies to stop using from `draining`, and a pass
+   * that outlived its lock would overwrite the drains the pass now holding it recorded.
+   */
   patchHeader(
     workerId: string,
     patch: Partial<Pick<SnapshotHeader, 'grantedUntil' | 'draining' | 'sentAt'>>,
+    guard?: { lockHolder: string },
   ): Promise<void>;
 }
 

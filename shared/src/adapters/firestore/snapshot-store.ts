@@ -252,13 +252,29 @@ export class FirestoreSnapshotStore implements SnapshotStore {
   async patchHeader(
     workerId: string,
     patch: Partial<Pick<SnapshotHeader, 'grantedUntil' | 'draining' | 'sentAt'>>,
+    guard?: { lockHolder: string },
   ): Promise<void> {
     const data: DocumentData = {};
     if (patch.grantedUntil !== undefined) data.grantedUntil = tsOrNull(patch.grantedUntil);
     if (patch.draining !== undefined) data.draining = patch.draining;
     if (patch.sentAt !== undefined) data.sentAt = tsOrNull(patch.sentAt);
+    const ref = this.ref(workerId);
     try {
-      await this.ref(workerId).update(data);
+      if (!guard) {
+        await ref.update(data);
+        return;
+      }
+      const state = this.db.collection(Collections.ownership).doc(STATE_DOC);
+      await this.db.runTransaction(async (tx) => {
+        // As in save(): a pass taking the lock is ordered before this patch (refused) or after it.
+        if (lockHolderOf(await tx.get(state)) !== guard.lockHolder) {
+          throw new WorkerStoreError(
+            'conflict',
+            `the planner lock is no longer held by ${guard.lockHolder}: not patching the header of ${workerId}`,
+          );
+        }
+        tx.update(ref, data);
+      });
     } catch (err) {
       throw workerStoreFailure(err, `update the snapshot header of ${workerId}`);
     }
