@@ -175,6 +175,8 @@ const badSpecFields: Array<[string, Record<string, unknown> | string]> = [
   ['empty attribute key', { attributes: { '': 'v' } }],
   ['javascript: health-check URL', { healthCheck: { url: 'javascript:alert(1)' } }],
   ['file: health-check URL', { healthCheck: { url: 'file:///etc/passwd' } }],
+  // Stored, listed to crawlers and sent through the proxy: a password in it would be in all of those.
+  ['credentials in the health-check URL', { healthCheck: { url: 'http://u:s3cret@target.example/' } }],
   ['zero health-check interval', { healthCheck: { intervalSeconds: 0 } }],
   ['unknown health-check field', { healthCheck: { extra: 1 } }],
   ['cloudInit both inline and secretRef', { cloudInit: { inline: 'x', secretRef: { secret: 's' } } }],

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
 import { refusedEndpointHost } from '../../../../shared/src/domain/endpoint-host.js';
+import { refusedHealthCheckUrl } from '../../../../shared/src/domain/health-check-url.js';
 import { lacksBootSource } from '../../../../shared/src/domain/managed-boot.js';
 import { type ManagedPortPolicy, refusedManagedPort } from '../../../../shared/src/domain/managed-ports.js';
 import { unsupportedManagedProtocol } from '../../../../shared/src/domain/managed-protocol.js';
@@ -74,6 +75,12 @@ export function proxyAdmin({
       const quoted = JSON.stringify(host.replace(/^.*@/s, '…@'));
       const message = `${path} must be a DNS name or an IP address (no scheme, port or credentials): ${quoted}`;
       throw invalidRequest(message, [{ path, code: 'invalid_host', message }]);
+    }
+    if (refusedHealthCheckUrl(next, current)) {
+      const path = `${prefix}healthCheck.url`;
+      // Not quoted back: the point is that the password goes nowhere, this answer (and a CI log) included.
+      const message = `${path} must not carry credentials (user:password@): it is stored, listed to crawlers and sent through the proxy; the probe authenticates to the proxy with ${prefix}credentialsRef`;
+      throw invalidRequest(message, [{ path, code: 'credentials_in_url', message }]);
     }
     const protocol = unsupportedManagedProtocol(next);
     if (protocol !== null) {

@@ -191,6 +191,62 @@ describe('a managed spec with neither credentialsRef nor cloudInit', () => {
   });
 });
 
+describe('a health-check URL with credentials in it', () => {
+  // Stored in Firestore, listed to every crawler, sent through the proxy as the request target: a
+  // password in it would be in all of those. The proxy's own credentials come from credentialsRef.
+  const url = 'http://alice:s3cret@target.example/health';
+  const refusal = (path: string) => ({
+    error: 'invalid_request',
+    issues: [expect.objectContaining({ path, code: 'credentials_in_url' })],
+  });
+
+  it('is refused on POST, the password not echoed, nothing stored or published', async () => {
+    const h = harness();
+    const res = await h.call('POST', '/v1/proxies', {
+      name: 'p1',
+      spec: { ...managed, healthCheck: { url } },
+    });
+    expect(res.status).toBe(400);
+    const text = await res.text();
+    expect(JSON.parse(text)).toMatchObject(refusal('spec.healthCheck.url'));
+    expect(text).not.toContain('s3cret');
+    expect(await h.store.inner.get('p1')).toBeNull();
+    expect(h.publisher.published).toEqual([]);
+  });
+
+  it.each([
+    ['PUT', { ...managed, healthCheck: { url } }],
+    ['PATCH', { healthCheck: { url } }],
+    ['PATCH', { healthCheck: { url: 'https://:tok@target.example/' } }],
+  ])('is refused on %s, and nothing changes', async (method, body) => {
+    const h = await withProxy('p1');
+    const before = await h.store.snapshot();
+    const res = await h.call(method, '/v1/proxies/p1/spec', body);
+    expect(res.status).toBe(400);
+    const text = await res.text();
+    expect(JSON.parse(text)).toMatchObject(refusal('healthCheck.url'));
+    expect(text).not.toMatch(/s3cret|tok@/);
+    expect(await h.store.snapshot()).toEqual(before);
+    expect(h.publisher.published).toEqual([]);
+  });
+
+  it('does not stop an edit of a proxy stored with one (written before the check)', async () => {
+    const h = harness();
+    const old = await legacy();
+    await h.store.inner.create({
+      ...old,
+      name: 'old',
+      spec: {
+        ...old.spec,
+        credentialsRef: { secret: 's', version: 'latest' },
+        healthCheck: { ...old.spec.healthCheck, url },
+      },
+    });
+    const res = await h.call('PATCH', '/v1/proxies/old/spec', { capacity: 9 });
+    expect(res.status).toBe(200);
+  });
+});
+
 describe('SOCKS5 endpoints', () => {
   const socks = { ...external, endpoint: { host: '203.0.113.7', port: 1080, protocol: 'socks5' } };
   const patchJson = { 'content-type': 'application/merge-patch+json' };
