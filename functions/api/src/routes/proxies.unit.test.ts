@@ -292,6 +292,33 @@ describe('SOCKS5 endpoints', () => {
   );
 });
 
+describe('query parameters on the routes of one proxy', () => {
+  // None of them takes one: a parameter the API does not read (`?dryRun=true`, `?force=1`) must not let the
+  // request change state as if it had been understood — the list's rule, and noBody's.
+  it.each([
+    ['DELETE', '/v1/proxies/p1?dryRun=true', undefined, 'dryRun'],
+    ['PUT', '/v1/proxies/p1/spec?dryRun=All', { ...managed, capacity: 9 }, 'dryRun'],
+    ['PATCH', '/v1/proxies/p1/spec?force=1', { capacity: 9 }, 'force'],
+    ['POST', '/v1/proxies/p1/reconcile?reason=drift', undefined, 'reason'],
+    ['POST', '/v1/proxies?dryRun=true', { name: 'p2', spec: managed }, 'dryRun'],
+    ['GET', '/v1/proxies/p1?fields=spec', undefined, 'fields'],
+    ['DELETE', '/v1/proxies/p1?__proto__=1', undefined, '__proto__'],
+  ])('%s %s is 400 invalid_request naming it, and nothing changes', async (method, path, body, name) => {
+    const h = await withProxy('p1');
+    const before = await h.store.snapshot();
+    const res = await h.call(method, path, body);
+    expect(res.status).toBe(400);
+    expect(await json(res)).toMatchObject({
+      error: 'invalid_request',
+      issues: [
+        expect.objectContaining({ path: name, message: expect.stringMatching(/unknown query parameter/) }),
+      ],
+    });
+    expect(await h.store.snapshot()).toEqual(before);
+    expect(h.publisher.published).toEqual([]);
+  });
+});
+
 describe('GET /v1/proxies/{name}', () => {
   it('returns the proxy', async () => {
     const h = await withProxy('p1');
