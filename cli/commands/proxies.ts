@@ -107,7 +107,8 @@ export async function listProxies({ api, io, args }: Ctx): Promise<void> {
   for (const [k, v] of Object.entries(keyValues(args.values.attr as string[] | undefined, '--attr'))) {
     query.append(`attr.${k}`, v);
   }
-  const res = await api.call<{ proxies: ProxyJson[] }>('GET', '/v1/proxies', { role: 'admin', query });
+  // Discovery: a crawler token opens it too (docs/leases.md), so a crawler can list what it could lease.
+  const res = await api.call<{ proxies: ProxyJson[] }>('GET', '/v1/proxies', { role: 'discovery', query });
   if (output === 'json') return io.out(json(res));
   if (output === 'yaml') return io.out(yaml(res));
   if (res.proxies.length === 0) return io.out('No proxies match.');
