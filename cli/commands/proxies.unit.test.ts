@@ -197,3 +197,30 @@ describe('proxies list: the credential it sends', () => {
     expect(await sentWith(env)).toEqual({ exit: 0, sent: [authorization] });
   });
 });
+
+describe('a NAME that cannot be a proxy name', () => {
+  // Sent as it was, `.` and `..` are dot-segments the URL resolves away (`proxies delete ..` asked for
+  // DELETE /v1/, `proxies reconcile .` for POST /v1/proxies/reconcile) and came back as "the API has no
+  // route" or "method not allowed: client and service versions differ?"; any other is the API's 400.
+  it.each([
+    ['get', '.'],
+    ['delete', '..'],
+    ['reconcile', '.'],
+    ['patch', '..', '-p', '{"capacity": 8}'],
+    ['get', 'Edge-1'],
+    ['delete', 'a/b'],
+  ])('proxies %s %s is bad input: exit 2, nothing sent', async (verb, name, ...rest) => {
+    const io = recordingIo();
+    let calls = 0;
+    const fetch = (async () => {
+      calls++;
+      return new Response('{}', { status: 200 });
+    }) as typeof globalThis.fetch;
+    const exit = await runCli(
+      ['proxies', verb, name, ...rest, '--api', 'http://127.0.0.1:9'],
+      cliDeps(io, fetch),
+    );
+    expect({ exit, calls }).toEqual({ exit: 2, calls: 0 });
+    expect(io.errLines[0]).toMatch(/^error: invalid_input — not a proxy name: .*must be a DNS label/);
+  });
+});
