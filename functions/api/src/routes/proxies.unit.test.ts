@@ -134,6 +134,33 @@ describe('POST /v1/proxies', () => {
     expect(h.store.writeCalls).toEqual([]);
   });
 
+  // RFC 9110 §8.3.1: `parameters = *( OWS ";" OWS [ parameter ] )` — whitespace before ";" and an empty
+  // parameter are well-formed; "utf8" is UTF-8 (a WHATWG label for it). Each was a 415, the first three
+  // with a bare "Unsupported Media Type" from the OpenAPI validator after ours had accepted them.
+  it.each([
+    ['POST', 'application/json;'],
+    ['POST', 'application/json ; charset=utf-8'],
+    ['POST', 'application/json;charset=UTF-8;'],
+    ['POST', 'application/json; charset=utf8'],
+    ['PATCH', 'application/merge-patch+json;'],
+    ['PATCH', 'application/merge-patch+json ; charset=UTF-8'],
+    ['PUT', 'application/json ;'],
+  ])('%s takes JSON sent as %j', async (method, type) => {
+    const h = await withProxy('p1');
+    const res =
+      method === 'POST'
+        ? await h.call('POST', '/v1/proxies', { name: 'p2', spec: managed }, { 'content-type': type })
+        : await h.call(
+            method,
+            '/v1/proxies/p1/spec',
+            method === 'PUT' ? { ...managed, capacity: 9 } : { capacity: 9 },
+            {
+              'content-type': type,
+            },
+          );
+    expect(res.status).toBe(method === 'POST' ? 201 : 200);
+  });
+
   it('still answers 201 when publishing fails, and logs it as an error', async () => {
     const h = harness();
     h.publisher.failNext(Object.assign(new Error('pubsub down'), { code: 14 }));
