@@ -86,9 +86,15 @@ export function createApp(deps: ApiDeps) {
   app.use('/v1/jobs/*', guards.admin);
   // Worker reports carry up to 10,000 counts and a routing policy up to 256 KiB: the worker and gateway
   // routes authenticate and bound each body themselves (workers/http.ts limitBytes).
+  // The fleet page checks its credential itself (a header or its cookie) and reads no body but its login
+  // form's: its other routes skip the limit, so that a caller without a credential gets its 401 unread.
   const limit = limitBody({ maxBytes: deps.maxBodyBytes });
   const ownLimits = ['/v1/workers/', '/v1/gateway/'];
-  app.use((c, next) => (ownLimits.some((p) => c.req.path.startsWith(p)) ? next() : limit(c, next)));
+  const unread = (path: string) =>
+    (path === '/fleet' || path.startsWith('/fleet/')) && path !== '/fleet/login';
+  app.use((c, next) =>
+    ownLimits.some((p) => c.req.path.startsWith(p)) || unread(c.req.path) ? next() : limit(c, next),
+  );
 
   app.get('/healthz', (c) => c.json({ ok: true, version: deps.version }));
   app.route('/v1/proxies', proxyRoutes(admin, deps.leases?.discovery));

@@ -1,5 +1,7 @@
+import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { emptyStatus, type ProxyResource } from '../../../../shared/src/domain/proxy.js';
+import { startApiServer } from '../server.js';
 import { ADMIN_TOKEN, harness } from '../testing/harness.js';
 import { InMemoryFleetFeed } from './feed.js';
 
@@ -193,6 +195,48 @@ describe('the fleet page', () => {
       expect(res.status, path).toBe(503);
       expect(res.headers.get('retry-after'), path).toBe('2');
       expect(await res.json()).toMatchObject({ error: 'unavailable' });
+    }
+  });
+});
+
+describe('credentials before the body (docs/api.md § Authentication)', () => {
+  // Only POST /fleet/login carries its credential in the body; on every other route of the page a caller
+  // without one is 401 whatever it sends, and its body is never read (the API's 64 KiB limit stood in front
+  // of the page's own auth, so such a caller got 413 after up to 64 KiB were read).
+  const send = (port: number, method: string, path: string, headers: Record<string, string>, body: Buffer) =>
+    new Promise<number>((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          method,
+          path,
+          headers: { ...headers, 'content-length': String(body.length) },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+
+  it.each([
+    ['GET', '/fleet/api/state'],
+    ['GET', '/fleet/events'],
+    ['GET', '/fleet'],
+  ])('%s %s with a 70 KB body and no credential: 401, not 413', async (method, path) => {
+    const { deps } = setup();
+    const api = await startApiServer({ deps });
+    try {
+      const body = Buffer.alloc(70_000, 'x');
+      expect(await send(api.port, method, path, {}, body)).toBe(401);
+      expect(
+        await send(api.port, method, path, { authorization: 'Bearer wrong-token-wrong-token' }, body),
+      ).toBe(401);
+    } finally {
+      await api.close();
     }
   });
 });
