@@ -50,6 +50,11 @@ export interface ApiDeps {
   workers?: WorkersApiDeps;
   /** Mounts the fleet page at /fleet (admin auth, read-only), rendered from this feed. */
   fleet?: FleetFeed;
+  /**
+   * Whether the fleet page takes its token as `?token=` (default true: the link `npm start` prints). False
+   * where the platform logs whole request URLs (Cloud Run): there a token in the address is refused.
+   */
+  fleetTokenInUrl?: boolean;
   /** Mounts /v1/jobs (admin): the periodic jobs on Cloud Scheduler and their last runs (issue 11). */
   jobs?: { scheduler: JobScheduler | null; runs: Pick<JobRunStore, 'get' | 'list'> };
 }
@@ -105,7 +110,15 @@ export function createApp(deps: ApiDeps) {
     app.route('/', workersApi({ ...deps.workers, adminAuth }, deps.store));
   }
   if (deps.fleet)
-    app.route('/fleet', fleetApp({ ...deps, auth: guards.adminOnly(deps.auth), feed: deps.fleet }));
+    app.route(
+      '/fleet',
+      fleetApp({
+        ...deps,
+        auth: guards.adminOnly(deps.auth),
+        feed: deps.fleet,
+        tokenInUrl: deps.fleetTokenInUrl ?? true,
+      }),
+    );
   if (deps.jobs) app.route('/v1/jobs', jobRoutes(jobControls({ ...deps.jobs, log: deps.log })));
   app.doc31('/openapi.json', {
     openapi: '3.1.0',
