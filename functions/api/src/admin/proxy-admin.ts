@@ -31,6 +31,9 @@ export interface ProxyAdminDeps {
   backoff?: (attempt: number) => Promise<void>;
 }
 
+/** How much of a caller's If-Match a 412's message repeats. */
+const MAX_ECHO = 200;
+
 const jitteredBackoff = (attempt: number) =>
   new Promise<void>((resolve) => setTimeout(resolve, Math.random() * 25 * attempt));
 
@@ -101,10 +104,12 @@ export function proxyAdmin({
     if (ifMatch === undefined || ifMatchHolds(ifMatch, current.generation)) return;
     const weak =
       ifMatch.kind === 'tags' && ifMatch.tags.some((t) => t.weak) ? ' (a weak tag W/"…" never matches)' : '';
-    const not =
+    const named =
       ifMatch.kind === 'tags' && ifMatch.tags.every((t) => !t.weak && /^\d+$/.test(t.opaque))
         ? ifMatch.tags.map((t) => t.opaque).join(' or ')
         : describeIfMatch(ifMatch);
+    // Echoed input is clipped (docs/api.md § Errors): a header of thousands of tags is not sent back whole.
+    const not = named.length > MAX_ECHO ? `${named.slice(0, MAX_ECHO)}…` : named;
     throw new ApiError(
       412,
       'precondition_failed',

@@ -579,6 +579,22 @@ describe('PATCH /v1/proxies/{name}/spec', () => {
   });
 });
 
+describe('If-Match echoed in a 412', () => {
+  // "echoed input is clipped" (docs/api.md § Errors): an If-Match of a few thousand tags, or one long tag,
+  // came back whole in the message.
+  it.each([
+    ['one 12 KB tag', `"${'x'.repeat(12_000)}"`],
+    ['2,000 tags', Array.from({ length: 2000 }, (_, i) => `"${i + 10}"`).join(', ')],
+  ])('%s: the message stays short', async (_label, ifMatch) => {
+    const h = await withProxy('p1');
+    const res = await h.call('DELETE', '/v1/proxies/p1', undefined, { 'if-match': ifMatch });
+    expect(res.status).toBe(412);
+    const body = await json(res);
+    expect(body).toMatchObject({ error: 'precondition_failed', generation: 1 });
+    expect(String(body.message).length).toBeLessThan(400);
+  });
+});
+
 describe('DELETE /v1/proxies/{name}', () => {
   it('sets deletionRequestedAt, answers 202 and publishes; a second DELETE keeps the first timestamp', async () => {
     const h = await withProxy('p1');
