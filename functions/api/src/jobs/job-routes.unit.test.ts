@@ -128,6 +128,17 @@ describe('/v1/jobs', () => {
     expect(await res.json()).toMatchObject({ error: 'unknown_job' });
   });
 
+  it.each([
+    ['GET', `/v1/jobs/${'x'.repeat(8000)}`],
+    ['POST', `/v1/jobs/${'x'.repeat(8000)}:run`],
+  ])('%s of an 8,000-character name: 404 unknown_job, the name not echoed whole', async (method, path) => {
+    const res = await setup().call(method, path);
+    expect(res.status).toBe(404);
+    const body = (await res.json()) as { error: string; message: string };
+    expect(body.error).toBe('unknown_job');
+    expect(body.message.length).toBeLessThan(200);
+  });
+
   it.each([['/v1/jobs/gc-sweep:delete'], ['/v1/jobs/gc-sweep'], ['/v1/jobs/:run']])(
     'POST %s → 404 not_found (no such action)',
     async (path) => {
