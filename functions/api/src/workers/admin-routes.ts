@@ -89,6 +89,8 @@ const ReclaimBody = z
 // `?all=true` reads every worker document ever written (one per gateway instance ever started on Cloud
 // Run): for finding an old one. The default is what the snapshot pass sees (domain/workers/view.ts).
 const AllQuery = z.enum(['true', 'false']).optional();
+/** `all` is the one query parameter of these routes: any other is refused, not ignored (no-query.ts). */
+const onlyAll = queryNames((n) => n === 'all', 'use all');
 
 const who = (p: Principal | undefined) =>
   !p ? 'unknown' : p.kind === 'google' ? p.email : p.kind === 'token' ? `token:${p.name}` : 'local';
@@ -111,32 +113,28 @@ export function gatewayAdminRoutes(deps: GatewayAdminDeps) {
     return { workers, headers: await deps.snapshots.headersInView(ids, cutoff) };
   };
 
-  app.get(
-    '/workers',
-    queryNames((n) => n === 'all', 'use all'),
-    async (c) => {
-      const all = AllQuery.safeParse(c.req.query('all'));
-      if (!all.success) throw new WorkerApiError(400, 'invalid_request', 'all must be true or false');
-      const now = deps.clock.now();
-      const everything = all.data === 'true';
-      const [{ workers, headers }, state] = await Promise.all([
-        readWorkers(now, everything),
-        deps.ownership.read(),
-      ]);
-      return c.json({
-        epoch: state.epoch,
-        validAfter: everything ? null : viewCutoff(now, deps.settings).toISOString(),
-        workers: workers.map((w) =>
-          workerView(
-            w,
-            headers.get(w.session.workerId),
-            ownedBy(w.session.workerId, state.records.values()).length,
-            now,
-          ),
+  app.get('/workers', onlyAll, async (c) => {
+    const all = AllQuery.safeParse(c.req.query('all'));
+    if (!all.success) throw new WorkerApiError(400, 'invalid_request', 'all must be true or false');
+    const now = deps.clock.now();
+    const everything = all.data === 'true';
+    const [{ workers, headers }, state] = await Promise.all([
+      readWorkers(now, everything),
+      deps.ownership.read(),
+    ]);
+    return c.json({
+      epoch: state.epoch,
+      validAfter: everything ? null : viewCutoff(now, deps.settings).toISOString(),
+      workers: workers.map((w) =>
+        workerView(
+          w,
+          headers.get(w.session.workerId),
+          ownedBy(w.session.workerId, state.records.values()).length,
+          now,
         ),
-      });
-    },
-  );
+      ),
+    });
+  });
 
   app.get('/ownership', noQuery(), async (c) => {
     // An owner out of view holds no grant (view.ts): its proxies show ownership_expired either way.
