@@ -2,7 +2,8 @@
 //   API:   --api URL, else PROXYPLANE_API_URL, else the local plane's (firebase.json + PROXYPLANE_PORT_OFFSET).
 //   Token: PROXYPLANE_TOKEN, else the role's own variable (PROXYPLANE_ADMIN_TOKEN for admin commands,
 //          PROXYPLANE_CRAWLER_TOKEN then PROXYPLANE_ADMIN_TOKEN for leases: the API accepts admin
-//          credentials there too), else the tokens a running local plane wrote to its state.json when the
+//          credentials there too; PROXYPLANE_ADMIN_TOKEN then PROXYPLANE_CRAWLER_TOKEN for `proxies list`,
+//          discovery, which crawler tokens open too), else the tokens a running local plane wrote to its state.json when the
 //          URL is that plane's, else `gcloud auth print-identity-token` when gcloud is on PATH, else none
 //          (a local API with auth off needs none).
 import { spawnSync } from 'node:child_process';
@@ -10,7 +11,8 @@ import { accessSync, constants, readFileSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 import { loadLocalPorts, repoRoot } from '../shared/src/config/local-ports.js';
 
-export type Role = 'admin' | 'crawler';
+/** admin: admin-only routes. crawler: the lease routes. discovery: GET /v1/proxies, which takes either. */
+export type Role = 'admin' | 'crawler' | 'discovery';
 
 export interface CliEnv {
   [key: string]: string | undefined;
@@ -63,6 +65,8 @@ export interface ResolvedToken {
 const ROLE_VARS: Record<Role, string[]> = {
   admin: ['PROXYPLANE_TOKEN', 'PROXYPLANE_ADMIN_TOKEN'],
   crawler: ['PROXYPLANE_TOKEN', 'PROXYPLANE_CRAWLER_TOKEN', 'PROXYPLANE_ADMIN_TOKEN'],
+  // An admin credential first (an admin sees the whole spec), else a crawler's: the listing is theirs too.
+  discovery: ['PROXYPLANE_TOKEN', 'PROXYPLANE_ADMIN_TOKEN', 'PROXYPLANE_CRAWLER_TOKEN'],
 };
 
 export function resolveToken(role: Role, apiUrl: string, src: TokenSources): ResolvedToken {

@@ -6,6 +6,7 @@
 import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
 import { refusedEndpointHost } from '../shared/src/domain/endpoint-host.js';
+import { refusedHealthCheckUrl } from '../shared/src/domain/health-check-url.js';
 import { lacksBootSource } from '../shared/src/domain/managed-boot.js';
 import { unsupportedManagedProtocol } from '../shared/src/domain/managed-protocol.js';
 import { ProxyName, ProxySpec } from '../shared/src/domain/proxy.js';
@@ -47,6 +48,9 @@ export function specProblems(where: string, spec: ProxySpec, current?: ProxySpec
     problems.push(
       `${where}: spec.endpoint.host: not a DNS name or an IP address: ${host.replace(/^.*@/, '…@')}`,
     );
+  if (refusedHealthCheckUrl(spec, current)) {
+    problems.push(`${where}: spec.healthCheck.url: must not carry credentials (user:password@)`);
+  }
   const protocol = unsupportedManagedProtocol(spec);
   if (protocol !== null) {
     problems.push(

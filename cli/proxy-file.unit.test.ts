@@ -82,6 +82,11 @@ describe('parseProxyFile', () => {
       'name: x-1\nspec: {mode: external, endpoint: {host: "h.example:3128", port: 3128}}\n',
       /spec\.endpoint\.host: not a DNS name or an IP address: h\.example:3128/,
     ],
+    [
+      'a health-check URL with credentials in it, without showing them',
+      `${managed}  healthCheck: {url: "http://alice:s3cret@target.example/"}\n`,
+      /spec\.healthCheck\.url: must not carry credentials \(user:password@\)$/m,
+    ],
   ])('refuses %s, saying where', (_, text, pattern) => {
     expect(problems(text).join('\n')).toMatch(pattern);
   });
@@ -89,6 +94,11 @@ describe('parseProxyFile', () => {
   it('never repeats the password of an endpoint host that carries one', () => {
     const text =
       'name: x-1\nspec: {mode: external, endpoint: {host: "alice:s3cret@h.example", port: 3128}}\n';
+    expect(problems(text).join('\n')).not.toMatch(/s3cret|alice/);
+  });
+
+  it('never repeats the password of a health-check URL that carries one', () => {
+    const text = `${managed}  healthCheck: {url: "http://alice:s3cret@target.example/"}\n`;
     expect(problems(text).join('\n')).not.toMatch(/s3cret|alice/);
   });
 

@@ -15,12 +15,12 @@
 // and sends the spec again, APPLY_ATTEMPTS times at most, then fails with that code.
 
 import type { ProxySpec } from '../../shared/src/domain/proxy.js';
-import { exactlyOne, none, outputOf } from '../args.js';
+import { none, outputOf } from '../args.js';
 import type { Ctx } from '../context.js';
 import { ApiCallError, InputError, PartialError, routeMissing, UsageError } from '../errors.js';
 import { json, yaml } from '../output.js';
 import { type ProxyToCreate, readProxyFile, specProblems } from '../proxy-file.js';
-import type { ProxyJson } from './proxies.js';
+import { type ProxyJson, proxyNameArg } from './proxies.js';
 
 /** The proxy resource with what apply and patch compare. */
 export type StoredProxy = ProxyJson & { generation: number };
@@ -179,7 +179,7 @@ export function parseMergePatch(raw: string): Record<string, unknown> {
 
 export async function patchProxy(ctx: Ctx): Promise<void> {
   const { io, args } = ctx;
-  const name = exactlyOne(args.positionals, 'proxy NAME');
+  const name = proxyNameArg(args.positionals);
   const output = outputOf(args.values, ['table', 'json', 'yaml']);
   const raw = args.values.patch as string | undefined;
   if (raw === undefined) {
@@ -220,7 +220,7 @@ export async function patchOne(
 }
 
 export async function reconcileProxy({ api, io, args }: Ctx): Promise<void> {
-  const name = exactlyOne(args.positionals, 'proxy NAME');
+  const name = proxyNameArg(args.positionals);
   const output = outputOf(args.values, ['table', 'json', 'yaml']);
   const res = await api.call<{ proxy: string; reason: string }>(
     'POST',

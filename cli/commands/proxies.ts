@@ -1,8 +1,8 @@
 // proxyplane proxies create -f FILE | list [--attr k=v] [--phase P] [--protocol P] | get NAME | delete NAME
-import { ProxyProtocol } from '../../shared/src/domain/proxy.js';
+import { ProxyName, ProxyProtocol } from '../../shared/src/domain/proxy.js';
 import { exactlyOne, keyValues, none, outputOf } from '../args.js';
 import type { Ctx } from '../context.js';
-import { PartialError, UsageError } from '../errors.js';
+import { InputError, PartialError, UsageError } from '../errors.js';
 import { age, attrs, json, ms, table, yaml } from '../output.js';
 import { readProxyFile } from '../proxy-file.js';
 
@@ -29,6 +29,21 @@ export interface ProxyJson {
 }
 
 const enc = encodeURIComponent;
+
+/**
+ * The one NAME of `proxies get|delete|patch|reconcile`, checked as the API checks it (a DNS label) before
+ * anything is sent: `.` and `..` are dot-segments the request URL would resolve away (`delete ..` asked for
+ * DELETE /v1/), answered as a route the API lacks.
+ */
+export function proxyNameArg(positionals: string[]): string {
+  const name = exactlyOne(positionals, 'proxy NAME');
+  const parsed = ProxyName.safeParse(name);
+  if (!parsed.success) {
+    const shown = JSON.stringify(name.length > 80 ? `${name.slice(0, 80)}…` : name);
+    throw new InputError(`not a proxy name: ${shown} ${parsed.error.issues[0]?.message ?? ''}`.trim());
+  }
+  return name;
+}
 
 export const proxyOptions = {
   file: { type: 'string', short: 'f' },
@@ -107,7 +122,8 @@ export async function listProxies({ api, io, args }: Ctx): Promise<void> {
   for (const [k, v] of Object.entries(keyValues(args.values.attr as string[] | undefined, '--attr'))) {
     query.append(`attr.${k}`, v);
   }
-  const res = await api.call<{ proxies: ProxyJson[] }>('GET', '/v1/proxies', { role: 'admin', query });
+  // Discovery: a crawler token opens it too (docs/leases.md), so a crawler can list what it could lease.
+  const res = await api.call<{ proxies: ProxyJson[] }>('GET', '/v1/proxies', { role: 'discovery', query });
   if (output === 'json') return io.out(json(res));
   if (output === 'yaml') return io.out(yaml(res));
   if (res.proxies.length === 0) return io.out('No proxies match.');
@@ -133,14 +149,14 @@ export async function listProxies({ api, io, args }: Ctx): Promise<void> {
 }
 
 export async function getProxy({ api, io, args }: Ctx): Promise<void> {
-  const name = exactlyOne(args.positionals, 'proxy NAME');
+  const name = proxyNameArg(args.positionals);
   const output = outputOf(args.values, ['table', 'json', 'yaml']);
   const p = await api.call<ProxyJson>('GET', `/v1/proxies/${enc(name)}`, { role: 'admin' });
   io.out(output === 'json' ? json(p) : yaml(p));
 }
 
 export async function deleteProxy({ api, io, args }: Ctx): Promise<void> {
-  const name = exactlyOne(args.positionals, 'proxy NAME');
+  const name = proxyNameArg(args.positionals);
   const output = outputOf(args.values, ['table', 'json', 'yaml']);
   const p = await api.call<ProxyJson>('DELETE', `/v1/proxies/${enc(name)}`, { role: 'admin' });
   if (output === 'json') return io.out(json(p));

@@ -163,3 +163,64 @@ describe('proxies list --protocol', () => {
     expect(err.join('\n')).toContain(`--protocol must be one of http, socks5, got "${flag}"`);
   });
 });
+
+describe('proxies list: the credential it sends', () => {
+  // GET /v1/proxies is discovery too: a crawler token opens it (docs/leases.md), so a crawler who holds only
+  // PROXYPLANE_CRAWLER_TOKEN can list what it could lease; an admin credential, when there is one, comes first
+  // (an admin sees the whole spec).
+  async function sentWith(env: Record<string, string>) {
+    const io = recordingIo();
+    const sent: Array<string | null> = [];
+    const fetch = (async (_url: string, init: RequestInit) => {
+      sent.push(new Headers(init.headers).get('authorization'));
+      return new Response(JSON.stringify({ proxies: [], count: 0 }), { status: 200 });
+    }) as typeof globalThis.fetch;
+    const deps = { ...cliDeps(io, fetch), tokens: { env, localState: () => null, gcloudToken: () => null } };
+    const exit = await runCli(['proxies', 'list', '--api', 'http://127.0.0.1:9'], deps);
+    return { exit, sent };
+  }
+
+  it.each([
+    [{ PROXYPLANE_CRAWLER_TOKEN: 'crawler-token-0123456789' }, 'Bearer crawler-token-0123456789'],
+    [
+      {
+        PROXYPLANE_CRAWLER_TOKEN: 'crawler-token-0123456789',
+        PROXYPLANE_ADMIN_TOKEN: 'admin-token-0123456789',
+      },
+      'Bearer admin-token-0123456789',
+    ],
+    [
+      { PROXYPLANE_TOKEN: 'any-token-0123456789', PROXYPLANE_ADMIN_TOKEN: 'admin-token-0123456789' },
+      'Bearer any-token-0123456789',
+    ],
+  ])('with %j sends %s', async (env, authorization) => {
+    expect(await sentWith(env)).toEqual({ exit: 0, sent: [authorization] });
+  });
+});
+
+describe('a NAME that cannot be a proxy name', () => {
+  // Sent as it was, `.` and `..` are dot-segments the URL resolves away (`proxies delete ..` asked for
+  // DELETE /v1/, `proxies reconcile .` for POST /v1/proxies/reconcile) and came back as "the API has no
+  // route" or "method not allowed: client and service versions differ?"; any other is the API's 400.
+  it.each([
+    ['get', '.'],
+    ['delete', '..'],
+    ['reconcile', '.'],
+    ['patch', '..', '-p', '{"capacity": 8}'],
+    ['get', 'Edge-1'],
+    ['delete', 'a/b'],
+  ])('proxies %s %s is bad input: exit 2, nothing sent', async (verb, name, ...rest) => {
+    const io = recordingIo();
+    let calls = 0;
+    const fetch = (async () => {
+      calls++;
+      return new Response('{}', { status: 200 });
+    }) as typeof globalThis.fetch;
+    const exit = await runCli(
+      ['proxies', verb, name, ...rest, '--api', 'http://127.0.0.1:9'],
+      cliDeps(io, fetch),
+    );
+    expect({ exit, calls }).toEqual({ exit: 2, calls: 0 });
+    expect(io.errLines[0]).toMatch(/^error: invalid_input — not a proxy name: .*must be a DNS label/);
+  });
+});

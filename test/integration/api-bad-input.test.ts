@@ -175,6 +175,8 @@ const badSpecFields: Array<[string, Record<string, unknown> | string]> = [
   ['empty attribute key', { attributes: { '': 'v' } }],
   ['javascript: health-check URL', { healthCheck: { url: 'javascript:alert(1)' } }],
   ['file: health-check URL', { healthCheck: { url: 'file:///etc/passwd' } }],
+  // Stored, listed to crawlers and sent through the proxy: a password in it would be in all of those.
+  ['credentials in the health-check URL', { healthCheck: { url: 'http://u:s3cret@target.example/' } }],
   ['zero health-check interval', { healthCheck: { intervalSeconds: 0 } }],
   ['unknown health-check field', { healthCheck: { extra: 1 } }],
   ['cloudInit both inline and secretRef', { cloudInit: { inline: 'x', secretRef: { secret: 's' } } }],
@@ -574,5 +576,43 @@ describe('bad input to every admin endpoint', () => {
     });
     expect(ok.status).toBe(201);
     expect(publisher.published).toEqual([{ proxy: 'fresh', reason: 'created' }]);
+  });
+});
+
+describe('JSON under a Content-Type that RFC 9110 allows', () => {
+  const db = new Firestore({ projectId: testProjectId('demo-apict') });
+  const store = new FirestoreProxyStore(db);
+  let server: ApiServer;
+
+  beforeAll(async () => {
+    const auth = anyOf([staticTokenAuthenticator([{ name: 'test', token: TOKEN }])]);
+    const deps = { version: 't', store, publisher: new RecordingReconcilePublisher(), clock: systemClock };
+    server = await startApiServer({ deps: { ...deps, auth, log: memoryLogger() } });
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    await db.terminate();
+  });
+
+  // Not bad input: RFC 9110 §8.3.1 allows whitespace before ";" and an empty parameter, and "utf8" is
+  // UTF-8. Each was a 415 (the first two a bare "Unsupported Media Type" from the OpenAPI route's gate).
+  it.each([
+    ['ct-1', 'application/json ; charset=utf-8'],
+    ['ct-2', 'application/json;'],
+    ['ct-3', 'application/json; charset=utf8'],
+  ])('creates %s sent as %j', async (name, type) => {
+    const body = json({ name, spec: managed });
+    const res = await send(server, {
+      name,
+      method: 'POST',
+      path: '/v1/proxies',
+      body,
+      type,
+      status: 201,
+      error: '',
+    });
+    expect(res.status, res.text.slice(0, 300)).toBe(201);
+    expect((await store.get(name))?.proxy.name).toBe(name);
   });
 });

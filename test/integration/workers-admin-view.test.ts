@@ -208,6 +208,33 @@ describe('reclaims', () => {
     expect(passes).toEqual([]);
   });
 
+  it('refuses a query parameter it does not read (?dryRun=true), and changes nothing', async () => {
+    const routing = new FirestoreRoutingStore(db);
+    expect((await send('POST', '/reclaims/rc-real', { ttlSeconds: 600 })).status).toBe(201);
+    const routingBefore = await routing.get();
+    passes.length = 0;
+    const refused = [
+      await send('DELETE', '/reclaims/rc-real?dryRun=true'),
+      await send('POST', '/reclaims/rc-real?dryRun=true', { ttlSeconds: 7200 }),
+      await send('PUT', '/routing?dryRun=true', {
+        routes: [{ name: 'dry', match: { hosts: ['*'] }, selector: {}, policy: 'least-active' }],
+      }),
+      await send('GET', '/workers?al=true'),
+      await send('GET', '/ownership?proxy=rc-real'),
+    ];
+    for (const r of refused) {
+      expect(r.status).toBe(400);
+      expect(r.body).toMatchObject({
+        error: 'invalid_request',
+        issues: [expect.objectContaining({ message: expect.stringMatching(/unknown query parameter/) })],
+      });
+    }
+    expect(await reclaimed()).toContain('rc-real');
+    expect((await reclaims.list(T0)).find((r) => r.proxy === 'rc-real')?.until).toEqual(at(600));
+    expect(await routing.get()).toEqual(routingBefore);
+    expect(passes).toEqual([]);
+  });
+
   it('answers 503 unavailable (not 500) when the proxy cannot be looked up, and writes nothing', async () => {
     const down = gatewayAdminRoutes({
       auth: openAuthenticator(),

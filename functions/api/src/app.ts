@@ -50,6 +50,11 @@ export interface ApiDeps {
   workers?: WorkersApiDeps;
   /** Mounts the fleet page at /fleet (admin auth, read-only), rendered from this feed. */
   fleet?: FleetFeed;
+  /**
+   * Whether the fleet page takes its token as `?token=` (default true: the link `npm start` prints). False
+   * where the platform logs whole request URLs (Cloud Run): there a token in the address is refused.
+   */
+  fleetTokenInUrl?: boolean;
   /** Mounts /v1/jobs (admin): the periodic jobs on Cloud Scheduler and their last runs (issue 11). */
   jobs?: { scheduler: JobScheduler | null; runs: Pick<JobRunStore, 'get' | 'list'> };
 }
@@ -86,9 +91,15 @@ export function createApp(deps: ApiDeps) {
   app.use('/v1/jobs/*', guards.admin);
   // Worker reports carry up to 10,000 counts and a routing policy up to 256 KiB: the worker and gateway
   // routes authenticate and bound each body themselves (workers/http.ts limitBytes).
+  // The fleet page checks its credential itself (a header or its cookie) and reads no body but its login
+  // form's: its other routes skip the limit, so that a caller without a credential gets its 401 unread.
   const limit = limitBody({ maxBytes: deps.maxBodyBytes });
   const ownLimits = ['/v1/workers/', '/v1/gateway/'];
-  app.use((c, next) => (ownLimits.some((p) => c.req.path.startsWith(p)) ? next() : limit(c, next)));
+  const unread = (path: string) =>
+    (path === '/fleet' || path.startsWith('/fleet/')) && path !== '/fleet/login';
+  app.use((c, next) =>
+    ownLimits.some((p) => c.req.path.startsWith(p)) || unread(c.req.path) ? next() : limit(c, next),
+  );
 
   app.get('/healthz', (c) => c.json({ ok: true, version: deps.version }));
   app.route('/v1/proxies', proxyRoutes(admin, deps.leases?.discovery));
@@ -99,7 +110,15 @@ export function createApp(deps: ApiDeps) {
     app.route('/', workersApi({ ...deps.workers, adminAuth }, deps.store));
   }
   if (deps.fleet)
-    app.route('/fleet', fleetApp({ ...deps, auth: guards.adminOnly(deps.auth), feed: deps.fleet }));
+    app.route(
+      '/fleet',
+      fleetApp({
+        ...deps,
+        auth: guards.adminOnly(deps.auth),
+        feed: deps.fleet,
+        tokenInUrl: deps.fleetTokenInUrl ?? true,
+      }),
+    );
   if (deps.jobs) app.route('/v1/jobs', jobRoutes(jobControls({ ...deps.jobs, log: deps.log })));
   app.doc31('/openapi.json', {
     openapi: '3.1.0',

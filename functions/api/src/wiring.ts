@@ -85,6 +85,8 @@ export function wireApi(config: ApiConfig, log: Logger): Wired {
       log,
     }),
     fleet,
+    // Cloud Run's request log keeps whole URLs: no token in the fleet page's address there.
+    fleetTokenInUrl: !config.onCloudRun,
     jobs: { scheduler, runs: new FirestoreJobRunStore(firestore) },
   };
   return {

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
 import { refusedEndpointHost } from '../../../../shared/src/domain/endpoint-host.js';
+import { refusedHealthCheckUrl } from '../../../../shared/src/domain/health-check-url.js';
 import { lacksBootSource } from '../../../../shared/src/domain/managed-boot.js';
 import { type ManagedPortPolicy, refusedManagedPort } from '../../../../shared/src/domain/managed-ports.js';
 import { unsupportedManagedProtocol } from '../../../../shared/src/domain/managed-protocol.js';
@@ -29,6 +30,9 @@ export interface ProxyAdminDeps {
   /** Waits before attempt `attempt` (2, 3, …) after a conflict; jittered so racing writers spread out. */
   backoff?: (attempt: number) => Promise<void>;
 }
+
+/** How much of a caller's If-Match a 412's message repeats. */
+const MAX_ECHO = 200;
 
 const jitteredBackoff = (attempt: number) =>
   new Promise<void>((resolve) => setTimeout(resolve, Math.random() * 25 * attempt));
@@ -75,6 +79,12 @@ export function proxyAdmin({
       const message = `${path} must be a DNS name or an IP address (no scheme, port or credentials): ${quoted}`;
       throw invalidRequest(message, [{ path, code: 'invalid_host', message }]);
     }
+    if (refusedHealthCheckUrl(next, current)) {
+      const path = `${prefix}healthCheck.url`;
+      // Not quoted back: the point is that the password goes nowhere, this answer (and a CI log) included.
+      const message = `${path} must not carry credentials (user:password@): it is stored, listed to crawlers and sent through the proxy; the probe authenticates to the proxy with ${prefix}credentialsRef`;
+      throw invalidRequest(message, [{ path, code: 'credentials_in_url', message }]);
+    }
     const protocol = unsupportedManagedProtocol(next);
     if (protocol !== null) {
       const path = `${prefix}protocol`;
@@ -94,10 +104,12 @@ export function proxyAdmin({
     if (ifMatch === undefined || ifMatchHolds(ifMatch, current.generation)) return;
     const weak =
       ifMatch.kind === 'tags' && ifMatch.tags.some((t) => t.weak) ? ' (a weak tag W/"…" never matches)' : '';
-    const not =
+    const named =
       ifMatch.kind === 'tags' && ifMatch.tags.every((t) => !t.weak && /^\d+$/.test(t.opaque))
         ? ifMatch.tags.map((t) => t.opaque).join(' or ')
         : describeIfMatch(ifMatch);
+    // Echoed input is clipped (docs/api.md § Errors): a header of thousands of tags is not sent back whole.
+    const not = named.length > MAX_ECHO ? `${named.slice(0, MAX_ECHO)}…` : named;
     throw new ApiError(
       412,
       'precondition_failed',

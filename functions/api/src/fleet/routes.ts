@@ -27,6 +27,11 @@ export interface FleetDeps {
   refreshMs?: number;
   /** Open streams beyond this are refused with 503 (default 100). */
   maxStreams?: number;
+  /**
+   * Whether `?token=` signs in (default true). False on Cloud Run: its request log keeps the whole URL, so
+   * an admin token in the address would be kept in Cloud Logging; the page refuses it and shows the form.
+   */
+  tokenInUrl?: boolean;
 }
 
 const noStore = { 'Cache-Control': 'no-store' };
@@ -80,6 +85,15 @@ export function fleetApp(deps: FleetDeps) {
   app.use('*', async (c, next) => {
     const token = c.req.query('token');
     if (token === undefined || c.req.method !== 'GET') return next();
+    if (deps.tokenInUrl === false) {
+      // Not checked either: whatever it is, it is in the platform's request log now.
+      return c.html(
+        loginPage(
+          'A token in the address is refused here: the platform keeps request URLs in its request log. Sign in with the form below (and rotate a token that was sent in an address).',
+        ),
+        400,
+      );
+    }
     const outcome = await deps.auth.authenticate(token);
     if (!outcome.ok) return refuseLogin(c, outcome);
     rememberToken(c, token);

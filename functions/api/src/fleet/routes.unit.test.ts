@@ -1,5 +1,7 @@
+import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { emptyStatus, type ProxyResource } from '../../../../shared/src/domain/proxy.js';
+import { startApiServer } from '../server.js';
 import { ADMIN_TOKEN, harness } from '../testing/harness.js';
 import { InMemoryFleetFeed } from './feed.js';
 
@@ -63,6 +65,30 @@ describe('the fleet page', () => {
     expect(page.status).toBe(200);
     expect(await page.text()).not.toContain(ADMIN_TOKEN);
     expect((await app.request('/fleet?token=wrong-token-wrong-token')).status).toBe(401);
+  });
+
+  it('refuses ?token= where the platform logs request URLs (Cloud Run), pointing to the form', async () => {
+    // Cloud Run's request log keeps every URL whole, query string included: an admin token in the address
+    // would sit in Cloud Logging. The page's own request log drops the query, the platform's does not.
+    const feed = new InMemoryFleetFeed();
+    const { app } = harness({ fleet: feed, fleetTokenInUrl: false });
+    const res = await app.request(`/fleet?token=${ADMIN_TOKEN}`);
+    expect(res.status).toBe(400);
+    expect(res.headers.get('set-cookie')).toBeNull();
+    const html = await res.text();
+    expect(html).toContain('<form method="post" action="/fleet/login">');
+    expect(html).toMatch(/request log/);
+    expect(html).not.toContain(ADMIN_TOKEN);
+    // The form and a Bearer header still work.
+    const form = await app.request('/fleet/login', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: ADMIN_TOKEN }).toString(),
+    });
+    expect(form.status).toBe(303);
+    expect(
+      (await app.request('/fleet/api/state', { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).status,
+    ).toBe(200);
   });
 
   it('signs in through the form', async () => {
@@ -193,6 +219,48 @@ describe('the fleet page', () => {
       expect(res.status, path).toBe(503);
       expect(res.headers.get('retry-after'), path).toBe('2');
       expect(await res.json()).toMatchObject({ error: 'unavailable' });
+    }
+  });
+});
+
+describe('credentials before the body (docs/api.md § Authentication)', () => {
+  // Only POST /fleet/login carries its credential in the body; on every other route of the page a caller
+  // without one is 401 whatever it sends, and its body is never read (the API's 64 KiB limit stood in front
+  // of the page's own auth, so such a caller got 413 after up to 64 KiB were read).
+  const send = (port: number, method: string, path: string, headers: Record<string, string>, body: Buffer) =>
+    new Promise<number>((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          method,
+          path,
+          headers: { ...headers, 'content-length': String(body.length) },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+
+  it.each([
+    ['GET', '/fleet/api/state'],
+    ['GET', '/fleet/events'],
+    ['GET', '/fleet'],
+  ])('%s %s with a 70 KB body and no credential: 401, not 413', async (method, path) => {
+    const { deps } = setup();
+    const api = await startApiServer({ deps });
+    try {
+      const body = Buffer.alloc(70_000, 'x');
+      expect(await send(api.port, method, path, {}, body)).toBe(401);
+      expect(
+        await send(api.port, method, path, { authorization: 'Bearer wrong-token-wrong-token' }, body),
+      ).toBe(401);
+    } finally {
+      await api.close();
     }
   });
 });

@@ -20,6 +20,8 @@ export interface JobControlDeps {
 }
 
 const RETRY_SECONDS = 5;
+const MAX_ECHO = 64;
+const clip = (s: string) => (s.length > MAX_ECHO ? `${s.slice(0, MAX_ECHO)}…` : s);
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 function toBody(job: ScheduledJob, run: JobRun | null): JobBody {
@@ -53,8 +55,10 @@ export function jobControls({ scheduler, runs, log }: JobControlDeps) {
     );
   };
 
-  const apiError = (err: unknown, id: string): unknown => {
+  const apiError = (err: unknown, name: string): unknown => {
     if (!(err instanceof JobSchedulerError)) return err;
+    // The name comes from the path, unchecked: quoted back clipped, as every echo of input is (api.md).
+    const id = clip(name);
     switch (err.kind) {
       case 'unknown_job':
         return new ApiError(404, 'unknown_job', `no job "${id}"`, {}, { cause: err });

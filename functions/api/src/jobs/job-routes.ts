@@ -5,6 +5,7 @@
 import { createRoute, OpenAPIHono } from '@hono/zod-openapi';
 import { ApiError } from '../errors.js';
 import { noBody } from '../middleware/no-body.js';
+import { noQuery } from '../middleware/no-query.js';
 import { adminResponses, error, json } from '../routes/openapi-responses.js';
 import { validationHook } from '../validation/hook.js';
 import type { JobAction, JobControls } from './job-controls.js';
@@ -23,17 +24,26 @@ const listJobsRoute = createRoute({
   method: 'get',
   path: '/',
   summary: 'List the periodic jobs',
-  middleware: [noBody()] as const,
-  responses: { 200: json(JobList, 'Every job of schedules.json that Cloud Scheduler has'), ...common },
+  middleware: [noQuery(), noBody()] as const,
+  responses: {
+    200: json(JobList, 'Every job of schedules.json that Cloud Scheduler has'),
+    400: error('invalid_request: a body or a query parameter was sent'),
+    ...common,
+  },
 });
 
 const getJobRoute = createRoute({
   method: 'get',
   path: '/{name}',
   summary: 'Get a periodic job',
-  middleware: [noBody()] as const,
+  middleware: [noQuery(), noBody()] as const,
   request: { params: JobNameParam },
-  responses: { 200: json(JobBody, 'The job'), 404: error('unknown_job'), ...common },
+  responses: {
+    200: json(JobBody, 'The job'),
+    400: error('invalid_request: a body or a query parameter was sent'),
+    404: error('unknown_job'),
+    ...common,
+  },
 });
 
 export function jobRoutes(controls: JobControls) {
@@ -44,7 +54,7 @@ export function jobRoutes(controls: JobControls) {
     })
     .openapi(getJobRoute, async (c) => c.json(await controls.get(c.req.valid('param').name), 200));
 
-  app.post('/:call', noBody(), async (c) => {
+  app.post('/:call', noQuery(), noBody(), async (c) => {
     const call = c.req.param('call');
     const at = call.lastIndexOf(':');
     const action = at > 0 ? call.slice(at + 1) : '';
@@ -60,7 +70,7 @@ export function jobRoutes(controls: JobControls) {
       request: { params: JobNameParam },
       responses: {
         200: json(JobBody, 'The job'),
-        400: error('invalid_request: a body was sent'),
+        400: error('invalid_request: a body or a query parameter was sent'),
         404: error('unknown_job'),
         ...(action === 'run'
           ? { 409: error('job_paused: resume it first; conflict: the job is DISABLED or UPDATE_FAILED') }

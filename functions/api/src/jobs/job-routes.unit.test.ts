@@ -78,6 +78,23 @@ describe('/v1/jobs', () => {
     expect(await resumed.json()).toMatchObject({ state: 'ENABLED' });
   });
 
+  it.each([
+    ['POST', '/v1/jobs/gc-sweep:run?dryRun=true'],
+    ['POST', '/v1/jobs/probe-tick:pause?until=tomorrow'],
+    ['GET', '/v1/jobs?state=PAUSED'],
+    ['GET', '/v1/jobs/gc-sweep?view=full'],
+  ])('%s %s: an unknown query parameter is 400 invalid_request, and nothing runs', async (method, path) => {
+    const h = setup();
+    const res = await h.call(method, path);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({
+      error: 'invalid_request',
+      issues: [expect.objectContaining({ message: expect.stringMatching(/unknown query parameter/) })],
+    });
+    expect(h.sched.runs).toEqual([]);
+    expect(h.sched.jobs.get('probe-tick')?.state).toBe('ENABLED');
+  });
+
   it('refuses to run a paused job: 409 job_paused', async () => {
     const h = setup();
     await h.call('POST', '/v1/jobs/probe-tick:pause');
@@ -109,6 +126,17 @@ describe('/v1/jobs', () => {
     const res = await setup().call(method, path);
     expect(res.status).toBe(404);
     expect(await res.json()).toMatchObject({ error: 'unknown_job' });
+  });
+
+  it.each([
+    ['GET', `/v1/jobs/${'x'.repeat(8000)}`],
+    ['POST', `/v1/jobs/${'x'.repeat(8000)}:run`],
+  ])('%s of an 8,000-character name: 404 unknown_job, the name not echoed whole', async (method, path) => {
+    const res = await setup().call(method, path);
+    expect(res.status).toBe(404);
+    const body = (await res.json()) as { error: string; message: string };
+    expect(body.error).toBe('unknown_job');
+    expect(body.message.length).toBeLessThan(200);
   });
 
   it.each([['/v1/jobs/gc-sweep:delete'], ['/v1/jobs/gc-sweep'], ['/v1/jobs/:run']])(

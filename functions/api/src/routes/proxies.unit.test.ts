@@ -134,6 +134,33 @@ describe('POST /v1/proxies', () => {
     expect(h.store.writeCalls).toEqual([]);
   });
 
+  // RFC 9110 §8.3.1: `parameters = *( OWS ";" OWS [ parameter ] )` — whitespace before ";" and an empty
+  // parameter are well-formed; "utf8" is UTF-8 (a WHATWG label for it). Each was a 415, the first three
+  // with a bare "Unsupported Media Type" from the OpenAPI validator after ours had accepted them.
+  it.each([
+    ['POST', 'application/json;'],
+    ['POST', 'application/json ; charset=utf-8'],
+    ['POST', 'application/json;charset=UTF-8;'],
+    ['POST', 'application/json; charset=utf8'],
+    ['PATCH', 'application/merge-patch+json;'],
+    ['PATCH', 'application/merge-patch+json ; charset=UTF-8'],
+    ['PUT', 'application/json ;'],
+  ])('%s takes JSON sent as %j', async (method, type) => {
+    const h = await withProxy('p1');
+    const res =
+      method === 'POST'
+        ? await h.call('POST', '/v1/proxies', { name: 'p2', spec: managed }, { 'content-type': type })
+        : await h.call(
+            method,
+            '/v1/proxies/p1/spec',
+            method === 'PUT' ? { ...managed, capacity: 9 } : { capacity: 9 },
+            {
+              'content-type': type,
+            },
+          );
+    expect(res.status).toBe(method === 'POST' ? 201 : 200);
+  });
+
   it('still answers 201 when publishing fails, and logs it as an error', async () => {
     const h = harness();
     h.publisher.failNext(Object.assign(new Error('pubsub down'), { code: 14 }));
@@ -191,6 +218,62 @@ describe('a managed spec with neither credentialsRef nor cloudInit', () => {
   });
 });
 
+describe('a health-check URL with credentials in it', () => {
+  // Stored in Firestore, listed to every crawler, sent through the proxy as the request target: a
+  // password in it would be in all of those. The proxy's own credentials come from credentialsRef.
+  const url = 'http://alice:s3cret@target.example/health';
+  const refusal = (path: string) => ({
+    error: 'invalid_request',
+    issues: [expect.objectContaining({ path, code: 'credentials_in_url' })],
+  });
+
+  it('is refused on POST, the password not echoed, nothing stored or published', async () => {
+    const h = harness();
+    const res = await h.call('POST', '/v1/proxies', {
+      name: 'p1',
+      spec: { ...managed, healthCheck: { url } },
+    });
+    expect(res.status).toBe(400);
+    const text = await res.text();
+    expect(JSON.parse(text)).toMatchObject(refusal('spec.healthCheck.url'));
+    expect(text).not.toContain('s3cret');
+    expect(await h.store.inner.get('p1')).toBeNull();
+    expect(h.publisher.published).toEqual([]);
+  });
+
+  it.each([
+    ['PUT', { ...managed, healthCheck: { url } }],
+    ['PATCH', { healthCheck: { url } }],
+    ['PATCH', { healthCheck: { url: 'https://:tok@target.example/' } }],
+  ])('is refused on %s, and nothing changes', async (method, body) => {
+    const h = await withProxy('p1');
+    const before = await h.store.snapshot();
+    const res = await h.call(method, '/v1/proxies/p1/spec', body);
+    expect(res.status).toBe(400);
+    const text = await res.text();
+    expect(JSON.parse(text)).toMatchObject(refusal('healthCheck.url'));
+    expect(text).not.toMatch(/s3cret|tok@/);
+    expect(await h.store.snapshot()).toEqual(before);
+    expect(h.publisher.published).toEqual([]);
+  });
+
+  it('does not stop an edit of a proxy stored with one (written before the check)', async () => {
+    const h = harness();
+    const old = await legacy();
+    await h.store.inner.create({
+      ...old,
+      name: 'old',
+      spec: {
+        ...old.spec,
+        credentialsRef: { secret: 's', version: 'latest' },
+        healthCheck: { ...old.spec.healthCheck, url },
+      },
+    });
+    const res = await h.call('PATCH', '/v1/proxies/old/spec', { capacity: 9 });
+    expect(res.status).toBe(200);
+  });
+});
+
 describe('SOCKS5 endpoints', () => {
   const socks = { ...external, endpoint: { host: '203.0.113.7', port: 1080, protocol: 'socks5' } };
   const patchJson = { 'content-type': 'application/merge-patch+json' };
@@ -234,6 +317,33 @@ describe('SOCKS5 endpoints', () => {
       expect(h.publisher.published).toEqual([]);
     },
   );
+});
+
+describe('query parameters on the routes of one proxy', () => {
+  // None of them takes one: a parameter the API does not read (`?dryRun=true`, `?force=1`) must not let the
+  // request change state as if it had been understood — the list's rule, and noBody's.
+  it.each([
+    ['DELETE', '/v1/proxies/p1?dryRun=true', undefined, 'dryRun'],
+    ['PUT', '/v1/proxies/p1/spec?dryRun=All', { ...managed, capacity: 9 }, 'dryRun'],
+    ['PATCH', '/v1/proxies/p1/spec?force=1', { capacity: 9 }, 'force'],
+    ['POST', '/v1/proxies/p1/reconcile?reason=drift', undefined, 'reason'],
+    ['POST', '/v1/proxies?dryRun=true', { name: 'p2', spec: managed }, 'dryRun'],
+    ['GET', '/v1/proxies/p1?fields=spec', undefined, 'fields'],
+    ['DELETE', '/v1/proxies/p1?__proto__=1', undefined, '__proto__'],
+  ])('%s %s is 400 invalid_request naming it, and nothing changes', async (method, path, body, name) => {
+    const h = await withProxy('p1');
+    const before = await h.store.snapshot();
+    const res = await h.call(method, path, body);
+    expect(res.status).toBe(400);
+    expect(await json(res)).toMatchObject({
+      error: 'invalid_request',
+      issues: [
+        expect.objectContaining({ path: name, message: expect.stringMatching(/unknown query parameter/) }),
+      ],
+    });
+    expect(await h.store.snapshot()).toEqual(before);
+    expect(h.publisher.published).toEqual([]);
+  });
 });
 
 describe('GET /v1/proxies/{name}', () => {
@@ -466,6 +576,22 @@ describe('PATCH /v1/proxies/{name}/spec', () => {
     expect(err.issues).toEqual(expect.arrayContaining([expect.objectContaining({ path })]));
     expect(await h.store.snapshot()).toEqual(before);
     expect(h.publisher.published).toEqual([]);
+  });
+});
+
+describe('If-Match echoed in a 412', () => {
+  // "echoed input is clipped" (docs/api.md § Errors): an If-Match of a few thousand tags, or one long tag,
+  // came back whole in the message.
+  it.each([
+    ['one 12 KB tag', `"${'x'.repeat(12_000)}"`],
+    ['2,000 tags', Array.from({ length: 2000 }, (_, i) => `"${i + 10}"`).join(', ')],
+  ])('%s: the message stays short', async (_label, ifMatch) => {
+    const h = await withProxy('p1');
+    const res = await h.call('DELETE', '/v1/proxies/p1', undefined, { 'if-match': ifMatch });
+    expect(res.status).toBe(412);
+    const body = await json(res);
+    expect(body).toMatchObject({ error: 'precondition_failed', generation: 1 });
+    expect(String(body.message).length).toBeLessThan(400);
   });
 });
 

@@ -3,6 +3,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import { jsonBody } from '../middleware/json-body.js';
 import { noBody } from '../middleware/no-body.js';
+import { noQuery } from '../middleware/no-query.js';
 import { queryNames } from '../middleware/query-names.js';
 import { adminResponses, error, json, withETag } from './openapi-responses.js';
 import {
@@ -29,7 +30,7 @@ export const createProxyRoute = createRoute({
   method: 'post',
   path: '/',
   summary: 'Create a proxy',
-  middleware: [jsonBody()] as const,
+  middleware: [noQuery(), jsonBody()] as const,
   request: { body: { required: true, content: { 'application/json': { schema: CreateProxyRequest } } } },
   responses: {
     201: withETag(json(ProxyBody, 'Created; a reconcile request was published')),
@@ -61,7 +62,7 @@ export const getProxyRoute = createRoute({
   method: 'get',
   path: '/{name}',
   summary: 'Get a proxy',
-  middleware: [noBody()] as const,
+  middleware: [noQuery(), noBody()] as const,
   request: { params: NameParam },
   responses: {
     200: withETag(json(ProxyBody, 'The proxy')),
@@ -91,7 +92,7 @@ export const replaceSpecRoute = createRoute({
   method: 'put',
   path: '/{name}/spec',
   summary: 'Replace the spec of a proxy',
-  middleware: [jsonBody()] as const,
+  middleware: [noQuery(), jsonBody()] as const,
   request: {
     params: NameParam,
     headers: IfMatchHeader,
@@ -104,7 +105,7 @@ export const patchSpecRoute = createRoute({
   method: 'patch',
   path: '/{name}/spec',
   summary: 'Patch the spec of a proxy (JSON merge patch)',
-  middleware: [jsonBody({ mediaTypes: [MERGE_PATCH, 'application/json'] })] as const,
+  middleware: [noQuery(), jsonBody({ mediaTypes: [MERGE_PATCH, 'application/json'] })] as const,
   request: {
     params: NameParam,
     headers: IfMatchHeader,
@@ -122,7 +123,7 @@ export const deleteProxyRoute = createRoute({
   summary: 'Request deletion of a proxy',
   description:
     'Sets deletionRequestedAt; the document goes once reconcile has deleted the instance. Idempotent.',
-  middleware: [noBody()] as const,
+  middleware: [noQuery(), noBody()] as const,
   request: { params: NameParam, headers: IfMatchHeader },
   responses: {
     202: withETag(json(ProxyBody, 'Deletion requested')),
@@ -138,7 +139,7 @@ export const reconcileProxyRoute = createRoute({
   method: 'post',
   path: '/{name}/reconcile',
   summary: 'Publish a reconcile request for a proxy',
-  middleware: [noBody()] as const,
+  middleware: [noQuery(), noBody()] as const,
   request: { params: NameParam },
   responses: {
     202: json(ReconcileAccepted, 'Published'),

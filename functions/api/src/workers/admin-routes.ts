@@ -26,6 +26,8 @@ import type {
 import type { Authenticator, Principal } from '../auth/authenticator.js';
 import { requireAdmin } from '../auth/middleware.js';
 import { noBody } from '../middleware/no-body.js';
+import { noQuery } from '../middleware/no-query.js';
+import { queryNames } from '../middleware/query-names.js';
 import { ownershipView, workerView } from './admin-views.js';
 import { WorkerApiError, workerErrors } from './errors.js';
 import { json, limitBytes, parseBody } from './http.js';
@@ -87,6 +89,8 @@ const ReclaimBody = z
 // `?all=true` reads every worker document ever written (one per gateway instance ever started on Cloud
 // Run): for finding an old one. The default is what the snapshot pass sees (domain/workers/view.ts).
 const AllQuery = z.enum(['true', 'false']).optional();
+/** `all` is the one query parameter of these routes: any other is refused, not ignored (no-query.ts). */
+const onlyAll = queryNames((n) => n === 'all', 'use all');
 
 const who = (p: Principal | undefined) =>
   !p ? 'unknown' : p.kind === 'google' ? p.email : p.kind === 'token' ? `token:${p.name}` : 'local';
@@ -109,7 +113,7 @@ export function gatewayAdminRoutes(deps: GatewayAdminDeps) {
     return { workers, headers: await deps.snapshots.headersInView(ids, cutoff) };
   };
 
-  app.get('/workers', async (c) => {
+  app.get('/workers', onlyAll, async (c) => {
     const all = AllQuery.safeParse(c.req.query('all'));
     if (!all.success) throw new WorkerApiError(400, 'invalid_request', 'all must be true or false');
     const now = deps.clock.now();
@@ -132,7 +136,7 @@ export function gatewayAdminRoutes(deps: GatewayAdminDeps) {
     });
   });
 
-  app.get('/ownership', async (c) => {
+  app.get('/ownership', noQuery(), async (c) => {
     // An owner out of view holds no grant (view.ts): its proxies show ownership_expired either way.
     const now = deps.clock.now();
     const [{ workers, headers }, state, pool] = await Promise.all([
@@ -154,7 +158,7 @@ export function gatewayAdminRoutes(deps: GatewayAdminDeps) {
     });
   });
 
-  app.get('/routing', async (c) => {
+  app.get('/routing', noQuery(), async (c) => {
     const r = await deps.routing.get();
     return c.json(
       r
@@ -169,7 +173,7 @@ export function gatewayAdminRoutes(deps: GatewayAdminDeps) {
     );
   });
 
-  app.put('/routing', limitBytes(256 * 1024), json(), async (c) => {
+  app.put('/routing', limitBytes(256 * 1024), noQuery(), json(), async (c) => {
     const body = await parseBody(c, RoutingBody);
     await deps.routing.put({
       routes: body.routes,
@@ -180,7 +184,7 @@ export function gatewayAdminRoutes(deps: GatewayAdminDeps) {
     return c.json({ routes: body.routes });
   });
 
-  app.post('/reclaims/:proxy', limitBytes(1024), json(), async (c) => {
+  app.post('/reclaims/:proxy', limitBytes(1024), noQuery(), json(), async (c) => {
     const proxy = ProxyName.safeParse(c.req.param('proxy'));
     if (!proxy.success) throw new WorkerApiError(400, 'invalid_request', 'not a proxy name');
     const body = await parseBody(c, ReclaimBody);
@@ -200,7 +204,7 @@ export function gatewayAdminRoutes(deps: GatewayAdminDeps) {
   });
 
   // Idempotent: 204 whether or not there was a reclaim, but a pass only when one was dropped.
-  app.delete('/reclaims/:proxy', limitBytes(1024), noBody(), async (c) => {
+  app.delete('/reclaims/:proxy', limitBytes(1024), noQuery(), noBody(), async (c) => {
     const proxy = ProxyName.safeParse(c.req.param('proxy'));
     if (!proxy.success) throw new WorkerApiError(400, 'invalid_request', 'not a proxy name');
     if (await deps.reclaims.delete(proxy.data)) await pass('admin');
