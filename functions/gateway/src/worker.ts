@@ -138,10 +138,10 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
     return this.serially(async () => {
       const base = this.current;
       if (!base) return { ok: false, reason: 'base_mismatch', needFullSnapshot: true };
+      // Older than what runs (a Pub/Sub re-delivery), of an older epoch, or another content under the
+      // version we run: dropped. No full snapshot would make it apply, so none is fetched.
       const order = orderAgainst(this.appliedVersion(), delta);
-      if (order.action === 'reject' && order.reason === 'stale_epoch') {
-        return { ok: false, reason: 'stale_epoch', needFullSnapshot: false };
-      }
+      if (order.action === 'reject') return { ok: false, reason: order.reason, needFullSnapshot: false };
       if (order.action === 'duplicate') return this.taken(base.source, true);
       const result = applyDelta(base.source, delta, sha256Hex);
       if (!result.ok) return { ok: false, reason: result.reject, needFullSnapshot: true };

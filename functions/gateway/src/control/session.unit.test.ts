@@ -362,6 +362,30 @@ describe('snapshots', () => {
     expect(h.client.of('ack')).toHaveLength(1);
   });
 
+  it('a re-delivered older delta, or one conflicting with the applied version, is refused without a fetch', async () => {
+    // Pub/Sub is at-least-once: the delta 1→2 may come again after 2→3 was applied. It is older than what
+    // runs (docs/gateway.md § Controller session: "older / conflicting / other epoch ─► logged, dropped"),
+    // and no full snapshot can make it apply.
+    const h = harness();
+    await h.start();
+    const s1 = snapshot(1, ['p-a']);
+    const s2 = snapshot(2, ['p-a', 'p-b']);
+    const s3 = snapshot(3, ['p-b']);
+    await h.feed.deliver(feedMessage(s1));
+    const d12 = buildDelta(s1, s2, sha256Hex);
+    await h.feed.deliver(feedMessage(d12));
+    await h.feed.deliver(feedMessage(buildDelta(s2, s3, sha256Hex)));
+    expect(h.worker.snapshot()?.version).toBe(3);
+    expect(await h.feed.deliver(feedMessage(d12))).toBe('ack');
+    // Version 3 again, on base 2, with other content: a conflict a full snapshot of version 3 cannot cure.
+    expect(await h.feed.deliver(feedMessage(buildDelta(s2, snapshot(3, ['p-c']), sha256Hex)))).toBe('ack');
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(h.session.counters.refused).toBe(2);
+    expect(h.client.of('latestSnapshot')).toHaveLength(0);
+    expect(h.worker.snapshot()?.version).toBe(3);
+    expect(h.worker.snapshot()?.checksum).toBe(s3.checksum);
+  });
+
   it('nothing on the pull within a few seconds → GET the latest snapshot (404: wait for Pub/Sub)', async () => {
     const h = harness({ settings: { firstSnapshotWaitMs: 3_000 } });
     await h.start();
