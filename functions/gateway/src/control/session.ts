@@ -147,8 +147,11 @@ export class ControllerSession {
   private async stopPulling(): Promise<void> {
     this.draining = true;
     this.clearFallback();
-    await this.pull.close();
+    // The draining report does not wait for the pull to close: a client that cannot reach Pub/Sub may
+    // take far longer to close than Cloud Run's grace period.
+    const closed = this.pull.close();
     this.reports.reportSoon();
+    await this.closeBounded(closed);
   }
 
   /** Reporter.stop (after the drain): one last report and outcome flush, bounded, then everything stops. */
@@ -157,7 +160,20 @@ export class ControllerSession {
     await this.reports.finish(this.settings.finalReportTimeoutMs);
     this.abort.abort();
     this.clearFallback();
-    await this.pull.close();
+    await this.closeBounded(this.pull.close());
+  }
+
+  private async closeBounded(closed: Promise<void> | undefined): Promise<void> {
+    if (!closed) return;
+    const bound = new AbortController();
+    const timedOut = sleep(this.settings.pullCloseTimeoutMs, bound.signal).then(() => !bound.signal.aborted);
+    const late = await Promise.race([closed.then(() => false), timedOut]);
+    bound.abort();
+    if (late)
+      this.deps.log.warn('snapshot pull did not close in time: going on with the shutdown', {
+        workerId: this.deps.workerId,
+        waitedMs: this.settings.pullCloseTimeoutMs,
+      });
   }
 
   /** Registration was refused for good (registration.ts): start() fails and the process should exit. */

@@ -719,6 +719,30 @@ describe('reports', () => {
     });
   });
 
+  it('shutdown is bounded when the pull does not close: the draining report still goes at once', async () => {
+    // @google-cloud/pubsub's close() waits for its ack flush, up to maxExtensionTime (60 min) by default:
+    // with Pub/Sub out of reach, SIGTERM must still report draining and end within Cloud Run's 10 s.
+    const h = harness();
+    await acked(h);
+    h.feed.hangOnClose = true;
+    const draining = () => h.client.of('runtime').map((c) => (c.body as { draining: boolean }).draining);
+    let stopped = false;
+    void h.session.source.stop().then(() => {
+      stopped = true;
+    });
+    await flush();
+    expect(draining()).toEqual([false, true]);
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(stopped).toBe(true);
+    let finished = false;
+    void h.session.reporter.stop().then(() => {
+      finished = true;
+    });
+    await vi.advanceTimersByTimeAsync(4_000);
+    expect(finished).toBe(true);
+    expect(draining()).toEqual([false, true, true]);
+  });
+
   it('shutdown: the pull stops, a draining report goes at once, and a last one after the drain', async () => {
     const h = harness();
     await acked(h);
