@@ -57,7 +57,14 @@ export interface SessionDeps {
   zone: string;
   settings?: Partial<SessionSettings>;
   random?: () => number;
+  /** The wall clock: what goes on the wire (observedAt) and /healthz. Date.now by default. */
   now?: () => number;
+  /**
+   * A monotonic clock (any origin) for every wait between calls (fetch spacing, Retry-After, log
+   * quieting, how long a session lived), so a wall-clock step neither stretches nor skips them.
+   * Defaults to `now` (the unit tests' fake clock); production passes performance.now.
+   */
+  monotonicNow?: () => number;
   /** A failure no retry can fix (the controller refuses our protocol): the process should exit. */
   onFatal?: (err: SessionFatalError) => void;
 }

@@ -59,6 +59,7 @@ export class ControllerSession {
 
   private readonly abort = new AbortController();
   private readonly random: () => number;
+  /** Monotonic (SessionDeps.monotonicNow): only durations are measured with it. */
   private readonly now: () => number;
   private readonly registration: RegisterLoop;
   private readonly upgrade: ProtocolUpgrade;
@@ -82,7 +83,7 @@ export class ControllerSession {
   constructor(private readonly deps: SessionDeps) {
     this.settings = { ...DEFAULT_SESSION_SETTINGS, ...deps.settings };
     this.random = deps.random ?? Math.random;
-    this.now = deps.now ?? Date.now;
+    this.now = deps.monotonicNow ?? deps.now ?? Date.now;
     const onError = (what: string) => (err: unknown) =>
       deps.log.error(`control session: ${what} failed`, { error: String(err) });
     const { settings, random } = this;

@@ -23,7 +23,14 @@ import { ControllerSession, type SessionSettings } from './session.js';
 
 const BACKOFF = { initialMs: 500, maxMs: 8_000 };
 
-function harness(o: { random?: number; settings?: Partial<SessionSettings> } = {}) {
+function harness(
+  o: {
+    random?: number;
+    settings?: Partial<SessionSettings>;
+    now?: () => number;
+    monotonicNow?: () => number;
+  } = {},
+) {
   const client = new FakeClient();
   const feed = new FakeFeed();
   const lines: Array<Record<string, unknown>> = [];
@@ -46,6 +53,8 @@ function harness(o: { random?: number; settings?: Partial<SessionSettings> } = {
     instanceId: 'instance-1',
     zone: 'local',
     random: () => o.random ?? 0,
+    ...(o.now ? { now: o.now } : {}),
+    ...(o.monotonicNow ? { monotonicNow: o.monotonicNow } : {}),
     settings: { backoff: BACKOFF, slowRetryMs: 20_000, startWaitMs: 60_000, ...o.settings },
     onFatal: (e) => fatal.push(e),
   });
@@ -384,6 +393,31 @@ describe('snapshots', () => {
     expect(h.client.of('latestSnapshot')).toHaveLength(0);
     expect(h.worker.snapshot()?.version).toBe(3);
     expect(h.worker.snapshot()?.checksum).toBe(s3.checksum);
+  });
+
+  it('a wall clock stepped back does not hold the next fetch (nor a 429 the next report) for the size of the step', async () => {
+    // The waits between calls are durations, on the monotonic clock; only what goes on the wire
+    // (observedAt) and /healthz read the wall clock.
+    let step = 0;
+    const h = harness({ now: () => Date.now() + step, monotonicNow: () => Date.now() });
+    await h.start();
+    const s1 = snapshot(1, ['p-a']);
+    h.script('latestSnapshot', { ok: true, body: s1 });
+    await vi.advanceTimersByTimeAsync(3_000); // nothing on the pull: the first fetch
+    expect(h.client.of('latestSnapshot')).toHaveLength(1);
+    await flush();
+    h.script('runtime', refusal(429, 'rate_limited', 1_000));
+    await vi.advanceTimersByTimeAsync(5_000); // a report, refused 429: quiet for 1 s
+    const reportsBefore = h.client.of('runtime').length;
+    step = -3_600_000; // NTP steps the wall clock back an hour
+    const s3 = snapshot(3, ['p-c']);
+    h.script('latestSnapshot', { ok: true, body: s3 });
+    await h.feed.deliver(feedMessage(buildDelta(snapshot(2, ['p-b']), s3, sha256Hex)));
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(h.client.of('latestSnapshot')).toHaveLength(2);
+    expect(h.worker.snapshot()?.version).toBe(3);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(h.client.of('runtime').length).toBeGreaterThan(reportsBefore);
   });
 
   it('nothing on the pull within a few seconds → GET the latest snapshot (404: wait for Pub/Sub)', async () => {
