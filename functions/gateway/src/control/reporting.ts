@@ -10,6 +10,7 @@ import type { Outcome } from '../outcomes.js';
 import type { RuntimeView } from '../session.js';
 import type { ProxyRuntimeCount } from '../worker.js';
 import { KickLoop, sleep } from './loops.js';
+import { boundedRetryAfter } from './refusals.js';
 import type { ControllerSession } from './session.js';
 import type { SessionDeps, SessionSettings } from './session-settings.js';
 
@@ -75,7 +76,7 @@ export class ReportLoop {
   constructor(
     private readonly session: ControllerSession,
     private readonly deps: SessionDeps,
-    settings: SessionSettings,
+    private readonly settings: SessionSettings,
   ) {
     this.intervalMs = settings.reportIntervalMs;
     this.now = deps.now ?? Date.now;
@@ -177,7 +178,12 @@ export class ReportLoop {
       this.session.kickAck(true);
     } else if (reaction === 'reregister') this.session.reregister(s.sessionId);
     else if (reaction === 'rate_limited')
-      this.runtimeQuietUntil = this.mono() + (answer.retryAfterMs ?? 1000);
+      this.runtimeQuietUntil = this.mono() + this.quietFor(answer.retryAfterMs);
+  }
+
+  /** How long a 429 silences reports: its Retry-After, bounded (refusals.ts), 1 s without one. */
+  private quietFor(retryAfterMs: number | undefined): number {
+    return retryAfterMs === undefined ? 1000 : boundedRetryAfter(retryAfterMs, this.settings);
   }
 
   /** The controller's whole current set of revocations (each answer replaces the last). */
@@ -237,7 +243,7 @@ export class ReportLoop {
       }
       if (reaction === 'reregister') this.session.reregister(s.sessionId);
       else if (reaction === 'rate_limited')
-        this.outcomesQuietUntil = this.mono() + (answer.retryAfterMs ?? 1000);
+        this.outcomesQuietUntil = this.mono() + this.quietFor(answer.retryAfterMs);
       return;
     }
   }

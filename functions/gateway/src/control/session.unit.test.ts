@@ -123,6 +123,19 @@ describe('registration', () => {
     expect(h.session.session?.sessionId).toBe('session-1');
   });
 
+  it('a Retry-After of days (or past what a timer holds) is waited at most the slow retry, never 1 ms', async () => {
+    // setTimeout takes a 32-bit delay: 2^31 ms or more fires after 1 ms — a tight registration loop.
+    const h = harness();
+    h.script('register', refusal(429, 'rate_limited', 2 ** 31), refusal(429, 'rate_limited', 86_400_000));
+    await h.start();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(h.client.of('register')).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(120_000);
+    const times = h.client.of('register').map((c) => c.at);
+    expect(gaps(times)).toEqual([20_000, 20_000]);
+    expect(h.session.session?.sessionId).toBe('session-1');
+  });
+
   it('backs off exponentially, capped, and never in a tight loop (jitter within [half, full] step)', async () => {
     for (const random of [0, 0.999]) {
       const h = harness({ random });
@@ -669,6 +682,17 @@ describe('reports', () => {
     await vi.advanceTimersByTimeAsync(5_000);
     expect(h.client.of('runtime')).toHaveLength(2);
     expect(picks()).toEqual(['p-a', 'p-b']);
+  });
+
+  it('a 429 with a Retry-After of a day silences runtime reports for the slow retry at most', async () => {
+    const h = harness();
+    h.script('runtime', refusal(429, 'rate_limited', 86_400_000));
+    await acked(h);
+    expect(h.client.of('runtime')).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(15_000);
+    expect(h.client.of('runtime')).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(10_000); // slowRetryMs (20 s) past the refusal, reports resume
+    expect(h.client.of('runtime').length).toBeGreaterThanOrEqual(2);
   });
 
   it('no_ack / ack_bound_mismatch → ACK again, then report on it', async () => {
