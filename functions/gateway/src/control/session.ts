@@ -267,7 +267,7 @@ export class ControllerSession {
       subscription: r.snapshotSubscription,
     });
     this.sink?.setMaxStaleAge?.(r.maxStaleAgeSeconds * 1000);
-    this.reports.setInterval(r.reportIntervalSeconds * 1000);
+    this.reports.setInterval(reportIntervalMs(r));
     this.pull.open(r.snapshotSubscription);
     // A fetch asked for while there was no session (a delta that did not apply, or a GET answered that
     // the session was gone) stopped there: nothing else would ask again, and a resumed session gets no
@@ -373,4 +373,13 @@ export class ControllerSession {
     this.calls = next.catch(() => undefined);
     return next;
   }
+}
+
+/** Reports never further apart than their TTL (they would lapse in between) nor a minute, at most 1/s. */
+export const MAX_REPORT_INTERVAL_MS = 60_000;
+export function reportIntervalMs(
+  r: Pick<RegisterResponseBody, 'reportIntervalSeconds' | 'reportTtlSeconds'>,
+) {
+  const seconds = Math.min(r.reportIntervalSeconds, r.reportTtlSeconds);
+  return Math.max(1_000, Math.min(seconds * 1000, MAX_REPORT_INTERVAL_MS));
 }

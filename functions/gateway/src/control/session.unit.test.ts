@@ -695,6 +695,23 @@ describe('reports', () => {
     expect(h.client.of('runtime').length).toBeGreaterThanOrEqual(2);
   });
 
+  it.each([
+    ['past what a timer holds (it would fire every 1 ms)', 2_147_484, 2_147_485, 60_000],
+    ['beyond the report TTL (each report would lapse before the next)', 40, 15, 15_000],
+  ])('a report interval %s is bounded', async (_l, seconds, ttl, expectedMs) => {
+    const h = harness();
+    h.script('register', {
+      ok: true,
+      body: registration('session-1', { reportIntervalSeconds: seconds, reportTtlSeconds: ttl }),
+    });
+    await acked(h);
+    const first = h.client.of('runtime').length;
+    await vi.advanceTimersByTimeAsync(expectedMs * 3);
+    const times = h.client.of('runtime').map((c) => c.at);
+    expect(times.length - first).toBe(3);
+    expect(gaps(times.slice(first - 1)).every((g) => g <= expectedMs)).toBe(true);
+  });
+
   it('no_ack / ack_bound_mismatch → ACK again, then report on it', async () => {
     const h = harness();
     h.script('runtime', refusal(409, 'ack_bound_mismatch'));
