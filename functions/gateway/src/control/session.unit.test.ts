@@ -433,6 +433,30 @@ describe('snapshots', () => {
     expect(h.client.of('runtime').length).toBeGreaterThan(reportsBefore);
   });
 
+  it('a fetch waiting out the 1 s spacing is dropped when Pub/Sub brings a snapshot meanwhile', async () => {
+    const h = harness();
+    await h.start();
+    const s1 = snapshot(1, ['p-a']);
+    const s2 = snapshot(2, ['p-b']);
+    await h.feed.deliver(feedMessage(s1));
+    const bad = (d: ReturnType<typeof buildDelta>) => ({
+      ...d,
+      baseVersion: d.version + 5,
+      version: d.version + 6,
+    });
+    h.script('latestSnapshot', { ok: true, body: s2 });
+    await h.feed.deliver(feedMessage(bad(buildDelta(s1, s2, sha256Hex)))); // GET at once
+    await flush();
+    expect(h.worker.snapshot()?.version).toBe(2);
+    await vi.advanceTimersByTimeAsync(300);
+    await h.feed.deliver(feedMessage(bad(buildDelta(s2, snapshot(3, ['p-c']), sha256Hex)))); // waits 0.7 s
+    await vi.advanceTimersByTimeAsync(200);
+    await h.feed.deliver(feedMessage(snapshot(4, ['p-d']))); // the pull catches up first
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(h.worker.snapshot()?.version).toBe(4);
+    expect(h.client.of('latestSnapshot')).toHaveLength(1);
+  });
+
   it('nothing on the pull within a few seconds → GET the latest snapshot (404: wait for Pub/Sub)', async () => {
     const h = harness({ settings: { firstSnapshotWaitMs: 3_000 } });
     await h.start();
