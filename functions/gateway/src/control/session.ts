@@ -79,6 +79,8 @@ export class ControllerSession {
   private fatal: SessionFatalError | null = null;
   private fallbackTimer: NodeJS.Timeout | null = null;
   private calls: Promise<unknown> = Promise.resolve();
+  /** The pull's close, begun at SnapshotSource.stop. */
+  private pullClosed: Promise<void> | undefined;
 
   constructor(private readonly deps: SessionDeps) {
     this.settings = { ...DEFAULT_SESSION_SETTINGS, ...deps.settings };
@@ -148,11 +150,11 @@ export class ControllerSession {
   private async stopPulling(): Promise<void> {
     this.draining = true;
     this.clearFallback();
-    // The draining report does not wait for the pull to close: a client that cannot reach Pub/Sub may
-    // take far longer to close than Cloud Run's grace period.
-    const closed = this.pull.close();
+    // Neither the draining report nor the drain waits for the pull to close: a client that cannot reach
+    // Pub/Sub may take far longer to close than Cloud Run's grace period. Its close is waited for (bounded)
+    // after the final report, in stop().
+    this.pullClosed = this.pull.close();
     this.reports.reportSoon();
-    await this.closeBounded(closed);
   }
 
   /** Reporter.stop (after the drain): one last report and outcome flush, bounded, then everything stops. */
@@ -161,7 +163,8 @@ export class ControllerSession {
     await this.reports.finish(this.settings.finalReportTimeoutMs);
     this.abort.abort();
     this.clearFallback();
-    await this.closeBounded(this.pull.close());
+    const closing = [this.pullClosed, this.pull.close()].filter((p) => p !== undefined);
+    await this.closeBounded(closing.length ? Promise.all(closing).then(() => {}) : undefined);
   }
 
   private async closeBounded(closed: Promise<void> | undefined): Promise<void> {
