@@ -11,6 +11,14 @@ import { PLAIN_HTTP_SETTINGS } from './plain-http.js';
 
 const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
   z.coerce.number().int().min(min).max(max).default(def);
+/**
+ * The longest delay a Node timer holds (setTimeout, setInterval, AbortSignal.timeout): a longer one fires
+ * after 1 ms, which would turn a timeout into an instant failure and a period into a tight loop.
+ */
+const TIMER_MAX_MS = 2 ** 31 - 1;
+/** A duration that ends up in a timer. */
+const timerMs = (def: number, min = 0) => int(def, min, TIMER_MAX_MS);
+const timerSeconds = (def: number, min = 0) => int(def, min, Math.floor(TIMER_MAX_MS / 1000));
 const list = z
   .string()
   .default('')
@@ -97,11 +105,11 @@ export const GatewayEnv = z.object({
     .string()
     .regex(/^[a-z0-9][-a-z0-9]{0,62}$/)
     .optional(),
-  GATEWAY_CONTROL_TIMEOUT_MS: int(10_000, 100),
+  GATEWAY_CONTROL_TIMEOUT_MS: timerMs(10_000, 100),
   /** Controller mode: how long to wait for a first snapshot before listening anyway (503 no_snapshot). */
   GATEWAY_START_WAIT_SECONDS: int(15, 0, 300),
   /** The `gateway.snapshot_age` log line Terraform's alert counts. */
-  GATEWAY_SNAPSHOT_AGE_LOG_SECONDS: int(30, 1),
+  GATEWAY_SNAPSHOT_AGE_LOG_SECONDS: timerSeconds(30, 1),
   GOOGLE_CLOUD_PROJECT: z.string().optional(),
   REGION: z.string().optional(),
   PUBSUB_EMULATOR_HOST: z.string().optional(),
@@ -115,9 +123,9 @@ export const GatewayEnv = z.object({
   /** 0 = no age bound (standalone). Controller mode takes registration's value; this may only tighten it. */
   GATEWAY_MAX_STALE_AGE_SECONDS: int(0),
   GATEWAY_MAX_HEADER_BYTES: int(16 * 1024, 1024, 1024 * 1024),
-  GATEWAY_HEADER_TIMEOUT_MS: int(10_000, 100),
-  GATEWAY_UPSTREAM_TIMEOUT_MS: int(10_000, 100),
-  GATEWAY_IDLE_TIMEOUT_MS: int(300_000, 1000),
+  GATEWAY_HEADER_TIMEOUT_MS: timerMs(10_000, 100),
+  GATEWAY_UPSTREAM_TIMEOUT_MS: timerMs(10_000, 100),
+  GATEWAY_IDLE_TIMEOUT_MS: timerMs(300_000, 1000),
   /**
    * How long an idle kept-alive upstream connection (absolute-form plain HTTP) is kept: below squid's
    * 2 min and a Node server's 5 s keep-alive, so the gateway normally closes first. 0: no keep-alive.
@@ -125,10 +133,10 @@ export const GatewayEnv = z.object({
   GATEWAY_UPSTREAM_KEEPALIVE_MS: int(4_000, 0, 600_000),
   /** Idle kept-alive connections per upstream address; more are closed as their responses end. */
   GATEWAY_UPSTREAM_MAX_IDLE: int(64, 0, 10_000),
-  GATEWAY_LINGER_MS: int(5_000, 100),
+  GATEWAY_LINGER_MS: timerMs(5_000, 100),
   GATEWAY_MAX_CONNECTIONS: int(20_000, 1),
   /** Cloud Run allows 10 s between SIGTERM and SIGKILL. */
-  GATEWAY_DRAIN_TIMEOUT_MS: int(8_000, 0),
+  GATEWAY_DRAIN_TIMEOUT_MS: timerMs(8_000, 0),
   GATEWAY_OUTCOME_QUEUE_SIZE: int(10_000, 1),
   GATEWAY_STICKY_TABLE_SIZE: int(100_000, 1),
   GATEWAY_DNS_CACHE_SECONDS: int(30, 0),
@@ -139,7 +147,7 @@ export const GatewayEnv = z.object({
   GATEWAY_CREDENTIALS_TTL_SECONDS: int(300, 0),
   GATEWAY_FETCH_MAX_BODY_BYTES: int(1024 * 1024, 0),
   GATEWAY_FETCH_MAX_RESPONSE_BYTES: int(64 * 1024 * 1024, 0),
-  GATEWAY_FETCH_TIMEOUT_MS: int(30_000, 100),
+  GATEWAY_FETCH_TIMEOUT_MS: timerMs(30_000, 100),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
 });
 export type GatewayConfig = z.infer<typeof GatewayEnv> & { snapshotFile: string | undefined };

@@ -129,4 +129,29 @@ describe('loadGatewayConfig', () => {
   it('allows no credentials only when auth is explicitly off', () => {
     expect(loadGatewayConfig([], { GATEWAY_CLIENT_AUTH: 'none' }).GATEWAY_CLIENT_AUTH).toBe('none');
   });
+
+  it.each([
+    'GATEWAY_CONTROL_TIMEOUT_MS',
+    'GATEWAY_HEADER_TIMEOUT_MS',
+    'GATEWAY_UPSTREAM_TIMEOUT_MS',
+    'GATEWAY_IDLE_TIMEOUT_MS',
+    'GATEWAY_LINGER_MS',
+    'GATEWAY_DRAIN_TIMEOUT_MS',
+    'GATEWAY_FETCH_TIMEOUT_MS',
+  ])('%s past what a Node timer holds (it would fire after 1 ms) is refused', (name) => {
+    const env = { GATEWAY_CLIENT_USERS: 'u:p' };
+    expect(loadGatewayConfig([], { ...env, [name]: String(2 ** 31 - 1) })[name as 'PORT']).toBe(2 ** 31 - 1);
+    expect(() => loadGatewayConfig([], { ...env, [name]: String(2 ** 31) })).toThrow(ConfigError);
+  });
+
+  it('GATEWAY_SNAPSHOT_AGE_LOG_SECONDS past what a Node timer holds is refused', () => {
+    const env = { GATEWAY_CLIENT_USERS: 'u:p' };
+    expect(() => loadGatewayConfig([], { ...env, GATEWAY_SNAPSHOT_AGE_LOG_SECONDS: '2147484' })).toThrow(
+      ConfigError,
+    );
+    expect(
+      loadGatewayConfig([], { ...env, GATEWAY_SNAPSHOT_AGE_LOG_SECONDS: '2147483' })
+        .GATEWAY_SNAPSHOT_AGE_LOG_SECONDS,
+    ).toBe(2147483);
+  });
 });

@@ -77,6 +77,7 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
     credentials,
     log,
     now,
+    monotonicNow: () => performance.now(),
     maxStaleAgeMs:
       cfg.GATEWAY_MAX_STALE_AGE_SECONDS > 0
         ? cfg.GATEWAY_MAX_STALE_AGE_SECONDS * 1000

@@ -21,6 +21,7 @@ import {
   initialStaleness,
   onShutdown,
   onSnapshotTaken,
+  type StalenessClock,
   type StalenessPhase,
   type StalenessState,
 } from '../../../shared/src/domain/gateway/staleness.js';
@@ -51,7 +52,13 @@ export interface ProxyRuntimeCount {
 export interface WorkerOptions {
   credentials: CredentialCache;
   log: Logger;
+  /** The wall clock: a snapshot's validUntil is a wall-clock instant. */
   now: () => number;
+  /**
+   * A monotonic clock (any origin) for the stale age and for validUntil as it stood at the swap, so a
+   * wall-clock step neither stretches nor cuts them (staleness.ts). Defaults to `now` (tests).
+   */
+  monotonicNow?: () => number;
   /** Number.POSITIVE_INFINITY: never stale by age (standalone, static file). */
   maxStaleAgeMs: number;
   /** When set, snapshots addressed to another worker are refused. */
@@ -138,10 +145,10 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
     return this.serially(async () => {
       const base = this.current;
       if (!base) return { ok: false, reason: 'base_mismatch', needFullSnapshot: true };
+      // Older than what runs (a Pub/Sub re-delivery), of an older epoch, or another content under the
+      // version we run: dropped. No full snapshot would make it apply, so none is fetched.
       const order = orderAgainst(this.appliedVersion(), delta);
-      if (order.action === 'reject' && order.reason === 'stale_epoch') {
-        return { ok: false, reason: 'stale_epoch', needFullSnapshot: false };
-      }
+      if (order.action === 'reject') return { ok: false, reason: order.reason, needFullSnapshot: false };
       if (order.action === 'duplicate') return this.taken(base.source, true);
       const result = applyDelta(base.source, delta, sha256Hex);
       if (!result.ok) return { ok: false, reason: result.reject, needFullSnapshot: true };
@@ -157,10 +164,9 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
   }
 
   private taken(s: GatewaySnapshot, duplicate: boolean): ApplyResult {
-    const now = this.opts.now();
     this.staleness = onSnapshotTaken(
       this.staleness,
-      { nowMs: now, validUntilMs: Date.parse(s.validUntil) },
+      { ...this.clocks(), validUntilMs: Date.parse(s.validUntil) },
       { maxStaleAgeMs: this.maxStaleAgeMs },
     );
     this.accepting = this.staleness.phase === 'fresh';
@@ -171,6 +177,11 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
       checksum: s.checksum,
       duplicate,
     };
+  }
+
+  private clocks(): StalenessClock {
+    const wallMs = this.opts.now();
+    return { wallMs, monoMs: this.opts.monotonicNow?.() ?? wallMs };
   }
 
   private async swapIn(snapshot: GatewaySnapshot): Promise<void> {
@@ -244,7 +255,7 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
 
   /** Called on a timer: re-evaluates staleness and forgets drained counters. */
   tick(): void {
-    this.staleness = evaluateStaleness(this.staleness, this.opts.now(), {
+    this.staleness = evaluateStaleness(this.staleness, this.clocks(), {
       maxStaleAgeMs: this.maxStaleAgeMs,
     });
     this.accepting = this.staleness.phase === 'fresh';

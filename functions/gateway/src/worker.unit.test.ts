@@ -215,6 +215,64 @@ describe('GatewayWorker', () => {
     expect(worker.accepting).toBe(true);
   });
 
+  it('a wall clock stepped back neither stretches the stale age nor the grant (monotonic clock)', async () => {
+    let wall = T0;
+    let mono = 5_000;
+    const creds = new StaticCredentialResolver();
+    creds.replace({ up: { username: 'u', password: 'p' } });
+    const worker = new GatewayWorker({
+      credentials: new CredentialCache(creds, 60_000, () => wall),
+      log: jsonLogger('error', () => {}),
+      now: () => wall,
+      monotonicNow: () => mono,
+      maxStaleAgeMs: 30_000,
+      workerId: 'w1',
+      stickyTableSize: 10,
+      outcomeQueueSize: 10,
+    });
+    await worker.applySnapshot(buildSnapshot(content(1, [proxy('a')]), sha256Hex));
+    expect(worker.accepting).toBe(true);
+    // 31 s pass; meanwhile NTP steps the wall clock back an hour.
+    mono += 31_000;
+    wall += 31_000 - 3_600_000;
+    worker.tick();
+    expect(worker.phase()).toBe('stale');
+    // A fresh snapshot brings it back; and its validUntil (10 min on) ends it 10 min on, whatever the step.
+    await worker.applySnapshot(
+      buildSnapshot({ ...content(2, [proxy('a')]), validUntil: iso(wall + 600_000) }, sha256Hex),
+    );
+    expect(worker.accepting).toBe(true);
+    worker.setMaxStaleAge(Number.POSITIVE_INFINITY);
+    mono += 600_000;
+    wall += 600_000 - 3_600_000;
+    worker.tick();
+    expect(worker.phase()).toBe('stale');
+  });
+
+  it('a wall clock stepped forward does not age a snapshot just taken past the stale bound', async () => {
+    let wall = T0;
+    let mono = 5_000;
+    const creds = new StaticCredentialResolver();
+    creds.replace({ up: { username: 'u', password: 'p' } });
+    const worker = new GatewayWorker({
+      credentials: new CredentialCache(creds, 60_000, () => wall),
+      log: jsonLogger('error', () => {}),
+      now: () => wall,
+      monotonicNow: () => mono,
+      maxStaleAgeMs: 30_000,
+      workerId: 'w1',
+      stickyTableSize: 10,
+      outcomeQueueSize: 10,
+    });
+    await worker.applySnapshot(
+      buildSnapshot({ ...content(1, [proxy('a')]), validUntil: iso(T0 + 7_200_000) }, sha256Hex),
+    );
+    mono += 1_000;
+    wall += 1_000 + 60_000; // stepped forward a minute: still well within validUntil
+    worker.tick();
+    expect(worker.phase()).toBe('fresh');
+  });
+
   it('drops outcomes (counted) when the queue is full, never blocking', () => {
     const { worker, dropped } = newWorker(2);
     const o = {

@@ -52,6 +52,25 @@ function retryAfterMs(header: string | null): number | undefined {
   return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
+/** `work`, or a rejection with the signal's reason once it aborts (the work itself is left to finish). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (err) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
+}
+
 export class HttpControlClient implements ControlClient {
   private readonly base: string;
   private readonly fetch: typeof globalThis.fetch;
@@ -100,8 +119,16 @@ export class HttpControlClient implements ControlClient {
   ): Promise<ControlAnswer<z.output<S>>> {
     let res: Response;
     let text: string;
+    // One bound for the whole call, the identity token included: on GCP gcp-metadata sets no timeout on
+    // its requests, so a metadata server that never answers would hold this call, and the loop that made
+    // it (registration, ACKs, reports), for ever.
+    const signal = AbortSignal.timeout(this.o.timeoutMs);
     try {
-      const authorization = await this.o.token.header();
+      const authorization = await untilAborted(this.o.token.header(), signal).catch((err) => {
+        // Not waited on again: the next call asks for a fresh token.
+        if (signal.aborted) this.o.token.invalidate();
+        throw err;
+      });
       res = await this.fetch(`${this.base}${path}`, {
         method,
         headers: {
@@ -110,7 +137,7 @@ export class HttpControlClient implements ControlClient {
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
         body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(this.o.timeoutMs),
+        signal,
       });
       text = await res.text();
     } catch (err) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { HttpControlClient } from './client.js';
-import type { TokenSource } from './token.js';
+import { GoogleIdTokenSource, type TokenSource } from './token.js';
 
 function client(answer: () => Response | Promise<Response>) {
   const seen: Array<{ url: string; init: RequestInit }> = [];
@@ -98,6 +98,53 @@ describe('HttpControlClient', () => {
       code: 'unauthenticated',
     });
     expect(invalidated()).toBe(1);
+  });
+
+  it('the call timeout covers getting the identity token too (a metadata server that never answers)', async () => {
+    let fetched = 0;
+    const c = new HttpControlClient({
+      baseUrl: 'http://api.test',
+      token: { header: () => new Promise<string>(() => {}), invalidate: () => {} },
+      timeoutMs: 100,
+      fetch: (async () => {
+        fetched++;
+        return json(200, {});
+      }) as unknown as typeof fetch,
+    });
+    const answer = await Promise.race([
+      c.register({ workerId: 'gw-1', instanceId: 'i', zone: 'z', supportedProtocolVersion: 1 }),
+      new Promise<'hung'>((r) => setTimeout(() => r('hung'), 2_000)),
+    ]);
+    expect(answer).toMatchObject({ ok: false, status: 0 });
+    expect(fetched).toBe(0);
+  });
+
+  it('a token that timed out is not waited on again: the next call asks the metadata server afresh', async () => {
+    const asked: number[] = [];
+    const auth = {
+      getIdTokenClient: () => {
+        asked.push(asked.length);
+        if (asked.length === 1) return new Promise<never>(() => {});
+        return Promise.resolve({
+          credentials: {},
+          getRequestHeaders: async () => new Headers({ authorization: 'Bearer id-token' }),
+        });
+      },
+    } as unknown as ConstructorParameters<typeof GoogleIdTokenSource>[1];
+    const seen: RequestInit[] = [];
+    const c = new HttpControlClient({
+      baseUrl: 'http://api.test',
+      token: new GoogleIdTokenSource('http://api.test', auth),
+      timeoutMs: 100,
+      fetch: (async (_url: string, init: RequestInit) => {
+        seen.push(init);
+        return json(404, { error: 'no_snapshot' });
+      }) as unknown as typeof fetch,
+    });
+    expect(await c.latestSnapshot('gw-1', 's')).toMatchObject({ ok: false, status: 0 });
+    expect(await c.latestSnapshot('gw-1', 's')).toMatchObject({ ok: false, status: 404 });
+    expect(asked).toHaveLength(2);
+    expect(seen[0]!.headers).toMatchObject({ authorization: 'Bearer id-token' });
   });
 
   it('GET snapshot passes the session id in the query and escapes the worker id', async () => {

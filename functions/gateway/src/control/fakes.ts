@@ -166,6 +166,8 @@ export class FakeClient implements ControlClient {
 export class FakeFeed implements SnapshotFeed {
   readonly opened: string[] = [];
   closed = 0;
+  /** close() never settles (a Pub/Sub client flushing acks to a service it cannot reach). */
+  hangOnClose = false;
   private handler: ((m: FeedMessage) => Promise<FeedVerdict>) | null = null;
   private onClosed: ((err: Error | undefined) => void) | null = null;
 
@@ -178,9 +180,10 @@ export class FakeFeed implements SnapshotFeed {
     this.handler = handle;
     this.onClosed = onClosed;
     return {
-      close: async () => {
+      close: () => {
         this.closed++;
         this.handler = null;
+        return this.hangOnClose ? new Promise<void>(() => {}) : Promise.resolve();
       },
     };
   }

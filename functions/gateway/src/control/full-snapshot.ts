@@ -47,7 +47,11 @@ export class FullSnapshotFetch {
       const s = session.session;
       if (!s) return; // registration resumes a pending fetch when it is done (ControllerSession.onRegistered)
       const wait = this.lastFetchAt + this.settings.minFetchIntervalMs - this.now();
-      if (wait > 0) await sleep(wait, session.signal);
+      if (wait > 0) {
+        // Then look again: the pull may have brought a snapshot meanwhile, or the session changed.
+        await sleep(wait, session.signal);
+        continue;
+      }
       this.lastFetchAt = this.now();
       const answer = await this.deps.client.latestSnapshot(this.deps.workerId, s.sessionId);
       if (answer.ok) {

@@ -11,8 +11,8 @@ export type Refusal = Extract<ControlAnswer<unknown>, { ok: false }>;
 export const REFUSAL_LOG_QUIET_MS = 30_000;
 
 /**
- * The wait after a refusal: 429 waits its Retry-After (never less than the first backoff step), 403 a
- * jittered slow retry, anything else the call's next backoff step.
+ * The wait after a refusal: 429 waits its Retry-After (never less than the first backoff step, never
+ * more than the slow retry), 403 a jittered slow retry, anything else the call's next backoff step.
  */
 export function retryDelay(
   reaction: ControlReaction,
@@ -22,9 +22,21 @@ export function retryDelay(
   backoff: Backoff,
 ): number {
   if (reaction === 'rate_limited' && answer.retryAfterMs !== undefined)
-    return Math.max(answer.retryAfterMs, settings.backoff.initialMs);
+    return boundedRetryAfter(answer.retryAfterMs, settings);
   if (reaction === 'retry_slowly') return Math.round(settings.slowRetryMs * (0.5 + random() / 2));
   return backoff.next();
+}
+
+/**
+ * A Retry-After, bounded: whatever a controller or a front end in its place says, the worker waits no
+ * longer than its slowest retry (contract §7: bounded backoff) — and a delay of 2^31 ms or more would
+ * fire after 1 ms (setTimeout's 32-bit delay), a tight loop.
+ */
+export function boundedRetryAfter(
+  retryAfterMs: number,
+  settings: Pick<SessionSettings, 'backoff' | 'slowRetryMs'>,
+): number {
+  return Math.min(Math.max(retryAfterMs, settings.backoff.initialMs), settings.slowRetryMs);
 }
 
 /**

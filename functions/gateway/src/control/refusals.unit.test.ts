@@ -10,6 +10,7 @@ describe('retryDelay', () => {
   it.each<[string, ControlReaction, number | undefined, number, number]>([
     ['Retry-After is honoured', 'rate_limited', 7_000, 0.5, 7_000],
     ['Retry-After below the first step waits the first step', 'rate_limited', 0, 0.5, 500],
+    ['Retry-After above the slow retry waits the slow retry', 'rate_limited', 86_400_000, 0.5, 60_000],
     ['429 without Retry-After backs off', 'rate_limited', undefined, 1, 500],
     ['403 waits half the slow retry at least', 'retry_slowly', undefined, 0, 30_000],
     ['403 waits the slow retry at most', 'retry_slowly', undefined, 1, 60_000],

@@ -10,6 +10,7 @@ import type { Outcome } from '../outcomes.js';
 import type { RuntimeView } from '../session.js';
 import type { ProxyRuntimeCount } from '../worker.js';
 import { KickLoop, sleep } from './loops.js';
+import { boundedRetryAfter } from './refusals.js';
 import type { ControllerSession } from './session.js';
 import type { SessionDeps, SessionSettings } from './session-settings.js';
 
@@ -65,7 +66,9 @@ export class ReportLoop {
   private readonly batches: Array<{ sequence: number | null; outcomes: WireOutcome[] }> = [];
   private runtimeQuietUntil = 0;
   private outcomesQuietUntil = 0;
+  /** The wall clock (observedAt, /healthz) and a monotonic one (waits), SessionDeps. */
   private readonly now: () => number;
+  private readonly mono: () => number;
   /** What the last accepted report asked us to revoke (logged when it changes). */
   private revoked = '';
   lastRuntime: { sequence: number; at: number } | null = null;
@@ -73,10 +76,11 @@ export class ReportLoop {
   constructor(
     private readonly session: ControllerSession,
     private readonly deps: SessionDeps,
-    settings: SessionSettings,
+    private readonly settings: SessionSettings,
   ) {
     this.intervalMs = settings.reportIntervalMs;
     this.now = deps.now ?? Date.now;
+    this.mono = deps.monotonicNow ?? this.now;
     this.round = new KickLoop(
       () => this.runRound(),
       (err) => deps.log.error('report round failed', { error: String(err) }),
@@ -136,7 +140,7 @@ export class ReportLoop {
   private async sendRuntime(): Promise<void> {
     const s = this.session.session;
     const view = this.view;
-    if (!s || !view || this.now() < this.runtimeQuietUntil) return;
+    if (!s || !view || this.mono() < this.runtimeQuietUntil) return;
     if (!this.session.ackBound) {
       // Reports sit on the ACK bound (no_ack before the first ACK): ACK first.
       if (this.session.applied) this.session.kickAck();
@@ -173,7 +177,13 @@ export class ReportLoop {
       if (this.session.session?.sessionId === s.sessionId) this.session.ackBound = null;
       this.session.kickAck(true);
     } else if (reaction === 'reregister') this.session.reregister(s.sessionId);
-    else if (reaction === 'rate_limited') this.runtimeQuietUntil = this.now() + (answer.retryAfterMs ?? 1000);
+    else if (reaction === 'rate_limited')
+      this.runtimeQuietUntil = this.mono() + this.quietFor(answer.retryAfterMs);
+  }
+
+  /** How long a 429 silences reports: its Retry-After, bounded (refusals.ts), 1 s without one. */
+  private quietFor(retryAfterMs: number | undefined): number {
+    return retryAfterMs === undefined ? 1000 : boundedRetryAfter(retryAfterMs, this.settings);
   }
 
   /** The controller's whole current set of revocations (each answer replaces the last). */
@@ -198,7 +208,7 @@ export class ReportLoop {
     const view = this.view;
     for (let i = 0; i < MAX_BATCHES_PER_ROUND; i++) {
       const s = this.session.session;
-      if (!s || !view || this.now() < this.outcomesQuietUntil || this.session.signal.aborted) return;
+      if (!s || !view || this.mono() < this.outcomesQuietUntil || this.session.signal.aborted) return;
       if (this.batches.length === 0) {
         const taken = view.takeOutcomes(this.limits().maxOutcomes);
         if (taken.length === 0) return;
@@ -233,7 +243,7 @@ export class ReportLoop {
       }
       if (reaction === 'reregister') this.session.reregister(s.sessionId);
       else if (reaction === 'rate_limited')
-        this.outcomesQuietUntil = this.now() + (answer.retryAfterMs ?? 1000);
+        this.outcomesQuietUntil = this.mono() + this.quietFor(answer.retryAfterMs);
       return;
     }
   }

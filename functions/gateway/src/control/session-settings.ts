@@ -19,6 +19,11 @@ export interface SessionSettings {
   reportIntervalMs: number;
   /** Bound on the last report and outcome flush at shutdown. */
   finalReportTimeoutMs: number;
+  /**
+   * Bound on closing the pull at shutdown: the Pub/Sub client's close() waits for its ack flush (up to
+   * an hour by default), and Cloud Run kills the process 10 s after SIGTERM.
+   */
+  pullCloseTimeoutMs: number;
   /** The controller allows 1 GET snapshot per second (burst 5). */
   minFetchIntervalMs: number;
   /** Granted a lower protocol than our highest: offer the highest again this often (protocol-upgrade.ts). */
@@ -37,6 +42,7 @@ export const DEFAULT_SESSION_SETTINGS: SessionSettings = {
   startWaitMs: 15_000,
   reportIntervalMs: 5_000,
   finalReportTimeoutMs: 2_000,
+  pullCloseTimeoutMs: 1_000,
   minFetchIntervalMs: 1_000,
   protocolUpgradeRetryMs: 600_000,
   quickLossMs: 30_000,
@@ -51,7 +57,14 @@ export interface SessionDeps {
   zone: string;
   settings?: Partial<SessionSettings>;
   random?: () => number;
+  /** The wall clock: what goes on the wire (observedAt) and /healthz. Date.now by default. */
   now?: () => number;
+  /**
+   * A monotonic clock (any origin) for every wait between calls (fetch spacing, Retry-After, log
+   * quieting, how long a session lived), so a wall-clock step neither stretches nor skips them.
+   * Defaults to `now` (the unit tests' fake clock); production passes performance.now.
+   */
+  monotonicNow?: () => number;
   /** A failure no retry can fix (the controller refuses our protocol): the process should exit. */
   onFatal?: (err: SessionFatalError) => void;
 }

@@ -59,6 +59,7 @@ export class ControllerSession {
 
   private readonly abort = new AbortController();
   private readonly random: () => number;
+  /** Monotonic (SessionDeps.monotonicNow): only durations are measured with it. */
   private readonly now: () => number;
   private readonly registration: RegisterLoop;
   private readonly upgrade: ProtocolUpgrade;
@@ -78,11 +79,13 @@ export class ControllerSession {
   private fatal: SessionFatalError | null = null;
   private fallbackTimer: NodeJS.Timeout | null = null;
   private calls: Promise<unknown> = Promise.resolve();
+  /** The pull's close, begun at SnapshotSource.stop. */
+  private pullClosed: Promise<void> | undefined;
 
   constructor(private readonly deps: SessionDeps) {
     this.settings = { ...DEFAULT_SESSION_SETTINGS, ...deps.settings };
     this.random = deps.random ?? Math.random;
-    this.now = deps.now ?? Date.now;
+    this.now = deps.monotonicNow ?? deps.now ?? Date.now;
     const onError = (what: string) => (err: unknown) =>
       deps.log.error(`control session: ${what} failed`, { error: String(err) });
     const { settings, random } = this;
@@ -147,7 +150,10 @@ export class ControllerSession {
   private async stopPulling(): Promise<void> {
     this.draining = true;
     this.clearFallback();
-    await this.pull.close();
+    // Neither the draining report nor the drain waits for the pull to close: a client that cannot reach
+    // Pub/Sub may take far longer to close than Cloud Run's grace period. Its close is waited for (bounded)
+    // after the final report, in stop().
+    this.pullClosed = this.pull.close();
     this.reports.reportSoon();
   }
 
@@ -157,7 +163,21 @@ export class ControllerSession {
     await this.reports.finish(this.settings.finalReportTimeoutMs);
     this.abort.abort();
     this.clearFallback();
-    await this.pull.close();
+    const closing = [this.pullClosed, this.pull.close()].filter((p) => p !== undefined);
+    await this.closeBounded(closing.length ? Promise.all(closing).then(() => {}) : undefined);
+  }
+
+  private async closeBounded(closed: Promise<void> | undefined): Promise<void> {
+    if (!closed) return;
+    const bound = new AbortController();
+    const timedOut = sleep(this.settings.pullCloseTimeoutMs, bound.signal).then(() => !bound.signal.aborted);
+    const late = await Promise.race([closed.then(() => false), timedOut]);
+    bound.abort();
+    if (late)
+      this.deps.log.warn('snapshot pull did not close in time: going on with the shutdown', {
+        workerId: this.deps.workerId,
+        waitedMs: this.settings.pullCloseTimeoutMs,
+      });
   }
 
   /** Registration was refused for good (registration.ts): start() fails and the process should exit. */
@@ -250,7 +270,7 @@ export class ControllerSession {
       subscription: r.snapshotSubscription,
     });
     this.sink?.setMaxStaleAge?.(r.maxStaleAgeSeconds * 1000);
-    this.reports.setInterval(r.reportIntervalSeconds * 1000);
+    this.reports.setInterval(reportIntervalMs(r));
     this.pull.open(r.snapshotSubscription);
     // A fetch asked for while there was no session (a delta that did not apply, or a GET answered that
     // the session was gone) stopped there: nothing else would ask again, and a resumed session gets no
@@ -356,4 +376,13 @@ export class ControllerSession {
     this.calls = next.catch(() => undefined);
     return next;
   }
+}
+
+/** Reports never further apart than their TTL (they would lapse in between) nor a minute, at most 1/s. */
+export const MAX_REPORT_INTERVAL_MS = 60_000;
+export function reportIntervalMs(
+  r: Pick<RegisterResponseBody, 'reportIntervalSeconds' | 'reportTtlSeconds'>,
+) {
+  const seconds = Math.min(r.reportIntervalSeconds, r.reportTtlSeconds);
+  return Math.max(1_000, Math.min(seconds * 1000, MAX_REPORT_INTERVAL_MS));
 }

@@ -23,7 +23,14 @@ import { ControllerSession, type SessionSettings } from './session.js';
 
 const BACKOFF = { initialMs: 500, maxMs: 8_000 };
 
-function harness(o: { random?: number; settings?: Partial<SessionSettings> } = {}) {
+function harness(
+  o: {
+    random?: number;
+    settings?: Partial<SessionSettings>;
+    now?: () => number;
+    monotonicNow?: () => number;
+  } = {},
+) {
   const client = new FakeClient();
   const feed = new FakeFeed();
   const lines: Array<Record<string, unknown>> = [];
@@ -46,6 +53,8 @@ function harness(o: { random?: number; settings?: Partial<SessionSettings> } = {
     instanceId: 'instance-1',
     zone: 'local',
     random: () => o.random ?? 0,
+    ...(o.now ? { now: o.now } : {}),
+    ...(o.monotonicNow ? { monotonicNow: o.monotonicNow } : {}),
     settings: { backoff: BACKOFF, slowRetryMs: 20_000, startWaitMs: 60_000, ...o.settings },
     onFatal: (e) => fatal.push(e),
   });
@@ -111,6 +120,19 @@ describe('registration', () => {
     const times = h.client.of('register').map((c) => c.at);
     expect(times).toHaveLength(refusals.length + 1);
     expect(gaps(times)).toEqual(waits);
+    expect(h.session.session?.sessionId).toBe('session-1');
+  });
+
+  it('a Retry-After of days (or past what a timer holds) is waited at most the slow retry, never 1 ms', async () => {
+    // setTimeout takes a 32-bit delay: 2^31 ms or more fires after 1 ms — a tight registration loop.
+    const h = harness();
+    h.script('register', refusal(429, 'rate_limited', 2 ** 31), refusal(429, 'rate_limited', 86_400_000));
+    await h.start();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(h.client.of('register')).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(120_000);
+    const times = h.client.of('register').map((c) => c.at);
+    expect(gaps(times)).toEqual([20_000, 20_000]);
     expect(h.session.session?.sessionId).toBe('session-1');
   });
 
@@ -360,6 +382,79 @@ describe('snapshots', () => {
     expect(h.session.counters.refused).toBe(2);
     expect(h.client.of('latestSnapshot')).toHaveLength(0);
     expect(h.client.of('ack')).toHaveLength(1);
+  });
+
+  it('a re-delivered older delta, or one conflicting with the applied version, is refused without a fetch', async () => {
+    // Pub/Sub is at-least-once: the delta 1→2 may come again after 2→3 was applied. It is older than what
+    // runs (docs/gateway.md § Controller session: "older / conflicting / other epoch ─► logged, dropped"),
+    // and no full snapshot can make it apply.
+    const h = harness();
+    await h.start();
+    const s1 = snapshot(1, ['p-a']);
+    const s2 = snapshot(2, ['p-a', 'p-b']);
+    const s3 = snapshot(3, ['p-b']);
+    await h.feed.deliver(feedMessage(s1));
+    const d12 = buildDelta(s1, s2, sha256Hex);
+    await h.feed.deliver(feedMessage(d12));
+    await h.feed.deliver(feedMessage(buildDelta(s2, s3, sha256Hex)));
+    expect(h.worker.snapshot()?.version).toBe(3);
+    expect(await h.feed.deliver(feedMessage(d12))).toBe('ack');
+    // Version 3 again, on base 2, with other content: a conflict a full snapshot of version 3 cannot cure.
+    expect(await h.feed.deliver(feedMessage(buildDelta(s2, snapshot(3, ['p-c']), sha256Hex)))).toBe('ack');
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(h.session.counters.refused).toBe(2);
+    expect(h.client.of('latestSnapshot')).toHaveLength(0);
+    expect(h.worker.snapshot()?.version).toBe(3);
+    expect(h.worker.snapshot()?.checksum).toBe(s3.checksum);
+  });
+
+  it('a wall clock stepped back does not hold the next fetch (nor a 429 the next report) for the size of the step', async () => {
+    // The waits between calls are durations, on the monotonic clock; only what goes on the wire
+    // (observedAt) and /healthz read the wall clock.
+    let step = 0;
+    const h = harness({ now: () => Date.now() + step, monotonicNow: () => Date.now() });
+    await h.start();
+    const s1 = snapshot(1, ['p-a']);
+    h.script('latestSnapshot', { ok: true, body: s1 });
+    await vi.advanceTimersByTimeAsync(3_000); // nothing on the pull: the first fetch
+    expect(h.client.of('latestSnapshot')).toHaveLength(1);
+    await flush();
+    h.script('runtime', refusal(429, 'rate_limited', 1_000));
+    await vi.advanceTimersByTimeAsync(5_000); // a report, refused 429: quiet for 1 s
+    const reportsBefore = h.client.of('runtime').length;
+    step = -3_600_000; // NTP steps the wall clock back an hour
+    const s3 = snapshot(3, ['p-c']);
+    h.script('latestSnapshot', { ok: true, body: s3 });
+    await h.feed.deliver(feedMessage(buildDelta(snapshot(2, ['p-b']), s3, sha256Hex)));
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(h.client.of('latestSnapshot')).toHaveLength(2);
+    expect(h.worker.snapshot()?.version).toBe(3);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(h.client.of('runtime').length).toBeGreaterThan(reportsBefore);
+  });
+
+  it('a fetch waiting out the 1 s spacing is dropped when Pub/Sub brings a snapshot meanwhile', async () => {
+    const h = harness();
+    await h.start();
+    const s1 = snapshot(1, ['p-a']);
+    const s2 = snapshot(2, ['p-b']);
+    await h.feed.deliver(feedMessage(s1));
+    const bad = (d: ReturnType<typeof buildDelta>) => ({
+      ...d,
+      baseVersion: d.version + 5,
+      version: d.version + 6,
+    });
+    h.script('latestSnapshot', { ok: true, body: s2 });
+    await h.feed.deliver(feedMessage(bad(buildDelta(s1, s2, sha256Hex)))); // GET at once
+    await flush();
+    expect(h.worker.snapshot()?.version).toBe(2);
+    await vi.advanceTimersByTimeAsync(300);
+    await h.feed.deliver(feedMessage(bad(buildDelta(s2, snapshot(3, ['p-c']), sha256Hex)))); // waits 0.7 s
+    await vi.advanceTimersByTimeAsync(200);
+    await h.feed.deliver(feedMessage(snapshot(4, ['p-d']))); // the pull catches up first
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(h.worker.snapshot()?.version).toBe(4);
+    expect(h.client.of('latestSnapshot')).toHaveLength(1);
   });
 
   it('nothing on the pull within a few seconds → GET the latest snapshot (404: wait for Pub/Sub)', async () => {
@@ -613,6 +708,34 @@ describe('reports', () => {
     expect(picks()).toEqual(['p-a', 'p-b']);
   });
 
+  it('a 429 with a Retry-After of a day silences runtime reports for the slow retry at most', async () => {
+    const h = harness();
+    h.script('runtime', refusal(429, 'rate_limited', 86_400_000));
+    await acked(h);
+    expect(h.client.of('runtime')).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(15_000);
+    expect(h.client.of('runtime')).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(10_000); // slowRetryMs (20 s) past the refusal, reports resume
+    expect(h.client.of('runtime').length).toBeGreaterThanOrEqual(2);
+  });
+
+  it.each([
+    ['past what a timer holds (it would fire every 1 ms)', 2_147_484, 2_147_485, 60_000],
+    ['beyond the report TTL (each report would lapse before the next)', 40, 15, 15_000],
+  ])('a report interval %s is bounded', async (_l, seconds, ttl, expectedMs) => {
+    const h = harness();
+    h.script('register', {
+      ok: true,
+      body: registration('session-1', { reportIntervalSeconds: seconds, reportTtlSeconds: ttl }),
+    });
+    await acked(h);
+    const first = h.client.of('runtime').length;
+    await vi.advanceTimersByTimeAsync(expectedMs * 3);
+    const times = h.client.of('runtime').map((c) => c.at);
+    expect(times.length - first).toBe(3);
+    expect(gaps(times.slice(first - 1)).every((g) => g <= expectedMs)).toBe(true);
+  });
+
   it('no_ack / ack_bound_mismatch → ACK again, then report on it', async () => {
     const h = harness();
     h.script('runtime', refusal(409, 'ack_bound_mismatch'));
@@ -693,6 +816,30 @@ describe('reports', () => {
       target: 'example.com:443',
       at: new Date(T0).toISOString(),
     });
+  });
+
+  it('shutdown is bounded when the pull does not close: the draining report still goes at once', async () => {
+    // @google-cloud/pubsub's close() waits for its ack flush, up to maxExtensionTime (60 min) by default:
+    // with Pub/Sub out of reach, SIGTERM must still report draining and end within Cloud Run's 10 s.
+    const h = harness();
+    await acked(h);
+    h.feed.hangOnClose = true;
+    const draining = () => h.client.of('runtime').map((c) => (c.body as { draining: boolean }).draining);
+    let stopped = false;
+    void h.session.source.stop().then(() => {
+      stopped = true;
+    });
+    await flush();
+    expect(draining()).toEqual([false, true]);
+    expect(stopped).toBe(true); // the drain is not held up either
+    let finished = false;
+    void h.session.reporter.stop().then(() => {
+      finished = true;
+    });
+    await flush();
+    expect(draining()).toEqual([false, true, true]); // the final report goes before the close is waited for
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(finished).toBe(true);
   });
 
   it('shutdown: the pull stops, a draining report goes at once, and a last one after the drain', async () => {

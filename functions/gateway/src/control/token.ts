@@ -19,14 +19,25 @@ export const noToken: TokenSource = { header: async () => undefined, invalidate:
 
 export class GoogleIdTokenSource implements TokenSource {
   private client: Promise<IdTokenClient> | null = null;
+  private settled = false;
 
   constructor(
     private readonly audience: string,
-    private readonly auth = new GoogleAuth(),
+    private readonly auth: Pick<GoogleAuth, 'getIdTokenClient'> = new GoogleAuth(),
   ) {}
 
   async header(): Promise<string | undefined> {
-    this.client ??= this.auth.getIdTokenClient(this.audience);
+    if (!this.client) {
+      const client = this.auth.getIdTokenClient(this.audience);
+      this.client = client;
+      this.settled = false;
+      void client.then(
+        () => {
+          if (this.client === client) this.settled = true;
+        },
+        () => {},
+      );
+    }
     let client: IdTokenClient;
     try {
       client = await this.client;
@@ -38,7 +49,15 @@ export class GoogleIdTokenSource implements TokenSource {
     return headers.get('authorization') ?? undefined;
   }
 
+  /**
+   * After a 401, or a call that timed out waiting for the token: the next call gets a fresh one. A
+   * client still being made (the metadata server has not answered) is given up, not waited on again.
+   */
   invalidate(): void {
+    if (!this.settled) {
+      this.client = null;
+      return;
+    }
     void this.client?.then(
       (c) => {
         c.credentials = {};

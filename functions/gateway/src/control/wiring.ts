@@ -50,6 +50,7 @@ export function controllerMode(
     instanceId,
     zone: cfg.GATEWAY_ZONE ?? (cfg.REGION?.match(/^[a-z0-9][-a-z0-9]{0,62}$/) ? cfg.REGION : 'local'),
     onFatal,
+    monotonicNow: () => performance.now(),
     settings: { startWaitMs: cfg.GATEWAY_START_WAIT_SECONDS * 1000 },
   });
   const resolver = secretManagerCredentials({

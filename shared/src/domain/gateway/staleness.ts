@@ -2,13 +2,27 @@
 // for longer than max_stale_age, the Worker stops accepting new traffic and drains the requests it has").
 // A snapshot also stops being valid at its own validUntil. A stale worker comes back as soon as a valid
 // snapshot arrives; shutting down is final.
+//
+// Two clocks: the age bound is a local duration, measured on a monotonic clock that no wall-clock step
+// (NTP, a VM migration) moves; validUntil is the controller's wall-clock instant (the end of the ownership
+// grant), so it is checked on the wall clock, and also on the monotonic clock from the moment the snapshot
+// was taken: a wall clock stepped back must not stretch a grant, one stepped forward ends it sooner.
 export type StalenessPhase = 'awaiting_snapshot' | 'fresh' | 'stale' | 'shutting_down';
 
 export interface StalenessState {
   readonly phase: StalenessPhase;
-  /** When the last valid snapshot (full or delta) was taken. */
+  /** When the last valid snapshot (full or delta) was taken, on the monotonic clock. */
   readonly lastValidAtMs: number | null;
+  /** The snapshot's validUntil, on the wall clock. */
   readonly validUntilMs: number | null;
+  /** The same instant on the monotonic clock, as it stood when the snapshot was taken. */
+  readonly validUntilMonoMs: number | null;
+}
+
+/** The time now on both clocks: `wallMs` since the epoch, `monoMs` from any fixed origin. */
+export interface StalenessClock {
+  readonly wallMs: number;
+  readonly monoMs: number;
 }
 
 export interface StalenessPolicy {
@@ -20,29 +34,34 @@ export const initialStaleness: StalenessState = {
   phase: 'awaiting_snapshot',
   lastValidAtMs: null,
   validUntilMs: null,
+  validUntilMonoMs: null,
 };
 
 export function onSnapshotTaken(
   state: StalenessState,
-  at: { nowMs: number; validUntilMs: number },
+  at: StalenessClock & { validUntilMs: number },
   policy: StalenessPolicy,
 ): StalenessState {
   if (state.phase === 'shutting_down') return state;
-  return evaluateStaleness(
-    { phase: 'fresh', lastValidAtMs: at.nowMs, validUntilMs: at.validUntilMs },
-    at.nowMs,
-    policy,
-  );
+  const taken: StalenessState = {
+    phase: 'fresh',
+    lastValidAtMs: at.monoMs,
+    validUntilMs: at.validUntilMs,
+    validUntilMonoMs: at.monoMs + (at.validUntilMs - at.wallMs),
+  };
+  return evaluateStaleness(taken, at, policy);
 }
 
 export function evaluateStaleness(
   state: StalenessState,
-  nowMs: number,
+  now: StalenessClock,
   policy: StalenessPolicy,
 ): StalenessState {
   if (state.phase === 'shutting_down' || state.lastValidAtMs === null) return state;
-  const tooOld = nowMs - state.lastValidAtMs > policy.maxStaleAgeMs;
-  const expired = state.validUntilMs !== null && nowMs >= state.validUntilMs;
+  const tooOld = now.monoMs - state.lastValidAtMs > policy.maxStaleAgeMs;
+  const expired =
+    (state.validUntilMs !== null && now.wallMs >= state.validUntilMs) ||
+    (state.validUntilMonoMs !== null && now.monoMs >= state.validUntilMonoMs);
   const phase: StalenessPhase = tooOld || expired ? 'stale' : 'fresh';
   return phase === state.phase ? state : { ...state, phase };
 }

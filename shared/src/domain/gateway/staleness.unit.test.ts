@@ -11,58 +11,83 @@ import {
 
 const policy = { maxStaleAgeMs: 30_000 };
 const T0 = Date.UTC(2026, 0, 1);
+/** Both clocks agreeing (no step): the monotonic one counts from the process start, an hour before T0. */
+const MONO0 = T0 - 3_600_000;
+const at = (wallMs: number) => ({ wallMs, monoMs: wallMs - MONO0 });
 
 describe('staleness', () => {
   it('refuses traffic until the first snapshot', () => {
     expect(acceptsTraffic(initialStaleness)).toBe(false);
-    expect(refusalCode(evaluateStaleness(initialStaleness, T0, policy).phase)).toBe('no_snapshot');
+    expect(refusalCode(evaluateStaleness(initialStaleness, at(T0), policy).phase)).toBe('no_snapshot');
   });
 
-  const fresh = onSnapshotTaken(initialStaleness, { nowMs: T0, validUntilMs: T0 + 3_600_000 }, policy);
+  const fresh = onSnapshotTaken(initialStaleness, { ...at(T0), validUntilMs: T0 + 3_600_000 }, policy);
 
   it.each([
     ['just taken', 0, 'fresh'],
     ['at the age bound', 30_000, 'fresh'],
     ['past the age bound', 30_001, 'stale'],
   ])('%s → %s', (_label, elapsed, phase) => {
-    expect(evaluateStaleness(fresh, T0 + elapsed, policy).phase).toBe(phase);
+    expect(evaluateStaleness(fresh, at(T0 + elapsed), policy).phase).toBe(phase);
   });
 
   it('goes stale at validUntil even within the age bound', () => {
-    const short = onSnapshotTaken(initialStaleness, { nowMs: T0, validUntilMs: T0 + 10_000 }, policy);
-    expect(evaluateStaleness(short, T0 + 9_999, policy).phase).toBe('fresh');
-    expect(evaluateStaleness(short, T0 + 10_000, policy).phase).toBe('stale');
+    const short = onSnapshotTaken(initialStaleness, { ...at(T0), validUntilMs: T0 + 10_000 }, policy);
+    expect(evaluateStaleness(short, at(T0 + 9_999), policy).phase).toBe('fresh');
+    expect(evaluateStaleness(short, at(T0 + 10_000), policy).phase).toBe('stale');
   });
 
   it('never ages with an infinite bound, but still honours validUntil', () => {
     const inf = { maxStaleAgeMs: Number.POSITIVE_INFINITY };
-    const s = onSnapshotTaken(initialStaleness, { nowMs: T0, validUntilMs: T0 + 1e12 }, inf);
-    expect(evaluateStaleness(s, T0 + 1e11, inf).phase).toBe('fresh');
-    expect(evaluateStaleness(s, T0 + 1e12, inf).phase).toBe('stale');
+    const s = onSnapshotTaken(initialStaleness, { ...at(T0), validUntilMs: T0 + 1e12 }, inf);
+    expect(evaluateStaleness(s, at(T0 + 1e11), inf).phase).toBe('fresh');
+    expect(evaluateStaleness(s, at(T0 + 1e12), inf).phase).toBe('stale');
   });
 
   it('recovers from stale when a valid snapshot arrives', () => {
-    const stale = evaluateStaleness(fresh, T0 + 60_000, policy);
+    const stale = evaluateStaleness(fresh, at(T0 + 60_000), policy);
     expect(refusalCode(stale.phase)).toBe('snapshot_stale');
-    const back = onSnapshotTaken(stale, { nowMs: T0 + 61_000, validUntilMs: T0 + 3_600_000 }, policy);
+    const back = onSnapshotTaken(stale, { ...at(T0 + 61_000), validUntilMs: T0 + 3_600_000 }, policy);
     expect(back.phase).toBe('fresh');
     expect(acceptsTraffic(back)).toBe(true);
   });
 
   it('a snapshot taken already past its validUntil does not make the worker fresh', () => {
-    const s = onSnapshotTaken(initialStaleness, { nowMs: T0, validUntilMs: T0 - 1 }, policy);
+    const s = onSnapshotTaken(initialStaleness, { ...at(T0), validUntilMs: T0 - 1 }, policy);
     expect(s.phase).toBe('stale');
+  });
+
+  it('the age bound runs on the monotonic clock: a wall clock stepped back does not stretch it', () => {
+    // Taken at T0; 31 s later on the monotonic clock, the wall clock was stepped back an hour (NTP).
+    const later = { wallMs: T0 + 31_000 - 3_600_000, monoMs: T0 + 31_000 - MONO0 };
+    expect(evaluateStaleness(fresh, later, policy).phase).toBe('stale');
+  });
+
+  it('nor does a wall clock stepped forward age a snapshot that was just taken', () => {
+    const long = { maxStaleAgeMs: 150_000 };
+    const s = onSnapshotTaken(initialStaleness, { ...at(T0), validUntilMs: T0 + 7_200_000 }, long);
+    const later = { wallMs: T0 + 1_000 + 3_600_000, monoMs: T0 + 1_000 - MONO0 };
+    expect(evaluateStaleness(s, later, long).phase).toBe('fresh');
+  });
+
+  it('validUntil holds on both clocks: a step back does not extend a grant, a step forward ends it', () => {
+    const long = { maxStaleAgeMs: 1e12 };
+    const s = onSnapshotTaken(initialStaleness, { ...at(T0), validUntilMs: T0 + 180_000 }, long);
+    const back = { wallMs: T0 + 181_000 - 3_600_000, monoMs: T0 + 181_000 - MONO0 };
+    expect(evaluateStaleness(s, back, long).phase).toBe('stale');
+    const forward = { wallMs: T0 + 1_000 + 3_600_000, monoMs: T0 + 1_000 - MONO0 };
+    expect(evaluateStaleness(s, forward, long).phase).toBe('stale');
   });
 
   it('shutting down is final', () => {
     const down: StalenessState = onShutdown(fresh);
     expect(acceptsTraffic(down)).toBe(false);
-    expect(onSnapshotTaken(down, { nowMs: T0, validUntilMs: T0 + 1e9 }, policy).phase).toBe('shutting_down');
-    expect(evaluateStaleness(down, T0 + 1e9, policy)).toBe(down);
+    expect(onSnapshotTaken(down, { ...at(T0), validUntilMs: T0 + 1e9 }, policy).phase).toBe('shutting_down');
+    expect(evaluateStaleness(down, at(T0 + 1e9), policy)).toBe(down);
     expect(refusalCode(down.phase)).toBe('shutting_down');
   });
 
   it('returns the same object when nothing changes (cheap to poll)', () => {
-    expect(evaluateStaleness(fresh, T0 + 1, policy)).toBe(fresh);
+    expect(evaluateStaleness(fresh, at(T0 + 1), policy)).toBe(fresh);
   });
 });
