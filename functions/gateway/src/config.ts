@@ -136,7 +136,7 @@ export const GatewayEnv = z.object({
   GATEWAY_LINGER_MS: timerMs(5_000, 100),
   GATEWAY_MAX_CONNECTIONS: int(20_000, 1),
   /** Cloud Run allows 10 s between SIGTERM and SIGKILL. */
-  GATEWAY_DRAIN_TIMEOUT_MS: timerMs(8_000, 0),
+  GATEWAY_DRAIN_TIMEOUT_MS: timerMs(6_500, 0),
   GATEWAY_OUTCOME_QUEUE_SIZE: int(10_000, 1),
   GATEWAY_STICKY_TABLE_SIZE: int(100_000, 1),
   GATEWAY_DNS_CACHE_SECONDS: int(30, 0),
