@@ -34,6 +34,8 @@ const db = new Firestore({ projectId });
 const ownership = new FirestoreOwnershipStore(db);
 const activity = new FirestoreLeaseActivity(db);
 const T0 = new Date('2026-11-30T12:00:00Z');
+/** The proxy instance the leases here are granted on. */
+const UID = '00000000-0000-4000-8000-000000000000';
 let clock: ManualClock;
 const stores: FirestoreLeaseStore[] = [];
 const gates: FirestoreOwnershipGate[] = [];
@@ -122,7 +124,10 @@ describe('a lease grant racing the planner for the same pool proxy', () => {
     const read = await activity.leased(['px-a', 'px-b'], clock.now());
     expect(read.leased.size).toBe(0);
     // … a crawler's exclusive lease lands meanwhile (the lease service's view still had it outside the pool) …
-    const granted = await leases.grant({ candidates: [{ name: 'px-a', capacity: 2 }], lease: newLease() });
+    const granted = await leases.grant({
+      candidates: [{ name: 'px-a', capacity: 2, uid: UID }],
+      lease: newLease(),
+    });
     expect(granted.kind).toBe('granted');
     // … and the planner's commit, preconditioned on what it read, is refused whole: nothing changes.
     const err = await plannerCommit(
@@ -148,7 +153,10 @@ describe('a lease grant racing the planner for the same pool proxy', () => {
     const leases = leaseStore();
     await leases.ready(10_000);
     // px-c was leased and released before: this replica knows its lease state at that version.
-    const first = await leases.grant({ candidates: [{ name: 'px-c', capacity: 2 }], lease: newLease(false) });
+    const first = await leases.grant({
+      candidates: [{ name: 'px-c', capacity: 2, uid: UID }],
+      lease: newLease(false),
+    });
     if (first.kind !== 'granted') throw new Error('setup lease not granted');
     await leases.release(first.lease.id);
     // The lease service's ownership view, frozen before the assignment (a listener's delivery delay).
@@ -163,7 +171,7 @@ describe('a lease grant racing the planner for the same pool proxy', () => {
     const settled = (p: string, e: number) => trailing.claimSettled(p, e);
     for (const name of ['px-c', 'px-d']) {
       const outcome = await leases.grant({
-        candidates: [{ name, capacity: 2 }],
+        candidates: [{ name, capacity: 2, uid: UID }],
         lease: newLease(),
         claimSettled: settled,
       });
@@ -174,7 +182,7 @@ describe('a lease grant racing the planner for the same pool proxy', () => {
     await other.ready(10_000);
     expect(
       await other.grant({
-        candidates: [{ name: 'px-d', capacity: 2 }],
+        candidates: [{ name: 'px-d', capacity: 2, uid: UID }],
         lease: newLease(),
         claimSettled: settled,
       }),
@@ -199,7 +207,7 @@ describe('a lease grant racing the planner for the same pool proxy', () => {
       'the view to settle the claim',
     );
     const outcome = await leases.grant({
-      candidates: [{ name: 'px-e', capacity: 2 }],
+      candidates: [{ name: 'px-e', capacity: 2, uid: UID }],
       lease: newLease(),
       claimSettled: (p, e) => live.claimSettled(p, e),
     });
@@ -223,7 +231,7 @@ describe('a lease grant racing the planner for the same pool proxy', () => {
     // claim that the grant reads or fails its precondition on, so this one still counts as settled.
     gate.stop();
     const g = await leases.grant({
-      candidates: [{ name: 'px-f', capacity: 2 }],
+      candidates: [{ name: 'px-f', capacity: 2, uid: UID }],
       lease: newLease(false),
       claimSettled: (p, e) => gate.claimSettled(p, e),
     });
@@ -232,7 +240,10 @@ describe('a lease grant racing the planner for the same pool proxy', () => {
     expect(doc.get('gatewayClaim')).toBeUndefined();
     expect(doc.get('activeLeases')).toBe(1);
     // Without a claim no view is asked any more: a grant with the fail-closed default goes through.
-    const next = await leases.grant({ candidates: [{ name: 'px-f', capacity: 2 }], lease: newLease(false) });
+    const next = await leases.grant({
+      candidates: [{ name: 'px-f', capacity: 2, uid: UID }],
+      lease: newLease(false),
+    });
     expect(next.kind).toBe('granted');
   });
 
@@ -269,7 +280,7 @@ describe('a lease grant racing the planner for the same pool proxy', () => {
     const names = Array.from({ length: 16 }, (_, i) => `flip-${String(i).padStart(2, '0')}`);
     // Leased and released before (this replica knows their states), then flipped into the pool at once.
     for (const name of names) {
-      const g = await leases.grant({ candidates: [{ name, capacity: 2 }], lease: newLease(false) });
+      const g = await leases.grant({ candidates: [{ name, capacity: 2, uid: UID }], lease: newLease(false) });
       if (g.kind !== 'granted') throw new Error('setup lease not granted');
       await leases.release(g.lease.id);
     }
@@ -283,7 +294,10 @@ describe('a lease grant racing the planner for the same pool proxy', () => {
     // Selected from a view that still had them outside the pool: idle, so ranked first; 16 is the
     // store's default commit budget per request.
     const outcome = await leases.grant({
-      candidates: [...names.map((name) => ({ name, capacity: 2 })), { name: 'free', capacity: 2 }],
+      candidates: [
+        ...names.map((name) => ({ name, capacity: 2, uid: UID })),
+        { name: 'free', capacity: 2, uid: UID },
+      ],
       lease: newLease(),
       claimSettled: (p, e) => trailing.claimSettled(p, e),
     });
@@ -295,7 +309,10 @@ describe('a lease grant racing the planner for the same pool proxy', () => {
     await proxies.create(poolProxy('pr-skew', 3));
     const leases = leaseStore();
     await leases.ready(10_000);
-    const g = await leases.grant({ candidates: [{ name: 'pr-skew', capacity: 4 }], lease: newLease() });
+    const g = await leases.grant({
+      candidates: [{ name: 'pr-skew', capacity: 4, uid: UID }],
+      lease: newLease(),
+    });
     if (g.kind !== 'granted') throw new Error('setup lease not granted');
     // The snapshot function's clock is 1 s past the lease's expiry: within the skew allowed (5 s).
     const passClock = new ManualClock(new Date(g.lease.expiresAt.getTime() + 1_000));
@@ -331,7 +348,7 @@ describe('a lease grant racing the planner for the same pool proxy', () => {
         const r = await real.leased(names, now);
         if (++reads === 2) {
           const g = await leases.grant({
-            candidates: [{ name: 'pr-leased', capacity: 4 }],
+            candidates: [{ name: 'pr-leased', capacity: 4, uid: UID }],
             lease: newLease(),
           });
           if (g.kind !== 'granted') throw new Error('the racing grant was not granted');

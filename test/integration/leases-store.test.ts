@@ -32,7 +32,10 @@ const newLease = (o: Partial<NewLease> = {}): NewLease => ({
   ttlSeconds: 60,
   ...o,
 });
-const cand = (name: string, capacity = 2): Candidate => ({ name, capacity });
+const UID = '00000000-0000-4000-8000-000000000000';
+const cand = (name: string, capacity = 2, uid = UID): Candidate => ({ name, uid, capacity });
+/** The proxy instance cand() grants on, as usage() takes it. */
+const inst = (name: string, uid = UID) => ({ name, uid });
 
 beforeEach(async () => {
   await clearProject(projectId);
@@ -51,6 +54,7 @@ describe('FirestoreLeaseStore', () => {
     const l = (proxy: string, from: number, to: number, exclusive = false, released = true) => ({
       id: `${proxy}${from}`,
       proxy,
+      proxyUid: null,
       target: null,
       exclusive,
       holder: 't',
@@ -119,13 +123,13 @@ describe('FirestoreLeaseStore', () => {
       'granted',
       { kind: 'no_room', atCapacity: 1, inGateway: 0 },
     ]);
-    expect(s.usage('p1', clock.now())).toEqual({ active: 2, exclusive: false });
+    expect(s.usage(inst('p1'), clock.now())).toEqual({ active: 2, exclusive: false });
     if (a.kind !== 'granted') throw new Error('unreachable');
 
     await s.release(a.lease.id);
     await s.release(a.lease.id);
     expect((await s.find(a.lease.id))?.releasedAt).toEqual(clock.now());
-    expect(s.usage('p1', clock.now()).active).toBe(1);
+    expect(s.usage(inst('p1'), clock.now()).active).toBe(1);
     expect((await s.grant({ candidates: [cand('p1')], lease: newLease() })).kind).toBe('granted');
     await s.release('no-such-lease');
   });
@@ -173,7 +177,7 @@ describe('FirestoreLeaseStore', () => {
     expect(r.kind === 'renewed' && r.lease.expiresAt).toEqual(new Date(clock.now().getTime() + 120_000));
     expect((await s.find(g.lease.id))?.renewals).toBe(1);
     clock.advance(100_000);
-    expect(s.usage('p1', clock.now()).active).toBe(1);
+    expect(s.usage(inst('p1'), clock.now()).active).toBe(1);
     clock.advance(20_000);
     expect((await s.renew(g.lease.id)).kind).toBe('expired');
     expect((await s.renew('nope')).kind).toBe('unknown');
@@ -206,23 +210,23 @@ describe('FirestoreLeaseStore', () => {
     const g2 = await r1.grant({ candidates: [cand('p1')], lease: newLease() });
     if (g1.kind !== 'granted' || g2.kind !== 'granted') throw new Error('not granted');
     // r2 has not seen r1's grants: its view says empty, and its grant still cannot exceed capacity.
-    expect(r2.usage('p1', clock.now()).active).toBe(0);
+    expect(r2.usage(inst('p1'), clock.now()).active).toBe(0);
     expect(await r2.grant({ candidates: [cand('p1')], lease: newLease() })).toEqual({
       kind: 'no_room',
       atCapacity: 1,
       inGateway: 0,
     });
-    expect(r2.usage('p1', clock.now()).active).toBe(2);
+    expect(r2.usage(inst('p1'), clock.now()).active).toBe(2);
 
     // r2 releases a lease r1 granted; r1's own view still says full until it is old enough to doubt.
     clock.advance(10);
     const releasedAt = clock.now();
     await r2.release(g1.lease.id);
-    expect(r1.usage('p1', clock.now()).active).toBe(2);
+    expect(r1.usage(inst('p1'), clock.now()).active).toBe(2);
     expect(await r1.refresh(['p1'])).toBe(0);
     clock.advance(1001);
     expect(await r1.refresh(['p1'])).toBe(1);
-    expect(r1.usage('p1', clock.now()).active).toBe(1);
+    expect(r1.usage(inst('p1'), clock.now()).active).toBe(1);
     const released = await r1.find(g1.lease.id);
     expect(released).not.toBeNull();
     expect(released!.releasedAt).toBeInstanceOf(Date);

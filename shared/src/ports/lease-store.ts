@@ -2,6 +2,7 @@
 // behind one lock; here they are durable and shared by every replica, so the store's grant is the one
 // place where "never beyond capacity" is decided, atomically with the lease record.
 import type { Usage } from '../domain/leases/capacity.js';
+import type { ProxyInstance } from '../domain/leases/instance.js';
 import type { Cooldown, Lease } from '../domain/leases/model.js';
 import type { Candidate } from '../domain/leases/selection.js';
 import type { ProxyResource } from '../domain/proxy.js';
@@ -55,9 +56,10 @@ export interface LeaseStore {
   ready(timeoutMs: number): Promise<void>;
   /**
    * A proxy's leases as this replica last saw them (its own writes at once; other replicas' when it last
-   * read), for ranking and listing. Capacity itself is enforced by grant, never by this view.
+   * read), for ranking and listing. Capacity itself is enforced by grant, never by this view. Only the
+   * leases of this instance count (domain/leases/instance.ts), not those of a deleted proxy of its name.
    */
-  usage(proxy: string, now: Date): Usage;
+  usage(proxy: ProxyInstance, now: Date): Usage;
   /**
    * Re-reads the states of these proxies that this replica has not seen recently, so that usage() may
    * answer "full" or be listed; resolves to how many it read (0: the view was recent enough).
@@ -71,9 +73,10 @@ export interface LeaseStore {
   grant(request: GrantRequest): Promise<GrantOutcome>;
   /**
    * Extends an active lease to now + ttlSeconds (default: its own TTL); never shortens it. An active lease
-   * whose proxy `renewable` refuses is left as it is: `withdrawn`.
+   * that `renewable` refuses (its proxy gone, being deleted, replaced by another of the same name, or held
+   * by the gateway) is left as it is: `withdrawn`.
    */
-  renew(leaseId: string, ttlSeconds?: number, renewable?: (proxy: string) => boolean): Promise<RenewOutcome>;
+  renew(leaseId: string, ttlSeconds?: number, renewable?: (lease: Lease) => boolean): Promise<RenewOutcome>;
   /** Idempotent: releasing an unknown, expired or released lease changes nothing. */
   release(leaseId: string): Promise<void>;
   /** The stored lease, whatever its state, or null when there is none (or its record has been removed). */

@@ -65,7 +65,7 @@ export function discoveryView(deps: {
         .map((p) => {
           const healthy = isLeasable(p);
           const leasable = healthy && deps.gate.leasable(p);
-          return { ...p, healthy, leasable, activeLeases: deps.store.usage(p.name, now).active };
+          return { ...p, healthy, leasable, activeLeases: deps.store.usage(p, now).active };
         })
         .filter((p) => keep(p, filter));
     },

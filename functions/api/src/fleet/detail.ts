@@ -98,7 +98,7 @@ export function buildDetail(p: ProxyResource, inputs: FleetInputs, now: Date): P
           history: (h.latencyHistory ?? []).map((s) => ({ ms: s.ms, at: s.at.toISOString() })),
         }
       : null,
-    leases: activeEntries(inputs.leaseState.get(p.name), now).map((e) => ({
+    leases: activeEntries(inputs.leaseState.get(p.name), p.uid, now).map((e) => ({
       leaseId: e.leaseId,
       expiresAt: e.expiresAt.toISOString(),
       exclusive: e.exclusive,

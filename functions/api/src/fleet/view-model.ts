@@ -2,6 +2,7 @@
 // from the documents the plane already writes (proxies, health, leaseState, cooldowns, ownership, jobRuns)
 // and the time. No field here is new state: "recent events" are derived from timestamps already stored.
 import type { LatencySample, ProxyHealthState } from '../../../../shared/src/domain/health/proxy-health.js';
+import { entriesOf } from '../../../../shared/src/domain/leases/instance.js';
 import type { Cooldown, LeaseEntry } from '../../../../shared/src/domain/leases/model.js';
 import type { Phase, ProxyResource } from '../../../../shared/src/domain/proxy.js';
 import type { JobRun } from '../../../../shared/src/ports/job-runs.js';
@@ -67,8 +68,13 @@ export interface FleetView {
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
-export function activeEntries(entries: readonly LeaseEntry[] | undefined, now: Date): LeaseEntry[] {
-  return (entries ?? []).filter((e) => e.expiresAt.getTime() > now.getTime());
+/** The active entries of proxy instance `uid`: not those of a deleted proxy of the same name. */
+export function activeEntries(
+  entries: readonly LeaseEntry[] | undefined,
+  uid: string,
+  now: Date,
+): LeaseEntry[] {
+  return entriesOf(entries ?? [], uid).filter((e) => e.expiresAt.getTime() > now.getTime());
 }
 
 export function activeCooldowns(all: readonly Cooldown[], proxy: string, now: Date): Cooldown[] {
@@ -103,7 +109,7 @@ export function buildRow(p: ProxyResource, inputs: FleetInputs, now: Date): Flee
     latencyMillis: p.status.latencyMillis ?? h?.latency.reportedMs ?? null,
     latencyHistory: history.map((s) => s.ms),
     capacity: p.spec.capacity,
-    activeLeases: activeEntries(inputs.leaseState.get(p.name), now).length,
+    activeLeases: activeEntries(inputs.leaseState.get(p.name), p.uid, now).length,
     cooldowns: activeCooldowns(inputs.cooldowns, p.name, now).map((c) => ({
       target: c.target,
       until: c.until.toISOString(),

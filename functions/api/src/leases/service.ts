@@ -4,6 +4,7 @@ import { randomFillSync } from 'node:crypto';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
 import { cooldownFor } from '../../../../shared/src/domain/leases/cooldown.js';
 import { proxyEndpoint, proxyUrl } from '../../../../shared/src/domain/leases/endpoint.js';
+import { renewsOn, reportCoolsDown } from '../../../../shared/src/domain/leases/instance.js';
 import {
   type Lease,
   type LeaseSettings,
@@ -167,7 +168,7 @@ export class LeaseService {
   async renew(id: string, ttlSeconds: number | undefined) {
     if (!isLeaseId(id)) return { kind: 'unknown' as const };
     await this.ready();
-    const outcome = await this.deps.store.renew(id, ttlSeconds, (proxy) => this.renewable(proxy));
+    const outcome = await this.deps.store.renew(id, ttlSeconds, (lease) => this.renewable(lease));
     if (outcome.kind !== 'unknown' && outcome.kind !== 'renewed' && this.pastWindow(outcome.lease)) {
       return { kind: 'unknown' as const };
     }
@@ -176,13 +177,14 @@ export class LeaseService {
 
   /**
    * A lease is renewed only while its proxy could still be leased at all: not while the proxy is being
-   * deleted (or is gone), nor once it has joined the gateway pool (the planner assigns a pool proxy only
-   * when its leases have ended, so a crawler renewing for ever would keep it out of the pool). Health is
-   * not asked: a lease outlives a flap of its proxy's checks.
+   * deleted (or is gone — also when another proxy has been created under its name since: the lease was
+   * granted on the instance that was deleted), nor once it has joined the gateway pool (the planner
+   * assigns a pool proxy only when its leases have ended, so a crawler renewing for ever would keep it out
+   * of the pool). Health is not asked: a lease outlives a flap of its proxy's checks.
    */
-  private renewable(name: string): boolean {
-    const proxy = this.deps.catalog.get(name);
-    if (!proxy || proxy.deletionRequestedAt) return false;
+  private renewable(lease: Lease): boolean {
+    const proxy = this.deps.catalog.get(lease.proxy);
+    if (!proxy || !renewsOn(lease, proxy) || proxy.deletionRequestedAt) return false;
     return !proxy.spec.gatewayPool || this.deps.gate.leasable(proxy);
   }
 
@@ -197,8 +199,19 @@ export class LeaseService {
     // being rate-limited (seed §7).
     if (!lease || this.pastWindow(lease)) return 'unknown_lease';
     const cooldown = cooldownFor(lease, report, this.deps.settings, this.deps.clock.now());
-    if (cooldown) await this.deps.store.startCooldown(cooldown);
+    if (cooldown && (await this.coolsDown(lease))) await this.deps.store.startCooldown(cooldown);
     return 'accepted';
+  }
+
+  /**
+   * A report on a lease whose proxy is gone — deleted, or deleted and created again under the same name —
+   * is accepted but starts no cooldown: the name's cooldown would fall on the new proxy. Leases stored
+   * before uids were recorded report as they always did (instance.ts reportCoolsDown).
+   */
+  private async coolsDown(lease: Lease): Promise<boolean> {
+    if (lease.proxyUid === null) return true;
+    await this.ready();
+    return reportCoolsDown(lease, this.deps.catalog.get(lease.proxy));
   }
 
   private pastWindow(lease: Lease): boolean {
@@ -206,7 +219,9 @@ export class LeaseService {
   }
 
   private async grantBody(lease: Lease): Promise<LeaseGrant> {
-    const proxy = this.deps.catalog.get(lease.proxy);
+    const listed = this.deps.catalog.get(lease.proxy);
+    // Replaced under its name between selection and grant: the lease is not this proxy's.
+    const proxy = listed && renewsOn(lease, listed) ? listed : undefined;
     const endpoint = proxy && proxyEndpoint(proxy);
     if (!proxy || !endpoint)
       throw new CredentialsUnavailable(lease.proxy, { cause: 'proxy left the catalog' });

@@ -16,6 +16,11 @@ const ts = z.instanceof(Timestamp).transform((t) => t.toDate());
 const LeaseDoc = z.object({
   leaseId: z.string(),
   proxy: z.string(),
+  // Absent on leases stored before uids were recorded: they belong to the proxy's name (instance.ts).
+  proxyUid: z
+    .string()
+    .nullish()
+    .transform((u) => u ?? null),
   target: z.string().nullable(),
   exclusive: z.boolean(),
   holder: z.string(),
@@ -26,7 +31,12 @@ const LeaseDoc = z.object({
   renewals: z.number(),
 });
 
-const EntryDoc = z.object({ leaseId: z.string(), expiresAt: ts, exclusive: z.boolean() });
+const EntryDoc = z.object({
+  leaseId: z.string(),
+  expiresAt: ts,
+  exclusive: z.boolean(),
+  proxyUid: z.string().optional(),
+});
 const StateDoc = z.object({ entries: z.array(EntryDoc) });
 
 const CooldownDoc = z.object({
@@ -42,6 +52,7 @@ export function encodeLease(lease: Lease, expireAt: Date): DocumentData {
   return {
     leaseId: lease.id,
     proxy: lease.proxy,
+    proxyUid: lease.proxyUid,
     target: lease.target,
     exclusive: lease.exclusive,
     holder: lease.holder,
@@ -71,6 +82,7 @@ export function encodeState(proxy: string, entries: readonly LeaseEntry[], now: 
       leaseId: e.leaseId,
       expiresAt: Timestamp.fromDate(e.expiresAt),
       exclusive: e.exclusive,
+      ...(e.proxyUid === undefined ? {} : { proxyUid: e.proxyUid }),
     })),
     activeLeases: entries.length,
     updatedAt: Timestamp.fromDate(now),

@@ -7,6 +7,7 @@
 // only cost a failed precondition and a re-read — never a grant beyond capacity.
 import type { DocumentData, Timestamp } from '@google-cloud/firestore';
 import { type Usage, usageOf } from '../../domain/leases/capacity.js';
+import type { ProxyInstance } from '../../domain/leases/instance.js';
 import type { LeaseEntry } from '../../domain/leases/model.js';
 import type { Logger } from '../log/json-logger.js';
 import { decodeGatewayClaim, decodeState } from './lease-converter.js';
@@ -51,10 +52,11 @@ export class LeaseStateCache {
     return this.owner.get(leaseId);
   }
 
-  usage(proxy: string, now: Date): Usage {
-    const s = this.states.get(proxy);
+  /** What counts against this proxy instance's capacity: not the entries of a deleted proxy of its name. */
+  usage(proxy: ProxyInstance, now: Date): Usage {
+    const s = this.states.get(proxy.name);
     if (!s) return { active: 0, exclusive: false };
-    return s.entries ? usageOf(s.entries, now) : FULL;
+    return s.entries ? usageOf(s.entries, proxy.uid, now) : FULL;
   }
 
   /**

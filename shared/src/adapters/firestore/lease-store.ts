@@ -20,6 +20,7 @@ import {
   removeEntry,
   type Usage,
 } from '../../domain/leases/capacity.js';
+import type { ProxyInstance } from '../../domain/leases/instance.js';
 import {
   type Cooldown,
   type Lease,
@@ -135,7 +136,7 @@ export class FirestoreLeaseStore implements LeaseStore {
     this.listener = null;
   }
 
-  usage(proxy: string, now: Date): Usage {
+  usage(proxy: ProxyInstance, now: Date): Usage {
     return this.state.usage(proxy, now);
   }
 
@@ -204,7 +205,14 @@ export class FirestoreLeaseStore implements LeaseStore {
         return 'gateway';
       }
       const expiresAt = new Date(now.getTime() + lease.ttlSeconds * 1000);
-      const entry: LeaseEntry = { leaseId: lease.id, expiresAt, exclusive: lease.exclusive };
+      // The entry and the lease name the proxy instance: a proxy created again under this name is another
+      // one, whose capacity this lease does not take (domain/leases/instance.ts).
+      const entry = {
+        leaseId: lease.id,
+        expiresAt,
+        exclusive: lease.exclusive,
+        proxyUid: candidate.uid,
+      } satisfies LeaseEntry;
       const entries = base.entries && grantEntry(base.entries, entry, candidate.capacity, now);
       if (!entries) {
         // Full as far as this replica knows; when that knowledge is old, another replica may have
@@ -216,6 +224,7 @@ export class FirestoreLeaseStore implements LeaseStore {
       const record: Lease = {
         ...lease,
         proxy: candidate.name,
+        proxyUid: candidate.uid,
         grantedAt: now,
         expiresAt,
         releasedAt: null,
@@ -283,12 +292,12 @@ export class FirestoreLeaseStore implements LeaseStore {
   async renew(
     leaseId: string,
     ttlSeconds?: number,
-    renewable?: (proxy: string) => boolean,
+    renewable?: (lease: Lease) => boolean,
   ): Promise<RenewOutcome> {
     const lease = await this.find(leaseId);
     if (!lease) return { kind: 'unknown' };
     if (lease.releasedAt) return { kind: 'released', lease };
-    if (renewable && !renewable(lease.proxy)) {
+    if (renewable && !renewable(lease)) {
       const ended = lease.expiresAt.getTime() <= this.clock.now().getTime();
       return ended ? { kind: 'expired', lease } : { kind: 'withdrawn', lease };
     }

@@ -1,5 +1,8 @@
 // Capacity over a proxy's lease entries. Every function takes `now`: an entry whose expiresAt has passed
-// stops counting at that instant, whether or not anything has pruned it yet.
+// stops counting at that instant, whether or not anything has pruned it yet. Only the entries of the proxy
+// instance (metadata.uid) count against its capacity (instance.ts): a proxy created again under a deleted
+// one's name does not inherit its leases.
+import { entriesOf } from './instance.js';
 import type { LeaseEntry } from './model.js';
 
 export interface Usage {
@@ -14,8 +17,9 @@ export function activeEntries(entries: readonly LeaseEntry[], now: Date): LeaseE
   return entries.filter((e) => e.expiresAt.getTime() > t);
 }
 
-export function usageOf(entries: readonly LeaseEntry[], now: Date): Usage {
-  const active = activeEntries(entries, now);
+/** What counts against the capacity of proxy instance `uid` at `now`. */
+export function usageOf(entries: readonly LeaseEntry[], uid: string, now: Date): Usage {
+  const active = activeEntries(entriesOf(entries, uid), now);
   return { active: active.length, exclusive: active.some((e) => e.exclusive) };
 }
 
@@ -25,15 +29,20 @@ export function hasRoom(usage: Usage, capacity: number, exclusive: boolean): boo
   return exclusive ? usage.active === 0 : usage.active < capacity;
 }
 
-/** The entries after granting `entry`, or null when it does not fit. Expired entries are pruned on the way. */
+/**
+ * The entries after granting `entry` on the proxy instance `uid`, or null when it does not fit there.
+ * Expired entries are pruned on the way. Active entries of another instance (a deleted proxy of the same
+ * name) do not count, but are kept until they expire: which instance is the current one is the catalog's
+ * view, and a replica whose view is behind must not drop the leases of the proxy that replaced it.
+ */
 export function grantEntry(
   entries: readonly LeaseEntry[],
-  entry: LeaseEntry,
+  entry: LeaseEntry & { proxyUid: string },
   capacity: number,
   now: Date,
 ): LeaseEntry[] | null {
   const active = activeEntries(entries, now);
-  if (!hasRoom(usageOf(active, now), capacity, entry.exclusive)) return null;
+  if (!hasRoom(usageOf(active, entry.proxyUid, now), capacity, entry.exclusive)) return null;
   return [...active, entry];
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { extendEntry, grantEntry, hasRoom, removeEntry, usageOf } from './capacity.js';
-import { at, entry } from './fixtures.unit.js';
+import { at, entry, UID } from './fixtures.unit.js';
 
 const now = at(100);
 
@@ -22,7 +22,7 @@ describe('usageOf', () => {
       exclusive: false,
     },
   ])('$name', ({ entries, active, exclusive }) => {
-    expect(usageOf(entries, now)).toEqual({ active, exclusive });
+    expect(usageOf(entries, UID, now)).toEqual({ active, exclusive });
   });
 });
 
@@ -72,7 +72,12 @@ describe('grantEntry', () => {
     },
     { name: 'beside one', entries: [entry('a', 200)], capacity: 2, exclusive: false, after: ['a', 'new'] },
   ])('$name', ({ entries, capacity, exclusive, after }) => {
-    const granted = grantEntry(entries, { leaseId: 'new', expiresAt: at(400), exclusive }, capacity, now);
+    const granted = grantEntry(
+      entries,
+      { leaseId: 'new', expiresAt: at(400), exclusive, proxyUid: UID },
+      capacity,
+      now,
+    );
     expect(granted?.map((e) => e.leaseId) ?? null).toEqual(after);
   });
 });

@@ -5,8 +5,18 @@ import type { LeaseEntry } from './model.js';
 export const T0 = new Date('2026-01-01T00:00:00Z');
 export const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000);
 
-export function entry(leaseId: string, expiresInSeconds: number, exclusive = false): LeaseEntry {
-  return { leaseId, expiresAt: at(expiresInSeconds), exclusive };
+/** The uid proxy() gives every proxy unless told otherwise. */
+export const UID = '00000000-0000-4000-8000-000000000000';
+
+/** An entry of instance `proxyUid` (default UID; null: stored before uids were recorded). */
+export function entry(
+  leaseId: string,
+  expiresInSeconds: number,
+  exclusive = false,
+  proxyUid: string | null = UID,
+): LeaseEntry {
+  const e: LeaseEntry = { leaseId, expiresAt: at(expiresInSeconds), exclusive };
+  return proxyUid === null ? e : { ...e, proxyUid };
 }
 
 export interface ProxyOptions {
@@ -24,6 +34,8 @@ export interface ProxyOptions {
   /** An external endpoint's protocol (default http). */
   protocol?: 'http' | 'socks5';
   deleting?: boolean;
+  /** metadata.uid (default UID). */
+  uid?: string;
 }
 
 export function proxy(name: string, o: ProxyOptions = {}): ProxyResource {
@@ -43,7 +55,7 @@ export function proxy(name: string, o: ProxyOptions = {}): ProxyResource {
   );
   return {
     name,
-    uid: '00000000-0000-4000-8000-000000000000',
+    uid: o.uid ?? UID,
     generation: 1,
     createdAt: T0,
     deletionRequestedAt: o.deleting ? T0 : null,

@@ -17,6 +17,11 @@ export const GLOBAL_TARGET = '*';
 export interface Lease {
   id: string;
   proxy: string;
+  /**
+   * metadata.uid of the proxy it was granted on (instance.ts): a proxy created again under the same name is
+   * another proxy. null on a lease stored before uids were recorded (it belongs to the name, as it did).
+   */
+  proxyUid: string | null;
   /** The site the crawler means to fetch; null = not given (cooldowns then fall back to global). */
   target: string | null;
   exclusive: boolean;
@@ -35,6 +40,8 @@ export interface LeaseEntry {
   leaseId: string;
   expiresAt: Date;
   exclusive: boolean;
+  /** The lease's proxyUid; absent on entries stored before uids were recorded (they count by name). */
+  proxyUid?: string;
 }
 
 /** A cooldown of (proxy, target) started by a rate_limited / banned report. */

@@ -11,6 +11,7 @@ import { type ProxyProtocol, type ProxyResource, proxyProtocol } from '../proxy.
 import { hasRoom, type Usage } from './capacity.js';
 import { proxyEndpoint } from './endpoint.js';
 import { isHealthy, isSuspect } from './health.js';
+import type { ProxyInstance } from './instance.js';
 
 export interface SelectionRequest {
   selector: Readonly<Record<string, string>>;
@@ -22,7 +23,8 @@ export interface SelectionRequest {
 
 /** What selection needs to know beyond the proxies, already evaluated at one instant. */
 export interface SelectionView {
-  usage(proxy: string): Usage;
+  /** The leases counting against this proxy instance's capacity (not those of a deleted namesake). */
+  usage(proxy: ProxyInstance): Usage;
   /** Writes this replica has in flight on the proxy: ranked like leases so concurrent requests spread out. */
   pending(proxy: string): number;
   coolingDown(proxy: string, target: string | null): boolean;
@@ -34,6 +36,8 @@ export interface SelectionView {
 
 export interface Candidate {
   name: string;
+  /** metadata.uid of the proxy selected: the lease is granted on this instance (instance.ts). */
+  uid: string;
   capacity: number;
 }
 
@@ -111,7 +115,7 @@ export function planSelection(
     } else if (view.coolingDown(proxy.name, request.target)) {
       plan.inCooldown++;
     } else {
-      const usage = view.usage(proxy.name);
+      const usage = view.usage(proxy);
       if (hasRoom(usage, proxy.spec.capacity, request.exclusive)) {
         ranked.push({ proxy, suspect: isSuspect(proxy), active: usage.active + view.pending(proxy.name) });
       } else {
@@ -121,7 +125,11 @@ export function planSelection(
     }
   }
   ranked.sort(compareCandidates);
-  plan.candidates = ranked.map(({ proxy }) => ({ name: proxy.name, capacity: proxy.spec.capacity }));
+  plan.candidates = ranked.map(({ proxy }) => ({
+    name: proxy.name,
+    uid: proxy.uid,
+    capacity: proxy.spec.capacity,
+  }));
   return plan;
 }
 

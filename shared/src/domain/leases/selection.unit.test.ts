@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Usage } from './capacity.js';
-import { type ProxyOptions, proxy } from './fixtures.unit.js';
+import { type ProxyOptions, proxy, UID } from './fixtures.unit.js';
 import { matchesSelector, planSelection, type SelectionView } from './selection.js';
 
 function view(
@@ -12,7 +12,7 @@ function view(
 ): SelectionView {
   return {
     heldByGateway: (p) => gateway.includes(p.name),
-    usage: (p) => ({ active: 0, exclusive: false, ...usage[p] }),
+    usage: (p) => ({ active: 0, exclusive: false, ...usage[p.name] }),
     pending: (p) => pending[p] ?? 0,
     coolingDown: (p, target) => target !== null && cooling.includes(p),
     unusable: (p) => unusable.includes(p),
@@ -109,7 +109,7 @@ describe('planSelection', () => {
       ),
     );
     expect(plan).toEqual({
-      candidates: [{ name: 'ok', capacity: 3 }],
+      candidates: [{ name: 'ok', uid: UID, capacity: 3 }],
       full: ['full', 'held'],
       considered: 8,
       otherProtocol: 0,
