@@ -76,29 +76,7 @@ describe('startReadyProcess', () => {
 
   it('a Node child stops within seconds of its parent being killed outright', async () => {
     // The parent starts a child that would otherwise run forever, prints its pid, and waits.
-    const script = `
-      import { startReadyProcess } from ${JSON.stringify(join(process.cwd(), 'emulators/functions-host/ready-process.ts'))};
-      const p = await startReadyProcess({
-        name: 'forever',
-        command: process.execPath,
-        args: ['-e', 'setInterval(() => {}, 1000)'],
-        ready: () => new Promise((r) => setTimeout(r, 300)),
-      });
-      console.log('child ' + p.pid);
-      setInterval(() => {}, 1000);
-    `;
-    const parent = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    parent.stdout.on('data', (d: Buffer) => {
-      out += d;
-    });
-    let child = 0;
-    for (let i = 0; i < 300 && !child; i++) {
-      child = Number(/child (\d+)/.exec(out)?.[1] ?? 0);
-      if (!child) await new Promise((r) => setTimeout(r, 100));
-    }
+    const { parent, child } = await parentWithChild('setInterval(() => {}, 1000)');
     expect(child).toBeGreaterThan(0);
     try {
       expect(alive(child)).toBe(true);

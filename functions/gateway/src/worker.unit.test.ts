@@ -37,6 +37,22 @@ const content = (version: number, proxies: GatewayProxy[], epoch = 1): GatewaySn
 });
 const noSticky = { stickyValue: () => undefined };
 
+/** A worker on two clocks the test moves apart: the wall clock and a monotonic one. */
+function clockedWorker(wall: () => number, mono: () => number): GatewayWorker {
+  const creds = new StaticCredentialResolver();
+  creds.replace({ up: { username: 'u', password: 'p' } });
+  return new GatewayWorker({
+    credentials: new CredentialCache(creds, 60_000, wall),
+    log: jsonLogger('error', () => {}),
+    now: wall,
+    monotonicNow: mono,
+    maxStaleAgeMs: 30_000,
+    workerId: 'w1',
+    stickyTableSize: 10,
+    outcomeQueueSize: 10,
+  });
+}
+
 function newWorker(queue = 10, plainHttp?: PlainHttpSetting) {
   let now = T0;
   const creds = new StaticCredentialResolver();
@@ -218,18 +234,10 @@ describe('GatewayWorker', () => {
   it('a wall clock stepped back neither stretches the stale age nor the grant (monotonic clock)', async () => {
     let wall = T0;
     let mono = 5_000;
-    const creds = new StaticCredentialResolver();
-    creds.replace({ up: { username: 'u', password: 'p' } });
-    const worker = new GatewayWorker({
-      credentials: new CredentialCache(creds, 60_000, () => wall),
-      log: jsonLogger('error', () => {}),
-      now: () => wall,
-      monotonicNow: () => mono,
-      maxStaleAgeMs: 30_000,
-      workerId: 'w1',
-      stickyTableSize: 10,
-      outcomeQueueSize: 10,
-    });
+    const worker = clockedWorker(
+      () => wall,
+      () => mono,
+    );
     await worker.applySnapshot(buildSnapshot(content(1, [proxy('a')]), sha256Hex));
     expect(worker.accepting).toBe(true);
     // 31 s pass; meanwhile NTP steps the wall clock back an hour.
@@ -252,18 +260,10 @@ describe('GatewayWorker', () => {
   it('a wall clock stepped forward does not age a snapshot just taken past the stale bound', async () => {
     let wall = T0;
     let mono = 5_000;
-    const creds = new StaticCredentialResolver();
-    creds.replace({ up: { username: 'u', password: 'p' } });
-    const worker = new GatewayWorker({
-      credentials: new CredentialCache(creds, 60_000, () => wall),
-      log: jsonLogger('error', () => {}),
-      now: () => wall,
-      monotonicNow: () => mono,
-      maxStaleAgeMs: 30_000,
-      workerId: 'w1',
-      stickyTableSize: 10,
-      outcomeQueueSize: 10,
-    });
+    const worker = clockedWorker(
+      () => wall,
+      () => mono,
+    );
     await worker.applySnapshot(
       buildSnapshot({ ...content(1, [proxy('a')]), validUntil: iso(T0 + 7_200_000) }, sha256Hex),
     );
