@@ -4,14 +4,15 @@
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-function tryConnect(host: string, port: number): Promise<boolean> {
+/** Whether a TCP connection to host:port is accepted within `timeoutMs`. */
+export function tryConnect(host: string, port: number, timeoutMs = 1000): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect({ host, port });
     const done = (ok: boolean) => {
       socket.destroy();
       resolve(ok);
     };
-    socket.setTimeout(1000, () => done(false));
+    socket.setTimeout(timeoutMs, () => done(false));
     socket.once('connect', () => done(true));
     socket.once('error', () => done(false));
   });

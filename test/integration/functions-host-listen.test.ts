@@ -3,24 +3,14 @@
 // would put the plane's unauthenticated push endpoints (reconcile, gc, …) on the developer's network.
 
 import { mkdtempSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type HostedFunction, hostFunction } from '../../emulators/functions-host/host.js';
+import { tryConnect } from '../../emulators/functions-host/wait-port.js';
 import { freePort } from '../../emulators/launcher/free-port.js';
 
-const connects = (host: string, port: number): Promise<boolean> =>
-  new Promise((resolve) => {
-    const socket = connect({ host, port });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(2000, () => done(false));
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-  });
+const connects = (host: string, port: number) => tryConnect(host, port, 2000);
 
 describe('hostFunction', () => {
   const dir = mkdtempSync(join(tmpdir(), 'pp-fnhost-'));

@@ -16,6 +16,15 @@ const alive = (pid: number): boolean => {
   }
 };
 
+/** Whether `pid` has exited within `ms` (polled every 100 ms). */
+async function goneWithin(pid: number, ms: number): Promise<boolean> {
+  for (let waited = 0; waited < ms; waited += 100) {
+    if (!alive(pid)) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return !alive(pid);
+}
+
 /** Starts a parent that starts `childScript` with startReadyProcess and prints the child's pid. */
 async function parentWithChild(childScript: string) {
   const script = `
@@ -61,12 +70,7 @@ describe('startReadyProcess', () => {
     try {
       parent.kill('SIGKILL');
       await once(parent, 'exit');
-      let gone = false;
-      for (let i = 0; i < 100 && !gone; i++) {
-        gone = !alive(child);
-        if (!gone) await new Promise((r) => setTimeout(r, 100));
-      }
-      expect(gone).toBe(true);
+      expect(await goneWithin(child, 10000)).toBe(true);
       expect(existsSync(marker)).toBe(true);
     } finally {
       if (alive(child)) process.kill(-child, 'SIGKILL');
@@ -82,12 +86,7 @@ describe('startReadyProcess', () => {
       expect(alive(child)).toBe(true);
       parent.kill('SIGKILL');
       await once(parent, 'exit');
-      let gone = false;
-      for (let i = 0; i < 50 && !gone; i++) {
-        gone = !alive(child);
-        if (!gone) await new Promise((r) => setTimeout(r, 100));
-      }
-      expect(gone).toBe(true);
+      expect(await goneWithin(child, 5000)).toBe(true);
     } finally {
       if (alive(child)) process.kill(-child, 'SIGKILL');
     }

@@ -6,17 +6,14 @@
 // Real Firestore adapters on the emulator; the stale pass's steps are driven directly.
 import { Firestore } from '@google-cloud/firestore';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import type { SnapshotPassDeps } from '../../functions/snapshot/src/deps.js';
-import { firestoreStores } from '../../functions/snapshot/src/firestore-stores.js';
 import { actWorkerStep, type StepContext } from '../../functions/snapshot/src/worker-steps.js';
 import { FirestoreOwnershipStore } from '../../shared/src/adapters/firestore/ownership-store.js';
 import { FirestoreSnapshotStore } from '../../shared/src/adapters/firestore/snapshot-store.js';
-import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import type { WorkerBuild } from '../../shared/src/domain/snapshots/plan-pass.js';
-import { DEFAULT_WORKER_SETTINGS } from '../../shared/src/domain/workers/settings.js';
-import { type GatewaySnapshotMessage, sha256Hex } from '../../shared/src/messages/gateway-snapshot.js';
+import type { GatewaySnapshotMessage } from '../../shared/src/messages/gateway-snapshot.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
+import { firestorePassDeps } from '../support/snapshot-pass-deps.js';
 import { storeSnapshot } from '../support/worker-records.js';
 
 const projectId = testProjectId('demo-lostdrain');
@@ -27,25 +24,6 @@ afterAll(() => db.terminate());
 
 const T0 = new Date('2026-11-30T12:00:00Z');
 const at = (s: number) => new Date(T0.getTime() + s * 1000);
-
-function deps(clock: ManualClock, published: GatewaySnapshotMessage[]): SnapshotPassDeps {
-  return {
-    ...firestoreStores(db),
-    publisher: {
-      publish: async (m) => {
-        published.push(m);
-        return String(published.length);
-      },
-    },
-    clock,
-    log: memoryLogger(),
-    settings: DEFAULT_WORKER_SETTINGS,
-    sha256: sha256Hex,
-    lockMs: 130_000,
-    sweep: { afterMs: 7 * 86_400_000, batch: 5 },
-    newHolder: () => 'unused',
-  };
-}
 
 const build = (draining: Record<string, number>): WorkerBuild => ({
   workerId: 'gw-x',
@@ -76,7 +54,7 @@ beforeEach(async () => {
 
 describe('a pass that lost its planner lock leaves the drains the next pass recorded', () => {
   it('patch_draining: refused as a lost race, the header keeps the current pass’s drains', async () => {
-    const stale = deps(new ManualClock(at(140)), []);
+    const stale = firestorePassDeps(db, new ManualClock(at(140)), []);
     const r = await actWorkerStep(
       stale,
       { kind: 'patch_draining', build: build({ 'pz-1': 2 }) },
@@ -88,14 +66,14 @@ describe('a pass that lost its planner lock leaves the drains the next pass reco
 
   it('resend: the stored snapshot may go out again, but its drains are not rewritten', async () => {
     const published: GatewaySnapshotMessage[] = [];
-    const stale = deps(new ManualClock(at(140)), published);
+    const stale = firestorePassDeps(db, new ManualClock(at(140)), published);
     const r = await actWorkerStep(stale, { kind: 'resend', build: build({ 'pz-1': 2 }) }, context('pass-a'));
     expect(r.kind).toBe('lost_race');
     expect((await snapshots.header('gw-x'))?.draining).toEqual({ 'pz-2': 3 });
   });
 
   it('the pass holding the lock still patches its drains', async () => {
-    const current = deps(new ManualClock(at(140)), []);
+    const current = firestorePassDeps(db, new ManualClock(at(140)), []);
     const r = await actWorkerStep(
       current,
       { kind: 'patch_draining', build: build({ 'pz-2': 3, 'pz-3': 3 }) },

@@ -5,18 +5,15 @@
 // (contract §4). Real Firestore adapters on the emulator, manual clocks, a recording publisher.
 import { Firestore } from '@google-cloud/firestore';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import type { SnapshotPassDeps } from '../../functions/snapshot/src/deps.js';
-import { firestoreStores } from '../../functions/snapshot/src/firestore-stores.js';
 import { runSnapshotPass } from '../../functions/snapshot/src/pass.js';
 import { FirestoreOwnershipStore } from '../../shared/src/adapters/firestore/ownership-store.js';
 import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
 import { FirestoreSnapshotStore } from '../../shared/src/adapters/firestore/snapshot-store.js';
 import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker-store.js';
-import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
-import { DEFAULT_WORKER_SETTINGS } from '../../shared/src/domain/workers/settings.js';
-import { type GatewaySnapshotMessage, sha256Hex } from '../../shared/src/messages/gateway-snapshot.js';
+import type { GatewaySnapshotMessage } from '../../shared/src/messages/gateway-snapshot.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
+import { firestorePassDeps } from '../support/snapshot-pass-deps.js';
 import { poolProxy } from '../support/worker-client.js';
 import { record, storeSnapshot } from '../support/worker-records.js';
 
@@ -28,29 +25,8 @@ const ownership = new FirestoreOwnershipStore(db);
 const proxies = new FirestoreProxyStore(db);
 afterAll(() => db.terminate());
 
-const settings = DEFAULT_WORKER_SETTINGS; // grant 180 s, renewed under 150 s, skew 5 s
-const LOCK_MS = 130_000; // the deployed default: the function's 120 s timeout + 10 s
 const T0 = new Date('2026-11-30T12:00:00Z');
 const at = (s: number) => new Date(T0.getTime() + s * 1000);
-
-function deps(clock: ManualClock, published: GatewaySnapshotMessage[], holder: string): SnapshotPassDeps {
-  return {
-    ...firestoreStores(db),
-    publisher: {
-      publish: async (m) => {
-        published.push(m);
-        return String(published.length);
-      },
-    },
-    clock,
-    log: memoryLogger(),
-    settings,
-    sha256: sha256Hex,
-    lockMs: LOCK_MS,
-    sweep: { afterMs: 7 * 86_400_000, batch: 5 },
-    newHolder: () => holder,
-  };
-}
 
 beforeEach(async () => {
   await clearProject(projectId);
@@ -82,7 +58,7 @@ describe('a pass that lost its planner lock', () => {
     // Pass A at T0 renews gw-x's grant to T0+180 s with pz-1 in its snapshot — and stalls right before
     // storing it.
     const publishedA: GatewaySnapshotMessage[] = [];
-    const depsA = deps(new ManualClock(T0), publishedA, 'pass-a');
+    const depsA = firestorePassDeps(db, new ManualClock(T0), publishedA, 'pass-a');
     let stalled!: () => void;
     const reachedSave = new Promise<void>((r) => {
       stalled = r;
@@ -106,7 +82,9 @@ describe('a pass that lost its planner lock', () => {
     // recorded grant (T0+20 s) has lapsed too; gw-w is live. Pass B takes the lock and moves pz-1 to gw-w.
     await workers.put(record('gw-w', at(200)), null);
     const publishedB: GatewaySnapshotMessage[] = [];
-    const summaryB = await runSnapshotPass(deps(new ManualClock(at(140)), publishedB, 'pass-b'));
+    const summaryB = await runSnapshotPass(
+      firestorePassDeps(db, new ManualClock(at(140)), publishedB, 'pass-b'),
+    );
     expect(summaryB).toMatchObject({ ran: true, failures: 0 });
     expect((await ownership.read()).records.get('pz-1')).toMatchObject({ owner: 'gw-w', drainEpoch: null });
     expect(publishedB.find((m) => m.workerId === 'gw-w')).toMatchObject({ kind: 'full' });

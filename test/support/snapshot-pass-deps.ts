@@ -1,0 +1,35 @@
+// A snapshot pass on the real Firestore stores, as the deployed function wires it (the 130 s lock: the
+// function's 120 s timeout + 10 s; the 7-day sweep), with a publisher that records what it is given.
+import type { Firestore } from '@google-cloud/firestore';
+import type { SnapshotPassDeps } from '../../functions/snapshot/src/deps.js';
+import { firestoreStores } from '../../functions/snapshot/src/firestore-stores.js';
+import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
+import { DEFAULT_WORKER_SETTINGS } from '../../shared/src/domain/workers/settings.js';
+import { type GatewaySnapshotMessage, sha256Hex } from '../../shared/src/messages/gateway-snapshot.js';
+import type { ManualClock } from '../../shared/src/ports/clock.js';
+
+export const PASS_LOCK_MS = 130_000;
+
+export function firestorePassDeps(
+  db: Firestore,
+  clock: ManualClock,
+  published: GatewaySnapshotMessage[],
+  holder = 'unused',
+): SnapshotPassDeps {
+  return {
+    ...firestoreStores(db),
+    publisher: {
+      publish: async (m) => {
+        published.push(m);
+        return String(published.length);
+      },
+    },
+    clock,
+    log: memoryLogger(),
+    settings: DEFAULT_WORKER_SETTINGS,
+    sha256: sha256Hex,
+    lockMs: PASS_LOCK_MS,
+    sweep: { afterMs: 7 * 86_400_000, batch: 5 },
+    newHolder: () => holder,
+  };
+}
