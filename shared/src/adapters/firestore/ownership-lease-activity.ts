@@ -1,9 +1,9 @@
 // LeaseActivity: which proxies have active leases, read from the lease service's leaseState/{proxy}
 // documents (its converter decodes them). Only the entries of the proxy instance asked about count
 // (isLeased): a proxy created again under a deleted one's name is not held back by the deleted one's
-// leases, which can no longer be renewed; entries stored without a uid count by name. The planner asks only about unowned pool proxies it is about to
-// assign, so a pass reads a handful of documents, not the fleet. The versions read are what the planner's
-// commit preconditions its claims on (ownership-store.ts).
+// leases, which can no longer be renewed; entries stored without a uid count by name. The planner asks
+// only about unowned pool proxies it is about to assign, so a pass reads a handful of documents, not the
+// fleet. The versions read are what the planner's commit preconditions its claims on (ownership-store.ts).
 import type { Firestore } from '@google-cloud/firestore';
 import { isLeased } from '../../domain/leases/capacity.js';
 import type { ProxyInstance } from '../../domain/leases/instance.js';
@@ -36,7 +36,7 @@ export class FirestoreLeaseActivity implements LeaseActivity {
         if (!s.exists) continue;
         const entries = decodeState(s.data());
         // A state that cannot be read is treated as leased: never hand a proxy to a worker on a guess.
-        const uid = uids.get(s.id);
+        const uid = uids.get(s.id); // always found: only the proxies asked about are read
         if (entries === null || uid === undefined || isLeased(entries, uid, now)) out.add(s.id);
       }
     }
