@@ -36,6 +36,8 @@ const activity = new FirestoreLeaseActivity(db);
 const T0 = new Date('2026-11-30T12:00:00Z');
 /** The proxy instance the leases here are granted on. */
 const UID = '00000000-0000-4000-8000-000000000000';
+/** The proxies the planner asks about, as the instance the leases here are granted on. */
+const instances = (...names: string[]) => names.map((name) => ({ name, uid: UID }));
 let clock: ManualClock;
 const stores: FirestoreLeaseStore[] = [];
 const gates: FirestoreOwnershipGate[] = [];
@@ -121,7 +123,7 @@ describe('a lease grant racing the planner for the same pool proxy', () => {
     const leases = leaseStore();
     await leases.ready(10_000);
     // The planner reads the proxy's lease state (none yet) for the assignment it is about to make …
-    const read = await activity.leased(['px-a', 'px-b'], clock.now());
+    const read = await activity.leased(instances('px-a', 'px-b'), clock.now());
     expect(read.leased.size).toBe(0);
     // … a crawler's exclusive lease lands meanwhile (the lease service's view still had it outside the pool) …
     const granted = await leases.grant({
@@ -140,7 +142,7 @@ describe('a lease grant racing the planner for the same pool proxy', () => {
     expect(state.records.size).toBe(0);
     expect(state.epoch).toBe(0);
     // Read again, the planner sees the lease and keeps px-a back; px-b is assigned and claimed.
-    const again = await activity.leased(['px-a', 'px-b'], clock.now());
+    const again = await activity.leased(instances('px-a', 'px-b'), clock.now());
     expect([...again.leased]).toEqual(['px-a']);
     await plannerCommit([assign('px-b', 'gw-1', 1)], again.versions);
     expect([...(await ownership.read()).records.keys()]).toEqual(['px-b']);
@@ -162,7 +164,7 @@ describe('a lease grant racing the planner for the same pool proxy', () => {
     // The lease service's ownership view, frozen before the assignment (a listener's delivery delay).
     const trailing = await readyGate();
     trailing.stop();
-    const read = await activity.leased(['px-c', 'px-d'], clock.now());
+    const read = await activity.leased(instances('px-c', 'px-d'), clock.now());
     const epoch = await plannerCommit([assign('px-c', 'gw-1', 1), assign('px-d', 'gw-1', 1)], read.versions);
     // The view still says "unowned", and the replica's cached lease state predates the claim: the grant's
     // commit fails its precondition, it reads the state again and finds the claim its view cannot settle.
@@ -194,7 +196,7 @@ describe('a lease grant racing the planner for the same pool proxy', () => {
   it('a claim holds only until the view has caught up: once released, the proxy is leasable again', async () => {
     const leases = leaseStore();
     await leases.ready(10_000);
-    const read = await activity.leased(['px-e'], clock.now());
+    const read = await activity.leased(instances('px-e'), clock.now());
     const claimEpoch = await plannerCommit([assign('px-e', 'gw-1', 1)], read.versions);
     const live = await readyGate();
     await eventually(async () => live.isOwned('px-e'), 10_000, 'the view to see px-e owned');
@@ -222,7 +224,7 @@ describe('a lease grant racing the planner for the same pool proxy', () => {
     const leases = leaseStore();
     await leases.ready(10_000);
     // Once in the pool: assigned (claim), drained and released; then taken out of the pool.
-    const read = await activity.leased(['px-f'], clock.now());
+    const read = await activity.leased(instances('px-f'), clock.now());
     const claimEpoch = await plannerCommit([assign('px-f', 'gw-1', 1)], read.versions);
     await plannerCommit([release('px-f')]);
     const gate = await readyGate();
@@ -259,7 +261,7 @@ describe('a lease grant racing the planner for the same pool proxy', () => {
       { proxy: 'px-g', kind: 'drain_started', next: record('px-g', 'gw-1', 1, 2) },
       { proxy: 'px-h', kind: 'drain_started', next: record('px-h', 'gw-1', 1, 2) },
     ]);
-    const read = await activity.leased(['px-g', 'px-h'], clock.now());
+    const read = await activity.leased(instances('px-g', 'px-h'), clock.now());
     await plannerCommit(
       [
         { proxy: 'px-g', kind: 'drain_cancelled', next: record('px-g', 'gw-1', 1, null) },
@@ -284,7 +286,7 @@ describe('a lease grant racing the planner for the same pool proxy', () => {
       if (g.kind !== 'granted') throw new Error('setup lease not granted');
       await leases.release(g.lease.id);
     }
-    const read = await activity.leased(names, clock.now());
+    const read = await activity.leased(instances(...names), clock.now());
     await plannerCommit(
       names.map((n) => assign(n, 'gw-1', 1)),
       read.versions,
@@ -306,11 +308,12 @@ describe('a lease grant racing the planner for the same pool proxy', () => {
 
   it('a pass counts a lease as active for one clock skew past its expiry (the API may still renew it)', async () => {
     const proxies = new FirestoreProxyStore(db);
-    await proxies.create(poolProxy('pr-skew', 3));
+    const skew = poolProxy('pr-skew', 3);
+    await proxies.create(skew);
     const leases = leaseStore();
     await leases.ready(10_000);
     const g = await leases.grant({
-      candidates: [{ name: 'pr-skew', capacity: 4, uid: UID }],
+      candidates: [{ name: 'pr-skew', capacity: 4, uid: skew.uid }],
       lease: newLease(),
     });
     if (g.kind !== 'granted') throw new Error('setup lease not granted');
@@ -332,7 +335,8 @@ describe('a lease grant racing the planner for the same pool proxy', () => {
   it('a snapshot pass whose assignment loses to a grant plans again at once and leaves the leased proxy out', async () => {
     const proxies = new FirestoreProxyStore(db);
     await new FirestoreWorkerStore(db).put(record('gw-1', new Date(T0.getTime() + 20_000)), null);
-    await proxies.create(poolProxy('pr-leased', 1));
+    const leased = poolProxy('pr-leased', 1);
+    await proxies.create(leased);
     await proxies.create(poolProxy('pr-free', 2));
     const leases = leaseStore();
     await leases.ready(10_000);
@@ -348,7 +352,7 @@ describe('a lease grant racing the planner for the same pool proxy', () => {
         const r = await real.leased(names, now);
         if (++reads === 2) {
           const g = await leases.grant({
-            candidates: [{ name: 'pr-leased', capacity: 4, uid: UID }],
+            candidates: [{ name: 'pr-leased', capacity: 4, uid: leased.uid }],
             lease: newLease(),
           });
           if (g.kind !== 'granted') throw new Error('the racing grant was not granted');
@@ -365,6 +369,6 @@ describe('a lease grant racing the planner for the same pool proxy', () => {
     expect([...records.keys()]).toEqual(['pr-free']);
     expect(log.lines.some((l) => l.event === 'gateway.ownership_replanned')).toBe(true);
     // The lease stands, and the planner's read still sees it: the proxy stays out of the pool's workers.
-    expect([...(await activity.leased(['pr-leased'], clock.now())).leased]).toEqual(['pr-leased']);
+    expect([...(await activity.leased([leased], clock.now())).leased]).toEqual(['pr-leased']);
   });
 });

@@ -47,6 +47,8 @@ async function call(method: string, path: string, body?: unknown, token = CRAWLE
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }
+/** A proxy of the fleet as the planner asks about it: its name and uid (all share proxy()'s). */
+const instance = (name: string) => ({ name, uid: proxy(name).uid });
 const lease = (id: string) => call('POST', '/v1/leases', { selector: { id }, ttlSeconds: 60 });
 
 /**
@@ -59,7 +61,7 @@ async function commitOwnership(changes: OwnershipChange[]): Promise<void> {
   if (!token) throw new Error('planner lock not taken');
   const { epoch } = await ownership.read();
   const { versions } = await new FirestoreLeaseActivity(db).leased(
-    changes.map((c) => c.proxy),
+    changes.map((c) => instance(c.proxy)),
     now,
   );
   const version = await ownership.commit(changes, epoch + 1, token, now, versions);
@@ -157,7 +159,10 @@ describe('leases beside the gateway', () => {
     expect(await lease('pool-b')).toMatchObject({ status: 409, body: { inGateway: 1 } });
 
     // The planner's side sees that lease: it would not hand pool-c back to a worker while it runs.
-    const leased = await new FirestoreLeaseActivity(db).leased(['pool-b', 'pool-c'], new Date());
+    const leased = await new FirestoreLeaseActivity(db).leased(
+      [instance('pool-b'), instance('pool-c')],
+      new Date(),
+    );
     expect([...leased.leased]).toEqual(['pool-c']);
 
     // The drain finished: the snapshot function clears the ownership — now pool-b is leasable.

@@ -264,19 +264,20 @@ describe('FirestoreLeaseStore', () => {
     await r1.ready(10_000);
     await r1.startCooldown({
       proxy: 'p1',
+      proxyUid: UID,
       target: 'site.example',
       until: new Date(clock.now().getTime() + 60_000),
       reason: 'rate_limited',
       leaseId: 'x',
       reportedAt: clock.now(),
     });
-    expect(r1.coolingDown('p1', 'site.example', clock.now())).toBe(true);
-    expect(r1.coolingDown('p1', 'other.example', clock.now())).toBe(false);
+    expect(r1.coolingDown(inst('p1'), 'site.example', clock.now())).toBe(true);
+    expect(r1.coolingDown(inst('p1'), 'other.example', clock.now())).toBe(false);
     await r1.stop();
     const r2 = store();
     await r2.ready(10_000);
-    expect(r2.coolingDown('p1', 'site.example', clock.now())).toBe(true);
+    expect(r2.coolingDown(inst('p1'), 'site.example', clock.now())).toBe(true);
     clock.advance(60_000);
-    expect(r2.coolingDown('p1', 'site.example', clock.now())).toBe(false);
+    expect(r2.coolingDown(inst('p1'), 'site.example', clock.now())).toBe(false);
   });
 });

@@ -69,7 +69,8 @@ export interface LeaseStore {
   pending(proxy: string): number;
   /** Active leases over all proxies, from the stored leases (for the leases_active gauge). */
   countActive(): Promise<number>;
-  coolingDown(proxy: string, target: string | null, now: Date): boolean;
+  /** Whether a cooldown keeps this proxy instance out for `target` (not one of a deleted namesake). */
+  coolingDown(proxy: ProxyInstance, target: string | null, now: Date): boolean;
   grant(request: GrantRequest): Promise<GrantOutcome>;
   /**
    * Extends an active lease to now + ttlSeconds (default: its own TTL); never shortens it. An active lease

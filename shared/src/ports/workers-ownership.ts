@@ -2,6 +2,7 @@
 // function under its planner lock and always in one atomic commit; the gateway config (routing, reclaims)
 // the admin API writes; and the gate the lease service asks before it leases a gateway-pool proxy.
 
+import type { ProxyInstance } from '../domain/leases/instance.js';
 import type { ProxyResource } from '../domain/proxy.js';
 import type { OwnershipChange, OwnershipRecord } from '../domain/workers/ownership.js';
 import type { RoutingRule } from '../messages/gateway-snapshot.js';
@@ -80,6 +81,7 @@ export interface ReclaimStore {
 
 /** What LeaseActivity read: the proxies with active leases, and the version of every state it read. */
 export interface LeaseReading {
+  /** Names of the proxies asked about whose own instance has active leases. */
   leased: Set<string>;
   /**
    * Each asked proxy's lease-state version as read (null: no state document). OwnershipStore.commit
@@ -90,7 +92,11 @@ export interface LeaseReading {
 
 /** Which proxies have active leases right now (an unowned pool proxy with leases is not assigned yet). */
 export interface LeaseActivity {
-  leased(proxies: readonly string[], now: Date): Promise<LeaseReading>;
+  /**
+   * Only the leases of each proxy's own instance count (domain/leases/capacity.ts isLeased): not those of
+   * a deleted proxy of the same name, which can no longer be renewed.
+   */
+  leased(proxies: readonly ProxyInstance[], now: Date): Promise<LeaseReading>;
 }
 
 /**

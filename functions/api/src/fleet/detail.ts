@@ -2,6 +2,7 @@
 // cooldowns, and "recent events" derived from the timestamps the plane already keeps (status conditions'
 // lastTransitionTime, health transitionAt and latency reports, cooldown reports, creation, deletion) —
 // no event is written anywhere to make this list.
+import { cooldownsOf } from '../../../../shared/src/domain/leases/cooldown.js';
 import type { ProxyResource } from '../../../../shared/src/domain/proxy.js';
 import { activeEntries, buildRow, type FleetInputs, type FleetRow } from './view-model.js';
 
@@ -55,7 +56,7 @@ export function recentEvents(p: ProxyResource, inputs: FleetInputs, now: Date): 
   for (const s of h?.latencyHistory ?? []) {
     events.push({ at: s.at, kind: 'latency', text: `latency reported: ${s.ms} ms` });
   }
-  for (const c of inputs.cooldowns.filter((x) => x.proxy === p.name)) {
+  for (const c of cooldownsOf(inputs.cooldowns, p)) {
     const state = c.until.getTime() > now.getTime() ? `until ${c.until.toISOString()}` : 'ended';
     events.push({
       at: c.reportedAt,

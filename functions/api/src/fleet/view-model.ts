@@ -2,7 +2,8 @@
 // from the documents the plane already writes (proxies, health, leaseState, cooldowns, ownership, jobRuns)
 // and the time. No field here is new state: "recent events" are derived from timestamps already stored.
 import type { LatencySample, ProxyHealthState } from '../../../../shared/src/domain/health/proxy-health.js';
-import { entriesOf } from '../../../../shared/src/domain/leases/instance.js';
+import { cooldownsOf } from '../../../../shared/src/domain/leases/cooldown.js';
+import { ofInstance, type ProxyInstance } from '../../../../shared/src/domain/leases/instance.js';
 import type { Cooldown, LeaseEntry } from '../../../../shared/src/domain/leases/model.js';
 import type { Phase, ProxyResource } from '../../../../shared/src/domain/proxy.js';
 import type { JobRun } from '../../../../shared/src/ports/job-runs.js';
@@ -74,11 +75,12 @@ export function activeEntries(
   uid: string,
   now: Date,
 ): LeaseEntry[] {
-  return entriesOf(entries ?? [], uid).filter((e) => e.expiresAt.getTime() > now.getTime());
+  return ofInstance(entries ?? [], uid).filter((e) => e.expiresAt.getTime() > now.getTime());
 }
 
-export function activeCooldowns(all: readonly Cooldown[], proxy: string, now: Date): Cooldown[] {
-  return all.filter((c) => c.proxy === proxy && c.until.getTime() > now.getTime());
+/** The running cooldowns of proxy instance `proxy`: not those of a deleted proxy of the same name. */
+export function activeCooldowns(all: readonly Cooldown[], proxy: ProxyInstance, now: Date): Cooldown[] {
+  return cooldownsOf(all, proxy).filter((c) => c.until.getTime() > now.getTime());
 }
 
 export function buildRow(p: ProxyResource, inputs: FleetInputs, now: Date): FleetRow {
@@ -110,7 +112,7 @@ export function buildRow(p: ProxyResource, inputs: FleetInputs, now: Date): Flee
     latencyHistory: history.map((s) => s.ms),
     capacity: p.spec.capacity,
     activeLeases: activeEntries(inputs.leaseState.get(p.name), p.uid, now).length,
-    cooldowns: activeCooldowns(inputs.cooldowns, p.name, now).map((c) => ({
+    cooldowns: activeCooldowns(inputs.cooldowns, p, now).map((c) => ({
       target: c.target,
       until: c.until.toISOString(),
       reason: c.reason,

@@ -86,6 +86,7 @@ function inputs() {
   f.cooldowns = [
     {
       proxy: 'a',
+      proxyUid: null,
       target: 'shop.example',
       until: ago(-120),
       reason: 'rate_limited',
@@ -94,6 +95,7 @@ function inputs() {
     },
     {
       proxy: 'a',
+      proxyUid: null,
       target: 'old.example',
       until: ago(5),
       reason: 'banned',
@@ -151,6 +153,39 @@ describe('buildFleetView', () => {
       latencyHistory: [],
       unreachableRoutes: ['shop'],
     });
+  });
+});
+
+describe('a proxy created again under a deleted one’s name', () => {
+  it('shows neither the deleted one’s leases nor its cooldowns, but those stored without a uid', () => {
+    const OLD = '00000000-0000-4000-8000-00000000dead';
+    const f = new InMemoryFleetFeed();
+    const p = managed('a');
+    f.proxies.set('a', p);
+    f.leaseState.set('a', [
+      { leaseId: 'old', expiresAt: ago(-60), exclusive: true, proxyUid: OLD },
+      { leaseId: 'mine', expiresAt: ago(-60), exclusive: false, proxyUid: p.uid },
+      { leaseId: 'legacy', expiresAt: ago(-60), exclusive: false },
+    ]);
+    const cooldown = (target: string, proxyUid: string | null) => ({
+      proxy: 'a',
+      proxyUid,
+      target,
+      until: ago(-120),
+      reason: 'banned' as const,
+      leaseId: 'old',
+      reportedAt: ago(10),
+    });
+    f.cooldowns = [
+      cooldown('old.example', OLD),
+      cooldown('mine.example', p.uid),
+      cooldown('legacy.example', null),
+    ];
+    const row = buildFleetView(f.inputs(), NOW).rows[0];
+    expect(row?.activeLeases).toBe(2);
+    expect(row?.cooldowns.map((c) => c.target)).toEqual(['mine.example', 'legacy.example']);
+    const events = recentEvents(p, f.inputs(), NOW).filter((e) => e.kind === 'cooldown');
+    expect(events.map((e) => e.text.split(' ')[2])).toEqual(['mine.example', 'legacy.example']);
   });
 });
 

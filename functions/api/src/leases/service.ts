@@ -205,8 +205,10 @@ export class LeaseService {
 
   /**
    * A report on a lease whose proxy is gone — deleted, or deleted and created again under the same name —
-   * is accepted but starts no cooldown: the name's cooldown would fall on the new proxy. Leases stored
-   * before uids were recorded report as they always did (instance.ts reportCoolsDown).
+   * is accepted but starts no cooldown: none can matter to it, and it would replace the new proxy's own
+   * cooldown of the name and target. A cooldown carries the lease's proxyUid, so one reported before the
+   * proxy was replaced does not cool down the new one (cooldown.ts isCoolingDown). Leases stored before
+   * uids were recorded report as they always did (instance.ts reportCoolsDown).
    */
   private async coolsDown(lease: Lease): Promise<boolean> {
     if (lease.proxyUid === null) return true;

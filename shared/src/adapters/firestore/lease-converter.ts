@@ -41,6 +41,11 @@ const StateDoc = z.object({ entries: z.array(EntryDoc) });
 
 const CooldownDoc = z.object({
   proxy: z.string(),
+  // Absent on cooldowns stored before uids were recorded: they apply to the proxy's name (instance.ts).
+  proxyUid: z
+    .string()
+    .nullish()
+    .transform((u) => u ?? null),
   target: z.string(),
   until: ts,
   reason: LeaseResult.exclude(['ok']),
@@ -96,7 +101,8 @@ const ClaimDoc = z.object({ epoch: z.number().int().min(0), owner: z.string(), c
 
 /**
  * The planner's claim (domain/workers/leasable.ts `gatewayClaimSettled`), as fields to update an existing
- * state with: entries are left as they are (none active, or the planner would not assign), and the
+ * state with: entries are left as they are (none of the proxy's own instance active, or the planner would
+ * not assign; a deleted namesake's may be, and run out unrenewable: domain/leases/instance.ts), and the
  * document's expiry is pushed out to a full retention from now, past any expired entry's.
  */
 export function encodeGatewayClaim(epoch: number, owner: string, now: Date): DocumentData {
@@ -131,6 +137,7 @@ export function decodeState(data: DocumentData | undefined): LeaseEntry[] | null
 export function encodeCooldown(c: Cooldown): DocumentData {
   return {
     proxy: c.proxy,
+    proxyUid: c.proxyUid,
     target: c.target,
     until: Timestamp.fromDate(c.until),
     reason: c.reason,

@@ -2,28 +2,30 @@
 // selection (they are advisory, unlike capacity): another replica's report takes effect here within the
 // listener delay, and a restarted replica loads all of them before it serves.
 import type { DocumentChange, QueryDocumentSnapshot } from '@google-cloud/firestore';
-import { isCoolingDown } from '../../domain/leases/cooldown.js';
+import { type CooldownMark, isCoolingDown } from '../../domain/leases/cooldown.js';
+import type { ProxyInstance } from '../../domain/leases/instance.js';
 import type { Cooldown } from '../../domain/leases/model.js';
 import type { Logger } from '../log/json-logger.js';
 import { decodeCooldown } from './lease-converter.js';
 import type { ListenerSink } from './lease-listener.js';
 
 export class LeaseCooldownCache implements ListenerSink {
-  /** proxy → target → until */
-  private readonly index = new Map<string, Map<string, Date>>();
+  /** proxy → target → until, and the proxy instance it was reported on */
+  private readonly index = new Map<string, Map<string, CooldownMark>>();
   /** document id → (proxy, target), to apply removals */
   private readonly keys = new Map<string, { proxy: string; target: string }>();
 
   constructor(private readonly log: Logger) {}
 
-  coolingDown(proxy: string, target: string | null, now: Date): boolean {
+  /** Only a cooldown of this instance counts, not one of a deleted proxy of its name (instance.ts). */
+  coolingDown(proxy: ProxyInstance, target: string | null, now: Date): boolean {
     return isCoolingDown(this.index, proxy, target, now);
   }
 
-  put(docId: string, c: Pick<Cooldown, 'proxy' | 'target' | 'until'>): void {
+  put(docId: string, c: Pick<Cooldown, 'proxy' | 'proxyUid' | 'target' | 'until'>): void {
     this.keys.set(docId, { proxy: c.proxy, target: c.target });
-    const byTarget = this.index.get(c.proxy) ?? new Map<string, Date>();
-    byTarget.set(c.target, c.until);
+    const byTarget = this.index.get(c.proxy) ?? new Map<string, CooldownMark>();
+    byTarget.set(c.target, { until: c.until, proxyUid: c.proxyUid });
     this.index.set(c.proxy, byTarget);
   }
 

@@ -155,7 +155,7 @@ export class FirestoreLeaseStore implements LeaseStore {
     return snap.data().count;
   }
 
-  coolingDown(proxy: string, target: string | null, now: Date): boolean {
+  coolingDown(proxy: ProxyInstance, target: string | null, now: Date): boolean {
     return this.cooldowns.coolingDown(proxy, target, now);
   }
 

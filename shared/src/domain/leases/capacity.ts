@@ -2,7 +2,7 @@
 // stops counting at that instant, whether or not anything has pruned it yet. Only the entries of the proxy
 // instance (metadata.uid) count against its capacity (instance.ts): a proxy created again under a deleted
 // one's name does not inherit its leases.
-import { entriesOf } from './instance.js';
+import { ofInstance } from './instance.js';
 import type { LeaseEntry } from './model.js';
 
 export interface Usage {
@@ -19,8 +19,16 @@ export function activeEntries(entries: readonly LeaseEntry[], now: Date): LeaseE
 
 /** What counts against the capacity of proxy instance `uid` at `now`. */
 export function usageOf(entries: readonly LeaseEntry[], uid: string, now: Date): Usage {
-  const active = activeEntries(entriesOf(entries, uid), now);
+  const active = activeEntries(ofInstance(entries, uid), now);
   return { active: active.length, exclusive: active.some((e) => e.exclusive) };
+}
+
+/**
+ * Whether proxy instance `uid` has leases at `now`: the snapshot planner does not hand an unowned pool
+ * proxy to a gateway worker until it has none. Leases of a deleted proxy of the same name are not its own.
+ */
+export function isLeased(entries: readonly LeaseEntry[], uid: string, now: Date): boolean {
+  return usageOf(entries, uid, now).active > 0;
 }
 
 /** Whether one more lease fits: an exclusive lease needs the proxy empty, any lease needs no exclusive holder. */

@@ -1,6 +1,8 @@
 // Cooldowns (seed §7): a rate_limited or banned report keeps (proxy, target) out of selection for
 // CooldownWindow. The target falls back report → lease → global; a global cooldown keeps the proxy out
-// for every target.
+// for every target. A cooldown is the proxy instance's (metadata.uid) the reported lease was granted on:
+// the site pushed back on that VM or endpoint, not on a proxy created again under its name (instance.ts).
+import { type ProxyInstance, sameInstance } from './instance.js';
 import { type Cooldown, GLOBAL_TARGET, type Lease, type LeaseResult, type LeaseSettings } from './model.js';
 
 export function cooldownTarget(reportTarget: string | undefined, leaseTarget: string | null): string {
@@ -9,7 +11,7 @@ export function cooldownTarget(reportTarget: string | undefined, leaseTarget: st
 
 /** The cooldown a report starts, or null for `ok` (which changes nothing). */
 export function cooldownFor(
-  lease: Pick<Lease, 'id' | 'proxy' | 'target'>,
+  lease: Pick<Lease, 'id' | 'proxy' | 'proxyUid' | 'target'>,
   report: { result: LeaseResult; target?: string | undefined },
   settings: LeaseSettings,
   now: Date,
@@ -17,6 +19,7 @@ export function cooldownFor(
   if (report.result === 'ok') return null;
   return {
     proxy: lease.proxy,
+    proxyUid: lease.proxyUid,
     target: cooldownTarget(report.target, lease.target),
     until: new Date(now.getTime() + settings.cooldownWindowMs),
     reason: report.result,
@@ -25,22 +28,35 @@ export function cooldownFor(
   };
 }
 
-/** Per proxy: target (or GLOBAL_TARGET) → until. */
-export type CooldownIndex = ReadonlyMap<string, ReadonlyMap<string, Date>>;
+/** The cooldowns of proxy instance `proxy`, ended or not: of its name and its uid (or of none). */
+export function cooldownsOf<T extends Pick<Cooldown, 'proxy' | 'proxyUid'>>(
+  all: readonly T[],
+  proxy: ProxyInstance,
+): T[] {
+  return all.filter((c) => c.proxy === proxy.name && sameInstance(c.proxyUid, proxy.uid));
+}
 
-/** A request without a target is kept out only by a global cooldown; one with a target also by its own. */
+/** One stored cooldown as selection needs it. */
+export type CooldownMark = Pick<Cooldown, 'until' | 'proxyUid'>;
+
+/** Per proxy name: target (or GLOBAL_TARGET) → the cooldown stored for it (one document per pair). */
+export type CooldownIndex = ReadonlyMap<string, ReadonlyMap<string, CooldownMark>>;
+
+/**
+ * A request without a target is kept out only by a global cooldown; one with a target also by its own.
+ * Only a cooldown of this instance counts (or one stored without a uid).
+ */
 export function isCoolingDown(
   index: CooldownIndex,
-  proxy: string,
+  proxy: ProxyInstance,
   target: string | null,
   now: Date,
 ): boolean {
-  const byTarget = index.get(proxy);
+  const byTarget = index.get(proxy.name);
   if (!byTarget) return false;
   const t = now.getTime();
-  const global = byTarget.get(GLOBAL_TARGET);
-  if (global && global.getTime() > t) return true;
-  if (target === null) return false;
-  const own = byTarget.get(target);
-  return own !== undefined && own.getTime() > t;
+  const holds = (c: CooldownMark | undefined) =>
+    c !== undefined && c.until.getTime() > t && sameInstance(c.proxyUid, proxy.uid);
+  if (holds(byTarget.get(GLOBAL_TARGET))) return true;
+  return target !== null && holds(byTarget.get(target));
 }

@@ -1,7 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { type CooldownIndex, cooldownFor, cooldownTarget, isCoolingDown } from './cooldown.js';
-import { at } from './fixtures.unit.js';
+import {
+  type CooldownIndex,
+  type CooldownMark,
+  cooldownFor,
+  cooldownsOf,
+  cooldownTarget,
+  isCoolingDown,
+} from './cooldown.js';
+import { at, UID } from './fixtures.unit.js';
 import { GLOBAL_TARGET } from './model.js';
+
+/** The uid of a proxy created again under the name of the one that had UID. */
+const NEW = '11111111-1111-4111-8111-111111111111';
 
 const settings = { cooldownWindowMs: 60_000 };
 
@@ -17,7 +27,7 @@ describe('cooldownTarget falls back report → lease → global', () => {
 });
 
 describe('cooldownFor', () => {
-  const lease = { id: 'L', proxy: 'p1', target: 'site.example' };
+  const lease = { id: 'L', proxy: 'p1', proxyUid: UID, target: 'site.example' };
   it.each([
     { result: 'ok' as const, cooldown: null },
     { result: 'rate_limited' as const, cooldown: { target: 'site.example', until: at(160) } },
@@ -25,15 +35,30 @@ describe('cooldownFor', () => {
   ])('$result', ({ result, cooldown }) => {
     const got = cooldownFor(lease, { result }, settings, at(100));
     if (cooldown === null) expect(got).toBeNull();
-    else expect(got).toEqual({ proxy: 'p1', ...cooldown, reason: result, leaseId: 'L', reportedAt: at(100) });
+    else
+      expect(got).toEqual({
+        proxy: 'p1',
+        proxyUid: UID,
+        ...cooldown,
+        reason: result,
+        leaseId: 'L',
+        reportedAt: at(100),
+      });
+  });
+
+  it('records the instance of the lease, or none for a lease stored before uids were kept', () => {
+    const report = { result: 'banned' as const };
+    expect(cooldownFor(lease, report, settings, at(100))?.proxyUid).toBe(UID);
+    expect(cooldownFor({ ...lease, proxyUid: null }, report, settings, at(100))?.proxyUid).toBeNull();
   });
 });
 
 describe('isCoolingDown', () => {
+  const mark = (until: Date, proxyUid: string | null = UID): CooldownMark => ({ until, proxyUid });
   const index: CooldownIndex = new Map([
-    ['p1', new Map([['a.example', at(200)]])],
-    ['p2', new Map([[GLOBAL_TARGET, at(200)]])],
-    ['p3', new Map([['a.example', at(100)]])],
+    ['p1', new Map([['a.example', mark(at(200))]])],
+    ['p2', new Map([[GLOBAL_TARGET, mark(at(200))]])],
+    ['p3', new Map([['a.example', mark(at(100))]])],
   ]);
   it.each([
     { proxy: 'p1', target: 'a.example', now: 150, cooling: true },
@@ -46,6 +71,46 @@ describe('isCoolingDown', () => {
     { proxy: 'p3', target: 'a.example', now: 150, cooling: false },
     { proxy: 'none', target: 'a.example', now: 150, cooling: false },
   ])('$proxy for $target at +$now s → $cooling', ({ proxy, target, now, cooling }) => {
-    expect(isCoolingDown(index, proxy, target, at(now))).toBe(cooling);
+    expect(isCoolingDown(index, { name: proxy, uid: UID }, target, at(now))).toBe(cooling);
+  });
+
+  it('a cooldown of a deleted proxy does not cool down the one created again under its name', () => {
+    const old = new Map([
+      ['p1', new Map([['a.example', mark(at(200))]])],
+      ['p2', new Map([[GLOBAL_TARGET, mark(at(200))]])],
+    ]);
+    for (const name of ['p1', 'p2']) {
+      expect(isCoolingDown(old, { name, uid: UID }, 'a.example', at(150)), name).toBe(true);
+      expect(isCoolingDown(old, { name, uid: NEW }, 'a.example', at(150)), name).toBe(false);
+    }
+  });
+
+  it('a cooldown stored without a uid cools down whatever proxy has the name (compatibility)', () => {
+    const legacy = new Map([
+      ['p1', new Map([['a.example', mark(at(200), null)]])],
+      ['p2', new Map([[GLOBAL_TARGET, mark(at(200), null)]])],
+    ]);
+    expect(isCoolingDown(legacy, { name: 'p1', uid: NEW }, 'a.example', at(150))).toBe(true);
+    expect(isCoolingDown(legacy, { name: 'p2', uid: NEW }, null, at(150))).toBe(true);
+    expect(isCoolingDown(legacy, { name: 'p1', uid: NEW }, 'a.example', at(200))).toBe(false);
+  });
+});
+
+describe('cooldownsOf', () => {
+  it('keeps the cooldowns of the proxy’s name and uid, and those stored without a uid', () => {
+    const all = [
+      { proxy: 'p1', proxyUid: UID, target: 'old-instance' },
+      { proxy: 'p1', proxyUid: NEW, target: 'this-instance' },
+      { proxy: 'p1', proxyUid: null, target: 'legacy' },
+      { proxy: 'p2', proxyUid: NEW, target: 'other-name' },
+    ];
+    expect(cooldownsOf(all, { name: 'p1', uid: NEW }).map((c) => c.target)).toEqual([
+      'this-instance',
+      'legacy',
+    ]);
+    expect(cooldownsOf(all, { name: 'p1', uid: UID }).map((c) => c.target)).toEqual([
+      'old-instance',
+      'legacy',
+    ]);
   });
 });

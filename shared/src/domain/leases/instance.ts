@@ -1,8 +1,11 @@
 // A lease belongs to the proxy instance it was granted on — the proxy's metadata.uid — not to its name: a
 // proxy deleted and created again under the same name is another proxy (another VM or endpoint, another
-// capacity). Leases and lease-state entries stored before uids were recorded carry none; they belong to
-// whatever proxy has the name, as they always did.
-import type { Lease, LeaseEntry } from './model.js';
+// capacity, another standing with the sites it fetches). The same holds of everything recorded against a
+// proxy: leases, lease-state entries and cooldowns carry the uid they were recorded on, and count only for
+// that instance — in the lease API, discovery, the fleet page and the snapshot planner alike, all through
+// sameInstance below. Records stored before uids were kept carry none; they belong to whatever proxy has
+// the name, as they always did.
+import type { Lease } from './model.js';
 
 /** The proxy as these rules need it: its name and the uid of this instance. */
 export interface ProxyInstance {
@@ -15,9 +18,18 @@ export function sameInstance(recorded: string | null | undefined, uid: string): 
   return recorded === undefined || recorded === null || recorded === uid;
 }
 
-/** The entries that count against the capacity of proxy instance `uid` (expiry aside). */
-export function entriesOf(entries: readonly LeaseEntry[], uid: string): LeaseEntry[] {
-  return entries.filter((e) => sameInstance(e.proxyUid, uid));
+/** Something recorded against a proxy: a lease-state entry, a cooldown. */
+export interface RecordedOn {
+  /** The uid of the proxy instance it was recorded on; undefined/null when stored before uids were kept. */
+  proxyUid?: string | null | undefined;
+}
+
+/**
+ * The records of a proxy's name that are proxy instance `uid`'s (expiry aside): the entries that count
+ * against its capacity, the cooldowns that keep it out of selection.
+ */
+export function ofInstance<T extends RecordedOn>(records: readonly T[], uid: string): T[] {
+  return records.filter((r) => sameInstance(r.proxyUid, uid));
 }
 
 /**
@@ -30,9 +42,10 @@ export function renewsOn(lease: Pick<Lease, 'proxyUid'>, listed: ProxyInstance |
 }
 
 /**
- * Whether a report on the lease may start a cooldown under its proxy's name: not when the proxy it was
- * granted on is gone — no cooldown can matter to it, and one keyed by the name would keep a proxy created
- * again under that name out of selection. A lease without a uid reports as it always did.
+ * Whether a report on the lease may start a cooldown: not when the proxy it was granted on is gone — no
+ * cooldown can matter to it. The cooldown would carry the old uid and so not cool down a proxy created
+ * again under the name, but it is stored under (name, target) and would replace that proxy's own cooldown
+ * for the target. A lease without a uid reports as it always did.
  */
 export function reportCoolsDown(lease: Pick<Lease, 'proxyUid'>, listed: ProxyInstance | undefined): boolean {
   return lease.proxyUid === null || listed?.uid === lease.proxyUid;

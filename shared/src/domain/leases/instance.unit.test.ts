@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { grantEntry, usageOf } from './capacity.js';
+import { grantEntry, isLeased, usageOf } from './capacity.js';
 import { at, entry, UID } from './fixtures.unit.js';
-import { entriesOf, renewsOn, reportCoolsDown, sameInstance } from './instance.js';
+import { ofInstance, renewsOn, reportCoolsDown, sameInstance } from './instance.js';
 
 /** The uid of a proxy created again under the name of the one that had UID. */
 const NEW = '11111111-1111-4111-8111-111111111111';
@@ -23,10 +23,17 @@ describe('capacity counts the instance, not the name', () => {
   const legacy = entry('legacy', 200, false, null);
 
   it('entries of a deleted namesake do not count; entries without a uid count for whoever has the name', () => {
-    expect(entriesOf([old, legacy], NEW).map((e) => e.leaseId)).toEqual(['legacy']);
+    expect(ofInstance([old, legacy], NEW).map((e) => e.leaseId)).toEqual(['legacy']);
     expect(usageOf([old], NEW, now)).toEqual({ active: 0, exclusive: false });
     expect(usageOf([old], UID, now)).toEqual({ active: 1, exclusive: false });
     expect(usageOf([legacy], NEW, now)).toEqual({ active: 1, exclusive: false });
+  });
+
+  it('the snapshot planner holds a pool proxy back only for leases of its own instance (or of none)', () => {
+    expect(isLeased([old], NEW, now)).toBe(false);
+    expect(isLeased([old], UID, now)).toBe(true);
+    expect(isLeased([old, legacy], NEW, now)).toBe(true);
+    expect(isLeased([entry('ended', 50, false, NEW)], NEW, now)).toBe(false);
   });
 
   it("a namesake's exclusive lease does not fill the new proxy", () => {

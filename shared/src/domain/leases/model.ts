@@ -47,6 +47,12 @@ export interface LeaseEntry {
 /** A cooldown of (proxy, target) started by a rate_limited / banned report. */
 export interface Cooldown {
   proxy: string;
+  /**
+   * metadata.uid of the proxy the reported lease was granted on (instance.ts): the cooldown keeps only that
+   * instance out, not a proxy created again under its name. null on a cooldown stored before uids were
+   * recorded, or reported on a lease that had none: it applies to whatever proxy has the name.
+   */
+  proxyUid: string | null;
   /** A target or GLOBAL_TARGET. */
   target: string;
   until: Date;

@@ -27,7 +27,8 @@ export interface SelectionView {
   usage(proxy: ProxyInstance): Usage;
   /** Writes this replica has in flight on the proxy: ranked like leases so concurrent requests spread out. */
   pending(proxy: string): number;
-  coolingDown(proxy: string, target: string | null): boolean;
+  /** A cooldown of this proxy instance for the target (not one of a deleted namesake: instance.ts). */
+  coolingDown(proxy: ProxyInstance, target: string | null): boolean;
   /** A proxy that cannot be handed out right now for a reason outside its health (e.g. unreadable credentials). */
   unusable(proxy: string): boolean;
   /** The gateway holds it: `!OwnershipGate.leasable(proxy)` (ports/workers-ownership.ts). */
@@ -112,7 +113,7 @@ export function planSelection(
       plan.inGateway++;
     } else if (!isLeasable(proxy) || view.unusable(proxy.name)) {
       plan.unhealthy++;
-    } else if (view.coolingDown(proxy.name, request.target)) {
+    } else if (view.coolingDown(proxy, request.target)) {
       plan.inCooldown++;
     } else {
       const usage = view.usage(proxy);

@@ -14,7 +14,7 @@ function view(
     heldByGateway: (p) => gateway.includes(p.name),
     usage: (p) => ({ active: 0, exclusive: false, ...usage[p.name] }),
     pending: (p) => pending[p] ?? 0,
-    coolingDown: (p, target) => target !== null && cooling.includes(p),
+    coolingDown: (p, target) => target !== null && cooling.includes(p.name),
     unusable: (p) => unusable.includes(p),
   };
 }

@@ -2,6 +2,7 @@
 // ownership plan, and for every live worker what its next snapshot is built from — its grant, the proxies
 // it owns and is not draining, and the drains under way (revokeProxyIds). Pure: the function's handler
 // observes, calls this, and acts.
+import type { ProxyInstance } from '../leases/instance.js';
 import { type ProxyResource, proxyProtocol } from '../proxy.js';
 import { drainedAt } from '../workers/drain.js';
 import { nextGrant } from '../workers/grants.js';
@@ -32,7 +33,7 @@ export interface PassInput {
   /** Proxies whose spec says gatewayPool (being deleted or not). */
   poolSpecs: readonly ProxyResource[];
   reclaimed: ReadonlySet<string>;
-  /** Proxies with active leases (asked only for leaseCandidates()). */
+  /** Proxies with active leases of their own instance (asked only for leaseCandidates()). */
   leased: ReadonlySet<string>;
   epoch: number;
   records: ReadonlyMap<string, OwnershipRecord>;
@@ -56,17 +57,21 @@ export interface PassPlan {
   builds: WorkerBuild[];
 }
 
-/** Pool proxies that may be handed to a worker in this pass: only those need their leases checked. */
+/**
+ * Pool proxies that may be handed to a worker in this pass: only those need their leases checked — the
+ * leases of that instance (name and uid: a deleted proxy's leases do not hold back one created again under
+ * its name; domain/leases/instance.ts).
+ */
 export function leaseCandidates(
   poolSpecs: readonly ProxyResource[],
   records: ReadonlyMap<string, OwnershipRecord>,
-): string[] {
+): ProxyInstance[] {
   return poolSpecs
     .filter((p) => {
       const r = records.get(p.name);
       return !r || r.drainEpoch !== null;
     })
-    .map((p) => p.name);
+    .map((p) => ({ name: p.name, uid: p.uid }));
 }
 
 /** Whether the gateway talks SOCKS5 to the proxy. */
