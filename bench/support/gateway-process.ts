@@ -51,6 +51,31 @@ export async function spawnGateway(
   env: Record<string, string>,
   snapshotPath = '',
 ): Promise<GatewayProcess> {
+  const { line, ...p } = await spawnGatewayUntil(args, env, 'gateway listening');
+  const ports = { proxyPort: line.proxyPort as number, httpPort: line.httpPort as number };
+  const base = `http://127.0.0.1:${ports.httpPort}`;
+  return {
+    ...p,
+    ...ports,
+    snapshotPath,
+    health: async () => (await (await fetch(`${base}/healthz`)).json()) as Health,
+    metrics: async () => (await fetch(`${base}/metrics`)).text(),
+  };
+}
+
+/** A gateway process that may not be listening yet: what spawnGatewayUntil answers. */
+export type StartingGateway = Pick<GatewayProcess, 'child' | 'logs' | 'exited' | 'logEntries' | 'stop'>;
+
+/**
+ * Spawns the gateway on ephemeral ports and resolves at its first log line with `message` (that line
+ * parsed under `line`): `gateway listening`, or an earlier step of start-up ("registered with the control
+ * plane", to signal it during its start wait).
+ */
+export async function spawnGatewayUntil(
+  args: string[],
+  env: Record<string, string>,
+  message: string,
+): Promise<StartingGateway & { line: Record<string, unknown> }> {
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', join(repoRoot, 'functions/gateway/src/main.ts'), ...args],
@@ -69,21 +94,21 @@ export async function spawnGateway(
   );
   const logs: string[] = [];
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  const ports = await new Promise<{ proxyPort: number; httpPort: number }>((resolve, reject) => {
+  const line = await new Promise<Record<string, unknown>>((resolve, reject) => {
     let pending = '';
     const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${logs.join('\n')}`)), 30_000);
     child.stdout!.on('data', (chunk: Buffer) => {
       pending += chunk.toString();
       let nl = pending.indexOf('\n');
       while (nl >= 0) {
-        const line = pending.slice(0, nl);
+        const text = pending.slice(0, nl);
         pending = pending.slice(nl + 1);
-        logs.push(line);
+        logs.push(text);
         try {
-          const j = JSON.parse(line) as { message?: string; proxyPort?: number; httpPort?: number };
-          if (j.message === 'gateway listening') {
+          const j = JSON.parse(text) as Record<string, unknown>;
+          if (j.message === message) {
             clearTimeout(timer);
-            resolve({ proxyPort: j.proxyPort!, httpPort: j.httpPort! });
+            resolve(j);
           }
         } catch {}
         nl = pending.indexOf('\n');
@@ -92,18 +117,14 @@ export async function spawnGateway(
     child.stderr!.on('data', (c: Buffer) => logs.push(c.toString()));
     void exited.then((code) => {
       clearTimeout(timer);
-      reject(new Error(`gateway exited (${code}) before listening:\n${logs.join('\n')}`));
+      reject(new Error(`gateway exited (${code}) before "${message}":\n${logs.join('\n')}`));
     });
   });
-  const base = `http://127.0.0.1:${ports.httpPort}`;
   return {
     child,
-    ...ports,
-    snapshotPath,
+    line,
     logs,
     exited,
-    health: async () => (await (await fetch(`${base}/healthz`)).json()) as Health,
-    metrics: async () => (await fetch(`${base}/metrics`)).text(),
     logEntries: () =>
       logs.flatMap((l) => {
         try {

@@ -7,7 +7,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Firestore } from '@google-cloud/firestore';
-import { type GatewayProcess, spawnGateway } from '../../bench/support/gateway-process.js';
+import {
+  type GatewayProcess,
+  type StartingGateway,
+  spawnGateway,
+  spawnGatewayUntil,
+} from '../../bench/support/gateway-process.js';
 import { type ComputeEmulator, startComputeEmulator } from '../../emulators/compute/server.js';
 import { freePort } from '../../emulators/launcher/free-port.js';
 import {
@@ -32,6 +37,8 @@ export interface GatewayPlaneOptions {
   workerIds: string[];
   /** Functions besides `snapshot` (e.g. reconcile). */
   functions?: string[];
+  /** false: no snapshot function, so no pass ever runs and a worker never gets a snapshot. */
+  snapshotFunction?: boolean;
   /** Start the Compute emulator, handing out these loopback addresses. */
   compute?: { first: string; last: string };
   /** Settings for the API and the functions (WORKER_*, OWNERSHIP_*, RECONCILE_*…). */
@@ -58,6 +65,12 @@ export interface GatewayPlane {
   startTicking(everyMs: number): void;
   /** The gateway in controller mode as its own process (env overrides the defaults). */
   gateway(workerId: string, env?: Record<string, string>): Promise<GatewayProcess>;
+  /** The same, resolved at its first log line with `message` (it may not be listening yet). */
+  gatewayUntil(
+    workerId: string,
+    message: string,
+    env?: Record<string, string>,
+  ): Promise<StartingGateway & { line: Record<string, unknown> }>;
   killControlPlane(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -86,7 +99,7 @@ export async function startGatewayPlane(o: GatewayPlaneOptions): Promise<Gateway
   };
   const plane = await startTestPlane({
     projectId: o.projectId,
-    functions: ['snapshot', ...(o.functions ?? [])],
+    functions: [...(o.snapshotFunction === false ? [] : ['snapshot']), ...(o.functions ?? [])],
     env,
     ...(o.scheduler ? { scheduler: { start: true } } : {}),
   });
@@ -108,9 +121,20 @@ export async function startGatewayPlane(o: GatewayPlaneOptions): Promise<Gateway
     },
   });
   const apiUrl = api.url;
-  const gateways: GatewayProcess[] = [];
+  const gateways: StartingGateway[] = [];
   let ticker: NodeJS.Timeout | null = null;
   let planeUp = true;
+  const gatewayEnv = (workerId: string, extra: Record<string, string>) => ({
+    CONTROL_PLANE_URL: apiUrl,
+    GOOGLE_CLOUD_PROJECT: o.projectId,
+    PUBSUB_EMULATOR_HOST: plane.env.PUBSUB_EMULATOR_HOST!,
+    SECRET_MANAGER_EMULATOR_HOST: smEndpoint,
+    METADATA_SERVER_DETECTION: 'none',
+    GATEWAY_WORKER_ID: workerId,
+    GATEWAY_WORKER_TOKEN: gatewayWorkerToken(workerId),
+    GATEWAY_CLIENT_USERS: `${CRAWLER.user}:${CRAWLER.pass}`,
+    ...extra,
+  });
   const tick = async () => {
     if (planeUp) await plane.publisher.publish(SNAPSHOT_REQUESTS_TOPIC, Tick, { job: 'snapshot-tick' });
   };
@@ -162,17 +186,12 @@ export async function startGatewayPlane(o: GatewayPlaneOptions): Promise<Gateway
       ticker = setInterval(() => void tick().catch(() => {}), everyMs);
     },
     async gateway(workerId, extra = {}) {
-      const gw = await spawnGateway([], {
-        CONTROL_PLANE_URL: apiUrl,
-        GOOGLE_CLOUD_PROJECT: o.projectId,
-        PUBSUB_EMULATOR_HOST: plane.env.PUBSUB_EMULATOR_HOST!,
-        SECRET_MANAGER_EMULATOR_HOST: smEndpoint,
-        METADATA_SERVER_DETECTION: 'none',
-        GATEWAY_WORKER_ID: workerId,
-        GATEWAY_WORKER_TOKEN: gatewayWorkerToken(workerId),
-        GATEWAY_CLIENT_USERS: `${CRAWLER.user}:${CRAWLER.pass}`,
-        ...extra,
-      });
+      const gw = await spawnGateway([], gatewayEnv(workerId, extra));
+      gateways.push(gw);
+      return gw;
+    },
+    async gatewayUntil(workerId, message, extra = {}) {
+      const gw = await spawnGatewayUntil([], gatewayEnv(workerId, extra), message);
       gateways.push(gw);
       return gw;
     },

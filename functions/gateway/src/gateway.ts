@@ -33,6 +33,11 @@ export interface GatewayDeps {
   workerId?: string;
   /** Shown under `control` in /healthz. */
   control?: () => Record<string, unknown>;
+  /**
+   * Aborted when the process is told to stop (SIGTERM) while this is still starting: the snapshot source's
+   * start wait ends at once, and, if no listener was bound yet, none is.
+   */
+  stopping?: AbortSignal;
 }
 
 export interface GatewayHandle {
@@ -47,7 +52,17 @@ export class GatewayStartError extends Error {
   readonly kind = 'gateway_start';
 }
 
-export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promise<GatewayHandle> {
+/**
+ * Starts the gateway; with `deps.stopping`, null when it aborted during the start wait: what was started is
+ * stopped as shutdown() stops it (no listener was bound, so: the source and the reporter — in controller
+ * mode the final draining report), and there is nothing left to shut down.
+ */
+export function startGateway(
+  cfg: GatewayConfig,
+  deps: GatewayDeps & { stopping: AbortSignal },
+): Promise<GatewayHandle | null>;
+export function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promise<GatewayHandle>;
+export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promise<GatewayHandle | null> {
   const { log } = deps;
   const now = () => Date.now();
   const startedAt = now();
@@ -115,7 +130,16 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
     now,
   });
 
-  await source.start(worker);
+  const reporter = deps.reporter ?? new LocalReporter(log);
+  await source.start(worker, deps.stopping);
+  if (deps.stopping?.aborted) {
+    // Nothing was ever served: shutdown() without its listeners and its drain.
+    worker.beginShutdown();
+    reporter.start(worker);
+    await source.stop();
+    await reporter.stop();
+    return null;
+  }
   const ticker = setInterval(() => worker.tick(), 1000);
   ticker.unref();
   // Counted by Terraform's stale-gateway alert (terraform/monitoring.tf): the age of the snapshot in
@@ -132,7 +156,6 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
     });
   }, cfg.GATEWAY_SNAPSHOT_AGE_LOG_SECONDS * 1000);
   ageLog.unref();
-  const reporter = deps.reporter ?? new LocalReporter(log);
   reporter.start(worker);
 
   // Kept-alive upstream connections for absolute-form plain HTTP, both listeners.

@@ -16,8 +16,11 @@ export interface SnapshotSink {
 }
 
 export interface SnapshotSource {
-  /** Resolves once the first snapshot was offered (applied or not); keeps delivering until stop(). */
-  start(sink: SnapshotSink): Promise<void>;
+  /**
+   * Resolves once the first snapshot was offered (applied or not), or at once when `stopping` aborts
+   * (shutdown during start-up: stop() follows); keeps delivering until stop().
+   */
+  start(sink: SnapshotSink, stopping?: AbortSignal): Promise<void>;
   stop(): Promise<void>;
 }
 

@@ -71,7 +71,8 @@ export const RuntimeRequestBody = z
   .object({
     sessionId: SessionId,
     reportSequence: Sequence,
-    snapshotVersion: Version,
+    /** The ACK bound's version; 0 = none yet (only a worker's last, idle report: domain/workers/runtime-report.ts). */
+    snapshotVersion: Sequence,
     epoch: Epoch,
     draining: z.boolean(),
     /** Informational only: ordering and TTL use the controller's clock (contract §2). */

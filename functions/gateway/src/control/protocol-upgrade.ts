@@ -16,6 +16,8 @@ import type { SessionDeps, SessionSettings } from './session-settings.js';
 
 export class ProtocolUpgrade {
   private timer: NodeJS.Timeout | null = null;
+  /** The offer awaiting its answer (and the session it grants taken), if any; never rejects. */
+  inFlight: Promise<unknown> | null = null;
 
   constructor(
     private readonly session: ControllerSession,
@@ -32,9 +34,13 @@ export class ProtocolUpgrade {
     if (version >= WORKER_PROTOCOL_VERSION || this.session.signal.aborted) return;
     this.timer = setTimeout(() => {
       this.timer = null;
-      this.attempt(version).catch((err) => {
+      const run = this.attempt(version).catch((err) => {
         this.onError(err);
         this.retryLater(version);
+      });
+      this.inFlight = run;
+      void run.finally(() => {
+        if (this.inFlight === run) this.inFlight = null;
       });
     }, this.settings.protocolUpgradeRetryMs);
     this.timer.unref?.();

@@ -23,6 +23,8 @@ export const WORKER_PROTOCOL_MIN = 1;
 /** Single-flight: a kick while registering (several calls noticed the lost session) adds no attempt. */
 export class RegisterLoop {
   private readonly loop: KickLoop;
+  /** The register call awaiting its answer (and its session taken, if granted), if any; never rejects. */
+  inFlight: Promise<unknown> | null = null;
 
   constructor(
     private readonly session: ControllerSession,
@@ -38,21 +40,29 @@ export class RegisterLoop {
     return this.loop.kick();
   }
 
+  /** One register call, and the session it grants taken at once: `inFlight` settles after both. */
+  private async attempt(offered: number) {
+    const answer = await this.deps.client.register({
+      workerId: this.deps.workerId,
+      instanceId: this.deps.instanceId,
+      zone: this.deps.zone,
+      supportedProtocolVersion: offered,
+    });
+    if (answer.ok) this.session.onRegistered(answer.body);
+    return answer;
+  }
+
   private async untilDone(): Promise<void> {
     const s = this.session;
     const backoff = new Backoff(this.settings.backoff, this.random);
     let offered = WORKER_PROTOCOL_VERSION;
     while (!s.session && !s.signal.aborted && !s.draining) {
-      const answer = await this.deps.client.register({
-        workerId: this.deps.workerId,
-        instanceId: this.deps.instanceId,
-        zone: this.deps.zone,
-        supportedProtocolVersion: offered,
+      const call = this.attempt(offered);
+      this.inFlight = call.catch(() => undefined);
+      const answer = await call.finally(() => {
+        this.inFlight = null;
       });
-      if (answer.ok) {
-        s.onRegistered(answer.body);
-        return;
-      }
+      if (answer.ok) return;
       if (answer.code === 'unsupported_protocol_version' && offered > WORKER_PROTOCOL_MIN) {
         this.deps.log.info('control plane does not speak this protocol; offering the one below', {
           workerId: this.deps.workerId,

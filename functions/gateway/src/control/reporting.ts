@@ -144,18 +144,23 @@ export class ReportLoop {
     if (!this.session.ackBound) {
       // Reports sit on the ACK bound (no_ack before the first ACK): ACK first.
       if (this.session.applied) this.session.kickAck();
-      return;
+      // Except the last word of a worker shutting down idle before any ACK (SIGTERM during the start
+      // wait): draining, every count zero, naming no snapshot (version 0) — the one report the controller
+      // takes without an ACK; it hands this worker's proxies over at once (docs/gateway-control-plane.md
+      // § Runtime report). Busy, it would be refused: the ACK comes first.
+      if (!this.session.draining || view.runtimeCounts().length > 0) return;
     }
     const sequence = ++this.runtimeSequence;
     const answer = await this.session.exclusive(() => {
       // Read inside the exclusive section: an ACK that moved the bound has finished.
       const bound = this.session.ackBound;
-      if (!bound || this.session.session?.sessionId !== s.sessionId) return Promise.resolve(null);
+      if (this.session.session?.sessionId !== s.sessionId) return Promise.resolve(null);
+      if (!bound && !this.session.draining) return Promise.resolve(null);
       return this.deps.client.runtime(this.deps.workerId, {
         sessionId: s.sessionId,
         reportSequence: sequence,
-        snapshotVersion: bound.version,
-        epoch: bound.epoch,
+        snapshotVersion: bound?.version ?? 0,
+        epoch: bound?.epoch ?? s.registration.ownershipEpoch,
         draining: this.session.draining,
         observedAt: new Date(this.now()).toISOString(),
         counts: this.counts(view),

@@ -20,6 +20,11 @@ export interface SessionSettings {
   /** Bound on the last report and outcome flush at shutdown. */
   finalReportTimeoutMs: number;
   /**
+   * A register call in flight at shutdown is waited for until this long after shutdown began (alongside
+   * the drain, so within GATEWAY_DRAIN_TIMEOUT_MS by default): its session carries the draining report.
+   */
+  shutdownRegisterWaitMs: number;
+  /**
    * Bound on closing the pull at shutdown: the Pub/Sub client's close() waits for its ack flush (up to
    * an hour by default), and Cloud Run kills the process 10 s after SIGTERM.
    */
@@ -42,6 +47,7 @@ export const DEFAULT_SESSION_SETTINGS: SessionSettings = {
   startWaitMs: 15_000,
   reportIntervalMs: 5_000,
   finalReportTimeoutMs: 2_000,
+  shutdownRegisterWaitMs: 4_000,
   pullCloseTimeoutMs: 1_000,
   minFetchIntervalMs: 1_000,
   protocolUpgradeRetryMs: 600_000,

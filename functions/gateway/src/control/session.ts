@@ -81,6 +81,8 @@ export class ControllerSession {
   private calls: Promise<unknown> = Promise.resolve();
   /** The pull's close, begun at SnapshotSource.stop. */
   private pullClosed: Promise<void> | undefined;
+  /** When shutdown began (monotonic): bounds the wait for a register call in flight. */
+  private drainingSince: number | null = null;
 
   constructor(private readonly deps: SessionDeps) {
     this.settings = { ...DEFAULT_SESSION_SETTINGS, ...deps.settings };
@@ -97,7 +99,10 @@ export class ControllerSession {
     this.pull = new SnapshotPull(this, deps, settings, random, (m) => this.onMessage(m));
     this.refusals = new RefusalLog(deps.log, deps.workerId, this.now);
     this.quickLossBackoff = new Backoff(settings.backoff, random);
-    this.source = { start: (sink) => this.start(sink), stop: () => this.stopPulling() };
+    this.source = {
+      start: (sink, stopping) => this.start(sink, stopping),
+      stop: () => this.stopPulling(),
+    };
     this.reporter = { start: (view) => this.startReporting(view), stop: () => this.stop() };
   }
 
@@ -123,20 +128,25 @@ export class ControllerSession {
 
   // ---- lifecycle ---------------------------------------------------------------------------------------
 
-  private async start(sink: SnapshotSink): Promise<void> {
+  /**
+   * Registers and waits for the first snapshot, at most startWaitMs — less if the process is told to stop
+   * meanwhile (`stopping`: SIGTERM during the start wait), when the caller goes straight on to stop().
+   */
+  private async start(sink: SnapshotSink, stopping?: AbortSignal): Promise<void> {
     this.sink = sink;
     const first = new Promise<void>((resolve) => {
       this.firstApplied = resolve;
     });
-    void this.registration.kick();
+    if (!stopping?.aborted) void this.registration.kick();
     const waited = new AbortController();
     const onStop = () => waited.abort();
-    this.signal.addEventListener('abort', onStop, { once: true });
+    for (const s of [this.signal, stopping]) s?.addEventListener('abort', onStop, { once: true });
+    if (stopping?.aborted) waited.abort();
     await Promise.race([first, sleep(this.settings.startWaitMs, waited.signal)]);
     waited.abort();
-    this.signal.removeEventListener('abort', onStop);
+    for (const s of [this.signal, stopping]) s?.removeEventListener('abort', onStop);
     if (this.fatal) throw this.fatal;
-    if (!this.applied)
+    if (!this.applied && !stopping?.aborted)
       this.deps.log.warn('no snapshot yet: serving 503 no_snapshot until one arrives', {
         workerId: this.deps.workerId,
       });
@@ -148,7 +158,7 @@ export class ControllerSession {
 
   /** SnapshotSource.stop (shutdown begins): no more snapshots; tell the controller we are draining. */
   private async stopPulling(): Promise<void> {
-    this.draining = true;
+    this.beginDraining();
     this.clearFallback();
     // Neither the draining report nor the drain waits for the pull to close: a client that cannot reach
     // Pub/Sub may take far longer to close than Cloud Run's grace period. Its close is waited for (bounded)
@@ -159,12 +169,40 @@ export class ControllerSession {
 
   /** Reporter.stop (after the drain): one last report and outcome flush, bounded, then everything stops. */
   private async stop(): Promise<void> {
-    this.draining = true;
+    this.beginDraining();
+    await this.registrationAnswered();
     await this.reports.finish(this.settings.finalReportTimeoutMs);
     this.abort.abort();
     this.clearFallback();
     const closing = [this.pullClosed, this.pull.close()].filter((p) => p !== undefined);
     await this.closeBounded(closing.length ? Promise.all(closing).then(() => {}) : undefined);
+  }
+
+  private beginDraining(): void {
+    this.draining = true;
+    this.drainingSince ??= this.now();
+  }
+
+  /**
+   * A register call in flight when shutdown began (SIGTERM during start-up, while registering again, or an
+   * offer of the highest protocol) is waited for until shutdownRegisterWaitMs after shutdown began:
+   * granted, it is the session the final draining report goes on. Counted from the start of the shutdown,
+   * it runs alongside the drain.
+   */
+  private async registrationAnswered(): Promise<void> {
+    const calls = [this.registration.inFlight, this.upgrade.inFlight].filter((c) => c !== null);
+    if (!calls.length) return;
+    const call = Promise.all(calls);
+    const waitMs = Math.max(0, this.drainingSince! + this.settings.shutdownRegisterWaitMs - this.now());
+    const bound = new AbortController();
+    const timedOut = sleep(waitMs, bound.signal).then(() => !bound.signal.aborted);
+    const late = await Promise.race([call.then(() => false), timedOut]);
+    bound.abort();
+    if (late)
+      this.deps.log.warn('register call still unanswered at shutdown: going on without its session', {
+        workerId: this.deps.workerId,
+        waitedMs: waitMs,
+      });
   }
 
   private async closeBounded(closed: Promise<void> | undefined): Promise<void> {
@@ -271,6 +309,13 @@ export class ControllerSession {
     });
     this.sink?.setMaxStaleAge?.(r.maxStaleAgeSeconds * 1000);
     this.reports.setInterval(reportIntervalMs(r));
+    if (this.draining) {
+      // Granted after shutdown began (the register call was in flight): no pull, no snapshot, no upgrade;
+      // only what the draining report needs — an ACK of what was applied, or none (reporting.ts).
+      if (this.applied) this.acks.kick();
+      this.reports.reportSoon();
+      return;
+    }
     this.pull.open(r.snapshotSubscription);
     // A fetch asked for while there was no session (a delta that did not apply, or a GET answered that
     // the session was gone) stopped there: nothing else would ask again, and a resumed session gets no

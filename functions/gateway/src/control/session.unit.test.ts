@@ -857,3 +857,165 @@ describe('reports', () => {
     expect(h.client.of('register')).toHaveLength(1);
   });
 });
+
+// SIGTERM during start-up (docs/gateway.md § Shutdown): Cloud Run scales in or replaces an instance that
+// has registered but has no snapshot yet. startGateway passes its `stopping` signal to start(), then
+// stops the source and the reporter as shutdown() does.
+describe('shutdown during start-up', () => {
+  /** start() as startGateway calls it with its `stopping` signal. */
+  async function starting(h: ReturnType<typeof harness>, stopping: AbortController) {
+    let done = false;
+    void h.session.source.start(h.worker, stopping.signal).then(() => {
+      done = true;
+    });
+    await flush();
+    return () => done;
+  }
+  /** The aborted start's remainder in startGateway: reporter started, source stopped, reporter stopped. */
+  async function stopStarted(h: ReturnType<typeof harness>) {
+    h.session.reporter.start(h.worker);
+    await h.session.source.stop();
+    await h.session.reporter.stop();
+  }
+  const runtime = (h: ReturnType<typeof harness>) =>
+    h.client.of('runtime').map((c) => c.body as Record<string, unknown>);
+
+  it('in the start wait (registered, no snapshot): start() ends at once and the draining report goes, on no snapshot', async () => {
+    const h = harness({ settings: { startWaitMs: 15_000 } });
+    h.script('register', { ok: true, body: registration('session-1', { ownershipEpoch: 17 }) });
+    const stopping = new AbortController();
+    const started = await starting(h, stopping);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(started()).toBe(false);
+    expect(h.client.of('runtime')).toHaveLength(0); // no report before an ACK while running
+    stopping.abort();
+    await flush();
+    expect(started()).toBe(true);
+    expect(
+      h.lines.some((l) => l.message === 'no snapshot yet: serving 503 no_snapshot until one arrives'),
+    ).toBe(false);
+    const t = Date.now();
+    await stopStarted(h);
+    expect(Date.now() - t).toBe(0); // nothing to wait for: the report was answered
+    // The one report the API takes before any ACK (shared/src/domain/workers/runtime-report.ts): draining,
+    // all zero, version 0, the epoch the registration named; the first sequence of the session.
+    expect(runtime(h)[0]).toMatchObject({
+      sessionId: 'session-1',
+      reportSequence: 1,
+      snapshotVersion: 0,
+      epoch: 17,
+      draining: true,
+      counts: [],
+    });
+    expect(runtime(h).every((b) => b.draining === true && b.snapshotVersion === 0)).toBe(true);
+    expect(h.feed.open_).toBe(false);
+    const calls = h.client.calls.length;
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(h.client.calls.length).toBe(calls); // stopped: no more registration, fetch or report
+    expect(h.client.of('register')).toHaveLength(1);
+  });
+
+  it('with the register call in flight: waits for its answer, takes no pull, and reports draining on that session', async () => {
+    const h = harness({ settings: { startWaitMs: 15_000 } });
+    let answer: (a: unknown) => void = () => {};
+    h.script(
+      'register',
+      (() =>
+        new Promise((r) => {
+          answer = r;
+        })) as unknown as Script,
+    );
+    const stopping = new AbortController();
+    await starting(h, stopping);
+    stopping.abort();
+    let stopped = false;
+    void stopStarted(h).then(() => {
+      stopped = true;
+    });
+    await vi.advanceTimersByTimeAsync(1_500);
+    expect(stopped).toBe(false);
+    answer({ ok: true, body: registration('session-1') });
+    await flush();
+    expect(stopped).toBe(true);
+    expect(h.feed.opened).toEqual([]); // granted after shutdown began: no pull
+    expect(runtime(h).length).toBeGreaterThan(0);
+    for (const b of runtime(h))
+      expect(b).toMatchObject({ sessionId: 'session-1', snapshotVersion: 0, draining: true, counts: [] });
+    expect(runtime(h).map((b) => b.reportSequence)).toEqual(runtime(h).map((_b, i) => i + 1));
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(h.client.of('register')).toHaveLength(1);
+    expect(h.client.of('latestSnapshot')).toHaveLength(0);
+  });
+
+  it('with the register call never answered: waits for it at most shutdownRegisterWaitMs, then goes on', async () => {
+    const h = harness({ settings: { startWaitMs: 15_000, shutdownRegisterWaitMs: 4_000 } });
+    h.script('register', (() => new Promise(() => {})) as unknown as Script);
+    const stopping = new AbortController();
+    await starting(h, stopping);
+    await vi.advanceTimersByTimeAsync(1_000);
+    stopping.abort();
+    let stopped = false;
+    void stopStarted(h).then(() => {
+      stopped = true;
+    });
+    await vi.advanceTimersByTimeAsync(3_999);
+    expect(stopped).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(stopped).toBe(true);
+    expect(h.client.of('runtime')).toHaveLength(0);
+    expect(
+      h.lines.some(
+        (l) => l.message === 'register call still unanswered at shutdown: going on without its session',
+      ),
+    ).toBe(true);
+  });
+
+  it('the wait for a register call runs from when shutdown began, alongside the drain', async () => {
+    const h = harness({ settings: { shutdownRegisterWaitMs: 4_000 } });
+    await h.start();
+    await h.feed.deliver(feedMessage(snapshot(1, ['p-a'])));
+    await flush();
+    // The session is lost; registering again hangs (the API is away).
+    h.script('runtime', refusal(409, 'stale_session'));
+    h.script('register', (() => new Promise(() => {})) as unknown as Script);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(h.session.session).toBeNull();
+    await h.session.source.stop();
+    await vi.advanceTimersByTimeAsync(6_500); // the drain bound
+    let stopped = false;
+    void h.session.reporter.stop().then(() => {
+      stopped = true;
+    });
+    await flush();
+    expect(stopped).toBe(true);
+  });
+
+  it('before registration: no register call at all', async () => {
+    const h = harness();
+    const stopping = new AbortController();
+    stopping.abort();
+    await h.session.source.start(h.worker, stopping.signal);
+    await stopStarted(h);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(h.client.calls).toEqual([]);
+  });
+
+  it('busy before any ACK (a snapshot applied, its ACK not yet accepted): ACKs first, then reports on the bound', async () => {
+    const h = harness();
+    h.script('ack', refusal(503, 'unavailable'));
+    await h.start();
+    await h.feed.deliver(feedMessage(snapshot(1, ['p-a'])));
+    await flush();
+    expect(h.session.ackBound).toBeNull();
+    const p = h.worker.pick('example.com', Date.now(), { stickyValue: () => undefined });
+    if (p.kind !== 'ok') throw new Error('no pick');
+    p.upstream.live.active++; // a tunnel runs on it
+    expect(h.worker.runtimeCounts()).not.toEqual([]);
+    await h.session.source.stop();
+    await vi.advanceTimersByTimeAsync(1_000);
+    // No version-0 report while a tunnel runs (the API would refuse it): the ACK, then reports on it.
+    expect(runtime(h).every((b) => b.snapshotVersion === 1)).toBe(true);
+    expect(runtime(h).at(-1)).toMatchObject({ snapshotVersion: 1, draining: true });
+    await h.session.reporter.stop();
+  });
+});

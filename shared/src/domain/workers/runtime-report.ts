@@ -1,6 +1,7 @@
 // ReportRuntime (contract §2): strictly monotonic report_sequence within a session; the same sequence only
 // as an identical replay; a report must sit exactly on the session's ACK bound (a worker claiming a newer
-// snapshot or epoch than it acknowledged is rejected); it is a complete sparse replacement of the counts.
+// snapshot or epoch than it acknowledged is rejected), except the last report of a worker shutting down
+// idle before it ever ACKed (version 0); it is a complete sparse replacement of the counts.
 import { shutDownIdle } from './drain.js';
 import { hash53 } from './rendezvous.js';
 import type { WorkerSession } from './session.js';
@@ -67,13 +68,21 @@ export function acceptRuntimeReport(
       ? { ok: true, replay: true, session }
       : { ok: false, error: 'sequence_conflict' };
   }
-  if (session.ackedVersion === null || session.ackedEpoch === null) return { ok: false, error: 'no_ack' };
-  if (report.snapshotVersion !== session.ackedVersion || report.epoch !== session.ackedEpoch) {
-    return { ok: false, error: 'ack_bound_mismatch' };
+  if (session.ackedVersion === null || session.ackedEpoch === null) {
+    // Before any ACK the one report accepted is a worker's last: shutting down with nothing in flight,
+    // naming no snapshot (version 0) at an epoch it was told of (registration's ownershipEpoch). A worker
+    // stopped during its start wait (no snapshot yet) hands its proxies over with it at once instead of
+    // after their grant lapses (drain.ts shutDownIdle).
+    const lastWord = report.snapshotVersion === 0 && report.epoch <= currentEpoch && shutDownIdle(report);
+    if (!lastWord) return { ok: false, error: 'no_ack' };
+  } else {
+    if (report.snapshotVersion !== session.ackedVersion || report.epoch !== session.ackedEpoch) {
+      return { ok: false, error: 'ack_bound_mismatch' };
+    }
+    // A worker shutting down with nothing in flight may report from an older epoch: it no longer pulls
+    // snapshots, and this report is what completes its drains (drain.ts shutDownIdle).
+    if (report.epoch < currentEpoch && !shutDownIdle(report)) return { ok: false, error: 'stale_epoch' };
   }
-  // A worker shutting down with nothing in flight may report from an older epoch: it no longer pulls
-  // snapshots, and this report is what completes its drains (drain.ts shutDownIdle).
-  if (report.epoch < currentEpoch && !shutDownIdle(report)) return { ok: false, error: 'stale_epoch' };
   return {
     ok: true,
     replay: false,
