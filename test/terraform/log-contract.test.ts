@@ -122,3 +122,37 @@ describe('the operator reads the same contract', () => {
     }
   });
 });
+
+describe('the alert policies read what the log-based metrics have', () => {
+  it('each condition on a log-based metric names one, and groups only by labels that metric extracts', () => {
+    const counters = tf.locals.log_counters as Record<string, { labels: Record<string, string> }>;
+    const metrics = (tf.resource.google_logging_metric ?? {}) as Record<string, Block>;
+    const labelsOf = (ref: string): string[] | undefined => {
+      const counter = /^google_logging_metric\.counter\["(\w+)"\]\.name$/.exec(ref)?.[1];
+      if (counter) return counters[counter] && Object.keys(counters[counter].labels);
+      const single = /^google_logging_metric\.(\w+)\.name$/.exec(ref)?.[1];
+      const m = single ? metrics[single] : undefined;
+      return m && Object.keys((m.label_extractors ?? {}) as Record<string, string>);
+    };
+    let checked = 0;
+    for (const [name, policy] of Object.entries(tf.resource.google_monitoring_alert_policy ?? {})) {
+      const conditions = (policy.conditions ?? []) as Block[];
+      for (const c of conditions) {
+        const body = ((c.condition_threshold ?? c.condition_absent) as Block[] | undefined)?.[0];
+        const filter = String(body?.filter ?? '');
+        const ref = /logging\.googleapis\.com\/user\/\$\{([^}]+)\}/.exec(filter)?.[1];
+        if (!ref) continue;
+        const labels = labelsOf(ref);
+        expect(labels, `${name}: ${ref} is not a log-based metric`).toBeDefined();
+        const aggregations = (body?.aggregations ?? []) as Block[];
+        for (const a of aggregations)
+          for (const field of (a.group_by_fields ?? []) as string[]) {
+            const label = /^metric\.label\.(\w+)$/.exec(field)?.[1];
+            expect(labels, `${name} groups by ${field}`).toContain(label);
+          }
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThanOrEqual(6);
+  });
+});
