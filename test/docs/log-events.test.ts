@@ -109,13 +109,10 @@ function mentions(event: string) {
         ?.split(',')
         .map((f) => f.trim())
         .filter((f) => /^\w+$/.test(f));
-      const severity = m[3] ?? m[4];
-      return {
-        path,
-        fields: fields ?? [],
-        severity,
-        before: text.slice(Math.max(0, m.index! - 40), m.index!),
-      };
+      // "(WARNING)" or "at WARNING" after the mention, or "logged at ERROR as" before it.
+      const before = text.slice(Math.max(0, m.index! - 40), m.index!);
+      const severity = m[3] ?? m[4] ?? /\bat ([A-Z]+) as $/.exec(before)?.[1];
+      return { path, fields: fields ?? [], severity };
     }),
   );
 }
