@@ -53,7 +53,10 @@ const V6_RANGES: readonly Range[] = [
   ['64:ff9b:1::/48', 'private'],
   ['100::/64', 'reserved'],
   ['2001::/32', 'reserved'], // Teredo: the IPv4 inside is obfuscated, so refuse the lot.
+  ['2001:2::/48', 'reserved'], // benchmarking (RFC 5180), as 198.18.0.0/15 is for IPv4
   ['2001:db8::/32', 'reserved'],
+  ['3fff::/20', 'reserved'], // documentation, the second range (RFC 9637)
+  ['5f00::/16', 'reserved'], // SRv6 segment identifiers (RFC 9602): routed only inside an operator's domain
   ['fc00::/7', 'unique_local'],
   ['fe80::/10', 'link_local'],
   ['fec0::/10', 'private'],

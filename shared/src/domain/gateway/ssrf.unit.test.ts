@@ -31,6 +31,12 @@ describe('parseIp', () => {
     'g::1',
     '1:2:3:4:5:6:7:8:9',
     '1:2:3:4:5:6:7',
+    // A dotted quad ends the address or is not there: inet_pton (net.isIP) refuses these, so an upstream
+    // would not read them as the address the guard judged (target-guard.unit.test.ts).
+    '1.2.3.4::',
+    '127.0.0.1::',
+    '1.2.3.4::5.6.7.8',
+    '::1.2.3.4:1',
   ])('refuses %j as a literal', (text) => {
     expect(parseIp(text)).toBeNull();
   });
@@ -82,6 +88,11 @@ describe('classifyIp', () => {
     ['::127.0.0.1', 'loopback'],
     ['2002:c0a8:0101::1', 'private'],
     ['2001:db8::1', 'reserved'],
+    ['2001:2::1', 'reserved'],
+    ['2001:2:0:ffff::1', 'reserved'],
+    ['3fff::1', 'reserved'],
+    ['3fff:fff::1', 'reserved'],
+    ['5f00::1', 'reserved'],
   ])('%s is %s', (ip, reason) => {
     expect(classify(ip)).toBe(reason);
   });
@@ -103,6 +114,9 @@ describe('classifyIp', () => {
     '::ffff:8.8.8.8',
     '64:ff9b::8.8.8.8',
     '2002:0808:0808::1',
+    '2001:3::1',
+    '3fff:1000::1',
+    '5eff::1',
   ])('%s is public', (ip) => {
     expect(classify(ip)).toBeNull();
   });
