@@ -1,6 +1,8 @@
 // The gateway resolves target names over DNS itself (GATEWAY_DNS_SERVERS, c-ares; dns-resolve.ts), with
 // a real nameserver on loopback: a name is checked by what DNS answers for it, a silent nameserver is a
-// bounded 502 target_unresolvable, and look-ups stuck on a silent zone do not hold up the others.
+// bounded 502 target_unresolvable, and look-ups stuck on a silent zone do not hold up the others. With
+// that nameserver (NXDOMAIN for names it does not know), the odd spellings of a loopback target too, on
+// both listeners: each is judged by the address it means (docs/gateway.md § SSRF policy).
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -68,6 +70,79 @@ function get(host: string): Promise<string> {
     );
   });
 }
+
+/** A CONNECT through the gateway; the answer's head, once the gateway closed or answered. */
+function connect(authority: string): Promise<string> {
+  return new Promise((resolve) => {
+    const c = net.connect(gw.proxyPort!, '127.0.0.1');
+    let got = '';
+    c.on('data', (d) => {
+      got += d;
+      if (got.includes('\r\n\r\n')) c.destroy();
+    });
+    c.on('error', () => {});
+    c.on('close', () => resolve(got));
+    c.once('connect', () => c.write(`CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n\r\n`));
+  });
+}
+
+const fetchVia = async (url: string) => {
+  const r = await fetch(`http://127.0.0.1:${gw.httpPort}/v1/fetch`, {
+    method: 'POST',
+    body: JSON.stringify({ url }),
+  });
+  return { status: r.status, body: await r.json() };
+};
+
+describe('spellings of a loopback or private target', () => {
+  // Odd IPv4 spellings are no literals to the guard: DNS (the nameserver here) has no such name, so
+  // getaddrinfo reads them as inet_aton does, and the address it gives is the one judged.
+  it.each([
+    ['decimal', '2130706433'],
+    ['octal', '0177.0.0.1'],
+    ['hex', '0x7f.0.0.1'],
+    ['short', '127.1'],
+    ['IPv4-mapped', '[::ffff:127.0.0.1]'],
+    ['IPv4-mapped in hex', '[::ffff:7f00:1]'],
+    ['IPv4-compatible', '[::127.0.0.1]'],
+    ['NAT64', '[64:ff9b::7f00:1]'],
+    ['6to4', '[2002:7f00:1::1]'],
+    ['upper-case hex IPv6', '[::FFFF:7F00:1]'],
+  ])('CONNECT to loopback spelt %s (%s) is refused as loopback', async (_label, host) => {
+    const text = await connect(`${host}:${targets.httpPort}`);
+    expect(text).toMatch(/^HTTP\/1\.1 403 /);
+    expect(text).toContain('X-Proxyplane-Reason: loopback');
+  });
+
+  it('CONNECT to 10.9.8.7 spelt as a 6to4 address is refused as private', async () => {
+    const text = await connect('[2002:a09:807::1]:443');
+    expect(text).toContain('X-Proxyplane-Reason: private');
+  });
+
+  // A dotted quad before "::" is no IPv6 literal (inet_pton refuses it): it was judged as 7f00:1::, public,
+  // and went to the upstream as that string — to a SOCKS5 upstream as a host name to resolve.
+  it('CONNECT [127.0.0.1::] is no address: 502 target_unresolvable, never sent upstream', async () => {
+    const text = await connect(`[127.0.0.1::]:${targets.httpPort}`);
+    expect(text).toMatch(/^HTTP\/1\.1 502 /);
+    expect(text).toContain('X-Proxyplane-Error: target_unresolvable');
+  });
+
+  // /v1/fetch reads its URL as WHATWG does, then judges the host it got: percent-escapes, full-width and
+  // enclosed letters, numeric IPv4 forms and a trailing dot all land on the same loopback name or address.
+  it.each([
+    'http://2130706433/',
+    'http://0x7f.1/',
+    'http://127.1/',
+    'http://%6c%6fcalhost/',
+    'http://\u24dbocalhost/',
+    'http://LOCALHOST./',
+    'http://[::ffff:127.0.0.1]/',
+    'http://127.0.0.1%2e/',
+    'https://127.0.0.1\\@example.com/',
+  ])('/v1/fetch of %s is refused as loopback', async (url) => {
+    expect(await fetchVia(url)).toEqual({ status: 403, body: { error: 'ssrf_refused', reason: 'loopback' } });
+  });
+});
 
 describe('target names resolved over GATEWAY_DNS_SERVERS', () => {
   it('serves a name by the address its nameserver gives, and refuses one that answers a private address', async () => {
