@@ -62,10 +62,12 @@ const V6_RANGES: readonly Range[] = [
   ['fec0::/10', 'private'],
   ['ff00::/8', 'multicast'],
 ];
-// IPv6 prefixes that carry an IPv4 address, and where: NAT64, IPv4-compatible, 6to4.
+// IPv6 prefixes that carry an IPv4 address, and where: NAT64, IPv4-compatible, IPv4-translated (SIIT,
+// RFC 2765: what a stateless translator maps back to the IPv4 address), 6to4.
 const EMBEDDING: readonly (readonly [cidr: string, offset: number])[] = [
   ['64:ff9b::/96', 12],
   ['::/96', 12],
+  ['::ffff:0:0:0/96', 12],
   ['2002::/16', 2],
 ];
 

@@ -93,6 +93,8 @@ describe('classifyIp', () => {
     ['3fff::1', 'reserved'],
     ['3fff:fff::1', 'reserved'],
     ['5f00::1', 'reserved'],
+    ['::ffff:0:7f00:1', 'loopback'],
+    ['::ffff:0:169.254.169.254', 'metadata'],
   ])('%s is %s', (ip, reason) => {
     expect(classify(ip)).toBe(reason);
   });
@@ -117,6 +119,7 @@ describe('classifyIp', () => {
     '2001:3::1',
     '3fff:1000::1',
     '5eff::1',
+    '::ffff:0:808:808',
   ])('%s is public', (ip) => {
     expect(classify(ip)).toBeNull();
   });
