@@ -4,7 +4,8 @@
 // that nameserver (NXDOMAIN for names it does not know), the odd spellings of a loopback target too, on
 // both listeners: each is judged by the address it means (docs/gateway.md § SSRF policy).
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
+import http from 'node:http';
+import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,16 +22,31 @@ let targets: Targets;
 let upstream: ForwardProxy;
 let dns: DnsServer;
 let gw: Awaited<ReturnType<typeof startGateway>>;
+/** A site that redirects every request to the metadata server. */
+let redirector: http.Server;
+let redirectorPort: number;
+const METADATA_URL = 'http://169.254.169.254/computeMetadata/v1/';
 
 beforeAll(async () => {
   targets = await startTargets();
+  redirector = http.createServer((_req, res) => {
+    res.writeHead(302, { location: METADATA_URL, 'content-length': '0' });
+    res.end();
+  });
+  await new Promise<void>((r) => redirector.listen(0, '127.0.0.1', r));
+  redirectorPort = (redirector.address() as AddressInfo).port;
   upstream = createForwardProxy({ credentials: 'up:up-pass' });
   const { port } = await upstream.listen();
   const file = join(mkdtempSync(join(tmpdir(), 'gw-dns-')), 'snapshot.json');
   writeFileSync(file, JSON.stringify(snapshotFile({ upstreams: [`http://up:up-pass@127.0.0.1:${port}`] })));
   dns = await startDnsServer({
     // site.test and site2.test are the allow-listed loopback site; private.test is a private address.
-    a: { 'site.test': ['127.0.0.1'], 'site2.test': ['127.0.0.1'], 'private.test': ['10.9.8.7'] },
+    a: {
+      'site.test': ['127.0.0.1'],
+      'site2.test': ['127.0.0.1'],
+      'private.test': ['10.9.8.7'],
+      'redirect.test': ['127.0.0.1'],
+    },
     silent: (name) => name.endsWith('.hang.test'),
   });
   const cfg = loadGatewayConfig(['--snapshot', file], {
@@ -38,7 +54,7 @@ beforeAll(async () => {
     GATEWAY_PROXY_PORT: '0',
     HOST: '127.0.0.1',
     GATEWAY_CLIENT_AUTH: 'none',
-    GATEWAY_SSRF_ALLOW: `site.test:${targets.httpPort},site2.test:${targets.httpPort}`,
+    GATEWAY_SSRF_ALLOW: `site.test:${targets.httpPort},site2.test:${targets.httpPort},redirect.test:${redirectorPort}`,
     GATEWAY_DNS_SERVERS: dns.address,
     GATEWAY_DNS_TIMEOUT_MS: '1500',
     LOG_LEVEL: 'error',
@@ -47,6 +63,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await new Promise((r) => redirector?.close(r));
   await gw?.shutdown();
   await dns?.close();
   await upstream?.close();
@@ -141,6 +158,29 @@ describe('spellings of a loopback or private target', () => {
     'https://127.0.0.1\\@example.com/',
   ])('/v1/fetch of %s is refused as loopback', async (url) => {
     expect(await fetchVia(url)).toEqual({ status: 403, body: { error: 'ssrf_refused', reason: 'loopback' } });
+  });
+});
+
+describe('redirects', () => {
+  // Neither listener follows one: the 3xx goes back to the client, whose next request is checked afresh.
+  it('/v1/fetch hands a redirect to the metadata server back, unfollowed', async () => {
+    const r = await fetch(`http://127.0.0.1:${gw.httpPort}/v1/fetch`, {
+      method: 'POST',
+      body: JSON.stringify({ url: `http://redirect.test:${redirectorPort}/` }),
+      redirect: 'manual', // this test's own client must not follow it either
+    });
+    expect(r.status).toBe(302);
+    expect(r.headers.get('location')).toBe(METADATA_URL);
+  });
+
+  it('the proxy listener too', async () => {
+    const c = net.connect(gw.proxyPort!, '127.0.0.1');
+    const url = `http://redirect.test:${redirectorPort}/`;
+    c.write(`GET ${url} HTTP/1.1\r\nHost: redirect.test:${redirectorPort}\r\n\r\n`);
+    let got = '';
+    for await (const d of c) got += d;
+    expect(got).toMatch(/^HTTP\/1\.1 302 /);
+    expect(got).toContain(`location: ${METADATA_URL}`);
   });
 });
 
