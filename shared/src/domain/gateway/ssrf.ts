@@ -115,9 +115,12 @@ export function parseAllowList(entries: readonly string[]): { allow: AllowList; 
     const cidr = parseCidr(raw);
     const hp = /^\[?([^\]]+?)\]?:([0-9]{1,5})$/.exec(raw);
     if (cidr) cidrs.push(cidr);
-    else if (hp && Number(hp[2]) >= 1 && Number(hp[2]) <= 65535)
-      hostPorts.add(`${hp[1]!.toLowerCase()}:${hp[2]}`);
-    else invalid.push(raw);
+    else if (hp && Number(hp[2]) >= 1 && Number(hp[2]) <= 65535) {
+      // Normalised as the listeners normalise a target (lower case, one trailing dot dropped, the port a
+      // number): "Demo.Local.:08080" otherwise matched nothing, silently.
+      const host = hp[1]!.toLowerCase();
+      hostPorts.add(`${host.endsWith('.') ? host.slice(0, -1) : host}:${Number(hp[2])}`);
+    } else invalid.push(raw);
   }
   return { allow: { cidrs, hostPorts }, invalid };
 }
