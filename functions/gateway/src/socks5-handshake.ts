@@ -9,7 +9,7 @@ import type { Upstream } from '../../../shared/src/domain/gateway/routing.js';
 import type { UpstreamAuth } from './compile.js';
 import type { UpstreamCredentials } from './credentials.js';
 import type { SocketCounts } from './sockets.js';
-import { socks5Failure } from './socks5-failure.js';
+import { grantedReplyReadable, socks5Failure } from './socks5-failure.js';
 import { dialCounted, TunnelError } from './upstream-tunnel.js';
 
 export interface Socks5Hop {
@@ -66,6 +66,10 @@ export function socks5Handshake(
       existing_socket: up,
     }).then(
       () => {
+        if (!grantedReplyReadable(seen)) {
+          fail(new TunnelError('handshake_failed', 'PROXY_HANDSHAKE'));
+          return;
+        }
         clearTimeout(timer);
         // The package has paused the socket; on its next turn it re-emits what it had read past its
         // reply and resumes the socket. What the tap holds now is the handshake plus that same excess:
