@@ -6,10 +6,11 @@
 import type { Socket } from 'node:net';
 import { SocksClient } from 'socks';
 import type { Upstream } from '../../../shared/src/domain/gateway/routing.js';
+import { grantedReplyReadable } from '../../../shared/src/domain/socks5-answer.js';
 import type { UpstreamAuth } from './compile.js';
 import type { UpstreamCredentials } from './credentials.js';
 import type { SocketCounts } from './sockets.js';
-import { grantedReplyReadable, socks5Failure } from './socks5-failure.js';
+import { socks5Failure } from './socks5-failure.js';
 import { dialCounted, TunnelError } from './upstream-tunnel.js';
 
 export interface Socks5Hop {

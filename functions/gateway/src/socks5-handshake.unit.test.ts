@@ -1,7 +1,6 @@
 import { once } from 'node:events';
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { grantedReplyReadable } from './socks5-failure.js';
 import { socks5Handshake } from './socks5-handshake.js';
 import { TunnelError } from './upstream-tunnel.js';
 
@@ -68,30 +67,5 @@ describe('socks5Handshake: the upstream’s replies', () => {
     const r = await handshake(port);
     expect('error' in r && r.error).toBeInstanceOf(TunnelError);
     expect('error' in r && [r.error.kind, r.error.stage]).toEqual(['handshake_failed', 'PROXY_HANDSHAKE']);
-  });
-});
-
-describe('grantedReplyReadable', () => {
-  it.each<[string, number[][], boolean]>([
-    ['no auth, IPv4', [[0x05, 0x00, 0x05, 0x00, 0x00, 0x01]], true],
-    ['no auth, IPv6, split', [[0x05, 0x00, 0x05], [0x00, 0x00], [0x04]], true],
-    [
-      'user/pass, host name',
-      [
-        [0x05, 0x02],
-        [0x01, 0x00],
-        [0x05, 0x00, 0x00, 0x03],
-      ],
-      true,
-    ],
-    [
-      'user/pass, ATYP 0x01 only in the auth position',
-      [[0x05, 0x02, 0x01, 0x00, 0x05, 0x00, 0x00, 0x07]],
-      false,
-    ],
-    ['no auth, ATYP 0x00', [[0x05, 0x00, 0x05, 0x00, 0x00, 0x00]], false],
-    ['cut before the ATYP', [[0x05, 0x00, 0x05, 0x00, 0x00]], false],
-  ])('%s → %s', (_label, chunks, readable) => {
-    expect(grantedReplyReadable(chunks.map((c) => Uint8Array.from(c)))).toBe(readable);
   });
 });
