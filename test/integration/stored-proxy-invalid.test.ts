@@ -125,6 +125,10 @@ describe('a stored proxy document that does not fit the model', () => {
       reconcileLog().find((l) => l.event === 'reconcile.invalid_document' && l.proxy === 'wreck'),
     );
     expect(line).toMatchObject({ severity: 'ERROR', fields: ['spec.port', 'status.phase'] });
+    // One line that says what is wrong, not a failed pass's stack beside it.
+    expect(
+      reconcileLog().filter((l) => l.proxy === 'wreck' && l.message === 'reconcile pass failed'),
+    ).toEqual([]);
     expect(JSON.stringify(reconcileLog())).not.toContain('hunter2');
     expect((await db.doc('proxies/wreck').get()).get('spec.port')).toBe(SECRET_LOOKING);
     expect(instanceOf(wreckUid)?.status).toBe('RUNNING');

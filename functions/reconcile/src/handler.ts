@@ -53,7 +53,8 @@ export async function handleReconcile(
     try {
       last = await runPass(deps, request.proxy, pass === 1 && FRESH_REASONS.has(request.reason));
     } catch (err) {
-      log.error('reconcile pass failed', { pass, error: err });
+      // A document that does not fit is onReconcileEvent's to log, once, with the fields that fail.
+      if (!(err instanceof InvalidStoredProxy)) log.error('reconcile pass failed', { pass, error: err });
       throw err;
     }
     created = last.created ?? created;
