@@ -152,7 +152,7 @@ export const ProxyList = z
     proxies: z.array(ListedProxyBody),
     count: z.number().int(),
     skipped: z
-      .object({ count: z.number().int(), names: z.array(ProxyName) })
+      .object({ count: z.number().int(), names: z.array(z.string()) })
       .optional()
       .openapi({
         description:
