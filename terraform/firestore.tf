@@ -57,7 +57,10 @@ locals {
   # queries need none today: proxies by status.phase and spec.attributes.<k> are equality-only (served by
   # merging single-field indexes), listDue ranges and orders on status.nextReconcileAt alone (a single-
   # field index), the snapshot pass ranges on workers.validUntil and on snapshots.grantedUntil alone
-  # (single-field indexes: never exempt those two), and the lease service reads documents by id and
+  # (single-field indexes: never exempt those two), its worker retention ranges on workers.validUntil and
+  # snapshots.validUntil and filters workerOutcomes on workerId alone (the cutoff on receivedAt is checked
+  # in code, so no composite is needed), the admin listing pages workers by document id, and the lease
+  # service reads documents by id and
   # listens to whole collections. A query that needs one fails with FAILED_PRECONDITION and the index
   # to add; add it here, never in the console.
   composite_indexes = {}

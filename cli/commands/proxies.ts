@@ -8,6 +8,12 @@ import { readProxyFile } from '../proxy-file.js';
 
 export const PHASES = ['Pending', 'Provisioning', 'Provisioned', 'Ready', 'Unhealthy', 'Deleting', 'Failed'];
 
+/** DELETE's answer for a stored document that does not fit the model (docs/api.md § Delete). */
+interface InvalidProxyDeletion {
+  name: string;
+  storedProxyInvalid: { issues: Array<{ path: string }> };
+}
+
 /** The admin API's proxy resource, as far as the CLI reads it. */
 export interface ProxyJson {
   name: string;
@@ -123,9 +129,20 @@ export async function listProxies({ api, io, args }: Ctx): Promise<void> {
     query.append(`attr.${k}`, v);
   }
   // Discovery: a crawler token opens it too (docs/leases.md), so a crawler can list what it could lease.
-  const res = await api.call<{ proxies: ProxyJson[] }>('GET', '/v1/proxies', { role: 'discovery', query });
+  const res = await api.call<{ proxies: ProxyJson[]; skipped?: { count: number; names: string[] } }>(
+    'GET',
+    '/v1/proxies',
+    { role: 'discovery', query },
+  );
   if (output === 'json') return io.out(json(res));
   if (output === 'yaml') return io.out(yaml(res));
+  // On stderr: the table stays what a script parses, and the operator still learns of them.
+  if (res.skipped?.count) {
+    const more = res.skipped.count > res.skipped.names.length ? ', …' : '';
+    io.err(
+      `${res.skipped.count} stored proxy document(s) do not fit the model and are not listed: ${res.skipped.names.join(', ')}${more} (proxies get <name> says why; proxies delete <name> removes it)`,
+    );
+  }
   if (res.proxies.length === 0) return io.out('No proxies match.');
   const now = io.now();
   io.out(
@@ -158,9 +175,17 @@ export async function getProxy({ api, io, args }: Ctx): Promise<void> {
 export async function deleteProxy({ api, io, args }: Ctx): Promise<void> {
   const name = proxyNameArg(args.positionals);
   const output = outputOf(args.values, ['table', 'json', 'yaml']);
-  const p = await api.call<ProxyJson>('DELETE', `/v1/proxies/${enc(name)}`, { role: 'admin' });
+  const p = await api.call<ProxyJson | InvalidProxyDeletion>('DELETE', `/v1/proxies/${enc(name)}`, {
+    role: 'admin',
+  });
   if (output === 'json') return io.out(json(p));
   if (output === 'yaml') return io.out(yaml(p));
+  if ('storedProxyInvalid' in p) {
+    const fields = p.storedProxyInvalid.issues.map((i) => i.path).join(', ');
+    return io.out(
+      `proxy/${name} deletion requested; its stored document does not fit the model (${fields}): reconcile removes the document, the orphan GC its instance`,
+    );
+  }
   // An external proxy has no instance: reconcile only lets go of it (docs/api.md § Delete).
   const until = p.spec.mode === 'external' ? 'reconcile removes it' : 'its instance is gone';
   io.out(`proxy/${name} deletion requested (phase Deleting until ${until})`);

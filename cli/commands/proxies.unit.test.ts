@@ -90,6 +90,27 @@ describe('proxies delete', () => {
   });
 });
 
+describe('proxies delete of a stored document that does not fit the model', () => {
+  it('says so and what happens next, rather than fail on a body without a spec', async () => {
+    const io = recordingIo();
+    const body = {
+      name: 'p1',
+      uid: null,
+      deletionRequestedAt: '2026-01-01T00:00:00.000Z',
+      storedProxyInvalid: { issues: [{ path: 'spec.port', code: 'invalid_type', message: 'x' }] },
+    };
+    const fetch = (async () =>
+      new Response(JSON.stringify(body), { status: 202 })) as typeof globalThis.fetch;
+    const exit = await runCli(['proxies', 'delete', 'p1', '--api', 'http://127.0.0.1:9'], cliDeps(io, fetch));
+    expect({ exit, out: io.outLines }).toEqual({
+      exit: 0,
+      out: [
+        'proxy/p1 deletion requested; its stored document does not fit the model (spec.port): reconcile removes the document, the orphan GC its instance',
+      ],
+    });
+  });
+});
+
 describe('proxies list', () => {
   const listed = (name: string, spec: Record<string, unknown>) => ({
     name,
@@ -121,6 +142,24 @@ describe('proxies list', () => {
     expect(row('p-managed')).toMatch(/\sus-central1-a\s/);
     expect(row('p-http')).toMatch(/\sh\.example:3128\s/);
     expect(row('p-socks')).toMatch(/\ssocks5:\/\/r\.example:1080\s/);
+    expect(io.errLines).toEqual([]);
+  });
+
+  it('tells on stderr of the documents the API skipped, leaving the table as it is', async () => {
+    const io = recordingIo();
+    const body = {
+      proxies: [listed('p-ok', { mode: 'managed', zone: 'us-central1-a' })],
+      count: 1,
+      skipped: { count: 1, names: ['p-broken'] },
+    };
+    const fetch = (async () =>
+      new Response(JSON.stringify(body), { status: 200 })) as typeof globalThis.fetch;
+    expect(await runCli(['proxies', 'list', '--api', 'http://127.0.0.1:9'], cliDeps(io, fetch))).toBe(0);
+    expect(io.outLines.join('\n')).toContain('p-ok');
+    expect(io.outLines.join('\n')).not.toContain('p-broken');
+    expect(io.errLines).toEqual([
+      '1 stored proxy document(s) do not fit the model and are not listed: p-broken (proxies get <name> says why; proxies delete <name> removes it)',
+    ]);
   });
 });
 

@@ -19,6 +19,9 @@ export function addVersion(
   givenCrc: number | undefined,
 ): Mutation<{ secret: SecretState; version: VersionState }> {
   const secret = store.getSecret(project, id);
+  // Real Secret Manager refuses an empty payload (proto3 JSON cannot tell `data: ""` from no data) with
+  // 400 INVALID_ARGUMENT, worded as below; a version must hold at least one byte.
+  if (data.length === 0) throw invalidArgument('Field [payload] is required.');
   if (data.length > MAX_PAYLOAD_BYTES) {
     throw invalidArgument(`Secret payload data must be no larger than 64KiB (got ${data.length} bytes).`);
   }

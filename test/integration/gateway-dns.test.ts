@@ -1,8 +1,11 @@
 // The gateway resolves target names over DNS itself (GATEWAY_DNS_SERVERS, c-ares; dns-resolve.ts), with
 // a real nameserver on loopback: a name is checked by what DNS answers for it, a silent nameserver is a
-// bounded 502 target_unresolvable, and look-ups stuck on a silent zone do not hold up the others.
+// bounded 502 target_unresolvable, and look-ups stuck on a silent zone do not hold up the others. With
+// that nameserver (NXDOMAIN for names it does not know), the odd spellings of a loopback target too, on
+// both listeners: each is judged by the address it means (docs/gateway.md § SSRF policy).
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
+import http from 'node:http';
+import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,16 +22,31 @@ let targets: Targets;
 let upstream: ForwardProxy;
 let dns: DnsServer;
 let gw: Awaited<ReturnType<typeof startGateway>>;
+/** A site that redirects every request to the metadata server. */
+let redirector: http.Server;
+let redirectorPort: number;
+const METADATA_URL = 'http://169.254.169.254/computeMetadata/v1/';
 
 beforeAll(async () => {
   targets = await startTargets();
+  redirector = http.createServer((_req, res) => {
+    res.writeHead(302, { location: METADATA_URL, 'content-length': '0' });
+    res.end();
+  });
+  await new Promise<void>((r) => redirector.listen(0, '127.0.0.1', r));
+  redirectorPort = (redirector.address() as AddressInfo).port;
   upstream = createForwardProxy({ credentials: 'up:up-pass' });
   const { port } = await upstream.listen();
   const file = join(mkdtempSync(join(tmpdir(), 'gw-dns-')), 'snapshot.json');
   writeFileSync(file, JSON.stringify(snapshotFile({ upstreams: [`http://up:up-pass@127.0.0.1:${port}`] })));
   dns = await startDnsServer({
     // site.test and site2.test are the allow-listed loopback site; private.test is a private address.
-    a: { 'site.test': ['127.0.0.1'], 'site2.test': ['127.0.0.1'], 'private.test': ['10.9.8.7'] },
+    a: {
+      'site.test': ['127.0.0.1'],
+      'site2.test': ['127.0.0.1'],
+      'private.test': ['10.9.8.7'],
+      'redirect.test': ['127.0.0.1'],
+    },
     silent: (name) => name.endsWith('.hang.test'),
   });
   const cfg = loadGatewayConfig(['--snapshot', file], {
@@ -36,7 +54,7 @@ beforeAll(async () => {
     GATEWAY_PROXY_PORT: '0',
     HOST: '127.0.0.1',
     GATEWAY_CLIENT_AUTH: 'none',
-    GATEWAY_SSRF_ALLOW: `site.test:${targets.httpPort},site2.test:${targets.httpPort}`,
+    GATEWAY_SSRF_ALLOW: `site.test:${targets.httpPort},site2.test:${targets.httpPort},redirect.test:${redirectorPort}`,
     GATEWAY_DNS_SERVERS: dns.address,
     GATEWAY_DNS_TIMEOUT_MS: '1500',
     LOG_LEVEL: 'error',
@@ -45,6 +63,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await new Promise((r) => redirector?.close(r));
   await gw?.shutdown();
   await dns?.close();
   await upstream?.close();
@@ -68,6 +87,102 @@ function get(host: string): Promise<string> {
     );
   });
 }
+
+/** A CONNECT through the gateway; the answer's head, once the gateway closed or answered. */
+function connect(authority: string): Promise<string> {
+  return new Promise((resolve) => {
+    const c = net.connect(gw.proxyPort!, '127.0.0.1');
+    let got = '';
+    c.on('data', (d) => {
+      got += d;
+      if (got.includes('\r\n\r\n')) c.destroy();
+    });
+    c.on('error', () => {});
+    c.on('close', () => resolve(got));
+    c.once('connect', () => c.write(`CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n\r\n`));
+  });
+}
+
+const fetchVia = async (url: string) => {
+  const r = await fetch(`http://127.0.0.1:${gw.httpPort}/v1/fetch`, {
+    method: 'POST',
+    body: JSON.stringify({ url }),
+  });
+  return { status: r.status, body: await r.json() };
+};
+
+describe('spellings of a loopback or private target', () => {
+  // Odd IPv4 spellings are no literals to the guard: DNS (the nameserver here) has no such name, so
+  // getaddrinfo reads them as inet_aton does, and the address it gives is the one judged.
+  it.each([
+    ['decimal', '2130706433'],
+    ['octal', '0177.0.0.1'],
+    ['hex', '0x7f.0.0.1'],
+    ['short', '127.1'],
+    ['IPv4-mapped', '[::ffff:127.0.0.1]'],
+    ['IPv4-mapped in hex', '[::ffff:7f00:1]'],
+    ['IPv4-compatible', '[::127.0.0.1]'],
+    ['NAT64', '[64:ff9b::7f00:1]'],
+    ['6to4', '[2002:7f00:1::1]'],
+    ['upper-case hex IPv6', '[::FFFF:7F00:1]'],
+  ])('CONNECT to loopback spelt %s (%s) is refused as loopback', async (_label, host) => {
+    const text = await connect(`${host}:${targets.httpPort}`);
+    expect(text).toMatch(/^HTTP\/1\.1 403 /);
+    expect(text).toContain('X-Proxyplane-Reason: loopback');
+  });
+
+  it('CONNECT to 10.9.8.7 spelt as a 6to4 address is refused as private', async () => {
+    const text = await connect('[2002:a09:807::1]:443');
+    expect(text).toContain('X-Proxyplane-Reason: private');
+  });
+
+  // A dotted quad before "::" is no IPv6 literal (inet_pton refuses it): it was judged as 7f00:1::, public,
+  // and went to the upstream as that string — to a SOCKS5 upstream as a host name to resolve.
+  it('CONNECT [127.0.0.1::] is no address: 502 target_unresolvable, never sent upstream', async () => {
+    const text = await connect(`[127.0.0.1::]:${targets.httpPort}`);
+    expect(text).toMatch(/^HTTP\/1\.1 502 /);
+    expect(text).toContain('X-Proxyplane-Error: target_unresolvable');
+  });
+
+  // /v1/fetch reads its URL as WHATWG does, then judges the host it got: percent-escapes, full-width and
+  // enclosed letters, numeric IPv4 forms and a trailing dot all land on the same loopback name or address.
+  it.each([
+    'http://2130706433/',
+    'http://0x7f.1/',
+    'http://127.1/',
+    'http://%6c%6fcalhost/',
+    'http://\u24dbocalhost/',
+    'http://LOCALHOST./',
+    'http://[::ffff:127.0.0.1]/',
+    'http://127.0.0.1%2e/',
+    'https://127.0.0.1\\@example.com/',
+  ])('/v1/fetch of %s is refused as loopback', async (url) => {
+    expect(await fetchVia(url)).toEqual({ status: 403, body: { error: 'ssrf_refused', reason: 'loopback' } });
+  });
+});
+
+describe('redirects', () => {
+  // Neither listener follows one: the 3xx goes back to the client, whose next request is checked afresh.
+  it('/v1/fetch hands a redirect to the metadata server back, unfollowed', async () => {
+    const r = await fetch(`http://127.0.0.1:${gw.httpPort}/v1/fetch`, {
+      method: 'POST',
+      body: JSON.stringify({ url: `http://redirect.test:${redirectorPort}/` }),
+      redirect: 'manual', // this test's own client must not follow it either
+    });
+    expect(r.status).toBe(302);
+    expect(r.headers.get('location')).toBe(METADATA_URL);
+  });
+
+  it('the proxy listener too', async () => {
+    const c = net.connect(gw.proxyPort!, '127.0.0.1');
+    const url = `http://redirect.test:${redirectorPort}/`;
+    c.write(`GET ${url} HTTP/1.1\r\nHost: redirect.test:${redirectorPort}\r\n\r\n`);
+    let got = '';
+    for await (const d of c) got += d;
+    expect(got).toMatch(/^HTTP\/1\.1 302 /);
+    expect(got).toContain(`location: ${METADATA_URL}`);
+  });
+});
 
 describe('target names resolved over GATEWAY_DNS_SERVERS', () => {
   it('serves a name by the address its nameserver gives, and refuses one that answers a private address', async () => {

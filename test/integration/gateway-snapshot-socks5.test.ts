@@ -43,6 +43,7 @@ function deps(published: GatewaySnapshotMessage[]): SnapshotPassDeps {
     sha256: sha256Hex,
     lockMs: 60_000,
     sweep: { afterMs: 7 * 86_400_000, batch: 5 },
+    retention: { afterMs: 7 * 86_400_000, batch: 5 },
     newHolder: () => `holder-${++n}`,
   };
 }

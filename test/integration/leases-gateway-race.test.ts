@@ -104,6 +104,7 @@ function passDeps(passClock: ManualClock, log: ReturnType<typeof memoryLogger>):
     sha256: sha256Hex,
     lockMs: 60_000,
     sweep: { afterMs: 7 * 86_400_000, batch: 5 },
+    retention: { afterMs: 7 * 86_400_000, batch: 5 },
     newHolder: () => `holder-${++n}`,
   };
 }

@@ -4,6 +4,8 @@
 // per probe (seed §6); and each failure at the stage an HTTP proxy's would be reported at — DIAL for a
 // proxy that cannot be reached, PROXY_HANDSHAKE (the proxy's fault) for refused credentials and a refused
 // CONNECT, `timeout` once the deadline has passed (docs/health.md § SOCKS5 proxies).
+import { once } from 'node:events';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createForwardProxy, type ForwardProxy } from '../../emulators/forward-proxy/proxy.js';
 import {
@@ -219,5 +221,46 @@ describe('handshakeThroughProxy through a SOCKS5 proxy (BASIC without a probe UR
     } finally {
       proxy.hang(false);
     }
+  });
+});
+
+// A SOCKS5 proxy that grants every CONNECT with an address type RFC 1928 does not define (0x09): the
+// `socks` package reads no bound address for it, consumes nothing and still reports the tunnel open, so
+// its reply would be the tunnel's first bytes. The probe names it the proxy's fault.
+describe('a SOCKS5 proxy granting with an unknown address type', () => {
+  let odd: net.Server;
+  let to: ProbeTarget;
+  beforeAll(async () => {
+    odd = net.createServer((s) => {
+      s.on('error', () => {});
+      let step = 0;
+      s.on('data', () => {
+        if (step++ === 0) s.write(Buffer.from([0x05, 0x00]));
+        else s.write(Buffer.from([0x05, 0x00, 0x00, 0x09, 0x7f, 0x00, 0x00, 0x01, 0x00, 0x50]));
+      });
+    });
+    odd.listen(0, '127.0.0.1');
+    await once(odd, 'listening');
+    to = {
+      host: '127.0.0.1',
+      port: (odd.address() as net.AddressInfo).port,
+      credentials: null,
+      protocol: 'socks5',
+    };
+  });
+  afterAll(() => odd?.close());
+
+  it.each(urls)('the %s probe fails the PROXY_HANDSHAKE as not_socks5', async (_l, url) => {
+    expect(await probe(url(), {}, to)).toMatchObject({
+      ok: false,
+      failure: { stage: 'PROXY_HANDSHAKE', code: 'not_socks5' },
+    });
+  });
+
+  it('the BASIC handshake fails it too', async () => {
+    expect(await handshakeThroughProxy(to, `${target.host}:${target.port}`, 3_000)).toMatchObject({
+      ok: false,
+      failure: { stage: 'PROXY_HANDSHAKE', code: 'not_socks5' },
+    });
   });
 });

@@ -3,7 +3,7 @@
 import { Firestore, Timestamp } from '@google-cloud/firestore';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
-import { StoreError } from '../../shared/src/ports/proxy-store.js';
+import { InvalidStoredProxy, StoreError } from '../../shared/src/ports/proxy-store.js';
 import { InMemoryProxyStore } from '../../shared/src/testing/in-memory-proxy-store.js';
 import { aProxy, managedSpec } from '../../shared/src/testing/proxy-fixtures.js';
 import { proxyStoreContract } from '../../shared/src/testing/proxy-store-contract.js';
@@ -77,6 +77,71 @@ describe('FirestoreProxyStore documents', () => {
     expect((err as StoreError).kind).toBe('invalid');
     expect((await store.list()).map((p) => p.name)).toContain('fine');
     expect((await store.list()).map((p) => p.name)).not.toContain('broken');
+  });
+});
+
+describe('FirestoreProxyStore on a document that does not fit the model', () => {
+  const projectId = testProjectId();
+  const db = new Firestore({ projectId });
+  const store = new FirestoreProxyStore(db);
+  afterAll(() => db.terminate());
+
+  /** A proxy as stored, then hand-edited: a port of the wrong type holding something secret-looking. */
+  const breakOne = async (name: string, edit: Record<string, unknown> = {}) => {
+    const proxy = aProxy({ name });
+    await store.create(proxy);
+    await db.doc(`proxies/${name}`).update({ 'spec.port': 'hunter2', ...edit });
+    return proxy;
+  };
+  const invalidOf = async (name: string) => {
+    const err = await store.get(name).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidStoredProxy);
+    return (err as InvalidStoredProxy).stored;
+  };
+
+  it('get() tells what could be read, which fields fail, and never the values', async () => {
+    const { uid } = await breakOne('bad1', { 'status.phase': 'Sideways' });
+    const stored = await invalidOf('bad1');
+    expect(stored).toMatchObject({
+      name: 'bad1',
+      uid,
+      generation: 1,
+      deletionRequestedAt: null,
+    });
+    expect(stored.issues.map((i) => i.path)).toEqual(['spec.port', 'status.phase']);
+    expect(stored.version).toMatch(/^\d+\.\d{9}$/);
+    expect(JSON.stringify(stored)).not.toContain('hunter2');
+  });
+
+  it('listAll() names the documents list() leaves out, with why', async () => {
+    await store.create(aProxy({ name: 'fits' }));
+    await breakOne('bad2');
+    const { proxies, skipped } = await store.listAll();
+    expect(proxies.map((p) => p.name)).toContain('fits');
+    expect(skipped.find((s) => s.name === 'bad2')?.issues.map((i) => i.path)).toEqual(['spec.port']);
+    expect((await store.list()).map((p) => p.name)).not.toContain('bad2');
+  });
+
+  it('requestDeletion() writes deletionRequestedAt alone, and deleteDocument() removes it at its version', async () => {
+    await breakOne('bad3');
+    const before = (await db.doc('proxies/bad3').get()).data()!;
+    const at = new Date('2026-05-01T00:00:00Z');
+    expect(await store.requestDeletion('bad3', at, (await invalidOf('bad3')).version)).toBe('written');
+    const after = (await db.doc('proxies/bad3').get()).data()!;
+    expect(after.deletionRequestedAt).toEqual(Timestamp.fromDate(at));
+    expect({ ...after, deletionRequestedAt: null }).toEqual(before);
+    const stored = await invalidOf('bad3');
+    expect(stored.deletionRequestedAt).toEqual(at);
+    expect(await store.deleteDocument('bad3', stored.version)).toBe('written');
+    expect((await db.doc('proxies/bad3').get()).exists).toBe(false);
+  });
+
+  it('takes a deletionRequestedAt that is not a timestamp for none, and overwrites it', async () => {
+    await breakOne('bad4', { deletionRequestedAt: 'yes please' });
+    expect((await invalidOf('bad4')).deletionRequestedAt).toBeNull();
+    const at = new Date('2026-05-02T00:00:00Z');
+    expect(await store.requestDeletion('bad4', at)).toBe('written');
+    expect((await invalidOf('bad4')).deletionRequestedAt).toEqual(at);
   });
 });
 

@@ -83,6 +83,27 @@ describe('Secret Manager emulator under bad input', () => {
     expect(JSON.parse((err as { message: string }).message).error.status).toBe('INVALID_ARGUMENT');
   });
 
+  it.each([
+    ['empty data', { data: Buffer.alloc(0) }],
+    ['an empty string', { data: '' }],
+    ['no data at all', {}],
+    ['a checksum but no data', { dataCrc32c: 0 }],
+  ])(
+    'an empty payload (%s) → INVALID_ARGUMENT through the client, and no version is added',
+    async (_, payload) => {
+      const [before] = await client.listSecretVersions({ parent: secretName });
+      const err = await client
+        .addSecretVersion({ parent: secretName, payload })
+        .catch((e: { code: number; message: string }) => e);
+      expect(err).toMatchObject({ code: 400 });
+      const body = JSON.parse((err as { message: string }).message).error;
+      expect(body).toMatchObject({ code: 400, status: 'INVALID_ARGUMENT' });
+      expect(body.message).toContain('payload');
+      const [after] = await client.listSecretVersions({ parent: secretName });
+      expect(after).toHaveLength(before.length);
+    },
+  );
+
   it('exactly 64 KiB is accepted', async () => {
     const [v] = await client.addSecretVersion({
       parent: secretName,

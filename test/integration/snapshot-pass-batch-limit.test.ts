@@ -70,6 +70,7 @@ function passDeps(
     sha256: sha256Hex,
     lockMs: 130_000,
     sweep: { afterMs: 7 * 86_400_000, batch: 5 },
+    retention: { afterMs: 7 * 86_400_000, batch: 5 },
     newHolder: () => 'pass-a',
   };
 }

@@ -19,6 +19,7 @@ import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-s
 import { FirestoreGatewayPoolReader } from '../../shared/src/adapters/firestore/snapshot-pool-reader.js';
 import { FirestoreRoutingStore } from '../../shared/src/adapters/firestore/snapshot-routing-store.js';
 import { FirestoreSnapshotStore, PART_SIZE } from '../../shared/src/adapters/firestore/snapshot-store.js';
+import { FirestoreWorkerRetentionStore } from '../../shared/src/adapters/firestore/worker-retention-store.js';
 import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker-store.js';
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import { repoRoot } from '../../shared/src/config/local-ports.js';
@@ -74,11 +75,12 @@ function passDeps(
   };
   // Every read the two stores offer is counted, so the test tells "reads everything" from "reads in view".
   const countedWorkers = {
-    list: () => workers.list().then(seenWorkers),
+    page: (after: string | null, limit: number) =>
+      workers.page(after, limit).then((p) => ({ ...p, records: seenWorkers(p.records) })),
     listInView: (cutoff: Date) => workers.listInView(cutoff).then(seenWorkers),
   };
   const countedSnapshots = Object.assign(Object.create(snapshots) as FirestoreSnapshotStore, {
-    headers: () => snapshots.headers().then(seenHeaders),
+    headersOf: (ids: readonly string[]) => snapshots.headersOf(ids).then(seenHeaders),
     headersInView: (ids: readonly string[], cutoff: Date) =>
       snapshots.headersInView(ids, cutoff).then(seenHeaders),
   });
@@ -91,6 +93,7 @@ function passDeps(
     routing: new FirestoreRoutingStore(db),
     reclaims: new FirestoreReclaimStore(db),
     leases: new FirestoreLeaseActivity(db),
+    retired: new FirestoreWorkerRetentionStore(firestore),
     publisher: {
       publish: async (m) => {
         published.push(m);
@@ -103,6 +106,7 @@ function passDeps(
     sha256: sha256Hex,
     lockMs: 60_000,
     sweep: { afterMs: 7 * 86_400_000, batch: 5 },
+    retention: { afterMs: 7 * 86_400_000, batch: 5 },
     newHolder: () => `holder-${++n}`,
   };
 }

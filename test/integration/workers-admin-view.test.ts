@@ -1,6 +1,7 @@
 // GET /v1/gateway/workers and /ownership against the Firestore emulator: by default they show what the
 // snapshot pass sees (live workers and those lapsed within the view horizon), not every gateway instance
-// ever started; `?all=true` lists every worker document for finding an old one. What each request asks
+// ever started; `?all=true` lists every stored worker document, a page at a time, for finding an old one
+// (the snapshot tick deletes those past retention: worker-retention.test.ts). What each request asks
 // Firestore for is recorded (test/support/recording-firestore.ts), so a route that went back to reading
 // every worker and header would fail here even where its answer stays the same.
 import { Firestore } from '@google-cloud/firestore';
@@ -85,19 +86,50 @@ describe('GET /workers', () => {
     expect(recent).toMatchObject({ live: false, snapshot: { version: 4 } });
   });
 
-  it('?all=true lists every worker document ever written', async () => {
+  it('?all=true lists every stored worker document', async () => {
     const r = await get('/workers?all=true');
     expect(r.status).toBe(200);
     expect(ids(r.body)).toHaveLength(14);
     expect(r.body.validAfter).toBeNull();
+    expect(r.body.nextPageToken).toBeNull();
     const dead = (r.body.workers as Array<Record<string, unknown>>).find((w) => w.workerId === 'gw-dead-11');
     expect(dead).toMatchObject({ live: false, snapshot: { version: 3 } });
   });
 
-  it.each(['yes', '1', ''])('?all=%s is a 400 with a stable code', async (v) => {
-    const r = await get(`/workers?all=${v}`);
+  it.each([
+    'all=yes',
+    'all=1',
+    'all=',
+    'all=true&pageSize=0',
+    'all=true&pageSize=501',
+    'all=true&pageSize=2.5',
+    'all=true&pageToken=not%20a%20token',
+    'pageSize=5', // paging pages all=true only
+    'all=false&pageToken=Z3ctYQ',
+    'all=true&page=2',
+  ])('?%s is a 400 with a stable code', async (q) => {
+    const r = await get(`/workers?${q}`);
     expect(r.status).toBe(400);
     expect(r.body.error).toBe('invalid_request');
+  });
+
+  it('?all=true pages: every worker once, in id order, each page reading at most its own documents', async () => {
+    const seen: string[] = [];
+    const pages: number[] = [];
+    let token: string | null = null;
+    do {
+      const r = await readsOf(`/workers?all=true&pageSize=5${token ? `&pageToken=${token}` : ''}`);
+      expect(r.status).toBe(200);
+      const page = (r.body.workers as Array<{ workerId: string }>).map((w) => w.workerId);
+      seen.push(...page);
+      pages.push(page.length);
+      // One more worker document than the page (to know whether another follows), and its headers by id.
+      expect(r.docs).toBeLessThanOrEqual(5 + 1 + 5);
+      token = r.body.nextPageToken as string | null;
+    } while (token !== null);
+    expect(pages).toEqual([5, 5, 4]);
+    expect(seen).toEqual([...seen].sort());
+    expect(new Set(seen).size).toBe(14);
   });
 });
 
@@ -150,10 +182,11 @@ describe('GET /ownership', () => {
     });
   });
 
-  it('the recorder sees a whole-collection read for what it is (?all=true on /workers)', async () => {
-    const r = await readsOf('/workers?all=true');
-    const scans = r.reads.filter((b) => b.how === 'scan').map((b) => `${b.collection}:${b.docs}`);
-    expect(scans.sort()).toEqual(['snapshots:14', 'workers:14']);
+  it('?all=true reads one page of worker documents (in id order) and the headers of those, by id', async () => {
+    const r = await readsOf('/workers?all=true&pageSize=10');
+    const how = r.reads.map((b) => `${b.collection}:${b.how}:${b.docs}`);
+    // The recorder counts an unfiltered query as a scan: this one is limited to the page (+1).
+    expect(how.sort()).toEqual(['snapshots:getAll:10', 'workers:scan:11']);
   });
 });
 

@@ -30,6 +30,7 @@ export class CountingStore {
     return {
       get: (n) => inner.get(n),
       list: (f) => inner.list(f),
+      listAll: (f) => inner.listAll(f),
       liveUids: () => inner.liveUids(),
       listDue: (u, l) => inner.listDue(u, l),
       create: (p) => inner.create(p),

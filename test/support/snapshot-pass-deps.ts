@@ -30,6 +30,7 @@ export function firestorePassDeps(
     sha256: sha256Hex,
     lockMs: PASS_LOCK_MS,
     sweep: { afterMs: 7 * 86_400_000, batch: 5 },
+    retention: { afterMs: 7 * 86_400_000, batch: 5 },
     newHolder: () => holder,
   };
 }

@@ -49,12 +49,13 @@ export async function storeSnapshot(
   version: number,
   grantedUntil: Date,
   n = 0,
+  ownershipEpoch = 1,
 ) {
   const checksum = String(version).padStart(64, '0');
   const header: SnapshotHeader = {
     workerId,
     version,
-    ownershipEpoch: 1,
+    ownershipEpoch,
     checksum,
     contentDigest: checksum,
     sessionId: 's-old',
@@ -62,7 +63,7 @@ export async function storeSnapshot(
     validUntil: grantedUntil,
     grantedUntil,
     draining: {},
-    recent: [{ version, epoch: 1, checksum }],
+    recent: [{ version, epoch: ownershipEpoch, checksum }],
     sentAt: grantedUntil,
     proxies: n,
   };
@@ -70,7 +71,7 @@ export async function storeSnapshot(
     kind: 'full',
     schemaVersion: GATEWAY_SNAPSHOT_SCHEMA_VERSION,
     version,
-    ownershipEpoch: 1,
+    ownershipEpoch,
     workerId,
     generatedAt: header.generatedAt.toISOString(),
     validUntil: grantedUntil.toISOString(),

@@ -63,7 +63,7 @@ describe('the service', () => {
 
   it('turns an unexpected throw into 500 internal with the request id, and logs the stack', async () => {
     const h = harness();
-    h.store.interceptNext('list', () => {
+    h.store.interceptNext('listAll', () => {
       throw new TypeError('boom');
     });
     const res = await h.call('GET', '/v1/proxies', undefined, { 'x-request-id': 'req-123' });

@@ -1,6 +1,7 @@
 // The HTTP error contract: every failure is `{"error":"<stable_code>","message":"…"}` (plus `issues` for
 // validation failures). Codes are part of the API; messages are for people and may change.
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { InvalidStoredProxy } from '../../../shared/src/ports/proxy-store.js';
 
 export type ErrorCode =
   | 'invalid_json'
@@ -20,6 +21,7 @@ export type ErrorCode =
   | 'forbidden'
   | 'method_not_allowed'
   | 'unavailable'
+  | 'stored_proxy_invalid'
   | 'internal';
 
 /** One problem with the request: `path` is dot-separated from the root of the body (or the query/param). */
@@ -86,4 +88,24 @@ export function portNotAllowed(port: number, allowed: readonly number[], path: s
     issues: [{ path, code: 'port_not_allowed', message }],
     allowedPorts: allowed,
   });
+}
+
+/**
+ * A stored document that no longer fits the model (hand-edited, half-written by an older version): the
+ * server's data, not the caller's input, hence 500 — with its own code and the fields that failed (never
+ * their values), so that an operator can tell it from a bug and knows what to do.
+ */
+export function storedProxyInvalid(err: InvalidStoredProxy): ApiError {
+  const { name, issues, deletionRequestedAt } = err.stored;
+  const fields = issues.map((i) => i.path || '(document)').join(', ');
+  const next = deletionRequestedAt
+    ? 'its deletion is requested: reconcile removes the document, the orphan GC its instance'
+    : `repair it in the Firestore console, or DELETE /v1/proxies/${name} to remove it`;
+  return new ApiError(
+    500,
+    'stored_proxy_invalid',
+    `the stored document of proxy "${name}" does not fit the model (${fields}): ${next}`,
+    { issues },
+    { cause: err },
+  );
 }

@@ -12,6 +12,8 @@ const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').dig
 const DUMMY = digest('\u0000no-such-user');
 
 const VERIFIED_CACHE_SIZE = 1024;
+/** RFC 4648 base64, padding optional but only at the end (RFC 7617's token68 credentials). */
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
 export class ClientAuth {
   private readonly users: Map<string, Buffer>;
@@ -40,13 +42,22 @@ export class ClientAuth {
     const hit = this.verified.get(header);
     if (hit !== undefined) return hit;
     if (header.length < 7 || header.slice(0, 6).toLowerCase() !== 'basic ') return null;
-    const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
+    const token = header.slice(6).trim();
+    // Node's base64 decoder skips what is not base64 and stops at the first '=': unchecked, "user:pass"
+    // followed by "=" and anything (or with spaces inside) was the same credential under endless
+    // spellings, each a new entry of the verified cache.
+    if (!BASE64.test(token)) return null;
+    const decoded = Buffer.from(token, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon < 0) return null;
     const user = decoded.slice(0, colon);
     const expected = this.users.get(user);
     const ok = timingSafeEqual(digest(decoded.slice(colon + 1)), expected ?? DUMMY);
     if (!ok || !expected) return null;
+    // Only the one-space spelling is remembered: any number of spaces may follow the scheme (RFC 9110
+    // §11.4), and one authenticated client must not be able to fill the cache, and clear everyone's
+    // entries, with as many spellings of its own credential as a head can hold.
+    if (token.length !== header.length - 6) return user;
     if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.clear();
     this.verified.set(header, user);
     return user;

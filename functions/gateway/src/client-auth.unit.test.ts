@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ClientAuth } from './client-auth.js';
 
-const basic = (s: string) => `Basic ${Buffer.from(s).toString('base64')}`;
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+const basic = (s: string) => `Basic ${b64(s)}`;
 
 describe('ClientAuth', () => {
   const auth = new ClientAuth([{ username: 'crawler', password: 'p:w' }], ['tok-1']);
@@ -14,6 +15,16 @@ describe('ClientAuth', () => {
     ['no colon', basic('crawler'), null],
     ['another scheme', 'Bearer tok-1', null],
     ['nothing', undefined, null],
+    ['several spaces after the scheme', `Basic   ${b64('crawler:p:w')}`, 'crawler'],
+    ['no padding', `Basic ${b64('crawler:p:w').replace(/=+$/, '')}`, 'crawler'],
+    // Node's decoder stops at the first '=' and skips what is not base64: each of these decoded to
+    // "crawler:p:w" and let the request in.
+    ['anything after the padding', `Basic ${b64('crawler:p:w')}Zm9v`, null],
+    ['spaces inside the token', `Basic ${b64('crawler:p:w').split('').join(' ')}`, null],
+    ['a second credential after a comma', `Basic ${b64('crawler:p:w')}, Basic ${b64('x:y')}`, null],
+    ['base64url characters', `Basic ${b64('crawler:p:w')}-_`, null],
+    ['malformed base64', 'Basic !!!!', null],
+    ['a very long value', `Basic ${'A'.repeat(100_000)}`, null],
   ])('basic with %s', (_label, header, user) => {
     expect(auth.basic(header)).toBe(user);
   });
@@ -26,6 +37,14 @@ describe('ClientAuth', () => {
     [undefined, false],
   ])('bearer %s → %s', (header, ok) => {
     expect(auth.bearer(header)).toBe(ok);
+  });
+
+  it('remembers a verified credential in its one-space spelling only', () => {
+    const a = new ClientAuth([{ username: 'crawler', password: 'p:w' }], []);
+    for (let n = 1; n <= 50; n++)
+      expect(a.basic(`Basic${' '.repeat(n)}${b64('crawler:p:w')}`)).toBe('crawler');
+    // The cache is private: read through TypeScript's element-access escape hatch.
+    expect(a['verified'].size).toBe(1);
   });
 
   it('lets everything through only when auth is explicitly off', () => {

@@ -56,7 +56,16 @@ const Users = z
         json = undefined;
       }
       const parsed = z
-        .array(z.object({ username: z.string().min(1), password: z.string().min(1) }))
+        .array(
+          z.object({
+            // Basic credentials split at the first colon (RFC 7617): a user named with one never signs in.
+            username: z
+              .string()
+              .min(1)
+              .refine((u) => !u.includes(':'), 'a user name without ":"'),
+            password: z.string().min(1),
+          }),
+        )
         .safeParse(json);
       if (parsed.success) return parsed.data;
       ctx.addIssue({ code: 'custom', message: 'GATEWAY_CLIENT_USERS: a JSON array of {username, password}' });
@@ -64,7 +73,10 @@ const Users = z
     }
     return text.split(',').map((pair) => {
       const i = pair.indexOf(':');
-      if (i <= 0) ctx.addIssue({ code: 'custom', message: 'GATEWAY_CLIENT_USERS: user:password pairs' });
+      // An empty password too ("crawler:", a `crawler:$PASS` whose variable was unset): the JSON form
+      // refuses one, and anyone who knew the user name would have been let in.
+      if (i <= 0 || i === pair.length - 1)
+        ctx.addIssue({ code: 'custom', message: 'GATEWAY_CLIENT_USERS: user:password pairs' });
       return { username: pair.slice(0, i).trim(), password: pair.slice(i + 1) };
     });
   });

@@ -41,6 +41,9 @@ describe('loadGatewayConfig', () => {
   it.each([
     ['no client credentials at all', {}],
     ['a user without a password separator', { GATEWAY_CLIENT_USERS: 'nocolon' }],
+    ['a user with an empty password', { GATEWAY_CLIENT_USERS: 'crawler:' }],
+    ['an empty password among others', { GATEWAY_CLIENT_USERS: 'u:p,crawler:' }],
+    ['a JSON user name with a colon', { GATEWAY_CLIENT_USERS: '[{"username":"a:b","password":"c"}]' }],
     ['a bad port', { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_PROXY_PORT: '70000' }],
     ['an unknown auth mode', { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_CLIENT_AUTH: 'maybe' }],
     ['an unknown plain-HTTP mode', { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_PLAIN_HTTP: 'absolute' }],

@@ -35,6 +35,7 @@ import type { OutcomeStage } from './outcomes.js';
 import { pinnedHeads } from './pinned-response.js';
 import { type ForwardOwner, PlainForward } from './plain-forward.js';
 import type { ProxyContext } from './proxy-listener.js';
+import { hostNamesTarget } from './request-target.js';
 import { MAX_RESPONSE_HEAD_BYTES } from './response-head.js';
 import { ESTABLISHED, errorResponse } from './responses.js';
 import {
@@ -82,6 +83,8 @@ export class ProxySession implements ForwardOwner {
   private path = '';
   private hostHeader = '';
   private pinned = '';
+  /** Pinned plain HTTP whose Host names another target: its request waits for the upstream's 200. */
+  private requestHeld = false;
   private bodyLeft = 0;
   private route: CompiledRoute<UpstreamAuth> | null = null;
   private upstream: Upstream<UpstreamAuth> | null = null;
@@ -394,9 +397,21 @@ export class ProxySession implements ForwardOwner {
       this.up!.write(connect, 'latin1');
       return;
     }
-    // Plain HTTP: the request rides in the same segment as the CONNECT, saving a round trip. If the
-    // upstream refuses the CONNECT, the socket is dropped with whatever it had not consumed.
+    // Plain HTTP: the request rides in the same segment as the CONNECT, saving a round trip, when its
+    // Host names the target checked. Otherwise it waits for the 200: an upstream that refuses the CONNECT
+    // yet reads on could take it as a request of its own and fetch whatever that Host names
+    // (request-target.ts hostNamesTarget). If the upstream refuses, the socket is dropped either way.
+    if (!hostNamesTarget(this.head!, this.hostHeader, this.host, this.port)) {
+      this.up!.write(connect, 'latin1');
+      this.requestHeld = true;
+      return;
+    }
     this.up!.write(connect + originFormHead(this.head!, this.path, this.hostHeader), 'latin1');
+    this.sendRest();
+  }
+
+  /** The body bytes that came with the head, once the request is on its way. */
+  private sendRest(): void {
     const body = this.rest;
     this.rest = null;
     if (body) this.onBody(body);
@@ -425,6 +440,10 @@ export class ProxySession implements ForwardOwner {
         const code = status === 407 ? 'upstream_auth_failed' : 'upstream_refused';
         this.failStage('PROXY_HANDSHAKE', 502, code, status);
         return;
+      }
+      if (this.requestHeld) {
+        this.up!.write(originFormHead(this.head!, this.path, this.hostHeader), 'latin1');
+        this.sendRest();
       }
       this.established(end + 4 < buf.length ? buf.subarray(end + 4) : null);
       return;

@@ -34,6 +34,11 @@ export function requestTarget(h: RequestHead): RequestTarget {
   if (header(h, 'transfer-encoding') !== undefined) {
     return { kind: 'refuse', status: 411, code: 'chunked_request_body_unsupported' };
   }
+  // Two Host fields (RFC 9112 §3.2: a 400): the target or an upstream might read either one.
+  const host = h.names.indexOf('host');
+  if (host >= 0 && h.names.lastIndexOf('host') !== host) {
+    return { kind: 'refuse', status: 400, code: 'bad_request' };
+  }
   let bodyLength = 0;
   const cl = h.names.indexOf('content-length');
   if (cl >= 0) {
@@ -53,4 +58,22 @@ export function requestTarget(h: RequestHead): RequestTarget {
     hostHeader: end < 0 ? rest : rest.slice(0, end),
     bodyLength,
   };
+}
+
+/**
+ * Whether a plain-HTTP request's Host field names the target the guard checked (or is absent: the
+ * gateway then writes `hostHeader`, the request-target's own authority). Only then may the pinned path
+ * send the request in the same segment as its upstream CONNECT: an upstream that refuses the CONNECT but
+ * keeps reading may take the next bytes as a request of their own, and one that routes origin-form
+ * requests by Host (nginx's `proxy_pass http://$host` recipe) would fetch whatever that Host names — an
+ * address the guard never saw, in the upstream's network. `value === hostHeader` decides the common case
+ * without allocating.
+ */
+export function hostNamesTarget(h: RequestHead, hostHeader: string, host: string, port: number): boolean {
+  const i = h.names.indexOf('host');
+  if (i < 0) return true;
+  const value = h.values[i]!;
+  if (value === hostHeader) return true;
+  const a = parseAuthority(value, 80);
+  return a !== null && a.host === host && a.port === port;
 }

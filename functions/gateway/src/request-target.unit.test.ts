@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseRequestHead } from './head.js';
-import { requestTarget } from './request-target.js';
+import { hostNamesTarget, requestTarget } from './request-target.js';
 
 const target = (text: string) => requestTarget(parseRequestHead(text)!);
 
@@ -45,7 +45,43 @@ describe('requestTarget', () => {
     // Node's client would upper-case it: an upstream CONNECT to "http://e.com/" (docs/gateway.md § Proxy listener).
     ['connect http://e.com/ HTTP/1.1', { kind: 'refuse', status: 400, code: 'bad_request' }],
     ['Connect http://e.com:443/ HTTP/1.1', { kind: 'refuse', status: 400, code: 'bad_request' }],
+    // Forwarded both, the target or an upstream could read either (RFC 9112 §3.2).
+    [
+      'GET http://e.com/ HTTP/1.1\r\nHost: e.com\r\nHost: 169.254.169.254',
+      { kind: 'refuse', status: 400, code: 'bad_request' },
+    ],
+    [
+      'GET http://e.com/ HTTP/1.1\r\nHost: e.com\r\nX-A: 1\r\nhost: e.com',
+      { kind: 'refuse', status: 400, code: 'bad_request' },
+    ],
   ])('%s', (text, expected) => {
     expect(target(text)).toEqual(expected);
+  });
+});
+
+describe('hostNamesTarget', () => {
+  const names = (text: string, hostHeader: string, host: string, port: number) =>
+    hostNamesTarget(parseRequestHead(text)!, hostHeader, host, port);
+
+  it.each<[string, string, string, string, number, boolean]>([
+    ['no Host field', 'GET http://e.com/ HTTP/1.1', 'e.com', 'e.com', 80, true],
+    ['the same text', 'GET http://e.com/ HTTP/1.1\r\nHost: e.com', 'e.com', 'e.com', 80, true],
+    ['another case', 'GET http://e.com/ HTTP/1.1\r\nHost: E.COM', 'e.com', 'e.com', 80, true],
+    [
+      'the default port spelt out',
+      'GET http://e.com/ HTTP/1.1\r\nHost: e.com:80',
+      'e.com',
+      'e.com',
+      80,
+      true,
+    ],
+    ['a trailing dot', 'GET http://e.com:81/ HTTP/1.1\r\nHost: e.com.:81', 'e.com:81', 'e.com', 81, true],
+    ['IPv6', 'GET http://[::2]/ HTTP/1.1\r\nHost: [::2]:80', '[::2]', '::2', 80, true],
+    ['another host', 'GET http://e.com/ HTTP/1.1\r\nHost: 169.254.169.254', 'e.com', 'e.com', 80, false],
+    ['another port', 'GET http://e.com/ HTTP/1.1\r\nHost: e.com:8080', 'e.com', 'e.com', 80, false],
+    ['a host with a path', 'GET http://e.com/ HTTP/1.1\r\nHost: e.com/x', 'e.com', 'e.com', 80, false],
+    ['an empty Host', 'GET http://e.com/ HTTP/1.1\r\nHost: ', 'e.com', 'e.com', 80, false],
+  ])('%s → %s', (_label, text, hostHeader, host, port, expected) => {
+    expect(names(text, hostHeader, host, port)).toBe(expected);
   });
 });

@@ -6,6 +6,7 @@
 import type { Socket } from 'node:net';
 import { SocksClient } from 'socks';
 import type { Upstream } from '../../../shared/src/domain/gateway/routing.js';
+import { grantedReplyReadable } from '../../../shared/src/domain/socks5-answer.js';
 import type { UpstreamAuth } from './compile.js';
 import type { UpstreamCredentials } from './credentials.js';
 import type { SocketCounts } from './sockets.js';
@@ -66,6 +67,10 @@ export function socks5Handshake(
       existing_socket: up,
     }).then(
       () => {
+        if (!grantedReplyReadable(seen)) {
+          fail(new TunnelError('handshake_failed', 'PROXY_HANDSHAKE'));
+          return;
+        }
         clearTimeout(timer);
         // The package has paused the socket; on its next turn it re-emits what it had read past its
         // reply and resumes the socket. What the tap holds now is the handshake plus that same excess:

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { parseAllowList } from '../../../shared/src/domain/gateway/ssrf.js';
 import { TargetGuard } from './target-guard.js';
@@ -38,6 +39,30 @@ describe('TargetGuard', () => {
       'meta.example': ['169.254.169.254'],
     });
     expect(await guard.check(host, 80)).toEqual({ allow: false, reason });
+  });
+
+  // What the guard lets through as a literal is what goes to the upstream as the pinned address: the
+  // SOCKS5 client picks ATYP 0x01/0x04 by net.isIP and sends anything else as a host name (0x03) for the
+  // upstream to resolve. "127.0.0.1::" read as 7f00:1:: (public) and went out as that name.
+  it.each([
+    '8.8.8.8',
+    '2606:4700::1111',
+    '::ffff:8.8.8.8',
+    '64:ff9b::8.8.8.8',
+    '1:2:3:4:5:6:7::',
+    '1.2.3.4::',
+    '127.0.0.1::',
+    '8.8.8.8::1.2.3.4',
+  ])('passes %j as a literal only if node:net reads it as one', async (host) => {
+    const { guard } = guardWith({});
+    const d = guard.check(host, 443);
+    if (d instanceof Promise) {
+      expect(isIP(host)).toBe(0);
+      expect(await d).toEqual({ allow: false, reason: 'unresolvable' });
+    } else {
+      expect(d).toEqual({ allow: true, address: host });
+      expect(isIP(host)).not.toBe(0);
+    }
   });
 
   it('refuses metadata and localhost names without resolving them', () => {

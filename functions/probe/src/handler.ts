@@ -15,7 +15,7 @@ import { type PassCounts, type ProbeDeps, pruneHealth, runProbePass } from './pr
 export const ProbeJob = 'probe-tick';
 
 export interface ProbeHandlerDeps extends ProbeDeps {
-  proxies: Pick<ProxyStore, 'list'>;
+  proxies: Pick<ProxyStore, 'listAll'>;
   /** The stored gateway routing: its routes' target checks are the TARGET tier (docs/health.md). */
   routing: Pick<RoutingStore, 'get'>;
   jobs: JobRunStore;
@@ -53,12 +53,23 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
     passiveSignals: 0,
   };
   try {
-    const all = await deps.proxies.list();
+    const { proxies: all, skipped } = await deps.proxies.listAll();
     summary.proxies = all.length;
+    if (skipped.length > 0) {
+      // Not probed (nothing in such a document can be trusted to say where the proxy is), and said so on
+      // every run until the document is repaired or deleted.
+      deps.log.warn('proxy documents that do not fit the model were skipped', {
+        event: 'probe.invalid_documents_skipped',
+        count: skipped.length,
+        proxies: skipped.slice(0, 20).map((s) => ({ name: s.name, fields: s.issues.map((i) => i.path) })),
+      });
+    }
     // Right after the listing, while it is current: a run that overlaps this one (the next tick's, while
     // this one's last pass runs long) may store the state of a proxy created since this listing, and a
-    // prune at the end of this run would delete it as gone.
-    summary.pruned = await pruneHealth(deps, new Set(all.map((p) => p.name)));
+    // prune at the end of this run would delete it as gone. A skipped document is not gone: its health
+    // state is kept for when it is repaired.
+    const live = new Set([...all, ...skipped].map((p) => p.name));
+    summary.pruned = await pruneHealth(deps, live);
     // Listed once: a proxy published in one pass still shows its old status to the later passes.
     const sent = new Set<string>();
     // Gateway evidence first, so that this tick's active passes read (and may expire) the updated tracks.

@@ -21,7 +21,7 @@ function deps(passiveFails: boolean) {
     list: async () => [],
   };
   const d: ProbeHandlerDeps = {
-    proxies: { list: async () => [] },
+    proxies: { listAll: async () => ({ proxies: [], skipped: [] }) },
     routing: { get: async () => null },
     jobs,
     clock: new ManualClock(new Date('2026-01-01T00:00:00Z')),
@@ -110,7 +110,7 @@ describe('handleProbeTick and the stored routing (the TARGET tier)', () => {
       ...d,
       loopMs: 120_000,
       sleep: async (ms) => (d.clock as ManualClock).advance(ms),
-      proxies: { list: async () => [p] },
+      proxies: { listAll: async () => ({ proxies: [p], skipped: [] }) },
       routing: {
         get: async () => {
           reads++;
@@ -163,7 +163,7 @@ describe('handleProbeTick: where a run starts probing', () => {
       clock,
       loopMs: 50_000,
       sleep: async (ms) => clock.advance(ms),
-      proxies: { list: async () => fleet },
+      proxies: { listAll: async () => ({ proxies: fleet, skipped: [] }) },
       jobs: {
         ...d.jobs,
         claim: async (_job, now) => {
@@ -279,7 +279,7 @@ describe('handleProbeTick: a pass that runs past the deadline', () => {
       concurrency: 64,
       loopMs: 50_000,
       sleep: async (ms) => clock.advance(ms),
-      proxies: { list: async () => fleet },
+      proxies: { listAll: async () => ({ proxies: fleet, skipped: [] }) },
       jobs: {
         ...d.jobs,
         claim: async (_job, now) => {
@@ -329,7 +329,7 @@ describe('handleProbeTick: pruning the state of proxies gone', () => {
     });
     const summary = await handleProbeTick({
       ...d,
-      proxies: { list: async () => [old] },
+      proxies: { listAll: async () => ({ proxies: [old], skipped: [] }) },
       health: {
         ...d.health,
         listNames: async () => [...stored],
@@ -351,5 +351,27 @@ describe('handleProbeTick: pruning the state of proxies gone', () => {
     expect(summary?.probed).toBe(1);
     expect(deleted).toEqual(['gone']);
     expect(stored.has('late')).toBe(true);
+  });
+
+  it('logs the documents that do not fit the model, probes none of them, and keeps their health state', async () => {
+    const { d, warnings } = deps(false);
+    const deleted: string[] = [];
+    const summary = await handleProbeTick({
+      ...d,
+      proxies: {
+        listAll: async () => ({
+          proxies: [],
+          skipped: [{ name: 'broken', issues: [{ path: 'spec.port', code: 'invalid_type', message: 'x' }] }],
+        }),
+      },
+      health: {
+        ...d.health,
+        listNames: async () => ['broken', 'gone'],
+        deleteMany: async (names) => void deleted.push(...names),
+      },
+    });
+    expect(summary?.probed).toBe(0);
+    expect(deleted).toEqual(['gone']);
+    expect(warnings).toContain('proxy documents that do not fit the model were skipped');
   });
 });

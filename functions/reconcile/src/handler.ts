@@ -10,8 +10,9 @@ import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { decodePubSubCloudEvent } from '../../../shared/src/adapters/pubsub/decode-push.js';
 import { ConditionType } from '../../../shared/src/domain/proxy.js';
 import { ReconcileRequest } from '../../../shared/src/messages/reconcile-request.js';
-import { StoreError } from '../../../shared/src/ports/proxy-store.js';
+import { InvalidStoredProxy, StoreError } from '../../../shared/src/ports/proxy-store.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
+import { onInvalidDocument } from './invalid-document.js';
 import {
   type CreatedInstance,
   type PassDeps,
@@ -52,7 +53,8 @@ export async function handleReconcile(
     try {
       last = await runPass(deps, request.proxy, pass === 1 && FRESH_REASONS.has(request.reason));
     } catch (err) {
-      log.error('reconcile pass failed', { pass, error: err });
+      // A document that does not fit is onReconcileEvent's to log, once, with the fields that fail.
+      if (!(err instanceof InvalidStoredProxy)) log.error('reconcile pass failed', { pass, error: err });
       throw err;
     }
     created = last.created ?? created;
@@ -146,7 +148,7 @@ function logPass(log: Logger, pass: number, r: PassResult, durationMs: number): 
 /**
  * The function body: decode the push, then handle. A message that cannot be decoded is poison: it is
  * acknowledged and logged (returning normally), never retried. A document that no longer fits the model
- * likewise: retrying cannot fix it.
+ * likewise: retrying cannot fix it (and one whose deletion was requested is removed: invalid-document.ts).
  */
 export async function onReconcileEvent(deps: ReconcileDeps, event: unknown): Promise<void> {
   const decoded = decodePubSubCloudEvent(event, ReconcileRequest);
@@ -161,6 +163,11 @@ export async function onReconcileEvent(deps: ReconcileDeps, event: unknown): Pro
   try {
     await handleReconcile(deps, decoded.value);
   } catch (err) {
+    // Acknowledged, or (deletion requested) removed: invalid-document.ts.
+    if (err instanceof InvalidStoredProxy) {
+      await onInvalidDocument(deps, err);
+      return;
+    }
     if (err instanceof StoreError && err.kind === 'invalid') {
       deps.log.error('proxy document does not fit the model; acknowledged', {
         proxy: decoded.value.proxy,

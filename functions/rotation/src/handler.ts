@@ -21,7 +21,7 @@ import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
 
 export interface RotationDeps {
-  proxies: Pick<ProxyStore, 'list'>;
+  proxies: Pick<ProxyStore, 'listAll'>;
   publisher: ReconcilePublisher;
   log: Logger;
 }
@@ -66,7 +66,17 @@ export async function handleSecretEvent(
     deps.log.info('secret event ignored: no reference resolves differently after it', fields);
     return { kind: 'ignored' };
   }
-  const names = proxiesForSecretChange(await deps.proxies.list(), {
+  const { proxies, skipped } = await deps.proxies.listAll();
+  if (skipped.length > 0) {
+    // Whether they reference the secret cannot be told, and reconcile could not act on them anyway.
+    deps.log.warn('secret event: proxy documents that do not fit the model were not considered', {
+      ...fields,
+      event: 'rotation.invalid_documents_skipped',
+      count: skipped.length,
+      skipped: skipped.slice(0, LOGGED_NAMES).map((p) => p.name),
+    });
+  }
+  const names = proxiesForSecretChange(proxies, {
     secret: event.secret,
     version: event.version,
     added: event.eventType === 'SECRET_VERSION_ADD',

@@ -19,6 +19,20 @@ const SnapshotEnv = BaseEnv.extend({
     .default(7 * 86_400),
   // Headers swept per tick (one transaction each): 1,440 ticks a day clear a backlog of thousands in hours.
   SNAPSHOT_SWEEP_BATCH: z.coerce.number().int().min(1).max(500).default(20),
+  // Delete everything stored for a worker this long after its session (and snapshot, and grant) ended
+  // (domain/workers/retention.ts). A week: an incident looked into after a weekend still finds the dead
+  // instances' sessions, last reports and snapshot headers (`GET /v1/gateway/workers?all=true`); it is
+  // the parts sweep's delay too, so a dead worker's parts go first and the rest right after; and the
+  // store is bounded by the instances started in a week, not ever. A day at least: far past any grant,
+  // and at least the view horizon (checked below), so nothing the pass or the admin view reads is touched.
+  WORKER_RETENTION_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(86_400)
+    .max(365 * 86_400)
+    .default(7 * 86_400),
+  // Workers looked at per tick (each: two reads, a transaction, and its outcome batches if any).
+  WORKER_RETENTION_BATCH: z.coerce.number().int().min(1).max(500).default(20),
 });
 
 export interface SnapshotConfig {
@@ -28,17 +42,23 @@ export interface SnapshotConfig {
   settings: WorkerSettings;
   lockMs: number;
   sweep: { afterMs: number; batch: number };
+  retention: { afterMs: number; batch: number };
 }
 
 export function loadSnapshotConfig(env: Record<string, string | undefined> = process.env): SnapshotConfig {
   const e = SnapshotEnv.parse(env);
   const timeout = loadFunctionTable().functions.snapshot?.timeoutSeconds ?? 120;
+  const settings = loadWorkerSettings(env);
+  if (e.WORKER_RETENTION_SECONDS * 1000 < settings.viewHorizonMs) {
+    throw new Error('WORKER_RETENTION_SECONDS must be at least WORKER_VIEW_HORIZON_SECONDS');
+  }
   return {
     projectId: e.GOOGLE_CLOUD_PROJECT,
     pubsubEmulatorHost: e.PUBSUB_EMULATOR_HOST,
     logLevel: e.LOG_LEVEL,
-    settings: loadWorkerSettings(env),
+    settings,
     lockMs: (e.SNAPSHOT_LOCK_SECONDS ?? timeout + 10) * 1000,
     sweep: { afterMs: e.SNAPSHOT_SWEEP_AFTER_SECONDS * 1000, batch: e.SNAPSHOT_SWEEP_BATCH },
+    retention: { afterMs: e.WORKER_RETENTION_SECONDS * 1000, batch: e.WORKER_RETENTION_BATCH },
   };
 }

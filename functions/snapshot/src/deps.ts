@@ -11,6 +11,7 @@ import type {
   ReclaimStore,
   RoutingStore,
 } from '../../../shared/src/ports/workers-ownership.js';
+import type { WorkerRetentionStore } from '../../../shared/src/ports/workers-retention.js';
 import type {
   GatewayPoolReader,
   SnapshotPublisher,
@@ -34,5 +35,8 @@ export interface SnapshotPassDeps {
   lockMs: number;
   /** The storage sweep (sweep.ts): parts of snapshots whose grant ended `afterMs` ago, `batch` per tick. */
   sweep: { afterMs: number; batch: number };
+  /** Worker retention (retention.ts): what is stored for workers gone `afterMs` ago, `batch` per tick. */
+  retention: { afterMs: number; batch: number };
+  retired: WorkerRetentionStore;
   newHolder(): string;
 }

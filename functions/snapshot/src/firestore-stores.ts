@@ -7,12 +7,13 @@ import { FirestoreOwnershipStore } from '../../../shared/src/adapters/firestore/
 import { FirestoreGatewayPoolReader } from '../../../shared/src/adapters/firestore/snapshot-pool-reader.js';
 import { FirestoreRoutingStore } from '../../../shared/src/adapters/firestore/snapshot-routing-store.js';
 import { FirestoreSnapshotStore } from '../../../shared/src/adapters/firestore/snapshot-store.js';
+import { FirestoreWorkerRetentionStore } from '../../../shared/src/adapters/firestore/worker-retention-store.js';
 import { FirestoreWorkerStore } from '../../../shared/src/adapters/firestore/worker-store.js';
 import type { SnapshotPassDeps } from './deps.js';
 
 export type SnapshotStores = Pick<
   SnapshotPassDeps,
-  'pool' | 'ownership' | 'workers' | 'snapshots' | 'routing' | 'reclaims' | 'leases'
+  'pool' | 'ownership' | 'workers' | 'snapshots' | 'routing' | 'reclaims' | 'leases' | 'retired'
 >;
 
 export function firestoreStores(db: Firestore): SnapshotStores {
@@ -24,5 +25,6 @@ export function firestoreStores(db: Firestore): SnapshotStores {
     routing: new FirestoreRoutingStore(db),
     reclaims: new FirestoreReclaimStore(db),
     leases: new FirestoreLeaseActivity(db),
+    retired: new FirestoreWorkerRetentionStore(db),
   };
 }

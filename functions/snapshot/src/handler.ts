@@ -7,6 +7,7 @@ import { decodePubSubCloudEvent } from '../../../shared/src/adapters/pubsub/deco
 import { SnapshotTopicPayload } from '../../../shared/src/messages/worker-snapshot-request.js';
 import type { SnapshotPassDeps } from './deps.js';
 import { type PassSummary, PlannerBusy, runSnapshotPass } from './pass.js';
+import { retireOldWorkers } from './retention.js';
 import { sweepOldSnapshots } from './sweep.js';
 
 export type SnapshotOutcome = 'poison' | 'done' | 'busy_tick';
@@ -27,11 +28,15 @@ export async function handleSnapshotEvent(
   const trigger = isTick ? { tick: (decoded.value as { job: string }).job } : decoded.value;
   try {
     const summary = await runSnapshotPass(deps);
-    // Storage upkeep rides on the minute tick only: a worker's request wants its snapshot, nothing else.
+    // Storage upkeep (old parts, then workers past retention) rides on the minute tick only: a worker's
+    // request wants its snapshot, nothing else.
     if (isTick) {
       const sweep = await sweepOldSnapshots(deps);
       summary.swept = sweep.swept;
       summary.sweepFailures = sweep.failures;
+      const retired = await retireOldWorkers(deps);
+      summary.retired = retired.retired;
+      summary.retireFailures = retired.failures;
     }
     if (summary.failures > 0 && !isTick) {
       throw new Error(`${summary.failures} worker snapshot step(s) failed; retrying the request`);

@@ -31,6 +31,7 @@ const deps: SnapshotPassDeps = {
   sha256: sha256Hex,
   lockMs: config.lockMs,
   sweep: config.sweep,
+  retention: config.retention,
   newHolder: randomUUID,
 };
 

@@ -17,7 +17,8 @@ export function snapshotRunResult(r: { outcome: SnapshotOutcome; summary?: PassS
     };
   }
   const s = r.summary;
-  // A failed sweep is counted but leaves the run ok: the pass did its work, and the next tick sweeps again.
+  // A failed sweep or retention is counted but leaves the run ok: the pass did its work, and the next tick
+  // tries again.
   return {
     ok: s.failures === 0,
     counts: {
@@ -28,6 +29,8 @@ export function snapshotRunResult(r: { outcome: SnapshotOutcome; summary?: PassS
       failures: s.failures,
       swept: s.swept,
       sweepFailures: s.sweepFailures,
+      retired: s.retired,
+      retireFailures: s.retireFailures,
       workers: s.workers.length,
     },
     error: s.failures > 0 ? `${s.failures} worker snapshot step(s) failed` : null,

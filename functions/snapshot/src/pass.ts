@@ -23,6 +23,10 @@ export interface PassSummary {
   swept: number;
   /** Old snapshots whose sweep failed this tick (left for the next one). */
   sweepFailures: number;
+  /** Workers whose stored documents were deleted past retention (ticks only: retention.ts). */
+  retired: number;
+  /** Workers whose deletion failed this tick, or 1 when none could be listed (left for the next one). */
+  retireFailures: number;
   workers: StepResult[];
 }
 
@@ -125,6 +129,8 @@ export async function runSnapshotPass(deps: SnapshotPassDeps): Promise<PassSumma
     failures: 0,
     swept: 0,
     sweepFailures: 0,
+    retired: 0,
+    retireFailures: 0,
     workers: [],
   };
   if (dry.obs.skipped.length > 0) {

@@ -1,10 +1,11 @@
 // The storage sweep, run after a tick's pass: the parts of snapshots whose grant ended long ago (a dead
 // gateway instance's; Cloud Run registers a worker id per instance) are deleted, their small headers
 // kept so that a worker id that comes back (pinned ids: GATEWAY_WORKER_ID) continues above its old
-// version. Bounded per tick and idempotent (the store re-checks each header in a transaction). Worker
-// documents stay: only the API writes them. A failed sweep is logged and left to the next tick — it must
-// never cost the pass that ran before it — and one header that fails costs only itself: the ones swept
-// before it are still logged and counted.
+// version. Bounded per tick and idempotent (the store re-checks each header in a transaction). Whole
+// workers (document, header, outcome batches) go later, past retention, once the epoch has moved past
+// their header (retention.ts). A failed sweep is logged and left to the next tick — it must never cost the
+// pass that ran before it — and one header that fails costs only itself: the ones swept before it are
+// still logged and counted.
 import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
 import type { SnapshotPassDeps } from './deps.js';
 

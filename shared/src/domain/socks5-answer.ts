@@ -56,3 +56,29 @@ export function socks5FailureCode(a: Socks5Answer): string {
       return 'econnreset';
   }
 }
+
+/** RFC 1928 §5's address types: IPv4, a host name, IPv6. */
+const ADDRESS_TYPES = [0x01, 0x03, 0x04];
+
+/** Byte `i` of what arrived in `chunks`, without joining them (undefined past the end). */
+function byteAt(chunks: readonly Uint8Array[], i: number): number | undefined {
+  for (const c of chunks) {
+    if (i < c.length) return c[i];
+    i -= c.length;
+  }
+  return undefined;
+}
+
+/**
+ * Whether a reply the `socks` package took as granted has an address type it could read. With any other
+ * ATYP it reads no address and consumes nothing, yet reports the tunnel established, and re-emits the
+ * reply's bytes as the target's — the gateway's client, or the probe's TLS or HTTP exchange, would get
+ * `05 00 00 …` as the first bytes of the tunnel.
+ * `chunks`: every byte the upstream sent, in order; the package granted it, so the method choice is
+ * 0x00 or 0x02 (then a two-byte sub-negotiation status) and the reply's ATYP is its fourth byte.
+ */
+export function grantedReplyReadable(chunks: readonly Uint8Array[]): boolean {
+  const reply = byteAt(chunks, 1) === 0x02 ? 4 : 2;
+  const atyp = byteAt(chunks, reply + 3);
+  return atyp !== undefined && ADDRESS_TYPES.includes(atyp);
+}

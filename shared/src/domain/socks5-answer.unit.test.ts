@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { socks5Answer, socks5FailureCode } from './socks5-answer.js';
+import { grantedReplyReadable, socks5Answer, socks5FailureCode } from './socks5-answer.js';
 
 const reply = (rep: number) => [5, rep, 0, 1, 0, 0, 0, 0, 0, 0];
 
@@ -27,5 +27,30 @@ describe('socks5Answer: the failure a SOCKS5 proxy answered, and its probe code'
     const a = socks5Answer(Uint8Array.from(bytes));
     expect(a.kind).toBe(kind);
     expect(socks5FailureCode(a)).toBe(code);
+  });
+});
+
+describe('grantedReplyReadable', () => {
+  it.each<[string, number[][], boolean]>([
+    ['no auth, IPv4', [[0x05, 0x00, 0x05, 0x00, 0x00, 0x01]], true],
+    ['no auth, IPv6, split', [[0x05, 0x00, 0x05], [0x00, 0x00], [0x04]], true],
+    [
+      'user/pass, host name',
+      [
+        [0x05, 0x02],
+        [0x01, 0x00],
+        [0x05, 0x00, 0x00, 0x03],
+      ],
+      true,
+    ],
+    [
+      'user/pass, ATYP 0x01 only in the auth position',
+      [[0x05, 0x02, 0x01, 0x00, 0x05, 0x00, 0x00, 0x07]],
+      false,
+    ],
+    ['no auth, ATYP 0x00', [[0x05, 0x00, 0x05, 0x00, 0x00, 0x00]], false],
+    ['cut before the ATYP', [[0x05, 0x00, 0x05, 0x00, 0x00]], false],
+  ])('%s → %s', (_label, chunks, readable) => {
+    expect(grantedReplyReadable(chunks.map((c) => Uint8Array.from(c)))).toBe(readable);
   });
 });

@@ -3,6 +3,7 @@
 //   reconcile → status (only through writeStatus, only when it changed) and the final delete
 // Every write is conditional so that concurrent Pub/Sub deliveries can never lose an update.
 import type { Phase, ProxyResource, ProxySpec, ProxyStatus } from '../domain/proxy.js';
+import type { StoredIssue } from '../domain/stored-issues.js';
 
 /** A proxy as read, with the version token that conditional writes compare against. */
 export interface StoredProxy {
@@ -19,22 +20,41 @@ export interface ProxyFilter {
 
 export type ConditionalWrite = 'written' | 'conflict' | 'gone';
 
+/** A document list() left out because it does not fit the model. */
+export interface SkippedProxy {
+  name: string;
+  issues: StoredIssue[];
+}
+
+/** What a listing read: the proxies, and the documents the same query matched that do not fit the model. */
+export interface ProxyListing {
+  proxies: ProxyResource[];
+  skipped: SkippedProxy[];
+}
+
 export interface ProxyStore {
   get(name: string): Promise<StoredProxy | null>;
+  /** The proxies that fit the model; a document that does not is left out (listAll says which). */
   list(filter?: ProxyFilter): Promise<ProxyResource[]>;
+  /** list(), and the names of the documents it left out and why: a caller that must tell somebody. */
+  listAll(filter?: ProxyFilter): Promise<ProxyListing>;
   /** Fails with StoreError kind 'already_exists' when the name is taken. */
   create(proxy: ProxyResource): Promise<void>;
   /** Replaces the spec when `expectedVersion` still matches; bumps generation only when the spec changed. */
   replaceSpec(name: string, spec: ProxySpec, expectedVersion: string): Promise<ConditionalWrite>;
   /**
-   * Sets deletionRequestedAt if unset (idempotent). With `expectedVersion` (a conditional DELETE: If-Match),
+   * Sets deletionRequestedAt if unset (idempotent). Works on a document that does not fit the model too
+   * (its version from InvalidStoredProxy): only that field is written, nothing else is read. With `expectedVersion` (a conditional DELETE: If-Match),
    * only while the document is still at that version, which the caller read without deletionRequestedAt:
    * 'conflict' otherwise, and the caller re-reads.
    */
   requestDeletion(name: string, at: Date, expectedVersion?: string): Promise<ConditionalWrite>;
   /** The one status writer's write: only when the document is still at `expectedVersion`. */
   writeStatus(name: string, status: ProxyStatus, expectedVersion: string): Promise<ConditionalWrite>;
-  /** Removes the document once its instance is gone (reconcileDelete's last step). */
+  /**
+   * Removes the document once its instance is gone (reconcileDelete's last step) — or, for a document that
+   * does not fit the model and whose deletion was requested, at once (its instance is the orphan GC's).
+   */
   deleteDocument(name: string, expectedVersion: string): Promise<ConditionalWrite>;
   /** Names whose status.nextReconcileAt is at or before `until`, earliest first. */
   listDue(until: Date, limit: number): Promise<Array<{ name: string; nextReconcileAt: Date }>>;
@@ -55,5 +75,31 @@ export class StoreError extends Error {
   ) {
     super(message, options);
     this.name = 'StoreError';
+  }
+}
+
+/**
+ * get() of a document that no longer fits the model (hand-edited, half-written by an old version, a field
+ * of the wrong type): what could still be read of it, without trusting the rest. `issues` name the fields
+ * that failed, never their values.
+ */
+export class InvalidStoredProxy extends StoreError {
+  constructor(
+    readonly stored: {
+      name: string;
+      /** The document's version as read: a conditional write (requestDeletion, deleteDocument) on it. */
+      version: string;
+      issues: StoredIssue[];
+      /** The uid, when it is a non-empty string (the instance is named after it). */
+      uid: string | null;
+      /** The generation, when it is a positive integer (If-Match compares against it). */
+      generation: number | null;
+      /** When it is a timestamp; null when absent or not a timestamp. */
+      deletionRequestedAt: Date | null;
+    },
+    options?: { cause?: unknown },
+  ) {
+    super('invalid', `document proxies/${stored.name} does not fit the Proxy model`, options);
+    this.name = 'InvalidStoredProxy';
   }
 }

@@ -36,8 +36,8 @@ export interface SweepResult {
 
 export interface SnapshotStore {
   header(workerId: string): Promise<SnapshotHeader | null>;
-  /** Every header ever written (dead instances included): admin listings only. */
-  headers(): Promise<Map<string, SnapshotHeader>>;
+  /** The headers of `workerIds` (those that have one): admin listings. */
+  headersOf(workerIds: readonly string[]): Promise<Map<string, SnapshotHeader>>;
   /**
    * The headers of `workerIds` plus every header whose grant lasts past `cutoff` (domain/workers/view.ts:
    * a grant outlives its worker document in the "ghost" case): what a snapshot pass reads.

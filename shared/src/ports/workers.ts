@@ -1,7 +1,9 @@
 // The ports of the gateway control plane's worker side (contract §2, §5): worker sessions with their last
-// runtime report, and outcome batches. The API is the only writer of both. Writes are guarded by the
-// document's last update (an opaque `token`), so two API replicas handling calls of the same worker can
-// never interleave a read-check-write (recipes §7: preconditions rather than contended transactions).
+// runtime report, and outcome batches. The API is the only writer of both; the snapshot function only
+// deletes them past retention (ports/workers-retention.ts), in a transaction that re-reads them. Writes are
+// guarded by the document's last update (an opaque `token`), so two API replicas handling calls of the same
+// worker can never interleave a read-check-write (recipes §7: preconditions rather than contended
+// transactions), and a write decided on a document deleted since fails as a conflict.
 
 import type { OutcomeTally } from '../domain/workers/outcomes.js';
 import type { WorkerSession } from '../domain/workers/session.js';
@@ -37,8 +39,12 @@ export interface WorkerStore {
   put(record: WorkerRecord, expected: string | null): Promise<void>;
   /** put() and the outcome batch, atomically: the batch is recorded iff the sequence moved. */
   putWithOutcomes(record: WorkerRecord, expected: string, batch: OutcomeBatchRecord): Promise<void>;
-  /** Every worker document ever written (dead instances included): admin listings only. */
-  list(): Promise<WorkerRecord[]>;
+  /**
+   * One page of every stored worker document (lapsed ones included, until retention deletes them:
+   * domain/workers/retention.ts), in worker-id order after `after` (null: from the start): admin listings
+   * only. `next` is the id to pass as `after` for the following page, null after the last one.
+   */
+  page(after: string | null, limit: number): Promise<{ records: WorkerRecord[]; next: string | null }>;
   /** Workers whose session is valid after `cutoff` (domain/workers/view.ts): what a snapshot pass reads. */
   listInView(cutoff: Date): Promise<WorkerRecord[]>;
 }

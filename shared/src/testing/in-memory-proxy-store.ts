@@ -5,6 +5,7 @@ import { canonicalJson } from '../domain/spec-hash.js';
 import {
   type ConditionalWrite,
   type ProxyFilter,
+  type ProxyListing,
   type ProxyStore,
   type StoredProxy,
   StoreError,
@@ -33,6 +34,11 @@ export class InMemoryProxyStore implements ProxyStore {
       .filter((p) => Object.entries(filter.attributes ?? {}).every(([k, v]) => p.spec.attributes[k] === v))
       .sort((a, b) => (a.name < b.name ? -1 : 1))
       .map((p) => structuredClone(p));
+  }
+
+  /** Every document here fits the model (it holds ProxyResources): nothing is ever skipped. */
+  async listAll(filter: ProxyFilter = {}): Promise<ProxyListing> {
+    return { proxies: await this.list(filter), skipped: [] };
   }
 
   async create(proxy: ProxyResource): Promise<void> {

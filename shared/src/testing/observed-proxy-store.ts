@@ -2,7 +2,13 @@
 // its callers need: a count of write calls, a snapshot (every document with its version) to prove that
 // nothing changed, and one-shot interceptors to inject a fault or a concurrent writer before a call.
 import type { ProxyResource, ProxySpec, ProxyStatus } from '../domain/proxy.js';
-import type { ConditionalWrite, ProxyFilter, ProxyStore, StoredProxy } from '../ports/proxy-store.js';
+import type {
+  ConditionalWrite,
+  ProxyFilter,
+  ProxyListing,
+  ProxyStore,
+  StoredProxy,
+} from '../ports/proxy-store.js';
 
 export type StoreOp = keyof ProxyStore;
 export type WriteOp = 'create' | 'replaceSpec' | 'requestDeletion' | 'writeStatus' | 'deleteDocument';
@@ -37,6 +43,11 @@ export class ObservedProxyStore implements ProxyStore {
   async list(filter?: ProxyFilter): Promise<ProxyResource[]> {
     await this.intercept('list');
     return this.inner.list(filter);
+  }
+
+  async listAll(filter?: ProxyFilter): Promise<ProxyListing> {
+    await this.intercept('listAll');
+    return this.inner.listAll(filter);
   }
 
   async create(proxy: ProxyResource): Promise<void> {

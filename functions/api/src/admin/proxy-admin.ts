@@ -9,9 +9,14 @@ import { lacksBootSource } from '../../../../shared/src/domain/managed-boot.js';
 import { type ManagedPortPolicy, refusedManagedPort } from '../../../../shared/src/domain/managed-ports.js';
 import { unsupportedManagedProtocol } from '../../../../shared/src/domain/managed-protocol.js';
 import { emptyStatus, type ProxyResource, type ProxySpec } from '../../../../shared/src/domain/proxy.js';
+import type { StoredIssue } from '../../../../shared/src/domain/stored-issues.js';
 import type { ReconcileRequest } from '../../../../shared/src/messages/reconcile-request.js';
 import type { Clock } from '../../../../shared/src/ports/clock.js';
-import type { ProxyFilter, ProxyStore } from '../../../../shared/src/ports/proxy-store.js';
+import {
+  InvalidStoredProxy,
+  type ProxyFilter,
+  type ProxyStore,
+} from '../../../../shared/src/ports/proxy-store.js';
 import type { ReconcilePublisher } from '../../../../shared/src/ports/reconcile-publisher.js';
 import { ApiError, invalidRequest, notFound, portNotAllowed } from '../errors.js';
 import { describeIfMatch, type IfMatch, ifMatchHolds } from './if-match.js';
@@ -38,6 +43,17 @@ const jitteredBackoff = (attempt: number) =>
   new Promise<void>((resolve) => setTimeout(resolve, Math.random() * 25 * attempt));
 
 export type ProxyAdmin = ReturnType<typeof proxyAdmin>;
+
+/**
+ * What DELETE answers for a document that does not fit the model: no proxy can be shown, so its name, its
+ * uid (its instance is `pp-<uid>`) when readable, the deletion time, and why it does not fit.
+ */
+export interface InvalidProxyDeletion {
+  name: string;
+  uid: string | null;
+  deletionRequestedAt: Date;
+  storedProxyInvalid: { issues: StoredIssue[] };
+}
 
 export function proxyAdmin({
   store,
@@ -118,6 +134,48 @@ export function proxyAdmin({
     );
   }
 
+  /**
+   * DELETE of a document that does not fit the model. Its deletion is requested as for any proxy — only
+   * deletionRequestedAt is written, at the version read, nothing else of it trusted — and reconcile, which
+   * cannot reconcile such a document, removes it (never the instance: its uid may be the broken field, and
+   * a providerId read from a broken document may name another proxy's VM). The instance is then labelled
+   * with a uid no document holds, and the orphan GC deletes it at its next sweep past MinAge
+   * (docs/gc-and-rotation.md). If-Match compares against the generation when it is still readable.
+   */
+  async function requestDeletionOfInvalid(
+    err: InvalidStoredProxy,
+    ifMatch: IfMatch | undefined,
+  ): Promise<InvalidProxyDeletion | 'conflict'> {
+    const { name, uid, generation, version, issues } = err.stored;
+    if (
+      ifMatch !== undefined &&
+      !(generation !== null ? ifMatchHolds(ifMatch, generation) : ifMatch.kind === 'any')
+    ) {
+      throw new ApiError(
+        412,
+        'precondition_failed',
+        generation !== null
+          ? `proxy "${name}" is at generation ${generation}, not ${describeIfMatch(ifMatch).slice(0, MAX_ECHO)}`
+          : `proxy "${name}" has no readable generation: only If-Match: * holds`,
+        generation !== null ? { generation } : {},
+      );
+    }
+    const at = err.stored.deletionRequestedAt ?? clock.now();
+    if (!err.stored.deletionRequestedAt) {
+      const outcome = await store.requestDeletion(name, at, ifMatch === undefined ? undefined : version);
+      if (outcome === 'gone') throw notFound(name);
+      if (outcome === 'conflict') return 'conflict';
+    }
+    log.warn(`deletion requested of proxy ${name}, whose stored document does not fit the model`, {
+      event: 'api.invalid_proxy_deletion',
+      proxy: name,
+      uid,
+      fields: issues.map((i) => i.path),
+    });
+    await publish(name, 'delete-requested');
+    return { name, uid, deletionRequestedAt: at, storedProxyInvalid: { issues } };
+  }
+
   async function get(name: string): Promise<ProxyResource> {
     const stored = await store.get(name);
     if (!stored) throw notFound(name);
@@ -127,7 +185,8 @@ export function proxyAdmin({
   return {
     get,
 
-    list: (filter: ProxyFilter) => store.list(filter),
+    /** The proxies, and the documents the query matched that do not fit the model (skipped, named). */
+    list: (filter: ProxyFilter) => store.listAll(filter),
 
     async create(name: string, spec: ProxySpec): Promise<ProxyResource> {
       assertSpecAllowed(spec, 'spec.');
@@ -188,9 +247,17 @@ export function proxyAdmin({
      * `ifMatch`, only of a proxy at one of its generations (412 otherwise, nothing written), the deletion
      * being written at the version read.
      */
-    async requestDeletion(name: string, ifMatch?: IfMatch): Promise<ProxyResource> {
+    async requestDeletion(name: string, ifMatch?: IfMatch): Promise<ProxyResource | InvalidProxyDeletion> {
       for (let attempt = 1; attempt <= maxWriteAttempts; attempt++) {
-        const stored = await store.get(name);
+        let stored: Awaited<ReturnType<ProxyStore['get']>>;
+        try {
+          stored = await store.get(name);
+        } catch (err) {
+          if (!(err instanceof InvalidStoredProxy)) throw err;
+          const outcome = await requestDeletionOfInvalid(err, ifMatch);
+          if (outcome === 'conflict') continue;
+          return outcome;
+        }
         if (!stored) throw notFound(name);
         const current = stored.proxy;
         assertIfMatch(current, ifMatch);

@@ -4,8 +4,8 @@
 import type { Context, ErrorHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
-import { StoreError } from '../../../../shared/src/ports/proxy-store.js';
-import { ApiError, type ErrorCode } from '../errors.js';
+import { InvalidStoredProxy, StoreError } from '../../../../shared/src/ports/proxy-store.js';
+import { ApiError, type ErrorCode, storedProxyInvalid } from '../errors.js';
 
 /** Retry-After for a store that is unavailable: Firestore outages are usually seconds long. */
 const UNAVAILABLE_RETRY_SECONDS = 5;
@@ -25,11 +25,12 @@ const codeForStatus: Record<number, ErrorCode> = {
 
 function fromKnown(err: unknown): ApiError | null {
   if (err instanceof ApiError) return err;
+  if (err instanceof InvalidStoredProxy) return storedProxyInvalid(err);
   if (err instanceof StoreError) {
     if (err.kind === 'already_exists')
       return new ApiError(409, 'already_exists', err.message, {}, { cause: err });
     if (err.kind === 'not_found') return new ApiError(404, 'not_found', err.message, {}, { cause: err });
-    // 'invalid' is a stored document that no longer fits the model: our bug, not the caller's (500 below).
+    // Another 'invalid' (no InvalidStoredProxy's details): our bug, not the caller's (500 internal below).
     if (err.kind === 'invalid') return null;
     return new ApiError(503, 'unavailable', 'the store is unavailable; retry', {
       retryAfterSeconds: UNAVAILABLE_RETRY_SECONDS,

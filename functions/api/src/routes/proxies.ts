@@ -18,6 +18,9 @@ import {
 } from './proxy-routes.js';
 import { attributeFilter } from './proxy-schemas.js';
 
+/** How many skipped documents a listing names (its `skipped.count` counts them all). */
+const MAX_SKIPPED_NAMES = 100;
+
 /** The ETag of a proxy in a response (every response whose body is one proxy). */
 const etag = (proxy: { generation: number }) => ({ ETag: etagOf(proxy.generation) });
 
@@ -34,15 +37,30 @@ export const proxyRoutes = (admin: ProxyAdmin, discovery: DiscoveryView = health
     })
     .openapi(listProxiesRoute, async (c) => {
       const query = c.req.valid('query');
-      const stored = await admin.list({ phase: query.phase, attributes: attributeFilter(query) });
+      const { proxies: stored, skipped } = await admin.list({
+        phase: query.phase,
+        attributes: attributeFilter(query),
+      });
       const flag = (v: 'true' | 'false' | undefined) => (v === undefined ? undefined : v === 'true');
       const proxies = await discovery.list(stored, {
         healthy: flag(query.healthy),
         leasable: flag(query.leasable),
         protocol: query.protocol,
       });
-      const listed = isCrawler(c.get('principal')) ? proxies.map(crawlerView) : proxies;
-      return c.json({ proxies: listed, count: listed.length }, 200);
+      const crawler = isCrawler(c.get('principal'));
+      const listed = crawler ? proxies.map(crawlerView) : proxies;
+      // An admin is told of the documents left out (a crawler could not act on it): added only when there
+      // are any, so the envelope of a healthy fleet is the one it always was.
+      const told = !crawler && skipped.length > 0;
+      const names = skipped.slice(0, MAX_SKIPPED_NAMES).map((s) => s.name);
+      return c.json(
+        {
+          proxies: listed,
+          count: listed.length,
+          ...(told ? { skipped: { count: skipped.length, names } } : {}),
+        },
+        200,
+      );
     })
     .openapi(getProxyRoute, async (c) => {
       const proxy = await admin.get(c.req.valid('param').name);
@@ -68,6 +86,7 @@ export const proxyRoutes = (admin: ProxyAdmin, discovery: DiscoveryView = health
     })
     .openapi(deleteProxyRoute, async (c) => {
       const proxy = await admin.requestDeletion(c.req.valid('param').name, ifMatchOf(c.req.valid('header')));
+      if ('storedProxyInvalid' in proxy) return c.json(proxy, 202);
       return c.json(proxy, 202, etag(proxy));
     })
     .openapi(reconcileProxyRoute, async (c) => {

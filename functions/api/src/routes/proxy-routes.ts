@@ -1,6 +1,6 @@
 // The admin routes as OpenAPI route definitions (createRoute): path, inputs, and every response, so that
 // /openapi.json documents the errors too.
-import { createRoute } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import { jsonBody } from '../middleware/json-body.js';
 import { noBody } from '../middleware/no-body.js';
 import { noQuery } from '../middleware/no-query.js';
@@ -9,6 +9,7 @@ import { adminResponses, error, json, withETag } from './openapi-responses.js';
 import {
   CreateProxyRequest,
   IfMatchHeader,
+  InvalidProxyDeletionBody,
   isListQueryName,
   LIST_QUERY_HINT,
   ListQuery,
@@ -21,6 +22,11 @@ import {
 } from './proxy-schemas.js';
 
 const common = adminResponses('the store or the identity check is unavailable');
+const storedInvalid = {
+  500: error(
+    'stored_proxy_invalid: the stored document does not fit the model; `issues` name its fields (never their values). DELETE removes it. Or internal: a bug (`requestId`)',
+  ),
+};
 const withBody = {
   415: error('unsupported_media_type'),
 };
@@ -69,6 +75,7 @@ export const getProxyRoute = createRoute({
     400: error('invalid_request'),
     404: error('not_found'),
     ...common,
+    ...storedInvalid,
   },
 });
 
@@ -83,6 +90,7 @@ const specResponses = {
   ),
   ...withBody,
   ...common,
+  ...storedInvalid,
   404: error('not_found'),
   409: error('conflict (concurrent edits, retry) or deletion_requested'),
   412: preconditionFailed,
@@ -126,7 +134,12 @@ export const deleteProxyRoute = createRoute({
   middleware: [noQuery(), noBody()] as const,
   request: { params: NameParam, headers: IfMatchHeader },
   responses: {
-    202: withETag(json(ProxyBody, 'Deletion requested')),
+    202: withETag(
+      json(
+        z.union([ProxyBody, InvalidProxyDeletionBody]),
+        'Deletion requested: the proxy (with its ETag); or, for a stored document that does not fit the model, an InvalidProxyDeletion (no ETag)',
+      ),
+    ),
     400: error('invalid_request'),
     404: error('not_found'),
     ...common,
@@ -146,5 +159,6 @@ export const reconcileProxyRoute = createRoute({
     400: error('invalid_request'),
     404: error('not_found'),
     ...common,
+    ...storedInvalid,
   },
 });

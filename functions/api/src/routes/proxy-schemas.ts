@@ -144,10 +144,35 @@ export const ListedProxyBody = ProxyBody.extend({
   activeLeases: z.number().int(),
 }).openapi('ListedProxy');
 
-/** `{proxies, count}`: one listing for admins and crawlers. */
+const StoredIssueBody = z.object({ path: z.string(), code: z.string(), message: z.string() });
+
+/** `{proxies, count}`: one listing for admins and crawlers; `skipped` only for admins, only when any. */
 export const ProxyList = z
-  .object({ proxies: z.array(ListedProxyBody), count: z.number().int() })
+  .object({
+    proxies: z.array(ListedProxyBody),
+    count: z.number().int(),
+    skipped: z
+      .object({ count: z.number().int(), names: z.array(z.string()) })
+      .optional()
+      .openapi({
+        description:
+          'Admins only, and only when there are any: documents the query matched that do not fit the model, left out of `proxies` (GET one for why; DELETE removes it). `names` lists at most 100.',
+      }),
+  })
   .openapi('ProxyList');
+
+/** DELETE of a proxy whose stored document does not fit the model (admin/proxy-admin.ts). */
+export const InvalidProxyDeletionBody = z
+  .object({
+    name: ProxyName,
+    uid: z.string().nullable().openapi({ description: 'When readable: its instance is `pp-<uid>`.' }),
+    deletionRequestedAt: z.string().openapi({ format: 'date-time' }),
+    storedProxyInvalid: z.object({ issues: z.array(StoredIssueBody) }),
+  })
+  .openapi('InvalidProxyDeletion', {
+    description:
+      'Deletion requested of a stored document that does not fit the model: reconcile removes the document, the orphan GC its instance (docs/api.md § Delete).',
+  });
 
 export const ReconcileAccepted = z
   .object({ proxy: ProxyName, reason: z.literal('manual') })
@@ -161,7 +186,8 @@ export const ErrorBody = z
       .array(z.object({ path: z.string(), code: z.string(), message: z.string() }))
       .optional()
       .openapi({
-        description: 'For invalid_request, immutable_field and port_not_allowed: one entry per problem.',
+        description:
+          'For invalid_request, immutable_field and port_not_allowed: one entry per problem; for stored_proxy_invalid: one per field of the stored document that does not fit (never its value).',
       }),
     allowedPorts: z
       .array(z.number().int())

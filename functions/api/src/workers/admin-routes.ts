@@ -35,9 +35,9 @@ import { requestPass } from './service-deps.js';
 
 export interface GatewayAdminDeps {
   auth: Authenticator;
-  workers: Pick<WorkerStore, 'list' | 'listInView'>;
+  workers: Pick<WorkerStore, 'page' | 'listInView'>;
   ownership: Pick<OwnershipStore, 'read'>;
-  snapshots: Pick<SnapshotStore, 'headers' | 'headersInView'>;
+  snapshots: Pick<SnapshotStore, 'headersOf' | 'headersInView'>;
   pool: GatewayPoolReader;
   routing: RoutingStore;
   reclaims: ReclaimStore;
@@ -86,11 +86,25 @@ const ReclaimBody = z
   })
   .strict();
 
-// `?all=true` reads every worker document ever written (one per gateway instance ever started on Cloud
-// Run): for finding an old one. The default is what the snapshot pass sees (domain/workers/view.ts).
+// `?all=true` lists every stored worker document (one per gateway instance started on Cloud Run within the
+// retention: domain/workers/retention.ts), a page at a time: for finding an old one. The default is what
+// the snapshot pass sees (domain/workers/view.ts), a set bounded by the instances alive in the last hour.
 const AllQuery = z.enum(['true', 'false']).optional();
-/** `all` is the one query parameter of these routes: any other is refused, not ignored (no-query.ts). */
-const onlyAll = queryNames((n) => n === 'all', 'use all');
+export const DEFAULT_PAGE_SIZE = 100;
+export const MAX_PAGE_SIZE = 500;
+const PageSize = z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE);
+// The token is the last worker id of the page before, base64url-encoded: opaque to callers, and no worker
+// id needs escaping in a URL.
+const PageToken = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,2048}$/)
+  .transform((t) => Buffer.from(t, 'base64url').toString('utf8'))
+  .optional();
+const pageTokenOf = (workerId: string) => Buffer.from(workerId, 'utf8').toString('base64url');
+const LIST_PARAMS = new Set(['all', 'pageSize', 'pageToken']);
+/** `all`, `pageSize` and `pageToken` are the query parameters of these routes: any other is refused, not
+ *  ignored (no-query.ts). */
+const onlyListParams = queryNames((n) => LIST_PARAMS.has(n), 'use all, pageSize, pageToken');
 
 const who = (p: Principal | undefined) =>
   !p ? 'unknown' : p.kind === 'google' ? p.email : p.kind === 'token' ? `token:${p.name}` : 'local';
@@ -101,30 +115,46 @@ export function gatewayAdminRoutes(deps: GatewayAdminDeps) {
   app.use('*', requireAdmin(deps.auth));
   const pass = (reason: string) => requestPass(deps, reason);
 
-  /** Workers and headers in view at `now` (or all of them), read as the snapshot pass reads them. */
-  const readWorkers = async (now: Date, all: boolean) => {
-    if (all) {
-      const [workers, headers] = await Promise.all([deps.workers.list(), deps.snapshots.headers()]);
-      return { workers, headers };
-    }
+  /** Workers and headers in view at `now`, read as the snapshot pass reads them. */
+  const readWorkers = async (now: Date) => {
     const cutoff = viewCutoff(now, deps.settings);
     const workers = await deps.workers.listInView(cutoff);
     const ids = workers.map((w) => w.session.workerId);
     return { workers, headers: await deps.snapshots.headersInView(ids, cutoff) };
   };
 
-  app.get('/workers', onlyAll, async (c) => {
+  /** One page of every stored worker, with their headers. */
+  const readPage = async (after: string | null, size: number) => {
+    const page = await deps.workers.page(after, size);
+    const headers = await deps.snapshots.headersOf(page.records.map((w) => w.session.workerId));
+    return { workers: page.records, headers, next: page.next };
+  };
+
+  app.get('/workers', onlyListParams, async (c) => {
     const all = AllQuery.safeParse(c.req.query('all'));
     if (!all.success) throw new WorkerApiError(400, 'invalid_request', 'all must be true or false');
-    const now = deps.clock.now();
     const everything = all.data === 'true';
-    const [{ workers, headers }, state] = await Promise.all([
-      readWorkers(now, everything),
+    const paging = c.req.query('pageSize') !== undefined || c.req.query('pageToken') !== undefined;
+    if (paging && !everything) {
+      throw new WorkerApiError(400, 'invalid_request', 'pageSize and pageToken page all=true only');
+    }
+    const size = PageSize.safeParse(c.req.query('pageSize'));
+    if (!size.success) {
+      throw new WorkerApiError(400, 'invalid_request', `pageSize must be an integer in 1–${MAX_PAGE_SIZE}`);
+    }
+    const token = PageToken.safeParse(c.req.query('pageToken'));
+    if (!token.success) throw new WorkerApiError(400, 'invalid_request', 'not a page token');
+    const now = deps.clock.now();
+    const [{ workers, headers, next }, state] = await Promise.all([
+      everything
+        ? readPage(token.data ?? null, size.data)
+        : readWorkers(now).then((r) => ({ ...r, next: null })),
       deps.ownership.read(),
     ]);
     return c.json({
       epoch: state.epoch,
       validAfter: everything ? null : viewCutoff(now, deps.settings).toISOString(),
+      ...(everything ? { nextPageToken: next === null ? null : pageTokenOf(next) } : {}),
       workers: workers.map((w) =>
         workerView(
           w,
@@ -140,7 +170,7 @@ export function gatewayAdminRoutes(deps: GatewayAdminDeps) {
     // An owner out of view holds no grant (view.ts): its proxies show ownership_expired either way.
     const now = deps.clock.now();
     const [{ workers, headers }, state, pool] = await Promise.all([
-      readWorkers(now, false),
+      readWorkers(now),
       deps.ownership.read(),
       deps.pool.inPool(),
     ]);

@@ -12,11 +12,15 @@ import {
   type Query,
   Timestamp,
 } from '@google-cloud/firestore';
+import { ZodError } from 'zod';
 import type { ProxyResource, ProxySpec, ProxyStatus } from '../../domain/proxy.js';
 import { canonicalJson } from '../../domain/spec-hash.js';
+import { storedIssues } from '../../domain/stored-issues.js';
 import {
   type ConditionalWrite,
+  InvalidStoredProxy,
   type ProxyFilter,
+  type ProxyListing,
   type ProxyStore,
   type StoredProxy,
   StoreError,
@@ -66,22 +70,27 @@ export class FirestoreProxyStore implements ProxyStore {
   }
 
   async list(filter: ProxyFilter = {}): Promise<ProxyResource[]> {
+    return (await this.listAll(filter)).proxies;
+  }
+
+  async listAll(filter: ProxyFilter = {}): Promise<ProxyListing> {
     let query: Query = this.proxies;
     if (filter.phase) query = query.where('status.phase', '==', filter.phase);
     for (const [key, value] of Object.entries(filter.attributes ?? {})) {
       query = query.where(new FieldPath('spec', 'attributes', key), '==', value);
     }
     const snaps = await this.run(() => query.get(), 'list proxies');
-    const out: ProxyResource[] = [];
+    const listing: ProxyListing = { proxies: [], skipped: [] };
     for (const doc of snaps.docs) {
       try {
-        out.push(this.parse(doc));
+        listing.proxies.push(this.parse(doc));
       } catch (err) {
         // One bad document must not hide the fleet from the API or the sweeps; get() still reports it.
-        if (!(err instanceof StoreError)) throw err;
+        if (!(err instanceof InvalidStoredProxy)) throw err;
+        listing.skipped.push({ name: doc.id, issues: err.stored.issues });
       }
     }
-    return out;
+    return listing;
   }
 
   async create(proxy: ProxyResource): Promise<void> {
@@ -114,7 +123,8 @@ export class FirestoreProxyStore implements ProxyStore {
     for (let attempt = 0; attempt < DELETION_ATTEMPTS; attempt++) {
       const snap = await this.read(name);
       if (!snap.exists) return 'gone';
-      if (snap.get('deletionRequestedAt')) return 'written';
+      // Only a Timestamp counts as requested: a hand-edited string there is overwritten, not taken for one.
+      if (snap.get('deletionRequestedAt') instanceof Timestamp) return 'written';
       const outcome = await this.conditional(name, versionOf(snap.updateTime!), update);
       if (outcome !== 'conflict') return outcome;
     }
@@ -165,12 +175,26 @@ export class FirestoreProxyStore implements ProxyStore {
   }
 
   private parse(snap: DocumentSnapshot): ProxyResource {
+    const data = snap.data()!;
     try {
-      return proxyFromFirestore(snap.data()!);
+      return proxyFromFirestore(data);
     } catch (err) {
-      throw new StoreError('invalid', `document proxies/${snap.id} does not fit the Proxy model`, {
-        cause: err,
-      });
+      const issues =
+        err instanceof ZodError
+          ? storedIssues(err)
+          : [{ path: '', code: 'unreadable', message: 'the document could not be read as a proxy' }];
+      const { uid, generation, deletionRequestedAt } = data;
+      throw new InvalidStoredProxy(
+        {
+          name: snap.id,
+          version: versionOf(snap.updateTime!),
+          issues,
+          uid: typeof uid === 'string' && uid !== '' ? uid : null,
+          generation: Number.isSafeInteger(generation) && generation > 0 ? generation : null,
+          deletionRequestedAt: deletionRequestedAt instanceof Timestamp ? deletionRequestedAt.toDate() : null,
+        },
+        { cause: err },
+      );
     }
   }
 

@@ -73,13 +73,15 @@ export class FirestoreSnapshotStore implements SnapshotStore {
     return doc ? toHeader(doc) : null;
   }
 
-  async headers(): Promise<Map<string, SnapshotHeader>> {
+  async headersOf(workerIds: readonly string[]): Promise<Map<string, SnapshotHeader>> {
     try {
       const out = new Map<string, SnapshotHeader>();
-      addHeaders(out, (await this.db.collection(Collections.snapshots).get()).docs);
+      const refs = [...new Set(workerIds)].map((id) => this.ref(id));
+      for (let i = 0; i < refs.length; i += GET_BATCH)
+        addHeaders(out, await this.db.getAll(...refs.slice(i, i + GET_BATCH)));
       return out;
     } catch (err) {
-      throw workerStoreFailure(err, 'list snapshot headers');
+      throw workerStoreFailure(err, 'read snapshot headers');
     }
   }
 

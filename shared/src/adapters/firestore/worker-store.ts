@@ -2,7 +2,13 @@
 // updateTime it was decided on (recipes §7: preconditions, not contended transactions). An outcome batch
 // is stored in the same batched write as the session's new outcome sequence, so a batch is recorded
 // exactly when its sequence is accepted.
-import { type DocumentSnapshot, type Firestore, type Query, Timestamp } from '@google-cloud/firestore';
+import {
+  type DocumentSnapshot,
+  FieldPath,
+  type Firestore,
+  type Query,
+  Timestamp,
+} from '@google-cloud/firestore';
 import type { OutcomeBatchRecord, Versioned, WorkerRecord, WorkerStore } from '../../ports/workers.js';
 import { Collections } from './collections.js';
 import { workerFromFirestore, workerToFirestore } from './worker-converter.js';
@@ -55,8 +61,28 @@ export class FirestoreWorkerStore implements WorkerStore {
     }
   }
 
-  list(): Promise<WorkerRecord[]> {
-    return this.read(this.db.collection(Collections.workers));
+  // Ordered by document id (always indexed); one document more than the page tells whether another follows.
+  // The cursor is the last document's id, readable or not, so a document edited out of shape is skipped
+  // without ending the listing.
+  async page(after: string | null, limit: number): Promise<{ records: WorkerRecord[]; next: string | null }> {
+    let q = this.db
+      .collection(Collections.workers)
+      .orderBy(FieldPath.documentId())
+      .limit(limit + 1);
+    if (after !== null) q = q.startAfter(after);
+    try {
+      const snaps = await q.get();
+      const docs = snaps.docs.slice(0, limit);
+      return {
+        records: docs.flatMap((d) => {
+          const r = workerFromFirestore(d.data());
+          return r ? [r] : [];
+        }),
+        next: snaps.size > limit ? docs[docs.length - 1]!.id : null,
+      };
+    } catch (err) {
+      throw workerStoreFailure(err, 'list workers');
+    }
   }
 
   // A single-field range filter: served by Firestore's automatic single-field index, no composite needed.

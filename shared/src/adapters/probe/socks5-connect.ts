@@ -6,7 +6,7 @@
 // PROXY_HANDSHAKE, as for an HTTP proxy; what it was is read from the proxy's answers (socks5-answer.ts).
 import { connect, type Socket } from 'node:net';
 import { SocksClient } from 'socks';
-import { socks5Answer, socks5FailureCode } from '../../domain/socks5-answer.js';
+import { grantedReplyReadable, socks5Answer, socks5FailureCode } from '../../domain/socks5-answer.js';
 import { errorCode, ProbeFailure } from './probe-failure.js';
 
 export interface Socks5Hop {
@@ -102,10 +102,15 @@ function handshake(
       existing_socket: socket,
     }).then(
       // The package paused the socket and resumes it on its next turn: the tap is off before then, and
-      // whoever reads the tunnel (TLS, the HTTP client) is attached by then.
+      // whoever reads the tunnel (TLS, the HTTP client) is attached by then. A grant with an address type
+      // the package cannot read is not the protocol's: it consumed nothing, so the reply itself would be
+      // the tunnel's first bytes, and a probe would time out in TLS or fail on a garbled status line
+      // instead of naming the proxy's fault.
       () => {
         settle();
-        resolve(socket);
+        if (grantedReplyReadable(seen)) return resolve(socket);
+        socket.destroy();
+        reject(new ProbeFailure('PROXY_HANDSHAKE', 'not_socks5'));
       },
       () => {
         settle();

@@ -29,13 +29,19 @@ export function parseIpv4(text: string): Uint8Array | null {
   return out;
 }
 
-function parseGroups(text: string): number[] | null {
+/**
+ * Hex groups, and a dotted quad as the last one only when `endsAddress`: RFC 4291 puts it at the end of the
+ * whole address, never before a "::" ("1.2.3.4::"). Accepting more than inet_pton does would let the
+ * guard judge an address the upstream never sees: the SOCKS5 client sends a string net.isIP refuses as a
+ * host name (ATYP 0x03) for the upstream to resolve, and an http upstream parses the CONNECT its own way.
+ */
+function parseGroups(text: string, endsAddress: boolean): number[] | null {
   if (text === '') return [];
   const parts = text.split(':');
   const groups: number[] = [];
   for (let i = 0; i < parts.length; i++) {
     const p = parts[i]!;
-    if (i === parts.length - 1 && p.includes('.')) {
+    if (endsAddress && i === parts.length - 1 && p.includes('.')) {
       const v4 = parseIpv4(p);
       if (!v4) return null;
       groups.push((v4[0]! << 8) | v4[1]!, (v4[2]! << 8) | v4[3]!);
@@ -54,12 +60,12 @@ export function parseIpv6(input: string): Uint8Array | null {
   const gap = text.indexOf('::');
   let groups: number[] | null;
   if (gap < 0) {
-    groups = parseGroups(text);
+    groups = parseGroups(text, true);
     if (groups?.length !== 8) return null;
   } else {
     if (text.indexOf('::', gap + 1) >= 0) return null;
-    const head = parseGroups(text.slice(0, gap));
-    const tail = parseGroups(text.slice(gap + 2));
+    const head = parseGroups(text.slice(0, gap), false);
+    const tail = parseGroups(text.slice(gap + 2), true);
     if (!head || !tail || head.length + tail.length > 7) return null;
     groups = [...head, ...new Array<number>(8 - head.length - tail.length).fill(0), ...tail];
   }

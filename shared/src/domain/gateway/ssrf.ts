@@ -53,16 +53,21 @@ const V6_RANGES: readonly Range[] = [
   ['64:ff9b:1::/48', 'private'],
   ['100::/64', 'reserved'],
   ['2001::/32', 'reserved'], // Teredo: the IPv4 inside is obfuscated, so refuse the lot.
+  ['2001:2::/48', 'reserved'], // benchmarking (RFC 5180), as 198.18.0.0/15 is for IPv4
   ['2001:db8::/32', 'reserved'],
+  ['3fff::/20', 'reserved'], // documentation, the second range (RFC 9637)
+  ['5f00::/16', 'reserved'], // SRv6 segment identifiers (RFC 9602): routed only inside an operator's domain
   ['fc00::/7', 'unique_local'],
   ['fe80::/10', 'link_local'],
   ['fec0::/10', 'private'],
   ['ff00::/8', 'multicast'],
 ];
-// IPv6 prefixes that carry an IPv4 address, and where: NAT64, IPv4-compatible, 6to4.
+// IPv6 prefixes that carry an IPv4 address, and where: NAT64, IPv4-compatible, IPv4-translated (SIIT,
+// RFC 2765: what a stateless translator maps back to the IPv4 address), 6to4.
 const EMBEDDING: readonly (readonly [cidr: string, offset: number])[] = [
   ['64:ff9b::/96', 12],
   ['::/96', 12],
+  ['::ffff:0:0:0/96', 12],
   ['2002::/16', 2],
 ];
 
@@ -110,9 +115,12 @@ export function parseAllowList(entries: readonly string[]): { allow: AllowList; 
     const cidr = parseCidr(raw);
     const hp = /^\[?([^\]]+?)\]?:([0-9]{1,5})$/.exec(raw);
     if (cidr) cidrs.push(cidr);
-    else if (hp && Number(hp[2]) >= 1 && Number(hp[2]) <= 65535)
-      hostPorts.add(`${hp[1]!.toLowerCase()}:${hp[2]}`);
-    else invalid.push(raw);
+    else if (hp && Number(hp[2]) >= 1 && Number(hp[2]) <= 65535) {
+      // Normalised as the listeners normalise a target (lower case, one trailing dot dropped, the port a
+      // number): "Demo.Local.:08080" otherwise matched nothing, silently.
+      const host = hp[1]!.toLowerCase();
+      hostPorts.add(`${host.endsWith('.') ? host.slice(0, -1) : host}:${Number(hp[2])}`);
+    } else invalid.push(raw);
   }
   return { allow: { cidrs, hostPorts }, invalid };
 }

@@ -31,6 +31,12 @@ describe('parseIp', () => {
     'g::1',
     '1:2:3:4:5:6:7:8:9',
     '1:2:3:4:5:6:7',
+    // A dotted quad ends the address or is not there: inet_pton (net.isIP) refuses these, so an upstream
+    // would not read them as the address the guard judged (target-guard.unit.test.ts).
+    '1.2.3.4::',
+    '127.0.0.1::',
+    '1.2.3.4::5.6.7.8',
+    '::1.2.3.4:1',
   ])('refuses %j as a literal', (text) => {
     expect(parseIp(text)).toBeNull();
   });
@@ -82,6 +88,13 @@ describe('classifyIp', () => {
     ['::127.0.0.1', 'loopback'],
     ['2002:c0a8:0101::1', 'private'],
     ['2001:db8::1', 'reserved'],
+    ['2001:2::1', 'reserved'],
+    ['2001:2:0:ffff::1', 'reserved'],
+    ['3fff::1', 'reserved'],
+    ['3fff:fff::1', 'reserved'],
+    ['5f00::1', 'reserved'],
+    ['::ffff:0:7f00:1', 'loopback'],
+    ['::ffff:0:169.254.169.254', 'metadata'],
   ])('%s is %s', (ip, reason) => {
     expect(classify(ip)).toBe(reason);
   });
@@ -103,6 +116,10 @@ describe('classifyIp', () => {
     '::ffff:8.8.8.8',
     '64:ff9b::8.8.8.8',
     '2002:0808:0808::1',
+    '2001:3::1',
+    '3fff:1000::1',
+    '5eff::1',
+    '::ffff:0:808:808',
   ])('%s is public', (ip) => {
     expect(classify(ip)).toBeNull();
   });
@@ -128,6 +145,7 @@ describe('decideTarget', () => {
     '10.1.0.0/16',
     'demo.local:8080',
     '[::1]:9000',
+    'Spelt.Loosely.:08081',
     'nonsense:',
     '',
   ]);
@@ -175,6 +193,9 @@ describe('decideTarget', () => {
     ['outside the allowed CIDR', 'svc.internal', 5, ['10.2.0.1'], false],
     ['allowed name:port even if private', 'demo.local', 8080, ['192.168.1.9'], true],
     ['allowed IPv6 host:port', '::1', 9000, ['::1'], true],
+    ['a name:port entry in capitals, a trailing dot, a leading 0', 'spelt.loosely', 8081, ['10.0.0.1'], true],
+    ['no suffix match for a name:port entry', 'evil-demo.local', 8080, ['192.168.1.9'], false],
+    ['nor for a sub-domain of it', 'x.demo.local', 8080, ['192.168.1.9'], false],
   ])('allow-list: %s', (_label, host, port, addresses, expected) => {
     expect(decideTarget(host, port, addresses, allow).allow).toBe(expected);
   });

@@ -1,0 +1,72 @@
+// The probe function's composition root: the concrete adapters behind ProbeHandlerDeps. index.ts
+// registers the handler with them; a test builds them against the emulators.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Firestore } from '@google-cloud/firestore';
+import { FirestoreHealthStore } from '../../../shared/src/adapters/firestore/health-store.js';
+import { FirestoreJobRunStore } from '../../../shared/src/adapters/firestore/job-run-store.js';
+import { FirestorePassiveFeedStore } from '../../../shared/src/adapters/firestore/passive-feed-store.js';
+import { FirestoreProxyStore } from '../../../shared/src/adapters/firestore/proxy-store.js';
+import { FirestoreRoutingStore } from '../../../shared/src/adapters/firestore/snapshot-routing-store.js';
+import { FirestoreOutcomeReader } from '../../../shared/src/adapters/firestore/worker-outcome-store.js';
+import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
+import { handshakeThroughProxy, probeThroughProxy } from '../../../shared/src/adapters/probe/proxy-probe.js';
+import { createPubSub } from '../../../shared/src/adapters/pubsub/client.js';
+import { PubSubPublisher } from '../../../shared/src/adapters/pubsub/publisher.js';
+import { PubSubReconcilePublisher } from '../../../shared/src/adapters/pubsub/reconcile-publisher.js';
+import { CachedSecretReader } from '../../../shared/src/adapters/secret-manager/cached-reader.js';
+import { createSecretManagerClient } from '../../../shared/src/adapters/secret-manager/client.js';
+import { SecretManagerSecretReader } from '../../../shared/src/adapters/secret-manager/reader.js';
+import { systemClock } from '../../../shared/src/ports/clock.js';
+import type { loadProbeConfig } from './config.js';
+import type { ProbeHandlerDeps } from './handler.js';
+import { logProbeRecorder } from './probe-recorder.js';
+
+export function probeDeps(config: ReturnType<typeof loadProbeConfig>, log: Logger): ProbeHandlerDeps {
+  const db = new Firestore({ projectId: config.GOOGLE_CLOUD_PROJECT });
+  const pubsub = new PubSubPublisher(createPubSub(config.GOOGLE_CLOUD_PROJECT, config.PUBSUB_EMULATOR_HOST));
+  const secrets = new CachedSecretReader(
+    new SecretManagerSecretReader(
+      createSecretManagerClient(config.SECRET_MANAGER_EMULATOR_HOST),
+      config.GOOGLE_CLOUD_PROJECT,
+    ),
+    { ttlMs: 60_000, clock: systemClock, staleIfErrorMs: 300_000 },
+  );
+  return {
+    proxies: new FirestoreProxyStore(db),
+    routing: new FirestoreRoutingStore(db),
+    health: new FirestoreHealthStore(db),
+    jobs: new FirestoreJobRunStore(db),
+    // The same publisher as the API's, requeue's, rotation's and reconcile's own: the request carries the
+    // `proxy` attribute an operator filters a subscription or the logs by.
+    publisher: new PubSubReconcilePublisher(pubsub),
+    secrets,
+    prober: { probe: probeThroughProxy, handshake: handshakeThroughProxy },
+    log,
+    recorder: logProbeRecorder(log),
+    tiers: {
+      echoUrl: config.PROBE_ECHO_URL ?? null,
+      callerIps: config.PROBE_CALLER_IPS,
+      rejectUnauthorized: !config.PROBE_TLS_INSECURE,
+    },
+    concurrency: config.PROBE_CONCURRENCY,
+    targetConcurrency: config.PROBE_TARGET_CONCURRENCY,
+    passive: {
+      outcomes: new FirestoreOutcomeReader(db),
+      feed: new FirestorePassiveFeedStore(db, (m, f) => log.warn(m, f)),
+      settings: {
+        successThreshold: config.PROBE_PASSIVE_SUCCESS_THRESHOLD,
+        failureThreshold: config.PROBE_PASSIVE_FAILURE_THRESHOLD,
+        expiryMs: config.PROBE_PASSIVE_EXPIRY_SECONDS * 1000,
+      },
+      rule: {
+        minSamples: config.PROBE_PASSIVE_MIN_SAMPLES,
+        maxFailureRatio: config.PROBE_PASSIVE_MAX_FAILURE_RATIO,
+      },
+      settleMs: config.PROBE_PASSIVE_SETTLE_SECONDS * 1000,
+    },
+    clock: systemClock,
+    sleep: (ms) => sleep(ms),
+    tickPeriodMs: config.PROBE_TICK_PERIOD_SECONDS * 1000,
+    loopMs: config.PROBE_LOOP_SECONDS * 1000,
+  };
+}

@@ -1,0 +1,68 @@
+// Worker retention, run after a tick's pass and parts sweep: everything stored for workers whose session,
+// snapshot and grant all ended longer than the retention ago (WORKER_RETENTION_SECONDS, 7 days) — their
+// worker document, snapshot header and parts, outcome batches — is deleted (domain/workers/retention.ts
+// decides; the store re-reads each worker in the deleting transaction). Cloud Run registers a worker id
+// per gateway instance: without this, workers/* and snapshots/* grow by one per instance ever started.
+// Bounded per tick (`batch` candidates) and idempotent; the ownership records are read only when there is
+// a candidate, so a tick with nothing to delete costs two empty queries. A failure is logged and left to
+// the next tick: it must never cost the pass that ran before it, and one worker that fails costs only itself.
+import { decideRetention, retentionCutoff } from '../../../shared/src/domain/workers/retention.js';
+import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
+import type { SnapshotPassDeps } from './deps.js';
+
+export interface RetireCounts {
+  /** Workers of which something was deleted (the document, the header, or both). */
+  retired: number;
+  /** Workers whose deletion failed, or 1 when the candidates (or the owners) could not be read. */
+  failures: number;
+}
+
+export async function retireOldWorkers(
+  deps: Pick<SnapshotPassDeps, 'retired' | 'ownership' | 'clock' | 'log' | 'retention'>,
+): Promise<RetireCounts> {
+  const now = deps.clock.now();
+  const cutoff = retentionCutoff(now, deps.retention.afterMs);
+  try {
+    const ids = await deps.retired.candidates(cutoff, deps.retention.batch);
+    if (ids.length === 0) return { retired: 0, failures: 0 };
+    // Read after the candidates: a record naming one of them now was there before (a worker gone that
+    // long is given nothing new; it would have to register, which the transaction sees).
+    const state = await deps.ownership.read();
+    const owners = new Set([...state.records.values()].map((r) => r.owner));
+    const { removed, kept, failed } = await deps.retired.remove(ids, cutoff, (id, stored) =>
+      decideRetention({ ...stored, owns: owners.has(id) }, cutoff, state.epoch),
+    );
+    const gone = removed.filter((r) => r.worker || r.header);
+    if (removed.length > 0) {
+      deps.log.info('workers past retention deleted', {
+        event: 'gateway.workers_retired',
+        endedBefore: cutoff.toISOString(),
+        epoch: state.epoch,
+        workers: removed.map((r) => ({
+          workerId: r.workerId,
+          worker: r.worker,
+          header: r.header,
+          parts: r.parts,
+          outcomeBatches: r.outcomeBatches,
+        })),
+      });
+    }
+    // A worker past retention that the planner still names, or whose header waits for the epoch to move:
+    // expected now and then, worth a line when it lasts.
+    const held = kept.filter((k) => k.reason === 'owns_proxies' || k.reason === 'epoch_unchanged');
+    if (held.length > 0) deps.log.debug('workers past retention kept for now', { workers: held });
+    for (const f of failed) {
+      deps.log.warn('deleting one worker past retention failed; the next tick tries again', {
+        workerId: f.workerId,
+        kind: f.kind,
+      });
+    }
+    return { retired: gone.length, failures: failed.length };
+  } catch (err) {
+    deps.log.warn('worker retention failed; the next tick tries again', {
+      kind: err instanceof WorkerStoreError ? err.kind : 'unknown',
+      error: err,
+    });
+    return { retired: 0, failures: 1 };
+  }
+}

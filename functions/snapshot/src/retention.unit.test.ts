@@ -1,0 +1,116 @@
+import { describe, expect, it, vi } from 'vitest';
+import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
+import type { RetentionDecision } from '../../../shared/src/domain/workers/retention.js';
+import { ManualClock } from '../../../shared/src/ports/clock.js';
+import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
+import type { OwnershipState } from '../../../shared/src/ports/workers-ownership.js';
+import type { RetentionSweepResult, StoredFacts } from '../../../shared/src/ports/workers-retention.js';
+import { loadSnapshotConfig } from './config.js';
+import { retireOldWorkers } from './retention.js';
+
+const now = new Date('2026-12-01T12:00:00Z');
+const WEEK = 7 * 86_400_000;
+const cutoff = new Date(now.getTime() - WEEK);
+const longAgo = new Date(cutoff.getTime() - 86_400_000);
+
+const state: OwnershipState = {
+  epoch: 9,
+  records: new Map([['px-1', { proxy: 'px-1', owner: 'gw-owner', since: 3, drainEpoch: null }]]),
+  lock: null,
+  token: 't',
+};
+const deadFacts: StoredFacts = {
+  sessionValidUntil: longAgo,
+  header: { grantedUntil: longAgo, validUntil: longAgo, ownershipEpoch: 8 },
+};
+
+function deps(candidates: () => Promise<string[]>) {
+  const decisions = new Map<string, RetentionDecision>();
+  const remove = vi.fn(
+    async (
+      ids: readonly string[],
+      _cutoff: Date,
+      decide: (id: string, f: StoredFacts) => RetentionDecision,
+    ): Promise<RetentionSweepResult> => {
+      for (const id of ids) decisions.set(id, decide(id, deadFacts));
+      return {
+        removed: [{ workerId: 'gw-dead', worker: true, header: true, parts: 1, outcomeBatches: 2 }],
+        kept: [{ workerId: 'gw-owner', reason: 'owns_proxies' }],
+        failed: [{ workerId: 'gw-flaky', kind: 'unavailable' }],
+      };
+    },
+  );
+  const read = vi.fn(async () => state);
+  const log = memoryLogger();
+  return {
+    decisions,
+    remove,
+    read,
+    log,
+    deps: {
+      retired: { candidates: vi.fn(candidates), remove },
+      ownership: { read } as never,
+      clock: new ManualClock(now),
+      log,
+      retention: { afterMs: WEEK, batch: 20 },
+    },
+  };
+}
+
+describe('retireOldWorkers', () => {
+  it('decides each candidate with the owners and epoch read, logs and counts what went', async () => {
+    const d = deps(async () => ['gw-dead', 'gw-owner', 'gw-flaky']);
+    expect(await retireOldWorkers(d.deps)).toEqual({ retired: 1, failures: 1 });
+    expect(d.deps.retired.candidates).toHaveBeenCalledWith(cutoff, 20);
+    expect(d.remove).toHaveBeenCalledWith(['gw-dead', 'gw-owner', 'gw-flaky'], cutoff, expect.any(Function));
+    // The owner the planner still names is kept; the others go whole (their header's epoch 8 < 9).
+    expect(d.decisions.get('gw-owner')).toEqual({ kind: 'keep', reason: 'owns_proxies' });
+    expect(d.decisions.get('gw-dead')).toEqual({ kind: 'delete', header: true });
+    expect(d.log.lines).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          event: 'gateway.workers_retired',
+          workers: [{ workerId: 'gw-dead', worker: true, header: true, parts: 1, outcomeBatches: 2 }],
+        }),
+        expect.objectContaining({ severity: 'WARNING', workerId: 'gw-flaky', kind: 'unavailable' }),
+      ]),
+    );
+  });
+
+  it('nothing past retention: the ownership is not even read, nothing logged', async () => {
+    const d = deps(async () => []);
+    expect(await retireOldWorkers(d.deps)).toEqual({ retired: 0, failures: 0 });
+    expect(d.read).not.toHaveBeenCalled();
+    expect(d.remove).not.toHaveBeenCalled();
+    expect(d.log.lines).toEqual([]);
+  });
+
+  it('candidates that cannot be listed: one failure, logged, never thrown', async () => {
+    const d = deps(async () => {
+      throw new WorkerStoreError('unavailable', 'firestore down');
+    });
+    expect(await retireOldWorkers(d.deps)).toEqual({ retired: 0, failures: 1 });
+    expect(d.log.lines).toEqual([expect.objectContaining({ severity: 'WARNING', kind: 'unavailable' })]);
+  });
+});
+
+describe('retention settings', () => {
+  it('default to a week, 20 workers per tick', () => {
+    expect(loadSnapshotConfig({ GOOGLE_CLOUD_PROJECT: 'p' }).retention).toEqual({
+      afterMs: WEEK,
+      batch: 20,
+    });
+  });
+
+  it.each([
+    [{ WORKER_RETENTION_SECONDS: '3600' }, false], // under a day: too close to live grants
+    [{ WORKER_RETENTION_SECONDS: '86400' }, true],
+    [{ WORKER_RETENTION_SECONDS: '86400', WORKER_VIEW_HORIZON_SECONDS: '172800' }, false], // below the horizon
+    [{ WORKER_RETENTION_BATCH: '0' }, false],
+    [{ WORKER_RETENTION_BATCH: '501' }, false],
+  ])('%o accepted: %s', (env, ok) => {
+    const load = () => loadSnapshotConfig({ GOOGLE_CLOUD_PROJECT: 'p', ...env });
+    if (ok) expect(load).not.toThrow();
+    else expect(load).toThrow();
+  });
+});

@@ -1,0 +1,184 @@
+// WorkerRetentionStore on Firestore: deletes what is stored for a worker past retention — workers/{id},
+// snapshots/{id} with snapshots/{id}/parts/*, and workerOutcomes/{id}__* — decided by
+// domain/workers/retention.ts on documents re-read in the deleting transaction. Firestore's TTL policies
+// are not used for this: a TTL cannot ask whether the planner still names the worker as an owner or
+// whether the epoch has moved past its header, it leaves subcollections (the parts) behind, and the
+// emulator never runs it (the local plane would keep every worker).
+//
+// The one write the snapshot function makes on workers/*: a delete, in a transaction that read the
+// document, so an API write in between (a registration, a report; each preconditioned on the update time
+// it read) either comes first and is seen here (nothing deleted), or comes after and finds the document
+// gone (NOT_FOUND: a conflict, re-read as "no worker": the worker registers anew).
+import { type DocumentSnapshot, type Firestore, Timestamp } from '@google-cloud/firestore';
+import type { RetentionDecision } from '../../domain/workers/retention.js';
+import { WorkerStoreError } from '../../ports/workers.js';
+import type {
+  RetentionSweepResult,
+  StoredFacts,
+  WorkerRetentionStore,
+} from '../../ports/workers-retention.js';
+import { Collections } from './collections.js';
+import { workerStoreFailure } from './worker-errors.js';
+
+const PARTS = 'parts';
+/**
+ * Outcome batches deleted per worker per call (one batched write). A worker with more (the emulator runs
+ * no TTL, so a local worker keeps every batch) keeps its document until the next call, which finds it again.
+ */
+export const OUTCOME_DELETE_PAGE = 400;
+/** A transaction deletes the header, its parts and the worker document: Firestore's 500 writes per commit. */
+const MAX_WRITES = 500;
+
+interface Read {
+  facts: StoredFacts;
+  parts: number;
+  workerExists: boolean;
+}
+
+const tsOf = (v: unknown): Date | null => (v instanceof Timestamp ? v.toDate() : null);
+
+/** The facts of one worker as stored; throws WorkerStoreError `invalid` for a document edited out of shape. */
+function factsOf(worker: DocumentSnapshot, header: DocumentSnapshot): Read {
+  const workerId = worker.id;
+  let sessionValidUntil: Date | null = null;
+  if (worker.exists) {
+    sessionValidUntil = tsOf(worker.get('validUntil'));
+    if (!sessionValidUntil) throw new WorkerStoreError('invalid', `workers/${workerId} has no validUntil`);
+  }
+  let h: StoredFacts['header'] = null;
+  let parts = 0;
+  if (header.exists) {
+    const validUntil = tsOf(header.get('validUntil'));
+    const granted = header.get('grantedUntil');
+    const epoch = header.get('ownershipEpoch');
+    const n = header.get('parts');
+    if (
+      !validUntil ||
+      (granted !== null && !(granted instanceof Timestamp)) ||
+      !Number.isInteger(epoch) ||
+      !Number.isInteger(n) ||
+      n < 0
+    ) {
+      throw new WorkerStoreError('invalid', `snapshots/${workerId} does not fit the header model`);
+    }
+    h = { validUntil, grantedUntil: tsOf(granted), ownershipEpoch: epoch as number };
+    parts = n as number;
+  }
+  return { facts: { sessionValidUntil, header: h }, parts, workerExists: worker.exists };
+}
+
+export class FirestoreWorkerRetentionStore implements WorkerRetentionStore {
+  constructor(
+    private readonly db: Firestore,
+    private readonly outcomePage = OUTCOME_DELETE_PAGE,
+  ) {}
+
+  private worker(id: string) {
+    return this.db.collection(Collections.workers).doc(id);
+  }
+
+  private header(id: string) {
+    return this.db.collection(Collections.snapshots).doc(id);
+  }
+
+  // Two single-field range queries (automatic indexes; terraform/firestore.tf keeps both fields indexed).
+  async candidates(cutoff: Date, limit: number): Promise<string[]> {
+    const before = Timestamp.fromDate(cutoff);
+    try {
+      const [workers, headers] = await Promise.all([
+        this.db.collection(Collections.workers).where('validUntil', '<', before).limit(limit).get(),
+        this.db.collection(Collections.snapshots).where('validUntil', '<', before).limit(limit).get(),
+      ]);
+      // Worker documents first: a header whose worker is gone waits for a batch with room left.
+      return [...new Set([...workers.docs, ...headers.docs].map((d) => d.id))].slice(0, limit);
+    } catch (err) {
+      throw workerStoreFailure(err, 'list workers past retention');
+    }
+  }
+
+  async remove(
+    workerIds: readonly string[],
+    cutoff: Date,
+    decide: (workerId: string, stored: StoredFacts) => RetentionDecision,
+  ): Promise<RetentionSweepResult> {
+    const out: RetentionSweepResult = { removed: [], kept: [], failed: [] };
+    for (const id of workerIds) {
+      try {
+        // A first look outside the transaction: the outcome batches go before the worker document (which
+        // is how the next call finds a worker whose batches did not all fit in one page).
+        const [w, h] = await this.db.getAll(this.worker(id), this.header(id));
+        const first = factsOf(w!, h!);
+        const d = decide(id, first.facts);
+        if (d.kind === 'keep') {
+          out.kept.push({ workerId: id, reason: d.reason });
+          continue;
+        }
+        let outcomeBatches = 0;
+        if (first.workerExists) {
+          const o = await this.deleteOutcomes(id, cutoff);
+          outcomeBatches = o.deleted;
+          if (o.more) {
+            out.removed.push({ workerId: id, worker: false, header: false, parts: 0, outcomeBatches });
+            continue;
+          }
+        }
+        const done = await this.removeOne(id, decide);
+        if (done.kind === 'keep') out.kept.push({ workerId: id, reason: done.reason });
+        else out.removed.push({ ...done.removed, outcomeBatches });
+      } catch (err) {
+        out.failed.push({ workerId: id, kind: workerStoreFailure(err, `remove worker ${id}`).kind });
+      }
+    }
+    return out;
+  }
+
+  /** Deletes one page of the worker's outcome batches received before `cutoff`. */
+  private async deleteOutcomes(id: string, cutoff: Date): Promise<{ deleted: number; more: boolean }> {
+    // Equality on workerId alone (a single-field index); the cutoff is checked here, not in the query, so
+    // no composite index is needed. A batch received after the cutoff (a session of the same id that
+    // came back) is left alone; the transaction then sees that session and keeps the worker.
+    const page = await this.db
+      .collection(Collections.workerOutcomes)
+      .where('workerId', '==', id)
+      .limit(this.outcomePage)
+      .get();
+    const old = page.docs.filter((d) => {
+      const at = tsOf(d.get('receivedAt'));
+      return at !== null && at.getTime() < cutoff.getTime();
+    });
+    if (old.length > 0) {
+      const b = this.db.batch();
+      for (const d of old) b.delete(d.ref);
+      await b.commit();
+    }
+    return { deleted: old.length, more: page.size === this.outcomePage };
+  }
+
+  private removeOne(
+    id: string,
+    decide: (workerId: string, stored: StoredFacts) => RetentionDecision,
+  ): Promise<
+    | { kind: 'keep'; reason: string }
+    | { kind: 'removed'; removed: { workerId: string; worker: boolean; header: boolean; parts: number } }
+  > {
+    return this.db.runTransaction(async (tx) => {
+      const [w, h] = await tx.getAll(this.worker(id), this.header(id));
+      const read = factsOf(w!, h!);
+      const d = decide(id, read.facts);
+      if (d.kind === 'keep') return { kind: 'keep' as const, reason: d.reason };
+      const header = d.header && read.facts.header !== null;
+      if (header && read.parts + 2 > MAX_WRITES) {
+        throw new WorkerStoreError('rejected', `snapshots/${id} has too many parts for one commit`);
+      }
+      if (read.workerExists) tx.delete(this.worker(id));
+      if (header) {
+        for (let i = 0; i < read.parts; i++) tx.delete(this.header(id).collection(PARTS).doc(String(i)));
+        tx.delete(this.header(id));
+      }
+      return {
+        kind: 'removed' as const,
+        removed: { workerId: id, worker: read.workerExists, header, parts: header ? read.parts : 0 },
+      };
+    });
+  }
+}

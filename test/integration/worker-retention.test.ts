@@ -1,0 +1,223 @@
+// Worker retention against the Firestore emulator (functions/snapshot/src/retention.ts, shared/src/
+// adapters/firestore/worker-retention-store.ts): what is stored for a worker gone longer than the
+// retention — workers/{id}, snapshots/{id} and its parts, its outcome batches — is deleted by the snapshot
+// tick; a live or recently lapsed worker, one the planner still names as an owner, and a header the epoch
+// has not moved past are kept; a batch per tick; a second run finds nothing; a worker that registers
+// again between the first look and the deleting transaction is not touched. The emulator runs no TTL
+// policy, so this is what keeps the local plane's stores bounded as well.
+import { Firestore, Timestamp } from '@google-cloud/firestore';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { handleSnapshotEvent } from '../../functions/snapshot/src/handler.js';
+import { snapshotRunResult } from '../../functions/snapshot/src/job-run.js';
+import { retireOldWorkers } from '../../functions/snapshot/src/retention.js';
+import { Collections } from '../../shared/src/adapters/firestore/collections.js';
+import { FirestoreOwnershipStore } from '../../shared/src/adapters/firestore/ownership-store.js';
+import { FirestoreSnapshotStore } from '../../shared/src/adapters/firestore/snapshot-store.js';
+import { outcomeBatchToFirestore } from '../../shared/src/adapters/firestore/worker-outcome-store.js';
+import { FirestoreWorkerRetentionStore } from '../../shared/src/adapters/firestore/worker-retention-store.js';
+import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker-store.js';
+import { decideRetention, retentionCutoff } from '../../shared/src/domain/workers/retention.js';
+import type { GatewaySnapshotMessage } from '../../shared/src/messages/gateway-snapshot.js';
+import { ManualClock } from '../../shared/src/ports/clock.js';
+import type { StoredFacts } from '../../shared/src/ports/workers-retention.js';
+import { clearProject, testProjectId } from '../support/emulators.js';
+import { firestorePassDeps } from '../support/snapshot-pass-deps.js';
+import { record, storeSnapshot } from '../support/worker-records.js';
+
+const projectId = testProjectId();
+const db = new Firestore({ projectId });
+const workers = new FirestoreWorkerStore(db);
+const snapshots = new FirestoreSnapshotStore(db);
+const ownership = new FirestoreOwnershipStore(db);
+afterAll(() => db.terminate());
+
+const T0 = new Date('2026-12-01T12:00:00Z');
+const DAY = 86_400_000;
+const ago = (ms: number) => new Date(T0.getTime() - ms);
+const RETENTION = 7 * DAY; // firestorePassDeps: the default, a week
+
+/** A worker that died `msAgo`: its session, then its grant 3 min later, with `parts` snapshot parts. */
+async function deadWorker(id: string, msAgo: number, o: { parts?: number; epoch?: number } = {}) {
+  const gone = ago(msAgo);
+  await workers.put(record(id, gone), null);
+  // PART_SIZE proxies per part: 2,000 each.
+  await storeSnapshot(snapshots, id, 5, new Date(gone.getTime() + 180_000), (o.parts ?? 0) * 2000, o.epoch);
+}
+
+async function outcomeBatches(id: string, n: number, receivedAt: Date) {
+  const b = db.batch();
+  for (let seq = 1; seq <= n; seq++) {
+    const doc = outcomeBatchToFirestore({
+      workerId: id,
+      sessionId: 's',
+      sequence: seq,
+      receivedAt,
+      tallies: new Map([
+        ['px-1', { ok: 1, dial: 0, proxyHandshake: 0, responseHeaders: 0, tunnel: 0, latencyMsSum: 5 }],
+      ]),
+    });
+    b.set(db.collection(Collections.workerOutcomes).doc(`${id}__s__${seq}`), {
+      ...doc,
+      receivedAt: Timestamp.fromDate(receivedAt),
+    });
+  }
+  await b.commit();
+}
+
+/** What is stored for a worker: its document, header, parts and outcome batches. */
+async function stored(id: string) {
+  const [w, h, parts, outcomes] = await Promise.all([
+    db.collection(Collections.workers).doc(id).get(),
+    db.collection(Collections.snapshots).doc(id).get(),
+    db.collection(Collections.snapshots).doc(id).collection('parts').get(),
+    db.collection(Collections.workerOutcomes).where('workerId', '==', id).get(),
+  ]);
+  return { worker: w.exists, header: h.exists, parts: parts.size, outcomes: outcomes.size };
+}
+const nothing = { worker: false, header: false, parts: 0, outcomes: 0 };
+
+/** Moves the global epoch to `epoch` (owner of `proxy`: `owner`), as a planner commit does. */
+async function commitEpoch(epoch: number, proxy = 'px-epoch', owner = 'gw-live') {
+  const token = await ownership.acquireLock('setup', T0, new Date(T0.getTime() + 60_000));
+  if (!token) throw new Error('setup could not take the planner lock');
+  const next = await ownership.commit(
+    [{ proxy, kind: 'assigned', next: { proxy, owner, since: epoch, drainEpoch: null } }],
+    epoch,
+    token,
+    T0,
+  );
+  await ownership.releaseLock('setup', next);
+}
+
+beforeEach(async () => {
+  await clearProject(projectId);
+});
+
+describe('the snapshot tick deletes what is stored for workers past retention', () => {
+  it('deletes a dead worker whole, keeps every worker that may still matter, and is idempotent', async () => {
+    const clock = new ManualClock(T0);
+    const deps = firestorePassDeps(db, clock, []);
+    // Gone 8 days: document, header, 2 parts and outcome batches all go.
+    await deadWorker('gw-dead', 8 * DAY, { parts: 2 });
+    await outcomeBatches('gw-dead', 3, ago(8 * DAY + 60_000));
+    // An orphan header (its document deleted by hand), gone 9 days.
+    await storeSnapshot(snapshots, 'gw-orphan', 7, ago(9 * DAY));
+    // Kept: live; lapsed 2 days ago; gone 8 days but still named by an ownership record.
+    await workers.put(record('gw-live', new Date(T0.getTime() + 30_000)), null);
+    await storeSnapshot(snapshots, 'gw-live', 9, new Date(T0.getTime() + 180_000));
+    await deadWorker('gw-recent', 2 * DAY);
+    await deadWorker('gw-owner', 8 * DAY);
+    await commitEpoch(2, 'px-owned', 'gw-owner');
+    // Gone 8 days, but its header was built at the current epoch (3, below): the document goes, the
+    // header waits (a returning id would restart at version 1 within the epoch the gateway holds).
+    await deadWorker('gw-same-epoch', 8 * DAY, { epoch: 3 });
+    await commitEpoch(3);
+
+    expect(await retireOldWorkers(deps)).toEqual({ retired: 3, failures: 0 });
+    expect(await stored('gw-dead')).toEqual(nothing);
+    expect(await stored('gw-orphan')).toEqual(nothing);
+    expect(await stored('gw-same-epoch')).toEqual({ ...nothing, header: true });
+    for (const id of ['gw-live', 'gw-recent', 'gw-owner'])
+      expect(await stored(id)).toMatchObject({ worker: true, header: true });
+
+    // Idempotent: nothing more to delete; the held header goes once the epoch moves past it.
+    expect(await retireOldWorkers(deps)).toEqual({ retired: 0, failures: 0 });
+    expect(await stored('gw-same-epoch')).toEqual({ ...nothing, header: true });
+    await commitEpoch(4);
+    expect(await retireOldWorkers(deps)).toEqual({ retired: 1, failures: 0 });
+    expect(await stored('gw-same-epoch')).toEqual(nothing);
+    expect(await stored('gw-live')).toMatchObject({ worker: true, header: true });
+  });
+
+  it('rides on the tick: counted in the job run; a worker request runs no retention', async () => {
+    const clock = new ManualClock(T0);
+    const published: GatewaySnapshotMessage[] = [];
+    const deps = firestorePassDeps(db, clock, published);
+    await deadWorker('gw-dead', 8 * DAY);
+    await commitEpoch(2);
+    const tick = (data: object) => ({
+      data: { message: { data: Buffer.from(JSON.stringify(data)).toString('base64'), messageId: '1' } },
+    });
+    const request = await handleSnapshotEvent(deps, tick({ workerId: 'gw-live', reason: 'registered' }));
+    expect(request.outcome).toBe('done');
+    expect(await stored('gw-dead')).toMatchObject({ worker: true });
+    const run = await handleSnapshotEvent(deps, tick({ job: 'snapshot-tick' }));
+    expect(snapshotRunResult(run).counts).toMatchObject({ retired: 1, retireFailures: 0 });
+    expect(await stored('gw-dead')).toEqual(nothing);
+  });
+
+  it('a batch per tick: a backlog goes `batch` workers at a time', async () => {
+    const deps = firestorePassDeps(db, new ManualClock(T0), []); // batch 5
+    await Promise.all(
+      Array.from({ length: 12 }, (_, i) => deadWorker(`gw-old-${String(i).padStart(2, '0')}`, 8 * DAY + i)),
+    );
+    await commitEpoch(2);
+    const counts = [];
+    for (let i = 0; i < 4; i++) counts.push((await retireOldWorkers(deps)).retired);
+    expect(counts).toEqual([5, 5, 2, 0]);
+    expect((await db.collection(Collections.workers).get()).size).toBe(0);
+    expect((await db.collection(Collections.snapshots).get()).size).toBe(0);
+  });
+
+  it('a worker with more outcome batches than one page keeps its document until they are gone', async () => {
+    const store = new FirestoreWorkerRetentionStore(db, 4);
+    const deps = { ...firestorePassDeps(db, new ManualClock(T0), []), retired: store };
+    await deadWorker('gw-chatty', 8 * DAY);
+    await outcomeBatches('gw-chatty', 6, ago(8 * DAY + 60_000));
+    await commitEpoch(2);
+    expect(await retireOldWorkers(deps)).toEqual({ retired: 0, failures: 0 });
+    expect(await stored('gw-chatty')).toEqual({ worker: true, header: true, parts: 0, outcomes: 2 });
+    expect(await retireOldWorkers(deps)).toEqual({ retired: 1, failures: 0 });
+    expect(await stored('gw-chatty')).toEqual(nothing);
+  });
+});
+
+describe('the deleting transaction decides on what it read itself', () => {
+  /** A client whose plain batched get (the first look) is followed by `after` before it answers. */
+  const lookThen = (after: () => Promise<void>): Firestore =>
+    new Proxy(db, {
+      get(target, prop) {
+        const v = Reflect.get(target, prop, target);
+        if (prop === 'getAll') {
+          return async (...refs: Parameters<Firestore['getAll']>) => {
+            const read = await target.getAll(...refs);
+            await after();
+            return read;
+          };
+        }
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+  const cutoff = retentionCutoff(T0, RETENTION);
+  const decide = (_: string, facts: StoredFacts) => decideRetention({ ...facts, owns: false }, cutoff, 2);
+
+  it('a worker that registers again after the first look is kept, with its new session', async () => {
+    await deadWorker('gw-back', 8 * DAY);
+    await commitEpoch(2);
+    const live = new Date(T0.getTime() + 30_000);
+    const store = new FirestoreWorkerRetentionStore(
+      lookThen(async () => {
+        // What the API's registration does: a new session on top of the version it read.
+        const current = await workers.get('gw-back');
+        await workers.put(record('gw-back', live), current?.token ?? null);
+      }),
+    );
+    const result = await store.remove(['gw-back'], cutoff, decide);
+    expect(result).toEqual({
+      removed: [],
+      kept: [{ workerId: 'gw-back', reason: 'session_recent' }],
+      failed: [],
+    });
+    expect(await stored('gw-back')).toMatchObject({ worker: true, header: true });
+    expect((await workers.get('gw-back'))?.value?.session.validUntil).toEqual(live);
+  });
+
+  it('without the registration the same call deletes it (the test above is not vacuous)', async () => {
+    await deadWorker('gw-back', 8 * DAY);
+    await commitEpoch(2);
+    const store = new FirestoreWorkerRetentionStore(lookThen(async () => {}));
+    const result = await store.remove(['gw-back'], cutoff, decide);
+    expect(result.removed.map((r) => r.workerId)).toEqual(['gw-back']);
+    expect(await stored('gw-back')).toEqual(nothing);
+  });
+});
