@@ -60,7 +60,7 @@ variable "log_level" {
 
   validation {
     condition     = contains(["debug", "info"], var.log_level)
-    error_message = "log_level must be debug or info: the alerts count log lines logged at info and warn (gateway.snapshot_age, provider.quota_exceeded, gc.deleted, passive.worker_suspect), which a higher level would drop — the stale-gateway alert would fire and never clear."
+    error_message = "log_level must be debug or info: the log-based metrics count lines logged at info (gateway.snapshot_age, provider.request, probe.result) and warn (provider.quota_exceeded, gc.deleted, passive.worker_suspect, gateway.route_failed_open), which a higher level would drop — the stale-gateway alert would fire and never clear (docs/operations.md § The log contract)."
   }
 }
 

@@ -17,6 +17,7 @@ import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import { DEFAULT_WORKER_SETTINGS } from '../../shared/src/domain/workers/settings.js';
 import { sha256Hex } from '../../shared/src/messages/gateway-snapshot.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
+import { missingContractFields } from '../../shared/src/testing/log-contract.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
 import { poolProxy } from '../support/worker-client.js';
 import { record } from '../support/worker-records.js';
@@ -85,5 +86,7 @@ describe('route fail-open counts only proxies some gateway can pick', () => {
     expect(log.lines).toContainEqual(
       expect.objectContaining({ severity: 'WARNING', event: 'gateway.route_failed_open', routes: ['shop'] }),
     );
+    const failedOpen = log.lines.filter((l) => l.event === 'gateway.route_failed_open');
+    expect(failedOpen.map(missingContractFields)).toEqual([[]]);
   });
 });

@@ -84,10 +84,11 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
       const body = await readBody(req, deps.maxBodyBytes);
       if (body === 'too_large') return tooLarge(req, res);
       if (body === 'failed') {
-        // The client went away mid-body. As before: a declared body failed the JSON read (a 400 counted),
-        // an undeclared one failed the body-limit read (the app's error handler, nothing counted).
-        if (declared) refuse(res, 400, 'bad_request', { error: 'bad_request', issues: NOT_JSON });
-        else deps.log.error('http handler failed', { error: 'request body aborted', path: '/v1/fetch' });
+        // The client went away mid-body (its socket closed or failed before the body ended): counted as
+        // any request whose client left first, and answered to nobody. Not logged: one ERROR line per
+        // request a client chose to abandon would be a log flood anyone with a client user could cause,
+        // and says nothing about the gateway.
+        deps.recorder.request('fetch', '-', 'client_closed');
         return;
       }
       await forward(res, body, who);

@@ -5,15 +5,14 @@ import { parseAllowList } from '../../../shared/src/domain/gateway/ssrf.js';
 import { ClientAuth } from './client-auth.js';
 import { CredentialCache, StaticCredentialResolver } from './credentials.js';
 import { createHttpListener } from './http-app.js';
-import { jsonLogger } from './logger.js';
+import { jsonLogger, type Logger } from './logger.js';
 import { PromRecorder } from './metrics.js';
 import { newSocketCounts } from './sockets.js';
 import { TargetGuard } from './target-guard.js';
 import { UpstreamPool } from './upstream-pool.js';
 import { GatewayWorker } from './worker.js';
 
-function app() {
-  const log = jsonLogger('error', () => {});
+function app(log = jsonLogger('error', () => {})) {
   const worker = new GatewayWorker({
     credentials: new CredentialCache(new StaticCredentialResolver(), 1000, Date.now),
     log,
@@ -54,8 +53,8 @@ function app() {
 }
 
 /** The listener on a real socket: /v1/fetch is served on Node's own request objects, not by app.request. */
-async function listen(): Promise<{ url: string; port: number; close: () => Promise<void> }> {
-  const server = http.createServer(app());
+async function listen(log?: Logger): Promise<{ url: string; port: number; close: () => Promise<void> }> {
+  const server = http.createServer(app(log));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
   return {
@@ -205,6 +204,37 @@ describe('HTTP listener', () => {
     expect(text).toContain('x-proxyplane-error: body_too_large');
     expect(text.endsWith('{"error":"body_too_large"}')).toBe(true);
   });
+
+  it.each([
+    ['without Content-Length', 'Transfer-Encoding: chunked', `100\r\n${'x'.repeat(100)}`],
+    ['with a Content-Length it never reaches', 'Content-Length: 500', 'x'.repeat(100)],
+  ])(
+    'counts a client that leaves mid-body %s as client_closed, and logs nothing',
+    async (_l, framing, part) => {
+      const lines: string[] = [];
+      const own = await listen(jsonLogger('debug', (l) => void lines.push(l)));
+      try {
+        const s = net.connect(own.port, '127.0.0.1');
+        await new Promise<void>((r) => s.once('connect', () => r()));
+        s.write(
+          `POST /v1/fetch HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer tok\r\n${framing}\r\n\r\n${part}`,
+        );
+        await new Promise((r) => setTimeout(r, 50));
+        s.destroy();
+        const counted = 'gateway_requests_total{listener="fetch",route="-",outcome="client_closed"} 1';
+        const deadline = Date.now() + 2_000;
+        while (!(await metricsOf(own.url)).includes(counted) && Date.now() < deadline)
+          await new Promise((r) => setTimeout(r, 20));
+        const text = await metricsOf(own.url);
+        expect(text).toContain(counted);
+        // Neither a 400 counted for a body nobody finished, nor an ERROR line per abandoned request.
+        expect(text).not.toContain('outcome="bad_request"');
+        expect(lines).toEqual([]);
+      } finally {
+        await own.close();
+      }
+    },
+  );
 
   it('refuses a client without credentials before reading a body without Content-Length', async () => {
     // One chunk under the limit and no end: a gateway that read the body first would hold it, and this

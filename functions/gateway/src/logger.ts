@@ -14,7 +14,23 @@ export function jsonLogger(
     (l: Level) =>
     (message: string, fields: Record<string, unknown> = {}) => {
       if (RANK[l] < RANK[level]) return;
-      write(`${JSON.stringify({ severity: SEVERITY[l], message, component: 'gateway', ...fields })}\n`);
+      write(
+        `${JSON.stringify({ severity: SEVERITY[l], message, component: 'gateway', ...fields }, replacer)}\n`,
+      );
     };
   return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+/**
+ * Errors serialise as {name, message, kind, code}, as the functions' logger has them
+ * (shared/src/adapters/log/json-logger.ts): never their own enumerable fields. A GaxiosError from the
+ * identity-token or control-plane calls carries `config` with the request's headers — the worker's
+ * `Authorization: Bearer` token — and `response`; JSON.stringify would write them all.
+ */
+function replacer(_key: string, value: unknown): unknown {
+  if (value instanceof Error) {
+    const e = value as Error & { kind?: unknown; code?: unknown };
+    return { name: e.name, message: e.message, kind: e.kind, code: e.code };
+  }
+  return value;
 }

@@ -5,6 +5,7 @@ import type { JobRun, JobRunStore } from '../../../shared/src/ports/job-runs.js'
 import { type OwnedInstance, type Provider, ProviderError } from '../../../shared/src/ports/provider.js';
 import { StoreError } from '../../../shared/src/ports/proxy-store.js';
 import { InMemoryProxyStore } from '../../../shared/src/testing/in-memory-proxy-store.js';
+import { missingContractFields } from '../../../shared/src/testing/log-contract.js';
 import { aProxy } from '../../../shared/src/testing/proxy-fixtures.js';
 import { type GcDeps, GcJob, handleGcTick } from './handler.js';
 
@@ -126,6 +127,8 @@ describe('handleGcTick (seed §8)', () => {
         ageSeconds: 1800,
       }),
     ]);
+    // Every field terraform/monitoring.tf reads from the line (shared/src/testing/log-contract.ts).
+    expect(loud.map(missingContractFields)).toEqual([[]]);
     expect(jobs.runs.get(GcJob)).toMatchObject({ ok: true, error: null, counts: { instancesDeleted: 1 } });
   });
 

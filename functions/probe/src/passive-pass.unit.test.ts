@@ -8,6 +8,7 @@ import type { PassiveCursor, PassiveFeedStore } from '../../../shared/src/ports/
 import type { OutcomeBatchRecord } from '../../../shared/src/ports/workers.js';
 import { provisionedSince } from '../../../shared/src/testing/healthy-conditions.js';
 import { inMemoryHealthStore, memoryWriteFits } from '../../../shared/src/testing/in-memory-health-store.js';
+import { missingContractFields } from '../../../shared/src/testing/log-contract.js';
 import { aProxy } from '../../../shared/src/testing/proxy-fixtures.js';
 import { HEALTH_WRITE_RETRIES } from './health-writes.js';
 import { PASSIVE_TEST_SETTINGS } from './passive-fixtures.unit.js';
@@ -223,6 +224,7 @@ describe('runPassivePass', () => {
     expect(c).toMatchObject({ outcomeBatches: 1, passiveSignals: 0, written: 0 });
     expect([...health.values()].every((s) => s.verdict === 'AVAILABLE' && s.passive === null)).toBe(true);
     expect(warned).toEqual([{ event: 'passive.worker_suspect', workerId: 'gw-1', proxies: 3, failing: 3 }]);
+    expect(warned.map(missingContractFields)).toEqual([[]]);
     expect(feed.cur?.through).toEqual(at(55));
   });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { jsonLogger } from '../../../shared/src/adapters/log/json-logger.js';
+import { missingContractFields } from '../../../shared/src/testing/log-contract.js';
 import { logProbeRecorder, PROBE_RESULT_EVENT } from './probe-recorder.js';
 
 describe('logProbeRecorder', () => {
@@ -36,6 +37,8 @@ describe('logProbeRecorder', () => {
         code: 'unexpected_status_403',
       }),
     ]);
+    // Every field terraform/monitoring.tf reads from the lines (shared/src/testing/log-contract.ts).
+    expect(lines.map(missingContractFields)).toEqual([[], [], []]);
     // Only TARGET lines name a route.
     expect(lines.slice(0, 2).some((l) => 'route' in l)).toBe(false);
   });

@@ -12,6 +12,7 @@ import { ManualClock } from '../../../shared/src/ports/clock.js';
 import { FakeProvider } from '../../../shared/src/testing/fake-provider.js';
 import { InMemoryProxyStore } from '../../../shared/src/testing/in-memory-proxy-store.js';
 import { InMemoryReplacementSlots } from '../../../shared/src/testing/in-memory-replacement-slots.js';
+import { missingContractFields } from '../../../shared/src/testing/log-contract.js';
 import { aProxy, externalSpec, managedSpec } from '../../../shared/src/testing/proxy-fixtures.js';
 import type { CloudInitResolver } from './cloud-init.js';
 import { handleReconcile, onReconcileEvent, type ReconcileDeps } from './handler.js';
@@ -134,6 +135,9 @@ describe('reconcile handler: managed lifecycle', () => {
     expect(t.log.lines).toContainEqual(
       expect.objectContaining({ event: 'provider.quota_exceeded', proxy: 'p1', zone: 'us-central1-a' }),
     );
+    // Every field terraform/monitoring.tf reads from the line (shared/src/testing/log-contract.ts).
+    const quota = t.log.lines.filter((l) => l.event === 'provider.quota_exceeded');
+    expect(quota.map(missingContractFields)).toEqual([[]]);
     t.clock.advance(iv.QuotaRetry);
     await t.run();
     t.provider.bootAll();
@@ -171,6 +175,7 @@ describe('reconcile handler: managed lifecycle', () => {
       }),
     ]);
     expect(failed[0]!.detail).not.toBe('');
+    expect(missingContractFields(failed[0]!)).toEqual([]);
     const calls = t.provider.calls.length;
     const writes = t.store.writes;
     for (let i = 0; i < 3; i++) await t.run('p1', 'manual');

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type Provider, ProviderError } from '../ports/provider.js';
+import { missingContractFields } from '../testing/log-contract.js';
 import { jsonLogger } from './log/json-logger.js';
 import { PROVIDER_REQUEST_EVENT, withRequestLog } from './provider-requests.js';
 
@@ -39,6 +40,8 @@ describe('withRequestLog (seed §9 provider_requests_total)', () => {
         latencyMs: 5,
       }),
     ]);
+    // Every field terraform/monitoring.tf reads from the line (shared/src/testing/log-contract.ts).
+    expect(lines.map(missingContractFields)).toEqual([[]]);
   });
 
   it.each([
@@ -60,6 +63,7 @@ describe('withRequestLog (seed §9 provider_requests_total)', () => {
     expect(lines).toEqual([
       expect.objectContaining({ severity: 'WARNING', event: PROVIDER_REQUEST_EVENT, op: 'get', result }),
     ]);
+    expect(lines.map(missingContractFields)).toEqual([[]]);
   });
 
   it('keeps lastCreateFailure optional, as the port has it', async () => {

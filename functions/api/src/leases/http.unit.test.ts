@@ -3,6 +3,7 @@
 // reads as the other code, invalid_json, and sends a crawler's author looking for a syntax error.
 import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../../../shared/src/adapters/log/json-logger.js';
+import { LeaseStoreError } from '../../../../shared/src/ports/lease-store.js';
 import { noLeaseMetrics } from './metrics.js';
 import { createLeaseRoutes } from './routes.js';
 import type { LeaseService } from './service.js';
@@ -34,4 +35,36 @@ describe('lease routes: the message of a validation failure', () => {
       message: 'result must be ok, rate_limited or banned',
     });
   });
+});
+
+describe('lease routes: a lease store that fails is counted, for every operation', () => {
+  const id = '0123456789abcdef0123456789abcdef';
+  const down = async () => {
+    throw new LeaseStoreError('unavailable', 'Firestore code 14');
+  };
+  const service = { acquire: down, renew: down, release: down, report: down } as unknown as LeaseService;
+
+  it.each([
+    ['acquire', 'POST', '/v1/leases', '{"selector":{}}'],
+    ['renew', 'POST', `/v1/leases/${id}/renew`, '{}'],
+    ['release', 'DELETE', `/v1/leases/${id}`, undefined],
+    ['report', 'POST', `/v1/leases/${id}/report`, '{"result":"ok"}'],
+  ])(
+    '%s: 503 unavailable, and proxyplane_lease_requests_total{outcome="unavailable"}',
+    async (op, method, path, body) => {
+      const seen: Array<[string, string]> = [];
+      const routes = createLeaseRoutes({
+        service,
+        metrics: { leaseRequest: (o, outcome) => void seen.push([o, outcome]) },
+        log: memoryLogger(),
+      });
+      const res = await routes.request(path, {
+        method,
+        ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body }),
+      });
+      expect(res.status).toBe(503);
+      expect(((await res.json()) as { error: string }).error).toBe('unavailable');
+      expect(seen).toEqual([[op, 'unavailable']]);
+    },
+  );
 });

@@ -13,6 +13,7 @@ import {
   RenewResponse,
   ReportRequest,
 } from '../../../../shared/src/domain/leases/wire.js';
+import { LeaseStoreError } from '../../../../shared/src/ports/lease-store.js';
 import type { Principal } from '../auth/authenticator.js';
 import { holderOf } from '../discovery/auth.js';
 import { jsonBody } from '../middleware/json-body.js';
@@ -116,6 +117,16 @@ export function createLeaseRoutes({ service, metrics, log }: LeaseRouteDeps) {
   const app = new OpenAPIHono<Env>();
   app.onError(leaseErrors(log));
   const hook = (op: LeaseOp) => validationHook((code) => metrics.leaseRequest(op, code));
+  // A lease store that fails is a 503 from leaseErrors(); counted here, where the operation is known, so
+  // that an outage of the store shows on /metrics for every operation, not only for discovery's list.
+  const counted = async <T>(op: LeaseOp, work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (err) {
+      if (err instanceof LeaseStoreError) metrics.leaseRequest(op, 'unavailable');
+      throw err;
+    }
+  };
   const unknown = {
     error: 'unknown_lease',
     message: 'no such lease (or it ended more than CooldownWindow ago)',
@@ -125,7 +136,8 @@ export function createLeaseRoutes({ service, metrics, log }: LeaseRouteDeps) {
     .openapi(
       acquire,
       async (c) => {
-        const outcome = await service.acquire(c.req.valid('json'), holderOf(c.get('principal')));
+        const body = c.req.valid('json');
+        const outcome = await counted('acquire', () => service.acquire(body, holderOf(c.get('principal'))));
         metrics.leaseRequest('acquire', outcome.kind);
         if (outcome.kind === 'granted') return c.json(outcome.grant, 201, { 'Cache-Control': 'no-store' });
         if (outcome.kind === 'no_match') return c.json(outcome.body, 409);
@@ -140,7 +152,9 @@ export function createLeaseRoutes({ service, metrics, log }: LeaseRouteDeps) {
     .openapi(
       renew,
       async (c) => {
-        const outcome = await service.renew(c.req.valid('param').id, c.req.valid('json').ttlSeconds);
+        const { id } = c.req.valid('param');
+        const { ttlSeconds } = c.req.valid('json');
+        const outcome = await counted('renew', () => service.renew(id, ttlSeconds));
         metrics.leaseRequest('renew', outcome.kind);
         if (outcome.kind === 'renewed') {
           const { id, expiresAt, ttlSeconds } = outcome.lease;
@@ -170,7 +184,8 @@ export function createLeaseRoutes({ service, metrics, log }: LeaseRouteDeps) {
     .openapi(
       release,
       async (c) => {
-        await service.release(c.req.valid('param').id);
+        const { id } = c.req.valid('param');
+        await counted('release', () => service.release(id));
         metrics.leaseRequest('release', 'released');
         return c.body(null, 204);
       },
@@ -179,7 +194,9 @@ export function createLeaseRoutes({ service, metrics, log }: LeaseRouteDeps) {
     .openapi(
       report,
       async (c) => {
-        const outcome = await service.report(c.req.valid('param').id, c.req.valid('json'));
+        const { id } = c.req.valid('param');
+        const body = c.req.valid('json');
+        const outcome = await counted('report', () => service.report(id, body));
         metrics.leaseRequest('report', outcome);
         if (outcome === 'unknown_lease') return c.json(unknown, 404);
         return c.body(null, 204);

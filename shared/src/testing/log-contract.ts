@@ -1,0 +1,34 @@
+// The log lines Terraform counts (terraform/monitoring.tf: log-based metrics and the alerts on them), by
+// `event`, with the fields each line must carry. Three tests hold the chain together, so that renaming an
+// event or one of its fields anywhere breaks one of them instead of silencing an alert:
+// - test/terraform/log-contract.test.ts: every metric's filter names an event listed here, and every
+//   jsonPayload field it filters on or extracts (labels, values) is listed for that event; every event
+//   here is counted; docs/operations.md § The log contract lists exactly these events and fields;
+// - each emitter's own test checks its line with `missingContractFields` (reconcile, gc, probe,
+//   passive pass, provider calls, the snapshot pass, the gateway's snapshot-age line).
+// The code stays the source of truth: it logs each event with its literal name (code-contract.test.ts reads
+// the level from those calls); this list is what the metrics may rely on.
+
+export const LOG_CONTRACT = {
+  'proxy.failed': ['proxy', 'failureReason', 'detail'],
+  'provider.quota_exceeded': ['proxy', 'zone'],
+  'gc.deleted': ['providerId', 'uid', 'zone'],
+  'gateway.snapshot_age': ['workerId', 'ageSeconds'],
+  'passive.worker_suspect': ['workerId', 'proxies', 'failing'],
+  'provider.request': ['provider', 'op', 'result', 'latencyMs'],
+  'probe.result': ['proxy', 'tier', 'ok', 'latencyMs', 'code'],
+  'gateway.route_failed_open': ['routes'],
+} as const satisfies Record<string, readonly string[]>;
+
+export type CountedEvent = keyof typeof LOG_CONTRACT;
+
+/**
+ * What a logged line (as Cloud Logging's jsonPayload would hold it: the parsed JSON) lacks of its event's
+ * contract: the event itself when it is not a counted one, else the fields that are absent or undefined.
+ * A field logged as null is present (`detail` may be).
+ */
+export function missingContractFields(line: Record<string, unknown>): string[] {
+  const event = line.event;
+  if (typeof event !== 'string' || !(event in LOG_CONTRACT)) return [`event ${String(event)}`];
+  return LOG_CONTRACT[event as CountedEvent].filter((f) => line[f] === undefined);
+}
