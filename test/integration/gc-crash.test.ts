@@ -20,7 +20,7 @@ import { loadPubSubTable, type PubSubTable } from '../../shared/src/config/topol
 import { instanceNameFromUid } from '../../shared/src/domain/instance-name.js';
 import type { InstanceRequest } from '../../shared/src/domain/reconcile/types.js';
 import { Tick } from '../../shared/src/messages/tick.js';
-import { startOpenAdminApi } from '../support/admin-api.js';
+import { jsonCall, startOpenAdminApi } from '../support/admin-api.js';
 import { testProjectId } from '../support/emulators.js';
 import { instanceRequest } from '../support/instance-request.js';
 import { startTestPlane, type TestPlane } from '../support/local-plane.js';
@@ -39,14 +39,8 @@ describe('crash between create and the status write → orphan → GC (seed §8)
   let db: Firestore;
   let store: FirestoreProxyStore;
 
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${api.url}${path}`, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return res.status;
-  };
+  const call = async (method: string, path: string, body?: unknown) =>
+    (await jsonCall(api.url, method, path, body)).status;
   const doc = async (name: string) => (await store.get(name))?.proxy ?? null;
   const view = () => compute.admin.instances({ project: projectId }).filter((i) => i.status !== 'STOPPING');
   const byName = (name: string) => view().find((i) => i.name === name);

@@ -12,7 +12,7 @@ import { instanceNameFromUid } from '../../shared/src/domain/instance-name.js';
 import { type ProxyResource, ProxySpec } from '../../shared/src/domain/proxy.js';
 import { ReconcileRequest } from '../../shared/src/messages/reconcile-request.js';
 import { aProxy } from '../../shared/src/testing/proxy-fixtures.js';
-import { startOpenAdminApi } from '../support/admin-api.js';
+import { jsonCall, startOpenAdminApi } from '../support/admin-api.js';
 import { testProjectId } from '../support/emulators.js';
 import { startTestPlane, type TestPlane } from '../support/local-plane.js';
 import { functionLog, jsonLines } from './gc-support.js';
@@ -58,15 +58,7 @@ afterAll(async () => {
   await db?.terminate();
 });
 
-const call = async (method: string, path: string, body?: unknown) => {
-  const res = await fetch(`${api.url}${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-};
+const call = (method: string, path: string, body?: unknown) => jsonCall(api.url, method, path, body);
 
 async function until<T>(
   what: string,

@@ -12,7 +12,7 @@ import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-s
 import { instanceNameFromUid } from '../../shared/src/domain/instance-name.js';
 import { ReconcileRequest } from '../../shared/src/messages/reconcile-request.js';
 import { Tick } from '../../shared/src/messages/tick.js';
-import { startOpenAdminApi } from '../support/admin-api.js';
+import { jsonCall, startOpenAdminApi } from '../support/admin-api.js';
 import { testProjectId } from '../support/emulators.js';
 import { startTestPlane, type TestPlane } from '../support/local-plane.js';
 import { eventually, finishedRun, functionLog, jsonLines } from './gc-support.js';
@@ -31,15 +31,7 @@ describe('a stored proxy document that does not fit the model', () => {
   let store: FirestoreProxyStore;
   let wreckUid: string;
 
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${api.url}${path}`, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, headers: res.headers, text, body: text ? JSON.parse(text) : null };
-  };
+  const call = (method: string, path: string, body?: unknown) => jsonCall(api.url, method, path, body);
   const reconcileLog = () => jsonLines(functionLog(plane.logDir, 'reconcile'));
   const instanceOf = (uid: string) =>
     compute.admin

@@ -67,3 +67,14 @@ export function workersApiDeps(o: {
     }),
   };
 }
+
+/** One JSON call to an API at `base` (the open admin API: no credentials), its answer read whole. */
+export async function jsonCall(base: string, method: string, path: string, body?: unknown) {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, text, body: text ? JSON.parse(text) : null };
+}
