@@ -14,6 +14,9 @@
 #                            tier BASIC, EGRESS or TARGET; TARGET lines add {route} (docs/health.md § TARGET)
 #   gateway.route_failed_open  snapshot pass, each pass while a route's target check fails through every
 #                            proxy the snapshots carry (so none is excluded from it)    {routes}
+#   leases.store_unavailable  the API, for each discovery or lease request answered 503 because the lease
+#                            store (Firestore) failed, contention outlasted the retries, or views not loaded
+#                                                                                {op, reason}
 # Dead letters need no log line: Pub/Sub's own metric on the inspect subscription counts them.
 
 locals {
@@ -45,6 +48,13 @@ locals {
       event       = "passive.worker_suspect"
       description = "Probe windows in which a gateway worker failed nearly every proxy it used (its outcomes were not counted)."
       labels      = { worker = "jsonPayload.workerId" }
+    }
+    # By operation (acquire, renew, release, report, list) and the store's reason (unavailable,
+    # contended, not_ready): 15 series at most.
+    lease_store_unavailable = {
+      event       = "leases.store_unavailable"
+      description = "Discovery and lease requests answered 503 because the lease store failed, by operation and reason."
+      labels      = { op = "jsonPayload.op", reason = "jsonPayload.reason" }
     }
     # No alert: probes by tier and result — seed §9's healthcheck_failures_total is ok="false". Not by proxy
     # nor by route: a label per proxy or per route would be a time series each (the lines carry `proxy` and,
@@ -269,6 +279,39 @@ resource "google_monitoring_alert_policy" "routes_failed_open" {
 
   documentation {
     content   = "A route's target check fails through every proxy the gateways carry, so the route uses them all (fail open): the target site is down or refuses the whole fleet, or the check's URL is wrong. ${local.runbook}, \"A route failing open\"."
+    mime_type = "text/markdown"
+  }
+}
+
+resource "google_monitoring_alert_policy" "lease_store_unavailable" {
+  display_name          = "proxyplane: lease store unavailable"
+  combiner              = "OR"
+  notification_channels = local.notification_channels
+
+  conditions {
+    # Every 503 is retried by its crawler after Retry-After (1-2 s), so a burst is harmless: a replica
+    # that starts (not_ready until its views load), a contention spike on a few proxies. What pages is a
+    # store that keeps failing: more than 10 answers in the trailing 5 minutes, and still so 5 minutes
+    # later. A burst stays in the trailing sum for under 5 minutes, so it does not fire however large;
+    # one crawler retrying every 2 s passes 10 in its first minute of an outage, so an outage pages about
+    # 6 minutes in (plus log ingestion). Not grouped: an outage shows under several operations and
+    # reasons at once, and they are one incident.
+    display_name = "lease requests answered 503 for 5 minutes"
+    condition_threshold {
+      filter          = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.counter["lease_store_unavailable"].name}\""
+      comparison      = "COMPARISON_GT"
+      threshold_value = 10
+      duration        = "300s"
+      aggregations {
+        alignment_period     = "300s"
+        per_series_aligner   = "ALIGN_SUM"
+        cross_series_reducer = "REDUCE_SUM"
+      }
+    }
+  }
+
+  documentation {
+    content   = "Discovery and lease requests keep getting 503 unavailable: the lease store (Firestore) is failing, contention outlasts the retries, or replicas cannot load their views. Crawlers retry, but cannot lease meanwhile. ${local.runbook}, \"Lease store unavailable\"."
     mime_type = "text/markdown"
   }
 }

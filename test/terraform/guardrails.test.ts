@@ -265,11 +265,12 @@ describe('Firestore', () => {
 });
 
 describe('operations', () => {
-  it('alerts on Failed proxies, quota, GC deletions, dead letters, worker snapshot age, suspect workers and routes failing open', () => {
+  it('alerts on Failed proxies, quota, GC deletions, dead letters, worker snapshot age, suspect workers, routes failing open and the lease store', () => {
     const policies = Object.keys(tf.resource.google_monitoring_alert_policy ?? {}).sort();
     expect(policies).toEqual([
       'dead_letters',
       'gc_deletions',
+      'lease_store_unavailable',
       'proxies_failed',
       'quota_exceeded',
       'routes_failed_open',
@@ -285,6 +286,7 @@ describe('operations', () => {
       suspect_workers: 'passive.worker_suspect',
       provider_requests: 'provider.request',
       probe_results: 'probe.result',
+      lease_store_unavailable: 'leases.store_unavailable',
     });
     const deadLetters = JSON.stringify(resourceOf(tf, 'google_monitoring_alert_policy', 'dead_letters'));
     expect(deadLetters).toContain('google_pubsub_subscription.dead_letters_inspect.name');

@@ -5,7 +5,8 @@
 //   jsonPayload field it filters on or extracts (labels, values) is listed for that event; every event
 //   here is counted; docs/operations.md § The log contract lists exactly these events and fields;
 // - each emitter's own test checks its line with `missingContractFields` (reconcile, gc, probe,
-//   passive pass, provider calls, the snapshot pass, the gateway's snapshot-age line).
+//   passive pass, provider calls, the snapshot pass, the gateway's snapshot-age line, the lease routes'
+//   and discovery's 503s).
 // The code stays the source of truth: it logs each event with its literal name (code-contract.test.ts reads
 // the level from those calls); this list is what the metrics may rely on.
 
@@ -18,6 +19,7 @@ export const LOG_CONTRACT = {
   'provider.request': ['provider', 'op', 'result', 'latencyMs'],
   'probe.result': ['proxy', 'tier', 'ok', 'latencyMs', 'code'],
   'gateway.route_failed_open': ['routes'],
+  'leases.store_unavailable': ['op', 'reason'],
 } as const satisfies Record<string, readonly string[]>;
 
 export type CountedEvent = keyof typeof LOG_CONTRACT;

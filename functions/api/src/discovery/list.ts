@@ -6,6 +6,7 @@
 // worker still owns, is listed — admins and the fleet page need it — but never leased). `protocol=` keeps
 // the proxies speaking it, by the rule lease selection applies, so a crawler can list what it could lease.
 
+import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
 import { isLeasable } from '../../../../shared/src/domain/leases/selection.js';
 import type { ProxyProtocol, ProxyResource } from '../../../../shared/src/domain/proxy.js';
 import { proxyProtocol } from '../../../../shared/src/domain/proxy.js';
@@ -14,6 +15,7 @@ import { type LeaseStore, LeaseStoreError } from '../../../../shared/src/ports/l
 import type { OwnershipGate } from '../../../../shared/src/ports/workers-ownership.js';
 import { ApiError } from '../errors.js';
 import type { LeaseMetrics } from '../leases/metrics.js';
+import { storeUnavailable } from '../leases/unavailable.js';
 
 export type ListedProxy = ProxyResource & { healthy: boolean; leasable: boolean; activeLeases: number };
 
@@ -40,6 +42,7 @@ export function discoveryView(deps: {
   /** Resolves once the lease views (and the gateway's) have loaded. */
   ready: () => Promise<void>;
   metrics: LeaseMetrics;
+  log: Logger;
 }): DiscoveryView {
   return {
     async list(proxies, filter) {
@@ -48,7 +51,7 @@ export function discoveryView(deps: {
         await deps.store.refresh(proxies.map((p) => p.name));
       } catch (err) {
         if (!(err instanceof LeaseStoreError)) throw err;
-        deps.metrics.leaseRequest('list', 'unavailable');
+        storeUnavailable(deps, 'list', err);
         throw new ApiError(
           503,
           'unavailable',

@@ -23,6 +23,7 @@ import { ErrorBody } from '../routes/proxy-schemas.js';
 import { jsonContent, leaseErrors, optionalJsonBody, validationHook } from './http.js';
 import type { LeaseMetrics, LeaseOp } from './metrics.js';
 import type { LeaseService } from './service.js';
+import { storeUnavailable } from './unavailable.js';
 
 const error = (description: string) => jsonContent(ErrorBody, description);
 const security = [{ bearer: [] }];
@@ -117,13 +118,13 @@ export function createLeaseRoutes({ service, metrics, log }: LeaseRouteDeps) {
   const app = new OpenAPIHono<Env>();
   app.onError(leaseErrors(log));
   const hook = (op: LeaseOp) => validationHook((code) => metrics.leaseRequest(op, code));
-  // A lease store that fails is a 503 from leaseErrors(); counted here, where the operation is known, so
-  // that an outage of the store shows on /metrics for every operation, not only for discovery's list.
+  // A lease store that fails is a 503 from leaseErrors(); counted and logged here, where the operation is
+  // known, so that an outage of the store shows on /metrics and in the alert for every operation.
   const counted = async <T>(op: LeaseOp, work: () => Promise<T>): Promise<T> => {
     try {
       return await work();
     } catch (err) {
-      if (err instanceof LeaseStoreError) metrics.leaseRequest(op, 'unavailable');
+      if (err instanceof LeaseStoreError) storeUnavailable({ metrics, log }, op, err);
       throw err;
     }
   };

@@ -58,7 +58,7 @@ export function buildLeaseApi(opts: {
     registry,
     tokens: config.tokens,
     metrics,
-    discovery: discoveryView({ store, gate, clock, ready: () => service.ready(), metrics }),
+    discovery: discoveryView({ store, gate, clock, ready: () => service.ready(), metrics, log }),
     async stop() {
       catalog.stop();
       gate.stop();

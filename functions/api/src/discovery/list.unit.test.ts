@@ -1,0 +1,71 @@
+// Discovery's list (GET /v1/proxies with lease counts) answers 503 when the lease store cannot give the
+// counts; that 503 is counted and logged like the lease routes' own (leases/unavailable.ts), so the
+// lease-store alert sees an outage whether the crawlers are listing or leasing.
+import { describe, expect, it } from 'vitest';
+import { memoryLogger } from '../../../../shared/src/adapters/log/json-logger.js';
+import { LeaseStoreError } from '../../../../shared/src/ports/lease-store.js';
+import { missingContractFields } from '../../../../shared/src/testing/log-contract.js';
+import { ApiError } from '../errors.js';
+import { discoveryView } from './list.js';
+
+const clock = { now: () => new Date('2026-12-01T00:00:00Z') };
+const gate = { leasable: () => true };
+
+describe('discovery list: a lease store that fails', () => {
+  it('answers 503 unavailable, counts list/unavailable and logs one leases.store_unavailable line', async () => {
+    const seen: Array<[string, string]> = [];
+    const log = memoryLogger();
+    const view = discoveryView({
+      store: {
+        usage: () => ({ active: 0 }) as never,
+        refresh: async () => {
+          throw new LeaseStoreError('unavailable', 'Firestore code 14');
+        },
+      },
+      gate,
+      clock,
+      ready: async () => {},
+      metrics: { leaseRequest: (op, outcome) => void seen.push([op, outcome]) },
+      log,
+    });
+    const err = await view.list([], {}).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect(err).toMatchObject({ status: 503, code: 'unavailable' });
+    expect(seen).toEqual([['list', 'unavailable']]);
+    const lines = log.lines.filter((l) => l.event === 'leases.store_unavailable');
+    expect(lines.map(missingContractFields)).toEqual([[]]);
+    expect(lines[0]).toMatchObject({ severity: 'WARNING', op: 'list', reason: 'unavailable' });
+  });
+
+  it('a replica still loading its views is logged with reason not_ready', async () => {
+    const log = memoryLogger();
+    const view = discoveryView({
+      store: { usage: () => ({ active: 0 }) as never, refresh: async () => 0 },
+      gate,
+      clock,
+      ready: async () => {
+        throw new LeaseStoreError('not_ready', 'views not loaded');
+      },
+      metrics: { leaseRequest: () => {} },
+      log,
+    });
+    await expect(view.list([], {})).rejects.toMatchObject({ status: 503 });
+    expect(log.lines.filter((l) => l.event === 'leases.store_unavailable')).toMatchObject([
+      { op: 'list', reason: 'not_ready' },
+    ]);
+  });
+
+  it('lease counts that load are not logged', async () => {
+    const log = memoryLogger();
+    const view = discoveryView({
+      store: { usage: () => ({ active: 0 }) as never, refresh: async () => 0 },
+      gate,
+      clock,
+      ready: async () => {},
+      metrics: { leaseRequest: () => {} },
+      log,
+    });
+    expect(await view.list([], {})).toEqual([]);
+    expect(log.lines).toEqual([]);
+  });
+});
