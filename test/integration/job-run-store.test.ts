@@ -1,6 +1,7 @@
 // FirestoreJobRunStore against the Firestore emulator: a claim starts a run unless one started within the
 // gap; a run's finish lands only on its own record — when runs overlap (requeue and snapshot claim with no
-// gap), the earlier run finishing late must not stamp its result onto the later run that is still going.
+// gap), the earlier run finishing late must not stamp its result onto the later run that is still going;
+// a run's window start (the probe's) is recorded with its end and handed to the next claim.
 import { Firestore } from '@google-cloud/firestore';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FirestoreJobRunStore } from '../../shared/src/adapters/firestore/job-run-store.js';
@@ -30,6 +31,7 @@ describe('FirestoreJobRunStore', () => {
       ok: true,
       counts: { n: 3 },
       error: null,
+      windowStart: null,
     });
     const next = await runs.claim('job-a', at(40), 30_000);
     expect(next?.previous?.startedAt).toEqual(at(0));
@@ -76,6 +78,28 @@ describe('FirestoreJobRunStore', () => {
     // A run that finished leaves nothing to say.
     await runs.claim('job-d', at(80), 30_000);
     expect(await runs.get('job-d')).toMatchObject({ startedAt: at(80), error: null });
+  });
+
+  it('a run records where its window started with its end; the next claim hands it on and clears it', async () => {
+    // The probe: a failed run's window is probed again by the next run, from where that window started
+    // (the deadline of the run before it), not from the failed run's start (docs/health.md).
+    await runs.claim('job-e', at(0), 30_000);
+    await runs.finish('job-e', {
+      startedAt: at(0),
+      finishedAt: at(3),
+      ok: false,
+      counts: {},
+      error: 'x',
+      windowStart: at(-10),
+    });
+    expect(await runs.get('job-e')).toMatchObject({ ok: false, windowStart: at(-10) });
+    const next = await runs.claim('job-e', at(60), 30_000);
+    expect(next?.previous).toMatchObject({ startedAt: at(0), ok: false, windowStart: at(-10) });
+    // While the new run runs (or after it was killed), its record holds no window of the run before.
+    expect(await runs.get('job-e')).toMatchObject({ startedAt: at(60), ok: null, windowStart: null });
+    // A run that records none (the other jobs) reads null.
+    await runs.finish('job-e', { startedAt: at(60), finishedAt: at(61), ok: true, counts: {}, error: null });
+    expect(await runs.get('job-e')).toMatchObject({ ok: true, windowStart: null });
   });
 
   it('finishing a run whose record is gone writes nothing', async () => {

@@ -2,10 +2,11 @@
 // prune the state of proxies gone from it, run passes over the windows since the previous run until the
 // invocation's budget is spent, record the run.
 import { nextSlotAfter } from '../../../shared/src/domain/health/due.js';
+import { firstWindowStart } from '../../../shared/src/domain/health/probe-window.js';
 import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
 import type { RoutingRule } from '../../../shared/src/messages/gateway-snapshot.js';
 import type { Clock } from '../../../shared/src/ports/clock.js';
-import type { JobRun, JobRunStore } from '../../../shared/src/ports/job-runs.js';
+import type { JobRunStore } from '../../../shared/src/ports/job-runs.js';
 import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
 import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
 import type { RoutingStore } from '../../../shared/src/ports/workers-ownership.js';
@@ -42,6 +43,9 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
     deps.log.info('probe tick skipped: a run started moments ago (duplicate delivery)', {});
     return null;
   }
+  // Decided before anything can fail, so that a failed run records it too: the next run probes that window
+  // again from its start (a failed run may have probed without storing), docs/health.md.
+  const windowStart = firstWindowStart(claim.previous, startedAt, deps);
   const summary: ProbeRunSummary = {
     proxies: 0,
     probed: 0,
@@ -75,7 +79,7 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
     // Gateway evidence first, so that this tick's active passes read (and may expire) the updated tracks.
     await consumeOutcomes(deps, all, startedAt, summary, sent);
     const routes = await readRoutes(deps);
-    let from = firstWindowStart(claim.previous, startedAt, deps);
+    let from = windowStart;
     const deadline = startedAt.getTime() + deps.loopMs;
     for (;;) {
       // Never past the deadline: the next run starts there (firstWindowStart), so a pass that began late —
@@ -102,6 +106,7 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
       ok: true,
       counts: { ...summary },
       error: null,
+      windowStart,
     });
     deps.log.info('probe run finished', { ...summary });
     return summary;
@@ -112,29 +117,10 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
       ok: false,
       counts: { ...summary },
       error: err instanceof Error ? err.message : String(err),
+      windowStart,
     });
     throw err;
   }
-}
-
-/** Where the previous run's coverage ends. Its loop stops only once the next due slot is past its deadline
- *  (startedAt + loopMs), so a run that finished has probed every slot up to that deadline: starting from
- *  its startedAt would probe most of the fleet a second time at this tick's instant (thresholds reached
- *  twice as fast as intervalSeconds says; the per-uid jitter lost). A run still recorded as running is
- *  still covering them (a slow last pass, or loopMs longer than the tick period): this one starts at its
- *  deadline even when that is ahead. Were it killed instead (the function timeout), the proxies of its
- *  lost pass are probed at their next slot, one interval late. A failed run may have probed without
- *  storing the results: its window again, re-probing being the safe side. */
-export function firstWindowStart(
-  previous: JobRun | null,
-  startedAt: Date,
-  cfg: Pick<ProbeHandlerDeps, 'tickPeriodMs' | 'loopMs'>,
-): Date {
-  if (!previous) return new Date(startedAt.getTime() - cfg.tickPeriodMs);
-  if (previous.ok === false) return previous.startedAt;
-  const covered = previous.startedAt.getTime() + cfg.loopMs;
-  // A finished run whose deadline is ahead had no slot left before it, but proxies created since did.
-  return new Date(previous.ok === null ? covered : Math.min(covered, startedAt.getTime()));
 }
 
 async function consumeOutcomes(

@@ -144,7 +144,7 @@ describe('handleProbeTick and the stored routing (the TARGET tier)', () => {
 
 describe('handleProbeTick: where a run starts probing', () => {
   // Deployed: a 60 s tick that keeps probing for 50 s; one probe a minute per proxy.
-  const fleet = Array.from({ length: 40 }, (_, i) =>
+  const fleet40 = Array.from({ length: 40 }, (_, i) =>
     aProxy({
       name: `p${i}`,
       spec: managedSpec({ healthCheck: { intervalSeconds: 60 } }),
@@ -153,17 +153,23 @@ describe('handleProbeTick: where a run starts probing', () => {
   );
 
   /** A probe deployment whose sleep moves the clock, recording each probe's proxy and time. */
-  function loop(previous: () => JobRun | null) {
+  function loop(previous: () => JobRun | null, fleet = fleet40) {
     const { d } = deps(false);
     const clock = new ManualClock(t0);
     const probes: Array<{ host: string; at: number }> = [];
     let last: JobRun | null = null;
+    let listingFails = false;
     const runs: ProbeHandlerDeps = {
       ...d,
       clock,
       loopMs: 50_000,
       sleep: async (ms) => clock.advance(ms),
-      proxies: { listAll: async () => ({ proxies: fleet, skipped: [] }) },
+      proxies: {
+        listAll: async () => {
+          if (listingFails) throw new Error('firestore unavailable');
+          return { proxies: fleet, skipped: [] };
+        },
+      },
       jobs: {
         ...d.jobs,
         claim: async (_job, now) => {
@@ -192,23 +198,31 @@ describe('handleProbeTick: where a run starts probing', () => {
       for (const p of probes) perProxy.set(p.host, (perProxy.get(p.host) ?? 0) + 1);
       return { perProxy: [...perProxy.values()], times: probes.map((p) => p.at) };
     };
-    return { tick };
+    /** A tick whose run fails before it probes anything (the fleet cannot be listed): it stores nothing. */
+    const failingTick = async (at: number) => {
+      clock.set(sec(at));
+      listingFails = true;
+      await expect(handleProbeTick(runs)).rejects.toThrow('firestore unavailable');
+      listingFails = false;
+    };
+    return { tick, failingTick };
   }
 
   it('after a run that finished: every proxy once per interval, at its own slot', async () => {
     const { tick } = loop(() => null);
     await tick(0);
     const second = await tick(60);
-    expect(second.perProxy).toEqual(fleet.map(() => 1));
+    expect(second.perProxy).toEqual(fleet40.map(() => 1));
     // The slots the first run covered (up to 50 s) are not probed again at the tick instant.
     expect(second.times.filter((t) => t === sec(60).getTime())).toHaveLength(
-      fleet.filter((p) => slotIn(p.uid, 50, 60)).length,
+      fleet40.filter((p) => slotIn(p.uid, 50, 60)).length,
     );
     const third = await tick(120);
-    expect(third.perProxy).toEqual(fleet.map(() => 1));
+    expect(third.perProxy).toEqual(fleet40.map(() => 1));
   });
 
   it('after a failed run: its window again (some proxies twice, none skipped)', async () => {
+    // It took its window up at the deadline of the run before it (-10 s) and failed.
     const failed: JobRun = {
       job: ProbeJob,
       startedAt: sec(0),
@@ -216,12 +230,57 @@ describe('handleProbeTick: where a run starts probing', () => {
       ok: false,
       counts: {},
       error: 'x',
+      windowStart: sec(-10),
     };
     const { tick } = loop(() => failed);
     const run = await tick(60);
     expect(Math.min(...run.perProxy)).toBe(1);
-    expect(fleet.some((p) => slotIn(p.uid, 0, 50))).toBe(true);
-    expect(run.perProxy.filter((n) => n === 2).length).toBe(fleet.filter((p) => slotIn(p.uid, 0, 50)).length);
+    // The first pass, at 60 s, probes every proxy (a slot in (-10, 60]); the later ones those due again.
+    expect(fleet40.some((p) => slotIn(p.uid, 60, 110))).toBe(true);
+    expect(run.perProxy.filter((n) => n === 2).length).toBe(
+      fleet40.filter((p) => slotIn(p.uid, 60, 110)).length,
+    );
+  });
+
+  it('after a failed run: the slots between the deadline before it and its start are probed now, not an interval late', async () => {
+    // Five-minute intervals: a slot missed waits five minutes for the next. Enough proxies that some have
+    // their slot in the 10 s between a run's deadline and the next tick.
+    const fleet = Array.from({ length: 300 }, (_, i) =>
+      aProxy({
+        name: `q${i}`,
+        spec: managedSpec({ healthCheck: { intervalSeconds: 300 } }),
+        status: { ip: `10.1.${i >> 8}.${i & 255}`, providerId: `zones/z/instances/q${i}` },
+      }),
+    );
+    const inGap = fleet.filter((p) => isDueInWindow(p.uid, 300_000, sec(50), sec(60)));
+    expect(inGap.length).toBeGreaterThan(0);
+    const { tick, failingTick } = loop(() => null, fleet);
+    await tick(0); // finished: probed every slot up to its deadline, 50 s
+    await failingTick(60); // its window started at 50 s; it stored nothing
+    const run = await tick(120);
+    const probed = new Map(fleet.map((p, i) => [p.uid, run.perProxy[i]!]));
+    // Before: the run after the failed one started at the failed run's start (60 s), and these proxies
+    // waited for their next slot, five minutes on.
+    expect(inGap.map((p) => probed.get(p.uid))).toEqual(inGap.map(() => 1));
+  });
+
+  it('after two failed runs in a row: the window of the first is probed again', async () => {
+    const fleet = Array.from({ length: 300 }, (_, i) =>
+      aProxy({
+        name: `q${i}`,
+        spec: managedSpec({ healthCheck: { intervalSeconds: 300 } }),
+        status: { ip: `10.1.${i >> 8}.${i & 255}`, providerId: `zones/z/instances/q${i}` },
+      }),
+    );
+    const missed = fleet.filter((p) => isDueInWindow(p.uid, 300_000, sec(50), sec(180)));
+    const { tick, failingTick } = loop(() => null, fleet);
+    await tick(0);
+    await failingTick(60);
+    await failingTick(120);
+    const run = await tick(180);
+    const probed = new Map(fleet.map((p, i) => [p.uid, run.perProxy[i]!]));
+    expect(missed.length).toBeGreaterThan(0);
+    expect(missed.every((p) => probed.get(p.uid)! >= 1)).toBe(true);
   });
 
   it.each([
@@ -240,7 +299,7 @@ describe('handleProbeTick: where a run starts probing', () => {
     const run = await tick(60);
     expect(Math.max(...run.perProxy)).toBe(1);
     expect(run.perProxy.reduce((a, b) => a + b)).toBe(
-      fleet.filter((p) => slotIn(p.uid, covered, 110)).length,
+      fleet40.filter((p) => slotIn(p.uid, covered, 110)).length,
     );
     expect(run.times.every((t) => t > sec(covered).getTime())).toBe(true);
   });

@@ -9,6 +9,12 @@ export interface JobRun {
   /** What the run did: probes run, proxies requeued, instances deleted … */
   counts: Record<string, number>;
   error: string | null;
+  /**
+   * For a job that works through a time window (probe): where the run's window started, recorded with its
+   * end, so that the run after a failed one can take the failed run's window up again. Null while running,
+   * and for the other jobs.
+   */
+  windowStart?: Date | null;
 }
 
 export interface JobRunStore {
@@ -26,7 +32,7 @@ export interface JobRunStore {
    */
   finish(
     job: string,
-    run: Pick<JobRun, 'startedAt' | 'finishedAt' | 'ok' | 'counts' | 'error'>,
+    run: Pick<JobRun, 'startedAt' | 'finishedAt' | 'ok' | 'counts' | 'error' | 'windowStart'>,
   ): Promise<void>;
   list(): Promise<JobRun[]>;
 }

@@ -29,6 +29,7 @@ export class FirestoreJobRunStore implements JobRunStore {
           counts: previous?.counts ?? {},
           error: unfinishedNote(previous, minGapMs),
           previousStartedAt: previous ? Timestamp.fromDate(previous.startedAt) : null,
+          windowStart: null,
         });
         return { previous };
       },
@@ -38,7 +39,7 @@ export class FirestoreJobRunStore implements JobRunStore {
 
   async finish(
     job: string,
-    run: Pick<JobRun, 'startedAt' | 'finishedAt' | 'ok' | 'counts' | 'error'>,
+    run: Pick<JobRun, 'startedAt' | 'finishedAt' | 'ok' | 'counts' | 'error' | 'windowStart'>,
   ): Promise<void> {
     await this.db.runTransaction(
       async (tx) => {
@@ -50,6 +51,7 @@ export class FirestoreJobRunStore implements JobRunStore {
           ok: run.ok,
           counts: run.counts,
           error: run.error,
+          windowStart: run.windowStart ? Timestamp.fromDate(run.windowStart) : null,
         });
       },
       { maxAttempts: 3 },
@@ -83,5 +85,6 @@ function fromDoc(job: string, d: DocumentData): JobRun {
     ok: typeof d.ok === 'boolean' ? d.ok : null,
     counts: (d.counts ?? {}) as Record<string, number>,
     error: typeof d.error === 'string' ? d.error : null,
+    windowStart: date(d.windowStart),
   };
 }

@@ -1,0 +1,56 @@
+// Where a probe run's first window starts, from the record of the run before it (docs/health.md § "When a
+// proxy is probed"). Pure: the handler passes the claimed previous run and its own start.
+
+/** What the probe needs of the previous run's record (JobRun fits). */
+export interface PreviousProbeRun {
+  startedAt: Date;
+  /** true: finished; false: failed; null: still running, or killed before it could record its end. */
+  ok: boolean | null;
+  /** Where its own first window started (null or absent on records written before it was recorded). */
+  windowStart?: Date | null;
+}
+
+export interface ProbeCadence {
+  /** The Scheduler period. */
+  tickPeriodMs: number;
+  /** How long a run keeps probing after its start (its deadline is startedAt + loopMs). */
+  loopMs: number;
+}
+
+/**
+ * A window never starts more than this many tick periods before the run's start. Enough to probe again in
+ * full the window of one failed run (it starts at the deadline of the run before it: 2 ticks − loop back),
+ * with room for a late tick, and of two failed runs in a row with the loop deployed (3 ticks − loop).
+ * After a longer outage the slots before that are probed at their next slot: a window reaching back
+ * without bound would probe the whole fleet at the tick instant on every run of a job that keeps failing.
+ */
+export const MaxLookBackTicks = 3;
+
+/**
+ * Where the previous run's coverage ends, so that no slot is probed twice for nothing and none is missed:
+ * - none (first run ever): one tick period back;
+ * - finished: its deadline (startedAt + loop), never ahead of now — it probed every slot up to there, and
+ *   starting from its start would probe most of the fleet a second time at this tick's instant (thresholds
+ *   reached twice as fast as intervalSeconds says, the per-uid jitter lost);
+ * - still running (a slow last pass, or a loop longer than the tick): its deadline even when ahead — it is
+ *   covering its window itself. A killed run reads the same; the slots of its lost pass wait for their next;
+ * - failed: where its own window started (the deadline of the run before it, or further back if that one
+ *   failed too), never ahead of now: it may have probed without storing anything, and re-probing is the
+ *   safe side. A record without it (written before it was recorded): one tick period before its start.
+ * Never more than MaxLookBackTicks tick periods back.
+ */
+export function firstWindowStart(
+  previous: PreviousProbeRun | null,
+  startedAt: Date,
+  cfg: ProbeCadence,
+): Date {
+  const now = startedAt.getTime();
+  if (!previous) return new Date(now - cfg.tickPeriodMs);
+  const deadline = previous.startedAt.getTime() + cfg.loopMs;
+  let from: number;
+  if (previous.ok === null) from = deadline;
+  else if (previous.ok) from = Math.min(deadline, now);
+  else
+    from = Math.min(previous.windowStart?.getTime() ?? previous.startedAt.getTime() - cfg.tickPeriodMs, now);
+  return new Date(Math.max(from, now - MaxLookBackTicks * cfg.tickPeriodMs));
+}
