@@ -104,6 +104,10 @@ describe('GET /workers', () => {
     'all=true&pageSize=501',
     'all=true&pageSize=2.5',
     'all=true&pageToken=not%20a%20token',
+    // Base64url, but of no document id Firestore can start after (a slash; nothing): its SDK throws on
+    // them before any read, which was a 500 internal.
+    'all=true&pageToken=YS9i', // "a/b"
+    'all=true&pageToken=A', // ""
     'pageSize=5', // paging pages all=true only
     'all=false&pageToken=Z3ctYQ',
     'all=true&page=2',

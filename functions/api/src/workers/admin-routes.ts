@@ -99,6 +99,9 @@ const PageToken = z
   .string()
   .regex(/^[A-Za-z0-9_-]{1,2048}$/)
   .transform((t) => Buffer.from(t, 'base64url').toString('utf8'))
+  // What no document id can be (empty, or with a slash): Firestore's client throws on such a cursor before
+  // it reads anything, which is the caller's token at fault, not a 500.
+  .refine((id) => id !== '' && !id.includes('/'))
   .optional();
 const pageTokenOf = (workerId: string) => Buffer.from(workerId, 'utf8').toString('base64url');
 const LIST_PARAMS = new Set(['all', 'pageSize', 'pageToken']);
