@@ -6,17 +6,15 @@
 import { Firestore } from '@google-cloud/firestore';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SnapshotPassDeps } from '../../functions/snapshot/src/deps.js';
-import { firestoreStores } from '../../functions/snapshot/src/firestore-stores.js';
 import { runSnapshotPass } from '../../functions/snapshot/src/pass.js';
 import { FirestoreOwnershipStore } from '../../shared/src/adapters/firestore/ownership-store.js';
 import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
 import { FirestoreSnapshotStore } from '../../shared/src/adapters/firestore/snapshot-store.js';
 import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker-store.js';
-import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
-import { DEFAULT_WORKER_SETTINGS } from '../../shared/src/domain/workers/settings.js';
-import { type GatewaySnapshotMessage, sha256Hex } from '../../shared/src/messages/gateway-snapshot.js';
+import type { GatewaySnapshotMessage } from '../../shared/src/messages/gateway-snapshot.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
+import { countingHolders, firestorePassDeps } from '../support/snapshot-pass-deps.js';
 import { poolProxy } from '../support/worker-client.js';
 import { record } from '../support/worker-records.js';
 
@@ -28,23 +26,10 @@ const SOCKS = ['s-1', 's-2', 's-3', 's-4', 's-5', 's-6'];
 const HTTP = ['h-1', 'h-2', 'h-3', 'h-4', 'h-5', 'h-6'];
 
 function deps(published: GatewaySnapshotMessage[]): SnapshotPassDeps {
-  let n = 0;
   return {
-    ...firestoreStores(db),
-    publisher: {
-      publish: async (m) => {
-        published.push(m);
-        return String(published.length);
-      },
-    },
-    clock: new ManualClock(T0),
-    log: memoryLogger(),
-    settings: DEFAULT_WORKER_SETTINGS,
-    sha256: sha256Hex,
+    ...firestorePassDeps(db, new ManualClock(T0), published),
     lockMs: 60_000,
-    sweep: { afterMs: 7 * 86_400_000, batch: 5 },
-    retention: { afterMs: 7 * 86_400_000, batch: 5 },
-    newHolder: () => `holder-${++n}`,
+    newHolder: countingHolders(),
   };
 }
 

@@ -9,7 +9,6 @@
 import { Firestore } from '@google-cloud/firestore';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SnapshotPassDeps } from '../../functions/snapshot/src/deps.js';
-import { firestoreStores } from '../../functions/snapshot/src/firestore-stores.js';
 import { runSnapshotPass } from '../../functions/snapshot/src/pass.js';
 import { LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-collections.js';
 import { FirestoreLeaseStore } from '../../shared/src/adapters/firestore/lease-store.js';
@@ -21,11 +20,11 @@ import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import type { OwnershipChange } from '../../shared/src/domain/workers/ownership.js';
 import { DEFAULT_WORKER_SETTINGS } from '../../shared/src/domain/workers/settings.js';
-import { sha256Hex } from '../../shared/src/messages/gateway-snapshot.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
 import type { NewLease } from '../../shared/src/ports/lease-store.js';
 import { WorkerStoreError } from '../../shared/src/ports/workers.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
+import { countingHolders, firestorePassDeps } from '../support/snapshot-pass-deps.js';
 import { eventually, poolProxy } from '../support/worker-client.js';
 import { record } from '../support/worker-records.js';
 
@@ -94,19 +93,7 @@ async function plannerCommit(
 
 /** The snapshot pass on the real Firestore adapters; only the Pub/Sub publisher is a stand-in. */
 function passDeps(passClock: ManualClock, log: ReturnType<typeof memoryLogger>): SnapshotPassDeps {
-  let n = 0;
-  return {
-    ...firestoreStores(db),
-    publisher: { publish: async () => '1' },
-    clock: passClock,
-    log,
-    settings: DEFAULT_WORKER_SETTINGS,
-    sha256: sha256Hex,
-    lockMs: 60_000,
-    sweep: { afterMs: 7 * 86_400_000, batch: 5 },
-    retention: { afterMs: 7 * 86_400_000, batch: 5 },
-    newHolder: () => `holder-${++n}`,
-  };
+  return { ...firestorePassDeps(db, passClock, []), log, lockMs: 60_000, newHolder: countingHolders() };
 }
 
 beforeEach(async () => {

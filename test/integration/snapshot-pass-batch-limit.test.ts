@@ -7,7 +7,6 @@
 import { Firestore } from '@google-cloud/firestore';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SnapshotPassDeps } from '../../functions/snapshot/src/deps.js';
-import { firestoreStores } from '../../functions/snapshot/src/firestore-stores.js';
 import { runSnapshotPass } from '../../functions/snapshot/src/pass.js';
 import { LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-collections.js';
 import { FirestoreOwnershipGate } from '../../shared/src/adapters/firestore/ownership-gate.js';
@@ -15,14 +14,10 @@ import { FirestoreOwnershipStore } from '../../shared/src/adapters/firestore/own
 import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
 import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker-store.js';
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
-import { DEFAULT_WORKER_SETTINGS } from '../../shared/src/domain/workers/settings.js';
-import {
-  type GatewaySnapshot,
-  type GatewaySnapshotMessage,
-  sha256Hex,
-} from '../../shared/src/messages/gateway-snapshot.js';
+import type { GatewaySnapshot, GatewaySnapshotMessage } from '../../shared/src/messages/gateway-snapshot.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
+import { firestorePassDeps } from '../support/snapshot-pass-deps.js';
 import { eventually, poolProxy } from '../support/worker-client.js';
 import { record } from '../support/worker-records.js';
 import { MAX_WRITES_PER_COMMIT, writeLimitedFirestore } from '../support/write-limited-firestore.js';
@@ -57,21 +52,8 @@ function passDeps(
   log: ReturnType<typeof memoryLogger>,
 ): SnapshotPassDeps {
   return {
-    ...firestoreStores(writeLimitedFirestore(db, commits)),
-    publisher: {
-      publish: async (m) => {
-        published.push(m);
-        return String(published.length);
-      },
-    },
-    clock: new ManualClock(T0),
+    ...firestorePassDeps(writeLimitedFirestore(db, commits), new ManualClock(T0), published, 'pass-a'),
     log,
-    settings: DEFAULT_WORKER_SETTINGS,
-    sha256: sha256Hex,
-    lockMs: 130_000,
-    sweep: { afterMs: 7 * 86_400_000, batch: 5 },
-    retention: { afterMs: 7 * 86_400_000, batch: 5 },
-    newHolder: () => 'pass-a',
   };
 }
 

@@ -6,7 +6,6 @@
 import { Firestore } from '@google-cloud/firestore';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SnapshotPassDeps } from '../../functions/snapshot/src/deps.js';
-import { firestoreStores } from '../../functions/snapshot/src/firestore-stores.js';
 import { runSnapshotPass } from '../../functions/snapshot/src/pass.js';
 import { FirestoreReclaimStore } from '../../shared/src/adapters/firestore/ownership-reclaim-store.js';
 import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
@@ -14,11 +13,10 @@ import { FirestoreRoutingStore } from '../../shared/src/adapters/firestore/snaps
 import { FirestoreSnapshotStore } from '../../shared/src/adapters/firestore/snapshot-store.js';
 import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker-store.js';
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
-import { DEFAULT_WORKER_SETTINGS } from '../../shared/src/domain/workers/settings.js';
-import { sha256Hex } from '../../shared/src/messages/gateway-snapshot.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
 import { missingContractFields } from '../../shared/src/testing/log-contract.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
+import { countingHolders, firestorePassDeps } from '../support/snapshot-pass-deps.js';
 import { poolProxy } from '../support/worker-client.js';
 import { record } from '../support/worker-records.js';
 
@@ -28,21 +26,12 @@ afterAll(() => db.terminate());
 const T0 = new Date('2026-11-30T12:00:00Z');
 
 const log = memoryLogger();
-const deps = (clock: ManualClock): SnapshotPassDeps => {
-  let n = 0;
-  return {
-    ...firestoreStores(db),
-    publisher: { publish: async () => '1' },
-    clock,
-    log,
-    settings: DEFAULT_WORKER_SETTINGS,
-    sha256: sha256Hex,
-    lockMs: 60_000,
-    sweep: { afterMs: 7 * 86_400_000, batch: 5 },
-    retention: { afterMs: 7 * 86_400_000, batch: 5 },
-    newHolder: () => `holder-${++n}`,
-  };
-};
+const deps = (clock: ManualClock): SnapshotPassDeps => ({
+  ...firestorePassDeps(db, clock, []),
+  log,
+  lockMs: 60_000,
+  newHolder: countingHolders(),
+});
 
 beforeEach(() => clearProject(projectId));
 

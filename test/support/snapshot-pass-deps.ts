@@ -34,3 +34,9 @@ export function firestorePassDeps(
     newHolder: () => holder,
   };
 }
+
+/** Holder ids `holder-1`, `holder-2`, … : a new one per pass, as the deployed function draws them. */
+export function countingHolders(): () => string {
+  let n = 0;
+  return () => `holder-${++n}`;
+}

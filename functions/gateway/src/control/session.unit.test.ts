@@ -23,6 +23,19 @@ import { ControllerSession, type SessionSettings } from './session.js';
 
 const BACKOFF = { initialMs: 500, maxMs: 8_000 };
 
+/** The harness's next register call stays unanswered until the returned function answers it. */
+function heldRegister(h: ReturnType<typeof harness>): (answer: unknown) => void {
+  let answer: (a: unknown) => void = () => {};
+  h.script(
+    'register',
+    (() =>
+      new Promise((r) => {
+        answer = r;
+      })) as unknown as Script,
+  );
+  return (a) => answer(a);
+}
+
 function harness(
   o: {
     random?: number;
@@ -231,14 +244,7 @@ describe('registration', () => {
     await h.start();
     await h.feed.deliver(feedMessage(snapshot(1, ['p-a'])));
     await flush();
-    let answer: (a: unknown) => void = () => {};
-    h.script(
-      'register',
-      (() =>
-        new Promise((r) => {
-          answer = r;
-        })) as unknown as Script,
-    );
+    const answer = heldRegister(h);
     await vi.advanceTimersByTimeAsync(600_000);
     expect(h.client.of('register')).toHaveLength(3);
     // SIGTERM while the upgrade's register call is in flight; the API has already superseded session-1.
@@ -917,14 +923,7 @@ describe('shutdown during start-up', () => {
 
   it('with the register call in flight: waits for its answer, takes no pull, and reports draining on that session', async () => {
     const h = harness({ settings: { startWaitMs: 15_000 } });
-    let answer: (a: unknown) => void = () => {};
-    h.script(
-      'register',
-      (() =>
-        new Promise((r) => {
-          answer = r;
-        })) as unknown as Script,
-    );
+    const answer = heldRegister(h);
     const stopping = new AbortController();
     await starting(h, stopping);
     stopping.abort();
