@@ -65,6 +65,8 @@ export async function observe(deps: SnapshotPassDeps, now: Date): Promise<Observ
       views.set(id, { session: ghostSession(id), report: null, grantedUntil: h.grantedUntil });
     }
   }
+  // Workers get each route without its target check (control-plane only, messages/gateway-snapshot.ts).
+  const routes = routing ? routing.routes.map(wireRoute) : DEFAULT_ROUTING;
   return {
     input: {
       now,
@@ -74,10 +76,10 @@ export async function observe(deps: SnapshotPassDeps, now: Date): Promise<Observ
       epoch: state.epoch,
       records: state.records,
       workers: views,
+      routing: routes,
       settings: deps.settings,
     },
-    // Workers get each route without its target check (control-plane only, messages/gateway-snapshot.ts).
-    routing: routing ? routing.routes.map(wireRoute) : DEFAULT_ROUTING,
+    routing: routes,
     headers,
     lock: state.lock,
     token: state.token,

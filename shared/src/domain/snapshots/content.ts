@@ -34,10 +34,13 @@ interface EntryContext {
   socks5: boolean;
 }
 
+/** Whether a proxy can carry traffic now: healthy, with an address. Only such a proxy is in a snapshot. */
+export const carriesTraffic = (p: ProxyResource): boolean => proxyEndpoint(p) !== null && isHealthy(p);
+
 /** The snapshot entry of an owned proxy, or null when it cannot carry traffic now (unhealthy, no address). */
 function entryOf(p: ProxyResource, x: EntryContext): GatewayProxy | null {
   const endpoint = proxyEndpoint(p);
-  if (!endpoint || !isHealthy(p)) return null;
+  if (!endpoint || !carriesTraffic(p)) return null;
   // The planner never gives a SOCKS5 proxy to a worker below protocol 4 (plan-pass.ts); this is the
   // guarantee where the bytes are written: such a worker's strict schema would refuse the whole snapshot.
   if (endpoint.protocol === 'socks5' && !x.socks5) return null;

@@ -2,6 +2,8 @@
 // ownership plan, and for every live worker what its next snapshot is built from — its grant, the proxies
 // it owns and is not draining, and the drains under way (revokeProxyIds). Pure: the function's handler
 // observes, calls this, and acts.
+
+import type { GatewayRoute } from '../../messages/gateway-snapshot.js';
 import type { ProxyInstance } from '../leases/instance.js';
 import { type ProxyResource, proxyProtocol } from '../proxy.js';
 import { drainedAt } from '../workers/drain.js';
@@ -17,9 +19,11 @@ import {
   type WorkerStanding,
 } from '../workers/ownership.js';
 import { readsSocks5 } from '../workers/protocol.js';
+import { balancedOwners } from '../workers/route-balance.js';
 import { isLive, type WorkerSession } from '../workers/session.js';
 import type { WorkerSettings } from '../workers/settings.js';
 import type { StoredReport } from '../workers/usable-capacity.js';
+import { carriesTraffic } from './content.js';
 
 export interface WorkerView {
   session: WorkerSession;
@@ -38,6 +42,8 @@ export interface PassInput {
   epoch: number;
   records: ReadonlyMap<string, OwnershipRecord>;
   workers: ReadonlyMap<string, WorkerView>;
+  /** The gateway routing the snapshots carry: ownership gives every worker its share of each route. */
+  routing: readonly GatewayRoute[];
   settings: WorkerSettings;
 }
 
@@ -82,9 +88,8 @@ const shuttingDown = (w: WorkerView) =>
   w.report?.draining === true && w.report.sessionId === w.session.sessionId;
 
 export function planPass(x: PassInput): PassPlan {
-  const pool = x.poolSpecs
-    .filter((p) => p.deletionRequestedAt === null && !x.reclaimed.has(p.name))
-    .map((p) => p.name);
+  const inPool = x.poolSpecs.filter((p) => p.deletionRequestedAt === null && !x.reclaimed.has(p.name));
+  const pool = inPool.map((p) => p.name);
   const standing = new Map<string, WorkerStanding>();
   for (const [id, w] of x.workers) {
     const live = isLive(w.session, x.now);
@@ -96,8 +101,22 @@ export function planPass(x: PassInput): PassPlan {
     const reads = readsSocks5(x.workers.get(id)!.session.protocolVersion);
     socksStanding.set(id, reads ? w : { ...w, assignable: false });
   }
+  const assignableIn = (s: ReadonlyMap<string, WorkerStanding>) =>
+    [...s].filter(([, w]) => w.assignable).map(([id]) => id);
+  const httpWorkers = assignableIn(standing);
+  const socksWorkers = assignableIn(socksStanding);
+  const desired = balancedOwners(
+    inPool.map((p) => ({
+      name: p.name,
+      attributes: p.spec.attributes,
+      serving: carriesTraffic(p),
+      eligible: socks.has(p.name) ? socksWorkers : httpWorkers,
+    })),
+    x.routing,
+  );
   const common: Omit<PlanInput, 'pool' | 'records' | 'workers'> = {
     epoch: x.epoch,
+    desired,
     blocked: (p) => x.leased.has(p),
     drained: (proxy, worker, since) => {
       const w = x.workers.get(worker);

@@ -3,9 +3,11 @@ import { HEALTHY_CONDITIONS } from '../../testing/healthy-conditions.js';
 import { aProxy, externalSpec } from '../../testing/proxy-fixtures.js';
 import type { ProxyResource } from '../proxy.js';
 import type { OwnershipRecord } from '../workers/ownership.js';
+import { rendezvousOwner } from '../workers/rendezvous.js';
 import { register } from '../workers/session.js';
 import { DEFAULT_WORKER_SETTINGS } from '../workers/settings.js';
 import type { StoredReport } from '../workers/usable-capacity.js';
+import { DEFAULT_ROUTING } from './content.js';
 import { leaseCandidates, type PassInput, planPass, type WorkerView } from './plan-pass.js';
 
 const now = new Date('2026-01-01T00:00:00Z');
@@ -64,6 +66,7 @@ function input(over: Partial<PassInput>): PassInput {
     epoch: 5,
     records: new Map(),
     workers: new Map([['w1', view('w1')]]),
+    routing: DEFAULT_ROUTING,
     settings: DEFAULT_WORKER_SETTINGS,
     ...over,
   };
@@ -83,6 +86,43 @@ describe('planPass', () => {
       }),
     ]);
     expect(p.builds[0]!.owned.map((x) => x.name)).toEqual(['p1', 'p2']);
+  });
+
+  it('gives each worker its share of every route, not only of the pool (route-balance.ts)', () => {
+    // Two "shop" proxies that plain rendezvous gives to the same worker, among others it spreads.
+    const workers = new Map([
+      ['w1', view('w1')],
+      ['w2', view('w2')],
+    ]);
+    const names = Array.from({ length: 40 }, (_, i) => `q${i}`);
+    const first = rendezvousOwner(names[0]!, ['w1', 'w2']);
+    const shopNames = names.filter((n) => rendezvousOwner(n, ['w1', 'w2']) === first).slice(0, 2);
+    const specs = names.slice(0, 12).map((n) =>
+      proxy(n, {
+        spec: externalSpec({
+          gatewayPool: true,
+          attributes: { site: shopNames.includes(n) ? 'shop' : 'news' },
+        }),
+      }),
+    );
+    const shopSpecs = shopNames.map((n) =>
+      proxy(n, { spec: externalSpec({ gatewayPool: true, attributes: { site: 'shop' } }) }),
+    );
+    const poolSpecs = [...specs.filter((p) => !shopNames.includes(p.name)), ...shopSpecs];
+    const shop = {
+      name: 'shop',
+      match: { hosts: ['shop.example'] },
+      selector: { site: 'shop' },
+      policy: 'least-active' as const,
+    };
+    const ownersOfShop = (routing: PassInput['routing']) => {
+      const p = planPass(input({ poolSpecs, workers, routing }));
+      return shopNames.map((n) => p.records.get(n)?.owner).sort();
+    };
+    // Plain rendezvous (no route to balance) gives both to one worker, and the other would answer
+    // shop.example `503 no_upstream`.
+    expect(ownersOfShop([])).toEqual([first, first]);
+    expect(ownersOfShop([shop, ...DEFAULT_ROUTING])).toEqual(['w1', 'w2']);
   });
 
   it('a lapsed session gets no snapshot and no renewal', () => {
@@ -208,8 +248,9 @@ describe('planPass', () => {
       const p = planPass(input({ poolSpecs: [...socks, ...http], workers }));
       const owners = ownerOf(p);
       for (const s of socks) expect(owners[s.name]).toBe('w-new');
-      // Rendezvous over both workers for HTTP proxies: the old worker is not starved of them.
-      expect(new Set(http.map((h) => owners[h.name]))).toEqual(new Set(['w-old', 'w-new']));
+      // The default route's twelve proxies, six a worker: the old worker's share is every HTTP one — it
+      // is not starved for being unable to carry SOCKS5 (route-balance.ts).
+      for (const h of http) expect(owners[h.name]).toBe('w-old');
       expect(p.ownership.epoch).toBe(6);
       expect(p.ownership.changes.every((c) => c.next?.since === 6)).toBe(true);
       expect(p.ownership.changes.map((c) => c.proxy)).toEqual(

@@ -45,6 +45,12 @@ export interface PlanInput {
   now: Date;
   /** A lapsed grant is trusted only this long after it lapsed (the worker's clock may run behind). */
   skewMs: number;
+  /**
+   * Who each pool proxy should belong to, when the caller has decided it (snapshots/plan-pass.ts balances
+   * the routes: workers/route-balance.ts); each must be one of `workers`' assignable ones. Default: plain
+   * rendezvous over the assignable workers.
+   */
+  desired?: ReadonlyMap<string, string | null>;
 }
 
 export interface OwnershipChange {
@@ -74,7 +80,11 @@ export function planOwnership(x: PlanInput): OwnershipPlan {
   const changes: OwnershipChange[] = [];
   for (const proxy of [...new Set([...x.pool, ...x.records.keys()])].sort()) {
     const r = x.records.get(proxy);
-    const desired = inPool.has(proxy) ? rendezvousOwner(proxy, assignable) : null;
+    const desired = !inPool.has(proxy)
+      ? null
+      : x.desired
+        ? (x.desired.get(proxy) ?? null)
+        : rendezvousOwner(proxy, assignable);
     if (!r) {
       if (desired && !x.blocked(proxy)) {
         changes.push({

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { HEALTHY_CONDITIONS } from '../../testing/healthy-conditions.js';
 import { aProxy, externalSpec } from '../../testing/proxy-fixtures.js';
+import { DEFAULT_ROUTING } from '../snapshots/content.js';
 import { type PassInput, planPass, type WorkerView } from '../snapshots/plan-pass.js';
 import { nextGrant } from './grants.js';
 import type { OwnershipRecord } from './ownership.js';
@@ -98,6 +99,7 @@ describe('a worker out of view changes no decision', () => {
     const input = (workers: Map<string, WorkerView>): PassInput => ({
       now,
       poolSpecs: pool,
+      routing: DEFAULT_ROUTING,
       reclaimed: new Set(),
       leased: new Set(),
       epoch: 7,
@@ -143,7 +145,7 @@ describe('a worker out of view changes no decision', () => {
       reclaimed: new Set<string>(),
       leased: new Set<string>(),
     };
-    const x = { ...base, epoch: 7, records, settings: s };
+    const x = { ...base, epoch: 7, records, routing: DEFAULT_ROUTING, settings: s };
     const seen = planPass({
       ...x,
       workers: new Map([

@@ -1,0 +1,149 @@
+// Which worker each pool proxy should belong to: rendezvous hashing, then a repair per route so that every
+// worker has its share of each route's proxies.
+//
+// Why: a worker picks only among the proxies it owns, and a crawler behind a load balancer cannot choose
+// its worker. Rendezvous alone spreads the whole pool evenly but not each route: with three workers and a
+// route that selects three proxies, each worker has a (2/3)^3 ≈ 30 % chance of owning none of them, and
+// answers that route's requests `503 no_upstream` while the others have spare capacity.
+//
+// The repair: a route of K proxies over N workers that may own them asks each of those workers for
+// max(1, ⌊K/N⌋) of them (its floor). A worker below a route's floor takes one of that route's proxies
+// from another worker, if the giver stays at or above its floor in every route the proxy is in; among
+// those it takes the one it hashes highest with (the proxy that would pick it first), so the result is
+// deterministic and close to plain rendezvous. Each move lowers the total shortfall and raises none, so
+// the repair ends; a route whose proxies are fewer than its workers leaves some without (nothing could
+// give one without taking the giver's only one). Moves happen only where rendezvous leaves a shortfall:
+// when it leaves none, the answer is plain rendezvous. Pure.
+import { hash53, rendezvousOwner } from './rendezvous.js';
+
+export interface BalanceProxy {
+  name: string;
+  attributes: Readonly<Record<string, string>>;
+  /**
+   * Whether it can carry traffic now (healthy, with an address: only such a proxy is in a snapshot). One
+   * that cannot still gets an owner, by rendezvous, but counts in no route and is never moved for one.
+   */
+  serving: boolean;
+  /** The workers that may own it, any order (e.g. only those reading SOCKS5 for a SOCKS5 proxy). */
+  eligible: readonly string[];
+}
+
+export interface BalanceRoute {
+  selector?: Readonly<Record<string, string>>;
+}
+
+/** proxy name → worker (null: no worker may own it). */
+export function balancedOwners(
+  proxies: readonly BalanceProxy[],
+  routes: readonly BalanceRoute[],
+): Map<string, string | null> {
+  // Proxies and workers by index: a large pool is repaired with array reads, not map look-ups. Proxies
+  // usually share one list of eligible workers (all, or those reading SOCKS5): one set per list.
+  const lists = new Set(proxies.map((p) => p.eligible));
+  const workers = [...new Set([...lists].flat())].sort();
+  const workerIndex = new Map(workers.map((w, i) => [w, i]));
+  const byList = new Map<readonly string[], Uint8Array>();
+  const eligible = proxies.map((p) => {
+    let set = byList.get(p.eligible);
+    if (!set) {
+      set = new Uint8Array(workers.length);
+      for (const w of p.eligible) set[workerIndex.get(w)!] = 1;
+      byList.set(p.eligible, set);
+    }
+    return set;
+  });
+  const owner = Int32Array.from(proxies, (p) => {
+    const w = rendezvousOwner(p.name, p.eligible);
+    return w === null ? -1 : workerIndex.get(w)!;
+  });
+  const members = routeMembers(proxies, routes).map((m) => m.filter((i) => owner[i]! >= 0));
+  const routesOf: number[][] = proxies.map(() => []);
+  members.forEach((m, r) => {
+    for (const i of m) routesOf[i]!.push(r);
+  });
+  const count = members.map((m) => {
+    const c = new Int32Array(workers.length);
+    for (const i of m) c[owner[i]!]!++;
+    return c;
+  });
+  const workersOf = members.map((m) => {
+    const any = new Uint8Array(workers.length);
+    for (const i of m) for (let w = 0; w < workers.length; w++) any[w] ||= eligible[i]![w]!;
+    return [...any.keys()].filter((w) => any[w] === 1);
+  });
+  const floor = members.map((m, r) =>
+    m.length === 0 ? 0 : Math.max(1, Math.floor(m.length / workersOf[r]!.length)),
+  );
+  const canGive = (i: number) => routesOf[i]!.every((q) => count[q]![owner[i]!]! - 1 >= floor[q]!);
+  const move = (i: number, to: number) => {
+    for (const q of routesOf[i]!) {
+      count[q]![owner[i]!]!--;
+      count[q]![to]!++;
+    }
+    owner[i] = to;
+  };
+  // A worker short of a route's floor takes, one at a time, the proxy of that route it hashes highest with
+  // among those whose owner can give them. While it does, only it gains proxies, so a proxy whose owner
+  // cannot give it now cannot later in the same turn: the candidates are filtered once per turn, and a
+  // turn costs (proxies taken) × (candidates), the shortfall being small. Each pass over the routes either
+  // moves a proxy (the shortfall falls) or ends the repair.
+  for (let moved = true; moved; ) {
+    moved = false;
+    members.forEach((m, r) => {
+      const c = count[r]!;
+      // Receivers stop at the floor, so none becomes a giver: who can give only shrinks during the route.
+      let givers: number[] | null = null;
+      for (const w of workersOf[r]!) {
+        if (c[w]! >= floor[r]!) continue;
+        givers = (givers ?? m).filter(canGive);
+        if (givers.length === 0) break;
+        const cand = givers.filter((i) => owner[i] !== w && eligible[i]![w] === 1);
+        const score = Float64Array.from(cand, (i) => hash53(`${workers[w]}\u0000${proxies[i]!.name}`));
+        while (c[w]! < floor[r]!) {
+          let best = -1;
+          for (let k = 0; k < cand.length; k++) {
+            if (score[k]! < 0) continue;
+            if (best < 0 || score[k]! > score[best]!) best = k;
+            else if (score[k] === score[best] && proxies[cand[k]!]!.name < proxies[cand[best]!]!.name)
+              best = k;
+          }
+          if (best < 0) break;
+          score[best] = -1;
+          if (!canGive(cand[best]!)) continue;
+          move(cand[best]!, w);
+          moved = true;
+        }
+      }
+    });
+  }
+  return new Map(proxies.map((p, i) => [p.name, owner[i]! < 0 ? null : workers[owner[i]!]!]));
+}
+
+/**
+ * For each route, the indexes of the serving proxies its selector picks (all its key=value pairs match the
+ * proxy's attributes; an empty selector picks all): through an index of attribute pairs, so a thousand narrow routes
+ * over a large pool cost about the pool once, not once per route.
+ */
+function routeMembers(proxies: readonly BalanceProxy[], routes: readonly BalanceRoute[]): number[][] {
+  const index = new Map<string, number[]>();
+  const serving = proxies.flatMap((p, i) => (p.serving ? [i] : []));
+  proxies.forEach((p, i) => {
+    if (!p.serving) return;
+    for (const [k, v] of Object.entries(p.attributes)) {
+      const key = `${k}\u0000${v}`;
+      const list = index.get(key);
+      if (list) list.push(i);
+      else index.set(key, [i]);
+    }
+  });
+  return routes.map((r) => {
+    const sel = Object.entries(r.selector ?? {});
+    if (sel.length === 0) return serving;
+    let smallest: number[] | null = null;
+    for (const [k, v] of sel) {
+      const list = index.get(`${k}\u0000${v}`) ?? [];
+      if (smallest === null || list.length < smallest.length) smallest = list;
+    }
+    return smallest!.filter((i) => sel.every(([k, v]) => proxies[i]!.attributes[k] === v));
+  });
+}

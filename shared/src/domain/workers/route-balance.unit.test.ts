@@ -1,0 +1,201 @@
+import { describe, expect, it } from 'vitest';
+import { rendezvousOwner } from './rendezvous.js';
+import { type BalanceProxy, type BalanceRoute, balancedOwners } from './route-balance.js';
+
+const W3 = ['gw-a', 'gw-b', 'gw-c'];
+const proxy = (
+  name: string,
+  attributes: Record<string, string> = {},
+  eligible = W3,
+  serving = true,
+): BalanceProxy => ({ name, attributes, eligible, serving });
+const shop: BalanceRoute = { selector: { site: 'shop' } };
+const everything: BalanceRoute = { selector: {} };
+
+/** Per worker, how many of the proxies `selector` picks it owns (0 for a worker that owns none). */
+function perWorker(
+  owners: Map<string, string | null>,
+  proxies: readonly BalanceProxy[],
+  selector: Record<string, string>,
+  workers = W3,
+) {
+  const c = new Map(workers.map((w) => [w, 0]));
+  for (const p of proxies) {
+    if (!Object.entries(selector).every(([k, v]) => p.attributes[k] === v)) continue;
+    const o = owners.get(p.name);
+    if (o) c.set(o, (c.get(o) ?? 0) + 1);
+  }
+  return c;
+}
+
+/** Names n0, n1, … whose plain rendezvous owners over W3 are all `worker` (found by search, deterministic). */
+function namesRendezvousGives(worker: string, count: number, prefix: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; out.length < count; i++) {
+    if (rendezvousOwner(`${prefix}${i}`, W3) === worker) out.push(`${prefix}${i}`);
+  }
+  return out;
+}
+
+describe('balancedOwners', () => {
+  it('is plain rendezvous when rendezvous already gives every worker its share of every route', () => {
+    const proxies = Array.from({ length: 60 }, (_, i) => proxy(`p${i}`));
+    const owners = balancedOwners(proxies, []);
+    for (const p of proxies) expect(owners.get(p.name)).toBe(rendezvousOwner(p.name, W3));
+    // The default route over the same pool: rendezvous gives each of the three at least ⌊60/3⌋ = 20? If
+    // not, only the shortfall moves; every other proxy keeps its rendezvous owner.
+    const routed = balancedOwners(proxies, [everything]);
+    const moved = proxies.filter((p) => routed.get(p.name) !== rendezvousOwner(p.name, W3));
+    const before = perWorker(owners, proxies, {});
+    const shortfall = W3.reduce((s, w) => s + Math.max(0, 20 - before.get(w)!), 0);
+    expect(moved.length).toBe(shortfall);
+    for (const [, n] of perWorker(routed, proxies, {})) expect(n).toBeGreaterThanOrEqual(20);
+  });
+
+  it('gives every worker one of a route whose three proxies rendezvous puts on one worker', () => {
+    const names = namesRendezvousGives('gw-a', 3, 'shop-');
+    const others = Array.from({ length: 30 }, (_, i) => proxy(`other-${i}`));
+    const proxies = [...names.map((n) => proxy(n, { site: 'shop' })), ...others];
+    const before = perWorker(balancedOwners(proxies, []), proxies, { site: 'shop' });
+    expect(before).toEqual(
+      new Map([
+        ['gw-a', 3],
+        ['gw-b', 0],
+        ['gw-c', 0],
+      ]),
+    );
+    const owners = balancedOwners(proxies, [shop, everything]);
+    expect(perWorker(owners, proxies, { site: 'shop' })).toEqual(
+      new Map([
+        ['gw-a', 1],
+        ['gw-b', 1],
+        ['gw-c', 1],
+      ]),
+    );
+  });
+
+  it('gives each worker ⌊K/N⌋ of a route, never taking a giver below its own share', () => {
+    const names = namesRendezvousGives('gw-b', 10, 'shop-');
+    const proxies = names.map((n) => proxy(n, { site: 'shop' }));
+    const counts = perWorker(balancedOwners(proxies, [shop]), proxies, { site: 'shop' });
+    expect([...counts.values()].sort()).toEqual([3, 3, 4]);
+  });
+
+  it('spreads a route of fewer proxies than workers over as many workers as it has proxies', () => {
+    const names = namesRendezvousGives('gw-c', 2, 'shop-');
+    const proxies = names.map((n) => proxy(n, { site: 'shop' }));
+    const owners = balancedOwners(proxies, [shop]);
+    expect(new Set(names.map((n) => owners.get(n))).size).toBe(2);
+  });
+
+  it('never takes the only proxy of another route from its owner', () => {
+    // gw-a owns both shop proxies, and one of them is also gw-a's only "news" proxy: the other must move.
+    const [s1, s2] = namesRendezvousGives('gw-a', 2, 'shop-') as [string, string];
+    const news = namesRendezvousGives('gw-b', 1, 'news-');
+    const proxies = [
+      proxy(s1, { site: 'shop', news: 'yes' }),
+      proxy(s2, { site: 'shop' }),
+      ...news.map((n) => proxy(n, { news: 'yes' })),
+    ];
+    const owners = balancedOwners(proxies, [{ selector: { news: 'yes' } }, shop]);
+    expect(owners.get(s1)).toBe('gw-a');
+    expect(owners.get(s2)).not.toBe('gw-a');
+  });
+
+  it('only hands a proxy to a worker that may own it, and counts only those workers in the share', () => {
+    // SOCKS5 proxies only for gw-a and gw-b (gw-c's protocol cannot read them): two proxies, two workers.
+    const names = namesRendezvousGives('gw-a', 2, 'socks-');
+    const proxies = names.map((n) => proxy(n, { site: 'shop' }, ['gw-a', 'gw-b']));
+    const owners = balancedOwners(proxies, [shop]);
+    expect(names.map((n) => owners.get(n)).sort()).toEqual(['gw-a', 'gw-b']);
+    expect(balancedOwners([proxy('lonely', {}, [])], [everything]).get('lonely')).toBeNull();
+  });
+
+  it('counts only proxies that can carry traffic: one that cannot is owned by rendezvous and covers nothing', () => {
+    const [s1, s2] = namesRendezvousGives('gw-a', 2, 'shop-') as [string, string];
+    const [down] = namesRendezvousGives('gw-b', 1, 'down-') as [string];
+    const proxies = [
+      proxy(s1, { site: 'shop' }),
+      proxy(s2, { site: 'shop' }),
+      proxy(down, { site: 'shop' }, W3, false),
+    ];
+    const owners = balancedOwners(proxies, [shop]);
+    expect(owners.get(down)).toBe('gw-b');
+    // gw-b's unhealthy proxy gives it no way to the route: it is handed a serving one all the same.
+    expect(perWorker(owners, proxies.slice(0, 2), { site: 'shop' })).toEqual(
+      new Map([
+        ['gw-a', 1],
+        ['gw-b', 1],
+        ['gw-c', 0],
+      ]),
+    );
+  });
+
+  it('answers the same whatever order its inputs come in', () => {
+    const rnd = mulberry32(7);
+    const sites = ['a', 'b', 'c', 'd'];
+    const proxies = Array.from({ length: 80 }, (_, i) =>
+      proxy(`p${i}`, { site: sites[Math.floor(rnd() * sites.length)]!, tier: rnd() < 0.5 ? 'x' : 'y' }),
+    );
+    const routes = [
+      ...sites.map((s) => ({ selector: { site: s } })),
+      { selector: { tier: 'x' } },
+      everything,
+    ];
+    const one = balancedOwners(proxies, routes);
+    const two = balancedOwners(
+      [...proxies].reverse().map((p) => ({ ...p, eligible: [...p.eligible].reverse() })),
+      routes,
+    );
+    expect(two).toEqual(one);
+  });
+
+  it('leaves less shortfall than rendezvous on random fleets, and none on a route over disjoint sites', () => {
+    const rnd = mulberry32(42);
+    for (let trial = 0; trial < 40; trial++) {
+      const workers = Array.from({ length: 2 + Math.floor(rnd() * 5) }, (_, i) => `w${i}`);
+      const sites = Array.from({ length: 1 + Math.floor(rnd() * 6) }, (_, i) => `s${i}`);
+      const proxies = Array.from({ length: 5 + Math.floor(rnd() * 60) }, (_, i) =>
+        proxy(
+          `t${trial}-p${i}`,
+          { site: sites[Math.floor(rnd() * sites.length)]!, tier: rnd() < 0.3 ? 'gold' : 'std' },
+          workers,
+        ),
+      );
+      const siteRoutes = sites.map((s) => ({ selector: { site: s } }));
+      const routes = [...siteRoutes, { selector: { tier: 'gold' } }, everything];
+      const plain = balancedOwners(proxies, []);
+      const owners = balancedOwners(proxies, routes);
+      const shortfall = (o: Map<string, string | null>) =>
+        routes.reduce((sum, r) => {
+          const c = perWorker(o, proxies, r.selector ?? {}, workers);
+          const k = [...c.values()].reduce((a, b) => a + b, 0);
+          const floor = k === 0 ? 0 : Math.max(1, Math.floor(k / workers.length));
+          return sum + [...c.values()].reduce((s, n) => s + Math.max(0, floor - n), 0);
+        }, 0);
+      expect(shortfall(owners)).toBeLessThanOrEqual(shortfall(plain));
+      for (const p of proxies) expect(workers).toContain(owners.get(p.name));
+      // Sites alone (disjoint routes): every worker reaches its floor of every site that has enough.
+      const bySite = balancedOwners(proxies, siteRoutes);
+      for (const s of sites) {
+        const c = perWorker(bySite, proxies, { site: s }, workers);
+        const k = [...c.values()].reduce((a, b) => a + b, 0);
+        const floor = k === 0 ? 0 : Math.max(1, Math.floor(k / workers.length));
+        const short = [...c.values()].filter((n) => n < floor).length;
+        // With fewer proxies than workers every proxy is on its own worker; otherwise no one is short.
+        if (k >= workers.length) expect(short).toBe(0);
+        else expect([...c.values()].filter((n) => n === 1).length).toBe(k);
+      }
+    }
+  });
+});
+
+function mulberry32(seed: number) {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
