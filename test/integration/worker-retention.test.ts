@@ -204,6 +204,25 @@ describe('the snapshot tick deletes what is stored for workers past retention', 
     expect(await stored('gw-broken-0')).toEqual(nothing);
   });
 
+  it('the passing over is bounded: past the scan limit of each query the broken workers hold the tick', async () => {
+    const store = new FirestoreWorkerRetentionStore(db, undefined, 5); // 5 documents per query per call
+    const deps = { ...firestorePassDeps(db, new ManualClock(T0), []), retired: store }; // batch 5
+    const broken = Array.from({ length: 6 }, (_, i) => `gw-broken-${i}`);
+    await Promise.all(broken.map((id, i) => deadWorker(id, 20 * DAY + i)));
+    await Promise.all(
+      broken.map((id) => db.collection(Collections.snapshots).doc(id).update({ ownershipEpoch: 'two' })),
+    );
+    await deadWorker('gw-dead', 8 * DAY);
+    await commitEpoch(2);
+    // Each query's first page holds five broken workers: the scan stops there, and gw-dead waits.
+    expect(await retireOldWorkers(deps)).toEqual({ retired: 0, failures: 5 });
+    expect(await stored('gw-dead')).toMatchObject({ worker: true });
+    // The default limit (500) reaches it.
+    const wide = { ...deps, retired: new FirestoreWorkerRetentionStore(db) };
+    expect(await retireOldWorkers(wide)).toEqual({ retired: 1, failures: 6 });
+    expect(await stored('gw-dead')).toEqual(nothing);
+  });
+
   it('a worker with more outcome batches than one page keeps its document until they are gone', async () => {
     const store = new FirestoreWorkerRetentionStore(db, 4);
     const deps = { ...firestorePassDeps(db, new ManualClock(T0), []), retired: store };
