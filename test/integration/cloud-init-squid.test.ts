@@ -174,6 +174,10 @@ describe.skipIf(why !== '')(`squid on the rendered configuration${why ? ` (skipp
     ['a private range', () => 'http://10.1.2.3/'],
     // Linux connects the unspecified address to the VM's own loopback.
     ['the IPv6 unspecified address', (p: number) => `http://[::]:${p}/`],
+    // IPv6 forms that carry a refused IPv4 address, as the gateway's SSRF guard refuses them.
+    ['the metadata server through NAT64', () => 'http://[64:ff9b::a9fe:a9fe]/computeMetadata/v1/'],
+    ['loopback through 6to4', (p: number) => `http://[2002:7f00:1::1]:${p}/`],
+    ['a private range through SIIT', () => 'http://[::ffff:0:a01:203]/'],
   ])('with the default configuration, refuses %s even to authenticated clients', async (_, url) => {
     seen.length = 0;
     expect((await viaProxy(strictPort, url(targetPort))).status).toBe(407);

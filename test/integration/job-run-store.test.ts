@@ -106,4 +106,13 @@ describe('FirestoreJobRunStore', () => {
     await runs.finish('job-c', { startedAt: at(0), finishedAt: at(1), ok: true, counts: {}, error: null });
     expect(await runs.get('job-c')).toBeNull();
   });
+
+  it('stores only what a JobRun reads back: no field is written that nothing reads', async () => {
+    await runs.claim('job-f', at(0), 0);
+    await runs.finish('job-f', { startedAt: at(0), finishedAt: at(1), ok: true, counts: {}, error: null });
+    await runs.claim('job-f', at(10), 0); // a claim over a previous run
+    const stored = (await db.collection('jobRuns').doc('job-f').get()).data()!;
+    const read = (await runs.get('job-f'))!;
+    expect(Object.keys(stored).sort()).toEqual(Object.keys(read).sort());
+  });
 });

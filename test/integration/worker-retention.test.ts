@@ -16,6 +16,7 @@ import { FirestoreSnapshotStore } from '../../shared/src/adapters/firestore/snap
 import { outcomeBatchToFirestore } from '../../shared/src/adapters/firestore/worker-outcome-store.js';
 import { FirestoreWorkerRetentionStore } from '../../shared/src/adapters/firestore/worker-retention-store.js';
 import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker-store.js';
+import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import { decideRetention, retentionCutoff } from '../../shared/src/domain/workers/retention.js';
 import type { GatewaySnapshotMessage } from '../../shared/src/messages/gateway-snapshot.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
@@ -157,6 +158,69 @@ describe('the snapshot tick deletes what is stored for workers past retention', 
     expect(counts).toEqual([5, 5, 2, 0]);
     expect((await db.collection(Collections.workers).get()).size).toBe(0);
     expect((await db.collection(Collections.snapshots).get()).size).toBe(0);
+  });
+
+  it('workers edited out of shape are passed over: however many sort first, the batch reaches the others', async () => {
+    const log = memoryLogger();
+    const deps = { ...firestorePassDeps(db, new ManualClock(T0), []), log }; // batch 5
+    // Ten broken workers, all gone longer than the sound one, so each range query returns them first: six
+    // headers with a worker document (more than a batch), two orphan headers, two worker documents beside
+    // a sound header.
+    const broken = Array.from({ length: 10 }, (_, i) => `gw-broken-${i}`);
+    await Promise.all(broken.map((id, i) => deadWorker(id, 20 * DAY + i)));
+    const edit = async (id: string, i: number) => {
+      if (i < 6) await db.collection(Collections.snapshots).doc(id).update({ ownershipEpoch: 'two' });
+      else if (i < 8) {
+        await db.collection(Collections.snapshots).doc(id).update({ parts: -1, grantedUntil: 'soon' });
+        await db.collection(Collections.workers).doc(id).delete();
+      } else await db.collection(Collections.workers).doc(id).update({ validUntil: 'never' });
+    };
+    await Promise.all(broken.map(edit));
+    await deadWorker('gw-dead', 8 * DAY, { parts: 1 });
+    await commitEpoch(2);
+
+    const first = await retireOldWorkers(deps);
+    expect(first).toEqual({ retired: 1, failures: 10 });
+    expect(await stored('gw-dead')).toEqual(nothing);
+    // One line a tick: every broken worker by id, with the failing field paths and none of their values.
+    const lines = log.lines.filter((l) => l.event === 'gateway.workers_retention_invalid');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ severity: 'WARNING' });
+    const listed = new Map(
+      (lines[0]!.workers as Array<{ workerId: string; fields: string[] }>).map((w) => [w.workerId, w.fields]),
+    );
+    expect([...listed.keys()].sort()).toEqual(broken);
+    expect(listed.get('gw-broken-0')).toEqual(['header.ownershipEpoch']);
+    expect(listed.get('gw-broken-6')).toEqual(['header.grantedUntil', 'header.parts']);
+    expect(listed.get('gw-broken-8')).toEqual(['worker.validUntil']);
+    expect(JSON.stringify(lines[0])).not.toMatch(/two|soon|never/);
+    // Nothing of theirs is deleted: what they say cannot be trusted.
+    for (const id of broken) expect((await stored(id)).header).toBe(true);
+    expect((await stored('gw-broken-0')).worker).toBe(true);
+
+    // A broken worker fixed by hand is deleted by the next tick.
+    await db.collection(Collections.snapshots).doc('gw-broken-0').update({ ownershipEpoch: 1 });
+    expect(await retireOldWorkers(deps)).toEqual({ retired: 1, failures: 9 });
+    expect(await stored('gw-broken-0')).toEqual(nothing);
+  });
+
+  it('the passing over is bounded: past the scan limit of each query the broken workers hold the tick', async () => {
+    const store = new FirestoreWorkerRetentionStore(db, undefined, 5); // 5 documents per query per call
+    const deps = { ...firestorePassDeps(db, new ManualClock(T0), []), retired: store }; // batch 5
+    const broken = Array.from({ length: 6 }, (_, i) => `gw-broken-${i}`);
+    await Promise.all(broken.map((id, i) => deadWorker(id, 20 * DAY + i)));
+    await Promise.all(
+      broken.map((id) => db.collection(Collections.snapshots).doc(id).update({ ownershipEpoch: 'two' })),
+    );
+    await deadWorker('gw-dead', 8 * DAY);
+    await commitEpoch(2);
+    // Each query's first page holds five broken workers: the scan stops there, and gw-dead waits.
+    expect(await retireOldWorkers(deps)).toEqual({ retired: 0, failures: 5 });
+    expect(await stored('gw-dead')).toMatchObject({ worker: true });
+    // The default limit (500) reaches it.
+    const wide = { ...deps, retired: new FirestoreWorkerRetentionStore(db) };
+    expect(await retireOldWorkers(wide)).toEqual({ retired: 1, failures: 6 });
+    expect(await stored('gw-dead')).toEqual(nothing);
   });
 
   it('a worker with more outcome batches than one page keeps its document until they are gone', async () => {

@@ -92,9 +92,11 @@ describe('SecretCloudInitResolver', () => {
     // cloud-init, and reconcile replaces them all (RECONCILE_MAX_REPLACING at a time): change it only
     // on purpose, and say so in docs/operations.md (Known sharp edges, upgrades). Pinned from 9ebe43f (the last commit
     // without spec.connectPorts: sha256:f7fb2e77…, 7a0cfee33354eec7) until the squid blocklist gained
-    // `::` (the unspecified address, the VM's own loopback).
-    expect(out.digest).toBe('sha256:71a18fda3b8255ae5ad97924c0c26250c94067ae30918ffac782f95e22643629');
-    expect(specHash(stored.spec, out.digest, out.credentialsSecret)).toBe('aa202fe50e098dd1');
+    // `::` (the unspecified address, the VM's own loopback: sha256:71a18fda…, aa202fe50e098dd1), then
+    // until it became the SSRF guard's ranges, with the NAT64, IPv4-compatible, SIIT and 6to4 forms of
+    // the IPv4 ones (domain/cloud-init/blocked-destinations.ts).
+    expect(out.digest).toBe('sha256:1b6cebaff68e49d3821bbdea6c28210b9026347cdff935f530e5728fa3191daa');
+    expect(specHash(stored.spec, out.digest, out.credentialsSecret)).toBe('1a14c804bbeb5e1c');
   });
 
   it('versionState: a readable answer is reused within the TTL unless fresh; a revoked one never is', async () => {

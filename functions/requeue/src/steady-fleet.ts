@@ -13,7 +13,7 @@ import {
   driftNotBefore,
   isDriftPolled,
 } from '../../../shared/src/domain/reconcile/drift.js';
-import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
+import type { ProxyStore, SkippedProxy } from '../../../shared/src/ports/proxy-store.js';
 
 export interface SteadyProxy {
   name: string;
@@ -30,13 +30,17 @@ const STEADY_PHASES = ['Provisioned', 'Ready', 'Unhealthy'] as const;
  *  the steady phases, or a latched failure. Provisioning always has a due time; Deleting is in hand. */
 const LISTED_PHASES = ['Pending', ...STEADY_PHASES, 'Failed'] as const;
 
+/**
+ * The proxies the sweep drift-polls, and the documents the same queries matched that do not fit the model
+ * (neither drift-polled nor awaiting a pass can be told from such a document: the caller says so).
+ */
 export async function listSteady(
-  store: Pick<ProxyStore, 'list'>,
+  store: Pick<ProxyStore, 'listAll'>,
   driftPollMs: number,
-): Promise<SteadyProxy[]> {
-  const lists = await Promise.all(LISTED_PHASES.map((phase) => store.list({ phase })));
-  return lists
-    .flat()
+): Promise<{ proxies: SteadyProxy[]; skipped: SkippedProxy[] }> {
+  const lists = await Promise.all(LISTED_PHASES.map((phase) => store.listAll({ phase })));
+  const proxies = lists
+    .flatMap((l) => l.proxies)
     .filter((p) => isDriftPolled(p) || awaitsPass(p))
     .map((p: ProxyResource) => ({
       name: p.name,
@@ -44,6 +48,7 @@ export async function listSteady(
       notBefore: isDriftPolled(p) ? driftNotBefore(p, driftPollMs) : awaitsPassNotBefore(p, driftPollMs),
       awaitingSince: isDriftPolled(p) ? null : awaitsPassSince(p),
     }));
+  return { proxies, skipped: lists.flatMap((l) => l.skipped) };
 }
 
 export class SteadyFleet {

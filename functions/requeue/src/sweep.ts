@@ -15,7 +15,7 @@ import { PublishMemory } from './publish-memory.js';
 import { listSteady, SteadyFleet } from './steady-fleet.js';
 
 export interface SweepDeps {
-  store: Pick<ProxyStore, 'listDue' | 'list'>;
+  store: Pick<ProxyStore, 'listDue' | 'listAll'>;
   publisher: ReconcilePublisher;
   clock: Clock;
   sleep: (ms: number) => Promise<void>;
@@ -76,7 +76,7 @@ export async function runSweep(deps: SweepDeps, tickAt: Date): Promise<SweepRepo
   let nextPoll = started.getTime();
   try {
     const steady = deps.steady ?? new SteadyFleet(0);
-    const fleet = await steady.get(started.getTime(), () => listSteady(deps.store, deps.driftPollMs));
+    const fleet = await steady.get(started.getTime(), () => listSteadyLogged(deps));
     for (const p of fleet) {
       for (const slot of driftSlots(p.uid, deps.driftPollMs, driftFrom, driftTo, p.notBefore)) {
         if (p.awaitingSince && !awaitsPassSlotDue(p.awaitingSince, slot, deps.driftPollMs)) continue;
@@ -116,6 +116,29 @@ export async function runSweep(deps: SweepDeps, tickAt: Date): Promise<SweepRepo
   memory.drift = { through, failed: false };
   deps.log.info('requeue sweep', { ...report, windowMs: windowEnd - windowStart.getTime() });
   return report;
+}
+
+/** Names logged per line: the count says how many more. */
+const LOGGED_SKIPPED = 20;
+
+/**
+ * The steady fleet, saying which documents it left out because they do not fit the model: such a proxy
+ * gets no drift poll (nothing in it can be trusted to say when one is due) until it is repaired or
+ * deleted. Logged on each listing (at most every refresh of the steady fleet), names and failing field
+ * paths only, never the stored values.
+ */
+async function listSteadyLogged(deps: SweepDeps) {
+  const { proxies, skipped } = await listSteady(deps.store, deps.driftPollMs);
+  if (skipped.length > 0) {
+    deps.log.warn('proxy documents that do not fit the model were skipped by the drift poll', {
+      event: 'requeue.invalid_documents_skipped',
+      count: skipped.length,
+      proxies: skipped
+        .slice(0, LOGGED_SKIPPED)
+        .map((s) => ({ name: s.name, fields: s.issues.map((i) => i.path) })),
+    });
+  }
+  return proxies;
 }
 
 async function publishAll(

@@ -328,3 +328,36 @@ describe('the steady fleet of one instance', () => {
     ]);
   });
 });
+
+describe('stored documents that do not fit the model', () => {
+  it('are logged by the drift poll on each listing (WARNING, names and field paths, never values)', async () => {
+    const log = memoryLogger();
+    const issue = { path: 'spec.port', code: 'invalid_type', message: 'stored value hunter2 is no port' };
+    const listAll: SweepDeps['store']['listAll'] = async (filter) => {
+      const listing = await store.listAll(filter);
+      return filter?.phase === 'Ready'
+        ? { ...listing, skipped: [{ name: 'edge-broken', issues: [issue] }] }
+        : listing;
+    };
+    await store.create(aProxy({ name: 'steady', uid: testUid(1), status: running() }));
+    await runSweep({ ...deps, log, store: { listDue: (u, l) => store.listDue(u, l), listAll } }, t0);
+    const lines = log.lines.filter((l) => l.event === 'requeue.invalid_documents_skipped');
+    expect(lines).toEqual([
+      expect.objectContaining({
+        severity: 'WARNING',
+        count: 1,
+        proxies: [{ name: 'edge-broken', fields: ['spec.port'] }],
+      }),
+    ]);
+    expect(JSON.stringify(lines)).not.toContain('hunter2');
+    // The fleet that fits is still drift-polled.
+    expect(published.map((p) => p.proxy)).toEqual(['steady']);
+  });
+
+  it('log nothing when every document fits', async () => {
+    const log = memoryLogger();
+    await store.create(aProxy({ name: 'steady', uid: testUid(1), status: running() }));
+    await runSweep({ ...deps, log }, t0);
+    expect(log.lines.filter((l) => l.event === 'requeue.invalid_documents_skipped')).toEqual([]);
+  });
+});

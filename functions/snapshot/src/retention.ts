@@ -13,7 +13,10 @@ import type { SnapshotPassDeps } from './deps.js';
 export interface RetireCounts {
   /** Workers of which something was deleted (the document, the header, or both). */
   retired: number;
-  /** Workers whose deletion failed, or 1 when the candidates (or the owners) could not be read. */
+  /**
+   * Workers whose deletion failed or whose documents are out of shape (passed over), or 1 when the
+   * candidates (or the owners) could not be read.
+   */
   failures: number;
 }
 
@@ -23,8 +26,17 @@ export async function retireOldWorkers(
   const now = deps.clock.now();
   const cutoff = retentionCutoff(now, deps.retention.afterMs);
   try {
-    const ids = await deps.retired.candidates(cutoff, deps.retention.batch);
-    if (ids.length === 0) return { retired: 0, failures: 0 };
+    const { ids, invalid } = await deps.retired.candidates(cutoff, deps.retention.batch);
+    // Passed over, not counted against the batch: a worker whose document or header was edited by hand
+    // out of shape is neither deleted (nothing it says can be trusted) nor left to hold the batch. One
+    // line a tick, worker ids and field paths only, until someone fixes or deletes the documents.
+    if (invalid.length > 0) {
+      deps.log.warn('workers past retention with documents out of shape passed over; fix or delete them', {
+        event: 'gateway.workers_retention_invalid',
+        workers: invalid,
+      });
+    }
+    if (ids.length === 0) return { retired: 0, failures: invalid.length };
     // Read after the candidates: a record naming one of them now was there before (a worker gone that
     // long is given nothing new; it would have to register, which the transaction sees).
     const state = await deps.ownership.read();
@@ -57,7 +69,7 @@ export async function retireOldWorkers(
         kind: f.kind,
       });
     }
-    return { retired: gone.length, failures: failed.length };
+    return { retired: gone.length, failures: failed.length + invalid.length };
   } catch (err) {
     deps.log.warn('worker retention failed; the next tick tries again', {
       kind: err instanceof WorkerStoreError ? err.kind : 'unknown',

@@ -4,7 +4,11 @@ import type { RetentionDecision } from '../../../shared/src/domain/workers/reten
 import { ManualClock } from '../../../shared/src/ports/clock.js';
 import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
 import type { OwnershipState } from '../../../shared/src/ports/workers-ownership.js';
-import type { RetentionSweepResult, StoredFacts } from '../../../shared/src/ports/workers-retention.js';
+import type {
+  InvalidStoredWorker,
+  RetentionSweepResult,
+  StoredFacts,
+} from '../../../shared/src/ports/workers-retention.js';
 import { loadSnapshotConfig } from './config.js';
 import { retireOldWorkers } from './retention.js';
 
@@ -24,7 +28,7 @@ const deadFacts: StoredFacts = {
   header: { grantedUntil: longAgo, validUntil: longAgo, ownershipEpoch: 8 },
 };
 
-function deps(candidates: () => Promise<string[]>) {
+function deps(candidates: () => Promise<string[]>, invalid: InvalidStoredWorker[] = []) {
   const decisions = new Map<string, RetentionDecision>();
   const remove = vi.fn(
     async (
@@ -48,7 +52,7 @@ function deps(candidates: () => Promise<string[]>) {
     read,
     log,
     deps: {
-      retired: { candidates: vi.fn(candidates), remove },
+      retired: { candidates: vi.fn(async () => ({ ids: await candidates(), invalid })), remove },
       ownership: { read } as never,
       clock: new ManualClock(now),
       log,
@@ -83,6 +87,23 @@ describe('retireOldWorkers', () => {
     expect(d.read).not.toHaveBeenCalled();
     expect(d.remove).not.toHaveBeenCalled();
     expect(d.log.lines).toEqual([]);
+  });
+
+  it('workers out of shape are passed over: one WARNING a tick, ids and field paths, counted as failures', async () => {
+    const broken = [
+      { workerId: 'gw-edited', fields: ['header.ownershipEpoch'] },
+      { workerId: 'gw-edited-2', fields: ['worker.validUntil', 'header.parts'] },
+    ];
+    const d = deps(async () => ['gw-dead', 'gw-owner', 'gw-flaky'], broken);
+    expect(await retireOldWorkers(d.deps)).toEqual({ retired: 1, failures: 3 });
+    expect(d.remove).toHaveBeenCalledWith(['gw-dead', 'gw-owner', 'gw-flaky'], cutoff, expect.any(Function));
+    const lines = d.log.lines.filter((l) => l.event === 'gateway.workers_retention_invalid');
+    expect(lines).toEqual([expect.objectContaining({ severity: 'WARNING', workers: broken })]);
+    // Only broken ones: still logged and counted, nothing else read.
+    const only = deps(async () => [], broken);
+    expect(await retireOldWorkers(only.deps)).toEqual({ retired: 0, failures: 2 });
+    expect(only.read).not.toHaveBeenCalled();
+    expect(only.log.lines).toEqual([expect.objectContaining({ event: 'gateway.workers_retention_invalid' })]);
   });
 
   it('candidates that cannot be listed: one failure, logged, never thrown', async () => {

@@ -21,13 +21,30 @@ export interface RetentionSweepResult {
   failed: Array<{ workerId: string; kind: WorkerStoreError['kind'] }>;
 }
 
+/** A worker whose stored worker document or snapshot header does not fit its model. */
+export interface InvalidStoredWorker {
+  workerId: string;
+  /** The fields that fail, as `worker.<field>` / `header.<field>` paths; never their values. */
+  fields: string[];
+}
+
+export interface RetentionCandidates {
+  /** At most `limit` workers to decide, without duplicates. */
+  ids: string[];
+  /**
+   * Workers past the cutoff passed over because a stored document of theirs does not fit its model
+   * (edited by hand): not counted against `limit`, so they cannot hold the batch tick after tick.
+   */
+  invalid: InvalidStoredWorker[];
+}
+
 export interface WorkerRetentionStore {
   /**
-   * The ids of at most `limit` workers whose session ended before `cutoff`, or whose snapshot header's
-   * snapshot did (a header whose worker document is gone is found this way), without duplicates. Throws
-   * WorkerStoreError when they cannot be listed.
+   * At most `limit` workers whose session ended before `cutoff`, or whose snapshot header's snapshot did
+   * (a header whose worker document is gone is found this way), whose stored documents fit their models;
+   * those that do not are passed over and listed apart. Throws WorkerStoreError when they cannot be listed.
    */
-  candidates(cutoff: Date, limit: number): Promise<string[]>;
+  candidates(cutoff: Date, limit: number): Promise<RetentionCandidates>;
   /**
    * For each id: re-reads the worker document and the snapshot header in one transaction, asks `decide`
    * (the caller adds what it knows of ownership),

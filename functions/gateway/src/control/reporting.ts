@@ -41,19 +41,30 @@ export function toWireOutcome(o: Outcome): WireOutcome {
 }
 
 /**
- * At most `max` counts (the registration's limits.maxCounts), the draining ones first: a report is a
- * complete replacement, so a proxy cut from it reads as zero, and for a proxy being drained away that is
- * "drained" — its ownership would move while its tunnels still run here. A proxy still owned that is cut
- * only looks idle in the controller's capacity view until the load drops under the limit.
+ * At most `max` counts (the registration's limits.maxCounts), the ones that matter most kept: a report is
+ * a complete replacement, so a proxy cut from it reads as zero. For a proxy being drained away that is
+ * "drained" — its ownership would move while its tunnels still run here — so the draining ones go first;
+ * a proxy still owned that is cut looks idle, and the controller would lease its capacity again. Within
+ * each of the two, the busiest (active + reserved) go first, so whatever must be cut hides the fewest
+ * tunnels and reservations. (Every count here is non-zero: Worker.runtimeCounts lists no idle proxy, and
+ * one absent already reads as zero.) Under the limit: all, as given.
  */
 export function reportedCounts(all: readonly ProxyRuntimeCount[], max: number) {
+  const load = (c: ProxyRuntimeCount) => c.active + c.reserved;
   const ordered =
-    all.length > max ? [...all.filter((c) => c.draining), ...all.filter((c) => !c.draining)] : all;
+    all.length > max
+      ? [...all].sort((a, b) => Number(b.draining) - Number(a.draining) || load(b) - load(a))
+      : all;
   return ordered.slice(0, max).map((c) => ({
     proxy: c.proxy,
     active: Math.min(c.active, MAX_COUNT),
     reserved: Math.min(c.reserved, MAX_COUNT),
   }));
+}
+
+/** How many draining proxies a cut to `max` leaves out (each then reads as drained to the controller). */
+export function drainingCut(all: readonly ProxyRuntimeCount[], max: number): number {
+  return Math.max(0, all.filter((c) => c.draining).length - max);
 }
 
 export class ReportLoop {
@@ -204,8 +215,13 @@ export class ReportLoop {
   private counts(view: RuntimeView) {
     const all = view.runtimeCounts();
     const max = this.limits().maxCounts;
-    if (all.length > max)
-      this.deps.log.warn('runtime report truncated to the controller limit', { counts: all.length, max });
+    if (all.length > max) {
+      this.deps.log.warn('runtime report truncated to the controller limit', {
+        counts: all.length,
+        max,
+        drainingCut: drainingCut(all, max),
+      });
+    }
     return reportedCounts(all, max);
   }
 

@@ -3,7 +3,7 @@
 // being drained away, as drained, and its ownership would move while its tunnels still run here.
 import { describe, expect, it } from 'vitest';
 import type { ProxyRuntimeCount } from '../worker.js';
-import { reportedCounts } from './reporting.js';
+import { drainingCut, reportedCounts } from './reporting.js';
 
 const count = (proxy: string, draining: boolean, active = 1): ProxyRuntimeCount => ({
   proxy,
@@ -22,14 +22,36 @@ describe('reportedCounts', () => {
       ['c', 'd'],
     ],
     [
-      'over the limit: then the owned ones, in order',
+      'over the limit: then the owned ones',
       [count('a', false), count('b', true), count('c', false)],
       2,
       ['b', 'a'],
     ],
+    [
+      'over the limit: the busiest owned ones first (a cut one looks idle, its capacity leased again)',
+      [count('a', false, 1), count('b', false, 5), count('c', true, 1), count('d', false, 3)],
+      3,
+      ['c', 'b', 'd'],
+    ],
+    [
+      'more draining ones than the limit: the busiest draining ones (a cut one reads as drained)',
+      [count('a', true, 1), count('b', false, 9), count('c', true, 7), count('d', true, 2)],
+      2,
+      ['c', 'd'],
+    ],
     ['exactly the limit: all, in order', [count('a', false), count('b', true)], 2, ['a', 'b']],
   ])('%s', (_name, all, max, expected) => {
     expect(reportedCounts(all, max).map((c) => c.proxy)).toEqual(expected);
+  });
+
+  it('reserved counts weigh as active ones', () => {
+    const reserved = { proxy: 'r', active: 0, reserved: 4, draining: false };
+    expect(reportedCounts([count('a', false, 2), reserved], 1).map((c) => c.proxy)).toEqual(['r']);
+  });
+
+  it('counts the draining proxies a cut leaves out', () => {
+    const all = [count('a', true), count('b', true), count('c', false)];
+    expect([drainingCut(all, 3), drainingCut(all, 2), drainingCut(all, 1)]).toEqual([0, 0, 1]);
   });
 
   it('caps counts at the wire schema’s 1,000,000 and leaves out the draining flag', () => {

@@ -28,7 +28,6 @@ export class FirestoreJobRunStore implements JobRunStore {
           ok: null,
           counts: previous?.counts ?? {},
           error: unfinishedNote(previous, minGapMs),
-          previousStartedAt: previous ? Timestamp.fromDate(previous.startedAt) : null,
           windowStart: null,
         });
         return { previous };

@@ -9,10 +9,16 @@
 // document, so an API write in between (a registration, a report; each preconditioned on the update time
 // it read) either comes first and is seen here (nothing deleted), or comes after and finds the document
 // gone (NOT_FOUND: a conflict, re-read as "no worker": the worker registers anew).
-import { type DocumentSnapshot, type Firestore, Timestamp } from '@google-cloud/firestore';
+import {
+  type DocumentSnapshot,
+  type Firestore,
+  type QueryDocumentSnapshot,
+  Timestamp,
+} from '@google-cloud/firestore';
 import type { RetentionDecision } from '../../domain/workers/retention.js';
 import { WorkerStoreError } from '../../ports/workers.js';
 import type {
+  RetentionCandidates,
   RetentionSweepResult,
   StoredFacts,
   WorkerRetentionStore,
@@ -26,6 +32,11 @@ const PARTS = 'parts';
  * no TTL, so a local worker keeps every batch) keeps its document until the next call, which finds it again.
  */
 export const OUTCOME_DELETE_PAGE = 400;
+/**
+ * Documents of each range query looked at per call while passing over workers out of shape: more of them
+ * than this (each logged every tick) would hold the batch again.
+ */
+export const CANDIDATE_SCAN_LIMIT = 500;
 /** A transaction deletes the header, its parts and the worker document: Firestore's 500 writes per commit. */
 const MAX_WRITES = 500;
 
@@ -37,13 +48,13 @@ interface Read {
 
 const tsOf = (v: unknown): Date | null => (v instanceof Timestamp ? v.toDate() : null);
 
-/** The facts of one worker as stored; throws WorkerStoreError `invalid` for a document edited out of shape. */
-function factsOf(worker: DocumentSnapshot, header: DocumentSnapshot): Read {
-  const workerId = worker.id;
+/** The facts of one worker as stored, or the fields (never their values) that do not fit the model. */
+function readOf(worker: DocumentSnapshot, header: DocumentSnapshot): Read | { invalid: string[] } {
+  const invalid: string[] = [];
   let sessionValidUntil: Date | null = null;
   if (worker.exists) {
     sessionValidUntil = tsOf(worker.get('validUntil'));
-    if (!sessionValidUntil) throw new WorkerStoreError('invalid', `workers/${workerId} has no validUntil`);
+    if (!sessionValidUntil) invalid.push('worker.validUntil');
   }
   let h: StoredFacts['header'] = null;
   let parts = 0;
@@ -52,25 +63,31 @@ function factsOf(worker: DocumentSnapshot, header: DocumentSnapshot): Read {
     const granted = header.get('grantedUntil');
     const epoch = header.get('ownershipEpoch');
     const n = header.get('parts');
-    if (
-      !validUntil ||
-      (granted !== null && !(granted instanceof Timestamp)) ||
-      !Number.isInteger(epoch) ||
-      !Number.isInteger(n) ||
-      n < 0
-    ) {
-      throw new WorkerStoreError('invalid', `snapshots/${workerId} does not fit the header model`);
-    }
-    h = { validUntil, grantedUntil: tsOf(granted), ownershipEpoch: epoch as number };
+    if (!validUntil) invalid.push('header.validUntil');
+    if (granted !== null && !(granted instanceof Timestamp)) invalid.push('header.grantedUntil');
+    if (!Number.isInteger(epoch)) invalid.push('header.ownershipEpoch');
+    if (!Number.isInteger(n) || n < 0) invalid.push('header.parts');
+    if (validUntil) h = { validUntil, grantedUntil: tsOf(granted), ownershipEpoch: epoch as number };
     parts = n as number;
   }
+  if (invalid.length > 0) return { invalid };
   return { facts: { sessionValidUntil, header: h }, parts, workerExists: worker.exists };
+}
+
+/** The facts of one worker as stored; throws WorkerStoreError `invalid` for a document edited out of shape. */
+function factsOf(worker: DocumentSnapshot, header: DocumentSnapshot): Read {
+  const read = readOf(worker, header);
+  if ('invalid' in read) {
+    throw new WorkerStoreError('invalid', `worker ${worker.id}: ${read.invalid.join(', ')} out of shape`);
+  }
+  return read;
 }
 
 export class FirestoreWorkerRetentionStore implements WorkerRetentionStore {
   constructor(
     private readonly db: Firestore,
     private readonly outcomePage = OUTCOME_DELETE_PAGE,
+    private readonly scanLimit = CANDIDATE_SCAN_LIMIT,
   ) {}
 
   private worker(id: string) {
@@ -81,19 +98,41 @@ export class FirestoreWorkerRetentionStore implements WorkerRetentionStore {
     return this.db.collection(Collections.snapshots).doc(id);
   }
 
-  // Two single-field range queries (automatic indexes; terraform/firestore.tf keeps both fields indexed).
-  async candidates(cutoff: Date, limit: number): Promise<string[]> {
+  // Two single-field range queries (automatic indexes; terraform/firestore.tf keeps both fields indexed),
+  // read a page of `limit` at a time: worker documents first (a header whose worker is gone waits for a
+  // batch with room left). Each page's workers are read whole (document and header) and a worker either of
+  // whose documents is out of shape is passed over, so that however many of them sort first, the batch
+  // still reaches the others. At most `scanLimit` documents of each query are looked at per call.
+  async candidates(cutoff: Date, limit: number): Promise<RetentionCandidates> {
     const before = Timestamp.fromDate(cutoff);
+    const out: RetentionCandidates = { ids: [], invalid: [] };
+    const seen = new Set<string>();
     try {
-      const [workers, headers] = await Promise.all([
-        this.db.collection(Collections.workers).where('validUntil', '<', before).limit(limit).get(),
-        this.db.collection(Collections.snapshots).where('validUntil', '<', before).limit(limit).get(),
-      ]);
-      // Worker documents first: a header whose worker is gone waits for a batch with room left.
-      return [...new Set([...workers.docs, ...headers.docs].map((d) => d.id))].slice(0, limit);
+      for (const collection of [Collections.workers, Collections.snapshots]) {
+        let after: QueryDocumentSnapshot | undefined;
+        for (let scanned = 0; out.ids.length < limit && scanned < this.scanLimit; ) {
+          let query = this.db.collection(collection).where('validUntil', '<', before).orderBy('validUntil');
+          if (after) query = query.startAfter(after);
+          const page = await query.limit(limit).get();
+          scanned += page.size;
+          const fresh = page.docs.map((d) => d.id).filter((id) => !seen.has(id));
+          for (const id of fresh) seen.add(id);
+          if (fresh.length > 0) {
+            const docs = await this.db.getAll(...fresh.flatMap((id) => [this.worker(id), this.header(id)]));
+            fresh.forEach((workerId, i) => {
+              const read = readOf(docs[2 * i]!, docs[2 * i + 1]!);
+              if ('invalid' in read) out.invalid.push({ workerId, fields: read.invalid });
+              else out.ids.push(workerId);
+            });
+          }
+          if (page.size < limit) break;
+          after = page.docs[page.size - 1];
+        }
+      }
     } catch (err) {
       throw workerStoreFailure(err, 'list workers past retention');
     }
+    return { ids: out.ids.slice(0, limit), invalid: out.invalid };
   }
 
   async remove(

@@ -3,6 +3,9 @@
 // authenticated clients only, adds no Via or X-Forwarded-For, caches nothing, and refuses destinations
 // inside the VM's own networks (the metadata server above all: it hands out the VM's token).
 import { z } from 'zod';
+import { DEFAULT_BLOCKED_DESTINATIONS } from './blocked-destinations.js';
+
+export { DEFAULT_BLOCKED_DESTINATIONS };
 
 const Port = z.number().int().min(1).max(65535);
 const Path = z.string().regex(/^\/[A-Za-z0-9._/-]+$/, 'an absolute path without spaces');
@@ -17,22 +20,6 @@ export const Cidr = z.string().refine((s) => {
   const v6 = IPV6_CIDR.exec(s);
   return v6 !== null && (v6[1] === undefined || Number(v6[1]) <= 128);
 }, 'an IPv4 or IPv6 address or CIDR');
-
-/** Loopback, "this network", link-local (169.254.169.254 is the metadata server), RFC 1918, CGNAT, IPv6 ULA. */
-export const DEFAULT_BLOCKED_DESTINATIONS = [
-  '0.0.0.0/8',
-  '127.0.0.0/8',
-  '169.254.0.0/16',
-  '10.0.0.0/8',
-  '172.16.0.0/12',
-  '192.168.0.0/16',
-  '100.64.0.0/10',
-  '::1',
-  // The unspecified address: Linux connects it to the local host, like 0.0.0.0 (above).
-  '::',
-  'fe80::/10',
-  'fc00::/7',
-] as const;
 
 /** CONNECT is allowed to these ports only unless a spec says otherwise: squid's own default. */
 export const DEFAULT_CONNECT_PORTS: readonly number[] = Object.freeze([443]);
@@ -69,7 +56,7 @@ export const SquidConfOptions = z.strictObject({
   connectPorts: ConnectPorts.default(() => [...DEFAULT_CONNECT_PORTS]),
   blockedDestinations: z
     .array(Cidr)
-    .max(64)
+    .max(128)
     .default([...DEFAULT_BLOCKED_DESTINATIONS]),
 });
 export type SquidConfOptions = z.input<typeof SquidConfOptions>;

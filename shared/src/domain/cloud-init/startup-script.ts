@@ -22,7 +22,7 @@ export const DefaultCloudInitOptions = z.strictObject({
   /** projects/P/secrets/S[/versions/V]: used when the instance metadata item is missing. */
   credentialsSecret: z.string().regex(SECRET_OR_VERSION, 'a Secret Manager secret or version resource name'),
   connectPorts: ConnectPorts.optional(),
-  blockedDestinations: z.array(Cidr).max(64).optional(),
+  blockedDestinations: z.array(Cidr).max(128).optional(),
 });
 export type DefaultCloudInitOptions = z.input<typeof DefaultCloudInitOptions>;
 

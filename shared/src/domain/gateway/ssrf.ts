@@ -26,10 +26,10 @@ export type SsrfReason =
   | 'bad_port'
   | 'unresolvable';
 
-type Range = readonly [cidr: string, reason: SsrfReason];
+export type Range = readonly [cidr: string, reason: SsrfReason];
 
 // Order matters: the first range that contains the address names the reason.
-const V4_RANGES: readonly Range[] = [
+export const V4_RANGES: readonly Range[] = [
   ['0.0.0.0/8', 'unspecified'],
   ['10.0.0.0/8', 'private'],
   ['100.64.0.0/10', 'cgnat'],
@@ -47,7 +47,7 @@ const V4_RANGES: readonly Range[] = [
   ['224.0.0.0/4', 'multicast'],
   ['240.0.0.0/4', 'reserved'],
 ];
-const V6_RANGES: readonly Range[] = [
+export const V6_RANGES: readonly Range[] = [
   ['::/128', 'unspecified'],
   ['::1/128', 'loopback'],
   ['64:ff9b:1::/48', 'private'],
@@ -63,8 +63,10 @@ const V6_RANGES: readonly Range[] = [
   ['ff00::/8', 'multicast'],
 ];
 // IPv6 prefixes that carry an IPv4 address, and where: NAT64, IPv4-compatible, IPv4-translated (SIIT,
-// RFC 2765: what a stateless translator maps back to the IPv4 address), 6to4.
-const EMBEDDING: readonly (readonly [cidr: string, offset: number])[] = [
+// RFC 2765: what a stateless translator maps back to the IPv4 address), 6to4. (IPv4-mapped ::ffff:0:0/96
+// is the IPv4 address itself: ip.ts unmapped.) The managed proxies' squid refuses the same ranges and the
+// same embeddings of the IPv4 ones (domain/cloud-init/blocked-destinations.ts).
+export const EMBEDDING: readonly (readonly [cidr: string, offset: number])[] = [
   ['64:ff9b::/96', 12],
   ['::/96', 12],
   ['::ffff:0:0:0/96', 12],

@@ -1,0 +1,54 @@
+// The destinations a managed proxy's squid refuses by default (`acl proxyplane_blocked dst …`): the ranges
+// the gateway's SSRF guard refuses (domain/gateway/ssrf.ts), read from its own tables so that the two
+// cannot drift apart. An address-based acl cannot look inside an IPv6 address, so the IPv6 forms that
+// carry an IPv4 address (NAT64 64:ff9b::/96, IPv4-compatible ::/96, SIIT ::ffff:0:0:0/96, 6to4 2002::/16)
+// are refused for each refused IPv4 range, as the guard refuses them, and reach public IPv4 as before —
+// a VPC that uses NAT64 needs it to reach public IPv4 at all. IPv4-mapped addresses (::ffff:a.b.c.d) are
+// IPv4 to squid already. Entries inside another entry are left out (squid warns about each).
+import { type Cidr, parseCidr, prefixMatches } from '../gateway/ip.js';
+import { EMBEDDING, V4_RANGES, V6_RANGES } from '../gateway/ssrf.js';
+
+/** RFC 5952 text of an IPv6 address: lower case, the longest run of two or more zero groups as `::`. */
+export function formatIpv6(bytes: Uint8Array): string {
+  const groups = Array.from({ length: 8 }, (_, i) => (bytes[2 * i]! << 8) | bytes[2 * i + 1]!);
+  let best = { at: -1, len: 1 };
+  for (let i = 0; i < 8; ) {
+    let j = i;
+    while (j < 8 && groups[j] === 0) j++;
+    if (j - i > best.len) best = { at: i, len: j - i };
+    i = j === i ? i + 1 : j;
+  }
+  const hex = (g: number[]) => g.map((n) => n.toString(16)).join(':');
+  if (best.at < 0) return hex(groups);
+  return `${hex(groups.slice(0, best.at))}::${hex(groups.slice(best.at + best.len))}`;
+}
+
+const text = (c: Cidr): string => {
+  const address = c.family === 4 ? [...c.bytes].join('.') : formatIpv6(c.bytes);
+  return c.prefix === (c.family === 4 ? 32 : 128) ? address : `${address}/${c.prefix}`;
+};
+
+const inside = (c: Cidr, outer: Cidr): boolean =>
+  c.family === outer.family && outer.prefix <= c.prefix && prefixMatches(c.bytes, outer.bytes, outer.prefix);
+
+/** Each refused IPv4 range as carried inside each embedding prefix. */
+function embedded(v4: readonly Cidr[]): Cidr[] {
+  return EMBEDDING.flatMap(([prefixText, offset]) => {
+    const prefix = parseCidr(prefixText)!;
+    return v4.map((r) => {
+      const bytes = prefix.bytes.slice();
+      bytes.set(r.bytes, offset);
+      return { family: 6 as const, bytes, prefix: offset * 8 + r.prefix };
+    });
+  });
+}
+
+function derive(): string[] {
+  const v4 = V4_RANGES.map(([c]) => parseCidr(c)!);
+  const all = [...v4, ...V6_RANGES.map(([c]) => parseCidr(c)!), ...embedded(v4)];
+  const kept = all.filter((c, i) => !all.some((o, j) => j !== i && inside(c, o) && (!inside(o, c) || j < i)));
+  return kept.map(text);
+}
+
+/** What the SSRF guard refuses by range, as squid `dst` entries. */
+export const DEFAULT_BLOCKED_DESTINATIONS: readonly string[] = Object.freeze(derive());
