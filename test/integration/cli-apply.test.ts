@@ -1,8 +1,10 @@
-// `proxyplane proxies apply | patch | reconcile` as a user runs them (a real CLI process) against the API
-// process on the Firestore and Pub/Sub emulators: apply creates, says "unchanged" without writing (the
-// document's update time does not move), "configured" with the API showing the new spec; a change the API
-// refuses, a proxy being deleted and a bad file change nothing; a multi-proxy file that fails part-way says
-// what was applied; patch sends a merge patch; reconcile publishes a manual reconcile request.
+// `proxyplane proxies apply | patch | reconcile` against the API process on the Firestore and Pub/Sub
+// emulators: apply creates, says "unchanged" without writing (the document's update time does not move),
+// "configured" with the API showing the new spec; a change the API refuses, a proxy being deleted and a bad
+// file change nothing; a multi-proxy file that fails part-way says what was applied; patch sends a merge
+// patch; reconcile publishes a manual reconcile request. The CLI runs in this worker with a user's
+// environment (cliInProcess, test/support/cli-process.ts), except where being a process matters: a spec
+// piped to stdin, and the part-way failure (what the process printed to stdout before it exits 1).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Collections } from '../../shared/src/adapters/firestore/collections.js';
 import { proxyFromFirestore, proxyToFirestore } from '../../shared/src/adapters/firestore/proxy-converter.js';
 import { emptyStatus, ProxySpec } from '../../shared/src/domain/proxy.js';
-import { cliRunner } from '../support/cli-process.js';
+import { cliInProcess, cliRunner } from '../support/cli-process.js';
 import { firestoreHost, testProjectId } from '../support/emulators.js';
 import { ADMIN_TOKEN, type ApiProcess, startApiProcess } from '../support/leases.js';
 import { pollUntil } from '../support/poll.js';
@@ -24,7 +26,9 @@ let db: Firestore;
 let pubsub: PubSub;
 let sub: Subscription;
 const published: Array<{ proxy: string; reason: string }> = [];
-const cli = cliRunner({ dir, apiUrl: () => api.url, adminToken: ADMIN_TOKEN });
+const shell = { dir, apiUrl: () => api.url, adminToken: ADMIN_TOKEN };
+const cli = cliInProcess(shell);
+const cliProcess = cliRunner(shell);
 
 /** The stored document: its spec, generation, and Firestore's update time (moves on every write). */
 async function stored(name: string) {
@@ -88,7 +92,7 @@ describe('proxyplane proxies apply', () => {
     expect(spec).toMatchObject({ capacity: 4, endpoint: { protocol: 'http' } }); // the API's defaults
     const reordered = Object.fromEntries(Object.entries(spec).reverse());
     const before = await stored('ap-ext');
-    const r = await cli(
+    const r = await cliProcess(
       ['proxies', 'apply', '-f', '-'],
       {},
       JSON.stringify({ spec: reordered, name: 'ap-ext' }),
@@ -147,7 +151,7 @@ describe('proxyplane proxies apply', () => {
       ].join('---\n'),
     );
     const manBefore = await stored('ap-man');
-    const r = await cli(['proxies', 'apply', '-f', path]);
+    const r = await cliProcess(['proxies', 'apply', '-f', path]);
     expect(r).toMatchObject({ code: 1, stdout: 'proxy/ap-new created\n' });
     expect(r.stderr.split('\n')[0]).toMatch(/^error: immutable_field — /);
     expect(r.stderr).toContain(

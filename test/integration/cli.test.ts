@@ -1,8 +1,11 @@
-// The `proxyplane` CLI as a user runs it (node bin/proxyplane.mjs, a real process), against the API
-// process (functions/api/src/main.ts) on the Firestore emulator: every command, its output, its exit code
-// (0 done, 1 the API said no, 2 bad usage or input), and that a bad file creates nothing.
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// The `proxyplane` CLI against the API process (functions/api/src/main.ts) on the Firestore emulator: every
+// command, its output, its exit code (0 done, 1 the API said no, 2 bad usage or input), and that a bad file
+// creates nothing. Most cases run the CLI's runCli in this worker with a user's environment (cliInProcess,
+// test/support/cli-process.ts: dozens of node + tsx start-ups were most of this file's minutes); the cases
+// that depend on being a process run node bin/proxyplane.mjs as one (cliProcess): stdin through a pipe,
+// `fleet watch` on a stdout that is not a terminal, a bad token from the process's environment that must
+// not reach its output, and each exit code (0, 1, 2) as the process's own.
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -13,50 +16,22 @@ import { createForwardProxy, type ForwardProxy } from '../../emulators/forward-p
 import { freePort } from '../../emulators/launcher/free-port.js';
 import { Collections } from '../../shared/src/adapters/firestore/collections.js';
 import { proxyFromFirestore, proxyToFirestore } from '../../shared/src/adapters/firestore/proxy-converter.js';
-import { repoRoot } from '../../shared/src/config/local-ports.js';
+import { cliInProcess, cliRunner } from '../support/cli-process.js';
 import { firestoreHost, testProjectId } from '../support/emulators.js';
 import { ADMIN_TOKEN, type ApiProcess, startApiProcess } from '../support/leases.js';
+import { pollUntil } from '../support/poll.js';
 
 const CRAWLER_TOKEN = 'cli-tests-crawler-token-0123456';
 const dir = mkdtempSync(join(tmpdir(), 'cli-test-'));
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], env: Record<string, string> = {}, stdin?: string): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = execFile(
-      process.execPath,
-      [join(repoRoot, 'bin/proxyplane.mjs'), ...args],
-      {
-        cwd: dir,
-        timeout: 60_000,
-        // Only what a user's shell would have: no emulator hosts, no gcloud, no running plane's state.
-        env: {
-          PATH: '/usr/bin:/bin',
-          METADATA_SERVER_DETECTION: 'none',
-          PROXYPLANE_STATE_DIR: dir,
-          PROXYPLANE_API_URL: api.url,
-          PROXYPLANE_ADMIN_TOKEN: ADMIN_TOKEN,
-          PROXYPLANE_CRAWLER_TOKEN: CRAWLER_TOKEN,
-          ...env,
-        },
-      },
-      (err, stdout, stderr) =>
-        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-    if (stdin !== undefined) child.stdin!.end(stdin);
-  });
-}
-
-function file(name: string, text: string): string {
-  const path = join(dir, name);
-  writeFileSync(path, text);
-  return path;
-}
+const shell = {
+  dir,
+  apiUrl: () => api.url,
+  adminToken: ADMIN_TOKEN,
+  env: { PROXYPLANE_CRAWLER_TOKEN: CRAWLER_TOKEN },
+};
+const cli = cliInProcess(shell);
+const cliProcess = cliRunner(shell);
+const file = cli.file;
 
 let api: ApiProcess;
 let db: Firestore;
@@ -153,7 +128,7 @@ describe('proxyplane proxies', () => {
   });
 
   it('reads stdin, and reports a taken name with the API code and a hint (exit 1)', async () => {
-    const r = await cli(
+    const r = await cliProcess(
       ['proxies', 'create', '-f', '-', '-o', 'json'],
       {},
       '{"name":"cli-stdin","spec":{"mode":"managed","zone":"us-east1-b","credentialsRef":{"secret":"proxy-creds"}}}',
@@ -164,7 +139,7 @@ describe('proxyplane proxies', () => {
       generation: 1,
       status: { phase: 'Pending' },
     });
-    const again = await cli(
+    const again = await cliProcess(
       ['proxies', 'create', '-f', '-'],
       {},
       '{"name":"cli-stdin","spec":{"mode":"managed","zone":"us-east1-b","credentialsRef":{"secret":"proxy-creds"}}}',
@@ -233,21 +208,25 @@ describe('proxyplane leases', () => {
   beforeAll(() => markReady('cli-ext'));
 
   it('acquires by selector and target, prints the grant, and releases it', async () => {
-    let r: Run = { code: -1, stdout: '', stderr: '' };
-    // The API's proxy catalog is a Firestore listener: the status write above reaches it within moments.
-    for (let i = 0; i < 20 && r.code !== 0; i++) {
-      r = await cli([
-        'leases',
-        'acquire',
-        '--selector',
-        'pool=cli,region=local',
-        '--target',
-        'shop.example',
-        '-o',
-        'json',
-      ]);
-      if (r.code !== 0) await new Promise((res) => setTimeout(res, 500));
-    }
+    // The API's proxy catalog is a Firestore listener: the status write above reaches it within moments
+    // (seconds on a loaded box), and until then nothing matches.
+    const r = await pollUntil(
+      () =>
+        cli([
+          'leases',
+          'acquire',
+          '--selector',
+          'pool=cli,region=local',
+          '--target',
+          'shop.example',
+          '-o',
+          'json',
+        ]),
+      (run) => run.code === 0,
+      40_000,
+      'a lease on cli-ext once the catalog has it Ready',
+      250,
+    );
     expect(r.code, r.stderr).toBe(0);
     const grant = JSON.parse(r.stdout) as {
       leaseId: string;
@@ -337,7 +316,7 @@ describe('proxyplane leases', () => {
 
 describe('proxyplane fleet watch', () => {
   it('prints the fleet table once per round without escape codes when not on a terminal', async () => {
-    const r = await cli(['fleet', 'watch', '--count', '2', '--interval', '1']);
+    const r = await cliProcess(['fleet', 'watch', '--count', '2', '--interval', '1']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).not.toContain('\x1b[');
     expect(r.stdout.match(/^NAME\s+PHASE\s+BASIC\/EGRESS/gm)).toHaveLength(2);
@@ -397,7 +376,7 @@ describe('usage, credentials and reachability', () => {
       ['PROXYPLANE_TOKEN', `${secret}\nsecondline`],
       ['PROXYPLANE_ADMIN_TOKEN', `${secret} with-a-space`],
     ] as const) {
-      const r = await cli(['proxies', 'list'], { [name]: value });
+      const r = await cliProcess(['proxies', 'list'], { [name]: value });
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toMatch(new RegExp(`^error: invalid_input — the token from \\$${name} `));
       expect(r.stderr + r.stdout).not.toContain(secret);

@@ -4,18 +4,19 @@
 // An operator pauses probing and nothing probes — no health write, no probe log line — until they resume;
 // runs a GC sweep now and sees its counts in the job list; names a job that does not exist and gets 404
 // unknown_job.
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { freePort } from '../../emulators/launcher/free-port.js';
 import { type RunningService, startApi } from '../../emulators/local-plane/services.js';
 import { type SchedulerServer, startSchedulerServer } from '../../emulators/scheduler/server.js';
 import { Collections } from '../../shared/src/adapters/firestore/collections.js';
 import { makeGceProvider } from '../../shared/src/adapters/gce/clients.js';
-import { repoRoot } from '../../shared/src/config/local-ports.js';
 import { loadScheduleTable } from '../../shared/src/config/topology.js';
 import { instanceNameFromUid } from '../../shared/src/domain/instance-name.js';
+import { cliInProcess } from '../support/cli-process.js';
 import { releaseProject, testProjectId } from '../support/emulators.js';
 import { instanceRequest } from '../support/instance-request.js';
 import { startTestPlane, type TestPlane } from '../support/local-plane.js';
@@ -288,20 +289,12 @@ describe('operator controls over the periodic jobs (local plane)', () => {
   });
 
   it('the CLI drives the same controls: proxyplane jobs list|run|pause|resume NAME', async () => {
-    const cli = (...args: string[]) =>
-      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-        execFile(
-          process.execPath,
-          ['bin/proxyplane.mjs', ...args],
-          {
-            cwd: repoRoot,
-            env: { PATH: process.env.PATH ?? '', PROXYPLANE_API_URL: api.url, PROXYPLANE_ADMIN_TOKEN: TOKEN },
-            timeout: 30_000,
-          },
-          (err, stdout, stderr) =>
-            resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-        );
-      });
+    // runCli in this worker with a user's environment (test/support/cli-process.ts): what is particular
+    // to a real CLI process is cli.test.ts's; here it is the commands against the real jobs API.
+    const dir = mkdtempSync(join(tmpdir(), 'jobs-api-cli-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const run = cliInProcess({ dir, apiUrl: () => api.url, adminToken: TOKEN });
+    const cli = (...args: string[]) => run(args);
     const listed = await cli('jobs', 'list', '--output', 'json');
     expect(listed.code).toBe(0);
     expect((JSON.parse(listed.stdout) as { jobs: Job[] }).jobs.map((j) => j.name)).toEqual(

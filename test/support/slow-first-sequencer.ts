@@ -1,5 +1,5 @@
 // The order test files start in. Two workers run the integration tier, and a handful of files take a
-// minute or more each (they start a whole plane, or run the CLI as a process dozens of times): started
+// minute or more each (they start a whole plane, or processes such as the CLI's and the API's): started
 // last, one of them alone sets the run's tail. Vitest orders by the durations it cached from the last run,
 // but a fresh clone (CI) has none and falls back to file size, which says little about run time. So, when
 // a file has no cached duration, the files that start processes go first: `npm start` planes, then test
