@@ -15,6 +15,20 @@ import { InputError } from './errors.js';
 
 const CreateRequest = z.object({ name: ProxyName, spec: ProxySpec }).strict();
 
+/** What `proxies get` shows beside `name` and `spec`: the plane's own fields, which a body may not set. */
+const PLANE_SET = ['uid', 'generation', 'createdAt', 'deletionRequestedAt', 'status'];
+
+/**
+ * The top level's unknown fields, and when some are the plane's own — a file saved from `proxies get`, as
+ * the runbook's move to another zone starts — what to keep instead.
+ */
+function unknownFields(keys: readonly string[], topLevel: boolean): string {
+  const listed = `unknown field(s) ${keys.join(', ')}`;
+  const planes = topLevel ? keys.filter((k) => PLANE_SET.includes(k)) : [];
+  if (planes.length === 0) return listed;
+  return `${listed} (${planes.join(', ')}: set by the plane, as \`proxies get\` shows them; a file holds only name and spec, e.g. \`proxies get NAME -o json | jq '{name, spec}'\`)`;
+}
+
 export interface ProxyToCreate {
   name: string;
   /** As written in the file: the API applies defaults, so what is stored is what the API says. */
@@ -124,7 +138,9 @@ export function parseProxyFile(
       for (const issue of parsed.error.issues.slice(0, 20)) {
         const path = issue.path.join('.') || '(top level)';
         const msg =
-          issue.code === 'unrecognized_keys' ? `unknown field(s) ${issue.keys.join(', ')}` : issue.message;
+          issue.code === 'unrecognized_keys'
+            ? unknownFields(issue.keys, issue.path.length === 0)
+            : issue.message;
         problems.push(`${where}: ${path}: ${msg}`);
       }
       continue;

@@ -38,6 +38,15 @@ describe('parseProxyFile', () => {
     expect(parseProxyFile(text, 'p.yaml').map((p) => p.name)).toEqual(names);
   });
 
+  it('says what to keep of a file saved from `proxies get`: name and spec, not the fields the plane sets', () => {
+    const got = `${managed}uid: 5b0c7a0e-0c3f-4b7e-9d0f-2f7b1c1d8e11\ngeneration: 3\nstatus: {phase: Ready}\n`;
+    expect(problems(got)[1]).toBe(
+      "p.yaml: (top level): unknown field(s) uid, generation, status (uid, generation, status: set by the plane, as `proxies get` shows them; a file holds only name and spec, e.g. `proxies get NAME -o json | jq '{name, spec}'`)",
+    );
+    // Only at the top: a spec's unknown field is a mistake of the spec.
+    expect(problems(`${managed}  status: x\n`)[1]).toBe('p.yaml: spec: unknown field(s) status');
+  });
+
   it('keeps the body as written: the API applies the defaults', () => {
     expect(parseProxyFile(managed, 'p.yaml')[0]!.body).toEqual({
       name: 'edge-1',

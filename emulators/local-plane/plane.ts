@@ -9,9 +9,11 @@ import { PubSubPublisher } from '../../shared/src/adapters/pubsub/publisher.js';
 import { ensurePubSubTopology } from '../../shared/src/adapters/pubsub/topology.js';
 import { hostPort } from '../../shared/src/config/local-ports.js';
 import { loadPubSubTable, loadScheduleTable } from '../../shared/src/config/topology.js';
+import { demoCertificate } from '../demo-target/certificate.js';
 import { startGoogleEmulators } from '../launcher/google-emulators.js';
 import { localFunctionEnv } from './function-env.js';
 import { hostFunctions } from './functions.js';
+import { gatewayExtraCaEnv } from './gateway-trust.js';
 import { planeLayout } from './layout.js';
 import { apiCredentialEnv, loadLocalTokens } from './local-tokens.js';
 import type { PlaneOptions } from './options.js';
@@ -161,9 +163,22 @@ export async function startPlane(
   teardown.add('scheduler', scheduler.stop, Layer.scheduler);
   progress(`scheduler up at ${scheduler.url} (${scheduler.jobs} jobs, speed ${opts.speed})`);
 
+  // The demo site's certificate is made (or found) before the gateway starts, which reads its extra CAs
+  // only then: /v1/fetch verifies the HTTPS demo site as it would a real one. The demo step reuses it, and
+  // reports a failure to make one itself (the demo is a convenience: the plane starts without it).
+  const demoCert = opts.demo
+    ? await demoCertificate(join(opts.stateDir, 'demo-target'), new Date()).catch(() => null)
+    : null;
+  const gatewayCa = await gatewayExtraCaEnv({
+    demoCertPath: demoCert?.certPath,
+    env: process.env,
+    dir: join(opts.stateDir, 'gateway'),
+  });
+
   const gateway = await startGatewayService({
     ...ports.gateway,
     env: {
+      ...gatewayCa,
       ...env,
       GOOGLE_CLOUD_PROJECT: opts.projectId,
       METADATA_SERVER_DETECTION: 'none',

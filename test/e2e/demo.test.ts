@@ -117,6 +117,26 @@ describe('npm start with the demo', () => {
       }
     });
 
+    it('fetches the demo site with POST /v1/fetch: plain HTTP, and HTTPS verified against the demo certificate', async () => {
+      const out = plane.output();
+      const gateway = /^\s+gateway\s+(http:\/\/\S+)$/m.exec(out)?.[1];
+      const plain = /--target (\S+)/.exec(out)?.[1];
+      const tls = /-x http:\/\/\S+ https:\/\/([^/\s]+)\//.exec(out)?.[1];
+      expect([gateway, plain, tls].every(Boolean)).toBe(true);
+      // The README's way to the gateway's client credentials: the user:pass of the printed proxy URL.
+      const client = new URL(exports.PROXYPLANE_GATEWAY_PROXY_URL!);
+      const basic = Buffer.from(`${client.username}:${client.password}`).toString('base64');
+      for (const url of [`http://${plain}/json`, `https://${tls}/json`]) {
+        const res = await fetch(`${gateway}/v1/fetch`, {
+          method: 'POST',
+          headers: { authorization: `Basic ${basic}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ url }),
+        });
+        // Before the gateway trusted the demo certificate: 502 target_failed, DEPTH_ZERO_SELF_SIGNED_CERT.
+        expect([url, res.status, await res.text()]).toEqual([url, 200, expect.stringContaining(GREETING)]);
+      }
+    });
+
     it('the CLI reads the real plane: fleet watch and jobs list', async () => {
       const fleet = await bash('npx proxyplane fleet watch --once', exports);
       expect(fleet.stdout).toMatch(/^demo-eu-1\s+Ready\s+AVAILABLE\/AVAILABLE/m);
