@@ -109,7 +109,8 @@ export function planPass(x: PassInput): PassPlan {
     inPool.map((p) => ({
       name: p.name,
       attributes: p.spec.attributes,
-      serving: carriesTraffic(p),
+      // A proxy held back by its leases reaches no worker's snapshot until they end: it covers no route.
+      serving: carriesTraffic(p) && !x.leased.has(p.name),
       eligible: socks.has(p.name) ? socksWorkers : httpWorkers,
     })),
     x.routing,

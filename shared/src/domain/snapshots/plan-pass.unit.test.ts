@@ -125,6 +125,35 @@ describe('planPass', () => {
     expect(ownersOfShop([shop, ...DEFAULT_ROUTING])).toEqual(['w1', 'w2']);
   });
 
+  it('a proxy held back by its leases covers no route: the worker it would go to gets another', () => {
+    const workers = new Map([
+      ['w1', view('w1')],
+      ['w2', view('w2')],
+    ]);
+    const names = Array.from({ length: 40 }, (_, i) => `l${i}`);
+    const to = (w: string) => names.filter((n) => rendezvousOwner(n, ['w1', 'w2']) === w);
+    const [a, b] = to('w1') as [string, string];
+    const [c] = to('w2') as [string];
+    const shopProxy = (n: string) =>
+      proxy(n, { spec: externalSpec({ gatewayPool: true, attributes: { site: 'shop' } }) });
+    const shop = {
+      name: 'shop',
+      match: { hosts: ['shop.example'] },
+      selector: { site: 'shop' },
+      policy: 'least-active' as const,
+    };
+    const owners = (leased: Set<string>) => {
+      const p = planPass(input({ poolSpecs: [a, b, c].map(shopProxy), workers, routing: [shop], leased }));
+      return [a, b, c].map((n) => p.records.get(n)?.owner ?? null);
+    };
+    // Nothing leased: rendezvous already gives each worker one.
+    expect(owners(new Set())).toEqual(['w1', 'w1', 'w2']);
+    // c leased: it stays unowned, and w2 takes one of w1's two instead of having none for the route.
+    const held = owners(new Set([c]));
+    expect(held[2]).toBeNull();
+    expect(held.slice(0, 2).sort()).toEqual(['w1', 'w2']);
+  });
+
   it('a lapsed session gets no snapshot and no renewal', () => {
     const p = planPass(
       input({ workers: new Map([['w1', view('w1', { session: session('w1', later(-60)) })]]) }),
