@@ -214,6 +214,8 @@ export async function startPlane(
   // Only the tokens the plane made: a developer's own credentials stay where they set them.
   if (apiCredentials.ADMIN_TOKENS) exports.PROXYPLANE_ADMIN_TOKEN = tokens.admin;
   if (apiCredentials.DISCOVERY_TOKENS) exports.PROXYPLANE_CRAWLER_TOKEN = tokens.crawler;
+  // The gateway's HTTP listener (/v1/fetch, /healthz, /metrics): moves with PROXYPLANE_PORT_OFFSET.
+  exports.PROXYPLANE_GATEWAY_URL = gateway.url;
   exports.PROXYPLANE_GATEWAY_PROXY_URL = `http://${gatewayClient.user}:${gatewayClient.pass}@${hostPort({ host: ports.gateway.host, port: ports.gateway.proxyPort })}`;
   return { endpoints, notBuilt, exports, logDir };
 }

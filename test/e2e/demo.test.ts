@@ -119,7 +119,9 @@ describe('npm start with the demo', () => {
 
     it('fetches the demo site with POST /v1/fetch: plain HTTP, and HTTPS verified against the demo certificate', async () => {
       const out = plane.output();
-      const gateway = /^\s+gateway\s+(http:\/\/\S+)$/m.exec(out)?.[1];
+      // The README's way to the fetch endpoint: the exported URL, the printed endpoint's.
+      const gateway = exports.PROXYPLANE_GATEWAY_URL;
+      expect(gateway).toBe(/^\s+gateway\s+(http:\/\/\S+)$/m.exec(out)?.[1]);
       const plain = /--target (\S+)/.exec(out)?.[1];
       const tls = /-x http:\/\/\S+ https:\/\/([^/\s]+)\//.exec(out)?.[1];
       expect([gateway, plain, tls].every(Boolean)).toBe(true);
