@@ -37,6 +37,19 @@ describe('withRetry', () => {
     expect(f.calls()).toBe(4);
   });
 
+  it('does not retry a stockout answered as 503 insufficientCapacity: QuotaRetry is its retry', async () => {
+    let calls = 0;
+    const stockout = async () => {
+      calls++;
+      throw Object.assign(
+        new Error(JSON.stringify({ error: { code: 503, errors: [{ reason: 'insufficientCapacity' }] } })),
+        { code: 503 },
+      );
+    };
+    await expect(withRetry(stockout, opts)).rejects.toMatchObject({ code: 503 });
+    expect(calls).toBe(1);
+  });
+
   it.each([400, 403, 404, 409])('does not retry %i', async (code) => {
     const f = failing([code]);
     await expect(withRetry(f.fn, opts)).rejects.toMatchObject({ code });
