@@ -108,8 +108,8 @@ export class ComputeAdmin {
   injectQuota(input: QuotaFaultInput): void {
     if (!Number.isInteger(input.count) || input.count < 0)
       throw invalid('count must be a non-negative integer');
-    if (input.mode !== undefined && input.mode !== 'sync' && input.mode !== 'async')
-      throw invalid('mode is sync or async');
+    if (input.mode !== undefined && !['sync', 'async', 'stockout'].includes(input.mode))
+      throw invalid('mode is sync, async or stockout');
     this.state.faults.setQuota(input);
   }
 
