@@ -1,7 +1,7 @@
 // Injectable failures, driven through the admin endpoint (admin-router.ts) or the handle's `faults`.
 // Each reaches the client in GCE's own shape: quota as a synchronous 403 `quotaExceeded` or as
 // QUOTA_EXCEEDED inside the insert Operation, a stockout as ZONE_RESOURCE_POOL_EXHAUSTED inside it,
-// 5xx as `backendError`, unreachable zones as
+// 5xx as `backendError`, 403 / 429 as the API rate limit (`rateLimitExceeded`), unreachable zones as
 // aggregatedList `unreachables`. Probabilistic errors use a seeded generator so a run is repeatable.
 
 export const API_OPERATIONS = [
@@ -109,7 +109,7 @@ export class Faults {
     };
   }
 
-  /** The 5xx status to answer this request with, or null to serve it normally. */
+  /** The status (5xx, or 403 / 429) to answer this request with, or null to serve it normally. */
   takeError(op: ApiOperation): number | null {
     const e = this.errors;
     if (!e || (e.ops && !e.ops.has(op))) return null;
