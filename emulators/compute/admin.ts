@@ -108,8 +108,8 @@ export class ComputeAdmin {
   injectQuota(input: QuotaFaultInput): void {
     if (!Number.isInteger(input.count) || input.count < 0)
       throw invalid('count must be a non-negative integer');
-    if (input.mode !== undefined && input.mode !== 'sync' && input.mode !== 'async')
-      throw invalid('mode is sync or async');
+    if (input.mode !== undefined && !['sync', 'async', 'stockout'].includes(input.mode))
+      throw invalid('mode is sync, async or stockout');
     this.state.faults.setQuota(input);
   }
 
@@ -120,9 +120,12 @@ export class ComputeAdmin {
       throw invalid('rate must be within 0..1');
     if (
       input.code !== undefined &&
-      !(Number.isInteger(input.code) && input.code >= 500 && input.code <= 599)
+      !(
+        Number.isInteger(input.code) &&
+        ((input.code >= 500 && input.code <= 599) || input.code === 403 || input.code === 429)
+      )
     ) {
-      throw invalid('code must be a 5xx status');
+      throw invalid('code must be a 5xx status, or 403 / 429 (the API rate limit)');
     }
     const unknown = input.operations?.filter((op) => !(API_OPERATIONS as readonly string[]).includes(op));
     if (unknown?.length) throw invalid(`unknown operations: ${unknown.join(', ')}`);

@@ -1,9 +1,9 @@
-// One Compute API request: route → count → body → injected 5xx → the operation → JSON. Every failure
+// One Compute API request: route → count → body → injected error → the operation → JSON. Every failure
 // leaves as a GCE error body; anything unexpected is logged and answered 500 backendError, so no
 // input can take the emulator down.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { matchApiRoute } from './api-router.js';
-import { backendError, GceError, methodNotAllowed, urlNotFound } from './errors.js';
+import { backendError, GceError, injectedError, methodNotAllowed, urlNotFound } from './errors.js';
 import { parseJsonBody, readBody, sendGceError, sendJson } from './http-io.js';
 import { deleteInstance, getInstance, insertInstance, startInstance, stopInstance } from './instances-api.js';
 import { aggregatedListInstances, listInstances } from './listing.js';
@@ -34,7 +34,7 @@ export async function handleApiRequest(
   }
   try {
     const injected = state.faults.takeError(operation);
-    if (injected !== null) throw backendError(injected);
+    if (injected !== null) throw injectedError(injected);
     const [project = '', zone = '', name = ''] = params;
     const requestId = url.searchParams.get('requestId');
     const q = url.searchParams;

@@ -50,6 +50,23 @@ export const badRequest = (message: string) => single(400, message, 'badRequest'
 export const backendError = (code: number) =>
   single(code, 'Internal error. Please try again or contact Google Support.', 'backendError');
 
+/**
+ * What GCE answers with an injected status: a 5xx is `backendError`; a 403 or 429 is the API rate limit
+ * (`rateLimitExceeded`, domain `usageLimits`:
+ * https://cloud.google.com/compute/docs/troubleshooting/troubleshooting-bulk-vm-creation).
+ */
+export function injectedError(code: number): GceError {
+  if (code === 403 || code === 429) {
+    return single(
+      code,
+      "Quota exceeded for quota metric 'Read requests' and limit 'Read requests per minute per region' of service 'compute.googleapis.com'.",
+      'rateLimitExceeded',
+      'usageLimits',
+    );
+  }
+  return backendError(code);
+}
+
 export const urlNotFound = (path: string) =>
   single(404, `The requested URL ${path} was not found on this server.`, 'notFound');
 

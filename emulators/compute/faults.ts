@@ -1,6 +1,7 @@
 // Injectable failures, driven through the admin endpoint (admin-router.ts) or the handle's `faults`.
 // Each reaches the client in GCE's own shape: quota as a synchronous 403 `quotaExceeded` or as
-// QUOTA_EXCEEDED inside the insert Operation, 5xx as `backendError`, unreachable zones as
+// QUOTA_EXCEEDED inside the insert Operation, a stockout as ZONE_RESOURCE_POOL_EXHAUSTED inside it,
+// 5xx as `backendError`, 403 / 429 as the API rate limit (`rateLimitExceeded`), unreachable zones as
 // aggregatedList `unreachables`. Probabilistic errors use a seeded generator so a run is repeatable.
 
 export const API_OPERATIONS = [
@@ -17,7 +18,12 @@ export const API_OPERATIONS = [
 ] as const;
 export type ApiOperation = (typeof API_OPERATIONS)[number];
 
-export type QuotaMode = 'sync' | 'async';
+/**
+ * sync: HTTP 403 quotaExceeded; async: accepted, then the Operation fails QUOTA_EXCEEDED (403); stockout:
+ * accepted, then the Operation fails ZONE_RESOURCE_POOL_EXHAUSTED (503) — how GCE reports a zone out of
+ * capacity for the machine type (https://cloud.google.com/compute/docs/resource-error).
+ */
+export type QuotaMode = 'sync' | 'async' | 'stockout';
 
 export interface QuotaFaultInput {
   count: number;
@@ -103,7 +109,7 @@ export class Faults {
     };
   }
 
-  /** The 5xx status to answer this request with, or null to serve it normally. */
+  /** The status (5xx, or 403 / 429) to answer this request with, or null to serve it normally. */
   takeError(op: ApiOperation): number | null {
     const e = this.errors;
     if (!e || (e.ops && !e.ops.has(op))) return null;

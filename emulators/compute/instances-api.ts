@@ -3,7 +3,7 @@
 // the same requestId gets the original Operation back instead of doing the work twice.
 import { alreadyExists, GceError, invalidField, quotaExceeded, resourceNotReady } from './errors.js';
 import { fingerprintsOf, type InstanceRecord, instanceKey, toInstanceResource } from './instance.js';
-import { instancePath, link } from './links.js';
+import { instancePath, link, zonePath } from './links.js';
 import type { OperationRecord } from './operations.js';
 import { checkZone, findInstance } from './scope.js';
 import type { EmulatorState } from './state.js';
@@ -66,6 +66,18 @@ export function insertInstance(
       targetLink: link(path),
       targetId: id,
     });
+    if (quota?.mode === 'stockout') {
+      // GCE accepts the request, then fails the Operation: no instance is ever created.
+      state.lifecycle.schedule(0, () =>
+        state.ops.complete(op, {
+          code: 'ZONE_RESOURCE_POOL_EXHAUSTED',
+          message: `The zone '${zonePath(project, zone)}' does not have enough resources available to fulfill the request.  Try a different zone, or try again later.`,
+          httpStatus: 503,
+          httpMessage: 'SERVICE UNAVAILABLE',
+        }),
+      );
+      return op;
+    }
     if (quota) {
       // GCE accepts the request, then fails the Operation: no instance is ever created.
       const message = quotaMessage(quota.metric, quota.limit, zone);

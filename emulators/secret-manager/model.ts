@@ -1,5 +1,7 @@
 // The emulator's state and its JSON form (google.cloud.secretmanager.v1 Secret / SecretVersion in the proto3
-// JSON mapping). Names use the project as the caller spelled it; real GCP answers with the project NUMBER.
+// JSON mapping). Real GCP answers every name (and every notification's secretId / versionId) with the
+// project NUMBER, however the caller spelled the project; the emulator does so for the projects given a
+// number (`projectNumbers`), and otherwise answers with the project as the caller spelled it.
 export type VersionStateName = 'ENABLED' | 'DISABLED' | 'DESTROYED';
 
 /** `$alt=json;enum-encoding=int` (what the Node client sends) wants enums as their numbers. */
@@ -22,7 +24,10 @@ export interface VersionState {
 }
 
 export interface SecretState {
+  /** The project ID: the key the store files the secret under. */
   project: string;
+  /** The project segment of the names answered: its number when it has one (as on GCP), else `project`. */
+  answeredProject?: string;
   id: string;
   createTime: Date;
   replication: Replication;
@@ -35,7 +40,8 @@ export interface SecretState {
 
 export type EnumEncoding = 'int' | 'string';
 
-export const secretPath = (s: Pick<SecretState, 'project' | 'id'>) => `projects/${s.project}/secrets/${s.id}`;
+export const secretPath = (s: Pick<SecretState, 'project' | 'answeredProject' | 'id'>) =>
+  `projects/${s.answeredProject ?? s.project}/secrets/${s.id}`;
 export const versionPath = (s: SecretState, v: Pick<VersionState, 'number'>) =>
   `${secretPath(s)}/versions/${v.number}`;
 

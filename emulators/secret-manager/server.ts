@@ -23,6 +23,20 @@ export interface SecretManagerEmulatorOptions {
   clock?: Clock;
   /** Answer 401 UNAUTHENTICATED to /v1 calls without `Authorization: Bearer …` (the real API does). */
   requireAuthorization?: boolean;
+  /**
+   * Project ID → project number. For these projects the emulator behaves as GCP does: requests may name
+   * the project either way, and every name it answers (and every notification's secretId / versionId)
+   * carries the NUMBER — so code that compares a returned name with one it built from the project ID
+   * fails here as it would deployed. Projects not listed answer with the spelling the caller used.
+   */
+  projectNumbers?: Record<string, string>;
+}
+
+/** `/v1/projects/{number}/…` → `/v1/projects/{id}/…` for the projects given a number. */
+export function projectIdPath(path: string, idOfNumber: ReadonlyMap<string, string>): string {
+  const m = /^\/v1\/projects\/([^/:]+)(.*)$/.exec(path);
+  const id = m ? idOfNumber.get(m[1]!) : undefined;
+  return m && id !== undefined ? `/v1/projects/${id}${m[2]}` : path;
 }
 
 export interface SecretManagerEmulator {
@@ -37,7 +51,12 @@ export async function startSecretManagerEmulator(
 ): Promise<SecretManagerEmulator> {
   const host = opts.host ?? '127.0.0.1';
   const log = opts.log ?? jsonLog;
-  const store = new SecretStore(opts.clock ?? systemClock);
+  const numbers = opts.projectNumbers ?? {};
+  for (const [id, number] of Object.entries(numbers)) {
+    if (!/^[1-9][0-9]{0,18}$/.test(number)) throw new Error(`projectNumbers.${id}: not a project number`);
+  }
+  const idOfNumber = new Map(Object.entries(numbers).map(([id, number]) => [number, id]));
+  const store = new SecretStore(opts.clock ?? systemClock, (project) => numbers[project] ?? project);
   const controls = new Controls();
   const publisher = new NotificationPublisher(opts.pubsub, log);
 
@@ -46,7 +65,7 @@ export async function startSecretManagerEmulator(
     const method = req.method ?? 'GET';
     let path: string;
     try {
-      path = decodeURIComponent(url.pathname);
+      path = projectIdPath(decodeURIComponent(url.pathname), idOfNumber);
     } catch {
       return sendError(res, new ApiError('INVALID_ARGUMENT', 'Malformed percent-encoding in the URL path.'));
     }

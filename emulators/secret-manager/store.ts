@@ -19,7 +19,11 @@ export class SecretStore {
   private readonly projects = new Map<string, Map<string, SecretState>>();
   private seq = 0;
 
-  constructor(readonly clock: Clock) {}
+  constructor(
+    readonly clock: Clock,
+    /** The project segment of the names a project's secrets answer with (its number, on GCP). */
+    private readonly answeredProject: (project: string) => string = (project) => project,
+  ) {}
 
   /** A fresh etag; AIP-154 etags include the quotes. Every modification, even a no-op, renews it. */
   etag(): string {
@@ -39,6 +43,7 @@ export class SecretStore {
     const now = this.clock.now();
     const secret: SecretState = {
       project,
+      answeredProject: this.answeredProject(project),
       id,
       createTime: now,
       replication: body.replication as SecretState['replication'],

@@ -16,6 +16,7 @@ import {
   requestViaProxy,
   startEchoTarget,
 } from '../../emulators/forward-proxy/testing.js';
+import { makeGceProvider } from '../../shared/src/adapters/gce/clients.js';
 
 const project = 'demo-compute-faults';
 const zone = 'us-central1-a';
@@ -108,6 +109,27 @@ describe('5xx', () => {
     expect(gceErrorOf(err)).toMatchObject({ httpStatus: 503, reason: 'backendError' });
     expect((await admin.counters()).get - before).toBe(1);
     expect(await status('e-5xx')).toBe('RUNNING');
+  });
+
+  it('a 403 is the API rate limit (rateLimitExceeded, usageLimits), which the gce provider retries and gets past', async () => {
+    await running('e-403');
+    await admin.injectErrors({ count: 1, code: 403, operations: ['get'] });
+    const err = await clients.instances.get({ project, zone, instance: 'e-403' }).catch((e: unknown) => e);
+    expect(gceErrorOf(err)).toMatchObject({ httpStatus: 403, reason: 'rateLimitExceeded' });
+
+    await admin.injectErrors({ count: 1, code: 403, operations: ['get'] });
+    const gce = makeGceProvider({
+      project,
+      computeEndpoint: emu.endpoint,
+      retry: { attempts: 2, baseMs: 1, maxMs: 1 },
+    });
+    try {
+      await expect(gce.provider.get(`zones/${zone}/instances/e-403`)).resolves.toMatchObject({
+        state: 'Running',
+      });
+    } finally {
+      await gce.close();
+    }
   });
 
   it('fails a seeded share of requests when given a rate', async () => {

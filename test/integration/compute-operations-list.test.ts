@@ -129,6 +129,22 @@ describe('GceProvider.lastCreateFailure against the emulator', () => {
     expect(await gce.provider.get(providerId)).toBeNull();
   });
 
+  it('finds the insert that failed on a stockout (ZONE_RESOURCE_POOL_EXHAUSTED, HTTP 503): quota, not transient', async () => {
+    await admin.injectQuota({ count: 1, mode: 'stockout' });
+    const { providerId } = await gce.provider.create(request('pp-stockout'));
+    const deadline = Date.now() + 10_000;
+    let failure = await gce.provider.lastCreateFailure(providerId);
+    while (failure === null && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+      failure = await gce.provider.lastCreateFailure(providerId);
+    }
+    expect(failure).toMatchObject({
+      kind: 'quota',
+      message: expect.stringContaining('ZONE_RESOURCE_POOL_EXHAUSTED'),
+    });
+    expect(await gce.provider.get(providerId)).toBeNull();
+  });
+
   it('reports nothing for an insert that succeeded', async () => {
     const { providerId } = await gce.provider.create(request('pp-fine'));
     await expect(gce.provider.lastCreateFailure(providerId)).resolves.toBeNull();

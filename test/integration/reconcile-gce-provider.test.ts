@@ -1,6 +1,6 @@
 // The gce provider driven through the real @google-cloud/compute client against a scripted local HTTP
-// server: what the client sends, and how each GCE answer (409, 404, 403 quota, Operation errors, 5xx,
-// partial aggregatedList) becomes the seed's outcome.
+// server: what the client sends, and how each GCE answer (409, 404, 403 quota, 403 rate limit, 503
+// stockout, Operation errors, 5xx, partial aggregatedList) becomes the seed's outcome.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -113,6 +113,38 @@ describe('GceProvider.create', () => {
     });
     routes = [when('POST', '/instances', [{ status: 200, body: failed }])];
     await expect(provider.create(request)).rejects.toMatchObject({ kind: 'quota', reason: 'QUOTA_EXCEEDED' });
+  });
+
+  // https://cloud.google.com/compute/docs/troubleshooting/troubleshooting-bulk-vm-creation: a rate limit
+  // is 403 rateLimitExceeded, a stockout refused at once 503 insufficientCapacity.
+  it('a 403 rateLimitExceeded is retried in the call and the insert then lands', async () => {
+    routes = [
+      when('POST', '/instances', [
+        {
+          status: 403,
+          body: {
+            error: {
+              code: 403,
+              message: 'Rate Limit Exceeded',
+              errors: [{ domain: 'usageLimits', reason: 'rateLimitExceeded' }],
+            },
+          },
+        },
+        { status: 200, body: op() },
+      ]),
+    ];
+    await expect(provider.create(request)).resolves.toEqual({ providerId });
+    expect(seen).toHaveLength(2);
+  });
+
+  it('a 503 insufficientCapacity (a stockout) is a quota failure, not retried in the call', async () => {
+    routes = [when('POST', '/instances', [gceError(503, 'insufficientCapacity')])];
+    await expect(provider.create(request)).rejects.toMatchObject({
+      kind: 'quota',
+      status: 503,
+      reason: 'insufficientCapacity',
+    });
+    expect(seen).toHaveLength(1);
   });
 
   it('a 400 is permanent and not retried', async () => {

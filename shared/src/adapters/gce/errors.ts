@@ -60,10 +60,17 @@ export function computeErrorInfo(err: unknown): ComputeErrorInfo {
   return { httpStatus, grpcCode, reason };
 }
 
-/** Stockouts and quota: nothing to fix in the spec, retry after QuotaRetry. */
+/**
+ * Stockouts and quota: nothing to fix in the spec, retry after QuotaRetry. A stockout mostly arrives in
+ * the insert Operation (ZONE_RESOURCE_POOL_EXHAUSTED[_WITH_DETAILS]); when GCE refuses it at once it
+ * answers HTTP 503 with reason `insufficientCapacity`
+ * (https://cloud.google.com/compute/docs/troubleshooting/troubleshooting-bulk-vm-creation), which the
+ * status alone would take for a transient 5xx.
+ */
 const QUOTA_REASONS = new Set([
   'quotaExceeded',
   'QUOTA_EXCEEDED',
+  'insufficientCapacity',
   'ZONE_RESOURCE_POOL_EXHAUSTED',
   'ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS',
   'RESOURCE_EXHAUSTED',
@@ -88,8 +95,13 @@ export function classify(info: ComputeErrorInfo): FailureKind {
   return 'permanent';
 }
 
-/** 5xx, 429 and unanswered requests are worth an immediate retry inside the call (the client retries none). */
+/**
+ * 5xx, 429 and unanswered requests are worth an immediate retry inside the call (the client retries
+ * none) — but not a stockout or quota answer, whatever its status: capacity does not come back within
+ * the seconds such a retry waits, and the QuotaRetry requeue is the retry meant for it.
+ */
 export function isRetryable(info: ComputeErrorInfo): boolean {
+  if (info.reason && QUOTA_REASONS.has(info.reason)) return false;
   const s = info.httpStatus;
   return s === undefined || s >= 500 || s === 429 || info.reason === 'rateLimitExceeded';
 }

@@ -22,6 +22,8 @@ describe('compute error classification (status codes and reasons, never message 
     [restError(429), 'transient'],
     [restError(500, 'backendError'), 'transient'],
     [restError(503), 'transient'],
+    // A stockout refused at once (the bulk-insert troubleshooting page's "Insufficient capacity").
+    [restError(503, 'insufficientCapacity'), 'quota'],
     [Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }), 'transient'],
     // gaxios over a reset keep-alive socket: `error` is the FetchError, whose code is a string.
     [

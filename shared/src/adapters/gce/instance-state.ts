@@ -25,11 +25,15 @@ export function instanceState(status: string | null | undefined, natIp: string |
     case 'STOPPED':
     case 'SUSPENDING':
     case 'SUSPENDED':
+    // Halted, its network, quota and disks being torn down on the way to TERMINATED or gone: no boot
+    // is coming, so it must not read as one (Instance.Status in @google-cloud/compute 6's protos).
+    case 'DEPROVISIONING':
       return 'Stopped';
     case 'TERMINATED':
       return 'Terminated';
     default:
-      // PROVISIONING, STAGING, REPAIRING, and anything newer GCE adds: not serving yet, not dead.
+      // PROVISIONING, STAGING, REPAIRING, PENDING (waiting for capacity), and anything newer GCE adds:
+      // not serving yet, not dead.
       return 'Provisioning';
   }
 }

@@ -12,6 +12,8 @@ describe('instanceState', () => {
     ['STOPPED', null, 'Stopped'],
     ['SUSPENDED', null, 'Stopped'],
     ['TERMINATED', null, 'Terminated'],
+    ['DEPROVISIONING', null, 'Stopped'],
+    ['PENDING', null, 'Provisioning'],
   ])('%s with natIP %s → %s', (status, ip, state) => {
     expect(instanceState(status, ip)).toBe(state);
   });

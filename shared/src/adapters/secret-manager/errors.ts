@@ -25,7 +25,10 @@ export function classifySecretManagerError(err: unknown): SecretErrorKind {
 
 const DESCRIBE: Record<SecretErrorKind, string> = {
   not_found: 'does not exist (or the secret has no versions)',
-  permission_denied: 'is not accessible to this service account',
+  // IAM is checked before existence: with roles granted per secret (terraform/secrets.tf), a secret that
+  // does not exist — a typo in a spec, a deleted secret — answers PERMISSION_DENIED too ("or it may not
+  // exist"), so the message must not send the reader to IAM alone.
+  permission_denied: 'is not accessible to this service account, or does not exist',
   failed_precondition: 'is disabled or destroyed',
   invalid_argument: 'is not a valid reference',
   transient: 'could not be read right now',

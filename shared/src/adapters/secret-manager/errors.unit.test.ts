@@ -63,3 +63,13 @@ describe('toSecretAccessError', () => {
     expect(toSecretAccessError(grpc(14), 'r').retryable).toBe(true);
   });
 });
+
+describe('the message of a denied read', () => {
+  it('names non-existence too: GCP answers PERMISSION_DENIED for a secret the caller holds no role on', () => {
+    const e = toSecretAccessError(grpc(7), 'projects/p/secrets/typo/versions/latest');
+    expect(e.kind).toBe('permission_denied');
+    expect(e.message).toBe(
+      'Secret projects/p/secrets/typo/versions/latest is not accessible to this service account, or does not exist',
+    );
+  });
+});

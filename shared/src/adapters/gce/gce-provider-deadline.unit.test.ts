@@ -1,0 +1,42 @@
+// The real @google-cloud/compute client over REST ignores a call's deadline (its `timeout` option and the
+// method's 600 s default alike): against a server that accepts the connection and never answers, only
+// the provider's own per-attempt deadline ends the call. No emulator: a silent socket is the whole fixture.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ProviderError } from '../../ports/provider.js';
+import { makeGceProvider } from './clients.js';
+
+describe('gce provider against a compute endpoint that never answers', () => {
+  const held: http.ServerResponse[] = [];
+  const server = http.createServer((_req, res) => {
+    held.push(res); // accepted, never answered
+  });
+  let endpoint = '';
+
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    endpoint = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    for (const res of held) res.destroy();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  it('gives up on each attempt at its deadline and fails transient, instead of hanging', async () => {
+    const gce = makeGceProvider({
+      project: 'p',
+      computeEndpoint: endpoint,
+      retry: { attempts: 2, baseMs: 1, maxMs: 1, attemptTimeoutMs: 150 },
+    });
+    try {
+      const err = await gce.provider.get('zones/us-central1-a/instances/pp-0123').catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ProviderError);
+      expect(err).toMatchObject({ kind: 'transient' });
+      expect(held.length).toBe(2); // both attempts reached the server
+    } finally {
+      await gce.close();
+    }
+  }, 30_000);
+});
