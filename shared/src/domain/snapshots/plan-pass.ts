@@ -112,6 +112,7 @@ export function planPass(x: PassInput): PassPlan {
       // A proxy held back by its leases reaches no worker's snapshot until they end: it covers no route.
       serving: carriesTraffic(p) && !x.leased.has(p.name),
       eligible: socks.has(p.name) ? socksWorkers : httpWorkers,
+      current: x.records.get(p.name)?.owner ?? null,
     })),
     x.routing,
   );

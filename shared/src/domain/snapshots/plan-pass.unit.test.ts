@@ -154,6 +154,42 @@ describe('planPass', () => {
     expect(held.slice(0, 2).sort()).toEqual(['w1', 'w2']);
   });
 
+  it('leaves a proxy the repair moved with its owner while it cannot carry traffic: no drain per health blip', () => {
+    // Two "shop" proxies that plain rendezvous gives to the same worker: the repair moves one.
+    const workers = new Map([
+      ['w1', view('w1')],
+      ['w2', view('w2')],
+    ]);
+    const names = Array.from({ length: 40 }, (_, i) => `q${i}`);
+    const first = rendezvousOwner(names[0]!, ['w1', 'w2']);
+    const shopNames = names.filter((n) => rendezvousOwner(n, ['w1', 'w2']) === first).slice(0, 2);
+    const poolSpecs = names.slice(0, 12).map((n) =>
+      proxy(n, {
+        spec: externalSpec({
+          gatewayPool: true,
+          attributes: { site: shopNames.includes(n) ? 'shop' : 'news' },
+        }),
+      }),
+    );
+    const shop = {
+      name: 'shop',
+      match: { hosts: ['shop.example'] },
+      selector: { site: 'shop' },
+      policy: 'least-active' as const,
+    };
+    const routing = [shop, ...DEFAULT_ROUTING];
+    const planned = planPass(input({ poolSpecs, workers, routing }));
+    const moved = shopNames.find((n) => planned.records.get(n)?.owner !== first)!;
+    expect(moved).toBeDefined();
+    const steady = { workers, routing, records: planned.records, epoch: planned.ownership.epoch };
+    expect(planPass(input({ ...steady, poolSpecs })).ownership.changes).toEqual([]);
+    // It turns unhealthy: it stays with the worker the repair gave it to (rendezvous would drain it back).
+    const down = poolSpecs.map((p) =>
+      p.name === moved ? { ...p, status: { ...p.status, phase: 'Unhealthy' as const } } : p,
+    );
+    expect(planPass(input({ ...steady, poolSpecs: down })).ownership.changes).toEqual([]);
+  });
+
   it('a lapsed session gets no snapshot and no renewal', () => {
     const p = planPass(
       input({ workers: new Map([['w1', view('w1', { session: session('w1', later(-60)) })]]) }),

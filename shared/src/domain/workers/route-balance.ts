@@ -10,10 +10,19 @@
 // max(1, ⌊K/N⌋) of them (its floor). A worker below a route's floor takes one of that route's proxies
 // from another worker, if the giver stays at or above its floor in every route the proxy is in; among
 // those it takes the one it hashes highest with (the proxy that would pick it first), so the result is
-// deterministic and close to plain rendezvous. Each move lowers the total shortfall and raises none, so
-// the repair ends; a route whose proxies are fewer than its workers leaves some without (nothing could
-// give one without taking the giver's only one). Moves happen only where rendezvous leaves a shortfall:
-// when it leaves none, the answer is plain rendezvous. Pure.
+// deterministic. Each move lowers the total shortfall and raises none, so the repair ends; a route whose
+// proxies are fewer than its workers leaves some without (nothing could give one without taking the
+// giver's only one).
+//
+// The repair starts from each proxy's current owner while that worker may keep it (rendezvous for a new
+// proxy, or one whose owner left or may no longer own it), so moves happen only where the current
+// ownership leaves a shortfall, and with no ownership yet the answer is plain rendezvous wherever that
+// leaves none. Started from rendezvous every pass instead, the answer was a function of every route's
+// size: one proxy turning unhealthy (or coming back) that took a route's K across a multiple of its
+// workers changed that route's floor, and with it the repair's every choice — hundreds of healthy
+// proxies drained from one worker to another at 20,000 proxies, and back again when it flapped. From the
+// current owners, a proxy that stops carrying traffic stays where it is and leaves nobody else short, and
+// one that comes back finds its worker as it was. Pure.
 import { hash53, rendezvousOwner } from './rendezvous.js';
 
 export interface BalanceProxy {
@@ -21,11 +30,16 @@ export interface BalanceProxy {
   attributes: Readonly<Record<string, string>>;
   /**
    * Whether it can carry traffic now (healthy, with an address: only such a proxy is in a snapshot). One
-   * that cannot still gets an owner, by rendezvous, but counts in no route and is never moved for one.
+   * that cannot keeps its owner (or gets one by rendezvous), but counts in no route and is never moved for one.
    */
   serving: boolean;
   /** The workers that may own it, any order (e.g. only those reading SOCKS5 for a SOCKS5 proxy). */
   eligible: readonly string[];
+  /**
+   * Who owns it now (its ownership record, draining or not), if anyone. The repair starts from this owner
+   * while it is eligible, and from rendezvous otherwise: see the header.
+   */
+  current?: string | null;
 }
 
 export interface BalanceRoute {
@@ -52,7 +66,10 @@ export function balancedOwners(
     }
     return set;
   });
-  const owner = Int32Array.from(proxies, (p) => {
+  // Where the repair starts: the current owner while it may keep the proxy, else rendezvous.
+  const owner = Int32Array.from(proxies, (p, i) => {
+    const kept = p.current ? workerIndex.get(p.current) : undefined;
+    if (kept !== undefined && eligible[i]![kept] === 1) return kept;
     const w = rendezvousOwner(p.name, p.eligible);
     return w === null ? -1 : workerIndex.get(w)!;
   });
