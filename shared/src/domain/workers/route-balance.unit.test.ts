@@ -74,6 +74,27 @@ describe('balancedOwners', () => {
     );
   });
 
+  it('does not swap: a narrow route stays short when its proxies sit on a worker at its share of the default route', () => {
+    // Nine proxies, three each by rendezvous, and gw-a's three are the whole "shop" route. gw-b could take a
+    // shop proxy only by handing gw-a another in exchange; a single move would leave gw-a short of the
+    // default route's three, so nothing moves (docs/gateway-control-plane.md § Ownership and drain).
+    const names = namesRendezvousGives('gw-a', 3, 'shop-');
+    const others = [...namesRendezvousGives('gw-b', 3, 'b-'), ...namesRendezvousGives('gw-c', 3, 'c-')];
+    const proxies = [...names.map((n) => proxy(n, { site: 'shop' })), ...others.map((n) => proxy(n))];
+    const owners = balancedOwners(proxies, [shop, everything]);
+    expect(perWorker(owners, proxies, { site: 'shop' })).toEqual(
+      new Map([
+        ['gw-a', 3],
+        ['gw-b', 0],
+        ['gw-c', 0],
+      ]),
+    );
+    // Without the default route the same pool is repaired.
+    expect([...perWorker(balancedOwners(proxies, [shop]), proxies, { site: 'shop' }).values()]).toEqual([
+      1, 1, 1,
+    ]);
+  });
+
   it('gives each worker ⌊K/N⌋ of a route, never taking a giver below its own share', () => {
     const names = namesRendezvousGives('gw-b', 10, 'shop-');
     const proxies = names.map((n) => proxy(n, { site: 'shop' }));
