@@ -109,9 +109,13 @@ export function planPass(x: PassInput): PassPlan {
     inPool.map((p) => ({
       name: p.name,
       attributes: p.spec.attributes,
-      // A proxy held back by its leases reaches no worker's snapshot until they end: it covers no route.
-      serving: carriesTraffic(p) && !x.leased.has(p.name),
+      // An unowned proxy held back by its leases reaches no worker's snapshot until they end: it covers no
+      // route. Only unowned ones: a draining one is lease-checked too (leaseCandidates), but an owned one
+      // is not once its drain is cancelled, so counting the leases there would cancel the drain one pass
+      // and start it again the next, for as long as they last.
+      serving: carriesTraffic(p) && !(x.leased.has(p.name) && !x.records.has(p.name)),
       eligible: socks.has(p.name) ? socksWorkers : httpWorkers,
+      current: x.records.get(p.name)?.owner ?? null,
     })),
     x.routing,
   );

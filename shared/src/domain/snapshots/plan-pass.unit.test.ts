@@ -154,6 +154,83 @@ describe('planPass', () => {
     expect(held.slice(0, 2).sort()).toEqual(['w1', 'w2']);
   });
 
+  it('a draining proxy found leased keeps draining: no drain started and cancelled pass after pass', () => {
+    // Only unowned and draining proxies are lease-checked (leaseCandidates). Were "leased" to take a
+    // draining proxy out of the balance, a pass would cancel its drain (nothing left to move it for), the
+    // next - no longer draining, so not lease-checked - would start it again, and so on while the leases
+    // last: an epoch and two snapshots a pass.
+    const workers = new Map([
+      ['w1', view('w1')],
+      ['w2', view('w2')],
+    ]);
+    const names = Array.from({ length: 40 }, (_, i) => `d${i}`);
+    const [a, b] = names.filter((n) => rendezvousOwner(n, ['w1', 'w2']) === 'w1') as [string, string];
+    const shop = {
+      name: 'shop',
+      match: { hosts: ['shop.example'] },
+      selector: { site: 'shop' },
+      policy: 'least-active' as const,
+    };
+    const poolSpecs = [a, b].map((n) =>
+      proxy(n, { spec: externalSpec({ gatewayPool: true, attributes: { site: 'shop' } }) }),
+    );
+    // Both on w1, as rendezvous has them: the repair moves one to w2, which starts its drain.
+    const records = new Map([
+      [a, rec(a, 'w1')],
+      [b, rec(b, 'w1')],
+    ]);
+    const first = planPass(input({ poolSpecs, workers, routing: [shop], records }));
+    const started = first.ownership.changes.filter((c) => c.kind === 'drain_started').map((c) => c.proxy);
+    expect(started).toHaveLength(1);
+    const next = planPass(
+      input({
+        poolSpecs,
+        workers,
+        routing: [shop],
+        records: first.records,
+        epoch: first.ownership.epoch,
+        leased: new Set(started),
+      }),
+    );
+    expect(next.ownership.changes).toEqual([]);
+  });
+
+  it('leaves a proxy the repair moved with its owner while it cannot carry traffic: no drain per health blip', () => {
+    // Two "shop" proxies that plain rendezvous gives to the same worker: the repair moves one.
+    const workers = new Map([
+      ['w1', view('w1')],
+      ['w2', view('w2')],
+    ]);
+    const names = Array.from({ length: 40 }, (_, i) => `q${i}`);
+    const first = rendezvousOwner(names[0]!, ['w1', 'w2']);
+    const shopNames = names.filter((n) => rendezvousOwner(n, ['w1', 'w2']) === first).slice(0, 2);
+    const poolSpecs = names.slice(0, 12).map((n) =>
+      proxy(n, {
+        spec: externalSpec({
+          gatewayPool: true,
+          attributes: { site: shopNames.includes(n) ? 'shop' : 'news' },
+        }),
+      }),
+    );
+    const shop = {
+      name: 'shop',
+      match: { hosts: ['shop.example'] },
+      selector: { site: 'shop' },
+      policy: 'least-active' as const,
+    };
+    const routing = [shop, ...DEFAULT_ROUTING];
+    const planned = planPass(input({ poolSpecs, workers, routing }));
+    const moved = shopNames.find((n) => planned.records.get(n)?.owner !== first)!;
+    expect(moved).toBeDefined();
+    const steady = { workers, routing, records: planned.records, epoch: planned.ownership.epoch };
+    expect(planPass(input({ ...steady, poolSpecs })).ownership.changes).toEqual([]);
+    // It turns unhealthy: it stays with the worker the repair gave it to (rendezvous would drain it back).
+    const down = poolSpecs.map((p) =>
+      p.name === moved ? { ...p, status: { ...p.status, phase: 'Unhealthy' as const } } : p,
+    );
+    expect(planPass(input({ ...steady, poolSpecs: down })).ownership.changes).toEqual([]);
+  });
+
   it('a lapsed session gets no snapshot and no renewal', () => {
     const p = planPass(
       input({ workers: new Map([['w1', view('w1', { session: session('w1', later(-60)) })]]) }),

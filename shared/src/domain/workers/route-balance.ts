@@ -10,10 +10,22 @@
 // max(1, ⌊K/N⌋) of them (its floor). A worker below a route's floor takes one of that route's proxies
 // from another worker, if the giver stays at or above its floor in every route the proxy is in; among
 // those it takes the one it hashes highest with (the proxy that would pick it first), so the result is
-// deterministic and close to plain rendezvous. Each move lowers the total shortfall and raises none, so
-// the repair ends; a route whose proxies are fewer than its workers leaves some without (nothing could
-// give one without taking the giver's only one). Moves happen only where rendezvous leaves a shortfall:
-// when it leaves none, the answer is plain rendezvous. Pure.
+// deterministic. When no giver can spare one — typically because it sits at exactly its share of the
+// default route, which once balanced leaves only K mod N workers above it — the worker swaps: it takes
+// the proxy and hands the giver one of its own that is in every route the giver would fall short in, not
+// in this route, and whose other routes it keeps its own share of. Each move or swap lowers the total
+// shortfall and raises none, so the repair ends; a route whose proxies are fewer than its workers leaves
+// some without (nothing could give one without taking the giver's only one).
+//
+// The repair starts from each proxy's current owner while that worker may keep it (rendezvous for a new
+// proxy, or one whose owner left or may no longer own it), so moves happen only where the current
+// ownership leaves a shortfall, and with no ownership yet the answer is plain rendezvous wherever that
+// leaves none. Started from rendezvous every pass instead, the answer was a function of every route's
+// size: one proxy turning unhealthy (or coming back) that took a route's K across a multiple of its
+// workers changed that route's floor, and with it the repair's every choice — hundreds of healthy
+// proxies drained from one worker to another at 20,000 proxies, and back again when it flapped. From the
+// current owners, a proxy that stops carrying traffic stays where it is and leaves nobody else short, and
+// one that comes back finds its worker as it was. Pure.
 import { hash53, rendezvousOwner } from './rendezvous.js';
 
 export interface BalanceProxy {
@@ -21,16 +33,24 @@ export interface BalanceProxy {
   attributes: Readonly<Record<string, string>>;
   /**
    * Whether it can carry traffic now (healthy, with an address: only such a proxy is in a snapshot). One
-   * that cannot still gets an owner, by rendezvous, but counts in no route and is never moved for one.
+   * that cannot keeps its owner (or gets one by rendezvous), but counts in no route and is never moved for one.
    */
   serving: boolean;
   /** The workers that may own it, any order (e.g. only those reading SOCKS5 for a SOCKS5 proxy). */
   eligible: readonly string[];
+  /**
+   * Who owns it now (its ownership record, draining or not), if anyone. The repair starts from this owner
+   * while it is eligible, and from rendezvous otherwise: see the header.
+   */
+  current?: string | null;
 }
 
 export interface BalanceRoute {
   selector?: Readonly<Record<string, string>>;
 }
+
+/** Proxies of a route a swap is looked for in vain before the worker's turn at that route ends. */
+const MAX_SWAP_MISSES = 16;
 
 /** proxy name → worker (null: no worker may own it). */
 export function balancedOwners(
@@ -52,7 +72,10 @@ export function balancedOwners(
     }
     return set;
   });
-  const owner = Int32Array.from(proxies, (p) => {
+  // Where the repair starts: the current owner while it may keep the proxy, else rendezvous.
+  const owner = Int32Array.from(proxies, (p, i) => {
+    const kept = p.current ? workerIndex.get(p.current) : undefined;
+    if (kept !== undefined && eligible[i]![kept] === 1) return kept;
     const w = rendezvousOwner(p.name, p.eligible);
     return w === null ? -1 : workerIndex.get(w)!;
   });
@@ -75,28 +98,110 @@ export function balancedOwners(
     m.length === 0 ? 0 : Math.max(1, Math.floor(m.length / workersOf[r]!.length)),
   );
   const canGive = (i: number) => routesOf[i]!.every((q) => count[q]![owner[i]!]! - 1 >= floor[q]!);
+  // Each worker's proxies (for swaps), kept by move.
+  const ownedBy: number[][] = workers.map(() => []);
+  const slot = new Int32Array(proxies.length);
+  owner.forEach((w, i) => {
+    if (w < 0) return;
+    slot[i] = ownedBy[w]!.length;
+    ownedBy[w]!.push(i);
+  });
   const move = (i: number, to: number) => {
+    const from = owner[i]!;
     for (const q of routesOf[i]!) {
-      count[q]![owner[i]!]!--;
+      count[q]![from]!--;
       count[q]![to]!++;
     }
+    const list = ownedBy[from]!;
+    const last = list.pop()!;
+    if (last !== i) {
+      list[slot[i]!] = last;
+      slot[last] = slot[i]!;
+    }
+    slot[i] = ownedBy[to]!.length;
+    ownedBy[to]!.push(i);
     owner[i] = to;
+    surplusOf[from] = null;
+    surplusOf[to] = null;
+  };
+  // Routes over every proxy that counts (the default route, a catch-all): a swap changes no count there.
+  const counted = routesOf.filter((q) => q.length > 0).length;
+  const universal = members.map((m) => m.length === counted);
+  // Per worker, the proxies it could hand back in a swap: in some route, and in every route of theirs
+  // but a universal one above its share. Drawn up again after the worker gains or loses a proxy.
+  const surplusOf: (number[] | null)[] = workers.map(() => null);
+  const surplus = (w: number) =>
+    (surplusOf[w] ??= ownedBy[w]!.filter(
+      (j) =>
+        routesOf[j]!.length > 0 && routesOf[j]!.every((q) => universal[q] || count[q]![w]! - 1 >= floor[q]!),
+    ));
+  /** The better of two proxies for `w`: the one it hashes highest with, then the smaller name. */
+  const preferred = (w: number, list: readonly number[]) => {
+    const score = list.map((i) => hash53(`${workers[w]}\u0000${proxies[i]!.name}`));
+    return list
+      .map((_, k) => k)
+      .sort((a, b) => score[b]! - score[a]! || (proxies[list[a]!]!.name < proxies[list[b]!]!.name ? -1 : 1))
+      .map((k) => list[k]!);
+  };
+  // A swap, when no single move can: w takes proxy i of route r from g, whose share of another route q of
+  // i would fall short without it, and hands g in exchange one of its own proxies that is in every such q,
+  // not in r, and whose other routes w keeps its share of. Then w gains one in r and no count of g or w
+  // falls below its floor where it was not already: the total shortfall still falls by one.
+  const swapIn = (r: number, w: number, above: readonly number[]): boolean => {
+    const c = count[r]!;
+    const takeable = above.filter(
+      (i) => owner[i] !== w && eligible[i]![w] === 1 && c[owner[i]!]! - 1 >= floor[r]!,
+    );
+    if (takeable.length === 0) return false;
+    const spare = surplus(w).filter((j) => !routesOf[j]!.includes(r));
+    if (spare.length === 0) return false;
+    let any = false;
+    let misses = 0;
+    for (const i of preferred(w, takeable)) {
+      if (c[w]! >= floor[r]! || misses > MAX_SWAP_MISSES) break;
+      const g = owner[i]!;
+      if (g === w || c[g]! - 1 < floor[r]!) continue;
+      if (canGive(i)) {
+        move(i, w);
+        any = true;
+        continue;
+      }
+      const blocking = routesOf[i]!.filter((q) => count[q]![g]! - 1 < floor[q]!);
+      // What w hands back: the smallest name that fits (a fixed rule that costs no hashing). Its owner and
+      // w's shares may have changed since spare was drawn up: checked again.
+      let back = -1;
+      for (const j of spare) {
+        if (back >= 0 && proxies[j]!.name > proxies[back]!.name) continue;
+        if (owner[j] !== w || eligible[j]![g] !== 1) continue;
+        const rj = routesOf[j]!;
+        if (!blocking.every((q) => rj.includes(q))) continue;
+        if (rj.every((q) => universal[q] || count[q]![w]! - 1 >= floor[q]!)) back = j;
+      }
+      if (back < 0) {
+        misses++;
+        continue;
+      }
+      move(i, w);
+      move(back, g);
+      any = true;
+    }
+    return any;
   };
   // A worker short of a route's floor takes, one at a time, the proxy of that route it hashes highest with
-  // among those whose owner can give them. While it does, only it gains proxies, so a proxy whose owner
-  // cannot give it now cannot later in the same turn: the candidates are filtered once per turn, and a
-  // turn costs (proxies taken) × (candidates), the shortfall being small. Each pass over the routes either
-  // moves a proxy (the shortfall falls) or ends the repair.
+  // among those whose owner can give them; then, if still short, swaps (above). While it takes, only it
+  // gains proxies in the route, so a proxy whose owner cannot give it now cannot later in the same turn:
+  // the candidates are filtered once per turn, and a turn costs (proxies taken) × (candidates), the
+  // shortfall being small. A swap can make a proxy giveable again: the next pass over the routes finds it.
+  // Each pass either moves a proxy (the shortfall falls) or ends the repair.
   for (let moved = true; moved; ) {
     moved = false;
     members.forEach((m, r) => {
       const c = count[r]!;
-      // Receivers stop at the floor, so none becomes a giver: who can give only shrinks during the route.
       let givers: number[] | null = null;
+      let above: number[] | null = null;
       for (const w of workersOf[r]!) {
         if (c[w]! >= floor[r]!) continue;
         givers = (givers ?? m).filter(canGive);
-        if (givers.length === 0) break;
         const cand = givers.filter((i) => owner[i] !== w && eligible[i]![w] === 1);
         const score = Float64Array.from(cand, (i) => hash53(`${workers[w]}\u0000${proxies[i]!.name}`));
         while (c[w]! < floor[r]!) {
@@ -113,6 +218,12 @@ export function balancedOwners(
           move(cand[best]!, w);
           moved = true;
         }
+        // A swap hands back a proxy outside the route: over every proxy, there is none.
+        if (c[w]! >= floor[r]! || universal[r]) continue;
+        // The proxies of the route whose owner has more than its share of it: only they can be swapped.
+        // As givers, they only shrink during the route's turn.
+        above = (above ?? m).filter((i) => c[owner[i]!]! - 1 >= floor[r]!);
+        if (above.length > 0 && swapIn(r, w, above)) moved = true;
       }
     });
   }

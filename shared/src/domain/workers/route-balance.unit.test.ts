@@ -74,6 +74,24 @@ describe('balancedOwners', () => {
     );
   });
 
+  it('swaps when no single move can: a narrow route on a worker at its share of the default route', () => {
+    // Nine proxies, three each by rendezvous, and gw-a's three are the whole "shop" route. No single move
+    // helps: gw-a would fall short of the default route's three. gw-b and gw-c each take a shop proxy and
+    // hand gw-a one of theirs in exchange, so every worker keeps its three.
+    const names = namesRendezvousGives('gw-a', 3, 'shop-');
+    const others = [...namesRendezvousGives('gw-b', 3, 'b-'), ...namesRendezvousGives('gw-c', 3, 'c-')];
+    const proxies = [...names.map((n) => proxy(n, { site: 'shop' })), ...others.map((n) => proxy(n))];
+    const owners = balancedOwners(proxies, [shop, everything]);
+    expect(perWorker(owners, proxies, { site: 'shop' })).toEqual(
+      new Map([
+        ['gw-a', 1],
+        ['gw-b', 1],
+        ['gw-c', 1],
+      ]),
+    );
+    expect([...perWorker(owners, proxies, {}).values()]).toEqual([3, 3, 3]);
+  });
+
   it('gives each worker ⌊K/N⌋ of a route, never taking a giver below its own share', () => {
     const names = namesRendezvousGives('gw-b', 10, 'shop-');
     const proxies = names.map((n) => proxy(n, { site: 'shop' }));
@@ -150,6 +168,45 @@ describe('balancedOwners', () => {
     expect(two).toEqual(one);
   });
 
+  it('starts from the current owners: a proxy that goes down and comes back moves next to nothing', () => {
+    // Twenty routes of three and the default route over all sixty (K = 60 = 3 × 20): one proxy down takes
+    // the default route's floor from 20 to 19, and back when it returns. Started from rendezvous on every
+    // pass, that change of floor re-decided the whole repair: healthy proxies drained from one worker to
+    // another on every health blip, a quarter of this pool per outage.
+    const proxies = Array.from({ length: 60 }, (_, i) => proxy(`f${i}`, { site: `s${i % 20}` }));
+    const routes = [...Array.from({ length: 20 }, (_, i) => ({ selector: { site: `s${i}` } })), everything];
+    const pass = (owners: Map<string, string | null>, down = -1) =>
+      balancedOwners(
+        proxies.map((p, i) => ({ ...p, serving: i !== down, current: owners.get(p.name) ?? null })),
+        routes,
+      );
+    const moves = (a: Map<string, string | null>, b: Map<string, string | null>) =>
+      proxies.filter((p) => a.get(p.name) !== b.get(p.name)).length;
+    let owners = balancedOwners(proxies, routes);
+    // A steady state re-plans to itself.
+    expect(moves(pass(owners), owners)).toBe(0);
+    let moved = 0;
+    for (let k = 0; k < proxies.length; k++) {
+      const down = pass(owners, k);
+      // The proxy that went down stays where it is (it counts in no route while down).
+      expect(down.get(proxies[k]!.name)).toBe(owners.get(proxies[k]!.name));
+      const up = pass(down);
+      moved += moves(owners, down) + moves(down, up);
+      owners = up;
+    }
+    // Fewer moves than outages (started from rendezvous on every pass: 944 for these 60).
+    expect(moved).toBeLessThan(proxies.length);
+  });
+
+  it('keeps a current owner only while it may own the proxy', () => {
+    const [name] = namesRendezvousGives('gw-a', 1, 'kept-') as [string];
+    // gw-c is not among those that may own it (gone, shutting down, or cannot read its protocol).
+    const owners = balancedOwners([{ ...proxy(name, {}, ['gw-a', 'gw-b']), current: 'gw-c' }], [everything]);
+    expect(owners.get(name)).toBe('gw-a');
+    const kept = balancedOwners([{ ...proxy(name), current: 'gw-b' }], [everything]);
+    expect(kept.get(name)).toBe('gw-b');
+  });
+
   it('leaves less shortfall than rendezvous on random fleets, and none on a route over disjoint sites', () => {
     const rnd = mulberry32(42);
     for (let trial = 0; trial < 40; trial++) {
@@ -175,6 +232,14 @@ describe('balancedOwners', () => {
         }, 0);
       expect(shortfall(owners)).toBeLessThanOrEqual(shortfall(plain));
       for (const p of proxies) expect(workers).toContain(owners.get(p.name));
+      // No move and no swap takes a worker below its share of a route where rendezvous left it at or above.
+      for (const r of routes) {
+        const before = perWorker(plain, proxies, r.selector ?? {}, workers);
+        const after = perWorker(owners, proxies, r.selector ?? {}, workers);
+        const k = [...before.values()].reduce((a, b) => a + b, 0);
+        const floor = k === 0 ? 0 : Math.max(1, Math.floor(k / workers.length));
+        for (const w of workers) expect(after.get(w)).toBeGreaterThanOrEqual(Math.min(floor, before.get(w)!));
+      }
       // Sites alone (disjoint routes): every worker reaches its floor of every site that has enough.
       const bySite = balancedOwners(proxies, siteRoutes);
       for (const s of sites) {
