@@ -3,6 +3,7 @@
 // QUOTA_EXCEEDED inside the insert Operation, a stockout as ZONE_RESOURCE_POOL_EXHAUSTED inside it,
 // 5xx as `backendError`, 403 / 429 as the API rate limit (`rateLimitExceeded`), unreachable zones as
 // aggregatedList `unreachables`. Probabilistic errors use a seeded generator so a run is repeatable.
+import { mulberry32 } from '../../shared/src/testing/seeded-random.js';
 
 export const API_OPERATIONS = [
   'insert',
@@ -47,17 +48,6 @@ export interface QuotaHit {
   mode: QuotaMode;
   metric: string;
   limit: number;
-}
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 export class Faults {

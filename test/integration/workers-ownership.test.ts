@@ -9,6 +9,7 @@ import {
   type ControlPlane,
   eventually,
   poolProxy,
+  runWorkers,
   startControlPlane,
   type WorkerClient,
 } from '../support/worker-client.js';
@@ -17,8 +18,8 @@ const NAMES = Array.from({ length: 10 }, (_, i) => `gp-${i}`);
 let plane: ControlPlane;
 let a: WorkerClient;
 let b: WorkerClient;
-const overlaps: string[] = [];
-let watcher: NodeJS.Timeout;
+let overlaps: string[] = [];
+let stopWatching = () => {};
 
 async function owners(): Promise<Map<string, string>> {
   const state = await plane.ownership.read();
@@ -32,22 +33,13 @@ beforeAll(async () => {
   for (const [i, name] of NAMES.entries()) await plane.proxies.create(poolProxy(name, i + 1));
   a = plane.client('gw-a');
   b = plane.client('gw-b');
-  for (const c of [a, b]) {
-    expect((await c.register()).status).toBe(200);
-    c.startPull();
-    c.startReporting(500);
-  }
-  plane.startTicking(1000);
   // The safety property, sampled throughout: never usable in two workers' snapshots at once.
-  watcher = setInterval(() => {
-    const now = Date.now();
-    const ua = a.usableAt(now);
-    for (const p of b.usableAt(now)) if (ua.has(p)) overlaps.push(p);
-  }, 50);
+  ({ overlaps, stopWatching } = await runWorkers([a, b], 500));
+  plane.startTicking(1000);
 }, 120_000);
 
 afterAll(async () => {
-  clearInterval(watcher);
+  stopWatching();
   await plane?.stop();
 });
 

@@ -13,6 +13,7 @@ import {
   type ControlPlane,
   eventually,
   poolProxy,
+  runWorkers,
   startControlPlane,
   type WorkerClient,
 } from '../support/worker-client.js';
@@ -33,8 +34,8 @@ const ROUTING = {
 let plane: ControlPlane;
 let a: WorkerClient;
 let b: WorkerClient;
-const overlaps: string[] = [];
-let watcher: NodeJS.Timeout;
+let overlaps: string[] = [];
+let stopWatching = () => {};
 
 /** The shop proxies the worker's applied snapshot offers for shop.example. */
 function shopUpstreams(s: GatewaySnapshot | null): string[] {
@@ -61,21 +62,13 @@ beforeAll(async () => {
     await plane.proxies.create(poolProxy(name, ++i, { attributes: { site: 'news' } }));
   a = plane.client('gw-a');
   b = plane.client('gw-b');
-  for (const c of [a, b]) {
-    expect((await c.register()).status).toBe(200);
-    c.startPull();
-    c.startReporting(500);
-  }
+  // The safety property, sampled throughout: never usable in two workers' snapshots at once.
+  ({ overlaps, stopWatching } = await runWorkers([a, b], 500));
   plane.startTicking(1000);
-  watcher = setInterval(() => {
-    const now = Date.now();
-    const ua = a.usableAt(now);
-    for (const p of b.usableAt(now)) if (ua.has(p)) overlaps.push(p);
-  }, 50);
 }, 120_000);
 
 afterAll(async () => {
-  clearInterval(watcher);
+  stopWatching();
   await plane?.stop();
 });
 

@@ -244,6 +244,31 @@ export class WorkerClient {
   }
 }
 
+/**
+ * Registers each worker client, starts its pull and its reports every `reportEveryMs`, and samples every
+ * 50 ms the safety property: no proxy usable in two workers' applied snapshots at once (each offence goes
+ * into `overlaps`). `stopWatching()` ends the sampling.
+ */
+export async function runWorkers(clients: readonly WorkerClient[], reportEveryMs: number) {
+  for (const c of clients) {
+    const r = await c.register();
+    if (r.status !== 200) throw new Error(`register answered ${r.status}: ${JSON.stringify(r.body)}`);
+    c.startPull();
+    c.startReporting(reportEveryMs);
+  }
+  const overlaps: string[] = [];
+  const watcher = setInterval(() => {
+    const now = Date.now();
+    const seen = new Set<string>();
+    for (const c of clients)
+      for (const p of c.usableAt(now)) {
+        if (seen.has(p)) overlaps.push(p);
+        seen.add(p);
+      }
+  }, 50);
+  return { overlaps, stopWatching: () => clearInterval(watcher) };
+}
+
 /** Polls `check` until it returns a value (not undefined/false) or `timeoutMs` passes (then throws). */
 export async function eventually<T>(
   check: () => T | undefined | false | Promise<T | undefined | false>,

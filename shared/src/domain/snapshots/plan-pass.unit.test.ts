@@ -72,6 +72,30 @@ function input(over: Partial<PassInput>): PassInput {
   };
 }
 
+/** The "shop" route: hosts shop.example, the proxies with attribute site=shop. */
+const SHOP_ROUTE = {
+  name: 'shop',
+  match: { hosts: ['shop.example'] },
+  selector: { site: 'shop' },
+  policy: 'least-active' as const,
+};
+const twoWorkers = () =>
+  new Map([
+    ['w1', view('w1')],
+    ['w2', view('w2')],
+  ]);
+const shopProxy = (n: string, site = 'shop') =>
+  proxy(n, { spec: externalSpec({ gatewayPool: true, attributes: { site } }) });
+
+/** Twelve pool proxies over two workers, two of them "shop" ones that plain rendezvous gives to `first`. */
+function shopFleet() {
+  const names = Array.from({ length: 40 }, (_, i) => `q${i}`);
+  const first = rendezvousOwner(names[0]!, ['w1', 'w2'])!;
+  const shopNames = names.filter((n) => rendezvousOwner(n, ['w1', 'w2']) === first).slice(0, 2);
+  const poolSpecs = names.slice(0, 12).map((n) => shopProxy(n, shopNames.includes(n) ? 'shop' : 'news'));
+  return { workers: twoWorkers(), first, shopNames, poolSpecs };
+}
+
 describe('planPass', () => {
   it('assigns the pool and builds a snapshot for each live worker with a renewed grant', () => {
     const p = planPass(input({ workers: new Map([['w1', view('w1', { grantedUntil: later(10) })]]) }));
@@ -89,32 +113,7 @@ describe('planPass', () => {
   });
 
   it('gives each worker its share of every route, not only of the pool (route-balance.ts)', () => {
-    // Two "shop" proxies that plain rendezvous gives to the same worker, among others it spreads.
-    const workers = new Map([
-      ['w1', view('w1')],
-      ['w2', view('w2')],
-    ]);
-    const names = Array.from({ length: 40 }, (_, i) => `q${i}`);
-    const first = rendezvousOwner(names[0]!, ['w1', 'w2']);
-    const shopNames = names.filter((n) => rendezvousOwner(n, ['w1', 'w2']) === first).slice(0, 2);
-    const specs = names.slice(0, 12).map((n) =>
-      proxy(n, {
-        spec: externalSpec({
-          gatewayPool: true,
-          attributes: { site: shopNames.includes(n) ? 'shop' : 'news' },
-        }),
-      }),
-    );
-    const shopSpecs = shopNames.map((n) =>
-      proxy(n, { spec: externalSpec({ gatewayPool: true, attributes: { site: 'shop' } }) }),
-    );
-    const poolSpecs = [...specs.filter((p) => !shopNames.includes(p.name)), ...shopSpecs];
-    const shop = {
-      name: 'shop',
-      match: { hosts: ['shop.example'] },
-      selector: { site: 'shop' },
-      policy: 'least-active' as const,
-    };
+    const { workers, first, shopNames, poolSpecs } = shopFleet();
     const ownersOfShop = (routing: PassInput['routing']) => {
       const p = planPass(input({ poolSpecs, workers, routing }));
       return shopNames.map((n) => p.records.get(n)?.owner).sort();
@@ -122,28 +121,18 @@ describe('planPass', () => {
     // Plain rendezvous (no route to balance) gives both to one worker, and the other would answer
     // shop.example `503 no_upstream`.
     expect(ownersOfShop([])).toEqual([first, first]);
-    expect(ownersOfShop([shop, ...DEFAULT_ROUTING])).toEqual(['w1', 'w2']);
+    expect(ownersOfShop([SHOP_ROUTE, ...DEFAULT_ROUTING])).toEqual(['w1', 'w2']);
   });
 
   it('a proxy held back by its leases covers no route: the worker it would go to gets another', () => {
-    const workers = new Map([
-      ['w1', view('w1')],
-      ['w2', view('w2')],
-    ]);
+    const workers = twoWorkers();
     const names = Array.from({ length: 40 }, (_, i) => `l${i}`);
     const to = (w: string) => names.filter((n) => rendezvousOwner(n, ['w1', 'w2']) === w);
     const [a, b] = to('w1') as [string, string];
     const [c] = to('w2') as [string];
-    const shopProxy = (n: string) =>
-      proxy(n, { spec: externalSpec({ gatewayPool: true, attributes: { site: 'shop' } }) });
-    const shop = {
-      name: 'shop',
-      match: { hosts: ['shop.example'] },
-      selector: { site: 'shop' },
-      policy: 'least-active' as const,
-    };
+    const poolSpecs = [a, b, c].map((n) => shopProxy(n));
     const owners = (leased: Set<string>) => {
-      const p = planPass(input({ poolSpecs: [a, b, c].map(shopProxy), workers, routing: [shop], leased }));
+      const p = planPass(input({ poolSpecs, workers, routing: [SHOP_ROUTE], leased }));
       return [a, b, c].map((n) => p.records.get(n)?.owner ?? null);
     };
     // Nothing leased: rendezvous already gives each worker one.
@@ -159,34 +148,23 @@ describe('planPass', () => {
     // draining proxy out of the balance, a pass would cancel its drain (nothing left to move it for), the
     // next - no longer draining, so not lease-checked - would start it again, and so on while the leases
     // last: an epoch and two snapshots a pass.
-    const workers = new Map([
-      ['w1', view('w1')],
-      ['w2', view('w2')],
-    ]);
+    const workers = twoWorkers();
     const names = Array.from({ length: 40 }, (_, i) => `d${i}`);
     const [a, b] = names.filter((n) => rendezvousOwner(n, ['w1', 'w2']) === 'w1') as [string, string];
-    const shop = {
-      name: 'shop',
-      match: { hosts: ['shop.example'] },
-      selector: { site: 'shop' },
-      policy: 'least-active' as const,
-    };
-    const poolSpecs = [a, b].map((n) =>
-      proxy(n, { spec: externalSpec({ gatewayPool: true, attributes: { site: 'shop' } }) }),
-    );
+    const poolSpecs = [a, b].map((n) => shopProxy(n));
     // Both on w1, as rendezvous has them: the repair moves one to w2, which starts its drain.
     const records = new Map([
       [a, rec(a, 'w1')],
       [b, rec(b, 'w1')],
     ]);
-    const first = planPass(input({ poolSpecs, workers, routing: [shop], records }));
+    const first = planPass(input({ poolSpecs, workers, routing: [SHOP_ROUTE], records }));
     const started = first.ownership.changes.filter((c) => c.kind === 'drain_started').map((c) => c.proxy);
     expect(started).toHaveLength(1);
     const next = planPass(
       input({
         poolSpecs,
         workers,
-        routing: [shop],
+        routing: [SHOP_ROUTE],
         records: first.records,
         epoch: first.ownership.epoch,
         leased: new Set(started),
@@ -197,28 +175,8 @@ describe('planPass', () => {
 
   it('leaves a proxy the repair moved with its owner while it cannot carry traffic: no drain per health blip', () => {
     // Two "shop" proxies that plain rendezvous gives to the same worker: the repair moves one.
-    const workers = new Map([
-      ['w1', view('w1')],
-      ['w2', view('w2')],
-    ]);
-    const names = Array.from({ length: 40 }, (_, i) => `q${i}`);
-    const first = rendezvousOwner(names[0]!, ['w1', 'w2']);
-    const shopNames = names.filter((n) => rendezvousOwner(n, ['w1', 'w2']) === first).slice(0, 2);
-    const poolSpecs = names.slice(0, 12).map((n) =>
-      proxy(n, {
-        spec: externalSpec({
-          gatewayPool: true,
-          attributes: { site: shopNames.includes(n) ? 'shop' : 'news' },
-        }),
-      }),
-    );
-    const shop = {
-      name: 'shop',
-      match: { hosts: ['shop.example'] },
-      selector: { site: 'shop' },
-      policy: 'least-active' as const,
-    };
-    const routing = [shop, ...DEFAULT_ROUTING];
+    const { workers, first, shopNames, poolSpecs } = shopFleet();
+    const routing = [SHOP_ROUTE, ...DEFAULT_ROUTING];
     const planned = planPass(input({ poolSpecs, workers, routing }));
     const moved = shopNames.find((n) => planned.records.get(n)?.owner !== first)!;
     expect(moved).toBeDefined();

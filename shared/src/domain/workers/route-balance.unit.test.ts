@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { mulberry32 } from '../../testing/seeded-random.js';
 import { rendezvousOwner } from './rendezvous.js';
 import { type BalanceProxy, type BalanceRoute, balancedOwners } from './route-balance.js';
 
@@ -254,13 +255,3 @@ describe('balancedOwners', () => {
     }
   });
 });
-
-function mulberry32(seed: number) {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
