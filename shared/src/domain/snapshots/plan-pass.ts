@@ -115,6 +115,7 @@ export function planPass(x: PassInput): PassPlan {
       // and start it again the next, for as long as they last.
       serving: carriesTraffic(p) && !(x.leased.has(p.name) && !x.records.has(p.name)),
       eligible: socks.has(p.name) ? socksWorkers : httpWorkers,
+      excludedFrom: p.status.unreachableRoutes,
       current: x.records.get(p.name)?.owner ?? null,
     })),
     x.routing,

@@ -143,6 +143,22 @@ describe('planPass', () => {
     expect(held.slice(0, 2).sort()).toEqual(['w1', 'w2']);
   });
 
+  it('a proxy excluded from a route covers none of it: its worker gets one that reaches the route', () => {
+    const workers = twoWorkers();
+    const [a1, a2, b1] = [shopProxy('a1'), shopProxy('a2'), shopProxy('b1')];
+    const excluded = { ...b1, status: { ...b1.status, unreachableRoutes: ['shop'] } };
+    const records = new Map([
+      ['a1', rec('a1', 'w1')],
+      ['a2', rec('a2', 'w1')],
+      ['b1', rec('b1', 'w2')],
+    ]);
+    const plan = (poolSpecs: ProxyResource[]) =>
+      planPass(input({ poolSpecs, workers, routing: [SHOP_ROUTE], records })).ownership.changes;
+    expect(plan([a1, a2, b1])).toEqual([]);
+    // b1 no longer reaches shop.example: w2 would answer it no_upstream, so one of w1's two is drained to it.
+    expect(plan([a1, a2, excluded]).map((c) => c.kind)).toEqual(['drain_started']);
+  });
+
   it('a draining proxy found leased keeps draining: no drain started and cancelled pass after pass', () => {
     // Only unowned and draining proxies are lease-checked (leaseCandidates). Were "leased" to take a
     // draining proxy out of the balance, a pass would cancel its drain (nothing left to move it for), the

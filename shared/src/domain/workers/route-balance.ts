@@ -39,6 +39,12 @@ export interface BalanceProxy {
   /** The workers that may own it, any order (e.g. only those reading SOCKS5 for a SOCKS5 proxy). */
   eligible: readonly string[];
   /**
+   * The routes, by name, whose target check keeps failing through it (its status.unreachableRoutes): it
+   * counts in none of them, as a worker leaves it out of their candidates — unless that leaves a route
+   * with no proxy at all, which then counts them all (the control plane fails such a route open).
+   */
+  excludedFrom?: readonly string[];
+  /**
    * Who owns it now (its ownership record, draining or not), if anyone. The repair starts from this owner
    * while it is eligible, and from rendezvous otherwise: see the header.
    */
@@ -46,6 +52,8 @@ export interface BalanceProxy {
 }
 
 export interface BalanceRoute {
+  /** Matched against the proxies' `excludedFrom`. */
+  name?: string;
   selector?: Readonly<Record<string, string>>;
 }
 
@@ -232,7 +240,7 @@ export function balancedOwners(
 
 /**
  * For each route, the indexes of the serving proxies its selector picks (all its key=value pairs match the
- * proxy's attributes; an empty selector picks all): through an index of attribute pairs, so a thousand narrow routes
+ * proxy's attributes; an empty selector picks all) less those excluded from it, unless none would be left: through an index of attribute pairs, so a thousand narrow routes
  * over a large pool cost about the pool once, not once per route.
  */
 function routeMembers(proxies: readonly BalanceProxy[], routes: readonly BalanceRoute[]): number[][] {
@@ -247,7 +255,7 @@ function routeMembers(proxies: readonly BalanceProxy[], routes: readonly Balance
       else index.set(key, [i]);
     }
   });
-  return routes.map((r) => {
+  const selected = (r: BalanceRoute): number[] => {
     const sel = Object.entries(r.selector ?? {});
     if (sel.length === 0) return serving;
     let smallest: number[] | null = null;
@@ -256,5 +264,12 @@ function routeMembers(proxies: readonly BalanceProxy[], routes: readonly Balance
       if (smallest === null || list.length < smallest.length) smallest = list;
     }
     return smallest!.filter((i) => sel.every(([k, v]) => proxies[i]!.attributes[k] === v));
+  };
+  return routes.map((r) => {
+    const all = selected(r);
+    const name = r.name;
+    if (name === undefined) return all;
+    const reachable = all.filter((i) => !proxies[i]!.excludedFrom?.includes(name));
+    return reachable.length > 0 ? reachable : all;
   });
 }

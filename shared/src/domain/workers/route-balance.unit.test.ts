@@ -150,6 +150,32 @@ describe('balancedOwners', () => {
     );
   });
 
+  it('counts a proxy excluded from a route (its target check fails through it) in none of it', () => {
+    // gw-a owns two shop proxies; gw-b's one is excluded from "shop"; gw-c's reaches it.
+    const owned = (name: string, current: string, excludedFrom?: string[]): BalanceProxy => ({
+      ...proxy(name, { site: 'shop' }),
+      current,
+      excludedFrom,
+    });
+    const proxies = [
+      owned('a1', 'gw-a'),
+      owned('a2', 'gw-a'),
+      owned('b1', 'gw-b', ['shop']),
+      owned('c1', 'gw-c'),
+    ];
+    const named = { name: 'shop', selector: { site: 'shop' } };
+    const owners = balancedOwners(proxies, [named]);
+    // gw-b would answer shop.example no_upstream with b1 alone: it takes one of gw-a's two.
+    expect(['a1', 'a2'].map((n) => owners.get(n)).sort()).toEqual(['gw-a', 'gw-b']);
+    expect(owners.get('b1')).toBe('gw-b');
+    // An exclusion from another route changes nothing here; excluded through every proxy, none counts as
+    // excluded (the control plane fails such a route open) and nothing moves.
+    expect(balancedOwners(proxies, [{ ...named, name: 'news' }]).get('a2')).toBe('gw-a');
+    const allOut = proxies.map((p) => ({ ...p, excludedFrom: ['shop'] }));
+    const open = balancedOwners(allOut, [named]);
+    expect(allOut.map((p) => open.get(p.name))).toEqual(['gw-a', 'gw-a', 'gw-b', 'gw-c']);
+  });
+
   it('answers the same whatever order its inputs come in', () => {
     const rnd = mulberry32(7);
     const sites = ['a', 'b', 'c', 'd'];
