@@ -7,6 +7,7 @@
 // A named secret that cannot be read leaves the proxy down (fail closed), never open.
 import { DEFAULT_CONNECT_PORTS } from '../../shared/src/domain/cloud-init/squid-conf.js';
 import { connectPortsOfStartupScript } from '../../shared/src/domain/cloud-init/startup-script.js';
+import { SecretAccessError } from '../../shared/src/ports/secrets.js';
 import type { ProxyTimeouts } from '../forward-proxy/context.js';
 import { createForwardProxy, type ForwardProxy } from '../forward-proxy/proxy.js';
 import type { LoopbackPool } from './address-pool.js';
@@ -19,6 +20,7 @@ import {
   metadataValue,
 } from './instance-spec.js';
 import type { EmulatorLog } from './log.js';
+import { MalformedCredentials } from './secret-credentials.js';
 
 export type ResolveCredentials = (secretResourceName: string) => Promise<string | null>;
 
@@ -26,6 +28,8 @@ export interface ProxyBootDeps {
   pool: LoopbackPool;
   resolveCredentials?: ResolveCredentials;
   proxyTimeouts?: Partial<ProxyTimeouts>;
+  /** Between two reads of a VM's secret that failed in passing (the startup script's 2 s by default). */
+  credentialRetryDelayMs?: number;
   /** allowed to every VM's CONNECT besides its own list (ComputeEmulatorOptions.hostConnectPorts) */
   hostConnectPorts?: readonly number[];
   log: EmulatorLog;
@@ -52,20 +56,41 @@ export function connectPortsOf(spec: InstanceSpec): number[] {
   return (script === undefined ? null : connectPortsOfStartupScript(script)) ?? [...DEFAULT_CONNECT_PORTS];
 }
 
-async function credentialsFor(
+/**
+ * The default startup script reads the secret with `curl --retry 5 --retry-delay 2` (startup-script.ts):
+ * a passing failure — no answer, a 5xx, a rate limit — is tried again five times before the VM gives up
+ * and its proxy stays down. So does the emulated boot: a busy Secret Manager emulator must not leave a VM
+ * without a proxy for good where a real one would have read its secret on the next try.
+ */
+export const CREDENTIAL_READ_ATTEMPTS = 6;
+
+/** Worth another try: no answer or a passing error; never a missing, refused or malformed secret. */
+const passing = (err: unknown): boolean =>
+  err instanceof SecretAccessError ? err.kind === 'transient' : !(err instanceof MalformedCredentials);
+
+/** The credentials a VM boots with, read as its startup script reads them (see CREDENTIAL_READ_ATTEMPTS). */
+export async function bootCredentials(
   spec: InstanceSpec,
-  deps: ProxyBootDeps,
+  deps: Pick<ProxyBootDeps, 'resolveCredentials' | 'credentialRetryDelayMs'>,
+  wanted: () => boolean = () => true,
 ): Promise<{ value: string | null } | { error: string }> {
   const secret = metadataValue(spec, METADATA_CREDENTIALS_SECRET);
   if (secret === undefined) return { value: null };
   if (!deps.resolveCredentials) return { error: `no credential resolver configured for ${secret}` };
-  try {
-    const value = await deps.resolveCredentials(secret);
-    if (value === null) return { error: `secret ${secret} not found` };
-    if (!value.includes(':')) return { error: `secret ${secret} is not "user:pass"` };
-    return { value };
-  } catch (err) {
-    return { error: `reading secret ${secret} failed: ${err instanceof Error ? err.message : String(err)}` };
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const value = await deps.resolveCredentials(secret);
+      if (value === null) return { error: `secret ${secret} not found` };
+      if (!value.includes(':')) return { error: `secret ${secret} is not "user:pass"` };
+      return { value };
+    } catch (err) {
+      if (attempt >= CREDENTIAL_READ_ATTEMPTS || !passing(err) || !wanted()) {
+        return {
+          error: `reading secret ${secret} failed: ${err instanceof Error ? err.message : String(err)}`,
+        };
+      }
+      await new Promise((resolve) => setTimeout(resolve, deps.credentialRetryDelayMs ?? 2_000));
+    }
   }
 }
 
@@ -84,7 +109,7 @@ export async function bootProxy(
   const { spec } = vm;
   const port = proxyPortOf(spec);
   if (port === null) return { ok: false, error: `invalid ${METADATA_PROXY_PORT} metadata` };
-  const creds = await credentialsFor(spec, deps);
+  const creds = await bootCredentials(spec, deps, wanted);
   if ('error' in creds) return { ok: false, error: creds.error };
   const connectPorts = [...new Set([...connectPortsOf(spec), ...(deps.hostConnectPorts ?? [])])];
   for (let attempt = 1; ; attempt++) {

@@ -40,6 +40,8 @@ export interface ComputeEmulatorOptions {
    * echo URL's port, which every deployed VM allows). Tests leave it unset.
    */
   hostConnectPorts?: readonly number[];
+  /** Between two reads of a VM's secret that failed in passing (default 2 s, the startup script's). */
+  credentialRetryDelayMs?: number;
   /** seeds ids and operation names */
   seed?: number;
   log?: EmulatorLog;
@@ -99,6 +101,7 @@ export function createState(opts: ComputeEmulatorOptions): EmulatorState {
       resolveCredentials: opts.resolveCredentials,
       proxyTimeouts: opts.proxyTimeouts,
       hostConnectPorts: opts.hostConnectPorts ?? [],
+      credentialRetryDelayMs: opts.credentialRetryDelayMs,
       log,
     },
     forget: (r) => {

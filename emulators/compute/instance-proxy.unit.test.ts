@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { SecretAccessError } from '../../shared/src/ports/secrets.js';
+import { bootCredentials, CREDENTIAL_READ_ATTEMPTS } from './instance-proxy.js';
+import { type InstanceSpec, METADATA_CREDENTIALS_SECRET } from './instance-spec.js';
+import { MalformedCredentials } from './secret-credentials.js';
+
+const SECRET = 'projects/demo/secrets/pool-auth/versions/latest';
+const spec = { metadata: [{ key: METADATA_CREDENTIALS_SECRET, value: SECRET }] } as unknown as InstanceSpec;
+
+/** A resolver failing with `errors` in turn, then answering "u:p"; counts its calls. */
+function resolver(errors: unknown[]) {
+  const calls = { n: 0 };
+  const resolveCredentials = async () => {
+    const err = errors[calls.n++];
+    if (err !== undefined) throw err;
+    return 'u:p';
+  };
+  return { calls, deps: { resolveCredentials, credentialRetryDelayMs: 1 } };
+}
+
+describe('bootCredentials: the secret read as the startup script reads it (curl --retry 5)', () => {
+  it('tries a passing failure again: a busy Secret Manager does not leave the VM without a proxy', async () => {
+    const busy = new SecretAccessError('transient', SECRET, 'could not be read right now');
+    const r = resolver([busy, new Error('ECONNRESET')]);
+    expect(await bootCredentials(spec, r.deps)).toEqual({ value: 'u:p' });
+    expect(r.calls.n).toBe(3);
+  });
+
+  it('gives up after the script’s six tries, and at once on a refused, missing or malformed secret', async () => {
+    const busy = new SecretAccessError('transient', SECRET, 'could not be read right now');
+    const always = resolver(Array.from({ length: 10 }, () => busy));
+    expect(await bootCredentials(spec, always.deps)).toEqual({ error: expect.stringContaining('failed') });
+    expect(always.calls.n).toBe(CREDENTIAL_READ_ATTEMPTS);
+    for (const err of [
+      new SecretAccessError('permission_denied', SECRET, 'denied'),
+      new SecretAccessError('failed_precondition', SECRET, 'disabled'),
+      new MalformedCredentials(SECRET, 'no colon'),
+    ]) {
+      const r = resolver([err]);
+      expect(await bootCredentials(spec, r.deps)).toEqual({ error: expect.stringContaining('failed') });
+      expect(r.calls.n).toBe(1);
+    }
+  });
+
+  it('stops trying once the boot is overtaken (the VM deleted or stopped meanwhile)', async () => {
+    const r = resolver([new Error('ETIMEDOUT'), new Error('ETIMEDOUT')]);
+    expect(await bootCredentials(spec, r.deps, () => false)).toEqual({
+      error: expect.stringContaining('ETIMEDOUT'),
+    });
+    expect(r.calls.n).toBe(1);
+  });
+});
