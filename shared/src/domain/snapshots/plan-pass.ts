@@ -10,6 +10,7 @@ import { drainedAt } from '../workers/drain.js';
 import { nextGrant } from '../workers/grants.js';
 import {
   applyOwnership,
+  assignableWorkers,
   drainingFrom,
   type OwnershipPlan,
   type OwnershipRecord,
@@ -101,10 +102,8 @@ export function planPass(x: PassInput): PassPlan {
     const reads = readsSocks5(x.workers.get(id)!.session.protocolVersion);
     socksStanding.set(id, reads ? w : { ...w, assignable: false });
   }
-  const assignableIn = (s: ReadonlyMap<string, WorkerStanding>) =>
-    [...s].filter(([, w]) => w.assignable).map(([id]) => id);
-  const httpWorkers = assignableIn(standing);
-  const socksWorkers = assignableIn(socksStanding);
+  const httpWorkers = assignableWorkers(standing);
+  const socksWorkers = assignableWorkers(socksStanding);
   const desired = balancedOwners(
     inPool.map((p) => ({
       name: p.name,

@@ -70,21 +70,25 @@ export function grantLapsed(w: WorkerStanding | undefined, now: Date, skewMs: nu
   return w.grantedUntil.getTime() + skewMs <= now.getTime();
 }
 
-export function planOwnership(x: PlanInput): OwnershipPlan {
-  const inPool = new Set(x.pool);
-  const assignable = [...x.workers.entries()]
+/** The workers that may be given proxies (live sessions not shutting down), sorted. */
+export function assignableWorkers(workers: ReadonlyMap<string, WorkerStanding>): string[] {
+  return [...workers.entries()]
     .filter(([, w]) => w.assignable)
     .map(([id]) => id)
     .sort();
+}
+
+export function planOwnership(x: PlanInput): OwnershipPlan {
+  const inPool = new Set(x.pool);
+  const assignable = assignableWorkers(x.workers);
+  const ownerFor = x.desired
+    ? (proxy: string) => x.desired?.get(proxy) ?? null
+    : (proxy: string) => rendezvousOwner(proxy, assignable);
   const next = x.epoch + 1;
   const changes: OwnershipChange[] = [];
   for (const proxy of [...new Set([...x.pool, ...x.records.keys()])].sort()) {
     const r = x.records.get(proxy);
-    const desired = !inPool.has(proxy)
-      ? null
-      : x.desired
-        ? (x.desired.get(proxy) ?? null)
-        : rendezvousOwner(proxy, assignable);
+    const desired = inPool.has(proxy) ? ownerFor(proxy) : null;
     if (!r) {
       if (desired && !x.blocked(proxy)) {
         changes.push({
