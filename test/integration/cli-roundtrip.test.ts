@@ -5,7 +5,7 @@
 // writes nothing over it (its generation is the PUT's If-Match), and a field that is neither the plane's
 // nor the body's is still refused. The CLI runs in this worker with a user's environment (cliInProcess),
 // except the pipe through stdin, which is a real process's.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Firestore } from '@google-cloud/firestore';
@@ -13,6 +13,7 @@ import { PubSub } from '@google-cloud/pubsub';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Collections } from '../../shared/src/adapters/firestore/collections.js';
 import { proxyFromFirestore } from '../../shared/src/adapters/firestore/proxy-converter.js';
+import { repoRoot } from '../../shared/src/config/local-ports.js';
 import { cliInProcess, cliRunner } from '../support/cli-process.js';
 import { firestoreHost, testProjectId } from '../support/emulators.js';
 import { ADMIN_TOKEN, type ApiProcess, startApiProcess } from '../support/leases.js';
@@ -128,6 +129,26 @@ describe('get -o yaml | edit | apply -f', () => {
     const [copy, original] = [await stored('rt-3'), await stored('rt-2')];
     expect(copy).toMatchObject({ generation: 1 });
     expect(copy?.spec).toEqual(original?.spec);
+  });
+
+  // docs/operations.md's quota runbook: a managed proxy saved, its zone changed with the runbook's sed
+  // expression, created again (here under another name: the original stays until reconcile deletes it).
+  it("the quota runbook's saved file, its zone edited, creates the proxy in the new zone", async () => {
+    const made = cli.file(
+      'rt-man.yaml',
+      'name: rt-man\nspec: {mode: managed, zone: europe-west1-b, credentialsRef: {secret: proxy-creds}}\n',
+    );
+    expect((await cli(['proxies', 'create', '-f', made])).code).toBe(0);
+    const runbook = readFileSync(join(repoRoot, 'docs/operations.md'), 'utf8');
+    const [, from, to] = /sed -i 's\/(.*?)\/(.*?)\/' p1\.yaml/.exec(runbook) ?? [];
+    expect(from, 'the sed line of docs/operations.md § Quota').toBeDefined();
+    const text = (await saved('rt-man', 'yaml'))
+      .replace(new RegExp(from!, 'm'), to!)
+      .replace(/^name: rt-man$/m, 'name: rt-man-2');
+    const r = await cli(['proxies', 'create', '-f', cli.file('p1.yaml', text)]);
+    expect(r, r.stderr).toMatchObject({ code: 0, stdout: 'proxy/rt-man-2 created\n' });
+    const [moved, original] = [await stored('rt-man-2'), await stored('rt-man')];
+    expect(moved?.spec).toEqual({ ...original?.spec, zone: 'us-east1-b' });
   });
 
   it('a listing saved as YAML applies too: every proxy of it, unchanged when nothing was edited', async () => {
