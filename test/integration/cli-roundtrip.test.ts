@@ -79,10 +79,11 @@ describe('get -o yaml | edit | apply -f', () => {
       body: (await saved('rt-1', 'json')).replace('"name": "rt-1"', '"name": "rt-copy"'),
     });
     expect(post.status).toBe(400);
+    expect(await post.json()).toMatchObject({ error: 'invalid_request' });
     expect(await stored('rt-copy')).toBeNull();
   });
 
-  it('stores the edit of a spec field saved as YAML; applied again, it is unchanged', async () => {
+  it('stores the edit of a spec field saved as YAML; the same file again is refused, saved again it is unchanged', async () => {
     const text = await saved('rt-1', 'yaml');
     expect(text).toMatch(/^generation: 1$/m);
     expect(text).toMatch(/^status:$/m);
