@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { describeFailure } from './hints.js';
 import { parseProxyFile } from './proxy-file.js';
+import { staleFileError, staleness } from './saved-from.js';
 
 const doc = readFileSync(new URL('../docs/cli.md', import.meta.url), 'utf8');
 const block = (lang: string) =>
@@ -31,6 +32,13 @@ describe('docs/cli.md', () => {
     } catch (err) {
       lines = describeFailure(err).lines;
     }
+    expect(lines.join('\n')).toBe(shown?.trimEnd());
+  });
+
+  it('its stale-file example is what apply says of a file saved at generation 4 of a proxy now at 5', () => {
+    const why = staleness('edge-eu-1', { uid: 'u', generation: 4 }, { uid: 'u', generation: 5 });
+    const shown = block('text').find((t) => t.startsWith('error: precondition_failed'));
+    const { lines } = describeFailure(staleFileError('p.yaml', [`p.yaml: ${why}`], 'nothing was applied'));
     expect(lines.join('\n')).toBe(shown?.trimEnd());
   });
 });

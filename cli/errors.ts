@@ -19,6 +19,21 @@ export class InputError extends Error {
   }
 }
 
+/**
+ * A file saved from the API's output (its `uid` and `generation`) whose proxy has changed since: `proxies
+ * apply` writes nothing over it, as the API's 412 would refuse it (code `precondition_failed`, exit 1).
+ */
+export class StaleFileError extends Error {
+  readonly kind = 'stale';
+  readonly exitCode = 1;
+  constructor(
+    message: string,
+    readonly details: string[] = [],
+  ) {
+    super(message);
+  }
+}
+
 /** A non-2xx answer: `code` is the API's `error` field (its stable code), `body` the parsed answer. */
 /** Whether an API error is its catch-all 404 (its app.ts answers "no such route"): an API older than the route. */
 export const routeMissing = (code: string, body: unknown): boolean =>

@@ -5,6 +5,7 @@ import {
   InputError,
   PartialError,
   routeMissing,
+  StaleFileError,
   UnreachableError,
   UsageError,
 } from './errors.js';
@@ -132,6 +133,12 @@ export function describeFailure(err: unknown): { lines: string[]; exitCode: numb
     }
     lines.unshift(`error: ${err.code} — ${hintFor(err.code, err.body, err.status, err.path)}`);
     return { lines, exitCode: 1 };
+  }
+  if (err instanceof StaleFileError) {
+    return {
+      lines: [`error: precondition_failed — ${err.message}`, ...err.details.map((d) => `  ${d}`)],
+      exitCode: 1,
+    };
   }
   if (err instanceof UnreachableError) {
     return {

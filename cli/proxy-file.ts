@@ -2,6 +2,13 @@
 // `{name, spec}`, a list of them, or several YAML documents. Every proxy is checked against the API's own
 // schemas (the domain's zod ProxyName / ProxySpec) before anything is sent, so a bad file creates (or
 // changes) nothing and says where it is wrong.
+//
+// What `proxies get`, `list`, `create` and `apply` print (-o yaml or -o json) is such a file too, as
+// `kubectl get -o yaml | edit | kubectl apply -f` is: the plane's own fields beside `name` and `spec` are
+// dropped here, before anything is sent, because the API refuses a body that sets them (on purpose: it
+// stays strict). The one thing kept of them is what the proxy was when the file was saved (`uid`,
+// `generation`), so that `apply` does not write an edit of an old copy over a newer change (apply.ts).
+// Any other field is still refused: a typo is never dropped unseen.
 
 import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
@@ -13,26 +20,56 @@ import { ProxyName, ProxySpec } from '../shared/src/domain/proxy.js';
 import type { Io } from './context.js';
 import { InputError } from './errors.js';
 
-const CreateRequest = z.object({ name: ProxyName, spec: ProxySpec }).strict();
-
-/** What `proxies get` shows beside `name` and `spec`: the plane's own fields, which a body may not set. */
-const PLANE_SET = ['uid', 'generation', 'createdAt', 'deletionRequestedAt', 'status'];
-
 /**
- * The top level's unknown fields, and when some are the plane's own — a file saved from `proxies get`, as
- * the runbook's move to another zone starts — what to keep instead.
+ * One proxy of a file: the body of `POST /v1/proxies`, or the resource as the API prints it. Of the
+ * plane's fields (set by the plane; a body may not set them), `uid` and `generation` are read — the proxy
+ * the file was saved from — and the rest are dropped whatever they hold: `createdAt`,
+ * `deletionRequestedAt`, `status`, and the listing's `healthy`, `leasable`, `activeLeases`.
  */
-function unknownFields(keys: readonly string[], topLevel: boolean): string {
-  const listed = `unknown field(s) ${keys.join(', ')}`;
-  const planes = topLevel ? keys.filter((k) => PLANE_SET.includes(k)) : [];
-  if (planes.length === 0) return listed;
-  return `${listed} (${planes.join(', ')}: set by the plane, as \`proxies get\` shows them; a file holds only name and spec, e.g. \`proxies get NAME -o json | jq '{name, spec}'\`)`;
+const ProxyDocument = z
+  .object({
+    name: ProxyName,
+    spec: ProxySpec,
+    uid: z.string().min(1, 'the uid `proxies get` printed, or leave it out').optional(),
+    generation: z
+      .number('the generation `proxies get` printed (a whole number), or leave it out')
+      .int('the generation `proxies get` printed (a whole number), or leave it out')
+      .min(1, 'the generation `proxies get` printed (1 or more), or leave it out')
+      .optional(),
+    createdAt: z.unknown().optional(),
+    deletionRequestedAt: z.unknown().optional(),
+    status: z.unknown().optional(),
+    healthy: z.unknown().optional(),
+    leasable: z.unknown().optional(),
+    activeLeases: z.unknown().optional(),
+  })
+  .strict();
+
+/** `proxies list -o yaml|json`: `{proxies: [...], count}`, and `skipped` when some documents were left out. */
+const LISTING_FIELDS = ['proxies', 'count', 'skipped'];
+
+const isListing = (v: unknown): v is { proxies: unknown[] } =>
+  v !== null &&
+  typeof v === 'object' &&
+  !Array.isArray(v) &&
+  Array.isArray((v as { proxies?: unknown }).proxies) &&
+  Object.keys(v).every((k) => LISTING_FIELDS.includes(k));
+
+/** What a file saved from the API's output says of the proxy it was saved from (absent: nothing). */
+export interface SavedFrom {
+  uid?: string;
+  generation?: number;
 }
 
 export interface ProxyToCreate {
   name: string;
-  /** As written in the file: the API applies defaults, so what is stored is what the API says. */
-  body: unknown;
+  /**
+   * `{name, spec}` as written in the file (the plane's fields dropped): the API applies defaults, so what
+   * is stored is what the API says.
+   */
+  body: { name: string; spec: unknown };
+  /** The proxy the file was saved from, when it says (apply's precondition); create ignores it. */
+  savedFrom: SavedFrom;
   /** Where it is in the file ("fleet.yaml document 2"), for messages. */
   where: string;
   /** The spec as the domain schema reads it (defaults applied). */
@@ -124,8 +161,10 @@ export function parseProxyFile(
       });
     }
     if (value === null || value === undefined) continue;
-    if (!Array.isArray(value)) items.push({ where, value });
-    else for (const [i, v] of value.entries()) items.push({ where: `${where} item ${i + 1}`, value: v });
+    const listed = isListing(value) ? value.proxies : value;
+    const what = listed === value ? 'item' : 'proxies item';
+    if (!Array.isArray(listed)) items.push({ where, value });
+    else for (const [i, v] of listed.entries()) items.push({ where: `${where} ${what} ${i + 1}`, value: v });
   }
   if (items.length === 0) throw new InputError(`${source} holds no proxy`);
 
@@ -133,14 +172,12 @@ export function parseProxyFile(
   const out: ProxyToCreate[] = [];
   const seen = new Set<string>();
   for (const { where, value } of items) {
-    const parsed = CreateRequest.safeParse(value);
+    const parsed = ProxyDocument.safeParse(value);
     if (!parsed.success) {
       for (const issue of parsed.error.issues.slice(0, 20)) {
         const path = issue.path.join('.') || '(top level)';
         const msg =
-          issue.code === 'unrecognized_keys'
-            ? unknownFields(issue.keys, issue.path.length === 0)
-            : issue.message;
+          issue.code === 'unrecognized_keys' ? `unknown field(s) ${issue.keys.join(', ')}` : issue.message;
         problems.push(`${where}: ${path}: ${msg}`);
       }
       continue;
@@ -151,7 +188,13 @@ export function parseProxyFile(
     if (specChecks) problems.push(...specProblems(where, spec));
     if (seen.has(parsed.data.name)) problems.push(`${where}: name "${parsed.data.name}" appears twice`);
     seen.add(parsed.data.name);
-    out.push({ name: parsed.data.name, body: value, where, spec });
+    const { name, uid, generation } = parsed.data;
+    const body = { name, spec: (value as { spec: unknown }).spec };
+    const savedFrom = {
+      ...(uid === undefined ? {} : { uid }),
+      ...(generation === undefined ? {} : { generation }),
+    };
+    out.push({ name, body, savedFrom, where, spec });
   }
   if (problems.length > 0) {
     throw new InputError(`${source} is not a valid proxy definition; ${nothing}`, problems);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InputError } from './errors.js';
+import { json, yaml } from './output.js';
 import { parseProxyFile } from './proxy-file.js';
 
 const managed =
@@ -38,12 +39,11 @@ describe('parseProxyFile', () => {
     expect(parseProxyFile(text, 'p.yaml').map((p) => p.name)).toEqual(names);
   });
 
-  it('says what to keep of a file saved from `proxies get`: name and spec, not the fields the plane sets', () => {
+  it("refuses a field that is neither the plane's nor the body's, beside the plane's too: a typo is never dropped", () => {
     const got = `${managed}uid: 5b0c7a0e-0c3f-4b7e-9d0f-2f7b1c1d8e11\ngeneration: 3\nstatus: {phase: Ready}\n`;
-    expect(problems(got)[1]).toBe(
-      "p.yaml: (top level): unknown field(s) uid, generation, status (uid, generation, status: set by the plane, as `proxies get` shows them; a file holds only name and spec, e.g. `proxies get NAME -o json | jq '{name, spec}'`)",
-    );
-    // Only at the top: a spec's unknown field is a mistake of the spec.
+    expect(problems(`${got}colour: red\n`)[1]).toBe('p.yaml: (top level): unknown field(s) colour');
+    expect(problems(`${managed}generaton: 3\n`)[1]).toBe('p.yaml: (top level): unknown field(s) generaton');
+    // Only at the top: a spec's `status` is a mistake of the spec.
     expect(problems(`${managed}  status: x\n`)[1]).toBe('p.yaml: spec: unknown field(s) status');
   });
 
@@ -60,7 +60,28 @@ describe('parseProxyFile', () => {
     ['a bad name', managed.replace('edge-1', 'Edge_1'), /name: must be a DNS label/],
     ['a bad zone', managed.replace('us-central1-a', 'moon'), /spec\.zone: a GCE zone/],
     ['an unknown field', `${managed}  colour: red\n`, /spec: unknown field\(s\) colour/],
-    ['status set by hand', `${managed}status: {phase: Ready}\n`, /unknown field\(s\) status/],
+    ['a misspelt plane field', `${managed}creationTimestamp: x\n`, /unknown field\(s\) creationTimestamp/],
+    [
+      'a generation that is not a number',
+      `${managed}generation: "3"\n`,
+      /^p\.yaml: generation: the generation `proxies get` printed/m,
+    ],
+    [
+      'a generation below 1',
+      `${managed}generation: 0\n`,
+      /^p\.yaml: generation: the generation `proxies get` printed \(1 or more\)/m,
+    ],
+    [
+      'a fractional generation',
+      `${managed}generation: 1.5\n`,
+      /^p\.yaml: generation: the generation `proxies get` printed \(a whole number\)/m,
+    ],
+    ['an empty uid', `${managed}uid: ""\n`, /^p\.yaml: uid: the uid `proxies get` printed/m],
+    [
+      'a listing with a field a listing has not',
+      'proxies: []\ncount: 0\ncolor: red\n',
+      /\(top level\): unknown field\(s\) proxies, count, color/,
+    ],
     ['a duplicate name', `${managed}---\n${managed}`, /"edge-1" appears twice/],
     ['a duplicate key', `${managed}name: again\n`, /not valid YAML or JSON/],
     ['an alias bomb', 'a: &a [x, x]\nb: [*a, *a]\n', /not valid YAML or JSON|Excessive alias/],
@@ -116,5 +137,96 @@ describe('parseProxyFile', () => {
     expect(problems(text)).toContain(
       'p.yaml document 2: spec.zone: Invalid input: expected string, received undefined',
     );
+  });
+});
+
+// What `proxies get NAME -o yaml|json` prints (the API's resource, docs/api.md "The proxy resource"), and
+// what `list`, `create` and `apply` print for several: read as the body `{name, spec}` — the plane's
+// fields dropped, the API refusing them — and the uid and generation it was saved at.
+describe('parseProxyFile of what the CLI prints', () => {
+  const resource = (name: string, generation: number) => ({
+    name,
+    uid: `5b0c7a0e-0c3f-4b7e-9d0f-2f7b1c1d8e1${generation}`,
+    generation,
+    createdAt: '2026-02-01T12:00:00.000Z',
+    deletionRequestedAt: null as string | null,
+    spec: {
+      mode: 'external',
+      endpoint: { host: 'p.example', port: 3128, protocol: 'http' },
+      attributes: { pool: 'default' },
+      capacity: 4,
+    },
+    status: {
+      phase: 'Ready',
+      observedGeneration: generation,
+      providerId: null,
+      ip: '203.0.113.7',
+      conditions: [{ type: 'Healthy', status: 'True', reason: 'ProbeOk', message: '' }],
+      specHash: 'abc',
+      latencyMillis: 12,
+      lastHealthCheckTime: '2026-02-01T12:00:30.000Z',
+      nextReconcileAt: null,
+    },
+  });
+  const asFile = (r: ReturnType<typeof resource>) => ({ name: r.name, spec: r.spec });
+  const savedFrom = (r: ReturnType<typeof resource>) => ({ uid: r.uid, generation: r.generation });
+  const read = (text: string) =>
+    parseProxyFile(text, 'p.yaml').map((p) => ({ body: p.body, savedFrom: p.savedFrom, where: p.where }));
+
+  it.each([
+    ['get -o yaml', yaml],
+    ['get -o json', json],
+  ])('reads `%s` as its name and spec, and the proxy it was saved from', (_, print) => {
+    const r = resource('edge-1', 3);
+    expect(read(print(r))).toEqual([{ body: asFile(r), savedFrom: savedFrom(r), where: 'p.yaml' }]);
+  });
+
+  it('reads a proxy being deleted as any other: the API refuses its spec write, not the CLI', () => {
+    const r = { ...resource('edge-1', 3), deletionRequestedAt: '2026-02-01T13:00:00.000Z' };
+    expect(read(yaml(r))[0]!.body).toEqual(asFile(r));
+  });
+
+  it('reads several: YAML documents (create/apply -o yaml), a JSON list (-o json)', () => {
+    const [a, b] = [resource('edge-1', 3), resource('edge-2', 1)];
+    const both = [
+      { body: asFile(a), savedFrom: savedFrom(a) },
+      { body: asFile(b), savedFrom: savedFrom(b) },
+    ];
+    expect(read([a, b].map(yaml).join('\n---\n'))).toMatchObject(both);
+    expect(read(json([a, b]))).toMatchObject(both);
+  });
+
+  it('reads a listing (`proxies list -o yaml|json`): its proxies, with what the listing adds to each', () => {
+    const [a, b] = [resource('edge-1', 3), resource('edge-2', 1)];
+    const listed = (r: ReturnType<typeof resource>) => ({
+      ...r,
+      healthy: true,
+      leasable: true,
+      activeLeases: 2,
+    });
+    const listing = {
+      proxies: [listed(a), listed(b)],
+      count: 2,
+      skipped: { count: 1, names: ['bad-1'] },
+    };
+    for (const text of [yaml(listing), json(listing)]) {
+      expect(read(text)).toEqual([
+        { body: asFile(a), savedFrom: savedFrom(a), where: 'p.yaml proxies item 1' },
+        { body: asFile(b), savedFrom: savedFrom(b), where: 'p.yaml proxies item 2' },
+      ]);
+    }
+  });
+
+  it('still checks the spec it carries: an unknown field of it is refused, where it is', () => {
+    const r = resource('edge-1', 3);
+    const typo = { ...r, spec: { ...r.spec, capacty: 8 } };
+    expect(problems(yaml(typo))[1]).toBe('p.yaml: spec: unknown field(s) capacty');
+    expect(problems(json({ proxies: [r, typo], count: 2 }))[1]).toBe(
+      'p.yaml proxies item 2: spec: unknown field(s) capacty',
+    );
+  });
+
+  it('a file without uid and generation says nothing of where it came from', () => {
+    expect(parseProxyFile(managed, 'p.yaml')[0]!.savedFrom).toEqual({});
   });
 });

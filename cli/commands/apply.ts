@@ -13,6 +13,11 @@
 // only if the proxy is still at that generation, so nobody's change made between apply's read and its
 // PUT is overwritten unseen or counted as apply's. On 412 precondition_failed apply reads the proxy again
 // and sends the spec again, APPLY_ATTEMPTS times at most, then fails with that code.
+//
+// A file saved from the API's output (`proxies get NAME -o yaml`, edited) also says which proxy it was
+// saved from and at which generation (saved-from.ts): apply then writes only over that proxy at that
+// generation — refused before anything is written when the stored one differs, and the PUT's If-Match is
+// the file's generation, so a change made after the file was saved is never undone by applying it.
 
 import type { ProxySpec } from '../../shared/src/domain/proxy.js';
 import { none, outputOf } from '../args.js';
@@ -20,10 +25,11 @@ import type { Ctx } from '../context.js';
 import { ApiCallError, InputError, PartialError, routeMissing, UsageError } from '../errors.js';
 import { json, yaml } from '../output.js';
 import { type ProxyToCreate, readProxyFile, specProblems } from '../proxy-file.js';
+import { staleFileError, staleness } from '../saved-from.js';
 import { type ProxyJson, proxyNameArg } from './proxies.js';
 
 /** The proxy resource with what apply and patch compare. */
-export type StoredProxy = ProxyJson & { generation: number };
+export type StoredProxy = ProxyJson & { uid?: string; generation: number };
 
 export type ApplyOutcome = 'created' | 'configured' | 'unchanged';
 
@@ -68,11 +74,13 @@ export async function applyOne(
   before: StoredProxy | null,
 ): Promise<{ outcome: ApplyOutcome; proxy: StoredProxy }> {
   const { api } = ctx;
-  const spec = (p.body as { spec: unknown }).spec;
+  const spec = p.body.spec;
   let current = before;
   // A proxy created by someone else between our read and our POST is changed instead; one changed between
   // our read and our PUT is read again, one deleted is created again. Each write is against the latest
-  // read, so the outcome compares the generation the write was conditioned on.
+  // read, so the outcome compares the generation the write was conditioned on. A file saved from the
+  // API's output is written only over the proxy and generation it was saved from: one that another writer
+  // changed (a 412, then the read again) is refused, not written over.
   for (let attempt = 1; ; attempt++) {
     const last = attempt >= APPLY_ATTEMPTS;
     if (current === null) {
@@ -85,6 +93,8 @@ export async function applyOne(
         continue;
       }
     }
+    const stale = staleness(p.name, p.savedFrom, current);
+    if (stale !== null) throw staleFileError(p.where, [stale], 'not applied');
     try {
       const proxy = await api.call<StoredProxy>('PUT', `/v1/proxies/${enc(p.name)}/spec`, {
         role: 'admin',
@@ -129,13 +139,19 @@ export async function applyProxies(ctx: Ctx): Promise<void> {
   // the same way: a file the API would refuse any proxy of for its spec alone applies nothing.
   const stored: Array<StoredProxy | null> = [];
   for (const p of proxies) stored.push(await getIfExists(ctx, p.name));
+  const source = file === '-' ? 'stdin' : file;
   const problems = proxies.flatMap((p, i) =>
     specProblems(p.where, p.spec, stored[i]?.spec as ProxySpec | undefined),
   );
   if (problems.length > 0) {
-    const source = file === '-' ? 'stdin' : file;
     throw new InputError(`${source} is not a valid proxy definition; ${nothing}`, problems);
   }
+  // A file saved from proxies that have changed since writes nothing, not the ones still as it saw them.
+  const stale = proxies.flatMap((p, i) => {
+    const why = stored[i] ? staleness(p.name, p.savedFrom, stored[i]) : null;
+    return why === null ? [] : [`${p.where}: ${why}`];
+  });
+  if (stale.length > 0) throw staleFileError(source, stale, nothing);
   const names = proxies.map((p) => p.name);
   const outcomes: ApplyOutcome[] = [];
   const applied: StoredProxy[] = [];

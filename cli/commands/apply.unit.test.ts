@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApiCallError, PartialError } from '../errors.js';
 import { describeFailure } from '../hints.js';
+import { yaml } from '../output.js';
 import { runCli } from '../run.js';
 import { cliDeps, recordingIo } from '../testing.js';
 import { APPLY_ATTEMPTS, changeOf, parseMergePatch, stoppedNotes } from './apply.js';
@@ -269,6 +270,125 @@ describe('proxies apply', () => {
       /^error: usage — proxies apply needs -f FILE/,
     );
     expect((await run(['proxies', 'apply', 'p1', '-f', 'x'], [])).exit).toBe(2);
+  });
+});
+
+// A file saved from `proxies get NAME -o yaml` and edited: sent as its name and spec only (the API refuses
+// the plane's fields), and written only over the proxy and generation it was saved from.
+describe("proxies apply of a file saved from the API's output", () => {
+  const uid = '5b0c7a0e-0c3f-4b7e-9d0f-2f7b1c1d8e11';
+  const stored = (name: string, generation: number, id = uid) => ({
+    ...proxy(name, generation),
+    uid: id,
+    createdAt: '2026-02-01T12:00:00.000Z',
+    deletionRequestedAt: null,
+  });
+  /** What `get -o yaml` printed at `generation`, with capacity edited to 8. */
+  const saved = (name: string, generation: number) => {
+    const p = stored(name, generation);
+    return yaml({ ...p, spec: { ...p.spec, capacity: 8 } });
+  };
+  const edited = '{"mode":"external","endpoint":{"host":"h.example","port":3128},"capacity":8}';
+
+  it('PUTs only the spec, If-Match the generation it was saved at', async () => {
+    const r = await run(
+      ['proxies', 'apply', '-f', 'p.yaml'],
+      [
+        [200, stored('p1', 3)],
+        [200, stored('p1', 4)],
+      ],
+      saved('p1', 3),
+    );
+    expect(r).toEqual({
+      exit: 0,
+      out: ['proxy/p1 configured'],
+      err: [],
+      ifMatch: ['PUT "3"'],
+      calls: ['GET /v1/proxies/p1', `PUT /v1/proxies/p1/spec ${edited}`],
+    });
+  });
+
+  it('creates a proxy that is gone, with its name and spec only', async () => {
+    const r = await run(
+      ['proxies', 'apply', '-f', 'p.yaml'],
+      [notFound, [201, stored('p1', 1)]],
+      saved('p1', 3),
+    );
+    expect(r).toMatchObject({ exit: 0, out: ['proxy/p1 created'] });
+    expect(r.calls[1]).toBe(`POST /v1/proxies {"name":"p1","spec":${edited}}`);
+  });
+
+  it('writes nothing when a proxy of the file changed since it was saved (exit 1), not even the others', async () => {
+    const file = `${saved('p1', 3)}\n---\n${saved('p2', 2)}`;
+    const r = await run(
+      ['proxies', 'apply', '-f', 'p.yaml'],
+      [
+        [200, stored('p1', 3)],
+        [200, stored('p2', 4)],
+      ],
+      file,
+    );
+    expect(r).toEqual({
+      exit: 1,
+      out: [],
+      err: [
+        "error: precondition_failed — p.yaml was saved before the stored proxy's latest change; nothing was applied — `proxies get` it again and redo the edit, or delete `generation` and `uid` from the file to apply it over the stored spec",
+        '  p.yaml document 2: proxy/p2 is at generation 4, the file was saved at generation 2: its spec changed since',
+      ],
+      ifMatch: [],
+      calls: ['GET /v1/proxies/p1', 'GET /v1/proxies/p2'],
+    });
+  });
+
+  it('writes nothing over another proxy of the same name (deleted and created again since)', async () => {
+    const other = '00000000-0000-4000-8000-000000000001';
+    const r = await run(
+      ['proxies', 'apply', '-f', 'p.yaml'],
+      [[200, stored('p1', 3, other)]],
+      saved('p1', 3),
+    );
+    expect(r).toMatchObject({ exit: 1, out: [], calls: ['GET /v1/proxies/p1'] });
+    expect(r.err[1]).toBe(
+      `  p.yaml: proxy/p1 is not the proxy the file was saved from (uid ${other}, the file's ${uid}): deleted and created again since?`,
+    );
+  });
+
+  // Changed between apply's read and its PUT: the API's 412, then the read again shows the change. Not
+  // sent again over it, as a hand-written file would be: the change came after the file was saved.
+  it('on 412 reads again and stops: the change since is not written over', async () => {
+    const r = await run(
+      ['proxies', 'apply', '-f', 'p.yaml'],
+      [
+        [200, stored('p1', 3)],
+        [412, { error: 'precondition_failed', generation: 4 }],
+        [200, stored('p1', 4)],
+      ],
+      saved('p1', 3),
+    );
+    expect(r).toMatchObject({ exit: 1, out: [], ifMatch: ['PUT "3"'] });
+    expect(r.calls.map((c) => c.split(' ').slice(0, 2).join(' '))).toEqual([
+      'GET /v1/proxies/p1',
+      'PUT /v1/proxies/p1/spec',
+      'GET /v1/proxies/p1',
+    ]);
+    expect(r.err).toEqual([
+      expect.stringMatching(
+        /^error: precondition_failed — p\.yaml was saved before the stored proxy's latest change; not applied — /,
+      ),
+      '  proxy/p1 is at generation 4, the file was saved at generation 3: its spec changed since',
+    ]);
+  });
+
+  it('a file without uid and generation applies over whatever is stored, as before', async () => {
+    const r = await run(
+      ['proxies', 'apply', '-f', 'p.yaml'],
+      [
+        [200, stored('p1', 9)],
+        [200, stored('p1', 10)],
+      ],
+      `name: p1\nspec: ${edited}\n`,
+    );
+    expect(r).toMatchObject({ exit: 0, out: ['proxy/p1 configured'], ifMatch: ['PUT "9"'] });
   });
 });
 

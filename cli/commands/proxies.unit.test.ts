@@ -34,6 +34,45 @@ describe('proxies create -f', () => {
   });
 });
 
+describe('proxies create -f of what `proxies get -o yaml` printed', () => {
+  it("sends its name and spec only: the plane's fields (uid, generation, status, …) are dropped", async () => {
+    const got = [
+      'name: edge-2',
+      'uid: 5b0c7a0e-0c3f-4b7e-9d0f-2f7b1c1d8e11',
+      'generation: 3',
+      'createdAt: 2026-02-01T12:00:00.000Z',
+      'deletionRequestedAt: null',
+      'spec:',
+      '  mode: external',
+      '  endpoint: { host: 10.0.0.9, port: 3128, protocol: http }',
+      'status:',
+      '  phase: Ready',
+      '  conditions: []',
+    ].join('\n');
+    const io = { ...recordingIo(), readFile: async () => got };
+    const sent: unknown[] = [];
+    const fetch = (async (_url: string, init: RequestInit) => {
+      sent.push(JSON.parse(String(init.body)));
+      return new Response(JSON.stringify({ name: 'edge-2', spec: {}, status: {} }), { status: 201 });
+    }) as unknown as typeof globalThis.fetch;
+    const exit = await runCli(
+      ['proxies', 'create', '-f', 'p.yaml', '--api', 'http://127.0.0.1:9'],
+      cliDeps(io, fetch),
+    );
+    expect({ exit, out: io.outLines, err: io.errLines }).toEqual({
+      exit: 0,
+      out: ['proxy/edge-2 created'],
+      err: [],
+    });
+    expect(sent).toEqual([
+      {
+        name: 'edge-2',
+        spec: { mode: 'external', endpoint: { host: '10.0.0.9', port: 3128, protocol: 'http' } },
+      },
+    ]);
+  });
+});
+
 describe('proxies create -f: the API refuses one of several', () => {
   const file = [
     'name: a\nspec: {mode: external, endpoint: {host: 10.0.0.1, port: 3128}}',
