@@ -179,6 +179,15 @@ describe('runPassivePass', () => {
     expect([...health.keys()]).toEqual(['p1']);
   });
 
+  it('leaves a proxy whose deletion was requested alone, stored state and all (seed §6: skip if deleting)', async () => {
+    const deleting: ProxyResource = { ...proxy, deletionRequestedAt: at(1) };
+    batches.push(batch(30, 'p1', { dial: 6 }));
+    const c = await runPassivePass(deps, [deleting], at(60));
+    expect(c).toMatchObject({ outcomeBatches: 1, passiveSignals: 0, written: 0 });
+    expect(health.get('p1')!.passive).toBeNull();
+    expect(published).toEqual([]);
+  });
+
   it('a window changing more proxies than one commit may hold is consumed over several ticks', async () => {
     const names = Array.from({ length: 450 }, (_, i) => `q${String(i).padStart(3, '0')}`);
     const fleet = names.map((n) => running(n, `i-${n}`, '10.0.0.9'));

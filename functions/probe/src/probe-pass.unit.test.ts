@@ -86,6 +86,21 @@ describe('runProbePass: every probe is observed (seed §9), whatever the verdict
   });
 });
 
+describe('runProbePass: which proxies a pass looks at (seed §6: skip if no address or deleting)', () => {
+  it('never probes a proxy without an address or one whose deletion was requested: no state, no publish', async () => {
+    const f = fakes(ECHO, new Set(['10.0.0.9']));
+    const up = proxy('up', '10.0.0.1');
+    // Failing, so that a probe of it would store a state and publish its transition at the threshold.
+    const deleting: ProxyResource = { ...proxy('deleting', '10.0.0.9'), deletionRequestedAt: t0 };
+    const pending = aProxy({ name: 'pending', status: { ip: null } });
+    await passes(f.deps, [up, deleting, pending], deleting.spec.healthCheck.failureThreshold + 1);
+    expect(new Set(f.targets.map((t) => t.host))).toEqual(new Set(['10.0.0.1']));
+    expect(new Set(f.observed.map((o) => o.proxy))).toEqual(new Set(['up']));
+    expect([...f.health.keys()]).toEqual(['up']);
+    expect(f.publisher.published).toEqual([{ proxy: 'up', reason: 'health-transition' }]);
+  });
+});
+
 describe('runProbePass: a proxy with no stored state', () => {
   it.each([
     ['with the echo tier', ECHO],

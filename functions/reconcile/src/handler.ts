@@ -9,7 +9,11 @@
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { decodePubSubCloudEvent } from '../../../shared/src/adapters/pubsub/decode-push.js';
 import { ConditionType } from '../../../shared/src/domain/proxy.js';
-import { ReconcileRequest } from '../../../shared/src/messages/reconcile-request.js';
+import {
+  isKnownReconcileReason,
+  ReceivedReconcileRequest,
+  type ReconcileReason,
+} from '../../../shared/src/messages/reconcile-request.js';
 import { InvalidStoredProxy, StoreError } from '../../../shared/src/ports/proxy-store.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
 import { onInvalidDocument } from './invalid-document.js';
@@ -28,13 +32,13 @@ export interface ReconcileDeps extends PassDeps {
   maxPasses: number;
 }
 
-/** Reasons that may mean a secret or the spec moved: resolve the cloud-init without cache. */
-const FRESH_REASONS = new Set<ReconcileRequest['reason']>([
-  'created',
-  'spec-changed',
-  'secret-rotated',
-  'manual',
-]);
+/**
+ * Routine reasons: nothing about the spec or a secret moved, so the pass may decide on a cached cloud-init.
+ * Every other reason (created, spec-changed, secret-rotated, manual — and one this function does not know,
+ * which may announce exactly such a change) resolves it without the cache.
+ */
+const ROUTINE_REASONS = new Set<ReconcileReason>(['requeue', 'health-transition', 'delete-requested']);
+const mayUseCache = (reason: string) => isKnownReconcileReason(reason) && ROUTINE_REASONS.has(reason);
 
 export interface DeliveryOutcome {
   passes: number;
@@ -43,15 +47,18 @@ export interface DeliveryOutcome {
 
 export async function handleReconcile(
   deps: ReconcileDeps,
-  request: ReconcileRequest,
+  request: ReceivedReconcileRequest,
 ): Promise<DeliveryOutcome> {
   const log = deps.log.child({ proxy: request.proxy, reason: request.reason });
+  if (!isKnownReconcileReason(request.reason)) {
+    log.warn('reconcile request with a reason this function does not know: handled as a fresh pass');
+  }
   let last: PassResult | null = null;
   let created: CreatedInstance | undefined;
   for (let pass = 1; pass <= deps.maxPasses; pass++) {
     const started = Date.now();
     try {
-      last = await runPass(deps, request.proxy, pass === 1 && FRESH_REASONS.has(request.reason));
+      last = await runPass(deps, request.proxy, pass === 1 && !mayUseCache(request.reason));
     } catch (err) {
       // A document that does not fit is onReconcileEvent's to log, once, with the fields that fail.
       if (!(err instanceof InvalidStoredProxy)) log.error('reconcile pass failed', { pass, error: err });
@@ -147,11 +154,12 @@ function logPass(log: Logger, pass: number, r: PassResult, durationMs: number): 
 
 /**
  * The function body: decode the push, then handle. A message that cannot be decoded is poison: it is
- * acknowledged and logged (returning normally), never retried. A document that no longer fits the model
+ * acknowledged and logged (returning normally), never retried; an unknown reason is not such a message
+ * (ReceivedReconcileRequest). A document that no longer fits the model
  * likewise: retrying cannot fix it (and one whose deletion was requested is removed: invalid-document.ts).
  */
 export async function onReconcileEvent(deps: ReconcileDeps, event: unknown): Promise<void> {
-  const decoded = decodePubSubCloudEvent(event, ReconcileRequest);
+  const decoded = decodePubSubCloudEvent(event, ReceivedReconcileRequest);
   if (!decoded.ok) {
     deps.log.error('malformed reconcile request acknowledged', {
       error: decoded.error.kind,

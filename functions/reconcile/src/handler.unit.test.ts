@@ -315,6 +315,41 @@ describe('reconcile handler: external, conflicts, poison', () => {
     expect(t.log.lines.at(-1)).toMatchObject({ severity: 'ERROR', error: 'schema', messageId: 'm1' });
   });
 
+  it('a reason it does not know (a newer publisher, mid-rollout) runs a fresh pass instead of being dropped', async () => {
+    const push = (reason: string, messageId: string) =>
+      onReconcileEvent(t.deps, {
+        data: {
+          message: {
+            data: Buffer.from(JSON.stringify({ proxy: 'p1', reason })).toString('base64'),
+            messageId,
+          },
+        },
+      });
+    await create();
+    await push('rebalanced', 'm1');
+    expect(t.provider.created).toBe(1);
+    expect((await t.doc())!.status.phase).toBe('Provisioning');
+    expect(t.log.lines).toContainEqual(
+      expect.objectContaining({ severity: 'WARNING', reason: 'rebalanced', proxy: 'p1' }),
+    );
+    t.provider.bootAll();
+    await t.run();
+    // A steady proxy: only the reason decides whether the pass may use a cached cloud-init.
+    const reads: boolean[] = [];
+    const resolve = t.deps.cloudInit.resolve;
+    t.deps.cloudInit = {
+      ...t.deps.cloudInit,
+      resolve: (p, o) => {
+        reads.push(o.fresh);
+        return resolve(p, o);
+      },
+    };
+    await push('requeue', 'm2');
+    await push('rebalanced', 'm3');
+    expect(reads).toEqual([false, true]);
+    expect(t.log.lines.filter((l) => l.severity === 'ERROR')).toEqual([]);
+  });
+
   it('logs one JSON line per pass with severity, proxy, branch and phase', async () => {
     await create();
     await t.run('p1', 'created');

@@ -102,6 +102,36 @@ describe('onSecretEvent (seed §1 Secret watch)', () => {
     });
   });
 
+  // Every event after which a reference may resolve differently (seed §1: a Secret updated or deleted),
+  // pinned references included when the event is about their version or the whole secret.
+  it.each([
+    ['a version enabled', 'SECRET_VERSION_ENABLE', '1'],
+    ['a version destroyed', 'SECRET_VERSION_DESTROY', '1'],
+    ['the whole secret deleted', 'SECRET_DELETE', null],
+  ])('re-enqueues every proxy that references the secret when %s', async (_n, eventType, version) => {
+    const ev = cloudEvent({
+      eventType,
+      secretId: secretName('rot'),
+      ...(version ? { versionId: `${secretName('rot')}/versions/${version}` } : {}),
+    });
+    expect(await onSecretEvent(deps, ev)).toEqual({
+      kind: 'fanned-out',
+      proxies: ['creds', 'ext', 'init', 'pinned'],
+    });
+    expect(publisher.published.map((r) => r.reason)).toEqual(Array(4).fill('secret-rotated'));
+  });
+
+  it.each([
+    ['SECRET_CREATE', 'a secret without versions resolves nothing yet'],
+    ['SECRET_UPDATE', 'labels, topics, rotation settings: no version moves'],
+    ['SECRET_ROTATE', 'only the reminder that a rotation is due'],
+  ])('acknowledges %s without re-enqueueing anything (%s)', async (eventType) => {
+    expect(await onSecretEvent(deps, cloudEvent({ eventType, secretId: secretName('rot') }))).toEqual({
+      kind: 'ignored',
+    });
+    expect(publisher.published).toEqual([]);
+  });
+
   it('acknowledges and logs a notification for a secret no proxy references', async () => {
     expect(await onSecretEvent(deps, versionAdded('unknown-secret'))).toEqual({
       kind: 'fanned-out',
