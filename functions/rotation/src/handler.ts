@@ -13,8 +13,9 @@ import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { decodePubSubCloudEvent } from '../../../shared/src/adapters/pubsub/decode-push.js';
 import { proxiesForSecretChange } from '../../../shared/src/domain/secret-references.js';
 import {
+  isKnownEventType,
+  mayChangeResolution,
   parseSecretEvent,
-  RotatingEvents,
   type SecretEvent,
 } from '../../../shared/src/messages/secret-event.js';
 import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
@@ -62,9 +63,16 @@ export async function handleSecretEvent(
   messageId?: string,
 ): Promise<RotationOutcome> {
   const fields = { secret: event.secret, version: event.version, eventType: event.eventType, messageId };
-  if (!RotatingEvents.has(event.eventType)) {
+  if (!mayChangeResolution(event.eventType)) {
     deps.log.info('secret event ignored: no reference resolves differently after it', fields);
     return { kind: 'ignored' };
+  }
+  if (!isKnownEventType(event.eventType)) {
+    // Secret Manager added a type after this code: handled as a possible change, said once per event.
+    deps.log.warn('secret event of a type this version does not know: treated as a possible change', {
+      ...fields,
+      event: 'rotation.unknown_event_type',
+    });
   }
   const { proxies, skipped } = await deps.proxies.listAll();
   if (skipped.length > 0) {

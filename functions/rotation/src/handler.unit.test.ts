@@ -149,7 +149,7 @@ describe('onSecretEvent (seed §1 Secret watch)', () => {
 
   it.each([
     ['no attributes', cloudEvent({})],
-    ['an unknown event type', cloudEvent({ eventType: 'NOPE', secretId: secretName('rot') })],
+    ['an event type that is not one', cloudEvent({ eventType: 'nope!', secretId: secretName('rot') })],
     ['a bare secret id', cloudEvent({ eventType: 'SECRET_VERSION_ADD', secretId: 'rot' })],
     ['not a Pub/Sub event at all', { hello: 'world' }],
     ['null', null],
@@ -159,6 +159,27 @@ describe('onSecretEvent (seed §1 Secret watch)', () => {
     expect(deps.log.lines).toContainEqual(
       expect.objectContaining({ severity: 'ERROR', message: 'malformed secret notification acknowledged' }),
     );
+  });
+
+  it('re-enqueues on an event type Secret Manager added after this code, as a possible change, and says so', async () => {
+    const event = cloudEvent({
+      eventType: 'SECRET_VERSION_RESTORE',
+      secretId: secretName('rot'),
+      versionId: `${secretName('rot')}/versions/1`,
+    });
+    // Every `latest` reference and the one pinned to version 1; not the proxy being deleted, not another secret's.
+    expect(await onSecretEvent(deps, event)).toEqual({
+      kind: 'fanned-out',
+      proxies: ['creds', 'ext', 'init', 'pinned'],
+    });
+    expect(deps.log.lines).toContainEqual(
+      expect.objectContaining({
+        severity: 'WARNING',
+        event: 'rotation.unknown_event_type',
+        eventType: 'SECRET_VERSION_RESTORE',
+      }),
+    );
+    expect(deps.log.lines.some((l) => l.severity === 'ERROR')).toBe(false);
   });
 
   it('logs attribute names, never their values', async () => {

@@ -19,12 +19,19 @@ export const SecretEventType = z.enum([
 ]);
 export type SecretEventType = z.infer<typeof SecretEventType>;
 
+/**
+ * An event type Secret Manager may add later: read, not refused as poison (the contract's rule for a new
+ * enum value: handled, not dropped). What such an event changes cannot be known, so the rotation function
+ * treats it as a possible change (`mayChangeResolution`).
+ */
+const FutureEventType = z.string().regex(/^[A-Z][A-Z0-9_]{0,63}$/, 'an upper-case event type');
+
 // On GCP the project segment is the project NUMBER even when the secret was made with the project ID.
 const SECRET_NAME = /^projects\/([^/]+)\/secrets\/([A-Za-z0-9_-]{1,255})$/;
 const VERSION_NAME = /^projects\/([^/]+)\/secrets\/([A-Za-z0-9_-]{1,255})\/versions\/([1-9][0-9]{0,18})$/;
 
 export const SecretEventAttributes = z.object({
-  eventType: SecretEventType,
+  eventType: z.union([SecretEventType, FutureEventType]),
   secretId: z.string().regex(SECRET_NAME, 'projects/{p}/secrets/{s}'),
   versionId: z.string().regex(VERSION_NAME, 'projects/{p}/secrets/{s}/versions/{n}').optional(),
 });
@@ -34,7 +41,8 @@ export type SecretEvent =
   | { kind: 'topic-configured' }
   | {
       kind: 'event';
-      eventType: SecretEventType;
+      /** One of SecretEventType, or a type Secret Manager added after this code (`isKnownEventType`). */
+      eventType: string;
       /** The full secret name, as notified. */
       secretName: string;
       /** The short secret id: what a proxy spec's SecretRef names. */
@@ -82,3 +90,15 @@ export const RotatingEvents: ReadonlySet<SecretEventType> = new Set([
   'SECRET_VERSION_DESTROY_SCHEDULED',
   'SECRET_DELETE',
 ]);
+
+const KNOWN: ReadonlySet<string> = new Set(SecretEventType.options);
+
+export const isKnownEventType = (eventType: string): eventType is SecretEventType => KNOWN.has(eventType);
+
+/**
+ * Whether proxies referencing the event's secret are re-enqueued: the rotating events, and a type this
+ * code does not know — a pass where nothing changed costs a no-op reconcile, a change missed would keep
+ * a revoked or replaced credential in service until the next drift poll.
+ */
+export const mayChangeResolution = (eventType: string): boolean =>
+  !isKnownEventType(eventType) || RotatingEvents.has(eventType);

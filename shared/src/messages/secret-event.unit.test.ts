@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseSecretEvent } from './secret-event.js';
+import { isKnownEventType, mayChangeResolution, parseSecretEvent, SecretEventType } from './secret-event.js';
 
 const secretId = 'projects/123456789/secrets/proxy-creds';
 
@@ -43,8 +43,19 @@ describe('parseSecretEvent (Secret Manager notification attributes)', () => {
       { kind: 'malformed', reason: 'invalid or missing attribute(s): eventType, secretId' },
     ],
     [
-      'an unknown event type',
-      { eventType: 'SECRET_EXPLODE', secretId },
+      'an event type added after this code: read, not poison',
+      { eventType: 'SECRET_VERSION_RESTORE', secretId, versionId: `${secretId}/versions/3` },
+      {
+        kind: 'event',
+        eventType: 'SECRET_VERSION_RESTORE',
+        secretName: secretId,
+        secret: 'proxy-creds',
+        version: '3',
+      },
+    ],
+    [
+      'an event type that is not one',
+      { eventType: 'secret version add; drop', secretId },
       { kind: 'malformed', reason: 'invalid or missing attribute(s): eventType' },
     ],
     [
@@ -69,5 +80,24 @@ describe('parseSecretEvent (Secret Manager notification attributes)', () => {
   it('never quotes attribute values in its reason', () => {
     const r = parseSecretEvent({ eventType: 'SECRET_VERSION_ADD', secretId: 'hunter2-value' });
     expect(JSON.stringify(r)).not.toContain('hunter2');
+  });
+});
+
+describe('mayChangeResolution', () => {
+  it.each([
+    ['SECRET_VERSION_ADD', true],
+    ['SECRET_VERSION_DISABLE', true],
+    ['SECRET_DELETE', true],
+    ['SECRET_UPDATE', false],
+    ['SECRET_ROTATE', false],
+    ['SECRET_CREATE', false],
+    ['SECRET_VERSION_RESTORE', true],
+  ])('%s: %s', (eventType, expected) => {
+    expect(mayChangeResolution(eventType)).toBe(expected);
+  });
+
+  it('knows every type of the schema, and nothing else', () => {
+    for (const t of SecretEventType.options) expect(isKnownEventType(t)).toBe(true);
+    expect(isKnownEventType('SECRET_VERSION_RESTORE')).toBe(false);
   });
 });
