@@ -1,7 +1,25 @@
 import { z } from 'zod';
 import { ProxyName } from '../domain/proxy.js';
 
-/** Payload of the reconcile-requests topic: which proxy, and why (for logs; the pass is the same). */
+/**
+ * An instance a reconcile delivery created whose proxy was deleted before any status recorded it, and
+ * whose delete the provider refused because it was still being created (GCE: resourceNotReady until the
+ * insert Operation is DONE). Nothing else knows of it but the orphan GC, so the request carries it:
+ * Pub/Sub redelivers until the delete is taken (functions/reconcile/src/unrecorded-instance.ts).
+ */
+export const UnrecordedInstance = z
+  .object({
+    provider: z.string().min(1).max(63),
+    providerId: z.string().min(1).max(256),
+    uid: z.string().uuid(),
+  })
+  .strict();
+export type UnrecordedInstance = z.infer<typeof UnrecordedInstance>;
+
+/**
+ * Payload of the reconcile-requests topic: which proxy, and why (for logs; the pass is the same) — except
+ * reason `unrecorded-instance`, which carries the instance to delete and runs no pass.
+ */
 export const ReconcileRequest = z
   .object({
     proxy: ProxyName,
@@ -13,7 +31,13 @@ export const ReconcileRequest = z
       'health-transition',
       'secret-rotated',
       'manual',
+      'unrecorded-instance',
     ]),
+    instance: UnrecordedInstance.optional(),
   })
-  .strict();
+  .strict()
+  .refine((r) => (r.reason === 'unrecorded-instance') === (r.instance !== undefined), {
+    message: 'instance goes with reason unrecorded-instance, and only with it',
+    path: ['instance'],
+  });
 export type ReconcileRequest = z.infer<typeof ReconcileRequest>;
