@@ -168,11 +168,18 @@ export function deleteInstance(
     // '…' is not ready"); the gce provider treats that as "already going" (gce-provider.ts delete). A retry
     // with the first call's requestId never gets here: it is answered with that call's Operation.
     if (record.deleting) throw resourceNotReady(instancePath(project, zone, record.spec.name));
+    // Nor does it take a delete while the instance's insert Operation is still running (PROVISIONING,
+    // STAGING): the same 400 resourceNotReady. The caller tries again once the creation is DONE.
+    if (creating(record)) throw resourceNotReady(instancePath(project, zone, record.spec.name));
     const op = operationFor(state, record, 'delete');
     state.lifecycle.delete(record, op);
     return op;
   });
 }
+
+/** The instance's insert Operation has not finished: it is still being created. */
+const creating = (record: InstanceRecord) =>
+  record.pending.some((op) => op.operationType === 'insert' && op.status !== 'DONE');
 
 export function stopInstance(
   state: EmulatorState,

@@ -1,5 +1,6 @@
 // Test controls the real service has no API for: IAM denials per secret (so callers can exercise
-// PERMISSION_DENIED) and injected failures (so they can exercise retries). Set through the admin routes.
+// PERMISSION_DENIED) and injected failures (so they can exercise retries). Set through the admin routes;
+// per-secret IAM (a missing secret is PERMISSION_DENIED) through the emulator's `perSecretIam` option.
 import { ApiError, type Canonical, invalidArgument, permissionDenied } from './api-error.js';
 
 export const PERMISSIONS = [
@@ -31,6 +32,13 @@ export class Controls {
   private readonly denials = new Map<string, Set<Permission>>();
   private readonly faults = new Map<string, Fault[]>();
 
+  /**
+   * `perSecretIam`: the caller's roles are granted on each secret (terraform/secrets.tf), none on the
+   * project, so a secret that does not exist — deleted, or never created — grants nothing, and every call
+   * naming it is PERMISSION_DENIED ("or it may not exist"), as on GCP; creating one stays allowed.
+   */
+  constructor(private readonly perSecretIam = false) {}
+
   deny(project: string, secret: string, permissions: readonly string[]): void {
     const unknown = permissions.filter((p) => !(PERMISSIONS as readonly string[]).includes(p));
     if (unknown.length > 0) throw invalidArgument(`unknown permissions: ${unknown.join(', ')}`);
@@ -42,9 +50,20 @@ export class Controls {
     this.denials.delete(`${project}/${secret}`);
   }
 
-  /** Throws PERMISSION_DENIED when `permission` is denied on the secret; checked before existence, like IAM. */
-  authorize(project: string, secret: string, permission: Permission, resource: string): void {
+  /**
+   * Throws PERMISSION_DENIED when `permission` is denied on the secret, or (perSecretIam) the secret does
+   * not exist to carry a grant; checked before existence, like IAM.
+   */
+  authorize(
+    project: string,
+    secret: string,
+    permission: Permission,
+    resource: string,
+    secretExists: () => boolean,
+  ): void {
     if (this.denials.get(`${project}/${secret}`)?.has(permission))
+      throw permissionDenied(permission, resource);
+    if (this.perSecretIam && secret && permission !== 'secretmanager.secrets.create' && !secretExists())
       throw permissionDenied(permission, resource);
   }
 

@@ -198,7 +198,9 @@ export function dispatch(
       ]
         .filter(Boolean)
         .join('/');
-      controls.authorize(project, secret, route.permission, resource);
+      controls.authorize(project, secret, route.permission, resource, () =>
+        Boolean(ctx.store.findSecret(project, secret)),
+      );
     }
     return route.run({ ...ctx, project, secret, version });
   }

@@ -30,6 +30,12 @@ export interface SecretManagerEmulatorOptions {
    * fails here as it would deployed. Projects not listed answer with the spelling the caller used.
    */
   projectNumbers?: Record<string, string>;
+  /**
+   * Roles granted per secret, none on the project, as terraform/secrets.tf grants them: a secret that does
+   * not exist (deleted, or never created) answers PERMISSION_DENIED "(or it may not exist)" to every call
+   * naming it, as GCP does — not NOT_FOUND. Creating a secret stays allowed.
+   */
+  perSecretIam?: boolean;
 }
 
 /** `/v1/projects/{number}/…` → `/v1/projects/{id}/…` for the projects given a number. */
@@ -57,7 +63,7 @@ export async function startSecretManagerEmulator(
   }
   const idOfNumber = new Map(Object.entries(numbers).map(([id, number]) => [number, id]));
   const store = new SecretStore(opts.clock ?? systemClock, (project) => numbers[project] ?? project);
-  const controls = new Controls();
+  const controls = new Controls(opts.perSecretIam ?? false);
   const publisher = new NotificationPublisher(opts.pubsub, log);
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -298,13 +298,44 @@ describe('instance lifecycle through the real client', () => {
       instances: clients.instances,
       zoneOperations: clients.zoneOps,
     });
-    await expect(provider.delete(providerIdOf({ zone, name: 'pp-twice' }))).resolves.toBeUndefined();
+    await expect(provider.delete(providerIdOf({ zone, name: 'pp-twice' }))).resolves.toBe('deleting');
     const done = await waitForOperation(clients.zoneOps, project, zone, operationOf(del).name!);
     expect(done.error ?? null).toBeNull();
     const gone = await clients.instances
       .get({ project, zone, instance: 'pp-twice' })
       .catch((e: unknown) => e);
     expect(gceErrorOf(gone)).toMatchObject({ httpStatus: 404 });
+  });
+
+  // GCE answers a delete during the creation with the same 400 resourceNotReady as a second delete: taken
+  // for "already going", it would be dropped and the VM would come up RUNNING with nothing deleting it.
+  it('refuses a delete while the insert Operation runs (400 resourceNotReady); the gce provider says not-ready', async () => {
+    const zone = 'us-central1-c';
+    const providerId = providerIdOf({ zone, name: 'pp-creating' });
+    const provider = new GceProvider({
+      project,
+      instances: clients.instances,
+      zoneOperations: clients.zoneOps,
+    });
+    emu.admin.setBootDelay(1500, 1);
+    const [insert] = await clients.instances.insert({
+      project,
+      zone,
+      instanceResource: instanceBody('pp-creating', { zone }),
+    });
+    const refused = await clients.instances
+      .delete({ project, zone, instance: 'pp-creating' })
+      .catch((e: unknown) => e);
+    expect(gceErrorOf(refused)).toMatchObject({ httpStatus: 400, reason: 'resourceNotReady' });
+    await expect(provider.delete(providerId)).resolves.toBe('not-ready');
+    // Nothing was deleted: the creation finishes, and only then is the delete taken.
+    const created = await waitForOperation(clients.zoneOps, project, zone, operationOf(insert).name!);
+    expect(created.error ?? null).toBeNull();
+    const [running] = await clients.instances.get({ project, zone, instance: 'pp-creating' });
+    expect(running.status).toBe('RUNNING');
+    await expect(provider.delete(providerId)).resolves.toBe('deleting');
+    const [stopping] = await clients.instances.get({ project, zone, instance: 'pp-creating' });
+    expect(stopping.status).toBe('STOPPING');
   });
 
   it('stops and starts through the API: TERMINATED has no natIP and no proxy, start brings both back', async () => {

@@ -46,6 +46,16 @@ const op = (over: Record<string, unknown> = {}) => ({
   status: 'RUNNING',
   ...over,
 });
+const instance = (status: string, natIP?: string) => ({
+  status: 200,
+  body: {
+    name: 'pp-00000000000040008000',
+    zone: 'https://www.googleapis.com/compute/v1/projects/demo/zones/us-central1-a',
+    status,
+    labels: { 'proxyplane-spec-hash': 'abc' },
+    networkInterfaces: [{ accessConfigs: [{ name: 'External NAT', ...(natIP ? { natIP } : {}) }] }],
+  },
+});
 const when =
   (method: string, pathPart: string, replies: Reply[]): Route =>
   (req) =>
@@ -155,17 +165,6 @@ describe('GceProvider.create', () => {
 });
 
 describe('GceProvider.get', () => {
-  const instance = (status: string, natIP?: string) => ({
-    status: 200,
-    body: {
-      name: request.name,
-      zone: 'https://www.googleapis.com/compute/v1/projects/demo/zones/us-central1-a',
-      status,
-      labels: { 'proxyplane-spec-hash': 'abc' },
-      networkInterfaces: [{ accessConfigs: [{ name: 'External NAT', ...(natIP ? { natIP } : {}) }] }],
-    },
-  });
-
   it('maps RUNNING with a natIP to Running and its address', async () => {
     routes = [when('GET', `/instances/${request.name}`, [instance('RUNNING', '127.0.0.9')])];
     await expect(provider.get(providerId)).resolves.toEqual({
@@ -217,8 +216,25 @@ describe('GceProvider.get', () => {
 describe('GceProvider.delete and lastCreateFailure', () => {
   it('treats 404 as success', async () => {
     routes = [when('DELETE', '/instances/', [gceError(404, 'notFound')])];
-    await expect(provider.delete(providerId)).resolves.toBeUndefined();
+    await expect(provider.delete(providerId)).resolves.toBe('deleting');
     expect(seen[0]?.method).toBe('DELETE');
+  });
+
+  // GCE words both refusals alike (400 resourceNotReady): a delete already under way, and an instance
+  // still being created. The instance's status tells them apart; only the first is done.
+  it.each([
+    ['STOPPING (a delete under way)', instance('STOPPING'), 'deleting'],
+    ['gone meanwhile', gceError(404, 'notFound'), 'deleting'],
+    ['PROVISIONING (still being created)', instance('PROVISIONING'), 'not-ready'],
+    ['STAGING (still being created)', instance('STAGING'), 'not-ready'],
+    ['RUNNING (its insert finishing)', instance('RUNNING'), 'not-ready'],
+  ])('resourceNotReady on an instance %s → %s', async (_, got, outcome) => {
+    routes = [
+      when('DELETE', '/instances/', [gceError(400, 'resourceNotReady')]),
+      when('GET', '/instances/', [got]),
+    ];
+    await expect(provider.delete(providerId)).resolves.toBe(outcome);
+    expect(seen.map((r) => r.method)).toEqual(['DELETE', 'GET']);
   });
 
   it('surfaces the newest failed insert Operation of a missing instance', async () => {

@@ -6,8 +6,11 @@
 // sweep past MinAge (10 to 20 minutes deployed) and counts toward its deletion alert — for nothing more
 // than `proxies create` followed quickly by `proxies delete`. No process crashes here: that gap stays the
 // GC's (test/integration/gc-crash.test.ts). Real emulators; the pass is held inside provider.create.
+// The instance is then still being created, and the Compute emulator refuses its delete as GCE does
+// (400 resourceNotReady until the insert Operation is DONE): the delivery hands the delete to an
+// `unrecorded-instance` request, which is delivered here as Pub/Sub would, redelivered while it throws.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { handleReconcile, type ReconcileDeps } from '../../functions/reconcile/src/handler.js';
 import type { Provider } from '../../shared/src/ports/provider.js';
 import { aProxy, managedSpec } from '../../shared/src/testing/proxy-fixtures.js';
@@ -21,6 +24,26 @@ beforeAll(async () => {
 afterAll(() => plane?.stop());
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Delivers what the deliveries published, as Pub/Sub would: a request whose handler throws is redelivered
+ * (here after 100 ms instead of Pub/Sub's 10 s backoff). Returns how many deliveries threw.
+ */
+async function deliverPublished(): Promise<number> {
+  let refused = 0;
+  while (plane.published.length > 0) {
+    const request = plane.published[0]!;
+    try {
+      await handleReconcile(plane.deps, request);
+      plane.published.shift();
+    } catch {
+      refused++;
+      if (refused > 50) throw new Error('the unrecorded instance was never deleted');
+      await sleep(100);
+    }
+  }
+  return refused;
+}
 const liveInstances = (uid: string) =>
   plane.compute.admin
     .instances({ project: plane.projectId })
@@ -62,6 +85,10 @@ function heldCreate(when: 'before-insert' | 'after-insert') {
 }
 
 describe('a deletion racing the create never leaves the instance behind', () => {
+  beforeEach(() => {
+    plane.published.length = 0;
+  });
+
   it("the pass's own re-run deletes the document: the instance it created goes too", async () => {
     const proxy = aProxy({
       uid: randomUUID(),
@@ -79,6 +106,7 @@ describe('a deletion racing the create never leaves the instance behind', () => 
     const outcome = await delivery;
     expect(outcome.last).toBe('deleted');
     expect(await plane.store.get(proxy.name)).toBeNull();
+    await deliverPublished();
     await sleep(500); // past the emulator's delete delay
     expect(liveInstances(proxy.uid)).toEqual([]);
   });
@@ -103,7 +131,41 @@ describe('a deletion racing the create never leaves the instance behind', () => 
     slow.release();
     const outcome = await delivery;
     expect(outcome.last).toBe('not-found');
+    await deliverPublished();
     await sleep(500);
     expect(liveInstances(proxy.uid)).toEqual([]);
+  });
+
+  it('an instance still being created when its delete comes is deleted once its creation finishes', async () => {
+    plane.compute.admin.setBootDelay(1_500, 1); // the next insert's Operation runs 1.5 s
+    const proxy = aProxy({
+      uid: randomUUID(),
+      name: 'race-creating',
+      spec: managedSpec({ cloudInit: { inline: '#!/bin/sh\n' } }),
+    });
+    await plane.store.create(proxy);
+    const slow = heldCreate('after-insert');
+    const delivery = handleReconcile(slow.deps, { proxy: proxy.name, reason: 'created' });
+    await slow.entered;
+    expect(await plane.store.requestDeletion(proxy.name, new Date())).toBe('written');
+    slow.release();
+    expect((await delivery).last).toBe('deleted');
+
+    // GCE refused the delete: handed off, not taken for done.
+    expect(plane.published).toEqual([
+      {
+        proxy: proxy.name,
+        reason: 'unrecorded-instance',
+        instance: { provider: 'gce', providerId: expect.stringContaining('/instances/'), uid: proxy.uid },
+      },
+    ]);
+    const handedOff = plane.published[0]!;
+    expect(liveInstances(proxy.uid)).toHaveLength(1);
+    // Redelivered while the creation runs (each delivery one refused delete), taken once it is DONE.
+    expect(await deliverPublished()).toBeGreaterThan(0);
+    await sleep(500); // past the emulator's delete delay
+    expect(liveInstances(proxy.uid)).toEqual([]);
+    // A duplicate delivery of the same request is harmless: the instance is gone, nothing else happens.
+    await expect(handleReconcile(plane.deps, handedOff)).resolves.toMatchObject({ passes: 0 });
   });
 });

@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { ManualClock } from '../../../shared/src/ports/clock.js';
 import type { JobRun, JobRunStore } from '../../../shared/src/ports/job-runs.js';
-import { type OwnedInstance, type Provider, ProviderError } from '../../../shared/src/ports/provider.js';
+import {
+  type DeleteOutcome,
+  type OwnedInstance,
+  type Provider,
+  ProviderError,
+} from '../../../shared/src/ports/provider.js';
 import { StoreError } from '../../../shared/src/ports/proxy-store.js';
 import { InMemoryProxyStore } from '../../../shared/src/testing/in-memory-proxy-store.js';
 import { missingContractFields } from '../../../shared/src/testing/log-contract.js';
@@ -47,9 +52,13 @@ class FakeProvider implements Provider {
   async get(): Promise<null> {
     throw new Error('the GC never gets');
   }
-  async delete(providerId: string) {
+  /** Instances still being created: their delete is refused for now (GCE's resourceNotReady). */
+  creating = new Set<string>();
+  async delete(providerId: string): Promise<DeleteOutcome> {
     if (this.failDelete.has(providerId)) throw new ProviderError('transient', `503 on ${providerId}`);
+    if (this.creating.has(providerId)) return 'not-ready';
     this.deleted.push(providerId);
+    return 'deleting';
   }
   async listByTag() {
     this.listCalls++;
@@ -214,6 +223,34 @@ describe('handleGcTick (seed §8)', () => {
         message: 'gc deletion budget spent: orphan kept until the next sweep',
       }),
     );
+  });
+
+  // GCE refuses a delete while the insert Operation runs (resourceNotReady); the provider says 'not-ready'.
+  // Counted as deleted, the orphan would run on unnoticed; the next sweep lists it again and deletes it.
+  it('leaves an orphan still being created to the next sweep, without spending the budget', async () => {
+    const gce = new FakeProvider('gce', [
+      vm('creating', 'gone-c', minutesAgo(30)),
+      vm('orphan', 'gone-o', minutesAgo(30)),
+    ]);
+    gce.creating.add('zones/us-central1-a/instances/creating');
+    const { deps, log, jobs } = await setup([gce], { maxDeletions: 1 });
+    const outcome = await handleGcTick(deps);
+    expect(gce.deleted).toEqual(['zones/us-central1-a/instances/orphan']);
+    expect(outcome).toMatchObject({ counts: { instancesDeleted: 1, instancesDeferred: 1 } });
+    expect(jobs.runs.get(GcJob)).toMatchObject({ ok: false, error: expect.stringContaining('1 deferred') });
+    expect(log.lines).toContainEqual(
+      expect.objectContaining({
+        message: 'gc: an orphaned instance is still being created; the next sweep deletes it',
+        providerId: 'zones/us-central1-a/instances/creating',
+      }),
+    );
+    expect(log.lines.filter((l) => l.message === 'gc deleted an orphaned instance')).toHaveLength(1);
+
+    gce.creating.clear();
+    gce.instances = [vm('creating', 'gone-c', minutesAgo(31))];
+    (deps.clock as ManualClock).advance(60_000);
+    expect(await handleGcTick(deps)).toMatchObject({ counts: { instancesDeleted: 1, instancesDeferred: 0 } });
+    expect(gce.deleted).toContain('zones/us-central1-a/instances/creating');
   });
 
   // An unreachable zone's instances were not seen, so its orphans were not looked at: only part of the

@@ -17,6 +17,7 @@ export interface ProviderSweep {
   listed: boolean;
   deleted: number;
   kept: number;
+  /** Orphans left for the next sweep: past the deletion budget, or still being created. */
   deferred: number;
   deleteFailures: number;
   unreachable: string[];
@@ -83,7 +84,14 @@ export async function sweepProvider(
     }
     limits.budget.remaining--;
     try {
-      await provider.delete(v.instance.providerId);
+      if ((await provider.delete(v.instance.providerId)) === 'not-ready') {
+        // Still being created (GCE refuses the delete until its insert Operation is DONE): nothing was
+        // deleted, so the budget is not spent, and the orphan waits for the next sweep, which lists it again.
+        limits.budget.remaining++;
+        result.deferred++;
+        log.warn('gc: an orphaned instance is still being created; the next sweep deletes it', fields);
+        continue;
+      }
       result.deleted++;
       // Loud on purpose: the safety net fired, so a reconcile crashed between create and its status write.
       // `event` is what the log-based metric and its alert count (terraform/monitoring.tf).

@@ -24,6 +24,7 @@ import {
   runPass,
   TransientReconcileError,
 } from './pass.js';
+import { dropUnrecorded, handleUnrecorded } from './unrecorded-instance.js';
 
 export interface ReconcileDeps extends PassDeps {
   publisher: ReconcilePublisher;
@@ -50,6 +51,10 @@ export async function handleReconcile(
   request: ReceivedReconcileRequest,
 ): Promise<DeliveryOutcome> {
   const log = deps.log.child({ proxy: request.proxy, reason: request.reason });
+  if (request.instance) {
+    await handleUnrecorded(deps, log, request.proxy, request.instance);
+    return { passes: 0, last: 'not-found' };
+  }
   if (!isKnownReconcileReason(request.reason)) {
     log.warn('reconcile request with a reason this function does not know: handled as a fresh pass');
   }
@@ -68,7 +73,9 @@ export async function handleReconcile(
     logPass(log, pass, last, Date.now() - started);
     const again = last.kind === 'conflict' || ('plan' in last && last.plan.requeue.kind === 'now');
     if (!again) {
-      if (created) await dropIfUnowned(deps, log, created, last);
+      // An instance this delivery created that no status recorded: the proxy was deleted meanwhile.
+      const owned = 'proxy' in last && last.kind !== 'deleted' && last.proxy.uid === created?.uid;
+      if (created && !owned) await dropUnrecorded(deps, log, request.proxy, created);
       return { passes: pass, last: last.kind };
     }
   }
@@ -79,42 +86,6 @@ export async function handleReconcile(
   await deps.publisher.publish({ proxy: request.proxy, reason: 'requeue' });
   log.warn('reconcile handed off after the in-process pass bound', { passes: deps.maxPasses });
   return { passes: deps.maxPasses, last: last?.kind ?? 'not-found' };
-}
-
-/**
- * An instance this delivery created whose status write never recorded it, because the proxy's deletion
- * landed in between: the document is gone (the write found it gone, or this delivery's own re-run saw
- * the deletion with no instance recorded and removed it), or another proxy now has the name. Nothing
- * else will ever delete that instance but the orphan GC, 10 to 20 minutes later (seed §8): delete it
- * now. Its name derives from a uid no document holds any more, so it cannot be anyone else's. A failure
- * is left to the GC: the delivery is done, and a redelivery would find no proxy to act for.
- */
-async function dropIfUnowned(
-  deps: ReconcileDeps,
-  log: Logger,
-  created: CreatedInstance,
-  last: PassResult,
-): Promise<void> {
-  const owned = 'proxy' in last && last.kind !== 'deleted' && last.proxy.uid === created.uid;
-  if (owned) return;
-  const provider = deps.providers.get(created.provider);
-  try {
-    await provider?.delete(created.providerId);
-    log.warn(
-      'deleted the instance this delivery created: its proxy was deleted before the status recorded it',
-      {
-        event: 'reconcile.unrecorded_instance_deleted',
-        providerId: created.providerId,
-        uid: created.uid,
-      },
-    );
-  } catch (err) {
-    log.error('could not delete an instance its deleted proxy never recorded; the orphan GC will', {
-      providerId: created.providerId,
-      uid: created.uid,
-      error: err,
-    });
-  }
 }
 
 function logPass(log: Logger, pass: number, r: PassResult, durationMs: number): void {

@@ -121,6 +121,31 @@ describe('reconcile handler: managed lifecycle', () => {
     expect(t.provider.instances.size).toBe(0);
   });
 
+  // GCE refuses the delete until the insert Operation is DONE ('not-ready'): each DeletionPoll pass asks
+  // again (never a tight loop, never taken for done), and the one after the creation finishes is taken.
+  it('a proxy deleted while its instance is being created deletes it once the creation finishes', async () => {
+    t.provider.refuseDeletesWhileCreating = true;
+    await create();
+    await t.run('p1', 'created');
+    await t.store.requestDeletion('p1', t.clock.now());
+    await t.run('p1', 'delete-requested');
+    expect((await t.doc())!.status).toMatchObject({
+      phase: 'Deleting',
+      nextReconcileAt: new Date(t.clock.now().getTime() + iv.DeletionPoll),
+    });
+    t.clock.advance(iv.DeletionPoll);
+    await t.run();
+    expect(t.provider.callsOf('delete')).toBe(2);
+    expect([...t.provider.instances.values()][0]?.deletingFor).toBeNull();
+    t.provider.bootAll();
+    for (let i = 0; i < 4 && (await t.doc()); i++) {
+      t.clock.advance(iv.DeletionPoll);
+      await t.run();
+    }
+    expect(await t.doc()).toBeNull();
+    expect(t.provider.instances.size).toBe(0);
+  });
+
   it('quota: QuotaExceeded and QuotaRetry, then recovery once the fault clears', async () => {
     await create();
     t.provider.failNext('create', 'quota');

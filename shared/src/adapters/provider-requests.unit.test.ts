@@ -14,7 +14,7 @@ const inner = (overrides: Partial<Provider> = {}): Provider => ({
   name: 'gce',
   create: async () => ({ providerId: 'z/a' }),
   get: async () => null,
-  delete: async () => {},
+  delete: async () => 'deleting',
   listByTag: async () => ({ instances: [], unreachable: [] }),
   ...overrides,
 });

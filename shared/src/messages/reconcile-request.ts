@@ -10,11 +10,42 @@ export const ReconcileReason = z.enum([
   'health-transition',
   'secret-rotated',
   'manual',
+  'unrecorded-instance',
 ]);
 export type ReconcileReason = z.infer<typeof ReconcileReason>;
 
-/** Payload of the reconcile-requests topic, as every publisher sends it: which proxy, and why. */
-export const ReconcileRequest = z.object({ proxy: ProxyName, reason: ReconcileReason }).strict();
+/**
+ * An instance a reconcile delivery created whose proxy was deleted before any status recorded it, and
+ * whose delete the provider refused because it was still being created (GCE: resourceNotReady until the
+ * insert Operation is DONE). Nothing else knows of it but the orphan GC, so the request carries it:
+ * Pub/Sub redelivers until the delete is taken (functions/reconcile/src/unrecorded-instance.ts).
+ */
+export const UnrecordedInstance = z
+  .object({
+    provider: z.string().min(1).max(63),
+    providerId: z.string().min(1).max(256),
+    uid: z.string().uuid(),
+  })
+  .strict();
+export type UnrecordedInstance = z.infer<typeof UnrecordedInstance>;
+
+const instanceGoesWithItsReason = {
+  message: 'instance goes with reason unrecorded-instance, and only with it',
+  path: ['instance'],
+};
+
+/**
+ * Payload of the reconcile-requests topic, as every publisher sends it: which proxy, and why (for logs;
+ * the pass is the same) — except reason `unrecorded-instance`, which carries the instance to delete and
+ * runs no pass.
+ */
+export const ReconcileRequest = z
+  .object({ proxy: ProxyName, reason: ReconcileReason, instance: UnrecordedInstance.optional() })
+  .strict()
+  .refine(
+    (r) => (r.reason === 'unrecorded-instance') === (r.instance !== undefined),
+    instanceGoesWithItsReason,
+  );
 export type ReconcileRequest = z.infer<typeof ReconcileRequest>;
 
 /**
@@ -24,8 +55,12 @@ export type ReconcileRequest = z.infer<typeof ReconcileRequest>;
  * UNSPECIFIED). Dropping it would leave the change it announces to the requeue sweep's slow recovery.
  */
 export const ReceivedReconcileRequest = z
-  .object({ proxy: ProxyName, reason: z.string().min(1).max(64) })
-  .strict();
+  .object({ proxy: ProxyName, reason: z.string().min(1).max(64), instance: UnrecordedInstance.optional() })
+  .strict()
+  .refine(
+    (r) => (r.reason === 'unrecorded-instance') === (r.instance !== undefined),
+    instanceGoesWithItsReason,
+  );
 export type ReceivedReconcileRequest = z.infer<typeof ReceivedReconcileRequest>;
 
 export const isKnownReconcileReason = (reason: string): reason is ReconcileReason =>

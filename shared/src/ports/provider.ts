@@ -16,14 +16,22 @@ export interface OwnedInstanceList {
   unreachable: string[];
 }
 
+/** What a delete call did (Provider.delete). */
+export type DeleteOutcome = 'deleting' | 'not-ready';
+
 export interface Provider {
   readonly name: string;
   /** Idempotent: creating an instance that already exists under the same name succeeds (409 = success). */
   create(request: InstanceRequest): Promise<{ providerId: string }>;
   /** null when the instance does not exist. */
   get(providerId: string): Promise<ObservedInstance | null>;
-  /** Idempotent: deleting a missing instance succeeds (404 = success). Fire-and-forget. */
-  delete(providerId: string): Promise<void>;
+  /**
+   * Idempotent: deleting a missing instance succeeds (404 = success). Fire-and-forget: 'deleting' once the
+   * delete is under way (or the instance is gone). 'not-ready': the provider refused it for now, because
+   * the instance is still being created (GCE answers resourceNotReady until the insert Operation is DONE);
+   * nothing was done, and the caller must ask again later.
+   */
+  delete(providerId: string): Promise<DeleteOutcome>;
   /**
    * Why the last create of a missing instance failed, for providers that report create failures
    * asynchronously (GCE reports quota and stockouts inside the insert Operation). null: no such failure known.

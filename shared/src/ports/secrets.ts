@@ -5,10 +5,11 @@ import type { SecretRef } from '../domain/proxy.js';
 
 /**
  * - not_found: the secret or version does not exist (or the secret has no versions)
- * - permission_denied: the caller may not access it (IAM), or its credentials were rejected
+ * - permission_denied: the caller may not access it (IAM) — or, with roles granted per secret, it does not exist
  * - failed_precondition: the version exists but is DISABLED or DESTROYED
  * - invalid_argument: the reference is malformed, or the payload is not UTF-8 text
- * - transient: anything worth retrying (unavailable, deadline, network, checksum mismatch in transit)
+ * - transient: anything worth retrying (unavailable, deadline, network, checksum mismatch in transit, and
+ *   UNAUTHENTICATED: a rejected access token — one expiring or refreshing — not a missing role)
  */
 export type SecretErrorKind =
   | 'not_found'

@@ -9,6 +9,7 @@ import type {
   ObservedInstance,
 } from '../domain/reconcile/types.js';
 import {
+  type DeleteOutcome,
   type OwnedInstance,
   type OwnedInstanceList,
   type Provider,
@@ -31,6 +32,8 @@ export class FakeProvider implements Provider {
   readonly calls: Array<{ op: ProviderOp; providerId: string }> = [];
   /** How many instances were ever created (a 409-style repeat does not count). */
   created = 0;
+  /** A delete of a Provisioning instance answers 'not-ready' (still being created) until bootAll(). */
+  refuseDeletesWhileCreating = false;
   private readonly faults: Array<{ op: ProviderOp; kind: FailureKind; remaining: number }> = [];
   private readonly asyncCreateFailures = new Map<string, Failure>();
   private asyncFailure: Failure | null = null;
@@ -106,14 +109,24 @@ export class FakeProvider implements Provider {
     };
   }
 
-  async delete(providerId: string): Promise<void> {
+  async delete(providerId: string): Promise<DeleteOutcome> {
     this.record('delete', providerId);
     const inst = this.instances.get(providerId);
+    // GCE refuses a delete until the insert Operation is DONE (gce-provider.ts delete).
+    if (
+      inst &&
+      this.refuseDeletesWhileCreating &&
+      inst.state === 'Provisioning' &&
+      inst.deletingFor === null
+    ) {
+      return 'not-ready';
+    }
     if (inst && inst.deletingFor === null) {
       inst.deletingFor = 1;
       inst.state = 'Stopped';
       inst.ip = null;
     }
+    return 'deleting';
   }
 
   async lastCreateFailure(providerId: string): Promise<Failure | null> {

@@ -3,6 +3,7 @@
 import type { InstancesClient, protos, ZoneOperationsClient } from '@google-cloud/compute';
 import type { Failure, InstanceRequest, ObservedInstance } from '../../domain/reconcile/types.js';
 import {
+  type DeleteOutcome,
   type OwnedInstance,
   type OwnedInstanceList,
   type Provider,
@@ -74,7 +75,7 @@ export class GceProvider implements Provider {
     }
   }
 
-  async delete(providerId: string): Promise<void> {
+  async delete(providerId: string): Promise<DeleteOutcome> {
     const ref = this.ref(providerId);
     try {
       await this.call(
@@ -82,9 +83,30 @@ export class GceProvider implements Provider {
         'instances.delete',
       );
     } catch (err) {
-      if (err instanceof ProviderError && err.status === 404) return;
-      // resourceNotReady: another operation (our earlier delete) is still running on it; the poll observes.
-      if (err instanceof ProviderError && err.reason === 'resourceNotReady') return;
+      if (err instanceof ProviderError && err.status === 404) return 'deleting';
+      if (err instanceof ProviderError && err.reason === 'resourceNotReady') return this.whyNotReady(ref);
+      throw err;
+    }
+    return 'deleting';
+  }
+
+  /**
+   * GCE answers a delete with 400 resourceNotReady both while an earlier delete is still running and while
+   * the instance is still being created (its insert Operation not DONE), in the same words. Only the first
+   * is "already going": a delete refused during the creation did nothing, and the instance comes up
+   * RUNNING unless the caller asks again. The instance's status tells them apart: STOPPING (or gone) is a
+   * delete under way; anything else (PROVISIONING, STAGING, a RUNNING one whose insert is finishing) is
+   * not ready yet — safe to ask again, where taking it for done would leak a VM.
+   */
+  private async whyNotReady(ref: InstanceRef): Promise<DeleteOutcome> {
+    try {
+      const [inst] = await this.call(
+        () => this.opts.instances.get({ project: this.opts.project, zone: ref.zone, instance: ref.name }),
+        'instances.get',
+      );
+      return inst.status === 'STOPPING' || inst.status === 'DEPROVISIONING' ? 'deleting' : 'not-ready';
+    } catch (err) {
+      if (err instanceof ProviderError && err.status === 404) return 'deleting';
       throw err;
     }
   }

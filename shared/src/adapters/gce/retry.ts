@@ -37,7 +37,8 @@ export class AttemptTimeoutError extends Error {
 /**
  * `call()` or AttemptTimeoutError after `ms`. The request itself cannot be cancelled through the REST
  * client (its promise has no cancel), so a late answer is dropped; every call the provider makes is safe
- * to repeat (deterministic names: 409 on insert and 404 / resourceNotReady on delete are successes).
+ * to repeat (deterministic names: 409 on insert is a success, and a delete answered 404 or resourceNotReady is asked again or
+ * found done).
  */
 function withDeadline<T>(call: () => Promise<T>, ms: number | undefined): Promise<T> {
   if (!ms || ms <= 0) return call();

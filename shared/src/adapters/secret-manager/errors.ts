@@ -15,7 +15,13 @@ const BY_STATUS: Record<string, SecretErrorKind> = {
   UNIMPLEMENTED: 'invalid_argument',
   NOT_FOUND: 'not_found',
   PERMISSION_DENIED: 'permission_denied',
-  UNAUTHENTICATED: 'permission_denied',
+  // UNAUTHENTICATED (gRPC 16, HTTP 401) is left out on purpose, so it reads as transient: it rejects the
+  // caller's access token, not its access to the secret. On GCP that token is the runtime's service
+  // account, minted and refreshed by the metadata server, so a 401 is a token expiring or refreshing
+  // mid-call — gone on the next try. The Compute adapter treats a 401 the same way (gce/errors.ts
+  // classify). Read as permission_denied it put a proxy in CloudInitError and set aside every proxy
+  // naming the secret at the lease service, for a blip that says nothing about the secret. A missing
+  // role is PERMISSION_DENIED, which stays permanent.
   FAILED_PRECONDITION: 'failed_precondition',
 };
 

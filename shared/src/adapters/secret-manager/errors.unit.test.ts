@@ -15,7 +15,8 @@ describe('classifySecretManagerError', () => {
   it.each([
     ['REST 404 NOT_FOUND', rest(404, 'NOT_FOUND'), 'not_found'],
     ['REST 403 PERMISSION_DENIED', rest(403, 'PERMISSION_DENIED'), 'permission_denied'],
-    ['REST 401 UNAUTHENTICATED', rest(401, 'UNAUTHENTICATED'), 'permission_denied'],
+    // A rejected access token (a refresh under way), not a missing role: retried like any blip.
+    ['REST 401 UNAUTHENTICATED', rest(401, 'UNAUTHENTICATED'), 'transient'],
     ['REST 400 FAILED_PRECONDITION', rest(400, 'FAILED_PRECONDITION'), 'failed_precondition'],
     ['REST 400 INVALID_ARGUMENT', rest(400, 'INVALID_ARGUMENT'), 'invalid_argument'],
     ['REST 503 UNAVAILABLE', rest(503, 'UNAVAILABLE'), 'transient'],
@@ -24,7 +25,7 @@ describe('classifySecretManagerError', () => {
     ['REST 501 UNIMPLEMENTED', rest(501, 'UNIMPLEMENTED'), 'invalid_argument'],
     ['gRPC 5', grpc(5), 'not_found'],
     ['gRPC 7', grpc(7), 'permission_denied'],
-    ['gRPC 16', grpc(16), 'permission_denied'],
+    ['gRPC 16 UNAUTHENTICATED', grpc(16), 'transient'],
     ['gRPC 9', grpc(9), 'failed_precondition'],
     ['gRPC 3', grpc(3), 'invalid_argument'],
     ['gRPC 14 UNAVAILABLE', grpc(14), 'transient'],

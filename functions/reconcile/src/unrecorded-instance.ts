@@ -1,0 +1,109 @@
+// An instance a delivery created whose status write never recorded it, because the proxy's deletion landed
+// in between: the document is gone (the write found it gone, or this delivery's own re-run saw the
+// deletion with no instance recorded and removed it), or another proxy now has the name. Nothing else
+// will ever delete that instance but the orphan GC, 10 to 20 minutes later (seed §8): it is deleted now.
+// Its name derives from a uid no document holds any more, so it cannot be anyone else's.
+//
+// Just created, it is almost always still being created, and GCE refuses a delete until the insert
+// Operation is DONE (resourceNotReady; the provider answers 'not-ready'). The delivery cannot wait for
+// that (operations are fire-and-forget) and a redelivery of its own request would find no proxy to act
+// for, so the delete is handed to a request of its own, reason `unrecorded-instance`, carrying the
+// instance: its handler throws while the creation runs, and Pub/Sub redelivers it with backoff (10-600 s)
+// until the delete is taken. Each delivery is one delete call, so a duplicate is harmless.
+import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
+import type { UnrecordedInstance } from '../../../shared/src/messages/reconcile-request.js';
+import { ProviderError, type ProviderRegistry } from '../../../shared/src/ports/provider.js';
+import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
+import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
+import { TransientReconcileError } from './pass.js';
+
+export interface UnrecordedDeps {
+  store: Pick<ProxyStore, 'get'>;
+  providers: ProviderRegistry;
+  publisher: ReconcilePublisher;
+}
+
+const DELETED_EVENT = 'reconcile.unrecorded_instance_deleted';
+
+/** Called by the delivery that created the instance: delete it, or hand the delete to its own request. */
+export async function dropUnrecorded(
+  deps: UnrecordedDeps,
+  log: Logger,
+  proxy: string,
+  instance: UnrecordedInstance,
+): Promise<void> {
+  const fields = { providerId: instance.providerId, uid: instance.uid };
+  try {
+    const outcome = await deps.providers.get(instance.provider)?.delete(instance.providerId);
+    if (outcome !== 'not-ready') {
+      log.warn(
+        'deleted the instance this delivery created: its proxy was deleted before the status recorded it',
+        { event: DELETED_EVENT, ...fields },
+      );
+      return;
+    }
+    await deps.publisher.publish({ proxy, reason: 'unrecorded-instance', instance });
+    log.info('an unrecorded instance is still being created: its delete is handed to a request of its own', {
+      event: 'reconcile.unrecorded_instance_handed_off',
+      ...fields,
+    });
+  } catch (err) {
+    // The delivery is done, and a redelivery would find no proxy to act for.
+    log.error('could not delete an instance its deleted proxy never recorded; the orphan GC will', {
+      ...fields,
+      error: err,
+    });
+  }
+}
+
+/**
+ * The `unrecorded-instance` request: one delete. Thrown (so redelivered) while the instance is still being
+ * created or the call failed in passing; acknowledged once the delete is under way, or when it cannot be
+ * done (the GC's then). A document holding the instance's uid after all owns it: its passes decide.
+ */
+export async function handleUnrecorded(
+  deps: UnrecordedDeps,
+  log: Logger,
+  proxy: string,
+  instance: UnrecordedInstance,
+): Promise<'deleting' | 'owned' | 'left-to-gc'> {
+  const fields = { providerId: instance.providerId, uid: instance.uid };
+  const stored = await deps.store.get(proxy);
+  if (stored?.proxy.uid === instance.uid) {
+    log.info('unrecorded instance belongs to its proxy after all; its passes own it', fields);
+    return 'owned';
+  }
+  const provider = deps.providers.get(instance.provider);
+  if (!provider) {
+    log.error('could not delete an unrecorded instance: its provider is not registered; the orphan GC will', {
+      provider: instance.provider,
+      ...fields,
+    });
+    return 'left-to-gc';
+  }
+  let outcome: Awaited<ReturnType<typeof provider.delete>>;
+  try {
+    outcome = await provider.delete(instance.providerId);
+  } catch (err) {
+    if (err instanceof ProviderError && err.kind === 'transient') {
+      throw new TransientReconcileError(`unrecorded instance delete: ${err.message}`, err.toFailure(), {
+        cause: err,
+      });
+    }
+    log.error('could not delete an instance its deleted proxy never recorded; the orphan GC will', {
+      ...fields,
+      error: err,
+    });
+    return 'left-to-gc';
+  }
+  if (outcome === 'not-ready') {
+    throw new TransientReconcileError(
+      `unrecorded instance ${instance.providerId} is still being created; redelivered until it can be deleted`,
+    );
+  }
+  log.warn('deleted an instance its deleted proxy never recorded, once its creation had finished', {
+    event: DELETED_EVENT,
+    ...fields,
+  });
+  return 'deleting';
+}

@@ -1,0 +1,111 @@
+// The unrecorded-instance request (unrecorded-instance.ts): one delete per delivery, redelivered by
+// Pub/Sub (thrown) while the instance is still being created. The race that produces it runs against the
+// real emulators in test/invariants/delete-during-create.test.ts.
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
+import { defaultPollIntervals } from '../../../shared/src/domain/reconcile/types.js';
+import { ReconcileRequest } from '../../../shared/src/messages/reconcile-request.js';
+import { ManualClock } from '../../../shared/src/ports/clock.js';
+import { FakeProvider } from '../../../shared/src/testing/fake-provider.js';
+import { InMemoryProxyStore } from '../../../shared/src/testing/in-memory-proxy-store.js';
+import { InMemoryReplacementSlots } from '../../../shared/src/testing/in-memory-replacement-slots.js';
+import { aProxy } from '../../../shared/src/testing/proxy-fixtures.js';
+import { handleReconcile, type ReconcileDeps } from './handler.js';
+import { noHealth } from './health-source.js';
+import { TransientReconcileError } from './pass.js';
+
+const zone = 'us-central1-a';
+
+async function setup() {
+  const store = new InMemoryProxyStore();
+  const provider = new FakeProvider();
+  provider.refuseDeletesWhileCreating = true;
+  const clock = new ManualClock(new Date('2026-03-01T00:00:00Z'));
+  const published: ReconcileRequest[] = [];
+  const log = memoryLogger();
+  const deps: ReconcileDeps = {
+    store,
+    providers: new Map([['gce', provider]]),
+    cloudInit: {
+      resolve: async () => ({ ok: true, script: '#!/bin/sh\n', digest: 'sha256:x', credentialsSecret: null }),
+      versionState: async () => 'readable',
+    },
+    health: noHealth,
+    clock,
+    intervals: defaultPollIntervals,
+    publisher: { publish: async (r) => void published.push(r) },
+    log,
+    maxPasses: 6,
+    slots: new InMemoryReplacementSlots(0, clock),
+  };
+  // An instance whose proxy is gone: created by a delivery, never recorded.
+  const uid = randomUUID();
+  const { providerId } = await provider.create({
+    name: `pp-${uid.slice(0, 8)}`,
+    proxyName: 'gone',
+    uid,
+    zone,
+    machineType: 'e2-small',
+    image: 'debian-12',
+    port: 3128,
+    protocol: 'http',
+    startupScript: '',
+    credentialsSecret: null,
+    specHash: 'h',
+  });
+  const request: ReconcileRequest = {
+    proxy: 'gone',
+    reason: 'unrecorded-instance',
+    instance: { provider: 'gce', providerId, uid },
+  };
+  return { store, provider, deps, log, request, uid, providerId };
+}
+
+describe('unrecorded-instance requests', () => {
+  it('throw (Pub/Sub redelivers) while the instance is being created, delete it once it is', async () => {
+    const t = await setup();
+    await expect(handleReconcile(t.deps, t.request)).rejects.toBeInstanceOf(TransientReconcileError);
+    expect(t.provider.instances.get(t.providerId)?.deletingFor).toBeNull();
+    t.provider.bootAll();
+    await expect(handleReconcile(t.deps, t.request)).resolves.toEqual({ passes: 0, last: 'not-found' });
+    expect(t.provider.instances.get(t.providerId)?.deletingFor).not.toBeNull();
+    expect(t.log.lines).toContainEqual(
+      expect.objectContaining({ event: 'reconcile.unrecorded_instance_deleted', uid: t.uid }),
+    );
+    // A duplicate delivery: the delete is asked again, idempotently.
+    await expect(handleReconcile(t.deps, t.request)).resolves.toMatchObject({ passes: 0 });
+    expect(t.provider.callsOf('create')).toBe(1);
+  });
+
+  it('leave an instance whose uid a document holds to that proxy', async () => {
+    const t = await setup();
+    t.provider.bootAll();
+    await t.store.create(aProxy({ name: 'gone', uid: t.uid }));
+    await handleReconcile(t.deps, t.request);
+    expect(t.provider.callsOf('delete')).toBe(0);
+  });
+
+  it('are acknowledged, left to the GC, when the delete fails for good; thrown when it fails in passing', async () => {
+    const t = await setup();
+    t.provider.bootAll();
+    t.provider.failNext('delete', 'transient');
+    await expect(handleReconcile(t.deps, t.request)).rejects.toBeInstanceOf(TransientReconcileError);
+    t.provider.failNext('delete', 'permanent');
+    await expect(handleReconcile(t.deps, t.request)).resolves.toMatchObject({ passes: 0 });
+    expect(t.log.lines).toContainEqual(
+      expect.objectContaining({
+        message: 'could not delete an instance its deleted proxy never recorded; the orphan GC will',
+      }),
+    );
+  });
+
+  it('carry the instance with that reason, and only with it', () => {
+    const instance = { provider: 'gce', providerId: `zones/${zone}/instances/x`, uid: randomUUID() };
+    expect(ReconcileRequest.safeParse({ proxy: 'p', reason: 'unrecorded-instance', instance }).success).toBe(
+      true,
+    );
+    expect(ReconcileRequest.safeParse({ proxy: 'p', reason: 'unrecorded-instance' }).success).toBe(false);
+    expect(ReconcileRequest.safeParse({ proxy: 'p', reason: 'requeue', instance }).success).toBe(false);
+  });
+});
