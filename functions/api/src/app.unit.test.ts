@@ -157,6 +157,7 @@ describe('/openapi.json', () => {
     };
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths).sort()).toEqual([
+      '/healthz',
       '/v1/proxies',
       '/v1/proxies/{name}',
       '/v1/proxies/{name}/reconcile',

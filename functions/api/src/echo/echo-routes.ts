@@ -2,7 +2,9 @@
 // headers it carried. Unauthenticated on purpose (probes reach it through arbitrary proxies) and stateless:
 // it only reflects the caller's own request back.
 import { getConnInfo } from '@hono/node-server/conninfo';
-import { Hono } from 'hono';
+import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import { json, payloadTooLarge } from '../routes/openapi-responses.js';
+import { noSecurity } from '../routes/openapi-security.js';
 
 export interface EchoOptions {
   /**
@@ -15,8 +17,27 @@ export interface EchoOptions {
   remoteAddress?: (c: unknown) => string | undefined;
 }
 
+/** What the probe's EGRESS tier reads (parseEchoBody, shared/src/domain/health/egress.ts). */
+const EchoBody = z
+  .object({
+    ip: z.string().openapi({ description: 'The address the request came from (the exit address)' }),
+    headers: z.record(z.string(), z.string()).openapi({
+      description: 'The headers it carried, names lower-case, without Authorization and Proxy-Authorization',
+    }),
+  })
+  .openapi('Echo');
+
+const echoRoute = createRoute({
+  method: 'get',
+  path: '/v1/echo',
+  tags: ['probe'],
+  summary: 'Reflect the caller’s address and headers (the EGRESS probe; no credential)',
+  security: noSecurity,
+  responses: { 200: json(EchoBody, 'The request as it arrived'), ...payloadTooLarge },
+});
+
 export function echoRoutes(opts: EchoOptions) {
-  return new Hono().get('/v1/echo', (c) => {
+  return new OpenAPIHono().openapi(echoRoute, (c) => {
     const headers: Record<string, string> = {};
     c.req.raw.headers.forEach((v, k) => {
       headers[k] = v;
@@ -36,7 +57,7 @@ export function echoRoutes(opts: EchoOptions) {
     delete headers.authorization;
     delete headers['proxy-authorization'];
     c.header('cache-control', 'no-store');
-    return c.json({ ip, headers });
+    return c.json({ ip, headers }, 200);
   });
 }
 

@@ -19,6 +19,7 @@ import { holderOf } from '../discovery/auth.js';
 import { jsonBody } from '../middleware/json-body.js';
 import { noBody } from '../middleware/no-body.js';
 import { payloadTooLarge } from '../routes/openapi-responses.js';
+import { crawlerSecurity } from '../routes/openapi-security.js';
 import { ErrorBody } from '../routes/proxy-schemas.js';
 import { jsonContent, leaseErrors, optionalJsonBody, validationHook } from './http.js';
 import type { LeaseMetrics, LeaseOp } from './metrics.js';
@@ -26,7 +27,7 @@ import type { LeaseService } from './service.js';
 import { storeUnavailable } from './unavailable.js';
 
 const error = (description: string) => jsonContent(ErrorBody, description);
-const security = [{ bearer: [] }];
+const security = crawlerSecurity;
 const common = {
   401: error('unauthenticated'),
   403: error('forbidden'),

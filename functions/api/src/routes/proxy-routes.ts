@@ -6,6 +6,7 @@ import { noBody } from '../middleware/no-body.js';
 import { noQuery } from '../middleware/no-query.js';
 import { queryNames } from '../middleware/query-names.js';
 import { adminResponses, error, json, withETag } from './openapi-responses.js';
+import { crawlerSecurity } from './openapi-security.js';
 import {
   CreateProxyRequest,
   IfMatchHeader,
@@ -53,6 +54,7 @@ export const listProxiesRoute = createRoute({
   method: 'get',
   path: '/',
   summary: 'List proxies',
+  security: crawlerSecurity,
   description:
     'Filters: `phase=<Phase>`, `healthy`, `leasable`, `protocol=http|socks5` and any number of `attr.<key>=<value>` (all must match).',
   middleware: [noBody(), queryNames(isListQueryName, LIST_QUERY_HINT)] as const,
@@ -61,6 +63,7 @@ export const listProxiesRoute = createRoute({
     200: json(ProxyList, 'The matching proxies, by name'),
     400: error('invalid_request'),
     ...common,
+    403: error('forbidden: a valid identity that is neither an admin nor a crawler one'),
   },
 });
 

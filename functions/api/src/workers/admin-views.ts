@@ -1,14 +1,21 @@
 // What the admin views show, computed purely from what was read: each worker's session standing, and each
 // gateway-pool proxy's owner with its usable capacity judged fail-closed (contract §2: counts count only
-// while session, report TTL, ownership and epoch are all valid; otherwise zero, with the reason).
+// while session, report TTL, ownership and epoch are all valid; otherwise zero, with the reason). Typed by
+// the response schemas /openapi.json publishes (admin-openapi.ts).
 import type { ProxyResource } from '../../../../shared/src/domain/proxy.js';
 import type { OwnershipRecord } from '../../../../shared/src/domain/workers/ownership.js';
 import { isLive } from '../../../../shared/src/domain/workers/session.js';
 import { countsFor } from '../../../../shared/src/domain/workers/usable-capacity.js';
 import type { WorkerRecord } from '../../../../shared/src/ports/workers.js';
 import type { SnapshotHeader } from '../../../../shared/src/ports/workers-snapshots.js';
+import type { GatewayWorkerView, OwnershipEntry } from './admin-openapi.js';
 
-export function workerView(w: WorkerRecord, header: SnapshotHeader | undefined, owned: number, now: Date) {
+export function workerView(
+  w: WorkerRecord,
+  header: SnapshotHeader | undefined,
+  owned: number,
+  now: Date,
+): GatewayWorkerView {
   const s = w.session;
   return {
     workerId: s.workerId,
@@ -46,7 +53,7 @@ export interface OwnershipInputs {
   now: Date;
 }
 
-export function ownershipView(x: OwnershipInputs) {
+export function ownershipView(x: OwnershipInputs): OwnershipEntry[] {
   const capacity = new Map(x.pool.map((p) => [p.name, p.spec.capacity]));
   const names = [...new Set([...x.pool.map((p) => p.name), ...x.records.keys()])].sort();
   return names.map((proxy) => {

@@ -1,8 +1,7 @@
 // The pieces every worker route is made of: worker authentication (principal in c.var), a body limit per
 // endpoint, a per-worker rate limit, and JSON validation with the API's issue format.
-import type { Context } from 'hono';
+import type { Hook } from '@hono/zod-openapi';
 import { createMiddleware } from 'hono/factory';
-import type { z } from 'zod';
 import { bearerToken } from '../auth/authenticator.js';
 import { bodyLimit } from '../middleware/body-limit.js';
 import { jsonBody } from '../middleware/json-body.js';
@@ -66,12 +65,20 @@ export function rateLimit(limiter: RateLimiter, key: string, spec: RateSpec): vo
   }
 }
 
-export async function parseBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S>> {
-  const parsed = schema.safeParse(await c.req.json());
-  if (!parsed.success) {
+// biome-ignore lint/suspicious/noExplicitAny: one hook serves routes of every input and env type
+type AnyRouteHook = Hook<any, any, any, void>;
+
+/**
+ * The route validators' hook of the worker and gateway routes: a body that fails its schema is 400
+ * invalid_request "invalid request body" with the issues, and a path parameter that fails its own is
+ * `pathMessage` (the routes' one 400 for it).
+ */
+export const workerHook =
+  (pathMessage: string): AnyRouteHook =>
+  (result) => {
+    if (result.success) return;
+    if (result.target === 'param') throw new WorkerApiError(400, 'invalid_request', pathMessage);
     throw new WorkerApiError(400, 'invalid_request', 'invalid request body', {
-      issues: toIssues(parsed.error),
+      issues: toIssues(result.error),
     });
-  }
-  return parsed.data;
-}
+  };

@@ -1,24 +1,26 @@
 // The worker-facing routes (docs/gateway-control-plane.md). Every one authenticates the worker identity,
 // checks that it may act for the worker id, bounds body and rate, validates strictly, then runs the
-// contract's rule in the service and answers with its stable code.
-import { Hono } from 'hono';
-import { z } from 'zod';
+// contract's rule in the service and answers with its stable code. The route definitions, and so
+// /openapi.json, are in worker-openapi.ts.
+import { OpenAPIHono } from '@hono/zod-openapi';
+import { createMiddleware } from 'hono/factory';
 import { WorkerId } from '../../../../shared/src/messages/gateway-snapshot.js';
-import {
-  AckRequestBody,
-  OutcomesRequestBody,
-  RegisterRequestBody,
-  RuntimeRequestBody,
-  SessionId,
-} from '../../../../shared/src/messages/worker-api.js';
 import type { WorkerAuthenticator, WorkerPrincipal } from './auth.js';
 import { WorkerApiError, workerErrors } from './errors.js';
-import { json, limitBytes, parseBody, rateLimit, requireWorker, type WorkerEnv } from './http.js';
+import { json, limitBytes, rateLimit, requireWorker, type WorkerEnv, workerHook } from './http.js';
 import { type RateLimiter, WORKER_RATES } from './rate-limit.js';
 import { reportOutcomes, reportRuntime } from './report-service.js';
 import { authorise, type WorkerServiceDeps } from './service-deps.js';
 import { acknowledgeSnapshot, latestSnapshot, registerWorker } from './session-service.js';
 import type { SnapshotNames } from './snapshot-names.js';
+import {
+  ackRoute,
+  outcomesRoute,
+  registerRoute,
+  runtimeRoute,
+  SnapshotQuery,
+  snapshotRoute,
+} from './worker-openapi.js';
 
 export interface WorkerRoutesDeps extends WorkerServiceDeps {
   names: SnapshotNames;
@@ -27,56 +29,71 @@ export interface WorkerRoutesDeps extends WorkerServiceDeps {
 }
 
 const KIB = 1024;
+const NOT_A_WORKER_ID = 'not a worker id';
 
 /** The path's worker id, once the caller is known to be allowed it: only then may it take that worker's bucket. */
 function workerIdOf(raw: string, caller: WorkerPrincipal): string {
   const id = WorkerId.safeParse(raw);
-  if (!id.success) throw new WorkerApiError(400, 'invalid_request', 'not a worker id');
+  if (!id.success) throw new WorkerApiError(400, 'invalid_request', NOT_A_WORKER_ID);
   authorise(caller, id.data);
   return id.data;
 }
 
 export function workerRoutes(deps: WorkerRoutesDeps) {
-  const app = new Hono<WorkerEnv>();
+  const app = new OpenAPIHono<WorkerEnv>({ defaultHook: workerHook(NOT_A_WORKER_ID) });
   app.onError(workerErrors(deps.log));
   app.use('*', requireWorker(deps.auth));
+
+  /** The path's worker id checked and its bucket taken, before the body is judged (so in front of the
+   *  route's validators). */
+  const forWorker = (endpoint: 'ack' | 'runtime' | 'outcomes' | 'snapshot') =>
+    createMiddleware<WorkerEnv>(async (c, next) => {
+      const id = workerIdOf(c.req.param('id') ?? '', c.var.worker);
+      rateLimit(deps.limiter, `${endpoint}:${id}`, WORKER_RATES[endpoint]);
+      await next();
+    });
 
   // Keyed by caller AND worker id: on GCP every gateway presents the one gateway service account, so a
   // key of the caller alone made the whole fleet share one register bucket per API instance (a fleet
   // restart was throttled to 1/s). The body is read first (4 KiB at most) and the caller must be allowed
   // the id before a bucket is taken, so no one can drain another worker's bucket or mint buckets.
-  app.post('/register', limitBytes(4 * KIB), json(), async (c) => {
-    const body = await parseBody(c, RegisterRequestBody);
+  app.openapi({ ...registerRoute, middleware: [limitBytes(4 * KIB), json()] as const }, async (c) => {
+    const body = c.req.valid('json');
     authorise(c.var.worker, body.workerId);
     rateLimit(deps.limiter, `register:${c.var.worker.label}:${body.workerId}`, WORKER_RATES.register);
-    return c.json(await registerWorker(deps, c.var.worker, body));
+    return c.json(await registerWorker(deps, c.var.worker, body), 200);
   });
 
-  app.post('/:id/ack', limitBytes(4 * KIB), json(), async (c) => {
-    const id = workerIdOf(c.req.param('id'), c.var.worker);
-    rateLimit(deps.limiter, `ack:${id}`, WORKER_RATES.ack);
-    const body = await parseBody(c, AckRequestBody);
-    return c.json(await acknowledgeSnapshot(deps, c.var.worker, id, body));
-  });
+  app.openapi(
+    { ...ackRoute, middleware: [limitBytes(4 * KIB), json(), forWorker('ack')] as const },
+    async (c) => {
+      const { id } = c.req.valid('param');
+      return c.json(await acknowledgeSnapshot(deps, c.var.worker, id, c.req.valid('json')), 200);
+    },
+  );
 
-  app.post('/:id/runtime', limitBytes(1024 * KIB), json(), async (c) => {
-    const id = workerIdOf(c.req.param('id'), c.var.worker);
-    rateLimit(deps.limiter, `runtime:${id}`, WORKER_RATES.runtime);
-    const body = await parseBody(c, RuntimeRequestBody);
-    return c.json(await reportRuntime(deps, c.var.worker, id, body));
-  });
+  app.openapi(
+    { ...runtimeRoute, middleware: [limitBytes(1024 * KIB), json(), forWorker('runtime')] as const },
+    async (c) => {
+      const { id } = c.req.valid('param');
+      return c.json(await reportRuntime(deps, c.var.worker, id, c.req.valid('json')), 200);
+    },
+  );
 
-  app.post('/:id/outcomes', limitBytes(1024 * KIB), json(), async (c) => {
-    const id = workerIdOf(c.req.param('id'), c.var.worker);
-    rateLimit(deps.limiter, `outcomes:${id}`, WORKER_RATES.outcomes);
-    const body = await parseBody(c, OutcomesRequestBody);
-    return c.json(await reportOutcomes(deps, c.var.worker, id, body));
-  });
+  app.openapi(
+    { ...outcomesRoute, middleware: [limitBytes(1024 * KIB), json(), forWorker('outcomes')] as const },
+    async (c) => {
+      const { id } = c.req.valid('param');
+      return c.json(await reportOutcomes(deps, c.var.worker, id, c.req.valid('json')), 200);
+    },
+  );
 
-  app.get('/:id/snapshot', async (c) => {
-    const id = workerIdOf(c.req.param('id'), c.var.worker);
-    rateLimit(deps.limiter, `snapshot:${id}`, WORKER_RATES.snapshot);
-    const sessionId = z.object({ sessionId: SessionId }).safeParse({ sessionId: c.req.query('sessionId') });
+  // Documented, not validated by the route's query validator: that one folds a repeated sessionId into an
+  // array and refuses it, where this route has always read the first value.
+  app.openAPIRegistry.registerPath(snapshotRoute);
+  app.get('/:id/snapshot', forWorker('snapshot'), async (c) => {
+    const id = c.req.param('id');
+    const sessionId = SnapshotQuery.safeParse({ sessionId: c.req.query('sessionId') });
     if (!sessionId.success)
       throw new WorkerApiError(400, 'invalid_request', 'sessionId query parameter required');
     return c.json(await latestSnapshot(deps, c.var.worker, id, sessionId.data.sessionId));

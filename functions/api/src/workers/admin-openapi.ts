@@ -1,0 +1,253 @@
+// The gateway admin routes (/v1/gateway) as OpenAPI route definitions (createRoute): the zod schemas their
+// bodies and parameters are validated with, and those of what they answer (admin-views.ts is typed by
+// them), so that /openapi.json documents them (docs/gateway-control-plane.md § Admin endpoints).
+import { createRoute, z } from '@hono/zod-openapi';
+import { AttributeKey, ProxyName } from '../../../../shared/src/domain/proxy.js';
+import { MAX_TARGET_CHECKS, RoutingRules } from '../../../../shared/src/messages/gateway-snapshot.js';
+import { noBody } from '../middleware/no-body.js';
+import { noQuery } from '../middleware/no-query.js';
+import { adminResponses, error, json } from '../routes/openapi-responses.js';
+import { adminSecurity } from '../routes/openapi-security.js';
+import { json as jsonBody, limitBytes } from './http.js';
+
+// The stored routing's rule (the wire schema's plus each route's targetCheck, which snapshots leave out;
+// unique names included): what is accepted here, every worker accepts.
+// Selector keys are held to the proxy attribute-key rule on top of it: a key that is not an attribute key
+// can never match a proxy, and some are not even storable ("__name__", "__x__" are Firestore-reserved
+// field names: the write failed on every retry). Only here, not in the wire schema: routing documents and
+// snapshots already stored with such keys must still parse.
+const SelectorKeys = z.record(AttributeKey, z.unknown());
+export const RoutingBody = z
+  .object({ routes: RoutingRules.min(1) })
+  .strict()
+  .superRefine((body, ctx) => {
+    const checked = body.routes.filter((r) => r.targetCheck !== undefined).length;
+    if (checked > MAX_TARGET_CHECKS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['routes'],
+        message: `at most ${MAX_TARGET_CHECKS} routes may carry a targetCheck (${checked} do)`,
+        params: { issue: 'too_many_target_checks' },
+      });
+    }
+    body.routes.forEach((route, i) => {
+      const keys = SelectorKeys.safeParse(route.selector);
+      for (const issue of keys.success ? [] : keys.error.issues) {
+        ctx.addIssue({ ...issue, path: ['routes', i, 'selector', ...issue.path] });
+      }
+    });
+  });
+export const ReclaimBody = z
+  .object({
+    ttlSeconds: z
+      .number()
+      .int()
+      .min(60)
+      .max(7 * 86_400),
+  })
+  .strict();
+export const ReclaimParam = z.object({ proxy: ProxyName });
+
+// `?all=true` lists every stored worker document (one per gateway instance started on Cloud Run within the
+// retention: domain/workers/retention.ts), a page at a time: for finding an old one. The default is what
+// the snapshot pass sees (domain/workers/view.ts), a set bounded by the instances alive in the last hour.
+export const AllQuery = z.enum(['true', 'false']).optional();
+export const DEFAULT_PAGE_SIZE = 100;
+export const MAX_PAGE_SIZE = 500;
+export const PageSize = z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE);
+// The token is the last worker id of the page before, base64url-encoded: opaque to callers, and no worker
+// id needs escaping in a URL.
+export const PageToken = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,2048}$/)
+  .transform((t) => Buffer.from(t, 'base64url').toString('utf8'))
+  // What no document id can be (empty, or with a slash): Firestore's client throws on such a cursor before
+  // it reads anything, which is the caller's token at fault, not a 500.
+  .refine((id) => id !== '' && !id.includes('/'))
+  .optional();
+
+const Timestamp = z.iso.datetime();
+const Count = z.number().int();
+
+export const GatewayWorkerView = z
+  .object({
+    workerId: z.string(),
+    instanceId: z.string(),
+    sessionId: z.string(),
+    zone: z.string(),
+    principal: z.string().openapi({ description: 'Who opened the session: `sa:<email>`, `token:<id>`' }),
+    live: z.boolean(),
+    validUntil: Timestamp,
+    ackedVersion: Count.nullable(),
+    ackedEpoch: Count.nullable(),
+    lastReportSequence: Count.nullable(),
+    reportAgeSeconds: Count.nullable(),
+    draining: z.boolean(),
+    owned: Count,
+    snapshot: z
+      .object({
+        version: Count,
+        ownershipEpoch: Count,
+        proxies: Count,
+        grantedUntil: Timestamp.nullable(),
+        drainingAway: Count,
+      })
+      .nullable(),
+  })
+  .openapi('GatewayWorker');
+export type GatewayWorkerView = z.infer<typeof GatewayWorkerView>;
+
+export const GatewayWorkerList = z
+  .object({
+    epoch: Count,
+    validAfter: Timestamp.nullable().openapi({
+      description: 'Since when a lapsed worker is still in view; null with all=true',
+    }),
+    nextPageToken: z.string().nullable().optional().openapi({
+      description: 'With all=true only: the pageToken of the next page; null on the last',
+    }),
+    workers: z.array(GatewayWorkerView),
+  })
+  .openapi('GatewayWorkerList');
+export type GatewayWorkerList = z.infer<typeof GatewayWorkerList>;
+
+export const OwnershipEntry = z
+  .object({
+    proxy: z.string(),
+    inPool: z.boolean(),
+    owner: z.string().nullable(),
+    since: Count.nullable(),
+    drainEpoch: Count.nullable(),
+    capacity: Count,
+    active: Count.nullable(),
+    reserved: Count.nullable(),
+    usable: Count,
+    reason: z.string().nullable().openapi({
+      description:
+        'Why usable is 0 (fail-closed): no_owner, draining, ownership_expired, no_session, no_report, report_from_other_session, report_expired, epoch_mismatch; null while the counts are valid',
+    }),
+  })
+  .openapi('GatewayOwnership');
+export type OwnershipEntry = z.infer<typeof OwnershipEntry>;
+
+const StoredRouting = z
+  .object({
+    routes: RoutingRules,
+    updatedAt: Timestamp.nullable(),
+    updatedBy: z.string().nullable(),
+    default: z.boolean().openapi({ description: 'true: none stored, the built-in default' }),
+    droppedDuplicates: z.array(z.string()).optional().openapi({
+      description: 'Routes of a repeated name the stored document holds, dropped from every snapshot',
+    }),
+  })
+  .openapi('GatewayRouting');
+
+const tags = ['gateway'];
+const common = adminResponses('the store or the identity check is unavailable');
+// The gateway routes bound their own bodies (app.ts): a GET here reads no body, so it has no 413.
+const { 413: _payloadTooLarge, ...getCommon } = common;
+const badQuery = error('invalid_request: a query parameter the route does not read');
+
+export const listWorkersRoute = createRoute({
+  method: 'get',
+  path: '/workers',
+  tags,
+  summary: 'The gateway workers in view, or with all=true every stored worker a page at a time',
+  security: adminSecurity,
+  request: {
+    query: z.object({ all: AllQuery, pageSize: PageSize, pageToken: PageToken }),
+  },
+  responses: {
+    200: json(GatewayWorkerList, 'The epoch and the workers'),
+    400: error(
+      'invalid_request: all not true or false, pageSize out of 1–500, a malformed pageToken, pageSize or pageToken without all=true, or another query parameter',
+    ),
+    ...getCommon,
+  },
+});
+
+export const ownershipRoute = createRoute({
+  method: 'get',
+  path: '/ownership',
+  tags,
+  summary: 'Per gateway-pool proxy: its owner and usable capacity, judged fail-closed',
+  security: adminSecurity,
+  middleware: [noQuery()] as const,
+  responses: {
+    200: json(z.object({ epoch: Count, proxies: z.array(OwnershipEntry) }), 'The epoch and the proxies'),
+    400: badQuery,
+    ...getCommon,
+  },
+});
+
+export const getRoutingRoute = createRoute({
+  method: 'get',
+  path: '/routing',
+  tags,
+  summary: 'The routing every snapshot carries',
+  security: adminSecurity,
+  middleware: [noQuery()] as const,
+  responses: {
+    200: json(StoredRouting, 'The stored routing, or the default'),
+    400: badQuery,
+    ...getCommon,
+  },
+});
+
+export const putRoutingRoute = createRoute({
+  method: 'put',
+  path: '/routing',
+  tags,
+  summary: 'Replace the routing (asks for a snapshot pass at once)',
+  security: adminSecurity,
+  middleware: [limitBytes(256 * 1024), noQuery(), jsonBody()] as const,
+  request: { body: { required: true, content: { 'application/json': { schema: RoutingBody } } } },
+  responses: {
+    200: json(z.object({ routes: RoutingRules }), 'Stored'),
+    400: error(
+      'invalid_json or invalid_request (with issues: too_many_target_checks, invalid_key, repeated names…), or a query parameter',
+    ),
+    415: error('unsupported_media_type'),
+    ...common,
+    413: error('payload_too_large: the body is over 256 KiB; the connection is closed'),
+  },
+});
+
+export const postReclaimRoute = createRoute({
+  method: 'post',
+  path: '/reclaims/{proxy}',
+  tags,
+  summary: 'Take a gateway-pool proxy out of the pool for ttlSeconds (for an exclusive lease)',
+  security: adminSecurity,
+  middleware: [limitBytes(1024), noQuery(), jsonBody()] as const,
+  request: {
+    params: ReclaimParam,
+    body: { required: true, content: { 'application/json': { schema: ReclaimBody } } },
+  },
+  responses: {
+    201: json(z.object({ proxy: ProxyName, until: Timestamp }), 'Reclaimed until `until`'),
+    400: error(
+      'invalid_json or invalid_request: not a proxy name, a body that fails its schema, a query parameter',
+    ),
+    404: error('not_found: no such proxy (nothing written)'),
+    415: error('unsupported_media_type'),
+    ...common,
+    413: error('payload_too_large: the body is over 1 KiB; the connection is closed'),
+  },
+});
+
+export const deleteReclaimRoute = createRoute({
+  method: 'delete',
+  path: '/reclaims/{proxy}',
+  tags,
+  summary: 'Drop a reclaim (idempotent: 204 whether or not there was one)',
+  security: adminSecurity,
+  middleware: [limitBytes(1024), noQuery(), noBody()] as const,
+  request: { params: ReclaimParam },
+  responses: {
+    204: { description: 'No reclaim stands for the proxy' },
+    400: error('invalid_request: not a proxy name, a body (unexpected_body), or a query parameter'),
+    ...common,
+    413: error('payload_too_large: the body is over 1 KiB; the connection is closed'),
+  },
+});

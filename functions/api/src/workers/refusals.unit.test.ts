@@ -1,0 +1,171 @@
+// The worker and gateway admin routes refuse bad input with the same status, code and message, in the
+// same order, whether a route's own code or its OpenAPI route validator judges it (worker-openapi.ts,
+// admin-openapi.ts): the path before the body, the worker's bucket taken before its body is judged, each
+// query parameter of GET /v1/gateway/workers with its own message. The stores behind are stubbed to fail
+// (503), so a request that gets past the checks shows as that.
+import { describe, expect, it } from 'vitest';
+import { memoryLogger } from '../../../../shared/src/adapters/log/json-logger.js';
+import { ManualClock } from '../../../../shared/src/ports/clock.js';
+import { StoreError } from '../../../../shared/src/ports/proxy-store.js';
+import { WorkerStoreError } from '../../../../shared/src/ports/workers.js';
+import { staticTokenAuthenticator } from '../auth/static-tokens.js';
+import { workerAuthenticator } from './auth.js';
+import { type WorkersApiDeps, workersApi } from './index.js';
+import { RateLimiter, WORKER_RATES } from './rate-limit.js';
+
+const WORKER = 'gw-1-token-0123456789abcdef';
+const ADMIN = 'admin-token-0123456789abcdef';
+
+function app() {
+  const down = async () => {
+    throw new WorkerStoreError('unavailable', 'stubbed');
+  };
+  const deps = {
+    auth: workerAuthenticator({
+      tokens: [{ workerId: 'gw-1', token: WORKER }],
+      serviceAccounts: [],
+      verifier: null,
+      open: false,
+    }),
+    adminAuth: staticTokenAuthenticator([{ name: 'admin', token: ADMIN }]),
+    limiter: new RateLimiter(() => 0),
+    workers: { get: down, page: down, listInView: down },
+    ownership: { read: down },
+    clock: new ManualClock(new Date('2026-12-01T00:00:00Z')),
+    log: memoryLogger(),
+  } as unknown as WorkersApiDeps;
+  const proxies = {
+    get: async () => {
+      throw new StoreError('unavailable', 'stubbed');
+    },
+  };
+  const served = workersApi(deps, proxies);
+  return async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const token = path.startsWith('/v1/gateway') ? ADMIN : WORKER;
+    const res = await served.request(path, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: await res.json(), retryAfter: res.headers.get('retry-after') };
+  };
+}
+
+const invalidBody = {
+  error: 'invalid_request',
+  message: 'invalid request body',
+  issues: expect.arrayContaining([expect.objectContaining({ path: expect.any(String) })]),
+};
+
+describe('worker routes', () => {
+  it('judge the path before the body, and the media type before the path', async () => {
+    const call = app();
+    expect(await call('POST', '/v1/workers/-bad-/ack', {})).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_request', message: 'not a worker id' },
+    });
+    const textPlain = { 'content-type': 'text/plain' };
+    expect(await call('POST', '/v1/workers/-bad-/ack', {}, textPlain)).toMatchObject({
+      status: 415,
+      body: { error: 'unsupported_media_type' },
+    });
+  });
+
+  it.each(['ack', 'runtime', 'outcomes'])(
+    '%s: a body that fails its schema is the routes’ one 400',
+    async (endpoint) => {
+      const call = app();
+      const answer = await call('POST', `/v1/workers/gw-1/${endpoint}`, { sessionId: 'x' });
+      expect(answer).toEqual({ status: 400, body: invalidBody, retryAfter: null });
+    },
+  );
+
+  it('register: the body first, then who may act for its worker id', async () => {
+    const call = app();
+    expect(await call('POST', '/v1/workers/register', { workerId: 'gw-1' })).toEqual({
+      status: 400,
+      body: invalidBody,
+      retryAfter: null,
+    });
+    const other = { workerId: 'gw-2', instanceId: 'i-1', zone: 'z-a', supportedProtocolVersion: 1 };
+    expect(await call('POST', '/v1/workers/register', other)).toMatchObject({
+      status: 403,
+      body: { error: 'forbidden' },
+    });
+  });
+
+  it('take the worker’s bucket before its body is judged: invalid bodies use it up too', async () => {
+    const call = app();
+    for (let i = 0; i < WORKER_RATES.ack.burst; i++) {
+      expect((await call('POST', '/v1/workers/gw-1/ack', {})).status).toBe(400);
+    }
+    expect(await call('POST', '/v1/workers/gw-1/ack', {})).toMatchObject({
+      status: 429,
+      body: { error: 'rate_limited' },
+      retryAfter: expect.any(String),
+    });
+  });
+
+  it('snapshot: sessionId required, the first of a repeated one read', async () => {
+    const call = app();
+    expect(await call('GET', '/v1/workers/gw-1/snapshot?sessionId=x')).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_request', message: 'sessionId query parameter required' },
+    });
+    // Past the checks: the (stubbed) store answers.
+    expect(await call('GET', '/v1/workers/gw-1/snapshot?sessionId=abcdefgh&sessionId=x')).toMatchObject({
+      status: 503,
+      body: { error: 'unavailable' },
+    });
+  });
+});
+
+describe('gateway admin routes', () => {
+  it.each([
+    ['?all=maybe', 'all must be true or false'],
+    ['?pageSize=abc', 'pageSize and pageToken page all=true only'],
+    ['?all=false&pageToken=***', 'pageSize and pageToken page all=true only'],
+    ['?all=true&pageSize=0', 'pageSize must be an integer in 1–500'],
+    ['?all=true&pageSize=abc&pageToken=***', 'pageSize must be an integer in 1–500'],
+    ['?all=true&pageToken=***', 'not a page token'],
+  ])('GET workers%s: %s', async (query, message) => {
+    expect(await app()('GET', `/v1/gateway/workers${query}`)).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_request', message },
+    });
+  });
+
+  it('reclaims: the proxy name before the body, then the body, then the store', async () => {
+    const call = app();
+    for (const method of ['POST', 'DELETE']) {
+      expect(
+        await call(method, '/v1/gateway/reclaims/Not_A_Name', method === 'POST' ? {} : undefined),
+      ).toEqual({
+        status: 400,
+        body: { error: 'invalid_request', message: 'not a proxy name' },
+        retryAfter: null,
+      });
+    }
+    expect(await call('POST', '/v1/gateway/reclaims/p-1', { ttlSeconds: 1 })).toEqual({
+      status: 400,
+      body: invalidBody,
+      retryAfter: null,
+    });
+    expect(await call('POST', '/v1/gateway/reclaims/p-1', { ttlSeconds: 60 })).toMatchObject({
+      status: 503,
+      body: { error: 'unavailable' },
+    });
+  });
+
+  it('routing: a body that fails its schema is the routes’ one 400', async () => {
+    expect(await app()('PUT', '/v1/gateway/routing', { routes: [] })).toEqual({
+      status: 400,
+      body: invalidBody,
+      retryAfter: null,
+    });
+  });
+});
