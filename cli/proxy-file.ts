@@ -45,10 +45,13 @@ const ProxyDocument = z
   })
   .strict();
 
-/** `proxies list -o yaml|json`: `{proxies: [...], count}`, and `skipped` when some documents were left out. */
-const LISTING_FIELDS = ['proxies', 'count', 'skipped'];
+/**
+ * `proxies list -o yaml|json`: `{proxies: [...], count}`, `skipped` when some documents were left out, and
+ * `redacted` when a crawler token listed them (fields left out of every spec).
+ */
+const LISTING_FIELDS = ['proxies', 'count', 'skipped', 'redacted'];
 
-const isListing = (v: unknown): v is { proxies: unknown[] } =>
+const isListing = (v: unknown): v is { proxies: unknown[]; redacted?: unknown } =>
   v !== null &&
   typeof v === 'object' &&
   !Array.isArray(v) &&
@@ -161,6 +164,14 @@ export function parseProxyFile(
       });
     }
     if (value === null || value === undefined) continue;
+    if (isListing(value) && value.redacted !== undefined) {
+      // Applied, its specs without their own cloud-init would replace each such proxy's VM with the
+      // default one: a crawler's listing is a view, not a copy (docs/api.md § Discovery).
+      const fields = Array.isArray(value.redacted) ? value.redacted.join(', ') : String(value.redacted);
+      throw new InputError(
+        `${where} is a listing made with a crawler token, which leaves out ${fields}: list the proxies with an admin token to save a copy that can be applied`,
+      );
+    }
     const listed = isListing(value) ? value.proxies : value;
     const what = listed === value ? 'item' : 'proxies item';
     if (!Array.isArray(listed)) items.push({ where, value });

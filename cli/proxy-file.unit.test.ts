@@ -217,6 +217,15 @@ describe('parseProxyFile of what the CLI prints', () => {
     }
   });
 
+  it("refuses a crawler token's listing: its specs lack their own cloud-init, so it is no copy", () => {
+    const listing = { proxies: [resource('edge-1', 3)], count: 1, redacted: ['spec.cloudInit'] };
+    for (const text of [yaml(listing), json(listing)]) {
+      expect(() => read(text)).toThrow(
+        'p.yaml is a listing made with a crawler token, which leaves out spec.cloudInit: list the proxies with an admin token to save a copy that can be applied',
+      );
+    }
+  });
+
   it('still checks the spec it carries: an unknown field of it is refused, where it is', () => {
     const r = resource('edge-1', 3);
     const typo = { ...r, spec: { ...r.spec, capacty: 8 } };

@@ -155,6 +155,9 @@ describe('GET /v1/proxies (one route for crawlers and admins)', () => {
     const { cloudInit: _, ...rest } = byName(asAdmin.body, 'own-init').spec;
     expect(byName(asCrawler.body, 'own-init').spec).toEqual(rest);
     expect(byName(asCrawler.body, 'plain')).toEqual(byName(asAdmin.body, 'plain'));
+    // The crawler's listing says it is a view, so the CLI never applies it as a copy of the specs.
+    expect(asCrawler.body.redacted).toEqual(['spec.cloudInit']);
+    expect(asAdmin.body).not.toHaveProperty('redacted');
   });
 
   it('HEAD answers a crawler as GET does (200, no body), not 403 as if it were an admin route', async () => {

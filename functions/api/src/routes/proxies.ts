@@ -58,6 +58,9 @@ export const proxyRoutes = (admin: ProxyAdmin, discovery: DiscoveryView = health
           proxies: listed,
           count: listed.length,
           ...(told ? { skipped: { count: skipped.length, names } } : {}),
+          // Said on every crawler listing, whether or not a proxy had one: the listing is then not a copy
+          // of the specs, and the CLI refuses to apply it (cli/proxy-file.ts).
+          ...(crawler ? { redacted: ['spec.cloudInit' as const] } : {}),
         },
         200,
       );

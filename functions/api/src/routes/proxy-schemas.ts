@@ -158,6 +158,10 @@ export const ProxyList = z
         description:
           'Admins only, and only when there are any: documents the query matched that do not fit the model, left out of `proxies` (GET one for why; DELETE removes it). `names` lists at most 100.',
       }),
+    redacted: z.array(z.literal('spec.cloudInit')).optional().openapi({
+      description:
+        "Crawler tokens only: the fields left out of every proxy's spec. Such a listing is not a copy of the specs: `proxyplane proxies apply` refuses it (applied, it would remove each proxy's own cloud-init).",
+    }),
   })
   .openapi('ProxyList');
 
