@@ -195,7 +195,7 @@ describe('gateway session with the control plane', () => {
   it('protocol 3 (and up) end to end: a route unreachable through gs-1 (status.unreachableRoutes) leaves that route only', async () => {
     // The gateway offered its highest protocol and the API speaks it.
     const registered = gw.logEntries().filter((l) => l.message === 'registered with the control plane');
-    expect(registered.at(-1)).toMatchObject({ protocolVersion: 4 });
+    expect(registered.at(-1)).toMatchObject({ protocolVersion: 5 });
     const snapshots = new FirestoreSnapshotStore(gp.firestore);
     // As reconcile records the probe's TARGET verdicts (docs/health.md § TARGET).
     const setUnreachable = async (routes: string[] | null) => {
