@@ -195,7 +195,7 @@ describe('gateway session with the control plane', () => {
   it('protocol 3 (and up) end to end: a route unreachable through gs-1 (status.unreachableRoutes) leaves that route only', async () => {
     // The gateway offered its highest protocol and the API speaks it.
     const registered = gw.logEntries().filter((l) => l.message === 'registered with the control plane');
-    expect(registered.at(-1)).toMatchObject({ protocolVersion: 4 });
+    expect(registered.at(-1)).toMatchObject({ protocolVersion: 5 });
     const snapshots = new FirestoreSnapshotStore(gp.firestore);
     // As reconcile records the probe's TARGET verdicts (docs/health.md § TARGET).
     const setUnreachable = async (routes: string[] | null) => {
@@ -240,6 +240,76 @@ describe('gateway session with the control plane', () => {
     const both = await send(10);
     expect(both[0]).toBeGreaterThan(0);
     expect(both[1]).toBeGreaterThan(0);
+  });
+
+  it('protocol 5 end to end: a SUSPECT proxy (Healthy reason PassiveSuspect) is picked only when no other is usable', async () => {
+    const snapshots = new FirestoreSnapshotStore(gp.firestore);
+    // As reconcile records a SUSPECT verdict (docs/health.md): Healthy stays True, only its reason moves.
+    // Written here rather than driven through the probe: a PASSIVE or BASIC track takes several probe
+    // rounds to reach SUSPECT, and what is under test is what the snapshots and the gateway make of it.
+    const setReason = async (name: string, reason: string) => {
+      const stored = (await gp.proxies.get(name))!;
+      const conditions = stored.proxy.status.conditions.map((c) =>
+        c.type === 'Healthy' ? { ...c, reason, lastTransitionTime: new Date() } : c,
+      );
+      expect(await gp.proxies.writeStatus(name, { ...stored.proxy.status, conditions }, stored.version)).toBe(
+        'written',
+      );
+    };
+    /** The first stored snapshot marking exactly `suspect`, once the gateway has applied it. */
+    const served = async (suspect: string[]) => {
+      const marked = (f: Awaited<ReturnType<typeof snapshots.loadFull>>) =>
+        (f?.proxies ?? [])
+          .filter((p) => p.suspect === true)
+          .map((p) => p.name)
+          .join();
+      const full = await pollUntil(
+        () => snapshots.loadFull(WORKER),
+        (f) => f?.proxies.length === 2 && marked(f) === suspect.join(),
+        20_000,
+        `a snapshot marking [${suspect}] suspect`,
+      );
+      await pollUntil(
+        health,
+        (h) => (h.snapshot?.version ?? 0) >= full!.version,
+        20_000,
+        `the gateway to apply snapshot ${full!.version}`,
+      );
+      return full!;
+    };
+    const send = async (n: number) => {
+      const before = forwarded();
+      for (let i = 0; i < n; i++)
+        expect((await rawExchange(gw.proxyPort, get)).text).toMatch(/^HTTP\/1\.1 200/);
+      return forwarded().map((x, i) => x - before[i]!);
+    };
+
+    // Both sound: least-active spreads the (sequential, so equally idle) requests over both.
+    const even = await send(10);
+    expect(even.every((x) => x > 0)).toBe(true);
+
+    await setReason('gs-1', 'PassiveSuspect');
+    const one = await served(['gs-1']);
+    // Still in the snapshot (it is Healthy), marked; the worker sends everything to the sound one.
+    expect(one.proxies.map((p) => [p.name, 'suspect' in p])).toEqual([
+      ['gs-1', true],
+      ['gs-2', false],
+    ]);
+    expect(await send(10)).toEqual([0, 10]);
+
+    // Both suspect: the route fails open over them rather than answering no_upstream.
+    await setReason('gs-2', 'ProbeSuspect');
+    await served(['gs-1', 'gs-2']);
+    const open = await send(10);
+    expect(open.every((x) => x > 0)).toBe(true);
+
+    // Out of SUSPECT again: the entries are what they were, and both carry traffic.
+    await setReason('gs-1', 'Available');
+    await setReason('gs-2', 'Available');
+    const cleared = await served([]);
+    expect(cleared.proxies.some((p) => 'suspect' in p)).toBe(false);
+    const both = await send(10);
+    expect(both.every((x) => x > 0)).toBe(true);
   });
 
   it('a drained proxy gets no new request after the snapshot that removes it', async () => {

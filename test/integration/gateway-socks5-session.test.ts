@@ -76,9 +76,9 @@ afterAll(async () => {
 });
 
 describe('a SOCKS5 proxy through the whole plane', () => {
-  it('the gateway registers with protocol 4 and is sent the SOCKS5 entry', () => {
+  it('the gateway registers with its highest protocol (5, which reads SOCKS5 from 4 on) and is sent the SOCKS5 entry', () => {
     const registered = gw.logEntries().filter((l) => l.message === 'registered with the control plane');
-    expect(registered.at(-1)).toMatchObject({ protocolVersion: 4 });
+    expect(registered.at(-1)).toMatchObject({ protocolVersion: 5 });
   });
 
   it('chains CONNECT (TLS inside) and plain HTTP through it with the credentials from Secret Manager', async () => {

@@ -53,7 +53,7 @@ class StandInApi implements ControlClient {
       ok: true,
       body: registration('session-1', {
         resumed: this.registrations > 1,
-        protocolVersion: 4,
+        protocolVersion: 5,
         snapshotSubscription: path,
       }),
     } as ControlAnswer<never>;

@@ -32,10 +32,10 @@ afterAll(async () => {
 
 describe('registration (contract §2, §7, §8)', () => {
   it('refuses an incompatible protocol version with a clear code — never a downgrade', async () => {
-    const r = await w.register(5);
+    const r = await w.register(6);
     expect(r).toEqual({
       status: 400,
-      body: expect.objectContaining({ error: 'unsupported_protocol_version', supported: { min: 1, max: 4 } }),
+      body: expect.objectContaining({ error: 'unsupported_protocol_version', supported: { min: 1, max: 5 } }),
     });
     expect(await plane.firestore.collection('workers').doc('gw-1').get()).toHaveProperty('exists', false);
   });

@@ -97,6 +97,7 @@ export function compileSnapshot(
       expiresAtMs: Date.parse(p.expiresAt),
       attributes: p.attributes ?? {},
       excludedRoutes: p.excludedRoutes,
+      suspect: p.suspect === true,
       live: counters(p.name),
       auth: socks5
         ? { line: '', authorization: '', absoluteUri: false, socks5: { credentials: creds } }

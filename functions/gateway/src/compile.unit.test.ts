@@ -109,3 +109,28 @@ describe('compileSnapshot: the upstream protocol is decided once per snapshot', 
     expect(c.skipped).toEqual([]);
   });
 });
+
+describe('compileSnapshot: suspect entries (protocol 5) are split off per route at compile time', () => {
+  const ok = { username: 'u', password: 'p' };
+  it('a suspect entry is still an upstream, and its routes pick it only after the sound ones', () => {
+    const c = compile(
+      [entry('a', { suspect: true }), entry('b'), entry('c', { suspect: false })],
+      creds({ a: ok, b: ok, c: ok }),
+    );
+    expect([...c.upstreams.values()].map((u) => [u.name, u.suspect])).toEqual([
+      ['a', true],
+      ['b', false],
+      ['c', false],
+    ]);
+    const route = c.table.routes[0]!;
+    expect(route.candidates.map((u) => u.name)).toEqual(['a', 'b', 'c']);
+    expect(route.sound.map((u) => u.name)).toEqual(['b', 'c']);
+    expect(route.suspect.map((u) => u.name)).toEqual(['a']);
+  });
+
+  it('an entry without the field (an older controller, or a sound proxy) is sound', () => {
+    const route = compile([entry('a'), entry('b')], creds({ a: ok, b: ok })).table.routes[0]!;
+    expect(route.suspect).toEqual([]);
+    expect(route.sound).toBe(route.candidates);
+  });
+});

@@ -100,6 +100,13 @@ export const GatewayProxy = z
      * protocol 3 on (domain/workers/protocol.ts), and only when not empty.
      */
     excludedRoutes: z.array(ProxyName).min(1).max(1000).optional(),
+    /**
+     * The proxy's health verdict is SUSPECT (its Healthy condition is True with reason ProbeSuspect or
+     * PassiveSuspect, docs/health.md): still usable, but the worker picks it for a route only when no
+     * other candidate of that route is usable. Absent means false. Written only when true, and only for
+     * sessions of protocol 5 on (domain/workers/protocol.ts).
+     */
+    suspect: z.boolean().optional(),
   })
   .strict()
   .refine((p) => Date.parse(p.usableUntil) <= Date.parse(p.expiresAt), {

@@ -9,7 +9,8 @@
 // the higher version reads (protocol 2: `filtersDestinations`, without which plain HTTP to a managed proxy
 // goes as a CONNECT to port 80 that the managed squid refuses; protocol 3: `excludedRoutes`, without which
 // a proxy a route's target check fails through stays in that route; protocol 4: SOCKS5 proxies, which a
-// worker below it is never assigned).
+// worker below it is never assigned; protocol 5: `suspect`, without which a proxy that has started
+// failing is picked like a sound one).
 import { WORKER_PROTOCOL_VERSION } from './registration.js';
 import type { ControllerSession } from './session.js';
 import type { SessionDeps, SessionSettings } from './session-settings.js';

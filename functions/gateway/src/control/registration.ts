@@ -12,12 +12,13 @@ import { type SessionDeps, SessionFatalError, type SessionSettings } from './ses
  * The protocol versions this worker speaks (shared/src/domain/workers/protocol.ts; 3 = snapshot entries
  * may carry `excludedRoutes`, which compile.ts turns into routes without the proxy; 4 = entries may have
  * `protocol: "socks5"`, which the proxy listener and the fetch endpoint chain through with a SOCKS5
- * CONNECT, socks5-handshake.ts). It offers the highest;
+ * CONNECT, socks5-handshake.ts; 5 = entries may carry `suspect`, which compile.ts turns into routes that
+ * pick the proxy only when no other candidate is usable, pick.ts). It offers the highest;
  * a control plane that does not speak it refuses, and the worker offers the next one down, so a gateway
  * may be deployed before or after the API. Refused at the lowest, it stops (contract §7: no silent
  * degradation below what it can do).
  */
-export const WORKER_PROTOCOL_VERSION = 4;
+export const WORKER_PROTOCOL_VERSION = 5;
 export const WORKER_PROTOCOL_MIN = 1;
 
 /** Single-flight: a kick while registering (several calls noticed the lost session) adds no attempt. */

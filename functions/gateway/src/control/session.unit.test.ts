@@ -110,7 +110,7 @@ describe('registration', () => {
     const h = harness();
     await h.start();
     expect(h.client.of('register').map((c) => c.body)).toEqual([
-      { workerId: WORKER, instanceId: 'instance-1', zone: 'local', supportedProtocolVersion: 4 },
+      { workerId: WORKER, instanceId: 'instance-1', zone: 'local', supportedProtocolVersion: 5 },
     ]);
     expect(h.feed.opened).toEqual([SUBSCRIPTION]);
     expect(h.session.session?.sessionId).toBe('session-1');
@@ -182,16 +182,17 @@ describe('registration', () => {
     await h.session.reporter.stop();
   });
 
-  // Its highest is 4 (socks5 entries); a control plane of protocol 3, 2 or 1 is still one it works with.
+  // Its highest is 5 (suspect entries); a control plane of protocol 4, 3, 2 or 1 is still one it works with.
   it.each([
-    [3, [4, 3]],
-    [2, [4, 3, 2]],
-    [1, [4, 3, 2, 1]],
+    [4, [5, 4]],
+    [3, [5, 4, 3]],
+    [2, [5, 4, 3, 2]],
+    [1, [5, 4, 3, 2, 1]],
   ])(
     'steps down to a protocol it also speaks when the controller speaks only up to %s',
     async (max, offers) => {
       const h = harness();
-      for (let v = 4; v > max; v--) h.script('register', refusal(400, 'unsupported_protocol_version'));
+      for (let v = 5; v > max; v--) h.script('register', refusal(400, 'unsupported_protocol_version'));
       await h.start();
       expect(
         h.client
@@ -214,17 +215,17 @@ describe('registration', () => {
     await h.start();
     const s1 = snapshot(1, ['p-a']);
     await h.feed.deliver(feedMessage(s1));
-    expect(h.session.session?.registration.protocolVersion).toBe(3);
+    expect(h.session.session?.registration.protocolVersion).toBe(4);
     // The API is still the old one at the first retry: the running session carries on untouched.
     h.script('register', refusal(400, 'unsupported_protocol_version'));
     await vi.advanceTimersByTimeAsync(600_000);
-    expect(offered()).toEqual([4, 3, 4]);
+    expect(offered()).toEqual([5, 4, 5]);
     expect(h.session.session?.sessionId).toBe('session-1');
-    // Upgraded API: a new session at 4, and the applied snapshot ACKed again under it.
+    // Upgraded API: a new session at 5, and the applied snapshot ACKed again under it.
     await vi.advanceTimersByTimeAsync(600_000);
-    expect(offered()).toEqual([4, 3, 4, 4]);
+    expect(offered()).toEqual([5, 4, 5, 5]);
     expect(h.session.session?.sessionId).toBe('session-2');
-    expect(h.session.session?.registration.protocolVersion).toBe(4);
+    expect(h.session.session?.registration.protocolVersion).toBe(5);
     expect(h.client.of('ack').map((c) => c.body)).toEqual([
       { sessionId: 'session-1', version: 1, epoch: 1, checksum: s1.checksum },
       { sessionId: 'session-2', version: 1, epoch: 1, checksum: s1.checksum },
@@ -234,7 +235,7 @@ describe('registration', () => {
     ).toBe(true);
     // At the highest version: nothing more to offer.
     await vi.advanceTimersByTimeAsync(3_600_000);
-    expect(offered()).toEqual([4, 3, 4, 4]);
+    expect(offered()).toEqual([5, 4, 5, 5]);
     await h.session.reporter.stop();
   });
 
@@ -249,7 +250,7 @@ describe('registration', () => {
     expect(h.client.of('register')).toHaveLength(3);
     // SIGTERM while the upgrade's register call is in flight; the API has already superseded session-1.
     const stopping = h.session.source.stop();
-    answer({ ok: true, body: registration('session-2', { protocolVersion: 4 }) });
+    answer({ ok: true, body: registration('session-2', { protocolVersion: 5 }) });
     await stopping;
     await vi.advanceTimersByTimeAsync(10_000);
     expect(h.session.session?.sessionId).toBe('session-2');
@@ -268,11 +269,11 @@ describe('registration', () => {
 
   it('refuses to start when the controller speaks none of its protocols (no silent downgrade)', async () => {
     const h = harness();
-    for (let v = 4; v >= 1; v--) h.script('register', refusal(400, 'unsupported_protocol_version'));
+    for (let v = 5; v >= 1; v--) h.script('register', refusal(400, 'unsupported_protocol_version'));
     await h.start();
     await expect(h.started).rejects.toMatchObject({ kind: 'session_fatal' });
     await vi.advanceTimersByTimeAsync(60_000);
-    expect(h.client.of('register')).toHaveLength(4);
+    expect(h.client.of('register')).toHaveLength(5);
     expect(h.fatal).toHaveLength(1);
     expect(h.feed.opened).toEqual([]);
   });
@@ -490,7 +491,7 @@ describe('snapshots', () => {
     // The same live instance gets its session back; the API makes the subscription again on the way.
     h.script('register', {
       ok: true,
-      body: registration('session-1', { resumed: true, protocolVersion: 4 }),
+      body: registration('session-1', { resumed: true, protocolVersion: 5 }),
     });
     h.script('latestSnapshot', { ok: true, body: snapshot(3, ['p-a']) });
     h.feed.end(Object.assign(new Error('5 NOT_FOUND: Resource not found'), { code: 5 }));
@@ -515,7 +516,7 @@ describe('snapshots', () => {
     h.script('runtime', refusal(409, 'stale_session'));
     h.script('register', refusal(503, 'unavailable'), {
       ok: true,
-      body: registration('session-1', { resumed: true, protocolVersion: 4 }),
+      body: registration('session-1', { resumed: true, protocolVersion: 5 }),
     });
     await vi.advanceTimersByTimeAsync(5_000);
     expect(h.session.session).toBeNull();
@@ -535,7 +536,7 @@ describe('snapshots', () => {
     const h = harness();
     h.client.defaults.register = () => ({
       ok: true,
-      body: registration('session-1', { resumed: true, protocolVersion: 4 }),
+      body: registration('session-1', { resumed: true, protocolVersion: 5 }),
     });
     await h.start();
     const notFound = () => Object.assign(new Error('5 NOT_FOUND'), { code: 5 });

@@ -67,6 +67,8 @@ export function canonicalProxy(p: GatewayProxy): Record<string, unknown> {
     // their checksums.
     filtersDestinations: p.filtersDestinations === true ? true : undefined,
     excludedRoutes: canonicalExcludedRoutes(p.excludedRoutes),
+    // As filtersDestinations: only `true`, so entries without the field keep their checksums.
+    suspect: p.suspect === true ? true : undefined,
   };
 }
 

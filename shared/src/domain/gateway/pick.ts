@@ -1,23 +1,34 @@
 // Choosing an upstream among a route's candidates. A proxy is usable only before its usableUntil (seed §3:
-// "even before expires_at"), while not revoked, and below its capacity. Sticky keys live in a bounded LRU
-// table keyed by route and key; a sticky proxy that became unusable is replaced, not waited for.
+// "even before expires_at"), while not revoked, and below its capacity. A SUSPECT one only when no other
+// is usable (below). Sticky keys live in a bounded LRU table keyed by route and key; a sticky proxy that
+// became unusable is replaced, not waited for; one that became SUSPECT stays while usable (pickSticky).
 import type { CompiledRoute, Upstream } from './routing.js';
 
 export const isUsable = <A>(u: Upstream<A>, nowMs: number): boolean =>
   !u.live.revoked && nowMs < u.usableUntilMs && u.live.active + u.live.reserved < u.capacity;
 
-const advance = <A>(route: CompiledRoute<A>, n: number): number => {
-  const at = route.cursor % n;
-  route.cursor = at + 1;
+type Tier = 'sound' | 'suspect';
+
+const listOf = <A>(route: CompiledRoute<A>, tier: Tier): readonly Upstream<A>[] =>
+  tier === 'sound' ? route.sound : route.suspect;
+
+/** The tier's rotating position, moved one on. */
+const advance = <A>(route: CompiledRoute<A>, tier: Tier, n: number): number => {
+  if (tier === 'sound') {
+    const at = route.cursor % n;
+    route.cursor = at + 1;
+    return at;
+  }
+  const at = route.suspectCursor % n;
+  route.suspectCursor = at + 1;
   return at;
 };
 
-/** Fewest active + reserved; ties go round the candidates so equal proxies share the load. */
-export function pickLeastActive<A>(route: CompiledRoute<A>, nowMs: number): Upstream<A> | undefined {
-  const c = route.candidates;
+function leastActiveIn<A>(route: CompiledRoute<A>, tier: Tier, nowMs: number): Upstream<A> | undefined {
+  const c = listOf(route, tier);
   const n = c.length;
   if (n === 0) return undefined;
-  const start = advance(route, n);
+  const start = advance(route, tier, n);
   let best: Upstream<A> | undefined;
   let bestLoad = Number.POSITIVE_INFINITY;
   for (let i = 0; i < n; i++) {
@@ -32,14 +43,28 @@ export function pickLeastActive<A>(route: CompiledRoute<A>, nowMs: number): Upst
   return best;
 }
 
-export function pickRoundRobin<A>(route: CompiledRoute<A>, nowMs: number): Upstream<A> | undefined {
-  const n = route.candidates.length;
+function roundRobinIn<A>(route: CompiledRoute<A>, tier: Tier, nowMs: number): Upstream<A> | undefined {
+  const c = listOf(route, tier);
+  const n = c.length;
   for (let i = 0; i < n; i++) {
-    const u = route.candidates[advance(route, n)]!;
+    const u = c[advance(route, tier, n)]!;
     if (isUsable(u, nowMs)) return u;
   }
   return undefined;
 }
+
+// SUSPECT proxies (docs/health.md: Healthy, but started failing) are picked only when no sound candidate
+// is usable — none left, all at capacity, past usableUntil or revoked — and then by the same policy among
+// themselves: a route whose proxies are all suspect still gets one (fail open, never `no_upstream` for
+// it), as lease selection ranks SUSPECT last but still grants it. A route without suspect proxies walks
+// one array, as before.
+
+/** Fewest active + reserved; ties go round the candidates so equal proxies share the load. */
+export const pickLeastActive = <A>(route: CompiledRoute<A>, nowMs: number): Upstream<A> | undefined =>
+  leastActiveIn(route, 'sound', nowMs) ?? leastActiveIn(route, 'suspect', nowMs);
+
+export const pickRoundRobin = <A>(route: CompiledRoute<A>, nowMs: number): Upstream<A> | undefined =>
+  roundRobinIn(route, 'sound', nowMs) ?? roundRobinIn(route, 'suspect', nowMs);
 
 /** A bounded LRU map from sticky key to proxy name (Map keeps insertion order: oldest first). */
 export class StickyTable {
@@ -75,6 +100,9 @@ export function pickSticky<A>(
   const tableKey = `${route.name}\n${key}`;
   const pinned = table.get(tableKey);
   const u = pinned === undefined ? undefined : route.byName.get(pinned);
+  // A key pinned to a proxy that has turned SUSPECT stays on it while it is usable: moving a crawler's
+  // session changes its exit IP mid-session, which costs more than a proxy that has only started failing
+  // (an UNHEALTHY one leaves the snapshot and the key moves then). A new key prefers a sound proxy.
   if (u && isUsable(u, nowMs)) return u;
   const fresh = pickLeastActive(route, nowMs);
   if (fresh) table.set(tableKey, fresh.name);

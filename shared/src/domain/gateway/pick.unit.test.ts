@@ -192,6 +192,113 @@ describe('policies', () => {
   });
 });
 
+describe('SUSPECT proxies (docs/health.md): picked only when no sound candidate is usable', () => {
+  const table = (
+    policy: GatewayRoute['policy'],
+    proxies: Upstream<null>[],
+    extra: Partial<GatewayRoute> = {},
+  ) => compileRouting([route('r', ['*'], { policy, ...extra })], proxies).routes[0]!;
+  const busy = (active: number) => ({ live: { active, reserved: 0, revoked: false } });
+  const stickyRoute = { stickyKey: { header: 'x-session' } } as const;
+  const picks = (r: ReturnType<typeof table>, n: number, key?: (i: number) => string) =>
+    Array.from({ length: n }, (_, i) => pickUpstream(r, NOW, key?.(i), new StickyTable(100))?.name);
+
+  it('splits the candidates once, at compile time, keeping their order', () => {
+    const r = table('least-active', [
+      up('a'),
+      up('s1', { suspect: true }),
+      up('b'),
+      up('s2', { suspect: true }),
+    ]);
+    expect(r.candidates.map((c) => c.name)).toEqual(['a', 's1', 'b', 's2']);
+    expect(r.sound.map((c) => c.name)).toEqual(['a', 'b']);
+    expect(r.suspect.map((c) => c.name)).toEqual(['s1', 's2']);
+    // No suspect proxy: the sound list is the candidates array itself (nothing copied).
+    const plain = table('least-active', [up('a'), up('b')]);
+    expect(plain.sound).toBe(plain.candidates);
+    expect(plain.suspect).toEqual([]);
+  });
+
+  it.each<GatewayRoute['policy']>(['least-active', 'round-robin', 'sticky'])(
+    '%s: an idle suspect proxy loses to a busier sound one',
+    (policy) => {
+      const r = table(
+        policy,
+        [up('s', { suspect: true }), up('a', busy(3)), up('b', busy(5))],
+        policy === 'sticky' ? stickyRoute : {},
+      );
+      const names = picks(r, 8, (i) => `k${i}`);
+      expect(names.every((n) => n === 'a' || n === 'b')).toBe(true);
+      if (policy === 'least-active') expect(new Set(names)).toEqual(new Set(['a']));
+    },
+  );
+
+  it.each<GatewayRoute['policy']>(['least-active', 'round-robin', 'sticky'])(
+    '%s: fails open — every candidate suspect, they are picked (never no_upstream for it), in turn',
+    (policy) => {
+      const r = table(
+        policy,
+        [up('s1', { suspect: true }), up('s2', { suspect: true })],
+        policy === 'sticky' ? stickyRoute : {},
+      );
+      expect(new Set(picks(r, 6, (i) => `k${i}`))).toEqual(new Set(['s1', 's2']));
+    },
+  );
+
+  it.each<[string, Partial<Upstream<null>>]>([
+    ['at capacity', { capacity: 2, live: { active: 2, reserved: 0, revoked: false } }],
+    ['revoked', { live: { active: 0, reserved: 0, revoked: true } }],
+    ['past usableUntil', { usableUntilMs: NOW }],
+  ])('fails open when every sound candidate is %s', (_n, unusable) => {
+    for (const policy of ['least-active', 'round-robin'] as const) {
+      const r = table(policy, [up('a', unusable), up('s', { suspect: true })]);
+      expect(picks(r, 3)).toEqual(['s', 's', 's']);
+    }
+  });
+
+  it('round-robin among the sound ones is not disturbed by suspect candidates', () => {
+    const r = table('round-robin', [up('a'), up('s', { suspect: true }), up('b'), up('c')]);
+    expect(picks(r, 6)).toEqual(['a', 'b', 'c', 'a', 'b', 'c']);
+  });
+
+  it('nothing usable at all is still nothing', () => {
+    const r = table('least-active', [
+      up('a', { usableUntilMs: NOW }),
+      up('s', { suspect: true, usableUntilMs: NOW }),
+    ]);
+    expect(picks(r, 1)).toEqual([undefined]);
+  });
+
+  it('sticky: a key pinned to a proxy that turns SUSPECT stays on it while usable; a new key prefers a sound one', () => {
+    const r = [route('s', ['*'], { policy: 'sticky', ...stickyRoute })];
+    const t = new StickyTable(100);
+    const proxies = [up('a'), up('b')];
+    const before = compileRouting(r, proxies).routes[0]!;
+    const pinned = pickUpstream(before, NOW, 'k', t)!.name;
+    // The next snapshot marks it suspect (same live counters: they outlive swaps).
+    const after = compileRouting(
+      r,
+      proxies.map((u) => (u.name === pinned ? { ...u, suspect: true } : u)),
+    ).routes[0]!;
+    expect(pickUpstream(after, NOW, 'k', t)?.name).toBe(pinned);
+    const other = proxies.find((u) => u.name !== pinned)!.name;
+    for (let i = 0; i < 4; i++) expect(pickUpstream(after, NOW, `new-${i}`, t)?.name).toBe(other);
+    // Once the suspect one is unusable the key moves, as for any proxy.
+    proxies.find((u) => u.name === pinned)!.live.revoked = true;
+    expect(pickUpstream(after, NOW, 'k', t)?.name).toBe(other);
+  });
+
+  it('sticky: a new key goes to a suspect proxy only when no sound one is usable, and stays there', () => {
+    const proxies = [up('a', { capacity: 1, ...busy(1) }), up('s', { suspect: true })];
+    const r = table('sticky', proxies, stickyRoute);
+    const t = new StickyTable(100);
+    expect(pickUpstream(r, NOW, 'k', t)?.name).toBe('s');
+    proxies[0]!.live.active = 0;
+    expect(pickUpstream(r, NOW, 'k', t)?.name).toBe('s');
+    expect(pickUpstream(r, NOW, 'k2', t)?.name).toBe('a');
+  });
+});
+
 describe('StickyTable', () => {
   it('is bounded and evicts the least recently used key', () => {
     const t = new StickyTable(2);

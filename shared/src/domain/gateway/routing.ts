@@ -26,6 +26,11 @@ export interface Upstream<A> {
    * through it, contract §6 TARGET tier). Read only when the table is compiled, never per request.
    */
   readonly excludedRoutes?: readonly string[] | undefined;
+  /**
+   * The health verdict is SUSPECT (snapshot entry's `suspect`, protocol 5): still usable, but a route
+   * picks it only when none of its other candidates is usable (docs/health.md). Read only at compile time.
+   */
+  readonly suspect?: boolean | undefined;
   readonly live: LiveCounters;
   /** Whatever the worker needs to talk to the proxy (its pre-computed auth header). */
   readonly auth: A;
@@ -35,10 +40,18 @@ export interface CompiledRoute<A> {
   readonly name: string;
   readonly policy: RoutingPolicy;
   readonly stickyKey: StickyKey | undefined;
+  /** Every proxy the route may pick, suspect or not. */
   readonly candidates: readonly Upstream<A>[];
+  /** The candidates not SUSPECT, in candidate order: picked first (the same array as `candidates` when
+   *  none is suspect). */
+  readonly sound: readonly Upstream<A>[];
+  /** The SUSPECT candidates, in candidate order: picked only when no sound one is usable (fail open). */
+  readonly suspect: readonly Upstream<A>[];
   readonly byName: ReadonlyMap<string, Upstream<A>>;
-  /** Round-robin / tie-break position: the one mutable field, reset by each swap. */
+  /** Round-robin / tie-break position over `sound`: mutable, reset by each swap. */
   cursor: number;
+  /** The same over `suspect`, so falling through to them rotates as well. */
+  suspectCursor: number;
 }
 
 export interface RoutingTable<A> {
@@ -79,13 +92,19 @@ export function compileRouting<A>(
     const candidates = proxies.filter(
       (p) => selects(r.selector ?? {}, p.attributes) && !p.excludedRoutes?.includes(r.name),
     );
+    // SUSPECT proxies (docs/health.md) are split off here, once per snapshot, so that preferring the sound
+    // ones costs the hot path a second array walked only when the first yields nothing usable.
+    const suspect = candidates.filter((p) => p.suspect === true);
     return {
       name: r.name,
       policy: r.policy,
       stickyKey: r.stickyKey,
       candidates,
+      sound: suspect.length === 0 ? candidates : candidates.filter((p) => p.suspect !== true),
+      suspect,
       byName: new Map(candidates.map((c) => [c.name, c])),
       cursor: 0,
+      suspectCursor: 0,
     };
   });
   return { routes: compiled, exact, suffix, catchAll };

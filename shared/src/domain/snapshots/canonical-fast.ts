@@ -64,8 +64,10 @@ class Instants {
   private usableUntil = '';
   private protocol = '';
   mid = '';
+  /** `,"protocol":…`: `suspect` sorts between it and `usableUntil`. */
+  proto = '';
   tail = '';
-  parts(p: GatewayProxy): { mid: string; tail: string } {
+  parts(p: GatewayProxy): { mid: string; proto: string; tail: string } {
     if (
       p.expiresAt !== this.expiresAt ||
       p.usableUntil !== this.usableUntil ||
@@ -75,7 +77,8 @@ class Instants {
       this.usableUntil = p.usableUntil;
       this.protocol = p.protocol;
       this.mid = `"expiresAt":${str(iso(p.expiresAt))},`;
-      this.tail = `,"protocol":${str(p.protocol)},"usableUntil":${str(iso(p.usableUntil))}}`;
+      this.proto = `,"protocol":${str(p.protocol)}`;
+      this.tail = `,"usableUntil":${str(iso(p.usableUntil))}}`;
     }
     return this;
   }
@@ -83,13 +86,14 @@ class Instants {
 
 /** canonicalJson(canonicalProxy(p)), with the keys written in their sorted order. */
 export function proxyFragment(p: GatewayProxy, instants = new Instants()): string {
-  const { mid, tail } = instants.parts(p);
+  const { mid, proto, tail } = instants.parts(p);
   const cred = p.credentialsRef
     ? `"credentialsRef":{"secret":${str(p.credentialsRef.secret)},"version":${str(p.credentialsRef.version ?? 'latest')}},`
     : '';
   const filters = p.filtersDestinations === true ? '"filtersDestinations":true,' : '';
   const excluded = excludedJson(p.excludedRoutes);
-  return `{"attributes":${attributesJson(p.attributes)},"capacity":${num(p.capacity)},${cred}${excluded}${mid}${filters}"host":${str(p.host)},"name":${str(p.name)},"port":${num(p.port)}${tail}`;
+  const suspect = p.suspect === true ? ',"suspect":true' : '';
+  return `{"attributes":${attributesJson(p.attributes)},"capacity":${num(p.capacity)},${cred}${excluded}${mid}${filters}"host":${str(p.host)},"name":${str(p.name)},"port":${num(p.port)}${proto}${suspect}${tail}`;
 }
 
 /** A snapshot's content with its proxies sorted by name and each one's canonical fragment beside it. */

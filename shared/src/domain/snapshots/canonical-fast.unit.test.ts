@@ -42,6 +42,8 @@ function proxy(i: number): GatewayProxy {
       { excludedRoutes: ['Zz', 'a', 'ü', '"q"', 'back\\slash', '😀'] },
       { excludedRoutes: [] },
     ]),
+    // Canonical: only `true` is written (it sorts between protocol and usableUntil).
+    ...pick<Partial<GatewayProxy>>([{}, {}, { suspect: true }, { suspect: false }]),
   };
 }
 
@@ -103,6 +105,17 @@ describe('canonical-fast ≡ canonicalize', () => {
     const a = proxyFragment({ ...base, ...x });
     const b = proxyFragment({ ...base, ...y });
     expect(a === b).toBe(same);
+    expect(
+      canonicalJson(canonicalProxy({ ...base, ...x })) === canonicalJson(canonicalProxy({ ...base, ...y })),
+    ).toBe(same);
+  });
+
+  it.each<[string, Partial<GatewayProxy>, Partial<GatewayProxy>, boolean]>([
+    ['false and absent are the same', {}, { suspect: false }, true],
+    ['suspect vs not', {}, { suspect: true }, false],
+  ])('suspect: %s → same fragment %s', (_n, x, y, same) => {
+    const base = { ...proxy(1), suspect: undefined };
+    expect(proxyFragment({ ...base, ...x }) === proxyFragment({ ...base, ...y })).toBe(same);
     expect(
       canonicalJson(canonicalProxy({ ...base, ...x })) === canonicalJson(canonicalProxy({ ...base, ...y })),
     ).toBe(same);

@@ -2,18 +2,23 @@
 // not draining that are healthy and have an endpoint — each with its capacity, the worker's grant as its
 // hard expiry, usableUntil = expiresAt − allocationSafetyMargin, its credentials as a Secret Manager
 // reference, and (protocol 3) the routes it must be left out of (contract §6 TARGET tier); SOCKS5 proxies
-// only from protocol 4 on. Built in
+// only from protocol 4 on, and (protocol 5) whether its health verdict is SUSPECT. Built in
 // exactly the gateway's wire format (messages/gateway-snapshot.ts), so the worker validates it with the
 // same code.
 import type { GatewayProxy, GatewayRoute, GatewaySnapshotContent } from '../../messages/gateway-snapshot.js';
 import { GATEWAY_SNAPSHOT_SCHEMA_VERSION } from '../../messages/gateway-snapshot.js';
 import type { Sha256Hex } from '../gateway/canonical.js';
 import { proxyEndpoint } from '../leases/endpoint.js';
-import { isHealthy } from '../leases/health.js';
+import { isHealthy, isSuspect } from '../leases/health.js';
 import type { ProxyResource } from '../proxy.js';
 import { clientCredentialsRef } from '../served-credentials.js';
 import { usableUntil } from '../workers/grants.js';
-import { readsExcludedRoutes, readsFiltersDestinations, readsSocks5 } from '../workers/protocol.js';
+import {
+  readsExcludedRoutes,
+  readsFiltersDestinations,
+  readsSocks5,
+  readsSuspect,
+} from '../workers/protocol.js';
 import { canonicalText, type Prepared } from './canonical-fast.js';
 
 /** The routing a worker gets when none is configured: every host, least-active over every proxy. */
@@ -32,6 +37,8 @@ interface EntryContext {
   routeNames: ReadonlySet<string> | null;
   /** The session reads `protocol: "socks5"` (protocol 4 on). */
   socks5: boolean;
+  /** The session reads `suspect` (protocol 5 on). */
+  markSuspect: boolean;
 }
 
 /** Whether a proxy can carry traffic now: healthy, with an address. Only such a proxy is in a snapshot. */
@@ -60,6 +67,9 @@ function entryOf(p: ProxyResource, x: EntryContext): GatewayProxy | null {
     // what it was, so a worker of protocol 1 still accepts it.
     ...(x.markFilters && filtersDestinations(p) ? { filtersDestinations: true } : {}),
     ...excludedRoutesOf(p, x.routeNames),
+    // SUSPECT (the Healthy condition's reason, docs/health.md), as filtersDestinations: only when true and
+    // only for workers that read it. Its coming and going is a change of the entry: an upsert in a delta.
+    ...(x.markSuspect && isSuspect(p) ? { suspect: true } : {}),
   };
 }
 
@@ -100,7 +110,7 @@ export interface ContentInput {
   allocationSafetyMarginMs: number;
   /**
    * The worker's session protocol: below 2 its entries never carry `filtersDestinations`, below 3 never
-   * `excludedRoutes`, below 4 no SOCKS5 proxy is in it at all (workers/protocol.ts).
+   * `excludedRoutes`, below 4 no SOCKS5 proxy is in it at all, below 5 never `suspect` (workers/protocol.ts).
    */
   protocolVersion: number;
   /** Routes whose every pool proxy is unreachable (route-fail-open.ts): no entry is excluded from them. */
@@ -124,6 +134,7 @@ export function workerContent(x: ContentInput): GatewaySnapshotContent {
     markFilters: readsFiltersDestinations(x.protocolVersion),
     routeNames: readsExcludedRoutes(x.protocolVersion) ? excludableRoutes(x) : null,
     socks5: readsSocks5(x.protocolVersion),
+    markSuspect: readsSuspect(x.protocolVersion),
   };
   for (const p of x.owned) {
     const entry = entryOf(p, ctx);

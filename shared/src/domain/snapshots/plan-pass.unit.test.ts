@@ -159,6 +159,27 @@ describe('planPass', () => {
     expect(plan([a1, a2, excluded]).map((c) => c.kind)).toEqual(['drain_started']);
   });
 
+  it('a SUSPECT proxy still covers its routes (it carries traffic): turning SUSPECT moves no ownership', () => {
+    const workers = twoWorkers();
+    const [a1, a2, b1] = [shopProxy('a1'), shopProxy('a2'), shopProxy('b1')];
+    const suspect = {
+      ...b1,
+      status: { ...b1.status, conditions: [{ ...HEALTHY_CONDITIONS[0]!, reason: 'PassiveSuspect' }] },
+    };
+    const records = new Map([
+      ['a1', rec('a1', 'w1')],
+      ['a2', rec('a2', 'w1')],
+      ['b1', rec('b1', 'w2')],
+    ]);
+    const planned = planPass(
+      input({ poolSpecs: [a1, a2, suspect], workers, routing: [SHOP_ROUTE], records }),
+    );
+    // w2's only shop proxy is suspect: it keeps it (and picks it, failing open) rather than a drain per
+    // SUSPECT episode; the episode is a snapshot change of the entry only (content.ts).
+    expect(planned.ownership.changes).toEqual([]);
+    expect(planned.builds.find((b) => b.workerId === 'w2')?.owned.map((p) => p.name)).toEqual(['b1']);
+  });
+
   it('a draining proxy found leased keeps draining: no drain started and cancelled pass after pass', () => {
     // Only unowned and draining proxies are lease-checked (leaseCandidates). Were "leased" to take a
     // draining proxy out of the balance, a pass would cancel its drain (nothing left to move it for), the

@@ -217,6 +217,49 @@ describe('workerContent (contract §3)', () => {
     });
   });
 
+  describe('suspect (protocol 5): the Healthy condition’s SUSPECT reason, only for sessions that read it', () => {
+    const withReason = (name: string, reason: string): ProxyResource => {
+      const p = ready(name);
+      return {
+        ...p,
+        status: { ...p.status, conditions: [{ ...HEALTHY_CONDITIONS[0]!, reason }] },
+      };
+    };
+    const entryOf = (p: ProxyResource, protocolVersion: number) =>
+      workerContent(input([p], { protocolVersion })).proxies[0];
+    it.each<[string, string, number, true | 'absent']>([
+      ['ProbeSuspect, protocol 5', 'ProbeSuspect', 5, true],
+      ['PassiveSuspect, protocol 5', 'PassiveSuspect', 5, true],
+      ['AVAILABLE (ProbeSucceeded): no key at all', 'ProbeSucceeded', 5, 'absent'],
+      ['protocol 4 never gets the field (its strict schema refuses it)', 'ProbeSuspect', 4, 'absent'],
+      ['protocol 1 never gets the field', 'PassiveSuspect', 1, 'absent'],
+    ])('%s', (_n, reason, protocolVersion, expected) => {
+      const entry = entryOf(withReason('a', reason), protocolVersion);
+      expect(entry && 'suspect' in entry ? entry.suspect : 'absent').toBe(expected);
+    });
+
+    it('a suspect proxy stays in the snapshot (Healthy is still True); an old session’s entry is byte for byte what it was', () => {
+      const sus = withReason('a', 'ProbeSuspect');
+      expect(JSON.stringify(entryOf(sus, 4))).toBe(JSON.stringify(entryOf(ready('a'), 4)));
+      expect(JSON.stringify(entryOf(ready('a'), 5))).toBe(JSON.stringify(entryOf(ready('a'), 4)));
+      // Both sides' strict schemas take what they are given.
+      const full = buildSnapshot(
+        { ...workerContent(input([sus], { protocolVersion: 5 })), version: 1 },
+        sha256Hex,
+      );
+      expect(GatewaySnapshot.parse(full).proxies[0]?.suspect).toBe(true);
+    });
+
+    it('SUSPECT in or out changes the content digest for protocol 5 only (a new version is published)', () => {
+      const digest = (p: ProxyResource, protocolVersion: number) =>
+        contentDigest(prepare(workerContent(input([p], { protocolVersion }))), sha256Hex);
+      expect(digest(withReason('a', 'ProbeSuspect'), 5)).not.toBe(digest(ready('a'), 5));
+      expect(digest(withReason('a', 'PassiveSuspect'), 5)).toBe(digest(withReason('a', 'ProbeSuspect'), 5));
+      // An old session is not sent a new version for a change it cannot see.
+      expect(digest(withReason('a', 'ProbeSuspect'), 4)).toBe(digest(ready('a'), 4));
+    });
+  });
+
   it.each<[string, Partial<ContentInput>, boolean]>([
     ['the same content at another time', { now: new Date('2026-01-01T00:00:30Z') }, true],
     ['another epoch', { epoch: 4 }, false],
@@ -320,6 +363,34 @@ describe('chooseMessage: deltas name their base and carry the resulting checksum
     expect(m2.kind === 'delta' && m2.message.upserts.map((p) => [p.name, 'excludedRoutes' in p])).toEqual([
       ['p007', false],
     ]);
+  });
+  it('a proxy turning SUSPECT and back: a delta upserting just that proxy, which verifies', () => {
+    const withReason = (p: ProxyResource, reason: string): ProxyResource => ({
+      ...p,
+      status: { ...p.status, conditions: [{ ...HEALTHY_CONDITIONS[0]!, reason }] },
+    });
+    const at = (owned: ProxyResource[], version: number) => signed(owned, version, { protocolVersion: 5 });
+    const before = at(many, 1);
+    const after = at(
+      many.map((p) => (p.name === 'p011' ? withReason(p, 'PassiveSuspect') : p)),
+      2,
+    );
+    const m = chooseMessage({ version: 1, prepared: before.prepared }, after.full, after.prepared);
+    expect(m.kind).toBe('delta');
+    if (m.kind !== 'delta') return;
+    expect(GatewayDelta.safeParse(m.message).success).toBe(true);
+    expect(m.message.upserts).toEqual([expect.objectContaining({ name: 'p011', suspect: true })]);
+    expect(m.message.removals).toEqual([]);
+    const applied = applyDelta(before.full, m.message, sha256Hex);
+    expect(applied.ok && applied.snapshot.checksum).toBe(after.full.checksum);
+    const back = at(many, 3);
+    const m2 = chooseMessage({ version: 2, prepared: after.prepared }, back.full, back.prepared);
+    expect(m2.kind === 'delta' && m2.message.upserts.map((p) => [p.name, 'suspect' in p])).toEqual([
+      ['p011', false],
+    ]);
+    if (m2.kind !== 'delta' || !applied.ok) throw new Error('expected a delta on an applied base');
+    const applied2 = applyDelta(applied.snapshot, m2.message, sha256Hex);
+    expect(applied2.ok && applied2.snapshot.checksum).toBe(back.full.checksum);
   });
   it('no base (new session or first snapshot): full', () => {
     expect(chooseMessage(null, v2, two.prepared).kind).toBe('full');

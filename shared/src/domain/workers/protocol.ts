@@ -16,6 +16,9 @@
 //      snapshot — so it is never given such a proxy: the planner leaves it out of the workers a SOCKS5
 //      proxy may be assigned to, and the content builder never writes one for it either
 //      (docs/gateway-control-plane.md § Protocol version)
+//   5  snapshot entries may carry `suspect: true` (the proxy's health verdict is SUSPECT, docs/health.md);
+//      written only for sessions of version 5 on. A worker of version 1 to 4 picks a suspect proxy like
+//      any other, as before the field
 //
 // The contract's proto rules (§7: a field number is never reused; a deleted field stays `reserved`) in JSON
 // terms: a field name of a worker body or a snapshot, once published, keeps its meaning for good — a field
@@ -23,7 +26,7 @@
 // strict, so a new field is a new version above, written only for sessions that read it.
 //   retired: (none yet)
 
-export const ControllerProtocol = { min: 1, max: 4 } as const;
+export const ControllerProtocol = { min: 1, max: 5 } as const;
 
 /** Whether a worker speaking `version` reads `filtersDestinations` in its snapshot entries. */
 export const readsFiltersDestinations = (version: number): boolean => version >= 2;
@@ -34,11 +37,15 @@ export const readsExcludedRoutes = (version: number): boolean => version >= 3;
 /** Whether a worker speaking `version` reads `protocol: "socks5"` in its snapshot entries. */
 export const readsSocks5 = (version: number): boolean => version >= 4;
 
+/** Whether a worker speaking `version` reads `suspect` in its snapshot entries. */
+export const readsSuspect = (version: number): boolean => version >= 5;
+
 /** The parts of a snapshot entry that only later versions read. */
 export interface VersionedEntry {
   protocol: string;
   filtersDestinations?: boolean;
   excludedRoutes?: readonly string[];
+  suspect?: boolean;
 }
 
 /**
@@ -52,7 +59,8 @@ export const readableAt = (entries: readonly VersionedEntry[], version: number):
     (e) =>
       (e.protocol !== 'socks5' || readsSocks5(version)) &&
       (e.filtersDestinations === undefined || readsFiltersDestinations(version)) &&
-      (e.excludedRoutes === undefined || readsExcludedRoutes(version)),
+      (e.excludedRoutes === undefined || readsExcludedRoutes(version)) &&
+      (e.suspect === undefined || readsSuspect(version)),
   );
 
 export type ProtocolCheck =

@@ -5,6 +5,7 @@ const http: VersionedEntry = { protocol: 'http' };
 const filtering: VersionedEntry = { protocol: 'http', filtersDestinations: true };
 const excluding: VersionedEntry = { protocol: 'http', excludedRoutes: ['shop'] };
 const socks: VersionedEntry = { protocol: 'socks5' };
+const suspect: VersionedEntry = { protocol: 'http', suspect: true };
 
 describe('readableAt: can a worker of this version read every entry of a snapshot', () => {
   it.each<[string, VersionedEntry[], number, boolean]>([
@@ -15,6 +16,8 @@ describe('readableAt: can a worker of this version read every entry of a snapsho
     ['excludedRoutes at 3', [excluding], 3, true],
     ['a SOCKS5 entry needs 4', [http, socks], 3, false],
     ['a SOCKS5 entry at 4', [socks, excluding, filtering], 4, true],
+    ['suspect needs 5', [http, suspect], 4, false],
+    ['suspect at 5', [suspect, socks, excluding, filtering], 5, true],
     ['no entries at all', [], 1, true],
   ])('%s', (_name, entries, version, readable) => {
     expect(readableAt(entries, version)).toBe(readable);

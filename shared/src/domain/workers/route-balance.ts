@@ -34,6 +34,9 @@ export interface BalanceProxy {
   /**
    * Whether it can carry traffic now (healthy, with an address: only such a proxy is in a snapshot). One
    * that cannot keeps its owner (or gets one by rendezvous), but counts in no route and is never moved for one.
+   * A SUSPECT one (Healthy, reason ProbeSuspect/PassiveSuspect) serves: it is in the snapshot and a worker
+   * still picks it when it has no sound candidate for a route (gateway/pick.ts). Counting it out would drain
+   * proxies between workers on every SUSPECT episode, which often ends without one turning UNHEALTHY.
    */
   serving: boolean;
   /** The workers that may own it, any order (e.g. only those reading SOCKS5 for a SOCKS5 proxy). */

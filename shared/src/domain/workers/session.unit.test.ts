@@ -18,8 +18,9 @@ describe('negotiateProtocol (contract §7)', () => {
     [2, true],
     [3, true],
     [4, true],
+    [5, true],
     [0, false],
-    [5, false],
+    [6, false],
     [1.5, false],
   ])('version %s → %s', (v, ok) => expect(negotiateProtocol(v).ok).toBe(ok));
 });
