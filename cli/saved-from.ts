@@ -20,7 +20,7 @@ export function staleness(
 ): string | null {
   if (stored === null) {
     if (savedFrom.uid === undefined && savedFrom.generation === undefined) return null;
-    return `proxy/${name} no longer exists: deleted since the file was saved? \`proxies create -f\` the file to create it again`;
+    return `proxy/${name} does not exist: deleted since the file was saved, or renamed in it? \`proxies create -f\` the file to create it`;
   }
   if (savedFrom.uid !== undefined && stored.uid !== undefined && savedFrom.uid !== stored.uid) {
     return `proxy/${name} is not the proxy the file was saved from (uid ${stored.uid}, the file's ${savedFrom.uid}): deleted and created again since?`;

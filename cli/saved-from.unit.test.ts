@@ -25,7 +25,7 @@ describe('staleness', () => {
 
   it('says when the proxy was deleted since, and is null for a hand-written file of a new proxy', () => {
     expect(staleness('edge-1', { uid, generation: 3 }, null)).toBe(
-      'proxy/edge-1 no longer exists: deleted since the file was saved? `proxies create -f` the file to create it again',
+      'proxy/edge-1 does not exist: deleted since the file was saved, or renamed in it? `proxies create -f` the file to create it',
     );
     expect(staleness('edge-1', { generation: 3 }, null)).not.toBeNull();
     expect(staleness('edge-1', {}, null)).toBeNull();

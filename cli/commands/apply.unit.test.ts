@@ -318,7 +318,7 @@ describe("proxies apply of a file saved from the API's output", () => {
       out: [],
       err: [
         "error: precondition_failed — p.yaml was saved before the stored proxy's latest change; nothing was applied — `proxies get` it again and redo the edit, or delete `generation` and `uid` from the file to apply it over the stored spec",
-        '  p.yaml document 2: proxy/p2 no longer exists: deleted since the file was saved? `proxies create -f` the file to create it again',
+        '  p.yaml document 2: proxy/p2 does not exist: deleted since the file was saved, or renamed in it? `proxies create -f` the file to create it',
       ],
       ifMatch: [],
       calls: ['GET /v1/proxies/p1', 'GET /v1/proxies/p2'],
@@ -337,7 +337,7 @@ describe("proxies apply of a file saved from the API's output", () => {
       'PUT /v1/proxies/p1/spec',
     ]);
     expect(r.err[1]).toBe(
-      '  proxy/p1 no longer exists: deleted since the file was saved? `proxies create -f` the file to create it again',
+      '  proxy/p1 does not exist: deleted since the file was saved, or renamed in it? `proxies create -f` the file to create it',
     );
   });
 
