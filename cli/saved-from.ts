@@ -3,16 +3,25 @@
 // a proxy that has changed since would silently undo that change, so apply refuses, as kubectl refuses an
 // apply whose resourceVersion is not the stored one; and its PUT carries `If-Match` of the file's
 // generation (docs/api.md "Conditional requests"), so a change between apply's read and its write is
-// refused by the API too. A file without them (written by hand) applies over whatever is stored.
+// refused by the API too. A proxy deleted since is such a change: applying the file would create it again
+// (a new VM, leasable at once), so apply refuses that too and `proxies create -f` is the way to do it on
+// purpose. A file without them (written by hand) applies over whatever is stored, or creates the proxy.
 import { StaleFileError } from './errors.js';
 import type { SavedFrom } from './proxy-file.js';
 
-/** Why the stored proxy is not the one the file was saved from, as it was then; null when it is. */
+/**
+ * Why the stored proxy (null: none of that name) is not the one the file was saved from, as it was then;
+ * null when it is.
+ */
 export function staleness(
   name: string,
   savedFrom: SavedFrom,
-  stored: { uid?: string; generation: number },
+  stored: { uid?: string; generation: number } | null,
 ): string | null {
+  if (stored === null) {
+    if (savedFrom.uid === undefined && savedFrom.generation === undefined) return null;
+    return `proxy/${name} does not exist: deleted since the file was saved, or renamed in it? \`proxies create -f\` the file to create it`;
+  }
   if (savedFrom.uid !== undefined && stored.uid !== undefined && savedFrom.uid !== stored.uid) {
     return `proxy/${name} is not the proxy the file was saved from (uid ${stored.uid}, the file's ${savedFrom.uid}): deleted and created again since?`;
   }

@@ -23,6 +23,14 @@ describe('staleness', () => {
     );
   });
 
+  it('says when the proxy was deleted since, and is null for a hand-written file of a new proxy', () => {
+    expect(staleness('edge-1', { uid, generation: 3 }, null)).toBe(
+      'proxy/edge-1 does not exist: deleted since the file was saved, or renamed in it? `proxies create -f` the file to create it',
+    );
+    expect(staleness('edge-1', { generation: 3 }, null)).not.toBeNull();
+    expect(staleness('edge-1', {}, null)).toBeNull();
+  });
+
   it('says when the proxy of that name is another one (deleted and created again, at any generation)', () => {
     const other = '00000000-0000-4000-8000-000000000001';
     expect(staleness('edge-1', { uid, generation: 1 }, { uid: other, generation: 1 })).toBe(

@@ -17,7 +17,8 @@
 // A file saved from the API's output (`proxies get NAME -o yaml`, edited) also says which proxy it was
 // saved from and at which generation (saved-from.ts): apply then writes only over that proxy at that
 // generation — refused before anything is written when the stored one differs, and the PUT's If-Match is
-// the file's generation, so a change made after the file was saved is never undone by applying it.
+// the file's generation, so a change made after the file was saved is never undone by applying it — a
+// deletion included: a saved proxy that no longer exists is not created again (`proxies create -f` does).
 
 import type { ProxySpec } from '../../shared/src/domain/proxy.js';
 import { none, outputOf } from '../args.js';
@@ -80,9 +81,11 @@ export async function applyOne(
   // our read and our PUT is read again, one deleted is created again. Each write is against the latest
   // read, so the outcome compares the generation the write was conditioned on. A file saved from the
   // API's output is written only over the proxy and generation it was saved from: one that another writer
-  // changed (a 412, then the read again) is refused, not written over.
+  // changed (a 412, then the read again) or deleted is refused, not written over nor created again.
   for (let attempt = 1; ; attempt++) {
     const last = attempt >= APPLY_ATTEMPTS;
+    const stale = staleness(p.name, p.savedFrom, current);
+    if (stale !== null) throw staleFileError(p.where, [stale], 'not applied');
     if (current === null) {
       try {
         const proxy = await api.call<StoredProxy>('POST', '/v1/proxies', { role: 'admin', body: p.body });
@@ -93,8 +96,6 @@ export async function applyOne(
         continue;
       }
     }
-    const stale = staleness(p.name, p.savedFrom, current);
-    if (stale !== null) throw staleFileError(p.where, [stale], 'not applied');
     try {
       const proxy = await api.call<StoredProxy>('PUT', `/v1/proxies/${enc(p.name)}/spec`, {
         role: 'admin',
@@ -148,7 +149,7 @@ export async function applyProxies(ctx: Ctx): Promise<void> {
   }
   // A file saved from proxies that have changed since writes nothing, not the ones still as it saw them.
   const stale = proxies.flatMap((p, i) => {
-    const why = stored[i] ? staleness(p.name, p.savedFrom, stored[i]) : null;
+    const why = staleness(p.name, p.savedFrom, stored[i] ?? null);
     return why === null ? [] : [`${p.where}: ${why}`];
   });
   if (stale.length > 0) throw staleFileError(source, stale, nothing);

@@ -308,14 +308,43 @@ describe("proxies apply of a file saved from the API's output", () => {
     });
   });
 
-  it('creates a proxy that is gone, with its name and spec only', async () => {
+  // Deleted since the file was saved: applying the edit must not undo the deletion (a new VM, leasable at
+  // once) — not even for the other proxies of a saved listing. `create -f` is the way to do it on purpose.
+  it('writes nothing when a proxy of the file was deleted since it was saved (exit 1)', async () => {
+    const file = `${saved('p1', 3)}\n---\n${saved('p2', 2)}`;
+    const r = await run(['proxies', 'apply', '-f', 'p.yaml'], [[200, stored('p1', 3)], notFound], file);
+    expect(r).toEqual({
+      exit: 1,
+      out: [],
+      err: [
+        "error: precondition_failed — p.yaml was saved before the stored proxy's latest change; nothing was applied — `proxies get` it again and redo the edit, or delete `generation` and `uid` from the file to apply it over the stored spec",
+        '  p.yaml document 2: proxy/p2 does not exist: deleted since the file was saved, or renamed in it? `proxies create -f` the file to create it',
+      ],
+      ifMatch: [],
+      calls: ['GET /v1/proxies/p1', 'GET /v1/proxies/p2'],
+    });
+  });
+
+  it('is not created again when its deletion completes between the read and the PUT', async () => {
     const r = await run(
       ['proxies', 'apply', '-f', 'p.yaml'],
-      [notFound, [201, stored('p1', 1)]],
+      [[200, stored('p1', 3)], notFound],
       saved('p1', 3),
     );
+    expect(r).toMatchObject({ exit: 1, out: [], ifMatch: ['PUT "3"'] });
+    expect(r.calls.map((c) => c.split(' ').slice(0, 2).join(' '))).toEqual([
+      'GET /v1/proxies/p1',
+      'PUT /v1/proxies/p1/spec',
+    ]);
+    expect(r.err[1]).toBe(
+      '  proxy/p1 does not exist: deleted since the file was saved, or renamed in it? `proxies create -f` the file to create it',
+    );
+  });
+
+  it('create -f of the same saved file creates it, with its name and spec only', async () => {
+    const r = await run(['proxies', 'create', '-f', 'p.yaml'], [[201, stored('p1', 1)]], saved('p1', 3));
     expect(r).toMatchObject({ exit: 0, out: ['proxy/p1 created'] });
-    expect(r.calls[1]).toBe(`POST /v1/proxies {"name":"p1","spec":${edited}}`);
+    expect(r.calls).toEqual([`POST /v1/proxies {"name":"p1","spec":${edited}}`]);
   });
 
   it('writes nothing when a proxy of the file changed since it was saved (exit 1), not even the others', async () => {

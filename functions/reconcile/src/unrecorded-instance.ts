@@ -10,7 +10,15 @@
 // for, so the delete is handed to a request of its own, reason `unrecorded-instance`, carrying the
 // instance: its handler throws while the creation runs, and Pub/Sub redelivers it with backoff (10-600 s)
 // until the delete is taken. Each delivery is one delete call, so a duplicate is harmless.
+//
+// That request is all that names the instance, and any publisher of the topic can send one; so before
+// deleting, it is checked against what the plane itself knows, as the GC checks an orphan: the instance is
+// the one its uid names (instance-name.ts: every instance the plane creates is named from its proxy's uid)
+// and no proxy document holds that uid. A request that fails either deletes nothing — never a live
+// proxy's VM, never one the plane did not create — and leaves the instance, if it is an orphan, to the GC.
+
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
+import { instanceNameFromUid } from '../../../shared/src/domain/instance-name.js';
 import type { UnrecordedInstance } from '../../../shared/src/messages/reconcile-request.js';
 import { ProviderError, type ProviderRegistry } from '../../../shared/src/ports/provider.js';
 import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
@@ -18,7 +26,7 @@ import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-pub
 import { TransientReconcileError } from './pass.js';
 
 export interface UnrecordedDeps {
-  store: Pick<ProxyStore, 'get'>;
+  store: Pick<ProxyStore, 'liveUids'>;
   providers: ProviderRegistry;
   publisher: ReconcilePublisher;
 }
@@ -56,10 +64,15 @@ export async function dropUnrecorded(
   }
 }
 
+/** Whether the request's providerId names the instance its uid names (its last segment: the name). */
+const namesItsInstance = (instance: UnrecordedInstance): boolean =>
+  instance.providerId.slice(instance.providerId.lastIndexOf('/') + 1) === instanceNameFromUid(instance.uid);
+
 /**
  * The `unrecorded-instance` request: one delete. Thrown (so redelivered) while the instance is still being
  * created or the call failed in passing; acknowledged once the delete is under way, or when it cannot be
- * done (the GC's then). A document holding the instance's uid after all owns it: its passes decide.
+ * done (the GC's then). A document holding the instance's uid — under any name — owns it: its passes
+ * decide. A providerId that is not the instance the uid names is refused, deleting nothing.
  */
 export async function handleUnrecorded(
   deps: UnrecordedDeps,
@@ -68,9 +81,15 @@ export async function handleUnrecorded(
   instance: UnrecordedInstance,
 ): Promise<'deleting' | 'owned' | 'left-to-gc'> {
   const fields = { providerId: instance.providerId, uid: instance.uid };
-  const stored = await deps.store.get(proxy);
-  if (stored?.proxy.uid === instance.uid) {
-    log.info('unrecorded instance belongs to its proxy after all; its passes own it', fields);
+  if (!namesItsInstance(instance)) {
+    log.error('unrecorded-instance request refused: its providerId is not the instance its uid names', {
+      proxy,
+      ...fields,
+    });
+    return 'left-to-gc';
+  }
+  if ((await deps.store.liveUids()).has(instance.uid)) {
+    log.info('unrecorded instance belongs to a proxy after all; its passes own it', fields);
     return 'owned';
   }
   const provider = deps.providers.get(instance.provider);

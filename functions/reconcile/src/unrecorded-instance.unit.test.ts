@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
+import { instanceNameFromUid } from '../../../shared/src/domain/instance-name.js';
 import { defaultPollIntervals } from '../../../shared/src/domain/reconcile/types.js';
 import { ReconcileRequest } from '../../../shared/src/messages/reconcile-request.js';
 import { ManualClock } from '../../../shared/src/ports/clock.js';
@@ -42,7 +43,7 @@ async function setup() {
   // An instance whose proxy is gone: created by a delivery, never recorded.
   const uid = randomUUID();
   const { providerId } = await provider.create({
-    name: `pp-${uid.slice(0, 8)}`,
+    name: instanceNameFromUid(uid),
     proxyName: 'gone',
     uid,
     zone,
@@ -84,6 +85,34 @@ describe('unrecorded-instance requests', () => {
     await t.store.create(aProxy({ name: 'gone', uid: t.uid }));
     await handleReconcile(t.deps, t.request);
     expect(t.provider.callsOf('delete')).toBe(0);
+  });
+
+  // Any publisher of the topic can send one: the request deletes only what the plane itself says is an
+  // unrecorded instance, so a wrong or forged one never takes a live proxy's VM or one the plane did not make.
+  it('leave an instance whose uid a document holds under another name to that proxy', async () => {
+    const t = await setup();
+    t.provider.bootAll();
+    await t.store.create(aProxy({ name: 'live', uid: t.uid }));
+    await expect(handleReconcile(t.deps, t.request)).resolves.toMatchObject({ passes: 0 });
+    expect(t.provider.callsOf('delete')).toBe(0);
+  });
+
+  it('delete nothing when the providerId is not the instance the uid names', async () => {
+    const t = await setup();
+    t.provider.bootAll();
+    const other = await t.provider.create({
+      ...t.provider.instances.get(t.providerId)!.request,
+      name: 'db-primary',
+    });
+    const request = { ...t.request, instance: { ...t.request.instance!, providerId: other.providerId } };
+    await expect(handleReconcile(t.deps, request)).resolves.toMatchObject({ passes: 0 });
+    expect(t.provider.callsOf('delete')).toBe(0);
+    expect(t.log.lines).toContainEqual(
+      expect.objectContaining({
+        severity: 'ERROR',
+        message: 'unrecorded-instance request refused: its providerId is not the instance its uid names',
+      }),
+    );
   });
 
   it('are acknowledged, left to the GC, when the delete fails for good; thrown when it fails in passing', async () => {
