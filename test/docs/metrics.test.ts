@@ -33,6 +33,8 @@ async function ourMetrics() {
     snapshotVersion: () => 1,
     accepting: () => true,
     outcomeQueueSize: () => 0,
+    suspectUpstreams: () => 0,
+    suspectFallbacks: () => 0,
   });
   gateway.request('proxy', 'default', 'ok');
   gateway.ssrfRefused('proxy', 'private');

@@ -62,6 +62,8 @@ export interface CompiledSnapshot {
   readonly source: GatewaySnapshot;
   readonly table: RoutingTable<UpstreamAuth>;
   readonly upstreams: ReadonlyMap<string, Upstream<UpstreamAuth>>;
+  /** How many of `upstreams` the snapshot marks SUSPECT (gateway_suspect_upstreams, /healthz). */
+  readonly suspectUpstreams: number;
   readonly skipped: readonly { proxy: string; secret: string; reason: SkipReason }[];
 }
 
@@ -118,6 +120,7 @@ export function compileSnapshot(
     source: s,
     table: compileRouting(s.routing, upstreams),
     upstreams: new Map(upstreams.map((u) => [u.name, u])),
+    suspectUpstreams: upstreams.filter((u) => u.suspect).length,
     skipped,
   };
 }

@@ -114,6 +114,8 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
     snapshotVersion: () => worker.snapshot()?.version ?? null,
     accepting: () => worker.accepting,
     outcomeQueueSize: () => worker.outcomes.size,
+    suspectUpstreams: () => worker.snapshot()?.suspectUpstreams ?? null,
+    suspectFallbacks: () => worker.suspectFallbacks,
   });
   const recorder = metrics;
   const auth = new ClientAuth(

@@ -29,7 +29,12 @@ export function createHttpApp(deps: HttpAppDeps) {
       accepting: deps.worker.accepting,
       version: deps.version,
       snapshot: s
-        ? { version: s.version, ownershipEpoch: s.ownershipEpoch, proxies: s.upstreams.size }
+        ? {
+            version: s.version,
+            ownershipEpoch: s.ownershipEpoch,
+            proxies: s.upstreams.size,
+            suspect: s.suspectUpstreams,
+          }
         : null,
       sockets: { ...deps.sockets },
       load: deps.worker.totals(),

@@ -30,6 +30,8 @@ function app(log = jsonLogger('error', () => {})) {
     snapshotVersion: () => null,
     accepting: () => worker.accepting,
     outcomeQueueSize: () => 0,
+    suspectUpstreams: () => null,
+    suspectFallbacks: () => 0,
   });
   return createHttpListener({
     worker,

@@ -20,6 +20,10 @@ export interface GatewayGauges {
   snapshotVersion(): number | null;
   accepting(): boolean;
   outcomeQueueSize(): number;
+  /** Upstreams of the applied snapshot marked SUSPECT, null without a snapshot. */
+  suspectUpstreams(): number | null;
+  /** Picks that fell back to a SUSPECT upstream (a count kept by the worker, read when scraped). */
+  suspectFallbacks(): number;
 }
 
 export class PromRecorder implements GatewayRecorder {
@@ -53,6 +57,15 @@ export class PromRecorder implements GatewayRecorder {
       labelNames: ['listener', 'reason'],
       registers,
     });
+    new Counter({
+      name: 'gateway_suspect_fallbacks_total',
+      help: "Requests sent to a SUSPECT upstream because none of the route's sound ones was usable.",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(gauges.suspectFallbacks());
+      },
+    });
     this.dropped = new Counter({
       name: 'gateway_outcome_queue_dropped_total',
       help: 'Outcome samples dropped because the report queue was full (successes before failures).',
@@ -75,6 +88,11 @@ export class PromRecorder implements GatewayRecorder {
       'gateway_snapshot_age_seconds',
       'Seconds since the applied snapshot was generated.',
       gauges.snapshotAgeSeconds,
+    );
+    gauge(
+      'gateway_suspect_upstreams',
+      'Upstreams of the applied snapshot whose health verdict is SUSPECT (picked last).',
+      gauges.suspectUpstreams,
     );
     gauge('gateway_snapshot_version', 'Version of the applied snapshot.', gauges.snapshotVersion);
     gauge('gateway_accepting', '1 while new traffic is accepted (fresh snapshot, not shutting down).', () =>

@@ -9,7 +9,7 @@ import {
   orderAgainst,
 } from '../../../shared/src/domain/gateway/acceptance.js';
 import { applyDelta } from '../../../shared/src/domain/gateway/delta.js';
-import { pickUpstream, StickyTable } from '../../../shared/src/domain/gateway/pick.js';
+import { isUsable, pickUpstream, StickyTable } from '../../../shared/src/domain/gateway/pick.js';
 import {
   type CompiledRoute,
   type LiveCounters,
@@ -92,6 +92,11 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
    * drain waits for them too (they count nowhere else until pick reserves a slot).
    */
   checking = 0;
+  /**
+   * Picks that went to a SUSPECT upstream because none of the route's sound ones was usable (the fail-open
+   * fallback): a plain count, read by gateway_suspect_fallbacks_total when /metrics is scraped.
+   */
+  suspectFallbacks = 0;
   private readonly sticky: StickyTable;
   readonly outcomes: OutcomeQueue;
   private applying: Promise<unknown> = Promise.resolve();
@@ -199,6 +204,7 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
       version: compiled.version,
       ownershipEpoch: compiled.ownershipEpoch,
       proxies: compiled.upstreams.size,
+      suspect: compiled.suspectUpstreams,
       routes: compiled.table.routes.length,
     });
   }
@@ -274,7 +280,10 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
     if (!route) return { kind: 'no_route' };
     const key = route.stickyKey ? sticky.stickyValue(route.stickyKey) : undefined;
     const upstream = pickUpstream(route, nowMs, key, this.sticky);
-    return upstream ? { kind: 'ok', route, upstream } : { kind: 'no_upstream', route };
+    if (!upstream) return { kind: 'no_upstream', route };
+    // One boolean read while nothing is suspect; the sound list is walked only for a suspect pick.
+    if (upstream.suspect && !anyUsable(route.sound, nowMs)) this.suspectFallbacks++;
+    return { kind: 'ok', route, upstream };
   }
 
   takeOutcomes(max: number): Outcome[] {
@@ -288,4 +297,13 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
   stickyEntries(): number {
     return this.sticky.size;
   }
+}
+
+/**
+ * Whether a suspect pick was the fallback: no sound candidate usable. A sticky key pinned to a proxy that
+ * turned SUSPECT stays on it while sound ones are usable (pick.ts): that is no fallback, and not counted.
+ */
+function anyUsable(list: readonly Upstream<UpstreamAuth>[], nowMs: number): boolean {
+  for (let i = 0; i < list.length; i++) if (isUsable(list[i]!, nowMs)) return true;
+  return false;
 }
