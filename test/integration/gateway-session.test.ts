@@ -99,6 +99,13 @@ afterAll(async () => {
 /** Requests each upstream carried: plain HTTP reaches it as a CONNECT pinned to the target (docs/gateway.md). */
 const forwarded = () => ups.map((u) => u.stats().forwarded + u.stats().tunnels);
 
+/** Sends `n` plain-HTTP requests through the gateway, one at a time; what each upstream carried of them. */
+const send = async (n: number) => {
+  const before = forwarded();
+  for (let i = 0; i < n; i++) expect((await rawExchange(gw.proxyPort, get)).text).toMatch(/^HTTP\/1\.1 200/);
+  return forwarded().map((x, i) => x - before[i]!);
+};
+
 describe('gateway session with the control plane', () => {
   it('registers, applies its snapshot, ACKs it and reports on it; the controller records all of it', async () => {
     const h = await pollUntil(
@@ -220,12 +227,6 @@ describe('gateway session with the control plane', () => {
       );
       return full!;
     };
-    const send = async (n: number) => {
-      const before = forwarded();
-      for (let i = 0; i < n; i++)
-        expect((await rawExchange(gw.proxyPort, get)).text).toMatch(/^HTTP\/1\.1 200/);
-      return forwarded().map((x, i) => x - before[i]!);
-    };
 
     // The routing here is the default one ("default"); a route no longer in it is left out of the entry.
     await setUnreachable(['default', 'retired-route']);
@@ -276,12 +277,6 @@ describe('gateway session with the control plane', () => {
         `the gateway to apply snapshot ${full!.version}`,
       );
       return full!;
-    };
-    const send = async (n: number) => {
-      const before = forwarded();
-      for (let i = 0; i < n; i++)
-        expect((await rawExchange(gw.proxyPort, get)).text).toMatch(/^HTTP\/1\.1 200/);
-      return forwarded().map((x, i) => x - before[i]!);
     };
 
     // Both sound: least-active spreads the (sequential, so equally idle) requests over both.
