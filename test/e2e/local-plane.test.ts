@@ -115,20 +115,37 @@ describe('npm start', () => {
     expect(tree.filter(alive)).toEqual([]);
   }
 
-  afterAll(() => {
-    // Only if a test failed half-way: kill what is left of our own trees, by pid.
-    for (const p of tracked.filter(alive)) process.kill(p.pid, 'SIGKILL');
-    for (const { npm } of runs) {
-      if (npm.pid && npm.exitCode === null && npm.signalCode === null) {
+  afterAll(async () => {
+    // Only if a test failed half-way (an assertion before its own Ctrl-C): stop what is left of our own
+    // runs as a user would, Ctrl-C to the group, so the plane stops its emulators' JVMs — they run in
+    // process groups of their own, which a SIGKILL of npm's group never reaches, and a plane killed
+    // outright leaves them running, orphaned on their ports. Whatever of a run's tree outlives that
+    // (taken before the signal, by pid and start time) is killed.
+    const left = runs.filter(({ npm }) => npm.pid && npm.exitCode === null && npm.signalCode === null);
+    await Promise.all(
+      left.map(async (run) => {
+        const tree = processTree(run.npm.pid!);
         try {
-          process.kill(-npm.pid, 'SIGKILL');
+          process.kill(-run.npm.pid!, 'SIGINT');
         } catch {
           // already gone
         }
+        await Promise.race([run.exited, sleep(60_000)]);
+        const stopBy = Date.now() + 10_000;
+        while (tree.some(alive) && Date.now() < stopBy) await sleep(100);
+        tracked.push(...tree);
+      }),
+    );
+    for (const p of tracked.filter(alive)) process.kill(p.pid, 'SIGKILL');
+    for (const { npm } of left) {
+      try {
+        process.kill(-npm.pid!, 'SIGKILL');
+      } catch {
+        // already gone
       }
     }
     rmSync(stateDir, { recursive: true, force: true });
-  });
+  }, 90_000);
 
   it('prints every endpoint within 60 s, serves them, and leaves no process after SIGINT', async () => {
     const offset = await freeOffset();
