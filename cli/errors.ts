@@ -6,10 +6,8 @@ export class UsageError extends Error {
   readonly exitCode = 2;
 }
 
-/** A file or flag value that is well-formed as a command line but not as input (a bad -f file). */
-export class InputError extends Error {
-  readonly kind = 'input';
-  readonly exitCode = 2;
+/** A failure that lists what is wrong, one line each ("WHERE: why"), below its message. */
+abstract class DetailedError extends Error {
   constructor(
     message: string,
     readonly details: string[] = [],
@@ -19,19 +17,19 @@ export class InputError extends Error {
   }
 }
 
+/** A file or flag value that is well-formed as a command line but not as input (a bad -f file). */
+export class InputError extends DetailedError {
+  readonly kind = 'input';
+  readonly exitCode = 2;
+}
+
 /**
  * A file saved from the API's output (its `uid` and `generation`) whose proxy has changed since: `proxies
  * apply` writes nothing over it, as the API's 412 would refuse it (code `precondition_failed`, exit 1).
  */
-export class StaleFileError extends Error {
+export class StaleFileError extends DetailedError {
   readonly kind = 'stale';
   readonly exitCode = 1;
-  constructor(
-    message: string,
-    readonly details: string[] = [],
-  ) {
-    super(message);
-  }
 }
 
 /** A non-2xx answer: `code` is the API's `error` field (its stable code), `body` the parsed answer. */

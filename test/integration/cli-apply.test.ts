@@ -12,12 +12,13 @@ import { Firestore } from '@google-cloud/firestore';
 import { PubSub, type Subscription } from '@google-cloud/pubsub';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Collections } from '../../shared/src/adapters/firestore/collections.js';
-import { proxyFromFirestore, proxyToFirestore } from '../../shared/src/adapters/firestore/proxy-converter.js';
+import { proxyToFirestore } from '../../shared/src/adapters/firestore/proxy-converter.js';
 import { emptyStatus, ProxySpec } from '../../shared/src/domain/proxy.js';
 import { cliInProcess, cliRunner } from '../support/cli-process.js';
 import { firestoreHost, testProjectId } from '../support/emulators.js';
 import { ADMIN_TOKEN, type ApiProcess, startApiProcess } from '../support/leases.js';
 import { pollUntil } from '../support/poll.js';
+import { storedProxy } from '../support/stored-proxy.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'cli-apply-test-'));
 const projectId = testProjectId('demo-cli-apply');
@@ -30,13 +31,7 @@ const shell = { dir, apiUrl: () => api.url, adminToken: ADMIN_TOKEN };
 const cli = cliInProcess(shell);
 const cliProcess = cliRunner(shell);
 
-/** The stored document: its spec, generation, and Firestore's update time (moves on every write). */
-async function stored(name: string) {
-  const snap = await db.collection(Collections.proxies).doc(name).get();
-  if (!snap.exists) return null;
-  const p = proxyFromFirestore(snap.data()!);
-  return { spec: p.spec, generation: p.generation, updateTime: snap.updateTime!.toDate().toISOString() };
-}
+const stored = (name: string) => storedProxy(db, name);
 
 async function storedNames(): Promise<string[]> {
   return (await db.collection(Collections.proxies).listDocuments()).map((d) => d.id).sort();

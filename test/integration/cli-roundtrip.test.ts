@@ -11,12 +11,11 @@ import { join } from 'node:path';
 import { Firestore } from '@google-cloud/firestore';
 import { PubSub } from '@google-cloud/pubsub';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Collections } from '../../shared/src/adapters/firestore/collections.js';
-import { proxyFromFirestore } from '../../shared/src/adapters/firestore/proxy-converter.js';
 import { repoRoot } from '../../shared/src/config/local-ports.js';
 import { cliInProcess, cliRunner } from '../support/cli-process.js';
 import { firestoreHost, testProjectId } from '../support/emulators.js';
 import { ADMIN_TOKEN, type ApiProcess, startApiProcess } from '../support/leases.js';
+import { storedProxy } from '../support/stored-proxy.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'cli-roundtrip-test-'));
 const projectId = testProjectId('demo-cli-roundtrip');
@@ -27,13 +26,7 @@ const shell = { dir, apiUrl: () => api.url, adminToken: ADMIN_TOKEN };
 const cli = cliInProcess(shell);
 const cliProcess = cliRunner(shell);
 
-/** The stored document: its spec, generation, and Firestore's update time (moves on every write). */
-async function stored(name: string) {
-  const snap = await db.collection(Collections.proxies).doc(name).get();
-  if (!snap.exists) return null;
-  const p = proxyFromFirestore(snap.data()!);
-  return { spec: p.spec, generation: p.generation, updateTime: snap.updateTime!.toDate().toISOString() };
-}
+const stored = (name: string) => storedProxy(db, name);
 
 /** `proxies get NAME -o FORMAT`, as a user saves it to a file. */
 async function saved(name: string, output: 'yaml' | 'json'): Promise<string> {

@@ -99,6 +99,17 @@ afterAll(async () => {
 /** Requests each upstream carried: plain HTTP reaches it as a CONNECT pinned to the target (docs/gateway.md). */
 const forwarded = () => ups.map((u) => u.stats().forwarded + u.stats().tunnels);
 
+/** Waits until the gateway runs `snapshot` (or a later one), and returns it. */
+const appliedByGateway = async <S extends { version: number }>(snapshot: S): Promise<S> => {
+  await pollUntil(
+    health,
+    (h) => (h.snapshot?.version ?? 0) >= snapshot.version,
+    20_000,
+    `the gateway to apply snapshot ${snapshot.version}`,
+  );
+  return snapshot;
+};
+
 /** Sends `n` plain-HTTP requests through the gateway, one at a time; what each upstream carried of them. */
 const send = async (n: number) => {
   const before = forwarded();
@@ -219,13 +230,7 @@ describe('gateway session with the control plane', () => {
         20_000,
         `a snapshot whose gs-1 entry excludes ${routes}`,
       );
-      await pollUntil(
-        health,
-        (h) => (h.snapshot?.version ?? 0) >= full!.version,
-        20_000,
-        `the gateway to apply snapshot ${full!.version}`,
-      );
-      return full!;
+      return appliedByGateway(full!);
     };
 
     // The routing here is the default one ("default"); a route no longer in it is left out of the entry.
@@ -270,13 +275,7 @@ describe('gateway session with the control plane', () => {
         20_000,
         `a snapshot marking [${suspect}] suspect`,
       );
-      await pollUntil(
-        health,
-        (h) => (h.snapshot?.version ?? 0) >= full!.version,
-        20_000,
-        `the gateway to apply snapshot ${full!.version}`,
-      );
-      return full!;
+      return appliedByGateway(full!);
     };
 
     // Both sound: least-active spreads the (sequential, so equally idle) requests over both.
