@@ -28,12 +28,17 @@ const doc = () => db.collection(Collections.gatewayConfig).doc(ROUTING_DOC);
 describe('FirestoreRoutingStore', () => {
   it('stores and reads a valid routing, nothing dropped', async () => {
     const routes = [route('a', '*.example.com'), route('b', '*')];
-    await store.put({ routes, updatedAt: at, updatedBy: 'admin@example.com' });
+    // The first write of the project's routing: revision 1 (none stored is 0).
+    expect(await store.put({ routes, updatedAt: at, updatedBy: 'admin@example.com' })).toEqual({
+      written: true,
+      revision: 1,
+    });
     expect(await store.get()).toEqual({
       routes,
       updatedAt: at,
       updatedBy: 'admin@example.com',
       droppedDuplicates: [],
+      revision: 1,
     });
   });
 
@@ -80,6 +85,8 @@ describe('FirestoreRoutingStore', () => {
       updatedAt: at,
       updatedBy: 'before-the-fix',
       droppedDuplicates: ['a'],
+      // Stored before revisions were kept.
+      revision: 1,
     });
     expect(GatewayRouting.safeParse(got?.routes).success).toBe(true);
   });

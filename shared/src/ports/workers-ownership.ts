@@ -56,12 +56,28 @@ export interface RoutingConfig {
 /** The routing as read: later routes of a repeated name dropped and named (domain/snapshots/stored-routing.ts). */
 export interface StoredRouting extends RoutingConfig {
   droppedDuplicates: string[];
+  /** Bumped by one on every write: the routing's entity tag (If-Match on PUT /v1/gateway/routing). */
+  revision: number;
+}
+
+/** The revision of a routing never written (the built-in default); a first write makes it 1. */
+export const NO_ROUTING_REVISION = 0;
+
+/** What a write did: `written` false when its precondition refused the stored revision (nothing changed). */
+export interface RoutingWrite {
+  written: boolean;
+  /** The revision now stored: the new one, or the one the precondition refused. */
+  revision: number;
 }
 
 export interface RoutingStore {
   get(): Promise<StoredRouting | null>;
-  /** Refuses (WorkerStoreError `invalid`) routes that do not fit the wire schema (RoutingRules). */
-  put(config: RoutingConfig): Promise<void>;
+  /**
+   * Replaces the routing and bumps its revision, atomically with reading it: `precondition` (when given)
+   * sees the stored revision and may refuse it, and then nothing is written. Refuses (WorkerStoreError
+   * `invalid`) routes that do not fit the wire schema (RoutingRules).
+   */
+  put(config: RoutingConfig, precondition?: (revision: number) => boolean): Promise<RoutingWrite>;
 }
 
 export interface Reclaim {

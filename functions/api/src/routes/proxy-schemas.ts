@@ -200,6 +200,10 @@ export const ErrorBody = z
     generation: z.number().int().optional().openapi({
       description: "For precondition_failed: the proxy's current generation (its ETag, unquoted).",
     }),
+    revision: z.number().int().optional().openapi({
+      description:
+        "For precondition_failed on PUT /v1/gateway/routing: the routing's current revision (its ETag, unquoted).",
+    }),
     requestId: z.string().optional(),
   })
   .openapi('Error');

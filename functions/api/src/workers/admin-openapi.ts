@@ -4,6 +4,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { AttributeKey, ProxyName } from '../../../../shared/src/domain/proxy.js';
 import { MAX_TARGET_CHECKS, RoutingRules } from '../../../../shared/src/messages/gateway-snapshot.js';
+import { parseIfMatch } from '../admin/if-match.js';
 import { noBody } from '../middleware/no-body.js';
 import { noQuery } from '../middleware/no-query.js';
 import { adminResponses, error, json } from '../routes/openapi-responses.js';
@@ -139,8 +140,41 @@ const StoredRouting = z
     droppedDuplicates: z.array(z.string()).optional().openapi({
       description: 'Routes of a repeated name the stored document holds, dropped from every snapshot',
     }),
+    revision: Count.openapi({
+      description:
+        'Bumped by one on every PUT; 0 while none is stored. Its ETag is `"<revision>"`, what If-Match takes',
+    }),
   })
   .openapi('GatewayRouting');
+
+/** The routing's revision as a strong entity tag in the ETag header (what If-Match on PUT takes). */
+const withRoutingETag = <R extends object>(response: R) => ({
+  ...response,
+  headers: {
+    ETag: {
+      description: 'The routing\'s revision as a strong entity tag, `"<revision>"`: what If-Match takes.',
+      schema: { type: 'string' as const, example: '"3"' },
+    },
+  },
+});
+
+/** `If-Match` on PUT /routing: `*` or a list of the routing's ETags. Malformed → 400 invalid_request. */
+export const RoutingIfMatch = z.object({
+  'If-Match': z
+    .string()
+    .refine((v) => parseIfMatch(v) !== null, {
+      message:
+        'If-Match must be * or a list of entity tags, e.g. "3" or "3", "4" (the quotes are part of it)',
+      params: { issue: 'invalid_if_match' },
+    })
+    .optional()
+    .openapi({
+      param: { name: 'If-Match', in: 'header' },
+      description:
+        'Only if the routing is still at this revision: `"<revision>"` as its ETag gave it (`"0"`: none stored yet; a list: any of them; `*`: any). Otherwise 412 precondition_failed and nothing is written. A weak tag never matches.',
+      example: '"3"',
+    }),
+});
 
 const tags = ['gateway'];
 const common = adminResponses('the store or the identity check is unavailable');
@@ -188,7 +222,7 @@ export const getRoutingRoute = createRoute({
   security: adminSecurity,
   middleware: [noQuery()] as const,
   responses: {
-    200: json(StoredRouting, 'The stored routing, or the default'),
+    200: withRoutingETag(json(StoredRouting, 'The stored routing, or the default')),
     400: badQuery,
     ...getCommon,
   },
@@ -201,11 +235,17 @@ export const putRoutingRoute = createRoute({
   summary: 'Replace the routing (asks for a snapshot pass at once)',
   security: adminSecurity,
   middleware: [limitBytes(256 * 1024), noQuery(), jsonBody()] as const,
-  request: { body: { required: true, content: { 'application/json': { schema: RoutingBody } } } },
+  request: {
+    headers: RoutingIfMatch,
+    body: { required: true, content: { 'application/json': { schema: RoutingBody } } },
+  },
   responses: {
-    200: json(z.object({ routes: RoutingRules }), 'Stored'),
+    200: withRoutingETag(json(z.object({ routes: RoutingRules, revision: Count }), 'Stored')),
     400: error(
-      'invalid_json or invalid_request (with issues: too_many_target_checks, invalid_key, repeated names…), or a query parameter',
+      'invalid_json or invalid_request (with issues: too_many_target_checks, invalid_key, repeated names, invalid_if_match…), or a query parameter',
+    ),
+    412: error(
+      'precondition_failed: If-Match names none of the revision the routing is at (`revision` in the body); nothing was written',
     ),
     415: error('unsupported_media_type'),
     ...common,

@@ -10,16 +10,18 @@ import { viewCutoff } from '../../../../shared/src/domain/workers/view.js';
 import type { Clock } from '../../../../shared/src/ports/clock.js';
 import type { ProxyStore } from '../../../../shared/src/ports/proxy-store.js';
 import type { WorkerStore } from '../../../../shared/src/ports/workers.js';
-import type {
-  OwnershipStore,
-  ReclaimStore,
-  RoutingStore,
+import {
+  NO_ROUTING_REVISION,
+  type OwnershipStore,
+  type ReclaimStore,
+  type RoutingStore,
 } from '../../../../shared/src/ports/workers-ownership.js';
 import type {
   GatewayPoolReader,
   SnapshotRequester,
   SnapshotStore,
 } from '../../../../shared/src/ports/workers-snapshots.js';
+import { describeIfMatch, etagOf, ifMatchHolds, parseIfMatch } from '../admin/if-match.js';
 import type { Authenticator, Principal } from '../auth/authenticator.js';
 import { requireAdmin } from '../auth/middleware.js';
 import { queryNames } from '../middleware/query-names.js';
@@ -156,6 +158,7 @@ export function gatewayAdminRoutes(deps: GatewayAdminDeps) {
 
   app.openapi(getRoutingRoute, async (c) => {
     const r = await deps.routing.get();
+    const revision = r?.revision ?? NO_ROUTING_REVISION;
     return c.json(
       r
         ? {
@@ -164,21 +167,35 @@ export function gatewayAdminRoutes(deps: GatewayAdminDeps) {
             updatedBy: r.updatedBy,
             default: false,
             ...(r.droppedDuplicates.length > 0 ? { droppedDuplicates: r.droppedDuplicates } : {}),
+            revision,
           }
-        : { routes: DEFAULT_ROUTING, updatedAt: null, updatedBy: null, default: true },
+        : { routes: DEFAULT_ROUTING, updatedAt: null, updatedBy: null, default: true, revision },
       200,
+      { ETag: etagOf(revision) },
     );
   });
 
+  // If-Match makes the PUT conditional on the revision it was read at, checked in the store's transaction:
+  // an edit made after the caller's read is never overwritten unseen (`proxyplane routing apply`).
   app.openapi(putRoutingRoute, async (c) => {
     const body = c.req.valid('json');
-    await deps.routing.put({
-      routes: body.routes,
-      updatedAt: deps.clock.now(),
-      updatedBy: who(c.var.principal),
-    });
+    const raw = c.req.valid('header')['If-Match'];
+    const ifMatch = raw === undefined ? undefined : (parseIfMatch(raw) ?? undefined);
+    const write = await deps.routing.put(
+      { routes: body.routes, updatedAt: deps.clock.now(), updatedBy: who(c.var.principal) },
+      ifMatch && ((revision) => ifMatchHolds(ifMatch, revision)),
+    );
+    if (!write.written) {
+      throw new WorkerApiError(
+        412,
+        'precondition_failed',
+        `the routing is at revision ${write.revision}, not ${describeIfMatch(ifMatch!).slice(0, 200)}`,
+        { revision: write.revision },
+        { ETag: etagOf(write.revision) },
+      );
+    }
     await pass('admin');
-    return c.json({ routes: body.routes }, 200);
+    return c.json({ routes: body.routes, revision: write.revision }, 200, { ETag: etagOf(write.revision) });
   });
 
   app.openapi(postReclaimRoute, async (c) => {

@@ -28,6 +28,7 @@ export type WorkerErrorCode =
   | 'sequence_conflict'
   | 'no_snapshot'
   | 'not_found'
+  | 'precondition_failed'
   | 'rate_limited'
   | 'payload_too_large'
   | 'unavailable'

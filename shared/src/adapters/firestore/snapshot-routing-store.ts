@@ -13,7 +13,13 @@ import { type Firestore, Timestamp } from '@google-cloud/firestore';
 import { z } from 'zod';
 import { firstOfEachName } from '../../domain/snapshots/stored-routing.js';
 import { RoutingRule, RoutingRules, TargetCheck, wireRoute } from '../../messages/gateway-snapshot.js';
-import type { RoutingConfig, RoutingStore, StoredRouting } from '../../ports/workers-ownership.js';
+import {
+  NO_ROUTING_REVISION,
+  type RoutingConfig,
+  type RoutingStore,
+  type RoutingWrite,
+  type StoredRouting,
+} from '../../ports/workers-ownership.js';
 import { Collections } from './collections.js';
 import { workerStoreFailure } from './worker-errors.js';
 
@@ -26,7 +32,18 @@ const RoutingDoc = z.object({
   targetChecks: z.record(z.string(), TargetCheck).default({}),
   updatedAt: z.instanceof(Timestamp).transform((t) => t.toDate()),
   updatedBy: z.string(),
+  revision: z.number().int().min(1).optional(),
 });
+
+/**
+ * The stored revision, read from the raw field alone: a document that no longer fits the route schema has
+ * one too (a PUT is how such a document is fixed). One written before revisions were kept counts as 1.
+ */
+function revisionOf(data: Record<string, unknown> | undefined): number {
+  if (data === undefined) return NO_ROUTING_REVISION;
+  const r = data.revision;
+  return typeof r === 'number' && Number.isSafeInteger(r) && r >= 1 ? r : 1;
+}
 
 /** The stored rules: each wire route with its check, if the map names one for it. */
 function joined(doc: z.infer<typeof RoutingDoc>): RoutingRule[] {
@@ -48,24 +65,36 @@ export class FirestoreRoutingStore implements RoutingStore {
       const snap = await this.ref().get();
       if (!snap.exists) return null;
       const doc = RoutingDoc.parse(snap.data());
-      return { updatedAt: doc.updatedAt, updatedBy: doc.updatedBy, ...firstOfEachName(joined(doc)) };
+      return {
+        updatedAt: doc.updatedAt,
+        updatedBy: doc.updatedBy,
+        revision: revisionOf(snap.data()),
+        ...firstOfEachName(joined(doc)),
+      };
     } catch (err) {
       throw workerStoreFailure(err, 'read the gateway routing');
     }
   }
 
-  async put(config: RoutingConfig): Promise<void> {
+  async put(config: RoutingConfig, precondition?: (revision: number) => boolean): Promise<RoutingWrite> {
     try {
       const rules = RoutingRules.parse(config.routes);
       const targetChecks = Object.fromEntries(
         rules.flatMap((r) => (r.targetCheck ? [[r.name, r.targetCheck]] : [])),
       );
       // JSON round trip: drops undefined optionals, which Firestore refuses.
-      await this.ref().set({
+      const fields = {
         routes: JSON.parse(JSON.stringify(rules.map(wireRoute))),
         targetChecks: JSON.parse(JSON.stringify(targetChecks)),
         updatedAt: Timestamp.fromDate(config.updatedAt),
         updatedBy: config.updatedBy,
+      };
+      // Read and written in one transaction: two writers never both build on one revision.
+      return await this.db.runTransaction(async (tx) => {
+        const current = revisionOf((await tx.get(this.ref())).data());
+        if (precondition && !precondition(current)) return { written: false, revision: current };
+        tx.set(this.ref(), { ...fields, revision: current + 1 });
+        return { written: true, revision: current + 1 };
       });
     } catch (err) {
       throw workerStoreFailure(err, 'write the gateway routing');

@@ -1,0 +1,148 @@
+// PUT /v1/gateway/routing with If-Match, against the Firestore emulator: the routing has a revision (its
+// ETag) that every write bumps, and a PUT conditional on a revision writes only while the routing is still
+// at it — so an edit made after the caller's read (`proxyplane routing apply`) is never overwritten
+// unseen. The check runs in the store's transaction: of two PUTs built on one revision, exactly one wins.
+import { Firestore, Timestamp } from '@google-cloud/firestore';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openAuthenticator } from '../../functions/api/src/auth/authenticator.js';
+import { gatewayAdminRoutes } from '../../functions/api/src/workers/admin-routes.js';
+import { Collections } from '../../shared/src/adapters/firestore/collections.js';
+import { FirestoreReclaimStore } from '../../shared/src/adapters/firestore/ownership-reclaim-store.js';
+import { FirestoreOwnershipStore } from '../../shared/src/adapters/firestore/ownership-store.js';
+import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
+import { FirestoreGatewayPoolReader } from '../../shared/src/adapters/firestore/snapshot-pool-reader.js';
+import {
+  FirestoreRoutingStore,
+  ROUTING_DOC,
+} from '../../shared/src/adapters/firestore/snapshot-routing-store.js';
+import { FirestoreSnapshotStore } from '../../shared/src/adapters/firestore/snapshot-store.js';
+import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker-store.js';
+import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
+import { DEFAULT_WORKER_SETTINGS } from '../../shared/src/domain/workers/settings.js';
+import { ManualClock } from '../../shared/src/ports/clock.js';
+import { releaseProject, testProjectId } from '../support/emulators.js';
+
+const projectId = testProjectId('demo-rim');
+const db = new Firestore({ projectId });
+afterAll(async () => {
+  await db.terminate();
+  await releaseProject(projectId);
+});
+
+const passes: string[] = [];
+const app = gatewayAdminRoutes({
+  proxies: new FirestoreProxyStore(db),
+  auth: openAuthenticator(),
+  workers: new FirestoreWorkerStore(db),
+  ownership: new FirestoreOwnershipStore(db),
+  snapshots: new FirestoreSnapshotStore(db),
+  pool: new FirestoreGatewayPoolReader(db),
+  routing: new FirestoreRoutingStore(db),
+  reclaims: new FirestoreReclaimStore(db),
+  requester: {
+    request: async (r) => {
+      passes.push(r.reason);
+    },
+  },
+  clock: new ManualClock(new Date('2026-12-02T03:00:00Z')),
+  log: memoryLogger(),
+  settings: DEFAULT_WORKER_SETTINGS,
+});
+
+const route = (name: string, host: string) => ({ name, match: { hosts: [host] }, policy: 'least-active' });
+
+async function call(method: string, ifMatch?: string, routes?: unknown[]) {
+  const res = await app.request('/routing', {
+    method,
+    headers: {
+      ...(routes ? { 'content-type': 'application/json' } : {}),
+      ...(ifMatch === undefined ? {} : { 'if-match': ifMatch }),
+    },
+    ...(routes ? { body: JSON.stringify({ routes }) } : {}),
+  });
+  return {
+    status: res.status,
+    etag: res.headers.get('etag'),
+    body: (await res.json()) as Record<string, unknown>,
+  };
+}
+
+const names = async () => ((await call('GET')).body.routes as Array<{ name: string }>).map((r) => r.name);
+
+describe('the routing revision and If-Match on PUT /routing', () => {
+  it('is 0 (ETag "0") while none is stored; each PUT bumps it by one', async () => {
+    const none = await call('GET');
+    expect(none).toMatchObject({ status: 200, etag: '"0"', body: { default: true, revision: 0 } });
+
+    const first = await call('PUT', undefined, [route('a', '*')]);
+    expect(first).toMatchObject({ status: 200, etag: '"1"', body: { revision: 1 } });
+    expect(await call('GET')).toMatchObject({ etag: '"1"', body: { default: false, revision: 1 } });
+
+    // The same routes again are still a write: the revision says the routing was written, not how.
+    const again = await call('PUT', undefined, [route('a', '*')]);
+    expect(again).toMatchObject({ status: 200, etag: '"2"', body: { revision: 2 } });
+  });
+
+  it('writes when If-Match names the stored revision, refuses 412 with the current one otherwise', async () => {
+    const { body } = await call('GET');
+    const at = body.revision as number;
+    passes.length = 0;
+
+    const stale = await call('PUT', `"${at - 1}"`, [route('stale', '*')]);
+    expect(stale).toMatchObject({
+      status: 412,
+      etag: `"${at}"`,
+      body: { error: 'precondition_failed', revision: at },
+    });
+    // A weak tag never matches (strong comparison), even of the current revision.
+    expect((await call('PUT', `W/"${at}"`, [route('weak', '*')])).status).toBe(412);
+    expect(await names()).not.toContain('stale');
+    expect(passes).toEqual([]);
+
+    const ok = await call('PUT', `"${at - 1}", "${at}"`, [route('b', '*')]);
+    expect(ok).toMatchObject({ status: 200, etag: `"${at + 1}"`, body: { revision: at + 1 } });
+    expect(await names()).toEqual(['b']);
+    expect(passes).toEqual(['admin']);
+    expect((await call('PUT', '*', [route('c', '*')])).status).toBe(200);
+  });
+
+  it('"0" writes only over no routing at all: the first PUT of two racing ones', async () => {
+    await db.collection(Collections.gatewayConfig).doc(ROUTING_DOC).delete();
+    const results = await Promise.all([
+      call('PUT', '"0"', [route('x', '*')]),
+      call('PUT', '"0"', [route('y', '*')]),
+    ]);
+    expect(results.map((r) => r.status).sort()).toEqual([200, 412]);
+    const winner = results.find((r) => r.status === 200)!;
+    expect(winner.body.revision).toBe(1);
+    const loser = results.find((r) => r.status === 412)!;
+    expect(loser.body).toMatchObject({ error: 'precondition_failed', revision: 1 });
+    expect(await names()).toEqual([(winner.body.routes as Array<{ name: string }>)[0]!.name]);
+  });
+
+  it('counts a routing stored before revisions as revision 1, and a PUT fixes one that no longer parses', async () => {
+    const doc = db.collection(Collections.gatewayConfig).doc(ROUTING_DOC);
+    await doc.set({
+      routes: [route('old', '*')],
+      targetChecks: {},
+      updatedAt: Timestamp.now(),
+      updatedBy: 'before-revisions',
+    });
+    expect(await call('GET')).toMatchObject({ etag: '"1"', body: { revision: 1 } });
+    // Out of shape (a route without a policy): GET cannot read it, but If-Match still sees its revision.
+    await doc.set({ routes: [{ name: 'broken' }], updatedAt: Timestamp.now(), updatedBy: 'x', revision: 7 });
+    expect((await call('PUT', '"6"', [route('fixed', '*')])).status).toBe(412);
+    expect(await call('PUT', '"7"', [route('fixed', '*')])).toMatchObject({
+      status: 200,
+      body: { revision: 8 },
+    });
+    expect(await names()).toEqual(['fixed']);
+  });
+
+  it('refuses a malformed If-Match (400 invalid_request), writing nothing', async () => {
+    const before = await call('GET');
+    const r = await call('PUT', '7', [route('z', '*')]);
+    expect(r).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
+    expect(await call('GET')).toEqual(before);
+  });
+});
