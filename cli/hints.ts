@@ -27,7 +27,8 @@ const HINTS: Record<string, Hint> = {
   // A proxy's own routes (…/spec, …/reconcile) answer not_found for an unknown proxy too; only the
   // API's catch-all says "no such route" (an API older than the route).
   not_found: (b, _s, path) =>
-    /^\/v1\/proxies\/[^/]+(\/spec|\/reconcile)?$/.test(path) && !routeMissing('not_found', b)
+    /^\/v1\/(proxies\/[^/]+(\/spec|\/reconcile)?|gateway\/reclaims\/[^/]+)$/.test(path) &&
+    !routeMissing('not_found', b)
       ? 'no such proxy: `proxyplane proxies list` shows the names'
       : `the API has no route ${path}: is it older than this CLI?`,
   already_exists: () => 'that name is taken: pick another, or `proxyplane proxies delete NAME` first',
@@ -39,7 +40,9 @@ const HINTS: Record<string, Hint> = {
     `the managed proxies' firewall opens only ${ports(b.allowedPorts)}: use one of those as the port, or open another in the deployment (Terraform's proxy_port) first`,
   deletion_requested: () => 'the proxy is being deleted; its spec is frozen',
   precondition_failed: (b) =>
-    `someone else changed the proxy since this command read it (it is now at generation ${num(b.generation)}): run the command again`,
+    b.revision !== undefined
+      ? `someone else kept changing the routing while this command wrote it (it is now at revision ${num(b.revision)}): run the command again`
+      : `someone else changed the proxy since this command read it (it is now at generation ${num(b.generation)}): run the command again`,
   conflict: () => 'someone else kept changing the same thing: run the command again',
   payload_too_large: () => 'the request is over 64 KiB',
   unavailable: () => 'the service could not do it right now: retry in a few seconds',

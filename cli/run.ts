@@ -3,6 +3,14 @@
 import { type Parsed, parseCommand } from './args.js';
 import { applyOptions, applyProxies, patchOptions, patchProxy, reconcileProxy } from './commands/apply.js';
 import { watchFleet, watchOptions } from './commands/fleet-watch.js';
+import {
+  listWorkers,
+  reclaimOptions,
+  reclaimProxy,
+  showOwnership,
+  unreclaimProxy,
+  workersOptions,
+} from './commands/gateway.js';
 import { jobAction, listJobs } from './commands/jobs.js';
 import {
   acquireLease,
@@ -14,6 +22,7 @@ import {
   reportOptions,
 } from './commands/leases.js';
 import { createProxies, deleteProxy, getProxy, listProxies, proxyOptions } from './commands/proxies.js';
+import { applyRouting, getRouting, routingApplyOptions } from './commands/routing.js';
 import { type CliEnv, resolveApiUrl, type TokenSources } from './config.js';
 import type { Command, Io } from './context.js';
 import { UsageError } from './errors.js';
@@ -43,6 +52,16 @@ const COMMANDS: Record<string, Record<string, { run: Command; options: Options }
     release: { run: releaseLease, options: {} },
   },
   fleet: { watch: { run: watchFleet, options: watchOptions } },
+  routing: {
+    get: { run: getRouting, options: {} },
+    apply: { run: applyRouting, options: routingApplyOptions },
+  },
+  gateway: {
+    workers: { run: listWorkers, options: workersOptions },
+    ownership: { run: showOwnership, options: {} },
+    reclaim: { run: reclaimProxy, options: reclaimOptions },
+    unreclaim: { run: unreclaimProxy, options: {} },
+  },
   jobs: {
     list: { run: listJobs, options: {} },
     run: { run: jobAction('run'), options: {} },

@@ -17,6 +17,13 @@ Leases (crawler):
   leases release ID
 Fleet:
   fleet watch [--interval SECONDS] [--once] [--count N]   live table of every proxy
+Gateway routing and workers (admin):
+  routing get                      the gateways' ordered routes; -o yaml saves a file apply -f takes back
+  routing apply -f FILE            replace the routing (unchanged: nothing written; never over a newer edit)
+  gateway workers [--all]          the workers in view (--all: every stored one) and what each holds
+  gateway ownership                each gateway-pool proxy's owner and the capacity it could still carry
+  gateway reclaim NAME [--ttl SECONDS]   take a pool proxy out (drained first) for 60 s to 7 days (1 h)
+  gateway unreclaim NAME           end a reclaim early
 Jobs (admin):
   jobs list
   jobs run|pause|resume NAME
