@@ -375,6 +375,27 @@ describe('reconcile handler: external, conflicts, poison', () => {
     expect(t.log.lines.filter((l) => l.severity === 'ERROR')).toEqual([]);
   });
 
+  it('a field it does not know (a newer publisher, mid-rollout) is dropped and named once, and the pass runs', async () => {
+    await create();
+    const payload = { proxy: 'p1', reason: 'created', origin: 'api-v9', traceparent: 'secret-ish' };
+    const data = Buffer.from(JSON.stringify(payload)).toString('base64');
+    await onReconcileEvent(t.deps, { data: { message: { data, messageId: 'm1' } } });
+    expect(t.provider.created).toBe(1);
+    expect((await t.doc())!.status.phase).toBe('Provisioning');
+    const warned = t.log.lines.filter((l) => l.event === 'pubsub.unknown_fields');
+    expect(warned).toEqual([
+      expect.objectContaining({
+        severity: 'WARNING',
+        proxy: 'p1',
+        topic: 'reconcile-requests',
+        fields: ['origin', 'traceparent'],
+        messageId: 'm1',
+      }),
+    ]);
+    expect(JSON.stringify(t.log.lines)).not.toContain('secret-ish');
+    expect(t.log.lines.filter((l) => l.severity === 'ERROR')).toEqual([]);
+  });
+
   it('logs one JSON line per pass with severity, proxy, branch and phase', async () => {
     await create();
     await t.run('p1', 'created');
