@@ -129,6 +129,19 @@ describe('unrecorded-instance requests', () => {
     );
   });
 
+  // Up to ~15 deliveries per instance: each asks about its one uid, never reads the uid of every proxy
+  // (liveUids, the GC's live set).
+  it('ask whether a document holds the one uid, without reading every document', async () => {
+    const t = await setup();
+    t.provider.bootAll();
+    t.store.liveUids = async () => {
+      throw new Error('a full scan of the proxies collection');
+    };
+    await t.store.create(aProxy({ name: 'other' }));
+    await expect(handleReconcile(t.deps, t.request)).resolves.toMatchObject({ passes: 0 });
+    expect(t.provider.instances.get(t.providerId)?.deletingFor).not.toBeNull();
+  });
+
   it('are taken with a field this version does not know beside the instance (a newer publisher)', async () => {
     const t = await setup();
     t.provider.bootAll();
