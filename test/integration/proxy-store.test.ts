@@ -1,5 +1,6 @@
 // The ProxyStore contract against the in-memory fake and the Firestore adapter on the emulator, plus what
 // only Firestore can show: how a document reads in the console.
+import { randomUUID } from 'node:crypto';
 import { Firestore, Timestamp } from '@google-cloud/firestore';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
@@ -165,5 +166,41 @@ describe('FirestoreProxyStore live set (the GC must never see a partial one)', (
     expect((err as StoreError).kind).toBe('invalid');
     expect((err as StoreError).message).toContain('proxies/uidless');
     await db.doc('proxies/uidless').delete();
+  });
+});
+
+describe('FirestoreProxyStore holdsUid (one indexed lookup, what an unrecorded-instance request asks)', () => {
+  const projectId = testProjectId();
+  const db = new Firestore({ projectId });
+  const store = new FirestoreProxyStore(db);
+  afterAll(() => db.terminate());
+
+  it('finds the document holding a uid, and none for a uid nobody holds', async () => {
+    const held = aProxy({ name: 'holder' });
+    await store.create(held);
+    expect(await store.holdsUid(held.uid)).toBe(true);
+    expect(await store.holdsUid(randomUUID())).toBe(false);
+    await db.doc('proxies/holder').delete();
+    expect(await store.holdsUid(held.uid)).toBe(false);
+  });
+
+  it('counts a document that no longer fits the model by its raw uid field, as the live set does', async () => {
+    const uid = randomUUID();
+    await db
+      .doc('proxies/odd-holder')
+      .set({ name: 'odd-holder', uid, spec: { mode: 'sideways' }, status: 7 });
+    await expect(store.get('odd-holder')).rejects.toBeInstanceOf(InvalidStoredProxy);
+    expect(await store.holdsUid(uid)).toBe(true);
+    await db.doc('proxies/odd-holder').delete();
+  });
+
+  it('is not failed by a document without a uid, which claims no instance (liveUids fails on it)', async () => {
+    const held = aProxy({ name: 'beside-uidless' });
+    await store.create(held);
+    await db.doc('proxies/uidless-2').set({ name: 'uidless-2', spec: { mode: 'managed' } });
+    expect(await store.holdsUid(held.uid)).toBe(true);
+    expect(await store.holdsUid(randomUUID())).toBe(false);
+    await db.doc('proxies/uidless-2').delete();
+    await db.doc('proxies/beside-uidless').delete();
   });
 });

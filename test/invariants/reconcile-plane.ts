@@ -32,6 +32,7 @@ export class CountingStore {
       list: (f) => inner.list(f),
       listAll: (f) => inner.listAll(f),
       liveUids: () => inner.liveUids(),
+      holdsUid: (u) => inner.holdsUid(u),
       listDue: (u, l) => inner.listDue(u, l),
       create: (p) => inner.create(p),
       replaceSpec: (n, s, v) => record('replaceSpec', n, inner.replaceSpec(n, s, v)),

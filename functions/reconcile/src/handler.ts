@@ -7,7 +7,7 @@
 // Duplicate and concurrent deliveries are harmless: every write is conditional on the version read, and
 // a lost race re-runs the pass from a fresh read.
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
-import { decodePubSubCloudEvent } from '../../../shared/src/adapters/pubsub/decode-push.js';
+import { decodePubSubCloudEvent, logUnknownFields } from '../../../shared/src/adapters/pubsub/decode-push.js';
 import { ConditionType } from '../../../shared/src/domain/proxy.js';
 import {
   isKnownReconcileReason,
@@ -125,8 +125,9 @@ function logPass(log: Logger, pass: number, r: PassResult, durationMs: number): 
 
 /**
  * The function body: decode the push, then handle. A message that cannot be decoded is poison: it is
- * acknowledged and logged (returning normally), never retried; an unknown reason is not such a message
- * (ReceivedReconcileRequest). A document that no longer fits the model
+ * acknowledged and logged (returning normally), never retried; an unknown reason or an unknown top-level
+ * field is not such a message (ReceivedReconcileRequest: the field is dropped, and named once here). A
+ * document that no longer fits the model
  * likewise: retrying cannot fix it (and one whose deletion was requested is removed: invalid-document.ts).
  */
 export async function onReconcileEvent(deps: ReconcileDeps, event: unknown): Promise<void> {
@@ -139,6 +140,7 @@ export async function onReconcileEvent(deps: ReconcileDeps, event: unknown): Pro
     });
     return;
   }
+  logUnknownFields(deps.log.child({ proxy: decoded.value.proxy }), decoded, 'reconcile-requests');
   try {
     await handleReconcile(deps, decoded.value);
   } catch (err) {

@@ -129,15 +129,32 @@ describe('reconcile handler: managed lifecycle', () => {
     await t.run('p1', 'created');
     await t.store.requestDeletion('p1', t.clock.now());
     await t.run('p1', 'delete-requested');
+    const provisioned = async () => (await t.doc())!.status.conditions.find((c) => c.type === 'Provisioned');
     expect((await t.doc())!.status).toMatchObject({
       phase: 'Deleting',
       nextReconcileAt: new Date(t.clock.now().getTime() + iv.DeletionPoll),
     });
+    // The delete was refused, not under way: the status says what reconcile waits for.
+    expect(await provisioned()).toMatchObject({
+      status: 'False',
+      reason: ProvisionedReason.DeletionWaitingForCreation,
+      message: "waiting for the instance's creation to finish before deleting it",
+    });
+    const writes = t.store.writes;
     t.clock.advance(iv.DeletionPoll);
     await t.run();
     expect(t.provider.callsOf('delete')).toBe(2);
     expect([...t.provider.instances.values()][0]?.deletingFor).toBeNull();
+    // Refused again: only the due time moves.
+    expect(t.store.writes).toBe(writes + 1);
+    expect((await provisioned())?.reason).toBe(ProvisionedReason.DeletionWaitingForCreation);
     t.provider.bootAll();
+    t.clock.advance(iv.DeletionPoll);
+    await t.run();
+    expect(await provisioned()).toMatchObject({
+      reason: ProvisionedReason.Deleting,
+      message: 'deleting the instance',
+    });
     for (let i = 0; i < 4 && (await t.doc()); i++) {
       t.clock.advance(iv.DeletionPoll);
       await t.run();
@@ -372,6 +389,27 @@ describe('reconcile handler: external, conflicts, poison', () => {
     await push('requeue', 'm2');
     await push('rebalanced', 'm3');
     expect(reads).toEqual([false, true]);
+    expect(t.log.lines.filter((l) => l.severity === 'ERROR')).toEqual([]);
+  });
+
+  it('a field it does not know (a newer publisher, mid-rollout) is dropped and named once, and the pass runs', async () => {
+    await create();
+    const payload = { proxy: 'p1', reason: 'created', origin: 'api-v9', traceparent: 'secret-ish' };
+    const data = Buffer.from(JSON.stringify(payload)).toString('base64');
+    await onReconcileEvent(t.deps, { data: { message: { data, messageId: 'm1' } } });
+    expect(t.provider.created).toBe(1);
+    expect((await t.doc())!.status.phase).toBe('Provisioning');
+    const warned = t.log.lines.filter((l) => l.event === 'pubsub.unknown_fields');
+    expect(warned).toEqual([
+      expect.objectContaining({
+        severity: 'WARNING',
+        proxy: 'p1',
+        topic: 'reconcile-requests',
+        fields: ['origin', 'traceparent'],
+        messageId: 'm1',
+      }),
+    ]);
+    expect(JSON.stringify(t.log.lines)).not.toContain('secret-ish');
     expect(t.log.lines.filter((l) => l.severity === 'ERROR')).toEqual([]);
   });
 

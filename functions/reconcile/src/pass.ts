@@ -252,7 +252,8 @@ async function act(provider: Provider, plan: Plan): Promise<ActionResult> {
   const action = plan.action!;
   try {
     if (action.kind === 'create') return { ok: true, ...(await provider.create(action.request)) };
-    if (action.kind === 'delete') await provider.delete(action.providerId);
+    if (action.kind === 'delete')
+      return { ok: true, deleteOutcome: await provider.delete(action.providerId) };
     return { ok: true };
   } catch (err) {
     if (err instanceof ProviderError) return { ok: false, failure: err.toFailure() };

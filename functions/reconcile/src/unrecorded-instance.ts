@@ -26,7 +26,7 @@ import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-pub
 import { TransientReconcileError } from './pass.js';
 
 export interface UnrecordedDeps {
-  store: Pick<ProxyStore, 'liveUids'>;
+  store: Pick<ProxyStore, 'holdsUid'>;
   providers: ProviderRegistry;
   publisher: ReconcilePublisher;
 }
@@ -88,7 +88,7 @@ export async function handleUnrecorded(
     });
     return 'left-to-gc';
   }
-  if ((await deps.store.liveUids()).has(instance.uid)) {
+  if (await deps.store.holdsUid(instance.uid)) {
     log.info('unrecorded instance belongs to a proxy after all; its passes own it', fields);
     return 'owned';
   }

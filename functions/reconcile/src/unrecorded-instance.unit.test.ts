@@ -12,7 +12,7 @@ import { FakeProvider } from '../../../shared/src/testing/fake-provider.js';
 import { InMemoryProxyStore } from '../../../shared/src/testing/in-memory-proxy-store.js';
 import { InMemoryReplacementSlots } from '../../../shared/src/testing/in-memory-replacement-slots.js';
 import { aProxy } from '../../../shared/src/testing/proxy-fixtures.js';
-import { handleReconcile, type ReconcileDeps } from './handler.js';
+import { handleReconcile, onReconcileEvent, type ReconcileDeps } from './handler.js';
 import { noHealth } from './health-source.js';
 import { TransientReconcileError } from './pass.js';
 
@@ -126,6 +126,30 @@ describe('unrecorded-instance requests', () => {
       expect.objectContaining({
         message: 'could not delete an instance its deleted proxy never recorded; the orphan GC will',
       }),
+    );
+  });
+
+  // Up to ~15 deliveries per instance: each asks about its one uid, never reads the uid of every proxy
+  // (liveUids, the GC's live set).
+  it('ask whether a document holds the one uid, without reading every document', async () => {
+    const t = await setup();
+    t.provider.bootAll();
+    t.store.liveUids = async () => {
+      throw new Error('a full scan of the proxies collection');
+    };
+    await t.store.create(aProxy({ name: 'other' }));
+    await expect(handleReconcile(t.deps, t.request)).resolves.toMatchObject({ passes: 0 });
+    expect(t.provider.instances.get(t.providerId)?.deletingFor).not.toBeNull();
+  });
+
+  it('are taken with a field this version does not know beside the instance (a newer publisher)', async () => {
+    const t = await setup();
+    t.provider.bootAll();
+    const data = Buffer.from(JSON.stringify({ ...t.request, attempt: 2 })).toString('base64');
+    await onReconcileEvent(t.deps, { data: { message: { data, messageId: 'm1' } } });
+    expect(t.provider.instances.get(t.providerId)?.deletingFor).not.toBeNull();
+    expect(t.log.lines).toContainEqual(
+      expect.objectContaining({ event: 'pubsub.unknown_fields', fields: ['attempt'], severity: 'WARNING' }),
     );
   });
 

@@ -7,10 +7,10 @@ import { FirestoreJobRunStore } from '../../../shared/src/adapters/firestore/job
 import { FirestoreProxyStore } from '../../../shared/src/adapters/firestore/proxy-store.js';
 import { jsonLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { createPubSub } from '../../../shared/src/adapters/pubsub/client.js';
-import { decodePubSubCloudEvent } from '../../../shared/src/adapters/pubsub/decode-push.js';
+import { decodePubSubCloudEvent, logUnknownFields } from '../../../shared/src/adapters/pubsub/decode-push.js';
 import { PubSubPublisher } from '../../../shared/src/adapters/pubsub/publisher.js';
 import { PubSubReconcilePublisher } from '../../../shared/src/adapters/pubsub/reconcile-publisher.js';
-import { Tick } from '../../../shared/src/messages/tick.js';
+import { ReceivedTick } from '../../../shared/src/messages/tick.js';
 import { systemClock } from '../../../shared/src/ports/clock.js';
 import { pollIntervals } from '../../reconcile/src/config.js';
 import { loadRequeueConfig, marginMs, steadyRefreshMs, tickPeriodMs } from './config.js';
@@ -47,12 +47,13 @@ const deps: SweepDeps = {
 };
 
 functions.cloudEvent('requeue', async (event: functions.CloudEvent<unknown>) => {
-  const tick = decodePubSubCloudEvent(event, Tick);
+  const tick = decodePubSubCloudEvent(event, ReceivedTick);
   if (!tick.ok) {
     // Poison: acknowledged and logged, never retried forever.
     log.error('malformed tick acknowledged', { error: tick.error.kind, messageId: tick.messageId });
     return;
   }
+  logUnknownFields(log, tick, 'ticks-requeue');
   const stamped = tick.publishTime ? new Date(tick.publishTime) : systemClock.now();
   try {
     const tickAt = Number.isNaN(stamped.getTime()) ? systemClock.now() : stamped;

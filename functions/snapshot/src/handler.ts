@@ -1,10 +1,13 @@
-// The snapshot function's handler: decode (a tick or a request; anything else is poison, acknowledged and
-// logged) → one pass. A busy planner or a failed step is retried through Pub/Sub for a request (it may
-// carry news the running pass has not seen), and left to the next tick for a tick (retrying a tick only
-// piles passes up).
+// The snapshot function's handler: decode (a tick or a request, a field this version does not know dropped
+// and named; anything else is poison, acknowledged and logged) → one pass. A busy planner or a failed step
+// is retried through Pub/Sub for a request (it may carry news the running pass has not seen), and left to
+// the next tick for a tick (retrying a tick only piles passes up).
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
-import { decodePubSubCloudEvent } from '../../../shared/src/adapters/pubsub/decode-push.js';
-import { SnapshotTopicPayload } from '../../../shared/src/messages/worker-snapshot-request.js';
+import { decodePubSubCloudEvent, logUnknownFields } from '../../../shared/src/adapters/pubsub/decode-push.js';
+import {
+  ReceivedSnapshotTopicPayload,
+  SNAPSHOT_REQUESTS_TOPIC,
+} from '../../../shared/src/messages/worker-snapshot-request.js';
 import type { SnapshotPassDeps } from './deps.js';
 import { type PassSummary, PlannerBusy, runSnapshotPass } from './pass.js';
 import { retireOldWorkers } from './retention.js';
@@ -16,7 +19,7 @@ export async function handleSnapshotEvent(
   deps: SnapshotPassDeps & { log: Logger },
   event: unknown,
 ): Promise<{ outcome: SnapshotOutcome; summary?: PassSummary }> {
-  const decoded = decodePubSubCloudEvent(event, SnapshotTopicPayload);
+  const decoded = decodePubSubCloudEvent(event, ReceivedSnapshotTopicPayload);
   if (!decoded.ok) {
     deps.log.error('malformed snapshot request acknowledged', {
       error: decoded.error.kind,
@@ -24,6 +27,7 @@ export async function handleSnapshotEvent(
     });
     return { outcome: 'poison' };
   }
+  logUnknownFields(deps.log, decoded, SNAPSHOT_REQUESTS_TOPIC);
   const isTick = 'job' in decoded.value;
   const trigger = isTick ? { tick: (decoded.value as { job: string }).job } : decoded.value;
   try {

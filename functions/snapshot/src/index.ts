@@ -9,7 +9,7 @@ import { createPubSub } from '../../../shared/src/adapters/pubsub/client.js';
 import { decodePubSubCloudEvent } from '../../../shared/src/adapters/pubsub/decode-push.js';
 import { PubSubSnapshotPublisher } from '../../../shared/src/adapters/pubsub/snapshot-publisher.js';
 import { sha256Hex } from '../../../shared/src/messages/gateway-snapshot.js';
-import { Tick } from '../../../shared/src/messages/tick.js';
+import { ReceivedTick } from '../../../shared/src/messages/tick.js';
 import { systemClock } from '../../../shared/src/ports/clock.js';
 import { recordRun } from '../../../shared/src/ports/job-runs.js';
 import { loadSnapshotConfig } from './config.js';
@@ -43,8 +43,9 @@ const recording = {
 };
 
 functions.cloudEvent('snapshot', async (event: functions.CloudEvent<unknown>) => {
-  // Scheduler ticks are runs of the snapshot-tick job (issue 11); worker requests are not.
-  const tick = decodePubSubCloudEvent(event, Tick);
+  // Scheduler ticks are runs of the snapshot-tick job (issue 11); worker requests are not. Read as the
+  // handler reads them (which logs any field dropped: once per delivery, there).
+  const tick = decodePubSubCloudEvent(event, ReceivedTick);
   if (!tick.ok || tick.value.job !== SnapshotJob) {
     await handleSnapshotEvent(deps, event);
     return;

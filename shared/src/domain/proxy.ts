@@ -166,6 +166,11 @@ export const ProvisionedReason = {
   /** Provisioned=True: the spec hash is stale, but no replacement slot is free; the old instance serves. */
   ReplacementQueued: 'ReplacementQueued',
   Deleting: 'Deleting',
+  /**
+   * Provisioned=False while a proxy is being deleted: the provider refused the delete for now because the
+   * instance is still being created (Provider.delete 'not-ready'); asked again every DeletionPoll.
+   */
+  DeletionWaitingForCreation: 'DeletionWaitingForCreation',
   ExternalEndpoint: 'ExternalEndpoint',
   QuotaExceeded: 'QuotaExceeded',
   CloudInitError: 'CloudInitError',

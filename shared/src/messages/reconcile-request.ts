@@ -37,7 +37,8 @@ const instanceGoesWithItsReason = {
 /**
  * Payload of the reconcile-requests topic, as every publisher sends it: which proxy, and why (for logs;
  * the pass is the same) — except reason `unrecorded-instance`, which carries the instance to delete and
- * runs no pass.
+ * runs no pass. Strict: a field our own publisher misspells fails its publish (and its tests), where the
+ * receiving side (ReceivedReconcileRequest) would only drop it.
  */
 export const ReconcileRequest = z
   .object({ proxy: ProxyName, reason: ReconcileReason, instance: UnrecordedInstance.optional() })
@@ -53,10 +54,13 @@ export type ReconcileRequest = z.infer<typeof ReconcileRequest>;
  * this function does not know — a newer publisher's, while a deployment rolls out function by function —
  * is still a request for a pass, never poison (contract seed §7: a new enum value is handled as
  * UNSPECIFIED). Dropping it would leave the change it announces to the requeue sweep's slow recovery.
+ * Likewise a top-level field it does not know (a newer publisher's): dropped, and named in one WARNING
+ * per delivery (decode-push.ts logUnknownFields), never poison — refused, an `unrecorded-instance`
+ * request would leave its instance to the orphan GC. What it does know is held as strictly as ever:
+ * `instance` goes with reason `unrecorded-instance` only, and `instance` itself is strict.
  */
 export const ReceivedReconcileRequest = z
   .object({ proxy: ProxyName, reason: z.string().min(1).max(64), instance: UnrecordedInstance.optional() })
-  .strict()
   .refine(
     (r) => (r.reason === 'unrecorded-instance') === (r.instance !== undefined),
     instanceGoesWithItsReason,

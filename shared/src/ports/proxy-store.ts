@@ -64,6 +64,13 @@ export interface ProxyStore {
    * because a live set missing one proxy would make that proxy's instance look orphaned.
    */
   liveUids(): Promise<Set<string>>;
+  /**
+   * Whether a document holds this uid — one being deleted, or one that no longer fits the model, too: only
+   * the raw `uid` field is compared, so such a document still claims the instance named after it. One
+   * indexed lookup, not liveUids()'s read of every document: for a caller asking about one instance
+   * (reconcile's unrecorded-instance request). A document with no uid holds none, and claims nothing.
+   */
+  holdsUid(uid: string): Promise<boolean>;
 }
 
 export class StoreError extends Error {

@@ -93,6 +93,10 @@ export class InMemoryProxyStore implements ProxyStore {
     return new Set([...this.docs.values()].map((e) => e.proxy.uid));
   }
 
+  async holdsUid(uid: string): Promise<boolean> {
+    return [...this.docs.values()].some((e) => e.proxy.uid === uid);
+  }
+
   /** `change` returns the new document, or null for "nothing to write" (still reported as written). */
   private conditional(
     name: string,

@@ -85,6 +85,11 @@ export class ObservedProxyStore implements ProxyStore {
     return this.inner.liveUids();
   }
 
+  async holdsUid(uid: string): Promise<boolean> {
+    await this.intercept('holdsUid');
+    return this.inner.holdsUid(uid);
+  }
+
   private async write(op: WriteOp, name: string): Promise<void> {
     this.writeCalls.push({ op, name });
     await this.intercept(op);

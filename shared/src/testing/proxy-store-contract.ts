@@ -201,6 +201,19 @@ export function proxyStoreContract(label: string, subject: () => Promise<Contrac
       expect(await store.liveUids()).toEqual(new Set([going.uid, external.uid]));
     });
 
+    it('says whether a document holds a uid, one being deleted included', async () => {
+      const kept = aProxy({ name: 'kept' });
+      const going = aProxy({ name: 'going' });
+      expect(await store.holdsUid(kept.uid)).toBe(false);
+      for (const p of [kept, going]) await store.create(p);
+      expect(await store.requestDeletion('going', at('2026-01-02T00:00:00Z'))).toBe('written');
+      expect(await store.holdsUid(kept.uid)).toBe(true);
+      expect(await store.holdsUid(going.uid)).toBe(true);
+      expect(await store.holdsUid('00000000-0000-4000-8000-000000000000')).toBe(false);
+      await store.deleteDocument('going', (await store.get('going'))!.version);
+      expect(await store.holdsUid(going.uid)).toBe(false);
+    });
+
     it('filters lists by phase and attributes', async () => {
       await store.create(
         aProxy({

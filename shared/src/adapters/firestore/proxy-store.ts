@@ -174,6 +174,17 @@ export class FirestoreProxyStore implements ProxyStore {
     return uids;
   }
 
+  async holdsUid(uid: string): Promise<boolean> {
+    // An equality on the raw field, served by the automatic single-field index on `uid` (terraform/
+    // firestore.tf exempts no field of proxies); only the uid is read, so a document that no longer fits
+    // the model still claims its instance, as in liveUids.
+    const snaps = await this.run(
+      () => this.proxies.where('uid', '==', uid).limit(1).select('uid').get(),
+      'find the proxy holding a uid',
+    );
+    return !snaps.empty;
+  }
+
   private parse(snap: DocumentSnapshot): ProxyResource {
     const data = snap.data()!;
     try {

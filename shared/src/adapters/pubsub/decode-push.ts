@@ -1,11 +1,15 @@
 // Decoding the CloudEvent a Pub/Sub-triggered function receives, without ever throwing: a message that
 // cannot be decoded is poison (retrying cannot fix it), so the handler acks it and logs the failure.
+// A payload field the schema does not know is dropped by a received schema (shared/src/messages: a newer
+// publisher's, during a rollout) rather than refused; `unknownFields` names them, so that the handler can
+// say so once per delivery (logUnknownFields) — by name, never by value.
 // Two input shapes reach a handler (../shared/design/gcp-offline-recipes.md §1):
 //  - the messagePublished CloudEvent: `ce.data.message.{data,attributes,messageId,publishTime}` (GCP's
 //    Eventarc and the functions-framework's conversion of an emulator push both give this);
 //  - the raw push body `{subscription, message}` with no `ce.data`, which the framework passes through
 //    unconverted when the message has no `data` (attributes-only messages).
 import type { z } from 'zod';
+import type { Logger } from '../log/json-logger.js';
 
 export interface PubsubMessage {
   data?: string;
@@ -30,7 +34,15 @@ export interface PushDecodeError {
 }
 
 export type DecodedPush<T> =
-  | { ok: true; value: T; messageId: string; attributes: Record<string, string>; publishTime?: string }
+  | {
+      ok: true;
+      value: T;
+      messageId: string;
+      attributes: Record<string, string>;
+      publishTime?: string;
+      /** Top-level payload fields the schema dropped (sorted names; [] for a strict schema, always). */
+      unknownFields: string[];
+    }
   | { ok: false; error: PushDecodeError; messageId?: string; attributes: Record<string, string> };
 
 // Standard base64 with padding, as Pub/Sub encodes `data`; Buffer.from(…, 'base64') alone would
@@ -87,5 +99,38 @@ export function decodePubSubCloudEvent<S extends z.ZodType>(
     messageId: messageId ?? '',
     attributes,
     ...(typeof message?.publishTime === 'string' ? { publishTime: message.publishTime } : {}),
+    unknownFields: droppedKeys(json, parsed.data),
   };
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The payload's top-level keys that the parsed value does not carry: what a stripping schema dropped. */
+function droppedKeys(json: unknown, value: unknown): string[] {
+  if (!isRecord(json) || !isRecord(value)) return [];
+  return Object.keys(json)
+    .filter((k) => !Object.hasOwn(value, k))
+    .sort();
+}
+
+/** Bounds on what one line repeats of a payload's field names (a publisher could send thousands). */
+const MAX_NAMES = 20;
+const MAX_NAME_LENGTH = 64;
+
+/**
+ * The one WARNING per delivery that a message carried fields this version does not know, and that they
+ * were ignored: a newer publisher's while a deployment rolls out function by function (contract seed §7),
+ * or a publisher's bug. Names only (bounded), never values: a field may hold anything.
+ */
+export function logUnknownFields(log: Logger, decoded: DecodedPush<unknown>, topic: string): void {
+  if (!decoded.ok || decoded.unknownFields.length === 0) return;
+  const names = decoded.unknownFields;
+  log.warn('message fields this version does not know were ignored', {
+    event: 'pubsub.unknown_fields',
+    topic,
+    fields: names.slice(0, MAX_NAMES).map((n) => n.slice(0, MAX_NAME_LENGTH)),
+    fieldCount: names.length,
+    messageId: decoded.messageId,
+  });
 }

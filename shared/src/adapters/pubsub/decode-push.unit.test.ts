@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { decodePubSubCloudEvent } from './decode-push.js';
+import { memoryLogger } from '../log/json-logger.js';
+import { decodePubSubCloudEvent, logUnknownFields } from './decode-push.js';
 
 const Payload = z.object({ proxy: z.string().min(1), n: z.number().int() }).strict();
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
@@ -28,6 +29,7 @@ describe('decodePubSubCloudEvent', () => {
       messageId: '7',
       attributes: { k: 'v' },
       publishTime: '2026-01-01T00:00:00.000Z',
+      unknownFields: [],
     });
   });
 
@@ -87,5 +89,76 @@ describe('decodePubSubCloudEvent', () => {
     const out = decodePubSubCloudEvent(event({ data: b64('{"proxy":"","n":1}'), messageId: '1' }), Payload);
     expect(out.ok).toBe(false);
     if (!out.ok) expect(out.error.cause).toEqual([expect.objectContaining({ path: ['proxy'] })]);
+  });
+});
+
+describe('fields a received schema does not know', () => {
+  const Received = z.object({ proxy: z.string().min(1), n: z.number().int() });
+
+  it('names the top-level fields a stripping schema dropped, sorted, and not those it kept', () => {
+    const out = decodePubSubCloudEvent(
+      event({
+        data: b64('{"zeta":{"a":1},"proxy":"p","n":1,"alpha":"secret-ish","constructor":0}'),
+        messageId: '1',
+      }),
+      Received,
+    );
+    expect(out).toMatchObject({
+      ok: true,
+      value: { proxy: 'p', n: 1 },
+      unknownFields: ['alpha', 'constructor', 'zeta'],
+    });
+  });
+
+  it('names none when there are none, or when the payload is not an object', () => {
+    const plain = decodePubSubCloudEvent(event({ data: b64('{"proxy":"p","n":1}') }), Received);
+    expect(plain.ok && plain.unknownFields).toEqual([]);
+    const any = decodePubSubCloudEvent(event({ data: b64('[1,2]') }), z.unknown());
+    expect(any.ok && any.unknownFields).toEqual([]);
+  });
+
+  it('logs them once at WARNING, by name, never by value', () => {
+    const log = memoryLogger();
+    const out = decodePubSubCloudEvent(
+      event({ data: b64('{"proxy":"p","n":1,"token":"hunter2"}'), messageId: 'm7' }),
+      Received,
+    );
+    logUnknownFields(log, out, 'reconcile-requests');
+    expect(log.lines).toEqual([
+      expect.objectContaining({
+        severity: 'WARNING',
+        event: 'pubsub.unknown_fields',
+        topic: 'reconcile-requests',
+        fields: ['token'],
+        fieldCount: 1,
+        messageId: 'm7',
+      }),
+    ]);
+    expect(JSON.stringify(log.lines)).not.toContain('hunter2');
+  });
+
+  it('logs nothing for a message with no such field, or one that failed', () => {
+    const log = memoryLogger();
+    logUnknownFields(log, decodePubSubCloudEvent(event({ data: b64('{"proxy":"p","n":1}') }), Received), 't');
+    logUnknownFields(log, decodePubSubCloudEvent(event({ data: b64('{"x":1}') }), Received), 't');
+    expect(log.lines).toEqual([]);
+  });
+
+  it('bounds what one line repeats of a payload with very many or very long names', () => {
+    const log = memoryLogger();
+    const payload = {
+      proxy: 'p',
+      n: 1,
+      ...Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`f${i}${'x'.repeat(100)}`, i])),
+    };
+    logUnknownFields(
+      log,
+      decodePubSubCloudEvent(event({ data: b64(JSON.stringify(payload)) }), Received),
+      't',
+    );
+    const line = log.lines[0]!;
+    expect(line.fieldCount).toBe(50);
+    expect((line.fields as string[]).length).toBe(20);
+    expect((line.fields as string[]).every((f) => f.length <= 64)).toBe(true);
   });
 });

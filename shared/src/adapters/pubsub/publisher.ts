@@ -1,7 +1,8 @@
 // Publishes a message payload (a zod schema from shared/src/messages) as JSON. The payload is validated
-// before it leaves, so a consumer's decodePubSubCloudEvent with the same schema accepts it; the data is
-// never empty, because the functions-framework does not convert a push without data into a CloudEvent
-// (recipes §1, caveat 2).
+// before it leaves against the strict schema publishers send with, so a consumer's decodePubSubCloudEvent
+// with its received schema (the same, unknown top-level fields dropped rather than refused) accepts it;
+// the data is never empty, because the functions-framework does not convert a push without data into a
+// CloudEvent (recipes §1, caveat 2).
 import type { PubSub, Topic } from '@google-cloud/pubsub';
 import type { z } from 'zod';
 

@@ -4,6 +4,7 @@
 //   transient → returned as an error: the handler throws and Pub/Sub redelivers with backoff
 import { ProvisionedReason, type ProxyResource, type ProxyStatus } from '../proxy.js';
 import { setProvisioned } from './conditions.js';
+import { deleteNotReady } from './delete-not-ready.js';
 import type { ActionResult, Failure, Observation, Plan, PollIntervals } from './types.js';
 
 export function providerFailure(
@@ -54,8 +55,9 @@ export function providerFailure(
 }
 
 /**
- * The second half of a pass that acted: a successful create stages the providerId it returned; a failed
- * action discards what the arm staged (the action did not happen) and goes through providerFailure.
+ * The second half of a pass that acted: a successful create stages the providerId it returned; a delete
+ * refused while the instance is being created says so (delete-not-ready.ts); a failed action discards
+ * what the arm staged (the action did not happen) and goes through providerFailure.
  */
 export function settle(
   proxy: ProxyResource,
@@ -67,6 +69,9 @@ export function settle(
   if (result.ok) {
     if (plan.action?.kind === 'create' && result.providerId) {
       return { ...plan, status: { ...plan.status, providerId: result.providerId } };
+    }
+    if (plan.action?.kind === 'delete' && result.deleteOutcome === 'not-ready') {
+      return deleteNotReady(proxy, plan, obs.now);
     }
     return plan;
   }

@@ -115,6 +115,19 @@ const rows: Row[] = [
     ip: null,
   },
   {
+    arm: 'delete, instance still being created → prov.Delete refused (not-ready), DeletionWaitingForCreation, DeletionPoll',
+    proxy: live({ deletionRequestedAt: now }),
+    obs: obs({ instance: found('Provisioning', null) }),
+    result: { ok: true, deleteOutcome: 'not-ready' },
+    branch: 'delete/instance/not-ready',
+    action: 'delete',
+    requeue: 'after',
+    requeueMs: iv.DeletionPoll,
+    phase: 'Deleting',
+    reason: 'DeletionWaitingForCreation',
+    ip: null,
+  },
+  {
     arm: 'delete, provider gone → PermanentError, document kept',
     proxy: live({ deletionRequestedAt: now }),
     obs: obs({ providerRegistered: false }),
@@ -325,6 +338,19 @@ const rows: Row[] = [
     ip: null,
   },
   {
+    arm: 'hash changed, instance still being created → prov.Delete refused (not-ready), Replacing, DeletionPoll',
+    proxy: live({ status: { specHash: '0000000000000000' } }),
+    obs: obs({ instance: found('Provisioning', null) }),
+    result: { ok: true, deleteOutcome: 'not-ready' },
+    branch: 'replace/delete/not-ready',
+    action: 'delete',
+    requeue: 'after',
+    requeueMs: iv.DeletionPoll,
+    phase: 'Provisioning',
+    reason: 'Replacing',
+    ip: null,
+  },
+  {
     arm: 'hash changed, instance gone → record hash, clear ID/IP, RequeueNow',
     proxy: live({ status: { specHash: '0000000000000000' } }),
     obs: obs({ instance: missing }),
@@ -519,6 +545,61 @@ describe('reconcile: details the table does not show', () => {
         startupScript: '#!/bin/sh\necho hi',
         credentialsSecret,
       },
+    });
+  });
+
+  it('a delete refused while the instance is being created says so, the same on every poll; taken, it says deleting', () => {
+    const deleting = live({ deletionRequestedAt: earlier });
+    const provisioned = (p: Plan) => p.status.conditions.find((c) => c.type === 'Provisioned');
+    const instance = found('Provisioning', null);
+    const refused = (at: Date, proxy: ProxyResource) =>
+      settle(
+        proxy,
+        reconcile(proxy, obs({ now: at, instance }), iv),
+        { ok: true, deleteOutcome: 'not-ready' },
+        { now: at },
+        iv,
+      );
+    const first = refused(now, deleting);
+    expect(provisioned(first)).toMatchObject({
+      status: 'False',
+      reason: 'DeletionWaitingForCreation',
+      message: "waiting for the instance's creation to finish before deleting it",
+    });
+    // The next poll, refused again: only the due time moves (the condition, its transition time included,
+    // stays as written).
+    const written = live({
+      deletionRequestedAt: earlier,
+      status: finalizeStatus(deleting, first.status, first.requeue, now),
+    });
+    const later = new Date(now.getTime() + iv.DeletionPoll);
+    const second = refused(later, written);
+    const next = finalizeStatus(written, second.status, second.requeue, later);
+    expect(next).toEqual({ ...written.status, nextReconcileAt: new Date(later.getTime() + iv.DeletionPoll) });
+    // Taken: the status says the delete is under way.
+    const taken = settle(
+      written,
+      reconcile(written, obs({ now: later, instance }), iv),
+      { ok: true, deleteOutcome: 'deleting' },
+      { now: later },
+      iv,
+    );
+    expect(taken.branch).toBe('delete/instance');
+    expect(provisioned(taken)).toMatchObject({ reason: 'Deleting', message: 'deleting the instance' });
+  });
+
+  it('a replacement whose delete is refused while the instance is being created keeps its reason, and says it waits', () => {
+    const proxy = live({ status: { specHash: '0000000000000000' } });
+    const plan = settle(
+      proxy,
+      reconcile(proxy, obs({ instance: found('Provisioning', null) }), iv),
+      { ok: true, deleteOutcome: 'not-ready' },
+      { now },
+      iv,
+    );
+    expect(plan.status.conditions.find((c) => c.type === 'Provisioned')).toMatchObject({
+      reason: 'Replacing',
+      message: 'spec changed: deleting the old instance once its creation has finished',
     });
   });
 

@@ -144,8 +144,13 @@ export interface Plan {
   slot?: 'take' | 'release';
 }
 
-/** What the handler reports back after acting: create's providerId, or the classified failure. */
-export type ActionResult = { ok: true; providerId?: string } | { ok: false; failure: Failure };
+/**
+ * What the handler reports back after acting: create's providerId, what a delete did (Provider.delete:
+ * 'not-ready' = refused for now, the instance still being created), or the classified failure.
+ */
+export type ActionResult =
+  | { ok: true; providerId?: string; deleteOutcome?: 'deleting' | 'not-ready' }
+  | { ok: false; failure: Failure };
 
 /** The seed's poll intervals (reconcile constants), in milliseconds. */
 export interface PollIntervals {
