@@ -5,6 +5,11 @@
 #   provider.quota_exceeded  reconcile, when the provider reports quota          {proxy, zone}
 #   gc.deleted               gc, for each orphan instance it deletes             {providerId, uid, zone}
 #   gateway.snapshot_age     each gateway worker, every 30 s                     {workerId, ageSeconds}
+#   gateway.traffic          each gateway worker, every 30 s: what it served since its line before (deltas,
+#                            so a restart is no spike), zeros included
+#                            {workerId, requests, outcomes.noUpstream, outcomeQueueDrops, suspectFallbacks}
+#                            outcomes holds every class (ok, authRequired, upstreamFailed, …); the metrics
+#                            read noUpstream only; the line adds {noUpstreamRoutes, activeTunnels}
 #   passive.worker_suspect   probe, for a gateway worker failing nearly every proxy it used
 #                                                                                {workerId, proxies, failing}
 #   provider.request         reconcile and gc, for every provider call (seed §9's provider_requests_total)
@@ -70,6 +75,32 @@ locals {
       event       = "provider.request"
       description = "Provider (Compute Engine) calls by reconcile and gc, by provider, operation and result."
       labels      = { provider = "jsonPayload.provider", op = "jsonPayload.op", result = "jsonPayload.result" }
+    }
+  }
+
+  # The gateway.traffic fields the gateway alerts divide, one distribution each, by worker: a worker's
+  # line is one value of each. The alerts merge a worker's lines of the window into one distribution
+  # (ALIGN_SUM) and read its mean (REDUCE_MEAN: the documented way from a distribution to a number a
+  # threshold compares; no aligner or reducer gives its sum). Both means are over the same lines, so
+  # mean(field) / mean(requests) is sum(field) / sum(requests): the share. `worker` is bounded by the live
+  # workers (gateway_max_instances and the CONNECT VMs): a worker id that went away leaves a series that
+  # stops, as worker_snapshot_age's do.
+  gateway_traffic = {
+    requests = {
+      field       = "jsonPayload.requests"
+      description = "Requests each gateway worker answered (or saw the client leave) per gateway.traffic line."
+    }
+    no_upstream = {
+      field       = "jsonPayload.outcomes.noUpstream"
+      description = "Requests each gateway worker answered 503 no_upstream per gateway.traffic line."
+    }
+    outcome_drops = {
+      field       = "jsonPayload.outcomeQueueDrops"
+      description = "Outcome samples each gateway worker dropped (its report queue full) per gateway.traffic line."
+    }
+    suspect_fallbacks = {
+      field       = "jsonPayload.suspectFallbacks"
+      description = "Requests each gateway worker sent to a SUSPECT proxy for want of a sound one, per gateway.traffic line."
     }
   }
 
@@ -139,6 +170,40 @@ resource "google_logging_metric" "worker_snapshot_age" {
   bucket_options {
     explicit_buckets {
       bounds = [15, 30, 45, 60, 75, 90, 105, 120, 135, 150, 180, 240, 300, 600, 1800, 3600]
+    }
+  }
+
+  depends_on = [google_project_service.enabled]
+}
+
+resource "google_logging_metric" "gateway_traffic" {
+  for_each = local.gateway_traffic
+
+  name        = "proxyplane/gateway_${each.key}"
+  description = each.value.description
+  filter      = "jsonPayload.event=\"gateway.traffic\""
+
+  metric_descriptor {
+    metric_kind = "DELTA"
+    value_type  = "DISTRIBUTION"
+    unit        = "1"
+
+    labels {
+      key        = "worker"
+      value_type = "STRING"
+    }
+  }
+
+  value_extractor  = "EXTRACT(${each.value.field})"
+  label_extractors = { worker = "EXTRACT(jsonPayload.workerId)" }
+
+  # The alerts read the mean, which a distribution keeps exactly (count, mean, sum of squared deviations);
+  # the buckets only shape the charts' heatmaps: counts per 30 s line, 0, then 1, 4, 16, … to ~a billion.
+  bucket_options {
+    exponential_buckets {
+      num_finite_buckets = 16
+      growth_factor      = 4
+      scale              = 1
     }
   }
 
@@ -409,6 +474,116 @@ resource "google_monitoring_alert_policy" "stale_gateway" {
 
   documentation {
     content   = "A gateway worker is serving from an old snapshot (it stops taking traffic at maxStaleAge). ${local.runbook}, \"A stale gateway\"."
+    mime_type = "text/markdown"
+  }
+}
+
+# The three gateway traffic alerts: a share of each worker's requests, over trailing 5-minute windows of its
+# gateway.traffic lines, above a threshold (variables.tf) through every window of the condition's duration.
+# The duration is longer than the window, so one burst — or one unlucky request of an otherwise idle
+# worker, which makes its window's share 100 % — leaves the window before the condition has held long
+# enough: what pages is a share that stays high while the worker keeps serving. A window without a
+# request has no share (0/0) and does not count either way. By worker: each finding is about one worker.
+resource "google_monitoring_alert_policy" "gateway_no_upstream" {
+  display_name          = "proxyplane: a gateway worker answers no_upstream"
+  combiner              = "OR"
+  notification_channels = local.notification_channels
+
+  conditions {
+    display_name = "more than ${var.gateway_no_upstream_alert_percent} % of a worker's requests answered no_upstream for 10 minutes"
+    condition_threshold {
+      filter             = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.gateway_traffic["no_upstream"].name}\""
+      denominator_filter = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.gateway_traffic["requests"].name}\""
+      comparison         = "COMPARISON_GT"
+      threshold_value    = var.gateway_no_upstream_alert_percent / 100
+      duration           = "600s"
+      aggregations {
+        alignment_period     = "300s"
+        per_series_aligner   = "ALIGN_SUM"
+        cross_series_reducer = "REDUCE_MEAN"
+        group_by_fields      = ["metric.label.worker"]
+      }
+      denominator_aggregations {
+        alignment_period     = "300s"
+        per_series_aligner   = "ALIGN_SUM"
+        cross_series_reducer = "REDUCE_MEAN"
+        group_by_fields      = ["metric.label.worker"]
+      }
+    }
+  }
+
+  documentation {
+    content   = "A gateway worker answers a large share of its requests 503 no_upstream: a route has no usable proxy on that worker (fewer proxies than workers, or every one at capacity). ${local.runbook}, \"A gateway answering no_upstream\"."
+    mime_type = "text/markdown"
+  }
+}
+
+resource "google_monitoring_alert_policy" "gateway_outcome_drops" {
+  display_name          = "proxyplane: a gateway worker drops its outcome reports"
+  combiner              = "OR"
+  notification_channels = local.notification_channels
+
+  conditions {
+    display_name = "a worker dropped more than ${var.gateway_outcome_drop_alert_percent} % of its requests' outcomes for 10 minutes"
+    condition_threshold {
+      filter             = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.gateway_traffic["outcome_drops"].name}\""
+      denominator_filter = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.gateway_traffic["requests"].name}\""
+      comparison         = "COMPARISON_GT"
+      threshold_value    = var.gateway_outcome_drop_alert_percent / 100
+      duration           = "600s"
+      aggregations {
+        alignment_period     = "300s"
+        per_series_aligner   = "ALIGN_SUM"
+        cross_series_reducer = "REDUCE_MEAN"
+        group_by_fields      = ["metric.label.worker"]
+      }
+      denominator_aggregations {
+        alignment_period     = "300s"
+        per_series_aligner   = "ALIGN_SUM"
+        cross_series_reducer = "REDUCE_MEAN"
+        group_by_fields      = ["metric.label.worker"]
+      }
+    }
+  }
+
+  documentation {
+    content   = "A gateway worker's outcome queue keeps overflowing: its reports to the control plane are being lost, and passive health judges its proxies on part of the evidence. ${local.runbook}, \"A gateway dropping outcome reports\"."
+    mime_type = "text/markdown"
+  }
+}
+
+resource "google_monitoring_alert_policy" "gateway_suspect_fallbacks" {
+  display_name          = "proxyplane: a gateway worker routes through SUSPECT proxies"
+  combiner              = "OR"
+  notification_channels = local.notification_channels
+
+  conditions {
+    # 15 minutes: a proxy stays SUSPECT until the probe's next verdicts clear it or make it UNHEALTHY
+    # (and replaced), which a short spell of fallbacks is waiting for.
+    display_name = "more than ${var.gateway_suspect_fallback_alert_percent} % of a worker's requests fell back to a SUSPECT proxy for 15 minutes"
+    condition_threshold {
+      filter             = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.gateway_traffic["suspect_fallbacks"].name}\""
+      denominator_filter = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.gateway_traffic["requests"].name}\""
+      comparison         = "COMPARISON_GT"
+      threshold_value    = var.gateway_suspect_fallback_alert_percent / 100
+      duration           = "900s"
+      aggregations {
+        alignment_period     = "300s"
+        per_series_aligner   = "ALIGN_SUM"
+        cross_series_reducer = "REDUCE_MEAN"
+        group_by_fields      = ["metric.label.worker"]
+      }
+      denominator_aggregations {
+        alignment_period     = "300s"
+        per_series_aligner   = "ALIGN_SUM"
+        cross_series_reducer = "REDUCE_MEAN"
+        group_by_fields      = ["metric.label.worker"]
+      }
+    }
+  }
+
+  documentation {
+    content   = "A gateway worker keeps sending requests to SUSPECT proxies because none of the route's sound ones is usable: routes run short of sound proxies. ${local.runbook}, \"A gateway falling back to SUSPECT proxies\"."
     mime_type = "text/markdown"
   }
 }

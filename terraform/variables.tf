@@ -337,6 +337,42 @@ variable "gc_deletions_alert_threshold" {
   }
 }
 
+# The gateway traffic alerts (monitoring.tf) compare shares of a worker's requests, from its gateway.traffic
+# lines, over trailing 5-minute windows; each fires only when the share stays above its threshold for the
+# condition's duration (10 or 15 minutes), so a burst, or one unlucky request of an idle worker, does not page.
+variable "gateway_no_upstream_alert_percent" {
+  description = "Alert when more than this percentage of a gateway worker's requests is answered 503 no_upstream (the route has no usable proxy on that worker: none owned, or all at capacity) through 10 minutes. Crawlers retry a 503, so a few percent is survivable; a tenth of the traffic failing for 10 minutes is a route sized below the gateway fleet or the load (docs/operations.md § A gateway answering no_upstream)."
+  type        = number
+  default     = 10
+
+  validation {
+    condition     = var.gateway_no_upstream_alert_percent > 0 && var.gateway_no_upstream_alert_percent < 100
+    error_message = "gateway_no_upstream_alert_percent must be a percentage above 0 and below 100 (at 100 it could never fire)."
+  }
+}
+
+variable "gateway_outcome_drop_alert_percent" {
+  description = "Alert when a gateway worker's outcome queue drops more samples than this percentage of its requests through 10 minutes. Any drop means the queue (GATEWAY_OUTCOME_QUEUE_SIZE, 10,000) is full: the reporter cannot send outcomes as fast as they come, and the control plane's passive health judges the worker's proxies on what it still gets. 1 % ignores the last percent of a saturated worker; 0 pages on any sustained drop."
+  type        = number
+  default     = 1
+
+  validation {
+    condition     = var.gateway_outcome_drop_alert_percent >= 0 && var.gateway_outcome_drop_alert_percent < 100
+    error_message = "gateway_outcome_drop_alert_percent must be a percentage from 0 (any sustained drop) to below 100."
+  }
+}
+
+variable "gateway_suspect_fallback_alert_percent" {
+  description = "Alert when more than this percentage of a gateway worker's requests goes to a SUSPECT proxy, for want of a usable sound one in its route, through 15 minutes. A few during a burst are the fail-open doing its job; a twentieth of the traffic for a quarter of an hour means routes run short of sound proxies."
+  type        = number
+  default     = 5
+
+  validation {
+    condition     = var.gateway_suspect_fallback_alert_percent > 0 && var.gateway_suspect_fallback_alert_percent < 100
+    error_message = "gateway_suspect_fallback_alert_percent must be a percentage above 0 and below 100."
+  }
+}
+
 variable "probe_loop_seconds" {
   description = "How long each probe invocation keeps probing after its Scheduler tick (PROBE_LOOP_SECONDS), so that health-check intervals under a minute mean something; 0 = one pass per tick. Bounded by the probe function's timeout in functions.json."
   type        = number

@@ -414,9 +414,13 @@ describe('the docs name only what exists', () => {
 
   it('every metric a doc names is registered: Prometheus names in the code, log-based ones in Terraform', () => {
     const tfVariables = new Set(Object.keys(tf.variable));
-    // Log-based metrics: proxyplane/<key> for each log counter, and the literal names.
+    // Log-based metrics: proxyplane/<key> for each log counter, proxyplane/gateway_<key> for each
+    // gateway.traffic field, and the literal names.
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: Terraform's interpolation, as hcl2json gives it.
+    expect(tf.resource.google_logging_metric?.gateway_traffic?.name).toBe('proxyplane/gateway_${each.key}');
     const logMetrics = new Set([
       ...Object.keys(tf.locals.log_counters as object),
+      ...Object.keys(tf.locals.gateway_traffic as object).map((k) => `gateway_${k}`),
       ...Object.values(tf.resource.google_logging_metric ?? {})
         .map((m) => /^proxyplane\/(\w+)$/.exec(String(m.name))?.[1])
         .filter((m): m is string => m !== undefined),

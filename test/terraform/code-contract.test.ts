@@ -273,6 +273,35 @@ describe('the stale-gateway alert fires before the gateway stops taking traffic'
   });
 });
 
+describe('the gateway traffic alerts read windows the gateway.traffic lines fill', () => {
+  const ratioConditions = () =>
+    Object.entries(tf.resource.google_monitoring_alert_policy ?? {}).flatMap(([name, policy]) =>
+      ((policy.conditions ?? []) as Block[])
+        .map((c) => (c.condition_threshold as Block[] | undefined)?.[0])
+        .filter((b): b is Block => b?.denominator_filter !== undefined)
+        .map((b) => ({ name, body: b })),
+    );
+  const seconds = (d: unknown) => Number(/^(\d+)s$/.exec(String(d))?.[1]);
+
+  it('each window holds several lines of every worker, at the cadence the deployed gateway logs', () => {
+    for (const { env } of deployed.values())
+      expect(Object.keys(env.plain)).not.toContain('GATEWAY_TRAFFIC_LOG_SECONDS');
+    const period = configOf<{ GATEWAY_TRAFFIC_LOG_SECONDS: number }>('gateway').GATEWAY_TRAFFIC_LOG_SECONDS;
+    expect(ratioConditions()).toHaveLength(3);
+    for (const { name, body } of ratioConditions()) {
+      const window = seconds((body.aggregations as Block[])[0]!.alignment_period);
+      expect(window / period, name).toBeGreaterThanOrEqual(5);
+      // Longer than the window: a lone request (a share of 100 % in its windows) leaves the window
+      // before the condition has held long enough to page.
+      expect(seconds(body.duration), name).toBeGreaterThan(window);
+      expect(String(body.threshold_value), name).toMatch(/^\$\{var\.gateway_\w+_alert_percent \/ 100\}$/);
+    }
+    // docs/cost.md prices the line at that cadence.
+    const cost = readFileSync(join(repoRoot, 'docs/cost.md'), 'utf8');
+    expect(cost).toContain(`\`gateway.traffic\` line every ${period} s`);
+  });
+});
+
 describe('every log line an alert counts survives every log_level Terraform allows', () => {
   const LEVELS = ['debug', 'info', 'warn', 'error'];
 
@@ -298,9 +327,16 @@ describe('every log line an alert counts survives every log_level Terraform allo
     expect(allowed).toContain(values.variable('log_level'));
     const highest = Math.max(...allowed.map((l) => LEVELS.indexOf(l)));
     const counters = tf.locals.log_counters as Record<string, { event: string }>;
-    const events = [...Object.values(counters).map((c) => c.event), 'gateway.snapshot_age'];
+    const events = [
+      ...Object.values(counters).map((c) => c.event),
+      'gateway.snapshot_age',
+      'gateway.traffic',
+    ];
     expect(String(resourceOf(tf, 'google_logging_metric', 'worker_snapshot_age').filter)).toContain(
       'gateway.snapshot_age',
+    );
+    expect(String(resourceOf(tf, 'google_logging_metric', 'gateway_traffic').filter)).toContain(
+      'gateway.traffic',
     );
     for (const event of events) {
       const levels = levelsOf(event);
@@ -580,10 +616,14 @@ describe('docs/deploy.md describes the Terraform as it is', () => {
     const roles = Object.values(tf.resource.google_project_iam_custom_role ?? {}).length;
     expect(text).toContain(`${words[roles]} custom roles`);
     expect(text).not.toMatch(new RegExp(`\\b(?!${words[roles]}\\b)\\w+ custom roles`));
-    // + the two distributions: worker_snapshot_age and probe_latency
-    const metrics = Object.keys(tf.locals.log_counters as object).length + 2;
+    // + one distribution per gateway.traffic field, and the two others: worker_snapshot_age and probe_latency
+    const metrics =
+      Object.keys(tf.locals.log_counters as object).length +
+      Object.keys(tf.locals.gateway_traffic as object).length +
+      2;
     expect(Object.keys(tf.resource.google_logging_metric ?? {}).sort()).toEqual([
       'counter',
+      'gateway_traffic',
       'probe_latency',
       'worker_snapshot_age',
     ]);

@@ -265,10 +265,13 @@ describe('Firestore', () => {
 });
 
 describe('operations', () => {
-  it('alerts on Failed proxies, quota, GC deletions, dead letters, worker snapshot age, suspect workers, routes failing open and the lease store', () => {
+  it('alerts on Failed proxies, quota, GC deletions, dead letters, worker snapshot age, suspect workers, routes failing open, the lease store and gateway traffic', () => {
     const policies = Object.keys(tf.resource.google_monitoring_alert_policy ?? {}).sort();
     expect(policies).toEqual([
       'dead_letters',
+      'gateway_no_upstream',
+      'gateway_outcome_drops',
+      'gateway_suspect_fallbacks',
       'gc_deletions',
       'lease_store_unavailable',
       'proxies_failed',
@@ -287,6 +290,20 @@ describe('operations', () => {
       provider_requests: 'provider.request',
       probe_results: 'probe.result',
       lease_store_unavailable: 'leases.store_unavailable',
+    });
+    // The gateway.traffic fields the gateway traffic alerts divide (by `requests`).
+    expect(
+      Object.fromEntries(
+        Object.entries(tf.locals.gateway_traffic as Record<string, { field: string }>).map(([k, v]) => [
+          k,
+          v.field,
+        ]),
+      ),
+    ).toEqual({
+      requests: 'jsonPayload.requests',
+      no_upstream: 'jsonPayload.outcomes.noUpstream',
+      outcome_drops: 'jsonPayload.outcomeQueueDrops',
+      suspect_fallbacks: 'jsonPayload.suspectFallbacks',
     });
     const deadLetters = JSON.stringify(resourceOf(tf, 'google_monitoring_alert_policy', 'dead_letters'));
     expect(deadLetters).toContain('google_pubsub_subscription.dead_letters_inspect.name');

@@ -23,7 +23,8 @@ interface Counted {
   fields: string[];
 }
 
-const payloadFields = (text: string) => [...text.matchAll(/jsonPayload\.(\w+)/g)].map((m) => m[1]!);
+/** Every jsonPayload field named in the text, a nested one by its path (`outcomes.noUpstream`). */
+const payloadFields = (text: string) => [...text.matchAll(/jsonPayload\.(\w+(?:\.\w+)*)/g)].map((m) => m[1]!);
 
 /** The event a filter selects: exactly `jsonPayload.event="…"`, and nothing else for now. */
 function eventOf(filter: string): string | undefined {
@@ -52,6 +53,22 @@ function countedLines(): Counted[] {
         for (const l of labels)
           expect(l, `${key}: a label is a jsonPayload field`).toMatch(/^jsonPayload\.\w+$/);
         out.push({ metric: `counter["${key}"]`, event: c.event, fields: payloadFields(labels.join(' ')) });
+      }
+      continue;
+    }
+    if (m.for_each === '${local.gateway_traffic}') {
+      // One distribution per field of the traffic line, each by worker.
+      expect(filter).toBe('jsonPayload.event="gateway.traffic"');
+      expect(m.value_extractor).toBe('EXTRACT(${each.value.field})');
+      const labels = Object.values((m.label_extractors ?? {}) as Record<string, string>);
+      const traffic = tf.locals.gateway_traffic as Record<string, { field: string }>;
+      for (const [key, t] of Object.entries(traffic)) {
+        expect(t.field, `${key}: a value is a jsonPayload field`).toMatch(/^jsonPayload\.[\w.]+$/);
+        out.push({
+          metric: `${name}["${key}"]`,
+          event: 'gateway.traffic',
+          fields: payloadFields(`${t.field} ${labels.join(' ')}`),
+        });
       }
       continue;
     }
@@ -104,7 +121,7 @@ describe('the operator reads the same contract', () => {
     const documented = new Map(
       rows.map((r) => {
         const cells = r.split('|').map((c) => c.trim());
-        const names = [...cells[3]!.matchAll(/`(\w+)`/g)].map((m) => m[1]!);
+        const names = [...cells[3]!.matchAll(/`(\w+(?:\.\w+)*)`/g)].map((m) => m[1]!);
         return [cells[1]!.replaceAll('`', ''), names] as const;
       }),
     );
@@ -130,6 +147,13 @@ describe('the alert policies read what the log-based metrics have', () => {
     const labelsOf = (ref: string): string[] | undefined => {
       const counter = /^google_logging_metric\.counter\["(\w+)"\]\.name$/.exec(ref)?.[1];
       if (counter) return counters[counter] && Object.keys(counters[counter].labels);
+      const traffic = /^google_logging_metric\.(\w+)\["(\w+)"\]\.name$/.exec(ref);
+      if (traffic) {
+        const m = metrics[traffic[1]!];
+        const fields = tf.locals.gateway_traffic as Record<string, unknown>;
+        if (m?.for_each !== '${local.gateway_traffic}' || !(traffic[2]! in fields)) return undefined;
+        return Object.keys((m.label_extractors ?? {}) as Record<string, string>);
+      }
       const single = /^google_logging_metric\.(\w+)\.name$/.exec(ref)?.[1];
       const m = single ? metrics[single] : undefined;
       return m && Object.keys((m.label_extractors ?? {}) as Record<string, string>);
@@ -139,20 +163,48 @@ describe('the alert policies read what the log-based metrics have', () => {
       const conditions = (policy.conditions ?? []) as Block[];
       for (const c of conditions) {
         const body = ((c.condition_threshold ?? c.condition_absent) as Block[] | undefined)?.[0];
-        const filter = String(body?.filter ?? '');
-        const ref = /logging\.googleapis\.com\/user\/\$\{([^}]+)\}/.exec(filter)?.[1];
-        if (!ref) continue;
-        const labels = labelsOf(ref);
-        expect(labels, `${name}: ${ref} is not a log-based metric`).toBeDefined();
-        const aggregations = (body?.aggregations ?? []) as Block[];
-        for (const a of aggregations)
-          for (const field of (a.group_by_fields ?? []) as string[]) {
-            const label = /^metric\.label\.(\w+)$/.exec(field)?.[1];
-            expect(labels, `${name} groups by ${field}`).toContain(label);
-          }
-        checked++;
+        // A ratio reads two metrics: the numerator (filter) and the denominator, each with its aggregations.
+        const sides = [
+          { filter: body?.filter, aggregations: body?.aggregations },
+          { filter: body?.denominator_filter, aggregations: body?.denominator_aggregations },
+        ];
+        for (const side of sides) {
+          const ref = /logging\.googleapis\.com\/user\/\$\{([^}]+)\}/.exec(String(side.filter ?? ''))?.[1];
+          if (!ref) continue;
+          const labels = labelsOf(ref);
+          expect(labels, `${name}: ${ref} is not a log-based metric`).toBeDefined();
+          for (const a of (side.aggregations ?? []) as Block[])
+            for (const field of (a.group_by_fields ?? []) as string[]) {
+              const label = /^metric\.label\.(\w+)$/.exec(field)?.[1];
+              expect(labels, `${name} groups by ${field}`).toContain(label);
+            }
+          checked++;
+        }
       }
     }
-    expect(checked).toBeGreaterThanOrEqual(6);
+    expect(checked).toBeGreaterThanOrEqual(12);
+  });
+
+  it('a ratio divides two metrics aligned and grouped alike, so each worker is divided by itself', () => {
+    let ratios = 0;
+    for (const [name, policy] of Object.entries(tf.resource.google_monitoring_alert_policy ?? {})) {
+      for (const c of (policy.conditions ?? []) as Block[]) {
+        const body = (c.condition_threshold as Block[] | undefined)?.[0];
+        if (!body?.denominator_filter) continue;
+        expect(body.denominator_aggregations, name).toEqual(body.aggregations);
+        // A worker's lines of the window merged (ALIGN_SUM), then their mean (REDUCE_MEAN): the mean of a
+        // field over the same lines as the mean of `requests`, so their ratio is the ratio of the sums.
+        for (const a of body.aggregations as Block[]) {
+          expect(a.per_series_aligner, name).toBe('ALIGN_SUM');
+          expect(a.cross_series_reducer, name).toBe('REDUCE_MEAN');
+          expect(a.group_by_fields, name).toEqual(['metric.label.worker']);
+        }
+        expect(String(body.denominator_filter)).toContain(
+          'google_logging_metric.gateway_traffic["requests"]',
+        );
+        ratios++;
+      }
+    }
+    expect(ratios).toBe(3);
   });
 });

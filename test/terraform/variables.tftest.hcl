@@ -47,6 +47,10 @@ run "accepts_a_full_valid_set" {
     labels                   = { team = "crawl" }
     max_snapshot_age_seconds = 75
     drift_poll_seconds       = 120
+
+    gateway_no_upstream_alert_percent      = 25
+    gateway_outcome_drop_alert_percent     = 0
+    gateway_suspect_fallback_alert_percent = 2.5
   }
 }
 
@@ -340,4 +344,36 @@ run "rejects_gateway_connect_subnet_too_small_for_a_rolling_update" {
     gateway_connect_subnet_cidr = "10.8.2.0/28"
   }
   expect_failures = [var.gateway_connect_subnet_cidr]
+}
+
+run "rejects_a_no_upstream_alert_that_could_never_fire" {
+  command = plan
+  variables {
+    gateway_no_upstream_alert_percent = 100
+  }
+  expect_failures = [var.gateway_no_upstream_alert_percent]
+}
+
+run "rejects_a_no_upstream_alert_on_any_answer" {
+  command = plan
+  variables {
+    gateway_no_upstream_alert_percent = 0
+  }
+  expect_failures = [var.gateway_no_upstream_alert_percent]
+}
+
+run "rejects_a_negative_outcome_drop_percent" {
+  command = plan
+  variables {
+    gateway_outcome_drop_alert_percent = -1
+  }
+  expect_failures = [var.gateway_outcome_drop_alert_percent]
+}
+
+run "rejects_a_suspect_fallback_percent_over_100" {
+  command = plan
+  variables {
+    gateway_suspect_fallback_alert_percent = 150
+  }
+  expect_failures = [var.gateway_suspect_fallback_alert_percent]
 }

@@ -122,6 +122,11 @@ export const GatewayEnv = z.object({
   GATEWAY_START_WAIT_SECONDS: int(15, 0, 300),
   /** The `gateway.snapshot_age` log line Terraform's alert counts. */
   GATEWAY_SNAPSHOT_AGE_LOG_SECONDS: timerSeconds(30, 1),
+  /**
+   * The `gateway.traffic` line (traffic-log.ts): deltas since the line before. At most 60 s: the alerts on it
+   * (terraform/monitoring.tf) read 5-minute windows, which must hold several lines of every worker.
+   */
+  GATEWAY_TRAFFIC_LOG_SECONDS: int(30, 1, 60),
   GOOGLE_CLOUD_PROJECT: z.string().optional(),
   REGION: z.string().optional(),
   PUBSUB_EMULATOR_HOST: z.string().optional(),

@@ -23,6 +23,7 @@ describe('loadGatewayConfig', () => {
     expect(b.GATEWAY_PLAIN_HTTP).toBe('auto');
     expect(b.GATEWAY_GC_MARKING).toBe('atomic');
     expect(b.GATEWAY_DNS_SERVERS).toEqual([]);
+    expect(b.GATEWAY_TRAFFIC_LOG_SECONDS).toBe(30);
     expect(
       loadGatewayConfig([], {
         GATEWAY_CLIENT_USERS: 'u:p',
@@ -45,6 +46,9 @@ describe('loadGatewayConfig', () => {
     ['an empty password among others', { GATEWAY_CLIENT_USERS: 'u:p,crawler:' }],
     ['a JSON user name with a colon', { GATEWAY_CLIENT_USERS: '[{"username":"a:b","password":"c"}]' }],
     ['a bad port', { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_PROXY_PORT: '70000' }],
+    // The traffic alerts read 5-minute windows: a line at least every minute, and never a 0 ms timer.
+    ['no traffic line', { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_TRAFFIC_LOG_SECONDS: '0' }],
+    ['a traffic line too rare', { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_TRAFFIC_LOG_SECONDS: '61' }],
     ['an unknown auth mode', { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_CLIENT_AUTH: 'maybe' }],
     ['an unknown plain-HTTP mode', { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_PLAIN_HTTP: 'absolute' }],
     ['an unknown GC marking mode', { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_GC_MARKING: 'concurrent' }],

@@ -17,6 +17,7 @@ import { createProxyListener } from './proxy-listener.js';
 import type { Reporter, SnapshotSource } from './session.js';
 import { newSocketCounts } from './sockets.js';
 import { type Resolve, TargetGuard } from './target-guard.js';
+import { startTrafficLog } from './traffic-log.js';
 import { UpstreamPool } from './upstream-pool.js';
 import { GatewayWorker } from './worker.js';
 
@@ -158,6 +159,21 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
     });
   }, cfg.GATEWAY_SNAPSHOT_AGE_LOG_SECONDS * 1000);
   ageLog.unref();
+  // Counted by Terraform's gateway traffic alerts (no_upstream share, outcome drops, SUSPECT fallbacks).
+  const stopTrafficLog = startTrafficLog(
+    log,
+    {
+      requestCounts: () => recorder.requestCounts(),
+      outcomeQueueDrops: () => worker.outcomes.dropped,
+      suspectFallbacks: () => worker.suspectFallbacks,
+      activeTunnels: () => worker.totals().active,
+    },
+    {
+      workerId: workerId ?? 'standalone',
+      periodMs: cfg.GATEWAY_TRAFFIC_LOG_SECONDS * 1000,
+      monotonicNow: () => performance.now(),
+    },
+  );
   reporter.start(worker);
 
   // Kept-alive upstream connections for absolute-form plain HTTP, both listeners.
@@ -234,6 +250,7 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
       worker.beginShutdown();
       clearInterval(ticker);
       clearInterval(ageLog);
+      stopTrafficLog();
       clearInterval(prune);
       await proxy?.stopAccepting();
       http.close();

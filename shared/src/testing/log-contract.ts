@@ -5,8 +5,10 @@
 //   jsonPayload field it filters on or extracts (labels, values) is listed for that event; every event
 //   here is counted; docs/operations.md § The log contract lists exactly these events and fields;
 // - each emitter's own test checks its line with `missingContractFields` (reconcile, gc, probe,
-//   passive pass, provider calls, the snapshot pass, the gateway's snapshot-age line, the lease routes'
-//   and discovery's 503s).
+//   passive pass, provider calls, the snapshot pass, the gateway's snapshot-age and traffic lines, the
+//   lease routes' and discovery's 503s).
+// A field of a nested object is named by its path (`outcomes.noUpstream`), as a metric reads it
+// (`jsonPayload.outcomes.noUpstream`).
 // The code stays the source of truth: it logs each event with its literal name (code-contract.test.ts reads
 // the level from those calls); this list is what the metrics may rely on.
 
@@ -15,6 +17,7 @@ export const LOG_CONTRACT = {
   'provider.quota_exceeded': ['proxy', 'zone'],
   'gc.deleted': ['providerId', 'uid', 'zone'],
   'gateway.snapshot_age': ['workerId', 'ageSeconds'],
+  'gateway.traffic': ['workerId', 'requests', 'outcomes.noUpstream', 'outcomeQueueDrops', 'suspectFallbacks'],
   'passive.worker_suspect': ['workerId', 'proxies', 'failing'],
   'provider.request': ['provider', 'op', 'result', 'latencyMs'],
   'probe.result': ['proxy', 'tier', 'ok', 'latencyMs', 'code'],
@@ -32,5 +35,15 @@ export type CountedEvent = keyof typeof LOG_CONTRACT;
 export function missingContractFields(line: Record<string, unknown>): string[] {
   const event = line.event;
   if (typeof event !== 'string' || !(event in LOG_CONTRACT)) return [`event ${String(event)}`];
-  return LOG_CONTRACT[event as CountedEvent].filter((f) => line[f] === undefined);
+  return LOG_CONTRACT[event as CountedEvent].filter((f) => fieldAt(line, f) === undefined);
+}
+
+/** The value at a dotted path of the line (`outcomes.noUpstream`), undefined when any step is missing. */
+function fieldAt(line: Record<string, unknown>, path: string): unknown {
+  let v: unknown = line;
+  for (const step of path.split('.')) {
+    if (typeof v !== 'object' || v === null || !Object.hasOwn(v, step)) return undefined;
+    v = (v as Record<string, unknown>)[step];
+  }
+  return v;
 }

@@ -1,0 +1,157 @@
+// The `gateway.traffic` line Terraform's gateway traffic alerts are built on (terraform/monitoring.tf: the
+// gateway_traffic distributions read jsonPayload.requests, .outcomes.noUpstream, .outcomeQueueDrops and
+// .suspectFallbacks by jsonPayload.workerId). The gateway as gateway.ts wires it, serving real requests
+// through a real upstream proxy: each line carries what happened since the line before, never totals.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createForwardProxy, type ForwardProxy } from '../../../emulators/forward-proxy/proxy.js';
+import {
+  type EchoTarget,
+  requestViaProxy,
+  startEchoTarget,
+} from '../../../emulators/forward-proxy/testing.js';
+import { buildSnapshot } from '../../../shared/src/domain/gateway/canonical.js';
+import { noOutcomes } from '../../../shared/src/domain/gateway/traffic.js';
+import { type GatewaySnapshot, sha256Hex } from '../../../shared/src/messages/gateway-snapshot.js';
+import { missingContractFields } from '../../../shared/src/testing/log-contract.js';
+import { loadGatewayConfig } from './config.js';
+import { startGateway } from './gateway.js';
+import { jsonLogger } from './logger.js';
+import type { Reporter, SnapshotSource } from './session.js';
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** One upstream, marked SUSPECT (so every pick of it is a fallback), and a route with no proxy at all. */
+function snapshot(upstreamPort: number): GatewaySnapshot {
+  const t = Date.now();
+  return buildSnapshot(
+    {
+      schemaVersion: 1,
+      version: 1,
+      ownershipEpoch: 1,
+      workerId: 'gw-traffic',
+      generatedAt: iso(t),
+      validUntil: iso(t + 600_000),
+      routing: [
+        {
+          name: 'empty',
+          match: { hosts: ['127.0.0.2'] },
+          selector: { pool: 'none' },
+          policy: 'least-active',
+        },
+        { name: 'all', match: { hosts: ['*'] }, selector: {}, policy: 'least-active' },
+      ],
+      proxies: [
+        {
+          name: 'up',
+          host: '127.0.0.1',
+          port: upstreamPort,
+          protocol: 'http',
+          capacity: 10,
+          expiresAt: iso(t + 3_600_000),
+          usableUntil: iso(t + 3_000_000),
+          attributes: {},
+          suspect: true,
+        },
+      ],
+    },
+    sha256Hex,
+  );
+}
+
+/** Never drains the outcome queue, so that a queue of one drops the second sample for certain. */
+const idleReporter: Reporter = { start: () => {}, stop: async () => {} };
+
+type Line = Record<string, unknown> & { outcomes: Record<string, number> };
+const sum = (lines: Line[], read: (l: Line) => number) => lines.reduce((s, l) => s + read(l), 0);
+
+describe('the gateway.traffic line', () => {
+  let target: EchoTarget;
+  let upstream: ForwardProxy;
+  let upstreamPort: number;
+
+  beforeAll(async () => {
+    target = await startEchoTarget();
+    upstream = createForwardProxy();
+    upstreamPort = (await upstream.listen()).port;
+  });
+
+  afterAll(async () => {
+    await upstream?.close();
+    await target?.close();
+  });
+
+  it('reports, every GATEWAY_TRAFFIC_LOG_SECONDS at INFO, the requests by class, drops and fallbacks since the line before', async () => {
+    const cfg = loadGatewayConfig([], {
+      GATEWAY_CLIENT_USERS: 'u:p',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      GATEWAY_PROXY_PORT: '0',
+      GATEWAY_TRAFFIC_LOG_SECONDS: '1',
+      GATEWAY_OUTCOME_QUEUE_SIZE: '1',
+      GATEWAY_SSRF_ALLOW: `127.0.0.1:${target.port},127.0.0.2:9`,
+      GATEWAY_DRAIN_TIMEOUT_MS: '0',
+    });
+    const given = snapshot(upstreamPort);
+    const source: SnapshotSource = {
+      start: async (sink) => {
+        await sink.applySnapshot(given);
+      },
+      stop: async () => {},
+    };
+    const lines: Line[] = [];
+    const gw = await startGateway(cfg, {
+      // At info, the highest level Terraform's log_level allows (code-contract.test.ts).
+      log: jsonLogger('info', (l) => lines.push(JSON.parse(l))),
+      version: 't',
+      source,
+      reporter: idleReporter,
+      workerId: 'gw-traffic',
+    });
+    const traffic = () => lines.filter((l) => l.event === 'gateway.traffic');
+    try {
+      const proxy = { host: '127.0.0.1', port: gw.proxyPort! };
+      const auth = { user: 'u', pass: 'p' };
+      // Two through the upstream (the second's outcome sample finds the queue of one full), one refused
+      // for want of credentials, one for a route with no proxy on this worker.
+      expect((await requestViaProxy(proxy, `${target.url}/a`, { auth })).status).toBe(200);
+      expect((await requestViaProxy(proxy, `${target.url}/b`, { auth })).status).toBe(200);
+      expect((await requestViaProxy(proxy, `${target.url}/c`)).status).toBe(407);
+      const none = await requestViaProxy(proxy, 'http://127.0.0.2:9/', { auth });
+      expect([none.status, none.headers['x-proxyplane-error']]).toEqual([503, 'no_upstream']);
+
+      // Until a line came after the last of them was counted: the one that must say nothing happened.
+      const deadline = Date.now() + 8_000;
+      const countedAt = () =>
+        traffic().findIndex((_, i, all) => sum(all.slice(0, i + 1), (l) => l.requests as number) >= 4);
+      while ((countedAt() < 0 || traffic().length <= countedAt() + 1) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 50));
+    } finally {
+      await gw.shutdown();
+    }
+    const all = traffic();
+    expect(all.length).toBeGreaterThanOrEqual(2);
+    for (const l of all) {
+      expect(l).toMatchObject({ severity: 'INFO', workerId: 'gw-traffic' });
+      // Every field a metric reads, and the whole fixed set of classes.
+      expect(missingContractFields(l)).toEqual([]);
+      expect(Object.keys(l.outcomes).sort()).toEqual(Object.keys(noOutcomes()).sort());
+      expect(l.periodSeconds as number).toBeGreaterThan(0);
+    }
+    // Over the lines, each request counted once, in its class.
+    expect(sum(all, (l) => l.requests as number)).toBe(4);
+    const byClass = Object.fromEntries(
+      Object.keys(noOutcomes()).map((c) => [c, sum(all, (l) => l.outcomes[c]!)]),
+    );
+    expect(byClass).toEqual({ ...noOutcomes(), ok: 2, authRequired: 1, noUpstream: 1 });
+    expect(sum(all, (l) => l.outcomeQueueDrops as number)).toBe(1);
+    expect(sum(all, (l) => l.suspectFallbacks as number)).toBe(2);
+    expect(all.flatMap((l) => Object.entries(l.noUpstreamRoutes as Record<string, number>))).toEqual([
+      ['empty', 1],
+    ]);
+    // Deltas, not totals: the line after the last request counted reports zeros.
+    const last = all.at(-1)!;
+    expect([last.requests, last.outcomeQueueDrops, last.suspectFallbacks]).toEqual([0, 0, 0]);
+    expect(last.outcomes).toEqual(noOutcomes());
+    expect(last.activeTunnels).toBe(0);
+  });
+});
