@@ -122,8 +122,9 @@ export function createApp(deps: ApiDeps) {
       }),
     );
   if (deps.jobs) app.route('/v1/jobs', jobRoutes(jobControls({ ...deps.jobs, log: deps.log })));
-  // Every JSON route but this document itself; what stays out (the fleet page, /metrics) and why: docs/api.md
-  // § OpenAPI, and openapi-document.unit.test.ts, which fails on a route that is neither documented nor excluded.
+  // Every JSON route but this document itself; what stays out (the fleet page's HTML and event stream,
+  // /metrics) and why: docs/api.md § OpenAPI, and openapi-document.unit.test.ts, which fails on a route that
+  // is neither documented nor excluded.
   app.doc31('/openapi.json', {
     openapi: '3.1.0',
     info: { title: 'proxyplane API', version: deps.version, description: 'See docs/api.md.' },

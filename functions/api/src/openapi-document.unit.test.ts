@@ -14,17 +14,16 @@ import type { WorkersApiDeps } from './workers/index.js';
 const EXCLUDED: Record<string, string> = {
   'GET /openapi.json': 'the document itself',
   'GET /metrics': 'Prometheus text exposition for the scraper, not JSON',
-  // The fleet page (docs/fleet.md): HTML, its assets, its login form (a cookie, not a bearer credential),
-  // its server-sent event stream, and the JSON those pages render: the page's own view model
-  // (fleet/view-model.ts), which changes with the page and is not a client API.
+  // The fleet page (docs/cli.md § The fleet page) for a browser: its HTML, its assets, its login form
+  // posts, and its server-sent event stream — none of them JSON, so none an OpenAPI client could call. Its
+  // two JSON routes, GET /fleet/api/state (what `proxyplane fleet watch` reads) and GET
+  // /fleet/api/proxies/{name}, are clients' API and are in the document (fleet/fleet-openapi.ts).
   'GET /fleet': 'HTML page',
   'GET /fleet/assets/fleet.js': 'page asset',
   'GET /fleet/assets/fleet.css': 'page asset',
   'GET /fleet/login': 'HTML login form',
   'POST /fleet/login': 'HTML form post (application/x-www-form-urlencoded), sets the page cookie',
   'POST /fleet/logout': 'HTML form post, clears the page cookie',
-  'GET /fleet/api/state': 'the fleet page’s view model',
-  'GET /fleet/api/proxies/{name}': 'the fleet page’s detail view model',
   'GET /fleet/proxies/{name}': 'HTML page',
   'GET /fleet/events': 'text/event-stream of the fleet page’s view model',
 };
@@ -153,8 +152,10 @@ describe('/openapi.json covers the JSON API', () => {
   });
 
   it('documents only the surfaces mounted', async () => {
-    const paths = Object.keys((await documentOf(harness())).paths);
-    expect(paths.filter((p) => /^\/v1\/(workers|gateway|echo|leases)/.test(p))).toEqual([]);
+    const doc = await documentOf(harness());
+    const paths = Object.keys(doc.paths);
+    expect(paths.filter((p) => /^\/(v1\/(workers|gateway|echo|leases)|fleet)/.test(p))).toEqual([]);
+    expect(Object.keys(doc.components.securitySchemes ?? {})).not.toContain('fleetCookie');
   });
 });
 
@@ -216,7 +217,7 @@ describe('/openapi.json is a well-formed OpenAPI 3.1 document', () => {
     expect(typeof doc.info.title).toBe('string');
     expect(typeof doc.info.version).toBe('string');
     const schemes = doc.components.securitySchemes ?? {};
-    expect(Object.keys(schemes).sort()).toEqual(['admin', 'crawler', 'worker']);
+    expect(Object.keys(schemes).sort()).toEqual(['admin', 'crawler', 'fleetCookie', 'worker']);
     const problems: string[] = [];
     const checkSecurity = (where: string, security: Operation['security']) => {
       for (const requirement of security ?? []) {
@@ -256,6 +257,10 @@ describe('/openapi.json is a well-formed OpenAPI 3.1 document', () => {
     expect(security('put', '/v1/gateway/routing')).toEqual(admin);
     expect(security('post', '/v1/workers/register')).toEqual([{ worker: [] }]);
     expect(security('get', '/v1/workers/{id}/snapshot')).toEqual([{ worker: [] }]);
+    // The fleet page's JSON: an admin Bearer credential, or the page's cookie holding one.
+    const fleet = [{ admin: [] }, { fleetCookie: [] }];
+    expect(security('get', '/fleet/api/state')).toEqual(fleet);
+    expect(security('get', '/fleet/api/proxies/{name}')).toEqual(fleet);
     expect(security('get', '/healthz')).toEqual([]);
     expect(security('get', '/v1/echo')).toEqual([]);
   });

@@ -4,31 +4,11 @@
 // no event is written anywhere to make this list.
 import { cooldownsOf } from '../../../../shared/src/domain/leases/cooldown.js';
 import type { ProxyResource } from '../../../../shared/src/domain/proxy.js';
-import { activeEntries, buildRow, type FleetInputs, type FleetRow } from './view-model.js';
+import type { FleetEvent, ProxyDetail, StatusJson } from './fleet-schemas.js';
+import { activeEntries, buildRow, type FleetInputs } from './view-model.js';
 
-export interface FleetEvent {
-  at: string;
-  kind: 'created' | 'condition' | 'health' | 'latency' | 'cooldown' | 'deletion';
-  text: string;
-}
-
-export interface ProxyDetail {
-  row: FleetRow;
-  spec: ProxyResource['spec'];
-  status: ProxyResource['status'];
-  generation: number;
-  uid: string;
-  health: {
-    verdict: string | null;
-    tracks: Record<string, { verdict: string | null; consecutiveOk: number; consecutiveFail: number }>;
-    latencyReportedMs: number | null;
-    latencyReportedAt: string | null;
-    transitionAt: string | null;
-    history: Array<{ ms: number; at: string }>;
-  } | null;
-  leases: Array<{ leaseId: string; expiresAt: string; exclusive: boolean }>;
-  events: FleetEvent[];
-}
+// Typed by the schemas /openapi.json publishes (fleet-schemas.ts), as view-model.ts is.
+export type { FleetEvent, ProxyDetail };
 
 export const MAX_EVENTS = 30;
 
@@ -77,7 +57,7 @@ export function buildDetail(p: ProxyResource, inputs: FleetInputs, now: Date): P
   return {
     row: buildRow(p, inputs, now),
     spec: p.spec,
-    status: p.status,
+    status: statusJson(p.status),
     generation: p.generation,
     uid: p.uid,
     health: h
@@ -105,5 +85,19 @@ export function buildDetail(p: ProxyResource, inputs: FleetInputs, now: Date): P
       exclusive: e.exclusive,
     })),
     events: recentEvents(p, inputs, now),
+  };
+}
+
+/**
+ * The status with its Dates as the strings JSON.stringify made of them (Date.prototype.toJSON is
+ * toISOString), so that its type is the JSON's. Keys keep their order (a spread keeps the place of a key it
+ * overwrites): the bytes sent are the ones the Dates gave.
+ */
+function statusJson(s: ProxyResource['status']): StatusJson {
+  return {
+    ...s,
+    conditions: s.conditions.map((c) => ({ ...c, lastTransitionTime: c.lastTransitionTime.toISOString() })),
+    lastHealthCheckTime: s.lastHealthCheckTime?.toISOString() ?? null,
+    nextReconcileAt: s.nextReconcileAt?.toISOString() ?? null,
   };
 }

@@ -1,16 +1,20 @@
 // The fleet page as a sub-app, mounted at /fleet: the page, a proxy's detail, their JSON (the CLI's
 // `fleet watch` reads /fleet/api/state), and the live stream (SSE). All of it is read-only and behind
 // admin auth (auth.ts); the assets carry nothing private and are public so the login page is styled.
-import { Hono } from 'hono';
+// The two JSON routes are OpenAPI routes (fleet-openapi.ts): /openapi.json describes them from the schemas
+// their answers are typed by (fleet-schemas.ts).
+import { OpenAPIHono } from '@hono/zod-openapi';
 import { streamSSE } from 'hono/streaming';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
 import type { Clock } from '../../../../shared/src/ports/clock.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { ApiError } from '../errors.js';
+import { validationHook } from '../validation/hook.js';
 import { type FleetEnv, fleetAuth, forgetToken, refuseLogin, rememberToken } from './auth.js';
 import { FLEET_JS } from './client-script.js';
 import { buildDetail } from './detail.js';
 import type { FleetFeed } from './feed.js';
+import { fleetProxyRoute, fleetStateRoute, registerFleetSecurity } from './fleet-openapi.js';
 import { detailPage, fleetPage, loginPage } from './page.js';
 import { FLEET_CSS } from './styles.js';
 import { buildFleetView } from './view-model.js';
@@ -35,10 +39,13 @@ export interface FleetDeps {
 }
 
 const noStore = { 'Cache-Control': 'no-store' };
+/** The API's stable error body (errors.ts), as the 404 of fleet-openapi.ts documents it. */
+const noSuchProxy = () => new ApiError(404, 'not_found', 'no such proxy').body();
 const FORM = 'application/x-www-form-urlencoded';
 
 export function fleetApp(deps: FleetDeps) {
-  const app = new Hono<FleetEnv>();
+  const app = new OpenAPIHono<FleetEnv>({ defaultHook: validationHook });
+  registerFleetSecurity(app.openAPIRegistry);
   const now = () => deps.clock.now();
   const view = () => buildFleetView(deps.feed.inputs(), now());
   // Views not loaded (Firestore unreachable past the feed's bound): a retryable 503, like the lease routes.
@@ -105,7 +112,7 @@ export function fleetApp(deps: FleetDeps) {
     await ready();
     return c.html(fleetPage(view(), now()), 200, noStore);
   });
-  app.get('/api/state', async (c) => {
+  app.openapi(fleetStateRoute, async (c) => {
     await ready();
     return c.json(view(), 200, noStore);
   });
@@ -115,15 +122,13 @@ export function fleetApp(deps: FleetDeps) {
     const p = inputs.proxies.get(name);
     return p ? buildDetail(p, inputs, now()) : null;
   };
-  app.get('/api/proxies/:name', async (c) => {
-    const d = await detailOf(c.req.param('name'));
-    return d ? c.json(d, 200, noStore) : c.json({ error: 'not_found', message: 'no such proxy' }, 404);
+  app.openapi(fleetProxyRoute, async (c) => {
+    const d = await detailOf(c.req.valid('param').name);
+    return d ? c.json(d, 200, noStore) : c.json(noSuchProxy(), 404);
   });
   app.get('/proxies/:name', async (c) => {
     const d = await detailOf(c.req.param('name'));
-    return d
-      ? c.html(detailPage(d), 200, noStore)
-      : c.json({ error: 'not_found', message: 'no such proxy' }, 404);
+    return d ? c.html(detailPage(d), 200, noStore) : c.json(noSuchProxy(), 404);
   });
 
   app.get('/events', async (c) => {

@@ -7,13 +7,11 @@ import { ofInstance, type ProxyInstance } from '../../../../shared/src/domain/le
 import type { Cooldown, LeaseEntry } from '../../../../shared/src/domain/leases/model.js';
 import type { Phase, ProxyResource } from '../../../../shared/src/domain/proxy.js';
 import type { JobRun } from '../../../../shared/src/ports/job-runs.js';
+import type { FleetRow, FleetView, JobView, OwnershipView } from './fleet-schemas.js';
 
-/** One proxy's gateway ownership record (ownership/shard-NN `proxies.<name>`). */
-export interface OwnershipView {
-  owner: string;
-  since: number;
-  drainEpoch: number | null;
-}
+// The types of what is built here are the schemas' (fleet-schemas.ts), which /openapi.json publishes: a field
+// added here and not there, or the other way round, does not compile.
+export type { FleetRow, FleetView, JobView, OwnershipView };
 
 export interface FleetInputs {
   proxies: ReadonlyMap<string, ProxyResource>;
@@ -22,49 +20,6 @@ export interface FleetInputs {
   cooldowns: readonly Cooldown[];
   ownership: ReadonlyMap<string, OwnershipView>;
   jobRuns: readonly JobRun[];
-}
-
-export interface FleetRow {
-  name: string;
-  mode: 'managed' | 'external';
-  /** The zone of a managed proxy, host:port of an external one. */
-  location: string;
-  attributes: Record<string, string>;
-  phase: Phase;
-  deleting: boolean;
-  ip: string | null;
-  /** The Healthy condition as reconcile last folded it into status. */
-  healthy: boolean | null;
-  verdict: string | null;
-  tiers: Record<string, string | null>;
-  egressProblem: string | null;
-  latencyMillis: number | null;
-  latencyHistory: number[];
-  capacity: number;
-  activeLeases: number;
-  cooldowns: Array<{ target: string; until: string; reason: string }>;
-  owner: OwnershipView | null;
-  /** Gateway routes whose target check keeps failing through the proxy: it is left out of those. */
-  unreachableRoutes: string[];
-  createdAt: string;
-  /** Newest status-affecting moment, for "updated 5s ago". */
-  changedAt: string;
-}
-
-export interface JobView {
-  job: string;
-  startedAt: string;
-  finishedAt: string | null;
-  ok: boolean | null;
-  counts: Record<string, number>;
-  error: string | null;
-}
-
-export interface FleetView {
-  generatedAt: string;
-  rows: FleetRow[];
-  phases: Partial<Record<Phase, number>>;
-  jobs: JobView[];
 }
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
@@ -93,7 +48,7 @@ export function buildRow(p: ProxyResource, inputs: FleetInputs, now: Date): Flee
     ...p.status.conditions.map((c) => c.lastTransitionTime),
   ];
   const changedAt = times.reduce<Date>((m, t) => (t && t > m ? t : m), p.createdAt);
-  const tiers: Record<string, string | null> = {};
+  const tiers: FleetRow['tiers'] = {};
   for (const [k, v] of Object.entries(h?.tracks ?? {})) tiers[k] = v?.verdict ?? null;
   const history: LatencySample[] = h?.latencyHistory ?? [];
   return {
@@ -132,14 +87,16 @@ export function buildFleetView(inputs: FleetInputs, now: Date): FleetView {
   for (const r of rows) phases[r.phase] = (phases[r.phase] ?? 0) + 1;
   const jobs = [...inputs.jobRuns]
     .sort((a, b) => a.job.localeCompare(b.job))
-    .map((j) => ({
-      job: j.job,
-      startedAt: j.startedAt.toISOString(),
-      finishedAt: iso(j.finishedAt),
-      ok: j.ok,
-      counts: j.counts,
-      error: j.error,
-    }));
+    .map(
+      (j): JobView => ({
+        job: j.job,
+        startedAt: j.startedAt.toISOString(),
+        finishedAt: iso(j.finishedAt),
+        ok: j.ok,
+        counts: j.counts,
+        error: j.error,
+      }),
+    );
   return { generatedAt: now.toISOString(), rows, phases, jobs };
 }
 

@@ -1,111 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { emptyStatus, type ProxyResource } from '../../../../shared/src/domain/proxy.js';
 import { recentEvents } from './detail.js';
 import { InMemoryFleetFeed } from './feed.js';
 import { sparkPoints } from './sparkline.js';
+import { ago, managed, NOW, twoProxies } from './testing/fleet-fixtures.js';
 import { buildFleetView } from './view-model.js';
 
-const NOW = new Date('2026-02-01T12:00:00Z');
-const ago = (s: number) => new Date(NOW.getTime() - s * 1000);
-
-const managed = (name: string): ProxyResource => ({
-  name,
-  uid: '00000000-0000-4000-8000-000000000001',
-  generation: 2,
-  createdAt: ago(600),
-  deletionRequestedAt: null,
-  spec: {
-    mode: 'managed',
-    provider: 'gce',
-    zone: 'us-central1-a',
-    machineType: 'e2-small',
-    image: 'img',
-    port: 3128,
-    protocol: 'http',
-    attributes: { pool: 'a' },
-    capacity: 3,
-    gatewayPool: false,
-    healthCheck: {
-      expectedStatus: 200,
-      intervalSeconds: 30,
-      timeoutSeconds: 5,
-      successThreshold: 1,
-      failureThreshold: 3,
-    },
-  },
-  status: {
-    ...emptyStatus(),
-    phase: 'Ready',
-    latencyMillis: 40,
-    conditions: [
-      {
-        type: 'Provisioned',
-        status: 'True',
-        reason: 'Created',
-        message: 'up',
-        lastTransitionTime: ago(500),
-        observedGeneration: 2,
-      },
-      {
-        type: 'Healthy',
-        status: 'True',
-        reason: 'ProbeSucceeded',
-        message: 'ok',
-        lastTransitionTime: ago(400),
-        observedGeneration: 2,
-      },
-    ],
-  },
-});
-
-function inputs() {
-  const f = new InMemoryFleetFeed();
-  const b = managed('b');
-  f.proxies.set('b', { ...b, status: { ...b.status, unreachableRoutes: ['shop'] } });
-  f.proxies.set('a', managed('a'));
-  f.health.set('a', {
-    proxy: 'a',
-    instance: 'i',
-    tracks: {
-      BASIC: { verdict: 'AVAILABLE', consecutiveOk: 1, consecutiveFail: 0 },
-      EGRESS: { verdict: 'SUSPECT', consecutiveOk: 0, consecutiveFail: 1 },
-    },
-    verdict: 'SUSPECT',
-    latency: { reportedMs: 40, reportedAt: ago(300) },
-    egressProblem: null,
-    transitionAt: ago(300),
-    latencyHistory: [
-      { ms: 90, at: ago(900) },
-      { ms: 40, at: ago(300) },
-    ],
-  });
-  f.leaseState.set('a', [
-    { leaseId: 'l1', expiresAt: ago(-60), exclusive: false },
-    { leaseId: 'l0', expiresAt: ago(1), exclusive: false },
-  ]);
-  f.cooldowns = [
-    {
-      proxy: 'a',
-      proxyUid: null,
-      target: 'shop.example',
-      until: ago(-120),
-      reason: 'rate_limited',
-      leaseId: 'l1',
-      reportedAt: ago(10),
-    },
-    {
-      proxy: 'a',
-      proxyUid: null,
-      target: 'old.example',
-      until: ago(5),
-      reason: 'banned',
-      leaseId: 'l0',
-      reportedAt: ago(700),
-    },
-  ];
-  f.ownership.set('a', { owner: 'gw-1', since: 3, drainEpoch: null });
-  return f.inputs();
-}
+const inputs = () => twoProxies().inputs();
 
 describe('buildFleetView', () => {
   it.each([

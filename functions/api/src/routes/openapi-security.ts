@@ -1,6 +1,7 @@
 // The credentials the service's guards accept, as OpenAPI security schemes, and the requirement of each
 // surface. All three are bearer tokens (`Authorization: Bearer …`): the schemes name which ones a route
-// takes (docs/api.md § Authentication, docs/leases.md, docs/gateway-control-plane.md).
+// takes (docs/api.md § Authentication, docs/leases.md, docs/gateway-control-plane.md). The fleet page's cookie,
+// the one credential that is not a bearer token, is its own scheme, registered by the page (fleet-openapi.ts).
 import type { OpenAPIHono } from '@hono/zod-openapi';
 
 /** One way to be let in: each named scheme with the scopes it needs (none: these are bearer tokens). */
