@@ -250,7 +250,6 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
       worker.beginShutdown();
       clearInterval(ticker);
       clearInterval(ageLog);
-      stopTrafficLog();
       clearInterval(prune);
       await proxy?.stopAccepting();
       http.close();
@@ -273,7 +272,13 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
       proxy?.destroyAll();
       pool.destroy();
       if ('closeAllConnections' in http) http.closeAllConnections();
-      await reporter.stop();
+      try {
+        await reporter.stop();
+      } finally {
+        // Last: the line counts what the drain finished or refused (a tunnel cut at the drain bound just
+        // above is counted once its close event has run, so it may miss this line).
+        stopTrafficLog();
+      }
     },
   };
 }

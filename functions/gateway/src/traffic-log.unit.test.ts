@@ -135,8 +135,10 @@ describe('the gateway.traffic line', () => {
       // Every field a metric reads, and the whole fixed set of classes.
       expect(missingContractFields(l)).toEqual([]);
       expect(Object.keys(l.outcomes).sort()).toEqual(Object.keys(noOutcomes()).sort());
-      expect(l.periodSeconds as number).toBeGreaterThan(0);
     }
+    // Each periodic line covers a period; the shutdown's last one may come right after one of them.
+    for (const l of all.slice(0, -1)) expect(l.periodSeconds as number).toBeGreaterThan(0);
+    expect(all.at(-1)!.periodSeconds as number).toBeGreaterThanOrEqual(0);
     // Over the lines, each request counted once, in its class.
     expect(sum(all, (l) => l.requests as number)).toBe(4);
     const byClass = Object.fromEntries(
@@ -153,5 +155,57 @@ describe('the gateway.traffic line', () => {
     expect([last.requests, last.outcomeQueueDrops, last.suspectFallbacks]).toEqual([0, 0, 0]);
     expect(last.outcomes).toEqual(noOutcomes());
     expect(last.activeTunnels).toBe(0);
+  });
+
+  // A worker stopped (a Cloud Run scale-in, a rollout, a crash-looping process) between two lines: what it
+  // served since its last line - up to a whole period, all of it for a process that lives less than one -
+  // must still reach the alerts, so shutdown logs a last line once the drain is over.
+  it('logs what was served since the last line when the worker shuts down', async () => {
+    const cfg = loadGatewayConfig([], {
+      GATEWAY_CLIENT_USERS: 'u:p',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      GATEWAY_PROXY_PORT: '0',
+      // No periodic line comes during the test: whatever is logged is the shutdown's.
+      GATEWAY_TRAFFIC_LOG_SECONDS: '60',
+      GATEWAY_SSRF_ALLOW: `127.0.0.1:${target.port},127.0.0.2:9`,
+      GATEWAY_DRAIN_TIMEOUT_MS: '0',
+    });
+    const given = snapshot(upstreamPort);
+    const source: SnapshotSource = {
+      start: async (sink) => {
+        await sink.applySnapshot(given);
+      },
+      stop: async () => {},
+    };
+    const lines: Line[] = [];
+    const gw = await startGateway(cfg, {
+      log: jsonLogger('info', (l) => lines.push(JSON.parse(l))),
+      version: 't',
+      source,
+      reporter: idleReporter,
+      workerId: 'gw-traffic',
+    });
+    try {
+      const proxy = { host: '127.0.0.1', port: gw.proxyPort! };
+      const auth = { user: 'u', pass: 'p' };
+      expect((await requestViaProxy(proxy, `${target.url}/a`, { auth })).status).toBe(200);
+      const none = await requestViaProxy(proxy, 'http://127.0.0.2:9/', { auth });
+      expect(none.headers['x-proxyplane-error']).toBe('no_upstream');
+    } finally {
+      await gw!.shutdown();
+    }
+    const all = lines.filter((l) => l.event === 'gateway.traffic');
+    expect(all).toHaveLength(1);
+    const last = all[0]!;
+    expect(missingContractFields(last)).toEqual([]);
+    expect(last).toMatchObject({
+      severity: 'INFO',
+      workerId: 'gw-traffic',
+      requests: 2,
+      suspectFallbacks: 1,
+      noUpstreamRoutes: { empty: 1 },
+    });
+    expect(last.outcomes).toEqual({ ...noOutcomes(), ok: 1, noUpstream: 1 });
   });
 });
