@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createForwardProxy, type ForwardProxy } from '../../../emulators/forward-proxy/proxy.js';
 import {
+  connectViaProxy,
   type EchoTarget,
   requestViaProxy,
   startEchoTarget,
@@ -207,5 +208,56 @@ describe('the gateway.traffic line', () => {
       noUpstreamRoutes: { empty: 1 },
     });
     expect(last.outcomes).toEqual({ ...noOutcomes(), ok: 1, noUpstream: 1 });
+  });
+
+  // What an operator reads in `requests` (docs/gateway.md § Metrics): a CONNECT tunnel is one request, counted
+  // `ok` when it is established - on the line of that moment, while it is still open - and not again when it
+  // closes; its outcome sample is what waits for the close.
+  it('counts a CONNECT tunnel once, when it is established, not when it closes', async () => {
+    const cfg = loadGatewayConfig([], {
+      GATEWAY_CLIENT_USERS: 'u:p',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      GATEWAY_PROXY_PORT: '0',
+      GATEWAY_TRAFFIC_LOG_SECONDS: '1',
+      GATEWAY_SSRF_ALLOW: `127.0.0.1:${target.port}`,
+      GATEWAY_DRAIN_TIMEOUT_MS: '0',
+    });
+    const given = snapshot(upstreamPort);
+    const source: SnapshotSource = {
+      start: async (sink) => {
+        await sink.applySnapshot(given);
+      },
+      stop: async () => {},
+    };
+    const lines: Line[] = [];
+    const gw = await startGateway(cfg, {
+      log: jsonLogger('info', (l) => lines.push(JSON.parse(l))),
+      version: 't',
+      source,
+      reporter: idleReporter,
+      workerId: 'gw-traffic',
+    });
+    const traffic = () => lines.filter((l) => l.event === 'gateway.traffic');
+    const counted = () => traffic().find((l) => (l.requests as number) > 0);
+    try {
+      const proxy = { host: '127.0.0.1', port: gw!.proxyPort! };
+      const tunnel = await connectViaProxy(proxy, `127.0.0.1:${target.port}`, {
+        auth: { user: 'u', pass: 'p' },
+      });
+      expect(tunnel.status).toBe(200);
+      const deadline = Date.now() + 5_000;
+      while (!counted() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      tunnel.socket.destroy();
+      // Two more lines after the close: the close adds nothing to `requests`.
+      const seen = traffic().length;
+      while (traffic().length < seen + 2 && Date.now() < deadline + 5_000)
+        await new Promise((r) => setTimeout(r, 50));
+    } finally {
+      await gw!.shutdown();
+    }
+    expect(counted()).toMatchObject({ requests: 1, activeTunnels: 1 });
+    expect(counted()!.outcomes).toEqual({ ...noOutcomes(), ok: 1 });
+    expect(sum(traffic(), (l) => l.requests as number)).toBe(1);
   });
 });
