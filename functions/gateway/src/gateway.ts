@@ -272,13 +272,11 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
       proxy?.destroyAll();
       pool.destroy();
       if ('closeAllConnections' in http) http.closeAllConnections();
-      try {
-        await reporter.stop();
-      } finally {
-        // Last: the line counts what the drain finished or refused (a tunnel cut at the drain bound just
-        // above is counted once its close event has run, so it may miss this line).
-        stopTrafficLog();
-      }
+      // After the drain, so that the last line counts what it finished or refused; before the reporter's
+      // last call, which may take what is left of the platform's grace period (Cloud Run: 10 s, then
+      // SIGKILL). A tunnel cut just above was counted when it was established.
+      stopTrafficLog();
+      await reporter.stop();
     },
   };
 }
