@@ -5,8 +5,8 @@
 #   provider.quota_exceeded  reconcile, when the provider reports quota          {proxy, zone}
 #   gc.deleted               gc, for each orphan instance it deletes             {providerId, uid, zone}
 #   gateway.snapshot_age     each gateway worker, every 30 s                     {workerId, ageSeconds}
-#   gateway.traffic          each gateway worker, every 30 s: what it served since its line before (deltas,
-#                            so a restart is no spike), zeros included
+#   gateway.traffic          each gateway worker, every 30 s and once at shutdown: what it served since its
+#                            line before (deltas, so a restart is no spike), zeros included
 #                            {workerId, requests, outcomes.noUpstream, outcomeQueueDrops, suspectFallbacks}
 #                            outcomes holds every class (ok, authRequired, upstreamFailed, …); the metrics
 #                            read noUpstream only; the line adds {noUpstreamRoutes, activeTunnels}

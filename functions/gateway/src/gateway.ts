@@ -250,7 +250,6 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
       worker.beginShutdown();
       clearInterval(ticker);
       clearInterval(ageLog);
-      stopTrafficLog();
       clearInterval(prune);
       await proxy?.stopAccepting();
       http.close();
@@ -273,6 +272,10 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
       proxy?.destroyAll();
       pool.destroy();
       if ('closeAllConnections' in http) http.closeAllConnections();
+      // After the drain, so that the last line counts what it finished or refused; before the reporter's
+      // last call, which may take what is left of the platform's grace period (Cloud Run: 10 s, then
+      // SIGKILL). A tunnel cut just above was counted when it was established.
+      stopTrafficLog();
       await reporter.stop();
     },
   };

@@ -31,13 +31,18 @@ export interface TrafficLogOptions {
   monotonicNow: () => number;
 }
 
-/** Starts the periodic line; the returned function stops it. */
+/**
+ * Starts the periodic line. The returned function stops it and logs a last line of what came since the line
+ * before: a worker shut down between two lines (a scale-in, a rollout, a process living less than a period)
+ * would otherwise take up to a period of its traffic, or all of it, away from the alerts. Call it once the
+ * drain is over, so that the requests the drain finished or refused are in that line too.
+ */
 export function startTrafficLog(log: Logger, counters: TrafficCounters, opts: TrafficLogOptions): () => void {
   const read = (): TrafficTotals =>
     tallyTraffic(counters.requestCounts(), counters.outcomeQueueDrops(), counters.suspectFallbacks());
   let prev = read();
   let prevAt = opts.monotonicNow();
-  const timer = setInterval(() => {
+  const emit = () => {
     const now = read();
     const at = opts.monotonicNow();
     const d = trafficDelta(prev, now);
@@ -54,7 +59,14 @@ export function startTrafficLog(log: Logger, counters: TrafficCounters, opts: Tr
     });
     prev = now;
     prevAt = at;
-  }, opts.periodMs);
+  };
+  const timer = setInterval(emit, opts.periodMs);
   timer.unref();
-  return () => clearInterval(timer);
+  let stopped = false;
+  return () => {
+    if (stopped) return;
+    stopped = true;
+    clearInterval(timer);
+    emit();
+  };
 }

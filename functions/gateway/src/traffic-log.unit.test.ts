@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createForwardProxy, type ForwardProxy } from '../../../emulators/forward-proxy/proxy.js';
 import {
+  connectViaProxy,
   type EchoTarget,
   requestViaProxy,
   startEchoTarget,
@@ -135,8 +136,10 @@ describe('the gateway.traffic line', () => {
       // Every field a metric reads, and the whole fixed set of classes.
       expect(missingContractFields(l)).toEqual([]);
       expect(Object.keys(l.outcomes).sort()).toEqual(Object.keys(noOutcomes()).sort());
-      expect(l.periodSeconds as number).toBeGreaterThan(0);
     }
+    // Each periodic line covers a period; the shutdown's last one may come right after one of them.
+    for (const l of all.slice(0, -1)) expect(l.periodSeconds as number).toBeGreaterThan(0);
+    expect(all.at(-1)!.periodSeconds as number).toBeGreaterThanOrEqual(0);
     // Over the lines, each request counted once, in its class.
     expect(sum(all, (l) => l.requests as number)).toBe(4);
     const byClass = Object.fromEntries(
@@ -153,5 +156,108 @@ describe('the gateway.traffic line', () => {
     expect([last.requests, last.outcomeQueueDrops, last.suspectFallbacks]).toEqual([0, 0, 0]);
     expect(last.outcomes).toEqual(noOutcomes());
     expect(last.activeTunnels).toBe(0);
+  });
+
+  // A worker stopped (a Cloud Run scale-in, a rollout, a crash-looping process) between two lines: what it
+  // served since its last line - up to a whole period, all of it for a process that lives less than one -
+  // must still reach the alerts, so shutdown logs a last line once the drain is over.
+  it('logs what was served since the last line when the worker shuts down', async () => {
+    const cfg = loadGatewayConfig([], {
+      GATEWAY_CLIENT_USERS: 'u:p',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      GATEWAY_PROXY_PORT: '0',
+      // No periodic line comes during the test: whatever is logged is the shutdown's.
+      GATEWAY_TRAFFIC_LOG_SECONDS: '60',
+      GATEWAY_SSRF_ALLOW: `127.0.0.1:${target.port},127.0.0.2:9`,
+      GATEWAY_DRAIN_TIMEOUT_MS: '0',
+    });
+    const given = snapshot(upstreamPort);
+    const source: SnapshotSource = {
+      start: async (sink) => {
+        await sink.applySnapshot(given);
+      },
+      stop: async () => {},
+    };
+    const lines: Line[] = [];
+    const gw = await startGateway(cfg, {
+      log: jsonLogger('info', (l) => lines.push(JSON.parse(l))),
+      version: 't',
+      source,
+      reporter: idleReporter,
+      workerId: 'gw-traffic',
+    });
+    try {
+      const proxy = { host: '127.0.0.1', port: gw.proxyPort! };
+      const auth = { user: 'u', pass: 'p' };
+      expect((await requestViaProxy(proxy, `${target.url}/a`, { auth })).status).toBe(200);
+      const none = await requestViaProxy(proxy, 'http://127.0.0.2:9/', { auth });
+      expect(none.headers['x-proxyplane-error']).toBe('no_upstream');
+    } finally {
+      await gw!.shutdown();
+    }
+    const all = lines.filter((l) => l.event === 'gateway.traffic');
+    expect(all).toHaveLength(1);
+    const last = all[0]!;
+    expect(missingContractFields(last)).toEqual([]);
+    expect(last).toMatchObject({
+      severity: 'INFO',
+      workerId: 'gw-traffic',
+      requests: 2,
+      suspectFallbacks: 1,
+      noUpstreamRoutes: { empty: 1 },
+    });
+    expect(last.outcomes).toEqual({ ...noOutcomes(), ok: 1, noUpstream: 1 });
+  });
+
+  // What an operator reads in `requests` (docs/gateway.md § Metrics): a CONNECT tunnel is one request, counted
+  // `ok` when it is established - on the line of that moment, while it is still open - and not again when it
+  // closes; its outcome sample is what waits for the close.
+  it('counts a CONNECT tunnel once, when it is established, not when it closes', async () => {
+    const cfg = loadGatewayConfig([], {
+      GATEWAY_CLIENT_USERS: 'u:p',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      GATEWAY_PROXY_PORT: '0',
+      GATEWAY_TRAFFIC_LOG_SECONDS: '1',
+      GATEWAY_SSRF_ALLOW: `127.0.0.1:${target.port}`,
+      GATEWAY_DRAIN_TIMEOUT_MS: '0',
+    });
+    const given = snapshot(upstreamPort);
+    const source: SnapshotSource = {
+      start: async (sink) => {
+        await sink.applySnapshot(given);
+      },
+      stop: async () => {},
+    };
+    const lines: Line[] = [];
+    const gw = await startGateway(cfg, {
+      log: jsonLogger('info', (l) => lines.push(JSON.parse(l))),
+      version: 't',
+      source,
+      reporter: idleReporter,
+      workerId: 'gw-traffic',
+    });
+    const traffic = () => lines.filter((l) => l.event === 'gateway.traffic');
+    const counted = () => traffic().find((l) => (l.requests as number) > 0);
+    try {
+      const proxy = { host: '127.0.0.1', port: gw!.proxyPort! };
+      const tunnel = await connectViaProxy(proxy, `127.0.0.1:${target.port}`, {
+        auth: { user: 'u', pass: 'p' },
+      });
+      expect(tunnel.status).toBe(200);
+      const deadline = Date.now() + 5_000;
+      while (!counted() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      tunnel.socket.destroy();
+      // Two more lines after the close: the close adds nothing to `requests`.
+      const seen = traffic().length;
+      while (traffic().length < seen + 2 && Date.now() < deadline + 5_000)
+        await new Promise((r) => setTimeout(r, 50));
+    } finally {
+      await gw!.shutdown();
+    }
+    expect(counted()).toMatchObject({ requests: 1, activeTunnels: 1 });
+    expect(counted()!.outcomes).toEqual({ ...noOutcomes(), ok: 1 });
+    expect(sum(traffic(), (l) => l.requests as number)).toBe(1);
   });
 });
