@@ -14,7 +14,8 @@
 // That request is all that names the instance, and any publisher of the topic can send one; so before
 // deleting, it is checked against what the plane itself knows, as the GC checks an orphan: the instance is
 // the one its uid names (instance-name.ts: every instance the plane creates is named from its proxy's uid)
-// and no proxy document holds that uid. A request that fails either deletes nothing — never a live
+// and no proxy document holds a uid naming that instance (ProxyStore.holdsUid: the uid in capitals, or
+// with its last 12 digits changed, names the same one). A request that fails either deletes nothing — never a live
 // proxy's VM, never one the plane did not create — and leaves the instance, if it is an orphan, to the GC.
 
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';

@@ -14,3 +14,14 @@ export function instanceNameFromUid(uid: string): string {
   }
   return PREFIX + hex.slice(0, HEX_DIGITS);
 }
+
+/**
+ * The part of a UUID its instance name keeps: its first 20 hex digits are its first 23 characters
+ * (8-4-4-4, dashes included). Every UUID that starts with it — in either case — names the same instance,
+ * so a check that an instance is a live proxy's must match on this, never on the whole uid as a string.
+ */
+export function uidNamePrefixes(uid: string): string[] {
+  instanceNameFromUid(uid);
+  const prefix = uid.slice(0, 23);
+  return [...new Set([prefix.toLowerCase(), prefix.toUpperCase()])];
+}
