@@ -202,6 +202,14 @@ describe('FirestoreProxyStore holdsUid (one indexed lookup, what an unrecorded-i
     expect(await store.holdsUid(uid)).toBe(false);
   });
 
+  it('leaves a document without a uid, that records an instance in its status, its claim on it', async () => {
+    const providerId = 'zones/us-central1-a/instances/pp-0123456789abcdef0123';
+    await db.doc('proxies/uid-lost').set({ name: 'uid-lost', spec: {}, status: { providerId } });
+    expect(await store.recordsInstance(providerId)).toBe(true);
+    await db.doc('proxies/uid-lost').delete();
+    expect(await store.recordsInstance(providerId)).toBe(false);
+  });
+
   it('is not failed by a document without a uid, which claims no instance (liveUids fails on it)', async () => {
     const held = aProxy({ name: 'beside-uidless', uid: randomUUID() });
     await store.create(held);

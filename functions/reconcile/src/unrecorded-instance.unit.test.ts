@@ -114,6 +114,19 @@ describe('unrecorded-instance requests', () => {
     expect(t.provider.callsOf('delete')).toBe(0);
   });
 
+  // A document whose status records the instance owns it whatever its uid says (one that lost its uid
+  // field in a console edit holds no uid, but its status still names its VM): its passes decide.
+  it('leave an instance a document records as its own to that proxy, whatever its uid', async () => {
+    const t = await setup();
+    t.provider.bootAll();
+    await t.store.create(aProxy({ name: 'recorder', uid: randomUUID() }));
+    const read = (await t.store.get('recorder'))!;
+    const status = { ...read.proxy.status, providerId: t.providerId };
+    expect(await t.store.writeStatus('recorder', status, read.version)).toBe('written');
+    await expect(handleReconcile(t.deps, t.request)).resolves.toMatchObject({ passes: 0 });
+    expect(t.provider.callsOf('delete')).toBe(0);
+  });
+
   it('delete nothing when the providerId is not the instance the uid names', async () => {
     const t = await setup();
     t.provider.bootAll();

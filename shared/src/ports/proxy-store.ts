@@ -74,6 +74,12 @@ export interface ProxyStore {
    * RangeError for a `uid` that is not a UUID (it names no instance).
    */
   holdsUid(uid: string): Promise<boolean>;
+  /**
+   * Whether a document's status records this instance (`status.providerId`, the raw field): that proxy's
+   * passes own it, whatever its uid — one whose uid field is gone (a console edit) included, which
+   * holdsUid cannot see. One indexed lookup, for the unrecorded-instance request as holdsUid.
+   */
+  recordsInstance(providerId: string): Promise<boolean>;
 }
 
 export class StoreError extends Error {

@@ -99,6 +99,10 @@ export class InMemoryProxyStore implements ProxyStore {
     return [...this.docs.values()].some((e) => prefixes.some((p) => e.proxy.uid.startsWith(p)));
   }
 
+  async recordsInstance(providerId: string): Promise<boolean> {
+    return [...this.docs.values()].some((e) => e.proxy.status.providerId === providerId);
+  }
+
   /** `change` returns the new document, or null for "nothing to write" (still reported as written). */
   private conditional(
     name: string,

@@ -227,6 +227,18 @@ export function proxyStoreContract(label: string, subject: () => Promise<Contrac
       expect(await store.holdsUid(differs)).toBe(false);
     });
 
+    it('says whether a document records an instance in its status', async () => {
+      const providerId = 'zones/us-central1-a/instances/pp-d00d0000000040008000';
+      await store.create(aProxy({ name: 'recorder' }));
+      expect(await store.recordsInstance(providerId)).toBe(false);
+      const read = (await store.get('recorder'))!;
+      expect(await store.writeStatus('recorder', { ...read.proxy.status, providerId }, read.version)).toBe(
+        'written',
+      );
+      expect(await store.recordsInstance(providerId)).toBe(true);
+      expect(await store.recordsInstance(`${providerId}0`)).toBe(false);
+    });
+
     it('filters lists by phase and attributes', async () => {
       await store.create(
         aProxy({

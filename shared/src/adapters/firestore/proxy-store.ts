@@ -197,6 +197,16 @@ export class FirestoreProxyStore implements ProxyStore {
     return false;
   }
 
+  async recordsInstance(providerId: string): Promise<boolean> {
+    // An equality on the raw field (the automatic single-field index on status.providerId), selecting
+    // only it: a document that no longer fits the model, or has no uid, still claims what it recorded.
+    const snaps = await this.run(
+      () => this.proxies.where('status.providerId', '==', providerId).limit(1).select('uid').get(),
+      'find the proxy recording an instance',
+    );
+    return !snaps.empty;
+  }
+
   private parse(snap: DocumentSnapshot): ProxyResource {
     const data = snap.data()!;
     try {
