@@ -56,8 +56,8 @@ locals {
   # Composite indexes for queries that filter on one field and range or order on another. The code's
   # queries need none today: proxies by status.phase and spec.attributes.<k> are equality-only (served by
   # merging single-field indexes), listDue ranges and orders on status.nextReconcileAt alone (a single-
-  # field index), holdsUid is an equality on proxies.uid alone (a single-field index: never exempt it),
-  # the snapshot pass ranges on workers.validUntil and on snapshots.grantedUntil alone (single-field
+  # field index), holdsUid is a prefix range on proxies.uid alone and recordsInstance an equality on
+  # proxies.status.providerId alone (single-field indexes: never exempt those two), the snapshot pass ranges on workers.validUntil and on snapshots.grantedUntil alone (single-field
   # indexes: never exempt those two), its worker retention ranges on workers.validUntil and
   # snapshots.validUntil and filters workerOutcomes on workerId alone (the cutoff on receivedAt is checked
   # in code, so no composite is needed), the admin listing pages workers by document id, and the lease

@@ -176,7 +176,7 @@ describe('FirestoreProxyStore holdsUid (one indexed lookup, what an unrecorded-i
   afterAll(() => db.terminate());
 
   it('finds the document holding a uid, and none for a uid nobody holds', async () => {
-    const held = aProxy({ name: 'holder' });
+    const held = aProxy({ name: 'holder', uid: randomUUID() });
     await store.create(held);
     expect(await store.holdsUid(held.uid)).toBe(true);
     expect(await store.holdsUid(randomUUID())).toBe(false);
@@ -194,8 +194,24 @@ describe('FirestoreProxyStore holdsUid (one indexed lookup, what an unrecorded-i
     await db.doc('proxies/odd-holder').delete();
   });
 
+  it('counts a document whose raw uid is the same instance spelled in capitals (a console edit)', async () => {
+    const uid = randomUUID();
+    await db.doc('proxies/caps-holder').set({ name: 'caps-holder', uid: uid.toUpperCase(), spec: {} });
+    expect(await store.holdsUid(uid)).toBe(true);
+    await db.doc('proxies/caps-holder').delete();
+    expect(await store.holdsUid(uid)).toBe(false);
+  });
+
+  it('leaves a document without a uid, that records an instance in its status, its claim on it', async () => {
+    const providerId = 'zones/us-central1-a/instances/pp-0123456789abcdef0123';
+    await db.doc('proxies/uid-lost').set({ name: 'uid-lost', spec: {}, status: { providerId } });
+    expect(await store.recordsInstance(providerId)).toBe(true);
+    await db.doc('proxies/uid-lost').delete();
+    expect(await store.recordsInstance(providerId)).toBe(false);
+  });
+
   it('is not failed by a document without a uid, which claims no instance (liveUids fails on it)', async () => {
-    const held = aProxy({ name: 'beside-uidless' });
+    const held = aProxy({ name: 'beside-uidless', uid: randomUUID() });
     await store.create(held);
     await db.doc('proxies/uidless-2').set({ name: 'uidless-2', spec: { mode: 'managed' } });
     expect(await store.holdsUid(held.uid)).toBe(true);

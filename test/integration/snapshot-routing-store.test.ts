@@ -91,6 +91,27 @@ describe('FirestoreRoutingStore', () => {
     expect(GatewayRouting.safeParse(got?.routes).success).toBe(true);
   });
 
+  // The revision is bookkeeping for If-Match, read from its raw field (a broken one counts as 1): it must
+  // never make the routing itself unreadable, which fails GET and every snapshot pass (workers go stale).
+  it('reads a routing whose stored revision is out of shape, as revision 1, and a PUT writes 2', async () => {
+    for (const revision of ['3', 0, -2, 1.5, null]) {
+      await doc().set({
+        routes: [route('a', '*')],
+        targetChecks: {},
+        updatedAt: Timestamp.fromDate(at),
+        updatedBy: 'console',
+        revision,
+      });
+      expect(await store.get(), JSON.stringify(revision)).toMatchObject({
+        routes: [route('a', '*')],
+        revision: 1,
+      });
+    }
+    expect(
+      await store.put({ routes: [route('a', '*')], updatedAt: at, updatedBy: 'a' }, (r) => r === 1),
+    ).toEqual({ written: true, revision: 2 });
+  });
+
   it('still fails on a routing that is wrong in any other way (invalid: fix it by hand)', async () => {
     await doc().set({
       routes: [{ name: 'a', policy: 'nope' }],

@@ -33,6 +33,7 @@ export class CountingStore {
       listAll: (f) => inner.listAll(f),
       liveUids: () => inner.liveUids(),
       holdsUid: (u) => inner.holdsUid(u),
+      recordsInstance: (p) => inner.recordsInstance(p),
       listDue: (u, l) => inner.listDue(u, l),
       create: (p) => inner.create(p),
       replaceSpec: (n, s, v) => record('replaceSpec', n, inner.replaceSpec(n, s, v)),

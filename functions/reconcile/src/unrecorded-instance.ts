@@ -14,7 +14,9 @@
 // That request is all that names the instance, and any publisher of the topic can send one; so before
 // deleting, it is checked against what the plane itself knows, as the GC checks an orphan: the instance is
 // the one its uid names (instance-name.ts: every instance the plane creates is named from its proxy's uid)
-// and no proxy document holds that uid. A request that fails either deletes nothing — never a live
+// and no proxy document holds a uid naming that instance (ProxyStore.holdsUid: the uid in capitals, or
+// with its last 12 digits changed, names the same one) or records it as its own (status.providerId: one
+// that lost its uid field still does). A request that fails either deletes nothing — never a live
 // proxy's VM, never one the plane did not create — and leaves the instance, if it is an orphan, to the GC.
 
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
@@ -26,7 +28,7 @@ import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-pub
 import { TransientReconcileError } from './pass.js';
 
 export interface UnrecordedDeps {
-  store: Pick<ProxyStore, 'holdsUid'>;
+  store: Pick<ProxyStore, 'holdsUid' | 'recordsInstance'>;
   providers: ProviderRegistry;
   publisher: ReconcilePublisher;
 }
@@ -71,8 +73,8 @@ const namesItsInstance = (instance: UnrecordedInstance): boolean =>
 /**
  * The `unrecorded-instance` request: one delete. Thrown (so redelivered) while the instance is still being
  * created or the call failed in passing; acknowledged once the delete is under way, or when it cannot be
- * done (the GC's then). A document holding the instance's uid — under any name — owns it: its passes
- * decide. A providerId that is not the instance the uid names is refused, deleting nothing.
+ * done (the GC's then). A document holding the instance's uid — under any name — or recording it in its
+ * status owns it: its passes decide. A providerId that is not the instance the uid names is refused, deleting nothing.
  */
 export async function handleUnrecorded(
   deps: UnrecordedDeps,
@@ -88,7 +90,7 @@ export async function handleUnrecorded(
     });
     return 'left-to-gc';
   }
-  if (await deps.store.holdsUid(instance.uid)) {
+  if ((await deps.store.holdsUid(instance.uid)) || (await deps.store.recordsInstance(instance.providerId))) {
     log.info('unrecorded instance belongs to a proxy after all; its passes own it', fields);
     return 'owned';
   }

@@ -97,6 +97,36 @@ describe('unrecorded-instance requests', () => {
     expect(t.provider.callsOf('delete')).toBe(0);
   });
 
+  // The instance's name keeps only the uid's first 20 hex digits, lowercased (instance-name.ts): a request
+  // whose uid is a live proxy's in capitals, or with its last 12 digits changed, still names that proxy's
+  // instance. Comparing the uid as a string would find no document and delete the live VM.
+  it("leave a live proxy's instance alone when the request spells its uid another way", async () => {
+    const t = await setup();
+    t.provider.bootAll();
+    await t.store.create(aProxy({ name: 'live', uid: t.uid }));
+    const variants = [t.uid.toUpperCase(), `${t.uid.slice(0, 24)}000000000000`];
+    for (const uid of variants) {
+      expect(uid).not.toBe(t.uid);
+      const request = { ...t.request, instance: { ...t.request.instance!, uid } };
+      expect(ReconcileRequest.safeParse(request).success).toBe(true);
+      await expect(handleReconcile(t.deps, request)).resolves.toMatchObject({ passes: 0 });
+    }
+    expect(t.provider.callsOf('delete')).toBe(0);
+  });
+
+  // A document whose status records the instance owns it whatever its uid says (one that lost its uid
+  // field in a console edit holds no uid, but its status still names its VM): its passes decide.
+  it('leave an instance a document records as its own to that proxy, whatever its uid', async () => {
+    const t = await setup();
+    t.provider.bootAll();
+    await t.store.create(aProxy({ name: 'recorder', uid: randomUUID() }));
+    const read = (await t.store.get('recorder'))!;
+    const status = { ...read.proxy.status, providerId: t.providerId };
+    expect(await t.store.writeStatus('recorder', status, read.version)).toBe('written');
+    await expect(handleReconcile(t.deps, t.request)).resolves.toMatchObject({ passes: 0 });
+    expect(t.provider.callsOf('delete')).toBe(0);
+  });
+
   it('delete nothing when the providerId is not the instance the uid names', async () => {
     const t = await setup();
     t.provider.bootAll();

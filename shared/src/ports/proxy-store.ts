@@ -65,12 +65,21 @@ export interface ProxyStore {
    */
   liveUids(): Promise<Set<string>>;
   /**
-   * Whether a document holds this uid — one being deleted, or one that no longer fits the model, too: only
-   * the raw `uid` field is compared, so such a document still claims the instance named after it. One
-   * indexed lookup, not liveUids()'s read of every document: for a caller asking about one instance
-   * (reconcile's unrecorded-instance request). A document with no uid holds none, and claims nothing.
+   * Whether a document holds this uid, or any uid naming the same instance (instance-name.ts keeps only its
+   * first 20 hex digits, lowercased: the uid in capitals, or with its last 12 digits changed, is the same
+   * instance) — one being deleted, or one that no longer fits the model, too: only the raw `uid` field is
+   * compared, so such a document still claims the instance named after it. Indexed lookups, not
+   * liveUids()'s read of every document: for a caller asking about one instance (reconcile's
+   * unrecorded-instance request). A document with no uid holds none, and claims nothing. Throws a
+   * RangeError for a `uid` that is not a UUID (it names no instance).
    */
   holdsUid(uid: string): Promise<boolean>;
+  /**
+   * Whether a document's status records this instance (`status.providerId`, the raw field): that proxy's
+   * passes own it, whatever its uid — one whose uid field is gone (a console edit) included, which
+   * holdsUid cannot see. One indexed lookup, for the unrecorded-instance request as holdsUid.
+   */
+  recordsInstance(providerId: string): Promise<boolean>;
 }
 
 export class StoreError extends Error {

@@ -1,5 +1,6 @@
 // The ProxyStore port in memory, for unit tests of handlers and the API. It is kept honest by the
 // contract suite (proxy-store-contract.ts) that runs against it and the Firestore adapter alike.
+import { uidNamePrefixes } from '../domain/instance-name.js';
 import type { ProxyResource, ProxySpec, ProxyStatus } from '../domain/proxy.js';
 import { canonicalJson } from '../domain/spec-hash.js';
 import {
@@ -94,7 +95,12 @@ export class InMemoryProxyStore implements ProxyStore {
   }
 
   async holdsUid(uid: string): Promise<boolean> {
-    return [...this.docs.values()].some((e) => e.proxy.uid === uid);
+    const prefixes = uidNamePrefixes(uid);
+    return [...this.docs.values()].some((e) => prefixes.some((p) => e.proxy.uid.startsWith(p)));
+  }
+
+  async recordsInstance(providerId: string): Promise<boolean> {
+    return [...this.docs.values()].some((e) => e.proxy.status.providerId === providerId);
   }
 
   /** `change` returns the new document, or null for "nothing to write" (still reported as written). */

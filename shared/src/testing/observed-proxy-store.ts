@@ -90,6 +90,11 @@ export class ObservedProxyStore implements ProxyStore {
     return this.inner.holdsUid(uid);
   }
 
+  async recordsInstance(providerId: string): Promise<boolean> {
+    await this.intercept('recordsInstance');
+    return this.inner.recordsInstance(providerId);
+  }
+
   private async write(op: WriteOp, name: string): Promise<void> {
     this.writeCalls.push({ op, name });
     await this.intercept(op);

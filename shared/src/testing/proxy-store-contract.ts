@@ -191,8 +191,9 @@ export function proxyStoreContract(label: string, subject: () => Promise<Contrac
 
     it('gives the uid of every proxy, those being deleted included, for the GC live set', async () => {
       expect(await store.liveUids()).toEqual(new Set());
-      const kept = aProxy({ name: 'kept' });
-      const going = aProxy({ name: 'going' });
+      // Uids apart in their first 20 hex digits (testUid's differ only past them: one instance name).
+      const kept = aProxy({ name: 'kept', uid: 'a0000000-0000-4000-8000-000000000001' });
+      const going = aProxy({ name: 'going', uid: 'b0000000-0000-4000-8000-000000000002' });
       const external = aProxy({ name: 'ext', spec: externalSpec() });
       for (const p of [kept, going, external]) await store.create(p);
       expect(await store.requestDeletion('going', at('2026-01-02T00:00:00Z'))).toBe('written');
@@ -202,8 +203,9 @@ export function proxyStoreContract(label: string, subject: () => Promise<Contrac
     });
 
     it('says whether a document holds a uid, one being deleted included', async () => {
-      const kept = aProxy({ name: 'kept' });
-      const going = aProxy({ name: 'going' });
+      // Uids apart in their first 20 hex digits (testUid's differ only past them: one instance name).
+      const kept = aProxy({ name: 'kept', uid: 'a0000000-0000-4000-8000-000000000001' });
+      const going = aProxy({ name: 'going', uid: 'b0000000-0000-4000-8000-000000000002' });
       expect(await store.holdsUid(kept.uid)).toBe(false);
       for (const p of [kept, going]) await store.create(p);
       expect(await store.requestDeletion('going', at('2026-01-02T00:00:00Z'))).toBe('written');
@@ -212,6 +214,29 @@ export function proxyStoreContract(label: string, subject: () => Promise<Contrac
       expect(await store.holdsUid('00000000-0000-4000-8000-000000000000')).toBe(false);
       await store.deleteDocument('going', (await store.get('going'))!.version);
       expect(await store.holdsUid(going.uid)).toBe(false);
+    });
+
+    // An instance is named from its uid's first 20 hex digits, lowercased (instance-name.ts): a uid that
+    // names the same instance is held by the document that holds the uid, however it is spelled.
+    it('says a document holds a uid naming its instance: in capitals, or differing past the name', async () => {
+      const held = aProxy({ name: 'held', uid: 'c0ffee00-1234-4abc-8def-0123456789ab' });
+      await store.create(held);
+      expect(await store.holdsUid(held.uid.toUpperCase())).toBe(true);
+      expect(await store.holdsUid(`${held.uid.slice(0, 24)}000000000000`)).toBe(true);
+      const differs = held.uid.slice(0, 22) + (held.uid[22] === '0' ? '1' : '0') + held.uid.slice(23);
+      expect(await store.holdsUid(differs)).toBe(false);
+    });
+
+    it('says whether a document records an instance in its status', async () => {
+      const providerId = 'zones/us-central1-a/instances/pp-d00d0000000040008000';
+      await store.create(aProxy({ name: 'recorder' }));
+      expect(await store.recordsInstance(providerId)).toBe(false);
+      const read = (await store.get('recorder'))!;
+      expect(await store.writeStatus('recorder', { ...read.proxy.status, providerId }, read.version)).toBe(
+        'written',
+      );
+      expect(await store.recordsInstance(providerId)).toBe(true);
+      expect(await store.recordsInstance(`${providerId}0`)).toBe(false);
     });
 
     it('filters lists by phase and attributes', async () => {

@@ -13,6 +13,7 @@ import {
   Timestamp,
 } from '@google-cloud/firestore';
 import { ZodError } from 'zod';
+import { uidNamePrefixes } from '../../domain/instance-name.js';
 import type { ProxyResource, ProxySpec, ProxyStatus } from '../../domain/proxy.js';
 import { canonicalJson } from '../../domain/spec-hash.js';
 import { storedIssues } from '../../domain/stored-issues.js';
@@ -175,12 +176,33 @@ export class FirestoreProxyStore implements ProxyStore {
   }
 
   async holdsUid(uid: string): Promise<boolean> {
-    // An equality on the raw field, served by the automatic single-field index on `uid` (terraform/
-    // firestore.tf exempts no field of proxies); only the uid is read, so a document that no longer fits
-    // the model still claims its instance, as in liveUids.
+    // A prefix range on the raw field, in lower and in upper case (uidNamePrefixes: every uid naming the
+    // same instance), served by the automatic single-field index on `uid` (terraform/firestore.tf exempts
+    // no field of proxies); only the uid is read, so a document that no longer fits the model still claims
+    // its instance, as in liveUids. An equality on the whole uid would miss a live proxy whose uid the
+    // request spells another way, and have its instance deleted.
+    for (const prefix of uidNamePrefixes(uid)) {
+      const snaps = await this.run(
+        () =>
+          this.proxies
+            .where('uid', '>=', prefix)
+            .where('uid', '<', `${prefix}\uf8ff`)
+            .limit(1)
+            .select('uid')
+            .get(),
+        'find the proxy holding a uid',
+      );
+      if (!snaps.empty) return true;
+    }
+    return false;
+  }
+
+  async recordsInstance(providerId: string): Promise<boolean> {
+    // An equality on the raw field (the automatic single-field index on status.providerId), selecting
+    // only it: a document that no longer fits the model, or has no uid, still claims what it recorded.
     const snaps = await this.run(
-      () => this.proxies.where('uid', '==', uid).limit(1).select('uid').get(),
-      'find the proxy holding a uid',
+      () => this.proxies.where('status.providerId', '==', providerId).limit(1).select('uid').get(),
+      'find the proxy recording an instance',
     );
     return !snaps.empty;
   }

@@ -32,7 +32,8 @@ const RoutingDoc = z.object({
   targetChecks: z.record(z.string(), TargetCheck).default({}),
   updatedAt: z.instanceof(Timestamp).transform((t) => t.toDate()),
   updatedBy: z.string(),
-  revision: z.number().int().min(1).optional(),
+  // No `revision` here: it is read from its raw field alone (revisionOf), so one out of shape (a console
+  // edit) counts as 1 instead of making the routing unreadable — GET and every snapshot pass.
 });
 
 /**
