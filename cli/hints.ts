@@ -43,6 +43,8 @@ const HINTS: Record<string, Hint> = {
     b.revision !== undefined
       ? `someone else kept changing the routing while this command wrote it (it is now at revision ${num(b.revision)}): run the command again`
       : `someone else changed the proxy since this command read it (it is now at generation ${num(b.generation)}): run the command again`,
+  stored_routing_invalid: (b) =>
+    `the stored routing (revision ${num(b.revision)}) no longer fits the route schema (edited by hand?), and every snapshot pass fails on it: \`proxyplane routing apply -f FILE\` replaces it`,
   conflict: () => 'someone else kept changing the same thing: run the command again',
   payload_too_large: () => 'the request is over 64 KiB',
   unavailable: () => 'the service could not do it right now: retry in a few seconds',

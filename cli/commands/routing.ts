@@ -95,6 +95,24 @@ export function routingChanges(before: RoutingRule[], after: RoutingRule[]): str
 /** The stored routes in the form a file's are parsed into (defaults filled in), to compare the two. */
 const normalized = (routes: RoutingRule[]) => RoutingRules.parse(routes);
 
+/**
+ * The stored routing, or — when the API says the stored document no longer fits the route schema (edited
+ * by hand) — an empty one at the revision it reports, flagged, so that apply replaces it (a conditional PUT
+ * is how such a document is fixed) and never calls it unchanged.
+ */
+async function readStored(api: Ctx['api']): Promise<RoutingJson & { invalid?: true }> {
+  try {
+    return await api.call<RoutingJson>('GET', PATH, { role: 'admin' });
+  } catch (err) {
+    const revision =
+      err instanceof ApiCallError && err.code === 'stored_routing_invalid'
+        ? (err.body as { revision?: unknown } | null)?.revision
+        : undefined;
+    if (typeof revision !== 'number') throw err;
+    return { routes: [], updatedAt: null, updatedBy: null, default: false, revision, invalid: true };
+  }
+}
+
 const isPreconditionFailed = (err: unknown) =>
   err instanceof ApiCallError && err.status === 412 && err.code === 'precondition_failed';
 
@@ -106,11 +124,11 @@ export async function applyRouting({ api, io, args }: Ctx): Promise<void> {
   const wanted = await readRoutingFile(io, file);
   const source = file === '-' ? 'stdin' : file;
   for (let attempt = 1; ; attempt++) {
-    const current = await api.call<RoutingJson>('GET', PATH, { role: 'admin' });
+    const current = await readStored(api);
     if (wanted.revision !== undefined && wanted.revision !== current.revision)
       throw stale(source, wanted.revision, current);
     const stored = normalized(current.routes);
-    if (isDeepStrictEqual(stored, wanted.routes) && !current.droppedDuplicates?.length) {
+    if (!current.invalid && isDeepStrictEqual(stored, wanted.routes) && !current.droppedDuplicates?.length) {
       if (output !== 'table') return io.out(output === 'json' ? json(current) : yaml(current));
       return io.out(`routing unchanged (revision ${current.revision}, ${current.routes.length} routes)`);
     }
@@ -125,12 +143,13 @@ export async function applyRouting({ api, io, args }: Ctx): Promise<void> {
     } catch (err) {
       // Changed between our read and our write: a saved file is stale; otherwise read again and retry.
       if (!isPreconditionFailed(err) || attempt >= APPLY_ATTEMPTS) throw err;
-      if (wanted.revision !== undefined)
-        throw stale(source, wanted.revision, await api.call<RoutingJson>('GET', PATH, { role: 'admin' }));
+      if (wanted.revision !== undefined) throw stale(source, wanted.revision, await readStored(api));
       continue;
     }
     if (output !== 'table') return io.out(output === 'json' ? json(written) : yaml(written));
-    const what = routingChanges(stored, wanted.routes) || 'rewritten';
+    const what = current.invalid
+      ? 'replaced a stored routing that did not fit the route schema'
+      : routingChanges(stored, wanted.routes) || 'rewritten';
     return io.out(
       `routing configured: revision ${current.revision} → ${written.revision}, ${written.routes.length} routes (${what}); the gateways get it with the next snapshot`,
     );

@@ -128,6 +128,31 @@ describe('routing get -o yaml | edit | routing apply -f', () => {
   });
 });
 
+describe('a stored routing edited out of shape', () => {
+  it('routing get says so and how to fix it; routing apply replaces it', async () => {
+    const doc = db.collection('gatewayConfig').doc('routing');
+    const revision = (await storedRouting())?.revision as number;
+    await doc.update({ routes: [{ name: 'broken' }] });
+    const got = await cli(['routing', 'get']);
+    expect(got.code).toBe(1);
+    expect(got.stderr).toMatch(
+      new RegExp(
+        `^error: stored_routing_invalid — the stored routing \\(revision ${revision}\\) no longer fits the route schema.*routing apply -f FILE`,
+      ),
+    );
+    const file = cli.file(
+      'fix.yaml',
+      'routes:\n  - {name: rest, match: {hosts: ["*"]}, policy: least-active}\n',
+    );
+    expect(await ok(['routing', 'apply', '-f', file])).toMatch(
+      new RegExp(
+        `^routing configured: revision ${revision} → ${revision + 1}, 1 routes \\(replaced a stored routing that did not fit the route schema\\)`,
+      ),
+    );
+    expect(await ok(['routing', 'get'])).toMatch(new RegExp(`^revision ${revision + 1}, written by`));
+  });
+});
+
 describe('gateway workers | ownership | reclaim | unreclaim', () => {
   it('lists no workers and the pool proxy without an owner', async () => {
     expect(await ok(['gateway', 'workers'])).toMatch(/^ownership epoch \d+\nNo gateway workers\.\n$/);

@@ -131,6 +131,12 @@ describe('the routing revision and If-Match on PUT /routing', () => {
     expect(await call('GET')).toMatchObject({ etag: '"1"', body: { revision: 1 } });
     // Out of shape (a route without a policy): GET cannot read it, but If-Match still sees its revision.
     await doc.set({ routes: [{ name: 'broken' }], updatedAt: Timestamp.now(), updatedBy: 'x', revision: 7 });
+    // GET says so, with the revision a replacing PUT takes, rather than an opaque 500.
+    expect(await call('GET')).toMatchObject({
+      status: 500,
+      etag: '"7"',
+      body: { error: 'stored_routing_invalid', revision: 7 },
+    });
     expect((await call('PUT', '"6"', [route('fixed', '*')])).status).toBe(412);
     expect(await call('PUT', '"7"', [route('fixed', '*')])).toMatchObject({
       status: 200,

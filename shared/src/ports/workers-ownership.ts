@@ -71,7 +71,10 @@ export interface RoutingWrite {
 }
 
 export interface RoutingStore {
+  /** Throws WorkerStoreError `invalid` for a stored routing that no longer fits the route schema. */
   get(): Promise<StoredRouting | null>;
+  /** The stored revision alone, read even where `get` finds the document out of shape (to replace it). */
+  revision(): Promise<number>;
   /**
    * Replaces the routing and bumps its revision, atomically with reading it: `precondition` (when given)
    * sees the stored revision and may refuse it, and then nothing is written. Refuses (WorkerStoreError

@@ -225,6 +225,11 @@ export const getRoutingRoute = createRoute({
     200: withRoutingETag(json(StoredRouting, 'The stored routing, or the default')),
     400: badQuery,
     ...getCommon,
+    500: withRoutingETag(
+      error(
+        'stored_routing_invalid: the stored document no longer fits the route schema (edited by hand); `revision` in the body and the ETag say what If-Match a replacing PUT takes',
+      ),
+    ),
   },
 });
 

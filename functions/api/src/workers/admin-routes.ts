@@ -9,7 +9,7 @@ import type { WorkerSettings } from '../../../../shared/src/domain/workers/setti
 import { viewCutoff } from '../../../../shared/src/domain/workers/view.js';
 import type { Clock } from '../../../../shared/src/ports/clock.js';
 import type { ProxyStore } from '../../../../shared/src/ports/proxy-store.js';
-import type { WorkerStore } from '../../../../shared/src/ports/workers.js';
+import { type WorkerStore, WorkerStoreError } from '../../../../shared/src/ports/workers.js';
 import {
   NO_ROUTING_REVISION,
   type OwnershipStore,
@@ -157,7 +157,19 @@ export function gatewayAdminRoutes(deps: GatewayAdminDeps) {
   });
 
   app.openapi(getRoutingRoute, async (c) => {
-    const r = await deps.routing.get();
+    const r = await deps.routing.get().catch(async (err: unknown) => {
+      if (!(err instanceof WorkerStoreError && err.kind === 'invalid')) throw err;
+      // Hand-edited out of shape: every snapshot pass fails on it until it is replaced, and a PUT (with
+      // If-Match of this revision) is how. Said so, with the revision, instead of an opaque 500.
+      const revision = await deps.routing.revision();
+      throw new WorkerApiError(
+        500,
+        'stored_routing_invalid',
+        `the stored routing does not fit the route schema (${err.message}): PUT a routing to replace it; snapshot passes fail until then`,
+        { revision },
+        { ETag: etagOf(revision) },
+      );
+    });
     const revision = r?.revision ?? NO_ROUTING_REVISION;
     return c.json(
       r

@@ -29,6 +29,7 @@ export type WorkerErrorCode =
   | 'no_snapshot'
   | 'not_found'
   | 'precondition_failed'
+  | 'stored_routing_invalid'
   | 'rate_limited'
   | 'payload_too_large'
   | 'unavailable'

@@ -77,6 +77,14 @@ export class FirestoreRoutingStore implements RoutingStore {
     }
   }
 
+  async revision(): Promise<number> {
+    try {
+      return revisionOf((await this.ref().get()).data());
+    } catch (err) {
+      throw workerStoreFailure(err, 'read the gateway routing revision');
+    }
+  }
+
   async put(config: RoutingConfig, precondition?: (revision: number) => boolean): Promise<RoutingWrite> {
     try {
       const rules = RoutingRules.parse(config.routes);
