@@ -19,6 +19,7 @@ import { unsupportedManagedProtocol } from '../shared/src/domain/managed-protoco
 import { ProxyName, ProxySpec } from '../shared/src/domain/proxy.js';
 import type { Io } from './context.js';
 import { InputError } from './errors.js';
+import { assertInputSize, documentValue, readInput } from './input-file.js';
 
 /**
  * One proxy of a file: the body of `POST /v1/proxies`, or the resource as the API prints it. Of the
@@ -117,8 +118,6 @@ export function specProblems(where: string, spec: ProxySpec, current?: ProxySpec
   return problems;
 }
 
-const MAX_BYTES = 1024 * 1024;
-
 /**
  * Reads `-f FILE` (`-` for stdin) and parses it. A missing, unreadable or directory path is the caller's
  * input (exit 2, nothing sent), not a bug.
@@ -128,13 +127,7 @@ export async function readProxyFile(
   file: string,
   options: ProxyFileOptions = {},
 ): Promise<ProxyToCreate[]> {
-  const source = file === '-' ? 'stdin' : file;
-  const text = await (file === '-' ? io.readStdin() : io.readFile(file)).catch((err: unknown) => {
-    const code = (err as { code?: unknown } | null)?.code;
-    throw new InputError(`cannot read ${source}: ${typeof code === 'string' ? code : 'read failed'}`, [], {
-      cause: err,
-    });
-  });
+  const { text, source } = await readInput(io, file);
   return parseProxyFile(text, source, options);
 }
 
@@ -143,26 +136,13 @@ export function parseProxyFile(
   source: string,
   { nothing = 'nothing was created', specChecks = true }: ProxyFileOptions = {},
 ): ProxyToCreate[] {
-  if (Buffer.byteLength(text) > MAX_BYTES) throw new InputError(`${source} is over 1 MiB`);
+  assertInputSize(text, source);
   const docs = parseAllDocuments(text, { uniqueKeys: true });
   const list = Array.isArray(docs) ? docs : [docs];
   const items: Array<{ where: string; value: unknown }> = [];
   for (const [d, doc] of list.entries()) {
     const where = list.length > 1 ? `${source} document ${d + 1}` : source;
-    if (doc.errors.length > 0) {
-      const e = doc.errors[0]!;
-      const line = e.linePos?.[0] ? ` line ${e.linePos[0].line}, column ${e.linePos[0].col}` : '';
-      throw new InputError(`${where} is not valid YAML or JSON:${line} ${e.message.split('\n')[0]}`);
-    }
-    let value: unknown;
-    try {
-      // No alias expansion at all ("billion laughs"): a proxy file has no use for aliases.
-      value = doc.toJS({ maxAliasCount: 0 });
-    } catch (err) {
-      throw new InputError(`${where} is not valid YAML or JSON: ${(err as Error).message}`, [], {
-        cause: err,
-      });
-    }
+    const value = documentValue(doc, where);
     if (value === null || value === undefined) continue;
     if (isListing(value) && value.redacted !== undefined) {
       // Applied, its specs without their own cloud-init would replace each such proxy's VM with the

@@ -8,8 +8,7 @@ import { z } from 'zod';
 import { RoutingRules } from '../shared/src/messages/gateway-snapshot.js';
 import type { Io } from './context.js';
 import { InputError } from './errors.js';
-
-const MAX_BYTES = 1024 * 1024;
+import { assertInputSize, documentValue, readInput } from './input-file.js';
 
 /** What `routing get` prints besides the routes: read back, never sent. */
 const SavedRouting = z
@@ -33,38 +32,21 @@ export async function readRoutingFile(
   io: Pick<Io, 'readFile' | 'readStdin'>,
   file: string,
 ): Promise<RoutingFile> {
-  const source = file === '-' ? 'stdin' : file;
-  const text = await (file === '-' ? io.readStdin() : io.readFile(file)).catch((err: unknown) => {
-    const code = (err as { code?: unknown } | null)?.code;
-    throw new InputError(`cannot read ${source}: ${typeof code === 'string' ? code : 'read failed'}`, [], {
-      cause: err,
-    });
-  });
+  const { text, source } = await readInput(io, file);
   return parseRoutingFile(text, source);
 }
 
 export function parseRoutingFile(text: string, source: string): RoutingFile {
-  if (Buffer.byteLength(text) > MAX_BYTES) throw new InputError(`${source} is over 1 MiB`);
+  assertInputSize(text, source);
   const docs = parseAllDocuments(text, { uniqueKeys: true });
-  const list = (Array.isArray(docs) ? docs : [docs]).filter((d) => d.contents !== null);
+  const all = Array.isArray(docs) ? docs : [docs];
+  // A syntax error is reported as such, even in a document that parsed to nothing.
+  for (const d of all) if (d.errors.length > 0) documentValue(d, source);
+  const list = all.filter((d) => d.contents !== null);
   if (list.length !== 1) {
     throw new InputError(`${source} must hold one routing (${list.length} YAML documents found)`);
   }
-  const doc = list[0]!;
-  if (doc.errors.length > 0) {
-    const e = doc.errors[0]!;
-    const line = e.linePos?.[0] ? ` line ${e.linePos[0].line}, column ${e.linePos[0].col}` : '';
-    throw new InputError(`${source} is not valid YAML or JSON:${line} ${e.message.split('\n')[0]}`);
-  }
-  let value: unknown;
-  try {
-    // No alias expansion at all ("billion laughs"): a routing file has no use for aliases.
-    value = doc.toJS({ maxAliasCount: 0 });
-  } catch (err) {
-    throw new InputError(`${source} is not valid YAML or JSON: ${(err as Error).message}`, [], {
-      cause: err,
-    });
-  }
+  const value = documentValue(list[0]!, source);
   let routes: unknown = value;
   let revision: number | undefined;
   if (!Array.isArray(value)) {

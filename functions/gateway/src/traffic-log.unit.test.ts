@@ -81,16 +81,18 @@ describe('the gateway.traffic line', () => {
     await target?.close();
   });
 
-  it('reports, every GATEWAY_TRAFFIC_LOG_SECONDS at INFO, the requests by class, drops and fallbacks since the line before', async () => {
+  /**
+   * The gateway as gateway.ts wires it, on the snapshot above, its lines collected at INFO (the highest
+   * level Terraform's log_level allows: code-contract.test.ts); `env` on top of what every test here needs.
+   */
+  async function startTrafficGateway(env: Record<string, string>) {
     const cfg = loadGatewayConfig([], {
       GATEWAY_CLIENT_USERS: 'u:p',
       HOST: '127.0.0.1',
       PORT: '0',
       GATEWAY_PROXY_PORT: '0',
-      GATEWAY_TRAFFIC_LOG_SECONDS: '1',
-      GATEWAY_OUTCOME_QUEUE_SIZE: '1',
-      GATEWAY_SSRF_ALLOW: `127.0.0.1:${target.port},127.0.0.2:9`,
       GATEWAY_DRAIN_TIMEOUT_MS: '0',
+      ...env,
     });
     const given = snapshot(upstreamPort);
     const source: SnapshotSource = {
@@ -101,12 +103,20 @@ describe('the gateway.traffic line', () => {
     };
     const lines: Line[] = [];
     const gw = await startGateway(cfg, {
-      // At info, the highest level Terraform's log_level allows (code-contract.test.ts).
       log: jsonLogger('info', (l) => lines.push(JSON.parse(l))),
       version: 't',
       source,
       reporter: idleReporter,
       workerId: 'gw-traffic',
+    });
+    return { gw, lines };
+  }
+
+  it('reports, every GATEWAY_TRAFFIC_LOG_SECONDS at INFO, the requests by class, drops and fallbacks since the line before', async () => {
+    const { gw, lines } = await startTrafficGateway({
+      GATEWAY_TRAFFIC_LOG_SECONDS: '1',
+      GATEWAY_OUTCOME_QUEUE_SIZE: '1',
+      GATEWAY_SSRF_ALLOW: `127.0.0.1:${target.port},127.0.0.2:9`,
     });
     const traffic = () => lines.filter((l) => l.event === 'gateway.traffic');
     try {
@@ -162,30 +172,10 @@ describe('the gateway.traffic line', () => {
   // served since its last line - up to a whole period, all of it for a process that lives less than one -
   // must still reach the alerts, so shutdown logs a last line once the drain is over.
   it('logs what was served since the last line when the worker shuts down', async () => {
-    const cfg = loadGatewayConfig([], {
-      GATEWAY_CLIENT_USERS: 'u:p',
-      HOST: '127.0.0.1',
-      PORT: '0',
-      GATEWAY_PROXY_PORT: '0',
+    const { gw, lines } = await startTrafficGateway({
       // No periodic line comes during the test: whatever is logged is the shutdown's.
       GATEWAY_TRAFFIC_LOG_SECONDS: '60',
       GATEWAY_SSRF_ALLOW: `127.0.0.1:${target.port},127.0.0.2:9`,
-      GATEWAY_DRAIN_TIMEOUT_MS: '0',
-    });
-    const given = snapshot(upstreamPort);
-    const source: SnapshotSource = {
-      start: async (sink) => {
-        await sink.applySnapshot(given);
-      },
-      stop: async () => {},
-    };
-    const lines: Line[] = [];
-    const gw = await startGateway(cfg, {
-      log: jsonLogger('info', (l) => lines.push(JSON.parse(l))),
-      version: 't',
-      source,
-      reporter: idleReporter,
-      workerId: 'gw-traffic',
     });
     try {
       const proxy = { host: '127.0.0.1', port: gw.proxyPort! };
@@ -214,29 +204,9 @@ describe('the gateway.traffic line', () => {
   // `ok` when it is established - on the line of that moment, while it is still open - and not again when it
   // closes; its outcome sample is what waits for the close.
   it('counts a CONNECT tunnel once, when it is established, not when it closes', async () => {
-    const cfg = loadGatewayConfig([], {
-      GATEWAY_CLIENT_USERS: 'u:p',
-      HOST: '127.0.0.1',
-      PORT: '0',
-      GATEWAY_PROXY_PORT: '0',
+    const { gw, lines } = await startTrafficGateway({
       GATEWAY_TRAFFIC_LOG_SECONDS: '1',
       GATEWAY_SSRF_ALLOW: `127.0.0.1:${target.port}`,
-      GATEWAY_DRAIN_TIMEOUT_MS: '0',
-    });
-    const given = snapshot(upstreamPort);
-    const source: SnapshotSource = {
-      start: async (sink) => {
-        await sink.applySnapshot(given);
-      },
-      stop: async () => {},
-    };
-    const lines: Line[] = [];
-    const gw = await startGateway(cfg, {
-      log: jsonLogger('info', (l) => lines.push(JSON.parse(l))),
-      version: 't',
-      source,
-      reporter: idleReporter,
-      workerId: 'gw-traffic',
     });
     const traffic = () => lines.filter((l) => l.event === 'gateway.traffic');
     const counted = () => traffic().find((l) => (l.requests as number) > 0);

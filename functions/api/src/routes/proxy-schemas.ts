@@ -9,8 +9,8 @@ import {
   ProxyResource,
   ProxySpec,
 } from '../../../../shared/src/domain/proxy.js';
-import { parseIfMatch } from '../admin/if-match.js';
 import { FORBIDDEN_KEYS } from '../validation/json-guard.js';
+import { ifMatchHeader } from './if-match-header.js';
 
 // zod 4 copies prototype methods onto each schema when it is built, so the domain's schemas (built before
 // @hono/zod-openapi extended zod, and without importing it: the domain stays pure) lack .openapi().
@@ -42,21 +42,10 @@ export const NameParam = z.object({
  * `If-Match` (RFC 9110 §13.1.1) on the writes of one proxy: `*` or a list of its ETags (`"<generation>"`).
  * Malformed → 400 invalid_request at `If-Match` (the validator matches header names case-insensitively).
  */
-export const IfMatchHeader = z.object({
-  'If-Match': z
-    .string()
-    .refine((v) => parseIfMatch(v) !== null, {
-      message:
-        'If-Match must be * or a list of entity tags, e.g. "7" or "7", "8" (the quotes are part of it)',
-      params: { issue: 'invalid_if_match' },
-    })
-    .optional()
-    .openapi({
-      param: { name: 'If-Match', in: 'header' },
-      description:
-        'Only if the proxy is still at this generation: `"<generation>"` as its ETag gave it (a list: any of them; `*`: any). Otherwise 412 precondition_failed and nothing is written. A weak tag (`W/"7"`) never matches.',
-      example: '"7"',
-    }),
+export const IfMatchHeader = ifMatchHeader({
+  example: '"7"',
+  description:
+    'Only if the proxy is still at this generation: `"<generation>"` as its ETag gave it (a list: any of them; `*`: any). Otherwise 412 precondition_failed and nothing is written. A weak tag (`W/"7"`) never matches.',
 });
 
 const ATTR_PREFIX = 'attr.';

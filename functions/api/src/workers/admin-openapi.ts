@@ -4,9 +4,9 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { AttributeKey, ProxyName } from '../../../../shared/src/domain/proxy.js';
 import { MAX_TARGET_CHECKS, RoutingRules } from '../../../../shared/src/messages/gateway-snapshot.js';
-import { parseIfMatch } from '../admin/if-match.js';
 import { noBody } from '../middleware/no-body.js';
 import { noQuery } from '../middleware/no-query.js';
+import { ifMatchHeader } from '../routes/if-match-header.js';
 import { adminResponses, error, json } from '../routes/openapi-responses.js';
 import { adminSecurity } from '../routes/openapi-security.js';
 import { json as jsonBody, limitBytes } from './http.js';
@@ -159,21 +159,10 @@ const withRoutingETag = <R extends object>(response: R) => ({
 });
 
 /** `If-Match` on PUT /routing: `*` or a list of the routing's ETags. Malformed → 400 invalid_request. */
-export const RoutingIfMatch = z.object({
-  'If-Match': z
-    .string()
-    .refine((v) => parseIfMatch(v) !== null, {
-      message:
-        'If-Match must be * or a list of entity tags, e.g. "3" or "3", "4" (the quotes are part of it)',
-      params: { issue: 'invalid_if_match' },
-    })
-    .optional()
-    .openapi({
-      param: { name: 'If-Match', in: 'header' },
-      description:
-        'Only if the routing is still at this revision: `"<revision>"` as its ETag gave it (`"0"`: none stored yet; a list: any of them; `*`: any). Otherwise 412 precondition_failed and nothing is written. A weak tag never matches.',
-      example: '"3"',
-    }),
+export const RoutingIfMatch = ifMatchHeader({
+  example: '"3"',
+  description:
+    'Only if the routing is still at this revision: `"<revision>"` as its ETag gave it (`"0"`: none stored yet; a list: any of them; `*`: any). Otherwise 412 precondition_failed and nothing is written. A weak tag never matches.',
 });
 
 const tags = ['gateway'];

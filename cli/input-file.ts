@@ -1,0 +1,44 @@
+// `-f FILE` for the commands that read one (`proxies create|apply`, `routing apply`): the file's text (`-`:
+// stdin), and a YAML document's value. Every failure is the caller's input (exit 2, nothing sent), not a bug.
+import type { Document } from 'yaml';
+import type { Io } from './context.js';
+import { InputError } from './errors.js';
+
+const MAX_INPUT_BYTES = 1024 * 1024;
+
+/** Refuses text over 1 MiB: no file of proxies or routes is that large, and parsing it is work for nothing. */
+export function assertInputSize(text: string, source: string): void {
+  if (Buffer.byteLength(text) > MAX_INPUT_BYTES) throw new InputError(`${source} is over 1 MiB`);
+}
+
+/** The text of `-f FILE` and what to call it in messages; a missing, unreadable or directory path is input. */
+export async function readInput(
+  io: Pick<Io, 'readFile' | 'readStdin'>,
+  file: string,
+): Promise<{ text: string; source: string }> {
+  const source = file === '-' ? 'stdin' : file;
+  const text = await (file === '-' ? io.readStdin() : io.readFile(file)).catch((err: unknown) => {
+    const code = (err as { code?: unknown } | null)?.code;
+    throw new InputError(`cannot read ${source}: ${typeof code === 'string' ? code : 'read failed'}`, [], {
+      cause: err,
+    });
+  });
+  return { text, source };
+}
+
+/**
+ * A parsed YAML (or JSON) document's value, `where` naming it in messages. No alias expansion at all
+ * ("billion laughs"): no input of the CLI has a use for aliases.
+ */
+export function documentValue(doc: Document.Parsed, where: string): unknown {
+  if (doc.errors.length > 0) {
+    const e = doc.errors[0]!;
+    const line = e.linePos?.[0] ? ` line ${e.linePos[0].line}, column ${e.linePos[0].col}` : '';
+    throw new InputError(`${where} is not valid YAML or JSON:${line} ${e.message.split('\n')[0]}`);
+  }
+  try {
+    return doc.toJS({ maxAliasCount: 0 });
+  } catch (err) {
+    throw new InputError(`${where} is not valid YAML or JSON: ${(err as Error).message}`, [], { cause: err });
+  }
+}
