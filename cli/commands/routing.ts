@@ -92,8 +92,15 @@ export function routingChanges(before: RoutingRule[], after: RoutingRule[]): str
   return parts.join('; ');
 }
 
-/** The stored routes in the form a file's are parsed into (defaults filled in), to compare the two. */
-const normalized = (routes: RoutingRule[]) => RoutingRules.parse(routes);
+/**
+ * The stored routes in the form a file's are parsed into (defaults filled in), to compare the two; null when
+ * this CLI's schema cannot read them (an API of a newer release, a field this CLI does not know): then they
+ * are not the file's, and the PUT decides.
+ */
+function normalized(routes: RoutingRule[]): RoutingRule[] | null {
+  const parsed = RoutingRules.safeParse(routes);
+  return parsed.success ? parsed.data : null;
+}
 
 /**
  * The stored routing, or — when the API says the stored document no longer fits the route schema (edited
@@ -128,7 +135,8 @@ export async function applyRouting({ api, io, args }: Ctx): Promise<void> {
     if (wanted.revision !== undefined && wanted.revision !== current.revision)
       throw stale(source, wanted.revision, current);
     const stored = normalized(current.routes);
-    if (!current.invalid && isDeepStrictEqual(stored, wanted.routes) && !current.droppedDuplicates?.length) {
+    const same = stored !== null && isDeepStrictEqual(stored, wanted.routes);
+    if (!current.invalid && same && !current.droppedDuplicates?.length) {
       if (output !== 'table') return io.out(output === 'json' ? json(current) : yaml(current));
       return io.out(`routing unchanged (revision ${current.revision}, ${current.routes.length} routes)`);
     }
@@ -149,7 +157,7 @@ export async function applyRouting({ api, io, args }: Ctx): Promise<void> {
     if (output !== 'table') return io.out(output === 'json' ? json(written) : yaml(written));
     const what = current.invalid
       ? 'replaced a stored routing that did not fit the route schema'
-      : routingChanges(stored, wanted.routes) || 'rewritten';
+      : routingChanges(stored ?? current.routes, wanted.routes) || 'rewritten';
     return io.out(
       `routing configured: revision ${current.revision} → ${written.revision}, ${written.routes.length} routes (${what}); the gateways get it with the next snapshot`,
     );

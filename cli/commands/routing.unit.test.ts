@@ -69,6 +69,15 @@ describe('routing apply', () => {
     expect(r.calls).toEqual(['GET /v1/gateway/routing']);
   });
 
+  it('PUTs over stored routes this CLI cannot read (a newer API) instead of failing', async () => {
+    const newer = stored(4, [{ ...route('b', 'round-robin'), fallback: 'direct' } as unknown as RoutingRule]);
+    const put = [200, { routes: [route('b', 'round-robin')], revision: 5 }] as Answer;
+    const r = await run(['routing', 'apply', '-f', 'r.yaml'], [[200, newer], put], handWritten);
+    expect(r.exit, r.err.join()).toBe(0);
+    expect(r.ifMatch).toEqual(['"4"']);
+    expect(r.out[0]).toMatch(/^routing configured: revision 4 → 5, 1 routes \(changed b\)/);
+  });
+
   it('PUTs with If-Match of the revision it read, and reads again on 412 (someone wrote in between)', async () => {
     const put = [200, { routes: [route('b', 'round-robin')], revision: 10 }] as Answer;
     const r = await run(
