@@ -31,7 +31,7 @@ Jobs (admin):
 Flags for every command:
   --api URL        the API (default $PROXYPLANE_API_URL, else the local plane's)
   -o, --output F   table (default), json, yaml; leases acquire also: env (for eval), url;
-                   leases report, release: table only; fleet watch: table or json
+                   leases report, release, gateway unreclaim: table only; fleet watch: table or json
   -h, --help
 
 Credentials: $PROXYPLANE_TOKEN, else $PROXYPLANE_ADMIN_TOKEN (admin commands) or
