@@ -1,6 +1,7 @@
 // `-f FILE` for the commands that read one (`proxies create|apply`, `routing apply`): the file's text (`-`:
 // stdin), and a YAML document's value. Every failure is the caller's input (exit 2, nothing sent), not a bug.
 import type { Document } from 'yaml';
+import type { z } from 'zod';
 import type { Io } from './context.js';
 import { InputError } from './errors.js';
 
@@ -41,4 +42,17 @@ export function documentValue(doc: Document.Parsed, where: string): unknown {
   } catch (err) {
     throw new InputError(`${where} is not valid YAML or JSON: ${(err as Error).message}`, [], { cause: err });
   }
+}
+
+/**
+ * A schema's refusal as "PATH: why" lines (the first 20), `prefix` before each path; an unknown field is
+ * named as such ("unknown field(s) x, y"), never as zod's wording.
+ */
+export function issueLines(error: z.ZodError, prefix?: string): string[] {
+  return error.issues.slice(0, 20).map((issue) => {
+    const path = [...(prefix ? [prefix] : []), ...issue.path].join('.') || '(top level)';
+    const msg =
+      issue.code === 'unrecognized_keys' ? `unknown field(s) ${issue.keys.join(', ')}` : issue.message;
+    return `${path}: ${msg}`;
+  });
 }

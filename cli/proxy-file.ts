@@ -19,7 +19,7 @@ import { unsupportedManagedProtocol } from '../shared/src/domain/managed-protoco
 import { ProxyName, ProxySpec } from '../shared/src/domain/proxy.js';
 import type { Io } from './context.js';
 import { InputError } from './errors.js';
-import { assertInputSize, documentValue, readInput } from './input-file.js';
+import { assertInputSize, documentValue, issueLines, readInput } from './input-file.js';
 
 /**
  * One proxy of a file: the body of `POST /v1/proxies`, or the resource as the API prints it. Of the
@@ -165,12 +165,7 @@ export function parseProxyFile(
   for (const { where, value } of items) {
     const parsed = ProxyDocument.safeParse(value);
     if (!parsed.success) {
-      for (const issue of parsed.error.issues.slice(0, 20)) {
-        const path = issue.path.join('.') || '(top level)';
-        const msg =
-          issue.code === 'unrecognized_keys' ? `unknown field(s) ${issue.keys.join(', ')}` : issue.message;
-        problems.push(`${where}: ${path}: ${msg}`);
-      }
+      problems.push(...issueLines(parsed.error).map((line) => `${where}: ${line}`));
       continue;
     }
     // The API's own refusals that need nothing but the spec (proxy-admin.ts): caught here, so the file's

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { RoutingRules } from '../shared/src/messages/gateway-snapshot.js';
 import type { Io } from './context.js';
 import { InputError } from './errors.js';
-import { assertInputSize, documentValue, readInput } from './input-file.js';
+import { assertInputSize, documentValue, issueLines, readInput } from './input-file.js';
 
 /** What `routing get` prints besides the routes: read back, never sent. */
 const SavedRouting = z
@@ -54,7 +54,7 @@ export function parseRoutingFile(text: string, source: string): RoutingFile {
     if (!saved.success) {
       throw new InputError(
         `${source} is not a routing: a list of routes, or {routes: [...]}`,
-        issues(saved.error),
+        issueLines(saved.error),
       );
     }
     routes = saved.data.routes;
@@ -62,15 +62,6 @@ export function parseRoutingFile(text: string, source: string): RoutingFile {
   }
   const parsed = RoutingRules.min(1, 'a routing needs at least one route').safeParse(routes);
   if (!parsed.success)
-    throw new InputError(`${source} holds routes the API would refuse`, issues(parsed.error, 'routes'));
+    throw new InputError(`${source} holds routes the API would refuse`, issueLines(parsed.error, 'routes'));
   return { routes: parsed.data, revision };
-}
-
-function issues(error: z.ZodError, prefix?: string): string[] {
-  return error.issues.slice(0, 20).map((issue) => {
-    const path = [...(prefix ? [prefix] : []), ...issue.path].join('.') || '(top level)';
-    const msg =
-      issue.code === 'unrecognized_keys' ? `unknown field(s) ${issue.keys.join(', ')}` : issue.message;
-    return `${path}: ${msg}`;
-  });
 }

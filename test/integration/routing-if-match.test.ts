@@ -4,23 +4,10 @@
 // unseen. The check runs in the store's transaction: of two PUTs built on one revision, exactly one wins.
 import { Firestore, Timestamp } from '@google-cloud/firestore';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openAuthenticator } from '../../functions/api/src/auth/authenticator.js';
-import { gatewayAdminRoutes } from '../../functions/api/src/workers/admin-routes.js';
 import { Collections } from '../../shared/src/adapters/firestore/collections.js';
-import { FirestoreReclaimStore } from '../../shared/src/adapters/firestore/ownership-reclaim-store.js';
-import { FirestoreOwnershipStore } from '../../shared/src/adapters/firestore/ownership-store.js';
-import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
-import { FirestoreGatewayPoolReader } from '../../shared/src/adapters/firestore/snapshot-pool-reader.js';
-import {
-  FirestoreRoutingStore,
-  ROUTING_DOC,
-} from '../../shared/src/adapters/firestore/snapshot-routing-store.js';
-import { FirestoreSnapshotStore } from '../../shared/src/adapters/firestore/snapshot-store.js';
-import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker-store.js';
-import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
-import { DEFAULT_WORKER_SETTINGS } from '../../shared/src/domain/workers/settings.js';
-import { ManualClock } from '../../shared/src/ports/clock.js';
+import { ROUTING_DOC } from '../../shared/src/adapters/firestore/snapshot-routing-store.js';
 import { releaseProject, testProjectId } from '../support/emulators.js';
+import { gatewayAdminApp } from '../support/gateway-admin-app.js';
 
 const projectId = testProjectId('demo-rim');
 const db = new Firestore({ projectId });
@@ -29,25 +16,7 @@ afterAll(async () => {
   await releaseProject(projectId);
 });
 
-const passes: string[] = [];
-const app = gatewayAdminRoutes({
-  proxies: new FirestoreProxyStore(db),
-  auth: openAuthenticator(),
-  workers: new FirestoreWorkerStore(db),
-  ownership: new FirestoreOwnershipStore(db),
-  snapshots: new FirestoreSnapshotStore(db),
-  pool: new FirestoreGatewayPoolReader(db),
-  routing: new FirestoreRoutingStore(db),
-  reclaims: new FirestoreReclaimStore(db),
-  requester: {
-    request: async (r) => {
-      passes.push(r.reason);
-    },
-  },
-  clock: new ManualClock(new Date('2026-12-02T03:00:00Z')),
-  log: memoryLogger(),
-  settings: DEFAULT_WORKER_SETTINGS,
-});
+const { app, passes } = gatewayAdminApp(db, { now: new Date('2026-12-02T03:00:00Z') });
 
 const route = (name: string, host: string) => ({ name, match: { hosts: [host] }, policy: 'least-active' });
 

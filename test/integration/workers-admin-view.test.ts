@@ -21,6 +21,7 @@ import { ManualClock } from '../../shared/src/ports/clock.js';
 import { StoreError } from '../../shared/src/ports/proxy-store.js';
 import { aProxy } from '../../shared/src/testing/proxy-fixtures.js';
 import { testProjectId } from '../support/emulators.js';
+import { gatewayAdminApp } from '../support/gateway-admin-app.js';
 import { type FirestoreRead, recordingFirestore } from '../support/recording-firestore.js';
 import { record, storeSnapshot } from '../support/worker-records.js';
 
@@ -34,26 +35,8 @@ afterAll(() => db.terminate());
 
 const T0 = new Date('2026-11-30T12:00:00Z');
 const at = (s: number) => new Date(T0.getTime() + s * 1000);
-const passes: string[] = [];
 const proxies = new FirestoreProxyStore(db);
-const app = gatewayAdminRoutes({
-  proxies,
-  auth: openAuthenticator(),
-  workers: new FirestoreWorkerStore(viewed),
-  ownership: new FirestoreOwnershipStore(db),
-  snapshots: new FirestoreSnapshotStore(viewed),
-  pool: new FirestoreGatewayPoolReader(db),
-  routing: new FirestoreRoutingStore(db),
-  reclaims: new FirestoreReclaimStore(db),
-  requester: {
-    request: async (r) => {
-      passes.push(r.reason);
-    },
-  },
-  clock: new ManualClock(T0),
-  log: memoryLogger(),
-  settings: DEFAULT_WORKER_SETTINGS, // horizon 1 h
-});
+const { app, passes } = gatewayAdminApp(db, { now: T0, reads: viewed });
 
 const get = async (path: string) => {
   const res = await app.request(path);
