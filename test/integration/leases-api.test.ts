@@ -5,6 +5,7 @@ import { Firestore, Timestamp } from '@google-cloud/firestore';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { LeaseApiRuntime } from '../../functions/api/src/leases/wiring.js';
 import { LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-collections.js';
+import type { ProxyResource } from '../../shared/src/domain/proxy.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
 import { SecretAccessError, type SecretReader } from '../../shared/src/ports/secrets.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
@@ -17,9 +18,17 @@ const TOKEN = 'crawler-token-0123456789';
 const WINDOW_S = 120;
 /** Transient Secret Manager failures still to come for the secret `flaky` (then it answers). */
 let flakyFailures = 0;
+/** Run (once) while the secret `slow` is being read: what happens meanwhile elsewhere in the plane. */
+let whileReadingSlow: (() => Promise<void>) | null = null;
 const secrets: SecretReader = {
   async access(ref) {
     if (ref.secret === 'eu-creds') return 'crawl:s3cr:et@';
+    if (ref.secret === 'slow') {
+      const meanwhile = whileReadingSlow;
+      whileReadingSlow = null;
+      await meanwhile?.();
+      return 'crawl:slow';
+    }
     if (ref.secret === 'flaky') {
       if (flakyFailures-- > 0) throw new SecretAccessError('transient', ref.secret, 'unavailable');
       return 'crawl:flaky';
@@ -395,6 +404,38 @@ describe('POST /v1/leases', () => {
       body: { proxy: { name: 'f-2', url: 'http://crawl:flaky@10.0.0.1:3128' } },
     });
   });
+
+  it.each<[string, Record<string, unknown>, (p: ProxyResource | undefined) => boolean]>([
+    [
+      'is being deleted',
+      { deletionRequestedAt: Timestamp.fromDate(new Date('2026-03-01T00:00:00Z')) },
+      (p) => p?.deletionRequestedAt != null,
+    ],
+    ['joined the gateway pool', { 'spec.gatewayPool': true }, (p) => p?.spec.gatewayPool === true],
+    ['turned Unhealthy', { 'status.phase': 'Unhealthy' }, (p) => p?.status.phase === 'Unhealthy'],
+  ])(
+    'a proxy that %s while its grant was being answered is not handed out: another is, nothing left on it',
+    async (_, change, seen) => {
+      // The grant commits against the selection's view; the catalog moves on while the grant waits its turn
+      // and the credentials are read. The answer must go by the view it is sent with.
+      const going = proxy('going', { latencyMillis: 1 });
+      await start([
+        { ...going, spec: { ...going.spec, credentialsRef: { secret: 'slow', version: 'latest' } } },
+        proxy('stays', { latencyMillis: 2 }),
+      ]);
+      whileReadingSlow = async () => {
+        await db.collection('proxies').doc('going').update(change);
+        await pollUntil(async () => api?.catalog.get('going'), seen, 10_000, 'the catalog sees the change');
+      };
+      const res = await acquire({});
+      expect(res).toMatchObject({ status: 201, body: { proxy: { name: 'stays' } } });
+      const leases = await db.collection(LEASE_COLLECTIONS.leases).get();
+      const active = leases.docs.filter((d) => d.get('releasedAt') === null).map((d) => d.get('proxy'));
+      expect(active).toEqual(['stays']);
+      // Not mistaken for a credentials fault: nothing logged as one.
+      expect(logs.filter((l) => String(l.message).includes('credentials unreadable'))).toEqual([]);
+    },
+  );
 
   it('503 Retry-After: 30 when the credentials of every matching proxy are unreadable, nothing left leased', async () => {
     const own = (name: string) => {

@@ -10,14 +10,18 @@ import {
   type LeaseSettings,
   resolvableUntil,
 } from '../../../../shared/src/domain/leases/model.js';
-import { planSelection, type SelectionPlan } from '../../../../shared/src/domain/leases/selection.js';
+import {
+  isLeasable,
+  planSelection,
+  type SelectionPlan,
+} from '../../../../shared/src/domain/leases/selection.js';
 import type {
   AcquireRequest,
   LeaseGrant,
   NoMatch,
   ReportRequest,
 } from '../../../../shared/src/domain/leases/wire.js';
-import type { SecretRef } from '../../../../shared/src/domain/proxy.js';
+import type { ProxyResource, SecretRef } from '../../../../shared/src/domain/proxy.js';
 import { clientCredentialsRef } from '../../../../shared/src/domain/served-credentials.js';
 import type { Clock } from '../../../../shared/src/ports/clock.js';
 import {
@@ -53,6 +57,8 @@ export type ReportOutcome = 'accepted' | 'unknown_lease';
  * (counted as unhealthy meanwhile). */
 const QUARANTINE_MS = 30_000;
 const CREDENTIAL_ROUNDS = 3;
+/** Grants given back because their proxy was withdrawn meanwhile, before the acquire answers from the view. */
+const WITHDRAWN_ROUNDS = 3;
 /** Ours are 32 hex digits (newLeaseId); the wider shape still admits ids issued before that. */
 const LEASE_ID = /^[A-Za-z0-9_-]{16,64}$/;
 /** Firestore reserves document ids like `__x__` and fails a read of one: such an id is no lease of ours. */
@@ -89,6 +95,7 @@ export class LeaseService {
     const target = req.target ?? null;
     let refreshed = false;
     let credentialFailures = 0;
+    let withdrawals = 0;
     for (;;) {
       const plan = this.plan(req, target);
       let atCapacity = 0;
@@ -110,6 +117,14 @@ export class LeaseService {
           try {
             return { kind: 'granted', grant: await this.grantBody(outcome.lease) };
           } catch (err) {
+            if (err instanceof ProxyWithdrawn) {
+              // Deleted, unhealthy, taken by the gateway or replaced since it was selected: the view the
+              // answer goes out with says it may not be leased. Give the slot back and select again (the
+              // proxy is no candidate in that view); nothing is wrong with it that a quarantine would help.
+              await store.release(outcome.lease.id);
+              if (++withdrawals >= WITHDRAWN_ROUNDS) return noMatch(this.plan(req, target), 0, 0);
+              continue;
+            }
             if (!(err instanceof CredentialsUnavailable)) throw err;
             // Never hand out a proxy the crawler cannot authenticate to: give the slot back, set the
             // proxy aside for a while and select again.
@@ -220,14 +235,28 @@ export class LeaseService {
     return this.deps.clock.now().getTime() >= resolvableUntil(lease, this.deps.settings).getTime();
   }
 
-  private async grantBody(lease: Lease): Promise<LeaseGrant> {
+  /**
+   * The proxy as the catalog lists it now, if the lease may still be handed out on it: the same instance
+   * (not one created again under its name), leasable (healthy, not being deleted, with an address) and
+   * not held by the gateway. Selection asked the same of an older view; the grant's commit and the
+   * credentials read take time, during which the catalog follows Firestore.
+   */
+  private handedOut(lease: Lease): ProxyResource {
     const listed = this.deps.catalog.get(lease.proxy);
-    // Replaced under its name between selection and grant: the lease is not this proxy's.
-    const proxy = listed && renewsOn(lease, listed) ? listed : undefined;
-    const endpoint = proxy && proxyEndpoint(proxy);
-    if (!proxy || !endpoint)
-      throw new CredentialsUnavailable(lease.proxy, { cause: 'proxy left the catalog' });
+    if (!listed || !renewsOn(lease, listed) || !isLeasable(listed) || !this.deps.gate.leasable(listed))
+      throw new ProxyWithdrawn(lease.proxy);
+    return listed;
+  }
+
+  private async grantBody(lease: Lease): Promise<LeaseGrant> {
+    const proxy = this.handedOut(lease);
     const credentials = await credentialsFor(this.deps.secrets, proxy);
+    // Asked again after the read, the last wait before the answer: the proxy must still be leasable as the
+    // answer leaves. The answer itself is built from the document the credentials were read for, so that
+    // address and password belong together.
+    this.handedOut(lease);
+    const endpoint = proxyEndpoint(proxy);
+    if (!endpoint) throw new ProxyWithdrawn(lease.proxy); // isLeasable asked for one
     return {
       leaseId: lease.id,
       proxy: {
@@ -244,6 +273,14 @@ export class LeaseService {
       target: lease.target,
       exclusive: lease.exclusive,
     };
+  }
+}
+
+/** The granted lease's proxy may no longer be handed out (LeaseService.handedOut): the grant is given back. */
+class ProxyWithdrawn extends Error {
+  constructor(readonly proxy: string) {
+    super(`proxy ${proxy} was withdrawn while its lease was being granted`);
+    this.name = 'ProxyWithdrawn';
   }
 }
 
