@@ -366,7 +366,7 @@ export class ControllerSession {
   onResult(result: ApplyResult, via: 'full' | 'delta' | 'fetch', version: number): void {
     if (result.ok) {
       this.applied = result;
-      this.fetching.satisfied();
+      this.fetching.satisfied(result);
       this.clearFallback();
       this.firstApplied?.();
       this.firstApplied = null;
@@ -381,7 +381,7 @@ export class ControllerSession {
       reason: result.reason,
       fetchingFull: result.needFullSnapshot,
     });
-    if (result.needFullSnapshot) this.requestFull();
+    if (result.needFullSnapshot) this.requestFull(via === 'delta' ? version : 0);
   }
 
   private scheduleFallback(): void {
@@ -400,9 +400,12 @@ export class ControllerSession {
 
   // ---- shared by the loops -------------------------------------------------------------------------------
 
-  /** Fetch the latest full snapshot (full-snapshot.ts): the pull cannot bring us up to date. */
-  requestFull(): void {
-    this.fetching.request();
+  /**
+   * Fetch the latest full snapshot (full-snapshot.ts): the pull cannot bring us up to date. `atLeast`: the
+   * version of the delta that did not apply, which a snapshot applied meanwhile must reach to call it off.
+   */
+  requestFull(atLeast = 0): void {
+    this.fetching.request(atLeast);
   }
 
   /** `retry`: the controller asked for an ACK (no_ack / ack_bound_mismatch): try even a refused one again. */

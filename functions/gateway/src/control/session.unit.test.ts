@@ -458,10 +458,58 @@ describe('snapshots', () => {
     await vi.advanceTimersByTimeAsync(300);
     await h.feed.deliver(feedMessage(bad(buildDelta(s2, snapshot(3, ['p-c']), sha256Hex)))); // waits 0.7 s
     await vi.advanceTimersByTimeAsync(200);
-    await h.feed.deliver(feedMessage(snapshot(4, ['p-d']))); // the pull catches up first
+    // The pull catches up first, to the version the refused delta named (9): nothing left to fetch.
+    await h.feed.deliver(feedMessage(snapshot(9, ['p-d'])));
     await vi.advanceTimersByTimeAsync(5_000);
-    expect(h.worker.snapshot()?.version).toBe(4);
+    expect(h.worker.snapshot()?.version).toBe(9);
     expect(h.client.of('latestSnapshot')).toHaveLength(1);
+  });
+
+  it('a fetch is not called off by a re-delivery of the snapshot already applied (Pub/Sub is at-least-once)', async () => {
+    const h = harness();
+    await h.start();
+    const s1 = snapshot(1, ['p-a']);
+    const s3 = snapshot(3, ['p-c']);
+    await h.feed.deliver(feedMessage(s1));
+    await flush();
+    h.script('latestSnapshot', refusal(503, 'unavailable'), { ok: true, body: s3 });
+    // Version 2 was missed: the delta 2→3 does not apply, the GET is refused once and waits its backoff…
+    await h.feed.deliver(feedMessage(buildDelta(snapshot(2, ['p-b']), s3, sha256Hex)));
+    await flush();
+    expect(h.client.of('latestSnapshot')).toHaveLength(1);
+    // …while Pub/Sub delivers version 1 again: nothing new, so the worker is still behind.
+    await h.feed.deliver(feedMessage(s1));
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(h.client.of('latestSnapshot')).toHaveLength(2);
+    expect(h.worker.snapshot()?.version).toBe(3);
+    expect(h.client.of('ack').map((c) => (c.body as { version: number }).version)).toEqual([1, 3]);
+  });
+
+  it('a delta refused while a GET is in flight is fetched for once the GET brought an older snapshot', async () => {
+    const h = harness();
+    await h.start();
+    const s1 = snapshot(1, ['p-a']);
+    const s3 = snapshot(3, ['p-c']);
+    const s4 = snapshot(4, ['p-c', 'p-d']);
+    await h.feed.deliver(feedMessage(s1));
+    await flush();
+    let answer: (a: unknown) => void = () => {};
+    h.script(
+      'latestSnapshot',
+      (() =>
+        new Promise((r) => {
+          answer = r;
+        })) as unknown as Script,
+      { ok: true, body: s4 },
+    );
+    await h.feed.deliver(feedMessage(buildDelta(snapshot(2, ['p-b']), s3, sha256Hex))); // GET, held
+    await flush();
+    // The controller moves on to 4 meanwhile; its delta does not apply on 1 either.
+    await h.feed.deliver(feedMessage(buildDelta(s3, s4, sha256Hex)));
+    answer({ ok: true, body: s3 }); // read before 4 was stored
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(h.client.of('latestSnapshot')).toHaveLength(2);
+    expect(h.worker.snapshot()?.version).toBe(4);
   });
 
   it('nothing on the pull within a few seconds → GET the latest snapshot (404: wait for Pub/Sub)', async () => {
