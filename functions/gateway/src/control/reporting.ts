@@ -155,6 +155,8 @@ export class ReportLoop {
     if (!this.session.ackBound) {
       // Reports sit on the ACK bound (no_ack before the first ACK): ACK first.
       if (this.session.applied) this.session.kickAck();
+      // Nothing keeps the session alive meanwhile: past its TTL, find out whether it still is.
+      this.session.probeUnreported();
       // Except the last word of a worker shutting down idle before any ACK (SIGTERM during the start
       // wait): draining, every count zero, naming no snapshot (version 0) — the one report the controller
       // takes without an ACK; it hands this worker's proxies over at once (docs/gateway-control-plane.md
@@ -179,6 +181,7 @@ export class ReportLoop {
     });
     if (!answer) return;
     if (answer.ok) {
+      if (this.session.session?.sessionId === s.sessionId) this.session.heard();
       this.lastRuntime = { sequence, at: this.now() };
       this.revoke(view, answer.body.revokeProxyIds);
       return;

@@ -71,6 +71,8 @@ export class ControllerSession {
   private lastSessionId: string | null = null;
   /** When the current session was granted, and how many sessions in a row were lost soon after. */
   private grantedAt = 0;
+  /** When the controller last heard of this session (monotonic): granted, an ACK or report accepted, a probe. */
+  private heardAt = 0;
   private quickLosses = 0;
   private readonly quickLossBackoff: Backoff;
   /** The subscription was gone: once registration has made it again, fetch what was published meanwhile. */
@@ -297,6 +299,7 @@ export class ControllerSession {
     }
     this.session = { sessionId: r.sessionId, registration: r };
     this.grantedAt = this.now();
+    this.heardAt = this.grantedAt;
     this.deps.log.info('registered with the control plane', {
       event: 'gateway.registered',
       workerId: this.deps.workerId,
@@ -327,6 +330,34 @@ export class ControllerSession {
     if (this.applied) this.acks.kick();
     else this.scheduleFallback();
     this.upgrade.granted(r.protocolVersion);
+  }
+
+  /** The controller accepted an ACK or a runtime report: the session lives another TTL (its clock). */
+  heard(): void {
+    this.heardAt = this.now();
+  }
+
+  /**
+   * The report loop has nothing it may report on (no ACK bound: no snapshot applied yet, or its ACK refused
+   * for good). Then no call of ours keeps the session alive, and none would tell us it lapsed — and the
+   * snapshot function builds snapshots only for live sessions, so a session lost before its first snapshot
+   * (the pass its registration asked for failed, and the next tick came after the TTL) would leave the
+   * worker waiting for ever. Once a session TTL has passed since the controller last heard of it, fetch the
+   * latest snapshot: a lapsed session is answered `session_expired` (register again), a live one brings
+   * what there is. At most once per TTL.
+   */
+  probeUnreported(): void {
+    const s = this.session;
+    if (!s || this.draining || this.signal.aborted) return;
+    const ttlMs = s.registration.sessionTtlSeconds * 1000;
+    if (this.now() - this.heardAt <= ttlMs) return;
+    this.heardAt = this.now();
+    this.deps.log.info('nothing accepted on this session for its TTL: fetching the latest snapshot', {
+      workerId: this.deps.workerId,
+      sessionId: s.sessionId,
+      applied: this.applied?.version ?? null,
+    });
+    this.requestFull();
   }
 
   // ---- snapshots -----------------------------------------------------------------------------------------

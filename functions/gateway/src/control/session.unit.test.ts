@@ -531,6 +531,47 @@ describe('snapshots', () => {
     expect(g.client.of('ack')).toHaveLength(1);
   });
 
+  it('a session nothing keeps alive (no snapshot: no ACK, no report) is probed once its TTL has passed, and registered again when it lapsed', async () => {
+    // The first snapshot did not come (the pass its registration asked for failed, and the session lapsed
+    // before the next tick, which builds snapshots only for live sessions): without a call of its own the
+    // worker would never learn that its session is gone, and wait for a snapshot for ever.
+    const h = harness({ settings: { firstSnapshotWaitMs: 3_000 } });
+    await h.start();
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect(h.client.of('latestSnapshot')).toHaveLength(1); // 404: wait for Pub/Sub
+    h.script('latestSnapshot', refusal(409, 'session_expired'));
+    // Not within the session TTL (30 s from the grant): the pass may still be on its way.
+    await vi.advanceTimersByTimeAsync(27_000);
+    expect(h.client.of('latestSnapshot')).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(h.client.of('latestSnapshot')).toHaveLength(2);
+    expect(h.client.of('register')).toHaveLength(2);
+    expect(h.session.session?.sessionId).toBe('session-2');
+    // The new session's snapshot arrives: ACKed, reported on; no more probes.
+    await h.feed.deliver(feedMessage(snapshot(1, ['p-a'])));
+    const fetched = h.client.of('latestSnapshot').length;
+    await vi.advanceTimersByTimeAsync(120_000);
+    expect(h.client.of('latestSnapshot')).toHaveLength(fetched);
+    expect(h.session.ackBound).toEqual({ version: 1, epoch: 1 });
+  });
+
+  it('an ACK refused for good leaves nothing to report on: the session is probed after its TTL too', async () => {
+    const h = harness();
+    h.script('ack', refusal(409, 'stale_epoch'));
+    await h.start();
+    await h.feed.deliver(feedMessage(snapshot(1, ['p-a'])));
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(h.client.of('latestSnapshot')).toHaveLength(0);
+    h.script('latestSnapshot', refusal(409, 'session_expired'));
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(h.client.of('register')).toHaveLength(2);
+    expect(h.client.of('ack').map((c) => (c.body as { sessionId: string }).sessionId)).toEqual([
+      'session-1',
+      'session-2',
+    ]);
+    expect(h.session.ackBound).toEqual({ version: 1, epoch: 1 });
+  });
+
   it('a pull whose subscription is gone (NOT_FOUND) registers again, which makes it, and fetches what it missed', async () => {
     const h = harness();
     await h.start();
