@@ -83,7 +83,7 @@ export class ControllerSession {
   private calls: Promise<unknown> = Promise.resolve();
   /** The pull's close, begun at SnapshotSource.stop. */
   private pullClosed: Promise<void> | undefined;
-  /** When shutdown began (monotonic): bounds the wait for a register call in flight. */
+  /** When shutdown began (monotonic; the process's stop signal): bounds the wait for a register call in flight. */
   private drainingSince: number | null = null;
 
   constructor(private readonly deps: SessionDeps) {
@@ -136,6 +136,18 @@ export class ControllerSession {
    */
   private async start(sink: SnapshotSink, stopping?: AbortSignal): Promise<void> {
     this.sink = sink;
+    // Shutdown begins at the signal, not at SnapshotSource.stop: startGateway's shutdown first waits (up to
+    // the drain bound) for requests still in their DNS look-up, and the wait for a register call in flight
+    // is bounded from the signal (registrationAnswered), or it could run past Cloud Run's 10 s.
+    if (stopping?.aborted) this.drainingSince ??= this.now();
+    else
+      stopping?.addEventListener(
+        'abort',
+        () => {
+          this.drainingSince ??= this.now();
+        },
+        { once: true },
+      );
     const first = new Promise<void>((resolve) => {
       this.firstApplied = resolve;
     });

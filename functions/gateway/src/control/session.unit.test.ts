@@ -1079,6 +1079,31 @@ describe('shutdown during start-up', () => {
     expect(stopped).toBe(true);
   });
 
+  it('the wait for a register call counts from the signal, not from the source stop that follows the look-up wait', async () => {
+    // startGateway's shutdown waits (up to the drain bound) for requests still in their DNS look-up before
+    // it stops the source: the register call is waited for until 4 s after SIGTERM, not 4 s after that.
+    const h = harness({ settings: { shutdownRegisterWaitMs: 4_000 } });
+    const stopping = new AbortController();
+    await starting(h, stopping);
+    h.session.reporter.start(h.worker);
+    await h.feed.deliver(feedMessage(snapshot(1, ['p-a'])));
+    await flush();
+    h.script('runtime', refusal(409, 'stale_session'));
+    h.script('register', (() => new Promise(() => {})) as unknown as Script);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(h.session.session).toBeNull();
+    stopping.abort(); // SIGTERM
+    await vi.advanceTimersByTimeAsync(3_000); // a look-up still under way
+    await h.session.source.stop();
+    await vi.advanceTimersByTimeAsync(3_500); // the rest of the drain: 6.5 s after the signal
+    let stopped = false;
+    void h.session.reporter.stop().then(() => {
+      stopped = true;
+    });
+    await flush();
+    expect(stopped).toBe(true);
+  });
+
   it('before registration: no register call at all', async () => {
     const h = harness();
     const stopping = new AbortController();
