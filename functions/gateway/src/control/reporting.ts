@@ -140,6 +140,7 @@ export class ReportLoop {
 
   private async runRound(): Promise<void> {
     if (this.session.signal.aborted) return;
+    this.session.watchPull();
     await this.sendRuntime();
     await this.sendOutcomes();
   }

@@ -98,7 +98,7 @@ export class ControllerSession {
     this.upgrade = new ProtocolUpgrade(this, deps, settings, onError('protocol upgrade'));
     this.acks = new AckLoop(this, deps, this.reports, settings, random, onError('ACK'));
     this.fetching = new FullSnapshotFetch(this, deps, settings, random, this.now, onError('snapshot fetch'));
-    this.pull = new SnapshotPull(this, deps, settings, random, (m) => this.onMessage(m));
+    this.pull = new SnapshotPull(this, deps, settings, random, this.now, (m) => this.onMessage(m));
     this.refusals = new RefusalLog(deps.log, deps.workerId, this.now);
     this.quickLossBackoff = new Backoff(settings.backoff, random);
     this.source = {
@@ -370,6 +370,13 @@ export class ControllerSession {
       applied: this.applied?.version ?? null,
     });
     this.requestFull();
+  }
+
+  /** Each report round: a pull open but silent for the max stale age is reopened (snapshot-pull.ts). */
+  watchPull(): void {
+    const s = this.session;
+    if (!s || this.draining || this.signal.aborted) return;
+    this.pull.reopenIfSilent(s.registration.maxStaleAgeSeconds * 1000);
   }
 
   // ---- snapshots -----------------------------------------------------------------------------------------

@@ -642,6 +642,29 @@ describe('snapshots', () => {
     expect(h.feed.opened).toHaveLength(5);
   });
 
+  it('a pull that stays open but brings nothing for the max stale age is reopened (a stream wedged without an error)', async () => {
+    // Every live worker gets a renewed snapshot at every tick: nothing for maxStaleAgeSeconds means the
+    // controller is away or the stream stopped delivering without closing (a known failure of streaming
+    // pulls), which no error would ever reopen, while the worker's reports kept its session and proxies.
+    const h = harness();
+    await h.start();
+    await h.feed.deliver(feedMessage(snapshot(1, ['p-a'])));
+    await flush();
+    await vi.advanceTimersByTimeAsync(140_000);
+    await h.feed.deliver(feedMessage(snapshot(2, ['p-a']))); // messages keep it open
+    await vi.advanceTimersByTimeAsync(140_000);
+    expect(h.feed.opened).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(15_000); // 155 s without a message (max stale age 150 s)
+    expect(h.feed.opened).toEqual([SUBSCRIPTION, SUBSCRIPTION]);
+    expect(h.feed.closed).toBe(1);
+    expect(h.feed.open_).toBe(true);
+    // Not again before another max stale age of silence.
+    await vi.advanceTimersByTimeAsync(140_000);
+    expect(h.feed.opened).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(15_000);
+    expect(h.feed.opened).toHaveLength(3);
+  });
+
   it('a pull that ends by itself is reopened after a backoff', async () => {
     const h = harness();
     await h.start();
