@@ -140,7 +140,12 @@ export class ReportLoop {
 
   private async runRound(): Promise<void> {
     if (this.session.signal.aborted) return;
-    this.session.watchPull();
+    try {
+      this.session.watchPull();
+    } catch (err) {
+      // Whatever the pull does, it never costs a report: reports are what keep the session alive.
+      this.deps.log.error('snapshot pull could not be reopened', { error: String(err) });
+    }
     await this.sendRuntime();
     await this.sendOutcomes();
   }

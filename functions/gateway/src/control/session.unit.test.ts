@@ -665,6 +665,21 @@ describe('snapshots', () => {
     expect(h.feed.opened).toHaveLength(3);
   });
 
+  it('a pull that cannot be reopened never costs a runtime report (reports keep the session alive)', async () => {
+    const h = harness();
+    await h.start();
+    await h.feed.deliver(feedMessage(snapshot(1, ['p-a'])));
+    await flush();
+    h.feed.open = () => {
+      throw new Error('A name must be specified for a subscription.');
+    };
+    await vi.advanceTimersByTimeAsync(150_000);
+    const before = h.client.of('runtime').length;
+    await vi.advanceTimersByTimeAsync(10_000); // past the max stale age: the reopen fails
+    expect(h.lines.some((l) => l.message === 'snapshot pull could not be reopened')).toBe(true);
+    expect(h.client.of('runtime').length).toBe(before + 2);
+  });
+
   it('a pull that ends by itself is reopened after a backoff', async () => {
     const h = harness();
     await h.start();
