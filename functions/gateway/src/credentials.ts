@@ -34,6 +34,26 @@ export const proxyAuthorizationLine = (c: UpstreamCredentials | null): string =>
   c ? `Proxy-Authorization: ${proxyAuthorizationValue(c)}\r\n` : '';
 
 /**
+ * How long one reference may take to resolve before the snapshot goes on without it. The Secret Manager
+ * client retries UNAVAILABLE and RESOURCE_EXHAUSTED for up to 10 minutes before it fails, and a snapshot is
+ * swapped in only once every reference is resolved: unbounded, one slow secret would hold that snapshot and
+ * every one after it (they apply in order) until the worker went stale.
+ */
+export const CREDENTIAL_RESOLVE_TIMEOUT_MS = 10_000;
+
+class ResolveTimeout extends Error {}
+
+/** `work`, or a ResolveTimeout after `ms` (the work itself is left to finish: the reader caches it). */
+function within<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ResolveTimeout(`no answer within ${ms} ms`)), ms);
+    timer.unref?.();
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
  * Caches resolved values. Pinned versions never change, so they are kept while snapshots name them;
  * "latest" is re-resolved once older than ttlMs, and a failed refresh keeps the last good value (a Secret
  * Manager blip must not take a working proxy out of rotation). What the snapshot just resolved no longer
@@ -47,6 +67,8 @@ export class CredentialCache {
     private readonly resolver: CredentialResolver,
     private readonly ttlMs: number,
     private readonly now: () => number,
+    /** A reference not resolved within this long counts as failed for this snapshot (last good value kept). */
+    private readonly timeoutMs = CREDENTIAL_RESOLVE_TIMEOUT_MS,
   ) {}
 
   /** Forgets every cached value: the next snapshot resolves afresh (a reloaded snapshot file). */
@@ -67,7 +89,7 @@ export class CredentialCache {
           return;
         }
         try {
-          const value = await this.resolver.resolve(ref);
+          const value = await within(this.resolver.resolve(ref), this.timeoutMs);
           this.entries.set(key, { value, atMs: this.now() });
           out.set(key, value);
         } catch (cause) {

@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { SecretRef } from '../../../shared/src/domain/proxy.js';
-import { CredentialCache, type CredentialResolver, refKey } from './credentials.js';
+import { CredentialCache, CredentialError, type CredentialResolver, refKey } from './credentials.js';
 
 /** A resolver that counts its calls per reference. */
 function counting() {
@@ -35,5 +35,41 @@ describe('CredentialCache', () => {
     const again = await cache.resolveAll([{ secret: 's', version: '7' }]);
     expect(again.get('s@7')).toEqual({ username: 'u', password: 'v7' });
     expect(calls.get('s@7')).toBe(2);
+  });
+
+  it('a Secret Manager call that hangs holds no snapshot: the last good value is kept, a value never read leaves its proxy out', async () => {
+    // The client retries UNAVAILABLE / RESOURCE_EXHAUSTED for up to 10 minutes before it fails, and a
+    // snapshot is swapped in only once every reference is resolved: one slow secret held every snapshot
+    // after it, and the worker went stale (503) with snapshots arriving and its credentials cached.
+    vi.useFakeTimers();
+    try {
+      let hang = false;
+      const resolver: CredentialResolver = {
+        resolve: (ref) =>
+          hang ? new Promise(() => {}) : Promise.resolve({ username: 'u', password: `v-${ref.secret}` }),
+      };
+      let now = 0;
+      const cache = new CredentialCache(resolver, 60_000, () => now, 10_000);
+      await cache.resolveAll([{ secret: 'a', version: 'latest' }]);
+      hang = true;
+      now = 120_000; // "latest" is due for a refresh
+      let out: Awaited<ReturnType<CredentialCache['resolveAll']>> | undefined;
+      void cache
+        .resolveAll([
+          { secret: 'a', version: 'latest' },
+          { secret: 'b', version: '1' },
+        ])
+        .then((o) => {
+          out = o;
+        });
+      await vi.advanceTimersByTimeAsync(9_999);
+      expect(out).toBeUndefined();
+      await vi.advanceTimersByTimeAsync(1);
+      expect(out?.get('a@latest')).toEqual({ username: 'u', password: 'v-a' });
+      expect(out?.get('b@1')).toBeInstanceOf(CredentialError);
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -65,6 +65,7 @@ export class AckLoop {
       if (answer.ok) {
         backoff.reset();
         if (session.session?.sessionId === s.sessionId) {
+          session.heard();
           session.ackBound = { version: answer.body.acceptedVersion, epoch: answer.body.acceptedEpoch };
           this.reports.reportSoon();
         }

@@ -2,7 +2,9 @@
 // nothing arrived within firstSnapshotWaitMs of registering, a delta did not apply on our version, or an
 // ACK was answered that the controller does not know it. Fetches are at least minFetchIntervalMs apart
 // (the controller allows 1/s); "none built yet" or "a newer one is on its way" ends the attempt, since
-// Pub/Sub will bring it.
+// Pub/Sub will bring it. A fetch asked for by a delta is wanted until a snapshot of at least that delta's
+// version is applied: Pub/Sub re-delivering what runs (at-least-once), or a GET answered from before the
+// delta was stored, does not call it off.
 import { Backoff } from '../../../../shared/src/domain/gateway/backoff.js';
 import { controlReaction } from '../../../../shared/src/domain/gateway/control-reaction.js';
 import { KickLoop, sleep } from './loops.js';
@@ -12,6 +14,10 @@ import type { SessionDeps, SessionSettings } from './session-settings.js';
 export class FullSnapshotFetch {
   private readonly loop: KickLoop;
   private wanted = false;
+  /** The version the applied snapshot must reach to satisfy what was asked (0: any new one). */
+  private atLeast = 0;
+  /** Requests so far: one that came while a GET was under way is not answered by that GET. */
+  private requests = 0;
   private lastFetchAt = Number.NEGATIVE_INFINITY;
 
   constructor(
@@ -25,8 +31,11 @@ export class FullSnapshotFetch {
     this.loop = new KickLoop(() => this.untilDone(), onError);
   }
 
-  request(): void {
+  /** `atLeast`: the version of the delta that did not apply (0: the latest, whatever it is). */
+  request(atLeast = 0): void {
     this.wanted = true;
+    this.atLeast = Math.max(this.atLeast, atLeast);
+    this.requests++;
     void this.loop.kick();
   }
 
@@ -35,9 +44,18 @@ export class FullSnapshotFetch {
     return this.wanted;
   }
 
-  /** A snapshot was applied, by whichever path: no fetch is needed any more. */
-  satisfied(): void {
+  /**
+   * A snapshot was applied, by whichever path: no fetch is needed any more — unless it was a re-delivery of
+   * what already ran, or older than the delta that asked: the worker is still behind.
+   */
+  satisfied(applied: { version: number; duplicate: boolean }): void {
+    if (applied.duplicate || applied.version < this.atLeast) return;
+    this.done();
+  }
+
+  private done(): void {
     this.wanted = false;
+    this.atLeast = 0;
   }
 
   private async untilDone(): Promise<void> {
@@ -53,19 +71,24 @@ export class FullSnapshotFetch {
         continue;
       }
       this.lastFetchAt = this.now();
+      const asked = this.requests;
       const answer = await this.deps.client.latestSnapshot(this.deps.workerId, s.sessionId);
+      // Answered as of when it was read: a request made meanwhile (a delta refused) may want a newer one.
+      const answered = () => {
+        if (this.requests === asked) this.done();
+      };
       if (answer.ok) {
         session.counters.fetched++;
-        this.wanted = false;
+        answered();
         // A full snapshot never asks for another one: refused, it is logged and we wait for the next.
         session.onResult(await session.sink!.applySnapshot(answer.body), 'fetch', answer.body.version);
-        return;
+        continue; // still wanted only if a request came meanwhile that this snapshot did not satisfy
       }
       const reaction = controlReaction(answer.status, answer.code);
       if (reaction === 'no_snapshot' || reaction === 'drop' || reaction === 'await_snapshot') {
         session.logRefusal('snapshot', answer, reaction, null);
-        this.wanted = false;
-        return;
+        answered();
+        continue;
       }
       if (reaction === 'reregister') {
         session.reregister(s.sessionId);

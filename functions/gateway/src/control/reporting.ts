@@ -140,6 +140,12 @@ export class ReportLoop {
 
   private async runRound(): Promise<void> {
     if (this.session.signal.aborted) return;
+    try {
+      this.session.watchPull();
+    } catch (err) {
+      // Whatever the pull does, it never costs a report: reports are what keep the session alive.
+      this.deps.log.error('snapshot pull could not be reopened', { error: String(err) });
+    }
     await this.sendRuntime();
     await this.sendOutcomes();
   }
@@ -155,6 +161,8 @@ export class ReportLoop {
     if (!this.session.ackBound) {
       // Reports sit on the ACK bound (no_ack before the first ACK): ACK first.
       if (this.session.applied) this.session.kickAck();
+      // Nothing keeps the session alive meanwhile: past its TTL, find out whether it still is.
+      this.session.probeUnreported();
       // Except the last word of a worker shutting down idle before any ACK (SIGTERM during the start
       // wait): draining, every count zero, naming no snapshot (version 0) — the one report the controller
       // takes without an ACK; it hands this worker's proxies over at once (docs/gateway-control-plane.md
@@ -179,6 +187,7 @@ export class ReportLoop {
     });
     if (!answer) return;
     if (answer.ok) {
+      if (this.session.session?.sessionId === s.sessionId) this.session.heard();
       this.lastRuntime = { sequence, at: this.now() };
       this.revoke(view, answer.body.revokeProxyIds);
       return;

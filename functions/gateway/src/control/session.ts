@@ -71,6 +71,8 @@ export class ControllerSession {
   private lastSessionId: string | null = null;
   /** When the current session was granted, and how many sessions in a row were lost soon after. */
   private grantedAt = 0;
+  /** When the controller last heard of this session (monotonic): granted, an ACK or report accepted, a probe. */
+  private heardAt = 0;
   private quickLosses = 0;
   private readonly quickLossBackoff: Backoff;
   /** The subscription was gone: once registration has made it again, fetch what was published meanwhile. */
@@ -81,7 +83,7 @@ export class ControllerSession {
   private calls: Promise<unknown> = Promise.resolve();
   /** The pull's close, begun at SnapshotSource.stop. */
   private pullClosed: Promise<void> | undefined;
-  /** When shutdown began (monotonic): bounds the wait for a register call in flight. */
+  /** When shutdown began (monotonic; the process's stop signal): bounds the wait for a register call in flight. */
   private drainingSince: number | null = null;
 
   constructor(private readonly deps: SessionDeps) {
@@ -96,7 +98,7 @@ export class ControllerSession {
     this.upgrade = new ProtocolUpgrade(this, deps, settings, onError('protocol upgrade'));
     this.acks = new AckLoop(this, deps, this.reports, settings, random, onError('ACK'));
     this.fetching = new FullSnapshotFetch(this, deps, settings, random, this.now, onError('snapshot fetch'));
-    this.pull = new SnapshotPull(this, deps, settings, random, (m) => this.onMessage(m));
+    this.pull = new SnapshotPull(this, deps, settings, random, this.now, (m) => this.onMessage(m));
     this.refusals = new RefusalLog(deps.log, deps.workerId, this.now);
     this.quickLossBackoff = new Backoff(settings.backoff, random);
     this.source = {
@@ -134,6 +136,18 @@ export class ControllerSession {
    */
   private async start(sink: SnapshotSink, stopping?: AbortSignal): Promise<void> {
     this.sink = sink;
+    // Shutdown begins at the signal, not at SnapshotSource.stop: startGateway's shutdown first waits (up to
+    // the drain bound) for requests still in their DNS look-up, and the wait for a register call in flight
+    // is bounded from the signal (registrationAnswered), or it could run past Cloud Run's 10 s.
+    if (stopping?.aborted) this.drainingSince ??= this.now();
+    else
+      stopping?.addEventListener(
+        'abort',
+        () => {
+          this.drainingSince ??= this.now();
+        },
+        { once: true },
+      );
     const first = new Promise<void>((resolve) => {
       this.firstApplied = resolve;
     });
@@ -297,6 +311,7 @@ export class ControllerSession {
     }
     this.session = { sessionId: r.sessionId, registration: r };
     this.grantedAt = this.now();
+    this.heardAt = this.grantedAt;
     this.deps.log.info('registered with the control plane', {
       event: 'gateway.registered',
       workerId: this.deps.workerId,
@@ -327,6 +342,41 @@ export class ControllerSession {
     if (this.applied) this.acks.kick();
     else this.scheduleFallback();
     this.upgrade.granted(r.protocolVersion);
+  }
+
+  /** The controller accepted an ACK or a runtime report: the session lives another TTL (its clock). */
+  heard(): void {
+    this.heardAt = this.now();
+  }
+
+  /**
+   * The report loop has nothing it may report on (no ACK bound: no snapshot applied yet, or its ACK refused
+   * for good). Then no call of ours keeps the session alive, and none would tell us it lapsed — and the
+   * snapshot function builds snapshots only for live sessions, so a session lost before its first snapshot
+   * (the pass its registration asked for failed, and the next tick came after the TTL) would leave the
+   * worker waiting for ever. Once a session TTL has passed since the controller last heard of it, fetch the
+   * latest snapshot: a lapsed session is answered `session_expired` (register again), a live one brings
+   * what there is. At most once per TTL.
+   */
+  probeUnreported(): void {
+    const s = this.session;
+    if (!s || this.draining || this.signal.aborted) return;
+    const ttlMs = s.registration.sessionTtlSeconds * 1000;
+    if (this.now() - this.heardAt <= ttlMs) return;
+    this.heardAt = this.now();
+    this.deps.log.info('nothing accepted on this session for its TTL: fetching the latest snapshot', {
+      workerId: this.deps.workerId,
+      sessionId: s.sessionId,
+      applied: this.applied?.version ?? null,
+    });
+    this.requestFull();
+  }
+
+  /** Each report round: a pull open but silent for the max stale age is reopened (snapshot-pull.ts). */
+  watchPull(): void {
+    const s = this.session;
+    if (!s || this.draining || this.signal.aborted) return;
+    this.pull.reopenIfSilent(s.registration.maxStaleAgeSeconds * 1000);
   }
 
   // ---- snapshots -----------------------------------------------------------------------------------------
@@ -366,7 +416,7 @@ export class ControllerSession {
   onResult(result: ApplyResult, via: 'full' | 'delta' | 'fetch', version: number): void {
     if (result.ok) {
       this.applied = result;
-      this.fetching.satisfied();
+      this.fetching.satisfied(result);
       this.clearFallback();
       this.firstApplied?.();
       this.firstApplied = null;
@@ -381,7 +431,7 @@ export class ControllerSession {
       reason: result.reason,
       fetchingFull: result.needFullSnapshot,
     });
-    if (result.needFullSnapshot) this.requestFull();
+    if (result.needFullSnapshot) this.requestFull(via === 'delta' ? version : 0);
   }
 
   private scheduleFallback(): void {
@@ -400,9 +450,12 @@ export class ControllerSession {
 
   // ---- shared by the loops -------------------------------------------------------------------------------
 
-  /** Fetch the latest full snapshot (full-snapshot.ts): the pull cannot bring us up to date. */
-  requestFull(): void {
-    this.fetching.request();
+  /**
+   * Fetch the latest full snapshot (full-snapshot.ts): the pull cannot bring us up to date. `atLeast`: the
+   * version of the delta that did not apply, which a snapshot applied meanwhile must reach to call it off.
+   */
+  requestFull(atLeast = 0): void {
+    this.fetching.request(atLeast);
   }
 
   /** `retry`: the controller asked for an ACK (no_ack / ack_bound_mismatch): try even a refused one again. */

@@ -458,10 +458,58 @@ describe('snapshots', () => {
     await vi.advanceTimersByTimeAsync(300);
     await h.feed.deliver(feedMessage(bad(buildDelta(s2, snapshot(3, ['p-c']), sha256Hex)))); // waits 0.7 s
     await vi.advanceTimersByTimeAsync(200);
-    await h.feed.deliver(feedMessage(snapshot(4, ['p-d']))); // the pull catches up first
+    // The pull catches up first, to the version the refused delta named (9): nothing left to fetch.
+    await h.feed.deliver(feedMessage(snapshot(9, ['p-d'])));
     await vi.advanceTimersByTimeAsync(5_000);
-    expect(h.worker.snapshot()?.version).toBe(4);
+    expect(h.worker.snapshot()?.version).toBe(9);
     expect(h.client.of('latestSnapshot')).toHaveLength(1);
+  });
+
+  it('a fetch is not called off by a re-delivery of the snapshot already applied (Pub/Sub is at-least-once)', async () => {
+    const h = harness();
+    await h.start();
+    const s1 = snapshot(1, ['p-a']);
+    const s3 = snapshot(3, ['p-c']);
+    await h.feed.deliver(feedMessage(s1));
+    await flush();
+    h.script('latestSnapshot', refusal(503, 'unavailable'), { ok: true, body: s3 });
+    // Version 2 was missed: the delta 2→3 does not apply, the GET is refused once and waits its backoff…
+    await h.feed.deliver(feedMessage(buildDelta(snapshot(2, ['p-b']), s3, sha256Hex)));
+    await flush();
+    expect(h.client.of('latestSnapshot')).toHaveLength(1);
+    // …while Pub/Sub delivers version 1 again: nothing new, so the worker is still behind.
+    await h.feed.deliver(feedMessage(s1));
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(h.client.of('latestSnapshot')).toHaveLength(2);
+    expect(h.worker.snapshot()?.version).toBe(3);
+    expect(h.client.of('ack').map((c) => (c.body as { version: number }).version)).toEqual([1, 3]);
+  });
+
+  it('a delta refused while a GET is in flight is fetched for once the GET brought an older snapshot', async () => {
+    const h = harness();
+    await h.start();
+    const s1 = snapshot(1, ['p-a']);
+    const s3 = snapshot(3, ['p-c']);
+    const s4 = snapshot(4, ['p-c', 'p-d']);
+    await h.feed.deliver(feedMessage(s1));
+    await flush();
+    let answer: (a: unknown) => void = () => {};
+    h.script(
+      'latestSnapshot',
+      (() =>
+        new Promise((r) => {
+          answer = r;
+        })) as unknown as Script,
+      { ok: true, body: s4 },
+    );
+    await h.feed.deliver(feedMessage(buildDelta(snapshot(2, ['p-b']), s3, sha256Hex))); // GET, held
+    await flush();
+    // The controller moves on to 4 meanwhile; its delta does not apply on 1 either.
+    await h.feed.deliver(feedMessage(buildDelta(s3, s4, sha256Hex)));
+    answer({ ok: true, body: s3 }); // read before 4 was stored
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(h.client.of('latestSnapshot')).toHaveLength(2);
+    expect(h.worker.snapshot()?.version).toBe(4);
   });
 
   it('nothing on the pull within a few seconds → GET the latest snapshot (404: wait for Pub/Sub)', async () => {
@@ -481,6 +529,47 @@ describe('snapshots', () => {
     expect(g.client.of('latestSnapshot')).toHaveLength(2);
     expect(g.worker.snapshot()?.version).toBe(4);
     expect(g.client.of('ack')).toHaveLength(1);
+  });
+
+  it('a session nothing keeps alive (no snapshot: no ACK, no report) is probed once its TTL has passed, and registered again when it lapsed', async () => {
+    // The first snapshot did not come (the pass its registration asked for failed, and the session lapsed
+    // before the next tick, which builds snapshots only for live sessions): without a call of its own the
+    // worker would never learn that its session is gone, and wait for a snapshot for ever.
+    const h = harness({ settings: { firstSnapshotWaitMs: 3_000 } });
+    await h.start();
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect(h.client.of('latestSnapshot')).toHaveLength(1); // 404: wait for Pub/Sub
+    h.script('latestSnapshot', refusal(409, 'session_expired'));
+    // Not within the session TTL (30 s from the grant): the pass may still be on its way.
+    await vi.advanceTimersByTimeAsync(27_000);
+    expect(h.client.of('latestSnapshot')).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(h.client.of('latestSnapshot')).toHaveLength(2);
+    expect(h.client.of('register')).toHaveLength(2);
+    expect(h.session.session?.sessionId).toBe('session-2');
+    // The new session's snapshot arrives: ACKed, reported on; no more probes.
+    await h.feed.deliver(feedMessage(snapshot(1, ['p-a'])));
+    const fetched = h.client.of('latestSnapshot').length;
+    await vi.advanceTimersByTimeAsync(120_000);
+    expect(h.client.of('latestSnapshot')).toHaveLength(fetched);
+    expect(h.session.ackBound).toEqual({ version: 1, epoch: 1 });
+  });
+
+  it('an ACK refused for good leaves nothing to report on: the session is probed after its TTL too', async () => {
+    const h = harness();
+    h.script('ack', refusal(409, 'stale_epoch'));
+    await h.start();
+    await h.feed.deliver(feedMessage(snapshot(1, ['p-a'])));
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(h.client.of('latestSnapshot')).toHaveLength(0);
+    h.script('latestSnapshot', refusal(409, 'session_expired'));
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(h.client.of('register')).toHaveLength(2);
+    expect(h.client.of('ack').map((c) => (c.body as { sessionId: string }).sessionId)).toEqual([
+      'session-1',
+      'session-2',
+    ]);
+    expect(h.session.ackBound).toEqual({ version: 1, epoch: 1 });
   });
 
   it('a pull whose subscription is gone (NOT_FOUND) registers again, which makes it, and fetches what it missed', async () => {
@@ -551,6 +640,44 @@ describe('snapshots', () => {
     expect(h.client.of('register')).toHaveLength(5);
     expect(waits).toEqual([250, 500, 1_000, 2_000]);
     expect(h.feed.opened).toHaveLength(5);
+  });
+
+  it('a pull that stays open but brings nothing for the max stale age is reopened (a stream wedged without an error)', async () => {
+    // Every live worker gets a renewed snapshot at every tick: nothing for maxStaleAgeSeconds means the
+    // controller is away or the stream stopped delivering without closing (a known failure of streaming
+    // pulls), which no error would ever reopen, while the worker's reports kept its session and proxies.
+    const h = harness();
+    await h.start();
+    await h.feed.deliver(feedMessage(snapshot(1, ['p-a'])));
+    await flush();
+    await vi.advanceTimersByTimeAsync(140_000);
+    await h.feed.deliver(feedMessage(snapshot(2, ['p-a']))); // messages keep it open
+    await vi.advanceTimersByTimeAsync(140_000);
+    expect(h.feed.opened).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(15_000); // 155 s without a message (max stale age 150 s)
+    expect(h.feed.opened).toEqual([SUBSCRIPTION, SUBSCRIPTION]);
+    expect(h.feed.closed).toBe(1);
+    expect(h.feed.open_).toBe(true);
+    // Not again before another max stale age of silence.
+    await vi.advanceTimersByTimeAsync(140_000);
+    expect(h.feed.opened).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(15_000);
+    expect(h.feed.opened).toHaveLength(3);
+  });
+
+  it('a pull that cannot be reopened never costs a runtime report (reports keep the session alive)', async () => {
+    const h = harness();
+    await h.start();
+    await h.feed.deliver(feedMessage(snapshot(1, ['p-a'])));
+    await flush();
+    h.feed.open = () => {
+      throw new Error('A name must be specified for a subscription.');
+    };
+    await vi.advanceTimersByTimeAsync(150_000);
+    const before = h.client.of('runtime').length;
+    await vi.advanceTimersByTimeAsync(10_000); // past the max stale age: the reopen fails
+    expect(h.lines.some((l) => l.message === 'snapshot pull could not be reopened')).toBe(true);
+    expect(h.client.of('runtime').length).toBe(before + 2);
   });
 
   it('a pull that ends by itself is reopened after a backoff', async () => {
@@ -982,6 +1109,31 @@ describe('shutdown during start-up', () => {
     expect(h.session.session).toBeNull();
     await h.session.source.stop();
     await vi.advanceTimersByTimeAsync(6_500); // the drain bound
+    let stopped = false;
+    void h.session.reporter.stop().then(() => {
+      stopped = true;
+    });
+    await flush();
+    expect(stopped).toBe(true);
+  });
+
+  it('the wait for a register call counts from the signal, not from the source stop that follows the look-up wait', async () => {
+    // startGateway's shutdown waits (up to the drain bound) for requests still in their DNS look-up before
+    // it stops the source: the register call is waited for until 4 s after SIGTERM, not 4 s after that.
+    const h = harness({ settings: { shutdownRegisterWaitMs: 4_000 } });
+    const stopping = new AbortController();
+    await starting(h, stopping);
+    h.session.reporter.start(h.worker);
+    await h.feed.deliver(feedMessage(snapshot(1, ['p-a'])));
+    await flush();
+    h.script('runtime', refusal(409, 'stale_session'));
+    h.script('register', (() => new Promise(() => {})) as unknown as Script);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(h.session.session).toBeNull();
+    stopping.abort(); // SIGTERM
+    await vi.advanceTimersByTimeAsync(3_000); // a look-up still under way
+    await h.session.source.stop();
+    await vi.advanceTimersByTimeAsync(3_500); // the rest of the drain: 6.5 s after the signal
     let stopped = false;
     void h.session.reporter.stop().then(() => {
       stopped = true;

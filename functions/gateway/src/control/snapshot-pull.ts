@@ -1,8 +1,9 @@
 // The streaming pull of the worker's own snapshot subscription (docs/gateway.md § Controller session,
 // Pull): at most one open, on the subscription the current registration names; its messages handled
 // one at a time, in order (each waits for the one before), so snapshots apply in the order they came; a
-// pull the client library gives up on is reopened with backoff. What a message means is the session's
-// business (ControllerSession.onMessage).
+// pull the client library gives up on is reopened with backoff, and so is one that stays open but brings
+// nothing for the max stale age (a stream that stopped delivering without an error: reopenIfSilent). What a
+// message means is the session's business (ControllerSession.onMessage).
 import { Backoff } from '../../../../shared/src/domain/gateway/backoff.js';
 import type { FeedHandle, FeedMessage, FeedVerdict } from './feed.js';
 import { sleep } from './loops.js';
@@ -13,12 +14,15 @@ export class SnapshotPull {
   private feed: { handle: FeedHandle; subscription: string } | null = null;
   private messages: Promise<unknown> = Promise.resolve();
   private readonly backoff: Backoff;
+  /** When the pull was opened or last brought a message (monotonic). */
+  private heardAt = 0;
 
   constructor(
     private readonly session: ControllerSession,
     private readonly deps: SessionDeps,
     settings: SessionSettings,
     random: () => number,
+    private readonly now: () => number,
     private readonly handle: (m: FeedMessage) => Promise<FeedVerdict>,
   ) {
     this.backoff = new Backoff(settings.backoff, random);
@@ -34,6 +38,7 @@ export class SnapshotPull {
     const handle = this.deps.feed.open(
       subscription,
       (m) => {
+        this.heardAt = this.now();
         const run = this.messages.then(() => this.handle(m));
         this.messages = run.catch(() => undefined);
         return run;
@@ -59,6 +64,28 @@ export class SnapshotPull {
       },
     );
     this.feed = { handle, subscription };
+    this.heardAt = this.now();
+  }
+
+  /**
+   * Open, but nothing for `silentMs`: every live worker gets a renewed snapshot at every tick, so this is a
+   * controller away or a stream that stopped delivering without closing — a known failure of streaming
+   * pulls, which no error would ever reopen while the worker's reports kept its session and its proxies.
+   * Reopened (harmless if the controller was the one away), at most once per `silentMs`.
+   */
+  reopenIfSilent(silentMs: number): void {
+    const feed = this.feed;
+    const session = this.session;
+    if (!feed || session.draining || session.signal.aborted) return;
+    const silentFor = this.now() - this.heardAt;
+    if (silentFor <= silentMs) return;
+    this.deps.log.warn('snapshot pull silent for the max stale age: reopening it', {
+      workerId: this.deps.workerId,
+      silentMs: Math.round(silentFor),
+    });
+    this.feed = null;
+    void feed.handle.close().catch(() => {});
+    this.open(feed.subscription);
   }
 
   /** Stops pulling (settles when the pull is closed; a failure to close is no concern at shutdown). */
