@@ -71,6 +71,30 @@ describe('registration (contract §2, §7, §8)', () => {
     expect(again.body).toMatchObject({ resumed: true, sessionId: r.body.sessionId });
   });
 
+  it('asks for a pass on a resumed registration too: the first one’s request may be what failed', async () => {
+    expect((await w.register()).status).toBe(200);
+    const sub = (
+      await plane.pubsub.topic(SNAPSHOT_REQUESTS_TOPIC).createSubscription(`resumed-${Date.now()}`)
+    )[0];
+    const seen: { reason?: string; workerId?: string }[] = [];
+    sub.on('message', (m) => {
+      m.ack();
+      seen.push(JSON.parse(m.data.toString()));
+    });
+    try {
+      const again = await w.register();
+      expect(again.body).toMatchObject({ resumed: true });
+      await eventually(
+        () => seen.some((x) => x.reason === 'register-resumed' && x.workerId === 'gw-1'),
+        20_000,
+        'the resumed registration’s pass request',
+      );
+    } finally {
+      await sub.close();
+      await sub.delete();
+    }
+  });
+
   it('refuses unknown fields and bad ids (400 invalid_request)', async () => {
     const r = await w.call('POST', '/v1/workers/register', {
       workerId: 'gw-1',

@@ -67,6 +67,11 @@ export async function registerWorker(
       principal: principal.label,
     });
     await requestPass(deps, 'register', body.workerId);
+  } else {
+    // A retried registration gets its session back: its first pass request may have been the call that
+    // failed (requestPass only logs), and a worker with no snapshot makes no call that keeps the session.
+    // Asking again is idempotent (one planning pass), and resumes are rare.
+    await requestPass(deps, 'register-resumed', body.workerId);
   }
   const s = deps.settings;
   return {
