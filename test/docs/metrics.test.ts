@@ -40,7 +40,7 @@ async function ourMetrics() {
   gateway.ssrfRefused('proxy', 'private');
   const api = new Registry();
   promProxyPhaseGauge(api, async () => ({}) as never, { maxAgeMs: 0, nowMs: () => 0 });
-  promLeaseMetrics(api, async () => 0).leaseRequest('acquire', 'granted');
+  promLeaseMetrics(api, async () => 0, { nowMs: () => 0 }).leaseRequest('acquire', 'granted');
   const all = [
     ...(await gateway.registry.getMetricsAsJSON()).map((m) => ({ ...m, service: 'gateway' })),
     ...(await api.getMetricsAsJSON()).map((m) => ({ ...m, service: 'api' })),

@@ -460,6 +460,9 @@ describe('POST /v1/leases', () => {
     [{ selector: { 'bad key!': 'x' } }, 'invalid_request', 'selector.bad key!'],
     [{ target: '*' }, 'invalid_request', 'target'],
     [{ target: 'a b' }, 'invalid_request', 'target'],
+    [{ target: '[::1' }, 'invalid_request', 'target'],
+    [{ target: '[1::2::3]:443' }, 'invalid_request', 'target'],
+    [{ target: '[::1]:65536' }, 'invalid_request', 'target'],
     [{ exclusive: 'yes' }, 'invalid_request', 'exclusive'],
     [{ owner: 'me' }, 'invalid_request', 'owner'],
     [{ protocols: [] }, 'invalid_request', 'protocols'],
@@ -635,6 +638,24 @@ describe('POST /v1/leases/{id}/report', () => {
       expect(expireAt.toMillis()).toBe((d.get('until') as Timestamp).toMillis());
       expect(expireAt.toMillis()).toBeGreaterThan(clock.now().getTime());
     }
+  });
+
+  it('an IPv6 target as a URL writes it is leased, and its spellings share one cooldown', async () => {
+    await start([proxy('a')]);
+    const res = await acquire({ target: new URL('https://[2001:DB8:0::1]:8443/').host });
+    expect(res).toMatchObject({ status: 201, body: { target: '[2001:db8::1]:8443' } });
+    await call('POST', `/v1/leases/${res.body.leaseId}/report`, {
+      result: 'rate_limited',
+      target: '[2001:0db8:0:0:0:0:0:1]:8443',
+    });
+    await call('DELETE', `/v1/leases/${res.body.leaseId}`);
+    expect(await acquire({ target: '[2001:db8::1]:8443' })).toMatchObject({
+      status: 409,
+      body: { inCooldown: 1 },
+    });
+    expect((await acquire({ target: '[2001:db8::1]:443' })).status).toBe(201);
+    const cooldowns = await db.collection(LEASE_COLLECTIONS.cooldowns).get();
+    expect(cooldowns.docs.map((d) => d.get('target'))).toEqual(['[2001:db8::1]:8443']);
   });
 
   it('a late report after expiry resolves inside the window (204) and not after it (404)', async () => {

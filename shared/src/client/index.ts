@@ -95,9 +95,31 @@ export class LeaseClient {
     return ListedProxies.parse(await this.send('GET', `/v1/proxies${qs}`));
   }
 
-  /** Throws NoMatchError when no proxy can be leased now. */
+  /**
+   * Throws NoMatchError when no proxy can be leased now. A grant this client cannot read (a version skew,
+   * a body cut short) still holds a slot of a proxy until its TTL: it is released first, best effort, when
+   * its lease id can be read, and the error that made it unusable is thrown.
+   */
   async acquire(request: AcquireOptions = {}): Promise<LeaseGrant> {
-    return LeaseGrant.parse(await this.send('POST', '/v1/leases', request));
+    let body: unknown;
+    try {
+      body = await this.send('POST', '/v1/leases', request);
+    } catch (err) {
+      if (err instanceof LeaseApiError && err.code === 'bad_response') {
+        await this.releaseUnusable(leaseIdIn(err.body));
+      }
+      throw err;
+    }
+    const grant = LeaseGrant.safeParse(body);
+    if (grant.success) return grant.data;
+    await this.releaseUnusable(leaseIdIn(body));
+    throw grant.error;
+  }
+
+  private async releaseUnusable(leaseId: string | null): Promise<void> {
+    if (leaseId === null) return;
+    // Best effort: the error the caller gets is the unusable grant, not this; the TTL ends the lease anyway.
+    await this.release(leaseId).catch(() => {});
   }
 
   async renew(leaseId: string, ttlSeconds?: number): Promise<RenewResponse> {
@@ -164,6 +186,19 @@ export class LeaseClient {
 }
 
 const NOT_JSON = Symbol('not JSON');
+
+const LEASE_ID = /^[A-Za-z0-9_-]{1,128}$/;
+/** In a body that is not JSON (cut short, say), the service's own spelling of the field. */
+const RAW_LEASE_ID = /"leaseId"\s*:\s*"([A-Za-z0-9_-]{1,128})"/;
+
+/** The lease id of a grant that did not pass its schema: from the parsed body, else from its raw text. */
+function leaseIdIn(body: unknown): string | null {
+  const id =
+    typeof body === 'string'
+      ? RAW_LEASE_ID.exec(body)?.[1]
+      : (body as { leaseId?: unknown } | null | undefined)?.leaseId;
+  return typeof id === 'string' && LEASE_ID.test(id) ? id : null;
+}
 
 function parseBody(text: string): unknown {
   if (!text) return null;

@@ -126,6 +126,61 @@ describe('LeaseClient', () => {
     await expect(client.acquire()).rejects.toThrow();
   });
 
+  describe('a 201 it cannot use', () => {
+    const skewed = { ...grant, proxy: { ...grant.proxy, port: '3128' } };
+
+    it('releases the lease before throwing the schema error', async () => {
+      const f = fakeFetch([
+        [201, skewed],
+        [204, null],
+      ]);
+      const client = new LeaseClient({ baseUrl: 'http://api', fetch: f.fetch });
+      const err = await client.acquire().catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(Error);
+      expect(err).not.toBeInstanceOf(LeaseApiError);
+      expect(f.calls.map((c) => [c.init.method, c.url])).toEqual([
+        ['POST', 'http://api/v1/leases'],
+        ['DELETE', `http://api/v1/leases/${grant.leaseId}`],
+      ]);
+    });
+
+    it('releases it by the id read from a body cut short, then throws bad_response', async () => {
+      const cut = new Raw(JSON.stringify(grant).slice(0, 60));
+      const f = fakeFetch([
+        [201, cut],
+        [204, null],
+      ]);
+      const client = new LeaseClient({ baseUrl: 'http://api', fetch: f.fetch });
+      await expect(client.acquire()).rejects.toMatchObject({ status: 201, code: 'bad_response' });
+      expect(f.calls[1]).toMatchObject({
+        url: `http://api/v1/leases/${grant.leaseId}`,
+        init: { method: 'DELETE' },
+      });
+    });
+
+    it('throws the schema error, not the release’s, when the release fails', async () => {
+      const f = fakeFetch([
+        [201, skewed],
+        [500, { error: 'internal' }],
+      ]);
+      const client = new LeaseClient({ baseUrl: 'http://api', fetch: f.fetch, retries: 0 });
+      const err = await client.acquire().catch((e: unknown) => e);
+      expect(err).not.toBeInstanceOf(LeaseApiError);
+      expect(f.calls).toHaveLength(2);
+    });
+
+    it.each([
+      ['no lease id', { leaseId: 1 }],
+      ['an id that is no lease id', { ...skewed, leaseId: '../proxies' }],
+      ['a body with no id in it', new Raw('<html>sign in</html>')],
+    ])('sends nothing more for %s', async (_, body) => {
+      const f = fakeFetch([[201, body]]);
+      const client = new LeaseClient({ baseUrl: 'http://api', fetch: f.fetch });
+      await expect(client.acquire()).rejects.toThrow();
+      expect(f.calls).toHaveLength(1);
+    });
+  });
+
   it('releases a lease whatever withLease’s callback does', async () => {
     const f = fakeFetch([
       [201, grant],

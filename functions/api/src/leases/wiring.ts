@@ -44,11 +44,10 @@ export function buildLeaseApi(opts: {
     staleIfErrorMs: 10 * 60_000,
   });
   const service = new LeaseService({ catalog, store, secrets, gate, clock, settings, log });
-  const metrics = promLeaseMetrics(
-    registry,
-    () => store.countActive(),
-    (error) => log.warn('counting active leases for /metrics failed', { error }),
-  );
+  const metrics = promLeaseMetrics(registry, () => store.countActive(), {
+    nowMs: () => clock.now().getTime(),
+    onError: (error) => log.warn('counting active leases for /metrics failed', { error }),
+  });
   return {
     service,
     catalog,

@@ -5,23 +5,8 @@
 // are refused for each refused IPv4 range, as the guard refuses them, and reach public IPv4 as before —
 // a VPC that uses NAT64 needs it to reach public IPv4 at all. IPv4-mapped addresses (::ffff:a.b.c.d) are
 // IPv4 to squid already. Entries inside another entry are left out (squid warns about each).
-import { type Cidr, parseCidr, prefixMatches } from '../gateway/ip.js';
+import { type Cidr, formatIpv6, parseCidr, prefixMatches } from '../gateway/ip.js';
 import { EMBEDDING, V4_RANGES, V6_RANGES } from '../gateway/ssrf.js';
-
-/** RFC 5952 text of an IPv6 address: lower case, the longest run of two or more zero groups as `::`. */
-export function formatIpv6(bytes: Uint8Array): string {
-  const groups = Array.from({ length: 8 }, (_, i) => (bytes[2 * i]! << 8) | bytes[2 * i + 1]!);
-  let best = { at: -1, len: 1 };
-  for (let i = 0; i < 8; ) {
-    let j = i;
-    while (j < 8 && groups[j] === 0) j++;
-    if (j - i > best.len) best = { at: i, len: j - i };
-    i = j === i ? i + 1 : j;
-  }
-  const hex = (g: number[]) => g.map((n) => n.toString(16)).join(':');
-  if (best.at < 0) return hex(groups);
-  return `${hex(groups.slice(0, best.at))}::${hex(groups.slice(best.at + best.len))}`;
-}
 
 const text = (c: Cidr): string => {
   const address = c.family === 4 ? [...c.bytes].join('.') : formatIpv6(c.bytes);

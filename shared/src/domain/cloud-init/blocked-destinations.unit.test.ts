@@ -3,9 +3,9 @@
 // inside every IPv6 form that embeds an IPv4 address, and on random addresses — so that a range added to
 // the guard (or a slip in the derivation) cannot leave the managed proxies open to it.
 import { describe, expect, it } from 'vitest';
-import { cidrContains, type IpAddress, parseCidr, parseIp, parseIpv6 } from '../gateway/ip.js';
+import { cidrContains, formatIpv6, type IpAddress, parseCidr, parseIp, parseIpv6 } from '../gateway/ip.js';
 import { classifyIp, EMBEDDING, V4_RANGES, V6_RANGES } from '../gateway/ssrf.js';
-import { DEFAULT_BLOCKED_DESTINATIONS, formatIpv6 } from './blocked-destinations.js';
+import { DEFAULT_BLOCKED_DESTINATIONS } from './blocked-destinations.js';
 import { renderSquidConf } from './squid-conf.js';
 
 const squidList = DEFAULT_BLOCKED_DESTINATIONS.map((c) => parseCidr(c)!);

@@ -77,6 +77,21 @@ export function parseIpv6(input: string): Uint8Array | null {
   return out;
 }
 
+/** RFC 5952 text of an IPv6 address: lower case, the longest run of two or more zero groups as `::`. */
+export function formatIpv6(bytes: Uint8Array): string {
+  const groups = Array.from({ length: 8 }, (_, i) => (bytes[2 * i]! << 8) | bytes[2 * i + 1]!);
+  let best = { at: -1, len: 1 };
+  for (let i = 0; i < 8; ) {
+    let j = i;
+    while (j < 8 && groups[j] === 0) j++;
+    if (j - i > best.len) best = { at: i, len: j - i };
+    i = j === i ? i + 1 : j;
+  }
+  const hex = (g: number[]) => g.map((n) => n.toString(16)).join(':');
+  if (best.at < 0) return hex(groups);
+  return `${hex(groups.slice(0, best.at))}::${hex(groups.slice(best.at + best.len))}`;
+}
+
 export function parseIp(text: string): IpAddress | null {
   const v4 = parseIpv4(text);
   if (v4) return { family: 4, bytes: v4 };

@@ -3,18 +3,34 @@
 // client takes its types.
 import { z } from 'zod';
 import { Attributes, Phase, ProxyProtocol } from '../proxy.js';
-import { GLOBAL_TARGET, LeaseResult, TTL_BOUNDS } from './model.js';
+import { LeaseResult, TTL_BOUNDS } from './model.js';
+import { canonicalTarget } from './target.js';
 
-/** A site a crawler fetches, as a host or host:port (lowercased). Never GLOBAL_TARGET. */
+/**
+ * A site a crawler fetches, as host, host:port, [IPv6] or [IPv6]:port, in its one spelling (target.ts:
+ * lower case, IPv6 in RFC 5952 form) since cooldowns are keyed by it. Never GLOBAL_TARGET.
+ */
 export const Target = z
   .string()
   .min(1)
   .max(253)
-  .regex(/^[A-Za-z0-9]([-A-Za-z0-9._:]*[A-Za-z0-9])?$/, 'a host name or host:port')
-  .refine((t) => t !== GLOBAL_TARGET)
-  .transform((t) => t.toLowerCase())
+  .regex(
+    /^(\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?|[A-Za-z0-9:]([-A-Za-z0-9._:]*[A-Za-z0-9])?)$/,
+    'a host name, host:port, [IPv6 address] or [IPv6 address]:port',
+  )
+  .transform((t, ctx) => {
+    const target = canonicalTarget(t);
+    if (target !== null) return target;
+    ctx.addIssue({
+      code: 'custom',
+      message: 'a host name, host:port, [IPv6 address] or [IPv6 address]:port',
+      input: t,
+    });
+    return z.NEVER;
+  })
   .meta({
-    description: 'The site to be fetched, as host or host:port; cooldowns are kept per (proxy, target).',
+    description:
+      'The site to be fetched, as host or host:port (an IPv6 address in brackets, as in a URL: `[2001:db8::1]:443`); cooldowns are kept per (proxy, target), under the target as the grant returns it: lower case, an IPv6 address in its RFC 5952 form.',
   });
 
 const TtlSeconds = z.int().min(TTL_BOUNDS.min).max(TTL_BOUNDS.max);

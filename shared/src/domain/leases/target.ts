@@ -1,0 +1,36 @@
+// A lease's target is a cooldown key: cooldowns are stored and matched per (proxy, target) string, so two
+// spellings of one site must become one string or a rate-limited site is leased the same proxy again
+// under its other spelling. Host names are lower-cased (as before); an IPv6 literal — bracketed as in a
+// URL's authority (`new URL(u).host` gives "[2001:db8::1]:443"), or bare without a port — is checked to
+// be an address and written in brackets in RFC 5952 form (lower case, longest zero run as "::"), with the
+// port's leading zeros dropped. A zone ("%eth0") names an interface of the crawler's host, not a site.
+import { formatIpv6, parseIpv6 } from '../gateway/ip.js';
+import { GLOBAL_TARGET } from './model.js';
+
+const HOST_OR_HOST_PORT = /^[a-z0-9]([-a-z0-9._:]*[a-z0-9])?$/;
+const BRACKETED = /^\[([0-9a-f:.]+)\](?::([0-9]{1,5}))?$/;
+
+function ipv6(text: string): string | null {
+  const bytes = /^[0-9a-f:.]+$/.test(text) ? parseIpv6(text) : null;
+  return bytes ? `[${formatIpv6(bytes)}]` : null;
+}
+
+/** The one spelling of a target, or null when `text` is no host, host:port, [IPv6] or [IPv6]:port. */
+export function canonicalTarget(text: string): string | null {
+  const t = text.toLowerCase();
+  if (t === GLOBAL_TARGET) return null;
+  const bracketed = BRACKETED.exec(t);
+  if (bracketed) {
+    const host = ipv6(bracketed[1]!);
+    const port = bracketed[2] === undefined ? null : Number(bracketed[2]);
+    if (host === null || port === 0 || (port !== null && port > 65_535)) return null;
+    return port === null ? host : `${host}:${port}`;
+  }
+  // A bare address ("2001:db8::1", "::1") is the address, without a port: "[…]" is how a port is given.
+  // No host name or host:port has "::" in it, so such a string is an address or nothing.
+  if (t.includes('::') || t.split(':').length > 2) {
+    const host = ipv6(t);
+    if (host !== null || t.includes('::')) return host;
+  }
+  return HOST_OR_HOST_PORT.test(t) ? t : null;
+}

@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { canonicalTarget } from './target.js';
+import { AcquireRequest, ReportRequest } from './wire.js';
+
+describe('canonicalTarget', () => {
+  it.each([
+    ['shop.example', 'shop.example'],
+    ['Shop.Example:8080', 'shop.example:8080'],
+    ['127.0.0.1:18320', '127.0.0.1:18320'],
+    // What `new URL(u).host` gives for an IPv6 site, and other spellings of the same site.
+    ['[::1]:8080', '[::1]:8080'],
+    ['[0:0:0:0:0:0:0:1]:8080', '[::1]:8080'],
+    ['[::1]:08080', '[::1]:8080'],
+    ['[::1]', '[::1]'],
+    ['[2001:db8::1]:443', '[2001:db8::1]:443'],
+    ['[2001:DB8:0:0::1]:443', '[2001:db8::1]:443'],
+    ['[2001:0db8:0000:0000:0000:0000:0000:0001]:443', '[2001:db8::1]:443'],
+    ['[::ffff:192.0.2.1]:80', '[::ffff:c000:201]:80'],
+    ['[::ffff:c000:201]:80', '[::ffff:c000:201]:80'],
+    // A bare address is the address, without a port.
+    ['2001:db8::1', '[2001:db8::1]'],
+    ['::1', '[::1]'],
+    ['1:2:3:4:5:6:7:8', '[1:2:3:4:5:6:7:8]'],
+  ])('%s → %s', (text, canonical) => {
+    expect(canonicalTarget(text)).toBe(canonical);
+  });
+
+  it.each([
+    '*',
+    'a b',
+    '[::1',
+    '::1]:80',
+    '[]:80',
+    '[::1]:',
+    '[::1]:0',
+    '[::1]:65536',
+    '[::1]:123456',
+    '[1::2::3]:80',
+    '[12345::1]:80',
+    '[1:2:3:4:5:6:7:8:9]:80',
+    '[192.0.2.1]:80',
+    '[shop.example]:80',
+    '[fe80::1%eth0]:80',
+    'fe80::1%eth0',
+    '[::1]x',
+    '[::1]:80:80',
+    '1::2::3',
+    'shop.example::80',
+  ])('refuses %s', (text) => {
+    expect(canonicalTarget(text)).toBeNull();
+  });
+});
+
+describe('Target on the wire', () => {
+  it('an acquire and a report for two spellings of one IPv6 site carry one target', () => {
+    expect(AcquireRequest.parse({ target: '[2001:DB8::0:1]:443' }).target).toBe('[2001:db8::1]:443');
+    expect(ReportRequest.parse({ result: 'banned', target: '[2001:db8:0::1]:443' }).target).toBe(
+      '[2001:db8::1]:443',
+    );
+  });
+
+  it.each(['[::1', '[1::2::3]:80', '[::1]:65536', '[fe80::1%eth0]:80', '*'])(
+    'refuses %s with one issue at target',
+    (target) => {
+      const r = AcquireRequest.safeParse({ target });
+      expect(r.success).toBe(false);
+      expect(r.error?.issues.map((i) => i.path)).toEqual([['target']]);
+    },
+  );
+});
