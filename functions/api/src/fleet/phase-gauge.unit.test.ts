@@ -7,7 +7,7 @@ import { promProxyPhaseGauge } from './phase-gauge.js';
 const counts = (ready: number) => ({ Ready: ready }) as unknown as Record<Phase, number>;
 
 describe('promProxyPhaseGauge reuse', () => {
-  it('two scrapes at once share one count; a failed one is shared, logged per scrape, and not reused', async () => {
+  it('two scrapes at once share one count; a failed one is shared, logged once, and waits out maxAge too', async () => {
     const registry = new Registry();
     const errors: unknown[] = [];
     const unhandled: unknown[] = [];
@@ -34,7 +34,8 @@ describe('promProxyPhaseGauge reuse', () => {
     settle(counts(3));
     for (const m of await Promise.all([a, b])) expect(m).toContain('proxyplane_proxies{phase="Ready"} 3');
 
-    // Past maxAge: both scrapes wait on one count that fails; each logs; the next scrape counts again.
+    // Past maxAge: both scrapes wait on one count that fails; it is logged once, the last values stay, and
+    // the next count waits out maxAge too (a Firestore outage is no reason to ask on every scrape).
     const later = new Registry();
     let now = 0;
     calls = 0;
@@ -50,16 +51,25 @@ describe('promProxyPhaseGauge reuse', () => {
       { maxAgeMs: 10_000, nowMs: () => now, onError: (e) => errors.push(e) },
     );
     errors.length = 0;
-    now = 5;
+    const first = later.metrics();
+    await new Promise((r) => setImmediate(r));
+    settle(counts(2));
+    expect(await first).toContain('proxyplane_proxies{phase="Ready"} 2');
+    now = 10_000;
     const c = later.metrics();
     const d = later.metrics();
     await new Promise((r) => setImmediate(r));
+    expect(calls).toBe(2);
     fail(new Error('firestore down'));
-    await Promise.all([c, d]);
-    expect(errors).toHaveLength(2);
+    for (const m of await Promise.all([c, d])) expect(m).toContain('proxyplane_proxies{phase="Ready"} 2');
+    expect(errors).toHaveLength(1);
+    now = 19_999;
+    expect(await later.metrics()).toContain('proxyplane_proxies{phase="Ready"} 2');
+    expect(calls).toBe(2);
+    now = 20_000;
     const e = later.metrics();
     await new Promise((r) => setImmediate(r));
-    expect(calls).toBe(2);
+    expect(calls).toBe(3);
     settle(counts(4));
     expect(await e).toContain('proxyplane_proxies{phase="Ready"} 4');
     await new Promise((r) => setTimeout(r, 20));

@@ -1,6 +1,7 @@
 // What the lease routes record (seed §9: each consumer declares its own small recorder interface; only
 // the composition root knows prom-client). `promLeaseMetrics` is that root's implementation.
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { reusedRead } from '../reused-read.js';
 
 export type LeaseOp = 'acquire' | 'renew' | 'release' | 'report' | 'list';
 
@@ -23,38 +24,6 @@ export interface LeaseMetricsOptions {
   nowMs: () => number;
   /** A failed count, once per count (not per scrape that waited on it). */
   onError?: (err: unknown) => void;
-}
-
-/**
- * `read` at most once per `maxAgeMs` and one at a time: a scrape while a count runs waits on it, one inside
- * the interval takes the last value. A failure starts the interval as a success does (a Firestore outage is
- * no reason to ask on every scrape), keeps the last value and is reported once. undefined until a count
- * has succeeded.
- */
-export function reusedRead<T>(
-  read: () => Promise<T>,
-  opts: { maxAgeMs: number; nowMs: () => number; onError: (err: unknown) => void },
-): () => Promise<T | undefined> {
-  let value: T | undefined;
-  let startedAt: number | null = null;
-  let running: Promise<void> | null = null;
-  return async () => {
-    const now = opts.nowMs();
-    if (running === null && (startedAt === null || now - startedAt >= opts.maxAgeMs)) {
-      startedAt = now;
-      running = (async () => {
-        try {
-          value = await read();
-        } catch (err) {
-          opts.onError(err);
-        } finally {
-          running = null;
-        }
-      })();
-    }
-    if (running !== null) await running;
-    return value;
-  };
 }
 
 /**
