@@ -7,6 +7,12 @@ import { SlowFirstSequencer } from './test/support/slow-first-sequencer.js';
 // file on them (the unit tier in a fifth of the time). No test stubs modules or mutates process.env, and
 // every metrics registry, client and server is made per test; the fixtures' counters start again before
 // each file (test/support/per-file-setup.ts), so a file's test data does not depend on its neighbours.
+// Offline there is no metadata server to find. Set in this process, the workers inherit it from their
+// first import on; the per-project `env` below alone did not reach every client: with the variable not
+// exported, gce-provider-deadline.unit.test.ts lost the compute client's first attempts to a
+// metadata-server probe and failed, so the README's `npm test` depended on the caller's shell.
+process.env.METADATA_SERVER_DETECTION ??= 'none';
+
 export default defineConfig({
   test: {
     env: { METADATA_SERVER_DETECTION: 'none' },
