@@ -1,6 +1,5 @@
 // `npm start`: the whole plane on one machine (Google's emulators, ours, every built function, the
 // API, the scheduler) until Ctrl-C, which stops everything, children first, and leaves no process.
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { MissingToolError } from '../launcher/sdk.js';
@@ -10,6 +9,7 @@ import { OptionsError, type PlaneOptions, parsePlaneOptions, USAGE } from './opt
 import { StartCancelled, startPlane } from './plane.js';
 import { PortInUseError } from './ports.js';
 import { elapsed, fleetPageUrl, formatReport } from './report.js';
+import { removeOwnPlaneState, writePlaneState } from './state-file.js';
 import { Teardown } from './teardown.js';
 
 const t0 = performance.now();
@@ -58,7 +58,8 @@ async function shutdown(reason: string, exitCode: number): Promise<void> {
     process.exit(1);
   }, STOP_DEADLINE_MS).unref();
   const failures = await teardown.run();
-  rmSync(stateFile, { force: true });
+  // Only ours: a start refused because a plane runs on these ports must not take that plane's file.
+  removeOwnPlaneState(stateFile);
   for (const f of failures) console.error(`failed to stop ${f}`);
   progress(`stopped in ${elapsed(performance.now() - t0)} since start`);
   process.exit(failures.length > 0 ? 1 : exitCode);
@@ -88,12 +89,13 @@ try {
     ),
   });
   console.log(report);
-  mkdirSync(options.stateDir, { recursive: true });
-  writeFileSync(
-    stateFile,
-    `${JSON.stringify({ pid: process.pid, projectId: options.projectId, portOffset: options.portOffset, endpoints: plane.endpoints, env: plane.exports }, null, 2)}\n`,
-    { mode: 0o600 }, // it holds the local tokens
-  );
+  writePlaneState(stateFile, {
+    pid: process.pid,
+    projectId: options.projectId,
+    portOffset: options.portOffset,
+    endpoints: plane.endpoints,
+    env: plane.exports,
+  });
   if (options.demo && !shuttingDown) await demoStep(options, plane, { progress, teardown });
 } catch (err) {
   // If a signal arrived, the start failed because of it (StartCancelled, or a child it stopped):

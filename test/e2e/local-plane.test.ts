@@ -2,7 +2,8 @@
 // endpoint line appears within 60 s and answers; SIGINT to its process group (what Ctrl-C does) stops it,
 // and no process of its tree survives, java included.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -241,4 +242,33 @@ describe('npm start', () => {
     expect(run.output()).not.toContain('Firestore and Pub/Sub emulators up');
     await interruptAndCheck(run, tree);
   }, 180_000);
+
+  // A second `npm start` beside a running plane is refused for its ports; the plane that runs must keep
+  // its state.json, where the CLI finds its tokens (`npx proxyplane proxies list` with no setup).
+  it("a start refused for a taken port leaves the running plane's state.json alone", async () => {
+    const offset = await freeOffset();
+    const ports = offsetPorts(loadLocalPorts(), offset);
+    const dir = mkdtempSync(join(tmpdir(), 'local-plane-e2e-taken-'));
+    const stateFile = join(dir, 'state.json');
+    // What the running plane (here: this process, alive) wrote, and its API port, held.
+    const running = `${JSON.stringify({ pid: process.pid, projectId: 'demo-proxyplane', portOffset: offset, env: { PROXYPLANE_API_URL: `http://127.0.0.1:${ports.api.port}` } })}\n`;
+    writeFileSync(stateFile, running);
+    const holder = createServer();
+    await new Promise<void>((resolve) =>
+      holder.listen({ host: ports.api.host, port: ports.api.port }, resolve),
+    );
+    try {
+      const run = npmStart(offset, dir);
+      runs.push(run);
+      const exit = await Promise.race([run.exited, sleep(60_000).then(() => 'timeout')]);
+      expect(exit, run.output()).toBe('1/null');
+      expect(run.output()).toContain(
+        `port ${ports.api.port} on 127.0.0.1 (firebase.json emulators.api.port) is already in use`,
+      );
+      expect(readFileSync(stateFile, 'utf8')).toBe(running);
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
 });
