@@ -9,7 +9,7 @@ import { OptionsError, type PlaneOptions, parsePlaneOptions, USAGE } from './opt
 import { StartCancelled, startPlane } from './plane.js';
 import { PortInUseError } from './ports.js';
 import { elapsed, fleetPageUrl, formatReport } from './report.js';
-import { removeOwnPlaneState, writePlaneState } from './state-file.js';
+import { removeOwnPlaneState, StateDirInUseError, stateFileIn, writePlaneState } from './state-file.js';
 import { Teardown } from './teardown.js';
 
 const t0 = performance.now();
@@ -33,7 +33,7 @@ if (options.help) {
 
 // The SDK clients in this process would otherwise probe the GCE metadata server (recipes §0).
 process.env.METADATA_SERVER_DETECTION ??= 'none';
-const stateFile = join(options.stateDir, 'state.json');
+const stateFile = stateFileIn(options.stateDir);
 const teardown = new Teardown(progress);
 // Stopping takes a few seconds (JVMs); never longer than this, whatever hangs.
 const STOP_DEADLINE_MS = 30_000;
@@ -106,6 +106,14 @@ try {
       if (options.portOffset)
         console.error(`(firebase.json ports + PROXYPLANE_PORT_OFFSET=${options.portOffset})`);
       console.error('Stop whatever holds it (another `npm start`?) or set PROXYPLANE_PORT_OFFSET.');
+    } else if (err instanceof StateDirInUseError) {
+      // Its logs, certificate and state.json are in that dir: a second plane there would wipe its logs
+      // and take the file the CLI reads its tokens from.
+      console.error(`\n${err.message}`);
+      console.error(
+        'Stop it first, or give this plane a state dir of its own as well as a port offset, e.g. ' +
+          `PROXYPLANE_STATE_DIR=.local-plane/2 PROXYPLANE_PORT_OFFSET=${options.portOffset || 1000} npm start`,
+      );
     } else if (err instanceof MissingToolError) {
       // Nothing was started and no log says more: what to install (or fix) is the whole story.
       console.error(`\nthe local plane cannot start: ${err.message}`);

@@ -1,8 +1,11 @@
-// The state dir's state.json: the running `npm start`'s pid, endpoints and exports, which the CLI reads
-// for a running plane's tokens (cli/config.ts). A plane removes the file only while it is its own: a
+// The state dir's state.json: which `npm start` uses the dir (its pid, from the moment it claims the dir),
+// and once the plane is up its endpoints and exports, which the CLI reads for a running plane's tokens
+// (cli/config.ts). One plane per state dir: the logs, the demo certificate and the gateway's files live
+// there too, so a second plane started on the same dir (another port offset, same checkout) would wipe the
+// first one's logs and take its state.json. And a plane removes the file only while it is its own: a
 // start that fails (a port taken by the plane that is running) leaves that plane's file alone.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 
 export interface PlaneState {
   pid: number;
@@ -12,6 +15,21 @@ export interface PlaneState {
   env?: Record<string, string>;
 }
 
+export class StateDirInUseError extends Error {
+  readonly kind = 'state_dir_in_use';
+  constructor(
+    readonly stateDir: string,
+    readonly other: PlaneState,
+  ) {
+    super(
+      `another local plane (pid ${other.pid}, port offset ${other.portOffset}) is running from the state dir ${stateDir}`,
+    );
+    this.name = 'StateDirInUseError';
+  }
+}
+
+export const stateFileIn = (stateDir: string): string => join(stateDir, 'state.json');
+
 export function readPlaneState(file: string): PlaneState | null {
   try {
     const state = JSON.parse(readFileSync(file, 'utf8')) as Partial<PlaneState>;
@@ -19,6 +37,23 @@ export function readPlaneState(file: string): PlaneState | null {
   } catch {
     return null;
   }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists, it is someone else's.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Throws StateDirInUseError when the file names a live process other than `self` (a plane killed
+ *  outright leaves a stale file: that one is taken over). */
+export function assertStateDirFree(file: string, self: number = process.pid): void {
+  const other = readPlaneState(file);
+  if (other && other.pid !== self && alive(other.pid)) throw new StateDirInUseError(dirname(file), other);
 }
 
 export function writePlaneState(file: string, state: PlaneState): void {

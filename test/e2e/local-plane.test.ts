@@ -2,7 +2,7 @@
 // endpoint line appears within 60 s and answers; SIGINT to its process group (what Ctrl-C does) stops it,
 // and no process of its tree survives, java included.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -268,6 +268,30 @@ describe('npm start', () => {
       expect(readFileSync(stateFile, 'utf8')).toBe(running);
     } finally {
       await new Promise((resolve) => holder.close(resolve));
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
+
+  // The same checkout, another port offset, but the same state dir: the second plane would clear the first
+  // one's logs and take its state.json. It is refused before it touches anything, with what to set.
+  it("refuses a second plane on a running plane's state dir, and says which variable to set", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'local-plane-e2e-shared-'));
+    const stateFile = join(dir, 'state.json');
+    const running = `${JSON.stringify({ pid: process.pid, projectId: 'demo-proxyplane', portOffset: 0 })}\n`;
+    writeFileSync(stateFile, running);
+    mkdirSync(join(dir, 'logs'));
+    writeFileSync(join(dir, 'logs', 'api.log'), "the running plane's log\n");
+    try {
+      const run = npmStart(await freeOffset(), dir);
+      runs.push(run);
+      const exit = await Promise.race([run.exited, sleep(60_000).then(() => 'timeout')]);
+      expect(exit, run.output()).toBe('1/null');
+      expect(run.output()).toContain(`another local plane (pid ${process.pid}, port offset 0) is running`);
+      expect(run.output()).toContain('PROXYPLANE_STATE_DIR=');
+      expect(run.output()).not.toContain('starting the Firestore and Pub/Sub emulators');
+      expect(readFileSync(stateFile, 'utf8')).toBe(running);
+      expect(readFileSync(join(dir, 'logs', 'api.log'), 'utf8')).toBe("the running plane's log\n");
+    } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 90_000);
