@@ -146,7 +146,7 @@ describe('a stored routing edited out of shape', () => {
     );
     expect(await ok(['routing', 'apply', '-f', file])).toMatch(
       new RegExp(
-        `^routing configured: revision ${revision} → ${revision + 1}, 1 routes \\(replaced a stored routing that did not fit the route schema\\)`,
+        `^routing configured: revision ${revision} → ${revision + 1}, 1 route \\(replaced a stored routing that did not fit the route schema\\)`,
       ),
     );
     expect(await ok(['routing', 'get'])).toMatch(new RegExp(`^revision ${revision + 1}, written by`));
