@@ -110,9 +110,11 @@ try {
       // Its logs, certificate and state.json are in that dir: a second plane there would wipe its logs
       // and take the file the CLI reads its tokens from.
       console.error(`\n${err.message}`);
+      // A dir named for the offset: never the one just refused (that offset's ports were free).
+      const offset = options.portOffset || 1000;
       console.error(
         'Stop it first, or give this plane a state dir of its own as well as a port offset, e.g. ' +
-          `PROXYPLANE_STATE_DIR=.local-plane/2 PROXYPLANE_PORT_OFFSET=${options.portOffset || 1000} npm start`,
+          `PROXYPLANE_STATE_DIR=.local-plane/${offset} PROXYPLANE_PORT_OFFSET=${offset} npm start`,
       );
     } else if (err instanceof MissingToolError) {
       // Nothing was started and no log says more: what to install (or fix) is the whole story.

@@ -282,12 +282,15 @@ describe('npm start', () => {
     mkdirSync(join(dir, 'logs'));
     writeFileSync(join(dir, 'logs', 'api.log'), "the running plane's log\n");
     try {
-      const run = npmStart(await freeOffset(), dir);
+      const offset = await freeOffset();
+      const run = npmStart(offset, dir);
       runs.push(run);
       const exit = await Promise.race([run.exited, sleep(60_000).then(() => 'timeout')]);
       expect(exit, run.output()).toBe('1/null');
       expect(run.output()).toContain(`another local plane (pid ${process.pid}, port offset 0) is running`);
-      expect(run.output()).toContain('PROXYPLANE_STATE_DIR=');
+      expect(run.output()).toContain(
+        `PROXYPLANE_STATE_DIR=.local-plane/${offset} PROXYPLANE_PORT_OFFSET=${offset} npm start`,
+      );
       expect(run.output()).not.toContain('starting the Firestore and Pub/Sub emulators');
       expect(readFileSync(stateFile, 'utf8')).toBe(running);
       expect(readFileSync(join(dir, 'logs', 'api.log'), 'utf8')).toBe("the running plane's log\n");
