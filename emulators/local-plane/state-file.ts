@@ -4,7 +4,7 @@
 // there too, so a second plane started on the same dir (another port offset, same checkout) would wipe the
 // first one's logs and take its state.json. And a plane removes the file only while it is its own: a
 // start that fails (a port taken by the plane that is running) leaves that plane's file alone.
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 export interface PlaneState {
@@ -49,11 +49,27 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Throws StateDirInUseError when the file names a live process other than `self` (a plane killed
- *  outright leaves a stale file: that one is taken over). */
+/** A live `npm start` plane: the pid runs, and (where /proc tells) its command line is the plane's. A
+ *  file left by a plane killed outright may name a pid reused since by something else (after a reboot):
+ *  that must not block a start, nor be named as the plane to stop. */
+function planeRuns(pid: number): boolean {
+  if (!alive(pid)) return false;
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(PLANE_ENTRY);
+  } catch (err) {
+    // No /proc (macOS): a live pid is taken for the plane. Gone meanwhile: not running.
+    return (err as NodeJS.ErrnoException).code !== 'ENOENT' || !existsSync('/proc/self');
+  }
+}
+
+/** What `npm start` runs (package.json's start script). */
+export const PLANE_ENTRY = 'emulators/local-plane/main.ts';
+
+/** Throws StateDirInUseError when the file names a running plane other than `self` (a stale file, of a
+ *  plane killed outright, is taken over). */
 export function assertStateDirFree(file: string, self: number = process.pid): void {
   const other = readPlaneState(file);
-  if (other && other.pid !== self && alive(other.pid)) throw new StateDirInUseError(dirname(file), other);
+  if (other && other.pid !== self && planeRuns(other.pid)) throw new StateDirInUseError(dirname(file), other);
 }
 
 export function writePlaneState(file: string, state: PlaneState): void {

@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { functionInventory } from '../../emulators/local-plane/functions.js';
 import { offsetPorts } from '../../emulators/local-plane/ports.js';
+import { PLANE_ENTRY } from '../../emulators/local-plane/state-file.js';
 import { loadLocalPorts, repoRoot } from '../../shared/src/config/local-ports.js';
 import { loadFunctionTable } from '../../shared/src/config/topology.js';
 import { freeOffset } from '../support/npm-start.js';
@@ -277,7 +278,12 @@ describe('npm start', () => {
   it("refuses a second plane on a running plane's state dir, and says which variable to set", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'local-plane-e2e-shared-'));
     const stateFile = join(dir, 'state.json');
-    const running = `${JSON.stringify({ pid: process.pid, projectId: 'demo-proxyplane', portOffset: 0 })}\n`;
+    // The running plane: a live process whose command line is the plane's, as `npm start`'s node.
+    const plane = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', PLANE_ENTRY], {
+      stdio: 'ignore',
+    });
+    await new Promise((resolve) => plane.once('spawn', resolve));
+    const running = `${JSON.stringify({ pid: plane.pid, projectId: 'demo-proxyplane', portOffset: 0 })}\n`;
     writeFileSync(stateFile, running);
     mkdirSync(join(dir, 'logs'));
     writeFileSync(join(dir, 'logs', 'api.log'), "the running plane's log\n");
@@ -287,7 +293,7 @@ describe('npm start', () => {
       runs.push(run);
       const exit = await Promise.race([run.exited, sleep(60_000).then(() => 'timeout')]);
       expect(exit, run.output()).toBe('1/null');
-      expect(run.output()).toContain(`another local plane (pid ${process.pid}, port offset 0) is running`);
+      expect(run.output()).toContain(`another local plane (pid ${plane.pid}, port offset 0) is running`);
       expect(run.output()).toContain(
         `PROXYPLANE_STATE_DIR=.local-plane/${offset} PROXYPLANE_PORT_OFFSET=${offset} npm start`,
       );
@@ -295,6 +301,7 @@ describe('npm start', () => {
       expect(readFileSync(stateFile, 'utf8')).toBe(running);
       expect(readFileSync(join(dir, 'logs', 'api.log'), 'utf8')).toBe("the running plane's log\n");
     } finally {
+      plane.kill('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
     }
   }, 90_000);
