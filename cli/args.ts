@@ -14,6 +14,26 @@ export const GLOBAL_OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const satisfies Options;
 
+/**
+ * `proxyplane --api URL -o json proxies list`: the global flags that take a value may come before the
+ * command too, as kubectl's and gcloud's do. They are moved behind it, where the command's own parser
+ * reads them (and refuses them given twice). Anything else before the command is left where it is.
+ */
+export function hoistGlobalFlags(argv: string[]): string[] {
+  const lead: string[] = [];
+  let i = 0;
+  for (; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--api' || a === '--output' || a === '-o') {
+      lead.push(...argv.slice(i, i + 2));
+      i++;
+    } else if (a.startsWith('--api=') || a.startsWith('--output=') || (a.startsWith('-o') && a.length > 2)) {
+      lead.push(a);
+    } else break;
+  }
+  return [...argv.slice(i), ...lead];
+}
+
 export interface Parsed {
   values: Record<string, string | boolean | string[] | undefined>;
   positionals: string[];

@@ -73,7 +73,7 @@ const ports = (v: unknown) =>
 // Only services that know the gateway send inGateway; a reclaim is what frees such a proxy for leases.
 const gatewayHint = (v: unknown) =>
   typeof v === 'number' && v > 0
-    ? `, ${v} held by the gateway (\`POST /v1/gateway/reclaims/NAME\` frees one for leases)`
+    ? `, ${v} held by the gateway (\`proxyplane gateway reclaim NAME\` frees one for leases once its owner drained it)`
     : '';
 
 // Not part of "match the selector": proxies speaking a protocol the request did not ask for (SOCKS5 is

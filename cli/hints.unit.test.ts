@@ -57,7 +57,7 @@ describe('describeFailure', () => {
         unhealthy: 0,
       }),
       1,
-      /0 unhealthy, 2 held by the gateway/,
+      /0 unhealthy, 2 held by the gateway \(`proxyplane gateway reclaim NAME` frees one for leases once its owner drained it\)$/,
     ],
     [
       new ApiCallError(409, 'no_match', {

@@ -1,6 +1,6 @@
 // Dispatch: `proxyplane <group> <verb> [args]` → the command, with one exit code per outcome
 // (errors.ts). Pure of process globals: main.ts passes argv, env and the real Io.
-import { type Parsed, parseCommand } from './args.js';
+import { hoistGlobalFlags, type Parsed, parseCommand } from './args.js';
 import { applyOptions, applyProxies, patchOptions, patchProxy, reconcileProxy } from './commands/apply.js';
 import { watchFleet, watchOptions } from './commands/fleet-watch.js';
 import {
@@ -80,13 +80,19 @@ export interface RunDeps {
 export async function runCli(argv: string[], deps: RunDeps): Promise<number> {
   const { io } = deps;
   try {
-    const [group, verb, ...rest] = argv;
+    const [group, verb, ...rest] = hoistGlobalFlags(argv);
     if (group === undefined || group === '--help' || group === '-h' || group === 'help') {
       io.out(USAGE);
       return group === undefined ? 2 : 0;
     }
     const verbs = COMMANDS[group];
-    if (!verbs) throw new UsageError(`unknown command "${group}"`);
+    if (!verbs) {
+      throw new UsageError(
+        group.startsWith('-')
+          ? `unknown flag "${group}" before the command: only --api and -o/--output go there; the command's own flags go after it (proxyplane <command> [flags])`
+          : `unknown command "${group}"`,
+      );
+    }
     if (verb === '--help' || verb === '-h') {
       io.out(USAGE);
       return 0;

@@ -28,7 +28,7 @@ Jobs (admin):
   jobs list
   jobs run|pause|resume NAME
 
-Flags for every command:
+Flags for every command (after it, or --api and -o before it):
   --api URL        the API (default $PROXYPLANE_API_URL, else the local plane's)
   -o, --output F   table (default), json, yaml; leases acquire also: env (for eval), url;
                    leases report, release, gateway unreclaim: table only; fleet watch: table or json

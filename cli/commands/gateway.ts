@@ -141,9 +141,30 @@ export async function reclaimProxy({ api, io, args }: Ctx): Promise<void> {
   );
   if (output === 'json') return io.out(json(r));
   if (output === 'yaml') return io.out(yaml(r));
-  io.out(
-    `proxy ${r.proxy} reclaimed until ${r.until} (in ${age(r.until, io.now())}): its gateway owner drains it, then it stays out of the gateway pool until then (\`gateway unreclaim ${r.proxy}\` ends it early)`,
-  );
+  const until = `proxy ${r.proxy} reclaimed until ${r.until} (in ${age(r.until, io.now())})`;
+  const early = `(\`gateway unreclaim ${r.proxy}\` ends it early)`;
+  // The API takes a reclaim of any proxy; one outside the pool has no owner to drain it, and saying so
+  // tells a mistyped name from a pre-emptive reclaim.
+  if ((await inGatewayPool(api, r.proxy)) === false) {
+    return io.out(
+      `${until}: it is not in the gateway pool (spec.gatewayPool is false), so nothing drains; should it join before then, it stays out until the reclaim ends ${early}`,
+    );
+  }
+  io.out(`${until}: its gateway owner drains it, then it stays out of the gateway pool until then ${early}`);
+}
+
+/** The proxy's spec.gatewayPool, or null when it cannot be read (the message then stays the general one). */
+async function inGatewayPool(api: Ctx['api'], name: string): Promise<boolean | null> {
+  try {
+    const p = await api.call<{ spec?: { gatewayPool?: unknown } }>(
+      'GET',
+      `/v1/proxies/${encodeURIComponent(name)}`,
+      { role: 'admin' },
+    );
+    return typeof p?.spec?.gatewayPool === 'boolean' ? p.spec.gatewayPool : null;
+  } catch {
+    return null;
+  }
 }
 
 export async function unreclaimProxy({ api, io, args }: Ctx): Promise<void> {

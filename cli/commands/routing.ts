@@ -138,7 +138,7 @@ export async function applyRouting({ api, io, args }: Ctx): Promise<void> {
     const same = stored !== null && isDeepStrictEqual(stored, wanted.routes);
     if (!current.invalid && same && !current.droppedDuplicates?.length) {
       if (output !== 'table') return io.out(output === 'json' ? json(current) : yaml(current));
-      return io.out(`routing unchanged (revision ${current.revision}, ${current.routes.length} routes)`);
+      return io.out(`routing unchanged (revision ${current.revision}, ${routeCount(current.routes.length)})`);
     }
     const ifMatch = `"${wanted.revision ?? current.revision}"`;
     let written: { routes: RoutingRule[]; revision: number };
@@ -159,10 +159,12 @@ export async function applyRouting({ api, io, args }: Ctx): Promise<void> {
       ? 'replaced a stored routing that did not fit the route schema'
       : routingChanges(stored ?? current.routes, wanted.routes) || 'rewritten';
     return io.out(
-      `routing configured: revision ${current.revision} → ${written.revision}, ${written.routes.length} routes (${what}); the gateways get it with the next snapshot`,
+      `routing configured: revision ${current.revision} → ${written.revision}, ${routeCount(written.routes.length)} (${what}); the gateways get it with the next snapshot`,
     );
   }
 }
+
+const routeCount = (n: number) => (n === 1 ? '1 route' : `${n} routes`);
 
 function stale(source: string, saved: number, current: RoutingJson): StaleFileError {
   const by = current.default

@@ -65,7 +65,7 @@ describe('routing apply', () => {
       [[200, stored(4)]],
       'routes:\n  - {name: a, match: {hosts: ["*"]}, policy: least-active}\n',
     );
-    expect(r).toMatchObject({ exit: 0, out: ['routing unchanged (revision 4, 1 routes)'] });
+    expect(r).toMatchObject({ exit: 0, out: ['routing unchanged (revision 4, 1 route)'] });
     expect(r.calls).toEqual(['GET /v1/gateway/routing']);
   });
 
@@ -75,7 +75,7 @@ describe('routing apply', () => {
     const r = await run(['routing', 'apply', '-f', 'r.yaml'], [[200, newer], put], handWritten);
     expect(r.exit, r.err.join()).toBe(0);
     expect(r.ifMatch).toEqual(['"4"']);
-    expect(r.out[0]).toMatch(/^routing configured: revision 4 → 5, 1 routes \(changed b\)/);
+    expect(r.out[0]).toMatch(/^routing configured: revision 4 → 5, 1 route \(changed b\)/);
   });
 
   it('PUTs with If-Match of the revision it read, and reads again on 412 (someone wrote in between)', async () => {
@@ -88,7 +88,7 @@ describe('routing apply', () => {
     expect(r.exit).toBe(0);
     expect(r.ifMatch).toEqual(['"4"', '"9"']);
     expect(r.out).toEqual([
-      'routing configured: revision 9 → 10, 1 routes (added b; removed a); the gateways get it with the next snapshot',
+      'routing configured: revision 9 → 10, 1 route (added b; removed a); the gateways get it with the next snapshot',
     ]);
   });
 

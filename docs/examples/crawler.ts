@@ -6,6 +6,12 @@
 // Without PROXYPLANE_URL / PROXYPLANE_TOKEN it reads PROXYPLANE_API_URL / PROXYPLANE_CRAWLER_TOKEN, the
 // variables `npm start` prints as export lines.
 //
+// The local demo site's HTTPS port has a self-signed certificate (the plane keeps it in
+// .local-plane/demo-target/cert.pem): trust it as curl's --cacert does, or the fetch fails with
+// "self-signed certificate" (docs/leases.md):
+//
+//   NODE_EXTRA_CA_CERTS=.local-plane/demo-target/cert.pem node --import tsx docs/examples/crawler.ts https://127.0.0.1:18321/
+//
 // Through an HTTP proxy (an http:// proxy URL), plain http:// targets go as absolute-URI requests and
 // https:// targets through a CONNECT tunnel with TLS inside it. Through a SOCKS5 proxy (a socks5:// URL,
 // docs/leases.md) both go through a SOCKS5 CONNECT (the `socks` package), TLS inside it for https. Since

@@ -1,6 +1,5 @@
 // `npm start`: the whole plane on one machine (Google's emulators, ours, every built function, the
 // API, the scheduler) until Ctrl-C, which stops everything, children first, and leaves no process.
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { MissingToolError } from '../launcher/sdk.js';
@@ -10,6 +9,7 @@ import { OptionsError, type PlaneOptions, parsePlaneOptions, USAGE } from './opt
 import { StartCancelled, startPlane } from './plane.js';
 import { PortInUseError } from './ports.js';
 import { elapsed, fleetPageUrl, formatReport } from './report.js';
+import { removeOwnPlaneState, StateDirInUseError, stateFileIn, writePlaneState } from './state-file.js';
 import { Teardown } from './teardown.js';
 
 const t0 = performance.now();
@@ -33,7 +33,7 @@ if (options.help) {
 
 // The SDK clients in this process would otherwise probe the GCE metadata server (recipes §0).
 process.env.METADATA_SERVER_DETECTION ??= 'none';
-const stateFile = join(options.stateDir, 'state.json');
+const stateFile = stateFileIn(options.stateDir);
 const teardown = new Teardown(progress);
 // Stopping takes a few seconds (JVMs); never longer than this, whatever hangs.
 const STOP_DEADLINE_MS = 30_000;
@@ -58,7 +58,8 @@ async function shutdown(reason: string, exitCode: number): Promise<void> {
     process.exit(1);
   }, STOP_DEADLINE_MS).unref();
   const failures = await teardown.run();
-  rmSync(stateFile, { force: true });
+  // Only ours: a start refused because a plane runs on these ports must not take that plane's file.
+  removeOwnPlaneState(stateFile);
   for (const f of failures) console.error(`failed to stop ${f}`);
   progress(`stopped in ${elapsed(performance.now() - t0)} since start`);
   process.exit(failures.length > 0 ? 1 : exitCode);
@@ -88,12 +89,13 @@ try {
     ),
   });
   console.log(report);
-  mkdirSync(options.stateDir, { recursive: true });
-  writeFileSync(
-    stateFile,
-    `${JSON.stringify({ pid: process.pid, projectId: options.projectId, portOffset: options.portOffset, endpoints: plane.endpoints, env: plane.exports }, null, 2)}\n`,
-    { mode: 0o600 }, // it holds the local tokens
-  );
+  writePlaneState(stateFile, {
+    pid: process.pid,
+    projectId: options.projectId,
+    portOffset: options.portOffset,
+    endpoints: plane.endpoints,
+    env: plane.exports,
+  });
   if (options.demo && !shuttingDown) await demoStep(options, plane, { progress, teardown });
 } catch (err) {
   // If a signal arrived, the start failed because of it (StartCancelled, or a child it stopped):
@@ -104,6 +106,16 @@ try {
       if (options.portOffset)
         console.error(`(firebase.json ports + PROXYPLANE_PORT_OFFSET=${options.portOffset})`);
       console.error('Stop whatever holds it (another `npm start`?) or set PROXYPLANE_PORT_OFFSET.');
+    } else if (err instanceof StateDirInUseError) {
+      // Its logs, certificate and state.json are in that dir: a second plane there would wipe its logs
+      // and take the file the CLI reads its tokens from.
+      console.error(`\n${err.message}`);
+      // A dir named for the offset: never the one just refused (that offset's ports were free).
+      const offset = options.portOffset || 1000;
+      console.error(
+        'Stop it first, or give this plane a state dir of its own as well as a port offset, e.g. ' +
+          `PROXYPLANE_STATE_DIR=.local-plane/${offset} PROXYPLANE_PORT_OFFSET=${offset} npm start`,
+      );
     } else if (err instanceof MissingToolError) {
       // Nothing was started and no log says more: what to install (or fix) is the whole story.
       console.error(`\nthe local plane cannot start: ${err.message}`);

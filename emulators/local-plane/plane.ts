@@ -21,6 +21,7 @@ import { startOurEmulators } from './our-emulators.js';
 import { assertPortsFree } from './ports.js';
 import type { Endpoint } from './report.js';
 import { startApi, startGatewayService, startScheduler } from './services.js';
+import { assertStateDirFree, stateFileIn, writePlaneState } from './state-file.js';
 import { Layer, type Teardown } from './teardown.js';
 
 export interface RunningPlane {
@@ -45,6 +46,11 @@ export async function startPlane(
   const { ports, inventory, functionPort, claims } = planeLayout(opts.portOffset);
   progress('checking ports');
   await assertPortsFree(claims);
+  // One plane per state dir (logs, certificate, gateway files, state.json): claimed before the logs of
+  // whichever plane had it are cleared below.
+  const stateFile = stateFileIn(opts.stateDir);
+  assertStateDirFree(stateFile);
+  writePlaneState(stateFile, { pid: process.pid, projectId: opts.projectId, portOffset: opts.portOffset });
 
   const logDir = join(opts.stateDir, 'logs');
   rmSync(logDir, { recursive: true, force: true });

@@ -2,13 +2,15 @@
 // endpoint line appears within 60 s and answers; SIGINT to its process group (what Ctrl-C does) stops it,
 // and no process of its tree survives, java included.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { functionInventory } from '../../emulators/local-plane/functions.js';
 import { offsetPorts } from '../../emulators/local-plane/ports.js';
+import { PLANE_ENTRY } from '../../emulators/local-plane/state-file.js';
 import { loadLocalPorts, repoRoot } from '../../shared/src/config/local-ports.js';
 import { loadFunctionTable } from '../../shared/src/config/topology.js';
 import { freeOffset } from '../support/npm-start.js';
@@ -241,4 +243,66 @@ describe('npm start', () => {
     expect(run.output()).not.toContain('Firestore and Pub/Sub emulators up');
     await interruptAndCheck(run, tree);
   }, 180_000);
+
+  // A second `npm start` beside a running plane is refused for its ports; the plane that runs must keep
+  // its state.json, where the CLI finds its tokens (`npx proxyplane proxies list` with no setup).
+  it("a start refused for a taken port leaves the running plane's state.json alone", async () => {
+    const offset = await freeOffset();
+    const ports = offsetPorts(loadLocalPorts(), offset);
+    const dir = mkdtempSync(join(tmpdir(), 'local-plane-e2e-taken-'));
+    const stateFile = join(dir, 'state.json');
+    // What the running plane (here: this process, alive) wrote, and its API port, held.
+    const running = `${JSON.stringify({ pid: process.pid, projectId: 'demo-proxyplane', portOffset: offset, env: { PROXYPLANE_API_URL: `http://127.0.0.1:${ports.api.port}` } })}\n`;
+    writeFileSync(stateFile, running);
+    const holder = createServer();
+    await new Promise<void>((resolve) =>
+      holder.listen({ host: ports.api.host, port: ports.api.port }, resolve),
+    );
+    try {
+      const run = npmStart(offset, dir);
+      runs.push(run);
+      const exit = await Promise.race([run.exited, sleep(60_000).then(() => 'timeout')]);
+      expect(exit, run.output()).toBe('1/null');
+      expect(run.output()).toContain(
+        `port ${ports.api.port} on 127.0.0.1 (firebase.json emulators.api.port) is already in use`,
+      );
+      expect(readFileSync(stateFile, 'utf8')).toBe(running);
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
+
+  // The same checkout, another port offset, but the same state dir: the second plane would clear the first
+  // one's logs and take its state.json. It is refused before it touches anything, with what to set.
+  it("refuses a second plane on a running plane's state dir, and says which variable to set", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'local-plane-e2e-shared-'));
+    const stateFile = join(dir, 'state.json');
+    // The running plane: a live process whose command line is the plane's, as `npm start`'s node.
+    const plane = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', PLANE_ENTRY], {
+      stdio: 'ignore',
+    });
+    await new Promise((resolve) => plane.once('spawn', resolve));
+    const running = `${JSON.stringify({ pid: plane.pid, projectId: 'demo-proxyplane', portOffset: 0 })}\n`;
+    writeFileSync(stateFile, running);
+    mkdirSync(join(dir, 'logs'));
+    writeFileSync(join(dir, 'logs', 'api.log'), "the running plane's log\n");
+    try {
+      const offset = await freeOffset();
+      const run = npmStart(offset, dir);
+      runs.push(run);
+      const exit = await Promise.race([run.exited, sleep(60_000).then(() => 'timeout')]);
+      expect(exit, run.output()).toBe('1/null');
+      expect(run.output()).toContain(`another local plane (pid ${plane.pid}, port offset 0) is running`);
+      expect(run.output()).toContain(
+        `PROXYPLANE_STATE_DIR=.local-plane/${offset} PROXYPLANE_PORT_OFFSET=${offset} npm start`,
+      );
+      expect(run.output()).not.toContain('starting the Firestore and Pub/Sub emulators');
+      expect(readFileSync(stateFile, 'utf8')).toBe(running);
+      expect(readFileSync(join(dir, 'logs', 'api.log'), 'utf8')).toBe("the running plane's log\n");
+    } finally {
+      plane.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
 });

@@ -36,7 +36,8 @@ beforeAll(async () => {
   api = await startApiProcess({ GOOGLE_CLOUD_PROJECT: projectId });
   const fleet = cli.file(
     'fleet.yaml',
-    'name: gw-a\nspec: {mode: external, endpoint: {host: 127.0.0.1, port: 3128}, gatewayPool: true}\n',
+    'name: gw-a\nspec: {mode: external, endpoint: {host: 127.0.0.1, port: 3128}, gatewayPool: true}\n---\n' +
+      'name: solo\nspec: {mode: external, endpoint: {host: 127.0.0.1, port: 3129}}\n',
   );
   await ok(['proxies', 'create', '-f', fleet]);
 }, 120_000);
@@ -146,7 +147,7 @@ describe('a stored routing edited out of shape', () => {
     );
     expect(await ok(['routing', 'apply', '-f', file])).toMatch(
       new RegExp(
-        `^routing configured: revision ${revision} → ${revision + 1}, 1 routes \\(replaced a stored routing that did not fit the route schema\\)`,
+        `^routing configured: revision ${revision} → ${revision + 1}, 1 route \\(replaced a stored routing that did not fit the route schema\\)`,
       ),
     );
     expect(await ok(['routing', 'get'])).toMatch(new RegExp(`^revision ${revision + 1}, written by`));
@@ -169,6 +170,16 @@ describe('gateway workers | ownership | reclaim | unreclaim', () => {
     expect(reclaim).toBeDefined();
     await ok(['gateway', 'unreclaim', 'gw-a']);
     expect((await db.collection('reclaims').doc('gw-a').get()).exists).toBe(false);
+  });
+
+  it('says so when the proxy reclaimed is not in the gateway pool (nothing to drain)', async () => {
+    expect(await ok(['gateway', 'reclaim', 'gw-a', '--ttl', '600'])).toMatch(/: its gateway owner drains it/);
+    const out = await ok(['gateway', 'reclaim', 'solo', '--ttl', '600']);
+    expect(out).toMatch(
+      /^proxy solo reclaimed until \S+ \(in 10m\): it is not in the gateway pool \(spec.gatewayPool is false\), so nothing drains/,
+    );
+    await ok(['gateway', 'unreclaim', 'solo']);
+    await ok(['gateway', 'unreclaim', 'gw-a']);
   });
 
   it('refuses a TTL out of range and an unknown proxy', async () => {

@@ -167,6 +167,12 @@ describe('reconcile on the local plane', () => {
       () => doc('perm-1'),
       (p) => p?.status.phase === 'Failed',
     );
+    // What operations.md sends a person to read: it must say what GCE refused, not only "HTTP 400 invalid".
+    const failed = (await doc('perm-1'))!.status.conditions.find((c) => c.type === 'Provisioned');
+    expect(failed?.reason).toBe('PermanentError');
+    expect(failed?.message).toMatch(
+      /^instances\.insert failed: HTTP 400 invalid: .*machineType.*n9-nonexistent-1/,
+    );
     const inserts = compute.admin.counters().insert;
     const handled = deliveriesHandled('perm-1', 'manual');
     for (let i = 0; i < 3; i++)

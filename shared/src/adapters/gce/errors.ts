@@ -106,11 +106,33 @@ export function isRetryable(info: ComputeErrorInfo): boolean {
   return s === undefined || s >= 500 || s === 429 || info.reason === 'rateLimitExceeded';
 }
 
+const MAX_TEXT = 300;
+
+/**
+ * GCE's own words for a refusal ("Invalid value for field 'resource.machineType': 'n9-x'. …"), one line,
+ * at most 300 characters: for people only — the Failed condition's message and the `proxy.failed` line's
+ * `detail` are where operations.md sends them to learn what to fix. Never used to classify.
+ */
+export function computeErrorText(err: unknown): string | undefined {
+  const e = (err ?? {}) as Record<string, unknown>;
+  const apiError = (jsonBody(e.message)?.error ?? e.error) as
+    | { message?: unknown; errors?: Array<{ message?: unknown }> }
+    | undefined;
+  const text = [apiError?.errors?.[0]?.message, apiError?.message].find(
+    (m): m is string => typeof m === 'string' && m.trim() !== '',
+  );
+  if (text === undefined) return undefined;
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > MAX_TEXT ? `${line.slice(0, MAX_TEXT - 1)}…` : line;
+}
+
 export function toProviderError(err: unknown, what: string): ProviderError {
   if (err instanceof ProviderError) return err;
   const info = computeErrorInfo(err);
   const detail = [info.httpStatus && `HTTP ${info.httpStatus}`, info.reason].filter(Boolean).join(' ');
-  return new ProviderError(classify(info), `${what} failed${detail ? `: ${detail}` : ''}`, {
+  const text = computeErrorText(err);
+  const message = `${what} failed${detail ? `: ${detail}` : ''}${text ? `: ${text}` : ''}`;
+  return new ProviderError(classify(info), message, {
     cause: err,
     status: info.httpStatus,
     reason: info.reason,

@@ -45,6 +45,25 @@ describe('compute error classification (status codes and reasons, never message 
     );
   });
 
+  it('says what GCE refused in the message (one line, cut at 300 characters), not only its status', () => {
+    const body = (message: string) =>
+      Object.assign(
+        new Error(
+          JSON.stringify({ error: { code: 400, message, errors: [{ reason: 'invalid', message }] } }),
+        ),
+        { code: 400 },
+      );
+    const refused = "Invalid value for field 'resource.machineType': 'n9-x'.\nMachine type does not exist.";
+    expect(toProviderError(body(refused), 'instances.insert').message).toBe(
+      "instances.insert failed: HTTP 400 invalid: Invalid value for field 'resource.machineType': 'n9-x'. Machine type does not exist.",
+    );
+    const long = toProviderError(body('y'.repeat(1000)), 'instances.insert').message;
+    expect(long).toBe(`instances.insert failed: HTTP 400 invalid: ${'y'.repeat(299)}…`);
+    expect(toProviderError(Object.assign(new Error('no body'), { code: 503 }), 'instances.get').message).toBe(
+      'instances.get failed: HTTP 503',
+    );
+  });
+
   it('keeps status, reason and cause on the ProviderError', () => {
     const cause = restError(403, 'quotaExceeded');
     const e = toProviderError(cause, 'instances.insert');
