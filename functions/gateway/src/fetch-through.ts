@@ -52,6 +52,12 @@ const fail = (status: number, code: string, detail?: Record<string, string | num
 });
 
 export async function fetchThrough(req: FetchRequest, user: string, deps: FetchDeps): Promise<FetchResult> {
+  // One deadline for the whole fetch — the guard's look-up, the upstream's dial and handshake, the
+  // target's head and body — not a timer started once the tunnel was up: that let an upstream slow to
+  // answer CONNECT (or dripping its answer) hold the caller past its timeoutMs, up to
+  // GATEWAY_UPSTREAM_TIMEOUT_MS or for good.
+  const deadline = Date.now() + Math.min(req.timeoutMs ?? deps.maxTimeoutMs, deps.maxTimeoutMs);
+  const left = () => Math.max(1, deadline - Date.now());
   let url: URL;
   try {
     url = new URL(req.url);
@@ -80,6 +86,7 @@ export async function fetchThrough(req: FetchRequest, user: string, deps: FetchD
     deps.recorder.ssrfRefused('fetch', d.reason);
     return fail(403, 'ssrf_refused', { reason: d.reason });
   }
+  if (Date.now() >= deadline) return fail(504, 'fetch_timeout');
   const lower = new Map(Object.entries(req.headers).map(([k, v]) => [k.toLowerCase(), v]));
   const picked = deps.worker.pick(host, Date.now(), {
     stickyValue: (key) => ('header' in key ? lower.get(key.header) : user || undefined),
@@ -124,7 +131,6 @@ export async function fetchThrough(req: FetchRequest, user: string, deps: FetchD
   headers.host = url.host;
   const body = req.body === undefined ? undefined : Buffer.from(req.body, req.bodyEncoding);
   if (body) headers['content-length'] = String(body.length);
-  const timeoutMs = Math.min(req.timeoutMs ?? deps.maxTimeoutMs, deps.maxTimeoutMs);
 
   if (!https && u.auth.absoluteUri) {
     // An upstream that filters destinations itself: absolute form over its kept-alive connections.
@@ -135,7 +141,7 @@ export async function fetchThrough(req: FetchRequest, user: string, deps: FetchD
         method: req.method,
         headers,
         body,
-        timeoutMs,
+        timeoutMs: left(),
         onConnected: () => {
           u.live.reserved--;
           u.live.active++;
@@ -165,14 +171,18 @@ export async function fetchThrough(req: FetchRequest, user: string, deps: FetchD
   }
 
   let sock: import('node:net').Socket;
+  // The upstream's own bound, or what is left of the fetch's if that ends first.
+  const handshakeMs = Math.min(deps.upstreamTimeoutMs, left());
+  const fetchBound = handshakeMs < deps.upstreamTimeoutMs;
   try {
     sock = await (u.auth.socks5
-      ? openSocks5Tunnel(u, d.address, port, deps.upstreamTimeoutMs, deps.sockets)
-      : openTunnel(u, formatAuthority(d.address, port), deps.upstreamTimeoutMs, deps.sockets));
+      ? openSocks5Tunnel(u, d.address, port, handshakeMs, deps.sockets)
+      : openTunnel(u, formatAuthority(d.address, port), handshakeMs, deps.sockets));
   } catch (e) {
     release();
     if (!(e instanceof TunnelError)) throw e;
     outcome(e.stage, false, e.upstreamStatus);
+    if (e.kind === 'timeout' && fetchBound) return failOn(504, 'fetch_timeout');
     const r = tunnelRefusal(e);
     return failOn(r.status, r.code, r.detail);
   }
@@ -219,7 +229,7 @@ export async function fetchThrough(req: FetchRequest, user: string, deps: FetchD
     const timer = setTimeout(() => {
       timedOut = true;
       r.destroy();
-    }, timeoutMs);
+    }, left());
     const done = () => {
       clearTimeout(timer);
       release();
