@@ -124,3 +124,81 @@ describe('POST /v1/fetch: the deadline covers the upstream handshake', () => {
     30_000,
   );
 });
+
+describe('POST /v1/fetch: a caller that leaves before the answer frees its slot and upstream socket at once', () => {
+  const silent = upstream(() => {});
+  /** Answers CONNECT, then the "target" behind it never answers. */
+  const mute = upstream((s) => s.write('HTTP/1.1 200 Connection established\r\n\r\n'));
+  const MUTE = '127.0.0.4';
+  /** Filters destinations: the fetch goes in absolute form, and nothing ever answers it. */
+  const ABSOLUTE = '127.0.0.5';
+  let gw: GatewayProcess;
+
+  beforeAll(async () => {
+    const ports = [await silent.listen(), await mute.listen()];
+    gw = await startGateway(
+      snapshotFile({
+        upstreams: [
+          `http://up:up-pass@127.0.0.1:${ports[0]}`,
+          `http://up:up-pass@127.0.0.1:${ports[1]}`,
+          `http://up:up-pass@127.0.0.1:${ports[0]}`,
+        ],
+        routing: [
+          { name: 'silent', match: { hosts: [SILENT] }, selector: { pool: 'silent' }, policy: 'round-robin' },
+          { name: 'mute', match: { hosts: [MUTE] }, selector: { pool: 'mute' }, policy: 'round-robin' },
+          { name: 'abs', match: { hosts: [ABSOLUTE] }, selector: { pool: 'abs' }, policy: 'round-robin' },
+        ],
+        attributes: (i) => ({ pool: ['silent', 'mute', 'abs'][i]! }),
+        filtersDestinations: (i) => i === 2,
+        capacity: 1,
+      }),
+      {
+        GATEWAY_CLIENT_USERS: 'crawler:s3cret',
+        GATEWAY_SSRF_ALLOW: `${SILENT}:80,${MUTE}:80,${ABSOLUTE}:80`,
+        // Both far over what the test waits: what frees the slot must be the caller leaving.
+        GATEWAY_UPSTREAM_TIMEOUT_MS: '20000',
+        GATEWAY_FETCH_TIMEOUT_MS: '20000',
+      },
+    );
+  });
+
+  afterAll(async () => {
+    await gw?.stop();
+    await silent.close();
+    await mute.close();
+  });
+
+  it.each([
+    ['during the CONNECT handshake', `http://${SILENT}/`],
+    ['while the target owes its head (tunnel)', `http://${MUTE}/`],
+    ['while the target owes its head (absolute form)', `http://${ABSOLUTE}/`],
+  ])(
+    '%s',
+    async (_, url) => {
+      const abort = new AbortController();
+      const pending = fetch(`http://127.0.0.1:${gw.httpPort}/v1/fetch`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'proxy-authorization': AUTH },
+        body: JSON.stringify({ url }),
+        signal: abort.signal,
+      }).catch(() => 'aborted');
+      await pollUntil(gw.health, (x) => x.sockets.upstreams === 1, 3_000, 'the upstream socket open');
+      await new Promise((r) => setTimeout(r, 200));
+      abort.abort();
+      expect(await pending).toBe('aborted');
+      const h = await pollUntil(
+        gw.health,
+        (x) => x.load.active + x.load.reserved === 0 && x.sockets.upstreams === 0,
+        2_000,
+        'no load, no upstream socket',
+      );
+      expect(h.load).toEqual({ active: 0, reserved: 0 });
+      expect(h.sockets.upstreams).toBe(0);
+      const m = await gw.metrics();
+      expect(m).toMatch(
+        /gateway_requests_total\{listener="fetch",route="[^"]*",outcome="client_closed"\} \d+/,
+      );
+    },
+    30_000,
+  );
+});

@@ -114,9 +114,12 @@ export function openSocks5Tunnel(
   port: number,
   timeoutMs: number,
   sockets: SocketCounts,
+  /** Given the socket as soon as it is dialled: destroying it (with an error) rejects. */
+  dialled?: (s: Socket) => void,
 ): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const up = dialCounted(u, sockets);
+    dialled?.(up);
     // One bound for the dial and the handshake together, as for an http upstream's CONNECT.
     const until = Date.now() + timeoutMs;
     const dialTimer = setTimeout(() => {

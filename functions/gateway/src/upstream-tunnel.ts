@@ -78,9 +78,12 @@ export function openTunnel(
   pinnedAuthority: string,
   timeoutMs: number,
   sockets: SocketCounts,
+  /** Given the socket as soon as it is dialled: destroying it (with an error) rejects at once. */
+  dialled?: (s: Socket) => void,
 ): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const up = dialCounted(u, sockets);
+    dialled?.(up);
     const timer = setTimeout(() => fail('timeout'), timeoutMs);
     let stage: OutcomeStage = 'DIAL';
     let buf: Buffer | null = null;
