@@ -71,6 +71,8 @@ describe('POST /v1/fetch: the deadline covers the upstream handshake', () => {
         GATEWAY_SSRF_ALLOW: `${SILENT}:80,${DRIP}:80,${SILENT}:443,${DRIP}:443`,
         GATEWAY_UPSTREAM_TIMEOUT_MS: String(UPSTREAM_TIMEOUT_MS),
         GATEWAY_FETCH_TIMEOUT_MS: '1000',
+        // The standalone reporter's 'outcomes' summary (every 5 s) is debug.
+        LOG_LEVEL: 'debug',
       },
     );
   });
@@ -123,6 +125,18 @@ describe('POST /v1/fetch: the deadline covers the upstream handshake', () => {
     },
     30_000,
   );
+
+  it("a handshake cut short by the fetch's deadline is not reported as the upstream's failure", async () => {
+    // The tests above cut handshakes short only by the fetch's deadline (the upstream's bound is 8 s):
+    // the passive health track counts a DIAL or PROXY_HANDSHAKE failure against the proxy, always.
+    await new Promise((r) => setTimeout(r, 5_500));
+    const summaries = gw.logEntries().filter((e) => e.message === 'outcomes');
+    for (const s of summaries) {
+      const f = s.failedByStage as Record<string, number>;
+      expect(f.DIAL ?? 0).toBe(0);
+      expect(f.PROXY_HANDSHAKE ?? 0).toBe(0);
+    }
+  }, 15_000);
 });
 
 describe('POST /v1/fetch: a caller that leaves before the answer frees its slot and upstream socket at once', () => {

@@ -212,8 +212,11 @@ export async function fetchThrough(
     release();
     if (caller.gone) return failOn(499, CLIENT_CLOSED);
     if (!(e instanceof TunnelError)) throw e;
-    outcome(e.stage, false, e.upstreamStatus);
+    // Cut short by the caller's deadline, not the upstream's own bound: no evidence against the proxy. A
+    // DIAL or PROXY_HANDSHAKE failure is always the proxy's fault to the passive health track, and any
+    // client user could otherwise fail every proxy of a route with timeoutMs: 100.
     if (e.kind === 'timeout' && fetchBound) return failOn(504, 'fetch_timeout');
+    outcome(e.stage, false, e.upstreamStatus);
     const r = tunnelRefusal(e);
     return failOn(r.status, r.code, r.detail);
   }
