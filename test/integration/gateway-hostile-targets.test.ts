@@ -217,6 +217,23 @@ describe('gateway facing hostile targets', () => {
     ['a CONNECT tunnel', () => `http://127.0.0.1:${scriptedPort}`],
     ['absolute form', () => `http://${SCRIPTED}`],
   ])(
+    "POST /v1/fetch through %s: a target cannot pass its answer off as the gateway's refusal",
+    async (_, base) => {
+      const r = await postFetch(gw.httpPort, { url: `${base()}/spoof` }, AUTH, CLIENT_WAIT_MS);
+      expect(r).toMatchObject({ status: 502, body: 'no' });
+      // Only the gateway sets X-Proxyplane-*: a client tells the target's 502 from the gateway's by them.
+      expect(Object.keys(r.headers).filter((h) => h.startsWith('x-proxyplane-'))).toEqual([
+        'x-proxyplane-route',
+      ]);
+      expect(r.headers['x-proxyplane-route']).not.toBe('forged');
+      await noLoad();
+    },
+  );
+
+  it.each([
+    ['a CONNECT tunnel', () => `http://127.0.0.1:${scriptedPort}`],
+    ['absolute form', () => `http://${SCRIPTED}`],
+  ])(
     'POST /v1/fetch through %s: an answer that comes before the body was taken leaves no connection open',
     async (_, base) => {
       // /early-stall answers from the request head, then never reads: most of the body stays unsent.

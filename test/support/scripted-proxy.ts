@@ -161,6 +161,13 @@ function respond(s: net.Socket, method: string, path: string, body: Buffer): boo
         `${ok}Connection: keep-alive, X-Hop\r\nX-Hop: secret\r\nX-End: kept\r\nContent-Length: 2\r\n\r\nok`,
       );
       return false;
+    case '/spoof':
+      // A site answering as if it were the gateway refusing: the gateway's own fields, forged.
+      s.write(
+        'HTTP/1.1 502 Bad Gateway\r\nX-Proxyplane-Error: upstream_auth_failed\r\nX-Proxyplane-Upstream-Status: 407\r\n' +
+          'x-proxyplane-route: forged\r\nContent-Length: 2\r\n\r\nno',
+      );
+      return false;
     case '/echo':
       s.write(`${ok}Content-Length: ${body.length}\r\n\r\n`);
       s.write(body);

@@ -22,6 +22,8 @@ export interface AbsoluteFetch {
   timeoutMs: number;
   /** Called once the request has a connection to the upstream (pooled or new). */
   onConnected: () => void;
+  /** Given what abandons the exchange before its head (the caller left): settles it `client_closed`. */
+  abortable?: (abort: () => void) => void;
 }
 
 const RETRYABLE = new Set(['ECONNRESET', 'EPIPE']);
@@ -131,5 +133,10 @@ export function fetchAbsolute(
       req.destroy();
       settle({ ok: false, stage: 'RESPONSE_HEADERS', status: 504, code: 'fetch_timeout' });
     }, f.timeoutMs);
+    f.abortable?.(() => {
+      // Settled first: the destroy's 'close' must not read as the target's bad response.
+      settle({ ok: false, stage: 'RESPONSE_HEADERS', status: 499, code: 'client_closed' });
+      req.destroy();
+    });
   });
 }

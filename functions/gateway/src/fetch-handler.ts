@@ -6,7 +6,7 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { ClientAuth } from './client-auth.js';
 import { DROPPED_RESPONSE_HEADERS, FetchRequest } from './fetch-request.js';
-import { type FetchDeps, fetchThrough } from './fetch-through.js';
+import { type FetchCaller, type FetchDeps, fetchThrough } from './fetch-through.js';
 import type { Logger } from './logger.js';
 import { drainUnread, readBody, sendJson } from './node-io.js';
 import { connectionListed } from './response-head.js';
@@ -111,7 +111,22 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
       const issues = parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
       return refuse(out, 400, 'bad_request', { error: 'bad_request', issues });
     }
-    const r = await fetchThrough(parsed.data, user, deps);
+    // A caller that leaves while the fetch is under way calls it off: its slot and upstream socket were
+    // held until the target answered or the deadline passed, for nobody (a crawler whose own timeout is
+    // shorter than GATEWAY_FETCH_TIMEOUT_MS leaves that way all the time).
+    const caller: FetchCaller = { gone: false, abort: undefined };
+    const onGone = () => {
+      caller.gone = true;
+      caller.abort?.();
+    };
+    out.once('close', onGone);
+    let r: Awaited<ReturnType<typeof fetchThrough>>;
+    try {
+      r = await fetchThrough(parsed.data, user, deps, caller);
+    } finally {
+      out.off('close', onGone);
+    }
+    if (!r.ok && r.code === 'client_closed') return deps.recorder.request('fetch', r.route ?? '-', r.code);
     if (!r.ok) return refuse(out, r.status, r.code, { error: r.code, ...r.detail }, {}, r.route);
     const res = r.response;
     let released = false;
@@ -145,18 +160,22 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
         { 'x-proxyplane-error': 'target_bad_response' },
       );
     }
-    deps.recorder.request('fetch', route, 'ok');
     // The client left while the target was answering: nobody to stream to.
     if (out.destroyed) {
+      deps.recorder.request('fetch', route, 'client_closed');
       res.destroy();
       return done();
     }
+    deps.recorder.request('fetch', route, 'ok');
     const headers: OutgoingHttpHeaders = {};
     // Hop-by-hop: the fixed list, and whatever the target's Connection header names (RFC 9110 §7.6.1).
+    // X-Proxyplane-* are the gateway's alone: a site sending X-Proxyplane-Error could pass its own answer
+    // off as the gateway's refusal (docs/gateway.md § Error codes), to a client that tells them apart so.
     const listed = connectionListed(res.rawHeaders);
     for (let i = 0; i < res.rawHeaders.length; i += 2) {
       const name = res.rawHeaders[i]!.toLowerCase();
-      if (DROPPED_RESPONSE_HEADERS.has(name) || listed?.includes(name)) continue;
+      if (DROPPED_RESPONSE_HEADERS.has(name) || listed?.includes(name) || name.startsWith('x-proxyplane-'))
+        continue;
       const value = res.rawHeaders[i + 1]!;
       const had = headers[name];
       if (name === 'set-cookie') headers[name] = had ? [...(had as string[]), value] : [value];

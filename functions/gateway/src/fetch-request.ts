@@ -19,6 +19,10 @@ export const FetchRequest = z
       // Node upper-cases a method: a CONNECT in any case would ask the upstream (in absolute form) for a
       // tunnel to whatever it makes of "http://host/path", not to the address the guard checked.
       .refine((m) => m.toUpperCase() !== 'CONNECT', 'not CONNECT: a fetch is one request')
+      // A proxy that answers a TRACE itself (RFC 9110 §7.6.2, Max-Forwards: 0) echoes the request it got,
+      // our Proxy-Authorization for it included on the absolute-form path unless it masks it (squid
+      // does); a crawler has no use for TRACE (or TRACK, its IIS spelling).
+      .refine((m) => !/^trac[ek]$/i.test(m), 'not TRACE: its echo could carry the upstream credentials')
       .default('GET'),
     headers: z
       .record(

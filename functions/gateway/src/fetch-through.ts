@@ -44,6 +44,20 @@ export type FetchResult =
   | { ok: true; response: IncomingMessage; route: string; done: () => void }
   | FetchFailure;
 
+/**
+ * The caller's side of one fetch, for the handler to call it off: `gone` once the caller left, and
+ * `abort`, set by fetchThrough for the stage in flight (the tunnel's dial and handshake, the wait for the
+ * target's head), which ends that stage at once. A caller that left resolves as `client_closed`, its
+ * slot and upstream socket given back then, not at the deadline — and not counted against the upstream.
+ */
+export interface FetchCaller {
+  gone: boolean;
+  abort: (() => void) | undefined;
+}
+
+const CLIENT_CLOSED = 'client_closed';
+const GONE = new Error('the caller left');
+
 const fail = (status: number, code: string, detail?: Record<string, string | number>): FetchFailure => ({
   ok: false,
   status,
@@ -51,7 +65,18 @@ const fail = (status: number, code: string, detail?: Record<string, string | num
   detail,
 });
 
-export async function fetchThrough(req: FetchRequest, user: string, deps: FetchDeps): Promise<FetchResult> {
+export async function fetchThrough(
+  req: FetchRequest,
+  user: string,
+  deps: FetchDeps,
+  caller: FetchCaller = { gone: false, abort: undefined },
+): Promise<FetchResult> {
+  // One deadline for the whole fetch — the guard's look-up, the upstream's dial and handshake, the
+  // target's head and body — not a timer started once the tunnel was up: that let an upstream slow to
+  // answer CONNECT (or dripping its answer) hold the caller past its timeoutMs, up to
+  // GATEWAY_UPSTREAM_TIMEOUT_MS or for good.
+  const deadline = Date.now() + Math.min(req.timeoutMs ?? deps.maxTimeoutMs, deps.maxTimeoutMs);
+  const left = () => Math.max(1, deadline - Date.now());
   let url: URL;
   try {
     url = new URL(req.url);
@@ -80,6 +105,8 @@ export async function fetchThrough(req: FetchRequest, user: string, deps: FetchD
     deps.recorder.ssrfRefused('fetch', d.reason);
     return fail(403, 'ssrf_refused', { reason: d.reason });
   }
+  if (caller.gone) return fail(499, CLIENT_CLOSED);
+  if (Date.now() >= deadline) return fail(504, 'fetch_timeout');
   const lower = new Map(Object.entries(req.headers).map(([k, v]) => [k.toLowerCase(), v]));
   const picked = deps.worker.pick(host, Date.now(), {
     stickyValue: (key) => ('header' in key ? lower.get(key.header) : user || undefined),
@@ -124,7 +151,6 @@ export async function fetchThrough(req: FetchRequest, user: string, deps: FetchD
   headers.host = url.host;
   const body = req.body === undefined ? undefined : Buffer.from(req.body, req.bodyEncoding);
   if (body) headers['content-length'] = String(body.length);
-  const timeoutMs = Math.min(req.timeoutMs ?? deps.maxTimeoutMs, deps.maxTimeoutMs);
 
   if (!https && u.auth.absoluteUri) {
     // An upstream that filters destinations itself: absolute form over its kept-alive connections.
@@ -135,19 +161,25 @@ export async function fetchThrough(req: FetchRequest, user: string, deps: FetchD
         method: req.method,
         headers,
         body,
-        timeoutMs,
+        timeoutMs: left(),
         onConnected: () => {
           u.live.reserved--;
           u.live.active++;
           load = 2;
         },
+        abortable: (abort) => {
+          caller.abort = abort;
+        },
       });
     } catch {
       release();
       return failOn(400, 'bad_request');
+    } finally {
+      caller.abort = undefined;
     }
     if (!r.ok) {
       release();
+      if (r.code === CLIENT_CLOSED) return failOn(r.status, r.code);
       outcome(r.stage, false, r.upstreamStatus);
       return failOn(r.status, r.code, r.upstreamStatus ? { upstreamStatus: r.upstreamStatus } : undefined);
     }
@@ -165,20 +197,39 @@ export async function fetchThrough(req: FetchRequest, user: string, deps: FetchD
   }
 
   let sock: import('node:net').Socket;
+  // The upstream's own bound, or what is left of the fetch's if that ends first.
+  const handshakeMs = Math.min(deps.upstreamTimeoutMs, left());
+  const fetchBound = handshakeMs < deps.upstreamTimeoutMs;
+  const dialled = (s: import('node:net').Socket) => {
+    caller.abort = () => s.destroy(GONE);
+  };
   try {
     sock = await (u.auth.socks5
-      ? openSocks5Tunnel(u, d.address, port, deps.upstreamTimeoutMs, deps.sockets)
-      : openTunnel(u, formatAuthority(d.address, port), deps.upstreamTimeoutMs, deps.sockets));
+      ? openSocks5Tunnel(u, d.address, port, handshakeMs, deps.sockets, dialled)
+      : openTunnel(u, formatAuthority(d.address, port), handshakeMs, deps.sockets, dialled));
   } catch (e) {
+    caller.abort = undefined;
     release();
+    if (caller.gone) return failOn(499, CLIENT_CLOSED);
     if (!(e instanceof TunnelError)) throw e;
+    // Cut short by the caller's deadline, not the upstream's own bound: no evidence against the proxy. A
+    // DIAL or PROXY_HANDSHAKE failure is always the proxy's fault to the passive health track, and any
+    // client user could otherwise fail every proxy of a route with timeoutMs: 100.
+    if (e.kind === 'timeout' && fetchBound) return failOn(504, 'fetch_timeout');
     outcome(e.stage, false, e.upstreamStatus);
     const r = tunnelRefusal(e);
     return failOn(r.status, r.code, r.detail);
   }
+  caller.abort = undefined;
   u.live.reserved--;
   u.live.active++;
   load = 2;
+  if (caller.gone) {
+    // Left between the handshake's end and this turn.
+    sock.destroy();
+    release();
+    return failOn(499, CLIENT_CLOSED);
+  }
   // openTunnel hands the socket over paused; the target speaks only after our request, so nothing is lost.
   sock.resume();
   // Failures surface on the TLS socket / request; the raw socket must not throw an unhandled 'error'.
@@ -219,7 +270,7 @@ export async function fetchThrough(req: FetchRequest, user: string, deps: FetchD
     const timer = setTimeout(() => {
       timedOut = true;
       r.destroy();
-    }, timeoutMs);
+    }, left());
     const done = () => {
       clearTimeout(timer);
       release();
@@ -227,16 +278,20 @@ export async function fetchThrough(req: FetchRequest, user: string, deps: FetchD
     };
     r.on('response', (res) => {
       responded = true;
+      caller.abort = undefined;
       outcome('RESPONSE_HEADERS', true, res.statusCode);
       resolve({ ok: true, response: res, route: route.name, done });
     });
     const failed = (f: FetchFailure) => {
       if (responded || settled) return;
       settled = true;
+      caller.abort = undefined;
       done();
+      if (caller.gone) return resolve(failOn(499, CLIENT_CLOSED));
       outcome('RESPONSE_HEADERS', false);
       resolve(timedOut ? failOn(504, 'fetch_timeout') : f);
     };
+    caller.abort = () => r.destroy();
     r.on('error', (err: NodeJS.ErrnoException) =>
       failed(failOn(502, 'target_failed', err.code ? { reason: err.code } : undefined)),
     );

@@ -110,6 +110,8 @@ describe('HTTP listener', () => {
     ['a wrong token', () => post('{}', { authorization: 'Bearer nope' }), 401, 'unauthorized'],
     ['a body that is not JSON', () => post('not json'), 400, 'bad_request'],
     ['an ftp URL', () => post(JSON.stringify({ url: 'ftp://x/' })), 400, 'bad_request'],
+    ['method TRACE', () => post(JSON.stringify({ url: 'http://x/', method: 'trace' })), 400, 'bad_request'],
+    ['method TRACK', () => post(JSON.stringify({ url: 'http://x/', method: 'TRACK' })), 400, 'bad_request'],
     [
       'a header with a newline',
       () => post(JSON.stringify({ url: 'http://x/', headers: { a: 'b\r\nc: d' } })),

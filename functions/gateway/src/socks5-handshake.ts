@@ -114,9 +114,14 @@ export function openSocks5Tunnel(
   port: number,
   timeoutMs: number,
   sockets: SocketCounts,
+  /** Given the socket as soon as it is dialled: destroying it (with an error) rejects. */
+  dialled?: (s: Socket) => void,
 ): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const up = dialCounted(u, sockets);
+    dialled?.(up);
+    // One bound for the dial and the handshake together, as for an http upstream's CONNECT.
+    const until = Date.now() + timeoutMs;
     const dialTimer = setTimeout(() => {
       up.destroy();
       reject(new TunnelError('timeout', 'DIAL'));
@@ -132,7 +137,10 @@ export function openSocks5Tunnel(
       up.removeListener('error', onDialError);
       up.on('error', ignore);
       const hop = { host: u.host, port: u.port, credentials: u.auth.socks5?.credentials ?? null };
-      socks5Handshake(up, hop, address, port, timeoutMs).then(() => resolve(up), reject);
+      socks5Handshake(up, hop, address, port, Math.max(1, until - Date.now())).then(
+        () => resolve(up),
+        reject,
+      );
     });
   });
 }

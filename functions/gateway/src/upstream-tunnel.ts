@@ -68,18 +68,27 @@ export function dialCounted(u: Upstream<UpstreamAuth>, sockets: SocketCounts): S
   return up;
 }
 
-/** Resolves with a socket whose next bytes come from the target (CONNECT answered 200). */
+/**
+ * Resolves with a socket whose next bytes come from the target (CONNECT answered 200). `timeoutMs` bounds
+ * the dial and the whole handshake: a deadline, not an idle timer (one re-armed on every byte let an
+ * upstream dripping its answer hold the fetch, and its slot, for as long as it liked).
+ */
 export function openTunnel(
   u: Upstream<UpstreamAuth>,
   pinnedAuthority: string,
   timeoutMs: number,
   sockets: SocketCounts,
+  /** Given the socket as soon as it is dialled: destroying it (with an error) rejects at once. */
+  dialled?: (s: Socket) => void,
 ): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const up = dialCounted(u, sockets);
+    dialled?.(up);
+    const timer = setTimeout(() => fail('timeout'), timeoutMs);
     let stage: OutcomeStage = 'DIAL';
     let buf: Buffer | null = null;
     const fail = (kind: TunnelError['kind'], status?: number, cause?: unknown) => {
+      clearTimeout(timer);
       up.destroy();
       reject(new TunnelError(kind, stage, status, { cause }));
     };
@@ -95,7 +104,7 @@ export function openTunnel(
       up.removeListener('data', onData);
       up.removeListener('error', onError);
       up.removeListener('close', onClose);
-      up.setTimeout(0);
+      clearTimeout(timer);
       up.pause();
       if (end + 4 < buf.length) up.unshift(buf.subarray(end + 4));
       resolve(up);
@@ -104,7 +113,6 @@ export function openTunnel(
     // is (and as the proxy listener and the SOCKS5 path answer it).
     const onError = (err: Error) => fail(stage === 'DIAL' ? 'dial_failed' : 'closed', undefined, err);
     const onClose = () => fail('closed');
-    up.setTimeout(timeoutMs, () => fail('timeout'));
     up.on('error', onError);
     up.on('close', onClose);
     up.on('data', onData);

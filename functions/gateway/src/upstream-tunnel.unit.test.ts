@@ -1,6 +1,9 @@
+import net, { type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import type { Upstream } from '../../../shared/src/domain/gateway/routing.js';
+import type { UpstreamAuth } from './compile.js';
 import { socks5Failure } from './socks5-failure.js';
-import { TunnelError, tunnelRefusal } from './upstream-tunnel.js';
+import { openTunnel, TunnelError, tunnelRefusal } from './upstream-tunnel.js';
 
 const socks = (bytes: number[]): TunnelError => {
   const f = socks5Failure(Uint8Array.from(bytes));
@@ -80,5 +83,36 @@ describe('tunnelRefusal: a SOCKS5 upstream failing is answered as an http one fa
 
   it('every SOCKS5 handshake failure is stage PROXY_HANDSHAKE, as a refused HTTP CONNECT is', () => {
     expect(socks([0x05, 0x00, 0x05, 0x05]).stage).toBe('PROXY_HANDSHAKE');
+  });
+});
+
+describe('openTunnel: timeoutMs bounds the whole handshake', () => {
+  it('an upstream dripping its CONNECT answer a byte at a time times out at the bound, socket closed', async () => {
+    const server = net.createServer((s) => {
+      s.on('error', () => {});
+      const answer = `HTTP/1.1 200 Connection established\r\nX-Pad: ${'p'.repeat(200)}\r\n\r\n`;
+      let i = 0;
+      // Every 40 ms, well inside the 300 ms bound: an idle timer re-armed per byte would never fire.
+      const t = setInterval(
+        () => (i < answer.length && !s.destroyed ? s.write(answer[i++]!) : clearInterval(t)),
+        40,
+      );
+      s.once('close', () => clearInterval(t));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    const sockets = { upstreams: 0, proxyClients: 0, httpClients: 0 };
+    const u = { host: '127.0.0.1', port, auth: { line: '' } } as unknown as Upstream<UpstreamAuth>;
+    try {
+      const t0 = Date.now();
+      const e = await openTunnel(u, '127.0.0.9:80', 300, sockets).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(TunnelError);
+      expect((e as TunnelError).kind).toBe('timeout');
+      expect(Date.now() - t0).toBeLessThan(2_000);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(sockets.upstreams).toBe(0);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 });
