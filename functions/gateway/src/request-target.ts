@@ -8,6 +8,7 @@ export type RequestTarget =
   | { kind: 'refuse'; status: 400 | 411; code: string };
 
 const CONNECT_ANY_CASE = /^connect$/i;
+const TRACE_ANY_CASE = /^trac[ek]$/i;
 
 export function requestTarget(h: RequestHead): RequestTarget {
   if (h.method === 'CONNECT') {
@@ -20,6 +21,12 @@ export function requestTarget(h: RequestHead): RequestTarget {
   // absolute form it would reach the upstream as a CONNECT to whatever its parser makes of
   // "http://host/path" (squid: host "http", port 443) — a tunnel to a target the guard never checked.
   if (h.method.length === 7 && CONNECT_ANY_CASE.test(h.method)) {
+    return { kind: 'refuse', status: 400, code: 'bad_request' };
+  }
+  // TRACE (TRACK, its IIS spelling): an upstream answering it itself (RFC 9110 §7.6.2, Max-Forwards: 0)
+  // echoes the request it got — in absolute form, with our Proxy-Authorization for that upstream (squid
+  // masks it; an upstream that does not would hand the client our credentials). /v1/fetch refuses it too.
+  if (h.method.length === 5 && TRACE_ANY_CASE.test(h.method)) {
     return { kind: 'refuse', status: 400, code: 'bad_request' };
   }
   const abs = parseAbsoluteHttp(h.target);

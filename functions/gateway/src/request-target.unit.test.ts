@@ -45,6 +45,10 @@ describe('requestTarget', () => {
     // Node's client would upper-case it: an upstream CONNECT to "http://e.com/" (docs/gateway.md § Proxy listener).
     ['connect http://e.com/ HTTP/1.1', { kind: 'refuse', status: 400, code: 'bad_request' }],
     ['Connect http://e.com:443/ HTTP/1.1', { kind: 'refuse', status: 400, code: 'bad_request' }],
+    // An upstream answering TRACE itself would echo our Proxy-Authorization for it (as on /v1/fetch).
+    ['TRACE http://e.com/ HTTP/1.1', { kind: 'refuse', status: 400, code: 'bad_request' }],
+    ['trace http://e.com/ HTTP/1.1', { kind: 'refuse', status: 400, code: 'bad_request' }],
+    ['TRACK http://e.com/ HTTP/1.1', { kind: 'refuse', status: 400, code: 'bad_request' }],
     // Forwarded both, the target or an upstream could read either (RFC 9112 §3.2).
     [
       'GET http://e.com/ HTTP/1.1\r\nHost: e.com\r\nHost: 169.254.169.254',
