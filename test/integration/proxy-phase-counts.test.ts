@@ -66,9 +66,14 @@ describe('proxies by phase', () => {
     now = 20_000;
     expect(await registry.metrics()).toContain('proxyplane_proxies{phase="Ready"} 4');
     expect(errors).toHaveLength(1);
-    // A failed count is not reused: the next scrape asks again.
+    // A failed count waits out maxAgeMs too (an outage is no reason to ask on every scrape), then asks again.
     fail = false;
+    await inPhase('r5', 'Ready');
+    now = 29_999;
     expect(await registry.metrics()).toContain('proxyplane_proxies{phase="Ready"} 4');
+    expect(counted).toBe(3);
+    now = 30_000;
+    expect(await registry.metrics()).toContain('proxyplane_proxies{phase="Ready"} 5');
     expect(counted).toBe(4);
     expect(errors).toHaveLength(1);
   });
