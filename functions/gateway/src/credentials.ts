@@ -1,6 +1,7 @@
 // Upstream proxy credentials: snapshots carry Secret Manager references only; the worker resolves them
 // through an injected resolver before a snapshot is swapped in, and keeps the values in memory only.
 // Nothing on the hot path ever fetches a secret: a request sees a pre-computed Proxy-Authorization line.
+import { withDeadline } from '../../../shared/src/adapters/deadline.js';
 import type { SecretRef } from '../../../shared/src/domain/proxy.js';
 
 export interface UpstreamCredentials {
@@ -43,16 +44,6 @@ export const CREDENTIAL_RESOLVE_TIMEOUT_MS = 10_000;
 
 class ResolveTimeout extends Error {}
 
-/** `work`, or a ResolveTimeout after `ms` (the work itself is left to finish: the reader caches it). */
-function within<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new ResolveTimeout(`no answer within ${ms} ms`)), ms);
-    timer.unref?.();
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
-}
-
 /**
  * Caches resolved values. Pinned versions never change, so they are kept while snapshots name them;
  * "latest" is re-resolved once older than ttlMs, and a failed refresh keeps the last good value (a Secret
@@ -89,7 +80,13 @@ export class CredentialCache {
           return;
         }
         try {
-          const value = await within(this.resolver.resolve(ref), this.timeoutMs);
+          const ms = this.timeoutMs;
+          // The read itself goes on past the bound; its answer is cached for the next snapshot.
+          const value = await withDeadline(
+            this.resolver.resolve(ref),
+            ms,
+            () => new ResolveTimeout(`no answer within ${ms} ms`),
+          );
           this.entries.set(key, { value, atMs: this.now() });
           out.set(key, value);
         } catch (cause) {

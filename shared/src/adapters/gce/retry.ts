@@ -3,6 +3,7 @@
 // attempt too: over REST (the only transport @google-cloud/compute has) gax drops the call's deadline —
 // `timeout` in the call options and the method's 600 s default alike — so a stalled connection to
 // compute.googleapis.com would otherwise hold a reconcile or GC invocation until the function's timeout.
+import { withDeadline } from '../deadline.js';
 import { computeErrorInfo, isRetryable } from './errors.js';
 
 export interface RetryOptions {
@@ -40,21 +41,9 @@ export class AttemptTimeoutError extends Error {
  * to repeat (deterministic names: 409 on insert is a success, and a delete answered 404 or resourceNotReady is asked again or
  * found done).
  */
-function withDeadline<T>(call: () => Promise<T>, ms: number | undefined): Promise<T> {
+function attemptWithin<T>(call: () => Promise<T>, ms: number | undefined): Promise<T> {
   if (!ms || ms <= 0) return call();
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new AttemptTimeoutError(ms)), ms);
-    call().then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (err: unknown) => {
-        clearTimeout(timer);
-        reject(err);
-      },
-    );
-  });
+  return withDeadline(call(), ms, () => new AttemptTimeoutError(ms));
 }
 
 export async function withRetry<T>(call: () => Promise<T>, opts: RetryOptions = defaultRetry): Promise<T> {
@@ -62,7 +51,7 @@ export async function withRetry<T>(call: () => Promise<T>, opts: RetryOptions = 
   const random = opts.random ?? Math.random;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await withDeadline(call, opts.attemptTimeoutMs);
+      return await attemptWithin(call, opts.attemptTimeoutMs);
     } catch (err) {
       if (attempt >= opts.attempts || !isRetryable(computeErrorInfo(err))) throw err;
       const cap = Math.min(opts.maxMs, opts.baseMs * 2 ** (attempt - 1));
