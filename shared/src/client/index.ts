@@ -3,7 +3,7 @@
 // them, so a version skew fails loudly here instead of deep inside a crawler.
 import type { z } from 'zod';
 import { BEARER_TOKEN } from '../domain/bearer-token.js';
-import type { LeaseResult } from '../domain/leases/model.js';
+import { isLeaseId, type LeaseResult } from '../domain/leases/model.js';
 import {
   type AcquireRequest,
   LeaseGrant,
@@ -187,7 +187,6 @@ export class LeaseClient {
 
 const NOT_JSON = Symbol('not JSON');
 
-const LEASE_ID = /^[A-Za-z0-9_-]{1,128}$/;
 /** In a body that is not JSON (cut short, say), the service's own spelling of the field. */
 const RAW_LEASE_ID = /"leaseId"\s*:\s*"([A-Za-z0-9_-]{1,128})"/;
 
@@ -197,7 +196,7 @@ function leaseIdIn(body: unknown): string | null {
     typeof body === 'string'
       ? RAW_LEASE_ID.exec(body)?.[1]
       : (body as { leaseId?: unknown } | null | undefined)?.leaseId;
-  return typeof id === 'string' && LEASE_ID.test(id) ? id : null;
+  return typeof id === 'string' && isLeaseId(id) ? id : null;
 }
 
 function parseBody(text: string): unknown {

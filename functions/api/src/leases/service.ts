@@ -6,6 +6,7 @@ import { cooldownFor } from '../../../../shared/src/domain/leases/cooldown.js';
 import { proxyEndpoint, proxyUrl } from '../../../../shared/src/domain/leases/endpoint.js';
 import { renewsOn, reportCoolsDown } from '../../../../shared/src/domain/leases/instance.js';
 import {
+  isLeaseId,
   type Lease,
   type LeaseSettings,
   resolvableUntil,
@@ -59,12 +60,6 @@ const QUARANTINE_MS = 30_000;
 const CREDENTIAL_ROUNDS = 3;
 /** Grants given back because their proxy was withdrawn meanwhile, before the acquire answers from the view. */
 const WITHDRAWN_ROUNDS = 3;
-/** Ours are 32 hex digits (newLeaseId); the wider shape still admits ids issued before that. */
-const LEASE_ID = /^[A-Za-z0-9_-]{16,64}$/;
-/** Firestore reserves document ids like `__x__` and fails a read of one: such an id is no lease of ours. */
-const RESERVED_ID = /^__.*__$/;
-
-export const isLeaseId = (id: string) => LEASE_ID.test(id) && !RESERVED_ID.test(id);
 
 export class LeaseService {
   private readonly quarantine = new Map<string, number>();

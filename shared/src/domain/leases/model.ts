@@ -13,6 +13,14 @@ export type LeaseResult = z.infer<typeof LeaseResult>;
  */
 export const GLOBAL_TARGET = '*';
 
+/** Ours are 32 hex digits (the API's newLeaseId); the wider shape still admits ids issued before that. */
+const LEASE_ID = /^[A-Za-z0-9_-]{16,64}$/;
+/** Firestore reserves document ids like `__x__` and fails a read of one: such an id is no lease of ours. */
+const RESERVED_ID = /^__.*__$/;
+
+/** Whether `id` can name a lease: the service answers any other unknown_lease, the client never sends one. */
+export const isLeaseId = (id: string): boolean => LEASE_ID.test(id) && !RESERVED_ID.test(id);
+
 /** A lease as stored: the record a crawler holds by its id. */
 export interface Lease {
   id: string;
