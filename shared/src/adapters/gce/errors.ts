@@ -33,12 +33,21 @@ function jsonBody(message: unknown): Record<string, unknown> | undefined {
   }
 }
 
+/** Google's API error object: in the message as JSON (REST) or on the error itself. */
+interface ApiError {
+  code?: number;
+  message?: unknown;
+  errors?: Array<{ reason?: string; message?: unknown }>;
+  details?: Array<{ reason?: string }>;
+}
+
+function apiErrorOf(e: Record<string, unknown>): ApiError | undefined {
+  return (jsonBody(e.message)?.error ?? e.error) as ApiError | undefined;
+}
+
 export function computeErrorInfo(err: unknown): ComputeErrorInfo {
   const e = (err ?? {}) as Record<string, unknown>;
-  const body = jsonBody(e.message);
-  const apiError = (body?.error ?? e.error) as
-    | { code?: number; errors?: Array<{ reason?: string }>; details?: Array<{ reason?: string }> }
-    | undefined;
+  const apiError = apiErrorOf(e);
   const reason =
     apiError?.errors?.[0]?.reason ??
     apiError?.details?.find((d) => typeof d?.reason === 'string')?.reason ??
@@ -114,10 +123,7 @@ const MAX_TEXT = 300;
  * `detail` are where operations.md sends them to learn what to fix. Never used to classify.
  */
 export function computeErrorText(err: unknown): string | undefined {
-  const e = (err ?? {}) as Record<string, unknown>;
-  const apiError = (jsonBody(e.message)?.error ?? e.error) as
-    | { message?: unknown; errors?: Array<{ message?: unknown }> }
-    | undefined;
+  const apiError = apiErrorOf((err ?? {}) as Record<string, unknown>);
   const text = [apiError?.errors?.[0]?.message, apiError?.message].find(
     (m): m is string => typeof m === 'string' && m.trim() !== '',
   );
