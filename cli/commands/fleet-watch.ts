@@ -39,7 +39,7 @@ export function fleetTable(v: FleetView, now: Date, maxRows: number): string {
     r.deleting && r.phase !== 'Deleting' ? `${r.phase}*` : r.phase,
     tiers(r),
     ms(r.latencyMillis),
-    `${r.activeLeases}/${r.capacity}`,
+    `${r.activeLeases}/${r.capacity}${r.leaseStateInvalid ? ' (invalid state)' : ''}`,
     r.cooldowns.length ? String(r.cooldowns.length) : '-',
     gateway(r),
     r.location,
