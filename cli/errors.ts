@@ -32,6 +32,16 @@ export class StaleFileError extends DetailedError {
   readonly exitCode = 1;
 }
 
+/**
+ * A 2xx answer this CLI cannot read: not the schema the API publishes for the route (a version skew, a
+ * proxy or page answering in its stead). `details` are the schema's issues ("WHERE: why"); code
+ * `bad_response`, exit 1.
+ */
+export class BadResponseError extends DetailedError {
+  readonly kind = 'bad_response';
+  readonly exitCode = 1;
+}
+
 /** A non-2xx answer: `code` is the API's `error` field (its stable code), `body` the parsed answer. */
 /** Whether an API error is its catch-all 404 (its app.ts answers "no such route"): an API older than the route. */
 export const routeMissing = (code: string, body: unknown): boolean =>

@@ -2,6 +2,7 @@
 // docs/operations-jobs.md "Errors", the lease routes). The code itself is always printed too.
 import {
   ApiCallError,
+  BadResponseError,
   InputError,
   PartialError,
   routeMissing,
@@ -142,6 +143,12 @@ export function describeFailure(err: unknown): { lines: string[]; exitCode: numb
   if (err instanceof StaleFileError) {
     return {
       lines: [`error: precondition_failed — ${err.message}`, ...err.details.map((d) => `  ${d}`)],
+      exitCode: 1,
+    };
+  }
+  if (err instanceof BadResponseError) {
+    return {
+      lines: [`error: bad_response — ${err.message}`, ...err.details.map((d) => `  ${withoutUserinfo(d)}`)],
       exitCode: 1,
     };
   }

@@ -1,9 +1,11 @@
 // proxyplane fleet watch [--interval S] [--once] [--count N]: the fleet page's table in a terminal,
 // redrawn in place every interval from GET /fleet/api/state (the same view the page streams). Without a
 // terminal, or with --once, it prints the table once per round with no escape codes.
-import type { FleetRow, FleetView } from '../../functions/api/src/fleet/view-model.js';
+import { FleetView } from '../../functions/api/src/fleet/fleet-schemas.js';
+import type { FleetRow } from '../../functions/api/src/fleet/view-model.js';
 import { none, outputOf, positiveInt } from '../args.js';
 import type { Ctx } from '../context.js';
+import { BadResponseError } from '../errors.js';
 import { age, attrs, ms, table } from '../output.js';
 
 export const watchOptions = {
@@ -37,7 +39,7 @@ export function fleetTable(v: FleetView, now: Date, maxRows: number): string {
     r.deleting && r.phase !== 'Deleting' ? `${r.phase}*` : r.phase,
     tiers(r),
     ms(r.latencyMillis),
-    `${r.activeLeases}/${r.capacity}`,
+    `${r.activeLeases}/${r.capacity}${r.leaseStateInvalid ? ' (invalid state)' : ''}`,
     r.cooldowns.length ? String(r.cooldowns.length) : '-',
     gateway(r),
     r.location,
@@ -72,6 +74,27 @@ export function fleetTable(v: FleetView, now: Date, maxRows: number): string {
   return lines.join('\n');
 }
 
+/** The issues listed for an answer that does not fit: enough to see what is off, not a screenful. */
+const MAX_ISSUES = 10;
+const STATE = '/fleet/api/state';
+
+/**
+ * The state JSON, checked against the schema the API publishes for it (fleet-schemas.ts, the one its
+ * /openapi.json and view model come from): it was only cast, so an API of another release, or a page
+ * answering in its stead, printed `undefined/undefined` cells or failed deep in the table code (a
+ * TypeError on `rows.map`) instead of saying what it got.
+ */
+export function readFleetView(body: unknown): FleetView {
+  const parsed = FleetView.safeParse(body);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`);
+  const more = issues.length > MAX_ISSUES ? [`… ${issues.length - MAX_ISSUES} more`] : [];
+  throw new BadResponseError(
+    `the API's answer to GET ${STATE} is not the fleet state this CLI reads (client and service versions differ?)`,
+    [...issues.slice(0, MAX_ISSUES), ...more],
+  );
+}
+
 export async function watchFleet({ api, io, args }: Ctx): Promise<void> {
   none(args.positionals);
   const output = outputOf(args.values, ['table', 'json']);
@@ -84,9 +107,11 @@ export async function watchFleet({ api, io, args }: Ctx): Promise<void> {
   for (let i = 0; i < rounds && !io.interrupted.aborted; i++) {
     if (i > 0) await io.sleep(intervalMs, io.interrupted);
     if (io.interrupted.aborted) break;
-    const v = await api.call<FleetView>('GET', '/fleet/api/state', { role: 'admin' });
+    const raw = await api.call<unknown>('GET', STATE, { role: 'admin' });
+    const v = readFleetView(raw);
     if (output === 'json') {
-      io.out(JSON.stringify(v));
+      // As the API sent it, once it was found to fit: fields of a newer API are kept, not stripped.
+      io.out(JSON.stringify(raw));
       continue;
     }
     const text = fleetTable(

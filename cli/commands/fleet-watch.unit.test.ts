@@ -7,20 +7,21 @@ import { fleetTable } from './fleet-watch.js';
 const view: FleetView = {
   rows: [],
   phases: {},
+  jobs: [],
   generatedAt: '2026-02-01T12:00:00.000Z',
-} as unknown as FleetView;
+};
 
 /** runCli with an Io that records sleeps instead of waiting, and a fetch that counts the API calls. */
-async function watch(args: string[]) {
+async function watch(args: string[], answer: string = JSON.stringify(view)) {
   const io = recordingIo();
-  const { sleeps, errLines: err } = io;
+  const { sleeps, errLines: err, outLines: out } = io;
   let calls = 0;
   const fetch = (async () => {
     calls++;
-    return new Response(JSON.stringify(view), { headers: { 'content-type': 'application/json' } });
+    return new Response(answer, { headers: { 'content-type': 'application/json' } });
   }) as typeof globalThis.fetch;
   const code = await runCli(['fleet', 'watch', '--api', 'http://127.0.0.1:9', ...args], cliDeps(io, fetch));
-  return { code, sleeps, err, calls };
+  return { code, sleeps, err, out, calls };
 }
 
 describe('fleet watch bounds', () => {
@@ -88,5 +89,76 @@ describe('fleet watch table', () => {
     expect(cell('p1')).not.toContain('draining');
     expect(cell('p2')).toContain('gw-b (draining) not for shop, news');
     expect(cell('p3')).toContain('- not for shop');
+  });
+
+  it('says when a proxy counts as full because its lease state does not decode', () => {
+    const v = { ...view, rows: [row('p1', { activeLeases: 4, leaseStateInvalid: true }), row('p2', {})] };
+    const lines = fleetTable(v, new Date('2026-02-01T12:00:00Z'), 10).split('\n');
+    expect(lines.find((l) => l.startsWith('p1 '))).toContain(' 4/4 (invalid state) ');
+    expect(lines.find((l) => l.startsWith('p2 '))).not.toContain('invalid');
+  });
+});
+
+describe('fleet watch reads only what fits the fleet state schema', () => {
+  const good = {
+    name: 'p1',
+    mode: 'managed',
+    location: 'us-central1-a',
+    attributes: {},
+    phase: 'Ready',
+    deleting: false,
+    ip: null,
+    healthy: true,
+    verdict: 'AVAILABLE',
+    tiers: { BASIC: 'AVAILABLE' },
+    egressProblem: null,
+    latencyMillis: 20,
+    latencyHistory: [],
+    capacity: 4,
+    activeLeases: 1,
+    cooldowns: [],
+    owner: null,
+    unreachableRoutes: [],
+    createdAt: '2026-02-01T11:00:00.000Z',
+    changedAt: '2026-02-01T11:59:00.000Z',
+  };
+
+  it('prints the table of an answer that fits, fields of a newer API kept in -o json', async () => {
+    const answer = JSON.stringify({ ...view, rows: [{ ...good, future: 1 }], newer: true });
+    const table = await watch(['--once'], answer);
+    expect(table).toMatchObject({ code: 0, err: [] });
+    expect(table.out.join('\n')).toMatch(/^p1 +Ready +AVAILABLE\/- +20ms +1\/4 /m);
+    const json = await watch(['--once', '-o', 'json'], answer);
+    expect(json).toMatchObject({ code: 0, out: [answer] });
+  });
+
+  it.each([
+    [
+      'a row of another shape',
+      JSON.stringify({ ...view, rows: [{ ...good, capacity: 'four', phase: 'Sleeping' }] }),
+      ['  rows.0.phase: ', '  rows.0.capacity: '],
+    ],
+    [
+      'no rows at all',
+      JSON.stringify({ generatedAt: view.generatedAt }),
+      ['  rows: ', '  phases: ', '  jobs: '],
+    ],
+    // A sign-in page or a proxy's answer in the API's stead (http.ts keeps a non-JSON body as a message).
+    ['no JSON', '<html>sign in</html>', ['  generatedAt: ', '  rows: ']],
+  ])('%s: error bad_response with the issues, exit 1, nothing printed', async (_, answer, paths) => {
+    for (const output of [[], ['-o', 'json']]) {
+      const r = await watch(['--count', '3', ...output], answer);
+      expect(r).toMatchObject({ code: 1, out: [], calls: 1 });
+      expect(r.err[0]).toMatch(/^error: bad_response — the API's answer to GET \/fleet\/api\/state is not/);
+      for (const p of paths) expect(r.err.some((l) => l.startsWith(p))).toBe(true);
+    }
+  });
+
+  it('lists ten issues at most', async () => {
+    const rows = Array.from({ length: 12 }, (_, i) => ({ ...good, name: `p${i}`, capacity: 'x' }));
+    const r = await watch(['--once'], JSON.stringify({ ...view, rows }));
+    expect(r.code).toBe(1);
+    expect(r.err.slice(1)).toHaveLength(11);
+    expect(r.err.at(-1)).toBe('  … 2 more');
   });
 });

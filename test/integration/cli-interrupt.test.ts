@@ -17,12 +17,12 @@ const silent: Server = createServer((s) => {
   connected();
 });
 const requests: string[] = [];
-// The fleet page's state, as small as the watch's table reads it.
+// The fleet page's state, as small as its schema (FleetState) allows.
 const fleet = createHttpServer((req, res) => {
   requests.push(`${req.method} ${req.url}`);
   res
     .writeHead(200, { 'content-type': 'application/json' })
-    .end(JSON.stringify({ rows: [], phases: {}, generatedAt: new Date().toISOString() }));
+    .end(JSON.stringify({ rows: [], phases: {}, jobs: [], generatedAt: new Date().toISOString() }));
 });
 
 const listen = (s: Server) =>

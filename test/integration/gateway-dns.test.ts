@@ -215,3 +215,64 @@ describe('target names resolved over GATEWAY_DNS_SERVERS', () => {
     for (const text of await Promise.all(stuck)) expect(text).toContain('target_unresolvable');
   });
 });
+
+describe("/v1/fetch: the target's look-up is inside the fetch's deadline", () => {
+  // GATEWAY_DNS_TIMEOUT_MS is 1500 here, two attempts: a silent nameserver answers nothing for ~4.5 s.
+  const post = (url: string, timeoutMs?: number, signal?: AbortSignal) =>
+    fetch(`http://127.0.0.1:${gw.httpPort}/v1/fetch`, {
+      method: 'POST',
+      body: JSON.stringify({ url, timeoutMs }),
+      signal,
+    });
+  const requests = async (outcome: string) => {
+    const text = await (await fetch(`http://127.0.0.1:${gw.httpPort}/metrics`)).text();
+    const m = text.match(
+      new RegExp(`gateway_requests_total\\{listener="fetch",route="-",outcome="${outcome}"\\} (\\d+)`),
+    );
+    return m ? Number(m[1]) : 0;
+  };
+
+  it('a look-up on a silent nameserver ends at the deadline: 504 fetch_timeout', async () => {
+    const before = await requests('fetch_timeout');
+    const t0 = Date.now();
+    const r = await post(`http://deadline.hang.test:${targets.httpPort}/`, 300);
+    const ms = Date.now() - t0;
+    expect({ status: r.status, body: await r.json() }).toEqual({
+      status: 504,
+      body: { error: 'fetch_timeout' },
+    });
+    expect(ms).toBeLessThan(1_400);
+    expect(await requests('fetch_timeout')).toBe(before + 1);
+    // The look-up is no longer waited for: a drain does not count the request as in flight.
+    expect(gw.worker.checking).toBe(0);
+  });
+
+  it('a caller that leaves during the look-up is let go at once, counted client_closed', async () => {
+    const before = await requests('client_closed');
+    const abort = new AbortController();
+    const pending = post(`http://left.hang.test:${targets.httpPort}/`, undefined, abort.signal).catch(
+      () => 'aborted',
+    );
+    await pollUntil(
+      async () => gw.worker.checking,
+      (n) => n === 1,
+      3_000,
+      'the request in its look-up',
+    );
+    abort.abort();
+    expect(await pending).toBe('aborted');
+    // Well before the look-up's own ~4.5 s end.
+    await pollUntil(
+      async () => gw.worker.checking,
+      (n) => n === 0,
+      1_000,
+      'the look-up no longer waited for',
+    );
+    await pollUntil(
+      () => requests('client_closed'),
+      (n) => n === before + 1,
+      1_000,
+      'client_closed counted',
+    );
+  });
+});

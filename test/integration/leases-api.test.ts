@@ -146,6 +146,24 @@ describe('GET /v1/proxies (one route for crawlers and admins)', () => {
     });
   });
 
+  // A hand-edited leaseState document the store cannot decode: the proxy counts as full (fail closed). The
+  // listing showed that as the store's internal "full", activeLeases: 9007199254740991.
+  it('lists a proxy whose lease state does not decode as full and says so, and leases nothing on it', async () => {
+    await db.collection(LEASE_COLLECTIONS.leaseState).doc('eu-2').set({ entries: 'garbage' });
+    await start();
+    const eu = await call('GET', '/v1/proxies?attr.region=eu&healthy=true');
+    expect(eu.body.proxies[1]).toMatchObject({ name: 'eu-2', activeLeases: 2, leaseStateInvalid: true });
+    expect(eu.body.proxies[0]).toMatchObject({ name: 'eu-1', activeLeases: 0 });
+    expect(eu.body.proxies[0]).not.toHaveProperty('leaseStateInvalid');
+    // Still out of selection, as before: at capacity.
+    expect(await acquire({ selector: { region: 'eu' }, exclusive: true })).toMatchObject({ status: 201 });
+    expect(await acquire({ selector: { region: 'eu' } })).toMatchObject({
+      status: 409,
+      body: { error: 'no_match', considered: 3, atCapacity: 2, unhealthy: 1 },
+    });
+    expect(logs.some((l) => l.message === 'malformed lease state: proxy treated as full')).toBe(true);
+  });
+
   it("lists a proxy's own startup script (spec.cloudInit) to admins only, not to crawlers", async () => {
     const script = "#!/bin/sh\n# the operator's own boot script\n";
     const managed = proxy('own-init');

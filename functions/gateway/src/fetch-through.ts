@@ -7,6 +7,7 @@ import http, { type IncomingMessage } from 'node:http';
 import tls from 'node:tls';
 import { parseIp } from '../../../shared/src/domain/gateway/ip.js';
 import { normalizeHost } from '../../../shared/src/domain/gateway/routing.js';
+import type { TargetDecision } from '../../../shared/src/domain/gateway/ssrf.js';
 import { refusalCode } from '../../../shared/src/domain/gateway/staleness.js';
 import { type AbsoluteFetchResult, fetchAbsolute } from './fetch-absolute.js';
 import { DROPPED_REQUEST_HEADERS, type FetchRequest } from './fetch-request.js';
@@ -56,7 +57,34 @@ export interface FetchCaller {
 }
 
 const CLIENT_CLOSED = 'client_closed';
+const FETCH_TIMEOUT = 'fetch_timeout';
 const GONE = new Error('the caller left');
+
+/** The guard's look-up, or what ends the fetch first: its deadline (`ms` from now) or the caller leaving. */
+function lookupWithin(
+  lookup: Promise<TargetDecision>,
+  ms: number,
+  caller: FetchCaller,
+): Promise<TargetDecision | typeof CLIENT_CLOSED | typeof FETCH_TIMEOUT> {
+  if (caller.gone) return Promise.resolve(CLIENT_CLOSED);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => resolve(FETCH_TIMEOUT), ms);
+    caller.abort = () => {
+      clearTimeout(timer);
+      resolve(CLIENT_CLOSED);
+    };
+    lookup.then(
+      (d) => {
+        clearTimeout(timer);
+        resolve(d);
+      },
+      (err) => {
+        clearTimeout(timer);
+        reject(err);
+      },
+    );
+  });
+}
 
 const fail = (status: number, code: string, detail?: Record<string, string | number>): FetchFailure => ({
   ok: false,
@@ -89,13 +117,25 @@ export async function fetchThrough(
   const port = url.port ? Number(url.port) : https ? 443 : 80;
   if (!deps.worker.accepting) return fail(503, refusalCode(deps.worker.phase()) ?? 'not_accepting');
 
-  let d: Awaited<ReturnType<typeof deps.guard.check>>;
-  deps.worker.checking++;
-  try {
-    d = await deps.guard.check(host, port);
-  } finally {
-    deps.worker.checking--;
-  }
+  let d: TargetDecision;
+  const checked = deps.guard.check(host, port);
+  if (checked instanceof Promise) {
+    // A look-up (an uncached name): it races the fetch's deadline and the caller leaving, as every later
+    // stage does — a silent nameserver held the caller for GATEWAY_DNS_TIMEOUT_MS's attempts whatever its
+    // timeoutMs, and a caller that left was still waited for. The look-up itself runs on for the guard's
+    // cache (other requests may share it); no upstream is picked yet, so nothing counts against one.
+    deps.worker.checking++;
+    let raced: TargetDecision | typeof CLIENT_CLOSED | typeof FETCH_TIMEOUT;
+    try {
+      raced = await lookupWithin(checked, left(), caller);
+    } finally {
+      caller.abort = undefined;
+      deps.worker.checking--;
+    }
+    if (raced === CLIENT_CLOSED) return fail(499, CLIENT_CLOSED);
+    if (raced === FETCH_TIMEOUT) return fail(504, FETCH_TIMEOUT);
+    d = raced;
+  } else d = checked;
   // The look-up may have outlasted the snapshot's freshness: no pick from a stale one (a shutdown that
   // began meanwhile drains this request like any other admitted before it).
   if (!deps.worker.accepting && deps.worker.phase() !== 'shutting_down')
@@ -106,7 +146,7 @@ export async function fetchThrough(
     return fail(403, 'ssrf_refused', { reason: d.reason });
   }
   if (caller.gone) return fail(499, CLIENT_CLOSED);
-  if (Date.now() >= deadline) return fail(504, 'fetch_timeout');
+  if (Date.now() >= deadline) return fail(504, FETCH_TIMEOUT);
   const lower = new Map(Object.entries(req.headers).map(([k, v]) => [k.toLowerCase(), v]));
   const picked = deps.worker.pick(host, Date.now(), {
     stickyValue: (key) => ('header' in key ? lower.get(key.header) : user || undefined),
@@ -215,7 +255,7 @@ export async function fetchThrough(
     // Cut short by the caller's deadline, not the upstream's own bound: no evidence against the proxy. A
     // DIAL or PROXY_HANDSHAKE failure is always the proxy's fault to the passive health track, and any
     // client user could otherwise fail every proxy of a route with timeoutMs: 100.
-    if (e.kind === 'timeout' && fetchBound) return failOn(504, 'fetch_timeout');
+    if (e.kind === 'timeout' && fetchBound) return failOn(504, FETCH_TIMEOUT);
     outcome(e.stage, false, e.upstreamStatus);
     const r = tunnelRefusal(e);
     return failOn(r.status, r.code, r.detail);
@@ -289,7 +329,7 @@ export async function fetchThrough(
       done();
       if (caller.gone) return resolve(failOn(499, CLIENT_CLOSED));
       outcome('RESPONSE_HEADERS', false);
-      resolve(timedOut ? failOn(504, 'fetch_timeout') : f);
+      resolve(timedOut ? failOn(504, FETCH_TIMEOUT) : f);
     };
     caller.abort = () => r.destroy();
     r.on('error', (err: NodeJS.ErrnoException) =>

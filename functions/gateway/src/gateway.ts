@@ -103,6 +103,7 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
     outcomeQueueSize: cfg.GATEWAY_OUTCOME_QUEUE_SIZE,
     plainHttp: cfg.GATEWAY_PLAIN_HTTP,
     onOutcomeDropped: () => metrics?.outcomeDropped(),
+    onSwapped: () => forgetRoutesGone(),
   });
   metrics = new PromRecorder({
     activeTunnels: () => worker.totals().active,
@@ -119,6 +120,13 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
     suspectFallbacks: () => worker.suspectFallbacks,
   });
   const recorder = metrics;
+  // Request counts of routes the applied routing no longer has are forgotten (their /metrics series go;
+  // the traffic line keeps their totals): on each swap, and on the minute sweep below for a request that
+  // picked a route before the swap and was counted after it.
+  function forgetRoutesGone() {
+    const s = worker.snapshot();
+    if (s) metrics?.forgetRoutesBut(new Set(s.table.routes.map((r) => r.name)));
+  }
   const auth = new ClientAuth(
     cfg.GATEWAY_CLIENT_USERS,
     cfg.GATEWAY_FETCH_TOKENS,
@@ -183,7 +191,10 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
   });
   // Agents of upstreams that left the snapshot are forgotten once they hold no connection — here, not in
   // the proxy listener's sweep: on Cloud Run that listener is off and /v1/fetch alone fills the pool.
-  const prune = setInterval(() => pool.prune(), 60_000);
+  const prune = setInterval(() => {
+    pool.prune();
+    forgetRoutesGone();
+  }, 60_000);
   prune.unref();
   let proxyPort: number | null = null;
   const proxy =

@@ -3,6 +3,7 @@
 // to prom-client only when /metrics is scraped: prom-client hashes and validates labels on every inc(),
 // which is more than the rest of a request's bookkeeping.
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import type { RequestCount } from '../../../shared/src/domain/gateway/traffic.js';
 
 export type Listener = 'proxy' | 'fetch';
 
@@ -32,6 +33,8 @@ export class PromRecorder implements GatewayRecorder {
     string,
     { labels: Record<'listener' | 'route' | 'outcome', string>; n: number }
   >();
+  /** Counts of routes no longer in the routing, by outcome: kept for the traffic line's totals only. */
+  private readonly retired = new Map<string, number>();
   private readonly ssrf: Counter<'listener' | 'reason'>;
   private readonly dropped: Counter;
 
@@ -126,11 +129,27 @@ export class PromRecorder implements GatewayRecorder {
   }
 
   /**
-   * The cumulative request counts, as gateway_requests_total would show them: read by the `gateway.traffic`
-   * line when it is due (traffic-log.ts), never per request.
+   * Forgets the counts of every route but `live` (and `-`, no route picked): called when a snapshot is
+   * swapped in and on the gateway's minute sweep (a request that picked a route before the swap may count
+   * under it after), never per request. A route deleted from the routing kept its gateway_requests_total
+   * series, and its map entries, for the life of the process. The forgotten counts stay in the traffic
+   * line's totals (as retired, under no route), so its deltas neither drop nor go backwards.
    */
-  *requestCounts(): IterableIterator<{ route: string; outcome: string; n: number }> {
+  forgetRoutesBut(live: ReadonlySet<string>): void {
+    for (const [key, c] of this.countsByKey) {
+      if (c.labels.route === '-' || live.has(c.labels.route)) continue;
+      this.countsByKey.delete(key);
+      this.retired.set(c.labels.outcome, (this.retired.get(c.labels.outcome) ?? 0) + c.n);
+    }
+  }
+
+  /**
+   * The cumulative request counts, as gateway_requests_total would show them, plus those of forgotten
+   * routes: read by the `gateway.traffic` line when it is due (traffic-log.ts), never per request.
+   */
+  *requestCounts(): IterableIterator<RequestCount> {
     for (const c of this.countsByKey.values())
       yield { route: c.labels.route, outcome: c.labels.outcome, n: c.n };
+    for (const [outcome, n] of this.retired) yield { route: '', outcome, n, retired: true };
   }
 }

@@ -68,6 +68,8 @@ export interface WorkerOptions {
   /** GATEWAY_PLAIN_HTTP (default `auto`: per upstream, from the snapshot). */
   plainHttp?: PlainHttpSetting;
   onOutcomeDropped?: () => void;
+  /** After each snapshot swap (off the hot path): the gateway forgets the request counts of routes gone. */
+  onSwapped?: (snapshot: CompiledSnapshot) => void;
 }
 
 /** Where a sticky route finds its key: a header of the request, or the client's user name. */
@@ -200,6 +202,7 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
     }
     this.current = compiled;
     this.collectCounters();
+    this.opts.onSwapped?.(compiled);
     this.opts.log.info('snapshot applied', {
       version: compiled.version,
       ownershipEpoch: compiled.ownershipEpoch,

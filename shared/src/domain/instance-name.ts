@@ -16,14 +16,46 @@ export function instanceNameFromUid(uid: string): string {
   return PREFIX + hex.slice(0, HEX_DIGITS);
 }
 
+/** The characters of a UUID its instance name keeps: its first 20 hex digits (8-4-4-4, dashes included). */
+const NAME_CHARS = 23;
+
 /**
- * The part of a UUID its instance name keeps: its first 20 hex digits are its first 23 characters
- * (8-4-4-4, dashes included). Every UUID that starts with it — in either case — names the same instance,
- * so a check that an instance is a live proxy's must match on this, never on the whole uid as a string.
+ * The one canonical form of a uid for "does it name the same instance", which every such comparison goes
+ * through (the orphan GC's live set, ProxyStore.holdsUid in every store): a UUID's first 20 hex digits,
+ * dashes kept, lower case — every UUID that starts with them, in any mix of cases, names the same
+ * instance; any other string lower-cased whole. Comparing raw strings, a uid stored in capitals or in
+ * mixed case (a console edit) did not hold the instance named after it.
  */
-export function uidNamePrefixes(uid: string): string[] {
+export function uidKey(uid: string): string {
+  return (CANONICAL_UUID.test(uid) ? uid.slice(0, NAME_CHARS) : uid).toLowerCase();
+}
+
+/** At most 2^3 = 8 prefixes: the hex letters whose case a lookup spells both ways. */
+const MAX_CASED_LETTERS = 3;
+
+/**
+ * Prefixes a store can match raw, case-sensitive uid strings against (a Firestore range query) so that
+ * every uid with this uid's uidKey starts with one of them, in whatever mix of cases it is stored: each
+ * spelling of the longest leading part of the uid's name characters that holds at most three hex letters
+ * (digits and dashes have no case). The part may be shorter than the name characters, so a store confirms
+ * each uid it finds with uidKey. Throws a RangeError for a string not in UUID form (it names no instance).
+ */
+export function uidKeyPrefixes(uid: string): string[] {
   if (!CANONICAL_UUID.test(uid))
     throw new RangeError(`not a UUID in 8-4-4-4-12 form: ${JSON.stringify(uid)}`);
-  const prefix = uid.slice(0, 23);
-  return [...new Set([prefix.toLowerCase(), prefix.toUpperCase()])];
+  const key = uidKey(uid);
+  let end = 0;
+  let letters = 0;
+  for (; end < key.length; end++) {
+    if (/[a-f]/.test(key[end]!)) {
+      if (letters === MAX_CASED_LETTERS) break;
+      letters++;
+    }
+  }
+  let spellings = [''];
+  for (const c of key.slice(0, end)) {
+    const cases = /[a-f]/.test(c) ? [c, c.toUpperCase()] : [c];
+    spellings = spellings.flatMap((p) => cases.map((x) => p + x));
+  }
+  return spellings;
 }

@@ -65,10 +65,11 @@ export interface ProxyStore {
    */
   liveUids(): Promise<Set<string>>;
   /**
-   * Whether a document holds this uid, or any uid naming the same instance (instance-name.ts keeps only its
-   * first 20 hex digits, lowercased: the uid in capitals, or with its last 12 digits changed, is the same
-   * instance) — one being deleted, or one that no longer fits the model, too: only the raw `uid` field is
-   * compared, so such a document still claims the instance named after it. Indexed lookups, not
+   * Whether a document holds this uid, or any uid naming the same instance (compared as uidKey makes them,
+   * instance-name.ts: the first 20 hex digits, lower-cased — the uid in capitals or any mix of cases, or
+   * with its last 12 digits changed, is the same instance, on either side) — one being deleted, or one that
+   * no longer fits the model, too: only the raw `uid` field is read, so such a document still claims the
+   * instance named after it. Indexed lookups, not
    * liveUids()'s read of every document: for a caller asking about one instance (reconcile's
    * unrecorded-instance request). A document with no uid holds none, and claims nothing. Throws a
    * RangeError for a `uid` that is not a UUID (it names no instance).

@@ -1,6 +1,6 @@
 // The ProxyStore port in memory, for unit tests of handlers and the API. It is kept honest by the
 // contract suite (proxy-store-contract.ts) that runs against it and the Firestore adapter alike.
-import { uidNamePrefixes } from '../domain/instance-name.js';
+import { uidKey, uidKeyPrefixes } from '../domain/instance-name.js';
 import type { ProxyResource, ProxySpec, ProxyStatus } from '../domain/proxy.js';
 import { canonicalJson } from '../domain/spec-hash.js';
 import {
@@ -95,8 +95,9 @@ export class InMemoryProxyStore implements ProxyStore {
   }
 
   async holdsUid(uid: string): Promise<boolean> {
-    const prefixes = uidNamePrefixes(uid);
-    return [...this.docs.values()].some((e) => prefixes.some((p) => e.proxy.uid.startsWith(p)));
+    uidKeyPrefixes(uid); // the RangeError of a string that names no instance, as the Firestore store's
+    const key = uidKey(uid);
+    return [...this.docs.values()].some((e) => uidKey(e.proxy.uid) === key);
   }
 
   async recordsInstance(providerId: string): Promise<boolean> {

@@ -227,6 +227,16 @@ export function proxyStoreContract(label: string, subject: () => Promise<Contrac
       expect(await store.holdsUid(differs)).toBe(false);
     });
 
+    // A uid stored in mixed case (a console edit; the model takes any case) was found by neither the
+    // lower- nor the upper-case prefix: its instance could be deleted under a live proxy.
+    it('says a document holding its uid in mixed case holds it, however the question spells it', async () => {
+      const uid = 'c0ffee00-1234-4abc-8def-0123456789ab';
+      await store.create(aProxy({ name: 'mixed', uid: 'C0ffEe00-1234-4aBc-8DEF-0123456789aB' }));
+      for (const asked of [uid, uid.toUpperCase(), 'c0FFee00-1234-4ABC-8def-000000000000'])
+        expect(await store.holdsUid(asked)).toBe(true);
+      expect(await store.holdsUid('c0ffee01-1234-4abc-8def-0123456789ab')).toBe(false);
+    });
+
     it('says whether a document records an instance in its status', async () => {
       const providerId = 'zones/us-central1-a/instances/pp-d00d0000000040008000';
       await store.create(aProxy({ name: 'recorder' }));

@@ -17,7 +17,13 @@ import { ApiError } from '../errors.js';
 import type { LeaseMetrics } from '../leases/metrics.js';
 import { storeUnavailable } from '../leases/unavailable.js';
 
-export type ListedProxy = ProxyResource & { healthy: boolean; leasable: boolean; activeLeases: number };
+export type ListedProxy = ProxyResource & {
+  healthy: boolean;
+  leasable: boolean;
+  activeLeases: number;
+  /** Only when so: the proxy's stored lease state cannot be read, and it counts as full (activeLeases). */
+  leaseStateInvalid?: true;
+};
 
 export interface ListFilter {
   healthy?: boolean;
@@ -68,7 +74,18 @@ export function discoveryView(deps: {
         .map((p) => {
           const healthy = isLeasable(p);
           const leasable = healthy && deps.gate.leasable(p);
-          return { ...p, healthy, leasable, activeLeases: deps.store.usage(p, now).active };
+          const usage = deps.store.usage(p, now);
+          // A lease state that cannot be read counts as full (the store fails closed): listed as its
+          // capacity and said so, not as the store's internal "full" (Number.MAX_SAFE_INTEGER leases).
+          if (usage.unreadable)
+            return {
+              ...p,
+              healthy,
+              leasable,
+              activeLeases: p.spec.capacity,
+              leaseStateInvalid: true as const,
+            };
+          return { ...p, healthy, leasable, activeLeases: usage.active };
         })
         .filter((p) => keep(p, filter));
     },

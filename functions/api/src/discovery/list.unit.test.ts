@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../../../shared/src/adapters/log/json-logger.js';
 import { LeaseStoreError } from '../../../../shared/src/ports/lease-store.js';
 import { missingContractFields } from '../../../../shared/src/testing/log-contract.js';
+import { aProxy } from '../../../../shared/src/testing/proxy-fixtures.js';
 import { ApiError } from '../errors.js';
 import { discoveryView } from './list.js';
 
@@ -67,5 +68,29 @@ describe('discovery list: a lease store that fails', () => {
     });
     expect(await view.list([], {})).toEqual([]);
     expect(log.lines).toEqual([]);
+  });
+});
+
+describe('discovery list: a lease state the store cannot read', () => {
+  const proxy = (name: string) => aProxy({ name });
+  it("lists the proxy as full (its capacity) with leaseStateInvalid, not the store's internal count", async () => {
+    const view = discoveryView({
+      store: {
+        usage: (p) =>
+          p.name === 'bad'
+            ? { active: Number.MAX_SAFE_INTEGER, exclusive: true, unreadable: true }
+            : { active: 1, exclusive: false },
+        refresh: async () => 0,
+      },
+      gate,
+      clock,
+      ready: async () => {},
+      metrics: { leaseRequest: () => {} },
+      log: memoryLogger(),
+    });
+    const [bad, good] = await view.list([proxy('bad'), proxy('good')], {});
+    expect(bad).toMatchObject({ name: 'bad', activeLeases: bad!.spec.capacity, leaseStateInvalid: true });
+    expect(good).toMatchObject({ name: 'good', activeLeases: 1 });
+    expect(good).not.toHaveProperty('leaseStateInvalid');
   });
 });

@@ -84,7 +84,12 @@ export const FLEET_JS = String.raw`
     cell(tr, 'basic', badge(r.tiers.BASIC === undefined ? null : r.tiers.BASIC));
     cell(tr, 'egress', badge(r.tiers.EGRESS === undefined ? null : r.tiers.EGRESS), r.egressProblem ? el('span', 'muted', r.egressProblem) : null);
     cell(tr, 'latency', el('span', 'num', r.latencyMillis === null ? '\u2013' : r.latencyMillis + ' ms'), spark(r.latencyHistory));
-    cell(tr, 'leases', r.activeLeases + '/' + r.capacity).className = 'num';
+    var invalid = null;
+    if (r.leaseStateInvalid) {
+      invalid = el('span', 'muted', 'invalid state');
+      invalid.title = 'its lease state document does not decode (edited by hand): it counts as full, and no lease is granted on it until the document is fixed or deleted';
+    }
+    cell(tr, 'leases', r.activeLeases + '/' + r.capacity, invalid).className = 'num';
     var cools = cell(tr, 'cooldowns');
     r.cooldowns.forEach(function (c) {
       var s = el('span', 'cool', c.target + ' ' + until(c.until));

@@ -4,7 +4,7 @@ import type { ProxyHealthState } from '../../../../shared/src/domain/health/prox
 import type { Cooldown, LeaseEntry } from '../../../../shared/src/domain/leases/model.js';
 import type { ProxyResource } from '../../../../shared/src/domain/proxy.js';
 import type { JobRun } from '../../../../shared/src/ports/job-runs.js';
-import type { FleetInputs, OwnershipView } from './view-model.js';
+import type { FleetInputs, OwnershipView, UNREADABLE_STATE } from './view-model.js';
 
 export interface FleetFeed {
   /** Resolves once every collection has been read (starting the listeners if they are idle). */
@@ -18,7 +18,7 @@ export interface FleetFeed {
 export class InMemoryFleetFeed implements FleetFeed {
   readonly proxies = new Map<string, ProxyResource>();
   readonly health = new Map<string, ProxyHealthState>();
-  readonly leaseState = new Map<string, LeaseEntry[]>();
+  readonly leaseState = new Map<string, LeaseEntry[] | typeof UNREADABLE_STATE>();
   cooldowns: Cooldown[] = [];
   readonly ownership = new Map<string, OwnershipView>();
   jobRuns: JobRun[] = [];

@@ -19,7 +19,7 @@ import type { ProxyResource } from '../../../../shared/src/domain/proxy.js';
 import type { JobRun } from '../../../../shared/src/ports/job-runs.js';
 import type { FleetFeed } from './feed.js';
 import { decodeOwnershipShard } from './ownership-doc.js';
-import type { FleetInputs, OwnershipView } from './view-model.js';
+import { type FleetInputs, type OwnershipView, UNREADABLE_STATE } from './view-model.js';
 
 const IDLE_MS = 60_000;
 const READY_TIMEOUT_MS = 15_000;
@@ -85,7 +85,7 @@ export class FirestoreFleetFeed implements FleetFeed {
   private readonly badIds = new Set<string>();
   private readonly proxies: Mirror<ProxyResource>;
   private readonly health: Mirror<ProxyHealthState>;
-  private readonly leaseState: Mirror<LeaseEntry[]>;
+  private readonly leaseState: Mirror<LeaseEntry[] | typeof UNREADABLE_STATE>;
   private readonly cooldowns: Mirror<Cooldown>;
   private readonly ownership: Mirror<Map<string, OwnershipView>>;
   private readonly jobRuns: Mirror<JobRun>;
@@ -108,7 +108,12 @@ export class FirestoreFleetFeed implements FleetFeed {
     };
     this.proxies = new Mirror((_, d) => proxyFromFirestore(d), changed, bad(Collections.proxies));
     this.health = new Mirror((_, d) => healthFromDoc(d), changed, bad(Collections.health));
-    this.leaseState = new Mirror((_, d) => decodeState(d), changed, bad(Collections.leaseState));
+    // Kept as unreadable, not skipped: the proxy counts as full to the lease service, and the row says so.
+    this.leaseState = new Mirror(
+      (_, d) => decodeState(d) ?? UNREADABLE_STATE,
+      changed,
+      bad(Collections.leaseState),
+    );
     this.cooldowns = new Mirror((_, d) => decodeCooldown(d), changed, bad(Collections.cooldowns));
     this.ownership = new Mirror((id, d) => decodeOwnershipShard(id, d), changed, bad(Collections.ownership));
     this.jobRuns = new Mirror(decodeJobRun, changed, bad(Collections.jobRuns));

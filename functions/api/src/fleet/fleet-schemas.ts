@@ -49,7 +49,11 @@ export const FleetRow = z
       description: 'The last reported latencies (ms), oldest first: reports only, not every probe',
     }),
     capacity: Count,
-    activeLeases: Count,
+    activeLeases: Count.openapi({ description: 'Its capacity when `leaseStateInvalid` (it counts as full)' }),
+    leaseStateInvalid: z.literal(true).optional().openapi({
+      description:
+        'Only when so: its lease state document does not decode (edited by hand); no lease is granted on it until the document is fixed or deleted',
+    }),
     cooldowns: z.array(z.object({ target: z.string(), until: Timestamp, reason: z.string() })).openapi({
       description: 'The running cooldowns of this proxy instance',
     }),

@@ -13,10 +13,13 @@ import type { FleetRow, FleetView, JobView, OwnershipView } from './fleet-schema
 // added here and not there, or the other way round, does not compile.
 export type { FleetRow, FleetView, JobView, OwnershipView };
 
+/** A leaseState document that does not decode (edited by hand): the lease service counts the proxy full. */
+export const UNREADABLE_STATE = 'unreadable';
+
 export interface FleetInputs {
   proxies: ReadonlyMap<string, ProxyResource>;
   health: ReadonlyMap<string, ProxyHealthState>;
-  leaseState: ReadonlyMap<string, readonly LeaseEntry[]>;
+  leaseState: ReadonlyMap<string, readonly LeaseEntry[] | typeof UNREADABLE_STATE>;
   cooldowns: readonly Cooldown[];
   ownership: ReadonlyMap<string, OwnershipView>;
   jobRuns: readonly JobRun[];
@@ -26,10 +29,11 @@ const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
 /** The active entries of proxy instance `uid`: not those of a deleted proxy of the same name. */
 export function activeEntries(
-  entries: readonly LeaseEntry[] | undefined,
+  entries: readonly LeaseEntry[] | typeof UNREADABLE_STATE | undefined,
   uid: string,
   now: Date,
 ): LeaseEntry[] {
+  if (entries === UNREADABLE_STATE) return [];
   return ofInstance(entries ?? [], uid).filter((e) => e.expiresAt.getTime() > now.getTime());
 }
 
@@ -51,6 +55,7 @@ export function buildRow(p: ProxyResource, inputs: FleetInputs, now: Date): Flee
   const tiers: FleetRow['tiers'] = {};
   for (const [k, v] of Object.entries(h?.tracks ?? {})) tiers[k] = v?.verdict ?? null;
   const history: LatencySample[] = h?.latencyHistory ?? [];
+  const leases = inputs.leaseState.get(p.name);
   return {
     name: p.name,
     mode: p.spec.mode,
@@ -66,7 +71,10 @@ export function buildRow(p: ProxyResource, inputs: FleetInputs, now: Date): Flee
     latencyMillis: p.status.latencyMillis ?? h?.latency.reportedMs ?? null,
     latencyHistory: history.map((s) => s.ms),
     capacity: p.spec.capacity,
-    activeLeases: activeEntries(inputs.leaseState.get(p.name), p.uid, now).length,
+    // An unreadable lease state counts as full (the lease service fails closed): shown so, and said so —
+    // the page showed 0 leases, as if its document were absent.
+    activeLeases: leases === UNREADABLE_STATE ? p.spec.capacity : activeEntries(leases, p.uid, now).length,
+    ...(leases === UNREADABLE_STATE ? { leaseStateInvalid: true as const } : {}),
     cooldowns: activeCooldowns(inputs.cooldowns, p, now).map((c) => ({
       target: c.target,
       until: c.until.toISOString(),

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { recentEvents } from './detail.js';
+import { buildDetail, recentEvents } from './detail.js';
 import { InMemoryFleetFeed } from './feed.js';
+import { rowHtml } from './page.js';
 import { sparkPoints } from './sparkline.js';
 import { ago, managed, NOW, twoProxies } from './testing/fleet-fixtures.js';
-import { buildFleetView } from './view-model.js';
+import { buildFleetView, UNREADABLE_STATE } from './view-model.js';
 
 const inputs = () => twoProxies().inputs();
 
@@ -86,6 +87,19 @@ describe('a proxy created again under a deleted one’s name', () => {
     expect(row?.cooldowns.map((c) => c.target)).toEqual(['mine.example', 'legacy.example']);
     const events = recentEvents(p, f.inputs(), NOW).filter((e) => e.kind === 'cooldown');
     expect(events.map((e) => e.text.split(' ')[2])).toEqual(['mine.example', 'legacy.example']);
+  });
+});
+
+describe('a lease state that does not decode', () => {
+  it('shows the proxy full (its capacity) and says so; its detail lists no lease', () => {
+    const f = new InMemoryFleetFeed();
+    const p = managed('a');
+    f.proxies.set('a', p);
+    f.leaseState.set('a', UNREADABLE_STATE);
+    const row = buildFleetView(f.inputs(), NOW).rows[0];
+    expect(row).toMatchObject({ activeLeases: p.spec.capacity, leaseStateInvalid: true });
+    expect(rowHtml(row!, NOW)).toContain('invalid state');
+    expect(buildDetail(p, f.inputs(), NOW).leases).toEqual([]);
   });
 });
 

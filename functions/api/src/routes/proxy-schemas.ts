@@ -130,7 +130,14 @@ export const ListedProxyBody = ProxyBody.extend({
     description:
       'Healthy and not held by the gateway (a gateway-pool proxy not reclaimed, or one a gateway worker still owns).',
   }),
-  activeLeases: z.number().int(),
+  activeLeases: z.number().int().openapi({
+    description:
+      'Leases counting against its capacity now; its capacity when `leaseStateInvalid` (it counts as full).',
+  }),
+  leaseStateInvalid: z.literal(true).optional().openapi({
+    description:
+      'Only when so: its stored lease state (leaseState/{name}) does not decode (edited by hand), so no lease is granted on it and `activeLeases` shows it full, until the document is fixed or deleted.',
+  }),
 }).openapi('ListedProxy');
 
 const StoredIssueBody = z.object({ path: z.string(), code: z.string(), message: z.string() });

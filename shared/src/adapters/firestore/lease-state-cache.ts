@@ -29,7 +29,8 @@ interface Known extends StateBase {
   seenAt: number;
 }
 
-const FULL: Usage = { active: Number.MAX_SAFE_INTEGER, exclusive: true };
+/** An unreadable state: full whatever the capacity (exclusive); `unreadable` says so to a listing. */
+const FULL: Usage = { active: Number.MAX_SAFE_INTEGER, exclusive: true, unreadable: true };
 
 export class LeaseStateCache {
   private readonly states = new Map<string, Known>();

@@ -13,7 +13,7 @@ import {
   Timestamp,
 } from '@google-cloud/firestore';
 import { ZodError } from 'zod';
-import { uidNamePrefixes } from '../../domain/instance-name.js';
+import { uidKey, uidKeyPrefixes } from '../../domain/instance-name.js';
 import type { ProxyResource, ProxySpec, ProxyStatus } from '../../domain/proxy.js';
 import { canonicalJson } from '../../domain/spec-hash.js';
 import { storedIssues } from '../../domain/stored-issues.js';
@@ -57,6 +57,8 @@ function storeFailure(err: unknown, what: string): unknown {
 
 /** requestDeletion has no caller version: it re-reads on a lost race, this many times. */
 const DELETION_ATTEMPTS = 5;
+/** Uids read per prefix range of holdsUid; a range that fills it is taken as holding the uid. */
+const HOLDS_UID_PAGE = 200;
 
 export class FirestoreProxyStore implements ProxyStore {
   private readonly proxies: CollectionReference;
@@ -176,23 +178,36 @@ export class FirestoreProxyStore implements ProxyStore {
   }
 
   async holdsUid(uid: string): Promise<boolean> {
-    // A prefix range on the raw field, in lower and in upper case (uidNamePrefixes: every uid naming the
-    // same instance), served by the automatic single-field index on `uid` (terraform/firestore.tf exempts
-    // no field of proxies); only the uid is read, so a document that no longer fits the model still claims
-    // its instance, as in liveUids. An equality on the whole uid would miss a live proxy whose uid the
-    // request spells another way, and have its instance deleted.
-    for (const prefix of uidNamePrefixes(uid)) {
-      const snaps = await this.run(
-        () =>
-          this.proxies
-            .where('uid', '>=', prefix)
-            .where('uid', '<', `${prefix}\uf8ff`)
-            .limit(1)
-            .select('uid')
-            .get(),
-        'find the proxy holding a uid',
-      );
-      if (!snaps.empty) return true;
+    // Prefix ranges on the raw field, one per spelling of the uid's leading hex letters (uidKeyPrefixes: at
+    // most 8, so that a uid stored in any mix of cases is found — the lower- and upper-case ranges alone
+    // missed a console edit's "C0ffee00-…"), each served by the automatic single-field index on `uid`
+    // (terraform/firestore.tf exempts no field of proxies); what they find is confirmed with uidKey, the
+    // one comparison. Only the uid is read, so a document that no longer fits the model still claims its
+    // instance, as in liveUids. An equality on the whole uid would miss a live proxy whose uid the request
+    // spells another way, and have its instance deleted.
+    const key = uidKey(uid);
+    const pages = await Promise.all(
+      uidKeyPrefixes(uid).map((prefix) =>
+        this.run(
+          () =>
+            this.proxies
+              .where('uid', '>=', prefix)
+              .where('uid', '<', `${prefix}\uf8ff`)
+              .limit(HOLDS_UID_PAGE)
+              .select('uid')
+              .get(),
+          'find the proxy holding a uid',
+        ),
+      ),
+    );
+    for (const snaps of pages) {
+      for (const doc of snaps.docs) {
+        const held: unknown = doc.get('uid');
+        if (typeof held === 'string' && uidKey(held) === key) return true;
+      }
+      // More uids share the prefix than one page holds (at least 3 hex digits: never seen in a fleet of
+      // any size): unsure, so held — the caller deletes nothing, and leaves the instance to the GC.
+      if (snaps.size >= HOLDS_UID_PAGE) return true;
     }
     return false;
   }

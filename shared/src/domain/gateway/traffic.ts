@@ -76,6 +76,11 @@ export interface RequestCount {
   readonly route: string;
   readonly outcome: string;
   readonly n: number;
+  /**
+   * The counts of routes the routing no longer has, summed by outcome when the recorder forgot them: in
+   * the totals (so no delta goes backwards), under no route (`route` is not read).
+   */
+  readonly retired?: boolean;
 }
 
 /** The worker's cumulative counts at one instant (since the process started). */
@@ -101,7 +106,8 @@ export function tallyTraffic(
     requests += c.n;
     const cls = outcomeClass(c.outcome);
     outcomes[cls] += c.n;
-    if (cls === 'noUpstream') noUpstreamByRoute.set(c.route, (noUpstreamByRoute.get(c.route) ?? 0) + c.n);
+    if (cls === 'noUpstream' && !c.retired)
+      noUpstreamByRoute.set(c.route, (noUpstreamByRoute.get(c.route) ?? 0) + c.n);
   }
   return { requests, outcomes, noUpstreamByRoute, outcomeQueueDrops, suspectFallbacks };
 }

@@ -131,3 +131,16 @@ describe('trafficDelta: what the line reports', () => {
     expect(trafficDelta(null, now).noUpstreamRoutes).toEqual({ g: 7, f: 6, e: 5, d: 4, c: 3 });
   });
 });
+
+describe('retired counts (routes the routing no longer has)', () => {
+  it('count in the totals, under no route', () => {
+    const t = tallyTraffic(
+      [count('no_upstream', 2, 'live'), { route: '', outcome: 'no_upstream', n: 5, retired: true }],
+      0,
+      0,
+    );
+    expect(t.requests).toBe(7);
+    expect(t.outcomes.noUpstream).toBe(7);
+    expect([...t.noUpstreamByRoute]).toEqual([['live', 2]]);
+  });
+});

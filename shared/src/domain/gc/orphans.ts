@@ -2,6 +2,7 @@
 // alone — a crash after the provider Create and before the status write that records the instance,
 // followed by the proxy's deletion (reconcileDelete finds no recorded instance and removes the document).
 // Destructive, so every condition must hold; anything uncertain keeps the instance.
+import { uidKey } from '../instance-name.js';
 
 /** Seed §8: not mid-create. */
 export const DefaultMinAgeMs = 10 * 60_000;
@@ -34,6 +35,9 @@ export function classifyInstances<I extends ListedInstance>(
   now: Date,
   minAgeMs: number = DefaultMinAgeMs,
 ): OrphanVerdict<I>[] {
+  // Compared as uidKey makes them (instance-name.ts): a proxy whose stored uid a console edit put in
+  // capitals, or mixed case, still holds the instance labelled with it in lower case.
+  const live = new Set([...liveUids].map(uidKey));
   return instances.map((instance): OrphanVerdict<I> => {
     const uid = instance.uid;
     if (!uid) return { instance, delete: false, keep: 'no_ownership_label' };
@@ -44,7 +48,7 @@ export function classifyInstances<I extends ListedInstance>(
     }
     const ageMs = now.getTime() - created;
     if (!(ageMs >= minAgeMs)) return { instance, delete: false, keep: 'too_young' };
-    if (liveUids.has(uid)) return { instance, delete: false, keep: 'live' };
+    if (live.has(uidKey(uid))) return { instance, delete: false, keep: 'live' };
     return { instance, delete: true, uid, ageMs };
   });
 }

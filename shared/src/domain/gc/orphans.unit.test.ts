@@ -56,6 +56,22 @@ describe('classifyInstances (seed §8)', () => {
     expect(classifyInstances(all, new Set(['a', 'b', 'c']), now).some((v) => v.delete)).toBe(false);
   });
 
+  // The label is the uid the instance was created for, in lower case; the stored uid may since have been
+  // spelt otherwise in the console. Compared raw, the live proxy's instance read as an orphan.
+  it('keeps the instance of a proxy whose stored uid is in capitals or mixed case', () => {
+    const label = 'c0ffee00-1234-4abc-8def-0123456789ab';
+    for (const stored of [label.toUpperCase(), 'C0ffee00-1234-4ABC-8def-0123456789AB']) {
+      const [v] = classifyInstances([inst(label, minutesAgo(60))], new Set([stored]), now);
+      expect(v).toMatchObject({ delete: false, keep: 'live' });
+    }
+    const other = classifyInstances(
+      [inst(label, minutesAgo(60))],
+      new Set(['c0ffee00-1234-4abc-8dee-0123456789ab']),
+      now,
+    );
+    expect(other[0]?.delete).toBe(true);
+  });
+
   it('counts keep reasons', () => {
     const verdicts = classifyInstances(
       [

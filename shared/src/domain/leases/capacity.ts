@@ -10,6 +10,11 @@ export interface Usage {
   active: number;
   /** An exclusive lease is among them: the proxy is full whatever its capacity. */
   exclusive: boolean;
+  /**
+   * The stored lease state could not be read (a hand-edited document): the proxy counts as full, fail
+   * closed (`exclusive`), and `active` is no count of anything — what lists usage shows this flag instead.
+   */
+  unreadable?: true;
 }
 
 export function activeEntries(entries: readonly LeaseEntry[], now: Date): LeaseEntry[] {

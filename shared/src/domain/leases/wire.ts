@@ -148,6 +148,8 @@ export const ListedProxy = z.looseObject({
   // Optional: services older than the gateway gate do not send it.
   leasable: z.boolean().optional(),
   activeLeases: z.int(),
+  // Only when so: the stored lease state does not decode; the proxy counts as full (activeLeases = capacity).
+  leaseStateInvalid: z.literal(true).optional(),
 });
 export type ListedProxy = z.infer<typeof ListedProxy>;
 
