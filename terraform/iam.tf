@@ -62,10 +62,10 @@ resource "google_project_iam_custom_role" "instance_reaper" {
   depends_on = [google_project_service.enabled]
 }
 
-# The API creates (and deletes on deregistration) each gateway worker's filtered pull subscription on
-# gateway-snapshots. Creating a subscription needs pubsub.subscriptions.create on the project — there
-# is no narrower scope for a subscription that does not exist yet — plus attachSubscription on the topic
-# (the topic-level roles/pubsub.subscriber in topic_subscribers below). This role is the project-level
+# The API creates each gateway worker's filtered pull subscription on gateway-snapshots (Pub/Sub deletes
+# it after a day unused; nothing of ours does). Creating a subscription needs pubsub.subscriptions.create
+# on the project — there is no narrower scope for a subscription that does not exist yet — plus
+# attachSubscription on the topic (the topic-level roles/pubsub.subscriber in topic_subscribers below). This role is the project-level
 # half, with only subscription lifecycle permissions instead of roles/pubsub.editor (which could also
 # delete topics and publish anywhere).
 resource "google_project_iam_custom_role" "worker_subscriptions" {

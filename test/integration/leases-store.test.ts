@@ -1,15 +1,20 @@
 // FirestoreLeaseStore against the Firestore emulator: capacity, exclusivity, expiry by the clock, renewal,
 // idempotent release and cooldowns — with two store instances standing in for two service replicas.
+
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Firestore } from '@google-cloud/firestore';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-collections.js';
 import { FirestoreLeaseStore } from '../../shared/src/adapters/firestore/lease-store.js';
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
+import { repoRoot } from '../../shared/src/config/local-ports.js';
 import type { Candidate } from '../../shared/src/domain/leases/selection.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
 import type { NewLease } from '../../shared/src/ports/lease-store.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
 import { peakUsage, storedLeases } from '../support/leases.js';
+import { type FirestoreRead, recordingFirestore } from '../support/recording-firestore.js';
 
 const projectId = testProjectId();
 const db = new Firestore({ projectId });
@@ -279,5 +284,55 @@ describe('FirestoreLeaseStore', () => {
     expect(r2.coolingDown(inst('p1'), 'site.example', clock.now())).toBe(true);
     clock.advance(60_000);
     expect(r2.coolingDown(inst('p1'), 'site.example', clock.now())).toBe(false);
+  });
+});
+
+describe('what a lease costs in reads: the figure docs/cost.md prices', () => {
+  it("a grant and its release on one replica read nothing once it knows the proxy's state; a release on another reads the lease, then the state", async () => {
+    const reads: { a: FirestoreRead[]; b: FirestoreRead[] } = { a: [], b: [] };
+    const on = (r: FirestoreRead[]) => {
+      const s = new FirestoreLeaseStore(
+        recordingFirestore(new Firestore({ projectId }), r, { documents: true }),
+        {
+          clock,
+          settings,
+          log: quiet,
+        },
+      ).start();
+      stores.push(s);
+      return s;
+    };
+    const a = on(reads.a);
+    const b = on(reads.b);
+    await Promise.all([a.ready(10_000), b.ready(10_000)]);
+    /** Point reads (documents, batched gets, transactions) since the last call: not the start's load. */
+    const pointReads = (r: FirestoreRead[]) => {
+      const n = r.filter((x) => x.how !== 'scan' && x.how !== 'query').reduce((m, x) => m + x.docs, 0);
+      r.length = 0;
+      return n;
+    };
+    const granted = async (s: FirestoreLeaseStore) => {
+      const g = await s.grant({ candidates: [cand('p1')], lease: newLease() });
+      if (g.kind !== 'granted') throw new Error(`not granted: ${g.kind}`);
+      return g.lease.id;
+    };
+    pointReads(reads.a);
+    pointReads(reads.b);
+
+    // A proxy no replica has seen a state of: its first grant reads it once.
+    await a.release(await granted(a));
+    expect(pointReads(reads.a)).toBe(1);
+    // Known now: a grant and its release on the same replica read nothing.
+    await a.release(await granted(a));
+    expect(pointReads(reads.a)).toBe(0);
+    // Released on a replica that did not grant it: the lease (to learn its proxy), then the proxy's state
+    // (its view lacks the lease).
+    const id = await granted(a);
+    await b.release(id);
+    expect(pointReads(reads.a)).toBe(0);
+    expect(pointReads(reads.b)).toBe(2);
+
+    const cost = readFileSync(join(repoRoot, 'docs/cost.md'), 'utf8');
+    expect(cost).toContain('4 writes, 0–3 reads');
   });
 });

@@ -215,8 +215,8 @@ describe('a snapshot pass reads only the workers in view', () => {
   });
 });
 
-describe('what a steady tick reads: the factor docs/cost.md prices', () => {
-  it('a tick that only renews the grant of an up-to-date worker reads the gateway pool as often as priced', async () => {
+describe('what a steady tick reads: the factors docs/cost.md prices', () => {
+  it('a tick that only renews the grant of an up-to-date worker reads the gateway pool as often as priced, and the renewal as many documents', async () => {
     const clock = new ManualClock(T0);
     const POOL = 5;
     for (let i = 0; i < POOL; i++) await proxies.create(poolProxy(`ps-${i}`, i + 1));
@@ -232,20 +232,43 @@ describe('what a steady tick reads: the factor docs/cost.md prices', () => {
     const tickSeconds = 60;
     clock.advance(tickSeconds * 1000);
     const steady = record('gw-live', at(tickSeconds + 20));
+    steady.session.sessionId = record('gw-live', at(20)).session.sessionId; // the same session, kept alive
     steady.session.ackedVersion = published[0]!.version;
     await workers.put(steady, (await workers.get('gw-live'))!.token);
     const billed: FirestoreRead[] = [];
     const summary = await runSnapshotPass(
-      passDeps(clock, published, { workerIds: [], headerIds: [] }, recordingFirestore(db, billed)),
+      passDeps(
+        clock,
+        published,
+        { workerIds: [], headerIds: [] },
+        recordingFirestore(db, billed, { documents: true }),
+      ),
     );
     expect(summary).toMatchObject({ ran: true, ownershipChanges: 0, published: 1, resent: 0, failures: 0 });
 
-    const poolDocs = billed.filter((r) => r.collection === 'proxies').reduce((n, r) => n + r.docs, 0);
+    const poolDocs = billed
+      .filter((r) => r.collection === 'proxies' && (r.how === 'query' || r.how === 'scan'))
+      .reduce((n, r) => n + r.docs, 0);
     const factor = poolDocs / POOL;
     expect(Number.isInteger(factor) && factor >= 1).toBe(true);
     const cost = readFileSync(join(repoRoot, 'docs/cost.md'), 'utf8');
     expect(cost).toContain(`\`${factor === 1 ? '' : factor}N·T\` (snapshot`);
     expect(cost).toContain(`| ${factor === 1 ? '' : `${factor} × `}(1,000 + 20) reads`);
+
+    // The renewal itself, beside the observes' queries: the stored full snapshot the delta is cut from
+    // (its header, its parts) and the save transaction's header and planner lock. (The ownership store
+    // here is not recording: the observes' and the lock's own reads are priced apart.)
+    const renewal = billed
+      .filter((r) => r.how === 'doc' || r.how === 'getAll' || r.how === 'tx')
+      .filter((r) => ['snapshots', 'parts', 'ownership'].includes(r.collection));
+    expect(renewal.map((r) => `${r.collection}:${r.how}`).sort()).toEqual([
+      'ownership:tx',
+      'parts:getAll',
+      'snapshots:doc',
+      'snapshots:tx',
+    ]);
+    const perWorker = renewal.reduce((n, r) => n + r.docs, 0);
+    expect(cost).toContain(`per worker ${perWorker} reads and 3 writes`);
   });
 });
 

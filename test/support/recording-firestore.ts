@@ -1,14 +1,19 @@
 // A Firestore client that records what each query and batched get actually read from the emulator —
 // the collection, whether the query was filtered, and how many documents came back — so a test can tell
 // "read the documents in view" from "read the whole collection and filtered in memory", which the stores'
-// return values cannot. Everything else goes to the real client untouched.
-import type { DocumentReference, Firestore, Query } from '@google-cloud/firestore';
+// return values cannot. With `{ documents: true }` it also records single-document gets (`doc`) and the
+// reads of transactions (`tx`), so a test can count every billed read of an operation. Everything else
+// goes to the real client untouched.
+import { DocumentReference, type Firestore, type Query, type Transaction } from '@google-cloud/firestore';
 
 export interface FirestoreRead {
   /** The collection id (a batched get's first document's collection). */
   collection: string;
-  /** `query`: a query with at least one where(); `scan`: a collection read whole; `getAll`: named documents. */
-  how: 'query' | 'scan' | 'getAll';
+  /**
+   * `query`: a query with at least one where(); `scan`: a collection read whole; `getAll`: named documents;
+   * `doc`: one document's get(); `tx`: a read inside a transaction (the last two only with `documents`).
+   */
+  how: 'query' | 'scan' | 'getAll' | 'doc' | 'tx';
   docs: number;
 }
 
@@ -23,15 +28,61 @@ const CHAIN = new Set([
   'endAt',
 ]);
 
+/** A document reference whose get() is recorded; everything else is the real reference's. */
+function recordingDoc(ref: DocumentReference, reads: FirestoreRead[]): DocumentReference {
+  return new Proxy(ref, {
+    get(target, prop) {
+      const v = Reflect.get(target, prop, target);
+      if (prop === 'get') {
+        return async () => {
+          const snap = await target.get();
+          reads.push({ collection: target.parent.id, how: 'doc', docs: 1 });
+          return snap;
+        };
+      }
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+}
+
+/** A transaction whose reads are recorded (a document: 1, a query: the documents it returned). */
+function recordingTx(tx: Transaction, reads: FirestoreRead[]): Transaction {
+  return new Proxy(tx, {
+    get(target, prop) {
+      const v = Reflect.get(target, prop, target);
+      if (prop === 'get') {
+        return async (refOrQuery: DocumentReference | Query) => {
+          const snap = await target.get(refOrQuery as DocumentReference);
+          // A query's collection id is internal to the client: '' when it cannot be read.
+          const collection =
+            refOrQuery instanceof DocumentReference
+              ? refOrQuery.parent.id
+              : ((refOrQuery as unknown as { _queryOptions?: { collectionId?: string } })._queryOptions
+                  ?.collectionId ?? '');
+          const docs = 'size' in snap ? (snap as { size: number }).size : 1;
+          reads.push({ collection, how: 'tx', docs });
+          return snap;
+        };
+      }
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+}
+
 function recordingQuery<Q extends Query>(
   q: Q,
   collection: string,
   filtered: boolean,
   reads: FirestoreRead[],
+  documents = false,
 ): Q {
   return new Proxy(q, {
     get(target, prop) {
       const v = Reflect.get(target, prop, target);
+      if (prop === 'doc' && documents) {
+        return (...args: unknown[]) =>
+          recordingDoc((v as (...a: unknown[]) => DocumentReference).apply(target, args), reads);
+      }
       if (prop === 'get') {
         return async () => {
           const snap = await target.get();
@@ -47,6 +98,7 @@ function recordingQuery<Q extends Query>(
             collection,
             filtered || prop === 'where',
             reads,
+            documents,
           );
       }
       return v.bind(target);
@@ -54,12 +106,21 @@ function recordingQuery<Q extends Query>(
   });
 }
 
-export function recordingFirestore(db: Firestore, reads: FirestoreRead[]): Firestore {
+export function recordingFirestore(
+  db: Firestore,
+  reads: FirestoreRead[],
+  opts: { documents?: boolean } = {},
+): Firestore {
+  const documents = opts.documents ?? false;
   return new Proxy(db, {
     get(target, prop) {
       const v = Reflect.get(target, prop, target);
       if (prop === 'collection') {
-        return (path: string) => recordingQuery(target.collection(path), path, false, reads);
+        return (path: string) => recordingQuery(target.collection(path), path, false, reads, documents);
+      }
+      if (prop === 'runTransaction' && documents) {
+        return <T>(fn: (tx: Transaction) => Promise<T>, o?: Parameters<Firestore['runTransaction']>[1]) =>
+          target.runTransaction((tx) => fn(recordingTx(tx, reads)), o);
       }
       if (prop === 'getAll') {
         return async (...refs: DocumentReference[]) => {
