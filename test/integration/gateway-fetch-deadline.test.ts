@@ -11,6 +11,8 @@ import { pollUntil } from '../support/poll.js';
 const AUTH = basicAuth('crawler', 's3cret');
 const SILENT = '127.0.0.2';
 const DRIP = '127.0.0.3';
+const MUTE = '127.0.0.4';
+const MUTE_ABSOLUTE = '127.0.0.5';
 /** Far over the fetch deadlines below: an answer before it comes from the deadline, not this bound. */
 const UPSTREAM_TIMEOUT_MS = 8_000;
 
@@ -52,23 +54,40 @@ describe('POST /v1/fetch: the deadline covers the upstream handshake', () => {
     }, 50);
     s.once('close', () => clearInterval(t));
   });
+  // Opens the tunnel, then the target behind it never answers the request.
+  const mute = upstream((s) => s.write('HTTP/1.1 200 Connection established\r\n\r\n'));
+  // An upstream taking plain HTTP in absolute form (filtersDestinations) that never answers it.
+  const muteAbsolute = upstream(() => {});
   let gw: GatewayProcess;
 
   beforeAll(async () => {
-    const ports = [await silent.listen(), await drip.listen()];
+    const ports = [
+      await silent.listen(),
+      await drip.listen(),
+      await mute.listen(),
+      await muteAbsolute.listen(),
+    ];
     gw = await startGateway(
       snapshotFile({
         upstreams: ports.map((p) => `http://up:up-pass@127.0.0.1:${p}`),
         routing: [
           { name: 'silent', match: { hosts: [SILENT] }, selector: { pool: 'silent' }, policy: 'round-robin' },
           { name: 'drip', match: { hosts: [DRIP] }, selector: { pool: 'drip' }, policy: 'round-robin' },
+          { name: 'mute', match: { hosts: [MUTE] }, selector: { pool: 'mute' }, policy: 'round-robin' },
+          {
+            name: 'mute-absolute',
+            match: { hosts: [MUTE_ABSOLUTE] },
+            selector: { pool: 'mute-absolute' },
+            policy: 'round-robin',
+          },
         ],
-        attributes: (i) => ({ pool: ['silent', 'drip'][i]! }),
+        attributes: (i) => ({ pool: ['silent', 'drip', 'mute', 'mute-absolute'][i]! }),
+        filtersDestinations: (i) => i === 3,
         capacity: 1,
       }),
       {
         GATEWAY_CLIENT_USERS: 'crawler:s3cret',
-        GATEWAY_SSRF_ALLOW: `${SILENT}:80,${DRIP}:80,${SILENT}:443,${DRIP}:443`,
+        GATEWAY_SSRF_ALLOW: `${SILENT}:80,${DRIP}:80,${SILENT}:443,${DRIP}:443,${MUTE}:80,${MUTE_ABSOLUTE}:80`,
         GATEWAY_UPSTREAM_TIMEOUT_MS: String(UPSTREAM_TIMEOUT_MS),
         GATEWAY_FETCH_TIMEOUT_MS: '1000',
         // The standalone reporter's 'outcomes' summary (every 5 s) is debug.
@@ -81,6 +100,8 @@ describe('POST /v1/fetch: the deadline covers the upstream handshake', () => {
     await gw?.stop();
     await silent.close();
     await drip.close();
+    await mute.close();
+    await muteAbsolute.close();
   });
 
   const timed = async (url: string, timeoutMs?: number) => {
@@ -126,16 +147,33 @@ describe('POST /v1/fetch: the deadline covers the upstream handshake', () => {
     30_000,
   );
 
-  it("a handshake cut short by the fetch's deadline is not reported as the upstream's failure", async () => {
+  it('a target head not come by the deadline: 504 either way, the upstream slot freed', async () => {
+    // Once within the caller's own 300 ms, once within the gateway's bound (GATEWAY_FETCH_TIMEOUT_MS).
+    for (const host of [MUTE, MUTE_ABSOLUTE])
+      for (const timeoutMs of [300, undefined]) {
+        const r = await timed(`http://${host}/`, timeoutMs);
+        expect(r.status, `${host} ${timeoutMs}`).toBe(504);
+        expect(r.body).toEqual({ error: 'fetch_timeout' });
+        await released();
+      }
+  }, 15_000);
+
+  it("a fetch cut short by the caller's deadline is not reported as the upstream's failure", async () => {
     // The tests above cut handshakes short only by the fetch's deadline (the upstream's bound is 8 s):
-    // the passive health track counts a DIAL or PROXY_HANDSHAKE failure against the proxy, always.
+    // the passive health track counts a DIAL or PROXY_HANDSHAKE failure against the proxy, always. Of
+    // each pair of silent heads (tunnel, absolute form), only the one past the gateway's own bound is
+    // reported (RESPONSE_HEADERS: ambiguous, counted against a proxy only without a success in the
+    // window); a caller asking for 300 ms could otherwise fail a proxy it pins with a sticky header.
     await new Promise((r) => setTimeout(r, 5_500));
     const summaries = gw.logEntries().filter((e) => e.message === 'outcomes');
+    let responseHeaders = 0;
     for (const s of summaries) {
       const f = s.failedByStage as Record<string, number>;
       expect(f.DIAL ?? 0).toBe(0);
       expect(f.PROXY_HANDSHAKE ?? 0).toBe(0);
+      responseHeaders += f.RESPONSE_HEADERS ?? 0;
     }
+    expect(responseHeaders).toBe(2);
   }, 15_000);
 });
 

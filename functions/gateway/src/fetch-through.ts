@@ -105,6 +105,8 @@ export async function fetchThrough(
   // GATEWAY_UPSTREAM_TIMEOUT_MS or for good.
   const deadline = Date.now() + Math.min(req.timeoutMs ?? deps.maxTimeoutMs, deps.maxTimeoutMs);
   const left = () => Math.max(1, deadline - Date.now());
+  /** The deadline is the caller's (a timeoutMs under the gateway's own bound), not the gateway's. */
+  const callerBound = req.timeoutMs !== undefined && req.timeoutMs < deps.maxTimeoutMs;
   let url: URL;
   try {
     url = new URL(req.url);
@@ -220,7 +222,8 @@ export async function fetchThrough(
     if (!r.ok) {
       release();
       if (r.code === CLIENT_CLOSED) return failOn(r.status, r.code);
-      outcome(r.stage, false, r.upstreamStatus);
+      // As on a tunnel below: the caller's own shorter deadline is no evidence against the proxy.
+      if (!(r.code === FETCH_TIMEOUT && callerBound)) outcome(r.stage, false, r.upstreamStatus);
       return failOn(r.status, r.code, r.upstreamStatus ? { upstreamStatus: r.upstreamStatus } : undefined);
     }
     outcome('RESPONSE_HEADERS', true, r.response.statusCode);
@@ -301,9 +304,9 @@ export async function fetchThrough(
     } catch {
       // Node refused a field value before sending anything (ERR_INVALID_CHAR): the slot and the tunnel go
       // back now — thrown, they would be held for the life of the process.
+      // Nothing reached the upstream: no outcome either way.
       release();
       conn.destroy();
-      outcome('RESPONSE_HEADERS', false);
       resolve(failOn(400, 'bad_request'));
       return;
     }
@@ -328,7 +331,10 @@ export async function fetchThrough(
       caller.abort = undefined;
       done();
       if (caller.gone) return resolve(failOn(499, CLIENT_CLOSED));
-      outcome('RESPONSE_HEADERS', false);
+      // A head that did not come within the caller's own, shorter timeoutMs is no evidence against the
+      // proxy (a client asking for 100 ms could otherwise fail a sticky proxy on the passive track); one
+      // that did not come within the gateway's own bound is, as ambiguous as any RESPONSE_HEADERS failure.
+      if (!(timedOut && callerBound)) outcome('RESPONSE_HEADERS', false);
       resolve(timedOut ? failOn(504, FETCH_TIMEOUT) : f);
     };
     caller.abort = () => r.destroy();
