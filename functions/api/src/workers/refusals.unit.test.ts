@@ -110,6 +110,22 @@ describe('worker routes', () => {
     });
   });
 
+  // A parameter no worker route reads (all but the snapshot's sessionId) is refused, not ignored: a
+  // register with one opened a session; valid bodies here, so only the query is wrong.
+  it.each([
+    [
+      '/v1/workers/register?dryRun=true',
+      { workerId: 'gw-1', instanceId: 'i-1', zone: 'z-a', supportedProtocolVersion: 1 },
+    ],
+    ['/v1/workers/gw-1/ack?x=1', { sessionId: 'abcdefgh', version: 1, epoch: 0, checksum: '0'.repeat(64) }],
+    ['/v1/workers/gw-1/outcomes?__proto__=1', { sessionId: 'abcdefgh', sequence: 1, outcomes: [] }],
+  ])('POST %s: 400 invalid_request, an unread query parameter', async (path, body) => {
+    expect(await app()('POST', path, body)).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_request', message: 'invalid query string' },
+    });
+  });
+
   it('snapshot: sessionId required, the first of a repeated one read', async () => {
     const call = app();
     expect(await call('GET', '/v1/workers/gw-1/snapshot?sessionId=x')).toMatchObject({
