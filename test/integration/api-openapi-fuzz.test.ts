@@ -162,7 +162,18 @@ function documentedCodes(doc: Document, op: string | null, status: number): Set<
   }
   const [method = '', path = ''] = op.split(' ');
   const description = doc.paths[path]?.[method.toLowerCase()]?.responses[String(status)]?.description;
-  for (const word of description?.match(/[a-z][a-z_]*[a-z]/g) ?? []) codes.add(word);
+  // A code is a snake_case word of the description, or one of the one-word codes (docs/api.md § Errors).
+  const single = new Set([
+    'unauthenticated',
+    'forbidden',
+    'conflict',
+    'contended',
+    'unavailable',
+    'internal',
+  ]);
+  for (const word of description?.match(/[a-z][a-z_]*[a-z]/g) ?? []) {
+    if (word.includes('_') || single.has(word)) codes.add(word);
+  }
   return codes;
 }
 
@@ -226,19 +237,14 @@ function fieldMutations(
     const t = typeOf(s);
     if (t === 'string' && (s.pattern || s.enum || s.format)) {
       put('NUL byte', 'a\u0000b');
-      put('only a NUL byte', '\u0000');
     }
     if (t === 'string') {
-      raw('lone high surrogate', '"x\\ud800"');
-      raw('lone low surrogate', '"\\udc00x"');
+      raw('lone surrogate', '"x\\ud800"');
       if (s.pattern || s.enum || s.format) put('5,000 characters', 'x'.repeat(5000));
-      put('empty object instead', {});
     }
     if (t === 'integer' || t === 'number') {
       put('-1', -1);
-      put('2^64', 2 ** 64);
       raw('1e400 (Infinity)', '1e400');
-      raw('-0.0000001', '-1e-7');
       if (t === 'integer') put('1.5', 1.5);
     }
     if (t === 'boolean') put('0', 0);
@@ -277,21 +283,16 @@ const invalidUtf8 = Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe,
 /** Path parameter values that are not ids of anything (percent-encoded as they go on the wire). */
 const badIds: Array<[string, string]> = [
   ['..', '..'],
-  ['.', '.'],
   ['%2F', '%2F'],
   ['..%2F..%2Fx', '..%2F..%2Fx'],
   ['%2E%2E', '%2E%2E'],
   ['300 characters', 'a'.repeat(300)],
   ['a NUL byte', 'a%00b'],
-  ['only a NUL byte', '%00'],
   ['a lone surrogate (CESU bytes)', 'a%ED%A0%80'],
   ['invalid UTF-8', 'a%FF%FE'],
   ['a malformed escape', '%ZZ'],
-  ['an emoji', '%F0%9F%98%80'],
   ['upper case', 'SEEDED'],
-  ['a space', 'a%20b'],
   ['a newline', 'a%0Ab'],
-  ['a backslash', 'a%5Cb'],
 ];
 
 /**
@@ -481,10 +482,10 @@ function generateCases(doc: Document, f: Fixture): Case[] {
       }
       for (const p of queryParams) {
         const s = resolve(doc, p.schema);
-        const values: string[] = ['%00', 'a%ED%A0%80', '%FF', 'x'.repeat(3000)];
+        const values: string[] = ['%00', 'a%ED%A0%80', 'x'.repeat(3000)];
         if (s.enum) values.push('bogus', '', 'TRUE');
         if (typeOf(s) === 'integer')
-          values.push('-1', '0', 'NaN', '1e309', '99999999999999999999', '1.5', '', '0x10', ' 1', 'Infinity');
+          values.push('-1', '0', 'NaN', '1e309', '99999999999999999999', '1.5', '', '0x10', ' 1');
         if (s.pattern) values.push('!!', '..', 'a b');
         if (p.name === 'pageToken') {
           // Tokens the list never hands out (each names a worker id): garbage, and ids Firestore refuses.
@@ -492,9 +493,19 @@ function generateCases(doc: Document, f: Fixture): Case[] {
           values.push('AAAA', 'zzzzzzzz', token('{"x":1}'), token('\u0000\u0001'), token('..'), token('.'));
           values.push(token('__x__'), token('a'.repeat(1536)), token('a/b'), token('gw-1\u0000'));
         }
-        // A parameter that only counts beside another (pageSize, pageToken with all=true): both ways.
-        const companions = p.name === 'pageSize' || p.name === 'pageToken' ? ['', 'all=true&'] : [''];
-        for (const pre of companions) {
+        // pageSize and pageToken page all=true only: their values are judged beside it, and alone they
+        // are refused whatever they are.
+        const paging = p.name === 'pageSize' || p.name === 'pageToken';
+        if (paging) {
+          cases.push(
+            base(`?${p.name} without all=true`, {
+              path: `${fill(path, f)}?${p.name}=1`,
+              status: 400,
+              error: 'invalid_request',
+            }),
+          );
+        }
+        for (const pre of paging ? ['all=true&'] : ['']) {
           for (const v of values) {
             const q = `${pre}${p.name}=${v.startsWith('%') || v.includes('%') ? v : encodeURIComponent(v)}`;
             const others = queryParams.filter((o) => o.required && o.name !== p.name);
