@@ -467,6 +467,30 @@ function generateCases(doc: Document, f: Fixture): Case[] {
         cases.push(base(`{${p.name}} empty`, { path: empty }));
       }
 
+      // Header parameters (If-Match): malformed lists and tags, and well-formed ones that match nothing —
+      // the seeded proxy is at generation 1 and no routing is stored (revision 0), so neither "1" nor "0"
+      // nor `*` is sent: any answer but 400 invalid_request or 412 precondition_failed would be a write.
+      for (const h of (op.parameters ?? []).filter((x) => x.in === 'header')) {
+        const tags = ['garbage', '"', '"2', '2', 'W/"1"', 'W/"0"', '"-1"', '"1.0"', '"01"', '"00"'];
+        tags.push(
+          '"99999999999999999999999"',
+          ',,,',
+          '"2" , "3"',
+          `"${'9'.repeat(2000)}"`,
+          '"\u00ff"',
+          '* , "2"',
+        );
+        for (const tag of tags) {
+          cases.push(
+            base(`${h.name}: ${tag.slice(0, 30)}`, {
+              headers: { ...bodyFor.headers, [h.name.toLowerCase()]: tag },
+              status: 400,
+              or: [412],
+            }),
+          );
+        }
+      }
+
       // Query parameters.
       const readsQuery = queryParams.length > 0;
       if (!readsQuery && op.responses['400']) {
