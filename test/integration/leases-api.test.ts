@@ -571,6 +571,35 @@ describe('renew and release', () => {
   });
 });
 
+describe('a query parameter no lease route reads', () => {
+  // `DELETE /v1/leases/{id}?dryRun=true` released the lease, `POST /v1/leases?exclusive=true` granted a
+  // shared one: a parameter that is not read must not let a request act as if it had been understood.
+  it('is 400 invalid_request on acquire, renew, release and report, and changes nothing', async () => {
+    await start([proxy('solo')]);
+    const { body: lease } = await acquire({ ttlSeconds: 60 });
+    const stored = async () =>
+      (await db.collection('leases').get()).docs.map((d) => [
+        d.id,
+        d.updateTime.toMillis(),
+        d.updateTime.nanoseconds,
+      ]);
+    const before = await stored();
+    for (const [method, path, body] of [
+      ['POST', '/v1/leases?exclusive=true', {}],
+      ['POST', `/v1/leases/${lease.leaseId}/renew?ttlSeconds=600`, {}],
+      ['DELETE', `/v1/leases/${lease.leaseId}?dryRun=true`, undefined],
+      ['POST', `/v1/leases/${lease.leaseId}/report?result=banned`, { result: 'ok' }],
+    ] as const) {
+      expect(await call(method, path, body), `${method} ${path}`).toMatchObject({
+        status: 400,
+        body: { error: 'invalid_request', message: 'invalid query string' },
+      });
+    }
+    expect(await stored()).toEqual(before);
+    expect((await call('POST', `/v1/leases/${lease.leaseId}/renew`, {})).status).toBe(200);
+  });
+});
+
 describe('renewing a lease whose proxy is withdrawn', () => {
   it('409 proxy_withdrawn once its proxy is being deleted or joins the gateway pool; the lease runs out as granted', async () => {
     await start([proxy('going', { latencyMillis: 1 }), proxy('pooled', { latencyMillis: 2 })]);

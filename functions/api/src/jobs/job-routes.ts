@@ -3,6 +3,7 @@
 // Hono's path syntax cannot express as a parameter plus a literal, so one POST route splits the segment;
 // their OpenAPI entries are registered by hand.
 import { createRoute, OpenAPIHono } from '@hono/zod-openapi';
+import { createMiddleware } from 'hono/factory';
 import { ApiError } from '../errors.js';
 import { noBody } from '../middleware/no-body.js';
 import { noQuery } from '../middleware/no-query.js';
@@ -54,12 +55,22 @@ export function jobRoutes(controls: JobControls) {
     })
     .openapi(getJobRoute, async (c) => c.json(await controls.get(c.req.valid('param').name), 200));
 
-  app.post('/:call', noQuery(), noBody(), async (c) => {
-    const call = c.req.param('call');
+  // The action is read before the query and the body are judged, so that a call of no action —
+  // `POST /v1/jobs/gc-sweep`, `…:delete` — is 404 not_found whatever was sent with it (it was 400
+  // unexpected_body with a body, 404 without).
+  const route = (call: string) => {
     const at = call.lastIndexOf(':');
     const action = at > 0 ? call.slice(at + 1) : '';
     if (!isAction(action)) throw new ApiError(404, 'not_found', 'no such route');
-    return c.json(await controls.act(call.slice(0, at), action), 200);
+    return { name: call.slice(0, at), action };
+  };
+  const routed = createMiddleware(async (c, next) => {
+    route(c.req.param('call') ?? '');
+    await next();
+  });
+  app.post('/:call', routed, noQuery(), noBody(), async (c) => {
+    const { name, action } = route(c.req.param('call'));
+    return c.json(await controls.act(name, action), 200);
   });
 
   for (const [action, summary] of Object.entries(ACTIONS)) {

@@ -150,6 +150,18 @@ describe('/v1/jobs', () => {
     },
   );
 
+  // The action is read first: with a body (or a query) the same 404, not the no-body check's 400.
+  it.each([['/v1/jobs/gc-sweep'], ['/v1/jobs/gc-sweep:delete?x=1']])(
+    'POST %s with a body → 404 not_found, as without one',
+    async (path) => {
+      const h = setup();
+      const res = await h.call('POST', path, { force: true });
+      expect(res.status).toBe(404);
+      expect(await res.json()).toMatchObject({ error: 'not_found' });
+      expect(h.sched.runs).toEqual([]);
+    },
+  );
+
   it.each([
     [new JobSchedulerError('refused', 'DISABLED'), 409, 'conflict', null],
     [new JobSchedulerError('denied', 'PERMISSION_DENIED'), 503, 'unavailable', '5'],

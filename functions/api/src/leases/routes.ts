@@ -18,6 +18,7 @@ import type { Principal } from '../auth/authenticator.js';
 import { holderOf } from '../discovery/auth.js';
 import { jsonBody } from '../middleware/json-body.js';
 import { noBody } from '../middleware/no-body.js';
+import { noQuery } from '../middleware/no-query.js';
 import { payloadTooLarge } from '../routes/openapi-responses.js';
 import { crawlerSecurity } from '../routes/openapi-security.js';
 import { ErrorBody } from '../routes/proxy-schemas.js';
@@ -36,7 +37,9 @@ const common = {
   503: error('unavailable: the lease store is busy or restarting; retry after Retry-After'),
 };
 const withBody = {
-  400: error('invalid_json or invalid_request (with issues)'),
+  400: error(
+    'invalid_json or invalid_request (with issues; or a query parameter, which these routes refuse)',
+  ),
   415: error('unsupported_media_type'),
 };
 
@@ -48,7 +51,7 @@ const acquire = createRoute({
   description:
     'Among healthy proxies matching the selector, not cooling down for the target and with room, grants the one with the fewest active leases, then the lowest latency, then by name; a proxy whose health verdict is SUSPECT (Healthy with reason ProbeSuspect or PassiveSuspect) only when no other has room. `{}` leases any proxy for 300 s.',
   security,
-  middleware: [jsonBody()] as const,
+  middleware: [noQuery(), jsonBody()] as const,
   request: { body: { required: true, ...jsonContent(AcquireRequest, 'What to lease') } },
   responses: {
     201: jsonContent(LeaseGrant, 'Granted. The proxy URL carries credentials: keep it secret.'),
@@ -64,7 +67,7 @@ const renew = createRoute({
   tags: ['leases'],
   summary: 'Extend a lease to now + ttlSeconds (never shortens it); the body is optional',
   security,
-  middleware: [optionalJsonBody()] as const,
+  middleware: [noQuery(), optionalJsonBody()] as const,
   request: { params: LeaseIdParam, body: { required: false, ...jsonContent(RenewRequest, 'New TTL') } },
   responses: {
     200: jsonContent(RenewResponse, 'Renewed'),
@@ -83,9 +86,13 @@ const release = createRoute({
   tags: ['leases'],
   summary: 'Release a lease (idempotent: unknown, expired and released leases also answer 204)',
   security,
-  middleware: [noBody()] as const,
+  middleware: [noQuery(), noBody()] as const,
   request: { params: LeaseIdParam },
-  responses: { 204: { description: 'Released' }, 400: error('invalid_request: a body was sent'), ...common },
+  responses: {
+    204: { description: 'Released' },
+    400: error('invalid_request: a body or a query parameter was sent'),
+    ...common,
+  },
 });
 
 const report = createRoute({
@@ -96,7 +103,7 @@ const report = createRoute({
   description:
     'The target falls back report → lease → global. A lease still resolves for CooldownWindow after it ended, because a late report arrives exactly when the proxy is being rate-limited.',
   security,
-  middleware: [jsonBody()] as const,
+  middleware: [noQuery(), jsonBody()] as const,
   request: { params: LeaseIdParam, body: { required: true, ...jsonContent(ReportRequest, 'The result') } },
   responses: {
     204: { description: 'Recorded' },

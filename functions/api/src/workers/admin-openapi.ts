@@ -3,7 +3,11 @@
 // them), so that /openapi.json documents them (docs/gateway-control-plane.md § Admin endpoints).
 import { createRoute, z } from '@hono/zod-openapi';
 import { AttributeKey, ProxyName } from '../../../../shared/src/domain/proxy.js';
-import { MAX_TARGET_CHECKS, RoutingRules } from '../../../../shared/src/messages/gateway-snapshot.js';
+import {
+  MAX_TARGET_CHECKS,
+  RoutingRules,
+  WorkerId,
+} from '../../../../shared/src/messages/gateway-snapshot.js';
 import { noBody } from '../middleware/no-body.js';
 import { noQuery } from '../middleware/no-query.js';
 import { ifMatchHeader } from '../routes/if-match-header.js';
@@ -62,9 +66,10 @@ export const PageToken = z
   .string()
   .regex(/^[A-Za-z0-9_-]{1,2048}$/)
   .transform((t) => Buffer.from(t, 'base64url').toString('utf8'))
-  // What no document id can be (empty, or with a slash): Firestore's client throws on such a cursor before
-  // it reads anything, which is the caller's token at fault, not a 500.
-  .refine((id) => id !== '' && !id.includes('/'))
+  // Every token the list hands out names a worker id: anything else (empty, a slash — on which Firestore's
+  // client throws before it reads — '..', NUL bytes, a reserved __id__, an id too long for Firestore) is
+  // the caller's token at fault, a 400, not a page after some arbitrary string or a 500.
+  .refine((id) => WorkerId.safeParse(id).success)
   .optional();
 
 const Timestamp = z.iso.datetime();

@@ -102,7 +102,9 @@ export function gatewayAdminRoutes(deps: GatewayAdminDeps) {
     if (paging && !everything) {
       throw new WorkerApiError(400, 'invalid_request', 'pageSize and pageToken page all=true only');
     }
-    const size = PageSize.safeParse(c.req.query('pageSize'));
+    // Decimal digits only: the schema's coercion (Number) also read ' 1', '0x10' and '1e2' as sizes.
+    const rawSize = c.req.query('pageSize');
+    const size = PageSize.safeParse(rawSize === undefined || /^[0-9]+$/.test(rawSize) ? rawSize : 'x');
     if (!size.success) {
       throw new WorkerApiError(400, 'invalid_request', `pageSize must be an integer in 1–${MAX_PAGE_SIZE}`);
     }

@@ -110,6 +110,22 @@ describe('worker routes', () => {
     });
   });
 
+  // A parameter no worker route reads (all but the snapshot's sessionId) is refused, not ignored: a
+  // register with one opened a session; valid bodies here, so only the query is wrong.
+  it.each([
+    [
+      '/v1/workers/register?dryRun=true',
+      { workerId: 'gw-1', instanceId: 'i-1', zone: 'z-a', supportedProtocolVersion: 1 },
+    ],
+    ['/v1/workers/gw-1/ack?x=1', { sessionId: 'abcdefgh', version: 1, epoch: 0, checksum: '0'.repeat(64) }],
+    ['/v1/workers/gw-1/outcomes?__proto__=1', { sessionId: 'abcdefgh', sequence: 1, outcomes: [] }],
+  ])('POST %s: 400 invalid_request, an unread query parameter', async (path, body) => {
+    expect(await app()('POST', path, body)).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_request', message: 'invalid query string' },
+    });
+  });
+
   it('snapshot: sessionId required, the first of a repeated one read', async () => {
     const call = app();
     expect(await call('GET', '/v1/workers/gw-1/snapshot?sessionId=x')).toMatchObject({
@@ -132,10 +148,27 @@ describe('gateway admin routes', () => {
     ['?all=true&pageSize=0', 'pageSize must be an integer in 1–500'],
     ['?all=true&pageSize=abc&pageToken=***', 'pageSize must be an integer in 1–500'],
     ['?all=true&pageToken=***', 'not a page token'],
+    // Number() read these as sizes; only decimal digits are one.
+    ['?all=true&pageSize=0x10', 'pageSize must be an integer in 1–500'],
+    ['?all=true&pageSize=%201', 'pageSize must be an integer in 1–500'],
+    ['?all=true&pageSize=1e2', 'pageSize must be an integer in 1–500'],
+    // Well-formed base64url that names no worker id ("\0\0\0", {"x":1}, ".." or, below, 1,536 bytes):
+    // a token the list never hands out, not the page after some arbitrary string.
+    ['?all=true&pageToken=AAAA', 'not a page token'],
+    ['?all=true&pageToken=eyJ4IjoxfQ', 'not a page token'],
+    ['?all=true&pageToken=Li4', 'not a page token'],
   ])('GET workers%s: %s', async (query, message) => {
     expect(await app()('GET', `/v1/gateway/workers${query}`)).toMatchObject({
       status: 400,
       body: { error: 'invalid_request', message },
+    });
+  });
+
+  it('GET workers?all=true&pageToken=<an id longer than a worker id>: not a page token', async () => {
+    const token = Buffer.from('a'.repeat(1536)).toString('base64url');
+    expect(await app()('GET', `/v1/gateway/workers?all=true&pageToken=${token}`)).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_request', message: 'not a page token' },
     });
   });
 

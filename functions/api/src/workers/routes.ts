@@ -5,6 +5,7 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { createMiddleware } from 'hono/factory';
 import { WorkerId } from '../../../../shared/src/messages/gateway-snapshot.js';
+import { noQuery } from '../middleware/no-query.js';
 import type { WorkerAuthenticator, WorkerPrincipal } from './auth.js';
 import { WorkerApiError, workerErrors } from './errors.js';
 import { json, limitBytes, rateLimit, requireWorker, type WorkerEnv, workerHook } from './http.js';
@@ -57,15 +58,18 @@ export function workerRoutes(deps: WorkerRoutesDeps) {
   // key of the caller alone made the whole fleet share one register bucket per API instance (a fleet
   // restart was throttled to 1/s). The body is read first (4 KiB at most) and the caller must be allowed
   // the id before a bucket is taken, so no one can drain another worker's bucket or mint buckets.
-  app.openapi({ ...registerRoute, middleware: [limitBytes(4 * KIB), json()] as const }, async (c) => {
-    const body = c.req.valid('json');
-    authorise(c.var.worker, body.workerId);
-    rateLimit(deps.limiter, `register:${c.var.worker.label}:${body.workerId}`, WORKER_RATES.register);
-    return c.json(await registerWorker(deps, c.var.worker, body), 200);
-  });
+  app.openapi(
+    { ...registerRoute, middleware: [limitBytes(4 * KIB), noQuery(), json()] as const },
+    async (c) => {
+      const body = c.req.valid('json');
+      authorise(c.var.worker, body.workerId);
+      rateLimit(deps.limiter, `register:${c.var.worker.label}:${body.workerId}`, WORKER_RATES.register);
+      return c.json(await registerWorker(deps, c.var.worker, body), 200);
+    },
+  );
 
   app.openapi(
-    { ...ackRoute, middleware: [limitBytes(4 * KIB), json(), forWorker('ack')] as const },
+    { ...ackRoute, middleware: [limitBytes(4 * KIB), noQuery(), json(), forWorker('ack')] as const },
     async (c) => {
       const { id } = c.req.valid('param');
       return c.json(await acknowledgeSnapshot(deps, c.var.worker, id, c.req.valid('json')), 200);
@@ -73,7 +77,10 @@ export function workerRoutes(deps: WorkerRoutesDeps) {
   );
 
   app.openapi(
-    { ...runtimeRoute, middleware: [limitBytes(1024 * KIB), json(), forWorker('runtime')] as const },
+    {
+      ...runtimeRoute,
+      middleware: [limitBytes(1024 * KIB), noQuery(), json(), forWorker('runtime')] as const,
+    },
     async (c) => {
       const { id } = c.req.valid('param');
       return c.json(await reportRuntime(deps, c.var.worker, id, c.req.valid('json')), 200);
@@ -81,7 +88,10 @@ export function workerRoutes(deps: WorkerRoutesDeps) {
   );
 
   app.openapi(
-    { ...outcomesRoute, middleware: [limitBytes(1024 * KIB), json(), forWorker('outcomes')] as const },
+    {
+      ...outcomesRoute,
+      middleware: [limitBytes(1024 * KIB), noQuery(), json(), forWorker('outcomes')] as const,
+    },
     async (c) => {
       const { id } = c.req.valid('param');
       return c.json(await reportOutcomes(deps, c.var.worker, id, c.req.valid('json')), 200);
