@@ -495,8 +495,8 @@ export class ProxySession implements ForwardOwner {
     this.ctx.recorder.request('proxy', this.route!.name, status > 0 ? 'ok' : 'target_bad_response');
     this.state = TUNNEL;
     const up = this.up!;
+    // 'end' stays listened to: the target's FIN is the end of its answer (onUpEnd).
     up.removeListener('data', onUpData);
-    up.removeListener('end', onUpEnd);
     if (h.consumed < buf.length) c.write(buf.subarray(h.consumed));
     c.uncork();
     up.pipe(c);
@@ -563,13 +563,18 @@ export class ProxySession implements ForwardOwner {
   /**
    * The upstream's FIN before the tunnel is up or the response head is in. The socket is half-open
    * (allowHalfOpen), so no 'close' would follow until the deadline: a SOCKS5 provider dropping clients
-   * not on its allow-list after the greeting, an http proxy closing instead of answering. Listened to
-   * only until TUNNEL (removed there), so an established tunnel pays nothing for it. failStage destroys
-   * the socket; its 'close' then finds the session DONE (and, on the SOCKS5 path, the package's
-   * rejection finds the state no longer HANDSHAKE).
+   * not on its allow-list after the greeting, an http proxy closing instead of answering. failStage
+   * destroys the socket; its 'close' then finds the session DONE (and, on the SOCKS5 path, the package's
+   * rejection finds the state no longer HANDSHAKE). A CONNECT tunnel stops listening at TUNNEL (a
+   * half-closed tunnel still carries the client's bytes), so it pays nothing for it. Pinned plain HTTP
+   * listens on: the target's FIN in TUNNEL is the end of its answer (the pipe has ended our side to the
+   * client), and the client gets the linger to close its own, as after an absolute-form answer
+   * (forwardDone). Without it the upstream socket stayed half-open, no 'close' came, and a client that
+   * kept its side open held the session and its upstream slot until GATEWAY_IDLE_TIMEOUT_MS.
    */
   onUpEnd(): void {
-    this.upGone();
+    if (this.state === TUNNEL) this.lingerUntil = Date.now() + this.ctx.opts.lingerMs;
+    else this.upGone();
   }
 
   onUpClose(): void {
