@@ -27,8 +27,21 @@ const EVIL = 'HTTP/1.1 200 OK\r\nContent-Length: 4\r\nX-Evil: 1\r\n\r\nEVIL';
 const ok = (body: string) => `HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
 
 /** The script of one path: what the upstream writes, and whether it then ends (FIN) or resets. */
+/** Connections that ignore the gateway's FIN and never close (a hostile target's). */
+const holding = new WeakSet<net.Socket>();
+
 function answer(s: net.Socket, path: string): void {
   switch (path) {
+    case '/hold':
+      // A whole answer, then nothing: the connection is kept open whatever the other side does.
+      holding.add(s);
+      s.write(`HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: 4\r\n\r\nheld`);
+      return;
+    case '/stall-mid-body':
+      // Part of the body, then silence on a connection kept open.
+      holding.add(s);
+      s.write('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nstalled');
+      return;
     case '/cl-and-te':
       // Both framings: a parser that took Content-Length would leave EVIL after a 6-byte body.
       s.write(`HTTP/1.1 200 OK\r\nContent-Length: 6\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n${EVIL}`);
@@ -104,8 +117,11 @@ describe('plain HTTP data path: misframed answers never reach another client', (
       sockets.add(s);
       s.once('close', () => sockets.delete(s));
       s.on('error', () => {});
-      // Closes once the gateway has ended its side, as a server reading to the end does.
-      s.on('end', () => s.end());
+      // Closes once the gateway has ended its side, as a server reading to the end does (unless told
+      // to hold on: a hostile target's connection ignores the FIN).
+      s.on('end', () => {
+        if (!holding.has(s)) s.end();
+      });
       let buf = '';
       s.on('data', (d: Buffer) => {
         buf += d.toString('latin1');
@@ -295,4 +311,41 @@ describe('plain HTTP data path: misframed answers never reach another client', (
       c.destroy();
     }
   });
+
+  it.each([
+    ['pinned', '/hold', PIN, '\r\n\r\nheld'],
+    ['pinned', '/stall-mid-body', PIN, 'stalled'],
+    ['pooled', '/stall-mid-body', ABS, 'stalled'],
+  ])(
+    '%s: a client that closed after %s does not leave the session to a silent target',
+    async (_, path, host, last) => {
+      await noLoad();
+      const c = net.connect({ port: gw.proxyPort, host: '127.0.0.1' });
+      c.on('error', () => {});
+      let text = '';
+      const got = new Promise<void>((r) =>
+        c.on('data', (d: Buffer) => {
+          text += d.toString('latin1');
+          if (text.endsWith(last)) r();
+        }),
+      );
+      c.write(`GET http://${host}${path} HTTP/1.1\r\nHost: ${host}\r\nProxy-Authorization: ${AUTH}\r\n\r\n`);
+      await got;
+      // Done with it (a whole answer read, or a client timeout), the client closes its connection; the
+      // target stays silent and never closes its own. Without a byte either way, only the client's FIN
+      // says the exchange is over: it gets the linger, not GATEWAY_IDLE_TIMEOUT_MS (5 minutes).
+      c.end();
+      try {
+        const h = await pollUntil(
+          gw.health,
+          (x) => x.sockets.proxyClients === 0 && x.load.active === 0,
+          LINGER_MS + 3_000,
+          'the session released',
+        );
+        expect(h.load).toEqual({ active: 0, reserved: 0 });
+      } finally {
+        c.destroy();
+      }
+    },
+  );
 });

@@ -106,6 +106,8 @@ export class ProxySession implements ForwardOwner {
   private respScan = 0;
   /** Once our side is done: when a client that keeps its side open is cut. 0 = not lingering. */
   private lingerUntil = 0;
+  /** Plain HTTP: the client's FIN is in (onClientEnd); once the answer is relayed, silence ends it sooner. */
+  private clientEnded = false;
 
   constructor(
     readonly client: Owned,
@@ -140,7 +142,8 @@ export class ProxySession implements ForwardOwner {
       const bytes = c.bytesRead + c.bytesWritten;
       if (bytes !== this.lastBytes) {
         this.lastBytes = bytes;
-        this.deadline = now + this.ctx.opts.idleTimeoutMs;
+        const o = this.ctx.opts;
+        this.deadline = now + (this.clientEnded && st === TUNNEL ? o.lingerMs : o.idleTimeoutMs);
       } else if (now >= this.deadline) c.destroy();
     }
   }
@@ -600,12 +603,21 @@ export class ProxySession implements ForwardOwner {
   onClientEnd(): void {
     // Half-closed before a complete head: nothing more can arrive, so there is no request to serve.
     if (this.state === HEAD) this.client.destroy();
-    // Pinned plain HTTP once the target's answer is being relayed: the client is done sending (one
-    // request per connection), so its FIN goes on to the target, as a CONNECT tunnel carries it. The
-    // session ends when the target closes; a target that ignored our `Connection: close` kept its side
-    // open, and the session, with its upstream slot, was held until GATEWAY_IDLE_TIMEOUT_MS after the
-    // client had gone. (Before the answer, a FIN is a client that half-closed after its request: ignored.)
-    else if (this.state === TUNNEL && !this.isConnect && this.up) this.up.end();
+    // Plain HTTP once the answer is being relayed: the client is done sending (one request per
+    // connection). Pinned, its FIN goes on to the target, as a CONNECT tunnel carries it: a target that
+    // ignored our `Connection: close` kept its side open, and the session, with its upstream slot, was held
+    // until GATEWAY_IDLE_TIMEOUT_MS after the client had gone. On either path, from then on the session
+    // ends after GATEWAY_LINGER_MS without a byte either way (sweep), not the idle timeout: a client that
+    // closed says so only with its FIN (nothing is written to it while the target is silent), so a target
+    // that stalls mid-body, or ignores the FIN too, held the session and its slot for the full idle
+    // timeout after every such request. A half-closed client still receiving the body keeps it going.
+    // (Before the answer, a FIN is a client that half-closed after its request: noted, nothing more.)
+    else if (!this.isConnect) {
+      this.clientEnded = true;
+      if (this.state !== TUNNEL) return;
+      this.deadline = Math.min(this.deadline, Date.now() + this.ctx.opts.lingerMs);
+      this.up?.end();
+    }
   }
 
   onClientClose(): void {
