@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   basicAuth,
   type GatewayProcess,
+  openTunnel,
   rawExchange,
   startGateway,
 } from '../../bench/support/gateway-process.js';
@@ -316,11 +317,16 @@ describe('plain HTTP data path: misframed answers never reach another client', (
     ['pinned', '/hold', PIN, '\r\n\r\nheld'],
     ['pinned', '/stall-mid-body', PIN, 'stalled'],
     ['pooled', '/stall-mid-body', ABS, 'stalled'],
+    ['CONNECT', '/hold', PIN, '\r\n\r\nheld'],
   ])(
     '%s: a client that closed after %s does not leave the session to a silent target',
-    async (_, path, host, last) => {
+    async (kind, path, host, last) => {
       await noLoad();
-      const c = net.connect({ port: gw.proxyPort, host: '127.0.0.1' });
+      // Through a CONNECT tunnel, the same request in origin form (the upstream plays the target).
+      const c =
+        kind === 'CONNECT'
+          ? await openTunnel(gw.proxyPort, `${host}:80`, AUTH)
+          : net.connect({ port: gw.proxyPort, host: '127.0.0.1' });
       c.on('error', () => {});
       let text = '';
       const got = new Promise<void>((r) =>
@@ -329,7 +335,12 @@ describe('plain HTTP data path: misframed answers never reach another client', (
           if (text.endsWith(last)) r();
         }),
       );
-      c.write(`GET http://${host}${path} HTTP/1.1\r\nHost: ${host}\r\nProxy-Authorization: ${AUTH}\r\n\r\n`);
+      c.resume(); // openTunnel hands its socket over paused
+      c.write(
+        kind === 'CONNECT'
+          ? `GET ${path} HTTP/1.1\r\nHost: ${host}\r\n\r\n`
+          : `GET http://${host}${path} HTTP/1.1\r\nHost: ${host}\r\nProxy-Authorization: ${AUTH}\r\n\r\n`,
+      );
       await got;
       // Done with it (a whole answer read, or a client timeout), the client closes its connection; the
       // target stays silent and never closes its own. Without a byte either way, only the client's FIN

@@ -106,7 +106,7 @@ export class ProxySession implements ForwardOwner {
   private respScan = 0;
   /** Once our side is done: when a client that keeps its side open is cut. 0 = not lingering. */
   private lingerUntil = 0;
-  /** Plain HTTP: the client's FIN is in (onClientEnd); once the answer is relayed, silence ends it sooner. */
+  /** The client's FIN is in (onClientEnd): in TUNNEL, GATEWAY_LINGER_MS of silence ends the session. */
   private clientEnded = false;
 
   constructor(
@@ -603,20 +603,22 @@ export class ProxySession implements ForwardOwner {
   onClientEnd(): void {
     // Half-closed before a complete head: nothing more can arrive, so there is no request to serve.
     if (this.state === HEAD) this.client.destroy();
-    // Plain HTTP once the answer is being relayed: the client is done sending (one request per
-    // connection). Pinned, its FIN goes on to the target, as a CONNECT tunnel carries it: a target that
-    // ignored our `Connection: close` kept its side open, and the session, with its upstream slot, was held
-    // until GATEWAY_IDLE_TIMEOUT_MS after the client had gone. On either path, from then on the session
-    // ends after GATEWAY_LINGER_MS without a byte either way (sweep), not the idle timeout: a client that
-    // closed says so only with its FIN (nothing is written to it while the target is silent), so a target
-    // that stalls mid-body, or ignores the FIN too, held the session and its slot for the full idle
-    // timeout after every such request. A half-closed client still receiving the body keeps it going.
-    // (Before the answer, a FIN is a client that half-closed after its request: noted, nothing more.)
-    else if (!this.isConnect) {
+    // Once the answer is being relayed (TUNNEL), the client's FIN goes on to the target: a CONNECT
+    // tunnel's pipe carries it, and pinned plain HTTP ends its upstream socket here (one request per
+    // connection: the client is done sending), since a target that ignored our `Connection: close` kept
+    // its side open and held the session, with its upstream slot, until GATEWAY_IDLE_TIMEOUT_MS after the
+    // client had gone. On every path the session then ends after GATEWAY_LINGER_MS without a byte either
+    // way (sweep), not the idle timeout: a client that closed says so only with its FIN (nothing is
+    // written to it while the target is silent), so a target that stalls, or ignores the FIN and keeps
+    // its connection open, held the session and its slot for the full idle timeout after every such
+    // request — any site a crawler visits could pin a proxy's capacity that way. A half-closed client
+    // still receiving bytes keeps it going. (Before TUNNEL, a FIN is a client that half-closed after its
+    // request: noted, and its answer still awaited.)
+    else {
       this.clientEnded = true;
       if (this.state !== TUNNEL) return;
       this.deadline = Math.min(this.deadline, Date.now() + this.ctx.opts.lingerMs);
-      this.up?.end();
+      if (!this.isConnect) this.up?.end();
     }
   }
 
