@@ -38,6 +38,10 @@ function answer(s: net.Socket, path: string): void {
       holding.add(s);
       s.write(`HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: 4\r\n\r\nheld`);
       return;
+    case '/never':
+      // Reads the request and never answers (a tarpit).
+      holding.add(s);
+      return;
     case '/stall-mid-body':
       // Part of the body, then silence on a connection kept open.
       holding.add(s);
@@ -312,6 +316,33 @@ describe('plain HTTP data path: misframed answers never reach another client', (
       c.destroy();
     }
   });
+
+  it.each([
+    ['pooled', ABS],
+    ['pinned', PIN],
+  ])(
+    '%s: a client that gave up on a target that never answers does not leave the session to it',
+    async (_, host) => {
+      await noLoad();
+      const c = net.connect({ port: gw.proxyPort, host: '127.0.0.1' });
+      c.on('error', () => {});
+      c.write(`GET http://${host}/never HTTP/1.1\r\nHost: ${host}\r\nProxy-Authorization: ${AUTH}\r\n\r\n`);
+      // The request is on its way (the slot is taken), then the client's own timeout: it closes.
+      await pollUntil(gw.health, (x) => x.load.active === 1, 3_000, 'the request under way');
+      c.end();
+      try {
+        const h = await pollUntil(
+          gw.health,
+          (x) => x.sockets.proxyClients === 0 && x.load.active === 0,
+          LINGER_MS + 3_000,
+          'the session released',
+        );
+        expect(h.load).toEqual({ active: 0, reserved: 0 });
+      } finally {
+        c.destroy();
+      }
+    },
+  );
 
   it.each([
     ['pinned', '/hold', PIN, '\r\n\r\nheld'],

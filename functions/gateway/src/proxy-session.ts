@@ -106,7 +106,7 @@ export class ProxySession implements ForwardOwner {
   private respScan = 0;
   /** Once our side is done: when a client that keeps its side open is cut. 0 = not lingering. */
   private lingerUntil = 0;
-  /** The client's FIN is in (onClientEnd): in TUNNEL, GATEWAY_LINGER_MS of silence ends the session. */
+  /** The client's FIN is in (onClientEnd): GATEWAY_LINGER_MS of silence then ends the session. */
   private clientEnded = false;
 
   constructor(
@@ -143,7 +143,7 @@ export class ProxySession implements ForwardOwner {
       if (bytes !== this.lastBytes) {
         this.lastBytes = bytes;
         const o = this.ctx.opts;
-        this.deadline = now + (this.clientEnded && st === TUNNEL ? o.lingerMs : o.idleTimeoutMs);
+        this.deadline = now + (this.clientEnded ? o.lingerMs : o.idleTimeoutMs);
       } else if (now >= this.deadline) c.destroy();
     }
   }
@@ -603,22 +603,24 @@ export class ProxySession implements ForwardOwner {
   onClientEnd(): void {
     // Half-closed before a complete head: nothing more can arrive, so there is no request to serve.
     if (this.state === HEAD) this.client.destroy();
-    // Once the answer is being relayed (TUNNEL), the client's FIN goes on to the target: a CONNECT
-    // tunnel's pipe carries it, and pinned plain HTTP ends its upstream socket here (one request per
-    // connection: the client is done sending), since a target that ignored our `Connection: close` kept
-    // its side open and held the session, with its upstream slot, until GATEWAY_IDLE_TIMEOUT_MS after the
-    // client had gone. On every path the session then ends after GATEWAY_LINGER_MS without a byte either
-    // way (sweep), not the idle timeout: a client that closed says so only with its FIN (nothing is
-    // written to it while the target is silent), so a target that stalls, or ignores the FIN and keeps
-    // its connection open, held the session and its slot for the full idle timeout after every such
-    // request — any site a crawler visits could pin a proxy's capacity that way. A half-closed client
-    // still receiving bytes keeps it going. (Before TUNNEL, a FIN is a client that half-closed after its
-    // request: noted, and its answer still awaited.)
+    // The client's FIN can only be read from RESPONSE on (it is paused until then). Once the answer is
+    // being relayed (TUNNEL), it goes on to the target: a CONNECT tunnel's pipe carries it, and pinned
+    // plain HTTP ends its upstream socket here (one request per connection: the client is done sending),
+    // since a target that ignored our `Connection: close` kept its side open and held the session, with
+    // its upstream slot, until GATEWAY_IDLE_TIMEOUT_MS after the client had gone. On every path the
+    // session then ends after GATEWAY_LINGER_MS without a byte either way (sweep), not the idle timeout:
+    // a client that closed says so only with its FIN (nothing is written to it while the target is
+    // silent), so a target that never answers, stalls mid-body, or ignores the FIN and keeps its
+    // connection open, held the session and its slot for the full idle timeout after every such request
+    // — any site a crawler visits could pin a proxy's capacity that way. A half-closed client still
+    // receiving bytes keeps it going; one that half-closed right after its request gets its answer if the
+    // target begins it within the linger.
     else {
       this.clientEnded = true;
-      if (this.state !== TUNNEL) return;
+      const st = this.state;
+      if (st !== RESPONSE && st !== TUNNEL) return;
       this.deadline = Math.min(this.deadline, Date.now() + this.ctx.opts.lingerMs);
-      if (!this.isConnect) this.up?.end();
+      if (st === TUNNEL && !this.isConnect) this.up?.end();
     }
   }
 
