@@ -318,18 +318,24 @@ describe('plain HTTP data path: misframed answers never reach another client', (
   });
 
   it.each([
-    ['pooled', ABS],
-    ['pinned', PIN],
+    ['pooled', 'later', ABS],
+    ['pinned', 'later', PIN],
+    ['pooled', 'with the request', ABS],
+    ['pinned', 'with the request', PIN],
   ])(
-    '%s: a client that gave up on a target that never answers does not leave the session to it',
-    async (_, host) => {
+    '%s: a client whose FIN came %s does not leave the session to a target that never answers',
+    async (_, when, host) => {
       await noLoad();
-      const c = net.connect({ port: gw.proxyPort, host: '127.0.0.1' });
+      const c = net.connect({ port: gw.proxyPort, host: '127.0.0.1', allowHalfOpen: true });
       c.on('error', () => {});
-      c.write(`GET http://${host}/never HTTP/1.1\r\nHost: ${host}\r\nProxy-Authorization: ${AUTH}\r\n\r\n`);
-      // The request is on its way (the slot is taken), then the client's own timeout: it closes.
-      await pollUntil(gw.health, (x) => x.load.active === 1, 3_000, 'the request under way');
-      c.end();
+      const request = `GET http://${host}/never HTTP/1.1\r\nHost: ${host}\r\nProxy-Authorization: ${AUTH}\r\n\r\n`;
+      if (when === 'with the request') c.end(request);
+      else {
+        c.write(request);
+        // The request is on its way (the slot is taken), then the client's own timeout: it closes.
+        await pollUntil(gw.health, (x) => x.load.active === 1, 3_000, 'the request under way');
+        c.end();
+      }
       try {
         const h = await pollUntil(
           gw.health,

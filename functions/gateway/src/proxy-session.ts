@@ -603,8 +603,9 @@ export class ProxySession implements ForwardOwner {
   onClientEnd(): void {
     // Half-closed before a complete head: nothing more can arrive, so there is no request to serve.
     if (this.state === HEAD) this.client.destroy();
-    // The client's FIN can only be read from RESPONSE on (it is paused until then). Once the answer is
-    // being relayed (TUNNEL), it goes on to the target: a CONNECT tunnel's pipe carries it, and pinned
+    // A FIN read before RESPONSE (with the request: 'end' comes even while the client is paused) is
+    // only noted; the sweep's first pass in RESPONSE applies it (lastBytes starts at -1, so that pass
+    // always sets the deadline). Once the answer is being relayed (TUNNEL), the FIN goes on to the target: a CONNECT tunnel's pipe carries it, and pinned
     // plain HTTP ends its upstream socket here (one request per connection: the client is done sending),
     // since a target that ignored our `Connection: close` kept its side open and held the session, with
     // its upstream slot, until GATEWAY_IDLE_TIMEOUT_MS after the client had gone. On every path the
