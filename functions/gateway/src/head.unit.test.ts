@@ -36,6 +36,10 @@ describe('parseRequestHead', () => {
     ['a bare LF in a value', 'GET / HTTP/1.1\r\nX-A: x\nTransfer-Encoding: chunked'],
     ['a bare CR at the end of a value', 'GET / HTTP/1.1\r\nX-A: x\r'],
     ['a bare CR in the request line', 'GET /\r HTTP/1.1\r\nX-A: 1'],
+    [
+      'an HTAB in the request target (a separator to a target splitting on whitespace)',
+      'GET /a\tHTTP/1.0 HTTP/1.1',
+    ],
     ['a NUL in a value', 'GET / HTTP/1.1\r\nX-A: a\u0000b'],
     ['an ESC in a value', 'GET / HTTP/1.1\r\nX-A: a\u001bb'],
     ['a DEL in a value', 'GET / HTTP/1.1\r\nX-A: a\u007fb'],

@@ -106,6 +106,8 @@ export class ProxySession implements ForwardOwner {
   private respScan = 0;
   /** Once our side is done: when a client that keeps its side open is cut. 0 = not lingering. */
   private lingerUntil = 0;
+  /** The client's FIN is in (onClientEnd): GATEWAY_LINGER_MS of silence then ends the session. */
+  private clientEnded = false;
 
   constructor(
     readonly client: Owned,
@@ -140,7 +142,8 @@ export class ProxySession implements ForwardOwner {
       const bytes = c.bytesRead + c.bytesWritten;
       if (bytes !== this.lastBytes) {
         this.lastBytes = bytes;
-        this.deadline = now + this.ctx.opts.idleTimeoutMs;
+        const o = this.ctx.opts;
+        this.deadline = now + (this.clientEnded ? o.lingerMs : o.idleTimeoutMs);
       } else if (now >= this.deadline) c.destroy();
     }
   }
@@ -495,8 +498,8 @@ export class ProxySession implements ForwardOwner {
     this.ctx.recorder.request('proxy', this.route!.name, status > 0 ? 'ok' : 'target_bad_response');
     this.state = TUNNEL;
     const up = this.up!;
+    // 'end' stays listened to: the target's FIN is the end of its answer (onUpEnd).
     up.removeListener('data', onUpData);
-    up.removeListener('end', onUpEnd);
     if (h.consumed < buf.length) c.write(buf.subarray(h.consumed));
     c.uncork();
     up.pipe(c);
@@ -563,13 +566,18 @@ export class ProxySession implements ForwardOwner {
   /**
    * The upstream's FIN before the tunnel is up or the response head is in. The socket is half-open
    * (allowHalfOpen), so no 'close' would follow until the deadline: a SOCKS5 provider dropping clients
-   * not on its allow-list after the greeting, an http proxy closing instead of answering. Listened to
-   * only until TUNNEL (removed there), so an established tunnel pays nothing for it. failStage destroys
-   * the socket; its 'close' then finds the session DONE (and, on the SOCKS5 path, the package's
-   * rejection finds the state no longer HANDSHAKE).
+   * not on its allow-list after the greeting, an http proxy closing instead of answering. failStage
+   * destroys the socket; its 'close' then finds the session DONE (and, on the SOCKS5 path, the package's
+   * rejection finds the state no longer HANDSHAKE). A CONNECT tunnel stops listening at TUNNEL (a
+   * half-closed tunnel still carries the client's bytes), so it pays nothing for it. Pinned plain HTTP
+   * listens on: the target's FIN in TUNNEL is the end of its answer (the pipe has ended our side to the
+   * client), and the client gets the linger to close its own, as after an absolute-form answer
+   * (forwardDone). Without it the upstream socket stayed half-open, no 'close' came, and a client that
+   * kept its side open held the session and its upstream slot until GATEWAY_IDLE_TIMEOUT_MS.
    */
   onUpEnd(): void {
-    this.upGone();
+    if (this.state === TUNNEL) this.lingerUntil = Date.now() + this.ctx.opts.lingerMs;
+    else this.upGone();
   }
 
   onUpClose(): void {
@@ -595,12 +603,26 @@ export class ProxySession implements ForwardOwner {
   onClientEnd(): void {
     // Half-closed before a complete head: nothing more can arrive, so there is no request to serve.
     if (this.state === HEAD) this.client.destroy();
-    // Pinned plain HTTP once the target's answer is being relayed: the client is done sending (one
-    // request per connection), so its FIN goes on to the target, as a CONNECT tunnel carries it. The
-    // session ends when the target closes; a target that ignored our `Connection: close` kept its side
-    // open, and the session, with its upstream slot, was held until GATEWAY_IDLE_TIMEOUT_MS after the
-    // client had gone. (Before the answer, a FIN is a client that half-closed after its request: ignored.)
-    else if (this.state === TUNNEL && !this.isConnect && this.up) this.up.end();
+    // A FIN read before RESPONSE (with the request: 'end' comes even while the client is paused) is
+    // only noted; the sweep's first pass in RESPONSE applies it (lastBytes starts at -1, so that pass
+    // always sets the deadline). Once the answer is being relayed (TUNNEL), the FIN goes on to the target: a CONNECT tunnel's pipe carries it, and pinned
+    // plain HTTP ends its upstream socket here (one request per connection: the client is done sending),
+    // since a target that ignored our `Connection: close` kept its side open and held the session, with
+    // its upstream slot, until GATEWAY_IDLE_TIMEOUT_MS after the client had gone. On every path the
+    // session then ends after GATEWAY_LINGER_MS without a byte either way (sweep), not the idle timeout:
+    // a client that closed says so only with its FIN (nothing is written to it while the target is
+    // silent), so a target that never answers, stalls mid-body, or ignores the FIN and keeps its
+    // connection open, held the session and its slot for the full idle timeout after every such request
+    // — any site a crawler visits could pin a proxy's capacity that way. A half-closed client still
+    // receiving bytes keeps it going; one that half-closed right after its request gets its answer if the
+    // target begins it within the linger.
+    else {
+      this.clientEnded = true;
+      const st = this.state;
+      if (st !== RESPONSE && st !== TUNNEL) return;
+      this.deadline = Math.min(this.deadline, Date.now() + this.ctx.opts.lingerMs);
+      if (st === TUNNEL && !this.isConnect) this.up?.end();
+    }
   }
 
   onClientClose(): void {
