@@ -98,8 +98,9 @@ const shuttingDown = (w: WorkerView) =>
  * lease claims never settle — until some unrelated change of ownership moved it.
  */
 export function heldEpoch(records: Iterable<OwnershipRecord>, epoch: number): boolean {
-  for (const r of records)
-    if (r.since > epoch || (r.drainEpoch !== null && r.drainEpoch > epoch)) return true;
+  // Exactly the next one: a record edited by hand to some far epoch must not move the epoch on every pass.
+  const next = epoch + 1;
+  for (const r of records) if (r.since === next || r.drainEpoch === next) return true;
   return false;
 }
 

@@ -328,6 +328,9 @@ describe('planPass', () => {
     expect(p.ownership).toEqual({ epoch: 6, changes: [] });
     expect(p.builds[0]!.owned.map((o) => o.name)).toEqual(['p1']);
     expect(p.builds[0]!.draining).toEqual({ p2: 6 });
+    // A record edited by hand to a far epoch is not a held one: it does not move the epoch every pass.
+    const far = new Map([['p1', { ...rec('p1', 'w1'), since: 60 }]]);
+    expect(planPass(input({ poolSpecs: [proxy('p1')], records: far })).ownership.epoch).toBe(5);
     // Once the state is at 6, nothing is held: a steady fleet plans no epoch.
     expect(planPass(input({ poolSpecs: [proxy('p1')], records, epoch: 6 })).ownership).toEqual({
       epoch: 6,
