@@ -73,7 +73,7 @@ export const MAX_ASSIGNMENTS_PER_COMMIT = 400;
  * MAX_ASSIGNMENTS_PER_COMMIT assignments, each guarded by the version the previous one left, the epoch
  * moved by the last one only (OwnershipStore.commit holdEpoch). A re-plan after a lost race, or the next
  * pass after a crash between commits, plans the rest at that same epoch: the state still has the one
- * before. An assignment
+ * before — and commits that epoch even when no change is left (planPass: heldEpoch). An assignment
  * is preconditioned on the lease state read for it (OwnershipStore.commit), so a lease granted between that
  * read and the commit fails that commit; the state document is then as this pass last left it, so the pass
  * observes again — the new lease keeps that proxy back, what was committed stays — and commits the rest.
@@ -90,9 +90,14 @@ async function decideAndCommit(
     // The planner's state moved on: the lock lapsed and another pass took it. Not a lease race: give up.
     if (replans > 0 && obs.token !== expected)
       throw new WorkerStoreError('conflict', 'the planner lock was lost during the pass');
-    if (plan.ownership.changes.length === 0) return decided;
+    // Nothing to commit: no change, and no epoch left held by an earlier pass's or attempt's chunks.
+    if (plan.ownership.epoch === obs.input.epoch) return decided;
     try {
-      const chunks = commitChunks(plan.ownership.changes, MAX_ASSIGNMENTS_PER_COMMIT);
+      // With no change left, the held epoch alone: one commit of nothing but the state document.
+      const chunks =
+        plan.ownership.changes.length > 0
+          ? commitChunks(plan.ownership.changes, MAX_ASSIGNMENTS_PER_COMMIT)
+          : [[]];
       for (const [i, chunk] of chunks.entries()) {
         expected = await deps.ownership.commit(
           chunk,
@@ -150,7 +155,7 @@ export async function runSnapshotPass(deps: SnapshotPassDeps): Promise<PassSumma
       routes: dry.failedOpen,
     });
   }
-  if (dry.plan.ownership.changes.length === 0 && dry.steps.every((s) => s.step.kind === 'none'))
+  if (dry.plan.ownership.epoch === dry.obs.input.epoch && dry.steps.every((s) => s.step.kind === 'none'))
     return summary;
 
   const holder = deps.newHolder();

@@ -88,6 +88,22 @@ export const speaksSocks5 = (p: ProxyResource): boolean => proxyProtocol(p) === 
 const shuttingDown = (w: WorkerView) =>
   w.report?.draining === true && w.report.sessionId === w.session.sessionId;
 
+/**
+ * Whether some record is already at the next epoch while the state is not: an ownership commit split
+ * into chunks holds the epoch until its last chunk (functions/snapshot/src/pass.ts), so a pass cut off
+ * between them, or whose re-plan after a lease race left nothing for the last one, leaves the earlier
+ * chunks' records at epoch + 1. The epoch must move to them even with nothing left to change: snapshots
+ * built at the old epoch would carry records newer than themselves — every report on them fails those
+ * records' epoch (zero usable capacity), a drain started there is never seen drained, and the chunks'
+ * lease claims never settle — until some unrelated change of ownership moved it.
+ */
+export function heldEpoch(records: Iterable<OwnershipRecord>, epoch: number): boolean {
+  // Exactly the next one: a record edited by hand to some far epoch must not move the epoch on every pass.
+  const next = epoch + 1;
+  for (const r of records) if (r.since === next || r.drainEpoch === next) return true;
+  return false;
+}
+
 export function planPass(x: PassInput): PassPlan {
   const inPool = x.poolSpecs.filter((p) => p.deletionRequestedAt === null && !x.reclaimed.has(p.name));
   const pool = inPool.map((p) => p.name);
@@ -157,7 +173,8 @@ export function planPass(x: PassInput): PassPlan {
   const changes = plans
     .flatMap((p) => p.changes)
     .sort((a, b) => (a.proxy < b.proxy ? -1 : a.proxy > b.proxy ? 1 : 0));
-  const ownership: OwnershipPlan = { epoch: changes.length > 0 ? x.epoch + 1 : x.epoch, changes };
+  const moves = changes.length > 0 || heldEpoch(x.records.values(), x.epoch);
+  const ownership: OwnershipPlan = { epoch: moves ? x.epoch + 1 : x.epoch, changes };
   const records = applyOwnership(x.records, ownership.changes);
   const byName = new Map(x.poolSpecs.map((p) => [p.name, p]));
   const builds: WorkerBuild[] = [];

@@ -318,6 +318,32 @@ describe('planPass', () => {
     expect(inFlight.ownership.changes).toEqual([]);
   });
 
+  it('records left at the next epoch by a cut-off chunked commit move the epoch, with no change left', () => {
+    // The state is at 5; a pass's earlier chunk wrote p1 at 6 (assigned) and p2's drain at 6, then stopped.
+    const records = new Map([
+      ['p1', { ...rec('p1', 'w1'), since: 6 }],
+      ['p2', rec('p2', 'w1', 6)],
+    ]);
+    const p = planPass(input({ poolSpecs: [proxy('p1')], records }));
+    expect(p.ownership).toEqual({ epoch: 6, changes: [] });
+    expect(p.builds[0]!.owned.map((o) => o.name)).toEqual(['p1']);
+    expect(p.builds[0]!.draining).toEqual({ p2: 6 });
+    // A record edited by hand to a far epoch is not a held one: it does not move the epoch every pass.
+    const far = new Map([['p1', { ...rec('p1', 'w1'), since: 60 }]]);
+    expect(planPass(input({ poolSpecs: [proxy('p1')], records: far })).ownership.epoch).toBe(5);
+    // Once the state is at 6, nothing is held: a steady fleet plans no epoch.
+    expect(planPass(input({ poolSpecs: [proxy('p1')], records, epoch: 6 })).ownership).toEqual({
+      epoch: 6,
+      changes: [],
+    });
+    expect(
+      planPass(input({ poolSpecs: [proxy('p1')], records: new Map([['p1', rec('p1', 'w1')]]) })).ownership,
+    ).toEqual({
+      epoch: 5,
+      changes: [],
+    });
+  });
+
   it('an unowned proxy with active leases waits; only unowned or draining proxies are lease-checked', () => {
     expect(planPass(input({ leased: new Set(['p1']) })).ownership.changes.map((c) => c.proxy)).toEqual([
       'p2',
