@@ -22,6 +22,8 @@ const ABS = '127.0.0.5';
 /** Routed to the same upstream, pinned (CONNECT to the checked address, origin form inside). */
 const PIN = '127.0.0.7';
 const LINGER_MS = 300;
+/** The '/drip' body: 30 bytes, one every LINGER_MS / 6, so 5 lingers in all. */
+const DRIP = 'abcdefghijklmnopqrstuvwxyz0123';
 /** A response a victim must never see: it is what a misframed answer leaves behind it. */
 const EVIL = 'HTTP/1.1 200 OK\r\nContent-Length: 4\r\nX-Evil: 1\r\n\r\nEVIL';
 
@@ -99,6 +101,23 @@ function answer(s: net.Socket, path: string): void {
           'Proxy-Authenticate: Basic realm="up"\r\nKeep-Alive: timeout=5\r\nX-End: kept\r\nContent-Length: 2\r\n\r\nok',
       );
       return;
+    case '/drip': {
+      // A body a byte at a time, well inside the linger each, for several lingers in all; deaf to the
+      // gateway's FIN until it is whole (a server streaming to a client that half-closed after asking).
+      holding.add(s);
+      s.write(`HTTP/1.1 200 OK\r\nContent-Length: ${DRIP.length}\r\n\r\n`);
+      let i = 0;
+      const tick = setInterval(() => {
+        if (s.destroyed) clearInterval(tick);
+        else if (i < DRIP.length) s.write(DRIP[i++]!);
+        else {
+          clearInterval(tick);
+          s.end();
+        }
+      }, LINGER_MS / 6);
+      s.once('close', () => clearInterval(tick));
+      return;
+    }
     case '/fin-after':
       // Answers and closes its side (as a target asked for `Connection: close` does), reading on.
       s.end(ok('bye'));
@@ -347,6 +366,50 @@ describe('plain HTTP data path: misframed answers never reach another client', (
       } finally {
         c.destroy();
       }
+    },
+  );
+
+  // The other side of the linger after a client's FIN: it is GATEWAY_LINGER_MS of silence, not of the
+  // FIN's age, so a half-closed client still receiving its answer gets all of it, on every path, whether
+  // its FIN came with the request or once the answer had begun.
+  it.each([
+    ['pooled', 'with the request', ABS],
+    ['pinned', 'with the request', PIN],
+    ['CONNECT', 'with the request', PIN],
+    ['pooled', 'once the answer began', ABS],
+    ['pinned', 'once the answer began', PIN],
+    ['CONNECT', 'once the answer began', PIN],
+  ])(
+    '%s: a client whose FIN came %s gets a body that keeps moving past the linger',
+    async (kind, when, host) => {
+      await noLoad();
+      const c =
+        kind === 'CONNECT'
+          ? await openTunnel(gw.proxyPort, `${host}:80`, AUTH)
+          : net.connect({ port: gw.proxyPort, host: '127.0.0.1', allowHalfOpen: true });
+      c.on('error', () => {});
+      let text = '';
+      const began = new Promise<void>((r) =>
+        c.on('data', (d: Buffer) => {
+          text += d.toString('latin1');
+          if (text.endsWith(`\r\n\r\n${DRIP[0]}`)) r();
+        }),
+      );
+      const closed = new Promise<void>((r) => c.once('close', () => r()));
+      c.resume();
+      const request =
+        kind === 'CONNECT'
+          ? `GET /drip HTTP/1.1\r\nHost: ${host}\r\n\r\n`
+          : `GET http://${host}/drip HTTP/1.1\r\nHost: ${host}\r\nProxy-Authorization: ${AUTH}\r\n\r\n`;
+      if (when === 'with the request') c.end(request);
+      else {
+        c.write(request);
+        await began;
+        c.end();
+      }
+      await closed;
+      expect(text).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+      expect(text.endsWith(`\r\n\r\n${DRIP}`)).toBe(true);
     },
   );
 

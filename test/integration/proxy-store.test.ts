@@ -202,6 +202,18 @@ describe('FirestoreProxyStore holdsUid (one indexed lookup, what an unrecorded-i
     expect(await store.holdsUid(uid)).toBe(false);
   });
 
+  // Before uidKey the lookups matched the name characters as a prefix, so such a document held its
+  // instance; confirmed with a uidKey that keyed only a whole UUID, it lost it (the request deleted the VM).
+  it('counts a document whose raw uid a console edit cut short or lengthened, by its name characters', async () => {
+    const uid = randomUUID();
+    for (const stored of [uid.slice(0, 30), `${uid}0`]) {
+      await db.doc('proxies/edited-holder').set({ name: 'edited-holder', uid: stored, spec: {} });
+      expect(await store.holdsUid(uid)).toBe(true);
+    }
+    await db.doc('proxies/edited-holder').delete();
+    expect(await store.holdsUid(uid)).toBe(false);
+  });
+
   it('leaves a document without a uid, that records an instance in its status, its claim on it', async () => {
     const providerId = 'zones/us-central1-a/instances/pp-0123456789abcdef0123';
     await db.doc('proxies/uid-lost').set({ name: 'uid-lost', spec: {}, status: { providerId } });

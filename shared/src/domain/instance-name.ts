@@ -19,15 +19,20 @@ export function instanceNameFromUid(uid: string): string {
 /** The characters of a UUID its instance name keeps: its first 20 hex digits (8-4-4-4, dashes included). */
 const NAME_CHARS = 23;
 
+/** A UUID's name characters (8-4-4-4 hex digits), at the start of a string, whatever follows them. */
+const NAME_PART = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}/i;
+
 /**
  * The one canonical form of a uid for "does it name the same instance", which every such comparison goes
  * through (the orphan GC's live set, ProxyStore.holdsUid in every store): a UUID's first 20 hex digits,
- * dashes kept, lower case — every UUID that starts with them, in any mix of cases, names the same
+ * dashes kept, lower case — every string that starts with them, in any mix of cases, names the same
  * instance; any other string lower-cased whole. Comparing raw strings, a uid stored in capitals or in
- * mixed case (a console edit) did not hold the instance named after it.
+ * mixed case (a console edit) did not hold the instance named after it. Whatever follows the name
+ * characters is not read, so a stored uid a console edit cut short or lengthened (a document that no
+ * longer fits the model) still holds its instance, as the prefix lookups always found it.
  */
 export function uidKey(uid: string): string {
-  return (CANONICAL_UUID.test(uid) ? uid.slice(0, NAME_CHARS) : uid).toLowerCase();
+  return (NAME_PART.test(uid) ? uid.slice(0, NAME_CHARS) : uid).toLowerCase();
 }
 
 /** At most 2^3 = 8 prefixes: the hex letters whose case a lookup spells both ways. */

@@ -34,6 +34,14 @@ describe('uidKey: the one comparison of "names the same instance"', () => {
     expect(uidKey('3f2504e0-4f89-41d3-9a0d-0305e82c3301')).not.toBe(uidKey(uid));
   });
 
+  // A stored uid cut short or lengthened by a console edit no longer fits the model, but starts with the
+  // same name characters: holdsUid found it by prefix before uidKey, and must still (its instance is it).
+  it("keys a string that starts with a UUID's name characters on them, whatever follows", () => {
+    const uid = '3f2504e0-4f89-41d3-9a0c-0305e82c3301';
+    for (const edited of [uid.slice(0, 30), `${uid}0`, `${uid.toUpperCase()} `, uid.slice(0, 23)])
+      expect(uidKey(edited)).toBe(uidKey(uid));
+  });
+
   it('lower-cases a string that is no UUID whole', () => {
     expect(uidKey('Not-A-Uid')).toBe('not-a-uid');
   });

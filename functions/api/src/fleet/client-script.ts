@@ -1,6 +1,8 @@
 // The browser script of the fleet page (served as /fleet/assets/fleet.js). Plain ES5-level DOM code, no
 // framework: it renders with textContent only, so no value from the API can become markup.
 // It lives in a .ts module so that the deploy build, which copies tsc output, ships it too.
+import { UNREADABLE_STATE_TITLE } from './view-model.js';
+
 export const FLEET_JS = String.raw`
 // Keeps the fleet table live: one EventSource on /fleet/events (the cookie authenticates it), each
 // "fleet" event replaces the table body; a click on a row opens its detail beside the table.
@@ -87,7 +89,7 @@ export const FLEET_JS = String.raw`
     var invalid = null;
     if (r.leaseStateInvalid) {
       invalid = el('span', 'muted', 'invalid state');
-      invalid.title = 'its lease state document does not decode (edited by hand): it counts as full, and no lease is granted on it until the document is fixed or deleted';
+      invalid.title = ${JSON.stringify(UNREADABLE_STATE_TITLE)};
     }
     cell(tr, 'leases', r.activeLeases + '/' + r.capacity, invalid).className = 'num';
     var cools = cell(tr, 'cooldowns');

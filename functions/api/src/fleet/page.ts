@@ -3,7 +3,7 @@
 import type { ProxyDetail } from './detail.js';
 import { esc, scriptJson } from './escape.js';
 import { sparkline } from './sparkline.js';
-import type { FleetRow, FleetView } from './view-model.js';
+import { type FleetRow, type FleetView, UNREADABLE_STATE_TITLE } from './view-model.js';
 
 function layout(title: string, body: string, script = true): string {
   return `<!doctype html>
@@ -60,7 +60,7 @@ export function rowHtml(r: FleetRow, now: Date): string {
 <td data-col="basic">${badge(r.tiers.BASIC ?? null)}</td>
 <td data-col="egress">${badge(r.tiers.EGRESS ?? null)}${r.egressProblem ? ` <span class="muted">${esc(r.egressProblem)}</span>` : ''}</td>
 <td data-col="latency"><span class="num">${r.latencyMillis === null ? '–' : `${esc(r.latencyMillis)} ms`}</span> ${sparkline(r.latencyHistory)}</td>
-<td data-col="leases" class="num">${esc(r.activeLeases)}/${esc(r.capacity)}${r.leaseStateInvalid ? ` <span class="muted" title="its lease state document does not decode (edited by hand): it counts as full, and no lease is granted on it until the document is fixed or deleted">invalid state</span>` : ''}</td>
+<td data-col="leases" class="num">${esc(r.activeLeases)}/${esc(r.capacity)}${r.leaseStateInvalid ? ` <span class="muted" title="${esc(UNREADABLE_STATE_TITLE)}">invalid state</span>` : ''}</td>
 <td data-col="cooldowns">${cooldowns}</td>
 <td data-col="gateway">${owner}${notFor}</td>
 <td data-col="location">${esc(r.location)}${r.ip ? ` <span class="muted">${esc(r.ip)}</span>` : ''}</td>

@@ -15,6 +15,9 @@ export type { FleetRow, FleetView, JobView, OwnershipView };
 
 /** A leaseState document that does not decode (edited by hand): the lease service counts the proxy full. */
 export const UNREADABLE_STATE = 'unreadable';
+/** What the fleet page says of such a proxy (the server-rendered row and the script's, one text). */
+export const UNREADABLE_STATE_TITLE =
+  'its lease state document does not decode (edited by hand): it counts as full, and no lease is granted on it until the document is fixed or deleted';
 
 export interface FleetInputs {
   proxies: ReadonlyMap<string, ProxyResource>;
