@@ -24,6 +24,8 @@ const PIN = '127.0.0.7';
 const LINGER_MS = 300;
 /** The '/drip' body: 30 bytes, one every LINGER_MS / 6, so 5 lingers in all. */
 const DRIP = 'abcdefghijklmnopqrstuvwxyz0123';
+/** The '/big' body: the tail of it waits on a slow client's reads after the target is done. */
+const BIG = 8 * 1024 * 1024;
 /** A response a victim must never see: it is what a misframed answer leaves behind it. */
 const EVIL = 'HTTP/1.1 200 OK\r\nContent-Length: 4\r\nX-Evil: 1\r\n\r\nEVIL';
 
@@ -116,6 +118,21 @@ function answer(s: net.Socket, path: string): void {
         }
       }, LINGER_MS / 6);
       s.once('close', () => clearInterval(tick));
+      return;
+    }
+    case '/big': {
+      // BIG bytes as fast as the gateway takes them, then the target's FIN.
+      s.write(`HTTP/1.1 200 OK\r\nContent-Length: ${BIG}\r\n\r\n`);
+      const chunk = Buffer.alloc(64 * 1024, 0x62);
+      let sent = 0;
+      const more = () => {
+        while (sent < BIG && !s.destroyed) {
+          sent += chunk.length;
+          if (!s.write(chunk)) return void s.once('drain', more);
+        }
+        s.end();
+      };
+      more();
       return;
     }
     case '/fin-after':
@@ -411,6 +428,43 @@ describe('plain HTTP data path: misframed answers never reach another client', (
       expect(text).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
       expect(text.endsWith(`\r\n\r\n${DRIP}`)).toBe(true);
     },
+  );
+
+  // A linger that starts when our side is done (the target's FIN, the whole answer handed over) waits
+  // for the tail of the answer still queued for a client reading slower than the target wrote: pinned,
+  // that tail was cut off a linger after the target's FIN (the last few KiB of 8 MiB missing).
+  it.each([
+    ['pinned', PIN],
+    ['pooled', ABS],
+  ])(
+    '%s: a slow reader gets the whole of a big answer the target finished long before',
+    async (_, host) => {
+      await noLoad();
+      const c = net.connect({ port: gw.proxyPort, host: '127.0.0.1' });
+      c.on('error', () => {});
+      let head = '';
+      let body = 0;
+      c.on('data', (d: Buffer) => {
+        if (!head.includes('\r\n\r\n')) {
+          head += d.toString('latin1');
+          const at = head.indexOf('\r\n\r\n');
+          if (at >= 0) body += Buffer.byteLength(head.slice(at + 4), 'latin1');
+        } else body += d.length;
+        c.pause();
+        // Some 2–3 MiB/s: slower than the target writes, so its FIN comes with the tail still queued.
+        setTimeout(() => c.resume(), 20);
+      });
+      const ended = new Promise<void>((r) => c.once('close', () => r()));
+      c.write(`GET http://${host}/big HTTP/1.1\r\nHost: ${host}\r\nProxy-Authorization: ${AUTH}\r\n\r\n`);
+      try {
+        await ended;
+        expect(head).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+        expect(body).toBe(BIG);
+      } finally {
+        c.destroy();
+      }
+    },
+    30_000,
   );
 
   it.each([

@@ -106,6 +106,8 @@ export class ProxySession implements ForwardOwner {
   private respScan = 0;
   /** Once our side is done: when a client that keeps its side open is cut. 0 = not lingering. */
   private lingerUntil = 0;
+  /** The client's queued bytes at the last sweep while lingering (0: the linger runs). */
+  private lingerPending = 0;
   /** The client's FIN is in (onClientEnd): GATEWAY_LINGER_MS of silence then ends the session. */
   private clientEnded = false;
 
@@ -128,7 +130,17 @@ export class ProxySession implements ForwardOwner {
    */
   sweep(now: number): void {
     if (this.lingerUntil !== 0) {
-      if (now >= this.lingerUntil) this.client.destroy();
+      // Our side is done, but the tail of the answer may still be queued for a reader slower than the
+      // target (a pipe ends our side once the last chunk is handed over, not once it is written): that
+      // tail was cut off GATEWAY_LINGER_MS after the target's end. The linger for the client to close its
+      // side starts once nothing is queued (what the kernel holds still goes out after a close); until
+      // then a reader that stops reading is cut by the idle timeout, as in the middle of an answer.
+      const pending = this.client.writableLength;
+      if (pending !== this.lingerPending) {
+        this.lingerPending = pending;
+        const o = this.ctx.opts;
+        this.lingerUntil = now + (pending === 0 ? o.lingerMs : o.idleTimeoutMs);
+      } else if (now >= this.lingerUntil) this.client.destroy();
       return;
     }
     const st = this.state;
