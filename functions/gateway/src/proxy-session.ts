@@ -386,7 +386,7 @@ export class ProxySession implements ForwardOwner {
     // The response is whole; give the client a bounded time to close its own side.
     const c = this.client;
     if (!c.writableEnded) c.end();
-    this.lingerUntil = Date.now() + this.ctx.opts.lingerMs;
+    this.linger();
   }
 
   forwardBroken(): void {
@@ -588,7 +588,7 @@ export class ProxySession implements ForwardOwner {
    * kept its side open held the session and its upstream slot until GATEWAY_IDLE_TIMEOUT_MS.
    */
   onUpEnd(): void {
-    if (this.state === TUNNEL) this.lingerUntil = Date.now() + this.ctx.opts.lingerMs;
+    if (this.state === TUNNEL) this.linger();
     else this.upGone();
   }
 
@@ -601,9 +601,14 @@ export class ProxySession implements ForwardOwner {
       else {
         // A clean end: the pipe has ended our side; give the client a bounded time to close its own.
         if (!c.writableEnded) c.end();
-        this.lingerUntil = Date.now() + this.ctx.opts.lingerMs;
+        this.linger();
       }
     }
+  }
+
+  /** Our side is done: the client gets GATEWAY_LINGER_MS to close its own (sweep). */
+  private linger(): void {
+    this.lingerUntil = Date.now() + this.ctx.opts.lingerMs;
   }
 
   private upGone(): void {
@@ -676,7 +681,7 @@ export class ProxySession implements ForwardOwner {
     c.on('data', ignore);
     c.resume();
     c.end(errorResponse(status, code, detail), 'latin1');
-    this.lingerUntil = Date.now() + this.ctx.opts.lingerMs;
+    this.linger();
   }
 
   private recordOutcome(stage: OutcomeStage, ok: boolean, status?: number): void {
