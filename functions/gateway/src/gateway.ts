@@ -5,6 +5,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseAllowList } from '../../../shared/src/domain/gateway/ssrf.js';
 import { ClientAuth } from './client-auth.js';
+import type { CompiledSnapshot } from './compile.js';
 import type { GatewayConfig } from './config.js';
 import { CredentialCache, type CredentialResolver, StaticCredentialResolver } from './credentials.js';
 import { dnsResolve } from './dns-resolve.js';
@@ -103,7 +104,7 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
     outcomeQueueSize: cfg.GATEWAY_OUTCOME_QUEUE_SIZE,
     plainHttp: cfg.GATEWAY_PLAIN_HTTP,
     onOutcomeDropped: () => metrics?.outcomeDropped(),
-    onSwapped: () => forgetRoutesGone(),
+    onSwapped: (s) => forgetRoutesGone(s),
   });
   metrics = new PromRecorder({
     activeTunnels: () => worker.totals().active,
@@ -123,8 +124,7 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
   // Request counts of routes the applied routing no longer has are forgotten (their /metrics series go;
   // the traffic line keeps their totals): on each swap, and on the minute sweep below for a request that
   // picked a route before the swap and was counted after it.
-  function forgetRoutesGone() {
-    const s = worker.snapshot();
+  function forgetRoutesGone(s: CompiledSnapshot | null) {
     if (s) metrics?.forgetRoutesBut(new Set(s.table.routes.map((r) => r.name)));
   }
   const auth = new ClientAuth(
@@ -193,7 +193,7 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
   // the proxy listener's sweep: on Cloud Run that listener is off and /v1/fetch alone fills the pool.
   const prune = setInterval(() => {
     pool.prune();
-    forgetRoutesGone();
+    forgetRoutesGone(worker.snapshot());
   }, 60_000);
   prune.unref();
   let proxyPort: number | null = null;
