@@ -11,15 +11,12 @@ import { runSnapshotPass } from '../../functions/snapshot/src/pass.js';
 import { LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-collections.js';
 import { FirestoreOwnershipGate } from '../../shared/src/adapters/firestore/ownership-gate.js';
 import { FirestoreOwnershipStore } from '../../shared/src/adapters/firestore/ownership-store.js';
-import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
-import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker-store.js';
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import type { GatewaySnapshot, GatewaySnapshotMessage } from '../../shared/src/messages/gateway-snapshot.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
-import { firestorePassDeps } from '../support/snapshot-pass-deps.js';
-import { eventually, poolProxy } from '../support/worker-client.js';
-import { record } from '../support/worker-records.js';
+import { firestorePassDeps, poolFleet } from '../support/snapshot-pass-deps.js';
+import { eventually } from '../support/worker-client.js';
 import { MAX_WRITES_PER_COMMIT, writeLimitedFirestore } from '../support/write-limited-firestore.js';
 
 const projectId = testProjectId('demo-batchlimit');
@@ -34,17 +31,7 @@ beforeEach(async () => {
   await clearProject(projectId);
 });
 
-async function fleet(): Promise<void> {
-  const proxies = new FirestoreProxyStore(db);
-  for (let i = 0; i < POOL; i += 100) {
-    await Promise.all(
-      Array.from({ length: Math.min(100, POOL - i) }, (_, k) =>
-        proxies.create(poolProxy(`pz-${i + k}`, (i + k) % 250)),
-      ),
-    );
-  }
-  await new FirestoreWorkerStore(db).put(record('gw-a', at(30)), null);
-}
+const fleet = () => poolFleet(db, POOL, at(30));
 
 function passDeps(
   commits: number[],

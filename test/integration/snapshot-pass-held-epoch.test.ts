@@ -12,15 +12,11 @@ import type { SnapshotPassDeps } from '../../functions/snapshot/src/deps.js';
 import { MAX_ASSIGNMENTS_PER_COMMIT, runSnapshotPass } from '../../functions/snapshot/src/pass.js';
 import { LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-collections.js';
 import { FirestoreOwnershipStore } from '../../shared/src/adapters/firestore/ownership-store.js';
-import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
-import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker-store.js';
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import type { GatewaySnapshot, GatewaySnapshotMessage } from '../../shared/src/messages/gateway-snapshot.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
-import { countingHolders, firestorePassDeps } from '../support/snapshot-pass-deps.js';
-import { poolProxy } from '../support/worker-client.js';
-import { record } from '../support/worker-records.js';
+import { countingHolders, firestorePassDeps, poolFleet } from '../support/snapshot-pass-deps.js';
 
 const projectId = testProjectId('demo-heldepoch');
 const db = new Firestore({ projectId });
@@ -35,17 +31,7 @@ beforeEach(async () => {
   await clearProject(projectId);
 });
 
-async function fleet(): Promise<void> {
-  const proxies = new FirestoreProxyStore(db);
-  for (let i = 0; i < POOL; i += 100) {
-    await Promise.all(
-      Array.from({ length: Math.min(100, POOL - i) }, (_, k) =>
-        proxies.create(poolProxy(`pz-${i + k}`, (i + k) % 250)),
-      ),
-    );
-  }
-  await new FirestoreWorkerStore(db).put(record('gw-a', at(30)), null);
-}
+const fleet = () => poolFleet(db, POOL, at(30));
 
 const leaseRaced = (proxy: string) =>
   // A lease service writes the proxy's lease state after the pass read it (unreadable: counts as leased).

@@ -3,12 +3,29 @@
 import type { Firestore } from '@google-cloud/firestore';
 import type { SnapshotPassDeps } from '../../functions/snapshot/src/deps.js';
 import { firestoreStores } from '../../functions/snapshot/src/firestore-stores.js';
+import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
+import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker-store.js';
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import { DEFAULT_WORKER_SETTINGS } from '../../shared/src/domain/workers/settings.js';
 import { type GatewaySnapshotMessage, sha256Hex } from '../../shared/src/messages/gateway-snapshot.js';
 import type { ManualClock } from '../../shared/src/ports/clock.js';
+import { poolProxy } from './worker-client.js';
+import { record } from './worker-records.js';
 
 export const PASS_LOCK_MS = 130_000;
+
+/** `size` gateway-pool proxies pz-0… (100 created at a time) and one live worker, gw-a, until `workerUntil`. */
+export async function poolFleet(db: Firestore, size: number, workerUntil: Date): Promise<void> {
+  const proxies = new FirestoreProxyStore(db);
+  for (let i = 0; i < size; i += 100) {
+    await Promise.all(
+      Array.from({ length: Math.min(100, size - i) }, (_, k) =>
+        proxies.create(poolProxy(`pz-${i + k}`, (i + k) % 250)),
+      ),
+    );
+  }
+  await new FirestoreWorkerStore(db).put(record('gw-a', workerUntil), null);
+}
 
 export function firestorePassDeps(
   db: Firestore,
