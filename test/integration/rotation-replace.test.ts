@@ -19,6 +19,7 @@ import { createSecretManagerClient } from '../../shared/src/adapters/secret-mana
 import type { ProxyResource } from '../../shared/src/domain/proxy.js';
 import { startOpenAdminApi } from '../support/admin-api.js';
 import { pubsubHost, testProjectId } from '../support/emulators.js';
+import { recordInstanceEvents } from '../support/instance-events.js';
 import { startTestPlane, type TestPlane } from '../support/local-plane.js';
 import { untilStable } from '../support/poll.js';
 import { eventually, functionLog, jsonLines, privateLoopbackRange } from './gc-support.js';
@@ -36,9 +37,8 @@ describe('secret rotation replaces exactly the referencing proxies (seed §1 Sec
   let db: Firestore;
   let store: FirestoreProxyStore;
   let target: EchoTarget;
-  /** Every instance id ever seen per proxy uid, sampled often enough to see each replacement. */
-  const idsSeen = new Map<string, Set<string>>();
-  let sampler: NodeJS.Timeout | undefined;
+  /** What the Compute emulator built and deleted, in order. */
+  const instances = recordInstanceEvents();
 
   const secretName = (id: string) => `projects/${projectId}/secrets/${id}`;
   const addVersion = async (id: string, value: string) =>
@@ -70,14 +70,29 @@ describe('secret rotation replaces exactly the referencing proxies (seed §1 Sec
       },
       { timeoutMs: 60_000, intervalMs: 200 },
     );
-  const sample = () => {
-    for (const i of compute.admin.instances({ project: projectId })) {
-      const uid = i.labels['proxyplane-uid'];
-      if (!uid) continue;
-      if (!idsSeen.has(uid)) idsSeen.set(uid, new Set());
-      idsSeen.get(uid)!.add(i.id);
-    }
-  };
+  /**
+   * Per proxy of the fleet, the instances built and deleted since `from` (an events index). Instances, not
+   * insert requests: two deliveries may create the same deterministic name at once, and the second's 409
+   * builds nothing (gce-provider.ts).
+   */
+  const changedSince = (from: number) =>
+    Object.fromEntries(
+      Object.entries(fleet).map(([name, p]) => [
+        name,
+        {
+          inserted: instances.count('inserted', p.uid, from),
+          deleted: instances.count('deleted', p.uid, from),
+        },
+      ]),
+    );
+  /** What changedSince should say when exactly `replaced` were replaced once each. */
+  const replacedOnce = (...replaced: string[]) =>
+    Object.fromEntries(
+      Object.keys(fleet).map((name) => {
+        const n = replaced.includes(name) ? 1 : 0;
+        return [name, { inserted: n, deleted: n }];
+      }),
+    );
   const through = (p: ProxyResource, user: string, pass: string) =>
     requestViaProxy({ host: p.status.ip!, port: 3128 }, `${target.url}/hello`, { auth: { user, pass } });
 
@@ -92,6 +107,7 @@ describe('secret rotation replaces exactly the referencing proxies (seed §1 Sec
       // VMs read the credentials version named in their metadata, with the real client (emulators/compute).
       secretManagerEndpoint: smEndpoint,
       addressRange: privateLoopbackRange(),
+      log: instances.log,
     });
     plane = await startTestPlane({
       projectId,
@@ -108,11 +124,9 @@ describe('secret rotation replaces exactly the referencing proxies (seed §1 Sec
     db = new Firestore({ projectId });
     store = new FirestoreProxyStore(db);
     api = await startOpenAdminApi(plane, store);
-    sampler = setInterval(sample, 25);
   }, 120_000);
 
   afterAll(async () => {
-    clearInterval(sampler);
     await api?.close();
     await plane?.stop();
     await compute?.stop();
@@ -171,20 +185,14 @@ describe('secret rotation replaces exactly the referencing proxies (seed §1 Sec
 
   it('a new credentials version replaces a1 and a2 once each; the new VMs serve the new credentials', async () => {
     await settle();
-    idsSeen.clear();
-    sample();
+    const from = instances.events.length;
     const before = compute.admin.counters();
     const version = await addVersion('creds-a', 'alice:second-Pa55');
     const a1 = await ready('a1', (p) => p.status.specHash !== fleet.a1!.status.specHash);
     const a2 = await ready('a2', (p) => p.status.specHash !== fleet.a2!.status.specHash);
     await reached(before, 2);
-    const after = await settle();
-    expect(after.insert - before.insert).toBe(2);
-    expect(after.delete - before.delete).toBe(2);
-    for (const [name, p] of Object.entries(fleet)) {
-      const expected = name === 'a1' || name === 'a2' ? 2 : 1;
-      expect(idsSeen.get(p.uid)?.size, `instances of ${name}`).toBe(expected);
-    }
+    await settle();
+    expect(changedSince(from)).toEqual(replacedOnce('a1', 'a2'));
     expect((await through(a1, 'alice', 'second-Pa55')).status).toBe(200);
     expect((await through(a1, 'alice', 'first-Pa55')).status).toBe(407);
     expect((await through(a2, 'alice', 'second-Pa55')).status).toBe(200);
@@ -202,18 +210,13 @@ describe('secret rotation replaces exactly the referencing proxies (seed §1 Sec
   });
 
   it('a new cloud-init version replaces b once and nothing else; a duplicate notification changes nothing', async () => {
-    idsSeen.clear();
-    sample();
+    const from = instances.events.length;
     const before = compute.admin.counters();
     const version = await addVersion('init-b', '#!/bin/sh\necho "boot v2"\n');
     const b = await ready('b', (p) => p.status.specHash !== fleet.b!.status.specHash);
     await reached(before, 1);
-    const after = await settle();
-    expect(after.insert - before.insert).toBe(1);
-    expect(after.delete - before.delete).toBe(1);
-    for (const [name, p] of Object.entries(fleet)) {
-      expect(idsSeen.get(p.uid)?.size, `instances of ${name}`).toBe(name === 'b' ? 2 : 1);
-    }
+    await settle();
+    expect(changedSince(from)).toEqual(replacedOnce('b'));
 
     // Pub/Sub is at-least-once: the same notification again. Reconcile finds the hash unchanged.
     const passesOnB = () =>
@@ -251,8 +254,7 @@ describe('secret rotation replaces exactly the referencing proxies (seed §1 Sec
     await create('e', { credentialsRef: { secret: 'creds-e' } });
     const e = await ready('e');
     await settle();
-    idsSeen.clear();
-    sample();
+    const from = instances.events.length;
     const before = compute.admin.counters();
     const version = await addVersion('creds-e', 'erin:second-Pa55');
     await secrets.disableSecretVersion({ name: version });
@@ -275,7 +277,7 @@ describe('secret rotation replaces exactly the referencing proxies (seed §1 Sec
     expect(failed.c.message).toContain('failed_precondition');
     expect(failed.c.message).toContain(version);
     expect(await settle()).toEqual({ insert: before.insert, delete: before.delete });
-    expect(idsSeen.get(e.uid)?.size).toBe(1);
+    expect(instances.count('inserted', e.uid, from) + instances.count('deleted', e.uid, from)).toBe(0);
     expect(failed.p.status.providerId).toBe(e.status.providerId);
     expect(failed.p.status.specHash).toBe(e.status.specHash);
     expect(failed.p.status.servedCredentials).toEqual({ secret: 'creds-e', version: '1' });

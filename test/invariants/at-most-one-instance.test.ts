@@ -3,7 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handleReconcile } from '../../functions/reconcile/src/handler.js';
 import { aProxy, managedSpec } from '../../shared/src/testing/proxy-fixtures.js';
-import { peakInstances, type ReconcilePlane, startReconcilePlane } from './reconcile-plane.js';
+import { peakInstances } from '../support/instance-events.js';
+import { type ReconcilePlane, startReconcilePlane } from './reconcile-plane.js';
 
 const DELIVERIES = 20;
 let plane: ReconcilePlane;

@@ -15,6 +15,7 @@ import type { ReconcileRequest } from '../../shared/src/messages/reconcile-reque
 import { systemClock } from '../../shared/src/ports/clock.js';
 import type { ConditionalWrite, ProxyStore } from '../../shared/src/ports/proxy-store.js';
 import { testProjectId } from '../support/emulators.js';
+import { type InstanceEvent, recordInstanceEvents } from '../support/instance-events.js';
 
 /** Counts every write the reconcile side attempts and makes, by kind. */
 export class CountingStore {
@@ -70,36 +71,14 @@ export interface ReconcilePlane {
   stop(): Promise<void>;
 }
 
-export interface InstanceEvent {
-  kind: 'inserted' | 'deleted';
-  labels: Record<string, string>;
-}
-
-/** The most instances carrying `proxyplane-uid = uid` that existed at the same time, from the event log. */
-export function peakInstances(events: readonly InstanceEvent[], uid: string): number {
-  let now = 0;
-  let peak = 0;
-  for (const e of events) {
-    if (e.labels['proxyplane-uid'] !== uid) continue;
-    now += e.kind === 'inserted' ? 1 : -1;
-    peak = Math.max(peak, now);
-  }
-  return peak;
-}
-
 export async function startReconcilePlane(opts: { bootDelayMs: number }): Promise<ReconcilePlane> {
   const projectId = testProjectId('demo-inv');
-  const instanceEvents: InstanceEvent[] = [];
+  const instances = recordInstanceEvents();
+  const instanceEvents = instances.events;
   const compute = await startComputeEmulator({
     bootDelayMs: opts.bootDelayMs,
     deleteDelayMs: 300,
-    log: (_severity, message, fields) => {
-      if (message === 'instance inserted' || message === 'instance deleted')
-        instanceEvents.push({
-          kind: message === 'instance inserted' ? 'inserted' : 'deleted',
-          labels: (fields?.labels ?? {}) as Record<string, string>,
-        });
-    },
+    log: instances.log,
   });
   const gce = makeGceProvider({ project: projectId, computeEndpoint: compute.endpoint });
   const db = new Firestore({ projectId });
