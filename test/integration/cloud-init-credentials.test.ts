@@ -10,11 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSecretManagerEmulator } from '../../emulators/secret-manager/server.js';
 import { localClientOptions } from '../../shared/src/adapters/local-endpoints.js';
 import { renderDefaultCloudInit } from '../../shared/src/domain/cloud-init/startup-script.js';
+import { isRoot, toolsMissing } from '../support/debian-tools.js';
 import { testProjectId } from '../support/emulators.js';
 import {
   type FakeMetadata,
-  hasTool,
-  isRoot,
   runScriptFunctions,
   scratchDir,
   startFakeMetadata,
@@ -22,8 +21,7 @@ import {
 
 type Emulator = Awaited<ReturnType<typeof startSecretManagerEmulator>>;
 
-const missing = ['curl', 'jq', 'openssl', 'base64'].filter((t) => !hasTool(t));
-const why = !isRoot() ? 'not root (chgrp proxy)' : missing.length > 0 ? `missing ${missing.join(', ')}` : '';
+const why = !isRoot() ? 'not root (chgrp proxy)' : await toolsMissing(['curl', 'jq', 'openssl', 'base64']);
 
 describe.skipIf(why !== '')(`startup script credentials at boot${why ? ` (skipped: ${why})` : ''}`, () => {
   const project = testProjectId();

@@ -11,10 +11,10 @@ import { freePort } from '../../emulators/launcher/free-port.js';
 import type { GroupProcess } from '../../emulators/launcher/process-group.js';
 import { renderSquidConf } from '../../shared/src/domain/cloud-init/squid-conf.js';
 import { renderDefaultCloudInit } from '../../shared/src/domain/cloud-init/startup-script.js';
-import { hasTool, isRoot, runScriptFunctions, scratchDir, startSquid } from './cloud-init-support.js';
+import { isRoot, toolsMissing } from '../support/debian-tools.js';
+import { runScriptFunctions, scratchDir, startSquid } from './cloud-init-support.js';
 
-const missing = ['squid', 'ss', 'curl', 'openssl'].filter((t) => !hasTool(t));
-const why = !isRoot() ? 'not root' : missing.length > 0 ? `missing ${missing.join(', ')}` : '';
+const why = !isRoot() ? 'not root' : await toolsMissing(['squid', 'ss', 'curl', 'openssl']);
 
 const USER = 'alice';
 const PASSWORD = 'Squid-Pa55:with-colon';

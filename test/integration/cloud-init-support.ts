@@ -1,6 +1,6 @@
 // Real processes for the cloud-init tests: the rendered script run by bash (its functions sourced with
 // PROXYPLANE_STARTUP_LIBRARY=1), a fake GCE metadata server, and squid on a rendered configuration.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -8,25 +8,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type GroupProcess, startGroup } from '../../emulators/launcher/process-group.js';
-
-export const hasTool = (name: string): boolean =>
-  spawnSync('sh', ['-c', `command -v ${name}`], { stdio: 'ignore' }).status === 0;
-
-export const isRoot = (): boolean => process.getuid?.() === 0;
-
-/** shellcheck, installed from Debian when missing and possible; undefined (with the reason) otherwise. */
-export function ensureShellcheck(): { ok: true } | { ok: false; reason: string } {
-  if (hasTool('shellcheck')) return { ok: true };
-  if (!isRoot() || !hasTool('apt-get'))
-    return { ok: false, reason: 'shellcheck missing and apt-get unusable (not root)' };
-  const r = spawnSync('apt-get', ['install', '-y', '-q', 'shellcheck'], {
-    timeout: 300_000,
-    stdio: 'ignore',
-  });
-  return r.status === 0 && hasTool('shellcheck')
-    ? { ok: true }
-    : { ok: false, reason: `apt-get install shellcheck failed (status ${r.status})` };
-}
 
 export function scratchDir(prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));

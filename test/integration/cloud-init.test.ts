@@ -6,10 +6,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { renderSquidConf } from '../../shared/src/domain/cloud-init/squid-conf.js';
 import { PASSWD_FILE, renderDefaultCloudInit } from '../../shared/src/domain/cloud-init/startup-script.js';
-import { ensureShellcheck, hasTool, scratchDir } from './cloud-init-support.js';
+import { toolsMissing } from '../support/debian-tools.js';
+import { scratchDir } from './cloud-init-support.js';
 
-const shellcheck = ensureShellcheck();
-const squid = hasTool('squid');
+const noShellcheck = await toolsMissing(['shellcheck']);
+const noSquid = await toolsMissing(['squid']);
 
 const variants = [
   { port: 3128, credentialsSecret: 'projects/demo/secrets/proxy-creds' },
@@ -32,8 +33,8 @@ describe('the default cloud-init script', () => {
     expect(r.status).toBe(0);
   });
 
-  it.skipIf(!shellcheck.ok)(
-    `shellcheck finds nothing${shellcheck.ok ? '' : ` (skipped: ${shellcheck.reason})`}`,
+  it.skipIf(noShellcheck !== '')(
+    `shellcheck finds nothing${noShellcheck ? ` (skipped: ${noShellcheck})` : ''}`,
     () => {
       for (const options of variants) {
         const file = join(dir, `shellcheck-${options.port}.sh`);
@@ -45,8 +46,8 @@ describe('the default cloud-init script', () => {
     },
   );
 
-  it.skipIf(!squid)(
-    `squid -k parse accepts the embedded squid.conf${squid ? '' : ' (skipped: squid not installed)'}`,
+  it.skipIf(noSquid !== '')(
+    `squid -k parse accepts the embedded squid.conf${noSquid ? ` (skipped: ${noSquid})` : ''}`,
     () => {
       for (const options of variants) {
         const script = renderDefaultCloudInit(options);

@@ -22,11 +22,11 @@ import { freePort } from '../../emulators/launcher/free-port.js';
 import type { GroupProcess } from '../../emulators/launcher/process-group.js';
 import { renderSquidConf } from '../../shared/src/domain/cloud-init/squid-conf.js';
 import { renderDefaultCloudInit } from '../../shared/src/domain/cloud-init/startup-script.js';
+import { isRoot, toolsMissing } from '../support/debian-tools.js';
 import { pollUntil } from '../support/poll.js';
-import { hasTool, isRoot, runScriptFunctions, scratchDir, startSquid } from './cloud-init-support.js';
+import { runScriptFunctions, scratchDir, startSquid } from './cloud-init-support.js';
 
-const missing = ['squid', 'openssl'].filter((t) => !hasTool(t));
-const why = !isRoot() ? 'not root' : missing.length > 0 ? `missing ${missing.join(', ')}` : '';
+const why = !isRoot() ? 'not root' : await toolsMissing(['squid', 'openssl']);
 const USER = 'up';
 const PASSWORD = 'Squid-Pa55';
 const AUTH = basicAuth('crawler', 's3cret');
