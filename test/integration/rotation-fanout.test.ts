@@ -102,10 +102,11 @@ describe('rotation fan-out from Secret Manager notifications (seed §1 Secret wa
         ? true
         : undefined,
     );
-    // SECRET_CREATE is ignored; the first versions were added before anything could depend on them, but
-    // a SECRET_VERSION_ADD is still a change for `latest` references: those proxies get one no-op pass each.
+    // SECRET_CREATE is ignored; each first version is a change for `latest` references, and for 'pinned',
+    // made before its version 1 existed: reconcile could not read it and waits out a CloudInitError
+    // backoff (up to 10 min) unless the version's arrival enqueues it.
     const first = await settled();
-    expect(first.map((r) => r.proxy).sort()).toEqual(['bystander', 'creds', 'ext', 'init']);
+    expect(first.map((r) => r.proxy).sort()).toEqual(['bystander', 'creds', 'ext', 'init', 'pinned']);
     expect(rotationLog().filter((l) => l.severity === 'ERROR')).toEqual([]);
   });
 

@@ -84,11 +84,7 @@ export async function handleSecretEvent(
       skipped: skipped.slice(0, LOGGED_NAMES).map((p) => p.name),
     });
   }
-  const names = proxiesForSecretChange(proxies, {
-    secret: event.secret,
-    version: event.version,
-    added: event.eventType === 'SECRET_VERSION_ADD',
-  });
+  const names = proxiesForSecretChange(proxies, { secret: event.secret, version: event.version });
   if (names.length === 0) {
     deps.log.info('secret event for a secret no proxy references (at that version): acknowledged', fields);
     return { kind: 'fanned-out', proxies: [] };

@@ -71,6 +71,15 @@ describe('onSecretEvent (seed §1 Secret watch)', () => {
     );
   });
 
+  it('re-enqueues a reference pinned to the version just added: it could not be read before', async () => {
+    // A proxy pinned to version 1 before that version existed waits out a CloudInitError backoff (up to
+    // 10 min) unless the version's arrival enqueues it.
+    expect(await onSecretEvent(deps, versionAdded('rot', '1'))).toEqual({
+      kind: 'fanned-out',
+      proxies: ['creds', 'ext', 'init', 'pinned'],
+    });
+  });
+
   it('re-enqueues a pinned reference when its own version is disabled', async () => {
     const ev = cloudEvent({
       eventType: 'SECRET_VERSION_DISABLE',

@@ -21,16 +21,15 @@ export interface SecretChange {
   secret: string;
   /** The version the change is about; null when it concerns the whole secret or is not known. */
   version: string | null;
-  /** A version was added: only references that follow `latest` resolve differently. */
-  added: boolean;
 }
 
 /** Would a reference resolve to something else (or fail) after this change? */
 export function refAffected(ref: SecretRef, change: SecretChange): boolean {
   if (ref.secret !== change.secret) return false;
   if (ref.version === 'latest' || change.version === null) return true;
-  // A pinned version moves only when that very version is enabled, disabled or destroyed.
-  return !change.added && ref.version === change.version;
+  // A pinned version moves only when that very version is added (a reference pinned before the version
+  // existed could not be read until now), enabled, disabled or destroyed.
+  return ref.version === change.version;
 }
 
 /**
@@ -45,4 +44,4 @@ export function proxiesForSecretChange(proxies: readonly ProxyResource[], change
 
 /** Every proxy that references `secretId` at all (any version), deletions excepted. */
 export const proxiesForSecret = (proxies: readonly ProxyResource[], secretId: string): string[] =>
-  proxiesForSecretChange(proxies, { secret: secretId, version: null, added: false });
+  proxiesForSecretChange(proxies, { secret: secretId, version: null });

@@ -35,11 +35,14 @@ describe('proxiesForSecret (seed §1 Secret watch)', () => {
 });
 
 describe('refAffected: which references resolve differently after a change', () => {
-  const added = (version: string): SecretChange => ({ secret: 's', version, added: true });
-  const changed = (version: string | null): SecretChange => ({ secret: 's', version, added: false });
+  // A version added, or one enabled, disabled or destroyed: what moves depends on the version alone.
+  const added = (version: string): SecretChange => ({ secret: 's', version });
+  const changed = (version: string | null): SecretChange => ({ secret: 's', version });
   it.each<[string, { secret: string; version: string }, SecretChange, boolean]>([
     ['a new version moves latest', { secret: 's', version: 'latest' }, added('4'), true],
     ['a new version leaves a pinned reference', { secret: 's', version: '3' }, added('4'), false],
+    // Pinned before it existed, the reference could not be read: it resolves now.
+    ['a new version moves a reference pinned to it', { secret: 's', version: '4' }, added('4'), true],
     ['disabling the pinned version affects it', { secret: 's', version: '3' }, changed('3'), true],
     ['disabling another version does not', { secret: 's', version: '3' }, changed('2'), false],
     ['disabling any version may move latest', { secret: 's', version: 'latest' }, changed('2'), true],
@@ -67,9 +70,9 @@ describe('the version an instance still serves mid-rotation (status.servedCreden
       ...proxy('moved', { ...managed, credentialsRef: { secret: 'new-creds' } }),
       status: { ...emptyStatus(), servedCredentials: { secret: 'old-creds', version: '4' } },
     };
-    const disabled = (version: string): SecretChange => ({ secret: 'old-creds', version, added: false });
+    const disabled = (version: string): SecretChange => ({ secret: 'old-creds', version });
     expect(proxiesForSecretChange([moved], disabled('4'))).toEqual(['moved']);
     expect(proxiesForSecretChange([moved], disabled('3'))).toEqual([]);
-    expect(proxiesForSecretChange([moved], { secret: 'old-creds', version: '5', added: true })).toEqual([]);
+    expect(proxiesForSecretChange([moved], { secret: 'old-creds', version: '5' })).toEqual([]);
   });
 });

@@ -75,8 +75,8 @@ export function parseSecretEvent(attributes: Record<string, string>): SecretEven
 }
 
 /**
- * Events after which what a reference resolves to may have changed: a new version (for `latest`), a version
- * enabled, disabled or destroyed (for `latest` and for a reference pinned to it, or the version an instance
+ * Events after which what a reference resolves to may have changed: a new version (for `latest`, and for a
+ * reference pinned to it before it existed), a version enabled, disabled or destroyed (for `latest` and for a reference pinned to it, or the version an instance
  * still serves: a revocation), or the whole secret gone (reconcile then reports the proxy's cloud-init error
  * at once instead of at its next drift poll). A destruction scheduled on a secret with delayed destruction
  * disables the version at once and notifies only SECRET_VERSION_DESTROY_SCHEDULED, so it counts as a
