@@ -6,6 +6,9 @@ describe('canonicalTarget', () => {
   it.each([
     ['shop.example', 'shop.example'],
     ['Shop.Example:8080', 'shop.example:8080'],
+    // A host name's port is a number, written as for an IPv6 address: without leading zeros.
+    ['shop.example:0443', 'shop.example:443'],
+    ['shop.example:65535', 'shop.example:65535'],
     ['127.0.0.1:18320', '127.0.0.1:18320'],
     // What `new URL(u).host` gives for an IPv6 site, and other spellings of the same site.
     ['[::1]:8080', '[::1]:8080'],
@@ -46,6 +49,14 @@ describe('canonicalTarget', () => {
     '[::1]:80:80',
     '1::2::3',
     'shop.example::80',
+    // host:port is a host name and one port in 1-65535, as for an IPv6 address above.
+    'shop.example:0',
+    'shop.example:65536',
+    'shop.example:123456',
+    'shop.example:80:80',
+    'shop.example:http',
+    'a:b',
+    'a:b:c',
   ])('refuses %s', (text) => {
     expect(canonicalTarget(text)).toBeNull();
   });
@@ -59,7 +70,7 @@ describe('Target on the wire', () => {
     );
   });
 
-  it.each(['[::1', '[1::2::3]:80', '[::1]:65536', '[fe80::1%eth0]:80', '*'])(
+  it.each(['[::1', '[1::2::3]:80', '[::1]:65536', '[fe80::1%eth0]:80', '*', 'shop.example:65536', 'a:b:c'])(
     'refuses %s with one issue at target',
     (target) => {
       const r = AcquireRequest.safeParse({ target });
