@@ -2,7 +2,9 @@
 // spellings of one site must become one string or a rate-limited site is leased the same proxy again
 // under its other spelling. Host names are lower-cased (as before); an IPv6 literal — bracketed as in a
 // URL's authority (`new URL(u).host` gives "[2001:db8::1]:443"), or bare without a port — is checked to
-// be an address and written in brackets in RFC 5952 form (lower case, longest zero run as "::"). A port,
+// be an address and written in brackets in RFC 5952 form (lower case, longest zero run as "::"). A host
+// name's one trailing dot (`new URL('https://shop.example./').host` keeps it) is dropped, as the gateway
+// drops it: "shop.example." is the same site. A port,
 // after a host name or an address, is one number in 1-65535 with its leading zeros dropped. A zone
 // ("%eth0") names an interface of the crawler's host, not a site.
 import { formatIpv6, parseIpv6 } from '../gateway/ip.js';
@@ -42,7 +44,8 @@ export function canonicalTarget(text: string): string | null {
   }
   // host or host:port — one colon at most, and a port that is one (cooldowns would otherwise keep
   // "shop.example:0443" and "shop.example:443" apart, and take "shop.example:80:80" for a site).
-  const [host = '', p, ...more] = t.split(':');
+  const [named = '', p, ...more] = t.split(':');
+  const host = named.endsWith('.') ? named.slice(0, -1) : named;
   if (more.length > 0 || !HOST_NAME.test(host)) return null;
   if (p === undefined) return host;
   const n = port(p);

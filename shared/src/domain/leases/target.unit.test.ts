@@ -9,6 +9,9 @@ describe('canonicalTarget', () => {
     // A host name's port is a number, written as for an IPv6 address: without leading zeros.
     ['shop.example:0443', 'shop.example:443'],
     ['shop.example:65535', 'shop.example:65535'],
+    // What `new URL('https://Shop.Example./').host` gives: the same site as without its trailing dot.
+    ['Shop.Example.', 'shop.example'],
+    ['shop.example.:8080', 'shop.example:8080'],
     ['127.0.0.1:18320', '127.0.0.1:18320'],
     // What `new URL(u).host` gives for an IPv6 site, and other spellings of the same site.
     ['[::1]:8080', '[::1]:8080'],
@@ -57,12 +60,23 @@ describe('canonicalTarget', () => {
     'shop.example:http',
     'a:b',
     'a:b:c',
+    'shop.example..',
+    '.',
   ])('refuses %s', (text) => {
     expect(canonicalTarget(text)).toBeNull();
   });
 });
 
 describe('Target on the wire', () => {
+  it('a host as new URL(u).host gives it, trailing dot and all, is taken as the site without it', () => {
+    expect(AcquireRequest.parse({ target: new URL('https://Shop.Example./').host }).target).toBe(
+      'shop.example',
+    );
+    expect(ReportRequest.parse({ result: 'banned', target: 'shop.example.:8443' }).target).toBe(
+      'shop.example:8443',
+    );
+  });
+
   it('an acquire and a report for two spellings of one IPv6 site carry one target', () => {
     expect(AcquireRequest.parse({ target: '[2001:DB8::0:1]:443' }).target).toBe('[2001:db8::1]:443');
     expect(ReportRequest.parse({ result: 'banned', target: '[2001:db8:0::1]:443' }).target).toBe(
