@@ -481,6 +481,8 @@ describe('POST /v1/leases', () => {
     [{ target: '[::1' }, 'invalid_request', 'target'],
     [{ target: '[1::2::3]:443' }, 'invalid_request', 'target'],
     [{ target: '[::1]:65536' }, 'invalid_request', 'target'],
+    [{ target: 'shop.example:65536' }, 'invalid_request', 'target'],
+    [{ target: 'shop.example:443:443' }, 'invalid_request', 'target'],
     [{ exclusive: 'yes' }, 'invalid_request', 'exclusive'],
     [{ owner: 'me' }, 'invalid_request', 'owner'],
     [{ protocols: [] }, 'invalid_request', 'protocols'],
@@ -703,6 +705,23 @@ describe('POST /v1/leases/{id}/report', () => {
     expect((await acquire({ target: '[2001:db8::1]:443' })).status).toBe(201);
     const cooldowns = await db.collection(LEASE_COLLECTIONS.cooldowns).get();
     expect(cooldowns.docs.map((d) => d.get('target'))).toEqual(['[2001:db8::1]:8443']);
+  });
+
+  it("a host name's spellings (a URL's trailing dot, a port's leading zero) share one cooldown", async () => {
+    await start([proxy('a')]);
+    const res = await acquire({ target: new URL('https://Shop.Example.:8443/').host });
+    expect(res).toMatchObject({ status: 201, body: { target: 'shop.example:8443' } });
+    await call('POST', `/v1/leases/${res.body.leaseId}/report`, {
+      result: 'rate_limited',
+      target: 'shop.example:08443',
+    });
+    await call('DELETE', `/v1/leases/${res.body.leaseId}`);
+    expect(await acquire({ target: 'shop.example:8443' })).toMatchObject({
+      status: 409,
+      body: { inCooldown: 1 },
+    });
+    const cooldowns = await db.collection(LEASE_COLLECTIONS.cooldowns).get();
+    expect(cooldowns.docs.map((d) => d.get('target'))).toEqual(['shop.example:8443']);
   });
 
   it('a late report after expiry resolves inside the window (204) and not after it (404)', async () => {
