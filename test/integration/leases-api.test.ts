@@ -20,9 +20,15 @@ const WINDOW_S = 120;
 let flakyFailures = 0;
 /** Run (once) while the secret `slow` is being read: what happens meanwhile elsewhere in the plane. */
 let whileReadingSlow: (() => Promise<void>) | null = null;
+/** Run while the secret `withdrawn-<proxy>` is being read, with that proxy's name. */
+let whileReadingWithdrawn: ((proxy: string) => Promise<void>) | null = null;
 const secrets: SecretReader = {
   async access(ref) {
     if (ref.secret === 'eu-creds') return 'crawl:s3cr:et@';
+    if (ref.secret.startsWith('withdrawn-')) {
+      await whileReadingWithdrawn?.(ref.secret.slice('withdrawn-'.length));
+      return 'crawl:withdrawn';
+    }
     if (ref.secret === 'slow') {
       const meanwhile = whileReadingSlow;
       whileReadingSlow = null;
@@ -454,6 +460,42 @@ describe('POST /v1/leases', () => {
       expect(logs.filter((l) => String(l.message).includes('credentials unreadable'))).toEqual([]);
     },
   );
+
+  it('proxies withdrawn one after another while their grants are answered end in a 503 to retry, not a 409 while one has room', async () => {
+    // Three proxies ranked first are each deleted while their grant is being answered (an admin deleting a
+    // pool): the acquire gives up after three, while `stays` still has room. A 409 would tell the crawler
+    // nothing can be leased (counts that do not add up to `considered`); the retry it is owed gets `stays`.
+    const going = (name: string, latencyMillis: number) => {
+      const p = proxy(name, { latencyMillis });
+      return {
+        ...p,
+        spec: { ...p.spec, credentialsRef: { secret: `withdrawn-${name}`, version: 'latest' } },
+      };
+    };
+    await start([going('w-1', 1), going('w-2', 2), going('w-3', 3), proxy('stays', { latencyMillis: 4 })]);
+    whileReadingWithdrawn = async (name) => {
+      await db
+        .collection('proxies')
+        .doc(name)
+        .update({ deletionRequestedAt: Timestamp.fromDate(clock.now()) });
+      await pollUntil(
+        async () => api?.catalog.get(name),
+        (p) => p?.deletionRequestedAt != null,
+        10_000,
+        'the catalog sees the deletion',
+      );
+    };
+    try {
+      const res = await acquire({});
+      expect(res).toMatchObject({ status: 503, body: { error: 'unavailable' } });
+      expect(res.headers.get('retry-after')).toBe('1');
+      const leases = await db.collection(LEASE_COLLECTIONS.leases).get();
+      expect(leases.docs.filter((d) => d.get('releasedAt') === null)).toEqual([]);
+      expect(await acquire({})).toMatchObject({ status: 201, body: { proxy: { name: 'stays' } } });
+    } finally {
+      whileReadingWithdrawn = null;
+    }
+  });
 
   it('503 Retry-After: 30 when the credentials of every matching proxy are unreadable, nothing left leased', async () => {
     const own = (name: string) => {
