@@ -20,9 +20,15 @@ const WINDOW_S = 120;
 let flakyFailures = 0;
 /** Run (once) while the secret `slow` is being read: what happens meanwhile elsewhere in the plane. */
 let whileReadingSlow: (() => Promise<void>) | null = null;
+/** Run while the secret `withdrawn-<proxy>` is being read, with that proxy's name. */
+let whileReadingWithdrawn: ((proxy: string) => Promise<void>) | null = null;
 const secrets: SecretReader = {
   async access(ref) {
     if (ref.secret === 'eu-creds') return 'crawl:s3cr:et@';
+    if (ref.secret.startsWith('withdrawn-')) {
+      await whileReadingWithdrawn?.(ref.secret.slice('withdrawn-'.length));
+      return 'crawl:withdrawn';
+    }
     if (ref.secret === 'slow') {
       const meanwhile = whileReadingSlow;
       whileReadingSlow = null;
@@ -455,6 +461,42 @@ describe('POST /v1/leases', () => {
     },
   );
 
+  it('proxies withdrawn one after another while their grants are answered end in a 503 to retry, not a 409 while one has room', async () => {
+    // Three proxies ranked first are each deleted while their grant is being answered (an admin deleting a
+    // pool): the acquire gives up after three, while `stays` still has room. A 409 would tell the crawler
+    // nothing can be leased (counts that do not add up to `considered`); the retry it is owed gets `stays`.
+    const going = (name: string, latencyMillis: number) => {
+      const p = proxy(name, { latencyMillis });
+      return {
+        ...p,
+        spec: { ...p.spec, credentialsRef: { secret: `withdrawn-${name}`, version: 'latest' } },
+      };
+    };
+    await start([going('w-1', 1), going('w-2', 2), going('w-3', 3), proxy('stays', { latencyMillis: 4 })]);
+    whileReadingWithdrawn = async (name) => {
+      await db
+        .collection('proxies')
+        .doc(name)
+        .update({ deletionRequestedAt: Timestamp.fromDate(clock.now()) });
+      await pollUntil(
+        async () => api?.catalog.get(name),
+        (p) => p?.deletionRequestedAt != null,
+        10_000,
+        'the catalog sees the deletion',
+      );
+    };
+    try {
+      const res = await acquire({});
+      expect(res).toMatchObject({ status: 503, body: { error: 'unavailable' } });
+      expect(res.headers.get('retry-after')).toBe('1');
+      const leases = await db.collection(LEASE_COLLECTIONS.leases).get();
+      expect(leases.docs.filter((d) => d.get('releasedAt') === null)).toEqual([]);
+      expect(await acquire({})).toMatchObject({ status: 201, body: { proxy: { name: 'stays' } } });
+    } finally {
+      whileReadingWithdrawn = null;
+    }
+  });
+
   it('503 Retry-After: 30 when the credentials of every matching proxy are unreadable, nothing left leased', async () => {
     const own = (name: string) => {
       const p = proxy(name, { latencyMillis: 1 });
@@ -481,6 +523,8 @@ describe('POST /v1/leases', () => {
     [{ target: '[::1' }, 'invalid_request', 'target'],
     [{ target: '[1::2::3]:443' }, 'invalid_request', 'target'],
     [{ target: '[::1]:65536' }, 'invalid_request', 'target'],
+    [{ target: 'shop.example:65536' }, 'invalid_request', 'target'],
+    [{ target: 'shop.example:443:443' }, 'invalid_request', 'target'],
     [{ exclusive: 'yes' }, 'invalid_request', 'exclusive'],
     [{ owner: 'me' }, 'invalid_request', 'owner'],
     [{ protocols: [] }, 'invalid_request', 'protocols'],
@@ -703,6 +747,23 @@ describe('POST /v1/leases/{id}/report', () => {
     expect((await acquire({ target: '[2001:db8::1]:443' })).status).toBe(201);
     const cooldowns = await db.collection(LEASE_COLLECTIONS.cooldowns).get();
     expect(cooldowns.docs.map((d) => d.get('target'))).toEqual(['[2001:db8::1]:8443']);
+  });
+
+  it("a host name's spellings (a URL's trailing dot, a port's leading zero) share one cooldown", async () => {
+    await start([proxy('a')]);
+    const res = await acquire({ target: new URL('https://Shop.Example.:8443/').host });
+    expect(res).toMatchObject({ status: 201, body: { target: 'shop.example:8443' } });
+    await call('POST', `/v1/leases/${res.body.leaseId}/report`, {
+      result: 'rate_limited',
+      target: 'shop.example:08443',
+    });
+    await call('DELETE', `/v1/leases/${res.body.leaseId}`);
+    expect(await acquire({ target: 'shop.example:8443' })).toMatchObject({
+      status: 409,
+      body: { inCooldown: 1 },
+    });
+    const cooldowns = await db.collection(LEASE_COLLECTIONS.cooldowns).get();
+    expect(cooldowns.docs.map((d) => d.get('target'))).toEqual(['shop.example:8443']);
   });
 
   it('a late report after expiry resolves inside the window (204) and not after it (404)', async () => {

@@ -117,7 +117,7 @@ export class LeaseService {
               // answer goes out with says it may not be leased. Give the slot back and select again (the
               // proxy is no candidate in that view); nothing is wrong with it that a quarantine would help.
               await store.release(outcome.lease.id);
-              if (++withdrawals >= WITHDRAWN_ROUNDS) return noMatch(this.plan(req, target), 0, 0);
+              if (++withdrawals >= WITHDRAWN_ROUNDS) return this.afterWithdrawals(req, target);
               continue;
             }
             if (!(err instanceof CredentialsUnavailable)) throw err;
@@ -147,6 +147,21 @@ export class LeaseService {
       }
       return noMatch(plan, atCapacity, inGateway);
     }
+  }
+
+  /**
+   * The answer once WITHDRAWN_ROUNDS grants were given back: 409 when the view now leaves nothing to
+   * lease; while a candidate is left, the request lost its races with the catalog (proxies deleted or
+   * taken by the gateway one after another) and the crawler should retry — a 409 would say nothing could
+   * be leased, with counts short of `considered` by the candidates left.
+   */
+  private afterWithdrawals(req: AcquireRequest, target: string | null): AcquireOutcome {
+    const plan = this.plan(req, target);
+    if (plan.candidates.length === 0) return noMatch(plan, 0, 0);
+    throw new LeaseStoreError(
+      'contended',
+      `${WITHDRAWN_ROUNDS} proxies were withdrawn while their grants were made`,
+    );
   }
 
   private plan(req: AcquireRequest, target: string | null): SelectionPlan {

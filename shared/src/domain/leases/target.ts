@@ -2,13 +2,22 @@
 // spellings of one site must become one string or a rate-limited site is leased the same proxy again
 // under its other spelling. Host names are lower-cased (as before); an IPv6 literal — bracketed as in a
 // URL's authority (`new URL(u).host` gives "[2001:db8::1]:443"), or bare without a port — is checked to
-// be an address and written in brackets in RFC 5952 form (lower case, longest zero run as "::"), with the
-// port's leading zeros dropped. A zone ("%eth0") names an interface of the crawler's host, not a site.
+// be an address and written in brackets in RFC 5952 form (lower case, longest zero run as "::"). A host
+// name's one trailing dot (`new URL('https://shop.example./').host` keeps it) is dropped, as the gateway
+// drops it: "shop.example." is the same site. A port,
+// after a host name or an address, is one number in 1-65535 with its leading zeros dropped. A zone
+// ("%eth0") names an interface of the crawler's host, not a site.
 import { formatIpv6, parseIpv6 } from '../gateway/ip.js';
 import { GLOBAL_TARGET } from './model.js';
 
-const HOST_OR_HOST_PORT = /^[a-z0-9]([-a-z0-9._:]*[a-z0-9])?$/;
+const HOST_NAME = /^[a-z0-9]([-a-z0-9._]*[a-z0-9])?$/;
 const BRACKETED = /^\[([0-9a-f:.]+)\](?::([0-9]{1,5}))?$/;
+
+/** A port as written after the host: 1-65535 without leading zeros, or null when it is none. */
+function port(text: string): number | null {
+  const n = /^[0-9]{1,5}$/.test(text) ? Number(text) : 0;
+  return n >= 1 && n <= 65_535 ? n : null;
+}
 
 function ipv6(text: string): string | null {
   const bytes = /^[0-9a-f:.]+$/.test(text) ? parseIpv6(text) : null;
@@ -22,9 +31,10 @@ export function canonicalTarget(text: string): string | null {
   const bracketed = BRACKETED.exec(t);
   if (bracketed) {
     const host = ipv6(bracketed[1]!);
-    const port = bracketed[2] === undefined ? null : Number(bracketed[2]);
-    if (host === null || port === 0 || (port !== null && port > 65_535)) return null;
-    return port === null ? host : `${host}:${port}`;
+    if (host === null) return null;
+    if (bracketed[2] === undefined) return host;
+    const p = port(bracketed[2]);
+    return p === null ? null : `${host}:${p}`;
   }
   // A bare address ("2001:db8::1", "::1") is the address, without a port: "[…]" is how a port is given.
   // No host name or host:port has "::" in it, so such a string is an address or nothing.
@@ -32,5 +42,12 @@ export function canonicalTarget(text: string): string | null {
     const host = ipv6(t);
     if (host !== null || t.includes('::')) return host;
   }
-  return HOST_OR_HOST_PORT.test(t) ? t : null;
+  // host or host:port — one colon at most, and a port that is one (cooldowns would otherwise keep
+  // "shop.example:0443" and "shop.example:443" apart, and take "shop.example:80:80" for a site).
+  const [named = '', p, ...more] = t.split(':');
+  const host = named.endsWith('.') ? named.slice(0, -1) : named;
+  if (more.length > 0 || !HOST_NAME.test(host)) return null;
+  if (p === undefined) return host;
+  const n = port(p);
+  return n === null ? null : `${host}:${n}`;
 }

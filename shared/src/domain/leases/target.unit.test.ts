@@ -6,6 +6,12 @@ describe('canonicalTarget', () => {
   it.each([
     ['shop.example', 'shop.example'],
     ['Shop.Example:8080', 'shop.example:8080'],
+    // A host name's port is a number, written as for an IPv6 address: without leading zeros.
+    ['shop.example:0443', 'shop.example:443'],
+    ['shop.example:65535', 'shop.example:65535'],
+    // What `new URL('https://Shop.Example./').host` gives: the same site as without its trailing dot.
+    ['Shop.Example.', 'shop.example'],
+    ['shop.example.:8080', 'shop.example:8080'],
     ['127.0.0.1:18320', '127.0.0.1:18320'],
     // What `new URL(u).host` gives for an IPv6 site, and other spellings of the same site.
     ['[::1]:8080', '[::1]:8080'],
@@ -46,12 +52,31 @@ describe('canonicalTarget', () => {
     '[::1]:80:80',
     '1::2::3',
     'shop.example::80',
+    // host:port is a host name and one port in 1-65535, as for an IPv6 address above.
+    'shop.example:0',
+    'shop.example:65536',
+    'shop.example:123456',
+    'shop.example:80:80',
+    'shop.example:http',
+    'a:b',
+    'a:b:c',
+    'shop.example..',
+    '.',
   ])('refuses %s', (text) => {
     expect(canonicalTarget(text)).toBeNull();
   });
 });
 
 describe('Target on the wire', () => {
+  it('a host as new URL(u).host gives it, trailing dot and all, is taken as the site without it', () => {
+    expect(AcquireRequest.parse({ target: new URL('https://Shop.Example./').host }).target).toBe(
+      'shop.example',
+    );
+    expect(ReportRequest.parse({ result: 'banned', target: 'shop.example.:8443' }).target).toBe(
+      'shop.example:8443',
+    );
+  });
+
   it('an acquire and a report for two spellings of one IPv6 site carry one target', () => {
     expect(AcquireRequest.parse({ target: '[2001:DB8::0:1]:443' }).target).toBe('[2001:db8::1]:443');
     expect(ReportRequest.parse({ result: 'banned', target: '[2001:db8:0::1]:443' }).target).toBe(
@@ -59,7 +84,7 @@ describe('Target on the wire', () => {
     );
   });
 
-  it.each(['[::1', '[1::2::3]:80', '[::1]:65536', '[fe80::1%eth0]:80', '*'])(
+  it.each(['[::1', '[1::2::3]:80', '[::1]:65536', '[fe80::1%eth0]:80', '*', 'shop.example:65536', 'a:b:c'])(
     'refuses %s with one issue at target',
     (target) => {
       const r = AcquireRequest.safeParse({ target });

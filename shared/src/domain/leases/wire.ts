@@ -15,7 +15,7 @@ export const Target = z
   .min(1)
   .max(253)
   .regex(
-    /^(\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?|[A-Za-z0-9:]([-A-Za-z0-9._:]*[A-Za-z0-9])?)$/,
+    /^(\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?|[A-Za-z0-9:]([-A-Za-z0-9._:]*[A-Za-z0-9.])?)$/,
     'a host name, host:port, [IPv6 address] or [IPv6 address]:port',
   )
   .transform((t, ctx) => {
