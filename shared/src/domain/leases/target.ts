@@ -13,7 +13,7 @@ import { GLOBAL_TARGET } from './model.js';
 const HOST_NAME = /^[a-z0-9]([-a-z0-9._]*[a-z0-9])?$/;
 const BRACKETED = /^\[([0-9a-f:.]+)\](?::([0-9]{1,5}))?$/;
 
-/** A port as written after the host: 1-65535 without leading zeros, or null when it is none. */
+/** The port written after the host, as a number (leading zeros dropped); null unless one in 1-65535. */
 function port(text: string): number | null {
   const n = /^[0-9]{1,5}$/.test(text) ? Number(text) : 0;
   return n >= 1 && n <= 65_535 ? n : null;
