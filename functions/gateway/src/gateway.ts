@@ -22,6 +22,13 @@ import { startTrafficLog } from './traffic-log.js';
 import { UpstreamPool } from './upstream-pool.js';
 import { GatewayWorker } from './worker.js';
 
+/**
+ * How long before the drain's deadline what is still in flight is cut: a socket gives its slot back on
+ * close, a turn of the event loop after destroy(), and the last report must not count tunnels already cut
+ * (the shutdown's bound, GATEWAY_DRAIN_TIMEOUT_MS, stays what it was).
+ */
+export const CUT_SETTLE_MS = 100;
+
 export interface GatewayDeps {
   log: Logger;
   version: string;
@@ -265,8 +272,8 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
       await proxy?.stopAccepting();
       http.close();
       const deadline = now() + cfg.GATEWAY_DRAIN_TIMEOUT_MS;
-      const waitWhile = async (busy: () => boolean) => {
-        while (busy() && now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      const waitWhile = async (busy: () => boolean, until = deadline) => {
+        while (busy() && now() < until) await new Promise((r) => setTimeout(r, 50));
       };
       // Requests still waiting for the SSRF guard's look-up hold no proxy yet, so no report counts them;
       // the draining report (source.stop) must wait for them: a shutting-down worker reporting nothing in
@@ -274,15 +281,23 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
       await waitWhile(() => worker.checking > 0);
       await source.stop();
       // In flight: on an upstream (active, reserved) or still waiting for a look-up.
+      const cutAt = deadline - Math.min(CUT_SETTLE_MS, cfg.GATEWAY_DRAIN_TIMEOUT_MS);
       await waitWhile(() => {
         const t = worker.totals();
         return t.active + t.reserved + worker.checking > 0;
-      });
+      }, cutAt);
       const left = worker.totals();
       if (left.active + left.reserved > 0) log.warn('drain bound reached: closing what is left', left);
       proxy?.destroyAll();
       pool.destroy();
       if ('closeAllConnections' in http) http.closeAllConnections();
+      // Until the deadline, for the cut sockets to close and give their slots back: a last report still
+      // counting them is not "nothing in flight", and the worker's proxies — all of them — would reach the
+      // others only once its grant lapsed (minutes), not at the next pass (drain.ts shutDownIdle).
+      await waitWhile(() => {
+        const t = worker.totals();
+        return t.active + t.reserved > 0;
+      });
       // After the drain, so that the last line counts what it finished or refused; before the reporter's
       // last call, which may take what is left of the platform's grace period (Cloud Run: 10 s, then
       // SIGKILL). A tunnel cut just above was counted when it was established.

@@ -276,14 +276,43 @@ describe('planPass', () => {
       ['p1', rec('p1', 'w1')],
       ['p2', rec('p2', 'w1')],
     ]);
+    // Still busy on p1: both are drained first (an idle one is released at once: below).
+    const busy = report('w1', { draining: true, counts: [{ proxy: 'p1', active: 1, reserved: 0 }] });
     const workers = new Map([
-      ['w1', view('w1', { report: report('w1', { draining: true }) })],
+      ['w1', view('w1', { report: busy })],
       ['w2', view('w2')],
     ]);
     const p = planPass(input({ records, workers }));
     expect(p.ownership.changes.every((c) => c.kind === 'drain_started')).toBe(true);
     expect(p.builds.map((b) => b.workerId)).toEqual(['w1', 'w2']);
     expect(p.builds[0]!.owned).toEqual([]);
+  });
+
+  it('a worker that shut down idle before any drain started hands its proxies over at the next pass', () => {
+    // SIGTERM on an idle instance: its draining report and its last one go back to back, before the pass
+    // that report asks for has started a single drain — and the worker then exits: no report will ever
+    // come at a drain's epoch, nor in time for a pass after that one.
+    const records = new Map([
+      ['p1', rec('p1', 'w1')],
+      ['p2', rec('p2', 'w1')],
+    ]);
+    const idle = view('w1', { report: report('w1', { draining: true }) });
+    const busy = view('w1', {
+      report: report('w1', { draining: true, counts: [{ proxy: 'p1', active: 1, reserved: 0 }] }),
+    });
+    const workers = (w1: WorkerView) =>
+      new Map([
+        ['w1', w1],
+        ['w2', view('w2')],
+      ]);
+    const handed = planPass(input({ records, workers: workers(idle) }));
+    expect(handed.ownership.changes).toEqual([
+      { proxy: 'p1', kind: 'released', next: { proxy: 'p1', owner: 'w2', since: 6, drainEpoch: null } },
+      { proxy: 'p2', kind: 'released', next: { proxy: 'p2', owner: 'w2', since: 6, drainEpoch: null } },
+    ]);
+    // Anything still in flight on it: drained first, as before.
+    const draining = planPass(input({ records, workers: workers(busy) }));
+    expect(draining.ownership.changes.map((c) => c.kind)).toEqual(['drain_started', 'drain_started']);
   });
 
   it('a worker shutting down with nothing in flight releases at the next pass, from its old epoch', () => {

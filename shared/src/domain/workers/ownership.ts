@@ -2,7 +2,8 @@
 // rendezvous hashing over the assignable workers (live sessions that are not shutting down). A proxy moves
 // away from its owner only when
 //   - the owner has drained it: the proxy left the owner's snapshot at epoch E (drainEpoch) and a valid
-//     report at an epoch ≥ E shows zero active and reserved for it, or
+//     report at an epoch ≥ E shows zero active and reserved for it — or, drain started or not, the owner
+//     is shutting down with nothing in flight at all (drain.ts shutDownIdle), or
 //   - the owner's grant has lapsed (plus a clock-skew allowance): every snapshot it was ever sent has
 //     expired, so it can no longer pick the proxy for a new request (usableUntil ≤ expiresAt = grant).
 // The global ownership epoch rises on every change of who owns what, including the start or the
@@ -40,7 +41,10 @@ export interface PlanInput {
   epoch: number;
   /** An unowned proxy that must not be given to a worker yet (it has active leases). */
   blocked(proxy: string): boolean;
-  /** True when `worker` has a valid report at epoch ≥ `sinceEpoch` with zero counts for `proxy`. */
+  /**
+   * True when `worker` has a valid report at epoch ≥ `sinceEpoch` with zero counts for `proxy`, or one of a
+   * worker shut down with nothing in flight, whatever its epoch (drain.ts drainedAt).
+   */
   drained(proxy: string, worker: string, sinceEpoch: number): boolean;
   now: Date;
   /** A lapsed grant is trusted only this long after it lapsed (the worker's clock may run behind). */
@@ -106,7 +110,11 @@ export function planOwnership(x: PlanInput): OwnershipPlan {
       continue;
     }
     const owner = x.workers.get(r.owner);
-    const drained = r.drainEpoch !== null && owner?.live === true && x.drained(proxy, r.owner, r.drainEpoch);
+    // Not draining yet, it is drained only by a report no drain epoch can be too recent for (drain.ts: a
+    // worker shut down with nothing in flight); no report is ever at `next`. Such a worker has stopped
+    // pulling and, idle, sends its last report before this pass runs: a drain started here would wait for
+    // a report that never comes, and then for its grant to lapse, the proxy serving no one meanwhile.
+    const drained = owner?.live === true && x.drained(proxy, r.owner, r.drainEpoch ?? next);
     if (drained || grantLapsed(owner, x.now, x.skewMs)) {
       const taker = desired && !x.blocked(proxy) ? desired : null;
       changes.push({
