@@ -85,6 +85,7 @@ describe('overlapping probe passes: no update overwrites another', () => {
       probe: (target, opts) => (target.host === proxy.status.ip ? intercept() : real.probe(target, opts)),
       handshake: (target, authority, timeoutMs) =>
         target.host === proxy.status.ip ? intercept() : real.handshake(target, authority, timeoutMs),
+      direct: real.direct,
     };
   }
 

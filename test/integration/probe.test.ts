@@ -97,6 +97,35 @@ describe('probe function', () => {
     expect(state?.tracks.BASIC?.verdict).toBe('AVAILABLE');
   });
 
+  it('EGRESS: an echo endpoint that is down (the API redeploying) fails no proxy: the fleet stays Ready', async () => {
+    await fleet.add('p-echo-down');
+    await fleet.tick();
+    await fleet.tick();
+    expect((await fleet.health.get('p-echo-down'))?.verdict).toBe('AVAILABLE');
+    const healthy = async () =>
+      (await fleet.proxies.get('p-echo-down'))!.proxy.status.conditions.find((c) => c.type === 'Healthy');
+    expect(await healthy()).toMatchObject({ status: 'True', reason: 'ProbeSucceeded' });
+
+    fleet.echo.down = true;
+    try {
+      // More than failureThreshold (2) probes, each through a proxy that works, to an echo that answers
+      // 503 to the prober itself as well.
+      for (let i = 0; i < 3; i++) await fleet.tick();
+      const state = (await fleet.health.get('p-echo-down'))!;
+      expect(state).toMatchObject({ verdict: 'AVAILABLE', egressProblem: null });
+      expect(state.tracks.EGRESS).toMatchObject({ verdict: 'AVAILABLE', consecutiveFail: 0 });
+      expect(await healthy()).toMatchObject({ status: 'True', reason: 'ProbeSucceeded' });
+      // Each probe still shows what happened (probe.result), and the pass says why it was not counted.
+      const egress = fleet.log.lines.filter(
+        (l) => l.message === 'probe' && l.proxy === 'p-echo-down' && l.tier === 'EGRESS',
+      );
+      expect(egress.at(-1)).toMatchObject({ ok: false, code: 'unexpected_status_503' });
+      expect(fleet.log.lines.some((l) => l.event === 'probe.echo_unavailable')).toBe(true);
+    } finally {
+      fleet.echo.down = false;
+    }
+  });
+
   it('EGRESS: a gateway that exits from another address fails by default and passes with exitIp: any', async () => {
     // A residential or rotating gateway: entered at 127.0.0.1, its traffic leaves from 127.0.0.3.
     const rotating = createForwardProxy({ host: '127.0.0.1', localAddress: '127.0.0.3' });

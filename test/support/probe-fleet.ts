@@ -21,7 +21,11 @@ import { FirestoreRoutingStore } from '../../shared/src/adapters/firestore/snaps
 import { FirestoreOutcomeReader } from '../../shared/src/adapters/firestore/worker-outcome-store.js';
 import { makeGceProvider } from '../../shared/src/adapters/gce/clients.js';
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
-import { handshakeThroughProxy, probeThroughProxy } from '../../shared/src/adapters/probe/proxy-probe.js';
+import {
+  fetchDirect,
+  handshakeThroughProxy,
+  probeThroughProxy,
+} from '../../shared/src/adapters/probe/proxy-probe.js';
 import { healthInstanceKey } from '../../shared/src/domain/health/instance-key.js';
 import {
   DEFAULT_PASSIVE_SETTINGS,
@@ -51,6 +55,8 @@ export interface ProbeFleet {
   /** The site health-check URLs point at; `delayMs` makes it answer slowly. */
   target: { url: string; delayMs: number };
   echoUrl: string;
+  /** `down`: the echo endpoint answers 503 to every request (the API down or redeploying). */
+  echo: { down: boolean };
   project: string;
   add(
     name: string,
@@ -81,7 +87,14 @@ export async function startProbeFleet(
     setTimeout(() => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'), target.delayMs);
   });
   target.url = `http://127.0.0.1:${await listen(site)}/`;
-  const echo = serve({ fetch: echoRoutes({ trustedHops: 0 }).fetch, port: 0, hostname: '127.0.0.1' });
+  const echoState = { down: false };
+  const echoApp = echoRoutes({ trustedHops: 0 });
+  const echo = serve({
+    fetch: (req, env) =>
+      echoState.down ? new Response('unavailable', { status: 503 }) : echoApp.fetch(req, env),
+    port: 0,
+    hostname: '127.0.0.1',
+  });
   await new Promise<void>((r) => echo.once('listening', () => r()));
   const echoUrl = `http://127.0.0.1:${(echo.address() as AddressInfo).port}/v1/echo`;
   const proxies = new FirestoreProxyStore(db);
@@ -136,7 +149,7 @@ export async function startProbeFleet(
       },
     },
     secrets: { access: async () => 'unused:unused' },
-    prober: { probe: probeThroughProxy, handshake: handshakeThroughProxy },
+    prober: { probe: probeThroughProxy, handshake: handshakeThroughProxy, direct: fetchDirect },
     log,
     recorder: logProbeRecorder(log),
     tiers: {
@@ -197,6 +210,7 @@ export async function startProbeFleet(
     log,
     target,
     echoUrl,
+    echo: echoState,
     project: projectId,
     deps,
     async add(name, spec = {}) {

@@ -7,6 +7,7 @@ import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
 import { aProxy, managedSpec } from '../../../shared/src/testing/proxy-fixtures.js';
 import { handleProbeTick, type ProbeHandlerDeps, ProbeJob } from './handler.js';
 import { PASSIVE_TEST_SETTINGS } from './passive-fixtures.unit.js';
+import { echoUp } from './prober-fixtures.unit.js';
 
 const t0 = new Date('2026-01-01T00:00:00Z');
 const sec = (s: number) => new Date(t0.getTime() + s * 1000);
@@ -37,7 +38,7 @@ function deps(passiveFails: boolean) {
     },
     publisher: { publish: async () => {} },
     secrets: { access: async () => '' },
-    prober: { probe: async () => ({}) as never, handshake: async () => ({}) as never },
+    prober: { probe: async () => ({}) as never, handshake: async () => ({}) as never, direct: echoUp },
     log: { info: () => {}, warn: (m) => void warnings.push(m) },
     recorder: { observe: () => {} },
     tiers: { echoUrl: null, callerIps: [], rejectUnauthorized: true },
@@ -118,6 +119,7 @@ describe('handleProbeTick and the stored routing (the TARGET tier)', () => {
         },
       },
       prober: {
+        direct: echoUp,
         handshake: async () => ({ ok: true, latencyMs: 5, status: 200, body: null, failure: null }),
         probe: async (_t, o) => {
           urls.push(o.url);
@@ -183,6 +185,7 @@ describe('handleProbeTick: where a run starts probing', () => {
       },
       prober: {
         probe: async () => ({}) as never,
+        direct: echoUp,
         handshake: async (target) => {
           probes.push({ host: target.host, at: clock.now().getTime() });
           return { ok: true, latencyMs: 5, status: 200, body: null, failure: null };
@@ -353,6 +356,7 @@ describe('handleProbeTick: a pass that runs past the deadline', () => {
       prober: {
         probe: async () => ({}) as never,
         // Each probe runs into its timeout; the pass's probes run at once, so the pass takes 3 s.
+        direct: echoUp,
         handshake: async (target) => {
           const at = clock.now().getTime();
           probes.set(target.host, [...(probes.get(target.host) ?? []), at]);
@@ -401,6 +405,7 @@ describe('handleProbeTick: pruning the state of proxies gone', () => {
       },
       prober: {
         probe: async () => ({}) as never,
+        direct: echoUp,
         handshake: async () => {
           stored.add('late'); // run B's write, meanwhile
           return { ok: true, latencyMs: 5, status: 200, body: null, failure: null };

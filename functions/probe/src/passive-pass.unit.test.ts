@@ -14,6 +14,7 @@ import { HEALTH_WRITE_RETRIES } from './health-writes.js';
 import { PASSIVE_TEST_SETTINGS } from './passive-fixtures.unit.js';
 import { runPassivePass } from './passive-pass.js';
 import type { ProbeDeps } from './probe-pass.js';
+import { echoUp } from './prober-fixtures.unit.js';
 
 const t0 = new Date('2026-01-01T00:00:00Z');
 const at = (sec: number) => new Date(t0.getTime() + sec * 1000);
@@ -83,7 +84,7 @@ beforeEach(() => {
     health: inMemoryHealthStore(health, { readOnly: true }),
     publisher: { publish: async (r) => void published.push(r.proxy) },
     secrets: { access: async () => '' },
-    prober: { probe: async () => ({}) as never, handshake: async () => ({}) as never },
+    prober: { probe: async () => ({}) as never, handshake: async () => ({}) as never, direct: echoUp },
     log: { info: () => {}, warn: () => {} },
     recorder: { observe: () => {} },
     tiers: { echoUrl: null, callerIps: [], rejectUnauthorized: true },

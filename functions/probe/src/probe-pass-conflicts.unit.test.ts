@@ -12,6 +12,7 @@ import { RecordingReconcilePublisher } from '../../../shared/src/testing/recordi
 import { HEALTH_WRITE_RETRIES } from './health-writes.js';
 import { noOutcomes } from './passive-fixtures.unit.js';
 import { type ProbeDeps, runProbePass } from './probe-pass.js';
+import { echoUp } from './prober-fixtures.unit.js';
 
 const t0 = new Date('2026-01-01T00:00:00Z');
 const refused: ProbeResult = {
@@ -62,6 +63,7 @@ function fakes(health: Map<string, ProxyHealthState>, meanwhile: (w: HealthWrite
     publisher,
     secrets: { access: async () => 'user:pass' },
     prober: {
+      direct: echoUp,
       handshake: async () => {
         calls.probes++;
         return refused;

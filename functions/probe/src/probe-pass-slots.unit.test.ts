@@ -10,6 +10,7 @@ import { aProxy, managedSpec } from '../../../shared/src/testing/proxy-fixtures.
 import { RecordingReconcilePublisher } from '../../../shared/src/testing/recording-publisher.js';
 import { noOutcomes } from './passive-fixtures.unit.js';
 import { type ProbeDeps, runProbePass } from './probe-pass.js';
+import { echoUp } from './prober-fixtures.unit.js';
 import type { Timer } from './slot-pool.js';
 
 const t0 = new Date('2026-01-01T00:00:00Z');
@@ -75,6 +76,7 @@ function fakes() {
     publisher: new RecordingReconcilePublisher(),
     secrets: { access: async () => 'user:pass' },
     prober: {
+      direct: echoUp,
       handshake: async () => answer(true, 200),
       probe: async (target, opts) => {
         if (opts.url === HEALTH_URL) {

@@ -7,6 +7,7 @@ import { aProxy, externalSpec } from '../../../shared/src/testing/proxy-fixtures
 import { RecordingReconcilePublisher } from '../../../shared/src/testing/recording-publisher.js';
 import { noOutcomes } from './passive-fixtures.unit.js';
 import { type ProbeDeps, runProbePass } from './probe-pass.js';
+import { echoUp } from './prober-fixtures.unit.js';
 
 const t0 = new Date('2026-01-01T00:00:00Z');
 
@@ -19,6 +20,7 @@ describe('runProbePass: the protocol each proxy is probed in', () => {
       publisher: new RecordingReconcilePublisher(),
       secrets: { access: async () => 'user:pass\n' },
       prober: {
+        direct: echoUp,
         handshake: async (t) => {
           targets.set(t.host, t);
           return ok;

@@ -9,6 +9,7 @@ import { aProxy, managedSpec } from '../../../shared/src/testing/proxy-fixtures.
 import { RecordingReconcilePublisher } from '../../../shared/src/testing/recording-publisher.js';
 import { noOutcomes } from './passive-fixtures.unit.js';
 import { type ProbeDeps, runProbePass } from './probe-pass.js';
+import { echoUp } from './prober-fixtures.unit.js';
 
 const t0 = new Date('2026-01-01T00:00:00Z');
 const HEALTH_URL = 'http://health.example/';
@@ -41,6 +42,7 @@ function fakes(blocked: Set<string> = new Set()) {
     publisher,
     secrets: { access: async () => 'user:pass' },
     prober: {
+      direct: echoUp,
       handshake: async () => ({ ok: true, latencyMs: 5, status: 200, body: null, failure: null }),
       probe: async (target, opts): Promise<ProbeResult> => {
         asked.push(`${target.host} ${opts.url} ${opts.expectedStatus}`);

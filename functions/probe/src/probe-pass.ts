@@ -33,6 +33,7 @@ import type { ProbeRecorder } from './probe-recorder.js';
 import { SlotPool, type Timer } from './slot-pool.js';
 import {
   activeTracksOf,
+  echoCheck,
   type Prober,
   runActiveTiers,
   runTargetTier,
@@ -97,6 +98,8 @@ export async function runProbePass(
     deps.timer,
   );
   const skipped = new Map<string, number>();
+  const echoAnswers = echoCheck(deps.prober, deps.tiers.echoUrl ?? '');
+  const egressUncounted: string[] = [];
   // A proxy holds its probe slot (`concurrency`) for its BASIC/EGRESS verdict only; its TARGET checks then
   // wait for the pass's TARGET slots while the slot probes the next proxy (docs/health.md § TARGET). Each
   // proxy's decision waits for both, and the pass writes once, after every decision.
@@ -105,7 +108,15 @@ export async function runProbePass(
     // other proxy judges a route no gateway could pick it for, and its tracks are dropped (empty set).
     const checks = routes && p.spec.gatewayPool ? targetChecksFor(routes, p.spec.attributes) : [];
     const via = await target(deps, p);
-    const active = await runActiveTiers(deps.prober, via, p.status.ip!, p.spec.healthCheck, deps.tiers);
+    const active = await runActiveTiers(
+      deps.prober,
+      via,
+      p.status.ip!,
+      p.spec.healthCheck,
+      deps.tiers,
+      echoAnswers,
+    );
+    if (active.egressUncounted) egressUncounted.push(p.name);
     const decided = (async () => {
       const targets =
         active.basicOk && checks.length > 0
@@ -133,6 +144,12 @@ export async function runProbePass(
       skipped: [...skipped.values()].reduce((a, b) => a + b, 0),
       routes: Object.fromEntries([...skipped].sort(([a], [b]) => a.localeCompare(b))),
       targetConcurrency: pool.size,
+    });
+  }
+  if (egressUncounted.length > 0) {
+    deps.log.warn('echo endpoint does not answer the prober either; EGRESS failures not counted this pass', {
+      event: 'probe.echo_unavailable',
+      proxies: egressUncounted.length,
     });
   }
   // Another pass (the next invocation's, overlapping this one) may have written a proxy since it was read:

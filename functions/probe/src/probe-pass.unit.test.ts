@@ -9,6 +9,7 @@ import { aProxy, managedSpec } from '../../../shared/src/testing/proxy-fixtures.
 import { RecordingReconcilePublisher } from '../../../shared/src/testing/recording-publisher.js';
 import { noOutcomes } from './passive-fixtures.unit.js';
 import { type PassCounts, type ProbeDeps, runProbePass } from './probe-pass.js';
+import { echoUp } from './prober-fixtures.unit.js';
 
 const t0 = new Date('2026-01-01T00:00:00Z');
 const ECHO = 'http://127.0.0.1:9/v1/echo';
@@ -32,6 +33,7 @@ function fakes(echoUrl: string | null, down: Set<string>) {
     publisher,
     secrets: { access: async () => 'user:pass' },
     prober: {
+      direct: echoUp,
       handshake: async (target) => {
         targets.push(target);
         return result(!down.has(target.host));

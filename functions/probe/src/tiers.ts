@@ -1,6 +1,7 @@
 // Runs the check tiers for one proxy and turns probe outcomes into reducer inputs.
 // BASIC: the proxy's own health-check URL when it has one (expected status), else a CONNECT handshake.
 // EGRESS: the Hono service's echo endpoint fetched through the proxy; exit IP and forwarding headers checked.
+// No echo through the proxy counts against it only if the echo answers the prober itself (echoCheck).
 // TARGET: each route's target check the proxy is selected for (target-checks.ts), fetched through it in
 // a slot of the pass's TARGET pool (slot-pool.ts), apart from the proxy's own probe slot.
 
@@ -19,6 +20,22 @@ export interface Prober {
     opts: { url: string; timeoutMs: number; expectedStatus: number; rejectUnauthorized?: boolean },
   ): Promise<ProbeResult>;
   handshake(target: ProbeTarget, authority: string, timeoutMs: number): Promise<ProbeResult>;
+  /** The URL fetched by the prober itself, through no proxy (is the echo endpoint up at all?). */
+  direct(opts: { url: string; timeoutMs: number; expectedStatus: number }): Promise<ProbeResult>;
+}
+
+/** Whether the echo endpoint answers the prober itself, as an echo: asked only after an EGRESS probe
+ *  through a proxy failed without a verdict on what the echo saw, and at most once per pass (echoCheck). */
+export type EchoAnswers = (timeoutMs: number) => Promise<boolean>;
+
+/** `prober.direct` on the echo URL, asked once: the answer stands for the pass that made it. */
+export function echoCheck(prober: Prober, echoUrl: string): EchoAnswers {
+  let answered: Promise<boolean> | null = null;
+  return (timeoutMs) =>
+    (answered ??= prober.direct({ url: echoUrl, timeoutMs, expectedStatus: 200 }).then(
+      (r) => r.ok && parseEchoBody(r.body) !== null,
+      () => false,
+    ));
 }
 
 export interface TierConfig {
@@ -53,7 +70,8 @@ export async function runActiveTiers(
   proxyIp: string,
   hc: HealthCheckSpec,
   cfg: TierConfig,
-): Promise<TierOutcome & { basicOk: boolean }> {
+  echoAnswers: EchoAnswers,
+): Promise<TierOutcome & { basicOk: boolean; egressUncounted: boolean }> {
   const timeoutMs = hc.timeoutSeconds * 1000;
   const basic = hc.url
     ? await prober.probe(target, {
@@ -79,15 +97,21 @@ export async function runActiveTiers(
       : observed
         ? evaluateEgress(observed, own, cfg.callerIps, hc.exitIp)
         : 'bad_echo_response';
+    observations.push({ tier: 'EGRESS', ok: problem === null, latencyMs: echo.latencyMs, code: problem });
+    // No echo, or not an echo, through a proxy that passed BASIC: the proxy's fault only if the endpoint
+    // answers the prober itself. Otherwise (the API down, or a revision that breaks the echo) it says
+    // nothing about the proxy, and counted it would turn every proxy of the fleet UNHEALTHY at once.
+    if (problem !== null && observed === null && !(await echoAnswers(timeoutMs))) {
+      return { results, observations, basicOk: basic.ok, egressUncounted: true };
+    }
     results.push({
       track: 'EGRESS',
       ok: problem === null,
       latencyMs: echo.latencyMs,
       ...(problem ? { problem } : {}),
     });
-    observations.push({ tier: 'EGRESS', ok: problem === null, latencyMs: echo.latencyMs, code: problem });
   }
-  return { results, observations, basicOk: basic.ok };
+  return { results, observations, basicOk: basic.ok, egressUncounted: false };
 }
 
 /**

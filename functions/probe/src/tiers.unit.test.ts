@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { ProbeResult } from '../../../shared/src/adapters/probe/proxy-probe.js';
 import type { RouteTargetCheck } from '../../../shared/src/domain/health/target-checks.js';
 import { HealthCheckSpec } from '../../../shared/src/domain/proxy.js';
+import { echoUp } from './prober-fixtures.unit.js';
 import { SlotPool, type Timer } from './slot-pool.js';
-import { type Prober, runActiveTiers, runTargetTier, type TierConfig } from './tiers.js';
+import { echoCheck, type Prober, runActiveTiers, runTargetTier, type TierConfig } from './tiers.js';
 
 const TARGET = { host: '10.0.0.1', port: 3128, credentials: null };
 const ECHO = 'http://127.0.0.1:9/v1/echo';
@@ -39,6 +40,7 @@ function prober(outcome: (url: string) => boolean = () => true) {
       };
       return r;
     },
+    direct: echoUp,
     handshake: async () => ({ ok: true, latencyMs: 5, status: 200, body: null, failure: null }),
   };
   return { p, asked, maxInFlight: () => maxInFlight };
@@ -65,7 +67,7 @@ async function runTiers(
   checks: RouteTargetCheck[],
   pool = new SlotPool(10, manualTimer().timer),
 ) {
-  const active = await runActiveTiers(p, target, ip, spec, config);
+  const active = await runActiveTiers(p, target, ip, spec, config, async () => true);
   if (!active.basicOk) return { ...active, skipped: [] as string[] };
   const t = await runTargetTier(p, target, spec, config, checks, pool);
   return {
@@ -171,9 +173,75 @@ describe('runActiveTiers: the EGRESS exit address rule', () => {
     ],
   ])('%s', async (_name, spec, callerIps, problem) => {
     const { p } = prober();
-    const out = await runActiveTiers(p, TARGET, '10.0.0.9', spec, { ...cfg(ECHO), callerIps });
+    const out = await runActiveTiers(
+      p,
+      TARGET,
+      '10.0.0.9',
+      spec,
+      { ...cfg(ECHO), callerIps },
+      async () => true,
+    );
     const egress = out.results.find((r) => r.track === 'EGRESS');
     expect(egress?.ok).toBe(problem === null);
     expect(egress?.problem ?? null).toBe(problem);
+  });
+});
+
+describe('runActiveTiers: an EGRESS failure counts against the proxy only if the echo answers the prober', () => {
+  const notEcho: ProbeResult = { ok: true, latencyMs: 30, status: 200, body: '<html>', failure: null };
+  const egressOf = (out: { results: Array<{ track: string }> }) =>
+    out.results.find((r) => r.track === 'EGRESS');
+
+  it.each<[string, (url: string) => ProbeResult | null, boolean, boolean]>([
+    ['no echo through the proxy, the echo answers the prober: the proxy fails', () => null, true, true],
+    ['no echo through the proxy, nor to the prober (the API down): not counted', () => null, false, false],
+    ['not an echo (a broken API revision), to the prober neither: not counted', () => notEcho, false, false],
+    ['not an echo through the proxy, an echo to the prober: the proxy fails', () => notEcho, true, true],
+  ])('%s', async (_name, through, echoAnswers, counted) => {
+    const { p } = prober((url) => url !== ECHO);
+    const fake: Prober = {
+      ...p,
+      probe: async (target, opts) =>
+        opts.url === ECHO ? (through(opts.url) ?? p.probe(target, opts)) : p.probe(target, opts),
+    };
+    const asked: number[] = [];
+    const out = await runActiveTiers(fake, TARGET, '10.0.0.1', hc, cfg(ECHO), async (ms) => {
+      asked.push(ms);
+      return echoAnswers;
+    });
+    expect(asked).toEqual([7000]);
+    expect(egressOf(out)?.track === 'EGRESS').toBe(counted);
+    if (counted) expect(egressOf(out)).toMatchObject({ ok: false });
+    expect(out.egressUncounted).toBe(!counted);
+    // The probe happened either way: its probe.result line says how it went.
+    expect(out.observations.find((o) => o.tier === 'EGRESS')).toMatchObject({ ok: false });
+  });
+
+  it('a verdict on what the echo saw (an exit elsewhere) counts without asking', async () => {
+    const { p } = prober();
+    let asked = false;
+    const out = await runActiveTiers(p, TARGET, '10.0.0.9', hc, cfg(ECHO), async () => {
+      asked = true;
+      return false;
+    });
+    expect(asked).toBe(false);
+    expect(egressOf(out)).toMatchObject({ ok: false, problem: 'exit_ip_mismatch' });
+  });
+
+  it('echoCheck asks the echo endpoint once for the pass, and only an echo is an answer', async () => {
+    let calls = 0;
+    const direct = (r: ProbeResult): Prober => ({
+      ...prober().p,
+      direct: async () => {
+        calls++;
+        return r;
+      },
+    });
+    const up = echoCheck(direct(await echoUp({ url: ECHO, timeoutMs: 1, expectedStatus: 200 })), ECHO);
+    expect([await up(1000), await up(1000)]).toEqual([true, true]);
+    expect(calls).toBe(1);
+    expect(await echoCheck(direct(notEcho), ECHO)(1000)).toBe(false);
+    const unavailable = { ...notEcho, ok: false, status: 503, body: 'unavailable' };
+    expect(await echoCheck(direct(unavailable), ECHO)(1000)).toBe(false);
   });
 });

@@ -9,7 +9,11 @@ import { FirestoreProxyStore } from '../../../shared/src/adapters/firestore/prox
 import { FirestoreRoutingStore } from '../../../shared/src/adapters/firestore/snapshot-routing-store.js';
 import { FirestoreOutcomeReader } from '../../../shared/src/adapters/firestore/worker-outcome-store.js';
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
-import { handshakeThroughProxy, probeThroughProxy } from '../../../shared/src/adapters/probe/proxy-probe.js';
+import {
+  fetchDirect,
+  handshakeThroughProxy,
+  probeThroughProxy,
+} from '../../../shared/src/adapters/probe/proxy-probe.js';
 import { createPubSub } from '../../../shared/src/adapters/pubsub/client.js';
 import { PubSubPublisher } from '../../../shared/src/adapters/pubsub/publisher.js';
 import { PubSubReconcilePublisher } from '../../../shared/src/adapters/pubsub/reconcile-publisher.js';
@@ -40,7 +44,7 @@ export function probeDeps(config: ReturnType<typeof loadProbeConfig>, log: Logge
     // `proxy` attribute an operator filters a subscription or the logs by.
     publisher: new PubSubReconcilePublisher(pubsub),
     secrets,
-    prober: { probe: probeThroughProxy, handshake: handshakeThroughProxy },
+    prober: { probe: probeThroughProxy, handshake: handshakeThroughProxy, direct: fetchDirect },
     log,
     recorder: logProbeRecorder(log),
     tiers: {

@@ -243,6 +243,37 @@ async function readBody(message: IncomingMessage, limit: number, signal: AbortSi
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/**
+ * The URL fetched by the prober itself, through no proxy: whether the echo endpoint answers at all (the
+ * EGRESS tier counts a failure through a proxy only then: functions/probe/src/tiers.ts).
+ */
+export async function fetchDirect(opts: ProbeOptions): Promise<ProbeResult> {
+  const started = performance.now();
+  const deadline = AbortSignal.timeout(opts.timeoutMs);
+  const finish = (r: Omit<ProbeResult, 'latencyMs'>): ProbeResult => ({
+    ...r,
+    latencyMs: Math.round(performance.now() - started),
+  });
+  try {
+    const res = await fetch(opts.url, { signal: deadline, redirect: 'manual' });
+    const body = (await res.text()).slice(0, opts.maxBodyBytes ?? 64 * 1024);
+    const ok = res.status === opts.expectedStatus;
+    return finish({
+      ok,
+      status: res.status,
+      body,
+      failure: ok ? null : { stage: 'RESPONSE_HEADERS', code: `unexpected_status_${res.status}` },
+    });
+  } catch (err) {
+    return finish({
+      ok: false,
+      status: null,
+      body: null,
+      failure: { stage: 'DIAL', code: errorCode(err, deadline) },
+    });
+  }
+}
+
 /** The BASIC tier without a probe URL: TCP connect to the proxy and a CONNECT handshake, nothing more. */
 export async function handshakeThroughProxy(
   target: ProbeTarget,

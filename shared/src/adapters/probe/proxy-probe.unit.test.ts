@@ -4,7 +4,7 @@
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { handshakeThroughProxy, probeThroughProxy } from './proxy-probe.js';
+import { fetchDirect, handshakeThroughProxy, probeThroughProxy } from './proxy-probe.js';
 
 const sockets = new Set<Socket>();
 const track = (s: Socket) => {
@@ -120,5 +120,35 @@ describe('probe failure codes through a SOCKS5 proxy', () => {
       failure: { stage: 'PROXY_HANDSHAKE', code: 'socks_credentials_too_long' },
     });
     expect(sockets.size).toBe(before);
+  });
+});
+
+describe('fetchDirect: the echo endpoint as the prober itself sees it (no proxy)', () => {
+  it('an answer is read whole, a status other than the expected one fails, silence runs out of time', async () => {
+    const site = createHttpServer((req, res) => {
+      if (req.url === '/down') res.writeHead(503).end('unavailable');
+      else res.writeHead(200, { 'content-type': 'application/json' }).end('{"ip":"127.0.0.1","headers":{}}');
+    });
+    await listen(site);
+    try {
+      const base = `http://127.0.0.1:${portOf(site)}`;
+      const up = await fetchDirect({ url: `${base}/v1/echo`, timeoutMs: 5_000, expectedStatus: 200 });
+      expect(up).toMatchObject({
+        ok: true,
+        status: 200,
+        body: '{"ip":"127.0.0.1","headers":{}}',
+        failure: null,
+      });
+      const down = await fetchDirect({ url: `${base}/down`, timeoutMs: 5_000, expectedStatus: 200 });
+      expect(down).toMatchObject({ ok: false, status: 503, failure: { code: 'unexpected_status_503' } });
+      const silence = await fetchDirect({
+        url: `http://127.0.0.1:${ports.silent}/v1/echo`,
+        timeoutMs: TIMEOUT_MS,
+        expectedStatus: 200,
+      });
+      expect(silence).toMatchObject({ ok: false, failure: { code: 'timeout' } });
+    } finally {
+      await new Promise((r) => site.close(r));
+    }
   });
 });
