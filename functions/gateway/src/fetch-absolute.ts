@@ -123,7 +123,7 @@ export function fetchAbsolute(
     };
     let req: http.ClientRequest;
     try {
-      req = send(pool.agentFor(u.host, u.port), false);
+      req = send(pool.agentFor(u.host, u.port, u.auth.authorization), false);
     } catch (err) {
       // Node refused a field value or the target before sending anything (ERR_INVALID_CHAR, …).
       reject(err);

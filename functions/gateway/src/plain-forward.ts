@@ -46,6 +46,8 @@ export interface ForwardRequest {
   url: string;
   /** Flat [name, value, …], our credentials for the upstream included (head.ts forwardedHeaders). */
   headers: string[];
+  /** Those credentials as the Proxy-Authorization value ("" for none): which pooled connections it may ride. */
+  authorization: string;
   /** Content-Length of the client's request body: 0 = none. */
   bodyLength: number;
   clientHttp11: boolean;
@@ -75,7 +77,7 @@ export class PlainForward {
 
   /** Sends the head; throws (before any I/O) when Node refuses a field or the target as invalid. */
   start(): void {
-    this.req = this.send(this.pool.agentFor(this.r.host, this.r.port));
+    this.req = this.send(this.pool.agentFor(this.r.host, this.r.port, this.r.authorization));
   }
 
   private send(agent: http.Agent): Tagged<ClientRequest> {

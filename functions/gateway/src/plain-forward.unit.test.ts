@@ -1,5 +1,6 @@
 // PlainForward against real sockets on loopback: an upstream that answers from the request head and
 // then stops reading, so the body handed over stays in the gateway's buffers.
+import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ForwardOwner, PlainForward } from './plain-forward.js';
@@ -72,6 +73,7 @@ describe('PlainForward: a response that ends before the request body left', () =
       method: 'POST',
       url: 'http://target.example/upload',
       headers: ['Host', 'target.example', 'Content-Length', String(BODY_BYTES)],
+      authorization: '',
       bodyLength: BODY_BYTES,
       clientHttp11: true,
     });
@@ -86,5 +88,80 @@ describe('PlainForward: a response that ends before the request body left', () =
     for (let i = 0; i < 40 && counts.upstreams > 0; i++) await new Promise((r) => setTimeout(r, 50));
     expect(counts.upstreams).toBe(0);
     expect(pool.idleCount()).toBe(0);
+  });
+});
+
+describe('PlainForward: pooled upstream connections and credentials', () => {
+  // A keep-alive upstream that notes, per request, the connection it came on and the credentials it carried.
+  const seen: Array<{ connection: number; auth: string }> = [];
+  const upstream = http.createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
+    seen.push({ connection: req.socket.remotePort ?? 0, auth: req.headers['proxy-authorization'] ?? '' });
+    res.end('ok');
+  });
+  const sink = net.createServer((s) => {
+    s.on('error', () => {});
+    s.resume();
+  });
+  const counts = newSocketCounts();
+  const pool = new UpstreamPool(counts, { idleMs: 60_000, maxIdlePerUpstream: 4 });
+  const clients: net.Socket[] = [];
+  let upstreamPort = 0;
+  let sinkPort = 0;
+
+  beforeAll(async () => {
+    upstreamPort = await listen(upstream);
+    sinkPort = await listen(sink);
+  });
+
+  afterAll(async () => {
+    for (const c of clients) c.destroy();
+    pool.destroy();
+    upstream.closeAllConnections();
+    await new Promise((r) => upstream.close(r));
+    await new Promise((r) => sink.close(r));
+  });
+
+  /** One GET through the pool with these credentials, to the end of its response. */
+  async function forward(authorization: string): Promise<void> {
+    const c = net.connect({ port: sinkPort, host: '127.0.0.1' });
+    clients.push(c);
+    await new Promise((r) => c.once('connect', r));
+    await new Promise<void>((resolve, reject) => {
+      const fwd = new PlainForward(
+        {
+          client: c,
+          forwardConnected: () => {},
+          forwardFailed: (_stage, status, code) => reject(new Error(`${status} ${code}`)),
+          forwardResponse: () => true,
+          forwardDone: resolve,
+          forwardBroken: () => {},
+          bodyDrained: () => {},
+        },
+        pool,
+        {
+          host: '127.0.0.1',
+          port: upstreamPort,
+          method: 'GET',
+          url: 'http://target.example/',
+          headers: ['Host', 'target.example', 'Proxy-Authorization', authorization],
+          authorization,
+          bodyLength: 0,
+          clientHttp11: true,
+        },
+      );
+      fwd.start();
+    });
+  }
+
+  it('a connection opened for some credentials carries no request of other credentials', async () => {
+    await forward('Basic YTph');
+    await forward('Basic Yjpi');
+    await forward('Basic YTph');
+    expect(seen.map((s) => s.auth)).toEqual(['Basic YTph', 'Basic Yjpi', 'Basic YTph']);
+    const [a1, b, a2] = seen.map((s) => s.connection);
+    // The same credentials again ride the idle connection they left; others get their own.
+    expect(a2).toBe(a1);
+    expect(b).not.toBe(a1);
+    expect(pool.idleCount()).toBe(2);
   });
 });

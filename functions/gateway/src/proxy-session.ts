@@ -298,6 +298,7 @@ export class ProxySession implements ForwardOwner {
       method: h.method,
       url: absoluteUrl({ host: this.host, port: this.port }, this.path),
       headers: forwardedHeaders(h, this.hostHeader, u.auth.authorization),
+      authorization: u.auth.authorization,
       bodyLength: this.bodyLeft,
       clientHttp11: h.version === 'HTTP/1.1',
     });

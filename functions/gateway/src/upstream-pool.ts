@@ -1,8 +1,8 @@
 // Kept-alive connections to upstream proxies for plain HTTP in absolute form (docs/gateway.md § Plain
-// HTTP): one keep-alive http.Agent per upstream address, so Node's own HTTP/1.1 parser (llhttp) frames
-// every response (Content-Length, chunked, close-delimited, HEAD/204/304) and a socket goes back to the
-// pool only once its response was read to the end and the upstream did not ask to close it. A pinned
-// CONNECT tunnel is never pooled: it is bound to the one target it was opened for.
+// HTTP): one keep-alive http.Agent per upstream address and credentials, so Node's own HTTP/1.1 parser
+// (llhttp) frames every response (Content-Length, chunked, close-delimited, HEAD/204/304) and a socket
+// goes back to the pool only once its response was read to the end and the upstream did not ask to close
+// it. A pinned CONNECT tunnel is never pooled: it is bound to the one target it was opened for.
 import { Agent, type AgentOptions } from 'node:http';
 import net from 'node:net';
 import type { SocketCounts } from './sockets.js';
@@ -15,7 +15,7 @@ export interface UpstreamPoolOptions {
    * upstream shortens it (Node's agent honours the hint). 0 turns keep-alive off.
    */
   idleMs: number;
-  /** Idle connections kept per upstream address; more are closed when their response ends. */
+  /** Idle connections kept per upstream address and credentials; more are closed when their response ends. */
   maxIdlePerUpstream: number;
 }
 
@@ -55,12 +55,15 @@ export class UpstreamPool {
   }
 
   /**
-   * The agent of one upstream address. Keyed by address, not by snapshot entry: many entries may name
-   * the same proxy, and the upstream's credentials travel on each request (Proxy-Authorization is per
-   * request), so one connection may carry requests of several entries.
+   * The agent of one upstream address and the credentials sent to it (`authorization`, the
+   * Proxy-Authorization value, "" for none). Many snapshot entries may name the same proxy: those with the
+   * same credentials share connections, others never do. The credentials travel on every request, but an
+   * upstream may bind what it does to the connection — authenticate only its first request, pin a sticky
+   * session's exit address to it — and a request riding a connection opened for other credentials would
+   * then be billed, routed or sent out as theirs.
    */
-  agentFor(host: string, port: number): Agent {
-    const key = `${host}|${port}`;
+  agentFor(host: string, port: number, authorization: string): Agent {
+    const key = `${host}|${port}|${authorization}`;
     let a = this.agents.get(key);
     if (!a) {
       const keepAlive = this.opts.idleMs > 0;
@@ -80,11 +83,13 @@ export class UpstreamPool {
     return a;
   }
 
-  /** Closes the idle connections of one upstream address (they are suspected stale). */
+  /** Closes the idle connections of one upstream address, whatever their credentials (suspected stale). */
   dropIdle(host: string, port: number): void {
-    const a = this.agents.get(`${host}|${port}`);
-    if (!a) return;
-    for (const list of Object.values(a.freeSockets)) for (const s of list ?? []) s.destroy();
+    const address = `${host}|${port}|`;
+    for (const [key, a] of this.agents) {
+      if (!key.startsWith(address)) continue;
+      for (const list of Object.values(a.freeSockets)) for (const s of list ?? []) s.destroy();
+    }
   }
 
   /** Forgets agents with no socket at all (upstreams that left the snapshot and went idle). */
