@@ -39,6 +39,8 @@ describe.skipIf(why !== '')(`gateway → managed squid${why ? ` (skipped: ${why}
   let target: http.Server;
   let pinnedTarget: http.Server;
   let targetPort: number;
+  /** A port nothing listens on: squid answers with its own error page (ERR_CONNECT_FAIL). */
+  let deadPort: number;
   let squid: GroupProcess;
   let gw: GatewayProcess;
 
@@ -64,6 +66,7 @@ describe.skipIf(why !== '')(`gateway → managed squid${why ? ` (skipped: ${why}
     target = http.createServer(handler);
     await new Promise<void>((r) => target.listen(0, '127.0.0.1', r));
     targetPort = (target.address() as AddressInfo).port;
+    deadPort = await freePort();
     pinnedTarget = http.createServer(handler);
     await new Promise<void>((r) => pinnedTarget.listen(targetPort, PINNED_HOST, r));
 
@@ -104,9 +107,11 @@ describe.skipIf(why !== '')(`gateway → managed squid${why ? ` (skipped: ${why}
       }),
       {
         GATEWAY_CLIENT_USERS: 'crawler:s3cret',
-        GATEWAY_SSRF_ALLOW: `127.0.0.1:${targetPort},127.0.0.2:80,${PINNED_HOST}:${targetPort}`,
+        GATEWAY_SSRF_ALLOW: `127.0.0.1:${targetPort},127.0.0.1:${deadPort},127.0.0.2:80,${PINNED_HOST}:${targetPort}`,
         // Long enough that no pooled connection times out between the requests of a test.
         GATEWAY_UPSTREAM_KEEPALIVE_MS: '60000',
+        // The standalone reporter's `outcomes` lines (failures by stage) are at debug level.
+        LOG_LEVEL: 'debug',
       },
     );
   }, 60_000);
@@ -208,5 +213,30 @@ describe.skipIf(why !== '')(`gateway → managed squid${why ? ` (skipped: ${why}
     expect(
       await Promise.all([count('proxy', 'upstream_auth_failed'), count('fetch', 'upstream_auth_failed')]),
     ).toEqual(authFailed);
+  });
+
+  it("squid's own error page (the target unreachable) goes through as it is, reported as no success", async () => {
+    const failuresAt = (stage: string) =>
+      gw
+        .logEntries()
+        .filter((e) => e.message === 'outcomes')
+        .reduce((n, e) => n + ((e.failedByStage as Record<string, number> | undefined)?.[stage] ?? 0), 0);
+    const before = failuresAt('RESPONSE_HEADERS');
+    const r = await get(`127.0.0.1:${deadPort}`, '/nobody-home');
+    expect(r.text).toMatch(/^HTTP\/1\.1 503 /);
+    expect(r.text).toMatch(/\r\nX-Squid-Error: ERR_CONNECT_FAIL/);
+    expect(r.text).not.toContain('X-Proxyplane-Error');
+    const f = await postFetch(gw.httpPort, { url: `http://127.0.0.1:${deadPort}/nobody-home` }, AUTH, 5_000);
+    expect(f.status).toBe(503);
+    expect(f.headers['x-squid-error']).toMatch(/^ERR_CONNECT_FAIL/);
+    // Both requests, once each, as RESPONSE_HEADERS failures (the reporter logs its tally every 5 s); the
+    // proxy's successes of the tests before still count as such.
+    const failed = await pollUntil(
+      async () => failuresAt('RESPONSE_HEADERS') - before,
+      (n) => n >= 2,
+      12_000,
+      'two RESPONSE_HEADERS failures in the outcomes',
+    );
+    expect(failed).toBe(2);
   });
 });

@@ -14,7 +14,7 @@ import { DROPPED_REQUEST_HEADERS, type FetchRequest } from './fetch-request.js';
 import { absoluteUrl, formatAuthority } from './head.js';
 import type { GatewayRecorder } from './metrics.js';
 import type { OutcomeStage } from './outcomes.js';
-import { connectionListed, MAX_RESPONSE_HEAD_BYTES } from './response-head.js';
+import { connectionListed, isProxyErrorPage, MAX_RESPONSE_HEAD_BYTES } from './response-head.js';
 import type { SocketCounts } from './sockets.js';
 import { openSocks5Tunnel } from './socks5-handshake.js';
 import type { TargetGuard } from './target-guard.js';
@@ -226,7 +226,8 @@ export async function fetchThrough(
       if (!(r.code === FETCH_TIMEOUT && callerBound)) outcome(r.stage, false, r.upstreamStatus);
       return failOn(r.status, r.code, r.upstreamStatus ? { upstreamStatus: r.upstreamStatus } : undefined);
     }
-    outcome('RESPONSE_HEADERS', true, r.response.statusCode);
+    // As on the proxy listener (proxy-session.ts forwardResponse): relayed, but no success.
+    outcome('RESPONSE_HEADERS', !isProxyErrorPage(r.response), r.response.statusCode);
     const { done } = r;
     return {
       ok: true,

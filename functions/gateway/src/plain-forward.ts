@@ -14,6 +14,7 @@ import {
   bodyFraming,
   clientResponseHead,
   isProxyChallenge,
+  isProxyErrorPage,
   MAX_RESPONSE_HEAD_BYTES,
 } from './response-head.js';
 import type { UpstreamPool } from './upstream-pool.js';
@@ -29,7 +30,7 @@ export interface ForwardOwner {
    * A response head arrived; false when the session refused it instead (the upstream's 407).
    * `proxyChallenge`: a 407 carrying Proxy-Authenticate — the upstream's own challenge, not the target's.
    */
-  forwardResponse(status: number, proxyChallenge: boolean): boolean;
+  forwardResponse(status: number, proxyChallenge: boolean, proxyErrorPage: boolean): boolean;
   /** The response went out whole and the client's side was ended. */
   forwardDone(): void;
   /** The upstream broke off after the response began: the client is cut, so it sees the truncation. */
@@ -153,7 +154,7 @@ export class PlainForward {
       return;
     }
     const status = res.statusCode ?? 0;
-    if (!this.owner.forwardResponse(status, isProxyChallenge(res))) return;
+    if (!this.owner.forwardResponse(status, isProxyChallenge(res), isProxyErrorPage(res))) return;
     this.res = res;
     res[FWD] = this;
     // Node upper-cases the method it sends (http.request), so "head" went out as HEAD: no body follows.

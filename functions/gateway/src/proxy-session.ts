@@ -369,7 +369,7 @@ export class ProxySession implements ForwardOwner {
     this.failStage(stage, status, code, upstreamStatus);
   }
 
-  forwardResponse(status: number, proxyChallenge: boolean): boolean {
+  forwardResponse(status: number, proxyChallenge: boolean, proxyErrorPage: boolean): boolean {
     if (this.state !== RESPONSE) return false;
     if (proxyChallenge) {
       // The upstream refused our credentials (in absolute form there is no handshake to fail). A 407
@@ -377,7 +377,10 @@ export class ProxySession implements ForwardOwner {
       this.failStage('PROXY_HANDSHAKE', 502, 'upstream_auth_failed', status);
       return false;
     }
-    this.recordOutcome('RESPONSE_HEADERS', true, status);
+    // The upstream's own error page goes through as its answer, but it is no success of the proxy's: the
+    // target was not reached (a RESPONSE_HEADERS failure, which health counts only for a proxy with no
+    // success at all: the target may be what is down).
+    this.recordOutcome('RESPONSE_HEADERS', !proxyErrorPage, status);
     this.ctx.recorder.request('proxy', this.route!.name, 'ok');
     this.state = TUNNEL;
     return true;

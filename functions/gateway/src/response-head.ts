@@ -25,6 +25,16 @@ export function isProxyChallenge(res: IncomingMessage): boolean {
   return res.statusCode === 407 && res.headers['proxy-authenticate'] !== undefined;
 }
 
+/**
+ * The upstream's own error page rather than the target's answer: squid (what a managed proxy runs) marks
+ * every page it makes — the target unreachable (ERR_CONNECT_FAIL), its name unresolved (ERR_DNS_FAIL),
+ * a read timeout, a destination refused — with X-Squid-Error. Relayed as it is, but no success: the
+ * request never reached the target.
+ */
+export function isProxyErrorPage(res: IncomingMessage): boolean {
+  return res.headers['x-squid-error'] !== undefined;
+}
+
 /** A Transfer-Encoding whose last coding is chunked: Node's parser de-chunks such a body. */
 export const endsChunked = (te: string | undefined): boolean =>
   te !== undefined && /(?:^|,)[ \t]*chunked[ \t]*$/i.test(te);

@@ -6,6 +6,7 @@ import {
   clientResponseHead,
   endsChunked,
   isProxyChallenge,
+  isProxyErrorPage,
 } from './response-head.js';
 
 describe('bodyFraming', () => {
@@ -74,5 +75,14 @@ describe('isProxyChallenge', () => {
     expect(isProxyChallenge(res(407, { 'proxy-authenticate': 'Basic realm="squid"' }))).toBe(true);
     expect(isProxyChallenge(res(407, {}))).toBe(false); // a target's 407, relayed without the other hop's field
     expect(isProxyChallenge(res(401, { 'proxy-authenticate': 'Basic' }))).toBe(false);
+  });
+});
+
+describe('isProxyErrorPage', () => {
+  const res = (headers: Record<string, string>) =>
+    ({ statusCode: 503, headers }) as unknown as IncomingMessage;
+  it("is squid's own page (X-Squid-Error), not a target's 5xx relayed", () => {
+    expect(isProxyErrorPage(res({ 'x-squid-error': 'ERR_CONNECT_FAIL 111' }))).toBe(true);
+    expect(isProxyErrorPage(res({ 'content-type': 'text/html' }))).toBe(false);
   });
 });
