@@ -118,6 +118,28 @@ describe('GET /workers', () => {
     expect(seen).toEqual([...seen].sort());
     expect(new Set(seen).size).toBe(14);
   });
+
+  it('?all=true pages on past a document made by hand that ends a page (no worker id, no worker)', async () => {
+    // Sorts right after gw-dead-03: the fifth document, the last of the first page of five.
+    const byHand = db.collection('workers').doc('gw-dead-03 (copy)');
+    await byHand.set({ note: 'made in the console' });
+    try {
+      const seen: string[] = [];
+      let token: string | null = null;
+      let pages = 0;
+      do {
+        const r = await get(`/workers?all=true&pageSize=5${token ? `&pageToken=${token}` : ''}`);
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+        seen.push(...(r.body.workers as Array<{ workerId: string }>).map((w) => w.workerId));
+        token = r.body.nextPageToken as string | null;
+        pages++;
+      } while (token !== null && pages < 10);
+      expect(token).toBeNull();
+      expect(new Set(seen).size).toBe(14);
+    } finally {
+      await byHand.delete();
+    }
+  });
 });
 
 async function commitOwnership() {

@@ -3,11 +3,7 @@
 // them), so that /openapi.json documents them (docs/gateway-control-plane.md § Admin endpoints).
 import { createRoute, z } from '@hono/zod-openapi';
 import { AttributeKey, ProxyName } from '../../../../shared/src/domain/proxy.js';
-import {
-  MAX_TARGET_CHECKS,
-  RoutingRules,
-  WorkerId,
-} from '../../../../shared/src/messages/gateway-snapshot.js';
+import { MAX_TARGET_CHECKS, RoutingRules } from '../../../../shared/src/messages/gateway-snapshot.js';
 import { noBody } from '../middleware/no-body.js';
 import { noQuery } from '../middleware/no-query.js';
 import { ifMatchHeader } from '../routes/if-match-header.js';
@@ -60,16 +56,36 @@ export const AllQuery = z.enum(['true', 'false']).optional();
 export const DEFAULT_PAGE_SIZE = 100;
 export const MAX_PAGE_SIZE = 500;
 export const PageSize = z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE);
-// The token is the last worker id of the page before, base64url-encoded: opaque to callers, and no worker
-// id needs escaping in a URL.
+/**
+ * A document id Firestore can start after: not empty, no slash (its client throws on one before it
+ * reads), not '.' or '..', not a reserved __id__, at most 1,500 bytes — and no control character, which no
+ * id the list hands out holds.
+ */
+const isDocumentId = (id: string): boolean =>
+  id.length > 0 &&
+  Buffer.byteLength(id, 'utf8') <= 1_500 &&
+  !id.includes('/') &&
+  id !== '.' &&
+  id !== '..' &&
+  !/^__.*__$/.test(id) &&
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.
+  !/[\u0000-\u001f\u007f]/.test(id);
+
+// The token is the id of the last document of the page before, base64url-encoded: opaque to callers, and
+// no id needs escaping in a URL. Usually a worker id, but any document id: a page may end on a document
+// made by hand in the console (skipped as unreadable, never the end of the listing).
 export const PageToken = z
   .string()
   .regex(/^[A-Za-z0-9_-]{1,2048}$/)
+  // Only the encoding the list hands out: UTF-8 text, in canonical base64url ('zzzzzzzz' decodes to bytes
+  // that are no text).
+  .refine(
+    (t) => Buffer.from(Buffer.from(t, 'base64url').toString('utf8'), 'utf8').toString('base64url') === t,
+  )
   .transform((t) => Buffer.from(t, 'base64url').toString('utf8'))
-  // Every token the list hands out names a worker id: anything else (empty, a slash — on which Firestore's
-  // client throws before it reads — '..', NUL bytes, a reserved __id__, an id too long for Firestore) is
-  // the caller's token at fault, a 400, not a page after some arbitrary string or a 500.
-  .refine((id) => WorkerId.safeParse(id).success)
+  // Anything else (empty, a slash, '..', NUL bytes, a reserved __id__, an id too long for Firestore) is the
+  // caller's token at fault, a 400, not a page after some arbitrary string or a 500.
+  .refine(isDocumentId)
   .optional();
 
 const Timestamp = z.iso.datetime();
