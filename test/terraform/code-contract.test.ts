@@ -843,6 +843,32 @@ describe('docs/deploy.md describes the Terraform as it is', () => {
 
   // None of the other listed roles carries cloudbuild.builds.create: a deployer who is not Owner and holds
   // exactly the list stops at step 3.
+  // IAM is eventually consistent: a grant made a moment earlier in the same apply may not be seen yet when
+  // Cloud Run checks that a new revision's account can read the secrets in its env ("Permission denied on
+  // secret … for Revision service account", hashicorp/terraform-provider-google#13786), or when a function's
+  // build runs as pp-builder. depends_on orders the calls, it does not wait for propagation.
+  it('the bootstrap apply makes every grant a service or function waits for, minutes before step 4 creates it', () => {
+    const waitedFor = new Set(
+      ['google_cloud_run_v2_service', 'google_cloudfunctions2_function'].flatMap((type) =>
+        Object.values(tf.resource[type] ?? {}).flatMap(
+          (block) => ((block as Block).depends_on as string[] | undefined) ?? [],
+        ),
+      ),
+    );
+    const grants = [...waitedFor]
+      .map((d) => /^\$\{(google_\w+_iam_member\.\w+)\}$/.exec(d)?.[1])
+      .filter((g): g is string => g !== undefined);
+    expect(grants).toEqual(
+      expect.arrayContaining([
+        'google_project_iam_member.component',
+        'google_secret_manager_secret_iam_member.reader',
+      ]),
+    );
+    const bootstrap = /^\*\*2\. [\s\S]*?```bash\n([\s\S]*?)```/m.exec(deploy())?.[1] ?? '';
+    const targets = new Set([...bootstrap.matchAll(/-target=(\S+)/g)].map((m) => m[1]!));
+    expect(grants.filter((g) => !targets.has(g))).toEqual([]);
+  });
+
   it('the prerequisites name the role that runs the image build the steps run', () => {
     const text = deploy();
     expect(text).toMatch(/gcloud builds submit --config terraform\/images\/cloudbuild\.yaml/);
