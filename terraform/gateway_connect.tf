@@ -133,6 +133,8 @@ resource "google_compute_region_health_check" "gateway_connect_alive" {
     port         = local.gateway_connect_http_port
     request_path = "/healthz"
   }
+
+  depends_on = [google_project_service.enabled]
 }
 
 # Load balancing: new connections only to a VM taking traffic — /readyz is 200 while its snapshot is
@@ -151,6 +153,8 @@ resource "google_compute_region_health_check" "gateway_connect_ready" {
     port         = local.gateway_connect_http_port
     request_path = "/readyz"
   }
+
+  depends_on = [google_project_service.enabled]
 }
 
 resource "google_compute_region_instance_group_manager" "gateway_connect" {
@@ -234,6 +238,8 @@ resource "google_compute_address" "gateway_connect" {
   name         = "proxyplane-gateway-connect"
   region       = var.region
   address_type = "EXTERNAL"
+
+  depends_on = [google_project_service.enabled]
 }
 
 resource "google_compute_forwarding_rule" "gateway_connect" {

@@ -66,18 +66,17 @@ resource "google_project_iam_custom_role" "instance_reaper" {
 # it after a day unused; nothing of ours does). Creating a subscription needs pubsub.subscriptions.create
 # on the project — there is no narrower scope for a subscription that does not exist yet — plus
 # attachSubscription on the topic (the topic-level roles/pubsub.subscriber in topic_subscribers below). This role is the project-level
-# half, with only subscription lifecycle permissions instead of roles/pubsub.editor (which could also
-# delete topics and publish anywhere).
+# half, with exactly the calls the registration makes (shared/src/adapters/pubsub/snapshot-subscriptions.ts:
+# create, and on ALREADY_EXISTS read the filter) — a project-wide grant, so no delete, update or list:
+# with those the public-facing API's account could delete or re-point every push subscription that feeds
+# the functions.
 resource "google_project_iam_custom_role" "worker_subscriptions" {
   role_id     = "proxyplaneWorkerSubscriptions"
   title       = "proxyplane worker subscriptions"
-  description = "Create, inspect, update and delete gateway workers' snapshot subscriptions."
+  description = "Create gateway workers' snapshot subscriptions and read an existing one's filter."
   permissions = [
     "pubsub.subscriptions.create",
-    "pubsub.subscriptions.delete",
     "pubsub.subscriptions.get",
-    "pubsub.subscriptions.list",
-    "pubsub.subscriptions.update",
   ]
 
   depends_on = [google_project_service.enabled]

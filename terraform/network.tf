@@ -61,6 +61,8 @@ resource "google_compute_address" "nat" {
 
   name   = "proxyplane-nat-${count.index}"
   region = var.region
+
+  depends_on = [google_project_service.enabled] # it names nothing else that waits for the Compute API
 }
 
 resource "google_compute_router" "egress" {

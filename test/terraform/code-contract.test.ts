@@ -433,6 +433,79 @@ describe('topic publish grants are exactly the publishers the code reaches', () 
   });
 });
 
+describe("the API's subscription role holds exactly the subscription calls the code makes", () => {
+  /**
+   * The permission each subscription-admin call of @google-cloud/pubsub checks
+   * (https://cloud.google.com/pubsub/docs/access-control#required_permissions). Pulling and acking
+   * (subscription.on('message'), ack, nack, close) is pubsub.subscriptions.consume: roles/pubsub.subscriber.
+   */
+  const SUBSCRIPTION_CALL: Record<string, string> = {
+    createSubscription: 'pubsub.subscriptions.create',
+    getSubscriptions: 'pubsub.subscriptions.list',
+    getMetadata: 'pubsub.subscriptions.get',
+    exists: 'pubsub.subscriptions.get',
+    get: 'pubsub.subscriptions.get',
+    setMetadata: 'pubsub.subscriptions.update',
+    modifyPushConfig: 'pubsub.subscriptions.update',
+    delete: 'pubsub.subscriptions.delete',
+  };
+
+  /** The subscription-admin permissions one Pub/Sub adapter's text needs. */
+  function permissionsIn(text: string): string[] {
+    const out = new Set<string>();
+    for (const m of text.matchAll(/\.(createSubscription|getSubscriptions)\(/g))
+      out.add(SUBSCRIPTION_CALL[m[1]!]!);
+    // On a Subscription: chained (pubsub.subscription(n).getMetadata()) or through a variable holding one.
+    const holders = [...text.matchAll(/\b(\w+)\s*=\s*[\w.]*\.subscription\(/g)].map((m) => m[1]!);
+    const receiver = ['\\.subscription\\([^)]*\\)', ...holders.map((h) => `\\b${h}`)].join('|');
+    for (const m of text.matchAll(new RegExp(`(?:${receiver})\\s*\\.(\\w+)\\(`, 'g')))
+      if (m[1]! in SUBSCRIPTION_CALL) out.add(SUBSCRIPTION_CALL[m[1]!]!);
+    return [...out].sort();
+  }
+
+  /** The subscription-admin permissions a unit's code needs: its Pub/Sub adapters' admin calls. */
+  const subscriptionPermissions = (unit: Unit): string[] =>
+    [
+      ...new Set(
+        sourceClosure(unit.entry)
+          .map((file) => readFileSync(file, 'utf8'))
+          .filter((text) => text.includes('@google-cloud/pubsub'))
+          .flatMap(permissionsIn),
+      ),
+    ].sort();
+
+  it('the custom role lists what the API calls, so the API cannot delete or re-point the push subscriptions', () => {
+    const role = resourceOf(tf, 'google_project_iam_custom_role', 'worker_subscriptions');
+    const api = units.find((u) => u.name === 'api')!;
+    const needed = subscriptionPermissions(api);
+    // The reading must see the registration's create-or-check (shared/src/adapters/pubsub/snapshot-subscriptions.ts).
+    expect(needed).toEqual(
+      expect.arrayContaining(['pubsub.subscriptions.create', 'pubsub.subscriptions.get']),
+    );
+    expect([...(role.permissions as string[])].sort()).toEqual(needed);
+    // No other unit manages subscriptions: the gateway only pulls from the one the API made for it.
+    for (const u of units.filter((u) => u.name !== 'api'))
+      expect(subscriptionPermissions(u), u.name).toEqual([]);
+    const roles = tf.locals.project_roles as Record<string, string[]>;
+    const holders = Object.keys(roles).filter((k) =>
+      roles[k]!.includes('${local.custom_roles.worker_subscriptions}'),
+    );
+    expect(holders).toEqual(['api']);
+  });
+
+  it('the reading sees an admin call chained or through a variable, and not a pull', () => {
+    const sub = 'const sub = this.pubsub.subscription(name, { flowControl: { maxMessages: 4 } });\n';
+    expect(permissionsIn(`${sub}sub.on('message', h);\nawait sub.close();`)).toEqual([]);
+    expect(permissionsIn(`${sub}await sub.delete();`)).toEqual(['pubsub.subscriptions.delete']);
+    expect(permissionsIn('await pubsub.subscription(n).setMetadata(m);')).toEqual([
+      'pubsub.subscriptions.update',
+    ]);
+    expect(permissionsIn('const [subs] = await pubsub.getSubscriptions();')).toEqual([
+      'pubsub.subscriptions.list',
+    ]);
+  });
+});
+
 describe('Secret Manager grants are exactly the calls each reader makes, on the kinds of secret it reads', () => {
   const READER = join(repoRoot, 'shared/src/adapters/secret-manager/reader.ts');
   const PORTS = join(repoRoot, 'shared/src/ports/secrets.ts');
@@ -770,6 +843,32 @@ describe('docs/deploy.md describes the Terraform as it is', () => {
 
   // None of the other listed roles carries cloudbuild.builds.create: a deployer who is not Owner and holds
   // exactly the list stops at step 3.
+  // IAM is eventually consistent: a grant made a moment earlier in the same apply may not be seen yet when
+  // Cloud Run checks that a new revision's account can read the secrets in its env ("Permission denied on
+  // secret … for Revision service account", hashicorp/terraform-provider-google#13786), or when a function's
+  // build runs as pp-builder. depends_on orders the calls, it does not wait for propagation.
+  it('the bootstrap apply makes every grant a service or function waits for, minutes before step 4 creates it', () => {
+    const waitedFor = new Set(
+      ['google_cloud_run_v2_service', 'google_cloudfunctions2_function'].flatMap((type) =>
+        Object.values(tf.resource[type] ?? {}).flatMap(
+          (block) => ((block as Block).depends_on as string[] | undefined) ?? [],
+        ),
+      ),
+    );
+    const grants = [...waitedFor]
+      .map((d) => /^\$\{(google_\w+_iam_member\.\w+)\}$/.exec(d)?.[1])
+      .filter((g): g is string => g !== undefined);
+    expect(grants).toEqual(
+      expect.arrayContaining([
+        'google_project_iam_member.component',
+        'google_secret_manager_secret_iam_member.reader',
+      ]),
+    );
+    const bootstrap = /^\*\*2\. [\s\S]*?```bash\n([\s\S]*?)```/m.exec(deploy())?.[1] ?? '';
+    const targets = new Set([...bootstrap.matchAll(/-target=(\S+)/g)].map((m) => m[1]!));
+    expect(grants.filter((g) => !targets.has(g))).toEqual([]);
+  });
+
   it('the prerequisites name the role that runs the image build the steps run', () => {
     const text = deploy();
     expect(text).toMatch(/gcloud builds submit --config terraform\/images\/cloudbuild\.yaml/);

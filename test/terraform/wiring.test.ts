@@ -213,3 +213,44 @@ describe('Secret Manager', () => {
     }
   });
 });
+
+describe('APIs first', () => {
+  /** The resources (and data sources) an expression names, through the locals it reads. */
+  function referenced(value: unknown, seen = new Set<string>()): string[] {
+    const text = JSON.stringify(value ?? '');
+    const out = [...text.matchAll(/\b(data\.)?(google_\w+|archive_\w+)\.(\w+)/g)].map(
+      (m) => `${m[1] ?? ''}${m[2]}.${m[3]}`,
+    );
+    for (const [, local] of text.matchAll(/\blocal\.(\w+)/g)) {
+      if (seen.has(local!)) continue;
+      seen.add(local!);
+      out.push(...referenced(tf.locals[local!], seen));
+    }
+    return out;
+  }
+
+  const ENABLED = 'google_project_service.enabled';
+  /** Whether creating it waits for the APIs: it depends on them, or on something that does. */
+  function waitsForApis(address: string, path = new Set<string>()): boolean {
+    if (address === ENABLED) return true;
+    if (path.has(address)) return false;
+    path.add(address);
+    const [type, name] = address.replace(/^data\./, '').split('.');
+    const block = (address.startsWith('data.') ? tf.data : tf.resource)[type!]?.[name!];
+    return block !== undefined && referenced(block).some((r) => waitsForApis(r, path));
+  }
+
+  it('every resource waits for the enabled APIs: an apply that is the first to enable Compute must not race it', () => {
+    const resources = Object.entries(tf.resource).flatMap(([type, byName]) =>
+      Object.keys(byName).map((name) => `${type}.${name}`),
+    );
+    expect(resources.length).toBeGreaterThan(50);
+    expect(resources.filter((r) => r !== ENABLED && !waitsForApis(r))).toEqual([]);
+  });
+
+  it('the check follows references and locals, and sees a resource that names neither', () => {
+    expect(waitsForApis('google_compute_router.egress')).toBe(true); // through the network's depends_on
+    expect(waitsForApis('google_cloud_run_v2_service_iam_member.crawler_invokes_gateway')).toBe(true);
+    expect(waitsForApis('data.google_project.this')).toBe(false); // read at plan: only a project id
+  });
+});
