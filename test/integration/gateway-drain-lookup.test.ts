@@ -1,46 +1,22 @@
-// A request whose head is in but whose target name is still being resolved (the SSRF guard's look-up) is
-// in flight: a SIGTERM drain waits for it and serves it, instead of seeing no active or reserved slot,
-// ending at once and resetting the client with no answer. And a look-up that outlasts the snapshot's
-// freshness never picks from the stale snapshot: 503 snapshot_stale.
-import { mkdtempSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { snapshotFile } from '../../bench/support/snapshot-file.js';
-import { startTargets, type Targets } from '../../bench/support/targets.js';
-import { createForwardProxy, type ForwardProxy } from '../../emulators/forward-proxy/proxy.js';
+import { describe, expect, it } from 'vitest';
 import { loadGatewayConfig } from '../../functions/gateway/src/config.js';
 import { StaticCredentialResolver } from '../../functions/gateway/src/credentials.js';
 import { FileSnapshotSource } from '../../functions/gateway/src/file-source.js';
 import { startGateway } from '../../functions/gateway/src/gateway.js';
 import { jsonLogger } from '../../functions/gateway/src/logger.js';
+import { upstreamFixture } from '../support/gateway-upstream-fixture.js';
 import { pollUntil } from '../support/poll.js';
 
-let targets: Targets;
-let upstream: ForwardProxy;
-let file: string;
-
-beforeAll(async () => {
-  targets = await startTargets();
-  upstream = createForwardProxy({ credentials: 'up:up-pass' });
-  const { port } = await upstream.listen();
-  file = join(mkdtempSync(join(tmpdir(), 'gw-drain-')), 'snapshot.json');
-  writeFileSync(file, JSON.stringify(snapshotFile({ upstreams: [`http://up:up-pass@127.0.0.1:${port}`] })));
-});
-
-afterAll(async () => {
-  await upstream?.close();
-  await targets?.close();
-});
+const fixture = upstreamFixture();
 
 const config = (env: Record<string, string> = {}) =>
-  loadGatewayConfig(['--snapshot', file], {
+  loadGatewayConfig(['--snapshot', fixture.file], {
     PORT: '0',
     GATEWAY_PROXY_PORT: '0',
     HOST: '127.0.0.1',
     GATEWAY_CLIENT_AUTH: 'none',
-    GATEWAY_SSRF_ALLOW: `slow.test:${targets.httpPort}`,
+    GATEWAY_SSRF_ALLOW: `slow.test:${fixture.targets.httpPort}`,
     GATEWAY_DRAIN_TIMEOUT_MS: '5000',
     LOG_LEVEL: 'error',
     ...env,
@@ -68,7 +44,9 @@ function send(port: number): { sent: Promise<void>; answer: Promise<string> } {
   c.on('error', () => {});
   const sent = new Promise<void>((r) =>
     c.once('connect', () =>
-      c.write(`GET http://slow.test:${targets.httpPort}/x HTTP/1.1\r\nHost: slow.test\r\n\r\n`, () => r()),
+      c.write(`GET http://slow.test:${fixture.targets.httpPort}/x HTTP/1.1\r\nHost: slow.test\r\n\r\n`, () =>
+        r(),
+      ),
     ),
   );
   const answer = new Promise<string>((r) => c.once('close', () => r(got)));
@@ -117,7 +95,7 @@ describe('requests waiting for the SSRF look-up', () => {
   it('the draining report waits for them: a report with nothing in flight would hand the proxies over', async () => {
     const log = jsonLogger('error', () => {});
     const credentials = new StaticCredentialResolver();
-    const inner = new FileSnapshotSource(file, credentials, log);
+    const inner = new FileSnapshotSource(fixture.file, credentials, log);
     // source.stop() is where a controller-mode worker sends its draining report.
     const checkingAtStop: number[] = [];
     let worker: { checking: number } | null = null;
