@@ -2,7 +2,7 @@
 // deletion lands between the pass's read (no instance recorded yet) and its status write, so the status
 // never records the instance: either the pass's own re-run finds the deletion with no instance recorded
 // and deletes the document, or a concurrent delete-requested delivery has already deleted it and the
-// write finds the document gone. Without a cleanup the VM runs on, billed, until the orphan GC's first
+// write finds the document gone (or a proxy created again under the name, whose instance the re-run makes). Without a cleanup the VM runs on, billed, until the orphan GC's first
 // sweep past MinAge (10 to 20 minutes deployed) and counts toward its deletion alert — for nothing more
 // than `proxies create` followed quickly by `proxies delete`. No process crashes here: that gap stays the
 // GC's (test/integration/gc-crash.test.ts). Real emulators; the pass is held inside provider.create.
@@ -134,6 +134,39 @@ describe('a deletion racing the create never leaves the instance behind', () => 
     await deliverPublished();
     await sleep(500);
     expect(liveInstances(proxy.uid)).toEqual([]);
+  });
+
+  it('the name was taken again meanwhile: the deleted proxy’s instance goes, the new proxy’s stays', async () => {
+    // `proxies delete` then `proxies create` of the same name (operations.md's move to another zone) while a
+    // pass was creating the first proxy's VM: its write finds the new proxy's document (a conflict, not
+    // gone), and the re-run creates the new proxy's VM in the same delivery.
+    const old = aProxy({
+      uid: randomUUID(),
+      name: 'race-retaken',
+      spec: managedSpec({ cloudInit: { inline: '#!/bin/sh\n' } }),
+    });
+    await plane.store.create(old);
+    const slow = heldCreate('before-insert');
+    const delivery = handleReconcile(slow.deps, { proxy: old.name, reason: 'created' });
+    await slow.entered;
+    expect(await plane.store.requestDeletion(old.name, new Date())).toBe('written');
+    expect((await handleReconcile(plane.deps, { proxy: old.name, reason: 'delete-requested' })).last).toBe(
+      'deleted',
+    );
+    const again = aProxy({
+      uid: randomUUID(),
+      name: old.name,
+      spec: managedSpec({ cloudInit: { inline: '#!/bin/sh\n' } }),
+    });
+    await plane.store.create(again);
+
+    slow.release();
+    expect((await delivery).last).toBe('written');
+    expect((await plane.store.get(again.name))?.proxy.status.providerId).toContain('/instances/');
+    await deliverPublished();
+    await sleep(500);
+    expect(liveInstances(old.uid)).toEqual([]);
+    expect(liveInstances(again.uid)).toHaveLength(1);
   });
 
   it('an instance still being created when its delete comes is deleted once its creation finishes', async () => {

@@ -59,7 +59,9 @@ export async function handleReconcile(
     log.warn('reconcile request with a reason this function does not know: handled as a fresh pass');
   }
   let last: PassResult | null = null;
-  let created: CreatedInstance | undefined;
+  // Every instance this delivery created, by uid: a re-run may read another proxy under the same name (the
+  // first deleted and created again meanwhile), and create that one's instance too.
+  const created = new Map<string, CreatedInstance>();
   for (let pass = 1; pass <= deps.maxPasses; pass++) {
     const started = Date.now();
     try {
@@ -69,13 +71,15 @@ export async function handleReconcile(
       if (!(err instanceof InvalidStoredProxy)) log.error('reconcile pass failed', { pass, error: err });
       throw err;
     }
-    created = last.created ?? created;
+    if (last.created) created.set(last.created.uid, last.created);
     logPass(log, pass, last, Date.now() - started);
     const again = last.kind === 'conflict' || ('plan' in last && last.plan.requeue.kind === 'now');
     if (!again) {
-      // An instance this delivery created that no status recorded: the proxy was deleted meanwhile.
-      const owned = 'proxy' in last && last.kind !== 'deleted' && last.proxy.uid === created?.uid;
-      if (created && !owned) await dropUnrecorded(deps, log, request.proxy, created);
+      // An instance this delivery created that no status recorded: its proxy was deleted meanwhile.
+      const kept = 'proxy' in last && last.kind !== 'deleted' ? last.proxy.uid : null;
+      for (const instance of created.values()) {
+        if (instance.uid !== kept) await dropUnrecorded(deps, log, request.proxy, instance);
+      }
       return { passes: pass, last: last.kind };
     }
   }
