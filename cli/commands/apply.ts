@@ -20,6 +20,7 @@
 // the file's generation, so a change made after the file was saved is never undone by applying it — a
 // deletion included: a saved proxy that no longer exists is not created again (`proxies create -f` does).
 
+import { etagOf, proxyTag } from '../../functions/api/src/admin/if-match.js';
 import type { ProxySpec } from '../../shared/src/domain/proxy.js';
 import { none, outputOf } from '../args.js';
 import type { Ctx } from '../context.js';
@@ -38,6 +39,13 @@ export const applyOptions = { file: { type: 'string', short: 'f' } } as const;
 export const patchOptions = { patch: { type: 'string', short: 'p' } } as const;
 
 const enc = encodeURIComponent;
+
+/**
+ * The proxy's ETag as the API spells it (docs/api.md § Conditional requests): its generation and its uid,
+ * so a proxy deleted and created again under the name meanwhile is never written over.
+ */
+const ifMatchOf = (p: StoredProxy): string =>
+  etagOf(proxyTag({ generation: p.generation, uid: p.uid ?? '' }));
 
 /** The API bumps `generation` exactly when it writes a new spec: the same generation means no write. */
 export function changeOf(before: { generation: number }, after: { generation: number }): boolean {
@@ -100,7 +108,7 @@ export async function applyOne(
       const proxy = await api.call<StoredProxy>('PUT', `/v1/proxies/${enc(p.name)}/spec`, {
         role: 'admin',
         body: spec,
-        headers: { 'if-match': `"${current.generation}"` },
+        headers: { 'if-match': ifMatchOf(current) },
       });
       return { outcome: changeOf(current, proxy) ? 'configured' : 'unchanged', proxy };
     } catch (err) {
@@ -227,7 +235,7 @@ export async function patchOne(
       const proxy = await api.call<StoredProxy>('PATCH', `/v1/proxies/${enc(name)}/spec`, {
         role: 'admin',
         body: patch,
-        headers: { 'if-match': `"${before.generation}"` },
+        headers: { 'if-match': ifMatchOf(before) },
       });
       return { before, proxy };
     } catch (err) {

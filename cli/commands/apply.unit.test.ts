@@ -23,8 +23,14 @@ function scripted(answers: Answer[]) {
   return { fetch, calls, ifMatch };
 }
 
+/** Every proxy's uid here: the If-Match apply sends is `"<generation>.<uid>"`, the proxy's ETag. */
+const UID = '5b0c7a0e-0c3f-4b7e-9d0f-2f7b1c1d8e11';
+/** The If-Match `method` sent for generation `g` (of the proxy with UID). */
+const sentAt = (method: string, g: number) => `${method} "${g}.${UID}"`;
+
 const proxy = (name: string, generation: number) => ({
   name,
+  uid: UID,
   generation,
   spec: { mode: 'external', endpoint: { host: 'h.example', port: 3128 } },
   status: { phase: 'Pending', conditions: [] },
@@ -58,7 +64,7 @@ describe('proxies apply', () => {
       exit: 0,
       out: ['proxy/p1 created', 'proxy/p2 unchanged'],
       err: [],
-      ifMatch: ['PUT "5"'],
+      ifMatch: [sentAt('PUT', 5)],
       calls: [
         'GET /v1/proxies/p1',
         'GET /v1/proxies/p2',
@@ -105,7 +111,7 @@ describe('proxies apply', () => {
       two.split('---')[0],
     );
     expect(r.out).toEqual(['proxy/p1 configured']);
-    expect(r.ifMatch).toEqual(['PUT "2"']);
+    expect(r.ifMatch).toEqual([sentAt('PUT', 2)]);
   });
 
   // The proxy changes between apply's read and its PUT: the API answers 412 and apply reads again, so its
@@ -131,7 +137,7 @@ describe('proxies apply', () => {
       'GET /v1/proxies/p1',
       'PUT /v1/proxies/p1/spec',
     ]);
-    expect(r.ifMatch).toEqual(['PUT "2"', 'PUT "3"']);
+    expect(r.ifMatch).toEqual([sentAt('PUT', 2), sentAt('PUT', 3)]);
   });
 
   it('on 412 then a proxy gone meanwhile, creates it', async () => {
@@ -276,7 +282,7 @@ describe('proxies apply', () => {
 // A file saved from `proxies get NAME -o yaml` and edited: sent as its name and spec only (the API refuses
 // the plane's fields), and written only over the proxy and generation it was saved from.
 describe("proxies apply of a file saved from the API's output", () => {
-  const uid = '5b0c7a0e-0c3f-4b7e-9d0f-2f7b1c1d8e11';
+  const uid = UID;
   const stored = (name: string, generation: number, id = uid) => ({
     ...proxy(name, generation),
     uid: id,
@@ -303,7 +309,7 @@ describe("proxies apply of a file saved from the API's output", () => {
       exit: 0,
       out: ['proxy/p1 configured'],
       err: [],
-      ifMatch: ['PUT "3"'],
+      ifMatch: [sentAt('PUT', 3)],
       calls: ['GET /v1/proxies/p1', `PUT /v1/proxies/p1/spec ${edited}`],
     });
   });
@@ -331,7 +337,7 @@ describe("proxies apply of a file saved from the API's output", () => {
       [[200, stored('p1', 3)], notFound],
       saved('p1', 3),
     );
-    expect(r).toMatchObject({ exit: 1, out: [], ifMatch: ['PUT "3"'] });
+    expect(r).toMatchObject({ exit: 1, out: [], ifMatch: [sentAt('PUT', 3)] });
     expect(r.calls.map((c) => c.split(' ').slice(0, 2).join(' '))).toEqual([
       'GET /v1/proxies/p1',
       'PUT /v1/proxies/p1/spec',
@@ -394,7 +400,7 @@ describe("proxies apply of a file saved from the API's output", () => {
       ],
       saved('p1', 3),
     );
-    expect(r).toMatchObject({ exit: 1, out: [], ifMatch: ['PUT "3"'] });
+    expect(r).toMatchObject({ exit: 1, out: [], ifMatch: [sentAt('PUT', 3)] });
     expect(r.calls.map((c) => c.split(' ').slice(0, 2).join(' '))).toEqual([
       'GET /v1/proxies/p1',
       'PUT /v1/proxies/p1/spec',
@@ -417,7 +423,7 @@ describe("proxies apply of a file saved from the API's output", () => {
       ],
       `name: p1\nspec: ${edited}\n`,
     );
-    expect(r).toMatchObject({ exit: 0, out: ['proxy/p1 configured'], ifMatch: ['PUT "9"'] });
+    expect(r).toMatchObject({ exit: 0, out: ['proxy/p1 configured'], ifMatch: [sentAt('PUT', 9)] });
   });
 });
 
@@ -528,7 +534,7 @@ describe('proxies patch under concurrent writers', () => {
         [200, proxy('p1', 4)],
       ],
     );
-    expect(r).toMatchObject({ exit: 0, out: ['proxy/p1 patched'], ifMatch: ['PATCH "3"'] });
+    expect(r).toMatchObject({ exit: 0, out: ['proxy/p1 patched'], ifMatch: [sentAt('PATCH', 3)] });
   });
 
   it('on 412 reads again and patches against the new generation: unchanged when the other writer had set the same', async () => {
@@ -544,7 +550,11 @@ describe('proxies patch under concurrent writers', () => {
         [200, proxy('p1', 4)],
       ],
     );
-    expect(r).toMatchObject({ exit: 0, out: ['proxy/p1 unchanged'], ifMatch: ['PATCH "3"', 'PATCH "4"'] });
+    expect(r).toMatchObject({
+      exit: 0,
+      out: ['proxy/p1 unchanged'],
+      ifMatch: [sentAt('PATCH', 3), sentAt('PATCH', 4)],
+    });
   });
 
   it(`gives up after ${APPLY_ATTEMPTS} PATCHes refused with 412 (exit 1)`, async () => {

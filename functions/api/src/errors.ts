@@ -37,8 +37,10 @@ export interface ErrorBody {
   issues?: Issue[];
   /** For port_not_allowed: the ports a managed proxy may use. */
   allowedPorts?: number[];
-  /** For precondition_failed: the proxy's current generation (its ETag without the quotes). */
+  /** For precondition_failed: the proxy's current generation. */
   generation?: number;
+  /** For precondition_failed on a proxy: its current ETag. */
+  etag?: string;
   requestId?: string;
 }
 
@@ -51,6 +53,7 @@ export class ApiError extends Error {
       issues?: Issue[];
       allowedPorts?: readonly number[];
       generation?: number;
+      etag?: string;
       retryAfterSeconds?: number;
       headers?: Record<string, string>;
     } = {},
@@ -61,13 +64,14 @@ export class ApiError extends Error {
   }
 
   body(): ErrorBody {
-    const { issues, allowedPorts, generation } = this.extra;
+    const { issues, allowedPorts, generation, etag } = this.extra;
     return {
       error: this.code,
       message: this.message,
       ...(issues ? { issues } : {}),
       ...(allowedPorts ? { allowedPorts: [...allowedPorts] } : {}),
       ...(generation !== undefined ? { generation } : {}),
+      ...(etag !== undefined ? { etag } : {}),
     };
   }
 }

@@ -1,7 +1,9 @@
-// Conditional requests on a proxy (RFC 9110): its entity tag is its spec generation, `"<generation>"`, a
-// strong validator (the API bumps generation by exactly one on every spec write, and only then). If-Match
-// is parsed here and compared strongly (§8.8.3.2): a weak tag never matches, `"07"` is not `"7"`.
-// Pure: no I/O, no Hono.
+// Conditional requests (RFC 9110). A proxy's entity tag is its spec generation and its uid,
+// `"<generation>.<uid>"`, a strong validator: the API bumps generation by exactly one on every spec write,
+// and only then; the uid tells two proxies of one name apart (deleted, then created again, both start at
+// generation 1), so a tag read from the first never matches the second. The routing's is its revision,
+// `"<revision>"` (one document, never re-created). If-Match is parsed here and compared strongly
+// (§8.8.3.2): a weak tag never matches, `"07"` is not `"7"`. Pure: no I/O, no Hono.
 
 /** One entity-tag of an If-Match list: `W/"7"` is `{weak: true, opaque: '7'}`. */
 export interface EntityTag {
@@ -12,8 +14,11 @@ export interface EntityTag {
 /** A parsed If-Match: `*` (any current representation) or a list of entity tags (at least one). */
 export type IfMatch = { kind: 'any' } | { kind: 'tags'; tags: readonly EntityTag[] };
 
-/** The ETag of a proxy at `generation`. */
-export const etagOf = (generation: number): string => `"${generation}"`;
+/** An entity tag, quoted: `etagOf('7')` is `"7"`. */
+export const etagOf = (opaque: string | number): string => `"${opaque}"`;
+
+/** A proxy's opaque tag: its spec generation and its uid (module comment). */
+export const proxyTag = (p: { generation: number; uid: string }): string => `${p.generation}.${p.uid}`;
 
 const isOws = (ch: string) => ch === ' ' || ch === '\t';
 // etagc = %x21 / %x23-7E / obs-text (%x80-FF): visible ASCII but DQUOTE, and obs-text. A comma is an
@@ -64,11 +69,10 @@ export function parseIfMatch(raw: string): IfMatch | null {
   return tags.length > 0 ? { kind: 'tags', tags } : null;
 }
 
-/** Whether If-Match holds for an existing proxy at `generation` (strong comparison). */
-export function ifMatchHolds(condition: IfMatch, generation: number): boolean {
+/** Whether If-Match holds for an existing representation whose opaque tag is `opaque` (strong comparison). */
+export function ifMatchHolds(condition: IfMatch, opaque: string): boolean {
   if (condition.kind === 'any') return true;
-  const etag = String(generation);
-  return condition.tags.some((t) => !t.weak && t.opaque === etag);
+  return condition.tags.some((t) => !t.weak && t.opaque === opaque);
 }
 
 /** The tags as sent, for a message: `"7" or W/"8"`. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeIfMatch, etagOf, ifMatchHolds, parseIfMatch } from './if-match.js';
+import { describeIfMatch, etagOf, ifMatchHolds, parseIfMatch, proxyTag } from './if-match.js';
 
 describe('parseIfMatch', () => {
   it.each([
@@ -65,7 +65,7 @@ describe('parseIfMatch', () => {
 });
 
 describe('ifMatchHolds', () => {
-  const holds = (raw: string, generation: number) => ifMatchHolds(parseIfMatch(raw)!, generation);
+  const holds = (raw: string, revision: number) => ifMatchHolds(parseIfMatch(raw)!, String(revision));
 
   it('* holds for any existing proxy', () => {
     expect(holds('*', 1)).toBe(true);
@@ -87,6 +87,17 @@ describe('ifMatchHolds', () => {
   it('matches the ETag the API sends', () => {
     expect(etagOf(12)).toBe('"12"');
     expect(holds(etagOf(12), 12)).toBe(true);
+  });
+
+  it("a proxy's tag is its generation and its uid: one of the same name created again never matches", () => {
+    const first = { generation: 1, uid: '0b5e2c1a-1111-4111-8111-000000000001' };
+    const again = { generation: 1, uid: '0b5e2c1a-2222-4222-8222-000000000002' };
+    expect(etagOf(proxyTag(first))).toBe('"1.0b5e2c1a-1111-4111-8111-000000000001"');
+    const read = parseIfMatch(etagOf(proxyTag(first)))!;
+    expect(ifMatchHolds(read, proxyTag(first))).toBe(true);
+    expect(ifMatchHolds(read, proxyTag(again))).toBe(false);
+    // The generation alone, as tags were before: no proxy's tag.
+    expect(ifMatchHolds(parseIfMatch('"1"')!, proxyTag(first))).toBe(false);
   });
 });
 

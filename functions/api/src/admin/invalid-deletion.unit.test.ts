@@ -69,11 +69,13 @@ describe('a stored document that does not fit the model', () => {
   });
 
   it.each([
-    ['"3"', 3, 202],
-    ['"2"', 3, 412],
+    ['"3.uid-of-edge-1"', 3, 202],
+    ['"2.uid-of-edge-1"', 3, 412],
+    ['"3.uid-of-another"', 3, 412],
+    ['"3"', 3, 412],
     ['*', 3, 202],
     ['*', null, 202],
-    ['"1"', null, 412],
+    ['"1.uid-of-edge-1"', null, 412],
   ])('DELETE with If-Match %s at generation %s: %s', async (ifMatch, generation, status) => {
     const h = await withBroken(broken(generation));
     const res = await h.call('DELETE', '/v1/proxies/edge-1', undefined, { 'if-match': ifMatch });

@@ -19,7 +19,7 @@ import {
 } from '../../../../shared/src/ports/proxy-store.js';
 import type { ReconcilePublisher } from '../../../../shared/src/ports/reconcile-publisher.js';
 import { ApiError, invalidRequest, notFound, portNotAllowed } from '../errors.js';
-import { describeIfMatch, type IfMatch, ifMatchHolds } from './if-match.js';
+import { describeIfMatch, etagOf, type IfMatch, ifMatchHolds, proxyTag } from './if-match.js';
 import { type SpecChange, sameSpec } from './spec-changes.js';
 
 export interface ProxyAdminDeps {
@@ -117,20 +117,17 @@ export function proxyAdmin({
   // If-Match is checked against the same read the write is preconditioned on: a write between this check
   // and the write makes the write a conflict, and the next attempt checks the new generation.
   function assertIfMatch(current: ProxyResource, ifMatch: IfMatch | undefined): void {
-    if (ifMatch === undefined || ifMatchHolds(ifMatch, current.generation)) return;
+    if (ifMatch === undefined || ifMatchHolds(ifMatch, proxyTag(current))) return;
     const weak =
       ifMatch.kind === 'tags' && ifMatch.tags.some((t) => t.weak) ? ' (a weak tag W/"…" never matches)' : '';
-    const named =
-      ifMatch.kind === 'tags' && ifMatch.tags.every((t) => !t.weak && /^\d+$/.test(t.opaque))
-        ? ifMatch.tags.map((t) => t.opaque).join(' or ')
-        : describeIfMatch(ifMatch);
+    const named = describeIfMatch(ifMatch);
     // Echoed input is clipped (docs/api.md § Errors): a header of thousands of tags is not sent back whole.
     const not = named.length > MAX_ECHO ? `${named.slice(0, MAX_ECHO)}…` : named;
     throw new ApiError(
       412,
       'precondition_failed',
-      `proxy "${current.name}" is at generation ${current.generation}, not ${not}${weak}`,
-      { generation: current.generation },
+      `proxy "${current.name}" is at ${etagOf(proxyTag(current))} (generation ${current.generation}), not ${not}${weak}`,
+      { generation: current.generation, etag: etagOf(proxyTag(current)) },
     );
   }
 
@@ -147,17 +144,15 @@ export function proxyAdmin({
     ifMatch: IfMatch | undefined,
   ): Promise<InvalidProxyDeletion | 'conflict'> {
     const { name, uid, generation, version, issues } = err.stored;
-    if (
-      ifMatch !== undefined &&
-      !(generation !== null ? ifMatchHolds(ifMatch, generation) : ifMatch.kind === 'any')
-    ) {
+    const tag = generation !== null && uid !== null ? proxyTag({ generation, uid }) : null;
+    if (ifMatch !== undefined && !(tag !== null ? ifMatchHolds(ifMatch, tag) : ifMatch.kind === 'any')) {
       throw new ApiError(
         412,
         'precondition_failed',
-        generation !== null
-          ? `proxy "${name}" is at generation ${generation}, not ${describeIfMatch(ifMatch).slice(0, MAX_ECHO)}`
-          : `proxy "${name}" has no readable generation: only If-Match: * holds`,
-        generation !== null ? { generation } : {},
+        tag !== null
+          ? `proxy "${name}" is at ${etagOf(tag)}, not ${describeIfMatch(ifMatch).slice(0, MAX_ECHO)}`
+          : `proxy "${name}" has no readable generation and uid: only If-Match: * holds`,
+        tag !== null ? { generation: generation!, etag: etagOf(tag) } : {},
       );
     }
     const at = err.stored.deletionRequestedAt ?? clock.now();

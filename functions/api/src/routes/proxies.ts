@@ -1,7 +1,7 @@
 // The admin routes, mounted at /v1/proxies. Handlers are inline so that the validated input types flow
 // from the route definitions; the work is in admin/proxy-admin.ts.
 import { OpenAPIHono } from '@hono/zod-openapi';
-import { etagOf, type IfMatch, parseIfMatch } from '../admin/if-match.js';
+import { etagOf, type IfMatch, parseIfMatch, proxyTag } from '../admin/if-match.js';
 import type { ProxyAdmin } from '../admin/proxy-admin.js';
 import { mergeWith, replaceWith } from '../admin/spec-changes.js';
 import { isCrawler } from '../discovery/auth.js';
@@ -22,7 +22,7 @@ import { attributeFilter } from './proxy-schemas.js';
 const MAX_SKIPPED_NAMES = 100;
 
 /** The ETag of a proxy in a response (every response whose body is one proxy). */
-const etag = (proxy: { generation: number }) => ({ ETag: etagOf(proxy.generation) });
+const etag = (proxy: { generation: number; uid: string }) => ({ ETag: etagOf(proxyTag(proxy)) });
 
 /** The validated If-Match (IfMatchHeader refused a malformed one), or undefined when absent. */
 const ifMatchOf = (headers: { 'If-Match'?: string }): IfMatch | undefined =>

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { emptyStatus, type ProxyResource } from '../../../../shared/src/domain/proxy.js';
 import { aProxy, managedSpec } from '../../../../shared/src/testing/proxy-fixtures.js';
+import { etagOf, proxyTag } from '../admin/if-match.js';
 import { harness } from '../testing/harness.js';
 
 // credentialsRef: the default cloud-init needs it (the API refuses a managed spec that could never boot).
@@ -631,12 +632,13 @@ describe('DELETE /v1/proxies/{name}', () => {
 
   it('with If-Match too: a second DELETE keeps the first timestamp, writes nothing and publishes again', async () => {
     const h = await withProxy('p1');
-    const first = await h.call('DELETE', '/v1/proxies/p1', undefined, { 'if-match': '"1"' });
+    const tag = etagOf(proxyTag((await h.store.inner.get('p1'))!.proxy));
+    const first = await h.call('DELETE', '/v1/proxies/p1', undefined, { 'if-match': tag });
     expect(first.status).toBe(202);
     h.clock.advance(60_000);
-    const second = await h.call('DELETE', '/v1/proxies/p1', undefined, { 'if-match': '"1"' });
+    const second = await h.call('DELETE', '/v1/proxies/p1', undefined, { 'if-match': tag });
     expect(second.status).toBe(202);
-    expect(second.headers.get('etag')).toBe('"1"');
+    expect(second.headers.get('etag')).toBe(tag);
     expect(await json(second)).toMatchObject({ deletionRequestedAt: '2026-02-01T12:00:00.000Z' });
     expect((await h.store.inner.get('p1'))!.proxy.deletionRequestedAt).toEqual(
       new Date('2026-02-01T12:00:00.000Z'),
@@ -656,7 +658,8 @@ describe('DELETE /v1/proxies/{name}', () => {
         expect(await h.store.inner.writeStatus('p1', status, cur.version)).toBe('written');
       });
     }
-    const res = await h.call('DELETE', '/v1/proxies/p1', undefined, { 'if-match': '"1"' });
+    const tag = etagOf(proxyTag((await h.store.inner.get('p1'))!.proxy));
+    const res = await h.call('DELETE', '/v1/proxies/p1', undefined, { 'if-match': tag });
     expect(res.status).toBe(409);
     expect(await json(res)).toMatchObject({ error: 'conflict' });
     expect((await h.store.inner.get('p1'))!.proxy.deletionRequestedAt).toBeNull();

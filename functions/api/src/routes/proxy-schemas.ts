@@ -39,13 +39,14 @@ export const NameParam = z.object({
 });
 
 /**
- * `If-Match` (RFC 9110 §13.1.1) on the writes of one proxy: `*` or a list of its ETags (`"<generation>"`).
- * Malformed → 400 invalid_request at `If-Match` (the validator matches header names case-insensitively).
+ * `If-Match` (RFC 9110 §13.1.1) on the writes of one proxy: `*` or a list of its ETags
+ * (`"<generation>.<uid>"`). Malformed → 400 invalid_request at `If-Match` (the validator matches header
+ * names case-insensitively).
  */
 export const IfMatchHeader = ifMatchHeader({
-  example: '"7"',
+  example: '"7.0b5e2c1a-9d4f-4e8b-a1c3-5f6e7d8c9b0a"',
   description:
-    'Only if the proxy is still at this generation: `"<generation>"` as its ETag gave it (a list: any of them; `*`: any). Otherwise 412 precondition_failed and nothing is written. A weak tag (`W/"7"`) never matches.',
+    'Only if the proxy is still the one and at the generation its ETag named: `"<generation>.<uid>"` as the ETag gave it (a list: any of them; `*`: any). A proxy deleted and created again under its name is another proxy: no tag of the first matches it. Otherwise 412 precondition_failed and nothing is written. A weak tag (`W/"7…"`) never matches.',
 });
 
 const ATTR_PREFIX = 'attr.';
@@ -194,7 +195,11 @@ export const ErrorBody = z
       .optional()
       .openapi({ description: 'For port_not_allowed: the ports a managed proxy may listen on.' }),
     generation: z.number().int().optional().openapi({
-      description: "For precondition_failed: the proxy's current generation (its ETag, unquoted).",
+      description: "For precondition_failed: the proxy's current generation.",
+    }),
+    etag: z.string().optional().openapi({
+      description:
+        'For precondition_failed on a proxy: its current ETag (`"<generation>.<uid>"`), what If-Match names to write over it.',
     }),
     revision: z.number().int().optional().openapi({
       description:

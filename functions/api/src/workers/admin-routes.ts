@@ -197,7 +197,7 @@ export function gatewayAdminRoutes(deps: GatewayAdminDeps) {
     const ifMatch = raw === undefined ? undefined : (parseIfMatch(raw) ?? undefined);
     const write = await deps.routing.put(
       { routes: body.routes, updatedAt: deps.clock.now(), updatedBy: who(c.var.principal) },
-      ifMatch && ((revision) => ifMatchHolds(ifMatch, revision)),
+      ifMatch && ((revision) => ifMatchHolds(ifMatch, String(revision))),
     );
     if (!write.written) {
       throw new WorkerApiError(
