@@ -12,6 +12,7 @@ import { applyDelta } from '../../../shared/src/domain/gateway/delta.js';
 import { isUsable, pickUpstream, StickyTable } from '../../../shared/src/domain/gateway/pick.js';
 import {
   type CompiledRoute,
+  carryCursors,
   type LiveCounters,
   matchRoute,
   type Upstream,
@@ -200,6 +201,8 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
     for (const skipped of compiled.skipped) {
       this.opts.log.warn('proxy left out of the snapshot: its credentials cannot be used', skipped);
     }
+    // Read after the credentials' await, right before the swap: the picks made meanwhile count too.
+    if (this.current) carryCursors(this.current.table, compiled.table);
     this.current = compiled;
     this.collectCounters();
     this.opts.onSwapped?.(compiled);

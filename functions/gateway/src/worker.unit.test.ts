@@ -174,6 +174,29 @@ describe('GatewayWorker', () => {
     expect(picks('two.example')).toEqual(new Set(['a', 'b']));
   });
 
+  it.each(['round-robin', 'least-active'] as const)(
+    '%s goes on round the proxies across snapshot swaps, not back to the first one at each',
+    async (policy) => {
+      // The controller sends a snapshot at least once a minute (the grant's renewal): a route picked
+      // fewer times a minute than it has proxies sent every request to its first few, for good.
+      const { worker } = newWorker();
+      const names = ['a', 'b', 'c', 'd'];
+      const used = new Set<string>();
+      for (let version = 1; version <= 4; version++) {
+        const c = content(
+          version,
+          names.map((n) => proxy(n)),
+        );
+        await worker.applySnapshot(
+          buildSnapshot({ ...c, routing: [{ ...c.routing[0]!, policy }] }, sha256Hex),
+        );
+        const picked = worker.pick('example.com', T0, noSticky);
+        if (picked.kind === 'ok') used.add(picked.upstream.name);
+      }
+      expect([...used].sort()).toEqual(names);
+    },
+  );
+
   it('keeps live counts across swaps and reports draining for proxies that left the snapshot', async () => {
     const { worker } = newWorker();
     await worker.applySnapshot(buildSnapshot(content(1, [proxy('a')]), sha256Hex));

@@ -48,7 +48,7 @@ export interface CompiledRoute<A> {
   /** The SUSPECT candidates, in candidate order: picked only when no sound one is usable (fail open). */
   readonly suspect: readonly Upstream<A>[];
   readonly byName: ReadonlyMap<string, Upstream<A>>;
-  /** Round-robin / tie-break position over `sound`: mutable, reset by each swap. */
+  /** Round-robin / tie-break position over `sound`: mutable, carried over by each swap (carryCursors). */
   cursor: number;
   /** The same over `suspect`, so falling through to them rotates as well. */
   suspectCursor: number;
@@ -108,6 +108,23 @@ export function compileRouting<A>(
     };
   });
   return { routes: compiled, exact, suffix, catchAll };
+}
+
+/**
+ * Each route of `next` goes on rotating where the route of the same name in `previous` stood. The
+ * controller sends a snapshot at least once a minute (the grant's renewal); positions back at 0 after
+ * each swap sent every request of a route picked fewer times between two swaps than it has proxies to
+ * its first few candidates (in name order), and its other proxies none. Off the hot path: once a swap.
+ */
+export function carryCursors<A>(previous: RoutingTable<A>, next: RoutingTable<A>): void {
+  const before = new Map(previous.routes.map((r) => [r.name, r]));
+  for (const r of next.routes) {
+    const b = before.get(r.name);
+    if (b) {
+      r.cursor = b.cursor;
+      r.suspectCursor = b.suspectCursor;
+    }
+  }
 }
 
 /** Lower-case, no trailing dot, no IPv6 brackets: the form hosts are indexed and looked up in. */
