@@ -40,19 +40,24 @@ export interface Parsed {
 }
 
 export function parseCommand(args: string[], options: Options): Parsed {
+  const all: Options = { ...GLOBAL_OPTIONS, ...options };
+  let parsed: ReturnType<typeof parseArgs<{ options: Options; tokens: true; allowPositionals: true }>>;
   try {
-    const { values, positionals } = parseArgs({
-      args,
-      options: { ...GLOBAL_OPTIONS, ...options },
-      allowPositionals: true,
-      strict: true,
-    });
-    return { values: values as Parsed['values'], positionals };
+    parsed = parseArgs({ args, options: all, allowPositionals: true, strict: true, tokens: true });
   } catch (err) {
     throw new UsageError((err as Error).message.replace(/\. To specify a positional.*$/s, ''), {
       cause: err,
     });
   }
+  // parseArgs keeps the last of a flag given twice; a global flag before the command is moved behind it
+  // (hoistGlobalFlags) and so won instead: an alias's `--api` over the one typed after the command.
+  const seen = new Set<string>();
+  for (const t of parsed.tokens) {
+    if (t.kind !== 'option' || all[t.name]?.multiple) continue;
+    if (seen.has(t.name)) throw new UsageError(`--${t.name} given twice`);
+    seen.add(t.name);
+  }
+  return { values: parsed.values as Parsed['values'], positionals: parsed.positionals };
 }
 
 export function outputOf(values: Parsed['values'], allowed: readonly Output[]): Output {

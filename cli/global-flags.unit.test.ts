@@ -50,4 +50,17 @@ describe('the global flags before the command', () => {
       'error: usage — unknown flag "--selector" before the command: only --api and -o/--output go there; the command\'s own flags go after it (proxyplane <command> [flags])',
     );
   });
+
+  // An alias `pp='proxyplane --api https://prod…'` and then `pp proxies delete x --api https://staging…`:
+  // the flag before the command was moved behind it and won, so the command went to prod unseen.
+  it.each([
+    [['--api', 'http://127.0.0.1:9', 'proxies', 'get', 'p1', '--api', 'http://127.0.0.1:8']],
+    [['-o', 'json', 'proxies', 'get', 'p1', '-o', 'yaml']],
+    [['proxies', 'get', 'p1', '--api=http://127.0.0.1:9', '--api', 'http://127.0.0.1:8']],
+  ])('%j gives a flag twice: bad usage, nothing sent', async (argv) => {
+    const r = await get(argv);
+    expect(r.exit).toBe(2);
+    expect(r.urls).toEqual([]);
+    expect(r.err[0]).toMatch(/^error: usage — --(api|output) given twice/);
+  });
 });

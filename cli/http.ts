@@ -1,9 +1,10 @@
 // The CLI's HTTP client: JSON in and out, the role's bearer token, a timeout, and failures turned into
-// ApiCallError (the API's stable code) or UnreachableError. One retry of a 503 that names Retry-After.
+// ApiCallError (the API's stable code), UnreachableError, or BadResponseError (a 2xx body that is not
+// JSON). One retry of a 503 that names Retry-After.
 
 import { BEARER_TOKEN } from '../shared/src/domain/bearer-token.js';
 import { type ResolvedToken, type Role, resolveToken, type TokenSources } from './config.js';
-import { ApiCallError, InputError, UnreachableError } from './errors.js';
+import { ApiCallError, BadResponseError, InputError, UnreachableError } from './errors.js';
 
 // RFC 9110 field values may hold spaces, but a bearer token never does (RFC 6750 §2.1 b64token is visible
 // ASCII). Checked before fetch: fetch's refusal of a bad header quotes the whole value, token included.
@@ -77,6 +78,13 @@ export class ApiClient {
       try {
         json = text ? JSON.parse(text) : null;
       } catch {
+        // The API answers JSON or nothing: text under a success status is something else at that URL (a
+        // web server, a sign-in page), and nothing was done — never printed as the answer, exit 0.
+        if (res.ok) {
+          throw new BadResponseError(
+            `the API answered HTTP ${res.status} with a body that is not JSON (is --api / PROXYPLANE_API_URL the API?)`,
+          );
+        }
         json = { message: text.slice(0, 200) };
       }
       if (res.ok) return json as T;

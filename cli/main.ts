@@ -3,6 +3,7 @@
 // stops at once, as Ctrl-C does.
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { hoistGlobalFlags } from './args.js';
 import { tokenSources } from './config.js';
 import type { Io } from './context.js';
 import { runCli } from './run.js';
@@ -12,7 +13,9 @@ const interrupt = new AbortController();
 // Only the watch ends on its own when interrupted. Any other command must not swallow Ctrl-C: it would run
 // on (an `apply` writing the rest of its file, an acquire leasing a proxy nobody will use, a call to an API
 // that does not answer waiting out its 30 s timeout) and exit as if nothing had been asked.
-const watching = argv[0] === 'fleet' && argv[1] === 'watch';
+// Read as runCli reads it: `--api` and `-o` may come before the command (`proxyplane --api URL fleet watch`).
+const [group, verb] = hoistGlobalFlags(argv);
+const watching = group === 'fleet' && verb === 'watch';
 process.once('SIGINT', () => {
   interrupt.abort();
   // The handler is gone (once): the signal again ends the process as SIGINT does by default, so a

@@ -143,14 +143,23 @@ describe('fleet watch reads only what fits the fleet state schema', () => {
       JSON.stringify({ generatedAt: view.generatedAt }),
       ['  rows: ', '  phases: ', '  jobs: '],
     ],
-    // A sign-in page or a proxy's answer in the API's stead (http.ts keeps a non-JSON body as a message).
-    ['no JSON', '<html>sign in</html>', ['  generatedAt: ', '  rows: ']],
   ])('%s: error bad_response with the issues, exit 1, nothing printed', async (_, answer, paths) => {
     for (const output of [[], ['-o', 'json']]) {
       const r = await watch(['--count', '3', ...output], answer);
       expect(r).toMatchObject({ code: 1, out: [], calls: 1 });
       expect(r.err[0]).toMatch(/^error: bad_response — the API's answer to GET \/fleet\/api\/state is not/);
       for (const p of paths) expect(r.err.some((l) => l.startsWith(p))).toBe(true);
+    }
+  });
+
+  // A sign-in page or a proxy's answer in the API's stead: http.ts refuses a 2xx body that is not JSON.
+  it('no JSON: error bad_response, exit 1, nothing printed', async () => {
+    for (const output of [[], ['-o', 'json']]) {
+      const r = await watch(['--count', '3', ...output], '<html>sign in</html>');
+      expect(r).toMatchObject({ code: 1, out: [], calls: 1 });
+      expect(r.err[0]).toMatch(
+        /^error: bad_response — the API answered HTTP 200 with a body that is not JSON/,
+      );
     }
   });
 

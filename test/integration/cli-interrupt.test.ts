@@ -92,4 +92,17 @@ describe('Ctrl-C on the CLI', () => {
     expect(r.stdout).toContain('0 proxies');
     expect(requests).toEqual(['GET /fleet/api/state']);
   });
+
+  // docs/cli.md: `--api` and `-o` may come before the command. The watch was told apart by argv[0], so
+  // `proxyplane --api URL fleet watch` was killed by Ctrl-C (status 130: a calling script stops) instead.
+  it('ends `fleet watch` between rounds, exit 0, with the global flags before the command too', async () => {
+    requests.length = 0;
+    const { child, printed, done } = start(['--api', urls.fleet, 'fleet', 'watch', '--interval', '3600']);
+    await printed;
+    child.kill('SIGINT');
+    const r = await done;
+    expect(r).toMatchObject({ code: 0, signal: null });
+    expect(r.stdout).toContain('0 proxies');
+    expect(requests).toEqual(['GET /fleet/api/state']);
+  });
 });
