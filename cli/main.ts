@@ -23,6 +23,14 @@ process.once('SIGINT', () => {
   if (!watching) process.kill(process.pid, 'SIGINT');
 });
 
+// A reader that stops early (`proxyplane proxies list -o json | head -1`) closes the pipe: the rest of the
+// output has nowhere to go, which is no failure of the command. Unhandled, the write's EPIPE crashed the
+// process with a stack trace on stderr.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code !== 'EPIPE') throw err;
+  process.exit(process.exitCode ?? 0);
+});
+
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);

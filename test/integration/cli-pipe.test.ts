@@ -1,0 +1,25 @@
+// The `proxyplane` CLI writing into a pipe whose reader has gone (`proxyplane … | head -1` once head has its
+// line): the rest of the output has nowhere to go, which is no failure of the command — a real process
+// (bin/proxyplane.mjs). Before, the write's EPIPE was an unhandled 'error' event: exit 1 and a stack trace.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { repoRoot } from '../../shared/src/config/local-ports.js';
+
+describe('proxyplane writing into a closed pipe', () => {
+  it('ends quietly with its own exit code, no stack trace', async () => {
+    const cli = spawn(process.execPath, [join(repoRoot, 'bin/proxyplane.mjs'), '--help'], {
+      cwd: repoRoot,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    // The reader is gone before the CLI writes a byte.
+    cli.stdout.destroy();
+    let stderr = '';
+    cli.stderr.on('data', (d: Buffer) => {
+      stderr += d;
+    });
+    const [code, signal] = (await once(cli, 'exit')) as [number | null, NodeJS.Signals | null];
+    expect({ code, signal, stderr }).toEqual({ code: 0, signal: null, stderr: '' });
+  }, 30_000);
+});
