@@ -82,22 +82,15 @@ describe('Ctrl-C on the CLI', () => {
     expect(r.stdout).toBe('');
   });
 
-  it('still ends `fleet watch` between rounds, exit 0', async () => {
-    const { child, printed, done } = start(['fleet', 'watch', '--interval', '3600', '--api', urls.fleet]);
-    // The round's table is out: the watch now sleeps for the interval.
-    await printed;
-    child.kill('SIGINT');
-    const r = await done;
-    expect(r).toMatchObject({ code: 0, signal: null });
-    expect(r.stdout).toContain('0 proxies');
-    expect(requests).toEqual(['GET /fleet/api/state']);
-  });
-
-  // docs/cli.md: `--api` and `-o` may come before the command. The watch was told apart by argv[0], so
+  // docs/cli.md: `--api` and `-o` may come before the command too. The watch was told apart by argv[0], so
   // `proxyplane --api URL fleet watch` was killed by Ctrl-C (status 130: a calling script stops) instead.
-  it('ends `fleet watch` between rounds, exit 0, with the global flags before the command too', async () => {
+  it.each([
+    ['after the command', (api: string) => ['fleet', 'watch', '--interval', '3600', '--api', api]],
+    ['before the command', (api: string) => ['--api', api, 'fleet', 'watch', '--interval', '3600']],
+  ])('ends `fleet watch` between rounds, exit 0, with --api %s', async (_where, argv) => {
     requests.length = 0;
-    const { child, printed, done } = start(['--api', urls.fleet, 'fleet', 'watch', '--interval', '3600']);
+    const { child, printed, done } = start(argv(urls.fleet));
+    // The round's table is out: the watch now sleeps for the interval.
     await printed;
     child.kill('SIGINT');
     const r = await done;
