@@ -1,6 +1,5 @@
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { loadGatewayConfig } from '../../functions/gateway/src/config.js';
 import { StaticCredentialResolver } from '../../functions/gateway/src/credentials.js';
 import { FileSnapshotSource } from '../../functions/gateway/src/file-source.js';
 import { startGateway } from '../../functions/gateway/src/gateway.js';
@@ -11,14 +10,9 @@ import { pollUntil } from '../support/poll.js';
 const fixture = upstreamFixture();
 
 const config = (env: Record<string, string> = {}) =>
-  loadGatewayConfig(['--snapshot', fixture.file], {
-    PORT: '0',
-    GATEWAY_PROXY_PORT: '0',
-    HOST: '127.0.0.1',
-    GATEWAY_CLIENT_AUTH: 'none',
+  fixture.config({
     GATEWAY_SSRF_ALLOW: `slow.test:${fixture.targets.httpPort}`,
     GATEWAY_DRAIN_TIMEOUT_MS: '5000',
-    LOG_LEVEL: 'error',
     ...env,
   });
 

@@ -1,6 +1,5 @@
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { loadGatewayConfig } from '../../functions/gateway/src/config.js';
 import { startGateway } from '../../functions/gateway/src/gateway.js';
 import { jsonLogger } from '../../functions/gateway/src/logger.js';
 import type { Reporter, RuntimeView } from '../../functions/gateway/src/session.js';
@@ -50,14 +49,9 @@ describe('a shutdown whose drain hits its bound', () => {
   it('reports nothing in flight once it has cut the tunnels left', async () => {
     const reporter = finalCountsReporter();
     const gw = await startGateway(
-      loadGatewayConfig(['--snapshot', fixture.file], {
-        PORT: '0',
-        GATEWAY_PROXY_PORT: '0',
-        HOST: '127.0.0.1',
-        GATEWAY_CLIENT_AUTH: 'none',
+      fixture.config({
         GATEWAY_SSRF_ALLOW: `tunnel.test:${fixture.targets.httpPort}`,
         GATEWAY_DRAIN_TIMEOUT_MS: '300',
-        LOG_LEVEL: 'error',
       }),
       {
         log: jsonLogger('error', () => {}),
