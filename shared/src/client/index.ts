@@ -165,7 +165,7 @@ export class LeaseClient {
       const text = await res.text();
       const json = parseBody(text);
       if (res.ok) {
-        if (json === NOT_JSON) throw new LeaseApiError(res.status, 'bad_response', text);
+        if (json === NOT_JSON) throw new LeaseApiError(res.status, 'bad_response', withoutUserinfo(text));
         return json;
       }
       if (res.status === 503 && attempt < retries) {
@@ -197,6 +197,17 @@ function leaseIdIn(body: unknown): string | null {
       ? RAW_LEASE_ID.exec(body)?.[1]
       : (body as { leaseId?: unknown } | null | undefined)?.leaseId;
   return typeof id === 'string' && isLeaseId(id) ? id : null;
+}
+
+/**
+ * A URL's userinfo, up to its '@' or the end of a body cut short inside it: a grant's proxy URL carries
+ * the proxy's credentials, and the error's body is what a crawler's logger prints. The service
+ * percent-encodes userinfo, so no '"', '/', '?', '#' or '@' of its own ends it early.
+ */
+const USERINFO = /:\/\/[^/?#"\s@]*(@|$)/g;
+
+function withoutUserinfo(text: string): string {
+  return text.replace(USERINFO, (_, end: string) => `://[redacted]${end}`);
 }
 
 function parseBody(text: string): unknown {

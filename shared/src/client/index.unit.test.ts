@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { LeaseApiError, LeaseClient, NoMatchError } from './index.js';
 
@@ -156,6 +157,26 @@ describe('LeaseClient', () => {
         url: `http://api/v1/leases/${grant.leaseId}`,
         init: { method: 'DELETE' },
       });
+    });
+
+    it.each([
+      ['after the password', 100],
+      ['inside the password', 82],
+    ])('keeps the proxy credentials out of a bad_response cut short %s', async (_, at) => {
+      const secret = { ...grant, proxy: { ...grant.proxy, url: 'http://user:s3cret-pw@10.0.0.1:3128' } };
+      const text = JSON.stringify(secret).slice(0, at);
+      expect(text).toContain('s3cr');
+      const f = fakeFetch([
+        [201, new Raw(text)],
+        [204, null],
+      ]);
+      const client = new LeaseClient({ baseUrl: 'http://api', fetch: f.fetch });
+      const err = await client.acquire().catch((e: unknown) => e);
+      expect(err).toMatchObject({ status: 201, code: 'bad_response' });
+      // What a crawler's console.error(err) or logger prints: the error's own fields, body included.
+      expect(inspect(err)).not.toMatch(/s3cr/);
+      expect(inspect(err)).toContain(grant.leaseId);
+      expect(f.calls[1]).toMatchObject({ url: `http://api/v1/leases/${grant.leaseId}` });
     });
 
     it('throws the schema error, not the release’s, when the release fails', async () => {
