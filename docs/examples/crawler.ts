@@ -96,9 +96,11 @@ export async function fetchThroughProxy(proxyUrl: string, target: string, timeou
   const url = new URL(target);
   const signal = AbortSignal.timeout(timeoutMs);
   if (proxy.protocol === 'socks5:') return fetchThroughSocks5(proxy, url, signal, timeoutMs);
+  // An IPv6 proxy's hostname keeps its brackets ([::1]), which no socket connect resolves.
+  const proxyHost = proxy.hostname.replace(/^\[(.*)\]$/, '$1');
   if (url.protocol === 'http:') {
     const req = http.request({
-      host: proxy.hostname,
+      host: proxyHost,
       port: proxy.port,
       method: 'GET',
       path: url.href,
@@ -112,7 +114,7 @@ export async function fetchThroughProxy(proxyUrl: string, target: string, timeou
   }
   // https: open a tunnel, then speak TLS to the target through it.
   const connect = http.request({
-    host: proxy.hostname,
+    host: proxyHost,
     port: proxy.port,
     method: 'CONNECT',
     path: `${url.hostname}:${url.port || 443}`,
