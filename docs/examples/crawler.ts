@@ -133,6 +133,8 @@ export async function fetchThroughProxy(proxyUrl: string, target: string, timeou
     host: url.hostname,
     path: `${url.pathname}${url.search}`,
     method: 'GET',
+    // Not the default: with no agent, Node names port 80 in it (`Host: shop.example:80`).
+    headers: { host: url.host },
     createConnection: () => tlsTo(url, socket),
     signal,
   });
