@@ -140,14 +140,21 @@ export class LeaseClient {
     await this.send('POST', `/v1/leases/${encodeURIComponent(leaseId)}/report`, body);
   }
 
-  /** Acquires, runs `use`, and releases whatever happens. */
+  /**
+   * Acquires, runs `use`, and releases whatever happens. When `use` throws, its error is thrown even if
+   * the release fails too (the API down as well, say: the TTL ends the lease); else a failed release is.
+   */
   async withLease<T>(request: AcquireOptions, use: (lease: LeaseGrant) => Promise<T>): Promise<T> {
     const lease = await this.acquire(request);
+    let result: T;
     try {
-      return await use(lease);
-    } finally {
-      await this.release(lease.leaseId);
+      result = await use(lease);
+    } catch (err) {
+      await this.release(lease.leaseId).catch(() => {});
+      throw err;
     }
+    await this.release(lease.leaseId);
+    return result;
   }
 
   private async send(method: string, path: string, body?: unknown): Promise<unknown> {

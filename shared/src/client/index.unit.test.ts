@@ -219,6 +219,29 @@ describe('LeaseClient', () => {
     });
   });
 
+  it('throws withLease’s callback error, not the release’s, when both fail', async () => {
+    const f = fakeFetch([
+      [201, grant],
+      [503, { error: 'unavailable' }, { 'retry-after': '0' }],
+    ]);
+    const client = new LeaseClient({ baseUrl: 'http://api', fetch: f.fetch, retries: 0 });
+    await expect(
+      client.withLease({}, async () => {
+        throw new Error('crawl failed');
+      }),
+    ).rejects.toThrow('crawl failed');
+    expect(f.calls).toHaveLength(2);
+  });
+
+  it('throws the release’s error when withLease’s callback succeeded', async () => {
+    const f = fakeFetch([
+      [201, grant],
+      [503, { error: 'unavailable' }, { 'retry-after': '0' }],
+    ]);
+    const client = new LeaseClient({ baseUrl: 'http://api', fetch: f.fetch, retries: 0 });
+    await expect(client.withLease({}, async () => 'page')).rejects.toMatchObject({ code: 'unavailable' });
+  });
+
   it('sends a token read from a file without its trailing newline, and an empty one as none', async () => {
     const f = fakeFetch([
       [204, null],
