@@ -151,7 +151,15 @@ async function main(argv = process.argv.slice(2), env = process.env): Promise<nu
     baseUrl: env.PROXYPLANE_URL ?? env.PROXYPLANE_API_URL ?? 'http://127.0.0.1:18300',
     token: env.PROXYPLANE_TOKEN ?? env.PROXYPLANE_CRAWLER_TOKEN,
   });
-  const selector = Object.fromEntries(attrs.map((a) => a.split('=', 2) as [string, string]));
+  // At the first '=': a value may hold more. An argument with none would select nothing (any proxy).
+  const bad = attrs.find((a) => a.indexOf('=') < 1);
+  if (bad !== undefined) {
+    console.error(`not an attr=value selector: ${JSON.stringify(bad)}`);
+    return 64;
+  }
+  const selector = Object.fromEntries(
+    attrs.map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)]),
+  );
 
   let lease: Awaited<ReturnType<LeaseClient['acquire']>>;
   try {
