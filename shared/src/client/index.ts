@@ -176,8 +176,8 @@ export class LeaseClient {
         return json;
       }
       if (res.status === 503 && attempt < retries) {
-        const after = Number(res.headers.get('retry-after') ?? 1);
-        await new Promise((r) => setTimeout(r, Math.min(5, Number.isFinite(after) ? after : 1) * 1000));
+        const after = retryAfterSeconds(res.headers.get('retry-after'));
+        await new Promise((r) => setTimeout(r, Math.min(5, after) * 1000));
         continue;
       }
       if (res.status === 409 && path === '/v1/leases') {
@@ -215,6 +215,15 @@ const USERINFO = /:\/\/[^/?#"\s@]*(@|$)/g;
 
 function withoutUserinfo(text: string): string {
   return text.replace(USERINFO, (_, end: string) => `://[redacted]${end}`);
+}
+
+/** Retry-After is delay-seconds or an HTTP date (RFC 9110 §10.2.3); absent or unreadable: 1 s. */
+function retryAfterSeconds(header: string | null): number {
+  if (header === null) return 1;
+  const seconds = Number(header);
+  if (header.trim() !== '' && Number.isFinite(seconds)) return Math.max(0, seconds);
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? 1 : Math.max(0, (at - Date.now()) / 1000);
 }
 
 function parseBody(text: string): unknown {

@@ -1,5 +1,5 @@
 import { inspect } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { LeaseApiError, LeaseClient, NoMatchError } from './index.js';
 
 const grant = {
@@ -94,6 +94,25 @@ describe('LeaseClient', () => {
       'http://api/v1/leases/L2',
       'http://api/v1/leases/L2',
     ]);
+  });
+
+  it('reads a Retry-After that is an HTTP date as the seconds until then', async () => {
+    vi.useFakeTimers({ now: Date.parse('2026-12-02T12:00:00Z') });
+    try {
+      const f = fakeFetch([
+        [503, { error: 'unavailable' }, { 'retry-after': 'Wed, 02 Dec 2026 12:00:03 GMT' }],
+        [204, null],
+      ]);
+      const client = new LeaseClient({ baseUrl: 'http://api', fetch: f.fetch, retries: 1 });
+      const released = client.release('L1');
+      await vi.advanceTimersByTimeAsync(2_900);
+      expect(f.calls).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(200);
+      await released;
+      expect(f.calls).toHaveLength(2);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('retries a 503 whose body is not JSON (the front end’s HTML page), then gives up with http_error', async () => {
