@@ -77,6 +77,10 @@ async function fetchThroughSocks5(
       port: Number(url.port) || (https ? 443 : 80),
     },
     timeout: timeoutMs,
+  }).catch((err: unknown) => {
+    // The socks package's errors carry the connect options, password included, as an own field that
+    // console.error and loggers print: keep the message alone.
+    throw new Error(`SOCKS5 proxy: ${err instanceof Error ? err.message : String(err)}`);
   });
   const req = http.request({
     method: 'GET',
