@@ -77,6 +77,10 @@ async function fetchThroughSocks5(
       port: Number(url.port) || (https ? 443 : 80),
     },
     timeout: timeoutMs,
+  }).catch((err: unknown) => {
+    // The socks package's errors carry the connect options, password included, as an own field that
+    // console.error and loggers print: keep the message alone.
+    throw new Error(`SOCKS5 proxy: ${err instanceof Error ? err.message : String(err)}`);
   });
   const req = http.request({
     method: 'GET',
@@ -96,9 +100,11 @@ export async function fetchThroughProxy(proxyUrl: string, target: string, timeou
   const url = new URL(target);
   const signal = AbortSignal.timeout(timeoutMs);
   if (proxy.protocol === 'socks5:') return fetchThroughSocks5(proxy, url, signal, timeoutMs);
+  // An IPv6 proxy's hostname keeps its brackets ([::1]), which no socket connect resolves.
+  const proxyHost = proxy.hostname.replace(/^\[(.*)\]$/, '$1');
   if (url.protocol === 'http:') {
     const req = http.request({
-      host: proxy.hostname,
+      host: proxyHost,
       port: proxy.port,
       method: 'GET',
       path: url.href,
@@ -112,7 +118,7 @@ export async function fetchThroughProxy(proxyUrl: string, target: string, timeou
   }
   // https: open a tunnel, then speak TLS to the target through it.
   const connect = http.request({
-    host: proxy.hostname,
+    host: proxyHost,
     port: proxy.port,
     method: 'CONNECT',
     path: `${url.hostname}:${url.port || 443}`,
@@ -131,6 +137,8 @@ export async function fetchThroughProxy(proxyUrl: string, target: string, timeou
     host: url.hostname,
     path: `${url.pathname}${url.search}`,
     method: 'GET',
+    // Not the default: with no agent, Node names port 80 in it (`Host: shop.example:80`).
+    headers: { host: url.host },
     createConnection: () => tlsTo(url, socket),
     signal,
   });
@@ -147,7 +155,15 @@ async function main(argv = process.argv.slice(2), env = process.env): Promise<nu
     baseUrl: env.PROXYPLANE_URL ?? env.PROXYPLANE_API_URL ?? 'http://127.0.0.1:18300',
     token: env.PROXYPLANE_TOKEN ?? env.PROXYPLANE_CRAWLER_TOKEN,
   });
-  const selector = Object.fromEntries(attrs.map((a) => a.split('=', 2) as [string, string]));
+  // At the first '=': a value may hold more. An argument with none would select nothing (any proxy).
+  const bad = attrs.find((a) => a.indexOf('=') < 1);
+  if (bad !== undefined) {
+    console.error(`not an attr=value selector: ${JSON.stringify(bad)}`);
+    return 64;
+  }
+  const selector = Object.fromEntries(
+    attrs.map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)]),
+  );
 
   let lease: Awaited<ReturnType<LeaseClient['acquire']>>;
   try {

@@ -93,6 +93,8 @@ describe('docs/examples/crawler.ts on the HTTPS demo site', () => {
       expect(out.stderr).not.toMatch(/Warning/);
       expect(out).toMatchObject({ code: 0 });
       expect(out.stdout).toContain(GREETING);
+      // The site's port is not 443: the Host header names it (RFC 9110 §7.2), as the URL does.
+      expect(out.stdout).toContain(`<td>host</td><td>${new URL(site.tlsUrl!).host}</td>`);
     },
   );
 

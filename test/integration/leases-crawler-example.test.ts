@@ -140,6 +140,18 @@ describe('docs/examples/crawler.ts', () => {
     expect(out.stderr).toContain('reported ok');
   });
 
+  it('selects by an attribute value with "=" in it whole, and refuses an argument that is no attr=value', async () => {
+    // No proxy has kind "http=x": not the demo proxy (kind=http) the value cut at its second "=" names.
+    const whole = await crawl('/page', undefined, 'kind=http=x');
+    expect(whole.code).toBe(2);
+    expect(whole.stderr).toContain('no proxy available');
+    // "kind" alone selected nothing and leased any proxy; it is a mistake, said before any lease.
+    const bare = await crawl('/page', undefined, 'kind');
+    expect(bare.code).toBe(64);
+    expect(bare.stderr).toContain('attr=value');
+    expect(bare.stderr).not.toContain('leased');
+  });
+
   it('reports a 429 as rate_limited, which cools the proxy down for that site', async () => {
     const out = await crawl('/limited');
     expect(out.code).toBe(1);

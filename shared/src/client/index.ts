@@ -140,14 +140,21 @@ export class LeaseClient {
     await this.send('POST', `/v1/leases/${encodeURIComponent(leaseId)}/report`, body);
   }
 
-  /** Acquires, runs `use`, and releases whatever happens. */
+  /**
+   * Acquires, runs `use`, and releases whatever happens. When `use` throws, its error is thrown even if
+   * the release fails too (the API down as well, say: the TTL ends the lease); else a failed release is.
+   */
   async withLease<T>(request: AcquireOptions, use: (lease: LeaseGrant) => Promise<T>): Promise<T> {
     const lease = await this.acquire(request);
+    let result: T;
     try {
-      return await use(lease);
-    } finally {
-      await this.release(lease.leaseId);
+      result = await use(lease);
+    } catch (err) {
+      await this.release(lease.leaseId).catch(() => {});
+      throw err;
     }
+    await this.release(lease.leaseId);
+    return result;
   }
 
   private async send(method: string, path: string, body?: unknown): Promise<unknown> {
@@ -165,12 +172,12 @@ export class LeaseClient {
       const text = await res.text();
       const json = parseBody(text);
       if (res.ok) {
-        if (json === NOT_JSON) throw new LeaseApiError(res.status, 'bad_response', text);
+        if (json === NOT_JSON) throw new LeaseApiError(res.status, 'bad_response', withoutUserinfo(text));
         return json;
       }
       if (res.status === 503 && attempt < retries) {
-        const after = Number(res.headers.get('retry-after') ?? 1);
-        await new Promise((r) => setTimeout(r, Math.min(5, Number.isFinite(after) ? after : 1) * 1000));
+        const after = retryAfterSeconds(res.headers.get('retry-after'));
+        await new Promise((r) => setTimeout(r, Math.min(5, after) * 1000));
         continue;
       }
       if (res.status === 409 && path === '/v1/leases') {
@@ -197,6 +204,26 @@ function leaseIdIn(body: unknown): string | null {
       ? RAW_LEASE_ID.exec(body)?.[1]
       : (body as { leaseId?: unknown } | null | undefined)?.leaseId;
   return typeof id === 'string' && isLeaseId(id) ? id : null;
+}
+
+/**
+ * A URL's userinfo, up to its '@' or the end of a body cut short inside it: a grant's proxy URL carries
+ * the proxy's credentials, and the error's body is what a crawler's logger prints. The service
+ * percent-encodes userinfo, so no '"', '/', '?', '#' or '@' of its own ends it early.
+ */
+const USERINFO = /:\/\/[^/?#"\s@]*(@|$)/g;
+
+function withoutUserinfo(text: string): string {
+  return text.replace(USERINFO, (_, end: string) => `://[redacted]${end}`);
+}
+
+/** Retry-After is delay-seconds or an HTTP date (RFC 9110 §10.2.3); absent or unreadable: 1 s. */
+function retryAfterSeconds(header: string | null): number {
+  if (header === null) return 1;
+  const seconds = Number(header);
+  if (header.trim() !== '' && Number.isFinite(seconds)) return Math.max(0, seconds);
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? 1 : Math.max(0, (at - Date.now()) / 1000);
 }
 
 function parseBody(text: string): unknown {

@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { inspect } from 'node:util';
+import { describe, expect, it, vi } from 'vitest';
 import { LeaseApiError, LeaseClient, NoMatchError } from './index.js';
 
 const grant = {
@@ -95,6 +96,25 @@ describe('LeaseClient', () => {
     ]);
   });
 
+  it('reads a Retry-After that is an HTTP date as the seconds until then', async () => {
+    vi.useFakeTimers({ now: Date.parse('2026-12-02T12:00:00Z') });
+    try {
+      const f = fakeFetch([
+        [503, { error: 'unavailable' }, { 'retry-after': 'Wed, 02 Dec 2026 12:00:03 GMT' }],
+        [204, null],
+      ]);
+      const client = new LeaseClient({ baseUrl: 'http://api', fetch: f.fetch, retries: 1 });
+      const released = client.release('L1');
+      await vi.advanceTimersByTimeAsync(2_900);
+      expect(f.calls).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(200);
+      await released;
+      expect(f.calls).toHaveLength(2);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('retries a 503 whose body is not JSON (the front end’s HTML page), then gives up with http_error', async () => {
     const html = new Raw('<html><title>503 Service Unavailable</title></html>');
     const f = fakeFetch([
@@ -158,6 +178,26 @@ describe('LeaseClient', () => {
       });
     });
 
+    it.each([
+      ['after the password', 100],
+      ['inside the password', 82],
+    ])('keeps the proxy credentials out of a bad_response cut short %s', async (_, at) => {
+      const secret = { ...grant, proxy: { ...grant.proxy, url: 'http://user:s3cret-pw@10.0.0.1:3128' } };
+      const text = JSON.stringify(secret).slice(0, at);
+      expect(text).toContain('s3cr');
+      const f = fakeFetch([
+        [201, new Raw(text)],
+        [204, null],
+      ]);
+      const client = new LeaseClient({ baseUrl: 'http://api', fetch: f.fetch });
+      const err = await client.acquire().catch((e: unknown) => e);
+      expect(err).toMatchObject({ status: 201, code: 'bad_response' });
+      // What a crawler's console.error(err) or logger prints: the error's own fields, body included.
+      expect(inspect(err)).not.toMatch(/s3cr/);
+      expect(inspect(err)).toContain(grant.leaseId);
+      expect(f.calls[1]).toMatchObject({ url: `http://api/v1/leases/${grant.leaseId}` });
+    });
+
     it('throws the schema error, not the release’s, when the release fails', async () => {
       const f = fakeFetch([
         [201, skewed],
@@ -196,6 +236,29 @@ describe('LeaseClient', () => {
       url: `http://api/v1/leases/${grant.leaseId}`,
       init: { method: 'DELETE' },
     });
+  });
+
+  it('throws withLease’s callback error, not the release’s, when both fail', async () => {
+    const f = fakeFetch([
+      [201, grant],
+      [503, { error: 'unavailable' }, { 'retry-after': '0' }],
+    ]);
+    const client = new LeaseClient({ baseUrl: 'http://api', fetch: f.fetch, retries: 0 });
+    await expect(
+      client.withLease({}, async () => {
+        throw new Error('crawl failed');
+      }),
+    ).rejects.toThrow('crawl failed');
+    expect(f.calls).toHaveLength(2);
+  });
+
+  it('throws the release’s error when withLease’s callback succeeded', async () => {
+    const f = fakeFetch([
+      [201, grant],
+      [503, { error: 'unavailable' }, { 'retry-after': '0' }],
+    ]);
+    const client = new LeaseClient({ baseUrl: 'http://api', fetch: f.fetch, retries: 0 });
+    await expect(client.withLease({}, async () => 'page')).rejects.toMatchObject({ code: 'unavailable' });
   });
 
   it('sends a token read from a file without its trailing newline, and an empty one as none', async () => {
