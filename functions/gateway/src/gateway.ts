@@ -275,6 +275,11 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
       const waitWhile = async (busy: () => boolean, until = deadline) => {
         while (busy() && now() < until) await new Promise((r) => setTimeout(r, 50));
       };
+      /** Requests on an upstream: active or reserved. */
+      const onUpstreams = () => {
+        const t = worker.totals();
+        return t.active + t.reserved;
+      };
       // Requests still waiting for the SSRF guard's look-up hold no proxy yet, so no report counts them;
       // the draining report (source.stop) must wait for them: a shutting-down worker reporting nothing in
       // flight has its proxies handed over at once (shared/src/domain/workers/drain.ts shutDownIdle).
@@ -282,10 +287,7 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
       await source.stop();
       // In flight: on an upstream (active, reserved) or still waiting for a look-up.
       const cutAt = deadline - Math.min(CUT_SETTLE_MS, cfg.GATEWAY_DRAIN_TIMEOUT_MS);
-      await waitWhile(() => {
-        const t = worker.totals();
-        return t.active + t.reserved + worker.checking > 0;
-      }, cutAt);
+      await waitWhile(() => onUpstreams() + worker.checking > 0, cutAt);
       const left = worker.totals();
       if (left.active + left.reserved > 0) log.warn('drain bound reached: closing what is left', left);
       proxy?.destroyAll();
@@ -294,10 +296,7 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
       // Until the deadline, for the cut sockets to close and give their slots back: a last report still
       // counting them is not "nothing in flight", and the worker's proxies — all of them — would reach the
       // others only once its grant lapsed (minutes), not at the next pass (drain.ts shutDownIdle).
-      await waitWhile(() => {
-        const t = worker.totals();
-        return t.active + t.reserved > 0;
-      });
+      await waitWhile(() => onUpstreams() > 0);
       // After the drain, so that the last line counts what it finished or refused; before the reporter's
       // last call, which may take what is left of the platform's grace period (Cloud Run: 10 s, then
       // SIGKILL). A tunnel cut just above was counted when it was established.

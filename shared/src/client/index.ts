@@ -12,6 +12,7 @@ import {
   RenewResponse,
 } from '../domain/leases/wire.js';
 import type { ProxyProtocol } from '../domain/proxy.js';
+import { retryAfterMs } from '../domain/retry-after.js';
 
 export type { LeaseResult } from '../domain/leases/model.js';
 export type {
@@ -176,8 +177,9 @@ export class LeaseClient {
         return json;
       }
       if (res.status === 503 && attempt < retries) {
-        const after = retryAfterSeconds(res.headers.get('retry-after'));
-        await new Promise((r) => setTimeout(r, Math.min(5, after) * 1000));
+        // Absent or unreadable: 1 s. At most 5 s, whatever it asks.
+        const after = retryAfterMs(res.headers.get('retry-after'), Date.now()) ?? 1000;
+        await new Promise((r) => setTimeout(r, Math.min(5000, after)));
         continue;
       }
       if (res.status === 409 && path === '/v1/leases') {
@@ -215,15 +217,6 @@ const USERINFO = /:\/\/[^/?#"\s@]*(@|$)/g;
 
 function withoutUserinfo(text: string): string {
   return text.replace(USERINFO, (_, end: string) => `://[redacted]${end}`);
-}
-
-/** Retry-After is delay-seconds or an HTTP date (RFC 9110 §10.2.3); absent or unreadable: 1 s. */
-function retryAfterSeconds(header: string | null): number {
-  if (header === null) return 1;
-  const seconds = Number(header);
-  if (header.trim() !== '' && Number.isFinite(seconds)) return Math.max(0, seconds);
-  const at = Date.parse(header);
-  return Number.isNaN(at) ? 1 : Math.max(0, (at - Date.now()) / 1000);
 }
 
 function parseBody(text: string): unknown {

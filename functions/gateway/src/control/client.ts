@@ -3,6 +3,7 @@
 // throw: a success with its body validated against the shared wire schema, or a refusal with its status
 // and stable code (status 0 for a network failure or timeout) for controlReaction() to decide on.
 import type { z } from 'zod';
+import { retryAfterMs } from '../../../../shared/src/domain/retry-after.js';
 import { GatewaySnapshot } from '../../../../shared/src/messages/gateway-snapshot.js';
 import {
   type AckRequestBody,
@@ -42,14 +43,6 @@ export interface HttpControlClientOptions {
   token: TokenSource;
   timeoutMs: number;
   fetch?: typeof globalThis.fetch;
-}
-
-function retryAfterMs(header: string | null): number | undefined {
-  if (!header) return undefined;
-  const seconds = Number(header);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
-  const at = Date.parse(header);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
 /** `work`, or a rejection with the signal's reason once it aborts (the work itself is left to finish). */
@@ -159,7 +152,7 @@ export class HttpControlClient implements ControlClient {
         status: res.status,
         code: typeof e.error === 'string' ? e.error : undefined,
         message: typeof e.message === 'string' ? e.message : `${method} ${path}: HTTP ${res.status}`,
-        retryAfterMs: retryAfterMs(res.headers.get('retry-after')),
+        retryAfterMs: retryAfterMs(res.headers.get('retry-after'), Date.now()),
         ...(Array.isArray(revoke) && revoke.every((p) => typeof p === 'string')
           ? { revokeProxyIds: revoke as string[] }
           : {}),

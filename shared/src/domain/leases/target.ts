@@ -4,9 +4,9 @@
 // URL's authority (`new URL(u).host` gives "[2001:db8::1]:443"), or bare without a port — is checked to
 // be an address and written in brackets in RFC 5952 form (lower case, longest zero run as "::"). A host
 // name's one trailing dot (`new URL('https://shop.example./').host` keeps it) is dropped, as the gateway
-// drops it: "shop.example." is the same site. A port,
-// after a host name or an address, is one number in 1-65535 with its leading zeros dropped. A zone
-// ("%eth0") names an interface of the crawler's host, not a site.
+// drops it: "shop.example." is the same site. A port, after a host name or an address, is one number in
+// 1-65535 with its leading zeros dropped. A zone ("%eth0") names an interface of the crawler's host, not a
+// site.
 import { formatIpv6, parseIpv6 } from '../gateway/ip.js';
 import { GLOBAL_TARGET } from './model.js';
 
