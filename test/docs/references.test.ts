@@ -231,6 +231,7 @@ const EXTERNAL_IDENTIFIERS: Record<string, string> = {
   lease_requests_total: "the seed operator's metric, beside the one that replaces it (architecture.md)",
   proxy_operator_leases_active:
     "the seed operator's metric, beside the one that replaces it (architecture.md)",
+  leaseID: "the seed operator's field of a lease grant, beside the one that replaces it (leases.md)",
   epoll_wait: 'a Linux system call in a profile of the gateway (gateway.md)',
   epoll_pwait: 'a Linux system call in a profile of the gateway (gateway.md)',
   epoll_ctl: 'a Linux system call in a profile of the gateway (gateway.md)',

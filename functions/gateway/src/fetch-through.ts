@@ -103,7 +103,7 @@ export async function fetchThrough(
   // target's head and body — not a timer started once the tunnel was up: that let an upstream slow to
   // answer CONNECT (or dripping its answer) hold the caller past its timeoutMs, up to
   // GATEWAY_UPSTREAM_TIMEOUT_MS or for good.
-  const deadline = Date.now() + Math.min(req.timeoutMs ?? deps.maxTimeoutMs, deps.maxTimeoutMs);
+  let deadline = Date.now() + Math.min(req.timeoutMs ?? deps.maxTimeoutMs, deps.maxTimeoutMs);
   const left = () => Math.max(1, deadline - Date.now());
   /** The deadline is the caller's (a timeoutMs under the gateway's own bound), not the gateway's. */
   const callerBound = req.timeoutMs !== undefined && req.timeoutMs < deps.maxTimeoutMs;
@@ -156,6 +156,15 @@ export async function fetchThrough(
   if (picked.kind === 'no_upstream') return { ...fail(503, picked.kind), route: picked.route.name };
   if (picked.kind !== 'ok') return fail(503, picked.kind);
   const { upstream: u, route } = picked;
+  // The proxy's hard expiry (contract seed §3: expiresAt, the end of this worker's ownership grant): the
+  // fetch ends there at the latest, head and body, as a tunnel on the proxy listener is cut then
+  // (proxy-session.ts sweep) — past it the controller may have given the proxy to another worker. A
+  // renewed grant arrives a tick after the last and the fetch bound is far shorter, so only a worker
+  // whose grant is not being renewed (cut off from the controller) ever reaches it. Like a caller's own
+  // shorter timeoutMs, it is no evidence against the proxy.
+  const grantBound = u.expiresAtMs < deadline;
+  if (grantBound) deadline = u.expiresAtMs;
+  const notTheProxys = callerBound || grantBound;
   const failOn = (status: number, code: string, detail?: Record<string, string | number>) => ({
     ...fail(status, code, detail),
     route: route.name,
@@ -223,7 +232,7 @@ export async function fetchThrough(
       release();
       if (r.code === CLIENT_CLOSED) return failOn(r.status, r.code);
       // As on a tunnel below: the caller's own shorter deadline is no evidence against the proxy.
-      if (!(r.code === FETCH_TIMEOUT && callerBound)) outcome(r.stage, false, r.upstreamStatus);
+      if (!(r.code === FETCH_TIMEOUT && notTheProxys)) outcome(r.stage, false, r.upstreamStatus);
       return failOn(r.status, r.code, r.upstreamStatus ? { upstreamStatus: r.upstreamStatus } : undefined);
     }
     // As on the proxy listener (proxy-session.ts forwardResponse): relayed, but no success.
@@ -335,7 +344,7 @@ export async function fetchThrough(
       // A head that did not come within the caller's own, shorter timeoutMs is no evidence against the
       // proxy (a client asking for 100 ms could otherwise fail a sticky proxy on the passive track); one
       // that did not come within the gateway's own bound is, as ambiguous as any RESPONSE_HEADERS failure.
-      if (!(timedOut && callerBound)) outcome('RESPONSE_HEADERS', false);
+      if (!(timedOut && notTheProxys)) outcome('RESPONSE_HEADERS', false);
       resolve(timedOut ? failOn(504, FETCH_TIMEOUT) : f);
     };
     caller.abort = () => r.destroy();

@@ -144,6 +144,15 @@ export class ProxySession implements ForwardOwner {
       return;
     }
     const st = this.state;
+    // On an upstream past the ownership grant (contract seed §3: expiresAt is a hard expiry): the
+    // controller may give the proxy to another worker once the grant has lapsed. Before any byte of the
+    // answer went out the client is told why, as a request arriving now would be; a tunnel or a
+    // response under way is cut.
+    if (this.load !== 0 && this.ctx.worker.grantOver) {
+      if (st === TUNNEL) this.client.destroy();
+      else this.refuse(503, 'snapshot_stale');
+      return;
+    }
     if (st === HEAD) {
       if (now >= this.deadline) this.refuse(408, 'header_timeout');
     } else if (st === DIAL || st === HANDSHAKE) {

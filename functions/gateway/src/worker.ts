@@ -19,6 +19,7 @@ import {
 } from '../../../shared/src/domain/gateway/routing.js';
 import {
   evaluateStaleness,
+  grantEnded,
   initialStaleness,
   onShutdown,
   onSnapshotTaken,
@@ -90,6 +91,12 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
   private staleness: StalenessState = initialStaleness;
   /** Cached acceptsTraffic(staleness), so the hot path reads a boolean. */
   accepting = false;
+  /**
+   * The ownership grant of the snapshot taken last has ended (staleness.ts grantEnded): nothing may use
+   * its proxies any more, so the listener's sweep cuts what is still open on them (proxy-session.ts).
+   * Recomputed by tick() and on every snapshot taken, like `accepting`.
+   */
+  grantOver = false;
   /**
    * Requests admitted and waiting for the SSRF guard's look-up, not yet on an upstream: in flight, so a
    * drain waits for them too (they count nowhere else until pick reserves a slot).
@@ -178,6 +185,7 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
       { maxStaleAgeMs: this.maxStaleAgeMs },
     );
     this.accepting = this.staleness.phase === 'fresh';
+    this.grantOver = grantEnded(this.staleness, this.clocks());
     return {
       ok: true,
       version: s.version,
@@ -267,10 +275,23 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
 
   /** Called on a timer: re-evaluates staleness and forgets drained counters. */
   tick(): void {
-    this.staleness = evaluateStaleness(this.staleness, this.clocks(), {
+    const clocks = this.clocks();
+    this.staleness = evaluateStaleness(this.staleness, clocks, {
       maxStaleAgeMs: this.maxStaleAgeMs,
     });
     this.accepting = this.staleness.phase === 'fresh';
+    const wasOver = this.grantOver;
+    this.grantOver = grantEnded(this.staleness, clocks);
+    if (this.grantOver && !wasOver) {
+      const open = this.totals();
+      if (open.active + open.reserved > 0) {
+        this.opts.log.warn('ownership grant ended: what is still open on its proxies is cut', {
+          event: 'gateway.grant_ended',
+          validUntil: new Date(this.staleness.validUntilMs ?? 0).toISOString(),
+          ...open,
+        });
+      }
+    }
     this.collectCounters();
   }
 

@@ -254,6 +254,43 @@ describe('GatewayWorker', () => {
     expect(worker.accepting).toBe(true);
   });
 
+  it('its grant ends at validUntil (contract seed §3 hard expiry): grantOver, logged once while requests are open', async () => {
+    let now = T0;
+    const lines: string[] = [];
+    const creds = new StaticCredentialResolver();
+    creds.replace({ up: { username: 'u', password: 'p' } });
+    const worker = new GatewayWorker({
+      credentials: new CredentialCache(creds, 60_000, () => now),
+      log: jsonLogger('info', (l) => lines.push(l)),
+      now: () => now,
+      maxStaleAgeMs: 30_000,
+      workerId: 'w1',
+      stickyTableSize: 10,
+      outcomeQueueSize: 10,
+    });
+    const ended = () => lines.filter((l) => l.includes('"event":"gateway.grant_ended"'));
+    await worker.applySnapshot(buildSnapshot(content(1, [proxy('a')]), sha256Hex));
+    const picked = worker.pick('example.com', T0, noSticky);
+    if (picked.kind !== 'ok') throw new Error('no pick');
+    picked.upstream.live.active++;
+    // Stale by age long before: new traffic stops, but the proxies are still this worker's.
+    now = T0 + 600_000 - 1;
+    worker.tick();
+    expect(worker.phase()).toBe('stale');
+    expect(worker.grantOver).toBe(false);
+    now = T0 + 600_000;
+    worker.tick();
+    worker.tick();
+    expect(worker.grantOver).toBe(true);
+    expect(ended()).toHaveLength(1);
+    expect(JSON.parse(ended()[0]!)).toMatchObject({ active: 1, reserved: 0, validUntil: iso(T0 + 600_000) });
+    // A renewed grant (the next snapshot) gives the proxies back.
+    await worker.applySnapshot(
+      buildSnapshot({ ...content(2, [proxy('a')]), validUntil: iso(now + 180_000) }, sha256Hex),
+    );
+    expect(worker.grantOver).toBe(false);
+  });
+
   it('a wall clock stepped back neither stretches the stale age nor the grant (monotonic clock)', async () => {
     let wall = T0;
     let mono = 5_000;

@@ -59,11 +59,24 @@ export function evaluateStaleness(
 ): StalenessState {
   if (state.phase === 'shutting_down' || state.lastValidAtMs === null) return state;
   const tooOld = now.monoMs - state.lastValidAtMs > policy.maxStaleAgeMs;
-  const expired =
-    (state.validUntilMs !== null && now.wallMs >= state.validUntilMs) ||
-    (state.validUntilMonoMs !== null && now.monoMs >= state.validUntilMonoMs);
-  const phase: StalenessPhase = tooOld || expired ? 'stale' : 'fresh';
+  const phase: StalenessPhase = tooOld || grantEnded(state, now) ? 'stale' : 'fresh';
   return phase === state.phase ? state : { ...state, phase };
+}
+
+/**
+ * Whether the ownership grant of the last snapshot taken has ended: its validUntil, which is every entry's
+ * expiresAt (the controller grants a worker all its proxies until one instant), on either clock as above.
+ * Contract seed §3 calls expiresAt a hard expiry: usableUntil ends new picks before it, and at it the
+ * worker stops using its proxies at all — what is still open on them is cut (worker.ts grantOver). A
+ * controller that has not renewed the grant hands the proxies to other workers once it has lapsed (plus
+ * its clock-skew allowance), so a tunnel running on past it would give the proxy a second user.
+ * Whatever the phase: a worker shutting down holds its proxies under the same grant.
+ */
+export function grantEnded(state: StalenessState, now: StalenessClock): boolean {
+  return (
+    (state.validUntilMs !== null && now.wallMs >= state.validUntilMs) ||
+    (state.validUntilMonoMs !== null && now.monoMs >= state.validUntilMonoMs)
+  );
 }
 
 export const onShutdown = (state: StalenessState): StalenessState =>

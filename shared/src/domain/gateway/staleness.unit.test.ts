@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   acceptsTraffic,
   evaluateStaleness,
+  grantEnded,
   initialStaleness,
   onShutdown,
   onSnapshotTaken,
@@ -89,5 +90,32 @@ describe('staleness', () => {
 
   it('returns the same object when nothing changes (cheap to poll)', () => {
     expect(evaluateStaleness(fresh, at(T0 + 1), policy)).toBe(fresh);
+  });
+
+  describe('grantEnded (the hard expiry, contract seed §3)', () => {
+    const granted = onSnapshotTaken(initialStaleness, { ...at(T0), validUntilMs: T0 + 10_000 }, policy);
+
+    it('is false before any snapshot and until validUntil, true from it', () => {
+      expect(grantEnded(initialStaleness, at(T0))).toBe(false);
+      expect(grantEnded(granted, at(T0 + 9_999))).toBe(false);
+      expect(grantEnded(granted, at(T0 + 10_000))).toBe(true);
+    });
+
+    it('is not moved by the age bound: a worker stale by age still holds its grant', () => {
+      const aged = evaluateStaleness(granted, at(T0 + 5_000), { maxStaleAgeMs: 1_000 });
+      expect(aged.phase).toBe('stale');
+      expect(grantEnded(aged, at(T0 + 5_000))).toBe(false);
+    });
+
+    it('ends on whichever clock reaches it first: a wall clock stepped back does not stretch it', () => {
+      expect(grantEnded(granted, { wallMs: T0 - 60_000, monoMs: T0 + 10_000 - MONO0 })).toBe(true);
+      expect(grantEnded(granted, { wallMs: T0 + 10_000, monoMs: T0 - MONO0 })).toBe(true);
+    });
+
+    it('holds for a worker shutting down, and a renewed grant ends it later', () => {
+      expect(grantEnded(onShutdown(granted), at(T0 + 10_000))).toBe(true);
+      const renewed = onSnapshotTaken(granted, { ...at(T0 + 9_000), validUntilMs: T0 + 40_000 }, policy);
+      expect(grantEnded(renewed, at(T0 + 10_000))).toBe(false);
+    });
   });
 });

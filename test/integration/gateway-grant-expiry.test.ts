@@ -1,0 +1,125 @@
+// The hard expiry of a snapshot's entries (contract seed §3: each proxy has "its capacity, hard expiry
+// expires_at, and usable_until"): past usableUntil the worker picks the proxy for nothing new, and at
+// expiresAt — the end of its ownership grant — it stops using it at all. Five seconds later (the
+// controller's clock-skew allowance) the controller may hand the proxy to another worker (ownership.ts
+// grantLapsed), so a tunnel of a worker cut off from the controller that ran on past its grant was the
+// proxy's second owner. Standalone mode over a snapshot file whose grant ends a few seconds after start.
+import { writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  basicAuth,
+  type GatewayProcess,
+  openTunnel,
+  startGateway,
+} from '../../bench/support/gateway-process.js';
+import { snapshotFile } from '../../bench/support/snapshot-file.js';
+import { startTargets, type Targets } from '../../bench/support/targets.js';
+import { createForwardProxy, type ForwardProxy } from '../../emulators/forward-proxy/proxy.js';
+import { pollUntil } from '../support/poll.js';
+
+const GRANT_MS = 6_000;
+
+describe('gateway: the ownership grant is a hard expiry', () => {
+  let targets: Targets;
+  let upstream: ForwardProxy;
+  let gw: GatewayProcess;
+  let upstreamUrl: string;
+
+  beforeAll(async () => {
+    targets = await startTargets();
+    upstream = createForwardProxy({ credentials: 'up:up-pass' });
+    upstreamUrl = `http://up:up-pass@127.0.0.1:${(await upstream.listen()).port}`;
+    gw = await startGateway(snapshotFile({ upstreams: [upstreamUrl], version: 1 }), {
+      GATEWAY_CLIENT_USERS: 'crawler:s3cret',
+      GATEWAY_SSRF_ALLOW: `127.0.0.1:${targets.httpPort}`,
+      // Far past the grants below: a fetch that ends before this bound was ended by its proxy's grant.
+      GATEWAY_FETCH_TIMEOUT_MS: '120000',
+    });
+  });
+
+  /** Loads `version`, whose grant ends GRANT_MS from now (SIGHUP re-reads the file); returns that end. */
+  const loadShortGrant = async (version: number): Promise<number> => {
+    const snap = snapshotFile({ upstreams: [upstreamUrl], version });
+    const grantEnd = Date.now() + GRANT_MS;
+    const end = new Date(grantEnd).toISOString();
+    snap.validUntil = end;
+    for (const p of snap.proxies) Object.assign(p, { expiresAt: end, usableUntil: end });
+    writeFileSync(gw.snapshotPath, JSON.stringify(snap));
+    gw.child.kill('SIGHUP');
+    await pollUntil(
+      gw.health,
+      (h) => h.phase === 'fresh' && h.snapshot?.version === version,
+      GRANT_MS / 2,
+      `snapshot version ${version} applied`,
+    );
+    return grantEnd;
+  };
+
+  afterAll(async () => {
+    await gw?.stop();
+    await upstream?.close();
+    await targets?.close();
+  });
+
+  it('cuts the tunnels still open on its proxies once the grant has ended', async () => {
+    const grantEnd = await loadShortGrant(2);
+    const tunnel: net.Socket = await openTunnel(
+      gw.proxyPort,
+      `127.0.0.1:${targets.httpPort}`,
+      basicAuth('crawler', 's3cret'),
+    );
+    const closedAt = new Promise<number>((resolve) => tunnel.once('close', () => resolve(Date.now())));
+    tunnel.on('error', () => {});
+    tunnel.resume();
+    expect((await gw.health()).load.active).toBe(1);
+
+    // Idle well inside GATEWAY_IDLE_TIMEOUT_MS (5 min): only the grant's end can close it.
+    const closed = await Promise.race([
+      closedAt,
+      new Promise<null>((r) => setTimeout(() => r(null), 15_000)),
+    ]);
+    expect(closed, 'the tunnel was still open 15 s after its proxy was granted').not.toBeNull();
+    expect(closed!).toBeGreaterThanOrEqual(grantEnd);
+    const h = await pollUntil(gw.health, (x) => x.load.active === 0, 5_000, 'the slot given back');
+    expect(h.load).toEqual({ active: 0, reserved: 0 });
+    expect(gw.logEntries().some((l) => l.event === 'gateway.grant_ended')).toBe(true);
+  });
+
+  it("ends a /v1/fetch whose body is still streaming once its proxy's grant has ended", async () => {
+    const grantEnd = await loadShortGrant(3);
+    // The target's /stream answers 200 and then writes a KiB every 20 ms for as long as it is read.
+    const closed = await new Promise<{ at: number; status: number; bytes: number }>((resolve, reject) => {
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port: gw.httpPort,
+          method: 'POST',
+          path: '/v1/fetch',
+          headers: {
+            'content-type': 'application/json',
+            'proxy-authorization': basicAuth('crawler', 's3cret'),
+          },
+        },
+        (res) => {
+          let bytes = 0;
+          res.on('data', (c: Buffer) => {
+            bytes += c.length;
+          });
+          res.on('error', () => {});
+          res.once('close', () => resolve({ at: Date.now(), status: res.statusCode!, bytes }));
+        },
+      );
+      req.on('error', reject);
+      // A bound of its own (an idle timeout would never fire: the body keeps coming).
+      setTimeout(() => req.destroy(new Error('still streaming 15 s after the grant was loaded')), 15_000);
+      req.end(JSON.stringify({ url: `http://127.0.0.1:${targets.httpPort}/stream` }));
+    });
+    expect(closed.status).toBe(200);
+    expect(closed.bytes).toBeGreaterThan(0);
+    expect(closed.at).toBeGreaterThanOrEqual(grantEnd);
+    const h = await pollUntil(gw.health, (x) => x.load.active === 0, 5_000, 'the slot given back');
+    expect(h.load).toEqual({ active: 0, reserved: 0 });
+  });
+});
