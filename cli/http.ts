@@ -1,13 +1,16 @@
 // The CLI's HTTP client: JSON in and out, the role's bearer token, a timeout, and failures turned into
 // ApiCallError (the API's stable code), UnreachableError, or BadResponseError (a 2xx body that is not
-// JSON). One retry of a 503 that names Retry-After.
+// JSON). One retry of a 503 whose Retry-After (seconds or an HTTP date) asks for at most 5 s.
 
 import { BEARER_TOKEN } from '../shared/src/domain/bearer-token.js';
+import { retryAfterMs } from '../shared/src/domain/retry-after.js';
 import { type ResolvedToken, type Role, resolveToken, type TokenSources } from './config.js';
 import { ApiCallError, BadResponseError, InputError, UnreachableError } from './errors.js';
 
 // RFC 9110 field values may hold spaces, but a bearer token never does (RFC 6750 §2.1 b64token is visible
 // ASCII). Checked before fetch: fetch's refusal of a bad header quotes the whole value, token included.
+
+const MAX_RETRY_WAIT_MS = 5000;
 
 export interface ApiClientOptions {
   baseUrl: string;
@@ -88,9 +91,11 @@ export class ApiClient {
         json = { message: text.slice(0, 200) };
       }
       if (res.ok) return json as T;
-      const retryAfter = Number(res.headers.get('retry-after'));
-      if (res.status === 503 && attempt === 0 && retryAfter > 0 && retryAfter <= 5) {
-        await new Promise((r) => setTimeout(r, retryAfter * 1000));
+      // Seconds or an HTTP date (RFC 9110), read as the typed client reads it. Waited for only when it is
+      // short: a person is waiting at the prompt, and a longer outage is better said than sat through.
+      const wait = retryAfterMs(res.headers.get('retry-after'), Date.now());
+      if (res.status === 503 && attempt === 0 && wait !== undefined && wait <= MAX_RETRY_WAIT_MS) {
+        await new Promise((r) => setTimeout(r, wait));
         continue;
       }
       const code = (json as { error?: unknown } | null)?.error;

@@ -1,7 +1,8 @@
 // A success status whose body is not JSON is not the API's answer (a web server, sign-in page or load
 // balancer at the --api URL): before, the CLI took the text as the answer — `-o json` printed
 // {"message": "<html…"} and a release said "released", exit 0, though nothing reached the API.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { ApiClient } from './http.js';
 import { runCli } from './run.js';
 import { cliDeps, recordingIo } from './testing.js';
 
@@ -34,4 +35,65 @@ describe('a 2xx answer that is not JSON', () => {
     const r = await run(['leases', 'release', 'l-1'], null, 204);
     expect(r).toEqual({ exit: 0, out: ['lease l-1 released'], err: [] });
   });
+});
+
+// A 503's Retry-After may be delay-seconds or an HTTP date (RFC 9110 §10.2.3; a front end or proxy in the
+// way may send the date). Before, Number() of a date was NaN and the CLI gave up at once.
+describe('a 503 with Retry-After', () => {
+  const T0 = Date.parse('2026-12-02T12:00:00Z');
+
+  function client(retryAfter: (now: number) => string) {
+    const calls: number[] = [];
+    const fetch = (async () => {
+      calls.push(Date.now());
+      if (calls.length === 1) {
+        return new Response(JSON.stringify({ error: 'unavailable', message: 'try later' }), {
+          status: 503,
+          headers: { 'content-type': 'application/json', 'retry-after': retryAfter(Date.now()) },
+        });
+      }
+      return Response.json({ ok: true });
+    }) as typeof globalThis.fetch;
+    const tokens = { env: {}, localState: () => null, gcloudToken: () => null };
+    return { api: new ApiClient({ baseUrl: 'http://127.0.0.1:9', tokens, fetch }), calls };
+  }
+
+  async function withFakeTime<T>(run: () => Promise<T>): Promise<T> {
+    vi.useFakeTimers({ now: T0, toFake: ['setTimeout', 'Date'] });
+    try {
+      return await run();
+    } finally {
+      vi.useRealTimers();
+    }
+  }
+
+  it.each([
+    ['delay-seconds', () => '3'],
+    ['an HTTP date', (now: number) => new Date(now + 3000).toUTCString()],
+  ])('as %s: retried once, when it says', async (_form, header) =>
+    withFakeTime(async () => {
+      const { api, calls } = client(header);
+      const answer = api.call('GET', '/v1/proxies', { role: 'admin' });
+      await vi.advanceTimersByTimeAsync(2900);
+      expect(calls).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(200);
+      await expect(answer).resolves.toEqual({ ok: true });
+      expect(calls.map((t) => t - T0)).toEqual([0, 3000]);
+    }),
+  );
+
+  it.each([
+    ['30 s as delay-seconds', () => '30'],
+    ['30 s as an HTTP date', (now: number) => new Date(now + 30_000).toUTCString()],
+    ['unreadable', () => 'soon'],
+  ])('%s: not waited for, the 503 is the answer', async (_form, header) =>
+    withFakeTime(async () => {
+      const { api, calls } = client(header);
+      await expect(api.call('GET', '/v1/proxies', { role: 'admin' })).rejects.toMatchObject({
+        status: 503,
+        code: 'unavailable',
+      });
+      expect(calls).toHaveLength(1);
+    }),
+  );
 });

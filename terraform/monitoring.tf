@@ -22,6 +22,8 @@
 #   leases.store_unavailable  the API, for each discovery or lease request answered 503 because the lease
 #                            store (Firestore) failed, contention outlasted the retries, or views not loaded
 #                                                                                {op, reason}
+#   job.tick_failed          probe, gc, requeue and snapshot, for each Scheduler tick whose run failed
+#                                                                                {job, error}
 # Dead letters need no log line: Pub/Sub's own metric on the inspect subscription counts them.
 
 locals {
@@ -69,6 +71,14 @@ locals {
       event       = "probe.result"
       description = "Health probes by tier (BASIC, EGRESS, TARGET) and result (ok true/false)."
       labels      = { tier = "jsonPayload.tier", ok = "jsonPayload.ok" }
+    }
+    # No alert (a failed tick is retried, or the next tick runs: one is news only when it repeats): failed
+    # Scheduler ticks by job (probe-tick, gc-sweep, requeue-sweep, snapshot-tick). Before this line existed
+    # a probe or gc tick that threw left only the functions framework's text stack, which no metric sees.
+    tick_failures = {
+      event       = "job.tick_failed"
+      description = "Scheduler ticks whose run failed, by job (probe-tick, gc-sweep, requeue-sweep, snapshot-tick)."
+      labels      = { job = "jsonPayload.job" }
     }
     # No alert: a chart of Compute Engine calls by operation and result (ok, quota, permanent, transient).
     provider_requests = {

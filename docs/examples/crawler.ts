@@ -165,31 +165,29 @@ async function main(argv = process.argv.slice(2), env = process.env): Promise<nu
     attrs.map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)]),
   );
 
-  let lease: Awaited<ReturnType<LeaseClient['acquire']>>;
+  // withLease releases the lease however the crawl ends. When the fetch fails and the release fails too
+  // (the API down by then), the fetch's error is the one thrown — it says what went wrong with the crawl;
+  // the lease's TTL ends the lease anyway.
   try {
-    lease = await client.acquire({
-      selector,
-      ttlSeconds: 60,
-      target: new URL(target).host,
-      protocols: ['http', 'socks5'],
-    });
+    return await client.withLease(
+      { selector, ttlSeconds: 60, target: new URL(target).host, protocols: ['http', 'socks5'] },
+      async (lease) => {
+        console.error(`leased ${lease.proxy.name} until ${lease.expiresAt}`);
+        const page = await fetchThroughProxy(lease.proxy.url, target);
+        const result = page.status === 429 ? 'rate_limited' : page.status === 403 ? 'banned' : 'ok';
+        await client.report(lease.leaseId, result);
+        console.error(`HTTP ${page.status}, ${page.body.length} characters, reported ${result}`);
+        process.stdout.write(page.body);
+        return page.status < 400 ? 0 : 1;
+      },
+    );
   } catch (err) {
+    // Only the acquire answers no_match: nothing was leased.
     if (err instanceof NoMatchError) {
       console.error('no proxy available:', JSON.stringify(err.counts));
       return 2;
     }
     throw err;
-  }
-  console.error(`leased ${lease.proxy.name} until ${lease.expiresAt}`);
-  try {
-    const page = await fetchThroughProxy(lease.proxy.url, target);
-    const result = page.status === 429 ? 'rate_limited' : page.status === 403 ? 'banned' : 'ok';
-    await client.report(lease.leaseId, result);
-    console.error(`HTTP ${page.status}, ${page.body.length} characters, reported ${result}`);
-    process.stdout.write(page.body);
-    return page.status < 400 ? 0 : 1;
-  } finally {
-    await client.release(lease.leaseId);
   }
 }
 

@@ -290,6 +290,7 @@ describe('operations', () => {
       provider_requests: 'provider.request',
       probe_results: 'probe.result',
       lease_store_unavailable: 'leases.store_unavailable',
+      tick_failures: 'job.tick_failed',
     });
     // The gateway.traffic fields the gateway traffic alerts divide (by `requests`).
     expect(

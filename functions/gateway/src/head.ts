@@ -2,6 +2,7 @@
 // the end of the head, and needs only the request line and a handful of headers. Strict: CRLF line
 // ends, no obsolete line folding, token header names, no control characters but HTAB; anything else is
 // a 400, never a guess.
+import { canonicalIpv6 } from '../../../shared/src/domain/gateway/ip.js';
 export interface RequestHead {
   readonly method: string;
   readonly target: string;
@@ -68,7 +69,7 @@ export function header(head: RequestHead, name: string): string | undefined {
 }
 
 export interface Authority {
-  /** Normalised: lower case, IPv6 without brackets. */
+  /** Normalised: lower case, IPv6 without brackets and in its RFC 5952 text. */
   readonly host: string;
   readonly port: number;
 }
@@ -85,6 +86,8 @@ export function parseAuthority(text: string, defaultPort?: number): Authority | 
     if (close < 0) return null;
     host = text.slice(1, close).toLowerCase();
     if (!V6_CHARS.test(host)) return null;
+    // One spelling per address (RFC 5952), the one route hosts are compiled in: only literals pay for it.
+    host = canonicalIpv6(host);
     rest = text.slice(close + 1);
   } else {
     const colon = text.indexOf(':');

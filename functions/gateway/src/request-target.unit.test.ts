@@ -8,6 +8,15 @@ describe('requestTarget', () => {
   it.each([
     ['CONNECT example.com:443 HTTP/1.1', { kind: 'connect', authority: { host: 'example.com', port: 443 } }],
     ['CONNECT example.com HTTP/1.1', { kind: 'refuse', status: 400, code: 'bad_connect_target' }],
+    // An IPv6 literal in its RFC 5952 text, whatever the spelling: what routes are matched against.
+    [
+      'CONNECT [2001:0DB8:0:0::1]:443 HTTP/1.1',
+      { kind: 'connect', authority: { host: '2001:db8::1', port: 443 } },
+    ],
+    [
+      'GET http://[2001:db8:0:0:0:0:0:1]:8080/a HTTP/1.1',
+      expect.objectContaining({ kind: 'http', authority: { host: '2001:db8::1', port: 8080 } }),
+    ],
     [
       'GET http://Example.com:8080/a?b HTTP/1.1',
       {

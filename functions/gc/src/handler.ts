@@ -3,6 +3,9 @@
 // each provider in turn and record the run's counts (issue 11 shows them). A sweep never throws: the next
 // tick is the retry, and a redelivered tick would only find the run claimed.
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
+import { loggedTick } from '../../../shared/src/adapters/log/tick-failure.js';
+import { decodePubSubCloudEvent, logUnknownFields } from '../../../shared/src/adapters/pubsub/decode-push.js';
+import { ReceivedTick } from '../../../shared/src/messages/tick.js';
 import type { Clock } from '../../../shared/src/ports/clock.js';
 import type { JobRunStore } from '../../../shared/src/ports/job-runs.js';
 import type { ProviderRegistry } from '../../../shared/src/ports/provider.js';
@@ -48,6 +51,21 @@ const zero = (): GcCounts => ({
 });
 
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/**
+ * The function's event: a malformed tick is poison (acknowledged and logged, never retried forever). The
+ * tick handles every failure it expects; one it does not (a bug) logs `job.tick_failed` and fails the
+ * invocation, so Pub/Sub redelivers.
+ */
+export async function onGcEvent(deps: GcDeps, ce: unknown): Promise<void> {
+  const tick = decodePubSubCloudEvent(ce, ReceivedTick);
+  if (!tick.ok) {
+    deps.log.error('malformed tick acknowledged', { error: tick.error.kind, messageId: tick.messageId });
+    return;
+  }
+  logUnknownFields(deps.log, tick, 'ticks-gc');
+  await loggedTick(deps.log, GcJob, () => handleGcTick(deps));
+}
 
 export async function handleGcTick(deps: GcDeps): Promise<GcOutcome> {
   const { log, jobs, clock } = deps;

@@ -12,7 +12,7 @@ import { StoreError } from '../../../shared/src/ports/proxy-store.js';
 import { InMemoryProxyStore } from '../../../shared/src/testing/in-memory-proxy-store.js';
 import { missingContractFields } from '../../../shared/src/testing/log-contract.js';
 import { aProxy } from '../../../shared/src/testing/proxy-fixtures.js';
-import { type GcDeps, GcJob, handleGcTick } from './handler.js';
+import { type GcDeps, GcJob, handleGcTick, onGcEvent } from './handler.js';
 
 const T0 = new Date('2026-01-01T12:00:00Z');
 const minutesAgo = (m: number) => new Date(T0.getTime() - m * 60_000);
@@ -288,5 +288,32 @@ describe('handleGcTick (seed §8)', () => {
     const outcome = await handleGcTick(deps);
     expect(gce.deleted).toEqual([]);
     expect(outcome).toMatchObject({ counts: { instancesKept: 1 } });
+  });
+});
+
+describe('onGcEvent', () => {
+  const tick = {
+    specversion: '1.0',
+    id: '12',
+    type: 'google.cloud.pubsub.topic.v1.messagePublished',
+    source: '//pubsub.googleapis.com/projects/demo/topics/ticks-gc',
+    data: { message: { data: Buffer.from('{"job":"gc-sweep"}').toString('base64'), messageId: '12' } },
+  };
+
+  it('a tick that throws (a bug past every handled failure) logs one structured ERROR line and fails the invocation', async () => {
+    const gce = new FakeProvider('gce', []);
+    // A provider adapter answering a listing without its instances: the classification throws.
+    gce.listByTag = async () => ({ instances: undefined as never, unreachable: [] });
+    const { deps, log } = await setup([gce]);
+    await expect(onGcEvent(deps, tick)).rejects.toThrow(TypeError);
+    expect(log.lines.filter((l) => l.event === 'job.tick_failed')).toEqual([
+      expect.objectContaining({ severity: 'ERROR', job: 'gc-sweep', error: expect.any(String) }),
+    ]);
+  });
+
+  it('a malformed tick is acknowledged and logged, not failed', async () => {
+    const { deps, log } = await setup([new FakeProvider('gce', [])]);
+    await onGcEvent(deps, { ...tick, data: { message: { data: 'bm9' } } });
+    expect(log.lines.map((l) => [l.severity, l.message])).toEqual([['ERROR', 'malformed tick acknowledged']]);
   });
 });

@@ -6,11 +6,9 @@ import { FirestoreProxyStore } from '../../../shared/src/adapters/firestore/prox
 import { makeGceProvider } from '../../../shared/src/adapters/gce/clients.js';
 import { jsonLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { withRequestLog } from '../../../shared/src/adapters/provider-requests.js';
-import { decodePubSubCloudEvent, logUnknownFields } from '../../../shared/src/adapters/pubsub/decode-push.js';
-import { ReceivedTick } from '../../../shared/src/messages/tick.js';
 import { systemClock } from '../../../shared/src/ports/clock.js';
 import { loadGcConfig } from './config.js';
-import { type GcDeps, handleGcTick } from './handler.js';
+import { type GcDeps, onGcEvent } from './handler.js';
 
 const config = loadGcConfig();
 const log = jsonLogger({ component: 'gc' }, { level: config.LOG_LEVEL });
@@ -33,13 +31,4 @@ const deps: GcDeps = {
   maxDeletions: config.GC_MAX_DELETIONS_PER_SWEEP,
 };
 
-functions.cloudEvent('gc', async (ce: functions.CloudEvent<unknown>) => {
-  const tick = decodePubSubCloudEvent(ce, ReceivedTick);
-  if (!tick.ok) {
-    // Poison: acknowledged (returning normally) and logged, never retried forever.
-    log.error('malformed tick acknowledged', { error: tick.error.kind, messageId: tick.messageId });
-    return;
-  }
-  logUnknownFields(log, tick, 'ticks-gc');
-  await handleGcTick(deps);
-});
+functions.cloudEvent('gc', (ce: functions.CloudEvent<unknown>) => onGcEvent(deps, ce));

@@ -6,6 +6,7 @@ import * as functions from '@google-cloud/functions-framework';
 import { FirestoreJobRunStore } from '../../../shared/src/adapters/firestore/job-run-store.js';
 import { FirestoreProxyStore } from '../../../shared/src/adapters/firestore/proxy-store.js';
 import { jsonLogger } from '../../../shared/src/adapters/log/json-logger.js';
+import { logTickFailure } from '../../../shared/src/adapters/log/tick-failure.js';
 import { createPubSub } from '../../../shared/src/adapters/pubsub/client.js';
 import { decodePubSubCloudEvent, logUnknownFields } from '../../../shared/src/adapters/pubsub/decode-push.js';
 import { PubSubPublisher } from '../../../shared/src/adapters/pubsub/publisher.js';
@@ -13,7 +14,7 @@ import { PubSubReconcilePublisher } from '../../../shared/src/adapters/pubsub/re
 import { ReceivedTick } from '../../../shared/src/messages/tick.js';
 import { systemClock } from '../../../shared/src/ports/clock.js';
 import { pollIntervals } from '../../reconcile/src/config.js';
-import { loadRequeueConfig, marginMs, steadyRefreshMs, tickPeriodMs } from './config.js';
+import { loadRequeueConfig, marginMs, REQUEUE_JOB, steadyRefreshMs, tickPeriodMs } from './config.js';
 import { recordedSweep } from './job-run.js';
 import { PublishMemory } from './publish-memory.js';
 import { SteadyFleet } from './steady-fleet.js';
@@ -60,6 +61,6 @@ functions.cloudEvent('requeue', async (event: functions.CloudEvent<unknown>) => 
     await recordedSweep({ runs, clock: systemClock, log }, () => runSweep(deps, tickAt));
   } catch (err) {
     // The next tick sweeps again; a retried tick would overlap it.
-    log.error('requeue sweep failed', { error: err });
+    logTickFailure(log, REQUEUE_JOB, err);
   }
 });

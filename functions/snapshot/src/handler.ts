@@ -3,12 +3,14 @@
 // is retried through Pub/Sub for a request (it may carry news the running pass has not seen), and left to
 // the next tick for a tick (retrying a tick only piles passes up).
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
+import { logTickFailure } from '../../../shared/src/adapters/log/tick-failure.js';
 import { decodePubSubCloudEvent, logUnknownFields } from '../../../shared/src/adapters/pubsub/decode-push.js';
 import {
   ReceivedSnapshotTopicPayload,
   SNAPSHOT_REQUESTS_TOPIC,
 } from '../../../shared/src/messages/worker-snapshot-request.js';
 import type { SnapshotPassDeps } from './deps.js';
+import { SnapshotJob } from './job-run.js';
 import { type PassSummary, PlannerBusy, runSnapshotPass } from './pass.js';
 import { retireOldWorkers } from './retention.js';
 import { sweepOldSnapshots } from './sweep.js';
@@ -48,14 +50,9 @@ export async function handleSnapshotEvent(
     return { outcome: 'done', summary };
   } catch (err) {
     if (isTick) {
-      const busy = err instanceof PlannerBusy;
-      deps.log[busy ? 'info' : 'error'](
-        busy ? 'tick skipped: another pass is running' : 'snapshot pass failed',
-        {
-          trigger,
-          error: err,
-        },
-      );
+      if (err instanceof PlannerBusy)
+        deps.log.info('tick skipped: another pass is running', { trigger, error: err });
+      else logTickFailure(deps.log, SnapshotJob, err, { trigger });
       return { outcome: 'busy_tick' };
     }
     deps.log.warn('snapshot request will be retried', { trigger, error: err });

@@ -23,6 +23,7 @@ export const LOG_CONTRACT = {
   'probe.result': ['proxy', 'tier', 'ok', 'latencyMs', 'code'],
   'gateway.route_failed_open': ['routes'],
   'leases.store_unavailable': ['op', 'reason'],
+  'job.tick_failed': ['job', 'error'],
 } as const satisfies Record<string, readonly string[]>;
 
 export type CountedEvent = keyof typeof LOG_CONTRACT;

@@ -92,6 +92,20 @@ export function formatIpv6(bytes: Uint8Array): string {
   return `${hex(groups.slice(0, best.at))}::${hex(groups.slice(best.at + best.len))}`;
 }
 
+const V6_TEXT = /^[0-9a-fA-F:.]+$/;
+
+/**
+ * An IPv6 literal (no brackets) in its RFC 5952 text, the one spelling routes are matched in: a route
+ * for `2001:db8::1` and a request for `[2001:0DB8:0:0::1]` name one address. Any other text is returned
+ * as it is — a host name at the cost of one indexOf (it has no ':'), and text that is no address (it
+ * then matches no request, whose literals are always canonical).
+ */
+export function canonicalIpv6(text: string): string {
+  if (text.indexOf(':') < 0 || !V6_TEXT.test(text)) return text;
+  const bytes = parseIpv6(text);
+  return bytes ? formatIpv6(bytes) : text;
+}
+
 export function parseIp(text: string): IpAddress | null {
   const v4 = parseIpv4(text);
   if (v4) return { family: 4, bytes: v4 };

@@ -47,6 +47,27 @@ describe('matchRoute', () => {
     expect(matchRoute(table, normalizeHost(host))?.name).toBe(name);
   });
 
+  // RFC 5952: one IPv6 address has many spellings. A route lists one; a request may name another.
+  it.each([
+    ['[2001:db8::1]', '[2001:0db8:0:0::1]'],
+    ['[2001:db8::1]', '[2001:DB8::0:1]'],
+    ['2001:0DB8:0000:0000:0000:0000:0000:0001', '[2001:db8::1]'],
+    ['[::ffff:10.0.0.1]', '[::FFFF:a00:1]'],
+  ])('a route for %s matches a request for %s (IPv6 literals compared canonically)', (routeHost, host) => {
+    const t = compileRouting([route('v6', [routeHost]), route('other', ['other.example'])], []);
+    expect(matchRoute(t, normalizeHost(host))?.name).toBe('v6');
+  });
+
+  it('normalises an IPv6 literal to its RFC 5952 text; a host name is left as it was', () => {
+    expect(normalizeHost('[2001:0DB8:0:0:0:0:0:1]')).toBe('2001:db8::1');
+    expect(normalizeHost('2001:db8:0:0:1:0:0:1')).toBe('2001:db8::1:0:0:1');
+    expect(normalizeHost('Shop.Example.')).toBe('shop.example');
+    // /v1/fetch reads its target with WHATWG URL, whose hostname is already this text.
+    expect(normalizeHost(new URL('http://[2001:0DB8:0:0::1]:8080/').hostname)).toBe('2001:db8::1');
+    // Not an address: kept as written (it matches no request: a request's literal is always canonical).
+    expect(normalizeHost('1:2')).toBe('1:2');
+  });
+
   it('matches nothing without a catch-all', () => {
     const t = compileRouting([route('only', ['*.example.com'])], []);
     expect(matchRoute(t, 'example.org')).toBeUndefined();

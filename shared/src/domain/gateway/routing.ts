@@ -2,6 +2,7 @@
 // candidate proxies (selector applied once), and host indexes so that matching a request's host costs
 // a few map look-ups instead of a scan (first matching route wins, as the seed's ordered Routing says).
 import type { GatewayRoute, RoutingPolicy, StickyKey } from '../../messages/gateway-snapshot.js';
+import { canonicalIpv6 } from './ip.js';
 
 /** Per-proxy live counts: they outlive snapshot swaps, so they sit outside the immutable table. */
 export interface LiveCounters {
@@ -127,12 +128,15 @@ export function carryCursors<A>(previous: RoutingTable<A>, next: RoutingTable<A>
   }
 }
 
-/** Lower-case, no trailing dot, no IPv6 brackets: the form hosts are indexed and looked up in. */
+/**
+ * Lower-case, no trailing dot, no IPv6 brackets, an IPv6 literal in its RFC 5952 text: the form hosts are
+ * indexed (route hosts, when a snapshot is compiled) and looked up in (a request's host).
+ */
 export function normalizeHost(host: string): string {
   let h = host.toLowerCase();
   if (h.endsWith('.')) h = h.slice(0, -1);
   if (h.startsWith('[') && h.endsWith(']')) h = h.slice(1, -1);
-  return h;
+  return canonicalIpv6(h);
 }
 
 /** The first route (in snapshot order) whose hosts match; `host` must already be normalised. */

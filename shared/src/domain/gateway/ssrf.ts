@@ -5,6 +5,7 @@
 // allow-list (CIDRs, host:port) lets chosen private targets through (the local plane's demo pages).
 import {
   type Cidr,
+  canonicalIpv6,
   cidrContains,
   type IpAddress,
   parseCidr,
@@ -102,7 +103,7 @@ export function classifyName(host: string): SsrfReason | null {
 
 export interface AllowList {
   readonly cidrs: readonly Cidr[];
-  /** "host:port" with the host normalised (lower case, IPv6 without brackets). */
+  /** "host:port" with the host normalised (lower case, IPv6 without brackets, in its RFC 5952 text). */
   readonly hostPorts: ReadonlySet<string>;
 }
 
@@ -118,10 +119,11 @@ export function parseAllowList(entries: readonly string[]): { allow: AllowList; 
     const hp = /^\[?([^\]]+?)\]?:([0-9]{1,5})$/.exec(raw);
     if (cidr) cidrs.push(cidr);
     else if (hp && Number(hp[2]) >= 1 && Number(hp[2]) <= 65535) {
-      // Normalised as the listeners normalise a target (lower case, one trailing dot dropped, the port a
-      // number): "Demo.Local.:08080" otherwise matched nothing, silently.
+      // Normalised as the listeners normalise a target (lower case, one trailing dot dropped, an IPv6
+      // literal in its RFC 5952 text, the port a number): "Demo.Local.:08080" or "[0:0:0:0:0:0:0:1]:80"
+      // otherwise matched nothing, silently.
       const host = hp[1]!.toLowerCase();
-      hostPorts.add(`${host.endsWith('.') ? host.slice(0, -1) : host}:${Number(hp[2])}`);
+      hostPorts.add(`${canonicalIpv6(host.endsWith('.') ? host.slice(0, -1) : host)}:${Number(hp[2])}`);
     } else invalid.push(raw);
   }
   return { allow: { cidrs, hostPorts }, invalid };

@@ -145,6 +145,7 @@ describe('decideTarget', () => {
     '10.1.0.0/16',
     'demo.local:8080',
     '[::1]:9000',
+    '[0:0:0:0:0:0:0:1]:9001',
     'Spelt.Loosely.:08081',
     'nonsense:',
     '',
@@ -193,6 +194,8 @@ describe('decideTarget', () => {
     ['outside the allowed CIDR', 'svc.internal', 5, ['10.2.0.1'], false],
     ['allowed name:port even if private', 'demo.local', 8080, ['192.168.1.9'], true],
     ['allowed IPv6 host:port', '::1', 9000, ['::1'], true],
+    // The listeners hand over an IPv6 literal in its RFC 5952 text: so is an entry's.
+    ['an IPv6 host:port entry spelt long', '::1', 9001, ['::1'], true],
     ['a name:port entry in capitals, a trailing dot, a leading 0', 'spelt.loosely', 8081, ['10.0.0.1'], true],
     ['no suffix match for a name:port entry', 'evil-demo.local', 8080, ['192.168.1.9'], false],
     ['nor for a sub-domain of it', 'x.demo.local', 8080, ['192.168.1.9'], false],

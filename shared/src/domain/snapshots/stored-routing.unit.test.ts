@@ -40,4 +40,19 @@ describe('GatewayRouting (the one routing schema)', () => {
     expect(r.success).toBe(false);
     expect(r.error?.issues[0]?.message).toBe('route names must be unique');
   });
+
+  // Any spelling of an IPv6 literal is accepted and kept as written (lower case, brackets dropped): the
+  // gateway compares literals in their RFC 5952 text on both sides (routing.ts normalizeHost). Not
+  // rewritten here: this schema also reads snapshots, whose checksum covers the hosts as the controller
+  // wrote them, so a worker rewriting them would refuse an older controller's snapshots.
+  it('accepts every spelling of an IPv6 literal host, kept as written', () => {
+    const hosts = ['[2001:0DB8:0:0::1]', '2001:db8:0:0:0:0:0:2', '[::1]', 'Shop.Example'];
+    const r = GatewayRouting.parse(hosts.map((h, i) => route(`r${i}`, h)));
+    expect(r.map((x) => x.match.hosts[0])).toEqual([
+      '2001:0db8:0:0::1',
+      '2001:db8:0:0:0:0:0:2',
+      '::1',
+      'shop.example',
+    ]);
+  });
 });
