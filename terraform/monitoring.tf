@@ -72,9 +72,10 @@ locals {
       description = "Health probes by tier (BASIC, EGRESS, TARGET) and result (ok true/false)."
       labels      = { tier = "jsonPayload.tier", ok = "jsonPayload.ok" }
     }
-    # No alert (a failed tick is retried, or the next tick runs: one is news only when it repeats): failed
-    # Scheduler ticks by job (probe-tick, gc-sweep, requeue-sweep, snapshot-tick). Before this line existed
-    # a probe or gc tick that threw left only the functions framework's text stack, which no metric sees.
+    # Failed Scheduler ticks by job (probe-tick, gc-sweep, requeue-sweep, snapshot-tick); the alert
+    # failing_jobs fires only when one repeats (a failed tick is retried, or the next tick runs). Before
+    # this line existed a probe or gc tick that threw left only the functions framework's text stack,
+    # which no metric sees.
     tick_failures = {
       event       = "job.tick_failed"
       description = "Scheduler ticks whose run failed, by job (probe-tick, gc-sweep, requeue-sweep, snapshot-tick)."
@@ -413,6 +414,33 @@ resource "google_monitoring_alert_policy" "gc_deletions" {
 
   documentation {
     content   = "The GC only closes crash gaps between an instance insert and its status write; many deletions mean something creates stray labelled VMs. ${local.runbook}, \"GC deletions\"."
+    mime_type = "text/markdown"
+  }
+}
+
+resource "google_monitoring_alert_policy" "failing_jobs" {
+  display_name          = "proxyplane: a scheduled job keeps failing"
+  combiner              = "OR"
+  notification_channels = local.notification_channels
+
+  conditions {
+    display_name = "more than ${var.tick_failures_alert_threshold} failed runs of one job in 15 minutes"
+    condition_threshold {
+      filter          = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.counter["tick_failures"].name}\""
+      comparison      = "COMPARISON_GT"
+      threshold_value = var.tick_failures_alert_threshold
+      duration        = "0s"
+      aggregations {
+        alignment_period     = "900s"
+        per_series_aligner   = "ALIGN_SUM"
+        cross_series_reducer = "REDUCE_SUM"
+        group_by_fields      = ["metric.label.job"]
+      }
+    }
+  }
+
+  documentation {
+    content   = "A Scheduler job (probe-tick, gc-sweep, requeue-sweep, snapshot-tick) fails run after run: health verdicts, orphan deletions, requeues or gateway snapshots have stopped. ${local.runbook}, \"A failing scheduled job\"."
     mime_type = "text/markdown"
   }
 }

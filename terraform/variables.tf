@@ -326,6 +326,17 @@ variable "max_snapshot_age_seconds" {
   }
 }
 
+variable "tick_failures_alert_threshold" {
+  description = "Alert when one Scheduler job (probe-tick, gc-sweep, requeue-sweep, snapshot-tick) logs more than this many failed runs in 15 minutes (job.tick_failed; a redelivered probe or gc tick counts each attempt). The jobs tick every minute or ten, so the default fires on a job that is down, not on a blip."
+  type        = number
+  default     = 3
+
+  validation {
+    condition     = var.tick_failures_alert_threshold >= 0 && floor(var.tick_failures_alert_threshold) == var.tick_failures_alert_threshold
+    error_message = "tick_failures_alert_threshold must be a non-negative integer."
+  }
+}
+
 variable "gc_deletions_alert_threshold" {
   description = "Alert when the orphan GC deletes more than this many instances in an hour (it only ever closes crash gaps; many deletions mean something is creating stray VMs)."
   type        = number

@@ -269,6 +269,7 @@ describe('operations', () => {
     const policies = Object.keys(tf.resource.google_monitoring_alert_policy ?? {}).sort();
     expect(policies).toEqual([
       'dead_letters',
+      'failing_jobs',
       'gateway_no_upstream',
       'gateway_outcome_drops',
       'gateway_suspect_fallbacks',
