@@ -911,6 +911,51 @@ describe('renewing a lease whose proxy is withdrawn', () => {
   });
 });
 
+describe('renewing a lease on a reclaimed pool proxy while the ownership view re-subscribes', () => {
+  // The API's ownership listener broke and is re-subscribing: whether the proxy is still reclaimed and
+  // unowned is unknown, not known to be withdrawn. The emulator cannot break one listener, so the view is
+  // put in the state its listener's onError leaves it in (ownership-gate.ts, lease-listener.ts).
+  const breakView = (broken: boolean) => {
+    const gate = api!.gate as unknown as { current: { ownership: boolean } };
+    gate.current.ownership = !broken;
+  };
+
+  it('is 503 with Retry-After, nothing changed; once the view is back it renews', async () => {
+    const pooled = proxy('pooled', { latencyMillis: 1 });
+    await start([{ ...pooled, spec: { ...pooled.spec, gatewayPool: true } }, proxy('plain')]);
+    await db
+      .collection('reclaims')
+      .doc('pooled')
+      .set({ until: Timestamp.fromMillis(clock.now().getTime() + 3600_000) });
+    const a = await pollUntil(
+      () => acquire({ ttlSeconds: 60, exclusive: true }),
+      (r) => r.status === 201 && r.body.proxy.name === 'pooled',
+      10_000,
+      'the reclaimed pool proxy to be leased',
+    );
+    const b = await acquire({ ttlSeconds: 60, exclusive: true });
+    expect(b.body.proxy.name).toBe('plain');
+    const renew = (id: string) => call('POST', `/v1/leases/${id}/renew`, { ttlSeconds: 120 });
+    const stored = async (id: string) => (await db.collection(LEASE_COLLECTIONS.leases).doc(id).get()).data();
+
+    breakView(true);
+    const before = await stored(a.body.leaseId);
+    const refused = await renew(a.body.leaseId);
+    expect(refused).toMatchObject({ status: 503, body: { error: 'unavailable' } });
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await stored(a.body.leaseId)).toEqual(before);
+    // A proxy outside the pool keeps its last known answer: the planner never assigns one.
+    expect((await renew(b.body.leaseId)).status).toBe(200);
+
+    breakView(false);
+    expect(await renew(a.body.leaseId)).toMatchObject({ status: 200, body: { ttlSeconds: 120 } });
+    // An ended lease is what it is, whatever the view.
+    breakView(true);
+    clock.advance(120_000);
+    expect(await renew(a.body.leaseId)).toMatchObject({ status: 409, body: { error: 'lease_expired' } });
+  });
+});
+
 describe('POST /v1/leases/{id}/report', () => {
   it('ok → 204 and nothing else; rate_limited cools (proxy, lease target) down for the window', async () => {
     await start([proxy('a', { latencyMillis: 1 }), proxy('b', { latencyMillis: 2 })]);

@@ -121,6 +121,9 @@ const renew = createRoute({
     ),
     ...withBody,
     ...common,
+    503: error(
+      'unavailable: the lease store is busy or restarting, or (a gateway-pool proxy) the replica is re-reading who owns it; retry after Retry-After',
+    ),
   },
 });
 

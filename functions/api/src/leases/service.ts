@@ -285,11 +285,22 @@ export class LeaseService {
    * granted on the instance that was deleted), nor once it has joined the gateway pool (the planner
    * assigns a pool proxy only when its leases have ended, so a crawler renewing for ever would keep it out
    * of the pool). Health is not asked: a lease outlives a flap of its proxy's checks.
+   *
+   * A pool proxy's answer comes from the gateway's view; while that view is re-subscribing it refuses every
+   * pool proxy without knowing. A renewal then is not told `proxy_withdrawn` (acquire another: it would
+   * give up a lease that may well be renewable) but 503 `not_ready`, to retry after Retry-After — unless
+   * the lease has ended anyway (the store answers `expired`).
    */
   private renewable(lease: Lease): boolean {
-    const proxy = this.deps.catalog.get(lease.proxy);
+    const { catalog, gate, clock } = this.deps;
+    const proxy = catalog.get(lease.proxy);
     if (!proxy || !renewsOn(lease, proxy) || proxy.deletionRequestedAt) return false;
-    return !proxy.spec.gatewayPool || this.deps.gate.leasable(proxy);
+    if (!proxy.spec.gatewayPool || gate.leasable(proxy)) return true;
+    if (gate.following() || lease.expiresAt.getTime() <= clock.now().getTime()) return false;
+    throw new LeaseStoreError(
+      'not_ready',
+      `the gateway ownership view is re-subscribing: whether ${lease.proxy} is still reclaimed is not known`,
+    );
   }
 
   async release(id: string): Promise<void> {
