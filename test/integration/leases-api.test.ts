@@ -761,6 +761,28 @@ describe('POST /v1/leases with an Idempotency-Key', () => {
     expect((await activeLeases()).map((d) => d.id)).toEqual([a.body.leaseId]);
   });
 
+  it('a replay whose lease can no longer be handed out gives it back and acquires anew under the key', async () => {
+    await start([proxy('a', { latencyMillis: 1 }), proxy('b', { latencyMillis: 2 })]);
+    const first = await keyed('k-7', { ttlSeconds: 60 });
+    expect(first.body.proxy.name).toBe('a');
+    await db
+      .collection('proxies')
+      .doc('a')
+      .update({ deletionRequestedAt: Timestamp.fromDate(clock.now()) });
+    const again = await pollUntil(
+      () => keyed('k-7', { ttlSeconds: 60 }),
+      (r) => r.status === 201 && r.body.proxy.name === 'b',
+      10_000,
+      'the replay to move to b',
+    );
+    expect(again.body.leaseId).not.toBe(first.body.leaseId);
+    expect((await activeLeases()).map((d) => d.id)).toEqual([again.body.leaseId]);
+    expect(await keyed('k-7', { ttlSeconds: 60 })).toMatchObject({
+      status: 201,
+      body: { leaseId: again.body.leaseId },
+    });
+  });
+
   it('a no_match leaves the key unused: the retry acquires once there is room', async () => {
     await start([proxy('solo', { capacity: 1 })]);
     const held = await acquire({});
