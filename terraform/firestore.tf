@@ -9,6 +9,7 @@ locals {
     leases      = "leases"     # leases/{leaseId}: one lease, expireAt (TTL)
     lease_state = "leaseState" # leaseState/{proxy}: the proxy's active lease entries, expireAt (TTL)
     cooldowns   = "cooldowns"  # cooldowns/{proxy}__{sha1(target)}: expireAt (TTL)
+    lease_keys  = "leaseKeys"  # leaseKeys/{sha256(holder, Idempotency-Key)}: lease id + request digest, expireAt (TTL)
     workers     = "workers"    # workers/{workerId}: session, ownership epoch, ACKed snapshot, runtime report
     snapshots   = "snapshots"  # snapshots/{workerId}: the last snapshot built for a worker
     job_runs    = "jobRuns"    # jobRuns/{job}: last run of each Scheduler-driven sweep
@@ -32,6 +33,7 @@ locals {
     leases          = { collection = local.collections.leases, field = "expireAt" }
     lease_state     = { collection = local.collections.lease_state, field = "expireAt" }
     cooldowns       = { collection = local.collections.cooldowns, field = "expireAt" }
+    lease_keys      = { collection = local.collections.lease_keys, field = "expireAt" }
     worker_outcomes = { collection = local.collections.worker_outcomes, field = "expireAt" }
     reclaims        = { collection = local.collections.reclaims, field = "expireAt" }
   }

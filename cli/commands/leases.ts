@@ -2,6 +2,7 @@
 // | renew ID [--ttl S]
 // | report ID ok|rate_limited|banned [--target T] | release ID
 
+import { randomUUID } from 'node:crypto';
 import { TTL_BOUNDS } from '../../shared/src/domain/leases/model.js';
 import { ProxyProtocol } from '../../shared/src/domain/proxy.js';
 import { exactlyOne, keyValues, none, oneOfEach, outputOf, positiveInt } from '../args.js';
@@ -42,7 +43,10 @@ export async function acquireLease({ api, io, args }: Ctx): Promise<void> {
   if (args.values.target !== undefined) body.target = args.values.target;
   if (args.values.ttl !== undefined) body.ttlSeconds = positiveInt(args.values.ttl as string, '--ttl', 300);
   if (args.values.exclusive) body.exclusive = true;
-  const g = await api.call<Grant>('POST', '/v1/leases', { role: 'crawler', body });
+  // A new key per command, the same on the client's retry of a 503: a retried acquire whose first answer
+  // was lost gets that lease rather than a second one holding a slot nobody knows of.
+  const headers = { 'idempotency-key': randomUUID() };
+  const g = await api.call<Grant>('POST', '/v1/leases', { role: 'crawler', body, headers });
   if (output === 'json') return io.out(json(g));
   if (output === 'yaml') return io.out(yaml(g));
   if (output === 'url') return io.out(g.proxy.url);

@@ -37,6 +37,41 @@ describe('leases renew --ttl', () => {
   });
 });
 
+describe('leases acquire: Idempotency-Key', () => {
+  it('sends a new key per command and the same one on its retry of a 503', async () => {
+    const keys: Array<string | null> = [];
+    let status = 503;
+    const grant = {
+      leaseId: 'l1',
+      proxy: { name: 'p', url: 'http://10.0.0.1:3128', attributes: {}, latencyMillis: null },
+      expiresAt: '2026-02-01T12:10:00.000Z',
+      ttlSeconds: 300,
+      target: null,
+      exclusive: false,
+    };
+    const fetch = (async (_url: string, init?: RequestInit) => {
+      keys.push(new Headers(init?.headers).get('idempotency-key'));
+      const res =
+        status === 503
+          ? new Response('{"error":"unavailable"}', { status: 503, headers: { 'retry-after': '1' } })
+          : new Response(JSON.stringify(grant), { status: 201 });
+      status = 201;
+      return res;
+    }) as unknown as typeof globalThis.fetch;
+    for (let i = 0; i < 2; i++) {
+      const code = await runCli(
+        ['leases', 'acquire', '-o', 'json', '--api', 'http://127.0.0.1:9'],
+        cliDeps(recordingIo(), fetch, { PROXYPLANE_TOKEN: 'crawler-token-0123456789' }),
+      );
+      expect(code).toBe(0);
+    }
+    expect(keys).toHaveLength(3);
+    expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(keys[1]).toBe(keys[0]);
+    expect(keys[2]).not.toBe(keys[0]);
+  });
+});
+
 describe('leases acquire --protocol', () => {
   // SOCKS5 is opt-in on the service (AcquireRequest.protocols defaults to http): the flag is how to ask.
   it.each<{ flags: string[]; body: Record<string, unknown> }>([

@@ -5,6 +5,7 @@ import { Firestore, Timestamp } from '@google-cloud/firestore';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { LeaseApiRuntime } from '../../functions/api/src/leases/wiring.js';
 import { LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-collections.js';
+import { LeaseClient } from '../../shared/src/client/index.js';
 import type { ProxyResource } from '../../shared/src/domain/proxy.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
 import { SecretAccessError, type SecretReader } from '../../shared/src/ports/secrets.js';
@@ -48,8 +49,14 @@ let api: LeaseApiRuntime | undefined;
 let app: ReturnType<typeof leaseTestApp>['app'];
 let logs: Array<Record<string, unknown>> = [];
 
-async function call(method: string, path: string, body?: unknown, token: string | null = TOKEN) {
-  const headers: Record<string, string> = {};
+async function call(
+  method: string,
+  path: string,
+  body?: unknown,
+  token: string | null = TOKEN,
+  extra: Record<string, string> = {},
+) {
+  const headers: Record<string, string> = { ...extra };
   if (token) headers.authorization = `Bearer ${token}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
   const res = await app.request(path, {
@@ -556,6 +563,250 @@ describe('POST /v1/leases', () => {
   });
 });
 
+describe('POST /v1/leases with an Idempotency-Key', () => {
+  const TOKEN2 = 'crawler-token-other-0123456';
+  const KEYS = 'leaseKeys';
+  const keyed = (key: string, body: unknown = {}, token = TOKEN) =>
+    call('POST', '/v1/leases', body, token, { 'idempotency-key': key });
+  const activeLeases = async () =>
+    (await db.collection(LEASE_COLLECTIONS.leases).get()).docs.filter((d) => d.get('releasedAt') === null);
+  const stateOf = async (name: string) =>
+    (await db.collection(LEASE_COLLECTIONS.leaseState).doc(name).get()).get('entries') as unknown[];
+
+  async function startTwoCrawlers(fleet = [proxy('solo', { capacity: 3 })]) {
+    await writeFleet(db, fleet);
+    const built = leaseTestApp({
+      firestore: new Firestore({ projectId }),
+      clock,
+      secrets,
+      lease: {
+        tokens: [
+          { name: 'c1', token: TOKEN },
+          { name: 'c2', token: TOKEN2 },
+        ],
+        cooldownWindowMs: WINDOW_S * 1000,
+      },
+    });
+    app = built.app;
+    api = built.leases;
+    logs = built.log.lines;
+  }
+
+  it('a retry through the typed client after a lost answer yields the one lease, one slot taken', async () => {
+    await start([proxy('solo', { capacity: 3 })]);
+    // The API grants, then the answer is lost on the way (Cloud Run's front end answers 503 in HTML): the
+    // client retries with the key it sent the first time.
+    let first = true;
+    const keys: Array<string | null> = [];
+    const client = new LeaseClient({
+      baseUrl: 'http://api.test',
+      token: TOKEN,
+      fetch: (async (url: string, init: RequestInit) => {
+        keys.push(new Headers(init.headers).get('idempotency-key'));
+        const res = await app.request(url, init);
+        if (!first) return res;
+        first = false;
+        await res.text();
+        return new Response('<html>503</html>', { status: 503, headers: { 'retry-after': '0' } });
+      }) as typeof fetch,
+    });
+    const grant = await client.acquire({ ttlSeconds: 60 });
+    expect(keys).toHaveLength(2);
+    expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(keys[1]).toBe(keys[0]);
+    const active = await activeLeases();
+    expect(active.map((d) => d.id)).toEqual([grant.leaseId]);
+    expect(await stateOf('solo')).toHaveLength(1);
+    // A new logical acquire is a new key: a second lease.
+    const second = await client.acquire({ ttlSeconds: 60 });
+    expect(second.leaseId).not.toBe(grant.leaseId);
+    expect(keys[2]).not.toBe(keys[0]);
+  });
+
+  it('the same key and request answers 201 with the same lease, proxy and URL, and takes no second slot', async () => {
+    await start();
+    const a = await keyed('k-1', { selector: { region: 'eu' }, ttlSeconds: 60 });
+    expect(a.status).toBe(201);
+    expect(a.headers.get('idempotent-replayed')).toBeNull();
+    clock.advance(5_000);
+    // The same request in another spelling (defaults written out) is the same request.
+    const b = await keyed('k-1', { ttlSeconds: 60, selector: { region: 'eu' }, exclusive: false });
+    expect(b.status).toBe(201);
+    expect(b.headers.get('idempotent-replayed')).toBe('true');
+    expect(b.headers.get('cache-control')).toBe('no-store');
+    expect(b.body).toEqual(a.body);
+    expect((await activeLeases()).length).toBe(1);
+    expect(await stateOf(a.body.proxy.name)).toHaveLength(1);
+    // The record keeps the lease id and a digest of the request: no credentials, not the key itself.
+    const records = await db.collection(KEYS).get();
+    expect(records.size).toBe(1);
+    const record = records.docs[0]!;
+    expect(Object.keys(record.data()).sort()).toEqual(['createdAt', 'expireAt', 'leaseId', 'requestHash']);
+    expect(record.get('leaseId')).toBe(a.body.leaseId);
+    expect(record.get('expireAt').toDate().toISOString()).toBe('2026-03-01T00:10:00.000Z');
+    expect(JSON.stringify(record.data())).not.toContain('k-1');
+    expect(record.id).not.toContain('k-1');
+    // Without a key an acquire is what it always was: each one a new lease.
+    expect((await acquire({ selector: { region: 'eu' } })).body.leaseId).not.toBe(a.body.leaseId);
+  });
+
+  it('two deliveries of one key at once, to one replica or two, grant one lease', async () => {
+    await start([proxy('solo', { capacity: 10 })]);
+    const other = leaseTestApp({
+      firestore: new Firestore({ projectId }),
+      clock,
+      secrets,
+      lease: { tokens: [{ name: 'c1', token: TOKEN }], cooldownWindowMs: WINDOW_S * 1000 },
+    });
+    try {
+      for (let i = 0; i < 4; i++) {
+        const key = `race-${i}`;
+        const viaOther = () =>
+          other.app.request('/v1/leases', {
+            method: 'POST',
+            headers: {
+              authorization: `Bearer ${TOKEN}`,
+              'content-type': 'application/json',
+              'idempotency-key': key,
+            },
+            body: '{}',
+          });
+        const [x, y, z] = await Promise.all([keyed(key), keyed(key), viaOther()]);
+        const zBody = await z.json();
+        expect([x.status, y.status, z.status]).toEqual([201, 201, 201]);
+        expect(y.body.leaseId).toBe(x.body.leaseId);
+        expect(zBody.leaseId).toBe(x.body.leaseId);
+      }
+      expect((await activeLeases()).length).toBe(4);
+      expect(await stateOf('solo')).toHaveLength(4);
+    } finally {
+      await other.leases.stop();
+    }
+  });
+
+  it('the same key with another request is 422 idempotency_key_reused and acquires nothing', async () => {
+    await start();
+    const a = await keyed('k-2', { selector: { region: 'eu' } });
+    expect(a.status).toBe(201);
+    for (const body of [{ selector: { region: 'us' } }, { selector: { region: 'eu' }, ttlSeconds: 60 }]) {
+      expect(await keyed('k-2', body)).toMatchObject({
+        status: 422,
+        body: { error: 'idempotency_key_reused' },
+      });
+    }
+    expect((await activeLeases()).map((d) => d.id)).toEqual([a.body.leaseId]);
+  });
+
+  it.each([
+    ['empty', ''],
+    ['too long', 'k'.repeat(129)],
+    ['a space', 'a b'],
+    ['two keys', 'a, b'],
+    ['a slash', 'a/b'],
+  ])('a malformed key (%s) is 400 invalid_idempotency_key and changes nothing', async (_, key) => {
+    await start([proxy('solo')]);
+    const res = await keyed(key);
+    expect(res).toMatchObject({ status: 400, body: { error: 'invalid_idempotency_key' } });
+    expect((await db.collection(LEASE_COLLECTIONS.leases).get()).size).toBe(0);
+    expect((await db.collection(KEYS).get()).size).toBe(0);
+  });
+
+  it("is scoped to the caller: another crawler's same key is its own lease, never the first one's", async () => {
+    await startTwoCrawlers();
+    const a = await keyed('shared-key', {}, TOKEN);
+    const b = await keyed('shared-key', {}, TOKEN2);
+    expect([a.status, b.status]).toEqual([201, 201]);
+    expect(b.body.leaseId).not.toBe(a.body.leaseId);
+    expect(b.headers.get('idempotent-replayed')).toBeNull();
+    // And each one's replay is its own.
+    expect((await keyed('shared-key', {}, TOKEN2)).body.leaseId).toBe(b.body.leaseId);
+    expect((await keyed('shared-key', {}, TOKEN)).body.leaseId).toBe(a.body.leaseId);
+    // A different body under the other crawler's key is no conflict of this one's.
+    expect((await keyed('shared-key', { ttlSeconds: 60 }, TOKEN2)).status).toBe(422);
+    expect((await keyed('shared-key', {}, TOKEN)).status).toBe(201);
+    expect((await activeLeases()).length).toBe(2);
+  });
+
+  it('a released or expired lease under its key is 409 idempotency_key_spent; past the window the key is new', async () => {
+    await start([proxy('solo')]);
+    const a = await keyed('k-3', { ttlSeconds: 30 });
+    expect((await call('DELETE', `/v1/leases/${a.body.leaseId}`)).status).toBe(204);
+    expect(await keyed('k-3', { ttlSeconds: 30 })).toMatchObject({
+      status: 409,
+      body: { error: 'idempotency_key_spent' },
+    });
+    const b = await keyed('k-4', { ttlSeconds: 30 });
+    clock.advance(30_000);
+    expect(await keyed('k-4', { ttlSeconds: 30 })).toMatchObject({
+      status: 409,
+      body: { error: 'idempotency_key_spent' },
+    });
+    expect((await activeLeases()).length).toBe(1); // b's, expired by the clock, not released
+    clock.advance(10 * 60_000);
+    const c = await keyed('k-4', { ttlSeconds: 30 });
+    expect(c.status).toBe(201);
+    expect(c.body.leaseId).not.toBe(b.body.leaseId);
+    expect((await keyed('k-4', { ttlSeconds: 30 })).body.leaseId).toBe(c.body.leaseId);
+  });
+
+  it('a grant given back (unreadable credentials) does not spend the key: its replay is the lease handed out', async () => {
+    const bad = proxy('bad', { latencyMillis: 1 });
+    await start([
+      { ...bad, spec: { ...bad.spec, credentialsRef: { secret: 'missing', version: 'latest' } } },
+      proxy('good'),
+    ]);
+    const a = await keyed('k-5');
+    expect(a).toMatchObject({ status: 201, body: { proxy: { name: 'good' } } });
+    expect(await keyed('k-5')).toMatchObject({ status: 201, body: { leaseId: a.body.leaseId } });
+    expect((await activeLeases()).map((d) => d.id)).toEqual([a.body.leaseId]);
+  });
+
+  it('a replay whose lease can no longer be handed out gives it back and acquires anew under the key', async () => {
+    await start([proxy('a', { latencyMillis: 1 }), proxy('b', { latencyMillis: 2 })]);
+    const first = await keyed('k-7', { ttlSeconds: 60 });
+    expect(first.body.proxy.name).toBe('a');
+    await db
+      .collection('proxies')
+      .doc('a')
+      .update({ deletionRequestedAt: Timestamp.fromDate(clock.now()) });
+    const again = await pollUntil(
+      () => keyed('k-7', { ttlSeconds: 60 }),
+      (r) => r.status === 201 && r.body.proxy.name === 'b',
+      10_000,
+      'the replay to move to b',
+    );
+    expect(again.body.leaseId).not.toBe(first.body.leaseId);
+    expect((await activeLeases()).map((d) => d.id)).toEqual([again.body.leaseId]);
+    expect(await keyed('k-7', { ttlSeconds: 60 })).toMatchObject({
+      status: 201,
+      body: { leaseId: again.body.leaseId },
+    });
+  });
+
+  it('a no_match leaves the key unused: the retry acquires once there is room', async () => {
+    await start([proxy('solo', { capacity: 1 })]);
+    const held = await acquire({});
+    expect((await keyed('k-6')).status).toBe(409);
+    await call('DELETE', `/v1/leases/${held.body.leaseId}`);
+    const b = await keyed('k-6');
+    expect(b.status).toBe(201);
+    expect((await keyed('k-6')).body.leaseId).toBe(b.body.leaseId);
+  });
+
+  it('the OpenAPI document names the header and the answers it adds', async () => {
+    await start([]);
+    const { body } = await call('GET', '/openapi.json');
+    const op = body.paths['/v1/leases'].post;
+    expect(op.parameters).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ name: 'idempotency-key', in: 'header', required: false }),
+      ]),
+    );
+    expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['409', '422']));
+    expect(op.responses['201'].headers['Idempotent-Replayed']).toBeDefined();
+  });
+});
+
 describe('renew and release', () => {
   it('a renewal without a body uses the TTL the last renewal named, as /openapi.json says', async () => {
     await start([proxy('solo')]);
@@ -679,6 +930,51 @@ describe('renewing a lease whose proxy is withdrawn', () => {
     expect(after?.expiresAt).toEqual(before?.expiresAt);
     clock.advance(601_000);
     expect(await renew(a.leaseId)).toMatchObject({ status: 409, body: { error: 'lease_expired' } });
+  });
+});
+
+describe('renewing a lease on a reclaimed pool proxy while the ownership view re-subscribes', () => {
+  // The API's ownership listener broke and is re-subscribing: whether the proxy is still reclaimed and
+  // unowned is unknown, not known to be withdrawn. The emulator cannot break one listener, so the view is
+  // put in the state its listener's onError leaves it in (ownership-gate.ts, lease-listener.ts).
+  const breakView = (broken: boolean) => {
+    const gate = api!.gate as unknown as { current: { ownership: boolean } };
+    gate.current.ownership = !broken;
+  };
+
+  it('is 503 with Retry-After, nothing changed; once the view is back it renews', async () => {
+    const pooled = proxy('pooled', { latencyMillis: 1 });
+    await start([{ ...pooled, spec: { ...pooled.spec, gatewayPool: true } }, proxy('plain')]);
+    await db
+      .collection('reclaims')
+      .doc('pooled')
+      .set({ until: Timestamp.fromMillis(clock.now().getTime() + 3600_000) });
+    const a = await pollUntil(
+      () => acquire({ ttlSeconds: 60, exclusive: true }),
+      (r) => r.status === 201 && r.body.proxy.name === 'pooled',
+      10_000,
+      'the reclaimed pool proxy to be leased',
+    );
+    const b = await acquire({ ttlSeconds: 60, exclusive: true });
+    expect(b.body.proxy.name).toBe('plain');
+    const renew = (id: string) => call('POST', `/v1/leases/${id}/renew`, { ttlSeconds: 120 });
+    const stored = async (id: string) => (await db.collection(LEASE_COLLECTIONS.leases).doc(id).get()).data();
+
+    breakView(true);
+    const before = await stored(a.body.leaseId);
+    const refused = await renew(a.body.leaseId);
+    expect(refused).toMatchObject({ status: 503, body: { error: 'unavailable' } });
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await stored(a.body.leaseId)).toEqual(before);
+    // A proxy outside the pool keeps its last known answer: the planner never assigns one.
+    expect((await renew(b.body.leaseId)).status).toBe(200);
+
+    breakView(false);
+    expect(await renew(a.body.leaseId)).toMatchObject({ status: 200, body: { ttlSeconds: 120 } });
+    // An ended lease is what it is, whatever the view.
+    breakView(true);
+    clock.advance(120_000);
+    expect(await renew(a.body.leaseId)).toMatchObject({ status: 409, body: { error: 'lease_expired' } });
   });
 });
 
@@ -833,6 +1129,7 @@ describe('service routes', () => {
       '409',
       '413',
       '415',
+      '422',
       '503',
     ]);
     expect(body.paths['/v1/proxies'].get.parameters.map((p: { name: string }) => p.name)).toContain(

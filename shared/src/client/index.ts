@@ -100,11 +100,16 @@ export class LeaseClient {
    * Throws NoMatchError when no proxy can be leased now. A grant this client cannot read (a version skew,
    * a body cut short) still holds a slot of a proxy until its TTL: it is released first, best effort, when
    * its lease id can be read, and the error that made it unusable is thrown.
+   *
+   * Each call sends a new random Idempotency-Key, and the same one on its retries of a 503: a retry of an
+   * acquire whose grant was made but whose answer was lost gets that lease, not a second one
+   * (docs/leases.md § Idempotent acquire).
    */
   async acquire(request: AcquireOptions = {}): Promise<LeaseGrant> {
     let body: unknown;
     try {
-      body = await this.send('POST', '/v1/leases', request);
+      const key = globalThis.crypto.randomUUID();
+      body = await this.send('POST', '/v1/leases', request, { 'idempotency-key': key });
     } catch (err) {
       if (err instanceof LeaseApiError && err.code === 'bad_response') {
         await this.releaseUnusable(leaseIdIn(err.body));
@@ -158,8 +163,14 @@ export class LeaseClient {
     return result;
   }
 
-  private async send(method: string, path: string, body?: unknown): Promise<unknown> {
-    const headers: Record<string, string> = { accept: 'application/json' };
+  /** `own`: headers of the call's own, sent alike on every retry. */
+  private async send(
+    method: string,
+    path: string,
+    body?: unknown,
+    own: Record<string, string> = {},
+  ): Promise<unknown> {
+    const headers: Record<string, string> = { ...own, accept: 'application/json' };
     if (this.token) headers.authorization = `Bearer ${this.token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
     const retries = this.opts.retries ?? 2;

@@ -76,6 +76,40 @@ describe('LeaseClient', () => {
     expect((err as NoMatchError).counts).toEqual({ ...old, inGateway: 0, otherProtocol: 0 });
   });
 
+  it('sends a new Idempotency-Key per acquire, and the same one on its retries', async () => {
+    const f = fakeFetch([
+      [503, { error: 'unavailable' }, { 'retry-after': '0' }],
+      [201, grant],
+      [201, grant],
+    ]);
+    const client = new LeaseClient({ baseUrl: 'http://api', fetch: f.fetch });
+    await client.acquire();
+    await client.acquire();
+    const keys = f.calls.map((c) => (c.init.headers as Record<string, string>)['idempotency-key']);
+    expect(keys[0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(keys[1]).toBe(keys[0]);
+    expect(keys[2]).not.toBe(keys[0]);
+    // Only the acquire carries one: the other routes are idempotent by themselves.
+    const g = fakeFetch([[204, null]]);
+    await new LeaseClient({ baseUrl: 'http://api', fetch: g.fetch }).release('L1');
+    expect(g.calls[0]?.init.headers).not.toHaveProperty('idempotency-key');
+  });
+
+  it('a spent or reused key is a LeaseApiError with its code, not a NoMatchError', async () => {
+    const f = fakeFetch([
+      [409, { error: 'idempotency_key_spent', message: 'm' }],
+      [422, { error: 'idempotency_key_reused', message: 'm' }],
+    ]);
+    const client = new LeaseClient({ baseUrl: 'http://api', fetch: f.fetch });
+    const spent = await client.acquire().catch((e: unknown) => e);
+    expect(spent).not.toBeInstanceOf(NoMatchError);
+    expect(spent).toMatchObject({ status: 409, code: 'idempotency_key_spent' });
+    expect(await client.acquire().catch((e: unknown) => e)).toMatchObject({
+      status: 422,
+      code: 'idempotency_key_reused',
+    });
+  });
+
   it('retries a 503 after Retry-After, then gives up with the stable code', async () => {
     const f = fakeFetch([
       [503, { error: 'unavailable' }, { 'retry-after': '0' }],

@@ -2,6 +2,7 @@
 // behind one lock; here they are durable and shared by every replica, so the store's grant is the one
 // place where "never beyond capacity" is decided, atomically with the lease record.
 import type { Usage } from '../domain/leases/capacity.js';
+import type { IdempotencyRecord } from '../domain/leases/idempotency.js';
 import type { ProxyInstance } from '../domain/leases/instance.js';
 import type { Cooldown, Lease } from '../domain/leases/model.js';
 import type { Candidate } from '../domain/leases/selection.js';
@@ -21,6 +22,30 @@ export interface NewLease {
   exclusive: boolean;
   holder: string;
   ttlSeconds: number;
+  /** The acquire's Idempotency-Key record, written in the same commit as the lease (or the commit fails). */
+  key?: KeyIntent;
+}
+
+/** The store's version of a key record, to write over it only if it is still the one that was read. */
+export type KeyVersion = { readonly __keyVersion: unique symbol };
+
+/** A stored Idempotency-Key record (domain/leases/idempotency.ts) and its version. */
+export interface StoredKey extends IdempotencyRecord {
+  version: KeyVersion;
+}
+
+export interface KeyIntent {
+  /** idempotencyRecordId(holder, key). */
+  recordId: string;
+  requestHash: string;
+  /** Until when the record answers (and its TTL field). */
+  expiresAt: Date;
+  /**
+   * The record read before, past its window (written over only while it is still that version), or null:
+   * none was read (created only if there is still none). Either fails the commit when another request
+   * wrote the record meanwhile: the grant then answers `key_taken`.
+   */
+  replaces: KeyVersion | null;
 }
 
 export interface GrantRequest {
@@ -41,7 +66,12 @@ export type GrantOutcome =
    * Every candidate turned out full when checked against the stored state (`atCapacity`), or claimed by
    * the snapshot planner for a gateway worker after it was selected (`inGateway`).
    */
-  | { kind: 'no_room'; atCapacity: number; inGateway: number };
+  | { kind: 'no_room'; atCapacity: number; inGateway: number }
+  /**
+   * The request's key record was written by another request (one delivering the same key) since it was
+   * read: nothing was granted; read the record again.
+   */
+  | { kind: 'key_taken' };
 
 export type RenewOutcome =
   | { kind: 'renewed'; lease: Lease }
@@ -78,8 +108,14 @@ export interface LeaseStore {
    * by the gateway) is left as it is: `withdrawn`.
    */
   renew(leaseId: string, ttlSeconds?: number, renewable?: (lease: Lease) => boolean): Promise<RenewOutcome>;
-  /** Idempotent: releasing an unknown, expired or released lease changes nothing. */
-  release(leaseId: string): Promise<void>;
+  /**
+   * Idempotent: releasing an unknown, expired or released lease changes nothing. `dropKey`: the key record
+   * naming this lease is deleted in the same write (a grant given back by the acquire that made it, whose
+   * key must not count as spent).
+   */
+  release(leaseId: string, opts?: { dropKey?: string }): Promise<void>;
+  /** The acquire key record `recordId`, or null when there is none (or it does not decode). */
+  findKey(recordId: string): Promise<StoredKey | null>;
   /** The stored lease, whatever its state, or null when there is none (or its record has been removed). */
   find(leaseId: string): Promise<Lease | null>;
   startCooldown(cooldown: Cooldown): Promise<void>;

@@ -130,6 +130,12 @@ export interface OwnershipGate {
    * it released since (domain/workers/leasable.ts gatewayClaimSettled). False until the view has loaded.
    */
   claimSettled(proxy: string, claimEpoch: number): boolean;
+  /**
+   * Whether the views have loaded and follow Firestore now: false while a listener is re-subscribing after
+   * an error. `leasable` then refuses pool proxies (fail closed) — a refusal that means "not known", not
+   * "held by the gateway".
+   */
+  following(): boolean;
   /** Resolves once the views have loaded; rejects after `timeoutMs` (default: waits as long as it takes). */
   ready(timeoutMs?: number): Promise<void>;
 }

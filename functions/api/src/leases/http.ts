@@ -20,11 +20,15 @@ export function validationHook(onInvalid: (code: string) => void) {
     if (result.success) return;
     const issues = toIssues(result.error);
     const badResult = result.target === 'json' && result.error.issues.some((i) => i.path[0] === 'result');
-    const error = badResult ? 'invalid_result' : 'invalid_request';
+    // The only header a lease route validates (acquire's): its own code, so that a client tells it apart.
+    const badKey = result.target === 'header';
+    const error = badResult ? 'invalid_result' : badKey ? 'invalid_idempotency_key' : 'invalid_request';
     onInvalid(error);
     const message = badResult
       ? 'result must be ok, rate_limited or banned'
-      : invalidInputMessage(result.target);
+      : badKey
+        ? 'Idempotency-Key must be 1–128 characters of A-Z a-z 0-9 . _ : -'
+        : invalidInputMessage(result.target);
     return c.json({ error, message, issues }, 400);
   };
 }

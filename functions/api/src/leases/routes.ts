@@ -2,8 +2,9 @@
 // (seed §7, plus renew). Handlers are inline so that types flow from the route definitions; the work is
 // in LeaseService. Bodies go through the admin API's jsonBody()/noBody() gates, so the same bad input
 // gets the same stable code on every route of the service.
-import { createRoute, OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
+import { IDEMPOTENCY_KEY, IDEMPOTENCY_WINDOW_MS } from '../../../../shared/src/domain/leases/idempotency.js';
 import {
   AcquireRequest,
   LeaseGrant,
@@ -43,6 +44,20 @@ const withBody = {
   415: error('unsupported_media_type'),
 };
 
+const windowMinutes = IDEMPOTENCY_WINDOW_MS / 60_000;
+/** The header name as Hono's header validator keys it (lower case); HTTP takes any case. */
+export const IDEMPOTENCY_HEADER = 'idempotency-key';
+const AcquireHeaders = z.object({
+  [IDEMPOTENCY_HEADER]: z
+    .string()
+    .regex(IDEMPOTENCY_KEY)
+    .optional()
+    .meta({
+      description: `Idempotency-Key: 1–128 characters of A–Z a–z 0–9 . _ : - (a UUID fits); anything else is 400 invalid_idempotency_key. Within ${windowMinutes} minutes of the first grant, the same key from the same caller with the same request answers 201 with the same lease (header Idempotent-Replayed: true) and acquires nothing; with another request 422 idempotency_key_reused; once that lease has ended (released or expired) 409 idempotency_key_spent. Send a fresh random key per logical acquire and the same one on its retries.`,
+      examples: ['0f8fad5b-d9cb-469f-a165-70867728950e'],
+    }),
+});
+
 const acquire = createRoute({
   method: 'post',
   path: '/v1/leases',
@@ -52,11 +67,40 @@ const acquire = createRoute({
     'Among healthy proxies matching the selector, not cooling down for the target and with room, grants the one with the fewest active leases, then the lowest latency, then by name; a proxy whose health verdict is SUSPECT (Healthy with reason ProbeSuspect or PassiveSuspect) only when no other has room. `{}` leases any proxy for 300 s.',
   security,
   middleware: [noQuery(), jsonBody()] as const,
-  request: { body: { required: true, ...jsonContent(AcquireRequest, 'What to lease') } },
+  request: {
+    headers: AcquireHeaders,
+    body: { required: true, ...jsonContent(AcquireRequest, 'What to lease') },
+  },
   responses: {
-    201: jsonContent(LeaseGrant, 'Granted. The proxy URL carries credentials: keep it secret.'),
-    409: jsonContent(NoMatch, 'no_match: no proxy can be leased now; the counts say why.'),
+    201: {
+      ...jsonContent(
+        LeaseGrant,
+        'Granted (or, under an Idempotency-Key already used for this request, the lease it was granted). The proxy URL carries credentials: keep it secret.',
+      ),
+      headers: {
+        'Idempotent-Replayed': {
+          description:
+            '`true` when the answer is the lease an earlier request with the same Idempotency-Key got',
+          schema: { type: 'string', enum: ['true'] },
+        },
+      },
+    },
+    409: {
+      content: {
+        'application/json': {
+          schema: z.union([NoMatch, ErrorBody]),
+        },
+      },
+      description:
+        'no_match: no proxy can be leased now; the counts say why. Or idempotency_key_spent: the lease this Idempotency-Key was granted has ended (released or expired); use a new key.',
+    },
+    422: error(
+      'idempotency_key_reused: this Idempotency-Key was used with another request (selector, ttlSeconds, target, exclusive or protocols) within its window; nothing acquired',
+    ),
     ...withBody,
+    400: error(
+      'invalid_json, invalid_request (with issues; or a query parameter, which these routes refuse) or invalid_idempotency_key',
+    ),
     ...common,
   },
 });
@@ -77,6 +121,9 @@ const renew = createRoute({
     ),
     ...withBody,
     ...common,
+    503: error(
+      'unavailable: the lease store is busy or restarting, or (a gateway-pool proxy) the replica is re-reading who owns it; retry after Retry-After',
+    ),
   },
 });
 
@@ -146,10 +193,39 @@ export function createLeaseRoutes({ service, metrics, log }: LeaseRouteDeps) {
       acquire,
       async (c) => {
         const body = c.req.valid('json');
-        const outcome = await counted('acquire', () => service.acquire(body, holderOf(c.get('principal'))));
-        metrics.leaseRequest('acquire', outcome.kind);
-        if (outcome.kind === 'granted') return c.json(outcome.grant, 201, { 'Cache-Control': 'no-store' });
+        const key = c.req.valid('header')[IDEMPOTENCY_HEADER];
+        const holder = holderOf(c.get('principal'));
+        const outcome = await counted('acquire', () => service.acquire(body, holder, key));
+        metrics.leaseRequest(
+          'acquire',
+          outcome.kind === 'granted' && outcome.replayed ? 'replayed' : outcome.kind,
+        );
+        if (outcome.kind === 'granted') {
+          const headers: Record<string, string> = { 'Cache-Control': 'no-store' };
+          if (outcome.replayed) headers['Idempotent-Replayed'] = 'true';
+          return c.json(outcome.grant, 201, headers);
+        }
         if (outcome.kind === 'no_match') return c.json(outcome.body, 409);
+        if (outcome.kind === 'key_reused') {
+          return c.json(
+            {
+              error: 'idempotency_key_reused',
+              message:
+                'this Idempotency-Key came with another request within its window; send a new key for a new request',
+            },
+            422,
+          );
+        }
+        if (outcome.kind === 'key_spent') {
+          return c.json(
+            {
+              error: 'idempotency_key_spent',
+              message:
+                'the lease granted under this Idempotency-Key has ended (released or expired); acquire with a new key',
+            },
+            409,
+          );
+        }
         return c.json(
           { error: 'unavailable', message: 'credentials of the matching proxies cannot be read now' },
           503,

@@ -1,11 +1,18 @@
 // The lease operations behind the HTTP routes (seed §7), free of HTTP: select → grant → build the
 // response; renew; release; report → cooldown. Time comes from the Clock; storage from the ports.
-import { randomFillSync } from 'node:crypto';
+import { createHash, randomFillSync } from 'node:crypto';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
 import { cooldownFor } from '../../../../shared/src/domain/leases/cooldown.js';
 import { proxyEndpoint, proxyUrl } from '../../../../shared/src/domain/leases/endpoint.js';
+import {
+  canonicalAcquire,
+  IDEMPOTENCY_WINDOW_MS,
+  idempotencyScope,
+  replayOf,
+} from '../../../../shared/src/domain/leases/idempotency.js';
 import { renewsOn, reportCoolsDown } from '../../../../shared/src/domain/leases/instance.js';
 import {
+  isActive,
   isLeaseId,
   type Lease,
   type LeaseSettings,
@@ -26,6 +33,7 @@ import type { ProxyResource, SecretRef } from '../../../../shared/src/domain/pro
 import { clientCredentialsRef } from '../../../../shared/src/domain/served-credentials.js';
 import type { Clock } from '../../../../shared/src/ports/clock.js';
 import {
+  type KeyIntent,
   type LeaseStore,
   LeaseStoreError,
   type ProxyCatalog,
@@ -48,9 +56,14 @@ export interface LeaseServiceDeps {
 }
 
 export type AcquireOutcome =
-  | { kind: 'granted'; grant: LeaseGrant }
+  /** `replayed`: the lease an earlier request with the same Idempotency-Key was granted. */
+  | { kind: 'granted'; grant: LeaseGrant; replayed?: boolean }
   | { kind: 'no_match'; body: NoMatch }
-  | { kind: 'credentials_unavailable' };
+  | { kind: 'credentials_unavailable' }
+  /** The Idempotency-Key came with another request within its window: nothing acquired. */
+  | { kind: 'key_reused' }
+  /** The Idempotency-Key's lease has ended (released or expired) within the key's window. */
+  | { kind: 'key_spent' };
 
 export type ReportOutcome = 'accepted' | 'unknown_lease';
 
@@ -60,6 +73,8 @@ const QUARANTINE_MS = 30_000;
 const CREDENTIAL_ROUNDS = 3;
 /** Grants given back because their proxy was withdrawn meanwhile, before the acquire answers from the view. */
 const WITHDRAWN_ROUNDS = 3;
+/** Times one request reads its Idempotency-Key record again after another request wrote it. */
+const KEY_ROUNDS = 3;
 
 export class LeaseService {
   private readonly quarantine = new Map<string, number>();
@@ -84,9 +99,61 @@ export class LeaseService {
     }
   }
 
-  async acquire(req: AcquireRequest, holder: string): Promise<AcquireOutcome> {
+  /**
+   * With an Idempotency-Key (docs/leases.md § Idempotent acquire): the record of (holder, key) is read
+   * first; within its window the same request answers with the lease it names while that lease is
+   * active, and another request is refused. Else the grant writes the record in its own commit, so of two
+   * deliveries at once one grants and the other finds the record and answers with that lease.
+   */
+  async acquire(req: AcquireRequest, holder: string, idempotencyKey?: string): Promise<AcquireOutcome> {
     await this.ready();
+    if (idempotencyKey === undefined) {
+      const outcome = await this.grantNew(req, holder, undefined);
+      // Without a key there is no record another request could have written.
+      if (outcome.kind === 'key_taken') throw new Error('key_taken without an idempotency key');
+      return outcome;
+    }
     const { store, clock } = this.deps;
+    const recordId = sha256(idempotencyScope(holder, idempotencyKey));
+    const requestHash = sha256(canonicalAcquire(req));
+    for (let round = 0; round < KEY_ROUNDS; round++) {
+      const stored = await store.findKey(recordId);
+      const now = clock.now();
+      const replay = replayOf(stored, requestHash, now);
+      if (replay.kind === 'mismatch') return { kind: 'key_reused' };
+      if (replay.kind === 'replay') {
+        const lease = await store.find(replay.leaseId);
+        if (!lease || !isActive(lease, now)) return { kind: 'key_spent' };
+        try {
+          return { kind: 'granted', grant: await this.grantBody(lease), replayed: true };
+        } catch (err) {
+          if (!(err instanceof ProxyWithdrawn) && !(err instanceof CredentialsUnavailable)) throw err;
+          // The lease cannot be handed out now — what the request that made it would have found: give it
+          // back with its record, and acquire under the key as that request would have gone on to do.
+          if (err instanceof CredentialsUnavailable) this.setAside(err);
+          await store.release(lease.id, { dropKey: recordId });
+          continue;
+        }
+      }
+      const key: KeyIntent = {
+        recordId,
+        requestHash,
+        expiresAt: new Date(now.getTime() + IDEMPOTENCY_WINDOW_MS),
+        replaces: stored?.version ?? null,
+      };
+      const outcome = await this.grantNew(req, holder, key);
+      if (outcome.kind !== 'key_taken') return outcome;
+    }
+    throw new LeaseStoreError('contended', 'the idempotency key was written by other requests meanwhile');
+  }
+
+  private async grantNew(
+    req: AcquireRequest,
+    holder: string,
+    firstKey: KeyIntent | undefined,
+  ): Promise<AcquireOutcome | { kind: 'key_taken' }> {
+    const { store } = this.deps;
+    let key = firstKey;
     const target = req.target ?? null;
     let refreshed = false;
     let credentialFailures = 0;
@@ -102,13 +169,21 @@ export class LeaseService {
           exclusive: req.exclusive,
           holder,
           ttlSeconds: req.ttlSeconds,
+          ...(key && { key }),
         };
         const outcome = await store.grant({
           candidates: plan.candidates,
           lease,
           claimSettled: (proxy, epoch) => this.deps.gate.claimSettled(proxy, epoch),
         });
+        if (outcome.kind === 'key_taken') return outcome;
         if (outcome.kind === 'granted') {
+          // A grant given back takes its key record with it (the key is not spent by a lease nobody got);
+          // the next grant of this request creates the record again.
+          const giveBack = async () => {
+            await store.release(outcome.lease.id, key && { dropKey: key.recordId });
+            if (key) key = { ...key, replaces: null };
+          };
           try {
             return { kind: 'granted', grant: await this.grantBody(outcome.lease) };
           } catch (err) {
@@ -116,23 +191,15 @@ export class LeaseService {
               // Deleted, unhealthy, taken by the gateway or replaced since it was selected: the view the
               // answer goes out with says it may not be leased. Give the slot back and select again (the
               // proxy is no candidate in that view); nothing is wrong with it that a quarantine would help.
-              await store.release(outcome.lease.id);
+              await giveBack();
               if (++withdrawals >= WITHDRAWN_ROUNDS) return this.afterWithdrawals(req, target);
               continue;
             }
             if (!(err instanceof CredentialsUnavailable)) throw err;
             // Never hand out a proxy the crawler cannot authenticate to: give the slot back, set the
             // proxy aside for a while and select again.
-            this.deps.log.error('proxy credentials unreadable; proxy set aside', {
-              proxy: err.proxy,
-              cause: err.cause,
-            });
-            const until = clock.now().getTime() + QUARANTINE_MS;
-            this.quarantine.set(err.proxy, until);
-            // Every proxy naming that secret would fail the same way: set them aside in this one round, or
-            // a few of them ranked first would use up the rounds while a proxy with good ones had room.
-            if (err.secret) this.quarantine.set(secretKey(err.secret), until);
-            await store.release(outcome.lease.id);
+            this.setAside(err);
+            await giveBack();
             if (++credentialFailures >= CREDENTIAL_ROUNDS) return { kind: 'credentials_unavailable' };
             continue;
           }
@@ -147,6 +214,18 @@ export class LeaseService {
       }
       return noMatch(plan, atCapacity, inGateway);
     }
+  }
+
+  private setAside(err: CredentialsUnavailable): void {
+    this.deps.log.error('proxy credentials unreadable; proxy set aside', {
+      proxy: err.proxy,
+      cause: err.cause,
+    });
+    const until = this.deps.clock.now().getTime() + QUARANTINE_MS;
+    this.quarantine.set(err.proxy, until);
+    // Every proxy naming that secret would fail the same way: set them aside in this one round, or
+    // a few of them ranked first would use up the rounds while a proxy with good ones had room.
+    if (err.secret) this.quarantine.set(secretKey(err.secret), until);
   }
 
   /**
@@ -206,11 +285,22 @@ export class LeaseService {
    * granted on the instance that was deleted), nor once it has joined the gateway pool (the planner
    * assigns a pool proxy only when its leases have ended, so a crawler renewing for ever would keep it out
    * of the pool). Health is not asked: a lease outlives a flap of its proxy's checks.
+   *
+   * A pool proxy's answer comes from the gateway's view; while that view is re-subscribing it refuses every
+   * pool proxy without knowing. A renewal then is not told `proxy_withdrawn` (acquire another: it would
+   * give up a lease that may well be renewable) but 503 `not_ready`, to retry after Retry-After — unless
+   * the lease has ended anyway (the store answers `expired`).
    */
   private renewable(lease: Lease): boolean {
-    const proxy = this.deps.catalog.get(lease.proxy);
+    const { catalog, gate, clock } = this.deps;
+    const proxy = catalog.get(lease.proxy);
     if (!proxy || !renewsOn(lease, proxy) || proxy.deletionRequestedAt) return false;
-    return !proxy.spec.gatewayPool || this.deps.gate.leasable(proxy);
+    if (!proxy.spec.gatewayPool || gate.leasable(proxy)) return true;
+    if (gate.following() || lease.expiresAt.getTime() <= clock.now().getTime()) return false;
+    throw new LeaseStoreError(
+      'not_ready',
+      `the gateway ownership view is re-subscribing: whether ${lease.proxy} is still reclaimed is not known`,
+    );
   }
 
   async release(id: string): Promise<void> {
@@ -293,6 +383,8 @@ class ProxyWithdrawn extends Error {
     this.name = 'ProxyWithdrawn';
   }
 }
+
+const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
 /** The quarantine key of a secret (never a proxy name: those are DNS labels, without a slash). */
 const secretKey = (ref: SecretRef) => `secret/${ref.secret}/${ref.version}`;

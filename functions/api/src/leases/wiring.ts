@@ -16,6 +16,8 @@ import { promLeaseMetrics } from './metrics.js';
 import { LeaseService } from './service.js';
 
 export interface LeaseApiRuntime extends LeaseApiDeps {
+  /** The gateway's side as the service sees it (tests break its view as a failing listener does). */
+  gate: FirestoreOwnershipGate;
   stop(): Promise<void>;
 }
 
@@ -52,6 +54,7 @@ export function buildLeaseApi(opts: {
     service,
     catalog,
     store,
+    gate,
     clock,
     log,
     registry,

@@ -5,6 +5,8 @@ export const Collections = {
   leases: 'leases',
   leaseState: 'leaseState',
   cooldowns: 'cooldowns',
+  /** leaseKeys/{sha256(holder, key)}: an acquire's Idempotency-Key record (docs/leases.md). */
+  leaseKeys: 'leaseKeys',
   workers: 'workers',
   snapshots: 'snapshots',
   /** Gateway control plane (docs/gateway-control-plane.md): ownership state + shards, outcome batches, config. */

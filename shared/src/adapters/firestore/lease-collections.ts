@@ -2,6 +2,7 @@
 //   leases/{leaseId}                  one lease: flat fields, Timestamps; deleted by TTL at expireAt
 //   leaseState/{proxy}                the proxy's active lease entries, guarded by lastUpdateTime preconditions
 //   cooldowns/{proxy}__{sha1(target)} a (proxy, target) cooldown; deleted by TTL at expireAt
+//   leaseKeys/{sha256(holder, key)}   an acquire's Idempotency-Key: lease id + request digest; TTL at expireAt
 import { createHash } from 'node:crypto';
 import { Collections } from './collections.js';
 
@@ -9,6 +10,7 @@ export const LEASE_COLLECTIONS = {
   leases: Collections.leases,
   leaseState: Collections.leaseState,
   cooldowns: Collections.cooldowns,
+  keys: Collections.leaseKeys,
 } as const;
 
 /**

@@ -151,3 +151,31 @@ export function decodeCooldown(data: DocumentData | undefined): Cooldown | null 
   const parsed = CooldownDoc.safeParse(data);
   return parsed.success ? parsed.data : null;
 }
+
+const KeyDoc = z.object({ leaseId: z.string(), requestHash: z.string(), expireAt: ts });
+
+/**
+ * leaseKeys/{id}: the lease an Idempotency-Key granted and the digest of its request — never the grant
+ * itself, whose proxy URL carries credentials (a replay rebuilds it from the lease). `expireAt` is both
+ * the end of the key's window and the TTL policy's field.
+ */
+export function encodeKey(
+  key: { leaseId: string; requestHash: string; expiresAt: Date },
+  createdAt: Date,
+): DocumentData {
+  return {
+    leaseId: key.leaseId,
+    requestHash: key.requestHash,
+    createdAt: Timestamp.fromDate(createdAt),
+    [TTL_FIELD]: Timestamp.fromDate(key.expiresAt),
+  };
+}
+
+export function decodeKey(
+  data: DocumentData | undefined,
+): { leaseId: string; requestHash: string; expiresAt: Date } | null {
+  const parsed = KeyDoc.safeParse(data);
+  if (!parsed.success) return null;
+  const { leaseId, requestHash, expireAt } = parsed.data;
+  return { leaseId, requestHash, expiresAt: expireAt };
+}

@@ -23,6 +23,12 @@ import type { LeaseStateCache, StateBase } from './lease-state-cache.js';
 /** Documents per BatchGetDocuments call when a listing refreshes a large fleet. */
 const GET_ALL_CHUNK = 300;
 
+/** A third document written in the same commit (an acquire's Idempotency-Key record). */
+export interface ExtraWrite {
+  ref: DocumentReference;
+  write: (batch: WriteBatch, ref: DocumentReference) => void;
+}
+
 /** Shared by the attempts of one request, across candidates. */
 export interface Budget {
   commits: number;
@@ -108,6 +114,7 @@ export class LeaseStateAccess {
   /**
    * One preconditioned write of a proxy's state (+ its lease document `lease`); false on a lost race.
    * `clearClaim`: the write also removes the planner's claim on the proxy (a grant that found it settled).
+   * `extra`: one more document written in the same commit (a failed precondition of it loses the race too).
    */
   async commit(
     proxy: string,
@@ -118,6 +125,7 @@ export class LeaseStateAccess {
     lease: DocumentReference,
     writeLease: (batch: WriteBatch, lease: DocumentReference) => void,
     clearClaim = false,
+    extra?: ExtraWrite,
   ): Promise<boolean> {
     if (++budget.commits > this.maxCommits) {
       throw new LeaseStoreError('contended', `no commit on ${proxy} after ${this.maxCommits} attempts`);
@@ -128,11 +136,14 @@ export class LeaseStateAccess {
     const data = encodeState(proxy, entries, now);
     if (clearing) data[GATEWAY_CLAIM_FIELD] = FieldValue.delete();
     try {
-      const [state] = await this.committer.commit([ref.path, lease.path], (batch) => {
+      const paths = extra ? [ref.path, lease.path, extra.ref.path] : [ref.path, lease.path];
+      const [state] = await this.committer.commit(paths, (batch) => {
         if (base.version) batch.update(ref, data, { lastUpdateTime: base.version });
         else batch.create(ref, data);
         writeLease(batch, lease);
-        return 2;
+        if (!extra) return 2;
+        extra.write(batch, extra.ref);
+        return 3;
       });
       // Unless cleared, the write leaves a planner's claim as it was (update touches the fields it names;
       // create only when there was no document, hence no claim).

@@ -34,18 +34,21 @@ import type { Clock } from '../../ports/clock.js';
 import {
   type GrantOutcome,
   type GrantRequest,
+  type KeyIntent,
+  type KeyVersion,
   type LeaseStore,
   LeaseStoreError,
   type NewLease,
   type RenewOutcome,
+  type StoredKey,
 } from '../../ports/lease-store.js';
 import { jsonLogger, type Logger } from '../log/json-logger.js';
 import { cooldownDocId, LEASE_COLLECTIONS, TTL_FIELD } from './lease-collections.js';
-import { decodeLease, encodeCooldown, encodeLease } from './lease-converter.js';
+import { decodeKey, decodeLease, encodeCooldown, encodeKey, encodeLease } from './lease-converter.js';
 import { LeaseCooldownCache } from './lease-cooldown-cache.js';
 import { KeyedLock, PendingCounter } from './lease-keyed-lock.js';
 import { type CollectionListener, listenCollection } from './lease-listener.js';
-import { type Budget, guard, LeaseStateAccess } from './lease-state-access.js';
+import { type Budget, type ExtraWrite, guard, LeaseStateAccess } from './lease-state-access.js';
 import { LeaseStateCache, type StateBase } from './lease-state-cache.js';
 
 export interface FirestoreLeaseStoreOptions {
@@ -162,12 +165,16 @@ export class FirestoreLeaseStore implements LeaseStore {
   async grant({ candidates, lease, claimSettled }: GrantRequest): Promise<GrantOutcome> {
     const budget: Budget = { commits: 0 };
     const settled = claimSettled ?? (() => false);
+    // What this request knows of its key record, across candidates (a TTL deletion seen on one changes
+    // how the next commit writes it).
+    const key = lease.key ? { ...lease.key } : undefined;
     let atCapacity = 0;
     let inGateway = 0;
     for (const candidate of candidates) {
       const granted = await this.writing(candidate.name, () =>
-        this.grantOn(candidate, lease, budget, settled),
+        this.grantOn(candidate, lease, budget, settled, key),
       );
+      if (granted === 'key_taken') return { kind: 'key_taken' };
       if (granted === 'gateway') inGateway++;
       else if (granted) return { kind: 'granted', lease: granted };
       else atCapacity++;
@@ -180,7 +187,8 @@ export class FirestoreLeaseStore implements LeaseStore {
     lease: NewLease,
     budget: Budget,
     claimSettled: (proxy: string, claimEpoch: number) => boolean,
-  ): Promise<Lease | 'gateway' | null> {
+    key: KeyIntent | undefined,
+  ): Promise<Lease | 'gateway' | 'key_taken' | null> {
     let base = this.state.get(candidate.name);
     let fresh = false;
     for (;;) {
@@ -221,8 +229,9 @@ export class FirestoreLeaseStore implements LeaseStore {
         fresh = true;
         continue;
       }
+      const { key: _key, ...fields } = lease;
       const record: Lease = {
-        ...lease,
+        ...fields,
         proxy: candidate.name,
         proxyUid: candidate.uid,
         grantedAt: now,
@@ -243,15 +252,52 @@ export class FirestoreLeaseStore implements LeaseStore {
           this.leaseRef(lease.id),
           create,
           claim !== null,
+          key && this.keyWrite(lease.id, key, now),
         )
       ) {
         return record;
       }
       fresh = true;
+      if (key) {
+        // The commit failed: on the state's precondition, or on the key record's — another delivery of
+        // the same key wrote it first — or transiently, having landed all the same.
+        const stored = await this.findKey(key.recordId);
+        if (stored?.leaseId === lease.id) return this.find(lease.id);
+        if (!stored)
+          key.replaces = null; // deleted meanwhile (its TTL): create it
+        else if (!sameVersion(stored.version, key.replaces)) return 'key_taken';
+      }
     }
   }
 
-  async release(leaseId: string): Promise<void> {
+  /** The key record's write in a grant's commit: created, or written over the expired one that was read. */
+  private keyWrite(leaseId: string, key: KeyIntent, now: Date): ExtraWrite {
+    const data = encodeKey({ leaseId, requestHash: key.requestHash, expiresAt: key.expiresAt }, now);
+    const replaces = key.replaces as Timestamp | null;
+    return {
+      ref: this.keyRef(key.recordId),
+      write: (b, ref) => {
+        if (replaces) b.update(ref, data, { lastUpdateTime: replaces });
+        else b.create(ref, data);
+      },
+    };
+  }
+
+  async findKey(recordId: string): Promise<StoredKey | null> {
+    const snap = await guard('read idempotency key', () => this.keyRef(recordId).get());
+    if (!snap.exists || !snap.updateTime) return null;
+    const version = snap.updateTime as unknown as KeyVersion;
+    const key = decodeKey(snap.data());
+    if (key) return { ...key, version };
+    // Edited by hand: not a record any request can replay; the next grant with that key writes over it.
+    this.log.error('malformed idempotency key record', { recordId });
+    return { leaseId: '', requestHash: '', expiresAt: new Date(0), version };
+  }
+
+  async release(leaseId: string, opts: { dropKey?: string } = {}): Promise<void> {
+    const dropKey: ExtraWrite | undefined = opts.dropKey
+      ? { ref: this.keyRef(opts.dropKey), write: (b, ref) => b.delete(ref) }
+      : undefined;
     let proxy = this.state.proxyOf(leaseId);
     if (!proxy) {
       const lease = await this.find(leaseId);
@@ -282,8 +328,8 @@ export class FirestoreLeaseStore implements LeaseStore {
           ),
         };
         const update = (b: WriteBatch, ref: DocumentReference) => b.update(ref, ended);
-        if (await this.access.commit(name, base, entries, now, budget, this.leaseRef(leaseId), update))
-          return;
+        const ref = this.leaseRef(leaseId);
+        if (await this.access.commit(name, base, entries, now, budget, ref, update, false, dropKey)) return;
         fresh = true;
       }
     });
@@ -367,4 +413,12 @@ export class FirestoreLeaseStore implements LeaseStore {
   private leaseRef(id: string) {
     return this.db.collection(LEASE_COLLECTIONS.leases).doc(id);
   }
+
+  private keyRef(recordId: string) {
+    return this.db.collection(LEASE_COLLECTIONS.keys).doc(recordId);
+  }
+}
+
+function sameVersion(a: KeyVersion, b: KeyVersion | null): boolean {
+  return b !== null && (a as unknown as Timestamp).isEqual(b as unknown as Timestamp);
 }

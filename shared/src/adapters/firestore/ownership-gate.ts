@@ -94,6 +94,11 @@ export class FirestoreOwnershipGate implements OwnershipGate {
     return leasableBesideGateway(proxy, this.isOwned(proxy.name), this.isReclaimed(proxy.name), current);
   }
 
+  following(): boolean {
+    const { loaded, current } = this;
+    return loaded.ownership && loaded.reclaims && current.ownership && current.reclaims;
+  }
+
   claimSettled(proxy: string, claimEpoch: number): boolean {
     return gatewayClaimSettled(claimEpoch, {
       epoch: this.loaded.ownership ? this.epoch : null,
