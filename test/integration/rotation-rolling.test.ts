@@ -109,6 +109,9 @@ describe('a fleet-wide spec change replaces the fleet at most RECONCILE_MAX_REPL
       env: {
         COMPUTE_EMULATOR_HOST: compute.endpoint,
         SECRET_MANAGER_EMULATOR_HOST: smEndpoint,
+        // The sweep looks for due proxies five times a second (default once): each step of a replacement
+        // (deleted, gone, created, running) waits for it, and none of them is what this file tests.
+        REQUEUE_POLL_MS: '200',
         RECONCILE_PROVISIONING_POLL_MS: '300',
         RECONCILE_DELETION_POLL_MS: '300',
         RECONCILE_DRIFT_POLL_MS: '60000',

@@ -107,6 +107,9 @@ describe('secrets never leak (brief invariant 7)', () => {
       env: {
         COMPUTE_EMULATOR_HOST: compute.endpoint,
         SECRET_MANAGER_EMULATOR_HOST: smEndpoint,
+        // The sweep looks for due proxies five times a second (default once): each step of the proxies'
+        // lives (created, running, replaced, deleted) waits for it, and none of them is what this file tests.
+        REQUEUE_POLL_MS: '200',
         RECONCILE_PROVISIONING_POLL_MS: '500',
         RECONCILE_DELETION_POLL_MS: '500',
         PROBE_TICK_PERIOD_SECONDS: '2',

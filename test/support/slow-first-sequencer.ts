@@ -3,7 +3,10 @@
 // last, one of them alone sets the run's tail. Vitest orders by the durations it cached from the last run,
 // but a fresh clone (CI) has none and falls back to file size, which says little about run time. So, when
 // a file has no cached duration, the files that start processes go first: `npm start` planes, then test
-// planes and the CLI, then everything else in Vitest's own order.
+// planes (the gateway's and the demo's included) and the CLI, then everything else in Vitest's own order.
+// The demo's `npm start` (useDemoPlane, the longest file of all) goes with the test planes, not beside the
+// other `npm start` file: two planes starting at once, on two cores, would race local-plane.test.ts's
+// "every endpoint within 60 s".
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
@@ -11,7 +14,8 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 /** How much of a run a file is likely to take, from what it starts: 2 = `npm start`, 1 = processes, 0. */
 export function startupWeight(source: string): number {
   if (/\bnpmStart\(/.test(source)) return 2;
-  if (/\bstartTestPlane\(|\bcliRunner\(|bin\/proxyplane\.mjs/.test(source)) return 1;
+  if (/\b(?:startTestPlane|startGatewayPlane|useDemoPlane|cliRunner)\(|bin\/proxyplane\.mjs/.test(source))
+    return 1;
   return 0;
 }
 
