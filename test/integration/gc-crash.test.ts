@@ -6,7 +6,7 @@
 // proxies).
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { InstancesClient } from '@google-cloud/compute';
+import { InstancesClient } from '@google-cloud/compute/build/src/v1/instances_client.js';
 import { Firestore } from '@google-cloud/firestore';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ComputeEmulator, startComputeEmulator } from '../../emulators/compute/server.js';

@@ -2,7 +2,7 @@
 // the Compute emulator through the real @google-cloud/compute client, with the live set read from the
 // Firestore emulator: labelled, unlabelled, young and old instances of live, deleting and missing proxies.
 import { randomUUID } from 'node:crypto';
-import { InstancesClient } from '@google-cloud/compute';
+import { InstancesClient } from '@google-cloud/compute/build/src/v1/instances_client.js';
 import { Firestore } from '@google-cloud/firestore';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type ComputeEmulator, startComputeEmulator } from '../../emulators/compute/server.js';

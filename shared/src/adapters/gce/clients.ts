@@ -1,6 +1,13 @@
 // The one place the gce provider's clients are built: real Google endpoints on GCP, the compute emulator
 // locally (COMPUTE_EMULATOR_HOST), with the options the recipes verified (§3).
-import { InstancesClient, ZoneOperationsClient } from '@google-cloud/compute';
+//
+// The two clients come from their own modules, not the package's index: the index loads every client of
+// v1, v1beta and v1small and a 30 MB protos.js beside them, ~2.4 s of CPU at every cold start of the
+// reconcile and gc functions (and of every process the tests start), where these two modules and the
+// protos JSON they read take ~0.7 s. The package has no `exports` map, so the paths are the package's
+// own; clients.unit.test.ts fails if an upgrade moves them.
+import { InstancesClient } from '@google-cloud/compute/build/src/v1/instances_client.js';
+import { ZoneOperationsClient } from '@google-cloud/compute/build/src/v1/zone_operations_client.js';
 import { localClientOptions } from '../local-endpoints.js';
 import { GceProvider, type GceProviderOptions } from './gce-provider.js';
 
