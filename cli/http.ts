@@ -1,6 +1,6 @@
 // The CLI's HTTP client: JSON in and out, the role's bearer token, a timeout, and failures turned into
 // ApiCallError (the API's stable code), UnreachableError, or BadResponseError (a 2xx body that is not
-// JSON). One retry of a 503 that names Retry-After.
+// JSON). One retry of a 503 or 429 that names Retry-After.
 
 import { BEARER_TOKEN } from '../shared/src/domain/bearer-token.js';
 import { type ResolvedToken, type Role, resolveToken, type TokenSources } from './config.js';
@@ -89,7 +89,8 @@ export class ApiClient {
       }
       if (res.ok) return json as T;
       const retryAfter = Number(res.headers.get('retry-after'));
-      if (res.status === 503 && attempt === 0 && retryAfter > 0 && retryAfter <= 5) {
+      // 429: the API's per-caller rate limit, which changed nothing: the same one retry.
+      if ((res.status === 503 || res.status === 429) && attempt === 0 && retryAfter > 0 && retryAfter <= 5) {
         await new Promise((r) => setTimeout(r, retryAfter * 1000));
         continue;
       }
