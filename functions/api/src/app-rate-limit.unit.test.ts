@@ -4,11 +4,14 @@
 // /openapi.json on every operation it stands in front of.
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
+import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
+import { anyOf } from './auth/authenticator.js';
+import { staticTokenAuthenticator } from './auth/static-tokens.js';
 import { InMemoryFleetFeed } from './fleet/feed.js';
 import type { LeaseApiDeps } from './leases/index.js';
 import { type CallerRates, DEFAULT_CALLER_RATES } from './middleware/caller-rate-limit.js';
 import { RATE_LIMITED_DESCRIPTION } from './routes/openapi-rate-limit.js';
-import { harness } from './testing/harness.js';
+import { ADMIN_TOKEN, harness } from './testing/harness.js';
 import type { WorkersApiDeps } from './workers/index.js';
 
 const managed = {
@@ -80,6 +83,31 @@ describe('the app with per-caller rate limits', () => {
     expect(
       (await h.call('GET', '/fleet/api/state', undefined, { authorization: 'Bearer nope-nope-nope' })).status,
     ).toBe(401);
+  });
+
+  it('limits /v1/gateway after its own authentication, with the same buckets as the rest of the admin API', async () => {
+    let t = 0;
+    const unused = {} as never;
+    const auth = anyOf([staticTokenAuthenticator([{ name: 'unit', token: ADMIN_TOKEN }])]);
+    const h = harness({
+      workers: {
+        log: memoryLogger(),
+        auth: unused,
+        adminAuth: auth,
+        limiter: unused,
+      } as unknown as WorkersApiDeps,
+      callerLimit: { rates: tight, now: () => t },
+    });
+    // A body the route's schema refuses (400, before any store): each still spends an admin-write token.
+    const put = () => h.call('PUT', '/v1/gateway/routing', { nonsense: true });
+    expect((await put()).status).toBe(400);
+    expect((await h.call('DELETE', '/v1/proxies/nope')).status).toBe(404);
+    const res = await put();
+    expect(res.status).toBe(429);
+    expect(res.headers.get('retry-after')).toBe('1');
+    expect(await res.json()).toMatchObject({ error: 'rate_limited' });
+    t += 1000;
+    expect((await put()).status).toBe(400);
   });
 
   it('leaves /healthz alone', async () => {
