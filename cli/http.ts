@@ -1,6 +1,6 @@
 // The CLI's HTTP client: JSON in and out, the role's bearer token, a timeout, and failures turned into
 // ApiCallError (the API's stable code), UnreachableError, or BadResponseError (a 2xx body that is not
-// JSON). One retry of a 503 whose Retry-After (seconds or an HTTP date) asks for at most 5 s.
+// JSON). One retry of a 503 or 429 whose Retry-After (seconds or an HTTP date) asks for at most 5 s.
 
 import { BEARER_TOKEN } from '../shared/src/domain/bearer-token.js';
 import { retryAfterMs } from '../shared/src/domain/retry-after.js';
@@ -93,8 +93,14 @@ export class ApiClient {
       if (res.ok) return json as T;
       // Seconds or an HTTP date (RFC 9110), read as the typed client reads it. Waited for only when it is
       // short: a person is waiting at the prompt, and a longer outage is better said than sat through.
+      // 429: the API's per-caller rate limit, which changed nothing: the same one retry.
       const wait = retryAfterMs(res.headers.get('retry-after'), Date.now());
-      if (res.status === 503 && attempt === 0 && wait !== undefined && wait <= MAX_RETRY_WAIT_MS) {
+      if (
+        (res.status === 503 || res.status === 429) &&
+        attempt === 0 &&
+        wait !== undefined &&
+        wait <= MAX_RETRY_WAIT_MS
+      ) {
         await new Promise((r) => setTimeout(r, wait));
         continue;
       }

@@ -45,6 +45,12 @@ locals {
     # The only port google_compute_firewall.proxy_port opens: the API refuses a managed proxy on any
     # other (it would boot and never be reachable).
     MANAGED_PROXY_PORTS = tostring(var.proxy_port)
+    # Per-caller rate limits by route class (functions/api/src/config.ts, docs/api.md § Rate limits).
+    RATE_LIMIT_LEASE_ACQUIRE = var.api_rate_limits.lease_acquire
+    RATE_LIMIT_LEASE_OTHER   = var.api_rate_limits.lease_other
+    RATE_LIMIT_DISCOVERY     = var.api_rate_limits.discovery
+    RATE_LIMIT_ADMIN_WRITE   = var.api_rate_limits.admin_write
+    RATE_LIMIT_ADMIN_READ    = var.api_rate_limits.admin_read
   }
 
   # Secret-backed environment of the API: variable name => secret kind (secrets.tf).

@@ -118,6 +118,36 @@ variable "api_max_instances" {
   }
 }
 
+variable "api_rate_limits" {
+  description = "Per-caller rate limit of each route class of the API, \"<per second>:<burst>\" per caller (a crawler token, an admin identity) per API instance; an attribute left out keeps its default. The defaults and why they fit a fleet of hundreds of crawlers on one token: docs/api.md § Rate limits."
+  type = object({
+    lease_acquire = optional(string, "1000:2000")
+    lease_other   = optional(string, "2000:4000")
+    discovery     = optional(string, "50:1000")
+    admin_write   = optional(string, "50:500")
+    admin_read    = optional(string, "100:1000")
+  })
+  default = {
+    lease_acquire = "1000:2000"
+    lease_other   = "2000:4000"
+    discovery     = "50:1000"
+    admin_write   = "50:500"
+    admin_read    = "100:1000"
+  }
+
+  validation {
+    condition = alltrue([
+      for v in values(var.api_rate_limits) : try(
+        can(regex("^[0-9]+(\\.[0-9]+)?:[0-9]+$", v)) &&
+        tonumber(split(":", v)[0]) >= 0.001 && tonumber(split(":", v)[0]) <= 100000 &&
+        tonumber(split(":", v)[1]) >= 1 && tonumber(split(":", v)[1]) <= 1000000,
+        false
+      )
+    ])
+    error_message = "each api_rate_limits value must be \"<per second>:<burst>\": a rate of 0.001-100000 requests a second and a whole burst of 1-1000000, such as \"1000:2000\"."
+  }
+}
+
 variable "gateway_min_instances" {
   description = "Gateway instances kept warm. At least 1: a worker holds its snapshot and ownership epoch in memory, and a cold start would serve nothing until it registers again."
   type        = number

@@ -9,6 +9,7 @@ import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { promProxyPhaseGauge } from '../../functions/api/src/fleet/phase-gauge.js';
 import { promLeaseMetrics } from '../../functions/api/src/leases/metrics.js';
+import { promRateLimitRefusals } from '../../functions/api/src/middleware/rate-limit-metrics.js';
 import { PromRecorder } from '../../functions/gateway/src/metrics.js';
 import { repoRoot } from '../terraform/support/paths.js';
 import { docPaths } from './support/markdown.js';
@@ -22,6 +23,7 @@ const BOUNDED_LABELS: Record<string, string> = {
   kind: 'the socket kinds',
   op: 'the lease operations',
   phase: 'the proxy phases',
+  class: "the per-caller rate limit's five route classes",
 };
 
 async function ourMetrics() {
@@ -41,6 +43,7 @@ async function ourMetrics() {
   const api = new Registry();
   promProxyPhaseGauge(api, async () => ({}) as never, { maxAgeMs: 0, nowMs: () => 0 });
   promLeaseMetrics(api, async () => 0, { nowMs: () => 0 }).leaseRequest('acquire', 'granted');
+  promRateLimitRefusals(api)('lease-acquire');
   const all = [
     ...(await gateway.registry.getMetricsAsJSON()).map((m) => ({ ...m, service: 'gateway' })),
     ...(await api.getMetricsAsJSON()).map((m) => ({ ...m, service: 'api' })),

@@ -9,6 +9,12 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SecretManagerServiceClient } from '@google-cloud/secret-manager';
 import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  CALLER_CLASSES,
+  type CallerRates,
+  DEFAULT_CALLER_RATES,
+  rateEnvName,
+} from '../../functions/api/src/middleware/caller-rate-limit.js';
 import { loadGatewayConfig } from '../../functions/gateway/src/config.js';
 import { pollIntervals } from '../../functions/reconcile/src/config.js';
 import {
@@ -116,6 +122,14 @@ describe('proxy VMs: the network, account, tag and port reconcile uses are the o
     expect(values.local('proxy_network_tag')).toBe(NETWORK_TAG);
     expect(fw.allow).toEqual([{ protocol: 'tcp', ports: ['${tostring(var.proxy_port)}'] }]);
     expect(values.variable('proxy_port')).toBe(ManagedSpec.shape.port.parse(undefined));
+  });
+
+  it("the API's rate limits: Terraform's defaults are the code's, one variable per route class", () => {
+    const env = tf.locals.api_env as Record<string, string>;
+    for (const cls of CALLER_CLASSES) {
+      expect(env[rateEnvName(cls)]).toBe(`\${var.api_rate_limits.${cls.replace('-', '_')}}`);
+    }
+    expect(configOf<{ callerRates: CallerRates }>('api').callerRates).toEqual(DEFAULT_CALLER_RATES);
   });
 
   it('the API accepts managed proxies on exactly the port the firewall opens, and no other', () => {

@@ -47,11 +47,47 @@ run "accepts_a_full_valid_set" {
     labels                   = { team = "crawl" }
     max_snapshot_age_seconds = 75
     drift_poll_seconds       = 120
+    api_rate_limits          = { lease_acquire = "0.5:3", admin_write = "5:50" }
 
     gateway_no_upstream_alert_percent      = 25
     gateway_outcome_drop_alert_percent     = 0
     gateway_suspect_fallback_alert_percent = 2.5
   }
+}
+
+run "api_rate_limits_keep_the_defaults_of_classes_left_out" {
+  command = plan
+  variables {
+    api_rate_limits = { lease_acquire = "5:10" }
+  }
+  assert {
+    condition     = var.api_rate_limits.lease_acquire == "5:10" && var.api_rate_limits.lease_other == "2000:4000"
+    error_message = "a class left out of api_rate_limits keeps its default"
+  }
+}
+
+run "rejects_a_malformed_rate_limit" {
+  command = plan
+  variables {
+    api_rate_limits = { discovery = "1000/2000" }
+  }
+  expect_failures = [var.api_rate_limits]
+}
+
+run "rejects_a_zero_burst" {
+  command = plan
+  variables {
+    api_rate_limits = { admin_read = "10:0" }
+  }
+  expect_failures = [var.api_rate_limits]
+}
+
+run "rejects_a_rate_over_the_bound" {
+  command = plan
+  variables {
+    api_rate_limits = { lease_other = "200000:10" }
+  }
+  expect_failures = [var.api_rate_limits]
 }
 
 run "rejects_bad_project_id" {

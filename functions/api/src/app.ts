@@ -22,9 +22,11 @@ import { jobControls } from './jobs/job-controls.js';
 import { jobRoutes } from './jobs/job-routes.js';
 import { type LeaseApiDeps, leaseApi, leaseGuards, useLeaseGuards } from './leases/index.js';
 import { limitBody } from './middleware/body-limit.js';
+import { type CallerLimitOptions, callerRateLimit } from './middleware/caller-rate-limit.js';
 import { recover } from './middleware/recover.js';
 import { requestLog } from './middleware/request-log.js';
 import { healthRoute } from './routes/health.js';
+import { documentRateLimitOn } from './routes/openapi-rate-limit.js';
 import { adminSecurity, registerSecuritySchemes } from './routes/openapi-security.js';
 import { proxyRoutes } from './routes/proxies.js';
 import { validationHook } from './validation/hook.js';
@@ -59,6 +61,11 @@ export interface ApiDeps {
   fleetTokenInUrl?: boolean;
   /** Mounts /v1/jobs (admin): the periodic jobs on Cloud Scheduler and their last runs (issue 11). */
   jobs?: { scheduler: JobScheduler | null; runs: Pick<JobRunStore, 'get' | 'list'> };
+  /**
+   * Per-caller rate limits on the crawler and admin routes (middleware/caller-rate-limit.ts; wiring.ts
+   * always sets them, from config.ts); absent: none (unit tests of other things).
+   */
+  callerLimit?: CallerLimitOptions;
 }
 
 export function createApp(deps: ApiDeps) {
@@ -91,6 +98,11 @@ export function createApp(deps: ApiDeps) {
   if (deps.leases) useLeaseGuards(app, deps.leases, guards.crawler);
   // /v1/jobs is for admins only (pausing probes or running GC is never a crawler's business).
   app.use('/v1/jobs/*', guards.admin);
+  // Per-caller rate limits, after every guard above (keyed by the principal they set) and before the body
+  // limit (a refused request is not read). The fleet page and /v1/gateway authenticate inside their
+  // sub-apps, so they run the same instance after their own auth; the worker routes have their own limits.
+  const callerLimit = deps.callerLimit ? callerRateLimit(deps.callerLimit) : undefined;
+  if (callerLimit) app.use(callerLimit);
   // Worker reports carry up to 10,000 counts and a routing policy up to 256 KiB: the worker and gateway
   // routes authenticate and bound each body themselves (workers/http.ts limitBytes).
   // The fleet page checks its credential itself (a header or its cookie) and reads no body but its login
@@ -109,7 +121,7 @@ export function createApp(deps: ApiDeps) {
   if (deps.echo) app.route('/', echoRoutes(deps.echo));
   if (deps.workers) {
     const adminAuth = guards.adminOnly(deps.workers.adminAuth);
-    app.route('/', workersApi({ ...deps.workers, adminAuth }, deps.store));
+    app.route('/', workersApi({ ...deps.workers, adminAuth, callerLimit }, deps.store));
   }
   if (deps.fleet)
     app.route(
@@ -119,6 +131,7 @@ export function createApp(deps: ApiDeps) {
         auth: guards.adminOnly(deps.auth),
         feed: deps.fleet,
         tokenInUrl: deps.fleetTokenInUrl ?? true,
+        callerLimit,
       }),
     );
   if (deps.jobs) app.route('/v1/jobs', jobRoutes(jobControls({ ...deps.jobs, log: deps.log })));
@@ -131,6 +144,7 @@ export function createApp(deps: ApiDeps) {
     security: adminSecurity,
   });
   registerSecuritySchemes(app.openAPIRegistry);
+  if (callerLimit) documentRateLimitOn(app);
   return app;
 }
 

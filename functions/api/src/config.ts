@@ -7,10 +7,15 @@
 //   MANAGED_PROXY_PORTS ("3128" or "3128,8080"): the ports the proxy VMs' firewall opens, the only ones a
 //   managed proxy's spec.port may take (shared/src/domain/managed-ports.ts); Terraform sets its
 //   var.proxy_port. Unset: any port (the local plane and tests have no such firewall).
+//   RATE_LIMIT_LEASE_ACQUIRE, RATE_LIMIT_LEASE_OTHER, RATE_LIMIT_DISCOVERY, RATE_LIMIT_ADMIN_WRITE,
+//   RATE_LIMIT_ADMIN_READ ("<per second>:<burst>", such as "1000:2000"): each route class's per-caller rate
+//   limit (middleware/caller-rate-limit.ts; defaults and why: docs/api.md § Rate limits).
 import { z } from 'zod';
 import { BaseEnv } from '../../../shared/src/config/env.js';
 import { type AuthConfig, loadAuthConfig } from './auth/config.js';
 import { type LeaseConfig, loadLeaseConfig } from './leases/config.js';
+import { type CallerClass, type CallerRates, DEFAULT_CALLER_RATES } from './middleware/caller-rate-limit.js';
+import type { RateSpec } from './middleware/token-bucket.js';
 import { loadWorkersApiConfig, type WorkersApiConfig } from './workers/config.js';
 
 const PORT_LIST = 'comma-separated TCP ports, each an integer 1-65535 (such as 3128 or 3128,8080)';
@@ -27,6 +32,23 @@ const PortList = z
   .pipe(z.array(ListedPort))
   .transform((ports) => [...new Set(ports)].sort((a, b) => a - b));
 
+const RATE =
+  '"<per second>:<burst>": a rate of 0.001-100000 requests a second and a whole burst of 1-1000000 (such as 1000:2000)';
+/** One route class's limit: "<per second>:<burst>"; unset, the class's default. */
+const Rate = (cls: CallerClass) =>
+  z
+    .string()
+    .regex(/^\s*[0-9]+(\.[0-9]+)?\s*:\s*[0-9]+\s*$/, RATE)
+    .transform((text): RateSpec => {
+      const [perSecond, burst] = text.split(':').map(Number) as [number, number];
+      return { perSecond, burst };
+    })
+    .refine(
+      (r) => r.perSecond >= 0.001 && r.perSecond <= 100_000 && r.burst >= 1 && r.burst <= 1_000_000,
+      RATE,
+    )
+    .default(DEFAULT_CALLER_RATES[cls]);
+
 const ApiEnv = BaseEnv.extend({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().min(1).default('0.0.0.0'),
@@ -39,6 +61,11 @@ const ApiEnv = BaseEnv.extend({
     .max(1024 * 1024)
     .default(64 * 1024),
   MANAGED_PROXY_PORTS: PortList.optional(),
+  RATE_LIMIT_LEASE_ACQUIRE: Rate('lease-acquire'),
+  RATE_LIMIT_LEASE_OTHER: Rate('lease-other'),
+  RATE_LIMIT_DISCOVERY: Rate('discovery'),
+  RATE_LIMIT_ADMIN_WRITE: Rate('admin-write'),
+  RATE_LIMIT_ADMIN_READ: Rate('admin-read'),
 });
 
 export interface ApiConfig {
@@ -53,6 +80,8 @@ export interface ApiConfig {
   /** The ports a managed proxy may listen on (sorted, distinct); null: any. */
   managedProxyPorts: number[] | null;
   onCloudRun: boolean;
+  /** Per-caller rate limit of each route class (middleware/caller-rate-limit.ts). */
+  callerRates: CallerRates;
   auth: AuthConfig;
   /** Discovery and leases (leases/config.ts). */
   leases: LeaseConfig;
@@ -76,6 +105,13 @@ export function loadApiConfig(env: Record<string, string | undefined>): ApiConfi
     maxBodyBytes: e.MAX_BODY_BYTES,
     managedProxyPorts: e.MANAGED_PROXY_PORTS ?? null,
     onCloudRun: e.K_SERVICE !== undefined,
+    callerRates: {
+      'lease-acquire': e.RATE_LIMIT_LEASE_ACQUIRE,
+      'lease-other': e.RATE_LIMIT_LEASE_OTHER,
+      discovery: e.RATE_LIMIT_DISCOVERY,
+      'admin-write': e.RATE_LIMIT_ADMIN_WRITE,
+      'admin-read': e.RATE_LIMIT_ADMIN_READ,
+    },
     auth: loadAuthConfig(env),
     leases: loadLeaseConfig(env),
     workers: loadWorkersApiConfig(env),

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadApiConfig } from './config.js';
+import { CALLER_CLASSES, DEFAULT_CALLER_RATES, rateEnvName } from './middleware/caller-rate-limit.js';
 
 const tokens = { ADMIN_TOKENS: 'ci:0123456789abcdef0123456789abcdef' };
 
@@ -31,5 +32,40 @@ describe('MANAGED_PROXY_PORTS: the ports a managed proxy may listen on', () => {
     expect(() => loadApiConfig({ ...tokens, MANAGED_PROXY_PORTS: value })).toThrow(
       /MANAGED_PROXY_PORTS[\s\S]*comma-separated TCP ports, each an integer 1-65535/,
     );
+  });
+});
+
+describe('RATE_LIMIT_*: the per-caller rate limit of each route class', () => {
+  it('defaults every class to DEFAULT_CALLER_RATES', () => {
+    expect(loadApiConfig(tokens).callerRates).toEqual(DEFAULT_CALLER_RATES);
+  });
+
+  it('reads "<per second>:<burst>" per class, leaving the others at their defaults', () => {
+    const rates = loadApiConfig({
+      ...tokens,
+      RATE_LIMIT_LEASE_ACQUIRE: '5:10',
+      RATE_LIMIT_ADMIN_READ: ' 0.5 : 3 ',
+    }).callerRates;
+    expect(rates['lease-acquire']).toEqual({ perSecond: 5, burst: 10 });
+    expect(rates['admin-read']).toEqual({ perSecond: 0.5, burst: 3 });
+    expect(rates['lease-other']).toEqual(DEFAULT_CALLER_RATES['lease-other']);
+  });
+
+  it.each([
+    ['empty', ''],
+    ['one number', '1000'],
+    ['a zero rate', '0:10'],
+    ['a zero burst', '10:0'],
+    ['a fractional burst', '10:1.5'],
+    ['negative', '-1:10'],
+    ['words', 'fast'],
+    ['a slash', '1000/2000'],
+    ['over the bounds', '200000:10'],
+  ])('refuses %s at start, naming the variable and the expected form', (_name, value) => {
+    for (const cls of CALLER_CLASSES) {
+      expect(() => loadApiConfig({ ...tokens, [rateEnvName(cls)]: value })).toThrow(
+        new RegExp(`${rateEnvName(cls)}[\\s\\S]*<per second>:<burst>`),
+      );
+    }
   });
 });

@@ -20,6 +20,7 @@ export type ErrorCode =
   | 'unauthenticated'
   | 'forbidden'
   | 'method_not_allowed'
+  | 'rate_limited'
   | 'unavailable'
   | 'stored_proxy_invalid'
   | 'internal';

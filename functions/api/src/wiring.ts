@@ -24,6 +24,7 @@ import type { ApiConfig } from './config.js';
 import { FirestoreFleetFeed } from './fleet/firestore-feed.js';
 import { promProxyPhaseGauge } from './fleet/phase-gauge.js';
 import { buildLeaseApi } from './leases/wiring.js';
+import { promRateLimitRefusals } from './middleware/rate-limit-metrics.js';
 import { buildWorkersApi } from './workers/wiring.js';
 
 export interface Wired {
@@ -88,6 +89,11 @@ export function wireApi(config: ApiConfig, log: Logger): Wired {
     // Cloud Run's request log keeps whole URLs: no token in the fleet page's address there.
     fleetTokenInUrl: !config.onCloudRun,
     jobs: { scheduler, runs: new FirestoreJobRunStore(firestore) },
+    callerLimit: {
+      rates: config.callerRates,
+      now: () => performance.now(),
+      refused: promRateLimitRefusals(registry),
+    },
   };
   return {
     deps,

@@ -40,7 +40,7 @@ export interface LeaseClientOptions {
   token?: string;
   /** Per-request timeout (default 30 s). */
   timeoutMs?: number;
-  /** Retries of a 503 (store busy or restarting), honouring Retry-After up to 5 s (default 2). */
+  /** Retries of a 503 (store busy or restarting) or a 429 (rate limited), honouring Retry-After up to 5 s (default 2). */
   retries?: number;
   fetch?: typeof fetch;
 }
@@ -187,7 +187,8 @@ export class LeaseClient {
         if (json === NOT_JSON) throw new LeaseApiError(res.status, 'bad_response', withoutUserinfo(text));
         return json;
       }
-      if (res.status === 503 && attempt < retries) {
+      // 429: the API's per-caller rate limit; the refused request changed nothing, so it is sent again.
+      if ((res.status === 503 || res.status === 429) && attempt < retries) {
         // Absent or unreadable: 1 s. At most 5 s, whatever it asks.
         const after = retryAfterMs(res.headers.get('retry-after'), Date.now()) ?? 1000;
         await new Promise((r) => setTimeout(r, Math.min(5000, after)));

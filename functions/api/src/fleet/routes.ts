@@ -4,6 +4,7 @@
 // The two JSON routes are OpenAPI routes (fleet-openapi.ts): /openapi.json describes them from the schemas
 // their answers are typed by (fleet-schemas.ts).
 import { OpenAPIHono } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
 import type { Clock } from '../../../../shared/src/ports/clock.js';
@@ -36,6 +37,8 @@ export interface FleetDeps {
    * an admin token in the address would be kept in Cloud Logging; the page refuses it and shows the form.
    */
   tokenInUrl?: boolean;
+  /** The app's per-caller rate limit (middleware/caller-rate-limit.ts), run after the page's auth. */
+  callerLimit?: MiddlewareHandler;
 }
 
 const noStore = { 'Cache-Control': 'no-store' };
@@ -107,6 +110,7 @@ export function fleetApp(deps: FleetDeps) {
     return c.redirect(c.req.path, 303);
   });
   app.use('*', fleetAuth(deps.auth));
+  if (deps.callerLimit) app.use('*', deps.callerLimit);
 
   app.get('/', async (c) => {
     await ready();

@@ -2,6 +2,7 @@
 // fail-closed usable capacity, the routing every snapshot carries, and reclaims (take a pool proxy out for
 // an exclusive lease). Changes ask the snapshot function for a pass at once.
 import { OpenAPIHono } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
 import { DEFAULT_ROUTING } from '../../../../shared/src/domain/snapshots/content.js';
 import { ownedBy } from '../../../../shared/src/domain/workers/ownership.js';
@@ -57,6 +58,8 @@ export interface GatewayAdminDeps {
   clock: Clock;
   log: Logger;
   settings: WorkerSettings;
+  /** The app's per-caller rate limit (middleware/caller-rate-limit.ts), run after this sub-app's auth. */
+  callerLimit?: MiddlewareHandler;
 }
 
 const pageTokenOf = (workerId: string) => Buffer.from(workerId, 'utf8').toString('base64url');
@@ -74,6 +77,7 @@ export function gatewayAdminRoutes(deps: GatewayAdminDeps) {
   });
   app.onError(workerErrors(deps.log));
   app.use('*', requireAdmin(deps.auth));
+  if (deps.callerLimit) app.use('*', deps.callerLimit);
   const pass = (reason: string) => requestPass(deps, reason);
 
   /** Workers and headers in view at `now`, read as the snapshot pass reads them. */

@@ -1,12 +1,8 @@
-// Per-worker request rates (contract §8: limits on every endpoint). Token buckets in the memory of one API
-// instance, keyed by endpoint and worker id: bounded (the oldest idle keys are evicted), so a caller
-// cycling through ids costs memory it cannot grow. A cluster-wide limit would need a shared store for a
-// check that must stay cheaper than the call it protects; per instance is the usual trade (Cloud Run's
-// instance count bounds the total).
-export interface RateSpec {
-  perSecond: number;
-  burst: number;
-}
+// Per-worker request rates (contract §8: limits on every endpoint): the token buckets of
+// middleware/token-bucket.ts, keyed by endpoint and worker id (routes.ts).
+import type { RateSpec } from '../middleware/token-bucket.js';
+
+export { type RateDecision, RateLimiter, type RateSpec } from '../middleware/token-bucket.js';
 
 export const WORKER_RATES = {
   register: { perSecond: 1, burst: 5 },
@@ -15,28 +11,3 @@ export const WORKER_RATES = {
   outcomes: { perSecond: 10, burst: 40 },
   snapshot: { perSecond: 1, burst: 5 },
 } as const satisfies Record<string, RateSpec>;
-
-export type RateDecision = { ok: true } | { ok: false; retryAfterSeconds: number };
-
-export class RateLimiter {
-  private readonly buckets = new Map<string, { tokens: number; at: number }>();
-
-  constructor(
-    private readonly now: () => number,
-    private readonly maxKeys = 10_000,
-  ) {}
-
-  take(key: string, spec: RateSpec): RateDecision {
-    const t = this.now();
-    const b = this.buckets.get(key) ?? { tokens: spec.burst, at: t };
-    const tokens = Math.min(spec.burst, b.tokens + ((t - b.at) / 1000) * spec.perSecond);
-    this.buckets.delete(key); // re-inserted below: Map order is recency, the first key the stalest
-    if (tokens < 1) {
-      this.buckets.set(key, { tokens, at: t });
-      return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - tokens) / spec.perSecond)) };
-    }
-    this.buckets.set(key, { tokens: tokens - 1, at: t });
-    if (this.buckets.size > this.maxKeys) this.buckets.delete(this.buckets.keys().next().value!);
-    return { ok: true };
-  }
-}
