@@ -57,6 +57,23 @@ describe('gateway: the ownership grant is a hard expiry', () => {
     return grantEnd;
   };
 
+  /** Loads `version` with a grant ending `ms` from now, without waiting for anything to expire first. */
+  const loadGrant = async (version: number, ms: number): Promise<void> => {
+    const snap = snapshotFile({ upstreams: [upstreamUrl], version });
+    const end = new Date(Date.now() + ms).toISOString();
+    snap.validUntil = end;
+    const usable = new Date(Date.now() + ms - 10_000).toISOString();
+    for (const p of snap.proxies) Object.assign(p, { expiresAt: end, usableUntil: usable });
+    writeFileSync(gw.snapshotPath, JSON.stringify(snap));
+    gw.child.kill('SIGHUP');
+    await pollUntil(
+      gw.health,
+      (h) => h.snapshot?.version === version,
+      3_000,
+      `snapshot version ${version} applied`,
+    );
+  };
+
   afterAll(async () => {
     await gw?.stop();
     await upstream?.close();
@@ -119,6 +136,48 @@ describe('gateway: the ownership grant is a hard expiry', () => {
     expect(closed.status).toBe(200);
     expect(closed.bytes).toBeGreaterThan(0);
     expect(closed.at).toBeGreaterThanOrEqual(grantEnd);
+    const h = await pollUntil(gw.health, (x) => x.load.active === 0, 5_000, 'the slot given back');
+    expect(h.load).toEqual({ active: 0, reserved: 0 });
+  });
+
+  it('lets a /v1/fetch run on past its first grant when the grant is renewed meanwhile (a worker in touch)', async () => {
+    // A worker in touch with the controller gets its grant renewed every tick, while a fetch may run for
+    // up to GATEWAY_FETCH_TIMEOUT_MS (120 s here; any length is allowed): the end of the grant the proxy
+    // was picked under is no end once a later snapshot has extended it.
+    const grantEnd = await loadShortGrant(4);
+    const outcome = new Promise<{ at: number; status: number; bytes: number }>((resolve, reject) => {
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port: gw.httpPort,
+          method: 'POST',
+          path: '/v1/fetch',
+          headers: {
+            'content-type': 'application/json',
+            'proxy-authorization': basicAuth('crawler', 's3cret'),
+          },
+        },
+        (res) => {
+          let bytes = 0;
+          res.on('data', (c: Buffer) => {
+            bytes += c.length;
+          });
+          res.on('error', () => {});
+          res.once('close', () => resolve({ at: Date.now(), status: res.statusCode!, bytes }));
+        },
+      );
+      req.on('error', reject);
+      // Still streaming well past the first grant's end: the test ends it itself.
+      setTimeout(() => req.destroy(), grantEnd - Date.now() + 4_000);
+      req.end(JSON.stringify({ url: `http://127.0.0.1:${targets.httpPort}/stream` }));
+    });
+    await new Promise((r) => setTimeout(r, 1_000));
+    await loadGrant(5, 60_000);
+    const closed = await outcome;
+    expect(closed.status).toBe(200);
+    expect(closed.at, 'the fetch was cut at the end of a grant that had been renewed').toBeGreaterThanOrEqual(
+      grantEnd + 3_500,
+    );
     const h = await pollUntil(gw.health, (x) => x.load.active === 0, 5_000, 'the slot given back');
     expect(h.load).toEqual({ active: 0, reserved: 0 });
   });

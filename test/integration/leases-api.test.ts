@@ -623,6 +623,33 @@ describe('POST /v1/leases with an Idempotency-Key', () => {
     expect(keys[2]).not.toBe(keys[0]);
   });
 
+  it('a retry through the typed client after an answer lost to a reset or a front-end 502 yields the one lease', async () => {
+    await start([proxy('solo', { capacity: 3 })]);
+    // The grant commits, then the connection is reset before the answer arrives (fetch throws), and the
+    // retry's answer is lost to the front end's 502: the client must retry both under the key it sent,
+    // not throw — a crawler retrying the error itself would send a new key and hold a second lease.
+    let n = 0;
+    const keys: Array<string | null> = [];
+    const client = new LeaseClient({
+      baseUrl: 'http://api.test',
+      token: TOKEN,
+      fetch: (async (url: string, init: RequestInit) => {
+        keys.push(new Headers(init.headers).get('idempotency-key'));
+        const res = await app.request(url, init);
+        n++;
+        if (n > 2) return res;
+        await res.text();
+        if (n === 1) throw new TypeError('fetch failed', { cause: new Error('read ECONNRESET') });
+        return new Response('<html>502 Bad Gateway</html>', { status: 502 });
+      }) as typeof fetch,
+    });
+    const grant = await client.acquire({ ttlSeconds: 60 });
+    expect(keys).toHaveLength(3);
+    expect(new Set(keys).size).toBe(1);
+    expect((await activeLeases()).map((d) => d.id)).toEqual([grant.leaseId]);
+    expect(await stateOf('solo')).toHaveLength(1);
+  });
+
   it('the same key and request answers 201 with the same lease, proxy and URL, and takes no second slot', async () => {
     await start();
     const a = await keyed('k-1', { selector: { region: 'eu' }, ttlSeconds: 60 });

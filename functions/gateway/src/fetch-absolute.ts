@@ -20,6 +20,8 @@ export interface AbsoluteFetch {
   headers: Record<string, string>;
   body: Buffer | undefined;
   timeoutMs: number;
+  /** At timeoutMs: the time more it may run (a renewed ownership grant, fetch-through.ts), or 0. */
+  renewed?: () => number;
   /** Called once the request has a connection to the upstream (pooled or new). */
   onConnected: () => void;
   /** Given what abandons the exchange before its head (the caller left): settles it `client_closed`. */
@@ -129,10 +131,16 @@ export function fetchAbsolute(
       reject(err);
       return;
     }
-    timer = setTimeout(() => {
+    const atDeadline = () => {
+      const more = f.renewed?.() ?? 0;
+      if (more > 0) {
+        timer = setTimeout(atDeadline, more);
+        return;
+      }
       req.destroy();
       settle({ ok: false, stage: 'RESPONSE_HEADERS', status: 504, code: 'fetch_timeout' });
-    }, f.timeoutMs);
+    };
+    timer = setTimeout(atDeadline, f.timeoutMs);
     f.abortable?.(() => {
       // Settled first: the destroy's 'close' must not read as the target's bad response.
       settle({ ok: false, stage: 'RESPONSE_HEADERS', status: 499, code: 'client_closed' });

@@ -103,7 +103,8 @@ export async function fetchThrough(
   // target's head and body — not a timer started once the tunnel was up: that let an upstream slow to
   // answer CONNECT (or dripping its answer) hold the caller past its timeoutMs, up to
   // GATEWAY_UPSTREAM_TIMEOUT_MS or for good.
-  let deadline = Date.now() + Math.min(req.timeoutMs ?? deps.maxTimeoutMs, deps.maxTimeoutMs);
+  const ownDeadline = Date.now() + Math.min(req.timeoutMs ?? deps.maxTimeoutMs, deps.maxTimeoutMs);
+  let deadline = ownDeadline;
   const left = () => Math.max(1, deadline - Date.now());
   /** The deadline is the caller's (a timeoutMs under the gateway's own bound), not the gateway's. */
   const callerBound = req.timeoutMs !== undefined && req.timeoutMs < deps.maxTimeoutMs;
@@ -159,12 +160,28 @@ export async function fetchThrough(
   // The proxy's hard expiry (contract seed §3: expiresAt, the end of this worker's ownership grant): the
   // fetch ends there at the latest, head and body, as a tunnel on the proxy listener is cut then
   // (proxy-session.ts sweep) — past it the controller may have given the proxy to another worker. A
-  // renewed grant arrives a tick after the last and the fetch bound is far shorter, so only a worker
-  // whose grant is not being renewed (cut off from the controller) ever reaches it. Like a caller's own
-  // shorter timeoutMs, it is no evidence against the proxy.
-  const grantBound = u.expiresAtMs < deadline;
+  // renewed grant moves it (renewed() below), so only a worker whose grant is not being renewed (cut off
+  // from the controller) ever reaches it. Like a caller's own shorter timeoutMs, it is no evidence
+  // against the proxy.
+  let grantBound = u.expiresAtMs < deadline;
   if (grantBound) deadline = u.expiresAtMs;
-  const notTheProxys = callerBound || grantBound;
+  const notTheProxys = () => callerBound || grantBound;
+  /**
+   * At a deadline that was the grant's: the time a renewed grant gives on (the proxy's expiresAt in the
+   * snapshot taken since), else 0 — the fetch ends. The grant it was picked under is no bound once a later
+   * snapshot has extended it: a worker in touch with the controller is renewed every tick, and a fetch may
+   * run for GATEWAY_FETCH_TIMEOUT_MS, which may be longer than a grant has left (~90-180 s).
+   */
+  const renewed = (): number => {
+    if (!grantBound) return 0;
+    const listed = deps.worker.snapshot()?.upstreams.get(u.name);
+    if (!listed || listed.host !== u.host || listed.port !== u.port) return 0;
+    const end = Math.min(ownDeadline, listed.expiresAtMs);
+    if (end <= Date.now()) return 0;
+    deadline = end;
+    grantBound = listed.expiresAtMs < ownDeadline;
+    return left();
+  };
   const failOn = (status: number, code: string, detail?: Record<string, string | number>) => ({
     ...fail(status, code, detail),
     route: route.name,
@@ -213,6 +230,7 @@ export async function fetchThrough(
         headers,
         body,
         timeoutMs: left(),
+        renewed,
         onConnected: () => {
           u.live.reserved--;
           u.live.active++;
@@ -232,7 +250,7 @@ export async function fetchThrough(
       release();
       if (r.code === CLIENT_CLOSED) return failOn(r.status, r.code);
       // As on a tunnel below: the caller's own shorter deadline is no evidence against the proxy.
-      if (!(r.code === FETCH_TIMEOUT && notTheProxys)) outcome(r.stage, false, r.upstreamStatus);
+      if (!(r.code === FETCH_TIMEOUT && notTheProxys())) outcome(r.stage, false, r.upstreamStatus);
       return failOn(r.status, r.code, r.upstreamStatus ? { upstreamStatus: r.upstreamStatus } : undefined);
     }
     // As on the proxy listener (proxy-session.ts forwardResponse): relayed, but no success.
@@ -320,10 +338,16 @@ export async function fetchThrough(
       resolve(failOn(400, 'bad_request'));
       return;
     }
-    const timer = setTimeout(() => {
+    const atDeadline = () => {
+      const more = renewed();
+      if (more > 0) {
+        timer = setTimeout(atDeadline, more);
+        return;
+      }
       timedOut = true;
       r.destroy();
-    }, left());
+    };
+    let timer = setTimeout(atDeadline, left());
     const done = () => {
       clearTimeout(timer);
       release();
@@ -344,7 +368,7 @@ export async function fetchThrough(
       // A head that did not come within the caller's own, shorter timeoutMs is no evidence against the
       // proxy (a client asking for 100 ms could otherwise fail a sticky proxy on the passive track); one
       // that did not come within the gateway's own bound is, as ambiguous as any RESPONSE_HEADERS failure.
-      if (!(timedOut && notTheProxys)) outcome('RESPONSE_HEADERS', false);
+      if (!(timedOut && notTheProxys())) outcome('RESPONSE_HEADERS', false);
       resolve(timedOut ? failOn(504, FETCH_TIMEOUT) : f);
     };
     caller.abort = () => r.destroy();

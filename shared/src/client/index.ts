@@ -40,7 +40,11 @@ export interface LeaseClientOptions {
   token?: string;
   /** Per-request timeout (default 30 s). */
   timeoutMs?: number;
-  /** Retries of a 503 (store busy or restarting) or a 429 (rate limited), honouring Retry-After up to 5 s (default 2). */
+  /**
+   * Retries of a 503 (store busy or restarting) or a 429 (rate limited), honouring Retry-After up to 5 s
+   * (default 2); an acquire's also of a lost answer (timeout, reset, 500/502/504), 1 s apart, under its
+   * Idempotency-Key.
+   */
   retries?: number;
   fetch?: typeof fetch;
 }
@@ -101,15 +105,17 @@ export class LeaseClient {
    * a body cut short) still holds a slot of a proxy until its TTL: it is released first, best effort, when
    * its lease id can be read, and the error that made it unusable is thrown.
    *
-   * Each call sends a new random Idempotency-Key, and the same one on its retries of a 503: a retry of an
-   * acquire whose grant was made but whose answer was lost gets that lease, not a second one
-   * (docs/leases.md § Idempotent acquire).
+   * Each call sends a new random Idempotency-Key, and the same one on its retries: of a 503, and of an
+   * answer that was lost — a timeout, a connection reset, a 500/502/504 (Cloud Run's front end, whose
+   * own page is no answer of the service). Such an acquire may well have been granted: its retry under
+   * the key gets that lease, not a second one (docs/leases.md § Idempotent acquire). A caller retrying
+   * the thrown error itself would send a new key and lease twice.
    */
   async acquire(request: AcquireOptions = {}): Promise<LeaseGrant> {
     let body: unknown;
     try {
       const key = globalThis.crypto.randomUUID();
-      body = await this.send('POST', '/v1/leases', request, { 'idempotency-key': key });
+      body = await this.send('POST', '/v1/leases', request, { 'idempotency-key': key }, true);
     } catch (err) {
       if (err instanceof LeaseApiError && err.code === 'bad_response') {
         await this.releaseUnusable(leaseIdIn(err.body));
@@ -163,29 +169,46 @@ export class LeaseClient {
     return result;
   }
 
-  /** `own`: headers of the call's own, sent alike on every retry. */
+  /**
+   * `own`: headers of the call's own, sent alike on every retry. `repeatable`: the call may be sent again
+   * when its answer was lost (it carries an Idempotency-Key); any call is retried on a 503.
+   */
   private async send(
     method: string,
     path: string,
     body?: unknown,
     own: Record<string, string> = {},
+    repeatable = false,
   ): Promise<unknown> {
     const headers: Record<string, string> = { ...own, accept: 'application/json' };
     if (this.token) headers.authorization = `Bearer ${this.token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
     const retries = this.opts.retries ?? 2;
     for (let attempt = 0; ; attempt++) {
-      const res = await this.fetch(`${this.base}${path}`, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000),
-      });
-      const text = await res.text();
+      let res: Response;
+      let text: string;
+      try {
+        res = await this.fetch(`${this.base}${path}`, {
+          method,
+          headers,
+          body: body === undefined ? undefined : JSON.stringify(body),
+          signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000),
+        });
+        text = await res.text();
+      } catch (err) {
+        // No answer (a timeout, a reset, the body cut off): the request may have been served all the same.
+        if (!repeatable || attempt >= retries) throw err;
+        await new Promise((r) => setTimeout(r, 1000));
+        continue;
+      }
       const json = parseBody(text);
       if (res.ok) {
         if (json === NOT_JSON) throw new LeaseApiError(res.status, 'bad_response', withoutUserinfo(text));
         return json;
+      }
+      if (repeatable && LOST_ANSWER.has(res.status) && attempt < retries) {
+        await new Promise((r) => setTimeout(r, 1000));
+        continue;
       }
       // 429: the API's per-caller rate limit; the refused request changed nothing, so it is sent again.
       if ((res.status === 503 || res.status === 429) && attempt < retries) {
@@ -207,6 +230,12 @@ export class LeaseClient {
 }
 
 const NOT_JSON = Symbol('not JSON');
+
+/**
+ * Answers that do not say whether the request was served (an internal error after a commit, the front
+ * end's 502 for an instance that died mid-request, its 504 for one that took too long).
+ */
+const LOST_ANSWER = new Set([500, 502, 504]);
 
 /** In a body that is not JSON (cut short, say), the service's own spelling of the field. */
 const RAW_LEASE_ID = /"leaseId"\s*:\s*"([A-Za-z0-9_-]{1,128})"/;

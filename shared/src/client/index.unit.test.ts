@@ -95,6 +95,61 @@ describe('LeaseClient', () => {
     expect(g.calls[0]?.init.headers).not.toHaveProperty('idempotency-key');
   });
 
+  it('retries an acquire whose answer was lost (timeout, reset, a 502/504 of the front end) under the same key', async () => {
+    // The cases the Idempotency-Key exists for: the grant may have committed, so the retry must carry the
+    // same key (it gets that lease back); a caller's own retry would send a new one and lease twice.
+    const calls: Array<Record<string, string>> = [];
+    const answers: Array<() => Response> = [
+      () => {
+        throw new DOMException('The operation was aborted due to timeout', 'TimeoutError');
+      },
+      () => {
+        throw new TypeError('fetch failed');
+      },
+      () => new Response('<html>502 Bad Gateway</html>', { status: 502 }),
+      () => new Response('<html>504 Gateway Timeout</html>', { status: 504 }),
+      () => new Response(JSON.stringify(grant), { status: 201 }),
+    ];
+    const fetch = (async (_url: string, init: RequestInit) => {
+      calls.push(init.headers as Record<string, string>);
+      return answers.shift()!();
+    }) as unknown as typeof globalThis.fetch;
+    vi.useFakeTimers();
+    try {
+      const client = new LeaseClient({ baseUrl: 'http://api', fetch, retries: 4 });
+      const acquired = client.acquire().catch((e: unknown) => e);
+      await vi.advanceTimersByTimeAsync(4 * 1_000);
+      expect(await acquired).toEqual(grant);
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(calls).toHaveLength(5);
+    expect(new Set(calls.map((h) => h['idempotency-key'])).size).toBe(1);
+  });
+
+  it('gives up on a lost answer after its retries with the last error; other calls are not retried on it', async () => {
+    const err = new TypeError('fetch failed');
+    let n = 0;
+    const fetch = (async () => {
+      n++;
+      throw err;
+    }) as unknown as typeof globalThis.fetch;
+    const client = new LeaseClient({ baseUrl: 'http://api', fetch, retries: 2 });
+    vi.useFakeTimers();
+    try {
+      const acquired = client.acquire().catch((e: unknown) => e);
+      await vi.advanceTimersByTimeAsync(2 * 1_000);
+      expect(await acquired).toBe(err);
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(n).toBe(3);
+    // A renewal sent twice would extend the lease twice: no key, no retry of a lost answer.
+    n = 0;
+    expect(await client.renew('L1').catch((e: unknown) => e)).toBe(err);
+    expect(n).toBe(1);
+  });
+
   it('a spent or reused key is a LeaseApiError with its code, not a NoMatchError', async () => {
     const f = fakeFetch([
       [409, { error: 'idempotency_key_spent', message: 'm' }],
