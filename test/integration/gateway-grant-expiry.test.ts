@@ -39,6 +39,37 @@ describe('gateway: the ownership grant is a hard expiry', () => {
     });
   });
 
+  /**
+   * A /v1/fetch of the target's /stream (200, then a KiB every 20 ms for as long as it is read): when its
+   * answer closed, its status and the bytes read. Destroyed after `bound` ms, with `error` if given.
+   */
+  const streamFetch = (bound: number, error?: Error) =>
+    new Promise<{ at: number; status: number; bytes: number }>((resolve, reject) => {
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port: gw.httpPort,
+          method: 'POST',
+          path: '/v1/fetch',
+          headers: {
+            'content-type': 'application/json',
+            'proxy-authorization': basicAuth('crawler', 's3cret'),
+          },
+        },
+        (res) => {
+          let bytes = 0;
+          res.on('data', (c: Buffer) => {
+            bytes += c.length;
+          });
+          res.on('error', () => {});
+          res.once('close', () => resolve({ at: Date.now(), status: res.statusCode!, bytes }));
+        },
+      );
+      req.on('error', reject);
+      setTimeout(() => req.destroy(error), bound);
+      req.end(JSON.stringify({ url: `http://127.0.0.1:${targets.httpPort}/stream` }));
+    });
+
   /** Loads `version`, whose grant ends GRANT_MS from now (SIGHUP re-reads the file); returns that end. */
   const loadShortGrant = async (version: number): Promise<number> => {
     const snap = snapshotFile({ upstreams: [upstreamUrl], version });
@@ -106,33 +137,8 @@ describe('gateway: the ownership grant is a hard expiry', () => {
 
   it("ends a /v1/fetch whose body is still streaming once its proxy's grant has ended", async () => {
     const grantEnd = await loadShortGrant(3);
-    // The target's /stream answers 200 and then writes a KiB every 20 ms for as long as it is read.
-    const closed = await new Promise<{ at: number; status: number; bytes: number }>((resolve, reject) => {
-      const req = http.request(
-        {
-          host: '127.0.0.1',
-          port: gw.httpPort,
-          method: 'POST',
-          path: '/v1/fetch',
-          headers: {
-            'content-type': 'application/json',
-            'proxy-authorization': basicAuth('crawler', 's3cret'),
-          },
-        },
-        (res) => {
-          let bytes = 0;
-          res.on('data', (c: Buffer) => {
-            bytes += c.length;
-          });
-          res.on('error', () => {});
-          res.once('close', () => resolve({ at: Date.now(), status: res.statusCode!, bytes }));
-        },
-      );
-      req.on('error', reject);
-      // A bound of its own (an idle timeout would never fire: the body keeps coming).
-      setTimeout(() => req.destroy(new Error('still streaming 15 s after the grant was loaded')), 15_000);
-      req.end(JSON.stringify({ url: `http://127.0.0.1:${targets.httpPort}/stream` }));
-    });
+    // A bound of its own (an idle timeout would never fire: the body keeps coming).
+    const closed = await streamFetch(15_000, new Error('still streaming 15 s after the grant was loaded'));
     expect(closed.status).toBe(200);
     expect(closed.bytes).toBeGreaterThan(0);
     expect(closed.at).toBeGreaterThanOrEqual(grantEnd);
@@ -145,32 +151,8 @@ describe('gateway: the ownership grant is a hard expiry', () => {
     // up to GATEWAY_FETCH_TIMEOUT_MS (120 s here; any length is allowed): the end of the grant the proxy
     // was picked under is no end once a later snapshot has extended it.
     const grantEnd = await loadShortGrant(4);
-    const outcome = new Promise<{ at: number; status: number; bytes: number }>((resolve, reject) => {
-      const req = http.request(
-        {
-          host: '127.0.0.1',
-          port: gw.httpPort,
-          method: 'POST',
-          path: '/v1/fetch',
-          headers: {
-            'content-type': 'application/json',
-            'proxy-authorization': basicAuth('crawler', 's3cret'),
-          },
-        },
-        (res) => {
-          let bytes = 0;
-          res.on('data', (c: Buffer) => {
-            bytes += c.length;
-          });
-          res.on('error', () => {});
-          res.once('close', () => resolve({ at: Date.now(), status: res.statusCode!, bytes }));
-        },
-      );
-      req.on('error', reject);
-      // Still streaming well past the first grant's end: the test ends it itself.
-      setTimeout(() => req.destroy(), grantEnd - Date.now() + 4_000);
-      req.end(JSON.stringify({ url: `http://127.0.0.1:${targets.httpPort}/stream` }));
-    });
+    // Still streaming well past the first grant's end: the test ends it itself.
+    const outcome = streamFetch(grantEnd - Date.now() + 4_000);
     await new Promise((r) => setTimeout(r, 1_000));
     await loadGrant(5, 60_000);
     const closed = await outcome;
