@@ -357,13 +357,13 @@ variable "max_snapshot_age_seconds" {
 }
 
 variable "tick_failures_alert_threshold" {
-  description = "Alert when one Scheduler job (probe-tick, gc-sweep, requeue-sweep, snapshot-tick) logs more than this many failed runs in 15 minutes (job.tick_failed; a redelivered probe or gc tick counts each attempt). The jobs tick every minute or ten, so the default fires on a job that is down, not on a blip."
+  description = "Alert when one Scheduler job logs more than this many failed runs (job.tick_failed; a redelivered probe tick counts each attempt): in 15 minutes for probe-tick, requeue-sweep and snapshot-tick, which tick every minute, and in an hour for gc-sweep, which ticks every 10 minutes. So the default fires on a job that is down, not on a blip. At most 5: an hour holds six gc-sweep runs."
   type        = number
   default     = 3
 
   validation {
-    condition     = var.tick_failures_alert_threshold >= 0 && floor(var.tick_failures_alert_threshold) == var.tick_failures_alert_threshold
-    error_message = "tick_failures_alert_threshold must be a non-negative integer."
+    condition     = var.tick_failures_alert_threshold >= 0 && var.tick_failures_alert_threshold <= 5 && floor(var.tick_failures_alert_threshold) == var.tick_failures_alert_threshold
+    error_message = "tick_failures_alert_threshold must be an integer from 0 to 5 (an hour holds six gc-sweep runs: a higher one never fires for it)."
   }
 }
 

@@ -287,6 +287,53 @@ describe('the stale-gateway alert fires before the gateway stops taking traffic'
   });
 });
 
+describe('the failing-jobs alert can fire for every scheduled job', () => {
+  // Minutes between runs of a cron schedule ("* * * * *" or "*/N * * * *", the forms the table uses).
+  const periodSeconds = (cron: string) => {
+    const minute = cron.split(' ')[0]!;
+    if (minute === '*') return 60;
+    const every = /^\*\/(\d+)$/.exec(minute)?.[1];
+    if (!every) throw new Error(`schedule ${cron}: not a form this test reads`);
+    return Number(every) * 60;
+  };
+  /** Whether a condition's filter counts this job's lines (its `metric.label.job` clauses). */
+  const selects = (filter: string, job: string) =>
+    [...filter.matchAll(/metric\.label\.job\s*(!?=)\s*"([^"]+)"/g)].every(([, op, value]) =>
+      op === '=' ? value === job : value !== job,
+    );
+
+  it("a job failing every run logs more failed runs in some condition's window than its threshold", () => {
+    const policy = resourceOf(tf, 'google_monitoring_alert_policy', 'failing_jobs');
+    const threshold = values.variable('tick_failures_alert_threshold') as number;
+    const conditions = ((policy.conditions ?? []) as Block[]).map((c) => {
+      const body = (c.condition_threshold as Block[])[0]!;
+      expect(body.threshold_value).toBe('${var.tick_failures_alert_threshold}');
+      const window = Number(
+        /^(\d+)s$/.exec(String((body.aggregations as Block[])[0]!.alignment_period))?.[1],
+      );
+      return { filter: String(body.filter), window };
+    });
+    const jobs = Object.entries(loadScheduleTable().jobs);
+    expect(jobs.map(([job]) => job).sort()).toEqual([
+      'gc-sweep',
+      'probe-tick',
+      'requeue-sweep',
+      'snapshot-tick',
+    ]);
+    for (const [job, { schedule }] of jobs) {
+      // At least one line per failed run (a redelivered probe or gc attempt may add more): the runs a window
+      // holds, whole, must exceed the threshold.
+      const runs = Math.max(
+        0,
+        ...conditions
+          .filter((c) => selects(c.filter, job))
+          .map((c) => Math.floor(c.window / periodSeconds(schedule))),
+      );
+      expect(runs, `${job} (${schedule}): runs in the longest window watching it`).toBeGreaterThan(threshold);
+    }
+  });
+});
+
 describe('the gateway traffic alerts read windows the gateway.traffic lines fill', () => {
   const ratioConditions = () =>
     Object.entries(tf.resource.google_monitoring_alert_policy ?? {}).flatMap(([name, policy]) =>

@@ -47,7 +47,7 @@ describe('terraform CLI checks (offline)', () => {
       const result = withInitialisedModule(scratch, (dataDir) =>
         terraform(['test', '-no-color'], scratch, dataDir),
       );
-      expect(result.stdout).toMatch(/Success! 46 passed, 0 failed/);
+      expect(result.stdout).toMatch(/Success! 47 passed, 0 failed/);
       expect(result.status).toBe(0);
     } finally {
       rmSync(scratch, { recursive: true, force: true });

@@ -90,6 +90,14 @@ run "rejects_a_rate_over_the_bound" {
   expect_failures = [var.api_rate_limits]
 }
 
+run "rejects_a_tick_failures_threshold_gc_sweep_never_reaches" {
+  command = plan
+  variables {
+    tick_failures_alert_threshold = 6
+  }
+  expect_failures = [var.tick_failures_alert_threshold]
+}
+
 run "rejects_bad_project_id" {
   command = plan
   variables {

@@ -3,7 +3,7 @@
 // each provider in turn and record the run's counts (issue 11 shows them). A sweep never throws: the next
 // tick is the retry, and a redelivered tick would only find the run claimed.
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
-import { loggedTick } from '../../../shared/src/adapters/log/tick-failure.js';
+import { loggedTick, logTickFailure } from '../../../shared/src/adapters/log/tick-failure.js';
 import { decodePubSubCloudEvent, logUnknownFields } from '../../../shared/src/adapters/pubsub/decode-push.js';
 import { ReceivedTick } from '../../../shared/src/messages/tick.js';
 import type { Clock } from '../../../shared/src/ports/clock.js';
@@ -76,7 +76,13 @@ export async function handleGcTick(deps: GcDeps): Promise<GcOutcome> {
       return { kind: 'duplicate' };
     }
   } catch (err) {
-    log.error('gc sweep skipped: the run could not be claimed', { error: err });
+    // A failed tick (job.tick_failed, as logTickFailure writes it, counted by the failing_jobs alert),
+    // under the line's own message: the sweep did not run.
+    log.error('gc sweep skipped: the run could not be claimed', {
+      event: 'job.tick_failed',
+      job: GcJob,
+      error: message(err),
+    });
     return { kind: 'skipped', reason: 'claim_failed' };
   }
 
@@ -86,7 +92,11 @@ export async function handleGcTick(deps: GcDeps): Promise<GcOutcome> {
   try {
     live = await deps.proxies.liveUids();
   } catch (err) {
-    log.error('gc sweep skipped: the live proxy list could not be read (never guess)', { error: err });
+    log.error('gc sweep skipped: the live proxy list could not be read (never guess)', {
+      event: 'job.tick_failed',
+      job: GcJob,
+      error: message(err),
+    });
     await record(deps, startedAt, {
       ok: false,
       counts: zero(),
@@ -121,6 +131,11 @@ export async function handleGcTick(deps: GcDeps): Promise<GcOutcome> {
     : null;
   await record(deps, startedAt, { ok: !failed, counts, error });
   log.info('gc sweep finished', { liveProxies: live.size, providers: names, ...counts });
+  // Orphans left unseen or undeleted by an error make the tick a failed one (job.tick_failed: a provider
+  // that keeps refusing its listing or its deletes pages through failing_jobs). A spent deletion budget
+  // alone does not: that sweep did what it is allowed to, and the next one goes on.
+  if (counts.providersFailed + counts.deleteFailures + counts.zonesUnreachable > 0)
+    logTickFailure(log, GcJob, error);
   return { kind: 'swept', counts };
 }
 

@@ -317,3 +317,62 @@ describe('onGcEvent', () => {
     expect(log.lines.map((l) => [l.severity, l.message])).toEqual([['ERROR', 'malformed tick acknowledged']]);
   });
 });
+
+describe('a gc sweep that could not do its work is a failed tick (job.tick_failed, which failing_jobs counts)', () => {
+  const failedTicks = (log: ReturnType<typeof memoryLogger>) =>
+    log.lines.filter((l) => l.event === 'job.tick_failed');
+
+  it('when the run cannot be claimed', async () => {
+    const { deps, log, jobs } = await setup([new FakeProvider('gce', [])]);
+    jobs.claim = async () => {
+      throw new Error('14 UNAVAILABLE: Firestore unavailable');
+    };
+    await handleGcTick(deps);
+    expect(failedTicks(log)).toEqual([
+      expect.objectContaining({
+        severity: 'ERROR',
+        message: 'gc sweep skipped: the run could not be claimed',
+        job: GcJob,
+        error: '14 UNAVAILABLE: Firestore unavailable',
+      }),
+    ]);
+  });
+
+  it('when the live set cannot be read', async () => {
+    const { deps, log, store } = await setup([new FakeProvider('gce', [])]);
+    store.liveUids = async () => {
+      throw new StoreError('unavailable', 'Firestore code 7 PERMISSION_DENIED');
+    };
+    await handleGcTick(deps);
+    expect(failedTicks(log)).toEqual([
+      expect.objectContaining({
+        severity: 'ERROR',
+        message: 'gc sweep skipped: the live proxy list could not be read (never guess)',
+        job: GcJob,
+        error: 'Firestore code 7 PERMISSION_DENIED',
+      }),
+    ]);
+  });
+
+  it('when a provider cannot be listed (its orphans went unseen); not for a deletion budget spent', async () => {
+    const broken = new FakeProvider('gce', []);
+    broken.failList = new ProviderError('permanent', 'compute.instances.list denied');
+    const { deps, log } = await setup([broken]);
+    await handleGcTick(deps);
+    expect(failedTicks(log)).toEqual([
+      expect.objectContaining({
+        severity: 'ERROR',
+        job: GcJob,
+        error: expect.stringContaining('1 provider(s) unlisted'),
+      }),
+    ]);
+
+    const busy = new FakeProvider('gce', [
+      vm('a', 'gone-a', minutesAgo(30)),
+      vm('b', 'gone-b', minutesAgo(30)),
+    ]);
+    const second = await setup([busy], { maxDeletions: 1 });
+    expect(await handleGcTick(second.deps)).toMatchObject({ counts: { instancesDeferred: 1 } });
+    expect(failedTicks(second.log)).toEqual([]);
+  });
+});

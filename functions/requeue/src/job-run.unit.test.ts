@@ -71,6 +71,16 @@ describe('recordedSweep', () => {
     expect(runs.runs.get('requeue-sweep')).toMatchObject({ ok: false, error: '2 publish(es) failed' });
   });
 
+  it('a sweep whose publishes failed is a failed tick (job.tick_failed, which failing_jobs counts); one without is not', async () => {
+    const { deps, sweep, log } = setup();
+    await recordedSweep(deps, sweep(report));
+    expect(log.lines.filter((l) => l.event === 'job.tick_failed')).toEqual([]);
+    await recordedSweep(deps, sweep({ ...report, publishFailures: 2 }));
+    expect(log.lines.filter((l) => l.event === 'job.tick_failed')).toEqual([
+      expect.objectContaining({ severity: 'ERROR', job: 'requeue-sweep', error: '2 publish(es) failed' }),
+    ]);
+  });
+
   it('records a failed sweep and rethrows', async () => {
     const { runs, deps, sweep } = setup();
     await expect(recordedSweep(deps, sweep(new Error('listDue failed')))).rejects.toThrow('listDue failed');

@@ -151,7 +151,10 @@ export function decideTarget(
   for (const text of addresses) {
     const ip = parseIp(text);
     if (!ip) return { allow: false, reason: 'unresolvable' };
-    if (allow.hostPorts.has(`${text.toLowerCase()}:${port}`)) continue;
+    // The entries hold IPv6 in RFC 5952 text; a resolver writes an IPv4-mapped one as inet_ntop does
+    // ("::ffff:10.0.0.1"): compared in the entries' text (an IPv4 address pays one indexOf).
+    if (allow.hostPorts.size > 0 && allow.hostPorts.has(`${canonicalIpv6(text.toLowerCase())}:${port}`))
+      continue;
     if (allow.cidrs.some((c) => cidrContains(c, ip))) continue;
     const reason = classifyIp(ip);
     if (reason) return { allow: false, reason };

@@ -146,6 +146,7 @@ describe('decideTarget', () => {
     'demo.local:8080',
     '[::1]:9000',
     '[0:0:0:0:0:0:0:1]:9001',
+    '[::ffff:10.9.9.9]:9002',
     'Spelt.Loosely.:08081',
     'nonsense:',
     '',
@@ -196,6 +197,16 @@ describe('decideTarget', () => {
     ['allowed IPv6 host:port', '::1', 9000, ['::1'], true],
     // The listeners hand over an IPv6 literal in its RFC 5952 text: so is an entry's.
     ['an IPv6 host:port entry spelt long', '::1', 9001, ['::1'], true],
+    // A resolver writes an IPv4-mapped address as inet_ntop does ("::ffff:10.9.9.9"), not in RFC 5952's
+    // all-hex text the entry is kept in: compared as text they never met.
+    [
+      'an IPv4-mapped host:port entry, the name resolving to it',
+      'mapped.internal',
+      9002,
+      ['::ffff:10.9.9.9'],
+      true,
+    ],
+    ['the same entry, the mapped literal itself', '::ffff:a09:909', 9002, ['::ffff:a09:909'], true],
     ['a name:port entry in capitals, a trailing dot, a leading 0', 'spelt.loosely', 8081, ['10.0.0.1'], true],
     ['no suffix match for a name:port entry', 'evil-demo.local', 8080, ['192.168.1.9'], false],
     ['nor for a sub-domain of it', 'x.demo.local', 8080, ['192.168.1.9'], false],
