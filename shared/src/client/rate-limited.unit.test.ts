@@ -2,35 +2,10 @@
 // Retry-After (at most 5 s), up to `retries` times, then given up with the stable code. Nothing was done by
 // the refused request, so sending it again — an acquire included — is safe.
 import { describe, expect, it, vi } from 'vitest';
+import { fakeFetch, grant } from './client-fixtures.unit.js';
 import { LeaseApiError, LeaseClient } from './index.js';
 
-const grant = {
-  leaseId: 'L1234567890123456789012',
-  proxy: {
-    name: 'p1',
-    url: 'http://u:p@10.0.0.1:3128',
-    host: '10.0.0.1',
-    port: 3128,
-    protocol: 'http',
-    attributes: {},
-    latencyMillis: null,
-  },
-  expiresAt: '2026-01-01T00:05:00.000Z',
-  ttlSeconds: 300,
-  target: null,
-  exclusive: false,
-};
 const limited = [429, { error: 'rate_limited', message: 'too many' }, { 'retry-after': '2' }] as const;
-
-function fakeFetch(answers: Array<readonly [number, unknown, Record<string, string>?]>) {
-  const calls: string[] = [];
-  const fetch = (async (url: string) => {
-    calls.push(url);
-    const [status, body, headers] = answers.shift() ?? [500, { error: 'internal' }];
-    return new Response(JSON.stringify(body), { status, headers });
-  }) as unknown as typeof globalThis.fetch;
-  return { fetch, calls };
-}
 
 describe('LeaseClient on 429 rate_limited', () => {
   it('waits Retry-After and sends the acquire again', async () => {
