@@ -185,7 +185,7 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
       { maxStaleAgeMs: this.maxStaleAgeMs },
     );
     this.accepting = this.staleness.phase === 'fresh';
-    this.grantOver = grantEnded(this.staleness, this.clocks());
+    this.updateGrant(this.clocks());
     return {
       ok: true,
       version: s.version,
@@ -280,19 +280,27 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
       maxStaleAgeMs: this.maxStaleAgeMs,
     });
     this.accepting = this.staleness.phase === 'fresh';
+    this.updateGrant(clocks);
+    this.collectCounters();
+  }
+
+  /**
+   * Recomputes grantOver, and logs its turning true once while anything is open on the proxies — from
+   * the tick, or from a snapshot taken with its grant already over (a delayed delivery, a skewed clock):
+   * the listener's sweep cuts those sessions either way.
+   */
+  private updateGrant(clocks: StalenessClock): void {
     const wasOver = this.grantOver;
     this.grantOver = grantEnded(this.staleness, clocks);
-    if (this.grantOver && !wasOver) {
-      const open = this.totals();
-      if (open.active + open.reserved > 0) {
-        this.opts.log.warn('ownership grant ended: what is still open on its proxies is cut', {
-          event: 'gateway.grant_ended',
-          validUntil: new Date(this.staleness.validUntilMs ?? 0).toISOString(),
-          ...open,
-        });
-      }
+    if (!this.grantOver || wasOver) return;
+    const open = this.totals();
+    if (open.active + open.reserved > 0) {
+      this.opts.log.warn('ownership grant ended: what is still open on its proxies is cut', {
+        event: 'gateway.grant_ended',
+        validUntil: new Date(this.staleness.validUntilMs ?? 0).toISOString(),
+        ...open,
+      });
     }
-    this.collectCounters();
   }
 
   beginShutdown(): void {

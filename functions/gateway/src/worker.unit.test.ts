@@ -291,6 +291,36 @@ describe('GatewayWorker', () => {
     expect(worker.grantOver).toBe(false);
   });
 
+  it('a snapshot taken with its grant already over logs grant_ended once while requests are open', async () => {
+    let now = T0;
+    const lines: string[] = [];
+    const creds = new StaticCredentialResolver();
+    creds.replace({ up: { username: 'u', password: 'p' } });
+    const worker = new GatewayWorker({
+      credentials: new CredentialCache(creds, 60_000, () => now),
+      log: jsonLogger('info', (l) => lines.push(l)),
+      now: () => now,
+      maxStaleAgeMs: 30_000,
+      workerId: 'w1',
+      stickyTableSize: 10,
+      outcomeQueueSize: 10,
+    });
+    const ended = () => lines.filter((l) => l.includes('"event":"gateway.grant_ended"'));
+    await worker.applySnapshot(buildSnapshot(content(1, [proxy('a')]), sha256Hex));
+    const picked = worker.pick('example.com', T0, noSticky);
+    if (picked.kind !== 'ok') throw new Error('no pick');
+    picked.upstream.live.active++;
+    // Delivered late: its grant ended before it arrived (the tick has not run since).
+    now = T0 + 10_000;
+    await worker.applySnapshot(
+      buildSnapshot({ ...content(2, [proxy('a')]), validUntil: iso(T0 + 5_000) }, sha256Hex),
+    );
+    expect(worker.grantOver).toBe(true);
+    worker.tick();
+    expect(ended()).toHaveLength(1);
+    expect(JSON.parse(ended()[0]!)).toMatchObject({ active: 1, validUntil: iso(T0 + 5_000) });
+  });
+
   it('a wall clock stepped back neither stretches the stale age nor the grant (monotonic clock)', async () => {
     let wall = T0;
     let mono = 5_000;
