@@ -254,31 +254,37 @@ describe('GatewayWorker', () => {
     expect(worker.accepting).toBe(true);
   });
 
-  it('its grant ends at validUntil (contract seed §3 hard expiry): grantOver, logged once while requests are open', async () => {
-    let now = T0;
+  /** A worker on `clock` holding snapshot 1 (proxy a, the default grant) with one request open on a. */
+  const workerWithOpenRequest = async (clock: { now: number }) => {
     const lines: string[] = [];
     const creds = new StaticCredentialResolver();
     creds.replace({ up: { username: 'u', password: 'p' } });
     const worker = new GatewayWorker({
-      credentials: new CredentialCache(creds, 60_000, () => now),
+      credentials: new CredentialCache(creds, 60_000, () => clock.now),
       log: jsonLogger('info', (l) => lines.push(l)),
-      now: () => now,
+      now: () => clock.now,
       maxStaleAgeMs: 30_000,
       workerId: 'w1',
       stickyTableSize: 10,
       outcomeQueueSize: 10,
     });
-    const ended = () => lines.filter((l) => l.includes('"event":"gateway.grant_ended"'));
     await worker.applySnapshot(buildSnapshot(content(1, [proxy('a')]), sha256Hex));
     const picked = worker.pick('example.com', T0, noSticky);
     if (picked.kind !== 'ok') throw new Error('no pick');
     picked.upstream.live.active++;
+    const ended = () => lines.filter((l) => l.includes('"event":"gateway.grant_ended"'));
+    return { worker, ended };
+  };
+
+  it('its grant ends at validUntil (contract seed §3 hard expiry): grantOver, logged once while requests are open', async () => {
+    const clock = { now: T0 };
+    const { worker, ended } = await workerWithOpenRequest(clock);
     // Stale by age long before: new traffic stops, but the proxies are still this worker's.
-    now = T0 + 600_000 - 1;
+    clock.now = T0 + 600_000 - 1;
     worker.tick();
     expect(worker.phase()).toBe('stale');
     expect(worker.grantOver).toBe(false);
-    now = T0 + 600_000;
+    clock.now = T0 + 600_000;
     worker.tick();
     worker.tick();
     expect(worker.grantOver).toBe(true);
@@ -286,32 +292,16 @@ describe('GatewayWorker', () => {
     expect(JSON.parse(ended()[0]!)).toMatchObject({ active: 1, reserved: 0, validUntil: iso(T0 + 600_000) });
     // A renewed grant (the next snapshot) gives the proxies back.
     await worker.applySnapshot(
-      buildSnapshot({ ...content(2, [proxy('a')]), validUntil: iso(now + 180_000) }, sha256Hex),
+      buildSnapshot({ ...content(2, [proxy('a')]), validUntil: iso(clock.now + 180_000) }, sha256Hex),
     );
     expect(worker.grantOver).toBe(false);
   });
 
   it('a snapshot taken with its grant already over logs grant_ended once while requests are open', async () => {
-    let now = T0;
-    const lines: string[] = [];
-    const creds = new StaticCredentialResolver();
-    creds.replace({ up: { username: 'u', password: 'p' } });
-    const worker = new GatewayWorker({
-      credentials: new CredentialCache(creds, 60_000, () => now),
-      log: jsonLogger('info', (l) => lines.push(l)),
-      now: () => now,
-      maxStaleAgeMs: 30_000,
-      workerId: 'w1',
-      stickyTableSize: 10,
-      outcomeQueueSize: 10,
-    });
-    const ended = () => lines.filter((l) => l.includes('"event":"gateway.grant_ended"'));
-    await worker.applySnapshot(buildSnapshot(content(1, [proxy('a')]), sha256Hex));
-    const picked = worker.pick('example.com', T0, noSticky);
-    if (picked.kind !== 'ok') throw new Error('no pick');
-    picked.upstream.live.active++;
+    const clock = { now: T0 };
+    const { worker, ended } = await workerWithOpenRequest(clock);
     // Delivered late: its grant ended before it arrived (the tick has not run since).
-    now = T0 + 10_000;
+    clock.now = T0 + 10_000;
     await worker.applySnapshot(
       buildSnapshot({ ...content(2, [proxy('a')]), validUntil: iso(T0 + 5_000) }, sha256Hex),
     );
