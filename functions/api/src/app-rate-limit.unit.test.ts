@@ -1,17 +1,11 @@
-// The per-caller rate limit as the app composes it (app.ts): after authentication (unauthenticated calls
-// are 401 and hold no bucket), before the body limit and the route (a refused write changes nothing),
-// once per request on the surfaces that authenticate inside their sub-apps (the fleet page), and in
-// /openapi.json on every operation it stands in front of.
-import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { anyOf } from './auth/authenticator.js';
 import { staticTokenAuthenticator } from './auth/static-tokens.js';
 import { InMemoryFleetFeed } from './fleet/feed.js';
-import type { LeaseApiDeps } from './leases/index.js';
 import { type CallerRates, DEFAULT_CALLER_RATES } from './middleware/caller-rate-limit.js';
 import { RATE_LIMITED_DESCRIPTION } from './routes/openapi-rate-limit.js';
-import { ADMIN_TOKEN, harness } from './testing/harness.js';
+import { ADMIN_TOKEN, everySurface, harness } from './testing/harness.js';
 import type { WorkersApiDeps } from './workers/index.js';
 
 const managed = {
@@ -118,24 +112,7 @@ describe('the app with per-caller rate limits', () => {
 
 describe('/openapi.json with per-caller rate limits', () => {
   it('documents the 429 on every operation behind a crawler or admin credential, and only there', async () => {
-    const unused = {} as never;
-    const h = harness({
-      echo: { trustedHops: 0 },
-      leases: {
-        service: unused,
-        catalog: unused,
-        store: unused,
-        clock: unused,
-        metrics: unused,
-        discovery: unused,
-        log: unused,
-        tokens: [],
-        registry: new Registry(),
-      } satisfies LeaseApiDeps,
-      workers: { log: unused, auth: unused, adminAuth: unused, limiter: unused } as unknown as WorkersApiDeps,
-      fleet: new InMemoryFleetFeed(),
-      callerLimit: { rates: DEFAULT_CALLER_RATES, now: () => 0 },
-    });
+    const h = everySurface({ callerLimit: { rates: DEFAULT_CALLER_RATES, now: () => 0 } });
     const doc = (await (await h.call('GET', '/openapi.json')).json()) as {
       paths: Record<
         string,

@@ -1,14 +1,5 @@
-// /openapi.json describes the whole JSON API (docs/api.md § OpenAPI): every route the app serves, with
-// every optional surface mounted, is in the document unless the list below leaves it out with a reason;
-// every documented operation is served; and the document holds together as OpenAPI 3.1 (no validator of
-// the OpenAPI schema is a dependency here: the structural rules a client generator trips over first).
-import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { InMemoryFleetFeed } from './fleet/feed.js';
-import { InMemoryJobRuns, InMemoryJobScheduler } from './jobs/testing/in-memory-jobs.js';
-import type { LeaseApiDeps } from './leases/index.js';
-import { harness } from './testing/harness.js';
-import type { WorkersApiDeps } from './workers/index.js';
+import { everySurface, harness } from './testing/harness.js';
 
 /** Routes served but not in the document, each with why. A new route must be documented or listed here. */
 const EXCLUDED: Record<string, string> = {
@@ -61,33 +52,6 @@ interface Document {
   components: { securitySchemes?: Record<string, unknown> };
 }
 
-/** The app with every optional surface mounted. Only the route table and the document are used: the
- *  dependencies behind the routes are never called. */
-function everything() {
-  const unused = {} as never;
-  const h = harness({
-    echo: { trustedHops: 0 },
-    leases: {
-      service: unused,
-      catalog: unused,
-      store: unused,
-      clock: unused,
-      metrics: unused,
-      discovery: unused,
-      log: unused,
-      tokens: [{ name: 'crawler', token: 'crawler-token-0123456789abcdef' }],
-      registry: new Registry(),
-    } satisfies LeaseApiDeps,
-    workers: { log: unused, auth: unused, adminAuth: unused, limiter: unused } as unknown as WorkersApiDeps,
-    fleet: new InMemoryFleetFeed(),
-    jobs: {
-      scheduler: new InMemoryJobScheduler(['gc-sweep'], () => new Date(0)),
-      runs: new InMemoryJobRuns(),
-    },
-  });
-  return h;
-}
-
 async function documentOf(h: ReturnType<typeof harness>): Promise<Document> {
   const res = await h.call('GET', '/openapi.json');
   expect(res.status).toBe(200);
@@ -115,7 +79,7 @@ function documented(doc: Document): Set<string> {
 
 describe('/openapi.json covers the JSON API', () => {
   it('documents every route the app serves, but the ones left out with a reason', async () => {
-    const h = everything();
+    const h = everySurface();
     const doc = await documentOf(h);
     const ops = documented(doc);
     const missing = [...served(h)].filter(
@@ -143,7 +107,7 @@ describe('/openapi.json covers the JSON API', () => {
   });
 
   it('documents nothing that is not served, and excludes nothing that is not served', async () => {
-    const h = everything();
+    const h = everySurface();
     const routes = served(h);
     const aliases = new Set(Object.values(DOCUMENTED_AS).flat());
     const phantom = [...documented(await documentOf(h))].filter((op) => !routes.has(op) && !aliases.has(op));
@@ -161,7 +125,7 @@ describe('/openapi.json covers the JSON API', () => {
 
 describe('/openapi.json is a well-formed OpenAPI 3.1 document', () => {
   it('resolves every $ref', async () => {
-    const doc = await documentOf(everything());
+    const doc = await documentOf(everySurface());
     const refs: string[] = [];
     const walk = (v: unknown): void => {
       if (Array.isArray(v)) v.forEach(walk);
@@ -188,7 +152,7 @@ describe('/openapi.json is a well-formed OpenAPI 3.1 document', () => {
   });
 
   it('declares every path parameter of every operation, required, and no other', async () => {
-    const doc = await documentOf(everything());
+    const doc = await documentOf(everySurface());
     const problems: string[] = [];
     for (const [path, item] of Object.entries(doc.paths)) {
       const inTemplate = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
@@ -212,7 +176,7 @@ describe('/openapi.json is a well-formed OpenAPI 3.1 document', () => {
   });
 
   it('has the required fields, responses on every operation, and only declared security schemes', async () => {
-    const doc = await documentOf(everything());
+    const doc = await documentOf(everySurface());
     expect(doc.openapi).toBe('3.1.0');
     expect(typeof doc.info.title).toBe('string');
     expect(typeof doc.info.version).toBe('string');
@@ -243,7 +207,7 @@ describe('/openapi.json is a well-formed OpenAPI 3.1 document', () => {
   });
 
   it('names the credential each surface takes', async () => {
-    const doc = await documentOf(everything());
+    const doc = await documentOf(everySurface());
     const security = (method: string, path: string) => {
       const op = doc.paths[path]?.[method] as Operation | undefined;
       return op?.security ?? doc.security;

@@ -1,5 +1,7 @@
 // One place that builds the app with fakes for unit tests: an observed in-memory store, a recording
 // publisher, a manual clock, a memory logger and a fixed admin token.
+
+import { Registry } from 'prom-client';
 import { memoryLogger } from '../../../../shared/src/adapters/log/json-logger.js';
 import { ManualClock } from '../../../../shared/src/ports/clock.js';
 import { InMemoryProxyStore } from '../../../../shared/src/testing/in-memory-proxy-store.js';
@@ -8,6 +10,10 @@ import { RecordingReconcilePublisher } from '../../../../shared/src/testing/reco
 import { type ApiDeps, createApp } from '../app.js';
 import { anyOf } from '../auth/authenticator.js';
 import { staticTokenAuthenticator } from '../auth/static-tokens.js';
+import { InMemoryFleetFeed } from '../fleet/feed.js';
+import { InMemoryJobRuns, InMemoryJobScheduler } from '../jobs/testing/in-memory-jobs.js';
+import type { LeaseApiDeps } from '../leases/index.js';
+import type { WorkersApiDeps } from '../workers/index.js';
 
 export const ADMIN_TOKEN = 'unit-test-admin-token-0123456789';
 
@@ -43,4 +49,33 @@ export function harness(overrides: Partial<ApiDeps> = {}) {
     });
 
   return { app, deps, store, publisher, clock, log, call, auth };
+}
+
+/**
+ * The app with every optional surface mounted, for tests of its route table and /openapi.json: the
+ * dependencies behind the routes are never called.
+ */
+export function everySurface(overrides: Partial<ApiDeps> = {}) {
+  const unused = {} as never;
+  return harness({
+    echo: { trustedHops: 0 },
+    leases: {
+      service: unused,
+      catalog: unused,
+      store: unused,
+      clock: unused,
+      metrics: unused,
+      discovery: unused,
+      log: unused,
+      tokens: [{ name: 'crawler', token: 'crawler-token-0123456789abcdef' }],
+      registry: new Registry(),
+    } satisfies LeaseApiDeps,
+    workers: { log: unused, auth: unused, adminAuth: unused, limiter: unused } as unknown as WorkersApiDeps,
+    fleet: new InMemoryFleetFeed(),
+    jobs: {
+      scheduler: new InMemoryJobScheduler(['gc-sweep'], () => new Date(0)),
+      runs: new InMemoryJobRuns(),
+    },
+    ...overrides,
+  });
 }
