@@ -4,6 +4,8 @@
 // controller's clock-skew allowance) the controller may hand the proxy to another worker (ownership.ts
 // grantLapsed), so a tunnel of a worker cut off from the controller that ran on past its grant was the
 // proxy's second owner. Standalone mode over a snapshot file whose grant ends a few seconds after start.
+// The other bound on what runs on a proxy: once drained away from the worker (gone from its snapshot, or
+// revoked), its open requests last GATEWAY_PROXY_DRAIN_TIMEOUT_MS at most (drain-bound.ts).
 import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type net from 'node:net';
@@ -20,6 +22,7 @@ import { createForwardProxy, type ForwardProxy } from '../../emulators/forward-p
 import { pollUntil } from '../support/poll.js';
 
 const GRANT_MS = 6_000;
+const DRAIN_MS = 3_000;
 
 describe('gateway: the ownership grant is a hard expiry', () => {
   let targets: Targets;
@@ -36,6 +39,7 @@ describe('gateway: the ownership grant is a hard expiry', () => {
       GATEWAY_SSRF_ALLOW: `127.0.0.1:${targets.httpPort}`,
       // Far past the grants below: a fetch that ends before this bound was ended by its proxy's grant.
       GATEWAY_FETCH_TIMEOUT_MS: '120000',
+      GATEWAY_PROXY_DRAIN_TIMEOUT_MS: String(DRAIN_MS),
     });
   });
 
@@ -88,13 +92,17 @@ describe('gateway: the ownership grant is a hard expiry', () => {
     return grantEnd;
   };
 
-  /** Loads `version` with a grant ending `ms` from now, without waiting for anything to expire first. */
-  const loadGrant = async (version: number, ms: number): Promise<void> => {
+  /**
+   * Loads `version` with a grant ending `ms` from now, without waiting for anything to expire first; its
+   * one proxy named `name` (another name is another proxy: the one before is drained away).
+   */
+  const loadGrant = async (version: number, ms: number, name?: string): Promise<void> => {
     const snap = snapshotFile({ upstreams: [upstreamUrl], version });
     const end = new Date(Date.now() + ms).toISOString();
     snap.validUntil = end;
     const usable = new Date(Date.now() + ms - 10_000).toISOString();
-    for (const p of snap.proxies) Object.assign(p, { expiresAt: end, usableUntil: usable });
+    for (const p of snap.proxies)
+      Object.assign(p, { expiresAt: end, usableUntil: usable, ...(name ? { name } : {}) });
     writeFileSync(gw.snapshotPath, JSON.stringify(snap));
     gw.child.kill('SIGHUP');
     await pollUntil(
@@ -162,5 +170,33 @@ describe('gateway: the ownership grant is a hard expiry', () => {
     );
     const h = await pollUntil(gw.health, (x) => x.load.active === 0, 5_000, 'the slot given back');
     expect(h.load).toEqual({ active: 0, reserved: 0 });
+  });
+
+  it('cuts a tunnel on a proxy drained away from it once GATEWAY_PROXY_DRAIN_TIMEOUT_MS has passed', async () => {
+    await loadGrant(6, 120_000);
+    const tunnel: net.Socket = await openTunnel(
+      gw.proxyPort,
+      `127.0.0.1:${targets.httpPort}`,
+      basicAuth('crawler', 's3cret'),
+    );
+    const closedAt = new Promise<number>((resolve) => tunnel.once('close', () => resolve(Date.now())));
+    tunnel.on('error', () => {});
+    tunnel.resume();
+    expect((await gw.health()).load.active).toBe(1);
+
+    // The next snapshot has another proxy in its place: the tunnel's proxy is drained away from the
+    // worker, and the controller waits for its counts to reach zero before it may go elsewhere.
+    const drainedAt = Date.now();
+    await loadGrant(7, 120_000, 'p-successor');
+    const closed = await Promise.race([
+      closedAt,
+      new Promise<null>((r) => setTimeout(() => r(null), 15_000)),
+    ]);
+    expect(closed, 'the tunnel was still open 15 s after its proxy was drained away').not.toBeNull();
+    expect(closed! - drainedAt).toBeGreaterThanOrEqual(DRAIN_MS);
+    const h = await pollUntil(gw.health, (x) => x.load.active === 0, 5_000, 'the slot given back');
+    expect(h.load).toEqual({ active: 0, reserved: 0 });
+    const cut = gw.logEntries().filter((l) => l.event === 'gateway.drain_cut');
+    expect(cut).toMatchObject([{ proxy: 'p-0-0', active: 1, drainTimeoutMs: DRAIN_MS }]);
   });
 });

@@ -5,7 +5,7 @@
 // ends up with one shop proxy that its own routing table offers for shop.example, and no proxy is ever
 // usable in both workers' snapshots at once while they move.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileRouting } from '../../shared/src/domain/gateway/routing.js';
+import { compileRouting, newLiveCounters } from '../../shared/src/domain/gateway/routing.js';
 import { rendezvousOwner } from '../../shared/src/domain/workers/rendezvous.js';
 import type { GatewaySnapshot } from '../../shared/src/messages/gateway-snapshot.js';
 import { testProjectId } from '../support/emulators.js';
@@ -46,7 +46,7 @@ function shopUpstreams(s: GatewaySnapshot | null): string[] {
     attributes: p.attributes ?? {},
     usableUntilMs: Date.parse(p.usableUntil),
     expiresAtMs: Date.parse(p.expiresAt),
-    live: { active: 0, reserved: 0, revoked: false },
+    live: newLiveCounters(),
     auth: null,
   }));
   const table = compileRouting(s.routing, upstreams);

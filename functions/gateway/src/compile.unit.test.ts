@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildSnapshot } from '../../../shared/src/domain/gateway/canonical.js';
+import { newLiveCounters } from '../../../shared/src/domain/gateway/routing.js';
 import {
   type GatewayProxy,
   GatewaySnapshot,
@@ -41,7 +42,7 @@ const snapshot = (proxies: GatewayProxy[]) =>
   );
 const creds = (entries: Record<string, UpstreamCredentials | CredentialError>) =>
   new Map(Object.entries(entries).map(([secret, v]) => [refKey({ secret, version: 'latest' }), v]));
-const counters = () => ({ active: 0, reserved: 0, revoked: false });
+const counters = () => newLiveCounters();
 const compile = (
   proxies: GatewayProxy[],
   c: ReturnType<typeof creds>,

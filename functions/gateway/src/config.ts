@@ -154,6 +154,8 @@ export const GatewayEnv = z.object({
   GATEWAY_MAX_CONNECTIONS: int(20_000, 1),
   /** Cloud Run allows 10 s between SIGTERM and SIGKILL. */
   GATEWAY_DRAIN_TIMEOUT_MS: timerMs(6_500, 0),
+  /** A proxy drained away from this worker keeps its open requests this long, then they are cut; 0: never. */
+  GATEWAY_PROXY_DRAIN_TIMEOUT_MS: timerMs(300_000, 0),
   GATEWAY_OUTCOME_QUEUE_SIZE: int(10_000, 1),
   GATEWAY_STICKY_TABLE_SIZE: int(100_000, 1),
   GATEWAY_DNS_CACHE_SECONDS: int(30, 0),

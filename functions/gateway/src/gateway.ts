@@ -106,6 +106,7 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
       cfg.GATEWAY_MAX_STALE_AGE_SECONDS > 0
         ? cfg.GATEWAY_MAX_STALE_AGE_SECONDS * 1000
         : Number.POSITIVE_INFINITY,
+    proxyDrainTimeoutMs: cfg.GATEWAY_PROXY_DRAIN_TIMEOUT_MS,
     workerId,
     stickyTableSize: cfg.GATEWAY_STICKY_TABLE_SIZE,
     outcomeQueueSize: cfg.GATEWAY_OUTCOME_QUEUE_SIZE,

@@ -147,11 +147,15 @@ export class ProxySession implements ForwardOwner {
     // On an upstream past the ownership grant (contract seed §3: expiresAt is a hard expiry): the
     // controller may give the proxy to another worker once the grant has lapsed. Before any byte of the
     // answer went out the client is told why, as a request arriving now would be; a tunnel or a
-    // response under way is cut.
-    if (this.load !== 0 && this.ctx.worker.grantOver) {
-      if (st === TUNNEL) this.client.destroy();
-      else this.refuse(503, 'snapshot_stale');
-      return;
+    // response under way is cut. The same for an upstream whose drain away from this worker outlived
+    // GATEWAY_PROXY_DRAIN_TIMEOUT_MS (drain-bound.ts): the controller waits for its counts to reach zero.
+    if (this.load !== 0) {
+      const over = this.ctx.worker.grantOver;
+      if (over || this.upstream!.live.cut) {
+        if (st === TUNNEL) this.client.destroy();
+        else this.refuse(503, over ? 'snapshot_stale' : 'upstream_withdrawn');
+        return;
+      }
     }
     if (st === HEAD) {
       if (now >= this.deadline) this.refuse(408, 'header_timeout');

@@ -9,12 +9,14 @@ import {
   orderAgainst,
 } from '../../../shared/src/domain/gateway/acceptance.js';
 import { applyDelta } from '../../../shared/src/domain/gateway/delta.js';
+import { nextDrainMark } from '../../../shared/src/domain/gateway/drain-bound.js';
 import { isUsable, pickUpstream, StickyTable } from '../../../shared/src/domain/gateway/pick.js';
 import {
   type CompiledRoute,
   carryCursors,
   type LiveCounters,
   matchRoute,
+  newLiveCounters,
   type Upstream,
 } from '../../../shared/src/domain/gateway/routing.js';
 import {
@@ -63,6 +65,11 @@ export interface WorkerOptions {
   monotonicNow?: () => number;
   /** Number.POSITIVE_INFINITY: never stale by age (standalone, static file). */
   maxStaleAgeMs: number;
+  /**
+   * GATEWAY_PROXY_DRAIN_TIMEOUT_MS: how long a proxy drained away from this worker keeps what is open on
+   * it before the listener's sweep cuts it (drain-bound.ts); 0 never cuts. Default 0 (tests).
+   */
+  proxyDrainTimeoutMs?: number;
   /** When set, snapshots addressed to another worker are refused. */
   workerId?: string;
   stickyTableSize: number;
@@ -226,7 +233,7 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
   private countersFor(name: string): LiveCounters {
     let c = this.live.get(name);
     if (!c) {
-      c = { active: 0, reserved: 0, revoked: false };
+      c = newLiveCounters();
       this.live.set(name, c);
     }
     return c;
@@ -273,7 +280,7 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
     return { active, reserved };
   }
 
-  /** Called on a timer: re-evaluates staleness and forgets drained counters. */
+  /** Called on a timer: re-evaluates staleness and the drains, and forgets drained counters. */
   tick(): void {
     const clocks = this.clocks();
     this.staleness = evaluateStaleness(this.staleness, clocks, {
@@ -282,6 +289,30 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
     this.accepting = this.staleness.phase === 'fresh';
     this.updateGrant(clocks);
     this.collectCounters();
+    this.updateDrains(clocks.monoMs);
+  }
+
+  /**
+   * Times each proxy's drain away from this worker (revoked, or gone from the snapshot) and marks it cut
+   * once it has outlived GATEWAY_PROXY_DRAIN_TIMEOUT_MS, logged once with what is cut (drain-bound.ts).
+   */
+  private updateDrains(monoMs: number): void {
+    const inSnapshot = this.current?.upstreams;
+    const bound = this.opts.proxyDrainTimeoutMs ?? 0;
+    for (const [proxy, c] of this.live) {
+      const next = nextDrainMark(c, c.revoked || !inSnapshot?.has(proxy), monoMs, bound);
+      c.drainingSinceMs = next.drainingSinceMs;
+      c.cut = next.cut;
+      if (next.cutNow && c.active + c.reserved > 0) {
+        this.opts.log.warn('proxy drain outlived its bound: what is still open on it is cut', {
+          event: 'gateway.drain_cut',
+          proxy,
+          active: c.active,
+          reserved: c.reserved,
+          drainTimeoutMs: bound,
+        });
+      }
+    }
   }
 
   /**

@@ -255,7 +255,7 @@ describe('GatewayWorker', () => {
   });
 
   /** A worker on `clock` holding snapshot 1 (proxy a, the default grant) with one request open on a. */
-  const workerWithOpenRequest = async (clock: { now: number }) => {
+  const workerWithOpenRequest = async (clock: { now: number }, proxyDrainTimeoutMs?: number) => {
     const lines: string[] = [];
     const creds = new StaticCredentialResolver();
     creds.replace({ up: { username: 'u', password: 'p' } });
@@ -264,6 +264,7 @@ describe('GatewayWorker', () => {
       log: jsonLogger('info', (l) => lines.push(l)),
       now: () => clock.now,
       maxStaleAgeMs: 30_000,
+      ...(proxyDrainTimeoutMs === undefined ? {} : { proxyDrainTimeoutMs }),
       workerId: 'w1',
       stickyTableSize: 10,
       outcomeQueueSize: 10,
@@ -272,9 +273,64 @@ describe('GatewayWorker', () => {
     const picked = worker.pick('example.com', T0, noSticky);
     if (picked.kind !== 'ok') throw new Error('no pick');
     picked.upstream.live.active++;
-    const ended = () => lines.filter((l) => l.includes('"event":"gateway.grant_ended"'));
-    return { worker, ended };
+    const events = (name: string) => lines.filter((l) => l.includes(`"event":"${name}"`));
+    const ended = () => events('gateway.grant_ended');
+    return { worker, ended, events, live: picked.upstream.live };
   };
+
+  describe('a proxy drained away from the worker (GATEWAY_PROXY_DRAIN_TIMEOUT_MS)', () => {
+    it('keeps its open requests for the bound, then is cut, logged once', async () => {
+      const clock = { now: T0 };
+      const { worker, events, live } = await workerWithOpenRequest(clock, 60_000);
+      // The next snapshot leaves `a` out: it is drained away; the open request carries on.
+      await worker.applySnapshot(buildSnapshot(content(2, [proxy('b')]), sha256Hex));
+      clock.now = T0 + 1_000;
+      worker.tick();
+      expect(live.drainingSinceMs).toBe(T0 + 1_000);
+      clock.now = T0 + 61_000 - 1;
+      worker.tick();
+      expect(live.cut).toBe(false);
+      clock.now = T0 + 61_000;
+      worker.tick();
+      worker.tick();
+      expect(live.cut).toBe(true);
+      expect(events('gateway.drain_cut')).toHaveLength(1);
+      expect(JSON.parse(events('gateway.drain_cut')[0]!)).toMatchObject({
+        proxy: 'a',
+        active: 1,
+        reserved: 0,
+        drainTimeoutMs: 60_000,
+      });
+    });
+
+    it('a revoked proxy is timed the same, and a revoke withdrawn un-cuts it', async () => {
+      const clock = { now: T0 };
+      const { worker, live } = await workerWithOpenRequest(clock, 60_000);
+      worker.revokeProxyIds(['a']);
+      worker.tick();
+      clock.now = T0 + 60_000;
+      worker.tick();
+      expect(live.cut).toBe(true);
+      worker.revokeProxyIds([]);
+      worker.tick();
+      expect(live).toMatchObject({ cut: false, drainingSinceMs: null });
+    });
+
+    it('a proxy still in the snapshot and not revoked is never cut, nor any with the bound at 0', async () => {
+      const clock = { now: T0 };
+      const kept = await workerWithOpenRequest(clock, 60_000);
+      const unbounded = await workerWithOpenRequest(clock, 0);
+      unbounded.worker.revokeProxyIds(['a']);
+      kept.worker.tick();
+      unbounded.worker.tick();
+      clock.now = T0 + 24 * 3_600_000;
+      kept.worker.tick();
+      unbounded.worker.tick();
+      expect(kept.live).toMatchObject({ cut: false, drainingSinceMs: null });
+      expect(unbounded.live).toMatchObject({ cut: false, drainingSinceMs: T0 });
+      expect(unbounded.events('gateway.drain_cut')).toHaveLength(0);
+    });
+  });
 
   it('its grant ends at validUntil (contract seed §3 hard expiry): grantOver, logged once while requests are open', async () => {
     const clock = { now: T0 };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { GatewayRoute } from '../../messages/gateway-snapshot.js';
 import { isUsable, pickUpstream, StickyTable } from './pick.js';
-import { compileRouting, matchRoute, normalizeHost, type Upstream } from './routing.js';
+import { compileRouting, matchRoute, newLiveCounters, normalizeHost, type Upstream } from './routing.js';
 
 const NOW = Date.UTC(2026, 0, 1);
 const up = (name: string, extra: Partial<Upstream<null>> = {}): Upstream<null> => ({
@@ -12,7 +12,7 @@ const up = (name: string, extra: Partial<Upstream<null>> = {}): Upstream<null> =
   usableUntilMs: NOW + 60_000,
   expiresAtMs: NOW + 120_000,
   attributes: { region: 'eu' },
-  live: { active: 0, reserved: 0, revoked: false },
+  live: newLiveCounters(),
   auth: null,
   ...extra,
 });
@@ -145,8 +145,8 @@ describe('isUsable', () => {
     ['fresh', up('a'), true],
     ['one ms before usableUntil', up('a', { usableUntilMs: NOW + 1 }), true],
     ['at usableUntil (still before expiresAt)', up('a', { usableUntilMs: NOW }), false],
-    ['revoked', up('a', { live: { active: 0, reserved: 0, revoked: true } }), false],
-    ['at capacity', up('a', { capacity: 2, live: { active: 1, reserved: 1, revoked: false } }), false],
+    ['revoked', up('a', { live: newLiveCounters(0, 0, true) }), false],
+    ['at capacity', up('a', { capacity: 2, live: newLiveCounters(1, 1) }), false],
   ])('%s', (_label, u, usable) => {
     expect(isUsable(u, NOW)).toBe(usable);
   });
@@ -162,9 +162,9 @@ describe('policies', () => {
 
   it('least-active takes the least loaded usable proxy', () => {
     const r = table('least-active', [
-      up('busy', { live: { active: 3, reserved: 0, revoked: false } }),
+      up('busy', { live: newLiveCounters(3) }),
       up('idle-expired', { usableUntilMs: NOW - 1 }),
-      up('light', { live: { active: 1, reserved: 0, revoked: false } }),
+      up('light', { live: newLiveCounters(1) }),
     ]);
     expect(pickUpstream(r, NOW, undefined, sticky)?.name).toBe('light');
   });
@@ -184,7 +184,7 @@ describe('policies', () => {
   it('returns nothing when no candidate is usable', () => {
     const r = table('round-robin', [
       up('a', { usableUntilMs: NOW }),
-      up('b', { live: { active: 0, reserved: 0, revoked: true } }),
+      up('b', { live: newLiveCounters(0, 0, true) }),
     ]);
     expect(pickUpstream(r, NOW, undefined, sticky)).toBeUndefined();
     expect(pickUpstream(table('least-active', []), NOW, undefined, sticky)).toBeUndefined();
@@ -206,7 +206,7 @@ describe('policies', () => {
   });
 
   it('sticky without a key on the request falls back to least-active', () => {
-    const r = table('sticky', [up('a', { live: { active: 5, reserved: 0, revoked: false } }), up('b')], {
+    const r = table('sticky', [up('a', { live: newLiveCounters(5) }), up('b')], {
       stickyKey: { clientCredentials: true },
     });
     expect(pickUpstream(r, NOW, undefined, new StickyTable(10))?.name).toBe('b');
@@ -219,7 +219,7 @@ describe('SUSPECT proxies (docs/health.md): picked only when no sound candidate 
     proxies: Upstream<null>[],
     extra: Partial<GatewayRoute> = {},
   ) => compileRouting([route('r', ['*'], { policy, ...extra })], proxies).routes[0]!;
-  const busy = (active: number) => ({ live: { active, reserved: 0, revoked: false } });
+  const busy = (active: number) => ({ live: newLiveCounters(active) });
   const stickyRoute = { stickyKey: { header: 'x-session' } } as const;
   const picks = (r: ReturnType<typeof table>, n: number, key?: (i: number) => string) =>
     Array.from({ length: n }, (_, i) => pickUpstream(r, NOW, key?.(i), new StickyTable(100))?.name);
@@ -267,8 +267,8 @@ describe('SUSPECT proxies (docs/health.md): picked only when no sound candidate 
   );
 
   it.each<[string, Partial<Upstream<null>>]>([
-    ['at capacity', { capacity: 2, live: { active: 2, reserved: 0, revoked: false } }],
-    ['revoked', { live: { active: 0, reserved: 0, revoked: true } }],
+    ['at capacity', { capacity: 2, live: newLiveCounters(2) }],
+    ['revoked', { live: newLiveCounters(0, 0, true) }],
     ['past usableUntil', { usableUntilMs: NOW }],
   ])('fails open when every sound candidate is %s', (_n, unusable) => {
     for (const policy of ['least-active', 'round-robin'] as const) {

@@ -2,6 +2,7 @@
 // candidate proxies (selector applied once), and host indexes so that matching a request's host costs
 // a few map look-ups instead of a scan (first matching route wins, as the seed's ordered Routing says).
 import type { GatewayRoute, RoutingPolicy, StickyKey } from '../../messages/gateway-snapshot.js';
+import type { DrainMark } from './drain-bound.js';
 import { canonicalIpv6 } from './ip.js';
 
 /** Per-proxy live counts: they outlive snapshot swaps, so they sit outside the immutable table. */
@@ -12,7 +13,20 @@ export interface LiveCounters {
   reserved: number;
   /** revokeProxyIds: no new request may pick it, whatever the snapshot says. */
   revoked: boolean;
+  /** The proxy's drain away from this worker (drain-bound.ts), kept by the worker's tick. */
+  drainingSinceMs: DrainMark['drainingSinceMs'];
+  /** The drain outlived GATEWAY_PROXY_DRAIN_TIMEOUT_MS: the listener's sweep cuts what is open on it. */
+  cut: boolean;
 }
+
+/** A proxy's counters as first seen: nothing open, not revoked, not draining. */
+export const newLiveCounters = (active = 0, reserved = 0, revoked = false): LiveCounters => ({
+  active,
+  reserved,
+  revoked,
+  drainingSinceMs: null,
+  cut: false,
+});
 
 export interface Upstream<A> {
   readonly name: string;

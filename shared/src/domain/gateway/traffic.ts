@@ -28,11 +28,13 @@ const CLASS_OF: Readonly<Record<string, OutcomeClass>> = {
   // 503: the route has no usable upstream on this worker (none owned, or all at capacity or expired).
   no_upstream: 'noUpstream',
   no_route: 'noRoute',
-  // 503: the worker is not serving (no snapshot yet, stale, stopping).
+  // 503: the worker is not serving (no snapshot yet, stale, stopping), or no longer on this request's
+  // proxy (its drain outlived GATEWAY_PROXY_DRAIN_TIMEOUT_MS).
   no_snapshot: 'notAccepting',
   snapshot_stale: 'notAccepting',
   shutting_down: 'notAccepting',
   not_accepting: 'notAccepting',
+  upstream_withdrawn: 'notAccepting',
   proxy_auth_required: 'authRequired',
   unauthorized: 'authRequired',
   ssrf_refused: 'ssrfRefused',

@@ -22,6 +22,7 @@ describe('outcomeClass: the one map from outcome codes to the classes of the gat
     ['snapshot_stale', 'notAccepting'],
     ['shutting_down', 'notAccepting'],
     ['not_accepting', 'notAccepting'],
+    ['upstream_withdrawn', 'notAccepting'],
     ['proxy_auth_required', 'authRequired'],
     ['unauthorized', 'authRequired'],
     ['ssrf_refused', 'ssrfRefused'],
