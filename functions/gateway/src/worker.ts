@@ -220,6 +220,9 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
     if (this.current) carryCursors(this.current.table, compiled.table);
     this.current = compiled;
     this.collectCounters();
+    // A proxy back in the snapshot is no longer draining from this swap on, not from the next tick: the
+    // sweep (every 250 ms) would cut what picks it meanwhile.
+    this.updateDrains(this.clocks().monoMs);
     this.opts.onSwapped?.(compiled);
     this.opts.log.info('snapshot applied', {
       version: compiled.version,
@@ -256,6 +259,7 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
   revokeProxyIds(names: readonly string[]): void {
     const revoked = new Set(names);
     for (const [name, c] of this.live) c.revoked = revoked.has(name);
+    this.updateDrains(this.clocks().monoMs);
   }
 
   /** Sparse runtime report: only proxies with a non-zero count or draining (seed §2). */

@@ -282,9 +282,9 @@ describe('GatewayWorker', () => {
     it('keeps its open requests for the bound, then is cut, logged once', async () => {
       const clock = { now: T0 };
       const { worker, events, live } = await workerWithOpenRequest(clock, 60_000);
-      // The next snapshot leaves `a` out: it is drained away; the open request carries on.
-      await worker.applySnapshot(buildSnapshot(content(2, [proxy('b')]), sha256Hex));
+      // The next snapshot leaves `a` out: it is drained away from that swap on; the open request carries on.
       clock.now = T0 + 1_000;
+      await worker.applySnapshot(buildSnapshot(content(2, [proxy('b')]), sha256Hex));
       worker.tick();
       expect(live.drainingSinceMs).toBe(T0 + 1_000);
       clock.now = T0 + 61_000 - 1;
@@ -313,6 +313,27 @@ describe('GatewayWorker', () => {
       expect(live.cut).toBe(true);
       worker.revokeProxyIds([]);
       worker.tick();
+      expect(live).toMatchObject({ cut: false, drainingSinceMs: null });
+    });
+
+    it('a cut proxy given back is usable at once, not only from the next tick', async () => {
+      // The sweep cuts sessions on a cut proxy every 250 ms; the tick runs every second. A request picking
+      // the proxy in between must not be refused for a drain that is over.
+      const clock = { now: T0 };
+      const { worker, live } = await workerWithOpenRequest(clock, 60_000);
+      await worker.applySnapshot(buildSnapshot(content(2, [proxy('b')]), sha256Hex));
+      worker.tick();
+      clock.now = T0 + 60_000;
+      worker.tick();
+      expect(live.cut).toBe(true);
+      await worker.applySnapshot(buildSnapshot(content(3, [proxy('a')]), sha256Hex));
+      expect(live).toMatchObject({ cut: false, drainingSinceMs: null });
+      worker.revokeProxyIds(['a']);
+      worker.tick();
+      clock.now = T0 + 120_000;
+      worker.tick();
+      expect(live.cut).toBe(true);
+      worker.revokeProxyIds([]);
       expect(live).toMatchObject({ cut: false, drainingSinceMs: null });
     });
 
