@@ -711,6 +711,65 @@ describe('POST /v1/leases with an Idempotency-Key', () => {
     }
   });
 
+  it("a delivery that finds the slot taken by its own twin answers with the twin's lease, not 409 no_match", async () => {
+    // A retry sent while the first delivery is still running (a client timeout): replica B reads the key
+    // (no record yet), then A grants the only slot under it; B, seeing the proxy full, must not answer
+    // no_match — the client would give the key up and the lease A granted would be held by no one.
+    await start([proxy('solo', { capacity: 1 })]);
+    const other = leaseTestApp({
+      firestore: new Firestore({ projectId }),
+      clock,
+      secrets,
+      lease: { tokens: [{ name: 'c1', token: TOKEN }], cooldownWindowMs: WINDOW_S * 1000 },
+    });
+    try {
+      const store = other.leases.store as unknown as {
+        findKey(id: string): Promise<unknown>;
+        state: { proxyOf(leaseId: string): string | undefined };
+      };
+      const findKey = store.findKey.bind(store);
+      let bRead!: () => void;
+      const bHasRead = new Promise<void>((r) => (bRead = r));
+      let aGranted!: (leaseId: string) => void;
+      const aDone = new Promise<string>((r) => (aGranted = r));
+      let first = true;
+      let bKnew: string | undefined;
+      store.findKey = async (id) => {
+        const found = await findKey(id);
+        if (!first) return found;
+        first = false;
+        bRead();
+        // Meanwhile another request on B read the proxy's state (B's view is refreshed by reads, not
+        // listened to): B now knows the slot is taken.
+        const leaseId = await aDone;
+        clock.advance(1_001);
+        await other.leases.store.refresh(['solo']);
+        bKnew = store.state.proxyOf(leaseId);
+        return found;
+      };
+      const viaB = other.app.request('/v1/leases', {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${TOKEN}`,
+          'content-type': 'application/json',
+          'idempotency-key': 'twin',
+        },
+        body: '{}',
+      });
+      await bHasRead;
+      const a = await keyed('twin');
+      expect(a.status).toBe(201);
+      aGranted(a.body.leaseId);
+      const b = await viaB;
+      expect(bKnew).toBe('solo');
+      expect(b.status).toBe(201);
+      expect((await b.json()).leaseId).toBe(a.body.leaseId);
+      expect((await activeLeases()).map((d) => d.id)).toEqual([a.body.leaseId]);
+    } finally {
+      await other.leases.stop();
+    }
+  });
+
   it('the same key with another request is 422 idempotency_key_reused and acquires nothing', async () => {
     await start();
     const a = await keyed('k-2', { selector: { region: 'eu' } });

@@ -42,7 +42,8 @@ export interface LeaseClientOptions {
   timeoutMs?: number;
   /**
    * Retries of a 503 (store busy or restarting) or a 429 (rate limited), honouring Retry-After up to 5 s
-   * (default 2); an acquire's also of a lost answer (timeout, reset, 500/502/504), 1 s apart, under its
+   * (default 2) — a 429 that asks for longer is given up at once (LeaseApiError.retryAfterSeconds says
+   * when); an acquire's also of a lost answer (timeout, reset, 500/502/504), 1 s apart, under its
    * Idempotency-Key.
    */
   retries?: number;
@@ -55,6 +56,8 @@ export class LeaseApiError extends Error {
     readonly status: number,
     readonly code: string,
     readonly body: unknown,
+    /** The answer's Retry-After, in seconds, when it had one (a 429 or a 503: when to ask again). */
+    readonly retryAfterSeconds?: number,
   ) {
     super(`lease API: HTTP ${status} ${code}`);
     this.name = 'LeaseApiError';
@@ -210,26 +213,37 @@ export class LeaseClient {
         await new Promise((r) => setTimeout(r, 1000));
         continue;
       }
-      // 429: the API's per-caller rate limit; the refused request changed nothing, so it is sent again.
-      if ((res.status === 503 || res.status === 429) && attempt < retries) {
-        // Absent or unreadable: 1 s. At most 5 s, whatever it asks.
-        const after = retryAfterMs(res.headers.get('retry-after'), Date.now()) ?? 1000;
-        await new Promise((r) => setTimeout(r, Math.min(5000, after)));
+      const asked = retryAfterMs(res.headers.get('retry-after'), Date.now());
+      // 429: the API's per-caller rate limit; the refused request changed nothing, so it is sent again —
+      // but not before Retry-After: until then this caller's bucket holds no token, and an earlier request
+      // is refused again, spending a retry. A longer wait than the client's is the caller's to schedule.
+      const early = res.status === 429 && asked !== undefined && asked > MAX_RETRY_WAIT_MS;
+      if ((res.status === 503 || res.status === 429) && attempt < retries && !early) {
+        // Absent or unreadable: 1 s. A 503's at most 5 s, whatever it asks.
+        await new Promise((r) => setTimeout(r, Math.min(MAX_RETRY_WAIT_MS, asked ?? 1000)));
         continue;
       }
       if (res.status === 409 && path === '/v1/leases') {
         const parsed = NoMatch.safeParse(json);
         if (parsed.success) throw new NoMatchError(parsed.data);
       }
+      const retryAfterSeconds = asked === undefined ? undefined : Math.ceil(asked / 1000);
       // Not every error comes from the service: Cloud Run's front end answers 502/503/429 in HTML.
-      if (json === NOT_JSON) throw new LeaseApiError(res.status, 'http_error', text);
+      if (json === NOT_JSON) throw new LeaseApiError(res.status, 'http_error', text, retryAfterSeconds);
       const code = (json as { error?: unknown } | null)?.error;
-      throw new LeaseApiError(res.status, typeof code === 'string' ? code : 'http_error', json);
+      throw new LeaseApiError(
+        res.status,
+        typeof code === 'string' ? code : 'http_error',
+        json,
+        retryAfterSeconds,
+      );
     }
   }
 }
 
 const NOT_JSON = Symbol('not JSON');
+/** The longest Retry-After a call waits out before sending again (the CLI's too). */
+const MAX_RETRY_WAIT_MS = 5000;
 
 /**
  * Answers that do not say whether the request was served (an internal error after a commit, the front

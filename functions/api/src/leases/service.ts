@@ -142,7 +142,16 @@ export class LeaseService {
         replaces: stored?.version ?? null,
       };
       const outcome = await this.grantNew(req, holder, key);
-      if (outcome.kind !== 'key_taken') return outcome;
+      if (outcome.kind === 'key_taken') continue;
+      // Nothing leased: a twin delivery of this key (a retry sent while this one ran) may have taken the
+      // last slot between the read above and the look at the proxies — its lease, not no_match, is this
+      // request's answer, or the crawler gives the key up and that lease is held by no one. One more read,
+      // only on a keyed refusal.
+      if (outcome.kind === 'no_match' || outcome.kind === 'credentials_unavailable') {
+        const again = await store.findKey(recordId);
+        if (replayOf(again, requestHash, clock.now()).kind !== 'fresh') continue;
+      }
+      return outcome;
     }
     throw new LeaseStoreError('contended', 'the idempotency key was written by other requests meanwhile');
   }
