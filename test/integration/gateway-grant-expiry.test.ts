@@ -172,8 +172,25 @@ describe('gateway: the ownership grant is a hard expiry', () => {
     expect(h.load).toEqual({ active: 0, reserved: 0 });
   });
 
+  it('ends a /v1/fetch at the grant it was picked under when a later snapshot no longer lists its proxy', async () => {
+    // The renewal above is for proxies still listed: one drained out of the snapshot is renewed no more,
+    // so a fetch on it (which GATEWAY_PROXY_DRAIN_TIMEOUT_MS does not cut) still ends with that grant.
+    const grantEnd = await loadShortGrant(8);
+    const outcome = streamFetch(grantEnd - Date.now() + 8_000);
+    await new Promise((r) => setTimeout(r, 1_000));
+    await loadGrant(9, 60_000, 'p-successor');
+    const closed = await outcome;
+    expect(closed.status).toBe(200);
+    expect(closed.at).toBeGreaterThanOrEqual(grantEnd);
+    expect(closed.at, 'the fetch ran on past the grant of a proxy no longer listed').toBeLessThan(
+      grantEnd + 4_000,
+    );
+    const h = await pollUntil(gw.health, (x) => x.load.active === 0, 5_000, 'the slot given back');
+    expect(h.load).toEqual({ active: 0, reserved: 0 });
+  });
+
   it('cuts a tunnel on a proxy drained away from it once GATEWAY_PROXY_DRAIN_TIMEOUT_MS has passed', async () => {
-    await loadGrant(6, 120_000);
+    await loadGrant(10, 120_000);
     const tunnel: net.Socket = await openTunnel(
       gw.proxyPort,
       `127.0.0.1:${targets.httpPort}`,
@@ -186,8 +203,10 @@ describe('gateway: the ownership grant is a hard expiry', () => {
 
     // The next snapshot has another proxy in its place: the tunnel's proxy is drained away from the
     // worker, and the controller waits for its counts to reach zero before it may go elsewhere.
+    const cuts = () => gw.logEntries().filter((l) => l.event === 'gateway.drain_cut');
+    const cutBefore = cuts().length;
     const drainedAt = Date.now();
-    await loadGrant(7, 120_000, 'p-successor');
+    await loadGrant(11, 120_000, 'p-successor');
     const closed = await Promise.race([
       closedAt,
       new Promise<null>((r) => setTimeout(() => r(null), 15_000)),
@@ -196,7 +215,6 @@ describe('gateway: the ownership grant is a hard expiry', () => {
     expect(closed! - drainedAt).toBeGreaterThanOrEqual(DRAIN_MS);
     const h = await pollUntil(gw.health, (x) => x.load.active === 0, 5_000, 'the slot given back');
     expect(h.load).toEqual({ active: 0, reserved: 0 });
-    const cut = gw.logEntries().filter((l) => l.event === 'gateway.drain_cut');
-    expect(cut).toMatchObject([{ proxy: 'p-0-0', active: 1, drainTimeoutMs: DRAIN_MS }]);
+    expect(cuts().slice(cutBefore)).toMatchObject([{ proxy: 'p-0-0', active: 1, drainTimeoutMs: DRAIN_MS }]);
   });
 });

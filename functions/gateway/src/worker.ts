@@ -308,7 +308,7 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
       c.drainingSinceMs = next.drainingSinceMs;
       c.cut = next.cut;
       if (next.cutNow && c.active + c.reserved > 0) {
-        this.opts.log.warn('proxy drain outlived its bound: what is still open on it is cut', {
+        this.opts.log.warn('proxy drain outlived its bound: its sessions on the proxy listener are cut', {
           event: 'gateway.drain_cut',
           proxy,
           active: c.active,
