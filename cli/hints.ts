@@ -78,10 +78,12 @@ const gatewayHint = (v: unknown) =>
     : '';
 
 // Not part of "match the selector": proxies speaking a protocol the request did not ask for (SOCKS5 is
-// opt-in). Only services that know `protocols` send it.
+// opt-in). Only services that know `protocols` send it, as a count: which protocol they speak is not
+// said, so the hint names the flag that takes either (it told a crawler that asked for http, the
+// default, to ask for http).
 const protocolHint = (v: unknown) =>
   typeof v === 'number' && v > 0
-    ? `; ${v} more match the selector but speak another protocol (\`--protocol socks5\` or \`--protocol http\` asks for it)`
+    ? `; ${v} more match the selector but speak a protocol not asked for (\`--protocol http,socks5\` leases either; SOCKS5 is opt-in)`
     : '';
 
 export function hintFor(code: string, body: unknown, status: number, path = ''): string {

@@ -70,7 +70,9 @@ describe('describeFailure', () => {
         otherProtocol: 1,
       }),
       1,
-      /0 match the selector, .*0 unhealthy; 1 more match the selector but speak another protocol \(`--protocol socks5`/,
+      // The CLI does not know which protocol they speak, only that it was not asked for: the hint must
+      // not tell a crawler that asked for http (the default) to ask for http.
+      /0 match the selector, .*0 unhealthy; 1 more match the selector but speak a protocol not asked for \(`--protocol http,socks5` leases either; SOCKS5 is opt-in\)$/,
     ],
     [
       new ApiCallError(418, 'teapot', { error: 'teapot', message: 'short and stout' }),

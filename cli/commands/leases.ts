@@ -49,7 +49,14 @@ export async function acquireLease({ api, io, args }: Ctx): Promise<void> {
   const g = await api.call<Grant>('POST', '/v1/leases', { role: 'crawler', body, headers });
   if (output === 'json') return io.out(json(g));
   if (output === 'yaml') return io.out(yaml(g));
-  if (output === 'url') return io.out(g.proxy.url);
+  if (output === 'url') {
+    // The URL alone on stdout, for `curl -x "$(…)"`; the id on stderr, or nobody could release the lease
+    // and it held its slot until its TTL.
+    io.err(
+      `lease ${g.leaseId} on ${g.proxy.name} until ${g.expiresAt} (release: proxyplane leases release ${g.leaseId})`,
+    );
+    return io.out(g.proxy.url);
+  }
   if (output === 'env') {
     // For `eval "$(proxyplane leases acquire … -o env)"`: the URL carries credentials, so it stays in
     // the shell's variables rather than on screen.

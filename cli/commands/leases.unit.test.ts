@@ -72,6 +72,32 @@ describe('leases acquire: Idempotency-Key', () => {
   });
 });
 
+describe('leases acquire -o url', () => {
+  it('prints the URL alone on stdout, and on stderr the lease id and how to release it', async () => {
+    const grant = {
+      leaseId: 'l1',
+      proxy: { name: 'p', url: 'http://u:pw@10.0.0.1:3128', attributes: {}, latencyMillis: null },
+      expiresAt: '2026-02-01T12:10:00.000Z',
+      ttlSeconds: 300,
+      target: null,
+      exclusive: false,
+    };
+    const fetch = (async () =>
+      new Response(JSON.stringify(grant), { status: 201 })) as unknown as typeof globalThis.fetch;
+    const io = recordingIo();
+    const code = await runCli(
+      ['leases', 'acquire', '-o', 'url', '--api', 'http://127.0.0.1:9'],
+      cliDeps(io, fetch, { PROXYPLANE_TOKEN: 'crawler-token-0123456789' }),
+    );
+    expect(code).toBe(0);
+    expect(io.outLines).toEqual(['http://u:pw@10.0.0.1:3128']);
+    // Without the id the lease could not be released: it held its slot until its TTL.
+    expect(io.errLines).toEqual([
+      'lease l1 on p until 2026-02-01T12:10:00.000Z (release: proxyplane leases release l1)',
+    ]);
+  });
+});
+
 describe('leases acquire --protocol', () => {
   // SOCKS5 is opt-in on the service (AcquireRequest.protocols defaults to http): the flag is how to ask.
   it.each<{ flags: string[]; body: Record<string, unknown> }>([

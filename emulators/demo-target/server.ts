@@ -48,6 +48,20 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
     res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
     return;
   }
+  // A site pushing back, on demand: /status/429 (with Retry-After), /status/403, any 4xx or 5xx — what a
+  // crawler reports as rate_limited or banned (docs/leases.md § Reports), tried on the demo site.
+  const pushback = /^\/status\/([45]\d\d)(?:[/?#]|$)/.exec(s.path);
+  if (pushback) {
+    const status = Number(pushback[1]);
+    res
+      .writeHead(status, {
+        'content-type': 'text/plain; charset=utf-8',
+        'cache-control': 'no-store',
+        ...(status === 429 ? { 'retry-after': '60' } : {}),
+      })
+      .end(`${status} from the proxyplane demo target, as asked (${s.path})\n`);
+    return;
+  }
   if (s.path.startsWith('/json') || (req.headers.accept ?? '').startsWith('application/json')) {
     res
       .writeHead(200, { 'content-type': 'application/json' })

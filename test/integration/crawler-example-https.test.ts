@@ -58,8 +58,8 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-const crawl = (selector: string, extraCa: string | undefined) =>
-  run(process.execPath, ['--import', 'tsx', 'docs/examples/crawler.ts', `${site.tlsUrl}/`, selector], {
+const crawl = (selector: string, extraCa: string | undefined, url = `${site.tlsUrl}/`) =>
+  run(process.execPath, ['--import', 'tsx', 'docs/examples/crawler.ts', url, selector], {
     env: {
       ...Object.fromEntries(
         Object.entries(process.env).filter(
@@ -106,5 +106,16 @@ describe('docs/examples/crawler.ts on the HTTPS demo site', () => {
       headers: { authorization: `Bearer ${TOKEN}` },
     }).then((r) => r.json() as Promise<{ proxies: { activeLeases: number }[] }>);
     expect(active.proxies.map((p) => p.activeLeases)).toEqual([0]);
+  });
+
+  it('a site pushing back (the demo site’s /status/429): reported rate_limited, the next acquire for it finds the proxy cooling down', async () => {
+    const pushback = `${site.url}/status/429`;
+    const first = await crawl('kind=http', undefined, pushback);
+    expect(first.stderr).toContain('HTTP 429');
+    expect(first.stderr).toContain('reported rate_limited');
+    expect(first.code).toBe(1);
+    const again = await crawl('kind=http', undefined, `${site.url}/`);
+    expect(again.stderr).toContain('"inCooldown":1');
+    expect(again.code).toBe(2);
   });
 });

@@ -36,7 +36,12 @@ describe('probe function', () => {
     await fleet.tick();
     expect((await fleet.health.get('p-kill'))?.verdict).toBe('UNHEALTHY');
     expect(fleet.published).toHaveLength(2);
-    expect(await healthy()).toMatchObject({ status: 'False', reason: 'ProbeFailed' });
+    // The message says why, from the stored health state: the refused connection of the killed proxy.
+    expect(await healthy()).toMatchObject({
+      status: 'False',
+      reason: 'ProbeFailed',
+      message: 'the proxy failed its health checks: BASIC econnrefused',
+    });
 
     await fleet.compute.admin.reviveProxy(fleet.project, zone, instance);
     await fleet.tick();

@@ -222,6 +222,7 @@ function logDecision(deps: ProbeDeps, d: ActiveDecision): void {
       proxy: d.next.proxy,
       verdict: d.next.verdict,
       problem: d.next.egressProblem,
+      basicProblem: d.next.basicProblem ?? null,
       unreachableRoutes: unreachableRoutesOf(d.next.tracks),
     });
   }

@@ -81,7 +81,15 @@ export async function runActiveTiers(
         rejectUnauthorized: cfg.rejectUnauthorized,
       })
     : await prober.handshake(target, handshakeAuthority(cfg.echoUrl), timeoutMs);
-  const results: TrackResult[] = [{ track: 'BASIC', ok: basic.ok, latencyMs: basic.latencyMs }];
+  const results: TrackResult[] = [
+    {
+      track: 'BASIC',
+      ok: basic.ok,
+      latencyMs: basic.latencyMs,
+      // Why it failed: the Healthy condition's message names it (verdict-reason.ts).
+      ...(basic.ok ? {} : { problem: basic.failure?.code ?? 'basic_failed' }),
+    },
+  ];
   const observations: TierOutcome['observations'] = [
     { tier: 'BASIC', ok: basic.ok, latencyMs: basic.latencyMs, code: basic.failure?.code ?? null },
   ];

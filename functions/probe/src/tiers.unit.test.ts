@@ -101,7 +101,10 @@ describe('runTiers: the TARGET tier', () => {
     const { p, asked } = prober((url) => url !== hc.url);
     const out = await runTiers(p, TARGET, '10.0.0.1', hc, cfg(ECHO), [check('shop'), check('news')]);
     expect(asked.map((a) => a.url)).toEqual([hc.url]);
-    expect(out.results).toEqual([{ track: 'BASIC', ok: false, latencyMs: 30 }]);
+    // The failure's code travels with the result: the Healthy condition names it (docs/health.md).
+    expect(out.results).toEqual([
+      { track: 'BASIC', ok: false, latencyMs: 30, problem: 'unexpected_status_403' },
+    ]);
     expect(out.observations.map((o) => o.tier)).toEqual(['BASIC']);
   });
 

@@ -72,6 +72,22 @@ export class NoMatchError extends LeaseApiError {
   }
 }
 
+/** The API's base URL without trailing slashes. A missing one (`process.env.X!` of a variable the shell
+ *  does not set) failed as `Cannot read properties of undefined (reading 'replace')`, and one without a
+ *  scheme only at the first call, as fetch's `Failed to parse URL`: both are refused here, unquoted (a URL
+ *  may carry a password). */
+function baseUrlOf(baseUrl: unknown): string {
+  const url = typeof baseUrl === 'string' && URL.canParse(baseUrl) ? new URL(baseUrl) : null;
+  if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw new TypeError(
+      `LeaseClient: baseUrl must be the API's http(s) URL (locally $PROXYPLANE_API_URL, which npm start prints), not ${
+        typeof baseUrl === 'string' ? (baseUrl === '' ? 'an empty string' : 'that string') : String(baseUrl)
+      }`,
+    );
+  }
+  return (baseUrl as string).replace(/\/+$/, '');
+}
+
 export class LeaseClient {
   private readonly base: string;
   private readonly fetch: typeof fetch;
@@ -89,7 +105,7 @@ export class LeaseClient {
       );
     }
     this.token = token;
-    this.base = opts.baseUrl.replace(/\/+$/, '');
+    this.base = baseUrlOf(opts.baseUrl);
     this.fetch = opts.fetch ?? globalThis.fetch;
   }
 

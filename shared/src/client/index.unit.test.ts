@@ -335,6 +335,21 @@ describe('LeaseClient', () => {
     expect(make).not.toThrow(/SECRET/);
   });
 
+  it.each<[string, unknown]>([
+    ['missing (an env variable the shell does not set)', undefined],
+    ['empty', ''],
+    ['without a scheme', '127.0.0.1:18300'],
+    ['of another scheme', 'ftp://api'],
+  ])('refuses a base URL %s at once, saying what it wants', (_, baseUrl) => {
+    const make = () => new LeaseClient({ baseUrl: baseUrl as string, token: 'tok' });
+    expect(make).toThrow(TypeError);
+    expect(make).toThrow(/LeaseClient: baseUrl must be the API's http\(s\) URL/);
+  });
+
+  it('does not quote a base URL it refuses (it may carry a password)', () => {
+    expect(() => new LeaseClient({ baseUrl: 'ftp://u:SECRET@api' })).not.toThrow(/SECRET/);
+  });
+
   it('encodes list filters', async () => {
     const f = fakeFetch([[200, { proxies: [], count: 0 }]]);
     const client = new LeaseClient({ baseUrl: 'http://api', fetch: f.fetch });

@@ -64,6 +64,20 @@ export function healthStoreContract(label: string, subject: () => Promise<Health
       expect(await store.listNames()).toEqual(['h1']);
     });
 
+    it('the code of a BASIC failure reads back (the Healthy message names it); without one, none', async () => {
+      const down = aHealthState('h2', {
+        verdict: 'UNHEALTHY',
+        tracks: { BASIC: { verdict: 'UNHEALTHY', consecutiveOk: 0, consecutiveFail: 3 } },
+        basicProblem: 'connect_status_403',
+      });
+      await store.writeMany([{ state: down, base: null }]);
+      expect(await store.get('h2')).toEqual(down);
+      const { basicProblem: _none, ...up } = down;
+      const got = await read('h2');
+      await store.writeMany([{ state: { ...up, verdict: 'AVAILABLE' }, base: got!.version }]);
+      expect((await store.get('h2'))?.basicProblem).toBeUndefined();
+    });
+
     it('two first writers: the second conflicts and the first one’s state stays', async () => {
       const first = failing(aHealthState('h1'), 1);
       expect(await store.writeMany([{ state: first, base: null }])).toEqual(['written']);

@@ -138,6 +138,7 @@ export function healthToDoc(s: ProxyHealthState): DocumentData {
     instance: s.instance,
     verdict: s.verdict,
     egressProblem: s.egressProblem,
+    basicProblem: s.basicProblem ?? null,
     latencyMillis: s.latency.reportedMs,
     latencyReportedAt: s.latency.reportedAt ? Timestamp.fromDate(s.latency.reportedAt) : null,
     tracks: s.tracks,
@@ -179,6 +180,7 @@ export function healthFromDoc(d: DocumentData): ProxyHealthState {
     instance: String(d.instance ?? ''),
     verdict: (d.verdict ?? null) as Verdict | null,
     egressProblem: (d.egressProblem ?? null) as string | null,
+    ...(typeof d.basicProblem === 'string' ? { basicProblem: d.basicProblem } : {}),
     latency: {
       reportedMs: typeof d.latencyMillis === 'number' ? d.latencyMillis : null,
       reportedAt: d.latencyReportedAt instanceof Timestamp ? d.latencyReportedAt.toDate() : null,

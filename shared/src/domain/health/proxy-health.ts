@@ -30,6 +30,10 @@ export interface ProxyHealthState {
   latency: LatencyReport;
   /** Why the EGRESS tier failed last (e.g. exit_ip_mismatch, forwarded_header_leak); null when fine. */
   egressProblem: string | null;
+  /** Why the BASIC tier failed (e.g. econnrefused, connect_status_403, timeout), as of the last write:
+   *  absent when it passes. Not compared by sameHealth, so a failing proxy whose code changes once its
+   *  track is clamped costs no write; the code stored is that of the failure that made the verdict. */
+  basicProblem?: string | null;
   /** When the last status-affecting change (verdict flip or latency report) happened: lastHealthCheckTime. */
   transitionAt: Date | null;
   /** The last LATENCY_HISTORY latency reports, oldest first (the fleet page's sparkline). Appended only
@@ -125,9 +129,11 @@ export function decideHealth(
   // forever: it is dropped, so an UNHEALTHY one cannot pin the proxy.
   for (const k of ACTIVE_TRACKS) if (!active.includes(k)) delete tracks[k];
   let egressProblem = active.includes('EGRESS') ? base.egressProblem : null;
+  let basicProblem = base.basicProblem ?? null;
   for (const r of results) {
     tracks[r.track] = reduceTrack(tracks[r.track] ?? freshTrack(), r.ok, thresholds);
     if (r.track === 'EGRESS') egressProblem = r.ok ? null : (r.problem ?? 'egress_failed');
+    if (r.track === 'BASIC') basicProblem = r.ok ? null : (r.problem ?? 'basic_failed');
   }
   const passive = nextPassive(base.passive ?? null, passiveInput.signal, passiveInput.settings, now);
   // A tier still undecided (EGRESS building up once BASIC passes again, or just configured) leaves the
@@ -143,7 +149,9 @@ export function decideHealth(
       ? [...history, { ms: latency.reportedMs, at: now }].slice(-LATENCY_HISTORY)
       : history;
   const healthFlipped = healthyOf(verdict) !== healthyOf(base.verdict);
-  const draft: ProxyHealthState = { ...base, tracks, verdict, egressProblem, passive };
+  const basicWhy = basicProblem === null ? {} : { basicProblem };
+  const draft: ProxyHealthState = { ...base, tracks, verdict, egressProblem, ...basicWhy, passive };
+  if (basicProblem === null) delete draft.basicProblem;
   // Any change of the Healthy condition's reason is a change reconcile writes (docs/health.md): SUSPECT in
   // or out (ProbeSucceeded ↔ ProbeSuspect/PassiveSuspect, Healthy stays True), or an unhealthy proxy whose
   // probe passes again while the gateways still fail it (ProbeFailed → PassiveFailures).
@@ -161,6 +169,7 @@ export function decideHealth(
     verdict,
     latency,
     egressProblem,
+    ...basicWhy,
     transitionAt,
     latencyHistory,
     passive,

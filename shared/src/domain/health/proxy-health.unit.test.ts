@@ -127,6 +127,28 @@ describe('decideHealth', () => {
     expect(healthVerdictOf(ds[1]!.next)).toMatchObject({ healthy: false, reason: 'ProbeFailed' });
   });
 
+  it('a BASIC failure says why in the Healthy message: the code of the failure that made the verdict', () => {
+    const refused = (code: string): TrackResult[] => [
+      { track: 'BASIC', ok: false, latencyMs: 4, problem: code },
+    ];
+    const ds = runTicks([ok(), ok(), refused('connect_status_403'), refused('connect_status_403')]);
+    expect(healthVerdictOf(ds[3]!.next)).toMatchObject({
+      healthy: false,
+      reason: 'ProbeFailed',
+      message: 'the proxy failed its health checks: BASIC connect_status_403',
+    });
+    // Another code on a track already clamped at its threshold is no write: a dead proxy stays free.
+    const next = decideHealth(ds[3]!.next, 'p1', instanceA, null, refused('timeout'), BOTH, t, later(400));
+    expect(next.write).toBe(false);
+    expect(next.publish).toBeNull();
+    // Passing again clears it: a later failure does not carry an old code.
+    const back = runTicks([ok(), ok()], null, ds[3]!.next);
+    expect(back.at(-1)!.next.basicProblem ?? null).toBeNull();
+    // A stored state from before the field (no code) keeps the old message.
+    const { basicProblem: _dropped, ...older } = ds[3]!.next;
+    expect(healthVerdictOf(older)?.message).toBe('the proxy failed its health checks');
+  });
+
   it('a proxy passing BASIC waits for its EGRESS verdict too', () => {
     const basicOnly: TrackResult[] = [{ track: 'BASIC', ok: true, latencyMs: 50 }];
     expect(runTicks([basicOnly, basicOnly, ok()]).map((d) => d.next.verdict)).toEqual([null, null, null]);

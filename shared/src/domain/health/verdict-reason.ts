@@ -60,7 +60,7 @@ export function healthReason(s: ProxyHealthState): { reason: string; message: st
     }
     return egressFailed(s)
       ? { reason: 'EgressCheckFailed', message: `egress check failed: ${s.egressProblem}` }
-      : { reason: 'ProbeFailed', message: 'the proxy failed its health checks' };
+      : { reason: 'ProbeFailed', message: probeFailedMessage(s) };
   }
   if (s.verdict === 'SUSPECT') {
     return passiveDecides
@@ -71,6 +71,14 @@ export function healthReason(s: ProxyHealthState): { reason: string; message: st
       : { reason: 'ProbeSuspect', message: 'health verdict SUSPECT' };
   }
   return { reason: 'ProbeSucceeded', message: `health verdict ${s.verdict}` };
+}
+
+/** Names the BASIC failure when BASIC is what failed (an older stored state has no code: the bare text). */
+function probeFailedMessage(s: ProxyHealthState): string {
+  const base = 'the proxy failed its health checks';
+  return s.basicProblem && s.tracks.BASIC?.verdict === 'UNHEALTHY'
+    ? `${base}: BASIC ${s.basicProblem}`
+    : base;
 }
 
 /** EGRESS explains an UNHEALTHY verdict once its own track is UNHEALTHY (a kept verdict may wait on an
