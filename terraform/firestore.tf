@@ -53,6 +53,7 @@ locals {
     outcome_tallies   = { collection = local.collections.worker_outcomes, field = "proxies" } # proxy → tally
     health_latency    = { collection = local.collections.health, field = "latencyHistory" }   # sparkline samples
     passive_tracked   = { collection = local.collections.cursors, field = "tracked" }         # proxies with passive evidence
+    lease_entries     = { collection = local.collections.lease_state, field = "entries" }     # ≤ capacity lease entries
   }
 
   # Composite indexes for queries that filter on one field and range or order on another. The code's
