@@ -53,6 +53,7 @@ locals {
     outcome_tallies   = { collection = local.collections.worker_outcomes, field = "proxies" } # proxy → tally
     health_latency    = { collection = local.collections.health, field = "latencyHistory" }   # sparkline samples
     passive_tracked   = { collection = local.collections.cursors, field = "tracked" }         # proxies with passive evidence
+    lease_entries     = { collection = local.collections.lease_state, field = "entries" }     # ≤ capacity lease entries
   }
 
   # Composite indexes for queries that filter on one field and range or order on another. The code's
@@ -63,8 +64,8 @@ locals {
   # indexes: never exempt those two), its worker retention ranges on workers.validUntil and
   # snapshots.validUntil and filters workerOutcomes on workerId alone (the cutoff on receivedAt is checked
   # in code, so no composite is needed), the admin listing pages workers by document id, and the lease
-  # service reads documents by id and
-  # listens to whole collections. A query that needs one fails with FAILED_PRECONDITION and the index
+  # service reads documents by id and listens to the cooldowns still running (a range on cooldowns.until
+  # alone: never exempt it). A query that needs one fails with FAILED_PRECONDITION and the index
   # to add; add it here, never in the console.
   composite_indexes = {}
 }

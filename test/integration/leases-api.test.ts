@@ -403,6 +403,20 @@ describe('POST /v1/leases', () => {
     expect(await acquire({})).toMatchObject({ status: 409, body: { unhealthy: 1, atCapacity: 1 } });
   });
 
+  it('forgets what it set aside once the quarantine is over: the set holds the last 30 s, not every name ever', async () => {
+    // Keyed by proxy names and secrets that come and go over months: the map only ever grew.
+    const bad = proxy('bad', { latencyMillis: 1 });
+    await start([
+      { ...bad, spec: { ...bad.spec, credentialsRef: { secret: 'missing', version: 'latest' } } },
+      proxy('good', { attributes: { region: 'eu' } }),
+    ]);
+    expect(await acquire({})).toMatchObject({ status: 201, body: { proxy: { name: 'good' } } });
+    expect(api!.service.setAsideCount).toBe(2); // the proxy and its secret
+    clock.advance(30_001);
+    expect(await acquire({ selector: { region: 'eu' } })).toMatchObject({ status: 201 });
+    expect(api!.service.setAsideCount).toBe(0);
+  });
+
   it('one broken secret shared by several proxies sets them all aside at once: the healthy proxy is leased, not 503', async () => {
     // A secret rotated to a bad value (or deleted) breaks every proxy that names it, and the lease service
     // reads credentials per secret: trying those proxies one by one used up the three rounds an acquire

@@ -5,7 +5,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Firestore } from '@google-cloud/firestore';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-collections.js';
+import { cooldownDocId, LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-collections.js';
+import { encodeCooldown } from '../../shared/src/adapters/firestore/lease-converter.js';
 import { FirestoreLeaseStore } from '../../shared/src/adapters/firestore/lease-store.js';
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import { repoRoot } from '../../shared/src/config/local-ports.js';
@@ -284,6 +285,56 @@ describe('FirestoreLeaseStore', () => {
     expect(r2.coolingDown(inst('p1'), 'site.example', clock.now())).toBe(true);
     clock.advance(60_000);
     expect(r2.coolingDown(inst('p1'), 'site.example', clock.now())).toBe(false);
+  });
+
+  it('a replica loads only the cooldowns still running, not every one the TTL has yet to delete', async () => {
+    // TTL deletion lags expiry by up to a day: at crawler volumes the collection holds a day of expired
+    // (proxy, target) cooldowns, and every replica start (and listener re-subscription) read them all
+    // into memory, which only a TTL delete ever emptied again.
+    const batch = db.batch();
+    for (let i = 0; i < 40; i++) {
+      batch.set(db.collection(LEASE_COLLECTIONS.cooldowns).doc(`old-${i}`), {
+        ...encodeCooldown({
+          proxy: `p${i}`,
+          proxyUid: UID,
+          target: 'site.example',
+          until: new Date(clock.now().getTime() - 1_000 - i),
+          reason: 'rate_limited',
+          leaseId: 'x',
+          reportedAt: new Date(clock.now().getTime() - 301_000),
+        }),
+      });
+    }
+    const live = {
+      proxy: 'p1',
+      proxyUid: UID,
+      target: 'other.example',
+      until: new Date(clock.now().getTime() + 60_000),
+      reason: 'rate_limited' as const,
+      leaseId: 'y',
+      reportedAt: clock.now(),
+    };
+    batch.set(
+      db.collection(LEASE_COLLECTIONS.cooldowns).doc(cooldownDocId('p1', 'other.example')),
+      encodeCooldown(live),
+    );
+    await batch.commit();
+    const reads: FirestoreRead[] = [];
+    const s = new FirestoreLeaseStore(
+      recordingFirestore(new Firestore({ projectId }), reads, { listens: true }),
+      {
+        clock,
+        settings,
+        log: quiet,
+      },
+    ).start();
+    stores.push(s);
+    await s.ready(10_000);
+    expect(reads.filter((r) => r.how === 'listen' && r.collection === LEASE_COLLECTIONS.cooldowns)).toEqual([
+      { collection: LEASE_COLLECTIONS.cooldowns, how: 'listen', docs: 1 },
+    ]);
+    expect(s.coolingDown(inst('p1'), 'other.example', clock.now())).toBe(true);
+    expect(s.coolingDown(inst('p0'), 'site.example', clock.now())).toBe(false);
   });
 });
 

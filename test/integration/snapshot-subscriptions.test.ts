@@ -56,6 +56,18 @@ describe('PubSubWorkerSubscriptions.ensure', () => {
     expect(await exists('gw-away')).toBe(true);
   });
 
+  it('forgets the subscriptions it created once their hour is over: it holds the last hour of workers, not every one', async () => {
+    // Every gateway instance registers under a worker id of its own: on a long-lived API instance the
+    // remembered names grew by one per instance start the plane ever saw.
+    const clock = new ManualClock();
+    const subs = new PubSubWorkerSubscriptions(pubsub, projectId, clock);
+    for (const id of ['gw-old-1', 'gw-old-2', 'gw-old-3']) await subs.ensure(id);
+    expect(subs.remembered).toBe(3);
+    clock.advance(CREATED_SUBSCRIPTION_TRUSTED_MS);
+    await subs.ensure('gw-fresh');
+    expect(subs.remembered).toBe(1);
+  });
+
   it('checks one it found already there at every registration (it may be about to expire)', async () => {
     const clock = new ManualClock();
     await new PubSubWorkerSubscriptions(pubsub, projectId, clock).ensure('gw-fixed');

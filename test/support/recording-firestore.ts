@@ -2,18 +2,26 @@
 // the collection, whether the query was filtered, and how many documents came back — so a test can tell
 // "read the documents in view" from "read the whole collection and filtered in memory", which the stores'
 // return values cannot. With `{ documents: true }` it also records single-document gets (`doc`) and the
-// reads of transactions (`tx`), so a test can count every billed read of an operation. Everything else
-// goes to the real client untouched.
-import { DocumentReference, type Firestore, type Query, type Transaction } from '@google-cloud/firestore';
+// reads of transactions (`tx`), so a test can count every billed read of an operation; with
+// `{ listens: true }`, the documents each listener's first snapshot loads (`listen`: what a (re)subscription
+// reads). Everything else goes to the real client untouched.
+import {
+  DocumentReference,
+  type Firestore,
+  type Query,
+  type QuerySnapshot,
+  type Transaction,
+} from '@google-cloud/firestore';
 
 export interface FirestoreRead {
   /** The collection id (a batched get's first document's collection). */
   collection: string;
   /**
    * `query`: a query with at least one where(); `scan`: a collection read whole; `getAll`: named documents;
-   * `doc`: one document's get(); `tx`: a read inside a transaction (the last two only with `documents`).
+   * `doc`: one document's get(); `tx`: a read inside a transaction (the last two only with `documents`);
+   * `listen`: the first snapshot of an onSnapshot() subscription (only with `listens`).
    */
-  how: 'query' | 'scan' | 'getAll' | 'doc' | 'tx';
+  how: 'query' | 'scan' | 'getAll' | 'doc' | 'tx' | 'listen';
   docs: number;
 }
 
@@ -75,10 +83,21 @@ function recordingQuery<Q extends Query>(
   filtered: boolean,
   reads: FirestoreRead[],
   documents = false,
+  listens = false,
 ): Q {
   return new Proxy(q, {
     get(target, prop) {
       const v = Reflect.get(target, prop, target);
+      if (prop === 'onSnapshot' && listens) {
+        return (onNext: (snap: QuerySnapshot) => void, onError?: (err: Error) => void) => {
+          let first = true;
+          return target.onSnapshot((snap) => {
+            if (first) reads.push({ collection, how: 'listen', docs: snap.size });
+            first = false;
+            onNext(snap);
+          }, onError);
+        };
+      }
       if (prop === 'doc' && documents) {
         return (...args: unknown[]) =>
           recordingDoc((v as (...a: unknown[]) => DocumentReference).apply(target, args), reads);
@@ -99,6 +118,7 @@ function recordingQuery<Q extends Query>(
             filtered || prop === 'where',
             reads,
             documents,
+            listens,
           );
       }
       return v.bind(target);
@@ -109,14 +129,16 @@ function recordingQuery<Q extends Query>(
 export function recordingFirestore(
   db: Firestore,
   reads: FirestoreRead[],
-  opts: { documents?: boolean } = {},
+  opts: { documents?: boolean; listens?: boolean } = {},
 ): Firestore {
   const documents = opts.documents ?? false;
+  const listens = opts.listens ?? false;
   return new Proxy(db, {
     get(target, prop) {
       const v = Reflect.get(target, prop, target);
       if (prop === 'collection') {
-        return (path: string) => recordingQuery(target.collection(path), path, false, reads, documents);
+        return (path: string) =>
+          recordingQuery(target.collection(path), path, false, reads, documents, listens);
       }
       if (prop === 'runTransaction' && documents) {
         return <T>(fn: (tx: Transaction) => Promise<T>, o?: Parameters<Firestore['runTransaction']>[1]) =>

@@ -68,6 +68,16 @@ export interface ApiDeps {
   callerLimit?: CallerLimitOptions;
 }
 
+const HEARTBEAT = /^\/v1\/workers\/[^/]+\/(runtime|outcomes|ack)$/;
+
+/**
+ * The requests whose successes the request log keeps at DEBUG: the EGRESS probe's echo (twice a minute per
+ * proxy) and each gateway worker's reports and ACKs (every few seconds). At INFO their lines were most of
+ * the plane's Cloud Logging volume (docs/cost.md § Logging); the probe and the gateway log what they saw.
+ */
+export const routineRequest = (method: string, path: string): boolean =>
+  (method === 'GET' && path === '/v1/echo') || (method === 'POST' && HEARTBEAT.test(path));
+
 export function createApp(deps: ApiDeps) {
   const admin = proxyAdmin({ ...deps, newUid: deps.newUid ?? randomUUID });
   const app = new OpenAPIHono({ defaultHook: validationHook });
@@ -76,7 +86,7 @@ export function createApp(deps: ApiDeps) {
   // Returned, not thrown: methodNotAllowed() below only turns a 404 into a 405 when no error was raised.
   app.notFound((c) => c.json(new ApiError(404, 'not_found', 'no such route').body(), 404));
   app.use(requestId());
-  app.use(requestLog({ log: deps.log, traceProject: deps.traceProject }));
+  app.use(requestLog({ log: deps.log, traceProject: deps.traceProject, routine: routineRequest }));
   app.use(
     methodNotAllowed({
       app,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { StoreError } from '../../../shared/src/ports/proxy-store.js';
+import { routineRequest } from './app.js';
 import { InMemoryJobRuns, InMemoryJobScheduler } from './jobs/testing/in-memory-jobs.js';
 import { ADMIN_TOKEN, harness } from './testing/harness.js';
 
@@ -95,6 +96,28 @@ describe('the service', () => {
     expect(all).not.toContain(ADMIN_TOKEN);
     expect(all).not.toContain('wrong-token');
     expect(all).not.toContain('hush');
+  });
+
+  it("logs the probe's echo and the workers' heartbeats at DEBUG when they succeed, at WARNING when not", async () => {
+    // GET /v1/echo comes twice a minute per proxy (the EGRESS tier: 86 M a month at 1,000 proxies) and
+    // every worker reports every 5 s: at INFO their lines alone outgrew Cloud Logging's free allotment
+    // (docs/cost.md § Logging). The probe logs each EGRESS result itself; a failure here is still logged.
+    const h = harness({ echo: { trustedHops: 0, remoteAddress: () => '127.0.0.9' } });
+    expect((await h.app.request('/v1/echo')).status).toBe(200);
+    expect((await h.app.request('/v1/echo', { method: 'POST' })).status).toBe(405);
+    expect(h.log.lines.map((l) => [l.severity, l.message])).toEqual([
+      ['DEBUG', 'GET /v1/echo 200'],
+      ['WARNING', 'POST /v1/echo 405'],
+    ]);
+    for (const path of ['/v1/workers/w-1/runtime', '/v1/workers/w-1/outcomes', '/v1/workers/w-1/ack'])
+      expect(routineRequest('POST', path)).toBe(true);
+    for (const [method, path] of [
+      ['POST', '/v1/workers/register'],
+      ['GET', '/v1/workers/w-1/snapshot'],
+      ['POST', '/v1/leases'],
+      ['GET', '/v1/echo/x'],
+    ] as const)
+      expect(routineRequest(method, path)).toBe(false);
   });
 
   it('attaches the Cloud Trace id when a project is configured', async () => {

@@ -57,6 +57,11 @@ export class SecretCloudInitResolver implements CloudInitResolver {
 
   constructor(private readonly opts: SecretCloudInitOptions) {}
 
+  /** How many answers the caches hold (each within its TTL, or until the next read of its cache). */
+  get cachedEntries(): number {
+    return this.versions.size + this.payloads.size + this.states.size;
+  }
+
   async resolve(
     proxy: ProxyResource & { spec: ManagedSpec },
     { fresh }: { fresh: boolean },
@@ -129,7 +134,12 @@ export class SecretCloudInitResolver implements CloudInitResolver {
       if (err instanceof SecretAccessError && !err.retryable) cache.delete(refKey(ref));
       throw err;
     }
-    if (this.opts.cacheTtlMs > 0) cache.set(refKey(ref), { at: now, value });
+    if (this.opts.cacheTtlMs > 0) {
+      // Keyed by secret@version, and rotations pin new versions: what is past its TTL goes, or a
+      // long-lived instance would hold every version (and cloud-init payload) it ever read.
+      for (const [key, entry] of cache) if (now - entry.at >= this.opts.cacheTtlMs) cache.delete(key);
+      cache.set(refKey(ref), { at: now, value });
+    }
     return value;
   }
 }

@@ -99,6 +99,19 @@ describe('SecretCloudInitResolver', () => {
     expect(specHash(stored.spec, out.digest, out.credentialsSecret)).toBe('1a14c804bbeb5e1c');
   });
 
+  it('keeps what it read within the TTL only: a version pinned once and never again is not held for good', async () => {
+    // Keyed by secret@version: every rotation pins new versions, and a reconcile instance that lives for
+    // weeks held each one (and its cloud-init payload) forever.
+    const secrets = fakeSecrets({ creds: Array.from({ length: 20 }, (_, i) => `u:${i}`) });
+    const { r, clock } = resolver(secrets);
+    for (let v = 1; v <= 20; v++)
+      await r.versionState({ secret: 'creds', version: String(v) }, { fresh: false });
+    expect(r.cachedEntries).toBe(20);
+    clock.advance(60_000);
+    await r.versionState({ secret: 'creds', version: '20' }, { fresh: false });
+    expect(r.cachedEntries).toBe(1);
+  });
+
   it('versionState: a readable answer is reused within the TTL unless fresh; a revoked one never is', async () => {
     const secrets = fakeSecrets({ creds: ['u:1', 'u:2'] });
     const { r, clock } = resolver(secrets);

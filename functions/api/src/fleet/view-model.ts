@@ -91,9 +91,17 @@ export function buildRow(p: ProxyResource, inputs: FleetInputs, now: Date): Flee
 }
 
 export function buildFleetView(inputs: FleetInputs, now: Date): FleetView {
+  // Each row is handed its own proxy's cooldowns, grouped in one pass: scanning them all for every row
+  // was proxies × cooldowns on every rebuild of a watched page.
+  const cooldownsByProxy = new Map<string, Cooldown[]>();
+  for (const c of inputs.cooldowns) {
+    const list = cooldownsByProxy.get(c.proxy);
+    if (list) list.push(c);
+    else cooldownsByProxy.set(c.proxy, [c]);
+  }
   const rows = [...inputs.proxies.values()]
     .sort((a, b) => a.name.localeCompare(b.name))
-    .map((p) => buildRow(p, inputs, now));
+    .map((p) => buildRow(p, { ...inputs, cooldowns: cooldownsByProxy.get(p.name) ?? [] }, now));
   const phases: Partial<Record<Phase, number>> = {};
   for (const r of rows) phases[r.phase] = (phases[r.phase] ?? 0) + 1;
   const jobs = [...inputs.jobRuns]

@@ -57,6 +57,34 @@ describe('buildFleetView', () => {
   });
 });
 
+describe('buildFleetView at fleet size', () => {
+  it('reads each stored cooldown once per view, not once per proxy', () => {
+    // The page rebuilds its view on every change while watched, on the API instance that serves leases:
+    // a scan of every cooldown for every row was proxies × cooldowns (5,000 × 100,000 at crawler volumes).
+    const f = new InMemoryFleetFeed();
+    for (let i = 0; i < 50; i++) f.proxies.set(`p${i}`, managed(`p${i}`));
+    const stored = Array.from({ length: 200 }, (_, i) => ({
+      proxy: `p${i % 50}`,
+      proxyUid: null,
+      target: `t${i}.example`,
+      until: new Date(NOW.getTime() + 60_000),
+      reason: 'rate_limited' as const,
+      leaseId: `l${i}`,
+      reportedAt: ago(10),
+    }));
+    let reads = 0;
+    const counted = new Proxy(stored, {
+      get(target, prop, receiver) {
+        if (typeof prop === 'string' && /^\d+$/.test(prop)) reads++;
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    const v = buildFleetView({ ...f.inputs(), cooldowns: counted }, NOW);
+    expect(v.rows.map((r) => r.cooldowns.length)).toEqual(Array(50).fill(4));
+    expect(reads).toBeLessThanOrEqual(stored.length);
+  });
+});
+
 describe('a proxy created again under a deleted one’s name', () => {
   it('shows neither the deleted one’s leases nor its cooldowns, but those stored without a uid', () => {
     const OLD = '00000000-0000-4000-8000-00000000dead';

@@ -77,11 +77,18 @@ const WITHDRAWN_ROUNDS = 3;
 const KEY_ROUNDS = 3;
 
 export class LeaseService {
+  /** Proxy names and secrets set aside → until when; emptied once the last of them is over. */
   private readonly quarantine = new Map<string, number>();
+  private quarantineEnds = 0;
   /** Once loaded, the lease and gateway views stay (their listeners reconnect by themselves). */
   private loaded = false;
 
   constructor(private readonly deps: LeaseServiceDeps) {}
+
+  /** How many proxies and secrets are set aside now (their quarantine not yet seen to be over). */
+  get setAsideCount(): number {
+    return this.quarantine.size;
+  }
 
   async ready(): Promise<void> {
     const t = this.deps.readyTimeoutMs ?? 15_000;
@@ -230,7 +237,12 @@ export class LeaseService {
       proxy: err.proxy,
       cause: err.cause,
     });
-    const until = this.deps.clock.now().getTime() + QUARANTINE_MS;
+    const now = this.deps.clock.now().getTime();
+    const until = now + QUARANTINE_MS;
+    // Keyed by names that come and go over months: those whose time is over go now, so the set holds only
+    // what was set aside within the last QUARANTINE_MS.
+    for (const [key, end] of this.quarantine) if (end <= now) this.quarantine.delete(key);
+    this.quarantineEnds = Math.max(this.quarantineEnds, until);
     this.quarantine.set(err.proxy, until);
     // Every proxy naming that secret would fail the same way: set them aside in this one round, or
     // a few of them ranked first would use up the rounds while a proxy with good ones had room.
@@ -271,6 +283,10 @@ export class LeaseService {
   /** Set aside for unreadable credentials: the proxy itself, or the secret it names. */
   private quarantined(proxy: string, nowMs: number): boolean {
     if (this.quarantine.size === 0) return false;
+    if (nowMs >= this.quarantineEnds) {
+      this.quarantine.clear(); // every quarantine is over
+      return false;
+    }
     if ((this.quarantine.get(proxy) ?? 0) > nowMs) return true;
     const listed = this.deps.catalog.get(proxy);
     const ref = listed ? clientCredentialsRef(listed) : undefined;

@@ -12,9 +12,16 @@ export interface RequestLogOptions {
   now?: () => number;
   /** With a project id, the X-Cloud-Trace-Context trace is attached so that logs group per request. */
   traceProject?: string;
+  /**
+   * Machine traffic whose volume follows the fleet, not anyone's action (the probe's echo, the workers'
+   * heartbeats): a success is logged at DEBUG, so it costs nothing at the default LOG_LEVEL; a refusal
+   * or a failure is logged as any other.
+   */
+  routine?: (method: string, path: string) => boolean;
 }
 
-const levelOf = (status: number) => (status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info');
+const levelOf = (status: number, routine: boolean) =>
+  status >= 500 ? 'error' : status >= 400 ? 'warn' : routine ? 'debug' : 'info';
 
 function principalLabel(p: Principal | undefined): string | undefined {
   if (!p) return undefined;
@@ -27,12 +34,17 @@ function traceField(c: Context, project: string | undefined): Record<string, str
   return project && trace ? { 'logging.googleapis.com/trace': `projects/${project}/traces/${trace}` } : {};
 }
 
-export const requestLog = ({ log, now = () => performance.now(), traceProject }: RequestLogOptions) =>
+export const requestLog = ({
+  log,
+  now = () => performance.now(),
+  traceProject,
+  routine = () => false,
+}: RequestLogOptions) =>
   createMiddleware<{ Variables: { requestId: string; principal?: Principal } }>(async (c, next) => {
     const start = now();
     await next();
     const status = c.res.status;
-    log[levelOf(status)](`${c.req.method} ${c.req.path} ${status}`, {
+    log[levelOf(status, routine(c.req.method, c.req.path))](`${c.req.method} ${c.req.path} ${status}`, {
       httpRequest: {
         requestMethod: c.req.method,
         requestUrl: c.req.path,

@@ -1,6 +1,8 @@
 // The local view of cooldowns/*, kept by a listener plus this replica's own writes. Cooldowns steer
 // selection (they are advisory, unlike capacity): another replica's report takes effect here within the
-// listener delay, and a restarted replica loads all of them before it serves.
+// listener delay, and a restarted replica loads the running ones before it serves. An expired cooldown is
+// forgotten here within a minute of its end (on the next change the listener brings), not when TTL
+// deletes its document up to a day later: the view holds what is running, not a day of history.
 import type { DocumentChange, QueryDocumentSnapshot } from '@google-cloud/firestore';
 import { type CooldownMark, isCoolingDown } from '../../domain/leases/cooldown.js';
 import type { ProxyInstance } from '../../domain/leases/instance.js';
@@ -9,13 +11,26 @@ import type { Logger } from '../log/json-logger.js';
 import { decodeCooldown } from './lease-converter.js';
 import type { ListenerSink } from './lease-listener.js';
 
+/** How often apply() sweeps expired cooldowns out of the view (at most). */
+export const COOLDOWN_PRUNE_EVERY_MS = 60_000;
+
 export class LeaseCooldownCache implements ListenerSink {
   /** proxy → target → until, and the proxy instance it was reported on */
   private readonly index = new Map<string, Map<string, CooldownMark>>();
   /** document id → (proxy, target), to apply removals */
   private readonly keys = new Map<string, { proxy: string; target: string }>();
 
-  constructor(private readonly log: Logger) {}
+  private prunedAt = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly log: Logger,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** How many cooldowns the view holds. */
+  get size(): number {
+    return this.keys.size;
+  }
 
   /** Only a cooldown of this instance counts, not one of a deleted proxy of its name (instance.ts). */
   coolingDown(proxy: ProxyInstance, target: string | null, now: Date): boolean {
@@ -39,6 +54,19 @@ export class LeaseCooldownCache implements ListenerSink {
     for (const change of changes) {
       if (change.type === 'removed') this.remove(change.doc.id);
       else this.upsert(change.doc);
+    }
+    const t = this.now();
+    if (t - this.prunedAt >= COOLDOWN_PRUNE_EVERY_MS) {
+      this.prunedAt = t;
+      this.prune(t);
+    }
+  }
+
+  /** Drops the cooldowns over at `t` (their TTL delete, when it comes, then finds nothing to remove). */
+  private prune(t: number): void {
+    for (const [docId, key] of this.keys) {
+      const until = this.index.get(key.proxy)?.get(key.target)?.until;
+      if (until === undefined || until.getTime() <= t) this.remove(docId);
     }
   }
 

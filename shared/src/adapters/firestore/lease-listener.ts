@@ -15,8 +15,12 @@ export interface CollectionListener {
   stop(): void;
 }
 
+/**
+ * `query` may be a function: it is called again at every (re)subscription, so a filter on the time (the
+ * cooldowns still running) is taken from the clock of that subscription, not the first one's.
+ */
 export function listenCollection(
-  query: Query,
+  query: Query | (() => Query),
   sink: ListenerSink,
   opts: {
     name: string;
@@ -37,7 +41,7 @@ export function listenCollection(
 
   const subscribe = () => {
     let first = true;
-    unsubscribe = query.onSnapshot(
+    unsubscribe = (typeof query === 'function' ? query() : query).onSnapshot(
       (snap) => {
         failures = 0;
         if (first) {

@@ -87,15 +87,22 @@ export class FirestoreLeaseStore implements LeaseStore {
     this.log = opts.log ?? jsonLogger({ component: 'lease-store' });
     this.state = new LeaseStateCache(this.log);
     this.access = new LeaseStateAccess(db, this.state, this.clock, this.log, opts.maxCommits ?? 16);
-    this.cooldowns = new LeaseCooldownCache(this.log);
+    this.cooldowns = new LeaseCooldownCache(this.log, () => this.clock.now().getTime());
     this.staleAfterMs = opts.staleAfterMs ?? 1000;
   }
 
-  /** Loads the lease states once and starts the cooldown listener (cooldowns change rarely). */
+  /**
+   * Loads the lease states once and starts the cooldown listener (cooldowns change rarely). The listener
+   * loads only the cooldowns still running at its (re)subscription: TTL deletes an expired one up to a
+   * day late, and at crawler volumes a day of expired (proxy, target) pairs is most of the collection —
+   * reads at every replica start, and memory, for cooldowns that can no longer steer anything.
+   */
   start(): this {
     if (this.listener) return this;
     const { cooldowns } = LEASE_COLLECTIONS;
-    this.listener = listenCollection(this.db.collection(cooldowns), this.cooldowns, {
+    const running = () =>
+      this.db.collection(cooldowns).where('until', '>', Timestamp.fromDate(this.clock.now()));
+    this.listener = listenCollection(running, this.cooldowns, {
       name: cooldowns,
       log: this.log,
     });

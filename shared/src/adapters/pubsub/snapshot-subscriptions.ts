@@ -36,7 +36,7 @@ export class SubscriptionError extends Error {
 export const CREATED_SUBSCRIPTION_TRUSTED_MS = 60 * 60 * 1000;
 
 export class PubSubWorkerSubscriptions implements WorkerSubscriptions {
-  /** Subscription name → until when it is taken to exist. */
+  /** Subscription name → until when it is taken to exist; the last hour's only. */
   private readonly created = new Map<string, number>();
 
   constructor(
@@ -46,12 +46,23 @@ export class PubSubWorkerSubscriptions implements WorkerSubscriptions {
     private readonly topic = GATEWAY_SNAPSHOTS_TOPIC,
   ) {}
 
+  /** How many created subscriptions this instance remembers (those of the last hour). */
+  get remembered(): number {
+    return this.created.size;
+  }
+
   async ensure(workerId: string): Promise<string> {
     const name = workerSubscriptionName(workerId);
     const path = `projects/${this.projectId}/subscriptions/${name}`;
     const now = this.clock.now().getTime();
     if ((this.created.get(name) ?? 0) > now) return path;
     this.created.delete(name);
+    // The names are kept in the order they were trusted until (each for the same hour): drop those whose
+    // hour is over, or every worker id an API instance ever registered would stay (one per gateway start).
+    for (const [n, until] of this.created) {
+      if (until > now) break;
+      this.created.delete(n);
+    }
     try {
       await this.pubsub.topic(this.topic).createSubscription(name, {
         filter: workerFilter(workerId),

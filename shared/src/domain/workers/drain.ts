@@ -7,7 +7,7 @@
 // not start another request. It stops pulling snapshots when it shuts down, so waiting for a report at
 // the drain's epoch would hold its proxies unowned until its grant lapsed (minutes, on every scale-in).
 import { isLive, type WorkerSession } from './session.js';
-import type { StoredReport } from './usable-capacity.js';
+import { reportedCount, type StoredReport } from './usable-capacity.js';
 
 export interface DrainInputs {
   session: WorkerSession | null;
@@ -22,7 +22,7 @@ export function drainedAt(proxy: string, sinceEpoch: number, x: DrainInputs): bo
   if (report.sessionId !== session.sessionId || report.workerId !== session.workerId) return false;
   if (now.getTime() - report.receivedAt.getTime() > x.reportTtlMs) return false;
   if (report.epoch < sinceEpoch && !shutDownIdle(report)) return false;
-  const c = report.counts.find((r) => r.proxy === proxy);
+  const c = reportedCount(report.counts, proxy);
   return !c || (c.active === 0 && c.reserved === 0);
 }
 

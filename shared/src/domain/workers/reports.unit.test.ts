@@ -197,4 +197,20 @@ describe('usable capacity fails closed (brief invariant 5)', () => {
   it('a proxy absent from a valid sparse report has zero counts', () => {
     expect(usableCapacity('p2', valid)).toBe(4);
   });
+  it("looking up every proxy of a worker's report reads its counts once, not once per proxy", () => {
+    // GET /v1/gateway/ownership asks for each pool proxy, and a report holds up to 8,000 counts: a scan per
+    // proxy was pool × counts (≈ 32 M comparisons at 8,000) on the API's event loop.
+    const counts = Array.from({ length: 100 }, (_, i) => ({ proxy: `p${i}`, active: i % 3, reserved: 0 }));
+    let reads = 0;
+    const counted = new Proxy(counts, {
+      get(target, prop, receiver) {
+        if (typeof prop === 'string' && /^\d+$/.test(prop)) reads++;
+        return Reflect.get(target, prop, receiver);
+      },
+    });
+    const x = { ...valid, capacity: 10, report: { ...valid.report!, counts: counted } };
+    const usable = counts.map((c) => usableCapacity(c.proxy, x));
+    expect(usable).toEqual(counts.map((c) => 10 - c.active));
+    expect(reads).toBeLessThanOrEqual(counts.length);
+  });
 });

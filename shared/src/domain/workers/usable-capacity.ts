@@ -29,6 +29,24 @@ export interface CapacityInputs {
   now: Date;
 }
 
+/** Each report's counts by proxy, built once per counts list (a stored report is never changed). */
+const countIndexes = new WeakMap<readonly ProxyCounts[], ReadonlyMap<string, ProxyCounts>>();
+
+/**
+ * The count a report gives `proxy` (the first, as a scan would find it), or undefined. Indexed once per
+ * report: callers ask for every proxy a worker owns, and a scan per proxy was pool × counts.
+ */
+export function reportedCount(counts: readonly ProxyCounts[], proxy: string): ProxyCounts | undefined {
+  let index = countIndexes.get(counts);
+  if (!index) {
+    const built = new Map<string, ProxyCounts>();
+    for (const c of counts) if (!built.has(c.proxy)) built.set(c.proxy, c);
+    countIndexes.set(counts, built);
+    index = built;
+  }
+  return index.get(proxy);
+}
+
 export type CountsView = { valid: true; active: number; reserved: number } | { valid: false; reason: string };
 
 export function countsFor(proxy: string, x: CapacityInputs): CountsView {
@@ -46,7 +64,7 @@ export function countsFor(proxy: string, x: CapacityInputs): CountsView {
     return { valid: false, reason: 'report_expired' };
   if (report.epoch !== x.currentEpoch || ownership.epoch > report.epoch)
     return { valid: false, reason: 'epoch_mismatch' };
-  const c = report.counts.find((r) => r.proxy === proxy);
+  const c = reportedCount(report.counts, proxy);
   return { valid: true, active: c?.active ?? 0, reserved: c?.reserved ?? 0 };
 }
 
