@@ -6,9 +6,15 @@
 import http, { type IncomingMessage } from 'node:http';
 import tls from 'node:tls';
 import { parseIp } from '../../../shared/src/domain/gateway/ip.js';
-import { normalizeHost } from '../../../shared/src/domain/gateway/routing.js';
+import {
+  type CompiledRoute,
+  normalizeHost,
+  type Upstream,
+} from '../../../shared/src/domain/gateway/routing.js';
 import type { TargetDecision } from '../../../shared/src/domain/gateway/ssrf.js';
 import { refusalCode } from '../../../shared/src/domain/gateway/staleness.js';
+import type { StickyKey } from '../../../shared/src/messages/gateway-snapshot.js';
+import type { UpstreamAuth } from './compile.js';
 import { type AbsoluteFetchResult, fetchAbsolute } from './fetch-absolute.js';
 import { DROPPED_REQUEST_HEADERS, type FetchRequest } from './fetch-request.js';
 import { absoluteUrl, formatAuthority } from './head.js';
@@ -93,17 +99,30 @@ const fail = (status: number, code: string, detail?: Record<string, string | num
   detail,
 });
 
+/**
+ * The second attempt of a fetch whose first dial failed before the upstream took a byte (refused,
+ * unreachable, closed before it connected): another proxy of the route, already picked, under the same
+ * deadline. Once per fetch, as on the proxy listener (proxy-session.ts redial).
+ */
+interface Redial {
+  readonly route: CompiledRoute<UpstreamAuth>;
+  readonly upstream: Upstream<UpstreamAuth>;
+  readonly deadline: number;
+}
+
 export async function fetchThrough(
   req: FetchRequest,
   user: string,
   deps: FetchDeps,
   caller: FetchCaller = { gone: false, abort: undefined },
+  redial?: Redial,
 ): Promise<FetchResult> {
   // One deadline for the whole fetch — the guard's look-up, the upstream's dial and handshake, the
   // target's head and body — not a timer started once the tunnel was up: that let an upstream slow to
   // answer CONNECT (or dripping its answer) hold the caller past its timeoutMs, up to
   // GATEWAY_UPSTREAM_TIMEOUT_MS or for good.
-  const ownDeadline = Date.now() + Math.min(req.timeoutMs ?? deps.maxTimeoutMs, deps.maxTimeoutMs);
+  const ownDeadline =
+    redial?.deadline ?? Date.now() + Math.min(req.timeoutMs ?? deps.maxTimeoutMs, deps.maxTimeoutMs);
   let deadline = ownDeadline;
   const left = () => Math.max(1, deadline - Date.now());
   /** The deadline is the caller's (a timeoutMs under the gateway's own bound), not the gateway's. */
@@ -151,12 +170,24 @@ export async function fetchThrough(
   if (caller.gone) return fail(499, CLIENT_CLOSED);
   if (Date.now() >= deadline) return fail(504, FETCH_TIMEOUT);
   const lower = new Map(Object.entries(req.headers).map(([k, v]) => [k.toLowerCase(), v]));
-  const picked = deps.worker.pick(host, Date.now(), {
-    stickyValue: (key) => ('header' in key ? lower.get(key.header) : user || undefined),
-  });
+  const sticky = {
+    stickyValue: (key: StickyKey) => ('header' in key ? lower.get(key.header) : user || undefined),
+  };
+  const picked = redial ? ({ kind: 'ok', ...redial } as const) : deps.worker.pick(host, Date.now(), sticky);
   if (picked.kind === 'no_upstream') return { ...fail(503, picked.kind), route: picked.route.name };
   if (picked.kind !== 'ok') return fail(503, picked.kind);
   const { upstream: u, route } = picked;
+  /**
+   * After a dial that failed before the upstream took a byte: the fetch again through another proxy of
+   * the route, when there is one (the failed dial reported first, as without the retry); else null.
+   */
+  const again = (): Promise<FetchResult> | null => {
+    if (redial || caller.gone || !deps.worker.accepting || deps.worker.grantOver) return null;
+    const other = deps.worker.pick(host, Date.now(), sticky, u);
+    if (other.kind !== 'ok') return null;
+    outcome('DIAL', false);
+    return fetchThrough(req, user, deps, caller, { ...other, deadline: ownDeadline });
+  };
   // The proxy's hard expiry (contract seed §3: expiresAt, the end of this worker's ownership grant): the
   // fetch ends there at the latest, head and body, as a tunnel on the proxy listener is cut then
   // (proxy-session.ts sweep) — past it the controller may have given the proxy to another worker. A
@@ -249,6 +280,8 @@ export async function fetchThrough(
     if (!r.ok) {
       release();
       if (r.code === CLIENT_CLOSED) return failOn(r.status, r.code);
+      const retried = r.stage === 'DIAL' && r.code === 'upstream_dial_failed' ? again() : null;
+      if (retried) return retried;
       // As on a tunnel below: the caller's own shorter deadline is no evidence against the proxy.
       if (!(r.code === FETCH_TIMEOUT && notTheProxys())) outcome(r.stage, false, r.upstreamStatus);
       return failOn(r.status, r.code, r.upstreamStatus ? { upstreamStatus: r.upstreamStatus } : undefined);
@@ -283,6 +316,8 @@ export async function fetchThrough(
     release();
     if (caller.gone) return failOn(499, CLIENT_CLOSED);
     if (!(e instanceof TunnelError)) throw e;
+    const retried = e.stage === 'DIAL' && e.kind === 'dial_failed' ? again() : null;
+    if (retried) return retried;
     // Cut short by the caller's deadline, not the upstream's own bound: no evidence against the proxy. A
     // DIAL or PROXY_HANDSHAKE failure is always the proxy's fault to the passive health track, and any
     // client user could otherwise fail every proxy of a route with timeoutMs: 100.

@@ -43,6 +43,7 @@ import {
   type Owned,
   onClientBody,
   onClientData,
+  onDetachedUpClose,
   onUpClose,
   onUpConnect,
   onUpData,
@@ -83,6 +84,12 @@ export class ProxySession implements ForwardOwner {
   private path = '';
   private hostHeader = '';
   private pinned = '';
+  /** The target's address as the SSRF guard checked it (a SOCKS5 upstream is asked for it). */
+  private address = '';
+  /** One redial per request (redial()). */
+  private redialed = false;
+  /** The request came with a body (Content-Length > 0). */
+  private hadBody = false;
   /** Pinned plain HTTP whose Host names another target: its request waits for the upstream's 200. */
   private requestHeld = false;
   private bodyLeft = 0;
@@ -224,6 +231,7 @@ export class ProxySession implements ForwardOwner {
     this.path = a.path;
     this.hostHeader = a.hostHeader;
     this.bodyLeft = a.bodyLength;
+    this.hadBody = a.bodyLength > 0;
     const d = this.ctx.guard.check(this.host, this.port);
     if (d instanceof Promise) {
       const worker = this.ctx.worker;
@@ -260,11 +268,16 @@ export class ProxySession implements ForwardOwner {
       return;
     }
     this.route = picked.route;
-    const u = picked.upstream;
+    this.address = d.address;
+    this.pinned = formatAuthority(d.address, this.port);
+    this.useUpstream(picked.upstream);
+  }
+
+  /** The request goes to `u`: its slot reserved, the upstream deadline set, then the dial its kind needs. */
+  private useUpstream(u: Upstream<UpstreamAuth>): void {
     this.upstream = u;
     u.live.reserved++;
     this.load = 1;
-    this.pinned = formatAuthority(d.address, this.port);
     this.t0 = Date.now();
     this.deadline = this.t0 + this.ctx.opts.upstreamTimeoutMs;
     if (!this.isConnect && u.auth.absoluteUri) {
@@ -272,12 +285,59 @@ export class ProxySession implements ForwardOwner {
       return;
     }
     if (u.auth.socks5) {
-      this.dialSocks5(u, d.address);
+      this.dialSocks5(u, this.address);
       return;
     }
     const up = this.dial(u);
     up.on('connect', onUpConnect);
     up.on('data', onUpData);
+  }
+
+  /**
+   * A dial that failed before the upstream took a byte — refused, unreachable, closed before it
+   * connected — sent the request nowhere, so it goes to another of the route's proxies, once: a proxy
+   * that has just died (a VM preempted, a provider's endpoint gone) otherwise failed its share of every
+   * route's requests until the passive signals and the probe took it out of the snapshot, about a
+   * minute. The failed dial is still reported (its DIAL outcome feeds that passive health); the proxy is
+   * not picked again for this request, and a sticky key on it moves, as off any unusable proxy. Not
+   * after the dial's timeout (that has spent GATEWAY_UPSTREAM_TIMEOUT_MS already), not for an
+   * absolute-form request with a body (its bytes went to the failed forward), not once the worker
+   * stopped taking traffic. Returns false when the caller answers the failure as before.
+   */
+  private redial(): boolean {
+    const failed = this.upstream;
+    if (this.redialed || !failed || (this.fwd !== null && this.hadBody)) return false;
+    const worker = this.ctx.worker;
+    if ((!worker.accepting && worker.phase() !== 'shutting_down') || worker.grantOver) return false;
+    const picked = worker.pick(this.host, Date.now(), this, failed);
+    if (picked.kind !== 'ok') return false;
+    this.redialed = true;
+    this.recordOutcome('DIAL', false);
+    this.outcomeDone = false;
+    failed.live.reserved--;
+    this.load = 0;
+    const old = this.up;
+    if (old) {
+      // Its 'close' is still to come: it only gives its socket count back (onDetachedUpClose).
+      this.up = null;
+      old.removeListener('error', onUpError);
+      old.removeListener('end', onUpEnd);
+      old.removeListener('close', onUpClose);
+      old.removeListener('connect', onUpConnect);
+      old.removeListener('data', onUpData);
+      old.on('error', ignore);
+      old.once('close', onDetachedUpClose);
+      old.destroy();
+    }
+    this.fwd?.abort();
+    this.fwd = null;
+    this.route = picked.route;
+    this.useUpstream(picked.upstream);
+    return true;
+  }
+
+  onDetachedUpClose(): void {
+    this.ctx.sockets.upstreams--;
   }
 
   /**
@@ -379,6 +439,7 @@ export class ProxySession implements ForwardOwner {
   }
 
   forwardFailed(stage: OutcomeStage, status: number, code: string, upstreamStatus?: number): void {
+    if (stage === 'DIAL' && this.state === DIAL && this.redial()) return;
     this.failStage(stage, status, code, upstreamStatus);
   }
 
@@ -584,7 +645,9 @@ export class ProxySession implements ForwardOwner {
   }
 
   onUpError(): void {
-    if (this.state === DIAL) this.failStage('DIAL', 502, 'upstream_dial_failed');
+    if (this.state === DIAL) {
+      if (!this.redial()) this.failStage('DIAL', 502, 'upstream_dial_failed');
+    }
     // Connected, then reset before answering: the upstream went away, as with a FIN (onUpEnd), so the
     // same code; `upstream_handshake_failed` is for an answer that is not the protocol's.
     else if (this.state === HANDSHAKE) this.failStage('PROXY_HANDSHAKE', 502, 'upstream_closed');
@@ -629,8 +692,9 @@ export class ProxySession implements ForwardOwner {
   }
 
   private upGone(): void {
-    if (this.state === DIAL) this.failStage('DIAL', 502, 'upstream_closed');
-    else if (this.state === HANDSHAKE) this.failStage('PROXY_HANDSHAKE', 502, 'upstream_closed');
+    if (this.state === DIAL) {
+      if (!this.redial()) this.failStage('DIAL', 502, 'upstream_closed');
+    } else if (this.state === HANDSHAKE) this.failStage('PROXY_HANDSHAKE', 502, 'upstream_closed');
     else if (this.state === RESPONSE) this.failStage('RESPONSE_HEADERS', 502, 'target_closed');
   }
 

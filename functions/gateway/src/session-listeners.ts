@@ -17,7 +17,8 @@ type SessionEvent =
   | 'onUpError'
   | 'onUpEnd'
   | 'onUpClose'
-  | 'onUpDrain';
+  | 'onUpDrain'
+  | 'onDetachedUpClose';
 const relay = (method: SessionEvent) =>
   function (this: Owned, arg?: Buffer): void {
     const s = this[SESSION]!;
@@ -36,3 +37,5 @@ export const onUpError = relay('onUpError');
 export const onUpEnd = relay('onUpEnd');
 export const onUpClose = relay('onUpClose');
 export const onUpDrain = relay('onUpDrain');
+/** An upstream socket the session has let go of (a failed dial it retried elsewhere) closing. */
+export const onDetachedUpClose = relay('onDetachedUpClose');

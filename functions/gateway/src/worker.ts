@@ -343,13 +343,16 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
     this.accepting = false;
   }
 
-  /** Hot path: one read of the snapshot reference, then the route's policy. */
-  pick(host: string, nowMs: number, sticky: StickySource): PickResult {
+  /**
+   * Hot path: one read of the snapshot reference, then the route's policy. `avoid`: the upstream this
+   * request just failed to dial, never picked again for it (pick.ts).
+   */
+  pick(host: string, nowMs: number, sticky: StickySource, avoid?: Upstream<UpstreamAuth>): PickResult {
     const snap = this.current;
     const route = snap ? matchRoute(snap.table, host) : undefined;
     if (!route) return { kind: 'no_route' };
     const key = route.stickyKey ? sticky.stickyValue(route.stickyKey) : undefined;
-    const upstream = pickUpstream(route, nowMs, key, this.sticky);
+    const upstream = pickUpstream(route, nowMs, key, this.sticky, avoid);
     if (!upstream) return { kind: 'no_upstream', route };
     // One boolean read while nothing is suspect; the sound list is walked only for a suspect pick.
     if (upstream.suspect && !anyUsable(route.sound, nowMs)) this.suspectFallbacks++;

@@ -2,6 +2,8 @@
 // "even before expires_at"), while not revoked, and below its capacity. A SUSPECT one only when no other
 // is usable (below). Sticky keys live in a bounded LRU table keyed by route and key; a sticky proxy that
 // became unusable is replaced, not waited for; one that became SUSPECT stays while usable (pickSticky).
+// `avoid`: a proxy this request has just failed to reach (a refused dial: it sent nothing), never picked
+// again for it; a sticky key pinned to it moves, as off any proxy that has become unusable.
 import type { CompiledRoute, Upstream } from './routing.js';
 
 export const isUsable = <A>(u: Upstream<A>, nowMs: number): boolean =>
@@ -24,7 +26,12 @@ const advance = <A>(route: CompiledRoute<A>, tier: Tier, n: number): number => {
   return at;
 };
 
-function leastActiveIn<A>(route: CompiledRoute<A>, tier: Tier, nowMs: number): Upstream<A> | undefined {
+function leastActiveIn<A>(
+  route: CompiledRoute<A>,
+  tier: Tier,
+  nowMs: number,
+  avoid: Upstream<A> | undefined,
+): Upstream<A> | undefined {
   const c = listOf(route, tier);
   const n = c.length;
   if (n === 0) return undefined;
@@ -34,7 +41,7 @@ function leastActiveIn<A>(route: CompiledRoute<A>, tier: Tier, nowMs: number): U
   for (let i = 0; i < n; i++) {
     const u = c[(start + i) % n]!;
     const load = u.live.active + u.live.reserved;
-    if (load < bestLoad && isUsable(u, nowMs)) {
+    if (load < bestLoad && u !== avoid && isUsable(u, nowMs)) {
       best = u;
       bestLoad = load;
       if (load === 0) break;
@@ -43,12 +50,17 @@ function leastActiveIn<A>(route: CompiledRoute<A>, tier: Tier, nowMs: number): U
   return best;
 }
 
-function roundRobinIn<A>(route: CompiledRoute<A>, tier: Tier, nowMs: number): Upstream<A> | undefined {
+function roundRobinIn<A>(
+  route: CompiledRoute<A>,
+  tier: Tier,
+  nowMs: number,
+  avoid: Upstream<A> | undefined,
+): Upstream<A> | undefined {
   const c = listOf(route, tier);
   const n = c.length;
   for (let i = 0; i < n; i++) {
     const u = c[advance(route, tier, n)]!;
-    if (isUsable(u, nowMs)) return u;
+    if (u !== avoid && isUsable(u, nowMs)) return u;
   }
   return undefined;
 }
@@ -60,11 +72,19 @@ function roundRobinIn<A>(route: CompiledRoute<A>, tier: Tier, nowMs: number): Up
 // one array, as before.
 
 /** Fewest active + reserved; ties go round the candidates so equal proxies share the load. */
-export const pickLeastActive = <A>(route: CompiledRoute<A>, nowMs: number): Upstream<A> | undefined =>
-  leastActiveIn(route, 'sound', nowMs) ?? leastActiveIn(route, 'suspect', nowMs);
+export const pickLeastActive = <A>(
+  route: CompiledRoute<A>,
+  nowMs: number,
+  avoid?: Upstream<A>,
+): Upstream<A> | undefined =>
+  leastActiveIn(route, 'sound', nowMs, avoid) ?? leastActiveIn(route, 'suspect', nowMs, avoid);
 
-export const pickRoundRobin = <A>(route: CompiledRoute<A>, nowMs: number): Upstream<A> | undefined =>
-  roundRobinIn(route, 'sound', nowMs) ?? roundRobinIn(route, 'suspect', nowMs);
+export const pickRoundRobin = <A>(
+  route: CompiledRoute<A>,
+  nowMs: number,
+  avoid?: Upstream<A>,
+): Upstream<A> | undefined =>
+  roundRobinIn(route, 'sound', nowMs, avoid) ?? roundRobinIn(route, 'suspect', nowMs, avoid);
 
 /** A bounded LRU map from sticky key to proxy name (Map keeps insertion order: oldest first). */
 export class StickyTable {
@@ -96,6 +116,7 @@ export function pickSticky<A>(
   key: string,
   table: StickyTable,
   nowMs: number,
+  avoid?: Upstream<A>,
 ): Upstream<A> | undefined {
   const tableKey = `${route.name}\n${key}`;
   const pinned = table.get(tableKey);
@@ -103,8 +124,8 @@ export function pickSticky<A>(
   // A key pinned to a proxy that has turned SUSPECT stays on it while it is usable: moving a crawler's
   // session changes its exit IP mid-session, which costs more than a proxy that has only started failing
   // (an UNHEALTHY one leaves the snapshot and the key moves then). A new key prefers a sound proxy.
-  if (u && isUsable(u, nowMs)) return u;
-  const fresh = pickLeastActive(route, nowMs);
+  if (u && u !== avoid && isUsable(u, nowMs)) return u;
+  const fresh = pickLeastActive(route, nowMs, avoid);
   if (fresh) table.set(tableKey, fresh.name);
   return fresh;
 }
@@ -118,13 +139,16 @@ export function pickUpstream<A>(
   nowMs: number,
   stickyValue: string | undefined,
   table: StickyTable,
+  avoid?: Upstream<A>,
 ): Upstream<A> | undefined {
   switch (route.policy) {
     case 'round-robin':
-      return pickRoundRobin(route, nowMs);
+      return pickRoundRobin(route, nowMs, avoid);
     case 'sticky':
-      return stickyValue ? pickSticky(route, stickyValue, table, nowMs) : pickLeastActive(route, nowMs);
+      return stickyValue
+        ? pickSticky(route, stickyValue, table, nowMs, avoid)
+        : pickLeastActive(route, nowMs, avoid);
     default:
-      return pickLeastActive(route, nowMs);
+      return pickLeastActive(route, nowMs, avoid);
   }
 }

@@ -205,6 +205,30 @@ describe('policies', () => {
     expect(pickUpstream(r, NOW, 's1', t)?.name).toBe(moved.name);
   });
 
+  it.each(['least-active', 'round-robin', 'sticky'] as const)(
+    '%s never picks the proxy a request just failed to dial (avoid), and says so when it was the only one',
+    (policy) => {
+      const r = table(policy, [up('a'), up('b')], { stickyKey: { header: 'x-session' } });
+      const t = new StickyTable(10);
+      const a = r.sound.find((u) => u.name === 'a')!;
+      // Least-active would take `a` (fewest in flight), round-robin's turn and the key's pin may be on it.
+      r.sound.find((u) => u.name === 'b')!.live.active = 3;
+      if (policy === 'sticky') t.set(`${r.name}\nk`, 'a');
+      for (let i = 0; i < 4; i++) expect(pickUpstream(r, NOW, 'k', t, a)?.name).toBe('b');
+      const alone = table(policy, [up('a')], { stickyKey: { header: 'x-session' } });
+      expect(pickUpstream(alone, NOW, 'k', t, alone.sound[0])).toBeUndefined();
+    },
+  );
+
+  it('a sticky key pinned to a proxy it failed to dial moves with the redial, as off an unusable proxy', () => {
+    const r = table('sticky', [up('a'), up('b')], { stickyKey: { header: 'x-session' } });
+    const t = new StickyTable(10);
+    const first = pickUpstream(r, NOW, 'k', t)!;
+    const moved = pickUpstream(r, NOW, 'k', t, first)!;
+    expect(moved.name).not.toBe(first.name);
+    expect(pickUpstream(r, NOW, 'k', t)?.name).toBe(moved.name);
+  });
+
   it('sticky without a key on the request falls back to least-active', () => {
     const r = table('sticky', [up('a', { live: newLiveCounters(5) }), up('b')], {
       stickyKey: { clientCredentials: true },
