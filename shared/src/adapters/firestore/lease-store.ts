@@ -95,7 +95,9 @@ export class FirestoreLeaseStore implements LeaseStore {
    * Loads the lease states once and starts the cooldown listener (cooldowns change rarely). The listener
    * loads only the cooldowns still running at its (re)subscription: TTL deletes an expired one up to a
    * day late, and at crawler volumes a day of expired (proxy, target) pairs is most of the collection —
-   * reads at every replica start, and memory, for cooldowns that can no longer steer anything.
+   * reads at every replica start, and memory, for cooldowns that can no longer steer anything. The filter's
+   * time is the subscription's: a cooldown that ends later stays in the Firestore client's listener state
+   * (not in the view, which drops it) until TTL deletes it or the listener re-subscribes.
    */
   start(): this {
     if (this.listener) return this;
