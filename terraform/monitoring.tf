@@ -648,11 +648,14 @@ resource "google_monitoring_alert_policy" "gateway_suspect_fallbacks" {
 # /v1/echo through each proxy twice a minute (2N a minute: 86 M entries a month at 1,000 proxies), which
 # with the probe's own lines passed Cloud Logging's free 50 GiB (docs/cost.md § Logging). Its successes
 # are kept out of the _Default sink; the probe logs every EGRESS result itself (probe.result), a failed
-# echo (4xx/5xx) is still logged, and nothing else of the API's traffic is excluded.
+# echo (4xx/5xx) is still logged, and nothing else of the API's traffic is excluded: the URL is matched
+# whole (Cloud Run logs the full URL), not with `:`, Cloud Logging's substring match, which also hid any
+# successful request whose URL merely contains "/v1/echo" (`/fleet?x=/v1/echo`: the fleet page, /metrics
+# and /healthz read any query).
 resource "google_logging_project_exclusion" "echo_requests" {
   name        = "proxyplane-echo-requests"
   description = "Successful Cloud Run request logs of the API's /v1/echo (the EGRESS probe); probe.result lines carry each result."
-  filter      = "resource.type=\"cloud_run_revision\" AND resource.labels.service_name=\"${google_cloud_run_v2_service.api.name}\" AND log_id(\"run.googleapis.com/requests\") AND httpRequest.requestUrl:\"/v1/echo\" AND httpRequest.status<400"
+  filter      = "resource.type=\"cloud_run_revision\" AND resource.labels.service_name=\"${google_cloud_run_v2_service.api.name}\" AND log_id(\"run.googleapis.com/requests\") AND httpRequest.requestUrl=~\"^https?://[^/?#]+/v1/echo$\" AND httpRequest.status<400"
 
   depends_on = [google_project_service.enabled]
 }

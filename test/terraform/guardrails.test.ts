@@ -267,6 +267,19 @@ describe('Firestore', () => {
   });
 });
 
+/** The exclusion's URL clause: the full echo URL on any host (Cloud Run logs the full URL). */
+const ECHO_URL_CLAUSE = 'httpRequest.requestUrl=~"^https?://[^/?#]+/v1/echo$"';
+
+/** What a Cloud Logging clause on httpRequest.requestUrl matches: `:` (case-insensitive substring) or `=~` (RE2). */
+function requestUrlMatcher(clause: string): (url: string) => boolean {
+  const m = /^httpRequest\.requestUrl(:|=~)"(.*)"$/.exec(clause);
+  if (!m) throw new Error(`not a requestUrl clause: ${clause}`);
+  const [, op, value] = m as unknown as [string, string, string];
+  if (op === ':') return (url) => url.toLowerCase().includes(value.toLowerCase());
+  const re = new RegExp(value);
+  return (url) => re.test(url);
+}
+
 describe('operations', () => {
   it("keeps Cloud Run's request logs of the EGRESS echo's successes out of Cloud Logging, and nothing else", () => {
     // 2N a minute (86 M a month at 1,000 proxies): with the probe's own lines they passed the free 50 GiB
@@ -278,9 +291,26 @@ describe('operations', () => {
       'resource.type="cloud_run_revision"',
       'resource.labels.service_name="${google_cloud_run_v2_service.api.name}"',
       'log_id("run.googleapis.com/requests")',
-      'httpRequest.requestUrl:"/v1/echo"',
+      ECHO_URL_CLAUSE,
       'httpRequest.status<400',
     ]);
+  });
+
+  it("excludes the echo's request logs by their whole URL, not every URL that mentions /v1/echo", () => {
+    // Cloud Run's requestUrl is the full URL. `:` is Cloud Logging's substring match: it also excluded any
+    // successful request whose URL merely contains "/v1/echo" — the fleet page, /metrics or /healthz (which
+    // read any query) asked with `?x=/v1/echo`, or another path that starts with it.
+    const filter = String(resourceOf(tf, 'google_logging_project_exclusion', 'echo_requests').filter);
+    const clause = filter.split(' AND ').find((c) => c.startsWith('httpRequest.requestUrl'))!;
+    const excluded = requestUrlMatcher(clause);
+    expect(excluded('https://api-abc-uc.a.run.app/v1/echo')).toBe(true);
+    for (const other of [
+      'https://api-abc-uc.a.run.app/fleet?from=/v1/echo',
+      'https://api-abc-uc.a.run.app/metrics?/v1/echo',
+      'https://api-abc-uc.a.run.app/v1/echoes',
+      'https://api-abc-uc.a.run.app/healthz?u=https://x/v1/echo',
+    ])
+      expect(excluded(other), other).toBe(false);
   });
 
   it('alerts on Failed proxies, quota, GC deletions, dead letters, worker snapshot age, suspect workers, routes failing open, the lease store and gateway traffic', () => {

@@ -302,9 +302,13 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
    */
   private updateDrains(monoMs: number): void {
     const inSnapshot = this.current?.upstreams;
+    // A proxy left out at compile (its credentials unreadable) is still this worker's by the snapshot: not
+    // drained, so nothing waits for its counts, and what it has open carries on (no new request picks it).
+    const leftOut = new Set(this.current?.skipped.map((s) => s.proxy));
     const bound = this.opts.proxyDrainTimeoutMs ?? 0;
     for (const [proxy, c] of this.live) {
-      const next = nextDrainMark(c, c.revoked || !inSnapshot?.has(proxy), monoMs, bound);
+      const given = inSnapshot?.has(proxy) === true || leftOut.has(proxy);
+      const next = nextDrainMark(c, c.revoked || !given, monoMs, bound);
       c.drainingSinceMs = next.drainingSinceMs;
       c.cut = next.cut;
       if (next.cutNow && c.active + c.reserved > 0) {

@@ -337,6 +337,27 @@ describe('GatewayWorker', () => {
       expect(live).toMatchObject({ cut: false, drainingSinceMs: null });
     });
 
+    it('a proxy the snapshot still gives the worker is not drained when its credentials cannot be read', async () => {
+      // Left out at compile (a pinned version the gateway cannot read yet): no new request may pick it, but the
+      // controller still has it owned here, not draining — nothing waits for its counts, and the tunnels open
+      // under the credentials read before carry on as they did before the drain bound.
+      const clock = { now: T0 };
+      const { worker, live, events } = await workerWithOpenRequest(clock, 60_000);
+      clock.now = T0 + 1_000;
+      await worker.applySnapshot(
+        buildSnapshot(
+          content(2, [proxy('a', { credentialsRef: { secret: 'missing', version: '7' } })]),
+          sha256Hex,
+        ),
+      );
+      expect(worker.pick('example.com', clock.now, noSticky).kind).not.toBe('ok');
+      worker.tick();
+      clock.now = T0 + 120_000;
+      worker.tick();
+      expect(live).toMatchObject({ cut: false, drainingSinceMs: null });
+      expect(events('gateway.drain_cut')).toHaveLength(0);
+    });
+
     it('a proxy still in the snapshot and not revoked is never cut, nor any with the bound at 0', async () => {
       const clock = { now: T0 };
       const kept = await workerWithOpenRequest(clock, 60_000);

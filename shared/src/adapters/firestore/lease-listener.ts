@@ -28,6 +28,12 @@ export function listenCollection(
     maxBackoffMs?: number;
     /** Told when the listener broke: the view is stale until the next reset() (views that must fail closed). */
     onError?: (err: unknown) => void;
+    /**
+     * Re-subscribe this often (a full snapshot, then reset()). For a query on the time: its filter is fixed
+     * for the subscription's life, and the Firestore client holds every document that matched since
+     * (its watch state) until the document is deleted; a new subscription lets it drop what has ended.
+     */
+    renewEveryMs?: number;
   },
 ): CollectionListener {
   let unsubscribe: (() => void) | null = null;
@@ -68,6 +74,17 @@ export function listenCollection(
     );
   };
   subscribe();
+  // A failed subscription is skipped: its backoff re-subscribes afresh anyway.
+  const renew =
+    opts.renewEveryMs && opts.renewEveryMs > 0
+      ? setInterval(() => {
+          if (stopped || unsubscribe === null) return;
+          unsubscribe();
+          unsubscribe = null;
+          subscribe();
+        }, opts.renewEveryMs)
+      : null;
+  renew?.unref();
 
   return {
     async ready(timeoutMs) {
@@ -87,6 +104,7 @@ export function listenCollection(
     stop() {
       stopped = true;
       if (retry) clearTimeout(retry);
+      if (renew) clearInterval(renew);
       unsubscribe?.();
     },
   };

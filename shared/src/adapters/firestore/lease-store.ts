@@ -63,6 +63,11 @@ export interface FirestoreLeaseStoreOptions {
 
 /** How soon after a failed read of every lease state a request may start the next one. */
 const LOAD_RETRY_MS = 1_000;
+/**
+ * How often the cooldown listener subscribes again, to take the time of its filter anew: the Firestore
+ * client keeps what the old filter matched (a day of ended cooldowns, until TTL) only until then.
+ */
+export const COOLDOWN_LISTENER_RENEW_MS = 60 * 60 * 1000;
 
 export class FirestoreLeaseStore implements LeaseStore {
   private readonly clock: Clock;
@@ -95,7 +100,10 @@ export class FirestoreLeaseStore implements LeaseStore {
    * Loads the lease states once and starts the cooldown listener (cooldowns change rarely). The listener
    * loads only the cooldowns still running at its (re)subscription: TTL deletes an expired one up to a
    * day late, and at crawler volumes a day of expired (proxy, target) pairs is most of the collection —
-   * reads at every replica start, and memory, for cooldowns that can no longer steer anything.
+   * reads at every replica start, and memory, for cooldowns that can no longer steer anything. The filter's
+   * time is the subscription's: a cooldown that ends later stays in the Firestore client's listener state
+   * (not in the view, which drops it) until TTL deletes it or the listener re-subscribes — which it does
+   * every COOLDOWN_LISTENER_RENEW_MS (one read per running cooldown each time).
    */
   start(): this {
     if (this.listener) return this;
@@ -105,6 +113,7 @@ export class FirestoreLeaseStore implements LeaseStore {
     this.listener = listenCollection(running, this.cooldowns, {
       name: cooldowns,
       log: this.log,
+      renewEveryMs: COOLDOWN_LISTENER_RENEW_MS,
     });
     this.load();
     return this;

@@ -5,7 +5,8 @@
 // for hours if a crawler kept a stream open. Past the bound what is still open on the proxy is cut (the
 // listener's sweep reads `cut`), the counts fall to zero and the controller's next pass ends the drain.
 //
-// A proxy is draining while it is revoked (revokeProxyIds) or missing from the snapshot in use. The time
+// A proxy is draining while it is revoked (revokeProxyIds) or missing from the snapshot in use (one the
+// snapshot lists but the worker left out for its credentials is not: it is still owned here). The time
 // is the monotonic clock's (any origin): no wall-clock step stretches or shortens a drain.
 
 /** A proxy's drain as the worker's tick keeps it; held beside its live counts (routing.ts). */
