@@ -1094,6 +1094,7 @@ describe('POST /v1/leases/{id}/report', () => {
     expect((await call('POST', `/v1/leases/${lease.leaseId}/report`, { result: 'ok' })).status).toBe(204);
     expect((await db.collection(LEASE_COLLECTIONS.cooldowns).get()).size).toBe(0);
 
+    const reportedAt = clock.now().getTime();
     expect(
       (await call('POST', `/v1/leases/${lease.leaseId}/report`, { result: 'rate_limited' })).status,
     ).toBe(204);
@@ -1103,11 +1104,25 @@ describe('POST /v1/leases/{id}/report', () => {
     await call('DELETE', `/v1/leases/${again.body.leaseId}`);
     expect((await acquire({ target: 'other.example' })).body.proxy.name).toBe('a');
     expect(await acquire({ target: 'shop.example', exclusive: true })).toMatchObject({ status: 201 });
-    expect(await acquire({ target: 'shop.example', exclusive: true })).toMatchObject({
+    // Refused while `a` cools down for the target: the answer says when it is leasable again.
+    clock.advance(30_000);
+    const refused = await acquire({ target: 'shop.example', exclusive: true });
+    expect(refused).toMatchObject({
       status: 409,
-      body: { considered: 2, inCooldown: 1, atCapacity: 1 },
+      body: {
+        considered: 2,
+        inCooldown: 1,
+        atCapacity: 1,
+        cooldownEndsAt: new Date(reportedAt + WINDOW_S * 1000).toISOString(),
+      },
     });
-    clock.advance(WINDOW_S * 1000);
+    expect(refused.headers.get('retry-after')).toBe(String(WINDOW_S - 30));
+    // Refused for capacity alone: no time to give (a holder lets go when it does).
+    const full = await acquire({ target: 'other.example', exclusive: true });
+    expect(full).toMatchObject({ status: 409, body: { inCooldown: 0, atCapacity: 2 } });
+    expect(full.body.cooldownEndsAt).toBeUndefined();
+    expect(full.headers.get('retry-after')).toBeNull();
+    clock.advance(WINDOW_S * 1000 - 30_000);
     expect((await acquire({ target: 'shop.example' })).body.proxy.name).toBe('a');
   });
 

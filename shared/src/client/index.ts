@@ -64,10 +64,16 @@ export class LeaseApiError extends Error {
   }
 }
 
-/** 409 from acquire: nothing can be leased now; the counts say why. */
+/**
+ * 409 from acquire: nothing can be leased now; the counts say why. When proxies were left out only for
+ * their cooldowns, `counts.cooldownEndsAt` and `retryAfterSeconds` say when the first is leasable again.
+ */
 export class NoMatchError extends LeaseApiError {
-  constructor(readonly counts: NoMatch) {
-    super(409, 'no_match', counts);
+  constructor(
+    readonly counts: NoMatch,
+    retryAfterSeconds?: number,
+  ) {
+    super(409, 'no_match', counts, retryAfterSeconds);
     this.name = 'NoMatchError';
   }
 }
@@ -239,11 +245,11 @@ export class LeaseClient {
         await new Promise((r) => setTimeout(r, Math.min(MAX_RETRY_WAIT_MS, asked ?? 1000)));
         continue;
       }
+      const retryAfterSeconds = asked === undefined ? undefined : Math.ceil(asked / 1000);
       if (res.status === 409 && path === '/v1/leases') {
         const parsed = NoMatch.safeParse(json);
-        if (parsed.success) throw new NoMatchError(parsed.data);
+        if (parsed.success) throw new NoMatchError(parsed.data, retryAfterSeconds);
       }
-      const retryAfterSeconds = asked === undefined ? undefined : Math.ceil(asked / 1000);
       // Not every error comes from the service: Cloud Run's front end answers 502/503/429 in HTML.
       if (json === NOT_JSON) throw new LeaseApiError(res.status, 'http_error', text, retryAfterSeconds);
       const code = (json as { error?: unknown } | null)?.error;

@@ -30,6 +30,28 @@ describe('LeaseClient', () => {
     expect((err as NoMatchError).counts).toEqual(counts);
   });
 
+  it('a 409 over cooldowns says when the first is leasable again: cooldownEndsAt and retryAfterSeconds', async () => {
+    const counts = {
+      error: 'no_match',
+      message: 'm',
+      considered: 1,
+      inGateway: 0,
+      atCapacity: 0,
+      inCooldown: 1,
+      cooldownEndsAt: '2026-12-02T18:00:00.000Z',
+      unhealthy: 0,
+      otherProtocol: 0,
+    };
+    const f = fakeFetch([[409, counts, { 'retry-after': '42' }]]);
+    const client = new LeaseClient({ baseUrl: 'http://api', fetch: f.fetch });
+    const err = (await client.acquire().catch((e: unknown) => e)) as NoMatchError;
+    expect(err).toBeInstanceOf(NoMatchError);
+    expect(err.counts.cooldownEndsAt).toBe('2026-12-02T18:00:00.000Z');
+    expect(err.retryAfterSeconds).toBe(42);
+    // Not retried by the client: the crawler decides whether to wait that long.
+    expect(f.calls).toHaveLength(1);
+  });
+
   it('reads a 409 from a service older than inGateway and otherProtocol as 0 of each', async () => {
     const old = {
       error: 'no_match',

@@ -101,6 +101,8 @@ export interface LeaseStore {
   countActive(): Promise<number>;
   /** Whether a cooldown keeps this proxy instance out for `target` (not one of a deleted namesake). */
   coolingDown(proxy: ProxyInstance, target: string | null, now: Date): boolean;
+  /** When the cooldowns coolingDown() sees end, or null when none holds. */
+  cooldownEnd(proxy: ProxyInstance, target: string | null, now: Date): Date | null;
   grant(request: GrantRequest): Promise<GrantOutcome>;
   /**
    * Extends an active lease to now + ttlSeconds (default: its own TTL); never shortens it. An active lease

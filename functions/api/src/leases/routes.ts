@@ -92,7 +92,7 @@ const acquire = createRoute({
         },
       },
       description:
-        'no_match: no proxy can be leased now; the counts say why. Or idempotency_key_spent: the lease this Idempotency-Key was granted has ended (released or expired); use a new key.',
+        'no_match: no proxy can be leased now; the counts say why (with proxies cooling down: cooldownEndsAt and a Retry-After header, to the soonest end). Or idempotency_key_spent: the lease this Idempotency-Key was granted has ended (released or expired); use a new key.',
     },
     422: error(
       'idempotency_key_reused: this Idempotency-Key was used with another request (selector, ttlSeconds, target, exclusive or protocols) within its window; nothing acquired',
@@ -205,7 +205,11 @@ export function createLeaseRoutes({ service, metrics, log }: LeaseRouteDeps) {
           if (outcome.replayed) headers['Idempotent-Replayed'] = 'true';
           return c.json(outcome.grant, 201, headers);
         }
-        if (outcome.kind === 'no_match') return c.json(outcome.body, 409);
+        if (outcome.kind === 'no_match') {
+          // Only a cooldown's end is a time something frees up: capacity frees when a holder lets go.
+          const retry = outcome.retryAfterSeconds;
+          return c.json(outcome.body, 409, retry === undefined ? {} : { 'Retry-After': String(retry) });
+        }
         if (outcome.kind === 'key_reused') {
           return c.json(
             {

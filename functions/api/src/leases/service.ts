@@ -58,7 +58,8 @@ export interface LeaseServiceDeps {
 export type AcquireOutcome =
   /** `replayed`: the lease an earlier request with the same Idempotency-Key was granted. */
   | { kind: 'granted'; grant: LeaseGrant; replayed?: boolean }
-  | { kind: 'no_match'; body: NoMatch }
+  /** retryAfterSeconds: to the soonest end of the cooldowns counted (Retry-After), when any is. */
+  | { kind: 'no_match'; body: NoMatch; retryAfterSeconds?: number }
   | { kind: 'credentials_unavailable' }
   /** The Idempotency-Key came with another request within its window: nothing acquired. */
   | { kind: 'key_reused' }
@@ -228,7 +229,7 @@ export class LeaseService {
         refreshed = true;
         continue;
       }
-      return noMatch(plan, atCapacity, inGateway);
+      return noMatch(plan, atCapacity, inGateway, this.deps.clock.now());
     }
   }
 
@@ -257,7 +258,7 @@ export class LeaseService {
    */
   private afterWithdrawals(req: AcquireRequest, target: string | null): AcquireOutcome {
     const plan = this.plan(req, target);
-    if (plan.candidates.length === 0) return noMatch(plan, 0, 0);
+    if (plan.candidates.length === 0) return noMatch(plan, 0, 0, this.deps.clock.now());
     throw new LeaseStoreError(
       'contended',
       `${WITHDRAWN_ROUNDS} proxies were withdrawn while their grants were made`,
@@ -273,7 +274,7 @@ export class LeaseService {
       {
         usage: (p) => store.usage(p, now),
         pending: (p) => store.pending(p),
-        coolingDown: (p, t) => store.coolingDown(p, t, now),
+        cooldownEndMs: (p, t) => store.cooldownEnd(p, t, now)?.getTime() ?? null,
         unusable: (p) => this.quarantined(p, now.getTime()),
         heldByGateway: (p) => !gate.leasable(p),
       },
@@ -415,10 +416,18 @@ const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 const secretKey = (ref: SecretRef) => `secret/${ref.secret}/${ref.version}`;
 
 /** `moreAtCapacity` and `moreInGateway`: candidates the store found full, or claimed for a gateway worker. */
-function noMatch(plan: SelectionPlan, moreAtCapacity: number, moreInGateway: number): AcquireOutcome {
-  const { considered, inGateway, inCooldown, unhealthy, otherProtocol } = plan;
+function noMatch(
+  plan: SelectionPlan,
+  moreAtCapacity: number,
+  moreInGateway: number,
+  now: Date,
+): AcquireOutcome {
+  const { considered, inGateway, inCooldown, unhealthy, otherProtocol, cooldownEndsAtMs } = plan;
   return {
     kind: 'no_match',
+    ...(cooldownEndsAtMs === null
+      ? {}
+      : { retryAfterSeconds: Math.max(1, Math.ceil((cooldownEndsAtMs - now.getTime()) / 1000)) }),
     body: {
       error: 'no_match',
       message: 'no proxy can be leased now' + otherProtocolHint(plan),
@@ -426,6 +435,7 @@ function noMatch(plan: SelectionPlan, moreAtCapacity: number, moreInGateway: num
       inGateway: inGateway + moreInGateway,
       atCapacity: plan.atCapacity + moreAtCapacity,
       inCooldown,
+      ...(cooldownEndsAtMs === null ? {} : { cooldownEndsAt: new Date(cooldownEndsAtMs).toISOString() }),
       unhealthy,
       otherProtocol,
     },

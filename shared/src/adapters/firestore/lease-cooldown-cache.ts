@@ -4,7 +4,7 @@
 // forgotten here within a minute of its end (on the next change the listener brings), not when TTL
 // deletes its document up to a day later: the view holds what is running, not a day of history.
 import type { DocumentChange, QueryDocumentSnapshot } from '@google-cloud/firestore';
-import { type CooldownMark, isCoolingDown } from '../../domain/leases/cooldown.js';
+import { type CooldownMark, cooldownEnd, isCoolingDown } from '../../domain/leases/cooldown.js';
 import type { ProxyInstance } from '../../domain/leases/instance.js';
 import type { Cooldown } from '../../domain/leases/model.js';
 import type { Logger } from '../log/json-logger.js';
@@ -35,6 +35,10 @@ export class LeaseCooldownCache implements ListenerSink {
   /** Only a cooldown of this instance counts, not one of a deleted proxy of its name (instance.ts). */
   coolingDown(proxy: ProxyInstance, target: string | null, now: Date): boolean {
     return isCoolingDown(this.index, proxy, target, now);
+  }
+
+  cooldownEnd(proxy: ProxyInstance, target: string | null, now: Date): Date | null {
+    return cooldownEnd(this.index, proxy, target, now);
   }
 
   put(docId: string, c: Pick<Cooldown, 'proxy' | 'proxyUid' | 'target' | 'until'>): void {

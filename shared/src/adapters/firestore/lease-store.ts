@@ -178,6 +178,10 @@ export class FirestoreLeaseStore implements LeaseStore {
     return this.cooldowns.coolingDown(proxy, target, now);
   }
 
+  cooldownEnd(proxy: ProxyInstance, target: string | null, now: Date): Date | null {
+    return this.cooldowns.cooldownEnd(proxy, target, now);
+  }
+
   async grant({ candidates, lease, claimSettled }: GrantRequest): Promise<GrantOutcome> {
     const budget: Budget = { commits: 0 };
     const settled = claimSettled ?? (() => false);

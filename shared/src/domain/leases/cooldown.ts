@@ -52,11 +52,26 @@ export function isCoolingDown(
   target: string | null,
   now: Date,
 ): boolean {
+  return cooldownEnd(index, proxy, target, now) !== null;
+}
+
+/**
+ * When the proxy instance is leasable again for the target as far as cooldowns go: the later end of
+ * the ones holding now (the proxy-wide one, the target's), or null when none holds.
+ */
+export function cooldownEnd(
+  index: CooldownIndex,
+  proxy: ProxyInstance,
+  target: string | null,
+  now: Date,
+): Date | null {
   const byTarget = index.get(proxy.name);
-  if (!byTarget) return false;
+  if (!byTarget) return null;
   const t = now.getTime();
-  const holds = (c: CooldownMark | undefined) =>
-    c !== undefined && c.until.getTime() > t && sameInstance(c.proxyUid, proxy.uid);
-  if (holds(byTarget.get(GLOBAL_TARGET))) return true;
-  return target !== null && holds(byTarget.get(target));
+  const holding = (c: CooldownMark | undefined) =>
+    c !== undefined && c.until.getTime() > t && sameInstance(c.proxyUid, proxy.uid) ? c.until : null;
+  const global = holding(byTarget.get(GLOBAL_TARGET));
+  const own = target === null ? null : holding(byTarget.get(target));
+  if (global === null) return own;
+  return own === null || global.getTime() >= own.getTime() ? global : own;
 }

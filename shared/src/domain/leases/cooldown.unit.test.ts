@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   type CooldownIndex,
   type CooldownMark,
+  cooldownEnd,
   cooldownFor,
   cooldownsOf,
   cooldownTarget,
@@ -50,6 +51,45 @@ describe('cooldownFor', () => {
     const report = { result: 'banned' as const };
     expect(cooldownFor(lease, report, settings, at(100))?.proxyUid).toBe(UID);
     expect(cooldownFor({ ...lease, proxyUid: null }, report, settings, at(100))?.proxyUid).toBeNull();
+  });
+});
+
+describe('cooldownEnd: when the proxy is leasable again for the target as far as cooldowns go', () => {
+  const mark = (until: Date, proxyUid: string | null = UID): CooldownMark => ({ until, proxyUid });
+  const index: CooldownIndex = new Map([
+    ['p1', new Map([['a.example', mark(at(200))]])],
+    // Both a proxy-wide one and the target's: the later end is when both are over.
+    [
+      'p2',
+      new Map([
+        [GLOBAL_TARGET, mark(at(300))],
+        ['a.example', mark(at(200))],
+      ]),
+    ],
+    [
+      'p3',
+      new Map([
+        [GLOBAL_TARGET, mark(at(200))],
+        ['a.example', mark(at(400))],
+      ]),
+    ],
+    ['p4', new Map([['a.example', mark(at(400), NEW)]])],
+  ]);
+  it.each([
+    { proxy: 'p1', target: 'a.example', now: 150, end: 200 },
+    { proxy: 'p1', target: 'b.example', now: 150, end: null },
+    { proxy: 'p2', target: 'a.example', now: 150, end: 300 },
+    { proxy: 'p2', target: null, now: 150, end: 300 },
+    { proxy: 'p3', target: 'a.example', now: 150, end: 400 },
+    { proxy: 'p3', target: 'a.example', now: 250, end: 400 },
+    { proxy: 'p3', target: 'b.example', now: 150, end: 200 },
+    { proxy: 'p3', target: 'b.example', now: 200, end: null },
+    // A cooldown of another instance of the name holds nothing for this one.
+    { proxy: 'p4', target: 'a.example', now: 150, end: null },
+  ])('$proxy for $target at +$now s → $end', ({ proxy, target, now, end }) => {
+    expect(cooldownEnd(index, { name: proxy, uid: UID }, target, at(now))).toEqual(
+      end === null ? null : at(end),
+    );
   });
 });
 

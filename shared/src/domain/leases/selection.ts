@@ -27,8 +27,11 @@ export interface SelectionView {
   usage(proxy: ProxyInstance): Usage;
   /** Writes this replica has in flight on the proxy: ranked like leases so concurrent requests spread out. */
   pending(proxy: string): number;
-  /** A cooldown of this proxy instance for the target (not one of a deleted namesake: instance.ts). */
-  coolingDown(proxy: ProxyInstance, target: string | null): boolean;
+  /**
+   * When this proxy instance's cooldowns for the target end (epoch ms), or null when none holds (not one
+   * of a deleted namesake: instance.ts).
+   */
+  cooldownEndMs(proxy: ProxyInstance, target: string | null): number | null;
   /** A proxy that cannot be handed out right now for a reason outside its health (e.g. unreadable credentials). */
   unusable(proxy: string): boolean;
   /** The gateway holds it: `!OwnershipGate.leasable(proxy)` (ports/workers-ownership.ts). */
@@ -55,6 +58,8 @@ export interface SelectionPlan {
   inGateway: number;
   unhealthy: number;
   inCooldown: number;
+  /** The soonest end of the cooldowns counted in inCooldown (epoch ms); null when none is. */
+  cooldownEndsAtMs: number | null;
   atCapacity: number;
 }
 
@@ -98,6 +103,7 @@ export function planSelection(
     inGateway: 0,
     unhealthy: 0,
     inCooldown: 0,
+    cooldownEndsAtMs: null,
     atCapacity: 0,
   };
   const ranked: Ranked[] = [];
@@ -111,18 +117,26 @@ export function planSelection(
     plan.considered++;
     if (view.heldByGateway(proxy)) {
       plan.inGateway++;
-    } else if (!isLeasable(proxy) || view.unusable(proxy.name)) {
+      continue;
+    }
+    if (!isLeasable(proxy) || view.unusable(proxy.name)) {
       plan.unhealthy++;
-    } else if (view.coolingDown(proxy, request.target)) {
+      continue;
+    }
+    const coolingUntil = view.cooldownEndMs(proxy, request.target);
+    if (coolingUntil !== null) {
       plan.inCooldown++;
-    } else {
-      const usage = view.usage(proxy);
-      if (hasRoom(usage, proxy.spec.capacity, request.exclusive)) {
-        ranked.push({ proxy, suspect: isSuspect(proxy), active: usage.active + view.pending(proxy.name) });
-      } else {
-        plan.atCapacity++;
-        plan.full.push(proxy.name);
+      if (plan.cooldownEndsAtMs === null || coolingUntil < plan.cooldownEndsAtMs) {
+        plan.cooldownEndsAtMs = coolingUntil;
       }
+      continue;
+    }
+    const usage = view.usage(proxy);
+    if (hasRoom(usage, proxy.spec.capacity, request.exclusive)) {
+      ranked.push({ proxy, suspect: isSuspect(proxy), active: usage.active + view.pending(proxy.name) });
+    } else {
+      plan.atCapacity++;
+      plan.full.push(proxy.name);
     }
   }
   ranked.sort(compareCandidates);

@@ -3,6 +3,9 @@ import type { Usage } from './capacity.js';
 import { type ProxyOptions, proxy, UID } from './fixtures.unit.js';
 import { matchesSelector, planSelection, type SelectionView } from './selection.js';
 
+/** The i-th proxy of `cooling` cools down until COOL_END + i s. */
+const COOL_END = Date.UTC(2026, 0, 1, 1);
+
 function view(
   usage: Record<string, Partial<Usage>> = {},
   cooling: string[] = [],
@@ -14,7 +17,8 @@ function view(
     heldByGateway: (p) => gateway.includes(p.name),
     usage: (p) => ({ active: 0, exclusive: false, ...usage[p.name] }),
     pending: (p) => pending[p] ?? 0,
-    coolingDown: (p, target) => target !== null && cooling.includes(p.name),
+    cooldownEndMs: (p, target) =>
+      target !== null && cooling.includes(p.name) ? COOL_END + cooling.indexOf(p.name) * 1000 : null,
     unusable: (p) => unusable.includes(p),
   };
 }
@@ -116,8 +120,20 @@ describe('planSelection', () => {
       inGateway: 0,
       unhealthy: 4,
       inCooldown: 1,
+      cooldownEndsAtMs: COOL_END,
       atCapacity: 2,
     });
+  });
+
+  it('says when the soonest of the cooldowns it counted ends (none counted: null)', () => {
+    const proxies = [proxy('late'), proxy('soon'), proxy('free', { capacity: 1 })];
+    const request = { selector: {}, target: 'site.example', exclusive: false, protocols: HTTP };
+    const cooling = planSelection(proxies, request, view({ free: { active: 1 } }, ['late', 'soon']));
+    expect(cooling).toMatchObject({ inCooldown: 2, atCapacity: 1, cooldownEndsAtMs: COOL_END });
+    const reversed = planSelection(proxies, request, view({ free: { active: 1 } }, ['soon', 'late']));
+    expect(reversed.cooldownEndsAtMs).toBe(COOL_END);
+    const none = planSelection(proxies, request, view({ free: { active: 1 } }));
+    expect(none).toMatchObject({ inCooldown: 0, cooldownEndsAtMs: null });
   });
 
   it.each<{ name: string; gateway: string[]; candidates: string[]; counts: Record<string, number> }>([
@@ -185,6 +201,7 @@ describe('planSelection', () => {
       inGateway: 0,
       unhealthy: 0,
       inCooldown: 0,
+      cooldownEndsAtMs: null,
       atCapacity: 0,
     });
   });

@@ -103,6 +103,10 @@ export const NoMatch = z
     }),
     atCapacity: z.int(),
     inCooldown: z.int(),
+    cooldownEndsAt: z.iso.datetime().optional().meta({
+      description:
+        'When inCooldown > 0: the soonest end of those cooldowns, when one of them is leasable again for this target as far as cooldowns go (the answer also carries Retry-After, in seconds to it). Absent otherwise.',
+    }),
     unhealthy: z.int(),
     // Defaults to 0 like inGateway: services older than `protocols` do not send it.
     otherProtocol: z.int().default(0).meta({
