@@ -113,14 +113,12 @@ describe('gateway: the ownership grant is a hard expiry', () => {
     );
   };
 
-  afterAll(async () => {
-    await gw?.stop();
-    await upstream?.close();
-    await targets?.close();
-  });
-
-  it('cuts the tunnels still open on its proxies once the grant has ended', async () => {
-    const grantEnd = await loadShortGrant(2);
+  /**
+   * A CONNECT tunnel through the gateway on its current proxy, left idle (well inside
+   * GATEWAY_IDLE_TIMEOUT_MS, 5 min: only a bound under test can close it), counted active; returns a
+   * wait for its close: the time it closed, or null if it was still open 15 s later.
+   */
+  const openIdleTunnel = async (): Promise<() => Promise<number | null>> => {
     const tunnel: net.Socket = await openTunnel(
       gw.proxyPort,
       `127.0.0.1:${targets.httpPort}`,
@@ -130,12 +128,21 @@ describe('gateway: the ownership grant is a hard expiry', () => {
     tunnel.on('error', () => {});
     tunnel.resume();
     expect((await gw.health()).load.active).toBe(1);
+    return () => Promise.race([closedAt, new Promise<null>((r) => setTimeout(() => r(null), 15_000))]);
+  };
+
+  afterAll(async () => {
+    await gw?.stop();
+    await upstream?.close();
+    await targets?.close();
+  });
+
+  it('cuts the tunnels still open on its proxies once the grant has ended', async () => {
+    const grantEnd = await loadShortGrant(2);
+    const closedWithin15s = await openIdleTunnel();
 
     // Idle well inside GATEWAY_IDLE_TIMEOUT_MS (5 min): only the grant's end can close it.
-    const closed = await Promise.race([
-      closedAt,
-      new Promise<null>((r) => setTimeout(() => r(null), 15_000)),
-    ]);
+    const closed = await closedWithin15s();
     expect(closed, 'the tunnel was still open 15 s after its proxy was granted').not.toBeNull();
     expect(closed!).toBeGreaterThanOrEqual(grantEnd);
     const h = await pollUntil(gw.health, (x) => x.load.active === 0, 5_000, 'the slot given back');
@@ -191,15 +198,7 @@ describe('gateway: the ownership grant is a hard expiry', () => {
 
   it('cuts a tunnel on a proxy drained away from it once GATEWAY_PROXY_DRAIN_TIMEOUT_MS has passed', async () => {
     await loadGrant(10, 120_000);
-    const tunnel: net.Socket = await openTunnel(
-      gw.proxyPort,
-      `127.0.0.1:${targets.httpPort}`,
-      basicAuth('crawler', 's3cret'),
-    );
-    const closedAt = new Promise<number>((resolve) => tunnel.once('close', () => resolve(Date.now())));
-    tunnel.on('error', () => {});
-    tunnel.resume();
-    expect((await gw.health()).load.active).toBe(1);
+    const closedWithin15s = await openIdleTunnel();
 
     // The next snapshot has another proxy in its place: the tunnel's proxy is drained away from the
     // worker, and the controller waits for its counts to reach zero before it may go elsewhere.
@@ -207,10 +206,7 @@ describe('gateway: the ownership grant is a hard expiry', () => {
     const cutBefore = cuts().length;
     const drainedAt = Date.now();
     await loadGrant(11, 120_000, 'p-successor');
-    const closed = await Promise.race([
-      closedAt,
-      new Promise<null>((r) => setTimeout(() => r(null), 15_000)),
-    ]);
+    const closed = await closedWithin15s();
     expect(closed, 'the tunnel was still open 15 s after its proxy was drained away').not.toBeNull();
     expect(closed! - drainedAt).toBeGreaterThanOrEqual(DRAIN_MS);
     const h = await pollUntil(gw.health, (x) => x.load.active === 0, 5_000, 'the slot given back');

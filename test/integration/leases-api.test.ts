@@ -69,14 +69,18 @@ async function call(
 }
 const acquire = (body: unknown = {}) => call('POST', '/v1/leases', body);
 
-async function start(fleet = defaultFleet()) {
-  await writeFleet(db, fleet);
-  const built = leaseTestApp({
+/** An API replica over the test's Firestore project and clock (start() makes the main one). */
+const replica = () =>
+  leaseTestApp({
     firestore: new Firestore({ projectId }),
     clock,
     secrets,
     lease: { tokens: [{ name: 'c1', token: TOKEN }], cooldownWindowMs: WINDOW_S * 1000 },
   });
+
+async function start(fleet = defaultFleet()) {
+  await writeFleet(db, fleet);
+  const built = replica();
   app = built.app;
   api = built.leases;
   logs = built.log.lines;
@@ -693,12 +697,7 @@ describe('POST /v1/leases with an Idempotency-Key', () => {
 
   it('two deliveries of one key at once, to one replica or two, grant one lease', async () => {
     await start([proxy('solo', { capacity: 10 })]);
-    const other = leaseTestApp({
-      firestore: new Firestore({ projectId }),
-      clock,
-      secrets,
-      lease: { tokens: [{ name: 'c1', token: TOKEN }], cooldownWindowMs: WINDOW_S * 1000 },
-    });
+    const other = replica();
     try {
       for (let i = 0; i < 4; i++) {
         const key = `race-${i}`;
@@ -730,12 +729,7 @@ describe('POST /v1/leases with an Idempotency-Key', () => {
     // (no record yet), then A grants the only slot under it; B, seeing the proxy full, must not answer
     // no_match — the client would give the key up and the lease A granted would be held by no one.
     await start([proxy('solo', { capacity: 1 })]);
-    const other = leaseTestApp({
-      firestore: new Firestore({ projectId }),
-      clock,
-      secrets,
-      lease: { tokens: [{ name: 'c1', token: TOKEN }], cooldownWindowMs: WINDOW_S * 1000 },
-    });
+    const other = replica();
     try {
       const store = other.leases.store as unknown as {
         findKey(id: string): Promise<unknown>;
