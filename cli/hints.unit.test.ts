@@ -45,7 +45,19 @@ describe('describeFailure', () => {
         unhealthy: 0,
       }),
       1,
-      /3 match the selector, 1 at capacity, 2 cooling down/,
+      /3 match the selector, 1 at capacity, 2 cooling down for the target, 0 unhealthy$/,
+    ],
+    [
+      new ApiCallError(409, 'no_match', {
+        error: 'no_match',
+        considered: 1,
+        atCapacity: 0,
+        inCooldown: 1,
+        cooldownEndsAt: '2026-12-02T18:30:00.000Z',
+        unhealthy: 0,
+      }),
+      1,
+      /1 cooling down for the target \(the first until 2026-12-02T18:30:00\.000Z\), 0 unhealthy$/,
     ],
     [
       new ApiCallError(409, 'no_match', {
