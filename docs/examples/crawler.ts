@@ -184,7 +184,9 @@ async function main(argv = process.argv.slice(2), env = process.env): Promise<nu
   } catch (err) {
     // Only the acquire answers no_match: nothing was leased.
     if (err instanceof NoMatchError) {
-      console.error('no proxy available:', JSON.stringify(err.counts));
+      // Left out for cooldowns only: the answer says when one is leasable again for this target.
+      const wait = err.retryAfterSeconds === undefined ? '' : ` (one is again in ${err.retryAfterSeconds} s)`;
+      console.error(`no proxy available${wait}:`, JSON.stringify(err.counts));
       return 2;
     }
     throw err;

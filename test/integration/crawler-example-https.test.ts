@@ -116,6 +116,8 @@ describe('docs/examples/crawler.ts on the HTTPS demo site', () => {
     expect(first.code).toBe(1);
     const again = await crawl('kind=http', undefined, `${site.url}/`);
     expect(again.stderr).toContain('"inCooldown":1');
+    // When: the cooldown window (docs/leases.md), counted from the report a moment ago.
+    expect(again.stderr).toMatch(/no proxy available \(one is again in \d+ s\):/);
     expect(again.code).toBe(2);
   });
 });
