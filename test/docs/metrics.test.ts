@@ -40,6 +40,7 @@ async function ourMetrics() {
   });
   gateway.request('proxy', 'default', 'ok');
   gateway.ssrfRefused('proxy', 'private');
+  gateway.redialed('proxy');
   const api = new Registry();
   promProxyPhaseGauge(api, async () => ({}) as never, { maxAgeMs: 0, nowMs: () => 0 });
   promLeaseMetrics(api, async () => 0, { nowMs: () => 0 }).leaseRequest('acquire', 'granted');

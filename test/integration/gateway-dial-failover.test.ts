@@ -142,5 +142,13 @@ describe('gateway: a refused dial goes to another proxy of the route', () => {
       'DIAL failures in the outcomes',
     );
     expect(n).toBeGreaterThan(0);
+    // And counted on /metrics by listener: the tests before redialled on both of this gateway's.
+    const metrics = await (await fetch(`http://127.0.0.1:${gw.httpPort}/metrics`)).text();
+    for (const listener of ['proxy', 'fetch']) {
+      const line = metrics
+        .split('\n')
+        .find((l) => l.startsWith(`gateway_redials_total{listener="${listener}"} `));
+      expect(Number(line?.split(' ')[1] ?? 0), listener).toBeGreaterThan(0);
+    }
   });
 });

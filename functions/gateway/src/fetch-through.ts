@@ -185,6 +185,7 @@ export async function fetchThrough(
     if (redial || caller.gone || !deps.worker.accepting || deps.worker.grantOver) return null;
     const other = deps.worker.pick(host, Date.now(), sticky, u);
     if (other.kind !== 'ok') return null;
+    deps.recorder.redialed('fetch');
     outcome('DIAL', false);
     return fetchThrough(req, user, deps, caller, { ...other, deadline: ownDeadline });
   };

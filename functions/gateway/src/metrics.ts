@@ -10,6 +10,8 @@ export type Listener = 'proxy' | 'fetch';
 export interface GatewayRecorder {
   request(listener: Listener, route: string, outcome: string): void;
   ssrfRefused(listener: Listener, reason: string): void;
+  /** A request whose dial was refused went to another proxy of its route (proxy-session.ts redial). */
+  redialed(listener: Listener): void;
   outcomeDropped(): void;
 }
 
@@ -36,6 +38,7 @@ export class PromRecorder implements GatewayRecorder {
   /** Counts of routes no longer in the routing, by outcome: kept for the traffic line's totals only. */
   private readonly retired = new Map<string, number>();
   private readonly ssrf: Counter<'listener' | 'reason'>;
+  private readonly redials: Counter<'listener'>;
   private readonly dropped: Counter;
 
   constructor(gauges: GatewayGauges) {
@@ -58,6 +61,12 @@ export class PromRecorder implements GatewayRecorder {
       name: 'gateway_ssrf_refusals_total',
       help: 'Targets refused by the SSRF guard, by reason.',
       labelNames: ['listener', 'reason'],
+      registers,
+    });
+    this.redials = new Counter({
+      name: 'gateway_redials_total',
+      help: 'Requests whose dial to an upstream was refused before it took a byte, sent to another upstream of the route.',
+      labelNames: ['listener'],
       registers,
     });
     new Counter({
@@ -122,6 +131,10 @@ export class PromRecorder implements GatewayRecorder {
 
   ssrfRefused(listener: Listener, reason: string): void {
     this.ssrf.labels(listener, reason).inc();
+  }
+
+  redialed(listener: Listener): void {
+    this.redials.labels(listener).inc();
   }
 
   outcomeDropped(): void {

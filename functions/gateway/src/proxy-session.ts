@@ -312,6 +312,7 @@ export class ProxySession implements ForwardOwner {
     const picked = worker.pick(this.host, Date.now(), this, failed);
     if (picked.kind !== 'ok') return false;
     this.redialed = true;
+    this.ctx.recorder.redialed('proxy');
     this.recordOutcome('DIAL', false);
     this.outcomeDone = false;
     failed.live.reserved--;
