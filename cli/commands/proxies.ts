@@ -3,7 +3,7 @@
 import { ProxyName, ProxyProtocol } from '../../shared/src/domain/proxy.js';
 import { exactlyOne, keyValues, none, outputOf } from '../args.js';
 import type { Ctx } from '../context.js';
-import { BadResponseError, InputError, PartialError, UsageError } from '../errors.js';
+import { ApiCallError, BadResponseError, InputError, PartialError, UsageError } from '../errors.js';
 import { age, attrs, json, ms, table, yaml } from '../output.js';
 import { readProxyFile } from '../proxy-file.js';
 
@@ -76,6 +76,21 @@ interface ProxyListJson {
   redacted?: string[];
   nextPageToken?: string | null;
 }
+/** The refusal of an API older than paging: pageSize is a query parameter it does not read. */
+function pagingUnknown(err: unknown): boolean {
+  if (!(err instanceof ApiCallError) || err.status !== 400 || err.code !== 'invalid_request') return false;
+  const issues = (err.body as { issues?: Array<{ path?: unknown; message?: unknown }> } | null)?.issues;
+  return (
+    Array.isArray(issues) &&
+    issues.some(
+      (i) =>
+        i?.path === 'pageSize' &&
+        typeof i.message === 'string' &&
+        i.message.startsWith('unknown query parameter'),
+    )
+  );
+}
+
 /** As many names of skipped documents as one answer of the API gives (its `skipped.names`). */
 const MAX_SKIPPED_NAMES = 100;
 
@@ -162,7 +177,13 @@ export async function listProxies({ api, io, args }: Ctx): Promise<void> {
     const paged = new URLSearchParams(query);
     paged.set('pageSize', String(pageSize));
     if (token) paged.set('pageToken', token);
-    const page = await api.call<ProxyListJson>('GET', '/v1/proxies', { role: 'discovery', query: paged });
+    const page = await api
+      .call<ProxyListJson>('GET', '/v1/proxies', { role: 'discovery', query: paged })
+      .catch((err: unknown) => {
+        // An API older than paging refuses pageSize as a parameter it does not read: asked once, unpaged.
+        if (token || !pagingUnknown(err)) throw err;
+        return api.call<ProxyListJson>('GET', '/v1/proxies', { role: 'discovery', query });
+      });
     res.proxies.push(...page.proxies);
     res.count = res.proxies.length;
     if (page.skipped) {

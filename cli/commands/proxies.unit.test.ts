@@ -273,6 +273,37 @@ describe('proxies list: every page', () => {
     },
   );
 
+  it('lists an API older than paging (it refuses pageSize as unknown) once more, unpaged', async () => {
+    const io = recordingIo();
+    const urls: string[] = [];
+    const answers: Array<[number, unknown]> = [
+      [
+        400,
+        {
+          error: 'invalid_request',
+          message: 'invalid query string',
+          issues: [{ path: 'pageSize', code: 'custom', message: 'unknown query parameter (use phase, …)' }],
+        },
+      ],
+      [200, { proxies: [listed('p1')], count: 1 }],
+    ];
+    const fetch = (async (url: string | URL | Request) => {
+      urls.push(String(url));
+      const [status, body] = answers.shift() ?? [500, { error: 'internal' }];
+      return new Response(JSON.stringify(body), { status });
+    }) as typeof globalThis.fetch;
+    const exit = await runCli(
+      ['proxies', 'list', '--phase', 'ready', '-o', 'json', '--api', 'http://127.0.0.1:9'],
+      cliDeps(io, fetch),
+    );
+    expect({ exit, err: io.errLines }).toEqual({ exit: 0, err: [] });
+    expect(urls.map((u) => new URL(u).search)).toEqual([
+      `?phase=Ready&pageSize=${LIST_PAGE_SIZE}`,
+      '?phase=Ready',
+    ]);
+    expect(JSON.parse(io.outLines.join('\n'))).toEqual({ proxies: [listed('p1')], count: 1 });
+  });
+
   it('stops at a next page token that does not advance: exit 1, bad_response', async () => {
     const { exit, urls, err } = await listPages([
       { proxies: [listed('p1')], count: 1, nextPageToken: 'T1' },
