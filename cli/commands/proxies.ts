@@ -62,8 +62,8 @@ export const proxyOptions = {
 
 /**
  * `proxies list` asks for the listing this many proxies a request and follows every page: an admin's
- * listing carries each proxy's inline cloud-init (up to 32 KiB), so 500 of them stay well under Cloud
- * Run's 32 MiB answer, where the API's 1,000 might not.
+ * listing carries each proxy's inline cloud-init (up to 32 KiB), and 500 of them keep an answer to ~17 MB
+ * at most (the API ends a page at 16 MiB of proxies anyway, whatever it was asked for).
  */
 export const LIST_PAGE_SIZE = 500;
 const MAX_LIST_PAGE_SIZE = 1000;

@@ -8,13 +8,34 @@ import { createHash } from 'node:crypto';
 import { base64urlText, isDocumentId } from '../validation/document-id.js';
 
 /**
- * The most proxies a page reads. ~1 MB of JSON for a crawler (no cloud-init) and for an admin on a fleet
- * without inline cloud-init; an admin page of proxies each carrying 32 KiB of it reaches Cloud Run's 32 MiB
- * near this size: the CLI asks for 500 (docs/api.md § Paging).
+ * The most proxies a page reads: ~1 MB of JSON for a crawler (no cloud-init) and for an admin on a fleet
+ * without inline cloud-init. An admin page of proxies carrying a lot of it ends early (MAX_PAGE_BYTES).
  */
 export const MAX_LIST_PAGE_SIZE = 1000;
 /** The page size of a listing that sends a pageToken and no pageSize. */
 export const DEFAULT_LIST_PAGE_SIZE = MAX_LIST_PAGE_SIZE;
+
+/**
+ * A page's answer ends before its proxies' JSON passes this, whatever pageSize asked for: 1,000 proxies
+ * each carrying 32 KiB of inline cloud-init (more once JSON escapes it) would pass Cloud Run's 32 MiB.
+ */
+export const MAX_PAGE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * A page cut to `maxBytes` of JSON: its first proxies (one at least) and, when it was cut, the name the next
+ * page starts after — the last one kept, so that those read after it are read again there, never skipped.
+ */
+export function fitPage<P extends { name: string }>(
+  proxies: readonly P[],
+  maxBytes: number,
+): { kept: P[]; cutAfter: string | null } {
+  let bytes = 0;
+  for (const [i, p] of proxies.entries()) {
+    bytes += Buffer.byteLength(JSON.stringify(p), 'utf8') + 1; // and its comma
+    if (bytes > maxBytes && i > 0) return { kept: proxies.slice(0, i), cutAfter: proxies[i - 1]!.name };
+  }
+  return { kept: [...proxies], cutAfter: null };
+}
 
 /** A listing's filters as the query gave them (validated): what a page token is bound to. */
 export interface ListFilters {

@@ -4,7 +4,14 @@
 import { describe, expect, it } from 'vitest';
 import { aProxy, managedSpec } from '../../../../shared/src/testing/proxy-fixtures.js';
 import { harness } from '../testing/harness.js';
-import { filtersTag, MAX_LIST_PAGE_SIZE, pageTokenOf, readPageToken } from './list-paging.js';
+import {
+  filtersTag,
+  fitPage,
+  MAX_LIST_PAGE_SIZE,
+  MAX_PAGE_BYTES,
+  pageTokenOf,
+  readPageToken,
+} from './list-paging.js';
 
 const NAMES = ['p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7'];
 
@@ -178,6 +185,43 @@ describe('GET /v1/proxies paged', () => {
       { after: 'p3', size: 3 },
       { after: 'p6', size: 3 },
     ]);
+  });
+});
+
+describe('a page too large for one answer', () => {
+  it('fitPage keeps the first proxies within the bytes, one at least, and says after which the next starts', () => {
+    const p = (name: string) => ({ name, pad: 'x'.repeat(90) }); // ~110 bytes of JSON each
+    const five = ['a', 'b', 'c', 'd', 'e'].map(p);
+    expect(fitPage(five, 10_000)).toEqual({ kept: five, cutAfter: null });
+    const cut = fitPage(five, 250);
+    expect(cut).toEqual({ kept: five.slice(0, 2), cutAfter: 'b' });
+    expect(fitPage(five, 10)).toEqual({ kept: five.slice(0, 1), cutAfter: 'a' });
+    expect(fitPage([], 10)).toEqual({ kept: [], cutAfter: null });
+  });
+
+  it(`ends an admin page of proxies with 32 KiB of inline cloud-init before ${MAX_PAGE_BYTES / 1024 / 1024} MiB; the next pages list the rest, each once`, async () => {
+    const h = harness();
+    const names = Array.from({ length: 600 }, (_, i) => `big-${String(i).padStart(3, '0')}`);
+    const cloudInit = { inline: `#!/bin/sh\n${'echo proxyplane\n'.repeat(2_000)}`.slice(0, 32 * 1024) };
+    for (const name of names) {
+      await h.store.inner.create(aProxy({ name, spec: managedSpec({ cloudInit }) }));
+    }
+    const seen: string[] = [];
+    const sizes: number[] = [];
+    let token: string | null = null;
+    do {
+      const res = await h.call('GET', `/v1/proxies?pageSize=1000${token ? `&pageToken=${token}` : ''}`);
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      sizes.push(text.length);
+      const body = JSON.parse(text) as Page;
+      expect(body.count).toBe(body.proxies.length);
+      seen.push(...body.proxies.map((x) => x.name));
+      token = body.nextPageToken ?? null;
+    } while (token !== null && sizes.length < 10);
+    expect(seen).toEqual(names);
+    expect(sizes.length).toBeGreaterThan(1);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(MAX_PAGE_BYTES + 1024);
   });
 });
 

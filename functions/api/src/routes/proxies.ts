@@ -8,7 +8,7 @@ import { isCrawler } from '../discovery/auth.js';
 import { crawlerView, type DiscoveryView, healthOnlyView } from '../discovery/list.js';
 import { invalidRequest } from '../errors.js';
 import { validationHook } from '../validation/hook.js';
-import { DEFAULT_LIST_PAGE_SIZE, filtersTag, pageTokenOf } from './list-paging.js';
+import { DEFAULT_LIST_PAGE_SIZE, filtersTag, fitPage, MAX_PAGE_BYTES, pageTokenOf } from './list-paging.js';
 import {
   createProxyRoute,
   deleteProxyRoute,
@@ -70,17 +70,22 @@ export const proxyRoutes = (admin: ProxyAdmin, discovery: DiscoveryView = health
         protocol: query.protocol,
       });
       const crawler = isCrawler(c.get('principal'));
-      const listed = crawler ? proxies.map(crawlerView) : proxies;
+      const all = crawler ? proxies.map(crawlerView) : proxies;
+      // A page too large for one answer ends early; the next starts after its last proxy, and only the
+      // documents left out before that are told of here (the next page tells the others).
+      const { kept: listed, cutAfter } = paged ? fitPage(all, MAX_PAGE_BYTES) : { kept: all, cutAfter: null };
+      const after = cutAfter ?? next;
+      const left = cutAfter === null ? skipped : skipped.filter((s) => s.name <= cutAfter);
       // An admin is told of the documents left out (a crawler could not act on it): added only when there
       // are any, so the envelope of a healthy fleet is the one it always was.
-      const told = !crawler && skipped.length > 0;
-      const names = skipped.slice(0, MAX_SKIPPED_NAMES).map((s) => s.name);
+      const told = !crawler && left.length > 0;
+      const names = left.slice(0, MAX_SKIPPED_NAMES).map((s) => s.name);
       return c.json(
         {
           proxies: listed,
           count: listed.length,
-          ...(paged ? { nextPageToken: next === null ? null : pageTokenOf(next, tag) } : {}),
-          ...(told ? { skipped: { count: skipped.length, names } } : {}),
+          ...(paged ? { nextPageToken: after === null ? null : pageTokenOf(after, tag) } : {}),
+          ...(told ? { skipped: { count: left.length, names } } : {}),
           // Said on every crawler listing, whether or not a proxy had one: the listing is then not a copy
           // of the specs, and the CLI refuses to apply it (cli/proxy-file.ts).
           ...(crawler ? { redacted: ['spec.cloudInit' as const] } : {}),

@@ -204,7 +204,7 @@ export const ProxyList = z
     }),
     nextPageToken: z.string().nullable().optional().openapi({
       description:
-        'Paged listings only (pageSize or pageToken given): the pageToken of the next page; null on the last. A page may list fewer than pageSize proxies, even none, when healthy, leasable or protocol left some out: follow the token until null.',
+        'Paged listings only (pageSize or pageToken given): the pageToken of the next page; null on the last. A page may list fewer than pageSize proxies, even none, when healthy, leasable or protocol left some out, or when its proxies reached 16 MiB of JSON: follow the token until null.',
     }),
     skipped: z
       .object({ count: z.number().int(), names: z.array(z.string()) })
