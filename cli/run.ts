@@ -37,7 +37,12 @@ const COMMANDS: Record<string, Record<string, { run: Command; options: Options }
     create: { run: createProxies, options: { file: proxyOptions.file } },
     list: {
       run: listProxies,
-      options: { attr: proxyOptions.attr, phase: proxyOptions.phase, protocol: proxyOptions.protocol },
+      options: {
+        attr: proxyOptions.attr,
+        phase: proxyOptions.phase,
+        protocol: proxyOptions.protocol,
+        'page-size': proxyOptions['page-size'],
+      },
     },
     get: { run: getProxy, options: {} },
     delete: { run: deleteProxy, options: {} },

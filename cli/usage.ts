@@ -3,7 +3,7 @@ export const USAGE = `usage: proxyplane <command> [flags]
 
 Proxies (admin):
   proxies create -f FILE           create the proxies in a YAML or JSON file (- reads stdin)
-  proxies list [--attr k=v]... [--phase P] [--protocol http|socks5]
+  proxies list [--attr k=v]... [--phase P] [--protocol http|socks5] [--page-size N]
   proxies get NAME                 -o yaml saves a file that apply -f takes back, edited
   proxies delete NAME
   proxies apply -f FILE            create or change to match the file: created, configured or unchanged

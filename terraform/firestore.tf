@@ -58,7 +58,8 @@ locals {
 
   # Composite indexes for queries that filter on one field and range or order on another. The code's
   # queries need none today: proxies by status.phase and spec.attributes.<k> are equality-only (served by
-  # merging single-field indexes), listDue ranges and orders on status.nextReconcileAt alone (a single-
+  # merging single-field indexes, whose entries end in document-id order: so is a page of GET /v1/proxies,
+  # ordered by document id ascending after a startAfter), listDue ranges and orders on status.nextReconcileAt alone (a single-
   # field index), holdsUid is a prefix range on proxies.uid alone and recordsInstance an equality on
   # proxies.status.providerId alone (single-field indexes: never exempt those two), the snapshot pass ranges on workers.validUntil and on snapshots.grantedUntil alone (single-field
   # indexes: never exempt those two), its worker retention ranges on workers.validUntil and

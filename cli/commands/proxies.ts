@@ -1,8 +1,9 @@
-// proxyplane proxies create -f FILE | list [--attr k=v] [--phase P] [--protocol P] | get NAME | delete NAME
+// proxyplane proxies create -f FILE | list [--attr k=v] [--phase P] [--protocol P] [--page-size N] | get NAME
+// | delete NAME
 import { ProxyName, ProxyProtocol } from '../../shared/src/domain/proxy.js';
 import { exactlyOne, keyValues, none, outputOf } from '../args.js';
 import type { Ctx } from '../context.js';
-import { InputError, PartialError, UsageError } from '../errors.js';
+import { ApiCallError, BadResponseError, InputError, PartialError, UsageError } from '../errors.js';
 import { age, attrs, json, ms, table, yaml } from '../output.js';
 import { readProxyFile } from '../proxy-file.js';
 
@@ -56,7 +57,42 @@ export const proxyOptions = {
   attr: { type: 'string', multiple: true },
   phase: { type: 'string' },
   protocol: { type: 'string' },
+  'page-size': { type: 'string' },
 } as const;
+
+/**
+ * `proxies list` asks for the listing this many proxies a request and follows every page: an admin's
+ * listing carries each proxy's inline cloud-init (up to 32 KiB), and 500 of them keep an answer to ~17 MB
+ * at most (the API ends a page at 16 MiB of proxies anyway, whatever it was asked for).
+ */
+export const LIST_PAGE_SIZE = 500;
+const MAX_LIST_PAGE_SIZE = 1000;
+
+/** What GET /v1/proxies answers (a page of it, with pageSize), as far as the CLI reads it. */
+interface ProxyListJson {
+  proxies: ProxyJson[];
+  count: number;
+  skipped?: { count: number; names: string[] };
+  redacted?: string[];
+  nextPageToken?: string | null;
+}
+/** The refusal of an API older than paging: pageSize is a query parameter it does not read. */
+function pagingUnknown(err: unknown): boolean {
+  if (!(err instanceof ApiCallError) || err.status !== 400 || err.code !== 'invalid_request') return false;
+  const issues = (err.body as { issues?: Array<{ path?: unknown; message?: unknown }> } | null)?.issues;
+  return (
+    Array.isArray(issues) &&
+    issues.some(
+      (i) =>
+        i?.path === 'pageSize' &&
+        typeof i.message === 'string' &&
+        i.message.startsWith('unknown query parameter'),
+    )
+  );
+}
+
+/** As many names of skipped documents as one answer of the API gives (its `skipped.names`). */
+const MAX_SKIPPED_NAMES = 100;
 
 export async function createProxies({ api, io, args }: Ctx): Promise<void> {
   none(args.positionals);
@@ -128,12 +164,39 @@ export async function listProxies({ api, io, args }: Ctx): Promise<void> {
   for (const [k, v] of Object.entries(keyValues(args.values.attr as string[] | undefined, '--attr'))) {
     query.append(`attr.${k}`, v);
   }
+  const rawSize = args.values['page-size'] as string | undefined;
+  const pageSize = rawSize === undefined ? LIST_PAGE_SIZE : Number(rawSize);
+  if (rawSize !== undefined && (!/^[0-9]+$/.test(rawSize) || pageSize < 1 || pageSize > MAX_LIST_PAGE_SIZE)) {
+    throw new UsageError(`--page-size must be an integer in 1–${MAX_LIST_PAGE_SIZE}, got "${rawSize}"`);
+  }
   // Discovery: a crawler token opens it too (docs/leases.md), so a crawler can list what it could lease.
-  const res = await api.call<{ proxies: ProxyJson[]; skipped?: { count: number; names: string[] } }>(
-    'GET',
-    '/v1/proxies',
-    { role: 'discovery', query },
-  );
+  // Every page, merged into the one listing the API answered before it paged (`count`: all of them).
+  const res: Omit<ProxyListJson, 'nextPageToken'> = { proxies: [], count: 0 };
+  let token: string | null | undefined;
+  do {
+    const paged = new URLSearchParams(query);
+    paged.set('pageSize', String(pageSize));
+    if (token) paged.set('pageToken', token);
+    const page = await api
+      .call<ProxyListJson>('GET', '/v1/proxies', { role: 'discovery', query: paged })
+      .catch((err: unknown) => {
+        // An API older than paging refuses pageSize as a parameter it does not read: asked once, unpaged.
+        if (token || !pagingUnknown(err)) throw err;
+        return api.call<ProxyListJson>('GET', '/v1/proxies', { role: 'discovery', query });
+      });
+    res.proxies.push(...page.proxies);
+    res.count = res.proxies.length;
+    if (page.skipped) {
+      const names = [...(res.skipped?.names ?? []), ...page.skipped.names].slice(0, MAX_SKIPPED_NAMES);
+      res.skipped = { count: (res.skipped?.count ?? 0) + page.skipped.count, names };
+    }
+    if (page.redacted) res.redacted = page.redacted;
+    // The token advances with every page (it names the last proxy read): one that does not would never end.
+    if (token && page.nextPageToken === token) {
+      throw new BadResponseError('GET /v1/proxies answered the page token it was sent as the next one');
+    }
+    token = page.nextPageToken;
+  } while (token);
   if (output === 'json') return io.out(json(res));
   if (output === 'yaml') return io.out(yaml(res));
   // On stderr: the table stays what a script parses, and the operator still learns of them.

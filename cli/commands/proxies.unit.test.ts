@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../run.js';
 import { cliDeps, recordingIo } from '../testing.js';
+import { LIST_PAGE_SIZE } from './proxies.js';
 
 /** runCli whose file read fails with `code`, and a fetch that counts the API calls. */
 async function createFrom(file: string, code: string) {
@@ -199,6 +200,117 @@ describe('proxies list', () => {
     expect(io.errLines).toEqual([
       '1 stored proxy document(s) do not fit the model and are not listed: p-broken (proxies get <name> says why; proxies delete <name> removes it)',
     ]);
+  });
+});
+
+describe('proxies list: every page', () => {
+  const listed = (name: string) => ({
+    name,
+    createdAt: '2026-01-01T00:00:00Z',
+    deletionRequestedAt: null,
+    spec: { mode: 'managed', zone: 'us-central1-a', attributes: {} },
+    status: { phase: 'Ready', ip: null, latencyMillis: null, conditions: [] },
+  });
+  async function listPages(pages: unknown[], ...flags: string[]) {
+    const io = recordingIo();
+    const urls: string[] = [];
+    const fetch = (async (url: string | URL | Request) => {
+      urls.push(String(url));
+      const page = pages.shift() ?? { error: 'internal', message: 'no more pages' };
+      return new Response(JSON.stringify(page), { status: 'error' in (page as object) ? 500 : 200 });
+    }) as typeof globalThis.fetch;
+    const exit = await runCli(
+      ['proxies', 'list', ...flags, '--api', 'http://127.0.0.1:9'],
+      cliDeps(io, fetch),
+    );
+    return { exit, urls, out: io.outLines.join('\n'), err: io.errLines };
+  }
+
+  it('follows nextPageToken to the last page and prints one listing: count all, skipped added up, no token', async () => {
+    const { exit, urls, out, err } = await listPages(
+      [
+        {
+          proxies: [listed('p1'), listed('p2')],
+          count: 2,
+          nextPageToken: 'T1',
+          skipped: { count: 1, names: ['b1'] },
+        },
+        { proxies: [], count: 0, nextPageToken: 'T2' },
+        { proxies: [listed('p3')], count: 1, nextPageToken: null, skipped: { count: 1, names: ['b2'] } },
+      ],
+      '--page-size',
+      '2',
+      '--attr',
+      'region=eu',
+      '-o',
+      'json',
+    );
+    expect({ exit, err }).toEqual({ exit: 0, err: [] });
+    expect(urls.map((u) => new URL(u).search)).toEqual([
+      '?attr.region=eu&pageSize=2',
+      '?attr.region=eu&pageSize=2&pageToken=T1',
+      '?attr.region=eu&pageSize=2&pageToken=T2',
+    ]);
+    expect(JSON.parse(out)).toEqual({
+      proxies: [listed('p1'), listed('p2'), listed('p3')],
+      count: 3,
+      skipped: { count: 2, names: ['b1', 'b2'] },
+    });
+  });
+
+  it(`asks for ${LIST_PAGE_SIZE} a page without --page-size`, async () => {
+    const { exit, urls } = await listPages([{ proxies: [listed('p1')], count: 1, nextPageToken: null }]);
+    expect(exit).toBe(0);
+    expect(new URL(urls[0]!).searchParams.get('pageSize')).toBe(String(LIST_PAGE_SIZE));
+  });
+
+  it.each(['0', '1001', '-1', '1.5', 'ten', ''])(
+    'refuses --page-size %j: exit 2, nothing sent',
+    async (size) => {
+      const { exit, urls, err } = await listPages([], `--page-size=${size}`);
+      expect({ exit, calls: urls.length }).toEqual({ exit: 2, calls: 0 });
+      expect(err.join('\n')).toContain(`--page-size must be an integer in 1–1000, got "${size}"`);
+    },
+  );
+
+  it('lists an API older than paging (it refuses pageSize as unknown) once more, unpaged', async () => {
+    const io = recordingIo();
+    const urls: string[] = [];
+    const answers: Array<[number, unknown]> = [
+      [
+        400,
+        {
+          error: 'invalid_request',
+          message: 'invalid query string',
+          issues: [{ path: 'pageSize', code: 'custom', message: 'unknown query parameter (use phase, …)' }],
+        },
+      ],
+      [200, { proxies: [listed('p1')], count: 1 }],
+    ];
+    const fetch = (async (url: string | URL | Request) => {
+      urls.push(String(url));
+      const [status, body] = answers.shift() ?? [500, { error: 'internal' }];
+      return new Response(JSON.stringify(body), { status });
+    }) as typeof globalThis.fetch;
+    const exit = await runCli(
+      ['proxies', 'list', '--phase', 'ready', '-o', 'json', '--api', 'http://127.0.0.1:9'],
+      cliDeps(io, fetch),
+    );
+    expect({ exit, err: io.errLines }).toEqual({ exit: 0, err: [] });
+    expect(urls.map((u) => new URL(u).search)).toEqual([
+      `?phase=Ready&pageSize=${LIST_PAGE_SIZE}`,
+      '?phase=Ready',
+    ]);
+    expect(JSON.parse(io.outLines.join('\n'))).toEqual({ proxies: [listed('p1')], count: 1 });
+  });
+
+  it('stops at a next page token that does not advance: exit 1, bad_response', async () => {
+    const { exit, urls, err } = await listPages([
+      { proxies: [listed('p1')], count: 1, nextPageToken: 'T1' },
+      { proxies: [listed('p2')], count: 1, nextPageToken: 'T1' },
+    ]);
+    expect({ exit, calls: urls.length }).toEqual({ exit: 1, calls: 2 });
+    expect(err.join('\n')).toContain('the page token it was sent');
   });
 });
 

@@ -522,9 +522,10 @@ function generateCases(doc: Document, f: Fixture): Case[] {
           values.push('AAAA', 'zzzzzzzz', token('\u0000\u0001'), token('..'), token('.'));
           values.push(token('__x__'), token('a'.repeat(1536)), token('a/b'), token('gw-1\u0000'));
         }
-        // pageSize and pageToken page all=true only: their values are judged beside it, and alone they
-        // are refused whatever they are.
-        const paging = p.name === 'pageSize' || p.name === 'pageToken';
+        // On the gateway's worker listing, pageSize and pageToken page all=true only: their values are
+        // judged beside it, and alone they are refused whatever they are. GET /v1/proxies pages without one.
+        const paging =
+          (p.name === 'pageSize' || p.name === 'pageToken') && queryParams.some((o) => o.name === 'all');
         if (paging) {
           cases.push(
             base(`?${p.name} without all=true`, {

@@ -123,6 +123,24 @@ describe('FirestoreProxyStore on a document that does not fit the model', () => 
     expect((await store.list()).map((p) => p.name)).not.toContain('bad2');
   });
 
+  it('listPage() counts a document it leaves out as read: the page names it, and the next starts after it', async () => {
+    const paged = { attributes: { suite: 'paging' } };
+    for (const name of ['pg-1', 'pg-2', 'pg-4']) {
+      await store.create(aProxy({ name, spec: managedSpec({ attributes: paged.attributes }) }));
+    }
+    await breakOne('pg-3', { 'spec.attributes': paged.attributes });
+    const first = await store.listPage(paged, { after: null, size: 3 });
+    expect(first.proxies.map((p) => p.name)).toEqual(['pg-1', 'pg-2']);
+    expect(first.skipped.map((s) => s.name)).toEqual(['pg-3']);
+    expect(first.next).toBe('pg-3');
+    const second = await store.listPage(paged, { after: first.next, size: 3 });
+    expect(second).toMatchObject({
+      proxies: [expect.objectContaining({ name: 'pg-4' })],
+      skipped: [],
+      next: null,
+    });
+  });
+
   it('requestDeletion() writes deletionRequestedAt alone, and deleteDocument() removes it at its version', async () => {
     await breakOne('bad3');
     const before = (await db.doc('proxies/bad3').get()).data()!;

@@ -32,6 +32,7 @@ export class CountingStore {
       get: (n) => inner.get(n),
       list: (f) => inner.list(f),
       listAll: (f) => inner.listAll(f),
+      listPage: (f, p) => inner.listPage(f, p),
       liveUids: () => inner.liveUids(),
       holdsUid: (u) => inner.holdsUid(u),
       recordsInstance: (p) => inner.recordsInstance(p),

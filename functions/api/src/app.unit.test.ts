@@ -168,6 +168,35 @@ describe('credentials before the body', () => {
 });
 
 describe('/openapi.json', () => {
+  it('documents the listing’s paging: pageSize 1–1000 and pageToken in the query, nextPageToken in the answer', async () => {
+    const h = harness();
+    const doc = (await (await h.call('GET', '/openapi.json')).json()) as {
+      paths: Record<
+        string,
+        Record<string, { parameters?: Array<{ name: string; in: string; schema: unknown }> }>
+      >;
+      components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
+    };
+    const params = doc.paths['/v1/proxies']?.get?.parameters ?? [];
+    expect(params.find((p) => p.name === 'pageSize')).toMatchObject({
+      in: 'query',
+      required: false,
+      schema: { type: 'integer', minimum: 1, maximum: 1000 },
+    });
+    expect(params.find((p) => p.name === 'pageToken')).toMatchObject({
+      in: 'query',
+      required: false,
+      schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,2048}$' },
+    });
+    expect(doc.components.schemas.ProxyList?.properties?.nextPageToken).toMatchObject({
+      type: ['string', 'null'],
+    });
+    // Optional: an unpaged listing answers without it.
+    expect((doc.components.schemas.ProxyList as { required?: string[] }).required).not.toContain(
+      'nextPageToken',
+    );
+  });
+
   it('is an OpenAPI 3.1 document generated from the domain schemas, behind admin auth', async () => {
     const h = harness();
     expect((await h.app.request('/openapi.json')).status).toBe(401);

@@ -8,6 +8,7 @@ import {
   type AcquireRequest,
   LeaseGrant,
   ListedProxies,
+  type ListedProxy,
   NoMatch,
   RenewResponse,
 } from '../domain/leases/wire.js';
@@ -115,14 +116,54 @@ export class LeaseClient {
     this.fetch = opts.fetch ?? globalThis.fetch;
   }
 
-  async listProxies(filter: ProxyFilter = {}): Promise<ListedProxies> {
-    const q = new URLSearchParams();
-    for (const [k, v] of Object.entries(filter.attributes ?? {})) q.append(`attr.${k}`, v);
-    if (filter.healthy !== undefined) q.append('healthy', String(filter.healthy));
-    if (filter.leasable !== undefined) q.append('leasable', String(filter.leasable));
-    if (filter.protocol !== undefined) q.append('protocol', filter.protocol);
-    const qs = q.size > 0 ? `?${q}` : '';
-    return ListedProxies.parse(await this.send('GET', `/v1/proxies${qs}`));
+  /**
+   * Every proxy matching `filter`, in name order: the listing's pages followed to the last, `pageSize` (at
+   * most 1,000) a request, returned as one listing (`count`: all of them). Not a snapshot: a proxy created
+   * or deleted meanwhile may or may not be in it. A service older than paging is asked once, unpaged.
+   */
+  async listProxies(filter: ProxyFilter = {}, options: { pageSize?: number } = {}): Promise<ListedProxies> {
+    const proxies: ListedProxy[] = [];
+    for await (const page of this.proxyPages(filter, options)) proxies.push(...page.proxies);
+    return { proxies, count: proxies.length };
+  }
+
+  /**
+   * The listing a page at a time, for a fleet too large to hold at once. A page may hold fewer than
+   * `pageSize` proxies, even none, when `healthy`, `leasable` or `protocol` left some out.
+   */
+  async *proxyPages(
+    filter: ProxyFilter = {},
+    { pageSize = LIST_PAGE_SIZE }: { pageSize?: number } = {},
+  ): AsyncGenerator<ListedProxies> {
+    let pageToken: string | undefined;
+    for (;;) {
+      let page: ListedProxies;
+      try {
+        page = await this.listProxiesPage(filter, { pageSize, pageToken });
+      } catch (err) {
+        if (pageToken !== undefined || !pagingUnknown(err)) throw err;
+        yield ListedProxies.parse(await this.send('GET', `/v1/proxies${queryOf(filter)}`));
+        return;
+      }
+      yield page;
+      const next = page.nextPageToken ?? null;
+      if (next === null) return;
+      // The token advances with every page (it names the last proxy read): one that does not is a
+      // service bug, and following it would never end.
+      if (next === pageToken) throw new LeaseApiError(200, 'bad_response', page);
+      pageToken = next;
+    }
+  }
+
+  /** One page of the listing: `nextPageToken` asks for the next (null on the last). */
+  async listProxiesPage(
+    filter: ProxyFilter = {},
+    page: { pageSize?: number; pageToken?: string } = {},
+  ): Promise<ListedProxies> {
+    const paging = new URLSearchParams();
+    if (page.pageSize !== undefined) paging.append('pageSize', String(page.pageSize));
+    if (page.pageToken !== undefined) paging.append('pageToken', page.pageToken);
+    return ListedProxies.parse(await this.send('GET', `/v1/proxies${queryOf(filter, paging)}`));
   }
 
   /**
@@ -261,6 +302,35 @@ export class LeaseClient {
       );
     }
   }
+}
+
+/** The page size listProxies asks for: ~1 MB of JSON a page (a crawler's listing has no cloud-init). */
+const LIST_PAGE_SIZE = 1000;
+
+/** The listing's query string: the filter, then any paging parameters. */
+function queryOf(filter: ProxyFilter, paging: URLSearchParams = new URLSearchParams()): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(filter.attributes ?? {})) q.append(`attr.${k}`, v);
+  if (filter.healthy !== undefined) q.append('healthy', String(filter.healthy));
+  if (filter.leasable !== undefined) q.append('leasable', String(filter.leasable));
+  if (filter.protocol !== undefined) q.append('protocol', filter.protocol);
+  for (const [k, v] of paging) q.append(k, v);
+  return q.size > 0 ? `?${q}` : '';
+}
+
+/** A service older than paging: it refuses pageSize as a query parameter it does not read. */
+function pagingUnknown(err: unknown): boolean {
+  if (!(err instanceof LeaseApiError) || err.status !== 400 || err.code !== 'invalid_request') return false;
+  const issues = (err.body as { issues?: unknown } | null)?.issues;
+  return (
+    Array.isArray(issues) &&
+    issues.some(
+      (i: { path?: unknown; message?: unknown }) =>
+        i?.path === 'pageSize' &&
+        typeof i.message === 'string' &&
+        i.message.startsWith('unknown query parameter'),
+    )
+  );
 }
 
 const NOT_JSON = Symbol('not JSON');

@@ -376,6 +376,80 @@ describe('LeaseClient', () => {
     const f = fakeFetch([[200, { proxies: [], count: 0 }]]);
     const client = new LeaseClient({ baseUrl: 'http://api', fetch: f.fetch });
     await client.listProxies({ attributes: { region: 'eu west' }, healthy: true, protocol: 'socks5' });
-    expect(f.calls[0]?.url).toBe('http://api/v1/proxies?attr.region=eu+west&healthy=true&protocol=socks5');
+    expect(f.calls[0]?.url).toBe(
+      'http://api/v1/proxies?attr.region=eu+west&healthy=true&protocol=socks5&pageSize=1000',
+    );
+  });
+
+  const listed = (name: string) => ({
+    name,
+    spec: { attributes: {}, capacity: 2 },
+    status: { phase: 'Ready', latencyMillis: null },
+    healthy: true,
+    leasable: true,
+    activeLeases: 0,
+  });
+
+  it('listProxies follows every page, with the same filters, and answers them as one listing', async () => {
+    const f = fakeFetch([
+      [200, { proxies: [listed('a'), listed('b')], count: 2, nextPageToken: 'T1' }],
+      // A page that healthy=true left empty: not the end while it carries a token.
+      [200, { proxies: [], count: 0, nextPageToken: 'T2' }],
+      [200, { proxies: [listed('c')], count: 1, nextPageToken: null }],
+    ]);
+    const client = new LeaseClient({ baseUrl: 'http://api', fetch: f.fetch });
+    const all = await client.listProxies({ healthy: true }, { pageSize: 2 });
+    expect(all).toEqual({ proxies: [listed('a'), listed('b'), listed('c')], count: 3 });
+    expect(f.calls.map((c) => c.url)).toEqual([
+      'http://api/v1/proxies?healthy=true&pageSize=2',
+      'http://api/v1/proxies?healthy=true&pageSize=2&pageToken=T1',
+      'http://api/v1/proxies?healthy=true&pageSize=2&pageToken=T2',
+    ]);
+  });
+
+  it('listProxiesPage asks for one page and answers its nextPageToken', async () => {
+    const f = fakeFetch([[200, { proxies: [listed('b')], count: 1, nextPageToken: 'T2' }]]);
+    const client = new LeaseClient({ baseUrl: 'http://api', fetch: f.fetch });
+    const page = await client.listProxiesPage({ leasable: true }, { pageSize: 1, pageToken: 'T1' });
+    expect(page).toEqual({ proxies: [listed('b')], count: 1, nextPageToken: 'T2' });
+    expect(f.calls[0]?.url).toBe('http://api/v1/proxies?leasable=true&pageSize=1&pageToken=T1');
+  });
+
+  it('asks a service older than paging (it refuses pageSize as unknown) once more, unpaged', async () => {
+    const refused = {
+      error: 'invalid_request',
+      message: 'invalid query string',
+      issues: [{ path: 'pageSize', code: 'custom', message: 'unknown query parameter (use phase, …)' }],
+    };
+    const f = fakeFetch([
+      [400, refused],
+      [200, { proxies: [listed('a')], count: 1 }],
+    ]);
+    const client = new LeaseClient({ baseUrl: 'http://api', fetch: f.fetch });
+    expect(await client.listProxies({ attributes: { region: 'eu' } })).toEqual({
+      proxies: [listed('a')],
+      count: 1,
+    });
+    expect(f.calls.map((c) => c.url)).toEqual([
+      'http://api/v1/proxies?attr.region=eu&pageSize=1000',
+      'http://api/v1/proxies?attr.region=eu',
+    ]);
+    // Any other refusal is the caller's to see.
+    const bad = { ...refused, issues: [{ path: 'pageSize', code: 'custom', message: 'pageSize must be…' }] };
+    const other = new LeaseClient({ baseUrl: 'http://api', fetch: fakeFetch([[400, bad]]).fetch });
+    await expect(other.listProxies({}, { pageSize: 5000 })).rejects.toMatchObject({
+      status: 400,
+      code: 'invalid_request',
+    });
+  });
+
+  it('refuses a next page token that does not advance (it would never end): bad_response', async () => {
+    const f = fakeFetch([
+      [200, { proxies: [listed('a')], count: 1, nextPageToken: 'T1' }],
+      [200, { proxies: [], count: 0, nextPageToken: 'T1' }],
+    ]);
+    const client = new LeaseClient({ baseUrl: 'http://api', fetch: f.fetch });
+    await expect(client.listProxies()).rejects.toMatchObject({ status: 200, code: 'bad_response' });
+    expect(f.calls).toHaveLength(2);
   });
 });

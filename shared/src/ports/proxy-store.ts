@@ -32,12 +32,28 @@ export interface ProxyListing {
   skipped: SkippedProxy[];
 }
 
+/** One page of a listing (listPage): the matching documents of the page, in name order. */
+export interface ProxyPage extends ProxyListing {
+  /**
+   * The name to start the next page after: the last document this page read (a skipped one too), so the
+   * next page never reads it again and never misses one after it. Null when no document follows.
+   */
+  next: string | null;
+}
+
 export interface ProxyStore {
   get(name: string): Promise<StoredProxy | null>;
   /** The proxies that fit the model; a document that does not is left out (listAll says which). */
   list(filter?: ProxyFilter): Promise<ProxyResource[]>;
   /** list(), and the names of the documents it left out and why: a caller that must tell somebody. */
   listAll(filter?: ProxyFilter): Promise<ProxyListing>;
+  /**
+   * listAll() a page at a time: the documents matching `filter` whose names sort after `after` (all when
+   * null), in name order, `size` of them at most — and one more read only to say whether a next page
+   * exists, so that the last page is never an empty one — not the whole collection. A document created
+   * meanwhile after the cursor is on a later page; one before it is not on any page of this pass.
+   */
+  listPage(filter: ProxyFilter, page: { after: string | null; size: number }): Promise<ProxyPage>;
   /** Fails with StoreError kind 'already_exists' when the name is taken. */
   create(proxy: ProxyResource): Promise<void>;
   /** Replaces the spec when `expectedVersion` still matches; bumps generation only when the spec changed. */

@@ -7,6 +7,7 @@ import {
   type ConditionalWrite,
   type ProxyFilter,
   type ProxyListing,
+  type ProxyPage,
   type ProxyStore,
   type StoredProxy,
   StoreError,
@@ -40,6 +41,16 @@ export class InMemoryProxyStore implements ProxyStore {
   /** Every document here fits the model (it holds ProxyResources): nothing is ever skipped. */
   async listAll(filter: ProxyFilter = {}): Promise<ProxyListing> {
     return { proxies: await this.list(filter), skipped: [] };
+  }
+
+  /** Reads only the page, and one more to say whether a next page exists (as the Firestore adapter). */
+  async listPage(filter: ProxyFilter, page: { after: string | null; size: number }): Promise<ProxyPage> {
+    const after = page.after;
+    const read = (await this.list(filter))
+      .filter((p) => after === null || p.name > after)
+      .slice(0, page.size + 1);
+    const proxies = read.slice(0, page.size);
+    return { proxies, skipped: [], next: read.length > page.size ? proxies[proxies.length - 1]!.name : null };
   }
 
   async create(proxy: ProxyResource): Promise<void> {

@@ -6,6 +6,7 @@ import type {
   ConditionalWrite,
   ProxyFilter,
   ProxyListing,
+  ProxyPage,
   ProxyStore,
   StoredProxy,
 } from '../ports/proxy-store.js';
@@ -48,6 +49,11 @@ export class ObservedProxyStore implements ProxyStore {
   async listAll(filter?: ProxyFilter): Promise<ProxyListing> {
     await this.intercept('listAll');
     return this.inner.listAll(filter);
+  }
+
+  async listPage(filter: ProxyFilter, page: { after: string | null; size: number }): Promise<ProxyPage> {
+    await this.intercept('listPage');
+    return this.inner.listPage(filter, page);
   }
 
   async create(proxy: ProxyResource): Promise<void> {

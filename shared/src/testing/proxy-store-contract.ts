@@ -271,5 +271,59 @@ export function proxyStoreContract(label: string, subject: () => Promise<Contrac
       expect(await names({ attributes: { region: 'eu' } })).toEqual(['a', 'c']);
       expect(await names({ phase: 'Ready', attributes: { region: 'eu' } })).toEqual(['a']);
     });
+
+    it('pages a listing in name order: each page after the last name of the one before, filters and all', async () => {
+      // Created out of order: the pages are in name order, whatever the order of creation.
+      for (const [name, region, phase] of [
+        ['p5', 'eu', 'Ready'],
+        ['p1', 'eu', 'Ready'],
+        ['p7', 'us', 'Ready'],
+        ['p3', 'eu', 'Pending'],
+        ['p2', 'us', 'Ready'],
+        ['p6', 'eu', 'Ready'],
+        ['p4', 'eu', 'Ready'],
+      ] as const) {
+        await store.create(
+          aProxy({ name, spec: managedSpec({ attributes: { region } }), status: { phase } }),
+        );
+      }
+      const pages = async (filter: Parameters<ProxyStore['listPage']>[0], size: number) => {
+        const out: Array<{ names: string[]; next: string | null }> = [];
+        let after: string | null = null;
+        do {
+          const page = await store.listPage(filter, { after, size });
+          out.push({ names: page.proxies.map((p) => p.name), next: page.next });
+          expect(page.skipped).toEqual([]);
+          after = page.next;
+        } while (after !== null && out.length < 10);
+        return out;
+      };
+      expect(await pages({}, 3)).toEqual([
+        { names: ['p1', 'p2', 'p3'], next: 'p3' },
+        { names: ['p4', 'p5', 'p6'], next: 'p6' },
+        { names: ['p7'], next: null },
+      ]);
+      // A last page that is full says so: no empty page after it.
+      expect(await pages({}, 7)).toEqual([{ names: ['p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7'], next: null }]);
+      expect(await pages({ attributes: { region: 'eu' } }, 2)).toEqual([
+        { names: ['p1', 'p3'], next: 'p3' },
+        { names: ['p4', 'p5'], next: 'p5' },
+        { names: ['p6'], next: null },
+      ]);
+      expect(await pages({ phase: 'Ready', attributes: { region: 'eu' } }, 3)).toEqual([
+        { names: ['p1', 'p4', 'p5'], next: 'p5' },
+        { names: ['p6'], next: null },
+      ]);
+      // After any name, stored or not: the next one that matches.
+      expect((await store.listPage({}, { after: 'p35', size: 2 })).proxies.map((p) => p.name)).toEqual([
+        'p4',
+        'p5',
+      ]);
+      expect(await store.listPage({}, { after: 'p7', size: 2 })).toEqual({
+        proxies: [],
+        skipped: [],
+        next: null,
+      });
+    });
   });
 }

@@ -183,6 +183,9 @@ export function proxyAdmin({
     /** The proxies, and the documents the query matched that do not fit the model (skipped, named). */
     list: (filter: ProxyFilter) => store.listAll(filter),
 
+    /** One page of list(), in name order, after `after` (GET /v1/proxies?pageSize=…). */
+    page: (filter: ProxyFilter, page: { after: string | null; size: number }) => store.listPage(filter, page),
+
     async create(name: string, spec: ProxySpec): Promise<ProxyResource> {
       assertSpecAllowed(spec, 'spec.');
       const proxy: ProxyResource = {

@@ -6,7 +6,9 @@ import type { ProxyAdmin } from '../admin/proxy-admin.js';
 import { mergeWith, replaceWith } from '../admin/spec-changes.js';
 import { isCrawler } from '../discovery/auth.js';
 import { crawlerView, type DiscoveryView, healthOnlyView } from '../discovery/list.js';
+import { invalidRequest } from '../errors.js';
 import { validationHook } from '../validation/hook.js';
+import { DEFAULT_LIST_PAGE_SIZE, filtersTag, fitPage, MAX_PAGE_BYTES, pageTokenOf } from './list-paging.js';
 import {
   createProxyRoute,
   deleteProxyRoute,
@@ -16,7 +18,7 @@ import {
   reconcileProxyRoute,
   replaceSpecRoute,
 } from './proxy-routes.js';
-import { attributeFilter } from './proxy-schemas.js';
+import { attributeFilter, listFilters } from './proxy-schemas.js';
 
 /** How many skipped documents a listing names (its `skipped.count` counts them all). */
 const MAX_SKIPPED_NAMES = 100;
@@ -37,10 +39,30 @@ export const proxyRoutes = (admin: ProxyAdmin, discovery: DiscoveryView = health
     })
     .openapi(listProxiesRoute, async (c) => {
       const query = c.req.valid('query');
-      const { proxies: stored, skipped } = await admin.list({
-        phase: query.phase,
-        attributes: attributeFilter(query),
-      });
+      const filter = { phase: query.phase, attributes: attributeFilter(query) };
+      // Paged when either paging parameter is given (list-paging.ts); otherwise every matching proxy, as
+      // before paging: a client that does not know nextPageToken still gets the whole fleet.
+      const paged = query.pageSize !== undefined || query.pageToken !== undefined;
+      const tag = filtersTag(listFilters(query));
+      if (query.pageToken !== undefined && query.pageToken.tag !== tag) {
+        throw invalidRequest('invalid query string', [
+          {
+            path: 'pageToken',
+            code: 'custom',
+            message: 'the page token continues a listing with other filters: send the same ones',
+          },
+        ]);
+      }
+      const {
+        proxies: stored,
+        skipped,
+        next,
+      } = paged
+        ? await admin.page(filter, {
+            after: query.pageToken?.after ?? null,
+            size: query.pageSize ?? DEFAULT_LIST_PAGE_SIZE,
+          })
+        : { ...(await admin.list(filter)), next: null };
       const flag = (v: 'true' | 'false' | undefined) => (v === undefined ? undefined : v === 'true');
       const proxies = await discovery.list(stored, {
         healthy: flag(query.healthy),
@@ -48,16 +70,22 @@ export const proxyRoutes = (admin: ProxyAdmin, discovery: DiscoveryView = health
         protocol: query.protocol,
       });
       const crawler = isCrawler(c.get('principal'));
-      const listed = crawler ? proxies.map(crawlerView) : proxies;
+      const all = crawler ? proxies.map(crawlerView) : proxies;
+      // A page too large for one answer ends early; the next starts after its last proxy, and only the
+      // documents left out before that are told of here (the next page tells the others).
+      const { kept: listed, cutAfter } = paged ? fitPage(all, MAX_PAGE_BYTES) : { kept: all, cutAfter: null };
+      const after = cutAfter ?? next;
+      const left = cutAfter === null ? skipped : skipped.filter((s) => s.name <= cutAfter);
       // An admin is told of the documents left out (a crawler could not act on it): added only when there
       // are any, so the envelope of a healthy fleet is the one it always was.
-      const told = !crawler && skipped.length > 0;
-      const names = skipped.slice(0, MAX_SKIPPED_NAMES).map((s) => s.name);
+      const told = !crawler && left.length > 0;
+      const names = left.slice(0, MAX_SKIPPED_NAMES).map((s) => s.name);
       return c.json(
         {
           proxies: listed,
           count: listed.length,
-          ...(told ? { skipped: { count: skipped.length, names } } : {}),
+          ...(paged ? { nextPageToken: after === null ? null : pageTokenOf(after, tag) } : {}),
+          ...(told ? { skipped: { count: left.length, names } } : {}),
           // Said on every crawler listing, whether or not a proxy had one: the listing is then not a copy
           // of the specs, and the CLI refuses to apply it (cli/proxy-file.ts).
           ...(crawler ? { redacted: ['spec.cloudInit' as const] } : {}),

@@ -5,6 +5,7 @@ import { jsonBody } from '../middleware/json-body.js';
 import { noBody } from '../middleware/no-body.js';
 import { noQuery } from '../middleware/no-query.js';
 import { queryNames } from '../middleware/query-names.js';
+import { MAX_LIST_PAGE_SIZE } from './list-paging.js';
 import { adminResponses, error, json, withETag } from './openapi-responses.js';
 import { crawlerSecurity } from './openapi-security.js';
 import {
@@ -56,12 +57,14 @@ export const listProxiesRoute = createRoute({
   summary: 'List proxies',
   security: crawlerSecurity,
   description:
-    'Filters: `phase=<Phase>`, `healthy`, `leasable`, `protocol=http|socks5` and any number of `attr.<key>=<value>` (all must match).',
+    'Filters: `phase=<Phase>`, `healthy`, `leasable`, `protocol=http|socks5` and any number of `attr.<key>=<value>` (all must match). Paging (AIP-158): `pageSize` and `pageToken`; without either, every matching proxy in one answer.',
   middleware: [noBody(), queryNames(isListQueryName, LIST_QUERY_HINT)] as const,
   request: { query: ListQuery },
   responses: {
-    200: json(ProxyList, 'The matching proxies, by name'),
-    400: error('invalid_request'),
+    200: json(ProxyList, 'The matching proxies (of a paged listing: of this page), by name'),
+    400: error(
+      `invalid_request: a query parameter the route does not read or given twice, a filter value it does not take, pageSize not an integer in 1–${MAX_LIST_PAGE_SIZE}, or a pageToken it did not hand out or handed out with other filters`,
+    ),
     ...common,
     403: error('forbidden: a valid identity that is neither an admin nor a crawler one'),
   },

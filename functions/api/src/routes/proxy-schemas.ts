@@ -11,6 +11,12 @@ import {
 } from '../../../../shared/src/domain/proxy.js';
 import { FORBIDDEN_KEYS } from '../validation/json-guard.js';
 import { ifMatchHeader } from './if-match-header.js';
+import {
+  DEFAULT_LIST_PAGE_SIZE,
+  type ListFilters,
+  MAX_LIST_PAGE_SIZE,
+  readPageToken,
+} from './list-paging.js';
 
 // zod 4 copies prototype methods onto each schema when it is built, so the domain's schemas (built before
 // @hono/zod-openapi extended zod, and without importing it: the domain stays pure) lack .openapi().
@@ -50,8 +56,9 @@ export const IfMatchHeader = ifMatchHeader({
 });
 
 const ATTR_PREFIX = 'attr.';
-export const LIST_QUERY_HINT = 'use phase, healthy, leasable, protocol or attr.<key>';
-const NAMED = new Set(['phase', 'healthy', 'leasable', 'protocol']);
+export const LIST_QUERY_HINT = 'use phase, healthy, leasable, protocol, attr.<key>, pageSize or pageToken';
+const NAMED = new Set(['phase', 'healthy', 'leasable', 'protocol', 'pageSize', 'pageToken']);
+const PAGE_SIZE = `pageSize must be an integer in 1–${MAX_LIST_PAGE_SIZE}`;
 
 /** The names ListQuery takes, checked on the raw query string too (middleware/query-names.ts). */
 export const isListQueryName = (name: string) => NAMED.has(name) || name.startsWith(ATTR_PREFIX);
@@ -84,6 +91,34 @@ export const ListQuery = z
         param: { name: 'protocol', in: 'query' },
         description:
           'Only proxies speaking it (managed proxies speak `http`; external ones their `endpoint.protocol`): what a lease asking for that protocol would consider.',
+      }),
+    // Decimal digits only: Number() would also read ' 1', '0x10' and '1e2' as sizes.
+    pageSize: z
+      .string()
+      .regex(/^[0-9]{1,10}$/, PAGE_SIZE)
+      .transform(Number)
+      .pipe(z.number().int().min(1, PAGE_SIZE).max(MAX_LIST_PAGE_SIZE, PAGE_SIZE))
+      .optional()
+      .openapi({
+        param: { name: 'pageSize', in: 'query' },
+        type: 'integer',
+        minimum: 1,
+        maximum: MAX_LIST_PAGE_SIZE,
+        description: `Page the listing: at most this many proxies read for the page, in name order; the answer's \`nextPageToken\` asks for the next page. Without pageSize and pageToken the listing is not paged (every matching proxy, one answer). With a pageToken alone: ${DEFAULT_LIST_PAGE_SIZE}.`,
+      }),
+    pageToken: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,2048}$/, 'not a page token')
+      .transform((token, ctx) => {
+        const read = readPageToken(token);
+        if (read === null) ctx.addIssue({ code: 'custom', message: 'not a page token' });
+        return read ?? z.NEVER;
+      })
+      .optional()
+      .openapi({
+        param: { name: 'pageToken', in: 'query' },
+        description:
+          'The `nextPageToken` of the page before, with the same filters (another filter: 400 invalid_request); pageSize may change.',
       }),
   })
   .catchall(z.string())
@@ -124,6 +159,20 @@ export function attributeFilter(query: Record<string, unknown>): Record<string, 
   );
 }
 
+/** The filters of a validated ListQuery, as a page token is bound to them (list-paging.ts). */
+export const listFilters = (query: {
+  phase?: string;
+  healthy?: string;
+  leasable?: string;
+  protocol?: string;
+}): ListFilters => ({
+  phase: query.phase,
+  healthy: query.healthy,
+  leasable: query.leasable,
+  protocol: query.protocol,
+  attributes: attributeFilter(query),
+});
+
 /** A proxy as listed: plus discovery's health verdict and active lease count (discovery/list.ts). */
 export const ListedProxyBody = ProxyBody.extend({
   healthy: z.boolean(),
@@ -143,11 +192,20 @@ export const ListedProxyBody = ProxyBody.extend({
 
 const StoredIssueBody = z.object({ path: z.string(), code: z.string(), message: z.string() });
 
-/** `{proxies, count}`: one listing for admins and crawlers; `skipped` only for admins, only when any. */
+/**
+ * `{proxies, count}`: one listing for admins and crawlers; `skipped` only for admins, only when any (of a
+ * page: the documents that page read); `nextPageToken` only on a paged listing.
+ */
 export const ProxyList = z
   .object({
     proxies: z.array(ListedProxyBody),
-    count: z.number().int(),
+    count: z.number().int().openapi({
+      description: 'How many proxies this answer lists (of a paged listing: this page).',
+    }),
+    nextPageToken: z.string().nullable().optional().openapi({
+      description:
+        'Paged listings only (pageSize or pageToken given): the pageToken of the next page; null on the last. A page may list fewer than pageSize proxies, even none, when healthy, leasable or protocol left some out, or when its proxies reached 16 MiB of JSON: follow the token until null.',
+    }),
     skipped: z
       .object({ count: z.number().int(), names: z.array(z.string()) })
       .optional()

@@ -9,6 +9,7 @@ import { noQuery } from '../middleware/no-query.js';
 import { ifMatchHeader } from '../routes/if-match-header.js';
 import { adminResponses, error, json } from '../routes/openapi-responses.js';
 import { adminSecurity } from '../routes/openapi-security.js';
+import { isDocumentId } from '../validation/document-id.js';
 import { json as jsonBody, limitBytes } from './http.js';
 
 // The stored routing's rule (the wire schema's plus each route's targetCheck, which snapshots leave out;
@@ -56,21 +57,6 @@ export const AllQuery = z.enum(['true', 'false']).optional();
 export const DEFAULT_PAGE_SIZE = 100;
 export const MAX_PAGE_SIZE = 500;
 export const PageSize = z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE);
-/**
- * A document id Firestore can start after: not empty, no slash (its client throws on one before it
- * reads), not '.' or '..', not a reserved __id__, at most 1,500 bytes — and no control character, which no
- * id the list hands out holds.
- */
-const isDocumentId = (id: string): boolean =>
-  id.length > 0 &&
-  Buffer.byteLength(id, 'utf8') <= 1_500 &&
-  !id.includes('/') &&
-  id !== '.' &&
-  id !== '..' &&
-  !/^__.*__$/.test(id) &&
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.
-  !/[\u0000-\u001f\u007f]/.test(id);
-
 // The token is the id of the last document of the page before, base64url-encoded: opaque to callers, and
 // no id needs escaping in a URL. Usually a worker id, but any document id: a page may end on a document
 // made by hand in the console (skipped as unreadable, never the end of the listing).

@@ -10,6 +10,7 @@ import {
   FieldPath,
   type Firestore,
   type Query,
+  type QueryDocumentSnapshot,
   Timestamp,
 } from '@google-cloud/firestore';
 import { ZodError } from 'zod';
@@ -22,6 +23,7 @@ import {
   InvalidStoredProxy,
   type ProxyFilter,
   type ProxyListing,
+  type ProxyPage,
   type ProxyStore,
   type StoredProxy,
   StoreError,
@@ -77,14 +79,39 @@ export class FirestoreProxyStore implements ProxyStore {
   }
 
   async listAll(filter: ProxyFilter = {}): Promise<ProxyListing> {
+    const query = this.filtered(filter);
+    const snaps = await this.run(() => query.get(), 'list proxies');
+    return this.listingOf(snaps.docs);
+  }
+
+  // Equality filters and the document-id order (ascending, as every single-field index ends) are served
+  // by merging the automatic single-field indexes: no composite index (terraform/firestore.tf declares
+  // none for proxies). startAfter(name) + limit: a page reads only its own documents.
+  async listPage(filter: ProxyFilter, page: { after: string | null; size: number }): Promise<ProxyPage> {
+    let query = this.filtered(filter)
+      .orderBy(FieldPath.documentId())
+      .limit(page.size + 1);
+    if (page.after !== null) query = query.startAfter(page.after);
+    const snaps = await this.run(() => query.get(), 'list a page of proxies');
+    const docs = snaps.docs.slice(0, page.size);
+    return {
+      ...this.listingOf(docs),
+      next: snaps.size > page.size ? docs[docs.length - 1]!.id : null,
+    };
+  }
+
+  private filtered(filter: ProxyFilter): Query {
     let query: Query = this.proxies;
     if (filter.phase) query = query.where('status.phase', '==', filter.phase);
     for (const [key, value] of Object.entries(filter.attributes ?? {})) {
       query = query.where(new FieldPath('spec', 'attributes', key), '==', value);
     }
-    const snaps = await this.run(() => query.get(), 'list proxies');
+    return query;
+  }
+
+  private listingOf(docs: readonly QueryDocumentSnapshot[]): ProxyListing {
     const listing: ProxyListing = { proxies: [], skipped: [] };
-    for (const doc of snaps.docs) {
+    for (const doc of docs) {
       try {
         listing.proxies.push(this.parse(doc));
       } catch (err) {

@@ -157,5 +157,10 @@ export const ListedProxy = z.looseObject({
 });
 export type ListedProxy = z.infer<typeof ListedProxy>;
 
-export const ListedProxies = z.object({ proxies: z.array(ListedProxy), count: z.int() });
+export const ListedProxies = z.object({
+  proxies: z.array(ListedProxy),
+  count: z.int(),
+  // Paged listings only (?pageSize=, ?pageToken=): the next page's token, null on the last.
+  nextPageToken: z.string().nullable().optional(),
+});
 export type ListedProxies = z.infer<typeof ListedProxies>;
