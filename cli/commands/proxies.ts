@@ -1,5 +1,6 @@
 // proxyplane proxies create -f FILE | list [--attr k=v] [--phase P] [--protocol P] [--page-size N] | get NAME
 // | delete NAME
+import { MAX_LIST_PAGE_SIZE, refusesPaging } from '../../shared/src/domain/leases/wire.js';
 import { ProxyName, ProxyProtocol } from '../../shared/src/domain/proxy.js';
 import { exactlyOne, keyValues, none, outputOf } from '../args.js';
 import type { Ctx } from '../context.js';
@@ -66,7 +67,6 @@ export const proxyOptions = {
  * at most (the API ends a page at 16 MiB of proxies anyway, whatever it was asked for).
  */
 export const LIST_PAGE_SIZE = 500;
-const MAX_LIST_PAGE_SIZE = 1000;
 
 /** What GET /v1/proxies answers (a page of it, with pageSize), as far as the CLI reads it. */
 interface ProxyListJson {
@@ -79,16 +79,7 @@ interface ProxyListJson {
 /** The refusal of an API older than paging: pageSize is a query parameter it does not read. */
 function pagingUnknown(err: unknown): boolean {
   if (!(err instanceof ApiCallError) || err.status !== 400 || err.code !== 'invalid_request') return false;
-  const issues = (err.body as { issues?: Array<{ path?: unknown; message?: unknown }> } | null)?.issues;
-  return (
-    Array.isArray(issues) &&
-    issues.some(
-      (i) =>
-        i?.path === 'pageSize' &&
-        typeof i.message === 'string' &&
-        i.message.startsWith('unknown query parameter'),
-    )
-  );
+  return refusesPaging(err.body);
 }
 
 /** As many names of skipped documents as one answer of the API gives (its `skipped.names`). */

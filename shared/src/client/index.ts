@@ -9,8 +9,10 @@ import {
   LeaseGrant,
   ListedProxies,
   type ListedProxy,
+  MAX_LIST_PAGE_SIZE,
   NoMatch,
   RenewResponse,
+  refusesPaging,
 } from '../domain/leases/wire.js';
 import type { ProxyProtocol } from '../domain/proxy.js';
 import { retryAfterMs } from '../domain/retry-after.js';
@@ -305,7 +307,7 @@ export class LeaseClient {
 }
 
 /** The page size listProxies asks for: ~1 MB of JSON a page (a crawler's listing has no cloud-init). */
-const LIST_PAGE_SIZE = 1000;
+const LIST_PAGE_SIZE = MAX_LIST_PAGE_SIZE;
 
 /** The listing's query string: the filter, then any paging parameters. */
 function queryOf(filter: ProxyFilter, paging: URLSearchParams = new URLSearchParams()): string {
@@ -321,16 +323,7 @@ function queryOf(filter: ProxyFilter, paging: URLSearchParams = new URLSearchPar
 /** A service older than paging: it refuses pageSize as a query parameter it does not read. */
 function pagingUnknown(err: unknown): boolean {
   if (!(err instanceof LeaseApiError) || err.status !== 400 || err.code !== 'invalid_request') return false;
-  const issues = (err.body as { issues?: unknown } | null)?.issues;
-  return (
-    Array.isArray(issues) &&
-    issues.some(
-      (i: { path?: unknown; message?: unknown }) =>
-        i?.path === 'pageSize' &&
-        typeof i.message === 'string' &&
-        i.message.startsWith('unknown query parameter'),
-    )
-  );
+  return refusesPaging(err.body);
 }
 
 const NOT_JSON = Symbol('not JSON');

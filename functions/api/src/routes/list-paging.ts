@@ -5,13 +5,15 @@
 // of another listing that silently starts in the middle. Not a secret and not signed: a token made by
 // hand can only start a listing after some name, which the caller may list anyway.
 import { createHash } from 'node:crypto';
+import { MAX_LIST_PAGE_SIZE } from '../../../../shared/src/domain/leases/wire.js';
 import { base64urlText, isDocumentId } from '../validation/document-id.js';
 
 /**
- * The most proxies a page reads: ~1 MB of JSON for a crawler (no cloud-init) and for an admin on a fleet
- * without inline cloud-init. An admin page of proxies carrying a lot of it ends early (MAX_PAGE_BYTES).
+ * The most proxies a page reads (the wire contract's bound): ~1 MB of JSON for a crawler (no cloud-init) and
+ * for an admin on a fleet without inline cloud-init. An admin page of proxies carrying a lot of it ends
+ * early (MAX_PAGE_BYTES).
  */
-export const MAX_LIST_PAGE_SIZE = 1000;
+export { MAX_LIST_PAGE_SIZE };
 /** The page size of a listing that sends a pageToken and no pageSize. */
 export const DEFAULT_LIST_PAGE_SIZE = MAX_LIST_PAGE_SIZE;
 

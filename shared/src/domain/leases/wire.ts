@@ -164,3 +164,23 @@ export const ListedProxies = z.object({
   nextPageToken: z.string().nullable().optional(),
 });
 export type ListedProxies = z.infer<typeof ListedProxies>;
+
+/** The most proxies one page of the listing reads (`?pageSize=`): the service's bound, the clients' too. */
+export const MAX_LIST_PAGE_SIZE = 1000;
+
+/**
+ * Whether a `400 invalid_request` body is the refusal of a service older than paging — `pageSize` a query
+ * parameter it does not read —, which a client then asks once more, unpaged (the typed client, the CLI).
+ */
+export function refusesPaging(body: unknown): boolean {
+  const issues = (body as { issues?: unknown } | null)?.issues;
+  return (
+    Array.isArray(issues) &&
+    issues.some(
+      (i: { path?: unknown; message?: unknown } | null) =>
+        i?.path === 'pageSize' &&
+        typeof i.message === 'string' &&
+        i.message.startsWith('unknown query parameter'),
+    )
+  );
+}
