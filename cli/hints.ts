@@ -54,11 +54,13 @@ const HINTS: Record<string, Hint> = {
   not_ready: () => 'the lease service is still starting: retry in a few seconds',
   credentials_unavailable: () => "the proxy's credentials could not be read from Secret Manager: retry later",
   no_match: (b) =>
-    `no proxy can be leased now: ${num(b.considered)} match the selector, ${num(b.atCapacity)} at capacity, ${num(b.inCooldown)} cooling down for the target${cooldownHint(b.cooldownEndsAt)}, ${num(b.unhealthy)} unhealthy${gatewayHint(b.inGateway)}${protocolHint(b.otherProtocol)}`,
+    `no proxy can be leased now: ${num(b.considered)} match the selector, ${num(b.atCapacity)} at capacity, ${num(b.inCooldown)} cooling down for the target${cooldownHint(b.cooldownEndsAt)}, ${num(b.unhealthy)} unhealthy${cordonHint(b.cordoned)}${gatewayHint(b.inGateway)}${protocolHint(b.otherProtocol)}`,
   unknown_lease: () => 'no such lease (it may have expired long ago)',
   lease_expired: () => 'the lease expired: acquire a new one',
   lease_released: () => 'the lease was released: acquire a new one',
   proxy_withdrawn: () => 'its proxy is being deleted or joined the gateway pool: acquire a new lease',
+  proxy_cordoned: () =>
+    'an operator cordoned its proxy: the lease runs to its expiry and is not renewed; acquire a new lease',
   invalid_selector: () => 'the selector must be key=value pairs of attribute keys',
   invalid_target: () => 'the target is a host or host:port',
   invalid_ttl: () => 'the TTL is out of range',
@@ -73,6 +75,11 @@ const ports = (v: unknown) =>
   Array.isArray(v) && v.length > 0 ? v.map((p) => `tcp:${num(p)}`).join(', ') : 'some ports';
 // A 409 over cooldowns says when the first is leasable again (older services do not).
 const cooldownHint = (v: unknown) => (typeof v === 'string' ? ` (the first until ${v})` : '');
+// Only services that know cordons send `cordoned`; `proxyplane proxies uncordon NAME` gives one work again.
+const cordonHint = (v: unknown) =>
+  typeof v === 'number' && v > 0
+    ? `, ${v} cordoned (\`proxyplane proxies uncordon NAME\` to lease it again)`
+    : '';
 // Only services that know the gateway send inGateway; a reclaim is what frees such a proxy for leases.
 const gatewayHint = (v: unknown) =>
   typeof v === 'number' && v > 0

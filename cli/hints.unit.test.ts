@@ -62,6 +62,24 @@ describe('describeFailure', () => {
     [
       new ApiCallError(409, 'no_match', {
         error: 'no_match',
+        considered: 3,
+        cordoned: 2,
+        inGateway: 1,
+        atCapacity: 0,
+        inCooldown: 0,
+        unhealthy: 0,
+      }),
+      1,
+      /0 unhealthy, 2 cordoned \(`proxyplane proxies uncordon NAME` to lease it again\), 1 held by the gateway/,
+    ],
+    [
+      new ApiCallError(409, 'proxy_cordoned', {}),
+      1,
+      /^error: proxy_cordoned — an operator cordoned its proxy/,
+    ],
+    [
+      new ApiCallError(409, 'no_match', {
+        error: 'no_match',
         considered: 2,
         inGateway: 2,
         atCapacity: 0,

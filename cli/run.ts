@@ -1,7 +1,14 @@
 // Dispatch: `proxyplane <group> <verb> [args]` → the command, with one exit code per outcome
 // (errors.ts). Pure of process globals: main.ts passes argv, env and the real Io.
 import { hoistGlobalFlags, type Parsed, parseCommand } from './args.js';
-import { applyOptions, applyProxies, patchOptions, patchProxy, reconcileProxy } from './commands/apply.js';
+import {
+  applyOptions,
+  applyProxies,
+  cordonProxy,
+  patchOptions,
+  patchProxy,
+  reconcileProxy,
+} from './commands/apply.js';
 import { watchFleet, watchOptions } from './commands/fleet-watch.js';
 import {
   listWorkers,
@@ -48,6 +55,8 @@ const COMMANDS: Record<string, Record<string, { run: Command; options: Options }
     delete: { run: deleteProxy, options: {} },
     apply: { run: applyProxies, options: applyOptions },
     patch: { run: patchProxy, options: patchOptions },
+    cordon: { run: cordonProxy(true), options: {} },
+    uncordon: { run: cordonProxy(false), options: {} },
     reconcile: { run: reconcileProxy, options: {} },
   },
   leases: {

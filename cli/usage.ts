@@ -9,6 +9,8 @@ Proxies (admin):
   proxies apply -f FILE            create or change to match the file: created, configured or unchanged
   proxies patch NAME -p JSON       a JSON merge patch of the spec, e.g. -p '{"capacity": 8}'
   proxies reconcile NAME           ask reconcile to look at the proxy now
+  proxies cordon NAME              no new leases, renewals or gateway work; what runs finishes
+  proxies uncordon NAME            give a cordoned proxy work again
 Leases (crawler):
   leases acquire --selector k=v [--protocol http|socks5]... [--target HOST[:PORT]] [--ttl SECONDS]
                  [--exclusive]    (SOCKS5 proxies only with --protocol socks5)

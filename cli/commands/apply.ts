@@ -220,6 +220,28 @@ export async function patchProxy(ctx: Ctx): Promise<void> {
 }
 
 /**
+ * `proxies cordon NAME` / `uncordon NAME`: `PATCH …/spec {"cordoned": …}` as `proxies patch` sends it
+ * (docs/leases.md § Cordon). "already" when the API wrote nothing (the proxy was so already).
+ */
+export const cordonProxy =
+  (cordoned: boolean) =>
+  async (ctx: Ctx): Promise<void> => {
+    const { io, args } = ctx;
+    const name = proxyNameArg(args.positionals);
+    const output = outputOf(args.values, ['table', 'json', 'yaml']);
+    const { before, proxy } = await patchOne(ctx, name, { cordoned });
+    if (output === 'json') return io.out(json(proxy));
+    if (output === 'yaml') return io.out(yaml(proxy));
+    const word = cordoned ? 'cordoned' : 'uncordoned';
+    if (!changeOf(before, proxy)) return io.out(`proxy/${name} already ${word}`);
+    io.out(
+      cordoned
+        ? `proxy/${name} cordoned: no new leases, renewals or gateway work; what runs finishes (within the leases' TTL)`
+        : `proxy/${name} uncordoned`,
+    );
+  };
+
+/**
  * The PATCH conditioned on the generation read, as apply's PUT: a merge patch applies to whatever spec is
  * stored, so a write by someone else in between loses nothing either way, but only the condition makes
  * "patched" vs "unchanged" this patch's own doing. On 412 it reads again and patches again.

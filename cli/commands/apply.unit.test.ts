@@ -512,6 +512,49 @@ describe('proxies patch', () => {
   });
 });
 
+describe('proxies cordon and uncordon', () => {
+  it('PATCH the spec’s cordoned under If-Match, and say so; already so when the generation stayed', async () => {
+    const cordoned = await run(
+      ['proxies', 'cordon', 'p1'],
+      [
+        [200, proxy('p1', 3)],
+        [200, proxy('p1', 4)],
+      ],
+    );
+    expect(cordoned).toMatchObject({
+      exit: 0,
+      calls: ['GET /v1/proxies/p1', 'PATCH /v1/proxies/p1/spec {"cordoned":true}'],
+      ifMatch: [sentAt('PATCH', 3)],
+    });
+    expect(cordoned.out[0]).toMatch(/^proxy\/p1 cordoned: no new leases/);
+    const again = await run(
+      ['proxies', 'cordon', 'p1'],
+      [
+        [200, proxy('p1', 4)],
+        [200, proxy('p1', 4)],
+      ],
+    );
+    expect(again.out).toEqual(['proxy/p1 already cordoned']);
+    const uncordoned = await run(
+      ['proxies', 'uncordon', 'p1'],
+      [
+        [200, proxy('p1', 4)],
+        [200, proxy('p1', 5)],
+      ],
+    );
+    expect(uncordoned).toMatchObject({
+      exit: 0,
+      out: ['proxy/p1 uncordoned'],
+      calls: ['GET /v1/proxies/p1', 'PATCH /v1/proxies/p1/spec {"cordoned":false}'],
+    });
+  });
+
+  it('refuses a name the API would refuse, sending nothing (exit 2)', async () => {
+    const r = await run(['proxies', 'cordon', 'Not_A_Label'], []);
+    expect(r).toMatchObject({ exit: 2, calls: [] });
+  });
+});
+
 describe('proxies reconcile', () => {
   it('POSTs without a body and prints the answer', async () => {
     const r = await run(['proxies', 'reconcile', 'p1'], [[202, { proxy: 'p1', reason: 'manual' }]]);

@@ -36,7 +36,7 @@ function tiers(r: FleetRow): string {
 export function fleetTable(v: FleetView, now: Date, maxRows: number): string {
   const rows = v.rows.map((r) => [
     r.name,
-    r.deleting && r.phase !== 'Deleting' ? `${r.phase}*` : r.phase,
+    `${r.deleting && r.phase !== 'Deleting' ? `${r.phase}*` : r.phase}${r.cordoned ? ' (cordoned)' : ''}`,
     tiers(r),
     ms(r.latencyMillis),
     `${r.activeLeases}/${r.capacity}${r.leaseStateInvalid ? ' (invalid state)' : ''}`,

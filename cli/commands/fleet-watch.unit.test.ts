@@ -91,6 +91,13 @@ describe('fleet watch table', () => {
     expect(cell('p3')).toContain('- not for shop');
   });
 
+  it('says when a proxy is cordoned, beside its phase', () => {
+    const v = { ...view, rows: [row('p1', { cordoned: true }), row('p2', {})] };
+    const lines = fleetTable(v, new Date('2026-02-01T12:00:00Z'), 10).split('\n');
+    expect(lines.find((l) => l.startsWith('p1 '))).toContain('Ready (cordoned)');
+    expect(lines.find((l) => l.startsWith('p2 '))).not.toContain('cordoned');
+  });
+
   it('says when a proxy counts as full because its lease state does not decode', () => {
     const v = { ...view, rows: [row('p1', { activeLeases: 4, leaseStateInvalid: true }), row('p2', {})] };
     const lines = fleetTable(v, new Date('2026-02-01T12:00:00Z'), 10).split('\n');

@@ -462,6 +462,7 @@ describe('POST /v1/leases', () => {
     ],
     ['joined the gateway pool', { 'spec.gatewayPool': true }, (p) => p?.spec.gatewayPool === true],
     ['turned Unhealthy', { 'status.phase': 'Unhealthy' }, (p) => p?.status.phase === 'Unhealthy'],
+    ['was cordoned', { 'spec.cordoned': true }, (p) => p?.spec.cordoned === true],
   ])(
     'a proxy that %s while its grant was being answered is not handed out: another is, nothing left on it',
     async (_, change, seen) => {

@@ -30,7 +30,7 @@ export type AcquireOptions = z.input<typeof AcquireRequest>;
 export interface ProxyFilter {
   attributes?: Record<string, string>;
   healthy?: boolean;
-  /** Healthy and not held by the gateway: what a lease could go to (capacity and cooldowns aside). */
+  /** Healthy, not cordoned and not held by the gateway: what a lease could go to (capacity and cooldowns aside). */
   leasable?: boolean;
   /** Only proxies speaking it (what a lease with that protocol in `protocols` would consider). */
   protocol?: ProxyProtocol;

@@ -17,11 +17,12 @@ describe('LeaseClient', () => {
     const counts = {
       error: 'no_match',
       message: 'm',
-      considered: 4,
+      considered: 5,
       inGateway: 1,
       atCapacity: 1,
       inCooldown: 1,
       unhealthy: 1,
+      cordoned: 1,
       otherProtocol: 2,
     };
     const client = new LeaseClient({ baseUrl: 'http://api', fetch: fakeFetch([[409, counts]]).fetch });
@@ -40,6 +41,7 @@ describe('LeaseClient', () => {
       inCooldown: 1,
       cooldownEndsAt: '2026-12-02T18:00:00.000Z',
       unhealthy: 0,
+      cordoned: 0,
       otherProtocol: 0,
     };
     const f = fakeFetch([[409, counts, { 'retry-after': '42' }]]);
@@ -52,7 +54,7 @@ describe('LeaseClient', () => {
     expect(f.calls).toHaveLength(1);
   });
 
-  it('reads a 409 from a service older than inGateway and otherProtocol as 0 of each', async () => {
+  it('reads a 409 from a service older than inGateway, otherProtocol and cordoned as 0 of each', async () => {
     const old = {
       error: 'no_match',
       message: 'm',
@@ -63,7 +65,7 @@ describe('LeaseClient', () => {
     };
     const client = new LeaseClient({ baseUrl: 'http://api', fetch: fakeFetch([[409, old]]).fetch });
     const err = await client.acquire().catch((e: unknown) => e);
-    expect((err as NoMatchError).counts).toEqual({ ...old, inGateway: 0, otherProtocol: 0 });
+    expect((err as NoMatchError).counts).toEqual({ ...old, inGateway: 0, otherProtocol: 0, cordoned: 0 });
   });
 
   it('sends a new Idempotency-Key per acquire, and the same one on its retries', async () => {

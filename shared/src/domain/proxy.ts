@@ -88,6 +88,15 @@ const common = {
   healthCheck: HealthCheckSpec.default(() => HealthCheckSpec.parse({})),
   /** In the gateway pool, the proxy is owned by a gateway worker rather than leased directly. */
   gatewayPool: z.boolean().default(false),
+  /**
+   * Cordoned (docs/leases.md § Cordon): kept provisioned, probed and listed, but given no new work — no
+   * new lease, no renewal, no place in a gateway worker's snapshot. Not part of the spec hash: cordoning
+   * never replaces a VM.
+   */
+  cordoned: z.boolean().default(false).meta({
+    description:
+      'Cordoned: the proxy stays provisioned, probed and listed, but gets no new lease, its leases are not renewed (409 `proxy_cordoned`) and the gateway workers stop sending it new requests; what runs finishes. `false` uncordons it.',
+  }),
 };
 
 export const ManagedSpec = z
@@ -237,6 +246,12 @@ export const ProxyResource = z.object({
   status: ProxyStatus,
 });
 export type ProxyResource = z.infer<typeof ProxyResource>;
+
+/**
+ * Cordoned: given no new work (leases, renewals, gateway snapshots) while it stays provisioned and probed.
+ * Absent in a document or a spec from before the field: not cordoned.
+ */
+export const isCordoned = (proxy: Pick<ProxyResource, 'spec'>): boolean => proxy.spec.cordoned === true;
 
 /** What a client speaks to the proxy: a managed one runs an HTTP proxy (spec.protocol); an external one says. */
 export const proxyProtocol = (proxy: Pick<ProxyResource, 'spec'>): ProxyProtocol =>

@@ -10,6 +10,7 @@ describe('ProxySpec', () => {
       capacity: 4,
       attributes: {},
       gatewayPool: false,
+      cordoned: false,
     });
     expect(spec.healthCheck).toMatchObject({ intervalSeconds: 30, successThreshold: 1, failureThreshold: 3 });
   });

@@ -34,6 +34,9 @@ describe('specHash', () => {
     ['attributes', { attributes: { region: 'eu' } }],
     ['health check', { healthCheck: { url: 'http://example.com/' } }],
     ['gateway pool', { gatewayPool: true }],
+    // Cordoning keeps the VM (docs/leases.md § Cordon): it must never read as a changed instance shape.
+    ['cordon', { cordoned: true }],
+    ['uncordon', { cordoned: false }],
   ])('ignores the %s (never replace a VM for a lease setting)', (_f, over) => {
     expect(hashOf(over)).toBe(specHash(base, 'd1'));
   });

@@ -3,13 +3,14 @@
 // the `healthy` filter and flag (the one rule in domain/leases/health.ts, plus a reachable address),
 // `activeLeases` from the lease store, re-read where this replica's view is old, and `leasable`: healthy
 // and not held by the gateway (contract §4 step 4: a gateway-pool proxy that is not reclaimed, or one a
-// worker still owns, is listed — admins and the fleet page need it — but never leased). `protocol=` keeps
+// worker still owns, is listed — admins and the fleet page need it — but never leased; nor is a cordoned
+// one, spec.cordoned, whatever its health: docs/leases.md § Cordon). `protocol=` keeps
 // the proxies speaking it, by the rule lease selection applies, so a crawler can list what it could lease.
 
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
 import { isLeasable } from '../../../../shared/src/domain/leases/selection.js';
 import type { ProxyProtocol, ProxyResource } from '../../../../shared/src/domain/proxy.js';
-import { proxyProtocol } from '../../../../shared/src/domain/proxy.js';
+import { isCordoned, proxyProtocol } from '../../../../shared/src/domain/proxy.js';
 import type { Clock } from '../../../../shared/src/ports/clock.js';
 import { type LeaseStore, LeaseStoreError } from '../../../../shared/src/ports/lease-store.js';
 import type { OwnershipGate } from '../../../../shared/src/ports/workers-ownership.js';
@@ -73,7 +74,7 @@ export function discoveryView(deps: {
       return proxies
         .map((p) => {
           const healthy = isLeasable(p);
-          const leasable = healthy && deps.gate.leasable(p);
+          const leasable = healthy && !isCordoned(p) && deps.gate.leasable(p);
           const usage = deps.store.usage(p, now);
           // A lease state that cannot be read counts as full (the store fails closed): listed as its
           // capacity and said so, not as the store's internal "full" (Number.MAX_SAFE_INTEGER leases).

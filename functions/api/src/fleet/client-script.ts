@@ -1,7 +1,7 @@
 // The browser script of the fleet page (served as /fleet/assets/fleet.js). Plain ES5-level DOM code, no
 // framework: it renders with textContent only, so no value from the API can become markup.
 // It lives in a .ts module so that the deploy build, which copies tsc output, ships it too.
-import { UNREADABLE_STATE_TITLE } from './view-model.js';
+import { CORDONED_TITLE, UNREADABLE_STATE_TITLE } from './view-model.js';
 
 export const FLEET_JS = String.raw`
 // Keeps the fleet table live: one EventSource on /fleet/events (the cookie authenticates it), each
@@ -80,7 +80,12 @@ export const FLEET_JS = String.raw`
     var a = el('a', null, r.name);
     a.href = '/fleet/proxies/' + encodeURIComponent(r.name);
     cell(tr, 'name', a, el('span', 'muted', r.mode));
-    cell(tr, 'phase', badge(r.phase), r.deleting && r.phase !== 'Deleting' ? el('span', 'muted', 'deleting') : null);
+    var cordon = null;
+    if (r.cordoned) {
+      cordon = el('span', 'muted', 'cordoned');
+      cordon.title = ${JSON.stringify(CORDONED_TITLE)};
+    }
+    cell(tr, 'phase', badge(r.phase), r.deleting && r.phase !== 'Deleting' ? el('span', 'muted', 'deleting') : null, cordon);
     var healthy = r.healthy === null ? null : r.healthy ? 'yes' : 'no';
     cell(tr, 'healthy', badge(healthy, healthy === 'yes' ? 'ok' : 'bad'));
     cell(tr, 'basic', badge(r.tiers.BASIC === undefined ? null : r.tiers.BASIC));

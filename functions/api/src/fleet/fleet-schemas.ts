@@ -35,6 +35,10 @@ export const FleetRow = z
     attributes: z.record(z.string(), z.string()),
     phase: Phase,
     deleting: z.boolean().openapi({ description: 'Deletion was requested (the phase may not say so yet)' }),
+    cordoned: z.literal(true).optional().openapi({
+      description:
+        'Only when so: an operator cordoned it (spec.cordoned): no new leases, renewals or gateway work; what runs finishes',
+    }),
     ip: z.string().nullable(),
     healthy: z.boolean().nullable().openapi({
       description: 'The Healthy condition as reconcile last folded it into status; null: no such condition',

@@ -3,7 +3,7 @@
 import type { ProxyDetail } from './detail.js';
 import { esc, scriptJson } from './escape.js';
 import { sparkline } from './sparkline.js';
-import { type FleetRow, type FleetView, UNREADABLE_STATE_TITLE } from './view-model.js';
+import { CORDONED_TITLE, type FleetRow, type FleetView, UNREADABLE_STATE_TITLE } from './view-model.js';
 
 function layout(title: string, body: string, script = true): string {
   return `<!doctype html>
@@ -55,7 +55,7 @@ export function rowHtml(r: FleetRow, now: Date): string {
   const healthy = r.healthy === null ? null : r.healthy ? 'yes' : 'no';
   return `<tr data-name="${esc(r.name)}" data-phase="${esc(r.phase)}">
 <td data-col="name"><a href="/fleet/proxies/${encodeURIComponent(r.name)}">${esc(r.name)}</a> <span class="muted">${esc(r.mode)}</span></td>
-<td data-col="phase">${badge(r.phase)}${r.deleting && r.phase !== 'Deleting' ? ' <span class="muted">deleting</span>' : ''}</td>
+<td data-col="phase">${badge(r.phase)}${r.deleting && r.phase !== 'Deleting' ? ' <span class="muted">deleting</span>' : ''}${r.cordoned ? ` <span class="muted" title="${esc(CORDONED_TITLE)}">cordoned</span>` : ''}</td>
 <td data-col="healthy">${badge(healthy, healthy === 'yes' ? 'ok' : 'bad')}</td>
 <td data-col="basic">${badge(r.tiers.BASIC ?? null)}</td>
 <td data-col="egress">${badge(r.tiers.EGRESS ?? null)}${r.egressProblem ? ` <span class="muted">${esc(r.egressProblem)}</span>` : ''}</td>

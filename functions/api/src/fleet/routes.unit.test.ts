@@ -24,6 +24,7 @@ function proxy(
       attributes,
       capacity: 4,
       gatewayPool: false,
+      cordoned: false,
       healthCheck: {
         expectedStatus: 200,
         intervalSeconds: 30,

@@ -5,7 +5,7 @@ import type { LatencySample, ProxyHealthState } from '../../../../shared/src/dom
 import { cooldownsOf } from '../../../../shared/src/domain/leases/cooldown.js';
 import { ofInstance, type ProxyInstance } from '../../../../shared/src/domain/leases/instance.js';
 import type { Cooldown, LeaseEntry } from '../../../../shared/src/domain/leases/model.js';
-import type { Phase, ProxyResource } from '../../../../shared/src/domain/proxy.js';
+import { isCordoned, type Phase, type ProxyResource } from '../../../../shared/src/domain/proxy.js';
 import type { JobRun } from '../../../../shared/src/ports/job-runs.js';
 import type { FleetRow, FleetView, JobView, OwnershipView } from './fleet-schemas.js';
 
@@ -18,6 +18,10 @@ export const UNREADABLE_STATE = 'unreadable';
 /** What the fleet page says of such a proxy (the server-rendered row and the script's, one text). */
 export const UNREADABLE_STATE_TITLE =
   'its lease state document does not decode (edited by hand): it counts as full, and no lease is granted on it until the document is fixed or deleted';
+
+/** What the fleet page says of a cordoned proxy (the server-rendered row and the script's, one text). */
+export const CORDONED_TITLE =
+  'cordoned (spec.cordoned): no new leases, renewals or gateway work; what runs finishes — proxies uncordon NAME gives it work again';
 
 export interface FleetInputs {
   proxies: ReadonlyMap<string, ProxyResource>;
@@ -66,6 +70,7 @@ export function buildRow(p: ProxyResource, inputs: FleetInputs, now: Date): Flee
     attributes: { ...p.spec.attributes },
     phase: p.status.phase,
     deleting: p.deletionRequestedAt !== null,
+    ...(isCordoned(p) ? { cordoned: true as const } : {}),
     ip: p.status.ip,
     healthy: healthy ? healthy.status === 'True' : null,
     verdict: h?.verdict ?? null,

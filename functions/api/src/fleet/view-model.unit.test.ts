@@ -23,6 +23,7 @@ describe('buildFleetView', () => {
         attributes: {},
         capacity: 3,
         gatewayPool: false,
+        cordoned: false,
         healthCheck: p.spec.healthCheck,
       },
     });
@@ -128,6 +129,20 @@ describe('a lease state that does not decode', () => {
     expect(row).toMatchObject({ activeLeases: p.spec.capacity, leaseStateInvalid: true });
     expect(rowHtml(row!, NOW)).toContain('invalid state');
     expect(buildDetail(p, f.inputs(), NOW).leases).toEqual([]);
+  });
+});
+
+describe('a cordoned proxy', () => {
+  it('is shown as such (row and page), and an uncordoned one says nothing about it', () => {
+    const f = new InMemoryFleetFeed();
+    const p = managed('a');
+    f.proxies.set('a', { ...p, spec: { ...p.spec, cordoned: true } });
+    f.proxies.set('b', managed('b'));
+    const [a, b] = buildFleetView(f.inputs(), NOW).rows;
+    expect(a).toMatchObject({ name: 'a', cordoned: true });
+    expect(rowHtml(a!, NOW)).toContain('>cordoned</span>');
+    expect(b).not.toHaveProperty('cordoned');
+    expect(rowHtml(b!, NOW)).not.toContain('cordoned');
   });
 });
 

@@ -117,7 +117,7 @@ const renew = createRoute({
     200: jsonContent(RenewResponse, 'Renewed'),
     404: error('unknown_lease'),
     409: error(
-      'lease_expired, lease_released, or proxy_withdrawn (its proxy is being deleted or joined the gateway pool): acquire a new lease',
+      'lease_expired, lease_released, proxy_withdrawn (its proxy is being deleted or joined the gateway pool) or proxy_cordoned (an operator cordoned its proxy: the lease runs to its expiresAt, reports and release still work): acquire a new lease',
     ),
     ...withBody,
     ...common,
@@ -250,6 +250,15 @@ export function createLeaseRoutes({ service, metrics, log }: LeaseRouteDeps) {
           return c.json({ leaseId: id, expiresAt: expiresAt.toISOString(), ttlSeconds }, 200);
         }
         if (outcome.kind === 'unknown') return c.json(unknown, 404);
+        if (outcome.kind === 'cordoned') {
+          return c.json(
+            {
+              error: 'proxy_cordoned',
+              message: `proxy ${outcome.lease.proxy} is cordoned (no new work); the lease runs until ${outcome.lease.expiresAt.toISOString()} and is not renewed: acquire a new one`,
+            },
+            409,
+          );
+        }
         if (outcome.kind === 'withdrawn') {
           return c.json(
             {

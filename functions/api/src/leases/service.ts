@@ -29,7 +29,7 @@ import type {
   NoMatch,
   ReportRequest,
 } from '../../../../shared/src/domain/leases/wire.js';
-import type { ProxyResource, SecretRef } from '../../../../shared/src/domain/proxy.js';
+import { isCordoned, type ProxyResource, type SecretRef } from '../../../../shared/src/domain/proxy.js';
 import { clientCredentialsRef } from '../../../../shared/src/domain/served-credentials.js';
 import type { Clock } from '../../../../shared/src/ports/clock.js';
 import {
@@ -37,6 +37,7 @@ import {
   type LeaseStore,
   LeaseStoreError,
   type ProxyCatalog,
+  type RenewOutcome,
 } from '../../../../shared/src/ports/lease-store.js';
 import type { SecretReader } from '../../../../shared/src/ports/secrets.js';
 import type { OwnershipGate } from '../../../../shared/src/ports/workers-ownership.js';
@@ -67,6 +68,12 @@ export type AcquireOutcome =
   | { kind: 'key_spent' };
 
 export type ReportOutcome = 'accepted' | 'unknown_lease';
+
+/**
+ * What the store answers a renewal, or `cordoned`: active, but its proxy was cordoned (spec.cordoned) — the
+ * lease runs to its expiry and is not extended, so a cordon's drain ends within the leases' TTL.
+ */
+export type RenewResult = RenewOutcome | { kind: 'cordoned'; lease: Lease };
 
 /** A proxy whose credentials could not be read sits out this long, with every proxy naming the same secret
  * (counted as unhealthy meanwhile). */
@@ -205,7 +212,7 @@ export class LeaseService {
             return { kind: 'granted', grant: await this.grantBody(outcome.lease) };
           } catch (err) {
             if (err instanceof ProxyWithdrawn) {
-              // Deleted, unhealthy, taken by the gateway or replaced since it was selected: the view the
+              // Deleted, unhealthy, cordoned, taken by the gateway or replaced since it was selected: the view the
               // answer goes out with says it may not be leased. Give the slot back and select again (the
               // proxy is no candidate in that view); nothing is wrong with it that a quarantine would help.
               await giveBack();
@@ -294,14 +301,24 @@ export class LeaseService {
     return ref !== undefined && (this.quarantine.get(secretKey(ref)) ?? 0) > nowMs;
   }
 
-  /** What the store answered; an ended lease past its report window is unknown, like a removed one. */
-  async renew(id: string, ttlSeconds: number | undefined) {
-    if (!isLeaseId(id)) return { kind: 'unknown' as const };
+  /**
+   * What the store answered; an ended lease past its report window is unknown, like a removed one. A
+   * lease the store left as it is (`withdrawn`) because its proxy is cordoned is answered `cordoned`.
+   */
+  async renew(id: string, ttlSeconds: number | undefined): Promise<RenewResult> {
+    if (!isLeaseId(id)) return { kind: 'unknown' };
     await this.ready();
-    const outcome = await this.deps.store.renew(id, ttlSeconds, (lease) => this.renewable(lease));
+    // Set by the store's call of `renewable` (a closure: declared wide, or TS keeps it `null`).
+    let refusal = null as Refusal | null;
+    const outcome = await this.deps.store.renew(id, ttlSeconds, (lease) => {
+      refusal = this.renewable(lease);
+      return refusal === null;
+    });
     if (outcome.kind !== 'unknown' && outcome.kind !== 'renewed' && this.pastWindow(outcome.lease)) {
-      return { kind: 'unknown' as const };
+      return { kind: 'unknown' };
     }
+    if (outcome.kind === 'withdrawn' && refusal === 'cordoned')
+      return { kind: 'cordoned', lease: outcome.lease };
     return outcome;
   }
 
@@ -310,19 +327,22 @@ export class LeaseService {
    * deleted (or is gone — also when another proxy has been created under its name since: the lease was
    * granted on the instance that was deleted), nor once it has joined the gateway pool (the planner
    * assigns a pool proxy only when its leases have ended, so a crawler renewing for ever would keep it out
-   * of the pool). Health is not asked: a lease outlives a flap of its proxy's checks.
+   * of the pool). Health is not asked: a lease outlives a flap of its proxy's checks. Nor while it is
+   * cordoned (spec.cordoned: `cordoned`, after the reasons above, which say more): the cordon's drain is
+   * bounded by the leases' TTL.
    *
    * A pool proxy's answer comes from the gateway's view; while that view is re-subscribing it refuses every
    * pool proxy without knowing. A renewal then is not told `proxy_withdrawn` (acquire another: it would
    * give up a lease that may well be renewable) but 503 `not_ready`, to retry after Retry-After — unless
    * the lease has ended anyway (the store answers `expired`).
    */
-  private renewable(lease: Lease): boolean {
+  private renewable(lease: Lease): Refusal | null {
     const { catalog, gate, clock } = this.deps;
     const proxy = catalog.get(lease.proxy);
-    if (!proxy || !renewsOn(lease, proxy) || proxy.deletionRequestedAt) return false;
-    if (!proxy.spec.gatewayPool || gate.leasable(proxy)) return true;
-    if (gate.following() || lease.expiresAt.getTime() <= clock.now().getTime()) return false;
+    if (!proxy || !renewsOn(lease, proxy) || proxy.deletionRequestedAt) return 'withdrawn';
+    if (isCordoned(proxy)) return 'cordoned';
+    if (!proxy.spec.gatewayPool || gate.leasable(proxy)) return null;
+    if (gate.following() || lease.expiresAt.getTime() <= clock.now().getTime()) return 'withdrawn';
     throw new LeaseStoreError(
       'not_ready',
       `the gateway ownership view is re-subscribing: whether ${lease.proxy} is still reclaimed is not known`,
@@ -363,13 +383,19 @@ export class LeaseService {
 
   /**
    * The proxy as the catalog lists it now, if the lease may still be handed out on it: the same instance
-   * (not one created again under its name), leasable (healthy, not being deleted, with an address) and
-   * not held by the gateway. Selection asked the same of an older view; the grant's commit and the
-   * credentials read take time, during which the catalog follows Firestore.
+   * (not one created again under its name), leasable (healthy, not being deleted, with an address), not
+   * cordoned and not held by the gateway. Selection asked the same of an older view; the grant's commit
+   * and the credentials read take time, during which the catalog follows Firestore.
    */
   private handedOut(lease: Lease): ProxyResource {
     const listed = this.deps.catalog.get(lease.proxy);
-    if (!listed || !renewsOn(lease, listed) || !isLeasable(listed) || !this.deps.gate.leasable(listed))
+    if (
+      !listed ||
+      !renewsOn(lease, listed) ||
+      !isLeasable(listed) ||
+      isCordoned(listed) ||
+      !this.deps.gate.leasable(listed)
+    )
       throw new ProxyWithdrawn(lease.proxy);
     return listed;
   }
@@ -402,6 +428,9 @@ export class LeaseService {
   }
 }
 
+/** Why a renewal is refused: the proxy may no longer be leased at all, or it is cordoned. */
+type Refusal = 'withdrawn' | 'cordoned';
+
 /** The granted lease's proxy may no longer be handed out (LeaseService.handedOut): the grant is given back. */
 class ProxyWithdrawn extends Error {
   constructor(readonly proxy: string) {
@@ -422,7 +451,7 @@ function noMatch(
   moreInGateway: number,
   now: Date,
 ): AcquireOutcome {
-  const { considered, inGateway, inCooldown, unhealthy, otherProtocol, cooldownEndsAtMs } = plan;
+  const { considered, cordoned, inGateway, inCooldown, unhealthy, otherProtocol, cooldownEndsAtMs } = plan;
   return {
     kind: 'no_match',
     ...(cooldownEndsAtMs === null
@@ -437,6 +466,7 @@ function noMatch(
       inCooldown,
       ...(cooldownEndsAtMs === null ? {} : { cooldownEndsAt: new Date(cooldownEndsAtMs).toISOString() }),
       unhealthy,
+      cordoned,
       otherProtocol,
     },
   };

@@ -83,7 +83,7 @@ export const ListQuery = z
       .openapi({
         param: { name: 'leasable', in: 'query' },
         description:
-          'Only proxies a lease could go to now, capacity and cooldowns aside: healthy and not held by the gateway (true), or only the others (false).',
+          'Only proxies a lease could go to now, capacity and cooldowns aside: healthy, not cordoned and not held by the gateway (true), or only the others (false).',
       }),
     protocol: documented(ProxyProtocol)
       .optional()
@@ -178,7 +178,7 @@ export const ListedProxyBody = ProxyBody.extend({
   healthy: z.boolean(),
   leasable: z.boolean().openapi({
     description:
-      'Healthy and not held by the gateway (a gateway-pool proxy not reclaimed, or one a gateway worker still owns).',
+      'Healthy, not cordoned (spec.cordoned) and not held by the gateway (a gateway-pool proxy not reclaimed, or one a gateway worker still owns).',
   }),
   activeLeases: z.number().int().openapi({
     description:

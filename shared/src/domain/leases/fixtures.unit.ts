@@ -36,6 +36,10 @@ export interface ProxyOptions {
   deleting?: boolean;
   /** metadata.uid (default UID). */
   uid?: string;
+  /** spec.cordoned (default false). */
+  cordoned?: boolean;
+  /** spec.gatewayPool (default false). */
+  gatewayPool?: boolean;
 }
 
 export function proxy(name: string, o: ProxyOptions = {}): ProxyResource {
@@ -43,6 +47,8 @@ export function proxy(name: string, o: ProxyOptions = {}): ProxyResource {
     attributes: o.attributes ?? {},
     capacity: o.capacity ?? 2,
     healthCheck: o.healthCheckUrl ? { url: o.healthCheckUrl } : {},
+    ...(o.cordoned === undefined ? {} : { cordoned: o.cordoned }),
+    ...(o.gatewayPool === undefined ? {} : { gatewayPool: o.gatewayPool }),
   };
   const spec = ProxySpec.parse(
     o.external

@@ -6,8 +6,10 @@
 // worker) is never a candidate, whatever its health: it is counted apart so a 409 says why.
 // A proxy speaking a protocol the request did not ask for (SOCKS5 is opt-in: wire.ts LeaseProtocols) is
 // left out like an attribute mismatch — not `considered` — since the crawler could not use it anyway.
+// A cordoned proxy (spec.cordoned, docs/leases.md § Cordon) is never a candidate either, whatever its health
+// or the gateway's hold: the operator's word comes first, and it is counted apart as `cordoned`.
 // The counts of a 409 no_match come from the same pass, so they always add up to `considered`.
-import { type ProxyProtocol, type ProxyResource, proxyProtocol } from '../proxy.js';
+import { isCordoned, type ProxyProtocol, type ProxyResource, proxyProtocol } from '../proxy.js';
 import { hasRoom, type Usage } from './capacity.js';
 import { proxyEndpoint } from './endpoint.js';
 import { isHealthy, isSuspect } from './health.js';
@@ -54,6 +56,8 @@ export interface SelectionPlan {
   considered: number;
   /** Proxies matching the selector but speaking none of the requested protocols: outside `considered`. */
   otherProtocol: number;
+  /** Cordoned by an operator (spec.cordoned): counted before every other reason. */
+  cordoned: number;
   /** Held by the gateway (pool proxies not reclaimed, and proxies a worker still owns). */
   inGateway: number;
   unhealthy: number;
@@ -100,6 +104,7 @@ export function planSelection(
     full: [],
     considered: 0,
     otherProtocol: 0,
+    cordoned: 0,
     inGateway: 0,
     unhealthy: 0,
     inCooldown: 0,
@@ -115,6 +120,10 @@ export function planSelection(
       continue;
     }
     plan.considered++;
+    if (isCordoned(proxy)) {
+      plan.cordoned++;
+      continue;
+    }
     if (view.heldByGateway(proxy)) {
       plan.inGateway++;
       continue;

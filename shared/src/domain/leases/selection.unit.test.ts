@@ -117,6 +117,7 @@ describe('planSelection', () => {
       full: ['full', 'held'],
       considered: 8,
       otherProtocol: 0,
+      cordoned: 0,
       inGateway: 0,
       unhealthy: 4,
       inCooldown: 1,
@@ -163,8 +164,66 @@ describe('planSelection', () => {
     );
     expect(plan.candidates.map((c) => c.name)).toEqual(candidates);
     expect(plan).toMatchObject(counts);
-    const { inGateway, unhealthy, inCooldown, atCapacity } = plan;
-    expect(plan.candidates.length + inGateway + unhealthy + inCooldown + atCapacity).toBe(plan.considered);
+    const { cordoned, inGateway, unhealthy, inCooldown, atCapacity } = plan;
+    expect(plan.candidates.length + cordoned + inGateway + unhealthy + inCooldown + atCapacity).toBe(
+      plan.considered,
+    );
+  });
+
+  describe('cordoned proxies (spec.cordoned)', () => {
+    const request = { selector: {}, target: 'site.example', exclusive: false, protocols: HTTP };
+
+    it('are never candidates, however idle and healthy, and are counted apart', () => {
+      const plan = planSelection(
+        fleet({ cordoned: { cordoned: true, latencyMillis: 1 }, busy: { latencyMillis: 900 } }),
+        request,
+        view({ busy: { active: 1 } }),
+      );
+      expect(plan.candidates.map((c) => c.name)).toEqual(['busy']);
+      expect(plan).toMatchObject({ considered: 2, cordoned: 1, unhealthy: 0, inGateway: 0 });
+    });
+
+    it('the cordon is counted before every other reason, so the counts still add up', () => {
+      const proxies = fleet({
+        sick: { cordoned: true, healthy: 'False' },
+        held: { cordoned: true },
+        cool: { cordoned: true },
+        full: { cordoned: true, capacity: 1 },
+        badcreds: { cordoned: true },
+        ok: {},
+      });
+      const plan = planSelection(
+        proxies,
+        request,
+        view({ full: { active: 1 } }, ['cool'], ['badcreds'], {}, ['held']),
+      );
+      expect(plan).toMatchObject({
+        candidates: [{ name: 'ok' }],
+        full: [],
+        considered: 6,
+        cordoned: 5,
+        inGateway: 0,
+        unhealthy: 0,
+        inCooldown: 0,
+        cooldownEndsAtMs: null,
+        atCapacity: 0,
+      });
+    });
+
+    it('uncordoned (false, or a spec from before the field) is a candidate again', () => {
+      const plan = planSelection(fleet({ back: { cordoned: false }, old: {} }), request, view());
+      expect(plan.candidates.map((c) => c.name)).toEqual(['back', 'old']);
+      expect(plan.cordoned).toBe(0);
+    });
+
+    it('a cordoned proxy of another protocol is left out for its protocol, not counted as cordoned', () => {
+      const plan = planSelection(
+        fleet({ s: { cordoned: true, external: true, protocol: 'socks5' } }),
+        request,
+        view(),
+      );
+      expect(plan).toMatchObject({ considered: 0, otherProtocol: 1, cordoned: 0 });
+    });
   });
 
   it('an exclusive request only considers empty proxies', () => {
@@ -198,6 +257,7 @@ describe('planSelection', () => {
       full: [],
       considered: 0,
       otherProtocol: 0,
+      cordoned: 0,
       inGateway: 0,
       unhealthy: 0,
       inCooldown: 0,

@@ -108,6 +108,11 @@ export const NoMatch = z
         'When inCooldown > 0: the soonest end of those cooldowns, when one of them is leasable again for this target as far as cooldowns go (the answer also carries Retry-After, in seconds to it). Absent otherwise.',
     }),
     unhealthy: z.int(),
+    // Defaults to 0 like inGateway: services older than `cordoned` do not send it.
+    cordoned: z.int().default(0).meta({
+      description:
+        'Cordoned by an operator (spec.cordoned): kept out of new leases until uncordoned. Part of `considered`, counted before every other reason.',
+    }),
     // Defaults to 0 like inGateway: services older than `protocols` do not send it.
     otherProtocol: z.int().default(0).meta({
       description:

@@ -1,5 +1,5 @@
 // What one worker's snapshot holds (contract §3): the ordered routing, and only the proxies it owns and is
-// not draining that are healthy and have an endpoint — each with its capacity, the worker's grant as its
+// not draining that are healthy, not cordoned (spec.cordoned) and have an endpoint — each with its capacity, the worker's grant as its
 // hard expiry, usableUntil = expiresAt − allocationSafetyMargin, its credentials as a Secret Manager
 // reference, and (protocol 3) the routes it must be left out of (contract §6 TARGET tier); SOCKS5 proxies
 // only from protocol 4 on, and (protocol 5) whether its health verdict is SUSPECT. Built in
@@ -10,7 +10,7 @@ import { GATEWAY_SNAPSHOT_SCHEMA_VERSION } from '../../messages/gateway-snapshot
 import type { Sha256Hex } from '../gateway/canonical.js';
 import { proxyEndpoint } from '../leases/endpoint.js';
 import { isHealthy, isSuspect } from '../leases/health.js';
-import type { ProxyResource } from '../proxy.js';
+import { isCordoned, type ProxyResource } from '../proxy.js';
 import { clientCredentialsRef } from '../served-credentials.js';
 import { usableUntil } from '../workers/grants.js';
 import {
@@ -41,10 +41,15 @@ interface EntryContext {
   markSuspect: boolean;
 }
 
-/** Whether a proxy can carry traffic now: healthy, with an address. Only such a proxy is in a snapshot. */
-export const carriesTraffic = (p: ProxyResource): boolean => proxyEndpoint(p) !== null && isHealthy(p);
+/**
+ * Whether a proxy can carry traffic now: healthy, with an address, and not cordoned. Only such a proxy is
+ * in a snapshot: a cordoned one leaves it as one that stopped being healthy does (the worker stops sending
+ * it new requests and drains what runs), and the planner counts it as serving nothing.
+ */
+export const carriesTraffic = (p: ProxyResource): boolean =>
+  proxyEndpoint(p) !== null && isHealthy(p) && !isCordoned(p);
 
-/** The snapshot entry of an owned proxy, or null when it cannot carry traffic now (unhealthy, no address). */
+/** The snapshot entry of an owned proxy, or null when it cannot carry traffic now (unhealthy, no address, cordoned). */
 function entryOf(p: ProxyResource, x: EntryContext): GatewayProxy | null {
   const endpoint = proxyEndpoint(p);
   if (!endpoint || !carriesTraffic(p)) return null;

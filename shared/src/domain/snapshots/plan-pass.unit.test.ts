@@ -226,6 +226,23 @@ describe('planPass', () => {
     expect(planPass(input({ ...steady, poolSpecs: down })).ownership.changes).toEqual([]);
   });
 
+  it('a cordoned proxy stays with its owner like an unhealthy one: no drain to another worker, none back', () => {
+    const { workers, first, shopNames, poolSpecs } = shopFleet();
+    const routing = [SHOP_ROUTE, ...DEFAULT_ROUTING];
+    const planned = planPass(input({ poolSpecs, workers, routing }));
+    const moved = shopNames.find((n) => planned.records.get(n)?.owner !== first)!;
+    const steady = { workers, routing, records: planned.records, epoch: planned.ownership.epoch };
+    const cordoned = poolSpecs.map((p) =>
+      p.name === moved ? { ...p, spec: { ...p.spec, cordoned: true } } : p,
+    );
+    const pass = planPass(input({ ...steady, poolSpecs: cordoned }));
+    expect(pass.ownership.changes).toEqual([]);
+    // Its owner's build still holds it (the snapshot content is what leaves it out: content.ts).
+    const owner = planned.records.get(moved)!.owner;
+    expect(pass.builds.find((b) => b.workerId === owner)!.owned.map((x) => x.name)).toContain(moved);
+    expect(planPass(input({ ...steady, poolSpecs })).ownership.changes).toEqual([]);
+  });
+
   it('a lapsed session gets no snapshot and no renewal', () => {
     const p = planPass(
       input({ workers: new Map([['w1', view('w1', { session: session('w1', later(-60)) })]]) }),

@@ -7,7 +7,7 @@
 import { selects } from '../gateway/routing.js';
 import { proxyEndpoint } from '../leases/endpoint.js';
 import { isHealthy } from '../leases/health.js';
-import type { ProxyResource } from '../proxy.js';
+import { isCordoned, type ProxyResource } from '../proxy.js';
 
 /**
  * Routes (by name) that every snapshot-eligible proxy of `carried` they select is unreachable for; sorted.
@@ -18,9 +18,11 @@ export function failOpenRoutes(
   routing: readonly { name: string; selector?: Readonly<Record<string, string>> }[],
   carried: readonly ProxyResource[],
 ): string[] {
-  // Only a proxy a snapshot could carry (healthy, with an address) counts: a dead proxy is not evidence
-  // that the route has somewhere else to go.
-  const eligible = carried.filter((p) => !p.deletionRequestedAt && isHealthy(p) && proxyEndpoint(p) !== null);
+  // Only a proxy a snapshot could carry (healthy, with an address, not cordoned) counts: a dead or cordoned
+  // proxy is not evidence that the route has somewhere else to go.
+  const eligible = carried.filter(
+    (p) => !p.deletionRequestedAt && isHealthy(p) && proxyEndpoint(p) !== null && !isCordoned(p),
+  );
   const failed: string[] = [];
   for (const r of routing) {
     const selected = eligible.filter((p) => selects(r.selector ?? {}, p.spec.attributes));

@@ -56,6 +56,14 @@ describe('failOpenRoutes (TARGET tier, over the whole pool)', () => {
       [pool('a', 'eu', ['shop']), pool('b', 'us', undefined, { deletionRequestedAt: NOW })],
       ['shop'],
     ],
+    [
+      'nor is a cordoned proxy (no snapshot carries it)',
+      [
+        pool('a', 'eu', ['shop']),
+        pool('b', 'us', undefined, { spec: externalSpec({ gatewayPool: true, cordoned: true }) }),
+      ],
+      ['shop'],
+    ],
     ['several at once, sorted', [pool('a', 'eu', ['shop', 'eu-news'])], ['eu-news', 'shop']],
   ])('%s', (_n, proxies, expected) => {
     expect(failOpenRoutes(routing, proxies)).toEqual(expected);

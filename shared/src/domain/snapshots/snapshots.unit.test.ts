@@ -78,6 +78,19 @@ describe('workerContent (contract §3)', () => {
     ).toBe(true);
   });
 
+  it('leaves a cordoned proxy out, as one that stopped being healthy; uncordoned it is back', () => {
+    const owned = (cordoned: boolean) => [ready('a'), ready('b', { cordoned })];
+    const cordoned = workerContent(input(owned(true)));
+    expect(cordoned.proxies.map((p) => p.name)).toEqual(['a']);
+    const back = workerContent(input(owned(false)));
+    expect(back.proxies.map((p) => p.name)).toEqual(['a', 'b']);
+    // Its going and coming changes the digest: the pass publishes a new version each time.
+    const digest = (c: ReturnType<typeof workerContent>) => contentDigest(prepare(c), sha256Hex);
+    expect(digest(cordoned)).not.toBe(digest(back));
+    // Nor does the entry of an uncordoned proxy say anything about it: byte for byte what it always was.
+    expect(back.proxies[1]).not.toHaveProperty('cordoned');
+  });
+
   it('hands out the credentials version the proxy’s instance serves (mid-rotation), else the spec’s', () => {
     const rolling = ready('r', { credentialsRef: { secret: 'r-auth', version: 'latest' } });
     rolling.status.servedCredentials = { secret: 'r-auth', version: '6' };

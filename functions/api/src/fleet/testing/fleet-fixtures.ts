@@ -25,6 +25,7 @@ export const managed = (name: string): ProxyResource => ({
     attributes: { pool: 'a' },
     capacity: 3,
     gatewayPool: false,
+    cordoned: false,
     healthCheck: {
       expectedStatus: 200,
       intervalSeconds: 30,
@@ -137,6 +138,7 @@ export function populatedFleet(): InMemoryFleetFeed {
       capacity: 2,
       credentialsRef: { secret: 'c-credentials', version: 'latest' },
       gatewayPool: true,
+      cordoned: false,
       healthCheck: { ...base.spec.healthCheck, url: 'https://example.com/', exitIp: 'any' },
     },
     status: {

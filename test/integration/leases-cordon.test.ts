@@ -1,0 +1,194 @@
+// Cordon (spec.cordoned, docs/leases.md § Cordon): an operator stops a proxy being handed out without
+// deleting it. Set through the admin API's PATCH …/spec as an operator would, then seen by the lease API and
+// the snapshot pass: no new lease on it, its leases not renewed (409 proxy_cordoned) while their reports
+// and releases still land, `leasable: false` in discovery, out of the gateway workers' snapshots — and all of
+// it undone by uncordoning. Against the Firestore emulator, through the whole middleware chain; the snapshot
+// pass on the real Firestore adapters.
+import { Firestore } from '@google-cloud/firestore';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { LeaseApiRuntime } from '../../functions/api/src/leases/wiring.js';
+import { runSnapshotPass } from '../../functions/snapshot/src/pass.js';
+import { LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-collections.js';
+import { FirestoreOwnershipStore } from '../../shared/src/adapters/firestore/ownership-store.js';
+import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
+import { FirestoreSnapshotStore } from '../../shared/src/adapters/firestore/snapshot-store.js';
+import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker-store.js';
+import type { GatewaySnapshotMessage } from '../../shared/src/messages/gateway-snapshot.js';
+import { ManualClock } from '../../shared/src/ports/clock.js';
+import type { SecretReader } from '../../shared/src/ports/secrets.js';
+import { clearProject, testProjectId } from '../support/emulators.js';
+import { ADMIN_TOKEN, leaseTestApp, proxy, writeFleet } from '../support/leases.js';
+import { pollUntil } from '../support/poll.js';
+import { firestorePassDeps } from '../support/snapshot-pass-deps.js';
+import { poolProxy } from '../support/worker-client.js';
+import { record } from '../support/worker-records.js';
+
+const projectId = testProjectId();
+const db = new Firestore({ projectId });
+const TOKEN = 'crawler-token-0123456789';
+const secrets: SecretReader = { access: async () => 'u:p' };
+
+let clock: ManualClock;
+let api: LeaseApiRuntime | undefined;
+
+beforeEach(async () => {
+  await clearProject(projectId);
+  clock = new ManualClock(new Date('2026-03-01T00:00:00Z'));
+});
+afterEach(async () => {
+  await api?.stop();
+  api = undefined;
+});
+afterAll(() => db.terminate());
+
+/** The API (admin and lease routes) on the emulator; calls as the crawler unless told `admin`. */
+function startApi() {
+  const built = leaseTestApp({
+    firestore: new Firestore({ projectId }),
+    clock,
+    secrets,
+    lease: { tokens: [{ name: 'c1', token: TOKEN }], cooldownWindowMs: 120_000 },
+  });
+  api = built.leases;
+  return async (method: string, path: string, body?: unknown, as: 'crawler' | 'admin' = 'crawler') => {
+    const res = await built.app.request(path, {
+      method,
+      headers: {
+        authorization: `Bearer ${as === 'admin' ? ADMIN_TOKEN : TOKEN}`,
+        'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json',
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : null };
+  };
+}
+
+type Call = ReturnType<typeof startApi>;
+
+/** PATCHes spec.cordoned as an operator would, and waits until the lease API's catalog has seen it. */
+async function setCordon(call: Call, name: string, cordoned: boolean): Promise<void> {
+  const patched = await call('PATCH', `/v1/proxies/${name}/spec`, { cordoned }, 'admin');
+  expect(patched).toMatchObject({ status: 200, body: { spec: { cordoned } } });
+  await pollUntil(
+    async () => {
+      await api?.catalog.ready(10_000); // it listens only once requests come (proxy-cache.ts)
+      return api?.catalog.get(name);
+    },
+    (p) => p?.spec.cordoned === cordoned,
+    10_000,
+    `the lease API sees ${name} ${cordoned ? 'cordoned' : 'uncordoned'}`,
+  );
+}
+
+describe('a cordoned proxy (leases)', () => {
+  it('gets no new lease and no renewal; reports and release still land; uncordoned it is leased again', async () => {
+    await writeFleet(db, [proxy('c-1', { attributes: { site: 'shop' }, capacity: 4, external: true })]);
+    const call = startApi();
+    const held = await call('POST', '/v1/leases', { selector: { site: 'shop' }, target: 'shop.example' });
+    expect(held).toMatchObject({ status: 201, body: { proxy: { name: 'c-1' } } });
+
+    await setCordon(call, 'c-1', true);
+
+    // Listed with its cordon and its true health, but not leasable: `leasable=true` leaves it out.
+    const listed = await call('GET', '/v1/proxies');
+    expect(listed.body.proxies).toEqual([
+      expect.objectContaining({ name: 'c-1', spec: expect.objectContaining({ cordoned: true }) }),
+    ]);
+    expect(listed.body.proxies[0]).toMatchObject({ healthy: true, leasable: false, activeLeases: 1 });
+    expect((await call('GET', '/v1/proxies?leasable=true')).body).toMatchObject({ count: 0, proxies: [] });
+
+    // No new lease, though it has room: the 409 says why.
+    const refused = await call('POST', '/v1/leases', { selector: { site: 'shop' } });
+    expect(refused).toMatchObject({
+      status: 409,
+      body: { error: 'no_match', considered: 1, cordoned: 1, unhealthy: 0, atCapacity: 0, inGateway: 0 },
+    });
+
+    // The lease it holds is not renewed — neither extended nor ended: it runs to its expiry.
+    const ref = db.collection(LEASE_COLLECTIONS.leases).doc(held.body.leaseId);
+    const before = (await ref.get()).data();
+    const renew = await call('POST', `/v1/leases/${held.body.leaseId}/renew`, { ttlSeconds: 600 });
+    expect(renew).toMatchObject({ status: 409, body: { error: 'proxy_cordoned' } });
+    expect(renew.body.message).toMatch(/acquire a new one/);
+    const after = (await ref.get()).data();
+    expect(after?.expiresAt).toEqual(before?.expiresAt);
+    expect(after?.renewals).toBe(before?.renewals);
+    expect(after?.releasedAt ?? null).toBeNull();
+
+    // A report still lands and records its cooldown; the release still ends the lease.
+    const report = await call('POST', `/v1/leases/${held.body.leaseId}/report`, { result: 'rate_limited' });
+    expect(report.status).toBe(204);
+    const cooldowns = (await db.collection(LEASE_COLLECTIONS.cooldowns).get()).docs.map((d) => d.data());
+    expect(cooldowns.map((c) => [c.proxy, c.target])).toEqual([['c-1', 'shop.example']]);
+    expect((await call('DELETE', `/v1/leases/${held.body.leaseId}`)).status).toBe(204);
+    expect((await ref.get()).get('releasedAt')).not.toBeNull();
+
+    // Uncordoned, it is leasable again (for a target it is not cooling down for).
+    await setCordon(call, 'c-1', false);
+    expect((await call('GET', '/v1/proxies?leasable=true')).body.count).toBe(1);
+    const again = await call('POST', '/v1/leases', { selector: { site: 'shop' }, target: 'other.example' });
+    expect(again).toMatchObject({ status: 201, body: { proxy: { name: 'c-1' } } });
+    expect((await call('POST', `/v1/leases/${again.body.leaseId}/renew`, {})).status).toBe(200);
+  });
+
+  it('a managed proxy is cordoned by the same merge patch, an edit of its spec alone: its status stays as it was', async () => {
+    await writeFleet(db, [proxy('m-1', { capacity: 2 })]);
+    const call = startApi();
+    const before = (await call('GET', '/v1/proxies/m-1', undefined, 'admin')).body;
+    await setCordon(call, 'm-1', true);
+    const after = (await call('GET', '/v1/proxies/m-1', undefined, 'admin')).body;
+    expect(after.spec).toEqual({ ...before.spec, cordoned: true });
+    expect(after.status).toEqual(before.status);
+    expect(after.generation).toBe(before.generation + 1);
+  });
+});
+
+describe('a cordoned gateway-pool proxy', () => {
+  const ownership = new FirestoreOwnershipStore(db);
+  const snapshots = new FirestoreSnapshotStore(db);
+
+  /** One snapshot pass; the proxies gw-1's latest snapshot holds. */
+  async function gw1Snapshot(): Promise<string[]> {
+    const published: GatewaySnapshotMessage[] = [];
+    const summary = await runSnapshotPass(firestorePassDeps(db, clock, published, 'pass'));
+    expect(summary).toMatchObject({ ran: true, failures: 0 });
+    return ((await snapshots.loadFull('gw-1'))?.proxies ?? []).map((p) => p.name);
+  }
+
+  it('leaves the next snapshot, stays owned (nothing moves), is not leased out of the pool either; uncordoned it is back', async () => {
+    const proxies = new FirestoreProxyStore(db);
+    await proxies.create(poolProxy('pool-a', 1));
+    await proxies.create(poolProxy('pool-b', 2));
+    await new FirestoreWorkerStore(db).put(record('gw-1', new Date(clock.now().getTime() + 60_000)), null);
+    const call = startApi();
+    expect(await gw1Snapshot()).toEqual(['pool-a', 'pool-b']);
+    const epoch = (await ownership.read()).epoch;
+
+    await setCordon(call, 'pool-b', true);
+    // Out of the worker's snapshot, as a proxy that stopped being healthy: the worker drains it.
+    expect(await gw1Snapshot()).toEqual(['pool-a']);
+    // Its ownership stays where it was (no drain to another worker, no epoch moved).
+    const owned = await ownership.read();
+    expect(owned.records.get('pool-b')?.owner).toBe('gw-1');
+    expect(owned.epoch).toBe(epoch);
+    // Taken out of the pool while cordoned: the 409 names the cordon, counted before the gateway's hold (a
+    // drain ends that one; only an uncordon ends the cordon).
+    const patched = await call('PATCH', '/v1/proxies/pool-b/spec', { gatewayPool: false }, 'admin');
+    expect(patched.status).toBe(200);
+    await pollUntil(
+      async () => api?.catalog.get('pool-b'),
+      (p) => p?.spec.gatewayPool === false,
+      10_000,
+      'the lease API sees pool-b out of the pool',
+    );
+    expect((await call('GET', '/v1/proxies?leasable=true')).body.count).toBe(0);
+    const refused = await call('POST', '/v1/leases', {});
+    expect(refused).toMatchObject({ status: 409, body: { error: 'no_match', cordoned: 1 } });
+
+    // Back in the pool and uncordoned: in the next snapshot again.
+    expect((await call('PATCH', '/v1/proxies/pool-b/spec', { gatewayPool: true }, 'admin')).status).toBe(200);
+    await setCordon(call, 'pool-b', false);
+    expect(await gw1Snapshot()).toEqual(['pool-a', 'pool-b']);
+  });
+});
