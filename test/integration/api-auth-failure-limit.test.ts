@@ -6,7 +6,8 @@
 // with Retry-After before its credential is checked — a valid one too, and nothing is written — counted as
 // proxyplane_rate_limited_total{class="auth-failure"}; another address is unaffected, and entries the
 // client puts in front of X-Forwarded-For change nothing. Without a front end the socket's peer is the
-// address and the header is ignored.
+// address and the header is ignored. And the service as main.ts builds it (loadApiConfig → wireApi) has
+// the limit on, from RATE_LIMIT_AUTH_FAILURE, trusting X-Forwarded-For's last entry where K_SERVICE is set.
 import { request } from 'node:http';
 import { Firestore } from '@google-cloud/firestore';
 import { Registry } from 'prom-client';
@@ -14,6 +15,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiDeps } from '../../functions/api/src/app.js';
 import type { Authenticator } from '../../functions/api/src/auth/authenticator.js';
 import { buildAuthenticator } from '../../functions/api/src/auth/config.js';
+import { loadApiConfig } from '../../functions/api/src/config.js';
 import { buildLeaseApi, type LeaseApiRuntime } from '../../functions/api/src/leases/wiring.js';
 import { promRateLimitRefusals } from '../../functions/api/src/middleware/rate-limit-metrics.js';
 import { type ApiServer, startApiServer } from '../../functions/api/src/server.js';
@@ -24,6 +26,7 @@ import {
   signJwt,
   startCertsServer,
 } from '../../functions/api/src/testing/google-certs.js';
+import { wireApi } from '../../functions/api/src/wiring.js';
 import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import { systemClock } from '../../shared/src/ports/clock.js';
@@ -231,5 +234,43 @@ describe('failed authentication limited per address, without a front end (the so
     expect((await send(h.api, 'GET', '/v1/proxies', bearer('nope-nope-nope-nope'), elsewhere)).status).toBe(
       401,
     );
+  });
+});
+
+describe('as main.ts builds the service (loadApiConfig → wireApi)', () => {
+  it('on Cloud Run (K_SERVICE set) the limit is on, from RATE_LIMIT_AUTH_FAILURE, keyed on the last X-Forwarded-For entry', async () => {
+    const config = loadApiConfig({
+      GOOGLE_CLOUD_PROJECT: projectId,
+      FIRESTORE_EMULATOR_HOST: process.env.FIRESTORE_EMULATOR_HOST,
+      PUBSUB_EMULATOR_HOST: process.env.PUBSUB_EMULATOR_HOST,
+      PROXYPLANE_LOCAL: '1',
+      K_SERVICE: 'proxyplane-api',
+      ADMIN_TOKENS: `ci:${ADMIN}`,
+      DISCOVERY_TOKENS: `fleet:${CRAWLER}`,
+      RATE_LIMIT_AUTH_FAILURE: '0.01:2',
+      LOG_LEVEL: 'error',
+    });
+    const wired = wireApi(config, memoryLogger());
+    const api = await startApiServer({ deps: wired.deps });
+    try {
+      const from = (spoofed: string) => ({ 'x-forwarded-for': `${spoofed}, 203.0.113.70` });
+      for (const spoofed of ['10.0.0.1', '10.0.0.2']) {
+        const res = await send(api, 'GET', '/v1/proxies', {
+          ...from(spoofed),
+          ...bearer('wrong-token-0123456789'),
+        });
+        expect(res.status).toBe(401);
+      }
+      const refused = await send(api, 'GET', '/v1/proxies', { ...from('10.0.0.3'), ...bearer(CRAWLER) });
+      expect(refused.status).toBe(429);
+      expect(Number(refused.retryAfter)).toBeGreaterThan(1);
+      const other = { 'x-forwarded-for': '198.51.100.70', ...bearer(ADMIN) };
+      const metrics = await send(api, 'GET', '/metrics', other);
+      expect(metrics.status).toBe(200);
+      expect(metrics.body).toContain('proxyplane_rate_limited_total{class="auth-failure"} 1');
+    } finally {
+      await api.close();
+      await wired.close();
+    }
   });
 });
