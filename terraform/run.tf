@@ -45,12 +45,14 @@ locals {
     # The only port google_compute_firewall.proxy_port opens: the API refuses a managed proxy on any
     # other (it would boot and never be reachable).
     MANAGED_PROXY_PORTS = tostring(var.proxy_port)
-    # Per-caller rate limits by route class (functions/api/src/config.ts, docs/api.md § Rate limits).
+    # Per-caller rate limits by route class, and failed authentications per client address
+    # (functions/api/src/config.ts, docs/api.md § Rate limits).
     RATE_LIMIT_LEASE_ACQUIRE = var.api_rate_limits.lease_acquire
     RATE_LIMIT_LEASE_OTHER   = var.api_rate_limits.lease_other
     RATE_LIMIT_DISCOVERY     = var.api_rate_limits.discovery
     RATE_LIMIT_ADMIN_WRITE   = var.api_rate_limits.admin_write
     RATE_LIMIT_ADMIN_READ    = var.api_rate_limits.admin_read
+    RATE_LIMIT_AUTH_FAILURE  = var.api_rate_limits.auth_failure
   }
 
   # Secret-backed environment of the API: variable name => secret kind (secrets.tf).

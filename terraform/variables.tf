@@ -119,13 +119,14 @@ variable "api_max_instances" {
 }
 
 variable "api_rate_limits" {
-  description = "Per-caller rate limit of each route class of the API, \"<per second>:<burst>\" per caller (a crawler token, an admin identity) per API instance; an attribute left out keeps its default. The defaults and why they fit a fleet of hundreds of crawlers on one token: docs/api.md § Rate limits."
+  description = "Per-caller rate limit of each route class of the API, \"<per second>:<burst>\" per caller (a crawler token, an admin identity) per API instance, and (auth_failure) the failed authentications allowed per client address per API instance; an attribute left out keeps its default. The defaults and why they fit a fleet of hundreds of crawlers on one token, or behind one NAT: docs/api.md § Rate limits."
   type = object({
     lease_acquire = optional(string, "1000:2000")
     lease_other   = optional(string, "2000:4000")
     discovery     = optional(string, "50:1000")
     admin_write   = optional(string, "50:500")
     admin_read    = optional(string, "100:1000")
+    auth_failure  = optional(string, "10:100")
   })
   default = {
     lease_acquire = "1000:2000"
@@ -133,6 +134,7 @@ variable "api_rate_limits" {
     discovery     = "50:1000"
     admin_write   = "50:500"
     admin_read    = "100:1000"
+    auth_failure  = "10:100"
   }
 
   validation {

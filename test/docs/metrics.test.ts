@@ -23,7 +23,7 @@ const BOUNDED_LABELS: Record<string, string> = {
   kind: 'the socket kinds',
   op: 'the lease operations',
   phase: 'the proxy phases',
-  class: "the per-caller rate limit's five route classes",
+  class: "the rate limits' six classes: five route classes and auth-failure",
 };
 
 async function ourMetrics() {

@@ -9,6 +9,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SecretManagerServiceClient } from '@google-cloud/secret-manager';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_AUTH_FAILURE_RATE } from '../../functions/api/src/middleware/auth-failure-limit.js';
 import {
   CALLER_CLASSES,
   type CallerRates,
@@ -129,7 +130,10 @@ describe('proxy VMs: the network, account, tag and port reconcile uses are the o
     for (const cls of CALLER_CLASSES) {
       expect(env[rateEnvName(cls)]).toBe(`\${var.api_rate_limits.${cls.replace('-', '_')}}`);
     }
-    expect(configOf<{ callerRates: CallerRates }>('api').callerRates).toEqual(DEFAULT_CALLER_RATES);
+    expect(env.RATE_LIMIT_AUTH_FAILURE).toBe('${var.api_rate_limits.auth_failure}');
+    const api = configOf<{ callerRates: CallerRates; authFailureRate: unknown }>('api');
+    expect(api.callerRates).toEqual(DEFAULT_CALLER_RATES);
+    expect(api.authFailureRate).toEqual(DEFAULT_AUTH_FAILURE_RATE);
   });
 
   it('the API accepts managed proxies on exactly the port the firewall opens, and no other', () => {

@@ -66,6 +66,25 @@ run "api_rate_limits_keep_the_defaults_of_classes_left_out" {
   }
 }
 
+run "api_rate_limits_auth_failure_defaults_to_10_a_second_burst_100" {
+  command = plan
+  variables {
+    api_rate_limits = { lease_acquire = "5:10" }
+  }
+  assert {
+    condition     = var.api_rate_limits.auth_failure == "10:100"
+    error_message = "auth_failure left out of api_rate_limits keeps its default, the code's (DEFAULT_AUTH_FAILURE_RATE)"
+  }
+}
+
+run "rejects_a_malformed_auth_failure_limit" {
+  command = plan
+  variables {
+    api_rate_limits = { auth_failure = "10" }
+  }
+  expect_failures = [var.api_rate_limits]
+}
+
 run "rejects_a_malformed_rate_limit" {
   command = plan
   variables {

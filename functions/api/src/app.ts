@@ -21,6 +21,7 @@ import { fleetApp } from './fleet/routes.js';
 import { jobControls } from './jobs/job-controls.js';
 import { jobRoutes } from './jobs/job-routes.js';
 import { type LeaseApiDeps, leaseApi, leaseGuards, useLeaseGuards } from './leases/index.js';
+import { type AuthFailureLimitOptions, authFailureLimit } from './middleware/auth-failure-limit.js';
 import { limitBody } from './middleware/body-limit.js';
 import { type CallerLimitOptions, callerRateLimit } from './middleware/caller-rate-limit.js';
 import { recover } from './middleware/recover.js';
@@ -66,6 +67,11 @@ export interface ApiDeps {
    * always sets them, from config.ts); absent: none (unit tests of other things).
    */
   callerLimit?: CallerLimitOptions;
+  /**
+   * The per-address limit on failed authentication (middleware/auth-failure-limit.ts; wiring.ts always
+   * sets it, from config.ts); absent: none (unit tests of other things).
+   */
+  authFailureLimit?: AuthFailureLimitOptions;
 }
 
 const HEARTBEAT = /^\/v1\/workers\/[^/]+\/(runtime|outcomes|ack)$/;
@@ -86,6 +92,11 @@ export function createApp(deps: ApiDeps) {
   // Returned, not thrown: methodNotAllowed() below only turns a 404 into a 405 when no error was raised.
   app.notFound((c) => c.json(new ApiError(404, 'not_found', 'no such route').body(), 404));
   app.use(requestId());
+  // An address that failed authentication too often is refused before anything else runs — its credential
+  // unchecked, its body unread, not even a request-log line (the limit logs a summary now and then) — and
+  // every other request that fails authentication further down spends from its address's bucket.
+  const authFailures = deps.authFailureLimit ? authFailureLimit(deps.authFailureLimit) : undefined;
+  if (authFailures) app.use(authFailures);
   app.use(requestLog({ log: deps.log, traceProject: deps.traceProject, routine: routineRequest }));
   app.use(
     methodNotAllowed({
@@ -154,7 +165,7 @@ export function createApp(deps: ApiDeps) {
     security: adminSecurity,
   });
   registerSecuritySchemes(app.openAPIRegistry);
-  if (callerLimit) documentRateLimitOn(app);
+  if (callerLimit || authFailures) documentRateLimitOn(app);
   return app;
 }
 

@@ -1,7 +1,8 @@
 // The API service's environment (read by main.ts only, parsed from an env object so tests pass their own):
 // the shared base contract, where to listen, and admin auth (auth/config.ts).
 //   PORT (8080; Cloud Run sets it), HOST (0.0.0.0), K_REVISION (Cloud Run's revision, reported as version),
-//   K_SERVICE (set on Cloud Run: one trusted X-Forwarded-For hop for /v1/echo), MAX_BODY_BYTES (65536).
+//   K_SERVICE (set on Cloud Run: one trusted X-Forwarded-For hop for /v1/echo and the failed-authentication
+//   limit's client address, middleware/client-address.ts), MAX_BODY_BYTES (65536).
 //   /v1/jobs talks to Cloud Scheduler in REGION, or to SCHEDULER_EMULATOR_HOST; in local mode without
 //   it, there is no scheduler (the routes answer 503) rather than a client hunting for Google credentials.
 //   MANAGED_PROXY_PORTS ("3128" or "3128,8080"): the ports the proxy VMs' firewall opens, the only ones a
@@ -10,11 +11,14 @@
 //   RATE_LIMIT_LEASE_ACQUIRE, RATE_LIMIT_LEASE_OTHER, RATE_LIMIT_DISCOVERY, RATE_LIMIT_ADMIN_WRITE,
 //   RATE_LIMIT_ADMIN_READ ("<per second>:<burst>", such as "1000:2000"): each route class's per-caller rate
 //   limit (middleware/caller-rate-limit.ts; defaults and why: docs/api.md § Rate limits).
+//   RATE_LIMIT_AUTH_FAILURE (the same format, such as "10:100"): failed authentications per client address
+//   (middleware/auth-failure-limit.ts).
 import { z } from 'zod';
 import { BaseEnv } from '../../../shared/src/config/env.js';
 import { type AuthConfig, loadAuthConfig } from './auth/config.js';
 import { type LeaseConfig, loadLeaseConfig } from './leases/config.js';
-import { type CallerClass, type CallerRates, DEFAULT_CALLER_RATES } from './middleware/caller-rate-limit.js';
+import { DEFAULT_AUTH_FAILURE_RATE } from './middleware/auth-failure-limit.js';
+import { type CallerRates, DEFAULT_CALLER_RATES } from './middleware/caller-rate-limit.js';
 import type { RateSpec } from './middleware/token-bucket.js';
 import { loadWorkersApiConfig, type WorkersApiConfig } from './workers/config.js';
 
@@ -34,8 +38,8 @@ const PortList = z
 
 const RATE =
   '"<per second>:<burst>": a rate of 0.001-100000 requests a second and a whole burst of 1-1000000 (such as 1000:2000)';
-/** One route class's limit: "<per second>:<burst>"; unset, the class's default. */
-const Rate = (cls: CallerClass) =>
+/** One limit: "<per second>:<burst>"; unset, its default. */
+const Rate = (fallback: RateSpec) =>
   z
     .string()
     .regex(/^\s*[0-9]+(\.[0-9]+)?\s*:\s*[0-9]+\s*$/, RATE)
@@ -47,7 +51,7 @@ const Rate = (cls: CallerClass) =>
       (r) => r.perSecond >= 0.001 && r.perSecond <= 100_000 && r.burst >= 1 && r.burst <= 1_000_000,
       RATE,
     )
-    .default(DEFAULT_CALLER_RATES[cls]);
+    .default(fallback);
 
 const ApiEnv = BaseEnv.extend({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -61,11 +65,12 @@ const ApiEnv = BaseEnv.extend({
     .max(1024 * 1024)
     .default(64 * 1024),
   MANAGED_PROXY_PORTS: PortList.optional(),
-  RATE_LIMIT_LEASE_ACQUIRE: Rate('lease-acquire'),
-  RATE_LIMIT_LEASE_OTHER: Rate('lease-other'),
-  RATE_LIMIT_DISCOVERY: Rate('discovery'),
-  RATE_LIMIT_ADMIN_WRITE: Rate('admin-write'),
-  RATE_LIMIT_ADMIN_READ: Rate('admin-read'),
+  RATE_LIMIT_LEASE_ACQUIRE: Rate(DEFAULT_CALLER_RATES['lease-acquire']),
+  RATE_LIMIT_LEASE_OTHER: Rate(DEFAULT_CALLER_RATES['lease-other']),
+  RATE_LIMIT_DISCOVERY: Rate(DEFAULT_CALLER_RATES.discovery),
+  RATE_LIMIT_ADMIN_WRITE: Rate(DEFAULT_CALLER_RATES['admin-write']),
+  RATE_LIMIT_ADMIN_READ: Rate(DEFAULT_CALLER_RATES['admin-read']),
+  RATE_LIMIT_AUTH_FAILURE: Rate(DEFAULT_AUTH_FAILURE_RATE),
 });
 
 export interface ApiConfig {
@@ -82,6 +87,8 @@ export interface ApiConfig {
   onCloudRun: boolean;
   /** Per-caller rate limit of each route class (middleware/caller-rate-limit.ts). */
   callerRates: CallerRates;
+  /** Failed authentications allowed per client address (middleware/auth-failure-limit.ts). */
+  authFailureRate: RateSpec;
   auth: AuthConfig;
   /** Discovery and leases (leases/config.ts). */
   leases: LeaseConfig;
@@ -112,6 +119,7 @@ export function loadApiConfig(env: Record<string, string | undefined>): ApiConfi
       'admin-write': e.RATE_LIMIT_ADMIN_WRITE,
       'admin-read': e.RATE_LIMIT_ADMIN_READ,
     },
+    authFailureRate: e.RATE_LIMIT_AUTH_FAILURE,
     auth: loadAuthConfig(env),
     leases: loadLeaseConfig(env),
     workers: loadWorkersApiConfig(env),

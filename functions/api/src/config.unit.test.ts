@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadApiConfig } from './config.js';
+import { DEFAULT_AUTH_FAILURE_RATE } from './middleware/auth-failure-limit.js';
 import { CALLER_CLASSES, DEFAULT_CALLER_RATES, rateEnvName } from './middleware/caller-rate-limit.js';
 
 const tokens = { ADMIN_TOKENS: 'ci:0123456789abcdef0123456789abcdef' };
@@ -62,10 +63,21 @@ describe('RATE_LIMIT_*: the per-caller rate limit of each route class', () => {
     ['a slash', '1000/2000'],
     ['over the bounds', '200000:10'],
   ])('refuses %s at start, naming the variable and the expected form', (_name, value) => {
-    for (const cls of CALLER_CLASSES) {
-      expect(() => loadApiConfig({ ...tokens, [rateEnvName(cls)]: value })).toThrow(
-        new RegExp(`${rateEnvName(cls)}[\\s\\S]*<per second>:<burst>`),
+    for (const name of [...CALLER_CLASSES.map(rateEnvName), 'RATE_LIMIT_AUTH_FAILURE']) {
+      expect(() => loadApiConfig({ ...tokens, [name]: value })).toThrow(
+        new RegExp(`${name}[\\s\\S]*<per second>:<burst>`),
       );
     }
+  });
+});
+
+describe('RATE_LIMIT_AUTH_FAILURE: failed authentications per client address', () => {
+  it('defaults to 10 a second, burst 100, and reads "<per second>:<burst>"', () => {
+    expect(DEFAULT_AUTH_FAILURE_RATE).toEqual({ perSecond: 10, burst: 100 });
+    expect(loadApiConfig(tokens).authFailureRate).toEqual(DEFAULT_AUTH_FAILURE_RATE);
+    expect(loadApiConfig({ ...tokens, RATE_LIMIT_AUTH_FAILURE: '2:20' }).authFailureRate).toEqual({
+      perSecond: 2,
+      burst: 20,
+    });
   });
 });

@@ -64,6 +64,12 @@ export function wireApi(config: ApiConfig, log: Logger): Wired {
         client: createCloudSchedulerClient(config.scheduler.emulatorHost),
       })
     : null;
+  const refusals = promRateLimitRefusals(registry);
+  // Cloud Run's front end appends the client's address to X-Forwarded-For; elsewhere nothing trusted
+  // forwards, and the socket's peer is the client (middleware/client-address.ts). A load balancer put in
+  // front of the service would append entries of its own: this must then count them too (docs/api.md
+  // § Failed authentication), or every client shares the balancer's address.
+  const trustedHops = config.onCloudRun ? 1 : 0;
   const deps: ApiDeps = {
     version: config.version,
     store: new FirestoreProxyStore(firestore),
@@ -74,7 +80,7 @@ export function wireApi(config: ApiConfig, log: Logger): Wired {
     maxBodyBytes: config.maxBodyBytes,
     managedProxyPorts: config.managedProxyPorts,
     traceProject: config.onCloudRun ? config.projectId : undefined,
-    echo: { trustedHops: config.onCloudRun ? 1 : 0 },
+    echo: { trustedHops },
     leases,
     workers: buildWorkersApi({
       firestore,
@@ -92,7 +98,14 @@ export function wireApi(config: ApiConfig, log: Logger): Wired {
     callerLimit: {
       rates: config.callerRates,
       now: () => performance.now(),
-      refused: promRateLimitRefusals(registry),
+      refused: refusals,
+    },
+    authFailureLimit: {
+      rate: config.authFailureRate,
+      now: () => performance.now(),
+      trustedHops,
+      refused: () => refusals('auth-failure'),
+      log,
     },
   };
   return {

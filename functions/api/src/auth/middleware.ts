@@ -1,9 +1,11 @@
 // Requires an admin credential: 401 (with WWW-Authenticate, RFC 6750 §3) when there is none or it is
 // invalid, 403 (with `error="insufficient_scope"`, RFC 6750 §3.1) when the identity is valid but not
 // allowed here — a crawler token, a Google identity not on the list —, 503 when it cannot be checked. On
-// success the principal is in c.var for the request log.
+// success the principal is in c.var for the request log; a 401 or 403 is counted against the caller's
+// address (middleware/auth-failure-limit.ts).
 import { createMiddleware } from 'hono/factory';
 import { ApiError } from '../errors.js';
+import { noteAuthFailure } from '../middleware/auth-failure-limit.js';
 import { type Authenticator, bearerToken, type Principal } from './authenticator.js';
 
 /** RFC 6750 §3.1: a valid credential that may not do this. Clients tell it from a bad credential by it. */
@@ -16,6 +18,7 @@ export const requireAdmin = (authenticator: Authenticator) =>
       c.set('principal', outcome.principal);
       return next();
     }
+    noteAuthFailure(c, outcome.code);
     if (outcome.code === 'forbidden') {
       throw new ApiError(403, 'forbidden', outcome.reason, {
         headers: { 'WWW-Authenticate': INSUFFICIENT_SCOPE },

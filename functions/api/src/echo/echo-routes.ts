@@ -1,8 +1,8 @@
 // GET /v1/echo — what the EGRESS probe fetches through a proxy: the address the request came from and the
 // headers it carried. Unauthenticated on purpose (probes reach it through arbitrary proxies) and stateless:
 // it only reflects the caller's own request back.
-import { getConnInfo } from '@hono/node-server/conninfo';
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import { clientAddress, forwardedFor, peerAddress } from '../middleware/client-address.js';
 import { json, payloadTooLarge } from '../routes/openapi-responses.js';
 import { noSecurity } from '../routes/openapi-security.js';
 
@@ -42,14 +42,11 @@ export function echoRoutes(opts: EchoOptions) {
     c.req.raw.headers.forEach((v, k) => {
       headers[k] = v;
     });
-    const peer = opts.remoteAddress?.(c) ?? safeConnInfo(c);
-    const xff = (headers['x-forwarded-for'] ?? '')
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean);
-    let ip = peer ?? '';
+    const peer = opts.remoteAddress?.(c) ?? peerAddress(c);
+    // The same address the failed-authentication limit keys on (middleware/client-address.ts).
+    const ip = clientAddress(headers['x-forwarded-for'], opts.trustedHops, peer) ?? '';
+    const xff = forwardedFor(headers['x-forwarded-for']);
     if (opts.trustedHops > 0 && xff.length >= opts.trustedHops) {
-      ip = xff[xff.length - opts.trustedHops] ?? ip;
       const sentByProxy = xff.slice(0, xff.length - opts.trustedHops);
       if (sentByProxy.length > 0) headers['x-forwarded-for'] = sentByProxy.join(', ');
       else delete headers['x-forwarded-for'];
@@ -59,12 +56,4 @@ export function echoRoutes(opts: EchoOptions) {
     c.header('cache-control', 'no-store');
     return c.json({ ip, headers }, 200);
   });
-}
-
-function safeConnInfo(c: Parameters<typeof getConnInfo>[0]): string | undefined {
-  try {
-    return getConnInfo(c).remote.address;
-  } catch {
-    return undefined;
-  }
 }

@@ -2,6 +2,8 @@
 // CLI), or an HttpOnly cookie set once from `?token=` or the login form. The token never appears in page
 // HTML or script, the request log keeps paths only (no query string), and the cookie is scoped to /fleet
 // and SameSite=Strict. Everything under /fleet is read-only, so a cookie cannot be used to change state.
+// A refused credential — a header, the cookie, `?token=` or the form's — counts against the caller's
+// address like any other (middleware/auth-failure-limit.ts): the form is no way around that limit.
 import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { createMiddleware } from 'hono/factory';
@@ -13,6 +15,7 @@ import {
   type Principal,
 } from '../auth/authenticator.js';
 import { INSUFFICIENT_SCOPE } from '../auth/middleware.js';
+import { noteAuthFailure } from '../middleware/auth-failure-limit.js';
 import { loginPage } from './page.js';
 
 export const COOKIE = 'proxyplane_fleet';
@@ -48,6 +51,7 @@ function refuse(c: Context, status: 401 | 403 | 503, code: string, reason: strin
  * the reason, one that cannot be checked now 503, anything else 401 without detail.
  */
 export function refuseLogin(c: Context, outcome: Extract<AuthOutcome, { ok: false }>) {
+  noteAuthFailure(c, outcome.code);
   if (outcome.code === 'forbidden')
     return c.html(loginPage(`That token is refused: ${outcome.reason}.`), 403);
   if (outcome.code === 'unavailable') {
@@ -62,6 +66,7 @@ export const fleetAuth = (authenticator: Authenticator) =>
     const cookie = getCookie(c, COOKIE);
     const presented = header !== undefined ? bearerToken(header) : cookie;
     if (presented !== undefined && presented.length > MAX_TOKEN_LENGTH) {
+      noteAuthFailure(c, 'unauthenticated');
       return refuse(c, 401, 'unauthenticated', 'token too long');
     }
     const outcome = await authenticator.authenticate(presented);
@@ -71,6 +76,7 @@ export const fleetAuth = (authenticator: Authenticator) =>
     }
     // A stale cookie (rotated token, expired ID token) is dropped so the login form shows next time.
     if (header === undefined && cookie !== undefined) forgetToken(c);
+    noteAuthFailure(c, outcome.code);
     if (outcome.code === 'forbidden') {
       c.header('WWW-Authenticate', INSUFFICIENT_SCOPE);
       return refuse(c, 403, 'forbidden', outcome.reason);

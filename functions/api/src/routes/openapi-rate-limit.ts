@@ -1,15 +1,17 @@
-// The 429 of the per-caller rate limit (middleware/caller-rate-limit.ts) in /openapi.json: every operation
-// it stands in front of — each one that takes a crawler or admin credential — documents it, with the
-// same error body as the operation's 401. Added to the generated document rather than to each route table
-// because the limit is the app's, applied outside the routes (app.ts).
+// The 429 of the per-caller rate limit (middleware/caller-rate-limit.ts) and of the per-address limit on
+// failed authentication (middleware/auth-failure-limit.ts) in /openapi.json: every operation they stand in
+// front of — each one that takes a crawler or admin credential — documents it, with the same error body as
+// the operation's 401. Added to the generated document rather than to each route table because the limits
+// are the app's, applied outside the routes (app.ts). The worker routes document a 429 of their own (their
+// per-worker limits), which the failed-authentication limit answers there too, in the same shape.
 import type { OpenAPIHono } from '@hono/zod-openapi';
 
 type Document = ReturnType<OpenAPIHono['getOpenAPI31Document']>;
 
 export const RATE_LIMITED_DESCRIPTION =
-  'rate_limited: this caller sent more of this class of request than its limit allows (docs/api.md § Rate limits); see Retry-After (seconds)';
+  'rate_limited: this caller sent more of this class of request than its limit allows, or its address failed authentication too often (docs/api.md § Rate limits); see Retry-After (seconds)';
 
-/** Not behind the caller limit: no credential, or the worker identities' own limits. */
+/** Not documented here: no credential (never limited), or the worker routes' own 429. */
 const unlimited = (path: string) =>
   path === '/healthz' || path === '/v1/echo' || path.startsWith('/v1/workers/');
 
@@ -24,7 +26,7 @@ export function documentRateLimit(doc: Document): Document {
         ...(responses['401'].content ? { content: responses['401'].content } : {}),
         headers: {
           'Retry-After': {
-            description: 'Seconds until this caller has a request of this class again.',
+            description: 'Seconds until this caller (or address) may send such a request again.',
             schema: { type: 'integer', minimum: 1 },
           },
         },

@@ -3,6 +3,7 @@
 import type { Hook } from '@hono/zod-openapi';
 import { createMiddleware } from 'hono/factory';
 import { bearerToken } from '../auth/authenticator.js';
+import { noteAuthFailure } from '../middleware/auth-failure-limit.js';
 import { bodyLimit } from '../middleware/body-limit.js';
 import { jsonBody } from '../middleware/json-body.js';
 import { toIssues } from '../validation/issues.js';
@@ -19,6 +20,8 @@ export const requireWorker = (auth: WorkerAuthenticator) =>
       c.set('worker', outcome.principal);
       return next();
     }
+    // Counted against the caller's address (a worker's own limits are keyed by its id, after this).
+    noteAuthFailure(c, outcome.code);
     if (outcome.code === 'forbidden') throw new WorkerApiError(403, 'forbidden', outcome.reason);
     if (outcome.code === 'unavailable') {
       throw new WorkerApiError(503, 'unavailable', outcome.reason, {}, { 'Retry-After': '5' });

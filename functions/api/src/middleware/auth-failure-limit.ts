@@ -1,0 +1,105 @@
+// Failed authentication, limited per client address (docs/api.md § Rate limits, class `auth-failure`).
+// The per-caller limit (caller-rate-limit.ts) runs after authentication and keys on the principal, so a
+// request without a valid credential spends nothing there: without this, anyone could send bad tokens
+// without end, each costing a credential check (for a Google identity token an RS256 verification), a
+// request-log line, and a guess. Here each address has a token bucket (token-bucket.ts) in this instance's
+// memory that only failed authentications spend — a 401, or a 403 that authentication answered (a valid
+// credential that may not be used there); a successful one spends nothing — and that is checked before
+// anything else: an address whose bucket is empty is answered 429 rate_limited with Retry-After before
+// its credential is looked at, whatever the credential (a valid one too: checking it is the cost being
+// limited, and letting a right guess through would leave guessing unbraked), and that refusal is neither
+// in the request log nor a line of its own — one WARNING per `logQuietMs` says that it happens.
+// /healthz and /v1/echo take no credential and are never refused.
+import type { Context, MiddlewareHandler } from 'hono';
+import { createMiddleware } from 'hono/factory';
+import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
+import type { AuthOutcome } from '../auth/authenticator.js';
+import type { ErrorBody } from '../errors.js';
+import { clientAddress, peerAddress, sourceKey } from './client-address.js';
+import { RateLimiter, type RateSpec } from './token-bucket.js';
+
+/** The class of this limit on `proxyplane_rate_limited_total` (rate-limit-metrics.ts). */
+export const AUTH_FAILURE_CLASS = 'auth-failure';
+
+/** RATE_LIMIT_AUTH_FAILURE's default; why these numbers: docs/api.md § Rate limits. */
+export const DEFAULT_AUTH_FAILURE_RATE: RateSpec = { perSecond: 10, burst: 100 };
+
+/** At most one WARNING line per this long about refused addresses. */
+export const AUTH_FAILURE_LOG_QUIET_MS = 60_000;
+
+export interface AuthFailureLimitOptions {
+  rate: RateSpec;
+  /** Milliseconds, monotonic (performance.now in production; a test's own clock). */
+  now: () => number;
+  /**
+   * X-Forwarded-For entries at the header's end that a front end we trust added (client-address.ts):
+   * 1 on Cloud Run, 0 where the service is reached directly (the socket's peer is the client).
+   */
+  trustedHops: number;
+  /** Addresses held at most (the stalest evicted first). */
+  maxKeys?: number;
+  /** Told of each refusal (the /metrics counter). */
+  refused?: () => void;
+  /** Where the rare WARNING goes; none: no line. */
+  log?: Logger;
+  logQuietMs?: number;
+  /** For tests with app.request(): the peer address when there is no socket. */
+  remoteAddress?: (c: Context) => string | undefined;
+}
+
+export type AuthFailureEnv = { Variables: { authFailed?: true } };
+
+const unlimited = (path: string) => path === '/healthz' || path === '/v1/echo';
+
+/**
+ * Marks the request as a failed authentication, to be counted against its address once it is answered.
+ * Called by every place that refuses a credential (auth/middleware.ts, fleet/auth.ts, workers/http.ts)
+ * for an `unauthenticated` or `forbidden` outcome; `unavailable` (the check itself could not run) is not
+ * the caller's failure. A 401 counts even unmarked.
+ */
+export function noteAuthFailure(c: Context, code: Extract<AuthOutcome, { ok: false }>['code']): void {
+  if (code !== 'unavailable') (c as Context<AuthFailureEnv>).set('authFailed', true);
+}
+
+/** The middleware: mount it before everything else but the request id (app.ts). */
+export function authFailureLimit(
+  opts: AuthFailureLimitOptions,
+): MiddlewareHandler & { limiter: RateLimiter } {
+  const limiter = new RateLimiter(opts.now, opts.maxKeys);
+  const quietMs = opts.logQuietMs ?? AUTH_FAILURE_LOG_QUIET_MS;
+  let loggedAt = Number.NEGATIVE_INFINITY;
+  let quieted = 0;
+  const tell = (key: string, retryAfterSeconds: number) => {
+    const t = opts.now();
+    if (t - loggedAt < quietMs) {
+      quieted++;
+      return;
+    }
+    opts.log?.warn('refusing requests from an address that failed authentication too often', {
+      source: key,
+      retryAfterSeconds,
+      limit: `${opts.rate.perSecond}:${opts.rate.burst}`,
+      refusedSinceLastLine: quieted,
+    });
+    loggedAt = t;
+    quieted = 0;
+  };
+  const mw = createMiddleware<AuthFailureEnv>(async (c, next) => {
+    if (unlimited(c.req.path)) return next();
+    const peer = opts.remoteAddress ? opts.remoteAddress(c) : peerAddress(c);
+    const key = sourceKey(clientAddress(c.req.header('x-forwarded-for'), opts.trustedHops, peer));
+    const d = limiter.peek(key, opts.rate);
+    if (!d.ok) {
+      opts.refused?.();
+      tell(key, d.retryAfterSeconds);
+      const body: ErrorBody = {
+        error: 'rate_limited',
+        message: `too many failed authentications from this address; retry after ${d.retryAfterSeconds} s`,
+      };
+      return c.json(body, 429, { 'Retry-After': String(d.retryAfterSeconds) });
+    }
+    await next();
+    if (c.get('authFailed') || c.res.status === 401) limiter.take(key, opts.rate);
+  });
+  return Object.assign(mw, { limiter });
+}
