@@ -8,9 +8,9 @@
 // Without a front end (`npm start`, tests on a socket) the header is anyone's to write and is ignored: the
 // address is the socket's peer. /v1/echo reads the header the same way (echo-routes.ts), with the same
 // trustedHops (wiring.ts).
-import { isIP } from 'node:net';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context } from 'hono';
+import { formatIpv6, parseIp, unmapped } from '../../../../shared/src/domain/gateway/ip.js';
 
 /** X-Forwarded-For's entries, in order, trimmed, empty ones dropped. */
 export function forwardedFor(header: string | undefined): string[] {
@@ -45,21 +45,6 @@ export function peerAddress(c: Context): string | undefined {
   }
 }
 
-/** The 16-bit groups of an IPv6 address (isIP already said it is one), an IPv4 tail folded in. */
-function v6Groups(address: string): number[] {
-  let s = address.split('%')[0]!; // a zone id (fe80::1%eth0) is the host's, not the address's
-  const v4Tail = s.match(/^(.*:)(\d+)\.(\d+)\.(\d+)\.(\d+)$/);
-  if (v4Tail) {
-    const [a, b, c, d] = v4Tail.slice(2).map(Number) as [number, number, number, number];
-    s = `${v4Tail[1]}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head, tail] = s.split('::') as [string, string | undefined];
-  const h = head ? head.split(':') : [];
-  const t = tail ? tail.split(':') : [];
-  const groups = tail === undefined ? h : [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t];
-  return groups.map((g) => Number.parseInt(g, 16));
-}
-
 /**
  * The limit's key for an address: an IPv4 address as it is (an IPv4-mapped IPv6 one as its IPv4 address),
  * an IPv6 address as its /64 — the block one subscriber is usually given, in which a client can pick a new
@@ -68,15 +53,11 @@ function v6Groups(address: string): number[] {
  */
 export function sourceKey(address: string | undefined): string {
   if (address === undefined) return 'unknown';
-  const kind = isIP(address.split('%')[0]!);
-  if (kind === 4) return address;
-  if (kind !== 6) return `other:${address.slice(0, 64)}`;
-  const g = v6Groups(address);
-  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) {
-    return `${g[6]! >> 8}.${g[6]! & 0xff}.${g[7]! >> 8}.${g[7]! & 0xff}`;
-  }
-  return `${g
-    .slice(0, 4)
-    .map((x) => x.toString(16))
-    .join(':')}::/64`;
+  const parsed = parseIp(address);
+  if (!parsed) return `other:${address.slice(0, 64)}`;
+  const ip = unmapped(parsed);
+  if (ip.family === 4) return ip.bytes.join('.');
+  const block = ip.bytes.slice();
+  block.fill(0, 8);
+  return `${formatIpv6(block)}/64`;
 }
