@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { SINGLE_THREADED_GC } from '../functions/gateway/src/gc-threads.js';
 import { buildGateway, prepareHarness, repoRoot } from './support/harness.js';
 import { type Target, writeResult } from './support/result.js';
 import { median } from './support/stats.js';
@@ -114,7 +115,8 @@ function runHarness(out: string, o: Record<string, string | undefined>): void {
   const entry = buildGateway(harness);
   const spec = (name: string, port: number, env: Record<string, string> = {}) => ({
     name,
-    cmd: ['node', entry],
+    // As Terraform starts it by default (functions/gateway/src/gc-threads.ts).
+    cmd: ['node', SINGLE_THREADED_GC, entry],
     cwd: repoRoot,
     port,
     env: { UPSTREAM_PROXY_URL: '{upstream}', PORT: '{port}', ...env },

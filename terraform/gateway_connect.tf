@@ -43,6 +43,7 @@ locals {
     clients-secret            = local.secret_of_kind["gateway-clients"]
     log-level                 = var.log_level
     gc-marking                = var.gateway_gc_marking
+    gc-threads                = var.gateway_gc_threads
     google-logging-enabled    = "true"
     google-monitoring-enabled = "true"
   }

@@ -71,6 +71,12 @@ locals {
     GATEWAY_GC_MARKING = var.gateway_gc_marking
   }
 
+  # The gateway container's command: the image's own (`node .`, terraform/images/Dockerfile), with V8's
+  # single-threaded GC unless gateway_gc_threads says parallel — a Node flag, which no environment
+  # variable can set (functions/gateway/src/gc-threads.ts). The CONNECT VMs build the same one from
+  # their gc-threads metadata (scripts/gateway-connect-startup.sh).
+  gateway_args = var.gateway_gc_threads == "single" ? ["node", "--single-threaded-gc", "."] : ["node", "."]
+
   # The gateway's client users, from the gateway-clients secret (variables.tf requires exactly one: the
   # gateway refuses to start without client credentials, functions/gateway/src/config.ts).
   gateway_secret_env = {
@@ -175,6 +181,7 @@ resource "google_cloud_run_v2_service" "gateway" {
 
     containers {
       image = local.images.gateway
+      args  = local.gateway_args
 
       ports {
         container_port = 8080

@@ -183,6 +183,17 @@ variable "gateway_gc_marking" {
   }
 }
 
+variable "gateway_gc_threads" {
+  description = "How V8 collects the gateway's garbage: single (node --single-threaded-gc: no GC helper threads competing with requests on the gateway's one vCPU; less CPU per request and per byte) or parallel (V8's default; docs/gateway.md § GC threads). The Cloud Run gateway and the CONNECT gateway VMs alike."
+  type        = string
+  default     = "single"
+
+  validation {
+    condition     = contains(["single", "parallel"], var.gateway_gc_threads)
+    error_message = "gateway_gc_threads must be single or parallel."
+  }
+}
+
 variable "proxy_port" {
   description = "TCP port the managed proxy VMs listen on; the only port the proxy firewall opens, and so the only spec.port the API accepts for a managed proxy (MANAGED_PROXY_PORTS; 400 port_not_allowed otherwise)."
   type        = number

@@ -6,6 +6,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SINGLE_THREADED_GC } from '../../functions/gateway/src/gc-threads.js';
 import { repoRoot } from './harness.js';
 
 export interface GatewayProcess {
@@ -69,16 +70,18 @@ export type StartingGateway = Pick<GatewayProcess, 'child' | 'logs' | 'exited' |
 /**
  * Spawns the gateway on ephemeral ports and resolves at its first log line with `message` (that line
  * parsed under `line`): `gateway listening`, or an earlier step of start-up ("registered with the control
- * plane", to signal it during its start wait).
+ * plane", to signal it during its start wait). `nodeArgs`: Node's own flags, by default those Terraform
+ * starts the gateway with (functions/gateway/src/gc-threads.ts).
  */
 export async function spawnGatewayUntil(
   args: string[],
   env: Record<string, string>,
   message: string,
+  nodeArgs: readonly string[] = [SINGLE_THREADED_GC],
 ): Promise<StartingGateway & { line: Record<string, unknown> }> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', join(repoRoot, 'functions/gateway/src/main.ts'), ...args],
+    [...nodeArgs, '--import', 'tsx', join(repoRoot, 'functions/gateway/src/main.ts'), ...args],
     {
       cwd: repoRoot,
       env: {

@@ -2,6 +2,7 @@
 // Cloud Run) and the local scheduler with its Cloud Scheduler REST front end (in this process).
 import { appendFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { SINGLE_THREADED_GC } from '../../functions/gateway/src/gc-threads.js';
 import { repoRoot } from '../../shared/src/config/local-ports.js';
 import { loadScheduleTable } from '../../shared/src/config/topology.js';
 import { type ExitInfo, startReadyProcess } from '../functions-host/ready-process.js';
@@ -55,7 +56,8 @@ export async function startGatewayService(opts: {
   const proc = await startReadyProcess({
     name: 'gateway',
     command: process.execPath,
-    args: ['--import', 'tsx', join(repoRoot, GATEWAY_ENTRY)],
+    // Started as Terraform starts it (functions/gateway/src/gc-threads.ts).
+    args: [SINGLE_THREADED_GC, '--import', 'tsx', join(repoRoot, GATEWAY_ENTRY)],
     cwd: repoRoot,
     env: {
       ...opts.env,

@@ -26,8 +26,12 @@ docker-credential-gcr configure-docker --registries="${image%%/*}"
 # Optional (Terraform sets both from the variables the Cloud Run gateway gets): the image's defaults otherwise.
 log_level=$(md instance/attributes/log-level 2>/dev/null || echo info)
 gc_marking=$(md instance/attributes/gc-marking 2>/dev/null || echo atomic)
+# gc-threads=single: the image's command (`node .`) with V8's single-threaded GC, a Node flag no env
+# variable sets (functions/gateway/src/gc-threads.ts); anything else, or none: the image's own command.
+command=()
+[ "$(md instance/attributes/gc-threads 2>/dev/null || echo parallel)" = single ] && command=(node --single-threaded-gc .)
 docker rm -f pp-gateway >/dev/null 2>&1 || true
 docker run -d --name pp-gateway --restart=always --network=host --env-file="$state/env" \
   -e GOOGLE_CLOUD_PROJECT="$project" -e REGION="$(md instance/attributes/region)" \
   -e CONTROL_PLANE_URL="$(md instance/attributes/control-plane-url)" -e GATEWAY_PROXY_PORT=8081 \
-  -e LOG_LEVEL="$log_level" -e GATEWAY_GC_MARKING="$gc_marking" "$image"
+  -e LOG_LEVEL="$log_level" -e GATEWAY_GC_MARKING="$gc_marking" "$image" "${command[@]}"

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GatewayEnv } from '../../functions/gateway/src/config.js';
+import { SINGLE_THREADED_GC } from '../../functions/gateway/src/gc-threads.js';
 import { terraformDir } from './support/paths.js';
 
 const TOKEN = 'ya29.token-that-must-stay-off-argv';
@@ -23,6 +24,7 @@ const METADATA: Record<string, string> = {
   'instance/attributes/control-plane-url': 'https://pp-api-abc-ew.a.run.app',
   'instance/attributes/log-level': 'debug',
   'instance/attributes/gc-marking': 'incremental',
+  'instance/attributes/gc-threads': 'single',
   'instance/service-accounts/default/token': `{"access_token":"${TOKEN}","expires_in":3599,"token_type":"Bearer"}`,
 };
 // Secret Manager's REST answer to versions/latest:access, pretty-printed as the API sends it.
@@ -178,6 +180,10 @@ describe('the CONNECT gateway VM startup script', () => {
       '-e',
       'GATEWAY_GC_MARKING=incremental',
       IMAGE,
+      // gc-threads=single: the image's command with the Node flag (functions/gateway/src/gc-threads.ts).
+      'node',
+      SINGLE_THREADED_GC,
+      '.',
     ]);
   });
 
@@ -189,8 +195,16 @@ describe('the CONNECT gateway VM startup script', () => {
     expect(calls('docker').map((a) => a[0])).toEqual(['rm', 'run', 'rm', 'run']);
   });
 
-  it('a VM created without the optional settings runs the image defaults (info, atomic)', () => {
-    for (const key of ['log-level', 'gc-marking']) rmSync(join(dir, `fix/md/instance_attributes_${key}`));
+  it("gc-threads=parallel runs the image's own command", () => {
+    writeFileSync(join(dir, 'fix/md/instance_attributes_gc-threads'), 'parallel');
+    expect(boot().status).toBe(0);
+    expect(calls('docker')[1]?.at(-1)).toBe(IMAGE);
+  });
+
+  it('a VM created without the optional settings runs the image defaults (info, atomic, its own command)', () => {
+    for (const key of ['log-level', 'gc-marking', 'gc-threads']) {
+      rmSync(join(dir, `fix/md/instance_attributes_${key}`));
+    }
     const run = boot();
     expect(run.status).toBe(0);
     const args = calls('docker')[1] ?? [];
@@ -198,6 +212,7 @@ describe('the CONNECT gateway VM startup script', () => {
     const defaults = GatewayEnv.parse({ GATEWAY_CLIENT_USERS: '[{"username":"u","password":"p"}]' });
     expect(args).toContain(`LOG_LEVEL=${defaults.LOG_LEVEL}`);
     expect(args).toContain(`GATEWAY_GC_MARKING=${defaults.GATEWAY_GC_MARKING}`);
+    expect(args.at(-1)).toBe(IMAGE);
   });
 
   it('starts nothing when the secret cannot be read', () => {

@@ -278,6 +278,7 @@ describe('the VMs: the repo’s startup script, as pp-gateway, with names in the
     expect(metadata()['log-level']).toBe('${var.log_level}');
     expect(metadata()['gc-marking']).toBe('${var.gateway_gc_marking}');
     expect(gatewayEnv.GATEWAY_GC_MARKING).toBe('${var.gateway_gc_marking}');
+    expect(metadata()['gc-threads']).toBe('${var.gateway_gc_threads}');
   });
 
   it('no secret value reaches the metadata: the clients secret goes by its id, read at boot by the VM', () => {
@@ -290,6 +291,7 @@ describe('the VMs: the repo’s startup script, as pp-gateway, with names in the
       '${local.secret_of_kind["gateway-clients"]}',
       '${var.log_level}',
       '${var.gateway_gc_marking}',
+      '${var.gateway_gc_threads}',
     ]);
     for (const [key, value] of Object.entries(metadata())) {
       if (!value.includes('${')) continue;

@@ -6,6 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { SINGLE_THREADED_GC } from '../../functions/gateway/src/gc-threads.js';
 import { Collections } from '../../shared/src/adapters/firestore/collections.js';
 import { LEASE_COLLECTIONS, TTL_FIELD } from '../../shared/src/adapters/firestore/lease-collections.js';
 import { RECLAIM_TTL_FIELD } from '../../shared/src/adapters/firestore/ownership-reclaim-store.js';
@@ -160,6 +161,22 @@ describe('Cloud Run', () => {
     expect(JSON.stringify(minVar.validation)).toContain('var.gateway_min_instances >= 1');
     expect(nested(gateway, 'containers', 'resources').cpu_idle).toBe(false);
     expect(nested(gateway, 'vpc_access').egress).toBe('ALL_TRAFFIC');
+  });
+
+  it("the gateway runs the image's command with V8's single-threaded GC unless gateway_gc_threads says parallel", () => {
+    const container = nested(
+      resourceOf(tf, 'google_cloud_run_v2_service', 'gateway'),
+      'template',
+      'containers',
+    );
+    expect(container.args).toBe('${local.gateway_args}');
+    expect(tf.variable.gateway_gc_threads).toMatchObject({ default: 'single' });
+    // The image's command is `node .` (terraform/images/Dockerfile): only the flag is added.
+    const dockerfile = readFileSync(join(terraformDir, 'images/Dockerfile'), 'utf8');
+    expect(dockerfile).toMatch(/^CMD \["node", "\."\]$/m);
+    expect(tf.locals.gateway_args).toBe(
+      `\${var.gateway_gc_threads == "single" ? ["node", "${SINGLE_THREADED_GC}", "."] : ["node", "."]}`,
+    );
   });
 
   it('the gateway serves only HTTP on Cloud Run and takes its client users from Secret Manager', () => {

@@ -365,6 +365,14 @@ run "rejects_unknown_gateway_gc_marking" {
   expect_failures = [var.gateway_gc_marking]
 }
 
+run "rejects_unknown_gateway_gc_threads" {
+  command = plan
+  variables {
+    gateway_gc_threads = "concurrent"
+  }
+  expect_failures = [var.gateway_gc_threads]
+}
+
 run "accepts_gateway_connect_with_client_cidrs" {
   command = plan
   variables {

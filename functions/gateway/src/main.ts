@@ -9,6 +9,7 @@ import './malloc-thresholds.js';
 import { loadGatewayConfig } from './config.js';
 import { type GatewayHandle, startGateway } from './gateway.js';
 import { applyGcMarking } from './gc-marking.js';
+import { gcThreads } from './gc-threads.js';
 import { jsonLogger } from './logger.js';
 import { ProcessShutdown } from './process-shutdown.js';
 
@@ -59,6 +60,7 @@ try {
       host: cfg.HOST,
       mode: controller ? 'controller' : 'standalone',
       gcMarking: cfg.GATEWAY_GC_MARKING,
+      gcThreads: gcThreads(),
       workerId: controller?.workerId,
     });
 } catch (err) {
