@@ -8,7 +8,7 @@
 // § GC threads). The price: a scavenge that one thread does alone lasts longer where there are idle cores.
 //
 // Unlike the marking mode (gc-marking.ts) this cannot be set at run time: v8.setFlagsFromString with it
-// after start-up aborts the process at the next GC (V8 already has its concurrent marker). It is a command
+// after start-up aborted a Node 20 process at its next full GC (V8 already has its concurrent marker). It is a command
 // line flag, so the process is started with it: Terraform's gateway_gc_threads (the Cloud Run container's
 // args, the CONNECT VMs' `docker run`), the local plane and the benchmarks use SINGLE_THREADED_GC; `node .`
 // (the image's own command) keeps V8's default.
