@@ -27,6 +27,8 @@ export interface ProxyJson {
     endpoint?: { host: string; port: number; protocol?: 'http' | 'socks5' };
     attributes?: Record<string, string>;
     capacity?: number;
+    /** Absent from an API older than cordons. */
+    cordoned?: boolean;
   };
   status: {
     phase: string;
@@ -206,9 +208,7 @@ export async function listProxies({ api, io, args }: Ctx): Promise<void> {
         p.name,
         p.spec.mode,
         locationOf(p),
-        p.deletionRequestedAt && p.status.phase !== 'Deleting'
-          ? `${p.status.phase} (deleting)`
-          : p.status.phase,
+        phaseOf(p),
         healthyOf(p),
         ms(p.status.latencyMillis),
         p.status.ip ?? '-',
@@ -217,6 +217,15 @@ export async function listProxies({ api, io, args }: Ctx): Promise<void> {
       ]),
     ),
   );
+}
+
+/** The phase, and what an operator asked of the proxy that the phase does not say yet: `Ready (cordoned)`. */
+function phaseOf(p: ProxyJson): string {
+  const asked = [
+    p.deletionRequestedAt && p.status.phase !== 'Deleting' ? 'deleting' : null,
+    p.spec.cordoned ? 'cordoned' : null,
+  ].filter((m) => m !== null);
+  return asked.length ? `${p.status.phase} (${asked.join(', ')})` : p.status.phase;
 }
 
 export async function getProxy({ api, io, args }: Ctx): Promise<void> {

@@ -185,6 +185,38 @@ describe('proxies list', () => {
     expect(io.errLines).toEqual([]);
   });
 
+  it('marks what was asked of a proxy beside its phase: cordoned, deleting, both', async () => {
+    const io = recordingIo();
+    const zone = { mode: 'managed', zone: 'us-central1-a' };
+    const proxies = [
+      listed('p-plain', zone),
+      listed('p-cordoned', { ...zone, cordoned: true }),
+      { ...listed('p-going', zone), deletionRequestedAt: '2026-01-02T00:00:00Z' },
+      { ...listed('p-both', { ...zone, cordoned: true }), deletionRequestedAt: '2026-01-02T00:00:00Z' },
+      {
+        ...listed('p-deleting', zone),
+        deletionRequestedAt: '2026-01-02T00:00:00Z',
+        status: { phase: 'Deleting', ip: null, latencyMillis: null, conditions: [] },
+      },
+    ];
+    const fetch = (async () =>
+      new Response(JSON.stringify({ proxies, count: proxies.length }), {
+        status: 200,
+      })) as typeof globalThis.fetch;
+    expect(await runCli(['proxies', 'list', '--api', 'http://127.0.0.1:9'], cliDeps(io, fetch))).toBe(0);
+    const phase = (name: string) =>
+      io.outLines
+        .join('\n')
+        .split('\n')
+        .find((l) => l.startsWith(`${name} `))
+        ?.split(/\s{2,}/)[3];
+    expect(phase('p-plain')).toBe('Ready');
+    expect(phase('p-cordoned')).toBe('Ready (cordoned)');
+    expect(phase('p-going')).toBe('Ready (deleting)');
+    expect(phase('p-both')).toBe('Ready (deleting, cordoned)');
+    expect(phase('p-deleting')).toBe('Deleting');
+  });
+
   it('tells on stderr of the documents the API skipped, leaving the table as it is', async () => {
     const io = recordingIo();
     const body = {
