@@ -3,10 +3,12 @@
 // goes through google-auth-library's RS256 verification against a local certs endpoint — the lease API
 // on the Firestore emulator and its /metrics. Behind Cloud Run's front end (one trusted X-Forwarded-For
 // hop): an address that sends bad credentials gets 401 until its burst is spent, then 429 rate_limited
-// with Retry-After before its credential is checked — a valid one too, and nothing is written — counted as
+// with Retry-After before its credential is checked — a valid one too, unless this instance has accepted
+// it before, and nothing is written — counted as
 // proxyplane_rate_limited_total{class="auth-failure"}; another address is unaffected, and entries the
 // client puts in front of X-Forwarded-For change nothing. Without a front end the socket's peer is the
-// address and the header is ignored. And the service as main.ts builds it (loadApiConfig → wireApi) has
+// address and the header is ignored. A credential the instance accepted before passes an empty bucket
+// (checked as usual), while one it has not waits. And the service as main.ts builds it (loadApiConfig → wireApi) has
 // the limit on, from RATE_LIMIT_AUTH_FAILURE, trusting X-Forwarded-For's last entry where K_SERVICE is set.
 import { request } from 'node:http';
 import { Firestore } from '@google-cloud/firestore';
@@ -213,6 +215,30 @@ describe('failed authentication limited per address, behind Cloud Run (the last 
     for (let i = 0; i < 3; i++) {
       expect((await send(h.api, 'GET', '/v1/proxies', { ...from(i), ...bearer(ADMIN) })).status).toBe(200);
     }
+  });
+});
+
+describe('a credential the instance accepted before, behind an address someone else emptied', () => {
+  it('passes, checked as usual (a Google identity token, RS256-verified each time); a new one waits', async () => {
+    const h = await serve(1);
+    const nat = { 'x-forwarded-for': '203.0.113.40' }; // one Cloud NAT address, shared
+    const identity = signJwt(google, googleClaims('ops@example.com', SERVICE_URL));
+    expect((await send(h.api, 'GET', '/v1/proxies', { ...nat, ...bearer(identity) })).status).toBe(200);
+    // a stranger behind the same address spends the burst with forged tokens
+    for (let i = 0; i < 3; i++) {
+      expect((await send(h.api, 'GET', '/v1/proxies', { ...nat, ...bearer(forged()) })).status).toBe(401);
+    }
+    expect((await send(h.api, 'GET', '/v1/proxies', { ...nat, ...bearer(forged()) })).status).toBe(429);
+    const checked = h.checks();
+    const body = { name: 'known-writes', spec: managed };
+    const write = await send(h.api, 'POST', '/v1/proxies', { ...nat, ...bearer(identity) }, { body });
+    expect(write.status).toBe(201);
+    expect((await db.collection('proxies').doc('known-writes').get()).exists).toBe(true);
+    expect(h.checks()).toBe(checked + 1); // verified again, not taken on trust
+    // …while a credential this instance has not accepted yet — valid or not — is refused unchecked
+    expect((await send(h.api, 'GET', '/v1/proxies', { ...nat, ...bearer(CRAWLER) })).status).toBe(429);
+    expect((await send(h.api, 'GET', '/v1/proxies', { ...nat, ...bearer(ADMIN) })).status).toBe(429);
+    expect(h.checks()).toBe(checked + 1);
   });
 });
 

@@ -50,17 +50,24 @@ function startApi() {
     lease: { tokens: [{ name: 'c1', token: TOKEN }], cooldownWindowMs: 120_000 },
   });
   api = built.leases;
-  return async (method: string, path: string, body?: unknown, as: 'crawler' | 'admin' = 'crawler') => {
+  return async (
+    method: string,
+    path: string,
+    body?: unknown,
+    as: 'crawler' | 'admin' = 'crawler',
+    headers: Record<string, string> = {},
+  ) => {
     const res = await built.app.request(path, {
       method,
       headers: {
         authorization: `Bearer ${as === 'admin' ? ADMIN_TOKEN : TOKEN}`,
         'content-type': method === 'PATCH' ? 'application/merge-patch+json' : 'application/json',
+        ...headers,
       },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : null };
+    return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
   };
 }
 
@@ -130,6 +137,30 @@ describe('a cordoned proxy (leases)', () => {
     const again = await call('POST', '/v1/leases', { selector: { site: 'shop' }, target: 'other.example' });
     expect(again).toMatchObject({ status: 201, body: { proxy: { name: 'c-1' } } });
     expect((await call('POST', `/v1/leases/${again.body.leaseId}/renew`, {})).status).toBe(200);
+  });
+
+  it('an acquire retried with its Idempotency-Key after the cordon answers the same lease, which runs on', async () => {
+    await writeFleet(db, [proxy('c-1', { attributes: { site: 'shop' }, capacity: 4, external: true })]);
+    const call = startApi();
+    const key = { 'idempotency-key': 'acquire-7f3a' };
+    const first = await call('POST', '/v1/leases', { selector: { site: 'shop' } }, 'crawler', key);
+    expect(first).toMatchObject({ status: 201, body: { proxy: { name: 'c-1' } } });
+
+    await setCordon(call, 'c-1', true);
+
+    const retried = await call('POST', '/v1/leases', { selector: { site: 'shop' } }, 'crawler', key);
+    expect(retried).toMatchObject({
+      status: 201,
+      body: { leaseId: first.body.leaseId, proxy: { name: 'c-1' } },
+    });
+    expect(retried.headers.get('idempotent-replayed')).toBe('true');
+    const ref = db.collection(LEASE_COLLECTIONS.leases).doc(first.body.leaseId);
+    expect((await ref.get()).get('releasedAt') ?? null).toBeNull(); // not given back: it runs to its expiry
+    // …and the cordon still holds for anything new
+    const fresh = await call('POST', '/v1/leases', { selector: { site: 'shop' } }, 'crawler', {
+      'idempotency-key': 'acquire-9c1d',
+    });
+    expect(fresh).toMatchObject({ status: 409, body: { error: 'no_match', cordoned: 1 } });
   });
 
   it('a managed proxy is cordoned by the same merge patch, an edit of its spec alone: its status stays as it was', async () => {

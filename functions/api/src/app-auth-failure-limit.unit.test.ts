@@ -2,7 +2,8 @@
 // every place that checks a credential — the admin and crawler guards, the fleet page (header, cookie,
 // `?token=`, its login form), /v1/gateway and the gateway workers' own routes — counts its refusals
 // against the caller's address, and an address over the limit is refused 429 on all of them, its
-// credential unchecked. The address is X-Forwarded-For's last entry, as behind Cloud Run's front end.
+// credential unchecked — unless one of those places accepted that bearer credential before. The address is
+// X-Forwarded-For's last entry, as behind Cloud Run's front end.
 import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import type { Authenticator } from './auth/authenticator.js';
@@ -14,6 +15,8 @@ import type { WorkersApiDeps } from './workers/index.js';
 const CRAWLER = 'crawler-token-0123456789abcdef'; // everySurface's crawler token
 const BAD = 'not-a-token-of-this-service-0123';
 const FORM = 'application/x-www-form-urlencoded';
+
+const WORKER = 'worker-token-gw-1-0123456789abcdef';
 
 function limited() {
   let refused = 0;
@@ -32,7 +35,12 @@ function limited() {
     auth: counted,
     workers: {
       log: memoryLogger(),
-      auth: workerAuthenticator({ tokens: [], serviceAccounts: [], verifier: null, open: false }),
+      auth: workerAuthenticator({
+        tokens: [{ workerId: 'gw-1', token: WORKER }],
+        serviceAccounts: [],
+        verifier: null,
+        open: false,
+      }),
       adminAuth: counted,
       limiter: unused,
     } as unknown as WorkersApiDeps,
@@ -106,6 +114,27 @@ describe('the app with the failed-authentication limit', () => {
     expect((await h.send('203.0.113.50', '/v1/jobs', bearer(BAD))).status).toBe(401);
     expect((await h.send('203.0.113.50', '/v1/jobs', bearer(BAD))).status).toBe(429);
   });
+
+  it.each<[string, string, RequestInit]>([
+    ['the admin guard', '/v1/proxies/p1', bearer(ADMIN_TOKEN)],
+    ['the crawler guard', '/v1/proxies', bearer(CRAWLER)],
+    ['the fleet page, by header', '/fleet/api/state', bearer(ADMIN_TOKEN)],
+    ["a gateway worker's route", '/v1/workers/gw-1/snapshot', bearer(WORKER)],
+  ])(
+    '%s makes the credential it accepted known: it then passes the address even when spent',
+    async (_n, path, init) => {
+      const h = limited();
+      const from = '203.0.113.60';
+      const first = (await h.send(from, path, init)).status;
+      expect([401, 403, 429]).not.toContain(first);
+      for (let i = 0; i < 2; i++) expect((await h.send(from, '/v1/jobs', bearer(BAD))).status).toBe(401);
+      expect((await h.send(from, '/v1/jobs', bearer(BAD))).status).toBe(429);
+      expect((await h.send(from, path, init)).status).toBe(first);
+      // a credential not accepted on this instance before is refused there, unchecked
+      const unseen = path.startsWith('/v1/workers/') ? ADMIN_TOKEN : WORKER;
+      expect((await h.send(from, path, bearer(unseen))).status).toBe(429);
+    },
+  );
 
   it('documents the 429 on the credentialed operations when only this limit is configured', async () => {
     const h = everySurface({

@@ -15,7 +15,7 @@ import {
   type Principal,
 } from '../auth/authenticator.js';
 import { INSUFFICIENT_SCOPE } from '../auth/middleware.js';
-import { noteAuthFailure } from '../middleware/auth-failure-limit.js';
+import { noteAuthFailure, noteAuthSuccess } from '../middleware/auth-failure-limit.js';
 import { loginPage } from './page.js';
 
 export const COOKIE = 'proxyplane_fleet';
@@ -72,6 +72,7 @@ export const fleetAuth = (authenticator: Authenticator) =>
     const outcome = await authenticator.authenticate(presented);
     if (outcome.ok) {
       c.set('principal', outcome.principal);
+      noteAuthSuccess(c, presented);
       return next();
     }
     // A stale cookie (rotated token, expired ID token) is dropped so the login form shows next time.

@@ -140,7 +140,10 @@ export class LeaseService {
         const lease = await store.find(replay.leaseId);
         if (!lease || !isActive(lease, now)) return { kind: 'key_spent' };
         try {
-          return { kind: 'granted', grant: await this.grantBody(lease), replayed: true };
+          // A cordon since is no reason to take it back: a lease already granted runs to its expiry
+          // (docs/leases.md § Cordon), and the request that made it may have got its answer after all.
+          const grant = await this.grantBody(lease, { cordonedToo: true });
+          return { kind: 'granted', grant, replayed: true };
         } catch (err) {
           if (!(err instanceof ProxyWithdrawn) && !(err instanceof CredentialsUnavailable)) throw err;
           // The lease cannot be handed out now — what the request that made it would have found: give it
@@ -384,29 +387,30 @@ export class LeaseService {
   /**
    * The proxy as the catalog lists it now, if the lease may still be handed out on it: the same instance
    * (not one created again under its name), leasable (healthy, not being deleted, with an address), not
-   * cordoned and not held by the gateway. Selection asked the same of an older view; the grant's commit
-   * and the credentials read take time, during which the catalog follows Firestore.
+   * cordoned (unless `cordonedToo`: a replay of a grant already made) and not held by the gateway.
+   * Selection asked the same of an older view; the grant's commit and the credentials read take time,
+   * during which the catalog follows Firestore.
    */
-  private handedOut(lease: Lease): ProxyResource {
+  private handedOut(lease: Lease, cordonedToo: boolean): ProxyResource {
     const listed = this.deps.catalog.get(lease.proxy);
     if (
       !listed ||
       !renewsOn(lease, listed) ||
       !isLeasable(listed) ||
-      isCordoned(listed) ||
+      (isCordoned(listed) && !cordonedToo) ||
       !this.deps.gate.leasable(listed)
     )
       throw new ProxyWithdrawn(lease.proxy);
     return listed;
   }
 
-  private async grantBody(lease: Lease): Promise<LeaseGrant> {
-    const proxy = this.handedOut(lease);
+  private async grantBody(lease: Lease, { cordonedToo = false } = {}): Promise<LeaseGrant> {
+    const proxy = this.handedOut(lease, cordonedToo);
     const credentials = await credentialsFor(this.deps.secrets, proxy);
     // Asked again after the read, the last wait before the answer: the proxy must still be leasable as the
     // answer leaves. The answer itself is built from the document the credentials were read for, so that
     // address and password belong together.
-    this.handedOut(lease);
+    this.handedOut(lease, cordonedToo);
     const endpoint = proxyEndpoint(proxy);
     if (!endpoint) throw new ProxyWithdrawn(lease.proxy); // isLeasable asked for one
     return {

@@ -4,19 +4,24 @@
 // without end, each costing a credential check (for a Google identity token an RS256 verification), a
 // request-log line, and a guess. Here each address has a token bucket (token-bucket.ts) in this instance's
 // memory that only failed authentications spend — a 401, or a 403 that authentication answered (a valid
-// credential that may not be used there); a successful one spends nothing — and that is checked before
-// anything else: an address whose bucket is empty is answered 429 rate_limited with Retry-After before
-// its credential is looked at, whatever the credential (a valid one too: checking it is the cost being
-// limited, and letting a right guess through would leave guessing unbraked), and that refusal is neither
-// in the request log nor a line of its own — one WARNING per `logQuietMs` says that it happens.
-// /healthz and /v1/echo take no credential and are never refused.
+// credential that may not be used there), each one token even when several were in flight at once (the
+// bucket then owes them); a successful one spends nothing — and that is checked before anything else: an
+// address whose bucket is empty is answered 429 rate_limited with Retry-After before its credential is
+// looked at, neither in the request log nor a line of its own (one WARNING per `logQuietMs` says that it
+// happens).
+// A request whose bearer credential this instance has accepted before (known-credentials.ts) skips the
+// bucket: checking it is no guess, and the address may be shared (Cloud NAT, Google's egress pool) with
+// whoever emptied it — the gateway workers' heartbeats must not stop because a stranger behind the same
+// address sends bad tokens. Such a credential that now fails is forgotten and spends a token like any
+// other. /healthz and /v1/echo take no credential and are never refused.
 import type { Context, MiddlewareHandler } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
-import type { AuthOutcome } from '../auth/authenticator.js';
+import { type AuthOutcome, bearerToken } from '../auth/authenticator.js';
 import type { ErrorBody } from '../errors.js';
 import { clientAddress, peerAddress, sourceKey } from './client-address.js';
-import { RateLimiter, type RateSpec } from './token-bucket.js';
+import { KnownCredentials } from './known-credentials.js';
+import { type RateDecision, RateLimiter, type RateSpec } from './token-bucket.js';
 
 /** The class of this limit on `proxyplane_rate_limited_total` (rate-limit-metrics.ts). */
 export const AUTH_FAILURE_CLASS = 'auth-failure';
@@ -36,8 +41,10 @@ export interface AuthFailureLimitOptions {
    * 1 on Cloud Run, 0 where the service is reached directly (the socket's peer is the client).
    */
   trustedHops: number;
-  /** Addresses held at most (the stalest evicted first). */
+  /** Addresses held at most; past that, new ones share one bucket (token-bucket.ts, `share-overflow`). */
   maxKeys?: number;
+  /** Accepted credentials remembered at most (known-credentials.ts). */
+  maxKnownCredentials?: number;
   /** Told of each refusal (the /metrics counter). */
   refused?: () => void;
   /** Where the rare WARNING goes; none: no line. */
@@ -47,9 +54,11 @@ export interface AuthFailureLimitOptions {
   remoteAddress?: (c: Context) => string | undefined;
 }
 
-export type AuthFailureEnv = { Variables: { authFailed?: true } };
+export type AuthFailureEnv = { Variables: { authFailed?: true; authAccepted?: string } };
 
 const unlimited = (path: string) => path === '/healthz' || path === '/v1/echo';
+
+const PASS: RateDecision = { ok: true };
 
 /**
  * Marks the request as a failed authentication, to be counted against its address once it is answered.
@@ -61,11 +70,20 @@ export function noteAuthFailure(c: Context, code: Extract<AuthOutcome, { ok: fal
   if (code !== 'unavailable') (c as Context<AuthFailureEnv>).set('authFailed', true);
 }
 
+/**
+ * Marks the credential as accepted, to be remembered once the request is answered: called by every place
+ * that accepts one (the same three), with the credential it checked. Nothing for "auth off" (no credential).
+ */
+export function noteAuthSuccess(c: Context, credential: string | undefined): void {
+  if (credential !== undefined) (c as Context<AuthFailureEnv>).set('authAccepted', credential);
+}
+
 /** The middleware: mount it before everything else but the request id (app.ts). */
 export function authFailureLimit(
   opts: AuthFailureLimitOptions,
-): MiddlewareHandler & { limiter: RateLimiter } {
-  const limiter = new RateLimiter(opts.now, opts.maxKeys);
+): MiddlewareHandler & { limiter: RateLimiter; known: KnownCredentials } {
+  const limiter = new RateLimiter(opts.now, opts.maxKeys, 'share-overflow');
+  const known = new KnownCredentials(opts.maxKnownCredentials);
   const quietMs = opts.logQuietMs ?? AUTH_FAILURE_LOG_QUIET_MS;
   let loggedAt = Number.NEGATIVE_INFINITY;
   let quieted = 0;
@@ -88,7 +106,9 @@ export function authFailureLimit(
     if (unlimited(c.req.path)) return next();
     const peer = opts.remoteAddress ? opts.remoteAddress(c) : peerAddress(c);
     const key = sourceKey(clientAddress(c.req.header('x-forwarded-for'), opts.trustedHops, peer));
-    const d = limiter.peek(key, opts.rate);
+    const bearer = bearerToken(c.req.header('authorization'));
+    let d = limiter.peek(key, opts.rate);
+    if (!d.ok && bearer !== undefined && known.has(bearer)) d = PASS;
     if (!d.ok) {
       opts.refused?.();
       tell(key, d.retryAfterSeconds);
@@ -99,7 +119,13 @@ export function authFailureLimit(
       return c.json(body, 429, { 'Retry-After': String(d.retryAfterSeconds) });
     }
     await next();
-    if (c.get('authFailed') || c.res.status === 401) limiter.take(key, opts.rate);
+    if (c.get('authFailed') === true || c.res.status === 401) {
+      if (bearer !== undefined) known.forget(bearer);
+      limiter.charge(key, opts.rate);
+      return;
+    }
+    const accepted = c.get('authAccepted');
+    if (accepted !== undefined) known.remember(accepted); // again: the most recently accepted go last
   });
-  return Object.assign(mw, { limiter });
+  return Object.assign(mw, { limiter, known });
 }

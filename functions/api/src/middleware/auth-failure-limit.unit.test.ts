@@ -1,14 +1,21 @@
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../../../shared/src/adapters/log/json-logger.js';
-import { type AuthFailureEnv, authFailureLimit, noteAuthFailure } from './auth-failure-limit.js';
+import { bearerToken } from '../auth/authenticator.js';
+import {
+  type AuthFailureEnv,
+  authFailureLimit,
+  noteAuthFailure,
+  noteAuthSuccess,
+} from './auth-failure-limit.js';
 
 /**
  * A stand-in for the app: `x-auth` is what its authentication answers (ok, 401, 403 or 503, the last two
- * marked as authentication's own), counted in `checks`; X-Forwarded-For carries the client address, one
- * trusted hop as on Cloud Run.
+ * marked as authentication's own; ok notes the bearer token as accepted), counted in `checks`;
+ * X-Forwarded-For carries the client address, one trusted hop as on Cloud Run. Under /open/ answers
+ * without authenticating (a 404, /healthz-like route); `gate`, when set, holds every check until it settles.
  */
-function app(opts: { logQuietMs?: number } = {}) {
+function app(opts: { logQuietMs?: number; maxKeys?: number } = {}) {
   let t = 0;
   let refused = 0;
   const checks: string[] = [];
@@ -20,23 +27,41 @@ function app(opts: { logQuietMs?: number } = {}) {
     refused: () => refused++,
     log,
     logQuietMs: opts.logQuietMs,
+    maxKeys: opts.maxKeys,
   });
+  let gate: Promise<void> | undefined;
   const a = new Hono<AuthFailureEnv>();
   a.use(limit);
   a.get('/healthz', (c) => c.text('ok'));
   a.get('/v1/echo', (c) => c.text('echo'));
-  a.all('*', (c) => {
+  a.all('/open/*', (c) => c.text('not found', 404));
+  a.all('*', async (c) => {
     const outcome = c.req.header('x-auth') ?? 'ok';
     checks.push(outcome);
+    await gate;
+    if (outcome === 'ok') noteAuthSuccess(c, bearerToken(c.req.header('authorization')));
     if (outcome === '403') noteAuthFailure(c, 'forbidden');
     if (outcome === '503') noteAuthFailure(c, 'unavailable');
     if (outcome === 'other-403') return c.json({ error: 'forbidden' }, 403); // not authentication's
     return outcome === 'ok' ? c.text('ok') : c.json({ error: 'x' }, Number(outcome) as 401);
   });
-  const call = (from: string, auth = 'ok', path = '/v1/proxies') =>
-    a.request(path, { headers: { 'x-auth': auth, 'x-forwarded-for': from } });
+  const call = (from: string, auth = 'ok', path = '/v1/proxies', token?: string) =>
+    a.request(path, {
+      headers: {
+        'x-auth': auth,
+        'x-forwarded-for': from,
+        ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+      },
+    });
   return {
     call,
+    hold: () => {
+      let open!: () => void;
+      gate = new Promise((r) => {
+        open = r;
+      });
+      return open;
+    },
     checks,
     log,
     limit,
@@ -139,5 +164,76 @@ describe('authFailureLimit', () => {
     expect(warned()).toHaveLength(2);
     expect(warned()[1]).toMatchObject({ source: '198.51.100.1', refusedSinceLastLine: 99 });
     expect(h.refused()).toBe(101);
+  });
+});
+
+describe('authFailureLimit and credentials accepted before', () => {
+  const spend = async (h: ReturnType<typeof app>, from: string) => {
+    for (let i = 0; i < 3; i++)
+      expect((await h.call(from, '401', '/v1/proxies', `guess-${i}`)).status).toBe(401);
+    expect((await h.call(from, '401', '/v1/proxies', 'guess-3')).status).toBe(429);
+  };
+
+  it("lets a credential accepted before through a shared address's empty bucket, checked as usual", async () => {
+    const h = app();
+    expect((await h.call('203.0.113.7', 'ok', '/v1/workers/w1/runtime', 'worker-token')).status).toBe(200);
+    expect(h.limit.known.size).toBe(1);
+    await spend(h, '203.0.113.7'); // a stranger behind the same NAT address
+    const checked = h.checks.length;
+    for (let i = 0; i < 5; i++) {
+      expect((await h.call('203.0.113.7', 'ok', '/v1/workers/w1/runtime', 'worker-token')).status).toBe(200);
+    }
+    expect(h.checks.length).toBe(checked + 5); // each one checked: the credential is still verified
+    // a credential this instance has not accepted yet waits for the bucket like any other, unchecked
+    expect((await h.call('203.0.113.7', 'ok', '/v1/proxies', 'new-token')).status).toBe(429);
+    expect((await h.call('203.0.113.7', 'ok', '/v1/proxies')).status).toBe(429);
+    expect(h.checks.length).toBe(checked + 5);
+  });
+
+  it('forgets a known credential once it is refused, and charges that failure to the address', async () => {
+    const h = app();
+    expect((await h.call('203.0.113.7', 'ok', '/v1/proxies', 'rotated')).status).toBe(200);
+    expect((await h.call('203.0.113.7', '401', '/v1/proxies', 'rotated')).status).toBe(401);
+    expect(h.limit.known.size).toBe(0);
+    for (let i = 0; i < 2; i++)
+      expect((await h.call('203.0.113.7', '401', '/v1/proxies', 'rotated')).status).toBe(401);
+    expect((await h.call('203.0.113.7', '401', '/v1/proxies', 'rotated')).status).toBe(429); // 3 spent
+  });
+
+  it('never remembers a credential that nothing checked: a guess sent to a route without authentication', async () => {
+    const h = app();
+    expect((await h.call('203.0.113.7', 'ok', '/open/x', 'guess')).status).toBe(404);
+    expect((await h.call('203.0.113.7', 'ok', '/healthz', 'guess')).status).toBe(200);
+    expect(h.limit.known.size).toBe(0);
+    await spend(h, '203.0.113.7');
+    expect((await h.call('203.0.113.7', 'ok', '/v1/proxies', 'guess')).status).toBe(429);
+  });
+
+  it('charges every failure that was in flight at once: the address owes what overshot the bucket', async () => {
+    const h = app();
+    const open = h.hold();
+    const inFlight = [0, 1, 2, 3, 4].map((i) => h.call('203.0.113.7', '401', '/v1/proxies', `guess-${i}`));
+    await new Promise((r) => setImmediate(r));
+    open();
+    expect((await Promise.all(inFlight)).map((r) => r.status)).toEqual([401, 401, 401, 401, 401]);
+    const res = await h.call('203.0.113.7', '401');
+    expect(res.status).toBe(429);
+    expect(res.headers.get('retry-after')).toBe('3'); // burst 3 minus 5 failures: -2, one a second
+    h.advance(2000);
+    expect((await h.call('203.0.113.7', '401')).status).toBe(429);
+    h.advance(1000);
+    expect((await h.call('203.0.113.7', '401')).status).toBe(401);
+    expect(h.checks).toHaveLength(6);
+  });
+
+  it('past maxKeys, new addresses share one bucket: spent ones are not evicted to make room', async () => {
+    const h = app({ maxKeys: 2 });
+    await spend(h, '198.51.100.1');
+    await spend(h, '198.51.100.2');
+    await spend(h, '198.51.100.3'); // the overflow bucket
+    expect((await h.call('198.51.100.4', '401')).status).toBe(429); // shares it
+    expect((await h.call('198.51.100.1', '401')).status).toBe(429); // still its own, still spent
+    h.advance(3000);
+    expect((await h.call('198.51.100.4', '401')).status).toBe(401); // refilled: room again
   });
 });

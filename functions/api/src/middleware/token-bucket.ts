@@ -1,9 +1,12 @@
 // Token buckets in the memory of one API instance (contract §8: limits on every endpoint), keyed by
 // whatever the caller says (the worker routes: endpoint and worker id, workers/rate-limit.ts; the crawler
 // and admin routes: route class and principal, caller-rate-limit.ts; failed authentication: the client's
-// address, auth-failure-limit.ts). Bounded: the stalest keys are evicted, so a caller cycling through ids
-// costs memory it cannot grow; and a bucket that has filled up again is forgotten (a full bucket and no
-// bucket answer alike), so an idle key costs nothing for long. A cluster-wide limit would need a shared
+// address, auth-failure-limit.ts). Bounded: a bucket that has filled up again is forgotten (a full bucket
+// and no bucket answer alike), so an idle key costs nothing for long; and past `maxKeys` held, a new key
+// either evicts the stalest (`evict-stalest`: for keys a caller had to authenticate to name, where a reset
+// bucket only frees that caller) or shares one overflow bucket with every other new key until room is made
+// (`share-overflow`: for keys anyone can pick — addresses — where evicting a still-spent bucket would hand
+// an attacker cycling through 10,000 addresses a fresh burst each time). A cluster-wide limit would need a shared
 // store for a check that must stay cheaper than the call it protects; per instance is the usual trade
 // (Cloud Run's instance count bounds the total).
 export interface RateSpec {
@@ -31,40 +34,79 @@ const refusal = (tokens: number, spec: RateSpec): RateDecision => ({
   retryAfterSeconds: Math.max(1, Math.ceil((1 - tokens) / spec.perSecond)),
 });
 
+/** What a RateLimiter does with a new key once it holds `maxKeys` (see the top of this file). */
+export type WhenFull = 'evict-stalest' | 'share-overflow';
+
+/** The key of the one bucket new keys share past `maxKeys` under `share-overflow` (no key can be it). */
+export const OVERFLOW_KEY = '\u0000overflow';
+
 export class RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
 
   constructor(
     private readonly now: () => number,
     private readonly maxKeys = 10_000,
+    private readonly whenFull: WhenFull = 'evict-stalest',
   ) {}
 
+  /** Takes a token from the key's bucket, or answers when one is back (and takes nothing). */
   take(key: string, spec: RateSpec): RateDecision {
-    const t = this.now();
-    this.forgetFull(t);
-    const b = this.buckets.get(key);
-    const tokens = b ? refilled(b, t, spec) : spec.burst;
-    this.buckets.delete(key); // re-inserted below: Map order is recency, the first key the stalest
-    const left = tokens < 1 ? tokens : tokens - 1;
-    this.buckets.set(key, { tokens: left, at: t, fullAt: t + ((spec.burst - left) / spec.perSecond) * 1000 });
-    if (this.buckets.size > this.maxKeys) this.buckets.delete(this.buckets.keys().next().value!);
+    const { slot, tokens, t } = this.current(key, spec);
+    this.put(slot, tokens < 1 ? tokens : tokens - 1, t, spec);
     return tokens < 1 ? refusal(tokens, spec) : { ok: true };
   }
 
   /**
    * What take() would answer now, without taking a token, adding the key or touching its recency: for a
-   * limit that is checked before a request and spent only by some of them (auth-failure-limit.ts).
+   * limit that is checked before a request and spent only by some of them (auth-failure-limit.ts). A new
+   * key past maxKeys under `share-overflow` is answered by the overflow bucket.
    */
   peek(key: string, spec: RateSpec): RateDecision {
-    const b = this.buckets.get(key);
+    const t = this.now();
+    this.forgetFull(t);
+    const b = this.buckets.get(this.slot(key));
     if (!b) return { ok: true };
-    const tokens = refilled(b, this.now(), spec);
+    const tokens = refilled(b, t, spec);
     return tokens < 1 ? refusal(tokens, spec) : { ok: true };
   }
 
-  /** How many keys are held (never more than maxKeys). */
+  /**
+   * Spends a token after the fact, even one the bucket no longer has: of requests in flight together that
+   * all passed peek() at the last token, take() would charge the first alone; here each costs one and the
+   * bucket owes the rest (down to -burst at most) before peek() lets another through.
+   */
+  charge(key: string, spec: RateSpec): void {
+    const { slot, tokens, t } = this.current(key, spec);
+    this.put(slot, Math.max(-spec.burst, tokens - 1), t, spec);
+  }
+
+  /** How many keys are held: never more than maxKeys (and the overflow bucket). */
   get size(): number {
     return this.buckets.size;
+  }
+
+  /** The bucket the key is counted in now, and its tokens (after forgetting the full ones). */
+  private current(key: string, spec: RateSpec): { slot: string; tokens: number; t: number } {
+    const t = this.now();
+    this.forgetFull(t);
+    const slot = this.slot(key);
+    const b = this.buckets.get(slot);
+    return { slot, tokens: b ? refilled(b, t, spec) : spec.burst, t };
+  }
+
+  /** The bucket a key is counted in: its own, unless it is new, there is no room, and new keys share. */
+  private slot(key: string): string {
+    if (this.whenFull === 'evict-stalest' || this.buckets.has(key)) return key;
+    return this.buckets.size - (this.buckets.has(OVERFLOW_KEY) ? 1 : 0) < this.maxKeys ? key : OVERFLOW_KEY;
+  }
+
+  /** Stores a bucket as the most recent key (Map order is recency: the first key is the stalest). */
+  private put(key: string, tokens: number, t: number, spec: RateSpec): void {
+    this.buckets.delete(key);
+    this.buckets.set(key, { tokens, at: t, fullAt: t + ((spec.burst - tokens) / spec.perSecond) * 1000 });
+    if (this.whenFull === 'evict-stalest' && this.buckets.size > this.maxKeys) {
+      this.buckets.delete(this.buckets.keys().next().value!);
+    }
   }
 
   /**

@@ -27,6 +27,70 @@ describe('RateLimiter.peek', () => {
   });
 });
 
+describe('RateLimiter.charge', () => {
+  it('spends a token the bucket no longer has: the bucket owes it, down to -burst', () => {
+    let t = 0;
+    const rl = new RateLimiter(() => t);
+    for (let i = 0; i < 6; i++) rl.charge('a', spec); // 4 - 6 = -2
+    expect(rl.peek('a', spec)).toEqual({ ok: false, retryAfterSeconds: 2 }); // 3 tokens at 2 a second
+    t = 1000; // 0 tokens
+    expect(rl.peek('a', spec).ok).toBe(false);
+    t = 1500;
+    expect(rl.peek('a', spec).ok).toBe(true);
+    for (let i = 0; i < 100; i++) rl.charge('b', spec);
+    expect(rl.peek('b', spec)).toEqual({ ok: false, retryAfterSeconds: 3 }); // floored at -4: 5 tokens owed
+  });
+
+  it('where take() charges only the first of requests that passed at the last token', () => {
+    const rl = new RateLimiter(() => 0);
+    for (let i = 0; i < 3; i++) rl.take('a', spec);
+    for (let i = 0; i < 3; i++) rl.take('a', spec); // one token left: the first takes it, the rest nothing
+    expect(rl.peek('a', spec)).toEqual({ ok: false, retryAfterSeconds: 1 });
+    for (let i = 0; i < 3; i++) rl.take('b', spec);
+    for (let i = 0; i < 3; i++) rl.charge('b', spec); // -2
+    expect(rl.peek('b', spec)).toEqual({ ok: false, retryAfterSeconds: 2 });
+  });
+});
+
+describe('RateLimiter past maxKeys', () => {
+  const one = { perSecond: 1, burst: 1 };
+
+  it('evict-stalest (the default): a new key evicts the stalest, whose next request starts afresh', () => {
+    const rl = new RateLimiter(() => 0, 2);
+    rl.take('a', one);
+    rl.take('b', one);
+    rl.take('c', one);
+    expect(rl.size).toBe(2);
+    expect(rl.take('a', one).ok).toBe(true);
+  });
+
+  it('share-overflow: spent buckets stay, and new keys share one bucket until one has refilled', () => {
+    let t = 0;
+    const rl = new RateLimiter(() => t, 2, 'share-overflow');
+    expect(rl.take('a', one).ok).toBe(true);
+    expect(rl.take('b', one).ok).toBe(true);
+    expect(rl.take('c', one).ok).toBe(true); // the overflow bucket's token
+    expect(rl.take('d', one)).toEqual({ ok: false, retryAfterSeconds: 1 }); // …shared: spent
+    expect(rl.take('a', one).ok).toBe(false); // not evicted by c or d
+    expect(rl.size).toBe(3); // a, b and the overflow bucket
+    t = 1000; // all full again: forgotten, so room for new keys of their own
+    expect(rl.take('e', one).ok).toBe(true);
+    expect(rl.take('f', one).ok).toBe(true);
+    expect(rl.take('g', one).ok).toBe(true); // the overflow bucket afresh
+    expect(rl.take('h', one).ok).toBe(false);
+  });
+
+  it('share-overflow: peek() and charge() answer a new key past maxKeys by the overflow bucket', () => {
+    const rl = new RateLimiter(() => 0, 1, 'share-overflow');
+    rl.charge('a', one);
+    expect(rl.peek('b', one).ok).toBe(true);
+    rl.charge('b', one);
+    expect(rl.peek('c', one).ok).toBe(false);
+    expect(rl.peek('a', one).ok).toBe(false);
+    expect(rl.size).toBe(2);
+  });
+});
+
 describe('RateLimiter forgets buckets that have filled up again', () => {
   it('drops an idle key once its bucket is full, not before', () => {
     let t = 0;
@@ -49,8 +113,7 @@ describe('RateLimiter forgets buckets that have filled up again', () => {
     for (let i = 0; i < 5; i++) rl.take('a', spec); // the fifth refused: 0 left, full at 2 s
     t = 1999;
     rl.take('b', spec);
-    expect(rl.peek('a', spec).ok).toBe(true);
-    expect(rl.size).toBe(2);
+    expect(rl.size).toBe(2); // a: 3.998 tokens, not yet full
     t = 2000;
     rl.take('b', spec);
     expect(rl.size).toBe(1);

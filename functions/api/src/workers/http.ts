@@ -3,7 +3,7 @@
 import type { Hook } from '@hono/zod-openapi';
 import { createMiddleware } from 'hono/factory';
 import { bearerToken } from '../auth/authenticator.js';
-import { noteAuthFailure } from '../middleware/auth-failure-limit.js';
+import { noteAuthFailure, noteAuthSuccess } from '../middleware/auth-failure-limit.js';
 import { bodyLimit } from '../middleware/body-limit.js';
 import { jsonBody } from '../middleware/json-body.js';
 import { toIssues } from '../validation/issues.js';
@@ -15,9 +15,11 @@ export type WorkerEnv = { Variables: { worker: WorkerPrincipal; requestId: strin
 
 export const requireWorker = (auth: WorkerAuthenticator) =>
   createMiddleware<WorkerEnv>(async (c, next) => {
-    const outcome = await auth.authenticate(bearerToken(c.req.header('authorization')));
+    const token = bearerToken(c.req.header('authorization'));
+    const outcome = await auth.authenticate(token);
     if (outcome.ok) {
       c.set('worker', outcome.principal);
+      noteAuthSuccess(c, token); // known from now on: heartbeats pass a shared address's empty bucket
       return next();
     }
     // Counted against the caller's address (a worker's own limits are keyed by its id, after this).
