@@ -11,6 +11,7 @@ import { DEFAULT_CALLER_RATES } from './middleware/caller-rate-limit.js';
 import { ADMIN_TOKEN, everySurface } from './testing/harness.js';
 import { workerAuthenticator } from './workers/auth.js';
 import type { WorkersApiDeps } from './workers/index.js';
+import { RateLimiter } from './workers/rate-limit.js';
 
 const CRAWLER = 'crawler-token-0123456789abcdef'; // everySurface's crawler token
 const BAD = 'not-a-token-of-this-service-0123';
@@ -18,7 +19,7 @@ const FORM = 'application/x-www-form-urlencoded';
 
 const WORKER = 'worker-token-gw-1-0123456789abcdef';
 
-function limited() {
+function limited(opts: { workerAuthOff?: boolean } = {}) {
   let refused = 0;
   let checks = 0;
   const h0 = everySurface();
@@ -30,7 +31,6 @@ function limited() {
       return h0.deps.auth.authenticate(token);
     },
   };
-  const unused = {} as never;
   const h = everySurface({
     auth: counted,
     workers: {
@@ -39,10 +39,10 @@ function limited() {
         tokens: [{ workerId: 'gw-1', token: WORKER }],
         serviceAccounts: [],
         verifier: null,
-        open: false,
+        open: opts.workerAuthOff === true,
       }),
       adminAuth: counted,
-      limiter: unused,
+      limiter: new RateLimiter(() => 0),
     } as unknown as WorkersApiDeps,
     callerLimit: { rates: DEFAULT_CALLER_RATES, now: () => 0 },
     authFailureLimit: {
@@ -115,18 +115,24 @@ describe('the app with the failed-authentication limit', () => {
     expect((await h.send('203.0.113.50', '/v1/jobs', bearer(BAD))).status).toBe(429);
   });
 
-  it.each<[string, string, RequestInit]>([
-    ['the admin guard', '/v1/proxies/p1', bearer(ADMIN_TOKEN)],
-    ['the crawler guard', '/v1/proxies', bearer(CRAWLER)],
-    ['the fleet page, by header', '/fleet/api/state', bearer(ADMIN_TOKEN)],
-    ["a gateway worker's route", '/v1/workers/gw-1/snapshot', bearer(WORKER)],
+  const crawlerLease = { method: 'POST', headers: { authorization: `Bearer ${CRAWLER}` }, body: '{' };
+  it.each<[string, string, RequestInit, number]>([
+    ['the admin guard', '/v1/proxies/p1', bearer(ADMIN_TOKEN), 404],
+    ['the crawler guard (a lease route; the body refused after it)', '/v1/leases', crawlerLease, 415],
+    ['the fleet page, by header', '/fleet/api/state', bearer(ADMIN_TOKEN), 200],
+    [
+      "a gateway worker's route (its query refused after it)",
+      '/v1/workers/gw-1/snapshot',
+      bearer(WORKER),
+      400,
+    ],
   ])(
     '%s makes the credential it accepted known: it then passes the address even when spent',
-    async (_n, path, init) => {
+    async (_n, path, init, status) => {
       const h = limited();
       const from = '203.0.113.60';
       const first = (await h.send(from, path, init)).status;
-      expect([401, 403, 429]).not.toContain(first);
+      expect(first).toBe(status);
       for (let i = 0; i < 2; i++) expect((await h.send(from, '/v1/jobs', bearer(BAD))).status).toBe(401);
       expect((await h.send(from, '/v1/jobs', bearer(BAD))).status).toBe(429);
       expect((await h.send(from, path, init)).status).toBe(first);
@@ -135,6 +141,42 @@ describe('the app with the failed-authentication limit', () => {
       expect((await h.send(from, path, bearer(unseen))).status).toBe(429);
     },
   );
+
+  it.each<[string, string, RequestInit]>([
+    [
+      'the fleet login form',
+      '/fleet/login',
+      { method: 'POST', headers: { 'content-type': FORM }, body: `token=${BAD}` },
+    ],
+    ['the fleet page, ?token=', `/fleet?token=${BAD}`, {}],
+  ])(
+    '%s: a known bearer sent along does not get its own token checked past a spent bucket',
+    async (_n, path, init) => {
+      const h = limited();
+      const from = '203.0.113.61';
+      expect((await h.send(from, '/v1/proxies/p1', bearer(ADMIN_TOKEN))).status).toBe(404); // known now
+      for (let i = 0; i < 2; i++) expect((await h.send(from, '/v1/jobs', bearer(BAD))).status).toBe(401);
+      const checked = h.checks();
+      const withBearer = {
+        ...init,
+        headers: { ...(init.headers ?? {}), authorization: `Bearer ${ADMIN_TOKEN}` },
+      };
+      for (let i = 0; i < 3; i++) expect((await h.send(from, path, withBearer)).status).toBe(429);
+      expect(h.checks()).toBe(checked);
+      expect((await h.send(from, '/v1/proxies/p1', bearer(ADMIN_TOKEN))).status).toBe(404); // the bearer's own pass
+    },
+  );
+
+  it("with worker auth off (local mode), what the workers' routes accept unchecked does not become known", async () => {
+    const h = limited({ workerAuthOff: true });
+    const from = '203.0.113.62';
+    const guess = 'a-guess-at-the-admin-token-0123';
+    expect((await h.send(from, '/v1/workers/gw-1/snapshot', bearer(guess))).status).toBe(400); // past auth
+    for (let i = 0; i < 2; i++) expect((await h.send(from, '/v1/jobs', bearer(BAD))).status).toBe(401);
+    const checked = h.checks();
+    expect((await h.send(from, '/v1/jobs', bearer(guess))).status).toBe(429);
+    expect(h.checks()).toBe(checked);
+  });
 
   it('documents the 429 on the credentialed operations when only this limit is configured', async () => {
     const h = everySurface({

@@ -72,7 +72,7 @@ export const fleetAuth = (authenticator: Authenticator) =>
     const outcome = await authenticator.authenticate(presented);
     if (outcome.ok) {
       c.set('principal', outcome.principal);
-      noteAuthSuccess(c, presented);
+      if (outcome.principal.kind !== 'local') noteAuthSuccess(c, presented);
       return next();
     }
     // A stale cookie (rotated token, expired ID token) is dropped so the login form shows next time.

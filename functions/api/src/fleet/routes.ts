@@ -10,6 +10,7 @@ import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js'
 import type { Clock } from '../../../../shared/src/ports/clock.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { ApiError } from '../errors.js';
+import { refusalHeldBack } from '../middleware/auth-failure-limit.js';
 import { validationHook } from '../validation/hook.js';
 import { type FleetEnv, fleetAuth, forgetToken, refuseLogin, rememberToken } from './auth.js';
 import { FLEET_JS } from './client-script.js';
@@ -81,6 +82,8 @@ export function fleetApp(deps: FleetDeps) {
     if (mediaType !== FORM) {
       throw new ApiError(415, 'unsupported_media_type', `Content-Type must be ${FORM}`);
     }
+    const held = refusalHeldBack(c); // a known bearer alongside does not get this token checked
+    if (held) return held;
     const token = new URLSearchParams(await c.req.text()).get('token')?.trim() ?? '';
     const outcome = await deps.auth.authenticate(token || undefined);
     if (!outcome.ok) return refuseLogin(c, outcome);
@@ -104,6 +107,8 @@ export function fleetApp(deps: FleetDeps) {
         400,
       );
     }
+    const held = refusalHeldBack(c);
+    if (held) return held;
     const outcome = await deps.auth.authenticate(token);
     if (!outcome.ok) return refuseLogin(c, outcome);
     rememberToken(c, token);

@@ -140,10 +140,7 @@ export class LeaseService {
         const lease = await store.find(replay.leaseId);
         if (!lease || !isActive(lease, now)) return { kind: 'key_spent' };
         try {
-          // A cordon since is no reason to take it back: a lease already granted runs to its expiry
-          // (docs/leases.md § Cordon), and the request that made it may have got its answer after all.
-          const grant = await this.grantBody(lease, { cordonedToo: true });
-          return { kind: 'granted', grant, replayed: true };
+          return { kind: 'granted', grant: await this.grantBody(lease), replayed: true };
         } catch (err) {
           if (!(err instanceof ProxyWithdrawn) && !(err instanceof CredentialsUnavailable)) throw err;
           // The lease cannot be handed out now — what the request that made it would have found: give it
@@ -215,7 +212,7 @@ export class LeaseService {
             return { kind: 'granted', grant: await this.grantBody(outcome.lease) };
           } catch (err) {
             if (err instanceof ProxyWithdrawn) {
-              // Deleted, unhealthy, cordoned, taken by the gateway or replaced since it was selected: the view the
+              // Deleted, unhealthy, taken by the gateway or replaced since it was selected: the view the
               // answer goes out with says it may not be leased. Give the slot back and select again (the
               // proxy is no candidate in that view); nothing is wrong with it that a quarantine would help.
               await giveBack();
@@ -386,31 +383,26 @@ export class LeaseService {
 
   /**
    * The proxy as the catalog lists it now, if the lease may still be handed out on it: the same instance
-   * (not one created again under its name), leasable (healthy, not being deleted, with an address), not
-   * cordoned (unless `cordonedToo`: a replay of a grant already made) and not held by the gateway.
-   * Selection asked the same of an older view; the grant's commit and the credentials read take time,
-   * during which the catalog follows Firestore.
+   * (not one created again under its name), leasable (healthy, not being deleted, with an address) and
+   * not held by the gateway. Selection asked the same of an older view; the grant's commit and the
+   * credentials read take time, during which the catalog follows Firestore. A cordon is not asked about
+   * here: it stops selection, and a grant committed is a lease like one made a moment before it, which
+   * runs to its expiry (docs/leases.md § Cordon) — whether this answer or a replay of it goes out.
    */
-  private handedOut(lease: Lease, cordonedToo: boolean): ProxyResource {
+  private handedOut(lease: Lease): ProxyResource {
     const listed = this.deps.catalog.get(lease.proxy);
-    if (
-      !listed ||
-      !renewsOn(lease, listed) ||
-      !isLeasable(listed) ||
-      (isCordoned(listed) && !cordonedToo) ||
-      !this.deps.gate.leasable(listed)
-    )
+    if (!listed || !renewsOn(lease, listed) || !isLeasable(listed) || !this.deps.gate.leasable(listed))
       throw new ProxyWithdrawn(lease.proxy);
     return listed;
   }
 
-  private async grantBody(lease: Lease, { cordonedToo = false } = {}): Promise<LeaseGrant> {
-    const proxy = this.handedOut(lease, cordonedToo);
+  private async grantBody(lease: Lease): Promise<LeaseGrant> {
+    const proxy = this.handedOut(lease);
     const credentials = await credentialsFor(this.deps.secrets, proxy);
     // Asked again after the read, the last wait before the answer: the proxy must still be leasable as the
     // answer leaves. The answer itself is built from the document the credentials were read for, so that
     // address and password belong together.
-    this.handedOut(lease, cordonedToo);
+    this.handedOut(lease);
     const endpoint = proxyEndpoint(proxy);
     if (!endpoint) throw new ProxyWithdrawn(lease.proxy); // isLeasable asked for one
     return {

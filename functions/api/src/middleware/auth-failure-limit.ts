@@ -21,7 +21,7 @@ import { type AuthOutcome, bearerToken } from '../auth/authenticator.js';
 import type { ErrorBody } from '../errors.js';
 import { clientAddress, peerAddress, sourceKey } from './client-address.js';
 import { KnownCredentials } from './known-credentials.js';
-import { type RateDecision, RateLimiter, type RateSpec } from './token-bucket.js';
+import { RateLimiter, type RateSpec } from './token-bucket.js';
 
 /** The class of this limit on `proxyplane_rate_limited_total` (rate-limit-metrics.ts). */
 export const AUTH_FAILURE_CLASS = 'auth-failure';
@@ -54,11 +54,11 @@ export interface AuthFailureLimitOptions {
   remoteAddress?: (c: Context) => string | undefined;
 }
 
-export type AuthFailureEnv = { Variables: { authFailed?: true; authAccepted?: string } };
+export type AuthFailureEnv = {
+  Variables: { authFailed?: true; authAccepted?: string; authHeldBack?: () => Response };
+};
 
 const unlimited = (path: string) => path === '/healthz' || path === '/v1/echo';
-
-const PASS: RateDecision = { ok: true };
 
 /**
  * Marks the request as a failed authentication, to be counted against its address once it is answered.
@@ -72,10 +72,20 @@ export function noteAuthFailure(c: Context, code: Extract<AuthOutcome, { ok: fal
 
 /**
  * Marks the credential as accepted, to be remembered once the request is answered: called by every place
- * that accepts one (the same three), with the credential it checked. Nothing for "auth off" (no credential).
+ * that accepts one (the same three), with the credential it checked — not when auth is off (local mode:
+ * anything is accepted there, so nothing it accepts may become known).
  */
 export function noteAuthSuccess(c: Context, credential: string | undefined): void {
   if (credential !== undefined) (c as Context<AuthFailureEnv>).set('authAccepted', credential);
+}
+
+/**
+ * For a place that checks a credential other than the request's Authorization bearer (the fleet page's
+ * login form and `?token=`): the 429 this limit held back because that bearer is known — the pass is the
+ * bearer's alone, not a way to have other credentials checked past an empty bucket — or undefined.
+ */
+export function refusalHeldBack(c: Context): Response | undefined {
+  return (c as Context<AuthFailureEnv>).get('authHeldBack')?.();
 }
 
 /** The middleware: mount it before everything else but the request id (app.ts). */
@@ -107,16 +117,19 @@ export function authFailureLimit(
     const peer = opts.remoteAddress ? opts.remoteAddress(c) : peerAddress(c);
     const key = sourceKey(clientAddress(c.req.header('x-forwarded-for'), opts.trustedHops, peer));
     const bearer = bearerToken(c.req.header('authorization'));
-    let d = limiter.peek(key, opts.rate);
-    if (!d.ok && bearer !== undefined && known.has(bearer)) d = PASS;
+    const d = limiter.peek(key, opts.rate);
     if (!d.ok) {
-      opts.refused?.();
-      tell(key, d.retryAfterSeconds);
-      const body: ErrorBody = {
-        error: 'rate_limited',
-        message: `too many failed authentications from this address; retry after ${d.retryAfterSeconds} s`,
+      const refuse = () => {
+        opts.refused?.();
+        tell(d.shared ? 'overflow' : key, d.retryAfterSeconds);
+        const body: ErrorBody = {
+          error: 'rate_limited',
+          message: `too many failed authentications from this address; retry after ${d.retryAfterSeconds} s`,
+        };
+        return c.json(body, 429, { 'Retry-After': String(d.retryAfterSeconds) });
       };
-      return c.json(body, 429, { 'Retry-After': String(d.retryAfterSeconds) });
+      if (bearer === undefined || !known.has(bearer)) return refuse();
+      c.set('authHeldBack', refuse);
     }
     await next();
     if (c.get('authFailed') === true || c.res.status === 401) {

@@ -7,6 +7,7 @@ import {
   authFailureLimit,
   noteAuthFailure,
   noteAuthSuccess,
+  refusalHeldBack,
 } from './auth-failure-limit.js';
 
 /**
@@ -35,6 +36,14 @@ function app(opts: { logQuietMs?: number; maxKeys?: number } = {}) {
   a.get('/healthz', (c) => c.text('ok'));
   a.get('/v1/echo', (c) => c.text('echo'));
   a.all('/open/*', (c) => c.text('not found', 404));
+  // like the fleet page's login form: checks a credential of its own (x-auth), not the bearer
+  a.post('/login', (c) => {
+    const held = refusalHeldBack(c);
+    if (held) return held;
+    const outcome = c.req.header('x-auth') ?? 'ok';
+    checks.push(outcome);
+    return outcome === 'ok' ? c.text('signed in') : c.json({ error: 'x' }, 401);
+  });
   a.all('*', async (c) => {
     const outcome = c.req.header('x-auth') ?? 'ok';
     checks.push(outcome);
@@ -47,6 +56,7 @@ function app(opts: { logQuietMs?: number; maxKeys?: number } = {}) {
   });
   const call = (from: string, auth = 'ok', path = '/v1/proxies', token?: string) =>
     a.request(path, {
+      method: path === '/login' ? 'POST' : 'GET',
       headers: {
         'x-auth': auth,
         'x-forwarded-for': from,
@@ -235,5 +245,29 @@ describe('authFailureLimit and credentials accepted before', () => {
     expect((await h.call('198.51.100.1', '401')).status).toBe(429); // still its own, still spent
     h.advance(3000);
     expect((await h.call('198.51.100.4', '401')).status).toBe(401); // refilled: room again
+  });
+
+  it('the pass is for the bearer alone: another credential the route checks (a login form) is refused unchecked', async () => {
+    const h = app();
+    expect((await h.call('203.0.113.7', 'ok', '/v1/proxies', 'crawler-token')).status).toBe(200);
+    await spend(h, '203.0.113.7');
+    const checked = h.checks.length;
+    for (let i = 0; i < 5; i++) {
+      const res = await h.call('203.0.113.7', '401', '/login', 'crawler-token'); // guessing in the form
+      expect(res.status).toBe(429);
+      expect(res.headers.get('retry-after')).toBe('1');
+    }
+    expect(h.checks.length).toBe(checked);
+    expect(h.refused()).toBe(6); // spend()'s one and these five
+    expect((await h.call('203.0.113.7', 'ok', '/v1/proxies', 'crawler-token')).status).toBe(200); // still known
+  });
+
+  it("names the overflow bucket, not the newcomer's address, when new addresses share it", async () => {
+    const h = app({ maxKeys: 1, logQuietMs: 0 });
+    await spend(h, '198.51.100.1');
+    await spend(h, '198.51.100.2'); // no room: the overflow bucket it spends is shared
+    expect((await h.call('198.51.100.3', '401')).status).toBe(429); // with every newcomer
+    const sources = h.log.lines.filter((r) => r.severity === 'WARNING').map((r) => r.source);
+    expect(sources).toEqual(['198.51.100.1', 'overflow', 'overflow']);
   });
 });

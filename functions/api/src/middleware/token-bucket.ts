@@ -4,7 +4,8 @@
 // address, auth-failure-limit.ts). Bounded: a bucket that has filled up again is forgotten (a full bucket
 // and no bucket answer alike), so an idle key costs nothing for long; and past `maxKeys` held, a new key
 // either evicts the stalest (`evict-stalest`: for keys a caller had to authenticate to name, where a reset
-// bucket only frees that caller) or shares one overflow bucket with every other new key until room is made
+// bucket only frees that caller) or, once a sweep of every bucket that has filled up again made no room
+// (at most one sweep per SWEEP_INTERVAL_MS), shares one overflow bucket with every other new key
 // (`share-overflow`: for keys anyone can pick — addresses — where evicting a still-spent bucket would hand
 // an attacker cycling through 10,000 addresses a fresh burst each time). A cluster-wide limit would need a shared
 // store for a check that must stay cheaper than the call it protects; per instance is the usual trade
@@ -16,7 +17,8 @@ export interface RateSpec {
   burst: number;
 }
 
-export type RateDecision = { ok: true } | { ok: false; retryAfterSeconds: number };
+/** A refusal says `shared` when it was the overflow bucket's (share-overflow), not the key's own. */
+export type RateDecision = { ok: true } | { ok: false; retryAfterSeconds: number; shared?: true };
 
 interface Bucket {
   tokens: number;
@@ -29,9 +31,10 @@ interface Bucket {
 const refilled = (b: Bucket, t: number, spec: RateSpec) =>
   Math.min(spec.burst, b.tokens + ((t - b.at) / 1000) * spec.perSecond);
 
-const refusal = (tokens: number, spec: RateSpec): RateDecision => ({
+const refusal = (tokens: number, spec: RateSpec, slot: string): RateDecision => ({
   ok: false,
   retryAfterSeconds: Math.max(1, Math.ceil((1 - tokens) / spec.perSecond)),
+  ...(slot === OVERFLOW_KEY ? { shared: true as const } : {}),
 });
 
 /** What a RateLimiter does with a new key once it holds `maxKeys` (see the top of this file). */
@@ -40,8 +43,12 @@ export type WhenFull = 'evict-stalest' | 'share-overflow';
 /** The key of the one bucket new keys share past `maxKeys` under `share-overflow` (no key can be it). */
 export const OVERFLOW_KEY = '\u0000overflow';
 
+/** At capacity under share-overflow, how often at most every bucket is looked at for room. */
+export const SWEEP_INTERVAL_MS = 100;
+
 export class RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
+  private sweptAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly now: () => number,
@@ -53,7 +60,7 @@ export class RateLimiter {
   take(key: string, spec: RateSpec): RateDecision {
     const { slot, tokens, t } = this.current(key, spec);
     this.put(slot, tokens < 1 ? tokens : tokens - 1, t, spec);
-    return tokens < 1 ? refusal(tokens, spec) : { ok: true };
+    return tokens < 1 ? refusal(tokens, spec, slot) : { ok: true };
   }
 
   /**
@@ -64,20 +71,23 @@ export class RateLimiter {
   peek(key: string, spec: RateSpec): RateDecision {
     const t = this.now();
     this.forgetFull(t);
-    const b = this.buckets.get(this.slot(key));
+    const slot = this.slot(key, t);
+    const b = this.buckets.get(slot);
     if (!b) return { ok: true };
     const tokens = refilled(b, t, spec);
-    return tokens < 1 ? refusal(tokens, spec) : { ok: true };
+    return tokens < 1 ? refusal(tokens, spec, slot) : { ok: true };
   }
 
   /**
    * Spends a token after the fact, even one the bucket no longer has: of requests in flight together that
    * all passed peek() at the last token, take() would charge the first alone; here each costs one and the
-   * bucket owes the rest (down to -burst at most) before peek() lets another through.
+   * bucket owes the rest before peek() lets another through. The debt is as deep as the requests that
+   * overshot, so the rate over time stays the spec's; it cannot grow without end, since only requests that
+   * passed (at most as many as are in flight at once) are charged.
    */
   charge(key: string, spec: RateSpec): void {
     const { slot, tokens, t } = this.current(key, spec);
-    this.put(slot, Math.max(-spec.burst, tokens - 1), t, spec);
+    this.put(slot, tokens - 1, t, spec);
   }
 
   /** How many keys are held: never more than maxKeys (and the overflow bucket). */
@@ -89,15 +99,26 @@ export class RateLimiter {
   private current(key: string, spec: RateSpec): { slot: string; tokens: number; t: number } {
     const t = this.now();
     this.forgetFull(t);
-    const slot = this.slot(key);
+    const slot = this.slot(key, t);
     const b = this.buckets.get(slot);
     return { slot, tokens: b ? refilled(b, t, spec) : spec.burst, t };
   }
 
   /** The bucket a key is counted in: its own, unless it is new, there is no room, and new keys share. */
-  private slot(key: string): string {
+  private slot(key: string, t: number): string {
     if (this.whenFull === 'evict-stalest' || this.buckets.has(key)) return key;
-    return this.buckets.size - (this.buckets.has(OVERFLOW_KEY) ? 1 : 0) < this.maxKeys ? key : OVERFLOW_KEY;
+    if (this.hasRoom()) return key;
+    // forgetFull() stops at the stalest bucket still spent: full ones behind it hold room it cannot see
+    if (t - this.sweptAt >= SWEEP_INTERVAL_MS) {
+      this.sweptAt = t;
+      for (const [k, b] of this.buckets) if (b.fullAt <= t) this.buckets.delete(k);
+      if (this.hasRoom()) return key;
+    }
+    return OVERFLOW_KEY;
+  }
+
+  private hasRoom(): boolean {
+    return this.buckets.size - (this.buckets.has(OVERFLOW_KEY) ? 1 : 0) < this.maxKeys;
   }
 
   /** Stores a bucket as the most recent key (Map order is recency: the first key is the stalest). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RateLimiter } from './token-bucket.js';
+import { RateLimiter, SWEEP_INTERVAL_MS } from './token-bucket.js';
 
 const spec = { perSecond: 2, burst: 4 };
 
@@ -28,7 +28,7 @@ describe('RateLimiter.peek', () => {
 });
 
 describe('RateLimiter.charge', () => {
-  it('spends a token the bucket no longer has: the bucket owes it, down to -burst', () => {
+  it('spends a token the bucket no longer has: the bucket owes it, all of it', () => {
     let t = 0;
     const rl = new RateLimiter(() => t);
     for (let i = 0; i < 6; i++) rl.charge('a', spec); // 4 - 6 = -2
@@ -37,8 +37,13 @@ describe('RateLimiter.charge', () => {
     expect(rl.peek('a', spec).ok).toBe(false);
     t = 1500;
     expect(rl.peek('a', spec).ok).toBe(true);
-    for (let i = 0; i < 100; i++) rl.charge('b', spec);
-    expect(rl.peek('b', spec)).toEqual({ ok: false, retryAfterSeconds: 3 }); // floored at -4: 5 tokens owed
+    // no floor: 84 charged, 80 owed, so over time the rate is still 2 a second
+    for (let i = 0; i < 84; i++) rl.charge('b', spec);
+    expect(rl.peek('b', spec)).toEqual({ ok: false, retryAfterSeconds: 41 });
+    t += 40_499;
+    expect(rl.peek('b', spec).ok).toBe(false);
+    t += 1;
+    expect(rl.peek('b', spec).ok).toBe(true);
   });
 
   it('where take() charges only the first of requests that passed at the last token', () => {
@@ -70,7 +75,7 @@ describe('RateLimiter past maxKeys', () => {
     expect(rl.take('a', one).ok).toBe(true);
     expect(rl.take('b', one).ok).toBe(true);
     expect(rl.take('c', one).ok).toBe(true); // the overflow bucket's token
-    expect(rl.take('d', one)).toEqual({ ok: false, retryAfterSeconds: 1 }); // …shared: spent
+    expect(rl.take('d', one)).toEqual({ ok: false, retryAfterSeconds: 1, shared: true }); // …shared: spent
     expect(rl.take('a', one).ok).toBe(false); // not evicted by c or d
     expect(rl.size).toBe(3); // a, b and the overflow bucket
     t = 1000; // all full again: forgotten, so room for new keys of their own
@@ -78,6 +83,37 @@ describe('RateLimiter past maxKeys', () => {
     expect(rl.take('f', one).ok).toBe(true);
     expect(rl.take('g', one).ok).toBe(true); // the overflow bucket afresh
     expect(rl.take('h', one).ok).toBe(false);
+  });
+
+  it('share-overflow: refilled buckets behind a stalest one still spent are swept to make room', () => {
+    let t = 0;
+    const rl = new RateLimiter(() => t, 3, 'share-overflow');
+    for (let i = 0; i < 5; i++) rl.charge('deep', one); // -4: full again at 5 s, and the stalest
+    rl.charge('b', one); // full again at 1 s
+    rl.charge('c', one);
+    t = 1000; // b and c refilled, behind deep, which forgetting-from-the-stalest stops at
+    expect(rl.peek('new', one)).toEqual({ ok: true });
+    rl.charge('new', one);
+    expect(rl.peek('new', one).ok).toBe(false); // its own bucket, not the overflow one
+    expect(rl.peek('deep', one).ok).toBe(false); // a spent bucket is never what makes room
+    expect(rl.size).toBe(2);
+  });
+
+  it('share-overflow: a sweep that finds no room is not repeated within SWEEP_INTERVAL_MS', () => {
+    expect(SWEEP_INTERVAL_MS).toBe(100);
+    let t = 0;
+    const rl = new RateLimiter(() => t, 2, 'share-overflow');
+    for (let i = 0; i < 3; i++) rl.charge('a', one); // full again at 3 s
+    rl.charge('b', one); // full again at 1 s, behind a
+    t = 500;
+    rl.charge('c', one); // no room (b not refilled yet): the overflow bucket, spent
+    t = 950; // a sweep, finding nothing
+    expect(rl.peek('d', one)).toEqual({ ok: false, retryAfterSeconds: 1, shared: true });
+    t = 1000; // b has refilled, but the last sweep was 50 ms ago
+    expect(rl.peek('d', one)).toEqual({ ok: false, retryAfterSeconds: 1, shared: true });
+    t = 1050; // a sweep is due again: b's room goes to d
+    expect(rl.peek('d', one)).toEqual({ ok: true });
+    expect(rl.size).toBe(2); // a and the overflow bucket; d holds nothing until charged
   });
 
   it('share-overflow: peek() and charge() answer a new key past maxKeys by the overflow bucket', () => {
@@ -113,6 +149,7 @@ describe('RateLimiter forgets buckets that have filled up again', () => {
     for (let i = 0; i < 5; i++) rl.take('a', spec); // the fifth refused: 0 left, full at 2 s
     t = 1999;
     rl.take('b', spec);
+    expect(rl.peek('a', spec).ok).toBe(true);
     expect(rl.size).toBe(2); // a: 3.998 tokens, not yet full
     t = 2000;
     rl.take('b', spec);

@@ -10,6 +10,8 @@ import { globMatches, type ServiceAccountGrant, type WorkerToken } from './confi
 export interface WorkerPrincipal {
   /** Recorded on the session and in logs: never the credential itself. */
   label: string;
+  /** Worker auth is off (local mode): nothing was checked. */
+  open?: true;
   may(workerId: string): boolean;
 }
 
@@ -40,7 +42,7 @@ export function workerAuthenticator(o: WorkerAuthOptions): WorkerAuthenticator {
   return {
     description,
     async authenticate(bearer) {
-      if (o.open) return { ok: true, principal: { label: 'local', may: () => true } };
+      if (o.open) return { ok: true, principal: { label: 'local', open: true, may: () => true } };
       if (!bearer) return { ok: false, code: 'unauthenticated', reason: 'missing bearer token' };
       if (bearer.length > MAX_TOKEN_LENGTH)
         return { ok: false, code: 'unauthenticated', reason: 'token too long' };

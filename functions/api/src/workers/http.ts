@@ -19,7 +19,8 @@ export const requireWorker = (auth: WorkerAuthenticator) =>
     const outcome = await auth.authenticate(token);
     if (outcome.ok) {
       c.set('worker', outcome.principal);
-      noteAuthSuccess(c, token); // known from now on: heartbeats pass a shared address's empty bucket
+      // known from now on (auth on): its heartbeats pass a shared address's empty bucket
+      if (!outcome.principal.open) noteAuthSuccess(c, token);
       return next();
     }
     // Counted against the caller's address (a worker's own limits are keyed by its id, after this).
