@@ -23,7 +23,7 @@ const HINTS: Record<string, Hint> = {
   // or a Google identity that is not on the admin list.
   forbidden: (b) =>
     /crawler token/i.test(typeof b.message === 'string' ? b.message : '')
-      ? 'that is a crawler token, which opens discovery and leases only: admin commands need an admin token in PROXYPLANE_ADMIN_TOKEN (keep the crawler token in PROXYPLANE_CRAWLER_TOKEN: PROXYPLANE_TOKEN is sent by every command)'
+      ? 'that is a crawler token, which opens discovery and leases only: admin commands need an admin token in PROXYPLANE_ADMIN_TOKEN, and the crawler token belongs in PROXYPLANE_CRAWLER_TOKEN (PROXYPLANE_TOKEN, when set, is sent by every command before either)'
       : 'your identity is valid but not an admin: ask for it to be added to ADMIN_PRINCIPALS',
   // A proxy's own routes (…/spec, …/reconcile) answer not_found for an unknown proxy too; only the
   // API's catch-all says "no such route" (an API older than the route).

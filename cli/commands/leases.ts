@@ -4,6 +4,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { TTL_BOUNDS } from '../../shared/src/domain/leases/model.js';
+import { canonicalTarget } from '../../shared/src/domain/leases/target.js';
 import { ProxyProtocol } from '../../shared/src/domain/proxy.js';
 import { exactlyOne, keyValues, none, oneOfEach, outputOf, positiveInt } from '../args.js';
 import type { Ctx } from '../context.js';
@@ -113,7 +114,14 @@ export async function renewLease({ api, io, args }: Ctx): Promise<void> {
   );
   if (output === 'json') return io.out(json(r));
   if (output === 'yaml') return io.out(yaml(r));
-  io.out(`lease ${r.leaseId} renewed until ${r.expiresAt} (${r.ttlSeconds}s)`);
+  // A renewal never shortens a lease (docs/leases.md): with a --ttl shorter than what is left, the expiry
+  // stands and only the TTL of later renewals changes — say so rather than print a TTL beside a far time.
+  const left = Math.round((Date.parse(r.expiresAt) - io.now().getTime()) / 1000);
+  io.out(
+    left > r.ttlSeconds + 1
+      ? `lease ${r.leaseId} renewed: its expiry stands at ${r.expiresAt} (${left}s left, more than its TTL, now ${r.ttlSeconds}s)`
+      : `lease ${r.leaseId} renewed until ${r.expiresAt} (TTL ${r.ttlSeconds}s)`,
+  );
 }
 
 export const reportOptions = { target: leaseOptions.target } as const;
@@ -138,9 +146,10 @@ export async function reportLease({ api, io, args }: Ctx): Promise<void> {
   if (args.values.target !== undefined) body.target = args.values.target;
   await api.call('POST', `/v1/leases/${encodeURIComponent(id)}/report`, { role: 'crawler', body });
   // The API's fallback (docs/leases.md): the reported target, else the lease's, else every target.
+  // As the API keeps it (one spelling: lower case, the port as a number), which it has just accepted.
   const target =
     args.values.target !== undefined
-      ? String(args.values.target)
+      ? (canonicalTarget(String(args.values.target)) ?? String(args.values.target))
       : "the lease's target (every target if it had none)";
   io.out(
     result === 'ok'

@@ -3,23 +3,23 @@ import { runCli } from '../run.js';
 import { cliDeps, recordingIo } from '../testing.js';
 
 /** runCli against a fetch that records what would have been sent. */
-async function cli(args: string[]) {
+async function cli(
+  args: string[],
+  answer: object = { leaseId: 'l1', expiresAt: '2026-02-01T12:10:00.000Z', ttlSeconds: 600 },
+) {
   const io = recordingIo();
   const sent: string[] = [];
   const bodies: unknown[] = [];
   const fetch = (async (url: string, init?: RequestInit) => {
     sent.push(url);
     if (typeof init?.body === 'string') bodies.push(JSON.parse(init.body));
-    return new Response(
-      JSON.stringify({ leaseId: 'l1', expiresAt: '2026-02-01T12:10:00.000Z', ttlSeconds: 600 }),
-      { headers: { 'content-type': 'application/json' } },
-    );
+    return new Response(JSON.stringify(answer), { headers: { 'content-type': 'application/json' } });
   }) as unknown as typeof globalThis.fetch;
   const code = await runCli(
     ['leases', ...args, '--api', 'http://127.0.0.1:9'],
     cliDeps(io, fetch, { PROXYPLANE_TOKEN: 'crawler-token-0123456789' }),
   );
-  return { code, err: io.errLines, sent, bodies };
+  return { code, out: io.outLines, err: io.errLines, sent, bodies };
 }
 
 describe('leases renew --ttl', () => {
@@ -34,6 +34,32 @@ describe('leases renew --ttl', () => {
   it.each(['5', '3600'])('sends %s', async (ttl) => {
     const r = await cli(['renew', 'l1', '--ttl', ttl]);
     expect(r).toMatchObject({ code: 0, sent: ['http://127.0.0.1:9/v1/leases/l1/renew'] });
+  });
+});
+
+describe('leases renew: what it says', () => {
+  // the test clock (recordingIo) reads 2026-02-01T12:00:00Z
+  it('the new expiry and the TTL', async () => {
+    const r = await cli(['renew', 'l1']);
+    expect(r.out).toEqual(['lease l1 renewed until 2026-02-01T12:10:00.000Z (TTL 600s)']);
+  });
+
+  it('with a --ttl shorter than what is left: that the expiry stands, and the TTL it now has', async () => {
+    const r = await cli(['renew', 'l1', '--ttl', '60'], {
+      leaseId: 'l1',
+      expiresAt: '2026-02-01T12:10:00.000Z',
+      ttlSeconds: 60,
+    });
+    expect(r.out).toEqual([
+      'lease l1 renewed: its expiry stands at 2026-02-01T12:10:00.000Z (600s left, more than its TTL, now 60s)',
+    ]);
+  });
+});
+
+describe('leases report: what it says', () => {
+  it('names the target as the API keeps it', async () => {
+    const r = await cli(['report', 'l1', 'banned', '--target', 'Example.COM:0443']);
+    expect(r.out).toEqual(['lease l1 reported banned: its proxy cools down for example.com:443']);
   });
 });
 

@@ -280,7 +280,7 @@ describe('proxyplane leases', () => {
     expect(r).toMatchObject({ leaseId: grant.leaseId, ttlSeconds: 900 });
     expect(Date.parse(r.expiresAt)).toBeGreaterThan(Date.parse(grant.expiresAt));
     expect((await cli(['leases', 'renew', grant.leaseId])).stdout).toMatch(
-      new RegExp(`^lease ${grant.leaseId} renewed until \\S+ \\(900s\\)\\n$`),
+      new RegExp(`^lease ${grant.leaseId} renewed until \\S+ \\(TTL 900s\\)\\n$`),
     );
     const reported = await cli(['leases', 'report', grant.leaseId, 'rate_limited']);
     expect(reported).toMatchObject({

@@ -167,6 +167,7 @@ describe.skipIf(why !== '')(`gateway → managed squid${why ? ` (skipped: ${why}
     expect(await ok.text()).toBe('hello from /fetched via no credentials');
     const pinned = await fetchVia(`http://${PINNED_HOST}:${targetPort}/fetched`);
     expect(pinned.status).toBe(502);
+    expect(pinned.headers.get('x-proxyplane-upstream-status')).toBe('403'); // as on the proxy listener
     expect(await pinned.json()).toMatchObject({ error: 'upstream_refused', upstreamStatus: 403 });
   });
 

@@ -219,6 +219,8 @@ describe('gateway (standalone) through a real upstream proxy', () => {
       body: JSON.stringify({ url: 'http://169.254.169.254/computeMetadata/v1/' }),
     });
     expect(r.status).toBe(403);
+    expect(r.headers.get('x-proxyplane-error')).toBe('ssrf_refused');
+    expect(r.headers.get('x-proxyplane-reason')).toBe('metadata'); // as on the proxy listener
     expect(await r.json()).toEqual({ error: 'ssrf_refused', reason: 'metadata' });
     expect(await gw.metrics()).toMatch(/gateway_ssrf_refusals_total\{listener="fetch",reason="metadata"\} 1/);
   });

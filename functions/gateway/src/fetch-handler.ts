@@ -10,6 +10,7 @@ import { type FetchCaller, type FetchDeps, fetchThrough } from './fetch-through.
 import type { Logger } from './logger.js';
 import { drainUnread, readBody, sendJson } from './node-io.js';
 import { connectionListed } from './response-head.js';
+import { detailHeaders } from './responses.js';
 import { streamBody } from './stream-body.js';
 
 export interface FetchHandlerDeps extends FetchDeps {
@@ -51,7 +52,7 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
     route = '-',
   ) => {
     deps.recorder.request('fetch', route, code);
-    sendJson(res, status, body, { ...extra, 'x-proxyplane-error': code });
+    sendJson(res, status, body, { ...detailHeaders(body), ...extra, 'x-proxyplane-error': code });
   };
   const tooLarge = (req: IncomingMessage, res: ServerResponse) => {
     refuse(res, 413, 'body_too_large', { error: 'body_too_large' });

@@ -14,6 +14,23 @@ const REASONS: Record<number, string> = {
 
 export const ESTABLISHED = Buffer.from('HTTP/1.1 200 Connection established\r\n\r\n', 'latin1');
 
+/** The body fields a refusal also says in a header of its own, on the proxy listener and /v1/fetch alike. */
+const DETAIL_HEADERS = [
+  ['reason', 'X-Proxyplane-Reason'],
+  ['upstreamStatus', 'X-Proxyplane-Upstream-Status'],
+  ['socksReply', 'X-Proxyplane-Socks-Reply'],
+] as const;
+
+/** The detail headers of a refusal whose JSON body is `detail` (docs/gateway.md § Error codes). */
+export function detailHeaders(detail: object): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const fields = detail as Record<string, unknown>;
+  for (const [field, header] of DETAIL_HEADERS) {
+    if (fields[field] !== undefined) headers[header] = String(fields[field]);
+  }
+  return headers;
+}
+
 export function errorResponse(
   status: number,
   code: string,
@@ -22,10 +39,7 @@ export function errorResponse(
   const body = JSON.stringify({ error: code, ...detail });
   let extra = '';
   if (status === 407) extra += 'Proxy-Authenticate: Basic realm="proxyplane"\r\n';
-  if (detail.reason !== undefined) extra += `X-Proxyplane-Reason: ${detail.reason}\r\n`;
-  if (detail.upstreamStatus !== undefined)
-    extra += `X-Proxyplane-Upstream-Status: ${detail.upstreamStatus}\r\n`;
-  if (detail.socksReply !== undefined) extra += `X-Proxyplane-Socks-Reply: ${detail.socksReply}\r\n`;
+  for (const [name, value] of Object.entries(detailHeaders(detail))) extra += `${name}: ${value}\r\n`;
   return (
     `HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\n` +
     `X-Proxyplane-Error: ${code}\r\n${extra}` +

@@ -9,7 +9,7 @@ export const ifMatchHeader = (what: { example: string; description: string }) =>
     'If-Match': z
       .string()
       .refine((v) => parseIfMatch(v) !== null, {
-        message: `If-Match must be * or a list of entity tags, e.g. ${what.example} or ${what.example}, "8" (the quotes are part of it)`,
+        message: `If-Match must be * or a list of entity tags separated by commas, e.g. ${what.example} (the quotes are part of it)`,
         params: { issue: 'invalid_if_match' },
       })
       .optional()
