@@ -100,6 +100,7 @@ export async function runProbePass(
   const skipped = new Map<string, number>();
   const echoAnswers = echoCheck(deps.prober, deps.tiers.echoUrl ?? '');
   const egressUncounted: string[] = [];
+  const credentialsUnavailable: string[] = [];
   // A proxy holds its probe slot (`concurrency`) for its BASIC/EGRESS verdict only; its TARGET checks then
   // wait for the pass's TARGET slots while the slot probes the next proxy (docs/health.md § TARGET). Each
   // proxy's decision waits for both, and the pass writes once, after every decision.
@@ -108,6 +109,10 @@ export async function runProbePass(
     // other proxy judges a route no gateway could pick it for, and its tracks are dropped (empty set).
     const checks = routes && p.spec.gatewayPool ? targetChecksFor(routes, p.spec.attributes) : [];
     const via = await target(deps, p);
+    if (via === null) {
+      credentialsUnavailable.push(p.name);
+      return { decided: Promise.resolve(null) };
+    }
     const active = await runActiveTiers(
       deps.prober,
       via,
@@ -138,7 +143,19 @@ export async function runProbePass(
     decided.catch(() => {});
     return { decided };
   });
-  const decided: Decided<ActiveDecision>[] = await Promise.all(pending.map((x) => x.decided));
+  const decided: Decided<ActiveDecision>[] = (await Promise.all(pending.map((x) => x.decided))).filter(
+    (d) => d !== null,
+  );
+  if (credentialsUnavailable.length > 0) {
+    deps.log.warn(
+      'proxy credentials unavailable right now (Secret Manager); those proxies not probed this pass',
+      {
+        event: 'probe.credentials_unavailable',
+        proxies: credentialsUnavailable.length,
+        first: credentialsUnavailable.slice(0, 10),
+      },
+    );
+  }
   if (skipped.size > 0) {
     deps.log.warn('TARGET checks skipped: no TARGET slot free within the check timeout; their tracks kept', {
       skipped: [...skipped.values()].reduce((a, b) => a + b, 0),
@@ -258,11 +275,13 @@ export async function publishTransitions(
   return transitions.length;
 }
 
+/** How to reach the proxy as a crawler would, or null when its credentials cannot be read right now. */
 async function target(deps: ProbeDeps, p: ProxyResource) {
   const port = p.spec.mode === 'managed' ? p.spec.port : p.spec.endpoint.port;
   // The version the instance serves, as crawlers are handed it (served-credentials.ts).
   const ref = clientCredentialsRef(p);
   const payload = ref ? await readCredentials(deps, p.name, ref) : null;
+  if (payload === undefined) return null;
   // Parsed as every reader parses it (a trailing newline is not part of the password). A malformed secret
   // is probed without credentials: the proxy answers 407 and counts as failing, which it is for crawlers.
   const parsed = payload === null ? null : parseProxyCredentials(payload);
@@ -273,14 +292,25 @@ async function target(deps: ProbeDeps, p: ProxyResource) {
   return { host: p.status.ip!, port, credentials, protocol: proxyProtocol(p) };
 }
 
-/** The secret's payload, or null when it cannot be read (deleted, IAM, disabled version, a Secret Manager
- *  blip): that proxy alone is probed without credentials, as a malformed secret is, and fails with 407 —
- *  crawlers cannot use it either. Thrown, it would abort the whole pass and freeze the fleet's health. */
-async function readCredentials(deps: ProbeDeps, proxy: string, ref: SecretRef): Promise<string | null> {
+/**
+ * The secret's payload; null when it cannot be read for a reason of its own (deleted, IAM, a disabled
+ * version): that proxy alone is probed without credentials, as a malformed secret is, and fails with 407 —
+ * crawlers cannot use it either. undefined when Secret Manager cannot answer right now (a transient error,
+ * past the cache's stale-if-error): that says nothing about the proxy — gateways and the lease API serve
+ * from their own caches meanwhile — and counting it would fail every credentialed proxy of the fleet at
+ * once, so the proxy is not probed this pass and its tracks stay as they are. Thrown, either would abort
+ * the whole pass and freeze the fleet's health.
+ */
+async function readCredentials(
+  deps: ProbeDeps,
+  proxy: string,
+  ref: SecretRef,
+): Promise<string | null | undefined> {
   try {
     return await deps.secrets.access(ref);
   } catch (err) {
     if (!(err instanceof SecretAccessError)) throw err;
+    if (err.retryable) return undefined; // one line for the pass says so (runProbePass)
     deps.log.warn('proxy credentials secret cannot be read; probing without credentials', {
       proxy,
       secret: ref.secret,

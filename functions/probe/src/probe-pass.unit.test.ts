@@ -141,7 +141,6 @@ describe('runProbePass: a proxy whose credentials secret cannot be read', () => 
     ['deleted secret', 'not_found'],
     ['IAM denied', 'permission_denied'],
     ['disabled version', 'failed_precondition'],
-    ['Secret Manager blip', 'transient'],
   ])('%s: only that proxy is probed without credentials; the others are still written', async (_n, kind) => {
     const f = fakes(ECHO, new Set());
     const warnings: Array<[string, Record<string, unknown>]> = [];
@@ -175,6 +174,42 @@ describe('runProbePass: a proxy whose credentials secret cannot be read', () => 
       [
         'proxy credentials secret cannot be read; probing without credentials',
         { proxy: 'b', secret: 'broken', kind },
+      ],
+    ]);
+  });
+
+  it('Secret Manager unavailable (transient): those proxies are not probed this pass, their tracks kept; one line', async () => {
+    const f = fakes(ECHO, new Set());
+    const warnings: Array<[string, Record<string, unknown>]> = [];
+    f.deps.log = { info: () => {}, warn: (m, fields) => void warnings.push([m, fields]) };
+    f.deps.secrets = {
+      access: async (ref) => {
+        if (ref.secret === 'flaky') {
+          throw new SecretAccessError('transient', `projects/p/secrets/${ref.secret}`, 'UNAVAILABLE');
+        }
+        return 'user:s3cret';
+      },
+    };
+    const withSecret = (name: string, ip: string, secret: string) =>
+      aProxy({
+        name,
+        spec: managedSpec({ credentialsRef: { secret } }),
+        status: { ip, providerId: `zones/z/instances/${name}` },
+      });
+    const all = [
+      withSecret('a', '10.0.0.2', 'good'),
+      withSecret('b', '10.0.0.3', 'flaky'),
+      withSecret('d', '10.0.0.5', 'flaky'),
+      withSecret('c', '10.0.0.4', 'good'),
+    ];
+    const counts = await passes(f.deps, all, 1);
+    expect(counts).toMatchObject({ probed: 4, written: 2 });
+    expect([...f.health.keys()].sort()).toEqual(['a', 'c']); // no result for b or d: nothing stored
+    expect(f.targets.filter((t) => t.host === '10.0.0.3' || t.host === '10.0.0.5')).toEqual([]);
+    expect(warnings).toEqual([
+      [
+        'proxy credentials unavailable right now (Secret Manager); those proxies not probed this pass',
+        { event: 'probe.credentials_unavailable', proxies: 2, first: expect.arrayContaining(['b', 'd']) },
       ],
     ]);
   });
