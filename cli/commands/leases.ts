@@ -102,6 +102,9 @@ function renewTtl(raw: string): number {
   return ttl;
 }
 
+/** Seconds this machine's clock may be off the API's before `renew` misreads an extension as none. */
+const RENEW_CLOCK_MARGIN_S = 30;
+
 export async function renewLease({ api, io, args }: Ctx): Promise<void> {
   const id = exactlyOne(args.positionals, 'lease ID');
   const output = outputOf(args.values, ['table', 'json', 'yaml']);
@@ -116,9 +119,10 @@ export async function renewLease({ api, io, args }: Ctx): Promise<void> {
   if (output === 'yaml') return io.out(yaml(r));
   // A renewal never shortens a lease (docs/leases.md): with a --ttl shorter than what is left, the expiry
   // stands and only the TTL of later renewals changes — say so rather than print a TTL beside a far time.
+  // Only with a --ttl (without one a renewal always extends), and with a margin for this machine's clock.
   const left = Math.round((Date.parse(r.expiresAt) - io.now().getTime()) / 1000);
   io.out(
-    left > r.ttlSeconds + 1
+    body.ttlSeconds !== undefined && left > r.ttlSeconds + RENEW_CLOCK_MARGIN_S
       ? `lease ${r.leaseId} renewed: its expiry stands at ${r.expiresAt} (${left}s left, more than its TTL, now ${r.ttlSeconds}s)`
       : `lease ${r.leaseId} renewed until ${r.expiresAt} (TTL ${r.ttlSeconds}s)`,
   );

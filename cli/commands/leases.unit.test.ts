@@ -54,6 +54,15 @@ describe('leases renew: what it says', () => {
       'lease l1 renewed: its expiry stands at 2026-02-01T12:10:00.000Z (600s left, more than its TTL, now 60s)',
     ]);
   });
+
+  it('without --ttl a renewal extends: a clock here behind the API changes nothing said', async () => {
+    const r = await cli(['renew', 'l1'], {
+      leaseId: 'l1',
+      expiresAt: '2026-02-01T12:10:02.000Z', // the API's clock 2 s ahead
+      ttlSeconds: 600,
+    });
+    expect(r.out).toEqual(['lease l1 renewed until 2026-02-01T12:10:02.000Z (TTL 600s)']);
+  });
 });
 
 describe('leases report: what it says', () => {

@@ -6,7 +6,7 @@
 // X-Forwarded-For's last entry, as behind Cloud Run's front end.
 import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
-import type { Authenticator } from './auth/authenticator.js';
+import { type Authenticator, openAuthenticator } from './auth/authenticator.js';
 import { DEFAULT_CALLER_RATES } from './middleware/caller-rate-limit.js';
 import { ADMIN_TOKEN, everySurface } from './testing/harness.js';
 import { workerAuthenticator } from './workers/auth.js';
@@ -19,16 +19,17 @@ const FORM = 'application/x-www-form-urlencoded';
 
 const WORKER = 'worker-token-gw-1-0123456789abcdef';
 
-function limited(opts: { workerAuthOff?: boolean } = {}) {
+function limited(opts: { workerAuthOff?: boolean; adminAuthOff?: boolean } = {}) {
   let refused = 0;
   let checks = 0;
   const h0 = everySurface();
   // Counts the credential checks of the admin authenticator (every surface but the workers' uses it).
+  const admin = opts.adminAuthOff ? openAuthenticator() : h0.deps.auth;
   const counted: Authenticator = {
-    description: h0.deps.auth.description,
+    description: admin.description,
     authenticate: (token) => {
       checks++;
-      return h0.deps.auth.authenticate(token);
+      return admin.authenticate(token);
     },
   };
   const h = everySurface({
@@ -177,6 +178,24 @@ describe('the app with the failed-authentication limit', () => {
     expect((await h.send(from, '/v1/jobs', bearer(guess))).status).toBe(429);
     expect(h.checks()).toBe(checked);
   });
+
+  it.each<[string, string]>([
+    ['an admin route', '/v1/proxies/p1'],
+    ['the fleet page', '/fleet/api/state'],
+  ])(
+    'with admin auth off (local mode), what %s accepts unchecked does not become known',
+    async (_n, path) => {
+      const h = limited({ adminAuthOff: true });
+      const from = '203.0.113.63';
+      const guess = 'a-guess-at-a-worker-token-01234';
+      const first = (await h.send(from, path, bearer(guess))).status;
+      expect([200, 404]).toContain(first); // accepted: auth is off
+      for (let i = 0; i < 2; i++) {
+        expect((await h.send(from, '/v1/workers/gw-1/snapshot', bearer(BAD))).status).toBe(401);
+      }
+      expect((await h.send(from, '/v1/workers/gw-1/snapshot', bearer(guess))).status).toBe(429);
+    },
+  );
 
   it('documents the 429 on the credentialed operations when only this limit is configured', async () => {
     const h = everySurface({

@@ -21,12 +21,16 @@ const DETAIL_HEADERS = [
   ['socksReply', 'X-Proxyplane-Socks-Reply'],
 ] as const;
 
+const HEADER_TOKEN = /^[\x21-\x7e]{1,100}$/;
+
 /** The detail headers of a refusal whose JSON body is `detail` (docs/gateway.md § Error codes). */
 export function detailHeaders(detail: object): Record<string, string> {
   const headers: Record<string, string> = {};
   const fields = detail as Record<string, unknown>;
   for (const [field, header] of DETAIL_HEADERS) {
-    if (fields[field] !== undefined) headers[header] = String(fields[field]);
+    const value = fields[field] === undefined ? '' : String(fields[field]);
+    // Codes and numbers only (what every refusal puts there): anything else stays in the body alone.
+    if (HEADER_TOKEN.test(value)) headers[header] = value;
   }
   return headers;
 }

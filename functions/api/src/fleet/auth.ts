@@ -51,7 +51,7 @@ function refuse(c: Context, status: 401 | 403 | 503, code: string, reason: strin
  * the reason, one that cannot be checked now 503, anything else 401 without detail.
  */
 export function refuseLogin(c: Context, outcome: Extract<AuthOutcome, { ok: false }>) {
-  noteAuthFailure(c, outcome.code);
+  noteAuthFailure(c, outcome.code, 'other'); // the form's token or ?token=, not an Authorization bearer
   if (outcome.code === 'forbidden')
     return c.html(loginPage(`That token is refused: ${outcome.reason}.`), 403);
   if (outcome.code === 'unavailable') {

@@ -55,7 +55,8 @@ export interface AuthFailureLimitOptions {
 }
 
 export type AuthFailureEnv = {
-  Variables: { authFailed?: true; authAccepted?: string; authHeldBack?: () => Response };
+  /** authFailed: whose credential failed — the Authorization bearer's, or another one (a login form's). */
+  Variables: { authFailed?: 'bearer' | 'other'; authAccepted?: string; authHeldBack?: () => Response };
 };
 
 const unlimited = (path: string) => path === '/healthz' || path === '/v1/echo';
@@ -64,10 +65,15 @@ const unlimited = (path: string) => path === '/healthz' || path === '/v1/echo';
  * Marks the request as a failed authentication, to be counted against its address once it is answered.
  * Called by every place that refuses a credential (auth/middleware.ts, fleet/auth.ts, workers/http.ts)
  * for an `unauthenticated` or `forbidden` outcome; `unavailable` (the check itself could not run) is not
- * the caller's failure. A 401 counts even unmarked.
+ * the caller's failure. A 401 counts even unmarked. `of`: whose credential it was — a known bearer that
+ * came along with a login form that failed is still good, and stays known.
  */
-export function noteAuthFailure(c: Context, code: Extract<AuthOutcome, { ok: false }>['code']): void {
-  if (code !== 'unavailable') (c as Context<AuthFailureEnv>).set('authFailed', true);
+export function noteAuthFailure(
+  c: Context,
+  code: Extract<AuthOutcome, { ok: false }>['code'],
+  of: 'bearer' | 'other' = 'bearer',
+): void {
+  if (code !== 'unavailable') (c as Context<AuthFailureEnv>).set('authFailed', of);
 }
 
 /**
@@ -118,6 +124,7 @@ export function authFailureLimit(
     const key = sourceKey(clientAddress(c.req.header('x-forwarded-for'), opts.trustedHops, peer));
     const bearer = bearerToken(c.req.header('authorization'));
     const d = limiter.peek(key, opts.rate);
+    const passedAsKnown = !d.ok;
     if (!d.ok) {
       const refuse = () => {
         opts.refused?.();
@@ -132,9 +139,15 @@ export function authFailureLimit(
       c.set('authHeldBack', refuse);
     }
     await next();
-    if (c.get('authFailed') === true || c.res.status === 401) {
-      if (bearer !== undefined) known.forget(bearer);
-      limiter.charge(key, opts.rate);
+    const failed = c.get('authFailed');
+    if (failed !== undefined || c.res.status === 401) {
+      if (bearer !== undefined && failed !== 'other') known.forget(bearer);
+      // Only a request that passed the bucket may leave it owing: one let through as known (the bucket
+      // refused) takes what is there, nothing below it — else a known token's holder alternating a
+      // refused use of it (a 403) with a good one could deepen the debt without end, and hold every
+      // newcomer at that address out.
+      if (passedAsKnown) limiter.take(key, opts.rate);
+      else limiter.charge(key, opts.rate);
       return;
     }
     const accepted = c.get('authAccepted');

@@ -42,7 +42,9 @@ function app(opts: { logQuietMs?: number; maxKeys?: number } = {}) {
     if (held) return held;
     const outcome = c.req.header('x-auth') ?? 'ok';
     checks.push(outcome);
-    return outcome === 'ok' ? c.text('signed in') : c.json({ error: 'x' }, 401);
+    if (outcome === 'ok') return c.text('signed in');
+    noteAuthFailure(c, 'unauthenticated', 'other'); // as fleet/auth.ts refuseLogin does
+    return c.json({ error: 'x' }, 401);
   });
   a.all('*', async (c) => {
     const outcome = c.req.header('x-auth') ?? 'ok';
@@ -269,5 +271,35 @@ describe('authFailureLimit and credentials accepted before', () => {
     expect((await h.call('198.51.100.3', '401')).status).toBe(429); // with every newcomer
     const sources = h.log.lines.filter((r) => r.severity === 'WARNING').map((r) => r.source);
     expect(sources).toEqual(['198.51.100.1', 'overflow', 'overflow']);
+  });
+
+  it('a known token refused where it may not go (403), alternated with good uses, leaves no debt beyond empty', async () => {
+    const h = app();
+    expect((await h.call('203.0.113.7', 'ok', '/v1/proxies', 'crawler-token')).status).toBe(200);
+    await spend(h, '203.0.113.7');
+    // The holder sends a refused use (403: it forgets the token) and a good one (it makes it known again)
+    // together, over and over, both let through as known while the bucket is empty.
+    for (let i = 0; i < 50; i++) {
+      const open = h.hold();
+      const pair = [
+        h.call('203.0.113.7', '403', '/v1/admin-only', 'crawler-token'),
+        h.call('203.0.113.7', 'ok', '/v1/proxies', 'crawler-token'),
+      ];
+      await new Promise((r) => setImmediate(r));
+      open();
+      expect((await Promise.all(pair)).map((r) => r.status)).toEqual([403, 200]);
+    }
+    // No debt was run up: a second later the next token is there for a newcomer, checked
+    h.advance(1000);
+    expect((await h.call('203.0.113.7', '401', '/v1/proxies', 'newcomer')).status).toBe(401);
+  });
+
+  it('a login form that fails does not make the bearer sent along unknown', async () => {
+    const h = app();
+    expect((await h.call('203.0.113.7', 'ok', '/v1/proxies', 'admin-token')).status).toBe(200);
+    expect((await h.call('203.0.113.7', '401', '/login', 'admin-token')).status).toBe(401);
+    expect(h.limit.known.size).toBe(1);
+    expect((await h.call('203.0.113.7', '401', '/v1/proxies', 'admin-token')).status).toBe(401);
+    expect(h.limit.known.size).toBe(0); // its own failure does
   });
 });

@@ -82,8 +82,8 @@ export class RateLimiter {
    * Spends a token after the fact, even one the bucket no longer has: of requests in flight together that
    * all passed peek() at the last token, take() would charge the first alone; here each costs one and the
    * bucket owes the rest before peek() lets another through. The debt is as deep as the requests that
-   * overshot, so the rate over time stays the spec's; it cannot grow without end, since only requests that
-   * passed (at most as many as are in flight at once) are charged.
+   * overshot, so the rate over time stays the spec's. For callers to keep it bounded: charge only requests
+   * that passed peek() (at most as many as are in flight at once), take() for the others.
    */
   charge(key: string, spec: RateSpec): void {
     const { slot, tokens, t } = this.current(key, spec);
