@@ -29,6 +29,10 @@ const ProbeEnvFields = BaseEnv.extend({
   PROBE_TICK_PERIOD_SECONDS: z.coerce.number().positive().default(60),
   /** Keep probing inside one invocation this long, for sub-minute intervals; 0 = one pass per tick. */
   PROBE_LOOP_SECONDS: z.coerce.number().min(0).max(540).default(0),
+  /** How long after its start a run waits for probe decisions: the function timeout (120 s,
+   *  shared/topology/functions.json; config.unit.test.ts holds the two together) less its last writes'
+   *  time. A pass still waiting then stores what it has (docs/health.md). */
+  PROBE_RUN_BUDGET_SECONDS: z.coerce.number().min(10).max(3600).default(110),
   /** Local targets use self-signed certificates. Never set deployed. */
   PROBE_TLS_INSECURE: z
     .enum(['0', '1'])

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ProbeEnv } from './config.js';
 
@@ -51,5 +52,16 @@ describe('probe config: the TARGET slots', () => {
 
   it.each(['0', '4096', 'many'])('rejects PROBE_TARGET_CONCURRENCY=%s', (v) => {
     expect(ProbeEnv.safeParse({ ...base, PROBE_TARGET_CONCURRENCY: v }).success).toBe(false);
+  });
+});
+
+describe('probe config: the run budget', () => {
+  it("leaves the function's last writes 10 s before its timeout (shared/topology/functions.json)", () => {
+    const table = JSON.parse(
+      readFileSync(new URL('../../../shared/topology/functions.json', import.meta.url), 'utf8'),
+    ) as { functions: Record<string, { timeoutSeconds: number }> };
+    const budget = ProbeEnv.parse(base).PROBE_RUN_BUDGET_SECONDS;
+    expect(budget).toBe(110);
+    expect(budget + 10).toBeLessThanOrEqual(table.functions.probe!.timeoutSeconds);
   });
 });

@@ -26,7 +26,15 @@ export interface ProbeHandlerDeps extends ProbeDeps {
   tickPeriodMs: number;
   /** Keep probing due proxies inside one invocation for this long (sub-minute intervals deployed); 0 = one pass. */
   loopMs: number;
+  /**
+   * How long after its start a run may wait for probe decisions (the function's timeout less the time its
+   * last writes need): a pass still waiting then stores what it has (runProbePass's budget).
+   */
+  runBudgetMs?: number;
 }
+
+/** The least a pass is given, even one that starts at the end of the run's budget. */
+export const MIN_PASS_BUDGET_MS = 5_000;
 
 export interface ProbeRunSummary extends PassCounts {
   passes: number;
@@ -89,7 +97,14 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
       const to = new Date(Math.min(deps.clock.now().getTime(), deadline));
       // A window still covered by a previous run that is still looping starts in the future: wait for it.
       if (to > from) {
-        const c = await runProbePass(deps, all, from, to, sent, routes);
+        const budget =
+          deps.runBudgetMs === undefined
+            ? undefined
+            : Math.max(
+                MIN_PASS_BUDGET_MS,
+                startedAt.getTime() + deps.runBudgetMs - deps.clock.now().getTime(),
+              );
+        const c = await runProbePass(deps, all, from, to, sent, routes, budget);
         summary.passes++;
         summary.probed += c.probed;
         summary.written += c.written;

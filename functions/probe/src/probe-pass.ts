@@ -30,7 +30,7 @@ import { type Decided, storeDecisions } from './health-writes.js';
 import { mapLimit } from './map-limit.js';
 import type { PassiveDeps } from './passive-pass.js';
 import type { ProbeRecorder } from './probe-recorder.js';
-import { SlotPool, type Timer } from './slot-pool.js';
+import { realTimer, SlotPool, type Timer } from './slot-pool.js';
 import {
   activeTracksOf,
   echoCheck,
@@ -87,6 +87,8 @@ export async function runProbePass(
   to: Date,
   sent: Set<string> = new Set(),
   routes: readonly RoutingRule[] | null = null,
+  /** How long this pass may wait for its decisions (the run's budget left); unset: as long as they take. */
+  budgetMs?: number,
 ): Promise<PassCounts> {
   const addressed = all.filter((p) => p.status.ip && !p.deletionRequestedAt);
   const due = addressed.filter((p) =>
@@ -101,10 +103,14 @@ export async function runProbePass(
   const echoAnswers = echoCheck(deps.prober, deps.tiers.echoUrl ?? '');
   const egressUncounted: string[] = [];
   const credentialsUnavailable: string[] = [];
+  // Decisions as they come in: at the budget, the pass stores these and leaves the rest undecided.
+  const settled: Decided<ActiveDecision>[] = [];
+  let abandoned = false;
   // A proxy holds its probe slot (`concurrency`) for its BASIC/EGRESS verdict only; its TARGET checks then
   // wait for the pass's TARGET slots while the slot probes the next proxy (docs/health.md § TARGET). Each
   // proxy's decision waits for both, and the pass writes once, after every decision.
-  const pending = await mapLimit(rotated(due, to), deps.concurrency, async (p) => {
+  const probing = mapLimit(rotated(due, to), deps.concurrency, async (p) => {
+    if (abandoned) return { decided: Promise.resolve(null) };
     // Routes pick among gateway-pool proxies only (their snapshots hold no other): a check through any
     // other proxy judges a route no gateway could pick it for, and its tracks are dropped (empty set).
     const checks = routes && p.spec.gatewayPool ? targetChecksFor(routes, p.spec.attributes) : [];
@@ -136,16 +142,27 @@ export async function runProbePass(
       const read = persisted.get(p.name);
       const redecide = (state: ProxyHealthState | null) =>
         decide(deps, p, state, outcome, checks, routes, to, sent);
-      return { decision: redecide(read?.state ?? null), base: read?.version ?? null, redecide };
+      const d = { decision: redecide(read?.state ?? null), base: read?.version ?? null, redecide };
+      settled.push(d);
+      return d;
     })();
     // Awaited below, once the probe slots have gone through every due proxy; until then its failure must
     // not surface as an unhandled rejection (nor at all when that loop throws: the pass fails anyway).
     decided.catch(() => {});
     return { decided };
   });
-  const decided: Decided<ActiveDecision>[] = (await Promise.all(pending.map((x) => x.decided))).filter(
-    (d) => d !== null,
-  );
+  const everyDecision = probing.then((pending) => Promise.all(pending.map((x) => x.decided)));
+  const decided = await withinBudget(deps, everyDecision, budgetMs, () => {
+    abandoned = true;
+    const undecided = due.length - settled.length - credentialsUnavailable.length;
+    deps.log.warn('probe pass out of time: the proxies not decided yet wait for their next slot', {
+      event: 'probe.pass_budget_spent',
+      budgetMs,
+      decided: settled.length,
+      undecided,
+    });
+    return [...settled];
+  });
   if (credentialsUnavailable.length > 0) {
     deps.log.warn(
       'proxy credentials unavailable right now (Secret Manager); those proxies not probed this pass',
@@ -180,6 +197,31 @@ export async function runProbePass(
     written,
     transitions,
   };
+}
+
+/**
+ * Every decision, or — once `budgetMs` has passed — those in by then (`spent()`): one proxy whose checks
+ * run long (a 60 s timeout per tier, a hanging target) must not hold the whole pass past the function's
+ * timeout, which would store nothing for anyone, at the same slot on every run. The checks still running
+ * are let go; their proxies keep their tracks, and the next pass probes them.
+ */
+async function withinBudget<D>(
+  deps: ProbeDeps,
+  all: Promise<Array<D | null>>,
+  budgetMs: number | undefined,
+  spent: () => D[],
+): Promise<D[]> {
+  const done = all.then((ds) => ds.filter((d): d is D => d !== null));
+  if (budgetMs === undefined) return done;
+  const stop = new AbortController();
+  const out = await Promise.race([
+    done.then((ds) => ({ ds })),
+    (deps.timer ?? realTimer)(Math.max(0, budgetMs), stop.signal).then(() => null),
+  ]);
+  stop.abort();
+  if (out) return out.ds;
+  done.catch(() => {}); // let go: its failure, if any, is no longer this pass's
+  return spent();
 }
 
 /** A decision of the active pass; `lagging`: published again for a status that lags the stored verdict. */

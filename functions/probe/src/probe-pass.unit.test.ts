@@ -273,3 +273,57 @@ describe('runProbePass: a status that lags the stored verdict (a lost publish)',
     expect(f.publisher.published).toHaveLength(2);
   });
 });
+
+describe('runProbePass: a budget', () => {
+  it('one proxy whose checks hang holds no other decision back: at the budget the rest are stored', async () => {
+    const f = fakes(ECHO, new Set());
+    const warnings: Array<[string, Record<string, unknown>]> = [];
+    f.deps.log = { info: () => {}, warn: (m, fields) => void warnings.push([m, fields]) };
+    const hang = new Promise<never>(() => {});
+    const prober = f.deps.prober;
+    f.deps.prober = {
+      ...prober,
+      handshake: (...args) => (args[0].host === '10.0.0.9' ? hang : prober.handshake(...args)),
+    };
+    let fire!: () => void; // the budget's timer, fired by the test once the others are in
+    f.deps.timer = (_ms, signal) =>
+      new Promise<void>((resolve) => {
+        fire = resolve;
+        signal.addEventListener('abort', () => resolve());
+      });
+    const all = ['a', 'b', 'c', 'd'].map((n, i) => proxy(n, `10.0.0.${i + 1}`));
+    all.push(proxy('slow', '10.0.0.9'));
+    const intervalMs = all[0]!.spec.healthCheck.intervalSeconds * 1000;
+    const pass = runProbePass(f.deps, all, t0, new Date(t0.getTime() + intervalMs), new Set(), null, 100_000);
+    for (let i = 0; i < 50 && f.targets.length < 9; i++) await new Promise((r) => setImmediate(r));
+    fire();
+    const counts = await pass;
+    expect(counts).toMatchObject({ probed: 5, written: 4 });
+    expect([...f.health.keys()].sort()).toEqual(['a', 'b', 'c', 'd']);
+    expect(warnings).toEqual([
+      [
+        'probe pass out of time: the proxies not decided yet wait for their next slot',
+        { event: 'probe.pass_budget_spent', budgetMs: 100_000, decided: 4, undecided: 1 },
+      ],
+    ]);
+  });
+
+  it('a pass done within its budget stores everything and says nothing', async () => {
+    const f = fakes(ECHO, new Set());
+    const warnings: string[] = [];
+    f.deps.log = { info: () => {}, warn: (m) => void warnings.push(m) };
+    const all = ['a', 'b'].map((n, i) => proxy(n, `10.0.0.${i + 1}`));
+    const intervalMs = all[0]!.spec.healthCheck.intervalSeconds * 1000;
+    const counts = await runProbePass(
+      f.deps,
+      all,
+      t0,
+      new Date(t0.getTime() + intervalMs),
+      new Set(),
+      null,
+      60_000,
+    );
+    expect(counts).toMatchObject({ probed: 2, written: 2 });
+    expect(warnings).toEqual([]);
+  });
+});

@@ -72,5 +72,6 @@ export function probeDeps(config: ReturnType<typeof loadProbeConfig>, log: Logge
     sleep: (ms) => sleep(ms),
     tickPeriodMs: config.PROBE_TICK_PERIOD_SECONDS * 1000,
     loopMs: config.PROBE_LOOP_SECONDS * 1000,
+    runBudgetMs: config.PROBE_RUN_BUDGET_SECONDS * 1000,
   };
 }
