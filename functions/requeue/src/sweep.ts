@@ -74,6 +74,13 @@ export async function runSweep(deps: SweepDeps, tickAt: Date): Promise<SweepRepo
   const driftFrom = gap > 0 && gap <= reach ? new Date(last!.through) : windowStart;
   const driftTo = new Date(windowStart.getTime() + deps.tickPeriodMs);
   let nextPoll = started.getTime();
+  // A drift slot whose publish failed has no due time in Firestore for a poll to find again: the range is
+  // then recorded as failed, so that the next sweep covers it again (the memory skips what went out).
+  let driftPublishFailed = false;
+  const unclaim = (item: { proxy: string; drift: boolean }) => {
+    memory.release(item.proxy);
+    if (item.drift) driftPublishFailed = true;
+  };
   try {
     const steady = deps.steady ?? new SteadyFleet(0);
     const fleet = await steady.get(started.getTime(), () => listSteadyLogged(deps));
@@ -100,7 +107,7 @@ export async function runSweep(deps: SweepDeps, tickAt: Date): Promise<SweepRepo
       pending.sort((a, b) => a.at - b.at);
       const ready = open ? pending.filter((x) => x.at <= now) : pending.splice(0);
       if (open) pending.splice(0, ready.length);
-      await publishAll(deps, ready, report, (proxy) => memory.release(proxy));
+      await publishAll(deps, ready, report, unclaim);
       if (!open && pending.length === 0) break;
       const wakeAt = Math.min(nextPoll, pending[0]?.at ?? Number.POSITIVE_INFINITY, windowEnd);
       await deps.sleep(Math.max(1, wakeAt - deps.clock.now().getTime()));
@@ -113,7 +120,9 @@ export async function runSweep(deps: SweepDeps, tickAt: Date): Promise<SweepRepo
     throw err;
   }
   const through = last && !last.failed ? Math.max(last.through, driftTo.getTime()) : driftTo.getTime();
-  memory.drift = { through, failed: false };
+  memory.drift = driftPublishFailed
+    ? { through: driftFrom.getTime(), failed: true }
+    : { through, failed: false };
   deps.log.info('requeue sweep', { ...report, windowMs: windowEnd - windowStart.getTime() });
   return report;
 }
@@ -145,7 +154,7 @@ async function publishAll(
   deps: SweepDeps,
   items: Array<{ proxy: string; at: number; drift: boolean }>,
   report: SweepReport,
-  forget: (proxy: string) => void,
+  forget: (item: { proxy: string; drift: boolean }) => void,
 ): Promise<void> {
   const results = await Promise.allSettled(
     items.map((x) => deps.publisher.publish({ proxy: x.proxy, reason: 'requeue' })),
@@ -157,8 +166,9 @@ async function publishAll(
       else report.due++;
       return;
     }
-    // The due time stays in Firestore: forgetting it lets the next poll (or sweep) publish it again.
-    forget(item.proxy);
+    // A due time stays in Firestore: forgetting it lets the next poll (or sweep) publish it again; a drift
+    // slot's range is covered again by the next sweep (runSweep).
+    forget(item);
     report.publishFailures++;
     deps.log.warn('requeue publish failed', { proxy: item.proxy, error: r.reason });
   });

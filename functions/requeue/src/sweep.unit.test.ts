@@ -260,6 +260,24 @@ describe('drift slots between two ticks', () => {
     expect(published.map((p) => p.atMs)).toEqual([slot - 60_000, slot + 30_000, slot + 60_000]);
   });
 
+  it('makes up for a drift slot whose publish failed (no due time in Firestore for a poll to find)', async () => {
+    const { PublishMemory } = await import('./publish-memory.js');
+    deps.memory = new PublishMemory(300_000);
+    const uid = testUid(7);
+    await store.create(aProxy({ name: 'steady', uid, status: running() }));
+    const slot = driftOffsetMs(uid, 60_000) + 120_000;
+    const ticks = [slot - 90_000, slot - 30_000, slot + 30_000].map(at);
+    onPublish = async () => {
+      if (clock.now().getTime() === at(slot).getTime()) throw new Error('publish unavailable');
+    };
+    for (const tick of ticks) {
+      clock.set(tick);
+      await runSweep(deps, tick);
+    }
+    // slot: the publish that failed; slot + 30 s: the next sweep covers its range again, at once
+    expect(published.map((p) => p.atMs)).toEqual([slot - 60_000, slot, slot + 30_000, slot + 60_000]);
+  });
+
   it('publishes a slot once when two ticks are less than a period apart', async () => {
     const { PublishMemory } = await import('./publish-memory.js');
     deps.memory = new PublishMemory(300_000);

@@ -69,10 +69,16 @@ export class FirestoreOwnershipStore implements OwnershipStore {
     for (const shard of shards) {
       if (!shard.exists) continue;
       for (const [proxy, raw] of Object.entries(ShardDoc.parse(shard.data()).proxies)) {
-        // A hand-edited entry that does not fit is kept as owned by "?" — never silently unowned, which
-        // could hand the proxy to a second worker; the planner drains and releases it like any other.
+        // A hand-edited entry that does not fit keeps the owner it names, if it names one — never silently
+        // unowned, which could hand the proxy to a second worker while the first still serves it: the
+        // planner drains it from that owner (drainEpoch 0: at once) and releases it like any other. With
+        // no owner to read at all it is owned by "?", a worker that never reports: released once "?"'s
+        // grant has lapsed, which it has (a proxy in a live worker's snapshot may then have two owners
+        // until that snapshot's grant lapses).
         const r = RecordDoc.safeParse(raw);
-        records.set(proxy, r.success ? { proxy, ...r.data } : { proxy, owner: '?', since: 0, drainEpoch: 0 });
+        const named = (raw as { owner?: unknown } | null)?.owner;
+        const owner = typeof named === 'string' && named.length > 0 ? named : '?';
+        records.set(proxy, r.success ? { proxy, ...r.data } : { proxy, owner, since: 0, drainEpoch: 0 });
       }
     }
     return {
