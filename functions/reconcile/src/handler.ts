@@ -75,18 +75,10 @@ export async function handleReconcile(
     logPass(log, pass, last, Date.now() - started);
     const again = last.kind === 'conflict' || ('plan' in last && last.plan.requeue.kind === 'now');
     if (!again) {
-      // An instance this delivery created that the final status does not record is nobody's: its proxy
-      // was deleted meanwhile, or the pass that created it lost its status write and the re-run, on a
-      // spec changed in between, ended where no instance is recorded (CloudInitError, a latched failure).
-      // Kept, it would run unprobed and unleased, and the GC leaves an instance of a live uid alone.
-      const recorded =
-        'status' in last && last.kind !== 'deleted'
-          ? { uid: last.proxy.uid, providerId: last.status.providerId }
-          : null;
+      // An instance this delivery created that no status recorded: its proxy was deleted meanwhile.
+      const kept = 'proxy' in last && last.kind !== 'deleted' ? last.proxy.uid : null;
       for (const instance of created.values()) {
-        if (instance.uid !== recorded?.uid || instance.providerId !== recorded.providerId) {
-          await dropUnrecorded(deps, log, request.proxy, instance);
-        }
+        if (instance.uid !== kept) await dropUnrecorded(deps, log, request.proxy, instance);
       }
       return { passes: pass, last: last.kind };
     }

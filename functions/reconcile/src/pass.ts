@@ -115,15 +115,7 @@ export async function runPass(deps: PassDeps, name: string, fresh: boolean): Pro
   if (plan.action?.kind === 'delete' && !proxy.deletionRequestedAt) {
     const current = await deps.store.get(name);
     if (!current) return { kind: 'not-found' };
-    if (current.version !== stored.version) {
-      // A slot this pass took for that delete is given back: the re-run asks again if it still replaces
-      // (held, it would block the next replacement until it went stale, 15 minutes, for nothing).
-      const slot = obs.replacementSlot;
-      if (slot?.granted && !slot.alreadyHeld) {
-        await deps.slots.release({ proxy: proxy.name, uid: proxy.uid });
-      }
-      return { kind: 'conflict', plan, proxy };
-    }
+    if (current.version !== stored.version) return { kind: 'conflict', plan, proxy };
   }
   let created: CreatedInstance | undefined;
   if (plan.action && plan.action.kind !== 'deleteDocument') {

@@ -47,7 +47,7 @@ export async function dropUnrecorded(
     const outcome = await deps.providers.get(instance.provider)?.delete(instance.providerId);
     if (outcome !== 'not-ready') {
       log.warn(
-        'deleted the instance this delivery created: no status recorded it (its proxy deleted, or the re-run ended where none is kept)',
+        'deleted the instance this delivery created: its proxy was deleted before the status recorded it',
         { event: DELETED_EVENT, ...fields },
       );
       return;
