@@ -5,7 +5,7 @@ import type { JobRun, JobRunStore } from '../../../shared/src/ports/job-runs.js'
 import { PassiveFeedError } from '../../../shared/src/ports/passive-feed.js';
 import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
 import { aProxy, managedSpec } from '../../../shared/src/testing/proxy-fixtures.js';
-import { handleProbeTick, type ProbeHandlerDeps, ProbeJob } from './handler.js';
+import { handleProbeTick, MIN_PASS_BUDGET_MS, type ProbeHandlerDeps, ProbeJob } from './handler.js';
 import { PASSIVE_TEST_SETTINGS } from './passive-fixtures.unit.js';
 import { echoUp } from './prober-fixtures.unit.js';
 
@@ -437,5 +437,28 @@ describe('handleProbeTick: pruning the state of proxies gone', () => {
     expect(summary?.probed).toBe(0);
     expect(deleted).toEqual(['gone']);
     expect(warnings).toContain('proxy documents that do not fit the model were skipped');
+  });
+});
+
+describe('handleProbeTick: the run budget', () => {
+  it("gives each pass what is left of the run's budget, at least MIN_PASS_BUDGET_MS", async () => {
+    const { d } = deps(false);
+    const clock = d.clock as ManualClock;
+    const p = aProxy({ name: 'p', status: { ip: '10.0.0.1', providerId: 'zones/z/instances/p' } });
+    d.proxies = { listAll: async () => ({ proxies: [p], skipped: [] }) };
+    d.prober = {
+      direct: echoUp,
+      handshake: async () => ({ ok: true, latencyMs: 1, status: 200, body: null, failure: null }),
+      probe: async () => ({ ok: true, latencyMs: 1, status: 200, body: null, failure: null }),
+    };
+    const budgets: number[] = [];
+    d.timer = async (ms) => void budgets.push(ms);
+    d.runBudgetMs = 110_000;
+    d.passive = { ...d.passive, outcomes: { between: async () => (clock.advance(30_000), []) } };
+    await handleProbeTick(d); // the passive pass took 30 s of the run
+    d.runBudgetMs = 20_000;
+    clock.advance(120_000);
+    await handleProbeTick(d); // past the budget before the pass: the minimum
+    expect(budgets).toEqual([80_000, MIN_PASS_BUDGET_MS]);
   });
 });

@@ -115,6 +115,7 @@ export async function runProbePass(
     // other proxy judges a route no gateway could pick it for, and its tracks are dropped (empty set).
     const checks = routes && p.spec.gatewayPool ? targetChecksFor(routes, p.spec.attributes) : [];
     const via = await target(deps, p);
+    if (abandoned) return { decided: Promise.resolve(null) }; // the pass is over: nothing more starts
     if (via === null) {
       credentialsUnavailable.push(p.name);
       return { decided: Promise.resolve(null) };
@@ -154,12 +155,16 @@ export async function runProbePass(
   const everyDecision = probing.then((pending) => Promise.all(pending.map((x) => x.decided)));
   const decided = await withinBudget(deps, everyDecision, budgetMs, () => {
     abandoned = true;
-    const undecided = due.length - settled.length - credentialsUnavailable.length;
+    const decidedNames = new Set(settled.map((d) => d.decision.next.proxy));
+    const skippedNames = new Set(credentialsUnavailable);
+    const undecided = due.filter((p) => !decidedNames.has(p.name) && !skippedNames.has(p.name));
     deps.log.warn('probe pass out of time: the proxies not decided yet wait for their next slot', {
       event: 'probe.pass_budget_spent',
       budgetMs,
       decided: settled.length,
-      undecided,
+      undecided: undecided.length,
+      // a proxy named here run after run has checks longer than the budget: its health is not moving
+      first: undecided.slice(0, 10).map((p) => p.name),
     });
     return [...settled];
   });
@@ -214,11 +219,15 @@ async function withinBudget<D>(
   const done = all.then((ds) => ds.filter((d): d is D => d !== null));
   if (budgetMs === undefined) return done;
   const stop = new AbortController();
-  const out = await Promise.race([
-    done.then((ds) => ({ ds })),
-    (deps.timer ?? realTimer)(Math.max(0, budgetMs), stop.signal).then(() => null),
-  ]);
-  stop.abort();
+  let out: { ds: D[] } | null;
+  try {
+    out = await Promise.race([
+      done.then((ds) => ({ ds })),
+      (deps.timer ?? realTimer)(Math.max(0, budgetMs), stop.signal).then(() => null),
+    ]);
+  } finally {
+    stop.abort(); // the budget's timer never outlives the pass (nor keeps the process up)
+  }
   if (out) return out.ds;
   done.catch(() => {}); // let go: its failure, if any, is no longer this pass's
   return spent();

@@ -303,7 +303,13 @@ describe('runProbePass: a budget', () => {
     expect(warnings).toEqual([
       [
         'probe pass out of time: the proxies not decided yet wait for their next slot',
-        { event: 'probe.pass_budget_spent', budgetMs: 100_000, decided: 4, undecided: 1 },
+        {
+          event: 'probe.pass_budget_spent',
+          budgetMs: 100_000,
+          decided: 4,
+          undecided: 1,
+          first: ['slow'],
+        },
       ],
     ]);
   });
