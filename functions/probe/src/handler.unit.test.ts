@@ -454,7 +454,11 @@ describe('handleProbeTick: the run budget', () => {
     const budgets: number[] = [];
     d.timer = async (ms) => void budgets.push(ms);
     d.runBudgetMs = 110_000;
-    d.passive = { ...d.passive, outcomes: { between: async () => (clock.advance(30_000), []) } };
+    const slowFeed = async () => {
+      clock.advance(30_000);
+      return [];
+    };
+    d.passive = { ...d.passive, outcomes: { between: slowFeed } };
     await handleProbeTick(d); // the passive pass took 30 s of the run
     d.runBudgetMs = 20_000;
     clock.advance(120_000);
