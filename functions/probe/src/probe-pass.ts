@@ -114,12 +114,8 @@ export async function runProbePass(
     // Routes pick among gateway-pool proxies only (their snapshots hold no other): a check through any
     // other proxy judges a route no gateway could pick it for, and its tracks are dropped (empty set).
     const checks = routes && p.spec.gatewayPool ? targetChecksFor(routes, p.spec.attributes) : [];
-    const via = await target(deps, p);
+    const { credentialsUnknown, ...via } = await target(deps, p);
     if (abandoned) return { decided: Promise.resolve(null) }; // the pass is over: nothing more starts
-    if (via === null) {
-      credentialsUnavailable.push(p.name);
-      return { decided: Promise.resolve(null) };
-    }
     const active = await runActiveTiers(
       deps.prober,
       via,
@@ -128,6 +124,13 @@ export async function runProbePass(
       deps.tiers,
       echoAnswers,
     );
+    // Probed without the credentials Secret Manager could not give now: a proxy that answered at all
+    // (passed, or failed past DIAL — a 407 is an answer) says nothing about itself, and counted it would
+    // fail every credentialed proxy of the fleet at once; one that nothing answers for is dead anyway.
+    if (credentialsUnknown && active.basicFailedAt !== 'DIAL') {
+      credentialsUnavailable.push(p.name);
+      return { decided: Promise.resolve(null) };
+    }
     if (active.egressUncounted) egressUncounted.push(p.name);
     const decided = (async () => {
       const targets =
@@ -170,7 +173,7 @@ export async function runProbePass(
   });
   if (credentialsUnavailable.length > 0) {
     deps.log.warn(
-      'proxy credentials unavailable right now (Secret Manager); those proxies not probed this pass',
+      'proxy credentials unavailable right now (Secret Manager); only liveness judged this pass',
       {
         event: 'probe.credentials_unavailable',
         proxies: credentialsUnavailable.length,
@@ -326,13 +329,16 @@ export async function publishTransitions(
   return transitions.length;
 }
 
-/** How to reach the proxy as a crawler would, or null when its credentials cannot be read right now. */
+/** How to reach the proxy as a crawler would; `credentialsUnknown` when Secret Manager cannot say now. */
 async function target(deps: ProbeDeps, p: ProxyResource) {
   const port = p.spec.mode === 'managed' ? p.spec.port : p.spec.endpoint.port;
   // The version the instance serves, as crawlers are handed it (served-credentials.ts).
   const ref = clientCredentialsRef(p);
   const payload = ref ? await readCredentials(deps, p.name, ref) : null;
-  if (payload === undefined) return null;
+  if (payload === undefined) {
+    const host = p.status.ip!;
+    return { host, port, credentials: null, protocol: proxyProtocol(p), credentialsUnknown: true };
+  }
   // Parsed as every reader parses it (a trailing newline is not part of the password). A malformed secret
   // is probed without credentials: the proxy answers 407 and counts as failing, which it is for crawlers.
   const parsed = payload === null ? null : parseProxyCredentials(payload);
@@ -340,7 +346,7 @@ async function target(deps: ProbeDeps, p: ProxyResource) {
     deps.log.warn('proxy credentials secret is malformed', { proxy: p.name, reason: parsed.reason });
   }
   const credentials = parsed?.ok ? basicUserPass(parsed.credentials) : null;
-  return { host: p.status.ip!, port, credentials, protocol: proxyProtocol(p) };
+  return { host: p.status.ip!, port, credentials, protocol: proxyProtocol(p), credentialsUnknown: false };
 }
 
 /**
@@ -348,8 +354,8 @@ async function target(deps: ProbeDeps, p: ProxyResource) {
  * version): that proxy alone is probed without credentials, as a malformed secret is, and fails with 407 —
  * crawlers cannot use it either. undefined when Secret Manager cannot answer right now (a transient error,
  * past the cache's stale-if-error): that says nothing about the proxy — gateways and the lease API serve
- * from their own caches meanwhile — and counting it would fail every credentialed proxy of the fleet at
- * once, so the proxy is not probed this pass and its tracks stay as they are. Thrown, either would abort
+ * from their own caches meanwhile — so the proxy is probed without credentials and only one that nothing
+ * answers for is counted (runProbePass); the others keep their tracks. Thrown, either would abort
  * the whole pass and freeze the fleet's health.
  */
 async function readCredentials(

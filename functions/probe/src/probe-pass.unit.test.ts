@@ -178,8 +178,8 @@ describe('runProbePass: a proxy whose credentials secret cannot be read', () => 
     ]);
   });
 
-  it('Secret Manager unavailable (transient): those proxies are not probed this pass, their tracks kept; one line', async () => {
-    const f = fakes(ECHO, new Set());
+  it('Secret Manager unavailable (transient): probed without credentials, only a proxy nothing answers for counts; one line', async () => {
+    const f = fakes(ECHO, new Set(['10.0.0.6']));
     const warnings: Array<[string, Record<string, unknown>]> = [];
     f.deps.log = { info: () => {}, warn: (m, fields) => void warnings.push([m, fields]) };
     f.deps.secrets = {
@@ -201,14 +201,19 @@ describe('runProbePass: a proxy whose credentials secret cannot be read', () => 
       withSecret('b', '10.0.0.3', 'flaky'),
       withSecret('d', '10.0.0.5', 'flaky'),
       withSecret('c', '10.0.0.4', 'good'),
+      withSecret('dead', '10.0.0.6', 'flaky'),
     ];
     const counts = await passes(f.deps, all, 1);
-    expect(counts).toMatchObject({ probed: 4, written: 2 });
-    expect([...f.health.keys()].sort()).toEqual(['a', 'c']); // no result for b or d: nothing stored
-    expect(f.targets.filter((t) => t.host === '10.0.0.3' || t.host === '10.0.0.5')).toEqual([]);
+    expect(counts).toMatchObject({ probed: 5, written: 3 });
+    // b and d answered (a 407 or not, they are alive): no result, nothing stored; dead is dead regardless
+    expect([...f.health.keys()].sort()).toEqual(['a', 'c', 'dead']);
+    expect(f.health.get('dead')?.tracks.BASIC).toMatchObject({ consecutiveFail: 1 });
+    const sentTo = (host: string) =>
+      new Set(f.targets.filter((t) => t.host === host).map((t) => t.credentials));
+    expect(sentTo('10.0.0.3')).toEqual(new Set([null]));
     expect(warnings).toEqual([
       [
-        'proxy credentials unavailable right now (Secret Manager); those proxies not probed this pass',
+        'proxy credentials unavailable right now (Secret Manager); only liveness judged this pass',
         { event: 'probe.credentials_unavailable', proxies: 2, first: expect.arrayContaining(['b', 'd']) },
       ],
     ]);

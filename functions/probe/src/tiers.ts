@@ -71,7 +71,14 @@ export async function runActiveTiers(
   hc: HealthCheckSpec,
   cfg: TierConfig,
   echoAnswers: EchoAnswers,
-): Promise<TierOutcome & { basicOk: boolean; egressUncounted: boolean }> {
+): Promise<
+  TierOutcome & {
+    basicOk: boolean;
+    /** Where BASIC failed: DIAL (nothing answered at the proxy's address) or a later stage. */
+    basicFailedAt: string | null;
+    egressUncounted: boolean;
+  }
+> {
   const timeoutMs = hc.timeoutSeconds * 1000;
   const basic = hc.url
     ? await prober.probe(target, {
@@ -110,7 +117,7 @@ export async function runActiveTiers(
     // answers the prober itself. Otherwise (the API down, or a revision that breaks the echo) it says
     // nothing about the proxy, and counted it would turn every proxy of the fleet UNHEALTHY at once.
     if (problem !== null && observed === null && !(await echoAnswers(timeoutMs))) {
-      return { results, observations, basicOk: basic.ok, egressUncounted: true };
+      return { results, observations, basicOk: basic.ok, basicFailedAt: null, egressUncounted: true };
     }
     results.push({
       track: 'EGRESS',
@@ -119,7 +126,8 @@ export async function runActiveTiers(
       ...(problem ? { problem } : {}),
     });
   }
-  return { results, observations, basicOk: basic.ok, egressUncounted: false };
+  const basicFailedAt = basic.ok ? null : (basic.failure?.stage ?? null);
+  return { results, observations, basicOk: basic.ok, basicFailedAt, egressUncounted: false };
 }
 
 /**
