@@ -267,14 +267,17 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
     reload: async () => fileSource?.reload(),
     shutdown: async () => {
       worker.beginShutdown();
-      clearInterval(ticker);
+      // The ticker runs on through the drain: it is what ends the grant (grantOver) at validUntil, and a
+      // tunnel must not outlive the grant because its worker is shutting down (staleness.ts).
       clearInterval(ageLog);
       clearInterval(prune);
       await proxy?.stopAccepting();
       http.close();
-      const deadline = now() + cfg.GATEWAY_DRAIN_TIMEOUT_MS;
+      // Monotonic, as every wait of the gateway: a clock step must neither stretch the drain past the
+      // platform's grace period nor cut it short.
+      const deadline = performance.now() + cfg.GATEWAY_DRAIN_TIMEOUT_MS;
       const waitWhile = async (busy: () => boolean, until = deadline) => {
-        while (busy() && now() < until) await new Promise((r) => setTimeout(r, 50));
+        while (busy() && performance.now() < until) await new Promise((r) => setTimeout(r, 50));
       };
       /** Requests on an upstream: active or reserved. */
       const onUpstreams = () => {
@@ -298,6 +301,7 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
       // counting them is not "nothing in flight", and the worker's proxies — all of them — would reach the
       // others only once its grant lapsed (minutes), not at the next pass (drain.ts shutDownIdle).
       await waitWhile(() => onUpstreams() > 0);
+      clearInterval(ticker);
       // After the drain, so that the last line counts what it finished or refused; before the reporter's
       // last call, which may take what is left of the platform's grace period (Cloud Run: 10 s, then
       // SIGKILL). A tunnel cut just above was counted when it was established.
