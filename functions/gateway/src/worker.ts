@@ -186,13 +186,18 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
   }
 
   private taken(s: GatewaySnapshot, duplicate: boolean): ApplyResult {
-    this.staleness = onSnapshotTaken(
-      this.staleness,
-      { ...this.clocks(), validUntilMs: Date.parse(s.validUntil) },
-      { maxStaleAgeMs: this.maxStaleAgeMs },
-    );
-    this.accepting = this.staleness.phase === 'fresh';
-    this.updateGrant(this.clocks());
+    // A duplicate (a Pub/Sub re-delivery, the controller's resend of what was not ACKed, a GET of what
+    // runs) obtains nothing new: the stale-age clock and the grant's anchor stay where the snapshot set
+    // them (contract: no valid snapshot *obtained* for max_stale_age), and it is ACKed all the same.
+    if (!duplicate) {
+      this.staleness = onSnapshotTaken(
+        this.staleness,
+        { ...this.clocks(), validUntilMs: Date.parse(s.validUntil) },
+        { maxStaleAgeMs: this.maxStaleAgeMs },
+      );
+      this.accepting = this.staleness.phase === 'fresh';
+      this.updateGrant(this.clocks());
+    }
     return {
       ok: true,
       version: s.version,

@@ -468,3 +468,26 @@ describe('GatewayWorker', () => {
     expect(worker.takeOutcomes(10)).toHaveLength(2);
   });
 });
+
+describe('GatewayWorker: a duplicate snapshot', () => {
+  it('is ACKed but does not reset the stale-age clock: only a snapshot obtained does', async () => {
+    const { worker, advance } = newWorker();
+    const s = buildSnapshot(content(1, [proxy('a')]), sha256Hex);
+    await worker.applySnapshot(s);
+    expect(worker.phase()).toBe('fresh');
+    for (let i = 0; i < 2; i++) {
+      advance(20_000);
+      expect(await worker.applySnapshot(s)).toMatchObject({ ok: true, duplicate: true });
+      worker.tick();
+    }
+    // 40 s after the only snapshot obtained, max stale age 30 s: stale, whatever came again meanwhile
+    expect(worker.phase()).not.toBe('fresh');
+    expect(worker.accepting).toBe(false);
+    // a new version is obtained: fresh again
+    expect(await worker.applySnapshot(buildSnapshot(content(2, [proxy('a')]), sha256Hex))).toMatchObject({
+      ok: true,
+      duplicate: false,
+    });
+    expect(worker.phase()).toBe('fresh');
+  });
+});
