@@ -136,6 +136,22 @@ describe('runProbePass: a proxy with no stored state', () => {
   });
 });
 
+/** A managed proxy whose credentials are the secret `secret`. */
+const withSecret = (name: string, ip: string, secret: string) =>
+  aProxy({
+    name,
+    spec: managedSpec({ credentialsRef: { secret } }),
+    status: { ip, providerId: `zones/z/instances/${name}` },
+  });
+
+/** Secret Manager answering `user:s3cret`, but failing with `kind` for the secret `broken`. */
+const failingFor = (broken: string, kind: SecretErrorKind): ProbeDeps['secrets'] => ({
+  access: async (ref) => {
+    if (ref.secret === broken) throw new SecretAccessError(kind, `projects/p/secrets/${ref.secret}`, kind);
+    return 'user:s3cret';
+  },
+});
+
 describe('runProbePass: a proxy whose credentials secret cannot be read', () => {
   it.each<[string, SecretErrorKind]>([
     ['deleted secret', 'not_found'],
@@ -145,19 +161,7 @@ describe('runProbePass: a proxy whose credentials secret cannot be read', () => 
     const f = fakes(ECHO, new Set());
     const warnings: Array<[string, Record<string, unknown>]> = [];
     f.deps.log = { info: () => {}, warn: (m, fields) => void warnings.push([m, fields]) };
-    f.deps.secrets = {
-      access: async (ref) => {
-        if (ref.secret === 'broken')
-          throw new SecretAccessError(kind, `projects/p/secrets/${ref.secret}`, kind);
-        return 'user:s3cret';
-      },
-    };
-    const withSecret = (name: string, ip: string, secret: string) =>
-      aProxy({
-        name,
-        spec: managedSpec({ credentialsRef: { secret } }),
-        status: { ip, providerId: `zones/z/instances/${name}` },
-      });
+    f.deps.secrets = failingFor('broken', kind);
     const all = [
       withSecret('a', '10.0.0.2', 'good'),
       withSecret('b', '10.0.0.3', 'broken'),
@@ -182,20 +186,7 @@ describe('runProbePass: a proxy whose credentials secret cannot be read', () => 
     const f = fakes(ECHO, new Set(['10.0.0.6']));
     const warnings: Array<[string, Record<string, unknown>]> = [];
     f.deps.log = { info: () => {}, warn: (m, fields) => void warnings.push([m, fields]) };
-    f.deps.secrets = {
-      access: async (ref) => {
-        if (ref.secret === 'flaky') {
-          throw new SecretAccessError('transient', `projects/p/secrets/${ref.secret}`, 'UNAVAILABLE');
-        }
-        return 'user:s3cret';
-      },
-    };
-    const withSecret = (name: string, ip: string, secret: string) =>
-      aProxy({
-        name,
-        spec: managedSpec({ credentialsRef: { secret } }),
-        status: { ip, providerId: `zones/z/instances/${name}` },
-      });
+    f.deps.secrets = failingFor('flaky', 'transient');
     const all = [
       withSecret('a', '10.0.0.2', 'good'),
       withSecret('b', '10.0.0.3', 'flaky'),
