@@ -842,6 +842,22 @@ describe('reports', () => {
     expect(picks()).toEqual(['p-a', 'p-b']);
   });
 
+  it('a 403 on runtime reports (configuration) waits a jittered slow retry, not the report interval', async () => {
+    const h = harness();
+    for (let i = 0; i < 5; i++) h.script('runtime', refusal(403, 'forbidden'));
+    await acked(h);
+    expect(h.client.of('runtime')).toHaveLength(1);
+    // random = 0 here: half of slowRetryMs (20 s), 10 s, where the report interval is 5 s
+    await vi.advanceTimersByTimeAsync(9_000);
+    expect(h.client.of('runtime')).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(h.client.of('runtime')).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(8_000);
+    expect(h.client.of('runtime')).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect(h.client.of('runtime')).toHaveLength(3);
+  });
+
   it('a 429 with a Retry-After of a day silences runtime reports for the slow retry at most', async () => {
     const h = harness();
     h.script('runtime', refusal(429, 'rate_limited', 86_400_000));
