@@ -103,6 +103,7 @@ export async function runProbePass(
   const echoAnswers = echoCheck(deps.prober, deps.tiers.echoUrl ?? '');
   const egressUncounted: string[] = [];
   const credentialsUnavailable: string[] = [];
+  let credentialsUnknownDead = 0;
   // Decisions as they come in: at the budget, the pass stores these and leaves the rest undecided.
   const settled: Decided<ActiveDecision>[] = [];
   let abandoned = false;
@@ -123,7 +124,9 @@ export async function runProbePass(
       p.spec.healthCheck,
       deps.tiers,
       echoAnswers,
+      () => abandoned,
     );
+    if (abandoned) return { decided: Promise.resolve(null) }; // nothing more starts, nothing is recorded
     // Probed without the credentials Secret Manager could not give now: a proxy that answered at all
     // (passed, or failed past DIAL — a 407 is an answer) says nothing about itself, and counted it would
     // fail every credentialed proxy of the fleet at once; one that nothing answers for is dead anyway.
@@ -131,12 +134,14 @@ export async function runProbePass(
       credentialsUnavailable.push(p.name);
       return { decided: Promise.resolve(null) };
     }
+    if (credentialsUnknown) credentialsUnknownDead++;
     if (active.egressUncounted) egressUncounted.push(p.name);
-    const decided = (async () => {
+    const decided = (async (): Promise<Decided<ActiveDecision> | null> => {
       const targets =
         active.basicOk && checks.length > 0
           ? await runTargetTier(deps.prober, via, p.spec.healthCheck, deps.tiers, checks, pool)
           : { results: [], observations: [], skipped: [] };
+      if (abandoned) return null; // decided too late: not recorded, not stored
       for (const route of targets.skipped) skipped.set(route, (skipped.get(route) ?? 0) + 1);
       const outcome = {
         results: [...active.results, ...targets.results],
@@ -178,6 +183,8 @@ export async function runProbePass(
         event: 'probe.credentials_unavailable',
         proxies: credentialsUnavailable.length,
         first: credentialsUnavailable.slice(0, 10),
+        // whose credentials could not be read either, but which nothing answered for: counted as failing
+        judgedDead: credentialsUnknownDead,
       },
     );
   }

@@ -205,7 +205,12 @@ describe('runProbePass: a proxy whose credentials secret cannot be read', () => 
     expect(warnings).toEqual([
       [
         'proxy credentials unavailable right now (Secret Manager); only liveness judged this pass',
-        { event: 'probe.credentials_unavailable', proxies: 2, first: expect.arrayContaining(['b', 'd']) },
+        {
+          event: 'probe.credentials_unavailable',
+          proxies: 2,
+          first: expect.arrayContaining(['b', 'd']),
+          judgedDead: 1,
+        },
       ],
     ]);
   });

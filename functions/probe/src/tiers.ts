@@ -71,6 +71,8 @@ export async function runActiveTiers(
   hc: HealthCheckSpec,
   cfg: TierConfig,
   echoAnswers: EchoAnswers,
+  /** True once the pass has given up waiting (its budget): no further tier is started. */
+  givenUp: () => boolean = () => false,
 ): Promise<
   TierOutcome & {
     basicOk: boolean;
@@ -101,7 +103,7 @@ export async function runActiveTiers(
     { tier: 'BASIC', ok: basic.ok, latencyMs: basic.latencyMs, code: basic.failure?.code ?? null },
   ];
   // EGRESS only means something through a proxy that answers at all; a dead proxy fails BASIC already.
-  if (cfg.echoUrl && basic.ok) {
+  if (cfg.echoUrl && basic.ok && !givenUp()) {
     const echo = await prober.probe(target, { url: cfg.echoUrl, timeoutMs, expectedStatus: 200 });
     const observed = echo.ok ? parseEchoBody(echo.body) : null;
     // The proxy's own address is the one this request reached it at: status.ip is the endpoint host as

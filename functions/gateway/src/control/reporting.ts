@@ -161,7 +161,9 @@ export class ReportLoop {
   private async sendRuntime(): Promise<void> {
     const s = this.session.session;
     const view = this.view;
-    if (!s || !view || this.mono() < this.runtimeQuietUntil) return;
+    // A worker shutting down says so whatever silenced its reports (a 403's slow retry, a 429): the
+    // draining and final reports are what hand its proxies over at the next pass, not at its grant's end.
+    if (!s || !view || (this.mono() < this.runtimeQuietUntil && !this.session.draining)) return;
     if (!this.session.ackBound) {
       // Reports sit on the ACK bound (no_ack before the first ACK): ACK first.
       if (this.session.applied) this.session.kickAck();
@@ -248,7 +250,8 @@ export class ReportLoop {
     const view = this.view;
     for (let i = 0; i < MAX_BATCHES_PER_ROUND; i++) {
       const s = this.session.session;
-      if (!s || !view || this.mono() < this.outcomesQuietUntil || this.session.signal.aborted) return;
+      const quiet = this.mono() < this.outcomesQuietUntil && !this.session.draining;
+      if (!s || !view || quiet || this.session.signal.aborted) return;
       if (this.batches.length === 0) {
         const taken = view.takeOutcomes(this.limits().maxOutcomes);
         if (taken.length === 0) return;

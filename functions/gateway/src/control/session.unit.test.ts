@@ -992,6 +992,18 @@ describe('reports', () => {
     expect(finished).toBe(true);
   });
 
+  it('shutdown within the slow retry of a 403 still sends the draining and the final report', async () => {
+    const h = harness();
+    h.script('runtime', refusal(403, 'forbidden'));
+    await acked(h);
+    const draining = () => h.client.of('runtime').map((c) => (c.body as { draining: boolean }).draining);
+    expect(draining()).toEqual([false]); // refused: quiet for the slow retry
+    await h.session.source.stop();
+    await flush();
+    await h.session.reporter.stop();
+    expect(draining()).toEqual([false, true, true]);
+  });
+
   it('shutdown: the pull stops, a draining report goes at once, and a last one after the drain', async () => {
     const h = harness();
     await acked(h);
