@@ -111,12 +111,12 @@ export async function runProbePass(
   // wait for the pass's TARGET slots while the slot probes the next proxy (docs/health.md § TARGET). Each
   // proxy's decision waits for both, and the pass writes once, after every decision.
   const probing = mapLimit(rotated(due, to), deps.concurrency, async (p) => {
-    if (abandoned) return { decided: Promise.resolve(null) };
+    if (abandoned) return NO_DECISION;
     // Routes pick among gateway-pool proxies only (their snapshots hold no other): a check through any
     // other proxy judges a route no gateway could pick it for, and its tracks are dropped (empty set).
     const checks = routes && p.spec.gatewayPool ? targetChecksFor(routes, p.spec.attributes) : [];
     const { credentialsUnknown, ...via } = await target(deps, p);
-    if (abandoned) return { decided: Promise.resolve(null) }; // the pass is over: nothing more starts
+    if (abandoned) return NO_DECISION; // the pass is over: nothing more starts
     const active = await runActiveTiers(
       deps.prober,
       via,
@@ -126,13 +126,13 @@ export async function runProbePass(
       echoAnswers,
       () => abandoned,
     );
-    if (abandoned) return { decided: Promise.resolve(null) }; // nothing more starts, nothing is recorded
+    if (abandoned) return NO_DECISION; // nothing more starts, nothing is recorded
     // Probed without the credentials Secret Manager could not give now: a proxy that answered at all
     // (passed, or failed past DIAL — a 407 is an answer) says nothing about itself, and counted it would
     // fail every credentialed proxy of the fleet at once; one that nothing answers for is dead anyway.
     if (credentialsUnknown && active.basicFailedAt !== 'DIAL') {
       credentialsUnavailable.push(p.name);
-      return { decided: Promise.resolve(null) };
+      return NO_DECISION;
     }
     if (credentialsUnknown) credentialsUnknownDead++;
     if (active.egressUncounted) egressUncounted.push(p.name);
@@ -242,6 +242,9 @@ async function withinBudget<D>(
   done.catch(() => {}); // let go: its failure, if any, is no longer this pass's
   return spent();
 }
+
+/** What a proxy the pass does not decide gives (abandoned, or only liveness asked and it answered). */
+const NO_DECISION = { decided: Promise.resolve(null) };
 
 /** A decision of the active pass; `lagging`: published again for a status that lags the stored verdict. */
 type ActiveDecision = HealthDecision & { lagging?: true };

@@ -124,7 +124,6 @@ export function authFailureLimit(
     const key = sourceKey(clientAddress(c.req.header('x-forwarded-for'), opts.trustedHops, peer));
     const bearer = bearerToken(c.req.header('authorization'));
     const d = limiter.peek(key, opts.rate);
-    const passedAsKnown = !d.ok;
     if (!d.ok) {
       const refuse = () => {
         opts.refused?.();
@@ -143,10 +142,10 @@ export function authFailureLimit(
     if (failed !== undefined || c.res.status === 401) {
       if (bearer !== undefined && failed !== 'other') known.forget(bearer);
       // Only a request that passed the bucket may leave it owing: one let through as known (the bucket
-      // refused) takes what is there, nothing below it — else a known token's holder alternating a
+      // refused, !d.ok) takes what is there, nothing below it — else a known token's holder alternating a
       // refused use of it (a 403) with a good one could deepen the debt without end, and hold every
       // newcomer at that address out.
-      if (passedAsKnown) limiter.take(key, opts.rate);
+      if (!d.ok) limiter.take(key, opts.rate);
       else limiter.charge(key, opts.rate);
       return;
     }

@@ -69,12 +69,7 @@ export class RateLimiter {
    * key past maxKeys under `share-overflow` is answered by the overflow bucket.
    */
   peek(key: string, spec: RateSpec): RateDecision {
-    const t = this.now();
-    this.forgetFull(t);
-    const slot = this.slot(key, t);
-    const b = this.buckets.get(slot);
-    if (!b) return { ok: true };
-    const tokens = refilled(b, t, spec);
+    const { slot, tokens } = this.current(key, spec);
     return tokens < 1 ? refusal(tokens, spec, slot) : { ok: true };
   }
 

@@ -23,9 +23,13 @@ export function retryDelay(
 ): number {
   if (reaction === 'rate_limited' && answer.retryAfterMs !== undefined)
     return boundedRetryAfter(answer.retryAfterMs, settings);
-  if (reaction === 'retry_slowly') return Math.round(settings.slowRetryMs * (0.5 + random() / 2));
+  if (reaction === 'retry_slowly') return slowRetryDelay(settings, random);
   return backoff.next();
 }
+
+/** The jittered slow retry after a 403 (configuration: contract §7), half to all of `slowRetryMs`. */
+export const slowRetryDelay = (settings: Pick<SessionSettings, 'slowRetryMs'>, random: () => number) =>
+  Math.round(settings.slowRetryMs * (0.5 + random() / 2));
 
 /**
  * A Retry-After, bounded: whatever a controller or a front end in its place says, the worker waits no

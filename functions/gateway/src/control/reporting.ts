@@ -4,14 +4,13 @@
 // its answer's revokeProxyIds stop new use of those proxies at once. Outcomes go in batches of at most
 // the registration's limit, each retried under the same sequence until the controller has it; while the
 // controller is away no more are taken off the worker's bounded queue, which drops (and counts) the rest.
-import { Backoff } from '../../../../shared/src/domain/gateway/backoff.js';
 import { controlReaction } from '../../../../shared/src/domain/gateway/control-reaction.js';
 import { WORKER_LIMITS } from '../../../../shared/src/messages/worker-api.js';
 import type { Outcome } from '../outcomes.js';
 import type { RuntimeView } from '../session.js';
 import type { ProxyRuntimeCount } from '../worker.js';
 import { KickLoop, sleep } from './loops.js';
-import { boundedRetryAfter } from './refusals.js';
+import { boundedRetryAfter, slowRetryDelay } from './refusals.js';
 import type { ControllerSession } from './session.js';
 import type { SessionDeps, SessionSettings } from './session-settings.js';
 
@@ -84,8 +83,6 @@ export class ReportLoop {
   /** What the last accepted report asked us to revoke (logged when it changes). */
   private revoked = '';
   lastRuntime: { sequence: number; at: number } | null = null;
-  /** delayFor's sequence, which a slow retry does not step (refusals.ts retryDelay). */
-  private readonly unusedBackoff: Backoff;
 
   constructor(
     private readonly session: ControllerSession,
@@ -93,7 +90,6 @@ export class ReportLoop {
     private readonly settings: SessionSettings,
   ) {
     this.intervalMs = settings.reportIntervalMs;
-    this.unusedBackoff = new Backoff(settings.backoff, deps.random ?? Math.random);
     this.now = deps.now ?? Date.now;
     this.mono = deps.monotonicNow ?? this.now;
     this.round = new KickLoop(
@@ -210,12 +206,12 @@ export class ReportLoop {
     } else if (reaction === 'reregister') this.session.reregister(s.sessionId);
     else if (reaction === 'rate_limited')
       this.runtimeQuietUntil = this.mono() + this.quietFor(answer.retryAfterMs);
-    else if (reaction === 'retry_slowly') this.runtimeQuietUntil = this.mono() + this.slowly(answer);
+    else if (reaction === 'retry_slowly') this.runtimeQuietUntil = this.mono() + this.slowly();
   }
 
   /** A 403 (configuration: contract §7) silences that kind of report for a jittered slow retry. */
-  private slowly(answer: { retryAfterMs?: number }): number {
-    return this.session.delayFor('retry_slowly', answer, this.unusedBackoff);
+  private slowly(): number {
+    return slowRetryDelay(this.settings, this.deps.random ?? Math.random);
   }
 
   /** How long a 429 silences reports: its Retry-After, bounded (refusals.ts), 1 s without one. */
@@ -287,7 +283,7 @@ export class ReportLoop {
       if (reaction === 'reregister') this.session.reregister(s.sessionId);
       else if (reaction === 'rate_limited')
         this.outcomesQuietUntil = this.mono() + this.quietFor(answer.retryAfterMs);
-      else if (reaction === 'retry_slowly') this.outcomesQuietUntil = this.mono() + this.slowly(answer);
+      else if (reaction === 'retry_slowly') this.outcomesQuietUntil = this.mono() + this.slowly();
       return;
     }
   }
