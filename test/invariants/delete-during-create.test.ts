@@ -1,14 +1,16 @@
 // A proxy deleted while a reconcile pass is creating its instance must not leave the VM running. The
-// deletion lands between the pass's read (no instance recorded yet) and its status write, so the status
-// never records the instance: either the pass's own re-run finds the deletion with no instance recorded
-// and deletes the document, or a concurrent delete-requested delivery has already deleted it and the
-// write finds the document gone (or a proxy created again under the name, whose instance the re-run makes). Without a cleanup the VM runs on, billed, until the orphan GC's first
+// deletion lands between the pass's read (no instance recorded yet) and its status write, so that write
+// loses: either the pass's own re-run finds the deletion and records the instance this delivery created
+// (pass.ts recordingCreated), deleting it before the document as for any proxy, or a concurrent
+// delete-requested delivery has already deleted the document and the write finds it gone (or a proxy
+// created again under the name, whose instance the re-run makes). Without a cleanup the VM runs on, billed, until the orphan GC's first
 // sweep past MinAge (10 to 20 minutes deployed) and counts toward its deletion alert — for nothing more
 // than `proxies create` followed quickly by `proxies delete`. No process crashes here: that gap stays the
 // GC's (test/integration/gc-crash.test.ts). Real emulators; the pass is held inside provider.create.
-// The instance is then still being created, and the Compute emulator refuses its delete as GCE does
-// (400 resourceNotReady until the insert Operation is DONE): the delivery hands the delete to an
-// `unrecorded-instance` request, which is delivered here as Pub/Sub would, redelivered while it throws.
+// With the document gone, the instance is then still being created, and the Compute emulator refuses its
+// delete as GCE does (400 resourceNotReady until the insert Operation is DONE): the delivery hands the
+// delete to an `unrecorded-instance` request, which is delivered here as Pub/Sub would, redelivered while
+// it throws.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { handleReconcile, type ReconcileDeps } from '../../functions/reconcile/src/handler.js';
@@ -89,7 +91,7 @@ describe('a deletion racing the create never leaves the instance behind', () => 
     plane.published.length = 0;
   });
 
-  it("the pass's own re-run deletes the document: the instance it created goes too", async () => {
+  it("the pass's own re-run records the instance it created and deletes it before the document", async () => {
     const proxy = aProxy({
       uid: randomUUID(),
       name: 'race-rerun',
@@ -103,11 +105,19 @@ describe('a deletion racing the create never leaves the instance behind', () => 
     expect(await plane.store.requestDeletion(proxy.name, new Date())).toBe('written');
 
     slow.release();
-    const outcome = await delivery;
-    expect(outcome.last).toBe('deleted');
+    // The re-run is the proxy's deletion, with the instance recorded: no request of its own is needed.
+    expect((await delivery).last).toBe('written');
+    expect((await plane.store.get(proxy.name))?.proxy.status).toMatchObject({
+      phase: 'Deleting',
+      providerId: expect.stringContaining(`/instances/`),
+    });
+    expect(plane.published).toEqual([]);
+    // The requeue sweep's passes (DeletionPoll apart deployed): the document goes once the instance has.
+    for (let i = 0; i < 20 && (await plane.store.get(proxy.name)); i++) {
+      await sleep(250);
+      await handleReconcile(plane.deps, { proxy: proxy.name, reason: 'requeue' });
+    }
     expect(await plane.store.get(proxy.name)).toBeNull();
-    await deliverPublished();
-    await sleep(500); // past the emulator's delete delay
     expect(liveInstances(proxy.uid)).toEqual([]);
   });
 
@@ -177,12 +187,15 @@ describe('a deletion racing the create never leaves the instance behind', () => 
       spec: managedSpec({ cloudInit: { inline: '#!/bin/sh\n' } }),
     });
     await plane.store.create(proxy);
-    const slow = heldCreate('after-insert');
+    const slow = heldCreate('before-insert');
     const delivery = handleReconcile(slow.deps, { proxy: proxy.name, reason: 'created' });
     await slow.entered;
     expect(await plane.store.requestDeletion(proxy.name, new Date())).toBe('written');
+    expect((await handleReconcile(plane.deps, { proxy: proxy.name, reason: 'delete-requested' })).last).toBe(
+      'deleted',
+    );
     slow.release();
-    expect((await delivery).last).toBe('deleted');
+    expect((await delivery).last).toBe('not-found');
 
     // GCE refused the delete: handed off, not taken for done.
     expect(plane.published).toEqual([

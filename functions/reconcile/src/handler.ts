@@ -65,7 +65,7 @@ export async function handleReconcile(
   for (let pass = 1; pass <= deps.maxPasses; pass++) {
     const started = Date.now();
     try {
-      last = await runPass(deps, request.proxy, pass === 1 && !mayUseCache(request.reason));
+      last = await runPass(deps, request.proxy, pass === 1 && !mayUseCache(request.reason), created);
     } catch (err) {
       // A document that does not fit is onReconcileEvent's to log, once, with the fields that fail.
       if (!(err instanceof InvalidStoredProxy)) log.error('reconcile pass failed', { pass, error: err });

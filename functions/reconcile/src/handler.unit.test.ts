@@ -345,6 +345,42 @@ describe('reconcile handler: external, conflicts, poison', () => {
     expect((await t.doc())!.status.phase).toBe('Provisioning');
   });
 
+  // The create's status write lost to a spec edit, and the re-run cannot create (or decide) again — the
+  // edit points at a cloud-init secret that cannot be read. Names are deterministic, so the instance is
+  // recorded as the proxy's: its passes own it (observed, replaced on the next readable spec, deleted
+  // with the proxy) instead of a VM no status names, which the GC keeps because its uid is live.
+  it('an instance whose status write lost to a spec edit is recorded by the re-run, whatever it decides', async () => {
+    await create();
+    const real = t.store.writeStatus.bind(t.store);
+    let first = true;
+    t.store.writeStatus = async (name, status, version) => {
+      if (first) {
+        first = false;
+        const fresh = (await t.store.get(name))!;
+        await t.store.replaceSpec(name, managedSpec({ machineType: 'e2-small' }), fresh.version);
+        t.setCloudInit({ ok: false, failure: { kind: 'invalid', message: 'not_found: secret ci' } });
+        return 'conflict';
+      }
+      return real(name, status, version);
+    };
+    expect(await t.run('p1', 'created')).toEqual({ passes: 2, last: 'written' });
+    expect(t.provider.instances.size).toBe(1);
+    const [providerId] = t.provider.instances.keys();
+    const p = (await t.doc())!;
+    expect(p.status.providerId).toBe(providerId);
+    expect(p.status.conditions[0]?.reason).toBe('CloudInitError');
+    expect(t.published).toEqual([]);
+    // The proxy's own deletion now takes the instance with it.
+    t.provider.bootAll();
+    await t.store.requestDeletion('p1', t.clock.now());
+    for (let i = 0; i < 4 && (await t.doc()); i++) {
+      await t.run('p1', 'delete-requested');
+      t.clock.advance(iv.DeletionPoll);
+    }
+    expect(await t.doc()).toBeNull();
+    expect(t.provider.instances.size).toBe(0);
+  });
+
   it('a missing document is done', async () => {
     await expect(t.run('nope')).resolves.toEqual({ passes: 1, last: 'not-found' });
   });

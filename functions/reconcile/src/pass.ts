@@ -55,6 +55,8 @@ export interface CreatedInstance {
   provider: string;
   providerId: string;
   uid: string;
+  /** The spec hash it was built from: what the create's status write records beside providerId. */
+  specHash: string;
 }
 
 export type PassResult =
@@ -66,11 +68,20 @@ export type PassResult =
     | { kind: 'written' | 'unchanged' | 'deleted'; plan: Plan; proxy: ProxyResource; status: ProxyStatus }
   ) & { created?: CreatedInstance };
 
-export async function runPass(deps: PassDeps, name: string, fresh: boolean): Promise<PassResult> {
+/**
+ * One pass over the document as read. `createdBefore` holds the instances this delivery's earlier passes created
+ * (by uid): one whose status write lost a race is recorded by this pass (recordingCreated).
+ */
+export async function runPass(
+  deps: PassDeps,
+  name: string,
+  fresh: boolean,
+  createdBefore: ReadonlyMap<string, CreatedInstance> = new Map(),
+): Promise<PassResult> {
   const stored = await deps.store.get(name);
   if (!stored) return { kind: 'not-found' };
-  const { proxy } = stored;
-  const provider = providerOf(deps.providers, proxy);
+  const provider = providerOf(deps.providers, stored.proxy);
+  const proxy = recordingCreated(stored.proxy, provider, createdBefore.get(stored.proxy.uid));
   let obs = await observe(deps, proxy, provider, fresh);
   let plan = reconcile(proxy, obs, deps.intervals);
   ({ obs, plan } = await withSlotIfAsked(deps, proxy, obs, plan));
@@ -121,7 +132,8 @@ export async function runPass(deps: PassDeps, name: string, fresh: boolean): Pro
   if (plan.action && plan.action.kind !== 'deleteDocument') {
     const result = await act(provider!, plan);
     if (plan.action.kind === 'create' && result.ok && result.providerId) {
-      created = { provider: provider!.name, providerId: result.providerId, uid: proxy.uid };
+      const { specHash } = plan.action.request;
+      created = { provider: provider!.name, providerId: result.providerId, uid: proxy.uid, specHash };
     }
     plan = settle(proxy, plan, result, obs, deps.intervals);
   }
@@ -162,6 +174,29 @@ export async function patchStatusIfChanged(
   const outcome = await store.writeStatus(proxy.name, status, stored.version);
   if (outcome === 'conflict') return { kind: 'conflict', plan, proxy };
   return outcome === 'gone' ? { kind: 'not-found' } : { kind: 'written', plan, proxy, status };
+}
+
+/**
+ * The proxy as this pass decides on it: with what the status write of an earlier pass of this delivery
+ * would have recorded — the instance it created and the spec hash it built it from — when that write lost
+ * to another writer (a spec edit, say) and the status names no instance. Instance names are a function of
+ * the uid, and provider and zone are immutable, so that providerId is the proxy's instance whoever created
+ * it; the pass observes it and decides as for any recorded instance (kept, replaced on the edited spec,
+ * deleted with the proxy), and its status write records it. Without this a re-run that does not create
+ * again — a cloud-init that cannot be read now, a latch — leaves a VM no status names, which the orphan GC
+ * keeps because its uid is live. A status that names an instance, or another uid, is left as read.
+ */
+export function recordingCreated(
+  proxy: ProxyResource,
+  provider: Provider | undefined,
+  created: CreatedInstance | undefined,
+): ProxyResource {
+  if (!created || proxy.status.providerId !== null || created.uid !== proxy.uid) return proxy;
+  if (created.provider !== provider?.name) return proxy;
+  return {
+    ...proxy,
+    status: { ...proxy.status, providerId: created.providerId, specHash: created.specHash },
+  };
 }
 
 function providerOf(providers: ProviderRegistry, proxy: ProxyResource): Provider | undefined {

@@ -1,6 +1,6 @@
 // An instance a delivery created whose status write never recorded it, because the proxy's deletion landed
-// in between: the document is gone (the write found it gone, or this delivery's own re-run saw the
-// deletion with no instance recorded and removed it), or another proxy now has the name. Nothing else
+// in between: the document is gone (the write found it gone; a re-run that still finds the proxy records
+// the instance instead, pass.ts recordingCreated), or another proxy now has the name. Nothing else
 // will ever delete that instance but the orphan GC, 10 to 20 minutes later (seed §8): it is deleted now.
 // Its name derives from a uid no document holds any more, so it cannot be anyone else's.
 //
@@ -52,7 +52,12 @@ export async function dropUnrecorded(
       );
       return;
     }
-    await deps.publisher.publish({ proxy, reason: 'unrecorded-instance', instance });
+    const { provider, providerId, uid } = instance; // what the request carries: nothing else
+    await deps.publisher.publish({
+      proxy,
+      reason: 'unrecorded-instance',
+      instance: { provider, providerId, uid },
+    });
     log.info('an unrecorded instance is still being created: its delete is handed to a request of its own', {
       event: 'reconcile.unrecorded_instance_handed_off',
       ...fields,
