@@ -24,6 +24,12 @@
 #                                                                                {op, reason}
 #   job.tick_failed          probe, gc, requeue and snapshot, for each Scheduler tick whose run failed
 #                                                                                {job, error}
+#   probe.pass_budget_spent  probe, for a pass that ran out of its run's budget (PROBE_RUN_BUDGET_SECONDS)
+#                            with proxies still undecided                        {budgetMs, undecided}
+#                            the line adds {decided, first}: the first ten undecided names
+#   probe.credentials_unavailable  probe, for a pass that could not read some proxies' credentials
+#                            (Secret Manager failing in passing): only their liveness judged
+#                                                                                {proxies, judgedDead}
 # Dead letters need no log line: Pub/Sub's own metric on the inspect subscription counts them.
 
 locals {
@@ -80,6 +86,17 @@ locals {
       event       = "job.tick_failed"
       description = "Scheduler ticks whose run failed, by job (probe-tick, gc-sweep, requeue-sweep, snapshot-tick)."
       labels      = { job = "jsonPayload.job" }
+    }
+    # No label: the lines name the first ten undecided proxies for Logs Explorer.
+    probe_budget_spent = {
+      event       = "probe.pass_budget_spent"
+      description = "Probe passes that ran out of their run's budget (PROBE_RUN_BUDGET_SECONDS) with proxies undecided."
+      labels      = {}
+    }
+    probe_credentials_unavailable = {
+      event       = "probe.credentials_unavailable"
+      description = "Probe passes that could not read some proxies' credentials (Secret Manager) and judged only their liveness."
+      labels      = {}
     }
     # No alert: a chart of Compute Engine calls by operation and result (ok, quota, permanent, transient).
     provider_requests = {
@@ -355,6 +372,62 @@ resource "google_monitoring_alert_policy" "routes_failed_open" {
 
   documentation {
     content   = "A route's target check fails through every proxy the gateways carry, so the route uses them all (fail open): the target site is down or refuses the whole fleet, or the check's URL is wrong. ${local.runbook}, \"A route failing open\"."
+    mime_type = "text/markdown"
+  }
+}
+
+# A probe that keeps running out of time, or keeps failing to read credentials, is a probe whose verdicts
+# stop moving (or move on liveness alone) while nothing else looks wrong. One pass of either is a blip a
+# later pass repairs; what pages is one at least every 5 minutes through 10 minutes. Not grouped: the lines
+# name the proxies.
+resource "google_monitoring_alert_policy" "probe_out_of_time" {
+  display_name          = "proxyplane: probe passes run out of time"
+  combiner              = "OR"
+  notification_channels = local.notification_channels
+
+  conditions {
+    display_name = "probe passes out of their budget through 10 minutes"
+    condition_threshold {
+      filter          = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.counter["probe_budget_spent"].name}\""
+      comparison      = "COMPARISON_GT"
+      threshold_value = 0
+      duration        = "600s"
+      aggregations {
+        alignment_period     = "300s"
+        per_series_aligner   = "ALIGN_SUM"
+        cross_series_reducer = "REDUCE_SUM"
+      }
+    }
+  }
+
+  documentation {
+    content   = "Probe passes keep running out of their run's budget (PROBE_RUN_BUDGET_SECONDS) with proxies undecided: the health of those proxies is not moving. ${local.runbook}, \"A probe out of time\"."
+    mime_type = "text/markdown"
+  }
+}
+
+resource "google_monitoring_alert_policy" "probe_credentials_unavailable" {
+  display_name          = "proxyplane: the probe cannot read proxy credentials"
+  combiner              = "OR"
+  notification_channels = local.notification_channels
+
+  conditions {
+    display_name = "probe passes without some proxies' credentials through 10 minutes"
+    condition_threshold {
+      filter          = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.counter["probe_credentials_unavailable"].name}\""
+      comparison      = "COMPARISON_GT"
+      threshold_value = 0
+      duration        = "600s"
+      aggregations {
+        alignment_period     = "300s"
+        per_series_aligner   = "ALIGN_SUM"
+        cross_series_reducer = "REDUCE_SUM"
+      }
+    }
+  }
+
+  documentation {
+    content   = "The probe keeps failing to read some proxies' credentials from Secret Manager, so it judges only whether they answer: a proxy that rejects its credentials stays Ready. ${local.runbook}, \"The probe without credentials\"."
     mime_type = "text/markdown"
   }
 }

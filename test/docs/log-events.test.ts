@@ -50,7 +50,8 @@ function enclosingObject(text: string, at: number): string {
 function keysOf(literal: string): { keys: string[]; spreads: string[] } {
   let depth = 0;
   let top = '';
-  for (const c of literal.slice(1, -1)) {
+  // A comment line between two keys would otherwise hide the key after it.
+  for (const c of literal.slice(1, -1).replace(/^\s*\/\/.*$/gm, '')) {
     if ('{[('.includes(c)) depth++;
     if ('}])'.includes(c)) depth--;
     top += depth === 0 ? c : ' ';

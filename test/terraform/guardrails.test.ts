@@ -330,7 +330,7 @@ describe('operations', () => {
       expect(excluded(other), other).toBe(false);
   });
 
-  it('alerts on Failed proxies, quota, GC deletions, dead letters, worker snapshot age, suspect workers, routes failing open, the lease store and gateway traffic', () => {
+  it('alerts on Failed proxies, quota, GC deletions, dead letters, worker snapshot age, suspect workers, routes failing open, the lease store, gateway traffic and a probe out of time or credentials', () => {
     const policies = Object.keys(tf.resource.google_monitoring_alert_policy ?? {}).sort();
     expect(policies).toEqual([
       'dead_letters',
@@ -340,6 +340,8 @@ describe('operations', () => {
       'gateway_suspect_fallbacks',
       'gc_deletions',
       'lease_store_unavailable',
+      'probe_credentials_unavailable',
+      'probe_out_of_time',
       'proxies_failed',
       'quota_exceeded',
       'routes_failed_open',
@@ -357,6 +359,8 @@ describe('operations', () => {
       probe_results: 'probe.result',
       lease_store_unavailable: 'leases.store_unavailable',
       tick_failures: 'job.tick_failed',
+      probe_budget_spent: 'probe.pass_budget_spent',
+      probe_credentials_unavailable: 'probe.credentials_unavailable',
     });
     // The gateway.traffic fields the gateway traffic alerts divide (by `requests`).
     expect(

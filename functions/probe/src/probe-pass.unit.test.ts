@@ -5,6 +5,7 @@ import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
 import { SecretAccessError, type SecretErrorKind } from '../../../shared/src/ports/secrets.js';
 import { condition } from '../../../shared/src/testing/healthy-conditions.js';
 import { inMemoryHealthStore } from '../../../shared/src/testing/in-memory-health-store.js';
+import { missingContractFields } from '../../../shared/src/testing/log-contract.js';
 import { aProxy, managedSpec } from '../../../shared/src/testing/proxy-fixtures.js';
 import { RecordingReconcilePublisher } from '../../../shared/src/testing/recording-publisher.js';
 import { noOutcomes } from './passive-fixtures.unit.js';
@@ -213,6 +214,8 @@ describe('runProbePass: a proxy whose credentials secret cannot be read', () => 
         },
       ],
     ]);
+    // An alert counts the line (terraform/monitoring.tf): it carries what the metric reads.
+    expect(missingContractFields(warnings[0]![1])).toEqual([]);
   });
 });
 
@@ -313,6 +316,7 @@ describe('runProbePass: a budget', () => {
         },
       ],
     ]);
+    expect(missingContractFields(warnings[0]![1])).toEqual([]);
   });
 
   it('a pass done within its budget stores everything and says nothing', async () => {
