@@ -100,23 +100,25 @@ export async function runProbePass(
     deps.timer,
   );
   const skipped = new Map<string, number>();
-  const echoAnswers = echoCheck(deps.prober, deps.tiers.echoUrl ?? '');
+  // Aborted when the pass gives up waiting (its budget): every check in flight ends at once, none starts.
+  const giveUp = new AbortController();
+  const abandoned = () => giveUp.signal.aborted;
+  const echoAnswers = echoCheck(deps.prober, deps.tiers.echoUrl ?? '', giveUp.signal);
   const egressUncounted: string[] = [];
   const credentialsUnavailable: string[] = [];
   let credentialsUnknownDead = 0;
   // Decisions as they come in: at the budget, the pass stores these and leaves the rest undecided.
   const settled: Decided<ActiveDecision>[] = [];
-  let abandoned = false;
   // A proxy holds its probe slot (`concurrency`) for its BASIC/EGRESS verdict only; its TARGET checks then
   // wait for the pass's TARGET slots while the slot probes the next proxy (docs/health.md § TARGET). Each
   // proxy's decision waits for both, and the pass writes once, after every decision.
   const probing = mapLimit(rotated(due, to), deps.concurrency, async (p) => {
-    if (abandoned) return NO_DECISION;
+    if (abandoned()) return NO_DECISION;
     // Routes pick among gateway-pool proxies only (their snapshots hold no other): a check through any
     // other proxy judges a route no gateway could pick it for, and its tracks are dropped (empty set).
     const checks = routes && p.spec.gatewayPool ? targetChecksFor(routes, p.spec.attributes) : [];
     const { credentialsUnknown, ...via } = await target(deps, p);
-    if (abandoned) return NO_DECISION; // the pass is over: nothing more starts
+    if (abandoned()) return NO_DECISION; // the pass is over: nothing more starts
     const active = await runActiveTiers(
       deps.prober,
       via,
@@ -124,9 +126,9 @@ export async function runProbePass(
       p.spec.healthCheck,
       deps.tiers,
       echoAnswers,
-      () => abandoned,
+      giveUp.signal,
     );
-    if (abandoned) return NO_DECISION; // nothing more starts, nothing is recorded
+    if (abandoned()) return NO_DECISION; // cut short or too late: nothing more starts, nothing is recorded
     // Probed without the credentials Secret Manager could not give now: a proxy that answered at all
     // (passed, or failed past DIAL — a 407 is an answer) says nothing about itself, and counted it would
     // fail every credentialed proxy of the fleet at once; one that nothing answers for is dead anyway.
@@ -139,9 +141,9 @@ export async function runProbePass(
     const decided = (async (): Promise<Decided<ActiveDecision> | null> => {
       const targets =
         active.basicOk && checks.length > 0
-          ? await runTargetTier(deps.prober, via, p.spec.healthCheck, deps.tiers, checks, pool)
+          ? await runTargetTier(deps.prober, via, p.spec.healthCheck, deps.tiers, checks, pool, giveUp.signal)
           : { results: [], observations: [], skipped: [] };
-      if (abandoned) return null; // decided too late: not recorded, not stored
+      if (abandoned()) return null; // cut short or decided too late: not recorded, not stored
       for (const route of targets.skipped) skipped.set(route, (skipped.get(route) ?? 0) + 1);
       const outcome = {
         results: [...active.results, ...targets.results],
@@ -162,7 +164,8 @@ export async function runProbePass(
   });
   const everyDecision = probing.then((pending) => Promise.all(pending.map((x) => x.decided)));
   const decided = await withinBudget(deps, everyDecision, budgetMs, () => {
-    abandoned = true;
+    // Synchronous: the checks it ends settle later, so `settled` below is what was decided in time.
+    giveUp.abort();
     const decidedNames = new Set(settled.map((d) => d.decision.next.proxy));
     const skippedNames = new Set(credentialsUnavailable);
     const undecided = due.filter((p) => !decidedNames.has(p.name) && !skippedNames.has(p.name));
@@ -218,7 +221,8 @@ export async function runProbePass(
  * Every decision, or — once `budgetMs` has passed — those in by then (`spent()`): one proxy whose checks
  * run long (a 60 s timeout per tier, a hanging target) must not hold the whole pass past the function's
  * timeout, which would store nothing for anyone, at the same slot on every run. The checks still running
- * are let go; their proxies keep their tracks, and the next pass probes them.
+ * are cancelled by `spent()` (their sockets closed, not left to their own timeouts after the pass has
+ * returned); their proxies keep their tracks, and the next pass probes them.
  */
 async function withinBudget<D>(
   deps: ProbeDeps,

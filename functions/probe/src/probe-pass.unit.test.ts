@@ -285,9 +285,14 @@ describe('runProbePass: a budget', () => {
     f.deps.log = { info: () => {}, warn: (m, fields) => void warnings.push([m, fields]) };
     const hang = new Promise<never>(() => {});
     const prober = f.deps.prober;
+    let hung: AbortSignal | undefined; // what the hanging check was given to end it
     f.deps.prober = {
       ...prober,
-      handshake: (...args) => (args[0].host === '10.0.0.9' ? hang : prober.handshake(...args)),
+      handshake: (...args) => {
+        if (args[0].host !== '10.0.0.9') return prober.handshake(...args);
+        hung = args[3];
+        return hang;
+      },
     };
     let fire!: () => void; // the budget's timer, fired by the test once the others are in
     f.deps.timer = (_ms, signal) =>
@@ -300,8 +305,11 @@ describe('runProbePass: a budget', () => {
     const intervalMs = all[0]!.spec.healthCheck.intervalSeconds * 1000;
     const pass = runProbePass(f.deps, all, t0, new Date(t0.getTime() + intervalMs), new Set(), null, 100_000);
     for (let i = 0; i < 50 && f.targets.length < 9; i++) await new Promise((r) => setImmediate(r));
+    expect(hung?.aborted).toBe(false);
     fire();
     const counts = await pass;
+    // The check still in flight is ended, not left running to its own timeout after the pass returned.
+    expect(hung?.aborted).toBe(true);
     expect(counts).toMatchObject({ probed: 5, written: 4 });
     expect([...f.health.keys()].sort()).toEqual(['a', 'b', 'c', 'd']);
     expect(warnings).toEqual([

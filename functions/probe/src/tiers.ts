@@ -14,14 +14,31 @@ import type { ActiveTrack } from '../../../shared/src/domain/health/verdict-reas
 import type { HealthCheckSpec } from '../../../shared/src/domain/proxy.js';
 import type { SlotPool } from './slot-pool.js';
 
+/** Each check ends at its timeout, or at once when `cancel` is aborted (the pass gave up waiting). */
 export interface Prober {
   probe(
     target: ProbeTarget,
-    opts: { url: string; timeoutMs: number; expectedStatus: number; rejectUnauthorized?: boolean },
+    opts: {
+      url: string;
+      timeoutMs: number;
+      expectedStatus: number;
+      rejectUnauthorized?: boolean;
+      cancel?: AbortSignal;
+    },
   ): Promise<ProbeResult>;
-  handshake(target: ProbeTarget, authority: string, timeoutMs: number): Promise<ProbeResult>;
+  handshake(
+    target: ProbeTarget,
+    authority: string,
+    timeoutMs: number,
+    cancel?: AbortSignal,
+  ): Promise<ProbeResult>;
   /** The URL fetched by the prober itself, through no proxy (is the echo endpoint up at all?). */
-  direct(opts: { url: string; timeoutMs: number; expectedStatus: number }): Promise<ProbeResult>;
+  direct(opts: {
+    url: string;
+    timeoutMs: number;
+    expectedStatus: number;
+    cancel?: AbortSignal;
+  }): Promise<ProbeResult>;
 }
 
 /** Whether the echo endpoint answers the prober itself, as an echo: asked only after an EGRESS probe
@@ -29,10 +46,10 @@ export interface Prober {
 export type EchoAnswers = (timeoutMs: number) => Promise<boolean>;
 
 /** `prober.direct` on the echo URL, asked once: the answer stands for the pass that made it. */
-export function echoCheck(prober: Prober, echoUrl: string): EchoAnswers {
+export function echoCheck(prober: Prober, echoUrl: string, cancel?: AbortSignal): EchoAnswers {
   let answered: Promise<boolean> | null = null;
   return (timeoutMs) =>
-    (answered ??= prober.direct({ url: echoUrl, timeoutMs, expectedStatus: 200 }).then(
+    (answered ??= prober.direct({ url: echoUrl, timeoutMs, expectedStatus: 200, cancel }).then(
       (r) => r.ok && parseEchoBody(r.body) !== null,
       () => false,
     ));
@@ -71,8 +88,8 @@ export async function runActiveTiers(
   hc: HealthCheckSpec,
   cfg: TierConfig,
   echoAnswers: EchoAnswers,
-  /** True once the pass has given up waiting (its budget): no further tier is started. */
-  givenUp: () => boolean = () => false,
+  /** Aborted once the pass has given up waiting (its budget): the check in flight ends, no tier starts. */
+  cancel?: AbortSignal,
 ): Promise<
   TierOutcome & {
     basicOk: boolean;
@@ -88,8 +105,9 @@ export async function runActiveTiers(
         timeoutMs,
         expectedStatus: hc.expectedStatus,
         rejectUnauthorized: cfg.rejectUnauthorized,
+        cancel,
       })
-    : await prober.handshake(target, handshakeAuthority(cfg.echoUrl), timeoutMs);
+    : await prober.handshake(target, handshakeAuthority(cfg.echoUrl), timeoutMs, cancel);
   const results: TrackResult[] = [
     {
       track: 'BASIC',
@@ -103,8 +121,8 @@ export async function runActiveTiers(
     { tier: 'BASIC', ok: basic.ok, latencyMs: basic.latencyMs, code: basic.failure?.code ?? null },
   ];
   // EGRESS only means something through a proxy that answers at all; a dead proxy fails BASIC already.
-  if (cfg.echoUrl && basic.ok && !givenUp()) {
-    const echo = await prober.probe(target, { url: cfg.echoUrl, timeoutMs, expectedStatus: 200 });
+  if (cfg.echoUrl && basic.ok && !cancel?.aborted) {
+    const echo = await prober.probe(target, { url: cfg.echoUrl, timeoutMs, expectedStatus: 200, cancel });
     const observed = echo.ok ? parseEchoBody(echo.body) : null;
     // The proxy's own address is the one this request reached it at: status.ip is the endpoint host as
     // entered, a DNS name for many external proxies, which no exit address ever equals as text.
@@ -146,6 +164,7 @@ export async function runTargetTier(
   cfg: TierConfig,
   checks: readonly RouteTargetCheck[],
   pool: SlotPool,
+  cancel?: AbortSignal,
 ): Promise<TierOutcome & { skipped: string[] }> {
   const timeoutMs = hc.timeoutSeconds * 1000;
   const outcomes = await Promise.all(
@@ -157,6 +176,7 @@ export async function runTargetTier(
             timeoutMs,
             expectedStatus: c.expectedStatus,
             rejectUnauthorized: cfg.rejectUnauthorized,
+            cancel,
           }),
         timeoutMs,
       ),

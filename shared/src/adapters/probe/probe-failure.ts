@@ -15,10 +15,13 @@ export class ProbeFailure extends Error {
 /**
  * The failure code of a socket or request error. `timeout` whenever the probe's own deadline has fired,
  * whatever the abort surfaced as: Node reports a request aborted by its signal as an AbortError
- * (`ABORT_ERR`) and a response cut mid-body as ECONNRESET — neither says "timeout" by itself.
+ * (`ABORT_ERR`) and a response cut mid-body as ECONNRESET — neither says "timeout" by itself. `cancelled`
+ * when the caller ended it first (ProbeOptions.cancel).
  */
 export function errorCode(err: unknown, deadline: AbortSignal): string {
-  if (deadline.aborted || (err instanceof Error && err.name === 'TimeoutError')) return 'timeout';
+  if (deadline.aborted)
+    return (deadline.reason as Error | undefined)?.name === 'TimeoutError' ? 'timeout' : 'cancelled';
+  if (err instanceof Error && err.name === 'TimeoutError') return 'timeout';
   const code = (err as { code?: unknown })?.code;
   return typeof code === 'string' ? code.toLowerCase() : 'error';
 }

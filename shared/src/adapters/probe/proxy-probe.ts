@@ -28,6 +28,14 @@ export interface ProbeOptions {
   maxBodyBytes?: number;
   /** Local targets use self-signed certificates; production keeps verification on. */
   rejectUnauthorized?: boolean;
+  /** Ends the check at once when aborted (a probe pass that gave up waiting), as its deadline would. */
+  cancel?: AbortSignal;
+}
+
+/** The check's deadline: its timeout, or the caller's cancel, whichever comes first. */
+function deadlineOf(timeoutMs: number, cancel: AbortSignal | undefined): AbortSignal {
+  const timeout = AbortSignal.timeout(timeoutMs);
+  return cancel ? AbortSignal.any([timeout, cancel]) : timeout;
 }
 
 export interface ProbeResult {
@@ -53,7 +61,7 @@ export async function probeThroughProxy(target: ProbeTarget, opts: ProbeOptions)
     ...r,
     latencyMs: Math.round(performance.now() - started),
   });
-  const deadline = AbortSignal.timeout(opts.timeoutMs);
+  const deadline = deadlineOf(opts.timeoutMs, opts.cancel);
   const dialed: Dialed = { address: null };
   try {
     const res =
@@ -229,7 +237,7 @@ async function readBody(message: IncomingMessage, limit: number, signal: AbortSi
   let size = 0;
   try {
     for await (const chunk of message as AsyncIterable<Buffer>) {
-      if (signal.aborted) throw new ProbeFailure('BODY', 'timeout');
+      if (signal.aborted) throw new ProbeFailure('BODY', errorCode(null, signal));
       size += chunk.length;
       if (size > limit) break;
       chunks.push(chunk);
@@ -249,7 +257,7 @@ async function readBody(message: IncomingMessage, limit: number, signal: AbortSi
  */
 export async function fetchDirect(opts: ProbeOptions): Promise<ProbeResult> {
   const started = performance.now();
-  const deadline = AbortSignal.timeout(opts.timeoutMs);
+  const deadline = deadlineOf(opts.timeoutMs, opts.cancel);
   const finish = (r: Omit<ProbeResult, 'latencyMs'>): ProbeResult => ({
     ...r,
     latencyMs: Math.round(performance.now() - started),
@@ -279,6 +287,7 @@ export async function handshakeThroughProxy(
   target: ProbeTarget,
   authority: string,
   timeoutMs: number,
+  cancel?: AbortSignal,
 ): Promise<ProbeResult> {
   const started = performance.now();
   const auth = target.credentials ? `Basic ${Buffer.from(target.credentials).toString('base64')}` : undefined;
@@ -289,7 +298,7 @@ export async function handshakeThroughProxy(
     body: null,
     failure,
   });
-  const deadline = AbortSignal.timeout(timeoutMs);
+  const deadline = deadlineOf(timeoutMs, cancel);
   if (target.protocol === 'socks5') return socks5Handshake(target, authority, timeoutMs, deadline, done);
   return new Promise<ProbeResult>((resolve) => {
     const req = httpRequest({

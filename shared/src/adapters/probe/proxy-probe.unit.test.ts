@@ -11,8 +11,11 @@ const track = (s: Socket) => {
   sockets.add(s);
   s.on('close', () => sockets.delete(s));
 };
-// Accepts and never answers.
-const silent = createServer(track);
+// Accepts and never answers; reads (so it sees the client's FIN, and its socket closes with the client's).
+const silent = createServer((s) => {
+  track(s);
+  s.resume();
+});
 // Answers any request's head, then never finishes the body.
 const stalling = createHttpServer((_req, res) => {
   res.writeHead(200, { 'content-length': '100' });
@@ -76,6 +79,63 @@ describe('probe failure codes', () => {
       5_000,
     );
     expect(h).toMatchObject({ ok: false, failure: { stage: 'DIAL', code: 'econnrefused' } });
+  });
+});
+
+// A probe pass that gave up waiting (its budget) cancels the checks it no longer waits for: each ends
+// at once with its socket closed, not at its own timeout (up to 60 s) after the pass has returned.
+describe('a cancelled check', () => {
+  const LONG_MS = 30_000;
+  const closedAtServer = async (before: number) => {
+    for (let i = 0; i < 100 && sockets.size > before; i++) await new Promise((r) => setTimeout(r, 10));
+    return sockets.size === before;
+  };
+
+  it.each([
+    ['an absolute-form GET', 'silent', 'http://example.com/', 'RESPONSE_HEADERS'],
+    ['a CONNECT', 'silent', 'https://example.com/', 'PROXY_HANDSHAKE'],
+    ['a body', 'stalling', 'http://example.com/', 'BODY'],
+  ] as const)(
+    '%s in flight ends at once, cancelled, its socket closed',
+    async (_label, proxy, url, stage) => {
+      const before = sockets.size;
+      const cancel = new AbortController();
+      const pending = probeThroughProxy(
+        { host: '127.0.0.1', port: ports[proxy] },
+        { url, timeoutMs: LONG_MS, expectedStatus: 200, cancel: cancel.signal },
+      );
+      for (let i = 0; i < 100 && sockets.size === before; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(sockets.size).toBe(before + 1); // connected, waiting
+      await new Promise((r) => setTimeout(r, 50)); // past the request's head
+      cancel.abort();
+      const r = await pending;
+      expect(r).toMatchObject({ ok: false, failure: { stage, code: 'cancelled' } });
+      expect(r.latencyMs).toBeLessThan(LONG_MS / 2);
+      expect(await closedAtServer(before)).toBe(true);
+    },
+  );
+
+  it('a CONNECT handshake (BASIC without a URL) in flight ends at once; one cancelled before starts nothing', async () => {
+    const before = sockets.size;
+    const cancel = new AbortController();
+    const pending = handshakeThroughProxy(
+      { host: '127.0.0.1', port: ports.silent },
+      'example.com:443',
+      LONG_MS,
+      cancel.signal,
+    );
+    for (let i = 0; i < 100 && sockets.size === before; i++) await new Promise((r) => setTimeout(r, 10));
+    cancel.abort();
+    expect(await pending).toMatchObject({ ok: false, failure: { code: 'cancelled' } });
+    expect(await closedAtServer(before)).toBe(true);
+    const late = await handshakeThroughProxy(
+      { host: '127.0.0.1', port: ports.silent },
+      'example.com:443',
+      LONG_MS,
+      cancel.signal,
+    );
+    expect(late).toMatchObject({ ok: false, failure: { code: 'cancelled' } });
+    expect(sockets.size).toBe(before);
   });
 });
 

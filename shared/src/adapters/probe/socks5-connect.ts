@@ -55,7 +55,7 @@ function dial(hop: Socks5Hop, deadline: AbortSignal): Promise<Socket> {
       socket.destroy();
       reject(new ProbeFailure('DIAL', code));
     };
-    const onAbort = () => fail('timeout');
+    const onAbort = () => fail(errorCode(null, deadline)); // timeout, or cancelled by the caller
     const onError = (err: Error) => fail(errorCode(err, deadline));
     if (deadline.aborted) return onAbort();
     deadline.addEventListener('abort', onAbort, { once: true });
@@ -116,7 +116,7 @@ function handshake(
         settle();
         socket.destroy();
         const code = deadline.aborted
-          ? 'timeout'
+          ? errorCode(null, deadline)
           : socketError
             ? errorCode(socketError, deadline)
             : socks5FailureCode(socks5Answer(Buffer.concat(seen)));
