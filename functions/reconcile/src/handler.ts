@@ -62,16 +62,22 @@ export async function handleReconcile(
   // Every instance this delivery created, by uid: a re-run may read another proxy under the same name (the
   // first deleted and created again meanwhile), and create that one's instance too.
   const created = new Map<string, CreatedInstance>();
+  // Those whose status write lost (a conflict), until a write lands: the re-run records them (pass.ts
+  // recordingCreated). Never past that write — a pass that then finds the instance gone and clears it
+  // must leave the next one free to create again.
+  const unrecorded = new Map<string, CreatedInstance>();
   for (let pass = 1; pass <= deps.maxPasses; pass++) {
     const started = Date.now();
     try {
-      last = await runPass(deps, request.proxy, pass === 1 && !mayUseCache(request.reason), created);
+      last = await runPass(deps, request.proxy, pass === 1 && !mayUseCache(request.reason), unrecorded);
     } catch (err) {
       // A document that does not fit is onReconcileEvent's to log, once, with the fields that fail.
       if (!(err instanceof InvalidStoredProxy)) log.error('reconcile pass failed', { pass, error: err });
       throw err;
     }
     if (last.created) created.set(last.created.uid, last.created);
+    if (last.kind === 'conflict' && last.created) unrecorded.set(last.created.uid, last.created);
+    else if (last.kind === 'written' || last.kind === 'unchanged') unrecorded.delete(last.proxy.uid);
     logPass(log, pass, last, Date.now() - started);
     const again = last.kind === 'conflict' || ('plan' in last && last.plan.requeue.kind === 'now');
     if (!again) {

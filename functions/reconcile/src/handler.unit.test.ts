@@ -5,8 +5,9 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { healthInstanceKey } from '../../../shared/src/domain/health/instance-key.js';
-import { ProvisionedReason, type ProxyResource } from '../../../shared/src/domain/proxy.js';
+import { type ManagedSpec, ProvisionedReason, type ProxyResource } from '../../../shared/src/domain/proxy.js';
 import { defaultPollIntervals as iv } from '../../../shared/src/domain/reconcile/types.js';
+import { specHash } from '../../../shared/src/domain/spec-hash.js';
 import type { ReconcileRequest } from '../../../shared/src/messages/reconcile-request.js';
 import { ManualClock } from '../../../shared/src/ports/clock.js';
 import { FakeProvider } from '../../../shared/src/testing/fake-provider.js';
@@ -365,9 +366,10 @@ describe('reconcile handler: external, conflicts, poison', () => {
     };
     expect(await t.run('p1', 'created')).toEqual({ passes: 2, last: 'written' });
     expect(t.provider.instances.size).toBe(1);
-    const [providerId] = t.provider.instances.keys();
+    const [providerId, built] = [...t.provider.instances][0]!;
     const p = (await t.doc())!;
     expect(p.status.providerId).toBe(providerId);
+    expect(p.status.specHash).toBe(built!.request.specHash); // what the instance was built from
     expect(p.status.conditions[0]?.reason).toBe('CloudInitError');
     expect(t.published).toEqual([]);
     // The proxy's own deletion now takes the instance with it.
@@ -379,6 +381,89 @@ describe('reconcile handler: external, conflicts, poison', () => {
     }
     expect(await t.doc()).toBeNull();
     expect(t.provider.instances.size).toBe(0);
+  });
+
+  // The same race with a readable edit: the re-run records the instance with the hash it was built from,
+  // and the edited spec replaces it (the instance was still booting: no slot, deleted once it is created).
+  it('an instance whose status write lost to a readable spec edit is recorded, then replaced', async () => {
+    t.provider.refuseDeletesWhileCreating = true;
+    await create();
+    const real = t.store.writeStatus.bind(t.store);
+    let first = true;
+    t.store.writeStatus = async (name, status, version) => {
+      if (first) {
+        first = false;
+        const fresh = (await t.store.get(name))!;
+        await t.store.replaceSpec(name, managedSpec({ machineType: 'e2-small' }), fresh.version);
+        return 'conflict';
+      }
+      return real(name, status, version);
+    };
+    await t.run('p1', 'created');
+    const [providerId, old] = [...t.provider.instances][0]!;
+    expect((await t.doc())!.status).toMatchObject({ providerId, specHash: old!.request.specHash });
+    t.provider.bootAll();
+    for (let i = 0; i < 6 && t.provider.created < 2; i++) {
+      t.clock.advance(iv.DeletionPoll);
+      await t.run();
+    }
+    const [now] = [...t.provider.instances.values()];
+    expect(now!.request.machineType).toBe('e2-small');
+    expect((await t.doc())!.status).toMatchObject({ providerId, specHash: now!.request.specHash });
+  });
+
+  // A concurrent delivery read the edit and built the instance from it; this delivery's create of the old
+  // spec got the 409 (same name) and lost its write. Its re-run records the instance by the hash the
+  // instance carries, not the one it asked for — which would take the fresh instance for the old one and
+  // delete it (the version check cannot tell: the document read names no instance).
+  it('a 409 on a create whose write lost does not make the re-run delete an instance built from the edit', async () => {
+    await create();
+    const edited = managedSpec({ machineType: 'e2-medium' });
+    const realCreate = t.provider.create.bind(t.provider);
+    let first = true;
+    t.provider.create = async (request) => {
+      if (first) {
+        first = false;
+        const fresh = (await t.store.get('p1'))!;
+        await t.store.replaceSpec('p1', edited, fresh.version); // read by the other delivery, which creates
+        await realCreate({
+          ...request,
+          machineType: 'e2-medium',
+          specHash: specHash(edited as ManagedSpec, script.digest, null),
+        });
+      }
+      return realCreate(request); // this delivery's: the 409
+    };
+    await t.run('p1', 'created');
+    const [inst] = [...t.provider.instances.values()];
+    expect(inst!.request.machineType).toBe('e2-medium');
+    expect(t.provider.callsOf('delete')).toBe(0);
+    expect((await t.doc())!.status.specHash).toBe(inst!.request.specHash);
+  });
+
+  // Recorded only until a write lands: a later pass that finds the instance gone (its creation failed
+  // inside the operation) and clears it leaves the next pass free to create again, in the same delivery.
+  it('an instance recorded after a lost write and then found gone is created again in the same delivery', async () => {
+    await create();
+    t.provider.failCreatesAsync({ kind: 'transient', message: 'ZONE_RESOURCE_POOL_EXHAUSTED' });
+    const real = t.store.writeStatus.bind(t.store);
+    let first = true;
+    t.store.writeStatus = async (name, status, version) => {
+      if (first) {
+        first = false;
+        t.provider.failCreatesAsync(null);
+        const fresh = (await t.store.get(name))!;
+        await t.store.replaceSpec(name, managedSpec({ machineType: 'e2-medium' }), fresh.version);
+        return 'conflict';
+      }
+      return real(name, status, version);
+    };
+    await t.run('p1', 'created');
+    expect(t.provider.callsOf('create')).toBe(2);
+    expect(t.published).toEqual([]);
+    const [providerId, inst] = [...t.provider.instances][0]!;
+    expect(inst!.request.machineType).toBe('e2-medium');
+    expect((await t.doc())!.status.providerId).toBe(providerId);
   });
 
   it('a missing document is done', async () => {

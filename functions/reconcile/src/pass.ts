@@ -55,7 +55,11 @@ export interface CreatedInstance {
   provider: string;
   providerId: string;
   uid: string;
-  /** The spec hash it was built from: what the create's status write records beside providerId. */
+  /**
+   * The spec hash the create asked for: what its status write records beside providerId. Not always what
+   * the instance was built from — a 409 answers for an instance a concurrent delivery built from another
+   * spec — so a re-run recording it goes by the instance's own label (recordingCreated).
+   */
   specHash: string;
 }
 
@@ -81,8 +85,9 @@ export async function runPass(
   const stored = await deps.store.get(name);
   if (!stored) return { kind: 'not-found' };
   const provider = providerOf(deps.providers, stored.proxy);
-  const proxy = recordingCreated(stored.proxy, provider, createdBefore.get(stored.proxy.uid));
-  let obs = await observe(deps, proxy, provider, fresh);
+  const recording = recordingCreated(stored.proxy, provider, createdBefore.get(stored.proxy.uid));
+  let obs = await observe(deps, recording, provider, fresh);
+  const proxy = recording === stored.proxy ? recording : builtFrom(recording, obs.instance);
   let plan = reconcile(proxy, obs, deps.intervals);
   ({ obs, plan } = await withSlotIfAsked(deps, proxy, obs, plan));
   // A provider action is never decided on a cached cloud-init resolution. The cache is per function
@@ -178,13 +183,21 @@ export async function patchStatusIfChanged(
 
 /**
  * The proxy as this pass decides on it: with what the status write of an earlier pass of this delivery
- * would have recorded — the instance it created and the spec hash it built it from — when that write lost
- * to another writer (a spec edit, say) and the status names no instance. Instance names are a function of
- * the uid, and provider and zone are immutable, so that providerId is the proxy's instance whoever created
- * it; the pass observes it and decides as for any recorded instance (kept, replaced on the edited spec,
- * deleted with the proxy), and its status write records it. Without this a re-run that does not create
- * again — a cloud-init that cannot be read now, a latch — leaves a VM no status names, which the orphan GC
- * keeps because its uid is live. A status that names an instance, or another uid, is left as read.
+ * would have recorded — the instance it created and the spec hash it asked for — when that write lost to
+ * another writer (a spec edit, say) and the status names no instance. Instance names are a function of the
+ * uid, and provider and zone are immutable, so that providerId is the proxy's instance whoever created it;
+ * the pass observes it and decides as for any recorded instance (kept, replaced on the edited spec, deleted
+ * with the proxy), and its status write records it. Without this a re-run that does not create again — a
+ * cloud-init that cannot be read now, a latch — leaves a VM no status names, which the orphan GC keeps
+ * because its uid is live. A status that names an instance, or another uid, is left as read. The handler
+ * passes an instance only until a status write lands (a later pass that finds it gone and clears it must
+ * be free to create again).
+ *
+ * The version check before a delete does not cover such a pass: the document read names no instance, so
+ * a concurrent pass may build one under the name without writing first. So the hash it decides on is the
+ * one the observed instance carries (builtFrom), never only the one asked for: a 409 hands back an
+ * instance a concurrent delivery built from the edited spec, which the hash asked for would take for the
+ * old instance and delete.
  */
 export function recordingCreated(
   proxy: ProxyResource,
@@ -197,6 +210,12 @@ export function recordingCreated(
     ...proxy,
     status: { ...proxy.status, providerId: created.providerId, specHash: created.specHash },
   };
+}
+
+/** A recorded-by-this-delivery instance's hash as the instance itself says it was built from. */
+function builtFrom(proxy: ProxyResource, seen: InstanceObservation | null): ProxyResource {
+  if (seen?.kind !== 'found' || seen.instance.specHash === null) return proxy;
+  return { ...proxy, status: { ...proxy.status, specHash: seen.instance.specHash } };
 }
 
 function providerOf(providers: ProviderRegistry, proxy: ProxyResource): Provider | undefined {
