@@ -378,15 +378,18 @@ resource "google_monitoring_alert_policy" "routes_failed_open" {
 
 # A probe that keeps running out of time, or keeps failing to read credentials, is a probe whose verdicts
 # stop moving (or move on liveness alone) while nothing else looks wrong. One pass of either is a blip a
-# later pass repairs; what pages is one at least every 5 minutes through 10 minutes. Not grouped: the lines
-# name the proxies.
+# later pass repairs; what pages is one that keeps happening. A line's count says little (a run has a pass
+# per due slot; up to two of them can overrun), its persistence does: the trailing 5-minute sum is above 0
+# from a line until 5 minutes after the last, and held for 10 minutes it pages once lines have kept coming
+# with no gap over 5 minutes for 5 minutes — 10 minutes after the first. Not grouped: the lines name the
+# proxies.
 resource "google_monitoring_alert_policy" "probe_out_of_time" {
   display_name          = "proxyplane: probe passes run out of time"
   combiner              = "OR"
   notification_channels = local.notification_channels
 
   conditions {
-    display_name = "probe passes out of their budget through 10 minutes"
+    display_name = "probe passes out of their budget, no gap over 5 minutes, for 10 minutes"
     condition_threshold {
       filter          = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.counter["probe_budget_spent"].name}\""
       comparison      = "COMPARISON_GT"
@@ -412,7 +415,9 @@ resource "google_monitoring_alert_policy" "probe_credentials_unavailable" {
   notification_channels = local.notification_channels
 
   conditions {
-    display_name = "probe passes without some proxies' credentials through 10 minutes"
+    # The probe's cache serves a secret's last copy for 5 minutes into an outage: the first line is
+    # already 5 minutes in.
+    display_name = "probe passes without some proxies' credentials, no gap over 5 minutes, for 10 minutes"
     condition_threshold {
       filter          = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.counter["probe_credentials_unavailable"].name}\""
       comparison      = "COMPARISON_GT"

@@ -50,7 +50,9 @@ variable "image_tag" {
 }
 
 # The alerts (monitoring.tf) count log lines by their `event` field, and those lines are logged at info
-# (gateway.snapshot_age), warn (provider.quota_exceeded, gc.deleted, passive.worker_suspect) and error:
+# (gateway.snapshot_age), warn (provider.quota_exceeded, gc.deleted, passive.worker_suspect,
+# gateway.route_failed_open, leases.store_unavailable, probe.pass_budget_spent,
+# probe.credentials_unavailable) and error:
 # a level above info would drop them, so the stale-gateway absence alert would fire and never clear and
 # the others could never fire. Hence no warn or error here.
 variable "log_level" {
@@ -60,7 +62,7 @@ variable "log_level" {
 
   validation {
     condition     = contains(["debug", "info"], var.log_level)
-    error_message = "log_level must be debug or info: the log-based metrics count lines logged at info (gateway.snapshot_age, provider.request, probe.result) and warn (provider.quota_exceeded, gc.deleted, passive.worker_suspect, gateway.route_failed_open), which a higher level would drop — the stale-gateway alert would fire and never clear (docs/operations.md § The log contract)."
+    error_message = "log_level must be debug or info: the log-based metrics count lines logged at info (gateway.snapshot_age, provider.request, probe.result) and warn (provider.quota_exceeded, gc.deleted, passive.worker_suspect, gateway.route_failed_open, leases.store_unavailable, probe.pass_budget_spent, probe.credentials_unavailable), which a higher level would drop — the stale-gateway alert would fire and never clear (docs/operations.md § The log contract)."
   }
 }
 
