@@ -10,6 +10,7 @@ import { defaultPollIntervals as iv } from '../../../shared/src/domain/reconcile
 import { specHash } from '../../../shared/src/domain/spec-hash.js';
 import type { ReconcileRequest } from '../../../shared/src/messages/reconcile-request.js';
 import { ManualClock } from '../../../shared/src/ports/clock.js';
+import type { StoredProxy } from '../../../shared/src/ports/proxy-store.js';
 import { FakeProvider } from '../../../shared/src/testing/fake-provider.js';
 import { InMemoryProxyStore } from '../../../shared/src/testing/in-memory-proxy-store.js';
 import { InMemoryReplacementSlots } from '../../../shared/src/testing/in-memory-replacement-slots.js';
@@ -51,6 +52,16 @@ function setup(maxReplacing = 0) {
 
 let t: ReturnType<typeof setup>;
 const create = (p: ProxyResource = aProxy({ name: 'p1' })) => t.store.create(p);
+
+/** The first status write loses to `meanwhile` (another writer, run on the document as it is then). */
+function loseFirstWrite(meanwhile: (name: string, fresh: StoredProxy) => Promise<void>): void {
+  const real = t.store.writeStatus.bind(t.store);
+  t.store.writeStatus = async (name) => {
+    t.store.writeStatus = real; // `meanwhile` and every later write go through as usual
+    await meanwhile(name, (await t.store.get(name))!);
+    return 'conflict';
+  };
+}
 
 describe('reconcile handler: managed lifecycle', () => {
   beforeEach(() => {
@@ -329,17 +340,9 @@ describe('reconcile handler: external, conflicts, poison', () => {
 
   it('a lost write race re-runs the pass from a fresh read', async () => {
     await create();
-    const real = t.store.writeStatus.bind(t.store);
-    let first = true;
-    t.store.writeStatus = async (name, status, version) => {
-      if (first) {
-        first = false;
-        const fresh = (await t.store.get(name))!;
-        await real(name, { ...fresh.proxy.status, latencyMillis: 1 }, fresh.version); // someone else wrote
-        return 'conflict';
-      }
-      return real(name, status, version);
-    };
+    loseFirstWrite(async (name, fresh) => {
+      await t.store.writeStatus(name, { ...fresh.proxy.status, latencyMillis: 1 }, fresh.version);
+    });
     const outcome = await t.run('p1', 'created');
     expect(outcome).toEqual({ passes: 2, last: 'written' });
     expect(t.provider.created).toBe(1);
@@ -352,18 +355,10 @@ describe('reconcile handler: external, conflicts, poison', () => {
   // with the proxy) instead of a VM no status names, which the GC keeps because its uid is live.
   it('an instance whose status write lost to a spec edit is recorded by the re-run, whatever it decides', async () => {
     await create();
-    const real = t.store.writeStatus.bind(t.store);
-    let first = true;
-    t.store.writeStatus = async (name, status, version) => {
-      if (first) {
-        first = false;
-        const fresh = (await t.store.get(name))!;
-        await t.store.replaceSpec(name, managedSpec({ machineType: 'e2-small' }), fresh.version);
-        t.setCloudInit({ ok: false, failure: { kind: 'invalid', message: 'not_found: secret ci' } });
-        return 'conflict';
-      }
-      return real(name, status, version);
-    };
+    loseFirstWrite(async (name, fresh) => {
+      await t.store.replaceSpec(name, managedSpec({ machineType: 'e2-small' }), fresh.version);
+      t.setCloudInit({ ok: false, failure: { kind: 'invalid', message: 'not_found: secret ci' } });
+    });
     expect(await t.run('p1', 'created')).toEqual({ passes: 2, last: 'written' });
     expect(t.provider.instances.size).toBe(1);
     const [providerId, built] = [...t.provider.instances][0]!;
@@ -388,17 +383,9 @@ describe('reconcile handler: external, conflicts, poison', () => {
   it('an instance whose status write lost to a readable spec edit is recorded, then replaced', async () => {
     t.provider.refuseDeletesWhileCreating = true;
     await create();
-    const real = t.store.writeStatus.bind(t.store);
-    let first = true;
-    t.store.writeStatus = async (name, status, version) => {
-      if (first) {
-        first = false;
-        const fresh = (await t.store.get(name))!;
-        await t.store.replaceSpec(name, managedSpec({ machineType: 'e2-small' }), fresh.version);
-        return 'conflict';
-      }
-      return real(name, status, version);
-    };
+    loseFirstWrite(async (name, fresh) => {
+      await t.store.replaceSpec(name, managedSpec({ machineType: 'e2-small' }), fresh.version);
+    });
     await t.run('p1', 'created');
     const [providerId, old] = [...t.provider.instances][0]!;
     expect((await t.doc())!.status).toMatchObject({ providerId, specHash: old!.request.specHash });
@@ -446,18 +433,10 @@ describe('reconcile handler: external, conflicts, poison', () => {
   it('an instance recorded after a lost write and then found gone is created again in the same delivery', async () => {
     await create();
     t.provider.failCreatesAsync({ kind: 'transient', message: 'ZONE_RESOURCE_POOL_EXHAUSTED' });
-    const real = t.store.writeStatus.bind(t.store);
-    let first = true;
-    t.store.writeStatus = async (name, status, version) => {
-      if (first) {
-        first = false;
-        t.provider.failCreatesAsync(null);
-        const fresh = (await t.store.get(name))!;
-        await t.store.replaceSpec(name, managedSpec({ machineType: 'e2-medium' }), fresh.version);
-        return 'conflict';
-      }
-      return real(name, status, version);
-    };
+    loseFirstWrite(async (name, fresh) => {
+      t.provider.failCreatesAsync(null);
+      await t.store.replaceSpec(name, managedSpec({ machineType: 'e2-medium' }), fresh.version);
+    });
     await t.run('p1', 'created');
     expect(t.provider.callsOf('create')).toBe(2);
     expect(t.published).toEqual([]);
