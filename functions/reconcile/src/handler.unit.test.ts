@@ -384,18 +384,21 @@ describe('reconcile handler: external, conflicts, poison', () => {
     t.provider.refuseDeletesWhileCreating = true;
     await create();
     loseFirstWrite(async (name, fresh) => {
-      await t.store.replaceSpec(name, managedSpec({ machineType: 'e2-small' }), fresh.version);
+      await t.store.replaceSpec(name, managedSpec({ machineType: 'e2-medium' }), fresh.version);
     });
     await t.run('p1', 'created');
     const [providerId, old] = [...t.provider.instances][0]!;
+    expect(old!.request.machineType).toBe('e2-small'); // built from the spec before the edit
     expect((await t.doc())!.status).toMatchObject({ providerId, specHash: old!.request.specHash });
     t.provider.bootAll();
     for (let i = 0; i < 6 && t.provider.created < 2; i++) {
       t.clock.advance(iv.DeletionPoll);
       await t.run();
     }
+    expect(t.provider.callsOf('delete')).toBeGreaterThanOrEqual(1);
+    expect(t.provider.created).toBe(2);
     const [now] = [...t.provider.instances.values()];
-    expect(now!.request.machineType).toBe('e2-small');
+    expect(now!.request.machineType).toBe('e2-medium');
     expect((await t.doc())!.status).toMatchObject({ providerId, specHash: now!.request.specHash });
   });
 
@@ -403,30 +406,45 @@ describe('reconcile handler: external, conflicts, poison', () => {
   // spec got the 409 (same name) and lost its write. Its re-run records the instance by the hash the
   // instance carries, not the one it asked for — which would take the fresh instance for the old one and
   // delete it (the version check cannot tell: the document read names no instance).
-  it('a 409 on a create whose write lost does not make the re-run delete an instance built from the edit', async () => {
-    await create();
-    const edited = managedSpec({ machineType: 'e2-medium' });
-    const realCreate = t.provider.create.bind(t.provider);
-    let first = true;
-    t.provider.create = async (request) => {
-      if (first) {
-        first = false;
-        const fresh = (await t.store.get('p1'))!;
-        await t.store.replaceSpec('p1', edited, fresh.version); // read by the other delivery, which creates
-        await realCreate({
-          ...request,
-          machineType: 'e2-medium',
-          specHash: specHash(edited as ManagedSpec, script.digest, null),
-        });
+  // Also when the re-run cannot read the instance: its hash stays unknown, the spec's is adopted, and the
+  // instance's label decides once it is read.
+  it.each([
+    ['read', null],
+    ['not read (quota)', 'quota'],
+    ['not read (in passing)', 'transient'],
+  ] as const)(
+    'a 409 on a create whose write lost does not make the re-run delete an instance built from the edit: %s',
+    async (_label, getFails) => {
+      await create();
+      const edited = managedSpec({ machineType: 'e2-medium' });
+      const realCreate = t.provider.create.bind(t.provider);
+      let first = true;
+      t.provider.create = async (request) => {
+        if (first) {
+          first = false;
+          const fresh = (await t.store.get('p1'))!;
+          await t.store.replaceSpec('p1', edited, fresh.version); // read by the other delivery, which creates
+          await realCreate({
+            ...request,
+            machineType: 'e2-medium',
+            specHash: specHash(edited as ManagedSpec, script.digest, null),
+          });
+          if (getFails) t.provider.failNext('get', getFails);
+        }
+        return realCreate(request); // this delivery's: the 409
+      };
+      await t.run('p1', 'created');
+      t.provider.bootAll();
+      for (let i = 0; i < 3; i++) {
+        t.clock.advance(iv.QuotaRetry);
+        await t.run();
       }
-      return realCreate(request); // this delivery's: the 409
-    };
-    await t.run('p1', 'created');
-    const [inst] = [...t.provider.instances.values()];
-    expect(inst!.request.machineType).toBe('e2-medium');
-    expect(t.provider.callsOf('delete')).toBe(0);
-    expect((await t.doc())!.status.specHash).toBe(inst!.request.specHash);
-  });
+      const [inst] = [...t.provider.instances.values()];
+      expect(inst!.request.machineType).toBe('e2-medium');
+      expect(t.provider.callsOf('delete')).toBe(0);
+      expect((await t.doc())!.status.specHash).toBe(inst!.request.specHash);
+    },
+  );
 
   // Recorded only until a write lands: a later pass that finds the instance gone (its creation failed
   // inside the operation) and clears it leaves the next pass free to create again, in the same delivery.
@@ -443,6 +461,26 @@ describe('reconcile handler: external, conflicts, poison', () => {
     const [providerId, inst] = [...t.provider.instances][0]!;
     expect(inst!.request.machineType).toBe('e2-medium');
     expect((await t.doc())!.status.providerId).toBe(providerId);
+  });
+
+  // The re-run records the instance and then fails in passing (GCE's read): it writes the instance before
+  // it throws, so the redelivery — which knows nothing of it — deletes it with the proxy, not the
+  // document alone (leaving the VM to the GC).
+  it('a re-run recording the instance that fails in passing writes it first: the redelivery deletes it', async () => {
+    await create();
+    loseFirstWrite(async (name) => {
+      await t.store.requestDeletion(name, t.clock.now());
+      t.provider.failNext('get', 'transient');
+    });
+    await expect(t.run('p1', 'created')).rejects.toThrow(/transient|get/);
+    const [providerId] = [...t.provider.instances.keys()];
+    expect((await t.doc())!.status.providerId).toBe(providerId);
+    for (let i = 0; i < 4 && (await t.doc()); i++) {
+      await t.run('p1', 'delete-requested'); // the redelivery, then the DeletionPoll passes
+      t.clock.advance(iv.DeletionPoll);
+    }
+    expect(await t.doc()).toBeNull();
+    expect(t.provider.instances.size).toBe(0);
   });
 
   it('a missing document is done', async () => {

@@ -55,12 +55,6 @@ export interface CreatedInstance {
   provider: string;
   providerId: string;
   uid: string;
-  /**
-   * The spec hash the create asked for: what its status write records beside providerId. Not always what
-   * the instance was built from — a 409 answers for an instance a concurrent delivery built from another
-   * spec — so a re-run recording it goes by the instance's own label (recordingCreated).
-   */
-  specHash: string;
 }
 
 export type PassResult =
@@ -137,12 +131,18 @@ export async function runPass(
   if (plan.action && plan.action.kind !== 'deleteDocument') {
     const result = await act(provider!, plan);
     if (plan.action.kind === 'create' && result.ok && result.providerId) {
-      const { specHash } = plan.action.request;
-      created = { provider: provider!.name, providerId: result.providerId, uid: proxy.uid, specHash };
+      created = { provider: provider!.name, providerId: result.providerId, uid: proxy.uid };
     }
     plan = settle(proxy, plan, result, obs, deps.intervals);
   }
   if (plan.requeue.kind === 'error') {
+    // A pass recording this delivery's instance writes that much before it throws: the redelivery knows
+    // nothing of the instance, and would read a status that names none (a deletion would then remove the
+    // document and leave the VM to the GC). Written over the status as read, nothing else decided.
+    if (recording !== stored.proxy) {
+      const { providerId, specHash } = proxy.status;
+      await deps.store.writeStatus(name, { ...stored.proxy.status, providerId, specHash }, stored.version);
+    }
     throw new TransientReconcileError(
       `${plan.branch}: ${plan.requeue.failure.message}`,
       plan.requeue.failure,
@@ -182,12 +182,13 @@ export async function patchStatusIfChanged(
 }
 
 /**
- * The proxy as this pass decides on it: with what the status write of an earlier pass of this delivery
- * would have recorded — the instance it created and the spec hash it asked for — when that write lost to
- * another writer (a spec edit, say) and the status names no instance. Instance names are a function of the
+ * The proxy as this pass decides on it: with the instance an earlier pass of this delivery created, when
+ * that pass's status write lost to another writer (a spec edit, say) and the status names no instance.
+ * Its spec hash is unknown (''), until the instance's own label says (builtFrom). Instance names are a function of the
  * uid, and provider and zone are immutable, so that providerId is the proxy's instance whoever created it;
  * the pass observes it and decides as for any recorded instance (kept, replaced on the edited spec, deleted
- * with the proxy), and its status write records it. Without this a re-run that does not create again — a
+ * with the proxy; an unknown hash is adopted, and the instance's label then decides), and its status write
+ * records it. Without this a re-run that does not create again — a
  * cloud-init that cannot be read now, a latch — leaves a VM no status names, which the orphan GC keeps
  * because its uid is live. A status that names an instance, or another uid, is left as read. The handler
  * passes an instance only until a status write lands (a later pass that finds it gone and clears it must
@@ -195,9 +196,10 @@ export async function patchStatusIfChanged(
  *
  * The version check before a delete does not cover such a pass: the document read names no instance, so
  * a concurrent pass may build one under the name without writing first. So the hash it decides on is the
- * one the observed instance carries (builtFrom), never only the one asked for: a 409 hands back an
+ * one the observed instance carries (builtFrom), never the one its create asked for: a 409 hands back an
  * instance a concurrent delivery built from the edited spec, which the hash asked for would take for the
- * old instance and delete.
+ * old instance and delete. Not seen (a failed read), the hash stays unknown: the adopt branch records the
+ * spec's, and the next pass's label check replaces the instance only if it was built from another.
  */
 export function recordingCreated(
   proxy: ProxyResource,
@@ -208,7 +210,7 @@ export function recordingCreated(
   if (created.provider !== provider?.name) return proxy;
   return {
     ...proxy,
-    status: { ...proxy.status, providerId: created.providerId, specHash: created.specHash },
+    status: { ...proxy.status, providerId: created.providerId, specHash: '' },
   };
 }
 
