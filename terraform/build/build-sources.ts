@@ -117,7 +117,7 @@ function assemble(root: string, unit: Unit, compiledRoot: string, out: string): 
     private: true,
     type: 'module',
     main,
-    engines: { node: '>=20' },
+    engines: { node: '>=20.3' }, // AbortSignal.any (the probe's cancelled checks)
     // Services start with `node .` (the image's CMD); functions are started by functions-framework, and a
     // start script would only invite the buildpack to run something else.
     ...(unit.kind === 'service' ? { scripts: { start: `node ${main}` } } : {}),

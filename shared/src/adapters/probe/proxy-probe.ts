@@ -38,6 +38,15 @@ function deadlineOf(timeoutMs: number, cancel: AbortSignal | undefined): AbortSi
   return cancel ? AbortSignal.any([timeout, cancel]) : timeout;
 }
 
+/** A check cancelled before it starts: no connection at all (a request would dial before it saw the abort). */
+const CANCELLED: ProbeResult = {
+  ok: false,
+  latencyMs: 0,
+  status: null,
+  body: null,
+  failure: { stage: 'DIAL', code: 'cancelled' },
+};
+
 export interface ProbeResult {
   ok: boolean;
   latencyMs: number;
@@ -54,6 +63,7 @@ export interface ProbeResult {
 }
 
 export async function probeThroughProxy(target: ProbeTarget, opts: ProbeOptions): Promise<ProbeResult> {
+  if (opts.cancel?.aborted) return CANCELLED;
   const started = performance.now();
   const url = new URL(opts.url);
   const auth = target.credentials ? `Basic ${Buffer.from(target.credentials).toString('base64')}` : undefined;
@@ -256,6 +266,7 @@ async function readBody(message: IncomingMessage, limit: number, signal: AbortSi
  * EGRESS tier counts a failure through a proxy only then: functions/probe/src/tiers.ts).
  */
 export async function fetchDirect(opts: ProbeOptions): Promise<ProbeResult> {
+  if (opts.cancel?.aborted) return CANCELLED;
   const started = performance.now();
   const deadline = deadlineOf(opts.timeoutMs, opts.cancel);
   const finish = (r: Omit<ProbeResult, 'latencyMs'>): ProbeResult => ({
@@ -289,6 +300,7 @@ export async function handshakeThroughProxy(
   timeoutMs: number,
   cancel?: AbortSignal,
 ): Promise<ProbeResult> {
+  if (cancel?.aborted) return CANCELLED;
   const started = performance.now();
   const auth = target.credentials ? `Basic ${Buffer.from(target.credentials).toString('base64')}` : undefined;
   const done = (failure: ProbeResult['failure'], status: number | null): ProbeResult => ({

@@ -128,14 +128,36 @@ describe('a cancelled check', () => {
     cancel.abort();
     expect(await pending).toMatchObject({ ok: false, failure: { code: 'cancelled' } });
     expect(await closedAtServer(before)).toBe(true);
-    const late = await handshakeThroughProxy(
-      { host: '127.0.0.1', port: ports.silent },
-      'example.com:443',
-      LONG_MS,
-      cancel.signal,
-    );
-    expect(late).toMatchObject({ ok: false, failure: { code: 'cancelled' } });
-    expect(sockets.size).toBe(before);
+  });
+
+  it('a check cancelled before it starts connects to nothing', async () => {
+    let accepted = 0;
+    const count = () => void accepted++;
+    silent.on('connection', count);
+    try {
+      const cancel = new AbortController();
+      cancel.abort();
+      const proxy = { host: '127.0.0.1', port: ports.silent };
+      const results = [
+        await handshakeThroughProxy(proxy, 'example.com:443', LONG_MS, cancel.signal),
+        ...(await Promise.all(
+          ['http://example.com/', 'https://example.com/'].map((url) =>
+            probeThroughProxy(proxy, { url, timeoutMs: LONG_MS, expectedStatus: 200, cancel: cancel.signal }),
+          ),
+        )),
+        await fetchDirect({
+          url: `http://127.0.0.1:${ports.silent}/`,
+          timeoutMs: LONG_MS,
+          expectedStatus: 200,
+          cancel: cancel.signal,
+        }),
+      ];
+      for (const r of results) expect(r).toMatchObject({ ok: false, failure: { code: 'cancelled' } });
+      await new Promise((r) => setTimeout(r, 100)); // a dial would have been accepted by now
+      expect(accepted).toBe(0);
+    } finally {
+      silent.off('connection', count);
+    }
   });
 });
 
