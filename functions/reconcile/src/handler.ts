@@ -24,7 +24,7 @@ import {
   runPass,
   TransientReconcileError,
 } from './pass.js';
-import { dropUnrecorded, handleUnrecorded } from './unrecorded-instance.js';
+import { dropUnrecorded, handleUnrecorded, recordBeforeRetry } from './unrecorded-instance.js';
 
 export interface ReconcileDeps extends PassDeps {
   publisher: ReconcilePublisher;
@@ -73,6 +73,7 @@ export async function handleReconcile(
     } catch (err) {
       // A document that does not fit is onReconcileEvent's to log, once, with the fields that fail.
       if (!(err instanceof InvalidStoredProxy)) log.error('reconcile pass failed', { pass, error: err });
+      await recordBeforeRetry(deps.store, log, request.proxy, unrecorded.values());
       throw err;
     }
     if (last.created) created.set(last.created.uid, last.created);
@@ -90,6 +91,7 @@ export async function handleReconcile(
     }
   }
   if (last?.kind === 'conflict') {
+    await recordBeforeRetry(deps.store, log, request.proxy, unrecorded.values());
     throw new TransientReconcileError(`status write kept conflicting after ${deps.maxPasses} passes`);
   }
   // Still RequeueNow after the in-process bound: hand off (status.nextReconcileAt = now is the safety net).

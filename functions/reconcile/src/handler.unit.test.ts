@@ -10,7 +10,7 @@ import { defaultPollIntervals as iv } from '../../../shared/src/domain/reconcile
 import { specHash } from '../../../shared/src/domain/spec-hash.js';
 import type { ReconcileRequest } from '../../../shared/src/messages/reconcile-request.js';
 import { ManualClock } from '../../../shared/src/ports/clock.js';
-import type { StoredProxy } from '../../../shared/src/ports/proxy-store.js';
+import { type StoredProxy, StoreError } from '../../../shared/src/ports/proxy-store.js';
 import { FakeProvider } from '../../../shared/src/testing/fake-provider.js';
 import { InMemoryProxyStore } from '../../../shared/src/testing/in-memory-proxy-store.js';
 import { InMemoryReplacementSlots } from '../../../shared/src/testing/in-memory-replacement-slots.js';
@@ -481,6 +481,40 @@ describe('reconcile handler: external, conflicts, poison', () => {
     }
     expect(await t.doc()).toBeNull();
     expect(t.provider.instances.size).toBe(0);
+  });
+
+  // Any other way out by a throw too — a pass failing on the store, the last pass losing its write — or a
+  // proxy the winning write latched would keep a VM nothing records (latched: no provider call until a
+  // spec edit) and the GC keeps (its uid is live).
+  it('a delivery that throws in a pass with the instance unrecorded writes it first: a latch cannot hide it', async () => {
+    await create();
+    loseFirstWrite(async (name, fresh) => {
+      await t.store.replaceSpec(name, managedSpec({ machineType: 'e2-medium' }), fresh.version);
+      t.setCloudInit({ ok: false, failure: { kind: 'spec', message: 'cannot render' } });
+      const realGet = t.store.get.bind(t.store);
+      t.store.get = async () => {
+        t.store.get = realGet; // one blip: the re-run's read
+        throw new StoreError('unavailable', 'blip');
+      };
+    });
+    await expect(t.run('p1', 'created')).rejects.toThrow(/blip/);
+    await t.run('p1', 'spec-changed'); // the redelivery
+    await t.run('p1', 'spec-changed');
+    const [providerId] = [...t.provider.instances.keys()];
+    expect((await t.doc())!.status).toMatchObject({ providerId, phase: 'Failed' });
+  });
+
+  it('a delivery whose last pass loses its write writes the instance before it throws', async () => {
+    t.deps.maxPasses = 1;
+    await create();
+    loseFirstWrite(async (name, fresh) => {
+      await t.store.replaceSpec(name, managedSpec({ machineType: 'e2-medium' }), fresh.version);
+      t.setCloudInit({ ok: false, failure: { kind: 'spec', message: 'cannot render' } });
+    });
+    await expect(t.run('p1', 'created')).rejects.toThrow(/kept conflicting/);
+    await t.run('p1', 'spec-changed');
+    const [providerId] = [...t.provider.instances.keys()];
+    expect((await t.doc())!.status.providerId).toBe(providerId);
   });
 
   it('a missing document is done', async () => {

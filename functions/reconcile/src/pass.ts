@@ -136,13 +136,6 @@ export async function runPass(
     plan = settle(proxy, plan, result, obs, deps.intervals);
   }
   if (plan.requeue.kind === 'error') {
-    // A pass recording this delivery's instance writes that much before it throws: the redelivery knows
-    // nothing of the instance, and would read a status that names none (a deletion would then remove the
-    // document and leave the VM to the GC). Written over the status as read, nothing else decided.
-    if (recording !== stored.proxy) {
-      const { providerId, specHash } = proxy.status;
-      await deps.store.writeStatus(name, { ...stored.proxy.status, providerId, specHash }, stored.version);
-    }
     throw new TransientReconcileError(
       `${plan.branch}: ${plan.requeue.failure.message}`,
       plan.requeue.failure,

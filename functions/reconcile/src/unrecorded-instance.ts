@@ -25,7 +25,7 @@ import type { UnrecordedInstance } from '../../../shared/src/messages/reconcile-
 import { ProviderError, type ProviderRegistry } from '../../../shared/src/ports/provider.js';
 import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
-import { TransientReconcileError } from './pass.js';
+import { type CreatedInstance, TransientReconcileError } from './pass.js';
 
 export interface UnrecordedDeps {
   store: Pick<ProxyStore, 'holdsUid' | 'recordsInstance'>;
@@ -68,6 +68,40 @@ export async function dropUnrecorded(
       ...fields,
       error: err,
     });
+  }
+}
+
+/**
+ * A delivery about to throw (a pass failed, or its writes kept conflicting) with an instance it created
+ * that no status records yet (handler.ts `unrecorded`): the redelivery knows nothing of it, and a pass
+ * that does not create again — the proxy's deletion (which would remove the document and leave the VM to
+ * the GC), a latch, a cloud-init that cannot be read — would never record it, while the GC keeps it for
+ * its live uid. So it is written into the status first, as recordingCreated would decide on it: providerId,
+ * its spec hash unknown (''), over the document as read now and only while it is the same proxy naming no
+ * instance. Best effort: if this fails too, the redelivery's create (a 409) or the GC is what is left.
+ */
+export async function recordBeforeRetry(
+  store: Pick<ProxyStore, 'get' | 'writeStatus'>,
+  log: Logger,
+  name: string,
+  instances: Iterable<CreatedInstance>,
+): Promise<void> {
+  for (const instance of instances) {
+    try {
+      const stored = await store.get(name);
+      if (!stored || stored.proxy.uid !== instance.uid || stored.proxy.status.providerId !== null) continue;
+      const status = { ...stored.proxy.status, providerId: instance.providerId, specHash: '' };
+      const outcome = await store.writeStatus(name, status, stored.version);
+      log.info('recorded the instance this delivery created before its retry', {
+        providerId: instance.providerId,
+        outcome,
+      });
+    } catch (err) {
+      log.warn('could not record the instance this delivery created before its retry', {
+        providerId: instance.providerId,
+        error: err,
+      });
+    }
   }
 }
 
