@@ -67,8 +67,8 @@ export type PassResult =
   ) & { created?: CreatedInstance };
 
 /**
- * One pass over the document as read. `createdBefore` holds the instances this delivery's earlier passes created
- * (by uid): one whose status write lost a race is recorded by this pass (recordingCreated).
+ * One pass over the document as read. `createdBefore` holds the instances this delivery's earlier passes
+ * created (by uid) whose status write lost a race: this pass records them (recordingCreated).
  */
 export async function runPass(
   deps: PassDeps,
@@ -177,15 +177,15 @@ export async function patchStatusIfChanged(
 /**
  * The proxy as this pass decides on it: with the instance an earlier pass of this delivery created, when
  * that pass's status write lost to another writer (a spec edit, say) and the status names no instance.
- * Its spec hash is unknown (''), until the instance's own label says (builtFrom). Instance names are a function of the
- * uid, and provider and zone are immutable, so that providerId is the proxy's instance whoever created it;
- * the pass observes it and decides as for any recorded instance (kept, replaced on the edited spec, deleted
- * with the proxy; an unknown hash is adopted, and the instance's label then decides), and its status write
- * records it. Without this a re-run that does not create again — a
- * cloud-init that cannot be read now, a latch — leaves a VM no status names, which the orphan GC keeps
- * because its uid is live. A status that names an instance, or another uid, is left as read. The handler
- * passes an instance only until a status write lands (a later pass that finds it gone and clears it must
- * be free to create again).
+ * Its spec hash is unknown (''), until the instance's own label says (builtFrom). Instance names are a
+ * function of the uid, and provider and zone are immutable, so that providerId is the proxy's instance
+ * whoever created it; the pass observes it and decides as for any recorded instance (kept, replaced on the
+ * edited spec, deleted with the proxy; an unknown hash is adopted, and the instance's label then decides),
+ * and its status write records it. Without this a re-run that does not create again — a cloud-init that
+ * cannot be read now, a latch — leaves a VM no status names, which the orphan GC keeps because its uid is
+ * live. A status that names an instance, or another uid, is left as read. The handler passes an instance
+ * only until a status write lands (a later pass that finds it gone and clears it must be free to create
+ * again), and writes it into the status itself before a throw (unrecorded-instance.ts recordBeforeRetry).
  *
  * The version check before a delete does not cover such a pass: the document read names no instance, so
  * a concurrent pass may build one under the name without writing first. So the hash it decides on is the
