@@ -345,14 +345,15 @@ export async function publishTransitions(
 
 /** How to reach the proxy as a crawler would; `credentialsUnknown` when Secret Manager cannot say now. */
 async function target(deps: ProbeDeps, p: ProxyResource) {
-  const port = p.spec.mode === 'managed' ? p.spec.port : p.spec.endpoint.port;
+  const at = {
+    host: p.status.ip!,
+    port: p.spec.mode === 'managed' ? p.spec.port : p.spec.endpoint.port,
+    protocol: proxyProtocol(p),
+  };
   // The version the instance serves, as crawlers are handed it (served-credentials.ts).
   const ref = clientCredentialsRef(p);
   const payload = ref ? await readCredentials(deps, p.name, ref) : null;
-  if (payload === undefined) {
-    const host = p.status.ip!;
-    return { host, port, credentials: null, protocol: proxyProtocol(p), credentialsUnknown: true };
-  }
+  if (payload === undefined) return { ...at, credentials: null, credentialsUnknown: true };
   // Parsed as every reader parses it (a trailing newline is not part of the password). A malformed secret
   // is probed without credentials: the proxy answers 407 and counts as failing, which it is for crawlers.
   const parsed = payload === null ? null : parseProxyCredentials(payload);
@@ -360,7 +361,7 @@ async function target(deps: ProbeDeps, p: ProxyResource) {
     deps.log.warn('proxy credentials secret is malformed', { proxy: p.name, reason: parsed.reason });
   }
   const credentials = parsed?.ok ? basicUserPass(parsed.credentials) : null;
-  return { host: p.status.ip!, port, credentials, protocol: proxyProtocol(p), credentialsUnknown: false };
+  return { ...at, credentials, credentialsUnknown: false };
 }
 
 /**

@@ -5,7 +5,11 @@
 // TARGET: each route's target check the proxy is selected for (target-checks.ts), fetched through it in
 // a slot of the pass's TARGET pool (slot-pool.ts), apart from the proxy's own probe slot.
 
-import type { ProbeResult, ProbeTarget } from '../../../shared/src/adapters/probe/proxy-probe.js';
+import type {
+  ProbeOptions,
+  ProbeResult,
+  ProbeTarget,
+} from '../../../shared/src/adapters/probe/proxy-probe.js';
 import { evaluateEgress, parseEchoBody } from '../../../shared/src/domain/health/egress.js';
 import type { TrackResult } from '../../../shared/src/domain/health/proxy-health.js';
 import type { RouteTargetCheck } from '../../../shared/src/domain/health/target-checks.js';
@@ -16,16 +20,7 @@ import type { SlotPool } from './slot-pool.js';
 
 /** Each check ends at its timeout, or at once when `cancel` is aborted (the pass gave up waiting). */
 export interface Prober {
-  probe(
-    target: ProbeTarget,
-    opts: {
-      url: string;
-      timeoutMs: number;
-      expectedStatus: number;
-      rejectUnauthorized?: boolean;
-      cancel?: AbortSignal;
-    },
-  ): Promise<ProbeResult>;
+  probe(target: ProbeTarget, opts: ProbeOptions): Promise<ProbeResult>;
   handshake(
     target: ProbeTarget,
     authority: string,
@@ -33,12 +28,7 @@ export interface Prober {
     cancel?: AbortSignal,
   ): Promise<ProbeResult>;
   /** The URL fetched by the prober itself, through no proxy (is the echo endpoint up at all?). */
-  direct(opts: {
-    url: string;
-    timeoutMs: number;
-    expectedStatus: number;
-    cancel?: AbortSignal;
-  }): Promise<ProbeResult>;
+  direct(opts: ProbeOptions): Promise<ProbeResult>;
 }
 
 /** Whether the echo endpoint answers the prober itself, as an echo: asked only after an EGRESS probe

@@ -201,11 +201,15 @@ export function recordingCreated(
 ): ProxyResource {
   if (!created || proxy.status.providerId !== null || created.uid !== proxy.uid) return proxy;
   if (created.provider !== provider?.name) return proxy;
-  return {
-    ...proxy,
-    status: { ...proxy.status, providerId: created.providerId, specHash: '' },
-  };
+  return { ...proxy, status: namingInstance(proxy.status, created.providerId) };
 }
+
+/** A status naming an instance this delivery created: its spec hash unknown ('') until its label says. */
+export const namingInstance = (status: ProxyStatus, providerId: string): ProxyStatus => ({
+  ...status,
+  providerId,
+  specHash: '',
+});
 
 /** A recorded-by-this-delivery instance's hash as the instance itself says it was built from. */
 function builtFrom(proxy: ProxyResource, seen: InstanceObservation | null): ProxyResource {

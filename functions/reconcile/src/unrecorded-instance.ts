@@ -25,7 +25,7 @@ import type { UnrecordedInstance } from '../../../shared/src/messages/reconcile-
 import { ProviderError, type ProviderRegistry } from '../../../shared/src/ports/provider.js';
 import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
-import { type CreatedInstance, TransientReconcileError } from './pass.js';
+import { type CreatedInstance, namingInstance, TransientReconcileError } from './pass.js';
 
 export interface UnrecordedDeps {
   store: Pick<ProxyStore, 'holdsUid' | 'recordsInstance'>;
@@ -84,24 +84,21 @@ export async function recordBeforeRetry(
   store: Pick<ProxyStore, 'get' | 'writeStatus'>,
   log: Logger,
   name: string,
-  instances: Iterable<CreatedInstance>,
+  unrecorded: ReadonlyMap<string, CreatedInstance>,
 ): Promise<void> {
-  for (const instance of instances) {
-    try {
-      const stored = await store.get(name);
-      if (!stored || stored.proxy.uid !== instance.uid || stored.proxy.status.providerId !== null) continue;
-      const status = { ...stored.proxy.status, providerId: instance.providerId, specHash: '' };
-      const outcome = await store.writeStatus(name, status, stored.version);
-      log.info('recorded the instance this delivery created before its retry', {
-        providerId: instance.providerId,
-        outcome,
-      });
-    } catch (err) {
-      log.warn('could not record the instance this delivery created before its retry', {
-        providerId: instance.providerId,
-        error: err,
-      });
-    }
+  if (unrecorded.size === 0) return;
+  try {
+    const stored = await store.get(name);
+    const instance = stored ? unrecorded.get(stored.proxy.uid) : undefined;
+    if (!stored || !instance || stored.proxy.status.providerId !== null) return;
+    const status = namingInstance(stored.proxy.status, instance.providerId);
+    const outcome = await store.writeStatus(name, status, stored.version);
+    log.info('recorded the instance this delivery created before its retry', {
+      providerId: instance.providerId,
+      outcome,
+    });
+  } catch (err) {
+    log.warn('could not record the instance this delivery created before its retry', { error: err });
   }
 }
 
