@@ -21,6 +21,8 @@ const WINDOW_S = 120;
 let flakyFailures = 0;
 /** Run (once) while the secret `slow` is being read: what happens meanwhile elsewhere in the plane. */
 let whileReadingSlow: (() => Promise<void>) | null = null;
+/** Run while the secret `fails-after` is being read, before the read fails transiently. */
+let whileFailing: (() => Promise<void>) | null = null;
 /** Run while the secret `withdrawn-<proxy>` is being read, with that proxy's name. */
 let whileReadingWithdrawn: ((proxy: string) => Promise<void>) | null = null;
 const secrets: SecretReader = {
@@ -35,6 +37,10 @@ const secrets: SecretReader = {
       whileReadingSlow = null;
       await meanwhile?.();
       return 'crawl:slow';
+    }
+    if (ref.secret === 'fails-after') {
+      await whileFailing?.();
+      throw new SecretAccessError('transient', ref.secret, 'unavailable');
     }
     if (ref.secret === 'flaky') {
       if (flakyFailures-- > 0) throw new SecretAccessError('transient', ref.secret, 'unavailable');
@@ -104,6 +110,7 @@ beforeEach(async () => {
   clock = new ManualClock(new Date('2026-03-01T00:00:00Z'));
 });
 afterEach(async () => {
+  whileFailing = null;
   await api?.stop();
   api = undefined;
 });
@@ -707,11 +714,19 @@ describe('POST /v1/leases with an Idempotency-Key', () => {
     expect(b.body).toEqual(a.body);
     expect((await activeLeases()).length).toBe(1);
     expect(await stateOf(a.body.proxy.name)).toHaveLength(1);
-    // The record keeps the lease id and a digest of the request: no credentials, not the key itself.
+    // The record keeps the lease id and a digest of the request: no credentials, not the key itself;
+    // and when a replay answered with it.
     const records = await db.collection(KEYS).get();
     expect(records.size).toBe(1);
     const record = records.docs[0]!;
-    expect(Object.keys(record.data()).sort()).toEqual(['createdAt', 'expireAt', 'leaseId', 'requestHash']);
+    expect(Object.keys(record.data()).sort()).toEqual([
+      'createdAt',
+      'expireAt',
+      'leaseId',
+      'replayedAt',
+      'requestHash',
+    ]);
+    expect(record.get('replayedAt').toDate()).toEqual(clock.now());
     expect(record.get('leaseId')).toBe(a.body.leaseId);
     expect(record.get('expireAt').toDate().toISOString()).toBe('2026-03-01T00:10:00.000Z');
     expect(JSON.stringify(record.data())).not.toContain('k-1');
@@ -900,6 +915,113 @@ describe('POST /v1/leases with an Idempotency-Key', () => {
       status: 201,
       body: { leaseId: again.body.leaseId },
     });
+  });
+
+  /** A proxy whose credentials read runs `whileFailing`, then fails (transiently). */
+  const failingAfter = (name: string, latencyMillis = 1) => {
+    const p = proxy(name, { latencyMillis });
+    return { ...p, spec: { ...p.spec, credentialsRef: { secret: 'fails-after', version: 'latest' } } };
+  };
+  /** Another replica whose Secret Manager reads all succeed. */
+  const replicaReading = () =>
+    leaseTestApp({
+      firestore: new Firestore({ projectId }),
+      clock,
+      secrets: { access: async () => 'crawl:read' },
+      lease: { tokens: [{ name: 'c1', token: TOKEN }], cooldownWindowMs: WINDOW_S * 1000 },
+    });
+  const keyedVia = (other: ReturnType<typeof leaseTestApp>, key: string) =>
+    other.app.request('/v1/leases', {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${TOKEN}`,
+        'content-type': 'application/json',
+        'idempotency-key': key,
+      },
+      body: '{}',
+    });
+  const gate = () => {
+    let open!: () => void;
+    const opened = new Promise<void>((r) => (open = r));
+    return { open, opened };
+  };
+
+  it('a grant whose lease runs out while its credentials are read takes its record back: the acquire moves on', async () => {
+    await start([failingAfter('first'), proxy('good', { latencyMillis: 2 })]);
+    whileFailing = async () => {
+      whileFailing = null;
+      clock.advance(6_000); // past the lease's 5 s
+    };
+    const a = await keyed('k-ran-out', { ttlSeconds: 5 });
+    expect(a).toMatchObject({ status: 201, body: { proxy: { name: 'good' } } });
+    expect(await keyed('k-ran-out', { ttlSeconds: 5 })).toMatchObject({
+      status: 201,
+      body: { leaseId: a.body.leaseId },
+    });
+  });
+
+  it('a grant a replay on another replica answered with is not given back by the delivery that made it', async () => {
+    // The typed client times out on a slow credentials read and retries; the retry lands on a replica
+    // that reads them and answers with the lease. The first delivery's read then fails: giving the lease
+    // back would free the proxy under the crawler's feet.
+    await start([{ ...failingAfter('solo'), spec: { ...failingAfter('solo').spec, capacity: 1 } }]);
+    const read = gate();
+    whileFailing = () => read.opened;
+    const other = replicaReading();
+    try {
+      const first = keyed('k-answered');
+      await pollUntil(
+        async () => (await db.collection(KEYS).get()).size,
+        (n) => n === 1,
+        10_000,
+        'the first delivery to grant',
+      );
+      const retry = await keyedVia(other, 'k-answered');
+      expect(retry.status).toBe(201);
+      expect(retry.headers.get('idempotent-replayed')).toBe('true');
+      const { leaseId } = await retry.json();
+      read.open();
+      expect(await first).toMatchObject({ status: 503, body: { error: 'unavailable' } });
+      expect((await activeLeases()).map((d) => d.id)).toEqual([leaseId]);
+      expect(await stateOf('solo')).toHaveLength(1);
+    } finally {
+      await other.leases.stop();
+    }
+  });
+
+  it('a replay that finds its lease given back by the grant that made it follows the key to the next grant', async () => {
+    // The retry reads the record naming the first grant, which the first delivery then gives back (its
+    // credentials read failed) and replaces by a grant on another proxy: that one is the key's answer,
+    // not 409 idempotency_key_spent — the crawler would give the key up with a lease held by no one.
+    await start([failingAfter('first'), proxy('good', { latencyMillis: 2 })]);
+    const read = gate();
+    whileFailing = () => read.opened;
+    const other = replicaReading();
+    try {
+      const first = keyed('k-moved');
+      await pollUntil(
+        async () => (await db.collection(KEYS).get()).size,
+        (n) => n === 1,
+        10_000,
+        'the first delivery to grant',
+      );
+      const store = other.leases.store as unknown as { find(id: string): Promise<unknown> };
+      const find = store.find.bind(store);
+      let answered: Awaited<typeof first> | undefined;
+      store.find = async (id) => {
+        store.find = find;
+        read.open(); // between the retry's two reads, the first delivery gives back and grants again
+        answered = await first;
+        return find(id);
+      };
+      const retry = await keyedVia(other, 'k-moved');
+      expect(answered).toMatchObject({ status: 201, body: { proxy: { name: 'good' } } });
+      expect(retry.status).toBe(201);
+      expect((await retry.json()).leaseId).toBe(answered!.body.leaseId);
+      expect((await activeLeases()).map((d) => d.id)).toEqual([answered!.body.leaseId]);
+    } finally {
+      await other.leases.stop();
+    }
   });
 
   it('a no_match leaves the key unused: the retry acquires once there is room', async () => {

@@ -12,7 +12,7 @@ import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import { repoRoot } from '../../shared/src/config/local-ports.js';
 import type { Candidate } from '../../shared/src/domain/leases/selection.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
-import type { NewLease } from '../../shared/src/ports/lease-store.js';
+import type { KeyIntent, NewLease } from '../../shared/src/ports/lease-store.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
 import { peakUsage, storedLeases } from '../support/leases.js';
 import { type FirestoreRead, recordingFirestore } from '../support/recording-firestore.js';
@@ -335,6 +335,82 @@ describe('FirestoreLeaseStore', () => {
     ]);
     expect(s.coolingDown(inst('p1'), 'other.example', clock.now())).toBe(true);
     expect(s.coolingDown(inst('p0'), 'site.example', clock.now())).toBe(false);
+  });
+});
+
+describe('a grant given back with its Idempotency-Key record (release dropKey)', () => {
+  const keyIntent = (recordId: string): KeyIntent => ({
+    recordId,
+    requestHash: 'h',
+    expiresAt: new Date(clock.now().getTime() + 600_000),
+    replaces: null,
+  });
+  async function keyedGrant(s: FirestoreLeaseStore, recordId: string, ttlSeconds = 60) {
+    const g = await s.grant({
+      candidates: [cand('p1')],
+      lease: newLease({ ttlSeconds, key: keyIntent(recordId) }),
+    });
+    if (g.kind !== 'granted') throw new Error(`not granted: ${g.kind}`);
+    const record = await s.findKey(recordId);
+    if (!record) throw new Error('no key record');
+    return { lease: g.lease, record };
+  }
+
+  it('releases the lease and deletes its record together while the record is the version read', async () => {
+    const s = store();
+    await s.ready(10_000);
+    const { lease, record } = await keyedGrant(s, 'r1');
+    expect(record).toMatchObject({ leaseId: lease.id, replayed: false });
+    expect(await s.release(lease.id, { dropKey: { recordId: 'r1', version: record.version } })).toBe(true);
+    expect((await s.find(lease.id))?.releasedAt).toEqual(clock.now());
+    expect(await s.findKey('r1')).toBeNull();
+  });
+
+  it('once a replay has marked the record (on another replica), nothing is released or deleted', async () => {
+    const a = store();
+    const b = store();
+    await Promise.all([a.ready(10_000), b.ready(10_000)]);
+    const { lease, record } = await keyedGrant(a, 'r2');
+    expect(await b.markReplayed('r2', record.version)).toBe(true);
+    expect(await b.markReplayed('r2', record.version)).toBe(false); // that version is gone
+    expect(await a.release(lease.id, { dropKey: { recordId: 'r2', version: record.version } })).toBe(false);
+    expect((await a.find(lease.id))?.releasedAt).toBeNull();
+    expect(a.usage(inst('p1'), clock.now()).active).toBe(1);
+    expect(await a.findKey('r2')).toMatchObject({ leaseId: lease.id, replayed: true });
+  });
+
+  it('a lease already expired takes its record with it: the key is not spent by a lease nobody got', async () => {
+    const s = store();
+    await s.ready(10_000);
+    const { lease, record } = await keyedGrant(s, 'r3', 5);
+    clock.advance(6_000);
+    expect(await s.release(lease.id, { dropKey: { recordId: 'r3', version: record.version } })).toBe(true);
+    expect(await s.findKey('r3')).toBeNull();
+    // A record another delivery wrote since is left as it is.
+    const again = await keyedGrant(s, 'r4', 5);
+    await s.markReplayed('r4', again.record.version);
+    clock.advance(6_000);
+    expect(
+      await s.release(again.lease.id, { dropKey: { recordId: 'r4', version: again.record.version } }),
+    ).toBe(false);
+    expect(await s.findKey('r4')).toMatchObject({ leaseId: again.lease.id });
+  });
+
+  it('a grant writing over an expired record that was replayed clears the mark', async () => {
+    const s = store();
+    await s.ready(10_000);
+    const first = await keyedGrant(s, 'r5');
+    await s.markReplayed('r5', first.record.version);
+    const marked = await s.findKey('r5');
+    const g = await s.grant({
+      candidates: [cand('p1')],
+      lease: newLease({ key: { ...keyIntent('r5'), replaces: marked!.version } }),
+    });
+    expect(g.kind).toBe('granted');
+    expect(await s.findKey('r5')).toMatchObject({
+      leaseId: g.kind === 'granted' && g.lease.id,
+      replayed: false,
+    });
   });
 });
 

@@ -474,7 +474,7 @@ describe('reconcile handler: external, conflicts, poison', () => {
     });
     await expect(t.run('p1', 'created')).rejects.toThrow(/transient|get/);
     const [providerId] = [...t.provider.instances.keys()];
-    expect((await t.doc())!.status.providerId).toBe(providerId);
+    expect((await t.doc())!.status).toMatchObject({ providerId, phase: 'Deleting' });
     for (let i = 0; i < 4 && (await t.doc()); i++) {
       await t.run('p1', 'delete-requested'); // the redelivery, then the DeletionPoll passes
       t.clock.advance(iv.DeletionPoll);
@@ -512,6 +512,8 @@ describe('reconcile handler: external, conflicts, poison', () => {
       t.setCloudInit({ ok: false, failure: { kind: 'spec', message: 'cannot render' } });
     });
     await expect(t.run('p1', 'created')).rejects.toThrow(/kept conflicting/);
+    const [recorded] = [...t.provider.instances.keys()];
+    expect((await t.doc())!.status).toMatchObject({ providerId: recorded, phase: 'Provisioning' });
     await t.run('p1', 'spec-changed');
     const [providerId] = [...t.provider.instances.keys()];
     expect((await t.doc())!.status.providerId).toBe(providerId);

@@ -21,6 +21,7 @@
 
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { instanceNameFromUid } from '../../../shared/src/domain/instance-name.js';
+import { computePhase } from '../../../shared/src/domain/phase.js';
 import type { UnrecordedInstance } from '../../../shared/src/messages/reconcile-request.js';
 import { ProviderError, type ProviderRegistry } from '../../../shared/src/ports/provider.js';
 import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
@@ -78,7 +79,7 @@ export async function dropUnrecorded(
  * the GC), a latch, a cloud-init that cannot be read — would never record it, while the GC keeps it for
  * its live uid. So it is written into the status first, as recordingCreated would decide on it: providerId,
  * its spec hash unknown (''), over the document as read now and only while it is the same proxy naming no
- * instance. Best effort: if this fails too, the redelivery's create (a 409) or the GC is what is left.
+ * instance, its phase derived again (Provisioning, or Deleting). Best effort: if this fails too, the redelivery's create (a 409) or the GC is what is left.
  */
 export async function recordBeforeRetry(
   store: Pick<ProxyStore, 'get' | 'writeStatus'>,
@@ -91,7 +92,8 @@ export async function recordBeforeRetry(
     const stored = await store.get(name);
     const instance = stored ? unrecorded.get(stored.proxy.uid) : undefined;
     if (!stored || !instance || stored.proxy.status.providerId !== null) return;
-    const status = namingInstance(stored.proxy.status, instance.providerId);
+    const naming = namingInstance(stored.proxy.status, instance.providerId);
+    const status = { ...naming, phase: computePhase(stored.proxy, naming) }; // Pending would contradict it
     const outcome = await store.writeStatus(name, status, stored.version);
     log.info('recorded the instance this delivery created before its retry', {
       providerId: instance.providerId,

@@ -32,6 +32,17 @@ export type KeyVersion = { readonly __keyVersion: unique symbol };
 /** A stored Idempotency-Key record (domain/leases/idempotency.ts) and its version. */
 export interface StoredKey extends IdempotencyRecord {
   version: KeyVersion;
+  /**
+   * A replay has answered with its lease (markReplayed): the crawler may hold it from that answer, so the
+   * delivery that granted it no longer gives it back.
+   */
+  replayed: boolean;
+}
+
+/** A key record to delete with a given-back grant: only while it is still this version. */
+export interface KeyDrop {
+  recordId: string;
+  version: KeyVersion;
 }
 
 export interface KeyIntent {
@@ -111,13 +122,21 @@ export interface LeaseStore {
    */
   renew(leaseId: string, ttlSeconds?: number, renewable?: (lease: Lease) => boolean): Promise<RenewOutcome>;
   /**
-   * Idempotent: releasing an unknown, expired or released lease changes nothing. `dropKey`: the key record
-   * naming this lease is deleted in the same write (a grant given back by the acquire that made it, whose
-   * key must not count as spent).
+   * Idempotent: releasing an unknown, expired or released lease changes nothing. `dropKey`: a grant given
+   * back by an acquire, whose key must not count as spent — the key record naming this lease is deleted in
+   * the same write, and only while it is still that version: once another delivery of the key has written
+   * it (a replay answered with the lease, or a new grant) nothing is released or deleted and the answer is
+   * false. A lease already ended takes its record with it all the same (or the key would answer
+   * `key_spent` for a lease nobody got). True otherwise.
    */
-  release(leaseId: string, opts?: { dropKey?: string }): Promise<void>;
+  release(leaseId: string, opts?: { dropKey?: KeyDrop }): Promise<boolean>;
   /** The acquire key record `recordId`, or null when there is none (or it does not decode). */
   findKey(recordId: string): Promise<StoredKey | null>;
+  /**
+   * Marks the key record as replayed, before a replay answers with its lease — only while it is still
+   * `version`; false when another delivery has written or deleted it since (read it again).
+   */
+  markReplayed(recordId: string, version: KeyVersion): Promise<boolean>;
   /** The stored lease, whatever its state, or null when there is none (or its record has been removed). */
   find(leaseId: string): Promise<Lease | null>;
   startCooldown(cooldown: Cooldown): Promise<void>;

@@ -136,19 +136,30 @@ export class LeaseService {
       const now = clock.now();
       const replay = replayOf(stored, requestHash, now);
       if (replay.kind === 'mismatch') return { kind: 'key_reused' };
-      if (replay.kind === 'replay') {
+      if (replay.kind === 'replay' && stored) {
         const lease = await store.find(replay.leaseId);
-        if (!lease || !isActive(lease, now)) return { kind: 'key_spent' };
+        if (!lease || !isActive(lease, now)) {
+          // Or given back, with its record, by the delivery that granted it since the record was read:
+          // that delivery grants again under the key, and so may this one.
+          if ((await store.findKey(recordId))?.leaseId !== replay.leaseId) continue;
+          return { kind: 'key_spent' };
+        }
+        let grant: LeaseGrant;
         try {
-          return { kind: 'granted', grant: await this.grantBody(lease), replayed: true };
+          grant = await this.grantBody(lease);
         } catch (err) {
           if (!(err instanceof ProxyWithdrawn) && !(err instanceof CredentialsUnavailable)) throw err;
           // The lease cannot be handed out now — what the request that made it would have found: give it
           // back with its record, and acquire under the key as that request would have gone on to do.
           if (err instanceof CredentialsUnavailable) this.setAside(err);
-          await store.release(lease.id, { dropKey: recordId });
+          const drop = { recordId, version: stored.version };
+          if (!(await store.release(lease.id, { dropKey: drop }))) throw answeredMeanwhile();
           continue;
         }
+        // Marked before the answer leaves: from now on the crawler may hold the lease, and the delivery
+        // that granted it (still answering on another replica) must not give it back.
+        if (!(await store.markReplayed(recordId, stored.version))) continue;
+        return { kind: 'granted', grant, replayed: true };
       }
       const key: KeyIntent = {
         recordId,
@@ -203,10 +214,16 @@ export class LeaseService {
         if (outcome.kind === 'key_taken') return outcome;
         if (outcome.kind === 'granted') {
           // A grant given back takes its key record with it (the key is not spent by a lease nobody got);
-          // the next grant of this request creates the record again.
+          // the next grant of this request creates the record again. Not once a replay of the key has
+          // answered with it, or another delivery has taken the key over: the crawler may hold that lease.
           const giveBack = async () => {
-            await store.release(outcome.lease.id, key && { dropKey: key.recordId });
-            if (key) key = { ...key, replaces: null };
+            if (!key) return void (await store.release(outcome.lease.id));
+            const record = await store.findKey(key.recordId);
+            const mine = record?.leaseId === outcome.lease.id && !record.replayed;
+            const drop = mine ? { recordId: key.recordId, version: record.version } : null;
+            if (!drop || !(await store.release(outcome.lease.id, { dropKey: drop })))
+              throw answeredMeanwhile();
+            key = { ...key, replaces: null };
           };
           try {
             return { kind: 'granted', grant: await this.grantBody(outcome.lease) };
@@ -438,6 +455,17 @@ class ProxyWithdrawn extends Error {
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
 /** The quarantine key of a secret (never a proxy name: those are DNS labels, without a slash). */
+/**
+ * A lease given back only while no other delivery of its Idempotency-Key has answered with it: once one
+ * has (or has taken the key over), this delivery answers 503 to retry — the retry replays what the crawler
+ * may already hold.
+ */
+const answeredMeanwhile = () =>
+  new LeaseStoreError(
+    'contended',
+    'another delivery of the idempotency key answered with its lease meanwhile',
+  );
+
 const secretKey = (ref: SecretRef) => `secret/${ref.secret}/${ref.version}`;
 
 /** `moreAtCapacity` and `moreInGateway`: candidates the store found full, or claimed for a gateway worker. */

@@ -152,7 +152,12 @@ export function decodeCooldown(data: DocumentData | undefined): Cooldown | null 
   return parsed.success ? parsed.data : null;
 }
 
-const KeyDoc = z.object({ leaseId: z.string(), requestHash: z.string(), expireAt: ts });
+const KeyDoc = z.object({
+  leaseId: z.string(),
+  requestHash: z.string(),
+  expireAt: ts,
+  replayedAt: ts.optional(),
+});
 
 /**
  * leaseKeys/{id}: the lease an Idempotency-Key granted and the digest of its request — never the grant
@@ -171,11 +176,14 @@ export function encodeKey(
   };
 }
 
+/** The field markReplayed sets: a replay has answered with the record's lease. */
+export const REPLAYED_FIELD = 'replayedAt';
+
 export function decodeKey(
   data: DocumentData | undefined,
-): { leaseId: string; requestHash: string; expiresAt: Date } | null {
+): { leaseId: string; requestHash: string; expiresAt: Date; replayed: boolean } | null {
   const parsed = KeyDoc.safeParse(data);
   if (!parsed.success) return null;
-  const { leaseId, requestHash, expireAt } = parsed.data;
-  return { leaseId, requestHash, expiresAt: expireAt };
+  const { leaseId, requestHash, expireAt, replayedAt } = parsed.data;
+  return { leaseId, requestHash, expiresAt: expireAt, replayed: replayedAt !== undefined };
 }

@@ -34,6 +34,7 @@ import type { Clock } from '../../ports/clock.js';
 import {
   type GrantOutcome,
   type GrantRequest,
+  type KeyDrop,
   type KeyIntent,
   type KeyVersion,
   type LeaseStore,
@@ -44,8 +45,16 @@ import {
 } from '../../ports/lease-store.js';
 import { jsonLogger, type Logger } from '../log/json-logger.js';
 import { cooldownDocId, LEASE_COLLECTIONS, TTL_FIELD } from './lease-collections.js';
-import { decodeKey, decodeLease, encodeCooldown, encodeKey, encodeLease } from './lease-converter.js';
+import {
+  decodeKey,
+  decodeLease,
+  encodeCooldown,
+  encodeKey,
+  encodeLease,
+  REPLAYED_FIELD,
+} from './lease-converter.js';
 import { LeaseCooldownCache } from './lease-cooldown-cache.js';
+import { isConflict, isTransient } from './lease-errors.js';
 import { KeyedLock, PendingCounter } from './lease-keyed-lock.js';
 import { type CollectionListener, listenCollection } from './lease-listener.js';
 import { type Budget, type ExtraWrite, guard, LeaseStateAccess } from './lease-state-access.js';
@@ -297,7 +306,9 @@ export class FirestoreLeaseStore implements LeaseStore {
     return {
       ref: this.keyRef(key.recordId),
       write: (b, ref) => {
-        if (replaces) b.update(ref, data, { lastUpdateTime: replaces });
+        // An update keeps the fields it does not name: the old lease's replay mark goes.
+        if (replaces)
+          b.update(ref, { ...data, [REPLAYED_FIELD]: FieldValue.delete() }, { lastUpdateTime: replaces });
         else b.create(ref, data);
       },
     };
@@ -311,22 +322,61 @@ export class FirestoreLeaseStore implements LeaseStore {
     if (key) return { ...key, version };
     // Edited by hand: not a record any request can replay; the next grant with that key writes over it.
     this.log.error('malformed idempotency key record', { recordId });
-    return { leaseId: '', requestHash: '', expiresAt: new Date(0), version };
+    return { leaseId: '', requestHash: '', expiresAt: new Date(0), version, replayed: false };
   }
 
-  async release(leaseId: string, opts: { dropKey?: string } = {}): Promise<void> {
-    const dropKey: ExtraWrite | undefined = opts.dropKey
-      ? { ref: this.keyRef(opts.dropKey), write: (b, ref) => b.delete(ref) }
+  async markReplayed(recordId: string, version: KeyVersion): Promise<boolean> {
+    const at = Timestamp.fromDate(this.clock.now());
+    const precondition = { lastUpdateTime: version as unknown as Timestamp };
+    try {
+      await this.keyRef(recordId).update({ [REPLAYED_FIELD]: at }, precondition);
+      return true;
+    } catch (err) {
+      if (isConflict(err)) return false;
+      throw new LeaseStoreError('unavailable', 'mark idempotency key replayed', { cause: err });
+    }
+  }
+
+  /**
+   * The key record `drop` names deleted while it is still that version: true once it is gone (by this
+   * write, or already), false when another delivery has written it since.
+   */
+  private async dropKeyAlone(drop: KeyDrop): Promise<boolean> {
+    try {
+      await this.keyRef(drop.recordId).delete({ lastUpdateTime: drop.version as unknown as Timestamp });
+      return true;
+    } catch (err) {
+      if (!isConflict(err) && !isTransient(err))
+        throw new LeaseStoreError('unavailable', 'drop idempotency key', { cause: err });
+      return (await this.findKey(drop.recordId)) === null; // gone (or deleted by a write that landed)
+    }
+  }
+
+  /** Whether the key record is still the version `drop` names. */
+  private async keyStill(drop: KeyDrop): Promise<boolean> {
+    const stored = await this.findKey(drop.recordId);
+    return stored !== null && sameVersion(stored.version, drop.version);
+  }
+
+  async release(leaseId: string, opts: { dropKey?: KeyDrop } = {}): Promise<boolean> {
+    const drop = opts.dropKey;
+    const dropKey: ExtraWrite | undefined = drop
+      ? {
+          ref: this.keyRef(drop.recordId),
+          write: (b, ref) => b.delete(ref, { lastUpdateTime: drop.version as unknown as Timestamp }),
+        }
       : undefined;
+    // Nothing to release: an ended lease's record goes alone.
+    const over = () => (drop ? this.dropKeyAlone(drop) : Promise.resolve(true));
     let proxy = this.state.proxyOf(leaseId);
     if (!proxy) {
       const lease = await this.find(leaseId);
-      if (!lease || lease.releasedAt) return;
+      if (!lease || lease.releasedAt) return over();
       proxy = lease.proxy;
     }
     const name = proxy;
     const budget: Budget = { commits: 0 };
-    await this.writing(name, async () => {
+    return this.writing(name, async () => {
       let base: StateBase | undefined = this.state.get(name);
       let fresh = !base;
       for (;;) {
@@ -334,11 +384,15 @@ export class FirestoreLeaseStore implements LeaseStore {
         const now = this.clock.now();
         const entries = base.entries && removeEntry(base.entries, leaseId, now);
         if (!entries) {
-          // Not among the active entries: released or expired already — unless this view is behind.
-          if (fresh) return;
+          // Not among the active entries: released or expired already (or by a commit that failed
+          // transiently yet landed) — unless this view is behind.
+          if (fresh) return over();
           fresh = true;
           continue;
         }
+        // A commit failed: on the state's precondition, or on the key record's — written by a replay
+        // that answered with this lease, which the crawler may now hold: it is not given back.
+        if (drop && budget.commits > 0 && !(await this.keyStill(drop))) return false;
         const at = Timestamp.fromDate(now);
         const ended = {
           releasedAt: at,
@@ -349,7 +403,8 @@ export class FirestoreLeaseStore implements LeaseStore {
         };
         const update = (b: WriteBatch, ref: DocumentReference) => b.update(ref, ended);
         const ref = this.leaseRef(leaseId);
-        if (await this.access.commit(name, base, entries, now, budget, ref, update, false, dropKey)) return;
+        if (await this.access.commit(name, base, entries, now, budget, ref, update, false, dropKey))
+          return true;
         fresh = true;
       }
     });

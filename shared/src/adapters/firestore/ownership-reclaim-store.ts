@@ -1,6 +1,6 @@
 // reclaims/{proxy}: a request to take a gateway-pool proxy out of the pool for an exclusive lease (drain,
-// clear ownership, then leasable) until `until`. Written by the admin API (and the lease service); the
-// planner reads the unexpired ones each pass. `expireAt` is the TTL field; reads compare `until` to now.
+// clear ownership, then leasable) until `until`. Written by the admin API only; the planner reads the
+// unexpired ones each pass, and the lease service's ownership view follows them. `expireAt` is the TTL field; reads compare `until` to now.
 import { type Firestore, Timestamp } from '@google-cloud/firestore';
 import { z } from 'zod';
 import type { Reclaim, ReclaimStore } from '../../ports/workers-ownership.js';
