@@ -1,7 +1,8 @@
 // The gc function's handler (seed §8, the crash-safety net): claim the tick (a duplicate delivery does
 // nothing), read the live UID set — and skip the whole sweep if that read fails, never guess — then sweep
-// each provider in turn and record the run's counts (issue 11 shows them). A sweep never throws: the next
-// tick is the retry, and a redelivered tick would only find the run claimed.
+// each provider in turn and record the run's counts (issue 11 shows them). A sweep never throws for what
+// it expects: the next tick is the retry. A duplicate delivered at once finds the run claimed; a
+// redelivery after a run that threw comes past the gap (the topic's backoff is 30 s) and sweeps again.
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { loggedTick, logTickFailure } from '../../../shared/src/adapters/log/tick-failure.js';
 import { decodePubSubCloudEvent, logUnknownFields } from '../../../shared/src/adapters/pubsub/decode-push.js';

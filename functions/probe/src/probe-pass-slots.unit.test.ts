@@ -189,6 +189,40 @@ describe('runProbePass: a target that hangs holds TARGET slots, not probe slots'
     ]);
   });
 
+  it('a pass out of time while TARGET checks wait still records every BASIC check it ran', async () => {
+    const f = fakes();
+    f.state.hang = true;
+    const observed: string[] = [];
+    f.deps.recorder = { observe: (proxy, o) => void observed.push(`${proxy} ${o.tier}`) };
+    f.deps.log = { info: () => {}, warn: () => {} };
+    const BUDGET_MS = 100_000;
+    let fire!: () => void; // the pass's budget, fired by the test
+    const slotTimer = f.deps.timer!;
+    f.deps.timer = (ms, signal) =>
+      ms !== BUDGET_MS
+        ? slotTimer(ms, signal)
+        : new Promise<void>((resolve) => {
+            fire = resolve;
+            signal.addEventListener('abort', () => resolve());
+          });
+    const ms = FLEET[0]!.spec.healthCheck.intervalSeconds * 1000;
+    const running = runProbePass(
+      f.deps,
+      FLEET,
+      t0,
+      new Date(t0.getTime() + ms),
+      new Set(),
+      routing,
+      BUDGET_MS,
+    );
+    await settle();
+    expect(f.state.basicAsked).toBe(FLEET.length);
+    fire();
+    const counts = await running;
+    expect(counts.written).toBe(0); // nobody decided: every TARGET check hung or waited
+    expect(observed.sort()).toEqual(FLEET.map((p) => `${p.name} BASIC`).sort());
+  });
+
   it('the proxies whose checks are skipped change from pass to pass (no track frozen by listing order)', async () => {
     const f = fakes();
     f.state.hang = true;

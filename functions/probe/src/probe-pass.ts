@@ -138,6 +138,9 @@ export async function runProbePass(
     }
     if (credentialsUnknown) credentialsUnknownDead++;
     if (active.egressUncounted) egressUncounted.push(p.name);
+    // Recorded as soon as they are in: a pass that runs out of time while this proxy's TARGET checks wait
+    // for their slots still shows what its BASIC and EGRESS checks found.
+    for (const o of active.observations) deps.recorder.observe(p.name, o);
     const decided = (async (): Promise<Decided<ActiveDecision> | null> => {
       const targets =
         active.basicOk && checks.length > 0
@@ -149,7 +152,7 @@ export async function runProbePass(
         results: [...active.results, ...targets.results],
         observations: [...active.observations, ...targets.observations],
       };
-      for (const o of outcome.observations) deps.recorder.observe(p.name, o);
+      for (const o of targets.observations) deps.recorder.observe(p.name, o);
       const read = persisted.get(p.name);
       const redecide = (state: ProxyHealthState | null) =>
         decide(deps, p, state, outcome, checks, routes, to, sent);
