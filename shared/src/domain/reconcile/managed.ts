@@ -5,7 +5,7 @@ import { instanceNameFromUid } from '../instance-name.js';
 import { ConditionType, ProvisionedReason, type ProxyResource } from '../proxy.js';
 import { specHash } from '../spec-hash.js';
 import { cloudInitUnresolved } from './cloud-init-error.js';
-import { clearInstance, findCondition, setProvisioned } from './conditions.js';
+import { clearHealth, clearInstance, findCondition, setProvisioned } from './conditions.js';
 import { providerFailure } from './failure.js';
 import { type Managed, provesHealthy, servesReadableCredentials, serving } from './serving-status.js';
 import type { InstanceRequest, Observation, ObservedInstance, Plan, PollIntervals } from './types.js';
@@ -106,10 +106,13 @@ export function reconcileManaged(proxy: Managed, obs: Observation, iv: PollInter
 
   switch (inst.state) {
     case 'Provisioning':
+      // Booting — for the first time, or again (GCE restarting it after a host event, repairing it): what
+      // the probe said of it before says nothing of whether it serves once Running. The verdict goes, so
+      // the Running pass leaves it Provisioned until the probe judges it under its new key.
       return {
         branch: 'provisioning',
         status: setProvisioned(
-          status,
+          clearHealth(status),
           false,
           ProvisionedReason.Provisioning,
           'instance is booting',

@@ -785,6 +785,27 @@ describe('reconcile: a managed instance replaced by one of the same name', () =>
     );
   });
 
+  it('an instance booting again (GCE restarting it after a host event) drops its verdict: Provisioned until judged', () => {
+    const ready = live({ status: { conditions: [provisioned('True', 'Created')] } });
+    const before = {
+      ...ready,
+      status: finalizeStatus(
+        ready,
+        reconcile(ready, { ...oldVerdict, instance: found('Running') }, iv).status,
+        { kind: 'drift' },
+        now,
+      ),
+    };
+    expect(before.status.phase).toBe('Ready');
+    const staging = reconcile(before, { ...oldVerdict, instance: found('Provisioning') }, iv);
+    const booting = { ...before, status: finalizeStatus(before, staging.status, staging.requeue, now) };
+    expect(booting.status.conditions.map((c) => c.type)).toEqual(['Provisioned']);
+    expect(booting.status).toMatchObject({ phase: 'Provisioning', latencyMillis: null });
+    const later = new Date(now.getTime() + 60_000);
+    const running = reconcile(booting, { ...oldVerdict, now: later, instance: found('Running') }, iv);
+    expect(finalizeStatus(booting, running.status, running.requeue, later).phase).toBe('Provisioned');
+  });
+
   it('the instance that kept running keeps folding its own verdicts', () => {
     const steady = live({ status: { conditions: [provisioned('True', 'Created')] } });
     const plan = reconcile(steady, { ...oldVerdict, instance: found('Running') }, iv);
