@@ -989,6 +989,57 @@ describe('POST /v1/leases with an Idempotency-Key', () => {
     }
   });
 
+  it('a replay never gives back a lease another replay answered with', async () => {
+    // The first retry is answered by a replica that reads the credentials; a later delivery of the key on
+    // a replica that cannot read them (a slow one, its answer no longer awaited) must not free the lease
+    // under the crawler: it answers 503, the lease stays.
+    await start([{ ...failingAfter('solo'), spec: { ...failingAfter('solo').spec, capacity: 1 } }]);
+    const other = replicaReading();
+    try {
+      const granted = await keyedVia(other, 'k-kept');
+      const { leaseId } = await granted.json();
+      expect((await keyedVia(other, 'k-kept')).headers.get('idempotent-replayed')).toBe('true');
+      expect(await keyed('k-kept')).toMatchObject({ status: 503, body: { error: 'unavailable' } });
+      expect((await activeLeases()).map((d) => d.id)).toEqual([leaseId]);
+      expect(await stateOf('solo')).toHaveLength(1);
+    } finally {
+      await other.leases.stop();
+    }
+  });
+
+  it('a replay whose give-back finds the key granted again meanwhile answers with that grant, not 503', async () => {
+    // Both deliveries read credentials that fail: the first gives its lease back and grants on another
+    // proxy while the replay reads; the replay's own give-back then finds the record moved on.
+    await start([failingAfter('first'), proxy('good', { latencyMillis: 2 })]);
+    const read = gate();
+    let first!: ReturnType<typeof keyed>;
+    let answered: Awaited<ReturnType<typeof keyed>> | undefined;
+    let reads = 0;
+    whileFailing = async () => {
+      if (++reads === 1) return read.opened; // the first delivery's read waits
+      if (reads !== 2) return;
+      read.open(); // during the replay's read, the first delivery fails, gives back, grants again
+      answered = await first;
+    };
+    const other = replica();
+    try {
+      first = keyed('k-followed');
+      await pollUntil(
+        async () => (await db.collection(KEYS).get()).size,
+        (n) => n === 1,
+        10_000,
+        'the first delivery to grant',
+      );
+      const retry = await keyedVia(other, 'k-followed');
+      expect(answered).toMatchObject({ status: 201, body: { proxy: { name: 'good' } } });
+      expect(retry.status).toBe(201);
+      expect((await retry.json()).leaseId).toBe(answered!.body.leaseId);
+      expect((await activeLeases()).map((d) => d.id)).toEqual([answered!.body.leaseId]);
+    } finally {
+      await other.leases.stop();
+    }
+  });
+
   it('a replay that finds its lease given back by the grant that made it follows the key to the next grant', async () => {
     // The retry reads the record naming the first grant, which the first delivery then gives back (its
     // credentials read failed) and replaces by a grant on another proxy: that one is the key's answer,

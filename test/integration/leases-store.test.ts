@@ -3,7 +3,7 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Firestore } from '@google-cloud/firestore';
+import { DocumentReference, Firestore } from '@google-cloud/firestore';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cooldownDocId, LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-collections.js';
 import { encodeCooldown } from '../../shared/src/adapters/firestore/lease-converter.js';
@@ -394,6 +394,27 @@ describe('a grant given back with its Idempotency-Key record (release dropKey)',
       await s.release(again.lease.id, { dropKey: { recordId: 'r4', version: again.record.version } }),
     ).toBe(false);
     expect(await s.findKey('r4')).toMatchObject({ leaseId: again.lease.id });
+  });
+
+  it("an ended lease's record whose delete fails in passing is deleted on a retry, not left to spend the key", async () => {
+    const s = store();
+    await s.ready(10_000);
+    const { lease, record } = await keyedGrant(s, 'r6', 5);
+    clock.advance(6_000);
+    const realDelete = DocumentReference.prototype.delete;
+    let failures = 1;
+    DocumentReference.prototype.delete = function (this: DocumentReference, ...args) {
+      if (this.path.startsWith('leaseKeys/') && failures-- > 0)
+        return Promise.reject(Object.assign(new Error('unavailable'), { code: 14 }));
+      return realDelete.apply(this, args);
+    };
+    try {
+      expect(await s.release(lease.id, { dropKey: { recordId: 'r6', version: record.version } })).toBe(true);
+    } finally {
+      DocumentReference.prototype.delete = realDelete;
+    }
+    expect(failures).toBe(-1); // failed once, then went through
+    expect(await s.findKey('r6')).toBeNull();
   });
 
   it('a grant writing over an expired record that was replayed clears the mark', async () => {

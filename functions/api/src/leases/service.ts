@@ -151,9 +151,12 @@ export class LeaseService {
           if (!(err instanceof ProxyWithdrawn) && !(err instanceof CredentialsUnavailable)) throw err;
           // The lease cannot be handed out now — what the request that made it would have found: give it
           // back with its record, and acquire under the key as that request would have gone on to do.
+          // Not once a replay has answered with it: the crawler may hold it from that answer.
           if (err instanceof CredentialsUnavailable) this.setAside(err);
-          const drop = { recordId, version: stored.version };
-          if (!(await store.release(lease.id, { dropKey: drop }))) throw answeredMeanwhile();
+          if (stored.replayed) throw answeredMeanwhile();
+          // Only while the record is still the one read: else (marked by a replay meanwhile, or given back
+          // and granted again under the key) read it again.
+          await store.release(lease.id, { dropKey: { recordId, version: stored.version } });
           continue;
         }
         // Marked before the answer leaves: from now on the crawler may hold the lease, and the delivery
@@ -215,15 +218,16 @@ export class LeaseService {
         if (outcome.kind === 'granted') {
           // A grant given back takes its key record with it (the key is not spent by a lease nobody got);
           // the next grant of this request creates the record again. Not once a replay of the key has
-          // answered with it, or another delivery has taken the key over: the crawler may hold that lease.
-          const giveBack = async () => {
-            if (!key) return void (await store.release(outcome.lease.id));
+          // answered with it (the crawler may hold that lease), nor once another delivery has given it back
+          // and granted again under the key: false, and the request reads the record again, as a replay.
+          const giveBack = async (): Promise<boolean> => {
+            if (!key) return store.release(outcome.lease.id);
             const record = await store.findKey(key.recordId);
-            const mine = record?.leaseId === outcome.lease.id && !record.replayed;
-            const drop = mine ? { recordId: key.recordId, version: record.version } : null;
-            if (!drop || !(await store.release(outcome.lease.id, { dropKey: drop })))
-              throw answeredMeanwhile();
+            if (record?.leaseId !== outcome.lease.id || record.replayed) return false;
+            const drop = { recordId: key.recordId, version: record.version };
+            if (!(await store.release(outcome.lease.id, { dropKey: drop }))) return false;
             key = { ...key, replaces: null };
+            return true;
           };
           try {
             return { kind: 'granted', grant: await this.grantBody(outcome.lease) };
@@ -232,7 +236,7 @@ export class LeaseService {
               // Deleted, unhealthy, taken by the gateway or replaced since it was selected: the view the
               // answer goes out with says it may not be leased. Give the slot back and select again (the
               // proxy is no candidate in that view); nothing is wrong with it that a quarantine would help.
-              await giveBack();
+              if (!(await giveBack())) return { kind: 'key_taken' };
               if (++withdrawals >= WITHDRAWN_ROUNDS) return this.afterWithdrawals(req, target);
               continue;
             }
@@ -240,7 +244,7 @@ export class LeaseService {
             // Never hand out a proxy the crawler cannot authenticate to: give the slot back, set the
             // proxy aside for a while and select again.
             this.setAside(err);
-            await giveBack();
+            if (!(await giveBack())) return { kind: 'key_taken' };
             if (++credentialFailures >= CREDENTIAL_ROUNDS) return { kind: 'credentials_unavailable' };
             continue;
           }

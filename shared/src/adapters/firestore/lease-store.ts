@@ -54,7 +54,7 @@ import {
   REPLAYED_FIELD,
 } from './lease-converter.js';
 import { LeaseCooldownCache } from './lease-cooldown-cache.js';
-import { isConflict, isTransient } from './lease-errors.js';
+import { isConflict, isTransient, jitteredBackoff } from './lease-errors.js';
 import { KeyedLock, PendingCounter } from './lease-keyed-lock.js';
 import { type CollectionListener, listenCollection } from './lease-listener.js';
 import { type Budget, type ExtraWrite, guard, LeaseStateAccess } from './lease-state-access.js';
@@ -339,16 +339,24 @@ export class FirestoreLeaseStore implements LeaseStore {
 
   /**
    * The key record `drop` names deleted while it is still that version: true once it is gone (by this
-   * write, or already), false when another delivery has written it since.
+   * write, or already), false when another delivery has written it since. A delete that failed in
+   * passing is tried again while the record is still that version.
    */
   private async dropKeyAlone(drop: KeyDrop): Promise<boolean> {
-    try {
-      await this.keyRef(drop.recordId).delete({ lastUpdateTime: drop.version as unknown as Timestamp });
-      return true;
-    } catch (err) {
-      if (!isConflict(err) && !isTransient(err))
-        throw new LeaseStoreError('unavailable', 'drop idempotency key', { cause: err });
-      return (await this.findKey(drop.recordId)) === null; // gone (or deleted by a write that landed)
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.keyRef(drop.recordId).delete({ lastUpdateTime: drop.version as unknown as Timestamp });
+        return true;
+      } catch (err) {
+        const transient = isTransient(err);
+        if ((!isConflict(err) && !transient) || (transient && attempt >= KEY_DROP_ATTEMPTS))
+          throw new LeaseStoreError('unavailable', 'drop idempotency key', { cause: err });
+        const stored = await this.findKey(drop.recordId);
+        if (stored === null) return true; // gone: by a delete that landed, or its TTL
+        if (!sameVersion(stored.version, drop.version)) return false;
+        if (!transient) return false; // a conflict, yet the same version: cannot be, never loop on it
+        await jitteredBackoff(attempt);
+      }
     }
   }
 
@@ -493,6 +501,9 @@ export class FirestoreLeaseStore implements LeaseStore {
     return this.db.collection(LEASE_COLLECTIONS.keys).doc(recordId);
   }
 }
+
+/** Deletes of an ended lease's key record tried before a failure in passing is answered 503. */
+const KEY_DROP_ATTEMPTS = 3;
 
 function sameVersion(a: KeyVersion, b: KeyVersion | null): boolean {
   return b !== null && (a as unknown as Timestamp).isEqual(b as unknown as Timestamp);
