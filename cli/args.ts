@@ -68,9 +68,13 @@ export function outputOf(values: Parsed['values'], allowed: readonly Output[]): 
   return o as Output;
 }
 
-/** `k=v` pairs (repeatable flag, or comma-separated) into a map; duplicate keys are refused. */
+/**
+ * `k=v` pairs (repeatable flag, or comma-separated) into a map; duplicate keys are refused. A comma
+ * starts a new pair only where what follows it has an `=`: `label=a,b` is one value, `a,b` (attribute
+ * values may hold commas); `a=1,b=2` is two pairs.
+ */
 export function keyValues(raw: string[] | string | undefined, flag: string): Record<string, string> {
-  const items = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).flatMap((s) => s.split(','));
+  const items = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).flatMap(pairsOf);
   const out: Record<string, string> = {};
   for (const item of items) {
     if (item === '') continue;
@@ -81,6 +85,18 @@ export function keyValues(raw: string[] | string | undefined, flag: string): Rec
     out[key] = item.slice(eq + 1);
   }
   return out;
+}
+
+/** One flag value's pairs: split at the commas followed by a `key=` (a value's own commas stay). */
+function pairsOf(s: string): string[] {
+  const pairs: string[] = [];
+  for (const part of s.split(',')) {
+    if (part === '') continue;
+    const last = pairs.length - 1;
+    if (last >= 0 && !part.includes('=')) pairs[last] = `${pairs[last]},${part}`;
+    else pairs.push(part);
+  }
+  return pairs;
 }
 
 /** One of `allowed` per item (repeatable flag, or comma-separated), in order; duplicates are refused. */

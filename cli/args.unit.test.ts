@@ -9,6 +9,10 @@ describe('keyValues', () => {
     [['pool=demo', 'region=us'], { pool: 'demo', region: 'us' }],
     [['empty='], { empty: '' }],
     [['url=a=b'], { url: 'a=b' }],
+    // A comma starts a pair only where a `key=` follows: attribute values may hold commas.
+    [['label=a,b'], { label: 'a,b' }],
+    [['label=a,b,region=us'], { label: 'a,b', region: 'us' }],
+    [['pool=demo,,region=us'], { pool: 'demo', region: 'us' }],
     [undefined, {}],
   ])('%j → %j', (raw, expected) => {
     expect(keyValues(raw, '--attr')).toEqual(expected);

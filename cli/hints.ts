@@ -11,7 +11,7 @@ import {
   UsageError,
 } from './errors.js';
 
-type Hint = (body: Record<string, unknown>, status: number, path: string) => string;
+type Hint = (body: Record<string, unknown>, status: number, path: string, retried: boolean) => string;
 
 const auth =
   'set PROXYPLANE_TOKEN (or PROXYPLANE_ADMIN_TOKEN / PROXYPLANE_CRAWLER_TOKEN), or run `gcloud auth login`';
@@ -32,7 +32,11 @@ const HINTS: Record<string, Hint> = {
     !routeMissing('not_found', b)
       ? 'no such proxy: `proxyplane proxies list` shows the names'
       : `the API has no route ${path}: is it older than this CLI?`,
-  already_exists: () => 'that name is taken: pick another, or `proxyplane proxies delete NAME` first',
+  // Answered to a retry of the create, after a 503 whose write may have landed all the same.
+  already_exists: (_b, _s, _p, retried) =>
+    retried
+      ? 'the first attempt was answered 503 but may have created it: `proxyplane proxies get NAME` shows whether that proxy is the one just sent'
+      : 'that name is taken: pick another, or `proxyplane proxies delete NAME` first',
   invalid_request: () => 'the API refused the input: see the issues below',
   invalid_json: () => 'the body was not JSON',
   immutable_field: () =>
@@ -95,10 +99,10 @@ const protocolHint = (v: unknown) =>
     ? `; ${v} more match the selector but speak a protocol not asked for (\`--protocol http,socks5\` leases either; SOCKS5 is opt-in)`
     : '';
 
-export function hintFor(code: string, body: unknown, status: number, path = ''): string {
+export function hintFor(code: string, body: unknown, status: number, path = '', retried = false): string {
   const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
   const hint = HINTS[code];
-  if (hint) return hint(b, status, path);
+  if (hint) return hint(b, status, path, retried);
   if (typeof b.message === 'string' && b.message) return withoutUserinfo(b.message);
   return `the API answered HTTP ${status}`;
 }
@@ -148,7 +152,7 @@ export function describeFailure(err: unknown): { lines: string[]; exitCode: numb
         lines.push(`  ${i.path || '(body)'}: ${withoutUserinfo(i.message ?? '')}`);
       }
     }
-    lines.unshift(`error: ${err.code} — ${hintFor(err.code, err.body, err.status, err.path)}`);
+    lines.unshift(`error: ${err.code} — ${hintFor(err.code, err.body, err.status, err.path, err.retried)}`);
     return { lines, exitCode: 1 };
   }
   if (err instanceof StaleFileError) {

@@ -105,7 +105,8 @@ export class ApiClient {
         continue;
       }
       const code = (json as { error?: unknown } | null)?.error;
-      throw new ApiCallError(res.status, typeof code === 'string' ? code : `http_${res.status}`, json, path);
+      const stable = typeof code === 'string' ? code : `http_${res.status}`;
+      throw new ApiCallError(res.status, stable, json, path, attempt > 0);
     }
   }
 }

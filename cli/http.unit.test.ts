@@ -97,3 +97,32 @@ describe('a 503 with Retry-After', () => {
     }),
   );
 });
+
+// A create answered 503 may have landed all the same (a commit whose answer was lost): its retry then
+// meets already_exists, which used to tell the person to delete the proxy the first attempt had made.
+describe('a create whose retry meets already_exists', () => {
+  it('says the first attempt may have created it, not that the name is taken', async () => {
+    const body = JSON.stringify({
+      name: 'p1',
+      spec: { mode: 'external', endpoint: { host: 'h.example', port: 3128 } },
+    });
+    const io = { ...recordingIo(), readStdin: async () => body };
+    const answers = [
+      Response.json(
+        { error: 'unavailable', message: 'commit failed' },
+        { status: 503, headers: { 'retry-after': '0' } },
+      ),
+      Response.json({ error: 'already_exists', message: 'proxy p1 exists' }, { status: 409 }),
+    ];
+    const fetch = (async () => answers.shift()!) as typeof globalThis.fetch;
+    const exit = await runCli(
+      ['proxies', 'create', '-f', '-', '--api', 'http://127.0.0.1:9'],
+      cliDeps(io, fetch),
+    );
+    expect(exit).toBe(1);
+    expect(answers).toEqual([]);
+    expect(io.errLines[0]).toBe(
+      'error: already_exists — the first attempt was answered 503 but may have created it: `proxyplane proxies get NAME` shows whether that proxy is the one just sent',
+    );
+  });
+});

@@ -25,7 +25,8 @@ import { assertInputSize, documentValue, issueLines, readInput } from './input-f
  * One proxy of a file: the body of `POST /v1/proxies`, or the resource as the API prints it. Of the
  * plane's fields (set by the plane; a body may not set them), `uid` and `generation` are read — the proxy
  * the file was saved from — and the rest are dropped whatever they hold: `createdAt`,
- * `deletionRequestedAt`, `status`, and the listing's `healthy`, `leasable`, `activeLeases`.
+ * `deletionRequestedAt`, `status`, and the listing's `healthy`, `leasable`, `activeLeases`,
+ * `leaseStateInvalid`.
  */
 const ProxyDocument = z
   .object({
@@ -43,6 +44,7 @@ const ProxyDocument = z
     healthy: z.unknown().optional(),
     leasable: z.unknown().optional(),
     activeLeases: z.unknown().optional(),
+    leaseStateInvalid: z.unknown().optional(),
   })
   .strict();
 

@@ -205,7 +205,8 @@ describe('parseProxyFile of what the CLI prints', () => {
       activeLeases: 2,
     });
     const listing = {
-      proxies: [listed(a), listed(b)],
+      // A proxy whose lease state does not decode is listed with `leaseStateInvalid: true`.
+      proxies: [listed(a), { ...listed(b), leaseStateInvalid: true }],
       count: 2,
       skipped: { count: 1, names: ['bad-1'] },
     };

@@ -45,7 +45,7 @@ async function storedNames(): Promise<string[]> {
 /** What reconcile and the probe would write once the proxy answers: Ready and Healthy. */
 async function markReady(name: string): Promise<void> {
   const ref = db.collection(Collections.proxies).doc(name);
-  const p = proxyFromFirestore((await ref.get()).data()!);
+  const p = proxyFromFirestore((await ref.get()).data()!, ref.id);
   const at = new Date();
   p.status = {
     ...p.status,
@@ -199,7 +199,10 @@ describe('proxyplane proxies', () => {
       code: 0,
       stdout: 'proxy/cli-stdin deletion requested (phase Deleting until its instance is gone)\n',
     });
-    const doc = proxyFromFirestore((await db.collection(Collections.proxies).doc('cli-stdin').get()).data()!);
+    const doc = proxyFromFirestore(
+      (await db.collection(Collections.proxies).doc('cli-stdin').get()).data()!,
+      'cli-stdin',
+    );
     expect(doc.deletionRequestedAt).toBeInstanceOf(Date);
   });
 });

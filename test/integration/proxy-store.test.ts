@@ -1,7 +1,7 @@
 // The ProxyStore contract against the in-memory fake and the Firestore adapter on the emulator, plus what
 // only Firestore can show: how a document reads in the console.
 import { randomUUID } from 'node:crypto';
-import { Firestore, Timestamp } from '@google-cloud/firestore';
+import { DocumentReference, Firestore, Timestamp } from '@google-cloud/firestore';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
 import { InvalidStoredProxy, StoreError } from '../../shared/src/ports/proxy-store.js';
@@ -70,6 +70,26 @@ describe('FirestoreProxyStore documents', () => {
     expect((await store.get('targeted'))!.proxy.status.unreachableRoutes).toBeUndefined();
   });
 
+  it('a create whose commit the client retried after it landed finds its own document: created, not 409', async () => {
+    // The Firestore client retries a commit whose answer was lost (UNAVAILABLE): the retry of a create that
+    // landed meets ALREADY_EXISTS. Stood in for here: the create lands, then its caller is told code 6.
+    const realCreate = DocumentReference.prototype.create;
+    DocumentReference.prototype.create = async function (this: DocumentReference, ...args) {
+      await realCreate.apply(this, args);
+      throw Object.assign(new Error('6 ALREADY_EXISTS: the retry of a commit that landed'), { code: 6 });
+    };
+    const mine = aProxy({ name: 'retried-create' });
+    try {
+      await store.create(mine);
+      // Another create of the name (another uid) is refused as ever.
+      const err = await store.create(aProxy({ name: 'retried-create' })).catch((e: unknown) => e);
+      expect(err).toMatchObject({ kind: 'already_exists' });
+    } finally {
+      DocumentReference.prototype.create = realCreate;
+    }
+    expect((await store.get('retried-create'))?.proxy.uid).toBe(mine.uid);
+  });
+
   it('reports a document that no longer fits the model as invalid, and lists skip it', async () => {
     await store.create(aProxy({ name: 'fine', spec: managedSpec() }));
     await db.doc('proxies/broken').set({ name: 'broken', spec: { mode: 'sideways' } });
@@ -112,6 +132,21 @@ describe('FirestoreProxyStore on a document that does not fit the model', () => 
     expect(stored.issues.map((i) => i.path)).toEqual(['spec.port', 'status.phase']);
     expect(stored.version).toMatch(/^\d+\.\d{9}$/);
     expect(JSON.stringify(stored)).not.toContain('hunter2');
+  });
+
+  it('a document copied under another id (a rename by hand) is not the proxy its name field says', async () => {
+    const original = aProxy({ name: 'renamed-from' });
+    await store.create(original);
+    const data = (await db.doc('proxies/renamed-from').get()).data()!;
+    await db.doc('proxies/renamed-to').set(data);
+    const stored = await invalidOf('renamed-to');
+    expect(stored).toMatchObject({ name: 'renamed-to', uid: original.uid });
+    expect(stored.issues).toEqual([
+      { path: 'name', code: 'custom', message: 'names another proxy than its document id renamed-to' },
+    ]);
+    const { proxies, skipped } = await store.listAll();
+    expect(proxies.filter((p) => p.name === 'renamed-from')).toHaveLength(1);
+    expect(skipped.map((s) => s.name)).toContain('renamed-to');
   });
 
   it('listAll() names the documents list() leaves out, with why', async () => {

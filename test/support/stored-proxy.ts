@@ -7,6 +7,6 @@ import { proxyFromFirestore } from '../../shared/src/adapters/firestore/proxy-co
 export async function storedProxy(db: Firestore, name: string) {
   const snap = await db.collection(Collections.proxies).doc(name).get();
   if (!snap.exists) return null;
-  const p = proxyFromFirestore(snap.data()!);
+  const p = proxyFromFirestore(snap.data()!, snap.id);
   return { spec: p.spec, generation: p.generation, updateTime: snap.updateTime!.toDate().toISOString() };
 }

@@ -22,6 +22,14 @@ import { type CallerRates, DEFAULT_CALLER_RATES } from './middleware/caller-rate
 import type { RateSpec } from './middleware/token-bucket.js';
 import { loadWorkersApiConfig, type WorkersApiConfig } from './workers/config.js';
 
+/**
+ * How long a request waits for Pub/Sub to confirm the publish that follows its write (a reconcile
+ * request, a snapshot pass): both are best effort, logged when they fail, and the sweeps that follow
+ * (requeue, the snapshot tick) catch up. Without it a Pub/Sub outage held each request in the client
+ * library's retries (up to 10 minutes): the CLI (30 s) and Cloud Run gave up on writes that had landed.
+ */
+export const API_PUBLISH_DEADLINE_MS = 10_000;
+
 const PORT_LIST = 'comma-separated TCP ports, each an integer 1-65535 (such as 3128 or 3128,8080)';
 const ListedPort = z
   .string()

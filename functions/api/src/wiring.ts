@@ -20,7 +20,7 @@ import { loadScheduleTable } from '../../../shared/src/config/topology.js';
 import { systemClock } from '../../../shared/src/ports/clock.js';
 import type { ApiDeps } from './app.js';
 import { buildAuthenticator } from './auth/config.js';
-import type { ApiConfig } from './config.js';
+import { API_PUBLISH_DEADLINE_MS, type ApiConfig } from './config.js';
 import { FirestoreFleetFeed } from './fleet/firestore-feed.js';
 import { promProxyPhaseGauge } from './fleet/phase-gauge.js';
 import { buildLeaseApi } from './leases/wiring.js';
@@ -73,7 +73,9 @@ export function wireApi(config: ApiConfig, log: Logger): Wired {
   const deps: ApiDeps = {
     version: config.version,
     store: new FirestoreProxyStore(firestore),
-    publisher: new PubSubReconcilePublisher(new PubSubPublisher(pubsub)),
+    publisher: new PubSubReconcilePublisher(
+      new PubSubPublisher(pubsub, { deadlineMs: API_PUBLISH_DEADLINE_MS }),
+    ),
     clock: systemClock,
     auth,
     log,

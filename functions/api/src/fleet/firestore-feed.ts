@@ -106,7 +106,7 @@ export class FirestoreFleetFeed implements FleetFeed {
         err: err instanceof Error ? err.message.slice(0, 300) : String(err),
       });
     };
-    this.proxies = new Mirror((_, d) => proxyFromFirestore(d), changed, bad(Collections.proxies));
+    this.proxies = new Mirror((id, d) => proxyFromFirestore(d, id), changed, bad(Collections.proxies));
     this.health = new Mirror((_, d) => healthFromDoc(d), changed, bad(Collections.health));
     // Kept as unreadable, not skipped: the proxy counts as full to the lease service, and the row says so.
     this.leaseState = new Mirror(

@@ -16,6 +16,7 @@ import { PubSubWorkerSubscriptions } from '../../../../shared/src/adapters/pubsu
 import type { Clock } from '../../../../shared/src/ports/clock.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { GoogleIdTokenVerifier, type IdTokenVerifier } from '../auth/id-token-verifier.js';
+import { API_PUBLISH_DEADLINE_MS } from '../config.js';
 import { workerAuthenticator } from './auth.js';
 import { type WorkersApiConfig, workerAuthOffWarning } from './config.js';
 import type { WorkersApiDeps } from './index.js';
@@ -54,7 +55,9 @@ export function buildWorkersApi(o: BuildWorkersApiOptions): WorkersApiDeps {
     routing: new FirestoreRoutingStore(firestore),
     reclaims: new FirestoreReclaimStore(firestore),
     subscriptions: new PubSubWorkerSubscriptions(o.pubsub, o.projectId, o.clock),
-    requester: new PubSubSnapshotRequester(new PubSubPublisher(o.pubsub)),
+    requester: new PubSubSnapshotRequester(
+      new PubSubPublisher(o.pubsub, { deadlineMs: API_PUBLISH_DEADLINE_MS }),
+    ),
     auth: workerAuthenticator({
       tokens: config.tokens,
       serviceAccounts: config.serviceAccounts,

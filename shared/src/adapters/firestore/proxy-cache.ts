@@ -115,8 +115,7 @@ export class FirestoreProxyCatalog implements ProxyCatalog {
 
   private upsert(doc: QueryDocumentSnapshot): void {
     try {
-      const proxy = proxyFromFirestore(doc.data());
-      if (proxy.name !== doc.id) throw new Error(`name ${proxy.name} differs from the document id`);
+      const proxy = proxyFromFirestore(doc.data(), doc.id);
       this.proxies.set(doc.id, proxy);
     } catch (err) {
       this.proxies.delete(doc.id);

@@ -6,6 +6,7 @@
 
 import type { DocumentData } from '@google-cloud/firestore';
 import { Timestamp } from '@google-cloud/firestore';
+import { ZodError } from 'zod';
 import { type Condition, ProxyResource, type ProxySpec, type ProxyStatus } from '../../domain/proxy.js';
 
 const ts = (d: Date): Timestamp => Timestamp.fromDate(d);
@@ -100,9 +101,12 @@ function statusFromFirestore(raw: unknown): unknown {
   };
 }
 
-/** Parses a stored document; throws the zod error when the document does not fit the model. */
-export function proxyFromFirestore(data: DocumentData): ProxyResource {
-  return ProxyResource.parse({
+/**
+ * Parses a stored document, `proxies/{id}`; throws the zod error when the document does not fit the model
+ * — or names another proxy than its id (copied under another id by hand: it is not the proxy it says).
+ */
+export function proxyFromFirestore(data: DocumentData, id: string): ProxyResource {
+  const proxy = ProxyResource.parse({
     name: data.name,
     uid: data.uid,
     generation: data.generation,
@@ -111,6 +115,15 @@ export function proxyFromFirestore(data: DocumentData): ProxyResource {
     spec: withoutNulls(data.spec),
     status: statusFromFirestore(data.status),
   });
+  if (proxy.name === id) return proxy;
+  throw new ZodError([
+    {
+      code: 'custom',
+      path: ['name'],
+      message: `names another proxy than its document id ${id}`,
+      input: data.name,
+    },
+  ]);
 }
 
 /** updateTime ⇄ the port's opaque version string ("<seconds>.<nanoseconds>", exact to the nanosecond). */

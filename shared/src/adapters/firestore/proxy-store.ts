@@ -127,11 +127,17 @@ export class FirestoreProxyStore implements ProxyStore {
     try {
       await this.proxies.doc(proxy.name).create(proxyToFirestore(proxy));
     } catch (err) {
-      if (codeOf(err) === ALREADY_EXISTS) {
-        throw new StoreError('already_exists', `proxy ${proxy.name} exists`, { cause: err });
-      }
-      throw storeFailure(err, `create ${proxy.name}`);
+      if (codeOf(err) !== ALREADY_EXISTS) throw storeFailure(err, `create ${proxy.name}`);
+      // The client library retries a commit whose answer was lost (UNAVAILABLE, ABORTED): the retry of a
+      // create that landed finds its own document. The uid, new for this create, tells it apart.
+      if (await this.holdsOwnCreate(proxy)) return;
+      throw new StoreError('already_exists', `proxy ${proxy.name} exists`, { cause: err });
     }
+  }
+
+  private async holdsOwnCreate(proxy: ProxyResource): Promise<boolean> {
+    const snap = await this.read(proxy.name);
+    return snap.exists && snap.get('uid') === proxy.uid;
   }
 
   async replaceSpec(name: string, spec: ProxySpec, expectedVersion: string): Promise<ConditionalWrite> {
@@ -252,7 +258,7 @@ export class FirestoreProxyStore implements ProxyStore {
   private parse(snap: DocumentSnapshot): ProxyResource {
     const data = snap.data()!;
     try {
-      return proxyFromFirestore(data);
+      return proxyFromFirestore(data, snap.id);
     } catch (err) {
       const issues =
         err instanceof ZodError

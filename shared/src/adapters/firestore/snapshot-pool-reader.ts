@@ -23,7 +23,7 @@ export class FirestoreGatewayPoolReader implements GatewayPoolReader {
     const skipped: string[] = [];
     for (const d of docs) {
       try {
-        proxies.push(proxyFromFirestore(d.data()));
+        proxies.push(proxyFromFirestore(d.data(), d.id));
       } catch {
         skipped.push(d.id);
       }

@@ -17,10 +17,23 @@ export class PublishError extends Error {
   }
 }
 
+export interface PublisherOptions {
+  /**
+   * How long a publish may wait for Pub/Sub's confirmation before it is answered `unavailable` (the
+   * message may still go out: the client library keeps retrying it, for up to 10 minutes by default).
+   * For a caller that answers someone — an API request — rather than one Pub/Sub retries. Unset: as long
+   * as the library takes.
+   */
+  deadlineMs?: number;
+}
+
 export class PubSubPublisher {
   private readonly topics = new Map<string, Topic>();
 
-  constructor(private readonly pubsub: PubSub) {}
+  constructor(
+    private readonly pubsub: PubSub,
+    private readonly options: PublisherOptions = {},
+  ) {}
 
   /** Returns the message id. Throws PublishError: `invalid_payload` (a bug), `unavailable` (retry). */
   async publish<S extends z.ZodType>(
@@ -41,8 +54,10 @@ export class PubSubPublisher {
   /** Publishes bytes as they are (what a Cloud Scheduler Pub/Sub target sends). */
   async publishRaw(topic: string, data: Buffer, attributes: Record<string, string> = {}): Promise<string> {
     if (data.length === 0) throw new PublishError('invalid_payload', `refusing an empty message on ${topic}`);
+    const sent = this.topic(topic).publishMessage({ data, attributes });
+    const { deadlineMs } = this.options;
     try {
-      return await this.topic(topic).publishMessage({ data, attributes });
+      return await (deadlineMs === undefined ? sent : withinDeadline(sent, deadlineMs));
     } catch (err) {
       throw new PublishError('unavailable', `publishing to ${topic} failed`, { cause: err });
     }
@@ -55,5 +70,19 @@ export class PubSubPublisher {
       this.topics.set(name, topic);
     }
     return topic;
+  }
+}
+
+/** `sent`, or a rejection once `ms` have passed without it (what it does later is nobody's to handle). */
+async function withinDeadline<T>(sent: Promise<T>, ms: number): Promise<T> {
+  sent.catch(() => {});
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`not confirmed within ${ms} ms; it may still go out`)), ms);
+  });
+  try {
+    return await Promise.race([sent, deadline]);
+  } finally {
+    clearTimeout(timer);
   }
 }
