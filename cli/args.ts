@@ -69,12 +69,12 @@ export function outputOf(values: Parsed['values'], allowed: readonly Output[]): 
 }
 
 /**
- * `k=v` pairs (repeatable flag, or comma-separated) into a map; duplicate keys are refused. A comma
- * starts a new pair only where what follows it has an `=`: `label=a,b` is one value, `a,b` (attribute
- * values may hold commas); `a=1,b=2` is two pairs.
+ * `k=v` pairs (repeatable flag, or comma-separated) into a map; duplicate keys are refused. Every comma
+ * separates pairs, so a value holding one cannot be given here (docs/cli.md): `a=1,b` is refused, never
+ * read as one value — a typo must not become a filter that matches nothing.
  */
 export function keyValues(raw: string[] | string | undefined, flag: string): Record<string, string> {
-  const items = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).flatMap(pairsOf);
+  const items = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).flatMap((s) => s.split(','));
   const out: Record<string, string> = {};
   for (const item of items) {
     if (item === '') continue;
@@ -85,18 +85,6 @@ export function keyValues(raw: string[] | string | undefined, flag: string): Rec
     out[key] = item.slice(eq + 1);
   }
   return out;
-}
-
-/** One flag value's pairs: split at the commas followed by a `key=` (a value's own commas stay). */
-function pairsOf(s: string): string[] {
-  const pairs: string[] = [];
-  for (const part of s.split(',')) {
-    if (part === '') continue;
-    const last = pairs.length - 1;
-    if (last >= 0 && !part.includes('=')) pairs[last] = `${pairs[last]},${part}`;
-    else pairs.push(part);
-  }
-  return pairs;
 }
 
 /** One of `allowed` per item (repeatable flag, or comma-separated), in order; duplicates are refused. */

@@ -9,18 +9,19 @@ describe('keyValues', () => {
     [['pool=demo', 'region=us'], { pool: 'demo', region: 'us' }],
     [['empty='], { empty: '' }],
     [['url=a=b'], { url: 'a=b' }],
-    // A comma starts a pair only where a `key=` follows: attribute values may hold commas.
-    [['label=a,b'], { label: 'a,b' }],
-    [['label=a,b,region=us'], { label: 'a,b', region: 'us' }],
     [['pool=demo,,region=us'], { pool: 'demo', region: 'us' }],
     [undefined, {}],
   ])('%j → %j', (raw, expected) => {
     expect(keyValues(raw, '--attr')).toEqual(expected);
   });
 
-  it.each([[['novalue']], [['=x']], [['a=1', 'a=2']]])('refuses %j', (raw) => {
-    expect(() => keyValues(raw, '--attr')).toThrow(UsageError);
-  });
+  // Every comma separates pairs: a value holding one is refused, not read as a filter nothing matches.
+  it.each([[['novalue']], [['=x']], [['a=1', 'a=2']], [['label=a,b']], [['pool=demo,region']]])(
+    'refuses %j',
+    (raw) => {
+      expect(() => keyValues(raw, '--attr')).toThrow(UsageError);
+    },
+  );
 });
 
 describe('parseCommand', () => {

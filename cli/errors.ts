@@ -56,7 +56,7 @@ export class ApiCallError extends Error {
     readonly body: unknown,
     /** The route called (no query), so a hint can say what was not found. */
     readonly path = '',
-    /** Answered to the call's retry (after a 503 or 429): the first attempt may have done it. */
+    /** Answered to the call's retry after a 503: the first attempt may have done it all the same. */
     readonly retried = false,
   ) {
     super(`HTTP ${status} ${code}`);

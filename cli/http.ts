@@ -64,6 +64,7 @@ export class ApiClient {
     if (token) headers.authorization = `Bearer ${token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
     const url = `${this.opts.baseUrl}${path}${query && query.size > 0 ? `?${query}` : ''}`;
+    let retriedAfter503 = false;
     for (let attempt = 0; ; attempt++) {
       let res: Response;
       try {
@@ -101,12 +102,14 @@ export class ApiClient {
         wait !== undefined &&
         wait <= MAX_RETRY_WAIT_MS
       ) {
+        // A 429 changed nothing; a 503 may follow a write that landed all the same.
+        retriedAfter503 = res.status === 503;
         await new Promise((r) => setTimeout(r, wait));
         continue;
       }
       const code = (json as { error?: unknown } | null)?.error;
       const stable = typeof code === 'string' ? code : `http_${res.status}`;
-      throw new ApiCallError(res.status, stable, json, path, attempt > 0);
+      throw new ApiCallError(res.status, stable, json, path, retriedAfter503);
     }
   }
 }

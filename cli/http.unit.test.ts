@@ -101,7 +101,8 @@ describe('a 503 with Retry-After', () => {
 // A create answered 503 may have landed all the same (a commit whose answer was lost): its retry then
 // meets already_exists, which used to tell the person to delete the proxy the first attempt had made.
 describe('a create whose retry meets already_exists', () => {
-  it('says the first attempt may have created it, not that the name is taken', async () => {
+  /** `proxies create` of one proxy, answered `first` (then retried), then 409 already_exists. */
+  async function createAfter(first: { status: number; error: string }) {
     const body = JSON.stringify({
       name: 'p1',
       spec: { mode: 'external', endpoint: { host: 'h.example', port: 3128 } },
@@ -109,8 +110,8 @@ describe('a create whose retry meets already_exists', () => {
     const io = { ...recordingIo(), readStdin: async () => body };
     const answers = [
       Response.json(
-        { error: 'unavailable', message: 'commit failed' },
-        { status: 503, headers: { 'retry-after': '0' } },
+        { error: first.error, message: 'try again' },
+        { status: first.status, headers: { 'retry-after': '0' } },
       ),
       Response.json({ error: 'already_exists', message: 'proxy p1 exists' }, { status: 409 }),
     ];
@@ -121,8 +122,18 @@ describe('a create whose retry meets already_exists', () => {
     );
     expect(exit).toBe(1);
     expect(answers).toEqual([]);
-    expect(io.errLines[0]).toBe(
+    return io.errLines[0];
+  }
+
+  it('after a 503: says the first attempt may have created it, not that the name is taken', async () => {
+    expect(await createAfter({ status: 503, error: 'unavailable' })).toBe(
       'error: already_exists — the first attempt was answered 503 but may have created it: `proxyplane proxies get NAME` shows whether that proxy is the one just sent',
+    );
+  });
+
+  it('after a 429 (the rate limit, which changed nothing): the name is taken', async () => {
+    expect(await createAfter({ status: 429, error: 'rate_limited' })).toBe(
+      'error: already_exists — that name is taken: pick another, or `proxyplane proxies delete NAME` first',
     );
   });
 });

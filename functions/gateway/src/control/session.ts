@@ -372,11 +372,16 @@ export class ControllerSession {
     this.requestFull();
   }
 
-  /** Each report round: a pull open but silent for the max stale age is reopened (snapshot-pull.ts). */
+  /**
+   * Each report round: nothing on the pull for half the max stale age fetches the latest snapshot; a pull
+   * open but silent for the whole of it is reopened (snapshot-pull.ts).
+   */
   watchPull(): void {
     const s = this.session;
     if (!s || this.draining || this.signal.aborted) return;
-    this.pull.reopenIfSilent(s.registration.maxStaleAgeSeconds * 1000);
+    const maxStaleMs = s.registration.maxStaleAgeSeconds * 1000;
+    this.pull.fetchIfQuiet(maxStaleMs / 2);
+    this.pull.reopenIfSilent(maxStaleMs);
   }
 
   // ---- snapshots -----------------------------------------------------------------------------------------

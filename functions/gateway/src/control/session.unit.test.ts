@@ -547,10 +547,11 @@ describe('snapshots', () => {
     expect(h.client.of('latestSnapshot')).toHaveLength(2);
     expect(h.client.of('register')).toHaveLength(2);
     expect(h.session.session?.sessionId).toBe('session-2');
-    // The new session's snapshot arrives: ACKed, reported on; no more probes.
+    // The new session's snapshot arrives: ACKed, reported on; no more probes (within half the max stale
+    // age: past it, a quiet pull fetches the latest, a test of its own).
     await h.feed.deliver(feedMessage(snapshot(1, ['p-a'])));
     const fetched = h.client.of('latestSnapshot').length;
-    await vi.advanceTimersByTimeAsync(120_000);
+    await vi.advanceTimersByTimeAsync(70_000);
     expect(h.client.of('latestSnapshot')).toHaveLength(fetched);
     expect(h.session.ackBound).toEqual({ version: 1, epoch: 1 });
   });
@@ -663,6 +664,35 @@ describe('snapshots', () => {
     expect(h.feed.opened).toHaveLength(2);
     await vi.advanceTimersByTimeAsync(15_000);
     expect(h.feed.opened).toHaveLength(3);
+  });
+
+  it('nothing on the pull for half the max stale age fetches the latest snapshot: a worker Pub/Sub fails stays fresh', async () => {
+    // The controller stores each version before it publishes it: a worker whose pull delivers nothing (a
+    // wedged stream, a subscription refused, a snapshot too large to publish) fetches it before it would go
+    // stale, instead of serving 503 while its reports keep its session and its proxies.
+    const h = harness();
+    await h.start();
+    await h.feed.deliver(feedMessage(snapshot(1, ['p-a'])));
+    await flush();
+    h.script(
+      'latestSnapshot',
+      { ok: true, body: snapshot(2, ['p-a']) },
+      { ok: true, body: snapshot(3, ['p-a']) },
+    );
+    await vi.advanceTimersByTimeAsync(70_000);
+    expect(h.client.of('latestSnapshot')).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(10_000); // 80 s without a message (max stale age 150 s)
+    expect(h.client.of('latestSnapshot')).toHaveLength(1);
+    expect(h.worker.snapshot()?.version).toBe(2);
+    await vi.advanceTimersByTimeAsync(70_000); // not again within the next 75 s
+    expect(h.client.of('latestSnapshot')).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(h.client.of('latestSnapshot')).toHaveLength(2);
+    expect(h.worker.snapshot()?.version).toBe(3);
+    // Closed by an error and reopened meanwhile: the quiet is counted from the last message all the same.
+    h.feed.end();
+    await vi.advanceTimersByTimeAsync(80_000);
+    expect(h.client.of('latestSnapshot')).toHaveLength(3);
   });
 
   it('a pull that cannot be reopened never costs a runtime report (reports keep the session alive)', async () => {

@@ -16,6 +16,9 @@ export class SnapshotPull {
   private readonly backoff: Backoff;
   /** When the pull was opened or last brought a message (monotonic). */
   private heardAt = 0;
+  /** When the pull last brought a message, or the session began (monotonic): reopening does not move it. */
+  private messageAt: number;
+  private quietFetchAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly session: ControllerSession,
@@ -26,6 +29,7 @@ export class SnapshotPull {
     private readonly handle: (m: FeedMessage) => Promise<FeedVerdict>,
   ) {
     this.backoff = new Backoff(settings.backoff, random);
+    this.messageAt = now();
   }
 
   /** Pulls `subscription`, closing a pull of another one; a no-op once shutdown began. */
@@ -39,6 +43,7 @@ export class SnapshotPull {
       subscription,
       (m) => {
         this.heardAt = this.now();
+        this.messageAt = this.heardAt;
         const run = this.messages.then(() => this.handle(m));
         this.messages = run.catch(() => undefined);
         return run;
@@ -86,6 +91,26 @@ export class SnapshotPull {
     this.feed = null;
     void feed.handle.close().catch(() => {});
     this.open(feed.subscription);
+  }
+
+  /**
+   * Nothing on the pull for `quietMs` (half the max stale age), whether it is open, wedged or failing to
+   * open: the latest snapshot is fetched (GET), at most once per `quietMs`. The controller stores each
+   * version before it publishes it, so a worker whose Pub/Sub delivery fails — a stream that stopped, a
+   * subscription refused, a snapshot too large to publish — still gets it before it goes stale, rather than
+   * serve 503 while its reports keep its session and its proxies.
+   */
+  fetchIfQuiet(quietMs: number): void {
+    const session = this.session;
+    if (session.draining || session.signal.aborted) return;
+    const now = this.now();
+    if (now - this.messageAt <= quietMs || now - this.quietFetchAt <= quietMs) return;
+    this.quietFetchAt = now;
+    this.deps.log.info('nothing on the snapshot pull for half the max stale age: fetching the latest', {
+      workerId: this.deps.workerId,
+      quietMs: Math.round(now - this.messageAt),
+    });
+    session.requestFull();
   }
 
   /** Stops pulling (settles when the pull is closed; a failure to close is no concern at shutdown). */

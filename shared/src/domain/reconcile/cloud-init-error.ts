@@ -12,7 +12,7 @@
 // - not known (the instance could not be observed, a transient error): retried by redelivery, nothing written.
 import { ConditionType, ProvisionedReason, type ProxyResource, type ProxyStatus } from '../proxy.js';
 import { servedRefOf } from '../served-credentials.js';
-import { clearInstance, findCondition, setProvisioned } from './conditions.js';
+import { clearHealth, clearInstance, findCondition, setProvisioned } from './conditions.js';
 import { type Managed, provesHealthy, servesReadableCredentials, serving } from './serving-status.js';
 import type { CloudInitObservation, Observation, Plan, PollIntervals } from './types.js';
 
@@ -80,9 +80,12 @@ export function cloudInitUnresolved(
       requeue: { kind: 'after', ms: iv.DeletionPoll },
     };
   }
+  // Booting again (GCE restarting it): what the probe said of it before says nothing of the restarted VM,
+  // which the error-serving arm above would hand out once Running (as the provisioning arm, managed.ts).
+  const booting = seen?.kind === 'found' && seen.instance.state === 'Provisioning';
   return {
     branch: 'cloud-init/error',
-    status: cloudInitFailing(status, failure.message, gen, now),
+    status: cloudInitFailing(booting ? clearHealth(status) : status, failure.message, gen, now),
     action: null,
     requeue: { kind: 'after', ms: cloudInitBackoff(proxy, now, iv) },
   };
