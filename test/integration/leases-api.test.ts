@@ -899,6 +899,7 @@ describe('POST /v1/leases with an Idempotency-Key', () => {
     await start([proxy('a', { latencyMillis: 1 }), proxy('b', { latencyMillis: 2 })]);
     const first = await keyed('k-7', { ttlSeconds: 60 });
     expect(first.body.proxy.name).toBe('a');
+    clock.advance(2_000); // the retry comes after the grant (a replay gives back only a grant before it)
     await db
       .collection('proxies')
       .doc('a')
@@ -1007,6 +1008,37 @@ describe('POST /v1/leases with an Idempotency-Key', () => {
     }
   });
 
+  it('an older delivery, stalled until a newer one was granted and answered, does not give that grant back', async () => {
+    // D1 stalls before it reads the key; the client's retry D2 is granted and answered on another replica.
+    // D1 then replays D2's lease and cannot read its credentials: the crawler holds D2's answer.
+    await start([{ ...failingAfter('solo'), spec: { ...failingAfter('solo').spec, capacity: 1 } }]);
+    const store = api!.store as unknown as { findKey(id: string): Promise<unknown> };
+    const findKey = store.findKey.bind(store);
+    const resume = gate();
+    let stalled!: () => void;
+    const isStalled = new Promise<void>((r) => (stalled = r));
+    store.findKey = async (id) => {
+      store.findKey = findKey;
+      stalled();
+      await resume.opened;
+      return findKey(id);
+    };
+    const other = replicaReading();
+    try {
+      const older = keyed('k-older');
+      await isStalled;
+      clock.advance(5_000);
+      const newer = await keyedVia(other, 'k-older');
+      expect(newer.status).toBe(201);
+      const { leaseId } = await newer.json();
+      resume.open();
+      expect(await older).toMatchObject({ status: 503, body: { error: 'unavailable' } });
+      expect((await activeLeases()).map((d) => d.id)).toEqual([leaseId]);
+    } finally {
+      await other.leases.stop();
+    }
+  });
+
   it('a replay whose give-back finds the key granted again meanwhile answers with that grant, not 503', async () => {
     // Both deliveries read credentials that fail: the first gives its lease back and grants on another
     // proxy while the replay reads; the replay's own give-back then finds the record moved on.
@@ -1030,6 +1062,7 @@ describe('POST /v1/leases with an Idempotency-Key', () => {
         10_000,
         'the first delivery to grant',
       );
+      clock.advance(2_000); // the retry, sent after the grant
       const retry = await keyedVia(other, 'k-followed');
       expect(answered).toMatchObject({ status: 201, body: { proxy: { name: 'good' } } });
       expect(retry.status).toBe(201);

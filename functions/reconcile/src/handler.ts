@@ -73,7 +73,7 @@ export async function handleReconcile(
     } catch (err) {
       // A document that does not fit is onReconcileEvent's to log, once, with the fields that fail.
       if (!(err instanceof InvalidStoredProxy)) log.error('reconcile pass failed', { pass, error: err });
-      await recordBeforeRetry(deps.store, log, request.proxy, unrecorded);
+      await recordBeforeRetry(deps, log, request.proxy, unrecorded);
       throw err;
     }
     if (last.created) created.set(last.created.uid, last.created);
@@ -91,7 +91,7 @@ export async function handleReconcile(
     }
   }
   if (last?.kind === 'conflict') {
-    await recordBeforeRetry(deps.store, log, request.proxy, unrecorded);
+    await recordBeforeRetry(deps, log, request.proxy, unrecorded);
     throw new TransientReconcileError(`status write kept conflicting after ${deps.maxPasses} passes`);
   }
   // Still RequeueNow after the in-process bound: hand off (status.nextReconcileAt = now is the safety net).

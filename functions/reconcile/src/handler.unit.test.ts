@@ -474,7 +474,11 @@ describe('reconcile handler: external, conflicts, poison', () => {
     });
     await expect(t.run('p1', 'created')).rejects.toThrow(/transient|get/);
     const [providerId] = [...t.provider.instances.keys()];
-    expect((await t.doc())!.status).toMatchObject({ providerId, phase: 'Deleting' });
+    expect((await t.doc())!.status).toMatchObject({
+      providerId,
+      phase: 'Deleting',
+      nextReconcileAt: t.clock.now(),
+    });
     for (let i = 0; i < 4 && (await t.doc()); i++) {
       await t.run('p1', 'delete-requested'); // the redelivery, then the DeletionPoll passes
       t.clock.advance(iv.DeletionPoll);
@@ -513,7 +517,13 @@ describe('reconcile handler: external, conflicts, poison', () => {
     });
     await expect(t.run('p1', 'created')).rejects.toThrow(/kept conflicting/);
     const [recorded] = [...t.provider.instances.keys()];
-    expect((await t.doc())!.status).toMatchObject({ providerId: recorded, phase: 'Provisioning' });
+    // Due now: should the redeliveries run out, the requeue sweep finds it (it skips Provisioning with
+    // nothing due).
+    expect((await t.doc())!.status).toMatchObject({
+      providerId: recorded,
+      phase: 'Provisioning',
+      nextReconcileAt: t.clock.now(),
+    });
     await t.run('p1', 'spec-changed');
     const [providerId] = [...t.provider.instances.keys()];
     expect((await t.doc())!.status.providerId).toBe(providerId);

@@ -23,6 +23,7 @@ import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { instanceNameFromUid } from '../../../shared/src/domain/instance-name.js';
 import { computePhase } from '../../../shared/src/domain/phase.js';
 import type { UnrecordedInstance } from '../../../shared/src/messages/reconcile-request.js';
+import type { Clock } from '../../../shared/src/ports/clock.js';
 import { ProviderError, type ProviderRegistry } from '../../../shared/src/ports/provider.js';
 import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
@@ -82,17 +83,24 @@ export async function dropUnrecorded(
  * instance, its phase derived again (Provisioning, or Deleting). Best effort: if this fails too, the redelivery's create (a 409) or the GC is what is left.
  */
 export async function recordBeforeRetry(
-  store: Pick<ProxyStore, 'get' | 'writeStatus'>,
+  deps: { store: Pick<ProxyStore, 'get' | 'writeStatus'>; clock: Clock },
   log: Logger,
   name: string,
   unrecorded: ReadonlyMap<string, CreatedInstance>,
 ): Promise<void> {
   if (unrecorded.size === 0) return;
+  const { store } = deps;
   try {
     const stored = await store.get(name);
     const instance = stored ? unrecorded.get(stored.proxy.uid) : undefined;
     if (!stored || !instance || stored.proxy.status.providerId !== null) return;
-    const naming = namingInstance(stored.proxy.status, instance.providerId);
+    // Due now, as a pass asking to run again stores it (patch-status.ts): should the redeliveries run out
+    // (dead-lettered), the requeue sweep finds it due — a Provisioning or Deleting proxy with nothing due
+    // is one it never looks at.
+    const naming = {
+      ...namingInstance(stored.proxy.status, instance.providerId),
+      nextReconcileAt: deps.clock.now(),
+    };
     const status = { ...naming, phase: computePhase(stored.proxy, naming) }; // Pending would contradict it
     const outcome = await store.writeStatus(name, status, stored.version);
     log.info('recorded the instance this delivery created before its retry', {

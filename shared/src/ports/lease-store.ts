@@ -32,6 +32,8 @@ export type KeyVersion = { readonly __keyVersion: unique symbol };
 /** A stored Idempotency-Key record (domain/leases/idempotency.ts) and its version. */
 export interface StoredKey extends IdempotencyRecord {
   version: KeyVersion;
+  /** When the grant it names wrote it (the granting replica's clock). */
+  grantedAt: Date;
   /**
    * A replay has answered with its lease (markReplayed): the crawler may hold it from that answer, so the
    * delivery that granted it no longer gives it back.

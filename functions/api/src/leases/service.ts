@@ -121,6 +121,7 @@ export class LeaseService {
    * deliveries at once one grants and the other finds the record and answers with that lease.
    */
   async acquire(req: AcquireRequest, holder: string, idempotencyKey?: string): Promise<AcquireOutcome> {
+    const arrivedAt = this.deps.clock.now();
     await this.ready();
     if (idempotencyKey === undefined) {
       const outcome = await this.grantNew(req, holder, undefined);
@@ -151,9 +152,11 @@ export class LeaseService {
           if (!(err instanceof ProxyWithdrawn) && !(err instanceof CredentialsUnavailable)) throw err;
           // The lease cannot be handed out now — what the request that made it would have found: give it
           // back with its record, and acquire under the key as that request would have gone on to do.
-          // Not once a replay has answered with it: the crawler may hold it from that answer.
+          // Not once a replay has answered with it: the crawler may hold it from that answer. Nor when the
+          // grant may be newer than this delivery (a retry sent while this one stalled, answered before it
+          // read the record): the crawler holds that answer, not this one's.
           if (err instanceof CredentialsUnavailable) this.setAside(err);
-          if (stored.replayed) throw answeredMeanwhile();
+          if (stored.replayed || !grantedBefore(stored.grantedAt, arrivedAt)) throw answeredMeanwhile();
           // Only while the record is still the one read: else (marked by a replay meanwhile, or given back
           // and granted again under the key) read it again.
           await store.release(lease.id, { dropKey: { recordId, version: stored.version } });
@@ -464,6 +467,15 @@ const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
  * has (or has taken the key over), this delivery answers 503 to retry — the retry replays what the crawler
  * may already hold.
  */
+/**
+ * Whether a key's grant came before a delivery arrived, by more than the replicas' clocks may differ: only
+ * then is its answer known to have been lost (the delivery is a retry of the one that made it).
+ */
+const grantedBefore = (grantedAt: Date, arrivedAt: Date): boolean =>
+  grantedAt.getTime() < arrivedAt.getTime() - REPLICA_CLOCK_MARGIN_MS;
+/** How far apart the API replicas' clocks may be (NTP-synchronised hosts: far less). */
+const REPLICA_CLOCK_MARGIN_MS = 1_000;
+
 const answeredMeanwhile = () =>
   new LeaseStoreError(
     'contended',

@@ -156,6 +156,7 @@ const KeyDoc = z.object({
   leaseId: z.string(),
   requestHash: z.string(),
   expireAt: ts,
+  createdAt: ts.optional(),
   replayedAt: ts.optional(),
 });
 
@@ -181,9 +182,15 @@ export const REPLAYED_FIELD = 'replayedAt';
 
 export function decodeKey(
   data: DocumentData | undefined,
-): { leaseId: string; requestHash: string; expiresAt: Date; replayed: boolean } | null {
+): { leaseId: string; requestHash: string; expiresAt: Date; grantedAt: Date; replayed: boolean } | null {
   const parsed = KeyDoc.safeParse(data);
   if (!parsed.success) return null;
-  const { leaseId, requestHash, expireAt, replayedAt } = parsed.data;
-  return { leaseId, requestHash, expiresAt: expireAt, replayed: replayedAt !== undefined };
+  const { leaseId, requestHash, expireAt, createdAt, replayedAt } = parsed.data;
+  return {
+    leaseId,
+    requestHash,
+    expiresAt: expireAt,
+    grantedAt: createdAt ?? new Date(0),
+    replayed: replayedAt !== undefined,
+  };
 }

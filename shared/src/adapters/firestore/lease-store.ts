@@ -322,7 +322,14 @@ export class FirestoreLeaseStore implements LeaseStore {
     if (key) return { ...key, version };
     // Edited by hand: not a record any request can replay; the next grant with that key writes over it.
     this.log.error('malformed idempotency key record', { recordId });
-    return { leaseId: '', requestHash: '', expiresAt: new Date(0), version, replayed: false };
+    return {
+      leaseId: '',
+      requestHash: '',
+      expiresAt: new Date(0),
+      version,
+      grantedAt: new Date(0),
+      replayed: false,
+    };
   }
 
   async markReplayed(recordId: string, version: KeyVersion): Promise<boolean> {

@@ -80,12 +80,13 @@ export function cloudInitUnresolved(
       requeue: { kind: 'after', ms: iv.DeletionPoll },
     };
   }
-  // Booting again (GCE restarting it): what the probe said of it before says nothing of the restarted VM,
-  // which the error-serving arm above would hand out once Running (as the provisioning arm, managed.ts).
-  const booting = seen?.kind === 'found' && seen.instance.state === 'Provisioning';
+  // Not Running — booting again, stopped, started again later: what the probe said of it before says
+  // nothing of the VM that boots, which the error-serving arm above would hand out once Running (as the
+  // provisioning arm, managed.ts). This arm's passes are minutes apart: a boot between two is not seen.
+  const down = seen?.kind === 'found' && seen.instance.state !== 'Running';
   return {
     branch: 'cloud-init/error',
-    status: cloudInitFailing(booting ? clearHealth(status) : status, failure.message, gen, now),
+    status: cloudInitFailing(down ? clearHealth(status) : status, failure.message, gen, now),
     action: null,
     requeue: { kind: 'after', ms: cloudInitBackoff(proxy, now, iv) },
   };

@@ -87,24 +87,32 @@ describe('the newest credentials version cannot be read', () => {
     expect(steady.slot).toBeUndefined();
   });
 
-  it('an instance GCE restarts meanwhile is not handed out again before the probe judges the restarted VM', () => {
-    const health: Observation['health'] = {
-      instance: `${providerId}@${earlier.toISOString()}`,
-      verdict: healthyVerdict(earlier),
-    };
-    const staging = {
-      kind: 'found' as const,
-      instance: { ...running().instance, state: 'Provisioning' as const, ip: null },
-    };
-    const proxy = ready();
-    const down = reconcile(proxy, newestDisabled({ instance: staging, health }), iv);
-    const booting = { ...proxy, status: finalizeStatus(proxy, down.status, down.requeue, now) };
-    expect(booting.status.conditions.map((c) => c.type)).toEqual(['Provisioned']);
-    const later = new Date(now.getTime() + 60_000);
-    const up = reconcile(booting, newestDisabled({ now: later, servedCredentials: 'readable', health }), iv);
-    expect(up.branch).toBe('cloud-init/error-serving');
-    expect(finalizeStatus(booting, up.status, up.requeue, later).phase).toBe('Provisioned');
-  });
+  it.each(['Provisioning', 'Stopped', 'Terminated'] as const)(
+    'an instance seen %s meanwhile is not handed out again before the probe judges the VM that boots',
+    (state) => {
+      const health: Observation['health'] = {
+        instance: `${providerId}@${earlier.toISOString()}`,
+        verdict: healthyVerdict(earlier),
+      };
+      const staging = {
+        kind: 'found' as const,
+        instance: { ...running().instance, state, ip: null },
+      };
+      const proxy = ready();
+      const down = reconcile(proxy, newestDisabled({ instance: staging, health }), iv);
+      expect(down.branch).toBe('cloud-init/error');
+      const booting = { ...proxy, status: finalizeStatus(proxy, down.status, down.requeue, now) };
+      expect(booting.status.conditions.map((c) => c.type)).toEqual(['Provisioned']);
+      const later = new Date(now.getTime() + 60_000);
+      const up = reconcile(
+        booting,
+        newestDisabled({ now: later, servedCredentials: 'readable', health }),
+        iv,
+      );
+      expect(up.branch).toBe('cloud-init/error-serving');
+      expect(finalizeStatus(booting, up.status, up.requeue, later).phase).toBe('Provisioned');
+    },
+  );
 
   it('Secret Manager not saying about the served version is no reason to take it down', () => {
     expect(reconcile(ready(), newestDisabled({ servedCredentials: 'unknown' }), iv).branch).toBe(
