@@ -12,12 +12,20 @@ import {
   type SecretVersionResolver,
 } from '../../../shared/src/ports/secrets.js';
 
+/**
+ * `fresh`: skip any cache (a rotation or spec event must see the newest versions) — except, with `since`,
+ * a read this instance began at or after `since` (the event's publish time): it saw what the event says.
+ * So the burst of one request per referencing proxy that a rotation publishes costs each reconcile
+ * instance one read per secret, not one per proxy (Secret Manager allows 600 reads a minute).
+ */
+export interface Freshness {
+  fresh: boolean;
+  since?: Date;
+}
+
 export interface CloudInitResolver {
-  /** `fresh`: skip any cache (a rotation or spec event must see the newest versions). Never throws. */
-  resolve(
-    proxy: ProxyResource & { spec: ManagedSpec },
-    opts: { fresh: boolean },
-  ): Promise<CloudInitObservation>;
+  /** Never throws. */
+  resolve(proxy: ProxyResource & { spec: ManagedSpec }, opts: Freshness): Promise<CloudInitObservation>;
   /**
    * Whether a credentials version an instance booted with can still be read (asked only while a rotation
    * is under way). `fresh` as for resolve: otherwise a `readable` answer may be reused up to the cache
@@ -25,7 +33,7 @@ export interface CloudInitResolver {
    * revocation arrives as a notification, whose pass reads fresh. Never throws; a failure that says
    * nothing about the version is `unknown`.
    */
-  versionState(ref: SecretRef, opts: { fresh: boolean }): Promise<ServedCredentialsState>;
+  versionState(ref: SecretRef, opts: Freshness): Promise<ServedCredentialsState>;
 }
 
 export type ServedCredentialsState = NonNullable<Observation['servedCredentials']>;
@@ -64,7 +72,7 @@ export class SecretCloudInitResolver implements CloudInitResolver {
 
   async resolve(
     proxy: ProxyResource & { spec: ManagedSpec },
-    { fresh }: { fresh: boolean },
+    fresh: Freshness,
   ): Promise<CloudInitObservation> {
     const spec = proxy.spec;
     try {
@@ -84,7 +92,7 @@ export class SecretCloudInitResolver implements CloudInitResolver {
     }
   }
 
-  async versionState(ref: SecretRef, { fresh }: { fresh: boolean }): Promise<ServedCredentialsState> {
+  async versionState(ref: SecretRef, fresh: Freshness): Promise<ServedCredentialsState> {
     try {
       // Cached like a resolution: only a readable version is (a failure is never remembered).
       await this.cached(this.states, ref, fresh, (r) => this.opts.secrets.resolve(r));
@@ -96,7 +104,11 @@ export class SecretCloudInitResolver implements CloudInitResolver {
     }
   }
 
-  private async script(spec: ManagedSpec, credentialsSecret: string | null, fresh: boolean): Promise<string> {
+  private async script(
+    spec: ManagedSpec,
+    credentialsSecret: string | null,
+    fresh: Freshness,
+  ): Promise<string> {
     const ci = spec.cloudInit;
     if (ci && 'inline' in ci) return ci.inline;
     if (ci) return this.cached(this.payloads, ci.secretRef, fresh, (r) => this.opts.secrets.access(r));
@@ -119,12 +131,18 @@ export class SecretCloudInitResolver implements CloudInitResolver {
   private async cached(
     cache: Map<string, { at: number; value: string }>,
     ref: SecretRef,
-    fresh: boolean,
+    { fresh, since }: Freshness,
     load: (ref: SecretRef) => Promise<string>,
   ): Promise<string> {
     const now = this.opts.clock.now().getTime();
     const hit = cache.get(refKey(ref));
-    if (!fresh && hit && now - hit.at < this.opts.cacheTtlMs) return hit.value;
+    // `at`: when the read that cached it began.
+    const usable = !hit
+      ? false
+      : fresh
+        ? since !== undefined && hit.at >= since.getTime()
+        : now - hit.at < this.opts.cacheTtlMs;
+    if (hit && usable) return hit.value;
     let value: string;
     try {
       value = await load(ref);

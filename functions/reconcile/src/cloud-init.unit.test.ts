@@ -207,6 +207,34 @@ describe('SecretCloudInitResolver', () => {
     expect(fresh.ok && first.ok && fresh.digest !== first.digest).toBe(true);
   });
 
+  it('a fresh read shares one this instance began since the event, never one begun before it', async () => {
+    // A rotation publishes one request per referencing proxy at once: their passes on one instance read
+    // the secret once, not once each (Secret Manager allows 600 reads a minute per project).
+    const s = fakeSecrets({ creds: ['u:p'] });
+    const { r, clock } = resolver(s, 60_000);
+    const p = proxy({ credentialsRef: { secret: 'creds' } });
+    await r.resolve(p, { fresh: false }); // cached before the rotation
+    clock.advance(1_000);
+    const published = clock.now();
+    s.add('creds', 'u:p2');
+    const first = await r.resolve(p, { fresh: true, since: published });
+    expect(s.calls.resolve).toBe(2); // the entry from before the event is not fresh enough
+    clock.advance(500);
+    for (let i = 0; i < 10; i++) {
+      expect(await r.resolve(p, { fresh: true, since: published })).toEqual(first);
+      expect(await r.versionState({ secret: 'creds', version: '2' }, { fresh: true, since: published })).toBe(
+        'readable',
+      );
+    }
+    expect(first.ok && first.credentialsSecret).toBe('projects/p/secrets/creds/versions/2');
+    expect(s.calls.resolve).toBe(3); // one more: the version state, once
+    // A later event asks for a read begun after it; a fresh read without `since` always reads.
+    clock.advance(1_000);
+    await r.resolve(p, { fresh: true, since: clock.now() });
+    await r.resolve(p, { fresh: true });
+    expect(s.calls.resolve).toBe(5);
+  });
+
   it('routine passes reuse the cache within its TTL, then read again', async () => {
     const s = fakeSecrets({ creds: ['u:p'] });
     const { r, clock } = resolver(s, 60_000);

@@ -49,6 +49,8 @@ export interface DeliveryOutcome {
 export async function handleReconcile(
   deps: ReconcileDeps,
   request: ReceivedReconcileRequest,
+  /** When the request was published: its first pass's fresh reads may share one begun since. */
+  publishedAt?: Date,
 ): Promise<DeliveryOutcome> {
   const log = deps.log.child({ proxy: request.proxy, reason: request.reason });
   if (request.instance) {
@@ -69,7 +71,8 @@ export async function handleReconcile(
   for (let pass = 1; pass <= deps.maxPasses; pass++) {
     const started = Date.now();
     try {
-      last = await runPass(deps, request.proxy, pass === 1 && !mayUseCache(request.reason), unrecorded);
+      const fresh = pass === 1 && !mayUseCache(request.reason);
+      last = await runPass(deps, request.proxy, fresh, unrecorded, publishedAt);
     } catch (err) {
       // A document that does not fit is onReconcileEvent's to log, once, with the fields that fail.
       if (!(err instanceof InvalidStoredProxy)) log.error('reconcile pass failed', { pass, error: err });
@@ -154,7 +157,7 @@ export async function onReconcileEvent(deps: ReconcileDeps, event: unknown): Pro
   }
   logUnknownFields(deps.log.child({ proxy: decoded.value.proxy }), decoded, 'reconcile-requests');
   try {
-    await handleReconcile(deps, decoded.value);
+    await handleReconcile(deps, decoded.value, publishedAtOf(decoded.publishTime));
   } catch (err) {
     // Acknowledged, or (deletion requested) removed: invalid-document.ts.
     if (err instanceof InvalidStoredProxy) {
@@ -170,4 +173,11 @@ export async function onReconcileEvent(deps: ReconcileDeps, event: unknown): Pro
     }
     throw err;
   }
+}
+
+/** Pub/Sub's publish time of the delivery (RFC 3339), when it carries a readable one. */
+function publishedAtOf(publishTime: string | undefined): Date | undefined {
+  if (publishTime === undefined) return undefined;
+  const at = new Date(publishTime);
+  return Number.isNaN(at.getTime()) ? undefined : at;
 }

@@ -289,6 +289,24 @@ describe('reconcile handler: managed lifecycle', () => {
     expect((await t.doc())?.status.providerId).toMatch(/^zones\//);
   });
 
+  it("a delivery's fresh first pass may share a read begun since its publish time; a later pass's forced read may not", async () => {
+    const seen: Array<{ fresh: boolean; since?: string }> = [];
+    t.deps.cloudInit = {
+      resolve: async (_p, o) => {
+        seen.push({ fresh: o.fresh, ...(o.since ? { since: o.since.toISOString() } : {}) });
+        return script;
+      },
+      versionState: async () => 'readable',
+    };
+    await create();
+    const publishTime = '2026-03-01T11:59:58.123Z';
+    const data = Buffer.from(JSON.stringify({ proxy: 'p1', reason: 'secret-rotated' })).toString('base64');
+    await onReconcileEvent(t.deps, { data: { message: { data, messageId: 'm1', publishTime } } });
+    // The first pass (fresh, since the publish time) creates; the create's own forced read is strict.
+    expect(seen[0]).toEqual({ fresh: true, since: publishTime });
+    expect(seen.slice(1).every((s) => s.since === undefined)).toBe(true);
+  });
+
   it('never replaces a VM on a cached cloud-init older than the one it was built from', async () => {
     const cached = { ...script, script: '#!/bin/sh\n# version 7\n', digest: 'sha256:v7' };
     const fresh = { ...script, script: '#!/bin/sh\n# version 8\n', digest: 'sha256:v8' };

@@ -23,7 +23,7 @@ import type { Clock } from '../../../shared/src/ports/clock.js';
 import { type Provider, ProviderError, type ProviderRegistry } from '../../../shared/src/ports/provider.js';
 import type { ProxyStore, StoredProxy } from '../../../shared/src/ports/proxy-store.js';
 import type { ReplacementSlots } from '../../../shared/src/ports/replacement-slots.js';
-import type { CloudInitResolver } from './cloud-init.js';
+import type { CloudInitResolver, Freshness } from './cloud-init.js';
 import type { HealthSource } from './health-source.js';
 
 export interface PassDeps {
@@ -75,12 +75,14 @@ export async function runPass(
   name: string,
   fresh: boolean,
   createdBefore: ReadonlyMap<string, CreatedInstance> = new Map(),
+  /** The event's publish time: a read begun since then is fresh enough (cloud-init.ts Freshness). */
+  since?: Date,
 ): Promise<PassResult> {
   const stored = await deps.store.get(name);
   if (!stored) return { kind: 'not-found' };
   const provider = providerOf(deps.providers, stored.proxy);
   const recording = recordingCreated(stored.proxy, provider, createdBefore.get(stored.proxy.uid));
-  let obs = await observe(deps, recording, provider, fresh);
+  let obs = await observe(deps, recording, provider, { fresh, ...(fresh && since ? { since } : {}) });
   const proxy = recording === stored.proxy ? recording : builtFrom(recording, obs.instance);
   let plan = reconcile(proxy, obs, deps.intervals);
   ({ obs, plan } = await withSlotIfAsked(deps, proxy, obs, plan));
@@ -246,13 +248,11 @@ async function observe(
   deps: PassDeps,
   proxy: ProxyResource,
   provider: Provider | undefined,
-  fresh: boolean,
+  fresh: Freshness,
 ): Promise<Observation> {
   const needs = observationNeeds(proxy, provider !== undefined);
   const [cloudInit, instance, health] = await Promise.all([
-    needs.cloudInit
-      ? deps.cloudInit.resolve(proxy as ProxyResource & { spec: ManagedSpec }, { fresh })
-      : null,
+    needs.cloudInit ? deps.cloudInit.resolve(proxy as ProxyResource & { spec: ManagedSpec }, fresh) : null,
     needs.instance && provider ? observeInstance(provider, proxy) : null,
     deps.health.verdictFor(proxy),
   ]);
@@ -263,7 +263,7 @@ async function observe(
     instance,
     health,
   };
-  return withServedCredentials(deps, obs, { fresh });
+  return withServedCredentials(deps, obs, fresh);
 }
 
 /**
@@ -274,7 +274,7 @@ async function observe(
 async function withServedCredentials(
   deps: PassDeps,
   obs: Observation,
-  opts: { fresh: boolean },
+  opts: Freshness,
 ): Promise<Observation> {
   const { servedCredentials: _stale, ...rest } = obs;
   const { cloudInit, instance } = rest;
