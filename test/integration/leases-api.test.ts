@@ -10,7 +10,7 @@ import type { ProxyResource } from '../../shared/src/domain/proxy.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
 import { SecretAccessError, type SecretReader } from '../../shared/src/ports/secrets.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
-import { ADMIN_TOKEN, leaseTestApp, proxy, writeFleet } from '../support/leases.js';
+import { ADMIN_TOKEN, leaseTestApp, type ProxyOptions, proxy, writeFleet } from '../support/leases.js';
 import { pollUntil } from '../support/poll.js';
 
 const projectId = testProjectId();
@@ -919,9 +919,15 @@ describe('POST /v1/leases with an Idempotency-Key', () => {
   });
 
   /** A proxy whose credentials read runs `whileFailing`, then fails (transiently). */
-  const failingAfter = (name: string, latencyMillis = 1) => {
-    const p = proxy(name, { latencyMillis });
+  const failingAfter = (name: string, o: ProxyOptions = {}) => {
+    const p = proxy(name, { latencyMillis: 1, ...o });
     return { ...p, spec: { ...p.spec, credentialsRef: { secret: 'fails-after', version: 'latest' } } };
+  };
+  /** The answer of a delivery that may not give the key's lease back, and that lease kept, alone. */
+  const expectKept = async (answer: { status: number; body: unknown }, leaseId: string) => {
+    expect(answer).toMatchObject({ status: 503, body: { error: 'unavailable' } });
+    expect((await activeLeases()).map((d) => d.id)).toEqual([leaseId]);
+    expect(await stateOf('solo')).toHaveLength(1);
   };
   /** Another replica whose Secret Manager reads all succeed. */
   const replicaReading = () =>
@@ -965,7 +971,7 @@ describe('POST /v1/leases with an Idempotency-Key', () => {
     // The typed client times out on a slow credentials read and retries; the retry lands on a replica
     // that reads them and answers with the lease. The first delivery's read then fails: giving the lease
     // back would free the proxy under the crawler's feet.
-    await start([{ ...failingAfter('solo'), spec: { ...failingAfter('solo').spec, capacity: 1 } }]);
+    await start([failingAfter('solo', { capacity: 1 })]);
     const read = gate();
     whileFailing = () => read.opened;
     const other = replicaReading();
@@ -982,9 +988,7 @@ describe('POST /v1/leases with an Idempotency-Key', () => {
       expect(retry.headers.get('idempotent-replayed')).toBe('true');
       const { leaseId } = await retry.json();
       read.open();
-      expect(await first).toMatchObject({ status: 503, body: { error: 'unavailable' } });
-      expect((await activeLeases()).map((d) => d.id)).toEqual([leaseId]);
-      expect(await stateOf('solo')).toHaveLength(1);
+      await expectKept(await first, leaseId);
     } finally {
       await other.leases.stop();
     }
@@ -994,15 +998,13 @@ describe('POST /v1/leases with an Idempotency-Key', () => {
     // The first retry is answered by a replica that reads the credentials; a later delivery of the key on
     // a replica that cannot read them (a slow one, its answer no longer awaited) must not free the lease
     // under the crawler: it answers 503, the lease stays.
-    await start([{ ...failingAfter('solo'), spec: { ...failingAfter('solo').spec, capacity: 1 } }]);
+    await start([failingAfter('solo', { capacity: 1 })]);
     const other = replicaReading();
     try {
       const granted = await keyedVia(other, 'k-kept');
       const { leaseId } = await granted.json();
       expect((await keyedVia(other, 'k-kept')).headers.get('idempotent-replayed')).toBe('true');
-      expect(await keyed('k-kept')).toMatchObject({ status: 503, body: { error: 'unavailable' } });
-      expect((await activeLeases()).map((d) => d.id)).toEqual([leaseId]);
-      expect(await stateOf('solo')).toHaveLength(1);
+      await expectKept(await keyed('k-kept'), leaseId);
     } finally {
       await other.leases.stop();
     }
@@ -1011,7 +1013,7 @@ describe('POST /v1/leases with an Idempotency-Key', () => {
   it('an older delivery, stalled until a newer one was granted and answered, does not give that grant back', async () => {
     // D1 stalls before it reads the key; the client's retry D2 is granted and answered on another replica.
     // D1 then replays D2's lease and cannot read its credentials: the crawler holds D2's answer.
-    await start([{ ...failingAfter('solo'), spec: { ...failingAfter('solo').spec, capacity: 1 } }]);
+    await start([failingAfter('solo', { capacity: 1 })]);
     const store = api!.store as unknown as { findKey(id: string): Promise<unknown> };
     const findKey = store.findKey.bind(store);
     const resume = gate();
@@ -1032,8 +1034,7 @@ describe('POST /v1/leases with an Idempotency-Key', () => {
       expect(newer.status).toBe(201);
       const { leaseId } = await newer.json();
       resume.open();
-      expect(await older).toMatchObject({ status: 503, body: { error: 'unavailable' } });
-      expect((await activeLeases()).map((d) => d.id)).toEqual([leaseId]);
+      await expectKept(await older, leaseId);
     } finally {
       await other.leases.stop();
     }

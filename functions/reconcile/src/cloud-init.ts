@@ -136,12 +136,11 @@ export class SecretCloudInitResolver implements CloudInitResolver {
   ): Promise<string> {
     const now = this.opts.clock.now().getTime();
     const hit = cache.get(refKey(ref));
-    // `at`: when the read that cached it began.
-    const usable = !hit
-      ? false
-      : fresh
-        ? since !== undefined && hit.at >= since.getTime()
-        : now - hit.at < this.opts.cacheTtlMs;
+    // `at`: when the read that cached it began; never reused past the TTL, fresh or not.
+    const usable =
+      hit !== undefined &&
+      now - hit.at < this.opts.cacheTtlMs &&
+      (!fresh || (since !== undefined && hit.at >= since.getTime()));
     if (hit && usable) return hit.value;
     let value: string;
     try {

@@ -233,6 +233,13 @@ describe('SecretCloudInitResolver', () => {
     await r.resolve(p, { fresh: true, since: clock.now() });
     await r.resolve(p, { fresh: true });
     expect(s.calls.resolve).toBe(5);
+    // Never past the TTL, even for the event it was read after (a redelivery keeps its publish time).
+    const lastSince = clock.now();
+    await r.resolve(p, { fresh: true, since: lastSince });
+    expect(s.calls.resolve).toBe(5);
+    clock.advance(60_000);
+    await r.resolve(p, { fresh: true, since: lastSince });
+    expect(s.calls.resolve).toBe(6);
   });
 
   it('routine passes reuse the cache within its TTL, then read again', async () => {

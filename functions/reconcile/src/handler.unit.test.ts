@@ -327,6 +327,29 @@ describe('reconcile handler: managed lifecycle', () => {
     expect((await t.doc())?.status.phase).toBe('Provisioned');
   });
 
+  it("a redelivered older rotation's request never replaces on a read it shared: it reads strictly before it acts", async () => {
+    // Version 8 came after version 7; this instance's cache holds 7, read after an older rotation's
+    // request was published, which Pub/Sub now delivers again. A strict read says 8, as the VM was built.
+    const v7 = { ...script, script: '#!/bin/sh\n# version 7\n', digest: 'sha256:v7' };
+    const v8 = { ...script, script: '#!/bin/sh\n# version 8\n', digest: 'sha256:v8' };
+    t.deps.cloudInit = {
+      resolve: async (_p, o) => (o.fresh && !o.since ? v8 : v7),
+      versionState: async () => 'readable',
+    };
+    await create();
+    await t.run('p1', 'created');
+    t.provider.bootAll();
+    t.clock.advance(iv.ProvisioningPoll);
+    await t.run('p1', 'created');
+    expect((await t.doc())?.status.phase).toBe('Provisioned');
+    const data = Buffer.from(JSON.stringify({ proxy: 'p1', reason: 'secret-rotated' })).toString('base64');
+    const publishTime = new Date(t.clock.now().getTime() - 60_000).toISOString();
+    await onReconcileEvent(t.deps, { data: { message: { data, messageId: 'old', publishTime } } });
+    expect(t.provider.callsOf('delete')).toBe(0);
+    expect(t.slots).toMatchObject({ slots: [] });
+    expect((await t.doc())?.status.phase).toBe('Provisioned');
+  });
+
   it('a cloud-init secret that cannot be read: CloudInitError with backoff', async () => {
     await create();
     t.setCloudInit({ ok: false, failure: { kind: 'invalid', message: 'not_found: secret ci' } });

@@ -95,10 +95,13 @@ export async function runPass(
   // CloudInitError would be taken back to a queued replacement by a cache from before the version was
   // disabled. One fresh read per create, delete or change of state, which are rare — a queued proxy's
   // retry refused a slot again reads nothing fresh, so a fleet waiting out a rotation costs Secret Manager
-  // next to nothing.
+  // next to nothing. A fresh pass that may have shared a read begun since its event (`since`) is as fresh
+  // as that event asks, not as the newest one: a redelivery of an older rotation's request would otherwise
+  // delete the VM a newer rotation built. It too reads strictly before it acts.
   const acts = plan.action?.kind === 'create' || plan.action?.kind === 'delete';
   const reason = (st: ProxyStatus) => findCondition(st, ConditionType.Provisioned)?.reason;
-  if (!fresh && (acts || reason(plan.status) !== reason(proxy.status)) && obs.cloudInit) {
+  const cachedDecision = !fresh ? acts || reason(plan.status) !== reason(proxy.status) : !!since && acts;
+  if (cachedDecision && obs.cloudInit) {
     const cloudInit = await deps.cloudInit.resolve(proxy as ProxyResource & { spec: ManagedSpec }, {
       fresh: true,
     });
