@@ -80,7 +80,8 @@ export async function dropUnrecorded(
  * the GC), a latch, a cloud-init that cannot be read — would never record it, while the GC keeps it for
  * its live uid. So it is written into the status first, as recordingCreated would decide on it: providerId,
  * its spec hash unknown (''), over the document as read now and only while it is the same proxy naming no
- * instance, its phase derived again (Provisioning, or Deleting). Best effort: if this fails too, the redelivery's create (a 409) or the GC is what is left.
+ * instance, its phase derived again (Provisioning, or Deleting) and due now. Best effort: if this fails
+ * too, the redelivery's create (a 409) or the GC is what is left.
  */
 export async function recordBeforeRetry(
   deps: { store: Pick<ProxyStore, 'get' | 'writeStatus'>; clock: Clock },

@@ -461,12 +461,6 @@ class ProxyWithdrawn extends Error {
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
-/** The quarantine key of a secret (never a proxy name: those are DNS labels, without a slash). */
-/**
- * A lease given back only while no other delivery of its Idempotency-Key has answered with it: once one
- * has (or has taken the key over), this delivery answers 503 to retry — the retry replays what the crawler
- * may already hold.
- */
 /**
  * Whether a key's grant came before a delivery arrived, by more than the replicas' clocks may differ: only
  * then is its answer known to have been lost (the delivery is a retry of the one that made it).
@@ -476,12 +470,18 @@ const grantedBefore = (grantedAt: Date, arrivedAt: Date): boolean =>
 /** How far apart the API replicas' clocks may be (NTP-synchronised hosts: far less). */
 const REPLICA_CLOCK_MARGIN_MS = 1_000;
 
+/**
+ * A lease is given back only while no other delivery of its Idempotency-Key may have answered with it:
+ * once one may have (or has taken the key over), this delivery answers 503 to retry — the retry replays
+ * what the crawler may already hold.
+ */
 const answeredMeanwhile = () =>
   new LeaseStoreError(
     'contended',
     'another delivery of the idempotency key answered with its lease meanwhile',
   );
 
+/** The quarantine key of a secret (never a proxy name: those are DNS labels, without a slash). */
 const secretKey = (ref: SecretRef) => `secret/${ref.secret}/${ref.version}`;
 
 /** `moreAtCapacity` and `moreInGateway`: candidates the store found full, or claimed for a gateway worker. */
