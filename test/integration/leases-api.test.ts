@@ -75,18 +75,25 @@ async function call(
 }
 const acquire = (body: unknown = {}) => call('POST', '/v1/leases', body);
 
-/** An API replica over the test's Firestore project and clock (start() makes the main one). */
-const replica = () =>
+/** An API replica over the test's Firestore project and clock, reading secrets through `reader`. */
+const build = (reader: SecretReader = secrets) =>
   leaseTestApp({
     firestore: new Firestore({ projectId }),
     clock,
-    secrets,
+    secrets: reader,
     lease: { tokens: [{ name: 'c1', token: TOKEN }], cooldownWindowMs: WINDOW_S * 1000 },
   });
+/** Replicas beside start()'s main one, stopped after each test. */
+const others: LeaseApiRuntime[] = [];
+const replica = (reader?: SecretReader) => {
+  const built = build(reader);
+  others.push(built.leases);
+  return built;
+};
 
 async function start(fleet = defaultFleet()) {
   await writeFleet(db, fleet);
-  const built = replica();
+  const built = build();
   app = built.app;
   api = built.leases;
   logs = built.log.lines;
@@ -111,6 +118,7 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   whileFailing = null;
+  await Promise.all(others.splice(0).map((r) => r.stop()));
   await api?.stop();
   api = undefined;
 });
@@ -618,6 +626,17 @@ describe('POST /v1/leases with an Idempotency-Key', () => {
   const KEYS = 'leaseKeys';
   const keyed = (key: string, body: unknown = {}, token = TOKEN) =>
     call('POST', '/v1/leases', body, token, { 'idempotency-key': key });
+  /** `{}` acquired under `key` through another replica (its raw Response). */
+  const keyedVia = (other: ReturnType<typeof leaseTestApp>, key: string) =>
+    other.app.request('/v1/leases', {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${TOKEN}`,
+        'content-type': 'application/json',
+        'idempotency-key': key,
+      },
+      body: '{}',
+    });
   const activeLeases = async () =>
     (await db.collection(LEASE_COLLECTIONS.leases).get()).docs.filter((d) => d.get('releasedAt') === null);
   const stateOf = async (name: string) =>
@@ -738,30 +757,16 @@ describe('POST /v1/leases with an Idempotency-Key', () => {
   it('two deliveries of one key at once, to one replica or two, grant one lease', async () => {
     await start([proxy('solo', { capacity: 10 })]);
     const other = replica();
-    try {
-      for (let i = 0; i < 4; i++) {
-        const key = `race-${i}`;
-        const viaOther = () =>
-          other.app.request('/v1/leases', {
-            method: 'POST',
-            headers: {
-              authorization: `Bearer ${TOKEN}`,
-              'content-type': 'application/json',
-              'idempotency-key': key,
-            },
-            body: '{}',
-          });
-        const [x, y, z] = await Promise.all([keyed(key), keyed(key), viaOther()]);
-        const zBody = await z.json();
-        expect([x.status, y.status, z.status]).toEqual([201, 201, 201]);
-        expect(y.body.leaseId).toBe(x.body.leaseId);
-        expect(zBody.leaseId).toBe(x.body.leaseId);
-      }
-      expect((await activeLeases()).length).toBe(4);
-      expect(await stateOf('solo')).toHaveLength(4);
-    } finally {
-      await other.leases.stop();
+    for (let i = 0; i < 4; i++) {
+      const key = `race-${i}`;
+      const [x, y, z] = await Promise.all([keyed(key), keyed(key), keyedVia(other, key)]);
+      const zBody = await z.json();
+      expect([x.status, y.status, z.status]).toEqual([201, 201, 201]);
+      expect(y.body.leaseId).toBe(x.body.leaseId);
+      expect(zBody.leaseId).toBe(x.body.leaseId);
     }
+    expect((await activeLeases()).length).toBe(4);
+    expect(await stateOf('solo')).toHaveLength(4);
   });
 
   it("a delivery that finds the slot taken by its own twin answers with the twin's lease, not 409 no_match", async () => {
@@ -770,52 +775,40 @@ describe('POST /v1/leases with an Idempotency-Key', () => {
     // no_match — the client would give the key up and the lease A granted would be held by no one.
     await start([proxy('solo', { capacity: 1 })]);
     const other = replica();
-    try {
-      const store = other.leases.store as unknown as {
-        findKey(id: string): Promise<unknown>;
-        state: { proxyOf(leaseId: string): string | undefined };
-      };
-      const findKey = store.findKey.bind(store);
-      let bRead!: () => void;
-      const bHasRead = new Promise<void>((r) => (bRead = r));
-      let aGranted!: (leaseId: string) => void;
-      const aDone = new Promise<string>((r) => (aGranted = r));
-      let first = true;
-      let bKnew: string | undefined;
-      store.findKey = async (id) => {
-        const found = await findKey(id);
-        if (!first) return found;
-        first = false;
-        bRead();
-        // Meanwhile another request on B read the proxy's state (B's view is refreshed by reads, not
-        // listened to): B now knows the slot is taken.
-        const leaseId = await aDone;
-        clock.advance(1_001);
-        await other.leases.store.refresh(['solo']);
-        bKnew = store.state.proxyOf(leaseId);
-        return found;
-      };
-      const viaB = other.app.request('/v1/leases', {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${TOKEN}`,
-          'content-type': 'application/json',
-          'idempotency-key': 'twin',
-        },
-        body: '{}',
-      });
-      await bHasRead;
-      const a = await keyed('twin');
-      expect(a.status).toBe(201);
-      aGranted(a.body.leaseId);
-      const b = await viaB;
-      expect(bKnew).toBe('solo');
-      expect(b.status).toBe(201);
-      expect((await b.json()).leaseId).toBe(a.body.leaseId);
-      expect((await activeLeases()).map((d) => d.id)).toEqual([a.body.leaseId]);
-    } finally {
-      await other.leases.stop();
-    }
+    const store = other.leases.store as unknown as {
+      findKey(id: string): Promise<unknown>;
+      state: { proxyOf(leaseId: string): string | undefined };
+    };
+    const findKey = store.findKey.bind(store);
+    let bRead!: () => void;
+    const bHasRead = new Promise<void>((r) => (bRead = r));
+    let aGranted!: (leaseId: string) => void;
+    const aDone = new Promise<string>((r) => (aGranted = r));
+    let first = true;
+    let bKnew: string | undefined;
+    store.findKey = async (id) => {
+      const found = await findKey(id);
+      if (!first) return found;
+      first = false;
+      bRead();
+      // Meanwhile another request on B read the proxy's state (B's view is refreshed by reads, not
+      // listened to): B now knows the slot is taken.
+      const leaseId = await aDone;
+      clock.advance(1_001);
+      await other.leases.store.refresh(['solo']);
+      bKnew = store.state.proxyOf(leaseId);
+      return found;
+    };
+    const viaB = keyedVia(other, 'twin');
+    await bHasRead;
+    const a = await keyed('twin');
+    expect(a.status).toBe(201);
+    aGranted(a.body.leaseId);
+    const b = await viaB;
+    expect(bKnew).toBe('solo');
+    expect(b.status).toBe(201);
+    expect((await b.json()).leaseId).toBe(a.body.leaseId);
+    expect((await activeLeases()).map((d) => d.id)).toEqual([a.body.leaseId]);
   });
 
   it('the same key with another request is 422 idempotency_key_reused and acquires nothing', async () => {
@@ -923,6 +916,14 @@ describe('POST /v1/leases with an Idempotency-Key', () => {
     const p = proxy(name, { latencyMillis: 1, ...o });
     return { ...p, spec: { ...p.spec, credentialsRef: { secret: 'fails-after', version: 'latest' } } };
   };
+  /** Until the key's record is written: the first delivery has granted (its answer still under way). */
+  const keyRecorded = () =>
+    pollUntil(
+      async () => (await db.collection(KEYS).get()).size,
+      (n) => n === 1,
+      10_000,
+      'the first delivery to grant',
+    );
   /** The answer of a delivery that may not give the key's lease back, and that lease kept, alone. */
   const expectKept = async (answer: { status: number; body: unknown }, leaseId: string) => {
     expect(answer).toMatchObject({ status: 503, body: { error: 'unavailable' } });
@@ -930,23 +931,7 @@ describe('POST /v1/leases with an Idempotency-Key', () => {
     expect(await stateOf('solo')).toHaveLength(1);
   };
   /** Another replica whose Secret Manager reads all succeed. */
-  const replicaReading = () =>
-    leaseTestApp({
-      firestore: new Firestore({ projectId }),
-      clock,
-      secrets: { access: async () => 'crawl:read' },
-      lease: { tokens: [{ name: 'c1', token: TOKEN }], cooldownWindowMs: WINDOW_S * 1000 },
-    });
-  const keyedVia = (other: ReturnType<typeof leaseTestApp>, key: string) =>
-    other.app.request('/v1/leases', {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${TOKEN}`,
-        'content-type': 'application/json',
-        'idempotency-key': key,
-      },
-      body: '{}',
-    });
+  const replicaReading = () => replica({ access: async () => 'crawl:read' });
   const gate = () => {
     let open!: () => void;
     const opened = new Promise<void>((r) => (open = r));
@@ -975,23 +960,14 @@ describe('POST /v1/leases with an Idempotency-Key', () => {
     const read = gate();
     whileFailing = () => read.opened;
     const other = replicaReading();
-    try {
-      const first = keyed('k-answered');
-      await pollUntil(
-        async () => (await db.collection(KEYS).get()).size,
-        (n) => n === 1,
-        10_000,
-        'the first delivery to grant',
-      );
-      const retry = await keyedVia(other, 'k-answered');
-      expect(retry.status).toBe(201);
-      expect(retry.headers.get('idempotent-replayed')).toBe('true');
-      const { leaseId } = await retry.json();
-      read.open();
-      await expectKept(await first, leaseId);
-    } finally {
-      await other.leases.stop();
-    }
+    const first = keyed('k-answered');
+    await keyRecorded();
+    const retry = await keyedVia(other, 'k-answered');
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    const { leaseId } = await retry.json();
+    read.open();
+    await expectKept(await first, leaseId);
   });
 
   it('a replay never gives back a lease another replay answered with', async () => {
@@ -1000,14 +976,10 @@ describe('POST /v1/leases with an Idempotency-Key', () => {
     // under the crawler: it answers 503, the lease stays.
     await start([failingAfter('solo', { capacity: 1 })]);
     const other = replicaReading();
-    try {
-      const granted = await keyedVia(other, 'k-kept');
-      const { leaseId } = await granted.json();
-      expect((await keyedVia(other, 'k-kept')).headers.get('idempotent-replayed')).toBe('true');
-      await expectKept(await keyed('k-kept'), leaseId);
-    } finally {
-      await other.leases.stop();
-    }
+    const granted = await keyedVia(other, 'k-kept');
+    const { leaseId } = await granted.json();
+    expect((await keyedVia(other, 'k-kept')).headers.get('idempotent-replayed')).toBe('true');
+    await expectKept(await keyed('k-kept'), leaseId);
   });
 
   it('an older delivery, stalled until a newer one was granted and answered, does not give that grant back', async () => {
@@ -1026,18 +998,14 @@ describe('POST /v1/leases with an Idempotency-Key', () => {
       return findKey(id);
     };
     const other = replicaReading();
-    try {
-      const older = keyed('k-older');
-      await isStalled;
-      clock.advance(5_000);
-      const newer = await keyedVia(other, 'k-older');
-      expect(newer.status).toBe(201);
-      const { leaseId } = await newer.json();
-      resume.open();
-      await expectKept(await older, leaseId);
-    } finally {
-      await other.leases.stop();
-    }
+    const older = keyed('k-older');
+    await isStalled;
+    clock.advance(5_000);
+    const newer = await keyedVia(other, 'k-older');
+    expect(newer.status).toBe(201);
+    const { leaseId } = await newer.json();
+    resume.open();
+    await expectKept(await older, leaseId);
   });
 
   it('a replay whose give-back finds the key granted again meanwhile answers with that grant, not 503', async () => {
@@ -1055,23 +1023,14 @@ describe('POST /v1/leases with an Idempotency-Key', () => {
       answered = await first;
     };
     const other = replica();
-    try {
-      first = keyed('k-followed');
-      await pollUntil(
-        async () => (await db.collection(KEYS).get()).size,
-        (n) => n === 1,
-        10_000,
-        'the first delivery to grant',
-      );
-      clock.advance(2_000); // the retry, sent after the grant
-      const retry = await keyedVia(other, 'k-followed');
-      expect(answered).toMatchObject({ status: 201, body: { proxy: { name: 'good' } } });
-      expect(retry.status).toBe(201);
-      expect((await retry.json()).leaseId).toBe(answered!.body.leaseId);
-      expect((await activeLeases()).map((d) => d.id)).toEqual([answered!.body.leaseId]);
-    } finally {
-      await other.leases.stop();
-    }
+    first = keyed('k-followed');
+    await keyRecorded();
+    clock.advance(2_000); // the retry, sent after the grant
+    const retry = await keyedVia(other, 'k-followed');
+    expect(answered).toMatchObject({ status: 201, body: { proxy: { name: 'good' } } });
+    expect(retry.status).toBe(201);
+    expect((await retry.json()).leaseId).toBe(answered!.body.leaseId);
+    expect((await activeLeases()).map((d) => d.id)).toEqual([answered!.body.leaseId]);
   });
 
   it('a replay that finds its lease given back by the grant that made it follows the key to the next grant', async () => {
@@ -1082,31 +1041,22 @@ describe('POST /v1/leases with an Idempotency-Key', () => {
     const read = gate();
     whileFailing = () => read.opened;
     const other = replicaReading();
-    try {
-      const first = keyed('k-moved');
-      await pollUntil(
-        async () => (await db.collection(KEYS).get()).size,
-        (n) => n === 1,
-        10_000,
-        'the first delivery to grant',
-      );
-      const store = other.leases.store as unknown as { find(id: string): Promise<unknown> };
-      const find = store.find.bind(store);
-      let answered: Awaited<typeof first> | undefined;
-      store.find = async (id) => {
-        store.find = find;
-        read.open(); // between the retry's two reads, the first delivery gives back and grants again
-        answered = await first;
-        return find(id);
-      };
-      const retry = await keyedVia(other, 'k-moved');
-      expect(answered).toMatchObject({ status: 201, body: { proxy: { name: 'good' } } });
-      expect(retry.status).toBe(201);
-      expect((await retry.json()).leaseId).toBe(answered!.body.leaseId);
-      expect((await activeLeases()).map((d) => d.id)).toEqual([answered!.body.leaseId]);
-    } finally {
-      await other.leases.stop();
-    }
+    const first = keyed('k-moved');
+    await keyRecorded();
+    const store = other.leases.store as unknown as { find(id: string): Promise<unknown> };
+    const find = store.find.bind(store);
+    let answered: Awaited<typeof first> | undefined;
+    store.find = async (id) => {
+      store.find = find;
+      read.open(); // between the retry's two reads, the first delivery gives back and grants again
+      answered = await first;
+      return find(id);
+    };
+    const retry = await keyedVia(other, 'k-moved');
+    expect(answered).toMatchObject({ status: 201, body: { proxy: { name: 'good' } } });
+    expect(retry.status).toBe(201);
+    expect((await retry.json()).leaseId).toBe(answered!.body.leaseId);
+    expect((await activeLeases()).map((d) => d.id)).toEqual([answered!.body.leaseId]);
   });
 
   it('a no_match leaves the key unused: the retry acquires once there is room', async () => {

@@ -52,6 +52,25 @@ function setup(maxReplacing = 0) {
 
 let t: ReturnType<typeof setup>;
 const create = (p: ProxyResource = aProxy({ name: 'p1' })) => t.store.create(p);
+/** A reconcile request for p1 as Pub/Sub pushes it (publishTime: when it was published). */
+const pushed = (reason: string, messageId: string, publishTime?: string) => {
+  const data = Buffer.from(JSON.stringify({ proxy: 'p1', reason })).toString('base64');
+  return onReconcileEvent(t.deps, {
+    data: { message: { data, messageId, ...(publishTime ? { publishTime } : {}) } },
+  });
+};
+/** The cloud-init of credentials version `n`: its script and the digest the spec hash takes. */
+const version = (n: number) => ({ ...script, script: `#!/bin/sh\n# version ${n}\n`, digest: `sha256:v${n}` });
+/** p1 created and its VM seen Running (Provisioned), the cloud-init resolving as `resolve` says. */
+async function provisionedWith(resolve: CloudInitResolver['resolve']): Promise<void> {
+  t.deps.cloudInit = { resolve, versionState: async () => 'readable' };
+  await create();
+  await t.run('p1', 'created');
+  t.provider.bootAll();
+  t.clock.advance(iv.ProvisioningPoll);
+  await t.run('p1', 'requeue');
+  expect((await t.doc())?.status.phase).toBe('Provisioned');
+}
 
 /** The first status write loses to `meanwhile` (another writer, run on the document as it is then). */
 function loseFirstWrite(meanwhile: (name: string, fresh: StoredProxy) => Promise<void>): void {
@@ -300,26 +319,14 @@ describe('reconcile handler: managed lifecycle', () => {
     };
     await create();
     const publishTime = '2026-03-01T11:59:58.123Z';
-    const data = Buffer.from(JSON.stringify({ proxy: 'p1', reason: 'secret-rotated' })).toString('base64');
-    await onReconcileEvent(t.deps, { data: { message: { data, messageId: 'm1', publishTime } } });
+    await pushed('secret-rotated', 'm1', publishTime);
     // The first pass (fresh, since the publish time) creates; the create's own forced read is strict.
     expect(seen[0]).toEqual({ fresh: true, since: publishTime });
     expect(seen.slice(1).every((s) => s.since === undefined)).toBe(true);
   });
 
   it('never replaces a VM on a cached cloud-init older than the one it was built from', async () => {
-    const cached = { ...script, script: '#!/bin/sh\n# version 7\n', digest: 'sha256:v7' };
-    const fresh = { ...script, script: '#!/bin/sh\n# version 8\n', digest: 'sha256:v8' };
-    t.deps.cloudInit = {
-      resolve: async (_p, o) => (o.fresh ? fresh : cached),
-      versionState: async () => 'readable',
-    };
-    await create();
-    await t.run('p1', 'created');
-    t.provider.bootAll();
-    t.clock.advance(iv.ProvisioningPoll);
-    await t.run('p1', 'requeue');
-    expect((await t.doc())?.status.phase).toBe('Provisioned');
+    await provisionedWith(async (_p, o) => (o.fresh ? version(8) : version(7)));
     // A drift poll on a function instance whose cache still holds version 7: no delete, nothing changes.
     t.clock.advance(iv.DriftPoll);
     await t.run('p1', 'requeue');
@@ -330,21 +337,9 @@ describe('reconcile handler: managed lifecycle', () => {
   it("a redelivered older rotation's request never replaces on a read it shared: it reads strictly before it acts", async () => {
     // Version 8 came after version 7; this instance's cache holds 7, read after an older rotation's
     // request was published, which Pub/Sub now delivers again. A strict read says 8, as the VM was built.
-    const v7 = { ...script, script: '#!/bin/sh\n# version 7\n', digest: 'sha256:v7' };
-    const v8 = { ...script, script: '#!/bin/sh\n# version 8\n', digest: 'sha256:v8' };
-    t.deps.cloudInit = {
-      resolve: async (_p, o) => (o.fresh && !o.since ? v8 : v7),
-      versionState: async () => 'readable',
-    };
-    await create();
-    await t.run('p1', 'created');
-    t.provider.bootAll();
-    t.clock.advance(iv.ProvisioningPoll);
-    await t.run('p1', 'created');
-    expect((await t.doc())?.status.phase).toBe('Provisioned');
-    const data = Buffer.from(JSON.stringify({ proxy: 'p1', reason: 'secret-rotated' })).toString('base64');
+    await provisionedWith(async (_p, o) => (o.fresh && !o.since ? version(8) : version(7)));
     const publishTime = new Date(t.clock.now().getTime() - 60_000).toISOString();
-    await onReconcileEvent(t.deps, { data: { message: { data, messageId: 'old', publishTime } } });
+    await pushed('secret-rotated', 'old', publishTime);
     expect(t.provider.callsOf('delete')).toBe(0);
     expect(t.slots).toMatchObject({ slots: [] });
     expect((await t.doc())?.status.phase).toBe('Provisioned');
@@ -583,17 +578,8 @@ describe('reconcile handler: external, conflicts, poison', () => {
   });
 
   it('a reason it does not know (a newer publisher, mid-rollout) runs a fresh pass instead of being dropped', async () => {
-    const push = (reason: string, messageId: string) =>
-      onReconcileEvent(t.deps, {
-        data: {
-          message: {
-            data: Buffer.from(JSON.stringify({ proxy: 'p1', reason })).toString('base64'),
-            messageId,
-          },
-        },
-      });
     await create();
-    await push('rebalanced', 'm1');
+    await pushed('rebalanced', 'm1');
     expect(t.provider.created).toBe(1);
     expect((await t.doc())!.status.phase).toBe('Provisioning');
     expect(t.log.lines).toContainEqual(
@@ -611,8 +597,8 @@ describe('reconcile handler: external, conflicts, poison', () => {
         return resolve(p, o);
       },
     };
-    await push('requeue', 'm2');
-    await push('rebalanced', 'm3');
+    await pushed('requeue', 'm2');
+    await pushed('rebalanced', 'm3');
     expect(reads).toEqual([false, true]);
     expect(t.log.lines.filter((l) => l.severity === 'ERROR')).toEqual([]);
   });
