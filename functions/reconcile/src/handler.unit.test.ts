@@ -838,6 +838,31 @@ describe('reconcile handler: replacements paced by RECONCILE_MAX_REPLACING', () 
     expect((await t.doc('p1'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.Created);
   });
 
+  it('a slot taken for a delete that the version check stops is given back: the re-run decides afresh', async () => {
+    // p1 takes the slot for its replacement; before its delete, another writer moves the document and
+    // the change is reverted (the rotation rolled back), so the re-run keeps the VM it has.
+    const take = t.slots.take.bind(t.slots);
+    t.slots.take = async (holder) => {
+      const granted = await take(holder);
+      t.slots.take = take;
+      t.setCloudInit(booted);
+      const current = (await t.store.get('p1'))!;
+      // Another writer (a probe's health, say): the status as it is, at a new version.
+      expect(await t.store.writeStatus('p1', current.proxy.status, current.version)).toBe('written');
+      return granted;
+    };
+    t.setCloudInit(rotatedScript);
+    await t.run('p1', 'secret-rotated');
+    expect(t.provider.callsOf('delete')).toBe(0);
+    expect((t.slots as InMemoryReplacementSlots).slots).toEqual([]);
+    expect((await t.doc('p1'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.Created);
+    // So the next proxy to replace is not held up by a slot nobody uses.
+    t.setCloudInit(rotatedScript);
+    await t.run('p2', 'secret-rotated');
+    expect((t.slots as InMemoryReplacementSlots).slots).toMatchObject([{ proxy: 'p2' }]);
+    expect((await t.doc('p2'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.Replacing);
+  });
+
   it('a proxy in CloudInitError reads fresh: a cache from before the newest version was disabled cannot flip it back', async () => {
     const v8 = { ...booted, credentialsSecret: 'projects/p/secrets/c/versions/8' };
     const disabled = {

@@ -111,8 +111,7 @@ export async function runPass(
     // only one this pass took: a slot the proxy already held belongs to its replacement under way (a new
     // VM not yet healthy, which a stale cache takes for an old one), and freeing it would let one more
     // replacement start past RECONCILE_MAX_REPLACING before that VM proves healthy.
-    const slot = obs.replacementSlot;
-    if (slot?.granted && !slot.alreadyHeld && plan.action?.kind !== 'delete') {
+    if (tookSlot(obs) && plan.action?.kind !== 'delete') {
       await deps.slots.release({ proxy: proxy.name, uid: proxy.uid });
       const { replacementSlot: _released, ...rest } = obs;
       obs = rest;
@@ -126,11 +125,16 @@ export async function runPass(
   // "wrong", or the status "Replacing" — and would delete the fresh VM. Any pass that creates an instance
   // first writes the status that clears providerId, so a document still at the version read proves the
   // instance observed is the one this pass reasoned about. A proxy being deleted is exempt: deleting its
-  // instance is right whatever was read. One read per delete, which is rare.
+  // instance is right whatever was read. One read per delete, which is rare. A slot this pass took for
+  // that delete is given back with it: the re-run takes it again if its fresh read still replaces, and one
+  // that no longer does (the change reverted meanwhile) would otherwise hold it, and hold up the fleet's
+  // other replacements, until the slot went stale (REPLACEMENT_SLOT_STALE_MS).
   if (plan.action?.kind === 'delete' && !proxy.deletionRequestedAt) {
     const current = await deps.store.get(name);
-    if (!current) return { kind: 'not-found' };
-    if (current.version !== stored.version) return { kind: 'conflict', plan, proxy };
+    if (!current || current.version !== stored.version) {
+      if (tookSlot(obs)) await deps.slots.release({ proxy: proxy.name, uid: proxy.uid });
+      return current ? { kind: 'conflict', plan, proxy } : { kind: 'not-found' };
+    }
   }
   let created: CreatedInstance | undefined;
   if (plan.action && plan.action.kind !== 'deleteDocument') {
@@ -236,6 +240,11 @@ function providerOf(providers: ProviderRegistry, proxy: ProxyResource): Provider
  * check is what proves the instance is still the old one, and a transaction waiting on a contended
  * document in between would let a concurrent pass build the replacement meanwhile.
  */
+/** A slot granted to this pass, not one the proxy already held (a replacement of its own under way). */
+function tookSlot(obs: Observation): boolean {
+  return obs.replacementSlot?.granted === true && !obs.replacementSlot.alreadyHeld;
+}
+
 async function withSlotIfAsked(
   deps: PassDeps,
   proxy: ProxyResource,
