@@ -223,3 +223,51 @@ describe('a cordoned gateway-pool proxy', () => {
     expect(await gw1Snapshot()).toEqual(['pool-a', 'pool-b']);
   });
 });
+
+// Not a cordon, but the same path: a merge patch of the spec that the lease API sees before reconcile's
+// pass (docs/leases.md: `healthy`). An external proxy's edited endpoint host is not handed out on the old
+// host's verdict, while an edit that moves no endpoint (attributes) leaves it leasable.
+describe('an external proxy whose endpoint host was edited', () => {
+  it('is not healthy nor leasable until reconcile has seen the edit; an attribute edit changes nothing', async () => {
+    await writeFleet(db, [proxy('e-1', { attributes: { site: 'shop' }, capacity: 4, external: true })]);
+    const call = startApi();
+    const edit = async (
+      patch: Record<string, unknown>,
+      seen: (p: { spec: Record<string, unknown> }) => boolean,
+    ) => {
+      expect((await call('PATCH', '/v1/proxies/e-1/spec', patch, 'admin')).status).toBe(200);
+      await pollUntil(
+        async () => {
+          await api?.catalog.ready(10_000);
+          return api?.catalog.get('e-1') as { spec: Record<string, unknown> } | undefined;
+        },
+        (p) => p !== undefined && seen(p),
+        10_000,
+        'the lease API sees the edit',
+      );
+    };
+
+    await edit(
+      { attributes: { site: 'shop', tier: 'b' } },
+      (p) => (p.spec.attributes as { tier?: string }).tier === 'b',
+    );
+    expect((await call('GET', '/v1/proxies')).body.proxies[0]).toMatchObject({
+      healthy: true,
+      leasable: true,
+    });
+
+    await edit(
+      { endpoint: { host: 'moved.example' } },
+      (p) => (p.spec.endpoint as { host: string }).host === 'moved.example',
+    );
+    const listed = (await call('GET', '/v1/proxies')).body.proxies[0];
+    expect(listed).toMatchObject({
+      status: { phase: 'Ready', ip: 'proxy.example' },
+      healthy: false,
+      leasable: false,
+    });
+    expect((await call('GET', '/v1/proxies?leasable=true')).body).toMatchObject({ count: 0 });
+    const refused = await call('POST', '/v1/leases', { selector: { site: 'shop' } });
+    expect(refused).toMatchObject({ status: 409, body: { error: 'no_match', considered: 1, unhealthy: 1 } });
+  });
+});

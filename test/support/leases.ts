@@ -31,11 +31,19 @@ export const ADMIN_TOKEN = 'lease-tests-admin-token-0123';
 export const adminAuthenticator = () =>
   anyOf([staticTokenAuthenticator([{ name: 'admin', token: ADMIN_TOKEN }])]);
 
+/**
+ * Writes the proxies as reconcile left them: an external proxy's status.ip is its endpoint host (the copy
+ * reconcileExternal makes; a test that points a fixture at a local proxy edits only the spec).
+ */
 export async function writeFleet(db: Firestore, proxies: ProxyResource[]): Promise<void> {
   for (let i = 0; i < proxies.length; i += 400) {
     const batch = db.batch();
     for (const p of proxies.slice(i, i + 400)) {
-      batch.set(db.collection(Collections.proxies).doc(p.name), proxyToFirestore(p));
+      const reconciled =
+        p.spec.mode === 'external' && p.status.ip !== null
+          ? { ...p, status: { ...p.status, ip: p.spec.endpoint.host } }
+          : p;
+      batch.set(db.collection(Collections.proxies).doc(p.name), proxyToFirestore(reconciled));
     }
     await batch.commit();
   }

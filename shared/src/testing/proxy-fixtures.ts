@@ -33,6 +33,12 @@ export function aProxy(
     deletionRequestedAt: null,
     spec: managedSpec(),
     ...rest,
-    status: { ...emptyStatus(), ...status },
+    // A status a pass wrote (any given) has an external proxy's endpoint host as its ip, as reconcile copies
+    // it, unless the test says otherwise; none given is a proxy no pass has seen (ip null).
+    status: {
+      ...emptyStatus(),
+      ...(status && rest.spec?.mode === 'external' ? { ip: rest.spec.endpoint.host } : {}),
+      ...status,
+    },
   };
 }

@@ -69,7 +69,8 @@ export function proxy(name: string, o: ProxyOptions = {}): ProxyResource {
     status: {
       ...emptyStatus(),
       phase: o.phase ?? 'Ready',
-      ip: o.ip === undefined ? '10.0.0.1' : o.ip,
+      // An external proxy's status.ip is reconcile's copy of its endpoint host.
+      ip: o.ip === undefined ? (o.external ? 'proxy.example' : '10.0.0.1') : o.ip,
       latencyMillis: o.latencyMillis ?? null,
       conditions: healthyOf(o)
         ? [

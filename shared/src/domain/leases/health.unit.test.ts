@@ -21,6 +21,12 @@ describe('isHealthy', () => {
     { name: 'Healthy=False', o: { phase: 'Ready', healthy: 'False' }, healthy: false },
     { name: 'being deleted', o: { phase: 'Ready', healthy: 'True', deleting: true }, healthy: false },
     { name: 'Failed with a stale verdict', o: { phase: 'Failed', healthy: 'True' }, healthy: false },
+    { name: 'external, Ready and Healthy=True', o: { external: true }, healthy: true },
+    {
+      name: 'external, its endpoint host edited since (a host no probe has dialled yet)',
+      o: { external: true, ip: 'old-host.example' },
+      healthy: false,
+    },
   ])('$name → $healthy', ({ o, healthy }) => {
     expect(isHealthy(proxy('p', o))).toBe(healthy);
   });

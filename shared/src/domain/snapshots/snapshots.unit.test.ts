@@ -115,7 +115,12 @@ describe('workerContent (contract §3)', () => {
     const p = aProxy({
       name: 'a',
       spec: { ...spec, gatewayPool: true },
-      status: { phase: 'Ready', ip: '203.0.113.9', conditions: HEALTHY_CONDITIONS },
+      // An external proxy's status.ip is its endpoint host (reconcile's copy); a managed one's, its VM's.
+      status: {
+        phase: 'Ready',
+        ip: spec.mode === 'external' ? spec.endpoint.host : '203.0.113.9',
+        conditions: HEALTHY_CONDITIONS,
+      },
     });
     const [entry] = workerContent(input([p])).proxies;
     expect(entry?.filtersDestinations).toBe(filters ? true : undefined);
