@@ -57,7 +57,10 @@ resource "google_project_iam_custom_role" "instance_reaper" {
   role_id     = "proxyplaneInstanceReaper"
   title       = "proxyplane orphan GC"
   description = "List and delete the instances the orphan GC finds; it never creates anything."
-  permissions = ["compute.instances.list", "compute.instances.get", "compute.instances.delete"]
+  # compute.disks.delete: a proxy VM's boot disk is created autoDelete (build-insert-request.ts), and
+  # Compute deletes it with the instance; the GC's delete must be allowed to take it along (what
+  # roles/compute.instanceAdmin.v1, reconcile's role, grants for the same delete).
+  permissions = ["compute.instances.list", "compute.instances.get", "compute.instances.delete", "compute.disks.delete"]
 
   depends_on = [google_project_service.enabled]
 }

@@ -219,7 +219,7 @@ variable "drift_poll_seconds" {
 }
 
 variable "reconcile_max_replacing" {
-  description = "RECONCILE_MAX_REPLACING of reconcile: at most this many managed proxies are replaced at once, fleet-wide, for a change their old VM can wait out (a machine type, image, zone, connectPorts or new default cloud-init edit rolls through the fleet this many at a time, the others serving on their old VM, reason ReplacementQueued). A credentials rotation rolls the same way while the old version stays readable (the waiting VMs serve it, status.servedCredentials); a revoked (disabled or destroyed) version, a port edit or a custom cloud-init is replaced at once. 0 = unlimited. docs/gc-and-rotation.md § Rolling replacement."
+  description = "RECONCILE_MAX_REPLACING of reconcile: at most this many managed proxies are replaced at once, fleet-wide, for a change their old VM can wait out (a machine type, image, connectPorts or new default cloud-init edit rolls through the fleet this many at a time, the others serving on their old VM, reason ReplacementQueued). A credentials rotation rolls the same way while the old version stays readable (the waiting VMs serve it, status.servedCredentials); a revoked (disabled or destroyed) version, a port edit or a custom cloud-init is replaced at once. 0 = unlimited. docs/gc-and-rotation.md § Rolling replacement."
   type        = number
   default     = 5
 

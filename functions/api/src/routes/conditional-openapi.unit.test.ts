@@ -2,6 +2,7 @@
 // header parameter and the 412 answer on the writes of one proxy, and the ETag header on every answer
 // whose body is one proxy.
 import { describe, expect, it } from 'vitest';
+import { proxyTag } from '../admin/if-match.js';
 import { harness } from '../testing/harness.js';
 
 interface Operation {
@@ -55,5 +56,18 @@ describe('/openapi.json: conditional requests', () => {
     expect(etagOf(ops.patch, '200')).toBeDefined();
     expect(etagOf(ops.delete, '202')).toBeDefined();
     expect(etagOf(ops.list, '200')).toBeUndefined();
+  });
+
+  it('describes the ETag as the API sends it: its example is a tag of the form proxyTag makes', async () => {
+    // A client generated from /openapi.json that built `"<generation>"` got 412 on every write.
+    const ops = await operations();
+    const etag = ops.get.responses['200']?.headers?.ETag as {
+      description: string;
+      schema: { example: string };
+    };
+    const [generation, uid] = JSON.parse(etag.schema.example).split('.');
+    expect(etag.schema.example).toBe(`"${proxyTag({ generation: Number(generation), uid })}"`);
+    expect(uid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(etag.description).toContain('"<generation>.<uid>"');
   });
 });

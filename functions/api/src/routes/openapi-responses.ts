@@ -27,14 +27,16 @@ export const adminResponses = (unavailable: string) => ({
   503: error(`unavailable: ${unavailable}; see Retry-After`),
 });
 
-/** A proxy in the body and its ETag, `"<generation>"` (admin/if-match.ts), in the header. */
+/** A proxy in the body and its ETag, `"<generation>.<uid>"` (admin/if-match.ts proxyTag), in the header. */
 export const withETag = <R extends object>(response: R) => ({
   ...response,
   headers: {
     ETag: {
       description:
-        'The proxy\'s spec generation as a strong entity tag, `"<generation>"`: what If-Match takes.',
-      schema: { type: 'string' as const, example: '"7"' },
+        'The proxy\'s strong entity tag, `"<generation>.<uid>"` (its spec generation and its uid, so that a proxy ' +
+        'deleted and created again under the same name never matches a tag of the first): what If-Match takes, ' +
+        'as it came. Opaque: send it back, do not build it (a bare `"<generation>"` matches no proxy).',
+      schema: { type: 'string' as const, example: '"7.0b5e2c1a-1111-4111-8111-000000000001"' },
     },
   },
 });

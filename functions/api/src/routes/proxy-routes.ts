@@ -86,7 +86,7 @@ export const getProxyRoute = createRoute({
 });
 
 const preconditionFailed = error(
-  'precondition_failed: If-Match names none of the generation the proxy is at (`generation` in the body); nothing was written',
+  'precondition_failed: If-Match names none of the tags the proxy is at (its ETag, `"<generation>.<uid>"`); nothing was written',
 );
 
 const specResponses = {

@@ -1,5 +1,6 @@
-// providerId = zones/<zone>/instances/<name>: zone-qualified, so get/delete stay correct mid-replacement
-// after a zone edit (seed §5).
+// providerId = zones/<zone>/instances/<name>: zone-qualified (seed §5), so get and delete name the
+// instance wherever it runs. (The seed lets a zone edit move a proxy; here `zone` is immutable, the API's
+// 400 immutable_field: functions/api/src/admin/spec-changes.ts.)
 
 export interface InstanceRef {
   zone: string;
