@@ -33,7 +33,9 @@ export const adminAuthenticator = () =>
 
 /**
  * Writes the proxies as reconcile left them: an external proxy's status.ip is its endpoint host (the copy
- * reconcileExternal makes; a test that points a fixture at a local proxy edits only the spec).
+ * reconcileExternal makes; a test that points a fixture at a local proxy edits only the spec). A test of
+ * a status behind its spec writes that document itself (or edits the spec through the API, as
+ * leases-cordon.test.ts does).
  */
 export async function writeFleet(db: Firestore, proxies: ProxyResource[]): Promise<void> {
   for (let i = 0; i < proxies.length; i += 400) {

@@ -406,8 +406,12 @@ export async function startControlPlane(opts: {
   };
 }
 
-/** A Ready external proxy in (or out of) the gateway pool. */
+/**
+ * A Ready external proxy in (or out of) the gateway pool, as reconcile leaves it: status.ip is its endpoint
+ * host (an `over.endpoint` included).
+ */
 export function poolProxy(name: string, i: number, over: Record<string, unknown> = {}): ProxyResource {
+  const host = (over.endpoint as { host?: string } | undefined)?.host ?? `203.0.113.${i}`;
   return ProxyResource.parse({
     name,
     uid: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
@@ -422,6 +426,6 @@ export function poolProxy(name: string, i: number, over: Record<string, unknown>
       credentialsRef: { secret: `${name}-auth`, version: 'latest' },
       ...over,
     },
-    status: { ...emptyStatus(), phase: 'Ready', ip: `203.0.113.${i}`, conditions: HEALTHY_CONDITIONS },
+    status: { ...emptyStatus(), phase: 'Ready', ip: host, conditions: HEALTHY_CONDITIONS },
   });
 }

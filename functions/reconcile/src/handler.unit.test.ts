@@ -863,6 +863,26 @@ describe('reconcile handler: replacements paced by RECONCILE_MAX_REPLACING', () 
     expect((await t.doc('p2'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.Replacing);
   });
 
+  it('a slot taken for a delete a concurrent delivery made first stays: that replacement runs on it', async () => {
+    // A takes the slot; before its version check, B (another request for p1, its take finding the slot
+    // held) deletes the VM and writes Replacing. A's check conflicts: the slot is B's replacement's.
+    const take = t.slots.take.bind(t.slots);
+    t.slots.take = async (holder) => {
+      const granted = await take(holder);
+      t.slots.take = take;
+      await t.run('p1', 'secret-rotated'); // B, whole
+      expect(t.provider.callsOf('delete')).toBe(1);
+      return granted;
+    };
+    t.setCloudInit(rotatedScript);
+    await t.run('p1', 'secret-rotated'); // A: its re-run finds the VM B is deleting
+    expect((await t.doc('p1'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.Replacing);
+    expect((t.slots as InMemoryReplacementSlots).slots).toMatchObject([{ proxy: 'p1' }]);
+    // So p2 waits its turn: one replacement at a time (RECONCILE_MAX_REPLACING = 1).
+    await t.run('p2', 'secret-rotated');
+    expect((await t.doc('p2'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.ReplacementQueued);
+  });
+
   it('a proxy in CloudInitError reads fresh: a cache from before the newest version was disabled cannot flip it back', async () => {
     const v8 = { ...booted, credentialsSecret: 'projects/p/secrets/c/versions/8' };
     const disabled = {

@@ -125,14 +125,19 @@ export async function runPass(
   // "wrong", or the status "Replacing" — and would delete the fresh VM. Any pass that creates an instance
   // first writes the status that clears providerId, so a document still at the version read proves the
   // instance observed is the one this pass reasoned about. A proxy being deleted is exempt: deleting its
-  // instance is right whatever was read. One read per delete, which is rare. A slot this pass took for
-  // that delete is given back with it: the re-run takes it again if its fresh read still replaces, and one
-  // that no longer does (the change reverted meanwhile) would otherwise hold it, and hold up the fleet's
-  // other replacements, until the slot went stale (REPLACEMENT_SLOT_STALE_MS).
+  // instance is right whatever was read. One read per delete, which is rare.
+  //
+  // A slot this pass took for that delete is given back when the document moved but its instance did not
+  // (another writer: a probe's verdict, a spec edit): the re-run takes it again if its fresh read still
+  // replaces, and one that no longer does (the change reverted meanwhile) would otherwise hold it, and
+  // hold up the fleet's other replacements, until the slot went stale (REPLACEMENT_SLOT_STALE_MS). When the
+  // instance moved, a concurrent delivery of this proxy is replacing it on the same slot (its take found
+  // it held): the slot stays, its replacement's until the new VM proves healthy.
   if (plan.action?.kind === 'delete' && !proxy.deletionRequestedAt) {
     const current = await deps.store.get(name);
     if (!current || current.version !== stored.version) {
-      if (tookSlot(obs)) await deps.slots.release({ proxy: proxy.name, uid: proxy.uid });
+      if (tookSlot(obs) && (!current || sameInstance(stored.proxy.status, current.proxy.status)))
+        await deps.slots.release({ proxy: proxy.name, uid: proxy.uid });
       return current ? { kind: 'conflict', plan, proxy } : { kind: 'not-found' };
     }
   }
@@ -232,6 +237,28 @@ function providerOf(providers: ProviderRegistry, proxy: ProxyResource): Provider
   return providers.get(name);
 }
 
+/** A slot granted to this pass, not one the proxy already held (a replacement of its own under way). */
+function tookSlot(obs: Observation): boolean {
+  return obs.replacementSlot?.granted === true && !obs.replacementSlot.alreadyHeld;
+}
+
+/**
+ * Two statuses of one proxy about the same instance: the same providerId and spec hash, and a Provisioned
+ * condition that has not moved (a replacement flips it: Replacing, then Provisioning, then True again at
+ * a new time).
+ */
+function sameInstance(a: ProxyStatus, b: ProxyStatus): boolean {
+  const pa = findCondition(a, ConditionType.Provisioned);
+  const pb = findCondition(b, ConditionType.Provisioned);
+  return (
+    a.providerId === b.providerId &&
+    a.specHash === b.specHash &&
+    pa?.status === pb?.status &&
+    pa?.reason === pb?.reason &&
+    pa?.lastTransitionTime.getTime() === pb?.lastTransitionTime.getTime()
+  );
+}
+
 /**
  * A serving instance is deleted for a stale hash only with a replacement slot, asked for right before
  * acting. Taking is idempotent: a duplicate delivery, or this proxy's next pass, finds the slot it holds.
@@ -240,11 +267,6 @@ function providerOf(providers: ProviderRegistry, proxy: ProxyResource): Provider
  * check is what proves the instance is still the old one, and a transaction waiting on a contended
  * document in between would let a concurrent pass build the replacement meanwhile.
  */
-/** A slot granted to this pass, not one the proxy already held (a replacement of its own under way). */
-function tookSlot(obs: Observation): boolean {
-  return obs.replacementSlot?.granted === true && !obs.replacementSlot.alreadyHeld;
-}
-
 async function withSlotIfAsked(
   deps: PassDeps,
   proxy: ProxyResource,
