@@ -72,6 +72,17 @@ async function provisionedWith(resolve: CloudInitResolver['resolve']): Promise<v
   expect((await t.doc())?.status.phase).toBe('Provisioned');
 }
 
+/** `meanwhile` runs right after the next slot take is answered, before the pass that took it goes on. */
+function afterFirstTake(meanwhile: () => Promise<void>): void {
+  const take = t.slots.take.bind(t.slots);
+  t.slots.take = async (holder) => {
+    const granted = await take(holder);
+    t.slots.take = take;
+    await meanwhile();
+    return granted;
+  };
+}
+
 /** The first status write loses to `meanwhile` (another writer, run on the document as it is then). */
 function loseFirstWrite(meanwhile: (name: string, fresh: StoredProxy) => Promise<void>): void {
   const real = t.store.writeStatus.bind(t.store);
@@ -841,16 +852,12 @@ describe('reconcile handler: replacements paced by RECONCILE_MAX_REPLACING', () 
   it('a slot taken for a delete that the version check stops is given back: the re-run decides afresh', async () => {
     // p1 takes the slot for its replacement; before its delete, another writer moves the document and
     // the change is reverted (the rotation rolled back), so the re-run keeps the VM it has.
-    const take = t.slots.take.bind(t.slots);
-    t.slots.take = async (holder) => {
-      const granted = await take(holder);
-      t.slots.take = take;
+    afterFirstTake(async () => {
       t.setCloudInit(booted);
       const current = (await t.store.get('p1'))!;
       // Another writer (a probe's health, say): the status as it is, at a new version.
       expect(await t.store.writeStatus('p1', current.proxy.status, current.version)).toBe('written');
-      return granted;
-    };
+    });
     t.setCloudInit(rotatedScript);
     await t.run('p1', 'secret-rotated');
     expect(t.provider.callsOf('delete')).toBe(0);
@@ -866,14 +873,10 @@ describe('reconcile handler: replacements paced by RECONCILE_MAX_REPLACING', () 
   it('a slot taken for a delete a concurrent delivery made first stays: that replacement runs on it', async () => {
     // A takes the slot; before its version check, B (another request for p1, its take finding the slot
     // held) deletes the VM and writes Replacing. A's check conflicts: the slot is B's replacement's.
-    const take = t.slots.take.bind(t.slots);
-    t.slots.take = async (holder) => {
-      const granted = await take(holder);
-      t.slots.take = take;
+    afterFirstTake(async () => {
       await t.run('p1', 'secret-rotated'); // B, whole
       expect(t.provider.callsOf('delete')).toBe(1);
-      return granted;
-    };
+    });
     t.setCloudInit(rotatedScript);
     await t.run('p1', 'secret-rotated'); // A: its re-run finds the VM B is deleting
     expect((await t.doc('p1'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.Replacing);
