@@ -1,5 +1,7 @@
 // One reconcile pass: observe → decide (pure) → act → patchStatusIfChanged (the single, conditional status
 // write). Port of the seed's Reconcile body (§2); the state machine itself is shared/src/domain/reconcile.
+
+import { healthInstanceKey } from '../../../shared/src/domain/health/instance-key.js';
 import {
   ConditionType,
   type ManagedSpec,
@@ -130,13 +132,16 @@ export async function runPass(
   // A slot this pass took for that delete is given back when the document moved but its instance did not
   // (another writer: a probe's verdict, a spec edit): the re-run takes it again if its fresh read still
   // replaces, and one that no longer does (the change reverted meanwhile) would otherwise hold it, and
-  // hold up the fleet's other replacements, until the slot went stale (REPLACEMENT_SLOT_STALE_MS). When the
-  // instance moved, a concurrent delivery of this proxy is replacing it on the same slot (its take found
-  // it held): the slot stays, its replacement's until the new VM proves healthy.
+  // hold up the fleet's other replacements, until the slot went stale (REPLACEMENT_SLOT_STALE_MS). The
+  // instance is the one its health key names (providerId and when Provisioned last turned True: a
+  // replacement clears it, then moves it). When the instance moved, a concurrent delivery of this proxy is
+  // replacing it on the same slot (its take found it held): the slot stays, its replacement's until the
+  // new VM proves healthy.
   if (plan.action?.kind === 'delete' && !proxy.deletionRequestedAt) {
     const current = await deps.store.get(name);
     if (!current || current.version !== stored.version) {
-      if (tookSlot(obs) && (!current || sameInstance(stored.proxy.status, current.proxy.status)))
+      const key = healthInstanceKey(stored.proxy);
+      if (tookSlot(obs) && (!current || (key !== '' && healthInstanceKey(current.proxy) === key)))
         await deps.slots.release({ proxy: proxy.name, uid: proxy.uid });
       return current ? { kind: 'conflict', plan, proxy } : { kind: 'not-found' };
     }
@@ -240,23 +245,6 @@ function providerOf(providers: ProviderRegistry, proxy: ProxyResource): Provider
 /** A slot granted to this pass, not one the proxy already held (a replacement of its own under way). */
 function tookSlot(obs: Observation): boolean {
   return obs.replacementSlot?.granted === true && !obs.replacementSlot.alreadyHeld;
-}
-
-/**
- * Two statuses of one proxy about the same instance: the same providerId and spec hash, and a Provisioned
- * condition that has not moved (a replacement flips it: Replacing, then Provisioning, then True again at
- * a new time).
- */
-function sameInstance(a: ProxyStatus, b: ProxyStatus): boolean {
-  const pa = findCondition(a, ConditionType.Provisioned);
-  const pb = findCondition(b, ConditionType.Provisioned);
-  return (
-    a.providerId === b.providerId &&
-    a.specHash === b.specHash &&
-    pa?.status === pb?.status &&
-    pa?.reason === pb?.reason &&
-    pa?.lastTransitionTime.getTime() === pb?.lastTransitionTime.getTime()
-  );
 }
 
 /**
