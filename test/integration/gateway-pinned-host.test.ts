@@ -1,8 +1,10 @@
 // Pinned plain HTTP writes the request in the same segment as its upstream CONNECT (a round trip less).
 // An upstream that refuses the CONNECT but reads on may take those bytes as a request of its own; one
 // that routes origin-form requests by Host would then fetch whatever the client's Host named — in the
-// upstream's own network, an address the guard never saw (`Host: 169.254.169.254`). The request now
-// rides with the CONNECT only when its Host names the target checked; otherwise it waits for the 200.
+// upstream's own network, an address the guard never saw (`Host: 169.254.169.254`) — or, for a target
+// named by a DNS name, the same name resolved again by the upstream to whatever it answers by then
+// (rebinding). The request now rides with the CONNECT only when the target is an address and its Host
+// names it; otherwise it waits for the 200.
 // The upstream here records every byte it gets, refuses or grants CONNECT on demand, and answers an
 // origin-form request itself with the Host it was given, as such a proxy would.
 import net, { type AddressInfo } from 'node:net';
@@ -19,6 +21,8 @@ import { pollUntil } from '../support/poll.js';
 const AUTH = basicAuth('crawler', 's3cret');
 /** Never dialled: the upstream below plays the target once it granted a CONNECT. */
 const TARGET = '127.0.0.1:9';
+/** The same, named: the upstream could resolve the name itself. */
+const NAMED_TARGET = 'localhost:9';
 
 describe('pinned plain HTTP: what rides with the upstream CONNECT', () => {
   let gw: GatewayProcess;
@@ -59,7 +63,7 @@ describe('pinned plain HTTP: what rides with the upstream CONNECT', () => {
     const port = (upstream.address() as AddressInfo).port;
     gw = await startGateway(snapshotFile({ upstreams: [`http://up:up-pass@127.0.0.1:${port}`] }), {
       GATEWAY_CLIENT_USERS: 'crawler:s3cret',
-      GATEWAY_SSRF_ALLOW: TARGET,
+      GATEWAY_SSRF_ALLOW: `${TARGET},${NAMED_TARGET}`,
       GATEWAY_PLAIN_HTTP: 'pinned',
     });
   });
@@ -69,12 +73,12 @@ describe('pinned plain HTTP: what rides with the upstream CONNECT', () => {
     await new Promise((r) => upstream?.close(r));
   });
 
-  /** A GET of http://TARGET/x with this Host field; the client's answer and the upstream's bytes. */
-  async function get(host: string) {
+  /** A GET of http://<target>/x with this Host field; the client's answer and the upstream's bytes. */
+  async function get(host: string, target = TARGET) {
     const before = conns.length;
     const r = await rawExchange(
       gw.proxyPort,
-      `GET http://${TARGET}/x HTTP/1.1\r\nHost: ${host}\r\nProxy-Authorization: ${AUTH}\r\n\r\n`,
+      `GET http://${target}/x HTTP/1.1\r\nHost: ${host}\r\nProxy-Authorization: ${AUTH}\r\n\r\n`,
     );
     const c = await pollUntil(
       async () => conns[before],
@@ -100,6 +104,22 @@ describe('pinned plain HTTP: what rides with the upstream CONNECT', () => {
     const { text, upstreamGot } = await get(TARGET);
     expect(text).toContain('X-Proxyplane-Error: upstream_refused');
     expect(upstreamGot).toContain(`GET /x HTTP/1.1\r\nHost: ${TARGET}`);
+  });
+
+  it('a target named by a DNS name waits for the 200 even with its own Host: the upstream could resolve it again', async () => {
+    grant = false;
+    const refused = await get(NAMED_TARGET, NAMED_TARGET);
+    expect(refused.text).toContain('X-Proxyplane-Error: upstream_refused');
+    expect(refused.upstreamGot).toMatch(/^CONNECT /);
+    expect(refused.upstreamGot).not.toContain('GET ');
+    expect(refused.upstreamGot).not.toContain('localhost');
+    grant = true;
+    const granted = await get(NAMED_TARGET, NAMED_TARGET);
+    expect(granted.text).toMatch(/^HTTP\/1\.1 200 /);
+    expect(granted.text).toContain(`fetched ${NAMED_TARGET}`);
+    expect(granted.upstreamGot.indexOf('GET /x HTTP/1.1')).toBeGreaterThan(
+      granted.upstreamGot.indexOf('CONNECT '),
+    );
   });
 
   it('granted, the held request follows the 200 with the client’s own Host (virtual hosting kept)', async () => {

@@ -35,7 +35,7 @@ import type { OutcomeStage } from './outcomes.js';
 import { pinnedHeads } from './pinned-response.js';
 import { type ForwardOwner, PlainForward } from './plain-forward.js';
 import type { ProxyContext } from './proxy-listener.js';
-import { hostNamesTarget } from './request-target.js';
+import { mayRideWithConnect } from './request-target.js';
 import { MAX_RESPONSE_HEAD_BYTES } from './response-head.js';
 import { ESTABLISHED, errorResponse } from './responses.js';
 import {
@@ -491,11 +491,12 @@ export class ProxySession implements ForwardOwner {
       this.up!.write(connect, 'latin1');
       return;
     }
-    // Plain HTTP: the request rides in the same segment as the CONNECT, saving a round trip, when its
-    // Host names the target checked. Otherwise it waits for the 200: an upstream that refuses the CONNECT
-    // yet reads on could take it as a request of its own and fetch whatever that Host names
-    // (request-target.ts hostNamesTarget). If the upstream refuses, the socket is dropped either way.
-    if (!hostNamesTarget(this.head!, this.hostHeader, this.host, this.port)) {
+    // Plain HTTP: the request rides in the same segment as the CONNECT, saving a round trip, when the
+    // target is an address and its Host names it. Otherwise it waits for the 200: an upstream that
+    // refuses the CONNECT yet reads on could take it as a request of its own and fetch whatever that Host
+    // names, or resolves a name to now (request-target.ts mayRideWithConnect). If the upstream refuses,
+    // the socket is dropped either way.
+    if (!mayRideWithConnect(this.head!, this.hostHeader, this.host, this.port)) {
       this.up!.write(connect, 'latin1');
       this.requestHeld = true;
       return;

@@ -1,5 +1,6 @@
 // What a proxy-listener request asks for, decided from its head alone (pure, so it is unit-tested apart
 // from sockets): a CONNECT authority, or an absolute http:// URI with its raw path and body length.
+import { isIP } from 'node:net';
 import { type Authority, header, parseAbsoluteHttp, parseAuthority, type RequestHead } from './head.js';
 
 export type RequestTarget =
@@ -68,15 +69,17 @@ export function requestTarget(h: RequestHead): RequestTarget {
 }
 
 /**
- * Whether a plain-HTTP request's Host field names the target the guard checked (or is absent: the
- * gateway then writes `hostHeader`, the request-target's own authority). Only then may the pinned path
- * send the request in the same segment as its upstream CONNECT: an upstream that refuses the CONNECT but
- * keeps reading may take the next bytes as a request of their own, and one that routes origin-form
- * requests by Host (nginx's `proxy_pass http://$host` recipe) would fetch whatever that Host names — an
- * address the guard never saw, in the upstream's network. `value === hostHeader` decides the common case
- * without allocating.
+ * Whether the pinned path may send a plain-HTTP request in the same segment as its upstream CONNECT: only
+ * when the target is an IP literal and the request's Host field names it (or is absent: the gateway then
+ * writes `hostHeader`, the request-target's own authority). An upstream that refuses the CONNECT but keeps
+ * reading may take the next bytes as a request of their own, and one that routes origin-form requests by
+ * Host (nginx's `proxy_pass http://$host` recipe) would fetch whatever that Host names — another address,
+ * or the checked name resolved again by the upstream to whatever its DNS answers then (rebinding) — in
+ * the upstream's own network, an address the guard never saw. Any other request waits for the 200.
+ * `value === hostHeader` decides the common case without allocating.
  */
-export function hostNamesTarget(h: RequestHead, hostHeader: string, host: string, port: number): boolean {
+export function mayRideWithConnect(h: RequestHead, hostHeader: string, host: string, port: number): boolean {
+  if (isIP(host) === 0) return false;
   const i = h.names.indexOf('host');
   if (i < 0) return true;
   const value = h.values[i]!;

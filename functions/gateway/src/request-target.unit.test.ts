@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseRequestHead } from './head.js';
-import { hostNamesTarget, requestTarget } from './request-target.js';
+import { mayRideWithConnect, requestTarget } from './request-target.js';
 
 const target = (text: string) => requestTarget(parseRequestHead(text)!);
 
@@ -72,28 +72,66 @@ describe('requestTarget', () => {
   });
 });
 
-describe('hostNamesTarget', () => {
+describe('mayRideWithConnect', () => {
   const names = (text: string, hostHeader: string, host: string, port: number) =>
-    hostNamesTarget(parseRequestHead(text)!, hostHeader, host, port);
+    mayRideWithConnect(parseRequestHead(text)!, hostHeader, host, port);
 
   it.each<[string, string, string, string, number, boolean]>([
-    ['no Host field', 'GET http://e.com/ HTTP/1.1', 'e.com', 'e.com', 80, true],
-    ['the same text', 'GET http://e.com/ HTTP/1.1\r\nHost: e.com', 'e.com', 'e.com', 80, true],
-    ['another case', 'GET http://e.com/ HTTP/1.1\r\nHost: E.COM', 'e.com', 'e.com', 80, true],
+    ['no Host field', 'GET http://192.0.2.1/ HTTP/1.1', '192.0.2.1', '192.0.2.1', 80, true],
     [
-      'the default port spelt out',
-      'GET http://e.com/ HTTP/1.1\r\nHost: e.com:80',
-      'e.com',
-      'e.com',
+      'the same text',
+      'GET http://192.0.2.1/ HTTP/1.1\r\nHost: 192.0.2.1',
+      '192.0.2.1',
+      '192.0.2.1',
       80,
       true,
     ],
-    ['a trailing dot', 'GET http://e.com:81/ HTTP/1.1\r\nHost: e.com.:81', 'e.com:81', 'e.com', 81, true],
+    [
+      'the default port spelt out',
+      'GET http://192.0.2.1/ HTTP/1.1\r\nHost: 192.0.2.1:80',
+      '192.0.2.1',
+      '192.0.2.1',
+      80,
+      true,
+    ],
     ['IPv6', 'GET http://[::2]/ HTTP/1.1\r\nHost: [::2]:80', '[::2]', '::2', 80, true],
-    ['another host', 'GET http://e.com/ HTTP/1.1\r\nHost: 169.254.169.254', 'e.com', 'e.com', 80, false],
-    ['another port', 'GET http://e.com/ HTTP/1.1\r\nHost: e.com:8080', 'e.com', 'e.com', 80, false],
-    ['a host with a path', 'GET http://e.com/ HTTP/1.1\r\nHost: e.com/x', 'e.com', 'e.com', 80, false],
-    ['an empty Host', 'GET http://e.com/ HTTP/1.1\r\nHost: ', 'e.com', 'e.com', 80, false],
+    ['IPv6 spelt otherwise', 'GET http://[::2]/ HTTP/1.1\r\nHost: [0::2]', '[::2]', '::2', 80, true],
+    [
+      'another host',
+      'GET http://192.0.2.1/ HTTP/1.1\r\nHost: 169.254.169.254',
+      '192.0.2.1',
+      '192.0.2.1',
+      80,
+      false,
+    ],
+    [
+      'another port',
+      'GET http://192.0.2.1/ HTTP/1.1\r\nHost: 192.0.2.1:8080',
+      '192.0.2.1',
+      '192.0.2.1',
+      80,
+      false,
+    ],
+    [
+      'a host with a path',
+      'GET http://192.0.2.1/ HTTP/1.1\r\nHost: 192.0.2.1/x',
+      '192.0.2.1',
+      '192.0.2.1',
+      80,
+      false,
+    ],
+    ['an empty Host', 'GET http://192.0.2.1/ HTTP/1.1\r\nHost: ', '192.0.2.1', '192.0.2.1', 80, false],
+    // A name: the upstream could resolve it again, to whatever the name's DNS answers by then.
+    ['a name, no Host field', 'GET http://e.com/ HTTP/1.1', 'e.com', 'e.com', 80, false],
+    ['a name and the same Host', 'GET http://e.com/ HTTP/1.1\r\nHost: e.com', 'e.com', 'e.com', 80, false],
+    [
+      'a name, a trailing dot',
+      'GET http://e.com:81/ HTTP/1.1\r\nHost: e.com.:81',
+      'e.com:81',
+      'e.com',
+      81,
+      false,
+    ],
   ])('%s → %s', (_label, text, hostHeader, host, port, expected) => {
     expect(names(text, hostHeader, host, port)).toBe(expected);
   });
