@@ -11,7 +11,7 @@
 import { z } from 'zod';
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { decodePubSubCloudEvent } from '../../../shared/src/adapters/pubsub/decode-push.js';
-import { proxiesForSecretChange } from '../../../shared/src/domain/secret-references.js';
+import { proxiesForSecretChange, type SecretChange } from '../../../shared/src/domain/secret-references.js';
 import {
   isKnownEventType,
   mayChangeResolution,
@@ -22,9 +22,11 @@ import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
 
 export interface RotationDeps {
-  proxies: Pick<ProxyStore, 'listAll'>;
+  proxies: Pick<ProxyStore, 'listPage'>;
   publisher: ReconcilePublisher;
   log: Logger;
+  /** Documents read at a time (PAGE_SIZE unless a test sets it). */
+  pageSize?: number;
 }
 
 export type RotationOutcome =
@@ -33,6 +35,12 @@ export type RotationOutcome =
 
 /** Names logged per notification at most; the count is always complete. */
 const LOGGED_NAMES = 100;
+
+/**
+ * Proxy documents held at a time. The function reads the whole collection a page at a time and keeps
+ * only the names that match, so its 256 MiB hold one page of full documents whatever the fleet's size.
+ */
+export const PAGE_SIZE = 500;
 
 /** The data is the Secret or SecretVersion resource; only the attributes are needed, so anything goes. */
 const AnyJson = z.unknown();
@@ -74,17 +82,16 @@ export async function handleSecretEvent(
       event: 'rotation.unknown_event_type',
     });
   }
-  const { proxies, skipped } = await deps.proxies.listAll();
+  const { names, skipped } = await referencingProxies(deps, { secret: event.secret, version: event.version });
   if (skipped.length > 0) {
     // Whether they reference the secret cannot be told, and reconcile could not act on them anyway.
     deps.log.warn('secret event: proxy documents that do not fit the model were not considered', {
       ...fields,
       event: 'rotation.invalid_documents_skipped',
       count: skipped.length,
-      skipped: skipped.slice(0, LOGGED_NAMES).map((p) => p.name),
+      skipped: skipped.slice(0, LOGGED_NAMES),
     });
   }
-  const names = proxiesForSecretChange(proxies, { secret: event.secret, version: event.version });
   if (names.length === 0) {
     deps.log.info('secret event for a secret no proxy references (at that version): acknowledged', fields);
     return { kind: 'fanned-out', proxies: [] };
@@ -96,4 +103,21 @@ export async function handleSecretEvent(
     proxies: names.slice(0, LOGGED_NAMES),
   });
   return { kind: 'fanned-out', proxies: names };
+}
+
+/** The names of the proxies the change moves, and of the documents that do not fit the model: page by page. */
+async function referencingProxies(
+  deps: RotationDeps,
+  change: SecretChange,
+): Promise<{ names: string[]; skipped: string[] }> {
+  const names: string[] = [];
+  const skipped: string[] = [];
+  let after: string | null = null;
+  do {
+    const page = await deps.proxies.listPage({}, { after, size: deps.pageSize ?? PAGE_SIZE });
+    names.push(...proxiesForSecretChange(page.proxies, change));
+    skipped.push(...page.skipped.map((p) => p.name));
+    after = page.next;
+  } while (after !== null);
+  return { names, skipped };
 }

@@ -223,9 +223,45 @@ describe('onSecretEvent (seed §1 Secret watch)', () => {
   });
 
   it('throws when the proxies cannot be listed, so that Pub/Sub redelivers', async () => {
-    store.list = async () => {
+    store.listPage = async () => {
       throw new Error('Firestore unavailable');
     };
     await expect(onSecretEvent(deps, versionAdded('rot'))).rejects.toThrow('Firestore unavailable');
+  });
+
+  it('reads the fleet a page at a time and finds the references on every page', async () => {
+    // 6 documents at 2 a page: the function never holds more than a page of full documents.
+    const read = store.listPage.bind(store);
+    const sizes: number[] = [];
+    store.listPage = async (filter, page) => {
+      const got = await read(filter, page);
+      sizes.push(got.proxies.length);
+      return got;
+    };
+    expect(await onSecretEvent({ ...deps, pageSize: 2 }, versionAdded('rot'))).toEqual({
+      kind: 'fanned-out',
+      proxies: ['creds', 'ext', 'init'],
+    });
+    expect(sizes).toEqual([2, 2, 2]);
+  });
+
+  it('goes on past a page with documents that do not fit the model, and names them in a warning', async () => {
+    const read = store.listPage.bind(store);
+    store.listPage = async (filter, page) => {
+      const got = await read(filter, page);
+      return page.after === null ? { ...got, skipped: [{ name: 'broken', issues: [] }] } : got;
+    };
+    expect(await onSecretEvent({ ...deps, pageSize: 2 }, versionAdded('rot'))).toEqual({
+      kind: 'fanned-out',
+      proxies: ['creds', 'ext', 'init'],
+    });
+    expect(deps.log.lines).toContainEqual(
+      expect.objectContaining({
+        severity: 'WARNING',
+        event: 'rotation.invalid_documents_skipped',
+        count: 1,
+        skipped: ['broken'],
+      }),
+    );
   });
 });
