@@ -150,11 +150,12 @@ locals {
   ]...)
 
   # Topic-level grants: who publishes where (the message flow of docs/architecture.md). Exactly the
-  # publishers each unit's code reaches (a structural test derives them from the import graph): only the
-  # API asks for snapshot passes; the Scheduler's snapshot-tick publishes as Cloud Scheduler's agent.
+  # publishers each unit's code reaches (a structural test derives them from the import graph): the API
+  # asks for snapshot passes, and so does the snapshot function for a tick whose worker steps failed; the
+  # Scheduler's snapshot-tick publishes as Cloud Scheduler's agent.
   topic_publishers = {
     reconcile-requests = ["api", "fn-requeue", "fn-probe", "fn-rotation", "fn-reconcile"]
-    snapshot-requests  = ["api"]
+    snapshot-requests  = ["api", "fn-snapshot"]
     gateway-snapshots  = ["fn-snapshot"]
   }
   topic_subscribers = {

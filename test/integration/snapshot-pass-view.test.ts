@@ -7,8 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Firestore, Timestamp } from '@google-cloud/firestore';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import type { SnapshotPassDeps } from '../../functions/snapshot/src/deps.js';
-import { handleSnapshotEvent } from '../../functions/snapshot/src/handler.js';
+import { handleSnapshotEvent, type SnapshotHandlerDeps } from '../../functions/snapshot/src/handler.js';
 import { snapshotRunResult } from '../../functions/snapshot/src/job-run.js';
 import { runSnapshotPass } from '../../functions/snapshot/src/pass.js';
 import { sweepOldSnapshots } from '../../functions/snapshot/src/sweep.js';
@@ -32,6 +31,7 @@ import type { WorkerRecord } from '../../shared/src/ports/workers.js';
 import type { SnapshotHeader } from '../../shared/src/ports/workers-snapshots.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
 import { type FirestoreRead, recordingFirestore } from '../support/recording-firestore.js';
+import { RecordingSnapshotRequester } from '../support/snapshot-pass-deps.js';
 import { poolProxy } from '../support/worker-client.js';
 import { record, storeSnapshot } from '../support/worker-records.js';
 
@@ -62,7 +62,7 @@ function passDeps(
   published: GatewaySnapshotMessage[],
   reads: Reads,
   firestore: Firestore = db,
-): SnapshotPassDeps {
+): SnapshotHandlerDeps {
   const workers = new FirestoreWorkerStore(firestore);
   const snapshots = new FirestoreSnapshotStore(firestore);
   const seenWorkers = (rs: WorkerRecord[]) => {
@@ -94,6 +94,7 @@ function passDeps(
     reclaims: new FirestoreReclaimStore(db),
     leases: new FirestoreLeaseActivity(db),
     retired: new FirestoreWorkerRetentionStore(firestore),
+    requester: new RecordingSnapshotRequester(),
     publisher: {
       publish: async (m) => {
         published.push(m);

@@ -1,18 +1,30 @@
 // A snapshot pass on the real Firestore stores, as the deployed function wires it (the 130 s lock: the
-// function's 120 s timeout + 10 s; the 7-day sweep), with a publisher that records what it is given.
+// function's 120 s timeout + 10 s; the 7-day sweep), with a publisher and a pass requester that record
+// what they are given.
 import type { Firestore } from '@google-cloud/firestore';
-import type { SnapshotPassDeps } from '../../functions/snapshot/src/deps.js';
 import { firestoreStores } from '../../functions/snapshot/src/firestore-stores.js';
+import type { SnapshotHandlerDeps } from '../../functions/snapshot/src/handler.js';
 import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
 import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker-store.js';
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import { DEFAULT_WORKER_SETTINGS } from '../../shared/src/domain/workers/settings.js';
 import { type GatewaySnapshotMessage, sha256Hex } from '../../shared/src/messages/gateway-snapshot.js';
+import type { SnapshotRequest } from '../../shared/src/messages/worker-snapshot-request.js';
 import type { ManualClock } from '../../shared/src/ports/clock.js';
+import type { SnapshotRequester } from '../../shared/src/ports/workers-snapshots.js';
 import { poolProxy } from './worker-client.js';
 import { record } from './worker-records.js';
 
 export const PASS_LOCK_MS = 130_000;
+
+/** The pass requests the handler sends (snapshot-requests), in order. */
+export class RecordingSnapshotRequester implements SnapshotRequester {
+  readonly requests: SnapshotRequest[] = [];
+
+  async request(req: SnapshotRequest): Promise<void> {
+    this.requests.push(req);
+  }
+}
 
 /** `size` gateway-pool proxies pz-0… (100 created at a time) and one live worker, gw-a, until `workerUntil`. */
 export async function poolFleet(db: Firestore, size: number, workerUntil: Date): Promise<void> {
@@ -32,9 +44,10 @@ export function firestorePassDeps(
   clock: ManualClock,
   published: GatewaySnapshotMessage[],
   holder = 'unused',
-): SnapshotPassDeps {
+): SnapshotHandlerDeps & { requester: RecordingSnapshotRequester } {
   return {
     ...firestoreStores(db),
+    requester: new RecordingSnapshotRequester(),
     publisher: {
       publish: async (m) => {
         published.push(m);

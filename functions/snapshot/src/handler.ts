@@ -1,7 +1,10 @@
 // The snapshot function's handler: decode (a tick or a request, a field this version does not know dropped
 // and named; anything else is poison, acknowledged and logged) → one pass. A busy planner or a failed step
-// is retried through Pub/Sub for a request (it may carry news the running pass has not seen), and left to
-// the next tick for a tick (retrying a tick only piles passes up).
+// is retried through Pub/Sub for a request (it may carry news the running pass has not seen). A tick is
+// never retried itself (that only piles passes up): a busy planner is left to the next tick, and a failed
+// worker step asks for a pass by request, which Pub/Sub retries within seconds — the worker would
+// otherwise wait a whole tick for its snapshot, and after an epoch change that is past its session's TTL
+// (its reports are refused stale_epoch until it has ACKed a snapshot of the new epoch).
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { logTickFailure } from '../../../shared/src/adapters/log/tick-failure.js';
 import { decodePubSubCloudEvent, logUnknownFields } from '../../../shared/src/adapters/pubsub/decode-push.js';
@@ -9,6 +12,7 @@ import {
   ReceivedSnapshotTopicPayload,
   SNAPSHOT_REQUESTS_TOPIC,
 } from '../../../shared/src/messages/worker-snapshot-request.js';
+import type { SnapshotRequester } from '../../../shared/src/ports/workers-snapshots.js';
 import type { SnapshotPassDeps } from './deps.js';
 import { SnapshotJob } from './job-run.js';
 import { type PassSummary, PlannerBusy, runSnapshotPass } from './pass.js';
@@ -17,8 +21,17 @@ import { sweepOldSnapshots } from './sweep.js';
 
 export type SnapshotOutcome = 'poison' | 'done' | 'busy_tick';
 
+export type SnapshotHandlerDeps = SnapshotPassDeps & {
+  log: Logger;
+  /** Where a tick whose worker steps failed asks for the pass again (snapshot-requests). */
+  requester: SnapshotRequester;
+};
+
+/** The reason of the request a tick with failed steps publishes (free text: logged, never branched on). */
+export const STEP_RETRY_REASON = 'step-retry';
+
 export async function handleSnapshotEvent(
-  deps: SnapshotPassDeps & { log: Logger },
+  deps: SnapshotHandlerDeps,
   event: unknown,
 ): Promise<{ outcome: SnapshotOutcome; summary?: PassSummary }> {
   const decoded = decodePubSubCloudEvent(event, ReceivedSnapshotTopicPayload);
@@ -47,6 +60,7 @@ export async function handleSnapshotEvent(
     if (summary.failures > 0 && !isTick) {
       throw new Error(`${summary.failures} worker snapshot step(s) failed; retrying the request`);
     }
+    if (summary.failures > 0) await requestRetry(deps, summary.failures, trigger);
     return { outcome: 'done', summary };
   } catch (err) {
     if (isTick) {
@@ -57,5 +71,22 @@ export async function handleSnapshotEvent(
     }
     deps.log.warn('snapshot request will be retried', { trigger, error: err });
     throw err;
+  }
+}
+
+/** Best effort, as the API's requests are: when the publish fails too, the next tick runs the pass. */
+async function requestRetry(deps: SnapshotHandlerDeps, failures: number, trigger: unknown): Promise<void> {
+  try {
+    await deps.requester.request({ reason: STEP_RETRY_REASON });
+    deps.log.info('worker snapshot steps failed: a pass requested, retried until they succeed', {
+      trigger,
+      failures,
+    });
+  } catch (err) {
+    deps.log.warn('worker snapshot steps failed and no pass could be requested; the next tick runs one', {
+      trigger,
+      failures,
+      error: err,
+    });
   }
 }

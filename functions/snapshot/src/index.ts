@@ -7,24 +7,27 @@ import { FirestoreJobRunStore } from '../../../shared/src/adapters/firestore/job
 import { jsonLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { createPubSub } from '../../../shared/src/adapters/pubsub/client.js';
 import { decodePubSubCloudEvent } from '../../../shared/src/adapters/pubsub/decode-push.js';
+import { PubSubPublisher } from '../../../shared/src/adapters/pubsub/publisher.js';
 import { PubSubSnapshotPublisher } from '../../../shared/src/adapters/pubsub/snapshot-publisher.js';
+import { PubSubSnapshotRequester } from '../../../shared/src/adapters/pubsub/snapshot-requester.js';
 import { sha256Hex } from '../../../shared/src/messages/gateway-snapshot.js';
 import { ReceivedTick } from '../../../shared/src/messages/tick.js';
 import { systemClock } from '../../../shared/src/ports/clock.js';
 import { recordRun } from '../../../shared/src/ports/job-runs.js';
 import { loadSnapshotConfig } from './config.js';
-import type { SnapshotPassDeps } from './deps.js';
 import { firestoreStores } from './firestore-stores.js';
-import { handleSnapshotEvent } from './handler.js';
+import { handleSnapshotEvent, type SnapshotHandlerDeps } from './handler.js';
 import { SnapshotJob, snapshotRunResult } from './job-run.js';
 
 const config = loadSnapshotConfig();
 const log = jsonLogger({ component: 'snapshot' }, { level: config.logLevel });
 const db = new Firestore({ projectId: config.projectId });
 
-const deps: SnapshotPassDeps = {
+const pubsub = createPubSub(config.projectId, config.pubsubEmulatorHost);
+const deps: SnapshotHandlerDeps = {
   ...firestoreStores(db),
-  publisher: new PubSubSnapshotPublisher(createPubSub(config.projectId, config.pubsubEmulatorHost)),
+  publisher: new PubSubSnapshotPublisher(pubsub),
+  requester: new PubSubSnapshotRequester(new PubSubPublisher(pubsub)),
   clock: systemClock,
   log,
   settings: config.settings,

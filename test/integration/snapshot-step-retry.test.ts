@@ -1,0 +1,101 @@
+// A tick is never retried itself, but a worker whose snapshot step failed in it must not wait for the next
+// tick (a minute): after an epoch change its reports are refused stale_epoch until it has ACKed a snapshot
+// of the new epoch, and its session lapses after 30 s. The tick asks for a pass by request instead, which
+// Pub/Sub retries within seconds. On the Firestore emulator with the deployed stores; the snapshot
+// publisher fails on demand and the pass requester records.
+import { Firestore } from '@google-cloud/firestore';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { handleSnapshotEvent, STEP_RETRY_REASON } from '../../functions/snapshot/src/handler.js';
+import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
+import { FirestoreSnapshotStore } from '../../shared/src/adapters/firestore/snapshot-store.js';
+import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker-store.js';
+import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
+import type { GatewaySnapshotMessage } from '../../shared/src/messages/gateway-snapshot.js';
+import { ManualClock } from '../../shared/src/ports/clock.js';
+import { clearProject, testProjectId } from '../support/emulators.js';
+import { firestorePassDeps } from '../support/snapshot-pass-deps.js';
+import { poolProxy } from '../support/worker-client.js';
+import { record } from '../support/worker-records.js';
+
+const projectId = testProjectId();
+const db = new Firestore({ projectId });
+const snapshots = new FirestoreSnapshotStore(db);
+afterAll(() => db.terminate());
+
+const T0 = new Date('2026-12-03T12:00:00Z');
+const event = (data: object) => ({
+  data: { message: { data: Buffer.from(JSON.stringify(data)).toString('base64'), messageId: '1' } },
+});
+const TICK = event({ job: 'snapshot-tick' });
+
+/** Two live workers and a proxy each, and pass deps whose publisher refuses gw-b's snapshots while `failing`. */
+async function setup() {
+  const workers = new FirestoreWorkerStore(db);
+  await workers.put(record('gw-a', new Date(T0.getTime() + 30_000)), null);
+  await workers.put(record('gw-b', new Date(T0.getTime() + 30_000)), null);
+  const proxies = new FirestoreProxyStore(db);
+  await proxies.create(poolProxy('px-1', 1));
+  await proxies.create(poolProxy('px-2', 2));
+  const published: GatewaySnapshotMessage[] = [];
+  const log = memoryLogger();
+  const deps = { ...firestorePassDeps(db, new ManualClock(T0), published), log };
+  const state = { failing: true };
+  const publish = deps.publisher.publish.bind(deps.publisher);
+  deps.publisher = {
+    publish: async (m) => {
+      if (state.failing && m.workerId === 'gw-b') throw new Error('pubsub unavailable');
+      return publish(m);
+    },
+  };
+  return { deps, published, log, state };
+}
+
+beforeEach(async () => {
+  await clearProject(projectId);
+});
+
+describe('a worker snapshot step that fails in a tick', () => {
+  it('is asked for again by request at once, and that request builds the snapshot', async () => {
+    const { deps, published, log, state } = await setup();
+    const tick = await handleSnapshotEvent(deps, TICK);
+    expect(tick.outcome).toBe('done');
+    expect(tick.summary).toMatchObject({ failures: 1, published: 1 });
+    expect(published.map((m) => m.workerId)).toEqual(['gw-a']);
+    expect(deps.requester.requests).toEqual([{ reason: STEP_RETRY_REASON }]);
+    expect(log.lines).toContainEqual(expect.objectContaining({ severity: 'ERROR', workerId: 'gw-b' }));
+
+    // The request as Pub/Sub delivers it: while the step still fails it throws (Pub/Sub redelivers,
+    // 5 s and up), and asks for nothing more itself.
+    await expect(handleSnapshotEvent(deps, event(deps.requester.requests[0]!))).rejects.toThrow(
+      'worker snapshot step(s) failed',
+    );
+    expect(deps.requester.requests).toHaveLength(1);
+    state.failing = false;
+    expect((await handleSnapshotEvent(deps, event(deps.requester.requests[0]!))).outcome).toBe('done');
+    expect(published.map((m) => m.workerId)).toEqual(['gw-a', 'gw-b']);
+    expect((await snapshots.loadFull('gw-b'))?.proxies).toHaveLength(1);
+  });
+
+  it('a tick whose steps all succeed asks for nothing', async () => {
+    const { deps, published, state } = await setup();
+    state.failing = false;
+    expect((await handleSnapshotEvent(deps, TICK)).summary).toMatchObject({ failures: 0, published: 2 });
+    expect(published).toHaveLength(2);
+    expect(deps.requester.requests).toEqual([]);
+  });
+
+  it('a request that cannot be sent either is logged: the tick still ends well, the next one retries', async () => {
+    const { deps, log } = await setup();
+    deps.requester.request = async () => {
+      throw new Error('pubsub unavailable');
+    };
+    expect((await handleSnapshotEvent(deps, TICK)).outcome).toBe('done');
+    expect(log.lines).toContainEqual(
+      expect.objectContaining({
+        severity: 'WARNING',
+        message: 'worker snapshot steps failed and no pass could be requested; the next tick runs one',
+        failures: 1,
+      }),
+    );
+  });
+});
