@@ -214,6 +214,55 @@ describe('a snapshot pass reads only the workers in view', () => {
       drainEpoch: null,
     });
   });
+
+  // A header this release cannot read whole: a route field written by a newer release (GatewayRoute is
+  // strict), or an edit by hand. It still says which version was sent and what it granted.
+  const outOfShape = (id: string) =>
+    db
+      .collection('snapshots')
+      .doc(id)
+      .update({
+        routing: [{ name: 'default', match: ['*'], policy: 'least-active', fieldOfANewerRelease: 1 }],
+      });
+
+  it('a ghost whose header no longer fits the model whole still keeps its proxy until the grant lapses', async () => {
+    const clock = new ManualClock(T0);
+    await proxies.create(poolProxy('pg-1', 2));
+    await storeHeader('gw-ghost', 7, at(100));
+    await outOfShape('gw-ghost');
+    expect(await snapshots.headersOf(['gw-ghost'])).toEqual(
+      new Map([['gw-ghost', expect.objectContaining({ version: 7, grantedUntil: at(100) })]]),
+    );
+    await commitOwnership(
+      [
+        {
+          proxy: 'pg-1',
+          kind: 'assigned',
+          next: { proxy: 'pg-1', owner: 'gw-ghost', since: 1, drainEpoch: null },
+        },
+      ],
+      1,
+      at(-60),
+    );
+    await workers.put(record('gw-live', at(20)), null);
+    await runSnapshotPass(passDeps(clock, [], { workerIds: [], headerIds: [] }));
+    expect((await ownership.read()).records.get('pg-1')).toMatchObject({ owner: 'gw-ghost', drainEpoch: 2 });
+  });
+
+  it('a live worker whose header no longer fits the model whole gets a new version, which writes it whole again', async () => {
+    const clock = new ManualClock(T0);
+    await proxies.create(poolProxy('pg-1', 2));
+    await storeHeader('gw-live', 7, at(400)); // past the grant this pass gives (180 s)
+    await outOfShape('gw-live');
+    await workers.put(record('gw-live', at(20)), null);
+    const published: GatewaySnapshotMessage[] = [];
+    const summary = await runSnapshotPass(passDeps(clock, published, { workerIds: [], headerIds: [] }));
+    expect(summary).toMatchObject({ failures: 0, published: 1 });
+    expect(published.map((m) => [m.workerId, m.version])).toEqual([['gw-live', 8]]);
+    // Read whole again, with the grant it had kept: the later of the two.
+    expect(await snapshots.header('gw-live')).toMatchObject({ version: 8, grantedUntil: at(400) });
+    expect((await snapshots.loadFull('gw-live'))?.proxies.map((p) => p.name)).toEqual(['pg-1']);
+  });
 });
 
 describe('what a steady tick reads: the factors docs/cost.md prices', () => {

@@ -57,6 +57,11 @@ const HeaderDoc = z.object({
   routing: z.array(GatewayRoute),
 });
 const PartDoc = z.object({ index: int, version: int, proxies: z.array(GatewayProxy) });
+/**
+ * What a header that no longer fits HeaderDoc (edited by hand, or written by a newer release that this one
+ * cannot read whole — a route field it does not know) still tells for certain: its version and its grant.
+ */
+const HeaderCore = z.object({ version: int, grantedUntil: ts.nullable(), parts: int.default(0) });
 
 const tsOrNull = (d: Date | null) => (d ? Timestamp.fromDate(d) : null);
 const plain = (v: unknown): unknown => JSON.parse(JSON.stringify(v));
@@ -175,7 +180,9 @@ export class FirestoreSnapshotStore implements SnapshotStore {
             `the planner lock is no longer held by ${guard.lockHolder}: not saving the snapshot of ${header.workerId}`,
           );
         }
-        const previous = snap.exists ? HeaderDoc.parse(snap.data()) : null;
+        // Only what the save needs of the previous header: one that no longer fits the model whole is
+        // written over (the pass that built this version had its grant from it: readableHeader).
+        const previous = snap.exists ? HeaderCore.parse(snap.data()) : null;
         if (previous && previous.version >= header.version) {
           throw new WorkerStoreError(
             'conflict',
@@ -319,13 +326,42 @@ function lockHolderOf(state: DocumentSnapshot | null): string | null {
   return typeof holder === 'string' ? holder : null;
 }
 
-/** Headers that no longer fit the model (edited by hand) are left out, as a missing one would be. */
+/** The headers of `docs`, each as readableHeader reads it; one that does not say even its grant is left out. */
 function addHeaders(out: Map<string, SnapshotHeader>, docs: readonly DocumentSnapshot[]): void {
   for (const d of docs) {
     if (!d.exists) continue;
-    const h = HeaderDoc.safeParse(d.data());
-    if (h.success) out.set(d.id, toHeader(h.data));
+    const h = readableHeader(d.id, d.data());
+    if (h) out.set(d.id, h);
   }
+}
+
+/**
+ * A header as the pass reads it. One that no longer fits the model whole keeps its version and grant: a
+ * header left out reads as "never granted anything", and the planner would move that worker's proxies at
+ * once while the worker may still hold a snapshot granting them — two owners until that grant ends. The
+ * rest reads as nothing sent (no digest, no session, no drains, no recent versions): the pass builds the
+ * worker a new version, whose save writes the header whole again.
+ */
+function readableHeader(workerId: string, data: DocumentData | undefined): SnapshotHeader | null {
+  const h = HeaderDoc.safeParse(data);
+  if (h.success) return toHeader(h.data);
+  const core = HeaderCore.safeParse(data);
+  if (!core.success) return null;
+  return {
+    workerId,
+    version: core.data.version,
+    ownershipEpoch: 0,
+    checksum: '',
+    contentDigest: '',
+    sessionId: null,
+    generatedAt: new Date(0),
+    validUntil: new Date(0),
+    grantedUntil: core.data.grantedUntil,
+    draining: {},
+    recent: [],
+    sentAt: null,
+    proxies: 0,
+  };
 }
 
 function headerFields(h: SnapshotHeader): DocumentData {
