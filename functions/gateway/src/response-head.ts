@@ -7,6 +7,13 @@
 import type { IncomingMessage } from 'node:http';
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'upgrade', 'proxy-authenticate']);
+/**
+ * The fields that frame the body the client gets: kept even when the sender lists them in Connection.
+ * The body goes on framed as received (relayed byte for byte on the pinned path, chunked again by
+ * `rechunk`), so without them a client would read the chunk-size lines as content, or a body's end as
+ * the connection's.
+ */
+const FRAMING = new Set(['transfer-encoding', 'content-length']);
 
 /**
  * The largest response head Node's HTTP client accepts from an upstream or target (its `maxHeaderSize`)
@@ -80,7 +87,7 @@ export function clientResponseHead(
   let out = `HTTP/1.1 ${statusCode} ${statusMessage}\r\n`;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const n = rawHeaders[i]!.toLowerCase();
-    if (HOP_BY_HOP.has(n) || listed?.includes(n)) continue;
+    if (HOP_BY_HOP.has(n) || (listed?.includes(n) && !FRAMING.has(n))) continue;
     if (framing === 'dechunked' && n === 'transfer-encoding') continue;
     out += `${rawHeaders[i]}: ${rawHeaders[i + 1]}\r\n`;
   }

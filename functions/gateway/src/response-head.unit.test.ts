@@ -55,6 +55,17 @@ describe('clientResponseHead', () => {
     );
   });
 
+  it('keeps the fields that frame the body even when Connection lists them', () => {
+    const listed = ['Connection', 'Transfer-Encoding, Content-Length, X-Hop', 'X-Hop', 'x'];
+    expect(clientResponseHead(200, 'OK', [...listed, 'Transfer-Encoding', 'chunked'], 'rechunk')).toBe(
+      'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n',
+    );
+    // The pinned path relays the body byte for byte: its framing must reach the client with it.
+    expect(clientResponseHead(200, 'OK', [...listed, 'Content-Length', '5'], 'as-is')).toBe(
+      'HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\n',
+    );
+  });
+
   it('a 1xx head passes without closing', () => {
     expect(clientResponseHead(100, 'Continue', ['Connection', 'keep-alive'], 'interim')).toBe(
       'HTTP/1.1 100 Continue\r\n\r\n',
