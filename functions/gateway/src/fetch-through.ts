@@ -6,6 +6,7 @@
 import http, { type IncomingMessage } from 'node:http';
 import tls from 'node:tls';
 import { parseIp } from '../../../shared/src/domain/gateway/ip.js';
+import { isUsable } from '../../../shared/src/domain/gateway/pick.js';
 import {
   type CompiledRoute,
   normalizeHost,
@@ -107,6 +108,8 @@ const fail = (status: number, code: string, detail?: Record<string, string | num
 interface Redial {
   readonly route: CompiledRoute<UpstreamAuth>;
   readonly upstream: Upstream<UpstreamAuth>;
+  /** The proxy whose dial failed: never picked again for this fetch. */
+  readonly failed: Upstream<UpstreamAuth>;
   readonly deadline: number;
 }
 
@@ -173,7 +176,13 @@ export async function fetchThrough(
   const sticky = {
     stickyValue: (key: StickyKey) => ('header' in key ? lower.get(key.header) : user || undefined),
   };
-  const picked = redial ? ({ kind: 'ok', ...redial } as const) : deps.worker.pick(host, Date.now(), sticky);
+  // A redial's proxy was picked before the guard ran again, and a look-up may have outlasted its use:
+  // past usableUntil, revoked or filled meanwhile, another is picked (never the one that failed).
+  const now = Date.now();
+  const picked =
+    redial && isUsable(redial.upstream, now)
+      ? ({ kind: 'ok', route: redial.route, upstream: redial.upstream } as const)
+      : deps.worker.pick(host, now, sticky, redial?.failed);
   if (picked.kind === 'no_upstream') return { ...fail(503, picked.kind), route: picked.route.name };
   if (picked.kind !== 'ok') return fail(503, picked.kind);
   const { upstream: u, route } = picked;
@@ -187,7 +196,7 @@ export async function fetchThrough(
     if (other.kind !== 'ok') return null;
     deps.recorder.redialed('fetch');
     outcome('DIAL', false);
-    return fetchThrough(req, user, deps, caller, { ...other, deadline: ownDeadline });
+    return fetchThrough(req, user, deps, caller, { ...other, failed: u, deadline: ownDeadline });
   };
   // The proxy's hard expiry (contract seed §3: expiresAt, the end of this worker's ownership grant): the
   // fetch ends there at the latest, head and body, as a tunnel on the proxy listener is cut then

@@ -1,0 +1,144 @@
+// /v1/fetch's redial (fetch-through.ts): after a refused dial the fetch goes again through another proxy
+// of the route, picked at once — but the second attempt runs the guard again first, and a look-up (an
+// uncached name) may outlast that proxy's use. One revoked during the look-up is not dialled. Real
+// loopback sockets: a port nobody listens on, and a server that counts the connections it gets.
+import net, { type AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildSnapshot } from '../../../shared/src/domain/gateway/canonical.js';
+import { parseAllowList } from '../../../shared/src/domain/gateway/ssrf.js';
+import { type GatewayProxy, sha256Hex } from '../../../shared/src/messages/gateway-snapshot.js';
+import { CredentialCache, StaticCredentialResolver } from './credentials.js';
+import { type FetchDeps, fetchThrough } from './fetch-through.js';
+import { jsonLogger } from './logger.js';
+import { PromRecorder } from './metrics.js';
+import { newSocketCounts } from './sockets.js';
+import { TargetGuard } from './target-guard.js';
+import { UpstreamPool } from './upstream-pool.js';
+import { GatewayWorker } from './worker.js';
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+describe('/v1/fetch redial', () => {
+  let live: net.Server;
+  let livePort: number;
+  let deadPort: number;
+  let connections = 0;
+  const open = new Set<net.Socket>();
+
+  beforeAll(async () => {
+    live = net.createServer((s) => {
+      connections++;
+      open.add(s);
+      s.on('close', () => open.delete(s));
+      s.on('error', () => {});
+      s.end('HTTP/1.1 200 Connection established\r\n\r\n');
+    });
+    await new Promise<void>((r) => live.listen(0, '127.0.0.1', r));
+    livePort = (live.address() as AddressInfo).port;
+    const dead = net.createServer();
+    await new Promise<void>((r) => dead.listen(0, '127.0.0.1', r));
+    deadPort = (dead.address() as AddressInfo).port;
+    await new Promise((r) => dead.close(r));
+  });
+
+  afterAll(async () => {
+    for (const s of open) s.destroy();
+    await new Promise((r) => live.close(r));
+  });
+
+  async function deps(onLookup: (n: number) => void): Promise<FetchDeps> {
+    const creds = new StaticCredentialResolver();
+    creds.replace({ up: { username: 'u', password: 'p' } });
+    const worker = new GatewayWorker({
+      credentials: new CredentialCache(creds, 60_000, Date.now),
+      log: jsonLogger('error', () => {}),
+      now: Date.now,
+      maxStaleAgeMs: Number.POSITIVE_INFINITY,
+      workerId: 'w1',
+      stickyTableSize: 10,
+      outcomeQueueSize: 10,
+    });
+    const proxy = (name: string, port: number): GatewayProxy => ({
+      name,
+      host: '127.0.0.1',
+      port,
+      protocol: 'http',
+      capacity: 5,
+      expiresAt: iso(Date.now() + 3_600_000),
+      usableUntil: iso(Date.now() + 3_000_000),
+      attributes: {},
+      credentialsRef: { secret: 'up', version: 'latest' },
+    });
+    const snapshot = buildSnapshot(
+      {
+        schemaVersion: 1,
+        version: 1,
+        ownershipEpoch: 1,
+        workerId: 'w1',
+        generatedAt: iso(Date.now()),
+        validUntil: iso(Date.now() + 600_000),
+        // Round-robin from the first: the dead proxy is tried first.
+        routing: [{ name: 'all', match: { hosts: ['*'] }, selector: {}, policy: 'round-robin' }],
+        proxies: [proxy('a-dead', deadPort), proxy('b-live', livePort)],
+      },
+      sha256Hex,
+    );
+    expect(await worker.applySnapshot(snapshot)).toMatchObject({ ok: true });
+    let lookups = 0;
+    const sockets = newSocketCounts();
+    const recorder = new PromRecorder({
+      activeTunnels: () => 0,
+      reserved: () => 0,
+      openSockets: () => ({ ...sockets }),
+      snapshotAgeSeconds: () => null,
+      snapshotVersion: () => null,
+      accepting: () => worker.accepting,
+      outcomeQueueSize: () => 0,
+      suspectUpstreams: () => null,
+      suspectFallbacks: () => 0,
+    });
+    return {
+      worker,
+      // Every look-up goes to the resolver (no cache): the redial's too.
+      guard: new TargetGuard(
+        parseAllowList([]).allow,
+        async () => {
+          onLookup(++lookups);
+          return ['8.8.8.8']; // never dialled here: only named in the CONNECT
+        },
+        { ttlMs: 0, maxEntries: 10, now: Date.now },
+      ),
+      recorder,
+      sockets,
+      upstreamTimeoutMs: 2000,
+      maxTimeoutMs: 3000,
+      pool: new UpstreamPool(sockets, { idleMs: 0, maxIdlePerUpstream: 0 }),
+    };
+  }
+
+  const request = { url: 'http://site.example/x', method: 'GET', headers: {}, bodyEncoding: 'utf8' } as const;
+
+  it('a proxy revoked while the redial looked the name up again is not dialled', async () => {
+    connections = 0;
+    let worker: GatewayWorker | undefined;
+    const d = await deps((n) => {
+      if (n === 2) worker?.revokeProxyIds(['b-live']);
+    });
+    worker = d.worker;
+    const result = await fetchThrough(request, 'crawler', d);
+    expect(result).toMatchObject({ ok: false, status: 503, code: 'no_upstream' });
+    expect(connections).toBe(0);
+  });
+
+  it('one still usable after the look-up is dialled as picked', async () => {
+    connections = 0;
+    const d = await deps(() => {});
+    const result = await fetchThrough(request, 'crawler', d);
+    // The stand-in upstream grants the CONNECT and closes: the target's answer never comes.
+    expect(result).toMatchObject({ ok: false, status: 502, code: 'target_failed' });
+    expect(connections).toBe(1);
+    // The upstream socket is destroyed with the failure; its close event comes a tick later.
+    for (let i = 0; i < 50 && d.sockets.upstreams > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(d.sockets.upstreams).toBe(0);
+  });
+});
