@@ -23,9 +23,16 @@ const snapshots = new FirestoreSnapshotStore(db);
 afterAll(() => db.terminate());
 
 const T0 = new Date('2026-12-03T12:00:00Z');
-const event = (data: object) => ({
-  data: { message: { data: Buffer.from(JSON.stringify(data)).toString('base64'), messageId: '1' } },
+const event = (data: object, publishTime?: Date) => ({
+  data: {
+    message: {
+      data: Buffer.from(JSON.stringify(data)).toString('base64'),
+      messageId: '1',
+      ...(publishTime ? { publishTime: publishTime.toISOString() } : {}),
+    },
+  },
 });
+const secondsBefore = (s: number) => new Date(T0.getTime() - s * 1000);
 const TICK = event({ job: 'snapshot-tick' });
 
 /** Two live workers and a proxy each, and pass deps whose publisher refuses gw-b's snapshots while `failing`. */
@@ -74,6 +81,27 @@ describe('a worker snapshot step that fails in a tick', () => {
     expect((await handleSnapshotEvent(deps, event(deps.requester.requests[0]!))).outcome).toBe('done');
     expect(published.map((m) => m.workerId)).toEqual(['gw-a', 'gw-b']);
     expect((await snapshots.loadFull('gw-b'))?.proxies).toHaveLength(1);
+  });
+
+  it('is retried while the worker’s session could still be saved, then left to the next tick', async () => {
+    // A step that keeps failing: without a bound each tick would start ~10 passes over 10 minutes and
+    // dead-letter a request every minute.
+    const { deps, log } = await setup();
+    await handleSnapshotEvent(deps, TICK);
+    const retry = deps.requester.requests[0]!;
+    await expect(handleSnapshotEvent(deps, event(retry, secondsBefore(25)))).rejects.toThrow();
+    expect((await handleSnapshotEvent(deps, event(retry, secondsBefore(30)))).outcome).toBe('retry_given_up');
+    expect(log.lines).toContainEqual(
+      expect.objectContaining({
+        severity: 'WARNING',
+        message: 'step-retry request acknowledged unserved: the next tick runs the pass again',
+      }),
+    );
+    // Any other request is retried by Pub/Sub whatever its age: it may carry news no tick has seen.
+    await expect(
+      handleSnapshotEvent(deps, event({ reason: 'register', workerId: 'gw-b' }, secondsBefore(600))),
+    ).rejects.toThrow();
+    expect(deps.requester.requests).toHaveLength(1);
   });
 
   it('a tick whose steps all succeed asks for nothing', async () => {

@@ -19,7 +19,7 @@ import { type PassSummary, PlannerBusy, runSnapshotPass } from './pass.js';
 import { retireOldWorkers } from './retention.js';
 import { sweepOldSnapshots } from './sweep.js';
 
-export type SnapshotOutcome = 'poison' | 'done' | 'busy_tick';
+export type SnapshotOutcome = 'poison' | 'done' | 'busy_tick' | 'retry_given_up';
 
 export type SnapshotHandlerDeps = SnapshotPassDeps & {
   log: Logger;
@@ -69,9 +69,32 @@ export async function handleSnapshotEvent(
       else logTickFailure(deps.log, SnapshotJob, err, { trigger });
       return { outcome: 'busy_tick' };
     }
+    if (retryOutlived(deps, trigger, decoded.publishTime)) {
+      // Past the session TTL a quicker pass no longer saves the worker's session, and a step that keeps
+      // failing (a snapshot Pub/Sub refuses, a header nothing can read) would keep ~10 passes a minute
+      // running and dead-letter a request every tick: the next tick tries again, and asks again.
+      deps.log.warn('step-retry request acknowledged unserved: the next tick runs the pass again', {
+        trigger,
+        publishTime: decoded.publishTime,
+        error: err,
+      });
+      return { outcome: 'retry_given_up' };
+    }
     deps.log.warn('snapshot request will be retried', { trigger, error: err });
     throw err;
   }
+}
+
+/** A tick's step-retry request published longer ago than a worker session lasts. */
+function retryOutlived(
+  deps: SnapshotHandlerDeps,
+  trigger: unknown,
+  publishTime: string | undefined,
+): boolean {
+  if ((trigger as { reason?: unknown }).reason !== STEP_RETRY_REASON || publishTime === undefined)
+    return false;
+  const published = Date.parse(publishTime);
+  return Number.isFinite(published) && deps.clock.now().getTime() - published >= deps.settings.sessionTtlMs;
 }
 
 /** Best effort, as the API's requests are: when the publish fails too, the next tick runs the pass. */
