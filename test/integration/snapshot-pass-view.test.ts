@@ -230,9 +230,11 @@ describe('a snapshot pass reads only the workers in view', () => {
     await proxies.create(poolProxy('pg-1', 2));
     await storeHeader('gw-ghost', 7, at(100));
     await outOfShape('gw-ghost');
-    expect(await snapshots.headersOf(['gw-ghost'])).toEqual(
+    // The pass's view reads its version and grant; an admin listing shows no snapshot rather than guesses.
+    expect(await snapshots.headersInView(['gw-ghost'], at(-3600))).toEqual(
       new Map([['gw-ghost', expect.objectContaining({ version: 7, grantedUntil: at(100) })]]),
     );
+    expect(await snapshots.headersOf(['gw-ghost'])).toEqual(new Map());
     await commitOwnership(
       [
         {
@@ -262,6 +264,18 @@ describe('a snapshot pass reads only the workers in view', () => {
     // Read whole again, with the grant it had kept: the later of the two.
     expect(await snapshots.header('gw-live')).toMatchObject({ version: 8, grantedUntil: at(400) });
     expect((await snapshots.loadFull('gw-live'))?.proxies.map((p) => p.name)).toEqual(['pg-1']);
+  });
+
+  it('a live worker whose header lost its grant and part count still continues above its version', async () => {
+    const clock = new ManualClock(T0);
+    await storeHeader('gw-live', 7, at(100), 3);
+    await db.collection('snapshots').doc('gw-live').update({ grantedUntil: 'soon', parts: 'x' });
+    await workers.put(record('gw-live', at(20)), null);
+    const published: GatewaySnapshotMessage[] = [];
+    const summary = await runSnapshotPass(passDeps(clock, published, { workerIds: [], headerIds: [] }));
+    expect(summary).toMatchObject({ failures: 0, published: 1 });
+    expect(published.map((m) => [m.workerId, m.version])).toEqual([['gw-live', 8]]);
+    expect(await snapshots.header('gw-live')).toMatchObject({ version: 8, grantedUntil: at(180) });
   });
 });
 

@@ -1,9 +1,10 @@
 // The target's response heads on the pinned plain-HTTP path (proxy-session.ts), written for the client
 // as the absolute-form path writes them (response-head.ts clientResponseHead): the target hop's own
-// fields go (Connection and what it lists, Keep-Alive, Proxy-Connection, Upgrade, Proxy-Authenticate) and
-// the final head says `Connection: close` — one request per client connection, so a client never keeps
-// alive a connection on which the gateway would drop its next request. Only the heads are rewritten: the
-// body, framed by the target (Content-Length, chunked, close-delimited), is relayed byte for byte.
+// fields go (Connection and what it lists but the body's framing, Keep-Alive, Proxy-Connection, Upgrade,
+// Proxy-Authenticate) and the final head says `Connection: close` — one request per client connection,
+// so a client never keeps alive a connection on which the gateway would drop its next request. Only the
+// heads are rewritten: the body, framed by the target (Content-Length, chunked, close-delimited), is
+// relayed byte for byte.
 import { HEAD_END, statusOf } from './head.js';
 import { clientResponseHead } from './response-head.js';
 

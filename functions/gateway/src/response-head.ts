@@ -1,9 +1,9 @@
 // The head of an upstream's response as the proxy listener's client gets it, when the gateway spoke to
 // the upstream through Node's HTTP client (absolute-form plain HTTP over a kept-alive connection): the
-// upstream hop's own fields go (Connection and what it lists, Keep-Alive, Proxy-Connection, Upgrade,
-// Proxy-Authenticate), and the client's connection always ends with this response (`Connection: close`,
-// one request per client connection: docs/gateway.md § Proxy listener). Everything else is kept as
-// received, in order, with its case.
+// upstream hop's own fields go (Connection and what it lists but Transfer-Encoding and Content-Length,
+// Keep-Alive, Proxy-Connection, Upgrade, Proxy-Authenticate), and the client's connection always ends
+// with this response (`Connection: close`, one request per client connection: docs/gateway.md § Proxy
+// listener). Everything else is kept as received, in order, with its case.
 import type { IncomingMessage } from 'node:http';
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'upgrade', 'proxy-authenticate']);

@@ -36,11 +36,12 @@ export interface SweepResult {
 
 export interface SnapshotStore {
   header(workerId: string): Promise<SnapshotHeader | null>;
-  /** The headers of `workerIds` (those that have one): admin listings. */
+  /** The headers of `workerIds` that fit the model whole (one that does not is left out): admin listings. */
   headersOf(workerIds: readonly string[]): Promise<Map<string, SnapshotHeader>>;
   /**
    * The headers of `workerIds` plus every header whose grant lasts past `cutoff` (domain/workers/view.ts:
-   * a grant outlives its worker document in the "ghost" case): what a snapshot pass reads.
+   * a grant outlives its worker document in the "ghost" case): what a snapshot pass reads. A header that
+   * no longer fits the model whole still comes back with its version and grant, the rest as never sent.
    */
   headersInView(workerIds: readonly string[], cutoff: Date): Promise<Map<string, SnapshotHeader>>;
   /** The latest full snapshot (header + parts), or null. */

@@ -61,7 +61,7 @@ const PartDoc = z.object({ index: int, version: int, proxies: z.array(GatewayPro
  * What a header that no longer fits HeaderDoc (edited by hand, or written by a newer release that this one
  * cannot read whole — a route field it does not know) still tells for certain: its version and its grant.
  */
-const HeaderCore = z.object({ version: int, grantedUntil: ts.nullable(), parts: int.default(0) });
+const HeaderCore = z.object({ version: int, grantedUntil: ts.nullable().catch(null), parts: int.catch(0) });
 
 const tsOrNull = (d: Date | null) => (d ? Timestamp.fromDate(d) : null);
 const plain = (v: unknown): unknown => JSON.parse(JSON.stringify(v));
@@ -83,7 +83,7 @@ export class FirestoreSnapshotStore implements SnapshotStore {
       const out = new Map<string, SnapshotHeader>();
       const refs = [...new Set(workerIds)].map((id) => this.ref(id));
       for (let i = 0; i < refs.length; i += GET_BATCH)
-        addHeaders(out, await this.db.getAll(...refs.slice(i, i + GET_BATCH)));
+        addHeaders(out, await this.db.getAll(...refs.slice(i, i + GET_BATCH)), false);
       return out;
     } catch (err) {
       throw workerStoreFailure(err, 'read snapshot headers');
@@ -102,11 +102,11 @@ export class FirestoreSnapshotStore implements SnapshotStore {
         .collection(Collections.snapshots)
         .where('grantedUntil', '>', Timestamp.fromDate(cutoff))
         .get();
-      addHeaders(out, granted.docs);
+      addHeaders(out, granted.docs, true);
       const seen = new Set(granted.docs.map((d) => d.id));
       const rest = [...new Set(workerIds)].filter((id) => !seen.has(id)).map((id) => this.ref(id));
       for (let i = 0; i < rest.length; i += GET_BATCH)
-        addHeaders(out, await this.db.getAll(...rest.slice(i, i + GET_BATCH)));
+        addHeaders(out, await this.db.getAll(...rest.slice(i, i + GET_BATCH)), true);
       return out;
     } catch (err) {
       throw workerStoreFailure(err, 'read the snapshot headers in view');
@@ -326,13 +326,25 @@ function lockHolderOf(state: DocumentSnapshot | null): string | null {
   return typeof holder === 'string' ? holder : null;
 }
 
-/** The headers of `docs`, each as readableHeader reads it; one that does not say even its grant is left out. */
-function addHeaders(out: Map<string, SnapshotHeader>, docs: readonly DocumentSnapshot[]): void {
+/**
+ * The headers of `docs`. One that no longer fits the model whole is left out — or, with `salvage` (the
+ * pass's view), read as readableHeader reads it, left out only when not even its version can be read.
+ */
+function addHeaders(
+  out: Map<string, SnapshotHeader>,
+  docs: readonly DocumentSnapshot[],
+  salvage: boolean,
+): void {
   for (const d of docs) {
     if (!d.exists) continue;
-    const h = readableHeader(d.id, d.data());
+    const h = salvage ? readableHeader(d.id, d.data()) : wholeHeader(d.data());
     if (h) out.set(d.id, h);
   }
+}
+
+function wholeHeader(data: DocumentData | undefined): SnapshotHeader | null {
+  const h = HeaderDoc.safeParse(data);
+  return h.success ? toHeader(h.data) : null;
 }
 
 /**
@@ -343,8 +355,8 @@ function addHeaders(out: Map<string, SnapshotHeader>, docs: readonly DocumentSna
  * worker a new version, whose save writes the header whole again.
  */
 function readableHeader(workerId: string, data: DocumentData | undefined): SnapshotHeader | null {
-  const h = HeaderDoc.safeParse(data);
-  if (h.success) return toHeader(h.data);
+  const whole = wholeHeader(data);
+  if (whole) return whole;
   const core = HeaderCore.safeParse(data);
   if (!core.success) return null;
   return {
