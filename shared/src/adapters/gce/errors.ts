@@ -21,6 +21,8 @@ const GRPC_TO_HTTP: Record<number, number> = {
   7: 403,
   8: 429,
   9: 400,
+  10: 409,
+  13: 500,
   14: 503,
 };
 
@@ -84,13 +86,21 @@ const QUOTA_REASONS = new Set([
   'ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS',
   'RESOURCE_EXHAUSTED',
 ]);
-/** Throttling and "busy" answers: retry soon. */
+/**
+ * Throttling and "busy" answers: retry soon. An Operation's errors spell them in upper case
+ * (RESOURCE_OPERATION_RATE_EXCEEDED: "too frequent operations from the source resource", a burst of
+ * creates from one image — HTTP 403, which the status alone would take for a refusal to latch).
+ */
 const TRANSIENT_REASONS = new Set([
   'rateLimitExceeded',
   'userRateLimitExceeded',
   'resourceNotReady',
   'backendError',
   'internalError',
+  'RATE_LIMIT_EXCEEDED',
+  'RESOURCE_OPERATION_RATE_EXCEEDED',
+  'RESOURCE_NOT_READY',
+  'INTERNAL_ERROR',
 ]);
 
 export function classify(info: ComputeErrorInfo): FailureKind {

@@ -76,6 +76,13 @@ describe('compute error classification (status codes and reasons, never message 
     [{ error: { errors: [{ code: 'ZONE_RESOURCE_POOL_EXHAUSTED' }] } }, 'quota'],
     [{ error: { errors: [{ code: 'RESOURCE_NOT_FOUND' }] }, httpErrorStatusCode: 404 }, 'permanent'],
     [{ error: { errors: [{ code: 'INTERNAL_ERROR' }] }, httpErrorStatusCode: 500 }, 'transient'],
+    // Throttling spelt the Operation's way, on statuses that alone would read as a refusal.
+    [
+      { error: { errors: [{ code: 'RESOURCE_OPERATION_RATE_EXCEEDED' }] }, httpErrorStatusCode: 403 },
+      'transient',
+    ],
+    [{ error: { errors: [{ code: 'RATE_LIMIT_EXCEEDED' }] }, httpErrorStatusCode: 403 }, 'transient'],
+    [{ error: { errors: [{ code: 'RESOURCE_NOT_READY' }] }, httpErrorStatusCode: 400 }, 'transient'],
   ])('an Operation error %# → %s', (op, kind) => {
     expect(operationError(op, 'insert')?.kind).toBe(kind);
   });

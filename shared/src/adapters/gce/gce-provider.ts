@@ -54,8 +54,18 @@ export class GceProvider implements Provider {
       );
       if (failed) throw failed;
     } catch (err) {
-      // 409 alreadyExists: a duplicate or concurrent delivery already created it (same deterministic name).
-      if (err instanceof ProviderError && err.status === 409) return { providerId };
+      // 409 alreadyExists: a duplicate or concurrent delivery already created it (same deterministic name)
+      // — or another resource holds the name: GCE names the boot disk after the instance, and a disk left
+      // over (an insert that failed half-way) refuses the insert with the same 409. Taken for a create, that
+      // would send the proxy round create → missing → create for good, with nothing in its status.
+      if (err instanceof ProviderError && err.status === 409) {
+        if (await this.get(providerId)) return { providerId };
+        throw new ProviderError(
+          'transient',
+          `instances.insert answered 409 but there is no instance ${request.name}: another resource holds the name (a boot disk ${request.name} left over?): ${err.message}`,
+          { cause: err, status: 409, reason: err.reason },
+        );
+      }
       throw err;
     }
     return { providerId };
@@ -71,6 +81,16 @@ export class GceProvider implements Provider {
       return observeInstance(inst, ref.zone);
     } catch (err) {
       if (err instanceof ProviderError && err.status === 404) return null;
+      // A read that fails is never the spec's fault — a 403 while IAM propagates or with the API disabled,
+      // a VPC Service Controls denial: classed permanent it would latch PermanentError (Failed, unleasable)
+      // on a proxy whose VM serves, until someone edited its spec. Retried with backoff instead.
+      if (err instanceof ProviderError && err.kind !== 'transient') {
+        throw new ProviderError('transient', err.message, {
+          cause: err,
+          status: err.status,
+          reason: err.reason,
+        });
+      }
       throw err;
     }
   }
