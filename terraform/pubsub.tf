@@ -47,9 +47,12 @@ resource "google_pubsub_subscription" "push" {
     ttl = "" # never expire for inactivity: a quiet topic (ticks-gc at night) must keep its subscription
   }
 
+  # Every grant a delivery needs exists before the first one: otherwise early ticks (5 attempts) can be
+  # refused 403 and dead-lettered on a fresh project, and the dead-letters alert fires at once.
   depends_on = [
     google_pubsub_topic_iam_member.pubsub_agent_publishes_dead_letters,
     google_cloud_run_v2_service_iam_member.push_invokes_function,
+    google_service_account_iam_member.pubsub_agent_mints_push_tokens,
   ]
 }
 
