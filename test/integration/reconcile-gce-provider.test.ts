@@ -1,6 +1,7 @@
 // The gce provider driven through the real @google-cloud/compute client against a scripted local HTTP
 // server: what the client sends, and how each GCE answer (409, 404, 403 quota, 403 rate limit, 503
-// stockout, Operation errors, 5xx, partial aggregatedList) becomes the seed's outcome.
+// stockout, Operation errors, 5xx, partial aggregatedList, a 409 with no instance, a read refused) becomes
+// the seed's outcome.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -105,9 +106,24 @@ describe('GceProvider.create', () => {
     });
   });
 
-  it('treats 409 alreadyExists as success (a duplicate delivery)', async () => {
-    routes = [when('POST', '/instances', [gceError(409, 'alreadyExists')])];
+  it('treats 409 alreadyExists as success when the instance exists (a duplicate delivery)', async () => {
+    routes = [
+      when('POST', '/instances', [gceError(409, 'alreadyExists')]),
+      when('GET', '/instances/pp-', [instance('PROVISIONING')]),
+    ];
     await expect(provider.create(request)).resolves.toEqual({ providerId });
+  });
+
+  it('a 409 with no such instance is no create: another resource holds the name (a leftover boot disk)', async () => {
+    // GCE names the boot disk after the instance: a disk left over refuses the insert with the same 409.
+    routes = [
+      when('POST', '/instances', [gceError(409, 'alreadyExists')]),
+      when('GET', '/instances/pp-', [gceError(404, 'notFound')]),
+    ];
+    const err = await provider.create(request).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ProviderError);
+    expect(err).toMatchObject({ kind: 'transient', status: 409 });
+    expect((err as Error).message).toContain('a boot disk pp-00000000000040008000 left over?');
   });
 
   it('a synchronous 403 quotaExceeded is a quota failure', async () => {
@@ -180,6 +196,16 @@ describe('GceProvider.get', () => {
   it('maps RUNNING without a natIP to Provisioning', async () => {
     routes = [when('GET', `/instances/${request.name}`, [instance('RUNNING')])];
     await expect(provider.get(providerId)).resolves.toMatchObject({ state: 'Provisioning', ip: null });
+  });
+
+  it('a read refused 403 is transient: never a PermanentError latched on a proxy whose VM serves', async () => {
+    // IAM still propagating, the API disabled, a VPC Service Controls denial: nothing in the spec to fix.
+    routes = [when('GET', '/instances/pp-', [gceError(403, 'forbidden')])];
+    await expect(provider.get(providerId)).rejects.toMatchObject({
+      kind: 'transient',
+      status: 403,
+      reason: 'forbidden',
+    });
   });
 
   it('returns null on 404', async () => {
