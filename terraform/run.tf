@@ -35,12 +35,14 @@ locals {
   # The audience `gcloud auth print-identity-token` puts in a user's token (functions/api/src/auth).
   gcloud_cli_audience = "32555940559.apps.googleusercontent.com"
 
-  # Plain environment of the API. Workers' identity tokens are checked against ADMIN_AUDIENCES too (no
-  # WORKER_AUDIENCES: functions/api/src/workers/config.ts), so the gateway's CONTROL_PLANE_URL, the
-  # audience it mints its tokens for, must be one of them: both are local.api_url.
+  # Plain environment of the API. Workers' identity tokens are checked against WORKER_AUDIENCES: the
+  # service URL alone, the gateway's CONTROL_PLANE_URL, the audience it mints its tokens for — not the
+  # gcloud CLI's audience admins' tokens may carry, so that a token minted for gcloud cannot pass as a
+  # worker's (functions/api/src/workers/config.ts).
   api_env = {
     ADMIN_EMAILS            = join(",", var.admin_emails)
     ADMIN_AUDIENCES         = join(",", [local.api_url, local.gcloud_cli_audience])
+    WORKER_AUDIENCES        = local.api_url
     GATEWAY_SERVICE_ACCOUNT = google_service_account.gateway.email
     # The only port google_compute_firewall.proxy_port opens: the API refuses a managed proxy on any
     # other (it would boot and never be reachable).
