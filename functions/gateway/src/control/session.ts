@@ -405,6 +405,14 @@ export class ControllerSession {
       return 'ack' as const;
     }
     const msg = decoded.message;
+    // Data of an epoch below the one registration reported is refused (contract §2): a worker id's
+    // subscription keeps what an earlier process of it left unacknowledged — built on grants that may
+    // have moved since — and a process with nothing applied yet would take it whatever its epoch.
+    const floor = this.session?.registration.ownershipEpoch;
+    if (floor !== undefined && msg.ownershipEpoch < floor) {
+      this.onResult({ ok: false, reason: 'stale_epoch', needFullSnapshot: false }, msg.kind, msg.version);
+      return 'ack' as const;
+    }
     let result: ApplyResult;
     try {
       result = msg.kind === 'full' ? await this.sink.applySnapshot(msg) : await this.sink.applyDelta(msg);

@@ -391,6 +391,23 @@ describe('snapshots', () => {
     expect(h.client.of('ack')).toHaveLength(1);
   });
 
+  it('a snapshot of an epoch below the one registration reported is refused, even with nothing applied yet', async () => {
+    // A pinned worker id's subscription keeps what its previous process left unacknowledged (contract §2:
+    // data of a lower epoch must be rejected); the controller is at epoch 3 when this process registers.
+    const h = harness();
+    h.script('register', { ok: true, body: registration('s-1', { ownershipEpoch: 3 }) });
+    await h.start();
+    expect(await h.feed.deliver(feedMessage(snapshot(7, ['p-old'], 2)))).toBe('ack');
+    await flush();
+    expect(h.worker.snapshot()).toBeNull();
+    expect(h.session.counters.refused).toBe(1);
+    expect(h.client.of('ack')).toHaveLength(0);
+    await h.feed.deliver(feedMessage(snapshot(1, ['p-new'], 3)));
+    await flush();
+    expect(h.worker.snapshot()?.version).toBe(1);
+    expect(h.client.of('ack')).toHaveLength(1);
+  });
+
   it('a re-delivered older delta, or one conflicting with the applied version, is refused without a fetch', async () => {
     // Pub/Sub is at-least-once: the delta 1→2 may come again after 2→3 was applied. It is older than what
     // runs (docs/gateway.md § Controller session: "older / conflicting / other epoch ─► logged, dropped"),
