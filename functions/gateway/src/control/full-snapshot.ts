@@ -81,7 +81,9 @@ export class FullSnapshotFetch {
         session.counters.fetched++;
         answered();
         // A full snapshot never asks for another one: refused, it is logged and we wait for the next.
-        session.onResult(await session.sink!.applySnapshot(answer.body), 'fetch', answer.body.version);
+        if (!session.refusedBelowFloor(answer.body.ownershipEpoch, 'fetch', answer.body.version)) {
+          session.onResult(await session.sink!.applySnapshot(answer.body), 'fetch', answer.body.version);
+        }
         continue; // still wanted only if a request came meanwhile that this snapshot did not satisfy
       }
       const reaction = controlReaction(answer.status, answer.code);

@@ -69,6 +69,8 @@ export class ControllerSession {
   private readonly reports: ReportLoop;
   private readonly refusals: RefusalLog;
   private lastSessionId: string | null = null;
+  /** The ownershipEpoch of the last registration: no snapshot below it is applied (refusedBelowFloor). */
+  private epochFloor = 0;
   /** When the current session was granted, and how many sessions in a row were lost soon after. */
   private grantedAt = 0;
   /** When the controller last heard of this session (monotonic): granted, an ACK or report accepted, a probe. */
@@ -310,6 +312,7 @@ export class ControllerSession {
       this.reports.newSession();
     }
     this.session = { sessionId: r.sessionId, registration: r };
+    this.epochFloor = r.ownershipEpoch;
     this.grantedAt = this.now();
     this.heardAt = this.grantedAt;
     this.deps.log.info('registered with the control plane', {
@@ -405,14 +408,7 @@ export class ControllerSession {
       return 'ack' as const;
     }
     const msg = decoded.message;
-    // Data of an epoch below the one registration reported is refused (contract §2): a worker id's
-    // subscription keeps what an earlier process of it left unacknowledged — built on grants that may
-    // have moved since — and a process with nothing applied yet would take it whatever its epoch.
-    const floor = this.session?.registration.ownershipEpoch;
-    if (floor !== undefined && msg.ownershipEpoch < floor) {
-      this.onResult({ ok: false, reason: 'stale_epoch', needFullSnapshot: false }, msg.kind, msg.version);
-      return 'ack' as const;
-    }
+    if (this.refusedBelowFloor(msg.ownershipEpoch, msg.kind, msg.version)) return 'ack' as const;
     let result: ApplyResult;
     try {
       result = msg.kind === 'full' ? await this.sink.applySnapshot(msg) : await this.sink.applyDelta(msg);
@@ -423,6 +419,20 @@ export class ControllerSession {
     }
     this.onResult(result, msg.kind, msg.version);
     return 'ack' as const;
+  }
+
+  /**
+   * Data of an epoch below the one the last registration reported is refused (contract §2), pulled or
+   * fetched: a worker id's subscription keeps what an earlier process of it left unacknowledged — built
+   * on grants that may have moved since — and the stored snapshot a fetch returns may be that one until
+   * the pass its registration asked for has run; a process with nothing applied yet would take either
+   * whatever its epoch. The floor outlives a re-registration's gap (no session meanwhile). Refused here,
+   * it is counted and logged as any refusal; the new epoch's snapshot is on its way.
+   */
+  refusedBelowFloor(epoch: number, via: 'full' | 'delta' | 'fetch', version: number): boolean {
+    if (epoch >= this.epochFloor) return false;
+    this.onResult({ ok: false, reason: 'stale_epoch', needFullSnapshot: false }, via, version);
+    return true;
   }
 
   /** What applying a snapshot (pulled or fetched) leads to: an ACK, or a fetch of the latest full one. */

@@ -393,14 +393,20 @@ describe('snapshots', () => {
 
   it('a snapshot of an epoch below the one registration reported is refused, even with nothing applied yet', async () => {
     // A pinned worker id's subscription keeps what its previous process left unacknowledged (contract §2:
-    // data of a lower epoch must be rejected); the controller is at epoch 3 when this process registers.
-    const h = harness();
+    // data of a lower epoch must be rejected); the controller is at epoch 3 when this process registers,
+    // and still stores that old snapshot for a fetch until the pass the registration asked for has run.
+    const h = harness({ settings: { firstSnapshotWaitMs: 3_000 } });
     h.script('register', { ok: true, body: registration('s-1', { ownershipEpoch: 3 }) });
+    h.script('latestSnapshot', { ok: true, body: snapshot(7, ['p-old'], 2) });
     await h.start();
     expect(await h.feed.deliver(feedMessage(snapshot(7, ['p-old'], 2)))).toBe('ack');
     await flush();
     expect(h.worker.snapshot()).toBeNull();
     expect(h.session.counters.refused).toBe(1);
+    await vi.advanceTimersByTimeAsync(3_000); // the first-snapshot fallback fetches the stored one
+    expect(h.client.of('latestSnapshot')).toHaveLength(1);
+    expect(h.worker.snapshot()).toBeNull();
+    expect(h.session.counters.refused).toBe(2);
     expect(h.client.of('ack')).toHaveLength(0);
     await h.feed.deliver(feedMessage(snapshot(1, ['p-new'], 3)));
     await flush();
