@@ -232,7 +232,7 @@ describe('a snapshot pass reads only the workers in view', () => {
     await outOfShape('gw-ghost');
     // The pass's view reads its version and grant; an admin listing shows no snapshot rather than guesses.
     expect(await snapshots.headersInView(['gw-ghost'], at(-3600))).toEqual(
-      new Map([['gw-ghost', expect.objectContaining({ version: 7, grantedUntil: at(100) })]]),
+      new Map([['gw-ghost', expect.objectContaining({ version: 7, grantedUntil: at(100), salvaged: true })]]),
     );
     expect(await snapshots.headersOf(['gw-ghost'])).toEqual(new Map());
     await commitOwnership(

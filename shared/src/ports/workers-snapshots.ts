@@ -26,6 +26,11 @@ export interface SnapshotHeader {
   recent: BuiltSnapshotRef[];
   sentAt: Date | null;
   proxies: number;
+  /**
+   * Read from a header that no longer fits the model whole (headersInView): only `version` and
+   * `grantedUntil` are what is stored; the rest reads as never sent.
+   */
+  salvaged?: true;
 }
 
 /** One sweep's outcome: the worker ids whose parts went, and the ones whose transaction failed. */

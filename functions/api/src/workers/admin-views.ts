@@ -31,15 +31,18 @@ export function workerView(
     reportAgeSeconds: w.report ? Math.round((now.getTime() - w.report.receivedAt.getTime()) / 1000) : null,
     draining: w.report?.sessionId === s.sessionId && w.report.draining,
     owned,
-    snapshot: header
-      ? {
-          version: header.version,
-          ownershipEpoch: header.ownershipEpoch,
-          proxies: header.proxies,
-          grantedUntil: header.grantedUntil?.toISOString() ?? null,
-          drainingAway: Object.keys(header.draining).length,
-        }
-      : null,
+    // A header read only for its version and grant (snapshot-store.ts readableHeader) has nothing else
+    // to show: no snapshot, as before the pass writes it whole again.
+    snapshot:
+      header && !header.salvaged
+        ? {
+            version: header.version,
+            ownershipEpoch: header.ownershipEpoch,
+            proxies: header.proxies,
+            grantedUntil: header.grantedUntil?.toISOString() ?? null,
+            drainingAway: Object.keys(header.draining).length,
+          }
+        : null,
   };
 }
 

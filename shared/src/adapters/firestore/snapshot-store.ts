@@ -373,6 +373,7 @@ function readableHeader(workerId: string, data: DocumentData | undefined): Snaps
     recent: [],
     sentAt: null,
     proxies: 0,
+    salvaged: true,
   };
 }
 
