@@ -118,6 +118,14 @@ async function commitOwnership(changes: OwnershipChange[], epoch: number, now: D
   await ownership.releaseLock('setup', await ownership.commit(changes, epoch, token, now));
 }
 
+/** `proxy` assigned to `owner` at epoch 1, a minute ago. */
+const ownedBy = (proxy: string, owner: string) =>
+  commitOwnership(
+    [{ proxy, kind: 'assigned', next: { proxy, owner, since: 1, drainEpoch: null } }],
+    1,
+    at(-60),
+  );
+
 const DEAD = 40;
 const RECENT = 3;
 
@@ -184,17 +192,7 @@ describe('a snapshot pass reads only the workers in view', () => {
     const clock = new ManualClock(T0);
     await proxies.create(poolProxy('pg-1', 2));
     await storeHeader('gw-ghost', 7, at(100));
-    await commitOwnership(
-      [
-        {
-          proxy: 'pg-1',
-          kind: 'assigned',
-          next: { proxy: 'pg-1', owner: 'gw-ghost', since: 1, drainEpoch: null },
-        },
-      ],
-      1,
-      at(-60),
-    );
+    await ownedBy('pg-1', 'gw-ghost');
     await workers.put(record('gw-live', at(20)), null);
 
     const published: GatewaySnapshotMessage[] = [];
@@ -235,17 +233,7 @@ describe('a snapshot pass reads only the workers in view', () => {
       new Map([['gw-ghost', expect.objectContaining({ version: 7, grantedUntil: at(100), salvaged: true })]]),
     );
     expect(await snapshots.headersOf(['gw-ghost'])).toEqual(new Map());
-    await commitOwnership(
-      [
-        {
-          proxy: 'pg-1',
-          kind: 'assigned',
-          next: { proxy: 'pg-1', owner: 'gw-ghost', since: 1, drainEpoch: null },
-        },
-      ],
-      1,
-      at(-60),
-    );
+    await ownedBy('pg-1', 'gw-ghost');
     await workers.put(record('gw-live', at(20)), null);
     await runSnapshotPass(passDeps(clock, [], { workerIds: [], headerIds: [] }));
     expect((await ownership.read()).records.get('pg-1')).toMatchObject({ owner: 'gw-ghost', drainEpoch: 2 });

@@ -10,7 +10,7 @@ import { type GatewayProxy, sha256Hex } from '../../../shared/src/messages/gatew
 import { CredentialCache, StaticCredentialResolver } from './credentials.js';
 import { type FetchDeps, fetchThrough } from './fetch-through.js';
 import { jsonLogger } from './logger.js';
-import { PromRecorder } from './metrics.js';
+import type { GatewayRecorder } from './metrics.js';
 import { newSocketCounts } from './sockets.js';
 import { TargetGuard } from './target-guard.js';
 import { UpstreamPool } from './upstream-pool.js';
@@ -23,6 +23,8 @@ describe('/v1/fetch redial', () => {
   let livePort: number;
   let deadPort: number;
   let connections = 0;
+  /** The listener of each redial counted (gateway_redials_total). */
+  const redials: string[] = [];
   const open = new Set<net.Socket>();
 
   beforeAll(async () => {
@@ -86,17 +88,12 @@ describe('/v1/fetch redial', () => {
     expect(await worker.applySnapshot(snapshot)).toMatchObject({ ok: true });
     let lookups = 0;
     const sockets = newSocketCounts();
-    const recorder = new PromRecorder({
-      activeTunnels: () => 0,
-      reserved: () => 0,
-      openSockets: () => ({ ...sockets }),
-      snapshotAgeSeconds: () => null,
-      snapshotVersion: () => null,
-      accepting: () => worker.accepting,
-      outcomeQueueSize: () => 0,
-      suspectUpstreams: () => null,
-      suspectFallbacks: () => 0,
-    });
+    const recorder: GatewayRecorder = {
+      request() {},
+      ssrfRefused() {},
+      redialed: (listener) => redials.push(listener),
+      outcomeDropped() {},
+    };
     return {
       worker,
       // Every look-up goes to the resolver (no cache): the redial's too.
@@ -120,6 +117,7 @@ describe('/v1/fetch redial', () => {
 
   it('a proxy revoked while the redial looked the name up again is not dialled', async () => {
     connections = 0;
+    redials.length = 0;
     let worker: GatewayWorker | undefined;
     const d = await deps((n) => {
       if (n === 2) worker?.revokeProxyIds(['b-live']);
@@ -127,15 +125,18 @@ describe('/v1/fetch redial', () => {
     worker = d.worker;
     const result = await fetchThrough(request, 'crawler', d);
     expect(result).toMatchObject({ ok: false, status: 503, code: 'no_upstream' });
+    expect(redials).toEqual(['fetch']);
     expect(connections).toBe(0);
   });
 
   it('one still usable after the look-up is dialled as picked', async () => {
     connections = 0;
+    redials.length = 0;
     const d = await deps(() => {});
     const result = await fetchThrough(request, 'crawler', d);
     // The stand-in upstream grants the CONNECT and closes: the target's answer never comes.
     expect(result).toMatchObject({ ok: false, status: 502, code: 'target_failed' });
+    expect(redials).toEqual(['fetch']);
     expect(connections).toBe(1);
     // The upstream socket is destroyed with the failure; its close event comes a tick later.
     for (let i = 0; i < 50 && d.sockets.upstreams > 0; i++) await new Promise((r) => setTimeout(r, 20));
