@@ -5,6 +5,16 @@ export function onShutdown(shutdown: (why: string, exitCode: number) => void): v
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.on(signal, () => shutdown(signal, 0));
   }
+  // The reader of our output gone (whoever started us closed its end of the pipe): every write fails,
+  // and each failure, unhandled, went to uncaughtException, whose own report failed the same way — a loop
+  // at 100 % CPU that never stopped the plane. Nothing more can be shown, and whoever started us is gone:
+  // stop writing, and stop.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', () => {
+      silenceConsole();
+      shutdown('output closed', 1);
+    });
+  }
   process.on('uncaughtException', (err) => {
     console.error(err);
     shutdown('uncaught exception', 1);
@@ -13,4 +23,12 @@ export function onShutdown(shutdown: (why: string, exitCode: number) => void): v
     console.error(err);
     shutdown('unhandled rejection', 1);
   });
+}
+
+function silenceConsole(): void {
+  const quiet = () => {};
+  console.log = quiet;
+  console.info = quiet;
+  console.warn = quiet;
+  console.error = quiet;
 }
