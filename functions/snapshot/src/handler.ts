@@ -101,7 +101,7 @@ function retryOutlived(
 async function requestRetry(deps: SnapshotHandlerDeps, failures: number, trigger: unknown): Promise<void> {
   try {
     await deps.requester.request({ reason: STEP_RETRY_REASON });
-    deps.log.info('worker snapshot steps failed: a pass requested, retried until they succeed', {
+    deps.log.info('worker snapshot steps failed: a pass requested, retried for a worker session’s TTL', {
       trigger,
       failures,
     });
