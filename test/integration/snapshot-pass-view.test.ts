@@ -118,6 +118,15 @@ async function commitOwnership(changes: OwnershipChange[], epoch: number, now: D
   await ownership.releaseLock('setup', await ownership.commit(changes, epoch, token, now));
 }
 
+/** gw-live's session, then one pass: it must succeed and publish gw-live exactly `version`. */
+async function passForLiveWorker(clock: ManualClock, version: number) {
+  await workers.put(record('gw-live', at(20)), null);
+  const published: GatewaySnapshotMessage[] = [];
+  const summary = await runSnapshotPass(passDeps(clock, published, { workerIds: [], headerIds: [] }));
+  expect(summary).toMatchObject({ failures: 0, published: 1 });
+  expect(published.map((m) => [m.workerId, m.version])).toEqual([['gw-live', version]]);
+}
+
 /** `proxy` assigned to `owner` at epoch 1, a minute ago. */
 const ownedBy = (proxy: string, owner: string) =>
   commitOwnership(
@@ -244,11 +253,7 @@ describe('a snapshot pass reads only the workers in view', () => {
     await proxies.create(poolProxy('pg-1', 2));
     await storeHeader('gw-live', 7, at(400)); // past the grant this pass gives (180 s)
     await outOfShape('gw-live');
-    await workers.put(record('gw-live', at(20)), null);
-    const published: GatewaySnapshotMessage[] = [];
-    const summary = await runSnapshotPass(passDeps(clock, published, { workerIds: [], headerIds: [] }));
-    expect(summary).toMatchObject({ failures: 0, published: 1 });
-    expect(published.map((m) => [m.workerId, m.version])).toEqual([['gw-live', 8]]);
+    await passForLiveWorker(clock, 8);
     // Read whole again, with the grant it had kept: the later of the two.
     expect(await snapshots.header('gw-live')).toMatchObject({ version: 8, grantedUntil: at(400) });
     expect((await snapshots.loadFull('gw-live'))?.proxies.map((p) => p.name)).toEqual(['pg-1']);
@@ -258,11 +263,7 @@ describe('a snapshot pass reads only the workers in view', () => {
     const clock = new ManualClock(T0);
     await storeHeader('gw-live', 7, at(100), 3);
     await db.collection('snapshots').doc('gw-live').update({ grantedUntil: 'soon', parts: 'x' });
-    await workers.put(record('gw-live', at(20)), null);
-    const published: GatewaySnapshotMessage[] = [];
-    const summary = await runSnapshotPass(passDeps(clock, published, { workerIds: [], headerIds: [] }));
-    expect(summary).toMatchObject({ failures: 0, published: 1 });
-    expect(published.map((m) => [m.workerId, m.version])).toEqual([['gw-live', 8]]);
+    await passForLiveWorker(clock, 8);
     expect(await snapshots.header('gw-live')).toMatchObject({ version: 8, grantedUntil: at(180) });
   });
 });

@@ -69,7 +69,10 @@ export async function handleSnapshotEvent(
       else logTickFailure(deps.log, SnapshotJob, err, { trigger });
       return { outcome: 'busy_tick' };
     }
-    if (retryOutlived(deps, trigger, decoded.publishTime)) {
+    if (
+      (trigger as { reason?: string }).reason === STEP_RETRY_REASON &&
+      outlivedSession(deps, decoded.publishTime)
+    ) {
       // Past the session TTL a quicker pass no longer saves the worker's session, and a step that keeps
       // failing (a snapshot Pub/Sub refuses, a header nothing can read) would keep ~10 passes a minute
       // running and dead-letter a request every tick: the next tick tries again, and asks again.
@@ -85,14 +88,9 @@ export async function handleSnapshotEvent(
   }
 }
 
-/** A tick's step-retry request published longer ago than a worker session lasts. */
-function retryOutlived(
-  deps: SnapshotHandlerDeps,
-  trigger: unknown,
-  publishTime: string | undefined,
-): boolean {
-  if ((trigger as { reason?: unknown }).reason !== STEP_RETRY_REASON || publishTime === undefined)
-    return false;
+/** A message published longer ago than a worker session lasts (false without a publish time). */
+function outlivedSession(deps: SnapshotHandlerDeps, publishTime: string | undefined): boolean {
+  if (publishTime === undefined) return false;
   const published = Date.parse(publishTime);
   return Number.isFinite(published) && deps.clock.now().getTime() - published >= deps.settings.sessionTtlMs;
 }
