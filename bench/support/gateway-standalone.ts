@@ -4,7 +4,7 @@
 // marked filtersDestinations, as the control plane marks a managed proxy: the bench's squid is stock and
 // must reach its loopback target, but what the gateway does does not depend on whether the upstream
 // really filters, only on the mark (GATEWAY_PLAIN_HTTP=pinned gives the external-proxy behaviour).
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { snapshotFile } from './snapshot-file.js';
@@ -18,6 +18,8 @@ writeFileSync(
     snapshotFile({ upstreams: [upstream], copies: 1000, capacity: 1000, filtersDestinations: () => true }),
   ),
 );
+// The gateway re-reads the file on SIGHUP, so it stays until the process ends; every run used to leave one.
+process.once('exit', () => rmSync(file, { force: true }));
 
 // The harness's PORT is the proxy listener; bench/gateway-fetch.ts runs it with the proxy listener off and
 // the HTTP one (/v1/fetch) on a port of its own.
