@@ -10,12 +10,12 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Firestore } from '@google-cloud/firestore';
 import { serve } from '@hono/node-server';
+import pLimit from 'p-limit';
 import { startComputeEmulator } from '../emulators/compute/server.js';
 import { hostFunction } from '../emulators/functions-host/host.js';
 import { freePort } from '../emulators/launcher/free-port.js';
 import { startGoogleEmulators } from '../emulators/launcher/google-emulators.js';
 import { echoRoutes } from '../functions/api/src/echo/echo-routes.js';
-import { mapLimit } from '../functions/probe/src/map-limit.js';
 import { FirestoreProxyStore } from '../shared/src/adapters/firestore/proxy-store.js';
 import { makeGceProvider } from '../shared/src/adapters/gce/clients.js';
 import { createPubSub } from '../shared/src/adapters/pubsub/client.js';
@@ -86,7 +86,7 @@ export default async function probeBench(args: string[]): Promise<void> {
       return { i, uid, instance: `pp-${uid.replaceAll('-', '').slice(0, 20)}` };
     });
     // Instances through the real client (the gce provider), readiness from the emulator's own view.
-    await mapLimit(fleet, 64, (f) =>
+    await pLimit(64).map(fleet, (f) =>
       gce.provider.create({
         name: f.instance,
         proxyName: `bench-${f.i}`,
@@ -108,7 +108,7 @@ export default async function probeBench(args: string[]): Promise<void> {
       running = new Map(compute.admin.instances({ status: 'RUNNING' }).map((v) => [v.name, v.address]));
     }
     console.log(`  ${running.size} running; writing their proxy documents …`);
-    await mapLimit(fleet, 64, (f) =>
+    await pLimit(64).map(fleet, (f) =>
       store.create(
         provisionedProxy({
           name: `bench-${f.i}`,

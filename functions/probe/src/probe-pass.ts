@@ -4,6 +4,7 @@
 // that lost to an overlapping pass is decided again: health-writes.ts), publish transitions (and again for
 // a status that still lags a stored verdict), prune state of proxies that are gone.
 
+import pLimit from 'p-limit';
 import { basicUserPass, parseProxyCredentials } from '../../../shared/src/domain/cloud-init/credentials.js';
 import { hashFraction, isDueInWindow } from '../../../shared/src/domain/health/due.js';
 import { healthInstanceKey } from '../../../shared/src/domain/health/instance-key.js';
@@ -27,7 +28,6 @@ import type { HealthStore } from '../../../shared/src/ports/health-store.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
 import { SecretAccessError } from '../../../shared/src/ports/secrets.js';
 import { type Decided, storeDecisions } from './health-writes.js';
-import { mapLimit } from './map-limit.js';
 import type { PassiveDeps } from './passive-pass.js';
 import type { ProbeRecorder } from './probe-recorder.js';
 import { realTimer, SlotPool, type Timer } from './slot-pool.js';
@@ -112,7 +112,7 @@ export async function runProbePass(
   // A proxy holds its probe slot (`concurrency`) for its BASIC/EGRESS verdict only; its TARGET checks then
   // wait for the pass's TARGET slots while the slot probes the next proxy (docs/health.md § TARGET). Each
   // proxy's decision waits for both, and the pass writes once, after every decision.
-  const probing = mapLimit(rotated(due, to), deps.concurrency, async (p) => {
+  const probing = pLimit(deps.concurrency).map(rotated(due, to), async (p) => {
     if (abandoned()) return NO_DECISION;
     // Routes pick among gateway-pool proxies only (their snapshots hold no other): a check through any
     // other proxy judges a route no gateway could pick it for, and its tracks are dropped (empty set).

@@ -3,6 +3,7 @@
 // and plan again under it, commit the ownership changes with the new epoch in one guarded batch, then
 // store and publish each live worker's snapshot, and give the lock back. One planner at a time: the lock
 // plus the commit's precondition on the state document.
+import pLimit from 'p-limit';
 import { planPass } from '../../../shared/src/domain/snapshots/plan-pass.js';
 import { failOpenRoutes } from '../../../shared/src/domain/snapshots/route-fail-open.js';
 import { commitChunks, type OwnershipChange } from '../../../shared/src/domain/workers/ownership.js';
@@ -60,6 +61,14 @@ async function decide(deps: SnapshotPassDeps) {
 
 /** Lease grants racing an assignment: re-planned at once this many times before the pass gives up. */
 const LEASE_RACE_REPLANS = 2;
+
+/**
+ * Workers whose step (a snapshot transaction, a publish, a header patch: a few round trips each) runs at
+ * once. One at a time, an epoch bump over 100 workers took 100 × those round trips (~150 ms each in one
+ * region: ~15 s) before the last worker heard of it; eight at once keep the latencies from adding up,
+ * and bound what one pass holds in flight.
+ */
+export const ACT_CONCURRENCY = 8;
 
 /**
  * Assignments per ownership commit. Each claims its proxy's lease state (one write), and the changed shards
@@ -188,16 +197,11 @@ export async function runSnapshotPass(deps: SnapshotPassDeps): Promise<PassSumma
         released: count('released'),
       });
     }
-    for (const { step, ctx } of steps) {
+    // Each worker's step is its own store → publish → mark, independent of the others' (the ownership they
+    // carry is committed above), so several run at once: after an epoch bump every live worker has one.
+    const results = await pLimit(deps.actConcurrency ?? ACT_CONCURRENCY).map(steps, async ({ step, ctx }) => {
       try {
-        const r = await actWorkerStep(deps, step, {
-          ...ctx,
-          epoch: plan.ownership.epoch,
-          lockHolder: holder,
-        });
-        summary.workers.push(r);
-        if (r.kind === 'publish') summary.published++;
-        if (r.kind === 'resend') summary.resent++;
+        return await actWorkerStep(deps, step, { ...ctx, epoch: plan.ownership.epoch, lockHolder: holder });
       } catch (err) {
         // One worker's failure must not starve the others; the pass is retried (or the next tick redoes it).
         summary.failures++;
@@ -206,7 +210,14 @@ export async function runSnapshotPass(deps: SnapshotPassDeps): Promise<PassSumma
           step: step.kind,
           error: err,
         });
+        return null;
       }
+    });
+    for (const r of results) {
+      if (r === null) continue;
+      summary.workers.push(r);
+      if (r.kind === 'publish') summary.published++;
+      if (r.kind === 'resend') summary.resent++;
     }
   } finally {
     await deps.ownership.releaseLock(holder, current);
