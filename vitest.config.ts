@@ -28,6 +28,7 @@ export default defineConfig({
             'emulators/**/*.unit.test.ts',
             'cli/**/*.unit.test.ts',
             'bench/**/*.unit.test.ts',
+            'terraform/**/*.unit.test.ts',
           ],
           environment: 'node',
           env: { METADATA_SERVER_DETECTION: 'none' },

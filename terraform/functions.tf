@@ -3,7 +3,9 @@
 # Sources: `node --import tsx terraform/build/build-sources.ts` compiles each function folder (and the
 # shared/ code it imports) into dist/functions/<name>/ with a package.json listing exactly the npm
 # packages it imports; Terraform zips that folder, uploads it under a content-addressed name (a new
-# build = a new object = a new revision) and Cloud Build runs `npm install` on it.
+# build = a new object = a new revision) and Cloud Build runs `npm ci` on it: each folder carries a
+# package-lock.json cut from the repo's (terraform/build/lockfile.ts), so every transitive package is
+# the version the tests ran against.
 #
 # Trigger: with function_trigger = "pubsub-push" (default) the function is reached by the push
 # subscription pubsub.tf makes from the same table, so the table's backoff and dead-letter policy apply

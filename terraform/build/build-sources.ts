@@ -1,8 +1,9 @@
 // Builds what gets deployed: dist/functions/<name>/ (zipped and uploaded by terraform/functions.tf, then
-// `npm install`ed by Cloud Build) and dist/services/<name>/ (copied into the image by
+// `npm ci`ed by Cloud Build) and dist/services/<name>/ (copied into the image by
 // terraform/images/Dockerfile). Each is the unit's tsc output plus the shared/ files it imports, in the
-// repo's own layout (so import.meta.url-relative paths such as shared/topology/ keep working), and a
-// package.json naming exactly the npm packages it imports, at the versions installed here.
+// repo's own layout (so import.meta.url-relative paths such as shared/topology/ keep working), a
+// package.json naming exactly the npm packages it imports, at the versions installed here, and a
+// package-lock.json holding the repo lock's entries for everything those reach (lockfile.ts).
 //
 //   node --import tsx terraform/build/build-sources.ts [--out dist] [--only api,reconcile]
 import { execFileSync } from 'node:child_process';
@@ -11,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { importClosure } from './closure.js';
+import { type Lockfile, prunedLockfile } from './lockfile.js';
 import { listUnits, type Unit, unitOutputDir } from './units.js';
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -100,7 +102,7 @@ function pinnedVersions(root: string, unit: Unit, packages: string[]): Record<st
   return Object.fromEntries(Object.entries(pinned).sort(([a], [b]) => a.localeCompare(b)));
 }
 
-function assemble(root: string, unit: Unit, compiledRoot: string, out: string): BuiltUnit {
+function assemble(root: string, unit: Unit, compiledRoot: string, out: string, lock: Lockfile): BuiltUnit {
   const outDir = join(out, unitOutputDir[unit.kind], unit.name);
   const main = jsPath(unit.entry);
   const closure = importClosure(compiledRoot, main);
@@ -124,6 +126,10 @@ function assemble(root: string, unit: Unit, compiledRoot: string, out: string): 
     dependencies,
   };
   writeFileSync(join(outDir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  // `npm ci` (Cloud Build's buildpack, the image) installs from it: the transitive packages too are the
+  // tested ones, integrity-checked.
+  const unitLock = prunedLockfile(lock, manifest.name, dependencies);
+  writeFileSync(join(outDir, 'package-lock.json'), `${JSON.stringify(unitLock, null, 2)}\n`);
   return { ...unit, outDir, main, dependencies };
 }
 
@@ -140,7 +146,8 @@ export function buildSources(options: BuildOptions = {}): BuiltUnit[] {
   const compiledRoot = mkdtempSync(join(tmpdir(), 'proxyplane-build-'));
   try {
     compile(root, units, compiledRoot);
-    return units.map((unit) => assemble(root, unit, compiledRoot, out));
+    const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as Lockfile;
+    return units.map((unit) => assemble(root, unit, compiledRoot, out, lock));
   } finally {
     rmSync(compiledRoot, { recursive: true, force: true });
   }

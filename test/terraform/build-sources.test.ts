@@ -1,7 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: Terraform expressions parse to "${…}" strings.
 // The build step that feeds Terraform (dist/functions/<name>) and the images (dist/services/<name>):
 // a built unit must run from its own folder with nothing but the packages its package.json names.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -119,6 +119,36 @@ describe('built units', () => {
     expect(Object.keys(built.get('api')!.dependencies)).toEqual(
       expect.arrayContaining(['@hono/node-server', '@hono/zod-openapi', 'hono', 'zod']),
     );
+  });
+
+  it('carry a lockfile: the repo lock’s entries for what they reach, complete for npm', () => {
+    const repoLock = JSON.parse(readFileSync(join(repoRoot, 'package-lock.json'), 'utf8'));
+    for (const unit of built.values()) {
+      const lock = JSON.parse(readFileSync(join(unit.outDir, 'package-lock.json'), 'utf8'));
+      expect(lock.packages['']).toEqual({ name: `proxyplane-${unit.name}`, dependencies: unit.dependencies });
+      const paths = Object.keys(lock.packages).filter((p) => p !== '');
+      // Transitive packages too (the gRPC stack under the Google clients), each as the repo installs it.
+      expect(paths.length).toBeGreaterThan(Object.keys(unit.dependencies).length);
+      for (const path of paths) {
+        const {
+          dev: _dev,
+          devOptional: _devOptional,
+          optional: _optional,
+          ...repoEntry
+        } = repoLock.packages[path];
+        const { optional: _o, ...entry } = lock.packages[path];
+        expect(entry, `${unit.name}: ${path}`).toEqual(repoEntry);
+      }
+      // npm's own check: every package the tree needs is in the lock at a version that satisfies it.
+      expect(() =>
+        execFileSync('npm', ['ls', '--all', '--package-lock-only'], { cwd: unit.outDir, stdio: 'pipe' }),
+      ).not.toThrow();
+    }
+    expect(
+      Object.keys(
+        JSON.parse(readFileSync(join(built.get('api')!.outDir, 'package-lock.json'), 'utf8')).packages,
+      ),
+    ).toContain('node_modules/@grpc/grpc-js');
   });
 
   it('a service starts from its own folder (`node .`, as in the image) and answers /healthz', async () => {
