@@ -249,9 +249,13 @@ async function readBody(message: IncomingMessage, limit: number, signal: AbortSi
     for await (const chunk of message as AsyncIterable<Buffer>) {
       if (signal.aborted) throw new ProbeFailure('BODY', errorCode(null, signal));
       size += chunk.length;
-      if (size > limit) break;
+      if (size > limit) return Buffer.concat(chunks).toString('utf8'); // enough read: the rest is not needed
       chunks.push(chunk);
     }
+    // A body framed by the connection's close ends, for the parser, when the deadline's abort closes the
+    // socket: the loop ends as if the body were whole. Cut short, it is not.
+    if (signal.aborted) throw new ProbeFailure('BODY', errorCode(null, signal));
+    if (!message.complete) throw new ProbeFailure('BODY', 'econnreset'); // what a cut body surfaces as
   } catch (err) {
     if (err instanceof ProbeFailure) throw err;
     throw new ProbeFailure('BODY', errorCode(err, signal));

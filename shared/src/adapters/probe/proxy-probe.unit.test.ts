@@ -22,24 +22,31 @@ const stalling = createHttpServer((_req, res) => {
   res.write('x');
 });
 stalling.on('connection', track);
+// A body framed by the connection's close (no length, not chunked), whose first bytes arrive and the rest
+// never: cut by the deadline, it must not read as a whole body (a hung data path passing its check).
+const unframed = createServer((s) => {
+  track(s);
+  s.once('data', () => s.write('HTTP/1.1 200 OK\r\nconnection: close\r\n\r\npartial'));
+});
 // Listened on and closed again: nothing listens on its port.
 const closed = createServer();
 
 const portOf = (s: Server) => (s.address() as { port: number }).port;
 const listen = (s: Server) => new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-const ports = { silent: 0, stalling: 0, closed: 0 };
+const ports = { silent: 0, stalling: 0, unframed: 0, closed: 0 };
 
 beforeAll(async () => {
-  await Promise.all([listen(silent), listen(stalling), listen(closed)]);
+  await Promise.all([listen(silent), listen(stalling), listen(unframed), listen(closed)]);
   ports.silent = portOf(silent);
   ports.stalling = portOf(stalling);
+  ports.unframed = portOf(unframed);
   ports.closed = portOf(closed);
   await new Promise((r) => closed.close(r));
 });
 
 afterAll(async () => {
   for (const s of sockets) s.destroy();
-  await Promise.all([silent, stalling].map((s) => new Promise((r) => s.close(r))));
+  await Promise.all([silent, stalling, unframed].map((s) => new Promise((r) => s.close(r))));
 });
 
 const TIMEOUT_MS = 200;
@@ -49,6 +56,7 @@ describe('probe failure codes', () => {
     ['a proxy that never answers an absolute-form GET', 'silent', 'http://example.com/', 'RESPONSE_HEADERS'],
     ['a proxy that never answers a CONNECT', 'silent', 'https://example.com/', 'PROXY_HANDSHAKE'],
     ['a body that stops arriving', 'stalling', 'http://example.com/', 'BODY'],
+    ['a body ended by the close that stops arriving', 'unframed', 'http://example.com/', 'BODY'],
   ] as const)('%s runs out of time: timeout', async (_label, proxy, url, stage) => {
     const r = await probeThroughProxy(
       { host: '127.0.0.1', port: ports[proxy] },
@@ -95,6 +103,7 @@ describe('a cancelled check', () => {
     ['an absolute-form GET', 'silent', 'http://example.com/', 'RESPONSE_HEADERS'],
     ['a CONNECT', 'silent', 'https://example.com/', 'PROXY_HANDSHAKE'],
     ['a body', 'stalling', 'http://example.com/', 'BODY'],
+    ['a body ended by the close', 'unframed', 'http://example.com/', 'BODY'],
   ] as const)(
     '%s in flight ends at once, cancelled, its socket closed',
     async (_label, proxy, url, stage) => {
