@@ -17,14 +17,21 @@ export class PublishError extends Error {
   }
 }
 
+/**
+ * How long a publish waits for Pub/Sub's confirmation unless its publisher says otherwise. The client
+ * library retries a publish for up to 10 minutes: a function held that long by a Pub/Sub brownout runs
+ * past its own timeout (the probe past its run budget, with no run recorded), where answered
+ * `unavailable` it takes its own failure path (logged, retried by the next tick or redelivery).
+ */
+export const DEFAULT_PUBLISH_DEADLINE_MS = 10_000;
+
 export interface PublisherOptions {
   /**
    * How long a publish may wait for Pub/Sub's confirmation before it is answered `unavailable` (the
-   * message may still go out: the client library keeps retrying it, for up to 10 minutes by default).
-   * For a caller that answers someone — an API request — rather than one Pub/Sub retries. Unset: as long
-   * as the library takes.
+   * message may still go out: the client library keeps retrying it). Default
+   * DEFAULT_PUBLISH_DEADLINE_MS; null: as long as the library takes.
    */
-  deadlineMs?: number;
+  deadlineMs?: number | null;
 }
 
 export class PubSubPublisher {
@@ -55,9 +62,10 @@ export class PubSubPublisher {
   async publishRaw(topic: string, data: Buffer, attributes: Record<string, string> = {}): Promise<string> {
     if (data.length === 0) throw new PublishError('invalid_payload', `refusing an empty message on ${topic}`);
     const sent = this.topic(topic).publishMessage({ data, attributes });
-    const { deadlineMs } = this.options;
+    const deadlineMs =
+      this.options.deadlineMs === undefined ? DEFAULT_PUBLISH_DEADLINE_MS : this.options.deadlineMs;
     try {
-      return await (deadlineMs === undefined ? sent : withinDeadline(sent, deadlineMs));
+      return await (deadlineMs === null ? sent : withinDeadline(sent, deadlineMs));
     } catch (err) {
       throw new PublishError('unavailable', `publishing to ${topic} failed`, { cause: err });
     }

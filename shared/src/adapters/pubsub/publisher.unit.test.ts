@@ -2,9 +2,9 @@
 // library's retries while Pub/Sub is unreachable. The library's Topic is stubbed: no emulator is needed to
 // see that a confirmation which never comes is answered `unavailable` at the deadline.
 import type { PubSub } from '@google-cloud/pubsub';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { PublishError, PubSubPublisher } from './publisher.js';
+import { DEFAULT_PUBLISH_DEADLINE_MS, PublishError, PubSubPublisher } from './publisher.js';
 
 const Payload = z.object({ proxy: z.string() }).strict();
 
@@ -42,9 +42,31 @@ describe('PubSubPublisher deadline', () => {
     await new Promise((r) => setImmediate(r));
   });
 
-  it('without a deadline it waits as long as the library does', async () => {
+  it('by default a publish is answered within DEFAULT_PUBLISH_DEADLINE_MS', async () => {
+    vi.useFakeTimers();
+    try {
+      const publisher = new PubSubPublisher(pubsubAnswering(() => new Promise<string>(() => {})));
+      const failure = publisher.publish('t', Payload, { proxy: 'p1' }).catch((e: unknown) => e);
+      await vi.advanceTimersByTimeAsync(DEFAULT_PUBLISH_DEADLINE_MS - 1);
+      let settled = false;
+      void failure.then(() => {
+        settled = true;
+      });
+      await vi.advanceTimersByTimeAsync(0);
+      expect(settled).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(await failure).toMatchObject({ kind: 'unavailable' });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('with the deadline null it waits as long as the library does', async () => {
     let confirm!: (id: string) => void;
-    const publisher = new PubSubPublisher(pubsubAnswering(() => new Promise<string>((r) => (confirm = r))));
+    const publisher = new PubSubPublisher(
+      pubsubAnswering(() => new Promise<string>((r) => (confirm = r))),
+      { deadlineMs: null },
+    );
     const sent = publisher.publish('t', Payload, { proxy: 'p1' });
     await new Promise((r) => setTimeout(r, 80));
     confirm('id-2');
