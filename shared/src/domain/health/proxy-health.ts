@@ -28,7 +28,8 @@ export interface ProxyHealthState {
   /** The gateways' evidence (passive-track.ts); absent or null when they have said nothing bad. */
   passive?: PassiveTrack | null;
   latency: LatencyReport;
-  /** Why the EGRESS tier failed last (e.g. exit_ip_mismatch, forwarded_header_leak); null when fine. */
+  /** Why the EGRESS tier failed (e.g. exit_ip_mismatch, forwarded_header_leak), as of the last write; null
+   *  when fine. Not compared by sameHealth, as basicProblem is not. */
   egressProblem: string | null;
   /** Why the BASIC tier failed (e.g. econnrefused, connect_status_403, timeout), as of the last write:
    *  absent when it passes. Not compared by sameHealth, so a failing proxy whose code changes once its
@@ -177,9 +178,14 @@ export function decideHealth(
   return { next, write: persisted === null || !sameHealth(persisted, next), publish };
 }
 
+/**
+ * Whether `b` would write anything `a` does not hold. The failure codes (basicProblem, egressProblem) are
+ * not compared: they explain a verdict, and a steadily failing proxy whose failures change name (timeout,
+ * econnreset, …) would otherwise be written at every probe. They are stored whenever the state is written
+ * for another reason — a verdict or reason change, which is when the Healthy message is written too.
+ */
 export function sameHealth(a: ProxyHealthState, b: ProxyHealthState): boolean {
-  if (a.instance !== b.instance || a.verdict !== b.verdict || a.egressProblem !== b.egressProblem)
-    return false;
+  if (a.instance !== b.instance || a.verdict !== b.verdict) return false;
   if (a.latency.reportedMs !== b.latency.reportedMs) return false;
   if (a.latency.reportedAt?.getTime() !== b.latency.reportedAt?.getTime()) return false;
   if (a.transitionAt?.getTime() !== b.transitionAt?.getTime()) return false;

@@ -215,6 +215,21 @@ describe('decideHealth', () => {
     expect(ds[3]?.next.egressProblem).toBe('forwarded_header_leak');
     expect(ds[5]?.next.egressProblem).toBeNull();
   });
+
+  it('another EGRESS code on a track already clamped UNHEALTHY is no write, as BASIC’s is not', () => {
+    const egressFails = (code: string): TrackResult[] => [
+      { track: 'BASIC', ok: true, latencyMs: 50 },
+      { track: 'EGRESS', ok: false, latencyMs: 50, problem: code },
+    ];
+    const ds = runTicks([ok(), ok(), egressFails('timeout'), egressFails('timeout')]);
+    expect(healthVerdictOf(ds[3]!.next)).toMatchObject({ reason: 'EgressCheckFailed' });
+    // A steady failing proxy costs no write per probe, whatever its failures are called.
+    for (const code of ['econnreset', 'timeout', 'bad_echo_response']) {
+      const next = decideHealth(ds[3]!.next, 'p1', instanceA, null, egressFails(code), BOTH, t, later(400));
+      expect(next.write, code).toBe(false);
+      expect(next.publish, code).toBeNull();
+    }
+  });
 });
 
 describe('decideHealth with the PASSIVE track', () => {
