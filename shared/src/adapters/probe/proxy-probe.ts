@@ -277,9 +277,11 @@ export async function fetchDirect(opts: ProbeOptions): Promise<ProbeResult> {
     ...r,
     latencyMs: Math.round(performance.now() - started),
   });
+  let stage: ProbeStage = 'DIAL';
   try {
     const res = await fetch(opts.url, { signal: deadline, redirect: 'manual' });
-    const body = (await res.text()).slice(0, opts.maxBodyBytes ?? 64 * 1024);
+    stage = 'BODY';
+    const body = await readFetchBody(res, opts.maxBodyBytes ?? 64 * 1024);
     const ok = res.status === opts.expectedStatus;
     return finish({
       ok,
@@ -292,9 +294,29 @@ export async function fetchDirect(opts: ProbeOptions): Promise<ProbeResult> {
       ok: false,
       status: null,
       body: null,
-      failure: { stage: 'DIAL', code: errorCode(err, deadline) },
+      failure: { stage, code: errorCode(err, deadline) },
     });
   }
+}
+
+/** At most `limit` bytes of a fetch's body, as text; the rest is not read (the stream is cancelled). */
+async function readFetchBody(res: Response, limit: number): Promise<string> {
+  if (!res.body) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = res.body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.length;
+      if (size >= limit) break;
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  return Buffer.concat(chunks).subarray(0, limit).toString('utf8');
 }
 
 /** The BASIC tier without a probe URL: TCP connect to the proxy and a CONNECT handshake, nothing more. */

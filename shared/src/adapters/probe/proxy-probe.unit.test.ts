@@ -237,8 +237,33 @@ describe('fetchDirect: the echo endpoint as the prober itself sees it (no proxy)
         timeoutMs: TIMEOUT_MS,
         expectedStatus: 200,
       });
-      expect(silence).toMatchObject({ ok: false, failure: { code: 'timeout' } });
+      expect(silence).toMatchObject({ ok: false, failure: { stage: 'DIAL', code: 'timeout' } });
     } finally {
+      await new Promise((r) => site.close(r));
+    }
+  });
+
+  it('reads at most maxBodyBytes of an answer, and a body that stops arriving fails at BODY', async () => {
+    const site = createHttpServer((req, res) => {
+      if (req.url === '/big') res.writeHead(200).end('x'.repeat(1024 * 1024));
+      else res.writeHead(200, { 'content-length': '100' }).write('{');
+    });
+    site.on('connection', track);
+    await listen(site);
+    try {
+      const base = `http://127.0.0.1:${portOf(site)}`;
+      const big = await fetchDirect({
+        url: `${base}/big`,
+        timeoutMs: 5_000,
+        expectedStatus: 200,
+        maxBodyBytes: 1000,
+      });
+      expect(big).toMatchObject({ ok: true, status: 200 });
+      expect(big.body).toHaveLength(1000);
+      const stalled = await fetchDirect({ url: `${base}/stall`, timeoutMs: TIMEOUT_MS, expectedStatus: 200 });
+      expect(stalled).toMatchObject({ ok: false, failure: { stage: 'BODY', code: 'timeout' } });
+    } finally {
+      site.closeAllConnections();
       await new Promise((r) => site.close(r));
     }
   });
