@@ -118,6 +118,22 @@ describe('FirestoreLeaseStore', () => {
     expect(await s.refresh(['p1'])).toBe(0);
   });
 
+  it('a bounded refresh reads the states seen longest ago first; the next call reads the next ones', async () => {
+    const s = store();
+    await s.ready(10_000);
+    for (const p of ['p4', 'p3', 'p2', 'p1']) {
+      expect(await s.refresh([p])).toBe(1);
+      clock.advance(10);
+    }
+    clock.advance(2_000);
+    const all = ['p1', 'p2', 'p3', 'p4'];
+    expect(await s.refresh(all, 2)).toBe(2);
+    // p4 and p3, seen longest ago, were the ones read: p1 and p2 are still stale.
+    expect(await s.refresh(['p3', 'p4'])).toBe(0);
+    expect(await s.refresh(all, 2)).toBe(2);
+    expect(await s.refresh(all, 2)).toBe(0);
+  });
+
   it('grants up to capacity, then reports no room; release frees a slot and is idempotent', async () => {
     const s = store();
     await s.ready(10_000);

@@ -105,9 +105,10 @@ export interface LeaseStore {
   usage(proxy: ProxyInstance, now: Date): Usage;
   /**
    * Re-reads the states of these proxies that this replica has not seen recently, so that usage() may
-   * answer "full" or be listed; resolves to how many it read (0: the view was recent enough).
+   * answer "full" or be listed; resolves to how many it read (0: the view was recent enough). `limit`:
+   * at most that many reads, of the states seen longest ago (successive calls take the next ones).
    */
-  refresh(proxies: readonly string[]): Promise<number>;
+  refresh(proxies: readonly string[], limit?: number): Promise<number>;
   /** Writes (grants, releases, renewals) this replica has in flight on the proxy: ranked like leases. */
   pending(proxy: string): number;
   /** Active leases over all proxies, from the stored leases (for the leases_active gauge). */

@@ -83,6 +83,8 @@ const CREDENTIAL_ROUNDS = 3;
 const WITHDRAWN_ROUNDS = 3;
 /** Times one request reads its Idempotency-Key record again after another request wrote it. */
 const KEY_ROUNDS = 3;
+/** Full proxies whose lease state one no-room acquire reads again (those this replica saw longest ago). */
+export const FULL_REFRESH_LIMIT = 16;
 
 export class LeaseService {
   /** Proxy names and secrets set aside → until when; emptied once the last of them is over. */
@@ -255,8 +257,10 @@ export class LeaseService {
         atCapacity = outcome.atCapacity;
         inGateway = outcome.inGateway;
       }
-      // "Full" may be this replica's old news: another replica may have released since. Look once.
-      if (!refreshed && plan.full.length > 0 && (await store.refresh(plan.full)) > 0) {
+      // "Full" may be this replica's old news: another replica may have released since. Look once, at a
+      // bounded few (those seen longest ago; the next no-room request looks at the next few): a saturated
+      // pool of 1,000 proxies retried every second would otherwise cost 1,000 reads a second a replica.
+      if (!refreshed && plan.full.length > 0 && (await store.refresh(plan.full, FULL_REFRESH_LIMIT)) > 0) {
         refreshed = true;
         continue;
       }

@@ -71,21 +71,32 @@ export class LeaseStateAccess {
 
   /**
    * Re-reads, in one call, the states this replica learned more than `maxAgeMs` ago (reads already in
-   * flight are shared). Resolves to the number of proxies read for it — by this call or by a read it
-   * waited on: a caller that shared another's read has a fresh view too, and must look again.
+   * flight are shared) — at most `limit` of them, those learned longest ago. Resolves to the number of
+   * proxies read for it — by this call or by a read it waited on: a caller that shared another's read has
+   * a fresh view too, and must look again.
    */
-  async refresh(proxies: readonly string[], maxAgeMs: number): Promise<number> {
+  async refresh(
+    proxies: readonly string[],
+    maxAgeMs: number,
+    limit = Number.POSITIVE_INFINITY,
+  ): Promise<number> {
     const now = this.clock.now();
     const waits: Promise<void>[] = [];
-    const stale: string[] = [];
+    const aged: Array<{ proxy: string; age: number }> = [];
     let shared = 0;
     for (const p of new Set(proxies)) {
       const pending = this.inflight.get(p);
       if (pending) {
         waits.push(pending);
         shared++;
-      } else if (this.cache.ageMs(p, now) > maxAgeMs) stale.push(p);
+        continue;
+      }
+      const age = this.cache.ageMs(p, now);
+      if (age > maxAgeMs) aged.push({ proxy: p, age });
     }
+    const stale = (aged.length > limit ? aged.sort((a, b) => b.age - a.age).slice(0, limit) : aged).map(
+      (a) => a.proxy,
+    );
     if (stale.length > 0) {
       const batch = (async () => {
         const seenAt = this.clock.now().getTime();

@@ -172,8 +172,8 @@ export class FirestoreLeaseStore implements LeaseStore {
     return this.inFlight.get(proxy);
   }
 
-  refresh(proxies: readonly string[]): Promise<number> {
-    return this.access.refresh(proxies, this.staleAfterMs);
+  refresh(proxies: readonly string[], limit?: number): Promise<number> {
+    return this.access.refresh(proxies, this.staleAfterMs, limit);
   }
 
   async countActive(): Promise<number> {
