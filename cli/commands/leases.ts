@@ -77,7 +77,7 @@ export async function acquireLease({ api, io, args }: Ctx): Promise<void> {
       `target    ${g.target ?? '-'}`,
       `expires   ${g.expiresAt} (${g.ttlSeconds}s${g.exclusive ? ', exclusive' : ''})`,
       '',
-      `fetch:    curl -x '${g.proxy.url}' http://…`,
+      `fetch:    curl -x ${shellQuote(g.proxy.url)} http://…`,
       `release:  proxyplane leases release ${g.leaseId}`,
     ].join('\n'),
   );

@@ -133,6 +133,28 @@ describe('leases acquire -o url', () => {
   });
 });
 
+describe('leases acquire: the table', () => {
+  it('quotes the proxy URL of its curl line as a shell word, a password with a quote in it too', async () => {
+    const grant = {
+      leaseId: 'l1',
+      proxy: { name: 'p', url: "http://u:it's@10.0.0.1:3128", attributes: {}, latencyMillis: null },
+      expiresAt: '2026-02-01T12:10:00.000Z',
+      ttlSeconds: 300,
+      target: null,
+      exclusive: false,
+    };
+    const fetch = (async () =>
+      new Response(JSON.stringify(grant), { status: 201 })) as unknown as typeof globalThis.fetch;
+    const io = recordingIo();
+    const code = await runCli(
+      ['leases', 'acquire', '--api', 'http://127.0.0.1:9'],
+      cliDeps(io, fetch, { PROXYPLANE_TOKEN: 'crawler-token-0123456789' }),
+    );
+    expect(code).toBe(0);
+    expect(io.outLines.join('\n')).toContain("fetch:    curl -x 'http://u:it'\\''s@10.0.0.1:3128' http://…");
+  });
+});
+
 describe('leases acquire --protocol', () => {
   // SOCKS5 is opt-in on the service (AcquireRequest.protocols defaults to http): the flag is how to ask.
   it.each<{ flags: string[]; body: Record<string, unknown> }>([
