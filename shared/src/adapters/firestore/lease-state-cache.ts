@@ -32,9 +32,20 @@ interface Known extends StateBase {
 /** An unreadable state: full whatever the capacity (exclusive); `unreadable` says so to a listing. */
 const FULL: Usage = { active: Number.MAX_SAFE_INTEGER, exclusive: true, unreadable: true };
 
+/**
+ * A state with no unexpired entry and no planner claim, not read or written for this long, is forgotten:
+ * what it says (nothing leased) is what an unknown state says, and the next grant on the proxy reads it
+ * again. Without it the view held every proxy name the replica ever read, listed or leased — deleted
+ * proxies' and listed names without a document included — for the life of the instance.
+ */
+export const FORGET_IDLE_MS = 10 * 60_000;
+/** How often (by the times states are put at) the view looks for states to forget. */
+const FORGET_EVERY_MS = 60_000;
+
 export class LeaseStateCache {
   private readonly states = new Map<string, Known>();
   private readonly owner = new Map<string, string>();
+  private lastForget = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly log: Logger) {}
 
@@ -78,6 +89,24 @@ export class LeaseStateCache {
     for (const e of current?.entries ?? []) this.owner.delete(e.leaseId);
     for (const e of next.entries ?? []) this.owner.set(e.leaseId, proxy);
     this.states.set(proxy, { ...next, seenAt });
+    if (seenAt - this.lastForget >= FORGET_EVERY_MS) this.forgetIdle(seenAt);
+  }
+
+  /** Drops the states that say nothing an unknown state does not (FORGET_IDLE_MS); `now` in ms. */
+  private forgetIdle(now: number): void {
+    this.lastForget = now;
+    for (const [proxy, s] of this.states) {
+      if (now - s.seenAt < FORGET_IDLE_MS || s.entries === null || (s.gatewayClaim ?? null) !== null)
+        continue;
+      if (s.entries.some((e) => e.expiresAt.getTime() > now)) continue;
+      for (const e of s.entries) this.owner.delete(e.leaseId);
+      this.states.delete(proxy);
+    }
+  }
+
+  /** How many proxies' states the view holds (for tests and the view's own bound). */
+  get size(): number {
+    return this.states.size;
   }
 
   decode(doc: { id: string; data(): DocumentData | undefined; updateTime?: Timestamp }): StateBase {

@@ -1,7 +1,7 @@
 import { Timestamp } from '@google-cloud/firestore';
 import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../log/json-logger.js';
-import { LeaseStateCache } from './lease-state-cache.js';
+import { FORGET_IDLE_MS, LeaseStateCache } from './lease-state-cache.js';
 
 const v = (s: number, n = 0) => new Timestamp(s, n);
 const entry = (leaseId: string, at: number) => ({ leaseId, expiresAt: new Date(at), exclusive: false });
@@ -30,6 +30,28 @@ describe('LeaseStateCache', () => {
     expect(c.ageMs('p', new Date(600))).toBe(50);
     expect(c.usage(p, now).active).toBe(0);
     expect(c.ageMs('q', new Date(600))).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it('forgets idle states that say nothing is leased; keeps leased, claimed and unreadable ones', () => {
+    const c = new LeaseStateCache(memoryLogger());
+    const t0 = 1_000_000;
+    c.put('gone', { entries: [], version: null }, t0); // a listed name without a document
+    c.put('expired', { entries: [entry('old', t0 + 1_000)], version: v(1) }, t0);
+    c.put('leased', { entries: [entry('long', t0 + 2 * FORGET_IDLE_MS)], version: v(1) }, t0);
+    c.put('claimed', { entries: [], version: v(1), gatewayClaim: 7 }, t0);
+    c.put('garbled', { entries: null, version: v(1) }, t0);
+    c.put('recent', { entries: [], version: v(1) }, t0 + FORGET_IDLE_MS);
+    const later = t0 + FORGET_IDLE_MS + 1;
+    c.put('other', { entries: [], version: v(1) }, later);
+    expect(c.ageMs('gone', new Date(later))).toBe(Number.POSITIVE_INFINITY);
+    expect(c.ageMs('expired', new Date(later))).toBe(Number.POSITIVE_INFINITY);
+    expect(c.proxyOf('old')).toBeUndefined();
+    for (const kept of ['leased', 'claimed', 'garbled', 'recent', 'other']) {
+      expect(c.ageMs(kept, new Date(later)), kept).toBeLessThan(Number.POSITIVE_INFINITY);
+    }
+    expect(c.size).toBe(5);
+    expect(c.proxyOf('long')).toBe('leased');
+    expect(c.usage({ name: 'leased', uid }, new Date(later)).active).toBe(1);
   });
 
   it('counts by the clock and treats an undecodable state as full', () => {
