@@ -16,6 +16,14 @@ import { proxyFromFirestore } from './proxy-converter.js';
 /** Ten minutes without a discovery or lease request: crawlers come in bursts shorter than that. */
 export const CATALOG_IDLE_MS = 600_000;
 
+/**
+ * A proxies listener that has failed and not come back for this long fails the catalog's ready() (the
+ * API answers 503 not_ready): past it, a deleted, unhealthy or pool-bound proxy could go on being handed
+ * out from the last view for as long as the listener stays broken (a revoked permission, a listen quota).
+ * Shorter failures are ridden out on the last view, as the listener's backoff re-subscribes.
+ */
+export const CATALOG_STALE_LIMIT_MS = 60_000;
+
 export class FirestoreProxyCatalog implements ProxyCatalog {
   private readonly proxies = new Map<string, ProxyResource>();
   private sorted: ProxyResource[] | null = [];
@@ -25,13 +33,19 @@ export class FirestoreProxyCatalog implements ProxyCatalog {
   private lastUsed = 0;
   private idleTimer: NodeJS.Timeout | null = null;
   private stopped = true;
+  /** When the listener last broke without a full view since (monotonic ms); null while it follows. */
+  private brokenSince: number | null = null;
+  private readonly now: () => number;
+  private readonly staleLimitMs: number;
 
   constructor(
     private readonly db: Firestore,
-    opts: { log?: Logger; idleMs?: number } = {},
+    opts: { log?: Logger; idleMs?: number; staleLimitMs?: number; now?: () => number } = {},
   ) {
     this.log = opts.log ?? jsonLogger({ component: 'proxy-catalog' });
     this.idleMs = opts.idleMs ?? CATALOG_IDLE_MS;
+    this.staleLimitMs = opts.staleLimitMs ?? CATALOG_STALE_LIMIT_MS;
+    this.now = opts.now ?? (() => performance.now());
   }
 
   /** Allows the catalog to listen; the listener itself starts at the first `ready()`. */
@@ -48,11 +62,21 @@ export class FirestoreProxyCatalog implements ProxyCatalog {
       this.listener = listenCollection(
         this.db.collection(Collections.proxies),
         { reset: (docs) => this.reset(docs), apply: (changes) => this.apply(changes) },
-        { name: Collections.proxies, log: this.log },
+        {
+          name: Collections.proxies,
+          log: this.log,
+          onError: () => {
+            this.brokenSince ??= this.now();
+          },
+        },
       );
       this.scheduleIdleCheck(this.idleMs);
     }
     await this.listener.ready(timeoutMs);
+    if (this.brokenSince !== null && this.now() - this.brokenSince >= this.staleLimitMs) {
+      const seconds = Math.round((this.now() - this.brokenSince) / 1000);
+      throw new Error(`the proxies listener has been failing for ${seconds} s: its view is stale`);
+    }
   }
 
   /** Whether the listener runs right now (it starts on demand and stops when idle). */
@@ -70,6 +94,7 @@ export class FirestoreProxyCatalog implements ProxyCatalog {
     this.idleTimer = null;
     this.listener?.stop();
     this.listener = null;
+    this.brokenSince = null;
     this.proxies.clear();
     this.sorted = [];
   }
@@ -100,6 +125,7 @@ export class FirestoreProxyCatalog implements ProxyCatalog {
   }
 
   private reset(docs: readonly QueryDocumentSnapshot[]): void {
+    this.brokenSince = null;
     this.proxies.clear();
     for (const doc of docs) this.upsert(doc);
     this.sorted = null;
