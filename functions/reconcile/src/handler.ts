@@ -118,7 +118,7 @@ function logPass(log: Logger, pass: number, r: PassResult, durationMs: number): 
     ...('status' in r ? { phase: r.status.phase, nextReconcileAt: r.status.nextReconcileAt } : {}),
     durationMs,
   };
-  const troubled = /\/(quota|permanent)$|^cloud-init\/|provider-missing/.test(plan.branch);
+  const troubled = /\/(quota|permanent|transient)$|^cloud-init\/|provider-missing/.test(plan.branch);
   if (troubled) log.warn('reconcile pass', fields);
   else log.info('reconcile pass', fields);
   // The log contract of docs/operations.md: log-based metrics and alerts count these events.

@@ -497,9 +497,8 @@ describe('reconcile handler: external, conflicts, poison', () => {
   // inside the operation) and clears it leaves the next pass free to create again, in the same delivery.
   it('an instance recorded after a lost write and then found gone is created again in the same delivery', async () => {
     await create();
-    t.provider.failCreatesAsync({ kind: 'transient', message: 'ZONE_RESOURCE_POOL_EXHAUSTED' });
     loseFirstWrite(async (name, fresh) => {
-      t.provider.failCreatesAsync(null);
+      t.provider.instances.clear(); // gone (deleted out of band), no create failure to tell of
       await t.store.replaceSpec(name, managedSpec({ machineType: 'e2-medium' }), fresh.version);
     });
     await t.run('p1', 'created');
@@ -508,6 +507,30 @@ describe('reconcile handler: external, conflicts, poison', () => {
     const [providerId, inst] = [...t.provider.instances][0]!;
     expect(inst!.request.machineType).toBe('e2-medium');
     expect((await t.doc())!.status.providerId).toBe(providerId);
+  });
+
+  // RESOURCE_OPERATION_RATE_EXCEEDED in the insert Operation: a burst of creates from one image. The
+  // proxy is created again, but after a pause spread by its uid, not at once in the same delivery.
+  it('a create throttled in its Operation is created again after 2–4 ProvisioningPolls, not at once', async () => {
+    await create();
+    t.provider.failCreatesAsync({ kind: 'transient', message: 'RESOURCE_OPERATION_RATE_EXCEEDED' });
+    await t.run('p1', 'created');
+    t.clock.advance(iv.ProvisioningPoll);
+    await t.run();
+    expect(t.provider.callsOf('create')).toBe(1);
+    const { status } = (await t.doc())!;
+    expect(status.providerId).toBeNull();
+    const wait = status.nextReconcileAt!.getTime() - t.clock.now().getTime();
+    expect(wait).toBeGreaterThanOrEqual(2 * iv.ProvisioningPoll);
+    expect(wait).toBeLessThan(4 * iv.ProvisioningPoll);
+    expect(
+      t.log.lines.some((l) => l.severity === 'WARNING' && l.branch === 'instance-missing/transient'),
+    ).toBe(true);
+    t.provider.failCreatesAsync(null);
+    t.clock.advance(wait);
+    await t.run();
+    expect(t.provider.callsOf('create')).toBe(2);
+    expect((await t.doc())!.status.phase).toBe('Provisioning');
   });
 
   // The re-run records the instance and then fails in passing (GCE's read): it writes the instance before

@@ -1,6 +1,7 @@
 // The seed's reconcileManaged (§3), arm for arm. Pure: the handler has already observed the cloud-init
 // and the instance; provider calls come back as one Action. The seed's finalizer step has no equivalent
 // here: the document outlives the instance by construction (reconcileDelete deletes it last).
+import { hashFraction } from '../health/due.js';
 import { instanceNameFromUid } from '../instance-name.js';
 import { ConditionType, ProvisionedReason, type ProxyResource } from '../proxy.js';
 import { specHash } from '../spec-hash.js';
@@ -95,6 +96,18 @@ export function reconcileManaged(proxy: Managed, obs: Observation, iv: PollInter
     // An asynchronous create failure (GCE reports quota inside the operation) surfaces here.
     if (seen.createFailure && seen.createFailure.kind !== 'transient') {
       return providerFailure(proxy, cleared, seen.createFailure, now, iv, 'instance-missing');
+    }
+    if (seen.createFailure) {
+      // Throttled or busy (RESOURCE_OPERATION_RATE_EXCEEDED: a burst of creates from one image): created
+      // again, but not in this delivery — a burst whose every proxy retried at once would keep the rate
+      // exceeded. Each waits 2–4 ProvisioningPolls, spread by its uid, so the burst comes back spread out.
+      const ms = Math.round(iv.ProvisioningPoll * (2 + 2 * hashFraction(proxy.uid)));
+      return {
+        branch: 'instance-missing/transient',
+        status: cleared,
+        action: null,
+        requeue: { kind: 'after', ms },
+      };
     }
     return { branch: 'instance-missing', status: cleared, action: null, requeue: { kind: 'now' } };
   }

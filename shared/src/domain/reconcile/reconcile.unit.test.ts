@@ -386,6 +386,25 @@ const rows: Row[] = [
     providerId: null,
   },
   {
+    arm: 'NotFound because the create was throttled (async, transient) → cleared, created again after 2–4 ProvisioningPolls',
+    proxy: live(),
+    obs: obs({
+      instance: {
+        kind: 'missing',
+        createFailure: { kind: 'transient', message: 'RESOURCE_OPERATION_RATE_EXCEEDED' },
+      },
+    }),
+    branch: 'instance-missing/transient',
+    action: null,
+    requeue: 'after',
+    requeueMs: expect.toSatisfy(
+      (ms: number) => ms >= 2 * iv.ProvisioningPoll && ms < 4 * iv.ProvisioningPoll,
+    ),
+    phase: 'Pending',
+    ip: null,
+    providerId: null,
+  },
+  {
     arm: 'Provisioning → Provisioned=False, ProvisioningPoll',
     proxy: live({ status: { ip: null } }),
     obs: obs({ instance: found('Provisioning', null) }),
