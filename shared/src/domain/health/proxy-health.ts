@@ -162,7 +162,10 @@ export function decideHealth(
   const routesChanged = !sameRoutes(unreachableRoutesOf(tracks), unreachableRoutesOf(base.tracks));
   const publish =
     healthFlipped || reasonChanged || reportLatency || routesChanged ? 'health-transition' : null;
-  const transitionAt = publish ? now : base.transitionAt;
+  // Never earlier than the stored one: an overlapping run that outlived the next re-decides on its newer
+  // state at its own (older) window end, and lastHealthCheckTime must not go back.
+  const transitionAt =
+    publish && !(base.transitionAt && base.transitionAt.getTime() > now.getTime()) ? now : base.transitionAt;
   const next: ProxyHealthState = {
     proxy,
     instance,

@@ -216,6 +216,22 @@ describe('decideHealth', () => {
     expect(ds[5]?.next.egressProblem).toBeNull();
   });
 
+  it('a run re-deciding at an older window end than the stored transition keeps the stored one', () => {
+    // An overlapping run that outlived the next: its window ends at later(61); the state it re-decides on
+    // was written by the newer run at later(122). Its flip is published, but the check time does not go back.
+    const ds = runTicks([ok(), ok(), fail]);
+    const stored = ds[2]!.next;
+    expect(stored.transitionAt).toEqual(later(122));
+    const stale = decideHealth(stored, 'p1', instanceA, null, fail, BOTH, t, later(61));
+    expect(stale.next.verdict).toBe('UNHEALTHY');
+    expect(stale.publish).toBe('health-transition');
+    expect(stale.next.transitionAt).toEqual(later(122));
+    // In order, a flip takes its own time.
+    expect(decideHealth(stored, 'p1', instanceA, null, fail, BOTH, t, later(183)).next.transitionAt).toEqual(
+      later(183),
+    );
+  });
+
   it('another EGRESS code on a track already clamped UNHEALTHY is no write, as BASIC’s is not', () => {
     const egressFails = (code: string): TrackResult[] => [
       { track: 'BASIC', ok: true, latencyMs: 50 },
