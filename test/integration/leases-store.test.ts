@@ -281,6 +281,20 @@ describe('FirestoreLeaseStore', () => {
     expect((await s.grant({ candidates: [cand('p1', 10)], lease: newLease() })).kind).toBe('no_room');
   });
 
+  it('a lease on a state edited into garbage still releases (and stops counting); a renewal is refused 503', async () => {
+    const s = store();
+    await s.ready(10_000);
+    const g = await s.grant({ candidates: [cand('p1', 10)], lease: newLease({ ttlSeconds: 60 }) });
+    const h = await s.grant({ candidates: [cand('p1', 10)], lease: newLease({ ttlSeconds: 60 }) });
+    if (g.kind !== 'granted' || h.kind !== 'granted') throw new Error('not granted');
+    await db.collection(LEASE_COLLECTIONS.leaseState).doc('p1').set({ entries: 'garbage' });
+    clock.advance(1_001); // the view is doubted and read again
+    await expect(s.renew(h.lease.id)).rejects.toMatchObject({ kind: 'unavailable' });
+    expect(await s.release(g.lease.id)).toBe(true);
+    expect((await s.find(g.lease.id))!.releasedAt).toEqual(clock.now());
+    expect(await s.countActive()).toBe(1);
+  });
+
   it('cooldowns are shared by replicas and survive a restart', async () => {
     const r1 = store();
     await r1.ready(10_000);

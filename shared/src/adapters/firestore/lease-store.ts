@@ -397,6 +397,13 @@ export class FirestoreLeaseStore implements LeaseStore {
       for (;;) {
         if (!base || fresh) base = await this.access.read(name);
         const now = this.clock.now();
+        if (base.entries === null && fresh) {
+          // The proxy's state does not decode (edited by hand; logged): its entries cannot be rewritten,
+          // and the proxy counts as full until it is repaired. The lease itself still ends now, so it is
+          // neither counted active nor handed out again by a replay of its key.
+          await this.endAlone(leaseId, now);
+          return over();
+        }
         const entries = base.entries && removeEntry(base.entries, leaseId, now);
         if (!entries) {
           // Not among the active entries: released or expired already (or by a commit that failed
@@ -425,6 +432,18 @@ export class FirestoreLeaseStore implements LeaseStore {
     });
   }
 
+  /** Records a lease released at `now` on its document alone (its proxy's state cannot be rewritten). */
+  private async endAlone(leaseId: string, now: Date): Promise<void> {
+    const at = Timestamp.fromDate(now);
+    const ttl = Timestamp.fromDate(resolvableUntil({ expiresAt: now, releasedAt: now }, this.settings));
+    try {
+      await this.leaseRef(leaseId).update({ releasedAt: at, endsAt: at, [TTL_FIELD]: ttl });
+    } catch (err) {
+      if ((err as { code?: unknown }).code === 5) return; // NOT_FOUND: no lease document to end
+      throw new LeaseStoreError('unavailable', 'end lease', { cause: err });
+    }
+  }
+
   async renew(
     leaseId: string,
     ttlSeconds?: number,
@@ -446,6 +465,13 @@ export class FirestoreLeaseStore implements LeaseStore {
         if (!base || fresh) base = await this.access.read(lease.proxy);
         const now = this.clock.now();
         const entry = base.entries && activeEntries(base.entries, now).find((e) => e.leaseId === leaseId);
+        if (base.entries === null && fresh && lease.expiresAt.getTime() > now.getTime()) {
+          // Not expired: the renewal cannot be recorded in a state that does not decode (logged when read).
+          throw new LeaseStoreError(
+            'unavailable',
+            `the lease state of proxy ${lease.proxy} does not decode: lease ${leaseId} cannot be renewed until it is repaired`,
+          );
+        }
         if (!base.entries || !entry) {
           if (!fresh) {
             fresh = true;
