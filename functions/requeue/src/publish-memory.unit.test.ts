@@ -12,6 +12,20 @@ function publishedAt(memory: PublishMemory, minutes: number, at = 0): number[] {
 }
 
 describe('PublishMemory', () => {
+  it('past 50,000 claims held it drops the expired ones, scanning at most once per tenth of the ttl', () => {
+    const memory = new PublishMemory(TTL);
+    for (let i = 0; i < 50_000; i++) memory.claim(`old-${i}`, 0, 0);
+    // A fleet larger than the cap, still held: each further claim would find nothing to drop.
+    for (let i = 0; i < 2_000; i++) memory.claim(`held-${i}`, 0, MIN);
+    expect(memory.scans).toBe(1);
+    for (let i = 0; i < 2_000; i++) memory.claim(`more-${i}`, 0, MIN + TTL / 10);
+    expect(memory.scans).toBe(2);
+    // The old ones' hold is over: the next scan drops them, and they are claimable again.
+    memory.claim('late', 0, TTL + MIN);
+    expect(memory.scans).toBe(3);
+    expect(memory.claim('old-1', 0, TTL + MIN)).toBe(true);
+  });
+
   it('publishes a due proxy once, then again after the ttl: its message may have been lost', () => {
     const memory = new PublishMemory(TTL);
     expect(publishedAt(memory, 9)).toEqual([0, 5]);
