@@ -10,6 +10,7 @@ import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { awaitsPassSlotDue, driftSlots } from '../../../shared/src/domain/reconcile/drift.js';
 import type { Clock } from '../../../shared/src/ports/clock.js';
 import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
+import { mayStillBeSent } from '../../../shared/src/ports/publish-error.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
 import { PublishMemory } from './publish-memory.js';
 import { listSteady, SteadyFleet } from './steady-fleet.js';
@@ -166,10 +167,17 @@ async function publishAll(
       else report.due++;
       return;
     }
+    report.publishFailures++;
+    if (mayStillBeSent(r.reason)) {
+      // Not confirmed in time, but the client library still holds it and may send it: kept as published
+      // (the memory's hold). Taken for unsent, the next poll — a second later — would hand the library
+      // another copy, and a Pub/Sub brownout would pile up copies of every due proxy.
+      deps.log.warn('requeue publish unconfirmed; held as published', { proxy: item.proxy, error: r.reason });
+      return;
+    }
     // A due time stays in Firestore: forgetting it lets the next poll (or sweep) publish it again; a drift
     // slot's range is covered again by the next sweep (runSweep).
     forget(item);
-    report.publishFailures++;
     deps.log.warn('requeue publish failed', { proxy: item.proxy, error: r.reason });
   });
 }

@@ -2,6 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { driftOffsetMs } from '../../../shared/src/domain/reconcile/drift.js';
 import { ManualClock } from '../../../shared/src/ports/clock.js';
+import { PublishError } from '../../../shared/src/ports/publish-error.js';
 import { InMemoryProxyStore } from '../../../shared/src/testing/in-memory-proxy-store.js';
 import { aProxy, externalSpec, testUid } from '../../../shared/src/testing/proxy-fixtures.js';
 import { runSweep, type SweepDeps } from './sweep.js';
@@ -175,6 +176,21 @@ describe('requeue sweep', () => {
     const report = await runSweep(deps, t0);
     expect(report.publishFailures).toBe(1);
     expect(published).toEqual([{ proxy: 'flaky', atMs: 1_000 }]);
+  });
+
+  it('a publish unconfirmed in time is held as published, not handed to the library again each poll', async () => {
+    // A Pub/Sub brownout: the client library keeps each message and may still send it.
+    await due('slow', 0);
+    let attempts = 0;
+    deps.publisher = {
+      publish: async () => {
+        attempts++;
+        throw new PublishError('unconfirmed', 'not confirmed within 10000 ms; it may still go out');
+      },
+    };
+    const report = await runSweep(deps, t0);
+    expect(attempts).toBe(1);
+    expect(report.publishFailures).toBe(1);
   });
 
   it('a late tick (redelivered) sweeps once from now and stops', async () => {

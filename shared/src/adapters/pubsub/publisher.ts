@@ -6,16 +6,9 @@
 import type { PubSub, Topic } from '@google-cloud/pubsub';
 import type { z } from 'zod';
 
-export class PublishError extends Error {
-  constructor(
-    readonly kind: 'invalid_payload' | 'unavailable',
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = 'PublishError';
-  }
-}
+import { PublishError } from '../../ports/publish-error.js';
+
+export { PublishError };
 
 /**
  * How long a publish waits for Pub/Sub's confirmation unless its publisher says otherwise. The client
@@ -67,6 +60,9 @@ export class PubSubPublisher {
     try {
       return await (deadlineMs === null ? sent : withinDeadline(sent, deadlineMs));
     } catch (err) {
+      if (err instanceof Unconfirmed) {
+        throw new PublishError('unconfirmed', `publishing to ${topic}: ${err.message}`, { cause: err });
+      }
       throw new PublishError('unavailable', `publishing to ${topic} failed`, { cause: err });
     }
   }
@@ -82,11 +78,16 @@ export class PubSubPublisher {
 }
 
 /** `sent`, or a rejection once `ms` have passed without it (what it does later is nobody's to handle). */
+class Unconfirmed extends Error {}
+
 async function withinDeadline<T>(sent: Promise<T>, ms: number): Promise<T> {
   sent.catch(() => {});
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`not confirmed within ${ms} ms; it may still go out`)), ms);
+    timer = setTimeout(
+      () => reject(new Unconfirmed(`not confirmed within ${ms} ms; it may still go out`)),
+      ms,
+    );
   });
   try {
     return await Promise.race([sent, deadline]);
