@@ -19,8 +19,12 @@ export const CATALOG_IDLE_MS = 600_000;
 /**
  * A proxies listener that has failed and not come back for this long fails the catalog's ready() (the
  * API answers 503 not_ready): past it, a deleted, unhealthy or pool-bound proxy could go on being handed
- * out from the last view for as long as the listener stays broken (a revoked permission, a listen quota).
- * Shorter failures are ridden out on the last view, as the listener's backoff re-subscribes.
+ * out from the last view for as long as the listener stays broken (a revoked permission). Shorter failures
+ * are ridden out on the last view, as the listener's backoff re-subscribes. "Failed" is what the Firestore
+ * client reports: it retries UNAVAILABLE, RESOURCE_EXHAUSTED (a listen quota) and the like itself, up to
+ * 10 attempts (~2 minutes; ~10 under a quota, at its longest backoff) before it does, and a quiet
+ * collection sends no snapshot to tell a live stream from a stuck one — so the view can be that much
+ * older before this bound starts.
  */
 export const CATALOG_STALE_LIMIT_MS = 60_000;
 

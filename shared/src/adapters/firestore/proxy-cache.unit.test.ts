@@ -1,6 +1,7 @@
-// The catalog fails closed when its listener stays broken: a revoked permission or a listen quota must not
-// leave discovery and leases handing out the last view's proxies (deleted, unhealthy, pool-bound since)
-// for as long as it lasts. A fake Firestore whose first subscription answers, then breaks for good.
+// The catalog fails closed when its listener stays broken: a revoked permission (an error the Firestore
+// client gives up on) must not leave discovery and leases handing out the last view's proxies (deleted,
+// unhealthy, pool-bound since) for as long as it lasts. A fake Firestore whose first subscription answers,
+// then breaks for good.
 import type { Firestore, QuerySnapshot } from '@google-cloud/firestore';
 import { describe, expect, it, vi } from 'vitest';
 import { memoryLogger } from '../log/json-logger.js';

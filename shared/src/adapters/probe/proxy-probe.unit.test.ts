@@ -245,16 +245,26 @@ describe('fetchDirect: the echo endpoint as the prober itself sees it (no proxy)
 
   it('reads at most maxBodyBytes of an answer, and a body that stops arriving fails at BODY', async () => {
     const site = createHttpServer((req, res) => {
-      if (req.url === '/big') res.writeHead(200).end('x'.repeat(1024 * 1024));
-      else res.writeHead(200, { 'content-length': '100' }).write('{');
+      if (req.url !== '/endless') {
+        res.writeHead(200, { 'content-length': '100' }).write('{');
+        return;
+      }
+      // A body that never ends: read whole, the check could only run out of time.
+      res.writeHead(200);
+      const chunk = Buffer.alloc(64 * 1024, 'x');
+      const more = () => {
+        while (!res.destroyed && res.write(chunk));
+      };
+      res.on('drain', more);
+      more();
     });
     site.on('connection', track);
     await listen(site);
     try {
       const base = `http://127.0.0.1:${portOf(site)}`;
       const big = await fetchDirect({
-        url: `${base}/big`,
-        timeoutMs: 5_000,
+        url: `${base}/endless`,
+        timeoutMs: 2_000,
         expectedStatus: 200,
         maxBodyBytes: 1000,
       });
