@@ -28,9 +28,17 @@ export interface SweepDeps {
   /** How often listDue is polled inside the window (and how far ahead it looks). */
   pollMs: number;
   driftPollMs: number;
-  /** First listDue page size; doubled (up to maxBatch) when a full page holds only already-published proxies. */
+  /** listDue page size; doubled (up to maxBatch) while a full page holds nothing new to this walk. */
   batch: number;
   maxBatch: number;
+  /**
+   * The whole overdue range is walked (page after page) on a sweep's first poll and then at most this
+   * often; the polls between read only what fell due within `recentMs` (default 5 × pollMs). A proxy
+   * stuck overdue — its pass failing without writing through an outage — is then read once per walk, not
+   * once a poll. Default 15 s.
+   */
+  backlogEveryMs?: number;
+  recentMs?: number;
   /** Shared by the sweeps of one function instance; a fresh one per sweep when absent. */
   memory?: PublishMemory;
   /** The steady fleet, listed at most this often by one instance; listed every sweep when absent. */
@@ -91,18 +99,17 @@ export async function runSweep(deps: SweepDeps, tickAt: Date): Promise<SweepRepo
         schedule(p.name, slot.getTime(), true);
       }
     }
+    let walkedAt = Number.NEGATIVE_INFINITY;
     for (;;) {
       const now = deps.clock.now().getTime();
       const open = now < windowEnd;
       if (open && now >= nextPoll) {
-        // A full page of proxies already published (stuck on transient errors) must not starve the rest:
-        // ask again for a bigger page, up to maxBatch.
-        for (let limit = deps.batch; ; limit = Math.min(limit * 2, deps.maxBatch)) {
-          const due = await deps.store.listDue(new Date(now + deps.pollMs), limit);
-          report.polls++;
-          const fresh = due.filter((d) => schedule(d.name, d.nextReconcileAt.getTime(), false));
-          if (due.length < limit || fresh.length > 0 || limit >= deps.maxBatch) break;
-        }
+        const backlog = now - walkedAt >= (deps.backlogEveryMs ?? 15_000);
+        const from = backlog ? undefined : new Date(now - (deps.recentMs ?? 5 * deps.pollMs));
+        report.polls += await walkDue(deps, now, from, (d) =>
+          schedule(d.name, d.nextReconcileAt.getTime(), false),
+        );
+        if (backlog) walkedAt = now;
         nextPoll = now + deps.pollMs;
       }
       pending.sort((a, b) => a.at - b.at);
@@ -126,6 +133,47 @@ export async function runSweep(deps: SweepDeps, tickAt: Date): Promise<SweepRepo
     : { through, failed: false };
   deps.log.info('requeue sweep', { ...report, windowMs: windowEnd - windowStart.getTime() });
   return report;
+}
+
+/** Pages one walk reads at most (at maxBatch: 400,000 due proxies), so a runaway cannot hold the sweep. */
+const MAX_WALK_PAGES = 50;
+
+/**
+ * Every proxy due by now + pollMs (from `from` on, when given), page after page (how many it read is
+ * returned): each page starts at the
+ * last due time of the one before (inclusive; names already seen in this walk are skipped), so a run of
+ * proxies stuck overdue is read once and passed, never re-read in a bigger page while later ones starve.
+ * A full page with nothing new (more proxies share one due time than it holds) is asked again twice as
+ * large, up to maxBatch.
+ */
+async function walkDue(
+  deps: SweepDeps,
+  now: number,
+  from: Date | undefined,
+  visit: (d: { name: string; nextReconcileAt: Date }) => void,
+): Promise<number> {
+  const until = new Date(now + deps.pollMs);
+  const seen = new Set<string>();
+  let cursor = from;
+  let limit = deps.batch;
+  let pages = 0;
+  while (pages < MAX_WALK_PAGES) {
+    const due = await deps.store.listDue(until, limit, cursor);
+    pages++;
+    const unseen = due.filter((d) => !seen.has(d.name));
+    for (const d of unseen) {
+      seen.add(d.name);
+      visit(d);
+    }
+    if (due.length < limit) break;
+    if (unseen.length === 0) {
+      if (limit >= deps.maxBatch) break;
+      limit = Math.min(limit * 2, deps.maxBatch);
+      continue;
+    }
+    cursor = due[due.length - 1]!.nextReconcileAt;
+  }
+  return pages;
 }
 
 /** Names logged per line: the count says how many more. */

@@ -161,6 +161,31 @@ describe('requeue sweep', () => {
     expect(published.filter((p) => p.proxy === 's1')).toHaveLength(1);
   });
 
+  it('reads proxies stuck overdue once per backlog walk, not once a poll', async () => {
+    // Passes failing without writing through an outage: their due times stay in the past.
+    for (let i = 0; i < 6; i++) await due(`stuck-${i}`, -60_000 + i);
+    await due('fresh', 20_000);
+    let stuckRead = 0;
+    const listDue = store.listDue.bind(store);
+    store.listDue = async (...args) => {
+      const rows = await listDue(...args);
+      stuckRead += rows.filter((r) => r.name.startsWith('stuck-')).length;
+      return rows;
+    };
+    await runSweep({ ...deps, batch: 64, backlogEveryMs: 15_000 }, t0);
+    expect(published.find((p) => p.proxy === 'fresh')?.atMs).toBe(20_000);
+    // Four walks of the 59 s window (0, 15, 30, 45 s) read each stuck proxy; the polls between read none.
+    expect(stuckRead).toBe(4 * 6);
+  });
+
+  it('more proxies stuck overdue than the largest page still let a later one through', async () => {
+    for (let i = 0; i < 20; i++) await due(`stuck-${String(i).padStart(2, '0')}`, -60_000 + i);
+    await due('fresh', 10_000);
+    await runSweep({ ...deps, batch: 2, maxBatch: 4 }, t0);
+    expect(published.find((p) => p.proxy === 'fresh')?.atMs).toBe(10_000);
+    expect(published.filter((p) => p.proxy.startsWith('stuck-'))).toHaveLength(20);
+  });
+
   it('a failed publish is retried on a later poll', async () => {
     await due('flaky', 0);
     let fail = true;

@@ -72,8 +72,8 @@ export interface ProxyStore {
    * does not fit the model and whose deletion was requested, at once (its instance is the orphan GC's).
    */
   deleteDocument(name: string, expectedVersion: string): Promise<ConditionalWrite>;
-  /** Names whose status.nextReconcileAt is at or before `until`, earliest first. */
-  listDue(until: Date, limit: number): Promise<Array<{ name: string; nextReconcileAt: Date }>>;
+  /** Names whose status.nextReconcileAt is at or before `until` (and at or after `from`), earliest first. */
+  listDue(until: Date, limit: number, from?: Date): Promise<Array<{ name: string; nextReconcileAt: Date }>>;
   /**
    * The uid of EVERY document, those being deleted included: the orphan GC's live set (seed §8). Unlike
    * list(), nothing is skipped: a document whose uid cannot be read fails the call (StoreError 'invalid'),

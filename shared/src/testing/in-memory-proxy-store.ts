@@ -89,11 +89,15 @@ export class InMemoryProxyStore implements ProxyStore {
     return 'written';
   }
 
-  async listDue(until: Date, limit: number): Promise<Array<{ name: string; nextReconcileAt: Date }>> {
+  async listDue(
+    until: Date,
+    limit: number,
+    from?: Date,
+  ): Promise<Array<{ name: string; nextReconcileAt: Date }>> {
     return [...this.docs.values()]
       .flatMap(({ proxy }) => {
         const at = proxy.status.nextReconcileAt;
-        return at && at.getTime() <= until.getTime()
+        return at && at.getTime() <= until.getTime() && (!from || at.getTime() >= from.getTime())
           ? [{ name: proxy.name, nextReconcileAt: new Date(at) }]
           : [];
       })

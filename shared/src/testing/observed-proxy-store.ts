@@ -81,9 +81,13 @@ export class ObservedProxyStore implements ProxyStore {
     return this.inner.deleteDocument(name, expectedVersion);
   }
 
-  async listDue(until: Date, limit: number): Promise<Array<{ name: string; nextReconcileAt: Date }>> {
+  async listDue(
+    until: Date,
+    limit: number,
+    from?: Date,
+  ): Promise<Array<{ name: string; nextReconcileAt: Date }>> {
     await this.intercept('listDue');
-    return this.inner.listDue(until, limit);
+    return this.inner.listDue(until, limit, from);
   }
 
   async liveUids(): Promise<Set<string>> {

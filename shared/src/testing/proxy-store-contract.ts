@@ -187,6 +187,9 @@ export function proxyStoreContract(label: string, subject: () => Promise<Contrac
       ]);
       expect((await store.listDue(at('2026-01-01T00:01:00Z'), 1)).map((d) => d.name)).toEqual(['early']);
       expect(await store.listDue(at('2026-01-01T00:00:00Z'), 10)).toEqual([]);
+      // From a due time on (inclusive): a walk's next page, or only what fell due recently.
+      const later = await store.listDue(at('2026-01-01T00:10:00Z'), 10, at('2026-01-01T00:00:30Z'));
+      expect(later.map((d) => d.name)).toEqual(['late', 'future']);
     });
 
     it('gives the uid of every proxy, those being deleted included, for the GC live set', async () => {

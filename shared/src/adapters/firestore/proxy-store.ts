@@ -177,17 +177,17 @@ export class FirestoreProxyStore implements ProxyStore {
     return this.conditional(name, expectedVersion, (ref, lastUpdateTime) => ref.delete({ lastUpdateTime }));
   }
 
-  async listDue(until: Date, limit: number): Promise<Array<{ name: string; nextReconcileAt: Date }>> {
+  async listDue(
+    until: Date,
+    limit: number,
+    from?: Date,
+  ): Promise<Array<{ name: string; nextReconcileAt: Date }>> {
     // A range on one field ordered by that field is served by the automatic single-field index.
     // Documents whose nextReconcileAt is null never match a Timestamp range.
+    const upTo = this.proxies.where('status.nextReconcileAt', '<=', Timestamp.fromDate(until));
+    const range = from ? upTo.where('status.nextReconcileAt', '>=', Timestamp.fromDate(from)) : upTo;
     const snaps = await this.run(
-      () =>
-        this.proxies
-          .where('status.nextReconcileAt', '<=', Timestamp.fromDate(until))
-          .orderBy('status.nextReconcileAt')
-          .limit(limit)
-          .select('status.nextReconcileAt')
-          .get(),
+      () => range.orderBy('status.nextReconcileAt').limit(limit).select('status.nextReconcileAt').get(),
       'list due proxies',
     );
     return snaps.docs.map((d) => ({
