@@ -107,23 +107,29 @@ describe('leases acquire: Idempotency-Key', () => {
   });
 });
 
+/** `leases acquire` with `flags`, answered by a grant of a proxy at `url`. */
+async function acquired(url: string, flags: string[]) {
+  const grant = {
+    leaseId: 'l1',
+    proxy: { name: 'p', url, attributes: {}, latencyMillis: null },
+    expiresAt: '2026-02-01T12:10:00.000Z',
+    ttlSeconds: 300,
+    target: null,
+    exclusive: false,
+  };
+  const fetch = (async () =>
+    new Response(JSON.stringify(grant), { status: 201 })) as unknown as typeof globalThis.fetch;
+  const io = recordingIo();
+  const code = await runCli(
+    ['leases', 'acquire', ...flags, '--api', 'http://127.0.0.1:9'],
+    cliDeps(io, fetch, { PROXYPLANE_TOKEN: 'crawler-token-0123456789' }),
+  );
+  return { code, io };
+}
+
 describe('leases acquire -o url', () => {
   it('prints the URL alone on stdout, and on stderr the lease id and how to release it', async () => {
-    const grant = {
-      leaseId: 'l1',
-      proxy: { name: 'p', url: 'http://u:pw@10.0.0.1:3128', attributes: {}, latencyMillis: null },
-      expiresAt: '2026-02-01T12:10:00.000Z',
-      ttlSeconds: 300,
-      target: null,
-      exclusive: false,
-    };
-    const fetch = (async () =>
-      new Response(JSON.stringify(grant), { status: 201 })) as unknown as typeof globalThis.fetch;
-    const io = recordingIo();
-    const code = await runCli(
-      ['leases', 'acquire', '-o', 'url', '--api', 'http://127.0.0.1:9'],
-      cliDeps(io, fetch, { PROXYPLANE_TOKEN: 'crawler-token-0123456789' }),
-    );
+    const { code, io } = await acquired('http://u:pw@10.0.0.1:3128', ['-o', 'url']);
     expect(code).toBe(0);
     expect(io.outLines).toEqual(['http://u:pw@10.0.0.1:3128']);
     // Without the id the lease could not be released: it held its slot until its TTL.
@@ -135,21 +141,7 @@ describe('leases acquire -o url', () => {
 
 describe('leases acquire: the table', () => {
   it('quotes the proxy URL of its curl line as a shell word, a password with a quote in it too', async () => {
-    const grant = {
-      leaseId: 'l1',
-      proxy: { name: 'p', url: "http://u:it's@10.0.0.1:3128", attributes: {}, latencyMillis: null },
-      expiresAt: '2026-02-01T12:10:00.000Z',
-      ttlSeconds: 300,
-      target: null,
-      exclusive: false,
-    };
-    const fetch = (async () =>
-      new Response(JSON.stringify(grant), { status: 201 })) as unknown as typeof globalThis.fetch;
-    const io = recordingIo();
-    const code = await runCli(
-      ['leases', 'acquire', '--api', 'http://127.0.0.1:9'],
-      cliDeps(io, fetch, { PROXYPLANE_TOKEN: 'crawler-token-0123456789' }),
-    );
+    const { code, io } = await acquired("http://u:it's@10.0.0.1:3128", []);
     expect(code).toBe(0);
     expect(io.outLines.join('\n')).toContain("fetch:    curl -x 'http://u:it'\\''s@10.0.0.1:3128' http://…");
   });
