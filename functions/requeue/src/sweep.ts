@@ -100,16 +100,21 @@ export async function runSweep(deps: SweepDeps, tickAt: Date): Promise<SweepRepo
       }
     }
     let walkedAt = Number.NEGATIVE_INFINITY;
+    // Where the last poll's range ended: the next starts there (or recentMs back, if earlier), so a loop
+    // held up — a slow publish, a long walk — leaves no due time between two polls unread.
+    let polledUntil = Number.NEGATIVE_INFINITY;
     for (;;) {
       const now = deps.clock.now().getTime();
       const open = now < windowEnd;
       if (open && now >= nextPoll) {
         const backlog = now - walkedAt >= (deps.backlogEveryMs ?? 15_000);
-        const from = backlog ? undefined : new Date(now - (deps.recentMs ?? 5 * deps.pollMs));
+        const recentFrom = Math.min(polledUntil, now - (deps.recentMs ?? 5 * deps.pollMs));
+        const from = backlog ? undefined : new Date(recentFrom);
         report.polls += await walkDue(deps, now, from, (d) =>
           schedule(d.name, d.nextReconcileAt.getTime(), false),
         );
         if (backlog) walkedAt = now;
+        polledUntil = now + deps.pollMs;
         nextPoll = now + deps.pollMs;
       }
       pending.sort((a, b) => a.at - b.at);
@@ -135,16 +140,15 @@ export async function runSweep(deps: SweepDeps, tickAt: Date): Promise<SweepRepo
   return report;
 }
 
-/** Pages one walk reads at most (at maxBatch: 400,000 due proxies), so a runaway cannot hold the sweep. */
+/** Pages one walk reads at most (pages doubling from 500 to 8,000: ~375,000 due proxies), so a runaway
+ *  cannot hold the sweep. */
 const MAX_WALK_PAGES = 50;
 
 /**
- * Every proxy due by now + pollMs (from `from` on, when given), page after page (how many it read is
- * returned): each page starts at the
- * last due time of the one before (inclusive; names already seen in this walk are skipped), so a run of
- * proxies stuck overdue is read once and passed, never re-read in a bigger page while later ones starve.
- * A full page with nothing new (more proxies share one due time than it holds) is asked again twice as
- * large, up to maxBatch.
+ * Every proxy due by now + pollMs (from `from` on, when given), page after page; returns how many pages
+ * it read. Each page starts at the last due time of the one before (inclusive; names already seen in this
+ * walk are skipped), so a run of proxies stuck overdue is read once and passed, never re-read while later
+ * ones starve — up to MAX_WALK_PAGES, and unless more than maxBatch proxies share one due time.
  */
 async function walkDue(
   deps: SweepDeps,
@@ -166,11 +170,11 @@ async function walkDue(
       visit(d);
     }
     if (due.length < limit) break;
-    if (unseen.length === 0) {
-      if (limit >= deps.maxBatch) break;
-      limit = Math.min(limit * 2, deps.maxBatch);
-      continue;
-    }
+    // Each page starts at the last due time read and is twice as large, up to maxBatch: a long run takes
+    // fewer queries, and proxies sharing one due time are passed as long as the largest page holds them
+    // (a page with nothing new — more of them than maxBatch — ends the walk).
+    if (unseen.length === 0) break;
+    limit = Math.min(limit * 2, deps.maxBatch);
     cursor = due[due.length - 1]!.nextReconcileAt;
   }
   return pages;

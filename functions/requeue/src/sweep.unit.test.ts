@@ -178,12 +178,37 @@ describe('requeue sweep', () => {
     expect(stuckRead).toBe(4 * 6);
   });
 
-  it('more proxies stuck overdue than the largest page still let a later one through', async () => {
+  it('more proxies stuck overdue than the largest page: the walk passes them, an older-overdue one behind too', async () => {
     for (let i = 0; i < 20; i++) await due(`stuck-${String(i).padStart(2, '0')}`, -60_000 + i);
+    await due('behind', -10_000); // overdue for longer than the polls between walks look back
     await due('fresh', 10_000);
     await runSweep({ ...deps, batch: 2, maxBatch: 4 }, t0);
+    expect(published.find((p) => p.proxy === 'behind')?.atMs).toBe(0);
     expect(published.find((p) => p.proxy === 'fresh')?.atMs).toBe(10_000);
     expect(published.filter((p) => p.proxy.startsWith('stuck-'))).toHaveLength(20);
+  });
+
+  it('one due time shared by more proxies than a page holds: the page is asked again larger', async () => {
+    for (let i = 0; i < 5; i++) await due(`tied-${i}`, -60_000);
+    await due('behind', -30_000);
+    await runSweep({ ...deps, batch: 2, maxBatch: 8 }, t0);
+    expect(
+      published
+        .filter((p) => p.atMs === 0)
+        .map((p) => p.proxy)
+        .sort(),
+    ).toEqual(['behind', 'tied-0', 'tied-1', 'tied-2', 'tied-3', 'tied-4']);
+  });
+
+  it('a poll held up (a slow publish) leaves no due time unread: the next starts where the last ended', async () => {
+    await due('slow', 16_000);
+    await due('victim', 18_000);
+    onPublish = async (proxy) => {
+      if (proxy === 'slow') clock.advance(8_000); // a publish waiting out most of its deadline
+    };
+    await runSweep({ ...deps, backlogEveryMs: 15_000 }, t0);
+    // Polled again at 24 s: the range since the last poll's end (17 s) holds the victim.
+    expect(published.find((p) => p.proxy === 'victim')!.atMs).toBeLessThan(25_000);
   });
 
   it('a failed publish is retried on a later poll', async () => {
