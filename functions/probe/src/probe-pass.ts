@@ -25,6 +25,7 @@ import { type ProxyResource, proxyProtocol, type SecretRef } from '../../../shar
 import { clientCredentialsRef } from '../../../shared/src/domain/served-credentials.js';
 import type { RoutingRule } from '../../../shared/src/messages/gateway-snapshot.js';
 import type { HealthStore } from '../../../shared/src/ports/health-store.js';
+import { mayStillBeSent } from '../../../shared/src/ports/publish-error.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
 import { SecretAccessError } from '../../../shared/src/ports/secrets.js';
 import { type Decided, storeDecisions } from './health-writes.js';
@@ -332,8 +333,13 @@ export async function publishTransitions(
       deps.publisher.publish({ proxy: d.next.proxy, reason: 'health-transition' }).then(
         () => void sent?.add(d.next.proxy),
         (err: unknown) => {
+          // Unconfirmed, the client library may still send it: counted as sent, or every probe of the
+          // proxy in this run would hand the library another copy while Pub/Sub is slow.
+          if (mayStillBeSent(err)) sent?.add(d.next.proxy);
           deps.log.warn(
-            'publishing a health transition failed; the next probe of the proxy publishes again',
+            mayStillBeSent(err)
+              ? 'publishing a health transition is unconfirmed; it may still be sent'
+              : 'publishing a health transition failed; the next probe of the proxy publishes again',
             {
               proxy: d.next.proxy,
               error: err instanceof Error ? err.message : String(err),

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ProbeResult, ProbeTarget } from '../../../shared/src/adapters/probe/proxy-probe.js';
 import { healthVerdictOf, type ProxyHealthState } from '../../../shared/src/domain/health/proxy-health.js';
 import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
+import { PublishError } from '../../../shared/src/ports/publish-error.js';
 import { SecretAccessError, type SecretErrorKind } from '../../../shared/src/ports/secrets.js';
 import { condition } from '../../../shared/src/testing/healthy-conditions.js';
 import { inMemoryHealthStore } from '../../../shared/src/testing/in-memory-health-store.js';
@@ -275,6 +276,25 @@ describe('runProbePass: a status that lags the stored verdict (a lost publish)',
     expect(sent).toEqual(new Set(['lag']));
     expect((await next(threshold + 3, sent)).transitions).toBe(0);
     expect(f.publisher.published).toHaveLength(2);
+  });
+
+  it('a publish unconfirmed in time counts as sent: the library may still send it', async () => {
+    const f = fakes(null, new Set(['10.0.0.9']));
+    const p = shownHealthy();
+    const ms = p.spec.healthCheck.intervalSeconds * 1000;
+    const next = (i: number, sent?: Set<string>) =>
+      runProbePass(f.deps, [p], new Date(t0.getTime() + i * ms), new Date(t0.getTime() + (i + 1) * ms), sent);
+    const threshold = p.spec.healthCheck.failureThreshold;
+    for (let i = 0; i < threshold; i++) await next(i);
+    f.publisher.published.length = 0;
+    const sent = new Set<string>();
+    f.publisher.failNext(
+      new PublishError('unconfirmed', 'not confirmed within 10000 ms; it may still go out'),
+    );
+    await next(threshold, sent);
+    expect(sent).toEqual(new Set(['lag']));
+    expect((await next(threshold + 1, sent)).transitions).toBe(0);
+    expect(f.publisher.published).toEqual([]);
   });
 });
 

@@ -17,6 +17,7 @@ import {
   type ProxyFilter,
   type ProxyStore,
 } from '../../../../shared/src/ports/proxy-store.js';
+import { mayStillBeSent } from '../../../../shared/src/ports/publish-error.js';
 import type { ReconcilePublisher } from '../../../../shared/src/ports/reconcile-publisher.js';
 import { ApiError, invalidRequest, notFound, portNotAllowed } from '../errors.js';
 import { describeIfMatch, etagOf, type IfMatch, ifMatchHolds, proxyTag } from './if-match.js';
@@ -73,7 +74,8 @@ export function proxyAdmin({
       await publisher.publish({ proxy, reason });
     } catch (err) {
       const kind = (err as { kind?: unknown; code?: unknown })?.kind ?? (err as { code?: unknown })?.code;
-      log.error(`reconcile request not published for ${proxy} (${reason})`, {
+      const what = mayStillBeSent(err) ? 'not confirmed (it may still be sent)' : 'not published';
+      log.error(`reconcile request ${what} for ${proxy} (${reason})`, {
         proxy,
         reason,
         errorKind: kind,

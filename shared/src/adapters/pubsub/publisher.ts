@@ -20,7 +20,7 @@ export const DEFAULT_PUBLISH_DEADLINE_MS = 10_000;
 
 export interface PublisherOptions {
   /**
-   * How long a publish may wait for Pub/Sub's confirmation before it is answered `unavailable` (the
+   * How long a publish may wait for Pub/Sub's confirmation before it is answered `unconfirmed` (the
    * message may still go out: the client library keeps retrying it). Default
    * DEFAULT_PUBLISH_DEADLINE_MS; null: as long as the library takes.
    */
@@ -35,7 +35,10 @@ export class PubSubPublisher {
     private readonly options: PublisherOptions = {},
   ) {}
 
-  /** Returns the message id. Throws PublishError: `invalid_payload` (a bug), `unavailable` (retry). */
+  /**
+   * Returns the message id. Throws PublishError: `invalid_payload` (a bug), `unavailable` (refused: not
+   * sent), `unconfirmed` (the deadline passed: it may still be sent).
+   */
   async publish<S extends z.ZodType>(
     topic: string,
     schema: S,
