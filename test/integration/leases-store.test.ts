@@ -409,6 +409,17 @@ describe('a grant given back with its Idempotency-Key record (release dropKey)',
     expect(await a.findKey('r2')).toMatchObject({ leaseId: lease.id, replayed: true });
   });
 
+  it('on a state edited into garbage too: a replay has marked the record, so the lease is not ended', async () => {
+    const s = store();
+    await s.ready(10_000);
+    const { lease, record } = await keyedGrant(s, 'r5');
+    expect(await s.markReplayed('r5', record.version)).toBe(true);
+    await db.collection(LEASE_COLLECTIONS.leaseState).doc('p1').set({ entries: 'garbage' });
+    clock.advance(1_001);
+    expect(await s.release(lease.id, { dropKey: { recordId: 'r5', version: record.version } })).toBe(false);
+    expect((await s.find(lease.id))?.releasedAt).toBeNull();
+  });
+
   it('a lease already expired takes its record with it: the key is not spent by a lease nobody got', async () => {
     const s = store();
     await s.ready(10_000);

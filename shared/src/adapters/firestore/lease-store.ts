@@ -400,7 +400,9 @@ export class FirestoreLeaseStore implements LeaseStore {
         if (base.entries === null && fresh) {
           // The proxy's state does not decode (edited by hand; logged): its entries cannot be rewritten,
           // and the proxy counts as full until it is repaired. The lease itself still ends now, so it is
-          // neither counted active nor handed out again by a replay of its key.
+          // neither counted active nor handed out again by a replay of its key — unless a replay has
+          // already answered with it (the key record moved): the crawler may hold it, it is not given back.
+          if (drop && !(await this.keyStill(drop))) return false;
           await this.endAlone(leaseId, now);
           return over();
         }
