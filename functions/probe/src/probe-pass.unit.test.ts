@@ -252,7 +252,8 @@ describe('runProbePass: a status that lags the stored verdict (a lost publish)',
       },
     });
 
-  it('publishes again on each pass until a publish goes out, then not within the same invocation', async () => {
+  /** The proxy probed (and failed) up to its threshold: stored UNHEALTHY, listed Healthy=True. */
+  async function lagging() {
     const f = fakes(null, new Set(['10.0.0.9']));
     const p = shownHealthy();
     const ms = p.spec.healthCheck.intervalSeconds * 1000;
@@ -260,6 +261,11 @@ describe('runProbePass: a status that lags the stored verdict (a lost publish)',
       runProbePass(f.deps, [p], new Date(t0.getTime() + i * ms), new Date(t0.getTime() + (i + 1) * ms), sent);
     const threshold = p.spec.healthCheck.failureThreshold;
     for (let i = 0; i < threshold; i++) await next(i);
+    return { f, next, threshold };
+  }
+
+  it('publishes again on each pass until a publish goes out, then not within the same invocation', async () => {
+    const { f, next, threshold } = await lagging();
     expect(f.health.get('lag')?.verdict).toBe('UNHEALTHY');
     // From here the stored state no longer changes; `p` is the status as listed, still Healthy=True.
     f.publisher.published.length = 0;
@@ -279,13 +285,7 @@ describe('runProbePass: a status that lags the stored verdict (a lost publish)',
   });
 
   it('a publish unconfirmed in time counts as sent: the library may still send it', async () => {
-    const f = fakes(null, new Set(['10.0.0.9']));
-    const p = shownHealthy();
-    const ms = p.spec.healthCheck.intervalSeconds * 1000;
-    const next = (i: number, sent?: Set<string>) =>
-      runProbePass(f.deps, [p], new Date(t0.getTime() + i * ms), new Date(t0.getTime() + (i + 1) * ms), sent);
-    const threshold = p.spec.healthCheck.failureThreshold;
-    for (let i = 0; i < threshold; i++) await next(i);
+    const { f, next, threshold } = await lagging();
     f.publisher.published.length = 0;
     const sent = new Set<string>();
     f.publisher.failNext(
