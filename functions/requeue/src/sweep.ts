@@ -31,14 +31,6 @@ export interface SweepDeps {
   /** listDue page size; doubled (up to maxBatch) while a full page holds nothing new to this walk. */
   batch: number;
   maxBatch: number;
-  /**
-   * The whole overdue range is walked (page after page) on a sweep's first poll and then at most this
-   * often; the polls between read only what fell due within `recentMs` (default 5 × pollMs). A proxy
-   * stuck overdue — its pass failing without writing through an outage — is then read once per walk, not
-   * once a poll. Default 15 s.
-   */
-  backlogEveryMs?: number;
-  recentMs?: number;
   /** Shared by the sweeps of one function instance; a fresh one per sweep when absent. */
   memory?: PublishMemory;
   /** The steady fleet, listed at most this often by one instance; listed every sweep when absent. */
@@ -100,15 +92,15 @@ export async function runSweep(deps: SweepDeps, tickAt: Date): Promise<SweepRepo
       }
     }
     let walkedAt = Number.NEGATIVE_INFINITY;
-    // Where the last poll's range ended: the next starts there (or recentMs back, if earlier), so a loop
+    // Where the last poll's range ended: the next starts there (or RECENT_POLLS back, if earlier), so a loop
     // held up — a slow publish, a long walk — leaves no due time between two polls unread.
     let polledUntil = Number.NEGATIVE_INFINITY;
     for (;;) {
       const now = deps.clock.now().getTime();
       const open = now < windowEnd;
       if (open && now >= nextPoll) {
-        const backlog = now - walkedAt >= (deps.backlogEveryMs ?? 15_000);
-        const recentFrom = Math.min(polledUntil, now - (deps.recentMs ?? 5 * deps.pollMs));
+        const backlog = now - walkedAt >= BACKLOG_EVERY_MS;
+        const recentFrom = Math.min(polledUntil, now - RECENT_POLLS * deps.pollMs);
         const from = backlog ? undefined : new Date(recentFrom);
         report.polls += await walkDue(deps, now, from, (d) =>
           schedule(d.name, d.nextReconcileAt.getTime(), false),
@@ -139,6 +131,15 @@ export async function runSweep(deps: SweepDeps, tickAt: Date): Promise<SweepRepo
   deps.log.info('requeue sweep', { ...report, windowMs: windowEnd - windowStart.getTime() });
   return report;
 }
+
+/**
+ * The whole overdue range is walked (page after page) on a sweep's first poll and then this often; the
+ * polls between read from where the last poll's range ended, or RECENT_POLLS polls back if earlier (a due
+ * time written a little late). A proxy stuck overdue — its pass failing without writing through an
+ * outage — is then read once per walk, not once a poll.
+ */
+const BACKLOG_EVERY_MS = 15_000;
+const RECENT_POLLS = 5;
 
 /** Pages one walk reads at most (pages doubling from 500 to 8,000: ~375,000 due proxies), so a runaway
  *  cannot hold the sweep. */

@@ -172,7 +172,7 @@ describe('requeue sweep', () => {
       stuckRead += rows.filter((r) => r.name.startsWith('stuck-')).length;
       return rows;
     };
-    await runSweep({ ...deps, batch: 64, backlogEveryMs: 15_000 }, t0);
+    await runSweep({ ...deps, batch: 64 }, t0);
     expect(published.find((p) => p.proxy === 'fresh')?.atMs).toBe(20_000);
     // Four walks of the 59 s window (0, 15, 30, 45 s) read each stuck proxy; the polls between read none.
     expect(stuckRead).toBe(4 * 6);
@@ -206,7 +206,7 @@ describe('requeue sweep', () => {
     onPublish = async (proxy) => {
       if (proxy === 'slow') clock.advance(8_000); // a publish waiting out most of its deadline
     };
-    await runSweep({ ...deps, backlogEveryMs: 15_000 }, t0);
+    await runSweep(deps, t0);
     // Polled again at 24 s: the range since the last poll's end (17 s) holds the victim.
     expect(published.find((p) => p.proxy === 'victim')!.atMs).toBeLessThan(25_000);
   });

@@ -33,8 +33,6 @@ export interface SnapshotPassDeps {
   sha256: Sha256Hex;
   /** How long the planner lock is held at most: the function's timeout, so a killed pass frees it. */
   lockMs: number;
-  /** Workers whose snapshot step runs at once (default pass.ts ACT_CONCURRENCY). */
-  actConcurrency?: number;
   /** The storage sweep (sweep.ts): parts of snapshots whose grant ended `afterMs` ago, `batch` per tick. */
   sweep: { afterMs: number; batch: number };
   /** Worker retention (retention.ts): what is stored for workers gone `afterMs` ago, `batch` per tick. */

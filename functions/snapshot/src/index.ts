@@ -20,7 +20,6 @@ import { handleSnapshotEvent, type SnapshotHandlerDeps } from './handler.js';
 import { SnapshotJob, snapshotRunResult } from './job-run.js';
 
 const config = loadSnapshotConfig();
-const STEP_RETRY_PUBLISH_MS = 10_000;
 const log = jsonLogger({ component: 'snapshot' }, { level: config.logLevel });
 const db = new Firestore({ projectId: config.projectId });
 
@@ -28,9 +27,9 @@ const pubsub = createPubSub(config.projectId, config.pubsubEmulatorHost);
 const deps: SnapshotHandlerDeps = {
   ...firestoreStores(db),
   publisher: new PubSubSnapshotPublisher(pubsub),
-  // Bounded as the API's requests are: a Pub/Sub outage must not hold the tick until its timeout (the
-  // library retries a publish for up to 10 minutes); the next tick asks again.
-  requester: new PubSubSnapshotRequester(new PubSubPublisher(pubsub, { deadlineMs: STEP_RETRY_PUBLISH_MS })),
+  // Bounded by the publisher's default deadline: a Pub/Sub outage must not hold the tick until its timeout
+  // (the library retries a publish for up to 10 minutes); the next tick asks again.
+  requester: new PubSubSnapshotRequester(new PubSubPublisher(pubsub)),
   clock: systemClock,
   log,
   settings: config.settings,

@@ -199,7 +199,7 @@ export async function runSnapshotPass(deps: SnapshotPassDeps): Promise<PassSumma
     }
     // Each worker's step is its own store → publish → mark, independent of the others' (the ownership they
     // carry is committed above), so several run at once: after an epoch bump every live worker has one.
-    const results = await pLimit(deps.actConcurrency ?? ACT_CONCURRENCY).map(steps, async ({ step, ctx }) => {
+    const results = await pLimit(ACT_CONCURRENCY).map(steps, async ({ step, ctx }) => {
       try {
         return await actWorkerStep(deps, step, { ...ctx, epoch: plan.ownership.epoch, lockHolder: holder });
       } catch (err) {

@@ -417,14 +417,7 @@ export class FirestoreLeaseStore implements LeaseStore {
         // A commit failed: on the state's precondition, or on the key record's — written by a replay
         // that answered with this lease, which the crawler may now hold: it is not given back.
         if (drop && budget.commits > 0 && !(await this.keyStill(drop))) return false;
-        const at = Timestamp.fromDate(now);
-        const ended = {
-          releasedAt: at,
-          endsAt: at,
-          [TTL_FIELD]: Timestamp.fromDate(
-            resolvableUntil({ expiresAt: now, releasedAt: now }, this.settings),
-          ),
-        };
+        const ended = this.endedAt(now);
         const update = (b: WriteBatch, ref: DocumentReference) => b.update(ref, ended);
         const ref = this.leaseRef(leaseId);
         if (await this.access.commit(name, base, entries, now, budget, ref, update, false, dropKey))
@@ -434,12 +427,17 @@ export class FirestoreLeaseStore implements LeaseStore {
     });
   }
 
-  /** Records a lease released at `now` on its document alone (its proxy's state cannot be rewritten). */
-  private async endAlone(leaseId: string, now: Date): Promise<void> {
+  /** A lease document's fields once it is released at `now`. */
+  private endedAt(now: Date) {
     const at = Timestamp.fromDate(now);
     const ttl = Timestamp.fromDate(resolvableUntil({ expiresAt: now, releasedAt: now }, this.settings));
+    return { releasedAt: at, endsAt: at, [TTL_FIELD]: ttl };
+  }
+
+  /** Records a lease released at `now` on its document alone (its proxy's state cannot be rewritten). */
+  private async endAlone(leaseId: string, now: Date): Promise<void> {
     try {
-      await this.leaseRef(leaseId).update({ releasedAt: at, endsAt: at, [TTL_FIELD]: ttl });
+      await this.leaseRef(leaseId).update(this.endedAt(now));
     } catch (err) {
       if ((err as { code?: unknown }).code === 5) return; // NOT_FOUND: no lease document to end
       throw new LeaseStoreError('unavailable', 'end lease', { cause: err });
