@@ -60,14 +60,7 @@ export class PubSubPublisher {
     const sent = this.topic(topic).publishMessage({ data, attributes });
     const deadlineMs =
       this.options.deadlineMs === undefined ? DEFAULT_PUBLISH_DEADLINE_MS : this.options.deadlineMs;
-    try {
-      return await (deadlineMs === null ? sent : withinDeadline(sent, deadlineMs));
-    } catch (err) {
-      if (err instanceof Unconfirmed) {
-        throw new PublishError('unconfirmed', `publishing to ${topic}: ${err.message}`, { cause: err });
-      }
-      throw new PublishError('unavailable', `publishing to ${topic} failed`, { cause: err });
-    }
+    return confirmed(sent, deadlineMs, `publishing to ${topic}`);
   }
 
   private topic(name: string): Topic {
@@ -77,6 +70,25 @@ export class PubSubPublisher {
       this.topics.set(name, topic);
     }
     return topic;
+  }
+}
+
+/**
+ * The message id `sent` resolves to, waited for at most `deadlineMs` (null: as long as the library takes).
+ * Throws PublishError `unconfirmed` at the deadline (the library may still send it) and `unavailable` when
+ * the library gave up first (not sent). `what` begins the error's message.
+ */
+export async function confirmed(
+  sent: Promise<string>,
+  deadlineMs: number | null,
+  what: string,
+): Promise<string> {
+  try {
+    return await (deadlineMs === null ? sent : withinDeadline(sent, deadlineMs));
+  } catch (err) {
+    if (err instanceof Unconfirmed)
+      throw new PublishError('unconfirmed', `${what}: ${err.message}`, { cause: err });
+    throw new PublishError('unavailable', `${what} failed`, { cause: err });
   }
 }
 

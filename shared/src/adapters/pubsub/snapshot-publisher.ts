@@ -2,12 +2,16 @@
 // the gateway's wire format, attributes that let the worker's subscription filter on its id and let a
 // worker decide before parsing, and the worker id as ordering key so that one worker's messages arrive in
 // publish order (its subscription enables message ordering). Messages of one key after a failed publish
-// are refused by the client until resumePublishing, so a failure resumes the key before it is reported.
+// are refused by the client until resumePublishing, so a failure resumes the key — also one that comes
+// after the publish's deadline, when the pass has moved on. A publish is answered within the deadline
+// (DEFAULT_PUBLISH_DEADLINE_MS): the library retries for up to 10 minutes, and a pass held that long
+// outlives its planner lock; an unconfirmed snapshot is stored but not marked sent, so the next pass
+// re-sends it (worker-steps.ts), and a worker that already has it ignores the copy.
 import type { PubSub, Topic } from '@google-cloud/pubsub';
 import { GatewaySnapshotMessage } from '../../messages/gateway-snapshot.js';
 import { GATEWAY_SNAPSHOTS_TOPIC } from '../../messages/worker-snapshot-request.js';
 import type { SnapshotPublisher } from '../../ports/workers-snapshots.js';
-import { PublishError } from './publisher.js';
+import { confirmed, DEFAULT_PUBLISH_DEADLINE_MS, PublishError, type PublisherOptions } from './publisher.js';
 
 /** Pub/Sub's limit is 10 MB per message; stay clear of it (a 10,000-proxy snapshot is ~2.6 MB). */
 export const MAX_SNAPSHOT_MESSAGE_BYTES = 9 * 1024 * 1024;
@@ -26,9 +30,11 @@ export function snapshotAttributes(m: GatewaySnapshotMessage): Record<string, st
 
 export class PubSubSnapshotPublisher implements SnapshotPublisher {
   private readonly topic: Topic;
+  private readonly deadlineMs: number | null;
 
-  constructor(pubsub: PubSub, topic = GATEWAY_SNAPSHOTS_TOPIC) {
+  constructor(pubsub: PubSub, topic = GATEWAY_SNAPSHOTS_TOPIC, options: PublisherOptions = {}) {
     this.topic = pubsub.topic(topic, { messageOrdering: true });
+    this.deadlineMs = options.deadlineMs === undefined ? DEFAULT_PUBLISH_DEADLINE_MS : options.deadlineMs;
   }
 
   async publish(message: GatewaySnapshotMessage): Promise<string> {
@@ -49,22 +55,14 @@ export class PubSubSnapshotPublisher implements SnapshotPublisher {
         `snapshot ${message.version} for ${message.workerId} is ${data.length} bytes`,
       );
     }
-    try {
-      return await this.topic.publishMessage({
-        data,
-        attributes: snapshotAttributes(message),
-        orderingKey: message.workerId,
-      });
-    } catch (err) {
-      this.topic.resumePublishing(message.workerId);
-      throw new PublishError(
-        'unavailable',
-        `publishing snapshot ${message.version} for ${message.workerId} failed`,
-        {
-          cause: err,
-        },
-      );
-    }
+    const key = message.workerId;
+    const sent = this.topic.publishMessage({
+      data,
+      attributes: snapshotAttributes(message),
+      orderingKey: key,
+    });
+    sent.catch(() => this.topic.resumePublishing(key));
+    return confirmed(sent, this.deadlineMs, `publishing snapshot ${message.version} for ${key}`);
   }
 
   async flush(): Promise<void> {
