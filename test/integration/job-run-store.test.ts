@@ -32,6 +32,7 @@ describe('FirestoreJobRunStore', () => {
       counts: { n: 3 },
       error: null,
       windowStart: null,
+      nextWindowStart: null,
     });
     const next = await runs.claim('job-a', at(40), 30_000);
     expect(next?.previous?.startedAt).toEqual(at(0));
@@ -100,6 +101,27 @@ describe('FirestoreJobRunStore', () => {
     // A run that records none (the other jobs) reads null.
     await runs.finish('job-e', { startedAt: at(60), finishedAt: at(61), ok: true, counts: {}, error: null });
     expect(await runs.get('job-e')).toMatchObject({ ok: true, windowStart: null });
+  });
+
+  it("a run records where the next run's window starts; the next claim hands it on and clears it", async () => {
+    // The requeue sweep: where its drift range ended, for the sweep of the next tick on any instance.
+    await runs.claim('job-g', at(0), 0);
+    await runs.finish('job-g', {
+      startedAt: at(0),
+      finishedAt: at(55),
+      ok: true,
+      counts: {},
+      error: null,
+      nextWindowStart: at(60),
+    });
+    expect(await runs.get('job-g')).toMatchObject({ finishedAt: at(55), nextWindowStart: at(60) });
+    const next = await runs.claim('job-g', at(61), 0);
+    expect(next?.previous).toMatchObject({ startedAt: at(0), nextWindowStart: at(60) });
+    expect(await runs.get('job-g')).toMatchObject({
+      startedAt: at(61),
+      finishedAt: null,
+      nextWindowStart: null,
+    });
   });
 
   it('finishing a run whose record is gone writes nothing', async () => {

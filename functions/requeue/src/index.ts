@@ -58,7 +58,7 @@ functions.cloudEvent('requeue', async (event: functions.CloudEvent<unknown>) => 
   const stamped = tick.publishTime ? new Date(tick.publishTime) : systemClock.now();
   try {
     const tickAt = Number.isNaN(stamped.getTime()) ? systemClock.now() : stamped;
-    await recordedSweep({ runs, clock: systemClock, log }, () => runSweep(deps, tickAt));
+    await recordedSweep({ runs, clock: systemClock, log }, (resumeAt) => runSweep(deps, tickAt, resumeAt));
   } catch (err) {
     // The next tick sweeps again; a retried tick would overlap it.
     logTickFailure(log, REQUEUE_JOB, err);

@@ -2,33 +2,56 @@
 // how many proxies it requeued). Unlike probe and gc, a sweep is never skipped as a duplicate: sweeps are
 // built to overlap harmlessly (sweep.ts), so the record only reports (recordRun).
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
-import { logTickFailure } from '../../../shared/src/adapters/log/tick-failure.js';
+import { logTickFailure, messageOf } from '../../../shared/src/adapters/log/tick-failure.js';
 import type { Clock } from '../../../shared/src/ports/clock.js';
-import { type JobRunStore, type RunResult, recordRun } from '../../../shared/src/ports/job-runs.js';
+import {
+  type JobRun,
+  type JobRunStore,
+  type RunResult,
+  recordRun,
+} from '../../../shared/src/ports/job-runs.js';
 import { REQUEUE_JOB } from './config.js';
 import type { SweepReport } from './sweep.js';
 
-export const sweepResult = (r: SweepReport): RunResult => ({
-  ok: r.publishFailures === 0,
-  counts: {
-    proxiesRequeued: r.due + r.drift,
-    due: r.due,
-    drift: r.drift,
-    publishFailures: r.publishFailures,
-    polls: r.polls,
-  },
-  error: r.publishFailures > 0 ? `${r.publishFailures} publish(es) failed` : null,
-});
+function sweepError(r: SweepReport): string | null {
+  const published = r.publishFailures > 0 ? `${r.publishFailures} publish(es) failed` : null;
+  if (r.failure === undefined) return published;
+  return [`sweep stopped: ${messageOf(r.failure)}`, published].filter((s) => s !== null).join('; ');
+}
+
+export const sweepResult = (r: SweepReport): RunResult => {
+  const error = sweepError(r);
+  return {
+    ok: error === null,
+    counts: {
+      proxiesRequeued: r.due + r.drift,
+      due: r.due,
+      drift: r.drift,
+      publishFailures: r.publishFailures,
+      polls: r.polls,
+    },
+    error,
+    nextWindowStart: r.nextDriftFrom,
+  };
+};
 
 /**
- * A sweep whose publishes failed returns (the due times stay in Firestore, the next poll or sweep publishes
- * them again) but is a failed run: recorded not ok, and logged as a failed tick (job.tick_failed), so that
- * a requeue that cannot publish at all - Pub/Sub refusing it - pages through failing_jobs. A sweep that
- * throws is logged by the caller (index.ts).
+ * Where the last sweep left the drift range, as its run recorded it: null while that run is still going
+ * (or never recorded its end), and when there is no record.
+ */
+export const resumeDriftAt = (previous: JobRun | null): Date | null =>
+  previous?.finishedAt ? (previous.nextWindowStart ?? null) : null;
+
+/**
+ * A sweep that stopped early (Firestore unavailable) or whose publishes failed returns (the due times stay
+ * in Firestore, the next poll or sweep publishes them again) but is a failed run: recorded not ok, with
+ * where the next sweep takes the drift range up, and logged as a failed tick (job.tick_failed), so that a
+ * requeue that cannot read or publish at all pages through failing_jobs. A sweep that throws (a bug) is
+ * logged by the caller (index.ts).
  */
 export async function recordedSweep(
   deps: { runs: JobRunStore; clock: Clock; log: Logger },
-  sweep: () => Promise<SweepReport>,
+  sweep: (resumeDriftAt: Date | null) => Promise<SweepReport>,
 ): Promise<SweepReport> {
   const report = await recordRun(
     {
@@ -37,7 +60,7 @@ export async function recordedSweep(
       onRecordError: (err) => deps.log.warn('requeue sweep not recorded', { error: err }),
     },
     REQUEUE_JOB,
-    sweep,
+    (previous) => sweep(resumeDriftAt(previous)),
     sweepResult,
   );
   const { error } = sweepResult(report);

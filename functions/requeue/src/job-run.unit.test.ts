@@ -22,26 +22,34 @@ class MemoryRuns implements JobRunStore {
     this.runs.set(job, { job, startedAt: now, finishedAt: null, ok: null, counts: {}, error: null });
     return { previous };
   }
-  async finish(job: string, run: Pick<JobRun, 'finishedAt' | 'ok' | 'counts' | 'error'>) {
+  async finish(job: string, run: Pick<JobRun, 'finishedAt' | 'ok' | 'counts' | 'error' | 'nextWindowStart'>) {
     if (this.failFinish) throw new Error('firestore down');
     this.runs.set(job, { ...this.runs.get(job)!, ...run });
   }
 }
 
-const report: SweepReport = { due: 3, drift: 2, publishFailures: 0, polls: 7 };
+const report: SweepReport = {
+  due: 3,
+  drift: 2,
+  publishFailures: 0,
+  polls: 7,
+  nextDriftFrom: new Date('2026-02-01T12:01:00Z'),
+};
 
 function setup() {
   const runs = new MemoryRuns();
   const clock = new ManualClock(new Date('2026-02-01T12:00:00Z'));
   const log = memoryLogger();
+  const resumedAt: Array<Date | null> = [];
   const sweep =
     (r: SweepReport | Error, ms = 1500) =>
-    async () => {
+    async (resumeAt: Date | null) => {
+      resumedAt.push(resumeAt);
       clock.advance(ms);
       if (r instanceof Error) throw r;
       return r;
     };
-  return { runs, clock, log, deps: { runs, clock, log }, sweep };
+  return { runs, clock, log, deps: { runs, clock, log }, sweep, resumedAt };
 }
 
 describe('recordedSweep', () => {
@@ -55,7 +63,33 @@ describe('recordedSweep', () => {
       ok: true,
       counts: { proxiesRequeued: 5, due: 3, drift: 2, publishFailures: 0, polls: 7 },
       error: null,
+      nextWindowStart: new Date('2026-02-01T12:01:00Z'),
     });
+  });
+
+  it("hands the next sweep the drift range's end the last finished run recorded, whichever instance ran it", async () => {
+    const { deps, sweep, resumedAt, runs } = setup();
+    await recordedSweep(deps, sweep(report));
+    await recordedSweep(deps, sweep({ ...report, nextDriftFrom: new Date('2026-02-01T12:02:00Z') }));
+    expect(resumedAt).toEqual([null, new Date('2026-02-01T12:01:00Z')]);
+    // A run still going (or one that died before recording its end) says nothing about its range.
+    runs.runs.set('requeue-sweep', { ...runs.runs.get('requeue-sweep')!, finishedAt: null });
+    await recordedSweep(deps, sweep(report));
+    expect(resumedAt[2]).toBeNull();
+  });
+
+  it('a sweep that stopped early is a failed run and a failed tick, recorded with where its range began', async () => {
+    const { runs, deps, sweep, log } = setup();
+    const from = new Date('2026-02-01T11:59:30Z');
+    await recordedSweep(
+      deps,
+      sweep({ ...report, publishFailures: 1, failure: new Error('listDue failed'), nextDriftFrom: from }),
+    );
+    const error = 'sweep stopped: listDue failed; 1 publish(es) failed';
+    expect(runs.runs.get('requeue-sweep')).toMatchObject({ ok: false, error, nextWindowStart: from });
+    expect(log.lines.filter((l) => l.event === 'job.tick_failed')).toEqual([
+      expect.objectContaining({ severity: 'ERROR', job: 'requeue-sweep', error }),
+    ]);
   });
 
   it('never skips a sweep as a duplicate: back-to-back ticks both record', async () => {

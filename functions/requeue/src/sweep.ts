@@ -42,9 +42,22 @@ export interface SweepReport {
   drift: number;
   publishFailures: number;
   polls: number;
+  /** Where the next sweep's drift range starts: this one's end, or where it began when not all of it is
+   *  known to be published (recorded with the run: jobRuns/requeue-sweep `nextWindowStart`). */
+  nextDriftFrom: Date;
+  /** Why the sweep stopped early (listDue: Firestore unavailable); undefined when it ran its window. */
+  failure?: unknown;
 }
 
-export async function runSweep(deps: SweepDeps, tickAt: Date): Promise<SweepReport> {
+/**
+ * `resumeDriftAt`: where the last finished sweep — of any instance, as its job run recorded it — left
+ * the drift range (null when unknown: the record unreadable, or its run still going).
+ */
+export async function runSweep(
+  deps: SweepDeps,
+  tickAt: Date,
+  resumeDriftAt: Date | null = null,
+): Promise<SweepReport> {
   const started = deps.clock.now();
   // A tick stamped in the future (skew) or long ago (a redelivery) still sweeps from now.
   const windowStart = tickAt.getTime() > started.getTime() ? started : tickAt;
@@ -53,7 +66,7 @@ export async function runSweep(deps: SweepDeps, tickAt: Date): Promise<SweepRepo
     windowStart.getTime() + deps.tickPeriodMs - deps.marginMs,
     started.getTime() + 1,
   );
-  const report: SweepReport = { due: 0, drift: 0, publishFailures: 0, polls: 0 };
+  const report: SweepReport = { due: 0, drift: 0, publishFailures: 0, polls: 0, nextDriftFrom: windowStart };
 
   const memory = deps.memory ?? new PublishMemory(deps.tickPeriodMs);
   const pending: Array<{ at: number; proxy: string; drift: boolean }> = [];
@@ -66,13 +79,14 @@ export async function runSweep(deps: SweepDeps, tickAt: Date): Promise<SweepRepo
 
   // Ticks are never exactly a period apart (Cloud Scheduler publishes each a varying moment after its
   // minute; the local scheduler's chained timers run late): a drift slot between the end of one tick's
-  // range and the next tick would belong to neither. A range starts where this instance's last one ended
-  // when that is at most half a period back (jitter — not a tick another instance swept in between), or
-  // up to two periods back when the last sweep failed; what was published meanwhile is in the memory.
+  // range and the next tick would belong to neither. A range starts where the last finished sweep's ended
+  // (or began, when it failed) as its job run recorded it — whichever instance ran it — up to two periods
+  // back. Without that record, where this instance's last one ended when that is at most half a period
+  // back (jitter — not a tick another instance swept in between), or up to two periods back when it
+  // failed. What this instance published meanwhile is in the memory.
   const last = memory.drift;
-  const gap = last ? windowStart.getTime() - last.through : Number.POSITIVE_INFINITY;
-  const reach = last?.failed ? 2 * deps.tickPeriodMs : deps.tickPeriodMs / 2;
-  const driftFrom = gap > 0 && gap <= reach ? new Date(last!.through) : windowStart;
+  const resume = resumeDriftFrom(resumeDriftAt, last, windowStart.getTime(), deps.tickPeriodMs);
+  const driftFrom = resume === null ? windowStart : new Date(resume);
   const driftTo = new Date(windowStart.getTime() + deps.tickPeriodMs);
   let nextPoll = started.getTime();
   // A drift slot whose publish failed has no due time in Firestore for a poll to find again: the range is
@@ -120,16 +134,56 @@ export async function runSweep(deps: SweepDeps, tickAt: Date): Promise<SweepRepo
   } catch (err) {
     // A failed sweep (listDue: Firestore unavailable) leaves nothing it never published claimed, or the
     // next sweeps would take it for published and it would wait out the memory instead of its due time.
+    // Returned, not thrown: the run is recorded (not ok) with where the next sweep takes the range up.
     for (const x of pending) memory.release(x.proxy);
     memory.drift = { through: driftFrom.getTime(), failed: true };
-    throw err;
+    report.nextDriftFrom = driftFrom;
+    report.failure = err;
+    return report;
   }
-  const through = last && !last.failed ? Math.max(last.through, driftTo.getTime()) : driftTo.getTime();
+  // Never behind a range already covered (a redelivered old tick's range ends earlier than the last one).
+  const through = Math.max(
+    driftTo.getTime(),
+    last && !last.failed ? last.through : Number.NEGATIVE_INFINITY,
+    resumeDriftAt?.getTime() ?? Number.NEGATIVE_INFINITY,
+  );
   memory.drift = driftPublishFailed
     ? { through: driftFrom.getTime(), failed: true }
     : { through, failed: false };
-  deps.log.info('requeue sweep', { ...report, windowMs: windowEnd - windowStart.getTime() });
+  report.nextDriftFrom = new Date(memory.drift.through);
+  deps.log.info('requeue sweep', {
+    due: report.due,
+    drift: report.drift,
+    publishFailures: report.publishFailures,
+    polls: report.polls,
+    windowMs: windowEnd - windowStart.getTime(),
+  });
   return report;
+}
+
+/**
+ * Where this sweep's drift range starts (ms), or null for its own tick: where the last finished sweep
+ * recorded the next range starts, from two periods before this tick to one after it (everything before it
+ * is covered: a tick a little early starts past the part of its range the last sweep covered, rather than
+ * publishing that part again from another instance); else this instance's own last end, from half a
+ * period back (two when that sweep failed) to this tick — what this instance covered after its tick is
+ * in its memory.
+ */
+function resumeDriftFrom(
+  recorded: Date | null,
+  own: { through: number; failed: boolean } | null,
+  windowStart: number,
+  periodMs: number,
+): number | null {
+  if (recorded) {
+    const gap = windowStart - recorded.getTime();
+    if (gap <= 2 * periodMs && gap > -periodMs) return recorded.getTime();
+  }
+  if (own) {
+    const gap = windowStart - own.through;
+    if (gap > 0 && gap <= (own.failed ? 2 * periodMs : periodMs / 2)) return own.through;
+  }
+  return null;
 }
 
 /**

@@ -319,7 +319,7 @@ describe('drift slots between two ticks', () => {
       return listDue(until, limit);
     };
     clock.set(ticks[1]!);
-    await expect(runSweep(deps, ticks[1]!)).rejects.toThrow('unavailable');
+    expect((await runSweep(deps, ticks[1]!)).failure).toMatchObject({ message: 'unavailable' });
     store.listDue = listDue;
     clock.set(ticks[2]!);
     await runSweep(deps, ticks[2]!);
@@ -342,6 +342,59 @@ describe('drift slots between two ticks', () => {
     }
     // slot: the publish that failed; slot + 30 s: the next sweep covers its range again, at once
     expect(published.map((p) => p.atMs)).toEqual([slot - 60_000, slot, slot + 30_000, slot + 60_000]);
+  });
+
+  it('another instance takes the range up where the last sweep recorded it ended', async () => {
+    // Ticks alternate function instances, each with its own memory: the record (jobRuns/requeue-sweep
+    // nextWindowStart) is what carries the range's end from one to the next.
+    const { PublishMemory } = await import('./publish-memory.js');
+    const uid = testUid(7);
+    await store.create(aProxy({ name: 'steady', uid, status: running() }));
+    const slot = driftOffsetMs(uid, 60_000) + 120_000;
+    const first = at(slot - 60_200); // its range ends 200 ms before the slot
+    const second = at(slot + 300);
+    clock.set(first);
+    const one = await runSweep({ ...deps, memory: new PublishMemory(300_000) }, first);
+    expect(one.nextDriftFrom).toEqual(at(slot - 200));
+    clock.set(second);
+    await runSweep({ ...deps, memory: new PublishMemory(300_000) }, second, one.nextDriftFrom);
+    expect(published.map((p) => p.atMs)).toEqual([slot - 60_000, slot + 300, slot + 59_300]);
+  });
+
+  it('another instance on a tick a little early starts past what the last sweep covered', async () => {
+    const { PublishMemory } = await import('./publish-memory.js');
+    const uid = testUid(7);
+    await store.create(aProxy({ name: 'steady', uid, status: running() }));
+    const slot = driftOffsetMs(uid, 60_000) + 120_000;
+    const first = at(slot - 59_800);
+    const second = at(slot - 200); // 59.6 s after the first: the slot is in both ticks' own ranges
+    clock.set(first);
+    const one = await runSweep({ ...deps, memory: new PublishMemory(300_000) }, first);
+    clock.set(second);
+    await runSweep({ ...deps, memory: new PublishMemory(300_000) }, second, one.nextDriftFrom);
+    // Published by the first (at its window's close), not again by the second instance.
+    expect(published.map((p) => p.atMs)).toEqual([slot - 800]);
+  });
+
+  it('another instance makes up for the range of a sweep that stopped early', async () => {
+    const { PublishMemory } = await import('./publish-memory.js');
+    const uid = testUid(7);
+    await store.create(aProxy({ name: 'steady', uid, status: running() }));
+    const slot = driftOffsetMs(uid, 60_000) + 120_000;
+    const ticks = [slot - 30_000, slot + 30_000].map(at);
+    const listDue = store.listDue.bind(store);
+    store.listDue = async (until, limit) => {
+      if (clock.now().getTime() > at(slot - 10_000).getTime()) throw new Error('unavailable');
+      return listDue(until, limit);
+    };
+    clock.set(ticks[0]!);
+    const one = await runSweep({ ...deps, memory: new PublishMemory(300_000) }, ticks[0]!);
+    expect(one.failure).toMatchObject({ message: 'unavailable' });
+    expect(one.nextDriftFrom).toEqual(ticks[0]);
+    store.listDue = listDue;
+    clock.set(ticks[1]!);
+    await runSweep({ ...deps, memory: new PublishMemory(300_000) }, ticks[1]!, one.nextDriftFrom);
+    expect(published.map((p) => p.atMs)).toEqual([slot + 30_000, slot + 60_000]);
   });
 
   it('publishes a slot once when two ticks are less than a period apart', async () => {
@@ -376,7 +429,7 @@ describe('a sweep that fails', () => {
       if (clock.now().getTime() >= at(19_500).getTime()) throw new Error('unavailable');
       return listDue(until, limit);
     };
-    await expect(runSweep(deps, t0)).rejects.toThrow('unavailable');
+    expect((await runSweep(deps, t0)).failure).toMatchObject({ message: 'unavailable' });
     expect(published).toEqual([]);
     store.listDue = listDue;
     clock.set(at(21_000));

@@ -15,6 +15,12 @@ export interface JobRun {
    * and for the other jobs.
    */
   windowStart?: Date | null;
+  /**
+   * For a job whose runs take up where the last one left off (requeue's drift range): where the next
+   * run's window starts — this run's end, or where it began when not all of it was done. Null while
+   * running, and for the other jobs.
+   */
+  nextWindowStart?: Date | null;
 }
 
 export interface JobRunStore {
@@ -32,7 +38,10 @@ export interface JobRunStore {
    */
   finish(
     job: string,
-    run: Pick<JobRun, 'startedAt' | 'finishedAt' | 'ok' | 'counts' | 'error' | 'windowStart'>,
+    run: Pick<
+      JobRun,
+      'startedAt' | 'finishedAt' | 'ok' | 'counts' | 'error' | 'windowStart' | 'nextWindowStart'
+    >,
   ): Promise<void>;
   list(): Promise<JobRun[]>;
 }
@@ -42,23 +51,28 @@ export interface RunResult {
   ok: boolean;
   counts: Record<string, number>;
   error: string | null;
+  nextWindowStart?: Date | null;
 }
 
 /**
  * Runs `work` as a recorded run of `job` for a function whose ticks need no duplicate check (requeue,
  * snapshot: a second run is harmless). The record only reports: a failure to claim or finish it goes to
- * `onRecordError` and never stops or fails the work. A failed work is recorded (ok false) and rethrown.
+ * `onRecordError` and never stops or fails the work, which is then given no previous run. A failed work
+ * is recorded (ok false) and rethrown.
  */
 export async function recordRun<T>(
   deps: { runs: JobRunStore; now: () => Date; onRecordError: (err: unknown) => void },
   job: string,
-  work: () => Promise<T>,
+  work: (previous: JobRun | null) => Promise<T>,
   result: (value: T) => RunResult,
 ): Promise<T> {
   let recording = false;
+  let previous: JobRun | null = null;
   const startedAt = deps.now();
   try {
-    recording = (await deps.runs.claim(job, startedAt, 0)) !== null;
+    const claimed = await deps.runs.claim(job, startedAt, 0);
+    recording = claimed !== null;
+    previous = claimed?.previous ?? null;
   } catch (err) {
     deps.onRecordError(err);
   }
@@ -72,7 +86,7 @@ export async function recordRun<T>(
   };
   let value: T;
   try {
-    value = await work();
+    value = await work(previous);
   } catch (err) {
     await record({ ok: false, counts: {}, error: err instanceof Error ? err.message : String(err) });
     throw err;

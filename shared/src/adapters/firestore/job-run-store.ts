@@ -29,6 +29,7 @@ export class FirestoreJobRunStore implements JobRunStore {
           counts: previous?.counts ?? {},
           error: unfinishedNote(previous, minGapMs),
           windowStart: null,
+          nextWindowStart: null,
         });
         return { previous };
       },
@@ -38,7 +39,10 @@ export class FirestoreJobRunStore implements JobRunStore {
 
   async finish(
     job: string,
-    run: Pick<JobRun, 'startedAt' | 'finishedAt' | 'ok' | 'counts' | 'error' | 'windowStart'>,
+    run: Pick<
+      JobRun,
+      'startedAt' | 'finishedAt' | 'ok' | 'counts' | 'error' | 'windowStart' | 'nextWindowStart'
+    >,
   ): Promise<void> {
     await this.db.runTransaction(
       async (tx) => {
@@ -51,6 +55,7 @@ export class FirestoreJobRunStore implements JobRunStore {
           counts: run.counts,
           error: run.error,
           windowStart: run.windowStart ? Timestamp.fromDate(run.windowStart) : null,
+          nextWindowStart: run.nextWindowStart ? Timestamp.fromDate(run.nextWindowStart) : null,
         });
       },
       { maxAttempts: 3 },
@@ -85,5 +90,6 @@ function fromDoc(job: string, d: DocumentData): JobRun {
     counts: (d.counts ?? {}) as Record<string, number>,
     error: typeof d.error === 'string' ? d.error : null,
     windowStart: date(d.windowStart),
+    nextWindowStart: date(d.nextWindowStart),
   };
 }

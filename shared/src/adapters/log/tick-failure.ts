@@ -7,7 +7,7 @@ import type { Logger } from './json-logger.js';
 
 export const TickFailedEvent = 'job.tick_failed';
 
-const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
+export const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /** Logs a failed tick of `job` (the Scheduler job's name: probe-tick, gc-sweep, …) at ERROR. */
 export function logTickFailure(
