@@ -21,7 +21,12 @@ import {
   targetKeysOf,
 } from '../../../shared/src/domain/health/target-checks.js';
 import { unreachableRoutesOf } from '../../../shared/src/domain/health/target-tracks.js';
-import { type ProxyResource, proxyProtocol, type SecretRef } from '../../../shared/src/domain/proxy.js';
+import {
+  ConditionType,
+  type ProxyResource,
+  proxyProtocol,
+  type SecretRef,
+} from '../../../shared/src/domain/proxy.js';
 import { clientCredentialsRef } from '../../../shared/src/domain/served-credentials.js';
 import type { RoutingRule } from '../../../shared/src/messages/gateway-snapshot.js';
 import type { HealthStore } from '../../../shared/src/ports/health-store.js';
@@ -91,7 +96,7 @@ export async function runProbePass(
   /** How long this pass may wait for its decisions (the run's budget left); unset: as long as they take. */
   budgetMs?: number,
 ): Promise<PassCounts> {
-  const addressed = all.filter((p) => p.status.ip && !p.deletionRequestedAt);
+  const addressed = all.filter((p) => p.status.ip && !p.deletionRequestedAt && !instanceDown(p));
   const due = addressed.filter((p) =>
     isDueInWindow(p.uid, p.spec.healthCheck.intervalSeconds * 1000, from, to),
   );
@@ -350,6 +355,19 @@ export async function publishTransitions(
     ),
   );
   return transitions.length;
+}
+
+/**
+ * A managed proxy whose status says its instance is not serving (Provisioned recorded, not True: stopped,
+ * booting, replaced, latched) is not dialed, even with an address in status: reconcile clears the address
+ * of an instance it saw stopped or gone, and this keeps one it did not (a status written before) from being
+ * dialed — GCE releases a stopped VM's ephemeral address, another project's VM may have it by now, and the
+ * probe would send it the proxy's credentials.
+ */
+function instanceDown(p: ProxyResource): boolean {
+  if (p.spec.mode !== 'managed') return false;
+  const provisioned = p.status.conditions.find((c) => c.type === ConditionType.Provisioned);
+  return provisioned !== undefined && provisioned.status !== 'True';
 }
 
 /** How to reach the proxy as a crawler would; `credentialsUnknown` when Secret Manager cannot say now. */

@@ -103,6 +103,32 @@ describe('runProbePass: which proxies a pass looks at (seed §6: skip if no addr
     expect([...f.health.keys()]).toEqual(['up']);
     expect(f.publisher.published).toEqual([{ proxy: 'up', reason: 'health-transition' }]);
   });
+
+  it('never dials a managed proxy whose status says its instance is not serving, address or not', async () => {
+    // A status written before reconcile cleared addresses of stopped or gone instances: GCE released that
+    // address, another project's VM may have it, and a probe would send it the proxy's credentials.
+    const f = fakes(ECHO, new Set());
+    const serving = (name: string, ip: string) =>
+      aProxy({
+        name,
+        status: {
+          ip,
+          providerId: `zones/z/instances/${name}`,
+          conditions: [condition('Provisioned', 'True', 'Created', t0)],
+        },
+      });
+    const stopped = aProxy({
+      name: 'stopped',
+      status: {
+        ip: '10.0.0.7',
+        providerId: 'zones/z/instances/stopped',
+        conditions: [condition('Provisioned', 'False', 'PermanentError', t0)],
+      },
+    });
+    await passes(f.deps, [serving('up', '10.0.0.1'), stopped], 2);
+    expect(new Set(f.targets.map((t) => t.host))).toEqual(new Set(['10.0.0.1']));
+    expect([...f.health.keys()]).toEqual(['up']);
+  });
 });
 
 describe('runProbePass: a proxy with no stored state', () => {

@@ -12,7 +12,7 @@
 // - not known (the instance could not be observed, a transient error): retried by redelivery, nothing written.
 import { ConditionType, ProvisionedReason, type ProxyResource, type ProxyStatus } from '../proxy.js';
 import { servedRefOf } from '../served-credentials.js';
-import { clearHealth, clearInstance, findCondition, setProvisioned } from './conditions.js';
+import { clearInstance, findCondition, setProvisioned } from './conditions.js';
 import { type Managed, provesHealthy, servesReadableCredentials, serving } from './serving-status.js';
 import type { CloudInitObservation, Observation, Plan, PollIntervals } from './types.js';
 
@@ -80,13 +80,17 @@ export function cloudInitUnresolved(
       requeue: { kind: 'after', ms: iv.DeletionPoll },
     };
   }
-  // Not Running — booting again, stopped, started again later: what the probe said of it before says
-  // nothing of the VM that boots, which the error-serving arm above would hand out once Running (as the
-  // provisioning arm, managed.ts). This arm's passes are minutes apart: a boot between two is not seen.
+  // Not Running — booting again, stopped, started again later — or gone: what the probe said of it before
+  // says nothing of the VM that boots, which the error-serving arm above would hand out once Running (as
+  // the provisioning arm, managed.ts), and its address goes: GCE releases a stopped or deleted VM's
+  // ephemeral address, and another project's VM may get it (the probe dials status.ip with the proxy's
+  // credentials). This arm's passes are minutes apart: a boot between two is not seen.
   const down = seen?.kind === 'found' && seen.instance.state !== 'Running';
+  const gone = seen?.kind === 'missing';
+  const base = down || gone ? clearInstance(status, { keepProviderId: down }) : status;
   return {
     branch: 'cloud-init/error',
-    status: cloudInitFailing(down ? clearHealth(status) : status, failure.message, gen, now),
+    status: cloudInitFailing(base, failure.message, gen, now),
     action: null,
     requeue: { kind: 'after', ms: cloudInitBackoff(proxy, now, iv) },
   };

@@ -57,13 +57,16 @@ export function providerFailure(
 /**
  * The second half of a pass that acted: a successful create stages the providerId it returned; a delete
  * refused while the instance is being created says so (delete-not-ready.ts); a failed action discards
- * what the arm staged (the action did not happen) and goes through providerFailure.
+ * what the arm staged (the action did not happen) and goes through providerFailure — except what the
+ * pass saw: an instance observed stopped or booting has no address to keep (GCE releases a stopped VM's
+ * ephemeral address, another project's VM may get it, and the probe dials status.ip with the proxy's
+ * credentials), so its failed delete keeps the arm's status, the address and verdict cleared.
  */
 export function settle(
   proxy: ProxyResource,
   plan: Plan,
   result: ActionResult,
-  obs: Pick<Observation, 'now'>,
+  obs: Pick<Observation, 'now'> & Partial<Pick<Observation, 'instance'>>,
   intervals: PollIntervals,
 ): Plan {
   if (result.ok) {
@@ -75,5 +78,7 @@ export function settle(
     }
     return plan;
   }
-  return providerFailure(proxy, proxy.status, result.failure, obs.now, intervals, plan.branch);
+  const seenDown = obs.instance?.kind === 'found' && obs.instance.instance.state !== 'Running';
+  const base = seenDown && plan.status.ip === null ? plan.status : proxy.status;
+  return providerFailure(proxy, base, result.failure, obs.now, intervals, plan.branch);
 }

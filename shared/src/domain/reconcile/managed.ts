@@ -92,7 +92,17 @@ export function reconcileManaged(proxy: Managed, obs: Observation, iv: PollInter
   if (!seen) throw new Error('reconcileManaged needs the instance observation');
   if (seen.kind === 'error') return providerFailure(proxy, status, seen.failure, now, iv, 'observe');
   if (seen.kind === 'missing') {
-    const cleared = clearInstance(status, { keepProviderId: false });
+    // Provisioned goes False with the instance: left True ("instance running at …") it would say so until
+    // a create lands — through a chain of failing creates — and a create recorded on top of it without the
+    // create arm (a redelivery adopting it) would keep the old incarnation's time, so the old verdict's key.
+    const cleared = setProvisioned(
+      clearInstance(status, { keepProviderId: false }),
+      false,
+      ProvisionedReason.Provisioning,
+      `instance ${status.providerId} not found: creating it`,
+      gen,
+      now,
+    );
     // An asynchronous create failure (GCE reports quota inside the operation) surfaces here.
     if (seen.createFailure && seen.createFailure.kind !== 'transient') {
       return providerFailure(proxy, cleared, seen.createFailure, now, iv, 'instance-missing');
@@ -217,9 +227,18 @@ function replaceInstance(
   if (seen.kind === 'error')
     return providerFailure(proxy, proxy.status, seen.failure, now, iv, `${why}/observe`);
   if (seen.kind === 'missing') {
+    const gone = { ...clearInstance(proxy.status, { keepProviderId: false }), specHash: hash };
     return {
       branch: `${why}/gone`,
-      status: { ...clearInstance(proxy.status, { keepProviderId: false }), specHash: hash },
+      // As in instance-missing: no instance, so not Provisioned (already False after replace/delete).
+      status: setProvisioned(
+        gone,
+        false,
+        ProvisionedReason.Replacing,
+        'old instance gone: creating the new one',
+        proxy.generation,
+        now,
+      ),
       action: null,
       requeue: { kind: 'now' },
     };

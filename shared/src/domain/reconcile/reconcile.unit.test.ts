@@ -856,6 +856,89 @@ describe('reconcile: a managed instance replaced by one of the same name', () =>
   });
 });
 
+describe('reconcile: an instance gone or stopped leaves no address and no Provisioned=True behind', () => {
+  // GCE releases a stopped or deleted VM's ephemeral address, and another project's VM may get it: the
+  // probe dials status.ip with the proxy's credentials, and the status would say an address that is not
+  // the proxy's. Nor may a status without an instance read Provisioned=True ("instance running at …").
+  const ciInvalid = obs({
+    cloudInit: { ok: false, failure: { kind: 'invalid', message: 'version disabled' } },
+  });
+  const erroring = live({ status: { conditions: [provisioned('False', 'CloudInitError')] } });
+
+  it.each<[string, InstanceObservation, string | null]>([
+    ['terminated', found('Terminated', null), providerId],
+    ['booting again', found('Provisioning', null), providerId],
+    ['deleted', missing, null],
+  ])('cloud-init unreadable, the instance %s: its address goes', (_l, instance, keptId) => {
+    const plan = reconcile(erroring, { ...ciInvalid, instance }, iv);
+    expect(plan.branch).toBe('cloud-init/error');
+    expect(plan.status).toMatchObject({ ip: null, providerId: keptId });
+  });
+
+  it('cloud-init unreadable, the instance still running: it keeps its address', () => {
+    const plan = reconcile(erroring, { ...ciInvalid, instance: found('Running') }, iv);
+    expect(plan.status.ip).toBe('10.0.0.9');
+  });
+
+  it('a stopped instance whose delete fails for good: latched without its address', () => {
+    const proxy = live({ status: { conditions: [provisioned('True', 'Created')] } });
+    const o = obs({ instance: found('Terminated', null) });
+    const failure = { kind: 'permanent' as const, message: 'deletion protection is on' };
+    const plan = settle(proxy, reconcile(proxy, o, iv), { ok: false, failure }, o, iv);
+    expect(plan.branch).toBe('stopped/permanent');
+    expect(plan.status).toMatchObject({ ip: null, providerId });
+    expect(plan.status.conditions.find((c) => c.type === 'Provisioned')).toMatchObject({
+      status: 'False',
+      reason: 'PermanentError',
+    });
+  });
+
+  it('a running instance whose replacement delete fails for good keeps serving at its address', () => {
+    const proxy = live({
+      spec: managedSpec({ machineType: 'e2-medium' }),
+      status: { conditions: [provisioned('True', 'Created')] },
+    });
+    const o = obs({ instance: found('Running') });
+    const failure = { kind: 'permanent' as const, message: 'deletion protection is on' };
+    const plan = settle(proxy, reconcile(proxy, o, iv), { ok: false, failure }, o, iv);
+    expect(plan.status.ip).toBe('10.0.0.9');
+  });
+
+  it.each<[string, ProxyResource]>([
+    ['instance-missing', live({ status: { conditions: [provisioned('True', 'Created')] } })],
+    [
+      'replace/gone',
+      live({
+        spec: managedSpec({ machineType: 'e2-medium' }),
+        status: { conditions: [provisioned('True', 'Created')] },
+      }),
+    ],
+  ])('%s: Provisioned goes False with the instance', (branch, proxy) => {
+    const plan = reconcile(proxy, obs({ instance: missing }), iv);
+    expect(plan.branch).toBe(branch);
+    expect(plan.status.conditions.find((c) => c.type === 'Provisioned')?.status).toBe('False');
+  });
+
+  it('a create recorded after instance-missing without the create arm (a redelivery adopting it) takes no old verdict', () => {
+    // instance-missing is written; the create pass's write is lost, and the delivery records the instance
+    // it created with specHash '' (recordBeforeRetry); the redelivery adopts it and sees it Running.
+    const ready = live({ status: { conditions: [provisioned('True', 'Created')] } });
+    const gone = reconcile(ready, obs({ instance: missing }), iv);
+    const recorded = {
+      ...ready,
+      status: { ...finalizeStatus(ready, gone.status, gone.requeue, now), providerId, specHash: '' },
+    };
+    const adopt = reconcile(recorded, obs(), iv);
+    expect(adopt.branch).toBe('adopt');
+    const adopted = { ...recorded, status: finalizeStatus(recorded, adopt.status, adopt.requeue, now) };
+    const later = new Date(now.getTime() + 10_000);
+    const oldVerdict = { instance: `${providerId}@${earlier.toISOString()}`, verdict: okVerdict };
+    const run = reconcile(adopted, obs({ now: later, instance: found('Running'), health: oldVerdict }), iv);
+    expect(run.branch).toBe('running');
+    expect(finalizeStatus(adopted, run.status, run.requeue, later).phase).toBe('Provisioned');
+  });
+});
+
 describe('reconcile: the routes a proxy is left out of (TARGET tier)', () => {
   const about = `${providerId}@${earlier.toISOString()}`;
   const steady = live({ status: { conditions: [provisioned('True', 'Created')] } });
