@@ -24,7 +24,7 @@ const HINTS: Record<string, Hint> = {
   forbidden: (b) =>
     /crawler token/i.test(typeof b.message === 'string' ? b.message : '')
       ? 'that is a crawler token, which opens discovery and leases only: admin commands need an admin token in PROXYPLANE_ADMIN_TOKEN, and the crawler token belongs in PROXYPLANE_CRAWLER_TOKEN (PROXYPLANE_TOKEN, when set, is sent by every command before either)'
-      : 'your identity is valid but not an admin: ask for it to be added to ADMIN_PRINCIPALS',
+      : "your identity is valid but not an admin: ask for it to be added to the API's admin list (Terraform's admin_emails, ADMIN_EMAILS on the service)",
   // A proxy's own routes (…/spec, …/reconcile) answer not_found for an unknown proxy too; only the
   // API's catch-all says "no such route" (an API older than the route).
   not_found: (b, _s, path) =>

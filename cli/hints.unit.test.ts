@@ -28,7 +28,7 @@ describe('describeFailure', () => {
     [
       new ApiCallError(403, 'forbidden', { error: 'forbidden', message: 'x@example.com is not an admin' }),
       1,
-      /^error: forbidden — your identity is valid but not an admin: ask for it to be added to ADMIN_PRINCIPALS$/,
+      /^error: forbidden — your identity is valid but not an admin: ask for it to be added to the API's admin list \(Terraform's admin_emails, ADMIN_EMAILS on the service\)$/,
     ],
     [new ApiCallError(404, 'unknown_job', {}, '/v1/jobs/x:run'), 1, /jobs list` shows the job names/],
     [

@@ -173,6 +173,25 @@ describe("the gateway's identity token is for an audience the API accepts", () =
     const gateway = resourceOf(tf, 'google_cloud_run_v2_service', 'gateway');
     expect(gateway.depends_on).toContain('${google_cloud_run_v2_service.api}');
   });
+
+  it("the gateway's startup probe outlasts its wait for a first snapshot, which a first apply never sends in time", () => {
+    // $PORT (and /healthz) opens only after GATEWAY_START_WAIT_SECONDS: a probe that gives up first has
+    // Cloud Run kill every new revision that starts without a snapshot, and the apply fails.
+    const wait = configOf<{ GATEWAY_START_WAIT_SECONDS: number }>('gateway').GATEWAY_START_WAIT_SECONDS;
+    const probe = nested(
+      resourceOf(tf, 'google_cloud_run_v2_service', 'gateway'),
+      'template',
+      'containers',
+      'startup_probe',
+    );
+    expect(nested(probe, 'http_get').path).toBe('/healthz');
+    const budget =
+      Number(probe.initial_delay_seconds ?? 0) +
+      Number(probe.period_seconds) * Number(probe.failure_threshold);
+    expect(budget).toBeGreaterThanOrEqual(wait + 60);
+    // Cloud Run's limit for a startup probe.
+    expect(budget).toBeLessThanOrEqual(240);
+  });
 });
 
 describe('gateway client credentials', () => {

@@ -1,7 +1,8 @@
 // Admin auth from the environment (read by main.ts only):
-//   ADMIN_PRINCIPALS "user:a@b.c,serviceAccount:x@p.iam.gserviceaccount.com,domain:example.com" — what
-//                    Terraform passes from var.admin_principals (principals.ts)
-//   ADMIN_EMAILS     bare emails, the same as user:/serviceAccount: entries
+//   ADMIN_PRINCIPALS "user:a@b.c,serviceAccount:x@p.iam.gserviceaccount.com,domain:example.com"
+//                    (principals.ts); Terraform sets none: a domain: entry is for a hand-run API
+//   ADMIN_EMAILS     bare emails, the same as user:/serviceAccount: entries — what Terraform passes from
+//                    var.admin_emails
 //   ADMIN_AUDIENCES  accepted `aud` values of those identities' ID tokens: the service URL (service
 //                    accounts mint tokens for it) and GCLOUD_CLI_AUDIENCE (`gcloud auth
 //                    print-identity-token` for a user). Unset: GCLOUD_CLI_AUDIENCE only, with a warning.

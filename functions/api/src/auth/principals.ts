@@ -1,4 +1,4 @@
-// Who is an admin, in the IAM member syntax Terraform's `admin_principals` uses ("user:ops@example.com",
+// Who is an admin, in the IAM member syntax ("user:ops@example.com",
 // "serviceAccount:ci@p.iam.gserviceaccount.com", "domain:example.com", "group:…"), plus bare emails.
 // An ID token proves an email and, for Google Workspace accounts, a hosted domain (the `hd` claim); it
 // says nothing about group membership, so group entries cannot be honoured and are reported, not guessed.
