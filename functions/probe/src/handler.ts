@@ -11,7 +11,7 @@ import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
 import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
 import type { RoutingStore } from '../../../shared/src/ports/workers-ownership.js';
 import { runPassivePass } from './passive-pass.js';
-import { type PassCounts, type ProbeDeps, pruneHealth, runProbePass } from './probe-pass.js';
+import { type PassCounts, type ProbeDeps, probeable, pruneHealth, runProbePass } from './probe-pass.js';
 
 export const ProbeJob = 'probe-tick';
 
@@ -181,7 +181,7 @@ async function readRoutes(deps: ProbeHandlerDeps): Promise<readonly RoutingRule[
 function earliestSlot(all: ProxyResource[], after: Date): Date | null {
   let min: number | null = null;
   for (const p of all) {
-    if (!p.status.ip || p.deletionRequestedAt) continue;
+    if (!probeable(p)) continue;
     const t = nextSlotAfter(p.uid, p.spec.healthCheck.intervalSeconds * 1000, after).getTime();
     if (min === null || t < min) min = t;
   }

@@ -4,6 +4,7 @@ import { ManualClock } from '../../../shared/src/ports/clock.js';
 import type { JobRun, JobRunStore } from '../../../shared/src/ports/job-runs.js';
 import { PassiveFeedError } from '../../../shared/src/ports/passive-feed.js';
 import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
+import { condition } from '../../../shared/src/testing/healthy-conditions.js';
 import { aProxy, managedSpec } from '../../../shared/src/testing/proxy-fixtures.js';
 import { handleProbeTick, MIN_PASS_BUDGET_MS, type ProbeHandlerDeps, ProbeJob } from './handler.js';
 import { PASSIVE_TEST_SETTINGS } from './passive-fixtures.unit.js';
@@ -71,6 +72,33 @@ describe('handleProbeTick and the passive pass', () => {
     const summary = await handleProbeTick(d);
     expect(summary).toMatchObject({ passes: 1, outcomeBatches: 0, passiveSignals: 0 });
     expect(warnings).toEqual(expectedWarnings);
+    expect(finished).toEqual([expect.objectContaining({ ok: true })]);
+  });
+});
+
+describe('handleProbeTick and proxies it does not dial', () => {
+  it('does not keep the invocation waking for the slots of a managed proxy whose instance is down', async () => {
+    const stopped = aProxy({
+      name: 'stopped',
+      status: {
+        ip: '10.0.0.7',
+        providerId: 'zones/z/instances/stopped',
+        conditions: [condition('Provisioned', 'False', 'PermanentError', t0)],
+      },
+    });
+    const { d, finished } = deps(false);
+    let sleeps = 0;
+    const summary = await handleProbeTick({
+      ...d,
+      loopMs: 120_000,
+      sleep: async (ms) => {
+        sleeps++;
+        (d.clock as ManualClock).advance(ms);
+      },
+      proxies: { listAll: async () => ({ proxies: [stopped], skipped: [] }) },
+    });
+    expect(summary).toMatchObject({ passes: 1, probed: 0 });
+    expect(sleeps).toBe(0);
     expect(finished).toEqual([expect.objectContaining({ ok: true })]);
   });
 });

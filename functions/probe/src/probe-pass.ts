@@ -96,7 +96,7 @@ export async function runProbePass(
   /** How long this pass may wait for its decisions (the run's budget left); unset: as long as they take. */
   budgetMs?: number,
 ): Promise<PassCounts> {
-  const addressed = all.filter((p) => p.status.ip && !p.deletionRequestedAt && !instanceDown(p));
+  const addressed = all.filter(probeable);
   const due = addressed.filter((p) =>
     isDueInWindow(p.uid, p.spec.healthCheck.intervalSeconds * 1000, from, to),
   );
@@ -358,16 +358,18 @@ export async function publishTransitions(
 }
 
 /**
- * A managed proxy whose status says its instance is not serving (Provisioned recorded, not True: stopped,
- * booting, replaced, latched) is not dialed, even with an address in status: reconcile clears the address
- * of an instance it saw stopped or gone, and this keeps one it did not (a status written before) from being
- * dialed — GCE releases a stopped VM's ephemeral address, another project's VM may have it by now, and the
- * probe would send it the proxy's credentials.
+ * Whether the probe dials the proxy: it has an address and no deletion was requested (seed §6), and, if
+ * managed, its status does not say its instance is not serving (Provisioned recorded, not True: stopped,
+ * booting, replaced, latched). Reconcile clears the address of an instance it saw stopped or gone; this
+ * keeps one it did not (a status written before) from being dialed — GCE releases a stopped VM's
+ * ephemeral address, another project's VM may have it by now, and the probe would send it the proxy's
+ * credentials.
  */
-function instanceDown(p: ProxyResource): boolean {
-  if (p.spec.mode !== 'managed') return false;
+export function probeable(p: ProxyResource): boolean {
+  if (!p.status.ip || p.deletionRequestedAt) return false;
+  if (p.spec.mode !== 'managed') return true;
   const provisioned = p.status.conditions.find((c) => c.type === ConditionType.Provisioned);
-  return provisioned !== undefined && provisioned.status !== 'True';
+  return provisioned === undefined || provisioned.status === 'True';
 }
 
 /** How to reach the proxy as a crawler would; `credentialsUnknown` when Secret Manager cannot say now. */

@@ -165,9 +165,11 @@ export async function runSweep(
  * Where this sweep's drift range starts (ms), or null for its own tick: where the last finished sweep
  * recorded the next range starts, from two periods before this tick to one after it (everything before it
  * is covered: a tick a little early starts past the part of its range the last sweep covered, rather than
- * publishing that part again from another instance); else this instance's own last end, from half a
- * period back (two when that sweep failed) to this tick — what this instance covered after its tick is
- * in its memory.
+ * publishing that part again from another instance) — or earlier, where this instance's own last sweep
+ * failed, if it did within two periods (its run may not have recorded that: Firestore was what failed);
+ * else this instance's own last end, from half a period back (two when that sweep failed) to this tick —
+ * what this instance covered after its tick is in its memory. Covering a range twice costs duplicate
+ * passes; a range nobody covers costs drift polls.
  */
 function resumeDriftFrom(
   recorded: Date | null,
@@ -175,14 +177,15 @@ function resumeDriftFrom(
   windowStart: number,
   periodMs: number,
 ): number | null {
+  const ownGap = own ? windowStart - own.through : Number.POSITIVE_INFINITY;
+  const ownFailed = own?.failed === true && ownGap > 0 && ownGap <= 2 * periodMs;
   if (recorded) {
     const gap = windowStart - recorded.getTime();
-    if (gap <= 2 * periodMs && gap > -periodMs) return recorded.getTime();
+    if (gap <= 2 * periodMs && gap > -periodMs) {
+      return ownFailed ? Math.min(recorded.getTime(), own!.through) : recorded.getTime();
+    }
   }
-  if (own) {
-    const gap = windowStart - own.through;
-    if (gap > 0 && gap <= (own.failed ? 2 * periodMs : periodMs / 2)) return own.through;
-  }
+  if (own && ownGap > 0 && ownGap <= (own.failed ? 2 * periodMs : periodMs / 2)) return own.through;
   return null;
 }
 

@@ -397,6 +397,36 @@ describe('drift slots between two ticks', () => {
     expect(published.map((p) => p.atMs)).toEqual([slot + 30_000, slot + 60_000]);
   });
 
+  it("an instance whose sweep failed unrecorded covers its range again though another's record is later", async () => {
+    // Firestore failing fails the sweep's own record too: the next instance cannot know that range was not
+    // covered, so the one whose sweep failed takes it up on its next tick, from the earlier of the two.
+    const { PublishMemory } = await import('./publish-memory.js');
+    const a = new PublishMemory(300_000);
+    const uid = testUid(7);
+    await store.create(aProxy({ name: 'steady', uid, status: running() }));
+    const slot = driftOffsetMs(uid, 60_000) + 120_000;
+    const [t1, t2, t3] = [slot - 30_000, slot + 30_000, slot + 90_000].map(at);
+    const listDue = store.listDue.bind(store);
+    store.listDue = async (until, limit) => {
+      if (clock.now().getTime() > at(slot - 10_000).getTime()) throw new Error('unavailable');
+      return listDue(until, limit);
+    };
+    clock.set(t1!);
+    expect((await runSweep({ ...deps, memory: a }, t1!)).failure).toBeDefined();
+    store.listDue = listDue;
+    clock.set(t2!);
+    const b = await runSweep({ ...deps, memory: new PublishMemory(300_000) }, t2!, null);
+    clock.set(t3!);
+    await runSweep({ ...deps, memory: a }, t3!, b.nextDriftFrom);
+    // b: slot + 60 s; a at t3: the slot nobody published, at once (and slot + 60 s again), then slot + 120 s.
+    expect(published.map((p) => p.atMs)).toEqual([
+      slot + 60_000,
+      slot + 90_000,
+      slot + 90_000,
+      slot + 120_000,
+    ]);
+  });
+
   it('publishes a slot once when two ticks are less than a period apart', async () => {
     const { PublishMemory } = await import('./publish-memory.js');
     deps.memory = new PublishMemory(300_000);

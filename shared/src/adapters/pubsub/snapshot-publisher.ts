@@ -1,12 +1,15 @@
 // Publishes snapshots and deltas on gateway-snapshots (contract §3 mapped onto Pub/Sub): JSON payload in
 // the gateway's wire format, attributes that let the worker's subscription filter on its id and let a
 // worker decide before parsing, and the worker id as ordering key so that one worker's messages arrive in
-// publish order (its subscription enables message ordering). Messages of one key after a failed publish
-// are refused by the client until resumePublishing, so a failure resumes the key — also one that comes
-// after the publish's deadline, when the pass has moved on. A publish is answered within the deadline
-// (DEFAULT_PUBLISH_DEADLINE_MS): the library retries for up to 10 minutes, and a pass held that long
-// outlives its planner lock; an unconfirmed snapshot is stored but not marked sent, so the next pass
-// re-sends it (worker-steps.ts), and a worker that already has it ignores the copy.
+// publish order (its subscription enables message ordering). A failure resumes the key, as the library
+// asks (in @google-cloud/pubsub 5 a no-op: a failed key's queue is dropped and the next publish starts a
+// new one). A publish is answered within the deadline (DEFAULT_PUBLISH_DEADLINE_MS): the library retries
+// for up to 10 minutes, and a pass held that long outlives its planner lock; an unconfirmed snapshot is
+// stored but not marked sent, so the next pass re-sends it (worker-steps.ts), and a worker that already
+// has it ignores the copy. Until the library settles an unconfirmed publish, later ones for that worker
+// are refused rather than queued behind it: each pass's copy (a snapshot is up to 9 MiB) would wait in
+// the key's next batch, in memory, and the batch, sent once the stuck one ends, would pass Pub/Sub's
+// 10 MB request limit and fail every copy in it.
 import type { PubSub, Topic } from '@google-cloud/pubsub';
 import { GatewaySnapshotMessage } from '../../messages/gateway-snapshot.js';
 import { GATEWAY_SNAPSHOTS_TOPIC } from '../../messages/worker-snapshot-request.js';
@@ -31,6 +34,8 @@ export function snapshotAttributes(m: GatewaySnapshotMessage): Record<string, st
 export class PubSubSnapshotPublisher implements SnapshotPublisher {
   private readonly topic: Topic;
   private readonly deadlineMs: number | null;
+  /** Workers whose publish passed its deadline unconfirmed and is still in the library's hands. */
+  private readonly unsettled = new Set<string>();
 
   constructor(pubsub: PubSub, topic = GATEWAY_SNAPSHOTS_TOPIC, options: PublisherOptions = {}) {
     this.topic = pubsub.topic(topic, { messageOrdering: true });
@@ -56,13 +61,29 @@ export class PubSubSnapshotPublisher implements SnapshotPublisher {
       );
     }
     const key = message.workerId;
+    const what = `publishing snapshot ${message.version} for ${key}`;
+    if (this.unsettled.has(key)) {
+      throw new PublishError(
+        'unavailable',
+        `${what}: an earlier one is still not confirmed; not queued behind it`,
+      );
+    }
     const sent = this.topic.publishMessage({
       data,
       attributes: snapshotAttributes(message),
       orderingKey: key,
     });
     sent.catch(() => this.topic.resumePublishing(key));
-    return confirmed(sent, this.deadlineMs, `publishing snapshot ${message.version} for ${key}`);
+    try {
+      return await confirmed(sent, this.deadlineMs, what);
+    } catch (err) {
+      if (err instanceof PublishError && err.kind === 'unconfirmed') {
+        this.unsettled.add(key);
+        const settled = () => this.unsettled.delete(key);
+        sent.then(settled, settled);
+      }
+      throw err;
+    }
   }
 
   async flush(): Promise<void> {

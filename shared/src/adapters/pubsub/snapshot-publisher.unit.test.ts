@@ -1,8 +1,8 @@
 // The snapshot publisher's deadline and its ordering key: a snapshot pass is not held in the client
-// library's retries (up to 10 minutes, past the planner lock) while Pub/Sub is unreachable, and a failure
-// — in time or after the deadline, when the pass has moved on — resumes the worker's ordering key, which
-// the library keeps paused until then (every later snapshot for that worker would be refused). The
-// library's Topic is stubbed; the emulator path is test/integration/gateway-subscription-gone.test.ts.
+// library's retries (up to 10 minutes, past the planner lock) while Pub/Sub is unreachable; a failure — in
+// time or after the deadline, when the pass has moved on — resumes the worker's ordering key, as the
+// library asks; and a worker's snapshots are not queued behind one still unconfirmed. The library's Topic
+// is stubbed; the emulator path is test/integration/gateway-subscription-gone.test.ts.
 import type { PubSub } from '@google-cloud/pubsub';
 import { describe, expect, it, vi } from 'vitest';
 import { snapshot } from '../../../../functions/gateway/src/control/fakes.js';
@@ -47,6 +47,28 @@ describe('PubSubSnapshotPublisher', () => {
     fail(new Error('given up by the library, long after')); // vitest fails the run on an unhandled rejection
     await new Promise((r) => setImmediate(r));
     expect(t.resumed).toEqual(['gw-7']);
+  });
+
+  it("while an unconfirmed publish is in the library's hands, the worker's next ones are refused, not queued", async () => {
+    // Queued behind a stuck publish, each pass's copy waited in the key's next batch, which passed Pub/Sub's
+    // 10 MB request limit once the stuck one ended (@google-cloud/pubsub 5 adds to a batch until 9 MiB).
+    let confirm!: (id: string) => void;
+    const stuck = new Promise<string>((r) => (confirm = r));
+    const t = stubbedTopic([stuck, Promise.resolve('id-other'), Promise.resolve('id-3')]);
+    const publisher = new PubSubSnapshotPublisher(t.pubsub, 'gateway-snapshots', { deadlineMs: 50 });
+    await expect(publisher.publish(snapshot(1, ['p-a'], 1, 'gw-7'))).rejects.toMatchObject({
+      kind: 'unconfirmed',
+    });
+    const refused = await publisher.publish(snapshot(2, ['p-a'], 1, 'gw-7')).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ kind: 'unavailable' });
+    expect(String((refused as Error).message)).toMatch(/earlier one is still not confirmed/);
+    // Another worker's key is not held up.
+    expect(await publisher.publish(snapshot(1, ['p-b'], 1, 'gw-8'))).toBe('id-other');
+    expect(t.keys).toEqual(['gw-7', 'gw-8']);
+    confirm('id-1');
+    await new Promise((r) => setImmediate(r));
+    expect(await publisher.publish(snapshot(3, ['p-a'], 1, 'gw-7'))).toBe('id-3');
+    expect(t.keys).toEqual(['gw-7', 'gw-8', 'gw-7']);
   });
 
   it('a refusal within the deadline is unavailable and resumes the key first', async () => {
