@@ -84,6 +84,7 @@ export async function startGoogleEmulators(opts: GoogleEmulatorOptions): Promise
           `--port=${opts.firestore.port}`,
         ],
         logFile: log('firestore'),
+        exitWithParent: true,
       }),
     );
     started.push(
@@ -93,6 +94,7 @@ export async function startGoogleEmulators(opts: GoogleEmulatorOptions): Promise
         args: [`--host=${opts.pubsub.host}`, `--port=${opts.pubsub.port}`],
         env: { JAVA_OPTS: FAST_JVM, JAVA: java },
         logFile: log('pubsub'),
+        exitWithParent: true,
       }),
     );
     const timeoutMs = opts.timeoutMs ?? 60_000;

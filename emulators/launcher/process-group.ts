@@ -2,6 +2,7 @@
 // (the Pub/Sub emulator's shell wrapper starts a JVM; killing only the wrapper would leave java behind).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 export interface GroupProcess {
   readonly name: string;
@@ -17,7 +18,15 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   cwd?: string;
   logFile?: string;
+  /**
+   * Run a command that is not Node under group-leader.mjs, which stops the group once this process is
+   * gone, however it ended (a Node command gets exit-with-parent.mjs itself: ready-process.ts).
+   */
+  exitWithParent?: boolean;
 }
+
+const EXIT_WITH_PARENT = new URL('./exit-with-parent.mjs', import.meta.url).href;
+const GROUP_LEADER = fileURLToPath(new URL('./group-leader.mjs', import.meta.url));
 
 export function startGroup(opts: StartOptions): GroupProcess {
   // The child writes its stdout and stderr straight into the log file (one O_APPEND descriptor it
@@ -28,7 +37,10 @@ export function startGroup(opts: StartOptions): GroupProcess {
   const fd = opts.logFile ? openSync(opts.logFile, 'a') : undefined;
   let child: ChildProcess;
   try {
-    child = spawn(opts.command, opts.args, {
+    const [command, args] = opts.exitWithParent
+      ? [process.execPath, ['--import', EXIT_WITH_PARENT, GROUP_LEADER, opts.command, ...opts.args]]
+      : [opts.command, opts.args];
+    child = spawn(command, args, {
       cwd: opts.cwd,
       env: { ...process.env, ...opts.env },
       detached: true,

@@ -29,6 +29,23 @@ export function loadLocalTokens(stateDir: string): LocalTokens {
 }
 
 /** The API's credential env: the developer's when set, the local tokens otherwise. */
+/**
+ * The API's WORKER_TOKENS and the plane's own gateway's token: the developer's list (a gateway of their
+ * own beside the plane's, say) with the plane's worker added — unless the list names that worker, whose
+ * token the environment then gives the gateway (GATEWAY_WORKER_TOKEN passes through).
+ */
+export function planeWorkerTokens(
+  own: string | undefined,
+  worker: { id: string; token: string },
+): { api?: string; gateway?: string } {
+  const entries = (own ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
+  if (entries.some((e) => e.startsWith(`${worker.id}:`))) return {};
+  return { api: [...entries, `${worker.id}:${worker.token}`].join(','), gateway: worker.token };
+}
+
 export function apiCredentialEnv(tokens: LocalTokens, env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
   if (!env.ADMIN_TOKENS && !env.ADMIN_EMAILS) out.ADMIN_TOKENS = `local:${tokens.admin}`;

@@ -15,7 +15,7 @@ import { localFunctionEnv } from './function-env.js';
 import { hostFunctions } from './functions.js';
 import { gatewayExtraCaEnv } from './gateway-trust.js';
 import { planeLayout } from './layout.js';
-import { apiCredentialEnv, loadLocalTokens } from './local-tokens.js';
+import { apiCredentialEnv, loadLocalTokens, planeWorkerTokens } from './local-tokens.js';
 import type { PlaneOptions } from './options.js';
 import { startOurEmulators } from './our-emulators.js';
 import { assertPortsFree } from './ports.js';
@@ -77,11 +77,13 @@ export async function startPlane(
   const tokens = loadLocalTokens(opts.stateDir);
   const apiCredentials = apiCredentialEnv(tokens, process.env);
   // The gateway worker's identity toward the API, and the credentials crawlers use with the gateway: made
-  // per start (both ends are started here), unless the developer configured worker identities.
+  // per start (both ends are started here). Worker identities the developer configured (WORKER_TOKENS for a
+  // gateway of their own beside this one, GATEWAY_SERVICE_ACCOUNT) are kept, gw-local's token added to
+  // them — unless they name gw-local themselves, whose token the environment then gives this gateway.
   const gatewayWorker = { id: 'gw-local', token: randomBytes(24).toString('base64url') };
   const gatewayClient = { user: 'gateway', pass: randomBytes(12).toString('base64url') };
-  if (!process.env.WORKER_TOKENS && !process.env.GATEWAY_SERVICE_ACCOUNT)
-    apiCredentials.WORKER_TOKENS = `${gatewayWorker.id}:${gatewayWorker.token}`;
+  const workerTokens = planeWorkerTokens(process.env.WORKER_TOKENS, gatewayWorker);
+  if (workerTokens.api) apiCredentials.WORKER_TOKENS = workerTokens.api;
   const functionEnv = {
     ...env,
     ...localFunctionEnv({ apiUrl, speed: opts.speed, schedules: loadScheduleTable(), env: process.env }),
@@ -190,7 +192,7 @@ export async function startPlane(
       METADATA_SERVER_DETECTION: 'none',
       CONTROL_PLANE_URL: apiUrl,
       GATEWAY_WORKER_ID: gatewayWorker.id,
-      ...(apiCredentials.WORKER_TOKENS ? { GATEWAY_WORKER_TOKEN: gatewayWorker.token } : {}),
+      ...(workerTokens.gateway ? { GATEWAY_WORKER_TOKEN: workerTokens.gateway } : {}),
       GATEWAY_CLIENT_USERS: `${gatewayClient.user}:${gatewayClient.pass}`,
       // The demo site is on loopback, which the SSRF guard refuses unless allowed by name.
       GATEWAY_SSRF_ALLOW: `${hostPort(ports.demoTarget)},${ports.demoTarget.host}:${ports.demoTarget.tlsPort}`,

@@ -88,6 +88,51 @@ describe('startReadyProcess', () => {
     }
   }, 60_000);
 
+  it('a group that is not Node (a shell and what it started) stops too, under its group leader', async () => {
+    // The emulators' JVMs: the Pub/Sub emulator's shell wrapper starts java. Left behind by a SIGKILLed
+    // npm start (or a test run interrupted past its teardown) they held their ports, and the next start
+    // failed with "port in use" while no plane ran.
+    const dir = mkdtempSync(join(tmpdir(), 'pp-orphan-group-'));
+    const pids = join(dir, 'pids');
+    const script = `
+      import { startGroup } from ${JSON.stringify(join(process.cwd(), 'emulators/launcher/process-group.ts'))};
+      const g = startGroup({
+        name: 'jvm-like',
+        command: 'sh',
+        args: ['-c', 'sleep 600 & echo "$$ $!" > ${pids}; wait'],
+        exitWithParent: true,
+      });
+      console.log('group ' + g.pid);
+      setInterval(() => {}, 1000);
+    `;
+    const parent = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    parent.stdout.on('data', (d: Buffer) => {
+      out += d;
+    });
+    let leader = 0;
+    let started: number[] = [];
+    for (let i = 0; i < 300 && started.length < 2; i++) {
+      leader = Number(/group (\d+)/.exec(out)?.[1] ?? 0);
+      if (existsSync(pids)) started = readFileSync(pids, 'utf8').trim().split(' ').map(Number);
+      if (started.length < 2) await new Promise((r) => setTimeout(r, 100));
+    }
+    try {
+      expect(leader).toBeGreaterThan(0);
+      expect(started).toHaveLength(2);
+      const [shell, sleep] = started as [number, number];
+      expect([alive(leader), alive(shell), alive(sleep)]).toEqual([true, true, true]);
+      parent.kill('SIGKILL');
+      await once(parent, 'exit');
+      for (const pid of [sleep, shell, leader]) expect(await goneWithin(pid, 20_000)).toBe(true);
+    } finally {
+      if (leader && alive(leader)) process.kill(-leader, 'SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   it('a Node child stops within seconds of its parent being killed outright', async () => {
     // The parent starts a child that would otherwise run forever, prints its pid, and waits.
     const { parent, child } = await parentWithChild('setInterval(() => {}, 1000)');
