@@ -291,6 +291,30 @@ describe('reconcile handler: managed lifecycle', () => {
     expect((await t.doc())!.status.phase).toBe('Provisioned');
   });
 
+  it("a stopped instance whose delete fails in passing: its address is written away before Pub/Sub's retry", async () => {
+    // GCE released it, and another project's VM may have it: the probe must not dial it with the proxy's
+    // credentials through the redelivery chain (up to ~90 minutes of a Compute outage).
+    await create();
+    await t.run('p1', 'created');
+    t.provider.bootAll();
+    await t.run();
+    const ready = (await t.doc())!.status;
+    expect(ready.ip).not.toBeNull();
+    t.provider.setState(ready.providerId!, 'Terminated');
+    t.provider.failNext('delete', 'transient');
+    await expect(t.run()).rejects.toMatchObject({ kind: 'transient' });
+    const after = (await t.doc())!.status;
+    expect(after).toMatchObject({ ip: null, providerId: ready.providerId });
+    expect(after.conditions.find((c) => c.type === 'Provisioned')?.status).toBe('False');
+    // The redelivery deletes it, and the proxy is replaced as usual.
+    await t.run();
+    for (let i = 0; i < 3 && t.provider.created < 2; i++) {
+      t.clock.advance(iv.DeletionPoll);
+      await t.run();
+    }
+    expect(t.provider.created).toBe(2);
+  });
+
   it('transient provider errors are thrown (Pub/Sub retries) and write nothing', async () => {
     await create();
     t.provider.failNext('create', 'transient');

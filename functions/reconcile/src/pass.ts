@@ -147,14 +147,23 @@ export async function runPass(
     }
   }
   let created: CreatedInstance | undefined;
+  let acted: Plan | undefined;
   if (plan.action && plan.action.kind !== 'deleteDocument') {
     const result = await act(provider!, plan);
     if (plan.action.kind === 'create' && result.ok && result.providerId) {
       created = { provider: provider!.name, providerId: result.providerId, uid: proxy.uid };
     }
+    acted = plan;
     plan = settle(proxy, plan, result, obs, deps.intervals);
   }
   if (plan.requeue.kind === 'error') {
+    // A pass that fails in passing writes nothing (Pub/Sub redelivers it) — except an address the pass saw
+    // go: GCE releases a stopped VM's ephemeral address, another project's VM may get it, and the probe
+    // would dial it with the proxy's credentials through the whole redelivery chain. The arm's status (the
+    // address and verdict cleared, Provisioned False) is written first; the error still goes to Pub/Sub.
+    if (acted && addressSeenGone(proxy, acted, obs)) {
+      await patchStatusIfChanged(deps.store, stored, acted, deps.clock.now());
+    }
     throw new TransientReconcileError(
       `${plan.branch}: ${plan.requeue.failure.message}`,
       plan.requeue.failure,
@@ -174,6 +183,13 @@ export async function runPass(
   const written = await patchStatusIfChanged(deps.store, stored, plan, deps.clock.now());
   return created ? { ...written, created } : written;
 }
+
+/** The pass saw the instance stopped or booting and staged its address away, which status still shows. */
+const addressSeenGone = (proxy: ProxyResource, staged: Plan, obs: Observation): boolean =>
+  obs.instance?.kind === 'found' &&
+  obs.instance.instance.state !== 'Running' &&
+  staged.status.ip === null &&
+  proxy.status.ip !== null;
 
 /**
  * The seed's deferred patchStatusIfChanged: observedGeneration, phase and nextReconcileAt are computed,
