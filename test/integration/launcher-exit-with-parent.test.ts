@@ -35,6 +35,18 @@ async function goneWithin(pid: number, ms: number): Promise<boolean> {
   return !alive(pid);
 }
 
+/** A parent process running `script` (an ES module, under tsx), and what it has printed so far. */
+function parentRunning(script: string) {
+  const parent = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  parent.stdout.on('data', (d: Buffer) => {
+    out += d;
+  });
+  return { parent, printed: () => out };
+}
+
 /** Starts a parent that starts `childScript` with startReadyProcess and prints the child's pid. */
 async function parentWithChild(childScript: string) {
   const script = `
@@ -48,16 +60,10 @@ async function parentWithChild(childScript: string) {
     console.log('child ' + p.pid);
     setInterval(() => {}, 1000);
   `;
-  const parent = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let out = '';
-  parent.stdout.on('data', (d: Buffer) => {
-    out += d;
-  });
+  const { parent, printed } = parentRunning(script);
   let child = 0;
   for (let i = 0; i < 300 && !child; i++) {
-    child = Number(/child (\d+)/.exec(out)?.[1] ?? 0);
+    child = Number(/child (\d+)/.exec(printed())?.[1] ?? 0);
     if (!child) await new Promise((r) => setTimeout(r, 100));
   }
   return { parent, child };
@@ -105,17 +111,11 @@ describe('startReadyProcess', () => {
       console.log('group ' + g.pid);
       setInterval(() => {}, 1000);
     `;
-    const parent = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    parent.stdout.on('data', (d: Buffer) => {
-      out += d;
-    });
+    const { parent, printed } = parentRunning(script);
     let leader = 0;
     let started: number[] = [];
     for (let i = 0; i < 300 && started.length < 2; i++) {
-      leader = Number(/group (\d+)/.exec(out)?.[1] ?? 0);
+      leader = Number(/group (\d+)/.exec(printed())?.[1] ?? 0);
       if (existsSync(pids)) started = readFileSync(pids, 'utf8').trim().split(' ').map(Number);
       if (started.length < 2) await new Promise((r) => setTimeout(r, 100));
     }

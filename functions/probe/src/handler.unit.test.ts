@@ -4,11 +4,10 @@ import { ManualClock } from '../../../shared/src/ports/clock.js';
 import type { JobRun, JobRunStore } from '../../../shared/src/ports/job-runs.js';
 import { PassiveFeedError } from '../../../shared/src/ports/passive-feed.js';
 import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
-import { condition } from '../../../shared/src/testing/healthy-conditions.js';
 import { aProxy, managedSpec } from '../../../shared/src/testing/proxy-fixtures.js';
 import { handleProbeTick, MIN_PASS_BUDGET_MS, type ProbeHandlerDeps, ProbeJob } from './handler.js';
 import { PASSIVE_TEST_SETTINGS } from './passive-fixtures.unit.js';
-import { echoUp } from './prober-fixtures.unit.js';
+import { echoUp, stoppedWithAddress } from './prober-fixtures.unit.js';
 
 const t0 = new Date('2026-01-01T00:00:00Z');
 const sec = (s: number) => new Date(t0.getTime() + s * 1000);
@@ -78,14 +77,7 @@ describe('handleProbeTick and the passive pass', () => {
 
 describe('handleProbeTick and proxies it does not dial', () => {
   it('does not keep the invocation waking for the slots of a managed proxy whose instance is down', async () => {
-    const stopped = aProxy({
-      name: 'stopped',
-      status: {
-        ip: '10.0.0.7',
-        providerId: 'zones/z/instances/stopped',
-        conditions: [condition('Provisioned', 'False', 'PermanentError', t0)],
-      },
-    });
+    const stopped = stoppedWithAddress(t0);
     const { d, finished } = deps(false);
     let sleeps = 0;
     const summary = await handleProbeTick({

@@ -11,7 +11,7 @@ import { aProxy, managedSpec } from '../../../shared/src/testing/proxy-fixtures.
 import { RecordingReconcilePublisher } from '../../../shared/src/testing/recording-publisher.js';
 import { noOutcomes } from './passive-fixtures.unit.js';
 import { type PassCounts, type ProbeDeps, runProbePass } from './probe-pass.js';
-import { echoUp } from './prober-fixtures.unit.js';
+import { echoUp, stoppedWithAddress } from './prober-fixtures.unit.js';
 
 const t0 = new Date('2026-01-01T00:00:00Z');
 const ECHO = 'http://127.0.0.1:9/v1/echo';
@@ -117,15 +117,7 @@ describe('runProbePass: which proxies a pass looks at (seed §6: skip if no addr
           conditions: [condition('Provisioned', 'True', 'Created', t0)],
         },
       });
-    const stopped = aProxy({
-      name: 'stopped',
-      status: {
-        ip: '10.0.0.7',
-        providerId: 'zones/z/instances/stopped',
-        conditions: [condition('Provisioned', 'False', 'PermanentError', t0)],
-      },
-    });
-    await passes(f.deps, [serving('up', '10.0.0.1'), stopped], 2);
+    await passes(f.deps, [serving('up', '10.0.0.1'), stoppedWithAddress(t0)], 2);
     expect(new Set(f.targets.map((t) => t.host))).toEqual(new Set(['10.0.0.1']));
     expect([...f.health.keys()]).toEqual(['up']);
   });
