@@ -16,11 +16,17 @@ if (!command) {
   process.exit(2);
 }
 const child = spawn(command, args, { stdio: 'inherit' });
+let stopping = false;
 child.on('error', (err) => {
   console.error(`group-leader: cannot run ${command}: ${err.message}`);
   process.exit(127);
 });
-child.on('exit', (code, signal) => process.exit(code ?? 128 + (constants.signals[signal] ?? 0)));
+child.on('exit', (code, signal) => {
+  // Stopping, the command's exit ends the group: whatever it started that outlasts it (one that ignores
+  // SIGTERM) would otherwise outlive this process and its grace timer.
+  if (stopping) group('SIGKILL');
+  process.exit(code ?? 128 + (constants.signals[signal] ?? 0));
+});
 
 const group = (signal) => {
   try {
@@ -30,6 +36,7 @@ const group = (signal) => {
   }
 };
 process.once('SIGTERM', () => {
+  stopping = true;
   // The group's own SIGTERM reaches this process again: it must not end it before the command has.
   process.on('SIGTERM', () => {});
   group('SIGTERM');

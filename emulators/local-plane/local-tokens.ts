@@ -32,7 +32,7 @@ export function loadLocalTokens(stateDir: string): LocalTokens {
 /**
  * The API's WORKER_TOKENS and the plane's own gateway's token: the developer's list (a gateway of their
  * own beside the plane's, say) with the plane's worker added — unless the list names that worker, whose
- * token the environment then gives the gateway (GATEWAY_WORKER_TOKEN passes through).
+ * token there the gateway then gets.
  */
 export function planeWorkerTokens(
   own: string | undefined,
@@ -42,7 +42,8 @@ export function planeWorkerTokens(
     .split(',')
     .map((e) => e.trim())
     .filter((e) => e !== '');
-  if (entries.some((e) => e.startsWith(`${worker.id}:`))) return {};
+  const named = entries.find((e) => e.startsWith(`${worker.id}:`));
+  if (named) return { gateway: named.slice(worker.id.length + 1) };
   return { api: [...entries, `${worker.id}:${worker.token}`].join(','), gateway: worker.token };
 }
 

@@ -24,7 +24,11 @@ describe('planeWorkerTokens', () => {
     ]);
   });
 
-  it('a list that names the plane worker itself is left as it is: its token comes from the environment', () => {
-    expect(planeWorkerTokens('gw-local:dev-token-0123456789abcdef', worker)).toEqual({});
+  it("a list that names the plane worker itself is left as it is, and the gateway gets that entry's token", () => {
+    expect(planeWorkerTokens('gw-1:a-0123456789abcdef, gw-local:dev-token-0123456789abcdef', worker)).toEqual(
+      {
+        gateway: 'dev-token-0123456789abcdef',
+      },
+    );
   });
 });

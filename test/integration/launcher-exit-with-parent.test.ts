@@ -105,7 +105,8 @@ describe('startReadyProcess', () => {
       const g = startGroup({
         name: 'jvm-like',
         command: 'sh',
-        args: ['-c', 'sleep 600 & echo "$$ $!" > ${pids}; wait'],
+        // The second member ignores SIGTERM: only the leader's SIGKILL ends it.
+        args: ['-c', '(trap "" TERM; exec sleep 600) & echo "$$ $!" > ${pids}; wait'],
         exitWithParent: true,
       });
       console.log('group ' + g.pid);
@@ -128,7 +129,12 @@ describe('startReadyProcess', () => {
       await once(parent, 'exit');
       for (const pid of [sleep, shell, leader]) expect(await goneWithin(pid, 20_000)).toBe(true);
     } finally {
-      if (leader && alive(leader)) process.kill(-leader, 'SIGKILL');
+      try {
+        // The group may outlive its leader: that is the failure this guards against.
+        if (leader) process.kill(-leader, 'SIGKILL');
+      } catch {
+        // ESRCH: the group is gone.
+      }
       rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);

@@ -82,8 +82,8 @@ export async function runSweep(
   // range and the next tick would belong to neither. A range starts where the last finished sweep's ended
   // (or began, when it failed) as its job run recorded it — whichever instance ran it — up to two periods
   // back. Without that record, where this instance's last one ended when that is at most half a period
-  // back (jitter — not a tick another instance swept in between), or up to two periods back when it
-  // failed. What this instance published meanwhile is in the memory.
+  // back (jitter — not a tick another instance swept in between), or up to FAILED_REACH periods back when
+  // it failed (resumeDriftFrom). What this instance published meanwhile is in the memory.
   const last = memory.drift;
   const resume = resumeDriftFrom(resumeDriftAt, last, windowStart.getTime(), deps.tickPeriodMs);
   const driftFrom = resume === null ? windowStart : new Date(resume);
@@ -178,16 +178,20 @@ function resumeDriftFrom(
   periodMs: number,
 ): number | null {
   const ownGap = own ? windowStart - own.through : Number.POSITIVE_INFINITY;
-  const ownFailed = own?.failed === true && ownGap > 0 && ownGap <= 2 * periodMs;
+  // Two ticks on, give or take the seconds a tick is published late (`tickAt` is its publish time).
+  const ownFailed = own?.failed === true && ownGap > 0 && ownGap <= FAILED_REACH * periodMs;
   if (recorded) {
     const gap = windowStart - recorded.getTime();
     if (gap <= 2 * periodMs && gap > -periodMs) {
       return ownFailed ? Math.min(recorded.getTime(), own!.through) : recorded.getTime();
     }
   }
-  if (own && ownGap > 0 && ownGap <= (own.failed ? 2 * periodMs : periodMs / 2)) return own.through;
+  if (own && ownGap > 0 && ownGap <= (own.failed ? FAILED_REACH : 0.5) * periodMs) return own.through;
   return null;
 }
+
+/** How many periods back an instance takes up the range of its own failed sweep. */
+const FAILED_REACH = 2.5;
 
 /**
  * The whole overdue range is walked (page after page) on a sweep's first poll and then this often; the

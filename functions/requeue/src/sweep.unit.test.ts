@@ -405,7 +405,9 @@ describe('drift slots between two ticks', () => {
     const uid = testUid(7);
     await store.create(aProxy({ name: 'steady', uid, status: running() }));
     const slot = driftOffsetMs(uid, 60_000) + 120_000;
-    const [t1, t2, t3] = [slot - 30_000, slot + 30_000, slot + 90_000].map(at);
+    // t3 is published 3 s later after its minute than t1 was: its own failed range is a little over two
+    // periods back.
+    const [t1, t2, t3] = [slot - 30_000, slot + 30_000, slot + 93_000].map(at);
     const listDue = store.listDue.bind(store);
     store.listDue = async (until, limit) => {
       if (clock.now().getTime() > at(slot - 10_000).getTime()) throw new Error('unavailable');
@@ -421,8 +423,8 @@ describe('drift slots between two ticks', () => {
     // b: slot + 60 s; a at t3: the slot nobody published, at once (and slot + 60 s again), then slot + 120 s.
     expect(published.map((p) => p.atMs)).toEqual([
       slot + 60_000,
-      slot + 90_000,
-      slot + 90_000,
+      slot + 93_000,
+      slot + 93_000,
       slot + 120_000,
     ]);
   });
