@@ -305,7 +305,12 @@ describe('reconcile handler: managed lifecycle', () => {
     await expect(t.run()).rejects.toMatchObject({ kind: 'transient' });
     const after = (await t.doc())!.status;
     expect(after).toMatchObject({ ip: null, providerId: ready.providerId });
-    expect(after.conditions.find((c) => c.type === 'Provisioned')?.status).toBe('False');
+    expect(after.conditions.find((c) => c.type === 'Provisioned')).toMatchObject({
+      status: 'False',
+      message: expect.stringMatching(/^instance terminated; retrying after a passing failure: /),
+    });
+    // Due past Pub/Sub's first redeliveries: the sweep's copy is the retry of last resort.
+    expect(after.nextReconcileAt!.getTime() - t.clock.now().getTime()).toBe(60_000);
     // The redelivery deletes it, and the proxy is replaced as usual.
     await t.run();
     for (let i = 0; i < 3 && t.provider.created < 2; i++) {
@@ -313,6 +318,24 @@ describe('reconcile handler: managed lifecycle', () => {
       await t.run();
     }
     expect(t.provider.created).toBe(2);
+  });
+
+  it('a stopped instance seen while the cloud-init cannot be read in passing: its address is written away too', async () => {
+    // The delete waits for a fresh cloud-init read; Secret Manager failing it kept the address for as long
+    // as the outage lasted.
+    await create();
+    await t.run('p1', 'created');
+    t.provider.bootAll();
+    await t.run();
+    const ready = (await t.doc())!.status;
+    t.provider.setState(ready.providerId!, 'Stopped');
+    t.setCloudInit({ ok: false, failure: { kind: 'transient', message: 'unavailable: secret manager' } });
+    await expect(t.run()).rejects.toMatchObject({ kind: 'transient' });
+    expect((await t.doc())!.status).toMatchObject({
+      ip: null,
+      providerId: ready.providerId,
+      phase: 'Provisioning',
+    });
   });
 
   it('transient provider errors are thrown (Pub/Sub retries) and write nothing', async () => {

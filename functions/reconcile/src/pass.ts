@@ -9,7 +9,7 @@ import {
   type ProxyStatus,
 } from '../../../shared/src/domain/proxy.js';
 import { findCondition } from '../../../shared/src/domain/reconcile/conditions.js';
-import { settle } from '../../../shared/src/domain/reconcile/failure.js';
+import { addressGone, settle } from '../../../shared/src/domain/reconcile/failure.js';
 import { finalizeStatus, statusChanged } from '../../../shared/src/domain/reconcile/patch-status.js';
 import { observationNeeds, reconcile } from '../../../shared/src/domain/reconcile/reconcile.js';
 import type {
@@ -147,27 +147,33 @@ export async function runPass(
     }
   }
   let created: CreatedInstance | undefined;
-  let acted: Plan | undefined;
   if (plan.action && plan.action.kind !== 'deleteDocument') {
     const result = await act(provider!, plan);
     if (plan.action.kind === 'create' && result.ok && result.providerId) {
       created = { provider: provider!.name, providerId: result.providerId, uid: proxy.uid };
     }
-    acted = plan;
     plan = settle(proxy, plan, result, obs, deps.intervals);
   }
   if (plan.requeue.kind === 'error') {
+    const { failure } = plan.requeue;
     // A pass that fails in passing writes nothing (Pub/Sub redelivers it) — except an address the pass saw
-    // go: GCE releases a stopped VM's ephemeral address, another project's VM may get it, and the probe
-    // would dial it with the proxy's credentials through the whole redelivery chain. The arm's status (the
-    // address and verdict cleared, Provisioned False) is written first; the error still goes to Pub/Sub.
-    if (acted && addressSeenGone(proxy, acted, obs)) {
-      await patchStatusIfChanged(deps.store, stored, acted, deps.clock.now());
+    // go (addressGone). Best effort: the pass's own failure is what is thrown either way.
+    const cleared = addressGone(proxy, obs, failure);
+    let unwritten = '';
+    if (cleared) {
+      const retry = { kind: 'after' as const, ms: ADDRESS_GONE_RETRY_MS };
+      try {
+        await patchStatusIfChanged(
+          deps.store,
+          stored,
+          { ...plan, status: cleared, requeue: retry },
+          deps.clock.now(),
+        );
+      } catch (err) {
+        unwritten = ` (its address was not cleared: ${err instanceof Error ? err.message : String(err)})`;
+      }
     }
-    throw new TransientReconcileError(
-      `${plan.branch}: ${plan.requeue.failure.message}`,
-      plan.requeue.failure,
-    );
+    throw new TransientReconcileError(`${plan.branch}: ${failure.message}${unwritten}`, failure);
   }
   // Freed before the status write: a crash in between leaves the slot free and the pass re-runs (release
   // is idempotent), never a slot held by a replacement that is over.
@@ -184,12 +190,12 @@ export async function runPass(
   return created ? { ...written, created } : written;
 }
 
-/** The pass saw the instance stopped or booting and staged its address away, which status still shows. */
-const addressSeenGone = (proxy: ProxyResource, staged: Plan, obs: Observation): boolean =>
-  obs.instance?.kind === 'found' &&
-  obs.instance.instance.state !== 'Running' &&
-  staged.status.ip === null &&
-  proxy.status.ip !== null;
+/**
+ * The due time of a status written before a passing failure's throw: past Pub/Sub's first redeliveries
+ * (10 s and up), so the requeue sweep's copy is the retry of last resort (after a dead letter), not a
+ * second chain running beside the first.
+ */
+const ADDRESS_GONE_RETRY_MS = 60_000;
 
 /**
  * The seed's deferred patchStatusIfChanged: observedGeneration, phase and nextReconcileAt are computed,

@@ -3,7 +3,7 @@
 //   permanent → Provisioned=False/PermanentError at this generation → phase Failed, latched, no retry
 //   transient → returned as an error: the handler throws and Pub/Sub redelivers with backoff
 import { ProvisionedReason, type ProxyResource, type ProxyStatus } from '../proxy.js';
-import { setProvisioned } from './conditions.js';
+import { clearInstance, setProvisioned } from './conditions.js';
 import { deleteNotReady } from './delete-not-ready.js';
 import type { ActionResult, Failure, Observation, Plan, PollIntervals } from './types.js';
 
@@ -52,6 +52,39 @@ export function providerFailure(
         requeue: { kind: 'error', failure },
       };
   }
+}
+
+/**
+ * What a pass that fails in passing writes anyway (such a pass otherwise writes nothing: Pub/Sub
+ * redelivers it) when it saw the instance stopped, booting or gone while status still shows its address:
+ * GCE releases a stopped or deleted VM's ephemeral address, another project's VM may get it, and the
+ * probe would dial it with the proxy's credentials through the whole redelivery chain — a Compute outage
+ * failing the delete, or Secret Manager failing the fresh cloud-init read a delete waits for. The address
+ * and verdict go, Provisioned turns False and says the pass is failing. null: nothing of the kind.
+ */
+export function addressGone(
+  proxy: ProxyResource,
+  obs: Pick<Observation, 'now'> & Partial<Pick<Observation, 'instance'>>,
+  failure: Failure,
+): ProxyStatus | null {
+  const seen = obs.instance;
+  if (!proxy.status.ip || !seen || seen.kind === 'error') return null;
+  if (seen.kind === 'found' && seen.instance.state === 'Running') return null;
+  const found = seen.kind === 'found';
+  const reason = proxy.deletionRequestedAt
+    ? ProvisionedReason.Deleting
+    : found
+      ? ProvisionedReason.Replacing
+      : ProvisionedReason.Provisioning;
+  const what = found ? `instance ${seen.instance.state.toLowerCase()}` : 'instance not found';
+  return setProvisioned(
+    clearInstance(proxy.status, { keepProviderId: found }),
+    false,
+    reason,
+    `${what}; retrying after a passing failure: ${failure.message}`,
+    proxy.generation,
+    obs.now,
+  );
 }
 
 /**
