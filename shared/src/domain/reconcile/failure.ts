@@ -71,9 +71,10 @@ export function addressGone(
   if (!proxy.status.ip || !seen || seen.kind === 'error') return null;
   if (seen.kind === 'found' && seen.instance.state === 'Running') return null;
   const found = seen.kind === 'found';
+  // Stopped or terminated: deleted and replaced (the stopped arm); booting or gone: provisioning.
   const reason = proxy.deletionRequestedAt
     ? ProvisionedReason.Deleting
-    : found
+    : found && seen.instance.state !== 'Provisioning'
       ? ProvisionedReason.Replacing
       : ProvisionedReason.Provisioning;
   const what = found ? `instance ${seen.instance.state.toLowerCase()}` : 'instance not found';

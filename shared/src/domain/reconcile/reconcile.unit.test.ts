@@ -6,7 +6,7 @@ import { healthInstanceKey } from '../health/instance-key.js';
 import { instanceNameFromUid } from '../instance-name.js';
 import type { Condition, Phase, ProxyResource } from '../proxy.js';
 import { specHash } from '../spec-hash.js';
-import { settle } from './failure.js';
+import { addressGone, settle } from './failure.js';
 import { finalizeStatus, statusChanged } from './patch-status.js';
 import { observationNeeds, reconcile } from './reconcile.js';
 import {
@@ -873,6 +873,38 @@ describe('reconcile: an instance gone or stopped leaves no address and no Provis
     const plan = reconcile(erroring, { ...ciInvalid, instance }, iv);
     expect(plan.branch).toBe('cloud-init/error');
     expect(plan.status).toMatchObject({ ip: null, providerId: keptId });
+  });
+
+  it('a pass failing in passing: what it writes anyway for an instance not running (addressGone)', () => {
+    const failure = { kind: 'transient' as const, message: 'compute unavailable' };
+    const ready = live({ status: { conditions: [provisioned('True', 'Created')] } });
+    const reasonOf = (s: ReturnType<typeof addressGone>) =>
+      s?.conditions.find((c) => c.type === 'Provisioned')?.reason;
+    expect(addressGone(ready, obs({ instance: found('Running') }), failure)).toBeNull();
+    expect(
+      addressGone(live({ status: { ip: null } }), obs({ instance: found('Terminated') }), failure),
+    ).toBeNull();
+    expect(addressGone(ready, obs({ instance: failed('transient') }), failure)).toBeNull();
+    const stopped = addressGone(ready, obs({ instance: found('Terminated', null) }), failure);
+    expect(stopped).toMatchObject({ ip: null, providerId });
+    expect(reasonOf(stopped)).toBe('Replacing');
+    expect(stopped?.conditions.find((c) => c.type === 'Provisioned')?.message).toBe(
+      'instance terminated; retrying after a passing failure: compute unavailable',
+    );
+    expect(reasonOf(addressGone(ready, obs({ instance: found('Provisioning', null) }), failure))).toBe(
+      'Provisioning',
+    );
+    expect(addressGone(ready, obs({ instance: missing }), failure)).toMatchObject({
+      ip: null,
+      providerId: null,
+    });
+    const deleting = live({
+      deletionRequestedAt: earlier,
+      status: { conditions: [provisioned('True', 'Created')] },
+    });
+    expect(reasonOf(addressGone(deleting, obs({ instance: found('Stopped', null) }), failure))).toBe(
+      'Deleting',
+    );
   });
 
   it('cloud-init unreadable, the instance still running: it keeps its address', () => {
