@@ -79,7 +79,7 @@ export async function startPlane(
   // The gateway worker's identity toward the API, and the credentials crawlers use with the gateway: made
   // per start (both ends are started here). Worker identities the developer configured (WORKER_TOKENS for a
   // gateway of their own beside this one, GATEWAY_SERVICE_ACCOUNT) are kept, gw-local's token added to
-  // them — unless they name gw-local themselves, whose token the environment then gives this gateway.
+  // them — unless they name gw-local themselves: this gateway then gets the token their entry gives.
   const gatewayWorker = { id: 'gw-local', token: randomBytes(24).toString('base64url') };
   const gatewayClient = { user: 'gateway', pass: randomBytes(12).toString('base64url') };
   const workerTokens = planeWorkerTokens(process.env.WORKER_TOKENS, gatewayWorker);
