@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parseWorkerTokens } from '../../functions/api/src/workers/config.js';
 
 export interface LocalTokens {
   admin: string;
@@ -38,13 +39,12 @@ export function planeWorkerTokens(
   own: string | undefined,
   worker: { id: string; token: string },
 ): { api?: string; gateway?: string } {
-  const entries = (own ?? '')
-    .split(',')
-    .map((e) => e.trim())
-    .filter((e) => e !== '');
-  const named = entries.find((e) => e.startsWith(`${worker.id}:`));
-  if (named) return { gateway: named.slice(worker.id.length + 1) };
-  return { api: [...entries, `${worker.id}:${worker.token}`].join(','), gateway: worker.token };
+  // Read as the API reads it: a list it would refuse fails here, naming what is wrong.
+  const tokens = parseWorkerTokens(own);
+  const named = tokens.find((t) => t.workerId === worker.id);
+  if (named) return { gateway: named.token };
+  const entries = [...tokens, { workerId: worker.id, token: worker.token }];
+  return { api: entries.map((t) => `${t.workerId}:${t.token}`).join(','), gateway: worker.token };
 }
 
 export function apiCredentialEnv(tokens: LocalTokens, env: NodeJS.ProcessEnv): Record<string, string> {

@@ -12,7 +12,7 @@
 // - not known (the instance could not be observed, a transient error): retried by redelivery, nothing written.
 import { ConditionType, ProvisionedReason, type ProxyResource, type ProxyStatus } from '../proxy.js';
 import { servedRefOf } from '../served-credentials.js';
-import { clearInstance, findCondition, setProvisioned } from './conditions.js';
+import { clearInstance, findCondition, setProvisioned, withoutInstanceSeenDown } from './conditions.js';
 import { type Managed, provesHealthy, servesReadableCredentials, serving } from './serving-status.js';
 import type { CloudInitObservation, Observation, Plan, PollIntervals } from './types.js';
 
@@ -85,9 +85,7 @@ export function cloudInitUnresolved(
   // the provisioning arm, managed.ts), and its address goes: GCE releases a stopped or deleted VM's
   // ephemeral address, and another project's VM may get it (the probe dials status.ip with the proxy's
   // credentials). This arm's passes are minutes apart: a boot between two is not seen.
-  const down = seen?.kind === 'found' && seen.instance.state !== 'Running';
-  const gone = seen?.kind === 'missing';
-  const base = down || gone ? clearInstance(status, { keepProviderId: down }) : status;
+  const base = withoutInstanceSeenDown(status, seen) ?? status;
   return {
     branch: 'cloud-init/error',
     status: cloudInitFailing(base, failure.message, gen, now),

@@ -1,7 +1,7 @@
 // Status staging helpers, the port of meta.SetStatusCondition and the seed's setProvisioned /
 // applyHealth (status.go). Pure and immutable: each returns a new status.
 import { type Condition, ConditionType, type ProxyStatus } from '../proxy.js';
-import type { HealthObservation, HealthVerdict } from './types.js';
+import type { HealthObservation, HealthVerdict, InstanceObservation } from './types.js';
 
 /** Messages land in Firestore and the console; keep them bounded. */
 const MAX_MESSAGE = 512;
@@ -67,6 +67,21 @@ export function setProvisioned(
 export function clearInstance(status: ProxyStatus, opts: { keepProviderId: boolean }): ProxyStatus {
   const { servedCredentials: _served, ...rest } = clearHealth(status);
   return { ...rest, providerId: opts.keepProviderId ? status.providerId : null, ip: null };
+}
+
+/**
+ * `status` without the address and verdict of an instance the pass saw stopped, booting or gone (its
+ * providerId kept unless gone); null when it saw the instance running, or did not look. GCE releases a
+ * stopped or deleted VM's ephemeral address, another project's VM may get it, and the probe dials
+ * status.ip with the proxy's credentials: whatever a pass then writes, that address is not in it.
+ */
+export function withoutInstanceSeenDown(
+  status: ProxyStatus,
+  seen: InstanceObservation | null | undefined,
+): ProxyStatus | null {
+  if (!seen || seen.kind === 'error') return null;
+  if (seen.kind === 'found' && seen.instance.state === 'Running') return null;
+  return clearInstance(status, { keepProviderId: seen.kind === 'found' });
 }
 
 /** Drops what the probe said about the instance the status described: it says nothing about another one. */

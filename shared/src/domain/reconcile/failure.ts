@@ -3,7 +3,7 @@
 //   permanent → Provisioned=False/PermanentError at this generation → phase Failed, latched, no retry
 //   transient → returned as an error: the handler throws and Pub/Sub redelivers with backoff
 import { ProvisionedReason, type ProxyResource, type ProxyStatus } from '../proxy.js';
-import { clearInstance, setProvisioned } from './conditions.js';
+import { setProvisioned, withoutInstanceSeenDown } from './conditions.js';
 import { deleteNotReady } from './delete-not-ready.js';
 import type { ActionResult, Failure, Observation, Plan, PollIntervals } from './types.js';
 
@@ -68,8 +68,8 @@ export function addressGone(
   failure: Failure,
 ): ProxyStatus | null {
   const seen = obs.instance;
-  if (!proxy.status.ip || !seen || seen.kind === 'error') return null;
-  if (seen.kind === 'found' && seen.instance.state === 'Running') return null;
+  const cleared = proxy.status.ip ? withoutInstanceSeenDown(proxy.status, seen) : null;
+  if (!cleared || !seen || seen.kind === 'error') return null;
   const found = seen.kind === 'found';
   // Stopped or terminated: deleted and replaced (the stopped arm); booting or gone: provisioning.
   const reason = proxy.deletionRequestedAt
@@ -79,7 +79,7 @@ export function addressGone(
       : ProvisionedReason.Provisioning;
   const what = found ? `instance ${seen.instance.state.toLowerCase()}` : 'instance not found';
   return setProvisioned(
-    clearInstance(proxy.status, { keepProviderId: found }),
+    cleared,
     false,
     reason,
     `${what}; retrying after a passing failure: ${failure.message}`,
@@ -92,9 +92,7 @@ export function addressGone(
  * The second half of a pass that acted: a successful create stages the providerId it returned; a delete
  * refused while the instance is being created says so (delete-not-ready.ts); a failed action discards
  * what the arm staged (the action did not happen) and goes through providerFailure — except what the
- * pass saw: an instance observed stopped or booting has no address to keep (GCE releases a stopped VM's
- * ephemeral address, another project's VM may get it, and the probe dials status.ip with the proxy's
- * credentials), so its failed delete keeps the arm's status, the address and verdict cleared.
+ * pass saw: an instance observed stopped or booting keeps no address (withoutInstanceSeenDown).
  */
 export function settle(
   proxy: ProxyResource,
@@ -112,7 +110,6 @@ export function settle(
     }
     return plan;
   }
-  const seenDown = obs.instance?.kind === 'found' && obs.instance.instance.state !== 'Running';
-  const base = seenDown && plan.status.ip === null ? plan.status : proxy.status;
+  const base = withoutInstanceSeenDown(proxy.status, obs.instance) ?? proxy.status;
   return providerFailure(proxy, base, result.failure, obs.now, intervals, plan.branch);
 }
