@@ -152,8 +152,15 @@ describe('reconcile on the local plane', () => {
       (p) => p?.status.conditions.some((c) => c.reason === 'QuotaExceeded') ?? false,
     );
     expect(quota!.status.nextReconcileAt).not.toBeNull();
-    const events = jsonLines(functionLog(plane.logDir, 'reconcile')).filter(
-      (l) => l.event === 'provider.quota_exceeded' && l.proxy === 'aquota-1',
+    // The function logs the event after its status write lands: the document can be read first.
+    const events = await until(
+      'provider.quota_exceeded logged',
+      async () =>
+        jsonLines(functionLog(plane.logDir, 'reconcile')).filter(
+          (l) => l.event === 'provider.quota_exceeded' && l.proxy === 'aquota-1',
+        ),
+      (found) => found.length > 0,
+      10_000,
     );
     expect(events[0]).toMatchObject({ severity: 'WARNING', zone: ZONE });
     await provisioned('aquota-1');
