@@ -124,15 +124,25 @@ export class LocalScheduler {
     }
   }
 
-  private schedule(entry: Entry): void {
+  /**
+   * Arms the job's next tick. Ticks keep to one grid, as a cron schedule does: each is due one period
+   * after the one before it was due, not after it fired (timers fire late, and re-arming from the firing
+   * moment let the lateness add up). Slots already past — a stalled event loop, a suspended laptop — are
+   * skipped, not fired in a burst; Cloud Scheduler does not catch up missed runs either.
+   */
+  private schedule(entry: Entry, after?: Date): void {
     this.unschedule(entry);
-    const delayMs = (entry.job.everySeconds * 1000) / this.speed;
-    entry.view.scheduleTime = new Date(this.clock.now().getTime() + delayMs);
+    const periodMs = (entry.job.everySeconds * 1000) / this.speed;
+    const now = this.clock.now().getTime();
+    let due = (after?.getTime() ?? now) + periodMs;
+    if (due < now) due += Math.ceil((now - due) / periodMs) * periodMs;
+    const scheduleTime = new Date(due);
+    entry.view.scheduleTime = scheduleTime;
     entry.timer = setTimeout(() => {
       if (!this.running || entry.view.state !== 'ENABLED') return;
-      this.schedule(entry);
+      this.schedule(entry, scheduleTime);
       this.track(this.attempt(entry)).catch((err) => this.opts.onError?.(entry.job.id, err));
-    }, delayMs);
+    }, due - now);
   }
 
   private unschedule(entry: Entry): void {

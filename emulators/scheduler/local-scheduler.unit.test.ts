@@ -78,8 +78,15 @@ describe('LocalScheduler', () => {
     expect(sched.get('a').lastStatus).toEqual({ code: 14, message: 'emulator down' });
   });
 
-  it('fires each enabled job every everySeconds / speed, and never a paused one', async () => {
+  /** Timed tests run on fake timers, whose faked Date the default clock reads. */
+  const fakeTime = () => {
     vi.useFakeTimers();
+    vi.setSystemTime(new Date('2026-01-01T00:00:00Z'));
+  };
+
+  it('fires each enabled job every everySeconds / speed, and never a paused one', async () => {
+    fakeTime();
+    sched = new LocalScheduler([job('a', 2), job('b', 4)], pub, { speed: 2 });
     sched.start();
     expect(sched.get('a').scheduleTime).toEqual(new Date('2026-01-01T00:00:01Z'));
     sched.pause('b');
@@ -96,9 +103,9 @@ describe('LocalScheduler', () => {
   });
 
   it('keeps the loop alive when a timed attempt fails, reporting it', async () => {
-    vi.useFakeTimers();
+    fakeTime();
     const errors: string[] = [];
-    sched = new LocalScheduler([job('a', 1)], pub, { clock, onError: (id) => errors.push(id) });
+    sched = new LocalScheduler([job('a', 1)], pub, { onError: (id) => errors.push(id) });
     pub.failWith = new Error('down');
     sched.start();
     await vi.advanceTimersByTimeAsync(2_100);
@@ -106,6 +113,27 @@ describe('LocalScheduler', () => {
     pub.failWith = undefined;
     await vi.advanceTimersByTimeAsync(1_000);
     expect(pub.sent).toHaveLength(1);
+  });
+
+  it('keeps its ticks on one grid when timers fire late, and skips slots already past', async () => {
+    fakeTime();
+    // The scheduler reads this clock `lag` ms ahead of the timers: each timer looks that much late.
+    let lag = 0;
+    sched = new LocalScheduler([job('a', 1)], pub, { clock: { now: () => new Date(Date.now() + lag) } });
+    sched.start();
+    const due = () => sched.get('a').scheduleTime?.toISOString();
+    expect(due()).toBe('2026-01-01T00:00:01.000Z');
+    lag = 400;
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(pub.sent).toHaveLength(1);
+    expect(due()).toBe('2026-01-01T00:00:02.000Z'); // not 02.400: the lateness does not carry on
+    await vi.advanceTimersByTimeAsync(600); // the clock reads 02.000: the tick is due
+    expect(pub.sent).toHaveLength(2);
+    expect(due()).toBe('2026-01-01T00:00:03.000Z');
+    lag = 2_900; // a stall: the tick due at 03 fires when the clock reads 05.500, past the 04 and 05 slots
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(pub.sent).toHaveLength(3); // one tick, not a burst for the slots it missed
+    expect(due()).toBe('2026-01-01T00:00:06.000Z');
   });
 
   it('rejects a speed that is not positive', () => {
