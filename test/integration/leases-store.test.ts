@@ -261,6 +261,36 @@ describe('FirestoreLeaseStore', () => {
     expect(Math.max(...peakUsage(await storedLeases(db), () => 2).values())).toBe(2);
   });
 
+  it('a replica whose view of many proxies is stale passes over those found full, to one with room', async () => {
+    // r1 knows p01–p20 as empty (it granted and released on each); r2 then fills p01–p17. Each of r1's
+    // stale views costs a lost commit and a re-read — a capacity race lost, not contention: the request's
+    // commit budget (16) is for repeated losses on one proxy, and must not run out before p18.
+    const [r1, r2] = [store(), store()];
+    await Promise.all([r1.ready(10_000), r2.ready(10_000)]);
+    const names = Array.from({ length: 20 }, (_, i) => `p${String(i + 1).padStart(2, '0')}`);
+    for (const name of names) {
+      const g = await r1.grant({ candidates: [cand(name, 1)], lease: newLease() });
+      if (g.kind !== 'granted') throw new Error(`not granted on ${name}`);
+      await r1.release(g.lease.id);
+    }
+    for (const name of names.slice(0, 17)) {
+      expect((await r2.grant({ candidates: [cand(name, 1)], lease: newLease() })).kind).toBe('granted');
+    }
+    const all = names.map((n) => cand(n, 1));
+    const granted = await r1.grant({ candidates: all, lease: newLease() });
+    expect(granted).toMatchObject({ kind: 'granted', lease: { proxy: 'p18' } });
+    // Every proxy full now (r2 takes the last two; r1 still believes them free): no room, not 503.
+    for (const name of ['p19', 'p20']) {
+      expect((await r2.grant({ candidates: [cand(name, 1)], lease: newLease() })).kind).toBe('granted');
+    }
+    expect(await r1.grant({ candidates: all, lease: newLease() })).toEqual({
+      kind: 'no_room',
+      atCapacity: 20,
+      inGateway: 0,
+    });
+    expect(Math.max(...peakUsage(await storedLeases(db), () => 1).values())).toBe(1);
+  });
+
   it('counts active leases from the stored leases', async () => {
     const s = store();
     await s.ready(10_000);

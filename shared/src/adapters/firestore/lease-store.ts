@@ -220,6 +220,7 @@ export class FirestoreLeaseStore implements LeaseStore {
   ): Promise<Lease | 'gateway' | 'key_taken' | null> {
     let base = this.state.get(candidate.name);
     let fresh = false;
+    let lostCommit = false;
     for (;;) {
       const before = base?.gatewayClaim ?? null;
       if (!base || fresh) base = await this.access.read(candidate.name);
@@ -252,6 +253,11 @@ export class FirestoreLeaseStore implements LeaseStore {
       } satisfies LeaseEntry;
       const entries = base.entries && grantEntry(base.entries, entry, candidate.capacity, now);
       if (!entries) {
+        // A commit lost to a grant that filled the proxy was a view out of date, as the claim above: it
+        // does not count against the budget either (stale views of many proxies would use it up — a 503
+        // — before a candidate further down with room is tried). One per candidate: losses on a proxy that
+        // still has room, contention proper, go on counting.
+        if (lostCommit && budget.commits > 0) budget.commits--;
         // Full as far as this replica knows; when that knowledge is old, another replica may have
         // released since: look once more before moving on.
         if (fresh || this.state.ageMs(candidate.name, now) <= this.staleAfterMs) return null;
@@ -287,6 +293,7 @@ export class FirestoreLeaseStore implements LeaseStore {
         return record;
       }
       fresh = true;
+      lostCommit = true;
       if (key) {
         // The commit failed: on the state's precondition, or on the key record's — another delivery of
         // the same key wrote it first — or transiently, having landed all the same.
