@@ -911,6 +911,37 @@ describe('POST /v1/leases with an Idempotency-Key', () => {
     });
   });
 
+  it('a replayed lease whose proxy is withdrawn since is 409 idempotency_key_spent, not 503 until it ends', async () => {
+    // The replay's answer may be what the crawler holds, so the lease is not given back; a 503 would say
+    // "retry", and every retry would find the same until the lease ran out.
+    await start([proxy('a', { latencyMillis: 1 }), proxy('b', { latencyMillis: 2 })]);
+    const first = await keyed('k-8', { ttlSeconds: 60 });
+    expect(first.body.proxy.name).toBe('a');
+    expect(await keyed('k-8', { ttlSeconds: 60 })).toMatchObject({
+      status: 201,
+      body: { leaseId: first.body.leaseId },
+    });
+    await db
+      .collection('proxies')
+      .doc('a')
+      .update({ deletionRequestedAt: Timestamp.fromDate(clock.now()) });
+    const spent = await pollUntil(
+      () => keyed('k-8', { ttlSeconds: 60 }),
+      (r) => r.status !== 201,
+      10_000,
+      'the replay to see the proxy withdrawn',
+    );
+    expect(spent).toMatchObject({
+      status: 409,
+      body: { error: 'idempotency_key_spent', message: expect.stringContaining('withdrawn') },
+    });
+    expect((await activeLeases()).map((d) => d.id)).toEqual([first.body.leaseId]);
+    expect(await keyed('k-9', { ttlSeconds: 60 })).toMatchObject({
+      status: 201,
+      body: { proxy: { name: 'b' } },
+    });
+  });
+
   /** A proxy whose credentials read runs `whileFailing`, then fails (transiently). */
   const failingAfter = (name: string, o: ProxyOptions = {}) => {
     const p = proxy(name, { latencyMillis: 1, ...o });

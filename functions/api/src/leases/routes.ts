@@ -53,7 +53,7 @@ const AcquireHeaders = z.object({
     .regex(IDEMPOTENCY_KEY)
     .optional()
     .meta({
-      description: `Idempotency-Key: 1–128 characters of A–Z a–z 0–9 . _ : - (a UUID fits); anything else is 400 invalid_idempotency_key. Within ${windowMinutes} minutes of the first grant, the same key from the same caller with the same request answers 201 with the same lease (header Idempotent-Replayed: true) and acquires nothing; with another request 422 idempotency_key_reused; once that lease has ended (released or expired) 409 idempotency_key_spent. Send a fresh random key per logical acquire and the same one on its retries.`,
+      description: `Idempotency-Key: 1–128 characters of A–Z a–z 0–9 . _ : - (a UUID fits); anything else is 400 invalid_idempotency_key. Within ${windowMinutes} minutes of the first grant, the same key from the same caller with the same request answers 201 with the same lease (header Idempotent-Replayed: true) and acquires nothing; with another request 422 idempotency_key_reused; once that lease has ended (released or expired), or a replay answered with it and its proxy has been withdrawn since, 409 idempotency_key_spent. Send a fresh random key per logical acquire and the same one on its retries.`,
       examples: ['0f8fad5b-d9cb-469f-a165-70867728950e'],
     }),
 });
@@ -92,7 +92,7 @@ const acquire = createRoute({
         },
       },
       description:
-        'no_match: no proxy can be leased now; the counts say why (with proxies cooling down: cooldownEndsAt and a Retry-After header, to the soonest end). Or idempotency_key_spent: the lease this Idempotency-Key was granted has ended (released or expired); use a new key.',
+        'no_match: no proxy can be leased now; the counts say why (with proxies cooling down: cooldownEndsAt and a Retry-After header, to the soonest end). Or idempotency_key_spent: the lease this Idempotency-Key was granted has ended (released or expired), or was answered with already and its proxy has been withdrawn since; use a new key.',
     },
     422: error(
       'idempotency_key_reused: this Idempotency-Key was used with another request (selector, ttlSeconds, target, exclusive or protocols) within its window; nothing acquired',
@@ -224,8 +224,9 @@ export function createLeaseRoutes({ service, metrics, log }: LeaseRouteDeps) {
           return c.json(
             {
               error: 'idempotency_key_spent',
-              message:
-                'the lease granted under this Idempotency-Key has ended (released or expired); acquire with a new key',
+              message: outcome.withdrawn
+                ? 'the lease granted under this Idempotency-Key was answered with already and its proxy has been withdrawn since; acquire with a new key'
+                : 'the lease granted under this Idempotency-Key has ended (released or expired); acquire with a new key',
             },
             409,
           );

@@ -64,8 +64,11 @@ export type AcquireOutcome =
   | { kind: 'credentials_unavailable' }
   /** The Idempotency-Key came with another request within its window: nothing acquired. */
   | { kind: 'key_reused' }
-  /** The Idempotency-Key's lease has ended (released or expired) within the key's window. */
-  | { kind: 'key_spent' };
+  /**
+   * The Idempotency-Key's lease has ended (released or expired) within the key's window — or, `withdrawn`,
+   * it may be held but cannot be handed out again: its proxy was withdrawn after a replay answered with it.
+   */
+  | { kind: 'key_spent'; withdrawn?: boolean };
 
 export type ReportOutcome = 'accepted' | 'unknown_lease';
 
@@ -158,7 +161,13 @@ export class LeaseService {
           // grant may be newer than this delivery (a retry sent while this one stalled, answered before it
           // read the record): the crawler holds that answer, not this one's.
           if (err instanceof CredentialsUnavailable) this.setAside(err);
-          if (stored.replayed || !grantedBefore(stored.grantedAt, arrivedAt)) throw answeredMeanwhile();
+          if (stored.replayed || !grantedBefore(stored.grantedAt, arrivedAt)) {
+            // Unreadable credentials may read again (503: the retry replays). A withdrawn proxy stays
+            // withdrawn, or the 503s would go on until the lease ends: the key is done with — the crawler
+            // holding the lease learns of its proxy when it renews, and acquires under a new key.
+            if (err instanceof ProxyWithdrawn) return { kind: 'key_spent', withdrawn: true };
+            throw answeredMeanwhile();
+          }
           // Only while the record is still the one read: else (marked by a replay meanwhile, or given back
           // and granted again under the key) read it again.
           await store.release(lease.id, { dropKey: { recordId, version: stored.version } });
