@@ -1,5 +1,7 @@
 // Runtime and outcome reports (docs/gateway-control-plane.md § Runtime report, § Outcomes; seed §2, §5),
-// one round per report interval and never two rounds at once. A runtime report is a complete sparse
+// one round of each per report interval, never two rounds of a kind at once, and the two kinds apart: a
+// slow outcome upload never holds up the runtime report that keeps the session and its capacity alive,
+// nor the draining and final reports of a worker shutting down. A runtime report is a complete sparse
 // replacement sitting exactly on the ACK bound, with a sequence strictly increasing within the session;
 // its answer's revokeProxyIds stop new use of those proxies at once. Outcomes go in batches of at most
 // the registration's limit, each retried under the same sequence until the controller has it; while the
@@ -72,6 +74,7 @@ export class ReportLoop {
   private intervalMs: number;
   private timer: NodeJS.Timeout | null = null;
   private readonly round: KickLoop;
+  private readonly outcomeRound: KickLoop;
   private runtimeSequence = 0;
   private outcomeSequence = 0;
   private readonly batches: Array<{ sequence: number | null; outcomes: WireOutcome[] }> = [];
@@ -95,6 +98,10 @@ export class ReportLoop {
     this.round = new KickLoop(
       () => this.runRound(),
       (err) => deps.log.error('report round failed', { error: String(err) }),
+    );
+    this.outcomeRound = new KickLoop(
+      () => this.sendOutcomes(),
+      (err) => deps.log.error('outcome round failed', { error: String(err) }),
     );
   }
 
@@ -122,19 +129,26 @@ export class ReportLoop {
     if (this.view) void this.round.kick();
   }
 
-  /** The last round at shutdown, bounded by `timeoutMs`; no round after it. */
+  /**
+   * The last rounds at shutdown, bounded together by `timeoutMs`: the final runtime report first — it
+   * hands the proxies over — then what is left of the outcomes; no round after them.
+   */
   async finish(timeoutMs: number): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     if (!this.view) return;
     const bound = new AbortController();
-    await Promise.race([this.round.kick(), sleep(timeoutMs, bound.signal)]);
+    const last = this.round.kick().then(() => this.outcomeRound.kick());
+    await Promise.race([last, sleep(timeoutMs, bound.signal)]);
     bound.abort();
   }
 
   private schedule(): void {
     if (this.timer) clearInterval(this.timer);
-    this.timer = setInterval(() => void this.round.kick(), this.intervalMs);
+    this.timer = setInterval(() => {
+      void this.round.kick();
+      void this.outcomeRound.kick();
+    }, this.intervalMs);
     this.timer.unref?.();
   }
 
@@ -147,7 +161,6 @@ export class ReportLoop {
       this.deps.log.error('snapshot pull could not be reopened', { error: String(err) });
     }
     await this.sendRuntime();
-    await this.sendOutcomes();
   }
 
   private limits() {
