@@ -439,6 +439,7 @@ export class ControllerSession {
   onResult(result: ApplyResult, via: 'full' | 'delta' | 'fetch', version: number): void {
     if (result.ok) {
       this.applied = result;
+      this.pull.taken();
       this.fetching.satisfied(result);
       this.clearFallback();
       this.firstApplied?.();

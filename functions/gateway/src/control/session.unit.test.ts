@@ -718,6 +718,21 @@ describe('snapshots', () => {
     expect(h.client.of('latestSnapshot')).toHaveLength(3);
   });
 
+  it('a pull bringing only messages it cannot use (poison, refused) still fetches the latest at half the max stale age', async () => {
+    const h = harness();
+    await h.start();
+    await h.feed.deliver(feedMessage(snapshot(5, ['p-a'])));
+    await flush();
+    h.script('latestSnapshot', { ok: true, body: snapshot(6, ['p-a']) });
+    for (let t = 0; t < 80; t += 10) {
+      await h.feed.deliver(feedMessage('{"not a snapshot"')); // poison
+      await h.feed.deliver(feedMessage(snapshot(4, ['p-a']))); // older: refused
+      await vi.advanceTimersByTimeAsync(10_000);
+    }
+    expect(h.client.of('latestSnapshot')).toHaveLength(1);
+    expect(h.worker.snapshot()?.version).toBe(6);
+  });
+
   it('a pull that cannot be reopened never costs a runtime report (reports keep the session alive)', async () => {
     const h = harness();
     await h.start();
@@ -1019,6 +1034,47 @@ describe('reports', () => {
       target: 'example.com:443',
       at: new Date(T0).toISOString(),
     });
+  });
+
+  it('a slow outcome upload never holds up the runtime reports, nor the draining and final ones', async () => {
+    // Outcome calls answered after 9 s each (the API retrying Firestore), outcomes arriving all along:
+    // runtime reports still go at the interval — past reportTtlSeconds (15 s) the controller would stop
+    // counting this worker's capacity, past the session TTL drop the session.
+    const h = harness();
+    await acked(h);
+    const answer = h.client.defaults.outcomes as (body: unknown) => unknown;
+    h.client.defaults.outcomes = ((body: unknown) =>
+      new Promise((r) => setTimeout(() => r(answer(body)), 9_000))) as unknown as Script;
+    const outcome = (i: number) => ({
+      proxy: 'p-a',
+      route: 'all',
+      stage: 'TUNNEL' as const,
+      ok: true,
+      latencyMs: i,
+      target: 'example.com:443',
+      at: T0,
+    });
+    for (let i = 0; i < 40; i++) {
+      h.worker.recordOutcome(outcome(i));
+      await vi.advanceTimersByTimeAsync(1_000);
+    }
+    expect(h.client.of('outcomes').length).toBeGreaterThanOrEqual(4);
+    const runtimeAt = h.client.of('runtime').map((c) => c.at);
+    expect(runtimeAt.length).toBeGreaterThanOrEqual(8);
+    expect(Math.max(...gaps(runtimeAt))).toBeLessThanOrEqual(5_000);
+    // Shutdown with an upload under way: the draining report at once, the final one within its bound.
+    const draining = () => h.client.of('runtime').filter((c) => (c.body as { draining: boolean }).draining);
+    await h.session.source.stop();
+    await flush();
+    expect(draining()).toHaveLength(1);
+    let finished = false;
+    void h.session.reporter.stop().then(() => {
+      finished = true;
+    });
+    await flush();
+    expect(draining()).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(finished).toBe(true);
   });
 
   it('shutdown is bounded when the pull does not close: the draining report still goes at once', async () => {

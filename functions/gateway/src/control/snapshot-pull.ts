@@ -16,8 +16,12 @@ export class SnapshotPull {
   private readonly backoff: Backoff;
   /** When the pull was opened or last brought a message (monotonic). */
   private heardAt = 0;
-  /** When the pull last brought a message, or the session began (monotonic): reopening does not move it. */
-  private messageAt: number;
+  /**
+   * When a snapshot was last taken — pulled or fetched, a duplicate of what runs included — or the session
+   * began (monotonic): reopening does not move it, nor does a message that brought nothing usable (poison,
+   * refused, another worker's on the emulator), or a pull delivering only those would never fetch.
+   */
+  private takenAt: number;
   private quietFetchAt = Number.NEGATIVE_INFINITY;
 
   constructor(
@@ -29,7 +33,7 @@ export class SnapshotPull {
     private readonly handle: (m: FeedMessage) => Promise<FeedVerdict>,
   ) {
     this.backoff = new Backoff(settings.backoff, random);
-    this.messageAt = now();
+    this.takenAt = now();
   }
 
   /** Pulls `subscription`, closing a pull of another one; a no-op once shutdown began. */
@@ -43,7 +47,6 @@ export class SnapshotPull {
       subscription,
       (m) => {
         this.heardAt = this.now();
-        this.messageAt = this.heardAt;
         const run = this.messages.then(() => this.handle(m));
         this.messages = run.catch(() => undefined);
         return run;
@@ -94,8 +97,9 @@ export class SnapshotPull {
   }
 
   /**
-   * Nothing on the pull for `quietMs` (half the max stale age), whether it is open, wedged or failing to
-   * open: the latest snapshot is fetched (GET), at most once per `quietMs`. The controller stores each
+   * No snapshot taken for `quietMs` (half the max stale age), whether the pull is open, wedged, failing to
+   * open or bringing only messages that cannot be used: the latest snapshot is fetched (GET), at most once
+   * per `quietMs`. The controller stores each
    * version before it publishes it, so a worker whose Pub/Sub delivery fails — a stream that stopped, a
    * subscription refused, a snapshot too large to publish — still gets it before it goes stale, rather than
    * serve 503 while its reports keep its session and its proxies.
@@ -104,13 +108,18 @@ export class SnapshotPull {
     const session = this.session;
     if (session.draining || session.signal.aborted) return;
     const now = this.now();
-    if (now - this.messageAt <= quietMs || now - this.quietFetchAt <= quietMs) return;
+    if (now - this.takenAt <= quietMs || now - this.quietFetchAt <= quietMs) return;
     this.quietFetchAt = now;
-    this.deps.log.info('nothing on the snapshot pull for half the max stale age: fetching the latest', {
+    this.deps.log.info('no snapshot taken for half the max stale age: fetching the latest', {
       workerId: this.deps.workerId,
-      quietMs: Math.round(now - this.messageAt),
+      quietMs: Math.round(now - this.takenAt),
     });
     session.requestFull();
+  }
+
+  /** A snapshot was taken (applied, or a duplicate of what runs): the quiet is counted from now. */
+  taken(): void {
+    this.takenAt = this.now();
   }
 
   /** Stops pulling (settles when the pull is closed; a failure to close is no concern at shutdown). */
