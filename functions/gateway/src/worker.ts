@@ -196,7 +196,9 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
         { maxStaleAgeMs: this.maxStaleAgeMs },
       );
       this.accepting = this.staleness.phase === 'fresh';
-      this.updateGrant(this.clocks());
+      const clocks = this.clocks();
+      this.updateGrant(clocks);
+      this.expiredOnArrival(s, clocks.wallMs);
     }
     return {
       ok: true,
@@ -205,6 +207,24 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
       checksum: s.checksum,
       duplicate,
     };
+  }
+
+  /**
+   * A snapshot whose grant had ended before it was taken serves nothing, yet it is ACKed and the reports
+   * sit on it, so to the controller this worker looks live and idle. Once is a delivery held up; snapshot
+   * after snapshot is this host's clock ahead of the controller's (or a backlog): said at ERROR each time.
+   */
+  private expiredOnArrival(s: GatewaySnapshot, wallMs: number): void {
+    const validUntilMs = Date.parse(s.validUntil);
+    if (wallMs < validUntilMs) return;
+    this.opts.log.error('snapshot taken with its grant already over: nothing is served from it', {
+      event: 'gateway.snapshot_expired_on_arrival',
+      version: s.version,
+      generatedAt: s.generatedAt,
+      validUntil: s.validUntil,
+      now: new Date(wallMs).toISOString(),
+      lateBySeconds: Math.round((wallMs - validUntilMs) / 1000),
+    });
   }
 
   private clocks(): StalenessClock {

@@ -409,6 +409,45 @@ describe('GatewayWorker', () => {
     expect(JSON.parse(ended()[0]!)).toMatchObject({ active: 1, validUntil: iso(T0 + 5_000) });
   });
 
+  it('a snapshot that arrives with its grant over is logged at ERROR, idle or not, each time (a clock ahead)', async () => {
+    // A host clock minutes ahead of the controller's: every snapshot is ACKed and serves nothing, and an
+    // idle worker logged nothing (grant_ended needs something open) while it looked live to the controller.
+    const lines: Array<Record<string, unknown>> = [];
+    const clock = { now: T0 + 700_000 };
+    const creds = new StaticCredentialResolver();
+    creds.replace({ up: { username: 'u', password: 'p' } });
+    const worker = new GatewayWorker({
+      credentials: new CredentialCache(creds, 60_000, () => clock.now),
+      log: jsonLogger('info', (l) => lines.push(JSON.parse(l) as Record<string, unknown>)),
+      now: () => clock.now,
+      maxStaleAgeMs: 30_000,
+      workerId: 'w1',
+      stickyTableSize: 10,
+      outcomeQueueSize: 10,
+    });
+    const expired = () => lines.filter((l) => l.event === 'gateway.snapshot_expired_on_arrival');
+    const first = buildSnapshot(content(1, [proxy('a')]), sha256Hex); // validUntil T0 + 600 s
+    expect(await worker.applySnapshot(first)).toMatchObject({ ok: true, duplicate: false });
+    expect(worker.accepting).toBe(false);
+    expect(expired()).toHaveLength(1);
+    expect(expired()[0]).toMatchObject({
+      severity: 'ERROR',
+      version: 1,
+      validUntil: iso(T0 + 600_000),
+      now: iso(T0 + 700_000),
+      lateBySeconds: 100,
+    });
+    await worker.applySnapshot(first); // a re-delivery: nothing taken, nothing said again
+    await worker.applySnapshot(buildSnapshot(content(2, [proxy('a')]), sha256Hex));
+    expect(expired().map((l) => l.version)).toEqual([1, 2]);
+    // One the clock has not passed: nothing logged, traffic taken.
+    await worker.applySnapshot(
+      buildSnapshot({ ...content(3, [proxy('a')]), validUntil: iso(clock.now + 180_000) }, sha256Hex),
+    );
+    expect(expired()).toHaveLength(2);
+    expect(worker.accepting).toBe(true);
+  });
+
   it('a wall clock stepped back neither stretches the stale age nor the grant (monotonic clock)', async () => {
     let wall = T0;
     let mono = 5_000;
