@@ -47,8 +47,14 @@ export function decideSnapshot(
   if (ctx.workerId !== undefined && incoming.workerId !== ctx.workerId) {
     return { action: 'reject', reason: 'wrong_worker' };
   }
+  // The checksum — a hash of the whole canonical snapshot, the costliest part of taking one — only for
+  // what could be applied: a re-delivery or a resend of what runs (claiming the checksum it runs under),
+  // and anything older, are answered from the version and epoch alone. Nothing of their content is used.
+  const order = orderAgainst(current, incoming);
+  if (order.action === 'duplicate') return order;
+  if (order.action === 'reject' && order.reason !== 'version_conflict') return order;
   if (snapshotChecksum(incoming, ctx.sha256) !== incoming.checksum) {
     return { action: 'reject', reason: 'checksum_mismatch' };
   }
-  return orderAgainst(current, incoming);
+  return order;
 }

@@ -153,6 +153,28 @@ describe('decideSnapshot', () => {
     expect(decideSnapshot(current, v5e2, ctx)).toEqual(decision);
   });
 
+  it('hashes only what it could apply: a duplicate or an older snapshot is decided by version and epoch', () => {
+    let hashed = 0;
+    const sha256 = (s: string) => {
+      hashed++;
+      return sha256Hex(s);
+    };
+    const counting = { ...ctx, sha256 };
+    expect(decideSnapshot({ ...at(5, 2), checksum: v5e2.checksum }, v5e2, counting)).toEqual({
+      action: 'duplicate',
+    });
+    expect(decideSnapshot(at(6, 2), v5e2, counting).action).toBe('reject');
+    expect(decideSnapshot(at(1, 3), v5e2, counting).action).toBe('reject');
+    expect(hashed).toBe(0);
+    // A version conflict is checked: a message corrupted in transit is said so, not called a conflict.
+    expect(decideSnapshot(at(5, 2), { ...v5e2, proxies: [] }, counting)).toEqual({
+      action: 'reject',
+      reason: 'checksum_mismatch',
+    });
+    expect(decideSnapshot(null, v5e2, counting)).toEqual({ action: 'apply' });
+    expect(hashed).toBe(2);
+  });
+
   it('refuses another worker’s snapshot and a forged checksum', () => {
     expect(decideSnapshot(null, v5e2, { ...ctx, workerId: 'w9' })).toEqual({
       action: 'reject',
