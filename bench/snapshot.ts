@@ -1,15 +1,31 @@
 // Snapshot benchmark (issue 7): build and checksum one worker's full snapshot of 10,000 proxies, and the
 // delta that moves one proxy, with the code the snapshot function runs (shared/src/domain/snapshots/ over
 // the gateway's canonical checksum). Also what else a pass spends per worker on that snapshot: the change
-// digest, the delta, and validating the message against the wire schema before publishing.
+// digest, the delta, and validating the message against the wire schema before publishing. And what the
+// gateway worker spends taking it, on the thread that serves its traffic: decoding the message (JSON and
+// the wire schema), verifying its checksum and compiling the form its hot path reads.
 //   npm run bench -- snapshot [--proxies 10000] [--reps 15] [--warmup 3]
 import { parseArgs } from 'node:util';
+import { compileSnapshot } from '../functions/gateway/src/compile.js';
+import { decodeSnapshotMessage } from '../functions/gateway/src/control/message.js';
+import { refKey } from '../functions/gateway/src/credentials.js';
+import { snapshotChecksum } from '../shared/src/domain/gateway/canonical.js';
+import { newLiveCounters } from '../shared/src/domain/gateway/routing.js';
 import { emptyStatus, ProxyResource } from '../shared/src/domain/proxy.js';
-import { buildPrepared, type Prepared, prepare } from '../shared/src/domain/snapshots/canonical-fast.js';
+import {
+  buildPrepared,
+  fastSnapshotChecksum,
+  type Prepared,
+  prepare,
+} from '../shared/src/domain/snapshots/canonical-fast.js';
 import { contentDigest, DEFAULT_ROUTING, workerContent } from '../shared/src/domain/snapshots/content.js';
 import { chooseMessage, jsonBytes } from '../shared/src/domain/snapshots/next.js';
 import { ControllerProtocol } from '../shared/src/domain/workers/protocol.js';
-import { GatewaySnapshotMessage, sha256Hex } from '../shared/src/messages/gateway-snapshot.js';
+import {
+  type GatewaySnapshot,
+  GatewaySnapshotMessage,
+  sha256Hex,
+} from '../shared/src/messages/gateway-snapshot.js';
 import { HEALTHY_CONDITIONS } from '../shared/src/testing/healthy-conditions.js';
 import { writeResult } from './support/result.js';
 
@@ -100,6 +116,18 @@ export default async function snapshotBench(args: string[]): Promise<void> {
   const digest: number[] = [];
   const delta: number[] = [];
   const validate: number[] = [];
+  const take = {
+    decode: [] as number[],
+    verify: [] as number[],
+    generic: [] as number[],
+    compile: [] as number[],
+  };
+  const wire = Buffer.from(JSON.stringify(base.full));
+  const credentials = new Map(
+    base.full.proxies.flatMap((p) =>
+      p.credentialsRef ? [[refKey(p.credentialsRef), { username: 'u', password: 'p' }] as const] : [],
+    ),
+  );
   let deltaBytes = 0;
   let fullBytes = 0;
   let kind = '';
@@ -116,7 +144,26 @@ export default async function snapshotBench(args: string[]): Promise<void> {
       message = chooseMessage({ version: 41, prepared: base.prepared }, next.full, next.prepared);
     });
     const tValidate = time(() => GatewaySnapshotMessage.parse(next.full));
+    // The gateway's side, as session.ts and worker.ts run it on a pulled message.
+    let taken = base.full;
+    const tDecode = time(() => {
+      const d = decodeSnapshotMessage(
+        { id: 'b', attributes: { workerId: 'gw-bench' }, data: wire },
+        'gw-bench',
+      );
+      if (d.kind !== 'snapshot' || d.message.kind !== 'full') throw new Error(`not decoded: ${d.kind}`);
+      taken = d.message as GatewaySnapshot;
+    });
+    const tVerify = time(() => {
+      if (fastSnapshotChecksum(taken, sha256Hex) !== taken.checksum) throw new Error('checksum');
+    });
+    const tGeneric = time(() => snapshotChecksum(taken, sha256Hex));
+    const tCompile = time(() => compileSnapshot(taken, credentials, () => newLiveCounters()));
     if (i < Number(o.warmup)) continue;
+    take.decode.push(tDecode);
+    take.verify.push(tVerify);
+    take.generic.push(tGeneric);
+    take.compile.push(tCompile);
     full.push(tFull);
     fullCpu.push(tFullCpu);
     digest.push(tDigest);
@@ -153,6 +200,11 @@ export default async function snapshotBench(args: string[]): Promise<void> {
       deltaBuildMs: d.median,
       contentDigestMs: stats(digest).median,
       schemaValidateMs: stats(validate).median,
+      workerDecodeMs: stats(take.decode).median,
+      workerVerifyMs: stats(take.verify).median,
+      workerVerifyGenericMs: stats(take.generic).median,
+      workerCompileMs: stats(take.compile).median,
+      workerTakeMs: stats(take.decode.map((d, i) => d + take.verify[i]! + take.compile[i]!)).median,
       pubsubLimitShare: fullBytes / (10 * 1000 * 1000),
       calibrationMs: calibration.median,
     },
@@ -166,6 +218,7 @@ export default async function snapshotBench(args: string[]): Promise<void> {
       'deltaBuildMs: buildDelta against the previous full snapshot (per-proxy canonical comparison) + sizing, what a pass adds per worker.',
       'A full 10,000-proxy snapshot is one Pub/Sub message (pubsubLimitShare of the 10 MB limit); Firestore keeps it in 2,000-proxy parts.',
       'calibrationMs: median time of 10^7 integer additions in the same run (~8 ms on an idle core); divide to compare runs on a shared machine.',
+      'workerTakeMs: the gateway worker taking the full snapshot, all of it on the thread that serves its traffic (requests wait meanwhile): workerDecodeMs (JSON.parse of the message + the wire schema, decodeSnapshotMessage), workerVerifyMs (its checksum, fastSnapshotChecksum), workerCompileMs (compileSnapshot, credentials already resolved). workerVerifyGenericMs: the same checksum by the generic canonicalize(), which the worker used before.',
     ],
   });
 }

@@ -3,7 +3,8 @@
 // version it already runs is a harmless duplicate (Pub/Sub is at-least-once). A higher epoch starts a
 // new ownership term, so its versions are taken whatever the previous term reached.
 import type { GatewaySnapshot } from '../../messages/gateway-snapshot.js';
-import { type Sha256Hex, snapshotChecksum } from './canonical.js';
+import { fastSnapshotChecksum } from '../snapshots/canonical-fast.js';
+import type { Sha256Hex } from './canonical.js';
 
 export interface AppliedVersion {
   version: number;
@@ -53,7 +54,7 @@ export function decideSnapshot(
   const order = orderAgainst(current, incoming);
   if (order.action === 'duplicate') return order;
   if (order.action === 'reject' && order.reason !== 'version_conflict') return order;
-  if (snapshotChecksum(incoming, ctx.sha256) !== incoming.checksum) {
+  if (fastSnapshotChecksum(incoming, ctx.sha256) !== incoming.checksum) {
     return { action: 'reject', reason: 'checksum_mismatch' };
   }
   return order;

@@ -2,13 +2,8 @@
 // checksum equals the one the controller computed over its own full snapshot; otherwise the worker
 // drops the delta and asks for a full snapshot. buildDelta is the controller's side of the same rule.
 import type { GatewayDelta, GatewayProxy, GatewaySnapshot } from '../../messages/gateway-snapshot.js';
-import {
-  canonicalJson,
-  canonicalProxy,
-  canonicalRoute,
-  type Sha256Hex,
-  snapshotChecksum,
-} from './canonical.js';
+import { fastSnapshotChecksum } from '../snapshots/canonical-fast.js';
+import { canonicalJson, canonicalProxy, canonicalRoute, type Sha256Hex } from './canonical.js';
 
 export type DeltaReject = 'base_mismatch' | 'checksum_mismatch';
 export type DeltaResult = { ok: true; snapshot: GatewaySnapshot } | { ok: false; reject: DeltaReject };
@@ -35,7 +30,7 @@ export function applyDelta(base: GatewaySnapshot, delta: GatewayDelta, sha256: S
     proxies,
     checksum: delta.checksum,
   };
-  if (snapshotChecksum(snapshot, sha256) !== delta.checksum)
+  if (fastSnapshotChecksum(snapshot, sha256) !== delta.checksum)
     return { ok: false, reject: 'checksum_mismatch' };
   return { ok: true, snapshot };
 }
@@ -60,6 +55,6 @@ export function buildDelta(base: GatewaySnapshot, next: GatewaySnapshot, sha256:
     upserts,
     removals,
     ...(routingChanged ? { routing: next.routing } : {}),
-    checksum: snapshotChecksum(next, sha256),
+    checksum: fastSnapshotChecksum(next, sha256),
   };
 }

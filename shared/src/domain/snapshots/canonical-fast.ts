@@ -1,9 +1,10 @@
-// The controller's fast path to the gateway's canonical text (gateway/canonical.ts), for snapshots of
-// 10,000 proxies: the generic canonicalJson walks and key-sorts every object (~30 µs a proxy), while the
-// shape of a snapshot entry is fixed, so each entry is written with its keys already in canonical order.
-// The output is byte-identical to canonicalize() — the worker verifies checksums with that one, and
-// canonical-fast.unit.test.ts holds the two to each other — and per-proxy fragments are kept so that the
-// change digest, the checksum and the delta all reuse them instead of serialising the snapshot three times.
+// The fast path to the gateway's canonical text (gateway/canonical.ts), for snapshots of 10,000 proxies:
+// the generic canonicalJson walks and key-sorts every object (~15 µs a proxy), while the shape of a
+// snapshot entry is fixed, so each entry is written with its keys already in canonical order. The output
+// is byte-identical to canonicalize(), the definition — canonical-fast.unit.test.ts holds the two to each
+// other. The controller keeps per-proxy fragments so that the change digest, the checksum and the delta
+// all reuse them instead of serialising the snapshot three times; the worker verifies every snapshot it
+// takes with fastSnapshotChecksum, on the thread that serves its traffic.
 import type {
   GatewayDelta,
   GatewayProxy,
@@ -125,6 +126,14 @@ export function canonicalText(p: Prepared, version: number, generatedAt: string)
     `"proxies":[${p.fragments.join(',')}],"routing":${p.routingText},"schemaVersion":${num(c.schemaVersion)},` +
     `"validUntil":${str(iso(c.validUntil))},"version":${num(version)},"workerId":${str(c.workerId)}}`
   );
+}
+
+/**
+ * snapshotChecksum(s) (gateway/canonical.ts) at a fifth of its CPU: 25–50 ms for 10,000 proxies where the
+ * generic walk took 110–210 (this machine, 2026-12-04). What the worker verifies snapshots and deltas with.
+ */
+export function fastSnapshotChecksum(s: GatewaySnapshotContent | GatewaySnapshot, sha256: Sha256Hex): string {
+  return sha256(canonicalText(prepare(s), s.version, s.generatedAt));
 }
 
 /** The full snapshot of `version`, checksum filled in (= snapshotChecksum of it). */

@@ -3,9 +3,22 @@
 import { describe, expect, it } from 'vitest';
 import type { GatewayProxy, GatewaySnapshotContent } from '../../messages/gateway-snapshot.js';
 import { sha256Hex } from '../../messages/gateway-snapshot.js';
-import { buildSnapshot, canonicalize, canonicalJson, canonicalProxy } from '../gateway/canonical.js';
+import {
+  buildSnapshot,
+  canonicalize,
+  canonicalJson,
+  canonicalProxy,
+  snapshotChecksum,
+} from '../gateway/canonical.js';
 import { applyDelta, buildDelta } from '../gateway/delta.js';
-import { buildPrepared, canonicalText, deltaPrepared, prepare, proxyFragment } from './canonical-fast.js';
+import {
+  buildPrepared,
+  canonicalText,
+  deltaPrepared,
+  fastSnapshotChecksum,
+  prepare,
+  proxyFragment,
+} from './canonical-fast.js';
 
 let seed = 42;
 const rnd = (n: number) => {
@@ -80,6 +93,9 @@ describe('canonical-fast ≡ canonicalize', () => {
     expect(buildPrepared(p, version, sha256Hex).checksum).toBe(
       buildSnapshot({ ...c, version }, sha256Hex).checksum,
     );
+    // What the worker verifies with, on the content as it arrives (proxies in any order).
+    const shuffled = { ...c, version, proxies: [...c.proxies].reverse() };
+    expect(fastSnapshotChecksum(shuffled, sha256Hex)).toBe(snapshotChecksum(shuffled, sha256Hex));
   });
 
   it('each proxy fragment alone', () => {
