@@ -309,12 +309,14 @@ describe('what a steady tick reads: the factors docs/cost.md prices', () => {
     expect(cost).toContain(`| ${factor === 1 ? '' : `${factor} × `}(1,000 + 20) reads`);
 
     // The renewal itself, beside the observes' queries: the stored full snapshot the delta is cut from
-    // (its header, its parts) and the save transaction's header and planner lock. (The ownership store
-    // here is not recording: the observes' and the lock's own reads are priced apart.)
+    // (its header, its parts), the save transaction's header and planner lock, and the planner lock again
+    // in the transaction that marks it sent. (The ownership store here is not recording: the observes' and
+    // the lock's own reads are priced apart.)
     const renewal = billed
       .filter((r) => r.how === 'doc' || r.how === 'getAll' || r.how === 'tx')
       .filter((r) => ['snapshots', 'parts', 'ownership'].includes(r.collection));
     expect(renewal.map((r) => `${r.collection}:${r.how}`).sort()).toEqual([
+      'ownership:tx',
       'ownership:tx',
       'parts:getAll',
       'snapshots:doc',

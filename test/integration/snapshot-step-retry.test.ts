@@ -12,6 +12,7 @@ import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import type { GatewaySnapshotMessage } from '../../shared/src/messages/gateway-snapshot.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
+import { PublishError } from '../../shared/src/ports/publish-error.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
 import { firestorePassDeps } from '../support/snapshot-pass-deps.js';
 import { poolProxy } from '../support/worker-client.js';
@@ -35,8 +36,11 @@ const event = (data: object, publishTime?: Date) => ({
 const secondsBefore = (s: number) => new Date(T0.getTime() - s * 1000);
 const TICK = event({ job: 'snapshot-tick' });
 
-/** Two live workers and a proxy each, and pass deps whose publisher refuses gw-b's snapshots while `failing`. */
-async function setup() {
+/**
+ * Two live workers and a proxy each, and pass deps whose publisher refuses gw-b's snapshots while `failing`
+ * (with `refusal`: Pub/Sub unavailable by default).
+ */
+async function setup(refusal: () => Error = () => new Error('pubsub unavailable')) {
   const workers = new FirestoreWorkerStore(db);
   await workers.put(record('gw-a', new Date(T0.getTime() + 30_000)), null);
   await workers.put(record('gw-b', new Date(T0.getTime() + 30_000)), null);
@@ -50,7 +54,7 @@ async function setup() {
   const publish = deps.publisher.publish.bind(deps.publisher);
   deps.publisher = {
     publish: async (m) => {
-      if (state.failing && m.workerId === 'gw-b') throw new Error('pubsub unavailable');
+      if (state.failing && m.workerId === 'gw-b') throw refusal();
       return publish(m);
     },
   };
@@ -97,11 +101,63 @@ describe('a worker snapshot step that fails in a tick', () => {
         message: 'step-retry request acknowledged unserved: the next tick runs the pass again',
       }),
     );
-    // Any other request is retried by Pub/Sub whatever its age: it may carry news no tick has seen.
-    await expect(
-      handleSnapshotEvent(deps, event({ reason: 'register', workerId: 'gw-b' }, secondsBefore(600))),
-    ).rejects.toThrow();
     expect(deps.requester.requests).toHaveLength(1);
+  });
+
+  it('a request naming another worker is not redelivered for it: a pass is asked for, as a tick does', async () => {
+    // gw-a registered; gw-b's publishes fail (Pub/Sub refusing them for up to 10 minutes while an
+    // unconfirmed one is in the client's hands). Redelivered for gw-b, gw-a's request would run a whole
+    // pass each time, for up to ten attempts, and push other passes into PlannerBusy.
+    const { deps, published } = await setup();
+    const r = await handleSnapshotEvent(
+      deps,
+      event({ reason: 'register', workerId: 'gw-a' }, secondsBefore(1)),
+    );
+    expect(r.outcome).toBe('done');
+    expect(r.summary).toMatchObject({ failures: 1, failed: [{ workerId: 'gw-b', permanent: false }] });
+    expect(published.map((m) => m.workerId)).toEqual(['gw-a']);
+    expect(deps.requester.requests).toEqual([{ reason: STEP_RETRY_REASON }]);
+  });
+
+  it('a request naming the worker whose step failed is redelivered, for a worker session’s TTL', async () => {
+    const { deps, log } = await setup();
+    const register = { reason: 'register', workerId: 'gw-b' };
+    await expect(handleSnapshotEvent(deps, event(register, secondsBefore(5)))).rejects.toThrow(
+      'worker snapshot step(s) failed (gw-b)',
+    );
+    expect(deps.requester.requests).toEqual([]);
+    // Its pass ran (its news was seen): past a session's TTL it is acknowledged, and left to the next tick.
+    expect((await handleSnapshotEvent(deps, event(register, secondsBefore(30)))).outcome).toBe(
+      'retry_given_up',
+    );
+    expect(log.lines).toContainEqual(
+      expect.objectContaining({
+        severity: 'WARNING',
+        message: 'snapshot request acknowledged with a step still failing: the next tick runs the pass again',
+      }),
+    );
+    expect(deps.requester.requests).toEqual([]);
+  });
+
+  it('a step refused for good (a snapshot over the publisher’s limit) is neither redelivered nor asked for', async () => {
+    const { deps, published, log } = await setup(
+      () => new PublishError('invalid_payload', 'snapshot 1 for gw-b is 9437185 bytes'),
+    );
+    const tick = await handleSnapshotEvent(deps, TICK);
+    expect(tick.summary).toMatchObject({ failures: 1, failed: [{ workerId: 'gw-b', permanent: true }] });
+    expect(deps.requester.requests).toEqual([]);
+    const r = await handleSnapshotEvent(
+      deps,
+      event({ reason: 'register', workerId: 'gw-b' }, secondsBefore(1)),
+    );
+    expect(r.outcome).toBe('done');
+    expect(deps.requester.requests).toEqual([]);
+    expect(published.map((m) => m.workerId)).toEqual(['gw-a']);
+    // Stored all the same (the worker fetches it, GET …/snapshot), and logged on every pass that tries it.
+    expect((await snapshots.loadFull('gw-b'))?.proxies).toHaveLength(1);
+    expect(
+      log.lines.filter((l) => l.message === 'snapshot step failed' && l.permanent === true),
+    ).toHaveLength(2);
   });
 
   it('a tick whose steps all succeed asks for nothing', async () => {

@@ -1,10 +1,15 @@
 // The snapshot function's handler: decode (a tick or a request, a field this version does not know dropped
-// and named; anything else is poison, acknowledged and logged) → one pass. A busy planner or a failed step
-// is retried through Pub/Sub for a request (it may carry news the running pass has not seen). A tick is
-// never retried itself (that only piles passes up): a busy planner is left to the next tick, and a failed
-// worker step asks for a pass by request, which Pub/Sub retries within seconds — the worker would
-// otherwise wait a whole tick for its snapshot, and after an epoch change that is past its session's TTL
-// (its reports are refused stale_epoch until it has ACKed a snapshot of the new epoch).
+// and named; anything else is poison, acknowledged and logged) → one pass. A busy planner is retried
+// through Pub/Sub for a request (it may carry news the running pass has not seen). A failed worker step is
+// retried within seconds — the worker would otherwise wait a whole tick for its snapshot, and after an
+// epoch change that is past its session's TTL (its reports are refused stale_epoch until it has ACKed a
+// snapshot of the new epoch): by redelivering the request when the step is its own (a request naming that
+// worker, or one naming none: a step-retry, an admin change), else by asking for a pass (step-retry), as a
+// tick does: a tick is never retried itself (that only piles passes up), and a request naming one worker is
+// not redelivered for another's step (each redelivery a whole pass, up to ten of them). A step that fails
+// the same way every time (step-failure.ts) is left to the next tick. Once its pass has run, a request is
+// retried for a worker session's TTL at most (by its publish time): past that a quicker pass no longer
+// saves the worker's session.
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { logTickFailure } from '../../../shared/src/adapters/log/tick-failure.js';
 import { decodePubSubCloudEvent, logUnknownFields } from '../../../shared/src/adapters/pubsub/decode-push.js';
@@ -17,6 +22,7 @@ import type { SnapshotPassDeps } from './deps.js';
 import { SnapshotJob } from './job-run.js';
 import { type PassSummary, PlannerBusy, runSnapshotPass } from './pass.js';
 import { retireOldWorkers } from './retention.js';
+import { retriesOf } from './step-failure.js';
 import { sweepOldSnapshots } from './sweep.js';
 
 export type SnapshotOutcome = 'poison' | 'done' | 'busy_tick' | 'retry_given_up';
@@ -29,6 +35,9 @@ export type SnapshotHandlerDeps = SnapshotPassDeps & {
 
 /** The reason of the request a tick with failed steps publishes (free text: logged, never branched on). */
 export const STEP_RETRY_REASON = 'step-retry';
+
+/** A request's own worker steps failed: its pass ran, and Pub/Sub redelivers it for those steps. */
+class OwnStepsFailed extends Error {}
 
 export async function handleSnapshotEvent(
   deps: SnapshotHandlerDeps,
@@ -57,10 +66,16 @@ export async function handleSnapshotEvent(
       summary.retired = retired.retired;
       summary.retireFailures = retired.failures;
     }
-    if (summary.failures > 0 && !isTick) {
-      throw new Error(`${summary.failures} worker snapshot step(s) failed; retrying the request`);
+    const { own, others } = retriesOf(
+      summary.failed,
+      isTick ? null : (decoded.value as { workerId?: string }),
+    );
+    if (own.length > 0) {
+      throw new OwnStepsFailed(
+        `${own.length} worker snapshot step(s) failed (${own.join(', ')}); retrying the request`,
+      );
     }
-    if (summary.failures > 0) await requestRetry(deps, summary.failures, trigger);
+    if (others.length > 0) await requestRetry(deps, others, trigger);
     return { outcome: 'done', summary };
   } catch (err) {
     if (isTick) {
@@ -69,18 +84,19 @@ export async function handleSnapshotEvent(
       else logTickFailure(deps.log, SnapshotJob, err, { trigger });
       return { outcome: 'busy_tick' };
     }
-    if (
-      (trigger as { reason?: string }).reason === STEP_RETRY_REASON &&
-      outlivedSession(deps, decoded.publishTime)
-    ) {
+    const stepRetry = (trigger as { reason?: string }).reason === STEP_RETRY_REASON;
+    // A step-retry carries no news, whatever failed; another request's news was seen once its pass ran.
+    if ((stepRetry || err instanceof OwnStepsFailed) && outlivedSession(deps, decoded.publishTime)) {
       // Past the session TTL a quicker pass no longer saves the worker's session, and a step that keeps
-      // failing (a snapshot Pub/Sub refuses, a header nothing can read) would keep ~10 passes a minute
-      // running and dead-letter a request every tick: the next tick tries again, and asks again.
-      deps.log.warn('step-retry request acknowledged unserved: the next tick runs the pass again', {
-        trigger,
-        publishTime: decoded.publishTime,
-        error: err,
-      });
+      // failing (Pub/Sub unavailable, or refusing the worker's publishes while an unconfirmed one is in the
+      // client's hands) would keep ~10 passes a minute running and dead-letter a request every tick: the
+      // next tick tries again, and asks again.
+      deps.log.warn(
+        stepRetry
+          ? 'step-retry request acknowledged unserved: the next tick runs the pass again'
+          : 'snapshot request acknowledged with a step still failing: the next tick runs the pass again',
+        { trigger, publishTime: decoded.publishTime, error: err },
+      );
       return { outcome: 'retry_given_up' };
     }
     deps.log.warn('snapshot request will be retried', { trigger, error: err });
@@ -96,17 +112,24 @@ function outlivedSession(deps: SnapshotHandlerDeps, publishTime: string | undefi
 }
 
 /** Best effort, as the API's requests are: when the publish fails too, the next tick runs the pass. */
-async function requestRetry(deps: SnapshotHandlerDeps, failures: number, trigger: unknown): Promise<void> {
+async function requestRetry(
+  deps: SnapshotHandlerDeps,
+  workerIds: readonly string[],
+  trigger: unknown,
+): Promise<void> {
+  const failures = workerIds.length;
   try {
     await deps.requester.request({ reason: STEP_RETRY_REASON });
     deps.log.info('worker snapshot steps failed: a pass requested, retried for a worker session’s TTL', {
       trigger,
       failures,
+      workerIds,
     });
   } catch (err) {
     deps.log.warn('worker snapshot steps failed and no pass could be requested; the next tick runs one', {
       trigger,
       failures,
+      workerIds,
       error: err,
     });
   }

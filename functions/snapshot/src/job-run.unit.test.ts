@@ -10,6 +10,7 @@ const summary = (over: Partial<PassSummary> = {}): PassSummary => ({
   published: 2,
   resent: 1,
   failures: 0,
+  failed: [],
   swept: 4,
   sweepFailures: 1,
   retired: 6,

@@ -10,6 +10,7 @@ import { commitChunks, type OwnershipChange } from '../../../shared/src/domain/w
 import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
 import type { SnapshotPassDeps } from './deps.js';
 import { observe } from './observe.js';
+import { type FailedStep, permanentStepFailure } from './step-failure.js';
 import { actWorkerStep, decideWorkerStep, type StepResult } from './worker-steps.js';
 
 export interface PassSummary {
@@ -20,6 +21,8 @@ export interface PassSummary {
   published: number;
   resent: number;
   failures: number;
+  /** The workers whose step failed, each once (`failures` of them). */
+  failed: FailedStep[];
   /** Snapshots whose old parts were swept after the pass (ticks only: sweep.ts). */
   swept: number;
   /** Old snapshots whose sweep failed this tick (left for the next one). */
@@ -141,6 +144,7 @@ export async function runSnapshotPass(deps: SnapshotPassDeps): Promise<PassSumma
     published: 0,
     resent: 0,
     failures: 0,
+    failed: [],
     swept: 0,
     sweepFailures: 0,
     retired: 0,
@@ -204,10 +208,13 @@ export async function runSnapshotPass(deps: SnapshotPassDeps): Promise<PassSumma
         return await actWorkerStep(deps, step, { ...ctx, epoch: plan.ownership.epoch, lockHolder: holder });
       } catch (err) {
         // One worker's failure must not starve the others; the pass is retried (or the next tick redoes it).
+        const permanent = permanentStepFailure(err);
         summary.failures++;
+        summary.failed.push({ workerId: step.build.workerId, permanent });
         deps.log.error('snapshot step failed', {
           workerId: step.build.workerId,
           step: step.kind,
+          permanent,
           error: err,
         });
         return null;

@@ -100,7 +100,8 @@ export async function actWorkerStep(
 ): Promise<StepResult> {
   const { workerId } = s.build;
   if (s.kind === 'none') return { workerId, kind: 'none' };
-  // The drains are what the API tells the worker to stop using: only the pass holding the lock writes them.
+  // Only the pass holding the planner lock writes the header: its drains (what the API tells the worker to
+  // stop using), a snapshot and its grant, and when it was sent.
   const guard = x.lockHolder === undefined ? undefined : { lockHolder: x.lockHolder };
   if (s.kind === 'patch_draining') {
     if (!(await lostRaceIsFalse(deps.snapshots.patchHeader(workerId, { draining: s.build.draining }, guard))))
@@ -153,7 +154,7 @@ export async function actWorkerStep(
         proxies: s.full.proxies.length,
       },
       s.full,
-      x.lockHolder === undefined ? undefined : { lockHolder: x.lockHolder },
+      guard,
     ),
   );
   if (!saved) {
@@ -169,7 +170,16 @@ export async function actWorkerStep(
     return { workerId, kind: 'lost_race', version: s.full.version };
   }
   await deps.publisher.publish(message.message);
-  await deps.snapshots.patchHeader(workerId, { sentAt: deps.clock.now() });
+  // Marked sent under the lock, as the save was: a pass that stalled in its publish past its lock would
+  // otherwise mark the header of a later version — the next pass's, whose publish may have failed — as
+  // sent just now, and that version would go out again only resendAfterMs later.
+  if (!(await lostRaceIsFalse(deps.snapshots.patchHeader(workerId, { sentAt: deps.clock.now() }, guard)))) {
+    deps.log.warn('snapshot sent but not marked sent: another pass holds the planner lock', {
+      event: 'gateway.snapshot_race_lost',
+      workerId,
+      version: s.full.version,
+    });
+  }
   deps.log.info('snapshot built', {
     event: 'gateway.snapshot_built',
     workerId,

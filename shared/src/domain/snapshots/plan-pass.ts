@@ -180,7 +180,11 @@ export function planPass(x: PassInput): PassPlan {
   const builds: WorkerBuild[] = [];
   for (const [id, w] of [...x.workers].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     if (!standing.get(id)?.live) continue;
-    const grant = nextGrant(w.grantedUntil, true, x.now, x.settings);
+    // A worker shutting down stopped pulling at SIGTERM and ends its drain at the grant it holds: a renewal
+    // would never reach it, and would only put off the moment its proxies are free should it exit with
+    // anything in flight (or its last report be lost). It still gets a snapshot when its content changes
+    // (its drains recorded: revokeProxyIds), on the grant it has — none, when it never had one.
+    const grant = nextGrant(w.grantedUntil, !shuttingDown(w), x.now, x.settings);
     if (!grant) continue;
     const owned = ownedBy(id, records.values()).flatMap((r) => {
       const p = byName.get(r.proxy);

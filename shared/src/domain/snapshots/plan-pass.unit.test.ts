@@ -305,6 +305,53 @@ describe('planPass', () => {
     expect(p.builds[0]!.owned).toEqual([]);
   });
 
+  it('a worker shutting down gets no renewed grant: it stopped pulling, and the grant it holds ends its drain', () => {
+    // Both grants are due for renewal (100 s left, renewed under 150 s). A renewal would never reach w1 —
+    // it stopped pulling at SIGTERM — and would only hold its proxies past the grant it does hold, should
+    // it exit with a tunnel still open.
+    const records = new Map([['p1', rec('p1', 'w1')]]);
+    const busy = report('w1', { draining: true, counts: [{ proxy: 'p1', active: 1, reserved: 0 }] });
+    const workers = new Map([
+      ['w1', view('w1', { report: busy })],
+      ['w2', view('w2')],
+    ]);
+    const p = planPass(input({ poolSpecs: [proxy('p1')], records, workers }));
+    expect(p.ownership.changes).toEqual([
+      { proxy: 'p1', kind: 'drain_started', next: { ...rec('p1', 'w1'), drainEpoch: 6 } },
+    ]);
+    // w1 still gets the snapshot that records its drain (revokeProxyIds), on the grant it has.
+    expect(p.builds.map((b) => [b.workerId, b.grant, b.draining])).toEqual([
+      ['w1', later(100), { p1: 6 }],
+      ['w2', later(180), {}],
+    ]);
+    // Never granted anything (shut down in its start wait, before its first snapshot): nothing to build.
+    const never = new Map([['w1', view('w1', { report: busy, grantedUntil: null })]]);
+    expect(planPass(input({ workers: never })).builds).toEqual([]);
+    // The grant the pass recorded over (plus the skew), the worker still live and busy: the proxy goes to w2.
+    const ended = later(106);
+    const stillLive = (id: string) =>
+      view(id, {
+        session: session(id, ended),
+        report: { ...busy, receivedAt: ended },
+        grantedUntil: p.builds[0]!.grant,
+      });
+    const after = planPass(
+      input({
+        now: ended,
+        epoch: 6,
+        poolSpecs: [proxy('p1')],
+        records: new Map([['p1', rec('p1', 'w1', 6)]]),
+        workers: new Map([
+          ['w1', stillLive('w1')],
+          ['w2', view('w2', { session: session('w2', ended), grantedUntil: later(180) })],
+        ]),
+      }),
+    );
+    expect(after.ownership.changes).toEqual([
+      { proxy: 'p1', kind: 'released', next: { proxy: 'p1', owner: 'w2', since: 7, drainEpoch: null } },
+    ]);
+  });
+
   it('a worker that shut down idle before any drain started hands its proxies over at the next pass', () => {
     // SIGTERM on an idle instance: its draining report and its last one go back to back, before the pass
     // that report asks for has started a single drain — and the worker then exits: no report will ever
