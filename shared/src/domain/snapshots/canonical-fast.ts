@@ -129,8 +129,9 @@ export function canonicalText(p: Prepared, version: number, generatedAt: string)
 }
 
 /**
- * snapshotChecksum(s) (gateway/canonical.ts) at a fifth of its CPU: 25–50 ms for 10,000 proxies where the
- * generic walk took 110–210 (this machine, 2026-12-04). What the worker verifies snapshots and deltas with.
+ * snapshotChecksum(s) (gateway/canonical.ts) at a third to a fifth of its CPU: 25–50 ms for 10,000 proxies
+ * where the generic walk took 110–210 (this machine, 2026-12-04; `npm run bench -- snapshot`
+ * workerVerifyMs). What the worker verifies snapshots and deltas with.
  */
 export function fastSnapshotChecksum(s: GatewaySnapshotContent | GatewaySnapshot, sha256: Sha256Hex): string {
   return sha256(canonicalText(prepare(s), s.version, s.generatedAt));
