@@ -1039,6 +1039,43 @@ describe('POST /v1/leases with an Idempotency-Key', () => {
     await expectKept(await older, leaseId);
   });
 
+  it('an older delivery that finds the newer grant on a withdrawn proxy answers 503, not key_spent: no replay answered', async () => {
+    // The delivery that made the grant may still give it back and grant again under the key; the retry the
+    // 503 asks for replays that. idempotency_key_spent is for a lease a replay has answered with.
+    await start([proxy('solo', { capacity: 1, latencyMillis: 1 })]);
+    const store = api!.store as unknown as { findKey(id: string): Promise<unknown> };
+    const findKey = store.findKey.bind(store);
+    const resume = gate();
+    let stalled!: () => void;
+    const isStalled = new Promise<void>((r) => (stalled = r));
+    store.findKey = async (id) => {
+      store.findKey = findKey;
+      stalled();
+      await resume.opened;
+      return findKey(id);
+    };
+    const other = replica();
+    const older = keyed('k-older-w');
+    await isStalled;
+    clock.advance(5_000);
+    const newer = await keyedVia(other, 'k-older-w');
+    expect(newer.status).toBe(201);
+    const { leaseId } = await newer.json();
+    await db
+      .collection('proxies')
+      .doc('solo')
+      .update({ deletionRequestedAt: Timestamp.fromDate(clock.now()) });
+    await pollUntil(
+      async () => api?.catalog.get('solo'),
+      (p) => p?.deletionRequestedAt != null,
+      10_000,
+      'the catalog sees the withdrawal',
+    );
+    resume.open();
+    expect(await older).toMatchObject({ status: 503, body: { error: 'unavailable' } });
+    expect((await activeLeases()).map((d) => d.id)).toEqual([leaseId]);
+  });
+
   it('a replay whose give-back finds the key granted again meanwhile answers with that grant, not 503', async () => {
     // Both deliveries read credentials that fail: the first gives its lease back and grants on another
     // proxy while the replay reads; the replay's own give-back then finds the record moved on.

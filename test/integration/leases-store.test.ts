@@ -291,6 +291,39 @@ describe('FirestoreLeaseStore', () => {
     expect(Math.max(...peakUsage(await storedLeases(db), () => 1).values())).toBe(1);
   });
 
+  it('gives back at most a budget of commits lost to stale views: a request stays bounded', async () => {
+    // maxCommits 2: two stale losses given back, then they count — the request ends contended after
+    // four candidates whatever the pool's size, instead of committing on every proxy it once saw free.
+    const bounded = () => {
+      const s = new FirestoreLeaseStore(new Firestore({ projectId }), {
+        clock,
+        settings,
+        log: quiet,
+        maxCommits: 2,
+      }).start();
+      stores.push(s);
+      return s;
+    };
+    const [r1, r2] = [bounded(), store()];
+    await Promise.all([r1.ready(10_000), r2.ready(10_000)]);
+    const names = Array.from({ length: 7 }, (_, i) => `b${i + 1}`);
+    for (const name of names) {
+      const g = await r1.grant({ candidates: [cand(name, 1)], lease: newLease() });
+      if (g.kind !== 'granted') throw new Error(`not granted on ${name}`);
+      await r1.release(g.lease.id);
+    }
+    for (const name of names.slice(0, 6)) {
+      expect((await r2.grant({ candidates: [cand(name, 1)], lease: newLease() })).kind).toBe('granted');
+    }
+    await expect(
+      r1.grant({ candidates: names.map((n) => cand(n, 1)), lease: newLease() }),
+    ).rejects.toMatchObject({ kind: 'contended' });
+    // It read b1–b4 again on its losses; b5 and b6 are still stale: a request of its own gives both back.
+    expect(
+      await r1.grant({ candidates: names.slice(4).map((n) => cand(n, 1)), lease: newLease() }),
+    ).toMatchObject({ kind: 'granted', lease: { proxy: 'b7' } });
+  });
+
   it('counts active leases from the stored leases', async () => {
     const s = store();
     await s.ready(10_000);

@@ -162,10 +162,13 @@ export class LeaseService {
           // read the record): the crawler holds that answer, not this one's.
           if (err instanceof CredentialsUnavailable) this.setAside(err);
           if (stored.replayed || !grantedBefore(stored.grantedAt, arrivedAt)) {
-            // Unreadable credentials may read again (503: the retry replays). A withdrawn proxy stays
-            // withdrawn, or the 503s would go on until the lease ends: the key is done with — the crawler
-            // holding the lease learns of its proxy when it renews, and acquires under a new key.
-            if (err instanceof ProxyWithdrawn) return { kind: 'key_spent', withdrawn: true };
+            // Once a replay has answered with it, a withdrawn proxy leaves nothing to hand out under the
+            // key — 503s would go on until the lease ends (or its proxy came back): the key is done with,
+            // and the crawler holding the lease learns of its proxy when it renews. Not for a delivery
+            // older than the grant: the one that made it may still give it back and grant again, and the
+            // retry the 503 asks for replays that. Unreadable credentials may read again: 503 too.
+            if (err instanceof ProxyWithdrawn && stored.replayed)
+              return { kind: 'key_spent', withdrawn: true };
             throw answeredMeanwhile();
           }
           // Only while the record is still the one read: else (marked by a replay meanwhile, or given back

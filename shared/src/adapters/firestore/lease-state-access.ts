@@ -32,6 +32,8 @@ export interface ExtraWrite {
 /** Shared by the attempts of one request, across candidates. */
 export interface Budget {
   commits: number;
+  /** Commits given back (refund): lost to a view out of date, not to contention. */
+  refunds?: number;
 }
 
 export class LeaseStateAccess {
@@ -120,6 +122,18 @@ export class LeaseStateAccess {
     }
     await Promise.all(waits);
     return stale.length + shared;
+  }
+
+  /**
+   * Gives back a commit lost to a view out of date (a proxy filled or claimed meanwhile), so that stale
+   * views of many proxies do not use up the budget before a candidate with room is tried — at most
+   * maxCommits times a request: its commits stay bounded (2 × maxCommits) however stale the replica's view.
+   */
+  refund(budget: Budget): void {
+    const refunds = budget.refunds ?? 0;
+    if (budget.commits === 0 || refunds >= this.maxCommits) return;
+    budget.commits--;
+    budget.refunds = refunds + 1;
   }
 
   /**

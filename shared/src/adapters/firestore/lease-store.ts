@@ -239,7 +239,7 @@ export class FirestoreLeaseStore implements LeaseStore {
         // A commit that failed only because the planner claimed the proxy meanwhile was no capacity race:
         // it does not count against the request's budget (a pool flip of many proxies this replica knew
         // as free would otherwise use it up before a free candidate further down is tried).
-        if (fresh && claim !== before && budget.commits > 0) budget.commits--;
+        if (fresh && claim !== before) this.access.refund(budget);
         return 'gateway';
       }
       const expiresAt = new Date(now.getTime() + lease.ttlSeconds * 1000);
@@ -254,10 +254,9 @@ export class FirestoreLeaseStore implements LeaseStore {
       const entries = base.entries && grantEntry(base.entries, entry, candidate.capacity, now);
       if (!entries) {
         // A commit lost to a grant that filled the proxy was a view out of date, as the claim above: it
-        // does not count against the budget either (stale views of many proxies would use it up — a 503
-        // — before a candidate further down with room is tried). One per candidate: losses on a proxy that
-        // still has room, contention proper, go on counting.
-        if (lostCommit && budget.commits > 0) budget.commits--;
+        // is given back too (refund: bounded). One per candidate: losses on a proxy that still has room,
+        // contention proper, go on counting.
+        if (lostCommit) this.access.refund(budget);
         // Full as far as this replica knows; when that knowledge is old, another replica may have
         // released since: look once more before moving on.
         if (fresh || this.state.ageMs(candidate.name, now) <= this.staleAfterMs) return null;
