@@ -128,19 +128,21 @@ export class LocalScheduler {
    * Arms the job's next tick. Ticks keep to one grid, as a cron schedule does: each is due one period
    * after the one before it was due, not after it fired (timers fire late, and re-arming from the firing
    * moment let the lateness add up). Slots already past — a stalled event loop, a suspended laptop — are
-   * skipped, not fired in a burst; Cloud Scheduler does not catch up missed runs either.
+   * skipped, not fired in a burst; Cloud Scheduler does not catch up missed runs either. A clock stepped
+   * back (the grid is on the wall clock, as cron is) starts the grid again from now, rather than wait out
+   * the step. `after`: when the tick that fired was due, in ms (a fractional period stays exact).
    */
-  private schedule(entry: Entry, after?: Date): void {
+  private schedule(entry: Entry, after?: number): void {
     this.unschedule(entry);
     const periodMs = (entry.job.everySeconds * 1000) / this.speed;
     const now = this.clock.now().getTime();
-    let due = (after?.getTime() ?? now) + periodMs;
+    let due = (after ?? now) + periodMs;
     if (due < now) due += Math.ceil((now - due) / periodMs) * periodMs;
-    const scheduleTime = new Date(due);
-    entry.view.scheduleTime = scheduleTime;
+    else if (due - now > periodMs) due = now + periodMs;
+    entry.view.scheduleTime = new Date(due);
     entry.timer = setTimeout(() => {
       if (!this.running || entry.view.state !== 'ENABLED') return;
-      this.schedule(entry, scheduleTime);
+      this.schedule(entry, due);
       this.track(this.attempt(entry)).catch((err) => this.opts.onError?.(entry.job.id, err));
     }, due - now);
   }

@@ -136,6 +136,19 @@ describe('LocalScheduler', () => {
     expect(due()).toBe('2026-01-01T00:00:06.000Z');
   });
 
+  it('a clock stepped back starts the grid again from now, rather than wait out the step', async () => {
+    fakeTime();
+    let lag = 0;
+    sched = new LocalScheduler([job('a', 1)], pub, { clock: { now: () => new Date(Date.now() + lag) } });
+    sched.start();
+    lag = -3_600_000; // the tick due at 01 fires when the clock reads an hour earlier
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(pub.sent).toHaveLength(1);
+    expect(sched.get('a').scheduleTime?.toISOString()).toBe('2025-12-31T23:00:02.000Z');
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(pub.sent).toHaveLength(2); // a second later, not an hour
+  });
+
   it('rejects a speed that is not positive', () => {
     expect(() => new LocalScheduler([], pub, { speed: 0 })).toThrow(RangeError);
   });
