@@ -40,7 +40,7 @@ const TICK = event({ job: 'snapshot-tick' });
  * Two live workers and a proxy each, and pass deps whose publisher refuses gw-b's snapshots while `failing`
  * (with `refusal`: Pub/Sub unavailable by default).
  */
-async function setup(refusal: () => Error = () => new Error('pubsub unavailable')) {
+async function setup(refusal: () => Error = () => new Error('pubsub unavailable'), failingFor = ['gw-b']) {
   const workers = new FirestoreWorkerStore(db);
   await workers.put(record('gw-a', new Date(T0.getTime() + 30_000)), null);
   await workers.put(record('gw-b', new Date(T0.getTime() + 30_000)), null);
@@ -54,7 +54,7 @@ async function setup(refusal: () => Error = () => new Error('pubsub unavailable'
   const publish = deps.publisher.publish.bind(deps.publisher);
   deps.publisher = {
     publish: async (m) => {
-      if (state.failing && m.workerId === 'gw-b') throw refusal();
+      if (state.failing && failingFor.includes(m.workerId)) throw refusal();
       return publish(m);
     },
   };
@@ -137,6 +137,21 @@ describe('a worker snapshot step that fails in a tick', () => {
       }),
     );
     expect(deps.requester.requests).toEqual([]);
+  });
+
+  it('a request given up for its own worker asks a pass for the other workers whose steps failed with it', async () => {
+    // Redelivered, the request's pass retried theirs too; once it is given up, nothing else would before
+    // the next tick.
+    const { deps } = await setup(undefined, ['gw-a', 'gw-b']);
+    const register = { reason: 'register', workerId: 'gw-b' };
+    await expect(handleSnapshotEvent(deps, event(register, secondsBefore(5)))).rejects.toThrow(
+      'worker snapshot step(s) failed (gw-b)',
+    );
+    expect(deps.requester.requests).toEqual([]);
+    expect((await handleSnapshotEvent(deps, event(register, secondsBefore(30)))).outcome).toBe(
+      'retry_given_up',
+    );
+    expect(deps.requester.requests).toEqual([{ reason: STEP_RETRY_REASON }]);
   });
 
   it('a step refused for good (a snapshot over the publisher’s limit) is neither redelivered nor asked for', async () => {

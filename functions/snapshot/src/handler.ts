@@ -37,7 +37,15 @@ export type SnapshotHandlerDeps = SnapshotPassDeps & {
 export const STEP_RETRY_REASON = 'step-retry';
 
 /** A request's own worker steps failed: its pass ran, and Pub/Sub redelivers it for those steps. */
-class OwnStepsFailed extends Error {}
+class OwnStepsFailed extends Error {
+  constructor(
+    own: readonly string[],
+    /** Other workers whose steps failed in the same pass (retried by the redelivery's pass too). */
+    readonly others: readonly string[],
+  ) {
+    super(`${own.length} worker snapshot step(s) failed (${own.join(', ')}); retrying the request`);
+  }
+}
 
 export async function handleSnapshotEvent(
   deps: SnapshotHandlerDeps,
@@ -70,11 +78,8 @@ export async function handleSnapshotEvent(
       summary.failed,
       isTick ? null : (decoded.value as { workerId?: string }),
     );
-    if (own.length > 0) {
-      throw new OwnStepsFailed(
-        `${own.length} worker snapshot step(s) failed (${own.join(', ')}); retrying the request`,
-      );
-    }
+    // The others' steps ride on the redelivery (each a whole pass); asked for apart only if it is given up.
+    if (own.length > 0) throw new OwnStepsFailed(own, others);
     if (others.length > 0) await requestRetry(deps, others, trigger);
     return { outcome: 'done', summary };
   } catch (err) {
@@ -97,6 +102,9 @@ export async function handleSnapshotEvent(
           : 'snapshot request acknowledged with a step still failing: the next tick runs the pass again',
         { trigger, publishTime: decoded.publishTime, error: err },
       );
+      // Other workers' steps that failed in this pass are newer than this request: asked for apart.
+      if (err instanceof OwnStepsFailed && err.others.length > 0)
+        await requestRetry(deps, err.others, trigger);
       return { outcome: 'retry_given_up' };
     }
     deps.log.warn('snapshot request will be retried', { trigger, error: err });

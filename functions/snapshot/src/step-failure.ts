@@ -1,15 +1,16 @@
 // A worker's failed snapshot step: whether a retry can help, and which message retries it. Permanent is
 // what the same step meets again on every retry: a snapshot the publisher refuses as such (over its 9 MiB,
-// or out of its schema: PublishError `invalid_payload`), a write Firestore refuses as such (a commit past
-// its size limit: WorkerStoreError `rejected`), a stored document that no longer fits (`invalid`: fixed by
-// hand, not by time). A redelivery for one of those runs a whole pass for nothing; the next tick tries
-// again anyway, and logs it again.
+// or out of its schema: PublishError `invalid_payload`), a stored document that no longer fits (`invalid`:
+// fixed by hand, not by time). A redelivery for one of those runs a whole pass for nothing; the next tick
+// tries again anyway, and logs it again. Not a write Firestore refuses (WorkerStoreError `rejected`,
+// INVALID_ARGUMENT): a commit past its size limit is one, but so is a transaction that expired while it
+// stalled, which the next attempt gets through — and a retry's cost is bounded (a worker session's TTL).
 import { PublishError } from '../../../shared/src/ports/publish-error.js';
 import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
 
 export function permanentStepFailure(err: unknown): boolean {
   if (err instanceof PublishError) return err.kind === 'invalid_payload';
-  if (err instanceof WorkerStoreError) return err.kind === 'rejected' || err.kind === 'invalid';
+  if (err instanceof WorkerStoreError) return err.kind === 'invalid';
   return false;
 }
 

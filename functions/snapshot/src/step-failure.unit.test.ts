@@ -8,7 +8,8 @@ describe('permanentStepFailure', () => {
     ['a snapshot the publisher refuses (over 9 MiB)', new PublishError('invalid_payload', 'too big'), true],
     ['Pub/Sub unavailable', new PublishError('unavailable', 'down'), false],
     ['an earlier publish still unconfirmed', new PublishError('unconfirmed', 'no answer'), false],
-    ['a commit Firestore refuses as such', new WorkerStoreError('rejected', 'over 10 MiB'), true],
+    // INVALID_ARGUMENT: past the size limit, but also a transaction that expired while it stalled.
+    ['a commit Firestore refuses', new WorkerStoreError('rejected', 'transaction expired'), false],
     ['a stored document out of shape', new WorkerStoreError('invalid', 'edited by hand'), true],
     ['Firestore unavailable', new WorkerStoreError('unavailable', 'down'), false],
     ['a conflict', new WorkerStoreError('conflict', 'changed meanwhile'), false],
