@@ -968,6 +968,21 @@ describe('POST /v1/leases with an Idempotency-Key', () => {
     const opened = new Promise<void>((r) => (open = r));
     return { open, opened };
   };
+  /** The main replica's next read of a key record waits until `resume.open()`; `isStalled` once it does. */
+  const stallNextFindKey = () => {
+    const store = api!.store as unknown as { findKey(id: string): Promise<unknown> };
+    const findKey = store.findKey.bind(store);
+    const resume = gate();
+    let stalled!: () => void;
+    const isStalled = new Promise<void>((r) => (stalled = r));
+    store.findKey = async (id) => {
+      store.findKey = findKey;
+      stalled();
+      await resume.opened;
+      return findKey(id);
+    };
+    return { isStalled, resume };
+  };
 
   it('a grant whose lease runs out while its credentials are read takes its record back: the acquire moves on', async () => {
     await start([failingAfter('first'), proxy('good', { latencyMillis: 2 })]);
@@ -1017,17 +1032,7 @@ describe('POST /v1/leases with an Idempotency-Key', () => {
     // D1 stalls before it reads the key; the client's retry D2 is granted and answered on another replica.
     // D1 then replays D2's lease and cannot read its credentials: the crawler holds D2's answer.
     await start([failingAfter('solo', { capacity: 1 })]);
-    const store = api!.store as unknown as { findKey(id: string): Promise<unknown> };
-    const findKey = store.findKey.bind(store);
-    const resume = gate();
-    let stalled!: () => void;
-    const isStalled = new Promise<void>((r) => (stalled = r));
-    store.findKey = async (id) => {
-      store.findKey = findKey;
-      stalled();
-      await resume.opened;
-      return findKey(id);
-    };
+    const { isStalled, resume } = stallNextFindKey();
     const other = replicaReading();
     const older = keyed('k-older');
     await isStalled;
@@ -1043,17 +1048,7 @@ describe('POST /v1/leases with an Idempotency-Key', () => {
     // The delivery that made the grant may still give it back and grant again under the key; the retry the
     // 503 asks for replays that. idempotency_key_spent is for a lease a replay has answered with.
     await start([proxy('solo', { capacity: 1, latencyMillis: 1 })]);
-    const store = api!.store as unknown as { findKey(id: string): Promise<unknown> };
-    const findKey = store.findKey.bind(store);
-    const resume = gate();
-    let stalled!: () => void;
-    const isStalled = new Promise<void>((r) => (stalled = r));
-    store.findKey = async (id) => {
-      store.findKey = findKey;
-      stalled();
-      await resume.opened;
-      return findKey(id);
-    };
+    const { isStalled, resume } = stallNextFindKey();
     const other = replica();
     const older = keyed('k-older-w');
     await isStalled;

@@ -119,40 +119,38 @@ describe('a worker snapshot step that fails in a tick', () => {
     expect(deps.requester.requests).toEqual([{ reason: STEP_RETRY_REASON }]);
   });
 
-  it('a request naming the worker whose step failed is redelivered, for a worker session’s TTL', async () => {
-    const { deps, log } = await setup();
-    const register = { reason: 'register', workerId: 'gw-b' };
-    await expect(handleSnapshotEvent(deps, event(register, secondsBefore(5)))).rejects.toThrow(
-      'worker snapshot step(s) failed (gw-b)',
-    );
-    expect(deps.requester.requests).toEqual([]);
-    // Its pass ran (its news was seen): past a session's TTL it is acknowledged, and left to the next tick.
-    expect((await handleSnapshotEvent(deps, event(register, secondsBefore(30)))).outcome).toBe(
-      'retry_given_up',
-    );
-    expect(log.lines).toContainEqual(
-      expect.objectContaining({
-        severity: 'WARNING',
-        message: 'snapshot request acknowledged with a step still failing: the next tick runs the pass again',
-      }),
-    );
-    expect(deps.requester.requests).toEqual([]);
-  });
-
-  it('a request given up for its own worker asks a pass for the other workers whose steps failed with it', async () => {
-    // Redelivered, the request's pass retried theirs too; once it is given up, nothing else would before
-    // the next tick.
-    const { deps } = await setup(undefined, ['gw-a', 'gw-b']);
-    const register = { reason: 'register', workerId: 'gw-b' };
-    await expect(handleSnapshotEvent(deps, event(register, secondsBefore(5)))).rejects.toThrow(
-      'worker snapshot step(s) failed (gw-b)',
-    );
-    expect(deps.requester.requests).toEqual([]);
-    expect((await handleSnapshotEvent(deps, event(register, secondsBefore(30)))).outcome).toBe(
-      'retry_given_up',
-    );
-    expect(deps.requester.requests).toEqual([{ reason: STEP_RETRY_REASON }]);
-  });
+  it.each([
+    ['alone', ['gw-b'], []],
+    // Redelivered, the request's pass retried the others' steps too; once it is given up, nothing else
+    // would before the next tick: a pass is asked for them.
+    [
+      'with another worker’s (asked for once the request is given up)',
+      ['gw-a', 'gw-b'],
+      [{ reason: STEP_RETRY_REASON }],
+    ],
+  ])(
+    'a request naming the worker whose step failed is redelivered, for a worker session’s TTL: %s',
+    async (_l, failing, asked) => {
+      const { deps, log } = await setup(undefined, failing);
+      const register = { reason: 'register', workerId: 'gw-b' };
+      await expect(handleSnapshotEvent(deps, event(register, secondsBefore(5)))).rejects.toThrow(
+        'worker snapshot step(s) failed (gw-b)',
+      );
+      expect(deps.requester.requests).toEqual([]);
+      // Its pass ran (its news was seen): past a session's TTL it is acknowledged, and left to the next tick.
+      expect((await handleSnapshotEvent(deps, event(register, secondsBefore(30)))).outcome).toBe(
+        'retry_given_up',
+      );
+      expect(log.lines).toContainEqual(
+        expect.objectContaining({
+          severity: 'WARNING',
+          message:
+            'snapshot request acknowledged with a step still failing: the next tick runs the pass again',
+        }),
+      );
+      expect(deps.requester.requests).toEqual(asked);
+    },
+  );
 
   it('a step refused for good (a snapshot over the publisher’s limit) is neither redelivered nor asked for', async () => {
     const { deps, published, log } = await setup(

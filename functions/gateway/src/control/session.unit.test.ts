@@ -96,6 +96,16 @@ function harness(
 }
 
 const gaps = (times: number[]) => times.slice(1).map((t, i) => t - times[i]!);
+/** A tunnel's outcome on p-a, `i` ms long. */
+const outcome = (i: number) => ({
+  proxy: 'p-a',
+  route: 'all',
+  stage: 'TUNNEL' as const,
+  ok: true,
+  latencyMs: i,
+  target: 'example.com:443',
+  at: T0,
+});
 const flush = () => vi.advanceTimersByTimeAsync(0);
 
 beforeEach(() => {
@@ -1007,15 +1017,6 @@ describe('reports', () => {
   it('outcome batches are retried under the same sequence until accepted; 413 splits them', async () => {
     const h = harness();
     await acked(h);
-    const outcome = (i: number) => ({
-      proxy: 'p-a',
-      route: 'all',
-      stage: 'TUNNEL' as const,
-      ok: true,
-      latencyMs: i,
-      target: 'example.com:443',
-      at: T0,
-    });
     for (let i = 0; i < 4; i++) h.worker.recordOutcome(outcome(i));
     h.script('outcomes', refusal(503, 'unavailable'), refusal(413, 'payload_too_large'));
     await vi.advanceTimersByTimeAsync(10_000);
@@ -1045,15 +1046,6 @@ describe('reports', () => {
     const answer = h.client.defaults.outcomes as (body: unknown) => unknown;
     h.client.defaults.outcomes = ((body: unknown) =>
       new Promise((r) => setTimeout(() => r(answer(body)), 9_000))) as unknown as Script;
-    const outcome = (i: number) => ({
-      proxy: 'p-a',
-      route: 'all',
-      stage: 'TUNNEL' as const,
-      ok: true,
-      latencyMs: i,
-      target: 'example.com:443',
-      at: T0,
-    });
     for (let i = 0; i < 40; i++) {
       h.worker.recordOutcome(outcome(i));
       await vi.advanceTimersByTimeAsync(1_000);
