@@ -154,7 +154,8 @@ const anyBody = (method: string, path: string, wrap: (inner: string) => string):
     c('JSON in Latin-1', '{}', 415, 'unsupported_media_type', {
       type: 'application/json; charset=iso-8859-1',
     }),
-    c('invalid UTF-8 in a string', invalidUtf8(wrap('{"zone":"us-central1-@@"}')), 400, 'invalid_request'),
+    // Refused as a body, not as a zone: decoded with U+FFFD it would have passed in a free-form field.
+    c('invalid UTF-8 in a string', invalidUtf8(wrap('{"zone":"us-central1-@@"}')), 400, 'invalid_json'),
   ];
 };
 

@@ -8,6 +8,10 @@ import { refusedHealthCheckUrl } from '../../../../shared/src/domain/health-chec
 import { lacksBootSource } from '../../../../shared/src/domain/managed-boot.js';
 import { type ManagedPortPolicy, refusedManagedPort } from '../../../../shared/src/domain/managed-ports.js';
 import { unsupportedManagedProtocol } from '../../../../shared/src/domain/managed-protocol.js';
+import {
+  MANAGED_PROVIDERS,
+  unsupportedManagedProvider,
+} from '../../../../shared/src/domain/managed-provider.js';
 import { emptyStatus, type ProxyResource, type ProxySpec } from '../../../../shared/src/domain/proxy.js';
 import type { StoredIssue } from '../../../../shared/src/domain/stored-issues.js';
 import type { ReconcileRequest } from '../../../../shared/src/messages/reconcile-request.js';
@@ -102,6 +106,12 @@ export function proxyAdmin({
       // Not quoted back: the point is that the password goes nowhere, this answer (and a CI log) included.
       const message = `${path} must not carry credentials (user:password@): it is stored, listed to crawlers and sent through the proxy; the probe authenticates to the proxy with ${prefix}credentialsRef`;
       throw invalidRequest(message, [{ path, code: 'credentials_in_url', message }]);
+    }
+    const provider = unsupportedManagedProvider(next, current);
+    if (provider !== null) {
+      const path = `${prefix}provider`;
+      const message = `${path} ${JSON.stringify(provider)} has no adapter in this plane: use ${MANAGED_PROVIDERS.map((p) => JSON.stringify(p)).join(' or ')} (or leave it out)`;
+      throw invalidRequest(message, [{ path, code: 'provider_unsupported', message }]);
     }
     const protocol = unsupportedManagedProtocol(next);
     if (protocol !== null) {

@@ -8,7 +8,9 @@ import { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 import { ApiError } from '../errors.js';
 
-const utf8 = new TextDecoder();
+// Fatal: a body that is not UTF-8 is refused (400 invalid_json, as RFC 8259 has JSON be UTF-8), never
+// stored with U+FFFD where its bytes were — a silent change of what the caller sent.
+const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** True when the body is at most `maxBytes` (and now cached); false when it is larger. */
 export async function readBody(c: Context, maxBytes: number): Promise<boolean> {
@@ -28,8 +30,16 @@ export async function readBody(c: Context, maxBytes: number): Promise<boolean> {
   // Hono keeps promises in the cache (its typings say values): c.req.json() calls .then on the entry.
   const promised = cache as unknown as Record<'arrayBuffer' | 'text', Promise<unknown>>;
   promised.arrayBuffer = Promise.resolve(buffer);
-  promised.text = Promise.resolve(utf8.decode(bytes));
+  promised.text = Promise.resolve(decodeUtf8(bytes));
   return true;
+}
+
+function decodeUtf8(bytes: Uint8Array): string {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    throw new ApiError(400, 'invalid_json', 'the request body is not UTF-8');
+  }
 }
 
 /** The Node request behind @hono/node-server, if nothing has started reading it. */

@@ -104,6 +104,9 @@ describe('POST /v1/proxies', () => {
     [{ name: 'p', spec: { ...managed, connectPorts: [] } }, 'spec.connectPorts', 'too_small'],
     // Its VM runs an HTTP proxy: nothing on it would speak SOCKS5 (managed-protocol.ts).
     [{ name: 'p', spec: { ...managed, protocol: 'socks5' } }, 'spec.protocol', 'protocol_unsupported'],
+    // No adapter: reconcile would latch it PermanentError, and provider is immutable (managed-provider.ts).
+    [{ name: 'p', spec: { ...managed, provider: 'aws' } }, 'spec.provider', 'provider_unsupported'],
+    [{ name: 'p', spec: { ...managed, provider: 'GCE' } }, 'spec.provider', 'provider_unsupported'],
     [
       { name: 'p', spec: { ...external, endpoint: { host: 'h', port: 1080, protocol: 'socks4' } } },
       'spec.endpoint.protocol',
@@ -132,6 +135,21 @@ describe('POST /v1/proxies', () => {
     const res = await h.call('POST', '/v1/proxies', body, { 'content-type': type });
     expect(res.status).toBe(status);
     expect(await json(res)).toMatchObject({ error });
+    expect(h.store.writeCalls).toEqual([]);
+  });
+
+  it('refuses a body that is not UTF-8 (400 invalid_json), rather than store U+FFFD for its bytes', async () => {
+    const h = harness();
+    const text = JSON.stringify({ name: 'p1', spec: { ...managed, attributes: { team: 'a#b' } } });
+    const bytes = Buffer.from(text);
+    bytes[bytes.indexOf('#')] = 0xff; // a byte no UTF-8 text has, in a free-form attribute value
+    const res = await h.app.request('/v1/proxies', {
+      method: 'POST',
+      headers: { ...h.auth, 'content-type': 'application/json' },
+      body: bytes,
+    });
+    expect(res.status).toBe(400);
+    expect(await json(res)).toMatchObject({ error: 'invalid_json' });
     expect(h.store.writeCalls).toEqual([]);
   });
 
