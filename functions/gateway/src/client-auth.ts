@@ -54,10 +54,11 @@ export class ClientAuth {
     const expected = this.users.get(user);
     const ok = timingSafeEqual(digest(decoded.slice(colon + 1)), expected ?? DUMMY);
     if (!ok || !expected) return null;
-    // Only the one-space spelling is remembered: any number of spaces may follow the scheme (RFC 9110
-    // §11.4), and one authenticated client must not be able to fill the cache, and clear everyone's
-    // entries, with as many spellings of its own credential as a head can hold.
-    if (token.length !== header.length - 6) return user;
+    // Only the canonical spelling is remembered — `Basic `, one space, the padded base64 of the credential,
+    // as clients send it: the scheme's case, the spaces after it (RFC 9110 §11.4), the padding and the
+    // unused bits of a last base64 character give one credential thousands of spellings, and one
+    // authenticated client must not be able to fill the cache, and clear everyone's entries, with them.
+    if (header !== `Basic ${Buffer.from(decoded, 'utf8').toString('base64')}`) return user;
     if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.clear();
     this.verified.set(header, user);
     return user;

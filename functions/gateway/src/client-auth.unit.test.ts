@@ -39,12 +39,21 @@ describe('ClientAuth', () => {
     expect(auth.bearer(header)).toBe(ok);
   });
 
-  it('remembers a verified credential in its one-space spelling only', () => {
+  it('remembers a verified credential in its canonical spelling only', () => {
+    // "crawler:p:w" is 11 bytes: its base64 ends in "nc=", whose "c" carries 2 unused bits — "nd=", "ne="
+    // and "nf=" decode the same; so do the unpadded form, and any case of the scheme.
     const a = new ClientAuth([{ username: 'crawler', password: 'p:w' }], []);
-    for (let n = 1; n <= 50; n++)
-      expect(a.basic(`Basic${' '.repeat(n)}${b64('crawler:p:w')}`)).toBe('crawler');
+    const token = b64('crawler:p:w');
+    const spellings = [
+      ...Array.from({ length: 50 }, (_, n) => `Basic${' '.repeat(n + 1)}${token}`),
+      ...['basic', 'BASIC', 'bAsIc'].map((scheme) => `${scheme} ${token}`),
+      `Basic ${token.replace(/=+$/, '')}`,
+      ...['d', 'e', 'f'].map((c) => `Basic ${token.replace(/c=$/, `${c}=`)}`),
+    ];
+    for (const header of spellings) expect(a.basic(header)).toBe('crawler');
     // The cache is private: read through TypeScript's element-access escape hatch.
     expect(a['verified'].size).toBe(1);
+    expect([...a['verified'].keys()]).toEqual([basic('crawler:p:w')]);
   });
 
   it('lets everything through only when auth is explicitly off', () => {

@@ -89,6 +89,9 @@ export function clientResponseHead(
     const n = rawHeaders[i]!.toLowerCase();
     if (HOP_BY_HOP.has(n) || (listed?.includes(n) && !FRAMING.has(n))) continue;
     if (framing === 'dechunked' && n === 'transfer-encoding') continue;
+    // X-Proxyplane-* are the gateway's alone (responses.ts), as on /v1/fetch: a site sending
+    // X-Proxyplane-Error could pass its own answer off as the gateway's refusal to a crawler reading it.
+    if (n.startsWith('x-proxyplane-')) continue;
     out += `${rawHeaders[i]}: ${rawHeaders[i + 1]}\r\n`;
   }
   return framing === 'interim' ? `${out}\r\n` : `${out}Connection: close\r\n\r\n`;

@@ -66,6 +66,13 @@ describe('clientResponseHead', () => {
     );
   });
 
+  it('drops a target’s X-Proxyplane-* fields: they are the gateway’s alone (its refusals carry them)', () => {
+    const forged = ['X-Proxyplane-Error', 'no_upstream', 'x-proxyplane-reason', 'x', 'X-Other', 'kept'];
+    expect(clientResponseHead(403, 'Forbidden', forged, 'as-is')).toBe(
+      'HTTP/1.1 403 Forbidden\r\nX-Other: kept\r\nConnection: close\r\n\r\n',
+    );
+  });
+
   it('a 1xx head passes without closing', () => {
     expect(clientResponseHead(100, 'Continue', ['Connection', 'keep-alive'], 'interim')).toBe(
       'HTTP/1.1 100 Continue\r\n\r\n',

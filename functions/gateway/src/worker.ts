@@ -81,6 +81,20 @@ export interface WorkerOptions {
   onSwapped?: (snapshot: CompiledSnapshot) => void;
 }
 
+/**
+ * Longer sticky values are kept in the table as their digest: a header value may be as long as a head
+ * (GATEWAY_MAX_HEADER_BYTES), and one client sending new 16 KiB values would otherwise fill the table's
+ * 100,000 entries with 1.6 GB of keys. Short ones (session ids, user names) stay as they are, costing no
+ * hash on the hot path.
+ */
+export const STICKY_KEY_MAX_CHARS = 64;
+
+export function stickyTableKey(value: string | undefined): string | undefined {
+  if (value === undefined || value.length <= STICKY_KEY_MAX_CHARS) return value;
+  // Prefixed so that a digest never equals a short value sent as it is.
+  return `#${sha256Hex(value)}`;
+}
+
 /** Where a sticky route finds its key: a header of the request, or the client's user name. */
 export interface StickySource {
   stickyValue(key: StickyKey): string | undefined;
@@ -380,7 +394,7 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
     const snap = this.current;
     const route = snap ? matchRoute(snap.table, host) : undefined;
     if (!route) return { kind: 'no_route' };
-    const key = route.stickyKey ? sticky.stickyValue(route.stickyKey) : undefined;
+    const key = route.stickyKey ? stickyTableKey(sticky.stickyValue(route.stickyKey)) : undefined;
     const upstream = pickUpstream(route, nowMs, key, this.sticky, avoid);
     if (!upstream) return { kind: 'no_upstream', route };
     // One boolean read while nothing is suspect; the sound list is walked only for a suspect pick.

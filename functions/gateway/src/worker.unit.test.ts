@@ -9,7 +9,7 @@ import {
 import { CredentialCache, StaticCredentialResolver } from './credentials.js';
 import { jsonLogger } from './logger.js';
 import type { PlainHttpSetting } from './plain-http.js';
-import { GatewayWorker } from './worker.js';
+import { GatewayWorker, STICKY_KEY_MAX_CHARS, stickyTableKey } from './worker.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -505,6 +505,45 @@ describe('GatewayWorker', () => {
     expect(worker.outcomes.size).toBe(2);
     expect(dropped).toHaveLength(3);
     expect(worker.takeOutcomes(10)).toHaveLength(2);
+  });
+});
+
+describe('sticky keys', () => {
+  it('keeps a long value as a fixed-size digest: a client cannot fill the table with 16 KiB keys', () => {
+    const short = 's'.repeat(STICKY_KEY_MAX_CHARS);
+    expect(stickyTableKey(short)).toBe(short);
+    expect(stickyTableKey(undefined)).toBeUndefined();
+    const long = 'x'.repeat(16_384);
+    const key = stickyTableKey(long)!;
+    expect(key).toHaveLength(STICKY_KEY_MAX_CHARS + 1); // '#' and 64 hex digits: never a short value
+    expect(stickyTableKey(long)).toBe(key);
+    expect(stickyTableKey(`${long}y`)).not.toBe(key);
+  });
+
+  it('a long value still pins its requests to one proxy', async () => {
+    const { worker } = newWorker();
+    const routing = [
+      {
+        name: 'all',
+        match: { hosts: ['*'] },
+        selector: {},
+        policy: 'sticky' as const,
+        stickyKey: { header: 'x-session' },
+      },
+    ];
+    await worker.applySnapshot(
+      buildSnapshot({ ...content(1, [proxy('a'), proxy('b'), proxy('c')]), routing }, sha256Hex),
+    );
+    const session = (v: string) => ({ stickyValue: () => v });
+    const pickFor = (v: string) => {
+      const r = worker.pick('example.com', T0, session(v));
+      if (r.kind !== 'ok') throw new Error(r.kind);
+      return r.upstream.name;
+    };
+    const long = 'z'.repeat(10_000);
+    const first = pickFor(long);
+    for (let i = 0; i < 5; i++) expect(pickFor(long)).toBe(first);
+    expect(worker.stickyEntries()).toBe(1);
   });
 });
 
