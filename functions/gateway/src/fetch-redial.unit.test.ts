@@ -1,6 +1,7 @@
 // /v1/fetch's redial (fetch-through.ts): after a refused dial the fetch goes again through another proxy
 // of the route, picked at once — but the second attempt runs the guard again first, and a look-up (an
-// uncached name) may outlast that proxy's use. One revoked during the look-up is not dialled. Real
+// uncached name) may outlast that proxy's use. One revoked during the look-up is not dialled, nor one a
+// newer snapshot replaced meanwhile (its counters are forgotten with it). Real
 // loopback sockets: a port nobody listens on, and a server that counts the connections it gets.
 import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,6 +24,8 @@ describe('/v1/fetch redial', () => {
   let livePort: number;
   let deadPort: number;
   let connections = 0;
+  /** Called as the live upstream takes a connection. */
+  let onConnection = () => {};
   /** The listener of each redial counted (gateway_redials_total). */
   const redials: string[] = [];
   const open = new Set<net.Socket>();
@@ -30,6 +33,7 @@ describe('/v1/fetch redial', () => {
   beforeAll(async () => {
     live = net.createServer((s) => {
       connections++;
+      onConnection();
       open.add(s);
       s.on('close', () => open.delete(s));
       s.on('error', () => {});
@@ -48,7 +52,34 @@ describe('/v1/fetch redial', () => {
     await new Promise((r) => live.close(r));
   });
 
-  async function deps(onLookup: (n: number) => void): Promise<FetchDeps> {
+  const proxy = (name: string, port: number): GatewayProxy => ({
+    name,
+    host: '127.0.0.1',
+    port,
+    protocol: 'http',
+    capacity: 5,
+    expiresAt: iso(Date.now() + 3_600_000),
+    usableUntil: iso(Date.now() + 3_000_000),
+    attributes: {},
+    credentialsRef: { secret: 'up', version: 'latest' },
+  });
+  const snapshot = (version: number, proxies: GatewayProxy[]) =>
+    buildSnapshot(
+      {
+        schemaVersion: 1,
+        version,
+        ownershipEpoch: 1,
+        workerId: 'w1',
+        generatedAt: iso(Date.now()),
+        validUntil: iso(Date.now() + 600_000),
+        // Round-robin from the first: the dead proxy is tried first.
+        routing: [{ name: 'all', match: { hosts: ['*'] }, selector: {}, policy: 'round-robin' }],
+        proxies,
+      },
+      sha256Hex,
+    );
+
+  async function deps(onLookup: (n: number) => void | Promise<void>): Promise<FetchDeps> {
     const creds = new StaticCredentialResolver();
     creds.replace({ up: { username: 'u', password: 'p' } });
     const worker = new GatewayWorker({
@@ -60,32 +91,8 @@ describe('/v1/fetch redial', () => {
       stickyTableSize: 10,
       outcomeQueueSize: 10,
     });
-    const proxy = (name: string, port: number): GatewayProxy => ({
-      name,
-      host: '127.0.0.1',
-      port,
-      protocol: 'http',
-      capacity: 5,
-      expiresAt: iso(Date.now() + 3_600_000),
-      usableUntil: iso(Date.now() + 3_000_000),
-      attributes: {},
-      credentialsRef: { secret: 'up', version: 'latest' },
-    });
-    const snapshot = buildSnapshot(
-      {
-        schemaVersion: 1,
-        version: 1,
-        ownershipEpoch: 1,
-        workerId: 'w1',
-        generatedAt: iso(Date.now()),
-        validUntil: iso(Date.now() + 600_000),
-        // Round-robin from the first: the dead proxy is tried first.
-        routing: [{ name: 'all', match: { hosts: ['*'] }, selector: {}, policy: 'round-robin' }],
-        proxies: [proxy('a-dead', deadPort), proxy('b-live', livePort)],
-      },
-      sha256Hex,
-    );
-    expect(await worker.applySnapshot(snapshot)).toMatchObject({ ok: true });
+    const first = snapshot(1, [proxy('a-dead', deadPort), proxy('b-live', livePort)]);
+    expect(await worker.applySnapshot(first)).toMatchObject({ ok: true });
     let lookups = 0;
     const sockets = newSocketCounts();
     const recorder: GatewayRecorder = {
@@ -100,7 +107,7 @@ describe('/v1/fetch redial', () => {
       guard: new TargetGuard(
         parseAllowList([]).allow,
         async () => {
-          onLookup(++lookups);
+          await onLookup(++lookups);
           return ['8.8.8.8']; // never dialled here: only named in the CONNECT
         },
         { ttlMs: 0, maxEntries: 10, now: Date.now },
@@ -127,6 +134,34 @@ describe('/v1/fetch redial', () => {
     expect(result).toMatchObject({ ok: false, status: 503, code: 'no_upstream' });
     expect(redials).toEqual(['fetch']);
     expect(connections).toBe(0);
+  });
+
+  it('a proxy a newer snapshot replaced while the redial looked the name up again is not dialled', async () => {
+    connections = 0;
+    redials.length = 0;
+    let worker: GatewayWorker | undefined;
+    // What the worker would report while the live upstream is being dialled.
+    const reported: unknown[] = [];
+    onConnection = () => reported.push(worker?.runtimeCounts());
+    try {
+      const d = await deps(async (n) => {
+        // b-live leaves the snapshot (its zero counters with it); c-live, the same address, comes in.
+        if (n === 2)
+          expect(await worker?.applySnapshot(snapshot(2, [proxy('c-live', livePort)]))).toMatchObject({
+            ok: true,
+          });
+      });
+      worker = d.worker;
+      const result = await fetchThrough(request, 'crawler', d);
+      expect(result).toMatchObject({ ok: false, status: 502, code: 'target_failed', route: 'all' });
+      expect(redials).toEqual(['fetch']);
+      expect(connections).toBe(1);
+      // The slot was reserved where the runtime report sees it: on the proxy of the current snapshot.
+      expect(reported).toEqual([[{ proxy: 'c-live', active: 0, reserved: 1, draining: false }]]);
+      expect(worker.runtimeCounts()).toEqual([]);
+    } finally {
+      onConnection = () => {};
+    }
   });
 
   it('one still usable after the look-up is dialled as picked', async () => {

@@ -177,10 +177,15 @@ export async function fetchThrough(
     stickyValue: (key: StickyKey) => ('header' in key ? lower.get(key.header) : user || undefined),
   };
   // A redial's proxy was picked before the guard ran again, and a look-up may have outlasted its use:
-  // past usableUntil, revoked or filled meanwhile, another is picked (never the one that failed).
+  // past usableUntil, revoked or filled meanwhile, another is picked (never the one that failed). So too
+  // when a newer snapshot has replaced it: dropped from it, its counters are forgotten (worker.ts
+  // collectCounters), so a slot reserved on them is in no runtime report and the controller may give the
+  // proxy to another worker while it is in use — and `revoked` would be set on the new counters only.
   const now = Date.now();
   const picked =
-    redial && isUsable(redial.upstream, now)
+    redial &&
+    deps.worker.snapshot()?.upstreams.get(redial.upstream.name) === redial.upstream &&
+    isUsable(redial.upstream, now)
       ? ({ kind: 'ok', route: redial.route, upstream: redial.upstream } as const)
       : deps.worker.pick(host, now, sticky, redial?.failed);
   if (picked.kind === 'no_upstream') return { ...fail(503, picked.kind), route: picked.route.name };

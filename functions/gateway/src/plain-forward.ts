@@ -69,6 +69,8 @@ export class PlainForward {
   private rechunk = false;
   /** The response was read to its end (the socket went back to the pool) or the exchange was abandoned. */
   private finished = false;
+  /** Bytes of the interim (1xx) heads of this response so far, as written for the client (onInformation). */
+  private interimBytes = 0;
 
   constructor(
     private readonly owner: ForwardOwner,
@@ -143,9 +145,21 @@ export class PlainForward {
     // 100 Continue (a client waiting to send its body) and 103 Early Hints go through, to an HTTP/1.1
     // client only: a server MUST NOT send a 1xx to an HTTP/1.0 one (RFC 9110 §15.2). Node never
     // reports a 101 here: with no 'upgrade' listener it destroys the socket (onReqClose).
-    if (this.finished || info.statusCode === 101 || !this.r.clientHttp11) return;
+    if (this.finished || info.statusCode === 101) return;
     const head = clientResponseHead(info.statusCode, info.statusMessage, info.rawHeaders, 'interim');
-    this.owner.client.write(head, 'latin1');
+    // Node bounds each head (maxHeaderSize), not how many 1xx heads come before the final one: a target
+    // sending `100 Continue` forever had every head queued for the client, without end for one that does
+    // not read. Together they get the one response-head limit; past it the response is a bad one (a final
+    // 502 after 1xx heads is still well-formed). Counted for an HTTP/1.0 client too, which gets none of
+    // them: such a flood is no answer either way.
+    this.interimBytes += head.length;
+    if (this.interimBytes > MAX_RESPONSE_HEAD_BYTES) {
+      this.finished = true;
+      this.req?.destroy();
+      this.owner.forwardFailed('RESPONSE_HEADERS', 502, 'target_bad_response');
+      return;
+    }
+    if (this.r.clientHttp11) this.owner.client.write(head, 'latin1');
   }
 
   onResponse(res: Tagged<IncomingMessage>): void {

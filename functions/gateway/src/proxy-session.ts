@@ -111,6 +111,8 @@ export class ProxySession implements ForwardOwner {
   private resp: Buffer | null = null;
   private respHeld = 0;
   private respScan = 0;
+  /** Pinned plain HTTP: bytes of the target's interim (1xx) heads taken so far, capped (onTargetData). */
+  private interimBytes = 0;
   /** Once our side is done: when a client that keeps its side open is cut. 0 = not lingering. */
   private lingerUntil = 0;
   /** The client's queued bytes at the last sweep while lingering (0: the linger runs). */
@@ -567,6 +569,18 @@ export class ProxySession implements ForwardOwner {
     }
     const c = this.client;
     const h = pinnedHeads(buf, MAX_RESPONSE_HEAD_BYTES, this.head!.version === 'HTTP/1.1', this.respScan);
+    if (!h.done) {
+      // The interim heads of one response count against the response-head limit together: the 64 KiB
+      // bound held for one unfinished head only, so a target sending `100 Continue` forever had every
+      // head queued for the client (nothing pauses the upstream in this state), without end for one
+      // that does not read — and kept the session alive past the idle sweep, which counts queued bytes.
+      // Past it the answer is a bad one; a final 502 after 1xx heads is still a well-formed response.
+      this.interimBytes += h.consumed;
+      if (this.interimBytes > MAX_RESPONSE_HEAD_BYTES) {
+        this.failStage('RESPONSE_HEADERS', 502, 'target_bad_response');
+        return;
+      }
+    }
     // The head and the body bytes that came with it leave in one write, as they arrived.
     c.cork();
     if (h.out) c.write(h.out, 'latin1');
@@ -747,7 +761,10 @@ export class ProxySession implements ForwardOwner {
     this.refuse(status, code, upstreamStatus ? { upstreamStatus } : {});
   }
 
-  /** Answers with an error (only ever before any byte of a response went out) and closes. */
+  /**
+   * Answers with an error (only ever before any byte of a response went out, but for complete interim
+   * heads: a final answer may follow those) and closes.
+   */
   refuse(status: number, code: string, detail: Record<string, string | number> = {}): void {
     if (this.state === DONE) return;
     this.ctx.recorder.request('proxy', this.route?.name ?? '-', code);
