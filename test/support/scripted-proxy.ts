@@ -104,7 +104,8 @@ function respond(s: net.Socket, method: string, path: string, body: Buffer): boo
         s.write(BODY.subarray(a, b));
         s.write('\r\n');
       }
-      s.write('0\r\nX-Sum: 42\r\n\r\n');
+      // A forged gateway field among the trailers: the gateway drops it (plain-forward.ts onEnd).
+      s.write('0\r\nX-Sum: 42\r\nX-Proxyplane-Error: no_upstream\r\n\r\n');
       return false;
     }
     case '/close':

@@ -164,6 +164,24 @@ describe('/v1/fetch redial', () => {
     }
   });
 
+  it('a snapshot that keeps both proxies, swapped in during the look-up, neither moves the redial nor brings back the failed one', async () => {
+    // Every swap compiles new entries: the redial takes the current snapshot's b-live, and avoids its a-dead.
+    connections = 0;
+    redials.length = 0;
+    let worker: GatewayWorker | undefined;
+    const d = await deps(async (n) => {
+      if (n === 2) {
+        const again = snapshot(2, [proxy('a-dead', deadPort), proxy('b-live', livePort)]);
+        expect(await worker?.applySnapshot(again)).toMatchObject({ ok: true });
+      }
+    });
+    worker = d.worker;
+    const result = await fetchThrough(request, 'crawler', d);
+    expect(result).toMatchObject({ ok: false, status: 502, code: 'target_failed' });
+    expect(redials).toEqual(['fetch']);
+    expect(connections).toBe(1);
+  });
+
   it('one still usable after the look-up is dialled as picked', async () => {
     connections = 0;
     redials.length = 0;

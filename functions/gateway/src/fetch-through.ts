@@ -177,17 +177,19 @@ export async function fetchThrough(
     stickyValue: (key: StickyKey) => ('header' in key ? lower.get(key.header) : user || undefined),
   };
   // A redial's proxy was picked before the guard ran again, and a look-up may have outlasted its use:
-  // past usableUntil, revoked or filled meanwhile, another is picked (never the one that failed). So too
-  // when a newer snapshot has replaced it: dropped from it, its counters are forgotten (worker.ts
-  // collectCounters), so a slot reserved on them is in no runtime report and the controller may give the
-  // proxy to another worker while it is in use — and `revoked` would be set on the new counters only.
+  // past usableUntil, revoked or filled meanwhile, another is picked (never the one that failed). Both are
+  // taken as the current snapshot has them: a swap compiles new entries (sharing each proxy's counters by
+  // name), so the old objects would neither be the one `pick` avoids nor, for a proxy the swap dropped,
+  // carry counters any runtime report includes — a slot reserved on those is in use unseen, and the
+  // controller may give the proxy to another worker.
   const now = Date.now();
+  const snap = deps.worker.snapshot();
+  const kept = redial && snap?.upstreams.get(redial.upstream.name);
+  const failed = redial && (snap?.upstreams.get(redial.failed.name) ?? redial.failed);
   const picked =
-    redial &&
-    deps.worker.snapshot()?.upstreams.get(redial.upstream.name) === redial.upstream &&
-    isUsable(redial.upstream, now)
-      ? ({ kind: 'ok', route: redial.route, upstream: redial.upstream } as const)
-      : deps.worker.pick(host, now, sticky, redial?.failed);
+    redial && kept && isUsable(kept, now)
+      ? ({ kind: 'ok', route: redial.route, upstream: kept } as const)
+      : deps.worker.pick(host, now, sticky, failed || undefined);
   if (picked.kind === 'no_upstream') return { ...fail(503, picked.kind), route: picked.route.name };
   if (picked.kind !== 'ok') return fail(503, picked.kind);
   const { upstream: u, route } = picked;

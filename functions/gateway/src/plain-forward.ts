@@ -207,7 +207,9 @@ export class PlainForward {
     if (this.rechunk) {
       const t = this.res!.rawTrailers;
       let last = '0\r\n';
-      for (let i = 0; i < t.length; i += 2) last += `${t[i]}: ${t[i + 1]}\r\n`;
+      // As in the head (response-head.ts): X-Proxyplane-* are the gateway's alone.
+      for (let i = 0; i < t.length; i += 2)
+        if (!t[i]!.toLowerCase().startsWith('x-proxyplane-')) last += `${t[i]}: ${t[i + 1]}\r\n`;
       c.write(`${last}\r\n`, 'latin1');
     }
     this.finished = true;

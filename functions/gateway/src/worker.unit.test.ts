@@ -544,6 +544,9 @@ describe('sticky keys', () => {
     const first = pickFor(long);
     for (let i = 0; i < 5; i++) expect(pickFor(long)).toBe(first);
     expect(worker.stickyEntries()).toBe(1);
+    // What the table holds is the digest, not the 10,000 characters (private: element access).
+    const keys = [...worker['sticky']['entries'].keys()] as string[];
+    expect(keys).toEqual([`all\n${stickyTableKey(long)}`]);
   });
 });
 

@@ -26,11 +26,13 @@ export async function readBody(c: Context, maxBytes: number): Promise<boolean> {
       ? new Uint8Array(0) // RFC 9112 §6.3: a request without Content-Length or Transfer-Encoding has no body
       : await readIncoming(incoming, maxBytes);
   if (bytes === null) return false;
+  // Decoded first: a body refused as not UTF-8 leaves nothing cached that a lenient decode could read.
+  const text = decodeUtf8(bytes);
   const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
   // Hono keeps promises in the cache (its typings say values): c.req.json() calls .then on the entry.
   const promised = cache as unknown as Record<'arrayBuffer' | 'text', Promise<unknown>>;
   promised.arrayBuffer = Promise.resolve(buffer);
-  promised.text = Promise.resolve(decodeUtf8(bytes));
+  promised.text = Promise.resolve(text);
   return true;
 }
 
