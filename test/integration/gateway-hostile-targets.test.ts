@@ -302,8 +302,10 @@ describe('gateway facing hostile targets', () => {
       'HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n' +
         'HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nfinal',
     );
-    // Only the head is rewritten: a chunked body arrives as the target framed it, byte for byte.
-    const chunked = Buffer.from(await pinnedGet('/chunked', '0\r\nX-Sum: 42\r\n\r\n'), 'latin1');
+    // Only the head is rewritten: a chunked body arrives as the target framed it, byte for byte — its
+    // trailers too, a forged X-Proxyplane-* among them (only a re-chunked body's are rewritten).
+    const trailers = '0\r\nX-Sum: 42\r\nX-Proxyplane-Error: no_upstream\r\n\r\n';
+    const chunked = Buffer.from(await pinnedGet('/chunked', trailers), 'latin1');
     const end = chunked.indexOf('\r\n\r\n') + 4;
     expect(chunked.toString('latin1', 0, end)).toBe(
       'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-Sum\r\nX-Framing: chunked\r\nConnection: close\r\n\r\n',
@@ -318,7 +320,7 @@ describe('gateway facing hostile targets', () => {
         BODY.subarray(a, b),
         Buffer.from('\r\n'),
       ]),
-      Buffer.from('0\r\nX-Sum: 42\r\n\r\n'),
+      Buffer.from(trailers),
     ]);
     expect(chunked.subarray(end).equals(framed)).toBe(true);
     await noLoad();

@@ -399,7 +399,9 @@ export async function startControlPlane(opts: {
     async stop() {
       if (ticker) clearInterval(ticker);
       await Promise.allSettled(clients.map((c) => c.stop()));
-      await server.close();
+      // The requests in flight finish first (bounded): dropped at once, their handlers went on reading
+      // Firestore after terminate() below — unhandled rejections that fail the whole run.
+      await server.shutdown(5_000);
       await plane.stop();
       await firestore.terminate();
     },
