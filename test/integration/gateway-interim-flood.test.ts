@@ -99,6 +99,14 @@ describe('a target sending interim heads forever', () => {
     `GET http://${authority}/x HTTP/1.1\r\nHost: ${authority}\r\nProxy-Authorization: ${AUTH}\r\n\r\n`;
 
   const noLoad = () => pollUntil(gw.health, (x) => x.load.active + x.load.reserved === 0, 5_000, 'no load');
+  /** The flood the `index`-th target connection sent, once that connection has closed. */
+  const floodClosed = async (index: number) =>
+    (await pollUntil(
+      async () => floods[index],
+      (x) => x?.closed === true,
+      5_000,
+      'the target connection closed',
+    ))!;
 
   describe.each([
     ['pinned', PINNED],
@@ -113,13 +121,7 @@ describe('a target sending interim heads forever', () => {
       expect(final).toBeLessThanOrEqual(64 * 1024);
       expect(r.text.slice(0, final)).toMatch(/^(HTTP\/1\.1 100 Continue\r\n\r\n)+$/);
       expect(r.text.slice(final)).toContain('X-Proxyplane-Error: target_bad_response');
-      const f = await pollUntil(
-        async () => floods[before],
-        (x) => x?.closed === true,
-        5_000,
-        'the target connection closed',
-      );
-      expect(f!.sent).toBeLessThan(FLOOD_HEADS);
+      expect((await floodClosed(before)).sent).toBeLessThan(FLOOD_HEADS);
       await noLoad();
     });
 
@@ -130,14 +132,8 @@ describe('a target sending interim heads forever', () => {
       c.pause();
       c.write(request(authority));
       try {
-        const f = await pollUntil(
-          async () => floods[before],
-          (x) => x?.closed === true,
-          5_000,
-          'the target connection closed',
-        );
         // Not read to the end of the flood into the gateway's memory: cut once past the limit.
-        expect(f!.sent).toBeLessThan(FLOOD_HEADS);
+        expect((await floodClosed(before)).sent).toBeLessThan(FLOOD_HEADS);
       } finally {
         c.destroy();
       }

@@ -9,7 +9,7 @@ import { DROPPED_RESPONSE_HEADERS, FetchRequest } from './fetch-request.js';
 import { type FetchCaller, type FetchDeps, fetchThrough } from './fetch-through.js';
 import type { Logger } from './logger.js';
 import { drainUnread, readBody, sendJson } from './node-io.js';
-import { connectionListed } from './response-head.js';
+import { connectionListed, isGatewayField } from './response-head.js';
 import { detailHeaders } from './responses.js';
 import { streamBody } from './stream-body.js';
 
@@ -170,13 +170,11 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
     deps.recorder.request('fetch', route, 'ok');
     const headers: OutgoingHttpHeaders = {};
     // Hop-by-hop: the fixed list, and whatever the target's Connection header names (RFC 9110 §7.6.1).
-    // X-Proxyplane-* are the gateway's alone: a site sending X-Proxyplane-Error could pass its own answer
-    // off as the gateway's refusal (docs/gateway.md § Error codes), to a client that tells them apart so.
+    // And X-Proxyplane-*, the gateway's own (isGatewayField).
     const listed = connectionListed(res.rawHeaders);
     for (let i = 0; i < res.rawHeaders.length; i += 2) {
       const name = res.rawHeaders[i]!.toLowerCase();
-      if (DROPPED_RESPONSE_HEADERS.has(name) || listed?.includes(name) || name.startsWith('x-proxyplane-'))
-        continue;
+      if (DROPPED_RESPONSE_HEADERS.has(name) || listed?.includes(name) || isGatewayField(name)) continue;
       const value = res.rawHeaders[i + 1]!;
       const had = headers[name];
       if (name === 'set-cookie') headers[name] = had ? [...(had as string[]), value] : [value];

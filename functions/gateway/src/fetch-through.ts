@@ -189,7 +189,7 @@ export async function fetchThrough(
   const picked =
     redial && kept && isUsable(kept, now)
       ? ({ kind: 'ok', route: redial.route, upstream: kept } as const)
-      : deps.worker.pick(host, now, sticky, failed || undefined);
+      : deps.worker.pick(host, now, sticky, failed);
   if (picked.kind === 'no_upstream') return { ...fail(503, picked.kind), route: picked.route.name };
   if (picked.kind !== 'ok') return fail(503, picked.kind);
   const { upstream: u, route } = picked;

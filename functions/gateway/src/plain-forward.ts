@@ -13,6 +13,7 @@ import type { OutcomeStage } from './outcomes.js';
 import {
   bodyFraming,
   clientResponseHead,
+  isGatewayField,
   isProxyChallenge,
   isProxyErrorPage,
   MAX_RESPONSE_HEAD_BYTES,
@@ -207,9 +208,8 @@ export class PlainForward {
     if (this.rechunk) {
       const t = this.res!.rawTrailers;
       let last = '0\r\n';
-      // As in the head (response-head.ts): X-Proxyplane-* are the gateway's alone.
       for (let i = 0; i < t.length; i += 2)
-        if (!t[i]!.toLowerCase().startsWith('x-proxyplane-')) last += `${t[i]}: ${t[i + 1]}\r\n`;
+        if (!isGatewayField(t[i]!.toLowerCase())) last += `${t[i]}: ${t[i + 1]}\r\n`;
       c.write(`${last}\r\n`, 'latin1');
     }
     this.finished = true;

@@ -77,6 +77,13 @@ export function connectionListed(rawHeaders: readonly string[]): string[] | null
   return listed;
 }
 
+/**
+ * X-Proxyplane-* (lower-cased `name`): the gateway's own fields (responses.ts), never passed on from a
+ * target or an upstream — a site sending X-Proxyplane-Error could pass its answer off as the gateway's
+ * refusal to a crawler that tells them apart so. Both listeners, heads and trailers.
+ */
+export const isGatewayField = (name: string): boolean => name.startsWith('x-proxyplane-');
+
 export function clientResponseHead(
   statusCode: number,
   statusMessage: string,
@@ -89,9 +96,7 @@ export function clientResponseHead(
     const n = rawHeaders[i]!.toLowerCase();
     if (HOP_BY_HOP.has(n) || (listed?.includes(n) && !FRAMING.has(n))) continue;
     if (framing === 'dechunked' && n === 'transfer-encoding') continue;
-    // X-Proxyplane-* are the gateway's alone (responses.ts), as on /v1/fetch: a site sending
-    // X-Proxyplane-Error could pass its own answer off as the gateway's refusal to a crawler reading it.
-    if (n.startsWith('x-proxyplane-')) continue;
+    if (isGatewayField(n)) continue;
     out += `${rawHeaders[i]}: ${rawHeaders[i + 1]}\r\n`;
   }
   return framing === 'interim' ? `${out}\r\n` : `${out}Connection: close\r\n\r\n`;

@@ -204,15 +204,16 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
     // runs) obtains nothing new: the stale-age clock and the grant's anchor stay where the snapshot set
     // them (contract: no valid snapshot *obtained* for max_stale_age), and it is ACKed all the same.
     if (!duplicate) {
+      const clocks = this.clocks();
+      const validUntilMs = Date.parse(s.validUntil);
       this.staleness = onSnapshotTaken(
         this.staleness,
-        { ...this.clocks(), validUntilMs: Date.parse(s.validUntil) },
+        { ...clocks, validUntilMs },
         { maxStaleAgeMs: this.maxStaleAgeMs },
       );
       this.accepting = this.staleness.phase === 'fresh';
-      const clocks = this.clocks();
       this.updateGrant(clocks);
-      this.expiredOnArrival(s, clocks.wallMs);
+      if (clocks.wallMs >= validUntilMs) this.expiredOnArrival(s, clocks.wallMs, validUntilMs);
     }
     return {
       ok: true,
@@ -228,9 +229,7 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
    * sit on it, so to the controller this worker looks live and idle. Once is a delivery held up; snapshot
    * after snapshot is this host's clock ahead of the controller's (or a backlog): said at ERROR each time.
    */
-  private expiredOnArrival(s: GatewaySnapshot, wallMs: number): void {
-    const validUntilMs = Date.parse(s.validUntil);
-    if (wallMs < validUntilMs) return;
+  private expiredOnArrival(s: GatewaySnapshot, wallMs: number, validUntilMs: number): void {
     this.opts.log.error('snapshot taken with its grant already over: nothing is served from it', {
       event: 'gateway.snapshot_expired_on_arrival',
       version: s.version,
