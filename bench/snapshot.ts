@@ -3,17 +3,20 @@
 // the gateway's canonical checksum). Also what else a pass spends per worker on that snapshot: the change
 // digest, the delta, and validating the message against the wire schema before publishing. And what the
 // gateway worker spends taking it, on the thread that serves its traffic: decoding the message (JSON and
-// the wire schema), verifying its checksum and compiling the form its hot path reads.
+// the wire schema), verifying its checksum and compiling the form its hot path reads — and, as the worker
+// runs them in slices, the longest slice: how long a request may wait on it.
 //   npm run bench -- snapshot [--proxies 10000] [--reps 15] [--warmup 3]
 import { parseArgs } from 'node:util';
-import { compileSnapshot } from '../functions/gateway/src/compile.js';
-import { decodeSnapshotMessage } from '../functions/gateway/src/control/message.js';
+import { compileSnapshot, compileSnapshotSlices } from '../functions/gateway/src/compile.js';
+import { decodeSnapshotMessage, decodeSnapshotSlices } from '../functions/gateway/src/control/message.js';
 import { refKey } from '../functions/gateway/src/credentials.js';
 import { snapshotChecksum } from '../shared/src/domain/gateway/canonical.js';
 import { newLiveCounters } from '../shared/src/domain/gateway/routing.js';
+import type { Sliced } from '../shared/src/domain/gateway/slices.js';
 import { emptyStatus, ProxyResource } from '../shared/src/domain/proxy.js';
 import {
   buildPrepared,
+  checksumSlices,
   fastSnapshotChecksum,
   type Prepared,
   prepare,
@@ -83,6 +86,23 @@ function time(fn: () => unknown): number {
 }
 
 /** CPU time of this process (user + system), in ms: what the work costs, whatever else shares the cores. */
+/** Runs each sliced computation to its end; the longest stretch between two yields, and how many slices. */
+function longestSlice(works: Array<() => Sliced<unknown>>): { longest: number; slices: number } {
+  let longest = 0;
+  let slices = 0;
+  for (const make of works) {
+    const work = make();
+    for (;;) {
+      const t = performance.now();
+      const step = work.next();
+      longest = Math.max(longest, performance.now() - t);
+      slices++;
+      if (step.done) break;
+    }
+  }
+  return { longest, slices };
+}
+
 function cpuTime(fn: () => unknown): number {
   const t = process.cpuUsage();
   fn();
@@ -121,6 +141,8 @@ export default async function snapshotBench(args: string[]): Promise<void> {
     verify: [] as number[],
     generic: [] as number[],
     compile: [] as number[],
+    longest: [] as number[],
+    slices: 0,
   };
   const wire = Buffer.from(JSON.stringify(base.full));
   const credentials = new Map(
@@ -159,7 +181,16 @@ export default async function snapshotBench(args: string[]): Promise<void> {
     });
     const tGeneric = time(() => snapshotChecksum(taken, sha256Hex));
     const tCompile = time(() => compileSnapshot(taken, credentials, () => newLiveCounters()));
+    // The same three steps as the worker runs them, in slices: the longest stretch between two yields is
+    // how long a request may wait on the snapshot being taken.
+    const sliced = longestSlice([
+      () => decodeSnapshotSlices({ id: 'b', attributes: { workerId: 'gw-bench' }, data: wire }, 'gw-bench'),
+      () => checksumSlices(taken, sha256Hex),
+      () => compileSnapshotSlices(taken, credentials, () => newLiveCounters()),
+    ]);
     if (i < Number(o.warmup)) continue;
+    take.longest.push(sliced.longest);
+    take.slices = sliced.slices;
     take.decode.push(tDecode);
     take.verify.push(tVerify);
     take.generic.push(tGeneric);
@@ -205,6 +236,8 @@ export default async function snapshotBench(args: string[]): Promise<void> {
       workerVerifyGenericMs: stats(take.generic).median,
       workerCompileMs: stats(take.compile).median,
       workerTakeMs: stats(take.decode.map((d, i) => d + take.verify[i]! + take.compile[i]!)).median,
+      workerTakeLongestSliceMs: stats(take.longest).median,
+      workerTakeSlices: take.slices,
       pubsubLimitShare: fullBytes / (10 * 1000 * 1000),
       calibrationMs: calibration.median,
     },
@@ -218,7 +251,8 @@ export default async function snapshotBench(args: string[]): Promise<void> {
       'deltaBuildMs: buildDelta against the previous full snapshot (per-proxy canonical comparison) + sizing, what a pass adds per worker.',
       'A full 10,000-proxy snapshot is one Pub/Sub message (pubsubLimitShare of the 10 MB limit); Firestore keeps it in 2,000-proxy parts.',
       'calibrationMs: median time of 10^7 integer additions in the same run (~8 ms on an idle core); divide to compare runs on a shared machine.',
-      'workerTakeMs: the gateway worker taking the full snapshot, all of it on the thread that serves its traffic (requests wait meanwhile): workerDecodeMs (JSON.parse of the message + the wire schema, decodeSnapshotMessage), workerVerifyMs (its checksum, fastSnapshotChecksum), workerCompileMs (compileSnapshot, credentials already resolved). workerVerifyGenericMs: the same checksum by the generic canonicalize(), which the worker used before.',
+      'workerTakeLongestSliceMs: the worker takes a snapshot in workerTakeSlices slices with the event loop running between them (functions/gateway/src/slices.ts): the longest slice (the first: JSON.parse of the whole message, then 500 entries) is the longest a request waits on it, where workerTakeMs in one piece was the wait before.',
+      'workerTakeMs: the gateway worker taking the full snapshot, on the thread that serves its traffic: workerDecodeMs (JSON.parse of the message + the wire schema, decodeSnapshotMessage), workerVerifyMs (its checksum, fastSnapshotChecksum), workerCompileMs (compileSnapshot, credentials already resolved). workerVerifyGenericMs: the same checksum by the generic canonicalize(), which the worker used before.',
     ],
   });
 }

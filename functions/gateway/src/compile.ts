@@ -5,11 +5,12 @@
 // when it dials, and an http upstream's requests do exactly what they did before SOCKS5 existed.
 
 import {
-  compileRouting,
+  compileRoutingSlices,
   type LiveCounters,
   type RoutingTable,
   type Upstream,
 } from '../../../shared/src/domain/gateway/routing.js';
+import { drain, SLICE_ITEMS, type Sliced } from '../../../shared/src/domain/gateway/slices.js';
 import type { GatewaySnapshot } from '../../../shared/src/messages/gateway-snapshot.js';
 import {
   type CredentialError,
@@ -73,9 +74,21 @@ export function compileSnapshot(
   counters: (name: string) => LiveCounters,
   opts: CompileOptions = { plainHttp: 'auto' },
 ): CompiledSnapshot {
+  return drain(compileSnapshotSlices(s, credentials, counters, opts));
+}
+
+/** compileSnapshot(), yielding between slices of proxies and of routes (shared slices.ts). */
+export function* compileSnapshotSlices(
+  s: GatewaySnapshot,
+  credentials: ReadonlyMap<string, UpstreamCredentials | CredentialError>,
+  counters: (name: string) => LiveCounters,
+  opts: CompileOptions = { plainHttp: 'auto' },
+): Sliced<CompiledSnapshot> {
   const upstreams: Upstream<UpstreamAuth>[] = [];
   const skipped: { proxy: string; secret: string; reason: SkipReason }[] = [];
-  for (const p of s.proxies) {
+  for (let i = 0; i < s.proxies.length; i++) {
+    if (i % SLICE_ITEMS === SLICE_ITEMS - 1) yield;
+    const p = s.proxies[i]!;
     let creds: UpstreamCredentials | null = null;
     const socks5 = p.protocol === 'socks5';
     if (p.credentialsRef) {
@@ -111,6 +124,7 @@ export function compileSnapshot(
           },
     });
   }
+  const table = yield* compileRoutingSlices(s.routing, upstreams);
   return {
     version: s.version,
     ownershipEpoch: s.ownershipEpoch,
@@ -118,7 +132,7 @@ export function compileSnapshot(
     generatedAtMs: Date.parse(s.generatedAt),
     validUntilMs: Date.parse(s.validUntil),
     source: s,
-    table: compileRouting(s.routing, upstreams),
+    table,
     upstreams: new Map(upstreams.map((u) => [u.name, u])),
     suspectUpstreams: upstreams.filter((u) => u.suspect).length,
     skipped,

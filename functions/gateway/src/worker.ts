@@ -1,14 +1,15 @@
 // The gateway worker's state: the one snapshot reference the hot path reads, live per-proxy counters
 // that outlive swaps, staleness, revocations and the outcome queue (control-plane seed §2–5). Snapshots
-// are validated, their credentials resolved and their routing compiled off the hot path; only then is
-// the reference replaced, in a single assignment.
+// are validated, their credentials resolved and their routing compiled off the hot path, in slices with
+// the event loop running between them (slices.ts); only then is the reference replaced, in a single
+// assignment.
 
 import {
   type AppliedVersion,
-  decideSnapshot,
+  decideSnapshotSlices,
   orderAgainst,
 } from '../../../shared/src/domain/gateway/acceptance.js';
-import { applyDelta } from '../../../shared/src/domain/gateway/delta.js';
+import { applyDeltaSlices } from '../../../shared/src/domain/gateway/delta.js';
 import { nextDrainMark } from '../../../shared/src/domain/gateway/drain-bound.js';
 import { isUsable, pickUpstream, StickyTable } from '../../../shared/src/domain/gateway/pick.js';
 import {
@@ -35,12 +36,13 @@ import type {
   StickyKey,
 } from '../../../shared/src/messages/gateway-snapshot.js';
 import { sha256Hex } from '../../../shared/src/messages/gateway-snapshot.js';
-import { type CompiledSnapshot, compileSnapshot, type UpstreamAuth } from './compile.js';
+import { type CompiledSnapshot, compileSnapshotSlices, type UpstreamAuth } from './compile.js';
 import type { CredentialCache } from './credentials.js';
 import type { Logger } from './logger.js';
 import { type Outcome, OutcomeQueue } from './outcomes.js';
 import type { PlainHttpSetting } from './plain-http.js';
 import type { RuntimeView, SnapshotSink } from './session.js';
+import { type Pause, runSliced } from './slices.js';
 
 export type ApplyResult =
   | { ok: true; version: number; ownershipEpoch: number; checksum: string; duplicate: boolean }
@@ -79,6 +81,8 @@ export interface WorkerOptions {
   onOutcomeDropped?: () => void;
   /** After each snapshot swap (off the hot path): the gateway forgets the request counts of routes gone. */
   onSwapped?: (snapshot: CompiledSnapshot) => void;
+  /** Between two slices of taking a snapshot (slices.ts): default, a turn of the event loop. */
+  pause?: Pause;
 }
 
 /**
@@ -131,6 +135,8 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
   private readonly sticky: StickyTable;
   readonly outcomes: OutcomeQueue;
   private applying: Promise<unknown> = Promise.resolve();
+  /** The controller's last revokeProxyIds: for counters first met by a snapshot taken meanwhile. */
+  private revokedNames: ReadonlySet<string> = new Set();
   private maxStaleAgeMs: number;
 
   constructor(private readonly opts: WorkerOptions) {
@@ -164,10 +170,13 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
   /** A full snapshot, already schema-validated by the source. Applies are serialised. */
   applySnapshot(snapshot: GatewaySnapshot): Promise<ApplyResult> {
     return this.serially(async () => {
-      const decision = decideSnapshot(this.appliedVersion(), snapshot, {
-        workerId: this.opts.workerId,
-        sha256: sha256Hex,
-      });
+      const decision = await runSliced(
+        decideSnapshotSlices(this.appliedVersion(), snapshot, {
+          workerId: this.opts.workerId,
+          sha256: sha256Hex,
+        }),
+        this.opts.pause,
+      );
       if (decision.action === 'reject')
         return { ok: false, reason: decision.reason, needFullSnapshot: false };
       if (decision.action === 'duplicate') return this.taken(snapshot, true);
@@ -186,7 +195,7 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
       const order = orderAgainst(this.appliedVersion(), delta);
       if (order.action === 'reject') return { ok: false, reason: order.reason, needFullSnapshot: false };
       if (order.action === 'duplicate') return this.taken(base.source, true);
-      const result = applyDelta(base.source, delta, sha256Hex);
+      const result = await runSliced(applyDeltaSlices(base.source, delta, sha256Hex), this.opts.pause);
       if (!result.ok) return { ok: false, reason: result.reject, needFullSnapshot: true };
       await this.swapIn(result.snapshot);
       return this.taken(result.snapshot, false);
@@ -248,9 +257,29 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
   private async swapIn(snapshot: GatewaySnapshot): Promise<void> {
     const refs = snapshot.proxies.flatMap((p) => (p.credentialsRef ? [p.credentialsRef] : []));
     const resolved = await this.opts.credentials.resolveAll(refs);
-    const compiled = compileSnapshot(snapshot, resolved, (name) => this.countersFor(name), {
-      plainHttp: this.opts.plainHttp ?? 'auto',
-    });
+    // Counters first met here are kept aside until the swap: the tick, running between the slices,
+    // forgets any counter of a proxy not in the current snapshot with nothing open (collectCounters).
+    const met = new Map<string, LiveCounters>();
+    const revokedBefore = this.revokedNames;
+    const counters = (name: string): LiveCounters => {
+      let c = this.live.get(name) ?? met.get(name);
+      if (!c) {
+        c = newLiveCounters();
+        met.set(name, c);
+      }
+      return c;
+    };
+    const compiled = await runSliced(
+      compileSnapshotSlices(snapshot, resolved, counters, { plainHttp: this.opts.plainHttp ?? 'auto' }),
+      this.opts.pause,
+    );
+    // A revocation answered between the slices reached only the counters already in `live`.
+    const revokedMeanwhile = this.revokedNames !== revokedBefore ? this.revokedNames : null;
+    for (const u of compiled.upstreams.values()) {
+      if (this.live.get(u.name) === u.live) continue;
+      this.live.set(u.name, u.live);
+      if (revokedMeanwhile) u.live.revoked = revokedMeanwhile.has(u.name);
+    }
     for (const skipped of compiled.skipped) {
       this.opts.log.warn('proxy left out of the snapshot: its credentials cannot be used', skipped);
     }
@@ -271,15 +300,6 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
     });
   }
 
-  private countersFor(name: string): LiveCounters {
-    let c = this.live.get(name);
-    if (!c) {
-      c = newLiveCounters();
-      this.live.set(name, c);
-    }
-    return c;
-  }
-
   /** Counters of proxies no longer in the snapshot are dropped once they have drained. */
   private collectCounters(): void {
     const inSnapshot = this.current?.upstreams;
@@ -296,6 +316,7 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
    */
   revokeProxyIds(names: readonly string[]): void {
     const revoked = new Set(names);
+    this.revokedNames = revoked;
     for (const [name, c] of this.live) c.revoked = revoked.has(name);
     this.updateDrains(this.clocks().monoMs);
   }

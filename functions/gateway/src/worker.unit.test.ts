@@ -572,3 +572,79 @@ describe('GatewayWorker: a duplicate snapshot', () => {
     expect(worker.phase()).toBe('fresh');
   });
 });
+
+describe('GatewayWorker: taking a snapshot in slices', () => {
+  const many = (n: number) => Array.from({ length: n }, (_, i) => proxy(`p-${String(i).padStart(5, '0')}`));
+
+  /** A worker whose pause between slices runs `between` (what the event loop would run meanwhile). */
+  function slicedWorker(between: (w: GatewayWorker) => void) {
+    const creds = new StaticCredentialResolver();
+    creds.replace({ up: { username: 'u', password: 'p' } });
+    let pauses = 0;
+    const worker: GatewayWorker = new GatewayWorker({
+      credentials: new CredentialCache(creds, 60_000, () => T0),
+      log: jsonLogger('error', () => {}),
+      now: () => T0,
+      maxStaleAgeMs: 30_000,
+      workerId: 'w1',
+      stickyTableSize: 10,
+      outcomeQueueSize: 10,
+      pause: async () => {
+        pauses++;
+        between(worker);
+      },
+    });
+    return { worker, pauses: () => pauses };
+  }
+
+  it('requests go on picking from the snapshot in use between the slices; the new one is swapped in whole', async () => {
+    const seen: Array<{ version: number | undefined; picked: string }> = [];
+    const { worker, pauses } = slicedWorker((w) => {
+      const p = w.pick('example.com', T0, noSticky);
+      seen.push({ version: w.snapshot()?.version, picked: p.kind === 'ok' ? p.upstream.name : p.kind });
+    });
+    const s1 = buildSnapshot(content(1, [proxy('a')]), sha256Hex);
+    await worker.applySnapshot(s1);
+    seen.length = 0;
+    const before = pauses();
+    const s2 = buildSnapshot(content(2, many(1_200)), sha256Hex);
+    expect(await worker.applySnapshot(s2)).toMatchObject({ ok: true, version: 2 });
+    // The checksum's slices and the compile's, each of 1,200 entries in slices of 500.
+    expect(pauses() - before).toBeGreaterThanOrEqual(4);
+    expect(new Set(seen.map((s) => JSON.stringify(s)))).toEqual(
+      new Set([JSON.stringify({ version: 1, picked: 'a' })]),
+    );
+    expect(worker.snapshot()?.upstreams.size).toBe(1_200);
+
+    // A delta is verified and compiled in slices as well.
+    seen.length = 0;
+    const s3 = buildSnapshot(content(3, many(1_201)), sha256Hex);
+    expect(await worker.applyDelta(buildDelta(s2, s3, sha256Hex))).toMatchObject({ ok: true, version: 3 });
+    expect(seen.length).toBeGreaterThanOrEqual(4);
+    expect(seen.every((s) => s.version === 2)).toBe(true);
+  });
+
+  it('a revocation answered between the compile slices reaches the proxies the snapshot meets first', async () => {
+    // Each report answer carries the whole set: one at every pause, the last of them during the compile.
+    const { worker } = slicedWorker((w) => w.revokeProxyIds(['p-01100']));
+    await worker.applySnapshot(buildSnapshot(content(1, many(1_200)), sha256Hex));
+    expect(worker.snapshot()?.upstreams.get('p-01100')?.live.revoked).toBe(true);
+    expect(worker.snapshot()?.upstreams.get('p-01099')?.live.revoked).toBe(false);
+  });
+
+  it('a tick between the slices leaves the counters of proxies first met in place: revoking them works', async () => {
+    const { worker } = slicedWorker((w) => w.tick());
+    await worker.applySnapshot(buildSnapshot(content(1, [proxy('a')]), sha256Hex));
+    const fleet = many(1_200);
+    await worker.applySnapshot(buildSnapshot(content(2, fleet), sha256Hex));
+    worker.revokeProxyIds(fleet.map((p) => p.name));
+    expect(worker.pick('example.com', T0, noSticky).kind).toBe('no_upstream');
+    worker.revokeProxyIds([]);
+    const p = worker.pick('example.com', T0, noSticky);
+    if (p.kind !== 'ok') throw new Error('no pick');
+    p.upstream.live.active++;
+    expect(worker.runtimeCounts()).toEqual([
+      { proxy: p.upstream.name, active: 1, reserved: 0, draining: false },
+    ]);
+  });
+});

@@ -114,7 +114,7 @@ export const GatewayProxy = z
   });
 export type GatewayProxy = z.infer<typeof GatewayProxy>;
 
-const uniqueNames = (items: readonly { name: string }[]) =>
+export const uniqueNames = (items: readonly { name: string }[]) =>
   new Set(items.map((i) => i.name)).size === items.length;
 
 /**
@@ -170,6 +170,22 @@ export function wireRoute(rule: RoutingRule): GatewayRoute {
   return route;
 }
 
+/** Proxies one snapshot carries, or one delta upserts, at most. */
+export const MAX_SNAPSHOT_PROXIES = 20_000;
+export const PROXY_NAMES_UNIQUE = 'proxy names must be unique';
+export const UPSERTED_NAMES_UNIQUE = 'upserted names must be unique';
+export const UPSERTED_AND_REMOVED = 'a proxy cannot be both upserted and removed';
+
+/** A delta both upserting and removing one proxy (a set: up to 20,000 of each). */
+export function upsertedAndRemoved(d: {
+  upserts: readonly { name: string }[];
+  removals: readonly string[];
+}): boolean {
+  if (d.upserts.length === 0 || d.removals.length === 0) return false;
+  const removed = new Set(d.removals);
+  return d.upserts.some((p) => removed.has(p.name));
+}
+
 const snapshotFields = {
   schemaVersion: z.literal(GATEWAY_SNAPSHOT_SCHEMA_VERSION),
   version: Version,
@@ -178,7 +194,7 @@ const snapshotFields = {
   generatedAt: Timestamp,
   validUntil: Timestamp,
   routing: GatewayRouting,
-  proxies: z.array(GatewayProxy).max(20_000).refine(uniqueNames, 'proxy names must be unique'),
+  proxies: z.array(GatewayProxy).max(MAX_SNAPSHOT_PROXIES).refine(uniqueNames, PROXY_NAMES_UNIQUE),
 };
 
 /** The content a checksum covers: a full snapshot without its checksum. */
@@ -200,17 +216,15 @@ export const GatewayDelta = z
     workerId: WorkerId,
     generatedAt: Timestamp,
     validUntil: Timestamp,
-    upserts: z.array(GatewayProxy).max(20_000).refine(uniqueNames, 'upserted names must be unique'),
-    removals: z.array(ProxyName).max(20_000),
+    upserts: z.array(GatewayProxy).max(MAX_SNAPSHOT_PROXIES).refine(uniqueNames, UPSERTED_NAMES_UNIQUE),
+    removals: z.array(ProxyName).max(MAX_SNAPSHOT_PROXIES),
     /** Present only when the routing changed; replaces it whole. */
     routing: GatewayRouting.optional(),
     checksum: Checksum,
   })
   .strict()
   .refine((d) => d.version > d.baseVersion, { message: 'version must be greater than baseVersion' })
-  .refine((d) => !d.upserts.some((p) => d.removals.includes(p.name)), {
-    message: 'a proxy cannot be both upserted and removed',
-  });
+  .refine((d) => !upsertedAndRemoved(d), { message: UPSERTED_AND_REMOVED });
 export type GatewayDelta = z.infer<typeof GatewayDelta>;
 
 /** One Pub/Sub payload on a worker's snapshot subscription. */

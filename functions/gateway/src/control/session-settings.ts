@@ -3,6 +3,7 @@
 import type { BackoffPolicy } from '../../../../shared/src/domain/gateway/backoff.js';
 import type { RegisterResponseBody } from '../../../../shared/src/messages/worker-api.js';
 import type { Logger } from '../logger.js';
+import type { Pause } from '../slices.js';
 import type { ApplyResult } from '../worker.js';
 import type { ControlClient } from './client.js';
 import type { SnapshotFeed } from './feed.js';
@@ -73,6 +74,8 @@ export interface SessionDeps {
   monotonicNow?: () => number;
   /** A failure no retry can fix (the controller refuses our protocol): the process should exit. */
   onFatal?: (err: SessionFatalError) => void;
+  /** Between two slices of decoding a pulled message (../slices.ts): default, a turn of the event loop. */
+  pause?: Pause;
 }
 
 export class SessionFatalError extends Error {

@@ -12,12 +12,13 @@ import { Backoff } from '../../../../shared/src/domain/gateway/backoff.js';
 import type { ControlReaction } from '../../../../shared/src/domain/gateway/control-reaction.js';
 import type { RegisterResponseBody } from '../../../../shared/src/messages/worker-api.js';
 import type { Reporter, RuntimeView, SnapshotSink, SnapshotSource } from '../session.js';
+import { runSliced } from '../slices.js';
 import type { ApplyResult } from '../worker.js';
 import { type AckBound, AckLoop, isAcked } from './ack-loop.js';
 import type { FeedMessage } from './feed.js';
 import { FullSnapshotFetch } from './full-snapshot.js';
 import { sleep } from './loops.js';
-import { decodeSnapshotMessage } from './message.js';
+import { decodeSnapshotSlices } from './message.js';
 import { ProtocolUpgrade } from './protocol-upgrade.js';
 import { type Refusal, RefusalLog, retryDelay } from './refusals.js';
 import { RegisterLoop } from './registration.js';
@@ -392,7 +393,9 @@ export class ControllerSession {
   private async onMessage(m: FeedMessage) {
     if (this.signal.aborted || !this.sink) return 'nack' as const;
     this.pull.resetBackoff();
-    const decoded = decodeSnapshotMessage(m, this.deps.workerId);
+    // In slices (message.ts); the pull hands messages over one at a time, so a delta behind a large
+    // snapshot still waits for it.
+    const decoded = await runSliced(decodeSnapshotSlices(m, this.deps.workerId), this.deps.pause);
     if (decoded.kind === 'foreign') {
       // The emulator stores subscription filters without applying them (recipes §10).
       this.counters.foreign++;
@@ -407,6 +410,8 @@ export class ControllerSession {
       });
       return 'ack' as const;
     }
+    // Stopped while this was being decoded: left for the subscription's next reader, as at the top.
+    if (this.signal.aborted) return 'nack' as const;
     const msg = decoded.message;
     if (this.refusedBelowFloor(msg.ownershipEpoch, msg.kind, msg.version)) return 'ack' as const;
     let result: ApplyResult;

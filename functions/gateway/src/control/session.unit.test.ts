@@ -22,6 +22,8 @@ import {
 import { ControllerSession, type SessionSettings } from './session.js';
 
 const BACKOFF = { initialMs: 500, maxMs: 8_000 };
+/** Between two slices of a snapshot: a microtask, which the fake clock's flush runs (a real setImmediate it would not). */
+const microtask = () => Promise.resolve();
 
 /** The harness's next register call stays unanswered until the returned function answers it. */
 function heldRegister(h: ReturnType<typeof harness>): (answer: unknown) => void {
@@ -56,6 +58,7 @@ function harness(
     workerId: WORKER,
     stickyTableSize: 10,
     outcomeQueueSize: 100,
+    pause: microtask,
   });
   const fatal: Error[] = [];
   const session = new ControllerSession({
@@ -70,6 +73,7 @@ function harness(
     ...(o.monotonicNow ? { monotonicNow: o.monotonicNow } : {}),
     settings: { backoff: BACKOFF, slowRetryMs: 20_000, startWaitMs: 60_000, ...o.settings },
     onFatal: (e) => fatal.push(e),
+    pause: microtask,
   });
   let started: Promise<void> | null = null;
   return {
@@ -313,6 +317,25 @@ describe('snapshots', () => {
       { sessionId: 'session-1', version: 1, epoch: 1, checksum: s1.checksum },
     ]);
     expect(h.session.ackBound).toEqual({ version: 1, epoch: 1 });
+  });
+
+  it('a delta pulled right behind a large snapshot still in slices waits for it: applied in order, nothing fetched', async () => {
+    const h = harness();
+    await h.start();
+    const names = Array.from({ length: 3_000 }, (_, i) => `p-${String(i).padStart(5, '0')}`);
+    const s1 = snapshot(1, names);
+    const s2 = snapshot(2, [...names, 'p-new']);
+    // Both pulled at once (the feed hands over up to four messages): the delta is small, decoded in one
+    // slice, the snapshot in six; the pull hands them to the session one at a time (snapshot-pull.ts).
+    const verdicts = Promise.all([
+      h.feed.deliver(feedMessage(s1)),
+      h.feed.deliver(feedMessage(buildDelta(s1, s2, sha256Hex))),
+    ]);
+    for (let i = 0; i < 50 && h.worker.snapshot()?.version !== 2; i++) await flush();
+    expect(await verdicts).toEqual(['ack', 'ack']);
+    expect(h.worker.snapshot()?.version).toBe(2);
+    expect(h.client.of('latestSnapshot')).toHaveLength(0);
+    expect(h.session.counters.refused).toBe(0);
   });
 
   it('a delta on the applied base applies and is ACKed, without fetching anything', async () => {

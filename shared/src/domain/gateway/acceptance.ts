@@ -3,8 +3,9 @@
 // version it already runs is a harmless duplicate (Pub/Sub is at-least-once). A higher epoch starts a
 // new ownership term, so its versions are taken whatever the previous term reached.
 import type { GatewaySnapshot } from '../../messages/gateway-snapshot.js';
-import { fastSnapshotChecksum } from '../snapshots/canonical-fast.js';
+import { checksumSlices } from '../snapshots/canonical-fast.js';
 import type { Sha256Hex } from './canonical.js';
+import { drain, type Sliced } from './slices.js';
 
 export interface AppliedVersion {
   version: number;
@@ -45,6 +46,15 @@ export function decideSnapshot(
   incoming: GatewaySnapshot,
   ctx: { workerId?: string; sha256: Sha256Hex },
 ): SnapshotDecision {
+  return drain(decideSnapshotSlices(current, incoming, ctx));
+}
+
+/** decideSnapshot(), its checksum yielding between slices of the proxies (slices.ts). */
+export function* decideSnapshotSlices(
+  current: AppliedVersion | null,
+  incoming: GatewaySnapshot,
+  ctx: { workerId?: string; sha256: Sha256Hex },
+): Sliced<SnapshotDecision> {
   if (ctx.workerId !== undefined && incoming.workerId !== ctx.workerId) {
     return { action: 'reject', reason: 'wrong_worker' };
   }
@@ -54,7 +64,7 @@ export function decideSnapshot(
   const order = orderAgainst(current, incoming);
   if (order.action === 'duplicate') return order;
   if (order.action === 'reject' && order.reason !== 'version_conflict') return order;
-  if (fastSnapshotChecksum(incoming, ctx.sha256) !== incoming.checksum) {
+  if ((yield* checksumSlices(incoming, ctx.sha256)) !== incoming.checksum) {
     return { action: 'reject', reason: 'checksum_mismatch' };
   }
   return order;

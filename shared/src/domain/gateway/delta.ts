@@ -2,8 +2,9 @@
 // checksum equals the one the controller computed over its own full snapshot; otherwise the worker
 // drops the delta and asks for a full snapshot. buildDelta is the controller's side of the same rule.
 import type { GatewayDelta, GatewayProxy, GatewaySnapshot } from '../../messages/gateway-snapshot.js';
-import { fastSnapshotChecksum } from '../snapshots/canonical-fast.js';
+import { checksumSlices, fastSnapshotChecksum } from '../snapshots/canonical-fast.js';
 import { canonicalJson, canonicalProxy, canonicalRoute, type Sha256Hex } from './canonical.js';
+import { drain, type Sliced } from './slices.js';
 
 export type DeltaReject = 'base_mismatch' | 'checksum_mismatch';
 export type DeltaResult = { ok: true; snapshot: GatewaySnapshot } | { ok: false; reject: DeltaReject };
@@ -11,6 +12,15 @@ export type DeltaResult = { ok: true; snapshot: GatewaySnapshot } | { ok: false;
 const byName = (a: GatewayProxy, b: GatewayProxy): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
 export function applyDelta(base: GatewaySnapshot, delta: GatewayDelta, sha256: Sha256Hex): DeltaResult {
+  return drain(applyDeltaSlices(base, delta, sha256));
+}
+
+/** applyDelta(), its checksum yielding between slices of the proxies (slices.ts). */
+export function* applyDeltaSlices(
+  base: GatewaySnapshot,
+  delta: GatewayDelta,
+  sha256: Sha256Hex,
+): Sliced<DeltaResult> {
   if (delta.baseVersion !== base.version || delta.workerId !== base.workerId) {
     return { ok: false, reject: 'base_mismatch' };
   }
@@ -30,7 +40,7 @@ export function applyDelta(base: GatewaySnapshot, delta: GatewayDelta, sha256: S
     proxies,
     checksum: delta.checksum,
   };
-  if (fastSnapshotChecksum(snapshot, sha256) !== delta.checksum)
+  if ((yield* checksumSlices(snapshot, sha256)) !== delta.checksum)
     return { ok: false, reject: 'checksum_mismatch' };
   return { ok: true, snapshot };
 }

@@ -4,6 +4,7 @@
 import type { GatewayRoute, RoutingPolicy, StickyKey } from '../../messages/gateway-snapshot.js';
 import type { DrainMark } from './drain-bound.js';
 import { canonicalIpv6 } from './ip.js';
+import { drain, SLICE_ITEMS, type Sliced } from './slices.js';
 
 /** Per-proxy live counts: they outlive snapshot swaps, so they sit outside the immutable table. */
 export interface LiveCounters {
@@ -87,10 +88,29 @@ export function compileRouting<A>(
   routes: readonly GatewayRoute[],
   proxies: readonly Upstream<A>[],
 ): RoutingTable<A> {
+  return drain(compileRoutingSlices(routes, proxies));
+}
+
+/**
+ * compileRouting(), yielding between routes once SLICE_ITEMS × 4 selector checks have run since the last
+ * yield (slices.ts): a table is routes × proxies checks, up to 1,000 × 20,000.
+ */
+export function* compileRoutingSlices<A>(
+  routes: readonly GatewayRoute[],
+  proxies: readonly Upstream<A>[],
+): Sliced<RoutingTable<A>> {
   const exact = new Map<string, number>();
   const suffix = new Map<string, number>();
   let catchAll = -1;
-  const compiled = routes.map((r, i): CompiledRoute<A> => {
+  const compiled: CompiledRoute<A>[] = [];
+  let checked = 0;
+  for (let i = 0; i < routes.length; i++) {
+    const r = routes[i]!;
+    if (checked >= SLICE_ITEMS * 4) {
+      checked = 0;
+      yield;
+    }
+    checked += proxies.length;
     for (const h of r.match.hosts) {
       const host = normalizeHost(h);
       if (host === '*') catchAll = catchAll < 0 ? i : catchAll;
@@ -110,7 +130,7 @@ export function compileRouting<A>(
     // SUSPECT proxies (docs/health.md) are split off here, once per snapshot, so that preferring the sound
     // ones costs the hot path a second array walked only when the first yields nothing usable.
     const suspect = candidates.filter((p) => p.suspect === true);
-    return {
+    compiled.push({
       name: r.name,
       policy: r.policy,
       stickyKey: r.stickyKey,
@@ -120,8 +140,8 @@ export function compileRouting<A>(
       byName: new Map(candidates.map((c) => [c.name, c])),
       cursor: 0,
       suspectCursor: 0,
-    };
-  });
+    });
+  }
   return { routes: compiled, exact, suffix, catchAll };
 }
 

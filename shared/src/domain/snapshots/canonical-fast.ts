@@ -4,7 +4,7 @@
 // is byte-identical to canonicalize(), the definition — canonical-fast.unit.test.ts holds the two to each
 // other. The controller keeps per-proxy fragments so that the change digest, the checksum and the delta
 // all reuse them instead of serialising the snapshot three times; the worker verifies every snapshot it
-// takes with fastSnapshotChecksum, on the thread that serves its traffic.
+// takes with checksumSlices, in slices on the thread that serves its traffic (gateway/slices.ts).
 import type {
   GatewayDelta,
   GatewayProxy,
@@ -17,6 +17,7 @@ import {
   canonicalRoute,
   type Sha256Hex,
 } from '../gateway/canonical.js';
+import { drain, SLICE_ITEMS, type Sliced } from '../gateway/slices.js';
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 /** canonical.ts's iso(): already-normal timestamps (everything the controller writes) pass untouched. */
@@ -109,11 +110,21 @@ const byName = (a: GatewayProxy, b: GatewayProxy) => (a.name < b.name ? -1 : a.n
 const isSorted = (xs: readonly GatewayProxy[]) => xs.every((x, i) => i === 0 || xs[i - 1]!.name < x.name);
 
 export function prepare(content: GatewaySnapshotContent): Prepared {
+  return drain(prepareSlices(content));
+}
+
+/** prepare(), yielding every SLICE_ITEMS fragments (slices.ts). */
+export function* prepareSlices(content: GatewaySnapshotContent): Sliced<Prepared> {
   const proxies = isSorted(content.proxies) ? content.proxies : [...content.proxies].sort(byName);
   const instants = new Instants();
+  const fragments = new Array<string>(proxies.length);
+  for (let i = 0; i < proxies.length; i++) {
+    fragments[i] = proxyFragment(proxies[i]!, instants);
+    if (i % SLICE_ITEMS === SLICE_ITEMS - 1) yield;
+  }
   return {
     content: { ...content, proxies },
-    fragments: proxies.map((x) => proxyFragment(x, instants)),
+    fragments,
     routingText: canonicalJson(content.routing.map(canonicalRoute)),
   };
 }
@@ -134,7 +145,16 @@ export function canonicalText(p: Prepared, version: number, generatedAt: string)
  * workerVerifyMs). What the worker verifies snapshots and deltas with.
  */
 export function fastSnapshotChecksum(s: GatewaySnapshotContent | GatewaySnapshot, sha256: Sha256Hex): string {
-  return sha256(canonicalText(prepare(s), s.version, s.generatedAt));
+  return drain(checksumSlices(s, sha256));
+}
+
+/** fastSnapshotChecksum(), yielding between slices of its proxies (slices.ts). */
+export function* checksumSlices(
+  s: GatewaySnapshotContent | GatewaySnapshot,
+  sha256: Sha256Hex,
+): Sliced<string> {
+  const prepared = yield* prepareSlices(s);
+  return sha256(canonicalText(prepared, s.version, s.generatedAt));
 }
 
 /** The full snapshot of `version`, checksum filled in (= snapshotChecksum of it). */
