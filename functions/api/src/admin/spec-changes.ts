@@ -63,9 +63,19 @@ export const mergeWith =
     return parsed.data;
   };
 
-/** Key-order-insensitive comparison: a PUT of the same spec in another key order is not a change. */
+/**
+ * Key-order-insensitive comparison: a PUT of the same spec in another key order is not a change, nor is
+ * spelling out what an absent field means (`healthCheck.exitIp: "proxy"`): either would bump the
+ * generation and send reconcile a change that changes nothing.
+ */
 export function sameSpec(a: ProxySpec, b: ProxySpec): boolean {
-  return canonical(a) === canonical(b);
+  return canonical(meaning(a)) === canonical(meaning(b));
+}
+
+function meaning(spec: ProxySpec): ProxySpec {
+  if (spec.healthCheck.exitIp !== 'proxy') return spec;
+  const { exitIp: _default, ...healthCheck } = spec.healthCheck;
+  return { ...spec, healthCheck };
 }
 
 function canonical(value: unknown): string {

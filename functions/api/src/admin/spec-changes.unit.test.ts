@@ -104,4 +104,14 @@ describe('sameSpec', () => {
     expect(sameSpec(a, b)).toBe(true);
     expect(sameSpec(a, managedSpec({ attributes: { x: '1', y: '3' } }))).toBe(false);
   });
+
+  it('an exitIp of "proxy" spelt out is the same spec as none; "any" is a change', () => {
+    const none = managedSpec();
+    const spelt = { ...none, healthCheck: { ...none.healthCheck, exitIp: 'proxy' as const } };
+    const any = { ...none, healthCheck: { ...none.healthCheck, exitIp: 'any' as const } };
+    expect(sameSpec(none, spelt)).toBe(true);
+    expect(sameSpec(spelt, none)).toBe(true);
+    expect(sameSpec(none, any)).toBe(false);
+    expect(sameSpec(spelt, any)).toBe(false);
+  });
 });

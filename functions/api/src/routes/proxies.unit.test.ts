@@ -464,6 +464,8 @@ describe('PUT /v1/proxies/{name}/spec', () => {
       mode: 'managed',
       attributes: {},
       credentialsRef: { version: 'latest', secret: 'proxy-creds' },
+      // What an absent exitIp means, spelt out.
+      healthCheck: { exitIp: 'proxy' },
     };
     const res = await h.call('PUT', '/v1/proxies/p1/spec', same);
     expect(res.status).toBe(200);
