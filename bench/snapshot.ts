@@ -7,16 +7,17 @@
 // runs them in slices, the longest slice: how long a request may wait on it.
 //   npm run bench -- snapshot [--proxies 10000] [--reps 15] [--warmup 3]
 import { parseArgs } from 'node:util';
-import { compileSnapshot, compileSnapshotSlices } from '../functions/gateway/src/compile.js';
+import { compileSnapshot } from '../functions/gateway/src/compile.js';
 import { decodeSnapshotMessage, decodeSnapshotSlices } from '../functions/gateway/src/control/message.js';
-import { refKey } from '../functions/gateway/src/credentials.js';
+import { CredentialCache, refKey, StaticCredentialResolver } from '../functions/gateway/src/credentials.js';
+import { jsonLogger } from '../functions/gateway/src/logger.js';
+import { nextTurn, type Pause, runSliced } from '../functions/gateway/src/slices.js';
+import { GatewayWorker } from '../functions/gateway/src/worker.js';
 import { snapshotChecksum } from '../shared/src/domain/gateway/canonical.js';
 import { newLiveCounters } from '../shared/src/domain/gateway/routing.js';
-import type { Sliced } from '../shared/src/domain/gateway/slices.js';
 import { emptyStatus, ProxyResource } from '../shared/src/domain/proxy.js';
 import {
   buildPrepared,
-  checksumSlices,
   fastSnapshotChecksum,
   type Prepared,
   prepare,
@@ -79,30 +80,47 @@ function build(owned: ProxyResource[], version: number) {
   return { full: buildPrepared(prepared, version, sha256Hex), prepared };
 }
 
+/** A fresh worker (nothing applied yet), on a credential cache shared across repetitions. */
+const takingWorker = (credentials: CredentialCache, pause: Pause) =>
+  new GatewayWorker({
+    credentials,
+    log: jsonLogger('error', () => {}),
+    now: () => Date.now(),
+    maxStaleAgeMs: Number.POSITIVE_INFINITY,
+    workerId: 'gw-bench',
+    stickyTableSize: 10,
+    outcomeQueueSize: 10,
+    pause,
+  });
+
 function time(fn: () => unknown): number {
   const t = performance.now();
   fn();
   return performance.now() - t;
 }
 
-/** CPU time of this process (user + system), in ms: what the work costs, whatever else shares the cores. */
-/** Runs each sliced computation to its end; the longest stretch between two yields, and how many slices. */
-function longestSlice(works: Array<() => Sliced<unknown>>): { longest: number; slices: number } {
+/**
+ * `take` run with the worker's driver and a pause that times it: the longest the event loop was held at a
+ * stretch (between two turns, or from the start to the first, or from the last to the end), and how many
+ * turns it was given.
+ */
+async function heldLoop(
+  take: (pause: Pause) => Promise<unknown>,
+): Promise<{ longest: number; slices: number }> {
   let longest = 0;
   let slices = 0;
-  for (const make of works) {
-    const work = make();
-    for (;;) {
-      const t = performance.now();
-      const step = work.next();
-      longest = Math.max(longest, performance.now() - t);
-      slices++;
-      if (step.done) break;
-    }
-  }
-  return { longest, slices };
+  let since = performance.now();
+  const pause: Pause = async () => {
+    longest = Math.max(longest, performance.now() - since);
+    slices++;
+    await nextTurn();
+    since = performance.now();
+  };
+  await take(pause);
+  return { longest: Math.max(longest, performance.now() - since), slices };
 }
 
+/** CPU time of this process (user + system), in ms: what the work costs, whatever else shares the cores. */
 function cpuTime(fn: () => unknown): number {
   const t = process.cpuUsage();
   fn();
@@ -145,6 +163,16 @@ export default async function snapshotBench(args: string[]): Promise<void> {
     slices: 0,
   };
   const wire = Buffer.from(JSON.stringify(base.full));
+  // One cache for every repetition, as a running worker has: its secrets resolved once.
+  const resolver = new StaticCredentialResolver();
+  resolver.replace(
+    Object.fromEntries(
+      base.full.proxies.flatMap((p) =>
+        p.credentialsRef ? [[p.credentialsRef.secret, { username: 'u', password: 'p' }]] : [],
+      ),
+    ),
+  );
+  const secrets = new CredentialCache(resolver, 3_600_000, () => Date.now());
   const credentials = new Map(
     base.full.proxies.flatMap((p) =>
       p.credentialsRef ? [[refKey(p.credentialsRef), { username: 'u', password: 'p' }] as const] : [],
@@ -181,13 +209,16 @@ export default async function snapshotBench(args: string[]): Promise<void> {
     });
     const tGeneric = time(() => snapshotChecksum(taken, sha256Hex));
     const tCompile = time(() => compileSnapshot(taken, credentials, () => newLiveCounters()));
-    // The same three steps as the worker runs them, in slices: the longest stretch between two yields is
-    // how long a request may wait on the snapshot being taken.
-    const sliced = longestSlice([
-      () => decodeSnapshotSlices({ id: 'b', attributes: { workerId: 'gw-bench' }, data: wire }, 'gw-bench'),
-      () => checksumSlices(taken, sha256Hex),
-      () => compileSnapshotSlices(taken, credentials, () => newLiveCounters()),
-    ]);
+    // What the worker runs, as it runs it: the session's decode, then a worker's apply (checksum,
+    // credentials from its cache, compile, swap) — the longest stretch between two turns of the event
+    // loop is how long a request may wait on the snapshot being taken.
+    const sliced = await heldLoop(async (pause) => {
+      const m = { id: 'b', attributes: { workerId: 'gw-bench' }, data: wire };
+      const d = await runSliced(decodeSnapshotSlices(m, 'gw-bench'), pause);
+      if (d.kind !== 'snapshot' || d.message.kind !== 'full') throw new Error(`not decoded: ${d.kind}`);
+      const r = await takingWorker(secrets, pause).applySnapshot(d.message);
+      if (!r.ok) throw new Error(`not applied: ${r.reason}`);
+    });
     if (i < Number(o.warmup)) continue;
     take.longest.push(sliced.longest);
     take.slices = sliced.slices;

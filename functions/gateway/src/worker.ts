@@ -135,7 +135,7 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
   private readonly sticky: StickyTable;
   readonly outcomes: OutcomeQueue;
   private applying: Promise<unknown> = Promise.resolve();
-  /** The controller's last revokeProxyIds: for counters first met by a snapshot taken meanwhile. */
+  /** The controller's last revokeProxyIds: for the counters a snapshot being taken meets first. */
   private revokedNames: ReadonlySet<string> = new Set();
   private maxStaleAgeMs: number;
 
@@ -260,7 +260,6 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
     // Counters first met here are kept aside until the swap: the tick, running between the slices,
     // forgets any counter of a proxy not in the current snapshot with nothing open (collectCounters).
     const met = new Map<string, LiveCounters>();
-    const revokedBefore = this.revokedNames;
     const counters = (name: string): LiveCounters => {
       let c = this.live.get(name) ?? met.get(name);
       if (!c) {
@@ -273,12 +272,12 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
       compileSnapshotSlices(snapshot, resolved, counters, { plainHttp: this.opts.plainHttp ?? 'auto' }),
       this.opts.pause,
     );
-    // A revocation answered between the slices reached only the counters already in `live`.
-    const revokedMeanwhile = this.revokedNames !== revokedBefore ? this.revokedNames : null;
+    // The controller's revocations, answered before or between the slices, as revokeProxyIds would have
+    // set them had these counters been in `live` then (each answer is the whole current set).
     for (const u of compiled.upstreams.values()) {
       if (this.live.get(u.name) === u.live) continue;
       this.live.set(u.name, u.live);
-      if (revokedMeanwhile) u.live.revoked = revokedMeanwhile.has(u.name);
+      u.live.revoked = this.revokedNames.has(u.name);
     }
     for (const skipped of compiled.skipped) {
       this.opts.log.warn('proxy left out of the snapshot: its credentials cannot be used', skipped);

@@ -2,9 +2,9 @@
 // register, ack, runtime, outcomes and the latest snapshot. Every answer comes back as a value, never a
 // throw: a success with its body validated against the shared wire schema, or a refusal with its status
 // and stable code (status 0 for a network failure or timeout) for controlReaction() to decide on.
-import type { z } from 'zod';
+import { z } from 'zod';
 import { retryAfterMs } from '../../../../shared/src/domain/retry-after.js';
-import { GatewaySnapshot } from '../../../../shared/src/messages/gateway-snapshot.js';
+import type { GatewaySnapshot } from '../../../../shared/src/messages/gateway-snapshot.js';
 import {
   type AckRequestBody,
   AckResponseBody,
@@ -15,6 +15,8 @@ import {
   type RuntimeRequestBody,
   RuntimeResponseBody,
 } from '../../../../shared/src/messages/worker-api.js';
+import { type Pause, runSliced } from '../slices.js';
+import { checkSnapshotSlices } from './message.js';
 import type { TokenSource } from './token.js';
 
 export type ControlAnswer<T> =
@@ -43,7 +45,17 @@ export interface HttpControlClientOptions {
   token: TokenSource;
   timeoutMs: number;
   fetch?: typeof globalThis.fetch;
+  /** Between two slices of checking a fetched snapshot (../slices.ts): default, a turn of the event loop. */
+  pause?: Pause;
 }
+
+/** A 2xx we cannot read: the controller or something in between is broken; retried with backoff. */
+const invalidResponse = (method: string, path: string): ControlAnswer<never> => ({
+  ok: false,
+  status: 502,
+  code: 'invalid_response',
+  message: `${method} ${path}: the answer does not match its schema`,
+});
 
 /** `work`, or a rejection with the signal's reason once it aborts (the work itself is left to finish). */
 function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
@@ -99,9 +111,15 @@ export class HttpControlClient implements ControlClient {
     );
   }
 
-  latestSnapshot(workerId: string, sessionId: string) {
+  /** The body checked against the wire schema in slices, as a pulled one is (message.ts). */
+  async latestSnapshot(workerId: string, sessionId: string): Promise<ControlAnswer<GatewaySnapshot>> {
     const q = new URLSearchParams({ sessionId });
-    return this.call('GET', `/v1/workers/${encodeURIComponent(workerId)}/snapshot?${q}`, GatewaySnapshot);
+    const path = `/v1/workers/${encodeURIComponent(workerId)}/snapshot?${q}`;
+    const answer = await this.call('GET', path, z.unknown());
+    if (!answer.ok) return answer;
+    const checked = await runSliced(checkSnapshotSlices(answer.body), this.o.pause);
+    if (!checked.ok || checked.message.kind !== 'full') return invalidResponse('GET', path);
+    return { ok: true, body: checked.message };
   }
 
   private async call<S extends z.ZodType>(
@@ -159,15 +177,7 @@ export class HttpControlClient implements ControlClient {
       };
     }
     const parsed = schema.safeParse(json);
-    if (!parsed.success) {
-      // A 2xx we cannot read: the controller or something in between is broken; retried with backoff.
-      return {
-        ok: false,
-        status: 502,
-        code: 'invalid_response',
-        message: `${method} ${path}: the answer does not match its schema`,
-      };
-    }
+    if (!parsed.success) return invalidResponse(method, path);
     return { ok: true, body: parsed.data };
   }
 }

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { buildDelta } from '../../../../shared/src/domain/gateway/delta.js';
+import { GatewaySnapshot, sha256Hex } from '../../../../shared/src/messages/gateway-snapshot.js';
 import { HttpControlClient } from './client.js';
+import { snapshot } from './fakes.js';
 import { GoogleIdTokenSource, type TokenSource } from './token.js';
 
 function client(answer: () => Response | Promise<Response>) {
@@ -22,6 +25,40 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
 
 const ack = { sessionId: 'session-1', version: 3, epoch: 1, checksum: 'a'.repeat(64) };
+
+describe('HttpControlClient: the latest snapshot', () => {
+  const names = Array.from({ length: 1_200 }, (_, i) => `p-${String(i).padStart(5, '0')}`);
+  const s1 = snapshot(1, names);
+
+  it('a full snapshot is checked against the wire schema in slices, and given as the schema gives it', async () => {
+    let pauses = 0;
+    const c = new HttpControlClient({
+      baseUrl: 'http://api.test',
+      token: { header: async () => undefined, invalidate: () => {} },
+      timeoutMs: 1_000,
+      fetch: (async () => json(200, s1)) as unknown as typeof fetch,
+      pause: async () => void pauses++,
+    });
+    expect(await c.latestSnapshot('gw-1', 's')).toEqual({ ok: true, body: GatewaySnapshot.parse(s1) });
+    expect(pauses).toBe(3); // before the first slice, and between the three
+  });
+
+  it.each([
+    ['a delta', () => buildDelta(s1, snapshot(2, names.slice(1)), sha256Hex)],
+    [
+      'an entry the schema refuses',
+      () => ({ ...s1, proxies: [...s1.proxies.slice(0, 700), { name: 'p-x' }] }),
+    ],
+    ['not an object', () => 'snapshot'],
+  ])('%s in a 2xx → 502 invalid_response', async (_l, body) => {
+    const { c } = client(() => json(200, body()));
+    expect(await c.latestSnapshot('gw-1', 's')).toMatchObject({
+      ok: false,
+      status: 502,
+      code: 'invalid_response',
+    });
+  });
+});
 
 describe('HttpControlClient', () => {
   it('sends the worker credential and JSON, and validates the answer', async () => {

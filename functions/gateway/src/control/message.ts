@@ -40,7 +40,7 @@ export function* decodeSnapshotSlices(m: FeedMessage, workerId: string): Sliced<
   } catch {
     return { kind: 'poison', reason: 'not JSON' };
   }
-  const checked = yield* checkSlices(json);
+  const checked = yield* checkSnapshotSlices(json);
   if (!checked.ok) return { kind: 'poison', reason: checked.reason };
   const message = checked.message;
   if (message.workerId !== workerId) return { kind: 'poison', reason: 'payload addressed to another worker' };
@@ -69,7 +69,8 @@ function entriesOf(json: unknown): { key: 'proxies' | 'upserts'; items: unknown[
   return items.length <= MAX_SNAPSHOT_PROXIES ? { key, items } : null;
 }
 
-function* checkSlices(json: unknown): Sliced<Checked> {
+/** GatewaySnapshotMessage.safeParse(json), in slices: a pulled message's payload, or a fetched snapshot. */
+export function* checkSnapshotSlices(json: unknown): Sliced<Checked> {
   const entries = entriesOf(json);
   if (!entries) {
     // Not the shape of a snapshot or a delta with a list it may carry: the schema in one piece says why
