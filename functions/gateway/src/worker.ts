@@ -135,7 +135,7 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
   private readonly sticky: StickyTable;
   readonly outcomes: OutcomeQueue;
   private applying: Promise<unknown> = Promise.resolve();
-  /** The controller's last revokeProxyIds: for the counters a snapshot being taken meets first. */
+  /** The controller's last revokeProxyIds: replaced whole by each answer (a new Set each time). */
   private revokedNames: ReadonlySet<string> = new Set();
   private maxStaleAgeMs: number;
 
@@ -170,6 +170,7 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
   /** A full snapshot, already schema-validated by the source. Applies are serialised. */
   applySnapshot(snapshot: GatewaySnapshot): Promise<ApplyResult> {
     return this.serially(async () => {
+      const revokedBefore = this.revokedNames;
       const decision = await runSliced(
         decideSnapshotSlices(this.appliedVersion(), snapshot, {
           workerId: this.opts.workerId,
@@ -180,7 +181,7 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
       if (decision.action === 'reject')
         return { ok: false, reason: decision.reason, needFullSnapshot: false };
       if (decision.action === 'duplicate') return this.taken(snapshot, true);
-      await this.swapIn(snapshot);
+      await this.swapIn(snapshot, revokedBefore);
       return this.taken(snapshot, false);
     });
   }
@@ -195,9 +196,10 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
       const order = orderAgainst(this.appliedVersion(), delta);
       if (order.action === 'reject') return { ok: false, reason: order.reason, needFullSnapshot: false };
       if (order.action === 'duplicate') return this.taken(base.source, true);
+      const revokedBefore = this.revokedNames;
       const result = await runSliced(applyDeltaSlices(base.source, delta, sha256Hex), this.opts.pause);
       if (!result.ok) return { ok: false, reason: result.reject, needFullSnapshot: true };
-      await this.swapIn(result.snapshot);
+      await this.swapIn(result.snapshot, revokedBefore);
       return this.taken(result.snapshot, false);
     });
   }
@@ -254,7 +256,8 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
     return { wallMs, monoMs: this.opts.monotonicNow?.() ?? wallMs };
   }
 
-  private async swapIn(snapshot: GatewaySnapshot): Promise<void> {
+  /** `revokedBefore`: the revoked set as it stood when this take began. */
+  private async swapIn(snapshot: GatewaySnapshot, revokedBefore: ReadonlySet<string>): Promise<void> {
     const refs = snapshot.proxies.flatMap((p) => (p.credentialsRef ? [p.credentialsRef] : []));
     const resolved = await this.opts.credentials.resolveAll(refs);
     // Counters first met here are kept aside until the swap: the tick, running between the slices,
@@ -272,12 +275,15 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
       compileSnapshotSlices(snapshot, resolved, counters, { plainHttp: this.opts.plainHttp ?? 'auto' }),
       this.opts.pause,
     );
-    // The controller's revocations, answered before or between the slices, as revokeProxyIds would have
-    // set them had these counters been in `live` then (each answer is the whole current set).
+    // A revocation answered while this snapshot was being taken reached only the counters in `live`
+    // then: these get it as revokeProxyIds would have set it. One answered before the take began is
+    // older than the snapshot, which may give back a proxy it revoked (a cancelled drain): as before
+    // slicing, a counter first met starts unrevoked, and the next answer says otherwise if need be.
+    const revokedMeanwhile = this.revokedNames !== revokedBefore ? this.revokedNames : null;
     for (const u of compiled.upstreams.values()) {
       if (this.live.get(u.name) === u.live) continue;
       this.live.set(u.name, u.live);
-      u.live.revoked = this.revokedNames.has(u.name);
+      if (revokedMeanwhile) u.live.revoked = revokedMeanwhile.has(u.name);
     }
     for (const skipped of compiled.skipped) {
       this.opts.log.warn('proxy left out of the snapshot: its credentials cannot be used', skipped);

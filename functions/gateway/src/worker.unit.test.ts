@@ -636,6 +636,15 @@ describe('GatewayWorker: taking a snapshot in slices', () => {
     expect(worker.snapshot()?.upstreams.get('p-01099')?.live.revoked).toBe(false);
   });
 
+  it('one answered before the take began does not hold back a proxy the snapshot gives back', async () => {
+    // A drain the controller has cancelled since: its last answer still named the proxy, whose counters
+    // were collected meanwhile; the snapshot that gives it back is the newer word.
+    const { worker } = slicedWorker(() => {});
+    worker.revokeProxyIds(['p-01100']);
+    await worker.applySnapshot(buildSnapshot(content(1, many(1_200)), sha256Hex));
+    expect(worker.snapshot()?.upstreams.get('p-01100')?.live.revoked).toBe(false);
+  });
+
   it('a tick between the slices leaves the counters of proxies first met in place: revoking them works', async () => {
     const { worker } = slicedWorker((w) => w.tick());
     await worker.applySnapshot(buildSnapshot(content(1, [proxy('a')]), sha256Hex));

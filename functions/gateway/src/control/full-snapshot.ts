@@ -73,6 +73,8 @@ export class FullSnapshotFetch {
       this.lastFetchAt = this.now();
       const asked = this.requests;
       const answer = await this.deps.client.latestSnapshot(this.deps.workerId, s.sessionId);
+      // Stopped while the answer came and was checked (in slices, over many turns), as a pulled one.
+      if (session.signal.aborted) return;
       // Answered as of when it was read: a request made meanwhile (a delta refused) may want a newer one.
       const answered = () => {
         if (this.requests === asked) this.done();

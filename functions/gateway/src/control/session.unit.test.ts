@@ -372,6 +372,28 @@ describe('snapshots', () => {
     expect(h.client.of('ack').map((c) => (c.body as { version: number }).version)).toEqual([1, 3]);
   });
 
+  it('a fetched snapshot answered after the session stopped is not applied', async () => {
+    const h = harness();
+    await h.start();
+    let answer: (a: unknown) => void = () => {};
+    h.script(
+      'latestSnapshot',
+      (() =>
+        new Promise((r) => {
+          answer = r;
+        })) as unknown as Script,
+    );
+    await h.feed.deliver(feedMessage(buildDelta(snapshot(1, []), snapshot(2, ['p-b']), sha256Hex)));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(h.client.of('latestSnapshot')).toHaveLength(1);
+    const stopped = h.session.reporter.stop();
+    await vi.advanceTimersByTimeAsync(5_000);
+    await stopped;
+    answer({ ok: true, body: snapshot(2, ['p-b']) });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(h.worker.snapshot()).toBeNull();
+  });
+
   it('a delta before any snapshot fetches the full one', async () => {
     const h = harness();
     await h.start();
