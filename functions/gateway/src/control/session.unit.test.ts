@@ -25,11 +25,14 @@ const BACKOFF = { initialMs: 500, maxMs: 8_000 };
 /** Between two slices of a snapshot: a microtask, which the fake clock's flush runs (a real setImmediate it would not). */
 const microtask = () => Promise.resolve();
 
-/** The harness's next register call stays unanswered until the returned function answers it. */
-function heldRegister(h: ReturnType<typeof harness>): (answer: unknown) => void {
+/** The harness's next `method` call stays unanswered until the returned function answers it. */
+function held(
+  h: ReturnType<typeof harness>,
+  method: Parameters<ReturnType<typeof harness>['script']>[0] = 'register',
+): (answer: unknown) => void {
   let answer: (a: unknown) => void = () => {};
   h.script(
-    'register',
+    method,
     (() =>
       new Promise((r) => {
         answer = r;
@@ -259,7 +262,7 @@ describe('registration', () => {
     await h.start();
     await h.feed.deliver(feedMessage(snapshot(1, ['p-a'])));
     await flush();
-    const answer = heldRegister(h);
+    const answer = held(h);
     await vi.advanceTimersByTimeAsync(600_000);
     expect(h.client.of('register')).toHaveLength(3);
     // SIGTERM while the upgrade's register call is in flight; the API has already superseded session-1.
@@ -375,14 +378,7 @@ describe('snapshots', () => {
   it('a fetched snapshot answered after the session stopped is not applied', async () => {
     const h = harness();
     await h.start();
-    let answer: (a: unknown) => void = () => {};
-    h.script(
-      'latestSnapshot',
-      (() =>
-        new Promise((r) => {
-          answer = r;
-        })) as unknown as Script,
-    );
+    const answer = held(h, 'latestSnapshot');
     await h.feed.deliver(feedMessage(buildDelta(snapshot(1, []), snapshot(2, ['p-b']), sha256Hex)));
     await vi.advanceTimersByTimeAsync(1_000);
     expect(h.client.of('latestSnapshot')).toHaveLength(1);
@@ -1225,7 +1221,7 @@ describe('shutdown during start-up', () => {
 
   it('with the register call in flight: waits for its answer, takes no pull, and reports draining on that session', async () => {
     const h = harness({ settings: { startWaitMs: 15_000 } });
-    const answer = heldRegister(h);
+    const answer = held(h);
     const stopping = new AbortController();
     await starting(h, stopping);
     stopping.abort();
