@@ -11,6 +11,7 @@
 // Every other managed field (machineType, image, port, protocol, cloudInit, credentialsRef, and connectPorts
 // through the default cloud-init it renders) enters the spec hash, and reconcile replaces the instance in
 // place (same zone, same deterministic name).
+import { connectPortsAllowed } from '../../../../shared/src/domain/cloud-init/squid-conf.js';
 import { type ProxySpec, ProxySpec as ProxySpecSchema } from '../../../../shared/src/domain/proxy.js';
 import { ApiError, invalidRequest } from '../errors.js';
 import { toIssues } from '../validation/issues.js';
@@ -65,17 +66,25 @@ export const mergeWith =
 
 /**
  * Key-order-insensitive comparison: a PUT of the same spec in another key order is not a change, nor is
- * spelling out what an absent field means (`healthCheck.exitIp: "proxy"`): either would bump the
- * generation and send reconcile a change that changes nothing.
+ * spelling out what an absent field means (`healthCheck.exitIp: "proxy"`, `connectPorts: [443]`) or
+ * listing the same ports another way: each would bump the generation and send reconcile a change that
+ * changes nothing.
  */
 export function sameSpec(a: ProxySpec, b: ProxySpec): boolean {
   return canonical(meaning(a)) === canonical(meaning(b));
 }
 
+/** The spec with each setting in one spelling of what it does. */
 function meaning(spec: ProxySpec): ProxySpec {
-  if (spec.healthCheck.exitIp !== 'proxy') return spec;
-  const { exitIp: _default, ...healthCheck } = spec.healthCheck;
-  return { ...spec, healthCheck };
+  let out = spec;
+  if (out.healthCheck.exitIp === 'proxy') {
+    const { exitIp: _default, ...healthCheck } = out.healthCheck;
+    out = { ...out, healthCheck };
+  }
+  // The ports the default cloud-init lets CONNECT reach: absent, [443] and [443, 443] are one setting,
+  // [8443] and [8443, 443] another (squid-conf.ts renders the same line for each).
+  if (out.mode === 'managed') out = { ...out, connectPorts: connectPortsAllowed(out.connectPorts) };
+  return out;
 }
 
 function canonical(value: unknown): string {

@@ -105,6 +105,16 @@ describe('sameSpec', () => {
     expect(sameSpec(a, managedSpec({ attributes: { x: '1', y: '3' } }))).toBe(false);
   });
 
+  it('connectPorts: the same ports another way are the same spec; another port is a change', () => {
+    const none = managedSpec();
+    const ports = (connectPorts: number[]) => ({ ...none, connectPorts });
+    expect(sameSpec(none, ports([443]))).toBe(true);
+    expect(sameSpec(ports([8443]), ports([443, 8443, 8443]))).toBe(true);
+    expect(sameSpec(ports([9443, 8443]), ports([8443, 9443]))).toBe(true);
+    expect(sameSpec(none, ports([8443]))).toBe(false);
+    expect(sameSpec(ports([8443]), ports([9443]))).toBe(false);
+  });
+
   it('an exitIp of "proxy" spelt out is the same spec as none; "any" is a change', () => {
     const none = managedSpec();
     const spelt = { ...none, healthCheck: { ...none.healthCheck, exitIp: 'proxy' as const } };

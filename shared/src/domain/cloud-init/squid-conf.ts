@@ -28,6 +28,14 @@ export const DEFAULT_CONNECT_PORTS: readonly number[] = Object.freeze([443]);
  *  URL) tunnels to the API's https echo endpoint on 443 through every VM. */
 const ALWAYS_CONNECT_PORTS: readonly number[] = Object.freeze([443]);
 
+/**
+ * What a `connectPorts` list lets CONNECT reach, as squid.conf renders it: 443 and the list, sorted, once
+ * each. Two lists with the same answer are the same setting (the admin API's sameSpec).
+ */
+export function connectPortsAllowed(ports: readonly number[] = DEFAULT_CONNECT_PORTS): number[] {
+  return [...new Set([...ALWAYS_CONNECT_PORTS, ...ports])].sort((a, b) => a - b);
+}
+
 /** squid's `acl Safe_ports` as rendered below: every request to another port is refused, CONNECT included. */
 const SAFE_PORTS = { listed: [80, 443], from: 1025 } as const;
 const isSafePort = (p: number): boolean =>
@@ -103,7 +111,7 @@ export function renderSquidConf(input: SquidConfOptions): string {
     // script's digest is in the spec hash: a reordering must not replace the VM). 443 always: the probe
     // tunnels to the API's https echo endpoint through every VM (EGRESS, and BASIC without a URL), so a
     // list without it left the VM Unhealthy for good (docs/health.md).
-    `${SSL_PORTS_ACL}${[...new Set([...ALWAYS_CONNECT_PORTS, ...o.connectPorts])].sort((a, b) => a - b).join(' ')}`,
+    `${SSL_PORTS_ACL}${connectPortsAllowed(o.connectPorts).join(' ')}`,
     `acl Safe_ports port ${SAFE_PORTS.listed.join(' ')} ${SAFE_PORTS.from}-65535`,
     'acl CONNECT method CONNECT',
     ...(blocked ? [`acl proxyplane_blocked dst ${o.blockedDestinations.join(' ')}`] : []),
