@@ -2,6 +2,11 @@
 // console (verdict, egressProblem, latencyMillis, tracks.BASIC.consecutiveOk, …). Each read carries the
 // document's updateTime as its version, and each write is preconditioned on it (recipes §7: preconditions
 // rather than contended transactions): `create()` where there was no document, `lastUpdateTime` otherwise.
+// Each write also stamps the document with an id of its own (`writeId`): the client sends a commit again
+// when its answer is lost (UNAVAILABLE, ABORTED, RESOURCE_EXHAUSTED), and a commit that had landed then
+// fails its own precondition. That is no race lost: the id found on the document says the write is there,
+// so the pass does not decide again on top of its own result (counting one probe twice).
+import { randomUUID } from 'node:crypto';
 import {
   type DocumentData,
   type DocumentReference,
@@ -64,12 +69,17 @@ export class FirestoreHealthStore implements HealthStore {
   private async writeChunk(chunk: HealthWrite[]): Promise<HealthWriteResult[]> {
     if (chunk.length === 0) return [];
     const batch = this.db.batch();
-    if (chunk.every((w) => stageHealthWrite(batch, this.col().doc(w.state.proxy), w))) {
+    const writeId = randomUUID();
+    const refs = chunk.map((w) => this.col().doc(w.state.proxy));
+    if (chunk.every((w, i) => stageHealthWrite(batch, refs[i]!, w, writeId))) {
       try {
         await batch.commit();
         return chunk.map(() => 'written');
       } catch (err) {
         if (!isHealthConflict(err)) throw err;
+        // The commit is atomic: one document carrying its id (another pass may have written the others
+        // since) says all of it landed, on an attempt whose answer was lost.
+        if (await this.carries(refs, writeId)) return chunk.map(() => 'written');
       }
     }
     const results: HealthWriteResult[] = [];
@@ -82,14 +92,22 @@ export class FirestoreHealthStore implements HealthStore {
 
   private async writeOne(w: HealthWrite): Promise<HealthWriteResult> {
     const batch = this.db.batch();
-    if (!stageHealthWrite(batch, this.col().doc(w.state.proxy), w)) return 'conflict';
+    const writeId = randomUUID();
+    const ref = this.col().doc(w.state.proxy);
+    if (!stageHealthWrite(batch, ref, w, writeId)) return 'conflict';
     try {
       await batch.commit();
       return 'written';
     } catch (err) {
-      if (isHealthConflict(err)) return 'conflict';
-      throw err;
+      if (!isHealthConflict(err)) throw err;
+      return (await this.carries([ref], writeId)) ? 'written' : 'conflict';
     }
+  }
+
+  /** Whether any of these documents was last written by the write `writeId`. */
+  private async carries(refs: DocumentReference[], writeId: string): Promise<boolean> {
+    const snaps = await this.db.getAll(...refs);
+    return snaps.some((s) => s.exists && s.get(WRITE_ID) === writeId);
   }
 
   async deleteMany(names: string[]): Promise<void> {
@@ -115,16 +133,25 @@ export class FirestoreHealthStore implements HealthStore {
  * is only ever a map key (as an update() field path its ':' would need backtick quoting). False when
  * `base` is no version token (nothing to write on top of: a conflict), with nothing staged.
  */
-export function stageHealthWrite(batch: WriteBatch, ref: DocumentReference, w: HealthWrite): boolean {
+export function stageHealthWrite(
+  batch: WriteBatch,
+  ref: DocumentReference,
+  w: HealthWrite,
+  writeId: string,
+): boolean {
+  const doc = { ...healthToDoc(w.state), [WRITE_ID]: writeId };
   if (w.base === null) {
-    batch.create(ref, healthToDoc(w.state));
+    batch.create(ref, doc);
     return true;
   }
   const at = timestampOfVersion(w.base);
   if (!at) return false;
-  batch.update(ref, healthToDoc(w.state), { lastUpdateTime: at });
+  batch.update(ref, doc, { lastUpdateTime: at });
   return true;
 }
+
+/** The field naming the write that last wrote a health document (or the passive cursor): see the top. */
+export const WRITE_ID = 'writeId';
 
 /** A preconditioned write that lost a race: changed since read, created meanwhile, or deleted meanwhile. */
 export function isHealthConflict(err: unknown): boolean {

@@ -2,7 +2,10 @@
 // one batched write of the changed `health/{proxy}` documents plus the cursor, guarded by the cursor's
 // updateTime (or create() for the first) and by each health document's own (health-store.ts
 // stageHealthWrite), so it fails whole when another tick moved the cursor or another pass wrote one of the
-// proxies (recipes §7: preconditions rather than contended transactions).
+// proxies (recipes §7: preconditions rather than contended transactions). The cursor carries the commit's
+// id (`writeId`), so a commit the client sent again after its first attempt landed — failing on its own
+// write — is known for committed, not taken for another tick's (health-store.ts).
+import { randomUUID } from 'node:crypto';
 import { type DocumentSnapshot, type Firestore, Timestamp } from '@google-cloud/firestore';
 import type { HealthWrite } from '../../ports/health-store.js';
 import {
@@ -12,7 +15,7 @@ import {
   type PassiveFeedStore,
 } from '../../ports/passive-feed.js';
 import { Collections } from './collections.js';
-import { isHealthConflict, stageHealthWrite } from './health-store.js';
+import { isHealthConflict, stageHealthWrite, WRITE_ID } from './health-store.js';
 import { timestampOfVersion, versionOf } from './proxy-converter.js';
 
 export const PASSIVE_CURSOR_ID = 'probe-passive';
@@ -55,7 +58,8 @@ export class FirestorePassiveFeedStore implements PassiveFeedStore {
     expected: string | null,
   ): Promise<PassiveCommitResult> {
     const batch = this.db.batch();
-    const data = { through: Timestamp.fromDate(next.through), tracked: next.tracked };
+    const writeId = randomUUID();
+    const data = { through: Timestamp.fromDate(next.through), tracked: next.tracked, [WRITE_ID]: writeId };
     if (expected === null) batch.create(this.ref(), data);
     else {
       const at = timestampOfVersion(expected);
@@ -63,13 +67,19 @@ export class FirestorePassiveFeedStore implements PassiveFeedStore {
       batch.update(this.ref(), data, { lastUpdateTime: at });
     }
     const health = this.db.collection(Collections.health);
-    for (const w of writes) if (!stageHealthWrite(batch, health.doc(w.state.proxy), w)) return 'conflict';
+    for (const w of writes)
+      if (!stageHealthWrite(batch, health.doc(w.state.proxy), w, writeId)) return 'conflict';
     try {
       await batch.commit();
       return 'committed';
     } catch (err) {
-      if (isHealthConflict(err)) return 'conflict';
-      throw failure(err, 'commit passive health states');
+      if (!isHealthConflict(err)) throw failure(err, 'commit passive health states');
+    }
+    // Atomic: the cursor carrying this commit's id says all of it landed, on an attempt whose answer was lost.
+    try {
+      return (await this.ref().get()).get(WRITE_ID) === writeId ? 'committed' : 'conflict';
+    } catch (err) {
+      throw failure(err, 'read the passive cursor');
     }
   }
 }
