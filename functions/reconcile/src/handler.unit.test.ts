@@ -338,6 +338,57 @@ describe('reconcile handler: managed lifecycle', () => {
     });
   });
 
+  it.each<[string, () => void]>([
+    [
+      'the cloud-init cannot be read (Secret Manager)',
+      () =>
+        t.setCloudInit({ ok: false, failure: { kind: 'transient', message: 'unavailable: secret manager' } }),
+    ],
+    ['the instance cannot be read (Compute)', () => t.provider.failNext('get', 'transient')],
+  ])(
+    "a probe verdict reaches status while %s in passing: a dead proxy leaves leasing before Pub/Sub's retry",
+    async (_what, outage) => {
+      await create();
+      await t.run('p1', 'created');
+      t.provider.bootAll();
+      await t.run();
+      const ready = (await t.doc())!;
+      expect(ready.status.phase).toBe('Provisioned');
+      let verdict = { healthy: false, reason: 'ProbeFailed', message: 'connect refused' };
+      t.deps.health = {
+        verdictFor: async (p) => ({
+          instance: healthInstanceKey(p),
+          verdict: { ...verdict, latencyMillis: null, checkedAt: t.clock.now(), unreachableRoutes: [] },
+        }),
+      };
+      outage();
+      const writes = t.store.writes;
+      await expect(t.run('p1', 'health-transition')).rejects.toMatchObject({ kind: 'transient' });
+      const after = (await t.doc())!.status;
+      expect(after.conditions.find((c) => c.type === 'Healthy')).toMatchObject({
+        status: 'False',
+        reason: 'ProbeFailed',
+      });
+      expect(after).toMatchObject({ ip: ready.status.ip, providerId: ready.status.providerId });
+      expect(t.store.writes).toBe(writes + 1);
+      // Pub/Sub's redelivery, still failing, writes nothing more: the verdict is already there.
+      outage();
+      await expect(t.run('p1', 'health-transition')).rejects.toMatchObject({ kind: 'transient' });
+      expect(t.store.writes).toBe(writes + 1);
+      // A verdict about another instance (one replaced since) is not folded.
+      verdict = { healthy: true, reason: 'ProbeSucceeded', message: 'ok' };
+      t.deps.health = {
+        verdictFor: async () => ({
+          instance: 'zones/z/instances/other@2026-01-01T00:00:00.000Z',
+          verdict: { ...verdict, latencyMillis: 5, checkedAt: t.clock.now(), unreachableRoutes: [] },
+        }),
+      };
+      outage();
+      await expect(t.run('p1', 'health-transition')).rejects.toMatchObject({ kind: 'transient' });
+      expect(t.store.writes).toBe(writes + 1);
+    },
+  );
+
   it('transient provider errors are thrown (Pub/Sub retries) and write nothing', async () => {
     await create();
     t.provider.failNext('create', 'transient');

@@ -9,7 +9,7 @@ import {
   type ProxyStatus,
 } from '../../../shared/src/domain/proxy.js';
 import { findCondition } from '../../../shared/src/domain/reconcile/conditions.js';
-import { addressGone, settle } from '../../../shared/src/domain/reconcile/failure.js';
+import { addressGone, healthInPassing, settle } from '../../../shared/src/domain/reconcile/failure.js';
 import { finalizeStatus, statusChanged } from '../../../shared/src/domain/reconcile/patch-status.js';
 import { observationNeeds, reconcile } from '../../../shared/src/domain/reconcile/reconcile.js';
 import type {
@@ -157,8 +157,10 @@ export async function runPass(
   if (plan.requeue.kind === 'error') {
     const { failure } = plan.requeue;
     // A pass that fails in passing writes nothing (Pub/Sub redelivers it) — except an address the pass saw
-    // go (addressGone). Best effort: the pass's own failure is what is thrown either way.
-    const cleared = addressGone(proxy, obs, failure);
+    // go (addressGone), or else a health verdict that changes the status (healthInPassing: an outage of
+    // Secret Manager or Compute must not keep a dead proxy Healthy). Best effort: the pass's own failure
+    // is what is thrown either way.
+    const cleared = addressGone(proxy, obs, failure) ?? healthInPassing(proxy, obs);
     let unwritten = '';
     if (cleared) {
       const retry = { kind: 'after' as const, ms: ADDRESS_GONE_RETRY_MS };
@@ -170,7 +172,7 @@ export async function runPass(
           deps.clock.now(),
         );
       } catch (err) {
-        unwritten = ` (its address was not cleared: ${err instanceof Error ? err.message : String(err)})`;
+        unwritten = ` (what it saw was not written: ${err instanceof Error ? err.message : String(err)})`;
       }
     }
     throw new TransientReconcileError(`${plan.branch}: ${failure.message}${unwritten}`, failure);

@@ -2,9 +2,11 @@
 //   quota     → Provisioned=False/QuotaExceeded, RequeueAfter QuotaRetry, no error
 //   permanent → Provisioned=False/PermanentError at this generation → phase Failed, latched, no retry
 //   transient → returned as an error: the handler throws and Pub/Sub redelivers with backoff
+import { healthInstanceKey } from '../health/instance-key.js';
 import { ProvisionedReason, type ProxyResource, type ProxyStatus } from '../proxy.js';
-import { setProvisioned, withoutInstanceSeenDown } from './conditions.js';
+import { applyHealth, setProvisioned, verdictFor, withoutInstanceSeenDown } from './conditions.js';
 import { deleteNotReady } from './delete-not-ready.js';
+import { statusChanged } from './patch-status.js';
 import type { ActionResult, Failure, Observation, Plan, PollIntervals } from './types.js';
 
 export function providerFailure(
@@ -86,6 +88,26 @@ export function addressGone(
     proxy.generation,
     obs.now,
   );
+}
+
+/**
+ * What else a pass that fails in passing writes anyway (after addressGone, which clears the verdict with
+ * the address): the probe's verdict about the instance the status describes, when it changes the status.
+ * A probe's transition is what takes a dead proxy out of discovery, leases and the gateways' snapshots,
+ * and it reaches status only through a reconcile pass — which, during a Secret Manager outage (the
+ * cloud-init read) or a Compute one (the instance read), fails before its status write on every
+ * redelivery: the proxy stayed Healthy for as long as the outage lasted. Only a verdict about that very
+ * instance (the key status names, instance-key.ts: Provisioned=True since when), so one about an instance
+ * replaced since is never folded. null: nothing to fold.
+ */
+export function healthInPassing(
+  proxy: ProxyResource,
+  obs: Pick<Observation, 'now' | 'health'>,
+): ProxyStatus | null {
+  const verdict = verdictFor(obs.health, healthInstanceKey(proxy));
+  if (!verdict) return null;
+  const folded = applyHealth(proxy.status, verdict, proxy.generation, obs.now);
+  return statusChanged(proxy.status, folded) ? folded : null;
 }
 
 /**

@@ -825,6 +825,46 @@ describe('reconcile: a managed instance replaced by one of the same name', () =>
     expect(finalizeStatus(booting, running.status, running.requeue, later).phase).toBe('Provisioned');
   });
 
+  it('an instance restarted between two passes (a new address) drops its verdict: Provisioned until judged at it', () => {
+    // GCE gives a stopped-and-started VM a new ephemeral address; a drift pass minutes later sees it
+    // Running again. The verdict was the probe's about the old address, which another VM may have now.
+    const ready = live({ status: { conditions: [provisioned('True', 'Created')] } });
+    const before = {
+      ...ready,
+      status: finalizeStatus(
+        ready,
+        reconcile(ready, { ...oldVerdict, instance: found('Running') }, iv).status,
+        { kind: 'drift' },
+        now,
+      ),
+    };
+    expect(before.status.phase).toBe('Ready');
+    const later = new Date(now.getTime() + iv.DriftPoll);
+    const plan = reconcile(
+      before,
+      { ...oldVerdict, now: later, instance: found('Running', '10.0.0.77') },
+      iv,
+    );
+    const moved = { ...before, status: finalizeStatus(before, plan.status, plan.requeue, later) };
+    expect(moved.status.conditions.map((c) => c.type)).toEqual(['Provisioned']);
+    expect(moved.status).toMatchObject({ phase: 'Provisioned', ip: '10.0.0.77', latencyMillis: null });
+    expect(moved.status.conditions[0]).toMatchObject({ status: 'True', lastTransitionTime: later });
+    // A new incarnation key: the old verdict is not folded again on the next pass either, …
+    expect(healthInstanceKey(moved)).toBe(`${providerId}@${later.toISOString()}`);
+    const again = reconcile(
+      moved,
+      { ...oldVerdict, now: later, instance: found('Running', '10.0.0.77') },
+      iv,
+    );
+    expect(statusChanged(moved.status, finalizeStatus(moved, again.status, again.requeue, later))).toBe(
+      false,
+    );
+    // … and a verdict under it is.
+    const judged = obs({ now: later, health: { instance: healthInstanceKey(moved), verdict: okVerdict } });
+    const ok = reconcile(moved, { ...judged, instance: found('Running', '10.0.0.77') }, iv);
+    expect(finalizeStatus(moved, ok.status, ok.requeue, later).phase).toBe('Ready');
+  });
+
   it('the instance that kept running keeps folding its own verdicts', () => {
     const steady = live({ status: { conditions: [provisioned('True', 'Created')] } });
     const plan = reconcile(steady, { ...oldVerdict, instance: found('Running') }, iv);

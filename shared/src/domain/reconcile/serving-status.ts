@@ -1,9 +1,15 @@
 // The status of a managed proxy whose instance is Running: Provisioned=True, the instance's address, the
 // credentials version it serves, and the probe's verdict about that very instance.
 import { healthInstanceKey } from '../health/instance-key.js';
-import { ConditionType, type ManagedSpec, type ProxyResource, type ProxyStatus } from '../proxy.js';
+import {
+  ConditionType,
+  type ManagedSpec,
+  ProvisionedReason,
+  type ProxyResource,
+  type ProxyStatus,
+} from '../proxy.js';
 import { servedRefOf } from '../served-credentials.js';
-import { applyHealth, findCondition, setProvisioned, verdictFor } from './conditions.js';
+import { applyHealth, clearHealth, findCondition, setProvisioned, verdictFor } from './conditions.js';
 import type { Observation, ObservedInstance } from './types.js';
 
 export type Managed = ProxyResource & { spec: ManagedSpec };
@@ -18,10 +24,38 @@ export function serving(
 ): ProxyStatus {
   const { now } = obs;
   const gen = proxy.generation;
-  const staged = setProvisioned(withServed(proxy, inst), true, reason, message, gen, now);
+  const base = restartedAt(proxy, inst, now) ?? proxy;
+  const staged = setProvisioned(withServed(base, inst), true, reason, message, gen, now);
   // Only a verdict about the instance this status now describes (instance-key.ts).
   const verdict = verdictFor(obs.health, healthInstanceKey({ ...proxy, status: staged }));
   return applyHealth(staged, verdict, gen, now);
+}
+
+/**
+ * An instance serving that the status shows serving at another address was stopped and started again
+ * between two passes (GCE gives a restarted VM a new ephemeral address; one seen stopped is deleted and
+ * replaced, managed.ts, but drift passes are minutes apart): another boot of the same name, like one seen
+ * booting. What the probe said was about the old address — which GCE released, and another project's VM
+ * may have — so the verdict goes, and Provisioned turns True anew: a new incarnation key
+ * (instance-key.ts), under which the probe judges the instance afresh before it is Ready again. null: the
+ * same address, or none known before (the first Running pass).
+ */
+function restartedAt(proxy: Managed, inst: ObservedInstance, now: Date): Managed | null {
+  const { status } = proxy;
+  const wasServing = findCondition(status, ConditionType.Provisioned)?.status === 'True';
+  if (!wasServing || !status.ip || !inst.ip || status.ip === inst.ip) return null;
+  const message = `instance restarted: its address moved from ${status.ip} to ${inst.ip}`;
+  return {
+    ...proxy,
+    status: setProvisioned(
+      clearHealth(status),
+      false,
+      ProvisionedReason.Provisioning,
+      message,
+      proxy.generation,
+      now,
+    ),
+  };
 }
 
 /**
