@@ -361,26 +361,38 @@ describe('reconcile handler: managed lifecycle', () => {
           verdict: { ...verdict, latencyMillis: null, checkedAt: t.clock.now(), unreachableRoutes: [] },
         }),
       };
+      // A spec edit meanwhile, which the failing pass never gets to act on.
+      const stored = (await t.store.get('p1'))!;
+      await t.store.replaceSpec('p1', managedSpec({ machineType: 'e2-medium' }), stored.version);
       outage();
       const writes = t.store.writes;
       await expect(t.run('p1', 'health-transition')).rejects.toMatchObject({ kind: 'transient' });
-      const after = (await t.doc())!.status;
-      expect(after.conditions.find((c) => c.type === 'Healthy')).toMatchObject({
+      const after = (await t.doc())!;
+      expect(after.status.conditions.find((c) => c.type === 'Healthy')).toMatchObject({
         status: 'False',
         reason: 'ProbeFailed',
       });
-      expect(after).toMatchObject({ ip: ready.status.ip, providerId: ready.status.providerId });
+      expect(after.status).toMatchObject({ ip: ready.status.ip, providerId: ready.status.providerId });
+      // Not observed: the API's re-publish and the sweep's awaitsPass still see the edit as waiting.
+      expect(after.generation).toBe(ready.generation + 1);
+      expect(after.status.observedGeneration).toBe(ready.generation);
       expect(t.store.writes).toBe(writes + 1);
       // Pub/Sub's redelivery, still failing, writes nothing more: the verdict is already there.
       outage();
       await expect(t.run('p1', 'health-transition')).rejects.toMatchObject({ kind: 'transient' });
       expect(t.store.writes).toBe(writes + 1);
-      // A verdict about another instance (one replaced since) is not folded.
+      // Healthy again is not folded in passing: a pass that succeeds does it (and frees a replacement's
+      // slot, which a pass that throws cannot).
       verdict = { healthy: true, reason: 'ProbeSucceeded', message: 'ok' };
+      outage();
+      await expect(t.run('p1', 'health-transition')).rejects.toMatchObject({ kind: 'transient' });
+      expect(t.store.writes).toBe(writes + 1);
+      // Nor is a verdict about another instance (one replaced since).
+      const other = { healthy: false, reason: 'Other', message: 'another instance', latencyMillis: 5 };
       t.deps.health = {
         verdictFor: async () => ({
           instance: 'zones/z/instances/other@2026-01-01T00:00:00.000Z',
-          verdict: { ...verdict, latencyMillis: 5, checkedAt: t.clock.now(), unreachableRoutes: [] },
+          verdict: { ...other, checkedAt: t.clock.now(), unreachableRoutes: [] },
         }),
       };
       outage();

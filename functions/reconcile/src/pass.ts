@@ -170,6 +170,7 @@ export async function runPass(
           stored,
           { ...plan, status: cleared, requeue: retry },
           deps.clock.now(),
+          { observed: false },
         );
       } catch (err) {
         unwritten = ` (what it saw was not written: ${err instanceof Error ? err.message : String(err)})`;
@@ -208,9 +209,10 @@ export async function patchStatusIfChanged(
   stored: StoredProxy,
   plan: Plan,
   now: Date,
+  opts: { observed?: boolean } = {},
 ): Promise<PassResult> {
   const { proxy } = stored;
-  const status = finalizeStatus(proxy, plan.status, plan.requeue, now);
+  const status = finalizeStatus(proxy, plan.status, plan.requeue, now, opts.observed ?? true);
   if (!statusChanged(proxy.status, status)) return { kind: 'unchanged', plan, proxy, status };
   const outcome = await store.writeStatus(proxy.name, status, stored.version);
   if (outcome === 'conflict') return { kind: 'conflict', plan, proxy };

@@ -71,18 +71,28 @@ export function clearInstance(status: ProxyStatus, opts: { keepProviderId: boole
 
 /**
  * `status` without the address and verdict of an instance the pass saw stopped, booting or gone (its
- * providerId kept unless gone); null when it saw the instance running, or did not look. GCE releases a
- * stopped or deleted VM's ephemeral address, another project's VM may get it, and the probe dials
- * status.ip with the proxy's credentials: whatever a pass then writes, that address is not in it.
+ * providerId kept unless gone), or running at another address than the status shows (addressMoved);
+ * null when it saw the instance running there, or did not look. GCE releases a stopped or deleted VM's
+ * ephemeral address, another project's VM may get it, and the probe dials status.ip with the proxy's
+ * credentials: whatever a pass then writes, that address is not in it.
  */
 export function withoutInstanceSeenDown(
   status: ProxyStatus,
   seen: InstanceObservation | null | undefined,
 ): ProxyStatus | null {
   if (!seen || seen.kind === 'error') return null;
-  if (seen.kind === 'found' && seen.instance.state === 'Running') return null;
+  if (seen.kind === 'found' && seen.instance.state === 'Running' && !addressMoved(status, seen.instance))
+    return null;
   return clearInstance(status, { keepProviderId: seen.kind === 'found' });
 }
+
+/**
+ * A running instance at another address than the status shows: it was stopped and started again between
+ * two passes (GCE gives a restarted VM a new ephemeral address; one seen stopped is deleted and replaced,
+ * managed.ts, but drift passes are minutes apart). The status's address was released with the stop.
+ */
+export const addressMoved = (status: ProxyStatus, inst: { ip: string | null }): boolean =>
+  !!status.ip && !!inst.ip && status.ip !== inst.ip;
 
 /** Drops what the probe said about the instance the status described: it says nothing about another one. */
 export const clearHealth = (status: ProxyStatus): ProxyStatus =>

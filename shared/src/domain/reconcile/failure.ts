@@ -3,8 +3,14 @@
 //   permanent → Provisioned=False/PermanentError at this generation → phase Failed, latched, no retry
 //   transient → returned as an error: the handler throws and Pub/Sub redelivers with backoff
 import { healthInstanceKey } from '../health/instance-key.js';
-import { ProvisionedReason, type ProxyResource, type ProxyStatus } from '../proxy.js';
-import { applyHealth, setProvisioned, verdictFor, withoutInstanceSeenDown } from './conditions.js';
+import { ConditionType, ProvisionedReason, type ProxyResource, type ProxyStatus } from '../proxy.js';
+import {
+  applyHealth,
+  findCondition,
+  setProvisioned,
+  verdictFor,
+  withoutInstanceSeenDown,
+} from './conditions.js';
 import { deleteNotReady } from './delete-not-ready.js';
 import { statusChanged } from './patch-status.js';
 import type { ActionResult, Failure, Observation, Plan, PollIntervals } from './types.js';
@@ -58,7 +64,8 @@ export function providerFailure(
 
 /**
  * What a pass that fails in passing writes anyway (such a pass otherwise writes nothing: Pub/Sub
- * redelivers it) when it saw the instance stopped, booting or gone while status still shows its address:
+ * redelivers it) when it saw the instance stopped, booting or gone while status still shows its address,
+ * or running at another one (restarted between passes, conditions.ts addressMoved):
  * GCE releases a stopped or deleted VM's ephemeral address, another project's VM may get it, and the
  * probe would dial it with the proxy's credentials through the whole redelivery chain — a Compute outage
  * failing the delete, or Secret Manager failing the fresh cloud-init read a delete waits for. The address
@@ -72,14 +79,18 @@ export function addressGone(
   const seen = obs.instance;
   const cleared = proxy.status.ip ? withoutInstanceSeenDown(proxy.status, seen) : null;
   if (!cleared || !seen || seen.kind === 'error') return null;
-  const found = seen.kind === 'found';
-  // Stopped or terminated: deleted and replaced (the stopped arm); booting or gone: provisioning.
+  const inst = seen.kind === 'found' ? seen.instance : null;
+  // Stopped or terminated: deleted and replaced (the stopped arm); booting, restarted or gone: provisioning.
   const reason = proxy.deletionRequestedAt
     ? ProvisionedReason.Deleting
-    : found && seen.instance.state !== 'Provisioning'
+    : inst?.state === 'Stopped' || inst?.state === 'Terminated'
       ? ProvisionedReason.Replacing
       : ProvisionedReason.Provisioning;
-  const what = found ? `instance ${seen.instance.state.toLowerCase()}` : 'instance not found';
+  const what = !inst
+    ? 'instance not found'
+    : inst.state === 'Running'
+      ? `instance restarted at another address (${inst.ip})`
+      : `instance ${inst.state.toLowerCase()}`;
   return setProvisioned(
     cleared,
     false,
@@ -98,7 +109,9 @@ export function addressGone(
  * cloud-init read) or a Compute one (the instance read), fails before its status write on every
  * redelivery: the proxy stayed Healthy for as long as the outage lasted. Only a verdict about that very
  * instance (the key status names, instance-key.ts: Provisioned=True since when), so one about an instance
- * replaced since is never folded. null: nothing to fold.
+ * replaced since is never folded. Never one that makes the proxy Healthy: that waits for a pass that
+ * succeeds, which also ends a replacement the proxy's new instance was (provesHealthy frees its slot; a
+ * pass that throws frees nothing, and the next would find it Healthy already). null: nothing to fold.
  */
 export function healthInPassing(
   proxy: ProxyResource,
@@ -106,6 +119,7 @@ export function healthInPassing(
 ): ProxyStatus | null {
   const verdict = verdictFor(obs.health, healthInstanceKey(proxy));
   if (!verdict) return null;
+  if (verdict.healthy && findCondition(proxy.status, ConditionType.Healthy)?.status !== 'True') return null;
   const folded = applyHealth(proxy.status, verdict, proxy.generation, obs.now);
   return statusChanged(proxy.status, folded) ? folded : null;
 }

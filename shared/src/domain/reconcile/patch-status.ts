@@ -17,15 +17,21 @@ export function nextReconcileAt(requeue: Requeue, now: Date): Date | null {
   }
 }
 
+/**
+ * `observed` false: the pass failed before it acted on the spec (a write in passing, failure.ts), so the
+ * status does not claim the generation was observed — the API re-publishes for a proxy still behind, and
+ * the requeue sweep asks again for one whose request was lost (drift.ts awaitsPass).
+ */
 export function finalizeStatus(
   proxy: ProxyResource,
   staged: ProxyStatus,
   requeue: Requeue,
   now: Date,
+  observed = true,
 ): ProxyStatus {
   const status = {
     ...staged,
-    observedGeneration: proxy.generation,
+    observedGeneration: observed ? proxy.generation : proxy.status.observedGeneration,
     nextReconcileAt: nextReconcileAt(requeue, now),
   };
   return { ...status, phase: computePhase(proxy, status) };

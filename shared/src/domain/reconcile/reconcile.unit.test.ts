@@ -934,6 +934,13 @@ describe('reconcile: an instance gone or stopped leaves no address and no Provis
     expect(reasonOf(addressGone(ready, obs({ instance: found('Provisioning', null) }), failure))).toBe(
       'Provisioning',
     );
+    // Running at another address: stopped and started again since; the old address was released.
+    const restarted = addressGone(ready, obs({ instance: found('Running', '10.0.0.77') }), failure);
+    expect(restarted).toMatchObject({ ip: null, providerId });
+    expect(reasonOf(restarted)).toBe('Provisioning');
+    expect(restarted?.conditions.find((c) => c.type === 'Provisioned')?.message).toBe(
+      'instance restarted at another address (10.0.0.77); retrying after a passing failure: compute unavailable',
+    );
     expect(addressGone(ready, obs({ instance: missing }), failure)).toMatchObject({
       ip: null,
       providerId: null,

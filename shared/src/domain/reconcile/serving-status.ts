@@ -9,7 +9,14 @@ import {
   type ProxyStatus,
 } from '../proxy.js';
 import { servedRefOf } from '../served-credentials.js';
-import { applyHealth, clearHealth, findCondition, setProvisioned, verdictFor } from './conditions.js';
+import {
+  addressMoved,
+  applyHealth,
+  clearHealth,
+  findCondition,
+  setProvisioned,
+  verdictFor,
+} from './conditions.js';
 import type { Observation, ObservedInstance } from './types.js';
 
 export type Managed = ProxyResource & { spec: ManagedSpec };
@@ -32,18 +39,17 @@ export function serving(
 }
 
 /**
- * An instance serving that the status shows serving at another address was stopped and started again
- * between two passes (GCE gives a restarted VM a new ephemeral address; one seen stopped is deleted and
- * replaced, managed.ts, but drift passes are minutes apart): another boot of the same name, like one seen
- * booting. What the probe said was about the old address — which GCE released, and another project's VM
- * may have — so the verdict goes, and Provisioned turns True anew: a new incarnation key
- * (instance-key.ts), under which the probe judges the instance afresh before it is Ready again. null: the
- * same address, or none known before (the first Running pass).
+ * A serving instance that the status shows serving at another address was stopped and started again
+ * between two passes (conditions.ts addressMoved): another boot of the same name, like one seen booting.
+ * What the probe said was about the old address — which GCE released, and another project's VM may have —
+ * so the verdict goes, and Provisioned turns True anew: a new incarnation key (instance-key.ts), under
+ * which the probe judges the instance afresh before it is Ready again. null: the same address, or none
+ * known before (the first Running pass).
  */
 function restartedAt(proxy: Managed, inst: ObservedInstance, now: Date): Managed | null {
   const { status } = proxy;
   const wasServing = findCondition(status, ConditionType.Provisioned)?.status === 'True';
-  if (!wasServing || !status.ip || !inst.ip || status.ip === inst.ip) return null;
+  if (!wasServing || !addressMoved(status, inst)) return null;
   const message = `instance restarted: its address moved from ${status.ip} to ${inst.ip}`;
   return {
     ...proxy,
