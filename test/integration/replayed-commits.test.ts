@@ -1,15 +1,19 @@
 // A commit the Firestore client sends again after its first attempt landed (the answer was lost: the client
-// resends a commit on UNAVAILABLE, RESOURCE_EXHAUSTED and ABORTED) fails its own precondition. The probe's
-// stores know their own write by the id it stamped (health-store.ts `writeId`), so the pass takes it for
-// written — not for a race lost, which would decide again on top of its own result and count one probe
-// twice, or drop a committed passive window's transitions. On the Firestore emulator, with the real client;
-// the second sending is test/support/replayed-commit-firestore.ts.
+// resends a commit on UNAVAILABLE, RESOURCE_EXHAUSTED and ABORTED) fails its own precondition. Each store
+// knows its own write by the mark it left (a `writeId`, a commit id, the lock it took, the deletion time),
+// so it answers written — not a race lost, which made the probe decide again on top of its own result
+// (one probe counted twice), a PUT with If-Match answer 412 for a change it made, and the snapshot pass
+// give its own planner lock up as lost. On the Firestore emulator, with the real client; the second
+// sending is test/support/replayed-commit-firestore.ts.
 import { Firestore } from '@google-cloud/firestore';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeDecisions } from '../../functions/probe/src/health-writes.js';
 import { FirestoreHealthStore } from '../../shared/src/adapters/firestore/health-store.js';
+import { FirestoreOwnershipStore } from '../../shared/src/adapters/firestore/ownership-store.js';
 import { FirestorePassiveFeedStore } from '../../shared/src/adapters/firestore/passive-feed-store.js';
+import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
 import type { HealthDecision, ProxyHealthState } from '../../shared/src/domain/health/proxy-health.js';
+import { aProxy, managedSpec } from '../../shared/src/testing/proxy-fixtures.js';
 import { releaseProject, testProjectId } from '../support/emulators.js';
 import { replayCommits } from '../support/replayed-commit-firestore.js';
 
@@ -132,5 +136,117 @@ describe('a commit sent again after it landed is the pass’s own write, not a r
     ).toBe('conflict');
     expect((await plainFeed.cursor())!.through).toEqual(later);
     expect(okCount(await plain.get('r-passive'))).toBe(2);
+  });
+});
+
+describe('a proxy write sent again after it landed reads as written', () => {
+  const projectId = testProjectId();
+  let db: Firestore;
+  let plainDb: Firestore;
+  let store: FirestoreProxyStore;
+  let plain: FirestoreProxyStore;
+  beforeAll(() => {
+    db = new Firestore({ projectId });
+    plainDb = new Firestore({ projectId });
+    replayCommits(db);
+    store = new FirestoreProxyStore(db);
+    plain = new FirestoreProxyStore(plainDb);
+  });
+  afterAll(async () => {
+    await Promise.all([db.terminate(), plainDb.terminate()]);
+    await releaseProject(projectId);
+  });
+
+  it('a spec edit, a status write and a deletion at a version: each written once', async () => {
+    await store.create(aProxy({ name: 'r-proxy', uid: '6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f' }));
+    let read = (await plain.get('r-proxy'))!;
+    const spec = managedSpec({ machineType: 'e2-medium' });
+    expect(await store.replaceSpec('r-proxy', spec, read.version)).toBe('written');
+    read = (await plain.get('r-proxy'))!;
+    expect(read.proxy).toMatchObject({ generation: 2, spec: { machineType: 'e2-medium' } });
+    const status = { ...read.proxy.status, ip: '10.0.0.5', observedGeneration: 2 };
+    expect(await store.writeStatus('r-proxy', status, read.version)).toBe('written');
+    read = (await plain.get('r-proxy'))!;
+    expect(read.proxy.status).toMatchObject({ ip: '10.0.0.5', observedGeneration: 2 });
+    const at = new Date('2026-03-01T00:00:00.123Z');
+    expect(await store.requestDeletion('r-proxy', at, read.version)).toBe('written');
+    expect((await plain.get('r-proxy'))!.proxy.deletionRequestedAt).toEqual(at);
+    // A write on top of a version another writer moved since is still a conflict, with nothing written.
+    expect(await store.writeStatus('r-proxy', { ...status, ip: '10.0.0.6' }, read.version)).toBe('conflict');
+    expect((await plain.get('r-proxy'))!.proxy.status.ip).toBe('10.0.0.5');
+  });
+});
+
+describe('the planner lock and an ownership commit sent again after they landed are the pass’s own', () => {
+  const projectId = testProjectId();
+  let db: Firestore;
+  let plainDb: Firestore;
+  beforeAll(() => {
+    db = new Firestore({ projectId });
+    plainDb = new Firestore({ projectId });
+    replayCommits(db);
+  });
+  afterAll(async () => {
+    await Promise.all([db.terminate(), plainDb.terminate()]);
+    await releaseProject(projectId);
+  });
+
+  it('takes the lock by a first create, once', async () => {
+    const pid = testProjectId();
+    const resent = new Firestore({ projectId: pid });
+    const direct = new Firestore({ projectId: pid });
+    replayCommits(resent);
+    try {
+      const now = new Date('2026-03-01T00:00:00Z');
+      const got = await new FirestoreOwnershipStore(resent).acquireLock(
+        'pass-0',
+        now,
+        new Date(now.getTime() + 60_000),
+      );
+      expect(got).not.toBeNull();
+      expect(await new FirestoreOwnershipStore(direct).read()).toMatchObject({
+        token: got,
+        lock: { holder: 'pass-0' },
+      });
+    } finally {
+      await Promise.all([resent.terminate(), direct.terminate()]);
+      await releaseProject(pid);
+    }
+  });
+
+  it('commits ownership and takes the lock, each once', async () => {
+    const store = new FirestoreOwnershipStore(db);
+    const plain = new FirestoreOwnershipStore(plainDb);
+    const now = new Date('2026-03-01T00:00:00Z');
+    const until = new Date('2026-03-01T00:02:00Z');
+    // The lock taken without a resend: the commit below is what this part shows.
+    const first = await plain.acquireLock('pass-1', now, until);
+    expect(first).not.toBeNull();
+    const token = await store.commit(
+      [
+        {
+          proxy: 'p-1',
+          next: { proxy: 'p-1', owner: 'gw-1', since: 1, drainEpoch: null },
+          kind: 'drain_cancelled',
+        },
+      ],
+      1,
+      first!,
+      now,
+    );
+    const state = await plain.read();
+    expect(state).toMatchObject({ epoch: 1, token });
+    expect(state.records.get('p-1')).toEqual({ proxy: 'p-1', owner: 'gw-1', since: 1, drainEpoch: null });
+    await store.releaseLock('pass-1', token);
+    expect((await plain.read()).lock).toBeNull();
+    // The lock taken with a resend, by the next pass (an update: the document exists) …
+    const later = new Date('2026-03-01T00:03:00Z');
+    const second = await store.acquireLock('pass-2', later, new Date('2026-03-01T00:05:00Z'));
+    expect(second).not.toBeNull();
+    expect(await plain.read()).toMatchObject({ token: second, lock: { holder: 'pass-2' } });
+    // Held by pass-2: another holder still gets nothing.
+    expect(await store.acquireLock('pass-3', later, new Date('2026-03-01T00:06:00Z'))).toBeNull();
+    // A commit on a token another writer moved is still a conflict.
+    await expect(store.commit([], 2, token, later)).rejects.toMatchObject({ kind: 'conflict' });
   });
 });

@@ -3,6 +3,7 @@
 // since, drainEpoch}`. Sharding keeps a pass at 17 reads however large the pool, and lets every change of a
 // pass commit in ONE batch together with the epoch, guarded by the state document's updateTime — so two
 // planners can never interleave (recipes §7: a precondition on a single state document).
+import { randomUUID } from 'node:crypto';
 import { FieldValue, type Firestore, Timestamp } from '@google-cloud/firestore';
 import { z } from 'zod';
 import type { OwnershipChange, OwnershipRecord } from '../../domain/workers/ownership.js';
@@ -105,8 +106,26 @@ export class FirestoreOwnershipStore implements OwnershipStore {
       return versionOf(w.writeTime);
     } catch (err) {
       const code = codeOf(err);
-      if (code === ALREADY_EXISTS || code === FAILED_PRECONDITION) return null;
+      if (code === ALREADY_EXISTS || code === FAILED_PRECONDITION) return this.lockLanded(holder, until);
       throw workerStoreFailure(err, 'take the planner lock');
+    }
+  }
+
+  /**
+   * After a lock write failed its precondition: the version of the lock this very write took, when it
+   * landed on an attempt whose answer was lost and the client resent it (UNAVAILABLE, ABORTED) — else
+   * null, taken by another. Without it the pass gave up, and its own lock held the planner off for
+   * `lockMs`.
+   */
+  private async lockLanded(holder: string, until: Date): Promise<string | null> {
+    try {
+      const snap = await this.col().doc(STATE_DOC).get();
+      const lock = snap.exists ? StateDoc.safeParse(snap.data()).data?.lock : null;
+      return lock && lock.holder === holder && lock.until.getTime() === until.getTime()
+        ? versionOf(snap.updateTime!)
+        : null;
+    } catch (err) {
+      throw workerStoreFailure(err, 'read the planner lock');
     }
   }
 
@@ -143,19 +162,35 @@ export class FirestoreOwnershipStore implements OwnershipStore {
     for (const [n, proxies] of byShard) {
       batch.set(this.col().doc(shardDocId(n)), { shard: n, proxies }, { merge: true });
     }
-    // Held: the state is still written (its new version guards the next commit), its epoch is not.
-    batch.update(
-      this.col().doc(STATE_DOC),
-      options.holdEpoch
-        ? { updatedAt: Timestamp.fromDate(now) }
-        : { epoch, updatedAt: Timestamp.fromDate(now) },
-      { lastUpdateTime: requireTimestamp(token) },
-    );
+    // Held: the state is still written (its new version guards the next commit), its epoch is not. It
+    // carries the commit's id: a commit the client resent after it landed (its answer lost: UNAVAILABLE,
+    // ABORTED) fails on its own write, and the id says it is there — not a lost race, whose re-plan would
+    // find the state moved by this very commit and give the lock up as lost.
+    const commitId = randomUUID();
+    const stamp = { updatedAt: Timestamp.fromDate(now), commitId };
+    batch.update(this.col().doc(STATE_DOC), options.holdEpoch ? stamp : { epoch, ...stamp }, {
+      lastUpdateTime: requireTimestamp(token),
+    });
     try {
       const results = await batch.commit();
       return versionOf(results[results.length - 1]!.writeTime);
     } catch (err) {
+      const code = codeOf(err);
+      if (code === FAILED_PRECONDITION || code === ALREADY_EXISTS) {
+        const landed = await this.committed(commitId);
+        if (landed) return landed;
+      }
       throw workerStoreFailure(err, 'commit ownership');
+    }
+  }
+
+  /** The state's version when the commit `commitId` is the last that wrote it (atomic: all of it landed). */
+  private async committed(commitId: string): Promise<string | null> {
+    try {
+      const snap = await this.col().doc(STATE_DOC).get();
+      return snap.exists && snap.get('commitId') === commitId ? versionOf(snap.updateTime!) : null;
+    } catch (err) {
+      throw workerStoreFailure(err, 'read the ownership state');
     }
   }
 

@@ -2,7 +2,11 @@
 // Every write that depends on what was read is a precondition write on the document's updateTime
 // (the port's `version`), not a transaction: the emulator locks pessimistically and stalls contending
 // transactions, while precondition writes fail fast with FAILED_PRECONDITION and behave the same on GCP
-// (../shared/design/gcp-offline-recipes.md §7).
+// (../shared/design/gcp-offline-recipes.md §7). The client resends a commit whose answer was lost
+// (UNAVAILABLE, ABORTED); one that had landed then fails its own precondition, so every such write leaves
+// a mark of its own on the document — the uid of a create, `writeId` of a spec or status write, the time
+// of a deletion request — and a conflict is first checked against it: the write is there, not lost.
+import { randomUUID } from 'node:crypto';
 import {
   type CollectionReference,
   type DocumentReference,
@@ -147,15 +151,29 @@ export class FirestoreProxyStore implements ProxyStore {
     const current = this.parse(snap);
     // An identical spec is a no-op: no write, no generation bump (an idempotent PUT costs nothing).
     if (canonicalJson(current.spec) === canonicalJson(spec)) return 'written';
-    return this.conditional(name, expectedVersion, (ref, lastUpdateTime) =>
-      ref.update({ spec: specToFirestore(spec), generation: current.generation + 1 }, { lastUpdateTime }),
+    const writeId = randomUUID();
+    return this.conditional(
+      name,
+      expectedVersion,
+      (ref, lastUpdateTime) =>
+        ref.update(
+          { spec: specToFirestore(spec), generation: current.generation + 1, [WRITE_ID]: writeId },
+          { lastUpdateTime },
+        ),
+      (snap) => snap.get(WRITE_ID) === writeId,
     );
   }
 
   async requestDeletion(name: string, at: Date, expectedVersion?: string): Promise<ConditionalWrite> {
     const update = (ref: DocumentReference, lastUpdateTime: Timestamp) =>
       ref.update({ deletionRequestedAt: Timestamp.fromDate(at) }, { lastUpdateTime });
-    if (expectedVersion !== undefined) return this.conditional(name, expectedVersion, update);
+    if (expectedVersion !== undefined) {
+      const requested = Timestamp.fromDate(at);
+      return this.conditional(name, expectedVersion, update, (snap) => {
+        const stored = snap.get('deletionRequestedAt');
+        return stored instanceof Timestamp && stored.isEqual(requested);
+      });
+    }
     for (let attempt = 0; attempt < DELETION_ATTEMPTS; attempt++) {
       const snap = await this.read(name);
       if (!snap.exists) return 'gone';
@@ -168,8 +186,13 @@ export class FirestoreProxyStore implements ProxyStore {
   }
 
   writeStatus(name: string, status: ProxyStatus, expectedVersion: string): Promise<ConditionalWrite> {
-    return this.conditional(name, expectedVersion, (ref, lastUpdateTime) =>
-      ref.update({ status: statusToFirestore(status) }, { lastUpdateTime }),
+    const writeId = randomUUID();
+    return this.conditional(
+      name,
+      expectedVersion,
+      (ref, lastUpdateTime) =>
+        ref.update({ status: statusToFirestore(status), [WRITE_ID]: writeId }, { lastUpdateTime }),
+      (snap) => snap.get(WRITE_ID) === writeId,
     );
   }
 
@@ -291,11 +314,16 @@ export class FirestoreProxyStore implements ProxyStore {
     }
   }
 
-  /** A precondition write; FAILED_PRECONDITION means "changed since" or "deleted since": one read tells which. */
+  /**
+   * A precondition write; FAILED_PRECONDITION means "changed since" or "deleted since" — or, when `landed`
+   * finds the write's own mark on the document, that this write landed on an attempt whose answer was
+   * lost (see the top): one read tells which.
+   */
   private async conditional(
     name: string,
     expectedVersion: string,
     write: (ref: DocumentReference, lastUpdateTime: Timestamp) => Promise<unknown>,
+    landed: (snap: DocumentSnapshot) => boolean = () => false,
   ): Promise<ConditionalWrite> {
     const lastUpdateTime = timestampOfVersion(expectedVersion);
     const ref = this.proxies.doc(name);
@@ -306,9 +334,14 @@ export class FirestoreProxyStore implements ProxyStore {
     } catch (err) {
       const code = codeOf(err);
       if (code === FAILED_PRECONDITION || code === NOT_FOUND) {
-        return (await this.read(name)).exists ? 'conflict' : 'gone';
+        const snap = await this.read(name);
+        if (!snap.exists) return 'gone';
+        return landed(snap) ? 'written' : 'conflict';
       }
       throw storeFailure(err, `write ${name}`);
     }
   }
 }
+
+/** The field naming the spec or status write that last wrote a proxy document (see the top). */
+const WRITE_ID = 'writeId';
