@@ -6,12 +6,13 @@
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { loggedTick, logTickFailure } from '../../../shared/src/adapters/log/tick-failure.js';
 import { decodePubSubCloudEvent, logUnknownFields } from '../../../shared/src/adapters/pubsub/decode-push.js';
+import { sweepRefusal } from '../../../shared/src/domain/gc/orphans.js';
 import { ReceivedTick } from '../../../shared/src/messages/tick.js';
 import type { Clock } from '../../../shared/src/ports/clock.js';
 import type { JobRunStore } from '../../../shared/src/ports/job-runs.js';
 import type { ProviderRegistry } from '../../../shared/src/ports/provider.js';
 import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
-import { sweepProvider } from './sweep.js';
+import { deleteOrphans, listProvider, orphanFields } from './sweep.js';
 
 /** The job name of the Scheduler table (shared/topology/schedules.json) and of the jobRuns document. */
 export const GcJob = 'gc-sweep';
@@ -24,7 +25,7 @@ export interface GcDeps {
   log: Logger;
   minAgeMs: number;
   minRunGapMs: number;
-  /** Most instances one sweep deletes; more orphans than this at once smells of a wrong live set. */
+  /** More orphans than this at once smells of a wrong live set: the sweep then deletes none of them. */
   maxDeletions: number;
 }
 
@@ -107,15 +108,29 @@ export async function handleGcTick(deps: GcDeps): Promise<GcOutcome> {
   }
 
   const counts = zero();
-  const budget = { remaining: deps.maxDeletions };
   const names = [...deps.providers.keys()].sort();
-  for (const name of names) {
-    const r = await sweepProvider(
-      deps.providers.get(name)!,
-      live,
-      { now, minAgeMs: deps.minAgeMs, budget },
-      log,
+  const listings = [];
+  for (const name of names)
+    listings.push(await listProvider(deps.providers.get(name)!, live, { now, minAgeMs: deps.minAgeMs }, log));
+  // Every provider's orphans are counted before any is deleted: past the bounds, none is.
+  const refusal = sweepRefusal(
+    listings.flatMap((l) => l.verdicts),
+    deps.maxDeletions,
+  );
+  if (refusal) {
+    const orphans = listings.flatMap((l) =>
+      l.verdicts.flatMap((v) => (v.delete ? [orphanFields(l.provider.name, v)] : [])),
     );
+    for (const l of listings) l.result.deferred = l.verdicts.filter((v) => v.delete).length;
+    log.error('gc deleted nothing: too many orphans at once for a crash (the live set may be wrong)', {
+      event: 'gc.refused',
+      reason: refusal,
+      liveProxies: live.size,
+      orphans: orphans.length,
+      first: orphans.slice(0, 20),
+    });
+  } else for (const l of listings) await deleteOrphans(l, log);
+  for (const { result: r } of listings) {
     counts.instancesDeleted += r.deleted;
     counts.instancesKept += r.kept;
     counts.instancesDeferred += r.deferred;
@@ -127,15 +142,18 @@ export async function handleGcTick(deps: GcDeps): Promise<GcOutcome> {
   // Every count here is work left for the next sweep; an unreachable zone's orphans were not even seen.
   const failed =
     counts.providersFailed + counts.deleteFailures + counts.instancesDeferred + counts.zonesUnreachable > 0;
-  const error = failed
-    ? `${counts.providersFailed} provider(s) unlisted, ${counts.zonesUnreachable} zone(s) unreachable, ${counts.deleteFailures} delete(s) failed, ${counts.instancesDeferred} deferred`
-    : null;
+  const error = refusal
+    ? `refused: ${refusal}`
+    : failed
+      ? `${counts.providersFailed} provider(s) unlisted, ${counts.zonesUnreachable} zone(s) unreachable, ${counts.deleteFailures} delete(s) failed, ${counts.instancesDeferred} deferred`
+      : null;
   await record(deps, startedAt, { ok: !failed, counts, error });
   log.info('gc sweep finished', { liveProxies: live.size, providers: names, ...counts });
   // Orphans left unseen or undeleted by an error make the tick a failed one (job.tick_failed: a provider
-  // that keeps refusing its listing or its deletes pages through failing_jobs). A spent deletion budget
-  // alone does not: that sweep did what it is allowed to, and the next one goes on.
-  if (counts.providersFailed + counts.deleteFailures + counts.zonesUnreachable > 0)
+  // that keeps refusing its listing or its deletes pages through failing_jobs), and so does a refused
+  // sweep: every sweep after it refuses too, until someone looks. An orphan still being created does not:
+  // the next sweep deletes it.
+  if (refusal || counts.providersFailed + counts.deleteFailures + counts.zonesUnreachable > 0)
     logTickFailure(log, GcJob, error);
   return { kind: 'swept', counts };
 }

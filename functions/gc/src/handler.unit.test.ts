@@ -77,6 +77,9 @@ const vm = (name: string, uid: string, createdAt: Date | null): OwnedInstance =>
   specHash: null,
 });
 
+const failedTicks = (log: ReturnType<typeof memoryLogger>) =>
+  log.lines.filter((l) => l.event === 'job.tick_failed');
+
 async function setup(providers: FakeProvider[], over: Partial<GcDeps> = {}) {
   const store = new InMemoryProxyStore();
   const live = aProxy({ name: 'live' });
@@ -186,7 +189,8 @@ describe('handleGcTick (seed §8)', () => {
       vm('b', 'gone-b', minutesAgo(30)),
     ]);
     gce.failDelete.add('zones/us-central1-a/instances/a');
-    const { deps } = await setup([gce]);
+    const { deps, live, deleting } = await setup([gce]);
+    gce.instances.push(vm('live', live.uid, minutesAgo(60)), vm('deleting', deleting.uid, minutesAgo(60)));
     const outcome = await handleGcTick(deps);
     expect(gce.deleted).toEqual(['zones/us-central1-a/instances/b']);
     expect(outcome).toMatchObject({ counts: { instancesDeleted: 1, deleteFailures: 1 } });
@@ -210,30 +214,76 @@ describe('handleGcTick (seed §8)', () => {
     expect(gce.listCalls).toBe(0);
   });
 
-  it('defers orphans beyond the per-sweep deletion budget, across providers', async () => {
-    const a = new FakeProvider('a', [vm('a1', 'g1', minutesAgo(30)), vm('a2', 'g2', minutesAgo(30))]);
-    const b = new FakeProvider('b', [vm('b1', 'g3', minutesAgo(30))]);
-    const { deps, log } = await setup([a, b], { maxDeletions: 2 });
-    const outcome = await handleGcTick(deps);
-    expect([...a.deleted, ...b.deleted]).toHaveLength(2);
-    expect(outcome).toMatchObject({ counts: { instancesDeleted: 2, instancesDeferred: 1 } });
-    expect(log.lines).toContainEqual(
+  // A budget that only capped each sweep deleted the next batch of live VMs at the next sweep, when the live
+  // set was readable but wrong (another project's database, a restored one, a collection emptied by hand).
+  it('deletes none of them when more orphans than the budget turn up at once, across providers, every sweep', async () => {
+    const many = (p: string, n: number) =>
+      Array.from({ length: n }, (_, i) => vm(`${p}${i}`, `g-${p}${i}`, minutesAgo(30)));
+    const a = new FakeProvider('a', many('a', 2));
+    const b = new FakeProvider('b', many('b', 1));
+    const { deps, log, jobs, live, deleting } = await setup([a, b], { maxDeletions: 2 });
+    a.instances.push(vm('live', live.uid, minutesAgo(60)), vm('deleting', deleting.uid, minutesAgo(60)));
+    b.instances.push(vm('live-b', live.uid, minutesAgo(60)));
+    for (let sweep = 0; sweep < 2; sweep++) {
+      (deps.clock as ManualClock).advance(10 * 60_000);
+      const outcome = await handleGcTick(deps);
+      expect([...a.deleted, ...b.deleted]).toEqual([]);
+      expect(outcome).toMatchObject({ counts: { instancesDeleted: 0, instancesDeferred: 3 } });
+    }
+    expect(log.lines.filter((l) => l.event === 'gc.refused')).toEqual([
       expect.objectContaining({
         severity: 'ERROR',
-        message: 'gc deletion budget spent: orphan kept until the next sweep',
+        reason: '3 orphans at once, more than GC_MAX_DELETIONS_PER_SWEEP (2)',
+        orphans: 3,
+        first: expect.arrayContaining([
+          expect.objectContaining({ providerId: 'zones/us-central1-a/instances/b0' }),
+        ]),
       }),
-    );
+      expect.objectContaining({ event: 'gc.refused' }),
+    ]);
+    expect(failedTicks(log)).toHaveLength(2);
+    expect(jobs.runs.get(GcJob)).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/^refused: 3 orphans/),
+    });
+    // Raised for one sweep, once someone has looked: deleted.
+    deps.maxDeletions = 3;
+    (deps.clock as ManualClock).advance(10 * 60_000);
+    expect(await handleGcTick(deps)).toMatchObject({ counts: { instancesDeleted: 3, instancesDeferred: 0 } });
+  });
+
+  it('deletes none when orphans outnumber the live proxies’ instances; one orphan alone is a crash’s', async () => {
+    const gce = new FakeProvider('gce', []);
+    const { deps, log, live } = await setup([gce]);
+    // Two orphans against one live instance: a live set that does not know most of the fleet.
+    gce.instances = [
+      vm('o1', 'gone-1', minutesAgo(30)),
+      vm('o2', 'gone-2', minutesAgo(30)),
+      vm('live', live.uid, minutesAgo(60)),
+    ];
+    expect(await handleGcTick(deps)).toMatchObject({ counts: { instancesDeleted: 0, instancesDeferred: 2 } });
+    expect(log.lines.filter((l) => l.event === 'gc.refused')).toEqual([
+      expect.objectContaining({
+        reason: '2 orphans against 1 instances of live proxies: the live set may be wrong',
+      }),
+    ]);
+    // The sole proxy deleted after a crash: its instance is the only one, and goes.
+    gce.instances = [vm('o1', 'gone-1', minutesAgo(40))];
+    (deps.clock as ManualClock).advance(10 * 60_000);
+    expect(await handleGcTick(deps)).toMatchObject({ counts: { instancesDeleted: 1 } });
+    expect(gce.deleted).toEqual(['zones/us-central1-a/instances/o1']);
   });
 
   // GCE refuses a delete while the insert Operation runs (resourceNotReady); the provider says 'not-ready'.
   // Counted as deleted, the orphan would run on unnoticed; the next sweep lists it again and deletes it.
-  it('leaves an orphan still being created to the next sweep, without spending the budget', async () => {
+  it('leaves an orphan still being created to the next sweep', async () => {
     const gce = new FakeProvider('gce', [
       vm('creating', 'gone-c', minutesAgo(30)),
       vm('orphan', 'gone-o', minutesAgo(30)),
     ]);
     gce.creating.add('zones/us-central1-a/instances/creating');
-    const { deps, log, jobs } = await setup([gce], { maxDeletions: 1 });
+    const { deps, log, jobs, live, deleting } = await setup([gce], { maxDeletions: 2 });
+    gce.instances.push(vm('live', live.uid, minutesAgo(60)), vm('deleting', deleting.uid, minutesAgo(60)));
     const outcome = await handleGcTick(deps);
     expect(gce.deleted).toEqual(['zones/us-central1-a/instances/orphan']);
     expect(outcome).toMatchObject({ counts: { instancesDeleted: 1, instancesDeferred: 1 } });
@@ -319,9 +369,6 @@ describe('onGcEvent', () => {
 });
 
 describe('a gc sweep that could not do its work is a failed tick (job.tick_failed, which failing_jobs counts)', () => {
-  const failedTicks = (log: ReturnType<typeof memoryLogger>) =>
-    log.lines.filter((l) => l.event === 'job.tick_failed');
-
   it('when the run cannot be claimed', async () => {
     const { deps, log, jobs } = await setup([new FakeProvider('gce', [])]);
     jobs.claim = async () => {
@@ -354,7 +401,7 @@ describe('a gc sweep that could not do its work is a failed tick (job.tick_faile
     ]);
   });
 
-  it('when a provider cannot be listed (its orphans went unseen); not for a deletion budget spent', async () => {
+  it('when a provider cannot be listed (its orphans went unseen); not for an orphan still being created', async () => {
     const broken = new FakeProvider('gce', []);
     broken.failList = new ProviderError('permanent', 'compute.instances.list denied');
     const { deps, log } = await setup([broken]);
@@ -367,10 +414,8 @@ describe('a gc sweep that could not do its work is a failed tick (job.tick_faile
       }),
     ]);
 
-    const busy = new FakeProvider('gce', [
-      vm('a', 'gone-a', minutesAgo(30)),
-      vm('b', 'gone-b', minutesAgo(30)),
-    ]);
+    const busy = new FakeProvider('gce', [vm('a', 'gone-a', minutesAgo(30))]);
+    busy.creating.add('zones/us-central1-a/instances/a');
     const second = await setup([busy], { maxDeletions: 1 });
     expect(await handleGcTick(second.deps)).toMatchObject({ counts: { instancesDeferred: 1 } });
     expect(failedTicks(second.log)).toEqual([]);

@@ -1,15 +1,15 @@
-// One provider's part of a GC sweep (seed §8): list what carries our labels, classify it against the
-// live set (pure), delete the orphans one by one. Nothing here throws: a provider that cannot be listed
-// is reported so that the sweep goes on with the next one, and a failed delete is retried by the next sweep.
+// One provider's part of a GC sweep (seed §8), in two steps so that the handler sees every provider's
+// orphans before any is deleted (orphans.ts sweepRefusal): list what carries our labels and classify it
+// against the live set (pure), then delete the orphans one by one. Nothing here throws: a provider that
+// cannot be listed is reported so that the sweep goes on with the next one, and a failed delete is retried
+// by the next sweep.
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
-import { classifyInstances, keepReasons } from '../../../shared/src/domain/gc/orphans.js';
+import { classifyInstances, keepReasons, type OrphanVerdict } from '../../../shared/src/domain/gc/orphans.js';
 import type { OwnedInstance, Provider } from '../../../shared/src/ports/provider.js';
 
 export interface SweepLimits {
   now: Date;
   minAgeMs: number;
-  /** Deletions this sweep may still make (shared across providers); the rest wait for the next sweep. */
-  budget: { remaining: number };
 }
 
 export interface ProviderSweep {
@@ -17,21 +17,28 @@ export interface ProviderSweep {
   listed: boolean;
   deleted: number;
   kept: number;
-  /** Orphans left for the next sweep: past the deletion budget, or still being created. */
+  /** Orphans left for the next sweep: still being created, or all of them in a refused sweep. */
   deferred: number;
   deleteFailures: number;
   unreachable: string[];
 }
 
+/** What listing one provider found, classified; its orphans are deleted by deleteOrphans. */
+export interface ProviderListing {
+  provider: Provider;
+  result: ProviderSweep;
+  verdicts: OrphanVerdict<OwnedInstance>[];
+}
+
 /** Zone-qualified provider ids (gce: zones/<zone>/instances/<name>) name their zone; others give null. */
 const zoneOf = (providerId: string): string | null => /^zones\/([^/]+)\//.exec(providerId)?.[1] ?? null;
 
-export async function sweepProvider(
+export async function listProvider(
   provider: Provider,
   live: ReadonlySet<string>,
   limits: SweepLimits,
   log: Logger,
-): Promise<ProviderSweep> {
+): Promise<ProviderListing> {
   const result: ProviderSweep = {
     provider: provider.name,
     listed: false,
@@ -51,7 +58,7 @@ export async function sweepProvider(
       provider: provider.name,
       error: err,
     });
-    return result;
+    return { provider, result, verdicts: [] };
   }
   result.listed = true;
   if (result.unreachable.length > 0) {
@@ -61,33 +68,39 @@ export async function sweepProvider(
       zones: result.unreachable,
     });
   }
-
   const verdicts = classifyInstances(instances, live, limits.now, limits.minAgeMs);
-  for (const v of verdicts) {
-    if (!v.delete) {
-      result.kept++;
-      continue;
-    }
-    const fields = {
-      provider: provider.name,
-      zone: zoneOf(v.instance.providerId),
-      providerId: v.instance.providerId,
-      uid: v.uid,
-      proxyName: v.instance.proxyName,
-      createdAt: v.instance.createdAt?.toISOString() ?? null,
-      ageSeconds: Math.floor(v.ageMs / 1000),
-    };
-    if (limits.budget.remaining <= 0) {
-      result.deferred++;
-      log.error('gc deletion budget spent: orphan kept until the next sweep', fields);
-      continue;
-    }
-    limits.budget.remaining--;
+  result.kept = verdicts.filter((v) => !v.delete).length;
+  log.info('gc listed provider', {
+    provider: provider.name,
+    listed: instances.length,
+    orphans: verdicts.length - result.kept,
+    kept: keepReasons(verdicts),
+  });
+  return { provider, result, verdicts };
+}
+
+type Orphan = Extract<OrphanVerdict<OwnedInstance>, { delete: true }>;
+
+/** The fields every line about one orphan carries. */
+export const orphanFields = (provider: string, v: Orphan) => ({
+  provider,
+  zone: zoneOf(v.instance.providerId),
+  providerId: v.instance.providerId,
+  uid: v.uid,
+  proxyName: v.instance.proxyName,
+  createdAt: v.instance.createdAt?.toISOString() ?? null,
+  ageSeconds: Math.floor(v.ageMs / 1000),
+});
+
+export async function deleteOrphans(listing: ProviderListing, log: Logger): Promise<void> {
+  const { provider, result } = listing;
+  for (const v of listing.verdicts) {
+    if (!v.delete) continue;
+    const fields = orphanFields(provider.name, v);
     try {
       if ((await provider.delete(v.instance.providerId)) === 'not-ready') {
         // Still being created (GCE refuses the delete until its insert Operation is DONE): nothing was
-        // deleted, so the budget is not spent, and the orphan waits for the next sweep, which lists it again.
-        limits.budget.remaining++;
+        // deleted, and the orphan waits for the next sweep, which lists it again.
         result.deferred++;
         log.warn('gc: an orphaned instance is still being created; the next sweep deletes it', fields);
         continue;
@@ -95,7 +108,7 @@ export async function sweepProvider(
       result.deleted++;
       // Loud on purpose: the safety net fired, so a reconcile crashed between create and its status write.
       // `event` is what the log-based metric and its alert count (terraform/monitoring.tf).
-      log.warn('gc deleted an orphaned instance', { event: 'gc.deleted', ...fields });
+      log.warn('gc deleted an orphaned instance', { event: 'gc.deleted', ...orphanFields(provider.name, v) });
     } catch (err) {
       result.deleteFailures++;
       log.error('gc could not delete an orphaned instance; the next sweep retries', {
@@ -104,11 +117,4 @@ export async function sweepProvider(
       });
     }
   }
-  log.info('gc swept provider', {
-    provider: provider.name,
-    listed: instances.length,
-    deleted: result.deleted,
-    kept: keepReasons(verdicts),
-  });
-  return result;
 }

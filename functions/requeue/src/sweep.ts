@@ -96,9 +96,21 @@ export async function runSweep(
     memory.release(item.proxy);
     if (item.drift) driftPublishFailed = true;
   };
+  // The steady fleet's listing failing (at scale, a deadline) takes this sweep's drift slots with it, not
+  // the due times: Provisioning and deletion polls, backoffs and queued replacements are walked and
+  // published as ever, and the run is recorded failed with its drift range to be covered again.
+  let steadyFailure: unknown = null;
+  let fleet: Awaited<ReturnType<SteadyFleet['get']>> = [];
   try {
     const steady = deps.steady ?? new SteadyFleet(0);
-    const fleet = await steady.get(started.getTime(), () => listSteadyLogged(deps));
+    fleet = await steady.get(started.getTime(), () => listSteadyLogged(deps));
+  } catch (err) {
+    steadyFailure = err;
+    deps.log.error('requeue sweep could not list the steady fleet: drift slots wait for the next sweep', {
+      error: err instanceof Error ? err.message : String(err),
+    });
+  }
+  try {
     for (const p of fleet) {
       for (const slot of driftSlots(p.uid, deps.driftPollMs, driftFrom, driftTo, p.notBefore)) {
         if (p.awaitingSince && !awaitsPassSlotDue(p.awaitingSince, slot, deps.driftPollMs)) continue;
@@ -147,10 +159,12 @@ export async function runSweep(
     last && !last.failed ? last.through : Number.NEGATIVE_INFINITY,
     resumeDriftAt?.getTime() ?? Number.NEGATIVE_INFINITY,
   );
-  memory.drift = driftPublishFailed
-    ? { through: driftFrom.getTime(), failed: true }
-    : { through, failed: false };
+  memory.drift =
+    driftPublishFailed || steadyFailure !== null
+      ? { through: driftFrom.getTime(), failed: true }
+      : { through, failed: false };
   report.nextDriftFrom = new Date(memory.drift.through);
+  if (steadyFailure !== null) report.failure = steadyFailure;
   deps.log.info('requeue sweep', {
     due: report.due,
     drift: report.drift,

@@ -69,6 +69,30 @@ describe('requeue sweep', () => {
     expect(clock.now().getTime() - t0.getTime()).toBeLessThanOrEqual(59_000);
   });
 
+  // Listing the steady fleet is the sweep's one read of whole documents; at scale it is what hits a
+  // deadline. It took the due loop with it: no Provisioning or deletion poll, backoff or queued
+  // replacement was published while it kept failing.
+  it('publishes the due proxies when the steady fleet cannot be listed, and records the run failed', async () => {
+    await due('soon', 5_000);
+    const uid = '6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f';
+    await store.create(aProxy({ name: 'steady', uid, status: running() }));
+    const listAll = store.listAll.bind(store);
+    store.listAll = async () => {
+      throw new Error('DEADLINE_EXCEEDED listing proxies');
+    };
+    const report = await runSweep(deps, t0);
+    expect(published).toEqual([{ proxy: 'soon', atMs: 5_000 }]);
+    expect(report).toMatchObject({ due: 1, drift: 0, failure: expect.any(Error) });
+    // Its drift range is left to the next sweep, which lists the fleet again and covers it.
+    expect(report.nextDriftFrom).toEqual(t0);
+    store.listAll = listAll;
+    published = [];
+    clock.set(at(60_000));
+    const next = await runSweep(deps, at(60_000), report.nextDriftFrom ?? null);
+    expect(next.failure).toBeUndefined();
+    expect(published.map((p) => p.proxy)).toContain('steady');
+  });
+
   it('picks up a due time written while it runs (a reconcile pass setting ProvisioningPoll)', async () => {
     await due('p', 1_000);
     onPublish = async (proxy) => {

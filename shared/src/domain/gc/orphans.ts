@@ -53,6 +53,31 @@ export function classifyInstances<I extends ListedInstance>(
   });
 }
 
+/**
+ * Why a sweep deletes nothing at all (null: it may delete its orphans). Orphans come from a rare crash —
+ * between a create and the status write that records it, followed by the proxy's deletion — so many at
+ * once more likely mean a live set that is readable but wrong: the function reading another project's or
+ * a freshly restored database, a collection emptied by hand. A budget that only capped each sweep slowed
+ * such a sweep down without stopping it (the next sweep deleted the next batch of live VMs), so past
+ * either bound it deletes none:
+ * - more orphans than `maxDeletions` (GC_MAX_DELETIONS_PER_SWEEP) across every provider;
+ * - two or more orphans, and more of them than instances of live proxies (past MinAge too): a fleet the
+ *   live set mostly does not know. One orphan alone is always a crash's (a sole proxy deleted after it).
+ */
+export function sweepRefusal(verdicts: readonly OrphanVerdict[], maxDeletions: number): string | null {
+  let orphans = 0;
+  let live = 0;
+  for (const v of verdicts) {
+    if (v.delete) orphans++;
+    else if (v.keep === 'live') live++;
+  }
+  if (orphans > maxDeletions)
+    return `${orphans} orphans at once, more than GC_MAX_DELETIONS_PER_SWEEP (${maxDeletions})`;
+  if (orphans >= 2 && orphans > live)
+    return `${orphans} orphans against ${live} instances of live proxies: the live set may be wrong`;
+  return null;
+}
+
 /** How many instances were kept for each reason (one log line per sweep instead of one per instance). */
 export function keepReasons(verdicts: readonly OrphanVerdict[]): Partial<Record<KeepReason, number>> {
   const out: Partial<Record<KeepReason, number>> = {};
