@@ -207,7 +207,7 @@ describe('npm start', () => {
     expect(tree.filter((p) => p.comm === 'java').length, JSON.stringify(tree)).toBeGreaterThanOrEqual(2);
     expect(tree.filter((p) => p.comm === 'node').length).toBeGreaterThanOrEqual(2 + built.length); // plane + api + functions
     await interruptAndCheck(run, tree);
-  }, 180_000);
+  }, 330_000);
 
   // A supervisor (systemd, `timeout`, docker stop, a CI step, `kill $PID`) signals npm's pid alone, not the
   // group. npm forwards SIGINT/SIGTERM to its child only — the `sh -c` of the script, which (dash) waits
@@ -274,7 +274,7 @@ describe('npm start', () => {
       await new Promise((resolve) => holder.close(resolve));
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 210_000);
+  }, 90_000);
 
   // The same checkout, another port offset, but the same state dir: the second plane would clear the first
   // one's logs and take its state.json. It is refused before it touches anything, with what to set.

@@ -145,10 +145,11 @@ describe('a proxy write sent again after it landed reads as written', () => {
   let plainDb: Firestore;
   let store: FirestoreProxyStore;
   let plain: FirestoreProxyStore;
+  let sent: { replayed: number };
   beforeAll(() => {
     db = new Firestore({ projectId });
     plainDb = new Firestore({ projectId });
-    replayCommits(db);
+    sent = replayCommits(db);
     store = new FirestoreProxyStore(db);
     plain = new FirestoreProxyStore(plainDb);
   });
@@ -171,6 +172,7 @@ describe('a proxy write sent again after it landed reads as written', () => {
     const at = new Date('2026-03-01T00:00:00.123Z');
     expect(await store.requestDeletion('r-proxy', at, read.version)).toBe('written');
     expect((await plain.get('r-proxy'))!.proxy.deletionRequestedAt).toEqual(at);
+    expect(sent.replayed).toBe(4); // the create, the spec, the status and the deletion: each sent twice
     // A write on top of a version another writer moved since is still a conflict, with nothing written.
     expect(await store.writeStatus('r-proxy', { ...status, ip: '10.0.0.6' }, read.version)).toBe('conflict');
     expect((await plain.get('r-proxy'))!.proxy.status.ip).toBe('10.0.0.5');
@@ -181,10 +183,11 @@ describe('the planner lock and an ownership commit sent again after they landed 
   const projectId = testProjectId();
   let db: Firestore;
   let plainDb: Firestore;
+  let sent: { replayed: number };
   beforeAll(() => {
     db = new Firestore({ projectId });
     plainDb = new Firestore({ projectId });
-    replayCommits(db);
+    sent = replayCommits(db);
   });
   afterAll(async () => {
     await Promise.all([db.terminate(), plainDb.terminate()]);
@@ -195,7 +198,7 @@ describe('the planner lock and an ownership commit sent again after they landed 
     const pid = testProjectId();
     const resent = new Firestore({ projectId: pid });
     const direct = new Firestore({ projectId: pid });
-    replayCommits(resent);
+    const twice = replayCommits(resent);
     try {
       const now = new Date('2026-03-01T00:00:00Z');
       const got = await new FirestoreOwnershipStore(resent).acquireLock(
@@ -204,6 +207,7 @@ describe('the planner lock and an ownership commit sent again after they landed 
         new Date(now.getTime() + 60_000),
       );
       expect(got).not.toBeNull();
+      expect(twice.replayed).toBe(1);
       expect(await new FirestoreOwnershipStore(direct).read()).toMatchObject({
         token: got,
         lock: { holder: 'pass-0' },
@@ -234,6 +238,7 @@ describe('the planner lock and an ownership commit sent again after they landed 
       first!,
       now,
     );
+    expect(sent.replayed).toBe(1);
     const state = await plain.read();
     expect(state).toMatchObject({ epoch: 1, token });
     expect(state.records.get('p-1')).toEqual({ proxy: 'p-1', owner: 'gw-1', since: 1, drainEpoch: null });
@@ -243,10 +248,13 @@ describe('the planner lock and an ownership commit sent again after they landed 
     const later = new Date('2026-03-01T00:03:00Z');
     const second = await store.acquireLock('pass-2', later, new Date('2026-03-01T00:05:00Z'));
     expect(second).not.toBeNull();
+    expect(sent.replayed).toBe(3); // and the release between
     expect(await plain.read()).toMatchObject({ token: second, lock: { holder: 'pass-2' } });
     // Held by pass-2: another holder still gets nothing.
     expect(await store.acquireLock('pass-3', later, new Date('2026-03-01T00:06:00Z'))).toBeNull();
-    // A commit on a token another writer moved is still a conflict.
+    // A commit on a token another writer moved is still a conflict — also the resend of a commit whose
+    // pass lost the lock meanwhile: a lock taken since drops the last commit's id.
     await expect(store.commit([], 2, token, later)).rejects.toMatchObject({ kind: 'conflict' });
+    expect((await plainDb.collection('ownership').doc('state').get()).get('commitId')).toBeUndefined();
   });
 });

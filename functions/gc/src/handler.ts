@@ -142,11 +142,8 @@ export async function handleGcTick(deps: GcDeps): Promise<GcOutcome> {
   // Every count here is work left for the next sweep; an unreachable zone's orphans were not even seen.
   const failed =
     counts.providersFailed + counts.deleteFailures + counts.instancesDeferred + counts.zonesUnreachable > 0;
-  const error = refusal
-    ? `refused: ${refusal}`
-    : failed
-      ? `${counts.providersFailed} provider(s) unlisted, ${counts.zonesUnreachable} zone(s) unreachable, ${counts.deleteFailures} delete(s) failed, ${counts.instancesDeferred} deferred`
-      : null;
+  const detail = `${counts.providersFailed} provider(s) unlisted, ${counts.zonesUnreachable} zone(s) unreachable, ${counts.deleteFailures} delete(s) failed, ${counts.instancesDeferred} deferred`;
+  const error = refusal ? `refused: ${refusal}; ${detail}` : failed ? detail : null;
   await record(deps, startedAt, { ok: !failed, counts, error });
   log.info('gc sweep finished', { liveProxies: live.size, providers: names, ...counts });
   // Orphans left unseen or undeleted by an error make the tick a failed one (job.tick_failed: a provider

@@ -14,9 +14,12 @@ import { REQUEUE_JOB } from './config.js';
 import type { SweepReport } from './sweep.js';
 
 function sweepError(r: SweepReport): string | null {
-  const published = r.publishFailures > 0 ? `${r.publishFailures} publish(es) failed` : null;
-  if (r.failure === undefined) return published;
-  return [`sweep stopped: ${messageOf(r.failure)}`, published].filter((s) => s !== null).join('; ');
+  const parts = [
+    r.failure === undefined ? null : `sweep stopped: ${messageOf(r.failure)}`,
+    r.driftSkipped === undefined ? null : `drift slots skipped: ${messageOf(r.driftSkipped)}`,
+    r.publishFailures > 0 ? `${r.publishFailures} publish(es) failed` : null,
+  ].filter((s) => s !== null);
+  return parts.length > 0 ? parts.join('; ') : null;
 }
 
 export const sweepResult = (r: SweepReport): RunResult => {

@@ -35,6 +35,12 @@ export interface SweepDeps {
   memory?: PublishMemory;
   /** The steady fleet, listed at most this often by one instance; listed every sweep when absent. */
   steady?: SteadyFleet;
+  /**
+   * How long the steady fleet's listing may take (real time) before the sweep goes on without its drift
+   * slots: half the window when absent. The client resends a query past its deadline for minutes, longer
+   * than the window and the function's timeout, and the due times wait for it.
+   */
+  listingTimeoutMs?: number;
 }
 
 export interface SweepReport {
@@ -47,6 +53,8 @@ export interface SweepReport {
   nextDriftFrom: Date;
   /** Why the sweep stopped early (listDue: Firestore unavailable); undefined when it ran its window. */
   failure?: unknown;
+  /** Why this sweep published no drift slot (the steady fleet could not be listed); the due times were. */
+  driftSkipped?: unknown;
 }
 
 /**
@@ -101,14 +109,27 @@ export async function runSweep(
   // published as ever, and the run is recorded failed with its drift range to be covered again.
   let steadyFailure: unknown = null;
   let fleet: Awaited<ReturnType<SteadyFleet['get']>> = [];
+  const listing = (deps.steady ?? new SteadyFleet(0)).get(started.getTime(), () => listSteadyLogged(deps));
+  const timeoutMs = deps.listingTimeoutMs ?? Math.max(1_000, (windowEnd - started.getTime()) / 2);
+  let timer: ReturnType<typeof setTimeout> | undefined;
   try {
-    const steady = deps.steady ?? new SteadyFleet(0);
-    fleet = await steady.get(started.getTime(), () => listSteadyLogged(deps));
+    fleet = await Promise.race([
+      listing,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`listing the steady fleet took over ${Math.round(timeoutMs)} ms`)),
+          timeoutMs,
+        );
+      }),
+    ]);
   } catch (err) {
+    listing.catch(() => {}); // left behind on a timeout: its end no longer matters
     steadyFailure = err;
     deps.log.error('requeue sweep could not list the steady fleet: drift slots wait for the next sweep', {
       error: err instanceof Error ? err.message : String(err),
     });
+  } finally {
+    clearTimeout(timer);
   }
   try {
     for (const p of fleet) {
@@ -164,7 +185,7 @@ export async function runSweep(
       ? { through: driftFrom.getTime(), failed: true }
       : { through, failed: false };
   report.nextDriftFrom = new Date(memory.drift.through);
-  if (steadyFailure !== null) report.failure = steadyFailure;
+  if (steadyFailure !== null) report.driftSkipped = steadyFailure;
   deps.log.info('requeue sweep', {
     due: report.due,
     drift: report.drift,

@@ -5,6 +5,7 @@ import { ManualClock } from '../../../shared/src/ports/clock.js';
 import { PublishError } from '../../../shared/src/ports/publish-error.js';
 import { InMemoryProxyStore } from '../../../shared/src/testing/in-memory-proxy-store.js';
 import { aProxy, externalSpec, testUid } from '../../../shared/src/testing/proxy-fixtures.js';
+import { sweepResult } from './job-run.js';
 import { runSweep, type SweepDeps } from './sweep.js';
 
 const t0 = new Date('2026-03-01T00:00:00Z');
@@ -72,26 +73,42 @@ describe('requeue sweep', () => {
   // Listing the steady fleet is the sweep's one read of whole documents; at scale it is what hits a
   // deadline. It took the due loop with it: no Provisioning or deletion poll, backoff or queued
   // replacement was published while it kept failing.
-  it('publishes the due proxies when the steady fleet cannot be listed, and records the run failed', async () => {
-    await due('soon', 5_000);
-    const uid = '6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f';
-    await store.create(aProxy({ name: 'steady', uid, status: running() }));
-    const listAll = store.listAll.bind(store);
-    store.listAll = async () => {
-      throw new Error('DEADLINE_EXCEEDED listing proxies');
-    };
-    const report = await runSweep(deps, t0);
-    expect(published).toEqual([{ proxy: 'soon', atMs: 5_000 }]);
-    expect(report).toMatchObject({ due: 1, drift: 0, failure: expect.any(Error) });
-    // Its drift range is left to the next sweep, which lists the fleet again and covers it.
-    expect(report.nextDriftFrom).toEqual(t0);
-    store.listAll = listAll;
-    published = [];
-    clock.set(at(60_000));
-    const next = await runSweep(deps, at(60_000), report.nextDriftFrom ?? null);
-    expect(next.failure).toBeUndefined();
-    expect(published.map((p) => p.proxy)).toContain('steady');
-  });
+  it.each<[string, () => Promise<never>]>([
+    [
+      'fails',
+      async () => {
+        throw new Error('PERMISSION_DENIED listing proxies');
+      },
+    ],
+    // The client resends a query past its deadline for minutes: longer than the window.
+    ['never answers within the window', () => new Promise<never>(() => {})],
+  ])(
+    'publishes the due proxies when the steady fleet’s listing %s, and records its drift slots skipped',
+    async (_how, failing) => {
+      await due('soon', 5_000);
+      const uid = '6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f';
+      await store.create(aProxy({ name: 'steady', uid, status: running() }));
+      const listAll = store.listAll.bind(store);
+      store.listAll = failing;
+      const report = await runSweep({ ...deps, listingTimeoutMs: 20 }, t0);
+      expect(published).toEqual([{ proxy: 'soon', atMs: 5_000 }]);
+      expect(report).toMatchObject({ due: 1, drift: 0, driftSkipped: expect.any(Error) });
+      expect(report.failure).toBeUndefined();
+      expect(sweepResult(report)).toMatchObject({
+        ok: false,
+        error: expect.stringMatching(/^drift slots skipped: /),
+      });
+      // Its drift range is left to the next sweep, which lists the fleet again and covers it with its own:
+      // the steady proxy's slot in the skipped range and the one in the next.
+      expect(report.nextDriftFrom).toEqual(t0);
+      store.listAll = listAll;
+      published = [];
+      clock.set(at(60_000));
+      const next = await runSweep(deps, at(60_000), report.nextDriftFrom);
+      expect(next.driftSkipped).toBeUndefined();
+      expect(published.filter((p) => p.proxy === 'steady')).toHaveLength(2);
+    },
+  );
 
   it('picks up a due time written while it runs (a reconcile pass setting ProvisioningPoll)', async () => {
     await due('p', 1_000);

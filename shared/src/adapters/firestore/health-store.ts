@@ -104,10 +104,15 @@ export class FirestoreHealthStore implements HealthStore {
     }
   }
 
-  /** Whether any of these documents was last written by the write `writeId`. */
+  /** Whether any of these documents was last written by the write `writeId` (false when the read fails:
+   *  the conflict stands, as before the check). */
   private async carries(refs: DocumentReference[], writeId: string): Promise<boolean> {
-    const snaps = await this.db.getAll(...refs);
-    return snaps.some((s) => s.exists && s.get(WRITE_ID) === writeId);
+    try {
+      const snaps = await this.db.getAll(...refs);
+      return snaps.some((s) => s.exists && s.get(WRITE_ID) === writeId);
+    } catch {
+      return false;
+    }
   }
 
   async deleteMany(names: string[]): Promise<void> {

@@ -102,7 +102,12 @@ export class FirestoreOwnershipStore implements OwnershipStore {
       const state = StateDoc.parse(snap.data());
       if (state.lock && state.lock.holder !== holder && state.lock.until.getTime() > now.getTime())
         return null;
-      const w = await ref.update({ lock }, { lastUpdateTime: snap.updateTime! });
+      // The last commit's id goes with a lock taken anew: a resent commit of the pass before must not read
+      // this lock's version as its own (committed()).
+      const w = await ref.update(
+        { lock, commitId: FieldValue.delete() },
+        { lastUpdateTime: snap.updateTime! },
+      );
       return versionOf(w.writeTime);
     } catch (err) {
       const code = codeOf(err);
@@ -124,8 +129,8 @@ export class FirestoreOwnershipStore implements OwnershipStore {
       return lock && lock.holder === holder && lock.until.getTime() === until.getTime()
         ? versionOf(snap.updateTime!)
         : null;
-    } catch (err) {
-      throw workerStoreFailure(err, 'read the planner lock');
+    } catch {
+      return null; // not known: as before the check, taken by another
     }
   }
 
@@ -184,13 +189,17 @@ export class FirestoreOwnershipStore implements OwnershipStore {
     }
   }
 
-  /** The state's version when the commit `commitId` is the last that wrote it (atomic: all of it landed). */
+  /**
+   * The state's version when the commit `commitId` is the last that wrote it (atomic: all of it landed;
+   * a lock taken since drops the id, acquireLock). null when not, or not known (the read failed: the
+   * conflict stands, as before the check).
+   */
   private async committed(commitId: string): Promise<string | null> {
     try {
       const snap = await this.col().doc(STATE_DOC).get();
       return snap.exists && snap.get('commitId') === commitId ? versionOf(snap.updateTime!) : null;
-    } catch (err) {
-      throw workerStoreFailure(err, 'read the ownership state');
+    } catch {
+      return null;
     }
   }
 
