@@ -139,23 +139,36 @@ describe('a commit sent again after it landed is the pass’s own write, not a r
   });
 });
 
-describe('a proxy write sent again after it landed reads as written', () => {
+/**
+ * Two clients of one test project for the describe it is called in: `db`, whose commits are each sent
+ * twice (`sent` counts them), and `plainDb`, which reads what landed.
+ */
+function twoClients() {
   const projectId = testProjectId();
-  let db: Firestore;
-  let plainDb: Firestore;
-  let store: FirestoreProxyStore;
-  let plain: FirestoreProxyStore;
-  let sent: { replayed: number };
+  const c = {
+    db: null as unknown as Firestore,
+    plainDb: null as unknown as Firestore,
+    sent: { replayed: 0 },
+  };
   beforeAll(() => {
-    db = new Firestore({ projectId });
-    plainDb = new Firestore({ projectId });
-    sent = replayCommits(db);
-    store = new FirestoreProxyStore(db);
-    plain = new FirestoreProxyStore(plainDb);
+    c.db = new Firestore({ projectId });
+    c.plainDb = new Firestore({ projectId });
+    c.sent = replayCommits(c.db);
   });
   afterAll(async () => {
-    await Promise.all([db.terminate(), plainDb.terminate()]);
+    await Promise.all([c.db.terminate(), c.plainDb.terminate()]);
     await releaseProject(projectId);
+  });
+  return c;
+}
+
+describe('a proxy write sent again after it landed reads as written', () => {
+  const c = twoClients();
+  let store: FirestoreProxyStore;
+  let plain: FirestoreProxyStore;
+  beforeAll(() => {
+    store = new FirestoreProxyStore(c.db);
+    plain = new FirestoreProxyStore(c.plainDb);
   });
 
   it('a spec edit, a status write and a deletion at a version: each written once', async () => {
@@ -172,7 +185,7 @@ describe('a proxy write sent again after it landed reads as written', () => {
     const at = new Date('2026-03-01T00:00:00.123Z');
     expect(await store.requestDeletion('r-proxy', at, read.version)).toBe('written');
     expect((await plain.get('r-proxy'))!.proxy.deletionRequestedAt).toEqual(at);
-    expect(sent.replayed).toBe(4); // the create, the spec, the status and the deletion: each sent twice
+    expect(c.sent.replayed).toBe(4); // the create, the spec, the status and the deletion: each sent twice
     // A write on top of a version another writer moved since is still a conflict, with nothing written.
     expect(await store.writeStatus('r-proxy', { ...status, ip: '10.0.0.6' }, read.version)).toBe('conflict');
     expect((await plain.get('r-proxy'))!.proxy.status.ip).toBe('10.0.0.5');
@@ -180,19 +193,7 @@ describe('a proxy write sent again after it landed reads as written', () => {
 });
 
 describe('the planner lock and an ownership commit sent again after they landed are the pass’s own', () => {
-  const projectId = testProjectId();
-  let db: Firestore;
-  let plainDb: Firestore;
-  let sent: { replayed: number };
-  beforeAll(() => {
-    db = new Firestore({ projectId });
-    plainDb = new Firestore({ projectId });
-    sent = replayCommits(db);
-  });
-  afterAll(async () => {
-    await Promise.all([db.terminate(), plainDb.terminate()]);
-    await releaseProject(projectId);
-  });
+  const c = twoClients();
 
   it('takes the lock by a first create, once', async () => {
     const pid = testProjectId();
@@ -219,8 +220,8 @@ describe('the planner lock and an ownership commit sent again after they landed 
   });
 
   it('commits ownership and takes the lock, each once', async () => {
-    const store = new FirestoreOwnershipStore(db);
-    const plain = new FirestoreOwnershipStore(plainDb);
+    const store = new FirestoreOwnershipStore(c.db);
+    const plain = new FirestoreOwnershipStore(c.plainDb);
     const now = new Date('2026-03-01T00:00:00Z');
     const until = new Date('2026-03-01T00:02:00Z');
     // The lock taken without a resend: the commit below is what this part shows.
@@ -238,7 +239,7 @@ describe('the planner lock and an ownership commit sent again after they landed 
       first!,
       now,
     );
-    expect(sent.replayed).toBe(1);
+    expect(c.sent.replayed).toBe(1);
     const state = await plain.read();
     expect(state).toMatchObject({ epoch: 1, token });
     expect(state.records.get('p-1')).toEqual({ proxy: 'p-1', owner: 'gw-1', since: 1, drainEpoch: null });
@@ -248,13 +249,13 @@ describe('the planner lock and an ownership commit sent again after they landed 
     const later = new Date('2026-03-01T00:03:00Z');
     const second = await store.acquireLock('pass-2', later, new Date('2026-03-01T00:05:00Z'));
     expect(second).not.toBeNull();
-    expect(sent.replayed).toBe(3); // and the release between
+    expect(c.sent.replayed).toBe(3); // and the release between
     expect(await plain.read()).toMatchObject({ token: second, lock: { holder: 'pass-2' } });
     // Held by pass-2: another holder still gets nothing.
     expect(await store.acquireLock('pass-3', later, new Date('2026-03-01T00:06:00Z'))).toBeNull();
     // A commit on a token another writer moved is still a conflict — also the resend of a commit whose
     // pass lost the lock meanwhile: a lock taken since drops the last commit's id.
     await expect(store.commit([], 2, token, later)).rejects.toMatchObject({ kind: 'conflict' });
-    expect((await plainDb.collection('ownership').doc('state').get()).get('commitId')).toBeUndefined();
+    expect((await c.plainDb.collection('ownership').doc('state').get()).get('commitId')).toBeUndefined();
   });
 });

@@ -804,18 +804,17 @@ describe('reconcile: a managed instance replaced by one of the same name', () =>
     );
   });
 
-  it('an instance booting again (GCE restarting it after a host event) drops its verdict: Provisioned until judged', () => {
+  /** A running proxy Ready on the probe's verdict about its instance. */
+  const readyOnOldVerdict = (): ProxyResource => {
     const ready = live({ status: { conditions: [provisioned('True', 'Created')] } });
-    const before = {
-      ...ready,
-      status: finalizeStatus(
-        ready,
-        reconcile(ready, { ...oldVerdict, instance: found('Running') }, iv).status,
-        { kind: 'drift' },
-        now,
-      ),
-    };
+    const plan = reconcile(ready, { ...oldVerdict, instance: found('Running') }, iv);
+    const before = { ...ready, status: finalizeStatus(ready, plan.status, { kind: 'drift' }, now) };
     expect(before.status.phase).toBe('Ready');
+    return before;
+  };
+
+  it('an instance booting again (GCE restarting it after a host event) drops its verdict: Provisioned until judged', () => {
+    const before = readyOnOldVerdict();
     const staging = reconcile(before, { ...oldVerdict, instance: found('Provisioning') }, iv);
     const booting = { ...before, status: finalizeStatus(before, staging.status, staging.requeue, now) };
     expect(booting.status.conditions.map((c) => c.type)).toEqual(['Provisioned']);
@@ -828,17 +827,7 @@ describe('reconcile: a managed instance replaced by one of the same name', () =>
   it('an instance restarted between two passes (a new address) drops its verdict: Provisioned until judged at it', () => {
     // GCE gives a stopped-and-started VM a new ephemeral address; a drift pass minutes later sees it
     // Running again. The verdict was the probe's about the old address, which another VM may have now.
-    const ready = live({ status: { conditions: [provisioned('True', 'Created')] } });
-    const before = {
-      ...ready,
-      status: finalizeStatus(
-        ready,
-        reconcile(ready, { ...oldVerdict, instance: found('Running') }, iv).status,
-        { kind: 'drift' },
-        now,
-      ),
-    };
-    expect(before.status.phase).toBe('Ready');
+    const before = readyOnOldVerdict();
     const later = new Date(now.getTime() + iv.DriftPoll);
     const plan = reconcile(
       before,
