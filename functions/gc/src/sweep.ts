@@ -96,13 +96,16 @@ export async function deleteOrphans(listing: ProviderListing, log: Logger): Prom
   const { provider, result } = listing;
   for (const v of listing.verdicts) {
     if (!v.delete) continue;
-    const fields = orphanFields(provider.name, v);
+    // Each branch logs the orphan's fields once (spread from the call, which the docs' log scan reads).
     try {
       if ((await provider.delete(v.instance.providerId)) === 'not-ready') {
         // Still being created (GCE refuses the delete until its insert Operation is DONE): nothing was
         // deleted, and the orphan waits for the next sweep, which lists it again.
         result.deferred++;
-        log.warn('gc: an orphaned instance is still being created; the next sweep deletes it', fields);
+        log.warn(
+          'gc: an orphaned instance is still being created; the next sweep deletes it',
+          orphanFields(provider.name, v),
+        );
         continue;
       }
       result.deleted++;
@@ -112,7 +115,7 @@ export async function deleteOrphans(listing: ProviderListing, log: Logger): Prom
     } catch (err) {
       result.deleteFailures++;
       log.error('gc could not delete an orphaned instance; the next sweep retries', {
-        ...fields,
+        ...orphanFields(provider.name, v),
         error: err,
       });
     }

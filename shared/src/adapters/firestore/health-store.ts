@@ -2,11 +2,9 @@
 // console (verdict, egressProblem, latencyMillis, tracks.BASIC.consecutiveOk, …). Each read carries the
 // document's updateTime as its version, and each write is preconditioned on it (recipes §7: preconditions
 // rather than contended transactions): `create()` where there was no document, `lastUpdateTime` otherwise.
-// Each write also stamps the document with an id of its own (`writeId`): the client sends a commit again
-// when its answer is lost (UNAVAILABLE, ABORTED, RESOURCE_EXHAUSTED), and a commit that had landed then
-// fails its own precondition. That is no race lost: the id found on the document says the write is there,
-// so the pass does not decide again on top of its own result (counting one probe twice).
-import { randomUUID } from 'node:crypto';
+// Each write also stamps the document with an id of its own (write-mark.ts): a commit the client resent
+// after it landed is no race lost, so the pass does not decide again on top of its own result (counting
+// one probe twice).
 import {
   type DocumentData,
   type DocumentReference,
@@ -26,6 +24,7 @@ import type {
 import { Collections } from './collections.js';
 import { timestampOfVersion, versionOf } from './proxy-converter.js';
 import { ALREADY_EXISTS, codeOf, FAILED_PRECONDITION, NOT_FOUND } from './worker-errors.js';
+import { carriesWrite, newWriteId, WRITE_ID } from './write-mark.js';
 
 const BATCH = 400;
 /** Writes sent at once when a batch lost a race and each is retried on its own to learn which. */
@@ -69,7 +68,7 @@ export class FirestoreHealthStore implements HealthStore {
   private async writeChunk(chunk: HealthWrite[]): Promise<HealthWriteResult[]> {
     if (chunk.length === 0) return [];
     const batch = this.db.batch();
-    const writeId = randomUUID();
+    const writeId = newWriteId();
     const refs = chunk.map((w) => this.col().doc(w.state.proxy));
     if (chunk.every((w, i) => stageHealthWrite(batch, refs[i]!, w, writeId))) {
       try {
@@ -92,7 +91,7 @@ export class FirestoreHealthStore implements HealthStore {
 
   private async writeOne(w: HealthWrite): Promise<HealthWriteResult> {
     const batch = this.db.batch();
-    const writeId = randomUUID();
+    const writeId = newWriteId();
     const ref = this.col().doc(w.state.proxy);
     if (!stageHealthWrite(batch, ref, w, writeId)) return 'conflict';
     try {
@@ -109,7 +108,7 @@ export class FirestoreHealthStore implements HealthStore {
   private async carries(refs: DocumentReference[], writeId: string): Promise<boolean> {
     try {
       const snaps = await this.db.getAll(...refs);
-      return snaps.some((s) => s.exists && s.get(WRITE_ID) === writeId);
+      return snaps.some((s) => carriesWrite(s, writeId));
     } catch {
       return false;
     }
@@ -154,9 +153,6 @@ export function stageHealthWrite(
   batch.update(ref, doc, { lastUpdateTime: at });
   return true;
 }
-
-/** The field naming the write that last wrote a health document (or the passive cursor): see the top. */
-export const WRITE_ID = 'writeId';
 
 /** A preconditioned write that lost a race: changed since read, created meanwhile, or deleted meanwhile. */
 export function isHealthConflict(err: unknown): boolean {

@@ -5,7 +5,6 @@
 // proxies (recipes §7: preconditions rather than contended transactions). The cursor carries the commit's
 // id (`writeId`), so a commit the client sent again after its first attempt landed — failing on its own
 // write — is known for committed, not taken for another tick's (health-store.ts).
-import { randomUUID } from 'node:crypto';
 import { type DocumentSnapshot, type Firestore, Timestamp } from '@google-cloud/firestore';
 import type { HealthWrite } from '../../ports/health-store.js';
 import {
@@ -15,8 +14,9 @@ import {
   type PassiveFeedStore,
 } from '../../ports/passive-feed.js';
 import { Collections } from './collections.js';
-import { isHealthConflict, stageHealthWrite, WRITE_ID } from './health-store.js';
+import { isHealthConflict, stageHealthWrite } from './health-store.js';
 import { timestampOfVersion, versionOf } from './proxy-converter.js';
+import { carriesWrite, newWriteId, WRITE_ID } from './write-mark.js';
 
 export const PASSIVE_CURSOR_ID = 'probe-passive';
 
@@ -58,7 +58,7 @@ export class FirestorePassiveFeedStore implements PassiveFeedStore {
     expected: string | null,
   ): Promise<PassiveCommitResult> {
     const batch = this.db.batch();
-    const writeId = randomUUID();
+    const writeId = newWriteId();
     const data = { through: Timestamp.fromDate(next.through), tracked: next.tracked, [WRITE_ID]: writeId };
     if (expected === null) batch.create(this.ref(), data);
     else {
@@ -77,7 +77,7 @@ export class FirestorePassiveFeedStore implements PassiveFeedStore {
     }
     // Atomic: the cursor carrying this commit's id says all of it landed, on an attempt whose answer was lost.
     try {
-      return (await this.ref().get()).get(WRITE_ID) === writeId ? 'committed' : 'conflict';
+      return carriesWrite(await this.ref().get(), writeId) ? 'committed' : 'conflict';
     } catch {
       return 'conflict'; // not known: the conflict stands, as before the check
     }

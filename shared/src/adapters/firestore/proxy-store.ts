@@ -2,11 +2,10 @@
 // Every write that depends on what was read is a precondition write on the document's updateTime
 // (the port's `version`), not a transaction: the emulator locks pessimistically and stalls contending
 // transactions, while precondition writes fail fast with FAILED_PRECONDITION and behave the same on GCP
-// (../shared/design/gcp-offline-recipes.md §7). The client resends a commit whose answer was lost
-// (UNAVAILABLE, ABORTED); one that had landed then fails its own precondition, so every such write leaves
-// a mark of its own on the document — the uid of a create, `writeId` of a spec or status write, the time
-// of a deletion request — and a conflict is first checked against it: the write is there, not lost.
-import { randomUUID } from 'node:crypto';
+// (../shared/design/gcp-offline-recipes.md §7). A commit the client resent after it landed fails its own
+// precondition, so every such write leaves a mark of its own on the document — the uid of a create, a
+// spec or status write's id (write-mark.ts), the time of a deletion request — and a conflict is first
+// checked against it: the write is there, not lost.
 import {
   type CollectionReference,
   type DocumentReference,
@@ -41,6 +40,7 @@ import {
   timestampOfVersion,
   versionOf,
 } from './proxy-converter.js';
+import { carriesWrite, newWriteId, WRITE_ID } from './write-mark.js';
 
 // gRPC codes (https://grpc.github.io/grpc/core/md_doc_statuscodes.html) the client surfaces as `code`.
 const ALREADY_EXISTS = 6;
@@ -151,7 +151,7 @@ export class FirestoreProxyStore implements ProxyStore {
     const current = this.parse(snap);
     // An identical spec is a no-op: no write, no generation bump (an idempotent PUT costs nothing).
     if (canonicalJson(current.spec) === canonicalJson(spec)) return 'written';
-    const writeId = randomUUID();
+    const writeId = newWriteId();
     return this.conditional(
       name,
       expectedVersion,
@@ -160,7 +160,7 @@ export class FirestoreProxyStore implements ProxyStore {
           { spec: specToFirestore(spec), generation: current.generation + 1, [WRITE_ID]: writeId },
           { lastUpdateTime },
         ),
-      (snap) => snap.get(WRITE_ID) === writeId,
+      (snap) => carriesWrite(snap, writeId),
     );
   }
 
@@ -186,13 +186,13 @@ export class FirestoreProxyStore implements ProxyStore {
   }
 
   writeStatus(name: string, status: ProxyStatus, expectedVersion: string): Promise<ConditionalWrite> {
-    const writeId = randomUUID();
+    const writeId = newWriteId();
     return this.conditional(
       name,
       expectedVersion,
       (ref, lastUpdateTime) =>
         ref.update({ status: statusToFirestore(status), [WRITE_ID]: writeId }, { lastUpdateTime }),
-      (snap) => snap.get(WRITE_ID) === writeId,
+      (snap) => carriesWrite(snap, writeId),
     );
   }
 
@@ -342,6 +342,3 @@ export class FirestoreProxyStore implements ProxyStore {
     }
   }
 }
-
-/** The field naming the spec or status write that last wrote a proxy document (see the top). */
-const WRITE_ID = 'writeId';
