@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { freePort } from '../../emulators/launcher/free-port.js';
 import { type RunningService, startApi } from '../../emulators/local-plane/services.js';
@@ -26,6 +27,7 @@ import { eventually, functionLog, jsonLines } from './gc-support.js';
 
 const SPEED = 2; // probe-tick and requeue-sweep every second, gc-sweep every 15 s
 const PERIOD_MS = (loadScheduleTable().jobs['probe-tick']!.localEverySeconds * 1000) / SPEED;
+const GC_GAP_MS = 2000;
 const TOKEN = 'jobs-api-test-admin-token-0123456789';
 const LOCATION = 'us-central1';
 const ZONE = 'us-central1-a';
@@ -83,7 +85,8 @@ describe('operator controls over the periodic jobs (local plane)', () => {
         PROBE_CALLER_IPS: '127.0.0.1',
         PROBE_TICK_PERIOD_SECONDS: String(PERIOD_MS / 1000),
         REQUEUE_TICK_PERIOD_SECONDS: String(PERIOD_MS / 1000),
-        GC_MIN_RUN_GAP_SECONDS: '0',
+        // Short, not 0: a tick delivered twice (Pub/Sub is at least once) is one sweep, as deployed.
+        GC_MIN_RUN_GAP_SECONDS: String(GC_GAP_MS / 1000),
       },
     });
     const port = await freePort();
@@ -243,13 +246,21 @@ describe('operator controls over the periodic jobs (local plane)', () => {
   });
 
   it('running gc-sweep now sweeps at once, and its counts appear in the job list', async () => {
-    // No scheduled sweep may find the orphan first (it runs every 15 s here): pause the job, and let a
-    // sweep already under way finish, before the orphan exists.
+    // No scheduled sweep may find the orphan first (it runs every 15 s here): pause the job, and let the
+    // sweep of the last tick published finish — a tick published just before the pause may still be on
+    // its way — before the orphan exists; then wait out the run gap, so that the sweep asked for below
+    // is not refused as too soon after it.
     await call('POST', '/v1/jobs/gc-sweep:pause');
-    await eventually('no gc sweep under way', async () => {
-      const lastRun = (await job('gc-sweep')).lastRun;
-      return !lastRun || Boolean(lastRun.finishedAt);
+    const settled = await eventually('the last published gc tick swept', async () => {
+      const { lastRun, lastAttemptTime } = await job('gc-sweep');
+      if (!lastAttemptTime) return { lastRun: null };
+      return lastRun?.finishedAt && new Date(lastRun.startedAt) >= new Date(lastAttemptTime)
+        ? { lastRun }
+        : undefined;
     });
+    if (settled.lastRun) {
+      await sleep(Math.max(0, new Date(settled.lastRun.startedAt).getTime() + GC_GAP_MS + 200 - Date.now()));
+    }
     const gce = makeGceProvider({ project: projectId, computeEndpoint: fleet.compute.endpoint });
     const orphanUid = randomUUID();
     try {
