@@ -134,7 +134,8 @@ resource "google_cloudfunctions2_function" "fn" {
     }
   }
 
-  depends_on = [google_project_service.enabled, google_project_iam_member.component]
+  # Firestore: every function reads or writes it from its first delivery.
+  depends_on = [google_project_service.enabled, google_project_iam_member.component, google_firestore_database.default]
 }
 
 # The push identity (and, in eventarc mode, the trigger identity) may invoke each function's Cloud Run

@@ -54,7 +54,7 @@ resource "google_service_account" "builder" {
 }
 
 resource "google_project_iam_custom_role" "instance_reaper" {
-  role_id     = "proxyplaneInstanceReaper"
+  role_id     = "proxyplaneInstanceReaper${var.custom_role_suffix}"
   title       = "proxyplane orphan GC"
   description = "List and delete the instances the orphan GC finds; it never creates anything."
   # compute.disks.delete: a proxy VM's boot disk is created autoDelete (build-insert-request.ts), and
@@ -74,7 +74,7 @@ resource "google_project_iam_custom_role" "instance_reaper" {
 # with those the public-facing API's account could delete or re-point every push subscription that feeds
 # the functions.
 resource "google_project_iam_custom_role" "worker_subscriptions" {
-  role_id     = "proxyplaneWorkerSubscriptions"
+  role_id     = "proxyplaneWorkerSubscriptions${var.custom_role_suffix}"
   title       = "proxyplane worker subscriptions"
   description = "Create gateway workers' snapshot subscriptions and read an existing one's filter."
   permissions = [
@@ -91,7 +91,7 @@ resource "google_project_iam_custom_role" "worker_subscriptions" {
 # change and delete jobs, and a job it creates may publish to any topic. Cloud Scheduler has no per-job
 # IAM, so the grant is project-wide; the API only ever names the table's jobs.
 resource "google_project_iam_custom_role" "job_operator" {
-  role_id     = "proxyplaneJobOperator"
+  role_id     = "proxyplaneJobOperator${var.custom_role_suffix}"
   title       = "proxyplane job operator"
   description = "Read, run, pause and resume the plane's Cloud Scheduler jobs; never create, change or delete them."
   permissions = [

@@ -14,6 +14,22 @@ resource "google_pubsub_topic" "topic" {
   depends_on = [google_project_service.enabled]
 }
 
+# The grants a push delivery needs — the push identity may invoke each function, Pub/Sub may mint its
+# tokens and publish dead letters — are made at once but in force everywhere only later: "typically 2
+# minutes, potentially 7 minutes or longer" (https://cloud.google.com/iam/docs/access-change-propagation).
+# The subscriptions wait after them, once: a later apply waits again only for a grant it makes (a new
+# function). Until they exist, ticks published have no subscription and are dropped, which is harmless.
+resource "time_sleep" "push_grants_settle" {
+  count = local.push_mode ? 1 : 0
+
+  create_duration = var.iam_propagation_wait
+  triggers = {
+    invokers    = join(",", sort([for g in google_cloud_run_v2_service_iam_member.push_invokes_function : g.id]))
+    token_mint  = google_service_account_iam_member.pubsub_agent_mints_push_tokens.id
+    dead_letter = google_pubsub_topic_iam_member.pubsub_agent_publishes_dead_letters.id
+  }
+}
+
 resource "google_pubsub_subscription" "push" {
   for_each = local.push_mode ? module.tables.push_subscriptions : {}
 
@@ -47,13 +63,10 @@ resource "google_pubsub_subscription" "push" {
     ttl = "" # never expire for inactivity: a quiet topic (ticks-gc at night) must keep its subscription
   }
 
-  # Every grant a delivery needs exists before the first one: otherwise early ticks (5 attempts) can be
-  # refused 403 and dead-lettered on a fresh project, and the dead-letters alert fires at once.
-  depends_on = [
-    google_pubsub_topic_iam_member.pubsub_agent_publishes_dead_letters,
-    google_cloud_run_v2_service_iam_member.push_invokes_function,
-    google_service_account_iam_member.pubsub_agent_mints_push_tokens,
-  ]
+  # Every grant a delivery needs is in force before the first one (time_sleep.push_grants_settle, in
+  # iam.tf): otherwise early ticks (5 attempts over about two minutes) can be refused 403 and
+  # dead-lettered on a fresh project, and the dead-letters alert fires at once.
+  depends_on = [time_sleep.push_grants_settle]
 }
 
 # Where operators read what the push subscriptions gave up on (docs/operations.md). 7 days of retention

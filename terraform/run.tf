@@ -148,6 +148,7 @@ resource "google_cloud_run_v2_service" "api" {
   depends_on = [
     google_project_service.enabled,
     google_secret_manager_secret_iam_member.reader, # the revision reads its tokens at start
+    google_firestore_database.default,              # and serves from Firestore from its first request
   ]
 }
 

@@ -79,7 +79,9 @@ resource "google_secret_manager_secret" "secret" {
     name = google_pubsub_topic.topic[local.secret_events_topic].id
   }
 
-  depends_on = [google_pubsub_topic_iam_member.secretmanager_publishes_events]
+  # Secret Manager checks its agent may publish to the topic when the secret is created: the grant
+  # must be in force, not just made (time_sleep.secret_events_grant_settles, below).
+  depends_on = [time_sleep.secret_events_grant_settles]
 }
 
 resource "google_secret_manager_secret_iam_member" "reader" {
@@ -104,4 +106,12 @@ resource "google_pubsub_topic_iam_member" "secretmanager_publishes_events" {
   topic  = google_pubsub_topic.topic[local.secret_events_topic].name
   role   = "roles/pubsub.publisher"
   member = "serviceAccount:${google_project_service_identity.secretmanager.email}"
+}
+
+# A grant is made at once but in force everywhere only later: "typically 2 minutes, potentially 7
+# minutes or longer" (https://cloud.google.com/iam/docs/access-change-propagation). Created once with
+# the grant: a later apply that changes nothing here waits for nothing.
+resource "time_sleep" "secret_events_grant_settles" {
+  create_duration = var.iam_propagation_wait
+  triggers        = { grant = google_pubsub_topic_iam_member.secretmanager_publishes_events.id }
 }

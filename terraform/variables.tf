@@ -1,5 +1,7 @@
-# Every input of the deployment. Only project_id is required; the rest have defaults that deploy a small,
-# closed plane (no open proxy port, one warm gateway instance).
+# Every input of the deployment. project_id, image_tag and an admin credential (admin_emails, or an
+# admin-tokens secret) are required; the rest have defaults that deploy a small, closed plane (no open
+# proxy port, one warm gateway instance). docs/deploy.md gives the order: images and first secret
+# versions exist before the full apply.
 
 variable "project_id" {
   description = "Google Cloud project to deploy into (its ID, not its number or display name)."
@@ -84,6 +86,28 @@ variable "labels" {
   validation {
     condition     = alltrue([for k in keys(var.labels) : k != "managed-by" && !startswith(k, "proxyplane-")])
     error_message = "labels must not use managed-by or proxyplane-* keys: they mark the VMs the plane owns, and gc deletes such a VM when no proxy owns it."
+  }
+}
+
+variable "iam_propagation_wait" {
+  description = "How long an apply waits after making the grants that Pub/Sub push deliveries and secret notifications need, before the resources that use them: IAM changes are in force everywhere typically after 2 minutes, potentially 7 or longer (a delivery refused meanwhile is retried 5 times over about two minutes, then dead-lettered). Waited once, when the grants are made."
+  type        = string
+  default     = "120s"
+
+  validation {
+    condition     = can(regex("^([0-9]{1,2}|[1-5][0-9]{2}|600)s$", var.iam_propagation_wait))
+    error_message = "iam_propagation_wait must be whole seconds such as \"120s\", at most \"600s\"."
+  }
+}
+
+variable "custom_role_suffix" {
+  description = "Appended to the three custom roles' IDs (proxyplaneInstanceReaper and the others). Empty by default; set it (e.g. \"V2\") to apply again in a project where the roles were destroyed 7 to 37 days ago, whose IDs IAM keeps reserved and cannot undelete."
+  type        = string
+  default     = ""
+
+  validation {
+    condition     = can(regex("^[A-Za-z0-9_.]{0,20}$", var.custom_role_suffix))
+    error_message = "custom_role_suffix may hold up to 20 of [A-Za-z0-9_.] (custom role IDs allow those characters only)."
   }
 }
 

@@ -18,6 +18,11 @@ terraform {
       source  = "hashicorp/archive"
       version = "~> 2.6"
     }
+    # Only for time_sleep: a new IAM grant takes minutes to reach every check (iam.tf, iam_settle).
+    time = {
+      source  = "hashicorp/time"
+      version = "~> 0.12"
+    }
   }
 }
 

@@ -1007,12 +1007,17 @@ describe('docs/deploy.md describes the Terraform as it is', () => {
     expect(ops).toMatch(/Direct VPC egress on (the )?`proxyplane-gateway-egress`/);
   });
 
-  it('names every custom role to undelete after a destroy', () => {
+  it('names every custom role the teardown leaves reserved, and the suffix that applies again past 7 days', () => {
     const teardown = deploy().split('## Tear it down')[1] ?? '';
-    expect(teardown).toContain('gcloud iam roles undelete');
-    for (const role of Object.values(tf.resource.google_project_iam_custom_role ?? {}) as Block[]) {
-      expect(teardown).toContain(role.role_id as string);
+    const roles = Object.values(tf.resource.google_project_iam_custom_role ?? {}) as Block[];
+    expect(roles.length).toBe(3);
+    for (const role of roles) {
+      // Every ID takes the suffix, so that one variable renames them all.
+      expect(role.role_id).toMatch(/^\w+\$\{var\.custom_role_suffix\}$/);
+      expect(teardown).toContain(`\`${(role.role_id as string).replace('${var.custom_role_suffix}', '')}\``);
     }
+    expect(teardown).toContain('-var custom_role_suffix=');
+    expect(tf.variable.custom_role_suffix?.default).toBe('');
   });
 
   it('lists every collection with a TTL policy', () => {

@@ -448,3 +448,27 @@ run "rejects_a_suspect_fallback_percent_over_100" {
   }
   expect_failures = [var.gateway_suspect_fallback_alert_percent]
 }
+
+run "rejects_an_iam_wait_not_in_seconds" {
+  command = plan
+  variables {
+    iam_propagation_wait = "2m"
+  }
+  expect_failures = [var.iam_propagation_wait]
+}
+
+run "rejects_an_iam_wait_past_ten_minutes" {
+  command = plan
+  variables {
+    iam_propagation_wait = "601s"
+  }
+  expect_failures = [var.iam_propagation_wait]
+}
+
+run "rejects_a_role_suffix_iam_cannot_take" {
+  command = plan
+  variables {
+    custom_role_suffix = "-v2"
+  }
+  expect_failures = [var.custom_role_suffix]
+}

@@ -150,6 +150,33 @@ describe('functions: one per function folder, with the trigger its code expects'
       member: '${google_service_account.pubsub_push.member}',
     });
   });
+
+  // depends_on orders the calls; a grant is in force everywhere only minutes later. Without the wait a
+  // fresh project's first ticks could be refused 403 five times and dead-lettered (the alert firing at
+  // once), and a secret's create could find Secret Manager not yet allowed to publish its notifications.
+  it('the push subscriptions and the secrets wait until the grants they use are in force', () => {
+    const settle = resourceOf(tf, 'time_sleep', 'push_grants_settle');
+    expect(settle.create_duration).toBe('${var.iam_propagation_wait}');
+    const triggers = JSON.stringify(settle.triggers);
+    for (const grant of [
+      'google_cloud_run_v2_service_iam_member.push_invokes_function',
+      'google_service_account_iam_member.pubsub_agent_mints_push_tokens',
+      'google_pubsub_topic_iam_member.pubsub_agent_publishes_dead_letters',
+    ]) {
+      expect(triggers).toContain(grant);
+    }
+    expect(resourceOf(tf, 'google_pubsub_subscription', 'push').depends_on).toEqual([
+      '${time_sleep.push_grants_settle}',
+    ]);
+    const secrets = resourceOf(tf, 'time_sleep', 'secret_events_grant_settles');
+    expect(secrets.create_duration).toBe('${var.iam_propagation_wait}');
+    expect(JSON.stringify(secrets.triggers)).toContain(
+      'google_pubsub_topic_iam_member.secretmanager_publishes_events',
+    );
+    expect(resourceOf(tf, 'google_secret_manager_secret', 'secret').depends_on).toEqual([
+      '${time_sleep.secret_events_grant_settles}',
+    ]);
+  });
 });
 
 describe('topics', () => {
