@@ -63,8 +63,8 @@ resource "google_pubsub_subscription" "push" {
     ttl = "" # never expire for inactivity: a quiet topic (ticks-gc at night) must keep its subscription
   }
 
-  # Every grant a delivery needs is in force before the first one (time_sleep.push_grants_settle, in
-  # iam.tf): otherwise early ticks (5 attempts over about two minutes) can be refused 403 and
+  # Every grant a delivery needs is in force before the first one (time_sleep.push_grants_settle,
+  # above): otherwise early ticks (5 attempts over about two minutes) can be refused 403 and
   # dead-lettered on a fresh project, and the dead-letters alert fires at once.
   depends_on = [time_sleep.push_grants_settle]
 }

@@ -18,7 +18,8 @@ terraform {
       source  = "hashicorp/archive"
       version = "~> 2.6"
     }
-    # Only for time_sleep: a new IAM grant takes minutes to reach every check (iam.tf, iam_settle).
+    # Only for time_sleep: a new IAM grant takes minutes to reach every check (pubsub.tf
+    # push_grants_settle, secrets.tf secret_events_grant_settles).
     time = {
       source  = "hashicorp/time"
       version = "~> 0.12"
