@@ -5,7 +5,11 @@
 // stall every other uncached look-up behind them. c-ares queries on the event loop, with its own timeout
 // and tries. A name DNS says does not exist (NXDOMAIN, or no A and no AAAA) goes to getaddrinfo after
 // all: it reads /etc/hosts and applies resolv.conf's search list, which c-ares queries do not, and a
-// name that does not exist is answered at once, not after a timeout.
+// name that does not exist is answered at once, not after a timeout. At once as a rule only: a name whose
+// nameserver says NXDOMAIN to c-ares and then stops answering (a hostile zone, a name a crawled page
+// made up, one per request) holds a pool thread for resolv.conf's timeouts × attempts × search domains.
+// So at most FALLBACK_THREADS such look-ups run at once (boundFallback); the pool keeps the rest of its
+// threads for everything else (an upstream named by host is dialled through dns.lookup too).
 import { lookup, Resolver } from 'node:dns/promises';
 import type { Resolve } from './target-guard.js';
 
@@ -26,7 +30,72 @@ const codeOf = (r: PromiseSettledResult<string[]>): string | undefined =>
 export const systemLookup: Resolve = async (host) =>
   (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
-export function dnsResolve(opts: DnsOptions, fallback: Resolve = systemLookup): Resolve {
+/** Fallback look-ups (getaddrinfo) running at once, of libuv's four threads. */
+export const FALLBACK_THREADS = 2;
+/** Fallback look-ups waiting for one of those at most; past it a look-up fails at once. */
+export const FALLBACK_QUEUE = 64;
+
+export interface FallbackBound {
+  /** Look-ups running at once. */
+  max: number;
+  /** Look-ups waiting at most; beyond, a look-up fails at once. */
+  queueMax: number;
+  /** How long a look-up waits for its turn before it fails. */
+  waitMs: number;
+}
+
+/**
+ * `fallback` with at most `max` calls in flight; the next ones wait for a turn (a finishing call hands its
+ * turn over directly), at most `queueMax` of them and each for at most `waitMs`. A look-up refused so
+ * fails as a look-up the resolver could not answer (EAI_AGAIN): the guard refuses its target as
+ * unresolvable.
+ */
+export function boundFallback(fallback: Resolve, bound: FallbackBound): Resolve {
+  let running = 0;
+  const waiting: Array<() => void> = [];
+  const busy = (host: string) =>
+    Object.assign(new Error(`look-up of ${host} refused: ${bound.max} hosts-file look-ups already running`), {
+      code: 'EAI_AGAIN',
+    });
+  const turn = (host: string): Promise<void> | void => {
+    if (running < bound.max) {
+      running++;
+      return;
+    }
+    if (waiting.length >= bound.queueMax) throw busy(host);
+    return new Promise<void>((resolve, reject) => {
+      const go = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        waiting.splice(waiting.indexOf(go), 1);
+        reject(busy(host));
+      }, bound.waitMs);
+      waiting.push(go);
+    });
+  };
+  const done = () => {
+    const next = waiting.shift();
+    if (next) next();
+    else running--;
+  };
+  return async (host) => {
+    await turn(host);
+    try {
+      return await fallback(host);
+    } finally {
+      done();
+    }
+  };
+}
+
+export function dnsResolve(opts: DnsOptions, unbounded: Resolve = systemLookup): Resolve {
+  const fallback = boundFallback(unbounded, {
+    max: FALLBACK_THREADS,
+    queueMax: FALLBACK_QUEUE,
+    waitMs: opts.timeoutMs * opts.tries,
+  });
   const resolver = new Resolver({ timeout: opts.timeoutMs, tries: opts.tries });
   if (opts.servers.length > 0) resolver.setServers([...opts.servers]);
   return async (host) => {

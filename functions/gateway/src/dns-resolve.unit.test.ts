@@ -2,9 +2,9 @@
 // hosts-file fallback only for names DNS says do not exist, and a silent nameserver that times out
 // without touching libuv's thread pool.
 import { lookup } from 'node:dns/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type DnsServer, startDnsServer } from '../../../test/support/dns-server.js';
-import { dnsResolve } from './dns-resolve.js';
+import { boundFallback, dnsResolve } from './dns-resolve.js';
 
 let dns: DnsServer;
 
@@ -56,5 +56,83 @@ describe('dnsResolve', () => {
     expect(settled).toEqual([]);
     expect(await Promise.all(pending)).toEqual(Array(8).fill('ETIMEOUT'));
     expect(fallbackCalls).toEqual([]);
+  });
+});
+
+describe('boundFallback', () => {
+  /** A fallback whose calls stay pending until the test settles them, by name. */
+  function held() {
+    const pending = new Map<string, (a: string[]) => void>();
+    const calls: string[] = [];
+    const fn = (host: string) =>
+      new Promise<string[]>((resolve) => {
+        calls.push(host);
+        pending.set(host, resolve);
+      });
+    return { fn, calls, settle: (host: string) => pending.get(host)!([`addr-of-${host}`]) };
+  }
+  const code = (p: Promise<unknown>) =>
+    p.then(
+      () => 'ok',
+      (e: NodeJS.ErrnoException) => e.code,
+    );
+
+  it('runs at most `max` at once; a finished one hands its turn to the first waiting', async () => {
+    const f = held();
+    const r = boundFallback(f.fn, { max: 2, queueMax: 10, waitMs: 60_000 });
+    const a = r('a');
+    const b = r('b');
+    const c = r('c');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(f.calls).toEqual(['a', 'b']);
+    f.settle('a');
+    expect(await a).toEqual(['addr-of-a']);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(f.calls).toEqual(['a', 'b', 'c']);
+    // A new call now waits too: the turn went to c, not back to the pool.
+    const d = r('d');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(f.calls).toEqual(['a', 'b', 'c']);
+    f.settle('b');
+    f.settle('c');
+    await Promise.all([b, c]);
+    await new Promise((resolve) => setImmediate(resolve));
+    f.settle('d');
+    expect(await d).toEqual(['addr-of-d']);
+  });
+
+  it('fails a look-up at once past `queueMax` waiting, and one that waited `waitMs`, as EAI_AGAIN', async () => {
+    vi.useFakeTimers();
+    try {
+      const f = held();
+      const r = boundFallback(f.fn, { max: 1, queueMax: 1, waitMs: 1_000 });
+      void r('slow');
+      const queued = code(r('queued'));
+      expect(await code(r('over'))).toBe('EAI_AGAIN');
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(await queued).toBe('EAI_AGAIN');
+      expect(f.calls).toEqual(['slow']);
+      // The queue has room again, and the running one's end lets the next one through.
+      const next = r('next');
+      f.settle('slow');
+      await vi.advanceTimersByTimeAsync(0);
+      f.settle('next');
+      expect(await next).toEqual(['addr-of-next']);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('a failing fallback gives its turn back', async () => {
+    let n = 0;
+    const r = boundFallback(
+      async () => {
+        n++;
+        throw Object.assign(new Error('no'), { code: 'ENOTFOUND' });
+      },
+      { max: 1, queueMax: 0, waitMs: 1_000 },
+    );
+    for (let i = 0; i < 3; i++) expect(await code(r(`x${i}`))).toBe('ENOTFOUND');
+    expect(n).toBe(3);
   });
 });

@@ -174,11 +174,13 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
     const listed = connectionListed(res.rawHeaders);
     for (let i = 0; i < res.rawHeaders.length; i += 2) {
       const name = res.rawHeaders[i]!.toLowerCase();
-      if (DROPPED_RESPONSE_HEADERS.has(name) || listed?.includes(name) || isGatewayField(name)) continue;
+      if (DROPPED_RESPONSE_HEADERS.has(name) || listed?.has(name) || isGatewayField(name)) continue;
       const value = res.rawHeaders[i + 1]!;
       const had = headers[name];
-      if (name === 'set-cookie') headers[name] = had ? [...(had as string[]), value] : [value];
-      else headers[name] = had === undefined ? value : `${had}, ${value}`;
+      if (name === 'set-cookie') {
+        if (had) (had as string[]).push(value);
+        else headers[name] = [value];
+      } else headers[name] = had === undefined ? value : `${had}, ${value}`;
     }
     headers['x-proxyplane-route'] = route;
     // What @hono/node-server put on a response without a type; kept so clients see no change.

@@ -262,7 +262,7 @@ export async function fetchThrough(
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(req.headers)) {
     const n = k.toLowerCase();
-    if (!DROPPED_REQUEST_HEADERS.has(n) && !listed?.includes(n)) headers[k] = v;
+    if (!DROPPED_REQUEST_HEADERS.has(n) && !listed?.has(n)) headers[k] = v;
   }
   headers.host = url.host;
   const body = req.body === undefined ? undefined : Buffer.from(req.body, req.bodyEncoding);

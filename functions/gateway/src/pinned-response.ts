@@ -24,8 +24,20 @@ export interface PinnedHeads {
 
 const CR_OR_LF = /[\r\n]/;
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const OWS = /^[ \t]+|[ \t]+$/g;
 const BARE_END = Buffer.from('\n\n');
+
+/**
+ * A field value without its leading and trailing SP / HTAB (RFC 9110 §5.5's OWS; not String#trim, which
+ * also takes VT, FF and NBSP). A loop, not `/^[ \t]+|[ \t]+$/g`: that regex backtracks from every space
+ * of a run not at the end, so a target's 60,000-space value held the event loop for seconds.
+ */
+function trimOws(s: string): string {
+  let a = 0;
+  let b = s.length;
+  while (a < b && (s.charCodeAt(a) === 32 || s.charCodeAt(a) === 9)) a++;
+  while (b > a && (s.charCodeAt(b - 1) === 32 || s.charCodeAt(b - 1) === 9)) b--;
+  return s.slice(a, b);
+}
 
 /** The flat [name, value, …] list of a head's field lines, or null for anything but plain fields. */
 function fields(lines: readonly string[]): string[] | null {
@@ -36,7 +48,7 @@ function fields(lines: readonly string[]): string[] | null {
     if (colon <= 0 || CR_OR_LF.test(line)) return null;
     const name = line.slice(0, colon);
     if (!TOKEN.test(name)) return null; // obs-fold (a leading SP/HTAB) included
-    raw.push(name, line.slice(colon + 1).replace(OWS, ''));
+    raw.push(name, trimOws(line.slice(colon + 1)));
   }
   return raw;
 }
@@ -67,6 +79,9 @@ export function pinnedHeads(
     // A head ended by bare LFs (`\n\n`, which a CRLF head never holds) goes as it came, as before.
     if ((end < 0 ? buf : buf.subarray(0, end)).indexOf(BARE_END, from) >= 0) return { ...raw, status };
     if (end < 0) return buf.length - pos > max ? { ...raw, status } : { ...raw, done: false };
+    // Over `max` though complete (its end came in the read after the one that reached `max`): relayed
+    // as it came too, so that what is parsed and rewritten stays bounded by `max`, not twice it.
+    if (end - pos > max) return { ...raw, status };
     const lines = buf.toString('latin1', pos, end).split('\r\n');
     const raws = fields(lines);
     if (!raws || CR_OR_LF.test(lines[0]!)) return { ...raw, status };

@@ -67,12 +67,17 @@ export function bodyFraming(te: string | undefined, noBody: boolean, clientHttp1
  * sender declared hop-by-hop, which a proxy removes with the Connection header itself (RFC 9110 §7.6.1).
  * `rawHeaders` is Node's flat [name, value, …] list.
  */
-export function connectionListed(rawHeaders: readonly string[]): string[] | null {
-  let listed: string[] | null = null;
+export function connectionListed(rawHeaders: readonly string[]): ReadonlySet<string> | null {
+  // A set, and no empty token: every field of the head is looked up in it, and a target's
+  // `Connection: ,,,,…` of 30,000 empty tokens made a list of them, scanned once per field (quadratic).
+  let listed: Set<string> | null = null;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     if (rawHeaders[i]!.toLowerCase() !== 'connection') continue;
-    listed = listed ?? [];
-    for (const t of rawHeaders[i + 1]!.toLowerCase().split(',')) listed.push(t.trim());
+    listed = listed ?? new Set();
+    for (const t of rawHeaders[i + 1]!.toLowerCase().split(',')) {
+      const token = t.trim();
+      if (token) listed.add(token);
+    }
   }
   return listed;
 }
@@ -94,7 +99,7 @@ export function clientResponseHead(
   let out = `HTTP/1.1 ${statusCode} ${statusMessage}\r\n`;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const n = rawHeaders[i]!.toLowerCase();
-    if (HOP_BY_HOP.has(n) || (listed?.includes(n) && !FRAMING.has(n))) continue;
+    if (HOP_BY_HOP.has(n) || (listed?.has(n) && !FRAMING.has(n))) continue;
     if (framing === 'dechunked' && n === 'transfer-encoding') continue;
     if (isGatewayField(n)) continue;
     out += `${rawHeaders[i]}: ${rawHeaders[i + 1]}\r\n`;

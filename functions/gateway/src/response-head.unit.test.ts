@@ -4,10 +4,21 @@ import {
   type BodyFraming,
   bodyFraming,
   clientResponseHead,
+  connectionListed,
   endsChunked,
   isProxyChallenge,
   isProxyErrorPage,
 } from './response-head.js';
+
+describe('connectionListed', () => {
+  it('is the set of the tokens every Connection field lists, lower-cased, without empty ones', () => {
+    expect(connectionListed(['Content-Type', 'text/plain'])).toBeNull();
+    const listed = connectionListed(['Connection', ' Keep-Alive ,, X-Hop,', 'A', 'b', 'connection', 'x-two']);
+    expect([...listed!].sort()).toEqual(['keep-alive', 'x-hop', 'x-two']);
+    // 30,000 empty tokens are no tokens at all: the set stays empty, whatever the head's length.
+    expect(connectionListed(['Connection', ','.repeat(30_000)])!.size).toBe(0);
+  });
+});
 
 describe('bodyFraming', () => {
   it.each<[string | undefined, boolean, boolean, BodyFraming]>([
