@@ -6,6 +6,7 @@
 // proxies that need a pass but whose request was lost or dead-lettered (awaitsPass).
 // A steady fleet costs reads only, never a write. A proxy published twice (overlapping sweeps, a late
 // write) costs one idempotent reconcile pass, so double publishing is avoided where cheap, never relied on.
+import { withDeadline } from '../../../shared/src/adapters/deadline.js';
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { awaitsPassSlotDue, driftSlots } from '../../../shared/src/domain/reconcile/drift.js';
 import type { Clock } from '../../../shared/src/ports/clock.js';
@@ -111,25 +112,17 @@ export async function runSweep(
   let fleet: Awaited<ReturnType<SteadyFleet['get']>> = [];
   const listing = (deps.steady ?? new SteadyFleet(0)).get(started.getTime(), () => listSteadyLogged(deps));
   const timeoutMs = deps.listingTimeoutMs ?? Math.max(1_000, (windowEnd - started.getTime()) / 2);
-  let timer: ReturnType<typeof setTimeout> | undefined;
   try {
-    fleet = await Promise.race([
+    fleet = await withDeadline(
       listing,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new Error(`listing the steady fleet took over ${Math.round(timeoutMs)} ms`)),
-          timeoutMs,
-        );
-      }),
-    ]);
+      timeoutMs,
+      () => new Error(`listing the steady fleet took over ${Math.round(timeoutMs)} ms`),
+    );
   } catch (err) {
-    listing.catch(() => {}); // left behind on a timeout: its end no longer matters
     steadyFailure = err;
     deps.log.error('requeue sweep could not list the steady fleet: drift slots wait for the next sweep', {
       error: err instanceof Error ? err.message : String(err),
     });
-  } finally {
-    clearTimeout(timer);
   }
   try {
     for (const p of fleet) {

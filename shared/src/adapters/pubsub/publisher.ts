@@ -5,8 +5,8 @@
 // CloudEvent (recipes §1, caveat 2).
 import type { PubSub, Topic } from '@google-cloud/pubsub';
 import type { z } from 'zod';
-
 import { PublishError } from '../../ports/publish-error.js';
+import { withDeadline } from '../deadline.js';
 
 export { PublishError };
 
@@ -95,18 +95,5 @@ export async function confirmed(
 /** `sent`, or a rejection once `ms` have passed without it (what it does later is nobody's to handle). */
 class Unconfirmed extends Error {}
 
-async function withinDeadline<T>(sent: Promise<T>, ms: number): Promise<T> {
-  sent.catch(() => {});
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Unconfirmed(`not confirmed within ${ms} ms; it may still go out`)),
-      ms,
-    );
-  });
-  try {
-    return await Promise.race([sent, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+const withinDeadline = <T>(sent: Promise<T>, ms: number): Promise<T> =>
+  withDeadline(sent, ms, () => new Unconfirmed(`not confirmed within ${ms} ms; it may still go out`));
