@@ -103,7 +103,7 @@ export function specProblems(where: string, spec: ProxySpec, current?: ProxySpec
   // Only what follows a userinfo part is shown: "user:pw@host" must not put a password on stderr.
   if (host !== null)
     problems.push(
-      `${where}: spec.endpoint.host: not a DNS name or an IP address: ${host.replace(/^.*@/, '…@')}`,
+      `${where}: spec.endpoint.host: not a DNS name or an IP address: ${host.replace(/^.*@/s, '…@')}`,
     );
   if (refusedHealthCheckUrl(spec, current)) {
     problems.push(`${where}: spec.healthCheck.url: must not carry credentials (user:password@)`);

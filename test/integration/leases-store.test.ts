@@ -16,6 +16,7 @@ import type { KeyIntent, NewLease } from '../../shared/src/ports/lease-store.js'
 import { clearProject, testProjectId } from '../support/emulators.js';
 import { peakUsage, storedLeases } from '../support/leases.js';
 import { type FirestoreRead, recordingFirestore } from '../support/recording-firestore.js';
+import { replayCommits } from '../support/replayed-commit-firestore.js';
 
 const projectId = testProjectId();
 const db = new Firestore({ projectId });
@@ -187,6 +188,32 @@ describe('FirestoreLeaseStore', () => {
     expect((await s.grant({ candidates: [cand('p1', 1)], lease: newLease() })).kind).toBe('granted');
     const state = await db.collection(LEASE_COLLECTIONS.leaseState).doc('p1').get();
     expect(state.get('entries')).toHaveLength(1);
+  });
+
+  it('a renewal whose commit landed but whose answer was lost counts once', async () => {
+    // The client resends a commit whose answer it lost; the resend fails its own precondition. Taken for a
+    // race, the renewal was committed again on a fresh read: renewals +2 stored, +1 answered.
+    const s = store();
+    await s.ready(10_000);
+    const g = await s.grant({ candidates: [cand('p1')], lease: newLease({ ttlSeconds: 60 }) });
+    if (g.kind !== 'granted') throw new Error('not granted');
+    const replaying = new Firestore({ projectId });
+    const sent = replayCommits(replaying);
+    const r = new FirestoreLeaseStore(replaying, { clock, settings, log: quiet }).start();
+    stores.push(r);
+    await r.ready(10_000);
+    clock.advance(10_000);
+    const before = sent.replayed;
+    const renewed = await r.renew(g.lease.id, 120);
+    expect(sent.replayed - before).toBeGreaterThan(0);
+    expect(renewed.kind === 'renewed' && renewed.lease).toMatchObject({
+      renewals: 1,
+      expiresAt: new Date(clock.now().getTime() + 120_000),
+    });
+    expect(await s.find(g.lease.id)).toMatchObject({
+      renewals: 1,
+      expiresAt: new Date(clock.now().getTime() + 120_000),
+    });
   });
 
   it('renews an active lease within its bound, and tells expired, released and unknown apart', async () => {

@@ -52,4 +52,72 @@ describe('probe function: the run after a failed one', () => {
       await fleet.stop();
     }
   });
+
+  it('takes up a failed run where its stored passes end: what it stored is not probed and counted again', async () => {
+    // B loops over two slots, stores the first proxy's pass and fails storing the second's. Taken up from
+    // B's first window, C probed the first proxy again on top of its stored result: a failing proxy
+    // reached its threshold an interval early. A one-second interval: both slots within a second.
+    const fleet = await startProbeFleet(testProjectId());
+    try {
+      const check = {
+        url: fleet.target.url,
+        intervalSeconds: 1,
+        timeoutSeconds: 1,
+        successThreshold: 2,
+        failureThreshold: 2,
+      };
+      const added = [
+        await fleet.add('p-one', { healthCheck: check }),
+        await fleet.add('p-two', { healthCheck: check }),
+      ];
+      const now = fleet.clock.now();
+      const [first, second] = added
+        .map(({ proxy }) => ({ name: proxy.name, slot: nextSlotAfter(proxy.uid, 1000, now).getTime() }))
+        .sort((a, b) => a.slot - b.slot)
+        .map((p) => ({
+          ...p,
+          probes: () =>
+            fleet.log.lines.filter((l) => l.message === 'probe' && l.proxy === p.name && l.tier === 'BASIC')
+              .length,
+        }));
+      if (!first || !second) throw new Error('two proxies');
+      const counts = () => [first.probes(), second.probes()];
+
+      // A; then B, 1.1 s later (past the claim's gap), loops past the second slot.
+      fleet.clock.set(new Date(first.slot - 1400));
+      expect(await handleProbeTick(fleet.deps)).not.toBeNull();
+      fleet.clock.set(new Date(first.slot - 300));
+      const health = fleet.health;
+      const failing = Object.create(health) as typeof health;
+      failing.writeMany = async (writes) => {
+        if (fleet.clock.now().getTime() >= second.slot && writes.some((w) => w.state.proxy === second.name))
+          throw new Error('injected: firestore unavailable');
+        return health.writeMany(writes);
+      };
+      const b = {
+        ...fleet.deps,
+        health: failing,
+        loopMs: second.slot - first.slot + 500,
+        sleep: async (ms: number) => fleet.clock.advance(ms),
+      };
+      const beforeB = counts();
+      await expect(handleProbeTick(b)).rejects.toThrow('injected');
+      const afterB = counts();
+      expect(afterB[0]! - beforeB[0]!).toBeGreaterThanOrEqual(1);
+      expect(afterB[1]! - beforeB[1]!).toBeGreaterThanOrEqual(1);
+      // The first proxy's pass, stored, ended at its slot: the next run starts there.
+      expect(await new FirestoreJobRunStore(fleet.db).get(ProbeJob)).toMatchObject({
+        ok: false,
+        windowStart: new Date(first.slot),
+      });
+
+      // C, before the first proxy's next slot: the second proxy's slot again, not the first's.
+      fleet.clock.set(new Date(Math.max(second.slot + 1, first.slot + 250)));
+      expect(await handleProbeTick(fleet.deps)).not.toBeNull();
+      const afterC = counts();
+      expect([afterC[0]! - afterB[0]!, afterC[1]! - afterB[1]!]).toEqual([0, 1]);
+    } finally {
+      await fleet.stop();
+    }
+  });
 });

@@ -196,3 +196,35 @@ describe('a worker snapshot step that fails in a tick', () => {
     );
   });
 });
+
+describe('a request whose whole pass fails the same way on every delivery', () => {
+  // A stored document edited out of shape fails every pass until someone fixes it: redelivered, the
+  // request ran ten passes for nothing and was dead-lettered (the dead-letters alert firing for it).
+  it.each([
+    ['the routing', 'gatewayConfig', 'routing', { routes: 'all of them' }],
+    ['an ownership shard', 'ownership', 'shard-03', { proxies: ['px-1'] }],
+  ])('%s out of shape: acknowledged and logged as an ERROR; a tick says so too', async (_l, col, id, doc) => {
+    const { deps, published, log, state } = await setup();
+    state.failing = false;
+    await db.collection(col).doc(id).set(doc);
+    const r = await handleSnapshotEvent(
+      deps,
+      event({ reason: 'register', workerId: 'gw-a' }, secondsBefore(1)),
+    );
+    expect(r.outcome).toBe('unservable');
+    expect(log.lines).toContainEqual(
+      expect.objectContaining({
+        severity: 'ERROR',
+        message: 'snapshot request acknowledged unserved: the pass cannot run until this is fixed',
+      }),
+    );
+    expect((await handleSnapshotEvent(deps, TICK)).outcome).toBe('busy_tick');
+    expect(published).toEqual([]);
+    expect(deps.requester.requests).toEqual([]);
+
+    // Fixed by hand, the next delivery's pass runs.
+    await db.collection(col).doc(id).delete();
+    expect((await handleSnapshotEvent(deps, TICK)).outcome).toBe('done');
+    expect(published.map((m) => m.workerId).sort()).toEqual(['gw-a', 'gw-b']);
+  });
+});

@@ -4,6 +4,7 @@ import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { BEARER_TOKEN } from '../../../shared/src/domain/bearer-token.js';
+import { urlCarriesCredentials } from '../../../shared/src/domain/health-check-url.js';
 import { WorkerId } from '../../../shared/src/messages/gateway-snapshot.js';
 import { GC_MARKING_MODES } from './gc-marking.js';
 import { LOG_LEVELS } from './logger.js';
@@ -98,7 +99,12 @@ export const GatewayEnv = z.object({
   /** How V8 marks the old generation: "atomic" (incremental marking off) or "incremental" (gc-marking.ts). */
   GATEWAY_GC_MARKING: z.enum(GC_MARKING_MODES).default('atomic'),
   /** Controller mode: the API's base URL (docs/gateway-control-plane.md). Absent: standalone file mode. */
-  CONTROL_PLANE_URL: z.url({ protocol: /^https?$/ }).optional(),
+  CONTROL_PLANE_URL: z
+    .url({ protocol: /^https?$/ })
+    // The worker authenticates with its token or a Google ID token; a user:password@ in the URL would only
+    // reach the logs (fetch refuses such a URL, quoting it whole, on every call).
+    .refine((u) => !urlCarriesCredentials(u), 'CONTROL_PLANE_URL must not carry credentials (user:password@)')
+    .optional(),
   /** The logical worker; controller mode defaults to "gw-" + the start of this process's instance id. */
   GATEWAY_WORKER_ID: WorkerId.optional(),
   /** A worker token (the API's WORKER_TOKENS); without one, a Google identity token for CONTROL_PLANE_URL. */

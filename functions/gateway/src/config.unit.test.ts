@@ -72,6 +72,10 @@ describe('loadGatewayConfig', () => {
       'a control plane URL that is not http(s)',
       { GATEWAY_CLIENT_USERS: 'u:p', CONTROL_PLANE_URL: 'ftp://x' },
     ],
+    [
+      'a control plane URL with credentials in it',
+      { GATEWAY_CLIENT_USERS: 'u:p', CONTROL_PLANE_URL: 'https://u:SECRETPW@x', GOOGLE_CLOUD_PROJECT: 'p' },
+    ],
     ['a worker id that is not one', { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_WORKER_ID: 'gw 1' }],
     ['a short worker token', { GATEWAY_CLIENT_USERS: 'u:p', GATEWAY_WORKER_TOKEN: 'short' }],
     [
@@ -80,6 +84,7 @@ describe('loadGatewayConfig', () => {
     ],
   ])('refuses %s', (_label, env) => {
     expect(() => loadGatewayConfig([], env)).toThrow(ConfigError);
+    expect(() => loadGatewayConfig([], env)).not.toThrow(/SECRET/);
   });
 
   it('takes a worker token without the line end a file left on it', () => {

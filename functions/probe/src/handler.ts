@@ -51,9 +51,11 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
     deps.log.info('probe tick skipped: a run started moments ago (duplicate delivery)', {});
     return null;
   }
-  // Decided before anything can fail, so that a failed run records it too: the next run probes that window
-  // again from its start (a failed run may have probed without storing), docs/health.md.
+  // Decided before anything can fail, so that a failed run records it too: the next run probes again from
+  // where this run's stored passes end (a failed run may have probed without storing), docs/health.md.
   const windowStart = firstWindowStart(claim.previous, startedAt, deps);
+  /** Where the first window not yet stored starts: a pass's decisions are stored when it returns. */
+  let from = windowStart;
   const summary: ProbeRunSummary = {
     proxies: 0,
     probed: 0,
@@ -87,7 +89,6 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
     // Gateway evidence first, so that this tick's active passes read (and may expire) the updated tracks.
     await consumeOutcomes(deps, all, startedAt, summary, sent);
     const routes = await readRoutes(deps);
-    let from = windowStart;
     const deadline = startedAt.getTime() + deps.loopMs;
     for (;;) {
       // Never past the deadline: the next run starts there (firstWindowStart), so a pass that began late —
@@ -132,7 +133,9 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
       ok: false,
       counts: { ...summary },
       error: err instanceof Error ? err.message : String(err),
-      windowStart,
+      // Not where its first window started: the passes it stored are counted already, and probed again
+      // they were counted twice (a failing proxy at its threshold an interval early).
+      windowStart: from,
     });
     throw err;
   }

@@ -7,7 +7,8 @@
 // worker, or one naming none: a step-retry, an admin change), else by asking for a pass (step-retry), as a
 // tick does: a tick is never retried itself (that only piles passes up), and a request naming one worker is
 // not redelivered for another's step (each redelivery a whole pass, up to ten of them). A step that fails
-// the same way every time (step-failure.ts) is left to the next tick. Once its pass has run, a request is
+// the same way every time (step-failure.ts) is left to the next tick, and so is a request whose whole pass
+// fails that way (a stored document out of shape). Once its pass has run, a request is
 // retried for a worker session's TTL at most (by its publish time): past that a quicker pass no longer
 // saves the worker's session.
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
@@ -22,10 +23,10 @@ import type { SnapshotPassDeps } from './deps.js';
 import { SnapshotJob } from './job-run.js';
 import { type PassSummary, PlannerBusy, runSnapshotPass } from './pass.js';
 import { retireOldWorkers } from './retention.js';
-import { retriesOf } from './step-failure.js';
+import { permanentStepFailure, retriesOf } from './step-failure.js';
 import { sweepOldSnapshots } from './sweep.js';
 
-export type SnapshotOutcome = 'poison' | 'done' | 'busy_tick' | 'retry_given_up';
+export type SnapshotOutcome = 'poison' | 'done' | 'busy_tick' | 'retry_given_up' | 'unservable';
 
 export type SnapshotHandlerDeps = SnapshotPassDeps & {
   log: Logger;
@@ -88,6 +89,16 @@ export async function handleSnapshotEvent(
         deps.log.info('tick skipped: another pass is running', { trigger, error: err });
       else logTickFailure(deps.log, SnapshotJob, err, { trigger });
       return { outcome: 'busy_tick' };
+    }
+    if (permanentStepFailure(err)) {
+      // The pass itself fails the same way on every delivery (a stored document out of shape: the routing,
+      // the ownership state or a shard, edited by hand): ten redeliveries would run ten passes for nothing
+      // and dead-letter the request. Acknowledged; every tick tries again and logs it until it is fixed.
+      deps.log.error('snapshot request acknowledged unserved: the pass cannot run until this is fixed', {
+        trigger,
+        error: err,
+      });
+      return { outcome: 'unservable' };
     }
     const stepRetry = (trigger as { reason?: string }).reason === STEP_RETRY_REASON;
     // A step-retry carries no news, whatever failed; another request's news was seen once its pass ran.

@@ -11,8 +11,9 @@ export interface JobRun {
   error: string | null;
   /**
    * For a job that works through a time window (probe): where the run's window started, recorded with its
-   * end, so that the run after a failed one can take the failed run's window up again. Null while running,
-   * and for the other jobs.
+   * end — for a failed run, where the first window whose results it did not store started — so that the
+   * run after a failed one can take up what the failed run left. Null while running, and for the other
+   * jobs.
    */
   windowStart?: Date | null;
   /**

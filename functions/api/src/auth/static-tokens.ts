@@ -40,7 +40,8 @@ export function parseTokenList(
     if (!name.ok(n)) throw new AuthConfigError(`${variable} entry ${i + 1}: expected ${name.shape}`);
     if (token.length < MIN_TOKEN_LENGTH || !TOKEN_PATTERN.test(token)) {
       throw new AuthConfigError(
-        `${variable} entry "${n}": the token must be at least ${MIN_TOKEN_LENGTH} URL-safe characters`,
+        // By its place, not its name: an entry written token:name has the token where the name goes.
+        `${variable} entry ${i + 1}: the token must be at least ${MIN_TOKEN_LENGTH} URL-safe characters`,
       );
     }
     return { name: n, token };

@@ -21,6 +21,8 @@ describe('parseAdminTokens', () => {
     ['ci:short', 'short token'],
     [`ci:${A} x`, 'space in token'],
     [`ci:${A},ci:${B}`, 'duplicate name'],
+    // Written token:name, the token fits a name and "ci" is a short token: the message names the place.
+    [`${A}:ci`, 'token and name swapped'],
   ])('refuses %s (%s) without echoing the token', (value) => {
     let caught: unknown;
     try {

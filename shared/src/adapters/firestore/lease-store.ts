@@ -467,10 +467,17 @@ export class FirestoreLeaseStore implements LeaseStore {
     return this.writing(lease.proxy, async () => {
       let base: StateBase | undefined = this.state.get(lease.proxy);
       let fresh = !base;
+      /** The last attempt's renewal: found in a fresh read, it landed although its answer was lost. */
+      let attempted: Lease | null = null;
       for (;;) {
         if (!base || fresh) base = await this.access.read(lease.proxy);
         const now = this.clock.now();
         const entry = base.entries && activeEntries(base.entries, now).find((e) => e.leaseId === leaseId);
+        if (fresh && attempted && entry?.expiresAt.getTime() === attempted.expiresAt.getTime()) {
+          // The client resent a commit that had landed, and the resend failed its own precondition: taken
+          // for a race lost, the renewal was committed again (renewals counted twice).
+          return { kind: 'renewed', lease: attempted };
+        }
         if (base.entries === null && fresh && lease.expiresAt.getTime() > now.getTime()) {
           // Not expired: the renewal cannot be recorded in a state that does not decode (logged when read).
           throw new LeaseStoreError(
@@ -497,6 +504,7 @@ export class FirestoreLeaseStore implements LeaseStore {
           [TTL_FIELD]: Timestamp.fromDate(resolvableUntil(renewed, this.settings)),
         };
         const update = (b: WriteBatch, ref: DocumentReference) => b.update(ref, changes);
+        attempted = renewed;
         if (
           await this.access.commit(lease.proxy, base, entries, now, budget, this.leaseRef(leaseId), update)
         ) {

@@ -69,7 +69,9 @@ export class FirestoreOwnershipStore implements OwnershipStore {
     const records = new Map<string, OwnershipRecord>();
     for (const shard of shards) {
       if (!shard.exists) continue;
-      for (const [proxy, raw] of Object.entries(ShardDoc.parse(shard.data()).proxies)) {
+      const fits = ShardDoc.safeParse(shard.data());
+      if (!fits.success) throw workerStoreFailure(fits.error, `ownership/${shard.id} does not fit`);
+      for (const [proxy, raw] of Object.entries(fits.data.proxies)) {
         // A hand-edited entry that does not fit keeps the owner it names, if it names one — never silently
         // unowned, which could hand the proxy to a second worker while the first still serves it: the
         // planner drains it from that owner (drainEpoch 0: at once) and releases it like any other. With

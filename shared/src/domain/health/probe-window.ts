@@ -6,7 +6,8 @@ export interface PreviousProbeRun {
   startedAt: Date;
   /** true: finished; false: failed; null: still running, or killed before it could record its end. */
   ok: boolean | null;
-  /** Where its own first window started (null or absent on records written before it was recorded). */
+  /** Where its own first window started; for a failed run, where the first window it did not store
+   *  started (null or absent on records written before it was recorded). */
   windowStart?: Date | null;
 }
 
@@ -34,9 +35,9 @@ export const MaxLookBackTicks = 3;
  *   reached twice as fast as intervalSeconds says, the per-uid jitter lost);
  * - still running (a slow last pass, or a loop longer than the tick): its deadline even when ahead — it is
  *   covering its window itself. A killed run reads the same; the slots of its lost pass wait for their next;
- * - failed: where its own window started (the deadline of the run before it, or further back if that one
- *   failed too), never ahead of now: it may have probed without storing anything, and re-probing is the
- *   safe side. A record without it (written before it was recorded): one tick period before its start.
+ * - failed: where the first window it did not store started (its own first window's start — the deadline
+ *   of the run before it, or further back if that one failed too — when it stored none), never ahead of
+ *   now: it may have probed without storing, and re-probing what it did not store is the safe side. A record without it (written before it was recorded): one tick period before its start.
  * Never more than MaxLookBackTicks tick periods back.
  */
 export function firstWindowStart(
