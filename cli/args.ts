@@ -31,6 +31,8 @@ export function hoistGlobalFlags(argv: string[]): string[] {
       lead.push(a);
     } else break;
   }
+  // Only global flags (`proxyplane -o json`): no command, as with no arguments at all.
+  if (i === argv.length) return [];
   return [...argv.slice(i), ...lead];
 }
 

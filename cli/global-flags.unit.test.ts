@@ -51,6 +51,17 @@ describe('the global flags before the command', () => {
     );
   });
 
+  it.each([[[]], [['-o', 'json']], [['--api', 'http://127.0.0.1:9']]])(
+    '%j names no command: the usage on stderr, exit 2, nothing sent',
+    async (argv) => {
+      const r = await get(argv);
+      expect(r.exit).toBe(2);
+      expect(r.urls).toEqual([]);
+      expect(r.out).toBe('');
+      expect(r.err.join('\n')).toMatch(/^usage: proxyplane <command> \[flags\]/);
+    },
+  );
+
   // An alias `pp='proxyplane --api https://prod…'` and then `pp proxies delete x --api https://staging…`:
   // the flag before the command was moved behind it and won, so the command went to prod unseen.
   it.each([

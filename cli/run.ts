@@ -95,9 +95,14 @@ export async function runCli(argv: string[], deps: RunDeps): Promise<number> {
   const { io } = deps;
   try {
     const [group, verb, ...rest] = hoistGlobalFlags(argv);
-    if (group === undefined || group === '--help' || group === '-h' || group === 'help') {
+    if (group === undefined) {
+      // No command: bad usage, so the usage goes where errors go (stdout stays for what a command prints).
+      io.err(USAGE);
+      return 2;
+    }
+    if (group === '--help' || group === '-h' || group === 'help') {
       io.out(USAGE);
-      return group === undefined ? 2 : 0;
+      return 0;
     }
     const verbs = COMMANDS[group];
     if (!verbs) {

@@ -6,17 +6,20 @@
 // refused by the API too. A proxy deleted since is such a change: applying the file would create it again
 // (a new VM, leasable at once), so apply refuses that too and `proxies create -f` is the way to do it on
 // purpose. A file without them (written by hand) applies over whatever is stored, or creates the proxy.
+import { isDeepStrictEqual } from 'node:util';
 import { StaleFileError } from './errors.js';
 import type { SavedFrom } from './proxy-file.js';
 
 /**
  * Why the stored proxy (null: none of that name) is not the one the file was saved from, as it was then;
- * null when it is.
+ * null when it is — or when its spec is the file's `spec` by now (the file applied already, its answer
+ * lost: applied again it converges, `unchanged`, rather than being refused for its own change).
  */
 export function staleness(
   name: string,
   savedFrom: SavedFrom,
-  stored: { uid?: string; generation: number } | null,
+  stored: { uid?: string; generation: number; spec?: unknown } | null,
+  spec?: unknown,
 ): string | null {
   if (stored === null) {
     if (savedFrom.uid === undefined && savedFrom.generation === undefined) return null;
@@ -27,6 +30,7 @@ export function staleness(
   }
   const saved = savedFrom.generation;
   if (saved === undefined || saved === stored.generation) return null;
+  if (spec !== undefined && isDeepStrictEqual(stored.spec, spec)) return null;
   const since = stored.generation > saved ? ': its spec changed since' : '';
   return `proxy/${name} is at generation ${stored.generation}, the file was saved at generation ${saved}${since}`;
 }

@@ -12,7 +12,7 @@ Proxies (admin):
   proxies cordon NAME              no new leases, renewals or gateway work; what runs finishes
   proxies uncordon NAME            give a cordoned proxy work again
 Leases (crawler):
-  leases acquire --selector k=v [--protocol http|socks5]... [--target HOST[:PORT]] [--ttl SECONDS]
+  leases acquire [--selector k=v]... [--protocol http|socks5]... [--target HOST[:PORT]] [--ttl SECONDS]
                  [--exclusive]    (SOCKS5 proxies only with --protocol socks5)
   leases renew ID [--ttl SECONDS]
   leases report ID ok|rate_limited|banned [--target HOST[:PORT]]

@@ -92,7 +92,7 @@ export async function applyOne(
   // changed (a 412, then the read again) or deleted is refused, not written over nor created again.
   for (let attempt = 1; ; attempt++) {
     const last = attempt >= APPLY_ATTEMPTS;
-    const stale = staleness(p.name, p.savedFrom, current);
+    const stale = staleness(p.name, p.savedFrom, current, p.body.spec);
     if (stale !== null) throw staleFileError(p.where, [stale], 'not applied');
     if (current === null) {
       try {
@@ -157,7 +157,7 @@ export async function applyProxies(ctx: Ctx): Promise<void> {
   }
   // A file saved from proxies that have changed since writes nothing, not the ones still as it saw them.
   const stale = proxies.flatMap((p, i) => {
-    const why = staleness(p.name, p.savedFrom, stored[i] ?? null);
+    const why = staleness(p.name, p.savedFrom, stored[i] ?? null, p.body.spec);
     return why === null ? [] : [`${p.where}: ${why}`];
   });
   if (stale.length > 0) throw staleFileError(source, stale, nothing);

@@ -414,6 +414,38 @@ describe("proxies apply of a file saved from the API's output", () => {
     ]);
   });
 
+  // Its first apply landed but the answer was lost (or answered 503, and the retry 412): applied again it
+  // finds its own spec stored, a generation on — the file's, so nothing to refuse and nothing to write.
+  it('applied again once its spec is stored, it converges: unchanged, not refused as stale', async () => {
+    const landed = { ...stored('p1', 4), spec: { ...stored('p1', 4).spec, capacity: 8 } };
+    const again = await run(
+      ['proxies', 'apply', '-f', 'p.yaml'],
+      [
+        [200, landed],
+        [200, landed],
+      ],
+      saved('p1', 3),
+    );
+    expect(again).toMatchObject({
+      exit: 0,
+      out: ['proxy/p1 unchanged'],
+      err: [],
+      ifMatch: [sentAt('PUT', 4)],
+    });
+
+    const retried = await run(
+      ['proxies', 'apply', '-f', 'p.yaml'],
+      [
+        [200, stored('p1', 3)],
+        [412, { error: 'precondition_failed', generation: 4 }],
+        [200, landed],
+        [200, landed],
+      ],
+      saved('p1', 3),
+    );
+    expect(retried).toMatchObject({ exit: 0, out: ['proxy/p1 unchanged'], err: [] });
+  });
+
   it('a file without uid and generation applies over whatever is stored, as before', async () => {
     const r = await run(
       ['proxies', 'apply', '-f', 'p.yaml'],

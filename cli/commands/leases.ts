@@ -42,7 +42,7 @@ export async function acquireLease({ api, io, args }: Ctx): Promise<void> {
   );
   if (protocols.length > 0) body.protocols = protocols;
   if (args.values.target !== undefined) body.target = args.values.target;
-  if (args.values.ttl !== undefined) body.ttlSeconds = positiveInt(args.values.ttl as string, '--ttl', 300);
+  if (args.values.ttl !== undefined) body.ttlSeconds = leaseTtl(args.values.ttl as string);
   if (args.values.exclusive) body.exclusive = true;
   // A new key per command, the same on the client's retry of a 503: a retried acquire whose first answer
   // was lost gets that lease rather than a second one holding a slot nobody knows of.
@@ -93,7 +93,7 @@ export async function releaseLease({ api, io, args }: Ctx): Promise<void> {
 export const renewOptions = { ttl: leaseOptions.ttl } as const;
 
 /** The lease routes' own bounds (docs/leases.md § Lifetime): refused here rather than sent. */
-function renewTtl(raw: string): number {
+function leaseTtl(raw: string): number {
   const ttl = positiveInt(raw, '--ttl', TTL_BOUNDS.default, TTL_BOUNDS.max);
   if (ttl < TTL_BOUNDS.min)
     throw new UsageError(
@@ -109,7 +109,7 @@ export async function renewLease({ api, io, args }: Ctx): Promise<void> {
   const id = exactlyOne(args.positionals, 'lease ID');
   const output = outputOf(args.values, ['table', 'json', 'yaml']);
   const body: Record<string, unknown> = {};
-  if (args.values.ttl !== undefined) body.ttlSeconds = renewTtl(args.values.ttl as string);
+  if (args.values.ttl !== undefined) body.ttlSeconds = leaseTtl(args.values.ttl as string);
   const r = await api.call<{ leaseId: string; expiresAt: string; ttlSeconds: number }>(
     'POST',
     `/v1/leases/${encodeURIComponent(id)}/renew`,

@@ -132,14 +132,16 @@ export async function applyRouting({ api, io, args }: Ctx): Promise<void> {
   const source = file === '-' ? 'stdin' : file;
   for (let attempt = 1; ; attempt++) {
     const current = await readStored(api);
-    if (wanted.revision !== undefined && wanted.revision !== current.revision)
-      throw stale(source, wanted.revision, current);
     const stored = normalized(current.routes);
     const same = stored !== null && isDeepStrictEqual(stored, wanted.routes);
+    // Before the revision check: a saved file applied again (its first apply's answer lost, or answered
+    // 503 after it landed and then 412 on the retry) finds the routing it holds, whatever the revision.
     if (!current.invalid && same && !current.droppedDuplicates?.length) {
       if (output !== 'table') return io.out(output === 'json' ? json(current) : yaml(current));
       return io.out(`routing unchanged (revision ${current.revision}, ${routeCount(current.routes.length)})`);
     }
+    if (wanted.revision !== undefined && wanted.revision !== current.revision)
+      throw stale(source, wanted.revision, current);
     const ifMatch = `"${wanted.revision ?? current.revision}"`;
     let written: { routes: RoutingRule[]; revision: number };
     try {
@@ -149,9 +151,9 @@ export async function applyRouting({ api, io, args }: Ctx): Promise<void> {
         headers: { 'if-match': ifMatch },
       });
     } catch (err) {
-      // Changed between our read and our write: a saved file is stale; otherwise read again and retry.
+      // Changed between our read and our write: read again — the routing the file holds (unchanged), a
+      // saved file gone stale, or a retry.
       if (!isPreconditionFailed(err) || attempt >= APPLY_ATTEMPTS) throw err;
-      if (wanted.revision !== undefined) throw stale(source, wanted.revision, await readStored(api));
       continue;
     }
     if (output !== 'table') return io.out(output === 'json' ? json(written) : yaml(written));

@@ -120,6 +120,25 @@ describe('routing apply', () => {
     expect(raced.err[0]).toMatch(/saved at routing revision 4, and the routing is now at revision 9/);
   });
 
+  it('a saved file applied again once its routes are stored converges, whatever the revision', async () => {
+    // Its first apply landed but the answer was lost (or answered 503 and then 412 on the retry).
+    const saved = `revision: 4\n${handWritten}`;
+    const again = await run(
+      ['routing', 'apply', '-f', 'r.yaml'],
+      [[200, stored(5, [route('b', 'round-robin')])]],
+      saved,
+    );
+    expect(again).toMatchObject({ exit: 0, out: ['routing unchanged (revision 5, 1 route)'] });
+    expect(again.calls).toEqual(['GET /v1/gateway/routing']);
+
+    const retried = await run(
+      ['routing', 'apply', '-f', 'r.yaml'],
+      [[200, stored(4)], conflict, [200, stored(5, [route('b', 'round-robin')])]],
+      saved,
+    );
+    expect(retried).toMatchObject({ exit: 0, out: ['routing unchanged (revision 5, 1 route)'] });
+  });
+
   it('refuses a file that is not one routing, before sending anything (exit 2)', async () => {
     for (const file of [
       '',

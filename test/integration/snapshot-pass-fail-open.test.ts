@@ -46,6 +46,7 @@ describe('route fail-open counts only proxies some gateway can pick', () => {
     await proxies.create(poolProxy('fo-reaches', 2)); // healthy, reaches shop: but reclaimed below
     await new FirestoreReclaimStore(db).put({
       proxy: 'fo-reaches',
+      uid: null,
       requestedAt: T0,
       requestedBy: 'lease',
       until: new Date(T0.getTime() + 3_600_000),

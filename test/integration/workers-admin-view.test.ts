@@ -277,6 +277,31 @@ describe('reclaims', () => {
     expect(passes).toEqual([]);
   });
 
+  it('records the uid of the proxy it reclaims: a namesake created later is another proxy', async () => {
+    expect((await send('POST', '/reclaims/rc-real', { ttlSeconds: 600 })).status).toBe(201);
+    const uid = (await proxies.get('rc-real'))?.proxy.uid;
+    expect(uid).toBeTruthy();
+    expect((await reclaims.list(T0)).find((r) => r.proxy === 'rc-real')).toMatchObject({ uid });
+  });
+
+  it('refuses to reclaim a proxy being deleted: 409 deletion_requested, nothing written, no pass', async () => {
+    await proxies.create(aProxy({ name: 'rc-going' }));
+    await proxies.requestDeletion('rc-going', T0);
+    passes.length = 0;
+    const r = await send('POST', '/reclaims/rc-going', { ttlSeconds: 600 });
+    expect(r).toMatchObject({ status: 409, body: { error: 'deletion_requested' } });
+    expect(await reclaimed()).not.toContain('rc-going');
+    expect(passes).toEqual([]);
+  });
+
+  it('answers a proxy whose stored document does not fit as the proxy routes do: 500 stored_proxy_invalid', async () => {
+    await proxies.create(aProxy({ name: 'rc-broken' }));
+    await db.collection('proxies').doc('rc-broken').update({ 'spec.mode': 7 });
+    const r = await send('POST', '/reclaims/rc-broken', { ttlSeconds: 600 });
+    expect(r).toMatchObject({ status: 500, body: { error: 'stored_proxy_invalid' } });
+    expect(await reclaimed()).not.toContain('rc-broken');
+  });
+
   it('answers 503 unavailable (not 500) when the proxy cannot be looked up, and writes nothing', async () => {
     const down = gatewayAdminRoutes({
       auth: openAuthenticator(),

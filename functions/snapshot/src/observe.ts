@@ -8,6 +8,7 @@ import {
   type PassInput,
   type WorkerView,
 } from '../../../shared/src/domain/snapshots/plan-pass.js';
+import { reclaimHolds } from '../../../shared/src/domain/workers/reclaim-holds.js';
 import { viewCutoff } from '../../../shared/src/domain/workers/view.js';
 import { type GatewayRoute, wireRoute } from '../../../shared/src/messages/gateway-snapshot.js';
 import type { SnapshotHeader } from '../../../shared/src/ports/workers-snapshots.js';
@@ -65,13 +66,19 @@ export async function observe(deps: SnapshotPassDeps, now: Date): Promise<Observ
       views.set(id, { session: ghostSession(id), report: null, grantedUntil: h.grantedUntil });
     }
   }
+  const poolUids = new Map(pool.proxies.map((p) => [p.name, p.uid]));
   // Workers get each route without its target check (control-plane only, messages/gateway-snapshot.ts).
   const routes = routing ? routing.routes.map(wireRoute) : DEFAULT_ROUTING;
   return {
     input: {
       now,
       poolSpecs: pool.proxies,
-      reclaimed: new Set(reclaims.map((r) => r.proxy)),
+      // A reclaim asked for a proxy deleted and created again since does not reclaim the new one.
+      reclaimed: new Set(
+        reclaims
+          .filter((r) => poolUids.has(r.proxy) && reclaimHolds(r, poolUids.get(r.proxy)!))
+          .map((r) => r.proxy),
+      ),
       leased,
       epoch: state.epoch,
       records: state.records,

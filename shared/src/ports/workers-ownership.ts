@@ -85,6 +85,9 @@ export interface RoutingStore {
 
 export interface Reclaim {
   proxy: string;
+  /** The uid of the proxy it was asked for: a namesake created later is not reclaimed by it. Null on a
+   *  reclaim stored before the uid was recorded (it reclaims whatever proxy has the name). */
+  uid: string | null;
   requestedAt: Date;
   requestedBy: string;
   until: Date;

@@ -271,8 +271,10 @@ export const postReclaimRoute = createRoute({
       'invalid_json or invalid_request: not a proxy name, a body that fails its schema, a query parameter',
     ),
     404: error('not_found: no such proxy (nothing written)'),
+    409: error('deletion_requested: the proxy is being deleted (nothing written)'),
     415: error('unsupported_media_type'),
     ...common,
+    500: error('stored_proxy_invalid: the stored proxy no longer fits its model (nothing written)'),
     413: error('payload_too_large: the body is over 1 KiB; the connection is closed'),
   },
 });

@@ -219,13 +219,18 @@ export function gatewayAdminRoutes(deps: GatewayAdminDeps) {
   app.openapi(postReclaimRoute, async (c) => {
     const { proxy } = c.req.valid('param');
     const body = c.req.valid('json');
-    if (!(await deps.proxies.get(proxy))) {
-      throw new WorkerApiError(404, 'not_found', `no proxy named ${proxy}`);
+    const stored = await deps.proxies.get(proxy);
+    if (!stored) throw new WorkerApiError(404, 'not_found', `no proxy named ${proxy}`);
+    // Out of the pool already, and soon gone: a reclaim of it would only outlive it.
+    if (stored.proxy.deletionRequestedAt) {
+      throw new WorkerApiError(409, 'deletion_requested', `proxy ${proxy} is being deleted`);
     }
     const now = deps.clock.now();
     const until = new Date(now.getTime() + body.ttlSeconds * 1000);
     await deps.reclaims.put({
       proxy,
+      // This proxy's, not its name's: one created later under the name does not start reclaimed.
+      uid: stored.proxy.uid,
       requestedAt: now,
       requestedBy: who(c.var.principal),
       until,

@@ -5,9 +5,9 @@ import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
 import { SubscriptionError } from '../../../../shared/src/adapters/pubsub/snapshot-subscriptions.js';
-import { StoreError } from '../../../../shared/src/ports/proxy-store.js';
+import { InvalidStoredProxy, StoreError } from '../../../../shared/src/ports/proxy-store.js';
 import { WorkerStoreError } from '../../../../shared/src/ports/workers.js';
-import { ApiError } from '../errors.js';
+import { ApiError, storedProxyInvalid } from '../errors.js';
 
 export type WorkerErrorCode =
   | 'invalid_request'
@@ -28,6 +28,7 @@ export type WorkerErrorCode =
   | 'sequence_conflict'
   | 'no_snapshot'
   | 'not_found'
+  | 'deletion_requested'
   | 'precondition_failed'
   | 'stored_routing_invalid'
   | 'rate_limited'
@@ -100,6 +101,12 @@ export const workerErrors =
         cause: err.cause,
       });
       return c.json({ error: 'unavailable', message: 'retry shortly' }, 503, { 'Retry-After': '1' });
+    }
+    // A reclaim's proxy whose stored document no longer fits: the API's own routes' answer for it.
+    if (err instanceof InvalidStoredProxy) {
+      const e = storedProxyInvalid(err);
+      log.error(`${c.req.method} ${c.req.path}: ${e.code}`, { requestId, error: err });
+      return c.json(e.body(), e.status);
     }
     // The proxy store (a reclaim looks its proxy up) down: retryable, like the API's own routes answer it.
     if (err instanceof StoreError && err.kind === 'unavailable') {

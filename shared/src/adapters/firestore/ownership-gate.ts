@@ -7,6 +7,7 @@ import type { DocumentChange, Firestore, QueryDocumentSnapshot } from '@google-c
 import { Timestamp } from '@google-cloud/firestore';
 import type { ProxyResource } from '../../domain/proxy.js';
 import { gatewayClaimSettled, leasableBesideGateway } from '../../domain/workers/leasable.js';
+import { reclaimHolds } from '../../domain/workers/reclaim-holds.js';
 import type { Clock } from '../../ports/clock.js';
 import type { OwnershipGate } from '../../ports/workers-ownership.js';
 import { jsonLogger, type Logger } from '../log/json-logger.js';
@@ -19,7 +20,7 @@ type View = 'ownership' | 'reclaims';
 export class FirestoreOwnershipGate implements OwnershipGate {
   /** Per shard document: the proxies it names (each shard is rewritten whole by the planner's merge). */
   private owned = new Map<string, Set<string>>();
-  private reclaims = new Map<string, Date>();
+  private reclaims = new Map<string, { until: Date; uid: string | null }>();
   /** The ownership epoch of the last ownership/state this view saw (null: none yet). */
   private epoch: number | null = null;
   /** Loaded at least once (else nothing is known: fail closed). */
@@ -63,7 +64,9 @@ export class FirestoreOwnershipGate implements OwnershipGate {
         Collections.reclaims,
         (doc) => {
           const until = doc.get('until');
-          if (until instanceof Timestamp) this.reclaims.set(doc.id, until.toDate());
+          const uid = doc.get('uid');
+          if (until instanceof Timestamp)
+            this.reclaims.set(doc.id, { until: until.toDate(), uid: typeof uid === 'string' ? uid : null });
           else this.reclaims.delete(doc.id);
         },
         (id) => this.reclaims.delete(id),
@@ -83,15 +86,16 @@ export class FirestoreOwnershipGate implements OwnershipGate {
     return this.owned.get(shardDocId(shardOf(proxy)))?.has(proxy) ?? false;
   }
 
-  isReclaimed(proxy: string): boolean {
-    const until = this.reclaims.get(proxy);
-    return until !== undefined && until.getTime() > this.clock.now().getTime();
+  /** A running reclaim asked for this proxy (not a namesake deleted since). */
+  isReclaimed(proxy: Pick<ProxyResource, 'name' | 'uid'>): boolean {
+    const r = this.reclaims.get(proxy.name);
+    return r !== undefined && r.until.getTime() > this.clock.now().getTime() && reclaimHolds(r, proxy.uid);
   }
 
   leasable(proxy: ProxyResource): boolean {
     if (!this.loaded.ownership || !this.loaded.reclaims) return false;
     const current = this.current.ownership && this.current.reclaims;
-    return leasableBesideGateway(proxy, this.isOwned(proxy.name), this.isReclaimed(proxy.name), current);
+    return leasableBesideGateway(proxy, this.isOwned(proxy.name), this.isReclaimed(proxy), current);
   }
 
   following(): boolean {

@@ -11,7 +11,16 @@ import { codeOf, NOT_FOUND, workerStoreFailure } from './worker-errors.js';
 export const RECLAIM_TTL_FIELD = 'expireAt';
 
 const ts = z.instanceof(Timestamp).transform((t) => t.toDate());
-const ReclaimDoc = z.object({ proxy: z.string(), requestedAt: ts, requestedBy: z.string(), until: ts });
+const ReclaimDoc = z.object({
+  proxy: z.string(),
+  uid: z
+    .string()
+    .nullish()
+    .transform((u) => u ?? null),
+  requestedAt: ts,
+  requestedBy: z.string(),
+  until: ts,
+});
 
 export class FirestoreReclaimStore implements ReclaimStore {
   constructor(private readonly db: Firestore) {}
@@ -38,6 +47,7 @@ export class FirestoreReclaimStore implements ReclaimStore {
         .doc(r.proxy)
         .set({
           proxy: r.proxy,
+          uid: r.uid,
           requestedAt: Timestamp.fromDate(r.requestedAt),
           requestedBy: r.requestedBy,
           until: Timestamp.fromDate(r.until),
