@@ -32,7 +32,7 @@ export function hoistGlobalFlags(argv: string[]): string[] {
     } else break;
   }
   // Only global flags (`proxyplane -o json`): no command, as with no arguments at all.
-  if (i === argv.length) return [];
+  if (i >= argv.length) return [];
   return [...argv.slice(i), ...lead];
 }
 

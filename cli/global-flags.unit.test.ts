@@ -51,7 +51,7 @@ describe('the global flags before the command', () => {
     );
   });
 
-  it.each([[[]], [['-o', 'json']], [['--api', 'http://127.0.0.1:9']]])(
+  it.each([[[]], [['-o', 'json']], [['--api', 'http://127.0.0.1:9']], [['--api']]])(
     '%j names no command: the usage on stderr, exit 2, nothing sent',
     async (argv) => {
       const r = await get(argv);

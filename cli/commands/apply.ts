@@ -19,6 +19,8 @@
 // generation — refused before anything is written when the stored one differs, and the PUT's If-Match is
 // the file's generation, so a change made after the file was saved is never undone by applying it — a
 // deletion included: a saved proxy that no longer exists is not created again (`proxies create -f` does).
+// Unless the stored spec is the file's, as the API returns it (the file applied already, its answer lost):
+// nothing of anyone's to undo, so it is PUT over the stored generation, and converges `unchanged`.
 
 import { etagOf, proxyTag } from '../../functions/api/src/admin/if-match.js';
 import type { ProxySpec } from '../../shared/src/domain/proxy.js';

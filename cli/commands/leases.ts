@@ -1,4 +1,4 @@
-// proxyplane leases acquire --selector k=v [--protocol P] [--target T] [--ttl S] [--exclusive]
+// proxyplane leases acquire [--selector k=v] [--protocol P] [--target T] [--ttl S] [--exclusive]
 // | renew ID [--ttl S]
 // | report ID ok|rate_limited|banned [--target T] | release ID
 

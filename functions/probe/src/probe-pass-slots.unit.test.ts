@@ -189,7 +189,7 @@ describe('runProbePass: a target that hangs holds TARGET slots, not probe slots'
     ]);
   });
 
-  it('a pass out of time while TARGET checks wait still records every BASIC check it ran', async () => {
+  it('a pass out of time while TARGET checks wait still records and stores every BASIC check it ran', async () => {
     const f = fakes();
     f.state.hang = true;
     const observed: string[] = [];
@@ -219,8 +219,15 @@ describe('runProbePass: a target that hangs holds TARGET slots, not probe slots'
     expect(f.state.basicAsked).toBe(FLEET.length);
     fire();
     const counts = await running;
-    expect(counts.written).toBe(0); // nobody decided: every TARGET check hung or waited
+    // Every TARGET check hung or waited: each proxy is decided on its BASIC verdict alone, its TARGET
+    // track left as it was (none yet) — a hanging target site does not freeze the proxy's own health.
+    expect(counts.written).toBe(FLEET.length);
     expect(observed.sort()).toEqual(FLEET.map((p) => `${p.name} BASIC`).sort());
+    for (const p of FLEET) {
+      const tracks = f.health.get(p.name)!.tracks;
+      expect(tracks.BASIC).toMatchObject({ consecutiveOk: 1 });
+      expect(tracks['TARGET:shop']?.consecutiveFail ?? 0).toBe(0);
+    }
   });
 
   it('the proxies whose checks are skipped change from pass to pass (no track frozen by listing order)', async () => {

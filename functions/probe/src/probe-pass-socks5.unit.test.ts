@@ -6,7 +6,7 @@ import { inMemoryHealthStore } from '../../../shared/src/testing/in-memory-healt
 import { aProxy, externalSpec } from '../../../shared/src/testing/proxy-fixtures.js';
 import { RecordingReconcilePublisher } from '../../../shared/src/testing/recording-publisher.js';
 import { noOutcomes } from './passive-fixtures.unit.js';
-import { type ProbeDeps, runProbePass } from './probe-pass.js';
+import { type ProbeDeps, probeable, runProbePass } from './probe-pass.js';
 import { echoUp } from './prober-fixtures.unit.js';
 
 const t0 = new Date('2026-01-01T00:00:00Z');
@@ -42,7 +42,11 @@ describe('runProbePass: the protocol each proxy is probed in', () => {
     });
     const proxies = [
       aProxy({ name: 'res', spec: socks, status: { ip: '203.0.113.7' } }),
-      aProxy({ name: 'ext', spec: externalSpec(), status: { ip: '198.51.100.9' } }),
+      aProxy({
+        name: 'ext',
+        spec: externalSpec({ endpoint: { host: '198.51.100.9', port: 3128 } }),
+        status: { ip: '198.51.100.9' },
+      }),
       aProxy({ name: 'vm', status: { ip: '10.0.0.1', providerId: 'zones/z/instances/vm' } }),
     ];
     const intervalMs = proxies[0]!.spec.healthCheck.intervalSeconds * 1000;
@@ -53,5 +57,13 @@ describe('runProbePass: the protocol each proxy is probed in', () => {
       '10.0.0.1': 'http',
     });
     expect(targets.get('203.0.113.7')).toMatchObject({ port: 1080, credentials: 'user:pass' });
+  });
+});
+
+describe('probeable: an external proxy whose endpoint was edited and not yet reconciled', () => {
+  it('is not dialed: its address is the old host, its port and credentials the new spec’s', () => {
+    const spec = externalSpec({ endpoint: { host: 'new.example', port: 3128 } });
+    expect(probeable(aProxy({ name: 'moved', spec, status: { ip: 'new.example' } }))).toBe(true);
+    expect(probeable(aProxy({ name: 'moved', spec, status: { ip: 'old.example' } }))).toBe(false);
   });
 });

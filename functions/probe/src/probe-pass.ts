@@ -115,6 +115,10 @@ export async function runProbePass(
   let credentialsUnknownDead = 0;
   // Decisions as they come in: at the budget, the pass stores these and leaves the rest undecided.
   const settled: Decided<ActiveDecision>[] = [];
+  // Proxies whose BASIC/EGRESS verdict is in while their TARGET checks still run: at the budget each is
+  // decided on that verdict alone, its TARGET tracks kept (as when a check gets no slot) — a slow or hanging
+  // target site must not throw away the proxy's own result, run after run.
+  const activeOnly = new Map<string, () => Decided<ActiveDecision>>();
   // A proxy holds its probe slot (`concurrency`) for its BASIC/EGRESS verdict only; its TARGET checks then
   // wait for the pass's TARGET slots while the slot probes the next proxy (docs/health.md § TARGET). Each
   // proxy's decision waits for both, and the pass writes once, after every decision.
@@ -147,6 +151,13 @@ export async function runProbePass(
     // Recorded as soon as they are in: a pass that runs out of time while this proxy's TARGET checks wait
     // for their slots still shows what its BASIC and EGRESS checks found.
     for (const o of active.observations) deps.recorder.observe(p.name, o);
+    const decidedOn = (outcome: TierOutcome): Decided<ActiveDecision> => {
+      const read = persisted.get(p.name);
+      const redecide = (state: ProxyHealthState | null) =>
+        decide(deps, p, state, outcome, checks, routes, to, sent);
+      return { decision: redecide(read?.state ?? null), base: read?.version ?? null, redecide };
+    };
+    if (active.basicOk && checks.length > 0) activeOnly.set(p.name, () => decidedOn(active));
     const decided = (async (): Promise<Decided<ActiveDecision> | null> => {
       const targets =
         active.basicOk && checks.length > 0
@@ -159,10 +170,8 @@ export async function runProbePass(
         observations: [...active.observations, ...targets.observations],
       };
       for (const o of targets.observations) deps.recorder.observe(p.name, o);
-      const read = persisted.get(p.name);
-      const redecide = (state: ProxyHealthState | null) =>
-        decide(deps, p, state, outcome, checks, routes, to, sent);
-      const d = { decision: redecide(read?.state ?? null), base: read?.version ?? null, redecide };
+      const d = decidedOn(outcome);
+      activeOnly.delete(p.name);
       settled.push(d);
       return d;
     })();
@@ -173,8 +182,11 @@ export async function runProbePass(
   });
   const everyDecision = probing.then((pending) => Promise.all(pending.map((x) => x.decided)));
   const decided = await withinBudget(deps, everyDecision, budgetMs, () => {
-    // Synchronous: the checks it ends settle later, so `settled` below is what was decided in time.
+    // Synchronous: the checks it ends settle later, so `settled` below is what was decided in time —
+    // with, for each proxy whose TARGET checks were still running, its BASIC/EGRESS verdict alone.
     giveUp.abort();
+    for (const decideActiveOnly of activeOnly.values()) settled.push(decideActiveOnly());
+    activeOnly.clear();
     const decidedNames = new Set(settled.map((d) => d.decision.next.proxy));
     const skippedNames = new Set(credentialsUnavailable);
     const undecided = due.filter((p) => !decidedNames.has(p.name) && !skippedNames.has(p.name));
@@ -367,7 +379,9 @@ export async function publishTransitions(
  */
 export function probeable(p: ProxyResource): boolean {
   if (!p.status.ip || p.deletionRequestedAt) return false;
-  if (p.spec.mode !== 'managed') return true;
+  // An external proxy's endpoint edited, and not yet reconciled: its address is the old host, but its port
+  // and credentials the new spec's — the new provider's password would go to the old host.
+  if (p.spec.mode !== 'managed') return p.status.ip === p.spec.endpoint.host;
   const provisioned = p.status.conditions.find((c) => c.type === ConditionType.Provisioned);
   return provisioned === undefined || provisioned.status === 'True';
 }

@@ -4,7 +4,6 @@
 // a rejection, never a guess (seed §7), and a new field means a new schemaVersion.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { urlCarriesCredentials } from '../domain/health-check-url.js';
 import { Attributes, ProxyName, SecretRef } from '../domain/proxy.js';
 
 export const GATEWAY_SNAPSHOT_SCHEMA_VERSION = 1;
@@ -141,9 +140,10 @@ export const TargetCheck = z
       .string()
       .max(2048)
       .pipe(z.url({ protocol: /^https?$/ }))
-      // Stored in Firestore, shown by GET, sent to proxies: never a place for credentials — as the URL
-      // parser finds them too (`http:///user:pw@host/`: the slashes after the scheme are skipped).
-      .refine((u) => !urlCarriesCredentials(u), 'a target check URL must not carry credentials'),
+      // Stored in Firestore, shown by GET, sent to proxies: never a place for credentials. The admin PUT
+      // also refuses what the URL parser finds as such (RoutingBody: `http:///user:pw@host/`, the slashes
+      // after the scheme skipped); only there, so that a routing document already stored still parses.
+      .refine((u) => !/^[a-z]+:\/\/[^/?#]*@/i.test(u), 'a target check URL must not carry credentials'),
     /** The status the target answers a proxy it serves with: a final one (1xx never ends a response). */
     expectedStatus: z.number().int().min(200).max(599).default(200),
   })

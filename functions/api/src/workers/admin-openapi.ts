@@ -2,6 +2,7 @@
 // bodies and parameters are validated with, and those of what they answer (admin-views.ts is typed by
 // them), so that /openapi.json documents them (docs/gateway-control-plane.md § Admin endpoints).
 import { createRoute, z } from '@hono/zod-openapi';
+import { urlCarriesCredentials } from '../../../../shared/src/domain/health-check-url.js';
 import { AttributeKey, ProxyName } from '../../../../shared/src/domain/proxy.js';
 import { MAX_TARGET_CHECKS, RoutingRules } from '../../../../shared/src/messages/gateway-snapshot.js';
 import { noBody } from '../middleware/no-body.js';
@@ -33,6 +34,16 @@ export const RoutingBody = z
       });
     }
     body.routes.forEach((route, i) => {
+      // Stored, shown by GET and sent through every proxy of the route: never credentials, however the
+      // authority is spelled (the wire schema's check misses `http:///user:pw@host/`, which the URL
+      // parser reads as userinfo; it stays as it was there, for documents already stored).
+      if (route.targetCheck && urlCarriesCredentials(route.targetCheck.url)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['routes', i, 'targetCheck', 'url'],
+          message: 'a target check URL must not carry credentials',
+        });
+      }
       const keys = SelectorKeys.safeParse(route.selector);
       for (const issue of keys.success ? [] : keys.error.issues) {
         ctx.addIssue({ ...issue, path: ['routes', i, 'selector', ...issue.path] });

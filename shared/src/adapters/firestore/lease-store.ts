@@ -475,8 +475,17 @@ export class FirestoreLeaseStore implements LeaseStore {
         const entry = base.entries && activeEntries(base.entries, now).find((e) => e.leaseId === leaseId);
         if (fresh && attempted && entry?.expiresAt.getTime() === attempted.expiresAt.getTime()) {
           // The client resent a commit that had landed, and the resend failed its own precondition: taken
-          // for a race lost, the renewal was committed again (renewals counted twice).
-          return { kind: 'renewed', lease: attempted };
+          // for a race lost, the renewal was committed again (renewals counted twice). The expiry alone
+          // does not tell (a renewal that extends nothing leaves it as it was): the lease document written
+          // in the same batch does.
+          const stored = await this.find(leaseId);
+          if (
+            stored?.renewals === attempted.renewals &&
+            stored.ttlSeconds === attempted.ttlSeconds &&
+            stored.expiresAt.getTime() === attempted.expiresAt.getTime()
+          ) {
+            return { kind: 'renewed', lease: attempted };
+          }
         }
         if (base.entries === null && fresh && lease.expiresAt.getTime() > now.getTime()) {
           // Not expired: the renewal cannot be recorded in a state that does not decode (logged when read).

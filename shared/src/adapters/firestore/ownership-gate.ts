@@ -64,8 +64,9 @@ export class FirestoreOwnershipGate implements OwnershipGate {
         Collections.reclaims,
         (doc) => {
           const until = doc.get('until');
-          const uid = doc.get('uid');
-          if (until instanceof Timestamp)
+          const uid: unknown = doc.get('uid');
+          // As the planner reads it (ownership-reclaim-store.ts): a uid that is not one drops the reclaim.
+          if (until instanceof Timestamp && (uid == null || typeof uid === 'string'))
             this.reclaims.set(doc.id, { until: until.toDate(), uid: typeof uid === 'string' ? uid : null });
           else this.reclaims.delete(doc.id);
         },

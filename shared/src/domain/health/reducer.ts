@@ -3,8 +3,8 @@
 //   UNHEALTHY  after failureThreshold consecutive failures
 //   SUSPECT    an AVAILABLE track that has started failing but has not reached failureThreshold;
 //              it is still usable (the Healthy condition stays True, reason ProbeSuspect/PassiveSuspect)
-//              but lease selection ranks it below AVAILABLE (leases/selection.ts). The gateways' pick does
-//              not: their snapshots carry no verdict, only the proxies that are Healthy.
+//              but lease selection ranks it below AVAILABLE (leases/selection.ts), and so does the
+//              gateways' pick (a snapshot entry's `suspect`, protocol 5: gateway/routing.ts).
 import type { Thresholds, TrackState, Verdict } from './verdict.js';
 
 export function reduceTrack(state: TrackState, ok: boolean, t: Thresholds): TrackState {
