@@ -70,12 +70,17 @@ export async function handleReconcile(
   const unrecorded = new Map<string, CreatedInstance>();
   for (let pass = 1; pass <= deps.maxPasses; pass++) {
     const started = Date.now();
+    let createdNow: CreatedInstance | undefined;
     try {
       const fresh = pass === 1 && !mayUseCache(request.reason);
-      last = await runPass(deps, request.proxy, fresh, unrecorded, publishedAt);
+      last = await runPass(deps, request.proxy, fresh, unrecorded, publishedAt, (c) => {
+        createdNow = c;
+      });
     } catch (err) {
       // A document that does not fit is onReconcileEvent's to log, once, with the fields that fail.
       if (!(err instanceof InvalidStoredProxy)) log.error('reconcile pass failed', { pass, error: err });
+      // Created, then the pass threw before its status write landed: recorded like one whose write lost.
+      if (createdNow) unrecorded.set(createdNow.uid, createdNow);
       await recordBeforeRetry(deps, log, request.proxy, unrecorded);
       throw err;
     }

@@ -688,6 +688,22 @@ describe('reconcile handler: external, conflicts, poison', () => {
     expect((await t.doc())!.status).toMatchObject({ providerId, phase: 'Failed' });
   });
 
+  it('a pass whose status write throws after its create writes the instance before Pub/Sub retries', async () => {
+    // Firestore unavailable for the write that would record the new VM; by the redelivery its cloud-init
+    // cannot be read, so nothing creates again (a 409 would have recorded it): the VM ran unrecorded.
+    await create();
+    const realWrite = t.store.writeStatus.bind(t.store);
+    t.store.writeStatus = async () => {
+      t.store.writeStatus = realWrite; // one blip: the pass's own write
+      t.setCloudInit({ ok: false, failure: { kind: 'spec', message: 'cannot render' } });
+      throw new StoreError('unavailable', 'blip');
+    };
+    await expect(t.run('p1', 'created')).rejects.toThrow(/blip/);
+    const [providerId] = [...t.provider.instances.keys()];
+    expect(providerId).toBeDefined();
+    expect((await t.doc())!.status).toMatchObject({ providerId, nextReconcileAt: t.clock.now() });
+  });
+
   it('a delivery whose last pass loses its write writes the instance before it throws', async () => {
     t.deps.maxPasses = 1;
     await create();

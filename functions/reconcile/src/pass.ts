@@ -79,6 +79,13 @@ export async function runPass(
   createdBefore: ReadonlyMap<string, CreatedInstance> = new Map(),
   /** The event's publish time: a read begun since then is fresh enough (cloud-init.ts Freshness). */
   since?: Date,
+  /**
+   * Told of an instance this pass created, before its status write: a write that then throws (Firestore
+   * unavailable) leaves it in no status, and the caller records it before Pub/Sub's retry
+   * (recordBeforeRetry) — a redelivery that does not create again (a cloud-init unreadable by then, a
+   * latch, a deletion) would otherwise never record it.
+   */
+  onCreated?: (instance: CreatedInstance) => void,
 ): Promise<PassResult> {
   const stored = await deps.store.get(name);
   if (!stored) return { kind: 'not-found' };
@@ -151,6 +158,7 @@ export async function runPass(
     const result = await act(provider!, plan);
     if (plan.action.kind === 'create' && result.ok && result.providerId) {
       created = { provider: provider!.name, providerId: result.providerId, uid: proxy.uid };
+      onCreated?.(created);
     }
     plan = settle(proxy, plan, result, obs, deps.intervals);
   }
