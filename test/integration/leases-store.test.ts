@@ -214,6 +214,17 @@ describe('FirestoreLeaseStore', () => {
       renewals: 1,
       expiresAt: new Date(clock.now().getTime() + 120_000),
     });
+
+    // A renewal that extends nothing (a TTL shorter than what is left) leaves the expiry as it was: its own
+    // landed write is told by the lease document (TTL and renewals), and counted once too.
+    const expiry = (await s.find(g.lease.id))!.expiresAt;
+    const short = await r.renew(g.lease.id, 10);
+    expect(short.kind === 'renewed' && short.lease).toMatchObject({
+      renewals: 2,
+      ttlSeconds: 10,
+      expiresAt: expiry,
+    });
+    expect(await s.find(g.lease.id)).toMatchObject({ renewals: 2, ttlSeconds: 10, expiresAt: expiry });
   });
 
   it('renews an active lease within its bound, and tells expired, released and unknown apart', async () => {

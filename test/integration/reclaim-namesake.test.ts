@@ -45,12 +45,19 @@ describe('a reclaim and a namesake of its proxy', () => {
       until,
       expireAt: until,
     });
+    // One that does not fit (edited by hand: no requestedBy) is no reclaim, for the planner as for the gate.
+    await db
+      .collection('reclaims')
+      .doc('rn-bad')
+      .set({ proxy: 'rn-bad', requestedAt: T0, until, expireAt: until });
+    expect((await reclaims.list(T0)).map((r) => r.proxy)).not.toContain('rn-bad');
     const gate = new FirestoreOwnershipGate(db, clock, { log: memoryLogger() }).start();
     try {
       await gate.ready(10_000);
       expect(gate.leasable(asked)).toBe(true);
       expect(gate.leasable(namesake)).toBe(false);
       expect(gate.leasable({ ...poolProxy('rn-old', 3), name: 'rn-old' })).toBe(true);
+      expect(gate.leasable({ ...poolProxy('rn-bad', 5), name: 'rn-bad' })).toBe(false);
     } finally {
       gate.stop();
     }

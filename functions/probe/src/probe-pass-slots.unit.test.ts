@@ -194,7 +194,8 @@ describe('runProbePass: a target that hangs holds TARGET slots, not probe slots'
     f.state.hang = true;
     const observed: string[] = [];
     f.deps.recorder = { observe: (proxy, o) => void observed.push(`${proxy} ${o.tier}`) };
-    f.deps.log = { info: () => {}, warn: () => {} };
+    const warned: string[] = [];
+    f.deps.log = { info: () => {}, warn: (message) => void warned.push(message) };
     const BUDGET_MS = 100_000;
     let fire!: () => void; // the pass's budget, fired by the test
     const slotTimer = f.deps.timer!;
@@ -228,6 +229,10 @@ describe('runProbePass: a target that hangs holds TARGET slots, not probe slots'
       expect(tracks.BASIC).toMatchObject({ consecutiveOk: 1 });
       expect(tracks['TARGET:shop']?.consecutiveFail ?? 0).toBe(0);
     }
+    // Nobody is left undecided (the alert's event is not logged); the cut TARGET checks are said apart.
+    expect(warned).toEqual([
+      'probe pass out of time for TARGET checks: decided on BASIC/EGRESS alone, TARGET tracks kept',
+    ]);
   });
 
   it('the proxies whose checks are skipped change from pass to pass (no track frozen by listing order)', async () => {

@@ -185,19 +185,33 @@ export async function runProbePass(
     // Synchronous: the checks it ends settle later, so `settled` below is what was decided in time —
     // with, for each proxy whose TARGET checks were still running, its BASIC/EGRESS verdict alone.
     giveUp.abort();
+    const cut = [...activeOnly.keys()];
     for (const decideActiveOnly of activeOnly.values()) settled.push(decideActiveOnly());
     activeOnly.clear();
+    if (cut.length > 0) {
+      // Their own health moved; only their routes' TARGET tracks did not (a target site slow or hanging).
+      deps.log.warn(
+        'probe pass out of time for TARGET checks: decided on BASIC/EGRESS alone, TARGET tracks kept',
+        {
+          budgetMs,
+          proxies: cut.length,
+          first: cut.slice(0, 10),
+        },
+      );
+    }
     const decidedNames = new Set(settled.map((d) => d.decision.next.proxy));
     const skippedNames = new Set(credentialsUnavailable);
     const undecided = due.filter((p) => !decidedNames.has(p.name) && !skippedNames.has(p.name));
-    deps.log.warn('probe pass out of time: the proxies not decided yet wait for their next slot', {
-      event: 'probe.pass_budget_spent',
-      budgetMs,
-      decided: settled.length,
-      undecided: undecided.length,
-      // a proxy named here run after run has checks longer than the budget: its health is not moving
-      first: undecided.slice(0, 10).map((p) => p.name),
-    });
+    if (undecided.length > 0) {
+      deps.log.warn('probe pass out of time: the proxies not decided yet wait for their next slot', {
+        event: 'probe.pass_budget_spent',
+        budgetMs,
+        decided: settled.length,
+        undecided: undecided.length,
+        // a proxy named here run after run has checks longer than the budget: its health is not moving
+        first: undecided.slice(0, 10).map((p) => p.name),
+      });
+    }
     return [...settled];
   });
   if (credentialsUnavailable.length > 0) {
@@ -243,7 +257,8 @@ export async function runProbePass(
  * run long (a 60 s timeout per tier, a hanging target) must not hold the whole pass past the function's
  * timeout, which would store nothing for anyone, at the same slot on every run. The checks still running
  * are cancelled by `spent()` (their sockets closed, not left to their own timeouts after the pass has
- * returned); their proxies keep their tracks, and the next pass probes them.
+ * returned); a proxy whose BASIC/EGRESS verdict is in is decided on it (its TARGET tracks kept), the others
+ * keep their tracks, and the next pass probes them.
  */
 async function withinBudget<D>(
   deps: ProbeDeps,

@@ -469,21 +469,21 @@ export class FirestoreLeaseStore implements LeaseStore {
       let fresh = !base;
       /** The last attempt's renewal: found in a fresh read, it landed although its answer was lost. */
       let attempted: Lease | null = null;
+      /** The expiry the last attempt extended from. */
+      let attemptedFrom = 0;
       for (;;) {
         if (!base || fresh) base = await this.access.read(lease.proxy);
         const now = this.clock.now();
         const entry = base.entries && activeEntries(base.entries, now).find((e) => e.leaseId === leaseId);
         if (fresh && attempted && entry?.expiresAt.getTime() === attempted.expiresAt.getTime()) {
           // The client resent a commit that had landed, and the resend failed its own precondition: taken
-          // for a race lost, the renewal was committed again (renewals counted twice). The expiry alone
-          // does not tell (a renewal that extends nothing leaves it as it was): the lease document written
-          // in the same batch does.
+          // for a race lost, the renewal was committed again (renewals counted twice). An expiry this attempt
+          // moved, to the millisecond, is its own. One it left as it was (a TTL shorter than what is left)
+          // says nothing: the lease document written in the same batch does — its TTL the attempt's, and
+          // its renewals at least the attempt's (another renewal may have landed before it).
+          if (attempted.expiresAt.getTime() !== attemptedFrom) return { kind: 'renewed', lease: attempted };
           const stored = await this.find(leaseId);
-          if (
-            stored?.renewals === attempted.renewals &&
-            stored.ttlSeconds === attempted.ttlSeconds &&
-            stored.expiresAt.getTime() === attempted.expiresAt.getTime()
-          ) {
+          if (stored && stored.ttlSeconds === attempted.ttlSeconds && stored.renewals >= attempted.renewals) {
             return { kind: 'renewed', lease: attempted };
           }
         }
@@ -509,11 +509,15 @@ export class FirestoreLeaseStore implements LeaseStore {
           expiresAt: Timestamp.fromDate(expiresAt),
           endsAt: Timestamp.fromDate(expiresAt),
           ttlSeconds: ttl,
-          renewals: FieldValue.increment(1),
+          // Absolute, not an increment: a commit the client resends after it landed writes the same value
+          // again (a renewal that extends nothing leaves the lease state as it was, so its precondition
+          // does not catch the resend).
+          renewals: renewed.renewals,
           [TTL_FIELD]: Timestamp.fromDate(resolvableUntil(renewed, this.settings)),
         };
         const update = (b: WriteBatch, ref: DocumentReference) => b.update(ref, changes);
         attempted = renewed;
+        attemptedFrom = entry.expiresAt.getTime();
         if (
           await this.access.commit(lease.proxy, base, entries, now, budget, this.leaseRef(leaseId), update)
         ) {

@@ -4,7 +4,6 @@
 // (ownership-lease-activity.ts), so each side refuses what the other holds. The listeners re-subscribe
 // by themselves (lease-listener.ts); while one is down, pool proxies fail closed (domain/workers/leasable.ts).
 import type { DocumentChange, Firestore, QueryDocumentSnapshot } from '@google-cloud/firestore';
-import { Timestamp } from '@google-cloud/firestore';
 import type { ProxyResource } from '../../domain/proxy.js';
 import { gatewayClaimSettled, leasableBesideGateway } from '../../domain/workers/leasable.js';
 import { reclaimHolds } from '../../domain/workers/reclaim-holds.js';
@@ -13,6 +12,7 @@ import type { OwnershipGate } from '../../ports/workers-ownership.js';
 import { jsonLogger, type Logger } from '../log/json-logger.js';
 import { Collections } from './collections.js';
 import { type CollectionListener, listenCollection } from './lease-listener.js';
+import { ReclaimDoc } from './ownership-reclaim-store.js';
 import { STATE_DOC, shardDocId, shardOf } from './ownership-store.js';
 
 type View = 'ownership' | 'reclaims';
@@ -63,11 +63,9 @@ export class FirestoreOwnershipGate implements OwnershipGate {
         'reclaims',
         Collections.reclaims,
         (doc) => {
-          const until = doc.get('until');
-          const uid: unknown = doc.get('uid');
-          // As the planner reads it (ownership-reclaim-store.ts): a uid that is not one drops the reclaim.
-          if (until instanceof Timestamp && (uid == null || typeof uid === 'string'))
-            this.reclaims.set(doc.id, { until: until.toDate(), uid: typeof uid === 'string' ? uid : null });
+          // As the planner reads it (ownership-reclaim-store.ts): one that does not fit is no reclaim.
+          const r = ReclaimDoc.safeParse(doc.data());
+          if (r.success) this.reclaims.set(doc.id, { until: r.data.until, uid: r.data.uid });
           else this.reclaims.delete(doc.id);
         },
         (id) => this.reclaims.delete(id),

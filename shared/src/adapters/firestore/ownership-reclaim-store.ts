@@ -11,7 +11,8 @@ import { codeOf, NOT_FOUND, workerStoreFailure } from './worker-errors.js';
 export const RECLAIM_TTL_FIELD = 'expireAt';
 
 const ts = z.instanceof(Timestamp).transform((t) => t.toDate());
-const ReclaimDoc = z.object({
+/** A stored reclaim as both readers take it (the planner here, the lease service's ownership-gate.ts). */
+export const ReclaimDoc = z.object({
   proxy: z.string(),
   uid: z
     .string()
