@@ -1287,7 +1287,12 @@ describe('renewing a lease on a reclaimed pool proxy while the ownership view re
     await db
       .collection('reclaims')
       .doc('pooled')
-      .set({ until: Timestamp.fromMillis(clock.now().getTime() + 3600_000) });
+      .set({
+        proxy: 'pooled',
+        requestedAt: Timestamp.fromDate(clock.now()),
+        requestedBy: 'admin',
+        until: Timestamp.fromMillis(clock.now().getTime() + 3600_000),
+      });
     // Until the API's views have seen the reclaim, an acquire gets `plain`: given back at once, so that
     // `plain` is free for the lease below however long the views take on a loaded machine.
     const a = await pollUntil(
