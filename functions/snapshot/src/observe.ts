@@ -76,7 +76,10 @@ export async function observe(deps: SnapshotPassDeps, now: Date): Promise<Observ
       // A reclaim asked for a proxy deleted and created again since does not reclaim the new one.
       reclaimed: new Set(
         reclaims
-          .filter((r) => poolUids.has(r.proxy) && reclaimHolds(r, poolUids.get(r.proxy)!))
+          .filter((r) => {
+            const uid = poolUids.get(r.proxy);
+            return uid !== undefined && reclaimHolds(r, uid);
+          })
           .map((r) => r.proxy),
       ),
       leased,

@@ -475,17 +475,17 @@ export class FirestoreLeaseStore implements LeaseStore {
         if (!base || fresh) base = await this.access.read(lease.proxy);
         const now = this.clock.now();
         const entry = base.entries && activeEntries(base.entries, now).find((e) => e.leaseId === leaseId);
-        if (fresh && attempted && entry?.expiresAt.getTime() === attempted.expiresAt.getTime()) {
-          // The client resent a commit that had landed, and the resend failed its own precondition: taken
-          // for a race lost, the renewal was committed again (renewals counted twice). An expiry this attempt
-          // moved, to the millisecond, is its own. One it left as it was (a TTL shorter than what is left)
-          // says nothing: the lease document written in the same batch does — its TTL the attempt's, and
-          // its renewals at least the attempt's (another renewal may have landed before it).
-          if (attempted.expiresAt.getTime() !== attemptedFrom) return { kind: 'renewed', lease: attempted };
-          const stored = await this.find(leaseId);
-          if (stored && stored.ttlSeconds === attempted.ttlSeconds && stored.renewals >= attempted.renewals) {
-            return { kind: 'renewed', lease: attempted };
-          }
+        if (
+          fresh &&
+          attempted &&
+          attempted.expiresAt.getTime() !== attemptedFrom &&
+          entry?.expiresAt.getTime() === attempted.expiresAt.getTime()
+        ) {
+          // The client resent a commit that had landed, and the resend failed its own precondition: an
+          // expiry this attempt moved, to the millisecond, is its own write. One it left as it was (a TTL
+          // shorter than what is left) says nothing, and is committed again: `renewals` is written absolute,
+          // so that counts once too.
+          return { kind: 'renewed', lease: attempted };
         }
         if (base.entries === null && fresh && lease.expiresAt.getTime() > now.getTime()) {
           // Not expired: the renewal cannot be recorded in a state that does not decode (logged when read).

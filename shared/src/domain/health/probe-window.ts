@@ -37,7 +37,8 @@ export const MaxLookBackTicks = 3;
  *   covering its window itself. A killed run reads the same; the slots of its lost pass wait for their next;
  * - failed: where the first window it did not store started (its own first window's start — the deadline
  *   of the run before it, or further back if that one failed too — when it stored none), never ahead of
- *   now: it may have probed without storing, and re-probing what it did not store is the safe side. A record without it (written before it was recorded): one tick period before its start.
+ *   now: it may have probed without storing, and re-probing what it did not store is the safe side. A
+ *   record without it (written before it was recorded): one tick period before its start.
  * Never more than MaxLookBackTicks tick periods back.
  */
 export function firstWindowStart(
