@@ -25,10 +25,14 @@ process.once('SIGINT', () => {
 
 // A reader that stops early (`proxyplane proxies list -o json | head -1`) closes the pipe: the rest of the
 // output has nowhere to go, which is no failure of the command. Unhandled, the write's EPIPE crashed the
-// process with a stack trace on stderr.
+// process with a stack trace on stderr. The command itself runs on, its output dropped, and exits with its
+// own code: an `apply` that exited here (as it once did, with 0) left the rest of its file unwritten
+// unseen. A `fleet watch` has nobody left to show its rounds to: it ends, as on Ctrl-C.
+let stdoutGone = false;
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   if (err.code !== 'EPIPE') throw err;
-  process.exit(process.exitCode ?? 0);
+  stdoutGone = true;
+  if (watching) interrupt.abort();
 });
 
 async function readStdin(): Promise<string> {
@@ -38,7 +42,9 @@ async function readStdin(): Promise<string> {
 }
 
 const io: Io = {
-  out: (text) => process.stdout.write(`${text}\n`),
+  out: (text) => {
+    if (!stdoutGone) process.stdout.write(`${text}\n`);
+  },
   err: (text) => process.stderr.write(`${text}\n`),
   isTTY: process.stdout.isTTY === true,
   columns: process.stdout.columns || 120,

@@ -5,6 +5,8 @@
 // patch; reconcile publishes a manual reconcile request. The CLI runs in this worker with a user's
 // environment (cliInProcess, test/support/cli-process.ts), except where being a process matters: a spec
 // piped to stdin, and the part-way failure (what the process printed to stdout before it exits 1).
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +15,7 @@ import { PubSub, type Subscription } from '@google-cloud/pubsub';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Collections } from '../../shared/src/adapters/firestore/collections.js';
 import { proxyToFirestore } from '../../shared/src/adapters/firestore/proxy-converter.js';
+import { repoRoot } from '../../shared/src/config/local-ports.js';
 import { emptyStatus, ProxySpec } from '../../shared/src/domain/proxy.js';
 import { cliInProcess, cliRunner } from '../support/cli-process.js';
 import { firestoreHost, testProjectId } from '../support/emulators.js';
@@ -311,4 +314,45 @@ describe('a proxy being deleted', () => {
     });
     expect(await stored('ap-new')).toEqual(before);
   });
+});
+
+// `proxyplane proxies apply -f FILE | head -1`: the reader goes while the file is being applied. The CLI
+// exited at the first write's EPIPE, with 0, leaving the rest of the file unwritten and nothing said.
+describe('apply into a pipe whose reader has gone', () => {
+  it('applies the whole file and exits with its own code, no stack trace', async () => {
+    const path = cli.file(
+      'piped.yaml',
+      ['ap-pipe-1', 'ap-pipe-2', 'ap-pipe-3']
+        .map((name) => `name: ${name}\nspec: {mode: external, endpoint: {host: 127.0.0.3, port: 3128}}\n`)
+        .join('---\n'),
+    );
+    const child = spawn(
+      process.execPath,
+      [join(repoRoot, 'bin/proxyplane.mjs'), 'proxies', 'apply', '-f', path],
+      {
+        cwd: dir,
+        env: {
+          PATH: '/usr/bin:/bin',
+          METADATA_SERVER_DETECTION: 'none',
+          PROXYPLANE_STATE_DIR: dir,
+          PROXYPLANE_API_URL: api.url,
+          PROXYPLANE_ADMIN_TOKEN: ADMIN_TOKEN,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    // The reader is gone before the CLI writes a byte.
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d;
+    });
+    const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
+    expect({ code, signal, stderr }).toEqual({ code: 0, signal: null, stderr: '' });
+    expect((await storedNames()).filter((n) => n.startsWith('ap-pipe-'))).toEqual([
+      'ap-pipe-1',
+      'ap-pipe-2',
+      'ap-pipe-3',
+    ]);
+  }, 90_000);
 });

@@ -98,4 +98,16 @@ describe('Ctrl-C on the CLI', () => {
     expect(r.stdout).toContain('0 proxies');
     expect(requests).toEqual(['GET /fleet/api/state']);
   });
+
+  // Not Ctrl-C, but the same end: `proxyplane fleet watch | head -5` once head has its lines. The command's
+  // output is dropped once its reader has gone (an apply runs on to the end of its file); the watch, with
+  // nobody to show its rounds to, ends instead of polling the API every interval for nothing.
+  it('ends `fleet watch` when the reader of its output has gone, exit 0', async () => {
+    requests.length = 0;
+    const { child, done } = start(['fleet', 'watch', '--interval', '3600', '--api', urls.fleet]);
+    child.stdout!.destroy();
+    const r = await done;
+    expect(r).toMatchObject({ code: 0, signal: null, stderr: '' });
+    expect(requests).toEqual(['GET /fleet/api/state']);
+  });
 });
