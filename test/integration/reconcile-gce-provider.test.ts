@@ -263,6 +263,24 @@ describe('GceProvider.delete and lastCreateFailure', () => {
     expect(seen.map((r) => r.method)).toEqual(['DELETE', 'GET']);
   });
 
+  // Nothing in a delete comes from the spec. Classed permanent, a refused delete latched the proxy: a
+  // deleted proxy's VM ran on with nothing due (phase Deleting), a replaced one's proxy went Failed.
+  it.each([
+    ['403 forbidden (IAM propagating, VPC-SC)', gceError(403, 'forbidden')],
+    ['400 (deletion protection on)', gceError(400, 'invalid')],
+  ])('a delete refused %s is transient, retried with backoff', async (_, refusal) => {
+    routes = [when('DELETE', '/instances/', [refusal])];
+    await expect(provider.delete(providerId)).rejects.toMatchObject({ kind: 'transient' });
+  });
+
+  it('a delete whose resourceNotReady look-up is refused 403 is transient too', async () => {
+    routes = [
+      when('DELETE', '/instances/', [gceError(400, 'resourceNotReady')]),
+      when('GET', '/instances/', [gceError(403, 'forbidden')]),
+    ];
+    await expect(provider.delete(providerId)).rejects.toMatchObject({ kind: 'transient', status: 403 });
+  });
+
   it('surfaces the newest failed insert Operation of a missing instance', async () => {
     const target = `https://www.googleapis.com/compute/v1/projects/demo/zones/us-central1-a/instances/${request.name}`;
     routes = [

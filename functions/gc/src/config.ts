@@ -17,8 +17,9 @@ export const GcEnv = BaseEnv.extend({
    */
   GC_MIN_RUN_GAP_SECONDS: z.coerce.number().int().min(0).max(3600).default(15),
   /**
-   * Most orphans one sweep deletes. Orphans come from rare crashes; hundreds at once more likely mean a
-   * wrong live set (another project's Firestore), so the rest wait for the next sweeps, logged as errors.
+   * Most orphans one sweep may delete. Orphans come from rare crashes; more at once more likely mean a
+   * wrong live set (another project's Firestore), so such a sweep deletes none of them (gc.refused,
+   * domain/gc/orphans.ts sweepRefusal).
    */
   GC_MAX_DELETIONS_PER_SWEEP: z.coerce.number().int().min(1).max(10_000).default(100),
 });

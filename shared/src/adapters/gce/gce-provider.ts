@@ -38,6 +38,19 @@ const AGGREGATED_MAX_PAGES = 100;
 
 const defaultLog = jsonLogger({ component: 'gce-provider' });
 
+/**
+ * A read or a delete that fails is never the spec's fault — a 403 while IAM propagates or with the API
+ * disabled, a VPC Service Controls denial, deletion protection turned on by hand. Classed permanent, a
+ * read would latch PermanentError (Failed, unleasable) on a proxy whose VM serves, and a delete would
+ * leave a deleted proxy's VM running, billed, with no pass to come (phase Deleting, nothing due), or
+ * latch a replacement's proxy Failed until someone edited a spec that was never the problem. Retried
+ * with backoff instead, the answer in the pass's log each time.
+ */
+function retried(err: unknown): unknown {
+  if (!(err instanceof ProviderError) || err.kind === 'transient') return err;
+  return new ProviderError('transient', err.message, { cause: err, status: err.status, reason: err.reason });
+}
+
 export class GceProvider implements Provider {
   readonly name = 'gce';
   constructor(private readonly opts: GceProviderOptions) {}
@@ -81,17 +94,7 @@ export class GceProvider implements Provider {
       return observeInstance(inst, ref.zone);
     } catch (err) {
       if (err instanceof ProviderError && err.status === 404) return null;
-      // A read that fails is never the spec's fault — a 403 while IAM propagates or with the API disabled,
-      // a VPC Service Controls denial: classed permanent it would latch PermanentError (Failed, unleasable)
-      // on a proxy whose VM serves, until someone edited its spec. Retried with backoff instead.
-      if (err instanceof ProviderError && err.kind !== 'transient') {
-        throw new ProviderError('transient', err.message, {
-          cause: err,
-          status: err.status,
-          reason: err.reason,
-        });
-      }
-      throw err;
+      throw retried(err);
     }
   }
 
@@ -105,7 +108,7 @@ export class GceProvider implements Provider {
     } catch (err) {
       if (err instanceof ProviderError && err.status === 404) return 'deleting';
       if (err instanceof ProviderError && err.reason === 'resourceNotReady') return this.whyNotReady(ref);
-      throw err;
+      throw retried(err);
     }
     return 'deleting';
   }
@@ -127,7 +130,7 @@ export class GceProvider implements Provider {
       return inst.status === 'STOPPING' || inst.status === 'DEPROVISIONING' ? 'deleting' : 'not-ready';
     } catch (err) {
       if (err instanceof ProviderError && err.status === 404) return 'deleting';
-      throw err;
+      throw retried(err);
     }
   }
 
