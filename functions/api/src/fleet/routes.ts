@@ -141,26 +141,65 @@ export function fleetApp(deps: FleetDeps) {
   });
 
   app.get('/events', async (c) => {
+    // Hono answers a HEAD with its GET's response, body dropped unread: a stream started for it was never
+    // read nor cancelled, so it held its slot, its feed subscription and its timers for good (a hundred
+    // HEADs refused every fleet stream with 503 until the instance restarted). Headers only.
+    if (c.req.method === 'HEAD')
+      return c.body(null, 200, { ...noStore, 'Content-Type': 'text/event-stream' });
     if (streams >= (deps.maxStreams ?? 100)) {
       return c.json({ error: 'unavailable', message: 'too many open fleet streams' }, 503, {
         'Retry-After': '5',
       });
     }
-    await ready();
+    // Counted before the wait for the views, so a burst arriving during a cold load cannot pass the check
+    // together; released on every way out.
     streams++;
+    let counted = true;
+    const release = () => {
+      if (counted) streams--;
+      counted = false;
+    };
+    const gone = c.req.raw.signal;
+    try {
+      await ready();
+    } catch (err) {
+      release();
+      throw err;
+    }
+    // The client left while the views loaded: nothing to stream to, and node-server would wait for a
+    // 'drain' that never comes on its closed socket.
+    if (gone.aborted) {
+      release();
+      return c.body(null, 204);
+    }
     c.header('Cache-Control', 'no-store');
     c.header('X-Accel-Buffering', 'no');
     return streamSSE(c, async (stream) => {
       let lastKey = '';
       let seq = 0;
       let pending: NodeJS.Timeout | null = null;
-      const send = async () => {
+      // One write at a time: a client that does not read blocks it, and a view or keep-alive queued behind
+      // it on every change and every refresh would grow without bound. A change made meanwhile goes out with
+      // the next refresh.
+      let writing = false;
+      const exclusive = async (write: () => Promise<unknown>) => {
+        if (writing) return;
+        writing = true;
+        try {
+          await write();
+        } finally {
+          writing = false;
+        }
+      };
+      const send = () => {
         pending = null;
-        const v = view();
-        const key = JSON.stringify([v.rows, v.jobs]);
-        if (key === lastKey) return;
-        lastKey = key;
-        await stream.writeSSE({ event: 'fleet', data: JSON.stringify(v), id: String(++seq), retry: 3000 });
+        return exclusive(async () => {
+          const v = view();
+          const key = JSON.stringify([v.rows, v.jobs]);
+          if (key === lastKey) return;
+          lastKey = key;
+          await stream.writeSSE({ event: 'fleet', data: JSON.stringify(v), id: String(++seq), retry: 3000 });
+        });
       };
       const schedule = () => {
         pending ??= setTimeout(() => void send().catch(() => {}), deps.debounceMs ?? 250);
@@ -168,17 +207,25 @@ export function fleetApp(deps: FleetDeps) {
       const unsubscribe = deps.feed.subscribe(schedule);
       const refresh = setInterval(() => {
         void send()
-          .then(() => stream.write(': keep-alive\n\n'))
+          .then(() => exclusive(() => stream.write(': keep-alive\n\n')))
           .catch(() => {});
       }, deps.refreshMs ?? 5000);
       try {
-        await send();
-        await new Promise<void>((resolve) => stream.onAbort(resolve));
+        // Registered before the first write, which a client that does not read never lets finish; the
+        // request's own signal too (node-server aborts it when the connection closes).
+        const ended = new Promise<void>((resolve) => {
+          stream.onAbort(resolve);
+          if (gone.aborted || stream.aborted) resolve();
+          gone.addEventListener('abort', () => resolve(), { once: true });
+        });
+        void send().catch(() => {});
+        await ended;
       } finally {
         unsubscribe();
         clearInterval(refresh);
         if (pending) clearTimeout(pending);
-        streams--;
+        release();
+        if (!stream.aborted) stream.abort();
       }
     });
   });

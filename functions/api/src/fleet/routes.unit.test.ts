@@ -1,9 +1,15 @@
 import { request } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { memoryLogger } from '../../../../shared/src/adapters/log/json-logger.js';
 import { emptyStatus, type ProxyResource } from '../../../../shared/src/domain/proxy.js';
+import { ManualClock } from '../../../../shared/src/ports/clock.js';
+import { anyOf } from '../auth/authenticator.js';
+import { staticTokenAuthenticator } from '../auth/static-tokens.js';
 import { startApiServer } from '../server.js';
 import { ADMIN_TOKEN, harness } from '../testing/harness.js';
 import { InMemoryFleetFeed } from './feed.js';
+import { type FleetDeps, fleetApp } from './routes.js';
 
 const NOW = new Date('2026-02-01T12:00:00Z');
 
@@ -41,6 +47,36 @@ function setup() {
   const feed = new InMemoryFleetFeed();
   const h = harness({ fleet: feed });
   return { feed, ...h };
+}
+
+/** The fleet app alone (its paths without /fleet), with the stream limits a test sets. */
+function fleetAlone(feed: InMemoryFleetFeed, over: Partial<FleetDeps> = {}) {
+  return fleetApp({
+    feed,
+    auth: anyOf([staticTokenAuthenticator([{ name: 'unit', token: ADMIN_TOKEN }])]),
+    clock: new ManualClock(NOW),
+    log: memoryLogger(),
+    ...over,
+  });
+}
+const adminHeader = { authorization: `Bearer ${ADMIN_TOKEN}` };
+
+/** A feed whose views load only when `load()` is called, and that counts the views built from it. */
+class SlowFeed extends InMemoryFleetFeed {
+  builds = 0;
+  waiting = false;
+  load: () => void = () => {};
+  private readonly loaded = new Promise<void>((resolve) => {
+    this.load = resolve;
+  });
+  override async ready(): Promise<void> {
+    this.waiting = true;
+    await this.loaded;
+  }
+  override inputs() {
+    this.builds++;
+    return super.inputs();
+  }
 }
 
 describe('the fleet page', () => {
@@ -209,6 +245,68 @@ describe('the fleet page', () => {
     expect(feed.subscribers).toBe(1);
     abort.abort();
     await reader.cancel();
+    await expect.poll(() => feed.subscribers).toBe(0);
+  });
+
+  // Hono answers a HEAD with the GET's response, its body dropped unread: the stream it started was never
+  // read nor cancelled, and held its slot, its subscription and its timers until the instance restarted.
+  it('answers a HEAD of the stream with its headers only: no slot, no subscription held', async () => {
+    const feed = new InMemoryFleetFeed();
+    const app = fleetAlone(feed, { maxStreams: 1 });
+    const head = await app.request('/events', { method: 'HEAD', headers: adminHeader });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toContain('text/event-stream');
+    expect(feed.subscribers).toBe(0);
+    const abort = new AbortController();
+    const get = await app.request('/events', { headers: adminHeader, signal: abort.signal });
+    expect(get.status).toBe(200);
+    abort.abort();
+    await get.body!.cancel();
+    await expect.poll(() => feed.subscribers).toBe(0);
+  });
+
+  it('holds nothing for a client that left while the views loaded, and counts those waiting', async () => {
+    const feed = new SlowFeed();
+    const app = fleetAlone(feed, { maxStreams: 1 });
+    const abort = new AbortController();
+    const left = app.request('/events', { headers: adminHeader, signal: abort.signal });
+    await expect.poll(() => feed.waiting).toBe(true);
+    // The one slot is taken by the request waiting for the views.
+    expect((await app.request('/events', { headers: adminHeader })).status).toBe(503);
+    abort.abort();
+    feed.load();
+    expect((await left).status).toBe(204);
+    expect(feed.subscribers).toBe(0);
+    const next = new AbortController();
+    const get = await app.request('/events', { headers: adminHeader, signal: next.signal });
+    expect(get.status).toBe(200);
+    next.abort();
+    await get.body!.cancel();
+    await expect.poll(() => feed.subscribers).toBe(0);
+  });
+
+  it('builds no view behind a write its client does not read: one write at a time', async () => {
+    const feed = new SlowFeed();
+    feed.load();
+    const app = fleetAlone(feed, { debounceMs: 1, refreshMs: 2 });
+    const abort = new AbortController();
+    const res = await app.request('/events', { headers: adminHeader, signal: abort.signal });
+    expect(res.status).toBe(200);
+    // Nobody reads: once the stream's buffer is full a write waits, and changes and refreshes meanwhile
+    // build and queue nothing.
+    const changes = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        feed.proxies.set('p-1', proxy('p-1', { phase: i % 2 ? 'Ready' : 'Unhealthy' }));
+        feed.changed();
+        await sleep(5);
+      }
+    };
+    await changes(10);
+    const settled = feed.builds;
+    expect(settled).toBeLessThanOrEqual(3);
+    await changes(30);
+    expect(feed.builds).toBe(settled);
+    abort.abort();
     await expect.poll(() => feed.subscribers).toBe(0);
   });
 
