@@ -138,6 +138,22 @@ export class ProxySession implements ForwardOwner {
    * JavaScript put together.
    */
   sweep(now: number): void {
+    const st = this.state;
+    // On an upstream past the ownership grant (contract seed §3: expiresAt is a hard expiry): the
+    // controller may give the proxy to another worker once the grant has lapsed. Before any byte of the
+    // answer went out the client is told why, as a request arriving now would be; a tunnel or a
+    // response under way is cut, and so is a session lingering on it (its slot is held until the client
+    // closes, and a pinned tunnel's client may still be sending its body up it). The same for an upstream
+    // whose drain away from this worker outlived GATEWAY_PROXY_DRAIN_TIMEOUT_MS (drain-bound.ts): the
+    // controller waits for its counts to reach zero.
+    if (this.load !== 0) {
+      const over = this.ctx.worker.grantOver;
+      if (over || this.upstream!.live.cut) {
+        if (st === TUNNEL || this.lingerUntil !== 0) this.client.destroy();
+        else this.refuse(503, over ? 'snapshot_stale' : 'upstream_withdrawn');
+        return;
+      }
+    }
     if (this.lingerUntil !== 0) {
       // Our side is done, but the tail of the answer may still be queued for a reader slower than the
       // target (a pipe ends our side once the last chunk is handed over, not once it is written): that
@@ -151,20 +167,6 @@ export class ProxySession implements ForwardOwner {
         this.lingerUntil = now + (pending === 0 ? o.lingerMs : o.idleTimeoutMs);
       } else if (now >= this.lingerUntil) this.client.destroy();
       return;
-    }
-    const st = this.state;
-    // On an upstream past the ownership grant (contract seed §3: expiresAt is a hard expiry): the
-    // controller may give the proxy to another worker once the grant has lapsed. Before any byte of the
-    // answer went out the client is told why, as a request arriving now would be; a tunnel or a
-    // response under way is cut. The same for an upstream whose drain away from this worker outlived
-    // GATEWAY_PROXY_DRAIN_TIMEOUT_MS (drain-bound.ts): the controller waits for its counts to reach zero.
-    if (this.load !== 0) {
-      const over = this.ctx.worker.grantOver;
-      if (over || this.upstream!.live.cut) {
-        if (st === TUNNEL) this.client.destroy();
-        else this.refuse(503, over ? 'snapshot_stale' : 'upstream_withdrawn');
-        return;
-      }
     }
     if (st === HEAD) {
       if (now >= this.deadline) this.refuse(408, 'header_timeout');
@@ -311,7 +313,14 @@ export class ProxySession implements ForwardOwner {
     if (this.redialed || !failed || (this.fwd !== null && this.hadBody)) return false;
     const worker = this.ctx.worker;
     if ((!worker.accepting && worker.phase() !== 'shutting_down') || worker.grantOver) return false;
-    const picked = worker.pick(this.host, Date.now(), this, failed);
+    // Avoided as the current snapshot has it: a swap since the first pick compiled a new entry for the
+    // proxy, and `pick` avoids by identity, so the old object would let the dead proxy be picked again.
+    const picked = worker.pick(
+      this.host,
+      Date.now(),
+      this,
+      worker.snapshot()?.upstreams.get(failed.name) ?? failed,
+    );
     if (picked.kind !== 'ok') return false;
     this.redialed = true;
     this.ctx.recorder.redialed('proxy');

@@ -1,5 +1,6 @@
-// ProxySession reading a request head that arrives in pieces, on a stand-in client socket: what the client
-// is answered, and what reading the head cost in buffer allocations (counted, not timed).
+// ProxySession on a stand-in client socket: reading a request head that arrives in pieces (what the client
+// is answered, and what reading the head cost in buffer allocations, counted, not timed); the sweep
+// cutting a lingering session off an upstream it must let go; the redial's avoided proxy.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ClientAuth } from './client-auth.js';
 import type { ProxyContext } from './proxy-listener.js';
@@ -87,5 +88,69 @@ describe('ProxySession reading a head in pieces', () => {
     feed(s, 'GET http://example.com/ HTTP/1.1\r\nContent-Length: 4\r\n', 5);
     s.onHeadData(Buffer.from('\r\nbody'));
     expect((s as unknown as { rest: Buffer | null }).rest?.toString()).toBe('body');
+  });
+});
+
+// A session lingers once its side is done (the target's FIN, the answer's end) and holds its upstream
+// slot until the client closes; a pinned tunnel's client may still be sending its body up it. The sweep
+// returned in the linger branch before its cut, so a drain past its bound or an ended grant cut every
+// session on the proxy but these: the proxy stayed "draining, active 1" to the controller for as long as
+// a slow reader kept the linger re-armed.
+/** A session lingering with its slot held (load 2: counted active), its client still being written to. */
+function lingering({ cut, grantOver }: { cut: boolean; grantOver: boolean }) {
+  let destroyed = 0;
+  const client = {
+    writableLength: 4096,
+    destroy: () => {
+      destroyed++;
+    },
+  };
+  const ctx = {
+    opts: { headerTimeoutMs: 10_000, lingerMs: 1_000, idleTimeoutMs: 300_000 },
+    worker: { grantOver },
+  } as unknown as ProxyContext;
+  const s = new ProxySession(client as unknown as Owned, ctx, 0);
+  Object.assign(s, { lingerUntil: 500, load: 2, upstream: { live: { cut } } });
+  return { s, destroyed: () => destroyed };
+}
+
+describe('ProxySession lingering on an upstream that must be let go', () => {
+  it.each([
+    ['its drain outlived GATEWAY_PROXY_DRAIN_TIMEOUT_MS', { cut: true, grantOver: false }, 1],
+    ['the ownership grant is over', { cut: false, grantOver: true }, 1],
+    ['(not: the upstream is still its own)', { cut: false, grantOver: false }, 0],
+  ])('is cut when %s', (_, live, cuts) => {
+    const { s, destroyed } = lingering(live);
+    s.sweep(100);
+    expect(destroyed()).toBe(cuts);
+  });
+});
+
+// `pick` avoids the failed proxy by identity. A snapshot swapped in between the first pick and the refused
+// dial compiles a new entry for the same proxy: avoiding the old object let the redial pick the dead proxy
+// again, and the one retry was spent on it (/v1/fetch's redial already looked it up by name).
+describe('ProxySession redialling after a refused dial', () => {
+  it('avoids the failed proxy as the current snapshot has it', () => {
+    const before = { name: 'p-1', live: { reserved: 1 } };
+    const now = { name: 'p-1', live: { reserved: 0 } };
+    const avoided: unknown[] = [];
+    const ctx = {
+      opts: { headerTimeoutMs: 10_000, lingerMs: 1_000 },
+      worker: {
+        accepting: true,
+        grantOver: false,
+        phase: () => 'serving',
+        snapshot: () => ({ upstreams: new Map([['p-1', now]]) }),
+        pick: (_host: string, _at: number, _sticky: unknown, avoid: unknown) => {
+          avoided.push(avoid);
+          return { kind: 'none' };
+        },
+      },
+    } as unknown as ProxyContext;
+    const s = new ProxySession({} as unknown as Owned, ctx, 0);
+    Object.assign(s, { upstream: before, host: 'example.com' });
+    expect((s as unknown as { redial: () => boolean }).redial()).toBe(false);
+    expect(avoided).toHaveLength(1);
+    expect(avoided[0]).toBe(now);
   });
 });
