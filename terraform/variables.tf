@@ -454,13 +454,13 @@ variable "gateway_suspect_fallback_alert_percent" {
 }
 
 variable "probe_loop_seconds" {
-  description = "How long each probe invocation keeps probing after its Scheduler tick (PROBE_LOOP_SECONDS), so that health-check intervals under a minute mean something; 0 = one pass per tick. Bounded by the probe function's timeout in functions.json."
+  description = "How long each probe invocation keeps probing after its Scheduler tick (PROBE_LOOP_SECONDS), so that health-check intervals under a minute mean something; 0 = one pass per tick. Bounded by the probe's run budget (110 s, 10 s inside its timeout in functions.json): a pass that starts at the loop's end is given at least 5 s."
   type        = number
   default     = 50
 
   validation {
-    condition     = var.probe_loop_seconds >= 0 && var.probe_loop_seconds <= 110
-    error_message = "probe_loop_seconds must be from 0 to 110 (the probe function times out at 120 s)."
+    condition     = var.probe_loop_seconds >= 0 && var.probe_loop_seconds <= 105
+    error_message = "probe_loop_seconds must be from 0 to 105 (a pass starting at the loop's end gets at least 5 s, and the probe's run budget is 110 s, 10 s inside its 120 s timeout)."
   }
 }
 

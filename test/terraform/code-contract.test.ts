@@ -17,6 +17,7 @@ import {
   rateEnvName,
 } from '../../functions/api/src/middleware/caller-rate-limit.js';
 import { loadGatewayConfig } from '../../functions/gateway/src/config.js';
+import { MIN_PASS_BUDGET_MS } from '../../functions/probe/src/handler.js';
 import { pollIntervals } from '../../functions/reconcile/src/config.js';
 import {
   marginMs,
@@ -224,6 +225,19 @@ describe('drift poll', () => {
     const priced = [...cost.matchAll(/`D` = (\d+) min/g)].map((m) => Number(m[1]));
     expect(priced.length).toBeGreaterThan(0);
     for (const minutes of priced) expect(minutes * 60).toBe(seconds);
+  });
+});
+
+describe('probe loop', () => {
+  // A pass that starts at the loop's end is given at least MIN_PASS_BUDGET_MS: past the run budget, its
+  // writes could run into the function's timeout, the tick redelivered and its slots probed twice.
+  it("the longest loop the variable allows ends its last pass within the probe's run budget and timeout", () => {
+    const condition = JSON.stringify(tf.variable.probe_loop_seconds!.validation);
+    const most = /var\.probe_loop_seconds <= (\d+)/.exec(condition)?.[1];
+    if (!most) throw new Error(`no upper bound in ${condition}`);
+    const budget = configOf<{ PROBE_RUN_BUDGET_SECONDS: number }>('probe').PROBE_RUN_BUDGET_SECONDS;
+    expect(Number(most) * 1000 + MIN_PASS_BUDGET_MS).toBeLessThanOrEqual(budget * 1000);
+    expect(budget + 10).toBeLessThanOrEqual(loadFunctionTable().functions.probe!.timeoutSeconds);
   });
 });
 

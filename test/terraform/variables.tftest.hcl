@@ -321,7 +321,7 @@ run "rejects_bad_image_tag" {
 run "rejects_probe_loop_beyond_the_function_timeout" {
   command = plan
   variables {
-    probe_loop_seconds = 120
+    probe_loop_seconds = 106
   }
   expect_failures = [var.probe_loop_seconds]
 }
