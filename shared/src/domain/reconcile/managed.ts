@@ -111,10 +111,19 @@ export function reconcileManaged(proxy: Managed, obs: Observation, iv: PollInter
       // Throttled or busy (RESOURCE_OPERATION_RATE_EXCEEDED: a burst of creates from one image): created
       // again, but not in this delivery — a burst whose every proxy retried at once would keep the rate
       // exceeded. Each waits 2–4 ProvisioningPolls, spread by its uid, so the burst comes back spread out.
+      // What GCE said goes in the status: a failure that keeps coming back (a name held by a leftover disk)
+      // was otherwise written nowhere, the proxy re-created every few polls for good.
       const ms = Math.round(iv.ProvisioningPoll * (2 + 2 * hashFraction(proxy.uid)));
       return {
         branch: 'instance-missing/transient',
-        status: cleared,
+        status: setProvisioned(
+          cleared,
+          false,
+          ProvisionedReason.Provisioning,
+          `instance ${status.providerId} not found, its last create failed (${seen.createFailure.message}): creating it again`,
+          gen,
+          now,
+        ),
         action: null,
         requeue: { kind: 'after', ms },
       };

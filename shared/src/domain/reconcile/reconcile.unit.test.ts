@@ -547,6 +547,29 @@ describe('reconcile: one row per arm of the seed §3/§4', () => {
 });
 
 describe('reconcile: details the table does not show', () => {
+  // A create that fails inside its Operation and is classed transient is tried again every few polls; what
+  // GCE said was written nowhere (the pass log carries the branch only), so one failing for good showed
+  // only "not found: creating it".
+  it("says why the instance's last create failed when it creates it again", () => {
+    const plan = reconcile(
+      live(),
+      obs({
+        instance: {
+          kind: 'missing',
+          createFailure: {
+            kind: 'transient',
+            message: 'ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS: try later',
+          },
+        },
+      }),
+      iv,
+    );
+    const provisioned = plan.status.conditions.find((c) => c.type === 'Provisioned');
+    expect(provisioned?.message).toContain(
+      'its last create failed (ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS: try later): creating it again',
+    );
+  });
+
   it('creates with the deterministic name, the hash and the resolved cloud-init', () => {
     const credentialsSecret = 'projects/p/secrets/c/versions/3';
     const cloudInit = { ok: true as const, script: '#!/bin/sh\necho hi', digest, credentialsSecret };
