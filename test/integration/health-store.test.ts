@@ -116,4 +116,33 @@ describe('FirestoreHealthStore and TARGET tracks', () => {
     expect(Object.keys(read.tracks).sort()).toEqual(keys);
     expect(healthVerdictOf(read)).toMatchObject({ healthy: true, unreachableRoutes: [] });
   });
+
+  // A console edit "resetting" a track to null made every read throw: each reconcile pass of the proxy
+  // (and the probe's) failed, was retried, dead-lettered and published again on every drift slot.
+  it('a document edited out of shape in the console reads, what does not fit as not decided', async () => {
+    await db
+      .collection(Collections.health)
+      .doc('h-edited')
+      .set({
+        proxy: 'h-edited',
+        instance: 'zones/z/instances/pp-a',
+        verdict: 'GREEN',
+        egressProblem: 42,
+        tracks: {
+          BASIC: null,
+          EGRESS: { verdict: 'AVAILABLE', consecutiveOk: 'two', consecutiveFail: -1 },
+          'TARGET:shop': 'UNHEALTHY',
+        },
+        passive: { verdict: 'NOPE', lastSignalAt: Timestamp.fromDate(at) },
+      });
+    const [one, many] = [await store.get('h-edited'), (await store.getMany(['h-edited'])).get('h-edited')];
+    expect(many?.state).toEqual(one);
+    expect(one).toMatchObject({
+      verdict: null,
+      egressProblem: null,
+      tracks: { EGRESS: { verdict: 'AVAILABLE', consecutiveOk: 0, consecutiveFail: 0 } },
+      passive: { track: { verdict: null, consecutiveOk: 0, consecutiveFail: 0 }, lastSignalAt: at },
+    });
+    expect(Object.keys(one!.tracks)).toEqual(['EGRESS']);
+  });
 });

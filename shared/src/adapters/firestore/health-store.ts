@@ -179,35 +179,49 @@ export function healthToDoc(s: ProxyHealthState): DocumentData {
   };
 }
 
-function passiveFromDoc(v: unknown): PassiveTrack | null {
+const VERDICTS: ReadonlySet<unknown> = new Set<Verdict>(['AVAILABLE', 'SUSPECT', 'UNHEALTHY']);
+/** A stored verdict, or none: a value edited out of the three reads as "not decided yet". */
+const verdictOf = (v: unknown): Verdict | null => (VERDICTS.has(v) ? (v as Verdict) : null);
+/** A stored counter, or 0 for anything that is not a count (NaN would never reach a threshold). */
+const countOf = (v: unknown): number => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : 0);
+
+/** One stored track; null for an entry that is no object (a console edit setting it to null). */
+function trackFromDoc(v: unknown): TrackState | null {
   if (typeof v !== 'object' || v === null) return null;
-  const p = v as Record<string, unknown>;
-  if (!(p.lastSignalAt instanceof Timestamp)) return null;
+  const t = v as Record<string, unknown>;
   return {
-    track: {
-      verdict: (p.verdict ?? null) as Verdict | null,
-      consecutiveOk: Number(p.consecutiveOk ?? 0),
-      consecutiveFail: Number(p.consecutiveFail ?? 0),
-    },
-    lastSignalAt: p.lastSignalAt.toDate(),
+    verdict: verdictOf(t.verdict),
+    consecutiveOk: countOf(t.consecutiveOk),
+    consecutiveFail: countOf(t.consecutiveFail),
   };
 }
 
-/** Decodes a `health/{proxy}` document defensively (the fleet page's listener reads them too). */
+function passiveFromDoc(v: unknown): PassiveTrack | null {
+  const track = trackFromDoc(v);
+  const at = (v as Record<string, unknown> | null)?.lastSignalAt;
+  if (!track || !(at instanceof Timestamp)) return null;
+  return { track, lastSignalAt: at.toDate() };
+}
+
+/**
+ * Decodes a `health/{proxy}` document defensively (the fleet page's listener reads them too): whatever a
+ * console edit left in it, a reconcile pass or a probe tick reading it must not throw — such a throw was
+ * retried and dead-lettered, and published again on every drift slot, for good. What does not fit reads
+ * as not decided: the track starts again.
+ */
 export function healthFromDoc(d: DocumentData): ProxyHealthState {
   const tracks: Partial<Record<TrackKey, TrackState>> = {};
-  for (const [k, v] of Object.entries((d.tracks ?? {}) as Record<string, TrackState>)) {
-    tracks[k as TrackKey] = {
-      verdict: (v.verdict ?? null) as Verdict | null,
-      consecutiveOk: Number(v.consecutiveOk ?? 0),
-      consecutiveFail: Number(v.consecutiveFail ?? 0),
-    };
+  const stored =
+    typeof d.tracks === 'object' && d.tracks !== null ? (d.tracks as Record<string, unknown>) : {};
+  for (const [k, v] of Object.entries(stored)) {
+    const track = trackFromDoc(v);
+    if (track) tracks[k as TrackKey] = track;
   }
   return {
     proxy: String(d.proxy),
     instance: String(d.instance ?? ''),
-    verdict: (d.verdict ?? null) as Verdict | null,
-    egressProblem: (d.egressProblem ?? null) as string | null,
+    verdict: verdictOf(d.verdict),
+    egressProblem: typeof d.egressProblem === 'string' ? d.egressProblem : null,
     ...(typeof d.basicProblem === 'string' ? { basicProblem: d.basicProblem } : {}),
     latency: {
       reportedMs: typeof d.latencyMillis === 'number' ? d.latencyMillis : null,
