@@ -455,6 +455,22 @@ describe('reconcile handler: managed lifecycle', () => {
     expect((await t.doc())?.status.phase).toBe('Provisioned');
   });
 
+  // A status write that failed after a create leaves the instance recorded without its hash (specHash '':
+  // recordBeforeRetry); the redelivery adopts the hash it resolves. Adopted from a cache older than the one
+  // the VM was built from, the next pass took the VM's own label for stale and replaced a VM built right.
+  it('adopts a hash only from a fresh cloud-init read, never a cached one older than the VM', async () => {
+    await provisionedWith(async (_p, o) => (o.fresh ? version(8) : version(7)));
+    const built = (await t.doc())!.status.specHash;
+    const stored = (await t.store.get('p1'))!;
+    await t.store.writeStatus('p1', { ...stored.proxy.status, specHash: '' }, stored.version);
+    await t.run('p1', 'requeue');
+    expect((await t.doc())?.status.specHash).toBe(built);
+    t.clock.advance(iv.DriftPoll);
+    await t.run('p1', 'requeue');
+    expect(t.provider.callsOf('delete')).toBe(0);
+    expect((await t.doc())?.status.phase).toBe('Provisioned');
+  });
+
   it("a redelivered older rotation's request never replaces on a read it shared: it reads strictly before it acts", async () => {
     // Version 8 came after version 7; this instance's cache holds 7, read after an older rotation's
     // request was published, which Pub/Sub now delivers again. A strict read says 8, as the VM was built.

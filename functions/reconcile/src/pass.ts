@@ -109,7 +109,11 @@ export async function runPass(
   // delete the VM a newer rotation built. It too reads strictly before it acts.
   const acts = plan.action?.kind === 'create' || plan.action?.kind === 'delete';
   const reason = (st: ProxyStatus) => findCondition(st, ConditionType.Provisioned)?.reason;
-  const cachedDecision = !fresh ? acts || reason(plan.status) !== reason(proxy.status) : !!since && acts;
+  // Nor is a hash recorded (the adopt arm, after a failed status write left the instance recorded without
+  // one): adopted from a cache older than the VM's build, the next pass would take the VM's own label for
+  // stale and replace a VM built right.
+  const changes = acts || plan.status.specHash !== proxy.status.specHash;
+  const cachedDecision = !fresh ? changes || reason(plan.status) !== reason(proxy.status) : !!since && changes;
   if (cachedDecision && obs.cloudInit) {
     const cloudInit = await deps.cloudInit.resolve(proxy as ProxyResource & { spec: ManagedSpec }, {
       fresh: true,
