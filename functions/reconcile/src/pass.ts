@@ -113,7 +113,9 @@ export async function runPass(
   // one): adopted from a cache older than the VM's build, the next pass would take the VM's own label for
   // stale and replace a VM built right.
   const changes = acts || plan.status.specHash !== proxy.status.specHash;
-  const cachedDecision = !fresh ? changes || reason(plan.status) !== reason(proxy.status) : !!since && changes;
+  const cachedDecision = !fresh
+    ? changes || reason(plan.status) !== reason(proxy.status)
+    : !!since && changes;
   if (cachedDecision && obs.cloudInit) {
     const cloudInit = await deps.cloudInit.resolve(proxy as ProxyResource & { spec: ManagedSpec }, {
       fresh: true,
