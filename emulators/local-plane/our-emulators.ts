@@ -1,7 +1,6 @@
 // Our emulators of the Google APIs with no SDK emulator: Secret Manager (notifications published on
 // the Pub/Sub emulator) and Compute Engine, whose VMs read their proxy credentials from that Secret
 // Manager as the deployed startup script does. Both run in this process; logs go to the log dir.
-import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PubSub } from '@google-cloud/pubsub';
 import { createSecretManagerClient } from '../../shared/src/adapters/secret-manager/client.js';
@@ -10,6 +9,7 @@ import { jsonLineLog } from '../compute/log.js';
 import { credentialsFromSecretManager } from '../compute/secret-credentials.js';
 import { startComputeEmulator } from '../compute/server.js';
 import { startSecretManagerEmulator } from '../secret-manager/server.js';
+import { appendLines } from './log-file.js';
 
 export interface OurEmulatorsOptions {
   compute: HostPort;
@@ -26,8 +26,7 @@ export interface OurEmulatorsOptions {
   onUp(name: string, url: string, stop: () => Promise<void>): void;
 }
 
-const fileLog = (component: string, file: string) =>
-  jsonLineLog(component, (line) => appendFileSync(file, line));
+const fileLog = (component: string, file: string) => jsonLineLog(component, appendLines(file));
 
 export async function startOurEmulators(opts: OurEmulatorsOptions): Promise<void> {
   const secrets = await startSecretManagerEmulator({

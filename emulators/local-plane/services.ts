@@ -1,6 +1,6 @@
 // The two long-lived services of the plane besides the functions: the Hono API (its own process, as on
 // Cloud Run) and the local scheduler with its Cloud Scheduler REST front end (in this process).
-import { appendFileSync, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { SINGLE_THREADED_GC } from '../../functions/gateway/src/gc-threads.js';
 import { repoRoot } from '../../shared/src/config/local-ports.js';
@@ -10,6 +10,7 @@ import { waitForHttp } from '../launcher/wait.js';
 import { jobsFromTable } from '../scheduler/jobs.js';
 import { LocalScheduler, type TickPublisher } from '../scheduler/local-scheduler.js';
 import { startSchedulerServer } from '../scheduler/server.js';
+import { appendLines } from './log-file.js';
 
 export const API_ENTRY = 'functions/api/src/main.ts';
 export const GATEWAY_ENTRY = 'functions/gateway/src/main.ts';
@@ -90,9 +91,9 @@ export async function startScheduler(opts: {
 }): Promise<RunningScheduler> {
   const jobs = jobsFromTable(loadScheduleTable());
   // A failed tick is logged, not fatal: the next one comes anyway, as with Cloud Scheduler.
+  const log = appendLines(opts.logFile);
   const onError = (job: string, err: unknown) =>
-    appendFileSync(
-      opts.logFile,
+    log(
       `${JSON.stringify({ severity: 'WARNING', message: `tick of ${job} failed: ${err instanceof Error ? err.message : String(err)}`, job })}\n`,
     );
   const scheduler = new LocalScheduler(jobs, opts.publisher, { speed: opts.speed, onError });
