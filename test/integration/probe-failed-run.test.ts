@@ -83,10 +83,15 @@ describe('probe function: the run after a failed one', () => {
       if (!first || !second) throw new Error('two proxies');
       const counts = () => [first.probes(), second.probes()];
 
-      // A; then B, 1.1 s later (past the claim's gap), loops past the second slot.
-      fleet.clock.set(new Date(first.slot - 1400));
+      // A; then B, 1.1 s later (past the claim's gap), loops past the second slot. B starts after the
+      // second proxy's previous slot (the uids are random: the slots 0–999 ms apart): its first pass stores
+      // that one, so the only slot of the second proxy B reaches is the one whose write fails. Started
+      // before it (one run in three, by the uids), B probed that previous slot in a pass of its own and
+      // the run did not fail where the test wants it to.
+      const startB = Math.max(first.slot - 300, second.slot - 1000 + 1);
+      fleet.clock.set(new Date(startB - 1100));
       expect(await handleProbeTick(fleet.deps)).not.toBeNull();
-      fleet.clock.set(new Date(first.slot - 300));
+      fleet.clock.set(new Date(startB));
       const health = fleet.health;
       const failing = Object.create(health) as typeof health;
       failing.writeMany = async (writes) => {
