@@ -26,11 +26,23 @@ export interface OurEmulatorsOptions {
   onUp(name: string, url: string, stop: () => Promise<void>): void;
 }
 
+/**
+ * The plane's project has a number here, as on GCP: Secret Manager answers every name with it (code that
+ * compared a returned name with one built from the project ID would fail locally as it would deployed).
+ */
+export const LOCAL_PROJECT_NUMBER = '100000000001';
+
 const fileLog = (component: string, file: string) => jsonLineLog(component, appendLines(file));
 
 export async function startOurEmulators(opts: OurEmulatorsOptions): Promise<void> {
+  // Secret Manager as deployed (terraform/secrets.tf): roles granted on each secret, none on the project,
+  // so a deleted secret answers PERMISSION_DENIED, not NOT_FOUND — deleting a secret under `npm start`
+  // does what it does on GCP (the proxies serving it wait their turn: docs/gc-and-rotation.md), not
+  // what it would do with project-wide roles (revoked at once).
   const secrets = await startSecretManagerEmulator({
     ...opts.secretmanager,
+    perSecretIam: true,
+    projectNumbers: { [opts.projectId]: LOCAL_PROJECT_NUMBER },
     pubsub: opts.pubsub,
     log: fileLog('secret-manager-emulator', join(opts.logDir, 'secretmanager.log')),
   });

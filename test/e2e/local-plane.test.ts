@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { functionInventory } from '../../emulators/local-plane/functions.js';
+import { LOCAL_PROJECT_NUMBER } from '../../emulators/local-plane/our-emulators.js';
 import { offsetPorts } from '../../emulators/local-plane/ports.js';
 import { PLANE_ENTRY } from '../../emulators/local-plane/state-file.js';
 import { loadLocalPorts, repoRoot } from '../../shared/src/config/local-ports.js';
@@ -200,6 +201,19 @@ describe('npm start', () => {
     expect(listed.map((j) => j.resource).sort()).toEqual(scheduled.map((j) => j.name).sort());
     expect(listed.every((j) => j.state === 'ENABLED')).toBe(true);
     expect(await (await fetch(endpoints.get('pubsub')!)).text()).toContain('Ok');
+    // Secret Manager as deployed: roles granted per secret, so one that does not exist (deleted) is
+    // PERMISSION_DENIED, not NOT_FOUND (which reconcile would take for a revoked version); every name it
+    // answers carries the project's number.
+    const secrets = `${endpoints.get('secretmanager')}/v1/projects/demo-proxyplane/secrets`;
+    expect((await fetch(`${secrets}/no-such-secret`)).status).toBe(403);
+    const created = await fetch(`${secrets}?secretId=e2e-numbered`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ replication: { automatic: {} } }),
+    });
+    expect(((await created.json()) as { name?: string }).name).toBe(
+      `projects/${LOCAL_PROJECT_NUMBER}/secrets/e2e-numbered`,
+    );
 
     const tree = processTree(run.npm.pid!);
     tracked.push(...tree);
