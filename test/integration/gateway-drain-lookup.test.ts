@@ -86,6 +86,23 @@ describe('requests waiting for the SSRF look-up', () => {
     }
   });
 
+  // A shutdown drains the requests admitted before it, but a snapshot gone stale meanwhile stays stale: the
+  // shutdown's phase replaced "stale", and a look-up coming back then picked from the stale snapshot.
+  it('never pick from a stale snapshot when a shutdown began after it went stale: 503 snapshot_stale', async () => {
+    const gw = await gatewayWithSlowLookups(2_600, { GATEWAY_MAX_STALE_AGE_SECONDS: '1' });
+    const req = await sendAndAwaitLookup(gw);
+    await pollUntil(
+      async () => gw.worker.phase(),
+      (p) => p === 'stale',
+      2_400,
+      'the worker going stale',
+    );
+    await gw.shutdown();
+    const text = await req.answer;
+    expect(text).toMatch(/^HTTP\/1\.1 503 /);
+    expect(text).toContain('snapshot_stale');
+  });
+
   it('the draining report waits for them: a report with nothing in flight would hand the proxies over', async () => {
     const log = jsonLogger('error', () => {});
     const credentials = new StaticCredentialResolver();

@@ -162,9 +162,9 @@ export async function fetchThrough(
     d = raced;
   } else d = checked;
   // The look-up may have outlasted the snapshot's freshness: no pick from a stale one (a shutdown that
-  // began meanwhile drains this request like any other admitted before it).
-  if (!deps.worker.accepting && deps.worker.phase() !== 'shutting_down')
-    return fail(503, refusalCode(deps.worker.phase()) ?? 'not_accepting');
+  // began meanwhile drains this request like any other admitted before it, on a snapshot still fresh).
+  const refusal = deps.worker.refusalAfterLookup();
+  if (refusal) return fail(503, refusal);
   if (!d.allow) {
     if (d.reason === 'unresolvable') return fail(502, 'target_unresolvable');
     deps.recorder.ssrfRefused('fetch', d.reason);

@@ -16,7 +16,6 @@
 import net from 'node:net';
 import type { CompiledRoute, Upstream } from '../../../shared/src/domain/gateway/routing.js';
 import type { TargetDecision } from '../../../shared/src/domain/gateway/ssrf.js';
-import { refusalCode } from '../../../shared/src/domain/gateway/staleness.js';
 import type { StickyKey } from '../../../shared/src/messages/gateway-snapshot.js';
 import { admit } from './admission.js';
 import type { UpstreamAuth } from './compile.js';
@@ -250,10 +249,11 @@ export class ProxySession implements ForwardOwner {
   private afterGuard(d: TargetDecision): void {
     if (this.state !== CHECK) return;
     // A look-up can outlast the snapshot's freshness: no pick from a stale one. A shutdown that began
-    // meanwhile drains this request like any other admitted before it (the drain waited for the look-up).
-    const worker = this.ctx.worker;
-    if (!worker.accepting && worker.phase() !== 'shutting_down') {
-      this.refuse(503, refusalCode(worker.phase()) ?? 'not_accepting');
+    // meanwhile drains this request like any other admitted before it (the drain waited for the look-up),
+    // on a snapshot still fresh.
+    const refusal = this.ctx.worker.refusalAfterLookup();
+    if (refusal) {
+      this.refuse(503, refusal);
       return;
     }
     if (!d.allow) {

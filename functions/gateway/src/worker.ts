@@ -26,6 +26,8 @@ import {
   initialStaleness,
   onShutdown,
   onSnapshotTaken,
+  outlived,
+  refusalCode,
   type StalenessClock,
   type StalenessPhase,
   type StalenessState,
@@ -151,6 +153,19 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
 
   phase(): StalenessPhase {
     return this.staleness.phase;
+  }
+
+  /**
+   * Why a request admitted before its look-up may not pick now that the look-up is back (null: it may).
+   * Not accepting — stale, or no snapshot — refuses; a shutdown drains what it admitted, but not onto a
+   * snapshot that has meanwhile outlived the stale age or its grant.
+   */
+  refusalAfterLookup(): string | null {
+    if (this.accepting) return null;
+    const phase = this.staleness.phase;
+    if (phase !== 'shutting_down') return refusalCode(phase) ?? 'not_accepting';
+    const policy = { maxStaleAgeMs: this.maxStaleAgeMs };
+    return outlived(this.staleness, this.clocks(), policy) ? 'snapshot_stale' : null;
   }
 
   appliedVersion(): AppliedVersion | null {
@@ -328,10 +343,10 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
 
   /** Sparse runtime report: only proxies with a non-zero count or draining (seed §2). */
   runtimeCounts(): ProxyRuntimeCount[] {
-    const inSnapshot = this.current?.upstreams;
+    const given = this.givenBySnapshot();
     const out: ProxyRuntimeCount[] = [];
     for (const [proxy, c] of this.live) {
-      const draining = c.revoked || !inSnapshot?.has(proxy);
+      const draining = c.revoked || !given(proxy);
       if (c.active > 0 || c.reserved > 0)
         out.push({ proxy, active: c.active, reserved: c.reserved, draining });
     }
@@ -364,15 +379,23 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
    * Times each proxy's drain away from this worker (revoked, or gone from the snapshot) and marks it cut
    * once it has outlived GATEWAY_PROXY_DRAIN_TIMEOUT_MS, logged once with what is cut (drain-bound.ts).
    */
-  private updateDrains(monoMs: number): void {
+  /**
+   * Whether the snapshot in use gives the proxy to this worker. A proxy left out at compile (its
+   * credentials unreadable) is still this worker's by the snapshot: not drained, so nothing waits for its
+   * counts, and what it has open carries on (no new request picks it) — nor reported draining, which put
+   * it ahead of the proxies in use where a report is cut short (reporting.ts), one of those read as idle.
+   */
+  private givenBySnapshot(): (proxy: string) => boolean {
     const inSnapshot = this.current?.upstreams;
-    // A proxy left out at compile (its credentials unreadable) is still this worker's by the snapshot: not
-    // drained, so nothing waits for its counts, and what it has open carries on (no new request picks it).
     const leftOut = new Set(this.current?.skipped.map((s) => s.proxy));
+    return (proxy) => inSnapshot?.has(proxy) === true || leftOut.has(proxy);
+  }
+
+  private updateDrains(monoMs: number): void {
+    const given = this.givenBySnapshot();
     const bound = this.opts.proxyDrainTimeoutMs ?? 0;
     for (const [proxy, c] of this.live) {
-      const given = inSnapshot?.has(proxy) === true || leftOut.has(proxy);
-      const next = nextDrainMark(c, c.revoked || !given, monoMs, bound);
+      const next = nextDrainMark(c, c.revoked || !given(proxy), monoMs, bound);
       c.drainingSinceMs = next.drainingSinceMs;
       c.cut = next.cut;
       if (next.cutNow && c.active + c.reserved > 0) {

@@ -210,6 +210,25 @@ describe('GatewayWorker', () => {
     expect(worker.runtimeCounts()).toEqual([]);
   });
 
+  // A proxy whose credentials cannot be read is left out of the compiled upstreams but still given to this
+  // worker: updateDrains does not drain it, and the report must not say it drains either (a report cut
+  // short keeps draining proxies first, and a proxy cut from it reads as idle to the controller).
+  it('reports a proxy left out for unreadable credentials as given, not draining', async () => {
+    const { worker } = newWorker();
+    await worker.applySnapshot(buildSnapshot(content(1, [proxy('a')]), sha256Hex));
+    const p = worker.pick('x', T0, noSticky);
+    if (p.kind !== 'ok') throw new Error('no pick');
+    p.upstream.live.active++;
+    await worker.applySnapshot(
+      buildSnapshot(
+        content(2, [proxy('a', { credentialsRef: { secret: 'missing', version: 'latest' } })]),
+        sha256Hex,
+      ),
+    );
+    expect([...worker.snapshot()!.upstreams.keys()]).toEqual([]);
+    expect(worker.runtimeCounts()).toEqual([{ proxy: 'a', active: 1, reserved: 0, draining: false }]);
+  });
+
   it('revokeProxyIds stops new use at once', async () => {
     const { worker } = newWorker();
     await worker.applySnapshot(buildSnapshot(content(1, [proxy('a')]), sha256Hex));

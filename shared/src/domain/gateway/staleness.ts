@@ -58,9 +58,18 @@ export function evaluateStaleness(
   policy: StalenessPolicy,
 ): StalenessState {
   if (state.phase === 'shutting_down' || state.lastValidAtMs === null) return state;
-  const tooOld = now.monoMs - state.lastValidAtMs > policy.maxStaleAgeMs;
-  const phase: StalenessPhase = tooOld || grantEnded(state, now) ? 'stale' : 'fresh';
+  const phase: StalenessPhase = outlived(state, now, policy) ? 'stale' : 'fresh';
   return phase === state.phase ? state : { ...state, phase };
+}
+
+/**
+ * Whether the last snapshot taken is past the stale age or its grant, whatever the phase: a shutdown
+ * drains what was admitted before it, but does not make a stale snapshot fresh again for a request whose
+ * look-up outlasted it. False with no snapshot taken.
+ */
+export function outlived(state: StalenessState, now: StalenessClock, policy: StalenessPolicy): boolean {
+  if (state.lastValidAtMs === null) return false;
+  return now.monoMs - state.lastValidAtMs > policy.maxStaleAgeMs || grantEnded(state, now);
 }
 
 /**

@@ -6,6 +6,7 @@ import {
   initialStaleness,
   onShutdown,
   onSnapshotTaken,
+  outlived,
   refusalCode,
   type StalenessState,
 } from './staleness.js';
@@ -30,6 +31,17 @@ describe('staleness', () => {
     ['past the age bound', 30_001, 'stale'],
   ])('%s → %s', (_label, elapsed, phase) => {
     expect(evaluateStaleness(fresh, at(T0 + elapsed), policy).phase).toBe(phase);
+  });
+
+  it('a snapshot outlives its age or grant whatever the phase: a shutdown does not make it fresh', () => {
+    const down = onShutdown(fresh);
+    expect(outlived(down, at(T0 + 30_000), policy)).toBe(false);
+    expect(outlived(down, at(T0 + 30_001), policy)).toBe(true);
+    const short = onShutdown(
+      onSnapshotTaken(initialStaleness, { ...at(T0), validUntilMs: T0 + 10_000 }, policy),
+    );
+    expect(outlived(short, at(T0 + 10_000), policy)).toBe(true);
+    expect(outlived(initialStaleness, at(T0 + 60_000), policy)).toBe(false);
   });
 
   it('goes stale at validUntil even within the age bound', () => {
