@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { Firestore } from '@google-cloud/firestore';
 import { createPubSub } from '../../shared/src/adapters/pubsub/client.js';
 import { PubSubPublisher } from '../../shared/src/adapters/pubsub/publisher.js';
 import { ensurePubSubTopology } from '../../shared/src/adapters/pubsub/topology.js';
@@ -16,6 +17,7 @@ import { hostFunctions } from './functions.js';
 import { gatewayExtraCaEnv } from './gateway-trust.js';
 import { planeLayout } from './layout.js';
 import { apiCredentialEnv, loadLocalTokens, planeWorkerTokens } from './local-tokens.js';
+import { appendLines } from './log-file.js';
 import type { PlaneOptions } from './options.js';
 import { startOurEmulators } from './our-emulators.js';
 import { assertPortsFree } from './ports.js';
@@ -23,6 +25,11 @@ import type { Endpoint } from './report.js';
 import { startApi, startGatewayService, startScheduler } from './services.js';
 import { assertStateDirFree, stateFileIn, writePlaneState } from './state-file.js';
 import { Layer, type Teardown } from './teardown.js';
+import { startTtlSweeper } from './ttl-sweeper.js';
+
+/** The local TTL sweep's period, and how long past its expireAt a document stays (deployed: up to 24 h). */
+const TTL_SWEEP_EVERY_MS = 60_000;
+const TTL_GRACE_MS = 10 * 60_000;
 
 export interface RunningPlane {
   endpoints: Endpoint[];
@@ -97,6 +104,27 @@ export async function startPlane(
 
   const pubsub = createPubSub(opts.projectId, env.PUBSUB_EMULATOR_HOST);
   teardown.add('Pub/Sub client', () => pubsub.close(), Layer.clients);
+
+  // Firestore's TTL policies, which its emulator does not run (ttl-sweeper.ts).
+  const db = new Firestore({ projectId: opts.projectId, host: env.FIRESTORE_EMULATOR_HOST, ssl: false });
+  const ttlLog = appendLines(join(logDir, 'ttl-sweeper.log'));
+  const ttl = startTtlSweeper({
+    db,
+    everyMs: TTL_SWEEP_EVERY_MS,
+    graceMs: TTL_GRACE_MS,
+    onError: (err) =>
+      ttlLog(
+        `${JSON.stringify({ severity: 'WARNING', message: `TTL sweep failed: ${err instanceof Error ? err.message : String(err)}` })}\n`,
+      ),
+  });
+  teardown.add(
+    'Firestore TTL sweeper',
+    async () => {
+      await ttl.stop();
+      await db.terminate();
+    },
+    Layer.clients,
+  );
 
   const topology = ensurePubSubTopology(pubsub, loadPubSubTable(), {
     projectId: opts.projectId,

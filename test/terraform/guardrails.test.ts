@@ -6,6 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { TTL_POLICIES } from '../../emulators/local-plane/ttl-sweeper.js';
 import { SINGLE_THREADED_GC } from '../../functions/gateway/src/gc-threads.js';
 import { Collections } from '../../shared/src/adapters/firestore/collections.js';
 import { LEASE_COLLECTIONS, TTL_FIELD } from '../../shared/src/adapters/firestore/lease-collections.js';
@@ -250,6 +251,8 @@ describe('Firestore', () => {
         `${Collections.reclaims}.${RECLAIM_TTL_FIELD}`,
       ].sort(),
     );
+    // The local plane runs the same policies (the Firestore emulator has no TTL).
+    expect(TTL_POLICIES.map((t) => `${t.collection}.${t.field}`).sort()).toEqual(resolveFields('ttl_fields'));
     // A TTL field keeps its automatic indexes (no index_config block would drop them).
     expect(resourceOf(tf, 'google_firestore_field', 'ttl').index_config).toBeUndefined();
     expect(resourceOf(tf, 'google_firestore_database', 'default')).toMatchObject({
