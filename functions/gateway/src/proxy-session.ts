@@ -755,10 +755,7 @@ export class ProxySession implements ForwardOwner {
     this.ctx.sockets.proxyClients--;
     this.up?.destroy();
     this.fwd?.abort();
-    const u = this.upstream;
-    if (u && this.load === 1) u.live.reserved--;
-    else if (u && this.load === 2) u.live.active--;
-    this.load = 0;
+    this.releaseSlot();
     if (prev === TUNNEL && this.isConnect) this.recordOutcome('TUNNEL', !this.upstreamFailed);
     else if (prev > HEAD && prev < TUNNEL)
       this.ctx.recorder.request('proxy', this.route?.name ?? '-', 'client_closed');
@@ -780,6 +777,10 @@ export class ProxySession implements ForwardOwner {
     this.state = DONE;
     this.up?.destroy();
     this.fwd?.abort();
+    // The upstream is done with: its slot goes back now, not when the client closes after reading the
+    // answer — the proxy is no longer in use here (the counts the controller reads), and the sweep's cut
+    // of sessions on an upstream being let go leaves this answer its linger.
+    this.releaseSlot();
     const c = this.client;
     if (!c.writable) {
       c.destroy();
@@ -791,6 +792,14 @@ export class ProxySession implements ForwardOwner {
     c.resume();
     c.end(errorResponse(status, code, detail), 'latin1');
     this.linger();
+  }
+
+  /** Gives back the upstream slot this session holds (reserved while dialing, active once in use). */
+  private releaseSlot(): void {
+    const u = this.upstream;
+    if (u && this.load === 1) u.live.reserved--;
+    else if (u && this.load === 2) u.live.active--;
+    this.load = 0;
   }
 
   private recordOutcome(stage: OutcomeStage, ok: boolean, status?: number): void {

@@ -154,3 +154,40 @@ describe('ProxySession redialling after a refused dial', () => {
     expect(avoided[0]).toBe(now);
   });
 });
+
+// A refused session's upstream is done with: its slot goes back with the refusal, not when the client
+// closes after reading the answer. Held, the sweep's cut of sessions on an upstream being let go took the
+// lingering refusal for a session still on it, and cut the answer 250 ms after writing it.
+describe('ProxySession refusing while it holds an upstream slot', () => {
+  it('gives the slot back at once, and the cut of the upstream leaves its answer to its linger', () => {
+    let destroyed = 0;
+    const answers: string[] = [];
+    const client = {
+      writable: true,
+      writableLength: 64,
+      removeListener: () => client,
+      on: () => client,
+      resume: () => client,
+      end: (text: string) => {
+        answers.push(text);
+      },
+      destroy: () => {
+        destroyed++;
+      },
+    };
+    const ctx = {
+      opts: { headerTimeoutMs: 10_000, lingerMs: 1_000, idleTimeoutMs: 300_000 },
+      worker: { grantOver: false },
+      recorder: { request: () => {} },
+    } as unknown as ProxyContext;
+    const live = { active: 1, reserved: 0, cut: false };
+    const s = new ProxySession(client as unknown as Owned, ctx, 0);
+    Object.assign(s, { load: 2, upstream: { name: 'p-1', live } });
+    s.refuse(503, 'upstream_withdrawn');
+    expect(answers).toHaveLength(1);
+    expect(live.active).toBe(0);
+    live.cut = true;
+    s.sweep(Date.now());
+    expect(destroyed).toBe(0);
+  });
+});

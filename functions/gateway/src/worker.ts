@@ -376,10 +376,6 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
   }
 
   /**
-   * Times each proxy's drain away from this worker (revoked, or gone from the snapshot) and marks it cut
-   * once it has outlived GATEWAY_PROXY_DRAIN_TIMEOUT_MS, logged once with what is cut (drain-bound.ts).
-   */
-  /**
    * Whether the snapshot in use gives the proxy to this worker. A proxy left out at compile (its
    * credentials unreadable) is still this worker's by the snapshot: not drained, so nothing waits for its
    * counts, and what it has open carries on (no new request picks it) — nor reported draining, which put
@@ -391,6 +387,10 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
     return (proxy) => inSnapshot?.has(proxy) === true || leftOut.has(proxy);
   }
 
+  /**
+   * Times each proxy's drain away from this worker (revoked, or gone from the snapshot) and marks it cut
+   * once it has outlived GATEWAY_PROXY_DRAIN_TIMEOUT_MS, logged once with what is cut (drain-bound.ts).
+   */
   private updateDrains(monoMs: number): void {
     const given = this.givenBySnapshot();
     const bound = this.opts.proxyDrainTimeoutMs ?? 0;

@@ -119,8 +119,9 @@ const namesItsInstance = (instance: UnrecordedInstance): boolean =>
 
 /**
  * The `unrecorded-instance` request: one delete. Thrown (so redelivered) while the instance is still being
- * created or the call failed in passing; acknowledged once the delete is under way, or when it cannot be
- * done (the GC's then). A document holding the instance's uid — under any name — or recording it in its
+ * created or the call failed in passing — a refusal too (a 403, deletion protection: the gce provider
+ * retries those, and the request dead-letters once Pub/Sub's retries are spent); acknowledged once the
+ * delete is under way, or when it cannot be done (its provider not registered: the GC's then). A document holding the instance's uid — under any name — or recording it in its
  * status owns it: its passes decide. A providerId that is not the instance the uid names is refused, deleting nothing.
  */
 export async function handleUnrecorded(
