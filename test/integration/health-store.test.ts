@@ -117,6 +117,41 @@ describe('FirestoreHealthStore and TARGET tracks', () => {
     expect(healthVerdictOf(read)).toMatchObject({ healthy: true, unreachableRoutes: [] });
   });
 
+  // A write call past one commit (400 documents) that fails after its first commit landed: the landed
+  // ones must not read as unwritten (a probe pass taking the throw for "nothing stored" probed them again
+  // and counted their results twice). Nothing landed: the call throws, as before.
+  it('answers failed for what a later commit could not write once an earlier one landed', async () => {
+    const failingCommit = (n: number): Firestore => {
+      let commits = 0;
+      return new Proxy(db, {
+        get(target, prop) {
+          if (prop !== 'batch') {
+            const v = Reflect.get(target, prop, target);
+            return typeof v === 'function' ? v.bind(target) : v;
+          }
+          return () => {
+            const batch = target.batch();
+            const commit = batch.commit.bind(batch);
+            batch.commit = async () => {
+              if (++commits === n) throw Object.assign(new Error('14 UNAVAILABLE: injected'), { code: 14 });
+              return commit();
+            };
+            return batch;
+          };
+        },
+      });
+    };
+    const writes = (prefix: string) =>
+      Array.from({ length: 401 }, (_, i) => ({ state: state(`${prefix}-${i}`), base: null }));
+    const results = await new FirestoreHealthStore(failingCommit(2)).writeMany(writes('h-part'));
+    expect(results.slice(0, 400).every((r) => r === 'written')).toBe(true);
+    expect(results.slice(400)).toEqual(['failed']);
+    expect((await store.getMany(['h-part-0', 'h-part-400'])).has('h-part-0')).toBe(true);
+    await expect(new FirestoreHealthStore(failingCommit(1)).writeMany(writes('h-none'))).rejects.toThrow(
+      'injected',
+    );
+  });
+
   // A console edit "resetting" a track to null made every read throw: each reconcile pass of the proxy
   // (and the probe's) failed, was retried, dead-lettered and published again on every drift slot.
   it('a document edited out of shape in the console reads, what does not fit as not decided', async () => {

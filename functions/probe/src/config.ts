@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { BaseEnv } from '../../../shared/src/config/env.js';
 import { DEFAULT_PASSIVE_RULE } from '../../../shared/src/domain/workers/passive.js';
+import { MIN_PASS_BUDGET_MS } from './handler.js';
 import { TARGET_CONCURRENCY_FACTOR } from './probe-pass.js';
 
 const csv = z
@@ -57,6 +58,18 @@ const ProbeEnvFields = BaseEnv.extend({
 
 export const ProbeEnv = ProbeEnvFields.transform((e, ctx) => {
   const expiry = e.PROBE_PASSIVE_EXPIRY_SECONDS ?? 3 * e.PROBE_TICK_PERIOD_SECONDS;
+  // A pass starting at the loop's end is given MIN_PASS_BUDGET_MS at least: a loop past the run budget
+  // less that ran its passes into the function's timeout, the run killed and recorded as still running
+  // with its deadline ahead — and every later run waiting for that deadline, killed in turn: no active
+  // probe ran again (terraform's probe_loop_seconds is bounded the same way).
+  const mostLoop = e.PROBE_RUN_BUDGET_SECONDS - MIN_PASS_BUDGET_MS / 1000;
+  if (e.PROBE_LOOP_SECONDS > mostLoop) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['PROBE_LOOP_SECONDS'],
+      message: `must be at most PROBE_RUN_BUDGET_SECONDS less ${MIN_PASS_BUDGET_MS / 1000} (${mostLoop})`,
+    });
+  }
   // Signals arrive once per tick: a shorter expiry would drop every track before its next signal.
   if (expiry <= e.PROBE_TICK_PERIOD_SECONDS) {
     ctx.addIssue({

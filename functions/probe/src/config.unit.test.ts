@@ -65,3 +65,21 @@ describe('probe config: the run budget', () => {
     expect(budget + 10).toBeLessThanOrEqual(table.functions.probe!.timeoutSeconds);
   });
 });
+
+describe('probe config: the loop', () => {
+  // Past the run budget less a pass's least budget, the last pass ran into the function's timeout; the
+  // killed run's deadline, still ahead, held every later run back until each was killed in turn.
+  it.each([
+    ['105', true],
+    ['106', false],
+    ['300', false],
+  ])('PROBE_LOOP_SECONDS=%s with the default run budget (110 s): accepted %s', (loop, ok) => {
+    expect(ProbeEnv.safeParse({ ...base, PROBE_LOOP_SECONDS: loop }).success).toBe(ok);
+  });
+
+  it('follows the run budget it is given', () => {
+    expect(
+      ProbeEnv.safeParse({ ...base, PROBE_LOOP_SECONDS: '200', PROBE_RUN_BUDGET_SECONDS: '300' }).success,
+    ).toBe(true);
+  });
+});

@@ -31,6 +31,12 @@ export interface Stored<D extends HealthDecision> {
  * Writes the decisions that changed a state, each on top of its base. The ones that lost a race are read
  * again and decided again on the fresh state (`redecide`) up to HEALTH_WRITE_RETRIES times; one still
  * losing after that is logged at WARNING and left as stored. Never throws for contention.
+ *
+ * Throws when the store fails before any decision was written: the run is recorded failed at this pass,
+ * and the next one probes its window again. Once one has been written it does not throw: probed again,
+ * what landed would be counted twice (a failing proxy at its threshold an interval early) — the decisions
+ * the store failed keep their stored state, logged at WARNING, and wait for their next slot, like a
+ * proxy left undecided at the pass budget.
  */
 export async function storeDecisions<D extends HealthDecision>(
   deps: { health: HealthStore; log: ProbeLog },
@@ -39,15 +45,33 @@ export async function storeDecisions<D extends HealthDecision>(
   const decisions = decided.filter((d) => !d.decision.write).map((d) => d.decision);
   let todo = decided.filter((d) => d.decision.write);
   let written = 0;
+  const unstored: string[] = [];
+  /** After a write has landed, a store failure leaves `names` to their next slot instead of throwing. */
+  const leave = (names: string[], err: unknown): void => {
+    if (written === 0) throw err;
+    unstored.push(...names);
+  };
   for (let retry = 0; todo.length > 0; retry++) {
-    const results = await deps.health.writeMany(todo.map((d) => ({ state: d.decision.next, base: d.base })));
+    let results: Awaited<ReturnType<HealthStore['writeMany']>>;
+    try {
+      results = await deps.health.writeMany(todo.map((d) => ({ state: d.decision.next, base: d.base })));
+    } catch (err) {
+      leave(
+        todo.map((d) => d.decision.next.proxy),
+        err,
+      );
+      break;
+    }
     const lost: Decided<D>[] = [];
+    const failed: string[] = [];
     todo.forEach((d, i) => {
       if (results[i] === 'written') {
         decisions.push(d.decision);
         written++;
-      } else lost.push(d);
+      } else if (results[i] === 'failed') failed.push(d.decision.next.proxy);
+      else lost.push(d);
     });
+    if (failed.length > 0) leave(failed, new Error(`health writes failed for ${failed.join(', ')}`));
     if (lost.length === 0) break;
     const names = lost.map((d) => d.decision.next.proxy);
     if (retry === HEALTH_WRITE_RETRIES) {
@@ -57,7 +81,13 @@ export async function storeDecisions<D extends HealthDecision>(
       });
       break;
     }
-    const fresh = await deps.health.getMany(names);
+    let fresh: Awaited<ReturnType<HealthStore['getMany']>>;
+    try {
+      fresh = await deps.health.getMany(names);
+    } catch (err) {
+      leave(names, err);
+      break;
+    }
     todo = [];
     for (const d of lost) {
       const read = fresh.get(d.decision.next.proxy);
@@ -66,5 +96,10 @@ export async function storeDecisions<D extends HealthDecision>(
       else decisions.push(decision);
     }
   }
+  if (unstored.length > 0)
+    deps.log.warn('health writes failed after others of the pass landed; left to their next slot', {
+      proxies: unstored.slice(0, 10),
+      count: unstored.length,
+    });
   return { decisions, written };
 }

@@ -23,8 +23,11 @@ export interface HealthWrite {
   base: HealthVersion | null;
 }
 
-/** conflict: the document is no longer at `base` (changed, created or deleted since); nothing was written. */
-export type HealthWriteResult = 'written' | 'conflict';
+/**
+ * conflict: the document is no longer at `base` (changed, created or deleted since); nothing was written.
+ * failed: the store failed this write after others of the same call had landed — not known to be written.
+ */
+export type HealthWriteResult = 'written' | 'conflict' | 'failed';
 
 export interface HealthStore {
   /** The stored states among `names`, each with its version; a proxy without one is absent. */
@@ -32,7 +35,8 @@ export interface HealthStore {
   /** One stored state, for readers that never write it back (reconcile). */
   get(name: string): Promise<ProxyHealthState | null>;
   /** Writes each state if its document is still at its `base`, each on its own: one result per write, in
-   *  order. Throws only when the store cannot be reached. */
+   *  order. Throws when the store fails before any write of the call landed; after one has, the writes
+   *  it failed answer `failed` (a caller that retried the whole call would write the landed ones twice). */
   writeMany(writes: HealthWrite[]): Promise<HealthWriteResult[]>;
   deleteMany(names: string[]): Promise<void>;
   listNames(): Promise<string[]>;

@@ -57,8 +57,18 @@ export class FirestoreHealthStore implements HealthStore {
 
   async writeMany(writes: HealthWrite[]): Promise<HealthWriteResult[]> {
     const results: HealthWriteResult[] = [];
-    for (let i = 0; i < writes.length; i += BATCH)
-      results.push(...(await this.writeChunk(writes.slice(i, i + BATCH))));
+    for (let i = 0; i < writes.length; i += BATCH) {
+      try {
+        results.push(...(await this.writeChunk(writes.slice(i, i + BATCH))));
+      } catch (err) {
+        // Nothing of the call landed yet: it failed as a whole. Once a chunk has, the rest answer
+        // `failed` (the port's contract): a caller that took the throw for "nothing stored" would probe
+        // and count again what landed.
+        if (!results.includes('written')) throw err;
+        results.push(...writes.slice(i).map((): HealthWriteResult => 'failed'));
+        break;
+      }
+    }
     return results;
   }
 
@@ -82,10 +92,20 @@ export class FirestoreHealthStore implements HealthStore {
       }
     }
     const results: HealthWriteResult[] = [];
-    for (let i = 0; i < chunk.length; i += SINGLES_IN_FLIGHT)
-      results.push(
-        ...(await Promise.all(chunk.slice(i, i + SINGLES_IN_FLIGHT).map((w) => this.writeOne(w)))),
+    for (let i = 0; i < chunk.length; i += SINGLES_IN_FLIGHT) {
+      const settled = await Promise.allSettled(
+        chunk.slice(i, i + SINGLES_IN_FLIGHT).map((w) => this.writeOne(w)),
       );
+      const failure = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+      // Singles are separate commits: some may land while another fails. None landed: the chunk failed.
+      if (
+        failure &&
+        !results.includes('written') &&
+        !settled.some((s) => s.status === 'fulfilled' && s.value === 'written')
+      )
+        throw failure.reason;
+      results.push(...settled.map((s): HealthWriteResult => (s.status === 'fulfilled' ? s.value : 'failed')));
+    }
     return results;
   }
 

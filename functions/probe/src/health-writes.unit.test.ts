@@ -1,0 +1,65 @@
+// storeDecisions when the store fails part-way: what landed is never left for the next run to probe and
+// count again (a failing proxy at its threshold an interval early); a failure before anything landed
+// fails the pass, so the next run probes its window again.
+import { describe, expect, it } from 'vitest';
+import type { HealthDecision, ProxyHealthState } from '../../../shared/src/domain/health/proxy-health.js';
+import type {
+  HealthStore,
+  HealthWriteResult,
+  VersionedHealth,
+} from '../../../shared/src/ports/health-store.js';
+import { type Decided, storeDecisions } from './health-writes.js';
+
+const decided = (proxy: string): Decided<HealthDecision> => {
+  const decision: HealthDecision = { next: { proxy } as ProxyHealthState, write: true, publish: null };
+  return { decision, base: null, redecide: () => decision };
+};
+
+function store(over: Partial<HealthStore>): HealthStore {
+  const unused = () => Promise.reject(new Error('not used'));
+  return { getMany: unused, get: unused, writeMany: unused, deleteMany: unused, listNames: unused, ...over };
+}
+
+function log() {
+  const warnings: Array<{ message: string; fields: Record<string, unknown> }> = [];
+  return {
+    warnings,
+    info: () => {},
+    warn: (message: string, fields: Record<string, unknown>) => warnings.push({ message, fields }),
+  };
+}
+
+describe('storeDecisions when the store fails', () => {
+  it('keeps what landed and leaves the failed writes to their next slot, without throwing', async () => {
+    const l = log();
+    const health = store({
+      writeMany: async (): Promise<HealthWriteResult[]> => ['written', 'failed', 'written'],
+    });
+    const stored = await storeDecisions({ health, log: l }, ['a', 'b', 'c'].map(decided));
+    expect(stored.written).toBe(2);
+    expect(stored.decisions.map((d) => d.next.proxy)).toEqual(['a', 'c']);
+    expect(l.warnings).toMatchObject([{ fields: { proxies: ['b'], count: 1 } }]);
+  });
+
+  it('does not throw when the re-read after a lost race fails once a write has landed', async () => {
+    const l = log();
+    const health = store({
+      writeMany: async (): Promise<HealthWriteResult[]> => ['written', 'conflict'],
+      getMany: (): Promise<Map<string, VersionedHealth>> => Promise.reject(new Error('UNAVAILABLE')),
+    });
+    const stored = await storeDecisions({ health, log: l }, ['a', 'b'].map(decided));
+    expect(stored.decisions.map((d) => d.next.proxy)).toEqual(['a']);
+    expect(l.warnings).toMatchObject([{ fields: { proxies: ['b'] } }]);
+  });
+
+  it('throws when nothing landed: the run fails at this pass and its window is probed again', async () => {
+    const failing = store({ writeMany: () => Promise.reject(new Error('UNAVAILABLE')) });
+    await expect(storeDecisions({ health: failing, log: log() }, [decided('a')])).rejects.toThrow(
+      'UNAVAILABLE',
+    );
+    const allFailed = store({ writeMany: async (): Promise<HealthWriteResult[]> => ['failed'] });
+    await expect(storeDecisions({ health: allFailed, log: log() }, [decided('a')])).rejects.toThrow(
+      'health writes failed for a',
+    );
+  });
+});
