@@ -105,7 +105,10 @@ export async function startPlane(
   const pubsub = createPubSub(opts.projectId, env.PUBSUB_EMULATOR_HOST);
   teardown.add('Pub/Sub client', () => pubsub.close(), Layer.clients);
 
-  // Firestore's TTL policies, which its emulator does not run (ttl-sweeper.ts).
+  // Firestore's TTL policies, which its emulator does not run (ttl-sweeper.ts). The client takes its
+  // emulator from FIRESTORE_EMULATOR_HOST over any host it is given, and a shell that exported another
+  // plane's would point it there: this process is the plane's, so its own emulator goes there first.
+  process.env.FIRESTORE_EMULATOR_HOST = env.FIRESTORE_EMULATOR_HOST;
   const db = new Firestore({ projectId: opts.projectId, host: env.FIRESTORE_EMULATOR_HOST, ssl: false });
   const ttlLog = appendLines(join(logDir, 'ttl-sweeper.log'));
   const ttl = startTtlSweeper({

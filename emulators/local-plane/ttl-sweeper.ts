@@ -22,7 +22,8 @@ export const TTL_POLICIES: ReadonlyArray<{ collection: string; field: string }> 
 ];
 
 const PAGE = 300;
-const FAILED_PRECONDITION = 9;
+/** Written again since the sweep read it (9), or deleted meanwhile (5): kept, or gone already. */
+const RACED = new Set([5, 9]);
 
 /** Deletes what expired `graceMs` before `now`; returns how many documents went. */
 export async function sweepExpired(db: Firestore, now: Date, graceMs: number): Promise<number> {
@@ -37,7 +38,7 @@ export async function sweepExpired(db: Firestore, now: Date, graceMs: number): P
           d.ref.delete({ lastUpdateTime: d.updateTime }).then(
             () => 1,
             (err: { code?: number }) => {
-              if (err.code === FAILED_PRECONDITION) return 0; // written again since the read: kept
+              if (err.code !== undefined && RACED.has(err.code)) return 0;
               throw err;
             },
           ),
