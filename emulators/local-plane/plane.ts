@@ -10,6 +10,7 @@ import { PubSubPublisher } from '../../shared/src/adapters/pubsub/publisher.js';
 import { ensurePubSubTopology } from '../../shared/src/adapters/pubsub/topology.js';
 import { hostPort } from '../../shared/src/config/local-ports.js';
 import { loadPubSubTable, loadScheduleTable } from '../../shared/src/config/topology.js';
+import { jsonLineLog } from '../compute/log.js';
 import { demoCertificate } from '../demo-target/certificate.js';
 import { startGoogleEmulators } from '../launcher/google-emulators.js';
 import { localFunctionEnv } from './function-env.js';
@@ -110,15 +111,13 @@ export async function startPlane(
   // plane's would point it there: this process is the plane's, so its own emulator goes there first.
   process.env.FIRESTORE_EMULATOR_HOST = env.FIRESTORE_EMULATOR_HOST;
   const db = new Firestore({ projectId: opts.projectId, host: env.FIRESTORE_EMULATOR_HOST, ssl: false });
-  const ttlLog = appendLines(join(logDir, 'ttl-sweeper.log'));
+  const ttlLog = jsonLineLog('ttl-sweeper', appendLines(join(logDir, 'ttl-sweeper.log')));
   const ttl = startTtlSweeper({
     db,
     everyMs: TTL_SWEEP_EVERY_MS,
     graceMs: TTL_GRACE_MS,
     onError: (err) =>
-      ttlLog(
-        `${JSON.stringify({ severity: 'WARNING', message: `TTL sweep failed: ${err instanceof Error ? err.message : String(err)}` })}\n`,
-      ),
+      ttlLog('WARNING', `TTL sweep failed: ${err instanceof Error ? err.message : String(err)}`),
   });
   teardown.add(
     'Firestore TTL sweeper',

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { SINGLE_THREADED_GC } from '../../functions/gateway/src/gc-threads.js';
 import { repoRoot } from '../../shared/src/config/local-ports.js';
 import { loadScheduleTable } from '../../shared/src/config/topology.js';
+import { jsonLineLog } from '../compute/log.js';
 import { type ExitInfo, startReadyProcess } from '../functions-host/ready-process.js';
 import { waitForHttp } from '../launcher/wait.js';
 import { jobsFromTable } from '../scheduler/jobs.js';
@@ -91,11 +92,9 @@ export async function startScheduler(opts: {
 }): Promise<RunningScheduler> {
   const jobs = jobsFromTable(loadScheduleTable());
   // A failed tick is logged, not fatal: the next one comes anyway, as with Cloud Scheduler.
-  const log = appendLines(opts.logFile);
+  const log = jsonLineLog('scheduler', appendLines(opts.logFile));
   const onError = (job: string, err: unknown) =>
-    log(
-      `${JSON.stringify({ severity: 'WARNING', message: `tick of ${job} failed: ${err instanceof Error ? err.message : String(err)}`, job })}\n`,
-    );
+    log('WARNING', `tick of ${job} failed: ${err instanceof Error ? err.message : String(err)}`, { job });
   const scheduler = new LocalScheduler(jobs, opts.publisher, { speed: opts.speed, onError });
   const server = await startSchedulerServer(scheduler, opts);
   scheduler.start();

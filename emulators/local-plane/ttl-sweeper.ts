@@ -61,13 +61,11 @@ export function startTtlSweeper(opts: {
   db: Firestore;
   everyMs: number;
   graceMs: number;
-  now?: () => Date;
   onError: (err: unknown) => void;
 }): TtlSweeper {
-  const now = opts.now ?? (() => new Date());
   let running: Promise<void> | null = null;
   const timer = setInterval(() => {
-    running ??= sweepExpired(opts.db, now(), opts.graceMs)
+    running ??= sweepExpired(opts.db, new Date(), opts.graceMs)
       .then(
         () => {},
         (err) => opts.onError(err),

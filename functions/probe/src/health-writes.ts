@@ -6,7 +6,12 @@
 // § Overlapping ticks). The passive pass commits with its cursor, all or nothing, and retries the same
 // way within its own commit (passive-pass.ts), bounded by the same HEALTH_WRITE_RETRIES.
 import type { HealthDecision, ProxyHealthState } from '../../../shared/src/domain/health/proxy-health.js';
-import type { HealthStore, HealthVersion } from '../../../shared/src/ports/health-store.js';
+import type {
+  HealthStore,
+  HealthVersion,
+  HealthWriteResult,
+  VersionedHealth,
+} from '../../../shared/src/ports/health-store.js';
 import type { ProbeLog } from './probe-pass.js';
 
 /** Times a pass decides again and rewrites a proxy whose write lost a race, before leaving it. */
@@ -52,7 +57,7 @@ export async function storeDecisions<D extends HealthDecision>(
     unstored.push(...names);
   };
   for (let retry = 0; todo.length > 0; retry++) {
-    let results: Awaited<ReturnType<HealthStore['writeMany']>>;
+    let results: HealthWriteResult[];
     try {
       results = await deps.health.writeMany(todo.map((d) => ({ state: d.decision.next, base: d.base })));
     } catch (err) {
@@ -81,7 +86,7 @@ export async function storeDecisions<D extends HealthDecision>(
       });
       break;
     }
-    let fresh: Awaited<ReturnType<HealthStore['getMany']>>;
+    let fresh: Map<string, VersionedHealth>;
     try {
       fresh = await deps.health.getMany(names);
     } catch (err) {
