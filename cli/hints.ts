@@ -52,11 +52,15 @@ const HINTS: Record<string, Hint> = {
     `the stored routing (revision ${num(b.revision)}) no longer fits the route schema (edited by hand?), and every snapshot pass fails on it: \`proxyplane routing apply -f FILE\` replaces it`,
   conflict: () => 'someone else kept changing the same thing: run the command again',
   payload_too_large: () => 'the request is over 64 KiB',
-  unavailable: () => 'the service could not do it right now: retry in a few seconds',
+  // The API says what could not be done (Cloud Scheduler, Google's signing keys, a proxy's credentials in
+  // Secret Manager): a person needs that more than a generic line.
+  unavailable: (b) =>
+    typeof b.message === 'string' && b.message
+      ? `the service could not do it right now (${withoutUserinfo(b.message)}): retry in a moment`
+      : 'the service could not do it right now: retry in a few seconds',
   store_unavailable: () => 'Firestore is unavailable right now: retry in a few seconds',
   contended: () => 'too many callers on the same proxies: retry',
   not_ready: () => 'the lease service is still starting: retry in a few seconds',
-  credentials_unavailable: () => "the proxy's credentials could not be read from Secret Manager: retry later",
   no_match: (b) =>
     `no proxy can be leased now: ${num(b.considered)} match the selector, ${num(b.atCapacity)} at capacity, ${num(b.inCooldown)} cooling down for the target${cooldownHint(b.cooldownEndsAt)}, ${num(b.unhealthy)} unhealthy${cordonHint(b.cordoned)}${gatewayHint(b.inGateway)}${protocolHint(b.otherProtocol)}`,
   unknown_lease: () => 'no such lease (it may have expired long ago)',

@@ -67,6 +67,7 @@ export class ApiClient {
     let retriedAfter503 = false;
     for (let attempt = 0; ; attempt++) {
       let res: Response;
+      let text: string;
       try {
         res = await this.fetch(url, {
           method,
@@ -74,10 +75,12 @@ export class ApiClient {
           body: body === undefined ? undefined : JSON.stringify(body),
           signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000),
         });
+        // The body is part of the answer: a timeout or reset after the headers is no answer either, not
+        // a fault of the CLI's (it was reported `internal`).
+        text = await res.text();
       } catch (err) {
         throw new UnreachableError(this.opts.baseUrl, { cause: err });
       }
-      const text = await res.text();
       let json: unknown = null;
       try {
         json = text ? JSON.parse(text) : null;

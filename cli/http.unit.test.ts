@@ -137,3 +137,40 @@ describe('a create whose retry meets already_exists', () => {
     );
   });
 });
+
+// Headers in, then the body fails (the 30 s timeout fires mid-body, the connection resets): that is no
+// answer, said as `unreachable` — it was `internal`, which reads as a fault of the CLI's own.
+describe('a body that fails after the headers', () => {
+  it('is unreachable, not internal', async () => {
+    const io = recordingIo();
+    const fetch = (async () => {
+      const body = new ReadableStream({
+        pull(controller) {
+          controller.error(Object.assign(new Error('terminated'), { name: 'TypeError' }));
+        },
+      });
+      return new Response(body, { status: 200, headers: { 'content-type': 'application/json' } });
+    }) as typeof globalThis.fetch;
+    const exit = await runCli(['proxies', 'get', 'p1', '--api', 'http://127.0.0.1:9'], cliDeps(io, fetch));
+    expect(exit).toBe(1);
+    expect(io.outLines).toEqual([]);
+    expect(io.errLines[0]).toMatch(/^error: unreachable — cannot reach http:\/\/127\.0\.0\.1:9 /);
+  });
+});
+
+// The API says what could not be done; the CLI's line for `unavailable` used to drop it for a generic one.
+describe('a 503 unavailable that is not retried', () => {
+  it("says the API's reason", async () => {
+    const io = recordingIo();
+    const fetch = (async () =>
+      Response.json(
+        { error: 'unavailable', message: 'credentials of the matching proxies cannot be read now' },
+        { status: 503, headers: { 'retry-after': '30' } },
+      )) as typeof globalThis.fetch;
+    const exit = await runCli(['leases', 'acquire', '--api', 'http://127.0.0.1:9'], cliDeps(io, fetch));
+    expect(exit).toBe(1);
+    expect(io.errLines[0]).toBe(
+      'error: unavailable — the service could not do it right now (credentials of the matching proxies cannot be read now): retry in a moment',
+    );
+  });
+});

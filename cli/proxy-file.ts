@@ -16,6 +16,7 @@ import { refusedEndpointHost } from '../shared/src/domain/endpoint-host.js';
 import { refusedHealthCheckUrl } from '../shared/src/domain/health-check-url.js';
 import { lacksBootSource } from '../shared/src/domain/managed-boot.js';
 import { unsupportedManagedProtocol } from '../shared/src/domain/managed-protocol.js';
+import { MANAGED_PROVIDERS, unsupportedManagedProvider } from '../shared/src/domain/managed-provider.js';
 import { ProxyName, ProxySpec } from '../shared/src/domain/proxy.js';
 import type { Io } from './context.js';
 import { InputError } from './errors.js';
@@ -107,6 +108,12 @@ export function specProblems(where: string, spec: ProxySpec, current?: ProxySpec
     );
   if (refusedHealthCheckUrl(spec, current)) {
     problems.push(`${where}: spec.healthCheck.url: must not carry credentials (user:password@)`);
+  }
+  const provider = unsupportedManagedProvider(spec, current);
+  if (provider !== null) {
+    problems.push(
+      `${where}: spec.provider: a managed proxy's provider must be ${MANAGED_PROVIDERS.join(' or ')}, not ${provider} (no adapter for it in this plane)`,
+    );
   }
   const protocol = unsupportedManagedProtocol(spec);
   if (protocol !== null) {

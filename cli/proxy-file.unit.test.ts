@@ -93,6 +93,11 @@ describe('parseProxyFile', () => {
       /spec\.credentialsRef: required for a managed proxy without spec\.cloudInit/,
     ],
     [
+      'a managed proxy of a provider the plane has no adapter for',
+      `${managed}  provider: aws\n`,
+      /spec\.provider: a managed proxy's provider must be gce, not aws/,
+    ],
+    [
       'a managed proxy asking for SOCKS5',
       `${managed}  protocol: socks5\n`,
       /spec\.protocol: a managed proxy speaks http only, not socks5/,

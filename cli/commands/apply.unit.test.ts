@@ -258,6 +258,18 @@ describe('proxies apply', () => {
     ]);
   });
 
+  it('a proxy of a provider the API refuses stops the file before anything is applied', async () => {
+    // The API's provider_unsupported: caught up front, not after the file's first proxy was created.
+    const file = `name: p1\nspec: {mode: external, endpoint: {host: h.example, port: 3128}}\n---\nname: p2\nspec: {mode: managed, provider: aws, zone: us-central1-a, credentialsRef: {secret: s}}\n`;
+    const r = await run(['proxies', 'apply', '-f', 'f.yaml'], [notFound, notFound], file);
+    expect(r.exit).toBe(2);
+    expect(r.calls).toEqual(['GET /v1/proxies/p1', 'GET /v1/proxies/p2']);
+    expect(r.err).toEqual([
+      'error: invalid_input — f.yaml is not a valid proxy definition; nothing was applied',
+      "  f.yaml document 2: spec.provider: a managed proxy's provider must be gce, not aws (no adapter for it in this plane)",
+    ]);
+  });
+
   it('a bad file sends nothing (exit 2)', async () => {
     const r = await run(
       ['proxies', 'apply', '-f', 'f.yaml'],

@@ -4,7 +4,7 @@
 // still carry, and reclaims (a pool proxy taken out for an exclusive lease: its owner drains it first).
 import { exactlyOne, none, outputOf, positiveInt } from '../args.js';
 import type { Ctx } from '../context.js';
-import { InputError } from '../errors.js';
+import { BadResponseError, InputError } from '../errors.js';
 import { age, json, table, yaml } from '../output.js';
 import { proxyNameArg } from './proxies.js';
 
@@ -81,6 +81,12 @@ export async function listWorkers({ api, io, args }: Ctx): Promise<void> {
       if (token) query.set('pageToken', token);
       page = await api.call<WorkerListJson>('GET', '/v1/gateway/workers', { role: 'admin', query });
       workers.push(...page.workers);
+      // The token names the last worker read, so it advances with every page: one that does not never ends.
+      if (token && page.nextPageToken === token) {
+        throw new BadResponseError(
+          'GET /v1/gateway/workers answered the page token it was sent as the next one',
+        );
+      }
       token = page.nextPageToken;
     } while (token);
     list = { epoch: page.epoch, validAfter: null, workers };

@@ -280,8 +280,11 @@ export function proxyAdmin({
         }
         await publish(name, 'delete-requested');
         // Re-read for the timestamp that was stored (a concurrent DELETE may have been first); the
-        // document may already be gone if reconcile was quick.
-        return (await store.get(name))?.proxy ?? { ...current, deletionRequestedAt: at };
+        // document may already be gone if reconcile was quick — and a proxy created under the name since
+        // is another one: its body and ETag would answer this deletion (an If-Match on that tag then
+        // deletes the new proxy).
+        const after = (await store.get(name))?.proxy;
+        return after?.uid === current.uid ? after : { ...current, deletionRequestedAt: at };
       }
       throw new ApiError(409, 'conflict', `proxy "${name}" kept changing concurrently; retry`);
     },

@@ -112,7 +112,9 @@ export function fleetApp(deps: FleetDeps) {
     const outcome = await deps.auth.authenticate(token);
     if (!outcome.ok) return refuseLogin(c, outcome);
     rememberToken(c, token);
-    return c.redirect(c.req.path, 303);
+    // The path as sent, still percent-encoded: Hono's c.req.path is decoded, and a decoded %0D%0A is a line
+    // break a Location header cannot hold (the redirect threw: 500).
+    return c.redirect(new URL(c.req.url).pathname, 303);
   });
   app.use('*', fleetAuth(deps.auth));
   if (deps.callerLimit) app.use('*', deps.callerLimit);

@@ -104,6 +104,13 @@ describe('the fleet page', () => {
     expect((await app.request('/fleet?token=wrong-token-wrong-token')).status).toBe(401);
   });
 
+  it('drops ?token= from a path with encoded line breaks too: the path kept encoded, not a 500', async () => {
+    const { app } = setup();
+    const res = await app.request(`/fleet/a%0D%0Ab?token=${ADMIN_TOKEN}`);
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe('/fleet/a%0D%0Ab');
+  });
+
   it('refuses ?token= where the platform logs request URLs (Cloud Run), pointing to the form', async () => {
     // Cloud Run's request log keeps every URL whole, query string included: an admin token in the address
     // would sit in Cloud Logging. The page's own request log drops the query, the platform's does not.

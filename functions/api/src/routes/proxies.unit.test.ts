@@ -686,6 +686,26 @@ describe('DELETE /v1/proxies/{name}', () => {
     expect(h.publisher.published).toEqual([]);
   });
 
+  // Reconcile removes an external proxy's document at once; a create of the same name can land before the
+  // DELETE's re-read, which then read the new proxy: its body and ETag answered this deletion.
+  it('answers for the proxy it deleted, not one created under the name since', async () => {
+    const h = await withProxy('p1');
+    const deleted = (await h.store.inner.get('p1'))!.proxy;
+    h.store.interceptNext('get', () => {});
+    h.store.interceptNext('get', async () => {
+      const gone = (await h.store.inner.get('p1'))!;
+      expect(await h.store.inner.deleteDocument('p1', gone.version)).toBe('written');
+      await h.store.inner.create(aProxy({ name: 'p1', uid: '99999999-9999-4999-8999-999999999999' }));
+    });
+    const res = await h.call('DELETE', '/v1/proxies/p1');
+    expect(res.status).toBe(202);
+    expect(await json(res)).toMatchObject({
+      uid: deleted.uid,
+      deletionRequestedAt: '2026-02-01T12:00:00.000Z',
+    });
+    expect(res.headers.get('etag')).toBe(etagOf(proxyTag(deleted)));
+  });
+
   it('answers 404 for an unknown proxy and publishes nothing', async () => {
     const h = harness();
     const res = await h.call('DELETE', '/v1/proxies/ghost');

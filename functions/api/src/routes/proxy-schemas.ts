@@ -224,7 +224,10 @@ export const ProxyList = z
 export const InvalidProxyDeletionBody = z
   .object({
     name: ProxyName,
-    uid: z.string().nullable().openapi({ description: 'When readable: its instance is `pp-<uid>`.' }),
+    uid: z.string().nullable().openapi({
+      description:
+        "When readable: its instance is `pp-` and the uid's first 20 hex digits — unless another proxy holds the same uid (a copied document), whose instance that is.",
+    }),
     deletionRequestedAt: z.string().openapi({ format: 'date-time' }),
     storedProxyInvalid: z.object({ issues: z.array(StoredIssueBody) }),
   })
