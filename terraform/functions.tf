@@ -134,8 +134,18 @@ resource "google_cloudfunctions2_function" "fn" {
     }
   }
 
-  # Firestore: every function reads or writes it from its first delivery.
-  depends_on = [google_project_service.enabled, google_project_iam_member.component, google_firestore_database.default]
+  # Firestore: every function reads or writes it from its first delivery. The grants on single resources
+  # too: a create refused for want of actAs on the proxy VM account, or a publish for want of a topic
+  # grant, in the minutes a new grant takes to propagate, is what a first proxy meets (docs/deploy.md
+  # step 2 makes them all ahead of this apply).
+  depends_on = [
+    google_project_service.enabled,
+    google_project_iam_member.component,
+    google_pubsub_topic_iam_member.component,
+    google_secret_manager_secret_iam_member.metadata_reader,
+    google_service_account_iam_member.reconcile_attaches_proxy_vm_account,
+    google_firestore_database.default,
+  ]
 }
 
 # The push identity (and, in eventarc mode, the trigger identity) may invoke each function's Cloud Run

@@ -110,8 +110,13 @@ resource "google_cloud_run_v2_service" "api" {
       }
 
       resources {
-        limits            = { cpu = "1", memory = "512Mi" }
-        cpu_idle          = true
+        limits = { cpu = "1", memory = "512Mi" }
+        # CPU always allocated, as the gateway's: leases and discovery decide on views that Firestore
+        # listeners keep (the proxy catalog, cooldowns, gateway ownership; docs/leases.md), and with CPU
+        # only inside requests those streams stall between them — the first acquire after a quiet spell
+        # decided on what the listener last saw: a proxy deleted, cordoned or cooling down handed out.
+        # Instance-based billing; the probe's echo keeps one instance up anyway (docs/cost.md).
+        cpu_idle          = false
         startup_cpu_boost = true
       }
 
@@ -149,6 +154,7 @@ resource "google_cloud_run_v2_service" "api" {
     google_project_service.enabled,
     google_secret_manager_secret_iam_member.reader, # the revision reads its tokens at start
     google_firestore_database.default,              # and serves from Firestore from its first request
+    google_pubsub_topic_iam_member.component,       # publishes reconcile requests from its first create
   ]
 }
 

@@ -960,6 +960,11 @@ describe('docs/deploy.md describes the Terraform as it is', () => {
       expect.arrayContaining([
         'google_project_iam_member.component',
         'google_secret_manager_secret_iam_member.reader',
+        // The first proxy's create needs actAs on the VM account and reconcile's read of its secret's
+        // metadata; the API's first create publishes to the reconcile topic.
+        'google_service_account_iam_member.reconcile_attaches_proxy_vm_account',
+        'google_secret_manager_secret_iam_member.metadata_reader',
+        'google_pubsub_topic_iam_member.component',
       ]),
     );
     const bootstrap = /^\*\*2\. [\s\S]*?```bash\n([\s\S]*?)```/m.exec(deploy())?.[1] ?? '';

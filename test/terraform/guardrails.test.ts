@@ -164,6 +164,13 @@ describe('Cloud Run', () => {
     expect(nested(gateway, 'vpc_access').egress).toBe('ALL_TRAFFIC');
   });
 
+  // Leases and discovery decide on Firestore listeners' views (catalog, cooldowns, ownership): with CPU only
+  // inside requests they stall between them, and the first acquire after a quiet spell decided on a stale view.
+  it('the API has CPU always allocated: its listeners run between requests', () => {
+    const api = nested(resourceOf(tf, 'google_cloud_run_v2_service', 'api'), 'template');
+    expect(nested(api, 'containers', 'resources').cpu_idle).toBe(false);
+  });
+
   it("the gateway runs the image's command with V8's single-threaded GC unless gateway_gc_threads says parallel", () => {
     const container = nested(
       resourceOf(tf, 'google_cloud_run_v2_service', 'gateway'),
