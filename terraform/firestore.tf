@@ -76,7 +76,7 @@ resource "google_firestore_database" "default" {
   name                        = "(default)"
   location_id                 = coalesce(var.firestore_location, var.region)
   type                        = "FIRESTORE_NATIVE"
-  concurrency_mode            = "PESSIMISTIC" # lease transactions lock what they read: no over-grant under contention
+  concurrency_mode            = "PESSIMISTIC" # Firestore's default; governs transactions only (replacement slots, job runs, gateway routing, snapshots, worker retention), not the preconditioned writes of leases and ownership
   app_engine_integration_mode = "DISABLED"
   delete_protection_state     = var.firestore_deletion_protection ? "DELETE_PROTECTION_ENABLED" : "DELETE_PROTECTION_DISABLED"
   deletion_policy             = var.firestore_deletion_protection ? "ABANDON" : "DELETE"

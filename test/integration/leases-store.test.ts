@@ -7,6 +7,7 @@ import { DocumentReference, Firestore } from '@google-cloud/firestore';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cooldownDocId, LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-collections.js';
 import { encodeCooldown } from '../../shared/src/adapters/firestore/lease-converter.js';
+import { FORGET_IDLE_MS } from '../../shared/src/adapters/firestore/lease-state-cache.js';
 import { FirestoreLeaseStore } from '../../shared/src/adapters/firestore/lease-store.js';
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import { repoRoot } from '../../shared/src/config/local-ports.js';
@@ -360,6 +361,59 @@ describe('FirestoreLeaseStore', () => {
     expect(
       await r1.grant({ candidates: names.slice(4).map((n) => cand(n, 1)), lease: newLease() }),
     ).toMatchObject({ kind: 'granted', lease: { proxy: 'b7' } });
+  });
+
+  it('a replica that no longer holds the states of proxies others filled reads at most 16 of them a request', async () => {
+    // B loaded p01–p40 empty, then forgot them (idle past FORGET_IDLE_MS with nothing leased); A then fills
+    // them. An unknown state ranks as empty, and finding one full costs no commit, so no commit budget
+    // bounds it: each grant read all 40, one round trip each. Now 16 a request (one, then the rest in one
+    // call), the candidates past them passed over — to one B knows has room, else 503 contended — and
+    // the retries read the next ones, down to a no-room answer that counts all 40.
+    const reads: FirestoreRead[] = [];
+    const a = store();
+    await a.ready(10_000);
+    const names = Array.from({ length: 40 }, (_, i) => `p${String(i + 1).padStart(2, '0')}`);
+    for (const name of names) {
+      const g = await a.grant({ candidates: [cand(name, 1)], lease: newLease() });
+      if (g.kind !== 'granted') throw new Error(`not granted on ${name}`);
+      await a.release(g.lease.id);
+    }
+    const b = new FirestoreLeaseStore(
+      recordingFirestore(new Firestore({ projectId }), reads, { documents: true }),
+      { clock, settings, log: quiet },
+    ).start();
+    stores.push(b);
+    await b.ready(10_000);
+    clock.advance(FORGET_IDLE_MS + 60_000);
+    // Any state B learns runs its forget sweep: this one ('spare', no document) stays known, with room.
+    expect(await b.refresh(['spare'])).toBe(1);
+    for (const name of names) {
+      expect((await a.grant({ candidates: [cand(name, 1)], lease: newLease() })).kind).toBe('granted');
+    }
+    /** Documents read since the last call, and in how many calls. */
+    const taken = () => {
+      const r = reads.splice(0).filter((x) => x.collection === LEASE_COLLECTIONS.leaseState);
+      return { docs: r.reduce((n, x) => n + x.docs, 0), calls: r.length };
+    };
+    taken();
+
+    const all = names.map((n) => cand(n, 1));
+    expect(await b.grant({ candidates: [...all, cand('spare', 1)], lease: newLease() })).toMatchObject({
+      kind: 'granted',
+      lease: { proxy: 'spare' },
+    });
+    expect(taken()).toEqual({ docs: 16, calls: 2 });
+    await expect(b.grant({ candidates: all, lease: newLease() })).rejects.toMatchObject({
+      kind: 'contended',
+    });
+    expect(taken()).toEqual({ docs: 16, calls: 2 });
+    expect(await b.grant({ candidates: all, lease: newLease() })).toEqual({
+      kind: 'no_room',
+      atCapacity: 40,
+      inGateway: 0,
+    });
+    expect(taken()).toEqual({ docs: 8, calls: 2 });
+    expect(Math.max(...peakUsage(await storedLeases(db), () => 1).values())).toBe(1);
   });
 
   it('counts active leases from the stored leases', async () => {

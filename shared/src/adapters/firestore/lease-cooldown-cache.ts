@@ -1,8 +1,10 @@
 // The local view of cooldowns/*, kept by a listener plus this replica's own writes. Cooldowns steer
 // selection (they are advisory, unlike capacity): another replica's report takes effect here within the
 // listener delay, and a restarted replica loads the running ones before it serves. An expired cooldown is
-// forgotten here within a minute of its end (on the next change the listener brings), not when TTL
-// deletes its document up to a day later: the view holds what is running, not a day of history.
+// forgotten here at the next change the listener brings (a sweep at most once a minute), or at its hourly
+// re-subscription (lease-store.ts COOLDOWN_LISTENER_RENEW_MS), not when TTL deletes its document up to a
+// day later: the view holds what is running, not a day of history. No timer: the Firestore client's listener
+// keeps the documents until that re-subscription all the same, and lookups compare `until` with the clock.
 import type { DocumentChange, QueryDocumentSnapshot } from '@google-cloud/firestore';
 import { type CooldownMark, cooldownEnd, isCoolingDown } from '../../domain/leases/cooldown.js';
 import type { ProxyInstance } from '../../domain/leases/instance.js';

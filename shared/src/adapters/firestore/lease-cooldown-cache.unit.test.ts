@@ -11,7 +11,7 @@ const mark = (proxy: string, target: string, untilMs: number) => ({
 });
 
 describe('LeaseCooldownCache holds the running cooldowns, not their history', () => {
-  it('forgets a cooldown within a minute of its end, not when TTL deletes its document a day later', () => {
+  it('forgets ended cooldowns at the next change a minute on, not when TTL deletes their documents a day later', () => {
     let now = 1_000_000;
     const cache = new LeaseCooldownCache(memoryLogger(), () => now);
     for (let i = 0; i < 50; i++) cache.put(`p${i}__a`, mark(`p${i}`, 'a.example', now + 10_000));

@@ -77,6 +77,13 @@ const LOAD_RETRY_MS = 1_000;
  * client keeps what the old filter matched (a day of ended cooldowns, until TTL) only until then.
  */
 export const COOLDOWN_LISTENER_RENEW_MS = 60 * 60 * 1000;
+/**
+ * States of candidates this replica does not hold — forgotten while idle (lease-state-cache.ts
+ * FORGET_IDLE_MS) or never read — that one grant reads before it passes over the rest. Such a state ranks
+ * as empty and finding it full costs no commit, so once other replicas had filled those proxies no commit
+ * budget bounded the reads: a pool of 1,000 cost 1,000 reads, one round trip each, for one 409.
+ */
+const UNKNOWN_READ_LIMIT = 16;
 
 export class FirestoreLeaseStore implements LeaseStore {
   private readonly clock: Clock;
@@ -199,7 +206,22 @@ export class FirestoreLeaseStore implements LeaseStore {
     const key = lease.key ? { ...lease.key } : undefined;
     let atCapacity = 0;
     let inGateway = 0;
-    for (const candidate of candidates) {
+    // Candidates whose state this replica does not hold: read so far, and passed over unread.
+    let unknownRead = 0;
+    let unread = 0;
+    for (const [i, candidate] of candidates.entries()) {
+      if (!this.state.get(candidate.name)) {
+        if (unknownRead >= UNKNOWN_READ_LIMIT) {
+          unread++;
+          continue;
+        }
+        // The first is read alone, by grantOn: it usually has room. Once one had none, the view is behind
+        // other replicas' grants, and the next ones are read together, in one call.
+        unknownRead +=
+          unknownRead === 0
+            ? 1
+            : await this.readUnknown(candidates.slice(i), UNKNOWN_READ_LIMIT - unknownRead);
+      }
       const granted = await this.writing(candidate.name, () =>
         this.grantOn(candidate, lease, budget, settled, key),
       );
@@ -208,7 +230,24 @@ export class FirestoreLeaseStore implements LeaseStore {
       else if (granted) return { kind: 'granted', lease: granted };
       else atCapacity++;
     }
+    // Not "no room": those passed over may have some. The retry finds the ones read here full, and reads
+    // the next ones.
+    if (unread > 0)
+      throw new LeaseStoreError(
+        'contended',
+        `${unknownRead} lease states this replica did not hold were read, none leasable; ${unread} more not read`,
+      );
     return { kind: 'no_room', atCapacity, inGateway };
+  }
+
+  /** Reads, in one call, the states of the first `limit` of these candidates that the view does not hold. */
+  private async readUnknown(candidates: readonly Candidate[], limit: number): Promise<number> {
+    const names = candidates
+      .filter((c) => !this.state.get(c.name))
+      .slice(0, limit)
+      .map((c) => c.name);
+    await this.access.refresh(names, this.staleAfterMs);
+    return names.length;
   }
 
   private async grantOn(
