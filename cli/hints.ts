@@ -49,7 +49,7 @@ const HINTS: Record<string, Hint> = {
       ? `someone else kept changing the routing while this command wrote it (it is now at revision ${num(b.revision)}): run the command again`
       : `someone else changed the proxy since this command read it (it is now at generation ${num(b.generation)}): run the command again`,
   stored_routing_invalid: (b) =>
-    `the stored routing (revision ${num(b.revision)}) no longer fits the route schema (edited by hand?), and every snapshot pass fails on it: \`proxyplane routing apply -f FILE\` replaces it`,
+    `the stored routing (revision ${num(b.revision)}) no longer fits the route schema (edited by hand?): the gateways are sent the last routing published before it until \`proxyplane routing apply -f FILE\` replaces it`,
   conflict: () => 'someone else kept changing the same thing: run the command again',
   payload_too_large: () => 'the request is over 64 KiB',
   // The API says what could not be done (Cloud Scheduler, Google's signing keys, a proxy's credentials in

@@ -92,7 +92,8 @@ describe('FirestoreRoutingStore', () => {
   });
 
   // The revision is bookkeeping for If-Match, read from its raw field (a broken one counts as 1): it must
-  // never make the routing itself unreadable, which fails GET and every snapshot pass (workers go stale).
+  // never make the routing itself unreadable, which fails GET, every probe tick's TARGET tier and, with no
+  // routing published before, every snapshot pass.
   it('reads a routing whose stored revision is out of shape, as revision 1, and a PUT writes 2', async () => {
     for (const revision of ['3', 0, -2, 1.5, null]) {
       await doc().set({
@@ -123,8 +124,8 @@ describe('FirestoreRoutingStore', () => {
 
   it('review: reads a routing the release before 296038c stored, with each check inside its route', async () => {
     // 74e93c6 wrote RoutingRules whole (targetCheck in the route). The strict wire-route schema now
-    // refuses that key, so get() throws `invalid` and every snapshot pass and probe tick fails until an
-    // admin PUTs the routing again (workers go stale as their grants lapse).
+    // refuses that key, so get() throws `invalid`, and snapshot passes keep the last routing they published
+    // (none here: they fail, and workers go stale as their grants lapse) until an admin PUTs it again.
     const check = { url: 'https://www.shop.example/robots.txt', expectedStatus: 200 };
     await doc().set({
       routes: [{ ...route('shop', '*.shop.example'), targetCheck: check }, route('b', '*')],

@@ -198,7 +198,8 @@ describe('a worker snapshot step that fails in a tick', () => {
 });
 
 describe('a request whose whole pass fails the same way on every delivery', () => {
-  // A stored document edited out of shape fails every pass until someone fixes it: redelivered, the
+  // A stored document edited out of shape (the routing with no snapshot published before it) fails every
+  // pass until someone fixes it: redelivered, the
   // request ran ten passes for nothing and was dead-lettered (the dead-letters alert firing for it).
   it.each([
     ['the routing', 'gatewayConfig', 'routing', { routes: 'all of them' }],

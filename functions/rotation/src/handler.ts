@@ -6,7 +6,9 @@
 //
 // Outcomes as the style guide maps them: a notification that cannot be read, one for a secret no proxy
 // references, and TOPIC_CONFIGURED are acknowledged and logged; a Firestore or Pub/Sub failure throws, so
-// Pub/Sub redelivers (re-publishing to proxies already enqueued is harmless).
+// Pub/Sub redelivers (re-publishing to proxies already enqueued is harmless). A publish left unconfirmed
+// (the client library may still send it) is not such a failure: a redelivery re-publishes the whole
+// fan-out, so in a Pub/Sub brownout each of up to ten deliveries would add a copy per proxy.
 
 import { z } from 'zod';
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
@@ -19,6 +21,7 @@ import {
   type SecretEvent,
 } from '../../../shared/src/messages/secret-event.js';
 import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
+import { mayStillBeSent } from '../../../shared/src/ports/publish-error.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
 
 export interface RotationDeps {
@@ -96,13 +99,42 @@ export async function handleSecretEvent(
     deps.log.info('secret event for a secret no proxy references (at that version): acknowledged', fields);
     return { kind: 'fanned-out', proxies: [] };
   }
-  await Promise.all(names.map((proxy) => deps.publisher.publish({ proxy, reason: 'secret-rotated' })));
+  await publishAll(deps, names, fields);
   deps.log.info('secret changed: referencing proxies re-enqueued', {
     ...fields,
     count: names.length,
     proxies: names.slice(0, LOGGED_NAMES),
   });
   return { kind: 'fanned-out', proxies: names };
+}
+
+/**
+ * Publishes a request per proxy, every one attempted. Throws the first failure that is definite (not sent):
+ * those proxies need the redelivery. An unconfirmed publish is held as sent (ports/publish-error.ts), as
+ * the requeue sweep holds it, and logged.
+ */
+async function publishAll(
+  deps: RotationDeps,
+  names: readonly string[],
+  fields: Record<string, unknown>,
+): Promise<void> {
+  const results = await Promise.allSettled(
+    names.map((proxy) => deps.publisher.publish({ proxy, reason: 'secret-rotated' })),
+  );
+  const rejected = results.flatMap((r, i) =>
+    r.status === 'rejected' ? [{ proxy: names[i]!, reason: r.reason as unknown }] : [],
+  );
+  const unconfirmed = rejected.filter((f) => mayStillBeSent(f.reason)).map((f) => f.proxy);
+  if (unconfirmed.length > 0) {
+    deps.log.warn('secret event: reconcile requests unconfirmed, held as published', {
+      ...fields,
+      event: 'rotation.publish_unconfirmed',
+      count: unconfirmed.length,
+      proxies: unconfirmed.slice(0, LOGGED_NAMES),
+    });
+  }
+  const definite = rejected.find((f) => !mayStillBeSent(f.reason));
+  if (definite) throw definite.reason;
 }
 
 /** The names of the proxies the change moves, and of the documents that do not fit the model: page by page. */

@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
+import { PublishError } from '../../../shared/src/ports/publish-error.js';
 import { InMemoryProxyStore } from '../../../shared/src/testing/in-memory-proxy-store.js';
 import { aProxy, externalSpec, managedSpec } from '../../../shared/src/testing/proxy-fixtures.js';
 import { RecordingReconcilePublisher } from '../../../shared/src/testing/recording-publisher.js';
@@ -220,6 +221,41 @@ describe('onSecretEvent (seed §1 Secret watch)', () => {
   it('throws when publishing fails, so that Pub/Sub redelivers', async () => {
     publisher.failNext(new Error('pubsub unavailable'));
     await expect(onSecretEvent(deps, versionAdded('rot'))).rejects.toThrow('pubsub unavailable');
+  });
+
+  it('holds an unconfirmed publish as sent: no redelivery re-publishes the whole fan-out', async () => {
+    // The client library keeps an unconfirmed message and may still send it (ports/publish-error.ts): a
+    // redelivery would publish every proxy again, up to ten times in a Pub/Sub brownout.
+    const unconfirmedFor = new Set(['ext']);
+    const publish = publisher.publish.bind(publisher);
+    publisher.publish = async (request) => {
+      if (unconfirmedFor.has(request.proxy)) throw new PublishError('unconfirmed', 'no confirmation in 10 s');
+      return publish(request);
+    };
+    expect(await onSecretEvent(deps, versionAdded('rot'))).toEqual({
+      kind: 'fanned-out',
+      proxies: ['creds', 'ext', 'init'],
+    });
+    expect(publisher.published.map((r) => r.proxy)).toEqual(['creds', 'init']);
+    expect(deps.log.lines).toContainEqual(
+      expect.objectContaining({
+        severity: 'WARNING',
+        event: 'rotation.publish_unconfirmed',
+        count: 1,
+        proxies: ['ext'],
+      }),
+    );
+  });
+
+  it('still throws when a publish definitely failed beside an unconfirmed one, having tried every proxy', async () => {
+    const publish = publisher.publish.bind(publisher);
+    publisher.publish = async (request) => {
+      if (request.proxy === 'creds') throw new PublishError('unconfirmed', 'no confirmation in 10 s');
+      if (request.proxy === 'ext') throw new PublishError('unavailable', 'pubsub unavailable');
+      return publish(request);
+    };
+    await expect(onSecretEvent(deps, versionAdded('rot'))).rejects.toThrow('pubsub unavailable');
+    expect(publisher.published.map((r) => r.proxy)).toEqual(['init']);
   });
 
   it('throws when the proxies cannot be listed, so that Pub/Sub redelivers', async () => {

@@ -91,9 +91,11 @@ export async function handleSnapshotEvent(
       return { outcome: 'busy_tick' };
     }
     if (permanentStepFailure(err)) {
-      // The pass itself fails the same way on every delivery (a stored document out of shape: the routing,
-      // the ownership state or a shard, edited by hand): ten redeliveries would run ten passes for nothing
-      // and dead-letter the request. Acknowledged; every tick tries again and logs it until it is fixed.
+      // The pass itself fails the same way on every delivery (a stored document out of shape: the ownership
+      // state or a shard edited by hand, or the routing before any snapshot was stored to take the last
+      // published one from — last-routing.ts): ten redeliveries would run ten passes for nothing and
+      // dead-letter the request. Acknowledged; every tick tries again and logs it until it is fixed. No
+      // grant is renewed meanwhile: every gateway stops serving once its snapshot goes stale (150 s).
       deps.log.error('snapshot request acknowledged unserved: the pass cannot run until this is fixed', {
         trigger,
         error: err,

@@ -11,8 +11,10 @@ import {
 import { reclaimHolds } from '../../../shared/src/domain/workers/reclaim-holds.js';
 import { viewCutoff } from '../../../shared/src/domain/workers/view.js';
 import { type GatewayRoute, wireRoute } from '../../../shared/src/messages/gateway-snapshot.js';
+import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
 import type { SnapshotHeader } from '../../../shared/src/ports/workers-snapshots.js';
 import type { SnapshotPassDeps } from './deps.js';
+import { lastPublishedRouting, type PublishedRouting } from './last-routing.js';
 
 export interface Observed {
   input: PassInput;
@@ -25,11 +27,16 @@ export interface Observed {
   skipped: string[];
   /** Routes of the stored routing dropped for repeating an earlier route's name. */
   routingDropped: string[];
+  /**
+   * The stored routing no longer fits the route schema: `routing` is the one the newest stored snapshot
+   * carries (last-routing.ts), and this says why and which snapshot.
+   */
+  routingInvalid: { error: WorkerStoreError; snapshot: PublishedRouting['snapshot'] } | null;
 }
 
 export async function observe(deps: SnapshotPassDeps, now: Date): Promise<Observed> {
   const cutoff = viewCutoff(now, deps.settings);
-  const [pool, state, { workers, headers }, routing, reclaims] = await Promise.all([
+  const [pool, state, { workers, headers }, stored, reclaims] = await Promise.all([
     deps.pool.inPool(),
     deps.ownership.read(),
     deps.workers.listInView(cutoff).then(async (workers) => ({
@@ -39,9 +46,19 @@ export async function observe(deps: SnapshotPassDeps, now: Date): Promise<Observ
         cutoff,
       ),
     })),
-    deps.routing.get(),
+    deps.routing.get().then(
+      (routing) => ({ routing, invalid: null }),
+      (err: unknown) => {
+        if (err instanceof WorkerStoreError && err.kind === 'invalid') return { routing: null, invalid: err };
+        throw err;
+      },
+    ),
     deps.reclaims.list(now),
   ]);
+  const { routing } = stored;
+  const published = stored.invalid ? await lastPublishedRouting(deps.snapshots, headers) : null;
+  // Nothing published to fall back on (no snapshot stored yet): the pass fails, as it always has.
+  if (stored.invalid && !published) throw stored.invalid;
   // A lease counts as active for one clock skew past its expiry: the API, whose clock may trail this
   // one's, could still renew it after this pass had claimed the proxy for a worker.
   const { leased, versions: leaseVersions } = await deps.leases.leased(
@@ -68,7 +85,7 @@ export async function observe(deps: SnapshotPassDeps, now: Date): Promise<Observ
   }
   const poolUids = new Map(pool.proxies.map((p) => [p.name, p.uid]));
   // Workers get each route without its target check (control-plane only, messages/gateway-snapshot.ts).
-  const routes = routing ? routing.routes.map(wireRoute) : DEFAULT_ROUTING;
+  const routes = published ? published.routes : routing ? routing.routes.map(wireRoute) : DEFAULT_ROUTING;
   return {
     input: {
       now,
@@ -96,6 +113,8 @@ export async function observe(deps: SnapshotPassDeps, now: Date): Promise<Observ
     leaseVersions,
     skipped: pool.skipped,
     routingDropped: routing?.droppedDuplicates ?? [],
+    routingInvalid:
+      stored.invalid && published ? { error: stored.invalid, snapshot: published.snapshot } : null,
   };
 }
 

@@ -162,6 +162,17 @@ export async function runSnapshotPass(deps: SnapshotPassDeps): Promise<PassSumma
       dropped: dry.obs.routingDropped,
     });
   }
+  if (dry.obs.routingInvalid) {
+    // Every pass says so until the document is fixed: a routing change the admin meant is not applied.
+    deps.log.error(
+      'stored gateway routing no longer fits the route schema: planning with the routing last published; PUT a fixed one',
+      {
+        event: 'gateway.routing_invalid',
+        snapshot: dry.obs.routingInvalid.snapshot,
+        error: dry.obs.routingInvalid.error,
+      },
+    );
+  }
   if (dry.failedOpen.length > 0) {
     deps.log.warn('target check fails through every pool proxy of a route: none excluded from it', {
       event: 'gateway.route_failed_open',

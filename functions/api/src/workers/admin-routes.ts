@@ -165,13 +165,13 @@ export function gatewayAdminRoutes(deps: GatewayAdminDeps) {
   app.openapi(getRoutingRoute, async (c) => {
     const r = await deps.routing.get().catch(async (err: unknown) => {
       if (!(err instanceof WorkerStoreError && err.kind === 'invalid')) throw err;
-      // Hand-edited out of shape: every snapshot pass fails on it until it is replaced, and a PUT (with
-      // If-Match of this revision) is how. Said so, with the revision, instead of an opaque 500.
+      // Hand-edited out of shape: snapshot passes plan with the last routing they published (or fail, with
+      // none) until it is replaced, and a PUT (with If-Match of this revision) is how. Said so, with the revision, instead of an opaque 500.
       const revision = await deps.routing.revision();
       throw new WorkerApiError(
         500,
         'stored_routing_invalid',
-        `the stored routing does not fit the route schema (${err.message}): PUT a routing to replace it; snapshot passes fail until then`,
+        `the stored routing does not fit the route schema (${err.message}): PUT a routing to replace it; snapshot passes keep the last routing they published until then`,
         { revision },
         { ETag: etagOf(revision) },
       );

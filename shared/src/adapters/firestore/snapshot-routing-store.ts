@@ -1,6 +1,7 @@
 // gatewayConfig/routing: the ordered routes every worker's snapshot carries, written by the admin API. A
-// document that no longer fits the route schema fails the pass (WorkerStoreError `invalid`) rather than
-// silently falling back to the default routing: workers keep their last snapshot until it is fixed. The
+// document that no longer fits the route schema is refused (WorkerStoreError `invalid`), never read as the
+// default routing: the snapshot pass then plans with the routing its stored snapshots carry (the one last
+// published: functions/snapshot/src/last-routing.ts) and logs it, and GET answers it as out of shape. The
 // one exception is a routing whose only fault is a repeated route name (stored before the API refused
 // that): it is read with the later duplicates dropped and named (domain/snapshots/stored-routing.ts), so
 // the pass goes on and logs it instead of failing every time. Writes must fit the schema whole.

@@ -109,8 +109,8 @@ export function planPass(x: PassInput): PassPlan {
   const pool = inPool.map((p) => p.name);
   const standing = new Map<string, WorkerStanding>();
   for (const [id, w] of x.workers) {
-    const live = isLive(w.session, x.now);
-    standing.set(id, { live, assignable: live && !shuttingDown(w), grantedUntil: w.grantedUntil });
+    const assignable = isLive(w.session, x.now) && !shuttingDown(w);
+    standing.set(id, { assignable, grantedUntil: w.grantedUntil });
   }
   const socks = new Set(x.poolSpecs.filter(speaksSocks5).map((p) => p.name));
   const socksStanding = new Map<string, WorkerStanding>();
@@ -179,7 +179,7 @@ export function planPass(x: PassInput): PassPlan {
   const byName = new Map(x.poolSpecs.map((p) => [p.name, p]));
   const builds: WorkerBuild[] = [];
   for (const [id, w] of [...x.workers].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    if (!standing.get(id)?.live) continue;
+    if (!isLive(w.session, x.now)) continue;
     // A worker shutting down stopped pulling at SIGTERM and ends its drain at the grant it holds: a renewal
     // would never reach it, and would only put off the moment its proxies are free should it exit with
     // anything in flight (or its last report be lost). It still gets a snapshot when its content changes

@@ -379,6 +379,35 @@ describe('planPass', () => {
     expect(draining.ownership.changes.map((c) => c.kind)).toEqual(['drain_started', 'drain_started']);
   });
 
+  it('a worker that shut down idle hands its proxies over at whichever pass comes next, however late', () => {
+    // Its last report is its last word: it exits, so no fresher report comes. A pass that runs only after
+    // the report's TTL (15 s: the one the report asked for was busy or failed), or after the session lapsed,
+    // must not start a drain no report will end — the proxy would serve no one until the grant lapsed.
+    const records = new Map([['p1', rec('p1', 'w1')]]);
+    const lastWord = report('w1', { draining: true, counts: [], receivedAt: later(-20) });
+    const handedAt = (w1: WorkerView) =>
+      planPass(
+        input({
+          poolSpecs: [proxy('p1')],
+          records,
+          workers: new Map([
+            ['w1', w1],
+            ['w2', view('w2')],
+          ]),
+        }),
+      ).ownership.changes;
+    const released = [
+      { proxy: 'p1', kind: 'released', next: { proxy: 'p1', owner: 'w2', since: 6, drainEpoch: null } },
+    ];
+    expect(handedAt(view('w1', { report: lastWord }))).toEqual(released);
+    // Its session lapsed too (30 s after that report), its grant still running: handed over all the same.
+    const lapsed = view('w1', { session: session('w1', later(-40)), report: lastWord });
+    expect(handedAt(lapsed)).toEqual(released);
+    // A new session of the worker (another process, which may serve p1) supersedes that word.
+    const superseded = view('w1', { report: { ...lastWord, sessionId: 's-old' } });
+    expect(handedAt(superseded).filter((c) => c.kind === 'released')).toEqual([]);
+  });
+
   it('a worker shutting down with nothing in flight releases at the next pass, from its old epoch', () => {
     // It stopped pulling at SIGTERM, so it never ACKs the drain's epoch: its report stays at epoch 5.
     const shutDown = view('w1', { report: report('w1', { draining: true, epoch: 5 }) });

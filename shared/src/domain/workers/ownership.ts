@@ -27,8 +27,6 @@ export interface OwnershipRecord {
 export interface WorkerStanding {
   /** Live session, not shutting down: may be given proxies. */
   assignable: boolean;
-  /** Live session: its reports count (a draining worker is live but not assignable). */
-  live: boolean;
   /** The latest expiry of any snapshot sent to it; null when it was never sent one. */
   grantedUntil: Date | null;
 }
@@ -42,8 +40,9 @@ export interface PlanInput {
   /** An unowned proxy that must not be given to a worker yet (it has active leases). */
   blocked(proxy: string): boolean;
   /**
-   * True when `worker` has a valid report at epoch ≥ `sinceEpoch` with zero counts for `proxy`, or one of a
-   * worker shut down with nothing in flight, whatever its epoch (drain.ts drainedAt).
+   * True when `worker` has a valid report (live session, within its TTL) at epoch ≥ `sinceEpoch` with zero
+   * counts for `proxy`, or the last report of its current session, shut down with nothing in flight —
+   * whatever its epoch or age, live or not (drain.ts drainedAt). Which reports count is decided there.
    */
   drained(proxy: string, worker: string, sinceEpoch: number): boolean;
   now: Date;
@@ -113,8 +112,9 @@ export function planOwnership(x: PlanInput): OwnershipPlan {
     // Not draining yet, it is drained only by a report no drain epoch can be too recent for (drain.ts: a
     // worker shut down with nothing in flight); no report is ever at `next`. Such a worker has stopped
     // pulling and, idle, sends its last report before this pass runs: a drain started here would wait for
-    // a report that never comes, and then for its grant to lapse, the proxy serving no one meanwhile.
-    const drained = owner?.live === true && x.drained(proxy, r.owner, r.drainEpoch ?? next);
+    // a report that never comes, and then for its grant to lapse, the proxy serving no one meanwhile. That
+    // report outlives its session (it exits), so liveness is not asked here: `drained` knows which count.
+    const drained = x.drained(proxy, r.owner, r.drainEpoch ?? next);
     if (drained || grantLapsed(owner, x.now, x.skewMs)) {
       const taker = desired && !x.blocked(proxy) ? desired : null;
       changes.push({

@@ -15,12 +15,8 @@ import { rendezvousOwner } from './rendezvous.js';
 const now = new Date('2026-01-01T00:00:00Z');
 const later = (s: number) => new Date(now.getTime() + s * 1000);
 const pool = Array.from({ length: 200 }, (_, i) => `p${i}`);
-const live = (grantS = 60): WorkerStanding => ({ assignable: true, live: true, grantedUntil: later(grantS) });
-const dead = (grantS: number): WorkerStanding => ({
-  assignable: false,
-  live: false,
-  grantedUntil: later(grantS),
-});
+const live = (grantS = 60): WorkerStanding => ({ assignable: true, grantedUntil: later(grantS) });
+const dead = (grantS: number): WorkerStanding => ({ assignable: false, grantedUntil: later(grantS) });
 const workers = (entries: Record<string, WorkerStanding>) => new Map(Object.entries(entries));
 
 function plan(over: Partial<PlanInput>) {
@@ -75,10 +71,6 @@ describe('planOwnership (contract §4)', () => {
     );
     const marked = applyOwnership(first, early.changes);
     expect(plan({ records: marked, epoch: 3, workers: crashed, now: later(64) }).changes).toEqual([]);
-    // A drained report from a dead worker does not count.
-    expect(
-      plan({ records: marked, epoch: 3, workers: crashed, now: later(64), drained: () => true }).changes,
-    ).toEqual([]);
     const lapsed = plan({ records: marked, epoch: 3, workers: crashed, now: later(65) });
     expect(lapsed.changes).toHaveLength(w2s.length);
     expect(lapsed.changes.every((c) => c.kind === 'released' && c.next?.owner === 'w1')).toBe(true);
@@ -86,7 +78,7 @@ describe('planOwnership (contract §4)', () => {
   });
 
   it('a worker that was never sent a snapshot holds nothing: its records move at once', () => {
-    const never = workers({ w1: live(), w2: { assignable: false, live: false, grantedUntil: null } });
+    const never = workers({ w1: live(), w2: { assignable: false, grantedUntil: null } });
     const p = plan({ records: first, epoch: 2, workers: never });
     expect(p.changes.every((c) => c.kind === 'released' && c.next?.owner === 'w1')).toBe(true);
   });
