@@ -1,7 +1,7 @@
 // The gce provider driven through the real @google-cloud/compute client against a scripted local HTTP
-// server: what the client sends, and how each GCE answer (409, 404, 403 quota, 403 rate limit, 503
-// stockout, Operation errors, 5xx, partial aggregatedList, a 409 with no instance, a read refused) becomes
-// the seed's outcome.
+// server: what the client sends, and how each GCE answer (409, 404, 403 quota, 403 rate limit, 403
+// forbidden, 503 stockout, Operation errors, 5xx, partial aggregatedList, a 409 with no instance, a read
+// refused) becomes the seed's outcome.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -171,6 +171,31 @@ describe('GceProvider.create', () => {
       reason: 'insufficientCapacity',
     });
     expect(seen).toHaveLength(1);
+  });
+
+  // Not the spec's fault: reconcile's account not (yet) allowed to create, or to act as the VMs' service
+  // account — on a first deploy, until its grant has propagated. Latched, every proxy created in that
+  // window stayed Failed until someone edited a spec that was never the problem.
+  it.each([
+    ['403 forbidden', gceError(403, 'forbidden')],
+    ['403 accessNotConfigured (the API disabled)', gceError(403, 'accessNotConfigured')],
+  ])('a create refused %s is transient, not retried in the call', async (_, refusal) => {
+    routes = [when('POST', '/instances', [refusal])];
+    await expect(provider.create(request)).rejects.toMatchObject({ kind: 'transient', status: 403 });
+    expect(seen).toHaveLength(1);
+  });
+
+  it('an Operation that already failed with SERVICE_ACCOUNT_ACCESS_DENIED (HTTP 400) is transient', async () => {
+    const failed = op({
+      status: 'DONE',
+      httpErrorStatusCode: 400,
+      error: { errors: [{ code: 'SERVICE_ACCOUNT_ACCESS_DENIED', message: 'no actAs' }] },
+    });
+    routes = [when('POST', '/instances', [{ status: 200, body: failed }])];
+    await expect(provider.create(request)).rejects.toMatchObject({
+      kind: 'transient',
+      reason: 'SERVICE_ACCOUNT_ACCESS_DENIED',
+    });
   });
 
   it('a 400 is permanent and not retried', async () => {

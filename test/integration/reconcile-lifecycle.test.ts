@@ -166,7 +166,7 @@ describe('reconcile on the local plane', () => {
     await provisioned('aquota-1');
   });
 
-  it('permanent fault → Failed, and no provider call until a spec edit', async () => {
+  it('permanent fault → Failed: latched until a spec edit, each manual request one attempt past it', async () => {
     const bad = managed({ machineType: 'n9-nonexistent-1' });
     expect((await call('POST', '/v1/proxies', { name: 'perm-1', spec: bad })).status).toBe(201);
     await until(
@@ -184,14 +184,14 @@ describe('reconcile on the local plane', () => {
     const handled = deliveriesHandled('perm-1', 'manual');
     for (let i = 0; i < 3; i++)
       expect((await call('POST', '/v1/proxies/perm-1/reconcile')).status).toBeLessThan(300);
-    // All three requests reconciled (a provider call would come before the pass is logged) — and none
-    // of them called the provider.
+    // All three requests reconciled (a provider call comes before the pass is logged): each tried the
+    // create once more — the operator's way to retry a cause outside the spec — and was refused again.
     await until(
       'the three manual requests to be reconciled',
       async () => deliveriesHandled('perm-1', 'manual'),
       (n) => n >= handled + 3,
     );
-    expect(compute.admin.counters().insert).toBe(inserts);
+    expect(compute.admin.counters().insert).toBe(inserts + 3);
     expect((await doc('perm-1'))!.status.phase).toBe('Failed');
     expect((await call('PATCH', '/v1/proxies/perm-1/spec', { machineType: 'e2-small' })).status).toBe(200);
     await provisioned('perm-1');

@@ -68,14 +68,19 @@ export async function handleReconcile(
   // recordingCreated). Never past that write — a pass that then finds the instance gone and clears it
   // must leave the next one free to create again.
   const unrecorded = new Map<string, CreatedInstance>();
+  // `proxies reconcile` on a proxy that seems stuck: a Failed one gets a fresh attempt past its latch, since
+  // a cause outside the spec (a grant that had not propagated) is fixed with no spec edit to unlatch it.
+  // Once: until a pass's outcome lands — a re-run after a lost write is still that attempt.
+  let retryLatched = request.reason === 'manual';
   for (let pass = 1; pass <= deps.maxPasses; pass++) {
     const started = Date.now();
     let createdNow: CreatedInstance | undefined;
     try {
       const fresh = pass === 1 && !mayUseCache(request.reason);
-      last = await runPass(deps, request.proxy, fresh, unrecorded, publishedAt, (c) => {
+      const onCreated = (c: CreatedInstance) => {
         createdNow = c;
-      });
+      };
+      last = await runPass(deps, request.proxy, fresh, unrecorded, publishedAt, onCreated, retryLatched);
     } catch (err) {
       // A document that does not fit is onReconcileEvent's to log, once, with the fields that fail.
       if (!(err instanceof InvalidStoredProxy)) log.error('reconcile pass failed', { pass, error: err });
@@ -84,6 +89,7 @@ export async function handleReconcile(
       await recordBeforeRetry(deps, log, request.proxy, unrecorded);
       throw err;
     }
+    if (last.kind !== 'conflict') retryLatched = false;
     if (last.created) created.set(last.created.uid, last.created);
     if (last.kind === 'conflict' && last.created) unrecorded.set(last.created.uid, last.created);
     else if (last.kind === 'written' || last.kind === 'unchanged') unrecorded.delete(last.proxy.uid);
@@ -102,7 +108,8 @@ export async function handleReconcile(
     await recordBeforeRetry(deps, log, request.proxy, unrecorded);
     throw new TransientReconcileError(`status write kept conflicting after ${deps.maxPasses} passes`);
   }
-  // Still RequeueNow after the in-process bound: hand off (status.nextReconcileAt = now is the safety net).
+  // Still RequeueNow after the in-process bound: hand off (status.nextReconcileAt, a minute on, is the
+  // safety net: patch-status.ts SAFETY_NET_MS).
   await deps.publisher.publish({ proxy: request.proxy, reason: 'requeue' });
   log.warn('reconcile handed off after the in-process pass bound', { passes: deps.maxPasses });
   return { passes: deps.maxPasses, last: last?.kind ?? 'not-found' };

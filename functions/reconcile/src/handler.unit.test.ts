@@ -6,6 +6,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { healthInstanceKey } from '../../../shared/src/domain/health/instance-key.js';
 import { type ManagedSpec, ProvisionedReason, type ProxyResource } from '../../../shared/src/domain/proxy.js';
+import { SAFETY_NET_MS } from '../../../shared/src/domain/reconcile/patch-status.js';
 import { defaultPollIntervals as iv } from '../../../shared/src/domain/reconcile/types.js';
 import { specHash } from '../../../shared/src/domain/spec-hash.js';
 import type { ReconcileRequest } from '../../../shared/src/messages/reconcile-request.js';
@@ -59,6 +60,8 @@ const pushed = (reason: string, messageId: string, publishTime?: string) => {
     data: { message: { data, messageId, ...(publishTime ? { publishTime } : {}) } },
   });
 };
+/** The due time of a status whose delivery carries on by itself (RequeueNow, a write before a throw). */
+const safetyNet = () => new Date(t.clock.now().getTime() + SAFETY_NET_MS);
 /** The cloud-init of credentials version `n`: its script and the digest the spec hash takes. */
 const version = (n: number) => ({ ...script, script: `#!/bin/sh\n# version ${n}\n`, digest: `sha256:v${n}` });
 /** p1 created and its VM seen Running (Provisioned), the cloud-init resolving as `resolve` says. */
@@ -262,7 +265,8 @@ describe('reconcile handler: managed lifecycle', () => {
     expect(missingContractFields(failed[0]!)).toEqual([]);
     const calls = t.provider.calls.length;
     const writes = t.store.writes;
-    for (let i = 0; i < 3; i++) await t.run('p1', 'manual');
+    for (const reason of ['requeue', 'health-transition', 'secret-rotated'] as const)
+      await t.run('p1', reason);
     expect(t.provider.calls.length).toBe(calls);
     expect(t.store.writes).toBe(writes);
     const v = (await t.store.get('p1'))!.version;
@@ -270,6 +274,59 @@ describe('reconcile handler: managed lifecycle', () => {
     await t.run('p1', 'spec-changed');
     expect(t.provider.created).toBe(1);
     expect((await t.doc())!.status.phase).toBe('Provisioning');
+  });
+
+  // A cause outside the spec — a grant that had not propagated, a network missing from the configuration —
+  // is fixed with no spec edit to unlatch the proxy: `proxies reconcile` gives it one fresh attempt.
+  it('a manual request runs one attempt past the latch: latched again if it fails for good, else created', async () => {
+    await create();
+    t.provider.failNext('create', 'permanent');
+    await t.run('p1', 'created');
+    expect((await t.doc())!.status.phase).toBe('Failed');
+    t.provider.failNext('create', 'permanent');
+    await t.run('p1', 'manual');
+    expect(t.provider.callsOf('create')).toBe(2);
+    expect((await t.doc())!.status.phase).toBe('Failed');
+    await t.run('p1', 'requeue'); // latched again: nothing
+    expect(t.provider.callsOf('create')).toBe(2);
+    await t.run('p1', 'manual');
+    expect(t.provider.callsOf('create')).toBe(3);
+    expect((await t.doc())!.status).toMatchObject({ phase: 'Provisioning', providerId: expect.any(String) });
+    expect(t.provider.created).toBe(1);
+  });
+
+  it('a manual attempt past the latch whose write is lost is re-run past it: the VM it made is not hidden', async () => {
+    await create();
+    t.provider.failNext('create', 'permanent');
+    await t.run('p1', 'created');
+    loseFirstWrite(async () => {});
+    await t.run('p1', 'manual');
+    const [providerId] = [...t.provider.instances.keys()];
+    expect((await t.doc())!.status).toMatchObject({ phase: 'Provisioning', providerId });
+  });
+
+  // The requeue sweep publishes what falls due within its next poll (1 s): a RequeueNow stored as "now" was
+  // published again while this very delivery ran its next pass, and the duplicate created too.
+  it('RequeueNow runs the next pass at once in the same delivery; its stored due time is no sweep poll away', async () => {
+    await create();
+    await t.run('p1', 'created');
+    t.provider.bootAll();
+    await t.run();
+    t.provider.instances.clear(); // the VM is gone: instance-missing, RequeueNow, then create
+    const dueWithinAPoll: string[][] = [];
+    const write = t.store.writeStatus.bind(t.store);
+    t.store.writeStatus = async (...args) => {
+      const outcome = await write(...args);
+      const poll = new Date(t.clock.now().getTime() + 1_000);
+      dueWithinAPoll.push((await t.store.listDue(poll, 10)).map((d) => d.name));
+      return outcome;
+    };
+    await expect(t.run()).resolves.toEqual({ passes: 2, last: 'written' });
+    expect(t.provider.created).toBe(2);
+    expect(dueWithinAPoll).toEqual([[], []]);
+    expect((await t.doc())!.status.nextReconcileAt).toEqual(
+      new Date(t.clock.now().getTime() + iv.ProvisioningPoll),
+    );
   });
 
   it('a stopped instance is deleted and replaced (cattle)', async () => {
@@ -673,7 +730,7 @@ describe('reconcile handler: external, conflicts, poison', () => {
     expect((await t.doc())!.status).toMatchObject({
       providerId,
       phase: 'Deleting',
-      nextReconcileAt: t.clock.now(),
+      nextReconcileAt: safetyNet(),
     });
     for (let i = 0; i < 4 && (await t.doc()); i++) {
       await t.run('p1', 'delete-requested'); // the redelivery, then the DeletionPoll passes
@@ -717,7 +774,7 @@ describe('reconcile handler: external, conflicts, poison', () => {
     await expect(t.run('p1', 'created')).rejects.toThrow(/blip/);
     const [providerId] = [...t.provider.instances.keys()];
     expect(providerId).toBeDefined();
-    expect((await t.doc())!.status).toMatchObject({ providerId, nextReconcileAt: t.clock.now() });
+    expect((await t.doc())!.status).toMatchObject({ providerId, nextReconcileAt: safetyNet() });
   });
 
   it('a delivery whose last pass loses its write writes the instance before it throws', async () => {
@@ -729,12 +786,12 @@ describe('reconcile handler: external, conflicts, poison', () => {
     });
     await expect(t.run('p1', 'created')).rejects.toThrow(/kept conflicting/);
     const [recorded] = [...t.provider.instances.keys()];
-    // Due now: should the redeliveries run out, the requeue sweep finds it (it skips Provisioning with
-    // nothing due).
+    // Due a minute on: should the redeliveries run out, the requeue sweep finds it (it skips Provisioning
+    // with nothing due), but not beside Pub/Sub's first redeliveries.
     expect((await t.doc())!.status).toMatchObject({
       providerId: recorded,
       phase: 'Provisioning',
-      nextReconcileAt: t.clock.now(),
+      nextReconcileAt: safetyNet(),
     });
     await t.run('p1', 'spec-changed');
     const [providerId] = [...t.provider.instances.keys()];

@@ -10,7 +10,11 @@ import {
 } from '../../../shared/src/domain/proxy.js';
 import { findCondition } from '../../../shared/src/domain/reconcile/conditions.js';
 import { addressGone, healthInPassing, settle } from '../../../shared/src/domain/reconcile/failure.js';
-import { finalizeStatus, statusChanged } from '../../../shared/src/domain/reconcile/patch-status.js';
+import {
+  finalizeStatus,
+  SAFETY_NET_MS,
+  statusChanged,
+} from '../../../shared/src/domain/reconcile/patch-status.js';
 import { observationNeeds, reconcile } from '../../../shared/src/domain/reconcile/reconcile.js';
 import type {
   ActionResult,
@@ -86,12 +90,15 @@ export async function runPass(
    * latch, a deletion) would otherwise never record it.
    */
   onCreated?: (instance: CreatedInstance) => void,
+  /** A manual request's pass: one attempt past the permanent-failure latch (Observation.retryLatched). */
+  retryLatched = false,
 ): Promise<PassResult> {
   const stored = await deps.store.get(name);
   if (!stored) return { kind: 'not-found' };
   const provider = providerOf(deps.providers, stored.proxy);
   const recording = recordingCreated(stored.proxy, provider, createdBefore.get(stored.proxy.uid));
-  let obs = await observe(deps, recording, provider, { fresh, ...(fresh && since ? { since } : {}) });
+  const freshness = { fresh, ...(fresh && since ? { since } : {}) };
+  let obs = await observe(deps, recording, provider, freshness, retryLatched);
   const proxy = recording === stored.proxy ? recording : builtFrom(recording, obs.instance);
   let plan = reconcile(proxy, obs, deps.intervals);
   ({ obs, plan } = await withSlotIfAsked(deps, proxy, obs, plan));
@@ -177,7 +184,7 @@ export async function runPass(
     const cleared = addressGone(proxy, obs, failure) ?? healthInPassing(proxy, obs);
     let unwritten = '';
     if (cleared) {
-      const retry = { kind: 'after' as const, ms: ADDRESS_GONE_RETRY_MS };
+      const retry = { kind: 'after' as const, ms: SAFETY_NET_MS };
       try {
         await patchStatusIfChanged(
           deps.store,
@@ -206,13 +213,6 @@ export async function runPass(
   const written = await patchStatusIfChanged(deps.store, stored, plan, deps.clock.now());
   return created ? { ...written, created } : written;
 }
-
-/**
- * The due time of a status written before a passing failure's throw: past Pub/Sub's first redeliveries
- * (10 s and up), so the requeue sweep's copy is the retry of last resort (after a dead letter), not a
- * second chain running beside the first.
- */
-const ADDRESS_GONE_RETRY_MS = 60_000;
 
 /**
  * The seed's deferred patchStatusIfChanged: observedGeneration, phase and nextReconcileAt are computed,
@@ -311,8 +311,9 @@ async function observe(
   proxy: ProxyResource,
   provider: Provider | undefined,
   fresh: Freshness,
+  retryLatched: boolean,
 ): Promise<Observation> {
-  const needs = observationNeeds(proxy, provider !== undefined);
+  const needs = observationNeeds(proxy, provider !== undefined, retryLatched);
   const [cloudInit, instance, health] = await Promise.all([
     needs.cloudInit ? deps.cloudInit.resolve(proxy as ProxyResource & { spec: ManagedSpec }, fresh) : null,
     needs.instance && provider ? observeInstance(provider, proxy) : null,
@@ -324,6 +325,7 @@ async function observe(
     cloudInit,
     instance,
     health,
+    retryLatched,
   };
   return withServedCredentials(deps, obs, fresh);
 }

@@ -22,6 +22,7 @@
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { instanceNameFromUid } from '../../../shared/src/domain/instance-name.js';
 import { computePhase } from '../../../shared/src/domain/phase.js';
+import { nextReconcileAt } from '../../../shared/src/domain/reconcile/patch-status.js';
 import type { UnrecordedInstance } from '../../../shared/src/messages/reconcile-request.js';
 import type { Clock } from '../../../shared/src/ports/clock.js';
 import { ProviderError, type ProviderRegistry } from '../../../shared/src/ports/provider.js';
@@ -95,12 +96,12 @@ export async function recordBeforeRetry(
     const stored = await store.get(name);
     const instance = stored ? unrecorded.get(stored.proxy.uid) : undefined;
     if (!stored || !instance || stored.proxy.status.providerId !== null) return;
-    // Due now, as a pass asking to run again stores it (patch-status.ts): should the redeliveries run out
-    // (dead-lettered), the requeue sweep finds it due — a Provisioning or Deleting proxy with nothing due
-    // is one it never looks at.
+    // Due as a pass asking to run again stores it (patch-status.ts nextReconcileAt: a minute on, past
+    // Pub/Sub's first redeliveries): should the redeliveries run out (dead-lettered), the requeue sweep
+    // finds it due — a Provisioning or Deleting proxy with nothing due is one it never looks at.
     const naming = {
       ...namingInstance(stored.proxy.status, instance.providerId),
-      nextReconcileAt: deps.clock.now(),
+      nextReconcileAt: nextReconcileAt({ kind: 'now' }, deps.clock.now()),
     };
     const status = { ...naming, phase: computePhase(stored.proxy, naming) }; // Pending would contradict it
     const outcome = await store.writeStatus(name, status, stored.version);

@@ -21,7 +21,8 @@ export interface SteadyProxy {
   /** No drift poll before this (DriftPoll after the instance was seen Running). */
   notBefore: Date | null;
   /** A proxy awaiting a pass whose request was lost (drift.ts awaitsPass): when it was asked for. Its
-   *  slots back off (awaitsPassSlotDue); null for a steady, drift-polled proxy. */
+   *  slots back off (awaitsPassSlotDue); null, published at every slot, for a steady, drift-polled proxy
+   *  and for one awaiting the pass of a spec edit (awaitsPassSince). */
   awaitingSince: Date | null;
 }
 

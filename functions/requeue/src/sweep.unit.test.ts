@@ -194,6 +194,39 @@ describe('requeue sweep', () => {
     expect(published.map((p) => p.proxy).sort()).toEqual(['p16', 'p32', 'p4']);
   });
 
+  // An edit records no time to back off from: counted from the creation, a proxy weeks old was asked again
+  // every 16th DriftPoll only, and leases handed out its old host with its new credentials meanwhile.
+  it('publishes a proxy whose spec edit awaits its pass at its next slot, however old the proxy', async () => {
+    const D = 60_000;
+    const live = { ...running(), observedGeneration: 1 };
+    const uids = { external: testUid(50), failed: testUid(51) };
+    await store.create(
+      aProxy({
+        name: 'external',
+        uid: uids.external,
+        spec: externalSpec(),
+        createdAt: at(-100 * D + 5_000),
+        generation: 2,
+        status: { ...live, providerId: null },
+      }),
+    );
+    await store.create(
+      aProxy({
+        name: 'failed',
+        uid: uids.failed,
+        createdAt: at(-100 * D + 5_000),
+        generation: 3,
+        status: { ...live, phase: 'Failed', providerId: null },
+      }),
+    );
+    await runSweep(deps, t0);
+    expect(published.sort((a, b) => a.atMs - b.atMs)).toEqual(
+      (['external', 'failed'] as const)
+        .map((proxy) => ({ proxy, atMs: driftOffsetMs(uids[proxy], D) }))
+        .sort((a, b) => a.atMs - b.atMs),
+    );
+  });
+
   it('does not let a full page of stuck proxies starve a newly due one', async () => {
     for (const n of ['s1', 's2', 's3', 's4']) await due(n, -60_000);
     await due('fresh', 10_000);

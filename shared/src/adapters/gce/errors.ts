@@ -103,14 +103,30 @@ const TRANSIENT_REASONS = new Set([
   'INTERNAL_ERROR',
 ]);
 
+/**
+ * A refusal of who is calling rather than of what is asked, whatever its status: reconcile's account may
+ * not act as the VMs' service account — on a first deploy, often only until its grant has propagated. GCE
+ * reports it in the insert Operation with HTTP 400, which the status alone would take for the spec's fault
+ * and latch every proxy created meanwhile Failed.
+ */
+const CALLER_REASONS = new Set(['SERVICE_ACCOUNT_ACCESS_DENIED']);
+
 export function classify(info: ComputeErrorInfo): FailureKind {
   if (info.reason && QUOTA_REASONS.has(info.reason)) return 'quota';
-  if (info.reason && TRANSIENT_REASONS.has(info.reason)) return 'transient';
+  if (info.reason && (TRANSIENT_REASONS.has(info.reason) || CALLER_REASONS.has(info.reason))) {
+    return 'transient';
+  }
   const s = info.httpStatus;
   // No status at all: the request never got an answer (connection refused, reset, timeout).
   if (s === undefined) return 'transient';
-  if (s >= 500 || s === 429 || s === 408 || s === 401 || s === 409) return 'transient';
-  // 400 invalid field, 403 forbidden, 404 image/zone/machine type not found: a person must change something.
+  // 401 and 403 are about the caller, never the request: a token being refreshed; a grant still propagating
+  // (compute.instances.create, actAs on the VMs' account), the API disabled, VPC Service Controls. Latched,
+  // a create refused so would leave its proxy Failed until someone edited a spec that was never the problem.
+  if (s >= 500 || s === 429 || s === 408 || s === 401 || s === 403 || s === 409) return 'transient';
+  // 400 invalid field, 404 image / zone / machine type not found: a person must change the spec. A network,
+  // subnetwork or service account of the function's configuration that does not exist is refused with the
+  // same reasons (`invalid`, `notFound`) — only the message names the field, and message text never
+  // classifies —, so it latches too: fixed in the configuration, a manual reconcile brings each proxy back.
   return 'permanent';
 }
 

@@ -14,7 +14,9 @@ describe('compute error classification (status codes and reasons, never message 
   it.each([
     [restError(403, 'quotaExceeded'), 'quota'],
     [restError(403, 'rateLimitExceeded'), 'transient'],
-    [restError(403, 'forbidden'), 'permanent'],
+    // About the caller, never the spec: a grant still propagating, the API disabled, VPC Service Controls.
+    [restError(403, 'forbidden'), 'transient'],
+    [restError(403, 'accessNotConfigured'), 'transient'],
     [restError(400, 'invalid'), 'permanent'],
     [restError(400, 'resourceNotReady'), 'transient'],
     [restError(404, 'notFound'), 'permanent'],
@@ -83,6 +85,11 @@ describe('compute error classification (status codes and reasons, never message 
     ],
     [{ error: { errors: [{ code: 'RATE_LIMIT_EXCEEDED' }] }, httpErrorStatusCode: 403 }, 'transient'],
     [{ error: { errors: [{ code: 'RESOURCE_NOT_READY' }] }, httpErrorStatusCode: 400 }, 'transient'],
+    // Reconcile's account not (yet) allowed to act as the VMs' service account: a 400 about the caller.
+    [
+      { error: { errors: [{ code: 'SERVICE_ACCOUNT_ACCESS_DENIED' }] }, httpErrorStatusCode: 400 },
+      'transient',
+    ],
   ])('an Operation error %# → %s', (op, kind) => {
     expect(operationError(op, 'insert')?.kind).toBe(kind);
   });

@@ -39,12 +39,12 @@ const AGGREGATED_MAX_PAGES = 100;
 const defaultLog = jsonLogger({ component: 'gce-provider' });
 
 /**
- * A read or a delete that fails is never the spec's fault — a 403 while IAM propagates or with the API
- * disabled, a VPC Service Controls denial, deletion protection turned on by hand. Classed permanent, a
- * read would latch PermanentError (Failed, unleasable) on a proxy whose VM serves, and a delete would
- * leave a deleted proxy's VM running, billed, with no pass to come (phase Deleting, nothing due), or
- * latch a replacement's proxy Failed until someone edited a spec that was never the problem. Retried
- * with backoff instead, the answer in the pass's log each time.
+ * A read or a delete that fails is never the spec's fault — deletion protection turned on by hand (HTTP
+ * 400), like the 403s every call retries (IAM propagating, the API disabled, VPC Service Controls:
+ * errors.ts classify). Classed permanent, a read would latch PermanentError (Failed, unleasable) on a
+ * proxy whose VM serves, and a delete would leave a deleted proxy's VM running, billed, with no pass to
+ * come (phase Deleting, nothing due), or latch a replacement's proxy Failed until someone edited a spec
+ * that was never the problem. Retried with backoff instead, the answer in the pass's log each time.
  */
 function retried(err: unknown): unknown {
   if (!(err instanceof ProviderError) || err.kind === 'transient') return err;

@@ -32,16 +32,23 @@ export function awaitsPass(p: ProxyResource): boolean {
   return p.status.observedGeneration < p.generation;
 }
 
-/** When the pass a proxy awaits was asked for: its deletion request, else its creation (a spec edit records
- *  no time of its own). */
-export function awaitsPassSince(p: ProxyResource): Date {
-  return p.deletionRequestedAt ?? p.createdAt;
+/**
+ * When the pass a proxy awaits was asked for, which its republishing backs off from (awaitsPassSlotDue): its
+ * deletion request, or its creation while no pass has seen it. null for a spec edit of a proxy a pass has
+ * seen: an edit records no time of its own, and counted from the creation, an external or Failed proxy
+ * weeks old whose edit's request was lost was asked again every 16th DriftPoll only (80 min at 5) — leases
+ * handing out its old host with its new credentials meanwhile. Such a proxy is published at every slot, as
+ * a steady managed one is drift-polled: its passes cost a Compute outage no more than the steady fleet's.
+ */
+export function awaitsPassSince(p: ProxyResource): Date | null {
+  if (p.deletionRequestedAt) return p.deletionRequestedAt;
+  return p.status.observedGeneration === 0 ? p.createdAt : null;
 }
 
 /** No pass for a proxy awaiting one before a DriftPoll after its creation or deletion request: the request
  *  those sent is given that long to land first (a spec edit records no time: its edit may be passed again). */
 export function awaitsPassNotBefore(p: ProxyResource, driftPollMs: number): Date {
-  return new Date(awaitsPassSince(p).getTime() + driftPollMs);
+  return new Date((p.deletionRequestedAt ?? p.createdAt).getTime() + driftPollMs);
 }
 
 /** After this many DriftPolls an awaiting proxy is published once every this many. */

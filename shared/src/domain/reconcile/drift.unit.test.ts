@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { provisionedSince } from '../../testing/healthy-conditions.js';
-import { aProxy } from '../../testing/proxy-fixtures.js';
+import { aProxy, externalSpec } from '../../testing/proxy-fixtures.js';
 import {
   awaitsPass,
   awaitsPassNotBefore,
+  awaitsPassSince,
   awaitsPassSlotDue,
   driftNotBefore,
   driftOffsetMs,
@@ -82,6 +83,27 @@ describe('drift polling', () => {
   ])('republishes an awaiting proxy %i DriftPolls after its request: %s', (n, expected) => {
     const D = 60_000;
     expect(awaitsPassSlotDue(t0, at(n * D + 1_234), D)).toBe(expected);
+  });
+
+  // An edit records no time of its own: counted from the creation, a proxy weeks old whose edit's request
+  // was lost was asked again every 16th DriftPoll only, its leases handing out the old host meanwhile.
+  it('republishes a spec edit awaiting its pass at its next slot, however old the proxy', () => {
+    const D = 60_000;
+    const p = aProxy({
+      spec: externalSpec(),
+      createdAt: at(-100 * D),
+      generation: 2,
+      status: { ...seen, providerId: null },
+    });
+    expect(awaitsPass(p)).toBe(true);
+    const [next] = driftSlots(p.uid, D, t0, at(D), awaitsPassNotBefore(p, D));
+    const since = awaitsPassSince(p);
+    expect(next).toBeDefined();
+    expect(since === null || awaitsPassSlotDue(since, next!, D)).toBe(true);
+    // A creation or deletion no pass has seen keeps its backoff (its passes may be failing on a provider).
+    const created = aProxy({ createdAt: at(-100 * D) });
+    expect(awaitsPassSince(created)).toEqual(at(-100 * D));
+    expect(awaitsPassSince(aProxy({ deletionRequestedAt: t0, status: seen }))).toEqual(t0);
   });
 
   it('gives the request a DriftPoll to land before stepping in', () => {

@@ -11,7 +11,11 @@ import { providerFailure } from './failure.js';
 import { type Managed, provesHealthy, servesReadableCredentials, serving } from './serving-status.js';
 import type { InstanceRequest, Observation, ObservedInstance, Plan, PollIntervals } from './types.js';
 
-/** The permanent-failure latch: PermanentError recorded at the current generation → silent until a spec edit. */
+/**
+ * The permanent-failure latch: PermanentError recorded at the current generation → silent until a spec
+ * edit, or a manual request's one attempt past it (Observation.retryLatched), which latches again if it
+ * fails for good again.
+ */
 export function isLatched(proxy: ProxyResource): boolean {
   const c = findCondition(proxy.status, ConditionType.Provisioned);
   return c?.reason === ProvisionedReason.PermanentError && c.observedGeneration === proxy.generation;
@@ -44,7 +48,7 @@ export function reconcileManaged(proxy: Managed, obs: Observation, iv: PollInter
   const status = proxy.status;
   const quiet = (branch: string): Plan => ({ branch, status, action: null, requeue: { kind: 'none' } });
 
-  if (isLatched(proxy)) return quiet('latched');
+  if (isLatched(proxy) && !obs.retryLatched) return quiet('latched');
   if (!obs.providerRegistered) {
     const message = `provider "${proxy.spec.provider}" is not registered`;
     return {

@@ -13,13 +13,19 @@ export interface ObservationNeeds {
 
 /**
  * What a pass must observe before deciding. A latched or provider-less proxy needs nothing (the latch
- * means no provider call at all); an external one never does.
+ * means no provider call at all) — but a latched one a manual request retries (`retryLatched`,
+ * Observation.retryLatched) needs what any other pass does; an external one never needs anything.
  */
-export function observationNeeds(proxy: ProxyResource, providerRegistered: boolean): ObservationNeeds {
+export function observationNeeds(
+  proxy: ProxyResource,
+  providerRegistered: boolean,
+  retryLatched = false,
+): ObservationNeeds {
   const hasInstance = proxy.status.providerId !== null;
   if (proxy.deletionRequestedAt) return { cloudInit: false, instance: hasInstance && providerRegistered };
   if (proxy.spec.mode === 'external') return { cloudInit: false, instance: false };
-  if (isLatched(proxy) || !providerRegistered) return { cloudInit: false, instance: false };
+  if ((isLatched(proxy) && !retryLatched) || !providerRegistered)
+    return { cloudInit: false, instance: false };
   return { cloudInit: true, instance: hasInstance };
 }
 

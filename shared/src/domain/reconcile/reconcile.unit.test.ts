@@ -7,7 +7,7 @@ import { instanceNameFromUid } from '../instance-name.js';
 import type { Condition, Phase, ProxyResource } from '../proxy.js';
 import { specHash } from '../spec-hash.js';
 import { addressGone, settle } from './failure.js';
-import { finalizeStatus, statusChanged } from './patch-status.js';
+import { finalizeStatus, SAFETY_NET_MS, statusChanged } from './patch-status.js';
 import { observationNeeds, reconcile } from './reconcile.js';
 import {
   type ActionResult,
@@ -696,6 +696,41 @@ describe('reconcile: details the table does not show', () => {
     expect(statusChanged(latched.status, finalizeStatus(latched, plan.status, plan.requeue, now))).toBe(
       false,
     );
+  });
+
+  it('a manual request retries a latched proxy once: observed and created again, latched again if refused', () => {
+    const latched = aProxy({
+      uid,
+      spec,
+      status: {
+        phase: 'Failed',
+        observedGeneration: 1,
+        conditions: [provisioned('False', 'PermanentError')],
+      },
+    });
+    expect(observationNeeds(latched, true, true)).toEqual({ cloudInit: true, instance: false });
+    const retry = obs({ retryLatched: true, instance: null });
+    const plan = reconcile(latched, retry, iv);
+    expect(plan).toMatchObject({ branch: 'create', action: { kind: 'create' } });
+    const created = settle(latched, plan, { ok: true, providerId }, retry, iv);
+    expect(finalizeStatus(latched, created.status, created.requeue, now).phase).toBe('Provisioning');
+    const refused = settle(
+      latched,
+      plan,
+      { ok: false, failure: { kind: 'permanent', message: 'no' } },
+      retry,
+      iv,
+    );
+    expect(refused.requeue).toEqual({ kind: 'none' });
+    expect(finalizeStatus(latched, refused.status, refused.requeue, now).phase).toBe('Failed');
+  });
+
+  it('RequeueNow stores a due time past the pass that follows in-process, not now (the sweep would copy it)', () => {
+    const gone = reconcile(live(), obs({ instance: missing }), iv);
+    expect(gone.requeue).toEqual({ kind: 'now' });
+    const due = finalizeStatus(live(), gone.status, gone.requeue, now).nextReconcileAt!;
+    expect(due.getTime()).toBeGreaterThan(now.getTime());
+    expect(due).toEqual(new Date(now.getTime() + SAFETY_NET_MS));
   });
 
   it.each<[string, ProxyResource, boolean, { cloudInit: boolean; instance: boolean }]>([

@@ -91,6 +91,12 @@ export interface Observation {
    * revocation: the instance is replaced at once); `unknown` = Secret Manager did not say (transient).
    */
   servedCredentials?: 'readable' | 'revoked' | 'unknown';
+  /**
+   * The pass was asked for by hand (a `manual` request: `proxyplane proxies reconcile`), and runs once past
+   * the permanent-failure latch (managed.ts isLatched): a cause outside the spec — a grant that had not
+   * propagated, a network missing from the configuration — is fixed without a spec edit to say so.
+   */
+  retryLatched?: boolean;
 }
 
 /** Everything a provider needs to create the instance; buildInsertRequest turns it into the API call. */
