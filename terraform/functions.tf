@@ -37,11 +37,15 @@ locals {
   drift_poll_ms = tostring(var.drift_poll_seconds * 1000)
 
   function_env = {
-    # The EGRESS tier checks what the API's /v1/echo sees against the prober's own NAT addresses.
+    # The EGRESS tier checks what the echo sees against the prober's own NAT addresses: the API's /v1/echo,
+    # https, so the exit address only — or an operator's plain-http echo (probe_echo_url), through which
+    # forwarding-header leaks show too (docs/health.md). BASIC's handshake stays on the API's 443, which
+    # every managed VM lets CONNECT reach (an http echo's port 80 is refused there).
     probe = {
-      PROBE_ECHO_URL     = "${local.api_url}/v1/echo"
-      PROBE_CALLER_IPS   = join(",", google_compute_address.nat[*].address)
-      PROBE_LOOP_SECONDS = tostring(var.probe_loop_seconds)
+      PROBE_ECHO_URL      = var.probe_echo_url != null ? var.probe_echo_url : join("", [local.api_url, "/v1/echo"])
+      PROBE_HANDSHAKE_URL = local.api_url
+      PROBE_CALLER_IPS    = join(",", google_compute_address.nat[*].address)
+      PROBE_LOOP_SECONDS  = tostring(var.probe_loop_seconds)
     }
     # The names functions/reconcile/src/config.ts reads (it refuses to start on GCP without them): proxy
     # VMs land in the plane's network (auto mode: GCE picks the zone's regional subnet, so no

@@ -464,6 +464,17 @@ variable "probe_loop_seconds" {
   }
 }
 
+variable "probe_echo_url" {
+  description = "The echo the probe's EGRESS tier fetches through each proxy (PROBE_ECHO_URL). Null (the default): the API's own /v1/echo, which is https (Cloud Run redirects http to https), so EGRESS checks the exit address only — through a CONNECT tunnel with TLS inside no proxy can add X-Forwarded-For, Forwarded or Via. To check for those leaks too, name a plain-http echo of your own, reachable from every proxy and from the probe: it must answer GET with 200 and the JSON body {\"ip\": \"<the address the request came from>\", \"headers\": {\"<name>\": \"<value>\", …}} — every header as the request arrived — as the API's /v1/echo does (docs/health.md § EGRESS through an http echo)."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.probe_echo_url == null || can(regex("^https?://[^/?#\\s]+([/?#]\\S*)?$", var.probe_echo_url))
+    error_message = "probe_echo_url must be an absolute http:// or https:// URL, such as http://echo.example.net/v1/echo."
+  }
+}
+
 # The gateway's CONNECT listener on VMs behind a TCP load balancer (gateway_connect.tf, docs/deploy.md
 # § Where the gateway's CONNECT listener runs). Off by default: nothing of it exists until enabled.
 variable "gateway_connect_enabled" {

@@ -1,7 +1,8 @@
 // FirestoreJobRunStore against the Firestore emulator: a claim starts a run unless one started within the
 // gap; a run's finish lands only on its own record — when runs overlap (requeue and snapshot claim with no
 // gap), the earlier run finishing late must not stamp its result onto the later run that is still going;
-// a run's window start (the probe's) is recorded with its end and handed to the next claim.
+// a run's window start (the probe's) is recorded with its end, its deadline with its claim, and both handed
+// to the next claim.
 import { Firestore } from '@google-cloud/firestore';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FirestoreJobRunStore } from '../../shared/src/adapters/firestore/job-run-store.js';
@@ -33,6 +34,7 @@ describe('FirestoreJobRunStore', () => {
       error: null,
       windowStart: null,
       nextWindowStart: null,
+      deadline: null,
     });
     const next = await runs.claim('job-a', at(40), 30_000);
     expect(next?.previous?.startedAt).toEqual(at(0));
@@ -122,6 +124,18 @@ describe('FirestoreJobRunStore', () => {
       finishedAt: null,
       nextWindowStart: null,
     });
+  });
+
+  it('a run records its deadline with its claim; its end keeps it, and the next claim hands it on', async () => {
+    // The probe: the next run starts where this run's coverage ends, whatever loop its own deployment has.
+    await runs.claim('job-h', at(0), 30_000, at(50));
+    expect(await runs.get('job-h')).toMatchObject({ startedAt: at(0), ok: null, deadline: at(50) });
+    await runs.finish('job-h', { startedAt: at(0), finishedAt: at(52), ok: true, counts: {}, error: null });
+    expect(await runs.get('job-h')).toMatchObject({ ok: true, deadline: at(50) });
+    const next = await runs.claim('job-h', at(60), 30_000);
+    expect(next?.previous).toMatchObject({ startedAt: at(0), deadline: at(50) });
+    // A claim without one (the other jobs) records none.
+    expect(await runs.get('job-h')).toMatchObject({ startedAt: at(60), deadline: null });
   });
 
   it('finishing a run whose record is gone writes nothing', async () => {

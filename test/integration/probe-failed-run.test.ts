@@ -56,14 +56,15 @@ describe('probe function: the run after a failed one', () => {
   it('takes up a failed run where its stored passes end: what it stored is not probed and counted again', async () => {
     // B loops over two slots, stores the first proxy's pass and fails storing the second's. Taken up from
     // B's first window, C probed the first proxy again on top of its stored result: a failing proxy
-    // reached its threshold an interval early. A one-second interval: both slots within a second.
+    // reached its threshold an interval early. A one-second interval: both slots within a second. A success
+    // threshold no probe here reaches: each probe changes the stored state, so each pass writes.
     const fleet = await startProbeFleet(testProjectId());
     try {
       const check = {
         url: fleet.target.url,
         intervalSeconds: 1,
         timeoutSeconds: 1,
-        successThreshold: 2,
+        successThreshold: 10,
         failureThreshold: 2,
       };
       const added = [
@@ -83,11 +84,12 @@ describe('probe function: the run after a failed one', () => {
       if (!first || !second) throw new Error('two proxies');
       const counts = () => [first.probes(), second.probes()];
 
-      // A; then B, 1.1 s later (past the claim's gap), loops past the second slot. B starts after the
-      // second proxy's previous slot (the uids are random: the slots 0–999 ms apart): its first pass stores
-      // that one, so the only slot of the second proxy B reaches is the one whose write fails. Started
-      // before it (one run in three, by the uids), B probed that previous slot in a pass of its own and
-      // the run did not fail where the test wants it to.
+      // A (one pass: its deadline, recorded, is its start); then B, 1.1 s later (past the claim's gap),
+      // loops past the second slot. B starts after the second proxy's previous slot (the uids are random:
+      // the slots 0–999 ms apart): its first pass, from A's deadline, stores that one, so the only slot of
+      // the second proxy B reaches later is the one whose write fails. Started before it (one run in three,
+      // by the uids), B probed that previous slot in a pass of its own and the run did not fail where the
+      // test wants it to.
       const startB = Math.max(first.slot - 300, second.slot - 1000 + 1);
       fleet.clock.set(new Date(startB - 1100));
       expect(await handleProbeTick(fleet.deps)).not.toBeNull();

@@ -2,7 +2,8 @@
 // second answer — what the client's own retry does when a commit landed but its answer was lost (it
 // resends a commit on UNAVAILABLE, RESOURCE_EXHAUSTED and ABORTED). A preconditioned write then fails on
 // its own first attempt. `replay()` decides, per commit, whether to send it twice. Everything else goes to
-// the real client untouched.
+// the real client untouched. failCommitsAfterLanding() is the other way an answer is lost: the commit
+// lands and the call fails anyway, with another status than a conflict.
 import type { Firestore } from '@google-cloud/firestore';
 
 type Request = (method: string, request: unknown, tag: string, retryCodes?: number[]) => Promise<unknown>;
@@ -18,6 +19,25 @@ export function replayCommits(db: Firestore, replay: () => boolean = () => true)
       counts.replayed++;
     }
     return send(method, request, tag, retryCodes);
+  };
+  return counts;
+}
+
+/**
+ * Patches `db` so that every commit that lands then fails with gRPC status `code` — a commit whose answer
+ * was lost and whose call the client then gave up on (DEADLINE_EXCEEDED, a last UNAVAILABLE), not a resend
+ * failing its own precondition as under replayCommits(). A commit that does not land fails as it does.
+ * Returns how many landed and failed.
+ */
+export function failCommitsAfterLanding(db: Firestore, code: number): { failed: number } {
+  const client = db as unknown as { request: Request };
+  const send = client.request.bind(db);
+  const counts = { failed: 0 };
+  client.request = async (method, request, tag, retryCodes) => {
+    const answer = await send(method, request, tag, retryCodes);
+    if (method !== 'commit') return answer;
+    counts.failed++;
+    throw Object.assign(new Error(`${code} commit answer lost`), { code });
   };
   return counts;
 }

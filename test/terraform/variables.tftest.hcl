@@ -326,6 +326,41 @@ run "rejects_probe_loop_beyond_the_function_timeout" {
   expect_failures = [var.probe_loop_seconds]
 }
 
+run "accepts_an_http_echo_for_the_probe" {
+  command = plan
+  variables {
+    probe_echo_url = "http://echo.example.net:8080/v1/echo?probe=1"
+  }
+  assert {
+    condition     = var.probe_echo_url == "http://echo.example.net:8080/v1/echo?probe=1"
+    error_message = "an operator's plain-http echo is what lets EGRESS see forwarding-header leaks"
+  }
+}
+
+run "rejects_a_probe_echo_without_a_scheme" {
+  command = plan
+  variables {
+    probe_echo_url = "echo.example.net/v1/echo"
+  }
+  expect_failures = [var.probe_echo_url]
+}
+
+run "rejects_a_probe_echo_the_prober_cannot_fetch" {
+  command = plan
+  variables {
+    probe_echo_url = "ftp://echo.example.net/v1/echo"
+  }
+  expect_failures = [var.probe_echo_url]
+}
+
+run "rejects_a_probe_echo_with_a_space" {
+  command = plan
+  variables {
+    probe_echo_url = "http://echo.example.net/v1 echo"
+  }
+  expect_failures = [var.probe_echo_url]
+}
+
 run "rejects_stale_alert_between_bucket_bounds" {
   command = plan
   variables {

@@ -17,14 +17,23 @@ const csv = z
       : [],
   );
 
+/** What the prober can fetch through a proxy (proxy-probe.ts): http or https. */
+const httpUrl = z.string().url({ protocol: /^https?$/ });
+
 const ProbeEnvFields = BaseEnv.extend({
   /** Proxies whose BASIC/EGRESS tiers run at once (each holds its slot for those only). */
   PROBE_CONCURRENCY: z.coerce.number().int().min(1).max(512).default(64),
   /** TARGET checks in flight at once across a pass, in slots of their own (docs/health.md § TARGET);
    *  unset = TARGET_CONCURRENCY_FACTOR × PROBE_CONCURRENCY. */
   PROBE_TARGET_CONCURRENCY: z.coerce.number().int().min(1).max(2048).optional(),
-  /** Absolute http URL of the API's /v1/echo; unset disables the EGRESS tier. */
-  PROBE_ECHO_URL: z.string().url().optional(),
+  /** Absolute http(s) URL of the echo the EGRESS tier fetches through each proxy (the API's /v1/echo, or
+   *  an operator's plain-http echo: only through an http one can it see forwarding-header leaks,
+   *  echo-scope.ts); unset disables the EGRESS tier. */
+  PROBE_ECHO_URL: httpUrl.optional(),
+  /** Where BASIC's CONNECT handshake goes (this URL's host and port) for a proxy without a health-check
+   *  URL; unset = the echo URL's. Deployed, the API on 443, which every managed VM lets CONNECT reach: an
+   *  http echo on port 80 would be refused there (squid's SSL_ports), failing BASIC for the whole fleet. */
+  PROBE_HANDSHAKE_URL: httpUrl.optional(),
   /** The prober's own egress addresses (Cloud NAT IPs deployed, 127.0.0.1 locally). */
   PROBE_CALLER_IPS: csv,
   PROBE_TICK_PERIOD_SECONDS: z.coerce.number().positive().default(60),

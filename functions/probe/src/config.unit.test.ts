@@ -83,3 +83,16 @@ describe('probe config: the loop', () => {
     ).toBe(true);
   });
 });
+
+describe('probe config: the echo and the handshake', () => {
+  it.each<[string, boolean]>([
+    ['http://echo.example.net/v1/echo', true],
+    ['https://proxyplane-api-1.europe-west4.run.app/v1/echo', true],
+    // Not what the prober can fetch through a proxy (proxy-probe.ts speaks http and https).
+    ['ftp://echo.example.net/echo', false],
+    ['echo.example.net/echo', false],
+  ])('PROBE_ECHO_URL and PROBE_HANDSHAKE_URL=%s: accepted %s', (url, ok) => {
+    expect(ProbeEnv.safeParse({ ...base, PROBE_ECHO_URL: url }).success).toBe(ok);
+    expect(ProbeEnv.safeParse({ ...base, PROBE_HANDSHAKE_URL: url }).success).toBe(ok);
+  });
+});

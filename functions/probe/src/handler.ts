@@ -46,7 +46,10 @@ export interface ProbeRunSummary extends PassCounts {
 
 export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunSummary | null> {
   const startedAt = deps.clock.now();
-  const claim = await deps.jobs.claim(ProbeJob, startedAt, deps.tickPeriodMs / 2);
+  const deadline = startedAt.getTime() + deps.loopMs;
+  // The deadline goes into the record: the next run starts where it is (firstWindowStart), whatever loop
+  // that run's deployment has.
+  const claim = await deps.jobs.claim(ProbeJob, startedAt, deps.tickPeriodMs / 2, new Date(deadline));
   if (!claim) {
     deps.log.info('probe tick skipped: a run started moments ago (duplicate delivery)', {});
     return null;
@@ -89,7 +92,6 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
     // Gateway evidence first, so that this tick's active passes read (and may expire) the updated tracks.
     await consumeOutcomes(deps, all, startedAt, summary, sent);
     const routes = await readRoutes(deps);
-    const deadline = startedAt.getTime() + deps.loopMs;
     for (;;) {
       // Never past the deadline: the next run starts there (firstWindowStart), so a pass that began late —
       // its slot was due before the deadline, but the pass before it ran into timeouts — would otherwise

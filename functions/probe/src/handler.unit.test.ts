@@ -194,13 +194,22 @@ describe('handleProbeTick: where a run starts probing', () => {
       },
       jobs: {
         ...d.jobs,
-        claim: async (_job, now) => {
+        claim: async (_job, now, _gap, deadline) => {
           const prev = previous() ?? last;
-          last = { job: ProbeJob, startedAt: now, finishedAt: null, ok: null, counts: {}, error: null };
+          last = {
+            job: ProbeJob,
+            startedAt: now,
+            finishedAt: null,
+            ok: null,
+            counts: {},
+            error: null,
+            deadline: deadline ?? null,
+          };
           return { previous: prev };
         },
+        // An update, as the store's: the deadline recorded at the claim stays.
         finish: async (_job, run) => {
-          last = { job: ProbeJob, ...run };
+          last = { job: ProbeJob, deadline: last?.deadline ?? null, ...run };
         },
       },
       prober: {
@@ -228,7 +237,11 @@ describe('handleProbeTick: where a run starts probing', () => {
       await expect(handleProbeTick(runs)).rejects.toThrow('firestore unavailable');
       listingFails = false;
     };
-    return { tick, failingTick };
+    /** Another deployment's loop for the ticks after (PROBE_LOOP_SECONDS changed). */
+    const redeploy = (loopMs: number) => {
+      runs.loopMs = loopMs;
+    };
+    return { tick, failingTick, redeploy };
   }
 
   it('after a run that finished: every proxy once per interval, at its own slot', async () => {
@@ -242,6 +255,16 @@ describe('handleProbeTick: where a run starts probing', () => {
     );
     const third = await tick(120);
     expect(third.perProxy).toEqual(fleet40.map(() => 1));
+  });
+
+  it('after a deploy that changed the loop: from the previous run’s own deadline, as its record holds it', async () => {
+    const { tick, redeploy } = loop(() => null);
+    await tick(0); // looped 50 s: probed every slot up to 50 s
+    redeploy(0);
+    const second = await tick(60);
+    // One pass over (50, 60]. From 0 + this deployment's loop (0), it probed (0, 60]: every proxy whose
+    // slot the previous run had probed in (0, 50] again, its result counted twice.
+    expect(second.perProxy).toEqual(fleet40.map((p) => (slotIn(p.uid, 50, 60) ? 1 : 0)));
   });
 
   it('after a failed run: its window again (some proxies twice, none skipped)', async () => {

@@ -1,6 +1,7 @@
 // Runs the check tiers for one proxy and turns probe outcomes into reducer inputs.
 // BASIC: the proxy's own health-check URL when it has one (expected status), else a CONNECT handshake.
-// EGRESS: the Hono service's echo endpoint fetched through the proxy; exit IP and forwarding headers checked.
+// EGRESS: the Hono service's echo endpoint fetched through the proxy; exit IP checked, and forwarding headers
+// through an http echo (echo-scope.ts).
 // No echo through the proxy counts against it only if the echo answers the prober itself (echoCheck).
 // TARGET: each route's target check the proxy is selected for (target-checks.ts), fetched through it in
 // a slot of the pass's TARGET pool (slot-pool.ts), apart from the proxy's own probe slot.
@@ -46,8 +47,12 @@ export function echoCheck(prober: Prober, echoUrl: string, cancel?: AbortSignal)
 }
 
 export interface TierConfig {
-  /** Absolute http URL of the echo endpoint; null disables EGRESS. */
+  /** Absolute http(s) URL of the echo endpoint (forwarding-header leaks show through http only:
+   *  echo-scope.ts); null disables EGRESS. */
   echoUrl: string | null;
+  /** Where BASIC's CONNECT handshake goes (its host and port) for a proxy without a health-check URL;
+   *  absent or null: the echo URL's. */
+  handshakeUrl?: string | null;
   /** The prober's own addresses: seeing one in a forwarding header is a leak. */
   callerIps: string[];
   rejectUnauthorized: boolean;
@@ -97,7 +102,7 @@ export async function runActiveTiers(
         rejectUnauthorized: cfg.rejectUnauthorized,
         cancel,
       })
-    : await prober.handshake(target, handshakeAuthority(cfg.echoUrl), timeoutMs, cancel);
+    : await prober.handshake(target, handshakeAuthority(cfg.handshakeUrl ?? cfg.echoUrl), timeoutMs, cancel);
   const results: TrackResult[] = [
     {
       track: 'BASIC',
@@ -192,8 +197,8 @@ export async function runTargetTier(
   return out;
 }
 
-function handshakeAuthority(echoUrl: string | null): string {
-  if (!echoUrl) return 'www.google.com:443';
-  const u = new URL(echoUrl);
+function handshakeAuthority(url: string | null): string {
+  if (!url) return 'www.google.com:443';
+  const u = new URL(url);
   return `${u.hostname}:${u.port || (u.protocol === 'https:' ? 443 : 80)}`;
 }

@@ -248,3 +248,33 @@ describe('runActiveTiers: an EGRESS failure counts against the proxy only if the
     expect(await echoCheck(direct(unavailable), ECHO)(1000)).toBe(false);
   });
 });
+
+describe('runActiveTiers: where BASIC’s handshake goes without a health-check URL', () => {
+  const noUrl = HealthCheckSpec.parse({ timeoutSeconds: 7 });
+  const handshakes = async (tiers: TierConfig) => {
+    const asked: string[] = [];
+    const p: Prober = {
+      ...prober().p,
+      handshake: async (_target, authority) => {
+        asked.push(authority);
+        return { ok: true, latencyMs: 5, status: 200, body: null, failure: null };
+      },
+    };
+    await runActiveTiers(p, TARGET, '10.0.0.1', noUrl, tiers, async () => true);
+    return asked;
+  };
+
+  it.each<[string, TierConfig, string]>([
+    ['the echo’s host and port', cfg(ECHO), '127.0.0.1:9'],
+    ['an https echo’s: port 443', cfg('https://api.example/v1/echo'), 'api.example:443'],
+    // An http echo on port 80: squid's SSL_ports refuses a CONNECT there on every managed VM.
+    [
+      'the handshake URL’s, when set, over the echo’s',
+      { ...cfg('http://echo.example/echo'), handshakeUrl: 'https://api.example' },
+      'api.example:443',
+    ],
+    ['no echo: a well-known https site', cfg(null), 'www.google.com:443'],
+  ])('%s', async (_name, tiers, authority) => {
+    expect(await handshakes(tiers)).toEqual([authority]);
+  });
+});

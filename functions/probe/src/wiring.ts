@@ -22,10 +22,13 @@ import { createSecretManagerClient } from '../../../shared/src/adapters/secret-m
 import { SecretManagerSecretReader } from '../../../shared/src/adapters/secret-manager/reader.js';
 import { systemClock } from '../../../shared/src/ports/clock.js';
 import type { loadProbeConfig } from './config.js';
+import { logEgressScope } from './echo-scope.js';
 import type { ProbeHandlerDeps } from './handler.js';
 import { logProbeRecorder } from './probe-recorder.js';
 
 export function probeDeps(config: ReturnType<typeof loadProbeConfig>, log: Logger): ProbeHandlerDeps {
+  // Once per process: what EGRESS can see follows from the configuration, not from any tick.
+  logEgressScope(config.PROBE_ECHO_URL ?? null, log);
   const db = new Firestore({ projectId: config.GOOGLE_CLOUD_PROJECT });
   const pubsub = new PubSubPublisher(createPubSub(config.GOOGLE_CLOUD_PROJECT, config.PUBSUB_EMULATOR_HOST));
   const secrets = new CachedSecretReader(
@@ -49,6 +52,7 @@ export function probeDeps(config: ReturnType<typeof loadProbeConfig>, log: Logge
     recorder: logProbeRecorder(log),
     tiers: {
       echoUrl: config.PROBE_ECHO_URL ?? null,
+      handshakeUrl: config.PROBE_HANDSHAKE_URL ?? null,
       callerIps: config.PROBE_CALLER_IPS,
       rejectUnauthorized: !config.PROBE_TLS_INSECURE,
     },

@@ -22,6 +22,13 @@ export interface JobRun {
    * running, and for the other jobs.
    */
   nextWindowStart?: Date | null;
+  /**
+   * For a job whose runs keep working after their start (the probe's loop): when the run stops starting
+   * work, recorded with its claim — so the next run knows where this one's coverage ends even when its own
+   * configuration (the loop) differs, as across a deploy that changed it. Null for the other jobs, and on
+   * records claimed before it was recorded.
+   */
+  deadline?: Date | null;
 }
 
 export interface JobRunStore {
@@ -30,9 +37,15 @@ export interface JobRunStore {
    * Starts a run unless another one started less than `minGapMs` ago (then null). Returns the previous
    * run (or null on the first) so the caller can derive its window from it. With a gap (runs that are not
    * meant to overlap), a previous run that never recorded its end is named in the new run's `error` until
-   * the new run finishes: a job whose every run dies must not read as always in progress.
+   * the new run finishes: a job whose every run dies must not read as always in progress. `deadline` is
+   * recorded as the new run's (JobRun.deadline).
    */
-  claim(job: string, now: Date, minGapMs: number): Promise<{ previous: JobRun | null } | null>;
+  claim(
+    job: string,
+    now: Date,
+    minGapMs: number,
+    deadline?: Date,
+  ): Promise<{ previous: JobRun | null } | null>;
   /**
    * Records how the run that claimed at `run.startedAt` ended — unless a later run has claimed since (runs
    * of requeue and snapshot may overlap): the record then belongs to that run and is left alone.

@@ -3,8 +3,9 @@
 // document's updateTime as its version, and each write is preconditioned on it (recipes §7: preconditions
 // rather than contended transactions): `create()` where there was no document, `lastUpdateTime` otherwise.
 // Each write also stamps the document with an id of its own (write-mark.ts): a commit the client resent
-// after it landed is no race lost, so the pass does not decide again on top of its own result (counting
-// one probe twice).
+// after it landed is no race lost, nor is one whose call failed after it landed a failed write, so the
+// probe neither decides again on top of its own result nor probes its window again (counting one probe
+// twice).
 import {
   type DocumentData,
   type DocumentReference,
@@ -85,10 +86,12 @@ export class FirestoreHealthStore implements HealthStore {
         await batch.commit();
         return chunk.map(() => 'written');
       } catch (err) {
-        if (!isHealthConflict(err)) throw err;
         // The commit is atomic: one document carrying its id (another pass may have written the others
-        // since) says all of it landed, on an attempt whose answer was lost.
+        // since) says all of it landed, on an attempt whose answer was lost — also when the call then
+        // failed otherwise (DEADLINE_EXCEEDED, a last UNAVAILABLE). Thrown, the run would record this
+        // window as not stored, and the next run probe it again and count these results twice.
         if (await this.carries(refs, writeId)) return chunk.map(() => 'written');
+        if (!isHealthConflict(err)) throw err;
       }
     }
     const results: HealthWriteResult[] = [];
@@ -118,13 +121,15 @@ export class FirestoreHealthStore implements HealthStore {
       await batch.commit();
       return 'written';
     } catch (err) {
+      // Landed on an attempt whose answer was lost, whatever the call then failed with (writeChunk).
+      if (await this.carries([ref], writeId)) return 'written';
       if (!isHealthConflict(err)) throw err;
-      return (await this.carries([ref], writeId)) ? 'written' : 'conflict';
+      return 'conflict';
     }
   }
 
   /** Whether any of these documents was last written by the write `writeId` (false when the read fails:
-   *  the conflict stands, as before the check). */
+   *  the commit's own answer stands, as before the check). */
   private async carries(refs: DocumentReference[], writeId: string): Promise<boolean> {
     try {
       const snaps = await this.db.getAll(...refs);

@@ -15,7 +15,12 @@ export class FirestoreJobRunStore implements JobRunStore {
     return snap.exists ? fromDoc(job, snap.data()!) : null;
   }
 
-  async claim(job: string, now: Date, minGapMs: number): Promise<{ previous: JobRun | null } | null> {
+  async claim(
+    job: string,
+    now: Date,
+    minGapMs: number,
+    deadline?: Date,
+  ): Promise<{ previous: JobRun | null } | null> {
     return this.db.runTransaction(
       async (tx) => {
         const snap = await tx.get(this.ref(job));
@@ -30,6 +35,7 @@ export class FirestoreJobRunStore implements JobRunStore {
           error: unfinishedNote(previous, minGapMs),
           windowStart: null,
           nextWindowStart: null,
+          deadline: deadline ? Timestamp.fromDate(deadline) : null,
         });
         return { previous };
       },
@@ -91,5 +97,6 @@ function fromDoc(job: string, d: DocumentData): JobRun {
     error: typeof d.error === 'string' ? d.error : null,
     windowStart: date(d.windowStart),
     nextWindowStart: date(d.nextWindowStart),
+    deadline: date(d.deadline),
   };
 }

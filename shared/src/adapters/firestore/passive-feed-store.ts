@@ -4,7 +4,7 @@
 // stageHealthWrite), so it fails whole when another tick moved the cursor or another pass wrote one of the
 // proxies (recipes §7: preconditions rather than contended transactions). The cursor carries the commit's
 // id (`writeId`), so a commit the client sent again after its first attempt landed — failing on its own
-// write — is known for committed, not taken for another tick's (health-store.ts).
+// write, or with another error — is known for committed, not taken for another tick's (health-store.ts).
 import { type DocumentSnapshot, type Firestore, Timestamp } from '@google-cloud/firestore';
 import type { HealthWrite } from '../../ports/health-store.js';
 import {
@@ -73,13 +73,23 @@ export class FirestorePassiveFeedStore implements PassiveFeedStore {
       await batch.commit();
       return 'committed';
     } catch (err) {
+      // Atomic: the cursor carrying this commit's id says all of it landed, on an attempt whose answer was
+      // lost — also when the call then failed otherwise (DEADLINE_EXCEEDED, a last UNAVAILABLE). Thrown,
+      // the pass would publish none of the window's transitions and log the window as to be read again,
+      // while the moved cursor has counted it.
+      if (await this.carries(writeId)) return 'committed';
       if (!isHealthConflict(err)) throw failure(err, 'commit passive health states');
+      return 'conflict';
     }
-    // Atomic: the cursor carrying this commit's id says all of it landed, on an attempt whose answer was lost.
+  }
+
+  /** Whether the cursor was last written by the commit `writeId` (false when the read fails: the commit's
+   *  own answer stands, as before the check). */
+  private async carries(writeId: string): Promise<boolean> {
     try {
-      return carriesWrite(await this.ref().get(), writeId) ? 'committed' : 'conflict';
+      return carriesWrite(await this.ref().get(), writeId);
     } catch {
-      return 'conflict'; // not known: the conflict stands, as before the check
+      return false;
     }
   }
 }

@@ -9,12 +9,16 @@ export interface PreviousProbeRun {
   /** Where its own first window started; for a failed run, where the first window it did not store
    *  started (null or absent on records written before it was recorded). */
   windowStart?: Date | null;
+  /** Its deadline (startedAt + its loop), as recorded at its claim; null or absent on records claimed
+   *  before it was recorded. */
+  deadline?: Date | null;
 }
 
 export interface ProbeCadence {
   /** The Scheduler period. */
   tickPeriodMs: number;
-  /** How long a run keeps probing after its start (its deadline is startedAt + loopMs). */
+  /** How long a run keeps probing after its start (its deadline is startedAt + loopMs); for the previous
+   *  run, only when its record holds no deadline of its own. */
   loopMs: number;
 }
 
@@ -30,9 +34,10 @@ export const MaxLookBackTicks = 3;
 /**
  * Where the previous run's coverage ends, so that no slot is probed twice for nothing and none is missed:
  * - none (first run ever): one tick period back;
- * - finished: its deadline (startedAt + loop), never ahead of now — it probed every slot up to there, and
- *   starting from its start would probe most of the fleet a second time at this tick's instant (thresholds
- *   reached twice as fast as intervalSeconds says, the per-uid jitter lost);
+ * - finished: its deadline (as its record holds it, else startedAt + this loop), never ahead of now — it
+ *   probed every slot up to there, and starting from its start would probe most of the fleet a second time
+ *   at this tick's instant (thresholds reached twice as fast as intervalSeconds says, the per-uid jitter
+ *   lost);
  * - still running (a slow last pass, or a loop longer than the tick): its deadline even when ahead — it is
  *   covering its window itself. A killed run reads the same; the slots of its lost pass wait for their next;
  * - failed: where the first window it did not store started (its own first window's start — the deadline
@@ -48,7 +53,10 @@ export function firstWindowStart(
 ): Date {
   const now = startedAt.getTime();
   if (!previous) return new Date(now - cfg.tickPeriodMs);
-  const deadline = previous.startedAt.getTime() + cfg.loopMs;
+  // Its own, as recorded: this run's loop is this deployment's, and after a deploy that changed it the
+  // previous run's deadline computed from it would probe one window twice (50 s → 0: its slots counted
+  // twice) or skip one (0 → 50 s: its slots an interval late).
+  const deadline = previous.deadline?.getTime() ?? previous.startedAt.getTime() + cfg.loopMs;
   let from: number;
   if (previous.ok === null) from = deadline;
   else if (previous.ok) from = Math.min(deadline, now);

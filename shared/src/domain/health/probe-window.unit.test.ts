@@ -65,6 +65,19 @@ describe('firstWindowStart', () => {
     expect(firstWindowStart(running(0), sec(120), cfg)).toEqual(sec(50));
   });
 
+  it('the previous run’s deadline as its record holds it, not from this deployment’s loop', () => {
+    // It looped 50 s; this deployment loops 0 (PROBE_LOOP_SECONDS changed between the two runs): from 0
+    // the slots in (0, 50], which it probed, would be probed and counted again.
+    expect(firstWindowStart({ ...ok(0), deadline: sec(50) }, sec(60), { ...cfg, loopMs: 0 })).toEqual(
+      sec(50),
+    );
+    expect(firstWindowStart({ ...running(0), deadline: sec(50) }, sec(60), { ...cfg, loopMs: 0 })).toEqual(
+      sec(50),
+    );
+    // It looped 0; this one loops 50 s: from 50 the slots in (0, 50] would wait an interval.
+    expect(firstWindowStart({ ...ok(0), deadline: sec(0) }, sec(60), cfg)).toEqual(sec(0));
+  });
+
   it(`never reaches back more than ${MaxLookBackTicks} tick periods after a long outage`, () => {
     const cap = sec(3600 - MaxLookBackTicks * 60);
     // Failed runs in a row for an hour, each carrying the window of the first.
