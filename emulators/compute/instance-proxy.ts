@@ -21,6 +21,7 @@ import {
 } from './instance-spec.js';
 import type { EmulatorLog } from './log.js';
 import { MalformedCredentials } from './secret-credentials.js';
+import { heldOnWildcard, wildcardHolderMessage } from './wildcard-port.js';
 
 export type ResolveCredentials = (secretResourceName: string) => Promise<string | null>;
 
@@ -37,7 +38,10 @@ export interface ProxyBootDeps {
 
 export type ProxyBoot = { ok: true; proxy: ForwardProxy } | { ok: false; error: string };
 
-/** Another process may hold address:port (a developer's `npm start` beside a test run): move on. */
+/**
+ * Another process may hold address:port (a developer's `npm start` beside a test run): move on. Not
+ * when the port is held on the wildcard address (wildcard-port.ts): no address would do.
+ */
 const BIND_ATTEMPTS = 8;
 
 export function proxyPortOf(spec: InstanceSpec): number | null {
@@ -130,6 +134,13 @@ export async function bootProxy(
       return { ok: true, proxy };
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
+      // Every address would fail alike, each taking one more from the pool for good: stay, and say why.
+      if (code === 'EADDRINUSE' && (await heldOnWildcard(port))) {
+        return {
+          ok: false,
+          error: `proxy could not listen on ${current}:${port}: ${wildcardHolderMessage(port)}`,
+        };
+      }
       const next = code === 'EADDRINUSE' && attempt < BIND_ATTEMPTS ? deps.pool.allocate() : null;
       if (next === null) {
         return { ok: false, error: `proxy could not listen on ${current}:${port}: ${code ?? String(err)}` };

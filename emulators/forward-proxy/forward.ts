@@ -14,7 +14,8 @@ function plain(res: ServerResponse, status: number, message: string): void {
     return;
   }
   const body = `${status} ${message}\n`;
-  res.writeHead(status, { 'Content-Type': 'text/plain', 'Content-Length': Buffer.byteLength(body) });
+  // The reason given, not left to node: after a refused relayHead the response still holds the origin's.
+  res.writeHead(status, message, { 'Content-Type': 'text/plain', 'Content-Length': Buffer.byteLength(body) });
   res.end(body);
 }
 
@@ -27,6 +28,31 @@ function replayable(req: IncomingMessage): boolean {
     req.headers['content-length'] === undefined &&
     req.headers['transfer-encoding'] === undefined
   );
+}
+
+/** What writeHead accepts in a reason phrase (checkInvalidHeaderChar, node's lib/_http_common.js). */
+const RELAYABLE_REASON = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/**
+ * Writes the origin's status line and end-to-end fields; false when node refuses them. Node's parser
+ * takes any byte but CR and LF in a reason phrase and any three digits as a status code, writeHead does
+ * not (ERR_INVALID_CHAR, ERR_HTTP_INVALID_STATUS_CODE below 100); thrown from here, inside the upstream
+ * parser's callback, that was an uncaughtException, and `npm start` — the process that runs every
+ * emulated VM's proxy — shut the whole plane down over one site's status line. A reason phrase is
+ * optional and means nothing to clients (RFC 9112 §4): a bad one is dropped and node sends the code's own.
+ */
+function relayHead(res: ServerResponse, origin: IncomingMessage): boolean {
+  const reason = origin.statusMessage ?? '';
+  try {
+    res.writeHead(
+      origin.statusCode ?? 502,
+      RELAYABLE_REASON.test(reason) ? reason : undefined,
+      endToEndHeaders(origin.rawHeaders),
+    );
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export function forwardRequest(
@@ -71,7 +97,15 @@ export function forwardRequest(
 
     upstream.once('response', (origin) => {
       upstream.setTimeout(ctx.idleTimeoutMs);
-      res.writeHead(origin.statusCode ?? 502, origin.statusMessage, endToEndHeaders(origin.rawHeaders));
+      if (!relayHead(res, origin)) {
+        ctx.log('DEBUG', 'forward target sent a response head node cannot relay', {
+          target: `${target.host}:${target.port}`,
+          status: origin.statusCode,
+        });
+        upstream.destroy();
+        plain(res, 502, 'Bad Gateway');
+        return;
+      }
       origin.pipe(res);
       origin.once('error', () => res.destroy());
       origin.once('aborted', () => res.destroy());

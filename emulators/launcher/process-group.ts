@@ -57,21 +57,34 @@ export function startGroup(opts: StartOptions): GroupProcess {
   if (child.pid === undefined)
     throw new Error(`could not start ${opts.name}: ${opts.command} is missing or not executable`);
   const pid = child.pid;
+  // Once the leader is reaped and no member is left, `pid` may be handed to another process, which can
+  // lead a group of its own (a new shell job): stop() called later — a child that died hours before the
+  // Ctrl-C — would signal that group. The group's state is read as the leader's exit is reported, long
+  // before the kernel could reuse its id; a group that outlives its leader (the JVM a wrapper started)
+  // keeps its id, and is still stopped.
+  let groupGone = false;
   const exited = new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve();
-    else child.once('exit', () => resolve());
+    const onExit = () => {
+      groupGone = !groupAlive(pid);
+      resolve();
+    };
+    if (child.exitCode !== null || child.signalCode !== null) onExit();
+    else child.once('exit', onExit);
   });
+  const signal = (sig: NodeJS.Signals) => {
+    if (!groupGone) signalGroup(pid, sig);
+  };
   return {
     name: opts.name,
     pid,
     child,
     async stop(graceMs = 5000) {
-      signalGroup(pid, 'SIGTERM');
-      const timer = setTimeout(() => signalGroup(pid, 'SIGKILL'), graceMs);
+      signal('SIGTERM');
+      const timer = setTimeout(() => signal('SIGKILL'), graceMs);
       await exited;
       clearTimeout(timer);
       // The leader may exit before its JVM child: make sure the whole group is gone.
-      signalGroup(pid, 'SIGKILL');
+      signal('SIGKILL');
     },
   };
 }
@@ -81,5 +94,15 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
     process.kill(-pid, signal);
   } catch {
     // ESRCH: already gone.
+  }
+}
+
+/** Signal 0 checks without signalling; EPERM means members exist that we may not signal. */
+function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

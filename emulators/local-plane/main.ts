@@ -7,7 +7,7 @@ import { onShutdown } from '../launcher/shutdown-signals.js';
 import { demoStep } from './demo.js';
 import { OptionsError, type PlaneOptions, parsePlaneOptions, USAGE } from './options.js';
 import { StartCancelled, startPlane } from './plane.js';
-import { PortInUseError } from './ports.js';
+import { PortInUseError, WildcardPortError } from './ports.js';
 import { elapsed, fleetPageUrl, formatReport } from './report.js';
 import { removeOwnPlaneState, StateDirInUseError, stateFileIn, writePlaneState } from './state-file.js';
 import { Teardown } from './teardown.js';
@@ -106,6 +106,9 @@ try {
       if (options.portOffset)
         console.error(`(firebase.json ports + PROXYPLANE_PORT_OFFSET=${options.portOffset})`);
       console.error('Stop whatever holds it (another `npm start`?) or set PROXYPLANE_PORT_OFFSET.');
+    } else if (err instanceof WildcardPortError) {
+      console.error(`\n${err.message}`);
+      console.error('Stop it (a system squid: `sudo systemctl disable --now squid`) and start again.');
     } else if (err instanceof StateDirInUseError) {
       // Its logs, certificate and state.json are in that dir: a second plane there would wipe its logs
       // and take the file the CLI reads its tokens from.

@@ -10,6 +10,7 @@ import { PubSubPublisher } from '../../shared/src/adapters/pubsub/publisher.js';
 import { ensurePubSubTopology } from '../../shared/src/adapters/pubsub/topology.js';
 import { hostPort } from '../../shared/src/config/local-ports.js';
 import { loadPubSubTable, loadScheduleTable } from '../../shared/src/config/topology.js';
+import { DEFAULT_PROXY_PORT } from '../compute/instance-spec.js';
 import { jsonLineLog } from '../compute/log.js';
 import { demoCertificate } from '../demo-target/certificate.js';
 import { startGoogleEmulators } from '../launcher/google-emulators.js';
@@ -21,7 +22,7 @@ import { apiCredentialEnv, loadLocalTokens, planeWorkerTokens } from './local-to
 import { appendLines } from './log-file.js';
 import type { PlaneOptions } from './options.js';
 import { startOurEmulators } from './our-emulators.js';
-import { assertPortsFree } from './ports.js';
+import { assertNotHeldOnWildcard, assertPortsFree } from './ports.js';
 import type { Endpoint } from './report.js';
 import { startApi, startGatewayService, startScheduler } from './services.js';
 import { assertStateDirFree, stateFileIn, writePlaneState } from './state-file.js';
@@ -54,6 +55,7 @@ export async function startPlane(
   const { ports, inventory, functionPort, claims } = planeLayout(opts.portOffset);
   progress('checking ports');
   await assertPortsFree(claims);
+  await assertNotHeldOnWildcard(DEFAULT_PROXY_PORT);
   // One plane per state dir (logs, certificate, gateway files, state.json): claimed before the logs of
   // whichever plane had it are cleared below.
   const stateFile = stateFileIn(opts.stateDir);

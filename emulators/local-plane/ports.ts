@@ -2,6 +2,7 @@
 // starts, so a clash fails at once with the port and the firebase.json key that set it.
 import { createServer } from 'node:net';
 import type { HostPort, LocalPorts } from '../../shared/src/config/local-ports.js';
+import { heldOnWildcard, wildcardHolderMessage } from '../compute/wildcard-port.js';
 
 const shift = (hp: HostPort, n: number): HostPort => ({ host: hp.host, port: hp.port + n });
 
@@ -54,4 +55,22 @@ export async function assertPortsFree(claims: PortClaim[]): Promise<void> {
   const busy: PortClaim[] = [];
   for (const claim of claims) if (!(await isFree(claim))) busy.push(claim);
   if (busy.length > 0) throw new PortInUseError(busy);
+}
+
+export class WildcardPortError extends Error {
+  readonly kind = 'port_held_on_wildcard';
+  constructor(readonly port: number) {
+    super(`the emulated VMs' proxies listen on port ${port}, but ${wildcardHolderMessage(port)}`);
+    this.name = 'WildcardPortError';
+  }
+}
+
+/**
+ * Throws WildcardPortError when the VMs' proxy port is held on the wildcard address. Not in firebase.json
+ * and never offset (a managed proxy's port is its spec's), so no other check sees it; left to the VMs'
+ * boots, the demo fleet came up without proxies, and crawlers' traffic to their addresses went to that
+ * other process.
+ */
+export async function assertNotHeldOnWildcard(port: number): Promise<void> {
+  if (await heldOnWildcard(port)) throw new WildcardPortError(port);
 }

@@ -1,7 +1,13 @@
 import { createServer, type Server } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadLocalPorts } from '../../shared/src/config/local-ports.js';
-import { assertPortsFree, offsetPorts, PortInUseError } from './ports.js';
+import {
+  assertNotHeldOnWildcard,
+  assertPortsFree,
+  offsetPorts,
+  PortInUseError,
+  WildcardPortError,
+} from './ports.js';
 
 describe('offsetPorts', () => {
   it('adds the offset to every firebase.json port and keeps the hosts', () => {
@@ -39,5 +45,36 @@ describe('assertPortsFree', () => {
     const freePort = (free.address() as { port: number }).port;
     await new Promise<void>((r) => free.close(() => r()));
     await expect(assertPortsFree([{ key: 'k', host: '127.0.0.1', port: freePort }])).resolves.toBeUndefined();
+  });
+});
+
+describe('assertNotHeldOnWildcard', () => {
+  const listen = async (host: string) => {
+    const srv = createServer();
+    await new Promise<void>((r) => srv.listen(0, host, r));
+    return { srv, port: (srv.address() as { port: number }).port };
+  };
+  const close = (srv: Server) => new Promise<void>((r) => srv.close(() => r()));
+
+  it('refuses a VM proxy port some process holds on 0.0.0.0 (no 127.x.y.z can bind it), naming it', async () => {
+    const { srv, port } = await listen('0.0.0.0');
+    try {
+      const err = await assertNotHeldOnWildcard(port).catch((e) => e);
+      expect(err).toBeInstanceOf(WildcardPortError);
+      expect(err.message).toContain(`port ${port} is held on the wildcard address`);
+      expect(err.message).toContain(`ss -ltnp 'sport = :${port}'`);
+    } finally {
+      await close(srv);
+    }
+  });
+
+  it("passes when only single addresses hold the port (another plane's VMs), or nothing does", async () => {
+    const { srv, port } = await listen('127.0.0.1');
+    try {
+      await expect(assertNotHeldOnWildcard(port)).resolves.toBeUndefined();
+    } finally {
+      await close(srv);
+    }
+    await expect(assertNotHeldOnWildcard(port)).resolves.toBeUndefined();
   });
 });

@@ -41,7 +41,10 @@ export class LocalScheduler {
   ) {
     this.clock = opts.clock ?? systemClock;
     this.speed = opts.speed ?? 1;
-    if (!(this.speed > 0)) throw new RangeError(`speed must be > 0, got ${opts.speed}`);
+    // Infinity would make every period 0: ticks published non-stop on 1 ms timers.
+    if (!(this.speed > 0 && Number.isFinite(this.speed))) {
+      throw new RangeError(`speed must be a finite number > 0, got ${opts.speed}`);
+    }
     for (const job of jobs) {
       this.entries.set(job.id, { job, view: { ...job, state: 'ENABLED', userUpdateTime: this.clock.now() } });
     }

@@ -149,7 +149,10 @@ describe('LocalScheduler', () => {
     expect(pub.sent).toHaveLength(2); // a second later, not an hour
   });
 
-  it('rejects a speed that is not positive', () => {
-    expect(() => new LocalScheduler([], pub, { speed: 0 })).toThrow(RangeError);
-  });
+  it.each([0, -1, Number.NaN, Number.POSITIVE_INFINITY])(
+    'rejects a speed of %s (not positive, or no period)',
+    (speed) => {
+      expect(() => new LocalScheduler([], pub, { speed })).toThrow(RangeError);
+    },
+  );
 });
