@@ -1,8 +1,10 @@
 // A scripted forward proxy for gateway tests: it answers absolute-form requests itself, from the path,
 // with exact response bytes (Content-Length, chunked with a chunk extension and trailers,
 // close-delimited, 204, 304, a slow answer, an echo, early hints, an unsolicited 101, a 17 kB head, a
-// Connection-listed field, an answer before the request body that then stops reading), several requests per connection, and counts the
-// connections it accepted; two switches make it drop connections the ways a real upstream does.
+// Connection-listed field, an answer before the request body that then stops reading, an answer reset
+// after 10 of its 1,000 bytes), several requests per connection — also inside a CONNECT tunnel to
+// itself, as a pinned target — and counts the connections it accepted; switches make it drop
+// connections the ways a real upstream does, or die.
 import net, { type AddressInfo } from 'node:net';
 
 /** Every byte value, several times: more than one read and one chunk. */
@@ -29,6 +31,8 @@ export function scriptedUpstream() {
     closeIdleAfterMs: null as number | null,
     /** Destroy the next request that arrives on an already used connection, unanswered. */
     dropNextReused: false,
+    /** With that drop, stop listening too: a proxy whose process has just died refuses the next dial. */
+    dieOnDrop: false,
   };
   const sockets = new Set<net.Socket>();
   const server = net.createServer((s) => {
@@ -47,6 +51,12 @@ export function scriptedUpstream() {
         if (end < 0) return;
         const head = buf.toString('latin1', 0, end);
         const [method, url] = head.split(' ') as [string, string];
+        if (method === 'CONNECT') {
+          // A tunnel to the script itself: the requests that follow are served in origin form (pinned).
+          buf = buf.subarray(end + 4);
+          s.write('HTTP/1.1 200 Connection established\r\n\r\n');
+          continue;
+        }
         if (url.endsWith('/early-stall')) {
           // Answers from the head alone, then never reads again: the request body stays unsent.
           state.seen.push({ method, url, head, body: Buffer.alloc(0) });
@@ -61,6 +71,8 @@ export function scriptedUpstream() {
         state.seen.push({ method, url, head, body });
         if (served > 0 && state.dropNextReused) {
           state.dropNextReused = false;
+          // The listener first: the gateway's retry must find the port closed.
+          if (state.dieOnDrop) server.close();
           s.destroy();
           return;
         }
@@ -134,6 +146,13 @@ function respond(s: net.Socket, method: string, path: string, body: Buffer): boo
       s.write('HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n');
       s.write(`${ok}Content-Length: 5\r\n\r\nfinal`);
       return false;
+    case '/truncated':
+      // An answer that breaks off after its head: 10 of 1,000 bytes, then a reset.
+      // The reset a moment later: the head surely reached the gateway first.
+      s.write(`${ok}Content-Length: 1000\r\n\r\n${'x'.repeat(10)}`, () =>
+        setTimeout(() => s.resetAndDestroy(), 20),
+      );
+      return true;
     case '/101':
       // An upgrade nobody asked for (no Upgrade header in the request); the socket stays open.
       s.write('HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n');

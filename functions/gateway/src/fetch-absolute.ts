@@ -10,8 +10,11 @@ import { isProxyChallenge, MAX_RESPONSE_HEAD_BYTES } from './response-head.js';
 import type { UpstreamPool } from './upstream-pool.js';
 
 export type AbsoluteFetchResult =
-  /** `done`: the caller finished with the response (read whole or not); frees or drops the connection. */
-  | { ok: true; response: IncomingMessage; done: () => void }
+  /**
+   * `done`: the caller finished with the response (read whole or not); frees or drops the connection.
+   * `timedOut`: the deadline ended the exchange — a body cut then did not break off on the target's side.
+   */
+  | { ok: true; response: IncomingMessage; done: () => void; timedOut: () => boolean }
   | { ok: false; stage: OutcomeStage; status: number; code: string; upstreamStatus?: number };
 
 export interface AbsoluteFetch {
@@ -40,8 +43,10 @@ export function fetchAbsolute(
     : f.headers;
   const idempotent = !f.body && (f.method === 'GET' || f.method === 'HEAD');
   return new Promise((resolve, reject) => {
+    /** The caller was told the request has a connection (once, even across a retry). */
     let connected = false;
     let settled = false;
+    let timedOut = false;
     let timer: NodeJS.Timeout | undefined;
     const settle = (r: AbsoluteFetchResult) => {
       if (settled) return;
@@ -51,6 +56,10 @@ export function fetchAbsolute(
       resolve(r);
     };
     const send = (agent: http.Agent, retried: boolean): http.ClientRequest => {
+      // This attempt's own connection, as in plain-forward.ts: a retry's fresh dial refused after the pooled
+      // connection had connected sent the request nowhere — a DIAL failure (fetch-through.ts redials it),
+      // not the target's.
+      let reqConnected = false;
       const r = http.request({
         host: u.host,
         port: u.port,
@@ -63,6 +72,7 @@ export function fetchAbsolute(
       });
       r.on('socket', (s) => {
         const up = () => {
+          reqConnected = true;
           if (connected) return;
           connected = true;
           f.onConnected();
@@ -94,6 +104,7 @@ export function fetchAbsolute(
             // for good, the socket neither pooled nor closed (nothing else would ever destroy it).
             if (!res.complete || !r.writableFinished) r.destroy();
           },
+          timedOut: () => timedOut,
         });
       });
       r.on('error', (err: NodeJS.ErrnoException) => {
@@ -104,7 +115,7 @@ export function fetchAbsolute(
           req = send(pool.fresh, true);
           return;
         }
-        if (!connected) settle({ ok: false, stage: 'DIAL', status: 502, code: 'upstream_dial_failed' });
+        if (!reqConnected) settle({ ok: false, stage: 'DIAL', status: 502, code: 'upstream_dial_failed' });
         else
           settle({
             ok: false,
@@ -137,6 +148,7 @@ export function fetchAbsolute(
         timer = setTimeout(atDeadline, more);
         return;
       }
+      timedOut = true;
       req.destroy();
       settle({ ok: false, stage: 'RESPONSE_HEADERS', status: 504, code: 'fetch_timeout' });
     };

@@ -131,10 +131,10 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
     if (!r.ok) return refuse(out, r.status, r.code, { error: r.code, ...r.detail }, {}, r.route);
     const res = r.response;
     let released = false;
-    const done = () => {
+    const done = (broken = false) => {
       if (released) return;
       released = true;
-      r.done();
+      r.done(broken);
     };
     try {
       relay(out, res, r.route, parsed.data.method, done);
@@ -146,7 +146,13 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
     }
   }
 
-  function relay(out: ServerResponse, res: IncomingMessage, route: string, method: string, done: () => void) {
+  function relay(
+    out: ServerResponse,
+    res: IncomingMessage,
+    route: string,
+    method: string,
+    done: (broken?: boolean) => void,
+  ) {
     const status = res.statusCode ?? 0;
     // Node's parser takes any three digits; the Hono route's Response could not carry a status outside
     // 200–599, and neither does this one.

@@ -1,8 +1,9 @@
 // /v1/fetch's redial (fetch-through.ts): after a refused dial the fetch goes again through another proxy
 // of the route, picked at once — but the second attempt runs the guard again first, and a look-up (an
 // uncached name) may outlast that proxy's use. One revoked during the look-up is not dialled, nor one a
-// newer snapshot replaced meanwhile (its counters are forgotten with it). Real
-// loopback sockets: a port nobody listens on, and a server that counts the connections it gets.
+// newer snapshot replaced meanwhile (its counters are forgotten with it). A fetch admitted before a
+// shutdown is redialled on a snapshot still within its stale age, not past it. Real loopback sockets: a
+// port nobody listens on, and a server that counts the connections it gets.
 import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSnapshot } from '../../../shared/src/domain/gateway/canonical.js';
@@ -79,14 +80,19 @@ describe('/v1/fetch redial', () => {
       sha256Hex,
     );
 
-  async function deps(onLookup: (n: number) => void | Promise<void>): Promise<FetchDeps> {
+  async function deps(
+    onLookup: (n: number) => void | Promise<void>,
+    clock: { now: () => number; maxStaleAgeMs: number } = {
+      now: Date.now,
+      maxStaleAgeMs: Number.POSITIVE_INFINITY,
+    },
+  ): Promise<FetchDeps> {
     const creds = new StaticCredentialResolver();
     creds.replace({ up: { username: 'u', password: 'p' } });
     const worker = new GatewayWorker({
       credentials: new CredentialCache(creds, 60_000, Date.now),
       log: jsonLogger('error', () => {}),
-      now: Date.now,
-      maxStaleAgeMs: Number.POSITIVE_INFINITY,
+      ...clock,
       workerId: 'w1',
       stickyTableSize: 10,
       outcomeQueueSize: 10,
@@ -195,4 +201,39 @@ describe('/v1/fetch redial', () => {
     for (let i = 0; i < 50 && d.sockets.upstreams > 0; i++) await new Promise((r) => setTimeout(r, 20));
     expect(d.sockets.upstreams).toBe(0);
   });
+
+  // A drain serves what it admitted (docs/gateway.md § Staleness and drain), a redial included — as the
+  // proxy listener does — but never from a snapshot that outlived its stale age meanwhile: the rule a
+  // request whose look-up came back picks by (worker.ts refusalAfterLookup). Before, /v1/fetch never
+  // redialled once the worker was shutting down.
+  it.each([
+    ['within its stale age: redialled', 0, ['fetch'], 1, 'target_failed'],
+    ['past its stale age, its grant not over: not redialled', 5_000, [], 0, 'upstream_dial_failed'],
+  ])(
+    'a fetch admitted before a shutdown whose first dial is refused, on a snapshot %s',
+    async (_, aged, redialled, dialled, code) => {
+      connections = 0;
+      redials.length = 0;
+      let worker: GatewayWorker | undefined;
+      let offset = 0;
+      const d = await deps(
+        (n) => {
+          if (n === 1) worker?.beginShutdown();
+        },
+        { now: () => Date.now() + offset, maxStaleAgeMs: 1_000 },
+      );
+      worker = d.worker;
+      // The snapshot ages while the first dial is under way.
+      const pick = worker.pick.bind(worker);
+      worker.pick = (...args) => {
+        const picked = pick(...args);
+        offset = aged;
+        return picked;
+      };
+      const result = await fetchThrough(request, 'crawler', d);
+      expect(result).toMatchObject({ ok: false, status: 502, code });
+      expect(redials).toEqual(redialled);
+      expect(connections).toBe(dialled);
+    },
+  );
 });

@@ -49,7 +49,13 @@ export type FetchFailure = {
   route?: string;
 };
 export type FetchResult =
-  | { ok: true; response: IncomingMessage; route: string; done: () => void }
+  | {
+      ok: true;
+      response: IncomingMessage;
+      route: string;
+      /** Once the body is over: `broken` when the target's side broke it off (stream-body.ts). */
+      done: (broken: boolean) => void;
+    }
   | FetchFailure;
 
 /**
@@ -140,7 +146,9 @@ export async function fetchThrough(
   const https = url.protocol === 'https:';
   const host = normalizeHost(url.hostname);
   const port = url.port ? Number(url.port) : https ? 443 : 80;
-  if (!deps.worker.accepting) return fail(503, refusalCode(deps.worker.phase()) ?? 'not_accepting');
+  // Not for a redial: again() let it through as an admitted request, which a drain still serves.
+  if (!redial && !deps.worker.accepting)
+    return fail(503, refusalCode(deps.worker.phase()) ?? 'not_accepting');
 
   let d: TargetDecision;
   const checked = deps.guard.check(host, port);
@@ -195,10 +203,12 @@ export async function fetchThrough(
   const { upstream: u, route } = picked;
   /**
    * After a dial that failed before the upstream took a byte: the fetch again through another proxy of
-   * the route, when there is one (the failed dial reported first, as without the retry); else null.
+   * the route, when there is one (the failed dial reported first, as without the retry); else null. Only
+   * as an admitted request may pick after its look-up (the proxy listener's rule too): a drain serves what
+   * it admitted, but never from a snapshot past its stale age or its grant.
    */
   const again = (): Promise<FetchResult> | null => {
-    if (redial || caller.gone || !deps.worker.accepting || deps.worker.grantOver) return null;
+    if (redial || caller.gone || deps.worker.refusalAfterLookup() !== null) return null;
     const other = deps.worker.pick(host, Date.now(), sticky, u);
     if (other.kind !== 'ok') return null;
     deps.recorder.redialed('fetch');
@@ -255,6 +265,15 @@ export async function fetchThrough(
       status,
       at: Date.now(),
     });
+  /**
+   * The body is over. One the target's side broke off after the head is a TUNNEL failure (contract seed
+   * §5: failed after the tunnel was established), reported besides the head's success — a truncated answer
+   * counted as nothing but a success. One the deadline cut is not: the caller's bound or the grant's, as
+   * for the head, and a long body is no evidence against the proxy.
+   */
+  const bodyOver = (broken: boolean, timedOut: boolean) => {
+    if (broken && !timedOut) outcome('TUNNEL', false);
+  };
 
   // Hop-by-hop fields go, as on the proxy listener (head.ts): the fixed list, and whatever a Connection
   // header among the caller's names (host and content-length are the gateway's own below).
@@ -305,14 +324,15 @@ export async function fetchThrough(
     }
     // As on the proxy listener (proxy-session.ts forwardResponse): relayed, but no success.
     outcome('RESPONSE_HEADERS', !isProxyErrorPage(r.response), r.response.statusCode);
-    const { done } = r;
+    const { done, timedOut } = r;
     return {
       ok: true,
       response: r.response,
       route: route.name,
-      done: () => {
+      done: (broken) => {
         done();
         release();
+        bodyOver(broken, timedOut());
       },
     };
   }
@@ -409,7 +429,15 @@ export async function fetchThrough(
       responded = true;
       caller.abort = undefined;
       outcome('RESPONSE_HEADERS', true, res.statusCode);
-      resolve({ ok: true, response: res, route: route.name, done });
+      resolve({
+        ok: true,
+        response: res,
+        route: route.name,
+        done: (broken) => {
+          done();
+          bodyOver(broken, timedOut);
+        },
+      });
     });
     const failed = (f: FetchFailure) => {
       if (responded || settled) return;

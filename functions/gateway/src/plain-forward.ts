@@ -66,7 +66,11 @@ export class PlainForward {
   private connected = false;
   /** The current request's own connection is up (a retry starts over on a new one). */
   private reqConnected = false;
-  private retried = false;
+  /**
+   * Sent again on a fresh connection after a pooled one was dropped unanswered. A DIAL failure then is
+   * that fresh dial's, after the session was told it had a connection (the pooled one).
+   */
+  retried = false;
   private rechunk = false;
   /** The response was read to its end (the socket went back to the pool) or the exchange was abandoned. */
   private finished = false;
@@ -124,9 +128,18 @@ export class PlainForward {
    */
   abort(): void {
     const req = this.req;
-    if (!req || (this.finished && req.writableFinished)) return;
+    if (!req || this.settled) return;
     this.finished = true;
     req.destroy();
+  }
+
+  /**
+   * Nothing of this exchange is left on its connection: it is over (its response read to the end, or it
+   * was abandoned and Node destroyed the socket) and the request body left whole — a connection whose
+   * response ended first still has our body queued on it.
+   */
+  get settled(): boolean {
+    return this.finished && this.req?.writableFinished === true;
   }
 
   onSocket(s: Socket): void {

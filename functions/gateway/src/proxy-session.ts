@@ -141,8 +141,9 @@ export class ProxySession implements ForwardOwner {
     // On an upstream past the ownership grant (contract seed §3: expiresAt is a hard expiry): the
     // controller may give the proxy to another worker once the grant has lapsed. Before any byte of the
     // answer went out the client is told why, as a request arriving now would be; a tunnel or a
-    // response under way is cut, and so is a session lingering on it (its slot is held until the client
-    // closes, and a pinned tunnel's client may still be sending its body up it). The same for an upstream
+    // response under way is cut, and so is a session lingering still on it (a pinned tunnel holds its slot
+    // until the client closes, its client may still be sending its body up it; an absolute-form answer
+    // gave its slot back once the exchange was whole: forwardDone). The same for an upstream
     // whose drain away from this worker outlived GATEWAY_PROXY_DRAIN_TIMEOUT_MS (drain-bound.ts): the
     // controller waits for its counts to reach zero.
     if (this.load !== 0) {
@@ -305,14 +306,16 @@ export class ProxySession implements ForwardOwner {
    * minute. The failed dial is still reported (its DIAL outcome feeds that passive health); the proxy is
    * not picked again for this request, and a sticky key on it moves, as off any unusable proxy. Not
    * after the dial's timeout (that has spent GATEWAY_UPSTREAM_TIMEOUT_MS already), not for an
-   * absolute-form request with a body (its bytes went to the failed forward), not once the worker
-   * stopped taking traffic. Returns false when the caller answers the failure as before.
+   * absolute-form request with a body (its bytes went to the failed forward), and only as a request
+   * whose look-up came back may pick (worker.ts refusalAfterLookup, the rule /v1/fetch's redial follows
+   * too): a drain serves what it admitted, but never from a snapshot past its stale age or its grant.
+   * Returns false when the caller answers the failure as before.
    */
   private redial(): boolean {
     const failed = this.upstream;
     if (this.redialed || !failed || (this.fwd !== null && this.hadBody)) return false;
     const worker = this.ctx.worker;
-    if ((!worker.accepting && worker.phase() !== 'shutting_down') || worker.grantOver) return false;
+    if (worker.refusalAfterLookup() !== null) return false;
     // Avoided as the current snapshot has it: a swap since the first pick compiled a new entry for the
     // proxy, and `pick` avoids by identity, so the old object would let the dead proxy be picked again.
     const picked = worker.pick(
@@ -326,8 +329,14 @@ export class ProxySession implements ForwardOwner {
     this.ctx.recorder.redialed('proxy');
     this.recordOutcome('DIAL', false);
     this.outcomeDone = false;
-    failed.live.reserved--;
-    this.load = 0;
+    // Active, not reserved, when an absolute-form forward had a pooled connection, dropped under it, and
+    // its retry's fresh dial was refused (forwardFailed).
+    this.releaseSlot();
+    if (this.state === RESPONSE) {
+      // That forward's request was under way: established() listens for the body again on the next one.
+      this.client.removeListener('data', onClientBody);
+      this.client.pause();
+    }
     const old = this.up;
     if (old) {
       // Its 'close' is still to come: it only gives its socket count back (onDetachedUpClose).
@@ -451,7 +460,10 @@ export class ProxySession implements ForwardOwner {
   }
 
   forwardFailed(stage: OutcomeStage, status: number, code: string, upstreamStatus?: number): void {
-    if (stage === 'DIAL' && this.state === DIAL && this.redial()) return;
+    // A DIAL failure sent the request nowhere, also when it is the fresh dial of a retry: the pooled
+    // connection taken first had connected (the session is in RESPONSE), then the upstream dropped it —
+    // a proxy that has just died refuses the new one.
+    if (stage === 'DIAL' && (this.state === DIAL || this.fwd?.retried) && this.redial()) return;
     this.failStage(stage, status, code, upstreamStatus);
   }
 
@@ -476,6 +488,11 @@ export class ProxySession implements ForwardOwner {
     // The response is whole; give the client a bounded time to close its own side.
     const c = this.client;
     if (!c.writableEnded) c.end();
+    // The upstream is done with once the request left whole too (its connection is back in the pool): the
+    // slot goes back now, not when the client closes — held, it counted in the runtime reports and in the
+    // proxy's capacity, kept a SIGTERM drain waiting, and the sweep's cut of an upstream being let go cut
+    // a client still being sent the tail of its answer. A request body still queued keeps it until then.
+    if (this.fwd?.settled) this.releaseSlot();
     this.linger();
   }
 
@@ -757,7 +774,13 @@ export class ProxySession implements ForwardOwner {
     this.fwd?.abort();
     this.releaseSlot();
     if (prev === TUNNEL && this.isConnect) this.recordOutcome('TUNNEL', !this.upstreamFailed);
-    else if (prev > HEAD && prev < TUNNEL)
+    else if (prev === TUNNEL && this.upstreamFailed) {
+      // Plain HTTP whose answer broke off after its head (contract seed §5: TUNNEL, failed after the
+      // tunnel was established): reported besides the head's own outcome, which told only that the head
+      // came — a truncated answer counted as nothing but a success.
+      this.outcomeDone = false;
+      this.recordOutcome('TUNNEL', false);
+    } else if (prev > HEAD && prev < TUNNEL)
       this.ctx.recorder.request('proxy', this.route?.name ?? '-', 'client_closed');
   }
 

@@ -1,11 +1,17 @@
 // ProxySession on a stand-in client socket: reading a request head that arrives in pieces (what the client
 // is answered, and what reading the head cost in buffer allocations, counted, not timed); the sweep
-// cutting a lingering session off an upstream it must let go; the redial's avoided proxy.
+// cutting a lingering session off an upstream it must let go; the redial's avoided proxy, and no redial
+// from a stale snapshot during a drain.
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { buildSnapshot } from '../../../shared/src/domain/gateway/canonical.js';
+import { sha256Hex } from '../../../shared/src/messages/gateway-snapshot.js';
 import { ClientAuth } from './client-auth.js';
+import { CredentialCache, StaticCredentialResolver } from './credentials.js';
+import { jsonLogger } from './logger.js';
 import type { ProxyContext } from './proxy-listener.js';
 import { ProxySession } from './proxy-session.js';
 import type { Owned } from './session-listeners.js';
+import { GatewayWorker } from './worker.js';
 
 function session(maxHeaderBytes: number) {
   const answers: string[] = [];
@@ -91,8 +97,8 @@ describe('ProxySession reading a head in pieces', () => {
   });
 });
 
-// A session lingers once its side is done (the target's FIN, the answer's end) and holds its upstream
-// slot until the client closes; a pinned tunnel's client may still be sending its body up it. The sweep
+// A session lingers once its side is done (the target's FIN, the answer's end), a pinned tunnel holding its
+// upstream slot until the client closes (its client may still be sending its body up it). The sweep
 // returned in the linger branch before its cut, so a drain past its bound or an ended grant cut every
 // session on the proxy but these: the proxy stayed "draining, active 1" to the controller for as long as
 // a slow reader kept the linger re-armed.
@@ -137,9 +143,7 @@ describe('ProxySession redialling after a refused dial', () => {
     const ctx = {
       opts: { headerTimeoutMs: 10_000, lingerMs: 1_000 },
       worker: {
-        accepting: true,
-        grantOver: false,
-        phase: () => 'serving',
+        refusalAfterLookup: () => null,
         snapshot: () => ({ upstreams: new Map([['p-1', now]]) }),
         pick: (_host: string, _at: number, _sticky: unknown, avoid: unknown) => {
           avoided.push(avoid);
@@ -152,6 +156,65 @@ describe('ProxySession redialling after a refused dial', () => {
     expect((s as unknown as { redial: () => boolean }).redial()).toBe(false);
     expect(avoided).toHaveLength(1);
     expect(avoided[0]).toBe(now);
+  });
+});
+
+// A drain serves what it admitted, a redial included, but never from a snapshot past its stale age: the
+// rule a request whose look-up came back picks by (worker.ts refusalAfterLookup), /v1/fetch's too. The
+// proxy listener redialled for any worker shutting down, from a snapshot however stale.
+describe('ProxySession redialling while the worker shuts down', () => {
+  it('does not pick from a snapshot that has outlived its stale age, its grant not over', async () => {
+    let now = Date.now();
+    const worker = new GatewayWorker({
+      credentials: new CredentialCache(new StaticCredentialResolver(), 60_000, Date.now),
+      log: jsonLogger('error', () => {}),
+      now: () => now,
+      maxStaleAgeMs: 1_000,
+      stickyTableSize: 10,
+      outcomeQueueSize: 10,
+    });
+    const later = new Date(now + 3_600_000).toISOString();
+    const proxy = (name: string, port: number) =>
+      ({
+        name,
+        host: '127.0.0.1',
+        port,
+        protocol: 'http',
+        capacity: 5,
+        expiresAt: later,
+        usableUntil: later,
+        attributes: {},
+      }) as const;
+    const snapshot = buildSnapshot(
+      {
+        schemaVersion: 1,
+        version: 1,
+        ownershipEpoch: 1,
+        workerId: 'w1',
+        generatedAt: new Date(now).toISOString(),
+        validUntil: later,
+        routing: [{ name: 'all', match: { hosts: ['*'] }, selector: {}, policy: 'round-robin' }],
+        proxies: [proxy('a', 1), proxy('b', 2)],
+      },
+      sha256Hex,
+    );
+    expect(await worker.applySnapshot(snapshot)).toMatchObject({ ok: true });
+    worker.beginShutdown();
+    now += 5_000;
+    expect(worker.grantOver).toBe(false);
+    const redialed: string[] = [];
+    const ctx = {
+      opts: { headerTimeoutMs: 10_000, lingerMs: 1_000 },
+      worker,
+      recorder: { redialed: (l: string) => redialed.push(l) },
+    } as unknown as ProxyContext;
+    const s = new ProxySession({} as unknown as Owned, ctx, 0);
+    const a = worker.snapshot()!.upstreams.get('a')!;
+    a.live.reserved++;
+    Object.assign(s, { upstream: a, load: 1, host: 'example.com' });
+    expect((s as unknown as { redial: () => boolean }).redial()).toBe(false);
+    expect(redialed).toEqual([]);
+    expect(worker.totals()).toEqual({ active: 0, reserved: 1 });
   });
 });
 

@@ -5,21 +5,28 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 /**
  * The target's body to the client with backpressure. Past `max` bytes, or if either side breaks, both
  * connections are destroyed: the client sees a cut-off response, never an unbounded or a complete-looking
- * one (the chunk that crosses the limit is not sent). `done` runs once, whichever way it ends.
+ * one (the chunk that crosses the limit is not sent). `done` runs once, whichever way it ends; `broken`
+ * when the target's side broke off first (not the cap, not the client leaving, not a response dumped by
+ * its request's destroy).
  */
-export function streamBody(res: IncomingMessage, out: ServerResponse, max: number, done: () => void): void {
+export function streamBody(
+  res: IncomingMessage,
+  out: ServerResponse,
+  max: number,
+  done: (broken: boolean) => void,
+): void {
   let seen = 0;
   let ended = false;
   let released = false;
-  const release = () => {
+  const release = (broken: boolean) => {
     if (released) return;
     released = true;
-    done();
+    done(broken);
   };
-  const abort = () => {
+  const abort = (broken = false) => {
     res.destroy();
     out.destroy();
-    release();
+    release(broken);
   };
   const onData = (chunk: Buffer) => {
     seen += chunk.length;
@@ -37,11 +44,11 @@ export function streamBody(res: IncomingMessage, out: ServerResponse, max: numbe
     if (!res.listeners('data').includes(onData)) return abort();
     ended = true;
     out.end();
-    release();
+    release(false);
   });
-  res.once('error', abort);
+  res.once('error', () => abort(true));
   res.once('close', () => {
-    if (!ended) abort();
+    if (!ended) abort(true);
   });
   out.once('close', () => {
     if (!out.writableFinished) abort();

@@ -14,11 +14,13 @@ function pair(clientHighWaterMark = 1 << 20) {
       cb();
     },
   });
-  let released = 0;
-  const done = () => released++;
-  streamBody(res as unknown as IncomingMessage, out as unknown as ServerResponse, 100, done);
+  /** Each release, with whether the target's side broke the body off (a TUNNEL failure: fetch-through.ts). */
+  const releases: boolean[] = [];
+  streamBody(res as unknown as IncomingMessage, out as unknown as ServerResponse, 100, (broken) =>
+    releases.push(broken),
+  );
   const settled = () => new Promise((r) => setImmediate(r));
-  return { res, out, got, released: () => released, settled };
+  return { res, out, got, releases, settled };
 }
 
 describe('streamBody', () => {
@@ -28,7 +30,7 @@ describe('streamBody', () => {
     await p.settled();
     expect(Buffer.concat(p.got).length).toBe(60);
     expect(p.out.writableFinished).toBe(true);
-    expect(p.released()).toBe(1);
+    expect(p.releases).toEqual([false]);
   });
 
   it('cuts the client off past the cap without sending the chunk that crosses it', async () => {
@@ -39,7 +41,7 @@ describe('streamBody', () => {
     expect(Buffer.concat(p.got).length).toBe(60);
     expect(p.out.destroyed).toBe(true);
     expect(p.out.writableFinished).toBe(false);
-    expect(p.released()).toBe(1);
+    expect(p.releases).toEqual([false]);
   });
 
   it('a response dumped under it (the fetch deadline destroying the request) is cut off, not ended', async () => {
@@ -55,16 +57,29 @@ describe('streamBody', () => {
     expect(Buffer.concat(p.got).length).toBe(30);
     expect(p.out.destroyed).toBe(true);
     expect(p.out.writableFinished).toBe(false);
-    expect(p.released()).toBe(1);
+    expect(p.releases).toEqual([false]);
   });
 
-  it('a target that breaks mid-body cuts the client off and releases once', async () => {
+  it.each([
+    ['with an error (a reset)', new Error('reset')],
+    ['without one (its socket closed short)', undefined],
+  ])('a target that breaks mid-body %s cuts the client off and releases once, broken', async (_, err) => {
     const p = pair();
     p.res.write(Buffer.alloc(30, 1));
     await p.settled();
-    p.res.destroy(new Error('reset'));
+    p.res.destroy(err);
     await p.settled();
     expect(p.out.destroyed).toBe(true);
-    expect(p.released()).toBe(1);
+    expect(p.releases).toEqual([true]);
+  });
+
+  it('a client that leaves mid-body is no break of the target: released once, not broken', async () => {
+    const p = pair();
+    p.res.write(Buffer.alloc(30, 1));
+    await p.settled();
+    p.out.destroy();
+    await p.settled();
+    expect(p.res.destroyed).toBe(true);
+    expect(p.releases).toEqual([false]);
   });
 });

@@ -156,9 +156,10 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
   }
 
   /**
-   * Why a request admitted before its look-up may not pick now that the look-up is back (null: it may).
-   * Not accepting — stale, or no snapshot — refuses; a shutdown drains what it admitted, but not onto a
-   * snapshot that has meanwhile outlived the stale age or its grant.
+   * Why a request admitted earlier may not pick now (null: it may): once its look-up is back, and again to
+   * redial after a refused dial (both listeners). Not accepting — stale, or no snapshot — refuses; a
+   * shutdown drains what it admitted, but not onto a snapshot that has meanwhile outlived the stale age or
+   * its grant.
    */
   refusalAfterLookup(): string | null {
     if (this.accepting) return null;
