@@ -14,7 +14,7 @@
 //   RATE_LIMIT_AUTH_FAILURE (the same format, such as "10:100"): failed authentications per client address
 //   (middleware/auth-failure-limit.ts).
 import { z } from 'zod';
-import { BaseEnv } from '../../../shared/src/config/env.js';
+import { BaseEnv, envNumber } from '../../../shared/src/config/env.js';
 import { type AuthConfig, loadAuthConfig } from './auth/config.js';
 import { type LeaseConfig, loadLeaseConfig } from './leases/config.js';
 import { DEFAULT_AUTH_FAILURE_RATE } from './middleware/auth-failure-limit.js';
@@ -62,16 +62,17 @@ const Rate = (fallback: RateSpec) =>
     .default(fallback);
 
 const ApiEnv = BaseEnv.extend({
-  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  PORT: envNumber(z.number().int().min(0).max(65535)).default(8080),
   HOST: z.string().min(1).default('0.0.0.0'),
   K_REVISION: z.string().default('local'),
   K_SERVICE: z.string().optional(),
-  MAX_BODY_BYTES: z.coerce
-    .number()
-    .int()
-    .min(1024)
-    .max(1024 * 1024)
-    .default(64 * 1024),
+  MAX_BODY_BYTES: envNumber(
+    z
+      .number()
+      .int()
+      .min(1024)
+      .max(1024 * 1024),
+  ).default(64 * 1024),
   MANAGED_PROXY_PORTS: PortList.optional(),
   RATE_LIMIT_LEASE_ACQUIRE: Rate(DEFAULT_CALLER_RATES['lease-acquire']),
   RATE_LIMIT_LEASE_OTHER: Rate(DEFAULT_CALLER_RATES['lease-other']),

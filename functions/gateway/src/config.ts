@@ -3,6 +3,7 @@
 import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { envNumber } from '../../../shared/src/config/env.js';
 import { BEARER_TOKEN } from '../../../shared/src/domain/bearer-token.js';
 import { urlCarriesCredentials } from '../../../shared/src/domain/health-check-url.js';
 import { WorkerId } from '../../../shared/src/messages/gateway-snapshot.js';
@@ -11,7 +12,7 @@ import { LOG_LEVELS } from './logger.js';
 import { PLAIN_HTTP_SETTINGS } from './plain-http.js';
 
 const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
-  z.coerce.number().int().min(min).max(max).default(def);
+  envNumber(z.number().int().min(min).max(max)).default(def);
 /**
  * The longest delay a Node timer holds (setTimeout, setInterval, AbortSignal.timeout): a longer one fires
  * after 1 ms, which would turn a timeout into an instant failure and a period into a tight loop.

@@ -1,6 +1,6 @@
 // The probe function's environment, parsed once by the entry point.
 import { z } from 'zod';
-import { BaseEnv } from '../../../shared/src/config/env.js';
+import { BaseEnv, envNumber } from '../../../shared/src/config/env.js';
 import { DEFAULT_PASSIVE_RULE } from '../../../shared/src/domain/workers/passive.js';
 import { MIN_PASS_BUDGET_MS } from './handler.js';
 import { TARGET_CONCURRENCY_FACTOR } from './probe-pass.js';
@@ -22,10 +22,10 @@ const httpUrl = z.string().url({ protocol: /^https?$/ });
 
 const ProbeEnvFields = BaseEnv.extend({
   /** Proxies whose BASIC/EGRESS tiers run at once (each holds its slot for those only). */
-  PROBE_CONCURRENCY: z.coerce.number().int().min(1).max(512).default(64),
+  PROBE_CONCURRENCY: envNumber(z.number().int().min(1).max(512)).default(64),
   /** TARGET checks in flight at once across a pass, in slots of their own (docs/health.md § TARGET);
    *  unset = TARGET_CONCURRENCY_FACTOR × PROBE_CONCURRENCY. */
-  PROBE_TARGET_CONCURRENCY: z.coerce.number().int().min(1).max(2048).optional(),
+  PROBE_TARGET_CONCURRENCY: envNumber(z.number().int().min(1).max(2048)).optional(),
   /** Absolute http(s) URL of the echo the EGRESS tier fetches through each proxy (the API's /v1/echo, or
    *  an operator's plain-http echo: only through an http one can it see forwarding-header leaks,
    *  echo-scope.ts); unset disables the EGRESS tier. */
@@ -36,33 +36,31 @@ const ProbeEnvFields = BaseEnv.extend({
   PROBE_HANDSHAKE_URL: httpUrl.optional(),
   /** The prober's own egress addresses (Cloud NAT IPs deployed, 127.0.0.1 locally). */
   PROBE_CALLER_IPS: csv,
-  PROBE_TICK_PERIOD_SECONDS: z.coerce.number().positive().default(60),
+  PROBE_TICK_PERIOD_SECONDS: envNumber(z.number().positive()).default(60),
   /** Keep probing inside one invocation this long, for sub-minute intervals; 0 = one pass per tick. */
-  PROBE_LOOP_SECONDS: z.coerce.number().min(0).max(540).default(0),
+  PROBE_LOOP_SECONDS: envNumber(z.number().min(0).max(540)).default(0),
   /** How long after its start a run waits for probe decisions: the function timeout (120 s,
    *  shared/topology/functions.json; config.unit.test.ts holds the two together) less its last writes'
    *  time. A pass still waiting then stores what it has (docs/health.md). */
-  PROBE_RUN_BUDGET_SECONDS: z.coerce.number().min(10).max(3600).default(110),
+  PROBE_RUN_BUDGET_SECONDS: envNumber(z.number().min(10).max(3600)).default(110),
   /** Local targets use self-signed certificates. Never set deployed. */
   PROBE_TLS_INSECURE: z
     .enum(['0', '1'])
     .default('0')
     .transform((v) => v === '1'),
   // The PASSIVE track (gateway outcomes, functions/probe/src/passive-pass.ts; docs/health.md).
-  PROBE_PASSIVE_SUCCESS_THRESHOLD: z.coerce.number().int().min(1).max(100).default(2),
-  PROBE_PASSIVE_FAILURE_THRESHOLD: z.coerce.number().int().min(1).max(100).default(3),
+  PROBE_PASSIVE_SUCCESS_THRESHOLD: envNumber(z.number().int().min(1).max(100)).default(2),
+  PROBE_PASSIVE_FAILURE_THRESHOLD: envNumber(z.number().int().min(1).max(100)).default(3),
   /** Drop passive evidence after this long without a signal; unset = three tick periods. */
-  PROBE_PASSIVE_EXPIRY_SECONDS: z.coerce.number().positive().optional(),
+  PROBE_PASSIVE_EXPIRY_SECONDS: envNumber(z.number().positive()).optional(),
   /** Fewer outcomes than this for a proxy in a tick: no signal either way. */
-  PROBE_PASSIVE_MIN_SAMPLES: z.coerce.number().int().min(1).default(DEFAULT_PASSIVE_RULE.minSamples),
+  PROBE_PASSIVE_MIN_SAMPLES: envNumber(z.number().int().min(1)).default(DEFAULT_PASSIVE_RULE.minSamples),
   /** A failure share at or above this is a failed signal. */
-  PROBE_PASSIVE_MAX_FAILURE_RATIO: z.coerce
-    .number()
-    .gt(0)
-    .max(1)
-    .default(DEFAULT_PASSIVE_RULE.maxFailureRatio),
+  PROBE_PASSIVE_MAX_FAILURE_RATIO: envNumber(z.number().gt(0).max(1)).default(
+    DEFAULT_PASSIVE_RULE.maxFailureRatio,
+  ),
   /** Leave batches younger than this to the next tick (an API instance may still be committing them). */
-  PROBE_PASSIVE_SETTLE_SECONDS: z.coerce.number().min(0).max(60).default(5),
+  PROBE_PASSIVE_SETTLE_SECONDS: envNumber(z.number().min(0).max(60)).default(5),
 });
 
 export const ProbeEnv = ProbeEnvFields.transform((e, ctx) => {

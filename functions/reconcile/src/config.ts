@@ -1,10 +1,10 @@
 // The reconcile and requeue functions' environment, parsed once by each entry point. The poll
 // intervals keep the seed's names; tests and the local plane shorten them.
 import { z } from 'zod';
-import { BaseEnv } from '../../../shared/src/config/env.js';
+import { BaseEnv, envNumber } from '../../../shared/src/config/env.js';
 import { defaultPollIntervals, type PollIntervals } from '../../../shared/src/domain/reconcile/types.js';
 
-const ms = z.coerce.number().int().positive().optional();
+const ms = envNumber(z.number().int().positive()).optional();
 
 export const ReconcileEnv = BaseEnv.extend({
   RECONCILE_PROVISIONING_POLL_MS: ms,
@@ -17,11 +17,11 @@ export const ReconcileEnv = BaseEnv.extend({
    * At most this many managed proxies replaced for a stale spec hash at once, fleet-wide (a rotation of
    * a secret every proxy shares rolls through the fleet this many at a time). 0 = unlimited.
    */
-  RECONCILE_MAX_REPLACING: z.coerce.number().int().min(0).max(1000).default(5),
+  RECONCILE_MAX_REPLACING: envNumber(z.number().int().min(0).max(1000)).default(5),
   /** How long a resolved secret version / cloud-init stays cached for routine passes (0 = never). */
-  RECONCILE_SECRET_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(300),
+  RECONCILE_SECRET_CACHE_SECONDS: envNumber(z.number().int().min(0).max(3600)).default(300),
   /** Passes one delivery may run in-process (RequeueNow loops and conflict re-reads) before handing off. */
-  RECONCILE_MAX_PASSES: z.coerce.number().int().min(1).max(20).default(6),
+  RECONCILE_MAX_PASSES: envNumber(z.number().int().min(1).max(20)).default(6),
   GCE_NETWORK: z.string().min(1).optional(),
   GCE_SUBNETWORK: z.string().min(1).optional(),
   /** The proxy VMs' service account (it may read the credentials secrets). */

@@ -2,7 +2,7 @@
 // requeue-sweep job (shared/topology/schedules.json): every minute on GCP, `localEverySeconds` on the
 // emulators, so local and deployed sweeps cover their ticks exactly.
 import { z } from 'zod';
-import { BaseEnv } from '../../../shared/src/config/env.js';
+import { BaseEnv, envNumber } from '../../../shared/src/config/env.js';
 import { loadScheduleTable } from '../../../shared/src/config/topology.js';
 import { ReconcileEnv } from '../../reconcile/src/config.js';
 
@@ -18,10 +18,10 @@ export const RequeueEnv = BaseEnv.extend({
     RECONCILE_QUOTA_RETRY_MS: true,
   }).shape,
   /** Overrides the tick period derived from the schedule table. */
-  REQUEUE_TICK_PERIOD_SECONDS: z.coerce.number().positive().max(600).optional(),
-  REQUEUE_POLL_MS: z.coerce.number().int().min(50).max(10_000).default(1_000),
+  REQUEUE_TICK_PERIOD_SECONDS: envNumber(z.number().positive().max(600)).optional(),
+  REQUEUE_POLL_MS: envNumber(z.number().int().min(50).max(10_000)).default(1_000),
   /** Stop this long before the next tick (deployed: cold starts and the publish flush fit in it). */
-  REQUEUE_MARGIN_MS: z.coerce.number().int().min(0).max(30_000).optional(),
+  REQUEUE_MARGIN_MS: envNumber(z.number().int().min(0).max(30_000)).optional(),
 });
 export type RequeueConfig = z.infer<typeof RequeueEnv>;
 

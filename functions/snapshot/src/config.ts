@@ -3,36 +3,38 @@
 // lifetime, which follows the function's timeout (shared/topology/functions.json) so that a pass killed at
 // its timeout frees the lock for the next one.
 import { z } from 'zod';
-import { BaseEnv } from '../../../shared/src/config/env.js';
+import { BaseEnv, envNumber } from '../../../shared/src/config/env.js';
 import { loadFunctionTable } from '../../../shared/src/config/topology.js';
 import { loadWorkerSettings, type WorkerSettings } from '../../../shared/src/domain/workers/settings.js';
 
 const SnapshotEnv = BaseEnv.extend({
-  SNAPSHOT_LOCK_SECONDS: z.coerce.number().int().min(5).max(900).optional(),
+  SNAPSHOT_LOCK_SECONDS: envNumber(z.number().int().min(5).max(900)).optional(),
   // Sweep a snapshot's parts this long after its grant ended (a day at least: far past any grant, and
   // long enough that an operator still sees what a worker that just died was sent).
-  SNAPSHOT_SWEEP_AFTER_SECONDS: z.coerce
-    .number()
-    .int()
-    .min(86_400)
-    .max(365 * 86_400)
-    .default(7 * 86_400),
+  SNAPSHOT_SWEEP_AFTER_SECONDS: envNumber(
+    z
+      .number()
+      .int()
+      .min(86_400)
+      .max(365 * 86_400),
+  ).default(7 * 86_400),
   // Headers swept per tick (one transaction each): 1,440 ticks a day clear a backlog of thousands in hours.
-  SNAPSHOT_SWEEP_BATCH: z.coerce.number().int().min(1).max(500).default(20),
+  SNAPSHOT_SWEEP_BATCH: envNumber(z.number().int().min(1).max(500)).default(20),
   // Delete everything stored for a worker this long after its session (and snapshot, and grant) ended
   // (domain/workers/retention.ts). A week: an incident looked into after a weekend still finds the dead
   // instances' sessions, last reports and snapshot headers (`GET /v1/gateway/workers?all=true`); it is
   // the parts sweep's delay too, so a dead worker's parts go first and the rest right after; and the
   // store is bounded by the instances started in a week, not ever. A day at least: far past any grant,
   // and at least the view horizon (checked below), so nothing the pass or the admin view reads is touched.
-  WORKER_RETENTION_SECONDS: z.coerce
-    .number()
-    .int()
-    .min(86_400)
-    .max(365 * 86_400)
-    .default(7 * 86_400),
+  WORKER_RETENTION_SECONDS: envNumber(
+    z
+      .number()
+      .int()
+      .min(86_400)
+      .max(365 * 86_400),
+  ).default(7 * 86_400),
   // Workers looked at per tick (each: two reads, a transaction, and its outcome batches if any).
-  WORKER_RETENTION_BATCH: z.coerce.number().int().min(1).max(500).default(20),
+  WORKER_RETENTION_BATCH: envNumber(z.number().int().min(1).max(500)).default(20),
 });
 
 export interface SnapshotConfig {

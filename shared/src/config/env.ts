@@ -21,3 +21,13 @@ export type BaseConfig = z.infer<typeof BaseEnv>;
 export function loadBaseConfig(env: NodeJS.ProcessEnv = process.env): BaseConfig {
   return BaseEnv.parse(env);
 }
+
+/**
+ * A number from the environment. `z.coerce.number()` reads a blank value (`X=` in an env file,
+ * `--update-env-vars X=`) as Number("") = 0, and for several settings 0 switches a brake off
+ * (RECONCILE_MAX_REPLACING: no limit; CLOCK_SKEW_SECONDS: no allowance; GC_MIN_RUN_GAP_SECONDS: no
+ * duplicate-tick guard): a blank value is refused as junk is, and unset still takes the default.
+ * `schema` is the number's own checks: `envNumber(z.number().int().min(0)).default(5)`.
+ */
+export const envNumber = <T extends z.ZodType<number>>(schema: T) =>
+  z.preprocess((v) => (typeof v === 'string' && v.trim() !== '' ? Number(v) : v), schema);

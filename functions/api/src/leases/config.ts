@@ -4,17 +4,15 @@
 //   LEASE_CREDENTIALS_CACHE_SECONDS  how long proxy credentials read from Secret Manager are reused (60)
 //   SECRET_MANAGER_EMULATOR_HOST     (base contract) where proxy credentials are read locally
 import { z } from 'zod';
+import { envNumber } from '../../../../shared/src/config/env.js';
 import { DEFAULT_COOLDOWN_WINDOW_MS } from '../../../../shared/src/domain/leases/model.js';
 import { type NamedToken, parseCrawlerTokens } from '../discovery/auth.js';
 
 const LeaseEnv = z.object({
-  LEASE_COOLDOWN_SECONDS: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(86_400)
-    .default(DEFAULT_COOLDOWN_WINDOW_MS / 1000),
-  LEASE_CREDENTIALS_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
+  LEASE_COOLDOWN_SECONDS: envNumber(z.number().int().min(1).max(86_400)).default(
+    DEFAULT_COOLDOWN_WINDOW_MS / 1000,
+  ),
+  LEASE_CREDENTIALS_CACHE_SECONDS: envNumber(z.number().int().min(0).max(3600)).default(60),
 });
 
 export interface LeaseConfig {

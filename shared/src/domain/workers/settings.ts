@@ -2,8 +2,9 @@
 // snapshot function (grants, drains, usableUntil). Parsed from an env-like record by entry points only;
 // defaults per docs/gateway-control-plane.md. The relations checked here are the ones safety rests on.
 import { z } from 'zod';
+import { envNumber } from '../../config/env.js';
 
-const seconds = (def: number, max = 86_400) => z.coerce.number().int().min(1).max(max).default(def);
+const seconds = (def: number, max = 86_400) => envNumber(z.number().int().min(1).max(max)).default(def);
 
 export const WorkerSettingsEnv = z
   .object({
@@ -13,8 +14,8 @@ export const WorkerSettingsEnv = z
     WORKER_MAX_STALE_AGE_SECONDS: seconds(150),
     OWNERSHIP_GRANT_SECONDS: seconds(180),
     OWNERSHIP_RENEW_BEFORE_SECONDS: seconds(150),
-    ALLOCATION_SAFETY_MARGIN_SECONDS: z.coerce.number().int().min(0).max(3600).default(10),
-    CLOCK_SKEW_SECONDS: z.coerce.number().int().min(0).max(300).default(5),
+    ALLOCATION_SAFETY_MARGIN_SECONDS: envNumber(z.number().int().min(0).max(3600)).default(10),
+    CLOCK_SKEW_SECONDS: envNumber(z.number().int().min(0).max(300)).default(5),
     /** Re-send the latest full snapshot to a worker whose ACK lags it for this long. */
     SNAPSHOT_RESEND_AFTER_SECONDS: seconds(30),
     /** Workers whose session lapsed longer ago than this are out of the snapshot pass's view (view.ts).
