@@ -1,4 +1,9 @@
 // One JSON object per line with Cloud Logging's `severity` field (house rule); nothing else logs.
+// Errors serialise as the functions' logger has them (errorReplacer): never their own enumerable fields —
+// a GaxiosError from the identity-token or control-plane calls carries `config` with the request's headers
+// (the worker's `Authorization: Bearer` token) and `response`, which JSON.stringify would write whole.
+import { errorReplacer } from '../../../shared/src/adapters/log/json-logger.js';
+
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 export type Level = (typeof LOG_LEVELS)[number];
 const RANK: Record<Level, number> = { debug: 0, info: 1, warn: 2, error: 3 };
@@ -15,22 +20,8 @@ export function jsonLogger(
     (message: string, fields: Record<string, unknown> = {}) => {
       if (RANK[l] < RANK[level]) return;
       write(
-        `${JSON.stringify({ severity: SEVERITY[l], message, component: 'gateway', ...fields }, replacer)}\n`,
+        `${JSON.stringify({ severity: SEVERITY[l], message, component: 'gateway', ...fields }, errorReplacer)}\n`,
       );
     };
   return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
-}
-
-/**
- * Errors serialise as {name, message, kind, code}, as the functions' logger has them
- * (shared/src/adapters/log/json-logger.ts): never their own enumerable fields. A GaxiosError from the
- * identity-token or control-plane calls carries `config` with the request's headers — the worker's
- * `Authorization: Bearer` token — and `response`; JSON.stringify would write them all.
- */
-function replacer(_key: string, value: unknown): unknown {
-  if (value instanceof Error) {
-    const e = value as Error & { kind?: unknown; code?: unknown };
-    return { name: e.name, message: e.message, kind: e.kind, code: e.code };
-  }
-  return value;
 }

@@ -11,7 +11,7 @@ import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { awaitsPassSlotDue, driftSlots } from '../../../shared/src/domain/reconcile/drift.js';
 import type { Clock } from '../../../shared/src/ports/clock.js';
 import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
-import { mayStillBeSent } from '../../../shared/src/ports/publish-error.js';
+import { mayStillBeSent, PublishError } from '../../../shared/src/ports/publish-error.js';
 import type { ReconcilePublisher } from '../../../shared/src/ports/reconcile-publisher.js';
 import { PublishMemory } from './publish-memory.js';
 import { listSteady, SteadyFleet } from './steady-fleet.js';
@@ -307,6 +307,17 @@ async function publishAll(
     if (r.status === 'fulfilled') {
       if (item.drift) report.drift++;
       else report.due++;
+      return;
+    }
+    if (r.reason instanceof PublishError && r.reason.kind === 'invalid_payload') {
+      // A document whose id is no proxy name (made by hand, or imported) fails the request's schema on
+      // every publish: no retry sends it. Counted a publish failure, it failed every tick for good (the
+      // failing-jobs alert) and was published again on every walk. Held as published, said once a hold.
+      deps.log.error('requeue: a due proxy document cannot be published (its id is no proxy name?)', {
+        event: 'requeue.unpublishable',
+        proxy: item.proxy,
+        error: r.reason,
+      });
       return;
     }
     report.publishFailures++;

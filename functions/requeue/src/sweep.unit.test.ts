@@ -317,6 +317,26 @@ describe('requeue sweep', () => {
     expect(report.publishFailures).toBe(1);
   });
 
+  it('a due document whose id is no proxy name is held, said once, and fails no tick', async () => {
+    // Its request fails the schema on every publish: counted a failure, every tick failed for good and the
+    // document was published again on every walk.
+    await due('Bad_Name', 0);
+    let attempts = 0;
+    deps.publisher = {
+      publish: async () => {
+        attempts++;
+        throw new PublishError('invalid_payload', 'payload for reconcile-requests does not match its schema');
+      },
+    };
+    const report = await runSweep(deps, t0);
+    expect(attempts).toBe(1);
+    expect(report.publishFailures).toBe(0);
+    const { lines } = deps.log as ReturnType<typeof memoryLogger>;
+    expect(lines.filter((l) => l.event === 'requeue.unpublishable')).toEqual([
+      expect.objectContaining({ severity: 'ERROR', proxy: 'Bad_Name' }),
+    ]);
+  });
+
   it('a late tick (redelivered) sweeps once from now and stops', async () => {
     await due('overdue', -5_000);
     clock.set(at(120_000));

@@ -23,7 +23,10 @@ export function jsonLogger(
   const emit = (severity: Severity, message: string, fields?: Record<string, unknown>) => {
     if (rank[severity] < min) return;
     write(
-      JSON.stringify({ severity, message, time: new Date().toISOString(), ...base, ...fields }, replacer),
+      JSON.stringify(
+        { severity, message, time: new Date().toISOString(), ...base, ...fields },
+        errorReplacer,
+      ),
     );
   };
   return {
@@ -35,13 +38,27 @@ export function jsonLogger(
   };
 }
 
-/** Errors serialise as {name, message, kind, code} — never their stack of request objects. */
-function replacer(_key: string, value: unknown): unknown {
-  if (value instanceof Error) {
-    const e = value as Error & { kind?: unknown; code?: unknown };
-    return { name: e.name, message: e.message, kind: e.kind, code: e.code };
+/**
+ * Errors serialise as {name, message, kind, code, cause} — never their stack of request objects. The cause
+ * is what says which dependency failed and how (a PublishError's is the client's "7 PERMISSION_DENIED …"):
+ * kept, as far as MAX_CAUSES deep (a cause may lead back to itself).
+ */
+export function errorReplacer(_key: string, value: unknown): unknown {
+  return value instanceof Error ? errorFields(value, MAX_CAUSES) : value;
+}
+
+const MAX_CAUSES = 3;
+
+function errorFields(value: unknown, causes: number): unknown {
+  if (!(value instanceof Error)) {
+    // A gRPC status or another plain object: its code and message only, whatever else it carries.
+    if (typeof value !== 'object' || value === null) return value;
+    const o = value as { code?: unknown; message?: unknown };
+    return { code: o.code, message: o.message };
   }
-  return value;
+  const e = value as Error & { kind?: unknown; code?: unknown };
+  const cause = e.cause === undefined || causes === 0 ? undefined : errorFields(e.cause, causes - 1);
+  return { name: e.name, message: e.message, kind: e.kind, code: e.code, cause };
 }
 
 /** A logger that keeps lines in memory (tests assert on what was logged). */
