@@ -21,6 +21,7 @@ import {
   type Upstream,
 } from '../../../shared/src/domain/gateway/routing.js';
 import {
+  clockBehindMs,
   evaluateStaleness,
   grantEnded,
   initialStaleness,
@@ -233,14 +234,13 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
     if (!duplicate) {
       const clocks = this.clocks();
       const validUntilMs = Date.parse(s.validUntil);
-      this.staleness = onSnapshotTaken(
-        this.staleness,
-        { ...clocks, validUntilMs },
-        { maxStaleAgeMs: this.maxStaleAgeMs },
-      );
+      const take = { ...clocks, validUntilMs, generatedAtMs: Date.parse(s.generatedAt) };
+      this.staleness = onSnapshotTaken(this.staleness, take, { maxStaleAgeMs: this.maxStaleAgeMs });
       this.accepting = this.staleness.phase === 'fresh';
       this.updateGrant(clocks);
       if (clocks.wallMs >= validUntilMs) this.expiredOnArrival(s, clocks.wallMs, validUntilMs);
+      const behindMs = clockBehindMs(take);
+      if (behindMs !== null) this.clockBehind(s, clocks.wallMs, behindMs);
     }
     return {
       ok: true,
@@ -264,6 +264,22 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
       validUntil: s.validUntil,
       now: new Date(wallMs).toISOString(),
       lateBySeconds: Math.round((wallMs - validUntilMs) / 1000),
+    });
+  }
+
+  /**
+   * A snapshot generated ahead of this host's wall clock by more than the controller's skew allowance:
+   * the clock runs behind. The grant ends in time all the same (staleness.ts grantLeftMs), but each
+   * entry's usableUntil and expiresAt, read on the wall clock, end that much late — and nothing else
+   * would show it (a clock ahead shows as snapshot_expired_on_arrival).
+   */
+  private clockBehind(s: GatewaySnapshot, wallMs: number, behindMs: number): void {
+    this.opts.log.warn('snapshot generated ahead of the wall clock: this host runs behind the controller', {
+      event: 'gateway.clock_behind',
+      version: s.version,
+      generatedAt: s.generatedAt,
+      now: new Date(wallMs).toISOString(),
+      behindBySeconds: Math.round(behindMs / 1000),
     });
   }
 

@@ -467,6 +467,51 @@ describe('GatewayWorker', () => {
     expect(worker.accepting).toBe(true);
   });
 
+  it("a host clock behind the controller's: the grant ends a whole grant after the take, logged per snapshot", async () => {
+    // 30 s behind: a snapshot generated at T0 with a 180 s grant reads as having 210 s left. The controller
+    // hands the proxies over at T0 + 180 s (plus its 5 s skew allowance): held 30 s longer, two owners.
+    const lines: Array<Record<string, unknown>> = [];
+    let wall = T0 - 30_000;
+    let mono = 5_000;
+    const creds = new StaticCredentialResolver();
+    creds.replace({ up: { username: 'u', password: 'p' } });
+    const worker = new GatewayWorker({
+      credentials: new CredentialCache(creds, 60_000, () => wall),
+      log: jsonLogger('info', (l) => lines.push(JSON.parse(l) as Record<string, unknown>)),
+      now: () => wall,
+      monotonicNow: () => mono,
+      maxStaleAgeMs: Number.POSITIVE_INFINITY,
+      workerId: 'w1',
+      stickyTableSize: 10,
+      outcomeQueueSize: 10,
+    });
+    const behind = () => lines.filter((l) => l.event === 'gateway.clock_behind');
+    const first = buildSnapshot({ ...content(1, [proxy('a')]), validUntil: iso(T0 + 180_000) }, sha256Hex);
+    await worker.applySnapshot(first);
+    expect(worker.accepting).toBe(true);
+    expect(behind()).toEqual([
+      expect.objectContaining({
+        severity: 'WARNING',
+        version: 1,
+        generatedAt: iso(T0),
+        now: iso(T0 - 30_000),
+        behindBySeconds: 30,
+      }),
+    ]);
+    await worker.applySnapshot(first); // a re-delivery: nothing taken, nothing said again
+    expect(behind()).toHaveLength(1);
+    const advance = (ms: number) => {
+      wall += ms;
+      mono += ms;
+      worker.tick();
+    };
+    advance(179_999);
+    expect(worker.grantOver).toBe(false);
+    advance(1);
+    expect(worker.grantOver).toBe(true);
+    expect(worker.phase()).toBe('stale');
+  });
+
   it('a wall clock stepped back neither stretches the stale age nor the grant (monotonic clock)', async () => {
     let wall = T0;
     let mono = 5_000;
@@ -482,9 +527,8 @@ describe('GatewayWorker', () => {
     worker.tick();
     expect(worker.phase()).toBe('stale');
     // A fresh snapshot brings it back; and its validUntil (10 min on) ends it 10 min on, whatever the step.
-    await worker.applySnapshot(
-      buildSnapshot({ ...content(2, [proxy('a')]), validUntil: iso(wall + 600_000) }, sha256Hex),
-    );
+    const renewed = { generatedAt: iso(wall), validUntil: iso(wall + 600_000) };
+    await worker.applySnapshot(buildSnapshot({ ...content(2, [proxy('a')]), ...renewed }, sha256Hex));
     expect(worker.accepting).toBe(true);
     worker.setMaxStaleAge(Number.POSITIVE_INFINITY);
     mono += 600_000;

@@ -10,7 +10,13 @@ import type {
 } from '../../../../shared/src/messages/worker-api.js';
 import type { WorkerPrincipal } from './auth.js';
 import { conflict, WorkerApiError } from './errors.js';
-import { loadSession, requestPass, type WorkerServiceDeps, withRetry } from './service-deps.js';
+import {
+  loadSession,
+  requestPass,
+  sessionMessage,
+  type WorkerServiceDeps,
+  withRetry,
+} from './service-deps.js';
 import type { SnapshotNames } from './snapshot-names.js';
 
 const reportMessage = {
@@ -20,6 +26,7 @@ const reportMessage = {
   no_ack: 'no snapshot acknowledged in this session yet',
   stale_epoch: 'the acknowledged snapshot is of an older ownership epoch',
   invalid_counts: 'duplicate proxies or negative counts',
+  session_expired: sessionMessage.session_expired,
 } as const;
 
 export async function reportRuntime(
@@ -29,7 +36,8 @@ export async function reportRuntime(
   body: RuntimeRequestBody,
 ): Promise<RuntimeResponseBody> {
   const { replay, previous } = await withRetry('runtime', async () => {
-    const stored = await loadSession(deps, principal, workerId, body.sessionId);
+    // A lapsed session is judged by acceptRuntimeReport: it still takes a shutting-down worker's last word.
+    const stored = await loadSession(deps, principal, workerId, body.sessionId, 'caller');
     const now = deps.clock.now();
     const d = acceptRuntimeReport(
       stored.value.session,

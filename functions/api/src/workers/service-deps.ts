@@ -40,25 +40,32 @@ export function authorise(principal: WorkerPrincipal, workerId: string): void {
   }
 }
 
-/** The worker's record, with its session checked for `sessionId` and the caller. */
+/**
+ * The worker's record, with its session checked for `sessionId` and the caller. `lapsed: 'caller'`: a
+ * lapsed session that is still the worker's current one is the caller's to judge (a runtime report: the
+ * last word of a worker shutting down idle counts on it, runtime-report.ts).
+ */
 export async function loadSession(
   deps: WorkerServiceDeps,
   principal: WorkerPrincipal,
   workerId: string,
   sessionId: string,
+  lapsed: 'refuse' | 'caller' = 'refuse',
 ): Promise<Versioned<WorkerRecord>> {
   authorise(principal, workerId);
   const stored = await deps.workers.get(workerId);
   const record = stored?.value ?? null;
   const check = checkSession(record?.session ?? null, sessionId, deps.clock.now());
-  if (!check.ok) throw conflict(check.error, sessionMessage[check.error]);
+  if (!check.ok && !(check.error === 'session_expired' && lapsed === 'caller')) {
+    throw conflict(check.error, sessionMessage[check.error]);
+  }
   if (record!.session.principal !== principal.label) {
     throw new WorkerApiError(403, 'forbidden', 'the session was opened by another identity');
   }
   return { value: record!, token: stored!.token };
 }
 
-const sessionMessage = {
+export const sessionMessage = {
   unknown_worker: 'no session for this worker: register',
   stale_session: 'this session was superseded by a newer registration',
   session_expired: 'this session lapsed: register again',

@@ -505,11 +505,15 @@ export class ControllerSession {
   }
 }
 
-/** Reports never further apart than their TTL (they would lapse in between) nor a minute, at most 1/s. */
+/**
+ * Reports never further apart than their TTL (they would lapse in between), nor than half the session TTL
+ * (reports keep the session alive: at the session TTL, every session would lapse just before its next
+ * report, one late report would lose it), nor a minute; at most 1/s.
+ */
 export const MAX_REPORT_INTERVAL_MS = 60_000;
 export function reportIntervalMs(
-  r: Pick<RegisterResponseBody, 'reportIntervalSeconds' | 'reportTtlSeconds'>,
+  r: Pick<RegisterResponseBody, 'reportIntervalSeconds' | 'reportTtlSeconds' | 'sessionTtlSeconds'>,
 ) {
-  const seconds = Math.min(r.reportIntervalSeconds, r.reportTtlSeconds);
-  return Math.max(1_000, Math.min(seconds * 1000, MAX_REPORT_INTERVAL_MS));
+  const ms = Math.min(r.reportIntervalSeconds, r.reportTtlSeconds, r.sessionTtlSeconds / 2) * 1000;
+  return Math.max(1_000, Math.min(ms, MAX_REPORT_INTERVAL_MS));
 }

@@ -989,13 +989,18 @@ describe('reports', () => {
   });
 
   it.each([
-    ['past what a timer holds (it would fire every 1 ms)', 2_147_484, 2_147_485, 60_000],
-    ['beyond the report TTL (each report would lapse before the next)', 40, 15, 15_000],
-  ])('a report interval %s is bounded', async (_l, seconds, ttl, expectedMs) => {
+    ['past what a timer holds (it would fire every 1 ms)', 2_147_484, 2_147_485, 2_147_486 * 2, 60_000],
+    ['beyond the report TTL (each report would lapse before the next)', 40, 15, 120, 15_000],
+    ['beyond half the session TTL (each session would lapse before the next report)', 5, 15, 5, 2_500],
+  ])('a report interval %s is bounded', async (_l, seconds, ttl, sessionTtl, expectedMs) => {
     const h = harness();
     h.script('register', {
       ok: true,
-      body: registration('session-1', { reportIntervalSeconds: seconds, reportTtlSeconds: ttl }),
+      body: registration('session-1', {
+        reportIntervalSeconds: seconds,
+        reportTtlSeconds: ttl,
+        sessionTtlSeconds: sessionTtl,
+      }),
     });
     await acked(h);
     const first = h.client.of('runtime').length;

@@ -7,6 +7,8 @@
 // (NTP, a VM migration) moves; validUntil is the controller's wall-clock instant (the end of the ownership
 // grant), so it is checked on the wall clock, and also on the monotonic clock from the moment the snapshot
 // was taken: a wall clock stepped back must not stretch a grant, one stepped forward ends it sooner.
+// Counted from the take, the grant left is never more than the whole grant from the snapshot's generatedAt
+// (grantLeftMs): a host clock behind the controller's would otherwise stretch it by the lag.
 export type StalenessPhase = 'awaiting_snapshot' | 'fresh' | 'stale' | 'shutting_down';
 
 export interface StalenessState {
@@ -15,7 +17,7 @@ export interface StalenessState {
   readonly lastValidAtMs: number | null;
   /** The snapshot's validUntil, on the wall clock. */
   readonly validUntilMs: number | null;
-  /** The same instant on the monotonic clock, as it stood when the snapshot was taken. */
+  /** The grant's end on the monotonic clock: the take plus what was left of it then (grantLeftMs). */
   readonly validUntilMonoMs: number | null;
 }
 
@@ -37,9 +39,41 @@ export const initialStaleness: StalenessState = {
   validUntilMonoMs: null,
 };
 
+/** A snapshot as it is taken: the two clocks now, and the controller's wall-clock instants it carries. */
+export type SnapshotTake = StalenessClock & { validUntilMs: number; generatedAtMs: number };
+
+/**
+ * The controller's clock-skew allowance (CLOCK_SKEW_SECONDS' default, docs/gateway-control-plane.md
+ * § Settings): a snapshot generated further ahead of this host's wall clock says the clock runs behind.
+ */
+export const CLOCK_SKEW_ALLOWANCE_MS = 5_000;
+
+/**
+ * How much of the grant is left as the snapshot is taken, to be counted on the monotonic clock: validUntil
+ * less the wall clock now, but never more than validUntil less generatedAt, the whole grant as the
+ * controller made it. A host clock behind the controller's by Δ reads Δ more than is left, and the grant
+ * would end Δ late in controller time — while the controller hands the proxies to another worker once the
+ * grant has lapsed plus its skew allowance (5 s): two owners. Bounded so, the overrun is at most the time
+ * the snapshot took to arrive, whatever the lag. A clock that is right (or ahead) reads no more than the
+ * whole grant, so for it nothing changes.
+ */
+export const grantLeftMs = (at: SnapshotTake): number =>
+  Math.min(at.validUntilMs - at.wallMs, at.validUntilMs - at.generatedAtMs);
+
+/**
+ * How far this host's wall clock runs behind the controller's, as a snapshot taken shows it (generated
+ * "later" than now), when that is more than the skew allowance; else null. The grant is safe from it
+ * (grantLeftMs), but every other wall-clock instant of the snapshot — each entry's usableUntil and
+ * expiresAt, checked on the data path — is read that much late.
+ */
+export function clockBehindMs(at: SnapshotTake): number | null {
+  const behind = at.generatedAtMs - at.wallMs;
+  return behind > CLOCK_SKEW_ALLOWANCE_MS ? behind : null;
+}
+
 export function onSnapshotTaken(
   state: StalenessState,
-  at: StalenessClock & { validUntilMs: number },
+  at: SnapshotTake,
   policy: StalenessPolicy,
 ): StalenessState {
   if (state.phase === 'shutting_down') return state;
@@ -47,7 +81,7 @@ export function onSnapshotTaken(
     phase: 'fresh',
     lastValidAtMs: at.monoMs,
     validUntilMs: at.validUntilMs,
-    validUntilMonoMs: at.monoMs + (at.validUntilMs - at.wallMs),
+    validUntilMonoMs: at.monoMs + grantLeftMs(at),
   };
   return evaluateStaleness(taken, at, policy);
 }

@@ -155,6 +155,36 @@ describe('acceptRuntimeReport (contract §2)', () => {
     if (!d.ok) throw new Error(d.error);
     expect(d.session.validUntil).toEqual(later(40));
   });
+
+  // A busy worker shutting down whose drain outlasted the session TTL: its reports at the epoch it last
+  // ACKed were refused stale_epoch since its drains began, so none kept the session alive. The caller has
+  // checked that the session is still the worker's current one.
+  describe('on a lapsed session', () => {
+    const lapsed: WorkerSession = { ...after, validUntil: later(-1) };
+    const lastWord = report({ reportSequence: 2, draining: true, counts: [] });
+    it.each<[string, RuntimeReport, number, string | null]>([
+      ['the last word of a worker shutting down idle, at an older epoch', lastWord, 4, null],
+      ['a report with load', report({ reportSequence: 2 }), 3, 'session_expired'],
+      [
+        'a shutting-down report still busy',
+        report({ reportSequence: 2, draining: true }),
+        4,
+        'session_expired',
+      ],
+      ['idle but not shutting down', report({ reportSequence: 2, counts: [] }), 3, 'session_expired'],
+      ['the last word off the ACK bound', { ...lastWord, snapshotVersion: 8 }, 4, 'ack_bound_mismatch'],
+      ['the last word under a used sequence', { ...lastWord, reportSequence: 1 }, 4, 'sequence_conflict'],
+      ['the last word under an older sequence', { ...lastWord, reportSequence: 0 }, 4, 'sequence_regression'],
+    ])('%s', (_n, r, epoch, error) => {
+      const d = acceptRuntimeReport(lapsed, r, epoch, now, 30_000);
+      expect(d.ok ? null : d.error).toBe(error);
+    });
+    it('takes the last word without reviving the session', () => {
+      const d = acceptRuntimeReport(lapsed, lastWord, 4, now, 30_000);
+      if (!d.ok) throw new Error(d.error);
+      expect(d.session).toMatchObject({ validUntil: lapsed.validUntil, lastReportSequence: 2 });
+    });
+  });
 });
 
 describe('usable capacity fails closed (brief invariant 5)', () => {

@@ -1,10 +1,11 @@
 // ReportRuntime (contract §2): strictly monotonic report_sequence within a session; the same sequence only
 // as an identical replay; a report must sit exactly on the session's ACK bound (a worker claiming a newer
 // snapshot or epoch than it acknowledged is rejected), except the last report of a worker shutting down
-// idle before it ever ACKed (version 0); it is a complete sparse replacement of the counts.
+// idle before it ever ACKed (version 0); it is a complete sparse replacement of the counts. A lapsed session
+// (still the worker's current one) takes only the last word of a worker shutting down idle.
 import { shutDownIdle } from './drain.js';
 import { hash53 } from './rendezvous.js';
-import type { WorkerSession } from './session.js';
+import { isLive, type WorkerSession } from './session.js';
 
 export interface ProxyCounts {
   proxy: string;
@@ -28,7 +29,8 @@ export type ReportRejection =
   | 'ack_bound_mismatch'
   | 'no_ack'
   | 'stale_epoch'
-  | 'invalid_counts';
+  | 'invalid_counts'
+  | 'session_expired';
 
 export type ReportDecision =
   | { ok: true; replay: boolean; session: WorkerSession }
@@ -55,6 +57,13 @@ export function acceptRuntimeReport(
   now: Date,
   sessionTtlMs: number,
 ): ReportDecision {
+  // A busy worker shutting down reports at the epoch it last ACKed, so once its drains start (the epoch
+  // rises) each report is refused stale_epoch and none extends its session: a drain that outlasts the
+  // session TTL ends with the session lapsed. Its last word (drain.ts shutDownIdle) is what hands its
+  // proxies over — refused, they would serve no one until its grant lapsed (minutes). So a lapsed session
+  // takes that kind of report and no other, under every rule below; it is stored, the session not revived.
+  const live = isLive(session, now);
+  if (!live && !shutDownIdle(report)) return { ok: false, error: 'session_expired' };
   const seen = new Set<string>();
   for (const c of report.counts) {
     if (seen.has(c.proxy) || c.active < 0 || c.reserved < 0) return { ok: false, error: 'invalid_counts' };
@@ -90,7 +99,7 @@ export function acceptRuntimeReport(
       ...session,
       lastReportSequence: report.reportSequence,
       lastReportDigest: digest,
-      validUntil: new Date(now.getTime() + sessionTtlMs),
+      validUntil: live ? new Date(now.getTime() + sessionTtlMs) : session.validUntil,
     },
   };
 }

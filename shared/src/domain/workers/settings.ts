@@ -38,6 +38,13 @@ export const WorkerSettingsEnv = z
   .refine((e) => e.WORKER_REPORT_INTERVAL_SECONDS < e.WORKER_REPORT_TTL_SECONDS, {
     message:
       'WORKER_REPORT_INTERVAL_SECONDS must be below WORKER_REPORT_TTL_SECONDS (a report must arrive before the last one expires)',
+  })
+  // Reports are what keep a session alive: with a TTL at or near the interval, every session lapses just
+  // before its next report (session_expired, register again, a pass, an ACK — every interval). Above two
+  // intervals, one report late or lost costs nothing.
+  .refine((e) => e.WORKER_SESSION_TTL_SECONDS > 2 * e.WORKER_REPORT_INTERVAL_SECONDS, {
+    message:
+      'WORKER_SESSION_TTL_SECONDS must be above twice WORKER_REPORT_INTERVAL_SECONDS (one report late or lost must not lapse the session)',
   });
 
 export interface WorkerSettings {

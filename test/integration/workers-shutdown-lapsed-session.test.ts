@@ -1,0 +1,110 @@
+// A busy gateway whose drain outlasts its session still hands its proxies over with its last report
+// (docs/gateway-control-plane.md § Runtime report). On SIGTERM it stops pulling and reports `draining: true`
+// with its load; the pass that report asks for starts drains, which raises the epoch, so every later report
+// of the worker — at the epoch it last ACKed — is refused `stale_epoch`, and none keeps the session alive.
+// A drain longer than the session TTL (GATEWAY_DRAIN_TIMEOUT_MS raised) ends with the session lapsed: its
+// idle last report must still be taken, or the proxies serve no one until the grant lapses.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testProjectId } from '../support/emulators.js';
+import {
+  type ControlPlane,
+  eventually,
+  poolProxy,
+  startControlPlane,
+  type WorkerClient,
+} from '../support/worker-client.js';
+
+let plane: ControlPlane;
+let a: WorkerClient;
+let b: WorkerClient;
+const NAMES = ['sl-0', 'sl-1', 'sl-2', 'sl-3'];
+const SESSION_TTL_S = 6;
+
+const owners = async () => (await plane.ownership.read()).records;
+
+beforeAll(async () => {
+  plane = await startControlPlane({
+    projectId: testProjectId('demo-wsl'),
+    workerIds: ['gw-a', 'gw-b'],
+    // A grant far longer than the test: nothing here may move because a grant lapsed. No ticks: the only
+    // passes are those the API asks for (registrations, a worker shutting down, drains reported done).
+    env: {
+      OWNERSHIP_GRANT_SECONDS: '300',
+      OWNERSHIP_RENEW_BEFORE_SECONDS: '60',
+      WORKER_SESSION_TTL_SECONDS: String(SESSION_TTL_S),
+    },
+  });
+  for (const [i, name] of NAMES.entries()) await plane.proxies.create(poolProxy(name, i + 1));
+  a = plane.client('gw-a');
+  b = plane.client('gw-b');
+  for (const w of [a, b]) {
+    expect((await w.register()).status).toBe(200);
+    w.startPull();
+    w.startReporting(400);
+  }
+  await eventually(
+    async () => {
+      const records = [...(await owners()).values()];
+      return (
+        a.current?.proxies.length === 2 &&
+        b.current?.proxies.length === 2 &&
+        records.length === 4 &&
+        records.every((r) => r.drainEpoch === null) &&
+        a.ackBound?.version === a.current.version &&
+        b.ackBound?.version === b.current.version &&
+        a.lastRuntime &&
+        b.lastRuntime
+      );
+    },
+    45_000,
+    'two proxies on each worker, no drain under way',
+  );
+}, 120_000);
+
+afterAll(async () => {
+  await plane?.stop();
+});
+
+describe('a busy worker shutting down whose drain outlasts its session', () => {
+  it('has its proxies handed over by its idle last report, taken on the lapsed session', async () => {
+    const mine = a.current!.proxies.map((p) => p.name).sort();
+    // SIGTERM with a tunnel open: no more snapshots pulled, a draining report with the load.
+    a.stopReporting();
+    await a.stopPull();
+    a.counts = [{ proxy: mine[0]!, active: 1, reserved: 0 }];
+    a.draining = true;
+    expect((await a.report()).status).toBe(200);
+    const lastAccepted = Date.now();
+    // The pass it asks for starts the drains (the epoch rises); the worker never ACKs that epoch.
+    await eventually(
+      async () => {
+        const records = await owners();
+        return mine.every((p) => records.get(p)?.owner === 'gw-a' && records.get(p)?.drainEpoch !== null);
+      },
+      15_000,
+      "drains of gw-a's proxies under way",
+    );
+    expect((await a.report()).body).toMatchObject({ error: 'stale_epoch' });
+    // The drain outlasts the session: past its TTL, a report with load is refused as the session's end.
+    await sleep(lastAccepted + SESSION_TTL_S * 1000 + 500 - Date.now());
+    expect((await a.report()).body).toMatchObject({ error: 'session_expired' });
+
+    // Drained: the last word, idle, on the lapsed session. It is taken, and does not revive the session.
+    a.counts = [];
+    expect((await a.report()).status).toBe(200);
+    a.counts = [{ proxy: mine[0]!, active: 1, reserved: 0 }];
+    expect((await a.report()).body).toMatchObject({ error: 'session_expired' });
+
+    // The pass the last report asks for hands the proxies over — minutes before the grant would lapse.
+    await eventually(
+      async () => {
+        const records = await owners();
+        return mine.every((p) => records.get(p)?.owner === 'gw-b' && records.get(p)?.drainEpoch === null);
+      },
+      15_000,
+      "gw-a's proxies on gw-b",
+    );
+    await eventually(() => b.current?.proxies.length === 4, 10_000, 'gw-b to carry every proxy of the pool');
+  });
+});
