@@ -213,4 +213,27 @@ describe('gateway: the ownership grant is a hard expiry', () => {
     expect(h.load).toEqual({ active: 0, reserved: 0 });
     expect(cuts().slice(cutBefore)).toMatchObject([{ proxy: 'p-0-0', active: 1, drainTimeoutMs: DRAIN_MS }]);
   });
+
+  it("ends a /v1/fetch at its grant's own length on a host clock behind the controller's", async () => {
+    // The controller made this snapshot 30 s "from now" by this host's clock (the host runs 30 s behind):
+    // its expiresAt is 36 s away on the wall clock, but the grant is 6 s long, and the controller hands the
+    // proxy on 6 s (+ its 5 s skew allowance) after it made it. The fetch ended at the wall-clock expiresAt.
+    const snap = snapshotFile({ upstreams: [upstreamUrl], version: 12 });
+    const generatedAt = Date.now() + 30_000;
+    const end = new Date(generatedAt + GRANT_MS).toISOString();
+    snap.generatedAt = new Date(generatedAt).toISOString();
+    snap.validUntil = end;
+    for (const p of snap.proxies) Object.assign(p, { expiresAt: end, usableUntil: end });
+    writeFileSync(gw.snapshotPath, JSON.stringify(snap));
+    const loadedAt = Date.now();
+    gw.child.kill('SIGHUP');
+    await pollUntil(gw.health, (h) => h.snapshot?.version === 12, 3_000, 'snapshot version 12 applied');
+    const closed = await streamFetch(20_000, new Error('still streaming 20 s after the grant was loaded'));
+    expect(closed.status).toBe(200);
+    expect(closed.bytes).toBeGreaterThan(0);
+    expect(closed.at - loadedAt, 'the fetch ran on to the wall-clock expiresAt').toBeLessThan(
+      GRANT_MS + 3_000,
+    );
+    expect(gw.logEntries().some((l) => l.event === 'gateway.clock_behind')).toBe(true);
+  });
 });

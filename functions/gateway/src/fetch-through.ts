@@ -220,9 +220,11 @@ export async function fetchThrough(
   // (proxy-session.ts sweep) — past it the controller may have given the proxy to another worker. A
   // renewed grant moves it (renewed() below), so only a worker whose grant is not being renewed (cut off
   // from the controller) ever reaches it. Like a caller's own shorter timeoutMs, it is no evidence
-  // against the proxy.
-  let grantBound = u.expiresAtMs < deadline;
-  if (grantBound) deadline = u.expiresAtMs;
+  // against the proxy. The worker's own grant end too, which is sooner on a host clock behind the
+  // controller's (worker.ts grantEndsAtMs): the proxy's expiresAt is a wall-clock instant of the controller's.
+  const grantEnd = (expiresAtMs: number) => Math.min(expiresAtMs, deps.worker.grantEndsAtMs());
+  let grantBound = grantEnd(u.expiresAtMs) < deadline;
+  if (grantBound) deadline = grantEnd(u.expiresAtMs);
   const notTheProxys = () => callerBound || grantBound;
   /**
    * At a deadline that was the grant's: the time a renewed grant gives on (the proxy's expiresAt in the
@@ -234,10 +236,10 @@ export async function fetchThrough(
     if (!grantBound) return 0;
     const listed = deps.worker.snapshot()?.upstreams.get(u.name);
     if (!listed || listed.host !== u.host || listed.port !== u.port) return 0;
-    const end = Math.min(ownDeadline, listed.expiresAtMs);
+    const end = Math.min(ownDeadline, grantEnd(listed.expiresAtMs));
     if (end <= Date.now()) return 0;
     deadline = end;
-    grantBound = listed.expiresAtMs < ownDeadline;
+    grantBound = grantEnd(listed.expiresAtMs) < ownDeadline;
     return left();
   };
   const failOn = (status: number, code: string, detail?: Record<string, string | number>) => ({

@@ -170,6 +170,19 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
     return outlived(this.staleness, this.clocks(), policy) ? 'snapshot_stale' : null;
   }
 
+  /**
+   * When the ownership grant of the snapshot taken last ends, as a `now()` instant: its validUntil, or
+   * sooner where the monotonic count ends it first — a host clock behind the controller's, whose wall
+   * clock would hold the grant that much late (staleness.ts grantLeftMs). /v1/fetch ends a fetch there at
+   * the latest, as the proxy listener's sweep cuts a session at grantEnded. Infinity before any snapshot.
+   */
+  grantEndsAtMs(): number {
+    const { validUntilMs, validUntilMonoMs } = this.staleness;
+    if (validUntilMs === null || validUntilMonoMs === null) return Number.POSITIVE_INFINITY;
+    const { wallMs, monoMs } = this.clocks();
+    return Math.min(validUntilMs, wallMs + (validUntilMonoMs - monoMs));
+  }
+
   appliedVersion(): AppliedVersion | null {
     const s = this.current;
     return s ? { version: s.version, ownershipEpoch: s.ownershipEpoch, checksum: s.checksum } : null;
