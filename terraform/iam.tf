@@ -65,8 +65,8 @@ resource "google_project_iam_custom_role" "instance_reaper" {
   depends_on = [google_project_service.enabled]
 }
 
-# The API creates each gateway worker's filtered pull subscription on gateway-snapshots (Pub/Sub deletes
-# it after a day unused; nothing of ours does). Creating a subscription needs pubsub.subscriptions.create
+# The API creates each gateway worker's filtered pull subscription on gateway-snapshots (the snapshot
+# function deletes it, below; Pub/Sub after a day unused). Creating a subscription needs pubsub.subscriptions.create
 # on the project — there is no narrower scope for a subscription that does not exist yet — plus
 # attachSubscription on the topic (the topic-level roles/pubsub.subscriber in topic_subscribers below). This role is the project-level
 # half, with exactly the calls the registration makes (shared/src/adapters/pubsub/snapshot-subscriptions.ts:
@@ -81,6 +81,23 @@ resource "google_project_iam_custom_role" "worker_subscriptions" {
     "pubsub.subscriptions.create",
     "pubsub.subscriptions.get",
   ]
+
+  depends_on = [google_project_service.enabled]
+}
+
+# The snapshot function deletes a gateway worker's subscription once the worker's session ended more than
+# the view horizon ago (functions/snapshot/src/subscription-retention.ts): every subscription on
+# gateway-snapshots is billed for every message published to the topic, those its filter drops included,
+# and Pub/Sub's own expiry waits a day. Deleting needs pubsub.subscriptions.delete on the subscription, whose
+# name is made at run time: a project-wide grant (IAM Conditions cannot narrow it to those names: Pub/Sub
+# offers no resource attributes to them). No predefined role holds it without create, update and the
+# topics' admin (roles/pubsub.editor); this one holds the delete alone. The function's code names only
+# worker subscriptions (shared/src/adapters/pubsub/subscription-reaper.ts), and it is no public endpoint.
+resource "google_project_iam_custom_role" "worker_subscription_reaper" {
+  role_id     = "proxyplaneWorkerSubscriptionReaper${var.custom_role_suffix}"
+  title       = "proxyplane worker subscription reaper"
+  description = "Delete the snapshot subscriptions of gateway workers gone past the view horizon."
+  permissions = ["pubsub.subscriptions.delete"]
 
   depends_on = [google_project_service.enabled]
 }
@@ -117,9 +134,10 @@ locals {
   )
 
   custom_roles = {
-    instance_reaper      = "projects/${var.project_id}/roles/${google_project_iam_custom_role.instance_reaper.role_id}"
-    worker_subscriptions = "projects/${var.project_id}/roles/${google_project_iam_custom_role.worker_subscriptions.role_id}"
-    job_operator         = "projects/${var.project_id}/roles/${google_project_iam_custom_role.job_operator.role_id}"
+    instance_reaper            = "projects/${var.project_id}/roles/${google_project_iam_custom_role.instance_reaper.role_id}"
+    worker_subscriptions       = "projects/${var.project_id}/roles/${google_project_iam_custom_role.worker_subscriptions.role_id}"
+    worker_subscription_reaper = "projects/${var.project_id}/roles/${google_project_iam_custom_role.worker_subscription_reaper.role_id}"
+    job_operator               = "projects/${var.project_id}/roles/${google_project_iam_custom_role.job_operator.role_id}"
   }
 
   # Project-level roles, by member key. Every function of functions.json must appear here (the
@@ -130,7 +148,7 @@ locals {
     fn-probe     = ["roles/datastore.user"]
     fn-gc        = ["roles/datastore.user", local.custom_roles.instance_reaper]
     fn-rotation  = ["roles/datastore.user"]
-    fn-snapshot  = ["roles/datastore.user"]
+    fn-snapshot  = ["roles/datastore.user", local.custom_roles.worker_subscription_reaper]
     api          = ["roles/datastore.user", local.custom_roles.worker_subscriptions, local.custom_roles.job_operator]
     # Worker subscriptions are created at run time with names Terraform cannot know, and every worker
     # shares this one identity, so a per-subscription grant would isolate nothing: subscriber (pull and

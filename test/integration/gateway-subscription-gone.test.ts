@@ -1,8 +1,9 @@
-// The gateway's snapshot subscription deleted under it (by hand, or by Pub/Sub after a day without use):
-// the real streaming pull (PubSubSnapshotFeed on the emulator) ends with NOT_FOUND, and reopening it can
-// only fail the same way. Only registration makes the subscription (the API's PubSubWorkerSubscriptions
-// .ensure), so the session registers again and fetches the latest full snapshot — what was published
-// while there was no subscription is lost. Without that the worker went stale for good while its reports
+// The gateway's snapshot subscription deleted under it (by the snapshot function's retention, by hand, or
+// by Pub/Sub after a day without use): the real streaming pull (PubSubSnapshotFeed on the emulator) ends
+// with NOT_FOUND, and reopening it can only fail the same way. Only registration makes the subscription
+// (the API's PubSubWorkerSubscriptions.ensure, on the same API instance that made it), so the session
+// registers again and fetches the latest full snapshot — what was published while there was no
+// subscription is lost. Without that the worker went stale for good while its reports
 // kept its session, and its proxies, alive. The control client is a stand-in that makes the subscription
 // as the API does and serves the latest snapshot; the pull, the worker and the session are the real ones.
 import type { PubSub } from '@google-cloud/pubsub';
@@ -16,10 +17,8 @@ import { jsonLogger } from '../../functions/gateway/src/logger.js';
 import { GatewayWorker } from '../../functions/gateway/src/worker.js';
 import { createPubSub } from '../../shared/src/adapters/pubsub/client.js';
 import { PubSubSnapshotPublisher } from '../../shared/src/adapters/pubsub/snapshot-publisher.js';
-import {
-  PubSubWorkerSubscriptions,
-  workerSubscriptionName,
-} from '../../shared/src/adapters/pubsub/snapshot-subscriptions.js';
+import { PubSubWorkerSubscriptions } from '../../shared/src/adapters/pubsub/snapshot-subscriptions.js';
+import { workerSubscriptionName } from '../../shared/src/adapters/pubsub/worker-subscription.js';
 import type { GatewaySnapshot } from '../../shared/src/messages/gateway-snapshot.js';
 import { GATEWAY_SNAPSHOTS_TOPIC } from '../../shared/src/messages/worker-snapshot-request.js';
 import { releaseProject, testProjectId } from '../support/emulators.js';
@@ -43,11 +42,12 @@ class StandInApi implements ControlClient {
   registrations = 0;
   latest: GatewaySnapshot | null = null;
   fetched = 0;
+  // One instance for every registration, as one API instance serves them: the one that made the
+  // subscription is the one the worker comes back to once it is gone.
+  private readonly subscriptions = new PubSubWorkerSubscriptions(pubsub, projectId);
 
   async register(): Promise<ControlAnswer<never>> {
-    // A fresh instance each time, as a registration after a day away reaches an API that no longer
-    // remembers having made it: ensure() makes it again.
-    const path = await new PubSubWorkerSubscriptions(pubsub, projectId).ensure(WORKER);
+    const path = await this.subscriptions.ensure(WORKER);
     this.registrations++;
     return {
       ok: true,

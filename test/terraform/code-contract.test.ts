@@ -531,7 +531,7 @@ describe('topic publish grants are exactly the publishers the code reaches', () 
   });
 });
 
-describe("the API's subscription role holds exactly the subscription calls the code makes", () => {
+describe('the subscription roles hold exactly the subscription calls their holders make', () => {
   /**
    * The permission each subscription-admin call of @google-cloud/pubsub checks
    * (https://cloud.google.com/pubsub/docs/access-control#required_permissions). Pulling and acking
@@ -581,14 +581,28 @@ describe("the API's subscription role holds exactly the subscription calls the c
       expect.arrayContaining(['pubsub.subscriptions.create', 'pubsub.subscriptions.get']),
     );
     expect([...(role.permissions as string[])].sort()).toEqual(needed);
-    // No other unit manages subscriptions: the gateway only pulls from the one the API made for it.
-    for (const u of units.filter((u) => u.name !== 'api'))
+    // No other unit manages subscriptions but the snapshot function's retention, which only deletes (below):
+    // the gateway only pulls from the one the API made for it.
+    for (const u of units.filter((u) => u.name !== 'api' && u.name !== 'snapshot'))
       expect(subscriptionPermissions(u), u.name).toEqual([]);
     const roles = tf.locals.project_roles as Record<string, string[]>;
     const holders = Object.keys(roles).filter((k) =>
       roles[k]!.includes('${local.custom_roles.worker_subscriptions}'),
     );
     expect(holders).toEqual(['api']);
+  });
+
+  it('the reaper role lists what the snapshot function calls: it deletes worker subscriptions, nothing else', () => {
+    const role = resourceOf(tf, 'google_project_iam_custom_role', 'worker_subscription_reaper');
+    const snapshot = units.find((u) => u.name === 'snapshot')!;
+    // The reading must see the retention's delete (shared/src/adapters/pubsub/subscription-reaper.ts).
+    expect(subscriptionPermissions(snapshot)).toEqual(['pubsub.subscriptions.delete']);
+    expect([...(role.permissions as string[])].sort()).toEqual(subscriptionPermissions(snapshot));
+    const roles = tf.locals.project_roles as Record<string, string[]>;
+    const holders = Object.keys(roles).filter((k) =>
+      roles[k]!.includes('${local.custom_roles.worker_subscription_reaper}'),
+    );
+    expect(holders).toEqual(['fn-snapshot']);
   });
 
   it('the reading sees an admin call chained or through a variable, and not a pull', () => {
@@ -1029,7 +1043,7 @@ describe('docs/deploy.md describes the Terraform as it is', () => {
   it('names every custom role the teardown leaves reserved, and the suffix that applies again past 7 days', () => {
     const teardown = deploy().split('## Tear it down')[1] ?? '';
     const roles = Object.values(tf.resource.google_project_iam_custom_role ?? {}) as Block[];
-    expect(roles.length).toBe(3);
+    expect(roles.length).toBe(4);
     for (const role of roles) {
       // Every ID takes the suffix, so that one variable renames them all.
       expect(role.role_id).toMatch(/^\w+\$\{var\.custom_role_suffix\}$/);

@@ -11,7 +11,10 @@ import type {
   ReclaimStore,
   RoutingStore,
 } from '../../../shared/src/ports/workers-ownership.js';
-import type { WorkerRetentionStore } from '../../../shared/src/ports/workers-retention.js';
+import type {
+  SubscriptionReaper,
+  WorkerRetentionStore,
+} from '../../../shared/src/ports/workers-retention.js';
 import type {
   GatewayPoolReader,
   SnapshotPublisher,
@@ -38,5 +41,10 @@ export interface SnapshotPassDeps {
   /** Worker retention (retention.ts): what is stored for workers gone `afterMs` ago, `batch` per tick. */
   retention: { afterMs: number; batch: number };
   retired: WorkerRetentionStore;
+  /**
+   * Deletes the snapshot subscription of a worker gone past the view horizon (subscription-retention.ts).
+   * The deployed function always has one; a test of the pass that gives none leaves them to Pub/Sub.
+   */
+  subscriptions?: SubscriptionReaper;
   newHolder(): string;
 }

@@ -10,6 +10,7 @@ import { decodePubSubCloudEvent } from '../../../shared/src/adapters/pubsub/deco
 import { PubSubPublisher } from '../../../shared/src/adapters/pubsub/publisher.js';
 import { PubSubSnapshotPublisher } from '../../../shared/src/adapters/pubsub/snapshot-publisher.js';
 import { PubSubSnapshotRequester } from '../../../shared/src/adapters/pubsub/snapshot-requester.js';
+import { PubSubSubscriptionReaper } from '../../../shared/src/adapters/pubsub/subscription-reaper.js';
 import { sha256Hex } from '../../../shared/src/messages/gateway-snapshot.js';
 import { ReceivedTick } from '../../../shared/src/messages/tick.js';
 import { systemClock } from '../../../shared/src/ports/clock.js';
@@ -30,6 +31,7 @@ const deps: SnapshotHandlerDeps = {
   // Bounded by the publisher's default deadline: a Pub/Sub outage must not hold the tick until its timeout
   // (the library retries a publish for up to 10 minutes); the next tick asks again.
   requester: new PubSubSnapshotRequester(new PubSubPublisher(pubsub)),
+  subscriptions: new PubSubSubscriptionReaper(pubsub),
   clock: systemClock,
   log,
   settings: config.settings,

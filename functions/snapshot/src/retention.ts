@@ -6,23 +6,36 @@
 // Bounded per tick (`batch` candidates) and idempotent; the ownership records are read only when there is
 // a candidate, so a tick with nothing to delete costs two empty queries. A failure is logged and left to
 // the next tick: it must never cost the pass that ran before it, and one worker that fails costs only itself.
+// Each worker's snapshot subscription goes much sooner, an hour after its session (subscription-retention.ts).
 import { decideRetention, retentionCutoff } from '../../../shared/src/domain/workers/retention.js';
 import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
 import type { SnapshotPassDeps } from './deps.js';
+import { retireWorkerSubscriptions } from './subscription-retention.js';
 
 export interface RetireCounts {
   /** Workers of which something was deleted (the document, the header, or both). */
   retired: number;
   /**
    * Workers whose deletion failed or whose documents are out of shape (passed over), or 1 when the
-   * candidates (or the owners) could not be read.
+   * candidates (or the owners) could not be read; plus 1 when the subscription retention failed.
    */
   failures: number;
 }
 
-export async function retireOldWorkers(
-  deps: Pick<SnapshotPassDeps, 'retired' | 'ownership' | 'clock' | 'log' | 'retention'>,
-): Promise<RetireCounts> {
+type RetentionDeps = Pick<
+  SnapshotPassDeps,
+  'retired' | 'ownership' | 'clock' | 'log' | 'retention' | 'settings' | 'subscriptions'
+>;
+
+export async function retireOldWorkers(deps: RetentionDeps): Promise<RetireCounts> {
+  const subscriptions = deps.subscriptions
+    ? await retireWorkerSubscriptions(deps, deps.subscriptions)
+    : { failures: 0 };
+  const documents = await retireDocuments(deps);
+  return { retired: documents.retired, failures: documents.failures + subscriptions.failures };
+}
+
+async function retireDocuments(deps: RetentionDeps): Promise<RetireCounts> {
   const now = deps.clock.now();
   const cutoff = retentionCutoff(now, deps.retention.afterMs);
   try {

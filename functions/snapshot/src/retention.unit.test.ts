@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import type { RetentionDecision } from '../../../shared/src/domain/workers/retention.js';
+import { DEFAULT_WORKER_SETTINGS } from '../../../shared/src/domain/workers/settings.js';
 import { ManualClock } from '../../../shared/src/ports/clock.js';
 import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
 import type { OwnershipState } from '../../../shared/src/ports/workers-ownership.js';
@@ -52,10 +53,17 @@ function deps(candidates: () => Promise<string[]>, invalid: InvalidStoredWorker[
     read,
     log,
     deps: {
-      retired: { candidates: vi.fn(async () => ({ ids: await candidates(), invalid })), remove },
+      retired: {
+        candidates: vi.fn(async () => ({ ids: await candidates(), invalid })),
+        remove,
+        sessionsEnded: vi.fn(async () => [{ workerId: 'gw-gone', endedAt: longAgo }]),
+        subscriptionCursor: vi.fn(async () => null),
+        saveSubscriptionCursor: vi.fn(async () => {}),
+      },
       ownership: { read } as never,
       clock: new ManualClock(now),
       log,
+      settings: DEFAULT_WORKER_SETTINGS,
       retention: { afterMs: WEEK, batch: 20 },
     },
   };
@@ -104,6 +112,23 @@ describe('retireOldWorkers', () => {
     expect(await retireOldWorkers(only.deps)).toEqual({ retired: 0, failures: 2 });
     expect(only.read).not.toHaveBeenCalled();
     expect(only.log.lines).toEqual([expect.objectContaining({ event: 'gateway.workers_retention_invalid' })]);
+  });
+
+  it('deletes the subscriptions of workers gone past the horizon first, counting a failure there too', async () => {
+    const d = deps(async () => ['gw-dead']);
+    const subscriptions = {
+      remove: vi.fn(async () => {
+        throw Object.assign(new Error('PERMISSION_DENIED'), { code: 7 });
+      }),
+    };
+    expect(await retireOldWorkers({ ...d.deps, subscriptions })).toEqual({ retired: 1, failures: 2 });
+    expect(subscriptions.remove).toHaveBeenCalledWith('gw-gone');
+    // The documents' retention ran all the same.
+    expect(d.remove).toHaveBeenCalled();
+    // Without a reaper (a test of the pass), the subscriptions are left alone.
+    const none = deps(async () => []);
+    await retireOldWorkers(none.deps);
+    expect(none.deps.retired.sessionsEnded).not.toHaveBeenCalled();
   });
 
   it('candidates that cannot be listed: one failure, logged, never thrown', async () => {

@@ -1,5 +1,6 @@
 // The port of worker retention (domain/workers/retention.ts): finding the workers whose session or
-// snapshot ended before a cutoff, and deleting what is stored for one of them after re-reading it.
+// snapshot ended before a cutoff, and deleting what is stored for one of them after re-reading it; and,
+// much sooner, finding each worker whose session ended, once, to delete its snapshot subscription.
 import type { RetentionDecision, RetentionFacts } from '../domain/workers/retention.js';
 import type { WorkerStoreError } from './workers.js';
 
@@ -58,4 +59,24 @@ export interface WorkerRetentionStore {
     cutoff: Date,
     decide: (workerId: string, stored: StoredFacts) => RetentionDecision,
   ): Promise<RetentionSweepResult>;
+  /**
+   * At most `limit` workers whose session ended after `after` (a cursor: later in time, or at the same
+   * instant with a greater id; or an instant) and before `before`, in that order: paging through them with
+   * the last one as the next `after` finds each session end once. Throws WorkerStoreError.
+   */
+  sessionsEnded(after: SessionEnd | Date, before: Date, limit: number): Promise<SessionEnd[]>;
+  /** The last session end whose subscription the retention dealt with; null before the first. */
+  subscriptionCursor(): Promise<SessionEnd | null>;
+  saveSubscriptionCursor(cursor: SessionEnd): Promise<void>;
+}
+
+export interface SessionEnd {
+  workerId: string;
+  endedAt: Date;
+}
+
+/** Deletes gateway workers' snapshot subscriptions (functions/snapshot/src/subscription-retention.ts). */
+export interface SubscriptionReaper {
+  /** Deletes the worker's subscription: false when there was none (already gone). Throws otherwise. */
+  remove(workerId: string): Promise<boolean>;
 }

@@ -92,8 +92,8 @@ export const workerErrors =
       );
     }
     // Pub/Sub's admin API failing to make or read the worker's subscription at registration: transient,
-    // so the contract's retryable 503, not an unhandled 500. (A subscription with another filter — kind
-    // conflict — needs an operator, and stays a logged 500.)
+    // so the contract's retryable 503, not an unhandled 500. (A subscription with another filter, or left
+    // on a deleted topic — kind conflict — needs an operator, and stays a logged 500.)
     if (err instanceof SubscriptionError && err.kind === 'unavailable') {
       log.warn(`${c.req.method} ${c.req.path}: worker subscription unavailable`, {
         requestId,

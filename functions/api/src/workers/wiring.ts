@@ -54,7 +54,7 @@ export function buildWorkersApi(o: BuildWorkersApiOptions): WorkersApiDeps {
     pool: new FirestoreGatewayPoolReader(firestore),
     routing: new FirestoreRoutingStore(firestore),
     reclaims: new FirestoreReclaimStore(firestore),
-    subscriptions: new PubSubWorkerSubscriptions(o.pubsub, o.projectId, o.clock),
+    subscriptions: new PubSubWorkerSubscriptions(o.pubsub, o.projectId),
     requester: new PubSubSnapshotRequester(
       new PubSubPublisher(o.pubsub, { deadlineMs: API_PUBLISH_DEADLINE_MS }),
     ),

@@ -9,8 +9,12 @@
 // document, so an API write in between (a registration, a report; each preconditioned on the update time
 // it read) either comes first and is seen here (nothing deleted), or comes after and finds the document
 // gone (NOT_FOUND: a conflict, re-read as "no worker": the worker registers anew).
+//
+// The subscription retention's cursor is cursors/worker-subscriptions, {endedAt, workerId}: the last
+// session end whose snapshot subscription was dealt with (functions/snapshot/src/subscription-retention.ts).
 import {
   type DocumentSnapshot,
+  FieldPath,
   type Firestore,
   type QueryDocumentSnapshot,
   Timestamp,
@@ -20,6 +24,7 @@ import { WorkerStoreError } from '../../ports/workers.js';
 import type {
   RetentionCandidates,
   RetentionSweepResult,
+  SessionEnd,
   StoredFacts,
   WorkerRetentionStore,
 } from '../../ports/workers-retention.js';
@@ -27,6 +32,7 @@ import { Collections } from './collections.js';
 import { workerStoreFailure } from './worker-errors.js';
 
 const PARTS = 'parts';
+const SUBSCRIPTION_CURSOR = 'worker-subscriptions';
 /**
  * Outcome batches deleted per worker per call (one batched write). A worker with more (the emulator runs
  * no TTL, so a local worker keeps every batch) keeps its document until the next call, which finds it again.
@@ -169,6 +175,55 @@ export class FirestoreWorkerRetentionStore implements WorkerRetentionStore {
       }
     }
     return out;
+  }
+
+  // One range query on validUntil (its automatic index; ordered by it, then by the document id, which
+  // every index holds last), so ties at the same instant page by id and none is skipped.
+  async sessionsEnded(after: SessionEnd | Date, before: Date, limit: number): Promise<SessionEnd[]> {
+    try {
+      let query = this.db
+        .collection(Collections.workers)
+        .where('validUntil', '<', Timestamp.fromDate(before))
+        .orderBy('validUntil')
+        .orderBy(FieldPath.documentId());
+      query =
+        after instanceof Date
+          ? query.where('validUntil', '>', Timestamp.fromDate(after))
+          : query.startAfter(Timestamp.fromDate(after.endedAt), after.workerId);
+      const page = await query.limit(limit).get();
+      return page.docs.map((d) => ({ workerId: d.id, endedAt: (d.get('validUntil') as Timestamp).toDate() }));
+    } catch (err) {
+      throw workerStoreFailure(err, 'list ended sessions');
+    }
+  }
+
+  private cursor() {
+    return this.db.collection(Collections.cursors).doc(SUBSCRIPTION_CURSOR);
+  }
+
+  async subscriptionCursor(): Promise<SessionEnd | null> {
+    let snap: DocumentSnapshot;
+    try {
+      snap = await this.cursor().get();
+    } catch (err) {
+      throw workerStoreFailure(err, `read ${Collections.cursors}/${SUBSCRIPTION_CURSOR}`);
+    }
+    if (!snap.exists) return null;
+    const endedAt = tsOf(snap.get('endedAt'));
+    const workerId = snap.get('workerId');
+    // Edited out of shape: started again from the oldest subscription that can still exist.
+    if (!endedAt || typeof workerId !== 'string' || workerId === '') return null;
+    return { workerId, endedAt };
+  }
+
+  // A plain write: two ticks running the retention at once both delete the same subscriptions (the second
+  // finds them gone), and one that writes an older cursor last only has the next tick do that again.
+  async saveSubscriptionCursor(c: SessionEnd): Promise<void> {
+    try {
+      await this.cursor().set({ endedAt: Timestamp.fromDate(c.endedAt), workerId: c.workerId });
+    } catch (err) {
+      throw workerStoreFailure(err, `write ${Collections.cursors}/${SUBSCRIPTION_CURSOR}`);
+    }
   }
 
   /** Deletes one page of the worker's outcome batches received before `cutoff`. */

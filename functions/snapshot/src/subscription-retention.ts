@@ -1,0 +1,74 @@
+// Subscription retention, run with the worker retention on the minute tick (retention.ts): the snapshot
+// subscription of a worker whose session ended more than the view horizon ago (WORKER_VIEW_HORIZON_SECONDS,
+// an hour) is deleted. Every subscription on gateway-snapshots is billed for every message published to
+// the topic, those its filter drops included (https://cloud.google.com/pubsub/docs/filtering), and Cloud
+// Run starts a worker id per instance: left to Pub/Sub's expiry (a day without a subscriber), each
+// instance started that day multiplied the snapshot traffic, and a crash-looping gateway walked the topic
+// toward its subscription quota, past which no worker could register. Past the horizon the pass no longer
+// reads the worker and no grant of its can remain (settings.ts), so nothing more is published to it. A
+// worker that does come back (a process cut off that long, a pinned GATEWAY_WORKER_ID) finds its pull
+// NOT_FOUND and registers again, and registration makes the subscription again (snapshot-subscriptions.ts)
+// — as it does when a registration lands just as its old session end is dealt with here and the
+// subscription it was handed is deleted under it.
+//
+// Each session end is dealt with once: a cursor moves through the workers in order of session end, `batch`
+// a tick, never starting further back than Pub/Sub's expiry (a subscription idle that long is gone). A
+// deletion that fails stops the tick there, and the next tries again from it.
+import { WORKER_SUBSCRIPTION_EXPIRY_SECONDS } from '../../../shared/src/adapters/pubsub/worker-subscription.js';
+import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
+import type { SessionEnd, SubscriptionReaper } from '../../../shared/src/ports/workers-retention.js';
+import type { SnapshotPassDeps } from './deps.js';
+
+export interface SubscriptionRetireCounts {
+  /** Subscriptions deleted (those already gone not counted). */
+  deleted: number;
+  /** 1 when a deletion, the cursor or the ended sessions failed (the tick stops there), else 0. */
+  failures: number;
+}
+
+export async function retireWorkerSubscriptions(
+  deps: Pick<SnapshotPassDeps, 'retired' | 'clock' | 'log' | 'settings' | 'retention'>,
+  reaper: SubscriptionReaper,
+): Promise<SubscriptionRetireCounts> {
+  const now = deps.clock.now().getTime();
+  const before = new Date(now - deps.settings.viewHorizonMs);
+  const floor = new Date(now - WORKER_SUBSCRIPTION_EXPIRY_SECONDS * 1000);
+  // A horizon longer than the expiry (it may be up to two days): Pub/Sub deletes them first.
+  if (floor >= before) return { deleted: 0, failures: 0 };
+  try {
+    const cursor = await deps.retired.subscriptionCursor();
+    const after = cursor && cursor.endedAt > floor ? cursor : floor;
+    const ended = await deps.retired.sessionsEnded(after, before, deps.retention.batch);
+    const deleted: string[] = [];
+    let reached: SessionEnd | null = null;
+    let failures = 0;
+    for (const s of ended) {
+      try {
+        if (await reaper.remove(s.workerId)) deleted.push(s.workerId);
+      } catch (err) {
+        deps.log.warn('deleting a worker snapshot subscription failed; the next tick tries again', {
+          workerId: s.workerId,
+          error: err,
+        });
+        failures = 1;
+        break;
+      }
+      reached = s;
+    }
+    if (deleted.length > 0) {
+      deps.log.info('snapshot subscriptions of workers gone past the view horizon deleted', {
+        event: 'gateway.worker_subscriptions_deleted',
+        endedBefore: before.toISOString(),
+        workers: deleted,
+      });
+    }
+    if (reached) await deps.retired.saveSubscriptionCursor(reached);
+    return { deleted: deleted.length, failures };
+  } catch (err) {
+    deps.log.warn('worker subscription retention failed; the next tick tries again', {
+      kind: err instanceof WorkerStoreError ? err.kind : 'unknown',
+      error: err,
+    });
+    return { deleted: 0, failures: 1 };
+  }
+}
