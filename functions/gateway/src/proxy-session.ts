@@ -491,8 +491,13 @@ export class ProxySession implements ForwardOwner {
     // The upstream is done with once the request left whole too (its connection is back in the pool): the
     // slot goes back now, not when the client closes — held, it counted in the runtime reports and in the
     // proxy's capacity, kept a SIGTERM drain waiting, and the sweep's cut of an upstream being let go cut
-    // a client still being sent the tail of its answer. A request body still queued keeps it until then.
-    if (this.fwd?.settled) this.releaseSlot();
+    // a client still being sent the tail of its answer. A request body still queued keeps it until then —
+    // and so does the answer's own tail still queued for a slow reader (up to a high-water mark and a
+    // chunk): a SIGTERM drain that saw no slot on the upstream would destroy the client with it unsent.
+    if (this.fwd?.settled) {
+      if (c.writableLength === 0) this.releaseSlot();
+      else c.once('finish', () => this.releaseSlot());
+    }
     this.linger();
   }
 

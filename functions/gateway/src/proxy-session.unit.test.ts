@@ -2,6 +2,7 @@
 // is answered, and what reading the head cost in buffer allocations, counted, not timed); the sweep
 // cutting a lingering session off an upstream it must let go; the redial's avoided proxy, and no redial
 // from a stale snapshot during a drain.
+import { EventEmitter } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { buildSnapshot } from '../../../shared/src/domain/gateway/canonical.js';
 import { sha256Hex } from '../../../shared/src/messages/gateway-snapshot.js';
@@ -252,5 +253,31 @@ describe('ProxySession refusing while it holds an upstream slot', () => {
     live.cut = true;
     s.sweep(Date.now());
     expect(destroyed).toBe(0);
+  });
+});
+
+// An absolute-form answer gives its slot back once its exchange is whole — but not while its tail is still
+// queued for a slow reader: a SIGTERM drain that saw no slot on the upstream destroyed the client, and the
+// tail with it.
+describe('ProxySession after a whole absolute-form answer', () => {
+  function done(writableLength: number) {
+    const client = Object.assign(new EventEmitter(), { writableEnded: false, writableLength, end() {} });
+    const ctx = { opts: { headerTimeoutMs: 10_000, lingerMs: 1_000 } } as unknown as ProxyContext;
+    const s = new ProxySession(client as unknown as Owned, ctx, 0);
+    const upstream = { live: { active: 1, reserved: 0 } };
+    Object.assign(s, { load: 2, upstream, fwd: { settled: true } });
+    s.forwardDone();
+    return { client, upstream };
+  }
+
+  it('gives the slot back at once when nothing is left to write', () => {
+    expect(done(0).upstream.live.active).toBe(0);
+  });
+
+  it('holds it while the tail is queued, and gives it back once written', () => {
+    const { client, upstream } = done(16_384);
+    expect(upstream.live.active).toBe(1);
+    client.emit('finish');
+    expect(upstream.live.active).toBe(0);
   });
 });
