@@ -3,9 +3,11 @@
 // (every snapshot of a pass carries the same routing). Failing the pass instead renewed no grant: every
 // gateway went stale within its max stale age (150 s) and the whole fleet stopped serving until someone
 // fixed the document. Never the default routing: that would send every host through the default route's
-// proxies, an unreviewed change of where the fleet's traffic goes.
+// proxies, an unreviewed change of where the fleet's traffic goes. Read from the headers the pass has
+// already read, not the snapshots' parts: a part torn by another pass's save, or out of shape, must not
+// fail the very pass this keeps running.
 import type { GatewayRoute } from '../../../shared/src/messages/gateway-snapshot.js';
-import type { SnapshotHeader, SnapshotStore } from '../../../shared/src/ports/workers-snapshots.js';
+import type { SnapshotHeader } from '../../../shared/src/ports/workers-snapshots.js';
 
 export interface PublishedRouting {
   routes: GatewayRoute[];
@@ -14,21 +16,16 @@ export interface PublishedRouting {
 }
 
 /**
- * The routing of the newest of `headers`' snapshots that can still be read, or null when none can: the
- * only snapshots stored are salvaged headers (their routing no longer fits either), swept, or none at all.
+ * The routing of the newest of `headers` that carries one, or null when none does: the only headers
+ * stored are salvaged ones (their routing no longer fits either), or there are none at all.
  */
-export async function lastPublishedRouting(
-  snapshots: Pick<SnapshotStore, 'loadFull'>,
-  headers: ReadonlyMap<string, SnapshotHeader>,
-): Promise<PublishedRouting | null> {
-  const newestFirst = [...headers.values()]
-    .filter((h) => !h.salvaged)
-    .sort((a, b) => b.generatedAt.getTime() - a.generatedAt.getTime());
-  for (const h of newestFirst) {
-    // Usually the first: a live worker's snapshot is renewed every few passes, and only one whose grant
-    // ended a day or more ago has its parts swept (sweep.ts).
-    const full = await snapshots.loadFull(h.workerId);
-    if (full) return { routes: full.routing, snapshot: { workerId: h.workerId, version: full.version } };
+export function lastPublishedRouting(headers: ReadonlyMap<string, SnapshotHeader>): PublishedRouting | null {
+  let newest: SnapshotHeader | null = null;
+  for (const h of headers.values()) {
+    if (h.salvaged || !h.routing) continue;
+    if (!newest || h.generatedAt > newest.generatedAt) newest = h;
   }
-  return null;
+  return newest?.routing
+    ? { routes: newest.routing, snapshot: { workerId: newest.workerId, version: newest.version } }
+    : null;
 }

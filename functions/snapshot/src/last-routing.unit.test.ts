@@ -1,10 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_ROUTING } from '../../../shared/src/domain/snapshots/content.js';
-import {
-  GATEWAY_SNAPSHOT_SCHEMA_VERSION,
-  type GatewayRoute,
-  type GatewaySnapshot,
-} from '../../../shared/src/messages/gateway-snapshot.js';
+import type { GatewayRoute } from '../../../shared/src/messages/gateway-snapshot.js';
 import type { SnapshotHeader } from '../../../shared/src/ports/workers-snapshots.js';
 import { lastPublishedRouting } from './last-routing.js';
 
@@ -35,56 +31,31 @@ const header = (
   proxies: 0,
   ...over,
 });
-const full = (workerId: string, routing: GatewayRoute[]): GatewaySnapshot => ({
-  kind: 'full',
-  schemaVersion: GATEWAY_SNAPSHOT_SCHEMA_VERSION,
-  version: 3,
-  ownershipEpoch: 1,
-  workerId,
-  generatedAt: at(0).toISOString(),
-  validUntil: at(180).toISOString(),
-  routing,
-  proxies: [],
-  checksum: 'c',
-});
-
-/** loadFull over `stored` (a worker missing from it: no snapshot, or its parts swept), recording the reads. */
-function store(stored: Record<string, GatewayRoute[]>) {
-  const reads: string[] = [];
-  return {
-    reads,
-    loadFull: async (workerId: string) => {
-      reads.push(workerId);
-      const routing = stored[workerId];
-      return routing ? full(workerId, routing) : null;
-    },
-  };
-}
 const headers = (...hs: SnapshotHeader[]) => new Map(hs.map((h) => [h.workerId, h]));
 
 describe('lastPublishedRouting', () => {
-  it('takes the routing of the newest snapshot, reading only that one', async () => {
-    const s = store({ old: DEFAULT_ROUTING, new: [route('shop')] });
-    expect(await lastPublishedRouting(s, headers(header('old', 0), header('new', 60)))).toEqual({
-      routes: [route('shop')],
-      snapshot: { workerId: 'new', version: 3 },
-    });
-    expect(s.reads).toEqual(['new']);
-  });
-
-  it('passes over a salvaged header (its routing no longer fits either) and a swept snapshot', async () => {
-    const s = store({ old: [route('news')], salvaged: [route('x')] });
+  it('takes the routing of the newest snapshot', () => {
     const hs = headers(
-      header('old', 0),
-      header('swept', 30),
-      header('salvaged', 0, { generatedAt: at(60), salvaged: true }),
+      header('old', 0, { routing: DEFAULT_ROUTING }),
+      header('new', 60, { routing: [route('shop')], version: 7 }),
     );
-    expect(await lastPublishedRouting(s, hs)).toMatchObject({ routes: [route('news')] });
-    expect(s.reads).toEqual(['swept', 'old']);
+    expect(lastPublishedRouting(hs)).toEqual({
+      routes: [route('shop')],
+      snapshot: { workerId: 'new', version: 7 },
+    });
   });
 
-  it('is null with no snapshot to read', async () => {
-    expect(await lastPublishedRouting(store({}), headers(header('swept', 0)))).toBeNull();
-    expect(await lastPublishedRouting(store({}), new Map())).toBeNull();
+  it('passes over a salvaged header (its routing no longer fits either) and one without a routing', () => {
+    const hs = headers(
+      header('old', 0, { routing: [route('news')] }),
+      header('bare', 30),
+      header('salvaged', 60, { salvaged: true, routing: [route('x')] }),
+    );
+    expect(lastPublishedRouting(hs)).toMatchObject({ routes: [route('news')] });
+  });
+
+  it('is null with no header that carries one', () => {
+    expect(lastPublishedRouting(headers(header('bare', 0)))).toBeNull();
+    expect(lastPublishedRouting(new Map())).toBeNull();
   });
 });

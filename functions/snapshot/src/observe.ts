@@ -56,7 +56,7 @@ export async function observe(deps: SnapshotPassDeps, now: Date): Promise<Observ
     deps.reclaims.list(now),
   ]);
   const { routing } = stored;
-  const published = stored.invalid ? await lastPublishedRouting(deps.snapshots, headers) : null;
+  const published = stored.invalid ? lastPublishedRouting(headers) : null;
   // Nothing published to fall back on (no snapshot stored yet): the pass fails, as it always has.
   if (stored.invalid && !published) throw stored.invalid;
   // A lease counts as active for one clock skew past its expiry: the API, whose clock may trail this

@@ -4,7 +4,7 @@
 
 import type { ProxyResource } from '../domain/proxy.js';
 import type { BuiltSnapshotRef } from '../domain/workers/ack.js';
-import type { GatewaySnapshot, GatewaySnapshotMessage } from '../messages/gateway-snapshot.js';
+import type { GatewayRoute, GatewaySnapshot, GatewaySnapshotMessage } from '../messages/gateway-snapshot.js';
 import type { SnapshotRequest } from '../messages/worker-snapshot-request.js';
 import type { WorkerStoreError } from './workers.js';
 
@@ -26,6 +26,8 @@ export interface SnapshotHeader {
   recent: BuiltSnapshotRef[];
   sentAt: Date | null;
   proxies: number;
+  /** The routing the snapshot carries (every snapshot of a pass the same); absent on a salvaged header. */
+  routing?: GatewayRoute[];
   /**
    * Read from a header that no longer fits the model whole (headersInView): only `version` and
    * `grantedUntil` are what is stored; the rest reads as never sent.

@@ -409,5 +409,6 @@ function toHeader(d: z.infer<typeof HeaderDoc>): SnapshotHeader {
     recent: d.recent,
     sentAt: d.sentAt,
     proxies: d.proxies,
+    routing: d.routing,
   };
 }
