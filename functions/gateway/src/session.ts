@@ -31,6 +31,8 @@ export interface RuntimeView {
   appliedVersion(): AppliedVersion | null;
   /** ReportRuntimeResponse.revoke_proxy_ids: the controller's current set (an empty one clears). */
   revokeProxyIds(names: readonly string[]): void;
+  /** Requests admitted, waiting for the SSRF guard's look-up: no proxy picked yet, so in no count. */
+  readonly checking: number;
 }
 
 export interface Reporter {

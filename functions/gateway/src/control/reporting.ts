@@ -71,6 +71,8 @@ export function drainingCut(all: readonly ProxyRuntimeCount[], max: number): num
 
 export class ReportLoop {
   private view: RuntimeView | null = null;
+  /** finish() began: the final report goes whatever is still looked up. */
+  private finishing = false;
   private intervalMs: number;
   private timer: NodeJS.Timeout | null = null;
   private readonly round: KickLoop;
@@ -137,6 +139,8 @@ export class ReportLoop {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     if (!this.view) return;
+    // The drain is over: every connection was cut, so a look-up still out has no request left to pick for.
+    this.finishing = true;
     const bound = new AbortController();
     const last = this.round.kick().then(() => this.outcomeRound.kick());
     await Promise.race([last, sleep(timeoutMs, bound.signal)]);
@@ -184,6 +188,11 @@ export class ReportLoop {
       // § Runtime report). Busy, it would be refused: the ACK comes first.
       if (!this.session.draining || view.runtimeCounts().length > 0) return;
     }
+    // Draining with every count zero is the last word: the controller hands every proxy over at once
+    // (drain.ts shutDownIdle). Not while an admitted request still waits for its look-up — a /v1/fetch's
+    // redial runs the guard again — for it picks a proxy when the answer comes: that report waits for it.
+    if (this.session.draining && !this.finishing && view.checking > 0 && view.runtimeCounts().length === 0)
+      return;
     const sequence = ++this.runtimeSequence;
     const answer = await this.session.exclusive(() => {
       // Read inside the exclusive section: an ACK that moved the bound has finished.

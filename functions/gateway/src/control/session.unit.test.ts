@@ -276,6 +276,43 @@ describe('registration', () => {
     await h.session.reporter.stop();
   });
 
+  // Draining with every count zero hands every proxy over at once (drain.ts shutDownIdle). A /v1/fetch
+  // admitted before the drain and redialled runs the guard's look-up again, holding no proxy meanwhile: a
+  // report then read idle, the proxies went to other workers, and the redial picked one of them after.
+  it('holds an idle draining report while an admitted request still waits for its look-up', async () => {
+    const h = harness();
+    await h.start();
+    await h.feed.deliver(feedMessage(snapshot(1, ['p-a'])));
+    await vi.advanceTimersByTimeAsync(1_000);
+    h.worker.checking = 1;
+    await h.session.source.stop();
+    await vi.advanceTimersByTimeAsync(30_000);
+    const idleDraining = () =>
+      h.client
+        .of('runtime')
+        .map((c) => c.body as { draining: boolean; counts: unknown[] })
+        .filter((b) => b.draining && b.counts.length === 0);
+    expect(idleDraining()).toHaveLength(0);
+    h.worker.checking = 0;
+    await vi.advanceTimersByTimeAsync(30_000);
+    expect(idleDraining().length).toBeGreaterThan(0);
+    await h.session.reporter.stop();
+  });
+
+  it('sends the final report at the end of the drain whatever is still looked up', async () => {
+    const h = harness();
+    await h.start();
+    await h.feed.deliver(feedMessage(snapshot(1, ['p-a'])));
+    await vi.advanceTimersByTimeAsync(1_000);
+    h.worker.checking = 1;
+    await h.session.source.stop();
+    const before = h.client.of('runtime').length;
+    await h.session.reporter.stop();
+    const last = h.client.of('runtime').at(-1)!.body as { draining: boolean; counts: unknown[] };
+    expect(h.client.of('runtime').length).toBeGreaterThan(before);
+    expect(last).toMatchObject({ draining: true, counts: [] });
+  });
+
   it('a session granted at its highest protocol never re-registers on its own', async () => {
     const h = harness({ settings: { protocolUpgradeRetryMs: 60_000 } });
     await h.start();
