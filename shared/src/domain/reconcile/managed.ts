@@ -116,8 +116,12 @@ export function reconcileManaged(proxy: Managed, obs: Observation, iv: PollInter
       // again, but not in this delivery — a burst whose every proxy retried at once would keep the rate
       // exceeded. Each waits 2–4 ProvisioningPolls, spread by its uid, so the burst comes back spread out.
       // What GCE said goes in the status: a failure that keeps coming back (a name held by a leftover disk)
-      // was otherwise written nowhere, the proxy re-created every few polls for good.
-      const ms = Math.round(iv.ProvisioningPoll * (2 + 2 * hashFraction(proxy.uid)));
+      // was otherwise written nowhere, the proxy re-created every few polls for good. One that keeps coming
+      // back waits longer each time — half as long as the proxy has been without an instance, up to
+      // CREATE_RETRY_MAX_POLLS — so that a refusal that does not go away (actAs removed for good:
+      // SERVICE_ACCOUNT_ACCESS_DENIED) does not keep a fleet's inserts, and the rate limit they run into,
+      // going every few polls for ever.
+      const ms = createRetryMs(status, proxy.uid, iv, now);
       return {
         branch: 'instance-missing/transient',
         status: setProvisioned(
@@ -281,4 +285,20 @@ function replaceInstance(
     requeue: { kind: 'after', ms: iv.DeletionPoll },
     ...(serves ? { slot: 'take' as const } : {}),
   };
+}
+
+/** The longest wait between two creates of a proxy whose creates keep failing transiently: 60–120 polls. */
+const CREATE_RETRY_MAX_POLLS = 60;
+
+/**
+ * 2–4 ProvisioningPolls after a first failed create (a throttled burst comes back spread by uid), growing
+ * with how long the proxy has been without an instance (its Provisioned=False condition's age): each wait
+ * half that age, at most CREATE_RETRY_MAX_POLLS polls, spread the same way.
+ */
+function createRetryMs(status: ProxyResource['status'], uid: string, iv: PollIntervals, now: Date): number {
+  const provisioned = findCondition(status, ConditionType.Provisioned);
+  const without =
+    provisioned?.status === 'False' ? now.getTime() - provisioned.lastTransitionTime.getTime() : 0;
+  const polls = Math.min(Math.max(2, without / iv.ProvisioningPoll / 2), CREATE_RETRY_MAX_POLLS);
+  return Math.round(iv.ProvisioningPoll * polls * (1 + hashFraction(uid)));
 }

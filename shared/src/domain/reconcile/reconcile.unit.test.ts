@@ -570,6 +570,28 @@ describe('reconcile: details the table does not show', () => {
     );
   });
 
+  // Transient create refusals that do not go away (actAs removed for good: SERVICE_ACCOUNT_ACCESS_DENIED in
+  // the insert's Operation) re-created every proxy every 2–4 polls for ever, a fleet's inserts running
+  // into the rate limit they then kept exceeded. Each wait is half the time the proxy has been without an
+  // instance, up to 60–120 polls.
+  it('creates again sooner after a first transient failure than after an hour of them', () => {
+    const refused = obs({
+      instance: {
+        kind: 'missing',
+        createFailure: { kind: 'transient', message: 'SERVICE_ACCOUNT_ACCESS_DENIED' },
+      },
+    });
+    const after = (p: ProxyResource) => reconcile(p, refused, iv).requeue;
+    const first = after(live());
+    const hourLong = after(live({ status: { conditions: [provisioned('False', 'Provisioning')] } }));
+    expect(first).toMatchObject({ kind: 'after' });
+    expect(hourLong).toMatchObject({ kind: 'after' });
+    const ms = (r: Plan['requeue']) => (r.kind === 'after' ? r.ms : Number.NaN);
+    expect(ms(first)).toBeLessThan(4 * iv.ProvisioningPoll);
+    expect(ms(hourLong)).toBeGreaterThanOrEqual(60 * iv.ProvisioningPoll);
+    expect(ms(hourLong)).toBeLessThan(120 * iv.ProvisioningPoll);
+  });
+
   it('creates with the deterministic name, the hash and the resolved cloud-init', () => {
     const credentialsSecret = 'projects/p/secrets/c/versions/3';
     const cloudInit = { ok: true as const, script: '#!/bin/sh\necho hi', digest, credentialsSecret };
