@@ -581,9 +581,9 @@ describe('reconcile: details the table does not show', () => {
         createFailure: { kind: 'transient', message: 'SERVICE_ACCOUNT_ACCESS_DENIED' },
       },
     });
-    const after = (p: ProxyResource) => reconcile(p, refused, iv).requeue;
-    const first = after(live());
-    const hourLong = after(live({ status: { conditions: [provisioned('False', 'Provisioning')] } }));
+    const requeueOf = (p: ProxyResource) => reconcile(p, refused, iv).requeue;
+    const first = requeueOf(live());
+    const hourLong = requeueOf(live({ status: { conditions: [provisioned('False', 'Provisioning')] } }));
     expect(first).toMatchObject({ kind: 'after' });
     expect(hourLong).toMatchObject({ kind: 'after' });
     const ms = (r: Plan['requeue']) => (r.kind === 'after' ? r.ms : Number.NaN);
