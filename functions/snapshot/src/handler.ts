@@ -65,8 +65,16 @@ export async function handleSnapshotEvent(
   const trigger = isTick ? { tick: (decoded.value as { job: string }).job } : decoded.value;
   try {
     const summary = await runSnapshotPass(deps);
+    const { own, others } = retriesOf(
+      summary.failed,
+      isTick ? null : (decoded.value as { workerId?: string }),
+    );
+    // The others' steps ride on the redelivery (each a whole pass); asked for apart only if it is given up.
+    if (own.length > 0) throw new OwnStepsFailed(own, others);
+    if (others.length > 0) await requestRetry(deps, others, trigger);
     // Storage upkeep (old parts, then workers past retention) rides on the minute tick only: a worker's
-    // request wants its snapshot, nothing else.
+    // request wants its snapshot, nothing else. After the retry request: upkeep's Pub/Sub admin calls
+    // (a retired worker's subscription) must not hold back what the failed workers wait for.
     if (isTick) {
       const sweep = await sweepOldSnapshots(deps);
       summary.swept = sweep.swept;
@@ -75,13 +83,6 @@ export async function handleSnapshotEvent(
       summary.retired = retired.retired;
       summary.retireFailures = retired.failures;
     }
-    const { own, others } = retriesOf(
-      summary.failed,
-      isTick ? null : (decoded.value as { workerId?: string }),
-    );
-    // The others' steps ride on the redelivery (each a whole pass); asked for apart only if it is given up.
-    if (own.length > 0) throw new OwnStepsFailed(own, others);
-    if (others.length > 0) await requestRetry(deps, others, trigger);
     return { outcome: 'done', summary };
   } catch (err) {
     if (isTick) {

@@ -117,7 +117,8 @@ export function reconcileManaged(proxy: Managed, obs: Observation, iv: PollInter
       // exceeded. Each waits 2–4 ProvisioningPolls, spread by its uid, so the burst comes back spread out.
       // What GCE said goes in the status: a failure that keeps coming back (a name held by a leftover disk)
       // was otherwise written nowhere, the proxy re-created every few polls for good. One that keeps coming
-      // back waits longer each time — half as long as the proxy has been without an instance, up to
+      // back waits longer each time — half as long as Provisioned has been False (it also runs through a
+      // quota or cloud-init wait before: the first creates after a long one wait minutes), up to
       // CREATE_RETRY_MAX_POLLS — so that a refusal that does not go away (actAs removed for good:
       // SERVICE_ACCOUNT_ACCESS_DENIED) does not keep a fleet's inserts, and the rate limit they run into,
       // going every few polls for ever.
