@@ -9,8 +9,8 @@ import { testProjectId } from '../support/emulators.js';
 import {
   type ControlPlane,
   eventually,
-  poolProxy,
   startControlPlane,
+  twoBalancedWorkers,
   type WorkerClient,
 } from '../support/worker-client.js';
 
@@ -18,8 +18,6 @@ let plane: ControlPlane;
 let a: WorkerClient;
 let b: WorkerClient;
 const NAMES = ['sh-0', 'sh-1', 'sh-2', 'sh-3'];
-
-const owners = async () => (await plane.ownership.read()).records;
 
 beforeAll(async () => {
   plane = await startControlPlane({
@@ -34,32 +32,7 @@ beforeAll(async () => {
       WORKER_REPORT_TTL_SECONDS: '20',
     },
   });
-  for (const [i, name] of NAMES.entries()) await plane.proxies.create(poolProxy(name, i + 1));
-  a = plane.client('gw-a');
-  b = plane.client('gw-b');
-  for (const w of [a, b]) {
-    expect((await w.register()).status).toBe(200);
-    w.startPull();
-    w.startReporting(400);
-  }
-  // Each worker its share of the default route (two each), every drain of the balancing done.
-  await eventually(
-    async () => {
-      const records = [...(await owners()).values()];
-      return (
-        a.current?.proxies.length === 2 &&
-        b.current?.proxies.length === 2 &&
-        records.length === 4 &&
-        records.every((r) => r.drainEpoch === null) &&
-        a.ackBound?.version === a.current.version &&
-        b.ackBound?.version === b.current.version &&
-        a.lastRuntime &&
-        b.lastRuntime
-      );
-    },
-    45_000,
-    'two proxies on each worker, no drain under way',
-  );
+  ({ a, b } = await twoBalancedWorkers(plane, NAMES));
 }, 120_000);
 
 afterAll(async () => {

@@ -10,8 +10,8 @@ import { testProjectId } from '../support/emulators.js';
 import {
   type ControlPlane,
   eventually,
-  poolProxy,
   startControlPlane,
+  twoBalancedWorkers,
   type WorkerClient,
 } from '../support/worker-client.js';
 
@@ -35,31 +35,7 @@ beforeAll(async () => {
       WORKER_SESSION_TTL_SECONDS: String(SESSION_TTL_S),
     },
   });
-  for (const [i, name] of NAMES.entries()) await plane.proxies.create(poolProxy(name, i + 1));
-  a = plane.client('gw-a');
-  b = plane.client('gw-b');
-  for (const w of [a, b]) {
-    expect((await w.register()).status).toBe(200);
-    w.startPull();
-    w.startReporting(400);
-  }
-  await eventually(
-    async () => {
-      const records = [...(await owners()).values()];
-      return (
-        a.current?.proxies.length === 2 &&
-        b.current?.proxies.length === 2 &&
-        records.length === 4 &&
-        records.every((r) => r.drainEpoch === null) &&
-        a.ackBound?.version === a.current.version &&
-        b.ackBound?.version === b.current.version &&
-        a.lastRuntime &&
-        b.lastRuntime
-      );
-    },
-    45_000,
-    'two proxies on each worker, no drain under way',
-  );
+  ({ a, b } = await twoBalancedWorkers(plane, NAMES));
 }, 120_000);
 
 afterAll(async () => {

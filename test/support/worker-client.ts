@@ -409,6 +409,43 @@ export async function startControlPlane(opts: {
 }
 
 /**
+ * Four pool proxies `names` and two workers, gw-a and gw-b, registered, pulling and reporting every 400 ms,
+ * once each holds two of them with no drain under way and has ACKed and reported: the start of every
+ * two-worker hand-over test.
+ */
+export async function twoBalancedWorkers(
+  plane: ControlPlane,
+  names: readonly string[],
+): Promise<{ a: WorkerClient; b: WorkerClient }> {
+  for (const [i, name] of names.entries()) await plane.proxies.create(poolProxy(name, i + 1));
+  const a = plane.client('gw-a');
+  const b = plane.client('gw-b');
+  for (const w of [a, b]) {
+    if ((await w.register()).status !== 200) throw new Error(`${w.workerId} did not register`);
+    w.startPull();
+    w.startReporting(400);
+  }
+  await eventually(
+    async () => {
+      const records = [...(await plane.ownership.read()).records.values()];
+      return (
+        a.current?.proxies.length === 2 &&
+        b.current?.proxies.length === 2 &&
+        records.length === 4 &&
+        records.every((r) => r.drainEpoch === null) &&
+        a.ackBound?.version === a.current.version &&
+        b.ackBound?.version === b.current.version &&
+        a.lastRuntime &&
+        b.lastRuntime
+      );
+    },
+    45_000,
+    'two proxies on each worker, no drain under way',
+  );
+  return { a, b };
+}
+
+/**
  * A Ready external proxy in (or out of) the gateway pool, as reconcile leaves it: status.ip is its endpoint
  * host (an `over.endpoint` included).
  */
