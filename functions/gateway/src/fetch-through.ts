@@ -223,8 +223,9 @@ export async function fetchThrough(
   // against the proxy. The worker's own grant end too, which is sooner on a host clock behind the
   // controller's (worker.ts grantEndsAtMs): the proxy's expiresAt is a wall-clock instant of the controller's.
   const grantEnd = (expiresAtMs: number) => Math.min(expiresAtMs, deps.worker.grantEndsAtMs());
-  let grantBound = grantEnd(u.expiresAtMs) < deadline;
-  if (grantBound) deadline = grantEnd(u.expiresAtMs);
+  const pickedEnd = grantEnd(u.expiresAtMs);
+  let grantBound = pickedEnd < deadline;
+  if (grantBound) deadline = pickedEnd;
   const notTheProxys = () => callerBound || grantBound;
   /**
    * At a deadline that was the grant's: the time a renewed grant gives on (the proxy's expiresAt in the
@@ -236,10 +237,11 @@ export async function fetchThrough(
     if (!grantBound) return 0;
     const listed = deps.worker.snapshot()?.upstreams.get(u.name);
     if (!listed || listed.host !== u.host || listed.port !== u.port) return 0;
-    const end = Math.min(ownDeadline, grantEnd(listed.expiresAtMs));
+    const listedEnd = grantEnd(listed.expiresAtMs);
+    const end = Math.min(ownDeadline, listedEnd);
     if (end <= Date.now()) return 0;
     deadline = end;
-    grantBound = grantEnd(listed.expiresAtMs) < ownDeadline;
+    grantBound = listedEnd < ownDeadline;
     return left();
   };
   const failOn = (status: number, code: string, detail?: Record<string, string | number>) => ({

@@ -4,10 +4,9 @@
 import type { PubSub } from '@google-cloud/pubsub';
 import type { SubscriptionReaper } from '../../ports/workers-retention.js';
 import { withDeadline } from '../deadline.js';
+import { canonicalCode } from '../google-error-code.js';
 import { workerSubscriptionName } from './worker-subscription.js';
 
-const NOT_FOUND = 5;
-const INVALID_ARGUMENT = 3;
 /**
  * One delete's bound, its retries included. The library's own settings allow 60 s an attempt and retry
  * UNAVAILABLE for 600 s: in an admin-API brownout one delete held the snapshot tick to its 120 s timeout,
@@ -36,8 +35,8 @@ export class PubSubSubscriptionReaper implements SubscriptionReaper {
       // Expired (a day without a subscriber), deleted by hand, by another tick, or never made — or a name
       // Pub/Sub refuses (a worker document made by hand, its id no subscription's): none to delete.
       // Thrown, it stopped the retention at that worker every tick until the one-day floor passed it.
-      const code = (err as { code?: unknown })?.code;
-      if (code === NOT_FOUND || code === INVALID_ARGUMENT) return false;
+      const code = canonicalCode(err);
+      if (code === 'NOT_FOUND' || code === 'INVALID_ARGUMENT') return false;
       throw err;
     }
   }
