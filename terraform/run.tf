@@ -66,7 +66,7 @@ locals {
   gateway_env = {
     # The API's deterministic URL, not google_cloud_run_v2_service.api.uri (the hashed *.a.run.app
     # one): the gateway mints its identity token for exactly this string (functions/gateway/src/
-    # control/token.ts), and the API accepts only the audiences in ADMIN_AUDIENCES.
+    # control/token.ts), and the API accepts a worker's token only for the audience in WORKER_AUDIENCES.
     CONTROL_PLANE_URL = local.api_url
     # Cloud Run routes only $PORT (the fetch endpoint); the raw CONNECT listener stays off here.
     GATEWAY_PROXY_PORT = "off"

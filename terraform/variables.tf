@@ -101,7 +101,7 @@ variable "iam_propagation_wait" {
 }
 
 variable "custom_role_suffix" {
-  description = "Appended to the three custom roles' IDs (proxyplaneInstanceReaper and the others). Empty by default; set it (e.g. \"V2\") to apply again in a project where the roles were destroyed 7 to 37 days ago, whose IDs IAM keeps reserved and cannot undelete."
+  description = "Appended to the four custom roles' IDs (proxyplaneInstanceReaper and the others). Empty by default; set it (e.g. \"V2\") to apply again in a project where the roles were destroyed 7 to 37 days ago, whose IDs IAM keeps reserved and cannot undelete."
   type        = string
   default     = ""
 

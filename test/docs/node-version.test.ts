@@ -1,5 +1,5 @@
-// The Node versions the project says it runs on: package.json's engines.node and the README's
-// "Node X+ or Y+" must name the same ones, and neither may promise a Node that cannot run it. `npm start`
+// The Node versions the project says it runs on: package.json's engines.node, the README's "Node X+ or
+// Y+" and docs/deploy.md's "Node.js X+ or Y+" (its step 1 runs `node --import tsx`) must name the same ones, and neither may promise a Node that cannot run it. `npm start`
 // and every child it spawns run `node --import tsx`, and tsx registers its loader there only where
 // module.register exists (20.6 on the 20 line: isFeatureSupported(moduleRegister) in tsx's dist); `npm
 // test` runs vitest, whose vite declares its own engines. File reads only.
@@ -29,6 +29,16 @@ describe('the Node version', () => {
   it("is the README's", () => {
     const stated = /^Node (\d+)\.(\d+)\+ or (\d+)\.(\d+)\+,/m.exec(read('README.md'));
     expect(stated, 'README.md: "Node X.Y+ or A.B+, Java 17 …"').not.toBeNull();
+    const [, a, b, c, d] = stated!.map(Number);
+    expect(ours).toEqual([
+      [a, b],
+      [c, d],
+    ]);
+  });
+
+  it("is docs/deploy.md's", () => {
+    const stated = /Node\.js (\d+)\.(\d+)\+ or (\d+)\.(\d+)\+/.exec(read('docs/deploy.md'));
+    expect(stated, 'docs/deploy.md: "Node.js X.Y+ or A.B+"').not.toBeNull();
     const [, a, b, c, d] = stated!.map(Number);
     expect(ours).toEqual([
       [a, b],
