@@ -16,7 +16,7 @@ export interface ProxyTimeouts {
 
 export interface ProxyContext extends ProxyTimeouts {
   agent: Agent;
-  /** source address of connections to targets (a VM egresses from its own IP); undefined = any */
+  /** source address of connections to IPv4 loopback targets (a VM egresses from its own IP); undefined = any */
   localAddress: string | undefined;
   authorize(header: string | undefined): boolean | Promise<boolean>;
   /** May a CONNECT (HTTP or SOCKS5) reach this port? squid's `deny CONNECT !SSL_ports`. */

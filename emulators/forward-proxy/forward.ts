@@ -81,8 +81,8 @@ export function forwardRequest(
       method: req.method,
       path: target.path,
       headers,
+      // its source address, for a VM, is the agent's to choose (dial.ts)
       agent: ctx.agent,
-      localAddress: ctx.localAddress,
     });
     current = upstream;
     const connectTimer = setTimeout(

@@ -9,6 +9,7 @@ import { createServer as createNetServer, type Server, type Socket } from 'node:
 import { type CredentialSource, makeAuthorizer } from './auth.js';
 import { connectPortAllowed, connectPortRule } from './connect-ports.js';
 import type { ProxyContext, ProxyCounters, ProxyTimeouts } from './context.js';
+import { connectionFrom } from './dial.js';
 import { createHttpFront, startHeadTimeouts } from './http-front.js';
 import { serveSocks5 } from './socks5-front.js';
 
@@ -29,6 +30,7 @@ export interface ForwardProxyOptions extends Partial<ProxyTimeouts> {
   /**
    * Source address for connections to targets. Set it to the listen address when that stands for a
    * machine's own IP (an emulated VM), so origins see the proxy's address as the client, as on GCE.
+   * Used for IPv4 loopback targets only (source-address.ts): others are reached from the default source.
    */
   localAddress?: string;
   /**
@@ -102,6 +104,7 @@ export function createForwardProxy(opts: ForwardProxyOptions = {}): ForwardProxy
   let killed = false;
   let listener: Server | null = null;
   const agent = new Agent({ keepAlive: true, maxFreeSockets: 64, timeout: 30_000 });
+  if (opts.localAddress !== undefined) agent.createConnection = connectionFrom(opts.localAddress);
 
   const ctx: ProxyContext = {
     connectTimeoutMs: opts.connectTimeoutMs ?? 10_000,

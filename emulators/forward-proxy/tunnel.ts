@@ -4,6 +4,7 @@
 // once both of its directions are done.
 import { connect, type Socket } from 'node:net';
 import type { ProxyContext } from './context.js';
+import { type Route, routeTo } from './dial.js';
 import { refuse } from './responses.js';
 import type { Target } from './target.js';
 
@@ -21,6 +22,10 @@ export const httpAnswer: TunnelAnswer = {
   failed: (client, status) => refuse(client, status),
 };
 
+function unreachable(ctx: ProxyContext, target: Target, err: NodeJS.ErrnoException): void {
+  ctx.log('DEBUG', 'tunnel target unreachable', { target: `${target.host}:${target.port}`, code: err.code });
+}
+
 export function openTunnel(
   ctx: ProxyContext,
   client: Socket,
@@ -28,10 +33,26 @@ export function openTunnel(
   target: Target,
   answer: TunnelAnswer = httpAnswer,
 ): void {
+  routeTo(target.host, ctx.localAddress, (err, route) => {
+    if (client.destroyed) return;
+    if (!err) return tunnel(ctx, client, head, target, answer, route);
+    unreachable(ctx, target, err);
+    answer.failed(client, 502, err.code);
+  });
+}
+
+function tunnel(
+  ctx: ProxyContext,
+  client: Socket,
+  head: Buffer,
+  target: Target,
+  answer: TunnelAnswer,
+  route: Route,
+): void {
   const upstream = connect({
     host: target.host,
     port: target.port,
-    localAddress: ctx.localAddress,
+    ...route,
     allowHalfOpen: true,
     noDelay: true,
   });
@@ -60,10 +81,7 @@ export function openTunnel(
   upstream.on('timeout', () => (established ? destroyBoth() : fail(504)));
   upstream.on('error', (err: NodeJS.ErrnoException) => {
     if (established) return destroyBoth();
-    ctx.log('DEBUG', 'tunnel target unreachable', {
-      target: `${target.host}:${target.port}`,
-      code: err.code,
-    });
+    unreachable(ctx, target, err);
     fail(err.code === 'ETIMEDOUT' ? 504 : 502, err.code);
   });
   // The target is gone: let what it sent drain to the client, then close the client too.

@@ -16,6 +16,11 @@ export interface GoogleEmulators {
   pubsub: HostPort;
   /** Environment every client and child process needs to talk to these emulators. */
   env: Record<string, string>;
+  /**
+   * Each emulator's end. Readiness is watched only until the start returns: a JVM that dies later (out of
+   * memory, killed) is said here, or every client of the plane just fails with no word of why.
+   */
+  exits: Array<{ name: string; exited: Promise<{ code: number | null }> }>;
   stop(): Promise<void>;
 }
 
@@ -119,6 +124,7 @@ export async function startGoogleEmulators(opts: GoogleEmulatorOptions): Promise
     firestore: opts.firestore,
     pubsub: opts.pubsub,
     env: emulatorEnv(opts.firestore, opts.pubsub, opts.projectId),
+    exits: started.map((p) => ({ name: p.name, exited: p.exited })),
     stop,
   };
 }

@@ -8,6 +8,8 @@ export interface GroupProcess {
   readonly name: string;
   readonly pid: number;
   readonly child: ChildProcess;
+  /** Settles once the child has exited, however: stopped, or crashed long after it was ready. */
+  readonly exited: Promise<{ code: number | null }>;
   stop(graceMs?: number): Promise<void>;
 }
 
@@ -63,10 +65,10 @@ export function startGroup(opts: StartOptions): GroupProcess {
   // before the kernel could reuse its id; a group that outlives its leader (the JVM a wrapper started)
   // keeps its id, and is still stopped.
   let groupGone = false;
-  const exited = new Promise<void>((resolve) => {
+  const exited = new Promise<{ code: number | null }>((resolve) => {
     const onExit = () => {
       groupGone = !groupAlive(pid);
-      resolve();
+      resolve({ code: child.exitCode });
     };
     if (child.exitCode !== null || child.signalCode !== null) onExit();
     else child.once('exit', onExit);
@@ -78,6 +80,7 @@ export function startGroup(opts: StartOptions): GroupProcess {
     name: opts.name,
     pid,
     child,
+    exited,
     async stop(graceMs = 5000) {
       signal('SIGTERM');
       const timer = setTimeout(() => signal('SIGKILL'), graceMs);

@@ -3,9 +3,17 @@
 // `gcloud secrets create`. A secret left from an earlier run keeps its value (its latest version is read).
 import { randomBytes } from 'node:crypto';
 import { createSecretManagerClient } from '../../shared/src/adapters/secret-manager/client.js';
+import { loadFunctionTable } from '../../shared/src/config/topology.js';
 import { DEMO_SECRET, DEMO_USERNAME } from './demo-fleet.js';
 
 const ALREADY_EXISTS = 6;
+
+/**
+ * The topic every deployed secret notifies (terraform/secrets.tf, `--topics` in docs/deploy.md): the
+ * rotation function's. Without it a new version of the demo secret reached no proxy locally.
+ */
+const rotationTopic = (projectId: string): string =>
+  `projects/${projectId}/topics/${loadFunctionTable().functions.rotation!.topic}`;
 
 export async function ensureDemoSecret(opts: { emulatorHost: string; projectId: string }): Promise<string> {
   const client = createSecretManagerClient(opts.emulatorHost);
@@ -15,7 +23,11 @@ export async function ensureDemoSecret(opts: { emulatorHost: string; projectId: 
       await client.createSecret({
         parent: `projects/${opts.projectId}`,
         secretId: DEMO_SECRET,
-        secret: { replication: { automatic: {} }, labels: { purpose: 'proxyplane-demo' } },
+        secret: {
+          replication: { automatic: {} },
+          labels: { purpose: 'proxyplane-demo' },
+          topics: [{ name: rotationTopic(opts.projectId) }],
+        },
       });
     } catch (err) {
       if ((err as { code?: number }).code !== ALREADY_EXISTS) throw err;

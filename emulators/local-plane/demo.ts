@@ -98,16 +98,11 @@ export async function runDemo(o: DemoOptions): Promise<void> {
   const credentials = await ensureDemoSecret({ emulatorHost: o.secretManagerHost, projectId: o.projectId });
   // External proxies are ones the plane does not run: here, forward proxies in this process — one HTTP,
   // one SOCKS5 (what a crawler team's residential provider often offers).
-  const external = createForwardProxy({ host: '127.0.0.1', port: 0, credentials, localAddress: '127.0.0.1' });
+  // From the default source, not 127.0.0.1: a loopback source reaches nothing off this machine.
+  const external = createForwardProxy({ host: '127.0.0.1', port: 0, credentials });
   const bound = await external.listen();
   o.onUp('demo external proxy', () => external.close());
-  const socks = createForwardProxy({
-    host: '127.0.0.1',
-    port: 0,
-    credentials,
-    localAddress: '127.0.0.1',
-    protocol: 'socks5',
-  });
+  const socks = createForwardProxy({ host: '127.0.0.1', port: 0, credentials, protocol: 'socks5' });
   const socksBound = await socks.listen();
   o.onUp('demo SOCKS5 proxy', () => socks.close());
 

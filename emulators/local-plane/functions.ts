@@ -3,7 +3,13 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FunctionTable } from '../../shared/src/config/topology.js';
-import { entryFile, type FunctionSource, type HostedFunction, hostFunction } from '../functions-host/host.js';
+import {
+  entryFile,
+  type FunctionSource,
+  type HostedFunction,
+  type HostFunctionOptions,
+  hostFunction,
+} from '../functions-host/host.js';
 
 export interface FunctionInventory {
   built: FunctionSource[];
@@ -37,25 +43,27 @@ export interface HostAllOptions {
   host: string;
   env: Record<string, string>;
   logDir: string;
+  /** Each function, once all are up (none when one fails: the others are stopped, not up). */
   onUp?: (fn: HostedFunction) => void;
   onSpawn?: (name: string, stop: () => Promise<void>) => void;
+  /** Starts one function; hostFunction unless a test gives its own. */
+  start?: (o: HostFunctionOptions) => Promise<HostedFunction>;
 }
 
 /** Hosts every function in parallel; if one fails, stops the others and rethrows. */
 export async function hostFunctions(fns: FunctionSource[], opts: HostAllOptions): Promise<HostedFunction[]> {
+  const start = opts.start ?? hostFunction;
   const results = await Promise.allSettled(
-    fns.map(async (fn) => {
-      const hosted = await hostFunction({
+    fns.map((fn) =>
+      start({
         fn,
         port: opts.portFor(fn.name),
         host: opts.host,
         env: opts.env,
         logFile: join(opts.logDir, `function-${fn.name}.log`),
         onSpawn: (stop) => opts.onSpawn?.(fn.name, stop),
-      });
-      opts.onUp?.(hosted);
-      return hosted;
-    }),
+      }),
+    ),
   );
   const up = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   const failed = results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
@@ -65,5 +73,8 @@ export async function hostFunctions(fns: FunctionSource[], opts: HostAllOptions)
       ? failed[0]
       : new AggregateError(failed, `${failed.length} functions failed to start`);
   }
+  // Only now: `npm start` watches a function from its onUp, and a sibling stopped above because another
+  // failed was reported as having "exited unexpectedly", burying the one failure that mattered.
+  for (const fn of up) opts.onUp?.(fn);
   return up;
 }

@@ -1,9 +1,12 @@
 // The plane's own gateway must always be able to register: with a developer's WORKER_TOKENS (for a gateway
 // of their own beside it) or GATEWAY_SERVICE_ACCOUNT set, it used to start with no token and fall back to
 // a Google identity token, which fails offline — registered never, it carried none of the demo pool.
-import { describe, expect, it } from 'vitest';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { parseWorkerTokens } from '../../functions/api/src/workers/config.js';
-import { planeWorkerTokens } from './local-tokens.js';
+import { loadLocalTokens, planeWorkerTokens } from './local-tokens.js';
 
 const worker = { id: 'gw-local', token: 'plane-token-0123456789abcdef' };
 
@@ -30,5 +33,48 @@ describe('planeWorkerTokens', () => {
         gateway: 'dev-token-0123456789abcdef',
       },
     );
+  });
+});
+
+describe('loadLocalTokens', () => {
+  const dirs: string[] = [];
+  const stateDir = () => {
+    const dir = mkdtempSync(join(tmpdir(), 'local-tokens-'));
+    dirs.push(dir);
+    return dir;
+  };
+  afterAll(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('keeps the tokens it made across starts, in a file only its owner reads', () => {
+    const dir = stateDir();
+    const made = loadLocalTokens(dir, () => {});
+    expect(loadLocalTokens(dir, () => {})).toEqual(made);
+    expect(statSync(join(dir, 'tokens.json')).mode & 0o777).toBe(0o600);
+  });
+
+  // A plane killed mid-write, or a hand edit: every start used to fail with a bare SyntaxError.
+  it.each([[''], ['{"admin": "cut sh'], ['null'], ['{"admin": 1}']])(
+    'replaces a tokens.json holding %j, saying so and naming the file',
+    (text) => {
+      const dir = stateDir();
+      const file = join(dir, 'tokens.json');
+      writeFileSync(file, text, { mode: 0o600 });
+      const warnings: string[] = [];
+      const tokens = loadLocalTokens(dir, (line) => warnings.push(line));
+      expect(tokens).toEqual({ admin: expect.any(String), crawler: expect.any(String) });
+      expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(tokens);
+      expect(warnings).toEqual([expect.stringContaining(file)]);
+    },
+  );
+
+  it('writes the new tokens private even over a file others could read', () => {
+    const dir = stateDir();
+    const file = join(dir, 'tokens.json');
+    writeFileSync(file, '{}');
+    chmodSync(file, 0o644); // whatever the umask
+    loadLocalTokens(dir, () => {});
+    expect(statSync(file).mode & 0o777).toBe(0o600);
   });
 });

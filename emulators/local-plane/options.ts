@@ -22,18 +22,19 @@ export class OptionsError extends Error {
 
 export const USAGE = `usage: npm start [-- [--no-demo] [--speed=N]]
   --no-demo     do not start the demo fleet
-  --speed=N     run scheduler jobs N times as often as localEverySeconds (default 1; 0.01 to 100)
+  --speed=N     run scheduler jobs N times as often as localEverySeconds (default 1; 0.05 to 100)
 env: PROXYPLANE_PORT_OFFSET=N (adds N to every firebase.json port), PROXYPLANE_STATE_DIR (default .local-plane),
      GOOGLE_CLOUD_PROJECT (default demo-proxyplane)`;
 
 /**
  * --speed's bounds, for what each end breaks. Infinity (or 1e308) made every period 0, and the scheduler
- * published ticks non-stop on 1 ms timers; at 100 the 2 s jobs of schedules.json tick every 20 ms. Below
- * 1/300 requeue's 2 s passes the 600 s its REQUEUE_TICK_PERIOD_SECONDS takes at most
- * (functions/requeue/src/config.ts) and the requeue function refuses to start; further down a period
- * passes setTimeout's 2^31 ms, which node cuts to 1 ms (non-stop ticks again). 0.01 keeps clear of both.
+ * published ticks non-stop on 1 ms timers; at 100 the 2 s jobs of schedules.json tick every 20 ms. At the
+ * slow end, only the snapshot tick renews the local gateway's ownership grant (180 s, less its safety
+ * margin): at 0.01 it came every 500 s, and the gateway's proxies went unusable for most of every cycle.
+ * A requeue sweep lasts one period, which must end within its function's timeout and its subscription's
+ * ack deadline (120 s; 200 s at 0.01). options.unit.test.ts checks both against the tables at MIN_SPEED.
  */
-const MIN_SPEED = 0.01;
+export const MIN_SPEED = 0.05;
 const MAX_SPEED = 100;
 
 function nonNegativeInt(value: string, what: string): number {
@@ -64,8 +65,12 @@ export function parsePlaneOptions(argv: string[] = process.argv.slice(2), env = 
   const { values } = parsed;
   const speed = Number(values.speed);
   if (!(speed >= MIN_SPEED && speed <= MAX_SPEED)) {
+    const slow =
+      speed > 0 && speed < MIN_SPEED
+        ? ": slower, the gateway's ownership grant lapses between snapshot ticks"
+        : '';
     throw new OptionsError(
-      `--speed must be a number from ${MIN_SPEED} to ${MAX_SPEED}, got "${values.speed}"`,
+      `--speed must be a number from ${MIN_SPEED} to ${MAX_SPEED}${slow}, got "${values.speed}"`,
     );
   }
   const portOffset = portOffsetFrom(env);

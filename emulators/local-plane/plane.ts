@@ -66,6 +66,11 @@ export async function startPlane(
   rmSync(logDir, { recursive: true, force: true });
   mkdirSync(logDir, { recursive: true });
 
+  const warnOnExit = (name: string, exited: Promise<{ code: number | null }>, log: string) =>
+    exited.then(({ code }) => {
+      if (!teardown.stopping) progress(`${name} exited unexpectedly (code ${code}); see ${log}`);
+    });
+
   progress('starting the Firestore and Pub/Sub emulators');
   const emus = await startGoogleEmulators({
     firestore: ports.firestore,
@@ -74,6 +79,7 @@ export async function startPlane(
     logDir,
   });
   teardown.add('Firestore and Pub/Sub emulators', emus.stop, Layer.googleEmulators);
+  for (const e of emus.exits) void warnOnExit(`${e.name} emulator`, e.exited, join(logDir, `${e.name}.log`));
   progress('Firestore and Pub/Sub emulators up');
   checkpoint();
 
@@ -100,11 +106,6 @@ export async function startPlane(
   };
   const urls = new Map<string, string>();
   const notBuilt: string[] = [];
-  const warnOnExit = (name: string, exited: Promise<{ code: number | null }>, log: string) =>
-    exited.then(({ code }) => {
-      if (!teardown.stopping) progress(`${name} exited unexpectedly (code ${code}); see ${log}`);
-    });
-
   const pubsub = createPubSub(opts.projectId, env.PUBSUB_EMULATOR_HOST);
   teardown.add('Pub/Sub client', () => pubsub.close(), Layer.clients);
 

@@ -4,8 +4,9 @@
 // there too, so a second plane started on the same dir (another port offset, same checkout) would wipe the
 // first one's logs and take its state.json. And a plane removes the file only while it is its own: a
 // start that fails (a port taken by the plane that is running) leaves that plane's file alone.
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { writePrivateFile } from './private-file.js';
 
 export interface PlaneState {
   pid: number;
@@ -74,8 +75,8 @@ export function assertStateDirFree(file: string, self: number = process.pid): vo
 
 export function writePlaneState(file: string, state: PlaneState): void {
   mkdirSync(dirname(file), { recursive: true });
-  // Mode 0600: once up, it holds the local tokens.
-  writeFileSync(file, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
+  // Private: once up, it holds the local tokens.
+  writePrivateFile(file, `${JSON.stringify(state, null, 2)}\n`);
 }
 
 /** Removes the file if `pid` wrote it; another plane's is left as it is. */

@@ -1,7 +1,7 @@
 // One plane per state dir, but only a plane that runs holds it: a state.json left by a plane killed
 // outright, whose pid is gone or now belongs to some other program, is taken over.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -63,5 +63,15 @@ describe('the state dir of a local plane', () => {
     expect(readPlaneState(file)?.pid).toBe(pid);
     removeOwnPlaneState(file, pid);
     expect(readPlaneState(file)).toBeNull();
+  });
+});
+
+describe('state.json', () => {
+  it('is written private even over a file others could read (it holds the tokens once the plane is up)', () => {
+    writeFileSync(file, '{}');
+    chmodSync(file, 0o644); // whatever the umask
+    writePlaneState(file, holder(process.pid));
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(readPlaneState(file)?.pid).toBe(process.pid);
   });
 });
