@@ -6,7 +6,7 @@
 import { Firestore } from '@google-cloud/firestore';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FirestoreJobRunStore } from '../../shared/src/adapters/firestore/job-run-store.js';
-import { testProjectId } from '../support/emulators.js';
+import { releaseProject, testProjectId } from '../support/emulators.js';
 
 const db = new Firestore({ projectId: testProjectId() });
 const runs = new FirestoreJobRunStore(db);
@@ -138,6 +138,40 @@ describe('FirestoreJobRunStore', () => {
     expect(await runs.get('job-h')).toMatchObject({ startedAt: at(60), deadline: null });
   });
 
+  // The probe's claim was taken for a duplicate delivery: the run probed nothing and left its record
+  // "in progress".
+  it('a claim whose commit landed before its call failed is still the claim', async () => {
+    const projectId = testProjectId();
+    const flaky = new Firestore({ projectId });
+    try {
+      const store = new FirestoreJobRunStore(flaky);
+      failNextCommitAfterLanding(flaky, 14 /* UNAVAILABLE */);
+      expect(await store.claim('job-i', at(0), 30_000)).toEqual({ previous: null });
+      expect(await store.get('job-i')).toMatchObject({ startedAt: at(0), ok: null });
+      // Landed over a previous run: the claim hands on that run, not the record it wrote itself.
+      await store.finish('job-i', { startedAt: at(0), finishedAt: at(1), ok: true, counts: {}, error: null });
+      failNextCommitAfterLanding(flaky, 4 /* DEADLINE_EXCEEDED */);
+      const next = await store.claim('job-i', at(40), 30_000);
+      expect(next?.previous).toMatchObject({ startedAt: at(0), finishedAt: at(1), ok: true });
+      // A real duplicate is still refused.
+      expect(await store.claim('job-i', at(41), 30_000)).toBeNull();
+      // Without a gap (requeue, snapshot) the retry claimed again, handing on its own record as the run
+      // before: the requeue sweep lost the window start that run had recorded.
+      await store.finish('job-i', {
+        startedAt: at(40),
+        finishedAt: at(41),
+        ok: true,
+        counts: {},
+        error: null,
+      });
+      failNextCommitAfterLanding(flaky, 14 /* UNAVAILABLE */);
+      expect((await store.claim('job-i', at(80), 0))?.previous).toMatchObject({ startedAt: at(40) });
+    } finally {
+      await flaky.terminate();
+      await releaseProject(projectId);
+    }
+  });
+
   it('finishing a run whose record is gone writes nothing', async () => {
     await runs.finish('job-c', { startedAt: at(0), finishedAt: at(1), ok: true, counts: {}, error: null });
     expect(await runs.get('job-c')).toBeNull();
@@ -152,3 +186,16 @@ describe('FirestoreJobRunStore', () => {
     expect(Object.keys(stored).sort()).toEqual(Object.keys(read).sort());
   });
 });
+
+/** Patches `db` so that its next commit lands and its call then fails with gRPC status `code`; the
+ *  transaction's retry, and every commit after, go through untouched. */
+function failNextCommitAfterLanding(db: Firestore, code: number): void {
+  const client = db as unknown as { request: (method: string, ...rest: unknown[]) => Promise<unknown> };
+  const send = client.request.bind(db);
+  client.request = async (method, ...rest) => {
+    const answer = await send(method, ...rest);
+    if (method !== 'commit') return answer;
+    client.request = send;
+    throw Object.assign(new Error(`${code} commit answer lost`), { code });
+  };
+}

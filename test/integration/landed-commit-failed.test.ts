@@ -1,14 +1,17 @@
 // A health commit that lands while its call fails with another status than a conflict — DEADLINE_EXCEEDED
 // (4), or UNAVAILABLE (14) once the client's retries are spent — is the pass's own write, known by its
 // mark: thrown, the run recorded the window as not stored and the next run probed it again, reducing a
-// second result into states that already held the first (docs/health.md § When a proxy is probed). On the
-// Firestore emulator, with the real client; the failing answers are test/support/replayed-commit-firestore.ts.
+// second result into states that already held the first (docs/health.md § When a proxy is probed). So is a
+// proxy write, known by its uid, its spec or status write id, or its deletion time. On the Firestore
+// emulator, with the real client; the failing answers are test/support/replayed-commit-firestore.ts.
 import { Firestore } from '@google-cloud/firestore';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeDecisions } from '../../functions/probe/src/health-writes.js';
 import { FirestoreHealthStore } from '../../shared/src/adapters/firestore/health-store.js';
 import { FirestorePassiveFeedStore } from '../../shared/src/adapters/firestore/passive-feed-store.js';
+import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
 import type { ProxyHealthState } from '../../shared/src/domain/health/proxy-health.js';
+import { aProxy, managedSpec } from '../../shared/src/testing/proxy-fixtures.js';
 import { releaseProject, testProjectId } from '../support/emulators.js';
 import { failCommitsAfterLanding } from '../support/replayed-commit-firestore.js';
 
@@ -128,5 +131,83 @@ describe('a health commit that landed before its call failed reads as written', 
     ).toBe('committed');
     expect(await new FirestorePassiveFeedStore(client()).cursor()).toMatchObject({ through });
     expect(okCount(await plain.get('l-passive'))).toBe(1);
+  });
+});
+
+// A proxy write that landed reported 'unavailable': the API answered 503 and published no reconcile request,
+// and a retried POST got 409 for the caller's own proxy, a retried PUT with If-Match 412 for its own edit.
+describe('a proxy write that landed before its call failed reads as written', () => {
+  const projectId = testProjectId();
+  let db: Firestore;
+  let plainDb: Firestore;
+  let plain: FirestoreProxyStore;
+  beforeAll(() => {
+    db = new Firestore({ projectId });
+    plainDb = new Firestore({ projectId });
+    plain = new FirestoreProxyStore(plainDb);
+  });
+  afterAll(async () => {
+    await Promise.all([db.terminate(), plainDb.terminate()]);
+    await releaseProject(projectId);
+  });
+
+  it('a create, a spec edit, a status write and deletion requests: each written, once', async () => {
+    const failed = failCommitsAfterLanding(db, DEADLINE_EXCEEDED);
+    const store = new FirestoreProxyStore(db);
+    await store.create(aProxy({ name: 'l-proxy', uid: '2c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f' }));
+    let read = (await plain.get('l-proxy'))!;
+    expect(await store.replaceSpec('l-proxy', managedSpec({ machineType: 'e2-medium' }), read.version)).toBe(
+      'written',
+    );
+    read = (await plain.get('l-proxy'))!;
+    expect(read.proxy).toMatchObject({ generation: 2, spec: { machineType: 'e2-medium' } });
+    const status = { ...read.proxy.status, ip: '10.0.0.5', observedGeneration: 2 };
+    expect(await store.writeStatus('l-proxy', status, read.version)).toBe('written');
+    read = (await plain.get('l-proxy'))!;
+    expect(read.proxy.status).toMatchObject({ ip: '10.0.0.5', observedGeneration: 2 });
+    const at = new Date('2026-03-01T00:00:00.123Z');
+    expect(await store.requestDeletion('l-proxy', at, read.version)).toBe('written');
+    expect((await plain.get('l-proxy'))!.proxy.deletionRequestedAt).toEqual(at);
+    await store.create(aProxy({ name: 'l-unversioned', uid: '3c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f' }));
+    expect(await store.requestDeletion('l-unversioned', at)).toBe('written');
+    expect((await plain.get('l-unversioned'))!.proxy.deletionRequestedAt).toEqual(at);
+    expect(failed.failed).toBe(6);
+  });
+
+  it('a write that did not land still fails: unavailable, or already_exists for another create', async () => {
+    const unreachable = new Firestore({ projectId });
+    try {
+      const client = unreachable as unknown as {
+        request: (method: string, ...rest: unknown[]) => Promise<unknown>;
+      };
+      const send = client.request.bind(unreachable);
+      client.request = async (method, ...rest) => {
+        if (method === 'commit') throw Object.assign(new Error('unavailable'), { code: UNAVAILABLE });
+        return send(method, ...rest);
+      };
+      const store = new FirestoreProxyStore(unreachable);
+      await expect(store.create(aProxy({ name: 'l-none' }))).rejects.toMatchObject({ kind: 'unavailable' });
+      expect(await plain.get('l-none')).toBeNull();
+      await plain.create(aProxy({ name: 'l-kept', uid: '4c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f' }));
+      const read = (await plain.get('l-kept'))!;
+      const status = { ...read.proxy.status, ip: '10.0.0.9' };
+      await expect(store.writeStatus('l-kept', status, read.version)).rejects.toMatchObject({
+        kind: 'unavailable',
+      });
+      expect((await plain.get('l-kept'))!.version).toBe(read.version);
+    } finally {
+      await unreachable.terminate();
+    }
+    const landing = new Firestore({ projectId });
+    try {
+      failCommitsAfterLanding(landing, DEADLINE_EXCEEDED);
+      await expect(
+        new FirestoreProxyStore(landing).create(
+          aProxy({ name: 'l-kept', uid: '5c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f' }),
+        ),
+      ).rejects.toMatchObject({ kind: 'already_exists' });
+    } finally {
+      await landing.terminate();
+    }
   });
 });

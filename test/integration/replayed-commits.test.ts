@@ -192,6 +192,101 @@ describe('a proxy write sent again after it landed reads as written', () => {
   });
 });
 
+/**
+ * Patches `db` so that its next commit is sent, then `between()` runs — another writer's commit landing on
+ * top while the client waits to send it again — and then it is sent again, failing its own precondition on
+ * a document that no longer holds only its write. Later commits go through untouched.
+ */
+function interleaveOnce(db: Firestore, between: () => Promise<unknown>): void {
+  type Request = (method: string, ...rest: unknown[]) => Promise<unknown>;
+  const client = db as unknown as { request: Request };
+  const send = client.request.bind(db);
+  client.request = async (method, ...rest) => {
+    if (method !== 'commit') return send(method, ...rest);
+    client.request = send;
+    await send(method, ...rest);
+    await between();
+    return send(method, ...rest);
+  };
+}
+
+describe('a write sent again after another writer wrote on top of it is still its own', () => {
+  const projectId = testProjectId();
+  let db: Firestore;
+  let plainDb: Firestore;
+  let store: FirestoreProxyStore;
+  let plain: FirestoreProxyStore;
+  beforeAll(() => {
+    db = new Firestore({ projectId });
+    plainDb = new Firestore({ projectId });
+    store = new FirestoreProxyStore(db);
+    plain = new FirestoreProxyStore(plainDb);
+  });
+  afterAll(async () => {
+    await Promise.all([db.terminate(), plainDb.terminate()]);
+    await releaseProject(projectId);
+  });
+
+  // A reconcile pass reading the new generation and writing status before the resend: the PUT's own edit
+  // was taken for another writer's, and the retried PUT answered 412 for it.
+  it('a spec edit with a status written on top of it: written', async () => {
+    await plain.create(aProxy({ name: 'i-spec', uid: '0c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f' }));
+    const read = (await plain.get('i-spec'))!;
+    interleaveOnce(db, async () => {
+      const fresh = (await plain.get('i-spec'))!;
+      const status = { ...fresh.proxy.status, observedGeneration: 2 };
+      expect(await plain.writeStatus('i-spec', status, fresh.version)).toBe('written');
+    });
+    const spec = managedSpec({ machineType: 'e2-medium' });
+    expect(await store.replaceSpec('i-spec', spec, read.version)).toBe('written');
+    expect((await plain.get('i-spec'))!.proxy).toMatchObject({
+      generation: 2,
+      spec: { machineType: 'e2-medium' },
+      status: { observedGeneration: 2 },
+    });
+  });
+
+  it('a status write with a spec edited on top of it: written', async () => {
+    await plain.create(aProxy({ name: 'i-status', uid: '1c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f' }));
+    const read = (await plain.get('i-status'))!;
+    interleaveOnce(db, async () => {
+      const fresh = (await plain.get('i-status'))!;
+      const spec = managedSpec({ machineType: 'e2-standard-2' });
+      expect(await plain.replaceSpec('i-status', spec, fresh.version)).toBe('written');
+    });
+    const status = { ...read.proxy.status, ip: '10.0.0.7' };
+    expect(await store.writeStatus('i-status', status, read.version)).toBe('written');
+    expect((await plain.get('i-status'))!.proxy).toMatchObject({
+      generation: 2,
+      spec: { machineType: 'e2-standard-2' },
+      status: { ip: '10.0.0.7' },
+    });
+  });
+
+  // Another tick reading the moved cursor and committing the next window before the resend: the pass took
+  // its own commit for that tick's and published none of its window's transitions.
+  it('a passive commit with another tick committed on top of it: committed', async () => {
+    const feed = new FirestorePassiveFeedStore(db);
+    const other = new FirestorePassiveFeedStore(plainDb);
+    const minute = (m: number) => new Date(Date.UTC(2026, 2, 1, 0, m));
+    expect(await other.commit([], { through: minute(1), tracked: [] }, null)).toBe('committed');
+    const read = (await other.cursor())!;
+    interleaveOnce(db, async () => {
+      const moved = (await other.cursor())!;
+      expect(moved.through).toEqual(minute(2));
+      expect(await other.commit([], { through: minute(3), tracked: [] }, moved.token)).toBe('committed');
+    });
+    const states = [{ state: state('i-passive', 1), base: null }];
+    expect(await feed.commit(states, { through: minute(2), tracked: ['i-passive'] }, read.token)).toBe(
+      'committed',
+    );
+    expect((await other.cursor())!.through).toEqual(minute(3));
+    expect(okCount(await new FirestoreHealthStore(plainDb).get('i-passive'))).toBe(1);
+    // Still a conflict: a commit on a cursor another tick moved, which never landed.
+    expect(await feed.commit([], { through: minute(4), tracked: [] }, read.token)).toBe('conflict');
+  });
+});
+
 describe('the planner lock and an ownership commit sent again after they landed are the pass’s own', () => {
   const c = twoClients();
 

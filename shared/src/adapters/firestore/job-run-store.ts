@@ -21,11 +21,18 @@ export class FirestoreJobRunStore implements JobRunStore {
     minGapMs: number,
     deadline?: Date,
   ): Promise<{ previous: JobRun | null } | null> {
+    // The claim the last attempt staged: runTransaction runs the function again after a commit that landed
+    // and then failed (UNAVAILABLE, DEADLINE_EXCEEDED), and that attempt reads this claim's own record.
+    // Within the gap it took its own run for a duplicate delivery (the probe probed nothing and left the
+    // record "in progress"); without one it handed on its own record as the previous run.
+    let staged: { previous: JobRun | null } | null = null;
     return this.db.runTransaction(
       async (tx) => {
         const snap = await tx.get(this.ref(job));
         const previous = snap.exists ? fromDoc(job, snap.data()!) : null;
+        if (staged && previous?.startedAt.getTime() === now.getTime()) return staged;
         if (previous && now.getTime() - previous.startedAt.getTime() < minGapMs) return null;
+        staged = { previous };
         tx.set(this.ref(job), {
           job,
           startedAt: Timestamp.fromDate(now),
@@ -37,7 +44,7 @@ export class FirestoreJobRunStore implements JobRunStore {
           nextWindowStart: null,
           deadline: deadline ? Timestamp.fromDate(deadline) : null,
         });
-        return { previous };
+        return staged;
       },
       { maxAttempts: 3 },
     );

@@ -2,10 +2,11 @@
 // one batched write of the changed `health/{proxy}` documents plus the cursor, guarded by the cursor's
 // updateTime (or create() for the first) and by each health document's own (health-store.ts
 // stageHealthWrite), so it fails whole when another tick moved the cursor or another pass wrote one of the
-// proxies (recipes §7: preconditions rather than contended transactions). The cursor carries the commit's
-// id (`writeId`), so a commit the client sent again after its first attempt landed — failing on its own
-// write, or with another error — is known for committed, not taken for another tick's (health-store.ts).
-import { type DocumentSnapshot, type Firestore, Timestamp } from '@google-cloud/firestore';
+// proxies (recipes §7: preconditions rather than contended transactions). The cursor carries the ids of
+// its last few commits (`recentWriteIds`), so a commit the client sent again after its first attempt
+// landed — failing on its own write, or with another error — is known for committed, not taken for another
+// tick's (health-store.ts), also when another tick has committed on top of it meanwhile.
+import { type DocumentSnapshot, FieldValue, type Firestore, Timestamp } from '@google-cloud/firestore';
 import type { HealthWrite } from '../../ports/health-store.js';
 import {
   type PassiveCommitResult,
@@ -16,15 +17,23 @@ import {
 import { Collections } from './collections.js';
 import { isHealthConflict, stageHealthWrite } from './health-store.js';
 import { timestampOfVersion, versionOf } from './proxy-converter.js';
-import { carriesWrite, newWriteId, WRITE_ID } from './write-mark.js';
+import { newWriteId, WRITE_ID } from './write-mark.js';
 
 export const PASSIVE_CURSOR_ID = 'probe-passive';
 
 /** Where nothing is known to be counted: the pass clamps its window to the expiry floor anyway. */
 const NOTHING_COUNTED = new Date(0);
 
+// The last commit's id alone was erased by a tick that read the moved cursor and committed the next window
+// before the resend (the client waits its backoff first): the pass took its own commit for that tick's and
+// published none of its window's transitions. A few ids cover ticks that overlap, never many.
+const RECENT_WRITE_IDS = 'recentWriteIds';
+const RECENT_WRITES = 4;
+
 export class FirestorePassiveFeedStore implements PassiveFeedStore {
   private warnedMalformed = false;
+  /** The commit ids of the cursor as cursor() last read it, at that version: what the next commit keeps. */
+  private lastRead: { token: string; ids: string[] } | null = null;
 
   constructor(
     private readonly db: Firestore,
@@ -43,6 +52,7 @@ export class FirestorePassiveFeedStore implements PassiveFeedStore {
       throw failure(err, 'read the passive cursor');
     }
     const read = cursorFromSnapshot(snap);
+    this.lastRead = read && { token: read.cursor.token, ids: recentWriteIds(snap) };
     if (read?.malformed && !this.warnedMalformed) {
       this.warnedMalformed = true;
       this.warn('passive cursor unreadable; counting from the expiry window and rewriting it', {
@@ -59,12 +69,15 @@ export class FirestorePassiveFeedStore implements PassiveFeedStore {
   ): Promise<PassiveCommitResult> {
     const batch = this.db.batch();
     const writeId = newWriteId();
-    const data = { through: Timestamp.fromDate(next.through), tracked: next.tracked, [WRITE_ID]: writeId };
-    if (expected === null) batch.create(this.ref(), data);
+    const data = { through: Timestamp.fromDate(next.through), tracked: next.tracked };
+    if (expected === null) batch.create(this.ref(), { ...data, [RECENT_WRITE_IDS]: [writeId] });
     else {
       const at = timestampOfVersion(expected);
       if (!at) return 'conflict';
-      batch.update(this.ref(), data, { lastUpdateTime: at });
+      const recent = [writeId, ...(await this.recentAt(expected))].slice(0, RECENT_WRITES);
+      // The one id it carried before goes: left, it would name a commit that is not the last.
+      const update = { ...data, [RECENT_WRITE_IDS]: recent, [WRITE_ID]: FieldValue.delete() };
+      batch.update(this.ref(), update, { lastUpdateTime: at });
     }
     const health = this.db.collection(Collections.health);
     for (const w of writes)
@@ -83,15 +96,32 @@ export class FirestorePassiveFeedStore implements PassiveFeedStore {
     }
   }
 
-  /** Whether the cursor was last written by the commit `writeId` (false when the read fails: the commit's
+  /** The commit ids the cursor holds at version `expected`: as cursor() read them, or read again (at
+   *  another version the commit fails its precondition, whatever it keeps). */
+  private async recentAt(expected: string): Promise<string[]> {
+    if (this.lastRead?.token === expected) return this.lastRead.ids;
+    try {
+      return recentWriteIds(await this.ref().get());
+    } catch (err) {
+      throw failure(err, 'read the passive cursor');
+    }
+  }
+
+  /** Whether the commit `writeId` is among the cursor's last few (false when the read fails: the commit's
    *  own answer stands, as before the check). */
   private async carries(writeId: string): Promise<boolean> {
     try {
-      return carriesWrite(await this.ref().get(), writeId);
+      return recentWriteIds(await this.ref().get()).includes(writeId);
     } catch {
       return false;
     }
   }
+}
+
+/** The ids of the cursor's last few commits, newest first; none where a console edit left something else. */
+function recentWriteIds(snap: Pick<DocumentSnapshot, 'exists' | 'get'>): string[] {
+  const ids: unknown = snap.exists ? snap.get(RECENT_WRITE_IDS) : undefined;
+  return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string') : [];
 }
 
 /**

@@ -3,14 +3,16 @@
 // (the port's `version`), not a transaction: the emulator locks pessimistically and stalls contending
 // transactions, while precondition writes fail fast with FAILED_PRECONDITION and behave the same on GCP
 // (../shared/design/gcp-offline-recipes.md §7). A commit the client resent after it landed fails its own
-// precondition, so every such write leaves a mark of its own on the document — the uid of a create, a
-// spec or status write's id (write-mark.ts), the time of a deletion request — and a conflict is first
-// checked against it: the write is there, not lost.
+// precondition, and one whose call failed otherwise after it landed (DEADLINE_EXCEEDED, a last
+// UNAVAILABLE) fails with its write stored, so every such write leaves a mark of its own on the document —
+// the uid of a create, a spec or status write's id (write-mark.ts), the time of a deletion request — and
+// any failure is first checked against it: the write is there, not lost.
 import {
   type CollectionReference,
   type DocumentReference,
   type DocumentSnapshot,
   FieldPath,
+  FieldValue,
   type Firestore,
   type Query,
   type QueryDocumentSnapshot,
@@ -40,7 +42,7 @@ import {
   timestampOfVersion,
   versionOf,
 } from './proxy-converter.js';
-import { carriesWrite, newWriteId, WRITE_ID } from './write-mark.js';
+import { carriesWrite, newWriteId } from './write-mark.js';
 
 // gRPC codes (https://grpc.github.io/grpc/core/md_doc_statuscodes.html) the client surfaces as `code`.
 const ALREADY_EXISTS = 6;
@@ -60,6 +62,14 @@ function storeFailure(err: unknown, what: string): unknown {
     ? new StoreError('unavailable', `${what}: Firestore code ${code}`, { cause: err })
     : err;
 }
+
+// The spec's writer (the API) and the status's (reconcile) mark a field each: with one mark, a status write
+// landing between a spec write and its resend erased the spec write's mark, and a PUT with If-Match
+// answered 412 for its own edit — and a spec edit did the same to a status write.
+const SPEC_WRITE_ID = 'specWriteId';
+const STATUS_WRITE_ID = 'statusWriteId';
+/** The mark both wrote before: dropped by either, so that no stale id stays on the document. */
+const SHARED_WRITE_ID = 'writeId';
 
 /** requestDeletion has no caller version: it re-reads on a lost race, this many times. */
 const DELETION_ATTEMPTS = 5;
@@ -128,20 +138,22 @@ export class FirestoreProxyStore implements ProxyStore {
   }
 
   async create(proxy: ProxyResource): Promise<void> {
+    // The uid, new for this create, tells its own document apart.
+    const own = (snap: DocumentSnapshot) => snap.exists && snap.get('uid') === proxy.uid;
     try {
       await this.proxies.doc(proxy.name).create(proxyToFirestore(proxy));
     } catch (err) {
-      if (codeOf(err) !== ALREADY_EXISTS) throw storeFailure(err, `create ${proxy.name}`);
+      if (codeOf(err) !== ALREADY_EXISTS) {
+        // Landed, then the call failed (DEADLINE_EXCEEDED, a last UNAVAILABLE): reported unavailable, the
+        // API answered 503 and published no reconcile request, and a retried POST got 409.
+        if (await this.shows(proxy.name, own)) return;
+        throw storeFailure(err, `create ${proxy.name}`);
+      }
       // The client library retries a commit whose answer was lost (UNAVAILABLE, ABORTED): the retry of a
-      // create that landed finds its own document. The uid, new for this create, tells it apart.
-      if (await this.holdsOwnCreate(proxy)) return;
+      // create that landed finds its own document.
+      if (own(await this.read(proxy.name))) return;
       throw new StoreError('already_exists', `proxy ${proxy.name} exists`, { cause: err });
     }
-  }
-
-  private async holdsOwnCreate(proxy: ProxyResource): Promise<boolean> {
-    const snap = await this.read(proxy.name);
-    return snap.exists && snap.get('uid') === proxy.uid;
   }
 
   async replaceSpec(name: string, spec: ProxySpec, expectedVersion: string): Promise<ConditionalWrite> {
@@ -157,29 +169,33 @@ export class FirestoreProxyStore implements ProxyStore {
       expectedVersion,
       (ref, lastUpdateTime) =>
         ref.update(
-          { spec: specToFirestore(spec), generation: current.generation + 1, [WRITE_ID]: writeId },
+          {
+            spec: specToFirestore(spec),
+            generation: current.generation + 1,
+            [SPEC_WRITE_ID]: writeId,
+            [SHARED_WRITE_ID]: FieldValue.delete(),
+          },
           { lastUpdateTime },
         ),
-      (snap) => carriesWrite(snap, writeId),
+      (snap) => carriesWrite(snap, writeId, SPEC_WRITE_ID),
     );
   }
 
   async requestDeletion(name: string, at: Date, expectedVersion?: string): Promise<ConditionalWrite> {
+    const requested = Timestamp.fromDate(at);
     const update = (ref: DocumentReference, lastUpdateTime: Timestamp) =>
-      ref.update({ deletionRequestedAt: Timestamp.fromDate(at) }, { lastUpdateTime });
-    if (expectedVersion !== undefined) {
-      const requested = Timestamp.fromDate(at);
-      return this.conditional(name, expectedVersion, update, (snap) => {
-        const stored = snap.get('deletionRequestedAt');
-        return stored instanceof Timestamp && stored.isEqual(requested);
-      });
-    }
+      ref.update({ deletionRequestedAt: requested }, { lastUpdateTime });
+    const landed = (snap: DocumentSnapshot) => {
+      const stored = snap.get('deletionRequestedAt');
+      return stored instanceof Timestamp && stored.isEqual(requested);
+    };
+    if (expectedVersion !== undefined) return this.conditional(name, expectedVersion, update, landed);
     for (let attempt = 0; attempt < DELETION_ATTEMPTS; attempt++) {
       const snap = await this.read(name);
       if (!snap.exists) return 'gone';
       // Only a Timestamp counts as requested: a hand-edited string there is overwritten, not taken for one.
       if (snap.get('deletionRequestedAt') instanceof Timestamp) return 'written';
-      const outcome = await this.conditional(name, versionOf(snap.updateTime!), update);
+      const outcome = await this.conditional(name, versionOf(snap.updateTime!), update, landed);
       if (outcome !== 'conflict') return outcome;
     }
     return 'conflict';
@@ -191,8 +207,15 @@ export class FirestoreProxyStore implements ProxyStore {
       name,
       expectedVersion,
       (ref, lastUpdateTime) =>
-        ref.update({ status: statusToFirestore(status), [WRITE_ID]: writeId }, { lastUpdateTime }),
-      (snap) => carriesWrite(snap, writeId),
+        ref.update(
+          {
+            status: statusToFirestore(status),
+            [STATUS_WRITE_ID]: writeId,
+            [SHARED_WRITE_ID]: FieldValue.delete(),
+          },
+          { lastUpdateTime },
+        ),
+      (snap) => carriesWrite(snap, writeId, STATUS_WRITE_ID),
     );
   }
 
@@ -317,13 +340,13 @@ export class FirestoreProxyStore implements ProxyStore {
   /**
    * A precondition write; FAILED_PRECONDITION means "changed since" or "deleted since" — or, when `landed`
    * finds the write's own mark on the document, that this write landed on an attempt whose answer was
-   * lost (see the top): one read tells which.
+   * lost (see the top): one read tells which. Any other failure is first checked against the mark too.
    */
   private async conditional(
     name: string,
     expectedVersion: string,
     write: (ref: DocumentReference, lastUpdateTime: Timestamp) => Promise<unknown>,
-    landed: (snap: DocumentSnapshot) => boolean = () => false,
+    landed?: (snap: DocumentSnapshot) => boolean,
   ): Promise<ConditionalWrite> {
     const lastUpdateTime = timestampOfVersion(expectedVersion);
     const ref = this.proxies.doc(name);
@@ -336,9 +359,21 @@ export class FirestoreProxyStore implements ProxyStore {
       if (code === FAILED_PRECONDITION || code === NOT_FOUND) {
         const snap = await this.read(name);
         if (!snap.exists) return 'gone';
-        return landed(snap) ? 'written' : 'conflict';
+        return landed?.(snap) ? 'written' : 'conflict';
       }
+      // Landed, then the call failed otherwise (DEADLINE_EXCEEDED, a last UNAVAILABLE): taken for
+      // unavailable, the API answered 503 for a change it had made and published no reconcile request.
+      if (landed && (await this.shows(name, landed))) return 'written';
       throw storeFailure(err, `write ${name}`);
+    }
+  }
+
+  /** Whether the document shows `landed` (false when it cannot be read: the write's own failure stands). */
+  private async shows(name: string, landed: (snap: DocumentSnapshot) => boolean): Promise<boolean> {
+    try {
+      return landed(await this.proxies.doc(name).get());
+    } catch {
+      return false;
     }
   }
 }
