@@ -46,8 +46,8 @@ export interface LeaseClientOptions {
   /**
    * Retries of a 503 (store busy or restarting) or a 429 (rate limited), honouring Retry-After up to 5 s
    * (default 2) — a 429 that asks for longer is given up at once (LeaseApiError.retryAfterSeconds says
-   * when); an acquire's also of a lost answer (timeout, reset, 500/502/504), 1 s apart, under its
-   * Idempotency-Key.
+   * when); an acquire's, a release's and a report's also of a lost answer (timeout, reset, 500/502/504),
+   * 1 s apart, an acquire under its Idempotency-Key.
    */
   retries?: number;
   fetch?: typeof fetch;
@@ -209,37 +209,38 @@ export class LeaseClient {
     );
   }
 
-  /** Idempotent. */
+  /** Idempotent (the service answers 204 whatever the lease's state), so sent again when its answer was lost. */
   async release(leaseId: string): Promise<void> {
-    await this.send('DELETE', `/v1/leases/${encodeURIComponent(leaseId)}`);
-  }
-
-  /** rate_limited and banned keep this proxy away from `target` (default: the lease's) for a while. */
-  async report(leaseId: string, result: LeaseResult, target?: string): Promise<void> {
-    const body = target === undefined ? { result } : { result, target };
-    await this.send('POST', `/v1/leases/${encodeURIComponent(leaseId)}/report`, body);
+    await this.send('DELETE', `/v1/leases/${encodeURIComponent(leaseId)}`, undefined, {}, true);
   }
 
   /**
-   * Acquires, runs `use`, and releases whatever happens. When `use` throws, its error is thrown even if
-   * the release fails too (the API down as well, say: the TTL ends the lease); else a failed release is.
+   * rate_limited and banned keep this proxy away from `target` (default: the lease's) for a while. Sent
+   * again when its answer was lost: a report that landed twice only starts its cooldown a moment later.
+   */
+  async report(leaseId: string, result: LeaseResult, target?: string): Promise<void> {
+    const body = target === undefined ? { result } : { result, target };
+    await this.send('POST', `/v1/leases/${encodeURIComponent(leaseId)}/report`, body, {}, true);
+  }
+
+  /**
+   * Acquires, runs `use`, and releases whatever happens. A release that fails (after its retries) is not
+   * thrown: it would replace `use`'s result, or its error, with the release's — a crawl done and lost for
+   * a lease whose TTL ends it anyway.
    */
   async withLease<T>(request: AcquireOptions, use: (lease: LeaseGrant) => Promise<T>): Promise<T> {
     const lease = await this.acquire(request);
-    let result: T;
     try {
-      result = await use(lease);
-    } catch (err) {
+      return await use(lease);
+    } finally {
       await this.release(lease.leaseId).catch(() => {});
-      throw err;
     }
-    await this.release(lease.leaseId);
-    return result;
   }
 
   /**
    * `own`: headers of the call's own, sent alike on every retry. `repeatable`: the call may be sent again
-   * when its answer was lost (it carries an Idempotency-Key); any call is retried on a 503.
+   * when its answer was lost (it carries an Idempotency-Key, or doing it twice is doing it once); any call
+   * is retried on a 503.
    */
   private async send(
     method: string,

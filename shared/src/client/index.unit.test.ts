@@ -206,7 +206,8 @@ describe('LeaseClient', () => {
     const client = new LeaseClient({ baseUrl: 'http://api', fetch: f.fetch, retries: 1 });
     await client.release('L1');
     expect(f.calls).toHaveLength(2);
-    const err = await client.release('L2').catch((e: unknown) => e);
+    // A renewal, not a release: a release's lost answer (a 502) is sent again.
+    const err = await client.renew('L2').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LeaseApiError);
     expect(err).toMatchObject({ status: 502, code: 'http_error', body: html.text });
   });
@@ -333,13 +334,74 @@ describe('LeaseClient', () => {
     expect(f.calls).toHaveLength(2);
   });
 
-  it('throws the release’s error when withLease’s callback succeeded', async () => {
+  it('returns withLease’s callback result when the release fails: the crawl is not lost (the TTL ends the lease)', async () => {
     const f = fakeFetch([
       [201, grant],
       [503, { error: 'unavailable' }, { 'retry-after': '0' }],
     ]);
     const client = new LeaseClient({ baseUrl: 'http://api', fetch: f.fetch, retries: 0 });
-    await expect(client.withLease({}, async () => 'page')).rejects.toMatchObject({ code: 'unavailable' });
+    await expect(client.withLease({}, async () => 'page')).resolves.toBe('page');
+    expect(f.calls).toHaveLength(2);
+  });
+
+  it('sends a release or a report again when its answer was lost (both are safe to repeat)', async () => {
+    // A reset, then Cloud Run's 502: either may come after the service did the work.
+    const sent: string[] = [];
+    const answers: Array<() => Response> = [
+      () => {
+        throw new TypeError('fetch failed');
+      },
+      () => new Response(null, { status: 204 }),
+      () => new Response('<html>502 Bad Gateway</html>', { status: 502 }),
+      () => new Response(null, { status: 204 }),
+    ];
+    const fetch = (async (url: string, init: RequestInit) => {
+      sent.push(`${init.method} ${url}`);
+      return answers.shift()!();
+    }) as unknown as typeof globalThis.fetch;
+    const client = new LeaseClient({ baseUrl: 'http://api', fetch });
+    vi.useFakeTimers();
+    try {
+      const released = client.release('L1');
+      await vi.advanceTimersByTimeAsync(1_000);
+      await expect(released).resolves.toBeUndefined();
+      const reported = client.report('L1', 'rate_limited');
+      await vi.advanceTimersByTimeAsync(1_000);
+      await expect(reported).resolves.toBeUndefined();
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(sent).toEqual([
+      'DELETE http://api/v1/leases/L1',
+      'DELETE http://api/v1/leases/L1',
+      'POST http://api/v1/leases/L1/report',
+      'POST http://api/v1/leases/L1/report',
+    ]);
+  });
+
+  it('withLease returns its callback’s result when the release’s first answer was lost', async () => {
+    const answers: Array<() => Response> = [
+      () => new Response(JSON.stringify(grant), { status: 201 }),
+      () => {
+        throw new TypeError('fetch failed');
+      },
+      () => new Response(null, { status: 204 }),
+    ];
+    const methods: string[] = [];
+    const fetch = (async (_url: string, init: RequestInit) => {
+      methods.push(String(init.method));
+      return answers.shift()!();
+    }) as unknown as typeof globalThis.fetch;
+    const client = new LeaseClient({ baseUrl: 'http://api', fetch });
+    vi.useFakeTimers();
+    try {
+      const done = client.withLease({}, async () => 'page');
+      await vi.advanceTimersByTimeAsync(1_000);
+      await expect(done).resolves.toBe('page');
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(methods).toEqual(['POST', 'DELETE', 'DELETE']);
   });
 
   it('sends a token read from a file without its trailing newline, and an empty one as none', async () => {

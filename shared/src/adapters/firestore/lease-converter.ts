@@ -9,6 +9,7 @@ import {
   LeaseResult,
   leaseEnd,
 } from '../../domain/leases/model.js';
+import { ProxyName } from '../../domain/proxy.js';
 import { LEASE_STATE_RETENTION_MS, TTL_FIELD } from './lease-collections.js';
 
 const ts = z.instanceof(Timestamp).transform((t) => t.toDate());
@@ -77,6 +78,15 @@ export function decodeLease(data: DocumentData | undefined): Lease | null {
   if (!parsed.success) return null;
   const { leaseId, ...rest } = parsed.data;
   return { id: leaseId, ...rest };
+}
+
+/**
+ * The proxy a lease document names, read alone: one edited into something decodeLease refuses still says
+ * which lease state holds its entry. null when it names no proxy (nor anything a document id could be).
+ */
+export function leaseProxyOf(data: DocumentData | undefined): string | null {
+  const parsed = ProxyName.safeParse(data?.proxy);
+  return parsed.success ? parsed.data : null;
 }
 
 export function encodeState(proxy: string, entries: readonly LeaseEntry[], now: Date): DocumentData {

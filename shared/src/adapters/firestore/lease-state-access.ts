@@ -13,6 +13,7 @@ import {
 import type { LeaseEntry } from '../../domain/leases/model.js';
 import type { Clock } from '../../ports/clock.js';
 import { LeaseStoreError } from '../../ports/lease-store.js';
+import { withDeadline } from '../deadline.js';
 import type { Logger } from '../log/json-logger.js';
 import { type GroupCommitOptions, GroupCommitter } from './group-commit.js';
 import { LEASE_COLLECTIONS } from './lease-collections.js';
@@ -23,8 +24,16 @@ import type { LeaseStateCache, StateBase } from './lease-state-cache.js';
 /** Documents per BatchGetDocuments call when a listing refreshes a large fleet. */
 const GET_ALL_CHUNK = 300;
 
-/** A third document written in the same commit (an acquire's Idempotency-Key record). */
-export interface ExtraWrite {
+/**
+ * How long one Firestore call of the lease store may take before its request answers 503 unavailable.
+ * The client's own deadlines (60 s a commit, 300 s a read) are longer than Cloud Run's request timeout,
+ * and a call under a proxy's lock (lease-keyed-lock.ts) holds every grant, renewal and release of that
+ * proxy on the replica behind it: a degraded Firestore answered none of them until the front end gave up.
+ */
+export const STORE_CALL_DEADLINE_MS = 5_000;
+
+/** A document written in the same commit as a proxy's state: its lease's, an acquire's Idempotency-Key record. */
+export interface DocumentWrite {
   ref: DocumentReference;
   write: (batch: WriteBatch, ref: DocumentReference) => void;
 }
@@ -53,11 +62,16 @@ export class LeaseStateAccess {
     this.committer = new GroupCommitter(() => db.batch(), { splitOn: isConflict, ...groupCommit });
   }
 
-  /** One read of the whole collection: a starting replica's view. */
+  /**
+   * One read of the whole collection: a starting replica's view. Not bounded by STORE_CALL_DEADLINE_MS —
+   * a large fleet's states may take longer — but by the wait of ready(), which gives it up.
+   */
   async loadAll(): Promise<void> {
     const seenAt = this.clock.now().getTime();
-    const snap = await guard('load lease states', () =>
-      this.db.collection(LEASE_COLLECTIONS.leaseState).get(),
+    const snap = await guard(
+      'load lease states',
+      () => this.db.collection(LEASE_COLLECTIONS.leaseState).get(),
+      null,
     );
     for (const doc of snap.docs) this.cache.put(doc.id, this.cache.decode(doc), seenAt);
   }
@@ -137,9 +151,9 @@ export class LeaseStateAccess {
   }
 
   /**
-   * One preconditioned write of a proxy's state (+ its lease document `lease`); false on a lost race.
+   * One preconditioned write of a proxy's state, with `others` (its lease document, an Idempotency-Key
+   * record: a failed precondition of one of them loses the race too); false on a lost race.
    * `clearClaim`: the write also removes the planner's claim on the proxy (a grant that found it settled).
-   * `extra`: one more document written in the same commit (a failed precondition of it loses the race too).
    */
   async commit(
     proxy: string,
@@ -147,10 +161,8 @@ export class LeaseStateAccess {
     entries: readonly LeaseEntry[],
     now: Date,
     budget: Budget,
-    lease: DocumentReference,
-    writeLease: (batch: WriteBatch, lease: DocumentReference) => void,
+    others: readonly DocumentWrite[],
     clearClaim = false,
-    extra?: ExtraWrite,
   ): Promise<boolean> {
     if (++budget.commits > this.maxCommits) {
       throw new LeaseStoreError('contended', `no commit on ${proxy} after ${this.maxCommits} attempts`);
@@ -161,15 +173,16 @@ export class LeaseStateAccess {
     const data = encodeState(proxy, entries, now);
     if (clearing) data[GATEWAY_CLAIM_FIELD] = FieldValue.delete();
     try {
-      const paths = extra ? [ref.path, lease.path, extra.ref.path] : [ref.path, lease.path];
-      const [state] = await this.committer.commit(paths, (batch) => {
+      const paths = [ref.path, ...others.map((o) => o.ref.path)];
+      const committed = this.committer.commit(paths, (batch) => {
         if (base.version) batch.update(ref, data, { lastUpdateTime: base.version });
         else batch.create(ref, data);
-        writeLease(batch, lease);
-        if (!extra) return 2;
-        extra.write(batch, extra.ref);
-        return 3;
+        for (const o of others) o.write(batch, o.ref);
+        return 1 + others.length;
       });
+      // Past the deadline the commit may still land, as one whose answer was lost: an acquire retried
+      // under its Idempotency-Key gets that grant, a release retried finds it done.
+      const [state] = await bounded(committed, `committing lease state of ${proxy}`);
       // Unless cleared, the write leaves a planner's claim as it was (update touches the fields it names;
       // create only when there was no document, hence no claim).
       if (state)
@@ -197,9 +210,19 @@ export class LeaseStateAccess {
   }
 }
 
-export async function guard<T>(what: string, fn: () => Promise<T>): Promise<T> {
+/** A Firestore call given up after `ms` (it runs on; its answer is dropped). */
+export function bounded<T>(call: Promise<T>, what: string, ms = STORE_CALL_DEADLINE_MS): Promise<T> {
+  return withDeadline(call, ms, () => new Error(`${what}: no answer from Firestore within ${ms} ms`));
+}
+
+/** Any failure of `fn`, or no answer within `deadlineMs` (null: the caller bounds it), is 503 unavailable. */
+export async function guard<T>(
+  what: string,
+  fn: () => Promise<T>,
+  deadlineMs: number | null = STORE_CALL_DEADLINE_MS,
+): Promise<T> {
   try {
-    return await fn();
+    return deadlineMs === null ? await fn() : await bounded(fn(), what, deadlineMs);
   } catch (err) {
     throw new LeaseStoreError('unavailable', what, { cause: err });
   }

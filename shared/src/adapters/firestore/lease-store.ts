@@ -6,13 +6,7 @@
 // over capacity, whatever the concurrency. Preconditioned writes rather than transactions, because the
 // emulator's pessimistic locks stall contending transactions for seconds
 // (../shared/design/gcp-offline-recipes.md §7); both are valid in production.
-import {
-  type DocumentReference,
-  FieldValue,
-  type Firestore,
-  Timestamp,
-  type WriteBatch,
-} from '@google-cloud/firestore';
+import { FieldValue, type Firestore, Timestamp } from '@google-cloud/firestore';
 import {
   activeEntries,
   extendEntry,
@@ -43,6 +37,7 @@ import {
   type RenewOutcome,
   type StoredKey,
 } from '../../ports/lease-store.js';
+import { withDeadline } from '../deadline.js';
 import { jsonLogger, type Logger } from '../log/json-logger.js';
 import { cooldownDocId, LEASE_COLLECTIONS, TTL_FIELD } from './lease-collections.js';
 import {
@@ -51,13 +46,14 @@ import {
   encodeCooldown,
   encodeKey,
   encodeLease,
+  leaseProxyOf,
   REPLAYED_FIELD,
 } from './lease-converter.js';
 import { LeaseCooldownCache } from './lease-cooldown-cache.js';
 import { isConflict, isTransient, jitteredBackoff } from './lease-errors.js';
 import { KeyedLock, PendingCounter } from './lease-keyed-lock.js';
 import { type CollectionListener, listenCollection } from './lease-listener.js';
-import { type Budget, type ExtraWrite, guard, LeaseStateAccess } from './lease-state-access.js';
+import { type Budget, bounded, type DocumentWrite, guard, LeaseStateAccess } from './lease-state-access.js';
 import { LeaseStateCache, type StateBase } from './lease-state-cache.js';
 
 export interface FirestoreLeaseStoreOptions {
@@ -143,14 +139,16 @@ export class FirestoreLeaseStore implements LeaseStore {
   private load(): Promise<void> {
     const loaded = this.access.loadAll();
     this.loaded = loaded;
-    loaded.catch((err) => {
-      this.log.error('loading lease states failed; the next request reads them again', { error: err });
-      if (this.loaded === loaded) {
-        this.loaded = null;
-        this.loadFailedAt = this.clock.now().getTime();
-      }
-    });
+    loaded.catch((err) => this.loadFailed(loaded, err));
     return loaded;
+  }
+
+  /** Forgets a read of every lease state that failed or was given up, unless a later one replaced it. */
+  private loadFailed(loaded: Promise<void>, err: unknown): void {
+    if (this.loaded !== loaded) return;
+    this.log.error('loading lease states failed; the next request reads them again', { error: err });
+    this.loaded = null;
+    this.loadFailedAt = this.clock.now().getTime();
   }
 
   async ready(timeoutMs: number): Promise<void> {
@@ -159,8 +157,16 @@ export class FirestoreLeaseStore implements LeaseStore {
     if (!this.loaded && this.clock.now().getTime() < retryAt)
       throw new LeaseStoreError('not_ready', 'lease views not loaded (the last read failed)');
     const loaded = this.loaded ?? this.load();
+    // A read that hangs (Firestore degraded) is given up like one that failed: every request of the
+    // replica waited on it until Cloud Run's request timeout, and none read again while it was pending.
+    const inTime = withDeadline(
+      loaded,
+      timeoutMs,
+      () => new Error(`lease states not read within ${timeoutMs} ms`),
+    );
+    inTime.catch((err) => this.loadFailed(loaded, err));
     try {
-      await Promise.all([this.listener.ready(timeoutMs), loaded]);
+      await Promise.all([this.listener.ready(timeoutMs), inTime]);
     } catch (err) {
       throw new LeaseStoreError('not_ready', 'lease views not loaded', { cause: err });
     }
@@ -313,7 +319,7 @@ export class FirestoreLeaseStore implements LeaseStore {
         renewals: 0,
       };
       const doc = encodeLease(record, resolvableUntil(record, this.settings));
-      const create = (b: WriteBatch, ref: DocumentReference) => b.create(ref, doc);
+      const create: DocumentWrite = { ref: this.leaseRef(lease.id), write: (b, ref) => b.create(ref, doc) };
       // A settled claim goes with this write: history, and it would otherwise outlive the lease.
       if (
         await this.access.commit(
@@ -322,10 +328,8 @@ export class FirestoreLeaseStore implements LeaseStore {
           entries,
           now,
           budget,
-          this.leaseRef(lease.id),
-          create,
+          key ? [create, this.keyWrite(lease.id, key, now)] : [create],
           claim !== null,
-          key && this.keyWrite(lease.id, key, now),
         )
       ) {
         return record;
@@ -345,7 +349,7 @@ export class FirestoreLeaseStore implements LeaseStore {
   }
 
   /** The key record's write in a grant's commit: created, or written over the expired one that was read. */
-  private keyWrite(leaseId: string, key: KeyIntent, now: Date): ExtraWrite {
+  private keyWrite(leaseId: string, key: KeyIntent, now: Date): DocumentWrite {
     const data = encodeKey({ leaseId, requestHash: key.requestHash, expiresAt: key.expiresAt }, now);
     const replaces = key.replaces as Timestamp | null;
     return {
@@ -381,7 +385,10 @@ export class FirestoreLeaseStore implements LeaseStore {
     const at = Timestamp.fromDate(this.clock.now());
     const precondition = { lastUpdateTime: version as unknown as Timestamp };
     try {
-      await this.keyRef(recordId).update({ [REPLAYED_FIELD]: at }, precondition);
+      await bounded(
+        this.keyRef(recordId).update({ [REPLAYED_FIELD]: at }, precondition),
+        'mark idempotency key replayed',
+      );
       return true;
     } catch (err) {
       if (isConflict(err)) return false;
@@ -397,7 +404,8 @@ export class FirestoreLeaseStore implements LeaseStore {
   private async dropKeyAlone(drop: KeyDrop): Promise<boolean> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.keyRef(drop.recordId).delete({ lastUpdateTime: drop.version as unknown as Timestamp });
+        const at = { lastUpdateTime: drop.version as unknown as Timestamp };
+        await bounded(this.keyRef(drop.recordId).delete(at), 'drop idempotency key');
         return true;
       } catch (err) {
         const transient = isTransient(err);
@@ -420,19 +428,27 @@ export class FirestoreLeaseStore implements LeaseStore {
 
   async release(leaseId: string, opts: { dropKey?: KeyDrop } = {}): Promise<boolean> {
     const drop = opts.dropKey;
-    const dropKey: ExtraWrite | undefined = drop
-      ? {
-          ref: this.keyRef(drop.recordId),
-          write: (b, ref) => b.delete(ref, { lastUpdateTime: drop.version as unknown as Timestamp }),
-        }
-      : undefined;
+    const dropKey: DocumentWrite[] = drop
+      ? [
+          {
+            ref: this.keyRef(drop.recordId),
+            write: (b, ref) => b.delete(ref, { lastUpdateTime: drop.version as unknown as Timestamp }),
+          },
+        ]
+      : [];
     // Nothing to release: an ended lease's record goes alone.
     const over = () => (drop ? this.dropKeyAlone(drop) : Promise.resolve(true));
     let proxy = this.state.proxyOf(leaseId);
+    /** Whether leases/{leaseId} is there to be updated (undefined: not looked at). */
+    let stored: boolean | undefined;
     if (!proxy) {
-      const lease = await this.find(leaseId);
-      if (!lease || lease.releasedAt) return over();
-      proxy = lease.proxy;
+      // A document edited into one that does not decode still names its proxy, whose entry is ended below.
+      // Without a document (deleted by hand) there is nothing left to find the entry by: it holds its slot
+      // until it expires (docs/leases.md, "Ending a lease by hand").
+      const found = await this.locate(leaseId);
+      if (!found?.proxy || found.lease?.releasedAt) return over();
+      proxy = found.proxy;
+      stored = true;
     }
     const name = proxy;
     const budget: Budget = { commits: 0 };
@@ -462,11 +478,22 @@ export class FirestoreLeaseStore implements LeaseStore {
         // A commit failed: on the state's precondition, or on the key record's — written by a replay
         // that answered with this lease, which the crawler may now hold: it is not given back.
         if (drop && budget.commits > 0 && !(await this.keyStill(drop))) return false;
+        // The update of a lease document deleted by hand fails as NOT_FOUND, which reads as a lost race:
+        // the release was committed again until its budget ran out (503, at every retry), and the entry
+        // held its slot until it expired. After a lost commit the document is looked for, once; gone, the
+        // entry is ended alone.
+        if (budget.commits > 0 && stored === undefined) {
+          stored = (await this.locate(leaseId)) !== null;
+          if (!stored)
+            this.log.warn('lease document missing: its entry is ended alone', { leaseId, proxy: name });
+        }
         const ended = this.endedAt(now);
-        const update = (b: WriteBatch, ref: DocumentReference) => b.update(ref, ended);
-        const ref = this.leaseRef(leaseId);
-        if (await this.access.commit(name, base, entries, now, budget, ref, update, false, dropKey))
-          return true;
+        const update: DocumentWrite = {
+          ref: this.leaseRef(leaseId),
+          write: (b, ref) => b.update(ref, ended),
+        };
+        const writes = stored === false ? dropKey : [update, ...dropKey];
+        if (await this.access.commit(name, base, entries, now, budget, writes)) return true;
         fresh = true;
       }
     });
@@ -482,7 +509,7 @@ export class FirestoreLeaseStore implements LeaseStore {
   /** Records a lease released at `now` on its document alone (its proxy's state cannot be rewritten). */
   private async endAlone(leaseId: string, now: Date): Promise<void> {
     try {
-      await this.leaseRef(leaseId).update(this.endedAt(now));
+      await bounded(this.leaseRef(leaseId).update(this.endedAt(now)), 'end lease');
     } catch (err) {
       if ((err as { code?: unknown }).code === 5) return; // NOT_FOUND: no lease document to end
       throw new LeaseStoreError('unavailable', 'end lease', { cause: err });
@@ -554,12 +581,13 @@ export class FirestoreLeaseStore implements LeaseStore {
           renewals: renewed.renewals,
           [TTL_FIELD]: Timestamp.fromDate(resolvableUntil(renewed, this.settings)),
         };
-        const update = (b: WriteBatch, ref: DocumentReference) => b.update(ref, changes);
+        const update: DocumentWrite = {
+          ref: this.leaseRef(leaseId),
+          write: (b, ref) => b.update(ref, changes),
+        };
         attempted = renewed;
         attemptedFrom = entry.expiresAt.getTime();
-        if (
-          await this.access.commit(lease.proxy, base, entries, now, budget, this.leaseRef(leaseId), update)
-        ) {
+        if (await this.access.commit(lease.proxy, base, entries, now, budget, [update])) {
           return { kind: 'renewed', lease: renewed };
         }
         fresh = true;
@@ -568,11 +596,21 @@ export class FirestoreLeaseStore implements LeaseStore {
   }
 
   async find(leaseId: string): Promise<Lease | null> {
+    return (await this.locate(leaseId))?.lease ?? null;
+  }
+
+  /**
+   * The lease document: decoded, or — edited by hand into one that does not decode — null beside the
+   * proxy it still names (null too when it names none); null when there is no document.
+   */
+  private async locate(leaseId: string): Promise<{ lease: Lease | null; proxy: string | null } | null> {
     const snap = await guard('read lease', () => this.leaseRef(leaseId).get());
     if (!snap.exists) return null;
-    const lease = decodeLease(snap.data());
-    if (!lease) this.log.error('malformed lease document', { leaseId });
-    return lease;
+    const data = snap.data();
+    const lease = decodeLease(data);
+    if (lease) return { lease, proxy: lease.proxy };
+    this.log.error('malformed lease document', { leaseId });
+    return { lease: null, proxy: leaseProxyOf(data) };
   }
 
   async startCooldown(cooldown: Cooldown): Promise<void> {
