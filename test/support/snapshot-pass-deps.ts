@@ -1,6 +1,7 @@
-// A snapshot pass on the real Firestore stores, as the deployed function wires it (the 130 s lock: the
-// function's 120 s timeout + 10 s; the 7-day sweep), with a publisher and a pass requester that record
-// what they are given.
+// A snapshot pass on the real Firestore stores, as the deployed function wires them (the 7-day sweep), with
+// a publisher and a pass requester that record what they are given. The lock is taken for 130 s, the most
+// a deployed pass may hold it (the function's 120 s timeout + 10 s), and never extended (no lockHoldMs):
+// these tests move a ManualClock, and the heartbeat is under test on its own (snapshot-pass-lock-heartbeat).
 import type { Firestore } from '@google-cloud/firestore';
 import { firestoreStores } from '../../functions/snapshot/src/firestore-stores.js';
 import type { SnapshotHandlerDeps } from '../../functions/snapshot/src/handler.js';

@@ -1,6 +1,7 @@
 // The snapshot function's environment: the base contract, the worker contract's timing
 // (shared/src/domain/workers/settings.ts — the API reads the same variables), and the planner lock's
-// lifetime, which follows the function's timeout (shared/topology/functions.json) so that a pass killed at
+// lifetime (planner-lock.ts: short, extended while the pass runs) and how long a pass may keep extending
+// it, which follows the function's timeout (shared/topology/functions.json) so that a pass running on past
 // its timeout frees the lock for the next one.
 import { z } from 'zod';
 import { BaseEnv, envNumber } from '../../../shared/src/config/env.js';
@@ -8,7 +9,10 @@ import { loadFunctionTable } from '../../../shared/src/config/topology.js';
 import { loadWorkerSettings, type WorkerSettings } from '../../../shared/src/domain/workers/settings.js';
 
 const SnapshotEnv = BaseEnv.extend({
-  SNAPSHOT_LOCK_SECONDS: envNumber(z.number().int().min(5).max(900)).optional(),
+  // Well under a tick (shared/topology/schedules.json snapshot-tick: every minute; a pass takes the lock
+  // some seconds after its tick): a pass that died holding the lock must leave the next tick free to renew
+  // the grants, or every gateway's snapshot passes its max stale age (150 s) before one does.
+  SNAPSHOT_LOCK_SECONDS: envNumber(z.number().int().min(5).max(45)).default(30),
   // Sweep a snapshot's parts this long after its grant ended (a day at least: far past any grant, and
   // long enough that an operator still sees what a worker that just died was sent).
   SNAPSHOT_SWEEP_AFTER_SECONDS: envNumber(
@@ -43,6 +47,7 @@ export interface SnapshotConfig {
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   settings: WorkerSettings;
   lockMs: number;
+  lockHoldMs: number;
   sweep: { afterMs: number; batch: number };
   retention: { afterMs: number; batch: number };
 }
@@ -59,7 +64,8 @@ export function loadSnapshotConfig(env: Record<string, string | undefined> = pro
     pubsubEmulatorHost: e.PUBSUB_EMULATOR_HOST,
     logLevel: e.LOG_LEVEL,
     settings,
-    lockMs: (e.SNAPSHOT_LOCK_SECONDS ?? timeout + 10) * 1000,
+    lockMs: e.SNAPSHOT_LOCK_SECONDS * 1000,
+    lockHoldMs: (timeout + 10) * 1000,
     sweep: { afterMs: e.SNAPSHOT_SWEEP_AFTER_SECONDS * 1000, batch: e.SNAPSHOT_SWEEP_BATCH },
     retention: { afterMs: e.WORKER_RETENTION_SECONDS * 1000, batch: e.WORKER_RETENTION_BATCH },
   };

@@ -20,10 +20,11 @@ import type {
   SnapshotPublisher,
   SnapshotStore,
 } from '../../../shared/src/ports/workers-snapshots.js';
+import type { PlannerLockExtension } from './planner-lock.js';
 
 export interface SnapshotPassDeps {
   pool: GatewayPoolReader;
-  ownership: OwnershipStore;
+  ownership: OwnershipStore & PlannerLockExtension;
   workers: Pick<WorkerStore, 'listInView'>;
   snapshots: SnapshotStore;
   routing: Pick<RoutingStore, 'get'>;
@@ -34,8 +35,13 @@ export interface SnapshotPassDeps {
   log: Logger;
   settings: WorkerSettings;
   sha256: Sha256Hex;
-  /** How long the planner lock is held at most: the function's timeout, so a killed pass frees it. */
+  /** The planner lock's lifetime as taken or last extended: how long a pass that died holds it. */
   lockMs: number;
+  /**
+   * How long after taking it a pass extends the lock at most (planner-lock.ts): past the function's timeout,
+   * so a pass that runs on past it frees the lock. Without it the lock is never extended.
+   */
+  lockHoldMs?: number;
   /** The storage sweep (sweep.ts): parts of snapshots whose grant ended `afterMs` ago, `batch` per tick. */
   sweep: { afterMs: number; batch: number };
   /** Worker retention (retention.ts): what is stored for workers gone `afterMs` ago, `batch` per tick. */

@@ -37,6 +37,7 @@ const deps: SnapshotHandlerDeps = {
   settings: config.settings,
   sha256: sha256Hex,
   lockMs: config.lockMs,
+  lockHoldMs: config.lockHoldMs,
   sweep: config.sweep,
   retention: config.retention,
   newHolder: randomUUID,

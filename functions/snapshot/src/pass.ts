@@ -10,6 +10,7 @@ import { commitChunks, type OwnershipChange } from '../../../shared/src/domain/w
 import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
 import type { SnapshotPassDeps } from './deps.js';
 import { observe } from './observe.js';
+import { HeldLock } from './planner-lock.js';
 import { type FailedStep, permanentStepFailure } from './step-failure.js';
 import { actWorkerStep, decideWorkerStep, type StepResult } from './worker-steps.js';
 
@@ -190,14 +191,16 @@ export async function runSnapshotPass(deps: SnapshotPassDeps): Promise<PassSumma
     new Date(lockedAt.getTime() + deps.lockMs),
   );
   if (!token) throw new PlannerBusy('another snapshot pass holds the planner lock');
-  let current = token;
+  const lock = new HeldLock(deps, holder, token, lockedAt);
   try {
     // Every change committed, a re-plan's included: commits before a lease race stay committed.
     const changed: OwnershipChange[] = [];
-    const { plan, steps } = await decideAndCommit(deps, current, (version, chunk) => {
-      current = version;
-      changed.push(...chunk);
-    });
+    const { plan, steps } = await lock.exclusive(() =>
+      decideAndCommit(deps, token, (version, chunk) => {
+        lock.token = version;
+        changed.push(...chunk);
+      }),
+    );
     summary.ran = true;
     summary.epoch = plan.ownership.epoch;
     if (changed.length > 0) {
@@ -215,6 +218,12 @@ export async function runSnapshotPass(deps: SnapshotPassDeps): Promise<PassSumma
     // Each worker's step is its own store → publish → mark, independent of the others' (the ownership they
     // carry is committed above), so several run at once: after an epoch bump every live worker has one.
     const results = await pLimit(ACT_CONCURRENCY).map(steps, async ({ step, ctx }) => {
+      // The lock could not be extended (planner-lock.ts): what is left is failed, and asked for again.
+      if (lock.lost) {
+        summary.failures++;
+        summary.failed.push({ workerId: step.build.workerId, permanent: false });
+        return null;
+      }
       try {
         return await actWorkerStep(deps, step, { ...ctx, epoch: plan.ownership.epoch, lockHolder: holder });
       } catch (err) {
@@ -238,7 +247,7 @@ export async function runSnapshotPass(deps: SnapshotPassDeps): Promise<PassSumma
       if (r.kind === 'resend') summary.resent++;
     }
   } finally {
-    await deps.ownership.releaseLock(holder, current);
+    await lock.release();
   }
   deps.log.info('snapshot pass', {
     event: 'gateway.snapshot_pass',

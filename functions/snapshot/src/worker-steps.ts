@@ -1,7 +1,11 @@
 // The act step for one worker: what its next snapshot is (decided purely from the build and its stored
 // header), then store → publish → mark sent. The grant is recorded with the snapshot BEFORE it is
 // published, so the recorded grant is never behind anything a worker holds (ownership moves only after it).
-import { type Prepared, prepare } from '../../../shared/src/domain/snapshots/canonical-fast.js';
+import {
+  buildPrepared,
+  type Prepared,
+  prepare,
+} from '../../../shared/src/domain/snapshots/canonical-fast.js';
 import { contentDigest, workerContent } from '../../../shared/src/domain/snapshots/content.js';
 import { chooseMessage, nextVersion } from '../../../shared/src/domain/snapshots/next.js';
 import type { WorkerBuild } from '../../../shared/src/domain/snapshots/plan-pass.js';
@@ -39,7 +43,8 @@ const sameDraining = (a: Record<string, number>, b: Record<string, number>) => {
   return ka.length === Object.keys(b).length && ka.every((k) => a[k] === b[k]);
 };
 
-export function decideWorkerStep(deps: SnapshotPassDeps, build: WorkerBuild, x: StepContext): WorkerStep {
+/** The worker's content this pass, prepared, and its digest. */
+function contentOf(deps: SnapshotPassDeps, build: WorkerBuild, x: StepContext) {
   const content = workerContent({
     workerId: build.workerId,
     epoch: x.epoch,
@@ -52,7 +57,11 @@ export function decideWorkerStep(deps: SnapshotPassDeps, build: WorkerBuild, x: 
     failOpenRoutes: x.failOpenRoutes,
   });
   const prepared = prepare(content);
-  const digest = contentDigest(prepared, deps.sha256);
+  return { prepared, digest: contentDigest(prepared, deps.sha256) };
+}
+
+export function decideWorkerStep(deps: SnapshotPassDeps, build: WorkerBuild, x: StepContext): WorkerStep {
+  const { prepared, digest } = contentOf(deps, build, x);
   const step = nextVersion(x.header, prepared, digest, build.sessionId, deps.sha256);
   if (step.kind === 'changed') return { kind: 'publish', build, full: step.full, prepared, digest };
   const h = x.header!;
@@ -109,7 +118,10 @@ export async function actWorkerStep(
     return { workerId, kind: s.kind };
   }
   if (s.kind === 'resend') {
-    const full = await deps.snapshots.loadFull(workerId);
+    const full = await storedSnapshot(deps, workerId, x.header);
+    // Nothing readable to send again, and the worker has not ACKed what it was sent: the next version of the
+    // same content instead, in full, whose save writes every part anew.
+    if (full === UNREADABLE) return actPublish(deps, republished(deps, s, x), x, guard, null);
     if (!full) return { workerId, kind: 'none' };
     // The stored snapshot: sending it again is harmless whoever holds the lock now.
     await deps.publisher.publish(full);
@@ -127,11 +139,69 @@ export async function actWorkerStep(
     });
     return { workerId, kind: s.kind, message: 'full', version: full.version };
   }
+  return actPublish(deps, s, x, guard, await deltaBase(deps, s, x.header));
+}
+
+const UNREADABLE = Symbol('unreadable');
+
+/**
+ * The stored full snapshot, or UNREADABLE when a part no longer fits the schema: written by a newer release
+ * whose proxy fields this one's strict schema refuses (after a rollback, as excludedRoutes, socks5 and
+ * suspect were to the releases before them), or edited by hand. Failing the step on it failed it every
+ * pass for good, as nothing else rewrites the parts: the worker got no new version, so no renewed grant,
+ * and stopped serving while its session, and its proxies, stayed live.
+ */
+async function storedSnapshot(
+  deps: SnapshotPassDeps,
+  workerId: string,
+  header: SnapshotHeader | null,
+): Promise<GatewaySnapshot | null | typeof UNREADABLE> {
+  try {
+    return await deps.snapshots.loadFull(workerId);
+  } catch (err) {
+    if (!(err instanceof WorkerStoreError && err.kind === 'invalid')) throw err;
+    deps.log.warn('stored snapshot unreadable: sending a full snapshot of a new version instead', {
+      event: 'gateway.snapshot_unreadable',
+      workerId,
+      version: header?.version,
+      error: err,
+    });
+    return UNREADABLE;
+  }
+}
+
+/** A resend whose stored snapshot cannot be read, as the publish of the next version of its content. */
+function republished(
+  deps: SnapshotPassDeps,
+  s: Extract<WorkerStep, { kind: 'resend' }>,
+  x: StepContext,
+): Extract<WorkerStep, { kind: 'publish' }> {
+  const { prepared, digest } = contentOf(deps, s.build, x);
+  const full = buildPrepared(prepared, (x.header?.version ?? 0) + 1, deps.sha256);
+  return { kind: 'publish', build: s.build, full, prepared, digest };
+}
+
+/** The stored snapshot a delta to `s` is cut from: the version before it, built for the same session. */
+async function deltaBase(
+  deps: SnapshotPassDeps,
+  s: Extract<WorkerStep, { kind: 'publish' }>,
+  h: SnapshotHeader | null,
+): Promise<GatewaySnapshot | null> {
+  if (!h || h.sessionId !== s.build.sessionId || h.version !== s.full.version - 1) return null;
+  const stored = await storedSnapshot(deps, s.build.workerId, h);
+  // Unreadable: the full snapshot goes, and its save rewrites every part.
+  return stored === UNREADABLE ? null : stored;
+}
+
+async function actPublish(
+  deps: SnapshotPassDeps,
+  s: Extract<WorkerStep, { kind: 'publish' }>,
+  x: StepContext,
+  guard: { lockHolder: string } | undefined,
+  stored: GatewaySnapshot | null,
+): Promise<StepResult> {
+  const { workerId } = s.build;
   const h = x.header;
-  const stored =
-    h && h.sessionId === s.build.sessionId && h.version === s.full.version - 1
-      ? await deps.snapshots.loadFull(workerId)
-      : null;
   const base = stored ? { version: stored.version, prepared: prepare(stored) } : null;
   const message = chooseMessage(base, s.full, s.prepared);
   const granted = h?.grantedUntil && h.grantedUntil > s.build.grant ? h.grantedUntil : s.build.grant;

@@ -90,20 +90,24 @@ describe('decideWorkerStep', () => {
 });
 
 describe('actWorkerStep', () => {
-  const acting = (save: () => Promise<void>) => {
-    const publish = vi.fn(async () => 'id');
+  const acting = (
+    save: () => Promise<void>,
+    c = ctx({ epoch: 4 }),
+    loadFull: () => Promise<unknown> = async () => null,
+  ) => {
+    const publish = vi.fn(async (_m: { kind: string; version: number }) => 'id');
     const patchHeader = vi.fn(async () => {});
     const warn = vi.fn();
+    const saved = vi.fn(save);
     const d = {
       ...deps,
       clock: new ManualClock(now),
       log: { info: vi.fn(), warn, error: vi.fn() },
       publisher: { publish },
-      snapshots: { save: vi.fn(save), loadFull: vi.fn(async () => null), patchHeader },
+      snapshots: { save: saved, loadFull: vi.fn(loadFull), patchHeader },
     } as unknown as SnapshotPassDeps;
-    const c = ctx({ epoch: 4 });
     const step = decideWorkerStep(d, build, c);
-    return { run: () => actWorkerStep(d, step, c), publish, patchHeader, warn };
+    return { run: () => actWorkerStep(d, step, c), publish, patchHeader, warn, save: saved };
   };
 
   it('publishes what it saved', async () => {
@@ -132,4 +136,28 @@ describe('actWorkerStep', () => {
     await expect(a.run()).rejects.toMatchObject({ kind: 'unavailable' });
     expect(a.publish).not.toHaveBeenCalled();
   });
+
+  // A part that no longer fits the schema (a newer release's proxy fields read after a rollback, or a hand
+  // edit) fails loadFull the same way every pass: failing the step on it left the worker without a new
+  // version, hence without a renewed grant, for good.
+  const unreadable = async () => {
+    throw new WorkerStoreError('invalid', 'read the snapshot of w1: a stored document does not fit');
+  };
+  it.each<[string, StepContext]>([
+    ['the delta base (an epoch bump)', ctx({ epoch: 4 })],
+    ['the snapshot to re-send (the ACK lags)', ctx({ ackedVersion: 6, now: later(31) })],
+  ])(
+    'a stored snapshot that no longer parses as %s: the next version goes in full, its save rewrites the parts',
+    async (_n, c) => {
+      const a = acting(async () => {}, c, unreadable);
+      expect(await a.run()).toMatchObject({ kind: 'publish', message: 'full', version: 8 });
+      expect(a.save).toHaveBeenCalledOnce();
+      expect(a.publish).toHaveBeenCalledOnce();
+      expect(a.publish.mock.calls[0]![0]).toMatchObject({ kind: 'full', version: 8 });
+      expect(a.warn).toHaveBeenCalledWith(
+        expect.any(String),
+        expect.objectContaining({ event: 'gateway.snapshot_unreadable', workerId: 'w1', version: 7 }),
+      );
+    },
+  );
 });

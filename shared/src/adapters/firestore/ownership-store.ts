@@ -119,6 +119,27 @@ export class FirestoreOwnershipStore implements OwnershipStore {
   }
 
   /**
+   * Moves the expiry of a lock `holder` holds to `until`, only if the state is still at `token` (the version
+   * its holder's last write left): a lock that lapsed and was taken by another pass — even one that has
+   * given it back since — is not taken again, since that pass may have moved the proxies this one planned
+   * on. Returns the new version, or null when the state moved on.
+   */
+  async extendLock(holder: string, token: string, until: Date): Promise<string | null> {
+    try {
+      const w = await this.col()
+        .doc(STATE_DOC)
+        .update(
+          { lock: { holder, until: Timestamp.fromDate(until) } },
+          { lastUpdateTime: requireTimestamp(token) },
+        );
+      return versionOf(w.writeTime);
+    } catch (err) {
+      if (codeOf(err) === FAILED_PRECONDITION) return this.lockLanded(holder, until);
+      throw workerStoreFailure(err, 'extend the planner lock');
+    }
+  }
+
+  /**
    * After a lock write failed its precondition: the version of the lock this very write took, when it
    * landed on an attempt whose answer was lost and the client resent it (UNAVAILABLE, ABORTED) — else
    * null, taken by another. Without it the pass gave up, and its own lock held the planner off for

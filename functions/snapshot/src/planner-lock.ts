@@ -1,0 +1,99 @@
+// The planner lock while a pass holds it: taken for a short lifetime (lockMs, 30 s) and extended from a
+// heartbeat while the pass runs, up to lockHoldMs (the function's timeout + 10 s) after it was taken. Held
+// for the whole 130 s from the start, a lock left by a pass whose instance died kept the two ticks after
+// it (one a minute) busy: the next renewal came four minutes after the last, past every gateway's max
+// stale age (150 s) and its grant (180 s), and the whole fleet stopped serving. The cap keeps a pass that
+// runs on past its timeout (on Cloud Run a timed-out request's code may) from holding it for ever.
+// An extension is preconditioned on the version this pass's last write left, and never runs beside the
+// pass's observe-and-commit (exclusive: a few seconds, within the first lifetime), whose commits are
+// preconditioned on that version too. A save or a header patch is refused once the lock is another's (the
+// snapshot store's guard), so a failed extension costs no safety; the pass stops writing all the same,
+// and the steps it has not started are failed, to be asked for again.
+import type { OwnershipStore } from '../../../shared/src/ports/workers-ownership.js';
+import type { SnapshotPassDeps } from './deps.js';
+
+/** The one call the heartbeat makes besides those of OwnershipStore. */
+export interface PlannerLockExtension {
+  /**
+   * Moves the expiry of the lock `holder` holds to `until` if the state is still at `token`: the new
+   * version, or null when the state moved on (the lock lapsed and another pass took it).
+   */
+  extendLock(holder: string, token: string, until: Date): Promise<string | null>;
+}
+
+type LockDeps = Pick<SnapshotPassDeps, 'clock' | 'log' | 'lockMs' | 'lockHoldMs'> & {
+  ownership: Pick<OwnershipStore, 'releaseLock'> & PlannerLockExtension;
+};
+
+export class HeldLock {
+  /** The state document's version as this pass last wrote it (the lock, a commit, an extension). */
+  token: string;
+  /** An extension failed: another pass may hold the lock, or soon may. */
+  lost = false;
+  private until: number;
+  private readonly holdUntil: number;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private stopped = false;
+  /** The extension or the exclusive work running, and whatever was queued behind it. */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly deps: LockDeps,
+    readonly holder: string,
+    token: string,
+    lockedAt: Date,
+  ) {
+    this.token = token;
+    this.until = lockedAt.getTime() + deps.lockMs;
+    this.holdUntil = lockedAt.getTime() + (deps.lockHoldMs ?? deps.lockMs);
+    this.schedule();
+  }
+
+  /** Runs `work` (the ownership commits: each moves the state's version) with no extension beside it. */
+  exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work);
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  /** Stops the heartbeat (an extension in flight is waited for) and gives the lock up. */
+  async release(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.queue;
+    await this.deps.ownership.releaseLock(this.holder, this.token);
+  }
+
+  // A third of the lifetime: two beats may fail or come late before the lock lapses.
+  private schedule(): void {
+    if (this.stopped || this.lost || this.until >= this.holdUntil) return;
+    this.timer = setTimeout(() => {
+      this.queue = this.queue.then(() => this.extend()).then(() => this.schedule());
+    }, this.deps.lockMs / 3);
+  }
+
+  private async extend(): Promise<void> {
+    if (this.stopped) return;
+    const until = Math.min(this.deps.clock.now().getTime() + this.deps.lockMs, this.holdUntil);
+    try {
+      const token = await this.deps.ownership.extendLock(this.holder, this.token, new Date(until));
+      if (token !== null) {
+        this.token = token;
+        this.until = until;
+        return;
+      }
+      this.giveUp('the planner lock was taken by another pass');
+    } catch (err) {
+      this.giveUp('the planner lock could not be extended', err);
+    }
+  }
+
+  private giveUp(why: string, error?: unknown): void {
+    this.lost = true;
+    this.deps.log.warn(`${why}: the pass stops writing`, {
+      event: 'gateway.planner_lock_lost',
+      holder: this.holder,
+      error,
+    });
+  }
+}

@@ -1,0 +1,55 @@
+// FirestoreOwnershipStore.extendLock: the heartbeat of a pass's planner lock. It extends only a lock the
+// state still shows as its holder last left it — never one that lapsed and was taken (even if given back
+// since): that pass may have moved the proxies this one planned on. On the Firestore emulator.
+import { Firestore } from '@google-cloud/firestore';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { FirestoreOwnershipStore } from '../../shared/src/adapters/firestore/ownership-store.js';
+import { clearProject, testProjectId } from '../support/emulators.js';
+
+const projectId = testProjectId('demo-lockext');
+const db = new Firestore({ projectId });
+const ownership = new FirestoreOwnershipStore(db);
+afterAll(() => db.terminate());
+
+const T0 = new Date('2026-12-07T12:00:00Z');
+const at = (s: number) => new Date(T0.getTime() + s * 1000);
+
+beforeEach(async () => {
+  await clearProject(projectId);
+});
+
+describe('extendLock', () => {
+  it('moves the expiry on: another pass finds the planner busy past the lifetime it was taken for', async () => {
+    const taken = await ownership.acquireLock('pass-a', T0, at(30));
+    const extended = await ownership.extendLock('pass-a', taken!, at(50));
+    expect(extended).not.toBeNull();
+    expect(extended).not.toBe(taken);
+    expect((await ownership.read()).lock).toEqual({ holder: 'pass-a', until: at(50) });
+    expect(await ownership.acquireLock('pass-b', at(40), at(70))).toBeNull();
+    // The version it answers is the one the pass's next write (a commit, its release) is guarded by.
+    await ownership.releaseLock('pass-a', extended!);
+    expect((await ownership.read()).lock).toBeNull();
+  });
+
+  it('refuses a lock that lapsed and was taken by another pass', async () => {
+    const taken = await ownership.acquireLock('pass-a', T0, at(30));
+    await ownership.acquireLock('pass-b', at(31), at(61));
+    expect(await ownership.extendLock('pass-a', taken!, at(60))).toBeNull();
+    expect((await ownership.read()).lock).toEqual({ holder: 'pass-b', until: at(61) });
+  });
+
+  it('refuses it even once that pass gave it back', async () => {
+    const taken = await ownership.acquireLock('pass-a', T0, at(30));
+    const b = await ownership.acquireLock('pass-b', at(31), at(61));
+    await ownership.releaseLock('pass-b', b!);
+    expect(await ownership.extendLock('pass-a', taken!, at(60))).toBeNull();
+    expect((await ownership.read()).lock).toBeNull();
+  });
+
+  it('an extension resent after it landed (its answer lost) is its own, not a lock lost', async () => {
+    const taken = await ownership.acquireLock('pass-a', T0, at(30));
+    const first = await ownership.extendLock('pass-a', taken!, at(50));
+    const resent = await ownership.extendLock('pass-a', taken!, at(50));
+    expect(resent).toBe(first);
+  });
+});
