@@ -23,9 +23,10 @@ import { UpstreamPool } from './upstream-pool.js';
 import { GatewayWorker } from './worker.js';
 
 /**
- * How long before the drain's deadline what is still in flight is cut: a socket gives its slot back on
- * close, a turn of the event loop after destroy(), and the last report must not count tunnels already cut
- * (the shutdown's bound, GATEWAY_DRAIN_TIMEOUT_MS, stays what it was).
+ * How long before the drain's deadline what is still in flight is cut: a /v1/fetch gives its slot back on
+ * its socket's close, a turn of the event loop after destroy() (a proxy-listener session at the cut
+ * itself), and the last report must not count requests already cut (the shutdown's bound,
+ * GATEWAY_DRAIN_TIMEOUT_MS, stays what it was).
  */
 export const CUT_SETTLE_MS = 100;
 
@@ -204,7 +205,6 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
     forgetRoutesGone(worker.snapshot());
   }, 60_000);
   prune.unref();
-  let proxyPort: number | null = null;
   const proxy =
     cfg.GATEWAY_PROXY_PORT === 'off'
       ? null
@@ -220,10 +220,6 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
           },
           (err) => log.error('proxy listener error', { error: err.message }),
         );
-  if (proxy && cfg.GATEWAY_PROXY_PORT !== 'off') {
-    proxyPort = await proxy.listen(cfg.GATEWAY_PROXY_PORT, cfg.GATEWAY_PROXY_HOST ?? cfg.HOST);
-  }
-
   const listener = createHttpListener(
     {
       worker,
@@ -248,16 +244,36 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
     { headersTimeout: cfg.GATEWAY_HEADER_TIMEOUT_MS, maxHeaderSize: cfg.GATEWAY_MAX_HEADER_BYTES },
     listener,
   );
-  http.listen(cfg.PORT, cfg.HOST);
   http.on('connection', (s) => {
     sockets.httpClients++;
     s.once('close', () => sockets.httpClients--);
   });
-  const httpPort = await new Promise<number>((resolve, reject) => {
-    if (http.listening) resolve((http.address() as AddressInfo).port);
-    http.once('listening', () => resolve((http.address() as AddressInfo).port));
-    http.once('error', reject);
-  });
+  let proxyPort: number | null = null;
+  let httpPort: number;
+  try {
+    if (proxy && cfg.GATEWAY_PROXY_PORT !== 'off')
+      proxyPort = await proxy.listen(cfg.GATEWAY_PROXY_PORT, cfg.GATEWAY_PROXY_HOST ?? cfg.HOST);
+    http.listen(cfg.PORT, cfg.HOST);
+    httpPort = await new Promise<number>((resolve, reject) => {
+      if (http.listening) resolve((http.address() as AddressInfo).port);
+      http.once('listening', () => resolve((http.address() as AddressInfo).port));
+      http.once('error', reject);
+    });
+  } catch (err) {
+    // A port taken (EADDRINUSE) after the worker registered and was given proxies: stopped as shutdown()
+    // stops, with nothing to drain — without the draining report its proxies stayed owned until its grant
+    // lapsed (minutes), and a crash-looping worker with a generated id took more at every restart.
+    worker.beginShutdown();
+    for (const t of [ticker, ageLog, prune]) clearInterval(t);
+    stopTrafficLog();
+    await proxy?.stopAccepting();
+    proxy?.destroyAll();
+    http.close();
+    pool.destroy();
+    await source.stop();
+    await reporter.stop();
+    throw err;
+  }
   http.on('error', (err) => log.error('http listener error', { error: err.message }));
 
   return {
@@ -297,10 +313,13 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
       proxy?.destroyAll();
       pool.destroy();
       if ('closeAllConnections' in http) http.closeAllConnections();
-      // Until the deadline, for the cut sockets to close and give their slots back: a last report still
-      // counting them is not "nothing in flight", and the worker's proxies — all of them — would reach the
-      // others only once its grant lapsed (minutes), not at the next pass (drain.ts shutDownIdle).
-      await waitWhile(() => onUpstreams() > 0);
+      // Until the deadline, for the cut sockets to close and give their slots back (a /v1/fetch's on its
+      // socket's close): a last report still counting them is not "nothing in flight", and the worker's
+      // proxies — all of them — would reach the others only once its grant lapsed (minutes), not at the
+      // next pass (drain.ts shutDownIdle). At least CUT_SETTLE_MS after the cut: an event loop that woke
+      // late for it (a long GC, a busy loop) ran the cut at or past the deadline, and the report read the
+      // counts before a single close callback had run.
+      await waitWhile(() => onUpstreams() > 0, Math.max(deadline, performance.now() + CUT_SETTLE_MS));
       clearInterval(ticker);
       // After the drain, so that the last line counts what it finished or refused; before the reporter's
       // last call, which may take what is left of the platform's grace period (Cloud Run: 10 s, then

@@ -52,7 +52,10 @@ export interface ProxyListener {
   listen(port: number, host: string): Promise<number>;
   /** Stops accepting; open sessions carry on. */
   stopAccepting(): Promise<void>;
-  /** Ends every remaining session at once (after the drain bound). */
+  /**
+   * Ends every remaining session at once (after the drain bound), its slot given back and nothing reported
+   * against its proxy before any socket closes (ProxySession.cut).
+   */
   destroyAll(): void;
 }
 
@@ -100,7 +103,7 @@ export function createProxyListener(
     },
     destroyAll: () => {
       clearInterval(sweep);
-      for (const s of ctx.sessions) s.client.destroy();
+      for (const s of ctx.sessions) s.cut();
     },
   };
 }

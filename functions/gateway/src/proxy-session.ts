@@ -771,10 +771,31 @@ export class ProxySession implements ForwardOwner {
   }
 
   onClientClose(): void {
-    const prev = this.state;
-    this.state = DONE;
     this.ctx.sessions.delete(this);
     this.ctx.sockets.proxyClients--;
+    this.end();
+  }
+
+  /**
+   * The drain's bound (gateway.ts shutdown): the session ends as if its client closed now, then the client
+   * is cut. Ended before any socket closes: the shutdown cuts the clients, the pooled upstream connections
+   * and /v1/fetch's in one go, and libuv runs their close callbacks last-closed-first — an absolute-form
+   * request's pooled connection closed before its client did, and the session took the cut for the
+   * upstream's failure (a broken answer, a head that never came, a dial failed and redialled to another
+   * proxy), reported in the final report against a proxy that had done nothing wrong.
+   */
+  cut(): void {
+    this.end();
+    this.client.destroy();
+  }
+
+  /**
+   * Upstream and slot given back, the outcome a client's close tells reported; the close that follows a
+   * cut finds the session DONE and reports nothing more.
+   */
+  private end(): void {
+    const prev = this.state;
+    this.state = DONE;
     this.up?.destroy();
     this.fwd?.abort();
     this.releaseSlot();

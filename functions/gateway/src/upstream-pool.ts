@@ -19,20 +19,35 @@ export interface UpstreamPoolOptions {
   maxIdlePerUpstream: number;
 }
 
+/** A request through a pool after destroy(): it fails as a dial that never connected. */
+export class UpstreamPoolClosedError extends Error {
+  readonly kind = 'upstream_pool_closed';
+}
+
 /** An agent that counts the sockets it opens in gateway_open_sockets{kind="upstreams"}. */
 class CountingAgent extends Agent {
   constructor(
     opts: AgentOptions,
     // Not `sockets`: that is the Agent's own map of busy sockets.
     private readonly counts: SocketCounts,
+    private readonly pool: { readonly closed: boolean },
   ) {
     super(opts);
   }
 
   override createConnection(
     options: net.NetConnectOpts,
-    _callback?: (err: Error | null, socket: net.Socket) => void,
-  ): net.Socket {
+    callback?: (err: Error | null, socket: net.Socket) => void,
+  ): net.Socket | null {
+    // destroy() is the drain's cut: the last report, "nothing in flight", follows, and the proxies go to
+    // other workers. A request sent after it (a GET retried on `fresh` once its pooled connection was cut,
+    // an agent made anew for a redial) would go out through a proxy no longer this worker's.
+    if (this.pool.closed) {
+      // With an error Node's agent reads no socket (the request fails with it, as a dial refused).
+      const refuse = callback as ((err: Error) => void) | undefined;
+      refuse?.(new UpstreamPoolClosedError('upstream pool destroyed: the gateway is shutting down'));
+      return null;
+    }
     const s = net.createConnection(options);
     // The request head leaves in one write; Nagle would only delay a body's last small segment.
     s.setNoDelay(true);
@@ -46,12 +61,18 @@ export class UpstreamPool {
   private readonly agents = new Map<string, Agent>();
   /** For one request that must not ride a pooled socket (the retry after a stale one). */
   readonly fresh: Agent;
+  private isClosed = false;
 
   constructor(
     private readonly sockets: SocketCounts,
     private readonly opts: UpstreamPoolOptions,
   ) {
-    this.fresh = new CountingAgent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY }, sockets);
+    this.fresh = new CountingAgent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY }, sockets, this);
+  }
+
+  /** Set by destroy(): every agent of the pool refuses to connect from then on. */
+  get closed(): boolean {
+    return this.isClosed;
   }
 
   /**
@@ -63,6 +84,8 @@ export class UpstreamPool {
    * then be billed, routed or sent out as theirs.
    */
   agentFor(host: string, port: number, authorization: string): Agent {
+    // One that refuses (above), not a new agent kept in a pool already destroyed.
+    if (this.closed) return this.fresh;
     const key = `${host}|${port}|${authorization}`;
     let a = this.agents.get(key);
     if (!a) {
@@ -77,6 +100,7 @@ export class UpstreamPool {
           ...(keepAlive ? { timeout: this.opts.idleMs } : {}),
         },
         this.sockets,
+        this,
       );
       this.agents.set(key, a);
     }
@@ -109,6 +133,7 @@ export class UpstreamPool {
   }
 
   destroy(): void {
+    this.isClosed = true;
     for (const a of this.agents.values()) a.destroy();
     this.agents.clear();
     this.fresh.destroy();

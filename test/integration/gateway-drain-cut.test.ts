@@ -1,0 +1,193 @@
+// What a SIGTERM drain cuts at its bound (GATEWAY_DRAIN_TIMEOUT_MS) is the gateway's doing, not the
+// proxies': no request cut there may reach the final report as an upstream's failure, and that report must
+// see every slot given back, even when the event loop wakes late for the cut. The scripted upstream
+// (test/support/scripted-proxy.ts) answers /endless forever and /slow after 1.5 s — in absolute form
+// itself, or as the pinned target at the end of a CONNECT tunnel to itself. A gateway in process per
+// test: a shutdown is once.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { snapshotFile } from '../../bench/support/snapshot-file.js';
+import { loadGatewayConfig } from '../../functions/gateway/src/config.js';
+import { type GatewayHandle, startGateway } from '../../functions/gateway/src/gateway.js';
+import { jsonLogger } from '../../functions/gateway/src/logger.js';
+import type { Outcome } from '../../functions/gateway/src/outcomes.js';
+import type { Reporter, RuntimeView } from '../../functions/gateway/src/session.js';
+import type { ProxyRuntimeCount } from '../../functions/gateway/src/worker.js';
+import { pollUntil } from '../support/poll.js';
+import { scriptedUpstream } from '../support/scripted-proxy.js';
+
+/** One route per plain-HTTP path, both to the scripted upstream. */
+const HOSTS = { absolute: '127.0.0.5', pinned: '127.0.0.6' } as const;
+
+/** What the final report would carry: the counts and the outcomes left when Reporter.stop() is called. */
+function finalReporter(): Reporter & { counts: ProxyRuntimeCount[] | null; outcomes: Outcome[] } {
+  let view: RuntimeView | null = null;
+  const r = {
+    counts: null as ProxyRuntimeCount[] | null,
+    outcomes: [] as Outcome[],
+    start: (v: RuntimeView) => {
+      view = v;
+    },
+    stop: async () => {
+      r.counts = view!.runtimeCounts();
+      r.outcomes = view!.takeOutcomes(1000);
+    },
+  };
+  return r;
+}
+
+/** A client on the proxy listener: sends `bytes`, reads on, and resolves once the answer's head is in. */
+function clientUntilHead(port: number, bytes: string, heads = 1): Promise<net.Socket> {
+  return new Promise((resolve, reject) => {
+    const c = net.connect(port, '127.0.0.1');
+    c.on('error', () => {});
+    let got = '';
+    c.on('data', (d: Buffer) => {
+      got += d.toString('latin1');
+      if (got.split('\r\n\r\n').length > heads) resolve(c);
+    });
+    c.once('close', () => reject(new Error(`closed before the head: ${got.slice(0, 80)}`)));
+    c.write(bytes);
+  });
+}
+
+/** A /v1/fetch whose answer has begun (status in), read on and never finished. */
+function fetchUntilHead(port: number, url: string): Promise<http.ClientRequest> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/v1/fetch' }, (res) => {
+      res.on('error', () => {});
+      res.resume();
+      resolve(req);
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify({ url }));
+  });
+}
+
+describe('a SIGTERM drain that reaches its bound', () => {
+  const scripted = scriptedUpstream();
+  let file = '';
+
+  beforeAll(async () => {
+    const port = await scripted.listen();
+    file = join(mkdtempSync(join(tmpdir(), 'gw-drain-cut-')), 'snapshot.json');
+    writeFileSync(
+      file,
+      JSON.stringify(
+        snapshotFile({
+          upstreams: [`http://up:up-pass@127.0.0.1:${port}`, `http://up:up-pass@127.0.0.1:${port}`],
+          attributes: (i) => ({ pool: i === 0 ? 'absolute' : 'pinned' }),
+          filtersDestinations: (i) => i === 0,
+          routing: (['absolute', 'pinned'] as const).map((name) => ({
+            name,
+            match: { hosts: [HOSTS[name]] },
+            selector: { pool: name },
+            policy: 'round-robin' as const,
+          })),
+        }),
+      ),
+    );
+  });
+
+  afterAll(() => scripted.close());
+
+  async function gateway(reporter: Reporter): Promise<GatewayHandle> {
+    const cfg = loadGatewayConfig(['--snapshot', file], {
+      PORT: '0',
+      GATEWAY_PROXY_PORT: '0',
+      HOST: '127.0.0.1',
+      GATEWAY_CLIENT_AUTH: 'none',
+      LOG_LEVEL: 'error',
+      GATEWAY_SSRF_ALLOW: Object.values(HOSTS)
+        .map((h) => `${h}:80`)
+        .join(','),
+      GATEWAY_DRAIN_TIMEOUT_MS: '300',
+    });
+    return startGateway(cfg, { log: jsonLogger('error', () => {}), version: 't', reporter });
+  }
+
+  const get = (host: string, path: string) =>
+    `GET http://${host}${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`;
+  const tunnel = (host: string) =>
+    `CONNECT ${host}:80 HTTP/1.1\r\nHost: ${host}:80\r\n\r\nGET /endless HTTP/1.1\r\nHost: ${host}\r\n\r\n`;
+
+  // A pooled upstream connection closed at the cut used to close before its client (libuv runs close
+  // callbacks last-closed-first): the session took it for the upstream breaking off.
+  it.each([
+    ['absolute form, mid-body', get(HOSTS.absolute, '/endless'), 1, [['RESPONSE_HEADERS', true]]],
+    ['pinned plain HTTP, mid-body', get(HOSTS.pinned, '/endless'), 1, [['RESPONSE_HEADERS', true]]],
+    // The tunnel's one outcome, as when its client closes: established, and no failure of the proxy's.
+    ['a CONNECT tunnel, mid-body', tunnel(HOSTS.pinned), 2, [['TUNNEL', true]]],
+  ] as const)('%s: reported as what it was before the cut, no failure', async (_, bytes, heads, want) => {
+    const reporter = finalReporter();
+    const gw = await gateway(reporter);
+    const c = await clientUntilHead(gw.proxyPort!, bytes, heads);
+    const closed = new Promise<void>((r) => c.once('close', () => r()));
+    await gw.shutdown();
+    await closed;
+    expect(reporter.counts).toEqual([]);
+    const all = [...reporter.outcomes, ...gw.worker.takeOutcomes(1000)];
+    expect(all.map((o) => [o.stage, o.ok])).toEqual(want);
+  });
+
+  // On a kept-alive connection: the connection's close used to read as the upstream dropping a reused
+  // connection, and the GET went out again on a fresh one, after the drain's bound.
+  it('absolute form waiting for its head on a pooled connection: no failure, not sent again', async () => {
+    const reporter = finalReporter();
+    const gw = await gateway(reporter);
+    (await clientUntilHead(gw.proxyPort!, get(HOSTS.absolute, '/cl'))).destroy();
+    await pollUntil(
+      () => gw.worker.totals(),
+      (t) => t.active === 0,
+      5_000,
+      'the first answer over',
+    );
+    gw.worker.takeOutcomes(1000);
+    const c = net.connect(gw.proxyPort!, '127.0.0.1');
+    c.on('error', () => {});
+    const closed = new Promise<void>((r) => c.once('close', () => r()));
+    const accepted = scripted.state.accepted;
+    c.write(get(HOSTS.absolute, '/slow'));
+    await pollUntil(
+      () => scripted.state.seen.filter((s) => s.url.endsWith('/slow')).length,
+      (n) => n === 1,
+      5_000,
+      'the request at the upstream',
+    );
+    await gw.shutdown();
+    await closed;
+    expect(reporter.counts).toEqual([]);
+    expect([...reporter.outcomes, ...gw.worker.takeOutcomes(1000)]).toEqual([]);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(scripted.state.accepted).toBe(accepted);
+    expect(scripted.state.seen.filter((s) => s.url.endsWith('/slow'))).toHaveLength(1);
+  });
+
+  // The poll that should cut at CUT_SETTLE_MS before the bound wakes past the bound itself (a long GC,
+  // a busy event loop): the cut sockets must still get their turn to close before the final report.
+  it.each([
+    ['a CONNECT tunnel', 'proxy'],
+    ['a /v1/fetch streaming its body', 'fetch'],
+  ] as const)('%s, the cut woken late: the final report counts nothing in flight', async (_, via) => {
+    const reporter = finalReporter();
+    const gw = await gateway(reporter);
+    const client =
+      via === 'proxy'
+        ? await clientUntilHead(gw.proxyPort!, tunnel(HOSTS.pinned), 2)
+        : await fetchUntilHead(gw.httpPort, `http://${HOSTS.absolute}/endless`);
+    expect(gw.worker.totals()).toEqual({ active: 1, reserved: 0 });
+    const t0 = performance.now();
+    setTimeout(() => {
+      // Blocks the loop from before the cut's moment (200 ms) to past the bound (300 ms).
+      while (performance.now() < t0 + 350);
+    }, 150);
+    await gw.shutdown();
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(350);
+    expect(reporter.counts).toEqual([]);
+    client.destroy();
+  });
+});
