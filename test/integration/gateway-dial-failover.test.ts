@@ -16,7 +16,7 @@ import {
 import { snapshotFile } from '../../bench/support/snapshot-file.js';
 import { startTargets, type Targets } from '../../bench/support/targets.js';
 import { createForwardProxy, type ForwardProxy } from '../../emulators/forward-proxy/proxy.js';
-import { freePort } from '../../emulators/launcher/free-port.js';
+import { DEAD_PORT } from '../support/dead-port.js';
 import { pollUntil } from '../support/poll.js';
 
 const AUTH = basicAuth('crawler', 's3cret');
@@ -32,7 +32,7 @@ describe('gateway: a refused dial goes to another proxy of the route', () => {
     targets = await startTargets();
     upstream = createForwardProxy({ credentials: 'up:up-pass' });
     const livePort = (await upstream.listen()).port;
-    deadPort = await freePort();
+    deadPort = DEAD_PORT;
     const start = (plainHttp: 'pinned' | 'auto') =>
       startGateway(
         snapshotFile({

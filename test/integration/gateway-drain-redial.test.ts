@@ -11,10 +11,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicAuth, postFetch, rawExchange } from '../../bench/support/gateway-process.js';
 import { snapshotFile } from '../../bench/support/snapshot-file.js';
-import { freePort } from '../../emulators/launcher/free-port.js';
 import { loadGatewayConfig } from '../../functions/gateway/src/config.js';
 import { startGateway } from '../../functions/gateway/src/gateway.js';
 import { jsonLogger } from '../../functions/gateway/src/logger.js';
+import { DEAD_PORT } from '../support/dead-port.js';
 import { pollUntil } from '../support/poll.js';
 import { BODY, scriptedUpstream } from '../support/scripted-proxy.js';
 
@@ -28,7 +28,7 @@ describe('a drain redials what it admitted', () => {
 
   beforeAll(async () => {
     const livePort = await live.listen();
-    const deadPort = await freePort();
+    const deadPort = DEAD_PORT;
     const at = (p: number) => `http://up:up-pass@127.0.0.1:${p}`;
     file = join(mkdtempSync(join(tmpdir(), 'gw-drain-redial-')), 'snapshot.json');
     writeFileSync(

@@ -14,7 +14,7 @@ import {
 import { snapshotFile } from '../../bench/support/snapshot-file.js';
 import { startTargets, type Targets } from '../../bench/support/targets.js';
 import { createForwardProxy, type ForwardProxy } from '../../emulators/forward-proxy/proxy.js';
-import { freePort } from '../../emulators/launcher/free-port.js';
+import { DEAD_PORT } from '../support/dead-port.js';
 import { pollUntil } from '../support/poll.js';
 import { BODY, scriptedUpstream } from '../support/scripted-proxy.js';
 
@@ -97,7 +97,7 @@ describe('kept-alive upstream connections for absolute-form plain HTTP', () => {
     const { port } = await emu.listen();
     const scriptedPort = await scripted.listen();
     // Nothing listens there: an upstream that is down.
-    const deadPort = await freePort();
+    const deadPort = DEAD_PORT;
     gw = await startGateway(
       snapshotFile({
         upstreams: [

@@ -7,14 +7,21 @@ import type { Upstream } from '../../../shared/src/domain/gateway/routing.js';
 import type { UpstreamAuth } from './compile.js';
 import type { OutcomeStage } from './outcomes.js';
 import { isProxyChallenge, MAX_RESPONSE_HEAD_BYTES } from './response-head.js';
-import type { UpstreamPool } from './upstream-pool.js';
+import { type UpstreamPool, UpstreamPoolClosedError } from './upstream-pool.js';
 
 export type AbsoluteFetchResult =
   /**
    * `done`: the caller finished with the response (read whole or not); frees or drops the connection.
    * `timedOut`: the deadline ended the exchange — a body cut then did not break off on the target's side.
+   * `onDeadline`: what the deadline also cuts, until done() (fetch-through.ts FetchResult).
    */
-  | { ok: true; response: IncomingMessage; done: () => void; timedOut: () => boolean }
+  | {
+      ok: true;
+      response: IncomingMessage;
+      done: () => void;
+      timedOut: () => boolean;
+      onDeadline: (cut: () => void) => void;
+    }
   | { ok: false; stage: OutcomeStage; status: number; code: string; upstreamStatus?: number };
 
 export interface AbsoluteFetch {
@@ -33,6 +40,9 @@ export interface AbsoluteFetch {
 
 const RETRYABLE = new Set(['ECONNRESET', 'EPIPE']);
 
+/** A fetch refused by the drain's cut (the gateway's own shutdown): counted against no proxy. */
+export const SHUTTING_DOWN = 'shutting_down';
+
 export function fetchAbsolute(
   u: Upstream<UpstreamAuth>,
   pool: UpstreamPool,
@@ -48,6 +58,7 @@ export function fetchAbsolute(
     let settled = false;
     let timedOut = false;
     let timer: NodeJS.Timeout | undefined;
+    let cut: (() => void) | undefined;
     const settle = (r: AbsoluteFetchResult) => {
       if (settled) return;
       settled = true;
@@ -105,10 +116,19 @@ export function fetchAbsolute(
             if (!res.complete || !r.writableFinished) r.destroy();
           },
           timedOut: () => timedOut,
+          onDeadline: (c) => {
+            cut = c;
+          },
         });
       });
       r.on('error', (err: NodeJS.ErrnoException) => {
         if (settled) return;
+        if (err instanceof UpstreamPoolClosedError) {
+          // The drain's cut closed the pool (a fetch that reached it after the cut, its look-up late):
+          // nothing the proxy did, and no other proxy to try.
+          settle({ ok: false, stage: 'DIAL', status: 503, code: SHUTTING_DOWN });
+          return;
+        }
         if (r.reusedSocket && !retried && idempotent && RETRYABLE.has(err.code ?? '')) {
           // A pooled connection the upstream had closed, and nothing came back: once more on a new one.
           pool.dropIdle(u.host, u.port);
@@ -151,6 +171,7 @@ export function fetchAbsolute(
       timedOut = true;
       req.destroy();
       settle({ ok: false, stage: 'RESPONSE_HEADERS', status: 504, code: 'fetch_timeout' });
+      cut?.();
     };
     timer = setTimeout(atDeadline, f.timeoutMs);
     f.abortable?.(() => {

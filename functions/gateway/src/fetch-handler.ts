@@ -2,7 +2,8 @@
 // endpoint is the gateway's whole data path, and the adaptor's per-request web objects (undici Request,
 // AbortController, web streams on both sides, Headers) cost about as much CPU as the fetch itself
 // (docs/gateway.md § The fetch endpoint). The wire behaviour is the Hono route's, kept on purpose: body
-// limit checked before authentication, the same JSON errors, the same header rewriting.
+// limit checked before authentication, the same JSON errors, the same header rewriting but the target's
+// Content-Length (relay: the answer goes chunked).
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { ClientAuth } from './client-auth.js';
 import { DROPPED_RESPONSE_HEADERS, FetchRequest } from './fetch-request.js';
@@ -137,7 +138,7 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
       r.done(broken);
     };
     try {
-      relay(out, res, r.route, parsed.data.method, done);
+      relay(out, res, r.route, parsed.data.method, done, r.onDeadline);
     } catch (err) {
       // writeHead refusing a header value, say: the slot goes back before the 500 goes out.
       res.destroy();
@@ -152,6 +153,7 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
     route: string,
     method: string,
     done: (broken?: boolean) => void,
+    onDeadline: (cut: () => void) => void,
   ) {
     const status = res.statusCode ?? 0;
     // Node's parser takes any three digits; the Hono route's Response could not carry a status outside
@@ -189,12 +191,16 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
       } else headers[name] = had === undefined ? value : `${had}, ${value}`;
     }
     headers['x-proxyplane-route'] = route;
+    // The target's Content-Length is dropped (DROPPED_RESPONSE_HEADERS), so Node sends the body chunked:
+    // Cloud Run's front end refuses an HTTP/1 answer over 32 MiB that is neither chunked nor streamed — an
+    // empty 500 to the client for a body counted ok here (GATEWAY_FETCH_MAX_RESPONSE_BYTES is 64 MiB).
+    // A body cut short is told by the connection's abort, not by a length; the length the target declared
+    // (of the representation, for HEAD or 304) is told under the gateway's own name.
+    const length = res.headers['content-length'];
+    if (length !== undefined) headers['x-proxyplane-content-length'] = length;
     // What @hono/node-server put on a response without a type; kept so clients see no change.
     headers['content-type'] ??= 'text/plain; charset=UTF-8';
     if (NULL_BODY.has(status) || method.toUpperCase() === 'HEAD') {
-      // No body follows: the target's Content-Length (of the representation, for HEAD or 304) would make
-      // our client wait for bytes that never come.
-      delete headers['content-length'];
       res.once('end', done);
       res.once('close', done);
       res.resume();
@@ -202,7 +208,12 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
       out.end();
       return;
     }
+    // An HTTP/1.0 client takes no chunks: without a length its body would end at the close, and a cut-off
+    // one would look complete. It keeps the target's (Cloud Run's front end speaks HTTP/1.1 to us).
+    if (length !== undefined && out.req.httpVersionMinor === 0) headers['content-length'] = length;
     out.writeHead(status, headers);
-    streamBody(res, out, deps.maxResponseBytes, done);
+    // The deadline bounds the client's side too: a tail still queued for a reader that stopped reading
+    // holds the slot (stream-body.ts), and would for as long as that reader kept its connection open.
+    onDeadline(streamBody(res, out, deps.maxResponseBytes, done));
   }
 }

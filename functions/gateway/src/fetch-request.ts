@@ -62,6 +62,8 @@ export const DROPPED_REQUEST_HEADERS = new Set([
   'content-length',
 ]);
 
+// Never relayed to the client: hop-by-hop headers, and Content-Length — the body goes chunked
+// (fetch-handler.ts relay).
 export const DROPPED_RESPONSE_HEADERS = new Set([
   'connection',
   'keep-alive',
@@ -71,4 +73,5 @@ export const DROPPED_RESPONSE_HEADERS = new Set([
   'trailer',
   'transfer-encoding',
   'upgrade',
+  'content-length',
 ]);

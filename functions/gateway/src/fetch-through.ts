@@ -16,7 +16,7 @@ import type { TargetDecision } from '../../../shared/src/domain/gateway/ssrf.js'
 import { refusalCode } from '../../../shared/src/domain/gateway/staleness.js';
 import type { StickyKey } from '../../../shared/src/messages/gateway-snapshot.js';
 import type { UpstreamAuth } from './compile.js';
-import { type AbsoluteFetchResult, fetchAbsolute } from './fetch-absolute.js';
+import { type AbsoluteFetchResult, fetchAbsolute, SHUTTING_DOWN } from './fetch-absolute.js';
 import { DROPPED_REQUEST_HEADERS, type FetchRequest } from './fetch-request.js';
 import { absoluteUrl, formatAuthority } from './head.js';
 import type { GatewayRecorder } from './metrics.js';
@@ -55,6 +55,12 @@ export type FetchResult =
       route: string;
       /** Once the body is over: `broken` when the target's side broke it off (stream-body.ts). */
       done: (broken: boolean) => void;
+      /**
+       * What the fetch's deadline also cuts, until done(): the client's side. A body the target has ended
+       * holds its slot until its tail has left for the client (stream-body.ts); without this, a reader
+       * that stopped reading short of the end held it for as long as it kept the connection open.
+       */
+      onDeadline: (cut: () => void) => void;
     }
   | FetchFailure;
 
@@ -319,7 +325,7 @@ export async function fetchThrough(
     }
     if (!r.ok) {
       release();
-      if (r.code === CLIENT_CLOSED) return failOn(r.status, r.code);
+      if (r.code === CLIENT_CLOSED || r.code === SHUTTING_DOWN) return failOn(r.status, r.code);
       const retried = r.stage === 'DIAL' && r.code === 'upstream_dial_failed' ? again() : null;
       if (retried) return retried;
       // As on a tunnel below: the caller's own shorter deadline is no evidence against the proxy.
@@ -338,6 +344,7 @@ export async function fetchThrough(
         release();
         bodyOver(broken, timedOut());
       },
+      onDeadline: r.onDeadline,
     };
   }
 
@@ -395,6 +402,7 @@ export async function fetchThrough(
     let responded = false;
     let settled = false;
     let timedOut = false;
+    let cut: (() => void) | undefined;
     let r: http.ClientRequest;
     try {
       r = http.request({
@@ -422,6 +430,7 @@ export async function fetchThrough(
       }
       timedOut = true;
       r.destroy();
+      cut?.();
     };
     let timer = setTimeout(atDeadline, left());
     const done = () => {
@@ -440,6 +449,9 @@ export async function fetchThrough(
         done: (broken) => {
           done();
           bodyOver(broken, timedOut);
+        },
+        onDeadline: (c) => {
+          cut = c;
         },
       });
     });

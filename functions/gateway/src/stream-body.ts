@@ -5,16 +5,19 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 /**
  * The target's body to the client with backpressure. Past `max` bytes, or if either side breaks, both
  * connections are destroyed: the client sees a cut-off response, never an unbounded or a complete-looking
- * one (the chunk that crosses the limit is not sent). `done` runs once, whichever way it ends; `broken`
- * when the target's side broke off first (not the cap, not the client leaving, not a response dumped by
- * its request's destroy).
+ * one (the chunk that crosses the limit is not sent). `done` runs once, whichever way it ends — a whole
+ * body's once its tail has been written to the client, not merely queued; `broken` when the target's side
+ * broke off first (not the cap, not the client leaving, not a response dumped by its request's destroy).
+ * Returns the cut for the fetch's deadline: both connections destroyed and `done` run at once — not at the
+ * client response's 'close', which one queued behind another on its connection (pipelined) emits only
+ * once it has the socket.
  */
 export function streamBody(
   res: IncomingMessage,
   out: ServerResponse,
   max: number,
   done: (broken: boolean) => void,
-): void {
+): () => void {
   let seen = 0;
   let ended = false;
   let released = false;
@@ -43,8 +46,10 @@ export function streamBody(
     // look like a complete answer.
     if (!res.listeners('data').includes(onData)) return abort();
     ended = true;
-    out.end();
-    release(false);
+    // The slot goes back once the tail has left for the client, not when the target's last byte came in:
+    // up to a high-water mark and a chunk may still be queued for a slow reader, and a SIGTERM drain that
+    // saw no slot in use destroyed the client with it unsent (a client that leaves: 'close' below).
+    out.end(() => release(false));
   });
   res.once('error', () => abort(true));
   res.once('close', () => {
@@ -53,4 +58,5 @@ export function streamBody(
   out.once('close', () => {
     if (!out.writableFinished) abort();
   });
+  return () => abort();
 }

@@ -3,24 +3,36 @@ import { PassThrough, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { streamBody } from './stream-body.js';
 
-/** A target response and a client response as streams; `got` is what reached the client. */
-function pair(clientHighWaterMark = 1 << 20) {
+/**
+ * A target response and a client response as streams; `got` is what reached the client. A `slow` client
+ * takes nothing until `read()`: what was written stays queued, as for a reader that stopped reading.
+ */
+function pair(clientHighWaterMark = 1 << 20, slow = false) {
   const res = new PassThrough();
   const got: Buffer[] = [];
+  const held: (() => void)[] = [];
   const out = new Writable({
     highWaterMark: clientHighWaterMark,
     write(chunk: Buffer, _enc, cb) {
-      got.push(chunk);
-      cb();
+      const take = () => {
+        got.push(chunk);
+        cb();
+      };
+      if (slow) held.push(take);
+      else take();
     },
   });
+  const read = () => {
+    slow = false;
+    for (const take of held.splice(0)) take();
+  };
   /** Each release, with whether the target's side broke the body off (a TUNNEL failure: fetch-through.ts). */
   const releases: boolean[] = [];
-  streamBody(res as unknown as IncomingMessage, out as unknown as ServerResponse, 100, (broken) =>
+  const cut = streamBody(res as unknown as IncomingMessage, out as unknown as ServerResponse, 100, (broken) =>
     releases.push(broken),
   );
   const settled = () => new Promise((r) => setImmediate(r));
-  return { res, out, got, releases, settled };
+  return { res, out, got, releases, settled, read, cut };
 }
 
 describe('streamBody', () => {
@@ -30,6 +42,43 @@ describe('streamBody', () => {
     await p.settled();
     expect(Buffer.concat(p.got).length).toBe(60);
     expect(p.out.writableFinished).toBe(true);
+    expect(p.releases).toEqual([false]);
+  });
+
+  // Released with the tail still queued, the slot read as free: a SIGTERM drain saw nothing in flight and
+  // destroyed the client with the tail unsent.
+  it('a whole body still queued for a slow reader holds the slot until its tail is written', async () => {
+    const p = pair(16, true);
+    p.res.end(Buffer.alloc(60, 1));
+    await p.settled();
+    expect(p.out.writableEnded).toBe(true);
+    expect(p.releases).toEqual([]);
+    p.read();
+    await p.settled();
+    expect(Buffer.concat(p.got).length).toBe(60);
+    expect(p.releases).toEqual([false]);
+  });
+
+  it('a slow reader that leaves before its tail is written releases once, not broken', async () => {
+    const p = pair(16, true);
+    p.res.end(Buffer.alloc(60, 1));
+    await p.settled();
+    p.out.destroy();
+    await p.settled();
+    expect(p.out.writableFinished).toBe(false);
+    expect(p.releases).toEqual([false]);
+  });
+
+  // The fetch's deadline bounds that hold: at once, not at the client response's 'close', which one
+  // pipelined behind another emits only once it has the socket.
+  it("the deadline's cut ends a queued tail and releases at once, not broken", async () => {
+    const p = pair(16, true);
+    p.res.end(Buffer.alloc(60, 1));
+    await p.settled();
+    p.cut();
+    expect(p.releases).toEqual([false]);
+    expect(p.out.destroyed).toBe(true);
+    await p.settled();
     expect(p.releases).toEqual([false]);
   });
 

@@ -1,0 +1,48 @@
+// An absolute-form fetch that reaches the upstream pool after the drain's cut (its look-up came back late)
+// is the gateway's own shutdown, not the proxy's failure: it settles `shutting_down`, which fetch-through.ts
+// neither records against the proxy nor redials, where a dial refused reads `upstream_dial_failed`.
+import net, { type AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Upstream } from '../../../shared/src/domain/gateway/routing.js';
+import type { UpstreamAuth } from './compile.js';
+import { fetchAbsolute } from './fetch-absolute.js';
+import { newSocketCounts } from './sockets.js';
+import { UpstreamPool } from './upstream-pool.js';
+
+describe('fetchAbsolute through a destroyed pool', () => {
+  let accepted = 0;
+  const upstream = net.createServer((s) => {
+    accepted++;
+    s.destroy();
+  });
+  let port = 0;
+
+  beforeAll(async () => {
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    port = (upstream.address() as AddressInfo).port;
+  });
+
+  afterAll(async () => {
+    await new Promise((r) => upstream.close(r));
+  });
+
+  it('settles shutting_down and opens no connection', async () => {
+    const pool = new UpstreamPool(newSocketCounts(), { idleMs: 60_000, maxIdlePerUpstream: 4 });
+    pool.destroy();
+    const u = {
+      host: '127.0.0.1',
+      port,
+      auth: { authorization: undefined } as unknown as UpstreamAuth,
+    } as Upstream<UpstreamAuth>;
+    const r = await fetchAbsolute(u, pool, {
+      url: 'http://target.test/',
+      method: 'GET',
+      headers: { host: 'target.test' },
+      body: undefined,
+      timeoutMs: 5_000,
+      onConnected: () => {},
+    });
+    expect(r).toMatchObject({ ok: false, stage: 'DIAL', status: 503, code: 'shutting_down' });
+    expect(accepted).toBe(0);
+  });
+});

@@ -1,0 +1,238 @@
+// A /v1/fetch answer's slot goes back once its tail has left for the client, not when the target's last
+// byte came in (stream-body.ts): released with the tail still queued, a SIGTERM drain saw nothing in
+// flight and destroyed the client with it unsent — a truncated body counted ok. The fetch's deadline
+// still bounds that slot: an answer whose tail never leaves is cut there. The queued tail made
+// deterministic: two fetches pipelined on one connection, the second's whole answer waiting in Node's
+// queue behind the first's, which the scripted upstream holds half sent (on loopback the kernel takes a
+// slow reader's tail whole but by chance). Both plain-HTTP paths: absolute form, and pinned through a
+// CONNECT tunnel. A gateway in process.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import net, { type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { snapshotFile } from '../../bench/support/snapshot-file.js';
+import { loadGatewayConfig } from '../../functions/gateway/src/config.js';
+import { type GatewayHandle, startGateway } from '../../functions/gateway/src/gateway.js';
+import { jsonLogger } from '../../functions/gateway/src/logger.js';
+import { pollUntil } from '../support/poll.js';
+
+const HELD = Buffer.alloc(200_000, 0x68);
+const SMALL = Buffer.from(Array.from({ length: 30_000 }, (_, i) => (i * 7) % 256));
+const HOSTS = { absolute: '127.0.0.7', pinned: '127.0.0.8' } as const;
+
+/**
+ * A forward proxy that answers every request itself — in absolute form, or in origin form inside a
+ * CONNECT tunnel to itself: /held with half of HELD until `release()`, anything else with SMALL and a
+ * close. `smallRead` resolves once the gateway closed such a connection, which it does only once the
+ * whole answer was in (its http client ends a `Connection: close` exchange then).
+ */
+function scriptedUpstream() {
+  const sockets = new Set<net.Socket>();
+  let rest: () => void = () => {};
+  let smallGone: () => void = () => {};
+  const server = net.createServer((s) => {
+    sockets.add(s);
+    s.on('error', () => {});
+    let buf = Buffer.alloc(0);
+    s.on('data', (chunk: Buffer) => {
+      buf = Buffer.concat([buf, chunk]);
+      const end = buf.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const head = buf.toString('latin1', 0, end);
+      buf = buf.subarray(end + 4);
+      if (head.startsWith('CONNECT ')) {
+        s.write('HTTP/1.1 200 Connection established\r\n\r\n');
+        return;
+      }
+      const ok = (length: number) =>
+        `HTTP/1.1 200 OK\r\nContent-Length: ${length}\r\nConnection: close\r\n\r\n`;
+      if (head.split(' ')[1]!.endsWith('/held')) {
+        const half = HELD.length / 2;
+        s.write(ok(HELD.length));
+        s.write(HELD.subarray(0, half));
+        rest = () => s.end(HELD.subarray(half));
+        return;
+      }
+      s.write(ok(SMALL.length));
+      s.end(SMALL);
+      s.once('close', () => smallGone());
+    });
+  });
+  return {
+    listen: () =>
+      new Promise<number>((r) =>
+        server.listen(0, '127.0.0.1', () => r((server.address() as AddressInfo).port)),
+      ),
+    smallRead: () =>
+      new Promise<void>((r) => {
+        smallGone = r;
+      }),
+    release: () => rest(),
+    close: () => {
+      for (const s of sockets) s.destroy();
+      return new Promise((r) => server.close(r));
+    },
+  };
+}
+
+/** The chunked answers in `raw`, in order: each body as far as it came, and whether its last chunk did. */
+function answers(raw: Buffer): { status: number; body: Buffer; complete: boolean }[] {
+  const out: { status: number; body: Buffer; complete: boolean }[] = [];
+  let at = 0;
+  while (at < raw.length) {
+    const end = raw.indexOf('\r\n\r\n', at);
+    if (end < 0) break;
+    const status = Number(raw.toString('latin1', at + 9, at + 12));
+    const parts: Buffer[] = [];
+    let p = end + 4;
+    let complete = false;
+    for (;;) {
+      const line = raw.indexOf('\r\n', p);
+      if (line < 0) break;
+      const size = Number.parseInt(raw.toString('latin1', p, line), 16);
+      if (size === 0) {
+        complete = true;
+        p = line + 4;
+        break;
+      }
+      parts.push(raw.subarray(line + 2, Math.min(line + 2 + size, raw.length)));
+      p = line + 2 + size + 2;
+      if (p > raw.length) break;
+    }
+    out.push({ status, body: Buffer.concat(parts), complete });
+    at = p;
+  }
+  return out;
+}
+
+/** Two /v1/fetch requests pipelined on one connection, read as they come; `answers` once it closes. */
+function pipelined(port: number, requests: object[]) {
+  const s = net.connect({ port, host: '127.0.0.1' });
+  const chunks: Buffer[] = [];
+  s.on('data', (c: Buffer) => chunks.push(c));
+  s.on('error', () => {});
+  for (const [i, r] of requests.entries()) {
+    const body = JSON.stringify(r);
+    const close = i === requests.length - 1 ? 'Connection: close\r\n' : '';
+    s.write(
+      `POST /v1/fetch HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\n${close}` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  }
+  return new Promise<ReturnType<typeof answers>>((r) =>
+    s.once('close', () => r(answers(Buffer.concat(chunks)))),
+  );
+}
+
+describe('a /v1/fetch answer still queued for the client', () => {
+  const upstream = scriptedUpstream();
+  let file: string;
+  let gw: GatewayHandle | undefined;
+
+  beforeAll(async () => {
+    const port = await upstream.listen();
+    file = join(mkdtempSync(join(tmpdir(), 'gw-fetch-tail-')), 'snapshot.json');
+    writeFileSync(
+      file,
+      JSON.stringify(
+        snapshotFile({
+          upstreams: [`http://up:up-pass@127.0.0.1:${port}`, `http://up:up-pass@127.0.0.1:${port}`],
+          attributes: (i) => ({ pool: i === 0 ? 'absolute' : 'pinned' }),
+          filtersDestinations: (i) => i === 0,
+          routing: (['absolute', 'pinned'] as const).map((name) => ({
+            name,
+            match: { hosts: [HOSTS[name]] },
+            selector: { pool: name },
+            policy: 'round-robin' as const,
+          })),
+        }),
+      ),
+    );
+  });
+
+  afterAll(async () => {
+    await gw?.shutdown();
+    await upstream.close();
+  });
+
+  async function start() {
+    const cfg = loadGatewayConfig(['--snapshot', file], {
+      PORT: '0',
+      GATEWAY_PROXY_PORT: '0',
+      HOST: '127.0.0.1',
+      GATEWAY_CLIENT_AUTH: 'none',
+      LOG_LEVEL: 'error',
+      GATEWAY_SSRF_ALLOW: Object.values(HOSTS)
+        .map((h) => `${h}:80`)
+        .join(','),
+      GATEWAY_DRAIN_TIMEOUT_MS: '20000',
+    });
+    gw = await startGateway(cfg, {
+      log: jsonLogger('error', () => {}),
+      version: 't',
+      reporter: { start: () => {}, stop: async () => {} },
+    });
+    return gw;
+  }
+
+  const inFlight = (g: GatewayHandle) => {
+    const t = g.worker.totals();
+    return t.active + t.reserved;
+  };
+
+  it.each(['absolute', 'pinned'] as const)(
+    '%s: the slot is held until the tail has left, and a SIGTERM drain waits for it',
+    async (path) => {
+      const g = await start();
+      const smallRead = upstream.smallRead();
+      const got = pipelined(g.httpPort, [
+        { url: `http://${HOSTS[path]}/held` },
+        { url: `http://${HOSTS[path]}/small` },
+      ]);
+      await smallRead;
+      // The second's target answered whole; its answer waits behind the first's: both slots in use.
+      expect(inFlight(g)).toBe(2);
+      const shut = g.shutdown();
+      // Several of the drain's 50 ms polls.
+      await new Promise((r) => setTimeout(r, 300));
+      expect(inFlight(g)).toBe(2);
+      upstream.release();
+      const [first, second] = await got;
+      await shut;
+      expect(first).toMatchObject({ status: 200, complete: true });
+      expect(first!.body.equals(HELD)).toBe(true);
+      expect(second).toMatchObject({ status: 200, complete: true });
+      expect(second!.body.equals(SMALL)).toBe(true);
+      expect(inFlight(g)).toBe(0);
+      gw = undefined;
+    },
+  );
+
+  it.each(['absolute', 'pinned'] as const)(
+    '%s: an answer whose tail never leaves is cut at its deadline, its slot back',
+    async (path) => {
+      const g = await start();
+      const smallRead = upstream.smallRead();
+      const got = pipelined(g.httpPort, [
+        { url: `http://${HOSTS[path]}/held` },
+        { url: `http://${HOSTS[path]}/small`, timeoutMs: 500 },
+      ]);
+      await smallRead;
+      expect(inFlight(g)).toBe(2);
+      // The first still holds its slot: only the second's deadline gave one back.
+      await pollUntil(
+        () => inFlight(g),
+        (n) => n === 1,
+        3_000,
+        "the second's slot back at its deadline",
+      );
+      upstream.release();
+      const [first, second] = await got;
+      expect(first).toMatchObject({ status: 200, complete: true });
+      expect(second?.complete ?? false).toBe(false);
+      await g.shutdown();
+      gw = undefined;
+    },
+  );
+});
