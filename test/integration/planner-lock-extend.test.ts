@@ -5,11 +5,17 @@ import { Firestore } from '@google-cloud/firestore';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { FirestoreOwnershipStore } from '../../shared/src/adapters/firestore/ownership-store.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
+import { failCommitsAfterLanding } from '../support/replayed-commit-firestore.js';
 
+const DEADLINE_EXCEEDED = 4;
 const projectId = testProjectId('demo-lockext');
 const db = new Firestore({ projectId });
 const ownership = new FirestoreOwnershipStore(db);
-afterAll(() => db.terminate());
+// Its every commit lands, then its call fails.
+const failingDb = new Firestore({ projectId });
+const failed = failCommitsAfterLanding(failingDb, DEADLINE_EXCEEDED);
+const failing = new FirestoreOwnershipStore(failingDb);
+afterAll(() => Promise.all([db.terminate(), failingDb.terminate()]));
 
 const T0 = new Date('2026-12-07T12:00:00Z');
 const at = (s: number) => new Date(T0.getTime() + s * 1000);
@@ -51,5 +57,17 @@ describe('extendLock', () => {
     const first = await ownership.extendLock('pass-a', taken!, at(50));
     const resent = await ownership.extendLock('pass-a', taken!, at(50));
     expect(resent).toBe(first);
+  });
+
+  it('an extension that landed before its call failed (DEADLINE_EXCEEDED) is its own: its version frees the lock', async () => {
+    const taken = await ownership.acquireLock('pass-a', T0, at(30));
+    const before = failed.failed;
+    const extended = await failing.extendLock('pass-a', taken!, at(50));
+    expect(failed.failed).toBe(before + 1);
+    expect(extended).not.toBeNull();
+    expect(extended).not.toBe(taken);
+    await ownership.releaseLock('pass-a', extended!);
+    expect((await ownership.read()).lock).toBeNull();
+    expect(await ownership.acquireLock('pass-b', at(40), at(70))).not.toBeNull();
   });
 });

@@ -7,8 +7,9 @@
 // An extension is preconditioned on the version this pass's last write left, and never runs beside the
 // pass's observe-and-commit (exclusive: a few seconds, within the first lifetime), whose commits are
 // preconditioned on that version too. A save or a header patch is refused once the lock is another's (the
-// snapshot store's guard), so a failed extension costs no safety; the pass stops writing all the same,
-// and the steps it has not started are failed, to be asked for again.
+// snapshot store's guard), so a lost lock costs no safety; once an extension is refused, or none got
+// through before the lock lapsed, the pass stops writing all the same, and the steps it has not started
+// are failed, to be asked for again.
 import type { OwnershipStore } from '../../../shared/src/ports/workers-ownership.js';
 import type { SnapshotPassDeps } from './deps.js';
 
@@ -28,7 +29,7 @@ type LockDeps = Pick<SnapshotPassDeps, 'clock' | 'log' | 'lockMs' | 'lockHoldMs'
 export class HeldLock {
   /** The state document's version as this pass last wrote it (the lock, a commit, an extension). */
   token: string;
-  /** An extension failed: another pass may hold the lock, or soon may. */
+  /** An extension was refused, or none got through before the lock lapsed: another pass may hold it. */
   lost = false;
   private until: number;
   private readonly holdUntil: number;
@@ -84,7 +85,18 @@ export class HeldLock {
       }
       this.giveUp('the planner lock was taken by another pass');
     } catch (err) {
-      this.giveUp('the planner lock could not be extended', err);
+      // A failed call (UNAVAILABLE, DEADLINE_EXCEEDED) leaves the lock this pass's until it lapses: given up
+      // on the first one, the pass failed every step not yet started while the lock stayed its own 20 s more.
+      if (this.deps.clock.now().getTime() >= this.until) {
+        this.giveUp('the planner lock lapsed before an extension got through', err);
+        return;
+      }
+      this.deps.log.warn('the planner lock could not be extended: the next beat tries again', {
+        event: 'gateway.planner_lock_extend_failed',
+        holder: this.holder,
+        until: new Date(this.until),
+        error: err,
+      });
     }
   }
 

@@ -119,16 +119,8 @@ describe('HeldLock', () => {
     expect(h.releaseLock).toHaveBeenCalledWith('pass-a', 'v0');
   });
 
-  it.each<[string, () => Promise<string | null>]>([
-    ['refused (another pass took the lock)', async () => null],
-    [
-      'failed',
-      async () => {
-        throw new WorkerStoreError('unavailable', 'down');
-      },
-    ],
-  ])('an extension %s: lost, logged, not tried again', async (_n, extendLock) => {
-    const h = held({ extendLock });
+  it('an extension refused (another pass took the lock): lost, logged, not tried again', async () => {
+    const h = held({ extendLock: async () => null });
     await h.pass(10_000);
     expect(h.lock.lost).toBe(true);
     expect(h.warn).toHaveBeenCalledWith(
@@ -137,5 +129,51 @@ describe('HeldLock', () => {
     );
     await h.pass(60_000);
     expect(h.extendLock).toHaveBeenCalledOnce();
+  });
+
+  it('an extension that failed: logged, not lost, and the next beat extends the lock', async () => {
+    let calls = 0;
+    const h = held({
+      extendLock: async () => {
+        if (++calls === 1) throw new WorkerStoreError('unavailable', 'down');
+        return `v${calls - 1}`;
+      },
+    });
+    await h.pass(10_000);
+    expect(h.lock.lost).toBe(false);
+    expect(h.warn).toHaveBeenCalledWith(
+      expect.any(String),
+      expect.objectContaining({ event: 'gateway.planner_lock_extend_failed', holder: 'pass-a' }),
+    );
+    await h.pass(10_000);
+    expect(h.extendLock.mock.calls).toEqual([
+      ['pass-a', 'v0', at(40)],
+      ['pass-a', 'v0', at(50)],
+    ]);
+    expect(h.lock.token).toBe('v1');
+    expect(h.lock.lost).toBe(false);
+    expect(h.warn).not.toHaveBeenCalledWith(
+      expect.any(String),
+      expect.objectContaining({ event: 'gateway.planner_lock_lost' }),
+    );
+  });
+
+  it('extensions that fail until the lock lapses: lost, logged, not tried again', async () => {
+    const h = held({
+      extendLock: async () => {
+        throw new WorkerStoreError('unavailable', 'down');
+      },
+    });
+    await h.pass(20_000);
+    expect(h.lock.lost).toBe(false);
+    await h.pass(10_000);
+    expect(h.extendLock).toHaveBeenCalledTimes(3);
+    expect(h.lock.lost).toBe(true);
+    expect(h.warn).toHaveBeenLastCalledWith(
+      expect.any(String),
+      expect.objectContaining({ event: 'gateway.planner_lock_lost', holder: 'pass-a' }),
+    );
+    await h.pass(60_000);
+    expect(h.extendLock).toHaveBeenCalledTimes(3);
   });
 });

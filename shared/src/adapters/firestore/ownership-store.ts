@@ -135,15 +135,20 @@ export class FirestoreOwnershipStore implements OwnershipStore {
       return versionOf(w.writeTime);
     } catch (err) {
       if (codeOf(err) === FAILED_PRECONDITION) return this.lockLanded(holder, until);
+      // Landed, then the call failed otherwise (DEADLINE_EXCEEDED, a last UNAVAILABLE): thrown, the pass
+      // kept the version before it, its release failed its precondition (taken for another pass's lock),
+      // and the lock held the planner off for `lockMs` — the retry of the failed steps found it busy.
+      const landed = await this.lockLanded(holder, until);
+      if (landed) return landed;
       throw workerStoreFailure(err, 'extend the planner lock');
     }
   }
 
   /**
-   * After a lock write failed its precondition: the version of the lock this very write took, when it
-   * landed on an attempt whose answer was lost and the client resent it (UNAVAILABLE, ABORTED) — else
-   * null, taken by another. Without it the pass gave up, and its own lock held the planner off for
-   * `lockMs`.
+   * After a lock write failed: the version of the lock this very write took, when it landed on an attempt
+   * whose answer was lost and the client resent it (UNAVAILABLE, ABORTED), or landed before its call
+   * failed (an extension's DEADLINE_EXCEEDED) — else null, taken by another, or not landed. Without it the
+   * pass gave up, and its own lock held the planner off for `lockMs`.
    */
   private async lockLanded(holder: string, until: Date): Promise<string | null> {
     try {
