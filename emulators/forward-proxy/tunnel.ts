@@ -33,8 +33,16 @@ export function openTunnel(
   target: Target,
   answer: TunnelAnswer = httpAnswer,
 ): void {
+  // The look-up a VM's own address needs (dial.ts) comes before any socket, so before the connect's
+  // timeout: bounded by the same time, or a silent resolver held the client for its own retries.
+  let late = false;
+  const lookupTimer = setTimeout(() => {
+    late = true;
+    answer.failed(client, 504, 'ETIMEDOUT');
+  }, ctx.connectTimeoutMs);
   routeTo(target.host, ctx.localAddress, (err, route) => {
-    if (client.destroyed) return;
+    clearTimeout(lookupTimer);
+    if (late || client.destroyed) return;
     if (!err) return tunnel(ctx, client, head, target, answer, route);
     unreachable(ctx, target, err);
     answer.failed(client, 502, err.code);

@@ -3,7 +3,7 @@
 // dir (mode 0600) so they survive restarts, and prints them as exports for curl and the examples.
 // A developer's own ADMIN_TOKENS / ADMIN_EMAILS / DISCOVERY_TOKENS take precedence.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseWorkerTokens } from '../../functions/api/src/workers/config.js';
 import { writePrivateFile } from './private-file.js';
@@ -48,7 +48,11 @@ export function loadLocalTokens(
 ): LocalTokens {
   const file = join(stateDir, 'tokens.json');
   const saved = savedTokens(file, warn);
-  if (saved) return saved;
+  if (saved) {
+    // Kept, but readable by its owner only: one left 0644 (by hand, a restored backup) held live tokens.
+    chmodSync(file, 0o600);
+    return saved;
+  }
   const tokens = { admin: fresh(), crawler: fresh() };
   mkdirSync(stateDir, { recursive: true });
   // Indented: biome checks the state dir like any other JSON in the repo.

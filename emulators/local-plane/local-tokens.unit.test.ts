@@ -77,4 +77,13 @@ describe('loadLocalTokens', () => {
     loadLocalTokens(dir, () => {});
     expect(statSync(file).mode & 0o777).toBe(0o600);
   });
+
+  it('makes a kept tokens file private too', () => {
+    const dir = stateDir();
+    const file = join(dir, 'tokens.json');
+    const made = loadLocalTokens(dir, () => {});
+    chmodSync(file, 0o644);
+    expect(loadLocalTokens(dir, () => {})).toEqual(made);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
 });

@@ -4,21 +4,16 @@
 // (test/support/scripted-proxy.ts) answers /endless forever and /slow after 1.5 s — in absolute form
 // itself, or as the pinned target at the end of a CONNECT tunnel to itself. A gateway in process per
 // test: a shutdown is once.
-import { mkdtempSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { snapshotFile } from '../../bench/support/snapshot-file.js';
-import { loadGatewayConfig } from '../../functions/gateway/src/config.js';
-import { type GatewayHandle, startGateway } from '../../functions/gateway/src/gateway.js';
-import { jsonLogger } from '../../functions/gateway/src/logger.js';
+import type { GatewayHandle } from '../../functions/gateway/src/gateway.js';
 import type { Outcome } from '../../functions/gateway/src/outcomes.js';
 import type { Reporter, RuntimeView } from '../../functions/gateway/src/session.js';
 import type { ProxyRuntimeCount } from '../../functions/gateway/src/worker.js';
 import { pollUntil } from '../support/poll.js';
 import { scriptedUpstream } from '../support/scripted-proxy.js';
+import { startTwoPathGateway, twoPathSnapshot } from '../support/two-path-gateway.js';
 
 /** One route per plain-HTTP path, both to the scripted upstream. */
 const HOSTS = { absolute: '127.0.0.5', pinned: '127.0.0.6' } as const;
@@ -74,40 +69,13 @@ describe('a SIGTERM drain that reaches its bound', () => {
 
   beforeAll(async () => {
     const port = await scripted.listen();
-    file = join(mkdtempSync(join(tmpdir(), 'gw-drain-cut-')), 'snapshot.json');
-    writeFileSync(
-      file,
-      JSON.stringify(
-        snapshotFile({
-          upstreams: [`http://up:up-pass@127.0.0.1:${port}`, `http://up:up-pass@127.0.0.1:${port}`],
-          attributes: (i) => ({ pool: i === 0 ? 'absolute' : 'pinned' }),
-          filtersDestinations: (i) => i === 0,
-          routing: (['absolute', 'pinned'] as const).map((name) => ({
-            name,
-            match: { hosts: [HOSTS[name]] },
-            selector: { pool: name },
-            policy: 'round-robin' as const,
-          })),
-        }),
-      ),
-    );
+    file = twoPathSnapshot(port, HOSTS);
   });
 
   afterAll(() => scripted.close());
 
   async function gateway(reporter: Reporter): Promise<GatewayHandle> {
-    const cfg = loadGatewayConfig(['--snapshot', file], {
-      PORT: '0',
-      GATEWAY_PROXY_PORT: '0',
-      HOST: '127.0.0.1',
-      GATEWAY_CLIENT_AUTH: 'none',
-      LOG_LEVEL: 'error',
-      GATEWAY_SSRF_ALLOW: Object.values(HOSTS)
-        .map((h) => `${h}:80`)
-        .join(','),
-      GATEWAY_DRAIN_TIMEOUT_MS: '300',
-    });
-    return startGateway(cfg, { log: jsonLogger('error', () => {}), version: 't', reporter });
+    return startTwoPathGateway(file, HOSTS, { reporter, env: { GATEWAY_DRAIN_TIMEOUT_MS: '300' } });
   }
 
   const get = (host: string, path: string) =>

@@ -4,16 +4,11 @@
 // told as X-Proxyplane-Content-Length; answers without a body still end at their head; an HTTP/1.0 client,
 // which takes no chunks, keeps the length. A gateway in process, the scripted upstream on both plain-HTTP
 // paths (absolute form, and pinned through a CONNECT tunnel to itself).
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicAuth, postFetch, rawExchange } from '../../bench/support/gateway-process.js';
-import { snapshotFile } from '../../bench/support/snapshot-file.js';
-import { loadGatewayConfig } from '../../functions/gateway/src/config.js';
-import { type GatewayHandle, startGateway } from '../../functions/gateway/src/gateway.js';
-import { jsonLogger } from '../../functions/gateway/src/logger.js';
+import type { GatewayHandle } from '../../functions/gateway/src/gateway.js';
 import { BODY, scriptedUpstream } from '../support/scripted-proxy.js';
+import { startTwoPathGateway, twoPathSnapshot } from '../support/two-path-gateway.js';
 
 const HOSTS = { absolute: '127.0.0.9', pinned: '127.0.0.10' } as const;
 const AUTH = basicAuth('any', 'one');
@@ -24,38 +19,8 @@ describe('/v1/fetch answers chunked', () => {
 
   beforeAll(async () => {
     const port = await scripted.listen();
-    const file = join(mkdtempSync(join(tmpdir(), 'gw-fetch-chunked-')), 'snapshot.json');
-    writeFileSync(
-      file,
-      JSON.stringify(
-        snapshotFile({
-          upstreams: [`http://up:up-pass@127.0.0.1:${port}`, `http://up:up-pass@127.0.0.1:${port}`],
-          attributes: (i) => ({ pool: i === 0 ? 'absolute' : 'pinned' }),
-          filtersDestinations: (i) => i === 0,
-          routing: (['absolute', 'pinned'] as const).map((name) => ({
-            name,
-            match: { hosts: [HOSTS[name]] },
-            selector: { pool: name },
-            policy: 'round-robin' as const,
-          })),
-        }),
-      ),
-    );
-    const cfg = loadGatewayConfig(['--snapshot', file], {
-      PORT: '0',
-      GATEWAY_PROXY_PORT: '0',
-      HOST: '127.0.0.1',
-      GATEWAY_CLIENT_AUTH: 'none',
-      LOG_LEVEL: 'error',
-      GATEWAY_SSRF_ALLOW: Object.values(HOSTS)
-        .map((h) => `${h}:80`)
-        .join(','),
-    });
-    gw = await startGateway(cfg, {
-      log: jsonLogger('error', () => {}),
-      version: 't',
-      reporter: { start: () => {}, stop: async () => {} },
-    });
+    const file = twoPathSnapshot(port, HOSTS);
+    gw = await startTwoPathGateway(file, HOSTS);
   });
 
   afterAll(async () => {

@@ -6,16 +6,11 @@
 // queue behind the first's, which the scripted upstream holds half sent (on loopback the kernel takes a
 // slow reader's tail whole but by chance). Both plain-HTTP paths: absolute form, and pinned through a
 // CONNECT tunnel. A gateway in process.
-import { mkdtempSync, writeFileSync } from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { snapshotFile } from '../../bench/support/snapshot-file.js';
-import { loadGatewayConfig } from '../../functions/gateway/src/config.js';
-import { type GatewayHandle, startGateway } from '../../functions/gateway/src/gateway.js';
-import { jsonLogger } from '../../functions/gateway/src/logger.js';
+import type { GatewayHandle } from '../../functions/gateway/src/gateway.js';
 import { pollUntil } from '../support/poll.js';
+import { startTwoPathGateway, twoPathSnapshot } from '../support/two-path-gateway.js';
 
 const HELD = Buffer.alloc(200_000, 0x68);
 const SMALL = Buffer.from(Array.from({ length: 30_000 }, (_, i) => (i * 7) % 256));
@@ -106,8 +101,11 @@ function answers(raw: Buffer): { status: number; body: Buffer; complete: boolean
   return out;
 }
 
-/** Two /v1/fetch requests pipelined on one connection, read as they come; `answers` once it closes. */
-function pipelined(port: number, requests: object[]) {
+/**
+ * /v1/fetch requests pipelined on one connection, read as they come; `answers` once it closes, and the
+ * client's socket.
+ */
+function pipelinedOn(port: number, requests: object[]) {
   const s = net.connect({ port, host: '127.0.0.1' });
   const chunks: Buffer[] = [];
   s.on('data', (c: Buffer) => chunks.push(c));
@@ -120,10 +118,13 @@ function pipelined(port: number, requests: object[]) {
         `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
   }
-  return new Promise<ReturnType<typeof answers>>((r) =>
+  const got = new Promise<ReturnType<typeof answers>>((r) =>
     s.once('close', () => r(answers(Buffer.concat(chunks)))),
   );
+  return { socket: s, got };
 }
+
+const pipelined = (port: number, requests: object[]) => pipelinedOn(port, requests).got;
 
 describe('a /v1/fetch answer still queued for the client', () => {
   const upstream = scriptedUpstream();
@@ -132,23 +133,7 @@ describe('a /v1/fetch answer still queued for the client', () => {
 
   beforeAll(async () => {
     const port = await upstream.listen();
-    file = join(mkdtempSync(join(tmpdir(), 'gw-fetch-tail-')), 'snapshot.json');
-    writeFileSync(
-      file,
-      JSON.stringify(
-        snapshotFile({
-          upstreams: [`http://up:up-pass@127.0.0.1:${port}`, `http://up:up-pass@127.0.0.1:${port}`],
-          attributes: (i) => ({ pool: i === 0 ? 'absolute' : 'pinned' }),
-          filtersDestinations: (i) => i === 0,
-          routing: (['absolute', 'pinned'] as const).map((name) => ({
-            name,
-            match: { hosts: [HOSTS[name]] },
-            selector: { pool: name },
-            policy: 'round-robin' as const,
-          })),
-        }),
-      ),
-    );
+    file = twoPathSnapshot(port, HOSTS);
   });
 
   afterAll(async () => {
@@ -157,22 +142,7 @@ describe('a /v1/fetch answer still queued for the client', () => {
   });
 
   async function start() {
-    const cfg = loadGatewayConfig(['--snapshot', file], {
-      PORT: '0',
-      GATEWAY_PROXY_PORT: '0',
-      HOST: '127.0.0.1',
-      GATEWAY_CLIENT_AUTH: 'none',
-      LOG_LEVEL: 'error',
-      GATEWAY_SSRF_ALLOW: Object.values(HOSTS)
-        .map((h) => `${h}:80`)
-        .join(','),
-      GATEWAY_DRAIN_TIMEOUT_MS: '20000',
-    });
-    gw = await startGateway(cfg, {
-      log: jsonLogger('error', () => {}),
-      version: 't',
-      reporter: { start: () => {}, stop: async () => {} },
-    });
+    gw = await startTwoPathGateway(file, HOSTS, { env: { GATEWAY_DRAIN_TIMEOUT_MS: '20000' } });
     return gw;
   }
 
@@ -205,6 +175,57 @@ describe('a /v1/fetch answer still queued for the client', () => {
       expect(second).toMatchObject({ status: 200, complete: true });
       expect(second!.body.equals(SMALL)).toBe(true);
       expect(inFlight(g)).toBe(0);
+      gw = undefined;
+    },
+  );
+
+  it.each(['absolute', 'pinned'] as const)(
+    '%s: a head alone (HEAD) is held until it has left too, not until its target ended',
+    async (path) => {
+      const g = await start();
+      const smallRead = upstream.smallRead();
+      const got = pipelined(g.httpPort, [
+        { url: `http://${HOSTS[path]}/held` },
+        { url: `http://${HOSTS[path]}/small`, method: 'HEAD' },
+      ]);
+      await smallRead;
+      expect(inFlight(g)).toBe(2);
+      upstream.release();
+      const [first, second] = await got;
+      expect(first).toMatchObject({ status: 200, complete: true });
+      expect(second?.status).toBe(200);
+      await pollUntil(
+        () => inFlight(g),
+        (n) => n === 0,
+        3_000,
+        'both slots back',
+      );
+      await g.shutdown();
+      gw = undefined;
+    },
+  );
+
+  it.each(['absolute', 'pinned'] as const)(
+    '%s: a client that leaves with an answer still queued gives its slot back at once, not at the deadline',
+    async (path) => {
+      const g = await start();
+      const smallRead = upstream.smallRead();
+      // The default deadline (30 s): only the client's leaving can give the slots back within the poll.
+      const { socket } = pipelinedOn(g.httpPort, [
+        { url: `http://${HOSTS[path]}/held` },
+        { url: `http://${HOSTS[path]}/small` },
+      ]);
+      await smallRead;
+      expect(inFlight(g)).toBe(2);
+      socket.destroy();
+      await pollUntil(
+        () => inFlight(g),
+        (n) => n === 0,
+        3_000,
+        'both slots back once the client left',
+      );
+      upstream.release();
+      await g.shutdown();
       gw = undefined;
     },
   );

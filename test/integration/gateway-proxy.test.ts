@@ -16,7 +16,7 @@ import { snapshotFile } from '../../bench/support/snapshot-file.js';
 import { startTargets, type Targets } from '../../bench/support/targets.js';
 import { startUpstreamProxy, type UpstreamProxy } from '../../bench/support/upstream-proxy.js';
 import { createForwardProxy, type ForwardProxy } from '../../emulators/forward-proxy/proxy.js';
-import { freePort } from '../../emulators/launcher/free-port.js';
+import { DEAD_PORT } from '../support/dead-port.js';
 
 const UPSTREAM_TIMEOUT_MS = 20_000;
 const AUTH = basicAuth('crawler', 's3cret');
@@ -44,7 +44,7 @@ describe('gateway (standalone) through a real upstream proxy', () => {
     upstream = createForwardProxy({ credentials: 'up:up-pass' });
     const { port } = await upstream.listen();
     recorder = await startUpstreamProxy({ user: 'rec', pass: 'rec-pass' });
-    closedPort = await freePort();
+    closedPort = DEAD_PORT;
     const past = new Date(Date.now() - 60_000).toISOString();
     const route = (name: string, host: string, pool: string) => ({
       name,
@@ -178,7 +178,7 @@ describe('gateway (standalone) through a real upstream proxy', () => {
   });
 
   it.each([
-    ['loopback outside the allow-list', 'CONNECT', `127.0.0.1:1`, 'loopback'],
+    ['loopback outside the allow-list', 'CONNECT', `127.0.0.1:2`, 'loopback'],
     ['the metadata server', 'CONNECT', '169.254.169.254:80', 'metadata'],
     ['the metadata server by name', 'CONNECT', 'metadata.google.internal:80', 'metadata'],
     ['an IPv4-mapped private address', 'CONNECT', '[::ffff:10.0.0.1]:443', 'private'],

@@ -19,7 +19,7 @@ import {
 import { snapshotFile } from '../../bench/support/snapshot-file.js';
 import { startTargets, type Targets } from '../../bench/support/targets.js';
 import { createForwardProxy, type ForwardProxy } from '../../emulators/forward-proxy/proxy.js';
-import { freePort } from '../../emulators/launcher/free-port.js';
+import { DEAD_PORT } from '../support/dead-port.js';
 
 const AUTH = basicAuth('crawler', 's3cret');
 // Long enough for 50 SOCKS5 handshakes at once on a loaded 2-core box (at 1.5 s a fresh-clone run beside
@@ -126,8 +126,8 @@ describe('gateway (standalone) through SOCKS5 upstreams', () => {
     banner = net.createServer((s) => s.end('220 banner\r\n'));
     await new Promise<void>((r) => banner.listen(0, OPEN_HOST, r));
     bannerPort = (banner.address() as AddressInfo).port;
-    downPort = await freePort();
-    closedPort = await freePort();
+    downPort = DEAD_PORT;
+    closedPort = DEAD_PORT;
     const pool = (name: string, host: string) => ({
       name,
       match: { hosts: [host] },

@@ -3,19 +3,14 @@
 // only the head's success was, and a truncated answer counted as nothing but a success. The scripted
 // upstream answers 10 of 1,000 bytes, then resets the connection — in absolute form itself, or as the
 // pinned target at the end of a CONNECT tunnel to itself. A gateway in process (its worker read directly).
-import { mkdtempSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rawExchange } from '../../bench/support/gateway-process.js';
-import { snapshotFile } from '../../bench/support/snapshot-file.js';
-import { loadGatewayConfig } from '../../functions/gateway/src/config.js';
-import { type GatewayHandle, startGateway } from '../../functions/gateway/src/gateway.js';
-import { jsonLogger } from '../../functions/gateway/src/logger.js';
+import type { GatewayHandle } from '../../functions/gateway/src/gateway.js';
 import type { Outcome } from '../../functions/gateway/src/outcomes.js';
 import { pollUntil } from '../support/poll.js';
 import { scriptedUpstream } from '../support/scripted-proxy.js';
+import { startTwoPathGateway, twoPathSnapshot } from '../support/two-path-gateway.js';
 
 /** One route per plain-HTTP path, both to the scripted upstream. */
 const HOSTS = { absolute: '127.0.0.5', pinned: '127.0.0.6' } as const;
@@ -46,38 +41,8 @@ describe('an answer that breaks off after its head', () => {
 
   beforeAll(async () => {
     const port = await scripted.listen();
-    const file = join(mkdtempSync(join(tmpdir(), 'gw-truncated-')), 'snapshot.json');
-    writeFileSync(
-      file,
-      JSON.stringify(
-        snapshotFile({
-          upstreams: [`http://up:up-pass@127.0.0.1:${port}`, `http://up:up-pass@127.0.0.1:${port}`],
-          attributes: (i) => ({ pool: i === 0 ? 'absolute' : 'pinned' }),
-          filtersDestinations: (i) => i === 0,
-          routing: (['absolute', 'pinned'] as const).map((name) => ({
-            name,
-            match: { hosts: [HOSTS[name]] },
-            selector: { pool: name },
-            policy: 'round-robin' as const,
-          })),
-        }),
-      ),
-    );
-    const cfg = loadGatewayConfig(['--snapshot', file], {
-      PORT: '0',
-      GATEWAY_PROXY_PORT: '0',
-      HOST: '127.0.0.1',
-      GATEWAY_CLIENT_AUTH: 'none',
-      LOG_LEVEL: 'error',
-      GATEWAY_SSRF_ALLOW: Object.values(HOSTS)
-        .map((h) => `${h}:80`)
-        .join(','),
-    });
-    gw = await startGateway(cfg, {
-      log: jsonLogger('error', () => {}),
-      version: 't',
-      reporter: { start: () => {}, stop: async () => {} },
-    });
+    const file = twoPathSnapshot(port, HOSTS);
+    gw = await startTwoPathGateway(file, HOSTS);
   });
 
   afterAll(async () => {

@@ -200,20 +200,17 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
     if (length !== undefined) headers['x-proxyplane-content-length'] = length;
     // What @hono/node-server put on a response without a type; kept so clients see no change.
     headers['content-type'] ??= 'text/plain; charset=UTF-8';
-    if (NULL_BODY.has(status) || method.toUpperCase() === 'HEAD') {
-      res.once('end', done);
-      res.once('close', done);
-      res.resume();
-      out.writeHead(status, headers);
-      out.end();
-      return;
-    }
+    const bodyless = NULL_BODY.has(status) || method.toUpperCase() === 'HEAD';
     // An HTTP/1.0 client takes no chunks: without a length its body would end at the close, and a cut-off
     // one would look complete. It keeps the target's (Cloud Run's front end speaks HTTP/1.1 to us).
-    if (length !== undefined && out.req.httpVersionMinor === 0) headers['content-length'] = length;
+    if (!bodyless && length !== undefined && out.req.httpVersionMinor === 0)
+      headers['content-length'] = length;
     out.writeHead(status, headers);
-    // The deadline bounds the client's side too: a tail still queued for a reader that stopped reading
-    // holds the slot (stream-body.ts), and would for as long as that reader kept its connection open.
+    // A head alone goes the same way (Node sends no body for HEAD, 204 or 304): it too may wait behind an
+    // earlier answer on its connection, and its slot goes back once it has been written, not when the
+    // target ended. The deadline bounds the client's side too: a tail still queued for a reader that
+    // stopped reading holds the slot (stream-body.ts), and would for as long as that reader kept its
+    // connection open.
     onDeadline(streamBody(res, out, deps.maxResponseBytes, done));
   }
 }

@@ -270,8 +270,9 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
     proxy?.destroyAll();
     http.close();
     pool.destroy();
-    await source.stop();
-    await reporter.stop();
+    // The draining report whatever the source's stop does, and the port's error the one thrown.
+    await source.stop().catch((e: unknown) => log.error('source stop failed', { error: String(e) }));
+    await reporter.stop().catch((e: unknown) => log.error('reporter stop failed', { error: String(e) }));
     throw err;
   }
   http.on('error', (err) => log.error('http listener error', { error: err.message }));

@@ -10,7 +10,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
  * broke off first (not the cap, not the client leaving, not a response dumped by its request's destroy).
  * Returns the cut for the fetch's deadline: both connections destroyed and `done` run at once — not at the
  * client response's 'close', which one queued behind another on its connection (pipelined) emits only
- * once it has the socket.
+ * once it has the socket, and never if the connection closes first: the connection's own 'close' is
+ * watched for that.
  */
 export function streamBody(
   res: IncomingMessage,
@@ -21,9 +22,18 @@ export function streamBody(
   let seen = 0;
   let ended = false;
   let released = false;
+  // The client's connection: a response still queued behind another on it has no socket of its own, and
+  // emits neither 'finish' nor 'close' when the client goes — its slot was held until the deadline, past a
+  // SIGTERM drain that then found nothing left to close.
+  const conn = out.req?.socket;
+  const onConnClose = () => {
+    if (!out.writableFinished) abort();
+  };
   const release = (broken: boolean) => {
     if (released) return;
     released = true;
+    // A kept-alive connection carries many fetches: the listener goes with this one.
+    conn?.off('close', onConnClose);
     done(broken);
   };
   const abort = (broken = false) => {
@@ -58,5 +68,6 @@ export function streamBody(
   out.once('close', () => {
     if (!out.writableFinished) abort();
   });
+  conn?.once('close', onConnClose);
   return () => abort();
 }
