@@ -64,7 +64,8 @@ export class LeaseStateAccess {
 
   /**
    * One read of the whole collection: a starting replica's view. Not bounded by STORE_CALL_DEADLINE_MS —
-   * a large fleet's states may take longer — but by the wait of ready(), which gives it up.
+   * a large fleet's states may take longer. Each request waits on it for ready()'s timeout, and a new one
+   * starts only once it has gone unanswered for LOAD_PENDING_MS (lease-store.ts).
    */
   async loadAll(): Promise<void> {
     const seenAt = this.clock.now().getTime();

@@ -53,7 +53,14 @@ import { LeaseCooldownCache } from './lease-cooldown-cache.js';
 import { isConflict, isTransient, jitteredBackoff } from './lease-errors.js';
 import { KeyedLock, PendingCounter } from './lease-keyed-lock.js';
 import { type CollectionListener, listenCollection } from './lease-listener.js';
-import { type Budget, bounded, type DocumentWrite, guard, LeaseStateAccess } from './lease-state-access.js';
+import {
+  type Budget,
+  bounded,
+  type DocumentWrite,
+  guard,
+  LeaseStateAccess,
+  STORE_CALL_DEADLINE_MS,
+} from './lease-state-access.js';
 import { LeaseStateCache, type StateBase } from './lease-state-cache.js';
 
 export interface FirestoreLeaseStoreOptions {
@@ -68,6 +75,20 @@ export interface FirestoreLeaseStoreOptions {
 
 /** How soon after a failed read of every lease state a request may start the next one. */
 const LOAD_RETRY_MS = 1_000;
+/**
+ * How long a read of every lease state may stay unanswered before a request starts another. Younger, it
+ * is waited on again rather than read anew: a degraded Firestore slower than ready()'s wait got a new
+ * full read from every request and none was ever waited for to the end. Older, it is likelier lost than
+ * slow (the client's own deadline is 300 s), and a new one gives the replica another chance.
+ */
+export const LOAD_PENDING_MS = 60_000;
+
+/** A read of every lease state, unanswered since `startedAt`. */
+interface LoadingRead {
+  read: Promise<void>;
+  startedAt: number;
+}
+
 /**
  * How often the cooldown listener subscribes again, to take the time of its filter anew: the Firestore
  * client keeps what the old filter matched (a day of ended cooldowns, until TTL) only until then.
@@ -91,7 +112,13 @@ export class FirestoreLeaseStore implements LeaseStore {
   private readonly lock = new KeyedLock();
   private readonly inFlight = new PendingCounter();
   private listener: CollectionListener | null = null;
-  private loaded: Promise<void> | null = null;
+  /** The newest read of every lease state (null: it failed). */
+  private loading: LoadingRead | null = null;
+  /** Whether a read of every lease state has landed — any one: each puts all it read in the cache. */
+  private loaded = false;
+  /** Resolved when one has. */
+  private readonly landed: Promise<void>;
+  private land: () => void = () => {};
   private loadFailedAt = Number.NEGATIVE_INFINITY;
   private readonly staleAfterMs: number;
 
@@ -106,6 +133,9 @@ export class FirestoreLeaseStore implements LeaseStore {
     this.access = new LeaseStateAccess(db, this.state, this.clock, this.log, opts.maxCommits ?? 16);
     this.cooldowns = new LeaseCooldownCache(this.log, () => this.clock.now().getTime());
     this.staleAfterMs = opts.staleAfterMs ?? 1000;
+    this.landed = new Promise((resolve) => {
+      this.land = resolve;
+    });
   }
 
   /**
@@ -134,42 +164,58 @@ export class FirestoreLeaseStore implements LeaseStore {
   /**
    * One read of every lease state. A failed read is not remembered: the next ready() reads again (at most
    * once per second), so a Firestore hiccup at start-up (IAM still propagating, the emulator up late) costs
-   * a few 503s, not a replica that answers 503 until it restarts.
+   * a few 503s, not a replica that answers 503 until it restarts. One that lands late still counts, even
+   * after a newer read replaced it: a degraded Firestore slower than ready()'s wait still makes the
+   * replica ready.
    */
   private load(): Promise<void> {
-    const loaded = this.access.loadAll();
-    this.loaded = loaded;
-    loaded.catch((err) => this.loadFailed(loaded, err));
-    return loaded;
+    const loading: LoadingRead = { read: this.access.loadAll(), startedAt: this.clock.now().getTime() };
+    this.loading = loading;
+    loading.read.then(
+      () => {
+        this.loaded = true;
+        this.land();
+      },
+      (err: unknown) => this.loadFailed(loading, err),
+    );
+    return loading.read;
   }
 
-  /** Forgets a read of every lease state that failed or was given up, unless a later one replaced it. */
-  private loadFailed(loaded: Promise<void>, err: unknown): void {
-    if (this.loaded !== loaded) return;
+  /** Forgets a read of every lease state that failed, unless a later one replaced it. */
+  private loadFailed(loading: LoadingRead, err: unknown): void {
+    if (this.loading !== loading) return;
     this.log.error('loading lease states failed; the next request reads them again', { error: err });
-    this.loaded = null;
+    this.loading = null;
     this.loadFailedAt = this.clock.now().getTime();
   }
 
   async ready(timeoutMs: number): Promise<void> {
     if (!this.listener) throw new LeaseStoreError('not_ready', 'lease store not started');
-    const retryAt = this.loadFailedAt + LOAD_RETRY_MS;
-    if (!this.loaded && this.clock.now().getTime() < retryAt)
-      throw new LeaseStoreError('not_ready', 'lease views not loaded (the last read failed)');
-    const loaded = this.loaded ?? this.load();
-    // A read that hangs (Firestore degraded) is given up like one that failed: every request of the
-    // replica waited on it until Cloud Run's request timeout, and none read again while it was pending.
+    // A read that hangs (Firestore degraded) is waited on for timeoutMs at most: unbounded, every request
+    // of the replica waited on it until Cloud Run's request timeout.
     const inTime = withDeadline(
-      loaded,
+      this.loaded ? this.landed : this.loadOrWait(),
       timeoutMs,
       () => new Error(`lease states not read within ${timeoutMs} ms`),
     );
-    inTime.catch((err) => this.loadFailed(loaded, err));
     try {
       await Promise.all([this.listener.ready(timeoutMs), inTime]);
     } catch (err) {
       throw new LeaseStoreError('not_ready', 'lease views not loaded', { cause: err });
     }
+  }
+
+  /**
+   * Until a read of every lease state lands: the newest read, or a new one when it failed (more than a
+   * second ago) or has been unanswered for LOAD_PENDING_MS — and any earlier read that lands first.
+   */
+  private loadOrWait(): Promise<void> {
+    const now = this.clock.now().getTime();
+    const current = this.loading;
+    if (!current && now < this.loadFailedAt + LOAD_RETRY_MS)
+      throw new LeaseStoreError('not_ready', 'lease views not loaded (the last read failed)');
+    const read = current && now - current.startedAt < LOAD_PENDING_MS ? current.read : this.load();
+    return Promise.race([read, this.landed]);
   }
 
   async stop(): Promise<void> {
@@ -624,10 +670,20 @@ export class FirestoreLeaseStore implements LeaseStore {
   /**
    * This replica's writes to one proxy's state run one at a time (each starts from the last one's
    * result instead of racing it to a failed precondition), and while they wait or run they count as
-   * pending, so that selection steers new grants to proxies nobody is writing to.
+   * pending, so that selection steers new grants to proxies nobody is writing to. The wait for a turn is
+   * bounded like a store call: while Firestore stalls every holder takes its whole deadline, and the k-th
+   * request queued on a busy proxy answered after k of them — at Cloud Run's concurrency, its 300 s timeout.
    */
   private writing<T>(proxy: string, fn: () => Promise<T>): Promise<T> {
-    return this.inFlight.around(proxy, () => this.lock.run(proxy, fn));
+    const wait = {
+      ms: STORE_CALL_DEADLINE_MS,
+      error: () =>
+        new LeaseStoreError(
+          'unavailable',
+          `writes to the lease state of ${proxy} queued: no turn within ${STORE_CALL_DEADLINE_MS} ms`,
+        ),
+    };
+    return this.inFlight.around(proxy, () => this.lock.run(proxy, fn, wait));
   }
 
   private leaseRef(id: string) {

@@ -6,7 +6,7 @@ import { ManualClock } from '../../ports/clock.js';
 import { memoryLogger } from '../log/json-logger.js';
 import { LEASE_COLLECTIONS } from './lease-collections.js';
 import { STORE_CALL_DEADLINE_MS } from './lease-state-access.js';
-import { FirestoreLeaseStore } from './lease-store.js';
+import { FirestoreLeaseStore, LOAD_PENDING_MS } from './lease-store.js';
 
 const never = () => new Promise<never>(() => {});
 
@@ -65,7 +65,7 @@ afterEach(() => {
 });
 
 describe('FirestoreLeaseStore on a Firestore that does not answer', () => {
-  it('a first read of the lease states that hangs answers not_ready by the deadline, and is read again later', async () => {
+  it('a first read of the lease states that hangs answers not_ready by the deadline, and is read again once it is long unanswered', async () => {
     const { db, counts } = stubFirestore({ loadAll: never });
     const clock = new ManualClock();
     const store = storeOn(db, clock).start();
@@ -73,11 +73,43 @@ describe('FirestoreLeaseStore on a Firestore that does not answer', () => {
     expect(await within(store.ready(50), 1_000)).toEqual({
       rejected: expect.objectContaining({ kind: 'not_ready' }),
     });
-    // Given up like a failed read: refused at once within a second, then read again (not waited on forever).
-    await expect(store.ready(50)).rejects.toMatchObject({ kind: 'not_ready' });
-    expect(counts.loadAll).toBe(1);
+    // Still pending, it is waited on again rather than read anew: a slow read may yet land.
     clock.advance(1_001);
     await expect(store.ready(50)).rejects.toMatchObject({ kind: 'not_ready' });
+    expect(counts.loadAll).toBe(1);
+    // Unanswered that long, it is likelier lost than slow: read again (not waited on forever).
+    clock.advance(LOAD_PENDING_MS);
+    await expect(store.ready(50)).rejects.toMatchObject({ kind: 'not_ready' });
+    expect(counts.loadAll).toBe(2);
+    await store.stop();
+  });
+
+  it('a first read of the lease states slower than the wait of ready() is kept when it lands', async () => {
+    let land!: (snap: unknown) => void;
+    const slow = new Promise((r) => (land = r));
+    const { db, counts } = stubFirestore({ loadAll: () => slow });
+    const clock = new ManualClock();
+    const store = storeOn(db, clock).start();
+    await expect(store.ready(50)).rejects.toMatchObject({ kind: 'not_ready' });
+    land({ docs: [] });
+    // The next request, a while later, finds the replica ready: no second read of the whole collection
+    // (given up at every wait, a degraded Firestore's reads never made a replica ready).
+    clock.advance(1_001);
+    await store.ready(50);
+    expect(counts.loadAll).toBe(1);
+    await store.stop();
+  });
+
+  it('a read of the lease states replaced by a newer one, long unanswered, is kept when it lands first', async () => {
+    const lands: ((snap: unknown) => void)[] = [];
+    const { db, counts } = stubFirestore({ loadAll: () => new Promise((r) => lands.push(r)) });
+    const clock = new ManualClock();
+    const store = storeOn(db, clock).start();
+    clock.advance(LOAD_PENDING_MS);
+    await expect(store.ready(50)).rejects.toMatchObject({ kind: 'not_ready' });
+    expect(counts.loadAll).toBe(2);
+    lands[0]?.({ docs: [] });
+    await store.ready(50);
     expect(counts.loadAll).toBe(2);
     await store.stop();
   });
@@ -86,21 +118,23 @@ describe('FirestoreLeaseStore on a Firestore that does not answer', () => {
     ['read of the lease state', { read: never }],
     ['commit', { read: async () => ({ exists: false }), commit: never }],
   ])(
-    'a %s that hangs under the proxy lock answers unavailable by the call deadline, and frees the lock',
+    'a %s that hangs under the proxy lock answers unavailable by the call deadline, and so do those queued behind it',
     async (_, calls) => {
       const { db } = stubFirestore({ loadAll: async () => ({ docs: [] }), ...calls });
       const store = storeOn(db).start();
       await store.ready(1_000);
       vi.useFakeTimers();
-      const first = store.grant({ candidates, lease }).catch((err: unknown) => err);
-      // Queued behind the first on p1's lock: it waits one deadline for its turn, then one for its own call.
-      const second = store
-        .grant({ candidates, lease: { ...lease, id: 'lease-2' } })
-        .catch((err: unknown) => err);
+      const answers: unknown[] = [];
+      for (const id of ['lease-1', 'lease-2', 'lease-3'])
+        void store.grant({ candidates, lease: { ...lease, id } }).then(
+          (outcome) => answers.push(outcome),
+          (err: unknown) => answers.push(err),
+        );
+      // Queued on p1's lock behind the first, the others do not wait a deadline per request ahead of them:
+      // their turn is bounded by the same deadline as the call.
       await vi.advanceTimersByTimeAsync(STORE_CALL_DEADLINE_MS);
-      expect(await first).toMatchObject({ kind: 'unavailable' });
-      await vi.advanceTimersByTimeAsync(STORE_CALL_DEADLINE_MS);
-      expect(await second).toMatchObject({ kind: 'unavailable' });
+      expect(answers).toEqual(Array(3).fill(expect.objectContaining({ kind: 'unavailable' })));
+      expect(store.pending('p1')).toBe(0);
       await store.stop();
     },
   );
