@@ -40,8 +40,11 @@ export function openTunnel(
     late = true;
     answer.failed(client, 504, 'ETIMEDOUT');
   }, ctx.connectTimeoutMs);
+  const onClientGone = () => clearTimeout(lookupTimer);
+  client.once('close', onClientGone);
   routeTo(target.host, ctx.localAddress, (err, route) => {
     clearTimeout(lookupTimer);
+    client.off('close', onClientGone);
     if (late || client.destroyed) return;
     if (!err) return tunnel(ctx, client, head, target, answer, route);
     unreachable(ctx, target, err);

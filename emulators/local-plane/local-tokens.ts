@@ -50,7 +50,12 @@ export function loadLocalTokens(
   const saved = savedTokens(file, warn);
   if (saved) {
     // Kept, but readable by its owner only: one left 0644 (by hand, a restored backup) held live tokens.
-    chmodSync(file, 0o600);
+    try {
+      chmodSync(file, 0o600);
+    } catch (err) {
+      // Not ours to change (another owner, a filesystem without modes): the plane still starts.
+      warn(`proxyplane: could not make ${file} private (${(err as Error).message})\n`);
+    }
     return saved;
   }
   const tokens = { admin: fresh(), crawler: fresh() };

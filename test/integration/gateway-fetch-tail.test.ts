@@ -18,8 +18,8 @@ const HOSTS = { absolute: '127.0.0.7', pinned: '127.0.0.8' } as const;
 
 /**
  * A forward proxy that answers every request itself — in absolute form, or in origin form inside a
- * CONNECT tunnel to itself: /held with half of HELD until `release()`, anything else with SMALL and a
- * close. `smallRead` resolves once the gateway closed such a connection, which it does only once the
+ * CONNECT tunnel to itself: /held with half of HELD until `release()`, /later with SMALL after 300 ms,
+ * anything else with SMALL and a close. `smallRead` resolves once the gateway closed such a connection, which it does only once the
  * whole answer was in (its http client ends a `Connection: close` exchange then).
  */
 function scriptedUpstream() {
@@ -49,9 +49,13 @@ function scriptedUpstream() {
         rest = () => s.end(HELD.subarray(half));
         return;
       }
-      s.write(ok(SMALL.length));
-      s.end(SMALL);
-      s.once('close', () => smallGone());
+      const small = () => {
+        s.write(ok(SMALL.length));
+        s.end(SMALL);
+        s.once('close', () => smallGone());
+      };
+      if (head.split(' ')[1]!.endsWith('/later')) setTimeout(small, 300);
+      else small();
     });
   });
   return {
@@ -217,6 +221,34 @@ describe('a /v1/fetch answer still queued for the client', () => {
       ]);
       await smallRead;
       expect(inFlight(g)).toBe(2);
+      socket.destroy();
+      await pollUntil(
+        () => inFlight(g),
+        (n) => n === 0,
+        3_000,
+        'both slots back once the client left',
+      );
+      upstream.release();
+      await g.shutdown();
+      gw = undefined;
+    },
+  );
+
+  it.each(['absolute', 'pinned'] as const)(
+    '%s: a client that leaves before the queued answer began gives its slot back, not at the deadline',
+    async (path) => {
+      const g = await start();
+      const { socket } = pipelinedOn(g.httpPort, [
+        { url: `http://${HOSTS[path]}/held` },
+        { url: `http://${HOSTS[path]}/later` },
+      ]);
+      await pollUntil(
+        () => inFlight(g),
+        (n) => n === 2,
+        3_000,
+        'both fetches under way',
+      );
+      // Before the second's target answers: that answer has no head yet, and its response no socket.
       socket.destroy();
       await pollUntil(
         () => inFlight(g),

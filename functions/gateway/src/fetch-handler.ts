@@ -121,12 +121,17 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
       caller.gone = true;
       caller.abort?.();
     };
+    // And its connection: a response queued behind another on it (pipelined) gets no 'close' of its own
+    // when the client goes (Node destroys only the request).
+    const conn = out.req.socket;
     out.once('close', onGone);
+    conn?.once('close', onGone);
     let r: Awaited<ReturnType<typeof fetchThrough>>;
     try {
       r = await fetchThrough(parsed.data, user, deps, caller);
     } finally {
       out.off('close', onGone);
+      conn?.off('close', onGone);
     }
     if (!r.ok && r.code === 'client_closed') return deps.recorder.request('fetch', r.route ?? '-', r.code);
     if (!r.ok) return refuse(out, r.status, r.code, { error: r.code, ...r.detail }, {}, r.route);
@@ -169,8 +174,9 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
         { 'x-proxyplane-error': 'target_bad_response' },
       );
     }
-    // The client left while the target was answering: nobody to stream to.
-    if (out.destroyed) {
+    // The client left while the target was answering: nobody to stream to (a response still queued behind
+    // another is not destroyed with its connection: the connection tells).
+    if (out.destroyed || out.req.socket?.destroyed) {
       deps.recorder.request('fetch', route, 'client_closed');
       res.destroy();
       return done();

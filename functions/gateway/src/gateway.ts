@@ -151,13 +151,17 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
   });
 
   const reporter = deps.reporter ?? new LocalReporter(log);
+  // Each stop logged if it fails, never thrown: the reporter's last word (the draining report) and the drain
+  // must not be skipped for the source's, nor the error that started a failed start-up replaced.
+  const stopped = (what: string, stop: () => Promise<void>) =>
+    stop().catch((e: unknown) => log.error(`${what} stop failed`, { error: String(e) }));
   await source.start(worker, deps.stopping);
   if (deps.stopping?.aborted) {
     // Nothing was ever served: shutdown() without its listeners and its drain.
     worker.beginShutdown();
     reporter.start(worker);
-    await source.stop();
-    await reporter.stop();
+    await stopped('source', () => source.stop());
+    await stopped('reporter', () => reporter.stop());
     return null;
   }
   const ticker = setInterval(() => worker.tick(), 1000);
@@ -270,9 +274,8 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
     proxy?.destroyAll();
     http.close();
     pool.destroy();
-    // The draining report whatever the source's stop does, and the port's error the one thrown.
-    await source.stop().catch((e: unknown) => log.error('source stop failed', { error: String(e) }));
-    await reporter.stop().catch((e: unknown) => log.error('reporter stop failed', { error: String(e) }));
+    await stopped('source', () => source.stop());
+    await stopped('reporter', () => reporter.stop());
     throw err;
   }
   http.on('error', (err) => log.error('http listener error', { error: err.message }));
@@ -305,7 +308,7 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
       // the draining report (source.stop) must wait for them: a shutting-down worker reporting nothing in
       // flight has its proxies handed over at once (shared/src/domain/workers/drain.ts shutDownIdle).
       await waitWhile(() => worker.checking > 0);
-      await source.stop();
+      await stopped('source', () => source.stop());
       // In flight: on an upstream (active, reserved) or still waiting for a look-up.
       const cutAt = deadline - Math.min(CUT_SETTLE_MS, cfg.GATEWAY_DRAIN_TIMEOUT_MS);
       await waitWhile(() => onUpstreams() + worker.checking > 0, cutAt);
@@ -326,7 +329,7 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
       // last call, which may take what is left of the platform's grace period (Cloud Run: 10 s, then
       // SIGKILL). A tunnel cut just above was counted when it was established.
       stopTrafficLog();
-      await reporter.stop();
+      await stopped('reporter', () => reporter.stop());
     },
   };
 }

@@ -69,5 +69,6 @@ export function streamBody(
     if (!out.writableFinished) abort();
   });
   conn?.once('close', onConnClose);
+  if (conn?.destroyed) onConnClose();
   return () => abort();
 }
