@@ -6,7 +6,7 @@ import { ManualClock } from '../../ports/clock.js';
 import { memoryLogger } from '../log/json-logger.js';
 import { LEASE_COLLECTIONS } from './lease-collections.js';
 import { STORE_CALL_DEADLINE_MS } from './lease-state-access.js';
-import { FirestoreLeaseStore, LOAD_PENDING_MS } from './lease-store.js';
+import { FirestoreLeaseStore, LOAD_PENDING_MS, LOCK_WAIT_MS } from './lease-store.js';
 
 const never = () => new Promise<never>(() => {});
 
@@ -125,15 +125,16 @@ describe('FirestoreLeaseStore on a Firestore that does not answer', () => {
       await store.ready(1_000);
       vi.useFakeTimers();
       const answers: unknown[] = [];
-      for (const id of ['lease-1', 'lease-2', 'lease-3'])
+      for (const id of Array.from({ length: 10 }, (_, i) => `lease-${i + 1}`))
         void store.grant({ candidates, lease: { ...lease, id } }).then(
           (outcome) => answers.push(outcome),
           (err: unknown) => answers.push(err),
         );
-      // Queued on p1's lock behind the first, the others do not wait a deadline per request ahead of them:
-      // their turn is bounded by the same deadline as the call.
-      await vi.advanceTimersByTimeAsync(STORE_CALL_DEADLINE_MS);
-      expect(answers).toEqual(Array(3).fill(expect.objectContaining({ kind: 'unavailable' })));
+      // Queued on p1's lock, each holder's call ends at its deadline; those whose turn would come past
+      // LOCK_WAIT_MS give up there rather than wait a deadline per request ahead of them (the tenth's
+      // turn came at 45 s, its answer at 50).
+      await vi.advanceTimersByTimeAsync(LOCK_WAIT_MS + STORE_CALL_DEADLINE_MS);
+      expect(answers).toEqual(Array(10).fill(expect.objectContaining({ kind: 'unavailable' })));
       expect(store.pending('p1')).toBe(0);
       await store.stop();
     },
