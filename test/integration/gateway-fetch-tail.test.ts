@@ -154,6 +154,14 @@ describe('a /v1/fetch answer still queued for the client', () => {
     const t = g.worker.totals();
     return t.active + t.reserved;
   };
+  /** Polls (3 s at most) until `n` fetches hold a slot. */
+  const untilInFlight = (g: GatewayHandle, n: number, what: string) =>
+    pollUntil(
+      () => inFlight(g),
+      (v) => v === n,
+      3_000,
+      what,
+    );
 
   it.each(['absolute', 'pinned'] as const)(
     '%s: the slot is held until the tail has left, and a SIGTERM drain waits for it',
@@ -198,12 +206,7 @@ describe('a /v1/fetch answer still queued for the client', () => {
       const [first, second] = await got;
       expect(first).toMatchObject({ status: 200, complete: true });
       expect(second?.status).toBe(200);
-      await pollUntil(
-        () => inFlight(g),
-        (n) => n === 0,
-        3_000,
-        'both slots back',
-      );
+      await untilInFlight(g, 0, 'both slots back');
       await g.shutdown();
       gw = undefined;
     },
@@ -222,12 +225,7 @@ describe('a /v1/fetch answer still queued for the client', () => {
       await smallRead;
       expect(inFlight(g)).toBe(2);
       socket.destroy();
-      await pollUntil(
-        () => inFlight(g),
-        (n) => n === 0,
-        3_000,
-        'both slots back once the client left',
-      );
+      await untilInFlight(g, 0, 'both slots back once the client left');
       upstream.release();
       await g.shutdown();
       gw = undefined;
@@ -242,20 +240,10 @@ describe('a /v1/fetch answer still queued for the client', () => {
         { url: `http://${HOSTS[path]}/held` },
         { url: `http://${HOSTS[path]}/later` },
       ]);
-      await pollUntil(
-        () => inFlight(g),
-        (n) => n === 2,
-        3_000,
-        'both fetches under way',
-      );
+      await untilInFlight(g, 2, 'both fetches under way');
       // Before the second's target answers: that answer has no head yet, and its response no socket.
       socket.destroy();
-      await pollUntil(
-        () => inFlight(g),
-        (n) => n === 0,
-        3_000,
-        'both slots back once the client left',
-      );
+      await untilInFlight(g, 0, 'both slots back once the client left');
       upstream.release();
       await g.shutdown();
       gw = undefined;
@@ -274,12 +262,7 @@ describe('a /v1/fetch answer still queued for the client', () => {
       await smallRead;
       expect(inFlight(g)).toBe(2);
       // The first still holds its slot: only the second's deadline gave one back.
-      await pollUntil(
-        () => inFlight(g),
-        (n) => n === 1,
-        3_000,
-        "the second's slot back at its deadline",
-      );
+      await untilInFlight(g, 1, "the second's slot back at its deadline");
       upstream.release();
       const [first, second] = await got;
       expect(first).toMatchObject({ status: 200, complete: true });

@@ -69,6 +69,5 @@ export function streamBody(
     if (!out.writableFinished) abort();
   });
   conn?.once('close', onConnClose);
-  if (conn?.destroyed) onConnClose();
   return () => abort();
 }
