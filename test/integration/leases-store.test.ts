@@ -18,6 +18,7 @@ import { clearProject, testProjectId } from '../support/emulators.js';
 import { peakUsage, storedLeases } from '../support/leases.js';
 import { type FirestoreRead, recordingFirestore } from '../support/recording-firestore.js';
 import { replayCommits } from '../support/replayed-commit-firestore.js';
+import { stalledCommitFirestore } from '../support/stalled-commit-firestore.js';
 
 const projectId = testProjectId();
 const db = new Firestore({ projectId });
@@ -164,6 +165,30 @@ describe('FirestoreLeaseStore', () => {
     await s.grant({ candidates: [cand('p1', 1)], lease: newLease() });
     const g = await s.grant({ candidates: [cand('p1', 1), cand('p2', 1)], lease: newLease() });
     expect(g.kind === 'granted' && g.lease.proxy).toBe('p2');
+  });
+
+  it('passes over a candidate whose writes stay queued past the lock wait; with no other left, 503 not 409', async () => {
+    let open = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const s = new FirestoreLeaseStore(
+      stalledCommitFirestore(new Firestore({ projectId }), `${LEASE_COLLECTIONS.leaseState}/p1`, gate),
+      { clock, settings, log: quiet, lockWaitMs: 200 },
+    ).start();
+    stores.push(s);
+    await s.ready(10_000);
+    // Holds p1's lock while its commit is held up in Firestore.
+    const holder = s.grant({ candidates: [cand('p1')], lease: newLease() });
+    const next = await s.grant({ candidates: [cand('p1'), cand('p2', 1)], lease: newLease() });
+    expect(next.kind === 'granted' && next.lease.proxy).toBe('p2');
+    // p2 is full now: p1, still busy, may have room — a retry's, not "no room".
+    await expect(
+      s.grant({ candidates: [cand('p1'), cand('p2', 1)], lease: newLease() }),
+    ).rejects.toMatchObject({ kind: 'unavailable' });
+    open();
+    const held = await holder;
+    expect(held.kind === 'granted' && held.lease.proxy).toBe('p1');
   });
 
   it('an exclusive lease takes the whole proxy and needs it empty', async () => {

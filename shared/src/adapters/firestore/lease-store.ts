@@ -64,18 +64,15 @@ export interface FirestoreLeaseStoreOptions {
   maxCommits?: number;
   /** How old this replica's view of a proxy may be and still be trusted to say "full" (default 1 s). */
   staleAfterMs?: number;
+  /** How long a write waits for its turn on a proxy's lock (default LOCK_WAIT_MS). */
+  lockWaitMs?: number;
 }
 
 /** How soon after a failed read of every lease state a request may start the next one. */
 const LOAD_RETRY_MS = 1_000;
 /**
- * How long a read of every lease state may stay unanswered before a request starts another. Younger, it
- * is waited on again rather than read anew: a degraded Firestore slower than ready()'s wait got a new
- * full read from every request and none was ever waited for to the end. Older, it is likelier lost than
- * slow (the client's own deadline is 300 s), and a new one gives the replica another chance.
- */
-/**
- * How long a write waits for its turn on its proxy's lock before it answers 503 unavailable. Each call under
+ * How long a write waits for its turn on its proxy's lock before it answers 503 unavailable (a grant, over
+ * all its candidates: it passes over those still queued and tries the next). Each call under
  * the lock is bounded (STORE_CALL_DEADLINE_MS), the wait was not: behind a stalled Firestore the k-th
  * request answered after k deadlines, up to Cloud Run's 300 s. Not the call's 5 s: a hot proxy's honest
  * queue (a holder reads, then commits up to 16 times with backoff on conflicts) outgrew that under load,
@@ -83,6 +80,15 @@ const LOAD_RETRY_MS = 1_000;
  */
 export const LOCK_WAIT_MS = 30_000;
 
+/** A write whose turn on its proxy's lock did not come in time: unavailable, and nothing was written. */
+class LockWaitError extends LeaseStoreError {}
+
+/**
+ * How long a read of every lease state may stay unanswered before a request starts another. Younger, it
+ * is waited on again rather than read anew: a degraded Firestore slower than ready()'s wait got a new
+ * full read from every request and none was ever waited for to the end. Older, it is likelier lost than
+ * slow (the client's own deadline is 300 s), and a new one gives the replica another chance.
+ */
 export const LOAD_PENDING_MS = 60_000;
 
 /** A read of every lease state, unanswered since `startedAt`. */
@@ -123,6 +129,7 @@ export class FirestoreLeaseStore implements LeaseStore {
   private land: () => void = () => {};
   private loadFailedAt = Number.NEGATIVE_INFINITY;
   private readonly staleAfterMs: number;
+  private readonly lockWaitMs: number;
 
   constructor(
     private readonly db: Firestore,
@@ -135,6 +142,7 @@ export class FirestoreLeaseStore implements LeaseStore {
     this.access = new LeaseStateAccess(db, this.state, this.clock, this.log, opts.maxCommits ?? 16);
     this.cooldowns = new LeaseCooldownCache(this.log, () => this.clock.now().getTime());
     this.staleAfterMs = opts.staleAfterMs ?? 1000;
+    this.lockWaitMs = opts.lockWaitMs ?? LOCK_WAIT_MS;
     this.landed = new Promise((resolve) => {
       this.land = resolve;
     });
@@ -263,6 +271,11 @@ export class FirestoreLeaseStore implements LeaseStore {
     // Candidates whose state this replica does not hold: read so far, and passed over unread.
     let unknownRead = 0;
     let unread = 0;
+    // The request's wait for proxy locks, over all its candidates: a candidate whose queue outlasts it is
+    // passed over, as is every later one whose lock is not free at once. Failing the request there (as a
+    // store failure) answered 503 although the next candidates could have had room.
+    const lockDeadline = this.clock.now().getTime() + this.lockWaitMs;
+    let queued = 0;
     for (const [i, candidate] of candidates.entries()) {
       if (!this.state.get(candidate.name)) {
         if (unknownRead >= UNKNOWN_READ_LIMIT) {
@@ -276,16 +289,30 @@ export class FirestoreLeaseStore implements LeaseStore {
             ? 1
             : await this.readUnknown(candidates.slice(i), UNKNOWN_READ_LIMIT - unknownRead);
       }
-      const granted = await this.writing(candidate.name, () =>
-        this.grantOn(candidate, lease, budget, settled, key),
-      );
+      let granted: Lease | 'gateway' | 'key_taken' | null;
+      try {
+        granted = await this.writing(
+          candidate.name,
+          () => this.grantOn(candidate, lease, budget, settled, key),
+          Math.max(0, lockDeadline - this.clock.now().getTime()),
+        );
+      } catch (err) {
+        if (!(err instanceof LockWaitError)) throw err;
+        queued++;
+        continue;
+      }
       if (granted === 'key_taken') return { kind: 'key_taken' };
       if (granted === 'gateway') inGateway++;
       else if (granted) return { kind: 'granted', lease: granted };
       else atCapacity++;
     }
-    // Not "no room": those passed over may have some. The retry finds the ones read here full, and reads
-    // the next ones.
+    // Not "no room": those passed over may have some. Queued behind other writes, they are busy now.
+    if (queued > 0)
+      throw new LeaseStoreError(
+        'unavailable',
+        `writes to the lease state of ${queued} candidate(s) queued past ${this.lockWaitMs} ms; none of the others leasable`,
+      );
+    // The retry finds the ones read here full, and reads the next ones.
     if (unread > 0)
       throw new LeaseStoreError(
         'contended',
@@ -676,13 +703,13 @@ export class FirestoreLeaseStore implements LeaseStore {
    * bounded like a store call: while Firestore stalls every holder takes its whole deadline, and the k-th
    * request queued on a busy proxy answered after k of them — at Cloud Run's concurrency, its 300 s timeout.
    */
-  private writing<T>(proxy: string, fn: () => Promise<T>): Promise<T> {
+  private writing<T>(proxy: string, fn: () => Promise<T>, waitMs = this.lockWaitMs): Promise<T> {
     const wait = {
-      ms: LOCK_WAIT_MS,
+      ms: waitMs,
       error: () =>
-        new LeaseStoreError(
+        new LockWaitError(
           'unavailable',
-          `writes to the lease state of ${proxy} queued: no turn within ${LOCK_WAIT_MS} ms`,
+          `writes to the lease state of ${proxy} queued: no turn within ${waitMs} ms`,
         ),
     };
     return this.inFlight.around(proxy, () => this.lock.run(proxy, fn, wait));
