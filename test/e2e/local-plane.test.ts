@@ -1,5 +1,5 @@
 // `npm start` for real: with a port offset (so it runs beside a developer's plane) and --no-demo, every
-// endpoint line appears within 60 s and answers; SIGINT to its process group (what Ctrl-C does) stops it,
+// endpoint line appears (within a bound, 150 s: on a loaded box a start is not timed) and answers; SIGINT to its process group (what Ctrl-C does) stops it,
 // and no process of its tree survives, java included.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
