@@ -47,10 +47,8 @@ export default defineConfig({
           setupFiles: ['test/support/per-file-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
-          // A few files at a time keeps the emulators responsive. Three on two cores: the tier is mostly
-          // CPU-bound (processes starting, the emulators), but its files also wait on timers and on each
-          // other's processes; in runs of one hour, three workers finished ~9 % sooner than two.
-          maxWorkers: 3,
+          // Two cores: a few files at a time keeps the emulators responsive.
+          maxWorkers: 2,
           isolate: false,
         },
       },

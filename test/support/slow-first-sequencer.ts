@@ -1,12 +1,12 @@
-// The order test files start in. Three workers run the integration tier, and a handful of files take a
+// The order test files start in. Two workers run the integration tier, and a handful of files take a
 // minute or more each (they start a whole plane, or processes such as the CLI's and the API's): started
 // last, one of them alone sets the run's tail. Vitest orders by the durations it cached from the last run,
 // but a fresh clone (CI) has none and falls back to file size, which says little about run time. So, when
 // a file has no cached duration, the files that start processes go first: `npm start` planes, then test
 // planes (the gateway's and the demo's included) and the CLI, then everything else in Vitest's own order.
-// The demo's `npm start` (useDemoPlane, the longest file of all) goes with the test planes, after the
-// other `npm start` file; with three workers the two planes may start together, which local-plane.test.ts
-// allows for: it bounds a whole start at 150 s, it does not time one.
+// The demo's `npm start` (useDemoPlane, the longest file of all) goes with the test planes, not beside the
+// other `npm start` file: two planes starting at once, on two cores, slow each other's start (which
+// local-plane.test.ts bounds at 150 s).
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
