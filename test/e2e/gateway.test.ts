@@ -308,23 +308,33 @@ describe('gateway end to end on the local plane', () => {
       );
       expect(open).toEqual(new Set(['e2e-a', 'e2e-c']));
 
-      blocked.clear();
-      for (const name of ['e2e-a', 'e2e-c']) {
+      // Back one at a time: routing alone cannot tell both recovered from both still refused (fail open
+      // carries both too), so e2e-a recovers first, and its route is e2e-a alone (e2e-c, still refused,
+      // left out: no longer fail open); then e2e-c, after which both carry it. The gateway applies
+      // snapshots in order, so once it routed to e2e-a alone, both again means e2e-c is back.
+      const recover = async (name: string) => {
+        blocked.delete(addressOf(name));
         await pollUntil(
           () => unreachable(name),
           (r) => r.body.status?.unreachableRoutes === undefined,
           60_000,
           `${name} reachable again`,
         );
-      }
-      // Both statuses read reachable now, but the gateway's snapshot may still be one taken between the
-      // two recoveries: e2e-a back and e2e-c still refused, which leaves e2e-c out of the route. Wait for
-      // the snapshot that has both.
+      };
+      await recover('e2e-a');
+      const aBack = await pollUntil(
+        () => round('a-back'),
+        (seen) => seen.size === 1,
+        30_000,
+        'route site on e2e-a alone',
+      );
+      expect(aBack).toEqual(new Set(['e2e-a']));
+      await recover('e2e-c');
       const back = await pollUntil(
         () => round('back'),
         (seen) => seen.size === 2,
         30_000,
-        'e2e-a back beside e2e-c',
+        'route site on both again',
       );
       expect(back).toEqual(new Set(['e2e-a', 'e2e-c']));
     } finally {
