@@ -167,28 +167,70 @@ describe('FirestoreLeaseStore', () => {
     expect(g.kind === 'granted' && g.lease.proxy).toBe('p2');
   });
 
-  it('passes over a candidate whose writes stay queued past the lock wait; with no other left, 503 not 409', async () => {
-    let open = () => {};
-    const gate = new Promise<void>((resolve) => {
-      open = resolve;
+  describe('a candidate whose writes stay queued past the lock wait', () => {
+    /**
+     * A store whose commits to the lease states of `commits`, and reads of those of `reads`, wait until the
+     * returned `open()`.
+     */
+    const heldUp = (held: { commits?: string[]; reads?: string[] }, lockWaitMs: number) => {
+      let open = () => {};
+      const gate = new Promise<void>((resolve) => {
+        open = resolve;
+      });
+      const paths = (names: string[] = []) => names.map((p) => `${LEASE_COLLECTIONS.leaseState}/${p}`);
+      const db = stalledCommitFirestore(
+        new Firestore({ projectId }),
+        { commits: paths(held.commits), reads: paths(held.reads) },
+        gate,
+      );
+      const s = new FirestoreLeaseStore(db, {
+        clock,
+        settings,
+        log: quiet,
+        lockWaitMs,
+      }).start();
+      stores.push(s);
+      return { s, open };
+    };
+    /** A grant on `proxy` alone, holding its lock while its call is held up; its outcome, never thrown. */
+    const holding = (s: FirestoreLeaseStore, proxy: string) =>
+      s.grant({ candidates: [cand(proxy)], lease: newLease() }).catch((err: unknown) => err);
+
+    it('is passed over for the next; with no other left, 503 (it may have room), not 409', async () => {
+      const { s, open } = heldUp({ commits: ['p1'] }, 200);
+      await s.ready(10_000);
+      const holder = holding(s, 'p1');
+      try {
+        const next = await s.grant({ candidates: [cand('p1'), cand('p2', 1)], lease: newLease() });
+        expect(next.kind === 'granted' && next.lease.proxy).toBe('p2');
+        // p2 is full now: p1, still busy, may have room — a retry's, not "no room".
+        await expect(
+          s.grant({ candidates: [cand('p1'), cand('p2', 1)], lease: newLease() }),
+        ).rejects.toMatchObject({ kind: 'unavailable' });
+      } finally {
+        open();
+      }
+      expect(await holder).toMatchObject({ kind: 'granted', lease: { proxy: 'p1' } });
     });
-    const s = new FirestoreLeaseStore(
-      stalledCommitFirestore(new Firestore({ projectId }), `${LEASE_COLLECTIONS.leaseState}/p1`, gate),
-      { clock, settings, log: quiet, lockWaitMs: 200 },
-    ).start();
-    stores.push(s);
-    await s.ready(10_000);
-    // Holds p1's lock while its commit is held up in Firestore.
-    const holder = s.grant({ candidates: [cand('p1')], lease: newLease() });
-    const next = await s.grant({ candidates: [cand('p1'), cand('p2', 1)], lease: newLease() });
-    expect(next.kind === 'granted' && next.lease.proxy).toBe('p2');
-    // p2 is full now: p1, still busy, may have room — a retry's, not "no room".
-    await expect(
-      s.grant({ candidates: [cand('p1'), cand('p2', 1)], lease: newLease() }),
-    ).rejects.toMatchObject({ kind: 'unavailable' });
-    open();
-    const held = await holder;
-    expect(held.kind === 'granted' && held.lease.proxy).toBe('p1');
+
+    it("the wait is the whole request's: once it has run out, a later busy candidate is not waited for", async () => {
+      const WAIT_MS = 1_500;
+      // p2's read is held up, not its commit: two commits held would take both of the store's commit
+      // slots (group-commit.ts maxInFlight), and p3's commit would wait behind them.
+      const { s, open } = heldUp({ commits: ['p1'], reads: ['p2'] }, WAIT_MS);
+      await s.ready(10_000);
+      const holders = [holding(s, 'p1'), holding(s, 'p2')];
+      try {
+        const startedAt = performance.now();
+        const g = await s.grant({ candidates: [cand('p1'), cand('p2'), cand('p3')], lease: newLease() });
+        expect(g.kind === 'granted' && g.lease.proxy).toBe('p3');
+        // A wait of its own for each busy candidate would have taken two (each at least WAIT_MS).
+        expect(performance.now() - startedAt).toBeLessThan(2 * WAIT_MS);
+      } finally {
+        open();
+      }
+      for (const h of await Promise.all(holders)) expect(h).toMatchObject({ kind: 'granted' });
+    });
   });
 
   it('an exclusive lease takes the whole proxy and needs it empty', async () => {

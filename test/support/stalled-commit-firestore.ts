@@ -1,42 +1,68 @@
-// A Firestore client whose batched writes that touch one document wait, before they are sent, until
-// `gate` settles: a write held up in Firestore (a hot document, a degraded backend) while every other
-// document's writes go through. Everything else goes to the real client untouched.
-import type { DocumentReference, Firestore, WriteBatch } from '@google-cloud/firestore';
+// A Firestore client whose reads of given documents, and batched writes that touch them, wait until
+// `gate` settles before they are sent: calls held up in Firestore (a hot document, a degraded backend)
+// while every other document's go through. Everything else goes to the real client untouched.
+import type { CollectionReference, DocumentReference, Firestore, WriteBatch } from '@google-cloud/firestore';
 
 const OPS = new Set(['create', 'set', 'update', 'delete']);
 
-function stallingBatch(batch: WriteBatch, path: string, gate: Promise<void>): WriteBatch {
-  let touches = false;
-  const proxy: WriteBatch = new Proxy(batch, {
-    get(target, prop) {
-      const v = Reflect.get(target, prop, target);
-      if (typeof v !== 'function') return v;
+/** `target` with its methods bound to it, except those `override` answers (undefined: not overridden). */
+function intercept<T extends object>(target: T, override: (prop: string | symbol) => unknown): T {
+  return new Proxy(target, {
+    get(t, prop) {
+      const own = override(prop);
+      if (own !== undefined) return own;
+      const v = Reflect.get(t, prop, t);
+      return typeof v === 'function' ? v.bind(t) : v;
+    },
+  });
+}
+
+export interface HeldUp {
+  /** Documents (e.g. `leaseState/p1`) whose batched writes wait. */
+  commits?: string[];
+  /** Documents whose reads (`doc(id).get()`) wait. */
+  reads?: string[];
+}
+
+export function stalledCommitFirestore(db: Firestore, held: HeldUp, gate: Promise<void>): Firestore {
+  const commits = new Set(held.commits ?? []);
+  const reads = new Set(held.reads ?? []);
+  const batch = (): WriteBatch => {
+    const target = db.batch();
+    let touches = false;
+    const proxy: WriteBatch = intercept(target, (prop) => {
       if (typeof prop === 'string' && OPS.has(prop)) {
         return (ref: DocumentReference, ...rest: unknown[]) => {
-          if (ref.path === path) touches = true;
-          (v as (...a: unknown[]) => unknown).apply(target, [ref, ...rest]);
+          if (commits.has(ref.path)) touches = true;
+          (Reflect.get(target, prop) as (...a: unknown[]) => unknown).apply(target, [ref, ...rest]);
           return proxy;
         };
       }
-      if (prop === 'commit') {
+      if (prop === 'commit')
         return async () => {
           if (touches) await gate;
           return target.commit();
         };
-      }
-      return v.bind(target);
-    },
-  });
-  return proxy;
-}
-
-/** Batches writing the document at `path` (e.g. `leaseState/p1`) commit only once `gate` has settled. */
-export function stalledCommitFirestore(db: Firestore, path: string, gate: Promise<void>): Firestore {
-  return new Proxy(db, {
-    get(target, prop) {
-      const v = Reflect.get(target, prop, target);
-      if (prop === 'batch') return () => stallingBatch(target.batch(), path, gate);
-      return typeof v === 'function' ? v.bind(target) : v;
-    },
+      return undefined;
+    });
+    return proxy;
+  };
+  const doc = (ref: DocumentReference): DocumentReference =>
+    reads.has(ref.path)
+      ? intercept(ref, (prop) =>
+          prop === 'get'
+            ? async () => {
+                await gate;
+                return ref.get();
+              }
+            : undefined,
+        )
+      : ref;
+  const collection = (ref: CollectionReference): CollectionReference =>
+    intercept(ref, (prop) => (prop === 'doc' ? (id: string) => doc(ref.doc(id)) : undefined));
+  return intercept(db, (prop) => {
+    if (prop === 'batch') return batch;
+    if (prop === 'collection') return (path: string) => collection(db.collection(path));
+    return undefined;
   });
 }

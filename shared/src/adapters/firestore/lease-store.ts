@@ -273,8 +273,9 @@ export class FirestoreLeaseStore implements LeaseStore {
     let unread = 0;
     // The request's wait for proxy locks, over all its candidates: a candidate whose queue outlasts it is
     // passed over, as is every later one whose lock is not free at once. Failing the request there (as a
-    // store failure) answered 503 although the next candidates could have had room.
-    const lockDeadline = this.clock.now().getTime() + this.lockWaitMs;
+    // store failure) answered 503 although the next candidates could have had room. Timed as the wait is
+    // (timers), not by the lease clock.
+    const lockDeadline = performance.now() + this.lockWaitMs;
     let queued = 0;
     for (const [i, candidate] of candidates.entries()) {
       if (!this.state.get(candidate.name)) {
@@ -294,7 +295,7 @@ export class FirestoreLeaseStore implements LeaseStore {
         granted = await this.writing(
           candidate.name,
           () => this.grantOn(candidate, lease, budget, settled, key),
-          Math.max(0, lockDeadline - this.clock.now().getTime()),
+          Math.max(0, lockDeadline - performance.now()),
         );
       } catch (err) {
         if (!(err instanceof LockWaitError)) throw err;
