@@ -5,8 +5,8 @@
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join } from 'node:path';
 import { repoRoot } from '../../shared/src/config/local-ports.js';
+import { readyFile } from './ready-file.js';
 import { type ExitInfo, startReadyProcess } from './ready-process.js';
-import { waitForPort } from './wait-port.js';
 
 const frameworkCli = join(
   dirname(createRequire(import.meta.url).resolve('@google-cloud/functions-framework')),
@@ -63,6 +63,7 @@ export async function hostFunction(opts: HostFunctionOptions): Promise<HostedFun
   ];
   args.push(`--port=${port}`);
   if (fn.timeoutSeconds) args.push(`--timeout=${fn.timeoutSeconds}`);
+  const ready = readyFile();
   const proc = await startReadyProcess({
     name: `function ${fn.name}`,
     command: process.execPath,
@@ -74,12 +75,14 @@ export async function hostFunction(opts: HostFunctionOptions): Promise<HostedFun
       ...opts.env,
       PROXYPLANE_FUNCTION_HOST: host,
       PROXYPLANE_FUNCTION_PORT: String(port),
+      PROXYPLANE_FUNCTION_READY_FILE: ready.path,
     },
     logFile: opts.logFile,
     onSpawn: opts.onSpawn,
     // The framework listens only after the module loaded and registered its target; a cloudevent
-    // function answers a bare GET with a 500, so an HTTP probe could not tell.
-    ready: () => waitForPort(host, port, { timeoutMs: opts.readyTimeoutMs ?? 60_000 }),
-  });
+    // function answers a bare GET with a 500, so an HTTP probe could not tell. Nor could a connection:
+    // the port may be another process's (ready-file.ts).
+    ready: () => ready.wait(opts.readyTimeoutMs ?? 60_000, `function ${fn.name} on ${host}:${port}`),
+  }).finally(() => ready.remove());
   return { name: fn.name, url: `http://${host}:${port}`, port, ...proc };
 }

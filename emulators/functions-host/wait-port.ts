@@ -1,6 +1,5 @@
-// Readiness of a functions-framework server: it listens only once the user module has loaded and
-// registered its function, so an accepted TCP connection means ready. (An HTTP probe cannot tell:
-// a cloudevent function answers any GET without a body with a 500.)
+// Whether a port accepts TCP connections (the bench harness's servers). Not a hosted function's readiness:
+// the port could be another process's (ready-file.ts).
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 

@@ -3,6 +3,7 @@
 // would put the plane's unauthenticated push endpoints (reconcile, gc, …) on the developer's network.
 
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -36,4 +37,26 @@ describe('hostFunction', () => {
     // Another loopback address reaches a socket bound to 0.0.0.0 or ::, never one bound to 127.0.0.1.
     expect(await connects('127.0.0.2', fn.port)).toBe(false);
   });
+
+  // Readiness is the function's own listen, not a port that accepts: a port chosen free and taken by
+  // another process before the function listened answered the plane's wait while the function died of
+  // EADDRINUSE, and its pushes went to the other process.
+  it('is not ready on a port another process listens on: it fails to start, saying so', async () => {
+    const squatter = createServer((socket) => socket.destroy());
+    const port = await freePort();
+    await new Promise<void>((resolve) => squatter.listen(port, '127.0.0.1', resolve));
+    try {
+      await expect(
+        hostFunction({
+          fn: { name: 'recorder', source: 'test/fixtures/functions/recorder', target: 'record' },
+          port,
+          host: '127.0.0.1',
+          env: { RECORDER_LOG: join(dir, 'squatted.jsonl') },
+          logFile: join(dir, 'squatted.log'),
+        }),
+      ).rejects.toThrow(/function recorder exited before it was ready/);
+    } finally {
+      await new Promise((resolve) => squatter.close(resolve));
+    }
+  }, 90_000);
 });

@@ -18,9 +18,15 @@
 //
 // A Compute emulator whose VMs should read their proxy credentials the deployed way — by reference, from
 // Secret Manager — is started with `startComputeEmulator({ secretManagerEndpoint })` (emulators/compute).
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PubSub } from '@google-cloud/pubsub';
-import type { FunctionSource, HostedFunction } from '../../emulators/functions-host/host.js';
+import {
+  type FunctionSource,
+  type HostedFunction,
+  type HostFunctionOptions,
+  hostFunction,
+} from '../../emulators/functions-host/host.js';
 import { freePort } from '../../emulators/launcher/free-port.js';
 import { functionInventory, hostFunctions } from '../../emulators/local-plane/functions.js';
 import { jobsFromTable } from '../../emulators/scheduler/jobs.js';
@@ -88,6 +94,29 @@ function planeEnv(projectId: string, extra: Record<string, string> = {}): Record
   };
 }
 
+/** Attempts at hosting one function, each on a port found free just before. */
+const HOST_ATTEMPTS = 3;
+
+/** hostFunction, started again on another free port when its port was taken before it listened. */
+async function onAFreePort(o: HostFunctionOptions): Promise<HostedFunction> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await hostFunction(attempt === 1 ? o : { ...o, port: await freePort() });
+    } catch (err) {
+      const taken = readFileSafe(o.logFile).includes('EADDRINUSE');
+      if (!taken || attempt >= HOST_ATTEMPTS) throw err;
+    }
+  }
+}
+
+const readFileSafe = (path: string | undefined): string => {
+  try {
+    return path ? readFileSync(path, 'utf8') : '';
+  } catch {
+    return '';
+  }
+};
+
 export async function startTestPlane(opts: TestPlaneOptions): Promise<TestPlane> {
   const { projectId } = opts;
   const sources = resolveSources(opts.functions ?? []);
@@ -100,15 +129,26 @@ export async function startTestPlane(opts: TestPlaneOptions): Promise<TestPlane>
   const pubsub = createPubSub(projectId, env.PUBSUB_EMULATOR_HOST);
   const publisher = new PubSubPublisher(pubsub);
   let topology: TopologyPlan;
-  let hosted: HostedFunction[];
+  let hosted: HostedFunction[] = [];
   try {
+    // Hosted first, so that the push endpoints name the ports the functions listen on: a free port can be
+    // taken by a parallel test file before the function (seconds of loading later) listens on it; such a
+    // function fails to start (ready-file.ts) and is started again on another port.
+    hosted = await hostFunctions(sources, {
+      portFor: (n) => ports.get(n)!,
+      host,
+      env,
+      logDir,
+      start: onAFreePort,
+    });
+    for (const f of hosted) ports.set(f.name, f.port);
     topology = await ensurePubSubTopology(pubsub, opts.table ?? loadPubSubTable(), {
       projectId,
       local: true,
       pushEndpointFor: (name) => (ports.has(name) ? `http://${host}:${ports.get(name)}` : undefined),
     });
-    hosted = await hostFunctions(sources, { portFor: (n) => ports.get(n)!, host, env, logDir });
   } catch (err) {
+    await Promise.all(hosted.map((f) => f.stop()));
     await pubsub.close();
     throw err;
   }
