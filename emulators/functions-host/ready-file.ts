@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface ReadyFile {
   path: string;
-  /** Resolves once the file exists; rejects after `timeoutMs`. */
+  /** Resolves once the file exists; rejects after `timeoutMs`, or once removed. */
   wait(timeoutMs: number, what: string): Promise<void>;
   remove(): void;
 }
@@ -16,11 +16,13 @@ export interface ReadyFile {
 export function readyFile(): ReadyFile {
   const dir = mkdtempSync(join(tmpdir(), 'pp-ready-'));
   const path = join(dir, 'ready');
+  let removed = false;
   return {
     path,
     async wait(timeoutMs, what) {
-      const deadline = Date.now() + timeoutMs;
-      while (Date.now() < deadline) {
+      const deadline = performance.now() + timeoutMs;
+      // Removed: the start ended otherwise (the function exited first); no use polling on.
+      while (!removed && performance.now() < deadline) {
         try {
           statSync(path);
           return;
@@ -30,6 +32,9 @@ export function readyFile(): ReadyFile {
       }
       throw new Error(`${what} not listening after ${timeoutMs} ms`);
     },
-    remove: () => rmSync(dir, { recursive: true, force: true }),
+    remove: () => {
+      removed = true;
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 }

@@ -100,10 +100,12 @@ const HOST_ATTEMPTS = 3;
 /** hostFunction, started again on another free port when its port was taken before it listened. */
 async function onAFreePort(o: HostFunctionOptions): Promise<HostedFunction> {
   for (let attempt = 1; ; attempt++) {
+    // The log is appended to: only what this attempt wrote says whether its port was taken.
+    const logged = readFileSafe(o.logFile).length;
     try {
       return await hostFunction(attempt === 1 ? o : { ...o, port: await freePort() });
     } catch (err) {
-      const taken = readFileSafe(o.logFile).includes('EADDRINUSE');
+      const taken = readFileSafe(o.logFile).slice(logged).includes('EADDRINUSE');
       if (!taken || attempt >= HOST_ATTEMPTS) throw err;
     }
   }
