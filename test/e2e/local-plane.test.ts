@@ -103,19 +103,36 @@ describe('npm start', () => {
   const runs: NpmStart[] = [];
   const tracked: Proc[] = [];
 
-  /** Ctrl-C, then: npm ends, the plane says it stopped cleanly, and nothing of `tree` is left. */
-  async function interruptAndCheck(run: NpmStart, tree: Proc[]): Promise<void> {
-    process.kill(-run.npm.pid!, 'SIGINT');
+  /**
+   * Ctrl-C to npm's group (SIGINT), or `kill` of npm's pid alone (SIGTERM), then: npm ends, the plane says
+   * it stopped cleanly, and nothing is left of `tree` nor of what joined it before npm exited (a plane
+   * signalled mid-start goes on spawning until it hears the signal). `first` is tracked by the caller.
+   */
+  async function stopAndCheck(run: NpmStart, first: Proc[], signal: 'SIGINT' | 'SIGTERM'): Promise<void> {
+    process.kill(signal === 'SIGINT' ? -run.npm.pid! : run.npm.pid!, signal);
+    const tree = new Map(first.map((p) => [`${p.pid}/${p.startTime}`, p]));
     // Bounded by the emulator launcher's own start timeout: it registers its JVMs only once they answer,
-    // so a Ctrl-C during their start waits for them (seconds; more on a loaded machine).
-    const exit = await Promise.race([run.exited, sleep(90_000).then(() => 'timeout')]);
-    // npm re-raises the SIGINT it got; the plane itself must have stopped cleanly.
-    expect(['0/null', 'null/SIGINT', '130/null'], run.output()).toContain(exit);
-    expect(run.output()).toMatch(/SIGINT: stopping[\s\S]*stopped in/);
+    // so a signal during their start waits for them (seconds; more on a loaded machine).
+    let exit: string | undefined;
+    const exited = Promise.race([run.exited, sleep(90_000).then(() => 'timeout')]).then((e) => {
+      exit = e;
+    });
+    while (exit === undefined) {
+      for (const p of processTree(run.npm.pid!)) {
+        if (!tree.has(`${p.pid}/${p.startTime}`)) tracked.push(p);
+        tree.set(`${p.pid}/${p.startTime}`, p);
+      }
+      await Promise.race([exited, sleep(50)]);
+    }
+    // npm re-raises the signal it got; the plane itself must have stopped cleanly.
+    const code = signal === 'SIGINT' ? '130/null' : '143/null';
+    expect(['0/null', `null/${signal}`, code], run.output()).toContain(exit);
+    expect(run.output()).toMatch(new RegExp(`${signal}: stopping[\\s\\S]*stopped in`));
     expect(run.output()).not.toContain('failed to stop');
+    const left = [...tree.values()];
     const stopBy = Date.now() + 10_000;
-    while (tree.some(alive) && Date.now() < stopBy) await sleep(100);
-    expect(tree.filter(alive)).toEqual([]);
+    while (left.some(alive) && Date.now() < stopBy) await sleep(100);
+    expect(left.filter(alive)).toEqual([]);
   }
 
   afterAll(async () => {
@@ -220,7 +237,7 @@ describe('npm start', () => {
     expect(tree.filter(alive)).toHaveLength(tree.length); // the liveness probe sees them all now
     expect(tree.filter((p) => p.comm === 'java').length, JSON.stringify(tree)).toBeGreaterThanOrEqual(2);
     expect(tree.filter((p) => p.comm === 'node').length).toBeGreaterThanOrEqual(2 + built.length); // plane + api + functions
-    await interruptAndCheck(run, tree);
+    await stopAndCheck(run, tree, 'SIGINT');
   }, 330_000);
 
   // A supervisor (systemd, `timeout`, docker stop, a CI step, `kill $PID`) signals npm's pid alone, not the
@@ -234,30 +251,10 @@ describe('npm start', () => {
     runs.push(run);
     // Bounded, not timed: how long a start takes on a loaded 2-core box is no property of the plane.
     await waitForOutput(run, (out) => out.includes('Firestore and Pub/Sub emulators up'), 150_000);
-    const first = processTree(run.npm.pid!);
-    expect(first.filter((p) => p.comm === 'java').length, JSON.stringify(first)).toBeGreaterThanOrEqual(2);
-    tracked.push(...first);
-    process.kill(run.npm.pid!, 'SIGTERM');
-    // The start goes on until the plane hears the signal (functions, the API, our emulators): whatever
-    // joins the tree before npm exits must go too.
-    const tree = new Map(first.map((p) => [`${p.pid}/${p.startTime}`, p]));
-    let exit: string | undefined;
-    const exited = Promise.race([run.exited, sleep(90_000).then(() => 'timeout')]).then((e) => {
-      exit = e;
-    });
-    while (exit === undefined) {
-      for (const p of processTree(run.npm.pid!)) {
-        if (!tree.has(`${p.pid}/${p.startTime}`)) tracked.push(p);
-        tree.set(`${p.pid}/${p.startTime}`, p);
-      }
-      await Promise.race([exited, sleep(50)]);
-    }
-    expect(['0/null', 'null/SIGTERM', '143/null'], run.output()).toContain(exit);
-    const stopBy = Date.now() + 10_000;
-    while ([...tree.values()].some(alive) && Date.now() < stopBy) await sleep(100);
-    expect([...tree.values()].filter(alive)).toEqual([]);
-    expect(run.output()).toMatch(/SIGTERM: stopping[\s\S]*stopped in/);
-    expect(run.output()).not.toContain('failed to stop');
+    const tree = processTree(run.npm.pid!);
+    tracked.push(...tree);
+    expect(tree.filter((p) => p.comm === 'java').length, JSON.stringify(tree)).toBeGreaterThanOrEqual(2);
+    await stopAndCheck(run, tree, 'SIGTERM');
   }, 270_000);
 
   it('leaves no process when interrupted while the emulators are starting', async () => {
@@ -274,7 +271,7 @@ describe('npm start', () => {
     tracked.push(...tree);
     expect(tree.filter((p) => p.comm === 'java').length, JSON.stringify(tree)).toBe(2);
     expect(run.output()).not.toContain('Firestore and Pub/Sub emulators up');
-    await interruptAndCheck(run, tree);
+    await stopAndCheck(run, tree, 'SIGINT');
   }, 180_000);
 
   // A second `npm start` beside a running plane is refused for its ports; the plane that runs must keep

@@ -15,10 +15,10 @@ import type { Candidate } from '../../shared/src/domain/leases/selection.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
 import type { KeyIntent, NewLease } from '../../shared/src/ports/lease-store.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
+import { heldUpFirestore } from '../support/held-up-firestore.js';
 import { peakUsage, storedLeases } from '../support/leases.js';
 import { type FirestoreRead, recordingFirestore } from '../support/recording-firestore.js';
 import { replayCommits } from '../support/replayed-commit-firestore.js';
-import { stalledCommitFirestore } from '../support/stalled-commit-firestore.js';
 
 const projectId = testProjectId();
 const db = new Firestore({ projectId });
@@ -178,7 +178,7 @@ describe('FirestoreLeaseStore', () => {
         open = resolve;
       });
       const paths = (names: string[] = []) => names.map((p) => `${LEASE_COLLECTIONS.leaseState}/${p}`);
-      const db = stalledCommitFirestore(
+      const db = heldUpFirestore(
         new Firestore({ projectId }),
         { commits: paths(held.commits), reads: paths(held.reads) },
         gate,

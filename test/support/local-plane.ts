@@ -18,7 +18,7 @@
 //
 // A Compute emulator whose VMs should read their proxy credentials the deployed way — by reference, from
 // Secret Manager — is started with `startComputeEmulator({ secretManagerEndpoint })` (emulators/compute).
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PubSub } from '@google-cloud/pubsub';
 import {
@@ -101,21 +101,21 @@ const HOST_ATTEMPTS = 3;
 async function onAFreePort(o: HostFunctionOptions): Promise<HostedFunction> {
   for (let attempt = 1; ; attempt++) {
     // The log is appended to: only what this attempt wrote says whether its port was taken.
-    const logged = readFileSafe(o.logFile).length;
+    const logged = o.logFile && existsSync(o.logFile) ? statSync(o.logFile).size : 0;
     try {
       return await hostFunction(attempt === 1 ? o : { ...o, port: await freePort() });
     } catch (err) {
-      const taken = readFileSafe(o.logFile).slice(logged).includes('EADDRINUSE');
-      if (!taken || attempt >= HOST_ATTEMPTS) throw err;
+      if (!logTail(o.logFile, logged).includes('EADDRINUSE') || attempt >= HOST_ATTEMPTS) throw err;
     }
   }
 }
 
-const readFileSafe = (path: string | undefined): string => {
+/** What `path` holds past its first `from` bytes ('' for none or no file). */
+const logTail = (path: string | undefined, from: number): Buffer => {
   try {
-    return path ? readFileSync(path, 'utf8') : '';
+    return path ? readFileSync(path).subarray(from) : Buffer.alloc(0);
   } catch {
-    return '';
+    return Buffer.alloc(0);
   }
 };
 

@@ -24,7 +24,7 @@ export interface HeldUp {
   reads?: string[];
 }
 
-export function stalledCommitFirestore(db: Firestore, held: HeldUp, gate: Promise<void>): Firestore {
+export function heldUpFirestore(db: Firestore, held: HeldUp, gate: Promise<void>): Firestore {
   const commits = new Set(held.commits ?? []);
   const reads = new Set(held.reads ?? []);
   const batch = (): WriteBatch => {
