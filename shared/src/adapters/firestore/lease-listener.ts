@@ -2,6 +2,7 @@
 // re-subscribed with capped, jittered backoff, and each re-subscription starts from a full snapshot
 // (documents deleted meanwhile disappear from the view). The view keeps serving while it reconnects.
 import type { DocumentChange, Query, QueryDocumentSnapshot } from '@google-cloud/firestore';
+import { Latch } from '../latch.js';
 import type { Logger } from '../log/json-logger.js';
 
 export interface ListenerSink {
@@ -40,10 +41,8 @@ export function listenCollection(
   let stopped = false;
   let failures = 0;
   let retry: NodeJS.Timeout | null = null;
-  let markReady: () => void = () => {};
-  const loaded = new Promise<void>((resolve) => {
-    markReady = resolve;
-  });
+  // Every request waits on it until the first snapshot, however long that takes (latch.ts).
+  const loaded = new Latch();
 
   const subscribe = () => {
     let first = true;
@@ -53,7 +52,7 @@ export function listenCollection(
         if (first) {
           first = false;
           sink.reset(snap.docs);
-          markReady();
+          loaded.resolve();
         } else {
           sink.apply(snap.docChanges());
         }
@@ -88,18 +87,10 @@ export function listenCollection(
 
   return {
     async ready(timeoutMs) {
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new Error(`${opts.name} listener not loaded after ${timeoutMs} ms`)),
-          timeoutMs,
-        );
-      });
-      try {
-        await Promise.race([loaded, timeout]);
-      } finally {
-        clearTimeout(timer);
-      }
+      await loaded.within(
+        timeoutMs,
+        () => new Error(`${opts.name} listener not loaded after ${timeoutMs} ms`),
+      );
     },
     stop() {
       stopped = true;

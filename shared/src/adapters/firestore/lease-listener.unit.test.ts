@@ -1,5 +1,6 @@
 import type { Query, QueryDocumentSnapshot, QuerySnapshot } from '@google-cloud/firestore';
 import { describe, expect, it, vi } from 'vitest';
+import { retainedBytes } from '../../testing/retained-heap.js';
 import { memoryLogger } from '../log/json-logger.js';
 import { listenCollection } from './lease-listener.js';
 
@@ -52,5 +53,34 @@ describe('listenCollection renewEveryMs', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+});
+
+describe('listenCollection ready()', () => {
+  /** A query whose first snapshot never comes (Firestore unreachable, or a listen it refuses forever). */
+  const silentQuery = { onSnapshot: () => () => {} } as unknown as Query;
+  const sink = { reset: () => {}, apply: () => {} };
+
+  it('names the collection when its first snapshot has not come in time, and resolves once it has', async () => {
+    const silent = listenCollection(silentQuery, sink, { name: 'cooldowns', log: memoryLogger() });
+    await expect(silent.ready(5)).rejects.toThrow('cooldowns listener not loaded after 5 ms');
+    silent.stop();
+    const { query } = fakeQuery(['a']);
+    const loaded = listenCollection(query, sink, { name: 'proxies', log: memoryLogger() });
+    await loaded.ready(5);
+    loaded.stop();
+  });
+
+  it('requests that gave up waiting for a first snapshot that never comes leave nothing behind', async () => {
+    // Every discovery and lease request waits on it: racing each against the pending load kept ~1.6 KB
+    // a request for as long as Firestore stayed unreachable.
+    const listener = listenCollection(silentQuery, sink, { name: 'proxies', log: memoryLogger() });
+    const requests = 20_000;
+    const retained = await retainedBytes(async () => {
+      const answers = await Promise.allSettled(Array.from({ length: requests }, () => listener.ready(1)));
+      expect(answers.every((a) => a.status === 'rejected')).toBe(true);
+    });
+    expect(retained / requests).toBeLessThan(100);
+    listener.stop();
   });
 });

@@ -38,6 +38,7 @@ import {
   type StoredKey,
 } from '../../ports/lease-store.js';
 import { withDeadline } from '../deadline.js';
+import { Latch } from '../latch.js';
 import { jsonLogger, type Logger } from '../log/json-logger.js';
 import { cooldownDocId, LEASE_COLLECTIONS, TTL_FIELD } from './lease-collections.js';
 import {
@@ -94,6 +95,8 @@ export const LOAD_PENDING_MS = 60_000;
 /** A read of every lease state, unanswered since `startedAt`. */
 interface LoadingRead {
   read: Promise<void>;
+  /** What requests wait on: the read's outcome, without a reaction on it per request (latch.ts). */
+  settled: Latch;
   startedAt: number;
 }
 
@@ -125,8 +128,7 @@ export class FirestoreLeaseStore implements LeaseStore {
   /** Whether a read of every lease state has landed — any one: each puts all it read in the cache. */
   private loaded = false;
   /** Resolved when one has. */
-  private readonly landed: Promise<void>;
-  private land: () => void = () => {};
+  private readonly landed = new Latch();
   private loadFailedAt = Number.NEGATIVE_INFINITY;
   private readonly staleAfterMs: number;
   private readonly lockWaitMs: number;
@@ -143,9 +145,6 @@ export class FirestoreLeaseStore implements LeaseStore {
     this.cooldowns = new LeaseCooldownCache(this.log, () => this.clock.now().getTime());
     this.staleAfterMs = opts.staleAfterMs ?? 1000;
     this.lockWaitMs = opts.lockWaitMs ?? LOCK_WAIT_MS;
-    this.landed = new Promise((resolve) => {
-      this.land = resolve;
-    });
   }
 
   /**
@@ -178,17 +177,22 @@ export class FirestoreLeaseStore implements LeaseStore {
    * after a newer read replaced it: a degraded Firestore slower than ready()'s wait still makes the
    * replica ready.
    */
-  private load(): Promise<void> {
-    const loading: LoadingRead = { read: this.access.loadAll(), startedAt: this.clock.now().getTime() };
+  private load(): LoadingRead {
+    const read = this.access.loadAll();
+    const loading: LoadingRead = {
+      read,
+      settled: Latch.following(read),
+      startedAt: this.clock.now().getTime(),
+    };
     this.loading = loading;
-    loading.read.then(
+    read.then(
       () => {
         this.loaded = true;
-        this.land();
+        this.landed.resolve();
       },
       (err: unknown) => this.loadFailed(loading, err),
     );
-    return loading.read;
+    return loading;
   }
 
   /** Forgets a read of every lease state that failed, unless a later one replaced it. */
@@ -203,8 +207,9 @@ export class FirestoreLeaseStore implements LeaseStore {
     if (!this.listener) throw new LeaseStoreError('not_ready', 'lease store not started');
     // A read that hangs (Firestore degraded) is waited on for timeoutMs at most: unbounded, every request
     // of the replica waited on it until Cloud Run's request timeout.
+    const done = new AbortController();
     const inTime = withDeadline(
-      this.loaded ? this.landed : this.loadOrWait(),
+      this.loaded ? Promise.resolve() : this.loadOrWait(done.signal),
       timeoutMs,
       () => new Error(`lease states not read within ${timeoutMs} ms`),
     );
@@ -212,6 +217,8 @@ export class FirestoreLeaseStore implements LeaseStore {
       await Promise.all([this.listener.ready(timeoutMs), inTime]);
     } catch (err) {
       throw new LeaseStoreError('not_ready', 'lease views not loaded', { cause: err });
+    } finally {
+      done.abort();
     }
   }
 
@@ -219,13 +226,13 @@ export class FirestoreLeaseStore implements LeaseStore {
    * Until a read of every lease state lands: the newest read, or a new one when it failed (more than a
    * second ago) or has been unanswered for LOAD_PENDING_MS — and any earlier read that lands first.
    */
-  private loadOrWait(): Promise<void> {
+  private loadOrWait(signal: AbortSignal): Promise<void> {
     const now = this.clock.now().getTime();
     const current = this.loading;
     if (!current && now < this.loadFailedAt + LOAD_RETRY_MS)
       throw new LeaseStoreError('not_ready', 'lease views not loaded (the last read failed)');
-    const read = current && now - current.startedAt < LOAD_PENDING_MS ? current.read : this.load();
-    return Promise.race([read, this.landed]);
+    const read = current && now - current.startedAt < LOAD_PENDING_MS ? current : this.load();
+    return Promise.race([read.settled.wait(signal), this.landed.wait(signal)]);
   }
 
   async stop(): Promise<void> {

@@ -3,6 +3,7 @@
 import type { Firestore, QuerySnapshot } from '@google-cloud/firestore';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../ports/clock.js';
+import { retainedBytes } from '../../testing/retained-heap.js';
 import { memoryLogger } from '../log/json-logger.js';
 import { LEASE_COLLECTIONS } from './lease-collections.js';
 import { STORE_CALL_DEADLINE_MS } from './lease-state-access.js';
@@ -81,6 +82,20 @@ describe('FirestoreLeaseStore on a Firestore that does not answer', () => {
     clock.advance(LOAD_PENDING_MS);
     await expect(store.ready(50)).rejects.toMatchObject({ kind: 'not_ready' });
     expect(counts.loadAll).toBe(2);
+    await store.stop();
+  });
+
+  it('requests that gave up on a first read that never lands leave nothing behind', async () => {
+    // A replica whose Firestore never answers (IAM broken at deploy) answers 503 for as long as that lasts,
+    // to crawlers that retry: racing each request against the pending read kept ~1 KB a request.
+    const { db } = stubFirestore({ loadAll: never });
+    const store = storeOn(db).start();
+    const requests = 20_000;
+    const retained = await retainedBytes(async () => {
+      const answers = await Promise.allSettled(Array.from({ length: requests }, () => store.ready(1)));
+      expect(answers.every((a) => a.status === 'rejected')).toBe(true);
+    });
+    expect(retained / requests).toBeLessThan(100);
     await store.stop();
   });
 
