@@ -254,6 +254,11 @@ export class ControllerSession {
   /** A call answered that our session is gone: register again (once, whoever noticed first). */
   reregister(sessionId: string): void {
     if (this.session?.sessionId !== sessionId) return;
+    // Shutting down, the worker registers no more (registration.ts): the lapsed session is kept for the
+    // last word. The controller takes a draining, idle report on the worker's current session even past
+    // its TTL and hands every proxy over at once (docs/gateway-control-plane.md § Runtime report);
+    // dropped, the last word went nowhere and the proxies sat idle until the grant lapsed.
+    if (this.draining) return;
     this.session = null;
     const livedMs = this.now() - this.grantedAt;
     if (livedMs >= this.settings.quickLossMs) {

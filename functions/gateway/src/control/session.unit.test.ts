@@ -1202,6 +1202,27 @@ describe('reports', () => {
     expect(draining()).toHaveLength(3);
     expect(h.client.of('register')).toHaveLength(1);
   });
+
+  it('a session that lapses while draining is kept: the last word goes on it, and nothing registers again', async () => {
+    // The controller takes a draining, idle report on the worker's current session even past its TTL and
+    // hands its proxies over at once (docs/gateway-control-plane.md § Runtime report). A drain that outlives
+    // the session (a long GATEWAY_DRAIN_TIMEOUT_MS) is refused session_expired on the way; dropping the
+    // session then — registration does not run while draining — left the last word unsent, and the proxies
+    // idle until the grant lapsed.
+    const h = harness();
+    await acked(h);
+    h.script('runtime', refusal(409, 'session_expired'));
+    await h.session.source.stop();
+    await flush();
+    await h.session.reporter.stop();
+    const runtime = h.client.of('runtime').map((c) => c.body as { sessionId: string; draining: boolean });
+    expect(runtime.map((b) => [b.sessionId, b.draining])).toEqual([
+      ['session-1', false],
+      ['session-1', true],
+      ['session-1', true],
+    ]);
+    expect(h.client.of('register')).toHaveLength(1);
+  });
 });
 
 // SIGTERM during start-up (docs/gateway.md § Shutdown): Cloud Run scales in or replaces an instance that
