@@ -21,6 +21,13 @@ export interface LeaseApiRuntime extends LeaseApiDeps {
   stop(): Promise<void>;
 }
 
+/**
+ * How long an acquire waits for a proxy's credentials from Secret Manager (which answers in well under
+ * 100 ms): past it, the last value read answers (up to ten minutes past its TTL), or the grant is given
+ * back and the proxy set aside for a while, as for any unreadable credentials.
+ */
+export const CREDENTIALS_READ_DEADLINE_MS = 5_000;
+
 export function buildLeaseApi(opts: {
   firestore: Firestore;
   secrets: SecretReader;
@@ -39,11 +46,13 @@ export function buildLeaseApi(opts: {
   const store = new FirestoreLeaseStore(firestore, { clock, settings, log }).start();
   // The gateway's ownership and reclaims: LeaseService.ready() waits for it, and it fails closed meanwhile.
   const gate = new FirestoreOwnershipGate(firestore, clock, { log }).start();
-  // Stale-if-error: a Secret Manager blip must not stop leases of proxies whose credentials we just had.
+  // Stale-if-error: a Secret Manager blip must not stop leases of proxies whose credentials we just had —
+  // nor hold them: a read unanswered for CREDENTIALS_READ_DEADLINE_MS counts as failed.
   const secrets = new CachedSecretReader(opts.secrets, {
     ttlMs: config.credentialsCacheMs,
     clock,
     staleIfErrorMs: 10 * 60_000,
+    readDeadlineMs: CREDENTIALS_READ_DEADLINE_MS,
   });
   const service = new LeaseService({ catalog, store, secrets, gate, clock, settings, log });
   const metrics = promLeaseMetrics(registry, () => store.countActive(), {

@@ -5,6 +5,7 @@
 import type { SecretRef } from '../../domain/proxy.js';
 import type { Clock } from '../../ports/clock.js';
 import { SecretAccessError, type SecretReader } from '../../ports/secrets.js';
+import { withDeadline } from '../deadline.js';
 
 export interface SecretCacheOptions {
   ttlMs: number;
@@ -13,6 +14,14 @@ export interface SecretCacheOptions {
   maxEntries?: number;
   /** After the TTL, how long a cached value may still answer when refreshing fails transiently. */
   staleIfErrorMs?: number;
+  /**
+   * How long a read may go unanswered before it counts as a transient failure (so a value within
+   * staleIfErrorMs answers instead). The read goes on, and what it brings is kept when it lands. Unbounded,
+   * a Secret Manager that stopped answering held every caller for the client's own timeout and retries (60 s
+   * for AccessSecretVersion) before the stale value was served — every lease acquire, once a minute's TTL
+   * had passed.
+   */
+  readDeadlineMs?: number;
 }
 
 interface Entry {
@@ -42,7 +51,15 @@ export class CachedSecretReader implements SecretReader {
       return hit.value;
     }
     try {
-      return await this.load(key, ref);
+      const loading = this.load(key, ref);
+      const ms = this.opts.readDeadlineMs;
+      return await (ms === undefined
+        ? loading
+        : withDeadline(
+            loading,
+            ms,
+            () => new SecretAccessError('transient', key, `Secret ${key}: no answer within ${ms} ms`),
+          ));
     } catch (err) {
       const staleFor = this.opts.ttlMs + (this.opts.staleIfErrorMs ?? 0);
       const retryable = err instanceof SecretAccessError && err.retryable;

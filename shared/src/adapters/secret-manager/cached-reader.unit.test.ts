@@ -21,7 +21,7 @@ const ref: SecretRef = { secret: 's', version: 'latest' };
 const transient = new SecretAccessError('transient', 'r', 'unavailable');
 const denied = new SecretAccessError('permission_denied', 'r', 'denied');
 
-function setup(opts: { staleIfErrorMs?: number; maxEntries?: number } = {}) {
+function setup(opts: { staleIfErrorMs?: number; maxEntries?: number; readDeadlineMs?: number } = {}) {
   const inner = new CountingReader();
   const clock = new ManualClock();
   return { inner, clock, cache: new CachedSecretReader(inner, { ttlMs: 60_000, clock, ...opts }) };
@@ -98,6 +98,33 @@ describe('CachedSecretReader', () => {
     inner.gate = Promise.resolve();
     inner.value = 'v2';
     expect(await cache.access(ref)).toBe('v2');
+  });
+
+  it('a read unanswered past readDeadlineMs answers with the stale value; what it brings later is kept', async () => {
+    // Secret Manager that stops answering: the client waits its own 60 s (retries included) before it
+    // fails, and only then did the stale value answer — every lease acquire stalled a minute.
+    const { inner, clock, cache } = setup({ staleIfErrorMs: 600_000, readDeadlineMs: 20 });
+    expect(await cache.access(ref)).toBe('v1');
+    clock.advance(60_000);
+    let answer!: () => void;
+    inner.gate = new Promise((r) => (answer = r));
+    inner.value = 'v2';
+    expect(await cache.access(ref)).toBe('v1');
+    answer();
+    await inner.gate;
+    await Promise.resolve();
+    expect(await cache.access(ref)).toBe('v2');
+    expect(inner.calls).toBe(2);
+  });
+
+  it('with nothing to fall back on, a read unanswered past readDeadlineMs is a transient failure', async () => {
+    const { inner, cache } = setup({ staleIfErrorMs: 600_000, readDeadlineMs: 20 });
+    inner.gate = new Promise(() => {});
+    await expect(cache.access(ref)).rejects.toMatchObject({
+      name: 'SecretAccessError',
+      kind: 'transient',
+      message: 'Secret s/versions/latest: no answer within 20 ms',
+    });
   });
 
   it('evicts the least recently used entry beyond maxEntries', async () => {
