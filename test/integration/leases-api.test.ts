@@ -501,6 +501,30 @@ describe('POST /v1/leases', () => {
     },
   );
 
+  it('a proxy whose endpoint turned socks5 while its grant was being answered is not handed to an http-only request', async () => {
+    // Selection asked for http on the older view; the answer is built from the view it leaves with, so it
+    // must ask again: a socks5:// URL would be of no use to a crawler that asked for http alone.
+    const going = proxy('going', { latencyMillis: 1, external: true });
+    await start([
+      { ...going, spec: { ...going.spec, credentialsRef: { secret: 'slow', version: 'latest' } } },
+      proxy('stays', { latencyMillis: 2 }),
+    ]);
+    whileReadingSlow = async () => {
+      await db.collection('proxies').doc('going').update({ 'spec.endpoint.protocol': 'socks5' });
+      await pollUntil(
+        async () => api?.catalog.get('going'),
+        (p) => p?.spec.mode === 'external' && p.spec.endpoint.protocol === 'socks5',
+        10_000,
+        'the catalog sees the change',
+      );
+    };
+    const res = await acquire({ protocols: ['http'] });
+    expect(res).toMatchObject({ status: 201, body: { proxy: { name: 'stays', protocol: 'http' } } });
+    const leases = await db.collection(LEASE_COLLECTIONS.leases).get();
+    const active = leases.docs.filter((d) => d.get('releasedAt') === null).map((d) => d.get('proxy'));
+    expect(active).toEqual(['stays']);
+  });
+
   it('a proxy cordoned while its grant was being answered is handed out: a lease granted, as one a moment before', async () => {
     // The cordon stops selection; a grant already committed runs to its expiry like any lease on the proxy
     // (docs/leases.md § Cordon), so a replay of it under its Idempotency-Key answers the same.

@@ -29,7 +29,13 @@ import type {
   NoMatch,
   ReportRequest,
 } from '../../../../shared/src/domain/leases/wire.js';
-import { isCordoned, type ProxyResource, type SecretRef } from '../../../../shared/src/domain/proxy.js';
+import {
+  isCordoned,
+  type ProxyProtocol,
+  type ProxyResource,
+  proxyProtocol,
+  type SecretRef,
+} from '../../../../shared/src/domain/proxy.js';
 import { clientCredentialsRef } from '../../../../shared/src/domain/served-credentials.js';
 import type { Clock } from '../../../../shared/src/ports/clock.js';
 import {
@@ -152,7 +158,7 @@ export class LeaseService {
         }
         let grant: LeaseGrant;
         try {
-          grant = await this.grantBody(lease);
+          grant = await this.grantBody(lease, req.protocols);
         } catch (err) {
           if (!(err instanceof ProxyWithdrawn) && !(err instanceof CredentialsUnavailable)) throw err;
           // The lease cannot be handed out now — what the request that made it would have found: give it
@@ -247,7 +253,7 @@ export class LeaseService {
             return true;
           };
           try {
-            return { kind: 'granted', grant: await this.grantBody(outcome.lease) };
+            return { kind: 'granted', grant: await this.grantBody(outcome.lease, req.protocols) };
           } catch (err) {
             if (err instanceof ProxyWithdrawn) {
               // Deleted, unhealthy, taken by the gateway or replaced since it was selected: the view the
@@ -424,25 +430,33 @@ export class LeaseService {
   /**
    * The proxy as the catalog lists it now, if the lease may still be handed out on it: the same instance
    * (not one created again under its name), leasable (healthy, not being deleted, with an address) and
-   * not held by the gateway. Selection asked the same of an older view; the grant's commit and the
-   * credentials read take time, during which the catalog follows Firestore. A cordon is not asked about
+   * not held by the gateway, and speaking one of the request's protocols (an endpoint edited from http to
+   * socks5 meanwhile would hand an HTTP-only crawler a URL it cannot use). Selection asked the same of an
+   * older view; the grant's commit and the credentials read take time, during which the catalog follows
+   * Firestore. A cordon is not asked about
    * here: it stops selection, and a grant committed is a lease like one made a moment before it, which
    * runs to its expiry (docs/leases.md § Cordon) — whether this answer or a replay of it goes out.
    */
-  private handedOut(lease: Lease): ProxyResource {
+  private handedOut(lease: Lease, protocols: readonly ProxyProtocol[]): ProxyResource {
     const listed = this.deps.catalog.get(lease.proxy);
-    if (!listed || !renewsOn(lease, listed) || !isLeasable(listed) || !this.deps.gate.leasable(listed))
+    if (
+      !listed ||
+      !renewsOn(lease, listed) ||
+      !isLeasable(listed) ||
+      !this.deps.gate.leasable(listed) ||
+      !protocols.includes(proxyProtocol(listed))
+    )
       throw new ProxyWithdrawn(lease.proxy);
     return listed;
   }
 
-  private async grantBody(lease: Lease): Promise<LeaseGrant> {
-    const proxy = this.handedOut(lease);
+  private async grantBody(lease: Lease, protocols: readonly ProxyProtocol[]): Promise<LeaseGrant> {
+    const proxy = this.handedOut(lease, protocols);
     const credentials = await credentialsFor(this.deps.secrets, proxy);
     // Asked again after the read, the last wait before the answer: the proxy must still be leasable as the
     // answer leaves. The answer itself is built from the document the credentials were read for, so that
     // address and password belong together.
-    this.handedOut(lease);
+    this.handedOut(lease, protocols);
     const endpoint = proxyEndpoint(proxy);
     if (!endpoint) throw new ProxyWithdrawn(lease.proxy); // isLeasable asked for one
     return {
