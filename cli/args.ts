@@ -70,6 +70,8 @@ export function outputOf(values: Parsed['values'], allowed: readonly Output[]): 
   return o as Output;
 }
 
+const RESERVED_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
 /**
  * `k=v` pairs (repeatable flag, or comma-separated) into a map; duplicate keys are refused. Every comma
  * separates pairs, so a value holding one cannot be given here (docs/cli.md): `a=1,b` is refused, never
@@ -83,6 +85,9 @@ export function keyValues(raw: string[] | string | undefined, flag: string): Rec
     const eq = item.indexOf('=');
     if (eq <= 0) throw new UsageError(`${flag} takes key=value, got "${item}"`);
     const key = item.slice(0, eq).trim();
+    // The API refuses these names (they would reach an object's prototype); `__proto__` was not even sent:
+    // assigned on a plain object it set the prototype, so the filter or selector went out without it.
+    if (RESERVED_KEYS.has(key)) throw new UsageError(`${flag}: "${key}" is not a key the API accepts`);
     if (Object.hasOwn(out, key)) throw new UsageError(`${flag}: "${key}" given twice`);
     out[key] = item.slice(eq + 1);
   }

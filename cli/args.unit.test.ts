@@ -16,12 +16,19 @@ describe('keyValues', () => {
   });
 
   // Every comma separates pairs: a value holding one is refused, not read as a filter nothing matches.
-  it.each([[['novalue']], [['=x']], [['a=1', 'a=2']], [['label=a,b']], [['pool=demo,region']]])(
-    'refuses %j',
-    (raw) => {
-      expect(() => keyValues(raw, '--attr')).toThrow(UsageError);
-    },
-  );
+  it.each([
+    [['novalue']],
+    [['=x']],
+    [['a=1', 'a=2']],
+    [['label=a,b']],
+    [['pool=demo,region']],
+    // Names the API refuses; `__proto__` assigned on a plain object was dropped without a word.
+    [['__proto__=x']],
+    [['pool=demo,constructor=x']],
+    [['prototype=x']],
+  ])('refuses %j', (raw) => {
+    expect(() => keyValues(raw, '--attr')).toThrow(UsageError);
+  });
 });
 
 describe('parseCommand', () => {
