@@ -934,6 +934,33 @@ describe('reconcile: a managed instance replaced by one of the same name', () =>
     expect(finalizeStatus(moved, ok.status, ok.requeue, later).phase).toBe('Ready');
   });
 
+  it('a VM that ran on through a latched PermanentError comes back Provisioned, not Ready on its verdict from before', () => {
+    // A PUT dropped credentialsRef (no cloud-init from this spec: latched, the VM left running); the probe
+    // skips a proxy whose Provisioned is False. The next PUT restores the spec: the same hash, the VM still
+    // running — but nothing judged it meanwhile, and Provisioned turning True starts a new key.
+    const before = readyOnOldVerdict();
+    const broken = { ...before, generation: 2 };
+    const latch = reconcile(
+      broken,
+      {
+        ...oldVerdict,
+        cloudInit: { ok: false, failure: { kind: 'spec', message: 'needs credentialsRef' } },
+        instance: found('Running'),
+      },
+      iv,
+    );
+    expect(latch.branch).toBe('cloud-init/spec');
+    const latched = { ...broken, status: finalizeStatus(broken, latch.status, latch.requeue, now) };
+    expect(latched.status.phase).toBe('Failed');
+    const later = new Date(now.getTime() + 3_600_000);
+    const restored = { ...latched, generation: 3 };
+    const plan = reconcile(restored, { ...oldVerdict, now: later, instance: found('Running') }, iv);
+    const status = finalizeStatus(restored, plan.status, plan.requeue, later);
+    expect(plan.branch).toBe('running');
+    expect(status.conditions.map((c) => c.type)).toEqual(['Provisioned']);
+    expect(status).toMatchObject({ phase: 'Provisioned', latencyMillis: null, lastHealthCheckTime: null });
+  });
+
   it('the instance that kept running keeps folding its own verdicts', () => {
     const steady = live({ status: { conditions: [provisioned('True', 'Created')] } });
     const plan = reconcile(steady, { ...oldVerdict, instance: found('Running') }, iv);

@@ -31,7 +31,7 @@ export function serving(
 ): ProxyStatus {
   const { now } = obs;
   const gen = proxy.generation;
-  const base = restartedAt(proxy, inst, now) ?? proxy;
+  const base = restartedAt(proxy, inst, now) ?? afterNotServing(proxy) ?? proxy;
   const staged = setProvisioned(withServed(base, inst), true, reason, message, gen, now);
   // Only a verdict about the instance this status now describes (instance-key.ts).
   const verdict = verdictFor(obs.health, healthInstanceKey({ ...proxy, status: staged }));
@@ -62,6 +62,19 @@ function restartedAt(proxy: Managed, inst: ObservedInstance, now: Date): Managed
       now,
     ),
   };
+}
+
+/**
+ * A status that did not show the instance serving (Provisioned False: a latched PermanentError, a
+ * CloudInitError, a missing provider — with the VM running all along) may still carry the Healthy verdict
+ * from before: the probe skips such a proxy, and nothing took the verdict away. Provisioned turning True
+ * starts a new incarnation key, under which the probe has judged nothing, so that old verdict would make
+ * the proxy Ready — leasable — on a judgement minutes or days old, about an address it may no longer have.
+ * It goes, as when the instance restarts. null: the status showed it serving (its verdicts are its own).
+ */
+function afterNotServing(proxy: Managed): Managed | null {
+  if (findCondition(proxy.status, ConditionType.Provisioned)?.status === 'True') return null;
+  return { ...proxy, status: clearHealth(proxy.status) };
 }
 
 /**
