@@ -188,17 +188,20 @@ export class ReportLoop {
       // § Runtime report). Busy, it would be refused: the ACK comes first.
       if (!this.session.draining || view.runtimeCounts().length > 0) return;
     }
-    // Draining with every count zero is the last word: the controller hands every proxy over at once
-    // (drain.ts shutDownIdle). Not while an admitted request still waits for its look-up — a /v1/fetch's
-    // redial runs the guard again — for it picks a proxy when the answer comes: that report waits for it.
-    if (this.session.draining && !this.finishing && view.checking > 0 && view.runtimeCounts().length === 0)
-      return;
     const sequence = ++this.runtimeSequence;
     const answer = await this.session.exclusive(() => {
       // Read inside the exclusive section: an ACK that moved the bound has finished.
       const bound = this.session.ackBound;
       if (this.session.session?.sessionId !== s.sessionId) return Promise.resolve(null);
       if (!bound && !this.session.draining) return Promise.resolve(null);
+      const counts = this.counts(view);
+      // Draining with every count zero is the last word: the controller hands every proxy over at once
+      // (drain.ts shutDownIdle). Not while an admitted request still waits for its look-up — a /v1/fetch's
+      // redial runs the guard again — for it picks a proxy when the answer comes: that report waits for it.
+      // Read with the counts it sends, in the same turn: checked before the report queued behind an ACK, a
+      // reservation's failed dial could move it from the counts back to the look-up in between.
+      if (this.session.draining && !this.finishing && view.checking > 0 && counts.length === 0)
+        return Promise.resolve(null);
       return this.deps.client.runtime(this.deps.workerId, {
         sessionId: s.sessionId,
         reportSequence: sequence,
@@ -206,7 +209,7 @@ export class ReportLoop {
         epoch: bound?.epoch ?? s.registration.ownershipEpoch,
         draining: this.session.draining,
         observedAt: new Date(this.now()).toISOString(),
-        counts: this.counts(view),
+        counts,
       });
     });
     if (!answer) return;

@@ -299,6 +299,43 @@ describe('registration', () => {
     await h.session.reporter.stop();
   });
 
+  it('an idle draining report held behind an ACK reads the look-ups with its counts, at the same moment', async () => {
+    // Checked before it queued behind the ACK, the report saw a reservation and no look-up; by the time it
+    // went, the reservation's dial had failed and its redial was back at the look-up — counts [] while a
+    // request was still to pick a proxy, and the controller handed every proxy over at once.
+    const h = harness();
+    await h.start();
+    await h.feed.deliver(feedMessage(snapshot(1, ['p-a'])));
+    await vi.advanceTimersByTimeAsync(1_000);
+    let counts = [{ proxy: 'p-a', active: 0, reserved: 1, draining: false }];
+    vi.spyOn(h.worker, 'runtimeCounts').mockImplementation(() => counts);
+    let answerAck!: () => void;
+    const heldAck = () =>
+      new Promise((resolve) => {
+        answerAck = () =>
+          resolve({ ok: true, body: { acceptedVersion: 2, acceptedEpoch: 1, unchanged: false } });
+      });
+    h.script('ack', heldAck as never);
+    void h.feed.deliver(feedMessage(snapshot(2, ['p-a'])));
+    await flush();
+    expect(h.client.of('ack')).toHaveLength(2);
+    void h.session.source.stop();
+    await flush();
+    counts = [];
+    h.worker.checking = 1;
+    answerAck();
+    await flush();
+    const idleDraining = () =>
+      h.client
+        .of('runtime')
+        .map((c) => c.body as { draining: boolean; counts: unknown[] })
+        .filter((b) => b.draining && b.counts.length === 0);
+    expect(idleDraining()).toHaveLength(0);
+    h.worker.checking = 0;
+    await h.session.reporter.stop();
+    expect(idleDraining()).toHaveLength(1);
+  });
+
   it('sends the final report at the end of the drain whatever is still looked up', async () => {
     const h = harness();
     await h.start();
