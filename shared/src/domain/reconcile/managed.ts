@@ -266,14 +266,8 @@ function replaceInstance(
   // the spec's port and the credentials version the instance serves (status.servedCredentials), so a
   // rotation waits its turn while the old version stays readable. A new port, a revoked version (disabled
   // or destroyed: the operator's way to say "now"), a custom cloud-init (whatever it set up), or an
-  // instance that does not say what it serves, is replaced at once. So is one the probe has found
-  // Unhealthy: nobody is handed it (leases, discovery, snapshots), so waiting for a slot kept it down —
-  // after a bad image, the fix rolled over the broken VMs at the cap's pace, every one out of service
-  // until its turn.
-  const serves =
-    inst.state === 'Running' &&
-    findCondition(proxy.status, ConditionType.Healthy)?.status !== 'False' &&
-    keepsAccess(proxy, obs, inst);
+  // instance that does not say what it serves, is replaced at once.
+  const serves = inst.state === 'Running' && keepsAccess(proxy, obs, inst);
   const grant = obs.replacementSlot;
   if (serves && grant && !grant.granted) return queuedReplacement(proxy, obs, iv, inst, grant.limit);
   return {

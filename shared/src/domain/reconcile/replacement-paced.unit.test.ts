@@ -230,28 +230,6 @@ describe('what takes no slot', () => {
     }
   });
 
-  it('a serving instance the probe found Unhealthy is replaced at once: nobody is handed it meanwhile', () => {
-    // A bad image: the fix's rollout would otherwise keep every broken VM out of service until its turn.
-    const down = ready({
-      phase: 'Unhealthy',
-      conditions: [condition('Provisioned', 'True', 'Created'), condition('Healthy', 'False', 'ProbeFailed')],
-    });
-    const plan = reconcile(down, upgraded({ replacementSlot: { granted: false, inUse: 2, limit: 2 } }), iv);
-    expect(plan).toMatchObject({ branch: 'replace/delete', action: { kind: 'delete', providerId } });
-    expect(plan.slot).toBeUndefined();
-    // Not yet judged (no Healthy condition) is not Unhealthy: it waits.
-    const unjudged = ready({
-      phase: 'Provisioned',
-      conditions: [condition('Provisioned', 'True', 'Created')],
-    });
-    const queued = reconcile(
-      unjudged,
-      upgraded({ replacementSlot: { granted: false, inUse: 2, limit: 2 } }),
-      iv,
-    );
-    expect(queued.branch).toBe('replace/queued');
-  });
-
   it('a first create, and a re-create of a vanished instance', () => {
     const fresh = aProxy({ uid, spec });
     expect(reconcile(fresh, upgraded({ instance: null }), iv)).toMatchObject({ branch: 'create' });
