@@ -523,6 +523,34 @@ describe('POST /v1/leases', () => {
     const leases = await db.collection(LEASE_COLLECTIONS.leases).get();
     const active = leases.docs.filter((d) => d.get('releasedAt') === null).map((d) => d.get('proxy'));
     expect(active).toEqual(['stays']);
+    // Withdrawn for its protocol, not set aside as a credentials fault.
+    expect(logs.filter((l) => String(l.message).includes('credentials unreadable'))).toEqual([]);
+  });
+
+  it('a proxy whose address moved while its grant was being answered is handed out at its new one, not the old', async () => {
+    // The credentials were read for the document selection saw; the answer goes with that document's
+    // address, so a move in between must withdraw it (the new address may not take the old password).
+    const going = proxy('going', { latencyMillis: 1, external: true });
+    await start([
+      { ...going, spec: { ...going.spec, credentialsRef: { secret: 'slow', version: 'latest' } } },
+      proxy('stays', { latencyMillis: 2 }),
+    ]);
+    whileReadingSlow = async () => {
+      await db.collection('proxies').doc('going').update({ 'spec.endpoint.port': 9090 });
+      await pollUntil(
+        async () => api?.catalog.get('going'),
+        (p) => p?.spec.mode === 'external' && p.spec.endpoint.port === 9090,
+        10_000,
+        'the catalog sees the change',
+      );
+    };
+    // Given back and selected again from the view that has moved it: handed out at its new address.
+    const res = await acquire({});
+    expect(res).toMatchObject({ status: 201, body: { proxy: { name: 'going', port: 9090 } } });
+    expect(res.body.proxy.url).toMatch(/:9090$/);
+    const leases = await db.collection(LEASE_COLLECTIONS.leases).get();
+    expect(leases.docs.filter((d) => d.get('releasedAt') === null)).toHaveLength(1);
+    expect(logs.filter((l) => String(l.message).includes('credentials unreadable'))).toEqual([]);
   });
 
   it('a proxy cordoned while its grant was being answered is handed out: a lease granted, as one a moment before', async () => {

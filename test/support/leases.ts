@@ -69,6 +69,10 @@ export function leaseTestApp(opts: {
     registry,
     log,
     config: { tokens: [], cooldownWindowMs: 60_000, credentialsCacheMs: 0, ...opts.lease },
+    // Tests hold a secret read open while they change the fleet (a catalog that follows Firestore in
+    // seconds on a loaded machine): the 5 s bound would end such a read first, and the test would pass
+    // for the wrong reason. cached-reader.unit.test.ts covers the bound itself.
+    credentialsReadDeadlineMs: 60_000,
   });
   const publisher = new RecordingReconcilePublisher();
   const app = createApp({

@@ -3,7 +3,11 @@
 import { createHash, randomFillSync } from 'node:crypto';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
 import { cooldownFor } from '../../../../shared/src/domain/leases/cooldown.js';
-import { proxyEndpoint, proxyUrl } from '../../../../shared/src/domain/leases/endpoint.js';
+import {
+  type ProxyEndpoint,
+  proxyEndpoint,
+  proxyUrl,
+} from '../../../../shared/src/domain/leases/endpoint.js';
 import {
   canonicalAcquire,
   IDEMPOTENCY_WINDOW_MS,
@@ -455,10 +459,10 @@ export class LeaseService {
     const credentials = await credentialsFor(this.deps.secrets, proxy);
     // Asked again after the read, the last wait before the answer: the proxy must still be leasable as the
     // answer leaves. The answer itself is built from the document the credentials were read for, so that
-    // address and password belong together.
-    this.handedOut(lease, protocols);
+    // address and password belong together — and that address must still be the proxy's.
     const endpoint = proxyEndpoint(proxy);
-    if (!endpoint) throw new ProxyWithdrawn(lease.proxy); // isLeasable asked for one
+    if (!endpoint || !sameEndpoint(endpoint, proxyEndpoint(this.handedOut(lease, protocols))))
+      throw new ProxyWithdrawn(lease.proxy); // isLeasable asked for one
     return {
       leaseId: lease.id,
       proxy: {
@@ -477,6 +481,9 @@ export class LeaseService {
     };
   }
 }
+
+const sameEndpoint = (a: ProxyEndpoint, b: ProxyEndpoint | null): boolean =>
+  b !== null && a.host === b.host && a.port === b.port && a.protocol === b.protocol;
 
 /** Why a renewal is refused: the proxy may no longer be leased at all, or it is cordoned. */
 type Refusal = 'withdrawn' | 'cordoned';

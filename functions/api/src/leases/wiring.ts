@@ -35,6 +35,8 @@ export function buildLeaseApi(opts: {
   registry: Registry;
   log: Logger;
   config: LeaseConfig;
+  /** Default CREDENTIALS_READ_DEADLINE_MS; tests whose secret reads stand for slow work raise it. */
+  credentialsReadDeadlineMs?: number;
 }): LeaseApiRuntime {
   const { firestore, clock, config, registry } = opts;
   const log = opts.log.child({ component: 'leases' });
@@ -52,7 +54,7 @@ export function buildLeaseApi(opts: {
     ttlMs: config.credentialsCacheMs,
     clock,
     staleIfErrorMs: 10 * 60_000,
-    readDeadlineMs: CREDENTIALS_READ_DEADLINE_MS,
+    readDeadlineMs: opts.credentialsReadDeadlineMs ?? CREDENTIALS_READ_DEADLINE_MS,
   });
   const service = new LeaseService({ catalog, store, secrets, gate, clock, settings, log });
   const metrics = promLeaseMetrics(registry, () => store.countActive(), {
