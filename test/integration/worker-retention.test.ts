@@ -147,6 +147,35 @@ describe('the snapshot tick deletes what is stored for workers past retention', 
     expect(await stored('gw-dead')).toEqual(nothing);
   });
 
+  it('runs on a tick whose pass fails: a pass failing every tick must not stop the cleanup', async () => {
+    // A document edited out of shape fails every pass, and a crash-looping gateway keeps the planner busy
+    // (each registration asks for a pass): retention needs neither the pass nor its lock, and what it
+    // deletes (workers, their subscriptions) piles up toward Pub/Sub's quota meanwhile.
+    const clock = new ManualClock(T0);
+    const deps = firestorePassDeps(db, clock, []);
+    await deadWorker('gw-dead', 8 * DAY);
+    await commitEpoch(2);
+    const failing = {
+      ...deps,
+      routing: {
+        get: async () => {
+          throw new Error('routing document out of shape');
+        },
+      },
+    };
+    const tick = {
+      data: {
+        message: {
+          data: Buffer.from(JSON.stringify({ job: 'snapshot-tick' })).toString('base64'),
+          messageId: '1',
+        },
+      },
+    };
+    const run = await handleSnapshotEvent(failing, tick);
+    expect(run.outcome).toBe('busy_tick');
+    expect(await stored('gw-dead')).toEqual(nothing);
+  });
+
   it('a batch per tick: a backlog goes `batch` workers at a time', async () => {
     const deps = firestorePassDeps(db, new ManualClock(T0), []); // batch 5
     await Promise.all(

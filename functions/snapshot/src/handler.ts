@@ -75,20 +75,18 @@ export async function handleSnapshotEvent(
     // Storage upkeep (old parts, then workers past retention) rides on the minute tick only: a worker's
     // request wants its snapshot, nothing else. After the retry request: upkeep's Pub/Sub admin calls
     // (a retired worker's subscription) must not hold back what the failed workers wait for.
-    if (isTick) {
-      const sweep = await sweepOldSnapshots(deps);
-      summary.swept = sweep.swept;
-      summary.sweepFailures = sweep.failures;
-      const retired = await retireOldWorkers(deps);
-      summary.retired = retired.retired;
-      summary.retireFailures = retired.failures;
-    }
+    if (isTick) Object.assign(summary, await upkeep(deps));
     return { outcome: 'done', summary };
   } catch (err) {
     if (isTick) {
       if (err instanceof PlannerBusy)
         deps.log.info('tick skipped: another pass is running', { trigger, error: err });
       else logTickFailure(deps.log, SnapshotJob, err, { trigger });
+      // Upkeep needs neither the pass nor its lock (each deletion re-reads what it deletes): a pass that
+      // fails every tick (a document edited out of shape) or finds the planner always busy (a gateway
+      // crash-looping, each registration asking for a pass) must not also stop the cleanup — retired
+      // workers' subscriptions pile up toward the topic's subscription quota.
+      await upkeep(deps);
       return { outcome: 'busy_tick' };
     }
     if (permanentStepFailure(err)) {
@@ -124,6 +122,20 @@ export async function handleSnapshotEvent(
     deps.log.warn('snapshot request will be retried', { trigger, error: err });
     throw err;
   }
+}
+
+/** Old snapshot parts, then workers past retention and their subscriptions; never throws (each logs). */
+async function upkeep(
+  deps: SnapshotHandlerDeps,
+): Promise<Pick<PassSummary, 'swept' | 'sweepFailures' | 'retired' | 'retireFailures'>> {
+  const sweep = await sweepOldSnapshots(deps);
+  const retired = await retireOldWorkers(deps);
+  return {
+    swept: sweep.swept,
+    sweepFailures: sweep.failures,
+    retired: retired.retired,
+    retireFailures: retired.failures,
+  };
 }
 
 /** A message published longer ago than a worker session lasts (false without a publish time). */
