@@ -41,6 +41,9 @@ export function classifyInstances<I extends ListedInstance>(
   return instances.map((instance): OrphanVerdict<I> => {
     const uid = instance.uid;
     if (!uid) return { instance, delete: false, keep: 'no_ownership_label' };
+    // Before its age: a live proxy's instance counts as live however young (sweepRefusal weighs orphans
+    // against them — after a rollout most of a small fleet is younger than MinAge).
+    if (live.has(uidKey(uid))) return { instance, delete: false, keep: 'live' };
     const created = instance.createdAt?.getTime();
     // An unparseable creationTimestamp is an Invalid Date: NaN must never read as "old enough".
     if (created === undefined || !Number.isFinite(created)) {
@@ -48,7 +51,6 @@ export function classifyInstances<I extends ListedInstance>(
     }
     const ageMs = now.getTime() - created;
     if (!(ageMs >= minAgeMs)) return { instance, delete: false, keep: 'too_young' };
-    if (live.has(uidKey(uid))) return { instance, delete: false, keep: 'live' };
     return { instance, delete: true, uid, ageMs };
   });
 }
@@ -61,8 +63,8 @@ export function classifyInstances<I extends ListedInstance>(
  * such a sweep down without stopping it (the next sweep deleted the next batch of live VMs), so past
  * either bound it deletes none:
  * - more orphans than `maxDeletions` (GC_MAX_DELETIONS_PER_SWEEP) across every provider;
- * - two or more orphans, and more of them than instances of live proxies (past MinAge too): a fleet the
- *   live set mostly does not know. One orphan alone is always a crash's (a sole proxy deleted after it).
+ * - two or more orphans, and more of them than instances of live proxies (of any age): a fleet the live
+ *   set mostly does not know. One orphan alone is always a crash's (a sole proxy deleted after it).
  */
 export function sweepRefusal(verdicts: readonly OrphanVerdict[], maxDeletions: number): string | null {
   let orphans = 0;

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { classifyInstances, DefaultMinAgeMs, keepReasons, type ListedInstance } from './orphans.js';
+import {
+  classifyInstances,
+  DefaultMinAgeMs,
+  keepReasons,
+  type ListedInstance,
+  sweepRefusal,
+} from './orphans.js';
 
 const now = new Date('2026-01-01T01:00:00Z');
 const minutesAgo = (m: number) => new Date(now.getTime() - m * 60_000);
@@ -32,7 +38,8 @@ describe('classifyInstances (seed §8)', () => {
     ],
     ['a live proxy instance is kept', inst('live-uid', minutesAgo(60)), false, 'live'],
     ['a proxy being deleted still counts as live', inst('deleting-uid', minutesAgo(60)), false, 'live'],
-    ['a young instance of a live proxy is kept', inst('live-uid', minutesAgo(1)), false, 'too_young'],
+    // Live whatever its age: sweepRefusal weighs orphans against the instances of live proxies.
+    ['a young instance of a live proxy is kept as live', inst('live-uid', minutesAgo(1)), false, 'live'],
   ])('%s', (_n, instance, del, keep) => {
     const [v] = classifyInstances([instance], live, now);
     expect(v?.delete).toBe(del);
@@ -84,5 +91,25 @@ describe('classifyInstances (seed §8)', () => {
       now,
     );
     expect(keepReasons(verdicts)).toEqual({ no_ownership_label: 1, live: 1, too_young: 1, unknown_age: 1 });
+  });
+});
+
+describe('sweepRefusal', () => {
+  it('weighs orphans against every instance of a live proxy, young ones too', () => {
+    // After a rollout most of a small fleet is younger than MinAge: two VMs left by broken documents
+    // deleted through the API (docs/gc-and-rotation.md) are still fewer than the fleet's instances.
+    const live = new Set(['a', 'b', 'c']);
+    const verdicts = classifyInstances(
+      [
+        inst('gone-1', minutesAgo(60)),
+        inst('gone-2', minutesAgo(60)),
+        ...['a', 'b', 'c'].map((uid) => inst(uid, minutesAgo(2))),
+      ],
+      live,
+      now,
+    );
+    expect(sweepRefusal(verdicts, 10)).toBeNull();
+    // Without them, two orphans and nothing live: refused.
+    expect(sweepRefusal(verdicts.slice(0, 2), 10)).toMatch(/2 orphans against 0 instances of live proxies/);
   });
 });
