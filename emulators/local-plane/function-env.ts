@@ -13,11 +13,16 @@ export function localFunctionEnv(opts: {
     const j = opts.schedules.jobs[job];
     return j ? String(j.localEverySeconds / opts.speed) : undefined;
   };
+  const gcPeriod = opts.schedules.jobs['gc-sweep']?.localEverySeconds;
   const wanted: Record<string, string | undefined> = {
     PROBE_ECHO_URL: `${opts.apiUrl}/v1/echo`,
     PROBE_CALLER_IPS: '127.0.0.1',
     PROBE_TICK_PERIOD_SECONDS: period('probe-tick'),
     REQUEUE_TICK_PERIOD_SECONDS: period('requeue-sweep'),
+    // A tick within this gap of the last sweep is a duplicate (gc config.ts, default 15 s): it must stay
+    // below the tick period, or `--speed` ticks came inside it and about every other one swept nothing.
+    GC_MIN_RUN_GAP_SECONDS:
+      gcPeriod === undefined ? undefined : String(Math.min(15, Math.floor(gcPeriod / opts.speed / 2))),
     // Local targets (the demo target) use self-signed certificates; never set deployed.
     PROBE_TLS_INSECURE: '1',
   };

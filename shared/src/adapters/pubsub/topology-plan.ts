@@ -1,7 +1,8 @@
 // What the one table (shared/topology/pubsub.json) means as Pub/Sub resources, as plain data, so the
 // naming and retry rules are unit-tested apart from the client that creates them (topology.ts).
-// On GCP, Terraform makes the same topics; each function's push subscription there is the one its
-// Eventarc trigger owns, so only the local plane creates `<topic>--<consumer>` push subscriptions.
+// On GCP, Terraform makes the same topics, and each function's push subscription is `<consumer>-push`
+// (terraform/pubsub.tf, function_trigger = "pubsub-push") or the one its Eventarc trigger owns
+// (`eventarc`); the local plane's are `<topic>--<consumer>`.
 import type { PubSubTable, TopicSpec } from '../../config/topology.js';
 
 /** The pull subscription on the dead-letter topic that operators and tests read. */
