@@ -32,6 +32,12 @@ export interface AbsoluteFetch {
   timeoutMs: number;
   /** At timeoutMs: the time more it may run (a renewed ownership grant, fetch-through.ts), or 0. */
   renewed?: () => number;
+  /**
+   * How long an attempt may wait for its connection to the upstream (GATEWAY_UPSTREAM_TIMEOUT_MS): past
+   * it, a DIAL failure, `upstream_timeout`. Without it a proxy that drops SYNs (a stopped VM) held every
+   * fetch for the whole fetch deadline, answered as the target's `fetch_timeout`.
+   */
+  dialTimeoutMs?: number;
   /** Called once the request has a connection to the upstream (pooled or new). */
   onConnected: () => void;
   /** Given what abandons the exchange before its head (the caller left): settles it `client_closed`. */
@@ -71,6 +77,15 @@ export function fetchAbsolute(
       // connection had connected sent the request nowhere — a DIAL failure (fetch-through.ts redials it),
       // not the target's.
       let reqConnected = false;
+      const dialTimer =
+        f.dialTimeoutMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              if (reqConnected || r !== req) return;
+              // Settled first: the destroy's 'close' must not read as the target's bad response.
+              settle({ ok: false, stage: 'DIAL', status: 504, code: 'upstream_timeout' });
+              r.destroy();
+            }, f.dialTimeoutMs);
       const r = http.request({
         host: u.host,
         port: u.port,
@@ -84,6 +99,7 @@ export function fetchAbsolute(
       r.on('socket', (s) => {
         const up = () => {
           reqConnected = true;
+          clearTimeout(dialTimer);
           if (connected) return;
           connected = true;
           f.onConnected();
@@ -148,6 +164,7 @@ export function fetchAbsolute(
       // 'close'. Without this the exchange never settled and held its slot. A retried request's 'close'
       // comes after its replacement was sent: not this exchange's end.
       r.on('close', () => {
+        clearTimeout(dialTimer);
         if (r === req && !settled)
           settle({ ok: false, stage: 'RESPONSE_HEADERS', status: 502, code: 'target_bad_response' });
       });

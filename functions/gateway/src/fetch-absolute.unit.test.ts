@@ -1,6 +1,7 @@
 // An absolute-form fetch that reaches the upstream pool after the drain's cut (its look-up came back late)
 // is the gateway's own shutdown, not the proxy's failure: it settles `shutting_down`, which fetch-through.ts
 // neither records against the proxy nor redials, where a dial refused reads `upstream_dial_failed`.
+import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Upstream } from '../../../shared/src/domain/gateway/routing.js';
@@ -44,5 +45,45 @@ describe('fetchAbsolute through a destroyed pool', () => {
     });
     expect(r).toMatchObject({ ok: false, stage: 'DIAL', status: 503, code: 'shutting_down' });
     expect(accepted).toBe(0);
+  });
+});
+
+describe('fetchAbsolute to an upstream whose connect never completes', () => {
+  it('gives up at dialTimeoutMs: a DIAL failure, upstream_timeout, well before the fetch deadline', async () => {
+    // A stopped VM drops SYNs: nothing refuses, the connect just never completes. Here the socket waits
+    // for ever on its address look-up (a lookup that never answers), still "connecting".
+    let opened = 0;
+    const sockets: net.Socket[] = [];
+    const agent = new http.Agent();
+    agent.createConnection = () => {
+      opened++;
+      const s = net.connect({ host: 'upstream.test', port: 3128, lookup: () => {} });
+      sockets.push(s);
+      return s;
+    };
+    const pool = { agentFor: () => agent, fresh: agent, dropIdle: () => {} } as unknown as UpstreamPool;
+    const u = {
+      host: 'upstream.test',
+      port: 3128,
+      auth: { authorization: undefined } as unknown as UpstreamAuth,
+    } as Upstream<UpstreamAuth>;
+    let connected = false;
+    const r = await fetchAbsolute(u, pool, {
+      url: 'http://target.test/',
+      method: 'GET',
+      headers: { host: 'target.test' },
+      body: undefined,
+      timeoutMs: 60_000,
+      dialTimeoutMs: 50,
+      onConnected: () => {
+        connected = true;
+      },
+    });
+    expect(r).toMatchObject({ ok: false, stage: 'DIAL', status: 504, code: 'upstream_timeout' });
+    expect(connected).toBe(false);
+    expect(opened).toBe(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(sockets.every((s) => s.destroyed)).toBe(true);
+    agent.destroy();
   });
 });

@@ -308,6 +308,9 @@ export async function fetchThrough(
         body,
         timeoutMs: left(),
         renewed,
+        // The upstream's own bound on its dial, as for a tunnel below; the fetch's deadline, if sooner,
+        // ends it first (fetch_timeout, no evidence against the proxy when the caller set it short).
+        dialTimeoutMs: deps.upstreamTimeoutMs,
         onConnected: () => {
           u.live.reserved--;
           u.live.active++;
