@@ -67,7 +67,7 @@ export function createProxyListener(
   const ctx: ProxyContext = { ...deps, opts, sessions: new Set() };
   const server = net.createServer({ allowHalfOpen: true, noDelay: true }, (socket) => {
     const c = socket as Owned;
-    const s = new ProxySession(c, ctx, Date.now());
+    const s = new ProxySession(c, ctx, performance.now());
     c[SESSION] = s;
     ctx.sessions.add(s);
     ctx.sockets.proxyClients++;
@@ -77,9 +77,11 @@ export function createProxyListener(
     c.on('close', onClientClose);
   });
   server.maxConnections = opts.maxConnections;
-  // One sweep instead of timers per connection: every deadline here is fine to ~250 ms.
+  // One sweep instead of timers per connection: every deadline here is fine to ~250 ms. Monotonic: a wall
+  // clock stepped forward (NTP, a host migration) timed out every session in DIAL or HANDSHAKE at once,
+  // each a DIAL or PROXY_HANDSHAKE failure against its proxy; stepped back, it stretched every bound.
   const sweep = setInterval(() => {
-    const now = Date.now();
+    const now = performance.now();
     for (const s of ctx.sessions) s.sweep(now);
   }, 250);
   sweep.unref();

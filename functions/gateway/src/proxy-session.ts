@@ -283,7 +283,7 @@ export class ProxySession implements ForwardOwner {
     this.upstream = u;
     u.live.reserved++;
     this.load = 1;
-    this.t0 = Date.now();
+    this.t0 = performance.now();
     this.deadline = this.t0 + this.ctx.opts.upstreamTimeoutMs;
     if (!this.isConnect && u.auth.absoluteUri) {
       this.forwardAbsolute(u);
@@ -425,7 +425,7 @@ export class ProxySession implements ForwardOwner {
     if (this.state !== DIAL) return;
     this.state = HANDSHAKE;
     const hop = { host: u.host, port: u.port, credentials: u.auth.socks5?.credentials ?? null };
-    const left = Math.max(1, this.deadline - Date.now());
+    const left = Math.max(1, this.deadline - performance.now());
     socks5Handshake(this.up!, hop, address, this.port, left).then(
       () => this.socks5Established(),
       (e: TunnelError) => {
@@ -649,7 +649,7 @@ export class ProxySession implements ForwardOwner {
     u.live.reserved--;
     u.live.active++;
     this.load = 2;
-    this.handshakeMs = Date.now() - this.t0;
+    this.handshakeMs = performance.now() - this.t0;
     this.deadline = this.t0 + this.handshakeMs + this.ctx.opts.idleTimeoutMs;
     if (this.isConnect) {
       this.state = TUNNEL;
@@ -735,7 +735,7 @@ export class ProxySession implements ForwardOwner {
 
   /** Our side is done: the client gets GATEWAY_LINGER_MS to close its own (sweep). */
   private linger(): void {
-    this.lingerUntil = Date.now() + this.ctx.opts.lingerMs;
+    this.lingerUntil = performance.now() + this.ctx.opts.lingerMs;
   }
 
   private upGone(): void {
@@ -765,7 +765,7 @@ export class ProxySession implements ForwardOwner {
       this.clientEnded = true;
       const st = this.state;
       if (st !== RESPONSE && st !== TUNNEL) return;
-      this.deadline = Math.min(this.deadline, Date.now() + this.ctx.opts.lingerMs);
+      this.deadline = Math.min(this.deadline, performance.now() + this.ctx.opts.lingerMs);
       if (st === TUNNEL && !this.isConnect) this.up?.end();
     }
   }
@@ -855,16 +855,15 @@ export class ProxySession implements ForwardOwner {
     const u = this.upstream;
     if (this.outcomeDone || !u) return;
     this.outcomeDone = true;
-    const now = Date.now();
     this.ctx.worker.recordOutcome({
       proxy: u.name,
       route: this.route?.name ?? '-',
       stage,
       ok,
-      latencyMs: stage === 'TUNNEL' ? this.handshakeMs : now - this.t0,
+      latencyMs: Math.round(stage === 'TUNNEL' ? this.handshakeMs : performance.now() - this.t0),
       target: `${this.host}:${this.port}`,
       status,
-      at: now,
+      at: Date.now(),
     });
   }
 }

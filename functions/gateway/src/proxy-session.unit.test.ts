@@ -251,7 +251,7 @@ describe('ProxySession refusing while it holds an upstream slot', () => {
     expect(answers).toHaveLength(1);
     expect(live.active).toBe(0);
     live.cut = true;
-    s.sweep(Date.now());
+    s.sweep(performance.now());
     expect(destroyed).toBe(0);
   });
 });
