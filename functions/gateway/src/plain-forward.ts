@@ -53,6 +53,12 @@ export interface ForwardRequest {
   /** Content-Length of the client's request body: 0 = none. */
   bodyLength: number;
   clientHttp11: boolean;
+  /**
+   * How long the retry's fresh connection may take to connect (GATEWAY_UPSTREAM_TIMEOUT_MS): past it, a
+   * DIAL failure, 504 `upstream_timeout`. The first dial is bounded by the session's DIAL deadline; the
+   * retry comes after the session was told it had a connection, when only the idle timeout (300 s) watched.
+   */
+  dialTimeoutMs?: number;
 }
 
 const FWD = Symbol('plain-forward');
@@ -71,6 +77,7 @@ export class PlainForward {
    * that fresh dial's, after the session was told it had a connection (the pooled one).
    */
   retried = false;
+  private retryDial: NodeJS.Timeout | undefined;
   private rechunk = false;
   /** The response was read to its end (the socket went back to the pool) or the exchange was abandoned. */
   private finished = false;
@@ -127,6 +134,7 @@ export class PlainForward {
    * ever close it.
    */
   abort(): void {
+    clearTimeout(this.retryDial);
     const req = this.req;
     if (!req || this.settled) return;
     this.finished = true;
@@ -150,6 +158,7 @@ export class PlainForward {
 
   private connectedNow(): void {
     this.reqConnected = true;
+    clearTimeout(this.retryDial);
     if (this.connected || this.finished) return;
     this.connected = true;
     this.owner.forwardConnected();
@@ -253,6 +262,8 @@ export class PlainForward {
       this.retried = true;
       this.pool.dropIdle(this.r.host, this.r.port);
       this.req = this.send(this.pool.fresh);
+      const ms = this.r.dialTimeoutMs;
+      if (ms !== undefined) this.retryDial = setTimeout(() => this.retryDialTimedOut(), ms);
       return;
     }
     this.finished = true;
@@ -261,6 +272,13 @@ export class PlainForward {
       this.owner.forwardFailed('RESPONSE_HEADERS', 502, 'target_bad_response');
     else if (code === 'ECONNRESET') this.owner.forwardFailed('RESPONSE_HEADERS', 502, 'target_closed');
     else this.owner.forwardFailed('RESPONSE_HEADERS', 502, 'target_failed');
+  }
+
+  private retryDialTimedOut(): void {
+    if (this.reqConnected || this.finished) return;
+    this.finished = true;
+    this.req?.destroy();
+    this.owner.forwardFailed('DIAL', 504, 'upstream_timeout');
   }
 
   /**

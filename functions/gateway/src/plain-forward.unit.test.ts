@@ -165,3 +165,75 @@ describe('PlainForward: pooled upstream connections and credentials', () => {
     expect(pool.idleCount()).toBe(2);
   });
 });
+
+describe('PlainForward: the retry after a pooled connection was dropped', () => {
+  // Answers the first request on a connection and keeps it alive; destroys it at the second, unanswered.
+  const upstream = http.createServer((req, res) => {
+    const s = req.socket as net.Socket & { served?: number };
+    s.served = (s.served ?? 0) + 1;
+    if (s.served > 1) {
+      s.destroy();
+      return;
+    }
+    res.setHeader('content-length', '2');
+    res.end('ok');
+  });
+  let port = 0;
+  beforeAll(async () => {
+    port = await listen(upstream);
+  });
+  afterAll(async () => {
+    upstream.closeAllConnections();
+    await new Promise((r) => upstream.close(r));
+  });
+
+  it('a fresh dial that never connects ends at dialTimeoutMs: DIAL 504 upstream_timeout', async () => {
+    const pooled = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    // A stopped VM drops SYNs: the fresh connection waits for ever (here on a look-up that never answers).
+    const stuck: net.Socket[] = [];
+    const fresh = new http.Agent();
+    fresh.createConnection = () => {
+      const s = net.connect({ host: 'upstream.test', port, lookup: () => {} });
+      stuck.push(s);
+      return s;
+    };
+    const pool = { agentFor: () => pooled, fresh, dropIdle: () => {} } as unknown as UpstreamPool;
+    // One exchange first, so that the next request rides a pooled connection the upstream then drops.
+    await new Promise<void>((resolve, reject) => {
+      http
+        .get({ host: '127.0.0.1', port, path: '/', agent: pooled }, (res) => {
+          res.resume();
+          res.on('end', () => setImmediate(resolve));
+        })
+        .on('error', reject);
+    });
+    const failed = new Promise<unknown[]>((resolve) => {
+      const owner = {
+        client: new net.Socket(),
+        forwardConnected: () => {},
+        forwardFailed: (...args: unknown[]) => resolve(args),
+        forwardResponse: () => true,
+        forwardDone: () => {},
+        forwardBroken: () => {},
+        bodyDrained: () => {},
+      } as unknown as ForwardOwner;
+      new PlainForward(owner, pool, {
+        host: '127.0.0.1',
+        port,
+        method: 'GET',
+        url: 'http://target.test/',
+        headers: ['host', 'target.test'],
+        authorization: '',
+        bodyLength: 0,
+        clientHttp11: true,
+        dialTimeoutMs: 100,
+      }).start();
+    });
+    expect(await failed).toEqual(['DIAL', 504, 'upstream_timeout']);
+    expect(stuck).toHaveLength(1);
+    await new Promise((r) => setImmediate(r));
+    expect(stuck[0]!.destroyed).toBe(true);
+    pooled.destroy();
+    fresh.destroy();
+  });
+});

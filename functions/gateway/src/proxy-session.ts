@@ -395,6 +395,7 @@ export class ProxySession implements ForwardOwner {
       authorization: u.auth.authorization,
       bodyLength: this.bodyLeft,
       clientHttp11: h.version === 'HTTP/1.1',
+      dialTimeoutMs: this.ctx.opts.upstreamTimeoutMs,
     });
     this.fwd = fwd;
     try {
@@ -462,8 +463,15 @@ export class ProxySession implements ForwardOwner {
   forwardFailed(stage: OutcomeStage, status: number, code: string, upstreamStatus?: number): void {
     // A DIAL failure sent the request nowhere, also when it is the fresh dial of a retry: the pooled
     // connection taken first had connected (the session is in RESPONSE), then the upstream dropped it —
-    // a proxy that has just died refuses the new one.
-    if (stage === 'DIAL' && (this.state === DIAL || this.fwd?.retried) && this.redial()) return;
+    // a proxy that has just died refuses the new one. Not a retry's dial that timed out: it has spent
+    // GATEWAY_UPSTREAM_TIMEOUT_MS already, as a tunnel's timed-out dial is not redialled either.
+    if (
+      stage === 'DIAL' &&
+      code !== 'upstream_timeout' &&
+      (this.state === DIAL || this.fwd?.retried) &&
+      this.redial()
+    )
+      return;
     this.failStage(stage, status, code, upstreamStatus);
   }
 
