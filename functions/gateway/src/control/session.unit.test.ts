@@ -102,6 +102,12 @@ function harness(
   };
 }
 
+/** The runtime reports sent so far that say draining with every count zero: the last word. */
+const idleDrainingReports = (h: ReturnType<typeof harness>) =>
+  h.client
+    .of('runtime')
+    .map((c) => c.body as { draining: boolean; counts: unknown[] })
+    .filter((b) => b.draining && b.counts.length === 0);
 const gaps = (times: number[]) => times.slice(1).map((t, i) => t - times[i]!);
 /** A tunnel's outcome on p-a, `i` ms long. */
 const outcome = (i: number) => ({
@@ -287,11 +293,7 @@ describe('registration', () => {
     h.worker.checking = 1;
     await h.session.source.stop();
     await vi.advanceTimersByTimeAsync(30_000);
-    const idleDraining = () =>
-      h.client
-        .of('runtime')
-        .map((c) => c.body as { draining: boolean; counts: unknown[] })
-        .filter((b) => b.draining && b.counts.length === 0);
+    const idleDraining = () => idleDrainingReports(h);
     expect(idleDraining()).toHaveLength(0);
     h.worker.checking = 0;
     await vi.advanceTimersByTimeAsync(30_000);
@@ -325,11 +327,7 @@ describe('registration', () => {
     h.worker.checking = 1;
     answerAck();
     await flush();
-    const idleDraining = () =>
-      h.client
-        .of('runtime')
-        .map((c) => c.body as { draining: boolean; counts: unknown[] })
-        .filter((b) => b.draining && b.counts.length === 0);
+    const idleDraining = () => idleDrainingReports(h);
     expect(idleDraining()).toHaveLength(0);
     h.worker.checking = 0;
     await h.session.reporter.stop();
