@@ -77,15 +77,7 @@ export function fetchAbsolute(
       // connection had connected sent the request nowhere — a DIAL failure (fetch-through.ts redials it),
       // not the target's.
       let reqConnected = false;
-      const dialTimer =
-        f.dialTimeoutMs === undefined
-          ? undefined
-          : setTimeout(() => {
-              if (reqConnected || r !== req) return;
-              // Settled first: the destroy's 'close' must not read as the target's bad response.
-              settle({ ok: false, stage: 'DIAL', status: 504, code: 'upstream_timeout' });
-              r.destroy();
-            }, f.dialTimeoutMs);
+      let dialTimer: NodeJS.Timeout | undefined;
       const r = http.request({
         host: u.host,
         port: u.port,
@@ -96,6 +88,14 @@ export function fetchAbsolute(
         agent,
         maxHeaderSize: MAX_RESPONSE_HEAD_BYTES,
       });
+      // Armed once the request exists: one Node refuses throws above, and nothing is left running.
+      if (f.dialTimeoutMs !== undefined)
+        dialTimer = setTimeout(() => {
+          if (reqConnected || r !== req) return;
+          // Settled first: the destroy's 'close' must not read as the target's bad response.
+          settle({ ok: false, stage: 'DIAL', status: 504, code: 'upstream_timeout' });
+          r.destroy();
+        }, f.dialTimeoutMs);
       r.on('socket', (s) => {
         const up = () => {
           reqConnected = true;

@@ -281,3 +281,20 @@ describe('ProxySession after a whole absolute-form answer', () => {
     expect(upstream.live.active).toBe(0);
   });
 });
+
+// A retry's fresh dial that timed out (plain-forward.ts) has spent GATEWAY_UPSTREAM_TIMEOUT_MS already:
+// answered, as a tunnel's timed-out dial is, not redialled; one refused is redialled as before.
+describe('ProxySession.forwardFailed after a retry on a fresh connection', () => {
+  it('does not redial a timed-out dial, and still redials a refused one', () => {
+    const { s } = session(8192);
+    const redial = vi.fn(() => true);
+    const failStage = vi.fn();
+    Object.assign(s, { fwd: { retried: true }, redial, failStage });
+    s.forwardFailed('DIAL', 504, 'upstream_timeout');
+    expect(redial).not.toHaveBeenCalled();
+    expect(failStage).toHaveBeenCalledWith('DIAL', 504, 'upstream_timeout', undefined);
+    s.forwardFailed('DIAL', 502, 'upstream_dial_failed');
+    expect(redial).toHaveBeenCalledTimes(1);
+    expect(failStage).toHaveBeenCalledTimes(1);
+  });
+});
