@@ -293,8 +293,9 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
       clearInterval(prune);
       await proxy?.stopAccepting();
       http.close();
-      // Monotonic, as every wait of the gateway: a clock step must neither stretch the drain past the
-      // platform's grace period nor cut it short.
+      // Monotonic, as the gateway's waits are (a /v1/fetch's deadline aside: it meets the grant's end, a
+      // wall-clock instant): a clock step must neither stretch the drain past the platform's grace period
+      // nor cut it short.
       const deadline = performance.now() + cfg.GATEWAY_DRAIN_TIMEOUT_MS;
       const waitWhile = async (busy: () => boolean, until = deadline) => {
         while (busy() && performance.now() < until) await new Promise((r) => setTimeout(r, 50));

@@ -120,8 +120,9 @@ export function openSocks5Tunnel(
   return new Promise((resolve, reject) => {
     const up = dialCounted(u, sockets);
     dialled?.(up);
-    // One bound for the dial and the handshake together, as for an http upstream's CONNECT.
-    const until = Date.now() + timeoutMs;
+    // One bound for the dial and the handshake together, as for an http upstream's CONNECT. Monotonic: a
+    // wall clock stepped forward meanwhile left the handshake 1 ms, a failure recorded against the proxy.
+    const until = performance.now() + timeoutMs;
     const dialTimer = setTimeout(() => {
       up.destroy();
       reject(new TunnelError('timeout', 'DIAL'));
@@ -137,7 +138,7 @@ export function openSocks5Tunnel(
       up.removeListener('error', onDialError);
       up.on('error', ignore);
       const hop = { host: u.host, port: u.port, credentials: u.auth.socks5?.credentials ?? null };
-      socks5Handshake(up, hop, address, port, Math.max(1, until - Date.now())).then(
+      socks5Handshake(up, hop, address, port, Math.max(1, until - performance.now())).then(
         () => resolve(up),
         reject,
       );
