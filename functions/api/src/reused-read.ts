@@ -1,6 +1,7 @@
 // One count serving many scrapes of the API's /metrics: any crawler token may scrape, at any rate, and the
 // scrape-time gauges (proxyplane_leases_active, proxyplane_proxies{phase}) are billed aggregation queries
 // (docs/cost.md). Used by both, so what scraping can spend is bounded the same way for each.
+import { withDeadline } from '../../../shared/src/adapters/deadline.js';
 
 /**
  * How long a scrape waits on a count that is running: past it, the scrape takes the last value (the count
@@ -38,11 +39,9 @@ export function reusedRead<T>(
         }
       })();
     }
-    if (running !== null) {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([running, new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)))]);
-      clearTimeout(timer);
-    }
+    // `running` never rejects (its failure is reported above): past waitMs, the last value.
+    if (running !== null)
+      await withDeadline(running, waitMs, () => new Error('count still running')).catch(() => {});
     return value;
   };
 }

@@ -10,6 +10,17 @@ import { fetchAbsolute } from './fetch-absolute.js';
 import { newSocketCounts } from './sockets.js';
 import { UpstreamPool } from './upstream-pool.js';
 
+/** An upstream without credentials of its own at host:port. */
+const upstreamAt = (host: string, port: number) =>
+  ({ host, port, auth: { authorization: undefined } as unknown as UpstreamAuth }) as Upstream<UpstreamAuth>;
+
+const GET_TARGET = {
+  url: 'http://target.test/',
+  method: 'GET',
+  headers: { host: 'target.test' },
+  body: undefined,
+};
+
 describe('fetchAbsolute through a destroyed pool', () => {
   let accepted = 0;
   const upstream = net.createServer((s) => {
@@ -30,16 +41,8 @@ describe('fetchAbsolute through a destroyed pool', () => {
   it('settles shutting_down and opens no connection', async () => {
     const pool = new UpstreamPool(newSocketCounts(), { idleMs: 60_000, maxIdlePerUpstream: 4 });
     pool.destroy();
-    const u = {
-      host: '127.0.0.1',
-      port,
-      auth: { authorization: undefined } as unknown as UpstreamAuth,
-    } as Upstream<UpstreamAuth>;
-    const r = await fetchAbsolute(u, pool, {
-      url: 'http://target.test/',
-      method: 'GET',
-      headers: { host: 'target.test' },
-      body: undefined,
+    const r = await fetchAbsolute(upstreamAt('127.0.0.1', port), pool, {
+      ...GET_TARGET,
       timeoutMs: 5_000,
       onConnected: () => {},
     });
@@ -62,17 +65,9 @@ describe('fetchAbsolute to an upstream whose connect never completes', () => {
       return s;
     };
     const pool = { agentFor: () => agent, fresh: agent, dropIdle: () => {} } as unknown as UpstreamPool;
-    const u = {
-      host: 'upstream.test',
-      port: 3128,
-      auth: { authorization: undefined } as unknown as UpstreamAuth,
-    } as Upstream<UpstreamAuth>;
     let connected = false;
-    const r = await fetchAbsolute(u, pool, {
-      url: 'http://target.test/',
-      method: 'GET',
-      headers: { host: 'target.test' },
-      body: undefined,
+    const r = await fetchAbsolute(upstreamAt('upstream.test', 3128), pool, {
+      ...GET_TARGET,
       timeoutMs: 60_000,
       dialTimeoutMs: 50,
       onConnected: () => {

@@ -205,20 +205,25 @@ export class FirestoreLeaseStore implements LeaseStore {
 
   async ready(timeoutMs: number): Promise<void> {
     if (!this.listener) throw new LeaseStoreError('not_ready', 'lease store not started');
+    const waits = [this.listener.ready(timeoutMs)];
+    // Until a read of every lease state has landed (once loaded, every request asks the listener alone).
     // A read that hangs (Firestore degraded) is waited on for timeoutMs at most: unbounded, every request
     // of the replica waited on it until Cloud Run's request timeout.
-    const done = new AbortController();
-    const inTime = withDeadline(
-      this.loaded ? Promise.resolve() : this.loadOrWait(done.signal),
-      timeoutMs,
-      () => new Error(`lease states not read within ${timeoutMs} ms`),
-    );
+    const done = this.loaded ? null : new AbortController();
+    if (done)
+      waits.push(
+        withDeadline(
+          this.loadOrWait(done.signal),
+          timeoutMs,
+          () => new Error(`lease states not read within ${timeoutMs} ms`),
+        ),
+      );
     try {
-      await Promise.all([this.listener.ready(timeoutMs), inTime]);
+      await Promise.all(waits);
     } catch (err) {
       throw new LeaseStoreError('not_ready', 'lease views not loaded', { cause: err });
     } finally {
-      done.abort();
+      done?.abort();
     }
   }
 
