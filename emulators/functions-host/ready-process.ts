@@ -3,7 +3,7 @@
 import { once } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { startGroup } from '../launcher/process-group.js';
+import { parentPidEnv, startGroup } from '../launcher/process-group.js';
 
 export interface ExitInfo {
   code: number | null;
@@ -40,7 +40,7 @@ export async function startReadyProcess(opts: ReadyProcessOptions): Promise<Read
     command: opts.command,
     args: isNode ? ['--import', EXIT_WITH_PARENT, ...opts.args] : opts.args,
     cwd: opts.cwd,
-    env: opts.env,
+    env: isNode ? { ...opts.env, ...parentPidEnv() } : opts.env,
     logFile: opts.logFile,
   });
   opts.onSpawn?.(() => proc.stop());

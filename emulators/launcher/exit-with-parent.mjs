@@ -5,9 +5,18 @@
 // included — the gateway drains). The SIGTERM is sent once: the services take it with
 // `process.once('SIGTERM', …)`, so a second one would meet no handler and end a drain midway. Should the
 // graceful path hang, SIGKILL follows after GRACE_MS — as `npm start`'s own stop does after its grace.
-// Polled once a second on an unref'd timer: it never keeps a process up.
+// Polled once a second on an unref'd timer: it never keeps a process up; the first poll comes after the
+// main module has run, so its SIGTERM handler is in place even when the parent is gone from the start.
+//
+// The parent to outlive is the one the launcher names (PARENT_PID_ENV, process-group.ts), not this
+// process's ppid as it loads: a parent killed between spawning the child and the child loading this file
+// (Node's start-up takes a second on a loaded machine) would leave the child re-parented already, and it
+// would take its adoptive parent for its own and never stop. The variable is removed at once, so what
+// this process starts does not inherit a pid that is not its parent's.
+const PARENT_PID_ENV = 'PROXYPLANE_PARENT_PID';
 const GRACE_MS = 15_000;
-const parent = process.ppid;
+const parent = Number(process.env[PARENT_PID_ENV]) || process.ppid;
+delete process.env[PARENT_PID_ENV];
 const poll = setInterval(() => {
   if (process.ppid === parent) return;
   clearInterval(poll);

@@ -28,6 +28,10 @@ export interface StartOptions {
 }
 
 const EXIT_WITH_PARENT = new URL('./exit-with-parent.mjs', import.meta.url).href;
+/** Names the process exit-with-parent.mjs must outlive: whoever spawned it, not whoever adopted it. */
+export const PARENT_PID_ENV = 'PROXYPLANE_PARENT_PID';
+/** The environment entry a child preloaded with exit-with-parent.mjs is started with. */
+export const parentPidEnv = (): Record<string, string> => ({ [PARENT_PID_ENV]: String(process.pid) });
 const GROUP_LEADER = fileURLToPath(new URL('./group-leader.mjs', import.meta.url));
 
 export function startGroup(opts: StartOptions): GroupProcess {
@@ -44,7 +48,7 @@ export function startGroup(opts: StartOptions): GroupProcess {
       : [opts.command, opts.args];
     child = spawn(command, args, {
       cwd: opts.cwd,
-      env: { ...process.env, ...opts.env },
+      env: { ...process.env, ...opts.env, ...(opts.exitWithParent ? parentPidEnv() : {}) },
       detached: true,
       stdio: ['ignore', fd ?? 'ignore', fd ?? 'ignore'],
     });

@@ -6,6 +6,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { PARENT_PID_ENV } from '../../emulators/launcher/process-group.js';
 
 /**
  * Whether `pid` still runs. An orphan that has exited stays a zombie until whatever adopted it reaps it
@@ -90,6 +91,49 @@ describe('startReadyProcess', () => {
       expect(existsSync(marker)).toBe(true);
     } finally {
       if (alive(child)) process.kill(-child, 'SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('a child whose parent died before the preload ran still stops, gracefully: it outlives the parent it is named', async () => {
+    // On a loaded machine Node's start-up outlasts a parent's readiness wait: killed meanwhile, the
+    // parent is gone before the child reads its ppid, which is then its adoptive parent's. Here the named
+    // parent is a process that has already exited; the child's actual parent (this runner) lives on.
+    const gone = spawn('true');
+    await once(gone, 'exit');
+    const dir = mkdtempSync(join(tmpdir(), 'pp-orphan-early-'));
+    const marker = join(dir, 'drained');
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        new URL('../../emulators/launcher/exit-with-parent.mjs', import.meta.url).href,
+        '-e',
+        `process.once('SIGTERM', () => {
+          require('node:fs').writeFileSync(${JSON.stringify(marker)}, 'ok');
+          process.exit(0);
+        });
+        console.log('inherited ' + process.env.${PARENT_PID_ENV});
+        setInterval(() => {}, 1000);`,
+      ],
+      { env: { ...process.env, [PARENT_PID_ENV]: String(gone.pid) }, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d;
+    });
+    try {
+      expect(child.pid).toBeGreaterThan(0);
+      const [code] = await Promise.race([
+        once(child, 'exit'),
+        new Promise<[string]>((r) => setTimeout(() => r(['still running']), 20_000)),
+      ]);
+      expect(code).toBe(0);
+      expect(existsSync(marker)).toBe(true);
+      // What the child starts does not inherit a parent that is not its own.
+      expect(out).toContain('inherited undefined');
+    } finally {
+      child.kill('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
