@@ -3,6 +3,7 @@ import type { protos } from '@google-cloud/compute';
 // The clients' own modules, as shared/src/adapters/gce/clients.ts takes them (the index costs ~2.4 s of CPU).
 import { InstancesClient } from '@google-cloud/compute/build/src/v1/instances_client.js';
 import { ZoneOperationsClient } from '@google-cloud/compute/build/src/v1/zone_operations_client.js';
+import { pruneInstalledComputeProtos } from '../../shared/src/adapters/gce/compute-protos.js';
 import { localClientOptions } from '../../shared/src/adapters/local-endpoints.js';
 import { renderDefaultCloudInit } from '../../shared/src/domain/cloud-init/startup-script.js';
 import {
@@ -18,6 +19,7 @@ export function computeClients(endpoint: string) {
   // google-auth-library 10.9 (ours) and 10.5 (google-gax's own copy) differ only in types: the
   // PassThroughClient works at run time but is not assignable, hence the cast.
   const options = localClientOptions(endpoint) as unknown as ComputeClientOptions;
+  pruneInstalledComputeProtos();
   const instances = new InstancesClient(options);
   const zoneOps = new ZoneOperationsClient(options);
   return {

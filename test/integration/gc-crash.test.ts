@@ -6,16 +6,15 @@
 // proxies).
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { InstancesClient } from '@google-cloud/compute/build/src/v1/instances_client.js';
 import { Firestore } from '@google-cloud/firestore';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ComputeEmulator, startComputeEmulator } from '../../emulators/compute/server.js';
+import { computeClients } from '../../emulators/compute/testing.js';
 import { type HostedFunction, hostFunction } from '../../emulators/functions-host/host.js';
 import type { ApiServer } from '../../functions/api/src/server.js';
 import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
 import { buildInsertRequest } from '../../shared/src/adapters/gce/build-insert-request.js';
 import { makeGceProvider } from '../../shared/src/adapters/gce/clients.js';
-import { localClientOptions } from '../../shared/src/adapters/local-endpoints.js';
 import { loadPubSubTable, type PubSubTable } from '../../shared/src/config/topology.js';
 import { instanceNameFromUid } from '../../shared/src/domain/instance-name.js';
 import type { InstanceRequest } from '../../shared/src/domain/reconcile/types.js';
@@ -201,10 +200,8 @@ function requestFor(uid: string): InstanceRequest {
 async function foreignInstance(compute: ComputeEmulator, project: string, name: string): Promise<void> {
   const insert = buildInsertRequest({ ...requestFor(randomUUID()), name }, { project });
   insert.instanceResource!.labels = {};
-  const client = new InstancesClient(
-    localClientOptions(compute.endpoint) as ConstructorParameters<typeof InstancesClient>[0],
-  );
-  await client.insert(insert);
-  await client.close();
+  const clients = computeClients(compute.endpoint);
+  await clients.instances.insert(insert);
+  await clients.close();
   compute.admin.backdate(project, ZONE, name, { ageMs: 24 * HOUR });
 }

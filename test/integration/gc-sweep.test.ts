@@ -2,15 +2,14 @@
 // the Compute emulator through the real @google-cloud/compute client, with the live set read from the
 // Firestore emulator: labelled, unlabelled, young and old instances of live, deleting and missing proxies.
 import { randomUUID } from 'node:crypto';
-import { InstancesClient } from '@google-cloud/compute/build/src/v1/instances_client.js';
 import { Firestore } from '@google-cloud/firestore';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type ComputeEmulator, startComputeEmulator } from '../../emulators/compute/server.js';
+import { computeClients } from '../../emulators/compute/testing.js';
 import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
 import { buildInsertRequest } from '../../shared/src/adapters/gce/build-insert-request.js';
 import { makeGceProvider } from '../../shared/src/adapters/gce/clients.js';
 import type { GceProvider } from '../../shared/src/adapters/gce/gce-provider.js';
-import { localClientOptions } from '../../shared/src/adapters/local-endpoints.js';
 import { instanceNameFromUid } from '../../shared/src/domain/instance-name.js';
 import type { InstanceRequest } from '../../shared/src/domain/reconcile/types.js';
 import { Tick } from '../../shared/src/messages/tick.js';
@@ -44,11 +43,9 @@ describe('gc sweep against the Compute emulator (seed §8)', () => {
   const foreign = async (name: string, labels: Record<string, string>) => {
     const insert = buildInsertRequest({ ...requestFor(randomUUID()), name }, { project: projectId });
     insert.instanceResource!.labels = labels;
-    const client = new InstancesClient(
-      localClientOptions(compute.endpoint) as ConstructorParameters<typeof InstancesClient>[0],
-    );
-    await client.insert(insert);
-    await client.close();
+    const clients = computeClients(compute.endpoint);
+    await clients.instances.insert(insert);
+    await clients.close();
     compute.admin.backdate(projectId, ZONE, name, { ageMs: 24 * HOUR });
   };
 
