@@ -1,10 +1,12 @@
 // Hosts one function the way Cloud Functions runs it: the real functions-framework CLI (so the
-// emulator's push becomes the same CloudEvent Eventarc delivers, recipes §1), TypeScript through tsx,
+// emulator's push becomes the same CloudEvent Eventarc delivers, recipes §1), its TypeScript bundled
+// into one JavaScript file (entry-bundle.ts says why and how the source's semantics are kept),
 // in its own process group so stopping it leaves nothing behind, listening on its host only
 // (listen-on-host.mjs: the CLI alone would listen on every interface).
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, join } from 'node:path';
 import { repoRoot } from '../../shared/src/config/local-ports.js';
+import { bundledEntry } from '../launcher/entry-bundle.js';
 import { readyFile } from './ready-file.js';
 import { type ExitInfo, startReadyProcess } from './ready-process.js';
 
@@ -54,11 +56,9 @@ export async function hostFunction(opts: HostFunctionOptions): Promise<HostedFun
   const host = opts.host ?? '127.0.0.1';
   const args = [
     '--import',
-    'tsx',
-    '--import',
     LISTEN_ON_HOST,
     frameworkCli,
-    `--source=${entryFile(fn.source)}`,
+    `--source=${await bundledEntry(entryFile(fn.source))}`,
     `--target=${fn.target}`,
   ];
   args.push(`--port=${port}`);

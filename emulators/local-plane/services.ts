@@ -7,6 +7,7 @@ import { repoRoot } from '../../shared/src/config/local-ports.js';
 import { loadScheduleTable } from '../../shared/src/config/topology.js';
 import { jsonLineLog } from '../compute/log.js';
 import { type ExitInfo, startReadyProcess } from '../functions-host/ready-process.js';
+import { bundledEntry } from '../launcher/entry-bundle.js';
 import { waitForHttp } from '../launcher/wait.js';
 import { jobsFromTable } from '../scheduler/jobs.js';
 import { LocalScheduler, type TickPublisher } from '../scheduler/local-scheduler.js';
@@ -35,7 +36,7 @@ export async function startApi(opts: {
   const proc = await startReadyProcess({
     name: 'api',
     command: process.execPath,
-    args: ['--import', 'tsx', entry],
+    args: [await bundledEntry(entry)],
     cwd: repoRoot,
     env: { ...opts.env, PORT: String(opts.port), HOST: opts.host },
     logFile: join(opts.logDir, 'api.log'),
@@ -59,7 +60,7 @@ export async function startGatewayService(opts: {
     name: 'gateway',
     command: process.execPath,
     // Started as Terraform starts it (functions/gateway/src/gc-threads.ts).
-    args: [SINGLE_THREADED_GC, '--import', 'tsx', join(repoRoot, GATEWAY_ENTRY)],
+    args: [SINGLE_THREADED_GC, await bundledEntry(join(repoRoot, GATEWAY_ENTRY))],
     cwd: repoRoot,
     env: {
       ...opts.env,

@@ -1,10 +1,13 @@
 // Support for the lease tests: proxies stored the way the admin API stores them, the API (with leases)
 // in-process or as real main.ts processes, and the stored leases read back to check invariants.
 import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import type { Firestore } from '@google-cloud/firestore';
 import { Registry } from 'prom-client';
+import { bundledEntry } from '../../emulators/launcher/entry-bundle.js';
 import { freePort } from '../../emulators/launcher/free-port.js';
 import { waitForHttp } from '../../emulators/launcher/wait.js';
+import { API_ENTRY } from '../../emulators/local-plane/services.js';
 import { type ApiDeps, createApp } from '../../functions/api/src/app.js';
 import { anyOf } from '../../functions/api/src/auth/authenticator.js';
 import { staticTokenAuthenticator } from '../../functions/api/src/auth/static-tokens.js';
@@ -16,6 +19,7 @@ import { decodeLease } from '../../shared/src/adapters/firestore/lease-converter
 import { proxyToFirestore } from '../../shared/src/adapters/firestore/proxy-converter.js';
 import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
+import { repoRoot } from '../../shared/src/config/local-ports.js';
 import { type ProxyOptions, proxy } from '../../shared/src/domain/leases/fixtures.unit.js';
 import type { Lease } from '../../shared/src/domain/leases/model.js';
 import type { ProxyResource } from '../../shared/src/domain/proxy.js';
@@ -138,7 +142,7 @@ export interface ApiProcess {
 }
 
 /**
- * Starts the real API entry point (functions/api/src/main.ts under tsx, or `entry`: its compiled main.js
+ * Starts the real API entry point (functions/api/src/main.ts bundled as the local plane runs it, or `entry`: its compiled main.js
  * as `npm run build:functions` deploys it) as its own process on a free port, with the emulators of this
  * test run, and waits until /healthz answers.
  */
@@ -147,7 +151,7 @@ export async function startApiProcess(
   { timeoutMs = 90_000, entry }: { timeoutMs?: number; entry?: string } = {},
 ): Promise<ApiProcess> {
   const port = await freePort();
-  const args = entry ? [entry] : ['--import', 'tsx', 'functions/api/src/main.ts'];
+  const args = [entry ?? (await bundledEntry(join(repoRoot, API_ENTRY)))];
   const child = spawn(process.execPath, args, {
     env: {
       ...process.env,

@@ -1,0 +1,71 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { repoRoot } from '../../shared/src/config/local-ports.js';
+import { BUNDLE_DIR, bundledEntry } from './entry-bundle.js';
+
+const run = promisify(execFile);
+
+describe('bundledEntry', () => {
+  // Inside the repo, as every entry is (packages resolve from its node_modules); test-artifacts/ is ignored.
+  mkdirSync(join(repoRoot, 'test-artifacts'), { recursive: true });
+  const dir = mkdtempSync(join(repoRoot, 'test-artifacts', 'bundle-sources-'));
+  mkdirSync(join(dir, 'lib'));
+  const entry = join(dir, 'main.ts');
+  const lib = join(dir, 'lib', 'where.ts');
+  writeFileSync(
+    lib,
+    [
+      "import { createRequire } from 'node:module';",
+      'export const where = { url: import.meta.url, dirname: import.meta.dirname, filename: import.meta.filename };',
+      // Resolved from the source file's folder, as under tsx.
+      "export const sibling = new URL('./data.json', import.meta.url).pathname;",
+      "export const zod = createRequire(import.meta.url).resolve('zod');",
+      'export const label: string = "first";',
+    ].join('\n'),
+  );
+  writeFileSync(
+    entry,
+    [
+      "import { z } from 'zod';",
+      "import { label, sibling, where, zod } from './lib/where.js';",
+      'console.log(JSON.stringify({ where, sibling, zod, label, parsed: z.number().parse(7) }));',
+    ].join('\n'),
+  );
+  const runBundle = async (file: string) =>
+    JSON.parse((await run(process.execPath, [file], { cwd: dir })).stdout) as Record<string, unknown>;
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("runs with each module's import.meta as its source file's, npm packages left to Node", async () => {
+    const file = await bundledEntry(entry);
+    expect(file.startsWith(BUNDLE_DIR)).toBe(true);
+    const out = await runBundle(file);
+    expect(out.where).toEqual({ url: pathToFileURL(lib).href, dirname: join(dir, 'lib'), filename: lib });
+    expect(out.sibling).toBe(join(dir, 'lib', 'data.json'));
+    expect(out.parsed).toBe(7);
+    // zod stays an import of the installed package, not a copy inside the bundle.
+    expect(readFileSync(file, 'utf8')).toMatch(/from "zod"/);
+    expect(out.zod).toMatch(/node_modules\/zod\//);
+  });
+
+  it('is built once while its sources stand, and again once one of them changes', async () => {
+    const first = await bundledEntry(entry);
+    expect(await bundledEntry(entry)).toBe(first);
+    writeFileSync(lib, readFileSync(lib, 'utf8').replace('"first"', '"second"'));
+    // A later mtime, however coarse the file system's clock.
+    const later = new Date(Date.now() + 5_000);
+    utimesSync(lib, later, later);
+    const second = await bundledEntry(entry);
+    expect(second).not.toBe(first);
+    expect((await runBundle(second)).label).toBe('second');
+  });
+
+  it('fails with the compiler error on a source that does not compile', async () => {
+    const broken = join(dir, 'broken.ts');
+    writeFileSync(broken, 'export const x = ;\n');
+    await expect(bundledEntry(broken)).rejects.toThrow(/broken\.ts/);
+  });
+});
