@@ -16,9 +16,12 @@
 // A bundle is built once per process and entry, and again when one of its inputs has changed since
 // (checked by mtime at each start: a long-lived runner sees edits). Bundles are written under
 // node_modules/.cache/proxyplane/entries/, named by their content: concurrent runners writing the same
-// bundle write the same bytes, each through its own temporary file and a rename.
+// bundle write the same bytes, each through its own temporary file and a rename. Writing one removes
+// the entry's bundles (and abandoned temporary files) last written over an hour before: a process is
+// started within seconds of its bundle being written, and a bundle still in use is rewritten, newly
+// dated, by every build that produces it.
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
@@ -65,6 +68,18 @@ const sourceLocations: Plugin = {
   },
 };
 
+const STALE_MS = 60 * 60 * 1000;
+
+/** Removes the bundles named `prefix…` and the temporary files last written over STALE_MS ago. */
+function removeStale(prefix: string): void {
+  const before = Date.now() - STALE_MS;
+  for (const name of readdirSync(BUNDLE_DIR)) {
+    if (!name.startsWith(prefix) && !name.endsWith('.tmp')) continue;
+    const path = join(BUNDLE_DIR, name);
+    if (mtime(path) >= 0 && mtime(path) < before) rmSync(path, { force: true });
+  }
+}
+
 async function bundle(entry: string): Promise<Built> {
   const result = await build({
     entryPoints: [entry],
@@ -91,6 +106,7 @@ async function bundle(entry: string): Promise<Built> {
   const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
   writeFileSync(tmp, code);
   renameSync(tmp, file);
+  removeStale(`${name}-`);
   const inputs = Object.keys(result.metafile.inputs)
     .map((p) => join(repoRoot, p))
     .filter((p) => !p.includes(NODE_MODULES))

@@ -1,6 +1,15 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
+import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -8,6 +17,12 @@ import { repoRoot } from '../../shared/src/config/local-ports.js';
 import { BUNDLE_DIR, bundledEntry } from './entry-bundle.js';
 
 const run = promisify(execFile);
+
+/** Removes what a test bundled from `dir`: the bundles are named after their entry's path. */
+const removeBundlesOf = (dir: string) => {
+  const tag = basename(dir);
+  for (const f of readdirSync(BUNDLE_DIR)) if (f.includes(tag)) rmSync(join(BUNDLE_DIR, f), { force: true });
+};
 
 describe('bundledEntry', () => {
   // Inside the repo, as every entry is (packages resolve from its node_modules); test-artifacts/ is ignored.
@@ -37,7 +52,10 @@ describe('bundledEntry', () => {
   );
   const runBundle = async (file: string) =>
     JSON.parse((await run(process.execPath, [file], { cwd: dir })).stdout) as Record<string, unknown>;
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterAll(() => {
+    removeBundlesOf(dir);
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   it("runs with each module's import.meta as its source file's, npm packages left to Node", async () => {
     const file = await bundledEntry(entry);
@@ -67,5 +85,39 @@ describe('bundledEntry', () => {
     const broken = join(dir, 'broken.ts');
     writeFileSync(broken, 'export const x = ;\n');
     await expect(bundledEntry(broken)).rejects.toThrow(/broken\.ts/);
+  });
+});
+
+describe('bundledEntry: the cache', () => {
+  it("removes an entry's bundles and temporary files last written over an hour ago, and nothing else", async () => {
+    mkdirSync(join(repoRoot, 'test-artifacts'), { recursive: true });
+    const dir = mkdtempSync(join(repoRoot, 'test-artifacts', 'bundle-stale-'));
+    try {
+      const entry = join(dir, 'stale.ts');
+      writeFileSync(entry, 'console.log(1);\n');
+      const first = await bundledEntry(entry);
+      const prefix = first.slice(0, first.lastIndexOf('-') + 1);
+      const old = new Date(Date.now() - 2 * 60 * 60 * 1000);
+      const oldBundle = `${prefix}0000000000000000.mjs`;
+      const recentBundle = `${prefix}1111111111111111.mjs`;
+      const oldTmp = join(BUNDLE_DIR, 'abandoned.mjs.123.tmp');
+      const otherEntry = join(BUNDLE_DIR, 'some_other_entry-2222222222222222.mjs');
+      for (const f of [oldBundle, recentBundle, oldTmp, otherEntry]) writeFileSync(f, '');
+      for (const f of [oldBundle, oldTmp, otherEntry]) utimesSync(f, old, old);
+      writeFileSync(entry, 'console.log(2);\n');
+      const later = new Date(Date.now() + 5_000);
+      utimesSync(entry, later, later);
+      const second = await bundledEntry(entry);
+      expect(second).not.toBe(first);
+      expect([second, first, recentBundle].map((f) => existsSync(f))).toEqual([true, true, true]);
+      expect([oldBundle, oldTmp].map((f) => existsSync(f))).toEqual([false, false]);
+      // Another entry's bundle is that entry's to prune.
+      expect(existsSync(otherEntry)).toBe(true);
+      rmSync(otherEntry);
+      rmSync(recentBundle);
+    } finally {
+      removeBundlesOf(dir);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
