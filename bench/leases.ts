@@ -144,7 +144,7 @@ export default async function leasesBench(args: string[]): Promise<void> {
       RATE_LIMIT_LEASE_ACQUIRE: '100000:1000000',
       RATE_LIMIT_LEASE_OTHER: '100000:1000000',
     },
-    { entry: built && join(built.outDir, built.main) },
+    { entry: built && join(built.outDir, built.main), tsx: o.tsx },
   );
   // --in-process (a diagnostic): the same app in this process, driven by app.request() (no socket, no
   // second process), separates the HTTP hop and the extra process from the lease store's own cost. Off by

@@ -153,7 +153,7 @@ export default async function probeBench(args: string[]): Promise<void> {
         proxies,
         tiers: ['BASIC (health-check URL)', 'EGRESS (echo)'],
         concurrency: 64,
-        process: 'functions-framework via tsx',
+        process: 'functions-framework on the esbuild bundle the local plane runs',
       },
       metrics: {
         secondsForTick: Number(firstTick.toFixed(2)),
@@ -163,7 +163,7 @@ export default async function probeBench(args: string[]): Promise<void> {
       },
       targets: { secondsForTick: { op: '<=', value: 20 }, peakResidentMiB: { op: '<=', value: 256 } },
       notes: [
-        'peakResidentMiB is VmHWM of the function process, which runs TypeScript through tsx (the deployed build is plain JS).',
+        'peakResidentMiB is VmHWM of the function process, which runs the function bundled by esbuild as the local plane does (deployed: tsc output, unbundled).',
         'The Compute emulator (hosting every proxy), the Firestore emulator and this driver share the same 2 cores.',
       ],
     });

@@ -9,7 +9,7 @@ import {
   utimesSync,
   writeFileSync,
 } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -21,7 +21,8 @@ const run = promisify(execFile);
 /** Removes what a test bundled from `dir`: the bundles are named after their entry's path. */
 const removeBundlesOf = (dir: string) => {
   const tag = basename(dir);
-  for (const f of readdirSync(BUNDLE_DIR)) if (f.includes(tag)) rmSync(join(BUNDLE_DIR, f), { force: true });
+  for (const f of readdirSync(BUNDLE_DIR))
+    if (f.includes(tag)) rmSync(join(BUNDLE_DIR, f), { recursive: true, force: true });
 };
 
 describe('bundledEntry', () => {
@@ -89,32 +90,77 @@ describe('bundledEntry', () => {
 });
 
 describe('bundledEntry: the cache', () => {
-  it("removes an entry's bundles and temporary files last written over an hour ago, and nothing else", async () => {
+  it("removes an entry's bundles and temporary folders last dated over an hour ago, and nothing else", async () => {
     mkdirSync(join(repoRoot, 'test-artifacts'), { recursive: true });
     const dir = mkdtempSync(join(repoRoot, 'test-artifacts', 'bundle-stale-'));
     try {
       const entry = join(dir, 'stale.ts');
       writeFileSync(entry, 'console.log(1);\n');
-      const first = await bundledEntry(entry);
-      const prefix = first.slice(0, first.lastIndexOf('-') + 1);
+      const first = dirname(await bundledEntry(entry));
+      const base = first.slice(0, first.lastIndexOf('-'));
       const old = new Date(Date.now() - 2 * 60 * 60 * 1000);
-      const oldBundle = `${prefix}0000000000000000.mjs`;
-      const recentBundle = `${prefix}1111111111111111.mjs`;
-      const oldTmp = join(BUNDLE_DIR, 'abandoned.mjs.123.tmp');
-      const otherEntry = join(BUNDLE_DIR, 'some_other_entry-2222222222222222.mjs');
-      for (const f of [oldBundle, recentBundle, oldTmp, otherEntry]) writeFileSync(f, '');
-      for (const f of [oldBundle, oldTmp, otherEntry]) utimesSync(f, old, old);
+      const oldBundle = `${base}-0000000000000000`;
+      const recentBundle = `${base}-1111111111111111`;
+      const oldTmp = `${base}-2222222222222222.123.abc.tmp`;
+      // Other entries' bundles, one whose name starts with this entry's: theirs to remove.
+      const otherEntries = [
+        join(BUNDLE_DIR, 'some_other_entry-3333333333333333'),
+        `${base}_more-4444444444444444`,
+      ];
+      for (const d of [oldBundle, recentBundle, oldTmp, ...otherEntries]) mkdirSync(d);
+      for (const d of [oldBundle, oldTmp, ...otherEntries]) utimesSync(d, old, old);
       writeFileSync(entry, 'console.log(2);\n');
       const later = new Date(Date.now() + 5_000);
       utimesSync(entry, later, later);
-      const second = await bundledEntry(entry);
+      const second = dirname(await bundledEntry(entry));
       expect(second).not.toBe(first);
-      expect([second, first, recentBundle].map((f) => existsSync(f))).toEqual([true, true, true]);
-      expect([oldBundle, oldTmp].map((f) => existsSync(f))).toEqual([false, false]);
-      // Another entry's bundle is that entry's to prune.
-      expect(existsSync(otherEntry)).toBe(true);
-      rmSync(otherEntry);
-      rmSync(recentBundle);
+      expect([second, first, recentBundle, ...otherEntries].map((d) => existsSync(d))).toEqual([
+        true,
+        true,
+        true,
+        true,
+        true,
+      ]);
+      expect([oldBundle, oldTmp].map((d) => existsSync(d))).toEqual([false, false]);
+      for (const d of [recentBundle, ...otherEntries]) rmSync(d, { recursive: true });
+    } finally {
+      removeBundlesOf(dir);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps a dynamic import lazy, and names as the source has them', async () => {
+    mkdirSync(join(repoRoot, 'test-artifacts'), { recursive: true });
+    const dir = mkdtempSync(join(repoRoot, 'test-artifacts', 'bundle-lazy-'));
+    try {
+      const entry = join(dir, 'main.ts');
+      // The lazily loaded module imports a package (CommonJS: require.cache tells whether it loaded).
+      writeFileSync(
+        join(dir, 'later.ts'),
+        "import { SocksClient } from 'socks';\nexport const v = typeof SocksClient;\n",
+      );
+      // Two classes of one name in two modules: the bundle renames one, keepNames restores its name.
+      writeFileSync(join(dir, 'a.ts'), 'export class Failure extends Error {}\n');
+      writeFileSync(
+        join(dir, 'b.ts'),
+        'export class Failure extends Error {}\nexport const make = () => new Failure();\n',
+      );
+      writeFileSync(
+        entry,
+        [
+          "import { Failure } from './a.js';",
+          "import { make } from './b.js';",
+          "console.log('main', new Failure().constructor.name, make().constructor.name);",
+          "import { createRequire } from 'node:module';",
+          "if (process.argv[2] === 'load') await import('./later.js');",
+          'const cache = createRequire(import.meta.url).cache;',
+          "console.log('socks', Object.keys(cache).some((k) => k.includes('/node_modules/socks/')));",
+        ].join('\n'),
+      );
+      const file = await bundledEntry(entry);
+      const out = async (...args: string[]) => (await run(process.execPath, [file, ...args])).stdout.trim();
+      expect(await out()).toBe('main Failure Failure\nsocks false');
+      expect(await out('load')).toBe('main Failure Failure\nsocks true');
     } finally {
       removeBundlesOf(dir);
       rmSync(dir, { recursive: true, force: true });

@@ -5,8 +5,9 @@
 // included — the gateway drains). The SIGTERM is sent once: the services take it with
 // `process.once('SIGTERM', …)`, so a second one would meet no handler and end a drain midway. Should the
 // graceful path hang, SIGKILL follows after GRACE_MS — as `npm start`'s own stop does after its grace.
-// Polled once a second on an unref'd timer: it never keeps a process up; the first poll comes after the
-// main module has run, so its SIGTERM handler is in place even when the parent is gone from the start.
+// Polled once a second on an unref'd timer: it never keeps a process up. The first poll comes a second
+// in, by when the main module has usually registered its SIGTERM handler (if not, the default action ends
+// a process that had not started anything yet).
 //
 // The parent to outlive is the one the launcher names (PARENT_PID_ENV, process-group.ts), not this
 // process's ppid as it loads: a parent killed between spawning the child and the child loading this file

@@ -1,6 +1,6 @@
 // The Node versions the project says it runs on: package.json's engines.node, the README's "Node X+ or
 // Y+" and docs/deploy.md's "Node.js X+ or Y+" (its step 1 runs `node --import tsx`) must name the same ones, and neither may promise a Node that cannot run it. `npm start`
-// and every child it spawns run `node --import tsx`, and tsx registers its loader there only where
+// runs `node --import tsx` (its children run esbuild bundles), and tsx registers its loader only where
 // module.register exists (20.6 on the 20 line: isFeatureSupported(moduleRegister) in tsx's dist); `npm
 // test` runs vitest, whose vite declares its own engines. File reads only.
 import { readFileSync } from 'node:fs';

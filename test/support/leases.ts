@@ -7,7 +7,6 @@ import { Registry } from 'prom-client';
 import { bundledEntry } from '../../emulators/launcher/entry-bundle.js';
 import { freePort } from '../../emulators/launcher/free-port.js';
 import { waitForHttp } from '../../emulators/launcher/wait.js';
-import { API_ENTRY } from '../../emulators/local-plane/services.js';
 import { type ApiDeps, createApp } from '../../functions/api/src/app.js';
 import { anyOf } from '../../functions/api/src/auth/authenticator.js';
 import { staticTokenAuthenticator } from '../../functions/api/src/auth/static-tokens.js';
@@ -142,16 +141,17 @@ export interface ApiProcess {
 }
 
 /**
- * Starts the real API entry point (functions/api/src/main.ts bundled as the local plane runs it, or `entry`: its compiled main.js
+ * Starts the real API entry point (functions/api/src/main.ts bundled as the local plane runs it, under tsx with `tsx`, or `entry`: its compiled main.js
  * as `npm run build:functions` deploys it) as its own process on a free port, with the emulators of this
  * test run, and waits until /healthz answers.
  */
 export async function startApiProcess(
   env: Record<string, string>,
-  { timeoutMs = 90_000, entry }: { timeoutMs?: number; entry?: string } = {},
+  { timeoutMs = 90_000, entry, tsx = false }: { timeoutMs?: number; entry?: string; tsx?: boolean } = {},
 ): Promise<ApiProcess> {
   const port = await freePort();
-  const args = [entry ?? (await bundledEntry(join(repoRoot, API_ENTRY)))];
+  const source = join(repoRoot, 'functions/api/src/main.ts');
+  const args = entry ? [entry] : tsx ? ['--import', 'tsx', source] : [await bundledEntry(source)];
   const child = spawn(process.execPath, args, {
     env: {
       ...process.env,

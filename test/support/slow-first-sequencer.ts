@@ -1,4 +1,4 @@
-// The order test files start in. Two workers run the integration tier, and a handful of files take a
+// The order test files start in. Three workers run the integration tier, and a handful of files take a
 // minute or more each (they start a whole plane, or processes such as the CLI's and the API's): started
 // last, one of them alone sets the run's tail. Vitest orders by the durations it cached from the last run,
 // but a fresh clone (CI) has none and falls back to file size, which says little about run time. So, when

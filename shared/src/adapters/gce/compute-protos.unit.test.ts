@@ -63,10 +63,10 @@ describe('pruneComputeProtos', () => {
     expect(Object.keys(json.nested.google.nested)).toEqual(['cloud', 'api', 'protobuf']);
   });
 
-  it('is idempotent: a second prune of the same object changes nothing', () => {
-    const json = pruneComputeProtos(installed());
-    const once = JSON.stringify(json);
-    expect(JSON.stringify(pruneComputeProtos(json))).toBe(once);
+  it('is idempotent: pruning what was pruned changes nothing', () => {
+    const once = JSON.stringify(pruneComputeProtos(installed()));
+    // A copy, not the same object: the same one is skipped outright.
+    expect(JSON.stringify(pruneComputeProtos(JSON.parse(once)))).toBe(once);
   });
 
   it('refuses a service that names a type v1 does not have, rather than leave a client unable to encode it', () => {
