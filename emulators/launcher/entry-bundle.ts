@@ -50,6 +50,8 @@ interface Built {
   /** The entry's JavaScript file, in `folder` with the chunks it imports. */
   file: string;
   folder: string;
+  /** Every file of the bundle: a folder missing one is not reused. */
+  files: string[];
   /** Every source file of ours the bundle holds, with its mtime as it was read. */
   inputs: Map<string, number>;
 }
@@ -133,12 +135,25 @@ async function bundle(entry: string): Promise<Built> {
   const hash = createHash('sha256');
   for (const o of outputs) hash.update(relative(outdir, o.path)).update('\0').update(o.contents);
   const folder = `${outdir}-${hash.digest('hex').slice(0, 16)}`;
-  const main = Object.entries(result.metafile.outputs).find(([, o]) => o.entryPoint !== undefined)?.[0];
+  // With splitting, each import() target is an entry point of its own: the one asked for is matched.
+  const wanted = relative(repoRoot, entry).split(sep).join('/');
+  const main = Object.entries(result.metafile.outputs).find(([, o]) => o.entryPoint === wanted)?.[0];
   if (!main) throw new Error(`bundling ${entry} produced no entry file`);
   const file = join(folder, relative(outdir, join(repoRoot, main)));
+  const files = outputs.map((o) => join(folder, relative(outdir, o.path)));
   mkdirSync(BUNDLE_DIR, { recursive: true });
-  if (!existsSync(file)) {
-    const tmp = `${folder}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+  if (!files.every((f) => existsSync(f))) {
+    // A folder of this name missing a file (its removal cut short) is moved aside, atomically, first.
+    if (existsSync(folder)) {
+      const aside = temporaryName(folder);
+      try {
+        renameSync(folder, aside);
+        rmSync(aside, { recursive: true, force: true });
+      } catch {
+        // Another runner moved or replaced it meanwhile.
+      }
+    }
+    const tmp = temporaryName(folder);
     for (const o of outputs) {
       const to = join(tmp, relative(outdir, o.path));
       mkdirSync(dirname(to), { recursive: true });
@@ -149,17 +164,26 @@ async function bundle(entry: string): Promise<Built> {
     } catch (err) {
       // Another runner renamed the same bundle into place first: its files are these bytes.
       rmSync(tmp, { recursive: true, force: true });
-      if (!existsSync(file)) throw err;
+      if (!files.every((f) => existsSync(f))) throw err;
     }
   }
   dateAnew(folder);
   removeStale(name);
-  return { file, folder, inputs };
+  return { file, folder, files, inputs };
 }
 
-const dateAnew = (folder: string) => {
+const temporaryName = (folder: string) =>
+  `${folder}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+
+/** Dates a bundle's folder now; false if it is gone. */
+const dateAnew = (folder: string): boolean => {
   const now = new Date();
-  utimesSync(folder, now, now);
+  try {
+    utimesSync(folder, now, now);
+    return true;
+  } catch {
+    return false;
+  }
 };
 
 /** The path of a bundle of `entry` (an absolute .ts path) as its sources stand now. */
@@ -168,13 +192,13 @@ export async function bundledEntry(entry: string): Promise<string> {
   if (cached) {
     const current = await cached.catch(() => undefined);
     const unchanged = current && [...current.inputs].every(([file, at]) => mtime(file) === at);
-    if (current && unchanged && existsSync(current.file)) {
-      dateAnew(current.folder);
+    if (current && unchanged && current.files.every((f) => existsSync(f)) && dateAnew(current.folder))
       return current.file;
-    }
   }
   const next = bundle(entry);
   built.set(entry, next);
-  next.catch(() => built.delete(entry));
+  next.catch(() => {
+    if (built.get(entry) === next) built.delete(entry);
+  });
   return (await next).file;
 }

@@ -102,9 +102,10 @@ describe('bundledEntry: the cache', () => {
       const oldBundle = `${base}-0000000000000000`;
       const recentBundle = `${base}-1111111111111111`;
       const oldTmp = `${base}-2222222222222222.123.abc.tmp`;
-      // Other entries' bundles, one whose name starts with this entry's: theirs to remove.
+      // Other entries' bundles, one whose name starts with this entry's: theirs to remove. Both names hold
+      // this test's folder name, so removeBundlesOf clears them whatever happens.
       const otherEntries = [
-        join(BUNDLE_DIR, 'some_other_entry-3333333333333333'),
+        join(BUNDLE_DIR, `other_${basename(dir)}-3333333333333333`),
         `${base}_more-4444444444444444`,
       ];
       for (const d of [oldBundle, recentBundle, oldTmp, ...otherEntries]) mkdirSync(d);
@@ -122,7 +123,6 @@ describe('bundledEntry: the cache', () => {
         true,
       ]);
       expect([oldBundle, oldTmp].map((d) => existsSync(d))).toEqual([false, false]);
-      for (const d of [recentBundle, ...otherEntries]) rmSync(d, { recursive: true });
     } finally {
       removeBundlesOf(dir);
       rmSync(dir, { recursive: true, force: true });
@@ -161,6 +161,52 @@ describe('bundledEntry: the cache', () => {
       const out = async (...args: string[]) => (await run(process.execPath, [file, ...args])).stdout.trim();
       expect(await out()).toBe('main Failure Failure\nsocks false');
       expect(await out('load')).toBe('main Failure Failure\nsocks true');
+    } finally {
+      removeBundlesOf(dir);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('replaces a folder that lost one of its files, rather than start from it', async () => {
+    mkdirSync(join(repoRoot, 'test-artifacts'), { recursive: true });
+    const dir = mkdtempSync(join(repoRoot, 'test-artifacts', 'bundle-partial-'));
+    try {
+      const entry = join(dir, 'main.ts');
+      writeFileSync(join(dir, 'later.ts'), "export const v = 'lazy';\n");
+      writeFileSync(entry, "const { v } = await import('./later.js');\nconsole.log(v);\n");
+      const file = await bundledEntry(entry);
+      const folder = dirname(file);
+      const chunks = readdirSync(folder).filter((f) => join(folder, f) !== file);
+      expect(chunks.length).toBeGreaterThan(0);
+      // Half removed (another runner's cleanup cut short), then asked for again after an edit elsewhere
+      // made this process look again: the same content must come back whole.
+      for (const c of chunks) rmSync(join(folder, c));
+      const later = new Date(Date.now() + 5_000);
+      utimesSync(entry, later, later);
+      expect(await bundledEntry(entry)).toBe(file);
+      expect((await run(process.execPath, [file])).stdout.trim()).toBe('lazy');
+    } finally {
+      removeBundlesOf(dir);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('runs the entry asked for, however many modules it imports lazily (each an entry point of its own)', async () => {
+    mkdirSync(join(repoRoot, 'test-artifacts'), { recursive: true });
+    const dir = mkdtempSync(join(repoRoot, 'test-artifacts', 'bundle-many-'));
+    try {
+      const lazy = Array.from({ length: 12 }, (_, i) => `lazy${i}`);
+      for (const name of lazy) writeFileSync(join(dir, `${name}.ts`), `console.log('${name} ran');\n`);
+      const entry = join(dir, 'main.ts');
+      writeFileSync(
+        entry,
+        [
+          "console.log('main ran');",
+          ...lazy.map((n) => `if (process.argv[2] === '${n}') await import('./${n}.js');`),
+        ].join('\n'),
+      );
+      const file = await bundledEntry(entry);
+      expect((await run(process.execPath, [file])).stdout.trim()).toBe('main ran');
     } finally {
       removeBundlesOf(dir);
       rmSync(dir, { recursive: true, force: true });
