@@ -12,7 +12,7 @@ import {
 import { basename, dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../../shared/src/config/local-ports.js';
 import { BUNDLE_DIR, bundledEntry } from './entry-bundle.js';
 
@@ -25,32 +25,50 @@ const removeBundlesOf = (dir: string) => {
     if (f.includes(tag)) rmSync(join(BUNDLE_DIR, f), { recursive: true, force: true });
 };
 
+/** A folder of sources inside the repo (test-artifacts/ is ignored), removed with what was bundled from it. */
+async function inSources(prefix: string, body: (dir: string) => Promise<void>): Promise<void> {
+  mkdirSync(join(repoRoot, 'test-artifacts'), { recursive: true });
+  const dir = mkdtempSync(join(repoRoot, 'test-artifacts', prefix));
+  try {
+    await body(dir);
+  } finally {
+    removeBundlesOf(dir);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe('bundledEntry', () => {
   // Inside the repo, as every entry is (packages resolve from its node_modules); test-artifacts/ is ignored.
-  mkdirSync(join(repoRoot, 'test-artifacts'), { recursive: true });
-  const dir = mkdtempSync(join(repoRoot, 'test-artifacts', 'bundle-sources-'));
-  mkdirSync(join(dir, 'lib'));
-  const entry = join(dir, 'main.ts');
-  const lib = join(dir, 'lib', 'where.ts');
-  writeFileSync(
-    lib,
-    [
-      "import { createRequire } from 'node:module';",
-      'export const where = { url: import.meta.url, dirname: import.meta.dirname, filename: import.meta.filename };',
-      // Resolved from the source file's folder, as under tsx.
-      "export const sibling = new URL('./data.json', import.meta.url).pathname;",
-      "export const zod = createRequire(import.meta.url).resolve('zod');",
-      'export const label: string = "first";',
-    ].join('\n'),
-  );
-  writeFileSync(
-    entry,
-    [
-      "import { z } from 'zod';",
-      "import { label, sibling, where, zod } from './lib/where.js';",
-      'console.log(JSON.stringify({ where, sibling, zod, label, parsed: z.number().parse(7) }));',
-    ].join('\n'),
-  );
+  // Made before the tests, not as they are collected: a filtered run collects them all.
+  let dir = '';
+  let entry = '';
+  let lib = '';
+  beforeAll(() => {
+    mkdirSync(join(repoRoot, 'test-artifacts'), { recursive: true });
+    dir = mkdtempSync(join(repoRoot, 'test-artifacts', 'bundle-sources-'));
+    mkdirSync(join(dir, 'lib'));
+    entry = join(dir, 'main.ts');
+    lib = join(dir, 'lib', 'where.ts');
+    writeFileSync(
+      lib,
+      [
+        "import { createRequire } from 'node:module';",
+        'export const where = { url: import.meta.url, dirname: import.meta.dirname, filename: import.meta.filename };',
+        // Resolved from the source file's folder, as under tsx.
+        "export const sibling = new URL('./data.json', import.meta.url).pathname;",
+        "export const zod = createRequire(import.meta.url).resolve('zod');",
+        'export const label: string = "first";',
+      ].join('\n'),
+    );
+    writeFileSync(
+      entry,
+      [
+        "import { z } from 'zod';",
+        "import { label, sibling, where, zod } from './lib/where.js';",
+        'console.log(JSON.stringify({ where, sibling, zod, label, parsed: z.number().parse(7) }));',
+      ].join('\n'),
+    );
+  });
   const runBundle = async (file: string) =>
     JSON.parse((await run(process.execPath, [file], { cwd: dir })).stdout) as Record<string, unknown>;
   afterAll(() => {
@@ -91,9 +109,7 @@ describe('bundledEntry', () => {
 
 describe('bundledEntry: the cache', () => {
   it("removes an entry's bundles and temporary folders last dated over an hour ago, and nothing else", async () => {
-    mkdirSync(join(repoRoot, 'test-artifacts'), { recursive: true });
-    const dir = mkdtempSync(join(repoRoot, 'test-artifacts', 'bundle-stale-'));
-    try {
+    await inSources('bundle-stale-', async (dir) => {
       const entry = join(dir, 'stale.ts');
       writeFileSync(entry, 'console.log(1);\n');
       const first = dirname(await bundledEntry(entry));
@@ -123,16 +139,11 @@ describe('bundledEntry: the cache', () => {
         true,
       ]);
       expect([oldBundle, oldTmp].map((d) => existsSync(d))).toEqual([false, false]);
-    } finally {
-      removeBundlesOf(dir);
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('keeps a dynamic import lazy, and names as the source has them', async () => {
-    mkdirSync(join(repoRoot, 'test-artifacts'), { recursive: true });
-    const dir = mkdtempSync(join(repoRoot, 'test-artifacts', 'bundle-lazy-'));
-    try {
+    await inSources('bundle-lazy-', async (dir) => {
       const entry = join(dir, 'main.ts');
       // The lazily loaded module imports a package (CommonJS: require.cache tells whether it loaded).
       writeFileSync(
@@ -161,16 +172,11 @@ describe('bundledEntry: the cache', () => {
       const out = async (...args: string[]) => (await run(process.execPath, [file, ...args])).stdout.trim();
       expect(await out()).toBe('main Failure Failure\nsocks false');
       expect(await out('load')).toBe('main Failure Failure\nsocks true');
-    } finally {
-      removeBundlesOf(dir);
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('replaces a folder that lost one of its files, rather than start from it', async () => {
-    mkdirSync(join(repoRoot, 'test-artifacts'), { recursive: true });
-    const dir = mkdtempSync(join(repoRoot, 'test-artifacts', 'bundle-partial-'));
-    try {
+    await inSources('bundle-partial-', async (dir) => {
       const entry = join(dir, 'main.ts');
       writeFileSync(join(dir, 'later.ts'), "export const v = 'lazy';\n");
       writeFileSync(entry, "const { v } = await import('./later.js');\nconsole.log(v);\n");
@@ -185,16 +191,11 @@ describe('bundledEntry: the cache', () => {
       utimesSync(entry, later, later);
       expect(await bundledEntry(entry)).toBe(file);
       expect((await run(process.execPath, [file])).stdout.trim()).toBe('lazy');
-    } finally {
-      removeBundlesOf(dir);
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('runs the entry asked for, however many modules it imports lazily (each an entry point of its own)', async () => {
-    mkdirSync(join(repoRoot, 'test-artifacts'), { recursive: true });
-    const dir = mkdtempSync(join(repoRoot, 'test-artifacts', 'bundle-many-'));
-    try {
+    await inSources('bundle-many-', async (dir) => {
       const lazy = Array.from({ length: 12 }, (_, i) => `lazy${i}`);
       for (const name of lazy) writeFileSync(join(dir, `${name}.ts`), `console.log('${name} ran');\n`);
       const entry = join(dir, 'main.ts');
@@ -207,9 +208,6 @@ describe('bundledEntry: the cache', () => {
       );
       const file = await bundledEntry(entry);
       expect((await run(process.execPath, [file])).stdout.trim()).toBe('main ran');
-    } finally {
-      removeBundlesOf(dir);
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 });
