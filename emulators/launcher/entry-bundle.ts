@@ -142,7 +142,7 @@ async function bundle(entry: string): Promise<Built> {
   const file = join(folder, relative(outdir, join(repoRoot, main)));
   const files = outputs.map((o) => join(folder, relative(outdir, o.path)));
   mkdirSync(BUNDLE_DIR, { recursive: true });
-  if (!files.every((f) => existsSync(f))) {
+  if (!whole(files)) {
     // A folder of this name missing a file (its removal cut short) is moved aside, atomically, first.
     if (existsSync(folder)) {
       const aside = temporaryName(folder);
@@ -164,13 +164,16 @@ async function bundle(entry: string): Promise<Built> {
     } catch (err) {
       // Another runner renamed the same bundle into place first: its files are these bytes.
       rmSync(tmp, { recursive: true, force: true });
-      if (!files.every((f) => existsSync(f))) throw err;
+      if (!whole(files)) throw err;
     }
   }
   dateAnew(folder);
   removeStale(name);
   return { file, folder, files, inputs };
 }
+
+/** Whether every file of a bundle is there. */
+const whole = (files: string[]): boolean => files.every((f) => existsSync(f));
 
 const temporaryName = (folder: string) =>
   `${folder}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
@@ -192,8 +195,7 @@ export async function bundledEntry(entry: string): Promise<string> {
   if (cached) {
     const current = await cached.catch(() => undefined);
     const unchanged = current && [...current.inputs].every(([file, at]) => mtime(file) === at);
-    if (current && unchanged && current.files.every((f) => existsSync(f)) && dateAnew(current.folder))
-      return current.file;
+    if (current && unchanged && whole(current.files) && dateAnew(current.folder)) return current.file;
   }
   const next = bundle(entry);
   built.set(entry, next);

@@ -7,6 +7,7 @@ import { Registry } from 'prom-client';
 import { bundledEntry } from '../../emulators/launcher/entry-bundle.js';
 import { freePort } from '../../emulators/launcher/free-port.js';
 import { waitForHttp } from '../../emulators/launcher/wait.js';
+import { API_ENTRY } from '../../emulators/local-plane/services.js';
 import { type ApiDeps, createApp } from '../../functions/api/src/app.js';
 import { anyOf } from '../../functions/api/src/auth/authenticator.js';
 import { staticTokenAuthenticator } from '../../functions/api/src/auth/static-tokens.js';
@@ -150,7 +151,7 @@ export async function startApiProcess(
   { timeoutMs = 90_000, entry, tsx = false }: { timeoutMs?: number; entry?: string; tsx?: boolean } = {},
 ): Promise<ApiProcess> {
   const port = await freePort();
-  const source = join(repoRoot, 'functions/api/src/main.ts');
+  const source = join(repoRoot, API_ENTRY);
   const args = entry ? [entry] : tsx ? ['--import', 'tsx', source] : [await bundledEntry(source)];
   const child = spawn(process.execPath, args, {
     env: {
