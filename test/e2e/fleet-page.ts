@@ -144,9 +144,15 @@ export function fleetPageTests(demo: DemoPlane): void {
     }, 120_000);
 
     it("opens a proxy's detail (spec, status, recent events) from its row", async () => {
-      await row('demo-us-1').locator('[data-col="location"]').click();
       const detail = page.locator('#detail');
-      await detail.locator('h2').filter({ hasText: 'demo-us-1' }).waitFor({ timeout: 10_000 });
+      // The row is re-rendered live (the killed proxy above is being replaced): a click that lands on a
+      // row being swapped out opens nothing, so it is clicked again until the detail shows.
+      const heading = detail.locator('h2').filter({ hasText: 'demo-us-1' });
+      for (let tries = 0; tries < 8 && !(await heading.isVisible()); tries++) {
+        await row('demo-us-1').locator('[data-col="location"]').click();
+        await heading.waitFor({ timeout: 5_000 }).catch(() => {});
+      }
+      await heading.waitFor({ timeout: 5_000 });
       const text = (await detail.textContent()) ?? '';
       expect(text).toContain('Recent events');
       expect(text).toMatch(/Healthy=False/);
