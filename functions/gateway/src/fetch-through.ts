@@ -122,6 +122,7 @@ interface Redial {
   readonly upstream: Upstream<UpstreamAuth>;
   /** The proxy whose dial failed: never picked again for this fetch. */
   readonly failed: Upstream<UpstreamAuth>;
+  /** The first attempt's own deadline, a `performance.now()` instant. */
   readonly deadline: number;
 }
 
@@ -135,11 +136,12 @@ export async function fetchThrough(
   // One deadline for the whole fetch — the guard's look-up, the upstream's dial and handshake, the
   // target's head and body — not a timer started once the tunnel was up: that let an upstream slow to
   // answer CONNECT (or dripping its answer) hold the caller past its timeoutMs, up to
-  // GATEWAY_UPSTREAM_TIMEOUT_MS or for good.
+  // GATEWAY_UPSTREAM_TIMEOUT_MS or for good. On the monotonic clock, as the proxy listener's deadlines: a
+  // wall clock stepped meanwhile (NTP) cut a fetch short by the step, or let it run on that much longer.
   const ownDeadline =
-    redial?.deadline ?? Date.now() + Math.min(req.timeoutMs ?? deps.maxTimeoutMs, deps.maxTimeoutMs);
+    redial?.deadline ?? performance.now() + Math.min(req.timeoutMs ?? deps.maxTimeoutMs, deps.maxTimeoutMs);
   let deadline = ownDeadline;
-  const left = () => Math.max(1, deadline - Date.now());
+  const left = () => Math.max(1, deadline - performance.now());
   /** The deadline is the caller's (a timeoutMs under the gateway's own bound), not the gateway's. */
   const callerBound = req.timeoutMs !== undefined && req.timeoutMs < deps.maxTimeoutMs;
   let url: URL;
@@ -185,7 +187,7 @@ export async function fetchThrough(
     return fail(403, 'ssrf_refused', { reason: d.reason });
   }
   if (caller.gone) return fail(499, CLIENT_CLOSED);
-  if (Date.now() >= deadline) return fail(504, FETCH_TIMEOUT);
+  if (performance.now() >= deadline) return fail(504, FETCH_TIMEOUT);
   const lower = new Map(Object.entries(req.headers).map(([k, v]) => [k.toLowerCase(), v]));
   const sticky = {
     stickyValue: (key: StickyKey) => ('header' in key ? lower.get(key.header) : user || undefined),
@@ -228,7 +230,9 @@ export async function fetchThrough(
   // from the controller) ever reaches it. Like a caller's own shorter timeoutMs, it is no evidence
   // against the proxy. The worker's own grant end too, which is sooner on a host clock behind the
   // controller's (worker.ts grantEndsAtMs): the proxy's expiresAt is a wall-clock instant of the controller's.
-  const grantEnd = (expiresAtMs: number) => Math.min(expiresAtMs, deps.worker.grantEndsAtMs());
+  // Both are wall-clock instants: each is read as the time left until it, counted on from now monotonically.
+  const grantEnd = (expiresAtMs: number) =>
+    performance.now() + (Math.min(expiresAtMs, deps.worker.grantEndsAtMs()) - Date.now());
   const pickedEnd = grantEnd(u.expiresAtMs);
   let grantBound = pickedEnd < deadline;
   if (grantBound) deadline = pickedEnd;
@@ -245,7 +249,7 @@ export async function fetchThrough(
     if (!listed || listed.host !== u.host || listed.port !== u.port) return 0;
     const listedEnd = grantEnd(listed.expiresAtMs);
     const end = Math.min(ownDeadline, listedEnd);
-    if (end <= Date.now()) return 0;
+    if (end <= performance.now()) return 0;
     deadline = end;
     grantBound = listedEnd < ownDeadline;
     return left();
@@ -262,7 +266,7 @@ export async function fetchThrough(
     else if (load === 2) u.live.active--;
     load = 0;
   };
-  const t0 = Date.now();
+  const t0 = performance.now();
   const target = `${host}:${port}`;
   const outcome = (stage: OutcomeStage, ok: boolean, status?: number) =>
     deps.worker.recordOutcome({
@@ -270,7 +274,7 @@ export async function fetchThrough(
       route: route.name,
       stage,
       ok,
-      latencyMs: Date.now() - t0,
+      latencyMs: Math.round(performance.now() - t0),
       target,
       status,
       at: Date.now(),
