@@ -51,7 +51,7 @@ describe('a busy worker shutting down whose drain outlasts its session', () => {
     a.counts = [{ proxy: mine[0]!, active: 1, reserved: 0 }];
     a.draining = true;
     expect((await a.report()).status).toBe(200);
-    const lastAccepted = Date.now();
+    let lastAccepted = Date.now();
     // The pass it asks for starts the drains (the epoch rises); the worker never ACKs that epoch.
     await eventually(
       async () => {
@@ -62,6 +62,12 @@ describe('a busy worker shutting down whose drain outlasts its session', () => {
       "drains of gw-a's proxies under way",
     );
     expect((await a.report()).body).toMatchObject({ error: 'stale_epoch' });
+    // An ACK of the bound the session holds, sent again (its first answer lost), is answered as the first
+    // was though the epoch has risen since: refused stale_epoch, the worker gave its snapshot up and could
+    // name no bound, and every report after, its last word too, was refused ack_bound_mismatch.
+    const replay = await a.ack();
+    expect([replay.status, replay.body]).toEqual([200, expect.objectContaining({ unchanged: true })]);
+    lastAccepted = Date.now(); // an accepted ACK keeps the session alive
     // The drain outlasts the session: past its TTL, a report with load is refused as the session's end.
     await sleep(lastAccepted + SESSION_TTL_S * 1000 + 500 - Date.now());
     expect((await a.report()).body).toMatchObject({ error: 'session_expired' });

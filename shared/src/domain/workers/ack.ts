@@ -26,6 +26,18 @@ export function acceptAck(
   sent: BuiltSnapshotRef[],
   currentEpoch: number,
 ): AckDecision {
+  // A replay of the ACK this session's bound already is — its answer lost on the way (a timeout, a reset),
+  // the worker asks again — gets the answer it first got, whatever came since: the epoch may have risen
+  // (any drain raises it) or the snapshot left the recent list. Refused, the worker gave the snapshot up
+  // and could name no bound it knew to be accepted: its runtime reports, the last one at shutdown among
+  // them, were refused ack_bound_mismatch until its grant lapsed, its proxies idle meanwhile. Nothing is
+  // recorded that was not already, so nothing older than the current epoch is taken in.
+  if (
+    session.ackedVersion === ack.version &&
+    session.ackedEpoch === ack.epoch &&
+    session.ackedChecksum === ack.checksum
+  )
+    return { ok: true, unchanged: true, session };
   const match = sent.find((s) => s.version === ack.version);
   if (!match) return { ok: false, error: 'unknown_snapshot' };
   if (match.checksum !== ack.checksum || match.epoch !== ack.epoch)
@@ -36,10 +48,9 @@ export function acceptAck(
   if (session.ackedVersion !== null && ack.version < session.ackedVersion) {
     return { ok: false, error: 'version_regression' };
   }
-  const unchanged = session.ackedVersion === ack.version && session.ackedChecksum === ack.checksum;
   return {
     ok: true,
-    unchanged,
+    unchanged: false,
     session: { ...session, ackedVersion: ack.version, ackedEpoch: ack.epoch, ackedChecksum: ack.checksum },
   };
 }

@@ -43,6 +43,34 @@ describe('acceptAck', () => {
     const r = acceptAck(acked, { version: 6, epoch: 3, checksum: 'c6' }, sent, 3);
     expect(r).toEqual({ ok: false, error: 'version_regression' });
   });
+  it('an ACK accepted before: its first answer lost, the first request’s answer is replayed (unchanged)', () => {
+    const r = acceptAck(acked, { version: 7, epoch: 3, checksum: 'c7' }, sent, 3);
+    expect(r).toEqual({ ok: true, unchanged: true, session: acked });
+  });
+  // The worker retries an ACK whose answer it lost; a drain raised the epoch meanwhile, or later snapshots
+  // pushed this one off the recent list. Refused, the worker could name no bound it knew accepted: every
+  // runtime report, its last at shutdown too, was refused ack_bound_mismatch.
+  it.each<[string, number, typeof sent]>([
+    ['after the epoch rose', 4, sent],
+    ['after the snapshot left the recent list', 3, [{ version: 9, epoch: 3, checksum: 'c9' }]],
+  ])('a replay of the session’s own bound %s: accepted, unchanged, nothing recorded', (_n, epoch, recent) => {
+    const r = acceptAck(acked, { version: 7, epoch: 3, checksum: 'c7' }, recent, epoch);
+    expect(r).toEqual({ ok: true, unchanged: true, session: acked });
+  });
+  it('an ACK of the same version with another epoch or checksum is no replay: checked as any other', () => {
+    expect(acceptAck(acked, { version: 7, epoch: 2, checksum: 'c7' }, sent, 4)).toEqual({
+      ok: false,
+      error: 'checksum_mismatch',
+    });
+    expect(acceptAck(acked, { version: 7, epoch: 3, checksum: 'zz' }, sent, 4)).toEqual({
+      ok: false,
+      error: 'checksum_mismatch',
+    });
+  });
+  it('a new bound is not unchanged', () => {
+    const r = acceptAck(base, { version: 7, epoch: 3, checksum: 'c7' }, sent, 3);
+    expect(r).toMatchObject({ ok: true, unchanged: false, session: { ackedVersion: 7, ackedEpoch: 3 } });
+  });
 });
 
 describe('acceptRuntimeReport (contract §2)', () => {
