@@ -81,3 +81,26 @@ describe('RATE_LIMIT_AUTH_FAILURE: failed authentications per client address', (
     });
   });
 });
+
+describe('DISCOVERY_TOKENS: the crawlers’ tokens', () => {
+  const crawler = 'crawler-a:abcdefghijklmnopqrstuvwxyz012345';
+  it('reads the named tokens', () => {
+    expect(loadApiConfig({ ...tokens, DISCOVERY_TOKENS: crawler }).leases.tokens.map((t) => t.name)).toEqual([
+      'crawler-a',
+    ]);
+  });
+  it('unset: admin credentials only (no crawler token)', () => {
+    expect(loadApiConfig({ ...tokens }).leases.tokens).toEqual([]);
+  });
+  // A rotation whose new secret version is blank (or lost every entry): started, the revision would pass
+  // its health check, take the traffic, and answer every crawler 401.
+  it.each([
+    ['empty', ''],
+    ['blank', '  '],
+    ['commas only', ' , ,'],
+  ])('set but %s: refused at start, naming the variable', (_name, value) => {
+    expect(() => loadApiConfig({ ...tokens, DISCOVERY_TOKENS: value })).toThrow(
+      /DISCOVERY_TOKENS is set but names no crawler token/,
+    );
+  });
+});
