@@ -7,6 +7,7 @@ import { Firestore } from '@google-cloud/firestore';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FirestoreJobRunStore } from '../../shared/src/adapters/firestore/job-run-store.js';
 import { releaseProject, testProjectId } from '../support/emulators.js';
+import { failNextCommitAfterLanding } from '../support/replayed-commit-firestore.js';
 
 const db = new Firestore({ projectId: testProjectId() });
 const runs = new FirestoreJobRunStore(db);
@@ -186,16 +187,3 @@ describe('FirestoreJobRunStore', () => {
     expect(Object.keys(stored).sort()).toEqual(Object.keys(read).sort());
   });
 });
-
-/** Patches `db` so that its next commit lands and its call then fails with gRPC status `code`; the
- *  transaction's retry, and every commit after, go through untouched. */
-function failNextCommitAfterLanding(db: Firestore, code: number): void {
-  const client = db as unknown as { request: (method: string, ...rest: unknown[]) => Promise<unknown> };
-  const send = client.request.bind(db);
-  client.request = async (method, ...rest) => {
-    const answer = await send(method, ...rest);
-    if (method !== 'commit') return answer;
-    client.request = send;
-    throw Object.assign(new Error(`${code} commit answer lost`), { code });
-  };
-}

@@ -14,8 +14,10 @@ import {
 import { WorkerStoreError } from '../../shared/src/ports/workers.js';
 import type { SnapshotHeader } from '../../shared/src/ports/workers-snapshots.js';
 import { testProjectId } from '../support/emulators.js';
+import { failNextCommitAfterLanding } from '../support/replayed-commit-firestore.js';
 
-const db = new Firestore({ projectId: testProjectId() });
+const projectId = testProjectId();
+const db = new Firestore({ projectId });
 const store = new FirestoreSnapshotStore(db);
 afterAll(() => db.terminate());
 
@@ -92,6 +94,34 @@ describe('FirestoreSnapshotStore.save', () => {
     expect(await store.loadFull('w-a')).toEqual(before);
     expect((await store.header('w-a'))?.checksum).toBe(before?.checksum);
   });
+
+  // The client runs a transaction again when its commit's answer is lost (UNAVAILABLE, DEADLINE_EXCEEDED):
+  // the second run found the version stored — by the first — and refused it as a race lost, so the pass
+  // published nothing and the worker waited a tick for it.
+  it.each<[string, number]>([
+    ['UNAVAILABLE', 14],
+    ['DEADLINE_EXCEEDED', 4],
+  ])(
+    'a save whose commit landed before its answer was lost (%s) is saved, not a race lost',
+    async (_n, code) => {
+      const flaky = new Firestore({ projectId });
+      try {
+        const worker = `w-landed-${code}`;
+        await new FirestoreSnapshotStore(flaky).save(
+          snapshot(worker, 1, 2, 'a').header,
+          snapshot(worker, 1, 2, 'a').full,
+        );
+        const next = snapshot(worker, 2, 3, 'b');
+        failNextCommitAfterLanding(flaky, code);
+        await new FirestoreSnapshotStore(flaky).save(next.header, next.full);
+        expect(await store.loadFull(worker)).toEqual(next.full);
+        // Another snapshot of that version is still refused.
+        expect(await refusal(save(snapshot(worker, 2, 3, 'c')))).toHaveProperty('kind', 'conflict');
+      } finally {
+        await flaky.terminate();
+      }
+    },
+  );
 
   it('of two passes saving the same version at once, exactly one wins and the stored snapshot is its', async () => {
     await save(snapshot('w-b', 4, 2, 'a'));

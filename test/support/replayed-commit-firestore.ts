@@ -41,3 +41,18 @@ export function failCommitsAfterLanding(db: Firestore, code: number): { failed: 
   };
   return counts;
 }
+
+/**
+ * Patches `db` so that its next commit lands and then fails with gRPC status `code`, once; the commits
+ * after it go through as they do. Inside a transaction the client then runs the transaction again.
+ */
+export function failNextCommitAfterLanding(db: Firestore, code: number): void {
+  const client = db as unknown as { request: (method: string, ...rest: unknown[]) => Promise<unknown> };
+  const send = client.request.bind(db);
+  client.request = async (method, ...rest) => {
+    const answer = await send(method, ...rest);
+    if (method !== 'commit') return answer;
+    client.request = send;
+    throw Object.assign(new Error(`${code} commit answer lost`), { code });
+  };
+}

@@ -61,7 +61,12 @@ const PartDoc = z.object({ index: int, version: int, proxies: z.array(GatewayPro
  * What a header that no longer fits HeaderDoc (edited by hand, or written by a newer release that this one
  * cannot read whole — a route field it does not know) still tells for certain: its version and its grant.
  */
-const HeaderCore = z.object({ version: int, grantedUntil: ts.nullable().catch(null), parts: int.catch(0) });
+const HeaderCore = z.object({
+  version: int,
+  checksum: z.string().catch(''),
+  grantedUntil: ts.nullable().catch(null),
+  parts: int.catch(0),
+});
 
 const tsOrNull = (d: Date | null) => (d ? Timestamp.fromDate(d) : null);
 const plain = (v: unknown): unknown => JSON.parse(JSON.stringify(v));
@@ -162,7 +167,7 @@ export class FirestoreSnapshotStore implements SnapshotStore {
 
   /**
    * In one transaction: refuses (WorkerStoreError `conflict`) when the stored header is already at or past
-   * this version. A pass that outlived its planner lock would otherwise overwrite the next pass's snapshot
+   * this version — unless it is this snapshot (same version and checksum), which is saved already. A pass that outlived its planner lock would otherwise overwrite the next pass's snapshot
    * with a different one of the same version, and a worker holding the other could never tell them apart
    * by version (its ACK would name a checksum the header no longer has).
    */
@@ -183,6 +188,11 @@ export class FirestoreSnapshotStore implements SnapshotStore {
         // Only what the save needs of the previous header: one that no longer fits the model whole is
         // written over (the pass that built this version had its grant from it: readableHeader).
         const previous = snap.exists ? HeaderCore.parse(snap.data()) : null;
+        // This very snapshot stored already: this save's own commit, landed with its answer lost — the
+        // client then runs the transaction again — or the same content saved by another delivery. Saved, not
+        // a race lost: read as lost, the pass published nothing, and the worker waited a tick for a version
+        // that may carry a new epoch (its reports refused stale_epoch meanwhile).
+        if (previous && previous.version === header.version && previous.checksum === header.checksum) return;
         if (previous && previous.version >= header.version) {
           throw new WorkerStoreError(
             'conflict',
