@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { FirestoreReplacementSlots } from '../../shared/src/adapters/firestore/replacement-slots.js';
 import { ManualClock, systemClock } from '../../shared/src/ports/clock.js';
 import { testProjectId } from '../support/emulators.js';
+import { failNextCommitAfterLanding } from '../support/replayed-commit-firestore.js';
 
 const clients: Firestore[] = [];
 afterAll(() => Promise.all(clients.map((c) => c.terminate())));
@@ -41,11 +42,36 @@ describe('FirestoreReplacementSlots', () => {
     expect(grants.every((g) => g.granted)).toBe(true);
     // Exactly one of them took it; the others found it held (theirs is not to give back).
     expect(grants.filter((g) => g.granted && !g.alreadyHeld)).toHaveLength(1);
-    expect(await a!.list()).toEqual([{ ...holder(1), takenAt: expect.any(Date) }]);
+    expect(await a!.list()).toEqual([
+      { ...holder(1), takenAt: expect.any(Date), takeId: expect.any(String) },
+    ]);
     // Its second slot would have been the other proxy's: that one still gets in.
     expect(await b!.take(holder(2))).toEqual({ granted: true });
     expect(await c!.take(holder(3))).toEqual({ granted: false, inUse: 2, limit: 2 });
   });
+
+  // The client runs a transaction again when its commit's answer is lost: the re-run found the slot this
+  // take had staged and answered alreadyHeld, so the pass never gave it back when its plan changed.
+  it.each<[string, number]>([
+    ['UNAVAILABLE', 14],
+    ['DEADLINE_EXCEEDED', 4],
+  ])(
+    'a take whose commit landed before its answer was lost (%s) is a take, not a slot held before',
+    async (_n, code) => {
+      const projectId = testProjectId('demo-slots');
+      const db = new Firestore({ projectId });
+      clients.push(db);
+      const slots = new FirestoreReplacementSlots(db, { limit: 2, clock: systemClock });
+      failNextCommitAfterLanding(db, code);
+      expect(await slots.take(holder(1))).toEqual({ granted: true });
+      expect(await slots.list()).toEqual([
+        { ...holder(1), takenAt: expect.any(Date), takeId: expect.any(String) },
+      ]);
+      // The pass's give-back then frees it.
+      expect(await slots.release(holder(1))).toBe(true);
+      expect(await slots.list()).toEqual([]);
+    },
+  );
 
   it('a holder taking again keeps its slot and its takenAt', async () => {
     const [s] = plane(1, 1);
@@ -74,7 +100,7 @@ describe('FirestoreReplacementSlots', () => {
     expect(await s!.take(holder(2))).toEqual({ granted: false, inUse: 1, limit: 1 });
     clock.advance(1000);
     expect(await s!.take(holder(2))).toEqual({ granted: true });
-    expect(await s!.list()).toEqual([{ ...holder(2), takenAt: clock.now() }]);
+    expect(await s!.list()).toEqual([{ ...holder(2), takenAt: clock.now(), takeId: expect.any(String) }]);
     // The crashed holder's late release frees nothing of the new holder's.
     expect(await s!.release(holder(1))).toBe(false);
     expect(await s!.list()).toHaveLength(1);

@@ -1,7 +1,8 @@
 // ReplacementSlots on Firestore: `replacements/slots`, one small document holding every slot
-// ({ slots: [{ proxy, uid, takenAt }] }). Every change is a transaction over that document running the
+// ({ slots: [{ proxy, uid, takenAt, takeId }] }). Every change is a transaction over that document running the
 // pure slot arithmetic (domain/reconcile/replacement-slots.ts), so concurrent takers never exceed the cap
 // and a duplicate delivery finds its own slot. Only the reconcile function writes it.
+import { randomUUID } from 'node:crypto';
 import { type DocumentData, type Firestore, Timestamp } from '@google-cloud/firestore';
 import { z } from 'zod';
 import {
@@ -50,7 +51,10 @@ export class FirestoreReplacementSlots implements ReplacementSlots {
     // does not contend for the document the replacing ones write.
     const peek = takeSlot(slotsOf((await this.ref().get()).data()), holder, this.clock.now(), this.policy);
     if (!peek.result.granted && !peek.next) return peek.result;
-    return this.change((slots) => takeSlot(slots, holder, this.clock.now(), this.policy));
+    // Named once for every run of the transaction: a re-run after the commit landed (its answer lost)
+    // finds the slot this take staged and reads it as taken, not as held before (takeSlot).
+    const takeId = randomUUID();
+    return this.change((slots) => takeSlot(slots, holder, this.clock.now(), this.policy, takeId));
   }
 
   async release(holder: SlotHolder): Promise<boolean> {
@@ -68,7 +72,12 @@ export class FirestoreReplacementSlots implements ReplacementSlots {
       const { result, next } = decide(slotsOf(snap.data()));
       if (next) {
         tx.set(this.ref(), {
-          slots: next.map((s) => ({ proxy: s.proxy, uid: s.uid, takenAt: Timestamp.fromDate(s.takenAt) })),
+          slots: next.map((s) => ({
+            proxy: s.proxy,
+            uid: s.uid,
+            takenAt: Timestamp.fromDate(s.takenAt),
+            ...(s.takeId === undefined ? {} : { takeId: s.takeId }),
+          })),
         });
       }
       return result;
@@ -85,6 +94,7 @@ const StoredSlot = z.object({
   proxy: z.string().min(1),
   uid: z.string().min(1),
   takenAt: z.instanceof(Timestamp).transform((t) => t.toDate()),
+  takeId: z.string().optional().catch(undefined),
 });
 
 /**

@@ -12,6 +12,8 @@ export interface SlotHolder {
 
 export interface ReplacementSlot extends SlotHolder {
   takenAt: Date;
+  /** The take that staged it (absent on a slot stored before takes were named). */
+  takeId?: string;
 }
 
 export interface SlotPolicy {
@@ -46,18 +48,28 @@ export const isStale = (slot: ReplacementSlot, now: Date, policy: SlotPolicy): b
 /**
  * Takes a slot for `holder`. A holder that already has one keeps it (its takenAt unchanged, so a
  * replacement stuck in a loop still times out); stale slots are dropped first, so their room is free.
+ * `takeId` names this take (one id for every run of its transaction): a slot this very take staged — its
+ * commit landed, its answer was lost, and the client ran the transaction again — is granted as taken, not
+ * `alreadyHeld`. Read as held, the pass took it for a replacement already under way and never gave it back
+ * when its plan changed: one of RECONCILE_MAX_REPLACING held for REPLACEMENT_SLOT_STALE_MS.
  */
 export function takeSlot(
   slots: readonly ReplacementSlot[],
   holder: SlotHolder,
   now: Date,
   policy: SlotPolicy,
+  takeId?: string,
 ): SlotChange<SlotGrant> {
   if (policy.limit === 0) return { result: { granted: true }, next: null };
   const live = slots.filter((s) => !isStale(s, now, policy));
   const reclaimed = live.length !== slots.length;
-  if (live.some((s) => same(s, holder))) {
-    return { result: { granted: true, alreadyHeld: true }, next: reclaimed ? live : null };
+  const held = live.find((s) => same(s, holder));
+  if (held) {
+    const own = takeId !== undefined && held.takeId === takeId;
+    return {
+      result: own ? { granted: true } : { granted: true, alreadyHeld: true },
+      next: reclaimed ? live : null,
+    };
   }
   if (live.length >= policy.limit) {
     return {
@@ -65,7 +77,10 @@ export function takeSlot(
       next: reclaimed ? live : null,
     };
   }
-  return { result: { granted: true }, next: [...live, { ...holder, takenAt: now }] };
+  return {
+    result: { granted: true },
+    next: [...live, { ...holder, takenAt: now, ...(takeId === undefined ? {} : { takeId }) }],
+  };
 }
 
 /** Releases `holder`'s slot; releasing one it does not hold changes nothing. */

@@ -36,6 +36,24 @@ describe('takeSlot', () => {
     });
   });
 
+  it('records the take that staged a slot; that take run again (its commit landed) finds it as taken, not held', () => {
+    const taken = takeSlot([held(a)], b, now, policy, 'take-1');
+    expect(taken).toEqual({
+      result: { granted: true },
+      next: [held(a), { ...b, takenAt: now, takeId: 'take-1' }],
+    });
+    expect(takeSlot(taken.next!, b, now, policy, 'take-1')).toEqual({
+      result: { granted: true },
+      next: null,
+    });
+    // Another take (a concurrent delivery) finds it held: not its to give back.
+    expect(takeSlot(taken.next!, b, now, policy, 'take-2').result).toEqual({
+      granted: true,
+      alreadyHeld: true,
+    });
+    expect(takeSlot(taken.next!, b, now, policy).result).toEqual({ granted: true, alreadyHeld: true });
+  });
+
   it('treats the same name with another uid (deleted and re-created) as another proxy', () => {
     expect(takeSlot([held(a), held(b)], { proxy: 'a', uid: 'uid-a2' }, now, policy).result).toEqual({
       granted: false,
