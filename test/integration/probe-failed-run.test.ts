@@ -36,7 +36,7 @@ describe('probe function: the run after a failed one', () => {
 
       // B, 600 ms after the slot, fails before probing anything: its window started at A's coverage end.
       fleet.clock.advance(1000);
-      const down = { listAll: async () => Promise.reject(new Error('injected: firestore unavailable')) };
+      const down = { watchAll: async () => Promise.reject(new Error('injected: firestore unavailable')) };
       await expect(handleProbeTick({ ...fleet.deps, proxies: down })).rejects.toThrow('injected');
       const failed = await new FirestoreJobRunStore(fleet.db).get(ProbeJob);
       expect(failed).toMatchObject({ ok: false, windowStart: new Date(slot - 400) });

@@ -1,13 +1,13 @@
-// The probe function's handler: claim the tick (a duplicate delivery does nothing), list the fleet once,
-// prune the state of proxies gone from it, run passes over the windows since the previous run until the
-// invocation's budget is spent, record the run.
+// The probe function's handler: claim the tick (a duplicate delivery does nothing), follow the fleet (a
+// listener: each pass sees it as it is then), prune the state of proxies gone from its first view, run
+// passes over the windows since the previous run until the invocation's budget is spent, record the run.
 import { nextSlotAfter } from '../../../shared/src/domain/health/due.js';
 import { firstWindowStart } from '../../../shared/src/domain/health/probe-window.js';
 import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
 import type { RoutingRule } from '../../../shared/src/messages/gateway-snapshot.js';
 import type { Clock } from '../../../shared/src/ports/clock.js';
 import type { JobRunStore } from '../../../shared/src/ports/job-runs.js';
-import type { ProxyStore } from '../../../shared/src/ports/proxy-store.js';
+import type { ProxyView, ProxyWatcher } from '../../../shared/src/ports/proxy-store.js';
 import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
 import type { RoutingStore } from '../../../shared/src/ports/workers-ownership.js';
 import { runPassivePass } from './passive-pass.js';
@@ -16,7 +16,12 @@ import { type PassCounts, type ProbeDeps, probeable, pruneHealth, runProbePass }
 export const ProbeJob = 'probe-tick';
 
 export interface ProbeHandlerDeps extends ProbeDeps {
-  proxies: Pick<ProxyStore, 'listAll'>;
+  /**
+   * The fleet, followed for the run: a loop of up to ~105 s on its first listing dialled, with the proxy's
+   * credentials, an address reconcile had withdrawn meanwhile (an instance seen stopped: GCE may hand its
+   * ephemeral address to another project's VM), and probed proxies whose deletion had been requested.
+   */
+  proxies: ProxyWatcher;
   /** The stored gateway routing: its routes' target checks are the TARGET tier (docs/health.md). */
   routing: Pick<RoutingStore, 'get'>;
   jobs: JobRunStore;
@@ -69,8 +74,11 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
     outcomeBatches: 0,
     passiveSignals: 0,
   };
+  let view: ProxyView | undefined;
   try {
-    const { proxies: all, skipped } = await deps.proxies.listAll();
+    const fleet = await deps.proxies.watchAll();
+    view = fleet;
+    const { proxies: all, skipped } = fleet.current();
     summary.proxies = all.length;
     if (skipped.length > 0) {
       // Not probed (nothing in such a document can be trusted to say where the proxy is), and said so on
@@ -87,7 +95,8 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
     // state is kept for when it is repaired.
     const live = new Set([...all, ...skipped].map((p) => p.name));
     summary.pruned = await pruneHealth(deps, live);
-    // Listed once: a proxy published in one pass still shows its old status to the later passes.
+    // A proxy published in one pass may still show its old status to the later passes (reconcile has not
+    // written yet): it is not published again this run.
     const sent = new Set<string>();
     // Gateway evidence first, so that this tick's active passes read (and may expire) the updated tracks.
     await consumeOutcomes(deps, all, startedAt, summary, sent);
@@ -107,17 +116,18 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
                 MIN_PASS_BUDGET_MS,
                 startedAt.getTime() + deps.runBudgetMs - deps.clock.now().getTime(),
               );
-        const c = await runProbePass(deps, all, from, to, sent, routes, budget);
+        const c = await runProbePass(deps, current(fleet), from, to, sent, routes, budget);
         summary.passes++;
         summary.probed += c.probed;
         summary.written += c.written;
         summary.transitions += c.transitions;
         from = to;
       }
-      const wakeAt = earliestSlot(all, from);
+      const wakeAt = earliestSlot(current(fleet), from);
       if (wakeAt === null || wakeAt.getTime() > deadline) break;
       await deps.sleep(Math.max(0, wakeAt.getTime() - deps.clock.now().getTime()));
     }
+    fleet.stop();
     await deps.jobs.finish(ProbeJob, {
       startedAt,
       finishedAt: deps.clock.now(),
@@ -129,6 +139,7 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
     deps.log.info('probe run finished', { ...summary });
     return summary;
   } catch (err) {
+    view?.stop();
     await deps.jobs.finish(ProbeJob, {
       startedAt,
       finishedAt: deps.clock.now(),
@@ -181,6 +192,16 @@ async function readRoutes(deps: ProbeHandlerDeps): Promise<readonly RoutingRule[
     });
     return null;
   }
+}
+
+/**
+ * The fleet as the view has it now; a view whose listener has stopped following fails the run — probing
+ * on would dial what may have been withdrawn since. Recorded as failed, the next run probes from here.
+ */
+function current(view: ProxyView): ProxyResource[] {
+  const failed = view.failure();
+  if (failed) throw failed;
+  return view.current().proxies;
 }
 
 function earliestSlot(all: ProxyResource[], after: Date): Date | null {

@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { isDueInWindow } from '../../../shared/src/domain/health/due.js';
+import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
 import { ManualClock } from '../../../shared/src/ports/clock.js';
 import type { JobRun, JobRunStore } from '../../../shared/src/ports/job-runs.js';
 import { PassiveFeedError } from '../../../shared/src/ports/passive-feed.js';
 import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
+import { fixedFleet, fixedView } from '../../../shared/src/testing/fixed-proxy-view.js';
+import { InMemoryProxyStore } from '../../../shared/src/testing/in-memory-proxy-store.js';
 import { aProxy, managedSpec } from '../../../shared/src/testing/proxy-fixtures.js';
 import { handleProbeTick, MIN_PASS_BUDGET_MS, type ProbeHandlerDeps, ProbeJob } from './handler.js';
 import { PASSIVE_TEST_SETTINGS } from './passive-fixtures.unit.js';
@@ -22,7 +25,7 @@ function deps(passiveFails: boolean) {
     list: async () => [],
   };
   const d: ProbeHandlerDeps = {
-    proxies: { listAll: async () => ({ proxies: [], skipped: [] }) },
+    proxies: fixedFleet([]),
     routing: { get: async () => null },
     jobs,
     clock: new ManualClock(new Date('2026-01-01T00:00:00Z')),
@@ -87,11 +90,98 @@ describe('handleProbeTick and proxies it does not dial', () => {
         sleeps++;
         (d.clock as ManualClock).advance(ms);
       },
-      proxies: { listAll: async () => ({ proxies: [stopped], skipped: [] }) },
+      proxies: fixedFleet([stopped]),
     });
     expect(summary).toMatchObject({ passes: 1, probed: 0 });
     expect(sleeps).toBe(0);
     expect(finished).toEqual([expect.objectContaining({ ok: true })]);
+  });
+});
+
+describe('handleProbeTick follows the fleet through its loop', () => {
+  // The loop ran every pass on the run's first listing: an address reconcile withdrew meanwhile (an instance
+  // seen stopped — GCE may hand its ephemeral address to another project's VM) was still dialled, with the
+  // proxy's credentials, for up to the whole loop; so was a proxy whose deletion had been requested.
+  it.each([
+    [
+      'its address withdrawn (instance seen stopped)',
+      (p: ProxyResource) => ({ ...p, status: { ...p.status, ip: null } }),
+    ],
+    ['its deletion requested', (p: ProxyResource) => ({ ...p, deletionRequestedAt: sec(1) })],
+  ])('a proxy %s during the run is not dialled again', async (_n, change) => {
+    const { d, finished } = deps(false);
+    const clock = d.clock as ManualClock;
+    const store = new InMemoryProxyStore();
+    await store.create(
+      aProxy({ name: 'p', status: { ip: '10.0.0.1', providerId: 'zones/z/instances/p', phase: 'Ready' } }),
+    );
+    const dials: Array<{ at: number; host: string }> = [];
+    const answer = async (target: { host: string }) => {
+      dials.push({ at: clock.now().getTime(), host: target.host });
+      return { ok: true, latencyMs: 1, status: 200, body: null, failure: null };
+    };
+    let changedAt: number | null = null;
+    await handleProbeTick({
+      ...d,
+      proxies: store,
+      loopMs: 50_000,
+      prober: { direct: echoUp, handshake: answer, probe: answer },
+      sleep: async (ms) => {
+        if (changedAt === null) {
+          // Reconcile's write (or the API's), as the loop waits for the next slot.
+          const stored = (await store.get('p'))!;
+          const next = change(stored.proxy);
+          if (next.deletionRequestedAt) await store.requestDeletion('p', next.deletionRequestedAt);
+          else expect(await store.writeStatus('p', next.status, stored.version)).toBe('written');
+          changedAt = clock.now().getTime();
+        }
+        clock.advance(ms);
+      },
+    });
+    expect(changedAt).not.toBeNull(); // the loop waited at least once
+    expect(dials.filter((x) => x.at > changedAt!)).toEqual([]);
+    expect(finished).toEqual([expect.objectContaining({ ok: true })]);
+  });
+
+  it('a view that stopped following fails the run: nothing is dialled on it', async () => {
+    const { d, finished } = deps(false);
+    const clock = d.clock as ManualClock;
+    const p = aProxy({
+      name: 'p',
+      status: { ip: '10.0.0.1', providerId: 'zones/z/instances/p', phase: 'Ready' },
+    });
+    let failure: Error | null = null;
+    let stopped = false;
+    let dialled = 0;
+    let dialledBefore: number | null = null;
+    const answer = async () => {
+      dialled++;
+      return { ok: true, latencyMs: 1, status: 200, body: null, failure: null };
+    };
+    const run = handleProbeTick({
+      ...d,
+      proxies: {
+        watchAll: async () => ({
+          current: () => ({ proxies: [p], skipped: [] }),
+          failure: () => failure,
+          stop: () => {
+            stopped = true;
+          },
+        }),
+      },
+      loopMs: 50_000,
+      prober: { direct: echoUp, handshake: answer, probe: answer },
+      sleep: async (ms) => {
+        failure = new Error('listener: permission denied');
+        dialledBefore = dialled;
+        clock.advance(ms);
+      },
+    });
+    await expect(run).rejects.toThrow('permission denied');
+    expect(dialledBefore).not.toBeNull(); // the loop waited once
+    expect(dialled).toBe(dialledBefore);
+    expect(stopped).toBe(true);
+    expect(finished).toEqual([expect.objectContaining({ ok: false })]);
   });
 });
 
@@ -131,7 +221,7 @@ describe('handleProbeTick and the stored routing (the TARGET tier)', () => {
       ...d,
       loopMs: 120_000,
       sleep: async (ms) => (d.clock as ManualClock).advance(ms),
-      proxies: { listAll: async () => ({ proxies: [p], skipped: [] }) },
+      proxies: fixedFleet([p]),
       routing: {
         get: async () => {
           reads++;
@@ -187,9 +277,9 @@ describe('handleProbeTick: where a run starts probing', () => {
       loopMs: 50_000,
       sleep: async (ms) => clock.advance(ms),
       proxies: {
-        listAll: async () => {
+        watchAll: async () => {
           if (listingFails) throw new Error('firestore unavailable');
-          return { proxies: fleet, skipped: [] };
+          return fixedView({ proxies: fleet, skipped: [] });
         },
       },
       jobs: {
@@ -384,7 +474,7 @@ describe('handleProbeTick: a pass that runs past the deadline', () => {
       concurrency: 64,
       loopMs: 50_000,
       sleep: async (ms) => clock.advance(ms),
-      proxies: { listAll: async () => ({ proxies: fleet, skipped: [] }) },
+      proxies: fixedFleet(fleet),
       jobs: {
         ...d.jobs,
         claim: async (_job, now) => {
@@ -435,7 +525,7 @@ describe('handleProbeTick: pruning the state of proxies gone', () => {
     });
     const summary = await handleProbeTick({
       ...d,
-      proxies: { listAll: async () => ({ proxies: [old], skipped: [] }) },
+      proxies: fixedFleet([old]),
       health: {
         ...d.health,
         listNames: async () => [...stored],
@@ -466,10 +556,13 @@ describe('handleProbeTick: pruning the state of proxies gone', () => {
     const summary = await handleProbeTick({
       ...d,
       proxies: {
-        listAll: async () => ({
-          proxies: [],
-          skipped: [{ name: 'broken', issues: [{ path: 'spec.port', code: 'invalid_type', message: 'x' }] }],
-        }),
+        watchAll: async () =>
+          fixedView({
+            proxies: [],
+            skipped: [
+              { name: 'broken', issues: [{ path: 'spec.port', code: 'invalid_type', message: 'x' }] },
+            ],
+          }),
       },
       health: {
         ...d.health,
@@ -488,7 +581,7 @@ describe('handleProbeTick: the run budget', () => {
     const { d } = deps(false);
     const clock = d.clock as ManualClock;
     const p = aProxy({ name: 'p', status: { ip: '10.0.0.1', providerId: 'zones/z/instances/p' } });
-    d.proxies = { listAll: async () => ({ proxies: [p], skipped: [] }) };
+    d.proxies = fixedFleet([p]);
     d.prober = {
       direct: echoUp,
       handshake: async () => ({ ok: true, latencyMs: 1, status: 200, body: null, failure: null }),

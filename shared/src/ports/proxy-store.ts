@@ -41,6 +41,25 @@ export interface ProxyPage extends ProxyListing {
   next: string | null;
 }
 
+/**
+ * The whole `proxies` collection, followed as it changes (a listener): what a long-running reader sees
+ * instead of a listing that ages — the probe's loop dials each proxy at the address its status names
+ * now, not the one it named when the run began (reconcile clears an address the moment it sees the
+ * instance stopped: GCE may hand it to another project's VM, and the probe sends proxy credentials).
+ */
+export interface ProxyView {
+  /** The collection as last seen: the proxies that fit the model, and the documents that do not. */
+  current(): ProxyListing;
+  /** The listener's failure, once it has stopped following (the view is then as of that moment). */
+  failure(): Error | null;
+  stop(): void;
+}
+
+export interface ProxyWatcher {
+  /** Resolves with the first full view of the collection (as many reads as listAll); follows it after. */
+  watchAll(): Promise<ProxyView>;
+}
+
 export interface ProxyStore {
   get(name: string): Promise<StoredProxy | null>;
   /** The proxies that fit the model; a document that does not is left out (listAll says which). */

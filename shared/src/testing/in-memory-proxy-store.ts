@@ -9,6 +9,8 @@ import {
   type ProxyListing,
   type ProxyPage,
   type ProxyStore,
+  type ProxyView,
+  type ProxyWatcher,
   type StoredProxy,
   StoreError,
 } from '../ports/proxy-store.js';
@@ -18,7 +20,7 @@ interface Entry {
   version: number;
 }
 
-export class InMemoryProxyStore implements ProxyStore {
+export class InMemoryProxyStore implements ProxyStore, ProxyWatcher {
   private readonly docs = new Map<string, Entry>();
   private clock = 0;
   /** Every document write (create, update, delete) so far: what the write-budget tests count. */
@@ -30,6 +32,23 @@ export class InMemoryProxyStore implements ProxyStore {
   }
 
   async list(filter: ProxyFilter = {}): Promise<ProxyResource[]> {
+    return this.listNow(filter);
+  }
+
+  /** Follows the store without a listener's lag: each current() is the documents as they are then. */
+  async watchAll(): Promise<ProxyView> {
+    let stoppedAt: ProxyListing | null = null;
+    const now = (): ProxyListing => ({ proxies: this.listNow({}), skipped: [] });
+    return {
+      current: () => stoppedAt ?? now(),
+      failure: () => null,
+      stop: () => {
+        stoppedAt ??= now();
+      },
+    };
+  }
+
+  private listNow(filter: ProxyFilter): ProxyResource[] {
     return [...this.docs.values()]
       .map((e) => e.proxy)
       .filter((p) => !filter.phase || p.status.phase === filter.phase)

@@ -2,11 +2,11 @@
 // and the Firestore adapter on the emulator), so that handler tests on the fake mean something.
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ProxyStatus } from '../domain/proxy.js';
-import { type ProxyStore, StoreError } from '../ports/proxy-store.js';
+import { type ProxyStore, type ProxyWatcher, StoreError } from '../ports/proxy-store.js';
 import { aProxy, externalSpec, managedSpec } from './proxy-fixtures.js';
 
 export interface ContractSubject {
-  store: ProxyStore;
+  store: ProxyStore & ProxyWatcher;
   /** Empties the store between tests. */
   reset(): Promise<void>;
   close?(): Promise<void>;
@@ -38,7 +38,7 @@ const richStatus = (): ProxyStatus => ({
 export function proxyStoreContract(label: string, subject: () => Promise<ContractSubject>): void {
   describe(`ProxyStore contract: ${label}`, () => {
     let s: ContractSubject;
-    let store: ProxyStore;
+    let store: ProxyStore & ProxyWatcher;
     beforeEach(async () => {
       s ??= await subject();
       await s.reset();
@@ -250,6 +250,29 @@ export function proxyStoreContract(label: string, subject: () => Promise<Contrac
       );
       expect(await store.recordsInstance(providerId)).toBe(true);
       expect(await store.recordsInstance(`${providerId}0`)).toBe(false);
+    });
+
+    it('follows the collection: its first view is the listing, later writes reach it, stop() ends it', async () => {
+      await store.create(aProxy({ name: 'w1', status: richStatus() }));
+      const view = await store.watchAll();
+      const seen = () => view.current().proxies.map((p) => `${p.name}@${p.status.ip ?? '-'}`);
+      try {
+        expect(seen()).toEqual(['w1@10.0.0.7']);
+        expect(view.current().skipped).toEqual([]);
+        await store.create(aProxy({ name: 'w2' }));
+        const w1 = (await store.get('w1'))!;
+        expect(await store.writeStatus('w1', { ...w1.proxy.status, ip: null }, w1.version)).toBe('written');
+        // A listener's snapshot comes a moment after the write: bounded wait.
+        for (let i = 0; i < 100 && seen().join() !== 'w1@-,w2@-'; i++)
+          await new Promise((r) => setTimeout(r, 50));
+        expect(seen()).toEqual(['w1@-', 'w2@-']);
+        expect(view.failure()).toBeNull();
+      } finally {
+        view.stop();
+      }
+      await store.create(aProxy({ name: 'w3' }));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(seen()).toEqual(['w1@-', 'w2@-']);
     });
 
     it('filters lists by phase and attributes', async () => {

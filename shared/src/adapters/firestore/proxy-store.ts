@@ -30,6 +30,8 @@ import {
   type ProxyListing,
   type ProxyPage,
   type ProxyStore,
+  type ProxyView,
+  type ProxyWatcher,
   type StoredProxy,
   StoreError,
 } from '../../ports/proxy-store.js';
@@ -76,7 +78,7 @@ const DELETION_ATTEMPTS = 5;
 /** Uids read per prefix range of holdsUid; a range that fills it is taken as holding the uid. */
 const HOLDS_UID_PAGE = 200;
 
-export class FirestoreProxyStore implements ProxyStore {
+export class FirestoreProxyStore implements ProxyStore, ProxyWatcher {
   private readonly proxies: CollectionReference;
 
   constructor(firestore: Firestore, collection: string = Collections.proxies) {
@@ -96,6 +98,41 @@ export class FirestoreProxyStore implements ProxyStore {
     const query = this.filtered(filter);
     const snaps = await this.run(() => query.get(), 'list proxies');
     return this.listingOf(snaps.docs);
+  }
+
+  /**
+   * A listener on the collection: the first snapshot costs what listAll does, then one read per document
+   * changed. Its first failure rejects (StoreError `unavailable` where retryable); a later one is kept
+   * (failure()) and the view stays as it was — the client has retried transient failures itself by then.
+   */
+  watchAll(): Promise<ProxyView> {
+    return new Promise((resolve, reject) => {
+      let listing: ProxyListing | null = null;
+      let failure: Error | null = null;
+      const view: ProxyView = {
+        current: () => listing!,
+        failure: () => failure,
+        stop: () => unsubscribe(),
+      };
+      const unsubscribe = this.proxies.onSnapshot(
+        (snap) => {
+          try {
+            listing = this.listingOf(snap.docs);
+          } catch (err) {
+            failure = err instanceof Error ? err : new Error(String(err));
+            unsubscribe();
+            if (listing === null) reject(failure);
+            return;
+          }
+          resolve(view);
+        },
+        (err) => {
+          const f = storeFailure(err, 'follow the proxies');
+          failure = f instanceof Error ? f : new Error(String(f));
+          if (listing === null) reject(failure);
+        },
+      );
+    });
   }
 
   // Equality filters and the document-id order (ascending, as every single-field index ends) are served
