@@ -6,6 +6,7 @@ import { bearerToken } from '../auth/authenticator.js';
 import { noteAuthFailure, noteAuthSuccess } from '../middleware/auth-failure-limit.js';
 import { bodyLimit } from '../middleware/body-limit.js';
 import { jsonBody } from '../middleware/json-body.js';
+import { invalidInputMessage } from '../validation/hook.js';
 import { toIssues } from '../validation/issues.js';
 import type { WorkerAuthenticator, WorkerPrincipal } from './auth.js';
 import { WorkerApiError } from './errors.js';
@@ -75,8 +76,8 @@ export function rateLimit(limiter: RateLimiter, key: string, spec: RateSpec): vo
 type AnyRouteHook = Hook<any, any, any, void>;
 
 /**
- * The route validators' hook of the worker and gateway routes: a body that fails its schema is 400
- * invalid_request "invalid request body" with the issues, and a path parameter that fails its own is
+ * The route validators' hook of the worker and gateway routes: a body, query or header that fails its
+ * schema is 400 invalid_request "invalid request body" (query string, request header) with the issues, and a path parameter that fails its own is
  * `pathMessage` (the routes' one 400 for it).
  */
 export const workerHook =
@@ -84,7 +85,8 @@ export const workerHook =
   (result) => {
     if (result.success) return;
     if (result.target === 'param') throw new WorkerApiError(400, 'invalid_request', pathMessage);
-    throw new WorkerApiError(400, 'invalid_request', 'invalid request body', {
+    // Named by what failed, as on every other route (a malformed If-Match is a request header).
+    throw new WorkerApiError(400, 'invalid_request', invalidInputMessage(result.target), {
       issues: toIssues(result.error),
     });
   };

@@ -201,4 +201,16 @@ describe('gateway admin routes', () => {
       retryAfter: null,
     });
   });
+
+  it('routing: a malformed If-Match is a bad request header, not a bad body', async () => {
+    const valid = { routes: [{ name: 'all', match: { hosts: ['*'] }, selector: {}, policy: 'round-robin' }] };
+    expect(await app()('PUT', '/v1/gateway/routing', valid, { 'if-match': '7' })).toMatchObject({
+      status: 400,
+      body: {
+        error: 'invalid_request',
+        message: 'invalid request header',
+        issues: [expect.objectContaining({ path: 'If-Match', code: 'invalid_if_match' })],
+      },
+    });
+  });
 });
