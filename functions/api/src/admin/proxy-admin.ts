@@ -128,15 +128,6 @@ export function proxyAdmin({
 
   // If-Match is checked against the same read the write is preconditioned on: a write between this check
   // and the write makes the write a conflict, and the next attempt checks the new generation.
-  /** Whether `change` would leave `spec` as it is: a request whose change is in place already. */
-  function alreadyApplied(change: SpecChange, spec: ProxySpec): boolean {
-    try {
-      return sameSpec(change(spec), spec);
-    } catch {
-      return false; // a change that cannot apply to this spec is not in place: the precondition decides
-    }
-  }
-
   function assertIfMatch(current: ProxyResource, ifMatch: IfMatch | undefined): void {
     if (ifMatch === undefined || ifMatchHolds(ifMatch, proxyTag(current))) return;
     const weak =
@@ -227,9 +218,7 @@ export function proxyAdmin({
      * Applies `change` to the current spec. A result equal to it writes nothing and keeps the generation.
      * With `ifMatch`, only to a proxy at one of its generations (412 otherwise, nothing written): checked
      * after 404 and 409 deletion_requested (RFC 9110 §13.2.1: an answer the request would get without the
-     * precondition wins), before the change is checked against the stored spec — unless the change is
-     * there already (RFC 9110 §13.1.1 allows a 2xx then): the same conditional request sent again after
-     * its answer was lost found its own write's generation and was answered 412.
+     * precondition wins), before the change is computed and checked against the stored spec.
      */
     async updateSpec(name: string, change: SpecChange, ifMatch?: IfMatch): Promise<ProxyResource> {
       for (let attempt = 1; attempt <= maxWriteAttempts; attempt++) {
@@ -244,7 +233,7 @@ export function proxyAdmin({
             `proxy "${name}" is being deleted; its spec is frozen`,
           );
         }
-        if (!alreadyApplied(change, current.spec)) assertIfMatch(current, ifMatch);
+        assertIfMatch(current, ifMatch);
         const next = change(current.spec);
         assertSpecAllowed(next, '', current.spec);
         if (sameSpec(next, current.spec)) {

@@ -600,41 +600,6 @@ describe('PATCH /v1/proxies/{name}/spec', () => {
   });
 });
 
-describe('a conditional spec change sent again (its answer lost)', () => {
-  const typeOf = (method: string) =>
-    method === 'PATCH' ? 'application/merge-patch+json' : 'application/json';
-  it.each([
-    ['PUT', { ...managed, capacity: 9 }],
-    ['PATCH', { capacity: 9 }],
-  ])(
-    '%s: the second is answered 200 with the change in place, nothing written again',
-    async (method, body) => {
-      const h = await withProxy('p1');
-      const tag = etagOf(proxyTag((await h.store.inner.get('p1'))!.proxy));
-      const headers = { 'content-type': typeOf(method), 'if-match': tag };
-      const first = await h.call(method, '/v1/proxies/p1/spec', body, headers);
-      expect(first.status).toBe(200);
-      const second = await h.call(method, '/v1/proxies/p1/spec', body, headers);
-      expect(second.status).toBe(200);
-      expect(await json(second)).toMatchObject({ generation: 2, spec: { capacity: 9 } });
-      expect(second.headers.get('etag')).toBe(first.headers.get('etag'));
-      expect(h.store.writeCalls.map((w) => w.op)).toEqual(['replaceSpec']);
-    },
-  );
-
-  it('a stale tag with a change not in place is still refused 412, nothing written', async () => {
-    const h = await withProxy('p1');
-    const tag = etagOf(proxyTag((await h.store.inner.get('p1'))!.proxy));
-    const headers = { 'content-type': 'application/merge-patch+json', 'if-match': tag };
-    expect((await h.call('PATCH', '/v1/proxies/p1/spec', { capacity: 9 }, headers)).status).toBe(200);
-    const before = await h.store.snapshot();
-    const other = await h.call('PATCH', '/v1/proxies/p1/spec', { capacity: 7 }, headers);
-    expect(other.status).toBe(412);
-    expect(await json(other)).toMatchObject({ error: 'precondition_failed', generation: 2 });
-    expect(await h.store.snapshot()).toEqual(before);
-  });
-});
-
 describe('If-Match echoed in a 412', () => {
   // "echoed input is clipped" (docs/api.md § Errors): an If-Match of a few thousand tags, or one long tag,
   // came back whole in the message.
