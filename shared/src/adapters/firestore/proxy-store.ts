@@ -44,6 +44,7 @@ import {
   timestampOfVersion,
   versionOf,
 } from './proxy-converter.js';
+import { FIRST_SNAPSHOT_WITHIN_MS, watchProxies } from './proxy-watch.js';
 import { carriesWrite, newWriteId } from './write-mark.js';
 
 // gRPC codes (https://grpc.github.io/grpc/core/md_doc_statuscodes.html) the client surfaces as `code`.
@@ -81,7 +82,11 @@ const HOLDS_UID_PAGE = 200;
 export class FirestoreProxyStore implements ProxyStore, ProxyWatcher {
   private readonly proxies: CollectionReference;
 
-  constructor(firestore: Firestore, collection: string = Collections.proxies) {
+  constructor(
+    firestore: Firestore,
+    collection: string = Collections.proxies,
+    private readonly firstSnapshotWithinMs = FIRST_SNAPSHOT_WITHIN_MS,
+  ) {
     this.proxies = firestore.collection(collection);
   }
 
@@ -100,39 +105,17 @@ export class FirestoreProxyStore implements ProxyStore, ProxyWatcher {
     return this.listingOf(snaps.docs);
   }
 
-  /**
-   * A listener on the collection: the first snapshot costs what listAll does, then one read per document
-   * changed. Its first failure rejects (StoreError `unavailable` where retryable); a later one is kept
-   * (failure()) and the view stays as it was — the client has retried transient failures itself by then.
-   */
+  /** The collection followed by a listener (proxy-watch.ts). */
   watchAll(): Promise<ProxyView> {
-    return new Promise((resolve, reject) => {
-      let listing: ProxyListing | null = null;
-      let failure: Error | null = null;
-      const view: ProxyView = {
-        current: () => listing!,
-        failure: () => failure,
-        stop: () => unsubscribe(),
-      };
-      const unsubscribe = this.proxies.onSnapshot(
-        (snap) => {
-          try {
-            listing = this.listingOf(snap.docs);
-          } catch (err) {
-            failure = err instanceof Error ? err : new Error(String(err));
-            unsubscribe();
-            if (listing === null) reject(failure);
-            return;
-          }
-          resolve(view);
-        },
-        (err) => {
-          const f = storeFailure(err, 'follow the proxies');
-          failure = f instanceof Error ? f : new Error(String(f));
-          if (listing === null) reject(failure);
-        },
-      );
-    });
+    return watchProxies(
+      this.proxies,
+      (doc) => this.parse(doc),
+      (err) => {
+        const f = storeFailure(err, 'follow the proxies');
+        return f instanceof Error ? f : new Error(String(f));
+      },
+      this.firstSnapshotWithinMs,
+    );
   }
 
   // Equality filters and the document-id order (ascending, as every single-field index ends) are served
