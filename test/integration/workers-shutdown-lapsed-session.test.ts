@@ -51,7 +51,7 @@ describe('a busy worker shutting down whose drain outlasts its session', () => {
     a.counts = [{ proxy: mine[0]!, active: 1, reserved: 0 }];
     a.draining = true;
     expect((await a.report()).status).toBe(200);
-    let lastAccepted = Date.now();
+    const lastAccepted = Date.now();
     // The pass it asks for starts the drains (the epoch rises); the worker never ACKs that epoch.
     await eventually(
       async () => {
@@ -67,7 +67,7 @@ describe('a busy worker shutting down whose drain outlasts its session', () => {
     // name no bound, and every report after, its last word too, was refused ack_bound_mismatch.
     const replay = await a.ack();
     expect([replay.status, replay.body]).toEqual([200, expect.objectContaining({ unchanged: true })]);
-    lastAccepted = Date.now(); // an accepted ACK keeps the session alive
+    // … without keeping the session alive: the lapse below comes on time.
     // The drain outlasts the session: past its TTL, a report with load is refused as the session's end.
     await sleep(lastAccepted + SESSION_TTL_S * 1000 + 500 - Date.now());
     expect((await a.report()).body).toMatchObject({ error: 'session_expired' });

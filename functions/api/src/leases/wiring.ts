@@ -41,7 +41,7 @@ export function buildLeaseApi(opts: {
   const { firestore, clock, config, registry } = opts;
   const log = opts.log.child({ component: 'leases' });
   if (config.tokens.length === 0) {
-    log.warn('DISCOVERY_TOKENS is empty: discovery and leases accept admin credentials only');
+    log.warn('DISCOVERY_TOKENS is unset: discovery and leases accept admin credentials only');
   }
   const settings = { cooldownWindowMs: config.cooldownWindowMs };
   const catalog = new FirestoreProxyCatalog(firestore, { log }).start();

@@ -99,6 +99,11 @@ export async function acknowledgeSnapshot(
     const [header, epoch] = await Promise.all([deps.snapshots.header(workerId), deps.ownership.epoch()]);
     const d = acceptAck(stored.value.session, body, header?.recent ?? [], epoch);
     if (!d.ok) throw conflict(d.error, ackMessage[d.error]);
+    // A replay of a bound below the current epoch is answered as before, but keeps the session alive no
+    // more than the reports on it do (refused stale_epoch): a worker left behind by a drain lapses on time.
+    if (d.unchanged && body.epoch < epoch) {
+      return { acceptedVersion: body.version, acceptedEpoch: body.epoch, unchanged: true };
+    }
     const session = touch(d.session, deps.clock.now(), deps.settings.sessionTtlMs);
     await deps.workers.put({ ...stored.value, session }, stored.token);
     return { acceptedVersion: body.version, acceptedEpoch: body.epoch, unchanged: d.unchanged };
