@@ -231,7 +231,10 @@ export class FirestoreLeaseStore implements LeaseStore {
    * Until a read of every lease state lands: the newest read, or a new one when it failed (more than a
    * second ago) or has been unanswered for LOAD_PENDING_MS — and any earlier read that lands first.
    */
-  private loadOrWait(signal: AbortSignal): Promise<void> {
+  private async loadOrWait(signal: AbortSignal): Promise<void> {
+    // async: its refusal is a rejection ready() awaits with the listener's wait. Thrown synchronously, it
+    // left that wait (already started) to reject unhandled at its deadline — Node exits on that — so a
+    // replica started while Firestore refused it crash-looped instead of answering 503.
     const now = this.clock.now().getTime();
     const current = this.loading;
     if (!current && now < this.loadFailedAt + LOAD_RETRY_MS)

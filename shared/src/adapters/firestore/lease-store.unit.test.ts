@@ -19,6 +19,8 @@ function stubFirestore(calls: {
   loadAll: () => Promise<unknown>;
   read?: () => Promise<unknown>;
   commit?: () => Promise<unknown>;
+  /** The cooldown listener never sends its first snapshot. */
+  silentListener?: boolean;
 }) {
   const counts = { loadAll: 0 };
   const db = {
@@ -29,7 +31,7 @@ function stubFirestore(calls: {
       },
       where: () => ({
         onSnapshot: (next: (s: QuerySnapshot) => void) => {
-          next({ docs: [], docChanges: () => [] } as unknown as QuerySnapshot);
+          if (!calls.silentListener) next({ docs: [], docChanges: () => [] } as unknown as QuerySnapshot);
           return () => {};
         },
       }),
@@ -83,6 +85,30 @@ describe('FirestoreLeaseStore on a Firestore that does not answer', () => {
     await expect(store.ready(50)).rejects.toMatchObject({ kind: 'not_ready' });
     expect(counts.loadAll).toBe(2);
     await store.stop();
+  });
+
+  // Started while Firestore refuses it (IAM still propagating): the read of the lease states fails at once
+  // and the listener has no first snapshot. A request within the second after answered 503 — and its wait
+  // on the listener, already started, rejected unhandled at its deadline: Node 20 exits on that, and the
+  // replica crash-looped for as long as the outage lasted instead of answering 503.
+  it('a request right after the first read failed answers not_ready and leaves no rejection unhandled', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const { db } = stubFirestore({
+        loadAll: async () => Promise.reject(Object.assign(new Error('denied'), { code: 7 })),
+        silentListener: true,
+      });
+      const store = storeOn(db).start();
+      await new Promise((r) => setImmediate(r));
+      await expect(store.ready(20)).rejects.toMatchObject({ kind: 'not_ready' });
+      await new Promise((r) => setTimeout(r, 80));
+      expect(unhandled).toEqual([]);
+      await store.stop();
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
   });
 
   it('requests that gave up on a first read that never lands leave nothing behind', {
