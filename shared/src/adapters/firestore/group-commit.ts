@@ -4,7 +4,9 @@
 // caller in it is committed again on its own and learns its own answer. Under light load nothing waits:
 // a write goes out at once while fewer than `maxInFlight` commits are outstanding; only past that do
 // writes queue, and the next commit carries all of them. Measured on the emulator, five two-document
-// writes in one commit cost about what one costs alone (bench/leases.ts).
+// writes in one commit cost about what one costs alone (bench/leases.ts). A caller that gives up (its
+// deadline: Firestore stalled) takes its writes out of the queue: sent after its request had answered 503,
+// a grant landed as a lease nobody holds, and a stall of minutes queued every request's writes meanwhile.
 
 /** What a batch of writes must offer: Firestore's WriteBatch, or a fake in unit tests. */
 export interface CommitBatch<T> {
@@ -58,9 +60,38 @@ export class GroupCommitter<B extends CommitBatch<T>, T> {
    * order it added them (each document's new version: a write that changed nothing keeps its old one).
    * `keys` names every document written: two callers writing one document never share a commit.
    */
-  commit(keys: readonly string[], write: Writes<B>): Promise<ReadonlyArray<{ writeTime: T }>> {
+  commit(
+    keys: readonly string[],
+    write: Writes<B>,
+    /**
+     * The caller gave up (its deadline): writes still queued are dropped, never sent, and the commit
+     * rejects with the signal's reason. Writes already sent may still land (an answer lost, as any).
+     */
+    signal?: AbortSignal,
+  ): Promise<ReadonlyArray<{ writeTime: T }>> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ keys, write, resolve, reject });
+      if (signal?.aborted) return reject(signal.reason);
+      const onAbort = () => {
+        const at = this.queue.indexOf(p);
+        if (at < 0) return;
+        this.queue.splice(at, 1);
+        reject(signal!.reason);
+      };
+      const settled = () => signal?.removeEventListener('abort', onAbort);
+      const p: Pending<B, T> = {
+        keys,
+        write,
+        resolve: (r) => {
+          settled();
+          resolve(r);
+        },
+        reject: (e) => {
+          settled();
+          reject(e);
+        },
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.queue.push(p);
       this.pump();
     });
   }

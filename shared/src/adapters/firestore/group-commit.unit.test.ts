@@ -145,3 +145,56 @@ describe('GroupCommitter', () => {
     expect(sent.map((b) => b.writes)).toEqual([['a'], ['b']]);
   });
 });
+
+describe('GroupCommitter: a caller that gives up', () => {
+  // Firestore stalled: the commits in flight hang, every request's writes queue behind them, and each
+  // request answers 503 at its deadline. Sent once Firestore came back, those writes landed — a grant as a
+  // lease nobody holds — and the queue grew without bound meanwhile.
+  it('has its writes taken out of the queue, never sent, and is rejected with its reason', async () => {
+    const { sent, committer, write, flush } = setup(1);
+    const first = write('a');
+    const gaveUp = new AbortController();
+    const queued = committer.commit(
+      ['b'],
+      (batch) => {
+        batch.set('b');
+        return 1;
+      },
+      gaveUp.signal,
+    );
+    const kept = write('c');
+    gaveUp.abort(new Error('deadline'));
+    await expect(queued).rejects.toThrow('deadline');
+    await flush();
+    expect(sent.map((b) => b.writes)).toEqual([['a'], ['c']]);
+    expect(await Promise.all([first, kept])).toEqual([[0], [100]]);
+  });
+
+  it('once sent, giving up changes nothing: the commit settles as it does', async () => {
+    const { sent, committer, flush } = setup(1);
+    const gaveUp = new AbortController();
+    const sentOne = committer.commit(
+      ['a'],
+      (batch) => {
+        batch.set('a');
+        return 1;
+      },
+      gaveUp.signal,
+    );
+    gaveUp.abort(new Error('deadline'));
+    await flush();
+    expect(sent.map((b) => b.writes)).toEqual([['a']]);
+    expect((await sentOne).map((r) => r.writeTime)).toEqual([0]);
+  });
+
+  it('an already aborted signal sends nothing', async () => {
+    const { sent, committer } = setup(1);
+    const gone = AbortSignal.abort(new Error('too late'));
+    const writeA = (b: FakeBatch) => {
+      b.set('a');
+      return 1;
+    };
+    await expect(committer.commit(['a'], writeA, gone)).rejects.toThrow('too late');
+    expect(sent).toEqual([]);
+  });
+});

@@ -173,14 +173,21 @@ export class LeaseStateAccess {
     const clearing = clearClaim && base.version !== null && (base.gatewayClaim ?? null) !== null;
     const data = encodeState(proxy, entries, now);
     if (clearing) data[GATEWAY_CLAIM_FIELD] = FieldValue.delete();
+    // Given up at the deadline: writes still queued behind a stalled Firestore are never sent (a grant
+    // landing after its request answered 503 would be a lease nobody holds).
+    const givenUp = new AbortController();
     try {
       const paths = [ref.path, ...others.map((o) => o.ref.path)];
-      const committed = this.committer.commit(paths, (batch) => {
-        if (base.version) batch.update(ref, data, { lastUpdateTime: base.version });
-        else batch.create(ref, data);
-        for (const o of others) o.write(batch, o.ref);
-        return 1 + others.length;
-      });
+      const committed = this.committer.commit(
+        paths,
+        (batch) => {
+          if (base.version) batch.update(ref, data, { lastUpdateTime: base.version });
+          else batch.create(ref, data);
+          for (const o of others) o.write(batch, o.ref);
+          return 1 + others.length;
+        },
+        givenUp.signal,
+      );
       // Past the deadline the commit may still land, as one whose answer was lost: an acquire retried
       // under its Idempotency-Key gets that grant, a release retried finds it done.
       const [state] = await bounded(committed, `committing lease state of ${proxy}`);
@@ -203,6 +210,8 @@ export class LeaseStateAccess {
         return false;
       }
       throw new LeaseStoreError('unavailable', `committing lease state of ${proxy}`, { cause: err });
+    } finally {
+      givenUp.abort(); // a commit sent or settled is not affected: only writes still queued are dropped
     }
   }
 

@@ -111,6 +111,45 @@ describe('FirestoreLeaseStore on a Firestore that does not answer', () => {
     }
   });
 
+  // Firestore stalls: the commits in flight hang, every later grant's writes queue behind them and its
+  // request answers 503 at its deadline. When Firestore came back the queue was sent: the first stale
+  // grant still matched the stored version and landed, a lease nobody holds, for its TTL.
+  it('grants that gave up while their writes queued behind a stalled commit never send them', async () => {
+    const hanging: Array<(err: unknown) => void> = [];
+    let commits = 0;
+    const { db } = stubFirestore({
+      loadAll: async () => ({ docs: [] }),
+      read: async () => ({ exists: false }),
+      commit: () => {
+        commits++;
+        return new Promise((_, reject) => hanging.push(reject));
+      },
+    });
+    const store = storeOn(db).start();
+    await store.ready(1_000);
+    vi.useFakeTimers();
+    const answers: unknown[] = [];
+    // One grant per proxy (no proxy lock between them): two commits go out, the rest queue.
+    for (let i = 1; i <= 6; i++)
+      void store
+        .grant({
+          candidates: [{ name: `p${i}`, uid: `u${i}`, capacity: 2 }],
+          lease: { ...lease, id: `lease-${i}` },
+        })
+        .then(
+          (outcome) => answers.push(outcome),
+          (err: unknown) => answers.push(err),
+        );
+    await vi.advanceTimersByTimeAsync(STORE_CALL_DEADLINE_MS + 100);
+    expect(answers).toEqual(Array(6).fill(expect.objectContaining({ kind: 'unavailable' })));
+    const sentWhileStalled = commits;
+    // Firestore answers again (the stalled commits fail): nothing of the requests that gave up is sent.
+    for (const fail of hanging.splice(0)) fail(Object.assign(new Error('unavailable'), { code: 14 }));
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(commits).toBe(sentWhileStalled);
+    await store.stop();
+  });
+
   it('requests that gave up on a first read that never lands leave nothing behind', {
     timeout: 60_000,
   }, async () => {
