@@ -15,7 +15,7 @@ import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-s
 import type { HealthDecision, ProxyHealthState } from '../../shared/src/domain/health/proxy-health.js';
 import { aProxy, managedSpec } from '../../shared/src/testing/proxy-fixtures.js';
 import { releaseProject, testProjectId } from '../support/emulators.js';
-import { replayCommits } from '../support/replayed-commit-firestore.js';
+import { failNextCommitAfterLanding, replayCommits } from '../support/replayed-commit-firestore.js';
 
 const at = new Date('2026-03-01T00:00:00Z');
 const state = (proxy: string, consecutiveOk: number): ProxyHealthState => ({
@@ -310,6 +310,34 @@ describe('the planner lock and an ownership commit sent again after they landed 
       });
     } finally {
       await Promise.all([resent.terminate(), direct.terminate()]);
+      await releaseProject(pid);
+    }
+  });
+
+  // Landed, then the call failed with another status than a conflict: the pass failed holding a lock
+  // nobody owned, and every pass was PlannerBusy until it lapsed.
+  it.each<[string, number]>([
+    ['DEADLINE_EXCEEDED', 4],
+    ['UNAVAILABLE', 14],
+  ])('takes the lock whose write landed before its call failed (%s), create or update', async (_n, code) => {
+    const pid = testProjectId();
+    const flaky = new Firestore({ projectId: pid });
+    try {
+      const store = new FirestoreOwnershipStore(flaky);
+      const now = new Date('2026-03-01T00:00:00Z');
+      const until = new Date(now.getTime() + 60_000);
+      failNextCommitAfterLanding(flaky, code);
+      const created = await store.acquireLock('pass-a', now, until);
+      expect(created).not.toBeNull();
+      expect(await store.read()).toMatchObject({ token: created, lock: { holder: 'pass-a' } });
+      // The next pass, after that lock lapsed: an update of the state.
+      const later = new Date(until.getTime() + 1);
+      failNextCommitAfterLanding(flaky, code);
+      const updated = await store.acquireLock('pass-b', later, new Date(later.getTime() + 60_000));
+      expect(updated).not.toBeNull();
+      expect(await store.read()).toMatchObject({ token: updated, lock: { holder: 'pass-b' } });
+    } finally {
+      await flaky.terminate();
       await releaseProject(pid);
     }
   });

@@ -114,6 +114,10 @@ export class FirestoreOwnershipStore implements OwnershipStore {
     } catch (err) {
       const code = codeOf(err);
       if (code === ALREADY_EXISTS || code === FAILED_PRECONDITION) return this.lockLanded(holder, until);
+      // Landed, then the call failed otherwise (DEADLINE_EXCEEDED, a last UNAVAILABLE), as extendLock
+      // below: thrown, the pass failed holding a lock nobody owned, and the planner was busy for `lockMs`.
+      const landed = await this.lockLanded(holder, until);
+      if (landed) return landed;
       throw workerStoreFailure(err, 'take the planner lock');
     }
   }
