@@ -43,7 +43,10 @@ export function buildInsertRequest(req: InstanceRequest, opts: InsertOptions): I
       machineType: `zones/${req.zone}/machineTypes/${req.machineType}`,
       labels: {
         [LABEL_MANAGED_BY]: MANAGED_BY,
-        [LABEL_UID]: req.uid,
+        // GCE label values are lower case only: a uid a console edit put in capitals (which the plane
+        // reads case-blind: instance-name.ts uidKey) was refused as invalid, a permanent failure, and the
+        // proxy latched Failed after its old VM was deleted for a replacement.
+        [LABEL_UID]: req.uid.toLowerCase(),
         [LABEL_NAME]: req.proxyName,
         [LABEL_SPEC_HASH]: req.specHash,
       },

@@ -103,8 +103,13 @@ describe('buildInsertRequest', () => {
     expect(r.instanceResource?.networkInterfaces?.[0]?.subnetwork).toBe('regions/r/subnetworks/s');
   });
 
-  it('puts only valid GCE label values on the instance', () => {
-    const labels = buildInsertRequest(request, { project: 'acme' }).instanceResource?.labels ?? {};
+  it.each([
+    ['as the API makes them', request.uid],
+    // A uid a console edit put in capitals: GCE refused the label (400 invalid, a permanent failure).
+    ['in capitals', request.uid.toUpperCase()],
+  ])('puts only valid GCE label values on the instance, the uid %s', (_n, uid) => {
+    const labels =
+      buildInsertRequest({ ...request, uid }, { project: 'acme' }).instanceResource?.labels ?? {};
     for (const value of Object.values(labels)) expect(value).toMatch(/^[a-z0-9_-]{0,63}$/);
   });
 });

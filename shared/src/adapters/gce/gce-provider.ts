@@ -144,7 +144,16 @@ export class GceProvider implements Provider {
       [list] = await this.call(
         () =>
           ops.list(
-            { project: this.opts.project, zone: ref.zone, filter, maxResults: 500 },
+            // Newest first: by default GCE lists by name (operation-<ms>-…), oldest first, and a proxy
+            // re-inserting each QuotaRetry for hours has more than a page of them — the newest of the
+            // oldest 500 read an insert still running, or a later failure, as the old one.
+            {
+              project: this.opts.project,
+              zone: ref.zone,
+              filter,
+              maxResults: 500,
+              orderBy: 'creationTimestamp desc',
+            },
             { autoPaginate: false },
           ),
         'zoneOperations.list',

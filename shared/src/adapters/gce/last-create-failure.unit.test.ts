@@ -1,0 +1,44 @@
+// GceProvider.lastCreateFailure reads the newest insert Operation of an instance. GCE lists operations by
+// name unless told otherwise — operation-<ms>-…, oldest first — a page at a time; a proxy re-inserting each
+// QuotaRetry for hours has more than a page of them. A fake zoneOperations.list with GCE's ordering and
+// paging: 600 inserts, every one but the newest failed on quota, the newest still running.
+import { describe, expect, it } from 'vitest';
+import { GceProvider, type ZoneOperationsApi } from './gce-provider.js';
+
+const zone = 'us-central1-a';
+const name = 'pp-0123456789abcdef0123';
+const target = `https://www.googleapis.com/compute/v1/projects/p/zones/${zone}/instances/${name}`;
+
+function insert(i: number, running: boolean) {
+  const at = new Date(Date.UTC(2026, 0, 1) + i * 60_000);
+  return {
+    name: `operation-${at.getTime()}-${String(i).padStart(4, '0')}`,
+    operationType: 'insert',
+    targetLink: target,
+    insertTime: at.toISOString(),
+    creationTimestamp: at.toISOString(),
+    status: running ? 'RUNNING' : 'DONE',
+    ...(running
+      ? {}
+      : { error: { errors: [{ code: 'QUOTA_EXCEEDED', message: "Quota 'CPUS' exceeded." }] } }),
+  };
+}
+
+const ops = Array.from({ length: 600 }, (_, i) => insert(i, i === 599));
+
+const zoneOperations = {
+  list: async (req: { maxResults?: number; orderBy?: string }) => {
+    const sorted =
+      req.orderBy === 'creationTimestamp desc'
+        ? [...ops].sort((a, b) => b.creationTimestamp.localeCompare(a.creationTimestamp))
+        : [...ops].sort((a, b) => a.name.localeCompare(b.name));
+    return [sorted.slice(0, req.maxResults ?? 500)];
+  },
+} as unknown as ZoneOperationsApi;
+
+describe('GceProvider.lastCreateFailure with more than a page of insert operations', () => {
+  it('reads the newest insert (still running: no failure), not the newest of the oldest page', async () => {
+    const provider = new GceProvider({ project: 'p', instances: {} as never, zoneOperations });
+    await expect(provider.lastCreateFailure(`zones/${zone}/instances/${name}`)).resolves.toBeNull();
+  });
+});
