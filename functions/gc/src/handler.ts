@@ -18,7 +18,7 @@ import { deleteOrphans, listProvider, orphanFields } from './sweep.js';
 export const GcJob = 'gc-sweep';
 
 export interface GcDeps {
-  proxies: Pick<ProxyStore, 'liveUids'>;
+  proxies: Pick<ProxyStore, 'liveUids' | 'recordsInstance'>;
   providers: ProviderRegistry;
   jobs: JobRunStore;
   clock: Clock;
@@ -129,7 +129,10 @@ export async function handleGcTick(deps: GcDeps): Promise<GcOutcome> {
       orphans: orphans.length,
       first: orphans.slice(0, 20),
     });
-  } else for (const l of listings) await deleteOrphans(l, log);
+  } else {
+    const recorded = (providerId: string) => deps.proxies.recordsInstance(providerId);
+    for (const l of listings) await deleteOrphans(l, log, recorded);
+  }
   for (const { result: r } of listings) {
     counts.instancesDeleted += r.deleted;
     counts.instancesKept += r.kept;

@@ -165,6 +165,28 @@ describe('handleGcTick (seed §8)', () => {
     expect(jobs.runs.get(GcJob)).toMatchObject({ ok: false, error: expect.stringContaining('live set') });
   });
 
+  // A uid edited by hand in the console: reconcile goes on reading the instance the status records (and it
+  // serves, leased), but its label names the old uid, which no document holds any more.
+  it('keeps an instance whose label names no live uid when a document records it in its status', async () => {
+    const gce = new FakeProvider('gce', []);
+    const { deps, log, store } = await setup([gce]);
+    const edited = aProxy({
+      name: 'edited',
+      status: { providerId: 'zones/us-central1-a/instances/pp-serving', ip: '10.0.0.9' },
+    });
+    await store.create(edited);
+    gce.instances = [vm('pp-serving', 'uid-before-the-edit', minutesAgo(60))];
+    const outcome = await handleGcTick(deps);
+    expect(gce.deleted).toEqual([]);
+    expect(outcome).toMatchObject({ kind: 'swept', counts: { instancesDeleted: 0, instancesKept: 1 } });
+    expect(log.lines).toContainEqual(
+      expect.objectContaining({
+        message: 'gc: an instance labelled for no live proxy is recorded by one; kept (its uid was edited?)',
+        providerId: 'zones/us-central1-a/instances/pp-serving',
+      }),
+    );
+  });
+
   it('logs a provider whose listing fails and sweeps the next one', async () => {
     const broken = new FakeProvider('aaa-broken', [vm('x', 'gone-x', minutesAgo(30))]);
     broken.failList = new ProviderError('transient', 'aggregatedList 503');

@@ -92,12 +92,30 @@ export const orphanFields = (provider: string, v: Orphan) => ({
   ageSeconds: Math.floor(v.ageMs / 1000),
 });
 
-export async function deleteOrphans(listing: ProviderListing, log: Logger): Promise<void> {
+export async function deleteOrphans(
+  listing: ProviderListing,
+  log: Logger,
+  /**
+   * Whether a proxy document records the instance in its status (ProxyStore.recordsInstance): that proxy's
+   * passes own it, whatever uid its label or the document now carries — a uid edited by hand in the console
+   * keeps serving on the instance reconcile still reads, and the uid rule alone deleted it. The rule the
+   * unrecorded-instance request keeps too. One indexed lookup per orphan, which are rare.
+   */
+  recorded: (providerId: string) => Promise<boolean>,
+): Promise<void> {
   const { provider, result } = listing;
   for (const v of listing.verdicts) {
     if (!v.delete) continue;
     // Each branch logs the orphan's fields once (spread from the call, which the docs' log scan reads).
     try {
+      if (await recorded(v.instance.providerId)) {
+        result.kept++;
+        log.warn(
+          'gc: an instance labelled for no live proxy is recorded by one; kept (its uid was edited?)',
+          orphanFields(provider.name, v),
+        );
+        continue;
+      }
       if ((await provider.delete(v.instance.providerId)) === 'not-ready') {
         // Still being created (GCE refuses the delete until its insert Operation is DONE): nothing was
         // deleted, and the orphan waits for the next sweep, which lists it again.
