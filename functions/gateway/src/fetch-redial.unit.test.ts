@@ -188,6 +188,41 @@ describe('/v1/fetch redial', () => {
     expect(connections).toBe(1);
   });
 
+  // A swap between the first pick and its failed dial (a snapshot every tick) compiles new entries for
+  // every proxy: avoided by the object the first pick returned, the dead proxy was picked again — the one
+  // redial spent on it, 502 although b-live was there. Two workers stand for before and after the swap.
+  it('a snapshot swapped in during the first dial does not bring the failed proxy back for the redial', async () => {
+    connections = 0;
+    redials.length = 0;
+    const d = await deps(() => {});
+    const before = d.worker;
+    const after = (await deps(() => {})).worker;
+    expect(
+      await after.applySnapshot(snapshot(2, [proxy('a-dead', deadPort), proxy('b-live', livePort)])),
+    ).toMatchObject({ ok: true });
+    let swapped = false;
+    d.worker = new Proxy(before, {
+      get(_t, key) {
+        const w = swapped ? after : before;
+        const v = Reflect.get(w, key, w);
+        if (key === 'pick' && !swapped)
+          return (...args: Parameters<GatewayWorker['pick']>) => {
+            const picked = before.pick(...args);
+            swapped = true;
+            return picked;
+          };
+        return typeof v === 'function' ? v.bind(w) : v;
+      },
+      set(_t, key, value) {
+        return Reflect.set(swapped ? after : before, key, value);
+      },
+    });
+    const result = await fetchThrough(request, 'crawler', d);
+    expect(result).toMatchObject({ ok: false, status: 502, code: 'target_failed' });
+    expect(redials).toEqual(['fetch']);
+    expect(connections).toBe(1);
+  });
+
   it('one still usable after the look-up is dialled as picked', async () => {
     connections = 0;
     redials.length = 0;

@@ -203,7 +203,7 @@ export async function fetchThrough(
   const kept = redial && snap?.upstreams.get(redial.upstream.name);
   const failed = redial && (snap?.upstreams.get(redial.failed.name) ?? redial.failed);
   const picked =
-    redial && kept && isUsable(kept, now)
+    redial && kept && kept.name !== redial.failed.name && isUsable(kept, now)
       ? ({ kind: 'ok', route: redial.route, upstream: kept } as const)
       : deps.worker.pick(host, now, sticky, failed);
   if (picked.kind === 'no_upstream') return { ...fail(503, picked.kind), route: picked.route.name };
@@ -217,7 +217,11 @@ export async function fetchThrough(
    */
   const again = (): Promise<FetchResult> | null => {
     if (redial || caller.gone || deps.worker.refusalAfterLookup() !== null) return null;
-    const other = deps.worker.pick(host, Date.now(), sticky, u);
+    // Avoided as the current snapshot has it (as the proxy listener's redial): a swap during the dial
+    // compiled a new entry for the proxy, and `pick` avoids by identity — the old object let the dead proxy
+    // be picked again (for certain on a sticky route), the one redial spent on it.
+    const avoid = deps.worker.snapshot()?.upstreams.get(u.name) ?? u;
+    const other = deps.worker.pick(host, Date.now(), sticky, avoid);
     if (other.kind !== 'ok') return null;
     deps.recorder.redialed('fetch');
     outcome('DIAL', false);
