@@ -57,10 +57,23 @@ export function parseRequestHead(text: string): RequestHead | null {
     if (!TOKEN.test(name)) return null;
     lines.push(line);
     names.push(name.toLowerCase());
-    values.push(line.slice(colon + 1).trim());
+    values.push(trimOws(line, colon + 1));
     pos = next + 2;
   }
   return { method, target: requestLine.slice(sp1 + 1, sp2), version, lines, names, values };
+}
+
+/**
+ * `line` from `start`, without the optional whitespace around a field value: SP and HTAB only (RFC 9110
+ * §5.5). String#trim also takes U+00A0 — a latin1 0xA0 byte, obs-text the value keeps — so `Content-Length:
+ * 5\xA0` read as 5 here while the raw line, forwarded to a pinned target, said something else.
+ */
+function trimOws(line: string, start: number): string {
+  let from = start;
+  let to = line.length;
+  while (from < to && (line.charCodeAt(from) === 0x20 || line.charCodeAt(from) === 0x09)) from++;
+  while (to > from && (line.charCodeAt(to - 1) === 0x20 || line.charCodeAt(to - 1) === 0x09)) to--;
+  return line.slice(from, to);
 }
 
 export function header(head: RequestHead, name: string): string | undefined {
@@ -123,9 +136,15 @@ export const formatAuthority = (address: string, port: number): string =>
 
 /** The status code of an HTTP/1.x status line at the start of `buf`, or 0 if it is not one (yet). */
 export function statusOf(buf: Buffer): number {
-  if (buf.length < 12 || buf.toString('latin1', 0, 7) !== 'HTTP/1.') return 0;
-  const code = Number(buf.toString('latin1', 9, 12));
-  return Number.isInteger(code) && code >= 100 && code <= 599 && buf[8] === 0x20 ? code : 0;
+  if (buf.length < 12 || buf.toString('latin1', 0, 7) !== 'HTTP/1.' || buf[8] !== 0x20) return 0;
+  // Three digits (RFC 9112 §4): Number() also read "2e2" as 200 and "1E2" as 100.
+  let code = 0;
+  for (let i = 9; i < 12; i++) {
+    const d = buf[i]! - 0x30;
+    if (d < 0 || d > 9) return 0;
+    code = code * 10 + d;
+  }
+  return code >= 100 && code <= 599 ? code : 0;
 }
 
 // Hop-by-hop headers (RFC 9110 §7.6.1) and the client's proxy credentials never reach the target; nor

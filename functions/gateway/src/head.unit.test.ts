@@ -96,6 +96,18 @@ describe('helpers', () => {
     expect(statusOf(Buffer.from('HTTP/1.0 200'))).toBe(200);
     expect(statusOf(Buffer.from('HTTP/1.1 20'))).toBe(0);
     expect(statusOf(Buffer.from('SSH-2.0-OpenSSH'))).toBe(0);
+    // Three digits: Number() read these as 200 and 100.
+    expect(statusOf(Buffer.from('HTTP/1.1 2e2 OK\r\n'))).toBe(0);
+    expect(statusOf(Buffer.from('HTTP/1.1 1E2 X\r\n'))).toBe(0);
+    expect(statusOf(Buffer.from('HTTP/1.1 +20 X\r\n'))).toBe(0);
+    expect(statusOf(Buffer.from('HTTP/1.1 099 X\r\n'))).toBe(0);
+    expect(statusOf(Buffer.from('HTTP/1.1 599 X\r\n'))).toBe(599);
+  });
+
+  it('trims only SP and HTAB around a field value (RFC 9110 §5.5), never obs-text such as 0xA0', () => {
+    const h = parseRequestHead('GET http://e.com/ HTTP/1.1\r\nX-A: \t v \u00a0\t \r\nX-B:\u00a0w');
+    expect(header(h!, 'x-a')).toBe('v \u00a0');
+    expect(header(h!, 'x-b')).toBe('\u00a0w');
   });
 });
 

@@ -51,6 +51,16 @@ describe('requestTarget', () => {
       'POST http://e.com/ HTTP/1.1\r\nContent-Length: -1',
       { kind: 'refuse', status: 400, code: 'bad_content_length' },
     ],
+    // A latin1 0xA0 (U+00A0) is no optional whitespace: String#trim took it, the gateway read 5, and the
+    // raw line went on to a pinned target as "5\xA0".
+    [
+      'POST http://e.com/ HTTP/1.1\r\nContent-Length: 5\u00a0',
+      { kind: 'refuse', status: 400, code: 'bad_content_length' },
+    ],
+    [
+      'POST http://e.com/ HTTP/1.1\r\nContent-Length: \u00a05',
+      { kind: 'refuse', status: 400, code: 'bad_content_length' },
+    ],
     // Node's client would upper-case it: an upstream CONNECT to "http://e.com/" (docs/gateway.md § Proxy listener).
     ['connect http://e.com/ HTTP/1.1', { kind: 'refuse', status: 400, code: 'bad_request' }],
     ['Connect http://e.com:443/ HTTP/1.1', { kind: 'refuse', status: 400, code: 'bad_request' }],
