@@ -101,10 +101,17 @@ export class GceProvider implements Provider {
   async delete(providerId: string): Promise<DeleteOutcome> {
     const ref = this.ref(providerId);
     try {
-      await this.call(
+      const [op] = await this.call(
         () => this.opts.instances.delete({ project: this.opts.project, zone: ref.zone, instance: ref.name }),
         'instances.delete',
       );
+      // As for an insert: an Operation that already failed says so now. Read as 'deleting', the GC counted
+      // a VM still there as deleted and an unrecorded-instance request was acknowledged for it.
+      const failed = operationError(
+        (op as { latestResponse?: Operation }).latestResponse,
+        'instances.delete',
+      );
+      if (failed) throw failed;
     } catch (err) {
       if (err instanceof ProviderError && err.status === 404) return 'deleting';
       if (err instanceof ProviderError && err.reason === 'resourceNotReady') return this.whyNotReady(ref);

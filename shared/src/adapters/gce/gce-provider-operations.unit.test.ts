@@ -1,4 +1,6 @@
-// GceProvider.lastCreateFailure reads the newest insert Operation of an instance. GCE lists operations by
+// GceProvider and the Operations GCE answers with. lastCreateFailure reads the newest insert Operation of
+// an instance, and delete reads the Operation its call returns (one that already failed says so).
+// lastCreateFailure: GCE lists operations by
 // name unless told otherwise — operation-<ms>-…, oldest first — a page at a time; a proxy re-inserting each
 // QuotaRetry for hours has more than a page of them. A fake zoneOperations.list with GCE's ordering and
 // paging: 600 inserts, every one but the newest failed on quota, the newest still running.
@@ -40,5 +42,38 @@ describe('GceProvider.lastCreateFailure with more than a page of insert operatio
   it('reads the newest insert (still running: no failure), not the newest of the oldest page', async () => {
     const provider = new GceProvider({ project: 'p', instances: {} as never, zoneOperations });
     await expect(provider.lastCreateFailure(`zones/${zone}/instances/${name}`)).resolves.toBeNull();
+  });
+});
+
+describe('GceProvider.delete with an Operation that has already failed', () => {
+  const failedOp = (code: string, httpErrorStatusCode: number) => ({
+    latestResponse: {
+      status: 'DONE',
+      httpErrorStatusCode,
+      error: { errors: [{ code, message: 'x' }] },
+    },
+  });
+  const providerAnswering = (op: unknown) =>
+    new GceProvider({
+      project: 'p',
+      instances: { delete: async () => [op] } as never,
+      retry: { attempts: 1, baseMs: 1, maxMs: 1 },
+    });
+
+  it('fails (transient: a read or delete is never the spec’s fault) instead of reading as deleting', async () => {
+    const provider = providerAnswering(failedOp('RESOURCE_IN_USE_BY_ANOTHER_RESOURCE', 400));
+    await expect(provider.delete(`zones/${zone}/instances/${name}`)).rejects.toMatchObject({
+      kind: 'transient',
+    });
+  });
+
+  it('an Operation that is running or done without error is a delete under way', async () => {
+    const provider = providerAnswering({ latestResponse: { status: 'RUNNING' } });
+    await expect(provider.delete(`zones/${zone}/instances/${name}`)).resolves.toBe('deleting');
+  });
+
+  it('one that failed as not found: the instance is gone, as a 404 answer', async () => {
+    const provider = providerAnswering(failedOp('RESOURCE_NOT_FOUND', 404));
+    await expect(provider.delete(`zones/${zone}/instances/${name}`)).resolves.toBe('deleting');
   });
 });
