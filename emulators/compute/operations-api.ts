@@ -7,6 +7,7 @@ import { invalidField, notFound } from './errors.js';
 import { type FilterNode, FilterSyntaxError, parseFilter } from './filter.js';
 import { matchesFilter } from './filter-match.js';
 import { link, operationPath, zonePath } from './links.js';
+import { refuseFilterWithOrder } from './listing.js';
 import { OPERATION_FIELDS, type OperationRecord, toOperationResource } from './operations.js';
 import { decodePageToken, pageScope, parseMaxResults, takePage } from './paging.js';
 import { checkZone } from './scope.js';
@@ -47,6 +48,7 @@ export function listOperations(state: EmulatorState, project: string, zone: stri
   checkZone(state, project, zone);
   const filterText = query.get('filter');
   const orderBy = query.get('orderBy');
+  refuseFilterWithOrder(filterText, orderBy);
   const filter = filterOf(filterText);
   const keyOf = orderKey(orderBy);
   const scope = pageScope('operations', project, zone, filterText, orderBy);

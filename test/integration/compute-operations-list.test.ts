@@ -94,6 +94,20 @@ describe('zoneOperations.list', () => {
       { autoPaginate: false },
     );
     expect(newest[0]).toMatchObject({ operationType: 'delete', targetLink: link('ops-a') });
+
+    // As GCE: a sort order beside a filter is refused (a caller pages instead).
+    const both = await clients.zoneOps
+      .list(
+        { project, zone, filter: '(operationType = "insert")', orderBy: 'creationTimestamp desc' },
+        { autoPaginate: false },
+      )
+      .catch((e: unknown) => e);
+    expect(gceErrorOf(both)).toMatchObject({
+      httpStatus: 400,
+      message: expect.stringContaining(
+        'Specifying both a list filter and sort order is not currently supported',
+      ),
+    });
   });
 
   it('answers 400 for a filter on a field operations do not have, and for an unknown zone', async () => {

@@ -5,6 +5,7 @@
 // QuotaRetry for hours has more than a page of them. A fake zoneOperations.list with GCE's ordering and
 // paging: 600 inserts, every one but the newest failed on quota, the newest still running.
 import { describe, expect, it } from 'vitest';
+import { memoryLogger } from '../log/json-logger.js';
 import { GceProvider, type ZoneOperationsApi } from './gce-provider.js';
 
 const zone = 'us-central1-a';
@@ -28,20 +29,51 @@ function insert(i: number, running: boolean) {
 
 const ops = Array.from({ length: 600 }, (_, i) => insert(i, i === 599));
 
+/** GCE's list: by name (oldest first), 500 a page with a page token; a sort order beside a filter refused. */
 const zoneOperations = {
-  list: async (req: { maxResults?: number; orderBy?: string }) => {
-    const sorted =
-      req.orderBy === 'creationTimestamp desc'
-        ? [...ops].sort((a, b) => b.creationTimestamp.localeCompare(a.creationTimestamp))
-        : [...ops].sort((a, b) => a.name.localeCompare(b.name));
-    return [sorted.slice(0, req.maxResults ?? 500)];
+  list: async (req: { maxResults?: number; orderBy?: string; filter?: string; pageToken?: string }) => {
+    if (req.filter && req.orderBy)
+      throw Object.assign(
+        new Error('Specifying both a list filter and sort order is not currently supported.'),
+        {
+          code: 400,
+        },
+      );
+    const sorted = [...ops].sort((a, b) => a.name.localeCompare(b.name));
+    const from = req.pageToken ? Number(req.pageToken) : 0;
+    const to = from + (req.maxResults ?? 500);
+    return [sorted.slice(from, to), to < sorted.length ? { ...req, pageToken: String(to) } : null];
   },
 } as unknown as ZoneOperationsApi;
 
 describe('GceProvider.lastCreateFailure with more than a page of insert operations', () => {
-  it('reads the newest insert (still running: no failure), not the newest of the oldest page', async () => {
+  it('reads the newest insert (still running: no failure) from the last page, not the newest of the first', async () => {
     const provider = new GceProvider({ project: 'p', instances: {} as never, zoneOperations });
     await expect(provider.lastCreateFailure(`zones/${zone}/instances/${name}`)).resolves.toBeNull();
+  });
+});
+
+describe('GceProvider.lastCreateFailure past its page bound', () => {
+  it('says the newest is unseen (null, logged) rather than answer from the oldest pages', async () => {
+    const many = Array.from({ length: 20 * 500 + 1 }, (_, i) => insert(i, false));
+    const list = async (req: { pageToken?: string; maxResults?: number }) => {
+      const from = req.pageToken ? Number(req.pageToken) : 0;
+      const to = from + (req.maxResults ?? 500);
+      return [many.slice(from, to), to < many.length ? { ...req, pageToken: String(to) } : null];
+    };
+    const log = memoryLogger();
+    const provider = new GceProvider({
+      project: 'p',
+      instances: {} as never,
+      zoneOperations: { list } as unknown as ZoneOperationsApi,
+      log,
+    });
+    await expect(provider.lastCreateFailure(`zones/${zone}/instances/${name}`)).resolves.toBeNull();
+    expect(log.lines).toContainEqual(
+      expect.objectContaining({
+        message: 'more insert operations than zoneOperations pages read; the newest unseen',
+      }),
+    );
   });
 });
 

@@ -34,6 +34,8 @@ export interface GceProviderOptions extends Omit<InsertOptions, 'project'> {
 }
 
 const AGGREGATED_PAGE_SIZE = 500;
+/** Pages of 500 insert operations of one instance read at most (a week of inserts a minute). */
+const OPERATION_PAGES = 20;
 const AGGREGATED_MAX_PAGES = 100;
 
 const defaultLog = jsonLogger({ component: 'gce-provider' });
@@ -146,25 +148,30 @@ export class GceProvider implements Provider {
     if (!ops) return null;
     const ref = this.ref(providerId);
     const filter = `(operationType = "insert") AND (targetLink = "${this.targetLink(ref)}")`;
-    let list: Operation[];
+    const mine = (op: Operation) =>
+      op.operationType === 'insert' && op.targetLink?.endsWith(`/instances/${ref.name}`) === true;
+    // Every page: GCE lists by name (operation-<ms>-…), oldest first, and refuses a sort order beside a
+    // filter — so the newest is on the last page. A proxy re-inserting each QuotaRetry for hours has more
+    // than a page of them, and the newest of the first (oldest) page read an insert still running, or a
+    // later failure, as the old one. Bounded: past OPERATION_PAGES the newest is not known.
+    let newest: Operation | undefined;
+    let pageToken: string | undefined;
     try {
-      [list] = await this.call(
-        () =>
-          ops.list(
-            // Newest first: by default GCE lists by name (operation-<ms>-…), oldest first, and a proxy
-            // re-inserting each QuotaRetry for hours has more than a page of them — the newest of the
-            // oldest 500 read an insert still running, or a later failure, as the old one.
-            {
-              project: this.opts.project,
-              zone: ref.zone,
-              filter,
-              maxResults: 500,
-              orderBy: 'creationTimestamp desc',
-            },
-            { autoPaginate: false },
-          ),
-        'zoneOperations.list',
-      );
+      for (let page = 0; page < OPERATION_PAGES; page++) {
+        const [list, next] = await this.call(
+          () =>
+            ops.list(
+              { project: this.opts.project, zone: ref.zone, filter, maxResults: 500, pageToken },
+              { autoPaginate: false },
+            ),
+          'zoneOperations.list',
+        );
+        for (const op of list ?? [])
+          if (mine(op) && (!newest || Date.parse(op.insertTime ?? '') > Date.parse(newest.insertTime ?? '')))
+            newest = op;
+        pageToken = next?.pageToken ?? undefined;
+        if (!pageToken) break;
+      }
     } catch (err) {
       // Best effort: without it, a failed create is simply retried by the next pass — but said aloud, since
       // a 403/404 here (a missing permission, an endpoint without the method) silently turns every async
@@ -178,9 +185,17 @@ export class GceProvider implements Provider {
       });
       return null;
     }
-    const newest = [...(list ?? [])]
-      .filter((op) => op.operationType === 'insert' && op.targetLink?.endsWith(`/instances/${ref.name}`))
-      .sort((a, b) => Date.parse(b.insertTime ?? '') - Date.parse(a.insertTime ?? ''))[0];
+    if (pageToken) {
+      (this.opts.log ?? defaultLog).warn(
+        'more insert operations than zoneOperations pages read; the newest unseen',
+        {
+          zone: ref.zone,
+          instance: ref.name,
+          pages: OPERATION_PAGES,
+        },
+      );
+      return null;
+    }
     if (newest?.status !== 'DONE') return null;
     return operationError(newest, 'instances.insert')?.toFailure() ?? null;
   }
