@@ -187,6 +187,24 @@ describe('handleGcTick (seed §8)', () => {
     );
   });
 
+  it('keeps an orphan when it cannot tell whether a document records it (never guess)', async () => {
+    const gce = new FakeProvider('gce', [vm('orphan', 'gone-uid', minutesAgo(30))]);
+    const { deps, log, store } = await setup([gce]);
+    store.recordsInstance = async () => {
+      throw new StoreError('unavailable', 'Firestore code 14');
+    };
+    const outcome = await handleGcTick(deps);
+    expect(gce.deleted).toEqual([]);
+    expect(outcome).toMatchObject({ kind: 'swept', counts: { instancesDeleted: 0, instancesDeferred: 1 } });
+    expect(log.lines).toContainEqual(
+      expect.objectContaining({
+        severity: 'ERROR',
+        message:
+          'gc could not tell whether a proxy records an orphaned instance; kept, the next sweep asks again',
+      }),
+    );
+  });
+
   it('logs a provider whose listing fails and sweeps the next one', async () => {
     const broken = new FakeProvider('aaa-broken', [vm('x', 'gone-x', minutesAgo(30))]);
     broken.failList = new ProviderError('transient', 'aggregatedList 503');

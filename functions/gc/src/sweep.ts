@@ -107,8 +107,23 @@ export async function deleteOrphans(
   for (const v of listing.verdicts) {
     if (!v.delete) continue;
     // Each branch logs the orphan's fields once (spread from the call, which the docs' log scan reads).
+    let isRecorded: boolean;
     try {
-      if (await recorded(v.instance.providerId)) {
+      isRecorded = await recorded(v.instance.providerId);
+    } catch (err) {
+      // Never guess: not known whether a document records it, it is kept for the next sweep.
+      result.deferred++;
+      log.error(
+        'gc could not tell whether a proxy records an orphaned instance; kept, the next sweep asks again',
+        {
+          ...orphanFields(provider.name, v),
+          error: err,
+        },
+      );
+      continue;
+    }
+    try {
+      if (isRecorded) {
         result.kept++;
         log.warn(
           'gc: an instance labelled for no live proxy is recorded by one; kept (its uid was edited?)',

@@ -33,6 +33,8 @@ export type Writes<B> = (batch: B) => number;
 interface Pending<B, T> {
   keys: readonly string[];
   write: Writes<B>;
+  /** Aborted once the caller gave up: its writes are never sent again (a split's re-send included). */
+  signal?: AbortSignal;
   resolve: (results: ReadonlyArray<{ writeTime: T }>) => void;
   reject: (err: unknown) => void;
 }
@@ -81,6 +83,7 @@ export class GroupCommitter<B extends CommitBatch<T>, T> {
       const p: Pending<B, T> = {
         keys,
         write,
+        signal,
         resolve: (r) => {
           settled();
           resolve(r);
@@ -159,6 +162,12 @@ export class GroupCommitter<B extends CommitBatch<T>, T> {
   }
 
   private async alone(p: Pending<B, T>): Promise<void> {
+    // A split re-sends each caller of a combined commit that failed (it did not land: a batch is atomic);
+    // one that gave up meanwhile has answered already, and its writes sent now would land unseen.
+    if (p.signal?.aborted) {
+      p.reject(p.signal.reason);
+      return;
+    }
     try {
       const batch = this.newBatch();
       p.write(batch);

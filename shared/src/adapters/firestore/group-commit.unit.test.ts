@@ -187,6 +187,38 @@ describe('GroupCommitter: a caller that gives up', () => {
     expect((await sentOne).map((r) => r.writeTime)).toEqual([0]);
   });
 
+  // Firestore slow and contended: the caller's deadline passes while the combined commit it is in is out;
+  // the commit then fails another caller's precondition (it did not land) and is split — and the re-send
+  // of the caller that gave up landed, a lease nobody holds.
+  it('is not sent again when the combined commit it was in fails and is split', async () => {
+    const { sent, committer, write, flush } = setup(1);
+    const first = write('x');
+    const gaveUp = new AbortController();
+    const a = committer
+      .commit(
+        ['a'],
+        (batch) => {
+          batch.set('a');
+          return 1;
+        },
+        gaveUp.signal,
+      )
+      .then(
+        () => 'resolved',
+        (e: unknown) => e,
+      );
+    const bad = write('b', 'bad-b').catch((e: unknown) => e);
+    sent[0]!.settle();
+    await new Promise((r) => setImmediate(r));
+    expect(sent.map((b) => b.writes)).toEqual([['x'], ['a', 'bad-b']]);
+    gaveUp.abort(new Error('deadline'));
+    await flush();
+    expect(sent.map((b) => b.writes)).toEqual([['x'], ['a', 'bad-b'], ['bad-b']]);
+    expect(await a).toMatchObject({ message: 'deadline' });
+    expect(await first).toEqual([0]);
+    expect(await bad).toMatchObject({ code: 9 });
+  });
+
   it('an already aborted signal sends nothing', async () => {
     const { sent, committer } = setup(1);
     const gone = AbortSignal.abort(new Error('too late'));

@@ -34,6 +34,8 @@ export function watchProxies(
     let listing: ProxyListing | null = null;
     let first = true;
     let failure: Error | null = null;
+    // Assigned by onSnapshot below; until then (it throwing, say) there is nothing to stop.
+    let unsubscribe = () => {};
     const fail = (err: Error) => {
       failure ??= err;
       unsubscribe();
@@ -55,7 +57,7 @@ export function watchProxies(
         ),
       firstWithinMs,
     );
-    const unsubscribe = proxies.onSnapshot(
+    unsubscribe = proxies.onSnapshot(
       (snap) => {
         if (failure) return;
         try {
