@@ -68,7 +68,7 @@ export function parseRequestHead(text: string): RequestHead | null {
  * §5.5). String#trim also takes U+00A0 — a latin1 0xA0 byte, obs-text the value keeps — so `Content-Length:
  * 5\xA0` read as 5 here while the raw line, forwarded to a pinned target, said something else.
  */
-function trimOws(line: string, start: number): string {
+export function trimOws(line: string, start: number): string {
   let from = start;
   let to = line.length;
   while (from < to && (line.charCodeAt(from) === 0x20 || line.charCodeAt(from) === 0x09)) from++;
@@ -223,7 +223,7 @@ function connectionTokens(h: RequestHead): string[] | null {
     if (h.names[i] !== 'connection') continue;
     listed = listed ?? [];
     for (const t of h.values[i]!.toLowerCase().split(',')) {
-      const name = t.trim();
+      const name = trimOws(t, 0);
       if (!NEVER_LISTED.has(name)) listed.push(name);
     }
   }

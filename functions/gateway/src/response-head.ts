@@ -5,6 +5,7 @@
 // with this response (`Connection: close`, one request per client connection: docs/gateway.md § Proxy
 // listener). Everything else is kept as received, in order, with its case.
 import type { IncomingMessage } from 'node:http';
+import { trimOws } from './head.js';
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'upgrade', 'proxy-authenticate']);
 /**
@@ -75,7 +76,7 @@ export function connectionListed(rawHeaders: readonly string[]): ReadonlySet<str
     if (rawHeaders[i]!.toLowerCase() !== 'connection') continue;
     listed = listed ?? new Set();
     for (const t of rawHeaders[i + 1]!.toLowerCase().split(',')) {
-      const token = t.trim();
+      const token = trimOws(t, 0);
       if (token) listed.add(token);
     }
   }

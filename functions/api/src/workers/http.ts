@@ -77,8 +77,9 @@ type AnyRouteHook = Hook<any, any, any, void>;
 
 /**
  * The route validators' hook of the worker and gateway routes: a body, query or header that fails its
- * schema is 400 invalid_request "invalid request body" (query string, request header) with the issues, and a path parameter that fails its own is
- * `pathMessage` (the routes' one 400 for it).
+ * schema is 400 invalid_request, named as on every other route ("invalid request body", "invalid query
+ * string", "invalid request header") with the issues; a path parameter that fails its own is `pathMessage`
+ * (the routes' one 400 for it).
  */
 export const workerHook =
   (pathMessage: string): AnyRouteHook =>
