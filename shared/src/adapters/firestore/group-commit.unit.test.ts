@@ -23,14 +23,21 @@ class FakeBatch implements CommitBatch<number> {
 function setup(maxInFlight: number, maxCallers?: number, splitOn?: (err: unknown) => boolean) {
   const sent: FakeBatch[] = [];
   const committer = new GroupCommitter(() => new FakeBatch(sent), { maxInFlight, maxCallers, splitOn });
-  /** One caller writing `name` (and `name+` too when `two`): resolves to its own writes' times. */
-  const write = (key: string, name = key, two = false) =>
+  /**
+   * One caller writing `name` (and `name+` too when `two`), giving up when `signal` aborts: resolves to its
+   * own writes' times.
+   */
+  const write = (key: string, name = key, two = false, signal?: AbortSignal) =>
     committer
-      .commit([key], (b: FakeBatch) => {
-        b.set(name);
-        if (two) b.set(`${name}+`);
-        return two ? 2 : 1;
-      })
+      .commit(
+        [key],
+        (b: FakeBatch) => {
+          b.set(name);
+          if (two) b.set(`${name}+`);
+          return two ? 2 : 1;
+        },
+        signal,
+      )
       .then((results) => results.map((r) => r.writeTime));
   /** Settles every commit sent so far, and lets the committer send what queued behind them. */
   const flush = async () => {
@@ -151,17 +158,10 @@ describe('GroupCommitter: a caller that gives up', () => {
   // request answers 503 at its deadline. Sent once Firestore came back, those writes landed — a grant as a
   // lease nobody holds — and the queue grew without bound meanwhile.
   it('has its writes taken out of the queue, never sent, and is rejected with its reason', async () => {
-    const { sent, committer, write, flush } = setup(1);
+    const { sent, write, flush } = setup(1);
     const first = write('a');
     const gaveUp = new AbortController();
-    const queued = committer.commit(
-      ['b'],
-      (batch) => {
-        batch.set('b');
-        return 1;
-      },
-      gaveUp.signal,
-    );
+    const queued = write('b', 'b', false, gaveUp.signal);
     const kept = write('c');
     gaveUp.abort(new Error('deadline'));
     await expect(queued).rejects.toThrow('deadline');
@@ -171,42 +171,26 @@ describe('GroupCommitter: a caller that gives up', () => {
   });
 
   it('once sent, giving up changes nothing: the commit settles as it does', async () => {
-    const { sent, committer, flush } = setup(1);
+    const { sent, write, flush } = setup(1);
     const gaveUp = new AbortController();
-    const sentOne = committer.commit(
-      ['a'],
-      (batch) => {
-        batch.set('a');
-        return 1;
-      },
-      gaveUp.signal,
-    );
+    const sentOne = write('a', 'a', false, gaveUp.signal);
     gaveUp.abort(new Error('deadline'));
     await flush();
     expect(sent.map((b) => b.writes)).toEqual([['a']]);
-    expect((await sentOne).map((r) => r.writeTime)).toEqual([0]);
+    expect(await sentOne).toEqual([0]);
   });
 
   // Firestore slow and contended: the caller's deadline passes while the combined commit it is in is out;
   // the commit then fails another caller's precondition (it did not land) and is split — and the re-send
   // of the caller that gave up landed, a lease nobody holds.
   it('is not sent again when the combined commit it was in fails and is split', async () => {
-    const { sent, committer, write, flush } = setup(1);
+    const { sent, write, flush } = setup(1);
     const first = write('x');
     const gaveUp = new AbortController();
-    const a = committer
-      .commit(
-        ['a'],
-        (batch) => {
-          batch.set('a');
-          return 1;
-        },
-        gaveUp.signal,
-      )
-      .then(
-        () => 'resolved',
-        (e: unknown) => e,
-      );
+    const a = write('a', 'a', false, gaveUp.signal).then(
+      () => 'resolved',
+      (e: unknown) => e,
+    );
     const bad = write('b', 'bad-b').catch((e: unknown) => e);
     sent[0]!.settle();
     await new Promise((r) => setImmediate(r));
@@ -220,13 +204,10 @@ describe('GroupCommitter: a caller that gives up', () => {
   });
 
   it('an already aborted signal sends nothing', async () => {
-    const { sent, committer } = setup(1);
-    const gone = AbortSignal.abort(new Error('too late'));
-    const writeA = (b: FakeBatch) => {
-      b.set('a');
-      return 1;
-    };
-    await expect(committer.commit(['a'], writeA, gone)).rejects.toThrow('too late');
+    const { sent, write } = setup(1);
+    await expect(write('a', 'a', false, AbortSignal.abort(new Error('too late')))).rejects.toThrow(
+      'too late',
+    );
     expect(sent).toEqual([]);
   });
 });
