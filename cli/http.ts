@@ -1,6 +1,8 @@
 // The CLI's HTTP client: JSON in and out, the role's bearer token, a timeout, and failures turned into
 // ApiCallError (the API's stable code), UnreachableError, or BadResponseError (a 2xx body that is not
-// JSON). One retry of a 503 or 429 whose Retry-After (seconds or an HTTP date) asks for at most 5 s.
+// JSON, or a redirect: never followed). One retry of a 503 or 429 whose Retry-After (seconds or an HTTP
+// date) asks for at most 5 s; an idempotent request (an acquire under its key) is also sent again after a
+// lost answer.
 
 import { BEARER_TOKEN } from '../shared/src/domain/bearer-token.js';
 import { retryAfterMs } from '../shared/src/domain/retry-after.js';
@@ -25,7 +27,18 @@ export interface CallOptions {
   query?: URLSearchParams;
   /** Request headers of the call's own (e.g. If-Match); never authorization, accept or content-type. */
   headers?: Record<string, string>;
+  /**
+   * The request is safe to send again when its answer is lost — a timeout, a reset, a 500/502/504 (Cloud
+   * Run's front end, whose page is no answer of the service): an acquire under its Idempotency-Key, whose
+   * retry gets the lease the lost answer carried rather than a second one (docs/leases.md § Idempotent
+   * acquire). Sent again up to LOST_ANSWER_RETRIES times, a second apart.
+   */
+  idempotent?: boolean;
 }
+
+/** Retries of a lost answer of an idempotent request (the typed client's count). */
+const LOST_ANSWER_RETRIES = 2;
+const LOST_ANSWER_STATUSES = new Set([500, 502, 504]);
 
 export class ApiClient {
   private readonly resolved = new Map<Role, ResolvedToken>();
@@ -57,7 +70,7 @@ export class ApiClient {
   async call<T = unknown>(
     method: string,
     path: string,
-    { role, body, query, headers: own }: CallOptions,
+    { role, body, query, headers: own, idempotent = false }: CallOptions,
   ): Promise<T> {
     const headers: Record<string, string> = { ...own, accept: 'application/json' };
     const { token } = this.tokenFor(role);
@@ -65,6 +78,13 @@ export class ApiClient {
     if (body !== undefined) headers['content-type'] = 'application/json';
     const url = `${this.opts.baseUrl}${path}${query && query.size > 0 ? `?${query}` : ''}`;
     let retriedAfter503 = false;
+    let lostAnswers = 0;
+    const lostAgain = async () => {
+      if (!idempotent || lostAnswers >= LOST_ANSWER_RETRIES) return false;
+      lostAnswers++;
+      await new Promise((r) => setTimeout(r, 1000));
+      return true;
+    };
     for (let attempt = 0; ; attempt++) {
       let res: Response;
       let text: string;
@@ -74,13 +94,24 @@ export class ApiClient {
           headers,
           body: body === undefined ? undefined : JSON.stringify(body),
           signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000),
+          // Never followed: fetch turns a redirected POST into a GET without its body (a listing answered,
+          // printed "created", exit 0) and drops the token on another origin (an expired-credential hint).
+          redirect: 'manual',
         });
         // The body is part of the answer: a timeout or reset after the headers is no answer either, not
         // a fault of the CLI's (it was reported `internal`).
         text = await res.text();
       } catch (err) {
+        if (await lostAgain()) continue;
         throw new UnreachableError(this.opts.baseUrl, { cause: err });
       }
+      if (res.status >= 300 && res.status < 400) {
+        const location = res.headers.get('location');
+        throw new BadResponseError(
+          `the API answered HTTP ${res.status}${location ? ` redirecting to ${location}` : ''}: nothing was done there; use the URL it names as --api (PROXYPLANE_API_URL)`,
+        );
+      }
+      if (LOST_ANSWER_STATUSES.has(res.status) && (await lostAgain())) continue;
       let json: unknown = null;
       try {
         json = text ? JSON.parse(text) : null;
@@ -92,7 +123,11 @@ export class ApiClient {
             `the API answered HTTP ${res.status} with a body that is not JSON (is --api / PROXYPLANE_API_URL the API?)`,
           );
         }
-        json = { message: text.slice(0, 200) };
+        // One line (docs/cli.md: an error is one line), not a front end's HTML page cut mid-tag.
+        const start = text.replace(/\s+/g, ' ').trim().slice(0, 120);
+        json = {
+          message: `HTTP ${res.status} with a body that is not JSON (is --api / PROXYPLANE_API_URL the API?${res.status === 401 || res.status === 403 ? ' A Cloud Run front end refusing the caller?' : ''}): ${start}`,
+        };
       }
       if (res.ok) return json as T;
       // Seconds or an HTTP date (RFC 9110), read as the typed client reads it. Waited for only when it is

@@ -174,3 +174,97 @@ describe('a 503 unavailable that is not retried', () => {
     );
   });
 });
+
+// fetch followed redirects: a POST answered 301/302 became a GET without its body (a listing answered,
+// "created", exit 0), and a redirect to another origin dropped the token (an expired-credential hint).
+describe('a redirect', () => {
+  it('is never followed: error bad_response naming where it points, exit 1, one request', async () => {
+    const io = recordingIo();
+    const seen: Array<{ url: string; redirect: RequestRedirect | undefined }> = [];
+    const fetch = (async (url: string, init: RequestInit) => {
+      seen.push({ url, redirect: init.redirect });
+      return new Response(null, { status: 301, headers: { location: 'https://api.example/v1/proxies' } });
+    }) as unknown as typeof globalThis.fetch;
+    const exit = await runCli(['proxies', 'get', 'p1', '--api', 'http://127.0.0.1:9'], cliDeps(io, fetch));
+    expect(exit).toBe(1);
+    expect(seen).toEqual([{ url: 'http://127.0.0.1:9/v1/proxies/p1', redirect: 'manual' }]);
+    expect(io.errLines[0]).toBe(
+      'error: bad_response — the API answered HTTP 301 redirecting to https://api.example/v1/proxies: nothing was done there; use the URL it names as --api (PROXYPLANE_API_URL)',
+    );
+  });
+});
+
+// A front end's HTML error page (a wrong --api, Cloud Run's 403) came out whole, several lines of markup
+// cut mid-tag; an error is one line (docs/cli.md).
+describe('an error answer that is not JSON', () => {
+  it('is one line naming the status and what the body began with', async () => {
+    const r = await run(
+      ['proxies', 'get', 'p1'],
+      '<html>\n<head><title>403 Forbidden</title></head>\n</html>',
+      403,
+    );
+    expect(r.exit).toBe(1);
+    expect(r.err).toHaveLength(1);
+    expect(r.err[0]).toMatch(
+      /^error: http_403 — HTTP 403 with a body that is not JSON \(is --api .* A Cloud Run front end refusing the caller\?\): <html> <head><title>403 Forbidden/,
+    );
+  });
+});
+
+// docs/leases.md § Idempotent acquire: an answer lost (a timeout, a reset, a 500/502/504) is what the key is
+// for. The CLI retried only a 503: a lost answer failed at once while the grant could hold its slot, up to
+// an hour, under an id nobody knew.
+describe('an acquire whose answer is lost', () => {
+  const grant = {
+    leaseId: 'lease-1',
+    proxy: { name: 'p1', url: 'http://u:p@10.0.0.1:3128', protocol: 'http', attributes: {} },
+    expiresAt: '2026-12-05T13:00:00.000Z',
+    ttlSeconds: 300,
+  };
+  it.each([
+    ['a timeout', () => Promise.reject(new DOMException('timed out', 'TimeoutError'))],
+    ['a reset', () => Promise.reject(new TypeError('fetch failed'))],
+    ['a 502 of the front end', async () => new Response('<html>bad gateway</html>', { status: 502 })],
+  ])(
+    '%s: sent again under the same Idempotency-Key, and the lease it carried is printed',
+    async (_n, lost) => {
+      vi.useFakeTimers({ toFake: ['setTimeout'] });
+      try {
+        const io = recordingIo();
+        const keys: Array<string | null> = [];
+        const fetch = (async (_url: string, init: RequestInit) => {
+          keys.push(new Headers(init.headers).get('idempotency-key'));
+          if (keys.length === 1) return lost();
+          return new Response(JSON.stringify(grant), { status: 201 });
+        }) as unknown as typeof globalThis.fetch;
+        const running = runCli(
+          ['leases', 'acquire', '-o', 'json', '--api', 'http://127.0.0.1:9'],
+          cliDeps(io, fetch, { PROXYPLANE_CRAWLER_TOKEN: 'crawler-token-0123456789' }),
+        );
+        await vi.advanceTimersByTimeAsync(1_500);
+        expect(await running).toBe(0);
+        expect(keys).toHaveLength(2);
+        expect(keys[1]).toBe(keys[0]);
+        expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+        expect(JSON.parse(io.outLines.join('\n'))).toMatchObject({ leaseId: 'lease-1' });
+      } finally {
+        vi.useRealTimers();
+      }
+    },
+  );
+
+  it('a request that is not idempotent (a release) is not sent again after a lost answer', async () => {
+    const io = recordingIo();
+    let calls = 0;
+    const fetch = (async () => {
+      calls++;
+      throw new TypeError('fetch failed');
+    }) as unknown as typeof globalThis.fetch;
+    const exit = await runCli(
+      ['leases', 'release', 'l-1', '--api', 'http://127.0.0.1:9'],
+      cliDeps(io, fetch),
+    );
+    expect(exit).toBe(1);
+    expect(calls).toBe(1);
+  });
+});

@@ -44,10 +44,11 @@ export async function acquireLease({ api, io, args }: Ctx): Promise<void> {
   if (args.values.target !== undefined) body.target = args.values.target;
   if (args.values.ttl !== undefined) body.ttlSeconds = leaseTtl(args.values.ttl as string);
   if (args.values.exclusive) body.exclusive = true;
-  // A new key per command, the same on the client's retry of a 503: a retried acquire whose first answer
-  // was lost gets that lease rather than a second one holding a slot nobody knows of.
+  // A new key per command, the same on the client's retries — of a 503, and of an answer lost (a timeout,
+  // a reset, a 500/502/504): a retried acquire whose first answer was lost gets that lease rather than a
+  // second one holding a slot nobody knows of.
   const headers = { 'idempotency-key': randomUUID() };
-  const g = await api.call<Grant>('POST', '/v1/leases', { role: 'crawler', body, headers });
+  const g = await api.call<Grant>('POST', '/v1/leases', { role: 'crawler', body, headers, idempotent: true });
   if (output === 'json') return io.out(json(g));
   if (output === 'yaml') return io.out(yaml(g));
   if (output === 'url') {
