@@ -89,7 +89,8 @@ export function keyValues(raw: string[] | string | undefined, flag: string): Rec
     // assigned on a plain object it set the prototype, so the filter or selector went out without it.
     if (RESERVED_KEYS.has(key)) throw new UsageError(`${flag}: "${key}" is not a key the API accepts`);
     if (Object.hasOwn(out, key)) throw new UsageError(`${flag}: "${key}" given twice`);
-    out[key] = item.slice(eq + 1);
+    // Trimmed as the key is: `-l "pool = demo"` sent " demo", which no proxy carries (no_match).
+    out[key] = item.slice(eq + 1).trim();
   }
   return out;
 }

@@ -10,6 +10,8 @@ describe('keyValues', () => {
     [['empty='], { empty: '' }],
     [['url=a=b'], { url: 'a=b' }],
     [['pool=demo,,region=us'], { pool: 'demo', region: 'us' }],
+    // Trimmed around `=` on both sides: " demo" was sent, and matched nothing.
+    [['pool = demo'], { pool: 'demo' }],
     [undefined, {}],
   ])('%j → %j', (raw, expected) => {
     expect(keyValues(raw, '--attr')).toEqual(expected);

@@ -66,6 +66,13 @@ describe('resolveApiUrl', () => {
   it.each([['nope'], ['ftp://x']])('refuses %s', (v) => {
     expect(() => resolveApiUrl(v, {})).toThrow(TypeError);
   });
+  // Read as `npm start` reads it: a typo was taken for 0, and the CLI talked to the default plane.
+  it.each([['1O'], ['1.5'], ['-100'], [''], ['40001']])(
+    'refuses PROXYPLANE_PORT_OFFSET=%j as bad usage',
+    (v) => {
+      expect(() => resolveApiUrl(undefined, { PROXYPLANE_PORT_OFFSET: v })).toThrow(/PROXYPLANE_PORT_OFFSET/);
+    },
+  );
   it.each([
     ['http://admin:hunter2@127.0.0.1:9/'],
     ['https://admin:hunter2@api.example'],

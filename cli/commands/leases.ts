@@ -84,8 +84,19 @@ export async function acquireLease({ api, io, args }: Ctx): Promise<void> {
   );
 }
 
+/**
+ * The one lease ID given. An empty one (`leases release "$PROXYPLANE_LEASE_ID"` with the variable unset) or
+ * a dot segment went out as a path the URL folds away (DELETE /v1/leases/, /v1/): answered as an API 404
+ * "no route, is it older than this CLI?", where it is bad usage and nothing should be sent.
+ */
+function leaseIdArg(positionals: string[]): string {
+  const id = exactlyOne(positionals, 'lease ID');
+  if (id.trim() === '' || id === '.' || id === '..') throw new UsageError(`missing lease ID (got "${id}")`);
+  return id;
+}
+
 export async function releaseLease({ api, io, args }: Ctx): Promise<void> {
-  const id = exactlyOne(args.positionals, 'lease ID');
+  const id = leaseIdArg(args.positionals);
   outputOf(args.values, ['table']);
   await api.call('DELETE', `/v1/leases/${encodeURIComponent(id)}`, { role: 'crawler' });
   io.out(`lease ${id} released`);
@@ -107,7 +118,7 @@ function leaseTtl(raw: string): number {
 const RENEW_CLOCK_MARGIN_S = 30;
 
 export async function renewLease({ api, io, args }: Ctx): Promise<void> {
-  const id = exactlyOne(args.positionals, 'lease ID');
+  const id = leaseIdArg(args.positionals);
   const output = outputOf(args.values, ['table', 'json', 'yaml']);
   const body: Record<string, unknown> = {};
   if (args.values.ttl !== undefined) body.ttlSeconds = leaseTtl(args.values.ttl as string);
@@ -136,7 +147,8 @@ const RESULTS = ['ok', 'rate_limited', 'banned'];
 export async function reportLease({ api, io, args }: Ctx): Promise<void> {
   if (args.positionals.length !== 2)
     throw new UsageError(`expected a lease ID and a result (${RESULTS.join(', ')})`);
-  const [id, result] = args.positionals as [string, string];
+  const [given, result] = args.positionals as [string, string];
+  const id = leaseIdArg([given]);
   if (!RESULTS.includes(result))
     throw new UsageError(`the result must be one of ${RESULTS.join(', ')}, got "${result}"`);
   outputOf(args.values, ['table']);

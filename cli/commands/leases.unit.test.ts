@@ -184,3 +184,21 @@ describe('leases acquire --protocol', () => {
     expect(r.sent).toEqual([]);
   });
 });
+
+// `leases release "$PROXYPLANE_LEASE_ID"` with the variable unset sent DELETE /v1/leases/ and read the API's
+// 404 as "no route: is it older than this CLI?"; ".." sent DELETE /v1/. Bad usage, nothing sent.
+describe('a lease ID that is empty or a dot segment', () => {
+  it.each([
+    [['release', '']],
+    [['release', '..']],
+    [['renew', '.']],
+    [['renew', ' ']],
+    [['report', '', 'ok']],
+    [['report', '..', 'banned']],
+  ])('%j: exit 2, nothing sent', async (args) => {
+    const r = await cli(args);
+    expect(r.code).toBe(2);
+    expect(r.err[0]).toMatch(/missing lease ID/);
+    expect(r.sent).toEqual([]);
+  });
+});
