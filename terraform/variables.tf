@@ -294,6 +294,10 @@ variable "egress_subnet_cidr" {
     condition     = can(cidrhost(var.egress_subnet_cidr, 0)) && try(tonumber(split("/", var.egress_subnet_cidr)[1]) <= 26, false)
     error_message = "egress_subnet_cidr must be a CIDR range of /26 or larger."
   }
+  validation {
+    condition     = try(can(regex("^(10\\.|172\\.(1[6-9]|2[0-9]|3[01])\\.|192\\.168\\.|100\\.(6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7])\\.)", cidrhost(var.egress_subnet_cidr, 0))), false)
+    error_message = "egress_subnet_cidr must be a private range (inside 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16 or 100.64.0.0/10): the proxy firewall admits it, and a public range would open every proxy's port to it."
+  }
 
   # A subnet out of addresses stops new gateway instances at scale-out, long after the apply: refuse it here.
   # Usable = the range less the 4 addresses GCP reserves in every subnet.
@@ -311,6 +315,10 @@ variable "connector_cidr" {
   validation {
     condition     = can(cidrhost(var.connector_cidr, 0)) && endswith(var.connector_cidr, "/28")
     error_message = "connector_cidr must be a /28 range (a Serverless VPC Access requirement)."
+  }
+  validation {
+    condition     = try(can(regex("^(10\\.|172\\.(1[6-9]|2[0-9]|3[01])\\.|192\\.168\\.|100\\.(6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7])\\.)", cidrhost(var.connector_cidr, 0))), false)
+    error_message = "connector_cidr must be a private range (inside 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16 or 100.64.0.0/10): the proxy firewall admits it, and a public range would open every proxy's port to it."
   }
 }
 
@@ -356,9 +364,12 @@ variable "admin_emails" {
     condition     = length(var.admin_emails) > 0 || length([for s in var.secrets : s if s.kind == "admin-tokens"]) > 0
     error_message = "give admin_emails, or an \"admin-tokens\" secret: the API refuses to start with no admin credential."
   }
+  # The API's own rule (functions/api/src/auth/principals.ts): a dot in the domain, no ':' or ',' in the
+  # address, and only user: or serviceAccount: before it — a group: entry cannot be checked from an ID
+  # token and is ignored, so as the only admin the API refused to start after the apply.
   validation {
-    condition     = alltrue([for e in var.admin_emails : can(regex("^[^@\\s]+@[^@\\s]+$", e))])
-    error_message = "admin_emails must be e-mail addresses such as ops@example.com or deployer@my-project.iam.gserviceaccount.com."
+    condition     = alltrue([for e in var.admin_emails : can(regex("^((user|serviceAccount):)?[^@\\s:,]+@[^@\\s:,]+\\.[^@\\s:,]+$", e))])
+    error_message = "admin_emails must be e-mail addresses such as ops@example.com or deployer@my-project.iam.gserviceaccount.com (optionally user: or serviceAccount: before them; groups cannot be checked from an ID token: list their members)."
   }
 }
 
@@ -532,5 +543,9 @@ variable "gateway_connect_subnet_cidr" {
   validation {
     condition     = can(cidrhost(var.gateway_connect_subnet_cidr, 0)) && try(tonumber(split("/", var.gateway_connect_subnet_cidr)[1]) <= 27, false)
     error_message = "gateway_connect_subnet_cidr must be a CIDR range of /27 or larger (up to ten VMs plus a rolling update's surge)."
+  }
+  validation {
+    condition     = try(can(regex("^(10\\.|172\\.(1[6-9]|2[0-9]|3[01])\\.|192\\.168\\.|100\\.(6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7])\\.)", cidrhost(var.gateway_connect_subnet_cidr, 0))), false)
+    error_message = "gateway_connect_subnet_cidr must be a private range (inside 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16 or 100.64.0.0/10): the proxy firewall admits it, and a public range would open every proxy's port to it."
   }
 }

@@ -278,6 +278,62 @@ run "rejects_malformed_admin_email" {
   expect_failures = [var.admin_emails]
 }
 
+run "rejects_admin_emails_the_api_refuses" {
+  command = plan
+  variables {
+    admin_emails = ["ops@example"]
+  }
+  expect_failures = [var.admin_emails]
+}
+
+run "rejects_a_group_as_admin" {
+  command = plan
+  variables {
+    admin_emails = ["group:admins@example.com"]
+  }
+  expect_failures = [var.admin_emails]
+}
+
+run "accepts_prefixed_admin_emails" {
+  command = plan
+  variables {
+    admin_emails = ["user:ops@example.com", "serviceAccount:deployer@p.iam.gserviceaccount.com"]
+  }
+}
+
+run "rejects_a_public_egress_subnet" {
+  command = plan
+  variables {
+    egress_subnet_cidr = "203.0.113.0/26"
+  }
+  expect_failures = [var.egress_subnet_cidr]
+}
+
+run "rejects_a_public_connector_range" {
+  command = plan
+  variables {
+    connector_cidr = "8.8.8.0/28"
+  }
+  expect_failures = [var.connector_cidr]
+}
+
+run "rejects_a_public_gateway_connect_subnet" {
+  command = plan
+  variables {
+    gateway_connect_subnet_cidr = "172.32.0.0/27"
+  }
+  expect_failures = [var.gateway_connect_subnet_cidr]
+}
+
+run "accepts_private_ranges_of_every_kind" {
+  command = plan
+  variables {
+    egress_subnet_cidr          = "192.168.10.0/26"
+    connector_cidr              = "100.64.1.0/28"
+    gateway_connect_subnet_cidr = "172.31.2.0/27"
+  }
+}
+
 run "rejects_connector_range_not_28" {
   command = plan
   variables {
