@@ -58,6 +58,8 @@ export class ApiCallError extends Error {
     readonly path = '',
     /** Answered to the call's retry after a 503: the first attempt may have done it all the same. */
     readonly retried = false,
+    /** Where the token sent came from (config.ts resolveToken's `source`; 'none': no token was sent). */
+    readonly tokenSource = 'none',
   ) {
     super(`HTTP ${status} ${code}`);
   }

@@ -11,14 +11,34 @@ import {
   UsageError,
 } from './errors.js';
 
-type Hint = (body: Record<string, unknown>, status: number, path: string, retried: boolean) => string;
+type Hint = (
+  body: Record<string, unknown>,
+  status: number,
+  path: string,
+  retried: boolean,
+  tokenSource: string,
+) => string;
 
 const auth =
   'set PROXYPLANE_TOKEN (or PROXYPLANE_ADMIN_TOKEN / PROXYPLANE_CRAWLER_TOKEN), or run `gcloud auth login`';
 
+/**
+ * A refused credential, said with where it came from (config.ts resolveToken): "set PROXYPLANE_TOKEN, or
+ * run gcloud auth login" sent someone whose `$PROXYPLANE_TOKEN` held an expired gcloud token to log in
+ * again, which changed nothing — the variable is sent first.
+ */
+function refused(source: string): string {
+  if (source === 'none') return `no valid credential: ${auth}`;
+  if (/^[A-Z_]+$/.test(source))
+    return `the token in $${source} was refused (expired, or not one this API knows): replace it, or unset it to fall back to the next source (${auth})`;
+  if (source.startsWith('gcloud'))
+    return "the gcloud identity token was refused: `gcloud auth login` as an identity on the API's admin list (Terraform's admin_emails), or set PROXYPLANE_TOKEN";
+  return `the token from ${source} was refused: is --api / PROXYPLANE_API_URL that plane? (${auth})`;
+}
+
 const HINTS: Record<string, Hint> = {
-  unauthenticated: () => `no valid credential: ${auth}`,
-  unauthorized: () => `no valid credential: ${auth}`,
+  unauthenticated: (_b, _s, _p, _r, source) => refused(source),
+  unauthorized: (_b, _s, _p, _r, source) => refused(source),
   // A valid credential that may not do this: a crawler token on an admin route (the API's message says so),
   // or a Google identity that is not on the admin list.
   forbidden: (b) =>
@@ -103,10 +123,17 @@ const protocolHint = (v: unknown) =>
     ? `; ${v} more match the selector but speak a protocol not asked for (\`--protocol http,socks5\` leases either; SOCKS5 is opt-in)`
     : '';
 
-export function hintFor(code: string, body: unknown, status: number, path = '', retried = false): string {
+export function hintFor(
+  code: string,
+  body: unknown,
+  status: number,
+  path = '',
+  retried = false,
+  tokenSource = 'none',
+): string {
   const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
   const hint = HINTS[code];
-  if (hint) return hint(b, status, path, retried);
+  if (hint) return hint(b, status, path, retried, tokenSource);
   if (typeof b.message === 'string' && b.message) return withoutUserinfo(b.message);
   return `the API answered HTTP ${status}`;
 }
@@ -156,7 +183,9 @@ export function describeFailure(err: unknown): { lines: string[]; exitCode: numb
         lines.push(`  ${i.path || '(body)'}: ${withoutUserinfo(i.message ?? '')}`);
       }
     }
-    lines.unshift(`error: ${err.code} — ${hintFor(err.code, err.body, err.status, err.path, err.retried)}`);
+    lines.unshift(
+      `error: ${err.code} — ${hintFor(err.code, err.body, err.status, err.path, err.retried, err.tokenSource)}`,
+    );
     return { lines, exitCode: 1 };
   }
   if (err instanceof StaleFileError) {

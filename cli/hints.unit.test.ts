@@ -15,6 +15,23 @@ describe('describeFailure', () => {
       1,
       /^error: unauthenticated — no valid credential: set PROXYPLANE_TOKEN/,
     ],
+    // Said with where the refused token came from: "run gcloud auth login" changed nothing for a token in
+    // $PROXYPLANE_TOKEN, which is sent first.
+    [
+      new ApiCallError(401, 'unauthenticated', {}, '/v1/proxies', false, 'PROXYPLANE_TOKEN'),
+      1,
+      /^error: unauthenticated — the token in \$PROXYPLANE_TOKEN was refused \(expired, or not one this API knows\): replace it, or unset it/,
+    ],
+    [
+      new ApiCallError(401, 'unauthenticated', {}, '/v1/proxies', false, 'gcloud auth print-identity-token'),
+      1,
+      /^error: unauthenticated — the gcloud identity token was refused: `gcloud auth login` as an identity on the API's admin list/,
+    ],
+    [
+      new ApiCallError(401, 'unauthenticated', {}, '/v1/proxies', false, 'the local plane (state.json)'),
+      1,
+      /^error: unauthenticated — the token from the local plane \(state.json\) was refused: is --api/,
+    ],
     [
       new ApiCallError(
         403,

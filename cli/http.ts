@@ -73,7 +73,7 @@ export class ApiClient {
     { role, body, query, headers: own, idempotent = false }: CallOptions,
   ): Promise<T> {
     const headers: Record<string, string> = { ...own, accept: 'application/json' };
-    const { token } = this.tokenFor(role);
+    const { token, source } = this.tokenFor(role);
     if (token) headers.authorization = `Bearer ${token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
     const url = `${this.opts.baseUrl}${path}${query && query.size > 0 ? `?${query}` : ''}`;
@@ -147,7 +147,7 @@ export class ApiClient {
       }
       const code = (json as { error?: unknown } | null)?.error;
       const stable = typeof code === 'string' ? code : `http_${res.status}`;
-      throw new ApiCallError(res.status, stable, json, path, retriedAfter503);
+      throw new ApiCallError(res.status, stable, json, path, retriedAfter503, source);
     }
   }
 }

@@ -268,3 +268,24 @@ describe('an acquire whose answer is lost', () => {
     expect(calls).toBe(1);
   });
 });
+
+describe('a refused token', () => {
+  it('is named by the variable it came from', async () => {
+    const io = recordingIo();
+    const fetch = (async () =>
+      new Response(JSON.stringify({ error: 'unauthenticated', message: 'invalid credential' }), {
+        status: 401,
+      })) as unknown as typeof globalThis.fetch;
+    const exit = await runCli(['proxies', 'list', '--api', 'http://127.0.0.1:9'], {
+      ...cliDeps(io, fetch),
+      tokens: {
+        env: { PROXYPLANE_TOKEN: 'expired-token-0123456789' },
+        localState: () => null,
+        gcloudToken: () => null,
+      },
+    });
+    expect(exit).toBe(1);
+    expect(io.errLines[0]).toMatch(/^error: unauthenticated — the token in \$PROXYPLANE_TOKEN was refused/);
+    expect(io.errLines.join('\n')).not.toContain('expired-token-0123456789');
+  });
+});
