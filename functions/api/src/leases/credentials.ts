@@ -49,6 +49,8 @@ export async function credentialsFor(
     throw new CredentialsUnavailable(proxy.name, { cause: err, ...(secretsFault ? { secret: ref } : {}) });
   }
   const parsed = parseProxyCredentials(payload);
-  if (!parsed.ok) throw new CredentialsUnavailable(proxy.name, { cause: parsed.reason, secret: ref });
+  // An Error, not the bare reason: the logger keeps an Error's message, and read a string as nothing.
+  if (!parsed.ok)
+    throw new CredentialsUnavailable(proxy.name, { cause: new Error(parsed.reason), secret: ref });
   return parsed.credentials;
 }

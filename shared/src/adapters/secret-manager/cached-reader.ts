@@ -92,6 +92,10 @@ export class CachedSecretReader implements SecretReader {
       },
       (err: unknown) => {
         if (this.inflight.get(key) === promise) this.inflight.delete(key);
+        // Secret Manager said the version is gone (disabled, destroyed, not found, denied): the value kept
+        // is dropped, so that a transient failure right after cannot bring it back as stale-if-error — a
+        // disabled password handed out for up to staleIfErrorMs after it was seen disabled.
+        if (err instanceof SecretAccessError && !err.retryable) this.entries.delete(key);
         throw err;
       },
     );

@@ -73,6 +73,23 @@ describe('CachedSecretReader', () => {
     expect(got).toBe(expected);
   });
 
+  // "Disabling a version cuts it off": seen disabled (or destroyed, gone, denied), the value kept was still
+  // there, and a Secret Manager blip right after served it as stale-if-error for up to staleIfErrorMs.
+  it.each([
+    ['permission_denied', denied],
+    ['disabled (failed_precondition)', new SecretAccessError('failed_precondition', 'r', 'disabled')],
+    ['not_found', new SecretAccessError('not_found', 'r', 'destroyed')],
+  ] as const)('a version seen %s is not served stale by a transient failure after', async (_n, gone) => {
+    const { inner, clock, cache } = setup({ staleIfErrorMs: 600_000 });
+    expect(await cache.access(ref)).toBe('v1');
+    clock.advance(61_000);
+    inner.failWith = gone;
+    await expect(cache.access(ref)).rejects.toBe(gone);
+    clock.advance(1_000);
+    inner.failWith = transient;
+    await expect(cache.access(ref)).rejects.toBe(transient);
+  });
+
   it('invalidate(secret) forgets every reference to that secret only', async () => {
     const { inner, cache } = setup();
     await cache.access(ref);
