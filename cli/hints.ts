@@ -32,8 +32,8 @@ function refused(source: string): string {
   if (/^[A-Z_]+$/.test(source))
     return `the token in $${source} was refused (expired, or not one this API knows): replace it, or unset it to fall back to the next source (${auth})`;
   if (source.startsWith('gcloud'))
-    return "the gcloud identity token was refused: `gcloud auth login` as an identity on the API's admin list (Terraform's admin_emails), or set PROXYPLANE_TOKEN";
-  return `the token from ${source} was refused: is --api / PROXYPLANE_API_URL that plane? (${auth})`;
+    return 'the gcloud identity token was refused (expired, or for another audience: the API takes ID tokens only where admin_emails is set): `gcloud auth login` again, or set PROXYPLANE_TOKEN';
+  return `the token from ${source} was refused: was that plane restarted since (npm start writes a new one)? (${auth})`;
 }
 
 const HINTS: Record<string, Hint> = {

@@ -25,12 +25,12 @@ describe('describeFailure', () => {
     [
       new ApiCallError(401, 'unauthenticated', {}, '/v1/proxies', false, 'gcloud auth print-identity-token'),
       1,
-      /^error: unauthenticated — the gcloud identity token was refused: `gcloud auth login` as an identity on the API's admin list/,
+      /^error: unauthenticated — the gcloud identity token was refused \(expired, or for another audience/,
     ],
     [
       new ApiCallError(401, 'unauthenticated', {}, '/v1/proxies', false, 'the local plane (state.json)'),
       1,
-      /^error: unauthenticated — the token from the local plane \(state.json\) was refused: is --api/,
+      /^error: unauthenticated — the token from the local plane \(state.json\) was refused: was that plane restarted/,
     ],
     [
       new ApiCallError(

@@ -105,12 +105,7 @@ export class ApiClient {
         if (await lostAgain()) continue;
         throw new UnreachableError(this.opts.baseUrl, { cause: err });
       }
-      if (res.status >= 300 && res.status < 400) {
-        const location = res.headers.get('location');
-        throw new BadResponseError(
-          `the API answered HTTP ${res.status}${location ? ` redirecting to ${location}` : ''}: nothing was done there; use the URL it names as --api (PROXYPLANE_API_URL)`,
-        );
-      }
+      if (res.status >= 300 && res.status < 400) throw redirected(res, url, path);
       if (LOST_ANSWER_STATUSES.has(res.status) && (await lostAgain())) continue;
       let json: unknown = null;
       try {
@@ -150,4 +145,25 @@ export class ApiClient {
       throw new ApiCallError(res.status, stable, json, path, retriedAfter503, source);
     }
   }
+}
+
+/**
+ * A redirect, not followed: where it points, and the --api to use instead — its location less the path
+ * called (a location naming the whole request, as Cloud Run's http→https redirect does), else its origin.
+ */
+function redirected(res: Response, url: string, path: string): BadResponseError {
+  const location = res.headers.get('location');
+  let instead = '';
+  try {
+    if (location) {
+      const to = new URL(location, url);
+      const base = to.pathname.endsWith(path) ? to.pathname.slice(0, -path.length) : '';
+      instead = `; use ${to.origin}${base.replace(/\/+$/, '')} as --api (PROXYPLANE_API_URL)`;
+    }
+  } catch {
+    // A location that is no URL: named as it came, nothing suggested.
+  }
+  return new BadResponseError(
+    `the API answered HTTP ${res.status}${location ? ` redirecting to ${location}` : ''}: not followed${instead}`,
+  );
 }

@@ -183,13 +183,13 @@ describe('a redirect', () => {
     const seen: Array<{ url: string; redirect: RequestRedirect | undefined }> = [];
     const fetch = (async (url: string, init: RequestInit) => {
       seen.push({ url, redirect: init.redirect });
-      return new Response(null, { status: 301, headers: { location: 'https://api.example/v1/proxies' } });
+      return new Response(null, { status: 301, headers: { location: 'https://api.example/v1/proxies/p1' } });
     }) as unknown as typeof globalThis.fetch;
     const exit = await runCli(['proxies', 'get', 'p1', '--api', 'http://127.0.0.1:9'], cliDeps(io, fetch));
     expect(exit).toBe(1);
     expect(seen).toEqual([{ url: 'http://127.0.0.1:9/v1/proxies/p1', redirect: 'manual' }]);
     expect(io.errLines[0]).toBe(
-      'error: bad_response — the API answered HTTP 301 redirecting to https://api.example/v1/proxies: nothing was done there; use the URL it names as --api (PROXYPLANE_API_URL)',
+      'error: bad_response — the API answered HTTP 301 redirecting to https://api.example/v1/proxies/p1: not followed; use https://api.example as --api (PROXYPLANE_API_URL)',
     );
   });
 });

@@ -295,7 +295,9 @@ variable "egress_subnet_cidr" {
     error_message = "egress_subnet_cidr must be a CIDR range of /26 or larger."
   }
   validation {
-    condition     = try(can(regex("^(10\\.|172\\.(1[6-9]|2[0-9]|3[01])\\.|192\\.168\\.|100\\.(6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7])\\.)", cidrhost(var.egress_subnet_cidr, 0))), false)
+    # Both ends: the four blocks are aligned, so a range whose first and last addresses are private lies
+    # inside one (the first alone let 10.0.0.0/7 through, which reaches 11.255.255.255).
+    condition     = try(can(regex("^(10\\.|172\\.(1[6-9]|2[0-9]|3[01])\\.|192\\.168\\.|100\\.(6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7])\\.)", cidrhost(var.egress_subnet_cidr, 0))) && can(regex("^(10\\.|172\\.(1[6-9]|2[0-9]|3[01])\\.|192\\.168\\.|100\\.(6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7])\\.)", cidrhost(var.egress_subnet_cidr, -1))), false)
     error_message = "egress_subnet_cidr must be a private range (inside 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16 or 100.64.0.0/10): the proxy firewall admits it, and a public range would open every proxy's port to it."
   }
 
@@ -317,7 +319,9 @@ variable "connector_cidr" {
     error_message = "connector_cidr must be a /28 range (a Serverless VPC Access requirement)."
   }
   validation {
-    condition     = try(can(regex("^(10\\.|172\\.(1[6-9]|2[0-9]|3[01])\\.|192\\.168\\.|100\\.(6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7])\\.)", cidrhost(var.connector_cidr, 0))), false)
+    # Both ends: the four blocks are aligned, so a range whose first and last addresses are private lies
+    # inside one (the first alone let 10.0.0.0/7 through, which reaches 11.255.255.255).
+    condition     = try(can(regex("^(10\\.|172\\.(1[6-9]|2[0-9]|3[01])\\.|192\\.168\\.|100\\.(6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7])\\.)", cidrhost(var.connector_cidr, 0))) && can(regex("^(10\\.|172\\.(1[6-9]|2[0-9]|3[01])\\.|192\\.168\\.|100\\.(6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7])\\.)", cidrhost(var.connector_cidr, -1))), false)
     error_message = "connector_cidr must be a private range (inside 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16 or 100.64.0.0/10): the proxy firewall admits it, and a public range would open every proxy's port to it."
   }
 }
@@ -545,7 +549,9 @@ variable "gateway_connect_subnet_cidr" {
     error_message = "gateway_connect_subnet_cidr must be a CIDR range of /27 or larger (up to ten VMs plus a rolling update's surge)."
   }
   validation {
-    condition     = try(can(regex("^(10\\.|172\\.(1[6-9]|2[0-9]|3[01])\\.|192\\.168\\.|100\\.(6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7])\\.)", cidrhost(var.gateway_connect_subnet_cidr, 0))), false)
+    # Both ends: the four blocks are aligned, so a range whose first and last addresses are private lies
+    # inside one (the first alone let 10.0.0.0/7 through, which reaches 11.255.255.255).
+    condition     = try(can(regex("^(10\\.|172\\.(1[6-9]|2[0-9]|3[01])\\.|192\\.168\\.|100\\.(6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7])\\.)", cidrhost(var.gateway_connect_subnet_cidr, 0))) && can(regex("^(10\\.|172\\.(1[6-9]|2[0-9]|3[01])\\.|192\\.168\\.|100\\.(6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7])\\.)", cidrhost(var.gateway_connect_subnet_cidr, -1))), false)
     error_message = "gateway_connect_subnet_cidr must be a private range (inside 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16 or 100.64.0.0/10): the proxy firewall admits it, and a public range would open every proxy's port to it."
   }
 }

@@ -91,7 +91,7 @@ export async function acquireLease({ api, io, args }: Ctx): Promise<void> {
  */
 function leaseIdArg(positionals: string[]): string {
   const id = exactlyOne(positionals, 'lease ID');
-  if (id.trim() === '' || id === '.' || id === '..') throw new UsageError(`missing lease ID (got "${id}")`);
+  if (id.trim() === '' || id === '.' || id === '..') throw new UsageError(`not a lease ID: "${id}"`);
   return id;
 }
 

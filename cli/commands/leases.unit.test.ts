@@ -198,7 +198,7 @@ describe('a lease ID that is empty or a dot segment', () => {
   ])('%j: exit 2, nothing sent', async (args) => {
     const r = await cli(args);
     expect(r.code).toBe(2);
-    expect(r.err[0]).toMatch(/missing lease ID/);
+    expect(r.err[0]).toMatch(/not a lease ID/);
     expect(r.sent).toEqual([]);
   });
 });

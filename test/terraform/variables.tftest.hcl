@@ -309,6 +309,22 @@ run "rejects_a_public_egress_subnet" {
   expect_failures = [var.egress_subnet_cidr]
 }
 
+run "rejects_an_egress_subnet_reaching_past_a_private_block" {
+  command = plan
+  variables {
+    egress_subnet_cidr = "10.0.0.0/7"
+  }
+  expect_failures = [var.egress_subnet_cidr]
+}
+
+run "rejects_a_gateway_connect_subnet_reaching_past_a_private_block" {
+  command = plan
+  variables {
+    gateway_connect_subnet_cidr = "192.168.0.0/15"
+  }
+  expect_failures = [var.gateway_connect_subnet_cidr]
+}
+
 run "rejects_a_public_connector_range" {
   command = plan
   variables {
