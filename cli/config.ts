@@ -9,7 +9,7 @@
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
-import { loadLocalPorts, repoRoot } from '../shared/src/config/local-ports.js';
+import { loadLocalPorts, portOffsetOf, repoRoot } from '../shared/src/config/local-ports.js';
 import { UsageError } from './errors.js';
 
 /** admin: admin-only routes. crawler: the lease routes. discovery: GET /v1/proxies, which takes either. */
@@ -21,14 +21,13 @@ export interface CliEnv {
 
 export function defaultApiUrl(env: CliEnv): string {
   const { api } = loadLocalPorts();
-  // Read as `npm start` reads it (emulators/local-plane/options.ts): a typo ("1O", "1.5", "-100") was
-  // taken for 0, and the CLI talked to the default plane — perhaps another one running.
-  const raw = env.PROXYPLANE_PORT_OFFSET ?? '0';
-  if (!/^\d+$/.test(raw) || Number(raw) > 40_000)
-    throw new UsageError(
-      `PROXYPLANE_PORT_OFFSET must be a non-negative integer of at most 40000, got "${raw}"`,
-    );
-  return `http://${api.host}:${api.port + Number(raw)}`;
+  let offset: number;
+  try {
+    offset = portOffsetOf(env.PROXYPLANE_PORT_OFFSET);
+  } catch (err) {
+    throw err instanceof RangeError ? new UsageError(err.message) : err;
+  }
+  return `http://${api.host}:${api.port + offset}`;
 }
 
 export function resolveApiUrl(flag: string | undefined, env: CliEnv): string {

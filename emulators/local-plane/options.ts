@@ -1,7 +1,7 @@
 // `npm start` options, parsed from (argv, env) so tests pass their own (the functions-framework way).
 import { isAbsolute, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { repoRoot } from '../../shared/src/config/local-ports.js';
+import { portOffsetOf, repoRoot } from '../../shared/src/config/local-ports.js';
 
 export interface PlaneOptions {
   projectId: string;
@@ -37,16 +37,13 @@ env: PROXYPLANE_PORT_OFFSET=N (adds N to every firebase.json port), PROXYPLANE_S
 export const MIN_SPEED = 0.05;
 const MAX_SPEED = 100;
 
-function nonNegativeInt(value: string, what: string): number {
-  if (!/^\d+$/.test(value)) throw new OptionsError(`${what} must be a non-negative integer, got "${value}"`);
-  return Number(value);
-}
-
 /** PROXYPLANE_PORT_OFFSET: added to every firebase.json port by `npm start` and `npm run emulators`. */
 export function portOffsetFrom(env: NodeJS.ProcessEnv): number {
-  const offset = nonNegativeInt(env.PROXYPLANE_PORT_OFFSET ?? '0', 'PROXYPLANE_PORT_OFFSET');
-  if (offset > 40_000) throw new OptionsError(`PROXYPLANE_PORT_OFFSET ${offset} pushes ports past 65535`);
-  return offset;
+  try {
+    return portOffsetOf(env.PROXYPLANE_PORT_OFFSET);
+  } catch (err) {
+    throw err instanceof RangeError ? new OptionsError(err.message) : err;
+  }
 }
 
 export function parsePlaneOptions(argv: string[] = process.argv.slice(2), env = process.env): PlaneOptions {

@@ -29,3 +29,17 @@ export function loadLocalPorts(file = `${repoRoot}firebase.json`): LocalPorts {
 }
 
 export const hostPort = (hp: HostPort): string => `${hp.host}:${hp.port}`;
+
+/**
+ * PROXYPLANE_PORT_OFFSET, read one way by all that read it (`npm start`, `npm run emulators`, the CLI): a
+ * non-negative integer that keeps every firebase.json port under 65535 (unset: 0). A typo ("1O", "1.5",
+ * "-100") read as 0 sent the CLI to the default plane, perhaps another one running. Throws RangeError.
+ */
+export function portOffsetOf(raw: string | undefined): number {
+  const value = raw ?? '0';
+  if (!/^\d+$/.test(value))
+    throw new RangeError(`PROXYPLANE_PORT_OFFSET must be a non-negative integer, got "${value}"`);
+  const offset = Number(value);
+  if (offset > 40_000) throw new RangeError(`PROXYPLANE_PORT_OFFSET ${offset} pushes ports past 65535`);
+  return offset;
+}

@@ -44,7 +44,7 @@ import {
   timestampOfVersion,
   versionOf,
 } from './proxy-converter.js';
-import { FIRST_SNAPSHOT_WITHIN_MS, watchProxies } from './proxy-watch.js';
+import { FIRST_SNAPSHOT_WITHIN_MS, listedEntry, listingFrom, watchProxies } from './proxy-watch.js';
 import { carriesWrite, newWriteId } from './write-mark.js';
 
 // gRPC codes (https://grpc.github.io/grpc/core/md_doc_statuscodes.html) the client surfaces as `code`.
@@ -144,17 +144,7 @@ export class FirestoreProxyStore implements ProxyStore, ProxyWatcher {
   }
 
   private listingOf(docs: readonly QueryDocumentSnapshot[]): ProxyListing {
-    const listing: ProxyListing = { proxies: [], skipped: [] };
-    for (const doc of docs) {
-      try {
-        listing.proxies.push(this.parse(doc));
-      } catch (err) {
-        // One bad document must not hide the fleet from the API or the sweeps; get() still reports it.
-        if (!(err instanceof InvalidStoredProxy)) throw err;
-        listing.skipped.push({ name: doc.id, issues: err.stored.issues });
-      }
-    }
-    return listing;
+    return listingFrom(docs.map((doc) => listedEntry(doc, (d) => this.parse(d))));
   }
 
   async create(proxy: ProxyResource): Promise<void> {

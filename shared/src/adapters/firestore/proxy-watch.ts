@@ -21,7 +21,8 @@ import {
 /** How long the first snapshot may take before watchAll gives up (StoreError `unavailable`). */
 export const FIRST_SNAPSHOT_WITHIN_MS = 30_000;
 
-type Entry = { proxy: ProxyResource } | { skipped: SkippedProxy };
+/** One document of a listing: the proxy it holds, or why it was skipped. */
+export type ListedEntry = { proxy: ProxyResource } | { skipped: SkippedProxy };
 
 export function watchProxies(
   proxies: CollectionReference,
@@ -30,7 +31,7 @@ export function watchProxies(
   firstWithinMs = FIRST_SNAPSHOT_WITHIN_MS,
 ): Promise<ProxyView> {
   return new Promise((resolve, reject) => {
-    const entries = new Map<string, Entry>();
+    const entries = new Map<string, ListedEntry>();
     let listing: ProxyListing | null = null;
     let first = true;
     let failure: Error | null = null;
@@ -64,7 +65,7 @@ export function watchProxies(
           for (const change of snap.docChanges()) {
             const doc = change.doc;
             if (change.type === 'removed') entries.delete(doc.id);
-            else entries.set(doc.id, entryOf(doc, parse));
+            else entries.set(doc.id, listedEntry(doc, parse));
           }
         } catch (err) {
           fail(err instanceof Error ? err : new Error(String(err)));
@@ -82,23 +83,32 @@ export function watchProxies(
   });
 }
 
-function entryOf(doc: DocumentSnapshot, parse: (doc: DocumentSnapshot) => ProxyResource): Entry {
+/**
+ * A document as a listing reads it (listAll, and this view): one that does not fit the model must not
+ * hide the fleet from the API or the sweeps, and is named among the skipped (get() still reports it).
+ */
+export function listedEntry(
+  doc: DocumentSnapshot,
+  parse: (doc: DocumentSnapshot) => ProxyResource,
+): ListedEntry {
   try {
     return { proxy: parse(doc) };
   } catch (err) {
-    // One bad document must not hide the fleet (as listAll): it is named among the skipped.
     if (!(err instanceof InvalidStoredProxy)) throw err;
     return { skipped: { name: doc.id, issues: err.stored.issues } };
   }
 }
 
-/** In name order, as a listing reads them. */
-function listingOf(entries: ReadonlyMap<string, Entry>): ProxyListing {
+/** The entries as a listing, in the order given. */
+export function listingFrom(entries: Iterable<ListedEntry>): ProxyListing {
   const out: ProxyListing = { proxies: [], skipped: [] };
-  for (const name of [...entries.keys()].sort()) {
-    const e = entries.get(name)!;
+  for (const e of entries) {
     if ('proxy' in e) out.proxies.push(e.proxy);
     else out.skipped.push(e.skipped);
   }
   return out;
 }
+
+/** In name order, as a listing reads them. */
+const listingOf = (entries: ReadonlyMap<string, ListedEntry>): ProxyListing =>
+  listingFrom([...entries.keys()].sort().map((name) => entries.get(name)!));
