@@ -26,6 +26,7 @@ import { limitBody } from './middleware/body-limit.js';
 import { type CallerLimitOptions, callerRateLimit } from './middleware/caller-rate-limit.js';
 import { recover } from './middleware/recover.js';
 import { requestLog } from './middleware/request-log.js';
+import { traceContext } from './middleware/trace-context.js';
 import { healthRoute } from './routes/health.js';
 import { documentRateLimitOn } from './routes/openapi-rate-limit.js';
 import { adminSecurity, registerSecuritySchemes } from './routes/openapi-security.js';
@@ -45,8 +46,6 @@ export interface ApiDeps {
   managedProxyPorts?: ManagedPortPolicy;
   newUid?: () => string;
   maxBodyBytes?: number;
-  /** GCP project id, to attach Cloud Trace ids to request logs. */
-  traceProject?: string;
   /** Mounts GET /v1/echo (unauthenticated: the EGRESS probe reaches it through arbitrary proxies). */
   echo?: EchoOptions;
   /** Discovery and leases for crawlers (docs/leases.md); absent = not served. */
@@ -92,12 +91,13 @@ export function createApp(deps: ApiDeps) {
   // Returned, not thrown: methodNotAllowed() below only turns a 404 into a 405 when no error was raised.
   app.notFound((c) => c.json(new ApiError(404, 'not_found', 'no such route').body(), 404));
   app.use(requestId());
+  app.use(traceContext());
   // An address that failed authentication too often is refused before anything else runs — its credential
   // unchecked, its body unread, not even a request-log line (the limit logs a summary now and then) — and
   // every other request that fails authentication further down spends from its address's bucket.
   const authFailures = deps.authFailureLimit ? authFailureLimit(deps.authFailureLimit) : undefined;
   if (authFailures) app.use(authFailures);
-  app.use(requestLog({ log: deps.log, traceProject: deps.traceProject, routine: routineRequest }));
+  app.use(requestLog({ log: deps.log, routine: routineRequest }));
   app.use(
     methodNotAllowed({
       app,

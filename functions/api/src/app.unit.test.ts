@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { StoreError } from '../../../shared/src/ports/proxy-store.js';
 import { routineRequest } from './app.js';
 import { InMemoryJobRuns, InMemoryJobScheduler } from './jobs/testing/in-memory-jobs.js';
@@ -120,14 +121,33 @@ describe('the service', () => {
       expect(routineRequest(method, path)).toBe(false);
   });
 
-  it('attaches the Cloud Trace id when a project is configured', async () => {
-    const h = harness({ traceProject: 'proj' });
+  it("attaches the request's trace when the logger names a project: traceparent first", async () => {
+    const log = memoryLogger({ traceProject: 'proj' });
+    const h = harness({ log });
     await h.call('GET', '/v1/proxies', undefined, {
       'x-cloud-trace-context': '0123456789abcdef0123456789abcdef/1;o=1',
     });
-    expect(h.log.lines[0]).toMatchObject({
-      'logging.googleapis.com/trace': 'projects/proj/traces/0123456789abcdef0123456789abcdef',
+    await h.call('GET', '/v1/proxies', undefined, {
+      traceparent: '00-fedcba9876543210fedcba9876543210-00f067aa0ba902b7-00',
+      'x-cloud-trace-context': '0123456789abcdef0123456789abcdef/1;o=1',
     });
+    await h.call('GET', '/v1/proxies', undefined, { 'x-cloud-trace-context': 'abc' });
+    expect(log.lines[0]).toMatchObject({
+      'logging.googleapis.com/trace': 'projects/proj/traces/0123456789abcdef0123456789abcdef',
+      'logging.googleapis.com/spanId': '0000000000000001',
+      'logging.googleapis.com/trace_sampled': true,
+    });
+    expect(log.lines[1]).toMatchObject({
+      'logging.googleapis.com/trace': 'projects/proj/traces/fedcba9876543210fedcba9876543210',
+      'logging.googleapis.com/trace_sampled': false,
+    });
+    expect(log.lines[2]).not.toHaveProperty('logging.googleapis.com/trace');
+    // Without a project (the local plane) no line names one.
+    const plain = harness();
+    await plain.call('GET', '/v1/proxies', undefined, {
+      traceparent: '00-fedcba9876543210fedcba9876543210-00f067aa0ba902b7-01',
+    });
+    expect(plain.log.lines[0]).not.toHaveProperty('logging.googleapis.com/trace');
   });
 });
 

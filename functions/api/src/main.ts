@@ -16,7 +16,11 @@ try {
   process.exit(1);
 }
 
-const log = jsonLogger({ service: 'api' }, { level: config.logLevel });
+// On Cloud Run its lines name the request's trace (Cloud Logging groups them); locally there is none to name.
+const log = jsonLogger(
+  { service: 'api' },
+  { level: config.logLevel, traceProject: config.onCloudRun ? config.projectId : undefined },
+);
 for (const warning of config.auth.warnings) log.warn(warning, { auth: 'config' });
 if (config.auth.mode === 'open') {
   // Loud on purpose: this line must be impossible to miss in a terminal or in Cloud Logging.

@@ -81,7 +81,6 @@ export function wireApi(config: ApiConfig, log: Logger): Wired {
     log,
     maxBodyBytes: config.maxBodyBytes,
     managedProxyPorts: config.managedProxyPorts,
-    traceProject: config.onCloudRun ? config.projectId : undefined,
     echo: { trustedHops },
     leases,
     workers: buildWorkersApi({

@@ -6,12 +6,19 @@ import { FirestoreProxyStore } from '../../../shared/src/adapters/firestore/prox
 import { makeGceProvider } from '../../../shared/src/adapters/gce/clients.js';
 import { jsonLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { withRequestLog } from '../../../shared/src/adapters/provider-requests.js';
+import { inDeliveryTrace } from '../../../shared/src/adapters/pubsub/decode-push.js';
 import { systemClock } from '../../../shared/src/ports/clock.js';
 import { loadGcConfig } from './config.js';
 import { type GcDeps, onGcEvent } from './handler.js';
 
 const config = loadGcConfig();
-const log = jsonLogger({ component: 'gc' }, { level: config.LOG_LEVEL });
+const log = jsonLogger(
+  { component: 'gc' },
+  {
+    level: config.LOG_LEVEL,
+    traceProject: config.GOOGLE_CLOUD_PROJECT,
+  },
+);
 const db = new Firestore({ projectId: config.GOOGLE_CLOUD_PROJECT });
 const gce = makeGceProvider({
   project: config.GOOGLE_CLOUD_PROJECT,
@@ -31,4 +38,6 @@ const deps: GcDeps = {
   maxDeletions: config.GC_MAX_DELETIONS_PER_SWEEP,
 };
 
-functions.cloudEvent('gc', (ce: functions.CloudEvent<unknown>) => onGcEvent(deps, ce));
+functions.cloudEvent('gc', (ce: functions.CloudEvent<unknown>) =>
+  inDeliveryTrace(ce, () => onGcEvent(deps, ce)),
+);

@@ -32,7 +32,13 @@ export function reconcileDeps(
   opts: WiringOptions = {},
 ): ReconcileDeps {
   const project = config.GOOGLE_CLOUD_PROJECT;
-  const log = jsonLogger({ component: 'reconcile', ...opts.logFields }, { level: config.LOG_LEVEL });
+  const log = jsonLogger(
+    { component: 'reconcile', ...opts.logFields },
+    {
+      level: config.LOG_LEVEL,
+      traceProject: project,
+    },
+  );
   const db = new Firestore({ projectId: project });
   const gce = makeGceProvider({
     project,

@@ -8,7 +8,11 @@ import { FirestoreProxyStore } from '../../../shared/src/adapters/firestore/prox
 import { jsonLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { logTickFailure } from '../../../shared/src/adapters/log/tick-failure.js';
 import { createPubSub } from '../../../shared/src/adapters/pubsub/client.js';
-import { decodePubSubCloudEvent, logUnknownFields } from '../../../shared/src/adapters/pubsub/decode-push.js';
+import {
+  decodePubSubCloudEvent,
+  inDeliveryTrace,
+  logUnknownFields,
+} from '../../../shared/src/adapters/pubsub/decode-push.js';
 import { PubSubPublisher } from '../../../shared/src/adapters/pubsub/publisher.js';
 import { PubSubReconcilePublisher } from '../../../shared/src/adapters/pubsub/reconcile-publisher.js';
 import { ReceivedTick } from '../../../shared/src/messages/tick.js';
@@ -21,7 +25,13 @@ import { SteadyFleet } from './steady-fleet.js';
 import { runSweep, type SweepDeps } from './sweep.js';
 
 const config = loadRequeueConfig();
-const log = jsonLogger({ component: 'requeue' }, { level: config.LOG_LEVEL });
+const log = jsonLogger(
+  { component: 'requeue' },
+  {
+    level: config.LOG_LEVEL,
+    traceProject: config.GOOGLE_CLOUD_PROJECT,
+  },
+);
 const period = tickPeriodMs(config);
 const project = config.GOOGLE_CLOUD_PROJECT;
 const db = new Firestore({ projectId: project });
@@ -47,7 +57,11 @@ const deps: SweepDeps = {
   steady: new SteadyFleet(steadyRefreshMs(period, pollIntervals(config).DriftPoll)),
 };
 
-functions.cloudEvent('requeue', async (event: functions.CloudEvent<unknown>) => {
+functions.cloudEvent('requeue', (event: functions.CloudEvent<unknown>) =>
+  inDeliveryTrace(event, () => onTick(event)),
+);
+
+async function onTick(event: functions.CloudEvent<unknown>): Promise<void> {
   const tick = decodePubSubCloudEvent(event, ReceivedTick);
   if (!tick.ok) {
     // Poison: acknowledged and logged, never retried forever.
@@ -63,4 +77,4 @@ functions.cloudEvent('requeue', async (event: functions.CloudEvent<unknown>) => 
     // The next tick sweeps again; a retried tick would overlap it.
     logTickFailure(log, REQUEUE_JOB, err);
   }
-});
+}

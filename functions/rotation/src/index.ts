@@ -5,13 +5,20 @@ import * as functions from '@google-cloud/functions-framework';
 import { FirestoreProxyStore } from '../../../shared/src/adapters/firestore/proxy-store.js';
 import { jsonLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { createPubSub } from '../../../shared/src/adapters/pubsub/client.js';
+import { inDeliveryTrace } from '../../../shared/src/adapters/pubsub/decode-push.js';
 import { PubSubPublisher } from '../../../shared/src/adapters/pubsub/publisher.js';
 import { PubSubReconcilePublisher } from '../../../shared/src/adapters/pubsub/reconcile-publisher.js';
 import { loadBaseConfig } from '../../../shared/src/config/env.js';
 import { onSecretEvent, type RotationDeps } from './handler.js';
 
 const config = loadBaseConfig();
-const log = jsonLogger({ component: 'rotation' }, { level: config.LOG_LEVEL });
+const log = jsonLogger(
+  { component: 'rotation' },
+  {
+    level: config.LOG_LEVEL,
+    traceProject: config.GOOGLE_CLOUD_PROJECT,
+  },
+);
 const db = new Firestore({ projectId: config.GOOGLE_CLOUD_PROJECT });
 const pubsub = new PubSubPublisher(createPubSub(config.GOOGLE_CLOUD_PROJECT, config.PUBSUB_EMULATOR_HOST));
 
@@ -21,6 +28,6 @@ const deps: RotationDeps = {
   log,
 };
 
-functions.cloudEvent('rotation', async (ce: functions.CloudEvent<unknown>) => {
-  await onSecretEvent(deps, ce);
-});
+functions.cloudEvent('rotation', (ce: functions.CloudEvent<unknown>) =>
+  inDeliveryTrace(ce, () => onSecretEvent(deps, ce)),
+);

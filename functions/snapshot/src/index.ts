@@ -6,7 +6,7 @@ import * as functions from '@google-cloud/functions-framework';
 import { FirestoreJobRunStore } from '../../../shared/src/adapters/firestore/job-run-store.js';
 import { jsonLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { createPubSub } from '../../../shared/src/adapters/pubsub/client.js';
-import { decodePubSubCloudEvent } from '../../../shared/src/adapters/pubsub/decode-push.js';
+import { decodePubSubCloudEvent, inDeliveryTrace } from '../../../shared/src/adapters/pubsub/decode-push.js';
 import { PubSubPublisher } from '../../../shared/src/adapters/pubsub/publisher.js';
 import { PubSubSnapshotPublisher } from '../../../shared/src/adapters/pubsub/snapshot-publisher.js';
 import { PubSubSnapshotRequester } from '../../../shared/src/adapters/pubsub/snapshot-requester.js';
@@ -21,7 +21,13 @@ import { handleSnapshotEvent, type SnapshotHandlerDeps } from './handler.js';
 import { SnapshotJob, snapshotRunResult } from './job-run.js';
 
 const config = loadSnapshotConfig();
-const log = jsonLogger({ component: 'snapshot' }, { level: config.logLevel });
+const log = jsonLogger(
+  { component: 'snapshot' },
+  {
+    level: config.logLevel,
+    traceProject: config.projectId,
+  },
+);
 const db = new Firestore({ projectId: config.projectId });
 
 const pubsub = createPubSub(config.projectId, config.pubsubEmulatorHost);
@@ -50,7 +56,11 @@ const recording = {
   onRecordError: (err: unknown) => log.warn('snapshot tick not recorded', { error: err }),
 };
 
-functions.cloudEvent('snapshot', async (event: functions.CloudEvent<unknown>) => {
+functions.cloudEvent('snapshot', (event: functions.CloudEvent<unknown>) =>
+  inDeliveryTrace(event, () => onDelivery(event)),
+);
+
+async function onDelivery(event: functions.CloudEvent<unknown>): Promise<void> {
   // Scheduler ticks are runs of the snapshot-tick job (issue 11); worker requests are not. Read as the
   // handler reads them (which logs any field dropped: once per delivery, there).
   const tick = decodePubSubCloudEvent(event, ReceivedTick);
@@ -59,4 +69,4 @@ functions.cloudEvent('snapshot', async (event: functions.CloudEvent<unknown>) =>
     return;
   }
   await recordRun(recording, SnapshotJob, () => handleSnapshotEvent(deps, event), snapshotRunResult);
-});
+}

@@ -1,7 +1,6 @@
 // One structured line per request, in Cloud Logging's httpRequest shape
 // (https://cloud.google.com/logging/docs/reference/v2/rest/v2/LogEntry#HttpRequest). Only the path is
 // logged: never headers (tokens), bodies, or the query string.
-import type { Context } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
 import type { Principal } from '../auth/authenticator.js';
@@ -10,8 +9,6 @@ export interface RequestLogOptions {
   log: Logger;
   /** Monotonic milliseconds; injectable so tests can fix latency. */
   now?: () => number;
-  /** With a project id, the X-Cloud-Trace-Context trace is attached so that logs group per request. */
-  traceProject?: string;
   /**
    * Machine traffic whose volume follows the fleet, not anyone's action (the probe's echo, the workers'
    * heartbeats): a success is logged at DEBUG, so it costs nothing at the default LOG_LEVEL; a refusal
@@ -28,16 +25,9 @@ function principalLabel(p: Principal | undefined): string | undefined {
   return p.kind === 'google' ? p.email : p.kind === 'token' ? `token:${p.name}` : 'local';
 }
 
-function traceField(c: Context, project: string | undefined): Record<string, string> {
-  const header = c.req.header('x-cloud-trace-context');
-  const trace = header?.match(/^([0-9a-f]{32})/)?.[1];
-  return project && trace ? { 'logging.googleapis.com/trace': `projects/${project}/traces/${trace}` } : {};
-}
-
 export const requestLog = ({
   log,
   now = () => performance.now(),
-  traceProject,
   routine = () => false,
 }: RequestLogOptions) =>
   createMiddleware<{ Variables: { requestId: string; principal?: Principal } }>(async (c, next) => {
@@ -54,6 +44,5 @@ export const requestLog = ({
       },
       requestId: c.get('requestId'),
       principal: principalLabel(c.get('principal')),
-      ...traceField(c, traceProject),
     });
   });

@@ -1,5 +1,7 @@
 // Structured logs as Cloud Logging reads them from stdout: one JSON object per line, `severity`,
-// `message`, and fields. Secrets never reach a logger: callers pass references, not values.
+// `message`, and fields. Secrets never reach a logger: callers pass references, not values. With a
+// `traceProject`, a line written inside a trace (trace-context.ts) carries Cloud Logging's trace fields.
+import { currentTrace, traceLogFields } from './trace-context.js';
 
 export type Severity = 'DEBUG' | 'INFO' | 'WARNING' | 'ERROR' | 'CRITICAL';
 
@@ -16,15 +18,29 @@ const levelOf = { debug: 'DEBUG', info: 'INFO', warn: 'WARNING', error: 'ERROR' 
 
 export function jsonLogger(
   base: Record<string, unknown> = {},
-  opts: { level?: keyof typeof levelOf; write?: (line: string) => void } = {},
+  opts: {
+    level?: keyof typeof levelOf;
+    write?: (line: string) => void;
+    /** The project Cloud Logging's trace field names; without it no line carries a trace. */
+    traceProject?: string;
+  } = {},
 ): Logger {
   const min = rank[levelOf[opts.level ?? 'info']];
   const write = opts.write ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const { traceProject } = opts;
   const emit = (severity: Severity, message: string, fields?: Record<string, unknown>) => {
     if (rank[severity] < min) return;
+    const trace = traceProject ? currentTrace() : undefined;
     write(
       JSON.stringify(
-        { severity, message, time: new Date().toISOString(), ...base, ...fields },
+        {
+          severity,
+          message,
+          time: new Date().toISOString(),
+          ...(trace && traceProject ? traceLogFields(traceProject, trace) : {}),
+          ...base,
+          ...fields,
+        },
         errorReplacer,
       ),
     );
@@ -62,8 +78,10 @@ function errorFields(value: unknown, causes: number): unknown {
 }
 
 /** A logger that keeps lines in memory (tests assert on what was logged). */
-export function memoryLogger(): Logger & { lines: Array<Record<string, unknown>> } {
+export function memoryLogger(
+  opts: { traceProject?: string } = {},
+): Logger & { lines: Array<Record<string, unknown>> } {
   const lines: Array<Record<string, unknown>> = [];
-  const logger = jsonLogger({}, { level: 'debug', write: (l) => lines.push(JSON.parse(l)) });
+  const logger = jsonLogger({}, { ...opts, level: 'debug', write: (l) => lines.push(JSON.parse(l)) });
   return Object.assign(logger, { lines });
 }

@@ -10,6 +10,7 @@
 //    unconverted when the message has no `data` (attributes-only messages).
 import type { z } from 'zod';
 import type { Logger } from '../log/json-logger.js';
+import { parseTraceparent, runInTrace, TRACEPARENT, type TraceContext } from '../log/trace-context.js';
 
 export interface PubsubMessage {
   data?: string;
@@ -64,6 +65,23 @@ function stringRecord(value: unknown): Record<string, string> {
     string,
     string
   >;
+}
+
+/**
+ * The trace a delivery belongs to: its message's `traceparent` attribute (PubSubPublisher sets it on what is
+ * published inside a trace), else the CloudEvent's own `traceparent` extension.
+ */
+export function traceOfDelivery(ce: unknown): TraceContext | undefined {
+  const fromMessage = parseTraceparent(stringRecord(messageOf(ce)?.attributes)[TRACEPARENT]);
+  if (fromMessage) return fromMessage;
+  return typeof ce === 'object' && ce !== null
+    ? parseTraceparent((ce as { traceparent?: unknown }).traceparent)
+    : undefined;
+}
+
+/** Runs a delivery's handling inside its trace (trace-context.ts), when it has one. */
+export function inDeliveryTrace<T>(ce: unknown, handle: () => T): T {
+  return runInTrace(traceOfDelivery(ce), handle);
 }
 
 export function decodePubSubCloudEvent<S extends z.ZodType>(

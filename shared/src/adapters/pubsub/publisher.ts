@@ -7,6 +7,7 @@ import type { PubSub, Topic } from '@google-cloud/pubsub';
 import type { z } from 'zod';
 import { PublishError } from '../../ports/publish-error.js';
 import { withDeadline } from '../deadline.js';
+import { currentTrace, formatTraceparent, TRACEPARENT } from '../log/trace-context.js';
 
 export { PublishError };
 
@@ -57,7 +58,16 @@ export class PubSubPublisher {
   /** Publishes bytes as they are (what a Cloud Scheduler Pub/Sub target sends). */
   async publishRaw(topic: string, data: Buffer, attributes: Record<string, string> = {}): Promise<string> {
     if (data.length === 0) throw new PublishError('invalid_payload', `refusing an empty message on ${topic}`);
-    const sent = this.topic(topic).publishMessage({ data, attributes });
+    // Published inside a trace (an API request's, a delivery's): the message carries it on, so the work it
+    // triggers logs under the same trace. An attribute the caller set is its own.
+    const trace = currentTrace();
+    const sent = this.topic(topic).publishMessage({
+      data,
+      attributes:
+        trace && !(TRACEPARENT in attributes)
+          ? { ...attributes, [TRACEPARENT]: formatTraceparent(trace) }
+          : attributes,
+    });
     const deadlineMs =
       this.options.deadlineMs === undefined ? DEFAULT_PUBLISH_DEADLINE_MS : this.options.deadlineMs;
     return confirmed(sent, deadlineMs, `publishing to ${topic}`);
