@@ -11,6 +11,7 @@ import { defaultPollIntervals as iv } from '../../../shared/src/domain/reconcile
 import { specHash } from '../../../shared/src/domain/spec-hash.js';
 import type { ReconcileRequest } from '../../../shared/src/messages/reconcile-request.js';
 import { ManualClock } from '../../../shared/src/ports/clock.js';
+import { ProviderError } from '../../../shared/src/ports/provider.js';
 import { type StoredProxy, StoreError } from '../../../shared/src/ports/proxy-store.js';
 import { FakeProvider } from '../../../shared/src/testing/fake-provider.js';
 import { InMemoryProxyStore } from '../../../shared/src/testing/in-memory-proxy-store.js';
@@ -1090,6 +1091,37 @@ describe('reconcile handler: replacements paced by RECONCILE_MAX_REPLACING', () 
     await t.run('p2', 'secret-rotated');
     expect((t.slots as InMemoryReplacementSlots).slots).toMatchObject([{ proxy: 'p2' }]);
     expect((await t.doc('p2'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.Replacing);
+  });
+
+  it('a slot taken for a delete that fails is given back while the VM stands: a revert then frees the fleet', async () => {
+    t.setCloudInit(rotatedScript);
+    t.provider.failNext('delete', 'transient');
+    await expect(t.run('p1', 'secret-rotated')).rejects.toThrow();
+    expect(t.provider.callsOf('delete')).toBe(1);
+    // The VM stands as it was: nothing is replacing, so the slot is free for whoever replaces first.
+    expect((t.slots as InMemoryReplacementSlots).slots).toEqual([]);
+    // The rotation rolled back before the redelivery: p1 keeps its VM, and p2 is not held up.
+    t.setCloudInit(booted);
+    await t.run('p1', 'secret-rotated');
+    expect(t.provider.callsOf('delete')).toBe(1);
+    t.setCloudInit(rotatedScript);
+    await t.run('p2', 'secret-rotated');
+    expect((t.slots as InMemoryReplacementSlots).slots).toMatchObject([{ proxy: 'p2' }]);
+    expect((await t.doc('p2'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.Replacing);
+  });
+
+  it('a slot taken for a delete whose answer was lost stays when the VM is going: that replacement runs on it', async () => {
+    t.setCloudInit(rotatedScript);
+    // The delete lands, then the call fails (a lost answer): the instance reads as going.
+    const real = t.provider.delete.bind(t.provider);
+    t.provider.delete = async (id) => {
+      await real(id);
+      throw new ProviderError('transient', 'deadline exceeded');
+    };
+    await expect(t.run('p1', 'secret-rotated')).rejects.toThrow();
+    expect((t.slots as InMemoryReplacementSlots).slots).toMatchObject([{ proxy: 'p1' }]);
+    await t.run('p2', 'secret-rotated');
+    expect((await t.doc('p2'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.ReplacementQueued);
   });
 
   it('a slot taken for a delete a concurrent delivery made first stays: that replacement runs on it', async () => {

@@ -169,6 +169,8 @@ export async function runPass(
   let created: CreatedInstance | undefined;
   if (plan.action && plan.action.kind !== 'deleteDocument') {
     const result = await act(provider!, plan);
+    if (plan.action.kind === 'delete' && !result.ok && tookSlot(obs))
+      await releaseIfUndeleted(deps, provider!, proxy, plan.action.providerId, obs);
     if (plan.action.kind === 'create' && result.ok && result.providerId) {
       created = { provider: provider!.name, providerId: result.providerId, uid: proxy.uid };
       onCreated?.(created);
@@ -280,6 +282,32 @@ function providerOf(providers: ProviderRegistry, proxy: ProxyResource): Provider
   // A proxy being deleted after a mode switch still names no provider; gce is the only one that exists.
   const name = proxy.spec.mode === 'managed' ? proxy.spec.provider : 'gce';
   return providers.get(name);
+}
+
+/**
+ * A slot this pass took for a delete that failed is given back when the instance is still there as the
+ * pass saw it: nothing was replaced, and the redelivery takes the slot again if it still replaces. One that
+ * no longer does (the change reverted meanwhile) keeps the VM without ever releasing: it would hold up the
+ * fleet's other replacements until the slot went stale (REPLACEMENT_SLOT_STALE_MS). A delete whose answer
+ * was lost may have landed — the instance then reads as going or gone, and the slot stays, its
+ * replacement's; so does it when the look-up fails too (stale, at worst). The pass's own failure is what is
+ * thrown either way.
+ */
+async function releaseIfUndeleted(
+  deps: PassDeps,
+  provider: Provider,
+  proxy: ProxyResource,
+  providerId: string,
+  obs: Observation,
+): Promise<void> {
+  try {
+    const now = await provider.get(providerId);
+    const seen = obs.instance?.kind === 'found' ? obs.instance.instance : null;
+    if (now && seen && now.state === seen.state)
+      await deps.slots.release({ proxy: proxy.name, uid: proxy.uid });
+  } catch {
+    // Unknown: the slot stays until it goes stale.
+  }
 }
 
 /** A slot granted to this pass, not one the proxy already held (a replacement of its own under way). */
