@@ -139,6 +139,31 @@ describe('FirestoreJobRunStore', () => {
     expect(await runs.get('job-h')).toMatchObject({ startedAt: at(60), deadline: null });
   });
 
+  it('of two copies of a tick claiming in the same millisecond, the one whose commit lost claims nothing', async () => {
+    // Copy A stages its claim; copy B's commit lands first, so A's is refused (ABORTED) and A's
+    // transaction runs again — reading B's record, whose start time is A's own.
+    const projectId = testProjectId();
+    const a = new Firestore({ projectId });
+    const b = new Firestore({ projectId });
+    try {
+      const copyA = new FirestoreJobRunStore(a);
+      const copyB = new FirestoreJobRunStore(b);
+      expect(await copyA.claim('job-j', at(0), 30_000)).toEqual({ previous: null });
+      let bClaimed: unknown = 'not yet';
+      loseNextCommitTo(a, async () => {
+        bClaimed = await copyB.claim('job-j', at(40), 30_000);
+      });
+      expect(await copyA.claim('job-j', at(40), 30_000)).toBeNull();
+      expect(bClaimed).toMatchObject({ previous: { startedAt: at(0) } });
+      // A copy whose commit failed after landing is still told it claimed (the test above), and the
+      // record is B's run's.
+      expect(await copyA.get('job-j')).toMatchObject({ startedAt: at(40), finishedAt: null });
+    } finally {
+      await Promise.all([a.terminate(), b.terminate()]);
+      await releaseProject(projectId);
+    }
+  });
+
   // The probe's claim was taken for a duplicate delivery: the run probed nothing and left its record
   // "in progress".
   it('a claim whose commit landed before its call failed is still the claim', async () => {
@@ -184,6 +209,30 @@ describe('FirestoreJobRunStore', () => {
     await runs.claim('job-f', at(10), 0); // a claim over a previous run
     const stored = (await db.collection('jobRuns').doc('job-f').get()).data()!;
     const read = (await runs.get('job-f'))!;
-    expect(Object.keys(stored).sort()).toEqual(Object.keys(read).sort());
+    // claimId is the store's own: what a claim's retried transaction knows its own record by.
+    expect(Object.keys(stored).sort()).toEqual([...Object.keys(read), 'claimId'].sort());
   });
 });
+
+/**
+ * Patches `db` so that its next commit is not sent but refused as contended (ABORTED), as when another
+ * transaction's commit on the same document landed first: `meanwhile` is that commit, run once the refused
+ * transaction has been rolled back (its locks released). The client then runs the transaction again.
+ */
+function loseNextCommitTo(db: Firestore, meanwhile: () => Promise<void>): void {
+  const client = db as unknown as { request: (method: string, ...rest: unknown[]) => Promise<unknown> };
+  const send = client.request.bind(db);
+  let lost = false;
+  client.request = async (method, ...rest) => {
+    if (method === 'commit' && !lost) {
+      lost = true;
+      throw Object.assign(new Error('10 ABORTED: contended'), { code: 10 });
+    }
+    const answer = await send(method, ...rest);
+    if (lost && method === 'rollback') {
+      client.request = send;
+      await meanwhile();
+    }
+    return answer;
+  };
+}

@@ -1,4 +1,5 @@
 // JobRunStore on Firestore: `jobRuns/{job}`, one small document per periodic job.
+import { randomUUID } from 'node:crypto';
 import { type DocumentData, type Firestore, Timestamp } from '@google-cloud/firestore';
 import type { JobRun, JobRunStore } from '../../ports/job-runs.js';
 import { Collections } from './collections.js';
@@ -24,13 +25,17 @@ export class FirestoreJobRunStore implements JobRunStore {
     // The claim the last attempt staged: runTransaction runs the function again after a commit that landed
     // and then failed (UNAVAILABLE, DEADLINE_EXCEEDED), and that attempt reads this claim's own record.
     // Within the gap it took its own run for a duplicate delivery (the probe probed nothing and left the
-    // record "in progress"); without one it handed on its own record as the previous run.
+    // record "in progress"); without one it handed on its own record as the previous run. Known by an id
+    // of its own, not by its start time: a duplicate delivery of the tick claiming in the same millisecond
+    // — whose commit beat this one's, so this attempt is a retry — would read as this claim, and both runs
+    // would go on (the probe counting each due proxy's probe twice).
     let staged: { previous: JobRun | null } | null = null;
+    const claimId = randomUUID();
     return this.db.runTransaction(
       async (tx) => {
         const snap = await tx.get(this.ref(job));
         const previous = snap.exists ? fromDoc(job, snap.data()!) : null;
-        if (staged && previous?.startedAt.getTime() === now.getTime()) return staged;
+        if (staged && snap.get('claimId') === claimId) return staged;
         if (previous && now.getTime() - previous.startedAt.getTime() < minGapMs) return null;
         staged = { previous };
         tx.set(this.ref(job), {
@@ -43,6 +48,7 @@ export class FirestoreJobRunStore implements JobRunStore {
           windowStart: null,
           nextWindowStart: null,
           deadline: deadline ? Timestamp.fromDate(deadline) : null,
+          claimId,
         });
         return staged;
       },
