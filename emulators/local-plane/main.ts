@@ -48,9 +48,10 @@ async function shutdown(reason: string, exitCode: number): Promise<void> {
   }
   shuttingDown = true;
   progress(`${reason}: stopping`);
-  // A piece still starting (the emulators' JVMs) is registered only once up: let the start reach its
-  // next step, where it sees the shutdown and stops, so nothing it spawned is orphaned. Every start
-  // step has its own timeout, so this wait is bounded.
+  // A piece still starting is registered only once up: let the start reach its next step, where it sees
+  // the shutdown and stops, so nothing it spawned is orphaned. The emulators' JVMs, the long wait, give up
+  // at once (teardown.signal) and stop what they spawned; every other start step has its own timeout, so
+  // this wait is bounded.
   void teardown.run();
   await starting.catch(() => {});
   setTimeout(() => {

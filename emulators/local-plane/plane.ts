@@ -77,6 +77,7 @@ export async function startPlane(
     pubsub: ports.pubsub,
     projectId: opts.projectId,
     logDir,
+    signal: teardown.signal,
   });
   teardown.add('Firestore and Pub/Sub emulators', emus.stop, Layer.googleEmulators);
   for (const e of emus.exits) void warnOnExit(`${e.name} emulator`, e.exited, join(logDir, `${e.name}.log`));

@@ -19,11 +19,20 @@ export class Teardown {
   /** Failures of the steps stopped at once because they came after stopping began. */
   private readonly lateFailures: string[] = [];
   private running: Promise<string[]> | undefined;
+  private readonly aborter = new AbortController();
 
   constructor(private readonly log: (line: string) => void = () => {}) {}
 
   get stopping(): boolean {
     return this.running !== undefined;
+  }
+
+  /**
+   * Aborted as stopping begins: a start step that waits long (the emulators' JVMs, up to their readiness
+   * timeout) gives up at once and stops what it spawned, rather than holding a Ctrl-C for a minute.
+   */
+  get signal(): AbortSignal {
+    return this.aborter.signal;
   }
 
   add(name: string, stop: StopStep, layer: number = Layer.services): void {
@@ -36,18 +45,23 @@ export class Teardown {
    * step (and every step added late, up to this call) has stopped.
    */
   async run(): Promise<string[]> {
-    this.running ??= (async () => {
-      const failures: string[] = [];
-      const layers = [...new Set(this.steps.map((s) => s.layer))].sort((a, b) => b - a);
-      for (const layer of layers) {
-        const steps = this.steps.filter((s) => s.layer === layer);
-        await Promise.all(steps.map((s) => this.runStep(s, failures)));
-      }
-      return failures;
-    })();
+    if (!this.running) {
+      this.running = this.stopAll();
+      this.aborter.abort();
+    }
     const failures = await this.running;
     await Promise.all(this.late);
     return [...failures, ...this.lateFailures];
+  }
+
+  private async stopAll(): Promise<string[]> {
+    const failures: string[] = [];
+    const layers = [...new Set(this.steps.map((s) => s.layer))].sort((a, b) => b - a);
+    for (const layer of layers) {
+      const steps = this.steps.filter((s) => s.layer === layer);
+      await Promise.all(steps.map((s) => this.runStep(s, failures)));
+    }
+    return failures;
   }
 
   private async runStep(step: Step, failures: string[]): Promise<void> {

@@ -83,4 +83,16 @@ describe('Teardown', () => {
     await t.run();
     expect(stopped).toBe(true);
   });
+
+  it('aborts its signal as stopping begins, so a long start step gives up at once', async () => {
+    const t = new Teardown();
+    const aborted: string[] = [];
+    t.signal.addEventListener('abort', () => aborted.push(t.stopping ? 'stopping' : 'not yet'));
+    expect(t.signal.aborted).toBe(false);
+    const run = t.run();
+    expect(t.signal.aborted).toBe(true);
+    await run;
+    await t.run();
+    expect(aborted).toEqual(['stopping']);
+  });
 });

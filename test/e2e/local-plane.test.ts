@@ -71,11 +71,12 @@ interface NpmStart {
   exited: Promise<string>;
 }
 
-function npmStart(offset: number, stateDir: string): NpmStart {
+function npmStart(offset: number, stateDir: string, extraEnv: NodeJS.ProcessEnv = {}): NpmStart {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     PROXYPLANE_PORT_OFFSET: String(offset),
     PROXYPLANE_STATE_DIR: stateDir,
+    ...extraEnv,
   };
   for (const k of ['FIRESTORE_EMULATOR_HOST', 'PUBSUB_EMULATOR_HOST', 'GOOGLE_CLOUD_PROJECT']) delete env[k];
   // detached: its own process group, as a shell job is; SIGINT to the group is what Ctrl-C sends.
@@ -111,8 +112,8 @@ describe('npm start', () => {
   async function stopAndCheck(run: NpmStart, first: Proc[], signal: 'SIGINT' | 'SIGTERM'): Promise<void> {
     process.kill(signal === 'SIGINT' ? -run.npm.pid! : run.npm.pid!, signal);
     const tree = new Map(first.map((p) => [`${p.pid}/${p.startTime}`, p]));
-    // Bounded by the emulator launcher's own start timeout: it registers its JVMs only once they answer,
-    // so a signal during their start waits for them (seconds; more on a loaded machine).
+    // Bounded by the start steps' own timeouts: a step registers what it started only once it is up, so a
+    // signal during one waits for it (the emulators' JVMs give up at once: seconds; more on a loaded box).
     let exit: string | undefined;
     const exited = Promise.race([run.exited, sleep(90_000).then(() => 'timeout')]).then((e) => {
       exit = e;
@@ -273,6 +274,41 @@ describe('npm start', () => {
     expect(run.output()).not.toContain('Firestore and Pub/Sub emulators up');
     await stopAndCheck(run, tree, 'SIGINT');
   }, 180_000);
+
+  it('stops at once when interrupted while the emulators are not coming up', async () => {
+    // A Java that runs (`-version`) but whose emulators never answer: a wedged JVM start. Ctrl-C must not
+    // wait out the emulators' readiness timeout (60 s) before stopping.
+    const jdk = mkdtempSync(join(tmpdir(), 'wedged-jdk-'));
+    mkdirSync(join(jdk, 'bin'));
+    writeFileSync(join(jdk, 'bin', 'java'), '#!/bin/sh\n[ "$1" = -version ] && exit 0\nexec sleep 600\n', {
+      mode: 0o755,
+    });
+    try {
+      const run = npmStart(await freeOffset(), stateDir, { JAVA_HOME: jdk });
+      runs.push(run);
+      await waitForOutput(run, (out) => out.includes('starting the Firestore and Pub/Sub emulators'), 60_000);
+      let tree: Proc[] = [];
+      for (let i = 0; i < 500 && tree.filter((p) => p.comm === 'sleep').length < 1; i++) {
+        await sleep(20);
+        tree = processTree(run.npm.pid!);
+      }
+      tracked.push(...tree);
+      expect(
+        tree.some((p) => p.comm === 'sleep'),
+        JSON.stringify(tree),
+      ).toBe(true);
+      process.kill(-run.npm.pid!, 'SIGINT');
+      // Far under the 60 s readiness timeout it used to wait out, far over a stop's few seconds.
+      const exit = await Promise.race([run.exited, sleep(25_000).then(() => 'still running')]);
+      expect(exit, run.output()).not.toBe('still running');
+      expect(run.output()).toMatch(/SIGINT: stopping[\s\S]*stopped in/);
+      const stopBy = Date.now() + 10_000;
+      while (tree.some(alive) && Date.now() < stopBy) await sleep(100);
+      expect(tree.filter(alive)).toEqual([]);
+    } finally {
+      rmSync(jdk, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   // A second `npm start` beside a running plane is refused for its ports; the plane that runs must keep
   // its state.json, where the CLI finds its tokens (`npx proxyplane proxies list` with no setup).
