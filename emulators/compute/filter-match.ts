@@ -23,15 +23,11 @@ function valuesAt(resource: unknown, path: readonly string[]): unknown[] {
   return current.flatMap((v) => (Array.isArray(v) ? v : [v])).filter((v) => v !== undefined && v !== null);
 }
 
-function globToRegExp(glob: string): RegExp {
-  const escaped = glob.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*');
-  return new RegExp(`^${escaped}$`, 'su');
-}
-
-function equals(value: unknown, wanted: string): boolean {
+/** `=` on a scalar: the exact text, or the whole text against the value's `*` wildcards. */
+function equals(value: unknown, cmp: Cmp): boolean {
   if (typeof value === 'object') return false;
   const text = String(value);
-  return wanted.includes('*') ? globToRegExp(wanted).test(text) : text === wanted;
+  return cmp.glob ? cmp.glob.testExact(text) : text === cmp.value;
 }
 
 const INTEGER = /^-?\d+$/;
@@ -55,17 +51,15 @@ function compare(resource: unknown, cmp: Cmp): boolean {
   switch (cmp.op) {
     case ':':
       if (cmp.value === '*' && !cmp.quoted) return values.some((v) => v !== '');
-      return values.some((v) =>
-        v && typeof v === 'object' ? Object.hasOwn(v, cmp.value) : equals(v, cmp.value),
-      );
+      return values.some((v) => (v && typeof v === 'object' ? Object.hasOwn(v, cmp.value) : equals(v, cmp)));
     case '=':
-      return values.some((v) => equals(v, cmp.value));
+      return values.some((v) => equals(v, cmp));
     case '!=':
-      return !values.some((v) => equals(v, cmp.value));
+      return !values.some((v) => equals(v, cmp));
     case 'eq':
-      return values.some((v) => typeof v !== 'object' && cmp.regex!.test(String(v)));
+      return values.some((v) => typeof v !== 'object' && cmp.regex!.testExact(String(v)));
     case 'ne':
-      return !values.some((v) => typeof v !== 'object' && cmp.regex!.test(String(v)));
+      return !values.some((v) => typeof v !== 'object' && cmp.regex!.testExact(String(v)));
     default: {
       const op = cmp.op;
       return values.some((v) => {

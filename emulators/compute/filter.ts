@@ -4,6 +4,9 @@
 // (`(a = 1) (b = 2)`), with AIP-160 precedence (OR binds tighter than AND); or the older regular-
 // expression form (`name eq 'vm-.*'`, `ne`), which must match the whole field and cannot be mixed
 // with the first form. https://cloud.google.com/compute/docs/reference/rest/v1/instances/list
+// Regular expressions are RE2, as on GCE: its syntax (no lookaround or backreferences, `(?i)` flags)
+// and its linear-time matching, so no pattern can stall the process the emulator runs in.
+import { RE2JS } from 're2js';
 
 export type CompareOp = '=' | '!=' | '<' | '>' | '<=' | '>=' | ':' | 'eq' | 'ne';
 
@@ -11,7 +14,17 @@ export type FilterNode =
   | { kind: 'and'; items: FilterNode[] }
   | { kind: 'or'; items: FilterNode[] }
   | { kind: 'not'; item: FilterNode }
-  | { kind: 'cmp'; path: string[]; op: CompareOp; value: string; quoted: boolean; regex?: RegExp };
+  | {
+      kind: 'cmp';
+      path: string[];
+      op: CompareOp;
+      value: string;
+      quoted: boolean;
+      /** `eq` / `ne`: the compiled expression */
+      regex?: RE2JS;
+      /** `=`, `!=`, `:` on a value with `*`: the wildcard pattern, compiled */
+      glob?: RE2JS;
+    };
 
 export class FilterSyntaxError extends Error {
   readonly kind = 'filter_syntax';
@@ -19,9 +32,13 @@ export class FilterSyntaxError extends Error {
 
 const FIELD_CHAR = /[A-Za-z0-9_.-]/;
 const SYMBOL_OPS: CompareOp[] = ['!=', '>=', '<=', '=', '<', '>', ':'];
+/** Parentheses nest at most this deep: the parser recurses once per level, so a deeper filter would
+ * overflow the stack (a RangeError, answered 500) instead of being refused as the 400 it is. */
+export const MAX_FILTER_DEPTH = 64;
 
 class Parser {
   private pos = 0;
+  private depth = 0;
   constructor(private readonly text: string) {}
 
   parse(): FilterNode {
@@ -88,11 +105,13 @@ class Parser {
   private primary(): FilterNode {
     this.skipSpace();
     if (this.text[this.pos] === '(') {
+      if (++this.depth > MAX_FILTER_DEPTH) this.fail(`parentheses nested deeper than ${MAX_FILTER_DEPTH}`);
       this.pos++;
       const inner = this.expression();
       this.skipSpace();
       if (this.text[this.pos] !== ')') this.fail("missing ')'");
       this.pos++;
+      this.depth--;
       return inner;
     }
     return this.comparison();
@@ -147,6 +166,18 @@ class Parser {
   }
 }
 
+/** RE2 refuses what GCE's RE2 refuses; `testExact` then matches the whole value. */
+function compileRegex(pattern: string): RE2JS {
+  try {
+    return RE2JS.compile(pattern);
+  } catch {
+    throw new FilterSyntaxError(`invalid regular expression ${pattern}`);
+  }
+}
+
+/** `*` matches any run of characters (newlines too); everything else is literal. */
+const compileGlob = (glob: string) => RE2JS.compile(`(?s)${glob.split('*').map(RE2JS.quote).join('.*')}`);
+
 function visit(node: FilterNode, fn: (cmp: Extract<FilterNode, { kind: 'cmp' }>) => void): void {
   if (node.kind === 'cmp') fn(node);
   else if (node.kind === 'not') visit(node.item, fn);
@@ -163,12 +194,11 @@ export function parseFilter(text: string, knownFields?: ReadonlySet<string>): Fi
       throw new FilterSyntaxError(`unknown field ${cmp.path[0]}`);
     if (cmp.op === 'eq' || cmp.op === 'ne') {
       regexForm++;
-      try {
-        cmp.regex = new RegExp(`^(?:${cmp.value})$`, 'u');
-      } catch {
-        throw new FilterSyntaxError(`invalid regular expression ${cmp.value}`);
-      }
-    } else aipForm++;
+      cmp.regex = compileRegex(cmp.value);
+    } else {
+      aipForm++;
+      if (cmp.value.includes('*')) cmp.glob = compileGlob(cmp.value);
+    }
   });
   if (regexForm > 0 && aipForm > 0)
     throw new FilterSyntaxError('regular expressions cannot be mixed with other operators');

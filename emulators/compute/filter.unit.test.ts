@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FilterSyntaxError, parseFilter } from './filter.js';
+import { FilterSyntaxError, MAX_FILTER_DEPTH, parseFilter } from './filter.js';
 import { matchesFilter } from './filter-match.js';
 
 const vm = {
@@ -51,6 +51,9 @@ describe('parseFilter + matchesFilter', () => {
     ['name ne .*-1', false],
     ['(name eq pp-.*) (status eq RUN.*)', true],
     ['status = RUNNING labels.env = dev', true],
+    // RE2 syntax, as GCE's: inline flags, POSIX classes, Perl classes (a quoted value unescapes once)
+    ["name eq '(?i)PP-ABC-1'", true],
+    ["name eq 'pp-[[:alpha:]]+-\\\\d'", true],
   ])('%s → %s', (filter, expected) => {
     expect(matchesFilter(parseFilter(filter, known), vm)).toBe(expected);
   });
@@ -65,7 +68,33 @@ describe('parseFilter + matchesFilter', () => {
     '(name eq a) (status = RUNNING)',
     'name eq (',
     'labels.env = dev)',
+    // what RE2 refuses, though JavaScript's RegExp takes it
+    "name eq '(?=pp)pp-.*'",
+    "name eq '(p)\\\\1.*'",
+    "name eq 'p{1001}'",
+    "name eq 'pp)|(x'",
   ])('rejects %s', (filter) => {
     expect(() => parseFilter(filter, known)).toThrow(FilterSyntaxError);
+  });
+
+  it(`takes parentheses nested ${MAX_FILTER_DEPTH} deep and refuses deeper as a syntax error`, () => {
+    const nested = (depth: number) => `${'('.repeat(depth)}status = RUNNING${')'.repeat(depth)}`;
+    expect(matchesFilter(parseFilter(nested(MAX_FILTER_DEPTH), known), vm)).toBe(true);
+    expect(() => parseFilter(nested(MAX_FILTER_DEPTH + 1), known)).toThrow(FilterSyntaxError);
+    // far deeper, or unclosed: refused before the recursion could overflow the stack (a RangeError)
+    expect(() => parseFilter(nested(20_000), known)).toThrow(FilterSyntaxError);
+    expect(() => parseFilter('('.repeat(20_000), known)).toThrow(FilterSyntaxError);
+  });
+
+  // Backtracking engines take exponential (regex) or polynomial (wildcards) time on these; RE2 is
+  // linear, so matching stays in the milliseconds and never stalls the process the emulator is in.
+  it.each([
+    ["name eq '(a|a)*b'", 28],
+    ['name = "*a*a*a*a*a*a*b"', 63],
+  ])('matches %s against a %i-character name in linear time', (filter, length) => {
+    const node = parseFilter(filter, known);
+    const started = performance.now();
+    expect(matchesFilter(node, { ...vm, name: 'a'.repeat(length) })).toBe(false);
+    expect(performance.now() - started).toBeLessThan(1000);
   });
 });

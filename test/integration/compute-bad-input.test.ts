@@ -101,6 +101,12 @@ describe('bad request bodies', () => {
       /Machine type with name 'e9-gigantic-1' does not exist in zone 'us-central1-a'/,
     ],
     [
+      'a size its family does not come in',
+      JSON.stringify(instanceBody('x', { zone, machineType: 'e2-standard-3' })),
+      'invalid',
+      /Machine type with name 'e2-standard-3' does not exist in zone 'us-central1-a'/,
+    ],
+    [
       'a machine type from another zone',
       JSON.stringify({
         ...instanceBody('x', { zone }),
@@ -260,5 +266,51 @@ describe('bad paths, methods and parameters', () => {
     await new Promise((r) => setTimeout(r, 100));
     controller.abort();
     expect(await waiting).toBeInstanceOf(Error);
+  });
+});
+
+describe('list filters, through the real client', () => {
+  /** The GCE error a call fails with (and it must fail). */
+  async function refusal(call: Promise<unknown>) {
+    const err = await call.then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).not.toBeNull();
+    return gceErrorOf(err);
+  }
+
+  it.each([
+    // deep enough to overflow a recursive parser's stack, which answered 500 backendError (transient)
+    ['parentheses nested 5000 deep', `${'('.repeat(5000)}status = RUNNING${')'.repeat(5000)}`],
+    ['a lookahead, which RE2 does not have', "name eq '(?=alive)alive-.*'"],
+  ])('%s → 400 invalid from list, aggregatedList and zoneOperations.list', async (_what, filter) => {
+    const aggregated = async () => {
+      for await (const _ of clients.instances.aggregatedListAsync({ project, filter })) {
+        // draining the pages is the call
+      }
+    };
+    for (const call of [
+      clients.instances.list({ project, zone, filter }, { autoPaginate: false }),
+      aggregated(),
+      clients.zoneOps.list({ project, zone, filter }, { autoPaginate: false }),
+    ]) {
+      expect(await refusal(call)).toMatchObject({ httpStatus: 400, reason: 'invalid' });
+    }
+  });
+
+  it("matches regular expressions as GCE's RE2 does: in linear time, with (?i) flags", async () => {
+    const name = 'a'.repeat(28);
+    await clients.instances.insert({ project, zone, instanceResource: instanceBody(name, { zone }) });
+    const list = async (filter: string) => {
+      const [items] = await clients.instances.list({ project, zone, filter }, { autoPaginate: false });
+      return items.map((i) => i.name);
+    };
+    // exponential for a backtracking engine (seconds at 28 characters, ages at 63), and the
+    // emulator shares its event loop with the whole local plane
+    const started = performance.now();
+    expect(await list("name eq '(a|a)*b'")).toEqual([]);
+    expect(performance.now() - started).toBeLessThan(2000);
+    expect(await list("name eq '(?i)A+'")).toEqual([name]);
   });
 });
