@@ -1093,30 +1093,39 @@ describe('reconcile handler: replacements paced by RECONCILE_MAX_REPLACING', () 
     expect((await t.doc('p2'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.Replacing);
   });
 
-  it('a slot taken for a delete that fails is given back while the VM stands: a revert then frees the fleet', async () => {
+  it('a slot taken for a delete the provider refused outright is given back: a revert then frees the fleet', async () => {
     t.setCloudInit(rotatedScript);
-    t.provider.failNext('delete', 'transient');
+    // A grant not yet propagated: GCE answers 403 and does nothing.
+    const real = t.provider.delete.bind(t.provider);
+    t.provider.delete = async (id) => {
+      t.provider.delete = real;
+      throw new ProviderError('transient', 'compute.instances.delete denied', { status: 403 });
+    };
     await expect(t.run('p1', 'secret-rotated')).rejects.toThrow();
-    expect(t.provider.callsOf('delete')).toBe(1);
-    // The VM stands as it was: nothing is replacing, so the slot is free for whoever replaces first.
+    // Nothing is replacing, so the slot is free for whoever replaces first.
     expect((t.slots as InMemoryReplacementSlots).slots).toEqual([]);
     // The rotation rolled back before the redelivery: p1 keeps its VM, and p2 is not held up.
     t.setCloudInit(booted);
     await t.run('p1', 'secret-rotated');
-    expect(t.provider.callsOf('delete')).toBe(1);
+    expect(t.provider.callsOf('delete')).toBe(0);
+    expect((await t.doc('p1'))!.status.phase).toBe('Provisioned');
     t.setCloudInit(rotatedScript);
     await t.run('p2', 'secret-rotated');
     expect((t.slots as InMemoryReplacementSlots).slots).toMatchObject([{ proxy: 'p2' }]);
     expect((await t.doc('p2'))!.status.conditions[0]?.reason).toBe(ProvisionedReason.Replacing);
   });
 
-  it('a slot taken for a delete whose answer was lost stays when the VM is going: that replacement runs on it', async () => {
+  it.each([
+    ['no answer (a timed-out attempt that may still land)', undefined],
+    ['a 5xx', 503],
+    ['a rate limit', 429],
+  ])('a slot taken for a delete that failed with %s stays: the VM may be going', async (_what, status) => {
     t.setCloudInit(rotatedScript);
-    // The delete lands, then the call fails (a lost answer): the instance reads as going.
+    // Nothing seen to happen yet — the VM still reads RUNNING — but GCE may act on it a moment later.
     const real = t.provider.delete.bind(t.provider);
-    t.provider.delete = async (id) => {
-      await real(id);
-      throw new ProviderError('transient', 'deadline exceeded');
+    t.provider.delete = async () => {
+      t.provider.delete = real;
+      throw new ProviderError('transient', 'instances.delete failed', status ? { status } : undefined);
     };
     await expect(t.run('p1', 'secret-rotated')).rejects.toThrow();
     expect((t.slots as InMemoryReplacementSlots).slots).toMatchObject([{ proxy: 'p1' }]);

@@ -169,8 +169,15 @@ export async function runPass(
   let created: CreatedInstance | undefined;
   if (plan.action && plan.action.kind !== 'deleteDocument') {
     const result = await act(provider!, plan);
-    if (plan.action.kind === 'delete' && !result.ok && tookSlot(obs))
-      await releaseIfUndeleted(deps, provider!, proxy, plan.action.providerId, obs);
+    // A slot this pass took for a delete the provider refused outright is given back: nothing is being
+    // replaced, and the redelivery takes it again if it still replaces. One that no longer does (the change
+    // reverted meanwhile) would otherwise hold it, and hold up the fleet's other replacements, until it
+    // went stale (REPLACEMENT_SLOT_STALE_MS). A delete that may have acted (a 5xx, a timeout, a rate
+    // limit: GCE's delete is fire-and-forget, and an attempt timed out may still land) keeps it, its
+    // replacement's — as does a concurrent delivery's delete under way, which a look at the VM, still
+    // RUNNING for a moment, could not tell from none.
+    if (plan.action.kind === 'delete' && !result.ok && result.refused && tookSlot(obs))
+      await deps.slots.release({ proxy: proxy.name, uid: proxy.uid }).catch(() => false);
     if (plan.action.kind === 'create' && result.ok && result.providerId) {
       created = { provider: provider!.name, providerId: result.providerId, uid: proxy.uid };
       onCreated?.(created);
@@ -284,32 +291,6 @@ function providerOf(providers: ProviderRegistry, proxy: ProxyResource): Provider
   return providers.get(name);
 }
 
-/**
- * A slot this pass took for a delete that failed is given back when the instance is still there as the
- * pass saw it: nothing was replaced, and the redelivery takes the slot again if it still replaces. One that
- * no longer does (the change reverted meanwhile) keeps the VM without ever releasing: it would hold up the
- * fleet's other replacements until the slot went stale (REPLACEMENT_SLOT_STALE_MS). A delete whose answer
- * was lost may have landed — the instance then reads as going or gone, and the slot stays, its
- * replacement's; so does it when the look-up fails too (stale, at worst). The pass's own failure is what is
- * thrown either way.
- */
-async function releaseIfUndeleted(
-  deps: PassDeps,
-  provider: Provider,
-  proxy: ProxyResource,
-  providerId: string,
-  obs: Observation,
-): Promise<void> {
-  try {
-    const now = await provider.get(providerId);
-    const seen = obs.instance?.kind === 'found' ? obs.instance.instance : null;
-    if (now && seen && now.state === seen.state)
-      await deps.slots.release({ proxy: proxy.name, uid: proxy.uid });
-  } catch {
-    // Unknown: the slot stays until it goes stale.
-  }
-}
-
 /** A slot granted to this pass, not one the proxy already held (a replacement of its own under way). */
 function tookSlot(obs: Observation): boolean {
   return obs.replacementSlot?.granted === true && !obs.replacementSlot.alreadyHeld;
@@ -393,7 +374,21 @@ async function observeInstance(provider: Provider, proxy: ProxyResource): Promis
   }
 }
 
-async function act(provider: Provider, plan: Plan): Promise<ActionResult> {
+/** `refused`: the provider answered that it did nothing (see refusedOutright). */
+type Acted = ActionResult & { refused?: true };
+
+/**
+ * A 4xx other than a timeout (408) or a rate limit (429) — a grant denied, a field refused, an Operation
+ * that failed — is an answer that nothing was done. A 5xx, a 408/429 or no answer at all may have acted.
+ */
+const refusedOutright = (err: ProviderError) =>
+  err.status !== undefined &&
+  err.status >= 400 &&
+  err.status < 500 &&
+  err.status !== 408 &&
+  err.status !== 429;
+
+async function act(provider: Provider, plan: Plan): Promise<Acted> {
   const action = plan.action!;
   try {
     if (action.kind === 'create') return { ok: true, ...(await provider.create(action.request)) };
@@ -401,7 +396,12 @@ async function act(provider: Provider, plan: Plan): Promise<ActionResult> {
       return { ok: true, deleteOutcome: await provider.delete(action.providerId) };
     return { ok: true };
   } catch (err) {
-    if (err instanceof ProviderError) return { ok: false, failure: err.toFailure() };
+    if (err instanceof ProviderError)
+      return {
+        ok: false,
+        failure: err.toFailure(),
+        ...(refusedOutright(err) ? { refused: true as const } : {}),
+      };
     throw err;
   }
 }
