@@ -13,6 +13,7 @@ import {
 } from '../../../../shared/src/adapters/firestore/lease-listener.js';
 import { proxyFromFirestore } from '../../../../shared/src/adapters/firestore/proxy-converter.js';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
+import { outsideTrace } from '../../../../shared/src/adapters/log/trace-context.js';
 import type { ProxyHealthState } from '../../../../shared/src/domain/health/proxy-health.js';
 import type { Cooldown, LeaseEntry } from '../../../../shared/src/domain/leases/model.js';
 import type { ProxyResource } from '../../../../shared/src/domain/proxy.js';
@@ -29,6 +30,8 @@ type Decoder<T> = (id: string, data: DocumentData) => T | null;
 /** One collection mirrored in memory as id → decoded value. */
 class Mirror<T> {
   readonly docs = new Map<string, T>();
+  /** Documents that did not decode, named once each (until they decode, go, or the listener restarts). */
+  private readonly bad = new Set<string>();
   constructor(
     private readonly decode: Decoder<T>,
     private readonly onChange: () => void,
@@ -38,10 +41,13 @@ class Mirror<T> {
   private put(snap: QueryDocumentSnapshot): void {
     try {
       const v = this.decode(snap.id, snap.data());
+      this.bad.delete(snap.id);
       if (v === null) this.docs.delete(snap.id);
       else this.docs.set(snap.id, v);
     } catch (err) {
       this.docs.delete(snap.id);
+      if (this.bad.has(snap.id)) return;
+      this.bad.add(snap.id);
       this.onBad(snap.id, err);
     }
   }
@@ -50,13 +56,16 @@ class Mirror<T> {
     return {
       reset: (docs: readonly QueryDocumentSnapshot[]) => {
         this.docs.clear();
+        this.bad.clear();
         for (const d of docs) this.put(d);
         this.onChange();
       },
       apply: (changes: readonly { type: string; doc: QueryDocumentSnapshot }[]) => {
         for (const c of changes) {
-          if (c.type === 'removed') this.docs.delete(c.doc.id);
-          else this.put(c.doc);
+          if (c.type === 'removed') {
+            this.docs.delete(c.doc.id);
+            this.bad.delete(c.doc.id);
+          } else this.put(c.doc);
         }
         this.onChange();
       },
@@ -82,7 +91,6 @@ export class FirestoreFleetFeed implements FleetFeed {
   private running: CollectionListener[] = [];
   private loaded: Promise<void> | null = null;
   private idleTimer: NodeJS.Timeout | null = null;
-  private readonly badIds = new Set<string>();
   private readonly proxies: Mirror<ProxyResource>;
   private readonly health: Mirror<ProxyHealthState>;
   private readonly leaseState: Mirror<LeaseEntry[] | typeof UNREADABLE_STATE>;
@@ -98,8 +106,6 @@ export class FirestoreFleetFeed implements FleetFeed {
       for (const l of this.listeners) l();
     };
     const bad = (collection: string) => (id: string, err: unknown) => {
-      if (this.badIds.has(`${collection}/${id}`)) return;
-      this.badIds.add(`${collection}/${id}`);
       this.log.warn('fleet page: skipping a document that does not decode', {
         collection,
         id,
@@ -149,11 +155,14 @@ export class FirestoreFleetFeed implements FleetFeed {
   /** Keeps the listeners for IDLE_MS after the last use, then stops them. */
   private touch(): void {
     if (this.idleTimer) clearTimeout(this.idleTimer);
-    this.idleTimer = setTimeout(() => {
-      this.idleTimer = null;
-      if (this.listeners.size === 0) this.halt();
-      else this.touch();
-    }, IDLE_MS);
+    // Outside the trace of the request that touched it: the timer outlives it, and renews itself.
+    this.idleTimer = outsideTrace(() =>
+      setTimeout(() => {
+        this.idleTimer = null;
+        if (this.listeners.size === 0) this.halt();
+        else this.touch();
+      }, IDLE_MS),
+    );
     this.idleTimer.unref();
   }
 

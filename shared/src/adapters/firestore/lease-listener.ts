@@ -4,6 +4,7 @@
 import type { DocumentChange, Query, QueryDocumentSnapshot } from '@google-cloud/firestore';
 import { Latch } from '../latch.js';
 import type { Logger } from '../log/json-logger.js';
+import { outsideTrace } from '../log/trace-context.js';
 
 export interface ListenerSink {
   /** The complete current set: replaces the view (first snapshot after every (re)subscription). */
@@ -72,16 +73,20 @@ export function listenCollection(
       },
     );
   };
-  subscribe();
+  // Started by whichever request first needed it, it serves every later one: its callbacks, retries and
+  // renewals run outside that request's trace.
+  outsideTrace(subscribe);
   // A failed subscription is skipped: its backoff re-subscribes afresh anyway.
   const renew =
     opts.renewEveryMs && opts.renewEveryMs > 0
-      ? setInterval(() => {
-          if (stopped || unsubscribe === null) return;
-          unsubscribe();
-          unsubscribe = null;
-          subscribe();
-        }, opts.renewEveryMs)
+      ? outsideTrace(() =>
+          setInterval(() => {
+            if (stopped || unsubscribe === null) return;
+            unsubscribe();
+            unsubscribe = null;
+            subscribe();
+          }, opts.renewEveryMs),
+        )
       : null;
   renew?.unref();
 

@@ -9,6 +9,7 @@ import type { DocumentChange, Firestore, QueryDocumentSnapshot } from '@google-c
 import type { ProxyResource } from '../../domain/proxy.js';
 import type { ProxyCatalog } from '../../ports/lease-store.js';
 import { jsonLogger, type Logger } from '../log/json-logger.js';
+import { outsideTrace } from '../log/trace-context.js';
 import { Collections } from './collections.js';
 import { type CollectionListener, listenCollection } from './lease-listener.js';
 import { proxyFromFirestore } from './proxy-converter.js';
@@ -74,7 +75,8 @@ export class FirestoreProxyCatalog implements ProxyCatalog {
           },
         },
       );
-      this.scheduleIdleCheck(this.idleMs);
+      // Outside the trace of the request that started it: the check reschedules itself for good.
+      outsideTrace(() => this.scheduleIdleCheck(this.idleMs));
     }
     await this.listener.ready(timeoutMs);
     if (this.brokenSince !== null && this.now() - this.brokenSince >= this.staleLimitMs) {

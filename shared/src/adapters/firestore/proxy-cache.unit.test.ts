@@ -5,6 +5,7 @@
 import type { Firestore, QuerySnapshot } from '@google-cloud/firestore';
 import { describe, expect, it, vi } from 'vitest';
 import { memoryLogger } from '../log/json-logger.js';
+import { parseTraceparent, runInTrace } from '../log/trace-context.js';
 import { CATALOG_STALE_LIMIT_MS, FirestoreProxyCatalog } from './proxy-cache.js';
 
 function breakingFirestore() {
@@ -56,5 +57,39 @@ describe('FirestoreProxyCatalog', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+
+  it('started by a request, its listener and idle timer log under no request trace afterwards', async () => {
+    // The first discovery request starts what serves every later one: a retry or the idle stop, hours on,
+    // must not be filed under that one request's trace in Cloud Logging.
+    let subscriptions = 0;
+    const db = {
+      collection: () => ({
+        onSnapshot(next: (s: QuerySnapshot) => void, error: (e: Error) => void) {
+          next({ docs: [], docChanges: () => [] } as unknown as QuerySnapshot);
+          // The first subscription breaks a moment later, from the client's own callbacks.
+          if (++subscriptions === 1)
+            setTimeout(() => error(Object.assign(new Error('14 UNAVAILABLE'), { code: 14 })), 5);
+          return () => {};
+        },
+      }),
+    } as unknown as Firestore;
+    const log = memoryLogger({ traceProject: 'p' });
+    const catalog = new FirestoreProxyCatalog(db, { log, idleMs: 50 }).start();
+    const trace = parseTraceparent('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01');
+    await runInTrace(trace, async () => {
+      await catalog.ready(1_000);
+      log.info('inside the request');
+    });
+    for (let i = 0; i < 100 && !log.lines.some((l) => String(l.message).includes('listener stops')); i++)
+      await new Promise((r) => setTimeout(r, 10));
+    catalog.stop();
+    const traced = (m: string) =>
+      log.lines.find((l) => String(l.message).includes(m))?.['logging.googleapis.com/trace'];
+    expect(traced('inside the request')).toBe('projects/p/traces/4bf92f3577b34da6a3ce929d0e0e4736');
+    expect(log.lines.some((l) => String(l.message).includes('re-subscribing'))).toBe(true);
+    expect(traced('re-subscribing')).toBeUndefined();
+    expect(log.lines.some((l) => String(l.message).includes('listener stops'))).toBe(true);
+    expect(traced('listener stops')).toBeUndefined();
   });
 });

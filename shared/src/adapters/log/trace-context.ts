@@ -83,6 +83,15 @@ export function runInTrace<T>(trace: TraceContext | undefined, fn: () => T): T {
   return trace ? current.run(trace, fn) : fn();
 }
 
+/**
+ * Runs `fn` outside any trace: for work a request or delivery starts that outlives it (a listener, its
+ * retries, an idle timer), whose lines and publishes belong to no one request — without this, everything
+ * it did later would carry the trace of the request that happened to start it.
+ */
+export function outsideTrace<T>(fn: () => T): T {
+  return current.exit(fn);
+}
+
 export function currentTrace(): TraceContext | undefined {
   return current.getStore();
 }
