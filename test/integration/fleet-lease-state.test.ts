@@ -32,4 +32,38 @@ describe('fleet feed: a lease state that does not decode', () => {
     expect(good).toMatchObject({ activeLeases: 0 });
     expect(good).not.toHaveProperty('leaseStateInvalid');
   });
+
+  it('names a document that does not decode once, and again only once it decoded or went in between', async () => {
+    const log = memoryLogger();
+    const own = new FirestoreFleetFeed(db, log);
+    try {
+      await own.ready();
+      const named = () => log.lines.filter((l) => l.collection === 'proxies' && l.id === 'odd').length;
+      const rows = () => buildFleetView(own.inputs(), new Date()).rows.map((r) => r.name);
+      const until = async (what: string, ok: () => boolean) => {
+        for (let i = 0; i < 100 && !ok(); i++) await new Promise((r) => setTimeout(r, 50));
+        expect(ok(), what).toBe(true);
+      };
+      const odd = db.collection('proxies').doc('odd');
+      // Each step ends with a marker proxy written after it: once the marker shows, the step was seen.
+      const step = async (n: number, write: () => Promise<unknown>) => {
+        await write();
+        await writeFleet(db, [proxy(`marker-${n}`)]);
+        await until(`marker-${n} in the feed`, () => rows().includes(`marker-${n}`));
+      };
+      await step(1, () => odd.set({ spec: 'garbage' }));
+      expect(named()).toBe(1);
+      await step(2, () => odd.set({ spec: 'still garbage' }));
+      expect(named()).toBe(1);
+      await step(3, () => writeFleet(db, [proxy('odd')]));
+      expect(rows()).toContain('odd');
+      await step(4, () => odd.set({ spec: 'broken again' }));
+      expect(named()).toBe(2);
+      await step(5, () => odd.delete());
+      await step(6, () => odd.set({ spec: 'garbage once more' }));
+      expect(named()).toBe(3);
+    } finally {
+      await own.stop();
+    }
+  });
 });
