@@ -35,6 +35,7 @@ export class CachedSecretReader implements SecretReader {
   private readonly entries = new Map<string, Entry>();
   private readonly inflight = new Map<string, Promise<string>>();
   private generation = 0;
+  private sweptAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly inner: SecretReader,
@@ -104,9 +105,29 @@ export class CachedSecretReader implements SecretReader {
   }
 
   private store(key: string, value: string): void {
+    const now = this.opts.clock.now().getTime();
+    this.sweep(now);
     this.entries.delete(key);
-    this.entries.set(key, { value, fetchedAt: this.opts.clock.now().getTime() });
+    this.entries.set(key, { value, fetchedAt: now });
     const max = this.opts.maxEntries ?? 1000;
     while (this.entries.size > max) this.entries.delete(this.entries.keys().next().value as string);
+  }
+
+  /**
+   * Drops what can no longer answer: past its TTL and its stale-if-error time, an entry is only ever
+   * replaced by a fresh read. Rotations pin new versions, so without this a long-lived reader (a gateway
+   * running for weeks) held every version it ever read — old, perhaps revoked, passwords — until the LRU
+   * bound pushed them out. At most once a TTL: a pass over every entry, not one per read.
+   */
+  private sweep(now: number): void {
+    if (now - this.sweptAt < this.opts.ttlMs) return;
+    this.sweptAt = now;
+    const keepFor = this.opts.ttlMs + (this.opts.staleIfErrorMs ?? 0);
+    for (const [key, entry] of this.entries) if (now - entry.fetchedAt >= keepFor) this.entries.delete(key);
+  }
+
+  /** How many values are held (tests, and operators' eyes through a debugger). */
+  get size(): number {
+    return this.entries.size;
   }
 }

@@ -28,6 +28,23 @@ function setup(opts: { staleIfErrorMs?: number; maxEntries?: number; readDeadlin
 }
 
 describe('CachedSecretReader', () => {
+  it('keeps no version past its TTL and stale-if-error time: rotations do not pile old passwords up', async () => {
+    const { cache, clock } = setup({ staleIfErrorMs: 30_000, maxEntries: 50_000 });
+    for (let v = 1; v <= 100; v++) {
+      await cache.access({ secret: 's', version: String(v) });
+      clock.advance(20_000);
+    }
+    // Every 20 s a new version: what was read within the last 90 s (TTL + stale-if-error) may still answer.
+    expect(cache.size).toBeLessThanOrEqual(6);
+    // One still within its stale-if-error time answers a transient failure, as before.
+    const { cache: c2, clock: k2, inner } = setup({ staleIfErrorMs: 30_000 });
+    await c2.access(ref);
+    k2.advance(70_000);
+    await c2.access({ secret: 'other', version: '1' }); // a store, and its sweep, past ref's TTL
+    inner.failWith = transient;
+    await expect(c2.access(ref)).resolves.toBe('v1');
+  });
+
   it('serves from memory within the TTL and refetches after it', async () => {
     const { inner, clock, cache } = setup();
     expect(await cache.access(ref)).toBe('v1');
