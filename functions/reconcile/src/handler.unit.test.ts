@@ -1097,7 +1097,7 @@ describe('reconcile handler: replacements paced by RECONCILE_MAX_REPLACING', () 
     t.setCloudInit(rotatedScript);
     // A grant not yet propagated: GCE answers 403 and does nothing.
     const real = t.provider.delete.bind(t.provider);
-    t.provider.delete = async (id) => {
+    t.provider.delete = async () => {
       t.provider.delete = real;
       throw new ProviderError('transient', 'compute.instances.delete denied', { status: 403 });
     };
