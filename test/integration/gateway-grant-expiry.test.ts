@@ -236,4 +236,36 @@ describe('gateway: the ownership grant is a hard expiry', () => {
     );
     expect(gw.logEntries().some((l) => l.event === 'gateway.clock_behind')).toBe(true);
   });
+
+  it("cuts a tunnel at its proxy's own expiresAt while the snapshot's grant runs on", async () => {
+    // Each entry has its own hard expiry (contract seed §3); nothing makes it the snapshot's validUntil.
+    // The sweep cut tunnels at the grant only: this one ran on through the proxy past its expiresAt.
+    const snap = snapshotFile({ upstreams: [upstreamUrl], version: 13 });
+    const expiresAt = Date.now() + GRANT_MS;
+    snap.validUntil = new Date(Date.now() + 120_000).toISOString();
+    const end = new Date(expiresAt).toISOString();
+    for (const p of snap.proxies) Object.assign(p, { expiresAt: end, usableUntil: end });
+    writeFileSync(gw.snapshotPath, JSON.stringify(snap));
+    gw.child.kill('SIGHUP');
+    await pollUntil(
+      gw.health,
+      (h) => h.phase === 'fresh' && h.snapshot?.version === 13,
+      3_000,
+      'snapshot version 13 applied',
+    );
+    const events = (name: string) => gw.logEntries().filter((l) => l.event === name);
+    const endedBefore = events('gateway.grant_ended').length;
+    const expiredBefore = events('gateway.proxy_expired').length;
+    const closedWithin15s = await openIdleTunnel();
+    const closed = await closedWithin15s();
+    expect(closed, "the tunnel was still open 15 s after its proxy's expiresAt was loaded").not.toBeNull();
+    expect(closed!).toBeGreaterThanOrEqual(expiresAt);
+    const h = await pollUntil(gw.health, (x) => x.load.active === 0, 5_000, 'the slot given back');
+    expect(h.load).toEqual({ active: 0, reserved: 0 });
+    expect(h.phase).toBe('fresh'); // the grant itself runs on
+    expect(events('gateway.grant_ended')).toHaveLength(endedBefore);
+    expect(events('gateway.proxy_expired').slice(expiredBefore)).toMatchObject([
+      { proxy: 'p-0-0', expiresAt: end, active: 1 },
+    ]);
+  });
 });

@@ -113,6 +113,7 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
     outcomeQueueSize: cfg.GATEWAY_OUTCOME_QUEUE_SIZE,
     plainHttp: cfg.GATEWAY_PLAIN_HTTP,
     onOutcomeDropped: () => metrics?.outcomeDropped(),
+    onOutcomesExpired: (n) => metrics?.outcomesExpired(n),
     onSwapped: (s) => forgetRoutesGone(s),
   });
   metrics = new PromRecorder({

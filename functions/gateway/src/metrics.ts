@@ -40,6 +40,7 @@ export class PromRecorder implements GatewayRecorder {
   private readonly ssrf: Counter<'listener' | 'reason'>;
   private readonly redials: Counter<'listener'>;
   private readonly dropped: Counter;
+  private readonly expired: Counter;
 
   constructor(gauges: GatewayGauges) {
     const registers = [this.registry];
@@ -81,6 +82,11 @@ export class PromRecorder implements GatewayRecorder {
     this.dropped = new Counter({
       name: 'gateway_outcome_queue_dropped_total',
       help: 'Outcome samples dropped because the report queue was full (successes before failures).',
+      registers,
+    });
+    this.expired = new Counter({
+      name: 'gateway_outcomes_expired_total',
+      help: 'Outcome samples dropped unsent: the controller did not take them before they were too old to report.',
       registers,
     });
     const gauge = (name: string, help: string, read: () => number | null) =>
@@ -139,6 +145,11 @@ export class PromRecorder implements GatewayRecorder {
 
   outcomeDropped(): void {
     this.dropped.inc();
+  }
+
+  /** Off the hot path: the reporter drops a batch's stale outcomes at once (control/reporting.ts). */
+  outcomesExpired(n: number): void {
+    this.expired.inc(n);
   }
 
   /**

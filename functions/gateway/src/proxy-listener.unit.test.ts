@@ -19,7 +19,7 @@ describe('the proxy listener deadline sweep', () => {
   it('a wall clock stepped an hour forward times nothing out', async () => {
     listener = createProxyListener(
       {
-        worker: { grantOver: false },
+        worker: { grantOver: false, expiredProxies: new Set() },
         recorder: { request: () => {} },
         sockets: newSocketCounts(),
       } as never,

@@ -138,17 +138,21 @@ export class ProxySession implements ForwardOwner {
    */
   sweep(now: number): void {
     const st = this.state;
-    // On an upstream past the ownership grant (contract seed §3: expiresAt is a hard expiry): the
-    // controller may give the proxy to another worker once the grant has lapsed. Before any byte of the
-    // answer went out the client is told why, as a request arriving now would be; a tunnel or a
-    // response under way is cut, and so is a session lingering still on it (a pinned tunnel holds its slot
-    // until the client closes, its client may still be sending its body up it; an absolute-form answer
-    // gave its slot back once the exchange was whole: forwardDone). The same for an upstream
-    // whose drain away from this worker outlived GATEWAY_PROXY_DRAIN_TIMEOUT_MS (drain-bound.ts): the
-    // controller waits for its counts to reach zero.
+    // On an upstream past the ownership grant (the snapshot's validUntil) or past its own hard expiry
+    // (contract seed §3: the entry's expiresAt, as the latest snapshot listing it has it; worker.ts
+    // expiredProxies): the controller may give the proxy to another worker once the grant has lapsed.
+    // Before any byte of the answer went out the client is told why, as a request arriving now would be; a
+    // tunnel or a response under way is cut, and so is a session lingering still on it (a pinned tunnel
+    // holds its slot until the client closes, its client may still be sending its body up it; an
+    // absolute-form answer gave its slot back once the exchange was whole: forwardDone). The same for an
+    // upstream whose drain away from this worker outlived GATEWAY_PROXY_DRAIN_TIMEOUT_MS (drain-bound.ts):
+    // the controller waits for its counts to reach zero. Read per sweep, never per request.
     if (this.load !== 0) {
-      const over = this.ctx.worker.grantOver;
-      if (over || this.upstream!.live.cut) {
+      const w = this.ctx.worker;
+      const over = w.grantOver;
+      const u = this.upstream!;
+      const expired = w.expiredProxies.size !== 0 && w.expiredProxies.has(u.name);
+      if (over || u.live.cut || expired) {
         if (st === TUNNEL || this.lingerUntil !== 0) this.client.destroy();
         else this.refuse(503, over ? 'snapshot_stale' : 'upstream_withdrawn');
         return;

@@ -104,7 +104,7 @@ describe('ProxySession reading a head in pieces', () => {
 // session on the proxy but these: the proxy stayed "draining, active 1" to the controller for as long as
 // a slow reader kept the linger re-armed.
 /** A session lingering with its slot held (load 2: counted active), its client still being written to. */
-function lingering({ cut, grantOver }: { cut: boolean; grantOver: boolean }) {
+function lingering({ cut, grantOver, expired }: { cut: boolean; grantOver: boolean; expired?: string }) {
   let destroyed = 0;
   const client = {
     writableLength: 4096,
@@ -114,10 +114,10 @@ function lingering({ cut, grantOver }: { cut: boolean; grantOver: boolean }) {
   };
   const ctx = {
     opts: { headerTimeoutMs: 10_000, lingerMs: 1_000, idleTimeoutMs: 300_000 },
-    worker: { grantOver },
+    worker: { grantOver, expiredProxies: new Set(expired ? [expired] : []) },
   } as unknown as ProxyContext;
   const s = new ProxySession(client as unknown as Owned, ctx, 0);
-  Object.assign(s, { lingerUntil: 500, load: 2, upstream: { live: { cut } } });
+  Object.assign(s, { lingerUntil: 500, load: 2, upstream: { name: 'p-1', live: { cut } } });
   return { s, destroyed: () => destroyed };
 }
 
@@ -125,11 +125,38 @@ describe('ProxySession lingering on an upstream that must be let go', () => {
   it.each([
     ['its drain outlived GATEWAY_PROXY_DRAIN_TIMEOUT_MS', { cut: true, grantOver: false }, 1],
     ['the ownership grant is over', { cut: false, grantOver: true }, 1],
+    [
+      'its proxy is past its own hard expiry (expiresAt)',
+      { cut: false, grantOver: false, expired: 'p-1' },
+      1,
+    ],
+    ['(not: another proxy is past its hard expiry)', { cut: false, grantOver: false, expired: 'p-2' }, 0],
     ['(not: the upstream is still its own)', { cut: false, grantOver: false }, 0],
   ])('is cut when %s', (_, live, cuts) => {
     const { s, destroyed } = lingering(live);
     s.sweep(100);
     expect(destroyed()).toBe(cuts);
+  });
+});
+
+// A proxy's expiresAt is its own hard expiry (contract seed §3), which nothing requires to be the
+// snapshot's validUntil: the sweep cut sessions at the grant and at a drain's bound only, so a tunnel ran
+// on through the proxy past its expiresAt for as long as the snapshot's grant lasted.
+describe('ProxySession on a proxy past its own hard expiry', () => {
+  it('is answered 503 upstream_withdrawn before any byte of the answer went out', () => {
+    const ctx = {
+      opts: { headerTimeoutMs: 10_000, lingerMs: 1_000, idleTimeoutMs: 300_000 },
+      worker: { grantOver: false, expiredProxies: new Set(['p-1']) },
+    } as unknown as ProxyContext;
+    const s = new ProxySession({} as unknown as Owned, ctx, 0);
+    const refused: unknown[][] = [];
+    Object.assign(s, {
+      load: 1,
+      upstream: { name: 'p-1', live: { cut: false } },
+      refuse: (...a: unknown[]) => refused.push(a),
+    });
+    s.sweep(100);
+    expect(refused).toEqual([[503, 'upstream_withdrawn']]);
   });
 });
 
@@ -241,7 +268,7 @@ describe('ProxySession refusing while it holds an upstream slot', () => {
     };
     const ctx = {
       opts: { headerTimeoutMs: 10_000, lingerMs: 1_000, idleTimeoutMs: 300_000 },
-      worker: { grantOver: false },
+      worker: { grantOver: false, expiredProxies: new Set() },
       recorder: { request: () => {} },
     } as unknown as ProxyContext;
     const live = { active: 1, reserved: 0, cut: false };

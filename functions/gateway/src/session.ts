@@ -28,6 +28,8 @@ export interface RuntimeView {
   /** Sparse: proxies with a non-zero count; [] means every count is zero (seed §2). */
   runtimeCounts(): ProxyRuntimeCount[];
   takeOutcomes(max: number): Outcome[];
+  /** `n` outcomes taken were dropped unsent, too old to report (control/reporting.ts): counted. */
+  outcomesExpired(n: number): void;
   appliedVersion(): AppliedVersion | null;
   /** ReportRuntimeResponse.revoke_proxy_ids: the controller's current set (an empty one clears). */
   revokeProxyIds(names: readonly string[]): void;

@@ -24,11 +24,13 @@ import {
   clockBehindMs,
   evaluateStaleness,
   grantEnded,
+  grantLeftMs,
   initialStaleness,
   onShutdown,
   onSnapshotTaken,
   outlived,
   refusalCode,
+  type SnapshotTake,
   type StalenessClock,
   type StalenessPhase,
   type StalenessState,
@@ -46,6 +48,14 @@ import { type Outcome, OutcomeQueue } from './outcomes.js';
 import type { PlainHttpSetting } from './plain-http.js';
 import type { RuntimeView, SnapshotSink } from './session.js';
 import { type Pause, runSliced } from './slices.js';
+
+/** A proxy's hard expiry (expiresAt) on both clocks: the wall clock's instant, and the monotonic count. */
+interface HardExpiry {
+  readonly wallMs: number;
+  readonly monoMs: number;
+}
+
+const NONE_EXPIRED: ReadonlySet<string> = new Set();
 
 export type ApplyResult =
   | { ok: true; version: number; ownershipEpoch: number; checksum: string; duplicate: boolean }
@@ -82,6 +92,8 @@ export interface WorkerOptions {
   /** GATEWAY_PLAIN_HTTP (default `auto`: per upstream, from the snapshot). */
   plainHttp?: PlainHttpSetting;
   onOutcomeDropped?: () => void;
+  /** Outcomes the reporter dropped unsent for their age (outcomesExpired): gateway_outcomes_expired_total. */
+  onOutcomesExpired?: (n: number) => void;
   /** After each snapshot swap (off the hot path): the gateway forgets the request counts of routes gone. */
   onSwapped?: (snapshot: CompiledSnapshot) => void;
   /** Between two slices of taking a snapshot (slices.ts): default, a turn of the event loop. */
@@ -126,6 +138,18 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
    */
   grantOver = false;
   /**
+   * The proxies past their own hard expiry (contract seed §3: each entry's expiresAt, which nothing
+   * requires to be the snapshot's validUntil) while something may still be open on them: the listener's
+   * sweep cuts it, as at grantOver. Recomputed by tick() and on every swap; replaced whole, and the same
+   * empty set while none is, so the sweep reads its size and nothing else.
+   */
+  expiredProxies: ReadonlySet<string> = NONE_EXPIRED;
+  /**
+   * Each proxy's expiresAt as the latest snapshot listing it has it (a renewal moves it, either way), kept
+   * while its counters live — so also for a proxy drained out of the snapshot with requests still open.
+   */
+  private readonly hardExpiry = new Map<string, HardExpiry>();
+  /**
    * Requests admitted and waiting for the SSRF guard's look-up, not yet on an upstream: in flight, so a
    * drain waits for them too (they count nowhere else until pick reserves a slot).
    */
@@ -135,6 +159,8 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
    * fallback): a plain count, read by gateway_suspect_fallbacks_total when /metrics is scraped.
    */
   suspectFallbacks = 0;
+  /** Outcomes taken off the queue and dropped unsent, too old to report (control/reporting.ts). */
+  expiredOutcomes = 0;
   private readonly sticky: StickyTable;
   readonly outcomes: OutcomeQueue;
   private applying: Promise<unknown> = Promise.resolve();
@@ -251,6 +277,7 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
       this.staleness = onSnapshotTaken(this.staleness, take, { maxStaleAgeMs: this.maxStaleAgeMs });
       this.accepting = this.staleness.phase === 'fresh';
       this.updateGrant(clocks);
+      this.takeHardExpiries(s, take);
       if (clocks.wallMs >= validUntilMs) this.expiredOnArrival(s, clocks.wallMs, validUntilMs);
       const behindMs = clockBehindMs(take);
       if (behindMs !== null) this.clockBehind(s, clocks.wallMs, behindMs);
@@ -403,6 +430,53 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
     this.updateGrant(clocks);
     this.collectCounters();
     this.updateDrains(clocks.monoMs);
+    this.updateExpiry(clocks);
+  }
+
+  /**
+   * Each entry's expiresAt from the snapshot just swapped in — one left out for its credentials too (still
+   * this worker's: what it has open runs on) — anchored on the clocks the grant was (the same instants for
+   * an expiresAt equal to validUntil, so the two end at the same tick). A renewed expiry gives the proxy
+   * back from this swap on, not from the next tick (as for the drains).
+   */
+  private takeHardExpiries(s: GatewaySnapshot, take: SnapshotTake): void {
+    for (const p of s.proxies) {
+      const wallMs = Date.parse(p.expiresAt);
+      const left = grantLeftMs({ ...take, validUntilMs: wallMs });
+      this.hardExpiry.set(p.name, { wallMs, monoMs: take.monoMs + left });
+    }
+    this.updateExpiry(take);
+  }
+
+  /**
+   * Recomputes expiredProxies: each proxy with live counters whose hard expiry has passed on either clock
+   * (the monotonic one counts at most what the entry had left at its take: grantLeftMs, as for the grant).
+   * Logged once per proxy as it expires with anything open on it, unless the whole grant is over
+   * (gateway.grant_ended says it once for all). Forgets the expiry of a proxy whose
+   * counters are gone (nothing open, not in the snapshot): nothing of it is left to cut.
+   */
+  private updateExpiry(clocks: StalenessClock): void {
+    let expired: Set<string> | null = null;
+    for (const [proxy, end] of this.hardExpiry) {
+      const c = this.live.get(proxy);
+      if (!c) {
+        this.hardExpiry.delete(proxy);
+        continue;
+      }
+      if (clocks.wallMs < end.wallMs && clocks.monoMs < end.monoMs) continue;
+      expired ??= new Set();
+      expired.add(proxy);
+      if (!this.expiredProxies.has(proxy) && !this.grantOver && c.active + c.reserved > 0) {
+        this.opts.log.warn('proxy past its hard expiry: its sessions on the proxy listener are cut', {
+          event: 'gateway.proxy_expired',
+          proxy,
+          expiresAt: new Date(end.wallMs).toISOString(),
+          active: c.active,
+          reserved: c.reserved,
+        });
+      }
+    }
+    this.expiredProxies = expired ?? NONE_EXPIRED;
   }
 
   /**
@@ -482,6 +556,11 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
 
   takeOutcomes(max: number): Outcome[] {
     return this.outcomes.take(max);
+  }
+
+  outcomesExpired(n: number): void {
+    this.expiredOutcomes += n;
+    this.opts.onOutcomesExpired?.(n);
   }
 
   recordOutcome(o: Outcome): void {

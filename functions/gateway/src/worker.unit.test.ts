@@ -428,6 +428,136 @@ describe('GatewayWorker', () => {
     expect(JSON.parse(ended()[0]!)).toMatchObject({ active: 1, validUntil: iso(T0 + 5_000) });
   });
 
+  describe("a proxy's own hard expiry (expiresAt before the snapshot's validUntil)", () => {
+    // Contract seed §3: each entry has its own hard expiry; nothing makes it the snapshot's validUntil.
+    // The listener's sweep cut sessions at the grant only, so a tunnel ran on past its proxy's expiresAt.
+    const short = (version: number, names: string[], expiresAt: number) =>
+      buildSnapshot(
+        content(
+          version,
+          names.map((n) => proxy(n, { expiresAt: iso(expiresAt), usableUntil: iso(expiresAt - 10_000) })),
+        ),
+        sha256Hex,
+      );
+    const opened = async (wall: () => number, mono: () => number, lines: string[]) => {
+      const creds = new StaticCredentialResolver();
+      creds.replace({ up: { username: 'u', password: 'p' } });
+      const worker = new GatewayWorker({
+        credentials: new CredentialCache(creds, 60_000, wall),
+        log: jsonLogger('info', (l) => lines.push(l)),
+        now: wall,
+        monotonicNow: mono,
+        maxStaleAgeMs: Number.POSITIVE_INFINITY,
+        workerId: 'w1',
+        stickyTableSize: 10,
+        outcomeQueueSize: 10,
+      });
+      await worker.applySnapshot(short(1, ['a', 'b'], T0 + 60_000)); // validUntil T0 + 600 s
+      const picked = worker.pick('example.com', wall(), noSticky);
+      if (picked.kind !== 'ok') throw new Error('no pick');
+      picked.upstream.live.active++;
+      return { worker, name: picked.upstream.name, live: picked.upstream.live };
+    };
+
+    it('marks the proxy expired at its expiresAt (the grant runs on), logged once while it has requests open', async () => {
+      const lines: string[] = [];
+      let now = T0;
+      const { worker, name } = await opened(
+        () => now,
+        () => now,
+        lines,
+      );
+      now = T0 + 60_000 - 1;
+      worker.tick();
+      expect(worker.expiredProxies.size).toBe(0);
+      now = T0 + 60_000;
+      worker.tick();
+      worker.tick();
+      expect([...worker.expiredProxies].sort()).toEqual(['a', 'b']);
+      expect(worker.grantOver).toBe(false);
+      const logged = lines
+        .filter((l) => l.includes('"event":"gateway.proxy_expired"'))
+        .map((l) => JSON.parse(l));
+      expect(logged).toEqual([
+        expect.objectContaining({ severity: 'WARNING', proxy: name, expiresAt: iso(T0 + 60_000), active: 1 }),
+      ]);
+      // A later snapshot renewing it gives it back at once, not at the next tick.
+      await worker.applySnapshot(short(2, ['a', 'b'], T0 + 240_000));
+      expect(worker.expiredProxies.size).toBe(0);
+    });
+
+    it('an expiresAt equal to validUntil (as the snapshot function sets it) ends with the grant, said once by grant_ended', async () => {
+      const lines: string[] = [];
+      let now = T0;
+      const { worker } = await opened(
+        () => now,
+        () => now,
+        lines,
+      );
+      await worker.applySnapshot(
+        buildSnapshot(
+          {
+            ...content(2, [
+              proxy('a', { expiresAt: iso(T0 + 60_000), usableUntil: iso(T0 + 50_000) }),
+              proxy('b', { expiresAt: iso(T0 + 60_000), usableUntil: iso(T0 + 50_000) }),
+            ]),
+            validUntil: iso(T0 + 60_000),
+          },
+          sha256Hex,
+        ),
+      );
+      now = T0 + 60_000;
+      worker.tick();
+      expect(worker.grantOver).toBe(true);
+      expect(worker.expiredProxies.size).toBe(2);
+      const events = lines.map((l) => JSON.parse(l).event).filter(Boolean);
+      expect(events.filter((e) => e === 'gateway.grant_ended')).toHaveLength(1);
+      expect(events.filter((e) => e === 'gateway.proxy_expired')).toHaveLength(0);
+    });
+
+    it('a proxy drained out of the snapshot keeps the expiry the last snapshot listing it gave it', async () => {
+      let now = T0;
+      const { worker, name, live } = await opened(
+        () => now,
+        () => now,
+        [],
+      );
+      const other = name === 'a' ? 'b' : 'a';
+      now = T0 + 10_000;
+      await worker.applySnapshot(short(2, [name, other], T0 + 90_000)); // renewed to 90 s
+      await worker.applySnapshot(short(3, [other], T0 + 240_000)); // then drained away, still open
+      now = T0 + 89_999;
+      worker.tick();
+      expect(worker.expiredProxies.has(name)).toBe(false);
+      now = T0 + 90_000;
+      worker.tick();
+      expect([...worker.expiredProxies]).toEqual([name]);
+      // Once nothing is open on it, its counters go, and so does its expiry.
+      live.active--;
+      worker.tick();
+      expect(worker.expiredProxies.size).toBe(0);
+    });
+
+    it("on a host clock behind the controller's, at most the entry's own length after the take (monotonic)", async () => {
+      // 30 s behind: generated at T0 with 60 s left, its expiresAt reads as 90 s away on the wall clock.
+      let wall = T0 - 30_000;
+      let mono = 1_000;
+      const { worker } = await opened(
+        () => wall,
+        () => mono,
+        [],
+      );
+      wall += 59_999;
+      mono += 59_999;
+      worker.tick();
+      expect(worker.expiredProxies.size).toBe(0);
+      wall += 1;
+      mono += 1;
+      worker.tick();
+      expect(worker.expiredProxies.size).toBe(2);
+    });
+  });
+
   it('a snapshot that arrives with its grant over is logged at ERROR, idle or not, each time (a clock ahead)', async () => {
     // A host clock minutes ahead of the controller's: every snapshot is ACKed and serves nothing, and an
     // idle worker logged nothing (grant_ended needs something open) while it looked live to the controller.

@@ -4,21 +4,29 @@
 // nor the draining and final reports of a worker shutting down. A runtime report is a complete sparse
 // replacement sitting exactly on the ACK bound, with a sequence strictly increasing within the session;
 // its answer's revokeProxyIds stop new use of those proxies at once. Outcomes go in batches of at most
-// the registration's limit, each retried under the same sequence until the controller has it; while the
-// controller is away no more are taken off the worker's bounded queue, which drops (and counts) the rest.
+// the registration's limit, each retried under the same sequence until the controller has it — or until
+// what it holds is too old to be fresh evidence (outcomeMaxAgeMs: dropped unsent, counted and logged; the
+// next batch goes under the next sequence, which the controller takes: it keeps only the highest). While
+// the controller is away no more are taken off the worker's bounded queue, which drops (and counts) the
+// rest. A round refused 503, 401 or unanswered is tried again after a jittered exponential backoff (the
+// session's policy; a runtime report's capped at the report interval, so a heartbeat never goes out later
+// than it would have without the failure), not at the fixed interval's next tick.
+import { backoffDelay } from '../../../../shared/src/domain/gateway/backoff.js';
 import { controlReaction } from '../../../../shared/src/domain/gateway/control-reaction.js';
 import { WORKER_LIMITS } from '../../../../shared/src/messages/worker-api.js';
 import type { Outcome } from '../outcomes.js';
 import type { RuntimeView } from '../session.js';
 import type { ProxyRuntimeCount } from '../worker.js';
 import { KickLoop, sleep } from './loops.js';
-import { boundedRetryAfter, slowRetryDelay } from './refusals.js';
+import { boundedRetryAfter, REFUSAL_LOG_QUIET_MS, slowRetryDelay } from './refusals.js';
 import type { ControllerSession } from './session.js';
 import type { SessionDeps, SessionSettings } from './session-settings.js';
 
 const MAX_COUNT = 1_000_000;
 /** Batches sent per round at most: the controller allows 10 outcome calls a second per worker. */
 const MAX_BATCHES_PER_ROUND = 5;
+/** An outcome is kept at most this many report intervals, if that is longer than outcomeMaxAgeMs. */
+const OUTCOME_MAX_AGE_INTERVALS = 3;
 
 export interface WireOutcome {
   proxy: string;
@@ -28,6 +36,71 @@ export interface WireOutcome {
   target: string;
   status?: number;
   at: string;
+}
+
+/** A batch of outcomes: its sequence once first sent, and its oldest outcome's `at` (epoch ms). */
+interface Batch {
+  sequence: number | null;
+  outcomes: WireOutcome[];
+  oldestMs: number;
+}
+
+function batchOf(outcomes: WireOutcome[]): Batch {
+  let oldestMs = Number.POSITIVE_INFINITY;
+  for (const o of outcomes) oldestMs = Math.min(oldestMs, Date.parse(o.at));
+  return { sequence: null, outcomes, oldestMs };
+}
+
+/**
+ * When one kind of report may go again after a refusal or a failure: `until` (monotonic) silences the
+ * interval's ticks; a failed call (retryIn) also runs the round once its backoff is over, jittered, rather
+ * than at whichever tick comes next. A shutting-down worker's reports go whatever it says (reporting.ts).
+ */
+class Quiet {
+  until = 0;
+  /** Failed calls in a row: the backoff's step. */
+  failures = 0;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly mono: () => number,
+    private readonly run: () => void,
+  ) {}
+
+  get on(): boolean {
+    return this.mono() < this.until;
+  }
+
+  /** A 429 or a 403: no round before `ms` from now; the interval's next tick after it runs one. */
+  for(ms: number): void {
+    this.clearTimer();
+    this.until = this.mono() + ms;
+  }
+
+  /** A call refused 503 / 401 or unanswered: the next round in `ms`, none before. */
+  retryIn(ms: number): void {
+    this.clearTimer();
+    const until = this.mono() + ms;
+    this.until = until;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      // A timer may fire a hair before the monotonic clock reads `until`: the round must not skip itself.
+      if (this.until === until) this.until = 0;
+      this.run();
+    }, ms);
+    this.timer.unref?.();
+  }
+
+  reset(): void {
+    this.clearTimer();
+    this.until = 0;
+    this.failures = 0;
+  }
+
+  private clearTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
 }
 
 export function toWireOutcome(o: Outcome): WireOutcome {
@@ -79,9 +152,11 @@ export class ReportLoop {
   private readonly outcomeRound: KickLoop;
   private runtimeSequence = 0;
   private outcomeSequence = 0;
-  private readonly batches: Array<{ sequence: number | null; outcomes: WireOutcome[] }> = [];
-  private runtimeQuietUntil = 0;
-  private outcomesQuietUntil = 0;
+  private readonly batches: Batch[] = [];
+  private readonly runtimeQuiet: Quiet;
+  private readonly outcomesQuiet: Quiet;
+  /** Outcomes dropped for their age since the last line saying so (at most one per 30 s). */
+  private readonly expiredLog = { at: Number.NEGATIVE_INFINITY, outcomes: 0, batches: 0 };
   /** The wall clock (observedAt, /healthz) and a monotonic one (waits), SessionDeps. */
   private readonly now: () => number;
   private readonly mono: () => number;
@@ -105,6 +180,8 @@ export class ReportLoop {
       () => this.sendOutcomes(),
       (err) => deps.log.error('outcome round failed', { error: String(err) }),
     );
+    this.runtimeQuiet = new Quiet(this.mono, () => void this.round.kick());
+    this.outcomesQuiet = new Quiet(this.mono, () => void this.outcomeRound.kick());
   }
 
   start(view: RuntimeView): void {
@@ -123,8 +200,8 @@ export class ReportLoop {
     this.runtimeSequence = 0;
     this.outcomeSequence = 0;
     for (const b of this.batches) b.sequence = null;
-    this.runtimeQuietUntil = 0;
-    this.outcomesQuietUntil = 0;
+    this.runtimeQuiet.reset();
+    this.outcomesQuiet.reset();
   }
 
   reportSoon(): void {
@@ -138,6 +215,9 @@ export class ReportLoop {
   async finish(timeoutMs: number): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    // No backoff's round after these either.
+    this.runtimeQuiet.reset();
+    this.outcomesQuiet.reset();
     if (!this.view) return;
     // The drain is over: every connection was cut, so a look-up still out has no request left to pick for.
     this.finishing = true;
@@ -176,7 +256,7 @@ export class ReportLoop {
     const view = this.view;
     // A worker shutting down says so whatever silenced its reports (a 403's slow retry, a 429): the
     // draining and final reports are what hand its proxies over at the next pass, not at its grant's end.
-    if (!s || !view || (this.mono() < this.runtimeQuietUntil && !this.session.draining)) return;
+    if (!s || !view || (this.runtimeQuiet.on && !this.session.draining)) return;
     if (!this.session.ackBound) {
       // Reports sit on the ACK bound (no_ack before the first ACK): ACK first.
       if (this.session.applied) this.session.kickAck();
@@ -214,6 +294,7 @@ export class ReportLoop {
     });
     if (!answer) return;
     if (answer.ok) {
+      this.runtimeQuiet.failures = 0;
       if (this.session.session?.sessionId === s.sessionId) this.session.heard();
       this.lastRuntime = { sequence, at: this.now() };
       this.revoke(view, answer.body.revokeProxyIds);
@@ -223,15 +304,79 @@ export class ReportLoop {
     // moment the revocation the refusal carries is worth anything (contract §4).
     if (answer.code === 'stale_epoch' && answer.revokeProxyIds) this.revoke(view, answer.revokeProxyIds);
     const reaction = controlReaction(answer.status, answer.code);
-    this.session.logRefusal('runtime report', answer, reaction, null);
-    if (reaction === 'ack_first') {
+    // 503, 401 (the client has dropped its token: the next call gets a fresh one), no answer at all: again
+    // after the backoff, capped at the interval — the report is the heartbeat the controller counts this
+    // worker's capacity by for reportTtlSeconds (above the interval), so a failure never puts it off.
+    const retryIn = backsOff(reaction) ? this.runtimeBackoff() : null;
+    this.session.logRefusal('runtime report', answer, reaction, retryIn);
+    if (retryIn !== null) this.runtimeQuiet.retryIn(retryIn);
+    else if (reaction === 'ack_first') {
       // Our idea of the bound is not the controller's: ACK the applied snapshot again.
       if (this.session.session?.sessionId === s.sessionId) this.session.ackBound = null;
       this.session.kickAck(true);
     } else if (reaction === 'reregister') this.session.reregister(s.sessionId);
-    else if (reaction === 'rate_limited')
-      this.runtimeQuietUntil = this.mono() + this.quietFor(answer.retryAfterMs);
-    else if (reaction === 'retry_slowly') this.runtimeQuietUntil = this.mono() + this.slowly();
+    else if (reaction === 'rate_limited') this.runtimeQuiet.for(this.quietFor(answer.retryAfterMs));
+    else if (reaction === 'retry_slowly') this.runtimeQuiet.for(this.slowly());
+  }
+
+  /** The session's backoff (refusals.ts), its cap the report interval: never a report later than without. */
+  private runtimeBackoff(): number {
+    const { initialMs, maxMs } = this.settings.backoff;
+    const policy = {
+      initialMs: Math.min(initialMs, this.intervalMs),
+      maxMs: Math.min(maxMs, this.intervalMs),
+    };
+    return backoffDelay(this.runtimeQuiet.failures++, policy, (this.deps.random ?? Math.random)());
+  }
+
+  /** The session's backoff as registration and ACKs wait it: outcomes keep nothing alive. */
+  private outcomesBackoff(): number {
+    return backoffDelay(
+      this.outcomesQuiet.failures++,
+      this.settings.backoff,
+      (this.deps.random ?? Math.random)(),
+    );
+  }
+
+  /** How old an outcome may be when it goes out: outcomeMaxAgeMs, or 3 report intervals if longer. */
+  private outcomeMaxAgeMs(): number {
+    return Math.max(this.settings.outcomeMaxAgeMs, OUTCOME_MAX_AGE_INTERVALS * this.intervalMs);
+  }
+
+  /**
+   * Drops what of `batch` is older than the age bound, counted (gateway_outcomes_expired_total) and
+   * logged; true when nothing of it is left. What is left goes under the batch's sequence all the same: had
+   * the controller stored it already, it answers a duplicate, and it keeps no content per sequence.
+   */
+  private expire(batch: Batch, view: RuntimeView): boolean {
+    const maxAgeMs = this.outcomeMaxAgeMs();
+    const now = this.now();
+    const cutoff = now - maxAgeMs;
+    if (batch.oldestMs >= cutoff) return false;
+    const oldestAgeMs = now - batch.oldestMs;
+    const kept = batchOf(batch.outcomes.filter((o) => Date.parse(o.at) >= cutoff));
+    const expired = batch.outcomes.length - kept.outcomes.length;
+    batch.outcomes = kept.outcomes;
+    batch.oldestMs = kept.oldestMs;
+    view.outcomesExpired(expired);
+    const log = this.expiredLog;
+    log.outcomes += expired;
+    if (kept.outcomes.length === 0) log.batches++;
+    // One line, then at most one per 30 s while it goes on (an outage of the controller), with the counts since.
+    if (this.mono() - log.at >= REFUSAL_LOG_QUIET_MS) {
+      this.deps.log.warn('outcomes dropped unsent: too old to report as fresh evidence', {
+        event: 'gateway.outcomes_expired',
+        workerId: this.deps.workerId,
+        outcomes: log.outcomes,
+        batches: log.batches,
+        oldestAgeMs,
+        maxAgeMs,
+      });
+      log.at = this.mono();
+      log.outcomes = 0;
+      log.batches = 0;
+    }
+    return kept.outcomes.length === 0;
   }
 
   /** A 403 (configuration: contract §7) silences that kind of report for a jittered slow retry. */
@@ -269,35 +414,42 @@ export class ReportLoop {
 
   private async sendOutcomes(): Promise<void> {
     const view = this.view;
-    for (let i = 0; i < MAX_BATCHES_PER_ROUND; i++) {
+    for (let calls = 0; calls < MAX_BATCHES_PER_ROUND; ) {
       const s = this.session.session;
-      const quiet = this.mono() < this.outcomesQuietUntil && !this.session.draining;
+      const quiet = this.outcomesQuiet.on && !this.session.draining;
       if (!s || !view || quiet || this.session.signal.aborted) return;
       if (this.batches.length === 0) {
         const taken = view.takeOutcomes(this.limits().maxOutcomes);
         if (taken.length === 0) return;
-        this.batches.push({ sequence: null, outcomes: taken.map(toWireOutcome) });
+        this.batches.push(batchOf(taken.map(toWireOutcome)));
       }
       const batch = this.batches[0]!;
+      if (this.expire(batch, view)) {
+        this.batches.shift(); // its sequence, if it had one, is never sent again: the next one follows it
+        continue;
+      }
       batch.sequence ??= ++this.outcomeSequence;
+      calls++;
       const answer = await this.deps.client.outcomes(this.deps.workerId, {
         sessionId: s.sessionId,
         sequence: batch.sequence,
         outcomes: batch.outcomes,
       });
       if (answer.ok) {
+        this.outcomesQuiet.failures = 0;
         this.batches.shift();
         continue;
       }
       const reaction = controlReaction(answer.status, answer.code);
-      this.session.logRefusal('outcomes', answer, reaction, null);
+      const retryIn = backsOff(reaction) ? this.outcomesBackoff() : null;
+      this.session.logRefusal('outcomes', answer, reaction, retryIn);
       if (reaction === 'split' && batch.outcomes.length > 1) {
         const half = Math.ceil(batch.outcomes.length / 2);
         this.batches.splice(
           0,
           1,
-          { sequence: null, outcomes: batch.outcomes.slice(0, half) },
-          { sequence: null, outcomes: batch.outcomes.slice(half) },
+          batchOf(batch.outcomes.slice(0, half)),
+          batchOf(batch.outcomes.slice(half)),
         );
         continue;
       }
@@ -305,11 +457,14 @@ export class ReportLoop {
         this.batches.shift(); // a bug on our side: retrying the same batch cannot help
         continue;
       }
-      if (reaction === 'reregister') this.session.reregister(s.sessionId);
-      else if (reaction === 'rate_limited')
-        this.outcomesQuietUntil = this.mono() + this.quietFor(answer.retryAfterMs);
-      else if (reaction === 'retry_slowly') this.outcomesQuietUntil = this.mono() + this.slowly();
+      if (retryIn !== null) this.outcomesQuiet.retryIn(retryIn);
+      else if (reaction === 'reregister') this.session.reregister(s.sessionId);
+      else if (reaction === 'rate_limited') this.outcomesQuiet.for(this.quietFor(answer.retryAfterMs));
+      else if (reaction === 'retry_slowly') this.outcomesQuiet.for(this.slowly());
       return;
     }
   }
 }
+
+/** 503 and other 5xx, no answer at all (status 0), 401: the failures a backoff is for (contract §7). */
+const backsOff = (reaction: string) => reaction === 'retry' || reaction === 'reauthenticate';

@@ -18,6 +18,12 @@ export interface SessionSettings {
   startWaitMs: number;
   /** Until registration says otherwise. */
   reportIntervalMs: number;
+  /**
+   * An outcome older than this (or than 3 report intervals, whichever is longer) is dropped unsent
+   * (reporting.ts): the API stamps a batch with the time it stores it, so outcomes held through an outage
+   * would reach the probe's passive track (one window a minute) as fresh evidence.
+   */
+  outcomeMaxAgeMs: number;
   /** Bound on the last report and outcome flush at shutdown. */
   finalReportTimeoutMs: number;
   /**
@@ -47,6 +53,7 @@ export const DEFAULT_SESSION_SETTINGS: SessionSettings = {
   firstSnapshotWaitMs: 3_000,
   startWaitMs: 15_000,
   reportIntervalMs: 5_000,
+  outcomeMaxAgeMs: 60_000,
   finalReportTimeoutMs: 2_000,
   shutdownRegisterWaitMs: 4_000,
   pullCloseTimeoutMs: 1_000,

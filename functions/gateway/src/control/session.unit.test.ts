@@ -1155,6 +1155,93 @@ describe('reports', () => {
     });
   });
 
+  it('runtime reports refused 503, 401 or unanswered are retried on a jittered backoff, never later than the interval', async () => {
+    // A report is the heartbeat the controller counts the worker's capacity by for reportTtlSeconds (15 s
+    // here): a failed round is tried again sooner than the interval, backing off up to it and no further.
+    const h = harness();
+    h.script(
+      'runtime',
+      { ok: true, body: { acceptedSequence: 1, replay: false, revokeProxyIds: [], reportTtlSeconds: 15 } },
+      refusal(503, 'unavailable'),
+      refusal(0),
+      refusal(401, 'unauthenticated'),
+      refusal(503),
+      refusal(503, 'contended'),
+      ...Array.from({ length: 6 }, () => refusal(0)),
+    );
+    await acked(h);
+    await vi.advanceTimersByTimeAsync(40_000);
+    const runtime = h.client.of('runtime');
+    const g = gaps(runtime.map((c) => c.at));
+    // random = 0: half of each step (0.5 s doubling, capped at the 5 s interval): 250, 500, 1000, 2000,
+    // then 2500 each — and once accepted, the interval again.
+    expect(g).toEqual([
+      5_000, 250, 500, 1_000, 2_000, 2_500, 2_500, 2_500, 2_500, 2_500, 2_500, 2_500,
+      // accepted 26.25 s in: the interval's ticks again (30, 35, 40 s)
+      3_750, 5_000, 5_000,
+    ]);
+    // Each retry is a new report (its counts as they are then), under the next sequence.
+    const seq = runtime.map((c) => (c.body as { reportSequence: number }).reportSequence);
+    expect(seq).toEqual(seq.map((_, i) => i + 1));
+  });
+
+  it('the runtime backoff is jittered within [half, all] of its step, and its cap is the report interval', async () => {
+    const h = harness({ random: 0.999 });
+    h.script(
+      'runtime',
+      { ok: true, body: { acceptedSequence: 1, replay: false, revokeProxyIds: [], reportTtlSeconds: 15 } },
+      ...Array.from({ length: 8 }, () => refusal(503, 'unavailable')),
+    );
+    await acked(h);
+    await vi.advanceTimersByTimeAsync(35_000);
+    const g = gaps(h.client.of('runtime').map((c) => c.at));
+    // Nearly all of each step: 500, 1000, 2000, 4000, then the 5 s interval's — never past it.
+    expect(g).toEqual([5_000, 500, 1_000, 1_999, 3_998, 4_998, 4_998, 4_998, 4_998, 2_511]);
+  });
+
+  it('outcome rounds refused 503 or unanswered back off (the session backoff, jittered) instead of the fixed interval', async () => {
+    const h = harness();
+    await acked(h);
+    h.worker.recordOutcome({ ...outcome(1), at: Date.now() });
+    h.script('outcomes', refusal(503, 'unavailable'), refusal(0), refusal(401), refusal(503), refusal(503));
+    await vi.advanceTimersByTimeAsync(30_000);
+    const calls = h.client.of('outcomes');
+    // random = 0: half of each step of 0.5 s doubling to 8 s (this harness's backoff): 250, 500, 1000, 2000, 4000.
+    expect(gaps(calls.map((c) => c.at))).toEqual([250, 500, 1_000, 2_000, 4_000]);
+    expect(calls.map((c) => (c.body as { sequence: number }).sequence)).toEqual([1, 1, 1, 1, 1, 1]);
+  });
+
+  it('an outcome batch that outlives the age bound is dropped unsent (counted, logged once); the next goes under the next sequence', async () => {
+    // The API stamps a batch with the time it stores it: outcomes held through an outage would reach the
+    // probe's passive track as fresh evidence. Past max(60 s, 3 report intervals) they are dropped.
+    const h = harness();
+    await acked(h);
+    const answer = h.client.defaults.outcomes as (body: unknown) => unknown;
+    // The API is away for 80 s.
+    h.client.defaults.outcomes = ((body: unknown) =>
+      Date.now() < T0 + 80_000 ? refusal(503, 'unavailable') : answer(body)) as unknown as Script;
+    h.worker.recordOutcome({ ...outcome(1), at: Date.now() });
+    h.worker.recordOutcome({ ...outcome(2), at: Date.now() });
+    await vi.advanceTimersByTimeAsync(30_000);
+    // Observed during the outage, 30 s in: still fresh enough when the API comes back.
+    h.worker.recordOutcome({ ...outcome(3), at: Date.now() });
+    await vi.advanceTimersByTimeAsync(90_000);
+    const calls = h.client.of('outcomes').map((c) => ({
+      at: c.at,
+      ...(c.body as { sequence: number; outcomes: Array<{ latencyMs: number; at: string }> }),
+    }));
+    // Nothing observed more than 60 s before a call goes out with it.
+    for (const c of calls)
+      for (const o of c.outcomes) expect(c.at - Date.parse(o.at)).toBeLessThanOrEqual(60_000);
+    // The first batch never got through: dropped once 60 s old; the next batch under the next sequence.
+    const accepted = calls.filter((c) => c.at >= T0 + 80_000);
+    expect(accepted.map((c) => [c.sequence, c.outcomes.map((o) => o.latencyMs)])).toEqual([[2, [3]]]);
+    expect(h.worker.expiredOutcomes).toBe(2);
+    const logged = h.lines.filter((l) => l.event === 'gateway.outcomes_expired');
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toMatchObject({ severity: 'WARNING', outcomes: 2, batches: 1, maxAgeMs: 60_000 });
+  });
+
   it('a slow outcome upload never holds up the runtime reports, nor the draining and final ones', async () => {
     // Outcome calls answered after 9 s each (the API retrying Firestore), outcomes arriving all along:
     // runtime reports still go at the interval — past reportTtlSeconds (15 s) the controller would stop
