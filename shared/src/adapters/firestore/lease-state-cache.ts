@@ -10,6 +10,7 @@ import { type Usage, usageOf } from '../../domain/leases/capacity.js';
 import type { ProxyInstance } from '../../domain/leases/instance.js';
 import type { LeaseEntry } from '../../domain/leases/model.js';
 import type { Logger } from '../log/json-logger.js';
+import { LEASE_STATE_RETENTION_MS } from './lease-collections.js';
 import { decodeGatewayClaim, decodeState } from './lease-converter.js';
 
 export interface StateBase {
@@ -92,14 +93,22 @@ export class LeaseStateCache {
     if (seenAt - this.lastForget >= FORGET_EVERY_MS) this.forgetIdle(seenAt);
   }
 
-  /** Drops the states that say nothing an unknown state does not (FORGET_IDLE_MS); `now` in ms. */
+  /**
+   * Drops the states that say nothing an unknown state does not (FORGET_IDLE_MS); `now` in ms. A claimed
+   * or unreadable one says more (held for the gateways; full) and is kept — until it has gone unseen as
+   * long as a state's document outlives its last write (LEASE_STATE_RETENTION_MS): a deleted pool proxy's
+   * claim is never cleared by a lease, and nothing reads its name again, so it stayed for the life of the
+   * instance. By then its document is gone too, and a live proxy's is read again before any grant on it.
+   */
   private forgetIdle(now: number): void {
     this.lastForget = now;
     for (const [proxy, s] of this.states) {
-      if (now - s.seenAt < FORGET_IDLE_MS || s.entries === null || (s.gatewayClaim ?? null) !== null)
-        continue;
-      if (s.entries.some((e) => e.expiresAt.getTime() > now)) continue;
-      for (const e of s.entries) this.owner.delete(e.leaseId);
+      const idle = now - s.seenAt;
+      if (idle < FORGET_IDLE_MS) continue;
+      const saysMore = s.entries === null || (s.gatewayClaim ?? null) !== null;
+      if (saysMore && idle < LEASE_STATE_RETENTION_MS) continue;
+      if (s.entries?.some((e) => e.expiresAt.getTime() > now)) continue;
+      for (const e of s.entries ?? []) this.owner.delete(e.leaseId);
       this.states.delete(proxy);
     }
   }

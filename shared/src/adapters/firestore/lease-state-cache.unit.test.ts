@@ -1,6 +1,7 @@
 import { Timestamp } from '@google-cloud/firestore';
 import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../log/json-logger.js';
+import { LEASE_STATE_RETENTION_MS } from './lease-collections.js';
 import { FORGET_IDLE_MS, LeaseStateCache } from './lease-state-cache.js';
 
 const v = (s: number, n = 0) => new Timestamp(s, n);
@@ -52,6 +53,21 @@ describe('LeaseStateCache', () => {
     expect(c.size).toBe(5);
     expect(c.proxyOf('long')).toBe('leased');
     expect(c.usage({ name: 'leased', uid }, new Date(later)).active).toBe(1);
+  });
+
+  it('forgets a claimed or unreadable state unseen for as long as its document outlives it', () => {
+    // Deleted pool proxies: their claims are never cleared by a lease, and nothing reads their names again.
+    const c = new LeaseStateCache(memoryLogger());
+    const t0 = 1_000_000;
+    for (let i = 0; i < 1_000; i++) c.put(`gone-${i}`, { entries: [], version: v(1), gatewayClaim: 7 }, t0);
+    c.put('garbled', { entries: null, version: v(1) }, t0);
+    c.put('live', { entries: [], version: v(1), gatewayClaim: 7 }, t0);
+    // The live pool proxy is seen again now and then (discovery re-reads the states it lists).
+    c.put('live', { entries: [], version: v(1), gatewayClaim: 7 }, t0 + LEASE_STATE_RETENTION_MS - 1);
+    c.put('other', { entries: [], version: v(1) }, t0 + LEASE_STATE_RETENTION_MS);
+    expect(c.size).toBe(2);
+    expect(c.get('live')?.gatewayClaim).toBe(7);
+    expect(c.get('garbled')).toBeUndefined();
   });
 
   it('counts by the clock and treats an undecodable state as full', () => {
