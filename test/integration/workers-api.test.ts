@@ -215,6 +215,37 @@ describe('snapshots, ACK and runtime reports', () => {
     });
   });
 
+  it('counts no outcome on a proxy the worker only names in its runtime report: its load report proves no ownership', async () => {
+    // A worker credential must not fail proxies it does not own (another worker's, or crawler-only ones)
+    // by reporting load on them and then DIAL failures: the passive track would take them out of service.
+    const bound = w.ackBound!;
+    const r = await w.call('POST', '/v1/workers/gw-1/runtime', {
+      sessionId: w.sessionId,
+      draining: false,
+      snapshotVersion: bound.version,
+      epoch: bound.epoch,
+      reportSequence: ++w.sequence,
+      counts: [
+        { proxy: 'ap-0', active: 1, reserved: 0 },
+        { proxy: 'not-mine', active: 1, reserved: 0 },
+      ],
+    });
+    expect(r).toMatchObject({ status: 200 });
+    const failures = Array.from({ length: 5 }, () => ({
+      proxy: 'not-mine',
+      stage: 'DIAL',
+      ok: false,
+      latencyMs: 1,
+      target: 'example.com:443',
+    }));
+    expect(await w.outcomes(failures, 6)).toMatchObject({
+      status: 200,
+      body: { acceptedSequence: 6, duplicate: false, recorded: 0, ignored: 5 },
+    });
+    const batch = await plane.firestore.collection('workerOutcomes').doc(`gw-1__${w.sessionId}__6`).get();
+    expect(batch.exists).toBe(false);
+  });
+
   it('bounds batch size and body size', async () => {
     const many = Array.from({ length: 2001 }, () => ({
       proxy: 'ap-0',
@@ -223,7 +254,7 @@ describe('snapshots, ACK and runtime reports', () => {
       latencyMs: 1,
       target: 't',
     }));
-    expect(await w.outcomes(many, 6)).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
+    expect(await w.outcomes(many, 7)).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
     const huge = await fetch(`${plane.apiUrl}/v1/workers/gw-1/runtime`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${workerToken('gw-1')}` },

@@ -125,14 +125,16 @@ export async function reportOutcomes(
 ): Promise<OutcomesResponseBody> {
   return withRetry('outcomes', async () => {
     const stored = await loadSession(deps, principal, workerId, body.sessionId);
-    const { session, report } = stored.value;
+    const { session } = stored.value;
     const d = acceptOutcomeBatch(session, body.sequence);
     if (d.kind === 'duplicate')
       return { acceptedSequence: d.acceptedSequence, duplicate: true, recorded: 0, ignored: 0 };
-    // Only proxies this worker has business with count: those of its latest snapshot, those it still
-    // reports load on, and those being drained away from it.
+    // Only proxies this worker has business with count: those of its latest snapshot and those being
+    // drained away from it (names.relevant). Not those its runtime report names: a report's counts are
+    // never checked against ownership (they count only where the ownership names the reporter), so a
+    // worker credential could report load on any proxy and then fail it on the PASSIVE track with DIAL
+    // failures — another worker's, or a crawler-only one no gateway owns.
     const relevant = await deps.names.relevant(workerId);
-    for (const c of report?.counts ?? []) relevant.add(c.proxy);
     const tally = tallyOutcomes(body.outcomes, (p) => relevant.has(p));
     const next = { ...stored.value, session: { ...session, outcomeSequence: body.sequence } };
     if (tally.tallies.size === 0) await deps.workers.put(next, stored.token);
