@@ -222,7 +222,17 @@ describe.skipIf(why !== '')(`gateway → managed squid${why ? ` (skipped: ${why}
         .logEntries()
         .filter((e) => e.message === 'outcomes')
         .reduce((n, e) => n + ((e.failedByStage as Record<string, number> | undefined)?.[stage] ?? 0), 0);
-    const before = failuresAt('RESPONSE_HEADERS');
+    // The two pinned CONNECTs squid refused above (403: port not allowed) are reported as RESPONSE_HEADERS
+    // too — ambiguous, not the proxy's PROXY_HANDSHAKE fault (upstream-tunnel.ts evidenceStage) — once the
+    // reporter has logged them.
+    const seen = await pollUntil(
+      async () => ({ rh: failuresAt('RESPONSE_HEADERS'), ph: failuresAt('PROXY_HANDSHAKE') }),
+      (n) => n.rh >= 2 && n.ph >= 1,
+      12_000,
+      'the outcomes of the refused CONNECTs and of the 407',
+    );
+    expect(seen).toEqual({ rh: 2, ph: 1 }); // the 407 above is the proxy's
+    const before = seen.rh;
     const r = await get(`127.0.0.1:${deadPort}`, '/nobody-home');
     expect(r.text).toMatch(/^HTTP\/1\.1 503 /);
     expect(r.text).toMatch(/\r\nX-Squid-Error: ERR_CONNECT_FAIL/);

@@ -108,7 +108,9 @@ describe('gateway (standalone) through SOCKS5 upstreams', () => {
   let downPort: number;
   let closedPort: number;
   let gw: GatewayProcess;
-  const stages = { DIAL: 0, PROXY_HANDSHAKE: 0 };
+  // A refusal the upstream answered (a target it cannot or will not reach) is as ambiguous as a target's
+  // failed answer: RESPONSE_HEADERS, not PROXY_HANDSHAKE (upstream-tunnel.ts evidenceStage).
+  const stages = { DIAL: 0, PROXY_HANDSHAKE: 0, RESPONSE_HEADERS: 0 };
 
   beforeAll(async () => {
     targets = await startTargets();
@@ -292,7 +294,7 @@ describe('gateway (standalone) through SOCKS5 upstreams', () => {
     const fetched = await postFetch(gw.httpPort, { url: `http://127.0.0.1:${closedPort}/` }, AUTH, 10_000);
     expect(fetched.status).toBe(502);
     expect(JSON.parse(fetched.body)).toEqual({ error: 'upstream_refused', socksReply: 5 });
-    stages.PROXY_HANDSHAKE += 2;
+    stages.RESPONSE_HEADERS += 2;
   });
 
   it('an upstream that never answers its handshake: 504 upstream_timeout (PROXY_HANDSHAKE)', async () => {
@@ -334,24 +336,28 @@ describe('gateway (standalone) through SOCKS5 upstreams', () => {
       expect([0x01, 0x04]).toContain(r.atyp);
       expect(['127.0.0.1', '0:0:0:0:0:0:0:1']).toContain(r.host);
     }
-    stages.PROXY_HANDSHAKE += 2;
+    stages.RESPONSE_HEADERS += 2; // the recording upstream refuses each (a reply ≠ 0x00)
   });
 
   it('every failure is reported at its stage (the outcomes a controller would tally)', async () => {
     const tally = () => {
-      const sum = { DIAL: 0, PROXY_HANDSHAKE: 0 };
+      const sum = { DIAL: 0, PROXY_HANDSHAKE: 0, RESPONSE_HEADERS: 0 };
       for (const e of gw.logEntries()) {
         if (e.message !== 'outcomes') continue;
         const by = e.failedByStage as Record<string, number>;
         sum.DIAL += by.DIAL ?? 0;
         sum.PROXY_HANDSHAKE += by.PROXY_HANDSHAKE ?? 0;
+        sum.RESPONSE_HEADERS += by.RESPONSE_HEADERS ?? 0;
       }
       return sum;
     };
     // The standalone reporter drains the outcome queue every 5 s.
     const seen = await eventually(
       async () => tally(),
-      (t) => t.DIAL >= stages.DIAL && t.PROXY_HANDSHAKE >= stages.PROXY_HANDSHAKE,
+      (t) =>
+        t.DIAL >= stages.DIAL &&
+        t.PROXY_HANDSHAKE >= stages.PROXY_HANDSHAKE &&
+        t.RESPONSE_HEADERS >= stages.RESPONSE_HEADERS,
       12_000,
     );
     expect(seen).toEqual(stages);

@@ -31,7 +31,9 @@ type Behaviour =
   | 'rst-after-head'
   | 'fin-after-200'
   | 'fin-after-greeting'
-  | 'socks-refuse-then-fin';
+  | 'socks-refuse-then-fin'
+  | 'answer-403'
+  | 'answer-407';
 
 /**
  * A scripted upstream: reads what the gateway sends first (an http request head, or a SOCKS5 greeting)
@@ -62,7 +64,12 @@ async function startUpstream(behaviour: Behaviour): Promise<{
         return;
       }
       if (buf.indexOf('\r\n\r\n') < 0) return;
-      if (behaviour === 'rst-after-head') s.resetAndDestroy();
+      if (behaviour === 'answer-403') s.end('HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n');
+      else if (behaviour === 'answer-407')
+        s.end(
+          'HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic\r\nContent-Length: 0\r\n\r\n',
+        );
+      else if (behaviour === 'rst-after-head') s.resetAndDestroy();
       else if (behaviour === 'fin-after-200') s.end('HTTP/1.1 200 Connection established\r\n\r\n');
       else s.end();
     });
@@ -85,6 +92,8 @@ const HOSTS = {
   http200Fin: '127.0.0.4',
   socksFin: '127.0.0.5',
   socksRefuse: '127.0.0.6',
+  httpRefuse: '127.0.0.7',
+  httpAuth: '127.0.0.8',
 } as const;
 const BEHAVIOUR: Record<keyof typeof HOSTS, Behaviour> = {
   httpFin: 'fin-after-head',
@@ -92,6 +101,8 @@ const BEHAVIOUR: Record<keyof typeof HOSTS, Behaviour> = {
   http200Fin: 'fin-after-200',
   socksFin: 'fin-after-greeting',
   socksRefuse: 'socks-refuse-then-fin',
+  httpRefuse: 'answer-403',
+  httpAuth: 'answer-407',
 };
 const NAMES = Object.keys(HOSTS) as (keyof typeof HOSTS)[];
 
@@ -197,8 +208,34 @@ describe('an upstream that closes before answering', () => {
     expect(r.text).toMatch(/^HTTP\/1\.1 502 /);
     expect(r.text).toContain('X-Proxyplane-Error: upstream_refused');
     expect(r.text).toContain('X-Proxyplane-Socks-Reply: 5');
-    stages.PROXY_HANDSHAKE! += 1;
+    // The upstream answered: the target is what it could not reach (evidenceStage).
+    stages.RESPONSE_HEADERS! += 1;
   });
+
+  // An http upstream's refusal of the CONNECT (squid's 403 for a port its rules refuse, its 502/503 for a
+  // target down) is about the target: reported as ambiguous, RESPONSE_HEADERS — or any client could fail
+  // a proxy on the passive track by asking it for closed ports. Its 407 is the proxy's: PROXY_HANDSHAKE.
+  it.each([
+    ['refuses the CONNECT (403)', HOSTS.httpRefuse, 'upstream_refused', 403, 'RESPONSE_HEADERS'],
+    ['refuses our credentials (407)', HOSTS.httpAuth, 'upstream_auth_failed', 407, 'PROXY_HANDSHAKE'],
+  ])(
+    'an http upstream that %s: 502 %s on both listeners, reported at its stage',
+    async (_n, host, code, status, stage) => {
+      const r = await rawExchange(gw.proxyPort, connect(host));
+      expect(r.text).toMatch(/^HTTP\/1\.1 502 /);
+      expect(r.text).toContain(`X-Proxyplane-Error: ${code}`);
+      expect(r.text).toContain(`X-Proxyplane-Upstream-Status: ${status}`);
+      const f = await postFetch(
+        gw.httpPort,
+        { url: `https://${host}:9/` },
+        AUTH,
+        UPSTREAM_TIMEOUT_MS + 5_000,
+      );
+      expect(f.status).toBe(502);
+      expect(JSON.parse(f.body)).toEqual({ error: code, upstreamStatus: status });
+      stages[stage] = (stages[stage] ?? 0) + 2;
+    },
+  );
 
   it('reports each failure once, at its stage', async () => {
     const tally = () => {
@@ -216,7 +253,7 @@ describe('an upstream that closes before answering', () => {
       (t) => t.PROXY_HANDSHAKE! >= stages.PROXY_HANDSHAKE! && t.RESPONSE_HEADERS! >= stages.RESPONSE_HEADERS!,
       12_000,
     );
-    expect(seen).toEqual({ PROXY_HANDSHAKE: 9, RESPONSE_HEADERS: 1 });
+    expect(seen).toEqual({ PROXY_HANDSHAKE: 10, RESPONSE_HEADERS: 4 });
     expect(seen).toEqual(stages);
   }, 20_000);
 

@@ -26,7 +26,7 @@ import type { SocketCounts } from './sockets.js';
 import { openSocks5Tunnel } from './socks5-handshake.js';
 import type { TargetGuard } from './target-guard.js';
 import type { UpstreamPool } from './upstream-pool.js';
-import { openTunnel, TunnelError, tunnelRefusal } from './upstream-tunnel.js';
+import { evidenceStage, openTunnel, TunnelError, tunnelRefusal } from './upstream-tunnel.js';
 import type { GatewayWorker } from './worker.js';
 
 export interface FetchDeps {
@@ -381,7 +381,7 @@ export async function fetchThrough(
     // DIAL or PROXY_HANDSHAKE failure is always the proxy's fault to the passive health track, and any
     // client user could otherwise fail every proxy of a route with timeoutMs: 100.
     if (e.kind === 'timeout' && fetchBound) return failOn(504, FETCH_TIMEOUT);
-    outcome(e.stage, false, e.upstreamStatus);
+    outcome(evidenceStage(e.kind, e.stage), false, e.upstreamStatus);
     const r = tunnelRefusal(e);
     return failOn(r.status, r.code, r.detail);
   }

@@ -53,6 +53,7 @@ import {
 } from './session-listeners.js';
 import { socks5Handshake } from './socks5-handshake.js';
 import {
+  evidenceStage,
   MAX_CONNECT_ANSWER_HEAD,
   type TunnelError,
   tunnelRefusal,
@@ -437,7 +438,7 @@ export class ProxySession implements ForwardOwner {
         // Refused, closed or timed out meanwhile: the session has answered already.
         if (this.state !== HANDSHAKE) return;
         const r = tunnelRefusal(e);
-        this.recordOutcome('PROXY_HANDSHAKE', false);
+        this.recordOutcome(evidenceStage(e.kind, e.stage), false);
         this.refuse(r.status, r.code, r.detail);
       },
     );
@@ -577,8 +578,8 @@ export class ProxySession implements ForwardOwner {
       this.buf = null;
       const status = statusOf(buf);
       if (status !== 200) {
-        const code = status === 407 ? 'upstream_auth_failed' : 'upstream_refused';
-        this.failStage('PROXY_HANDSHAKE', 502, code, status);
+        const kind = status === 407 ? 'auth_failed' : 'refused';
+        this.failStage(evidenceStage(kind, 'PROXY_HANDSHAKE'), 502, upstreamCode(kind), status);
         return;
       }
       if (this.requestHeld) {

@@ -26,6 +26,19 @@ export const upstreamCode = (kind: TunnelFailure) => `upstream_${kind}` as const
 export const MAX_CONNECT_ANSWER_HEAD = 16 * 1024;
 export const UNREADABLE_CONNECT_ANSWER: TunnelFailure = 'handshake_failed';
 
+/**
+ * The stage a failed handshake is reported at to the passive health track. An upstream that answered the
+ * CONNECT with a refusal (a status other than 200 or 407; a SOCKS5 reply ≠ 0x00) did its part: it could
+ * not or would not reach the target — squid's 502/503/504 for a target down, its 403 for a port its rules
+ * refuse — which says something about the target, not that the proxy is broken. So it is as ambiguous as
+ * a target's failed answer (RESPONSE_HEADERS: the proxy's fault only when it had no success at all), where
+ * a DIAL or PROXY_HANDSHAKE failure always is; otherwise any client could fail a proxy by asking it for a
+ * closed port or a dead host. Credentials refused (407, SOCKS5 auth), an answer that is not the protocol's
+ * or none at all stay PROXY_HANDSHAKE.
+ */
+export const evidenceStage = (kind: TunnelFailure, stage: OutcomeStage): OutcomeStage =>
+  kind === 'refused' ? 'RESPONSE_HEADERS' : stage;
+
 export class TunnelError extends Error {
   constructor(
     readonly kind: TunnelFailure,
