@@ -5,6 +5,7 @@
 // their answers are typed by (fleet-schemas.ts).
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
+import { secureHeaders } from 'hono/secure-headers';
 import { streamSSE } from 'hono/streaming';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
 import type { Clock } from '../../../../shared/src/ports/clock.js';
@@ -50,6 +51,25 @@ const FORM = 'application/x-www-form-urlencoded';
 export function fleetApp(deps: FleetDeps) {
   const app = new OpenAPIHono<FleetEnv>({ defaultHook: validationHook });
   registerFleetSecurity(app.openAPIRegistry);
+  // Defence in depth behind the escaping (escape.ts): the page runs only its own script and style, talks
+  // only to its own origin, posts forms only there, and is never framed (a click-jacked "Sign out").
+  app.use(
+    '*',
+    secureHeaders({
+      contentSecurityPolicy: {
+        defaultSrc: ["'none'"],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'"],
+        connectSrc: ["'self'"],
+        imgSrc: ["'self'", 'data:'],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+        baseUri: ["'none'"],
+      },
+      xFrameOptions: 'DENY',
+      referrerPolicy: 'no-referrer',
+    }),
+  );
   const now = () => deps.clock.now();
   const view = () => buildFleetView(deps.feed.inputs(), now());
   // Views not loaded (Firestore unreachable past the feed's bound): a retryable 503, like the lease routes.

@@ -370,3 +370,32 @@ describe('credentials before the body (docs/api.md § Authentication)', () => {
     }
   });
 });
+
+describe('fleet page: security headers', () => {
+  it('runs only its own script and style, talks only to its origin, and is never framed', async () => {
+    const { app } = setup();
+    for (const path of ['/fleet/login', `/fleet?token=${ADMIN_TOKEN}`, '/fleet/assets/fleet.js']) {
+      const res = await app.request(path);
+      const csp = res.headers.get('content-security-policy') ?? '';
+      expect(csp, path).toContain("default-src 'none'");
+      expect(csp, path).toContain("script-src 'self'");
+      expect(csp, path).toContain("frame-ancestors 'none'");
+      expect(csp, path).not.toContain('unsafe-inline');
+      expect(res.headers.get('x-frame-options'), path).toBe('DENY');
+      expect(res.headers.get('x-content-type-options'), path).toBe('nosniff');
+      expect(res.headers.get('referrer-policy'), path).toBe('no-referrer');
+    }
+  });
+
+  it('serves no inline script or style the policy would block', async () => {
+    const { app } = setup();
+    const res = await app.request(`/fleet?token=${ADMIN_TOKEN}`, { redirect: 'manual' });
+    const cookie = res.headers.get('set-cookie')?.split(';')[0] ?? '';
+    const html = await (await app.request('/fleet', { headers: { cookie } })).text();
+    expect(html).toContain('<script src="/fleet/assets/fleet.js"');
+    // Only the data block may be inline: a script of type application/json is never run.
+    for (const m of html.matchAll(/<script(?![^>]*\bsrc=)([^>]*)>/g))
+      expect(m[1]).toContain('application/json');
+    expect(html).not.toMatch(/\sstyle=|<style|\son[a-z]+=/i);
+  });
+});
