@@ -484,9 +484,19 @@ variable "probe_echo_url" {
   type        = string
   default     = null
 
+  # As the probe's own parse (WHATWG URL, functions/probe/src/config.ts) reads it, so that a plan passes
+  # only what the probe starts with: a host name or an address, no credentials, a port up to 65535.
   validation {
-    condition     = var.probe_echo_url == null || can(regex("^https?://[^/?#\\s]+([/?#]\\S*)?$", var.probe_echo_url))
-    error_message = "probe_echo_url must be an absolute http:// or https:// URL, such as http://echo.example.net/v1/echo."
+    condition     = var.probe_echo_url == null || can(regex("^https?://(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?)(:[0-9]{1,5})?([/?#]\\S*)?$", var.probe_echo_url))
+    error_message = "probe_echo_url must be an absolute http:// or https:// URL naming a host (no credentials), such as http://echo.example.net/v1/echo."
+  }
+  validation {
+    condition     = var.probe_echo_url == null || try(tonumber(regex("^https?://[^/?#]*:([0-9]+)(?:[/?#]|$)", var.probe_echo_url)[0]) <= 65535, true)
+    error_message = "probe_echo_url's port must be 65535 or below."
+  }
+  validation {
+    condition     = var.probe_echo_url == null || try(alltrue(concat([length(split(".", regex("^https?://([0-9.]+)(?::[0-9]+)?(?:[/?#]|$)", var.probe_echo_url)[0])) <= 4], [for o in split(".", regex("^https?://([0-9.]+)(?::[0-9]+)?(?:[/?#]|$)", var.probe_echo_url)[0]) : o != "" && tonumber(o) <= 255])), true)
+    error_message = "probe_echo_url's IPv4 address must be at most four numbers, each from 0 to 255."
   }
 }
 

@@ -23,6 +23,14 @@ iptables -w -C INPUT -p tcp -m multiport --dports 8080,8081 -j ACCEPT 2>/dev/nul
   iptables -w -A INPUT -p tcp -m multiport --dports 8080,8081 -j ACCEPT
 export HOME="$state" # where docker-credential-gcr writes docker's config
 docker-credential-gcr configure-docker --registries="${image%%/*}"
+# The pull grant (roles/artifactregistry.reader on the repository) is made in the same apply as this VM and
+# takes minutes to propagate: a refused pull is tried again, every 15 s for up to 10 minutes, rather than
+# failing the boot until autohealing replaces the VM several minutes later, again and again.
+for attempt in $(seq 1 40); do
+  docker pull -q "$image" >/dev/null && break
+  [ "$attempt" -lt 40 ] || exit 1
+  sleep 15
+done
 # Optional (Terraform sets both from the variables the Cloud Run gateway gets): the image's defaults otherwise.
 log_level=$(md instance/attributes/log-level 2>/dev/null || echo info)
 gc_marking=$(md instance/attributes/gc-marking 2>/dev/null || echo atomic)

@@ -56,6 +56,11 @@ esac
 `,
   docker: `#!/bin/bash
 printf '%s\\0' "$@" >>"$LOG/docker"; echo >>"$LOG/docker"
+# A pull refused while $FIX/pull-refusals holds a count above 0 (the grant not yet propagated).
+if [ "$1" = pull ] && [ -f "$FIX/pull-refusals" ]; then
+  n=$(cat "$FIX/pull-refusals")
+  if [ "$n" -gt 0 ]; then echo $((n - 1)) >"$FIX/pull-refusals"; exit 1; fi
+fi
 [ "$1 $2" = "rm -f" ] && [ ! -f "$FIX/running" ] && exit 1
 [ "$1" = run ] && touch "$FIX/running"
 exit 0
@@ -91,7 +96,9 @@ beforeEach(() => {
   expect(script).toContain('\nstate=/var/lib/pp-gateway\n');
   writeFileSync(
     join(dir, 'startup.sh'),
-    script.replace('\nstate=/var/lib/pp-gateway\n', `\nstate=${state}\n`),
+    script
+      .replace('\nstate=/var/lib/pp-gateway\n', `\nstate=${state}\n`)
+      .replace('\n  sleep 15\n', '\n  sleep 0\n'),
   );
 });
 
@@ -118,7 +125,33 @@ function calls(tool: string): string[][] {
     .map((line) => line.split('\0').slice(0, -1));
 }
 
+/** docker's calls but its pulls: what the script does with the container. */
+const containerCalls = () => calls('docker').filter((a) => a[0] !== 'pull');
+
 describe('the CONNECT gateway VM startup script', () => {
+  it('pulls the image first, and tries a refused pull again until the grant has propagated', () => {
+    writeFileSync(join(dir, 'fix/pull-refusals'), '3');
+    const run = boot();
+    expect(run.status).toBe(0);
+    expect(calls('docker').map((a) => a.slice(0, 2).join(' '))).toEqual([
+      `pull -q`,
+      `pull -q`,
+      `pull -q`,
+      `pull -q`,
+      'rm -f',
+      'run -d',
+    ]);
+    expect(calls('docker')[0]).toEqual(['pull', '-q', IMAGE]);
+  });
+
+  it('gives up after 40 refused pulls, starting nothing', () => {
+    writeFileSync(join(dir, 'fix/pull-refusals'), '1000');
+    const run = boot();
+    expect(run.status).not.toBe(0);
+    expect(calls('docker').filter((a) => a[0] === 'pull')).toHaveLength(40);
+    expect(containerCalls()).toEqual([]);
+  });
+
   it('writes the client users to a root-only env file on one line and starts the gateway with it', () => {
     const run = boot();
     expect(run.stderr).toBe('');
@@ -157,7 +190,7 @@ describe('the CONNECT gateway VM startup script', () => {
     expect(calls('iptables')[1]).toEqual(
       '-w -A INPUT -p tcp -m multiport --dports 8080,8081 -j ACCEPT'.split(' '),
     );
-    const docker = calls('docker');
+    const docker = containerCalls();
     expect(docker[0]).toEqual(['rm', '-f', 'pp-gateway']);
     expect(docker[1]).toEqual([
       'run',
@@ -192,13 +225,13 @@ describe('the CONNECT gateway VM startup script', () => {
     const second = boot();
     expect(second.status).toBe(0);
     expect(calls('iptables').map((a) => a[1])).toEqual(['-C', '-A', '-C']);
-    expect(calls('docker').map((a) => a[0])).toEqual(['rm', 'run', 'rm', 'run']);
+    expect(containerCalls().map((a) => a[0])).toEqual(['rm', 'run', 'rm', 'run']);
   });
 
   it("gc-threads=parallel runs the image's own command", () => {
     writeFileSync(join(dir, 'fix/md/instance_attributes_gc-threads'), 'parallel');
     expect(boot().status).toBe(0);
-    expect(calls('docker')[1]?.at(-1)).toBe(IMAGE);
+    expect(containerCalls()[1]?.at(-1)).toBe(IMAGE);
   });
 
   it('a VM created without the optional settings runs the image defaults (info, atomic, its own command)', () => {
@@ -207,7 +240,7 @@ describe('the CONNECT gateway VM startup script', () => {
     }
     const run = boot();
     expect(run.status).toBe(0);
-    const args = calls('docker')[1] ?? [];
+    const args = containerCalls()[1] ?? [];
     // The same as the gateway's own defaults, so a VM without them behaves as the image does.
     const defaults = GatewayEnv.parse({ GATEWAY_CLIENT_USERS: '[{"username":"u","password":"p"}]' });
     expect(args).toContain(`LOG_LEVEL=${defaults.LOG_LEVEL}`);
@@ -219,7 +252,7 @@ describe('the CONNECT gateway VM startup script', () => {
     writeFileSync(join(dir, 'fix/secret-fails'), '');
     const run = boot();
     expect(run.status).not.toBe(0);
-    expect(calls('docker')).toEqual([]);
+    expect(containerCalls()).toEqual([]);
     expect(calls('docker-credential-gcr')).toEqual([]);
   });
 });

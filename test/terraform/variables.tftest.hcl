@@ -1,6 +1,6 @@
-# The root module's variable validations, tested offline: test/terraform/structure.test.ts copies
-# terraform/variables.tf alone into a scratch module (variables need no provider) beside this file and
-# runs `terraform test` there.
+# The root module's variable validations, tested offline: terraform/validate.sh (which
+# test/terraform/tooling.test.ts runs) copies terraform/variables.tf alone into a scratch module
+# (variables need no provider) beside this file and runs `terraform test` there.
 
 variables {
   project_id   = "proxyplane-test"
@@ -421,6 +421,70 @@ run "rejects_a_probe_echo_the_prober_cannot_fetch" {
   command = plan
   variables {
     probe_echo_url = "ftp://echo.example.net/v1/echo"
+  }
+  expect_failures = [var.probe_echo_url]
+}
+
+run "accepts_a_probe_echo_at_an_address" {
+  command = plan
+  variables {
+    probe_echo_url = "http://[2001:db8::1]:8080/v1/echo"
+  }
+  assert {
+    condition     = var.probe_echo_url == "http://[2001:db8::1]:8080/v1/echo"
+    error_message = "an IPv6 echo is a URL the probe reads"
+  }
+}
+
+run "accepts_a_probe_echo_at_an_ipv4_address" {
+  command = plan
+  variables {
+    probe_echo_url = "http://203.0.113.7/v1/echo"
+  }
+  assert {
+    condition     = var.probe_echo_url == "http://203.0.113.7/v1/echo"
+    error_message = "an IPv4 echo is a URL the probe reads"
+  }
+}
+
+# Each of these passed the old pattern, and the probe refused it at start (its container exiting, the
+# function's deploy failing with a health-check error far from the variable).
+run "rejects_a_probe_echo_with_a_port_out_of_range" {
+  command = plan
+  variables {
+    probe_echo_url = "http://echo.example.net:99999/v1/echo"
+  }
+  expect_failures = [var.probe_echo_url]
+}
+
+run "rejects_a_probe_echo_at_an_ipv4_address_out_of_range" {
+  command = plan
+  variables {
+    probe_echo_url = "http://1.2.3.999/v1/echo"
+  }
+  expect_failures = [var.probe_echo_url]
+}
+
+run "rejects_a_probe_echo_with_a_percent_in_its_host" {
+  command = plan
+  variables {
+    probe_echo_url = "http://exa%mple/v1/echo"
+  }
+  expect_failures = [var.probe_echo_url]
+}
+
+run "rejects_a_probe_echo_with_credentials" {
+  command = plan
+  variables {
+    probe_echo_url = "http://user@:80/"
+  }
+  expect_failures = [var.probe_echo_url]
+}
+
+run "rejects_a_probe_echo_with_an_unclosed_ipv6_address" {
+  command = plan
+  variables {
+    probe_echo_url = "http://[::1/"
   }
   expect_failures = [var.probe_echo_url]
 }
