@@ -39,7 +39,7 @@ async function call(method: string, ifMatch?: string, routes?: unknown[]) {
 const names = async () => ((await call('GET')).body.routes as Array<{ name: string }>).map((r) => r.name);
 
 describe('the routing revision and If-Match on PUT /routing', () => {
-  it('is 0 (ETag "0") while none is stored; each PUT bumps it by one', async () => {
+  it('is 0 (ETag "0") while none is stored; each PUT that changes it bumps it by one', async () => {
     const none = await call('GET');
     expect(none).toMatchObject({ status: 200, etag: '"0"', body: { default: true, revision: 0 } });
 
@@ -47,9 +47,18 @@ describe('the routing revision and If-Match on PUT /routing', () => {
     expect(first).toMatchObject({ status: 200, etag: '"1"', body: { revision: 1 } });
     expect(await call('GET')).toMatchObject({ etag: '"1"', body: { default: false, revision: 1 } });
 
-    // The same routes again are still a write: the revision says the routing was written, not how.
+    // The same routes again write nothing: the revision stands, and no snapshot pass re-plans and
+    // re-publishes every worker's snapshot for it (a GitOps loop re-applying the routing, a retried PUT).
+    passes.length = 0;
     const again = await call('PUT', undefined, [route('a', '*')]);
-    expect(again).toMatchObject({ status: 200, etag: '"2"', body: { revision: 2 } });
+    expect(again).toMatchObject({ status: 200, etag: '"1"', body: { revision: 1 } });
+    expect(await call('PUT', '"1"', [route('a', '*')])).toMatchObject({ status: 200, etag: '"1"' });
+    expect(passes).toEqual([]);
+    // A stale If-Match is refused first, whatever the body.
+    expect((await call('PUT', '"0"', [route('a', '*')])).status).toBe(412);
+    const changed = await call('PUT', undefined, [route('a', 'example.com')]);
+    expect(changed).toMatchObject({ status: 200, etag: '"2"', body: { revision: 2 } });
+    expect(passes).toEqual(['admin']);
   });
 
   it('writes when If-Match names the stored revision, refuses 412 with the current one otherwise', async () => {

@@ -66,7 +66,12 @@ export const NO_ROUTING_REVISION = 0;
 /** What a write did: `written` false when its precondition refused the stored revision (nothing changed). */
 export interface RoutingWrite {
   written: boolean;
-  /** The revision now stored: the new one, or the one the precondition refused. */
+  /**
+   * Not written because the stored routing already is this one (its routes and checks): the revision
+   * stands, and nothing is re-planned. Checked after the precondition, which refuses first.
+   */
+  unchanged?: true;
+  /** The revision now stored: the new one, the one the precondition refused, or the unchanged one. */
   revision: number;
 }
 

@@ -203,7 +203,7 @@ export function gatewayAdminRoutes(deps: GatewayAdminDeps) {
       { routes: body.routes, updatedAt: deps.clock.now(), updatedBy: who(c.var.principal) },
       ifMatch && ((revision) => ifMatchHolds(ifMatch, String(revision))),
     );
-    if (!write.written) {
+    if (!write.written && !write.unchanged) {
       throw new WorkerApiError(
         412,
         'precondition_failed',
@@ -212,7 +212,7 @@ export function gatewayAdminRoutes(deps: GatewayAdminDeps) {
         { ETag: etagOf(write.revision) },
       );
     }
-    await pass('admin');
+    if (write.written) await pass('admin');
     return c.json({ routes: body.routes, revision: write.revision }, 200, { ETag: etagOf(write.revision) });
   });
 

@@ -10,6 +10,7 @@
 // each route: `routes` stays exactly the wire form, so a snapshot function or probe of a release before
 // target checks (whose route schema is strict, but whose document schema drops unknown keys) still reads
 // the document after a rollback, instead of failing every pass until every gateway goes stale.
+import { isDeepStrictEqual } from 'node:util';
 import { type Firestore, Timestamp } from '@google-cloud/firestore';
 import { z } from 'zod';
 import { firstOfEachName } from '../../domain/snapshots/stored-routing.js';
@@ -101,8 +102,18 @@ export class FirestoreRoutingStore implements RoutingStore {
       };
       // Read and written in one transaction: two writers never both build on one revision.
       return await this.db.runTransaction(async (tx) => {
-        const current = revisionOf((await tx.get(this.ref())).data());
+        const stored = (await tx.get(this.ref())).data();
+        const current = revisionOf(stored);
         if (precondition && !precondition(current)) return { written: false, revision: current };
+        // The same routing again (a GitOps loop re-applying it, a retried PUT whose first landed): a new
+        // revision would only re-plan and re-publish every worker's snapshot for nothing.
+        // (A stored revision out of shape is written over all the same: read as 1, it is fixed to 2.)
+        if (
+          stored?.revision === current &&
+          isDeepStrictEqual(stored.routes, fields.routes) &&
+          isDeepStrictEqual(stored.targetChecks ?? {}, fields.targetChecks)
+        )
+          return { written: false, unchanged: true, revision: current };
         tx.set(this.ref(), { ...fields, revision: current + 1 });
         return { written: true, revision: current + 1 };
       });
