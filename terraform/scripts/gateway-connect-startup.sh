@@ -11,11 +11,26 @@ image=$(md instance/attributes/gateway-image)
 token=$(md instance/service-accounts/default/token | sed -E 's/.*"access_token":"([^"]+)".*/\1/')
 umask 077
 mkdir -p "$state"
+# The grants this boot needs (reading the clients secret, pulling the image) are made in the same apply as
+# the VM and take minutes to propagate: a refused call is tried again every 15 s for up to 5 minutes —
+# within autohealing's first look (initial_delay_sec, 300 s), which recreates a VM that never served, and
+# whose next boot tries again.
+retry() {
+  local attempt
+  for attempt in $(seq 1 20); do
+    "$@" && return 0
+    [ "$attempt" -lt 20 ] || return 1
+    sleep 15
+  done
+}
 # The token goes to curl on stdin (-H @-), not its command line, which every process on the VM can read.
+access() {
+  printf 'Authorization: Bearer %s\n' "$token" | curl -sSf -H @- \
+    "https://secretmanager.googleapis.com/v1/projects/$project/secrets/$(md instance/attributes/clients-secret)/versions/latest:access"
+}
+answer=$(retry access)
 # The value is joined onto one line: docker's --env-file has no multi-line values (a JSON array may span lines).
-users=$(printf 'Authorization: Bearer %s\n' "$token" | curl -sSf -H @- \
-  "https://secretmanager.googleapis.com/v1/projects/$project/secrets/$(md instance/attributes/clients-secret)/versions/latest:access" |
-  sed -nE 's/.*"data": *"([^"]+)".*/\1/p' | base64 -d | tr '\r\n' '  ')
+users=$(printf '%s' "$answer" | sed -nE 's/.*"data": *"([^"]+)".*/\1/p' | base64 -d | tr '\r\n' '  ')
 printf 'GATEWAY_CLIENT_USERS=%s\n' "$users" >"$state/env"
 # Container-Optimized OS accepts only SSH until told otherwise, and with --network=host Docker opens
 # nothing: let the CONNECT listener (8081) and the HTTP one (8080: /v1/fetch, health checks) in.
@@ -23,14 +38,7 @@ iptables -w -C INPUT -p tcp -m multiport --dports 8080,8081 -j ACCEPT 2>/dev/nul
   iptables -w -A INPUT -p tcp -m multiport --dports 8080,8081 -j ACCEPT
 export HOME="$state" # where docker-credential-gcr writes docker's config
 docker-credential-gcr configure-docker --registries="${image%%/*}"
-# The pull grant (roles/artifactregistry.reader on the repository) is made in the same apply as this VM and
-# takes minutes to propagate: a refused pull is tried again, every 15 s for up to 10 minutes, rather than
-# failing the boot until autohealing replaces the VM several minutes later, again and again.
-for attempt in $(seq 1 40); do
-  docker pull -q "$image" >/dev/null && break
-  [ "$attempt" -lt 40 ] || exit 1
-  sleep 15
-done
+retry docker pull -q "$image" >/dev/null
 # Optional (Terraform sets both from the variables the Cloud Run gateway gets): the image's defaults otherwise.
 log_level=$(md instance/attributes/log-level 2>/dev/null || echo info)
 gc_marking=$(md instance/attributes/gc-marking 2>/dev/null || echo atomic)

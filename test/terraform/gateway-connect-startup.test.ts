@@ -50,6 +50,11 @@ case "$url" in
   https://secretmanager.googleapis.com/v1/projects/proj-1/secrets/gateway-clients/versions/latest:access)
     cat >>"$LOG/curl.stdin"
     [ -f "$FIX/secret-fails" ] && exit 22
+    # Refused while $FIX/secret-refusals holds a count above 0 (the reader grant not yet propagated).
+    if [ -f "$FIX/secret-refusals" ]; then
+      n=$(cat "$FIX/secret-refusals")
+      if [ "$n" -gt 0 ]; then echo $((n - 1)) >"$FIX/secret-refusals"; exit 22; fi
+    fi
     cat "$FIX/access.json" ;;
   *) exit 6 ;;
 esac
@@ -98,7 +103,7 @@ beforeEach(() => {
     join(dir, 'startup.sh'),
     script
       .replace('\nstate=/var/lib/pp-gateway\n', `\nstate=${state}\n`)
-      .replace('\n  sleep 15\n', '\n  sleep 0\n'),
+      .replace('\n    sleep 15\n', '\n    sleep 0\n'),
   );
 });
 
@@ -144,11 +149,23 @@ describe('the CONNECT gateway VM startup script', () => {
     expect(calls('docker')[0]).toEqual(['pull', '-q', IMAGE]);
   });
 
-  it('gives up after 40 refused pulls, starting nothing', () => {
+  it('reads the clients secret again while the reader grant propagates', () => {
+    writeFileSync(join(dir, 'fix/secret-refusals'), '2');
+    const run = boot();
+    expect(run.status).toBe(0);
+    const reads = calls('curl').filter((a) => a.at(-1)?.startsWith('https://secretmanager'));
+    expect(reads).toHaveLength(3);
+    expect(readFileSync(join(state, 'env'), 'utf8')).toMatch(
+      /^GATEWAY_CLIENT_USERS=\[ +\{"username": "crawler"/,
+    );
+    expect(containerCalls().map((a) => a[0])).toEqual(['rm', 'run']);
+  });
+
+  it('gives up after 20 refused pulls (5 minutes), starting nothing', () => {
     writeFileSync(join(dir, 'fix/pull-refusals'), '1000');
     const run = boot();
     expect(run.status).not.toBe(0);
-    expect(calls('docker').filter((a) => a[0] === 'pull')).toHaveLength(40);
+    expect(calls('docker').filter((a) => a[0] === 'pull')).toHaveLength(20);
     expect(containerCalls()).toEqual([]);
   });
 

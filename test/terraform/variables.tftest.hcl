@@ -465,6 +465,14 @@ run "rejects_a_probe_echo_at_an_ipv4_address_out_of_range" {
   expect_failures = [var.probe_echo_url]
 }
 
+run "rejects_a_probe_echo_at_an_ipv4_address_with_an_empty_part" {
+  command = plan
+  variables {
+    probe_echo_url = "http://1..2.3/v1/echo"
+  }
+  expect_failures = [var.probe_echo_url]
+}
+
 run "rejects_a_probe_echo_with_a_percent_in_its_host" {
   command = plan
   variables {
