@@ -437,14 +437,21 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
    * Each entry's expiresAt from the snapshot just swapped in — one left out for its credentials too (still
    * this worker's: what it has open runs on) — anchored on the clocks the grant was (the same instants for
    * an expiresAt equal to validUntil, so the two end at the same tick). A renewed expiry gives the proxy
-   * back from this swap on, not from the next tick (as for the drains).
+   * back from this swap on, not from the next tick (as for the drains). A proxy this snapshot no longer
+   * lists has no expiry of its own any more: the controller keeps it this worker's until its counts reach
+   * zero or the worker's grant lapses, so the grant (grantOver) and the drain bound
+   * (GATEWAY_PROXY_DRAIN_TIMEOUT_MS) govern what is still open on it — its last listing's expiresAt, a grant
+   * renewed minutes ago, would cut a drain at 90–180 s whatever the drain bound said.
    */
   private takeHardExpiries(s: GatewaySnapshot, take: SnapshotTake): void {
+    const listed = new Set<string>();
     for (const p of s.proxies) {
+      listed.add(p.name);
       const wallMs = Date.parse(p.expiresAt);
       const left = grantLeftMs({ ...take, validUntilMs: wallMs });
       this.hardExpiry.set(p.name, { wallMs, monoMs: take.monoMs + left });
     }
+    for (const proxy of this.hardExpiry.keys()) if (!listed.has(proxy)) this.hardExpiry.delete(proxy);
     this.updateExpiry(take);
   }
 

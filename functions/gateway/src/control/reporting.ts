@@ -307,7 +307,9 @@ export class ReportLoop {
     // 503, 401 (the client has dropped its token: the next call gets a fresh one), no answer at all: again
     // after the backoff, capped at the interval — the report is the heartbeat the controller counts this
     // worker's capacity by for reportTtlSeconds (above the interval), so a failure never puts it off.
-    const retryIn = backsOff(reaction) ? this.runtimeBackoff() : null;
+    // A round of a session since replaced (newSession reset the backoff) sets no retry for the new one.
+    const current = this.session.session?.sessionId === s.sessionId;
+    const retryIn = backsOff(reaction) && current ? this.runtimeBackoff() : null;
     this.session.logRefusal('runtime report', answer, reaction, retryIn);
     if (retryIn !== null) this.runtimeQuiet.retryIn(retryIn);
     else if (reaction === 'ack_first') {
@@ -441,7 +443,8 @@ export class ReportLoop {
         continue;
       }
       const reaction = controlReaction(answer.status, answer.code);
-      const retryIn = backsOff(reaction) ? this.outcomesBackoff() : null;
+      const current = this.session.session?.sessionId === s.sessionId;
+      const retryIn = backsOff(reaction) && current ? this.outcomesBackoff() : null;
       this.session.logRefusal('outcomes', answer, reaction, retryIn);
       if (reaction === 'split' && batch.outcomes.length > 1) {
         const half = Math.ceil(batch.outcomes.length / 2);
