@@ -269,14 +269,24 @@ export async function runWorkers(clients: readonly WorkerClient[], reportEveryMs
   return { overlaps, stopWatching: () => clearInterval(watcher) };
 }
 
-/** Polls `check` until it returns a value (not undefined/false) or `timeoutMs` passes (then throws). */
+/**
+ * Polls `check` until it returns a value (not undefined, null or false) or `timeoutMs` passes (then
+ * throws). Null is no value: a check ending `&& w.lastRuntime` (null until a report is accepted) must wait
+ * for the report, not pass at once.
+ */
 export async function eventually<T>(
-  check: () => T | undefined | false | Promise<T | undefined | false>,
+  check: () => T | undefined | null | false | Promise<T | undefined | null | false>,
   timeoutMs: number,
   what: string,
   everyMs = 100,
 ): Promise<T> {
-  return (await pollUntil(check, (v) => v !== undefined && v !== false, timeoutMs, what, everyMs)) as T;
+  return (await pollUntil(
+    check,
+    (v) => v !== undefined && v !== null && v !== false,
+    timeoutMs,
+    what,
+    everyMs,
+  )) as T;
 }
 
 /**

@@ -80,6 +80,9 @@ describe('planOwnership (contract §4)', () => {
   it('a worker that was never sent a snapshot holds nothing: its records move at once', () => {
     const never = workers({ w1: live(), w2: { assignable: false, grantedUntil: null } });
     const p = plan({ records: first, epoch: 2, workers: never });
+    const w2s = [...first.values()].filter((r) => r.owner === 'w2').map((r) => r.proxy);
+    expect(w2s.length).toBeGreaterThan(0);
+    expect(p.changes.map((c) => c.proxy).sort()).toEqual([...w2s].sort());
     expect(p.changes.every((c) => c.kind === 'released' && c.next?.owner === 'w1')).toBe(true);
   });
 
@@ -131,9 +134,13 @@ describe('planOwnership (contract §4)', () => {
   it('a worker shutting down (draining) is live but not assignable: its proxies drain to the others', () => {
     const shutting = workers({ w1: live(), w2: { ...live(), assignable: false } });
     const p = plan({ records: first, epoch: 2, workers: shutting });
+    const w2s = [...first.values()].filter((r) => r.owner === 'w2').map((r) => r.proxy);
+    expect(w2s.length).toBeGreaterThan(0);
+    expect(p.changes.map((c) => c.proxy).sort()).toEqual([...w2s].sort());
     expect(p.changes.every((c) => c.kind === 'drain_started' && c.next?.owner === 'w2')).toBe(true);
     const recs = applyOwnership(first, p.changes);
     const handed = plan({ records: recs, epoch: 3, workers: shutting, drained: () => true });
+    expect(handed.changes.map((c) => c.proxy).sort()).toEqual([...w2s].sort());
     expect(handed.changes.every((c) => c.next?.owner === 'w1')).toBe(true);
   });
 
