@@ -118,6 +118,20 @@ describe('the subscription retention', () => {
     expect(await exists('gw-live')).toBe(true);
   });
 
+  it('a worker document whose id makes no subscription name (made by hand) is nothing to delete: the cursor moves past it', async () => {
+    // Pub/Sub refuses the name (3 INVALID_ARGUMENT), which the reaper takes for "nothing there" — else
+    // the retention would stop at this worker every tick, and no subscription after it would ever go.
+    await worker('Bad Name!', ago(HORIZON + 10 * MIN), { subscription: false });
+    await worker('gw-after', ago(HORIZON + 5 * MIN));
+    const clock = new ManualClock(T0);
+    const reaper = new CountingReaper(pubsub);
+    expect((await tick(clock, reaper)).counts).toEqual({ deleted: 1, failures: 0 });
+    expect(reaper.asked).toEqual(['Bad Name!', 'gw-after']);
+    expect(await exists('gw-after')).toBe(false);
+    const cursor = await db.collection(Collections.cursors).doc('worker-subscriptions').get();
+    expect(cursor.get('workerId')).toBe('gw-after');
+  });
+
   it('a worker back after its subscription was deleted registers and the same API instance makes it again', async () => {
     await worker('gw-back', ago(HORIZON + MIN));
     const clock = new ManualClock(T0);
