@@ -496,7 +496,7 @@ variable "probe_echo_url" {
   }
   validation {
     condition     = var.probe_echo_url == null || try(alltrue(concat([length(split(".", regex("^https?://([0-9.]+)(?::[0-9]+)?(?:[/?#]|$)", var.probe_echo_url)[0])) <= 4], [for o in split(".", regex("^https?://([0-9.]+)(?::[0-9]+)?(?:[/?#]|$)", var.probe_echo_url)[0]) : can(regex("^(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])$", o))])), true)
-    error_message = "probe_echo_url's IPv4 address must be at most four numbers, each from 0 to 255."
+    error_message = "probe_echo_url's IPv4 address must be at most four numbers, each from 0 to 255 with no leading zeros."
   }
 }
 

@@ -1,7 +1,7 @@
 // proxyplane routing get | apply -f FILE — the gateways' ordered routes (docs/gateway-control-plane.md
 // § Admin endpoints), as `proxies get`/`apply` do for a proxy:
 //   get -o yaml > routing.yaml; edit; apply -f routing.yaml
-// The routing has a revision, bumped by every write (its ETag). apply reads the stored routing, writes
+// The routing has a revision, bumped by every write that changes it (its ETag). apply reads the stored routing, writes
 // nothing when the file's routes are the stored ones, and otherwise PUTs them with `If-Match` of the
 // revision it read, so an edit made by someone else in between is never overwritten unseen: on 412 it
 // reads again and retries, APPLY_ATTEMPTS times at most. A file saved by `get` carries its revision: it

@@ -12,25 +12,27 @@ token=$(md instance/service-accounts/default/token | sed -E 's/.*"access_token":
 umask 077
 mkdir -p "$state"
 # The grants this boot needs (reading the clients secret, pulling the image) are made in the same apply as
-# the VM and take minutes to propagate: a refused call is tried again every 15 s for up to 5 minutes —
-# within autohealing's first look (initial_delay_sec, 300 s), which recreates a VM that never served, and
-# whose next boot tries again.
+# the VM and take minutes to propagate: a refused call is tried again every 15 s, 18 tries shared by both
+# (about 4½ minutes, each try bounded) — within autohealing's first look (initial_delay_sec, 300 s), which
+# recreates a VM that never served, and whose next boot tries again.
+tries=18
 retry() {
-  local attempt
-  for attempt in $(seq 1 20); do
-    "$@" && return 0
-    [ "$attempt" -lt 20 ] || return 1
+  until "$@"; do
+    tries=$((tries - 1))
+    [ "$tries" -gt 0 ] || return 1
     sleep 15
   done
 }
 # The token goes to curl on stdin (-H @-), not its command line, which every process on the VM can read.
+# Each try writes the answer afresh (a transfer cut half-way leaves nothing of itself for the next to add to).
 access() {
-  printf 'Authorization: Bearer %s\n' "$token" | curl -sSf -H @- \
+  printf 'Authorization: Bearer %s\n' "$token" | curl -sSf --max-time 20 -H @- -o "$state/access.json" \
     "https://secretmanager.googleapis.com/v1/projects/$project/secrets/$(md instance/attributes/clients-secret)/versions/latest:access"
 }
-answer=$(retry access)
+retry access
 # The value is joined onto one line: docker's --env-file has no multi-line values (a JSON array may span lines).
-users=$(printf '%s' "$answer" | sed -nE 's/.*"data": *"([^"]+)".*/\1/p' | base64 -d | tr '\r\n' '  ')
+users=$(sed -nE 's/.*"data": *"([^"]+)".*/\1/p' "$state/access.json" | base64 -d | tr '\r\n' '  ')
+rm -f "$state/access.json"
 printf 'GATEWAY_CLIENT_USERS=%s\n' "$users" >"$state/env"
 # Container-Optimized OS accepts only SSH until told otherwise, and with --network=host Docker opens
 # nothing: let the CONNECT listener (8081) and the HTTP one (8080: /v1/fetch, health checks) in.

@@ -123,6 +123,18 @@ describe('the routing revision and If-Match on PUT /routing', () => {
     expect(await names()).toEqual(['fixed']);
   });
 
+  it('a PUT of the same routes over a stored document that does not parse writes it: the PUT is the fix', async () => {
+    // Stored as the API stores it, then its updatedAt broken by hand (a console edit, a JSON restore).
+    const stored = await call('PUT', undefined, [route('fixme', '*')]);
+    expect(stored.status).toBe(200);
+    const at = stored.body.revision as number;
+    await db.collection(Collections.gatewayConfig).doc(ROUTING_DOC).update({ updatedAt: 'not a timestamp' });
+    expect((await call('GET')).status).toBe(500);
+    const fixed = await call('PUT', `"${at}"`, [route('fixme', '*')]);
+    expect(fixed).toMatchObject({ status: 200, etag: `"${at + 1}"`, body: { revision: at + 1 } });
+    expect(await call('GET')).toMatchObject({ status: 200, body: { revision: at + 1 } });
+  });
+
   it('refuses a malformed If-Match (400 invalid_request), writing nothing', async () => {
     const before = await call('GET');
     const r = await call('PUT', '7', [route('z', '*')]);

@@ -4,7 +4,16 @@
 // `iptables` record what they were asked. Only the state directory (/var/lib/pp-gateway) is moved to a
 // temporary one.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -42,6 +51,9 @@ const STUBS: Record<string, string> = {
   curl: `#!/bin/bash
 printf '%s\\0' "$@" >>"$LOG/curl"; echo >>"$LOG/curl"
 url="\${@: -1}"
+# -o FILE: the answer goes there (stdout otherwise).
+out=/dev/stdout; prev=
+for a in "$@"; do [ "$prev" = -o ] && out=$a; prev=$a; done
 case "$url" in
   http://metadata.google.internal/computeMetadata/v1/*)
     f="$FIX/md/$(printf '%s' "\${url#http://metadata.google.internal/computeMetadata/v1/}" | tr / _)"
@@ -55,7 +67,7 @@ case "$url" in
       n=$(cat "$FIX/secret-refusals")
       if [ "$n" -gt 0 ]; then echo $((n - 1)) >"$FIX/secret-refusals"; exit 22; fi
     fi
-    cat "$FIX/access.json" ;;
+    cat "$FIX/access.json" >"$out" ;;
   *) exit 6 ;;
 esac
 `,
@@ -149,6 +161,17 @@ describe('the CONNECT gateway VM startup script', () => {
     expect(calls('docker')[0]).toEqual(['pull', '-q', IMAGE]);
   });
 
+  it('the secret read and the pull share one budget of tries: together within autohealing\u2019s first look', () => {
+    writeFileSync(join(dir, 'fix/secret-refusals'), '10');
+    writeFileSync(join(dir, 'fix/pull-refusals'), '1000');
+    const run = boot();
+    expect(run.status).not.toBe(0);
+    const reads = calls('curl').filter((a) => a.at(-1)?.startsWith('https://secretmanager'));
+    expect(reads).toHaveLength(11);
+    expect(calls('docker').filter((a) => a[0] === 'pull')).toHaveLength(8); // 10 + 8 refused: 18
+    expect(containerCalls()).toEqual([]);
+  });
+
   it('reads the clients secret again while the reader grant propagates', () => {
     writeFileSync(join(dir, 'fix/secret-refusals'), '2');
     const run = boot();
@@ -159,13 +182,15 @@ describe('the CONNECT gateway VM startup script', () => {
       /^GATEWAY_CLIENT_USERS=\[ +\{"username": "crawler"/,
     );
     expect(containerCalls().map((a) => a[0])).toEqual(['rm', 'run']);
+    // The secret's answer is not left on disk once read (the env file alone holds the users).
+    expect(existsSync(join(state, 'access.json'))).toBe(false);
   });
 
-  it('gives up after 20 refused pulls (5 minutes), starting nothing', () => {
+  it('gives up after 18 refused tries (about 4½ minutes), starting nothing', () => {
     writeFileSync(join(dir, 'fix/pull-refusals'), '1000');
     const run = boot();
     expect(run.status).not.toBe(0);
-    expect(calls('docker').filter((a) => a[0] === 'pull')).toHaveLength(20);
+    expect(calls('docker').filter((a) => a[0] === 'pull')).toHaveLength(18);
     expect(containerCalls()).toEqual([]);
   });
 

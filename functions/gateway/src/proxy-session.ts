@@ -140,7 +140,7 @@ export class ProxySession implements ForwardOwner {
   sweep(now: number): void {
     const st = this.state;
     // On an upstream past the ownership grant (the snapshot's validUntil) or past its own hard expiry
-    // (contract seed §3: the entry's expiresAt, as the latest snapshot listing it has it; worker.ts
+    // (contract seed §3: the entry's expiresAt, while the latest snapshot lists it; worker.ts
     // expiredProxies): the controller may give the proxy to another worker once the grant has lapsed.
     // Before any byte of the answer went out the client is told why, as a request arriving now would be; a
     // tunnel or a response under way is cut, and so is a session lingering still on it (a pinned tunnel

@@ -160,7 +160,7 @@ const StoredRouting = z
     }),
     revision: Count.openapi({
       description:
-        'Bumped by one on every PUT; 0 while none is stored. Its ETag is `"<revision>"`, what If-Match takes',
+        'Bumped by one on every PUT that changes the routing (a PUT of the routing already stored writes nothing and keeps it); 0 while none is stored. Its ETag is `"<revision>"`, what If-Match takes',
     }),
   })
   .openapi('GatewayRouting');
@@ -252,7 +252,12 @@ export const putRoutingRoute = createRoute({
     body: { required: true, content: { 'application/json': { schema: RoutingBody } } },
   },
   responses: {
-    200: withRoutingETag(json(z.object({ routes: RoutingRules, revision: Count }), 'Stored')),
+    200: withRoutingETag(
+      json(
+        z.object({ routes: RoutingRules, revision: Count }),
+        'Stored (or already stored: the revision then stays)',
+      ),
+    ),
     400: error(
       'invalid_json or invalid_request (with issues: too_many_target_checks, invalid_key, repeated names, invalid_if_match…), or a query parameter',
     ),

@@ -107,9 +107,11 @@ export class FirestoreRoutingStore implements RoutingStore {
         if (precondition && !precondition(current)) return { written: false, revision: current };
         // The same routing again (a GitOps loop re-applying it, a retried PUT whose first landed): a new
         // revision would only re-plan and re-publish every worker's snapshot for nothing.
-        // (A stored revision out of shape is written over all the same: read as 1, it is fixed to 2.)
+        // (A stored document that does not parse — a revision, an updatedAt out of shape — is written over
+        // all the same: the PUT is how it is fixed.)
         if (
           stored?.revision === current &&
+          RoutingDoc.safeParse(stored).success &&
           isDeepStrictEqual(stored.routes, fields.routes) &&
           isDeepStrictEqual(stored.targetChecks ?? {}, fields.targetChecks)
         )
