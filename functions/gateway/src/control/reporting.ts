@@ -11,7 +11,7 @@
 // rest. A round refused 503, 401 or unanswered is tried again after a jittered exponential backoff (the
 // session's policy; a runtime report's capped at the report interval, so a heartbeat never goes out later
 // than it would have without the failure), not at the fixed interval's next tick.
-import { backoffDelay } from '../../../../shared/src/domain/gateway/backoff.js';
+import { type BackoffPolicy, backoffDelay } from '../../../../shared/src/domain/gateway/backoff.js';
 import { controlReaction } from '../../../../shared/src/domain/gateway/control-reaction.js';
 import { WORKER_LIMITS } from '../../../../shared/src/messages/worker-api.js';
 import type { Outcome } from '../outcomes.js';
@@ -59,13 +59,26 @@ function batchOf(outcomes: WireOutcome[]): Batch {
 class Quiet {
   until = 0;
   /** Failed calls in a row: the backoff's step. */
-  failures = 0;
+  private failures = 0;
   private timer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly mono: () => number,
     private readonly run: () => void,
+    /** Read at each failure: the runtime report's is capped at the report interval, which may change. */
+    private readonly policy: () => BackoffPolicy,
+    private readonly random: () => number,
   ) {}
+
+  /** The next step of the backoff (jittered): a failed call's wait before the round runs again. */
+  nextDelay(): number {
+    return backoffDelay(this.failures++, this.policy(), this.random());
+  }
+
+  /** A call accepted: the backoff starts over. */
+  succeeded(): void {
+    this.failures = 0;
+  }
 
   get on(): boolean {
     return this.mono() < this.until;
@@ -180,8 +193,20 @@ export class ReportLoop {
       () => this.sendOutcomes(),
       (err) => deps.log.error('outcome round failed', { error: String(err) }),
     );
-    this.runtimeQuiet = new Quiet(this.mono, () => void this.round.kick());
-    this.outcomesQuiet = new Quiet(this.mono, () => void this.outcomeRound.kick());
+    const random = () => (this.deps.random ?? Math.random)();
+    // The session's backoff, a runtime report's capped at the report interval: never a report later than
+    // without the failure. Outcomes keep nothing alive: the session's backoff as registration and ACKs wait it.
+    const runtimePolicy = () => ({
+      initialMs: Math.min(this.settings.backoff.initialMs, this.intervalMs),
+      maxMs: Math.min(this.settings.backoff.maxMs, this.intervalMs),
+    });
+    this.runtimeQuiet = new Quiet(this.mono, () => void this.round.kick(), runtimePolicy, random);
+    this.outcomesQuiet = new Quiet(
+      this.mono,
+      () => void this.outcomeRound.kick(),
+      () => this.settings.backoff,
+      random,
+    );
   }
 
   start(view: RuntimeView): void {
@@ -294,7 +319,7 @@ export class ReportLoop {
     });
     if (!answer) return;
     if (answer.ok) {
-      this.runtimeQuiet.failures = 0;
+      this.runtimeQuiet.succeeded();
       if (this.session.session?.sessionId === s.sessionId) this.session.heard();
       this.lastRuntime = { sequence, at: this.now() };
       this.revoke(view, answer.body.revokeProxyIds);
@@ -309,7 +334,7 @@ export class ReportLoop {
     // worker's capacity by for reportTtlSeconds (above the interval), so a failure never puts it off.
     // A round of a session since replaced (newSession reset the backoff) sets no retry for the new one.
     const current = this.session.session?.sessionId === s.sessionId;
-    const retryIn = backsOff(reaction) && current ? this.runtimeBackoff() : null;
+    const retryIn = backsOff(reaction) && current ? this.runtimeQuiet.nextDelay() : null;
     this.session.logRefusal('runtime report', answer, reaction, retryIn);
     if (retryIn !== null) this.runtimeQuiet.retryIn(retryIn);
     else if (reaction === 'ack_first') {
@@ -319,25 +344,6 @@ export class ReportLoop {
     } else if (reaction === 'reregister') this.session.reregister(s.sessionId);
     else if (reaction === 'rate_limited') this.runtimeQuiet.for(this.quietFor(answer.retryAfterMs));
     else if (reaction === 'retry_slowly') this.runtimeQuiet.for(this.slowly());
-  }
-
-  /** The session's backoff (refusals.ts), its cap the report interval: never a report later than without. */
-  private runtimeBackoff(): number {
-    const { initialMs, maxMs } = this.settings.backoff;
-    const policy = {
-      initialMs: Math.min(initialMs, this.intervalMs),
-      maxMs: Math.min(maxMs, this.intervalMs),
-    };
-    return backoffDelay(this.runtimeQuiet.failures++, policy, (this.deps.random ?? Math.random)());
-  }
-
-  /** The session's backoff as registration and ACKs wait it: outcomes keep nothing alive. */
-  private outcomesBackoff(): number {
-    return backoffDelay(
-      this.outcomesQuiet.failures++,
-      this.settings.backoff,
-      (this.deps.random ?? Math.random)(),
-    );
   }
 
   /** How old an outcome may be when it goes out: outcomeMaxAgeMs, or 3 report intervals if longer. */
@@ -438,13 +444,13 @@ export class ReportLoop {
         outcomes: batch.outcomes,
       });
       if (answer.ok) {
-        this.outcomesQuiet.failures = 0;
+        this.outcomesQuiet.succeeded();
         this.batches.shift();
         continue;
       }
       const reaction = controlReaction(answer.status, answer.code);
       const current = this.session.session?.sessionId === s.sessionId;
-      const retryIn = backsOff(reaction) && current ? this.outcomesBackoff() : null;
+      const retryIn = backsOff(reaction) && current ? this.outcomesQuiet.nextDelay() : null;
       this.session.logRefusal('outcomes', answer, reaction, retryIn);
       if (reaction === 'split' && batch.outcomes.length > 1) {
         const half = Math.ceil(batch.outcomes.length / 2);
