@@ -193,19 +193,18 @@ export async function fetchThrough(
     stickyValue: (key: StickyKey) => ('header' in key ? lower.get(key.header) : user || undefined),
   };
   // A redial's proxy was picked before the guard ran again, and a look-up may have outlasted its use:
-  // past usableUntil, revoked or filled meanwhile, another is picked (never the one that failed). Both are
-  // taken as the current snapshot has them: a swap compiles new entries (sharing each proxy's counters by
-  // name), so the old objects would neither be the one `pick` avoids nor, for a proxy the swap dropped,
-  // carry counters any runtime report includes — a slot reserved on those is in use unseen, and the
+  // past usableUntil, revoked or filled meanwhile, another is picked (never the one that failed, which
+  // `pick` avoids by name). The one kept is taken as the current snapshot has it: a swap compiles new
+  // entries (sharing each proxy's counters by name), so the old object, for a proxy the swap dropped,
+  // would carry counters no runtime report includes — a slot reserved on those is in use unseen, and the
   // controller may give the proxy to another worker.
   const now = Date.now();
   const snap = deps.worker.snapshot();
   const kept = redial && snap?.upstreams.get(redial.upstream.name);
-  const failed = redial && (snap?.upstreams.get(redial.failed.name) ?? redial.failed);
   const picked =
     redial && kept && kept.name !== redial.failed.name && isUsable(kept, now)
       ? ({ kind: 'ok', route: redial.route, upstream: kept } as const)
-      : deps.worker.pick(host, now, sticky, failed);
+      : deps.worker.pick(host, now, sticky, redial?.failed);
   if (picked.kind === 'no_upstream') return { ...fail(503, picked.kind), route: picked.route.name };
   if (picked.kind !== 'ok') return fail(503, picked.kind);
   const { upstream: u, route } = picked;
@@ -217,11 +216,9 @@ export async function fetchThrough(
    */
   const again = (): Promise<FetchResult> | null => {
     if (redial || caller.gone || deps.worker.refusalAfterLookup() !== null) return null;
-    // Avoided as the current snapshot has it (as the proxy listener's redial): a swap during the dial
-    // compiled a new entry for the proxy, and `pick` avoids by identity — the old object let the dead proxy
-    // be picked again (for certain on a sticky route), the one redial spent on it.
-    const avoid = deps.worker.snapshot()?.upstreams.get(u.name) ?? u;
-    const other = deps.worker.pick(host, Date.now(), sticky, avoid);
+    // Avoided by name (pick.ts): a swap during the dial compiled a new entry for the proxy, which must stay
+    // out too (for certain on a sticky route), or the one redial is spent on the dead proxy again.
+    const other = deps.worker.pick(host, Date.now(), sticky, u);
     if (other.kind !== 'ok') return null;
     deps.recorder.redialed('fetch');
     outcome('DIAL', false);

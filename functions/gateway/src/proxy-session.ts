@@ -321,14 +321,9 @@ export class ProxySession implements ForwardOwner {
     if (this.redialed || !failed || (this.fwd !== null && this.hadBody)) return false;
     const worker = this.ctx.worker;
     if (worker.refusalAfterLookup() !== null) return false;
-    // Avoided as the current snapshot has it: a swap since the first pick compiled a new entry for the
-    // proxy, and `pick` avoids by identity, so the old object would let the dead proxy be picked again.
-    const picked = worker.pick(
-      this.host,
-      Date.now(),
-      this,
-      worker.snapshot()?.upstreams.get(failed.name) ?? failed,
-    );
+    // Avoided by name (pick.ts): a swap since the first pick compiled a new entry for the proxy, which
+    // must stay out too.
+    const picked = worker.pick(this.host, Date.now(), this, failed);
     if (picked.kind !== 'ok') return false;
     this.redialed = true;
     this.ctx.recorder.redialed('proxy');

@@ -164,15 +164,13 @@ describe('ProxySession on a proxy past its own hard expiry', () => {
 // dial compiles a new entry for the same proxy: avoiding the old object let the redial pick the dead proxy
 // again, and the one retry was spent on it (/v1/fetch's redial already looked it up by name).
 describe('ProxySession redialling after a refused dial', () => {
-  it('avoids the failed proxy as the current snapshot has it', () => {
-    const before = { name: 'p-1', live: { reserved: 1 } };
-    const now = { name: 'p-1', live: { reserved: 0 } };
+  it('asks pick to avoid the proxy that failed (pick matches it by name: pick.unit.test.ts)', () => {
+    const failed = { name: 'p-1', live: { reserved: 1 } };
     const avoided: unknown[] = [];
     const ctx = {
       opts: { headerTimeoutMs: 10_000, lingerMs: 1_000 },
       worker: {
         refusalAfterLookup: () => null,
-        snapshot: () => ({ upstreams: new Map([['p-1', now]]) }),
         pick: (_host: string, _at: number, _sticky: unknown, avoid: unknown) => {
           avoided.push(avoid);
           return { kind: 'none' };
@@ -180,10 +178,9 @@ describe('ProxySession redialling after a refused dial', () => {
       },
     } as unknown as ProxyContext;
     const s = new ProxySession({} as unknown as Owned, ctx, 0);
-    Object.assign(s, { upstream: before, host: 'example.com' });
+    Object.assign(s, { upstream: failed, host: 'example.com' });
     expect((s as unknown as { redial: () => boolean }).redial()).toBe(false);
-    expect(avoided).toHaveLength(1);
-    expect(avoided[0]).toBe(now);
+    expect(avoided).toEqual([failed]);
   });
 });
 

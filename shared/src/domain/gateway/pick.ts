@@ -3,13 +3,18 @@
 // is usable (below). Sticky keys live in a bounded LRU table keyed by route and key; a sticky proxy that
 // became unusable is replaced, not waited for; one that became SUSPECT stays while usable (pickSticky).
 // `avoid`: a proxy this request has just failed to reach (a refused dial: it sent nothing), never picked
-// again for it; a sticky key pinned to it moves, as off any proxy that has become unusable.
+// again for it; a sticky key pinned to it moves, as off any proxy that has become unusable. Matched by
+// name, not by object: a snapshot swapped in since the failed pick compiled new entries for the same
+// proxies, and the old entry must still keep its proxy out.
 import type { CompiledRoute, Upstream } from './routing.js';
 
 export const isUsable = <A>(u: Upstream<A>, nowMs: number): boolean =>
   !u.live.revoked && nowMs < u.usableUntilMs && u.live.active + u.live.reserved < u.capacity;
 
 type Tier = 'sound' | 'suspect';
+
+const avoided = <A>(u: Upstream<A>, avoid: Upstream<A> | undefined): boolean =>
+  avoid !== undefined && u.name === avoid.name;
 
 const listOf = <A>(route: CompiledRoute<A>, tier: Tier): readonly Upstream<A>[] =>
   tier === 'sound' ? route.sound : route.suspect;
@@ -41,7 +46,7 @@ function leastActiveIn<A>(
   for (let i = 0; i < n; i++) {
     const u = c[(start + i) % n]!;
     const load = u.live.active + u.live.reserved;
-    if (load < bestLoad && u !== avoid && isUsable(u, nowMs)) {
+    if (load < bestLoad && !avoided(u, avoid) && isUsable(u, nowMs)) {
       best = u;
       bestLoad = load;
       if (load === 0) break;
@@ -60,7 +65,7 @@ function roundRobinIn<A>(
   const n = c.length;
   for (let i = 0; i < n; i++) {
     const u = c[advance(route, tier, n)]!;
-    if (u !== avoid && isUsable(u, nowMs)) return u;
+    if (!avoided(u, avoid) && isUsable(u, nowMs)) return u;
   }
   return undefined;
 }
@@ -124,7 +129,7 @@ export function pickSticky<A>(
   // A key pinned to a proxy that has turned SUSPECT stays on it while it is usable: moving a crawler's
   // session changes its exit IP mid-session, which costs more than a proxy that has only started failing
   // (an UNHEALTHY one leaves the snapshot and the key moves then). A new key prefers a sound proxy.
-  if (u && u !== avoid && isUsable(u, nowMs)) return u;
+  if (u && !avoided(u, avoid) && isUsable(u, nowMs)) return u;
   const fresh = pickLeastActive(route, nowMs, avoid);
   if (fresh) table.set(tableKey, fresh.name);
   return fresh;

@@ -220,6 +220,19 @@ describe('policies', () => {
     },
   );
 
+  it.each(['least-active', 'round-robin', 'sticky'] as const)(
+    '%s avoids the failed proxy by name: its entry from before a snapshot swap keeps the new one out too',
+    (policy) => {
+      const before = table(policy, [up('a'), up('b')], { stickyKey: { header: 'x-session' } });
+      const r = table(policy, [up('a'), up('b')], { stickyKey: { header: 'x-session' } }); // the swap
+      const t = new StickyTable(10);
+      const old = before.sound.find((u) => u.name === 'a')!;
+      r.sound.find((u) => u.name === 'b')!.live.active = 3;
+      if (policy === 'sticky') t.set(`${r.name}\nk`, 'a');
+      for (let i = 0; i < 4; i++) expect(pickUpstream(r, NOW, 'k', t, old)?.name).toBe('b');
+    },
+  );
+
   it('a sticky key pinned to a proxy it failed to dial moves with the redial, as off an unusable proxy', () => {
     const r = table('sticky', [up('a'), up('b')], { stickyKey: { header: 'x-session' } });
     const t = new StickyTable(10);
