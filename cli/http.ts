@@ -5,7 +5,12 @@
 // lost answer.
 
 import { BEARER_TOKEN } from '../shared/src/domain/bearer-token.js';
-import { retryAfterMs } from '../shared/src/domain/retry-after.js';
+import {
+  LOST_ANSWER_RETRIES,
+  LOST_ANSWER_STATUSES,
+  LOST_ANSWER_WAIT_MS,
+  retryAfterMs,
+} from '../shared/src/domain/retry-after.js';
 import { type ResolvedToken, type Role, resolveToken, type TokenSources } from './config.js';
 import { ApiCallError, BadResponseError, InputError, UnreachableError } from './errors.js';
 
@@ -35,10 +40,6 @@ export interface CallOptions {
    */
   idempotent?: boolean;
 }
-
-/** Retries of a lost answer of an idempotent request (the typed client's count). */
-const LOST_ANSWER_RETRIES = 2;
-const LOST_ANSWER_STATUSES = new Set([500, 502, 504]);
 
 export class ApiClient {
   private readonly resolved = new Map<Role, ResolvedToken>();
@@ -82,7 +83,7 @@ export class ApiClient {
     const lostAgain = async () => {
       if (!idempotent || lostAnswers >= LOST_ANSWER_RETRIES) return false;
       lostAnswers++;
-      await new Promise((r) => setTimeout(r, 1000));
+      await new Promise((r) => setTimeout(r, LOST_ANSWER_WAIT_MS));
       return true;
     };
     for (let attempt = 0; ; attempt++) {

@@ -5,7 +5,7 @@
 // so a client never keeps alive a connection on which the gateway would drop its next request. Only the
 // heads are rewritten: the body, framed by the target (Content-Length, chunked, close-delimited), is
 // relayed byte for byte.
-import { HEAD_END, statusOf } from './head.js';
+import { HEAD_END, statusOf, trimOws } from './head.js';
 import { clientResponseHead } from './response-head.js';
 
 export interface PinnedHeads {
@@ -26,19 +26,6 @@ const CR_OR_LF = /[\r\n]/;
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const BARE_END = Buffer.from('\n\n');
 
-/**
- * A field value without its leading and trailing SP / HTAB (RFC 9110 §5.5's OWS; not String#trim, which
- * also takes VT, FF and NBSP). A loop, not `/^[ \t]+|[ \t]+$/g`: that regex backtracks from every space
- * of a run not at the end, so a target's 60,000-space value held the event loop for seconds.
- */
-function trimOws(s: string): string {
-  let a = 0;
-  let b = s.length;
-  while (a < b && (s.charCodeAt(a) === 32 || s.charCodeAt(a) === 9)) a++;
-  while (b > a && (s.charCodeAt(b - 1) === 32 || s.charCodeAt(b - 1) === 9)) b--;
-  return s.slice(a, b);
-}
-
 /** The flat [name, value, …] list of a head's field lines, or null for anything but plain fields. */
 function fields(lines: readonly string[]): string[] | null {
   const raw: string[] = [];
@@ -48,7 +35,7 @@ function fields(lines: readonly string[]): string[] | null {
     if (colon <= 0 || CR_OR_LF.test(line)) return null;
     const name = line.slice(0, colon);
     if (!TOKEN.test(name)) return null; // obs-fold (a leading SP/HTAB) included
-    raw.push(name, trimOws(line.slice(colon + 1)));
+    raw.push(name, trimOws(line, colon + 1));
   }
   return raw;
 }

@@ -74,10 +74,10 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
     outcomeBatches: 0,
     passiveSignals: 0,
   };
-  let view: ProxyView | undefined;
+  // Followed for the run, and stopped at its end however it ends.
+  let fleet: ProxyView | undefined;
   try {
-    const fleet = await deps.proxies.watchAll();
-    view = fleet;
+    fleet = await deps.proxies.watchAll();
     const { proxies: all, skipped } = fleet.current();
     summary.proxies = all.length;
     if (skipped.length > 0) {
@@ -127,7 +127,6 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
       if (wakeAt === null || wakeAt.getTime() > deadline) break;
       await deps.sleep(Math.max(0, wakeAt.getTime() - deps.clock.now().getTime()));
     }
-    fleet.stop();
     await deps.jobs.finish(ProbeJob, {
       startedAt,
       finishedAt: deps.clock.now(),
@@ -139,7 +138,6 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
     deps.log.info('probe run finished', { ...summary });
     return summary;
   } catch (err) {
-    view?.stop();
     await deps.jobs.finish(ProbeJob, {
       startedAt,
       finishedAt: deps.clock.now(),
@@ -151,6 +149,8 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
       windowStart: from,
     });
     throw err;
+  } finally {
+    fleet?.stop();
   }
 }
 

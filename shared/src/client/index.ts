@@ -15,7 +15,12 @@ import {
   refusesPaging,
 } from '../domain/leases/wire.js';
 import type { ProxyProtocol } from '../domain/proxy.js';
-import { retryAfterMs } from '../domain/retry-after.js';
+import {
+  LOST_ANSWER_RETRIES,
+  LOST_ANSWER_STATUSES,
+  LOST_ANSWER_WAIT_MS,
+  retryAfterMs,
+} from '../domain/retry-after.js';
 
 export type { LeaseResult } from '../domain/leases/model.js';
 export type {
@@ -252,7 +257,7 @@ export class LeaseClient {
     const headers: Record<string, string> = { ...own, accept: 'application/json' };
     if (this.token) headers.authorization = `Bearer ${this.token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const retries = this.opts.retries ?? 2;
+    const retries = this.opts.retries ?? LOST_ANSWER_RETRIES;
     for (let attempt = 0; ; attempt++) {
       let res: Response;
       let text: string;
@@ -267,7 +272,7 @@ export class LeaseClient {
       } catch (err) {
         // No answer (a timeout, a reset, the body cut off): the request may have been served all the same.
         if (!repeatable || attempt >= retries) throw err;
-        await new Promise((r) => setTimeout(r, 1000));
+        await new Promise((r) => setTimeout(r, LOST_ANSWER_WAIT_MS));
         continue;
       }
       const json = parseBody(text);
@@ -275,8 +280,8 @@ export class LeaseClient {
         if (json === NOT_JSON) throw new LeaseApiError(res.status, 'bad_response', withoutUserinfo(text));
         return json;
       }
-      if (repeatable && LOST_ANSWER.has(res.status) && attempt < retries) {
-        await new Promise((r) => setTimeout(r, 1000));
+      if (repeatable && LOST_ANSWER_STATUSES.has(res.status) && attempt < retries) {
+        await new Promise((r) => setTimeout(r, LOST_ANSWER_WAIT_MS));
         continue;
       }
       const asked = retryAfterMs(res.headers.get('retry-after'), Date.now());
@@ -330,12 +335,6 @@ function pagingUnknown(err: unknown): boolean {
 const NOT_JSON = Symbol('not JSON');
 /** The longest Retry-After a call waits out before sending again (the CLI's too). */
 const MAX_RETRY_WAIT_MS = 5000;
-
-/**
- * Answers that do not say whether the request was served (an internal error after a commit, the front
- * end's 502 for an instance that died mid-request, its 504 for one that took too long).
- */
-const LOST_ANSWER = new Set([500, 502, 504]);
 
 /** In a body that is not JSON (cut short, say), the service's own spelling of the field. */
 const RAW_LEASE_ID = /"leaseId"\s*:\s*"([A-Za-z0-9_-]{1,128})"/;
