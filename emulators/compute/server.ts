@@ -5,6 +5,7 @@
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
+import { listenOn } from '../../shared/src/adapters/listen.js';
 import { ComputeAdmin } from './admin.js';
 import { handleAdminRequest } from './admin-router.js';
 import { handleApiRequest } from './api-handler.js';
@@ -35,6 +36,12 @@ export async function startComputeEmulator(opts: ComputeEmulatorOptions = {}): P
   if (!opts.log && opts.logDir) {
     mkdirSync(opts.logDir, { recursive: true });
     const file = createWriteStream(join(opts.logDir, 'compute-emulator.log'), { flags: 'a' });
+    // A disk full or a file gone costs the log's lines, never the emulator (unhandled, it would end it).
+    file.on('error', (err) => {
+      if (logFile === file)
+        process.stderr.write(`compute emulator log file failed, lines dropped: ${err.message}\n`);
+      logFile = null;
+    });
     logFile = file;
   }
   const state = createState({
@@ -70,15 +77,9 @@ export async function startComputeEmulator(opts: ComputeEmulatorOptions = {}): P
     socket.destroy();
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
+  const port = await listenOn(server, opts.port ?? 0, host, (err) =>
+    state.log('ERROR', 'compute emulator listener error', { error: err.message }),
+  );
   const display = host.includes(':') ? `[${host}]` : host;
   state.log('INFO', 'compute emulator listening', { url: `http://${display}:${port}`, zones: state.zones });
 

@@ -5,7 +5,8 @@
 // crawler fetching https:// pages does — can be tried by hand too.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { listenOn } from '../../shared/src/adapters/listen.js';
+import { jsonLineLog } from '../compute/log.js';
 
 export interface DemoTarget {
   url: string;
@@ -81,15 +82,13 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
   res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(body);
 }
 
+const log = jsonLineLog('demo-target', (line) => process.stderr.write(line));
+
 function listen(server: Server, host: string, port: number): Promise<number> {
   server.keepAliveTimeout = 2000;
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ host, port }, () => {
-      server.off('error', reject);
-      resolve((server.address() as AddressInfo).port);
-    });
-  });
+  return listenOn(server, port, host, (err) =>
+    log('ERROR', 'demo target listener error', { error: err.message }),
+  );
 }
 
 const close = (server: Server) =>

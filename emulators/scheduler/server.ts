@@ -2,8 +2,11 @@
 // pause, resume), served from the LocalScheduler on the firebase.json `scheduler` port. Jobs come from
 // shared/topology/schedules.json (Terraform owns them on GCP), so create/update/delete are UNIMPLEMENTED.
 // Errors use Google's error shape, not the house `{error: code}`, because the client parses them.
-import { serve } from '@hono/node-server';
+import type { Server } from 'node:net';
+import { createAdaptorServer } from '@hono/node-server';
 import { type Context, Hono } from 'hono';
+import { listenOn } from '../../shared/src/adapters/listen.js';
+import { jsonLineLog } from '../compute/log.js';
 import { SchedulerError } from './errors.js';
 import type { LocalScheduler } from './local-scheduler.js';
 import { type GoogleErrorKind, googleError, type ResourceContext, toRestJob } from './rest-shapes.js';
@@ -73,28 +76,29 @@ export function createSchedulerApp(scheduler: LocalScheduler, opts: SchedulerApp
   return app;
 }
 
+const log = jsonLineLog('scheduler-emulator', (line) => process.stderr.write(line));
+
 export interface SchedulerServer {
   url: string;
   stop(): Promise<void>;
 }
 
-export function startSchedulerServer(
+export async function startSchedulerServer(
   scheduler: LocalScheduler,
   opts: SchedulerAppOptions & { host: string; port: number },
 ): Promise<SchedulerServer> {
   const app = createSchedulerApp(scheduler, opts);
-  return new Promise((resolve, reject) => {
-    const server = serve({ fetch: app.fetch, hostname: opts.host, port: opts.port }, () =>
-      resolve({
-        url: `http://${opts.host}:${opts.port}`,
-        stop: () =>
-          new Promise<void>((done) => {
-            server.close(() => done());
-            // Keep-alive connections of a client would otherwise hold close() open.
-            (server as { closeAllConnections?: () => void }).closeAllConnections?.();
-          }),
+  const server = createAdaptorServer({ fetch: app.fetch });
+  await listenOn(server as Server, opts.port, opts.host, (err) =>
+    log('ERROR', 'scheduler emulator listener error', { error: err.message }),
+  );
+  return {
+    url: `http://${opts.host}:${opts.port}`,
+    stop: () =>
+      new Promise<void>((done) => {
+        server.close(() => done());
+        // Keep-alive connections of a client would otherwise hold close() open.
+        (server as { closeAllConnections?: () => void }).closeAllConnections?.();
       }),
-    );
-    server.once('error', reject);
-  });
+  };
 }

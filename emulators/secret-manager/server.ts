@@ -2,8 +2,8 @@
 // @google-cloud/secret-manager client through localClientOptions(), publishing Secret Manager's Pub/Sub
 // notifications with the real Pub/Sub client. Bad input gets Google's error shapes, never a crash.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { PubSub } from '@google-cloud/pubsub';
+import { listenOn } from '../../shared/src/adapters/listen.js';
 import { type Clock, systemClock } from '../../shared/src/ports/clock.js';
 import { adminError, adminRoute } from './admin.js';
 import { ApiError } from './api-error.js';
@@ -133,14 +133,9 @@ export async function startSecretManagerEmulator(
   });
   server.keepAliveTimeout = 5_000;
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
+  const port = await listenOn(server, opts.port ?? 0, host, (err) =>
+    log('ERROR', 'secret manager emulator listener error', { error: err.message }),
+  );
   log('INFO', `secret manager emulator listening on ${host}:${port}`, { pubsub: Boolean(opts.pubsub) });
 
   return {

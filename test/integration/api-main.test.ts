@@ -3,6 +3,7 @@
 // refusal without credentials or with a malformed setting, the loud local mode, MANAGED_PROXY_PORTS reaching
 // the admin routes, create → Firestore document + reconcile request, and the fleet-by-phase gauge.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { connect } from 'node:net';
 import { Firestore } from '@google-cloud/firestore';
 import { PubSub } from '@google-cloud/pubsub';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -180,5 +181,24 @@ describe('functions/api/src/main.ts', () => {
       await pubsub.close();
       await db.terminate();
     }
+  });
+
+  it('a second SIGTERM while requests are still in flight is only logged: the stop finishes and exits 0', async () => {
+    const s = await start({ GOOGLE_CLOUD_PROJECT: testProjectId('demo-apimain') });
+    await waitForHttp(`${s.url}/healthz`, { timeoutMs: 30_000 });
+    // A request whose head is still arriving: the stop waits for it, up to its grace.
+    const slow = connect({ host: '127.0.0.1', port: Number(new URL(s.url).port) });
+    slow.on('error', () => {});
+    await new Promise<void>((resolve) => slow.once('connect', () => resolve()));
+    slow.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
+    const stopping = () => s.lines.some((l) => l.message === 'api stopping (SIGTERM)');
+    s.child.kill('SIGTERM');
+    for (let i = 0; i < 100 && !stopping(); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(stopping()).toBe(true);
+    s.child.kill('SIGTERM');
+    expect(await s.stop()).toBe(0);
+    expect(s.child.signalCode).toBeNull();
+    expect(s.lines).toContainEqual(expect.objectContaining({ message: 'api already stopping (SIGTERM)' }));
+    slow.destroy();
   });
 });

@@ -1,4 +1,5 @@
 // Entry point of the Cloud Run service: config from the environment → adapters → server. Wiring only.
+import { withDeadline } from '../../../shared/src/adapters/deadline.js';
 import { jsonLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { AuthConfigError } from './auth/authenticator.js';
 import { type ApiConfig, loadApiConfig } from './config.js';
@@ -36,16 +37,33 @@ log.info(`api listening on ${server.url}`, { version: config.version, auth: wire
 
 /** How long a stopping API lets requests in flight finish before it drops them. */
 const SHUTDOWN_GRACE_MS = 4_000;
+/** How long its clients (Pub/Sub, Secret Manager, Scheduler) get to close after that: inside Cloud Run's 10 s. */
+const CLOSE_BOUND_MS = 3_000;
 let stopping = false;
 const shutdown = async (signal: string) => {
-  if (stopping) return;
+  if (stopping) {
+    log.info(`api already stopping (${signal})`);
+    return;
+  }
   stopping = true;
   log.info(`api stopping (${signal})`);
-  // In-flight requests finish (a grant already committed reaches its crawler); Cloud Run allows 10 s
-  // after SIGTERM, `npm start` 5 s.
-  await server.shutdown(SHUTDOWN_GRACE_MS);
-  await wired.close();
-  process.exit(0);
+  let code = 0;
+  try {
+    // In-flight requests finish (a grant already committed reaches its crawler); Cloud Run allows 10 s
+    // after SIGTERM, `npm start` 5 s.
+    await server.shutdown(SHUTDOWN_GRACE_MS);
+    await withDeadline(
+      wired.close(),
+      CLOSE_BOUND_MS,
+      () => new Error(`clients not closed in ${CLOSE_BOUND_MS} ms`),
+    );
+  } catch (err) {
+    log.error('api shutdown failed', { error: err instanceof Error ? err.message : String(err) });
+    code = 1;
+  }
+  process.exit(code);
 };
-process.once('SIGTERM', () => void shutdown('SIGTERM'));
-process.once('SIGINT', () => void shutdown('SIGINT'));
+// `on`, not `once`: a second signal while stopping is only logged, never Node's default (an exit at once,
+// the requests in flight and the clients' close cut short).
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));

@@ -2,8 +2,9 @@
 // (port 0 picks a free port). close() drops every connection at once so that tests end promptly;
 // shutdown() is main.ts's graceful stop on SIGTERM.
 import type { ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { type ServerType, serve } from '@hono/node-server';
+import type { Server } from 'node:net';
+import { createAdaptorServer, type ServerType } from '@hono/node-server';
+import { listenOn } from '../../../shared/src/adapters/listen.js';
 import { type ApiDeps, createApp } from './app.js';
 
 export interface ApiServer {
@@ -30,57 +31,52 @@ export interface StartApiServerOptions {
   deps: ApiDeps;
 }
 
-export function startApiServer({
+export async function startApiServer({
   port = 0,
   host = '127.0.0.1',
   deps,
 }: StartApiServerOptions): Promise<ApiServer> {
   const app = createApp(deps);
-  return new Promise((resolve, reject) => {
-    let server: Closable;
-    const onError = (err: Error) => reject(err);
-    // The responses in flight, so that a shutdown can ask each to close its connection once answered.
-    const inFlight = new Set<ServerResponse>();
-    let stopping = false;
-    server = serve({ fetch: app.fetch, port, hostname: host }, () => {
-      server.off('error', onError);
-      // Longer than any client's idle keep-alive (undici: 4 s) and Google's front end (600 s is theirs,
-      // 65 s is the usual advice behind a load balancer): the server never closes an idle socket in the
-      // instant a client reuses it, which surfaces as UND_ERR_SOCKET under load.
-      const http = server as { keepAliveTimeout?: number; headersTimeout?: number };
-      http.keepAliveTimeout = 65_000;
-      http.headersTimeout = 66_000;
-      const actual = (server.address() as AddressInfo).port;
-      const shownHost = host.includes(':') ? `[${host}]` : host;
-      resolve({
-        url: `http://${shownHost === '0.0.0.0' ? '127.0.0.1' : shownHost}:${actual}`,
-        port: actual,
-        close: () =>
-          new Promise<void>((done) => {
-            server.close(() => done());
-            server.closeAllConnections?.();
-          }),
-        shutdown: (graceMs) =>
-          new Promise<void>((done) => {
-            stopping = true;
-            for (const res of inFlight) endAfterAnswer(res);
-            const drop = setTimeout(() => server.closeAllConnections?.(), graceMs);
-            server.close(() => {
-              clearTimeout(drop);
-              done();
-            });
-            server.closeIdleConnections?.();
-          }),
-      });
-    });
-    server.on('request', (_req, res: ServerResponse) => {
-      // A request that arrives on a kept-alive connection while stopping is answered, then closes it.
-      if (stopping) endAfterAnswer(res);
-      inFlight.add(res);
-      res.once('close', () => inFlight.delete(res));
-    });
-    server.once('error', onError);
+  const server = createAdaptorServer({ fetch: app.fetch }) as Closable;
+  // Longer than any client's idle keep-alive (undici: 4 s) and Google's front end (600 s is theirs, 65 s is
+  // the usual advice behind a load balancer): the server never closes an idle socket in the instant a
+  // client reuses it, which surfaces as UND_ERR_SOCKET under load.
+  const http = server as { keepAliveTimeout?: number; headersTimeout?: number };
+  http.keepAliveTimeout = 65_000;
+  http.headersTimeout = 66_000;
+  // The responses in flight, so that a shutdown can ask each to close its connection once answered.
+  const inFlight = new Set<ServerResponse>();
+  let stopping = false;
+  server.on('request', (_req, res: ServerResponse) => {
+    // A request that arrives on a kept-alive connection while stopping is answered, then closes it.
+    if (stopping) endAfterAnswer(res);
+    inFlight.add(res);
+    res.once('close', () => inFlight.delete(res));
   });
+  const actual = await listenOn(server as Server, port, host, (err) =>
+    deps.log.error('api listener error', { error: err.message }),
+  );
+  const shownHost = host.includes(':') ? `[${host}]` : host;
+  return {
+    url: `http://${shownHost === '0.0.0.0' ? '127.0.0.1' : shownHost}:${actual}`,
+    port: actual,
+    close: () =>
+      new Promise<void>((done) => {
+        server.close(() => done());
+        server.closeAllConnections?.();
+      }),
+    shutdown: (graceMs) =>
+      new Promise<void>((done) => {
+        stopping = true;
+        for (const res of inFlight) endAfterAnswer(res);
+        const drop = setTimeout(() => server.closeAllConnections?.(), graceMs);
+        server.close(() => {
+          clearTimeout(drop);
+          done();
+        });
+        server.closeIdleConnections?.();
+      }),
+  };
 }
 
 /**
