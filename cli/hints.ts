@@ -71,7 +71,19 @@ const HINTS: Record<string, Hint> = {
   stored_routing_invalid: (b) =>
     `the stored routing (revision ${num(b.revision)}) no longer fits the route schema (edited by hand?): the gateways are sent the last routing published before it until \`proxyplane routing apply -f FILE\` replaces it`,
   conflict: () => 'someone else kept changing the same thing: run the command again',
-  payload_too_large: () => 'the request is over 64 KiB',
+  // The limit is the route's (256 KiB for routing, 1 KiB for a reclaim, MAX_BODY_BYTES elsewhere): the
+  // API's message names it in bytes.
+  payload_too_large: (b) => {
+    const bytes = /limited to (\d+) bytes/.exec(typeof b.message === 'string' ? b.message : '')?.[1];
+    return bytes
+      ? `the request is over the API's limit here, ${kib(Number(bytes))}`
+      : "the request is over the API's body limit";
+  },
+  // A bug on the service's side: its log line (with the stack) carries this request id.
+  internal: (b) =>
+    typeof b.requestId === 'string' && b.requestId
+      ? `the API failed on its side; its logs have the details under requestId ${b.requestId}`
+      : 'the API failed on its side; its logs have the details',
   // The API says what could not be done (Cloud Scheduler, Google's signing keys, a proxy's credentials in
   // Secret Manager): a person needs that more than a generic line.
   unavailable: (b) =>
@@ -99,6 +111,7 @@ const HINTS: Record<string, Hint> = {
 };
 
 const num = (v: unknown) => (typeof v === 'number' ? v : '?');
+const kib = (bytes: number) => (bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`);
 const ports = (v: unknown) =>
   Array.isArray(v) && v.length > 0 ? v.map((p) => `tcp:${num(p)}`).join(', ') : 'some ports';
 // A 409 over cooldowns says when the first is leasable again (older services do not).

@@ -10,6 +10,33 @@ describe('describeFailure', () => {
       /^error: not_found — no such proxy/,
     ],
     [new ApiCallError(404, 'not_found', { error: 'not_found' }, '/v1/jobs'), 1, /no route \/v1\/jobs/],
+    // The request id is what finds the failure's log line (and its stack) on the service's side.
+    [
+      new ApiCallError(
+        500,
+        'internal',
+        { error: 'internal', message: 'internal error', requestId: 'r-4f2a9c' },
+        '/v1/proxies/x',
+      ),
+      1,
+      /^error: internal — the API failed on its side; its logs have the details under requestId r-4f2a9c$/,
+    ],
+    // The route's own limit, as the API's message gives it: routing takes 256 KiB, not the default 64.
+    [
+      new ApiCallError(
+        413,
+        'payload_too_large',
+        { error: 'payload_too_large', message: 'request bodies here are limited to 262144 bytes' },
+        '/v1/gateway/routing',
+      ),
+      1,
+      /^error: payload_too_large — the request is over the API's limit here, 256 KiB$/,
+    ],
+    [
+      new ApiCallError(413, 'payload_too_large', { error: 'payload_too_large' }, '/v1/proxies'),
+      1,
+      /^error: payload_too_large — the request is over the API's body limit$/,
+    ],
     [
       new ApiCallError(401, 'unauthenticated', {}, '/v1/proxies'),
       1,

@@ -58,6 +58,9 @@ export const registerRoute = createRoute({
     ),
     ...withBody('4 KiB'),
     ...common,
+    500: error(
+      "internal (with requestId): the worker's subscription exists with another filter, or is left on a deleted topic — an operator deletes it (docs/gateway-control-plane.md § Snapshots on Pub/Sub)",
+    ),
   },
 });
 
