@@ -54,6 +54,17 @@ locals {
     health_latency    = { collection = local.collections.health, field = "latencyHistory" }   # sparkline samples
     passive_tracked   = { collection = local.collections.cursors, field = "tracked" }         # proxies with passive evidence
     lease_entries     = { collection = local.collections.lease_state, field = "entries" }     # ≤ capacity lease entries
+    # Timestamps that only grow, written at every grant, release or renewal and never queried: indexed,
+    # each would hold its collection to Firestore's 500 writes a second for sequential indexed values
+    # (https://cloud.google.com/firestore/docs/best-practices).
+    # leases.endsAt stays indexed: the active-lease count ranges on it (docs/operations.md § Firestore write
+    # limits).
+    lease_granted_at    = { collection = local.collections.leases, field = "grantedAt" }
+    lease_expires_at    = { collection = local.collections.leases, field = "expiresAt" }
+    lease_released_at   = { collection = local.collections.leases, field = "releasedAt" }
+    lease_state_updated = { collection = local.collections.lease_state, field = "updatedAt" }
+    lease_key_created   = { collection = local.collections.lease_keys, field = "createdAt" }
+    cooldown_reported   = { collection = local.collections.cooldowns, field = "reportedAt" }
   }
 
   # Composite indexes for queries that filter on one field and range or order on another. The code's
@@ -91,8 +102,10 @@ resource "google_firestore_field" "ttl" {
   collection = each.value.collection
   field      = each.value.field
 
-  # No index_config block: the field keeps its automatic single-field indexes (an empty block would
-  # drop them, and expiry range queries need them).
+  # No index on a TTL field: no query reads expireAt (every read compares expiry against the clock), and
+  # an expiry time only grows, which held an indexed collection to 500 writes a second (Firestore's TTL
+  # guidance: https://cloud.google.com/firestore/docs/ttl).
+  index_config {}
   ttl_config {}
 }
 

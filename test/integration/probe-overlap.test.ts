@@ -61,7 +61,7 @@ describe('overlapping probe passes: no update overwrites another', () => {
     const current = await workers.get('gw-1');
     const sequence = record.session.outcomeSequence + 1;
     record = { ...record, session: { ...record.session, outcomeSequence: sequence } };
-    await workers.putWithOutcomes(record, current!.token, {
+    await workers.putOutcomeSequence('gw-1', sequence, current!.token, {
       workerId: 'gw-1',
       sessionId: record.session.sessionId,
       sequence,

@@ -79,17 +79,13 @@ describe('a passive commit never exceeds 500 writes, however many states one bat
       ...failing.map((p) => outcome(p.name, false)),
       ...passing.map((p) => outcome(p.name, true)),
     ];
-    await workers.putWithOutcomes(
-      { ...rec, session: { ...rec.session, outcomeSequence: 1 } },
-      current!.token,
-      {
-        workerId: 'gw-1',
-        sessionId: rec.session.sessionId,
-        sequence: 1,
-        receivedAt: new Date(),
-        tallies: tallyOutcomes(outcomes, () => true).tallies,
-      },
-    );
+    await workers.putOutcomeSequence('gw-1', 1, current!.token, {
+      workerId: 'gw-1',
+      sessionId: rec.session.sessionId,
+      sequence: 1,
+      receivedAt: new Date(),
+      tallies: tallyOutcomes(outcomes, () => true).tallies,
+    });
 
     log = memoryLogger();
     const published: ReconcileRequest[] = [];

@@ -51,7 +51,7 @@ describe('gateway outcomes feed the health reducer as passive signals', () => {
     const current = await workers.get('gw-1');
     const sequence = record.session.outcomeSequence + 1;
     record = { ...record, session: { ...record.session, outcomeSequence: sequence } };
-    await workers.putWithOutcomes(record, current!.token, {
+    await workers.putOutcomeSequence('gw-1', sequence, current!.token, {
       workerId: 'gw-1',
       sessionId: record.session.sessionId,
       sequence,

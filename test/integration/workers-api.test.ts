@@ -197,10 +197,14 @@ describe('snapshots, ACK and runtime reports', () => {
       { proxy: 'ap-0', stage: 'QUIC_HANDSHAKE', ok: false, latencyMs: 1, target: 'example.com:443' },
       { proxy: 'not-mine', stage: 'DIAL', ok: false, latencyMs: 1, target: 'example.com:443' },
     ];
+    const worker = () => plane.firestore.collection('workers').doc('gw-1').get();
+    const before = (await worker()).data()!;
     expect(await w.outcomes(outcomes, 5)).toMatchObject({
       status: 200,
       body: { acceptedSequence: 5, duplicate: false, recorded: 2, ignored: 2 },
     });
+    // The batch moves the session's outcome sequence and nothing else of the worker's document.
+    expect((await worker()).data()).toEqual({ ...before, outcomeSequence: 5 });
     expect(await w.outcomes(outcomes, 5)).toMatchObject({
       status: 200,
       body: { acceptedSequence: 5, duplicate: true },

@@ -260,8 +260,11 @@ describe('Firestore', () => {
     );
     // The local plane runs the same policies (the Firestore emulator has no TTL).
     expect(TTL_POLICIES.map((t) => `${t.collection}.${t.field}`).sort()).toEqual(resolveFields('ttl_fields'));
-    // A TTL field keeps its automatic indexes (no index_config block would drop them).
-    expect(resourceOf(tf, 'google_firestore_field', 'ttl').index_config).toBeUndefined();
+    // A TTL field has no index (an empty index_config block): an expiry time only grows, and an indexed
+    // one holds its collection to 500 writes a second; no query reads it.
+    expect(resourceOf(tf, 'google_firestore_field', 'ttl').index_config).toEqual([{}]);
+    const ttlFields = new Set(resolveFields('ttl_fields').map((f) => f.split('.')[1]));
+    for (const q of adapterQueryFields()) expect(ttlFields.has(q.split('.')[0]!), q).toBe(false);
     expect(resourceOf(tf, 'google_firestore_database', 'default')).toMatchObject({
       name: '(default)',
       type: 'FIRESTORE_NATIVE',
@@ -282,6 +285,14 @@ describe('Firestore', () => {
         // Up to a proxy's capacity (1,000) lease entries, rewritten at every grant and release: an index
         // entry each for a field only ever read by document id.
         `${Collections.leaseState}.entries`,
+        // Timestamps that only grow, written at every grant, release or renewal, never queried: indexed,
+        // each holds its collection to 500 writes a second (leases.endsAt is queried: it stays).
+        `${Collections.leases}.grantedAt`,
+        `${Collections.leases}.expiresAt`,
+        `${Collections.leases}.releasedAt`,
+        `${Collections.leaseState}.updatedAt`,
+        `${Collections.leaseKeys}.createdAt`,
+        `${Collections.cooldowns}.reportedAt`,
       ].sort(),
     );
     const exempt = resourceOf(tf, 'google_firestore_field', 'no_index');

@@ -37,8 +37,17 @@ export interface WorkerStore {
    * WorkerStoreError `conflict` when another write came first: re-read and decide again.
    */
   put(record: WorkerRecord, expected: string | null): Promise<void>;
-  /** put() and the outcome batch, atomically: the batch is recorded iff the sequence moved. */
-  putWithOutcomes(record: WorkerRecord, expected: string, batch: OutcomeBatchRecord): Promise<void>;
+  /**
+   * Moves the session's outcome sequence to `sequence` if the stored record is still at `expected`, with
+   * the outcome batch when there is one, atomically: the batch is recorded iff the sequence moved. Writes
+   * that one field: the last report (up to ~800 KB of counts) is not sent again with every batch.
+   */
+  putOutcomeSequence(
+    workerId: string,
+    sequence: number,
+    expected: string,
+    batch: OutcomeBatchRecord | null,
+  ): Promise<void>;
   /**
    * One page of every stored worker document (lapsed ones included, until retention deletes them:
    * domain/workers/retention.ts), in worker-id order after `after` (null: from the start): admin listings

@@ -136,18 +136,18 @@ export async function reportOutcomes(
     // failures — another worker's, or a crawler-only one no gateway owns.
     const relevant = await deps.names.relevant(workerId);
     const tally = tallyOutcomes(body.outcomes, (p) => relevant.has(p));
-    const next = { ...stored.value, session: { ...session, outcomeSequence: body.sequence } };
-    if (tally.tallies.size === 0) await deps.workers.put(next, stored.token);
-    else {
-      await deps.workers.putWithOutcomes(next, stored.token, {
-        workerId,
-        sessionId: body.sessionId,
-        sequence: body.sequence,
-        // Only the TTL uses this clock: the stored receivedAt is the commit time (worker-outcome-store.ts).
-        receivedAt: deps.clock.now(),
-        tallies: tally.tallies,
-      });
-    }
+    const batch =
+      tally.tallies.size === 0
+        ? null
+        : {
+            workerId,
+            sessionId: body.sessionId,
+            sequence: body.sequence,
+            // Only the TTL uses this clock: the stored receivedAt is the commit time (worker-outcome-store.ts).
+            receivedAt: deps.clock.now(),
+            tallies: tally.tallies,
+          };
+    await deps.workers.putOutcomeSequence(workerId, body.sequence, stored.token, batch);
     return {
       acceptedSequence: body.sequence,
       duplicate: false,

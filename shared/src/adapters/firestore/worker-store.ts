@@ -45,19 +45,28 @@ export class FirestoreWorkerStore implements WorkerStore {
     }
   }
 
-  async putWithOutcomes(record: WorkerRecord, expected: string, batch: OutcomeBatchRecord): Promise<void> {
+  async putOutcomeSequence(
+    workerId: string,
+    sequence: number,
+    expected: string,
+    batch: OutcomeBatchRecord | null,
+  ): Promise<void> {
     const b = this.db.batch();
-    b.update(this.ref(record.session.workerId), workerToFirestore(record), {
-      lastUpdateTime: requireTimestamp(expected),
-    });
-    b.create(
-      this.db.collection(Collections.workerOutcomes).doc(outcomeBatchDocId(batch)),
-      outcomeBatchToFirestore(batch),
+    b.update(
+      this.ref(workerId),
+      { outcomeSequence: sequence },
+      { lastUpdateTime: requireTimestamp(expected) },
     );
+    if (batch) {
+      b.create(
+        this.db.collection(Collections.workerOutcomes).doc(outcomeBatchDocId(batch)),
+        outcomeBatchToFirestore(batch),
+      );
+    }
     try {
       await b.commit();
     } catch (err) {
-      throw workerStoreFailure(err, `record outcomes of ${record.session.workerId}`);
+      throw workerStoreFailure(err, `record outcomes of ${workerId}`);
     }
   }
 
