@@ -1459,9 +1459,12 @@ describe('POST /v1/leases/{id}/report', () => {
       status: 409,
       body: { inCooldown: 1 },
     });
-    expect((await acquire({ target: '[2001:db8::1]:443' })).status).toBe(201);
+    // A site is its host: the cooldown holds on its other ports, and the bare address, too.
+    for (const other of ['[2001:db8::1]:443', '[2001:db8::1]', '2001:db8::1'])
+      expect(await acquire({ target: other }), other).toMatchObject({ status: 409, body: { inCooldown: 1 } });
+    expect((await acquire({ target: '[2001:db8::2]:8443' })).status).toBe(201);
     const cooldowns = await db.collection(LEASE_COLLECTIONS.cooldowns).get();
-    expect(cooldowns.docs.map((d) => d.get('target'))).toEqual(['[2001:db8::1]:8443']);
+    expect(cooldowns.docs.map((d) => d.get('target'))).toEqual(['[2001:db8::1]']);
   });
 
   it("a host name's spellings (a URL's trailing dot, a port's leading zero) share one cooldown", async () => {
@@ -1473,12 +1476,11 @@ describe('POST /v1/leases/{id}/report', () => {
       target: 'shop.example:08443',
     });
     await call('DELETE', `/v1/leases/${res.body.leaseId}`);
-    expect(await acquire({ target: 'shop.example:8443' })).toMatchObject({
-      status: 409,
-      body: { inCooldown: 1 },
-    });
+    // A site is its host: whatever port a crawler names it with (a rate limit is on the proxy's address).
+    for (const other of ['shop.example:8443', 'shop.example:443', 'shop.example', 'SHOP.example.'])
+      expect(await acquire({ target: other }), other).toMatchObject({ status: 409, body: { inCooldown: 1 } });
     const cooldowns = await db.collection(LEASE_COLLECTIONS.cooldowns).get();
-    expect(cooldowns.docs.map((d) => d.get('target'))).toEqual(['shop.example:8443']);
+    expect(cooldowns.docs.map((d) => d.get('target'))).toEqual(['shop.example']);
   });
 
   it('a late report after expiry resolves inside the window (204) and not after it (404)', async () => {

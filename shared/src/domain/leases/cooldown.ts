@@ -1,12 +1,23 @@
 // Cooldowns (seed §7): a rate_limited or banned report keeps (proxy, target) out of selection for
 // CooldownWindow. The target falls back report → lease → global; a global cooldown keeps the proxy out
-// for every target. A cooldown is the proxy instance's (metadata.uid) the reported lease was granted on:
+// for every target. A target's cooldown is its host's: the port is not part of the site (cooldownSite). A cooldown is the proxy instance's (metadata.uid) the reported lease was granted on:
 // the site pushed back on that VM or endpoint, not on a proxy created again under its name (instance.ts).
 import { type ProxyInstance, sameInstance } from './instance.js';
 import { type Cooldown, GLOBAL_TARGET, type Lease, type LeaseResult, type LeaseSettings } from './model.js';
 
 export function cooldownTarget(reportTarget: string | undefined, leaseTarget: string | null): string {
-  return reportTarget ?? leaseTarget ?? GLOBAL_TARGET;
+  return cooldownSite(reportTarget ?? leaseTarget ?? GLOBAL_TARGET);
+}
+
+/**
+ * The site a cooldown holds for: a canonical target (target.ts) without its port. A site pushes back on
+ * the proxy's address whatever port it was reached on: "shop.example:443", "shop.example:8443" and
+ * "shop.example" are one site, and a cooldown reported under one spelling holds for every other.
+ */
+export function cooldownSite(target: string): string {
+  if (target.startsWith('[')) return target.slice(0, target.indexOf(']') + 1);
+  const colon = target.indexOf(':');
+  return colon < 0 ? target : target.slice(0, colon);
 }
 
 /** The cooldown a report starts, or null for `ok` (which changes nothing). */
@@ -71,7 +82,7 @@ export function cooldownEnd(
   const holding = (c: CooldownMark | undefined) =>
     c !== undefined && c.until.getTime() > t && sameInstance(c.proxyUid, proxy.uid) ? c.until : null;
   const global = holding(byTarget.get(GLOBAL_TARGET));
-  const own = target === null ? null : holding(byTarget.get(target));
+  const own = target === null ? null : holding(byTarget.get(cooldownSite(target)));
   if (global === null) return own;
   return own === null || global.getTime() >= own.getTime() ? global : own;
 }

@@ -22,6 +22,11 @@ describe('cooldownTarget falls back report → lease → global', () => {
     { report: undefined, lease: 'b.example', target: 'b.example' },
     { report: undefined, lease: null, target: GLOBAL_TARGET },
     { report: 'a.example', lease: null, target: 'a.example' },
+    // A site is its host: the port is dropped (an IPv6 literal keeps its brackets).
+    { report: 'a.example:8443', lease: 'b.example', target: 'a.example' },
+    { report: undefined, lease: 'b.example:443', target: 'b.example' },
+    { report: '[2001:db8::1]:443', lease: null, target: '[2001:db8::1]' },
+    { report: '[2001:db8::1]', lease: null, target: '[2001:db8::1]' },
   ])('report $report, lease $lease → $target', ({ report, lease, target }) => {
     expect(cooldownTarget(report, lease)).toBe(target);
   });
@@ -78,6 +83,9 @@ describe('cooldownEnd: when the proxy is leasable again for the target as far as
   it.each([
     { proxy: 'p1', target: 'a.example', now: 150, end: 200 },
     { proxy: 'p1', target: 'b.example', now: 150, end: null },
+    // The site's cooldown holds on any port of it.
+    { proxy: 'p1', target: 'a.example:443', now: 150, end: 200 },
+    { proxy: 'p1', target: 'a.example:8443', now: 150, end: 200 },
     { proxy: 'p2', target: 'a.example', now: 150, end: 300 },
     { proxy: 'p2', target: null, now: 150, end: 300 },
     { proxy: 'p3', target: 'a.example', now: 150, end: 400 },
