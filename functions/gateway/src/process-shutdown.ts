@@ -11,7 +11,15 @@ export interface Stoppable {
 export interface ProcessShutdownDeps {
   log: Logger;
   exit(code: number): void;
+  /** How long the closers get, together (default CLOSE_BOUND_MS). */
+  closeTimeoutMs?: number;
 }
+
+/**
+ * The closers' bound. They run after the drain (6.5 s), the final report (2 s) and the pull's close (1 s):
+ * what is left of Cloud Run's 10 s grace. A client that does not close in it is left to the exit.
+ */
+export const CLOSE_BOUND_MS = 500;
 
 export class ProcessShutdown {
   private readonly abort = new AbortController();
@@ -54,12 +62,31 @@ export class ProcessShutdown {
     let exitCode = code;
     try {
       await (await this.startup)?.shutdown();
-      for (const close of this.closers) await close();
+      await this.close();
     } catch (err) {
       this.deps.log.error('shutdown failed', { error: err instanceof Error ? err.message : String(err) });
       exitCode ||= 1;
     }
     this.deps.log.info('stopped');
     this.deps.exit(exitCode);
+  }
+
+  /** The closers in order, bounded together: the process exits after them whether or not they finish. */
+  private async close(): Promise<void> {
+    const ms = this.deps.closeTimeoutMs ?? CLOSE_BOUND_MS;
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), ms);
+      timer.unref?.();
+    });
+    const closing = (async () => {
+      for (const close of this.closers) await close();
+    })();
+    try {
+      if ((await Promise.race([closing, bound])) === 'timeout')
+        this.deps.log.warn('clients not closed in time: exiting without them', { timeoutMs: ms });
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }

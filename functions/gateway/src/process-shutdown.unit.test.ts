@@ -97,4 +97,20 @@ describe('process shutdown', () => {
     expect(h.exited).toEqual([1]);
     expect(h.lines.some((l) => l.message === 'shutdown failed' && l.error === 'boom')).toBe(true);
   });
+
+  it('a client that never closes holds the exit only for the close bound, and is logged', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const log = jsonLogger('debug', (l) => lines.push(JSON.parse(l) as Record<string, unknown>));
+    const exited: number[] = [];
+    const shutdown = new ProcessShutdown({ log, exit: (code) => void exited.push(code), closeTimeoutMs: 20 });
+    shutdown.onClose(() => new Promise<void>(() => {}));
+    await shutdown.request('SIGTERM');
+    expect(exited).toEqual([0]);
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        severity: 'WARNING',
+        message: 'clients not closed in time: exiting without them',
+      }),
+    );
+  });
 });
