@@ -98,7 +98,8 @@ const HINTS: Record<string, Hint> = {
   unknown_lease: () => 'no such lease (it may have expired long ago)',
   lease_expired: () => 'the lease expired: acquire a new one',
   lease_released: () => 'the lease was released: acquire a new one',
-  proxy_withdrawn: () => 'its proxy is being deleted or joined the gateway pool: acquire a new lease',
+  proxy_withdrawn: () =>
+    'its proxy is being deleted, joined the gateway pool or moved to another address: acquire a new lease',
   proxy_cordoned: () =>
     'an operator cordoned its proxy: the lease runs to its expiry and is not renewed; acquire a new lease',
   invalid_selector: () => 'the selector must be key=value pairs of attribute keys',

@@ -1324,6 +1324,40 @@ describe('renewing a lease whose proxy is withdrawn', () => {
   });
 });
 
+describe('renewing a lease whose proxy moved to another address', () => {
+  it('409 proxy_withdrawn once the proxy listens elsewhere (a VM re-created, an endpoint edited); the lease records where it was granted', async () => {
+    await start([proxy('vm', { latencyMillis: 1 }), proxy('ext', { external: true, latencyMillis: 2 })]);
+    const { body: a } = await acquire({ ttlSeconds: 60 });
+    const { body: b } = await acquire({ ttlSeconds: 60 });
+    expect([a.proxy.name, b.proxy.name]).toEqual(['vm', 'ext']);
+    const stored = async (id: string) => (await db.collection(LEASE_COLLECTIONS.leases).doc(id).get()).data();
+    expect((await stored(a.leaseId))?.endpoint).toBe('http://10.0.0.1:3128');
+    expect((await stored(b.leaseId))?.endpoint).toBe('http://proxy.example:8080');
+    const renew = (id: string) => call('POST', `/v1/leases/${id}/renew`, { ttlSeconds: 600 });
+
+    expect((await renew(a.leaseId)).status).toBe(200);
+    const proxies = db.collection('proxies');
+    // Its new VM on another address (the uid kept, as a preemption or a rolling replacement keep it); the
+    // external proxy's endpoint edited.
+    await proxies.doc('vm').update({ 'status.ip': '10.0.0.2' });
+    await proxies.doc('ext').update({ 'spec.endpoint.host': 'other.example', 'status.ip': 'other.example' });
+    for (const id of [a.leaseId, b.leaseId]) {
+      const refused = await pollUntil(
+        () => renew(id),
+        (r) => r.status === 409,
+        10_000,
+        `renew of ${id} refused`,
+      );
+      expect(refused.body).toMatchObject({ error: 'proxy_withdrawn' });
+    }
+    // A new lease on it records the new address, and renews.
+    const { body: again } = await acquire({ ttlSeconds: 60 });
+    expect(again.proxy.url).toContain('10.0.0.2:3128');
+    expect((await stored(again.leaseId))?.endpoint).toBe('http://10.0.0.2:3128');
+    expect((await renew(again.leaseId)).status).toBe(200);
+  });
+});
+
 describe('renewing a lease on a reclaimed pool proxy while the ownership view re-subscribes', () => {
   // The API's ownership listener broke and is re-subscribing: whether the proxy is still reclaimed and
   // unowned is unknown, not known to be withdrawn. The emulator cannot break one listener, so the view is

@@ -65,6 +65,7 @@ describe('FirestoreLeaseStore', () => {
       proxy,
       proxyUid: null,
       target: null,
+      endpoint: null,
       exclusive,
       holder: 't',
       ttlSeconds: 60,

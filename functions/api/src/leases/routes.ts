@@ -117,7 +117,7 @@ const renew = createRoute({
     200: jsonContent(RenewResponse, 'Renewed'),
     404: error('unknown_lease'),
     409: error(
-      'lease_expired, lease_released, proxy_withdrawn (its proxy is being deleted or joined the gateway pool) or proxy_cordoned (an operator cordoned its proxy: the lease runs to its expiresAt, reports and release still work): acquire a new lease',
+      'lease_expired, lease_released, proxy_withdrawn (its proxy is being deleted, joined the gateway pool or moved to another address) or proxy_cordoned (an operator cordoned its proxy: the lease runs to its expiresAt, reports and release still work): acquire a new lease',
     ),
     ...withBody,
     ...common,
@@ -264,7 +264,7 @@ export function createLeaseRoutes({ service, metrics, log }: LeaseRouteDeps) {
           return c.json(
             {
               error: 'proxy_withdrawn',
-              message: `proxy ${outcome.lease.proxy} is being deleted or has joined the gateway pool; the lease runs until ${outcome.lease.expiresAt.toISOString()} and is not renewed: acquire a new one`,
+              message: `proxy ${outcome.lease.proxy} is being deleted, has joined the gateway pool or listens at another address now; the lease runs until ${outcome.lease.expiresAt.toISOString()} and is not renewed: acquire a new one`,
             },
             409,
           );

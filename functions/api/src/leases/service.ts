@@ -4,6 +4,8 @@ import { createHash, randomFillSync } from 'node:crypto';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
 import { cooldownFor } from '../../../../shared/src/domain/leases/cooldown.js';
 import {
+  endpointKey,
+  listensElsewhere,
   type ProxyEndpoint,
   proxyEndpoint,
   proxyUrl,
@@ -389,7 +391,13 @@ export class LeaseService {
   private renewable(lease: Lease): Refusal | null {
     const { catalog, gate, clock } = this.deps;
     const proxy = catalog.get(lease.proxy);
-    if (!proxy || !renewsOn(lease, proxy) || proxy.deletionRequestedAt) return 'withdrawn';
+    if (
+      !proxy ||
+      !renewsOn(lease, proxy) ||
+      proxy.deletionRequestedAt ||
+      listensElsewhere(lease.endpoint, proxy)
+    )
+      return 'withdrawn';
     if (isCordoned(proxy)) return 'cordoned';
     if (!proxy.spec.gatewayPool || gate.leasable(proxy)) return null;
     if (gate.following() || lease.expiresAt.getTime() <= clock.now().getTime()) return 'withdrawn';
@@ -463,6 +471,10 @@ export class LeaseService {
     const endpoint = proxyEndpoint(proxy);
     if (!endpoint || !sameEndpoint(endpoint, proxyEndpoint(this.handedOut(lease, protocols))))
       throw new ProxyWithdrawn(lease.proxy); // isLeasable asked for one
+    // The lease records where selection saw the proxy; an answer with another address would be refused
+    // its first renewal (moved, below).
+    if (lease.endpoint !== null && endpointKey(endpoint) !== lease.endpoint)
+      throw new ProxyWithdrawn(lease.proxy);
     return {
       leaseId: lease.id,
       proxy: {

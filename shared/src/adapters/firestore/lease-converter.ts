@@ -23,6 +23,11 @@ const LeaseDoc = z.object({
     .nullish()
     .transform((u) => u ?? null),
   target: z.string().nullable(),
+  // Absent on leases stored before endpoints were recorded: renewed whatever the proxy's address.
+  endpoint: z
+    .string()
+    .nullish()
+    .transform((e) => e ?? null),
   exclusive: z.boolean(),
   holder: z.string(),
   ttlSeconds: z.number(),
@@ -60,6 +65,7 @@ export function encodeLease(lease: Lease, expireAt: Date): DocumentData {
     proxy: lease.proxy,
     proxyUid: lease.proxyUid,
     target: lease.target,
+    endpoint: lease.endpoint,
     exclusive: lease.exclusive,
     holder: lease.holder,
     ttlSeconds: lease.ttlSeconds,

@@ -404,6 +404,7 @@ export class FirestoreLeaseStore implements LeaseStore {
         ...fields,
         proxy: candidate.name,
         proxyUid: candidate.uid,
+        endpoint: candidate.endpoint ?? null,
         grantedAt: now,
         expiresAt,
         releasedAt: null,

@@ -32,6 +32,11 @@ export interface Lease {
   proxyUid: string | null;
   /** The site the crawler means to fetch; null = not given (cooldowns then fall back to global). */
   target: string | null;
+  /**
+   * Where the proxy listened when the lease was granted (endpoint.ts endpointKey): a renewal is refused once
+   * it listens elsewhere. null on a lease stored before endpoints were recorded (renewed as it was).
+   */
+  endpoint: string | null;
   exclusive: boolean;
   /** Name of the bearer token that acquired it ("anonymous" when auth is off), for audit. */
   holder: string;

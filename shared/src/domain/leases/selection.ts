@@ -11,7 +11,7 @@
 // The counts of a 409 no_match come from the same pass, so they always add up to `considered`.
 import { isCordoned, type ProxyProtocol, type ProxyResource, proxyProtocol } from '../proxy.js';
 import { hasRoom, type Usage } from './capacity.js';
-import { proxyEndpoint } from './endpoint.js';
+import { endpointKey, proxyEndpoint } from './endpoint.js';
 import { isHealthy, isSuspect } from './health.js';
 import type { ProxyInstance } from './instance.js';
 
@@ -45,6 +45,8 @@ export interface Candidate {
   /** metadata.uid of the proxy selected: the lease is granted on this instance (instance.ts). */
   uid: string;
   capacity: number;
+  /** Where it listens in the view selected from (endpointKey): the lease records it. */
+  endpoint?: string;
 }
 
 export interface SelectionPlan {
@@ -149,11 +151,15 @@ export function planSelection(
     }
   }
   ranked.sort(compareCandidates);
-  plan.candidates = ranked.map(({ proxy }) => ({
-    name: proxy.name,
-    uid: proxy.uid,
-    capacity: proxy.spec.capacity,
-  }));
+  plan.candidates = ranked.map(({ proxy }) => {
+    const endpoint = proxyEndpoint(proxy);
+    return {
+      name: proxy.name,
+      uid: proxy.uid,
+      capacity: proxy.spec.capacity,
+      ...(endpoint && { endpoint: endpointKey(endpoint) }),
+    };
+  });
   return plan;
 }
 

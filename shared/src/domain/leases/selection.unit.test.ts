@@ -113,7 +113,7 @@ describe('planSelection', () => {
       ),
     );
     expect(plan).toEqual({
-      candidates: [{ name: 'ok', uid: UID, capacity: 3 }],
+      candidates: [{ name: 'ok', uid: UID, capacity: 3, endpoint: 'http://10.0.0.1:3128' }],
       full: ['full', 'held'],
       considered: 8,
       otherProtocol: 0,
