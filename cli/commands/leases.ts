@@ -3,6 +3,7 @@
 // | report ID ok|rate_limited|banned [--target T] | release ID
 
 import { randomUUID } from 'node:crypto';
+import { cooldownSite } from '../../shared/src/domain/leases/cooldown.js';
 import { TTL_BOUNDS } from '../../shared/src/domain/leases/model.js';
 import { canonicalTarget } from '../../shared/src/domain/leases/target.js';
 import { ProxyProtocol } from '../../shared/src/domain/proxy.js';
@@ -163,11 +164,16 @@ export async function reportLease({ api, io, args }: Ctx): Promise<void> {
   if (args.values.target !== undefined) body.target = args.values.target;
   await api.call('POST', `/v1/leases/${encodeURIComponent(id)}/report`, { role: 'crawler', body });
   // The API's fallback (docs/leases.md): the reported target, else the lease's, else every target.
-  // As the API keeps it (one spelling: lower case, the port as a number), which it has just accepted.
+  // As the API keeps it — its site: the host in one spelling, lower case, any port — which it has just
+  // accepted.
+  const named = args.values.target === undefined ? undefined : String(args.values.target);
+  const canonical = named === undefined ? null : canonicalTarget(named);
   const target =
-    args.values.target !== undefined
-      ? (canonicalTarget(String(args.values.target)) ?? String(args.values.target))
-      : "the lease's target (every target if it had none)";
+    named === undefined
+      ? "the lease's target's host, any port (every target if it had none)"
+      : canonical === null
+        ? named
+        : `${cooldownSite(canonical)}, any port`;
   io.out(
     result === 'ok'
       ? `lease ${id} reported ok`

@@ -73,9 +73,9 @@ describe('leases renew: what it says', () => {
 });
 
 describe('leases report: what it says', () => {
-  it('names the target as the API keeps it', async () => {
+  it('names the site as the API keeps it: the host, whatever the port', async () => {
     const r = await cli(['report', 'l1', 'banned', '--target', 'Example.COM:0443']);
-    expect(r.out).toEqual(['lease l1 reported banned: its proxy cools down for example.com:443']);
+    expect(r.out).toEqual(['lease l1 reported banned: its proxy cools down for example.com, any port']);
   });
 });
 

@@ -18,10 +18,12 @@
 // it speaks both, it asks for both (`protocols`): SOCKS5 proxies are leased only to crawlers that do.
 // A 429 is reported as rate_limited and a 403 as banned, which keeps this proxy away from that site for
 // the cooldown window; anything else that answered is ok.
+import { realpathSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type Socket } from 'node:net';
 import tls from 'node:tls';
+import { pathToFileURL } from 'node:url';
 import { SocksClient } from 'socks';
 import { LeaseClient, NoMatchError } from '../../shared/src/client/index.js';
 
@@ -193,7 +195,10 @@ async function main(argv = process.argv.slice(2), env = process.env): Promise<nu
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+// Run as a script, not imported: compared as file URLs of the real path (a checkout under a path with a
+// space, or behind a symlink, never matched a plain "file://" + argv[1], and exited 0 having done nothing).
+const script = process.argv[1];
+if (script !== undefined && import.meta.url === pathToFileURL(realpathSync(script)).href) {
   main().then(
     (code) => process.exit(code),
     (err) => {

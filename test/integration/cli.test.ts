@@ -288,7 +288,7 @@ describe('proxyplane leases', () => {
     const reported = await cli(['leases', 'report', grant.leaseId, 'rate_limited']);
     expect(reported).toMatchObject({
       code: 0,
-      stdout: `lease ${grant.leaseId} reported rate_limited: its proxy cools down for the lease's target (every target if it had none)\n`,
+      stdout: `lease ${grant.leaseId} reported rate_limited: its proxy cools down for the lease's target's host, any port (every target if it had none)\n`,
     });
     // The report's cooldown keeps the only pool=cli proxy from this target now.
     const again = await cli(['leases', 'acquire', '-l', 'pool=cli', '--target', 'shop.example']);

@@ -2,7 +2,10 @@
 // real forward proxy that demands the credentials only the lease response carries — read from the Secret
 // Manager emulator by the real client — to a local page.
 import { execFile } from 'node:child_process';
+import { mkdtemp, rm, symlink } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Firestore, Timestamp } from '@google-cloud/firestore';
 import { Server as ProxyServer } from 'proxy-chain';
@@ -11,6 +14,7 @@ import { createForwardProxy, type ForwardProxy } from '../../emulators/forward-p
 import { startSecretManagerEmulator } from '../../emulators/secret-manager/server.js';
 import { LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-collections.js';
 import { createSecretManagerClient } from '../../shared/src/adapters/secret-manager/client.js';
+import { repoRoot } from '../../shared/src/config/local-ports.js';
 import { testProjectId } from '../support/emulators.js';
 import { type ApiProcess, proxy, startApiProcess, writeFleet } from '../support/leases.js';
 
@@ -99,8 +103,9 @@ const crawl = (
   path: string,
   vars: Record<string, string> = { PROXYPLANE_URL: service.url, PROXYPLANE_TOKEN: TOKEN },
   selector = 'kind=http',
+  script = 'docs/examples/crawler.ts',
 ) =>
-  run(process.execPath, ['--import', 'tsx', 'docs/examples/crawler.ts', `${targetUrl}${path}`, selector], {
+  run(process.execPath, ['--import', 'tsx', script, `${targetUrl}${path}`, selector], {
     // Not the developer's own PROXYPLANE_URL / PROXYPLANE_TOKEN: each case says which variables it has.
     env: { ...withoutProxyplaneVars(process.env), ...vars },
     timeout: 60_000,
@@ -158,10 +163,26 @@ describe('docs/examples/crawler.ts', () => {
     expect(out.stderr).toContain('reported rate_limited');
     const cooldowns = await db.collection(LEASE_COLLECTIONS.cooldowns).get();
     expect(cooldowns.docs.map((d) => [d.get('proxy'), d.get('target'), d.get('reason')])).toEqual([
-      ['demo', new URL(targetUrl).host, 'rate_limited'],
+      // The site: the target's host, whatever its port.
+      ['demo', new URL(targetUrl).hostname, 'rate_limited'],
     ]);
     const again = await crawl('/page');
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('"inCooldown":1');
+  });
+
+  it('runs from a checkout under a path with a space, reached through a symlink (it is not imported)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'crawler-'));
+    const checkout = join(dir, 'my checkout');
+    await symlink(repoRoot, checkout);
+    try {
+      // No API at that address: the crawl fails loudly — it ran, rather than exiting 0 having done nothing.
+      const unreachable = { PROXYPLANE_URL: 'http://127.0.0.1:9', PROXYPLANE_TOKEN: TOKEN };
+      const out = await crawl('/page', unreachable, undefined, join(checkout, 'docs/examples/crawler.ts'));
+      expect(out.code).toBe(1);
+      expect(out.stderr).toMatch(/ECONNREFUSED|unreachable|fetch failed/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
