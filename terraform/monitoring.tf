@@ -24,6 +24,8 @@
 #                                                                                {op, reason}
 #   job.tick_failed          probe, gc, requeue and snapshot, for each Scheduler tick whose run failed
 #                                                                                {job, error}
+#   job.tick                 probe, gc, requeue and snapshot, for each Scheduler tick taken up, before its run
+#                                                                                {job}
 #   probe.pass_budget_spent  probe, for a pass that ran out of its run's budget (PROBE_RUN_BUDGET_SECONDS)
 #                            with proxies still undecided                        {budgetMs, undecided}
 #                            the line adds {decided, first}: the first ten undecided names
@@ -85,6 +87,13 @@ locals {
     tick_failures = {
       event       = "job.tick_failed"
       description = "Scheduler ticks whose run failed, by job (probe-tick, gc-sweep, requeue-sweep, snapshot-tick)."
+      labels      = { job = "jsonPayload.job" }
+    }
+    # Scheduler ticks taken up, by job: the alert stopped_jobs fires when a job's ticks stop coming (paused,
+    # disabled, not published, not delivered), which no failure line can show.
+    ticks = {
+      event       = "job.tick"
+      description = "Scheduler ticks each function took up, by job (probe-tick, gc-sweep, requeue-sweep, snapshot-tick)."
       labels      = { job = "jsonPayload.job" }
     }
     # No label: the lines name the first ten undecided proxies for Logs Explorer.
@@ -537,6 +546,48 @@ resource "google_monitoring_alert_policy" "failing_jobs" {
 
   documentation {
     content   = "A Scheduler job (probe-tick, gc-sweep, requeue-sweep, snapshot-tick) fails run after run: health verdicts, orphan deletions, requeues or gateway snapshots have stopped. ${local.runbook}, \"A failing scheduled job\"."
+    mime_type = "text/markdown"
+  }
+}
+
+resource "google_monitoring_alert_policy" "stopped_jobs" {
+  display_name          = "proxyplane: a scheduled job stopped running"
+  combiner              = "OR"
+  notification_channels = local.notification_channels
+
+  # A job paused (POST /v1/jobs/NAME:pause) and forgotten, disabled, or whose ticks no longer reach its
+  # function: no run, so no failure line either. Per job: a job that ticked and went quiet is absent.
+  # The jobs that tick every minute: 30 missed ticks.
+  conditions {
+    display_name = "no tick of a minute job taken up for 30 minutes"
+    condition_absent {
+      filter   = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.counter["ticks"].name}\" AND metric.label.job != \"gc-sweep\""
+      duration = "1800s"
+      aggregations {
+        alignment_period     = "300s"
+        per_series_aligner   = "ALIGN_SUM"
+        cross_series_reducer = "REDUCE_SUM"
+        group_by_fields      = ["metric.label.job"]
+      }
+    }
+  }
+  # gc-sweep ticks every 10 minutes: four missed ticks.
+  conditions {
+    display_name = "no gc-sweep tick taken up for 45 minutes"
+    condition_absent {
+      filter   = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.counter["ticks"].name}\" AND metric.label.job = \"gc-sweep\""
+      duration = "2700s"
+      aggregations {
+        alignment_period     = "900s"
+        per_series_aligner   = "ALIGN_SUM"
+        cross_series_reducer = "REDUCE_SUM"
+        group_by_fields      = ["metric.label.job"]
+      }
+    }
+  }
+
+  documentation {
+    content   = "A Scheduler job (probe-tick, gc-sweep, requeue-sweep, snapshot-tick) has not ticked for several of its periods: health verdicts, orphan deletions, requeues or gateway snapshots have stopped without a failure to show it. ${local.runbook}, \"A stopped scheduled job\"."
     mime_type = "text/markdown"
   }
 }

@@ -392,6 +392,10 @@ describe('the storage sweep keeps headers, drops old parts', () => {
       log,
     };
     const run = await handleSnapshotEvent(deps, tickEvent);
+    // A tick taken up says so (the stopped-job alert counts these lines).
+    expect(log.lines.filter((l) => l.event === 'job.tick')).toEqual([
+      expect.objectContaining({ severity: 'INFO', job: 'snapshot-tick' }),
+    ]);
     expect(run.summary).toMatchObject({ swept: 2, sweepFailures: 1 });
     expect(snapshotRunResult(run).counts).toMatchObject({ swept: 2, sweepFailures: 1 });
     const left: string[] = [];

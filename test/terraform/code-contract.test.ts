@@ -369,6 +369,26 @@ describe('the failing-jobs alert can fire for every scheduled job', () => {
       expect(runs, `${job} (${schedule}): runs in the longest window watching it`).toBeGreaterThan(threshold);
     }
   });
+
+  it('a job whose ticks stop is absent, per job, for at least three of its periods before it pages, and never for more than an hour', () => {
+    const policy = resourceOf(tf, 'google_monitoring_alert_policy', 'stopped_jobs');
+    const conditions = ((policy.conditions ?? []) as Block[]).map((c) => {
+      const body = (c.condition_absent as Block[])[0]!;
+      const aggregation = (body.aggregations as Block[])[0]!;
+      // Per job: a job that ticked and went quiet is a series of its own that goes absent.
+      expect(aggregation.group_by_fields).toEqual(['metric.label.job']);
+      expect(String(body.filter)).toContain('${google_logging_metric.counter["ticks"].name}');
+      return { filter: String(body.filter), duration: Number(/^(\d+)s$/.exec(String(body.duration))?.[1]) };
+    });
+    for (const [job, { schedule }] of Object.entries(loadScheduleTable().jobs)) {
+      const watching = conditions.filter((c) => selects(c.filter, job));
+      expect(watching, `${job}: one absence condition watches it`).toHaveLength(1);
+      const { duration } = watching[0]!;
+      // A tick late or lost now and then (Scheduler's jitter, a redelivery) never pages.
+      expect(duration, job).toBeGreaterThanOrEqual(3 * periodSeconds(schedule));
+      expect(duration, job).toBeLessThanOrEqual(3600);
+    }
+  });
 });
 
 describe('the gateway traffic alerts read windows the gateway.traffic lines fill', () => {
@@ -463,7 +483,10 @@ describe('every alert policy has its runbook in docs/operations.md', () => {
       expect(row, `${name}: no row for "${policy.display_name}"`).toBeDefined();
       expect(row).toContain(`(#${anchor})`);
       // A log-based alert's row names the metric and the event it counts.
-      const filter = String(nested(policy, 'conditions', 'condition_threshold').filter ?? '');
+      // Its first condition's (a threshold's, or an absence's: stopped_jobs has only those).
+      const first = ((policy.conditions ?? []) as Block[])[0] ?? {};
+      const body = ((first.condition_threshold ?? first.condition_absent ?? []) as Block[])[0];
+      const filter = String(body?.filter ?? '');
       const counted = /google_logging_metric\.counter\["(\w+)"\]/.exec(filter)?.[1];
       if (!counted) continue;
       expect(row).toContain(`\`proxyplane/${counted}\` (\`event=${counters[counted]!.event}\`)`);

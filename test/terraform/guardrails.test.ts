@@ -351,7 +351,7 @@ describe('operations', () => {
       expect(excluded(other), other).toBe(false);
   });
 
-  it('alerts on Failed proxies, quota, GC deletions, dead letters, worker snapshot age, suspect workers, routes failing open, the lease store, gateway traffic and a probe out of time or credentials', () => {
+  it('alerts on Failed proxies, quota, GC deletions, failing and stopped jobs, dead letters, worker snapshot age, suspect workers, routes failing open, the lease store, gateway traffic and a probe out of time or credentials', () => {
     const policies = Object.keys(tf.resource.google_monitoring_alert_policy ?? {}).sort();
     expect(policies).toEqual([
       'dead_letters',
@@ -367,6 +367,7 @@ describe('operations', () => {
       'quota_exceeded',
       'routes_failed_open',
       'stale_gateway',
+      'stopped_jobs',
       'suspect_workers',
     ]);
     const counters = tf.locals.log_counters as Record<string, { event: string }>;
@@ -380,6 +381,7 @@ describe('operations', () => {
       probe_results: 'probe.result',
       lease_store_unavailable: 'leases.store_unavailable',
       tick_failures: 'job.tick_failed',
+      ticks: 'job.tick',
       probe_budget_spent: 'probe.pass_budget_spent',
       probe_credentials_unavailable: 'probe.credentials_unavailable',
     });

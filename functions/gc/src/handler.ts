@@ -5,6 +5,7 @@
 // redelivery after a run that threw comes past the gap (the topic's backoff is 30 s) and sweeps again.
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { loggedTick, logTickFailure } from '../../../shared/src/adapters/log/tick-failure.js';
+import { logTickReceived } from '../../../shared/src/adapters/log/tick-received.js';
 import { decodePubSubCloudEvent, logUnknownFields } from '../../../shared/src/adapters/pubsub/decode-push.js';
 import { sweepRefusal } from '../../../shared/src/domain/gc/orphans.js';
 import { ReceivedTick } from '../../../shared/src/messages/tick.js';
@@ -66,6 +67,7 @@ export async function onGcEvent(deps: GcDeps, ce: unknown): Promise<void> {
     return;
   }
   logUnknownFields(deps.log, tick, 'ticks-gc');
+  logTickReceived(deps.log, GcJob);
   await loggedTick(deps.log, GcJob, () => handleGcTick(deps));
 }
 

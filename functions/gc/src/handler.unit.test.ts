@@ -399,6 +399,10 @@ describe('onGcEvent', () => {
     expect(log.lines.filter((l) => l.event === 'job.tick_failed')).toEqual([
       expect.objectContaining({ severity: 'ERROR', job: 'gc-sweep', error: expect.any(String) }),
     ]);
+    // Taken up before its run: the stopped-job alert counts these lines.
+    const ticks = log.lines.filter((l) => l.event === 'job.tick');
+    expect(ticks).toEqual([expect.objectContaining({ severity: 'INFO', job: 'gc-sweep' })]);
+    expect(missingContractFields(ticks[0]!)).toEqual([]);
   });
 
   it('a malformed tick is acknowledged and logged, not failed', async () => {

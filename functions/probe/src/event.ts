@@ -4,6 +4,7 @@
 // no-op.
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { loggedTick } from '../../../shared/src/adapters/log/tick-failure.js';
+import { logTickReceived } from '../../../shared/src/adapters/log/tick-received.js';
 import { decodePubSubCloudEvent, logUnknownFields } from '../../../shared/src/adapters/pubsub/decode-push.js';
 import { ReceivedTick } from '../../../shared/src/messages/tick.js';
 import { handleProbeTick, type ProbeHandlerDeps, ProbeJob } from './handler.js';
@@ -20,5 +21,6 @@ export async function onProbeEvent(deps: ProbeHandlerDeps, log: Logger, ce: unkn
     log.warn('tick for another job acknowledged', { job: tick.value.job, messageId: tick.messageId });
     return;
   }
+  logTickReceived(log, ProbeJob);
   await loggedTick(log, ProbeJob, () => handleProbeTick(deps));
 }

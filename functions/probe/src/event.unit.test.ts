@@ -48,6 +48,10 @@ describe('onProbeEvent', () => {
       }),
     ]);
     expect(missingContractFields(errors[0]!)).toEqual([]);
+    // Taken up before its run: the stopped-job alert counts these lines, failed runs included.
+    const ticks = log.lines.filter((l) => l.event === 'job.tick');
+    expect(ticks).toEqual([expect.objectContaining({ severity: 'INFO', job: 'probe-tick' })]);
+    expect(missingContractFields(ticks[0]!)).toEqual([]);
   });
 
   it('poison is acknowledged (returns) with its own ERROR line, no tick failure', async () => {

@@ -7,6 +7,7 @@ import { FirestoreJobRunStore } from '../../../shared/src/adapters/firestore/job
 import { FirestoreProxyStore } from '../../../shared/src/adapters/firestore/proxy-store.js';
 import { jsonLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { logTickFailure } from '../../../shared/src/adapters/log/tick-failure.js';
+import { logTickReceived } from '../../../shared/src/adapters/log/tick-received.js';
 import { createPubSub } from '../../../shared/src/adapters/pubsub/client.js';
 import {
   decodePubSubCloudEvent,
@@ -69,6 +70,7 @@ async function onTick(event: functions.CloudEvent<unknown>): Promise<void> {
     return;
   }
   logUnknownFields(log, tick, 'ticks-requeue');
+  logTickReceived(log, REQUEUE_JOB);
   const stamped = tick.publishTime ? new Date(tick.publishTime) : systemClock.now();
   try {
     const tickAt = Number.isNaN(stamped.getTime()) ? systemClock.now() : stamped;

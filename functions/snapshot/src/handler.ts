@@ -13,6 +13,7 @@
 // saves the worker's session.
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { logTickFailure } from '../../../shared/src/adapters/log/tick-failure.js';
+import { logTickReceived } from '../../../shared/src/adapters/log/tick-received.js';
 import { decodePubSubCloudEvent, logUnknownFields } from '../../../shared/src/adapters/pubsub/decode-push.js';
 import {
   ReceivedSnapshotTopicPayload,
@@ -63,6 +64,7 @@ export async function handleSnapshotEvent(
   logUnknownFields(deps.log, decoded, SNAPSHOT_REQUESTS_TOPIC);
   const isTick = 'job' in decoded.value;
   const trigger = isTick ? { tick: (decoded.value as { job: string }).job } : decoded.value;
+  if (isTick) logTickReceived(deps.log, SnapshotJob);
   try {
     const summary = await runSnapshotPass(deps);
     const { own, others } = retriesOf(

@@ -24,6 +24,7 @@ export const LOG_CONTRACT = {
   'gateway.route_failed_open': ['routes'],
   'leases.store_unavailable': ['op', 'reason'],
   'job.tick_failed': ['job', 'error'],
+  'job.tick': ['job'],
   'probe.pass_budget_spent': ['budgetMs', 'undecided'],
   'probe.credentials_unavailable': ['proxies', 'judgedDead'],
 } as const satisfies Record<string, readonly string[]>;
