@@ -1,6 +1,8 @@
 // The probe function's handler: claim the tick (a duplicate delivery does nothing), follow the fleet (a
 // listener: each pass sees it as it is then), prune the state of proxies gone from its first view, run
 // passes over the windows since the previous run until the invocation's budget is spent, record the run.
+import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
+import { logTickFailure } from '../../../shared/src/adapters/log/tick-failure.js';
 import { nextSlotAfter } from '../../../shared/src/domain/health/due.js';
 import { firstWindowStart } from '../../../shared/src/domain/health/probe-window.js';
 import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
@@ -11,7 +13,14 @@ import type { ProxyView, ProxyWatcher } from '../../../shared/src/ports/proxy-st
 import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
 import type { RoutingStore } from '../../../shared/src/ports/workers-ownership.js';
 import { runPassivePass } from './passive-pass.js';
-import { type PassCounts, type ProbeDeps, probeable, pruneHealth, runProbePass } from './probe-pass.js';
+import {
+  type PassCounts,
+  type ProbeDeps,
+  type ProbeLog,
+  probeable,
+  pruneHealth,
+  runProbePass,
+} from './probe-pass.js';
 
 export const ProbeJob = 'probe-tick';
 
@@ -22,6 +31,8 @@ export interface ProbeHandlerDeps extends ProbeDeps {
    * ephemeral address to another project's VM), and probed proxies whose deletion had been requested.
    */
   proxies: ProxyWatcher;
+  /** The passes' log, and the tick's: a failed part of it is an ERROR line (job.tick_failed). */
+  log: ProbeLog & Pick<Logger, 'error'>;
   /** The stored gateway routing: its routes' target checks are the TARGET tier (docs/health.md). */
   routing: Pick<RoutingStore, 'get'>;
   jobs: JobRunStore;
@@ -168,11 +179,11 @@ async function consumeOutcomes(
     summary.written += c.written;
     summary.transitions += c.transitions;
   } catch (err) {
-    // Best effort: the cursor did not move, so the next tick reads the same batches again; the active
-    // tiers must not stop because the outcome store is unavailable.
-    deps.log.warn('passive pass failed; its outcomes are read again next tick', {
-      error: err instanceof Error ? err.message : String(err),
-    });
+    // The active tiers must not stop because the outcome store is unavailable: the run goes on (and is
+    // recorded ok). The cursor did not move, so the next tick reads the same batches again — while they are
+    // fresh enough: a pass failing tick after tick ends the gateways' passive verdicts. So it is a failed
+    // tick on the log (job.tick_failed, part "passive"), which the failing_jobs alert counts.
+    logTickFailure(deps.log, ProbeJob, err, { part: 'passive' });
   }
 }
 
