@@ -88,7 +88,7 @@ export async function startSchedulerServer(
   opts: SchedulerAppOptions & { host: string; port: number },
 ): Promise<SchedulerServer> {
   const app = createSchedulerApp(scheduler, opts);
-  const server = createAdaptorServer({ fetch: app.fetch });
+  const server = createAdaptorServer({ fetch: app.fetch, hostname: opts.host });
   await listenOn(server as Server, opts.port, opts.host, (err) =>
     log('ERROR', 'scheduler emulator listener error', { error: err.message }),
   );

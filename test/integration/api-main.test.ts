@@ -183,6 +183,20 @@ describe('functions/api/src/main.ts', () => {
     }
   });
 
+  it('answers a request that names no Host (HTTP/1.0), as the app, not a bare 400 of the adaptor', async () => {
+    const s = await start({ GOOGLE_CLOUD_PROJECT: testProjectId('demo-apimain') });
+    await waitForHttp(`${s.url}/healthz`, { timeoutMs: 30_000 });
+    const socket = connect({ host: '127.0.0.1', port: Number(new URL(s.url).port) });
+    let answer = '';
+    socket.on('data', (d: Buffer) => {
+      answer += d.toString();
+    });
+    const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.write('GET /healthz HTTP/1.0\r\n\r\n');
+    await ended;
+    expect(answer).toMatch(/^HTTP\/1\.[01] 200 /);
+  });
+
   it('a second SIGTERM while requests are still in flight is only logged: the stop finishes and exits 0', async () => {
     const s = await start({ GOOGLE_CLOUD_PROJECT: testProjectId('demo-apimain') });
     await waitForHttp(`${s.url}/healthz`, { timeoutMs: 30_000 });

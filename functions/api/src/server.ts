@@ -37,7 +37,8 @@ export async function startApiServer({
   deps,
 }: StartApiServerOptions): Promise<ApiServer> {
   const app = createApp(deps);
-  const server = createAdaptorServer({ fetch: app.fetch }) as Closable;
+  // hostname: what a request's URL is built on when it names no Host (HTTP/1.0), as serve() passed it.
+  const server = createAdaptorServer({ fetch: app.fetch, hostname: host }) as Closable;
   // Longer than any client's idle keep-alive (undici: 4 s) and Google's front end (600 s is theirs, 65 s is
   // the usual advice behind a load balancer): the server never closes an idle socket in the instant a
   // client reuses it, which surfaces as UND_ERR_SOCKET under load.

@@ -6,7 +6,7 @@
 // day later: the view holds what is running, not a day of history. No timer: the Firestore client's listener
 // keeps the documents until that re-subscription all the same, and lookups compare `until` with the clock.
 import type { DocumentChange, QueryDocumentSnapshot } from '@google-cloud/firestore';
-import { type CooldownMark, cooldownEnd, isCoolingDown } from '../../domain/leases/cooldown.js';
+import { type CooldownMark, cooldownEnd, cooldownSite, isCoolingDown } from '../../domain/leases/cooldown.js';
 import type { ProxyInstance } from '../../domain/leases/instance.js';
 import type { Cooldown } from '../../domain/leases/model.js';
 import type { Logger } from '../log/json-logger.js';
@@ -17,10 +17,16 @@ import type { ListenerSink } from './lease-listener.js';
 export const COOLDOWN_PRUNE_EVERY_MS = 60_000;
 
 export class LeaseCooldownCache implements ListenerSink {
-  /** proxy → target → until, and the proxy instance it was reported on */
+  /** proxy → site (cooldownSite) → the cooldown selection reads: the latest of the documents below */
   private readonly index = new Map<string, Map<string, CooldownMark>>();
-  /** document id → (proxy, target), to apply removals */
-  private readonly keys = new Map<string, { proxy: string; target: string }>();
+  /**
+   * proxy → site → document id → its cooldown. One site may be held by two documents: one stored under
+   * its target with a port, before a cooldown was the site's (lease-converter keeps the target as it was
+   * written), and one stored since.
+   */
+  private readonly docs = new Map<string, Map<string, Map<string, CooldownMark>>>();
+  /** document id → (proxy, site), to apply removals */
+  private readonly keys = new Map<string, { proxy: string; site: string }>();
 
   private prunedAt = Number.NEGATIVE_INFINITY;
 
@@ -44,14 +50,19 @@ export class LeaseCooldownCache implements ListenerSink {
   }
 
   put(docId: string, c: Pick<Cooldown, 'proxy' | 'proxyUid' | 'target' | 'until'>): void {
-    this.keys.set(docId, { proxy: c.proxy, target: c.target });
-    const byTarget = this.index.get(c.proxy) ?? new Map<string, CooldownMark>();
-    byTarget.set(c.target, { until: c.until, proxyUid: c.proxyUid });
-    this.index.set(c.proxy, byTarget);
+    const site = cooldownSite(c.target);
+    this.keys.set(docId, { proxy: c.proxy, site });
+    const bySite = this.docs.get(c.proxy) ?? new Map<string, Map<string, CooldownMark>>();
+    const held = bySite.get(site) ?? new Map<string, CooldownMark>();
+    held.set(docId, { until: c.until, proxyUid: c.proxyUid });
+    bySite.set(site, held);
+    this.docs.set(c.proxy, bySite);
+    this.refresh(c.proxy, site);
   }
 
   reset(docs: readonly QueryDocumentSnapshot[]): void {
     this.index.clear();
+    this.docs.clear();
     this.keys.clear();
     for (const doc of docs) this.upsert(doc);
   }
@@ -71,7 +82,7 @@ export class LeaseCooldownCache implements ListenerSink {
   /** Drops the cooldowns over at `t` (their TTL delete, when it comes, then finds nothing to remove). */
   private prune(t: number): void {
     for (const [docId, key] of this.keys) {
-      const until = this.index.get(key.proxy)?.get(key.target)?.until;
+      const until = this.docs.get(key.proxy)?.get(key.site)?.get(docId)?.until;
       if (until === undefined || until.getTime() <= t) this.remove(docId);
     }
   }
@@ -86,8 +97,26 @@ export class LeaseCooldownCache implements ListenerSink {
     const key = this.keys.get(docId);
     if (!key) return;
     this.keys.delete(docId);
-    const byTarget = this.index.get(key.proxy);
-    byTarget?.delete(key.target);
-    if (byTarget?.size === 0) this.index.delete(key.proxy);
+    this.docs.get(key.proxy)?.get(key.site)?.delete(docId);
+    this.refresh(key.proxy, key.site);
+  }
+
+  /** The site's mark in the index: its documents' latest end, or none once no document holds it. */
+  private refresh(proxy: string, site: string): void {
+    const bySite = this.docs.get(proxy);
+    const held = bySite?.get(site);
+    let latest: CooldownMark | null = null;
+    for (const m of held?.values() ?? [])
+      if (!latest || m.until.getTime() > latest.until.getTime()) latest = m;
+    const byTarget = this.index.get(proxy) ?? new Map<string, CooldownMark>();
+    if (latest) {
+      byTarget.set(site, latest);
+      this.index.set(proxy, byTarget);
+      return;
+    }
+    bySite?.delete(site);
+    if (bySite?.size === 0) this.docs.delete(proxy);
+    byTarget.delete(site);
+    if (byTarget.size === 0) this.index.delete(proxy);
   }
 }

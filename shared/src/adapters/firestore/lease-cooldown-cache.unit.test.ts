@@ -30,3 +30,27 @@ describe('LeaseCooldownCache holds the running cooldowns, not their history', ()
     expect(cache.coolingDown({ name: 'p0', uid: UID }, 'a.example', new Date(now))).toBe(true);
   });
 });
+
+describe('LeaseCooldownCache holds a cooldown for its site', () => {
+  it("one stored under its target with a port (before cooldowns were the site's) holds for the host, beside a newer one", () => {
+    const now = 1_000_000;
+    const cache = new LeaseCooldownCache(memoryLogger(), () => now);
+    const at = (ms: number) => new Date(ms);
+    const p = { name: 'p1', uid: UID };
+    // Written by the previous version: the target as given, port and all.
+    cache.put('p1__old', mark('p1', 'site.example:443', now + 60_000));
+    for (const target of ['site.example', 'site.example:443', 'site.example:8443'])
+      expect(cache.cooldownEnd(p, target, at(now)), target).toEqual(at(now + 60_000));
+    expect(cache.coolingDown(p, 'other.example', at(now))).toBe(false);
+    // Reported since, under the site: the later end holds, whichever document it is in.
+    cache.put('p1__new', mark('p1', 'site.example', now + 30_000));
+    expect(cache.cooldownEnd(p, 'site.example', at(now))).toEqual(at(now + 60_000));
+    expect(cache.size).toBe(2);
+    // One document going leaves the other's cooldown.
+    cache.apply([{ type: 'removed', doc: { id: 'p1__old' } } as never]);
+    expect(cache.cooldownEnd(p, 'site.example:443', at(now))).toEqual(at(now + 30_000));
+    cache.apply([{ type: 'removed', doc: { id: 'p1__new' } } as never]);
+    expect(cache.coolingDown(p, 'site.example', at(now))).toBe(false);
+    expect(cache.size).toBe(0);
+  });
+});

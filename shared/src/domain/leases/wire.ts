@@ -30,7 +30,7 @@ export const Target = z
   })
   .meta({
     description:
-      'The site to be fetched, as host or host:port (an IPv6 address in brackets, as in a URL: `[2001:db8::1]:443`); cooldowns are kept per (proxy, target), under the target as the grant returns it: lower case, an IPv6 address in its RFC 5952 form.',
+      'The site to be fetched, as host or host:port (an IPv6 address in brackets, as in a URL: `[2001:db8::1]:443`); the grant returns it in one spelling (lower case, an IPv6 address in its RFC 5952 form, the port as a number). A cooldown is kept per (proxy, site): the host of the target, whatever its port — one reported for `shop.example:443` holds for `shop.example:8443` too.',
   });
 
 const TtlSeconds = z.int().min(TTL_BOUNDS.min).max(TTL_BOUNDS.max);
