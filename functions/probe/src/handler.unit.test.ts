@@ -92,3 +92,528 @@ describe('handleProbeTick and the passive pass', () => {
     expect(finished).toEqual([expect.objectContaining({ ok: true })]);
   });
 });
+
+describe('handleProbeTick and proxies it does not dial', () => {
+  it('does not keep the invocation waking for the slots of a managed proxy whose instance is down', async () => {
+    const stopped = stoppedWithAddress(t0);
+    const { d, finished } = deps(false);
+    let sleeps = 0;
+    const summary = await handleProbeTick({
+      ...d,
+      loopMs: 120_000,
+      sleep: async (ms) => {
+        sleeps++;
+        (d.clock as ManualClock).advance(ms);
+      },
+      proxies: fixedFleet([stopped]),
+    });
+    expect(summary).toMatchObject({ passes: 1, probed: 0 });
+    expect(sleeps).toBe(0);
+    expect(finished).toEqual([expect.objectContaining({ ok: true })]);
+  });
+});
+
+describe('handleProbeTick follows the fleet through its loop', () => {
+  // The loop ran every pass on the run's first listing: an address reconcile withdrew meanwhile (an instance
+  // seen stopped — GCE may hand its ephemeral address to another project's VM) was still dialled, with the
+  // proxy's credentials, for up to the whole loop; so was a proxy whose deletion had been requested.
+  it.each([
+    [
+      'its address withdrawn (instance seen stopped)',
+      (p: ProxyResource) => ({ ...p, status: { ...p.status, ip: null } }),
+    ],
+    ['its deletion requested', (p: ProxyResource) => ({ ...p, deletionRequestedAt: sec(1) })],
+  ])('a proxy %s during the run is not dialled again', async (_n, change) => {
+    const { d, finished } = deps(false);
+    const clock = d.clock as ManualClock;
+    const store = new InMemoryProxyStore();
+    await store.create(
+      aProxy({ name: 'p', status: { ip: '10.0.0.1', providerId: 'zones/z/instances/p', phase: 'Ready' } }),
+    );
+    const dials: Array<{ at: number; host: string }> = [];
+    const answer = async (target: { host: string }) => {
+      dials.push({ at: clock.now().getTime(), host: target.host });
+      return { ok: true, latencyMs: 1, status: 200, body: null, failure: null };
+    };
+    let changedAt: number | null = null;
+    await handleProbeTick({
+      ...d,
+      proxies: store,
+      loopMs: 50_000,
+      prober: { direct: echoUp, handshake: answer, probe: answer },
+      sleep: async (ms) => {
+        if (changedAt === null) {
+          // Reconcile's write (or the API's), as the loop waits for the next slot.
+          const stored = (await store.get('p'))!;
+          const next = change(stored.proxy);
+          if (next.deletionRequestedAt) await store.requestDeletion('p', next.deletionRequestedAt);
+          else expect(await store.writeStatus('p', next.status, stored.version)).toBe('written');
+          changedAt = clock.now().getTime();
+        }
+        clock.advance(ms);
+      },
+    });
+    expect(changedAt).not.toBeNull(); // the loop waited at least once
+    expect(dials.filter((x) => x.at > changedAt!)).toEqual([]);
+    expect(finished).toEqual([expect.objectContaining({ ok: true })]);
+  });
+
+  it('a view that stopped following fails the run: nothing is dialled on it', async () => {
+    const { d, finished } = deps(false);
+    const clock = d.clock as ManualClock;
+    const p = aProxy({
+      name: 'p',
+      status: { ip: '10.0.0.1', providerId: 'zones/z/instances/p', phase: 'Ready' },
+    });
+    let failure: Error | null = null;
+    let stopped = false;
+    let dialled = 0;
+    let dialledBefore: number | null = null;
+    const answer = async () => {
+      dialled++;
+      return { ok: true, latencyMs: 1, status: 200, body: null, failure: null };
+    };
+    const run = handleProbeTick({
+      ...d,
+      proxies: {
+        watchAll: async () => ({
+          current: () => ({ proxies: [p], skipped: [] }),
+          failure: () => failure,
+          stop: () => {
+            stopped = true;
+          },
+        }),
+      },
+      loopMs: 50_000,
+      prober: { direct: echoUp, handshake: answer, probe: answer },
+      sleep: async (ms) => {
+        failure = new Error('listener: permission denied');
+        dialledBefore = dialled;
+        clock.advance(ms);
+      },
+    });
+    await expect(run).rejects.toThrow('permission denied');
+    expect(dialledBefore).not.toBeNull(); // the loop waited once
+    expect(dialled).toBe(dialledBefore);
+    expect(stopped).toBe(true);
+    expect(finished).toEqual([expect.objectContaining({ ok: false })]);
+  });
+});
+
+describe('handleProbeTick and the stored routing (the TARGET tier)', () => {
+  const p = aProxy({
+    name: 'p',
+    spec: managedSpec({ gatewayPool: true }),
+    status: { ip: '10.0.0.1', providerId: 'zones/z/instances/p' },
+  });
+  const routes = [
+    {
+      name: 'shop',
+      match: { hosts: ['shop.example'] },
+      selector: {},
+      policy: 'round-robin' as const,
+      targetCheck: { url: 'http://shop.example/', expectedStatus: 200 },
+    },
+  ];
+  const stored = { routes, updatedAt: t0, updatedBy: 'admin', droppedDuplicates: [] };
+
+  it.each<[string, () => Promise<unknown>, string[], string[]]>([
+    ['a stored routing: read once a tick, its checks run', async () => stored, ['http://shop.example/'], []],
+    ['no routing stored: no TARGET check', async () => null, [], []],
+    [
+      'an unavailable routing store: logged, BASIC still runs, no TARGET check',
+      async () => {
+        throw new WorkerStoreError('unavailable', 'firestore down');
+      },
+      [],
+      ['routing could not be read; no TARGET checks this tick, TARGET tracks kept'],
+    ],
+  ])('%s', async (_name, get, targetUrls, expectedWarnings) => {
+    const { d, warnings, finished } = deps(false);
+    const urls: string[] = [];
+    let reads = 0;
+    const summary = await handleProbeTick({
+      ...d,
+      loopMs: 120_000,
+      sleep: async (ms) => (d.clock as ManualClock).advance(ms),
+      proxies: fixedFleet([p]),
+      routing: {
+        get: async () => {
+          reads++;
+          return (await get()) as never;
+        },
+      },
+      prober: {
+        direct: echoUp,
+        handshake: async () => ({ ok: true, latencyMs: 5, status: 200, body: null, failure: null }),
+        probe: async (_t, o) => {
+          urls.push(o.url);
+          return { ok: true, latencyMs: 5, status: 200, body: null, failure: null };
+        },
+      },
+    });
+    // Several passes (the loop) over one read.
+    expect(summary!.passes).toBeGreaterThan(1);
+    expect(summary!.probed).toBeGreaterThan(1);
+    expect(reads).toBe(1);
+    expect(new Set(urls)).toEqual(new Set(targetUrls));
+    expect(warnings).toEqual(expectedWarnings);
+    expect(finished).toEqual([expect.objectContaining({ ok: true })]);
+  });
+
+  it('an error the adapter did not classify is a bug: the run fails', async () => {
+    const { d, finished } = deps(false);
+    const broken = { get: async () => Promise.reject(new TypeError('boom')) };
+    await expect(handleProbeTick({ ...d, routing: broken })).rejects.toThrow('boom');
+    expect(finished).toEqual([expect.objectContaining({ ok: false })]);
+  });
+});
+
+describe('handleProbeTick: where a run starts probing', () => {
+  // Deployed: a 60 s tick that keeps probing for 50 s; one probe a minute per proxy.
+  const fleet40 = Array.from({ length: 40 }, (_, i) =>
+    aProxy({
+      name: `p${i}`,
+      spec: managedSpec({ healthCheck: { intervalSeconds: 60 } }),
+      status: { ip: `10.0.${i}.1`, providerId: `zones/z/instances/p${i}` },
+    }),
+  );
+
+  /** A probe deployment whose sleep moves the clock, recording each probe's proxy and time. */
+  function loop(previous: () => JobRun | null, fleet = fleet40) {
+    const { d } = deps(false);
+    const clock = new ManualClock(t0);
+    const probes: Array<{ host: string; at: number }> = [];
+    let last: JobRun | null = null;
+    let listingFails = false;
+    const runs: ProbeHandlerDeps = {
+      ...d,
+      clock,
+      loopMs: 50_000,
+      sleep: async (ms) => clock.advance(ms),
+      proxies: {
+        watchAll: async () => {
+          if (listingFails) throw new Error('firestore unavailable');
+          return fixedView({ proxies: fleet, skipped: [] });
+        },
+      },
+      jobs: {
+        ...d.jobs,
+        claim: async (_job, now, _gap, deadline) => {
+          const prev = previous() ?? last;
+          last = {
+            job: ProbeJob,
+            startedAt: now,
+            finishedAt: null,
+            ok: null,
+            counts: {},
+            error: null,
+            deadline: deadline ?? null,
+          };
+          return { previous: prev };
+        },
+        // An update, as the store's: the deadline recorded at the claim stays.
+        finish: async (_job, run) => {
+          last = { job: ProbeJob, deadline: last?.deadline ?? null, ...run };
+        },
+      },
+      prober: {
+        probe: async () => ({}) as never,
+        direct: echoUp,
+        handshake: async (target) => {
+          probes.push({ host: target.host, at: clock.now().getTime() });
+          return { ok: true, latencyMs: 5, status: 200, body: null, failure: null };
+        },
+      },
+    };
+    /** Runs one tick at `at` (seconds after t0); returns how often each proxy was probed in it. */
+    const tick = async (at: number) => {
+      clock.set(sec(at));
+      probes.length = 0;
+      await handleProbeTick(runs);
+      const perProxy = new Map(fleet.map((p) => [p.status.ip!, 0]));
+      for (const p of probes) perProxy.set(p.host, (perProxy.get(p.host) ?? 0) + 1);
+      return { perProxy: [...perProxy.values()], times: probes.map((p) => p.at) };
+    };
+    /** A tick whose run fails before it probes anything (the fleet cannot be listed): it stores nothing. */
+    const failingTick = async (at: number) => {
+      clock.set(sec(at));
+      listingFails = true;
+      await expect(handleProbeTick(runs)).rejects.toThrow('firestore unavailable');
+      listingFails = false;
+    };
+    /** Another deployment's loop for the ticks after (PROBE_LOOP_SECONDS changed). */
+    const redeploy = (loopMs: number) => {
+      runs.loopMs = loopMs;
+    };
+    return { tick, failingTick, redeploy };
+  }
+
+  it('after a run that finished: every proxy once per interval, at its own slot', async () => {
+    const { tick } = loop(() => null);
+    await tick(0);
+    const second = await tick(60);
+    expect(second.perProxy).toEqual(fleet40.map(() => 1));
+    // The slots the first run covered (up to 50 s) are not probed again at the tick instant.
+    expect(second.times.filter((t) => t === sec(60).getTime())).toHaveLength(
+      fleet40.filter((p) => slotIn(p.uid, 50, 60)).length,
+    );
+    const third = await tick(120);
+    expect(third.perProxy).toEqual(fleet40.map(() => 1));
+  });
+
+  it('after a deploy that changed the loop: from the previous run’s own deadline, as its record holds it', async () => {
+    const { tick, redeploy } = loop(() => null);
+    await tick(0); // looped 50 s: probed every slot up to 50 s
+    redeploy(0);
+    const second = await tick(60);
+    // One pass over (50, 60]. From 0 + this deployment's loop (0), it probed (0, 60]: every proxy whose
+    // slot the previous run had probed in (0, 50] again, its result counted twice.
+    expect(second.perProxy).toEqual(fleet40.map((p) => (slotIn(p.uid, 50, 60) ? 1 : 0)));
+  });
+
+  it('after a failed run: its window again (some proxies twice, none skipped)', async () => {
+    // It took its window up at the deadline of the run before it (-10 s) and failed.
+    const failed: JobRun = {
+      job: ProbeJob,
+      startedAt: sec(0),
+      finishedAt: sec(3),
+      ok: false,
+      counts: {},
+      error: 'x',
+      windowStart: sec(-10),
+    };
+    const { tick } = loop(() => failed);
+    const run = await tick(60);
+    expect(Math.min(...run.perProxy)).toBe(1);
+    // The first pass, at 60 s, probes every proxy (a slot in (-10, 60]); the later ones those due again.
+    expect(fleet40.some((p) => slotIn(p.uid, 60, 110))).toBe(true);
+    expect(run.perProxy.filter((n) => n === 2).length).toBe(
+      fleet40.filter((p) => slotIn(p.uid, 60, 110)).length,
+    );
+  });
+
+  it('after a failed run: the slots between the deadline before it and its start are probed now, not an interval late', async () => {
+    // Five-minute intervals: a slot missed waits five minutes for the next. Enough proxies that some have
+    // their slot in the 10 s between a run's deadline and the next tick.
+    const fleet = Array.from({ length: 300 }, (_, i) =>
+      aProxy({
+        name: `q${i}`,
+        spec: managedSpec({ healthCheck: { intervalSeconds: 300 } }),
+        status: { ip: `10.1.${i >> 8}.${i & 255}`, providerId: `zones/z/instances/q${i}` },
+      }),
+    );
+    const inGap = fleet.filter((p) => isDueInWindow(p.uid, 300_000, sec(50), sec(60)));
+    expect(inGap.length).toBeGreaterThan(0);
+    const { tick, failingTick } = loop(() => null, fleet);
+    await tick(0); // finished: probed every slot up to its deadline, 50 s
+    await failingTick(60); // its window started at 50 s; it stored nothing
+    const run = await tick(120);
+    const probed = new Map(fleet.map((p, i) => [p.uid, run.perProxy[i]!]));
+    // Before: the run after the failed one started at the failed run's start (60 s), and these proxies
+    // waited for their next slot, five minutes on.
+    expect(inGap.map((p) => probed.get(p.uid))).toEqual(inGap.map(() => 1));
+  });
+
+  it('after two failed runs in a row: the window of the first is probed again', async () => {
+    const fleet = Array.from({ length: 300 }, (_, i) =>
+      aProxy({
+        name: `q${i}`,
+        spec: managedSpec({ healthCheck: { intervalSeconds: 300 } }),
+        status: { ip: `10.1.${i >> 8}.${i & 255}`, providerId: `zones/z/instances/q${i}` },
+      }),
+    );
+    const missed = fleet.filter((p) => isDueInWindow(p.uid, 300_000, sec(50), sec(180)));
+    const { tick, failingTick } = loop(() => null, fleet);
+    await tick(0);
+    await failingTick(60);
+    await failingTick(120);
+    const run = await tick(180);
+    const probed = new Map(fleet.map((p, i) => [p.uid, run.perProxy[i]!]));
+    expect(missed.length).toBeGreaterThan(0);
+    expect(missed.every((p) => probed.get(p.uid)! >= 1)).toBe(true);
+  });
+
+  it.each([
+    ['its deadline passed: from there', 0, 50],
+    ['its deadline is ahead (loop longer than the tick): from its deadline', 30, 80],
+  ])('after a run still recorded as running, %s', async (_n, startedAt, covered) => {
+    const running: JobRun = {
+      job: ProbeJob,
+      startedAt: sec(startedAt),
+      finishedAt: null,
+      ok: null,
+      counts: {},
+      error: null,
+    };
+    const { tick } = loop(() => running);
+    const run = await tick(60);
+    expect(Math.max(...run.perProxy)).toBe(1);
+    expect(run.perProxy.reduce((a, b) => a + b)).toBe(
+      fleet40.filter((p) => slotIn(p.uid, covered, 110)).length,
+    );
+    expect(run.times.every((t) => t > sec(covered).getTime())).toBe(true);
+  });
+});
+
+/** The proxy has a 60 s slot in (from, to] seconds after t0. */
+const slotIn = (uid: string, from: number, to: number) => isDueInWindow(uid, 60_000, sec(from), sec(to));
+
+describe('handleProbeTick: a pass that runs past the deadline', () => {
+  // Deployed: a 60 s tick that keeps probing for 50 s, one probe a minute per proxy — and probes that take
+  // their time (a dead proxy costs its timeoutSeconds), so a pass started before the deadline ends after it.
+  const fleet = Array.from({ length: 40 }, (_, i) =>
+    aProxy({
+      name: `p${i}`,
+      spec: managedSpec({ healthCheck: { intervalSeconds: 60 } }),
+      status: { ip: `10.0.${i}.1`, providerId: `zones/z/instances/p${i}` },
+    }),
+  );
+
+  it('leaves the slots past the deadline to the next run: no proxy is probed twice for one slot', async () => {
+    const { d } = deps(false);
+    const clock = new ManualClock(t0);
+    const probes = new Map<string, number[]>();
+    // The run of the tick before, finished (not the first run ever, which looks back a whole tick).
+    let last: JobRun | null = {
+      job: ProbeJob,
+      startedAt: sec(-60),
+      finishedAt: sec(-8),
+      ok: true,
+      counts: {},
+      error: null,
+    };
+    const runs: ProbeHandlerDeps = {
+      ...d,
+      clock,
+      concurrency: 64,
+      loopMs: 50_000,
+      sleep: async (ms) => clock.advance(ms),
+      proxies: fixedFleet(fleet),
+      jobs: {
+        ...d.jobs,
+        claim: async (_job, now) => {
+          const previous = last;
+          last = { job: ProbeJob, startedAt: now, finishedAt: null, ok: null, counts: {}, error: null };
+          return { previous };
+        },
+        finish: async (_job, run) => {
+          last = { job: ProbeJob, ...run };
+        },
+      },
+      prober: {
+        probe: async () => ({}) as never,
+        // Each probe runs into its timeout; the pass's probes run at once, so the pass takes 3 s.
+        direct: echoUp,
+        handshake: async (target) => {
+          const at = clock.now().getTime();
+          probes.set(target.host, [...(probes.get(target.host) ?? []), at]);
+          await Promise.resolve();
+          if (clock.now().getTime() === at) clock.advance(3_000);
+          return { ok: false, latencyMs: 3_000, status: null, body: null, failure: null };
+        },
+      },
+    };
+    for (const at of [0, 60, 120]) {
+      clock.set(sec(at));
+      await handleProbeTick(runs);
+    }
+    // One slot a minute: two probes of a proxy are about a minute apart, never seconds (which would count
+    // a dead proxy's failures twice as fast as its interval says, and turn it Unhealthy early).
+    const gaps = [...probes.values()].flatMap((ts) => ts.slice(1).map((t, i) => t - ts[i]!));
+    expect(gaps.length).toBeGreaterThan(0);
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(30_000);
+  });
+});
+
+describe('handleProbeTick: pruning the state of proxies gone', () => {
+  it('never deletes a state an overlapping run wrote for a proxy created after this run listed the fleet', async () => {
+    // Run A listed the fleet before proxy `late` was created; while A still probes (a slow last pass),
+    // the next tick's run B lists `late`, probes it and stores its state. A's prune must leave it alone.
+    const { d } = deps(false);
+    const stored = new Set<string>(['gone']);
+    const deleted: string[] = [];
+    const old = aProxy({
+      name: 'old',
+      spec: managedSpec({ healthCheck: { intervalSeconds: 1 } }),
+      status: { ip: '10.0.0.1', providerId: 'zones/z/instances/old' },
+    });
+    const summary = await handleProbeTick({
+      ...d,
+      proxies: fixedFleet([old]),
+      health: {
+        ...d.health,
+        listNames: async () => [...stored],
+        deleteMany: async (names) => {
+          for (const n of names) {
+            deleted.push(n);
+            stored.delete(n);
+          }
+        },
+      },
+      prober: {
+        probe: async () => ({}) as never,
+        direct: echoUp,
+        handshake: async () => {
+          stored.add('late'); // run B's write, meanwhile
+          return { ok: true, latencyMs: 5, status: 200, body: null, failure: null };
+        },
+      },
+    });
+    expect(summary?.probed).toBe(1);
+    expect(deleted).toEqual(['gone']);
+    expect(stored.has('late')).toBe(true);
+  });
+
+  it('logs the documents that do not fit the model, probes none of them, and keeps their health state', async () => {
+    const { d, warnings } = deps(false);
+    const deleted: string[] = [];
+    const summary = await handleProbeTick({
+      ...d,
+      proxies: {
+        watchAll: async () =>
+          fixedView({
+            proxies: [],
+            skipped: [
+              { name: 'broken', issues: [{ path: 'spec.port', code: 'invalid_type', message: 'x' }] },
+            ],
+          }),
+      },
+      health: {
+        ...d.health,
+        listNames: async () => ['broken', 'gone'],
+        deleteMany: async (names) => void deleted.push(...names),
+      },
+    });
+    expect(summary?.probed).toBe(0);
+    expect(deleted).toEqual(['gone']);
+    expect(warnings).toContain('proxy documents that do not fit the model were skipped');
+  });
+});
+
+describe('handleProbeTick: the run budget', () => {
+  it("gives each pass what is left of the run's budget, at least MIN_PASS_BUDGET_MS", async () => {
+    const { d } = deps(false);
+    const clock = d.clock as ManualClock;
+    const p = aProxy({ name: 'p', status: { ip: '10.0.0.1', providerId: 'zones/z/instances/p' } });
+    d.proxies = fixedFleet([p]);
+    d.prober = {
+      direct: echoUp,
+      handshake: async () => ({ ok: true, latencyMs: 1, status: 200, body: null, failure: null }),
+      probe: async () => ({ ok: true, latencyMs: 1, status: 200, body: null, failure: null }),
+    };
+    const budgets: number[] = [];
+    d.timer = async (ms) => void budgets.push(ms);
+    d.runBudgetMs = 110_000;
+    const slowFeed = async () => {
+      clock.advance(30_000);
+      return [];
+    };
+    d.passive = { ...d.passive, outcomes: { between: slowFeed } };
+    await handleProbeTick(d); // the passive pass took 30 s of the run
+    d.runBudgetMs = 20_000;
+    clock.advance(120_000);
+    await handleProbeTick(d); // past the budget before the pass: the minimum
+    expect(budgets).toEqual([80_000, MIN_PASS_BUDGET_MS]);
+  });
+});
