@@ -2,6 +2,8 @@
 # services log one JSON object per line; Cloud Logging parses it into jsonPayload, and these metrics count
 # lines by their `event` field — the log contract the code keeps:
 #   proxy.failed             reconcile, when a proxy's phase becomes Failed      {proxy, failureReason, detail}
+#   proxy.cloud_init_error   reconcile, each pass of a managed proxy whose credentials cannot be read
+#                                                                                {proxy, branch, detail}
 #   provider.quota_exceeded  reconcile, when the provider reports quota          {proxy, zone}
 #   gc.deleted               gc, for each orphan instance it deletes             {providerId, uid, zone}
 #   gateway.snapshot_age     each gateway worker, every 30 s                     {workerId, ageSeconds}
@@ -42,6 +44,13 @@ locals {
       # The Provisioned condition's reason code (a short enum, so the label's cardinality stays bounded),
       # not `reason`: that is the reconcile request's reason, on every line of the delivery.
       labels = { reason = "jsonPayload.failureReason" }
+    }
+    # By the arm the proxy is in (out of leasing, its instance deleted, or serving an older version): three
+    # values. The lines name the proxy and the unreadable secret for Logs Explorer.
+    cloud_init_errors = {
+      event       = "proxy.cloud_init_error"
+      description = "Reconcile passes of managed proxies whose credentials secret cannot be read for their cloud-init, by arm."
+      labels      = { branch = "jsonPayload.branch" }
     }
     quota_exceeded = {
       event       = "provider.quota_exceeded"
@@ -299,6 +308,36 @@ resource "google_monitoring_alert_policy" "proxies_failed" {
 
   documentation {
     content   = "A proxy hit a permanent provider error and is latched Failed until its spec changes. ${local.runbook}, \"Failed proxies\"."
+    mime_type = "text/markdown"
+  }
+}
+
+resource "google_monitoring_alert_policy" "cloud_init_errors" {
+  display_name          = "proxyplane: proxies without readable credentials"
+  combiner              = "OR"
+  notification_channels = local.notification_channels
+
+  # A pass in each 20 minutes for half an hour: the passes back off to CloudInitRetryMax (10 min), so a
+  # proxy stuck on its secret logs in every window, and a version being added while a proxy is created
+  # (a few passes in its first minute) does not page.
+  conditions {
+    display_name = "a proxy's credentials unreadable for 30 minutes"
+    condition_threshold {
+      filter          = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.counter["cloud_init_errors"].name}\""
+      comparison      = "COMPARISON_GT"
+      threshold_value = 0
+      duration        = "1800s"
+      aggregations {
+        alignment_period     = "1200s"
+        per_series_aligner   = "ALIGN_SUM"
+        cross_series_reducer = "REDUCE_SUM"
+        group_by_fields      = ["metric.label.branch"]
+      }
+    }
+  }
+
+  documentation {
+    content   = "Managed proxies cannot build their cloud-init: their credentials secret or version is missing, disabled, destroyed or not granted. They stay out of leasing (or serve an older version) until it is readable. ${local.runbook}, \"Proxies without readable credentials\"."
     mime_type = "text/markdown"
   }
 }

@@ -351,9 +351,10 @@ describe('operations', () => {
       expect(excluded(other), other).toBe(false);
   });
 
-  it('alerts on Failed proxies, quota, GC deletions, failing and stopped jobs, dead letters, worker snapshot age, suspect workers, routes failing open, the lease store, gateway traffic and a probe out of time or credentials', () => {
+  it('alerts on Failed proxies, proxies without readable credentials, quota, GC deletions, failing and stopped jobs, dead letters, worker snapshot age, suspect workers, routes failing open, the lease store, gateway traffic and a probe out of time or credentials', () => {
     const policies = Object.keys(tf.resource.google_monitoring_alert_policy ?? {}).sort();
     expect(policies).toEqual([
+      'cloud_init_errors',
       'dead_letters',
       'failing_jobs',
       'gateway_no_upstream',
@@ -373,6 +374,7 @@ describe('operations', () => {
     const counters = tf.locals.log_counters as Record<string, { event: string }>;
     expect(Object.fromEntries(Object.entries(counters).map(([k, v]) => [k, v.event]))).toEqual({
       proxies_failed: 'proxy.failed',
+      cloud_init_errors: 'proxy.cloud_init_error',
       quota_exceeded: 'provider.quota_exceeded',
       routes_failed_open: 'gateway.route_failed_open',
       gc_deletions: 'gc.deleted',

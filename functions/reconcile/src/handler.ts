@@ -115,6 +115,13 @@ export async function handleReconcile(
   return { passes: deps.maxPasses, last: last?.kind ?? 'not-found' };
 }
 
+/**
+ * The cloud-init arms that leave a proxy on an unreadable credentials version (cloud-init-error.ts): out of
+ * leasing (`cloud-init/error`), its instance deleted (`…-revoked`), or serving an older version meanwhile
+ * (`…-serving`). Not the spec's latch (proxy.failed) nor a transient read (redelivered).
+ */
+const CLOUD_INIT_UNRESOLVED = /^cloud-init\/error(-serving|-revoked)?$/;
+
 function logPass(log: Logger, pass: number, r: PassResult, durationMs: number): void {
   if (r.kind === 'not-found') {
     log.info('reconcile pass', { pass, result: 'not-found', durationMs });
@@ -136,6 +143,17 @@ function logPass(log: Logger, pass: number, r: PassResult, durationMs: number): 
   // The log contract of docs/operations.md: log-based metrics and alerts count these events.
   if (plan.branch.endsWith('/quota') && r.proxy.spec.mode === 'managed') {
     log.warn('provider quota exceeded', { event: 'provider.quota_exceeded', zone: r.proxy.spec.zone });
+  }
+  // A managed proxy whose credentials cannot be read for its cloud-init (secret or version missing,
+  // disabled, destroyed, or not granted): not a failure of the pass, which backs off and tries again for as
+  // long as it lasts — so counted here, or nothing would page (proxies stuck Pending on a bad secret).
+  if (CLOUD_INIT_UNRESOLVED.test(plan.branch)) {
+    const provisioned = plan.status.conditions.find((c) => c.type === ConditionType.Provisioned);
+    log.warn('proxy cloud-init unresolved', {
+      event: 'proxy.cloud_init_error',
+      branch: plan.branch,
+      detail: provisioned?.message ?? null,
+    });
   }
   if (r.kind === 'written' && r.status.phase === 'Failed' && r.proxy.status.phase !== 'Failed') {
     // `reason` on this logger is the request's; the alert groups by failureReason, the condition's

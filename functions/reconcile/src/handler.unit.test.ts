@@ -548,6 +548,17 @@ describe('reconcile handler: managed lifecycle', () => {
     expect(p.status.conditions[0]?.reason).toBe('CloudInitError');
     expect(p.status.nextReconcileAt).toEqual(new Date(t.clock.now().getTime() + iv.CloudInitRetryMin));
     expect(t.provider.calls).toHaveLength(0);
+    // Not a failed pass (it backs off and tries again): counted on its own line, which an alert watches.
+    const unresolved = t.log.lines.filter((l) => l.event === 'proxy.cloud_init_error');
+    expect(unresolved).toEqual([
+      expect.objectContaining({
+        severity: 'WARNING',
+        proxy: 'p1',
+        branch: 'cloud-init/error',
+        detail: expect.stringContaining('not_found: secret ci'),
+      }),
+    ]);
+    expect(missingContractFields(unresolved[0]!)).toEqual([]);
   });
 });
 

@@ -14,6 +14,7 @@
 
 export const LOG_CONTRACT = {
   'proxy.failed': ['proxy', 'failureReason', 'detail'],
+  'proxy.cloud_init_error': ['proxy', 'branch', 'detail'],
   'provider.quota_exceeded': ['proxy', 'zone'],
   'gc.deleted': ['providerId', 'uid', 'zone'],
   'gateway.snapshot_age': ['workerId', 'ageSeconds'],
