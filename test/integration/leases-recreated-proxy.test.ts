@@ -150,9 +150,10 @@ describe('a proxy deleted and created again under the same name', () => {
     await writeFleet(db, [first()]);
     const old = await replica()('POST', '/v1/leases', { selector: { region: 'us' } });
     expect(old.status).toBe(201);
-    // What an older release of the service stored: no proxyUid on the lease nor on its entry.
+    // What an older release of the service stored: no proxyUid on the lease nor on its entry (and no
+    // endpoint, recorded later still).
     const leaseRef = db.collection(LEASE_COLLECTIONS.leases).doc(old.body.leaseId);
-    await leaseRef.update({ proxyUid: FieldValue.delete() });
+    await leaseRef.update({ proxyUid: FieldValue.delete(), endpoint: FieldValue.delete() });
     const stateRef = db.collection(LEASE_COLLECTIONS.leaseState).doc('us-1');
     const entries = (await stateRef.get()).data()?.entries as Array<Record<string, unknown>>;
     await stateRef.update({ entries: entries.map(({ proxyUid: _, ...e }) => e) });
