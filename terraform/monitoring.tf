@@ -697,6 +697,25 @@ resource "google_monitoring_alert_policy" "stale_gateway" {
     }
   }
 
+  # The CONNECT gateway VMs (gateway_connect.tf) log as Compute Engine instances. The Cloud Run gateway's
+  # lines keep the merged series above present while every VM is down — a startup script failing on each
+  # boot, which autohealing recreates for ever — so the VMs' own lines have a condition of their own.
+  dynamic "conditions" {
+    for_each = local.gateway_connect_enabled ? ["gce_instance"] : []
+    content {
+      display_name = "no CONNECT gateway VM reported its snapshot age for 10 minutes"
+      condition_absent {
+        filter   = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.worker_snapshot_age.name}\" AND resource.type=\"${conditions.value}\""
+        duration = "600s"
+        aggregations {
+          alignment_period     = "300s"
+          per_series_aligner   = "ALIGN_PERCENTILE_50"
+          cross_series_reducer = "REDUCE_MAX"
+        }
+      }
+    }
+  }
+
   documentation {
     content   = "A gateway worker is serving from an old snapshot (it stops taking traffic at maxStaleAge). ${local.runbook}, \"A stale gateway\"."
     mime_type = "text/markdown"

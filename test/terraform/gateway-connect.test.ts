@@ -83,12 +83,26 @@ describe('off by default: an existing deployment plans no change', () => {
     expect(uses.sort()).toEqual(
       [
         'iam.tf: locals.0.project_roles.gateway',
+        'monitoring.tf: resource.google_monitoring_alert_policy.stale_gateway.0.dynamic.conditions.0.for_each',
         'network.tf: locals.0.proxy_firewall_sources',
         'network.tf: resource.google_compute_router_nat.egress.0.dynamic.subnetwork.0.for_each',
         'outputs.tf: output.gateway_connect_instance_group.0.value',
         'outputs.tf: output.gateway_connect_proxy.0.value',
       ].sort(),
     );
+  });
+});
+
+describe('an operator hears of CONNECT gateway VMs that never serve', () => {
+  it("the stale-gateway alert has a condition of the VMs' own: no snapshot-age line from a Compute Engine instance", () => {
+    // The merged condition stays present on the Cloud Run gateway's lines while every VM is down.
+    const dynamic = nested(res('google_monitoring_alert_policy', 'stale_gateway'), 'dynamic', 'conditions');
+    expect(dynamic.for_each).toBe('${local.gateway_connect_enabled ? ["gce_instance"] : []}');
+    const absent = nested(dynamic, 'content', 'condition_absent');
+    expect(String(absent.filter)).toBe(
+      'metric.type="logging.googleapis.com/user/${google_logging_metric.worker_snapshot_age.name}" AND resource.type="${conditions.value}"',
+    );
+    expect(absent.duration).toBe('600s');
   });
 });
 
