@@ -1293,6 +1293,10 @@ describe('a query parameter no lease route reads', () => {
   });
 });
 
+/** Renews until refused (409): the API's proxy view follows Firestore's listener, a moment behind. */
+const refusedRenewal = (renew: () => ReturnType<typeof call>, id: string) =>
+  pollUntil(renew, (r) => r.status === 409, 10_000, `renew of ${id} refused`);
+
 describe('renewing a lease whose proxy is withdrawn', () => {
   it('409 proxy_withdrawn once its proxy is being deleted or joins the gateway pool; the lease runs out as granted', async () => {
     await start([proxy('going', { latencyMillis: 1 }), proxy('pooled', { latencyMillis: 2 })]);
@@ -1309,12 +1313,7 @@ describe('renewing a lease whose proxy is withdrawn', () => {
     await proxies.doc('pooled').update({ 'spec.gatewayPool': true });
     // The API's proxy view follows Firestore's listener: a renewal before it caught up still renews.
     for (const id of [a.leaseId, b.leaseId]) {
-      const refused = await pollUntil(
-        () => renew(id),
-        (r) => r.status === 409,
-        10_000,
-        `renew of ${id} refused`,
-      );
+      const refused = await refusedRenewal(() => renew(id), id);
       expect(refused.body).toMatchObject({ error: 'proxy_withdrawn' });
       expect(refused.body.message).toMatch(/acquire a new one/);
     }
@@ -1349,12 +1348,7 @@ describe('renewing a lease whose proxy moved to another address', () => {
     await proxies.doc('vm').update({ 'status.ip': '10.0.0.2' });
     await proxies.doc('ext').update({ 'spec.endpoint.host': 'other.example', 'status.ip': 'other.example' });
     for (const id of [a.leaseId, b.leaseId]) {
-      const refused = await pollUntil(
-        () => renew(id),
-        (r) => r.status === 409,
-        10_000,
-        `renew of ${id} refused`,
-      );
+      const refused = await refusedRenewal(() => renew(id), id);
       expect(refused.body).toMatchObject({ error: 'proxy_withdrawn' });
     }
     // A new lease on it records the new address, and renews.
