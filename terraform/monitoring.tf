@@ -22,8 +22,7 @@
 #   gateway.route_failed_open  snapshot pass, each pass while a route's target check fails through every
 #                            proxy the snapshots carry (so none is excluded from it)    {routes}
 #   leases.store_unavailable  the API, for each discovery or lease request answered 503 because the lease
-#                            store (Firestore) failed, contention outlasted the retries, or views not loaded;
-#                            and for an acquire whose matching proxies' credentials were unreadable
+#                            store (Firestore) failed, contention outlasted the retries, or views not loaded
 #                                                                                {op, reason}
 #   job.tick_failed          probe, gc, requeue and snapshot, for each Scheduler tick whose run failed
 #                                                                                {job, error}
@@ -75,10 +74,10 @@ locals {
       labels      = { worker = "jsonPayload.workerId" }
     }
     # By operation (acquire, renew, release, report, list) and the store's reason (unavailable,
-    # contended, not_ready; credentials for an acquire): 16 series at most.
+    # contended, not_ready): 15 series at most.
     lease_store_unavailable = {
       event       = "leases.store_unavailable"
-      description = "Discovery and lease requests answered 503 because the lease store failed (or, reason credentials, no matching proxy's credentials could be read), by operation and reason."
+      description = "Discovery and lease requests answered 503 because the lease store failed, by operation and reason."
       labels      = { op = "jsonPayload.op", reason = "jsonPayload.reason" }
     }
     # No alert: probes by tier and result — seed §9's healthcheck_failures_total is ok="false". Not by proxy
@@ -514,7 +513,7 @@ resource "google_monitoring_alert_policy" "lease_store_unavailable" {
   }
 
   documentation {
-    content   = "Discovery and lease requests keep getting 503 unavailable: the lease store (Firestore) is failing, contention outlasts the retries, replicas cannot load their views, or the matching proxies' credentials cannot be read. Crawlers retry, but cannot lease meanwhile. ${local.runbook}, \"Lease store unavailable\"."
+    content   = "Discovery and lease requests keep getting 503 unavailable: the lease store (Firestore) is failing, contention outlasts the retries, or replicas cannot load their views. Crawlers retry, but cannot lease meanwhile. ${local.runbook}, \"Lease store unavailable\"."
     mime_type = "text/markdown"
   }
 }

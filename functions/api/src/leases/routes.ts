@@ -26,7 +26,7 @@ import { ErrorBody } from '../routes/proxy-schemas.js';
 import { jsonContent, leaseErrors, optionalJsonBody, validationHook } from './http.js';
 import type { LeaseMetrics, LeaseOp } from './metrics.js';
 import type { LeaseService } from './service.js';
-import { credentialsUnavailable, storeUnavailable } from './unavailable.js';
+import { storeUnavailable } from './unavailable.js';
 
 const error = (description: string) => jsonContent(ErrorBody, description);
 const security = crawlerSecurity;
@@ -231,7 +231,6 @@ export function createLeaseRoutes({ service, metrics, log }: LeaseRouteDeps) {
             409,
           );
         }
-        credentialsUnavailable({ log });
         return c.json(
           { error: 'unavailable', message: 'credentials of the matching proxies cannot be read now' },
           503,

@@ -25,21 +25,6 @@ export function storeUnavailable(
   });
 }
 
-/**
- * An acquire answered 503 because no matching proxy's credentials could be read (Secret Manager failing,
- * or the API's account no longer granted on the secrets): the same line, reason `credentials`, so that the
- * alert on lease requests answered 503 covers it — a crawler cannot lease either way. Counted on /metrics
- * by the route as outcome credentials_unavailable.
- */
-export function credentialsUnavailable(deps: { log: Logger }): void {
-  deps.log.warn('proxy credentials unreadable: acquire answered 503', {
-    event: 'leases.store_unavailable',
-    op: 'acquire',
-    reason: 'credentials',
-    code: null,
-  });
-}
-
 /** Firestore's gRPC status code of the failure under the store's error (null for contention, not_ready). */
 function grpcCode(cause: unknown): number | null {
   const code = typeof cause === 'object' && cause !== null ? (cause as { code?: unknown }).code : undefined;
