@@ -24,6 +24,9 @@
 #   leases.store_unavailable  the API, for each discovery or lease request answered 503 because the lease
 #                            store (Firestore) failed, contention outlasted the retries, or views not loaded
 #                                                                                {op, reason}
+#   leases.credentials_unreadable  the API, for each proxy it sets aside because it could not read the
+#                            proxy's credentials (every proxy of a secret at once when the secret is)
+#                                                                                {proxy, secret}
 #   job.tick_failed          probe, gc, requeue and snapshot, for each Scheduler tick whose run failed
 #                                                                                {job, error}
 #   job.tick                 probe, gc, requeue and snapshot, for each Scheduler tick taken up, before its run
@@ -79,6 +82,12 @@ locals {
       event       = "leases.store_unavailable"
       description = "Discovery and lease requests answered 503 because the lease store failed, by operation and reason."
       labels      = { op = "jsonPayload.op", reason = "jsonPayload.reason" }
+    }
+    # No label: the lines name the proxy and its secret for Logs Explorer.
+    lease_credentials_unreadable = {
+      event       = "leases.credentials_unreadable"
+      description = "Proxies the lease service set aside because it could not read their credentials (Secret Manager)."
+      labels      = {}
     }
     # No alert: probes by tier and result — seed §9's healthcheck_failures_total is ok="false". Not by proxy
     # nor by route: a label per proxy or per route would be a time series each (the lines carry `proxy` and,
@@ -514,6 +523,35 @@ resource "google_monitoring_alert_policy" "lease_store_unavailable" {
 
   documentation {
     content   = "Discovery and lease requests keep getting 503 unavailable: the lease store (Firestore) is failing, contention outlasts the retries, or replicas cannot load their views. Crawlers retry, but cannot lease meanwhile. ${local.runbook}, \"Lease store unavailable\"."
+    mime_type = "text/markdown"
+  }
+}
+
+resource "google_monitoring_alert_policy" "lease_credentials_unreadable" {
+  display_name          = "proxyplane: the API cannot read proxy credentials"
+  combiner              = "OR"
+  notification_channels = local.notification_channels
+
+  # A proxy set aside sits out 30 s, and each acquire that meets it again sets it aside again: while
+  # crawlers ask, a secret the API cannot read logs in every window. Lines in each 10 minutes for 20
+  # minutes: not a version being added in passing.
+  conditions {
+    display_name = "proxies set aside for unreadable credentials for 20 minutes"
+    condition_threshold {
+      filter          = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.counter["lease_credentials_unreadable"].name}\""
+      comparison      = "COMPARISON_GT"
+      threshold_value = 0
+      duration        = "1200s"
+      aggregations {
+        alignment_period     = "600s"
+        per_series_aligner   = "ALIGN_SUM"
+        cross_series_reducer = "REDUCE_SUM"
+      }
+    }
+  }
+
+  documentation {
+    content   = "The lease service cannot read some proxies' credentials in Secret Manager and sets them aside: crawlers are refused (409 no_match, counted unhealthy) while those proxies sit idle. ${local.runbook}, \"The API cannot read proxy credentials\"."
     mime_type = "text/markdown"
   }
 }

@@ -9,6 +9,7 @@ import { LeaseClient } from '../../shared/src/client/index.js';
 import type { ProxyResource } from '../../shared/src/domain/proxy.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
 import { SecretAccessError, type SecretReader } from '../../shared/src/ports/secrets.js';
+import { missingContractFields } from '../../shared/src/testing/log-contract.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
 import { ADMIN_TOKEN, leaseTestApp, type ProxyOptions, proxy, writeFleet } from '../support/leases.js';
 import { pollUntil } from '../support/poll.js';
@@ -453,6 +454,13 @@ describe('POST /v1/leases', () => {
     // All four sit out together, counted as unhealthy, while the good one fills up.
     expect(await acquire({})).toMatchObject({ status: 201, body: { proxy: { name: 'good' } } });
     expect(await acquire({})).toMatchObject({ status: 409, body: { unhealthy: 4, atCapacity: 1 } });
+    // One counted line, naming the secret (an alert reads it: a fleet on one secret the API can no longer
+    // read answers every acquire 409 no_match, which nothing else pages on).
+    const unreadable = logs.filter((l) => l.event === 'leases.credentials_unreadable');
+    expect(unreadable).toEqual([
+      expect.objectContaining({ severity: 'ERROR', proxy: 'bad-1', secret: 'rotated-badly' }),
+    ]);
+    expect(missingContractFields(unreadable[0]!)).toEqual([]);
   });
 
   it('a transient Secret Manager failure sets aside that proxy only, not every proxy naming its secret', async () => {

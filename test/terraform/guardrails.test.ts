@@ -351,7 +351,7 @@ describe('operations', () => {
       expect(excluded(other), other).toBe(false);
   });
 
-  it('alerts on Failed proxies, proxies without readable credentials, quota, GC deletions, failing and stopped jobs, dead letters, worker snapshot age, suspect workers, routes failing open, the lease store, gateway traffic and a probe out of time or credentials', () => {
+  it('alerts on Failed proxies, proxies without readable credentials, quota, GC deletions, failing and stopped jobs, dead letters, worker snapshot age, suspect workers, routes failing open, the lease store and its credentials, gateway traffic and a probe out of time or credentials', () => {
     const policies = Object.keys(tf.resource.google_monitoring_alert_policy ?? {}).sort();
     expect(policies).toEqual([
       'cloud_init_errors',
@@ -361,6 +361,7 @@ describe('operations', () => {
       'gateway_outcome_drops',
       'gateway_suspect_fallbacks',
       'gc_deletions',
+      'lease_credentials_unreadable',
       'lease_store_unavailable',
       'probe_credentials_unavailable',
       'probe_out_of_time',
@@ -382,6 +383,7 @@ describe('operations', () => {
       provider_requests: 'provider.request',
       probe_results: 'probe.result',
       lease_store_unavailable: 'leases.store_unavailable',
+      lease_credentials_unreadable: 'leases.credentials_unreadable',
       tick_failures: 'job.tick_failed',
       ticks: 'job.tick',
       probe_budget_spent: 'probe.pass_budget_spent',

@@ -24,6 +24,7 @@ export const LOG_CONTRACT = {
   'probe.result': ['proxy', 'tier', 'ok', 'latencyMs', 'code'],
   'gateway.route_failed_open': ['routes'],
   'leases.store_unavailable': ['op', 'reason'],
+  'leases.credentials_unreadable': ['proxy', 'secret'],
   'job.tick_failed': ['job', 'error'],
   'job.tick': ['job'],
   'probe.pass_budget_spent': ['budgetMs', 'undecided'],

@@ -293,8 +293,12 @@ export class LeaseService {
   }
 
   private setAside(err: CredentialsUnavailable): void {
+    // Counted (leases.credentials_unreadable, an alert reads it): set aside, these proxies are counted
+    // unhealthy, and a fleet on one secret the API can no longer read answers every acquire 409 no_match.
     this.deps.log.error('proxy credentials unreadable; proxy set aside', {
+      event: 'leases.credentials_unreadable',
       proxy: err.proxy,
+      secret: err.secret?.secret ?? null,
       cause: err.cause,
     });
     const now = this.deps.clock.now().getTime();
