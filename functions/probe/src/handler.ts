@@ -2,7 +2,7 @@
 // listener: each pass sees it as it is then), prune the state of proxies gone from its first view, run
 // passes over the windows since the previous run until the invocation's budget is spent, record the run.
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
-import { logTickFailure } from '../../../shared/src/adapters/log/tick-failure.js';
+import { logTickFailure, messageOf } from '../../../shared/src/adapters/log/tick-failure.js';
 import { nextSlotAfter } from '../../../shared/src/domain/health/due.js';
 import { firstWindowStart } from '../../../shared/src/domain/health/probe-window.js';
 import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
@@ -110,7 +110,7 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
     // written yet): it is not published again this run.
     const sent = new Set<string>();
     // Gateway evidence first, so that this tick's active passes read (and may expire) the updated tracks.
-    await consumeOutcomes(deps, all, startedAt, summary, sent);
+    const passiveError = await consumeOutcomes(deps, all, startedAt, summary, sent);
     const routes = await readRoutes(deps);
     for (;;) {
       // Never past the deadline: the next run starts there (firstWindowStart), so a pass that began late —
@@ -143,9 +143,12 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
       finishedAt: deps.clock.now(),
       ok: true,
       counts: { ...summary },
-      error: null,
+      // The active tiers ran: the run is ok, and says what of it failed.
+      error: passiveError && `passive pass: ${passiveError}`,
       windowStart,
     });
+    // One failed-tick line per tick: a run that throws later logs its own (loggedTick), not this one too.
+    if (passiveError) logTickFailure(deps.log, ProbeJob, passiveError, { part: 'passive' });
     deps.log.info('probe run finished', { ...summary });
     return summary;
   } catch (err) {
@@ -171,19 +174,22 @@ async function consumeOutcomes(
   now: Date,
   summary: ProbeRunSummary,
   sent: Set<string>,
-): Promise<void> {
+): Promise<string | null> {
   try {
     const c = await runPassivePass(deps, all, now, sent);
     summary.outcomeBatches += c.outcomeBatches;
     summary.passiveSignals += c.passiveSignals;
     summary.written += c.written;
     summary.transitions += c.transitions;
+    return null;
   } catch (err) {
     // The active tiers must not stop because the outcome store is unavailable: the run goes on (and is
-    // recorded ok). The cursor did not move, so the next tick reads the same batches again — while they are
-    // fresh enough: a pass failing tick after tick ends the gateways' passive verdicts. So it is a failed
-    // tick on the log (job.tick_failed, part "passive"), which the failing_jobs alert counts.
-    logTickFailure(deps.log, ProbeJob, err, { part: 'passive' });
+    // recorded ok, with this error). The cursor did not move, so the next tick reads the same batches
+    // again — while they are fresh enough: a pass failing tick after tick ends the gateways' passive
+    // verdicts. So the tick is logged failed once it ends (job.tick_failed, part "passive"), which the
+    // failing_jobs alert counts. The message names the store's own error (its gRPC code) under the pass's.
+    const cause = (err as { cause?: unknown }).cause;
+    return cause === undefined ? messageOf(err) : `${messageOf(err)}: ${messageOf(cause)}`;
   }
 }
 

@@ -89,7 +89,16 @@ describe('handleProbeTick and the passive pass', () => {
       },
     ]);
     expect(missingContractFields(errors[0]!)).toEqual([]);
-    expect(finished).toEqual([expect.objectContaining({ ok: true })]);
+    // Recorded ok (the active tiers ran), saying what of it failed.
+    expect(finished).toEqual([expect.objectContaining({ ok: true, error: 'passive pass: firestore down' })]);
+  });
+
+  it('a run that fails after its passive pass failed logs no passive line: one failed-tick line a tick (its caller logs the run)', async () => {
+    const { d, errors, finished } = deps(true);
+    d.routing = { get: async () => Promise.reject(new TypeError('a bug')) };
+    await expect(handleProbeTick(d)).rejects.toThrow('a bug');
+    expect(errors).toEqual([]);
+    expect(finished).toEqual([expect.objectContaining({ ok: false, error: 'a bug' })]);
   });
 });
 

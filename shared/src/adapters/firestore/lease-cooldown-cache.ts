@@ -17,8 +17,8 @@ import type { ListenerSink } from './lease-listener.js';
 export const COOLDOWN_PRUNE_EVERY_MS = 60_000;
 
 export class LeaseCooldownCache implements ListenerSink {
-  /** proxy → site (cooldownSite) → the cooldown selection reads: the latest of the documents below */
-  private readonly index = new Map<string, Map<string, CooldownMark>>();
+  /** proxy → site (cooldownSite) → the cooldowns selection reads: those of the documents below */
+  private readonly index = new Map<string, Map<string, readonly CooldownMark[]>>();
   /**
    * proxy → site → document id → its cooldown. One site may be held by two documents: one stored under
    * its target with a port, before a cooldown was the site's (lease-converter keeps the target as it was
@@ -101,16 +101,13 @@ export class LeaseCooldownCache implements ListenerSink {
     this.refresh(key.proxy, key.site);
   }
 
-  /** The site's mark in the index: its documents' latest end, or none once no document holds it. */
+  /** The site's marks in the index: its documents', each matched on its own instance; none once none holds. */
   private refresh(proxy: string, site: string): void {
     const bySite = this.docs.get(proxy);
-    const held = bySite?.get(site);
-    let latest: CooldownMark | null = null;
-    for (const m of held?.values() ?? [])
-      if (!latest || m.until.getTime() > latest.until.getTime()) latest = m;
-    const byTarget = this.index.get(proxy) ?? new Map<string, CooldownMark>();
-    if (latest) {
-      byTarget.set(site, latest);
+    const marks = [...(bySite?.get(site)?.values() ?? [])];
+    const byTarget = this.index.get(proxy) ?? new Map<string, readonly CooldownMark[]>();
+    if (marks.length > 0) {
+      byTarget.set(site, marks);
       this.index.set(proxy, byTarget);
       return;
     }

@@ -54,3 +54,24 @@ describe('LeaseCooldownCache holds a cooldown for its site', () => {
     expect(cache.size).toBe(0);
   });
 });
+
+describe('LeaseCooldownCache: two documents of one site, of two instances of the name', () => {
+  it("each holds for its own instance: an older instance's later end does not hide the current one's", () => {
+    const now = 1_000_000;
+    const cache = new LeaseCooldownCache(memoryLogger(), () => now);
+    const OTHER = '11111111-1111-4111-8111-111111111111';
+    cache.put('old', {
+      proxy: 'p1',
+      proxyUid: OTHER,
+      target: 's.example:443',
+      until: new Date(now + 60_000),
+    });
+    cache.put('new', { proxy: 'p1', proxyUid: UID, target: 's.example', until: new Date(now + 30_000) });
+    expect(cache.cooldownEnd({ name: 'p1', uid: UID }, 's.example', new Date(now))).toEqual(
+      new Date(now + 30_000),
+    );
+    expect(cache.cooldownEnd({ name: 'p1', uid: OTHER }, 's.example', new Date(now))).toEqual(
+      new Date(now + 60_000),
+    );
+  });
+});

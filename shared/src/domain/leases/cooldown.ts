@@ -50,8 +50,12 @@ export function cooldownsOf<T extends Pick<Cooldown, 'proxy' | 'proxyUid'>>(
 /** One stored cooldown as selection needs it. */
 export type CooldownMark = Pick<Cooldown, 'until' | 'proxyUid'>;
 
-/** Per proxy name: target (or GLOBAL_TARGET) → the cooldown stored for it (one document per pair). */
-export type CooldownIndex = ReadonlyMap<string, ReadonlyMap<string, CooldownMark>>;
+/**
+ * Per proxy name: site (or GLOBAL_TARGET) → the cooldown stored for it, or the several held for it (a
+ * document stored under the target with its port before cooldowns were the site's, beside one since —
+ * maybe of another instance of the name: each is matched on its own).
+ */
+export type CooldownIndex = ReadonlyMap<string, ReadonlyMap<string, CooldownMark | readonly CooldownMark[]>>;
 
 /**
  * A request without a target is kept out only by a global cooldown; one with a target also by its own.
@@ -79,8 +83,13 @@ export function cooldownEnd(
   const byTarget = index.get(proxy.name);
   if (!byTarget) return null;
   const t = now.getTime();
-  const holding = (c: CooldownMark | undefined) =>
-    c !== undefined && c.until.getTime() > t && sameInstance(c.proxyUid, proxy.uid) ? c.until : null;
+  const holding = (held: CooldownMark | readonly CooldownMark[] | undefined): Date | null => {
+    let end: Date | null = null;
+    for (const c of held === undefined ? [] : 'until' in held ? [held] : held)
+      if (c.until.getTime() > t && sameInstance(c.proxyUid, proxy.uid) && (!end || c.until > end))
+        end = c.until;
+    return end;
+  };
   const global = holding(byTarget.get(GLOBAL_TARGET));
   const own = target === null ? null : holding(byTarget.get(cooldownSite(target)));
   if (global === null) return own;
