@@ -476,7 +476,7 @@ export class LeaseService {
     if (!endpoint || !sameEndpoint(endpoint, proxyEndpoint(this.handedOut(lease, protocols))))
       throw new ProxyWithdrawn(lease.proxy); // isLeasable asked for one
     // The lease records where selection saw the proxy; an answer with another address would be refused
-    // its first renewal (moved, below).
+    // its first renewal (renewable: listensElsewhere).
     if (lease.endpoint !== null && endpointKey(endpoint) !== lease.endpoint)
       throw new ProxyWithdrawn(lease.proxy);
     return {
