@@ -326,16 +326,17 @@ resource "google_monitoring_alert_policy" "cloud_init_errors" {
   combiner              = "OR"
   notification_channels = local.notification_channels
 
-  # A pass in each 20 minutes for half an hour: the passes back off to CloudInitRetryMax (10 min), so a
-  # proxy stuck on its secret logs in every window, and a version being added while a proxy is created
-  # (a few passes in its first minute) does not page.
+  # Lines for half an hour: the passes back off to CloudInitRetryMax (10 min), so a proxy stuck on its
+  # secret logs in every 20-minute window; a window's sum stays above 0 for 20 minutes after the last line,
+  # so the condition holds 50 minutes (duration) only once the lines have gone on for 30 — a version added
+  # while a proxy is created (a few passes in its first minute) does not page.
   conditions {
     display_name = "a proxy's credentials unreadable for 30 minutes"
     condition_threshold {
       filter          = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.counter["cloud_init_errors"].name}\""
       comparison      = "COMPARISON_GT"
       threshold_value = 0
-      duration        = "1800s"
+      duration        = "3000s"
       aggregations {
         alignment_period     = "1200s"
         per_series_aligner   = "ALIGN_SUM"
@@ -533,15 +534,16 @@ resource "google_monitoring_alert_policy" "lease_credentials_unreadable" {
   notification_channels = local.notification_channels
 
   # A proxy set aside sits out 30 s, and each acquire that meets it again sets it aside again: while
-  # crawlers ask, a secret the API cannot read logs in every window. Lines in each 10 minutes for 20
-  # minutes: not a version being added in passing.
+  # crawlers ask, a secret the API cannot read logs in every 10-minute window. A window's sum stays above 0
+  # for 10 minutes after the last line, so the condition holds 30 minutes (duration) only once the lines
+  # have gone on for 20: not a version being added in passing.
   conditions {
     display_name = "proxies set aside for unreadable credentials for 20 minutes"
     condition_threshold {
       filter          = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.counter["lease_credentials_unreadable"].name}\""
       comparison      = "COMPARISON_GT"
       threshold_value = 0
-      duration        = "1200s"
+      duration        = "1800s"
       aggregations {
         alignment_period     = "600s"
         per_series_aligner   = "ALIGN_SUM"
@@ -638,8 +640,9 @@ resource "google_monitoring_alert_policy" "stopped_jobs" {
   conditions {
     display_name = "no tick of a minute job taken up for 30 minutes"
     condition_absent {
-      filter   = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.counter["ticks"].name}\" AND metric.label.job != \"gc-sweep\""
-      duration = "1800s"
+      filter = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.counter["ticks"].name}\" AND metric.label.job != \"gc-sweep\""
+      # The last aligned point covers the 5 minutes before it: absent 25 minutes after it, 30 after the tick.
+      duration = "1500s"
       aggregations {
         alignment_period     = "300s"
         per_series_aligner   = "ALIGN_SUM"
@@ -652,8 +655,9 @@ resource "google_monitoring_alert_policy" "stopped_jobs" {
   conditions {
     display_name = "no gc-sweep tick taken up for 45 minutes"
     condition_absent {
-      filter   = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.counter["ticks"].name}\" AND metric.label.job = \"gc-sweep\""
-      duration = "2700s"
+      filter = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.counter["ticks"].name}\" AND metric.label.job = \"gc-sweep\""
+      # As above: absent 30 minutes after the last 15-minute point, 45 after the tick.
+      duration = "1800s"
       aggregations {
         alignment_period     = "900s"
         per_series_aligner   = "ALIGN_SUM"

@@ -17,14 +17,17 @@ import {
   rateEnvName,
 } from '../../functions/api/src/middleware/caller-rate-limit.js';
 import { loadGatewayConfig } from '../../functions/gateway/src/config.js';
-import { MIN_PASS_BUDGET_MS } from '../../functions/probe/src/handler.js';
+import { GcJob } from '../../functions/gc/src/handler.js';
+import { MIN_PASS_BUDGET_MS, ProbeJob } from '../../functions/probe/src/handler.js';
 import { pollIntervals } from '../../functions/reconcile/src/config.js';
 import {
   marginMs,
+  REQUEUE_JOB,
   type RequeueConfig,
   steadyRefreshMs,
   tickPeriodMs,
 } from '../../functions/requeue/src/config.js';
+import { SnapshotJob } from '../../functions/snapshot/src/job-run.js';
 import { NETWORK_TAG } from '../../shared/src/adapters/gce/labels.js';
 import { loadFunctionTable, loadPubSubTable, loadScheduleTable } from '../../shared/src/config/topology.js';
 import { ManagedSpec } from '../../shared/src/domain/proxy.js';
@@ -370,7 +373,7 @@ describe('the failing-jobs alert can fire for every scheduled job', () => {
     }
   });
 
-  it('a job whose ticks stop is absent, per job, for at least three of its periods before it pages, and never for more than an hour', () => {
+  it("a job whose ticks stop pages, per job, after at least three of its periods without one (duration and the last point's alignment), and within an hour", () => {
     const policy = resourceOf(tf, 'google_monitoring_alert_policy', 'stopped_jobs');
     const conditions = ((policy.conditions ?? []) as Block[]).map((c) => {
       const body = (c.condition_absent as Block[])[0]!;
@@ -378,7 +381,12 @@ describe('the failing-jobs alert can fire for every scheduled job', () => {
       // Per job: a job that ticked and went quiet is a series of its own that goes absent.
       expect(aggregation.group_by_fields).toEqual(['metric.label.job']);
       expect(String(body.filter)).toContain('${google_logging_metric.counter["ticks"].name}');
-      return { filter: String(body.filter), duration: Number(/^(\d+)s$/.exec(String(body.duration))?.[1]) };
+      const seconds = (v: unknown) => Number(/^(\d+)s$/.exec(String(v))?.[1]);
+      // Absent from the last aligned point on, and that point covers the alignment period before it.
+      return {
+        filter: String(body.filter),
+        duration: seconds(body.duration) + seconds(aggregation.alignment_period),
+      };
     });
     for (const [job, { schedule }] of Object.entries(loadScheduleTable().jobs)) {
       const watching = conditions.filter((c) => selects(c.filter, job));
@@ -388,6 +396,50 @@ describe('the failing-jobs alert can fire for every scheduled job', () => {
       expect(duration, job).toBeGreaterThanOrEqual(3 * periodSeconds(schedule));
       expect(duration, job).toBeLessThanOrEqual(3600);
     }
+  });
+});
+
+describe('every scheduled job logs the ticks its absence condition watches', () => {
+  it("each job's function calls logTickReceived with that job's name (no series: its condition never fires)", () => {
+    const takers: Record<string, [string, string]> = {
+      [ProbeJob]: ['functions/probe/src/event.ts', 'ProbeJob'],
+      [GcJob]: ['functions/gc/src/handler.ts', 'GcJob'],
+      [REQUEUE_JOB]: ['functions/requeue/src/index.ts', 'REQUEUE_JOB'],
+      [SnapshotJob]: ['functions/snapshot/src/handler.ts', 'SnapshotJob'],
+    };
+    expect(Object.keys(takers).sort()).toEqual(Object.keys(loadScheduleTable().jobs).sort());
+    for (const [job, [file, constant]] of Object.entries(takers)) {
+      const source = readFileSync(join(repoRoot, file), 'utf8');
+      expect(source, `${file} logs ${job}'s ticks`).toMatch(
+        new RegExp(`logTickReceived\\([\\w.]+, ${constant}\\)`),
+      );
+    }
+  });
+});
+
+describe('a "for N minutes" alert on log lines pages only once they have gone on that long', () => {
+  it('its duration is N minutes past its alignment period (a trailing sum stays above 0 that long after the last line)', () => {
+    let checked = 0;
+    for (const [name, policy] of Object.entries(tf.resource.google_monitoring_alert_policy ?? {}))
+      for (const c of (policy.conditions ?? []) as Block[]) {
+        const body = (c.condition_threshold as Block[] | undefined)?.[0];
+        const minutes = /for (\d+) minutes$/.exec(String(c.display_name))?.[1];
+        // One that says how long a gap it allows ("no gap over 5 minutes") is read by that rule instead.
+        if (
+          !body ||
+          minutes === undefined ||
+          body.threshold_value !== 0 ||
+          /gap/.test(String(c.display_name))
+        )
+          continue;
+        const seconds = (v: unknown) => Number(/^(\d+)s$/.exec(String(v))?.[1]);
+        const alignment = seconds((body.aggregations as Block[])[0]!.alignment_period);
+        expect(seconds(body.duration) - alignment, `${name}: ${c.display_name}`).toBeGreaterThanOrEqual(
+          Number(minutes) * 60,
+        );
+        checked++;
+      }
+    expect(checked).toBeGreaterThanOrEqual(2);
   });
 });
 
