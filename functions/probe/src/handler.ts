@@ -144,11 +144,11 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
       ok: true,
       counts: { ...summary },
       // The active tiers ran: the run is ok, and says what of it failed.
-      error: passiveError && `passive pass: ${passiveError}`,
+      error: passiveError === null ? null : `passive pass: ${passiveError || 'failed'}`,
       windowStart,
     });
     // One failed-tick line per tick: a run that throws later logs its own (loggedTick), not this one too.
-    if (passiveError) logTickFailure(deps.log, ProbeJob, passiveError, { part: 'passive' });
+    if (passiveError !== null) logTickFailure(deps.log, ProbeJob, passiveError, { part: 'passive' });
     deps.log.info('probe run finished', { ...summary });
     return summary;
   } catch (err) {

@@ -16,7 +16,7 @@ import { echoUp, stoppedWithAddress } from './prober-fixtures.unit.js';
 const t0 = new Date('2026-01-01T00:00:00Z');
 const sec = (s: number) => new Date(t0.getTime() + s * 1000);
 
-function deps(passiveFails: boolean) {
+function deps(passiveFails: boolean, passiveError = new PassiveFeedError('unavailable', 'firestore down')) {
   const warnings: string[] = [];
   const errors: Array<Record<string, unknown>> = [];
   const finished: Array<Pick<JobRun, 'ok' | 'counts'>> = [];
@@ -56,7 +56,7 @@ function deps(passiveFails: boolean) {
       outcomes: { between: async () => [] },
       feed: {
         cursor: async () => {
-          if (passiveFails) throw new PassiveFeedError('unavailable', 'firestore down');
+          if (passiveFails) throw passiveError;
           return null;
         },
         commit: async () => 'committed' as const,
@@ -91,6 +91,15 @@ describe('handleProbeTick and the passive pass', () => {
     expect(missingContractFields(errors[0]!)).toEqual([]);
     // Recorded ok (the active tiers ran), saying what of it failed.
     expect(finished).toEqual([expect.objectContaining({ ok: true, error: 'passive pass: firestore down' })]);
+  });
+
+  it('a passive failure without a message is still a failed tick (not taken for none)', async () => {
+    const { d, errors, finished } = deps(true, new PassiveFeedError('unavailable', ''));
+    await handleProbeTick(d);
+    expect(errors).toEqual([
+      expect.objectContaining({ event: 'job.tick_failed', part: 'passive', error: '' }),
+    ]);
+    expect(finished).toEqual([expect.objectContaining({ ok: true, error: 'passive pass: failed' })]);
   });
 
   it('a run that fails after its passive pass failed logs no passive line: one failed-tick line a tick (its caller logs the run)', async () => {
