@@ -2,7 +2,7 @@
 // main.ts calls it with the standalone pieces; the controller session will pass its own SnapshotSource,
 // CredentialResolver (Secret Manager) and Reporter.
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOn } from '../../../shared/src/adapters/listen.js';
 import { parseAllowList } from '../../../shared/src/domain/gateway/ssrf.js';
 import { ClientAuth } from './client-auth.js';
 import type { CompiledSnapshot } from './compile.js';
@@ -258,12 +258,9 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
   try {
     if (proxy && cfg.GATEWAY_PROXY_PORT !== 'off')
       proxyPort = await proxy.listen(cfg.GATEWAY_PROXY_PORT, cfg.GATEWAY_PROXY_HOST ?? cfg.HOST);
-    http.listen(cfg.PORT, cfg.HOST);
-    httpPort = await new Promise<number>((resolve, reject) => {
-      if (http.listening) resolve((http.address() as AddressInfo).port);
-      http.once('listening', () => resolve((http.address() as AddressInfo).port));
-      http.once('error', reject);
-    });
+    httpPort = await listenOn(http, cfg.PORT, cfg.HOST, (err) =>
+      log.error('http listener error', { error: err.message }),
+    );
   } catch (err) {
     // A port taken (EADDRINUSE) after the worker registered and was given proxies: stopped as shutdown()
     // stops, with nothing to drain — without the draining report its proxies stayed owned until its grant
@@ -279,7 +276,6 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
     await stopped('reporter', () => reporter.stop());
     throw err;
   }
-  http.on('error', (err) => log.error('http listener error', { error: err.message }));
 
   return {
     worker,

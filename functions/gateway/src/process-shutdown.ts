@@ -2,6 +2,7 @@
 // session error no retry can fix): before registration, while the register call is in flight, during the
 // start wait, or once listening (docs/gateway.md § Shutdown). main.ts installs the signal handlers before
 // start-up begins and hands this its pieces as they come; a second request while one runs is only logged.
+import { withDeadline } from '../../../shared/src/adapters/deadline.js';
 import type { Logger } from './logger.js';
 
 export interface Stoppable {
@@ -74,19 +75,17 @@ export class ProcessShutdown {
   /** The closers in order, bounded together: the process exits after them whether or not they finish. */
   private async close(): Promise<void> {
     const ms = this.deps.closeTimeoutMs ?? CLOSE_BOUND_MS;
-    let timer: NodeJS.Timeout | undefined;
-    const bound = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), ms);
-      timer.unref?.();
-    });
     const closing = (async () => {
       for (const close of this.closers) await close();
     })();
     try {
-      if ((await Promise.race([closing, bound])) === 'timeout')
-        this.deps.log.warn('clients not closed in time: exiting without them', { timeoutMs: ms });
-    } finally {
-      clearTimeout(timer);
+      await withDeadline(closing, ms, () => new CloseTimeout());
+    } catch (err) {
+      if (!(err instanceof CloseTimeout)) throw err;
+      this.deps.log.warn('clients not closed in time: exiting without them', { timeoutMs: ms });
     }
   }
 }
+
+/** The closers' bound passed (withDeadline's error): not a failure of the shutdown, which is done. */
+class CloseTimeout extends Error {}

@@ -3,6 +3,7 @@
 // 1.5–2x this listener's CPU per request in bench/gateway.ts. Owns the
 // per-listener context the sessions share, the deadline sweep and the drain on shutdown.
 import net from 'node:net';
+import { listenOn } from '../../../shared/src/adapters/listen.js';
 import type { ClientAuth } from './client-auth.js';
 import type { GatewayRecorder } from './metrics.js';
 import { ProxySession } from './proxy-session.js';
@@ -87,16 +88,8 @@ export function createProxyListener(
   sweep.unref();
   return {
     server,
-    listen: (port, host) =>
-      new Promise((resolve, reject) => {
-        server.once('error', reject);
-        server.listen({ port, host }, () => {
-          server.off('error', reject);
-          // Accept failures (EMFILE under a connection flood) are reported, never fatal.
-          server.on('error', onError);
-          resolve((server.address() as net.AddressInfo).port);
-        });
-      }),
+    // Accept failures once listening (EMFILE under a connection flood) are reported, never fatal.
+    listen: (port, host) => listenOn(server, port, host, onError),
     stopAccepting: async () => {
       // close() stops the listening socket now; its callback would wait for every connection.
       if (server.listening) server.close();

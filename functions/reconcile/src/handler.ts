@@ -9,6 +9,7 @@
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { decodePubSubCloudEvent, logUnknownFields } from '../../../shared/src/adapters/pubsub/decode-push.js';
 import { ConditionType } from '../../../shared/src/domain/proxy.js';
+import { findCondition } from '../../../shared/src/domain/reconcile/conditions.js';
 import {
   isKnownReconcileReason,
   ReceivedReconcileRequest,
@@ -148,7 +149,7 @@ function logPass(log: Logger, pass: number, r: PassResult, durationMs: number): 
   // disabled, destroyed, or not granted): not a failure of the pass, which backs off and tries again for as
   // long as it lasts — so counted here, or nothing would page (proxies stuck Pending on a bad secret).
   if (CLOUD_INIT_UNRESOLVED.test(plan.branch)) {
-    const provisioned = plan.status.conditions.find((c) => c.type === ConditionType.Provisioned);
+    const provisioned = findCondition(plan.status, ConditionType.Provisioned);
     log.warn('proxy cloud-init unresolved', {
       event: 'proxy.cloud_init_error',
       branch: plan.branch,
@@ -159,7 +160,7 @@ function logPass(log: Logger, pass: number, r: PassResult, durationMs: number): 
     // `reason` on this logger is the request's; the alert groups by failureReason, the condition's
     // reason code (ProvisionedReason: a short enum, bounded label cardinality), and never by the
     // free-text detail.
-    const condition = r.status.conditions.find((c) => c.type === ConditionType.Provisioned);
+    const condition = findCondition(r.status, ConditionType.Provisioned);
     log.error('proxy failed', {
       event: 'proxy.failed',
       failureReason: condition?.reason ?? 'Unknown',

@@ -17,14 +17,12 @@ import type { ListenerSink } from './lease-listener.js';
 export const COOLDOWN_PRUNE_EVERY_MS = 60_000;
 
 export class LeaseCooldownCache implements ListenerSink {
-  /** proxy → site (cooldownSite) → the cooldowns selection reads: those of the documents below */
-  private readonly index = new Map<string, Map<string, readonly CooldownMark[]>>();
   /**
-   * proxy → site → document id → its cooldown. One site may be held by two documents: one stored under
-   * its target with a port, before a cooldown was the site's (lease-converter keeps the target as it was
-   * written), and one stored since.
+   * proxy → site (cooldownSite) → document id → its cooldown, as selection reads it. One site may be held
+   * by two documents: one stored under its target with a port, before a cooldown was the site's
+   * (lease-converter keeps the target as it was written), and one stored since.
    */
-  private readonly docs = new Map<string, Map<string, Map<string, CooldownMark>>>();
+  private readonly index = new Map<string, Map<string, Map<string, CooldownMark>>>();
   /** document id → (proxy, site), to apply removals */
   private readonly keys = new Map<string, { proxy: string; site: string }>();
 
@@ -52,17 +50,15 @@ export class LeaseCooldownCache implements ListenerSink {
   put(docId: string, c: Pick<Cooldown, 'proxy' | 'proxyUid' | 'target' | 'until'>): void {
     const site = cooldownSite(c.target);
     this.keys.set(docId, { proxy: c.proxy, site });
-    const bySite = this.docs.get(c.proxy) ?? new Map<string, Map<string, CooldownMark>>();
+    const bySite = this.index.get(c.proxy) ?? new Map<string, Map<string, CooldownMark>>();
     const held = bySite.get(site) ?? new Map<string, CooldownMark>();
     held.set(docId, { until: c.until, proxyUid: c.proxyUid });
     bySite.set(site, held);
-    this.docs.set(c.proxy, bySite);
-    this.refresh(c.proxy, site);
+    this.index.set(c.proxy, bySite);
   }
 
   reset(docs: readonly QueryDocumentSnapshot[]): void {
     this.index.clear();
-    this.docs.clear();
     this.keys.clear();
     for (const doc of docs) this.upsert(doc);
   }
@@ -82,7 +78,7 @@ export class LeaseCooldownCache implements ListenerSink {
   /** Drops the cooldowns over at `t` (their TTL delete, when it comes, then finds nothing to remove). */
   private prune(t: number): void {
     for (const [docId, key] of this.keys) {
-      const until = this.docs.get(key.proxy)?.get(key.site)?.get(docId)?.until;
+      const until = this.index.get(key.proxy)?.get(key.site)?.get(docId)?.until;
       if (until === undefined || until.getTime() <= t) this.remove(docId);
     }
   }
@@ -97,23 +93,10 @@ export class LeaseCooldownCache implements ListenerSink {
     const key = this.keys.get(docId);
     if (!key) return;
     this.keys.delete(docId);
-    this.docs.get(key.proxy)?.get(key.site)?.delete(docId);
-    this.refresh(key.proxy, key.site);
-  }
-
-  /** The site's marks in the index: its documents', each matched on its own instance; none once none holds. */
-  private refresh(proxy: string, site: string): void {
-    const bySite = this.docs.get(proxy);
-    const marks = [...(bySite?.get(site)?.values() ?? [])];
-    const byTarget = this.index.get(proxy) ?? new Map<string, readonly CooldownMark[]>();
-    if (marks.length > 0) {
-      byTarget.set(site, marks);
-      this.index.set(proxy, byTarget);
-      return;
-    }
-    bySite?.delete(site);
-    if (bySite?.size === 0) this.docs.delete(proxy);
-    byTarget.delete(site);
-    if (byTarget.size === 0) this.index.delete(proxy);
+    const bySite = this.index.get(key.proxy);
+    const held = bySite?.get(key.site);
+    held?.delete(docId);
+    if (held?.size === 0) bySite?.delete(key.site);
+    if (bySite?.size === 0) this.index.delete(key.proxy);
   }
 }
