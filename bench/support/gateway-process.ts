@@ -174,7 +174,6 @@ export function rawExchange(
   });
 }
 
-/** A CONNECT tunnel through the proxy listener: resolves with the socket once 200 came back. */
 /**
  * POST /v1/fetch with Node's client, the body read whole as latin1: fetch() cannot do what these tests need
  * (it has a 16 KiB head limit of its own, and turns any 407 into a network error outside a browser).
@@ -211,6 +210,7 @@ export function postFetch(
   });
 }
 
+/** A CONNECT tunnel through the proxy listener: resolves with the socket once 200 came back. */
 export function openTunnel(port: number, authority: string, auth: string): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
     const s = net.connect({ port, host: '127.0.0.1' });

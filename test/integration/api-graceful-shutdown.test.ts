@@ -9,6 +9,7 @@ import { Firestore } from '@google-cloud/firestore';
 import { afterAll, describe, expect, it } from 'vitest';
 import { testProjectId } from '../support/emulators.js';
 import { type ApiProcess, proxy, startApiProcess, storedLeases, writeFleet } from '../support/leases.js';
+import { pollUntil } from '../support/poll.js';
 
 const projectId = testProjectId();
 const db = new Firestore({ projectId });
@@ -20,21 +21,16 @@ afterAll(async () => {
   await db.terminate();
 });
 
-/** Resolves once nothing accepts connections on `port` any more (the server stopped listening). */
-async function untilRefused(port: number): Promise<void> {
-  for (;;) {
-    const refused = await new Promise<boolean>((resolve) => {
-      const probe = net.connect(port, '127.0.0.1');
-      probe.once('connect', () => {
-        probe.destroy();
-        resolve(false);
-      });
-      probe.once('error', () => resolve(true));
+/** Whether a connection to `port` is refused (nothing listens there any more). */
+const refused = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const probe = net.connect(port, '127.0.0.1');
+    probe.once('connect', () => {
+      probe.destroy();
+      resolve(false);
     });
-    if (refused) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+    probe.once('error', () => resolve(true));
+  });
 
 const alive = (pid: number) => {
   try {
@@ -66,10 +62,22 @@ describe('API shutdown', () => {
       `POST /v1/leases HTTP/1.1\r\nHost: api\r\nAuthorization: Bearer ${TOKEN}\r\n` +
         `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n`,
     );
-    while (!received.includes('100 Continue')) await once(socket, 'data');
+    await pollUntil(
+      () => received,
+      (r) => r.includes('100 Continue'),
+      30_000,
+      'the 100-continue',
+      20,
+    );
 
     process.kill(-api.pid, 'SIGTERM');
-    await untilRefused(port); // the server has begun its shutdown
+    await pollUntil(
+      () => refused(port),
+      Boolean,
+      30_000,
+      'the API to stop listening (its shutdown began)',
+      20,
+    );
     socket.write(body);
     await closed; // the server closes the connection once it has answered
 
@@ -79,6 +87,11 @@ describe('API shutdown', () => {
     const grant = JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4));
     const stored = await storedLeases(db);
     expect(stored.map((l) => l.id)).toEqual([grant.leaseId]);
-    while (alive(api.pid)) await new Promise((r) => setTimeout(r, 50));
+    await pollUntil(
+      () => alive(api.pid),
+      (a) => !a,
+      30_000,
+      'the API process to exit once it has answered',
+    );
   });
 });

@@ -224,4 +224,20 @@ describe('managed proxy ports: the API refuses a port the proxy firewall does no
       ],
     });
   });
+
+  it("quotes a provider's host:port:user:password line without the password", async () => {
+    const res = await call(
+      'PATCH',
+      '/v1/proxies/outside/spec',
+      { endpoint: { host: 'p.example.com:3128:alice:s3cret' } },
+      MERGE,
+    );
+    expect(res.status).toBe(400);
+    const text = await res.text();
+    expect(text).not.toContain('s3cret');
+    expect(text).not.toContain('alice');
+    expect(JSON.parse(text)).toMatchObject({
+      issues: [{ code: 'invalid_host', message: expect.stringContaining('"p.example.com:3128:…"') }],
+    });
+  });
 });

@@ -19,7 +19,12 @@ describe('proxyplane writing into a closed pipe', () => {
     cli.stderr.on('data', (d: Buffer) => {
       stderr += d;
     });
-    const [code, signal] = (await once(cli, 'exit')) as [number | null, NodeJS.Signals | null];
+    // A CLI that hangs is killed before the test's own timeout, not left behind it: SIGKILL fails the check.
+    const bound = setTimeout(() => cli.kill('SIGKILL'), 20_000);
+    const [code, signal] = (await once(cli, 'exit').finally(() => clearTimeout(bound))) as [
+      number | null,
+      NodeJS.Signals | null,
+    ];
     expect({ code, signal, stderr }).toEqual({ code: 0, signal: null, stderr: '' });
   }, 30_000);
 });

@@ -306,11 +306,10 @@ describe('list filters, through the real client', () => {
       const [items] = await clients.instances.list({ project, zone, filter }, { autoPaginate: false });
       return items.map((i) => i.name);
     };
-    // exponential for a backtracking engine (seconds at 28 characters, ages at 63), and the
-    // emulator shares its event loop with the whole local plane
-    const started = performance.now();
+    // exponential for a backtracking engine (seconds at 28 characters, ages at 63; the emulator shares its
+    // event loop with the whole local plane): that RE2 compiles them is checked in filter.unit.test.ts
     expect(await list("name eq '(a|a)*b'")).toEqual([]);
-    expect(performance.now() - started).toBeLessThan(2000);
+    expect(await list("name eq '(a|a)*'")).toEqual([name]);
     expect(await list("name eq '(?i)A+'")).toEqual([name]);
   });
 });

@@ -116,11 +116,11 @@ describe(`${COUNT} RUNNING instances`, () => {
     collect();
     const after = process.memoryUsage();
     const heapGrowthMb = (after.heapUsed - before.heapUsed) / 2 ** 20;
-    const rssMb = after.rss / 2 ** 20;
-    // retained after a full GC: about 10 KB per proxy plus its record (measured: ~15 MB for 1,000)
+    // What the instances retain after a full GC, a leak guard four times over the measure (about 10 KB per
+    // proxy plus its record: ~15 MB for 1,000). The process's RSS is not checked: with isolate: false it is
+    // the shared worker's, whatever files ran before this one.
     expect(heapGrowthMb).toBeLessThan(64);
-    expect(rssMb).toBeLessThan(1024);
-    console.log(`${COUNT} instances: heap +${heapGrowthMb.toFixed(1)} MB, rss ${rssMb.toFixed(0)} MB`);
+    console.log(`${COUNT} instances: heap +${heapGrowthMb.toFixed(1)} MB`);
 
     await eventually(
       () => emu.admin.instances({ project }).every((i) => i.proxy.openSockets === 0),

@@ -29,6 +29,11 @@ import { runScriptFunctions, scratchDir, startSquid } from './cloud-init-support
 const why = !isRoot() ? 'not root' : await toolsMissing(['squid', 'openssl']);
 const USER = 'up';
 const PASSWORD = 'Squid-Pa55';
+/** The upstream's credentials as they would appear in a page: the password, its Basic token, escaped. */
+const credentialForms = (() => {
+  const token = Buffer.from(`${USER}:${PASSWORD}`).toString('base64');
+  return [PASSWORD, token, encodeURIComponent(token)];
+})();
 const AUTH = basicAuth('crawler', 's3cret');
 /** A second name for the target, routed to the unmarked entry. */
 const PINNED_HOST = '127.0.0.7';
@@ -240,6 +245,13 @@ describe.skipIf(why !== '')(`gateway → managed squid${why ? ` (skipped: ${why}
     const f = await postFetch(gw.httpPort, { url: `http://127.0.0.1:${deadPort}/nobody-home` }, AUTH, 5_000);
     expect(f.status).toBe(503);
     expect(f.headers['x-squid-error']).toMatch(/^ERR_CONNECT_FAIL/);
+    // The page goes to the gateway's client, who must not learn the upstream's credentials from it: squid
+    // masks Proxy-Authorization wherever a page shows the request (%R; %W, the mailto dump, which this
+    // configuration leaves empty and which shows it "** NOT DISPLAYED **" with a cache_mgr address set).
+    for (const page of [r.text, f.body]) {
+      expect(page).toMatch(/ERR_CONNECT_FAIL/);
+      for (const form of credentialForms) expect(page).not.toContain(form);
+    }
     // Both requests, once each, as RESPONSE_HEADERS failures (the reporter logs its tally every 5 s); the
     // proxy's successes of the tests before still count as such.
     const failed = await pollUntil(

@@ -221,12 +221,22 @@ describe('FirestoreLeaseStore', () => {
       const { s, open } = heldUp({ commits: ['p1'], reads: ['p2'] }, WAIT_MS);
       await s.ready(10_000);
       const holders = [holding(s, 'p1'), holding(s, 'p2')];
+      // The turn each candidate was given to wait for, as the store asked its per-proxy lock for it.
+      const waits: [string, number][] = [];
+      const store = s as unknown as { writing: (proxy: string, fn: unknown, waitMs?: number) => unknown };
+      const writing = store.writing.bind(s);
+      store.writing = (proxy, fn, waitMs) => {
+        waits.push([proxy, waitMs ?? WAIT_MS]);
+        return writing(proxy, fn, waitMs);
+      };
       try {
-        const startedAt = performance.now();
         const g = await s.grant({ candidates: [cand('p1'), cand('p2'), cand('p3')], lease: newLease() });
         expect(g.kind === 'granted' && g.lease.proxy).toBe('p3');
-        // A wait of its own for each busy candidate would have taken two (each at least WAIT_MS).
-        expect(performance.now() - startedAt).toBeLessThan(2 * WAIT_MS);
+        expect(waits.map(([proxy]) => proxy)).toEqual(['p1', 'p2', 'p3']);
+        // p1 took the whole wait (its lock's timer ran it out); p2 and p3 get what is left of it — nothing,
+        // give or take a timer's rounding — not a wait of their own.
+        expect(waits[0]?.[1]).toBeGreaterThan(WAIT_MS - 50);
+        for (const [, ms] of waits.slice(1)) expect(ms).toBeLessThan(WAIT_MS / 10);
       } finally {
         open();
       }
