@@ -12,7 +12,7 @@
 
 import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
-import { refusedEndpointHost } from '../shared/src/domain/endpoint-host.js';
+import { quotableHost, refusedEndpointHost } from '../shared/src/domain/endpoint-host.js';
 import { refusedHealthCheckUrl } from '../shared/src/domain/health-check-url.js';
 import { lacksBootSource } from '../shared/src/domain/managed-boot.js';
 import { unsupportedManagedProtocol } from '../shared/src/domain/managed-protocol.js';
@@ -101,11 +101,9 @@ export interface ProxyFileOptions {
 export function specProblems(where: string, spec: ProxySpec, current?: ProxySpec): string[] {
   const problems: string[] = [];
   const host = refusedEndpointHost(spec, current);
-  // Only what follows a userinfo part is shown: "user:pw@host" must not put a password on stderr.
+  // Quoted without what could be a password: "user:pw@host" or "host:port:user:pw" must not put one on stderr.
   if (host !== null)
-    problems.push(
-      `${where}: spec.endpoint.host: not a DNS name or an IP address: ${host.replace(/^.*@/s, '…@')}`,
-    );
+    problems.push(`${where}: spec.endpoint.host: not a DNS name or an IP address: ${quotableHost(host)}`);
   if (refusedHealthCheckUrl(spec, current)) {
     problems.push(`${where}: spec.healthCheck.url: must not carry credentials (user:password@)`);
   }

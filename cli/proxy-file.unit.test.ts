@@ -113,6 +113,11 @@ describe('parseProxyFile', () => {
       /spec\.endpoint\.host: not a DNS name or an IP address: …@h\.example$/m,
     ],
     [
+      "an endpoint host pasted as a provider's host:port:user:password line, without the password",
+      'name: x-1\nspec: {mode: external, endpoint: {host: "h.example:3128:alice:s3cret", port: 3128}}\n',
+      /spec\.endpoint\.host: not a DNS name or an IP address: h\.example:3128:…$/m,
+    ],
+    [
       'an endpoint host with a port in it',
       'name: x-1\nspec: {mode: external, endpoint: {host: "h.example:3128", port: 3128}}\n',
       /spec\.endpoint\.host: not a DNS name or an IP address: h\.example:3128/,

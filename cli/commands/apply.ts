@@ -193,7 +193,10 @@ export function parseMergePatch(raw: string): Record<string, unknown> {
   try {
     value = JSON.parse(raw);
   } catch (err) {
-    throw new InputError(`-p is not JSON: ${(err as Error).message}`, [], { cause: err });
+    // Without the parser's quote of the text around the fault: it would put a secret mistyped in the
+    // patch (an unquoted password) on stderr, and into a CI log.
+    const reason = (err as Error).message.replace(/,? *(?:\.\.\.)?".*$/s, '');
+    throw new InputError(`-p is not JSON: ${reason}`, [], { cause: err });
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     const what = value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value;

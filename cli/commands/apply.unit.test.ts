@@ -523,6 +523,12 @@ describe('parseMergePatch', () => {
   ])('refuses %j', (raw, message) => {
     expect(() => parseMergePatch(raw)).toThrow(message);
   });
+
+  it('does not quote the text around the fault: a mistyped secret stays off stderr', () => {
+    expect(() => parseMergePatch('{"endpoint":{"host":alice:s3cret@p.example}}')).toThrow(
+      /^-p is not JSON: Unexpected token 'a'$/,
+    );
+  });
 });
 
 describe('proxies patch', () => {

@@ -10,8 +10,9 @@ const LABEL = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
 
 /** A DNS name (letters, digits, hyphens; one trailing dot allowed) or an IPv4 / IPv6 literal (no brackets). */
 export function isEndpointHost(host: string): boolean {
-  // Bare literals only: the places that dial it add the brackets an IPv6 address needs in a URL.
-  if (host.startsWith('[')) return false;
+  // Bare literals only: the places that dial it add the brackets an IPv6 address needs in a URL. No zone
+  // (`fe80::1%eth0`): it names an interface of whichever machine dials, and parseIp ignores what follows it.
+  if (host.startsWith('[') || host.includes('%')) return false;
   if (parseIp(host)) return true;
   const name = host.endsWith('.') ? host.slice(0, -1) : host;
   if (name.length === 0 || name.length > 253) return false;
@@ -24,4 +25,24 @@ export function refusedEndpointHost(next: ProxySpec, current?: ProxySpec): strin
   const host = next.endpoint.host;
   if (current?.mode === 'external' && current.endpoint.host === host) return null;
   return isEndpointHost(host) ? null : host;
+}
+
+/**
+ * A refused host as it may be quoted back (a 400's message, the CLI's stderr, a CI log): what could be a
+ * password is cut. A userinfo (up to the last '@') goes, and so does whatever follows a name and a port —
+ * `p.example.com:3128:alice:s3cret`, the export format of many proxy providers, quotes as
+ * `p.example.com:3128:…`, `alice:s3cret` as `alice:…`.
+ */
+export function quotableHost(host: string): string {
+  const at = host.lastIndexOf('@');
+  const afterAt = at < 0 ? host : host.slice(at + 1);
+  const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.exec(afterAt)?.[0] ?? '';
+  const rest = afterAt.slice(scheme.length);
+  // A bracketed literal is one piece, whatever colons it holds.
+  const close = rest.startsWith('[') ? rest.indexOf(']') : -1;
+  const name = close >= 0 ? rest.slice(0, close + 1) : rest.split(':')[0]!;
+  const [, port, ...more] = rest.slice(name.length).split(':');
+  const kept = port !== undefined && /^\d{1,5}$/.test(port) ? `${name}:${port}` : name;
+  const cut = kept.length < rest.length && (more.length > 0 || kept === name) ? ':…' : '';
+  return `${at < 0 ? '' : '…@'}${scheme}${kept}${cut}`;
 }

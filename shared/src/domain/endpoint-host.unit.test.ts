@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isEndpointHost, refusedEndpointHost } from './endpoint-host.js';
+import { isEndpointHost, quotableHost, refusedEndpointHost } from './endpoint-host.js';
 import type { ProxySpec } from './proxy.js';
 
 describe('isEndpointHost', () => {
@@ -20,7 +20,29 @@ describe('isEndpointHost', () => {
     ['p..example.com', false],
     ['.', false],
     [`${'a'.repeat(64)}.example.com`, false],
+    // A zone names an interface of the dialling machine; parseIp stops at the '%' and judged the rest unread.
+    ['fe80::1%eth0', false],
+    ['2001:db8::1%alice:s3cret@evil.example', false],
   ])('%s → %s', (host, ok) => expect(isEndpointHost(host)).toBe(ok));
+});
+
+describe('quotableHost: a refused host quoted back without what could be a password', () => {
+  it.each([
+    // The export format of many proxy providers, pasted whole into the host field.
+    ['p.example.com:3128:alice:s3cret', 'p.example.com:3128:…'],
+    ['alice:s3cret', 'alice:…'],
+    ['alice:s3c@ret@p.example.com', '…@p.example.com'],
+    ['u:p@h.example:1:x:y', '…@h.example:1:…'],
+    ['2001:db8::1%alice:s3cret@evil.example', '…@evil.example'],
+    // Nothing secret in these: quoted whole, so the caller sees what to take out.
+    ['p.example.com:3128', 'p.example.com:3128'],
+    ['http://p.example.com:3128', 'http://p.example.com:3128'],
+    ['[2001:db8::1]:3128', '[2001:db8::1]:3128'],
+    ['p example.com', 'p example.com'],
+  ])('%s → %s', (host, quoted) => {
+    expect(quotableHost(host)).toBe(quoted);
+    expect(quotableHost(host)).not.toMatch(/s3c|ret/);
+  });
 });
 
 describe('refusedEndpointHost', () => {

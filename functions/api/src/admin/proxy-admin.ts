@@ -3,7 +3,7 @@
 // lose one another: the loser re-reads and recomputes, a bounded number of times, then answers 409.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
-import { refusedEndpointHost } from '../../../../shared/src/domain/endpoint-host.js';
+import { quotableHost, refusedEndpointHost } from '../../../../shared/src/domain/endpoint-host.js';
 import { refusedHealthCheckUrl } from '../../../../shared/src/domain/health-check-url.js';
 import { lacksBootSource } from '../../../../shared/src/domain/managed-boot.js';
 import { type ManagedPortPolicy, refusedManagedPort } from '../../../../shared/src/domain/managed-ports.js';
@@ -96,8 +96,8 @@ export function proxyAdmin({
     const host = refusedEndpointHost(next, current);
     if (host !== null) {
       const path = `${prefix}endpoint.host`;
-      // Quoted without a userinfo: a password put in the wrong field is not sent back (nor into a CI log).
-      const quoted = JSON.stringify(host.replace(/^.*@/s, '…@'));
+      // Quoted without what could be a password: one put in the wrong field is not sent back (nor into a CI log).
+      const quoted = JSON.stringify(quotableHost(host));
       const message = `${path} must be a DNS name or an IP address (no scheme, port or credentials): ${quoted}`;
       throw invalidRequest(message, [{ path, code: 'invalid_host', message }]);
     }
