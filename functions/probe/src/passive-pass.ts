@@ -164,7 +164,7 @@ export async function runPassivePass(
   for (const d of decisions.filter((x) => x.publish)) {
     deps.log.info('health transition', { proxy: d.next.proxy, verdict: d.next.verdict, source: 'passive' });
   }
-  const transitions = await publishTransitions(deps, decisions, sent);
+  const transitions = await publishTransitions(deps, decisions, now, sent);
   return {
     outcomeBatches: consumed.length,
     passiveSignals: signals.filter((s) => live.has(s.proxy)).length,

@@ -27,6 +27,7 @@ import {
   proxyProtocol,
   type SecretRef,
 } from '../../../shared/src/domain/proxy.js';
+import type { PublishHolds } from '../../../shared/src/domain/publish-holds.js';
 import { clientCredentialsRef } from '../../../shared/src/domain/served-credentials.js';
 import type { RoutingRule } from '../../../shared/src/messages/gateway-snapshot.js';
 import type { HealthStore } from '../../../shared/src/ports/health-store.js';
@@ -72,6 +73,14 @@ export interface ProbeDeps {
   /** How a TARGET check waits for a slot (real timers unless a test drives it). */
   timer?: Timer;
   passive: PassiveDeps;
+  /**
+   * What this function instance published for each proxy's health, by the transition it was about
+   * (`transitionAt`): a status that still lags that verdict is published again after 5, 10, 20, 40 and 80
+   * minutes (PublishHolds), not on every tick while reconcile cannot fold it (a Compute outage: each
+   * request has Pub/Sub's own ~90-minute retry chain). The entry point keeps one per instance; unset, a
+   * lagging status is published again once per run.
+   */
+  republished?: PublishHolds;
 }
 
 export interface PassCounts {
@@ -243,7 +252,7 @@ export async function runProbePass(
   // that proxy is decided again with the same results, on what is stored now.
   const { decisions, written } = await storeDecisions(deps, decided);
   for (const d of decisions) logDecision(deps, d);
-  const transitions = await publishTransitions(deps, decisions, sent);
+  const transitions = await publishTransitions(deps, decisions, to, sent);
   return {
     proxies: all.length,
     probed: due.length,
@@ -323,11 +332,19 @@ function decide(
     routes ? targetKeysOf(checks) : null,
   );
   if (dec.publish) return dec;
-  // A stored verdict that status does not show: its publish was lost (seed §6: the next probe retries).
-  if (!sent.has(p.name) && statusLags(dec.next, p))
+  // A stored verdict that status does not show: its publish was lost (seed §6: the next probe retries) —
+  // or reconcile cannot fold it yet, and the request published for it is still being retried.
+  if (
+    !sent.has(p.name) &&
+    statusLags(dec.next, p) &&
+    !deps.republished?.holds(p.name, transitionKey(dec.next), to.getTime())
+  )
     return { ...dec, publish: 'health-transition' as const, lagging: true };
   return dec;
 }
+
+/** What a health publish is about, for PublishHolds: the transition the stored state last made. */
+const transitionKey = (next: ProxyHealthState): number => next.transitionAt?.getTime() ?? 0;
 
 /** Logged once the decision holds (stored, or nothing to store): one lost to another pass says nothing. */
 function logDecision(deps: ProbeDeps, d: ActiveDecision): void {
@@ -355,19 +372,24 @@ function logDecision(deps: ProbeDeps, d: ActiveDecision): void {
  *  lagging the stored verdict (status-lag.ts) and publishes again. `sent` collects the proxies whose
  *  request went out. */
 export async function publishTransitions(
-  deps: Pick<ProbeDeps, 'publisher' | 'log'>,
+  deps: Pick<ProbeDeps, 'publisher' | 'log' | 'republished'>,
   decisions: HealthDecision[],
+  now: Date,
   sent?: Set<string>,
 ): Promise<number> {
   const transitions = decisions.filter((d) => d.publish);
+  const gone = (d: HealthDecision) => {
+    sent?.add(d.next.proxy);
+    deps.republished?.claim(d.next.proxy, transitionKey(d.next), now.getTime());
+  };
   await Promise.all(
     transitions.map((d) =>
       deps.publisher.publish({ proxy: d.next.proxy, reason: 'health-transition' }).then(
-        () => void sent?.add(d.next.proxy),
+        () => gone(d),
         (err: unknown) => {
           // Unconfirmed, the client library may still send it: counted as sent, or every probe of the
           // proxy in this run would hand the library another copy while Pub/Sub is slow.
-          if (mayStillBeSent(err)) sent?.add(d.next.proxy);
+          if (mayStillBeSent(err)) gone(d);
           deps.log.warn(
             mayStillBeSent(err)
               ? 'publishing a health transition is unconfirmed; it may still be sent'

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ProbeResult, ProbeTarget } from '../../../shared/src/adapters/probe/proxy-probe.js';
 import { healthVerdictOf, type ProxyHealthState } from '../../../shared/src/domain/health/proxy-health.js';
 import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
+import { PublishHolds } from '../../../shared/src/domain/publish-holds.js';
 import { PublishError } from '../../../shared/src/ports/publish-error.js';
 import { SecretAccessError, type SecretErrorKind } from '../../../shared/src/ports/secrets.js';
 import { condition } from '../../../shared/src/testing/healthy-conditions.js';
@@ -271,8 +272,9 @@ describe('runProbePass: a status that lags the stored verdict (a lost publish)',
     });
 
   /** The proxy probed (and failed) up to its threshold: stored UNHEALTHY, listed Healthy=True. */
-  async function lagging() {
+  async function lagging(republished?: PublishHolds) {
     const f = fakes(null, new Set(['10.0.0.9']));
+    f.deps.republished = republished;
     const p = shownHealthy();
     const ms = p.spec.healthCheck.intervalSeconds * 1000;
     const next = (i: number, sent?: Set<string>) =>
@@ -300,6 +302,36 @@ describe('runProbePass: a status that lags the stored verdict (a lost publish)',
     expect(sent).toEqual(new Set(['lag']));
     expect((await next(threshold + 3, sent)).transitions).toBe(0);
     expect(f.publisher.published).toHaveLength(2);
+  });
+
+  it("with the instance's holds: published again after 5, 10 and 20 minutes while status lags, not on every pass", async () => {
+    // Reconcile cannot fold the verdict (a Compute outage): status keeps lagging, pass after pass, each
+    // its own invocation. The transition itself went out on the threshold pass.
+    const { f, next, threshold } = await lagging(new PublishHolds(300_000));
+    expect(f.publisher.published.length).toBeGreaterThan(0);
+    f.publisher.published.length = 0;
+    const ms = shownHealthy().spec.healthCheck.intervalSeconds * 1000;
+    const republishedAfter: number[] = []; // minutes after the transition
+    for (let i = 0; (i + 1) * ms <= 40 * 60_000; i++) {
+      const before = f.publisher.published.length;
+      await next(threshold + i);
+      if (f.publisher.published.length > before) republishedAfter.push(((i + 1) * ms) / 60_000);
+    }
+    expect(republishedAfter).toEqual([5, 15, 35]);
+  });
+
+  it('with holds, a republish that failed is not held: the next pass tries again', async () => {
+    const { f, next, threshold } = await lagging(new PublishHolds(300_000));
+    f.publisher.published.length = 0;
+    const ms = shownHealthy().spec.healthCheck.intervalSeconds * 1000;
+    const firstDue = 300_000 / ms - 1; // the pass 5 minutes after the transition
+    for (let i = 0; i < firstDue; i++) await next(threshold + i);
+    expect(f.publisher.published).toEqual([]);
+    f.publisher.failNext();
+    await next(threshold + firstDue);
+    expect(f.publisher.published).toEqual([]);
+    await next(threshold + firstDue + 1);
+    expect(f.publisher.published).toEqual([{ proxy: 'lag', reason: 'health-transition' }]);
   });
 
   it('a publish unconfirmed in time counts as sent: the library may still send it', async () => {

@@ -1,67 +1,11 @@
-// What this function instance published recently, so that the next sweeps do not publish a proxy again
-// while its reconcile pass is still on the way (a due time stays in the past until that pass writes).
-// Without it, every sweep re-published every in-flight proxy and the Pub/Sub backlog fed itself. It
-// lives as long as the instance (built by the entry point, not a module global); a new instance starts
-// empty, and that only costs duplicate, idempotent passes.
+// What the requeue sweep's function instance published recently (PublishHolds: a (proxy, due time) is
+// not published again while its pass is still on the way), and where its latest sweep's drift range ends.
+import { PublishHolds } from '../../../shared/src/domain/publish-holds.js';
 
-/**
- * The most a hold grows to, in multiples of the first: a proxy still due at the same time after its
- * publish is published again after ttl, then 2, 4, 8 and 16 × ttl (5, 10, 20, 40 and 80 minutes in
- * production, 155 in all) — about the length of the retry chain Pub/Sub runs by itself for a pass that
- * keeps failing (15 attempts, 10–600 s apart: ~90 minutes). A lost message is still sent again after
- * the first ttl; a pass failing through a provider outage is not given a new retry chain every ttl.
- */
-const MAX_HOLD_FACTOR = 16;
-
-/** Claims held past which claim() looks for expired ones to drop. */
-const SOFT_CAP = 50_000;
-
-export class PublishMemory {
-  /** `times`: how often (proxy, at) was published by this instance; each publish holds it twice as long. */
-  private readonly claims = new Map<string, { at: number; claimedAt: number; times: number }>();
+export class PublishMemory extends PublishHolds {
   /**
    * Where the drift range of this instance's latest sweep ends (ms since the epoch); when that sweep
    * failed, where its range began, since none of it is known to be published.
    */
   drift: { through: number; failed: boolean } | null = null;
-  /** Scans for expired claims so far (at most one per tenth of the ttl). */
-  scans = 0;
-  private scannedAt = Number.NEGATIVE_INFINITY;
-
-  /**
-   * `ttlMs`: after this long a proxy still due at the same time is published again (its pass was lost);
-   * after twice as long the next time, and so on up to MAX_HOLD_FACTOR × ttlMs.
-   */
-  constructor(private readonly ttlMs: number) {}
-
-  /** true when (proxy, at) should be published now; it is then claimed until released or expired. */
-  claim(proxy: string, at: number, now: number): boolean {
-    const held = this.claims.get(proxy);
-    const same = held?.at === at ? held : undefined;
-    if (same && now - same.claimedAt < this.holdFor(same.times)) return false;
-    this.claims.set(proxy, { at, claimedAt: now, times: (same?.times ?? 0) + 1 });
-    // Past the cap, a scan for expired claims — but not at every claim: in a fleet of more proxies than
-    // the cap, with most claims still held, each scan drops little, and one per claim made a sweep's
-    // claims quadratic (11,000 claims at 55,000 held: 12 s of CPU). One per tenth of the ttl bounds both.
-    if (this.claims.size > SOFT_CAP && now - this.scannedAt >= this.ttlMs / 10) this.prune(now);
-    return true;
-  }
-
-  /** Not published after all (the publish failed, the sweep did): claimable again at once, as never sent. */
-  release(proxy: string): void {
-    const held = this.claims.get(proxy);
-    if (held && held.times > 1)
-      this.claims.set(proxy, { ...held, claimedAt: Number.NEGATIVE_INFINITY, times: held.times - 1 });
-    else this.claims.delete(proxy);
-  }
-
-  private holdFor(times: number): number {
-    return this.ttlMs * Math.min(2 ** (times - 1), MAX_HOLD_FACTOR);
-  }
-
-  private prune(now: number): void {
-    this.scans++;
-    this.scannedAt = now;
-    for (const [k, v] of this.claims) if (now - v.claimedAt >= this.holdFor(v.times)) this.claims.delete(k);
-  }
 }
