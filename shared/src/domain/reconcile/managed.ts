@@ -161,7 +161,7 @@ export function reconcileManaged(proxy: Managed, obs: Observation, iv: PollInter
           now,
         ),
         action: null,
-        requeue: { kind: 'after', ms: iv.ProvisioningPoll },
+        requeue: { kind: 'after', ms: bootPollMs(status, iv, now) },
       };
     case 'Running': {
       const plan: Plan = {
@@ -286,6 +286,24 @@ function replaceInstance(
     requeue: { kind: 'after', ms: iv.DeletionPoll },
     ...(serves ? { slot: 'take' as const } : {}),
   };
+}
+
+/** The longest wait between two polls of an instance that stays booting: 12 polls (a minute at 5 s). */
+const BOOT_POLL_MAX_POLLS = 12;
+
+/**
+ * How long until a booting instance is looked at again: ProvisioningPoll while it boots as instances do
+ * (a minute or two), then a tenth of how long Provisioned has been False, up to BOOT_POLL_MAX_POLLS
+ * polls. An instance that stays PENDING (GCE waiting for capacity), STAGING or REPAIRING for hours cost a
+ * pass, an instances.get and a status write (its due time) every 5 s: 17,000 of each a day.
+ */
+function bootPollMs(status: ProxyResource['status'], iv: PollIntervals, now: Date): number {
+  const provisioned = findCondition(status, ConditionType.Provisioned);
+  const booting =
+    provisioned?.status === 'False' ? now.getTime() - provisioned.lastTransitionTime.getTime() : 0;
+  return Math.round(
+    Math.min(Math.max(iv.ProvisioningPoll, booting / 10), BOOT_POLL_MAX_POLLS * iv.ProvisioningPoll),
+  );
 }
 
 /** The longest wait between two creates of a proxy whose creates keep failing transiently: 60–120 polls. */

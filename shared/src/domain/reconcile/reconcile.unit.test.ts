@@ -592,6 +592,30 @@ describe('reconcile: details the table does not show', () => {
     expect(ms(hourLong)).toBeLessThan(120 * iv.ProvisioningPoll);
   });
 
+  // An instance that stays PENDING (GCE waiting for capacity), STAGING or REPAIRING was looked at every
+  // 5 s for as long as it lasted: a pass, an instances.get and a status write each time.
+  it('looks at a booting instance every ProvisioningPoll at first, then less often, at most every 12 polls', () => {
+    const since = (ms: number): Condition => ({
+      ...provisioned('False', 'Provisioning'),
+      lastTransitionTime: new Date(now.getTime() - ms),
+    });
+    const pollOf = (conditions: Condition[]) => {
+      const plan = reconcile(
+        live({ status: { ip: null, conditions } }),
+        obs({ instance: found('Provisioning', null) }),
+        iv,
+      );
+      expect(plan.branch).toBe('provisioning');
+      return plan.requeue.kind === 'after' ? plan.requeue.ms : Number.NaN;
+    };
+    expect(pollOf([])).toBe(iv.ProvisioningPoll);
+    // A restart of a serving instance: booting since this pass, not since Provisioned last turned True.
+    expect(pollOf([{ ...provisioned('True', 'Created') }])).toBe(iv.ProvisioningPoll);
+    expect(pollOf([since(40_000)])).toBe(iv.ProvisioningPoll);
+    expect(pollOf([since(3 * 60_000)])).toBe(18_000);
+    expect(pollOf([since(60 * 60_000)])).toBe(12 * iv.ProvisioningPoll);
+  });
+
   it('creates with the deterministic name, the hash and the resolved cloud-init', () => {
     const credentialsSecret = 'projects/p/secrets/c/versions/3';
     const cloudInit = { ok: true as const, script: '#!/bin/sh\necho hi', digest, credentialsSecret };
