@@ -1,5 +1,5 @@
 import { RE2JS } from 're2js';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { FilterSyntaxError, MAX_FILTER_DEPTH, parseFilter } from './filter.js';
 import { matchesFilter } from './filter-match.js';
 
@@ -98,8 +98,15 @@ describe('parseFilter + matchesFilter', () => {
     (filter, compiled, length) => {
       const node = parseFilter(filter, known);
       expect(node.kind === 'cmp' && node[compiled]).toBeInstanceOf(RE2JS);
-      expect(matchesFilter(node, { ...vm, name: 'a'.repeat(length) })).toBe(false);
-      expect(matchesFilter(node, { ...vm, name: `${'a'.repeat(length)}b` })).toBe(true);
+      // ...and matched by it, not by a RegExp built again from the text.
+      const re2 = vi.spyOn(RE2JS.prototype, 'testExact');
+      try {
+        expect(matchesFilter(node, { ...vm, name: 'a'.repeat(length) })).toBe(false);
+        expect(matchesFilter(node, { ...vm, name: `${'a'.repeat(length)}b` })).toBe(true);
+        expect(re2).toHaveBeenCalledTimes(2);
+      } finally {
+        re2.mockRestore();
+      }
     },
   );
 });

@@ -12,6 +12,7 @@ import { controllableJobIds } from '../../shared/src/adapters/scheduler/job-name
 import { loadScheduleTable } from '../../shared/src/config/topology.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
 import { startTestPlane, type TestPlane } from '../support/local-plane.js';
+import { pollUntil, untilStable } from '../support/poll.js';
 
 const location = 'us-central1';
 const table = loadScheduleTable();
@@ -24,6 +25,8 @@ describe('scheduler module against the local Cloud Scheduler REST subset', () =>
   let jobs: CloudSchedulerJobs;
   let observe: Subscription;
   const seen: unknown[] = [];
+  /** When each tick in `seen` was published (the emulator's clock: this machine's). */
+  const publishedAt: number[] = [];
   /** How many ticks had arrived before the paused job was run (and refused). */
   let beforePausedRun = 0;
 
@@ -41,6 +44,7 @@ describe('scheduler module against the local Cloud Scheduler REST subset', () =>
     observe.on('message', (m: Message) => {
       m.ack();
       seen.push(JSON.parse(m.data.toString()));
+      publishedAt.push(m.publishTime.getTime());
     });
   });
   afterAll(async () => {
@@ -88,12 +92,25 @@ describe('scheduler module against the local Cloud Scheduler REST subset', () =>
   });
 
   it('resumes (idempotently), and the job runs again; the refused run had published nothing', async () => {
+    const resumedAt = Date.now();
     expect((await jobs.resume('gc-sweep')).state).toBe('ENABLED');
     expect((await jobs.resume('gc-sweep')).state).toBe('ENABLED');
     await jobs.run('gc-sweep');
-    for (let i = 0; i < 100 && seen.length === beforePausedRun; i++) await sleep(50);
-    // The resumed run's tick alone since the pause: a tick the refused run had published went out before it.
+    // Until the resumed run's tick is in, then until nothing more comes: a tick the refused run had
+    // published went out before the resume, and arrives before (or just after) this one.
+    await pollUntil(
+      () => publishedAt.slice(beforePausedRun),
+      (t) => t.some((at) => at >= resumedAt),
+      5_000,
+      "the resumed run's tick",
+    );
+    await untilStable(() => seen.length, {
+      quietMs: 1_000,
+      timeoutMs: 10_000,
+      what: 'the ticks since the pause',
+    });
     expect(seen.slice(beforePausedRun)).toEqual([{ job: 'gc-sweep' }]);
+    expect(publishedAt[beforePausedRun]).toBeGreaterThanOrEqual(resumedAt);
   });
 
   it('an id outside the table is unknown_job; so is a table job the scheduler lacks', async () => {

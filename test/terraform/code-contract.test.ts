@@ -1142,3 +1142,40 @@ describe('docs/deploy.md describes the Terraform as it is', () => {
     );
   });
 });
+
+describe('the topology tables agree with each other where the code assumes they do', () => {
+  /** A job's period from its cron: every minute, or every N minutes; anything else fails here, to be added. */
+  const periodMs = (cron: string): number => {
+    if (cron === '* * * * *') return 60_000;
+    const every = /^\*\/(\d+) \* \* \* \*$/.exec(cron);
+    if (!every) throw new Error(`a schedule this check does not read: ${cron}`);
+    return Number(every[1]) * 60_000;
+  };
+  const jobOn = (topic: string) => {
+    const jobs = Object.values(loadScheduleTable().jobs).filter((j) => j.topic === topic);
+    expect(jobs).toHaveLength(1);
+    return jobs[0]!;
+  };
+
+  it("a push subscription's ack deadline is its function's timeout (docs/operations.md)", () => {
+    // Shorter, a pass still running is delivered again (and dead-lettered at last); the rule is stated
+    // once, in the tables, and nothing else holds them together.
+    const { functions } = loadFunctionTable();
+    const { topics } = loadPubSubTable();
+    const pairs = Object.entries(functions).map(([name, f]) => [
+      name,
+      topics[f.topic]?.consumer === name ? topics[f.topic]!.ackDeadlineSeconds : 'not its consumer',
+      f.timeoutSeconds,
+    ]);
+    expect(pairs).toEqual(
+      Object.entries(functions).map(([name, f]) => [name, f.timeoutSeconds, f.timeoutSeconds]),
+    );
+  });
+
+  it("requeue's window and the probe's tick are the periods their jobs are scheduled at", () => {
+    // Either one shorter than its schedule leaves part of each period unswept or unprobed, with no error.
+    expect(tickPeriodMs(configOf<RequeueConfig>('requeue'))).toBe(periodMs(jobOn('ticks-requeue').schedule));
+    const probe = configOf<{ PROBE_TICK_PERIOD_SECONDS: number }>('probe');
+    expect(probe.PROBE_TICK_PERIOD_SECONDS * 1000).toBe(periodMs(jobOn('ticks-probe').schedule));
+  });
+});

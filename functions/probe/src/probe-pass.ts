@@ -75,8 +75,8 @@ export interface ProbeDeps {
   passive: PassiveDeps;
   /**
    * What this function instance published for each proxy's health, by the transition it was about
-   * (`transitionAt`): a status that still lags that verdict is published again after 5, 10, 20, 40 and 80
-   * minutes (PublishHolds), not on every tick while reconcile cannot fold it (a Compute outage: each
+   * (`transitionAt`): a status that still lags that verdict is published again 5 minutes after it, then
+   * at gaps doubling to 80 minutes (PublishHolds), not on every tick while reconcile cannot fold it (a Compute outage: each
    * request has Pub/Sub's own ~90-minute retry chain). The entry point keeps one per instance; unset, a
    * lagging status is published again once per run.
    */

@@ -29,11 +29,16 @@ export function refusedEndpointHost(next: ProxySpec, current?: ProxySpec): strin
 
 /**
  * A refused host as it may be quoted back (a 400's message, the CLI's stderr, a CI log): what could be a
- * password is cut. A userinfo (up to the last '@') goes, and so does whatever follows a name and a port —
- * `p.example.com:3128:alice:s3cret`, the export format of many proxy providers, quotes as
- * `p.example.com:3128:…`, `alice:s3cret` as `alice:…`.
+ * password is cut. `p.example.com:3128:alice:s3cret`, the export format of many proxy providers, quotes
+ * as `p.example.com:3128:…` (whatever the password holds, an '@' included), the same pasted with spaces
+ * as `p.example.com 3128 …`, `fe80::1%eth0` as `fe80::1%…`, `alice:s3cret@p.example.com` as
+ * `…@p.example.com`, `alice:s3cret` as `alice:…`. (`admin:1234` reads as a name and a port, and is quoted.)
  */
 export function quotableHost(host: string): string {
+  const line = /^([^\s:@/[\]]+)([:\s])(\d{1,5})[:\s]/.exec(host);
+  if (line) return `${line[1]}${line[2]}${line[3]}${line[2]}…`;
+  const zone = host.indexOf('%');
+  if (zone > 0 && parseIp(host.slice(0, zone))) return `${host.slice(0, zone)}%…`;
   const at = host.lastIndexOf('@');
   const afterAt = at < 0 ? host : host.slice(at + 1);
   const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.exec(afterAt)?.[0] ?? '';

@@ -33,7 +33,10 @@ describe('quotableHost: a refused host quoted back without what could be a passw
     ['alice:s3cret', 'alice:…'],
     ['alice:s3c@ret@p.example.com', '…@p.example.com'],
     ['u:p@h.example:1:x:y', '…@h.example:1:…'],
-    ['2001:db8::1%alice:s3cret@evil.example', '…@evil.example'],
+    ['p.example.com:3128:alice:s3@cret', 'p.example.com:3128:…'],
+    ['p.example.com 3128 alice s3cret', 'p.example.com 3128 …'],
+    ['2001:db8::1%alice:s3cret@evil.example', '2001:db8::1%…'],
+    ['fe80::1%eth0', 'fe80::1%…'],
     // Nothing secret in these: quoted whole, so the caller sees what to take out.
     ['p.example.com:3128', 'p.example.com:3128'],
     ['http://p.example.com:3128', 'http://p.example.com:3128'],

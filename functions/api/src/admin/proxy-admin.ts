@@ -98,7 +98,7 @@ export function proxyAdmin({
       const path = `${prefix}endpoint.host`;
       // Quoted without what could be a password: one put in the wrong field is not sent back (nor into a CI log).
       const quoted = JSON.stringify(quotableHost(host));
-      const message = `${path} must be a DNS name or an IP address (no scheme, port or credentials): ${quoted}`;
+      const message = `${path} must be a DNS name or an IP address (no scheme, port, credentials or zone): ${quoted}`;
       throw invalidRequest(message, [{ path, code: 'invalid_host', message }]);
     }
     if (refusedHealthCheckUrl(next, current)) {
