@@ -195,7 +195,10 @@ describe('handleGcTick (seed §8)', () => {
     };
     const outcome = await handleGcTick(deps);
     expect(gce.deleted).toEqual([]);
-    expect(outcome).toMatchObject({ kind: 'swept', counts: { instancesDeleted: 0, instancesDeferred: 1 } });
+    expect(outcome).toMatchObject({
+      kind: 'swept',
+      counts: { instancesDeleted: 0, instancesDeferred: 0, deleteFailures: 1 },
+    });
     expect(log.lines).toContainEqual(
       expect.objectContaining({
         severity: 'ERROR',
@@ -203,6 +206,8 @@ describe('handleGcTick (seed §8)', () => {
           'gc could not tell whether a proxy records an orphaned instance; kept, the next sweep asks again',
       }),
     );
+    // A failed tick: a lookup that keeps failing keeps every orphan, and pages through failing_jobs.
+    expect(log.lines).toContainEqual(expect.objectContaining({ event: 'job.tick_failed', job: GcJob }));
   });
 
   it('logs a provider whose listing fails and sweeps the next one', async () => {
@@ -316,6 +321,23 @@ describe('handleGcTick (seed §8)', () => {
 
   // GCE refuses a delete while the insert Operation runs (resourceNotReady); the provider says 'not-ready'.
   // Counted as deleted, the orphan would run on unnoticed; the next sweep lists it again and deletes it.
+  // An hour after its creation no insert holds it: an insert stuck, or another operation. Deferred with a
+  // warning on every sweep, it ran and billed with nothing paged.
+  it('an orphan refusing deletion as not ready an hour after its creation fails the tick', async () => {
+    const gce = new FakeProvider('gce', [vm('stuck', 'gone-s', minutesAgo(61))]);
+    gce.creating.add('zones/us-central1-a/instances/stuck');
+    const { deps, log } = await setup([gce]);
+    expect(await handleGcTick(deps)).toMatchObject({ counts: { instancesDeferred: 0, deleteFailures: 1 } });
+    expect(log.lines).toContainEqual(
+      expect.objectContaining({
+        severity: 'ERROR',
+        message: 'gc: an orphaned instance still refuses deletion as not ready; the next sweep retries',
+        providerId: 'zones/us-central1-a/instances/stuck',
+      }),
+    );
+    expect(log.lines).toContainEqual(expect.objectContaining({ event: 'job.tick_failed', job: GcJob }));
+  });
+
   it('leaves an orphan still being created to the next sweep', async () => {
     const gce = new FakeProvider('gce', [
       vm('creating', 'gone-c', minutesAgo(30)),
@@ -336,6 +358,7 @@ describe('handleGcTick (seed §8)', () => {
     );
     expect(log.lines.filter((l) => l.message === 'gc deleted an orphaned instance')).toHaveLength(1);
 
+    expect(log.lines.filter((l) => l.event === 'job.tick_failed')).toEqual([]); // the next sweep deletes it
     gce.creating.clear();
     gce.instances = [vm('creating', 'gone-c', minutesAgo(31))];
     (deps.clock as ManualClock).advance(60_000);

@@ -92,6 +92,9 @@ export const orphanFields = (provider: string, v: Orphan) => ({
   ageSeconds: Math.floor(v.ageMs / 1000),
 });
 
+/** An orphan refusing deletion as not ready for this long after its creation is not being created. */
+export const NOT_READY_FOR_LONG_MS = 60 * 60_000;
+
 export async function deleteOrphans(
   listing: ProviderListing,
   log: Logger,
@@ -111,8 +114,9 @@ export async function deleteOrphans(
     try {
       isRecorded = await recorded(v.instance.providerId);
     } catch (err) {
-      // Never guess: not known whether a document records it, it is kept for the next sweep.
-      result.deferred++;
+      // Never guess: not known whether a document records it, it is kept for the next sweep — as a failure
+      // (the tick fails, and pages if it goes on): a lookup that keeps failing kept every orphan for ever.
+      result.deleteFailures++;
       log.error(
         'gc could not tell whether a proxy records an orphaned instance; kept, the next sweep asks again',
         {
@@ -133,12 +137,21 @@ export async function deleteOrphans(
       }
       if ((await provider.delete(v.instance.providerId)) === 'not-ready') {
         // Still being created (GCE refuses the delete until its insert Operation is DONE): nothing was
-        // deleted, and the orphan waits for the next sweep, which lists it again.
-        result.deferred++;
-        log.warn(
-          'gc: an orphaned instance is still being created; the next sweep deletes it',
-          orphanFields(provider.name, v),
-        );
+        // deleted, and the orphan waits for the next sweep, which lists it again. Refused that way an hour
+        // after its creation, no insert is what holds it (one stuck, or another operation): a failure, so
+        // that the tick fails and pages if it goes on, not a warning every sweep while it runs and bills.
+        if (v.ageMs >= NOT_READY_FOR_LONG_MS) {
+          result.deleteFailures++;
+          log.error('gc: an orphaned instance still refuses deletion as not ready; the next sweep retries', {
+            ...orphanFields(provider.name, v),
+          });
+        } else {
+          result.deferred++;
+          log.warn(
+            'gc: an orphaned instance is still being created; the next sweep deletes it',
+            orphanFields(provider.name, v),
+          );
+        }
         continue;
       }
       result.deleted++;
