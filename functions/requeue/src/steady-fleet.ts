@@ -54,12 +54,29 @@ export async function listSteady(
 
 export class SteadyFleet {
   private listed: { at: number; proxies: SteadyProxy[] } | null = null;
+  /**
+   * The listing under way, which a sweep that finds the last one due shares: one that outlives its
+   * sweep's deadline (a large fleet) runs on and caches its result, and the next sweep started a second
+   * full listing beside it — a tick later a third — while none had landed.
+   */
+  private loading: Promise<SteadyProxy[]> | null = null;
 
   constructor(private readonly refreshMs: number) {}
 
   async get(now: number, load: () => Promise<SteadyProxy[]>): Promise<SteadyProxy[]> {
-    if (!this.listed || now - this.listed.at >= this.refreshMs)
-      this.listed = { at: now, proxies: await load() };
-    return this.listed.proxies;
+    if (this.listed && now - this.listed.at < this.refreshMs) return this.listed.proxies;
+    if (!this.loading) {
+      const loading: Promise<SteadyProxy[]> = load()
+        .then((proxies) => {
+          this.listed = { at: now, proxies };
+          return proxies;
+        })
+        // Settled either way, the next sweep lists again if it must (a failed listing is not kept).
+        .finally(() => {
+          if (this.loading === loading) this.loading = null;
+        });
+      this.loading = loading;
+    }
+    return this.loading;
   }
 }

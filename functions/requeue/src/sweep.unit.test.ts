@@ -592,6 +592,38 @@ describe('the steady fleet of one instance', () => {
   });
 });
 
+describe('a steady-fleet listing longer than its sweep', () => {
+  it('is shared by the next sweep, not started again beside it; a failed one is listed again', async () => {
+    const { SteadyFleet } = await import('./steady-fleet.js');
+    const fleet = new SteadyFleet(30_000);
+    let loads = 0;
+    let finish!: (proxies: never[]) => void;
+    const slow = () => {
+      loads++;
+      return new Promise<never[]>((resolve) => {
+        finish = resolve;
+      });
+    };
+    const first = fleet.get(0, slow);
+    const second = fleet.get(60_000, slow); // the next sweep, the first listing still running
+    expect(loads).toBe(1);
+    finish([]);
+    expect(await first).toEqual([]);
+    expect(await second).toEqual([]);
+    expect(await fleet.get(10_000, slow)).toEqual([]); // listed at 0: fresh until 30 s
+    expect(loads).toBe(1);
+    const failing = () => {
+      loads++;
+      return Promise.reject(new Error('deadline'));
+    };
+    await expect(fleet.get(40_000, failing)).rejects.toThrow('deadline');
+    const again = fleet.get(41_000, slow); // not the failed one
+    expect(loads).toBe(3);
+    finish([]);
+    expect(await again).toEqual([]);
+  });
+});
+
 describe('stored documents that do not fit the model', () => {
   it('are logged by the drift poll on each listing (WARNING, names and field paths, never values)', async () => {
     const log = memoryLogger();
