@@ -17,7 +17,7 @@ import {
   rateEnvName,
 } from '../../functions/api/src/middleware/caller-rate-limit.js';
 import { loadGatewayConfig } from '../../functions/gateway/src/config.js';
-import { GcJob } from '../../functions/gc/src/handler.js';
+import { GC_RUN_BUDGET_MS, GcJob } from '../../functions/gc/src/handler.js';
 import { MIN_PASS_BUDGET_MS, ProbeJob } from '../../functions/probe/src/handler.js';
 import { pollIntervals } from '../../functions/reconcile/src/config.js';
 import {
@@ -29,6 +29,7 @@ import {
 } from '../../functions/requeue/src/config.js';
 import { SnapshotJob } from '../../functions/snapshot/src/job-run.js';
 import { NETWORK_TAG } from '../../shared/src/adapters/gce/labels.js';
+import { defaultRetry } from '../../shared/src/adapters/gce/retry.js';
 import { loadFunctionTable, loadPubSubTable, loadScheduleTable } from '../../shared/src/config/topology.js';
 import { ManagedSpec } from '../../shared/src/domain/proxy.js';
 import { DEFAULT_WORKER_SETTINGS } from '../../shared/src/domain/workers/settings.js';
@@ -1169,6 +1170,16 @@ describe('the topology tables agree with each other where the code assumes they 
     ]);
     expect(pairs).toEqual(
       Object.entries(functions).map(([name, f]) => [name, f.timeoutSeconds, f.timeoutSeconds]),
+    );
+  });
+
+  it("gc's run budget leaves one slow orphan's worst case inside the function's timeout", () => {
+    // A delete begun just before the budget ran out, every attempt unanswered to its deadline under a slow
+    // Compute API (gce/retry.ts defaultRetry): past the timeout the sweep records nothing, logs no failure.
+    const { attempts, attemptTimeoutMs, maxMs } = defaultRetry;
+    const worstDeleteMs = attempts * (attemptTimeoutMs! + maxMs);
+    expect(GC_RUN_BUDGET_MS + worstDeleteMs).toBeLessThanOrEqual(
+      loadFunctionTable().functions.gc!.timeoutSeconds * 1000,
     );
   });
 

@@ -28,7 +28,16 @@ export interface GcDeps {
   minRunGapMs: number;
   /** More orphans than this at once smells of a wrong live set: the sweep then deletes none of them. */
   maxDeletions: number;
+  /**
+   * How long after its start a sweep still begins another orphan (GC_RUN_BUDGET_MS: the function's
+   * 300 s timeout less one orphan's worst case). Unset: no bound.
+   */
+  runBudgetMs?: number;
 }
+
+/** GcDeps.runBudgetMs deployed: the gc function's timeout (functions.json, 300 s) less one delete's worst
+ *  case under a slow Compute API (four attempts unanswered for 30 s each: ~128 s) and a margin. */
+export const GC_RUN_BUDGET_MS = 150_000;
 
 export interface GcCounts {
   instancesDeleted: number;
@@ -133,9 +142,13 @@ export async function handleGcTick(deps: GcDeps): Promise<GcOutcome> {
     });
   } else {
     const recorded = (providerId: string) => deps.proxies.recordsInstance(providerId);
-    for (const l of listings) await deleteOrphans(l, log, recorded);
+    const budget = deps.runBudgetMs;
+    const outOfTime = () => budget !== undefined && clock.now().getTime() - startedAt.getTime() >= budget;
+    for (const l of listings) await deleteOrphans(l, log, recorded, outOfTime);
   }
+  let unattempted = 0;
   for (const { result: r } of listings) {
+    unattempted += r.outOfTime;
     counts.instancesDeleted += r.deleted;
     counts.instancesKept += r.kept;
     counts.instancesDeferred += r.deferred;
@@ -147,7 +160,7 @@ export async function handleGcTick(deps: GcDeps): Promise<GcOutcome> {
   // Every count here is work left for the next sweep; an unreachable zone's orphans were not even seen.
   const failed =
     counts.providersFailed + counts.deleteFailures + counts.instancesDeferred + counts.zonesUnreachable > 0;
-  const detail = `${counts.providersFailed} provider(s) unlisted, ${counts.zonesUnreachable} zone(s) unreachable, ${counts.deleteFailures} delete(s) failed, ${counts.instancesDeferred} deferred`;
+  const detail = `${counts.providersFailed} provider(s) unlisted, ${counts.zonesUnreachable} zone(s) unreachable, ${counts.deleteFailures} delete(s) failed, ${counts.instancesDeferred} deferred${unattempted > 0 ? ` (${unattempted} not attempted: out of time)` : ''}`;
   const error = refusal ? `refused: ${refusal}; ${detail}` : failed ? detail : null;
   await record(deps, startedAt, { ok: !failed, counts, error });
   log.info('gc sweep finished', { liveProxies: live.size, providers: names, ...counts });
@@ -155,7 +168,8 @@ export async function handleGcTick(deps: GcDeps): Promise<GcOutcome> {
   // that keeps refusing its listing or its deletes pages through failing_jobs), and so does a refused
   // sweep: every sweep after it refuses too, until someone looks. An orphan still being created does not:
   // the next sweep deletes it.
-  if (refusal || counts.providersFailed + counts.deleteFailures + counts.zonesUnreachable > 0)
+  // A sweep out of time too: what slows it (Compute) goes on, and so would the orphans.
+  if (refusal || counts.providersFailed + counts.deleteFailures + counts.zonesUnreachable + unattempted > 0)
     logTickFailure(log, GcJob, error);
   return { kind: 'swept', counts };
 }

@@ -321,6 +321,35 @@ describe('handleGcTick (seed §8)', () => {
 
   // GCE refuses a delete while the insert Operation runs (resourceNotReady); the provider says 'not-ready'.
   // Counted as deleted, the orphan would run on unnoticed; the next sweep lists it again and deletes it.
+  // Compute slow: each delete takes a minute of retries. A sweep the function's timeout cut off recorded
+  // nothing and logged no failure; now it stops starting orphans once its budget is spent.
+  it('begins no orphan past its run budget: the rest wait for the next sweep, and the tick fails', async () => {
+    const gce = new FakeProvider('gce', [
+      vm('a', 'gone-a', minutesAgo(30)),
+      vm('b', 'gone-b', minutesAgo(30)),
+    ]);
+    const { deps, log, jobs, live, deleting } = await setup([gce], { runBudgetMs: 30_000 });
+    // The live proxies' instances beside them: not a sweep refused for too many orphans at once.
+    gce.instances.push(vm('live', live.uid, minutesAgo(60)), vm('deleting', deleting.uid, minutesAgo(60)));
+    const clock = deps.clock as ManualClock;
+    const del = gce.delete.bind(gce);
+    gce.delete = async (id) => {
+      clock.advance(60_000);
+      return del(id);
+    };
+    const outcome = await handleGcTick(deps);
+    // The first begun at once; at 60 s the budget is spent.
+    expect(gce.deleted).toEqual(['zones/us-central1-a/instances/a']);
+    expect(outcome).toMatchObject({
+      counts: { instancesDeleted: 1, instancesDeferred: 1, deleteFailures: 0 },
+    });
+    expect(jobs.runs.get(GcJob)).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('1 not attempted: out of time'),
+    });
+    expect(log.lines).toContainEqual(expect.objectContaining({ event: 'job.tick_failed', job: GcJob }));
+  });
+
   // An hour after its creation no insert holds it: an insert stuck, or another operation. Deferred with a
   // warning on every sweep, it ran and billed with nothing paged.
   it('an orphan refusing deletion as not ready an hour after its creation fails the tick', async () => {
