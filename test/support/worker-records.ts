@@ -8,7 +8,13 @@ import {
 import type { WorkerRecord } from '../../shared/src/ports/workers.js';
 import type { SnapshotHeader, SnapshotStore } from '../../shared/src/ports/workers-snapshots.js';
 
-/** A worker whose session ends at `validUntil` (registered one default session TTL before). */
+/**
+ * A worker whose session ends at `validUntil` (registered one default session TTL before), and which has
+ * ACKed a snapshot, as a worker serving since earlier passes has: the planner gives proxies only to a
+ * session that has (plan-pass.ts assignable). The bound is version 0 at epoch 0, behind every snapshot a
+ * pass or storeSnapshot stores, so a pass finds the worker lagging whatever is stored and re-sends once
+ * quiet — as these tests were written for, when the bound was unset (worker-steps.ts).
+ */
 export function record(workerId: string, validUntil: Date): WorkerRecord {
   return {
     session: {
@@ -20,9 +26,9 @@ export function record(workerId: string, validUntil: Date): WorkerRecord {
       principal: 'token:gw',
       registeredAt: new Date(validUntil.getTime() - 30_000),
       validUntil,
-      ackedVersion: null,
-      ackedEpoch: null,
-      ackedChecksum: null,
+      ackedVersion: 0,
+      ackedEpoch: 0,
+      ackedChecksum: '0'.repeat(64),
       lastReportSequence: null,
       lastReportDigest: null,
       outcomeSequence: 0,

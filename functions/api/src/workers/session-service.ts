@@ -1,6 +1,6 @@
 // Registration, ACK and the latest snapshot (contract §2, §3, §7; docs/gateway-control-plane.md).
 
-import { acceptAck } from '../../../../shared/src/domain/workers/ack.js';
+import { acceptAck, isFirstAck } from '../../../../shared/src/domain/workers/ack.js';
 import {
   ControllerProtocol,
   negotiateProtocol,
@@ -94,7 +94,7 @@ export async function acknowledgeSnapshot(
   workerId: string,
   body: AckRequestBody,
 ): Promise<AckResponseBody> {
-  return withRetry('ack', async () => {
+  const { answer, first } = await withRetry('ack', async () => {
     const stored = await loadSession(deps, principal, workerId, body.sessionId);
     const [header, epoch] = await Promise.all([deps.snapshots.header(workerId), deps.ownership.epoch()]);
     const d = acceptAck(stored.value.session, body, header?.recent ?? [], epoch);
@@ -102,12 +102,24 @@ export async function acknowledgeSnapshot(
     // A replay of a bound below the current epoch is answered as before, but keeps the session alive no
     // more than the reports on it do (refused stale_epoch): a worker left behind by a drain lapses on time.
     if (d.unchanged && body.epoch < epoch) {
-      return { acceptedVersion: body.version, acceptedEpoch: body.epoch, unchanged: true };
+      return {
+        answer: { acceptedVersion: body.version, acceptedEpoch: body.epoch, unchanged: true },
+        first: false,
+      };
     }
     const session = touch(d.session, deps.clock.now(), deps.settings.sessionTtlMs);
     await deps.workers.put({ ...stored.value, session }, stored.token);
-    return { acceptedVersion: body.version, acceptedEpoch: body.epoch, unchanged: d.unchanged };
+    return {
+      answer: { acceptedVersion: body.version, acceptedEpoch: body.epoch, unchanged: d.unchanged },
+      // Decided on the record this write was conditioned on: of two ACKs racing, only the one that set the
+      // bound asks (the other re-reads after its conflict and finds it set).
+      first: isFirstAck(stored.value.session, d),
+    };
   });
+  // The session is given proxies from its first ACK on (plan-pass.ts assignable): a pass now, not at the
+  // next tick a minute away. Best effort, as at registration: the tick runs the pass anyway.
+  if (first) await requestPass(deps, 'first-ack', workerId);
+  return answer;
 }
 
 export async function latestSnapshot(

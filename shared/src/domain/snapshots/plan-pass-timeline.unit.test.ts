@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { HEALTHY_CONDITIONS } from '../../testing/healthy-conditions.js';
 import { aProxy, externalSpec } from '../../testing/proxy-fixtures.js';
+import { acked } from '../../testing/worker-sessions.js';
 import type { OwnershipRecord } from '../workers/ownership.js';
 import { register } from '../workers/session.js';
 import { DEFAULT_WORKER_SETTINGS as S } from '../workers/settings.js';
@@ -20,14 +21,17 @@ const proxies = Array.from({ length: 12 }, (_, i) =>
     status: { phase: 'Ready', conditions: HEALTHY_CONDITIONS },
   }),
 );
+// ACKed: only a session that has taken a snapshot is given proxies.
 const session = (id: string, validUntil: number) => ({
-  ...register(
-    null,
-    { workerId: id, instanceId: 'i', zone: 'z', protocolVersion: 5, principal: 'p' },
-    new Date(T0),
-    `s-${id}`,
-    30_000,
-  ).session,
+  ...acked(
+    register(
+      null,
+      { workerId: id, instanceId: 'i', zone: 'z', protocolVersion: 5, principal: 'p' },
+      new Date(T0),
+      `s-${id}`,
+      30_000,
+    ).session,
+  ),
   validUntil: new Date(validUntil),
 });
 

@@ -89,6 +89,18 @@ const shuttingDown = (w: WorkerView) =>
   w.report?.draining === true && w.report.sessionId === w.session.sessionId;
 
 /**
+ * Whether the worker may be given proxies: a live session that has ACKed a snapshot and is not shutting
+ * down. Live alone is not enough: a session is live from its registration, and the route balance counted
+ * a new worker short in every route, drained proxies off serving workers toward it, and its first snapshot
+ * granted them — a worker that died before taking that snapshot (a crash at start, a snapshot it cannot
+ * apply) left them serving nobody until the grant lapsed, and a crash loop under new worker ids did it
+ * again every cycle. Until its first ACK it still gets its snapshot (builds below), so it can ACK it, and
+ * that ACK asks for a pass (functions/api/src/workers/session-service.ts).
+ */
+export const assignable = (w: WorkerView, now: Date): boolean =>
+  isLive(w.session, now) && w.session.ackedVersion !== null && !shuttingDown(w);
+
+/**
  * Whether some record is already at the next epoch while the state is not: an ownership commit split
  * into chunks holds the epoch until its last chunk (functions/snapshot/src/pass.ts), so a pass cut off
  * between them, or whose re-plan after a lease race left nothing for the last one, leaves the earlier
@@ -109,8 +121,7 @@ export function planPass(x: PassInput): PassPlan {
   const pool = inPool.map((p) => p.name);
   const standing = new Map<string, WorkerStanding>();
   for (const [id, w] of x.workers) {
-    const assignable = isLive(w.session, x.now) && !shuttingDown(w);
-    standing.set(id, { assignable, grantedUntil: w.grantedUntil });
+    standing.set(id, { assignable: assignable(w, x.now), grantedUntil: w.grantedUntil });
   }
   const socks = new Set(x.poolSpecs.filter(speaksSocks5).map((p) => p.name));
   const socksStanding = new Map<string, WorkerStanding>();

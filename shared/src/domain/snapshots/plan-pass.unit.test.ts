@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { HEALTHY_CONDITIONS } from '../../testing/healthy-conditions.js';
 import { aProxy, externalSpec } from '../../testing/proxy-fixtures.js';
+import { acked } from '../../testing/worker-sessions.js';
 import type { ProxyResource } from '../proxy.js';
 import type { OwnershipRecord } from '../workers/ownership.js';
 import { rendezvousOwner } from '../workers/rendezvous.js';
@@ -27,7 +28,8 @@ const socksProxy = (name: string) =>
       endpoint: { host: '203.0.113.7', port: 1080, protocol: 'socks5' },
     }),
   });
-const session = (id: string, at = now, protocolVersion = 1) =>
+/** A session as registered: live, but it has ACKed no snapshot yet. */
+const registered = (id: string, at = now, protocolVersion = 1) =>
   register(
     null,
     { workerId: id, instanceId: 'i', zone: 'z', protocolVersion, principal: 'p' },
@@ -35,6 +37,8 @@ const session = (id: string, at = now, protocolVersion = 1) =>
     `s-${id}`,
     30_000,
   ).session;
+/** A session that has ACKed a snapshot: one the planner gives proxies to. */
+const session = (id: string, at = now, protocolVersion = 1) => acked(registered(id, at, protocolVersion));
 const report = (id: string, over: Partial<StoredReport> = {}): StoredReport => ({
   workerId: id,
   sessionId: `s-${id}`,
@@ -110,6 +114,90 @@ describe('planPass', () => {
       }),
     ]);
     expect(p.builds[0]!.owned.map((x) => x.name)).toEqual(['p1', 'p2']);
+  });
+
+  describe('a worker is given proxies only once its session has ACKed a snapshot', () => {
+    // Assigned from its registration, a worker that died before taking its first snapshot left the
+    // proxies it was given (and drained off the others) serving nobody until its grant lapsed.
+    const fresh = (id: string) => view(id, { session: registered(id), grantedUntil: null });
+
+    it('alone and never ACKed: nothing assigned, but an empty snapshot with a grant to ACK', () => {
+      const p = planPass(input({ workers: new Map([['w1', fresh('w1')]]) }));
+      expect(p.ownership).toEqual({ epoch: 5, changes: [] });
+      expect(p.builds).toEqual([
+        { workerId: 'w1', sessionId: 's-w1', protocolVersion: 1, grant: later(180), owned: [], draining: {} },
+      ]);
+      // Its first ACK recorded, the next pass gives it the pool.
+      const after = planPass(
+        input({ workers: new Map([['w1', { ...fresh('w1'), session: session('w1') }]]) }),
+      );
+      expect(after.ownership.changes.map((c) => [c.proxy, c.kind, c.next?.owner])).toEqual([
+        ['p1', 'assigned', 'w1'],
+        ['p2', 'assigned', 'w1'],
+      ]);
+      expect(after.builds[0]!.owned.map((x) => x.name)).toEqual(['p1', 'p2']);
+    });
+
+    it('beside a serving worker: no drain toward it until it ACKs, then its share', () => {
+      const records = new Map([
+        ['p1', rec('p1', 'w1')],
+        ['p2', rec('p2', 'w1')],
+      ]);
+      const workers = new Map([
+        ['w1', view('w1')],
+        ['w2', fresh('w2')],
+      ]);
+      const p = planPass(input({ records, workers }));
+      expect(p.ownership).toEqual({ epoch: 5, changes: [] });
+      expect(p.builds.map((b) => [b.workerId, b.owned.map((x) => x.name), b.draining])).toEqual([
+        ['w1', ['p1', 'p2'], {}],
+        ['w2', [], {}],
+      ]);
+      expect(p.builds[1]!.grant).toEqual(later(180));
+      // The same pass once w2 has ACKed: the route balance counts it short and drains one toward it.
+      workers.set('w2', { ...fresh('w2'), session: session('w2') });
+      const after = planPass(input({ records, workers }));
+      expect(after.ownership.epoch).toBe(6);
+      expect(after.ownership.changes).toEqual([
+        expect.objectContaining({ kind: 'drain_started', next: expect.objectContaining({ owner: 'w1' }) }),
+      ]);
+    });
+
+    it('unowned proxies go to the ACKed workers only, whatever rendezvous would pick', () => {
+      const poolSpecs = Array.from({ length: 8 }, (_, i) => proxy(`q${i}`));
+      const workers = new Map([
+        ['w1', view('w1')],
+        ['w2', fresh('w2')],
+      ]);
+      // Among both, rendezvous would give w2 some of them.
+      expect(poolSpecs.some((x) => rendezvousOwner(x.name, ['w1', 'w2']) === 'w2')).toBe(true);
+      const p = planPass(input({ poolSpecs, workers }));
+      expect(new Set([...p.records.values()].map((r) => r.owner))).toEqual(new Set(['w1']));
+      expect(p.records.size).toBe(8);
+    });
+
+    it('a new session under a worker id that owns proxies: drained until it ACKs, then the drains are cancelled', () => {
+      // A process registering again under the same worker id (a pinned GATEWAY_WORKER_ID restarting).
+      const records = new Map([
+        ['p1', rec('p1', 'w1')],
+        ['p2', rec('p2', 'w2')],
+      ]);
+      const workers = new Map([
+        ['w1', view('w1')],
+        ['w2', view('w2', { session: registered('w2') })],
+      ]);
+      const p = planPass(input({ records, workers }));
+      expect(p.ownership.changes).toEqual([{ proxy: 'p2', kind: 'drain_started', next: rec('p2', 'w2', 6) }]);
+      expect(p.builds[1]).toMatchObject({ workerId: 'w2', owned: [], draining: { p2: 6 } });
+      // Its grant is still valid and it has not reported the drain done: the proxy waits for it, and once it
+      // has ACKed, it keeps the proxy.
+      workers.set('w2', view('w2'));
+      const after = planPass(input({ records: p.records, workers, epoch: 6 }));
+      expect(after.ownership.changes).toEqual([
+        { proxy: 'p2', kind: 'drain_cancelled', next: rec('p2', 'w2') },
+      ]);
+      expect(after.builds[1]!.owned.map((x) => x.name)).toEqual(['p2']);
+    });
   });
 
   it('gives each worker its share of every route, not only of the pool (route-balance.ts)', () => {

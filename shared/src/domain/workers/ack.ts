@@ -54,3 +54,12 @@ export function acceptAck(
     session: { ...session, ackedVersion: ack.version, ackedEpoch: ack.epoch, ackedChecksum: ack.checksum },
   };
 }
+
+/**
+ * Whether an accepted ACK is the session's first: its bound was unset before and is set now. The planner
+ * gives a session proxies only from then on (snapshots/plan-pass.ts assignable), so the API asks for a
+ * pass at that moment rather than leave the new worker waiting for the next tick; a replay of the same
+ * ACK, or any later one, finds the bound already set and asks for nothing.
+ */
+export const isFirstAck = (before: WorkerSession, d: AckDecision): boolean =>
+  d.ok && before.ackedVersion === null && d.session.ackedVersion !== null;

@@ -1,6 +1,6 @@
 // Ownership of gateway-pool proxies (contract §4; brief invariant 4): one owner at a time, assigned by
-// rendezvous hashing over the assignable workers (live sessions that are not shutting down). A proxy moves
-// away from its owner only when
+// rendezvous hashing over the assignable workers (live sessions that have ACKed a snapshot and are not
+// shutting down: snapshots/plan-pass.ts assignable). A proxy moves away from its owner only when
 //   - the owner has drained it: the proxy left the owner's snapshot at epoch E (drainEpoch) and a valid
 //     report at an epoch ≥ E shows zero active and reserved for it — or, drain started or not, the owner
 //     is shutting down with nothing in flight at all (drain.ts shutDownIdle), or
@@ -25,7 +25,7 @@ export interface OwnershipRecord {
 }
 
 export interface WorkerStanding {
-  /** Live session, not shutting down: may be given proxies. */
+  /** Live session that has ACKed a snapshot, not shutting down: may be given proxies (plan-pass.ts). */
   assignable: boolean;
   /** The latest expiry of any snapshot sent to it; null when it was never sent one. */
   grantedUntil: Date | null;
@@ -73,7 +73,7 @@ export function grantLapsed(w: WorkerStanding | undefined, now: Date, skewMs: nu
   return w.grantedUntil.getTime() + skewMs <= now.getTime();
 }
 
-/** The workers that may be given proxies (live sessions not shutting down), sorted. */
+/** The workers that may be given proxies (their standing says assignable), sorted. */
 export function assignableWorkers(workers: ReadonlyMap<string, WorkerStanding>): string[] {
   return [...workers.entries()]
     .filter(([, w]) => w.assignable)

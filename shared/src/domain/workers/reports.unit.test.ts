@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { acceptAck } from './ack.js';
+import { acceptAck, isFirstAck } from './ack.js';
 import { acceptRuntimeReport, type RuntimeReport } from './runtime-report.js';
 import { register, type WorkerSession } from './session.js';
 import { type CapacityInputs, countsFor, usableCapacity } from './usable-capacity.js';
@@ -70,6 +70,15 @@ describe('acceptAck', () => {
   it('a new bound is not unchanged', () => {
     const r = acceptAck(base, { version: 7, epoch: 3, checksum: 'c7' }, sent, 3);
     expect(r).toMatchObject({ ok: true, unchanged: false, session: { ackedVersion: 7, ackedEpoch: 3 } });
+  });
+  it('the first ACK of a session is the one that sets its bound: not a replay, a later one or a refused one', () => {
+    const first = (s: WorkerSession, version: number) =>
+      isFirstAck(s, acceptAck(s, { version, epoch: 3, checksum: `c${version}` }, sent, 3));
+    expect(first(base, 7)).toBe(true);
+    expect(first(base, 6)).toBe(true);
+    expect(first(acked, 7)).toBe(false); // the replay
+    expect(first({ ...acked, ackedVersion: 6, ackedChecksum: 'c6' }, 7)).toBe(false);
+    expect(first(base, 8)).toBe(false); // unknown_snapshot
   });
 });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { HEALTHY_CONDITIONS } from '../../testing/healthy-conditions.js';
 import { aProxy, externalSpec } from '../../testing/proxy-fixtures.js';
+import { acked } from '../../testing/worker-sessions.js';
 import { DEFAULT_ROUTING } from '../snapshots/content.js';
 import { type PassInput, planPass, type WorkerView } from '../snapshots/plan-pass.js';
 import { nextGrant } from './grants.js';
@@ -12,14 +13,17 @@ import { viewCutoff } from './view.js';
 const s = DEFAULT_WORKER_SETTINGS;
 const now = new Date('2026-01-01T12:00:00Z');
 const at = (ms: number) => new Date(now.getTime() + ms);
+// ACKed: only a session that has taken a snapshot is given proxies.
 const session = (id: string, validUntil: Date) => ({
-  ...register(
-    null,
-    { workerId: id, instanceId: 'i', zone: 'z', protocolVersion: 1, principal: 'p' },
-    new Date(validUntil.getTime() - s.sessionTtlMs),
-    `s-${id}`,
-    s.sessionTtlMs,
-  ).session,
+  ...acked(
+    register(
+      null,
+      { workerId: id, instanceId: 'i', zone: 'z', protocolVersion: 1, principal: 'p' },
+      new Date(validUntil.getTime() - s.sessionTtlMs),
+      `s-${id}`,
+      s.sessionTtlMs,
+    ).session,
+  ),
   validUntil,
 });
 const pool = ['p1', 'p2', 'p3', 'p4'].map((name) =>

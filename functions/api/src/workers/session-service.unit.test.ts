@@ -1,0 +1,136 @@
+// The ACK path asks the snapshot function for a pass exactly when a session records its first ACK: the
+// planner gives a session proxies only from then on (plan-pass.ts assignable), and the next tick may be a
+// minute away. A replayed ACK, a later one, or one racing the first asks for nothing more; a failed
+// request is logged and never fails the ACK.
+import { describe, expect, it } from 'vitest';
+import { memoryLogger } from '../../../../shared/src/adapters/log/json-logger.js';
+import { register } from '../../../../shared/src/domain/workers/session.js';
+import { DEFAULT_WORKER_SETTINGS } from '../../../../shared/src/domain/workers/settings.js';
+import type { SnapshotRequest } from '../../../../shared/src/messages/worker-snapshot-request.js';
+import { ManualClock } from '../../../../shared/src/ports/clock.js';
+import { type WorkerRecord, WorkerStoreError } from '../../../../shared/src/ports/workers.js';
+import type { WorkerPrincipal } from './auth.js';
+import type { WorkerServiceDeps } from './service-deps.js';
+import { acknowledgeSnapshot } from './session-service.js';
+
+const now = new Date('2026-01-01T00:00:00Z');
+const principal: WorkerPrincipal = { label: 'token:gw-1', may: (id) => id === 'gw-1' };
+const checksum = (v: number) => String(v).padStart(64, '0');
+const ack = (version: number, epoch = 3) => ({
+  sessionId: 's-1',
+  version,
+  epoch,
+  checksum: checksum(version),
+});
+
+function deps(opts: { requestFails?: boolean } = {}) {
+  const session = register(
+    null,
+    { workerId: 'gw-1', instanceId: 'i', zone: 'z', protocolVersion: 5, principal: principal.label },
+    now,
+    's-1',
+    DEFAULT_WORKER_SETTINGS.sessionTtlMs,
+  ).session;
+  let stored: WorkerRecord = { session, report: null };
+  let token = 1;
+  const requests: SnapshotRequest[] = [];
+  const log = memoryLogger();
+  const d = {
+    workers: {
+      get: async () => ({ value: stored, token: String(token) }),
+      put: async (record: WorkerRecord, expected: string | null) => {
+        if (expected !== String(token)) throw new WorkerStoreError('conflict', 'stale');
+        stored = record;
+        token++;
+      },
+    },
+    ownership: { epoch: async () => 3 },
+    snapshots: {
+      header: async () => ({
+        recent: [1, 2].map((v) => ({ version: v, epoch: 3, checksum: checksum(v) })),
+      }),
+    },
+    requester: {
+      request: async (r: SnapshotRequest) => {
+        if (opts.requestFails) throw new Error('pubsub down');
+        requests.push(r);
+      },
+    },
+    clock: new ManualClock(now),
+    log,
+    settings: DEFAULT_WORKER_SETTINGS,
+    newSessionId: () => 's-2',
+  } as unknown as WorkerServiceDeps;
+  return {
+    d,
+    requests,
+    log,
+    stored: () => stored,
+    // What another replica does: records an ACK of version 1 on the stored session.
+    ackedElsewhere: () => {
+      stored = {
+        ...stored,
+        session: { ...stored.session, ackedVersion: 1, ackedEpoch: 3, ackedChecksum: checksum(1) },
+      };
+      token++;
+    },
+  };
+}
+
+describe('acknowledgeSnapshot', () => {
+  it('asks for a pass on the first ACK of the session only: not on its replay, not on the next one', async () => {
+    const x = deps();
+    expect(await acknowledgeSnapshot(x.d, principal, 'gw-1', ack(1))).toEqual({
+      acceptedVersion: 1,
+      acceptedEpoch: 3,
+      unchanged: false,
+    });
+    expect(x.requests).toEqual([{ reason: 'first-ack', workerId: 'gw-1' }]);
+    // The same ACK again (its answer lost on the way): answered as before, no second request.
+    expect(await acknowledgeSnapshot(x.d, principal, 'gw-1', ack(1))).toMatchObject({ unchanged: true });
+    // A later snapshot ACKed: the session was given proxies already.
+    expect(await acknowledgeSnapshot(x.d, principal, 'gw-1', ack(2))).toMatchObject({ unchanged: false });
+    expect(x.requests).toHaveLength(1);
+    expect(x.stored().session.ackedVersion).toBe(2);
+  });
+
+  it('a refused first ACK asks for nothing', async () => {
+    const x = deps();
+    await expect(acknowledgeSnapshot(x.d, principal, 'gw-1', ack(9))).rejects.toMatchObject({
+      code: 'unknown_snapshot',
+    });
+    expect(x.requests).toEqual([]);
+    expect(x.stored().session.ackedVersion).toBeNull();
+  });
+
+  it('of two ACKs racing, only the one that set the bound asks: the other re-reads and finds it set', async () => {
+    const x = deps();
+    x.d.workers.put = ((put) => {
+      let raced = false;
+      return async (record: WorkerRecord, expected: string | null) => {
+        if (!raced) {
+          raced = true;
+          x.ackedElsewhere();
+        }
+        return put(record, expected);
+      };
+    })(x.d.workers.put.bind(x.d.workers));
+    expect(await acknowledgeSnapshot(x.d, principal, 'gw-1', ack(2))).toMatchObject({ acceptedVersion: 2 });
+    expect(x.stored().session.ackedVersion).toBe(2);
+    expect(x.requests).toEqual([]);
+  });
+
+  it('a request that fails is logged and the ACK still succeeds', async () => {
+    const x = deps({ requestFails: true });
+    expect(await acknowledgeSnapshot(x.d, principal, 'gw-1', ack(1))).toMatchObject({ acceptedVersion: 1 });
+    expect(x.stored().session.ackedVersion).toBe(1);
+    expect(x.log.lines).toEqual([
+      expect.objectContaining({
+        severity: 'WARNING',
+        message: 'snapshot request not sent; the next tick will run the pass',
+        reason: 'first-ack',
+        workerId: 'gw-1',
+      }),
+    ]);
+  });
+});
