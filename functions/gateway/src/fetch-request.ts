@@ -1,6 +1,7 @@
 // The body of POST /v1/fetch: what to fetch through the fleet. Limits are part of the schema so a bad
 // request is a 400 with the zod issues, never an exception deeper down.
 import { z } from 'zod';
+import { looksLikeFraming } from './head.js';
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const MAX_HEADERS = 100;
@@ -36,6 +37,10 @@ export const FetchRequest = z
       )
       .default({})
       .refine((h) => Object.keys(h).length <= MAX_HEADERS, `at most ${MAX_HEADERS} headers`)
+      .refine(
+        (h) => !Object.keys(h).some((k) => looksLikeFraming(k.toLowerCase())),
+        "no Content_Length, Transfer_Encoding or Host spelt with '_' (a server behind may read it as the real one)",
+      )
       .refine(
         (h) => Object.entries(h).reduce((n, [k, v]) => n + k.length + v.length + 4, 0) <= MAX_HEADER_BYTES,
         `headers total at most ${MAX_HEADER_BYTES} bytes`,

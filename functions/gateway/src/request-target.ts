@@ -1,7 +1,14 @@
 // What a proxy-listener request asks for, decided from its head alone (pure, so it is unit-tested apart
 // from sockets): a CONNECT authority, or an absolute http:// URI with its raw path and body length.
 import { isIP } from 'node:net';
-import { type Authority, header, parseAbsoluteHttp, parseAuthority, type RequestHead } from './head.js';
+import {
+  type Authority,
+  header,
+  looksLikeFraming,
+  parseAbsoluteHttp,
+  parseAuthority,
+  type RequestHead,
+} from './head.js';
 
 export type RequestTarget =
   | { kind: 'connect'; authority: Authority }
@@ -42,9 +49,10 @@ export function requestTarget(h: RequestHead): RequestTarget {
   if (header(h, 'transfer-encoding') !== undefined) {
     return { kind: 'refuse', status: 411, code: 'chunked_request_body_unsupported' };
   }
-  // Two Host fields (RFC 9112 §3.2: a 400): the target or an upstream might read either one.
+  // Two Host fields (RFC 9112 §3.2: a 400): the target or an upstream might read either one. A
+  // Transfer_Encoding or Content_Length the same: some server behind may read it as the real one.
   const host = h.names.indexOf('host');
-  if (host >= 0 && h.names.lastIndexOf('host') !== host) {
+  if ((host >= 0 && h.names.lastIndexOf('host') !== host) || h.names.some(looksLikeFraming)) {
     return { kind: 'refuse', status: 400, code: 'bad_request' };
   }
   let bodyLength = 0;

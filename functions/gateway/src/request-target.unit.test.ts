@@ -51,6 +51,16 @@ describe('requestTarget', () => {
       'POST http://e.com/ HTTP/1.1\r\nContent-Length: -1',
       { kind: 'refuse', status: 400, code: 'bad_content_length' },
     ],
+    // Valid tokens, but a server that maps '_' to '-' (CGI, WSGI) would frame or route by them.
+    [
+      'POST http://e.com/ HTTP/1.1\r\nContent-Length: 3\r\nTransfer_Encoding: chunked',
+      { kind: 'refuse', status: 400, code: 'bad_request' },
+    ],
+    [
+      'GET http://e.com/ HTTP/1.1\r\nCONTENT_length: 40',
+      { kind: 'refuse', status: 400, code: 'bad_request' },
+    ],
+    ['GET http://e.com/ HTTP/1.1\r\nHost: e.com\r\nHost_: x', expect.objectContaining({ kind: 'http' })],
     // A latin1 0xA0 (U+00A0) is no optional whitespace: String#trim took it, the gateway read 5, and the
     // raw line went on to a pinned target as "5\xA0".
     [
