@@ -39,7 +39,7 @@ export const FetchRequest = z
       .refine((h) => Object.keys(h).length <= MAX_HEADERS, `at most ${MAX_HEADERS} headers`)
       .refine(
         (h) => !Object.keys(h).some((k) => looksLikeFraming(k.toLowerCase())),
-        "no Content_Length, Transfer_Encoding or Host spelt with '_' (a server behind may read it as the real one)",
+        "no Content_Length or Transfer_Encoding spelt with '_' (a server behind may read it as the real one)",
       )
       .refine(
         (h) => Object.entries(h).reduce((n, [k, v]) => n + k.length + v.length + 4, 0) <= MAX_HEADER_BYTES,

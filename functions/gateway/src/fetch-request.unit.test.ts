@@ -23,6 +23,6 @@ describe('FetchRequest headers', () => {
   it('says why it refused one', () => {
     const r = parse({ Transfer_Encoding: 'chunked' });
     expect(r.success).toBe(false);
-    expect(JSON.stringify(r.error?.issues)).toContain('Transfer_Encoding or Host');
+    expect(JSON.stringify(r.error?.issues)).toContain('Content_Length or Transfer_Encoding');
   });
 });

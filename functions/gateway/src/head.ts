@@ -16,11 +16,11 @@ export interface RequestHead {
 
 export const HEAD_END = Buffer.from('\r\n\r\n');
 
-const FRAMING_NAMES = new Set(['content-length', 'transfer-encoding', 'host']);
+const FRAMING_NAMES = new Set(['content-length', 'transfer-encoding']);
 /**
- * A field name that reads as Content-Length, Transfer-Encoding or Host once its '_' are '-' (lower-cased
- * `name`). A valid token, and so forwarded, but a server that maps '_' to '-' (CGI, WSGI) would frame or
- * route the request by it while the gateway and squid read the real fields: refused on both listeners.
+ * A field name that reads as Content-Length or Transfer-Encoding once its '_' are '-' (lower-cased
+ * `name`). A valid token, and so forwarded, but a server that maps '_' to '-' (CGI, WSGI) would frame the
+ * request by it while the gateway and squid read the real fields: refused on both listeners.
  */
 export const looksLikeFraming = (name: string): boolean =>
   name.includes('_') && FRAMING_NAMES.has(name.replaceAll('_', '-'));

@@ -50,7 +50,7 @@ export function requestTarget(h: RequestHead): RequestTarget {
     return { kind: 'refuse', status: 411, code: 'chunked_request_body_unsupported' };
   }
   // Two Host fields (RFC 9112 §3.2: a 400): the target or an upstream might read either one. A
-  // Transfer_Encoding or Content_Length the same: some server behind may read it as the real one.
+  // Transfer_Encoding or Content_Length too: some server behind may read it as the real one.
   const host = h.names.indexOf('host');
   if ((host >= 0 && h.names.lastIndexOf('host') !== host) || h.names.some(looksLikeFraming)) {
     return { kind: 'refuse', status: 400, code: 'bad_request' };

@@ -58,7 +58,15 @@ interface HardExpiry {
 const NONE_EXPIRED: ReadonlySet<string> = new Set();
 
 export type ApplyResult =
-  | { ok: true; version: number; ownershipEpoch: number; checksum: string; duplicate: boolean }
+  | {
+      ok: true;
+      version: number;
+      ownershipEpoch: number;
+      checksum: string;
+      duplicate: boolean;
+      /** How many proxies the snapshot holds (what the start wait waits for: control/session.ts). */
+      proxies: number;
+    }
   | { ok: false; reason: string; needFullSnapshot: boolean };
 
 export interface ProxyRuntimeCount {
@@ -288,6 +296,7 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
       ownershipEpoch: s.ownershipEpoch,
       checksum: s.checksum,
       duplicate,
+      proxies: s.proxies.length,
     };
   }
 

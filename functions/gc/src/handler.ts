@@ -35,9 +35,10 @@ export interface GcDeps {
   runBudgetMs?: number;
 }
 
-/** GcDeps.runBudgetMs deployed: the gc function's timeout (functions.json, 300 s) less one delete's worst
- *  case under a slow Compute API (four attempts unanswered for 30 s each: ~128 s) and a margin. */
-export const GC_RUN_BUDGET_MS = 150_000;
+/** GcDeps.runBudgetMs deployed: the gc function's timeout (functions.json, 300 s) less one orphan's worst
+ *  case once begun under a slow Compute API — a delete and the get a resourceNotReady answer takes, each
+ *  four attempts unanswered for 30 s (~256 s). A sweep normally takes seconds: orphans are rare. */
+export const GC_RUN_BUDGET_MS = 40_000;
 
 export interface GcCounts {
   instancesDeleted: number;
@@ -160,7 +161,7 @@ export async function handleGcTick(deps: GcDeps): Promise<GcOutcome> {
   // Every count here is work left for the next sweep; an unreachable zone's orphans were not even seen.
   const failed =
     counts.providersFailed + counts.deleteFailures + counts.instancesDeferred + counts.zonesUnreachable > 0;
-  const detail = `${counts.providersFailed} provider(s) unlisted, ${counts.zonesUnreachable} zone(s) unreachable, ${counts.deleteFailures} delete(s) failed, ${counts.instancesDeferred} deferred${unattempted > 0 ? ` (${unattempted} not attempted: out of time)` : ''}`;
+  const detail = `${counts.providersFailed} provider(s) unlisted, ${counts.zonesUnreachable} zone(s) unreachable, ${counts.deleteFailures} orphan(s) failed (delete or lookup), ${counts.instancesDeferred} deferred${unattempted > 0 ? ` (${unattempted} not attempted: out of time)` : ''}`;
   const error = refusal ? `refused: ${refusal}; ${detail}` : failed ? detail : null;
   await record(deps, startedAt, { ok: !failed, counts, error });
   log.info('gc sweep finished', { liveProxies: live.size, providers: names, ...counts });

@@ -319,8 +319,6 @@ describe('handleGcTick (seed §8)', () => {
     expect(gce.deleted).toEqual(['zones/us-central1-a/instances/o1']);
   });
 
-  // GCE refuses a delete while the insert Operation runs (resourceNotReady); the provider says 'not-ready'.
-  // Counted as deleted, the orphan would run on unnoticed; the next sweep lists it again and deletes it.
   // Compute slow: each delete takes a minute of retries. A sweep the function's timeout cut off recorded
   // nothing and logged no failure; now it stops starting orphans once its budget is spent.
   it('begins no orphan past its run budget: the rest wait for the next sweep, and the tick fails', async () => {
@@ -350,6 +348,19 @@ describe('handleGcTick (seed §8)', () => {
     expect(log.lines).toContainEqual(expect.objectContaining({ event: 'job.tick_failed', job: GcJob }));
   });
 
+  it("checks its budget again after an orphan's lookup: a slow one leaves the delete to the next sweep", async () => {
+    const gce = new FakeProvider('gce', [vm('a', 'gone-a', minutesAgo(30))]);
+    const { deps, store } = await setup([gce], { runBudgetMs: 30_000 });
+    const clock = deps.clock as ManualClock;
+    const lookup = store.recordsInstance.bind(store);
+    store.recordsInstance = async (id) => {
+      clock.advance(45_000);
+      return lookup(id);
+    };
+    expect(await handleGcTick(deps)).toMatchObject({ counts: { instancesDeleted: 0, instancesDeferred: 1 } });
+    expect(gce.deleted).toEqual([]);
+  });
+
   // An hour after its creation no insert holds it: an insert stuck, or another operation. Deferred with a
   // warning on every sweep, it ran and billed with nothing paged.
   it('an orphan refusing deletion as not ready an hour after its creation fails the tick', async () => {
@@ -367,6 +378,8 @@ describe('handleGcTick (seed §8)', () => {
     expect(log.lines).toContainEqual(expect.objectContaining({ event: 'job.tick_failed', job: GcJob }));
   });
 
+  // GCE refuses a delete while the insert Operation runs (resourceNotReady); the provider says 'not-ready'.
+  // Counted as deleted, the orphan would run on unnoticed; the next sweep lists it again and deletes it.
   it('leaves an orphan still being created to the next sweep', async () => {
     const gce = new FakeProvider('gce', [
       vm('creating', 'gone-c', minutesAgo(30)),

@@ -141,6 +141,13 @@ export async function deleteOrphans(
       );
       continue;
     }
+    // Once more after the lookup (it may have been slow): a delete begun now may take two Compute calls'
+    // retries (the delete, and a get when GCE answers resourceNotReady).
+    if (!isRecorded && outOfTime()) {
+      result.deferred++;
+      result.outOfTime++;
+      continue;
+    }
     try {
       if (isRecorded) {
         result.kept++;

@@ -57,26 +57,37 @@ export class SteadyFleet {
   /**
    * The listing under way, which a sweep that finds the last one due shares: one that outlives its
    * sweep's deadline (a large fleet) runs on and caches its result, and the next sweep started a second
-   * full listing beside it — a tick later a third — while none had landed.
+   * full listing beside it — a tick later a third — while none had landed. Shared for `maxShareMs` from
+   * its start only: a listing that hangs must not hold every later sweep without drift slots.
    */
-  private loading: Promise<SteadyProxy[]> | null = null;
+  private loading: { since: number; proxies: Promise<SteadyProxy[]> } | null = null;
 
-  constructor(private readonly refreshMs: number) {}
+  constructor(
+    private readonly refreshMs: number,
+    private readonly maxShareMs = MAX_SHARE_MS,
+  ) {}
 
   async get(now: number, load: () => Promise<SteadyProxy[]>): Promise<SteadyProxy[]> {
     if (this.listed && now - this.listed.at < this.refreshMs) return this.listed.proxies;
-    if (!this.loading) {
-      const loading: Promise<SteadyProxy[]> = load()
-        .then((proxies) => {
-          this.listed = { at: now, proxies };
-          return proxies;
-        })
-        // Settled either way, the next sweep lists again if it must (a failed listing is not kept).
-        .finally(() => {
-          if (this.loading === loading) this.loading = null;
-        });
+    if (!this.loading || now - this.loading.since >= this.maxShareMs) {
+      const loading = {
+        since: now,
+        proxies: load()
+          .then((proxies) => {
+            // A listing given up on (past maxShareMs) that lands after a newer one is not the fresher.
+            if (!this.listed || this.listed.at <= now) this.listed = { at: now, proxies };
+            return proxies;
+          })
+          // Settled either way, the next sweep lists again if it must (a failed listing is not kept).
+          .finally(() => {
+            if (this.loading === loading) this.loading = null;
+          }),
+      };
       this.loading = loading;
     }
-    return this.loading;
+    return this.loading.proxies;
   }
 }
+
+/** How long a listing under way is shared: the function's timeout (functions.json requeue, 120 s). */
+const MAX_SHARE_MS = 120_000;

@@ -622,6 +622,20 @@ describe('a steady-fleet listing longer than its sweep', () => {
     finish([]);
     expect(await again).toEqual([]);
   });
+
+  it('is shared for a while only: one that hangs does not hold every later sweep', async () => {
+    const { SteadyFleet } = await import('./steady-fleet.js');
+    const fleet = new SteadyFleet(30_000, 120_000);
+    let loads = 0;
+    const hangs = () => {
+      loads++;
+      return new Promise<never[]>(() => {});
+    };
+    void fleet.get(0, hangs);
+    void fleet.get(60_000, hangs);
+    expect(loads).toBe(1);
+    expect(await fleet.get(120_000, async () => [])).toEqual([]);
+  });
 });
 
 describe('stored documents that do not fit the model', () => {

@@ -81,6 +81,8 @@ export class ControllerSession {
   /** The subscription was gone: once registration has made it again, fetch what was published meanwhile. */
   private fetchAfterRegistration = false;
   private firstApplied: (() => void) | null = null;
+  /** The version of the first snapshot applied (the start wait: onResult). */
+  private firstVersion: number | null = null;
   private fatal: SessionFatalError | null = null;
   private fallbackTimer: NodeJS.Timeout | null = null;
   private calls: Promise<unknown> = Promise.resolve();
@@ -452,8 +454,15 @@ export class ControllerSession {
       this.pull.taken();
       this.fetching.satisfied(result);
       this.clearFallback();
-      this.firstApplied?.();
-      this.firstApplied = null;
+      // The start wait ends on a snapshot with proxies in it, or on the second version: a new session is
+      // given proxies only once it has ACKed a snapshot (plan-pass.ts assignable), so its first is empty,
+      // and ending the wait there opened the listeners (Cloud Run routing traffic) to 503 no_upstream
+      // until the next. A pool with nothing for it runs the wait out (startWaitMs), then serves.
+      if (result.proxies > 0 || (this.firstVersion !== null && this.firstVersion !== result.version)) {
+        this.firstApplied?.();
+        this.firstApplied = null;
+      }
+      this.firstVersion ??= result.version;
       if (!isAcked(this.ackBound, result)) this.acks.kick();
       return;
     }

@@ -47,6 +47,7 @@ export function observeInstance(inst: Instance, zone: string): ObservedInstance 
     ip: state === 'Running' ? natIp : null,
     specHash: inst.labels?.[LABEL_SPEC_HASH] ?? null,
     serves: servesOf(inst),
+    createdAt: inst.creationTimestamp ? new Date(inst.creationTimestamp) : null,
   };
 }
 

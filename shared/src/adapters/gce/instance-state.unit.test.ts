@@ -24,6 +24,7 @@ describe('instanceState', () => {
         name: 'pp-1',
         zone: 'https://www.googleapis.com/compute/v1/projects/p/zones/us-east1-b',
         status: 'RUNNING',
+        creationTimestamp: '2026-03-01T11:58:20.123-08:00',
         labels: { 'proxyplane-spec-hash': 'abc' },
         networkInterfaces: [{ networkIP: '10.0.0.2', accessConfigs: [{ natIP: '34.1.2.3' }] }],
         metadata: {
@@ -42,7 +43,9 @@ describe('instanceState', () => {
       ip: '34.1.2.3',
       specHash: 'abc',
       serves: { port: 3128, credentialsSecret: 'projects/p/secrets/c/versions/7' },
+      createdAt: new Date('2026-03-01T19:58:20.123Z'),
     });
+    expect(observeInstance({ name: 'pp-2', status: 'RUNNING' }, 'us-east1-b').createdAt).toBeNull();
     // Without the metadata (a custom cloud-init reads no credentials reference): nothing to match.
     expect(observeInstance({ name: 'pp-2', status: 'RUNNING' }, 'us-east1-b').serves).toEqual({
       port: null,

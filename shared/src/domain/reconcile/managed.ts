@@ -161,7 +161,7 @@ export function reconcileManaged(proxy: Managed, obs: Observation, iv: PollInter
           now,
         ),
         action: null,
-        requeue: { kind: 'after', ms: bootPollMs(status, iv, now) },
+        requeue: { kind: 'after', ms: bootPollMs(status, inst, iv, now) },
       };
     case 'Running': {
       const plan: Plan = {
@@ -293,17 +293,30 @@ const BOOT_POLL_MAX_POLLS = 12;
 
 /**
  * How long until a booting instance is looked at again: ProvisioningPoll while it boots as instances do
- * (a minute or two), then a tenth of how long Provisioned has been False, up to BOOT_POLL_MAX_POLLS
- * polls. An instance that stays PENDING (GCE waiting for capacity), STAGING or REPAIRING for hours cost a
- * pass, an instances.get and a status write (its due time) every 5 s: 17,000 of each a day.
+ * (a minute or two), then a tenth of how long it has been booting, up to BOOT_POLL_MAX_POLLS polls. An
+ * instance that stays PENDING (GCE waiting for capacity), STAGING or REPAIRING for hours cost a pass, an
+ * instances.get and a status write (its due time) every 5 s: 17,000 of each a day. Booting since the
+ * later of its creation and Provisioned turning False: the condition alone also counts the hours a proxy
+ * spent without an instance (quota refused, creates failing), and its new instance's first boot was then
+ * looked at once a minute.
  */
-function bootPollMs(status: ProxyResource['status'], iv: PollIntervals, now: Date): number {
-  const provisioned = findCondition(status, ConditionType.Provisioned);
-  const booting =
-    provisioned?.status === 'False' ? now.getTime() - provisioned.lastTransitionTime.getTime() : 0;
+function bootPollMs(
+  status: ProxyResource['status'],
+  inst: ObservedInstance,
+  iv: PollIntervals,
+  now: Date,
+): number {
+  const created = inst.createdAt ? now.getTime() - inst.createdAt.getTime() : Number.POSITIVE_INFINITY;
+  const booting = Math.max(0, Math.min(provisionedFalseForMs(status, now), created));
   return Math.round(
     Math.min(Math.max(iv.ProvisioningPoll, booting / 10), BOOT_POLL_MAX_POLLS * iv.ProvisioningPoll),
   );
+}
+
+/** How long the proxy's Provisioned condition has been False (0 when it is not). */
+function provisionedFalseForMs(status: ProxyResource['status'], now: Date): number {
+  const provisioned = findCondition(status, ConditionType.Provisioned);
+  return provisioned?.status === 'False' ? now.getTime() - provisioned.lastTransitionTime.getTime() : 0;
 }
 
 /** The longest wait between two creates of a proxy whose creates keep failing transiently: 60–120 polls. */
@@ -315,9 +328,7 @@ const CREATE_RETRY_MAX_POLLS = 60;
  * half that age, at most CREATE_RETRY_MAX_POLLS polls, spread the same way.
  */
 function createRetryMs(status: ProxyResource['status'], uid: string, iv: PollIntervals, now: Date): number {
-  const provisioned = findCondition(status, ConditionType.Provisioned);
-  const without =
-    provisioned?.status === 'False' ? now.getTime() - provisioned.lastTransitionTime.getTime() : 0;
+  const without = provisionedFalseForMs(status, now);
   const polls = Math.min(Math.max(2, without / iv.ProvisioningPoll / 2), CREATE_RETRY_MAX_POLLS);
   return Math.round(iv.ProvisioningPoll * polls * (1 + hashFraction(uid)));
 }

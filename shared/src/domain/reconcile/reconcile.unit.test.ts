@@ -614,6 +614,26 @@ describe('reconcile: details the table does not show', () => {
     expect(pollOf([since(40_000)])).toBe(iv.ProvisioningPoll);
     expect(pollOf([since(3 * 60_000)])).toBe(18_000);
     expect(pollOf([since(60 * 60_000)])).toBe(12 * iv.ProvisioningPoll);
+    // An hour without an instance (quota refused, then created at last): its boot is a new one, looked at
+    // every ProvisioningPoll, not once a minute.
+    const createdNow = obs({
+      instance: {
+        kind: 'found',
+        instance: {
+          providerId,
+          state: 'Provisioning',
+          ip: null,
+          specHash: hash,
+          createdAt: new Date(now.getTime() - 20_000),
+        },
+      } as InstanceObservation,
+    });
+    const quota = {
+      ...provisioned('False', 'QuotaExceeded'),
+      lastTransitionTime: new Date(now.getTime() - 3_600_000),
+    };
+    const plan = reconcile(live({ status: { ip: null, conditions: [quota] } }), createdNow, iv);
+    expect(plan.requeue).toEqual({ kind: 'after', ms: iv.ProvisioningPoll });
   });
 
   it('creates with the deterministic name, the hash and the resolved cloud-init', () => {

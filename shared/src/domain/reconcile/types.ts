@@ -19,6 +19,8 @@ export interface ObservedInstance {
    * when the new instance would serve the same (managed.ts).
    */
   serves?: { port: number | null; credentialsSecret: string | null };
+  /** When the instance was created (GCE creationTimestamp); absent or null when the provider cannot say. */
+  createdAt?: Date | null;
 }
 
 /** The seed's provider.Class(err): what a provider failure means for the reconcile loop. */
