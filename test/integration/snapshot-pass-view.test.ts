@@ -286,7 +286,11 @@ describe('what a steady tick reads: the factors docs/cost.md prices', () => {
     clock.advance(tickSeconds * 1000);
     const steady = record('gw-live', at(tickSeconds + 20));
     steady.session.sessionId = record('gw-live', at(20)).session.sessionId; // the same session, kept alive
-    steady.session.ackedVersion = published[0]!.version;
+    // The bound an ACK of it sets (acceptAck): its version, epoch and checksum.
+    const taken = published[0]!;
+    steady.session.ackedVersion = taken.version;
+    steady.session.ackedEpoch = taken.ownershipEpoch;
+    steady.session.ackedChecksum = taken.checksum;
     await workers.put(steady, (await workers.get('gw-live'))!.token);
     const billed: FirestoreRead[] = [];
     const summary = await runSnapshotPass(
