@@ -1347,6 +1347,16 @@ describe('reports', () => {
   });
 });
 
+/** start() as startGateway calls it with its `stopping` signal; the answer says whether it has ended. */
+async function starting(h: ReturnType<typeof harness>, stopping = new AbortController()) {
+  let done = false;
+  void h.session.source.start(h.worker, stopping.signal).then(() => {
+    done = true;
+  });
+  await flush();
+  return () => done;
+}
+
 // A new session is given proxies only once it has ACKed a snapshot (plan-pass.ts assignable): its first
 // snapshot is empty. The start wait ended on it, and the listeners opened (Cloud Run routing traffic) to
 // 503 no_upstream until the next.
@@ -1354,19 +1364,14 @@ describe('the start wait', () => {
   it('ACKs an empty first snapshot at once but goes on waiting; the next version ends it', async () => {
     const h = harness({ settings: { startWaitMs: 15_000 } });
     h.script('register', { ok: true, body: registration('session-1') });
-    let started = false;
-    void h.session.source.start(h.worker, new AbortController().signal).then(() => {
-      started = true;
-    });
-    await flush();
-    const empty = snapshot(1, []);
-    await h.feed.deliver(feedMessage(empty));
+    const started = await starting(h);
+    await h.feed.deliver(feedMessage(snapshot(1, [])));
     await flush();
     expect(h.client.of('ack').map((c) => (c.body as { version: number }).version)).toEqual([1]);
-    expect(started).toBe(false);
+    expect(started()).toBe(false);
     await h.feed.deliver(feedMessage(snapshot(2, ['p-a'])));
     await flush();
-    expect(started).toBe(true);
+    expect(started()).toBe(true);
     await h.session.source.stop();
     await h.session.reporter.stop();
   });
@@ -1374,29 +1379,21 @@ describe('the start wait', () => {
   it('ends on a first snapshot that holds proxies, and runs out on empty ones alone', async () => {
     const withProxies = harness({ settings: { startWaitMs: 15_000 } });
     withProxies.script('register', { ok: true, body: registration('session-1') });
-    let started = false;
-    void withProxies.session.source.start(withProxies.worker, new AbortController().signal).then(() => {
-      started = true;
-    });
-    await flush();
+    const started = await starting(withProxies);
     await withProxies.feed.deliver(feedMessage(snapshot(1, ['p-a'])));
     await flush();
-    expect(started).toBe(true);
+    expect(started()).toBe(true);
     await withProxies.session.source.stop();
     await withProxies.session.reporter.stop();
 
     const empty = harness({ settings: { startWaitMs: 15_000 } });
     empty.script('register', { ok: true, body: registration('session-1') });
-    let emptyStarted = false;
-    void empty.session.source.start(empty.worker, new AbortController().signal).then(() => {
-      emptyStarted = true;
-    });
-    await flush();
+    const emptyStarted = await starting(empty);
     await empty.feed.deliver(feedMessage(snapshot(1, [])));
     await vi.advanceTimersByTimeAsync(14_000);
-    expect(emptyStarted).toBe(false);
+    expect(emptyStarted()).toBe(false);
     await vi.advanceTimersByTimeAsync(1_000);
-    expect(emptyStarted).toBe(true);
+    expect(emptyStarted()).toBe(true);
     await empty.session.source.stop();
     await empty.session.reporter.stop();
   });
@@ -1406,15 +1403,6 @@ describe('the start wait', () => {
 // has registered but has no snapshot yet. startGateway passes its `stopping` signal to start(), then
 // stops the source and the reporter as shutdown() does.
 describe('shutdown during start-up', () => {
-  /** start() as startGateway calls it with its `stopping` signal. */
-  async function starting(h: ReturnType<typeof harness>, stopping: AbortController) {
-    let done = false;
-    void h.session.source.start(h.worker, stopping.signal).then(() => {
-      done = true;
-    });
-    await flush();
-    return () => done;
-  }
   /** The aborted start's remainder in startGateway: reporter started, source stopped, reporter stopped. */
   async function stopStarted(h: ReturnType<typeof harness>) {
     h.session.reporter.start(h.worker);
