@@ -117,11 +117,15 @@ export async function deleteOrphans(
   outOfTime: () => boolean = () => false,
 ): Promise<void> {
   const { provider, result } = listing;
+  /** Left for the next sweep, not attempted: the run budget is spent. */
+  const notBegun = () => {
+    result.deferred++;
+    result.outOfTime++;
+  };
   for (const v of listing.verdicts) {
     if (!v.delete) continue;
     if (outOfTime()) {
-      result.deferred++;
-      result.outOfTime++;
+      notBegun();
       continue;
     }
     // Each branch logs the orphan's fields once (spread from the call, which the docs' log scan reads).
@@ -144,8 +148,7 @@ export async function deleteOrphans(
     // Once more after the lookup (it may have been slow): a delete begun now may take two Compute calls'
     // retries (the delete, and a get when GCE answers resourceNotReady).
     if (!isRecorded && outOfTime()) {
-      result.deferred++;
-      result.outOfTime++;
+      notBegun();
       continue;
     }
     try {
