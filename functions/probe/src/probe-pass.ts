@@ -76,9 +76,9 @@ export interface ProbeDeps {
   /**
    * What this function instance published for each proxy's health, by the transition it was about
    * (`transitionAt`): a status that still lags that verdict is published again 5 minutes after it, then
-   * at gaps doubling to 80 minutes (PublishHolds), not on every tick while reconcile cannot fold it (a Compute outage: each
-   * request has Pub/Sub's own ~90-minute retry chain). The entry point keeps one per instance; unset, a
-   * lagging status is published again once per run.
+   * at gaps doubling to 80 minutes (PublishHolds), not on every tick while reconcile cannot fold it (a
+   * Compute outage: each request has Pub/Sub's own ~90-minute retry chain). The entry point keeps one per
+   * instance; unset, a lagging status is published again once per run.
    */
   republished?: PublishHolds;
 }
