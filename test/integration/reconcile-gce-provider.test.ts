@@ -53,6 +53,7 @@ const instance = (status: string, natIP?: string) => ({
     name: 'pp-00000000000040008000',
     zone: 'https://www.googleapis.com/compute/v1/projects/demo/zones/us-central1-a',
     status,
+    creationTimestamp: '2026-01-01T00:00:00.000-07:00',
     labels: { 'proxyplane-spec-hash': 'abc' },
     networkInterfaces: [{ accessConfigs: [{ name: 'External NAT', ...(natIP ? { natIP } : {}) }] }],
   },
@@ -215,6 +216,8 @@ describe('GceProvider.get', () => {
       specHash: 'abc',
       // This scripted instance carries no metadata: it does not say what it serves.
       serves: { port: null, credentialsSecret: null },
+      // GCE's creationTimestamp, with its offset (how long a booting instance has been one: managed.ts).
+      createdAt: new Date('2026-01-01T07:00:00Z'),
     });
   });
 
