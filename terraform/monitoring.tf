@@ -5,6 +5,8 @@
 #   proxy.cloud_init_error   reconcile, each pass of a managed proxy whose credentials cannot be read
 #                                                                                {proxy, branch, detail}
 #   provider.quota_exceeded  reconcile, when the provider reports quota          {proxy, zone}
+#   proxy.boot_slow          reconcile, each pass of a managed proxy whose instance has been booting over
+#                            20 minutes (PENDING for capacity, STAGING, REPAIRING)   {proxy, zone, bootingMinutes}
 #   gc.deleted               gc, for each orphan instance it deletes             {providerId, uid, zone}
 #   gateway.snapshot_age     each gateway worker, every 30 s                     {workerId, ageSeconds}
 #   gateway.traffic          each gateway worker, every 30 s and once at shutdown: what it served since its
@@ -58,6 +60,11 @@ locals {
     quota_exceeded = {
       event       = "provider.quota_exceeded"
       description = "Instance creations refused for quota (retried at QuotaRetry)."
+      labels      = { zone = "jsonPayload.zone" }
+    }
+    slow_boots = {
+      event       = "proxy.boot_slow"
+      description = "Reconcile passes of managed proxies whose instance has been booting over 20 minutes (GCE holding it PENDING, STAGING or REPAIRING), by zone."
       labels      = { zone = "jsonPayload.zone" }
     }
     gc_deletions = {
@@ -348,6 +355,35 @@ resource "google_monitoring_alert_policy" "cloud_init_errors" {
 
   documentation {
     content   = "Managed proxies cannot build their cloud-init: their credentials secret or version is missing, disabled, destroyed or not granted. They stay out of leasing (or serve an older version) until it is readable. ${local.runbook}, \"Proxies without readable credentials\"."
+    mime_type = "text/markdown"
+  }
+}
+
+resource "google_monitoring_alert_policy" "slow_boots" {
+  display_name          = "proxyplane: instances that do not finish booting"
+  combiner              = "OR"
+  notification_channels = local.notification_channels
+
+  # Each pass of such a proxy logs a line (polled every minute by then): any line in the last 10 minutes is
+  # an instance already 20 minutes into a boot that takes one or two.
+  conditions {
+    display_name = "an instance booting past 20 minutes, in the last 10 minutes"
+    condition_threshold {
+      filter          = "metric.type=\"logging.googleapis.com/user/${google_logging_metric.counter["slow_boots"].name}\""
+      comparison      = "COMPARISON_GT"
+      threshold_value = 0
+      duration        = "0s"
+      aggregations {
+        alignment_period     = "600s"
+        per_series_aligner   = "ALIGN_SUM"
+        cross_series_reducer = "REDUCE_SUM"
+        group_by_fields      = ["metric.label.zone"]
+      }
+    }
+  }
+
+  documentation {
+    content   = "Managed proxies whose instance has been booting for over 20 minutes: GCE is holding it (capacity in the zone, or a repair); the proxy serves nothing meanwhile. ${local.runbook}, \"Instances that do not finish booting\"."
     mime_type = "text/markdown"
   }
 }

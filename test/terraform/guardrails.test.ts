@@ -351,7 +351,7 @@ describe('operations', () => {
       expect(excluded(other), other).toBe(false);
   });
 
-  it('alerts on Failed proxies, proxies without readable credentials, quota, GC deletions, failing and stopped jobs, dead letters, worker snapshot age, suspect workers, routes failing open, the lease store and its credentials, gateway traffic and a probe out of time or credentials', () => {
+  it('alerts on Failed proxies, proxies without readable credentials, quota, instances that do not finish booting, GC deletions, failing and stopped jobs, dead letters, worker snapshot age, suspect workers, routes failing open, the lease store and its credentials, gateway traffic and a probe out of time or credentials', () => {
     const policies = Object.keys(tf.resource.google_monitoring_alert_policy ?? {}).sort();
     expect(policies).toEqual([
       'cloud_init_errors',
@@ -368,6 +368,7 @@ describe('operations', () => {
       'proxies_failed',
       'quota_exceeded',
       'routes_failed_open',
+      'slow_boots',
       'stale_gateway',
       'stopped_jobs',
       'suspect_workers',
@@ -377,6 +378,7 @@ describe('operations', () => {
       proxies_failed: 'proxy.failed',
       cloud_init_errors: 'proxy.cloud_init_error',
       quota_exceeded: 'provider.quota_exceeded',
+      slow_boots: 'proxy.boot_slow',
       routes_failed_open: 'gateway.route_failed_open',
       gc_deletions: 'gc.deleted',
       suspect_workers: 'passive.worker_suspect',

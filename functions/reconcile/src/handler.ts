@@ -122,6 +122,8 @@ export async function handleReconcile(
  * (`…-serving`). Not the spec's latch (proxy.failed) nor a transient read (redelivered).
  */
 const CLOUD_INIT_UNRESOLVED = /^cloud-init\/error(-serving|-revoked)?$/;
+/** How long an instance may boot before each pass says so (proxy.boot_slow): a boot takes a minute or two. */
+export const SLOW_BOOT_MS = 20 * 60_000;
 
 function logPass(log: Logger, pass: number, r: PassResult, durationMs: number): void {
   if (r.kind === 'not-found') {
@@ -154,6 +156,19 @@ function logPass(log: Logger, pass: number, r: PassResult, durationMs: number): 
       event: 'proxy.cloud_init_error',
       branch: plan.branch,
       detail: provisioned?.message ?? null,
+    });
+  }
+  // An instance booting past SLOW_BOOT_MS (GCE holding it PENDING for capacity, STAGING or REPAIRING):
+  // polled less often then, not a failure, and nothing else would page while the proxy never serves.
+  if (
+    plan.branch === 'provisioning' &&
+    (plan.bootingMs ?? 0) >= SLOW_BOOT_MS &&
+    r.proxy.spec.mode === 'managed'
+  ) {
+    log.warn('instance still booting', {
+      event: 'proxy.boot_slow',
+      zone: r.proxy.spec.zone,
+      bootingMinutes: Math.floor((plan.bootingMs ?? 0) / 60_000),
     });
   }
   if (r.kind === 'written' && r.status.phase === 'Failed' && r.proxy.status.phase !== 'Failed') {

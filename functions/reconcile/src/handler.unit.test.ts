@@ -117,6 +117,32 @@ describe('reconcile handler: managed lifecycle', () => {
     expect(t.provider.created).toBe(1);
   });
 
+  // GCE holding an instance PENDING for capacity (or STAGING, REPAIRING): the proxy never serves, and the
+  // slower poll says nothing on its own. Each pass past 20 minutes says so, on a line an alert counts.
+  it('an instance booting past 20 minutes: each pass logs proxy.boot_slow, none before', async () => {
+    await create();
+    await t.run('p1', 'created');
+    const slow = () => t.log.lines.filter((l) => l.event === 'proxy.boot_slow');
+    t.clock.advance(19 * 60_000);
+    await t.run();
+    expect(slow()).toEqual([]);
+    t.clock.advance(2 * 60_000);
+    await t.run();
+    expect(slow()).toEqual([
+      expect.objectContaining({
+        severity: 'WARNING',
+        proxy: 'p1',
+        zone: expect.any(String),
+        bootingMinutes: 21,
+      }),
+    ]);
+    expect(missingContractFields(slow()[0]!)).toEqual([]);
+    t.provider.bootAll();
+    t.clock.advance(60_000);
+    await t.run();
+    expect(slow()).toHaveLength(1); // serving now
+  });
+
   it('a steady proxy costs zero writes per pass', async () => {
     await create();
     await t.run('p1', 'created');

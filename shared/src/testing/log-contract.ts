@@ -15,6 +15,7 @@
 export const LOG_CONTRACT = {
   'proxy.failed': ['proxy', 'failureReason', 'detail'],
   'proxy.cloud_init_error': ['proxy', 'branch', 'detail'],
+  'proxy.boot_slow': ['proxy', 'zone', 'bootingMinutes'],
   'provider.quota_exceeded': ['proxy', 'zone'],
   'gc.deleted': ['providerId', 'uid', 'zone'],
   'gateway.snapshot_age': ['workerId', 'ageSeconds'],

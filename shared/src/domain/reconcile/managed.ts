@@ -146,7 +146,8 @@ export function reconcileManaged(proxy: Managed, obs: Observation, iv: PollInter
   if (inst.specHash !== null && inst.specHash !== hash) return replaceInstance(proxy, obs, iv, hash, 'stale');
 
   switch (inst.state) {
-    case 'Provisioning':
+    case 'Provisioning': {
+      const booting = bootingMs(status, inst, now);
       // Booting — for the first time, or again (GCE restarting it after a host event, repairing it): what
       // the probe said of it before says nothing of whether it serves once Running. The verdict goes, so
       // the Running pass leaves it Provisioned until the probe judges it under its new key.
@@ -161,8 +162,10 @@ export function reconcileManaged(proxy: Managed, obs: Observation, iv: PollInter
           now,
         ),
         action: null,
-        requeue: { kind: 'after', ms: bootPollMs(status, inst, iv, now) },
+        requeue: { kind: 'after', ms: bootPollMs(booting, iv) },
+        bootingMs: booting,
       };
+    }
     case 'Running': {
       const plan: Plan = {
         branch: 'running',
@@ -300,17 +303,16 @@ const BOOT_POLL_MAX_POLLS = 12;
  * spent without an instance (quota refused, creates failing), and its new instance's first boot was then
  * looked at once a minute.
  */
-function bootPollMs(
-  status: ProxyResource['status'],
-  inst: ObservedInstance,
-  iv: PollIntervals,
-  now: Date,
-): number {
-  const created = inst.createdAt ? now.getTime() - inst.createdAt.getTime() : Number.POSITIVE_INFINITY;
-  const booting = Math.max(0, Math.min(provisionedFalseForMs(status, now), created));
+function bootPollMs(booting: number, iv: PollIntervals): number {
   return Math.round(
     Math.min(Math.max(iv.ProvisioningPoll, booting / 10), BOOT_POLL_MAX_POLLS * iv.ProvisioningPoll),
   );
+}
+
+/** How long the instance has been booting: since the later of its creation and Provisioned turning False. */
+function bootingMs(status: ProxyResource['status'], inst: ObservedInstance, now: Date): number {
+  const created = inst.createdAt ? now.getTime() - inst.createdAt.getTime() : Number.POSITIVE_INFINITY;
+  return Math.max(0, Math.min(provisionedFalseForMs(status, now), created));
 }
 
 /** How long the proxy's Provisioned condition has been False (0 when it is not). */

@@ -150,6 +150,9 @@ export interface Plan {
    * instance with the current hash found healthy, or the document goes), so any slot the proxy holds is freed.
    */
   slot?: 'take' | 'release';
+  /** The 'provisioning' arm: how long the instance has been booting (the later of its creation and
+   *  Provisioned turning False), what the handler reports a slow boot by. */
+  bootingMs?: number;
 }
 
 /**
