@@ -122,6 +122,8 @@ describe('reconcile handler: managed lifecycle', () => {
   it('an instance booting past 20 minutes: each pass logs proxy.boot_slow, none before', async () => {
     await create();
     await t.run('p1', 'created');
+    t.clock.advance(iv.ProvisioningPoll);
+    await t.run(); // the first pass that sees it booting: the boot counts from here
     const slow = () => t.log.lines.filter((l) => l.event === 'proxy.boot_slow');
     t.clock.advance(19 * 60_000);
     await t.run();

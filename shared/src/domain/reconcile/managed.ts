@@ -3,7 +3,7 @@
 // here: the document outlives the instance by construction (reconcileDelete deletes it last).
 import { hashFraction } from '../health/due.js';
 import { instanceNameFromUid } from '../instance-name.js';
-import { ConditionType, ProvisionedReason, type ProxyResource } from '../proxy.js';
+import { type Condition, ConditionType, ProvisionedReason, type ProxyResource } from '../proxy.js';
 import { specHash } from '../spec-hash.js';
 import { cloudInitUnresolved } from './cloud-init-error.js';
 import { clearHealth, clearInstance, findCondition, setProvisioned } from './conditions.js';
@@ -147,20 +147,25 @@ export function reconcileManaged(proxy: Managed, obs: Observation, iv: PollInter
 
   switch (inst.state) {
     case 'Provisioning': {
-      const booting = bootingMs(status, inst, now);
+      const prior = findCondition(status, ConditionType.Provisioned);
+      const seenBooting = prior?.status === 'False' && prior.message === BOOTING ? prior : undefined;
+      const booting = bootingMs(seenBooting, inst, now);
       // Booting — for the first time, or again (GCE restarting it after a host event, repairing it): what
       // the probe said of it before says nothing of whether it serves once Running. The verdict goes, so
       // the Running pass leaves it Provisioned until the probe judges it under its new key.
+      const next = setProvisioned(
+        clearHealth(status),
+        false,
+        ProvisionedReason.Provisioning,
+        BOOTING,
+        gen,
+        now,
+      );
       return {
         branch: 'provisioning',
-        status: setProvisioned(
-          clearHealth(status),
-          false,
-          ProvisionedReason.Provisioning,
-          'instance is booting',
-          gen,
-          now,
-        ),
+        // The condition's time moves only when it flips: one False for another reason before (quota, a
+        // cloud-init error, the create) is stamped again here, so that it counts the boot (bootingMs).
+        status: seenBooting ? next : stampedProvisioned(next, now),
         action: null,
         requeue: { kind: 'after', ms: bootPollMs(booting, iv) },
         bootingMs: booting,
@@ -291,29 +296,43 @@ function replaceInstance(
   };
 }
 
-/** The longest wait between two polls of an instance that stays booting: 12 polls (a minute at 5 s). */
-const BOOT_POLL_MAX_POLLS = 12;
+/** The Provisioned message of the booting arm: how bootingMs knows the condition counts a boot. */
+const BOOTING = 'instance is booting';
+
+/** The longest wait between two polls of an instance that stays booting (or ProvisioningPoll if longer). */
+const BOOT_POLL_MAX_MS = 60_000;
 
 /**
  * How long until a booting instance is looked at again: ProvisioningPoll while it boots as instances do
- * (a minute or two), then a tenth of how long it has been booting, up to BOOT_POLL_MAX_POLLS polls. An
- * instance that stays PENDING (GCE waiting for capacity), STAGING or REPAIRING for hours cost a pass, an
- * instances.get and a status write (its due time) every 5 s: 17,000 of each a day. Booting since the
- * later of its creation and Provisioned turning False: the condition alone also counts the hours a proxy
- * spent without an instance (quota refused, creates failing), and its new instance's first boot was then
- * looked at once a minute.
+ * (a minute or two), then a tenth of how long it has been booting, up to a minute. An instance that stays
+ * PENDING (GCE waiting for capacity), STAGING or REPAIRING for hours cost a pass, an instances.get and a
+ * status write (its due time) every 5 s: 17,000 of each a day. Past 20 minutes each pass also says so
+ * (the handler's proxy.boot_slow); a minute apart, the lines keep the alert's 10-minute window filled.
  */
 function bootPollMs(booting: number, iv: PollIntervals): number {
-  return Math.round(
-    Math.min(Math.max(iv.ProvisioningPoll, booting / 10), BOOT_POLL_MAX_POLLS * iv.ProvisioningPoll),
-  );
+  const cap = Math.max(iv.ProvisioningPoll, BOOT_POLL_MAX_MS);
+  return Math.round(Math.min(Math.max(iv.ProvisioningPoll, booting / 10), cap));
 }
 
-/** How long the instance has been booting: since the later of its creation and Provisioned turning False. */
-function bootingMs(status: ProxyResource['status'], inst: ObservedInstance, now: Date): number {
+/**
+ * How long the instance has been booting: since the later of its creation and the first pass that saw it
+ * booting (the Provisioned condition this arm stamps). The condition alone counted every hour it had been
+ * False before for other reasons (quota refused, creates failing, a cloud-init error): a new instance's
+ * first boot was then looked at once a minute, and would have paged as a slow one.
+ */
+function bootingMs(seenBooting: Condition | undefined, inst: ObservedInstance, now: Date): number {
+  const since = seenBooting ? now.getTime() - seenBooting.lastTransitionTime.getTime() : 0;
   const created = inst.createdAt ? now.getTime() - inst.createdAt.getTime() : Number.POSITIVE_INFINITY;
-  return Math.max(0, Math.min(provisionedFalseForMs(status, now), created));
+  return Math.max(0, Math.min(since, created));
 }
+
+/** `status` with its Provisioned condition's lastTransitionTime at `now`. */
+const stampedProvisioned = (status: ProxyResource['status'], now: Date): ProxyResource['status'] => ({
+  ...status,
+  conditions: status.conditions.map((c) =>
+    c.type === ConditionType.Provisioned ? { ...c, lastTransitionTime: now } : c,
+  ),
+});
 
 /** How long the proxy's Provisioned condition has been False (0 when it is not). */
 function provisionedFalseForMs(status: ProxyResource['status'], now: Date): number {

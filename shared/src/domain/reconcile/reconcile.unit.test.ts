@@ -594,9 +594,11 @@ describe('reconcile: details the table does not show', () => {
 
   // An instance that stays PENDING (GCE waiting for capacity), STAGING or REPAIRING was looked at every
   // 5 s for as long as it lasted: a pass, an instances.get and a status write each time.
-  it('looks at a booting instance every ProvisioningPoll at first, then less often, at most every 12 polls', () => {
+  it('looks at a booting instance every ProvisioningPoll at first, then less often, at most every minute', () => {
+    // Seen booting by an earlier pass `ms` ago (the condition this arm writes).
     const since = (ms: number): Condition => ({
       ...provisioned('False', 'Provisioning'),
+      message: 'instance is booting',
       lastTransitionTime: new Date(now.getTime() - ms),
     });
     const pollOf = (conditions: Condition[]) => {
@@ -634,6 +636,28 @@ describe('reconcile: details the table does not show', () => {
     };
     const plan = reconcile(live({ status: { ip: null, conditions: [quota] } }), createdNow, iv);
     expect(plan.requeue).toEqual({ kind: 'after', ms: iv.ProvisioningPoll });
+    expect(plan.bootingMs).toBe(0);
+    // An old instance (no creation time to bound it) booting again after hours of another False (a
+    // cloud-init error): counted from this pass, which stamps the condition; the next pass counts from it.
+    const cloudInit = { ...provisioned('False', 'CloudInitError'), lastTransitionTime: earlier };
+    const again = reconcile(
+      live({ status: { ip: null, conditions: [cloudInit] } }),
+      obs({ instance: found('Provisioning', null) }),
+      iv,
+    );
+    expect(again.bootingMs).toBe(0);
+    const stamped = again.status.conditions.find((c) => c.type === 'Provisioned');
+    expect(stamped).toMatchObject({ message: 'instance is booting', lastTransitionTime: now });
+    // Seen booting before: its condition is kept as it was (no new stamp), and counts.
+    const kept = reconcile(
+      live({ status: { ip: null, conditions: [since(25 * 60_000)] } }),
+      obs({ instance: found('Provisioning', null) }),
+      iv,
+    );
+    expect(kept.bootingMs).toBe(25 * 60_000);
+    expect(kept.status.conditions.find((c) => c.type === 'Provisioned')?.lastTransitionTime).toEqual(
+      new Date(now.getTime() - 25 * 60_000),
+    );
   });
 
   it('creates with the deterministic name, the hash and the resolved cloud-init', () => {
