@@ -411,16 +411,20 @@ describe('handleProbeTick: where a run starts probing', () => {
     );
   });
 
-  it('after a failed run: the slots between the deadline before it and its start are probed now, not an interval late', async () => {
-    // Five-minute intervals: a slot missed waits five minutes for the next. Enough proxies that some have
-    // their slot in the 10 s between a run's deadline and the next tick.
-    const fleet = Array.from({ length: 300 }, (_, i) =>
+  /** 300 proxies on five-minute intervals: a slot missed waits five minutes for the next. */
+  const fiveMinuteFleet = () =>
+    Array.from({ length: 300 }, (_, i) =>
       aProxy({
         name: `q${i}`,
         spec: managedSpec({ healthCheck: { intervalSeconds: 300 } }),
         status: { ip: `10.1.${i >> 8}.${i & 255}`, providerId: `zones/z/instances/q${i}` },
       }),
     );
+
+  it('after a failed run: the slots between the deadline before it and its start are probed now, not an interval late', async () => {
+    // Five-minute intervals: a slot missed waits five minutes for the next. Enough proxies that some have
+    // their slot in the 10 s between a run's deadline and the next tick.
+    const fleet = fiveMinuteFleet();
     const inGap = fleet.filter((p) => isDueInWindow(p.uid, 300_000, sec(50), sec(60)));
     expect(inGap.length).toBeGreaterThan(0);
     const { tick, failingTick } = loop(() => null, fleet);
@@ -434,13 +438,7 @@ describe('handleProbeTick: where a run starts probing', () => {
   });
 
   it('after two failed runs in a row: the window of the first is probed again', async () => {
-    const fleet = Array.from({ length: 300 }, (_, i) =>
-      aProxy({
-        name: `q${i}`,
-        spec: managedSpec({ healthCheck: { intervalSeconds: 300 } }),
-        status: { ip: `10.1.${i >> 8}.${i & 255}`, providerId: `zones/z/instances/q${i}` },
-      }),
-    );
+    const fleet = fiveMinuteFleet();
     const missed = fleet.filter((p) => isDueInWindow(p.uid, 300_000, sec(50), sec(180)));
     const { tick, failingTick } = loop(() => null, fleet);
     await tick(0);

@@ -20,15 +20,12 @@ import { PubSubReconcilePublisher } from '../../../shared/src/adapters/pubsub/re
 import { CachedSecretReader } from '../../../shared/src/adapters/secret-manager/cached-reader.js';
 import { createSecretManagerClient } from '../../../shared/src/adapters/secret-manager/client.js';
 import { SecretManagerSecretReader } from '../../../shared/src/adapters/secret-manager/reader.js';
-import { PublishHolds } from '../../../shared/src/domain/publish-holds.js';
+import { firstHoldMs, PublishHolds } from '../../../shared/src/domain/publish-holds.js';
 import { systemClock } from '../../../shared/src/ports/clock.js';
 import type { loadProbeConfig } from './config.js';
 import { logEgressScope } from './echo-scope.js';
 import type { ProbeHandlerDeps } from './handler.js';
 import { logProbeRecorder } from './probe-recorder.js';
-
-/** How long a lagging status waits for the request published for it before it is published again. */
-const REPUBLISH_HOLD_MS = 300_000;
 
 export function probeDeps(config: ReturnType<typeof loadProbeConfig>, log: Logger): ProbeHandlerDeps {
   // Once per process: what EGRESS can see follows from the configuration, not from any tick.
@@ -63,7 +60,7 @@ export function probeDeps(config: ReturnType<typeof loadProbeConfig>, log: Logge
     concurrency: config.PROBE_CONCURRENCY,
     targetConcurrency: config.PROBE_TARGET_CONCURRENCY,
     // Once per instance, as the requeue sweep's: a first republish after max(5 min, a tick), then longer.
-    republished: new PublishHolds(Math.max(REPUBLISH_HOLD_MS, config.PROBE_TICK_PERIOD_SECONDS * 1000)),
+    republished: new PublishHolds(firstHoldMs(config.PROBE_TICK_PERIOD_SECONDS * 1000)),
     passive: {
       outcomes: new FirestoreOutcomeReader(db),
       feed: new FirestorePassiveFeedStore(db, (m, f) => log.warn(m, f)),

@@ -16,6 +16,7 @@ import {
 } from '../../../shared/src/adapters/pubsub/decode-push.js';
 import { PubSubPublisher } from '../../../shared/src/adapters/pubsub/publisher.js';
 import { PubSubReconcilePublisher } from '../../../shared/src/adapters/pubsub/reconcile-publisher.js';
+import { firstHoldMs } from '../../../shared/src/domain/publish-holds.js';
 import { ReceivedTick } from '../../../shared/src/messages/tick.js';
 import { systemClock } from '../../../shared/src/ports/clock.js';
 import { pollIntervals } from '../../reconcile/src/config.js';
@@ -54,7 +55,7 @@ const deps: SweepDeps = {
   maxBatch: 8_000,
   // A proxy still due this long after it was published is published again: its message was lost (Pub/Sub
   // retries a failing pass by itself, for up to 15 attempts). Shorter, and a push backlog re-feeds itself.
-  memory: new PublishMemory(Math.max(300_000, period)),
+  memory: new PublishMemory(firstHoldMs(period)),
   steady: new SteadyFleet(steadyRefreshMs(period, pollIntervals(config).DriftPoll)),
 };
 

@@ -15,6 +15,12 @@
  */
 const MAX_HOLD_FACTOR = 16;
 
+/**
+ * The first hold of a function instance ticked every `tickPeriodMs`: five minutes — the reconcile pass a
+ * publish asked for is still on the way, Pub/Sub retrying it — or a tick, if longer.
+ */
+export const firstHoldMs = (tickPeriodMs: number): number => Math.max(300_000, tickPeriodMs);
+
 /** Claims held past which claim() looks for expired ones to drop. */
 const SOFT_CAP = 50_000;
 

@@ -51,14 +51,11 @@ export function cooldownsOf<T extends Pick<Cooldown, 'proxy' | 'proxyUid'>>(
 export type CooldownMark = Pick<Cooldown, 'until' | 'proxyUid'>;
 
 /**
- * Per proxy name: site (or GLOBAL_TARGET) → the cooldown stored for it, or the several held for it by
- * document id (a document stored under the target with its port before cooldowns were the site's, beside
- * one since — maybe of another instance of the name: each is matched on its own).
+ * Per proxy name: site (or GLOBAL_TARGET) → the cooldowns held for it, by document id (usually one; two
+ * when a document stored under the target with its port before cooldowns were the site's sits beside one
+ * stored since — maybe of another instance of the name: each is matched on its own).
  */
-export type CooldownIndex = ReadonlyMap<
-  string,
-  ReadonlyMap<string, CooldownMark | ReadonlyMap<string, CooldownMark>>
->;
+export type CooldownIndex = ReadonlyMap<string, ReadonlyMap<string, ReadonlyMap<string, CooldownMark>>>;
 
 /**
  * A request without a target is kept out only by a global cooldown; one with a target also by its own.
@@ -86,9 +83,9 @@ export function cooldownEnd(
   const byTarget = index.get(proxy.name);
   if (!byTarget) return null;
   const t = now.getTime();
-  const holding = (held: CooldownMark | ReadonlyMap<string, CooldownMark> | undefined): Date | null => {
+  const holding = (held: ReadonlyMap<string, CooldownMark> | undefined): Date | null => {
     let end: Date | null = null;
-    for (const c of held === undefined ? [] : 'until' in held ? [held] : held.values())
+    for (const c of held?.values() ?? [])
       if (c.until.getTime() > t && sameInstance(c.proxyUid, proxy.uid) && (!end || c.until > end))
         end = c.until;
     return end;

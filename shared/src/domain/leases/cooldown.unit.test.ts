@@ -60,7 +60,9 @@ describe('cooldownFor', () => {
 });
 
 describe('cooldownEnd: when the proxy is leasable again for the target as far as cooldowns go', () => {
-  const mark = (until: Date, proxyUid: string | null = UID): CooldownMark => ({ until, proxyUid });
+  /** The one cooldown document held for a site. */
+  const mark = (until: Date, proxyUid: string | null = UID): ReadonlyMap<string, CooldownMark> =>
+    new Map([['doc', { until, proxyUid }]]);
   const index: CooldownIndex = new Map([
     ['p1', new Map([['a.example', mark(at(200))]])],
     // Both a proxy-wide one and the target's: the later end is when both are over.
@@ -102,7 +104,9 @@ describe('cooldownEnd: when the proxy is leasable again for the target as far as
 });
 
 describe('isCoolingDown', () => {
-  const mark = (until: Date, proxyUid: string | null = UID): CooldownMark => ({ until, proxyUid });
+  /** The one cooldown document held for a site. */
+  const mark = (until: Date, proxyUid: string | null = UID): ReadonlyMap<string, CooldownMark> =>
+    new Map([['doc', { until, proxyUid }]]);
   const index: CooldownIndex = new Map([
     ['p1', new Map([['a.example', mark(at(200))]])],
     ['p2', new Map([[GLOBAL_TARGET, mark(at(200))]])],

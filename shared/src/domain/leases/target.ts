@@ -1,8 +1,9 @@
 // A lease's target names the site a cooldown holds for: cooldowns are stored and matched per (proxy, site),
 // the site being this canonical target's host (cooldown.ts cooldownSite), so two spellings of one host
-// must become one string or a rate-limited site is leased the same proxy again under its other spelling. Host names are lower-cased (as before); an IPv6 literal — bracketed as in a
-// URL's authority (`new URL(u).host` gives "[2001:db8::1]:443"), or bare without a port — is checked to
-// be an address and written in brackets in RFC 5952 form (lower case, longest zero run as "::"). A host
+// must become one string or a rate-limited site is leased the same proxy again under its other spelling.
+// Host names are lower-cased (as before); an IPv6 literal — bracketed as in a URL's authority
+// (`new URL(u).host` gives "[2001:db8::1]:443"), or bare without a port — is checked to be an address and
+// written in brackets in RFC 5952 form (lower case, longest zero run as "::"). A host
 // name's one trailing dot (`new URL('https://shop.example./').host` keeps it) is dropped, as the gateway
 // drops it: "shop.example." is the same site. A port, after a host name or an address, is one number in
 // 1-65535 with its leading zeros dropped. A zone ("%eth0") names an interface of the crawler's host, not a
