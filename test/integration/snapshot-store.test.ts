@@ -2,7 +2,7 @@
 // outlived its planner lock (or simply lost a race) must not overwrite the snapshot another pass stored
 // with a different snapshot of the same — or an older — version: the store refuses with `conflict`, and
 // what is stored (header and parts) stays the winner's.
-import { Firestore } from '@google-cloud/firestore';
+import { FieldValue, Firestore } from '@google-cloud/firestore';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FirestoreSnapshotStore, PART_SIZE } from '../../shared/src/adapters/firestore/snapshot-store.js';
 import { DEFAULT_ROUTING } from '../../shared/src/domain/snapshots/content.js';
@@ -81,6 +81,17 @@ describe('FirestoreSnapshotStore.save', () => {
     const full = await store.loadFull('w-a');
     expect(full).toEqual(snapshot('w-a', 2, 3, 'b').full);
     expect((await db.collection('snapshots/w-a/parts').get()).size).toBe(1);
+  });
+
+  it('keeps the ACK the worker owes with the header; a header stored before it reads as none owed', async () => {
+    const owed = { version: 3, since: new Date(t0 + 5_000) };
+    const s = snapshot('w-owed', 4, 2, 'a');
+    await store.save({ ...s.header, ackOwed: owed }, s.full);
+    expect((await store.header('w-owed'))?.ackOwed).toEqual(owed);
+    // A header written by a release before the field: no owed ACK (never a reason to drop the header).
+    await db.doc('snapshots/w-owed').update({ ackOwed: FieldValue.delete() });
+    expect((await store.header('w-owed'))?.ackOwed).toBeNull();
+    expect((await store.headersInView(['w-owed'], new Date(t0))).get('w-owed')?.ackOwed).toBeNull();
   });
 
   it.each<[string, number]>([

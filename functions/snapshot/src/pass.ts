@@ -43,6 +43,14 @@ async function decide(deps: SnapshotPassDeps) {
   const now = deps.clock.now();
   const obs = await observe(deps, now);
   const plan = planPass(obs.input);
+  for (const o of plan.overdue) {
+    deps.log.warn('gateway worker takes no snapshots: given no proxies, its grant not renewed', {
+      event: 'gateway.worker_ack_overdue',
+      workerId: o.workerId,
+      owedVersion: o.version,
+      owedSince: o.since.toISOString(),
+    });
+  }
   // Over the proxies some worker's snapshot carries this pass: a reachable pool proxy that no snapshot
   // carries (reclaimed for a lease, draining, owned by a worker whose grant has not lapsed) is no way out.
   const failedOpen = failOpenRoutes(

@@ -9,6 +9,7 @@ import {
 import { contentDigest, workerContent } from '../../../shared/src/domain/snapshots/content.js';
 import { chooseMessage, nextVersion } from '../../../shared/src/domain/snapshots/next.js';
 import type { WorkerBuild } from '../../../shared/src/domain/snapshots/plan-pass.js';
+import { nextAckOwed } from '../../../shared/src/domain/workers/ack-owed.js';
 import type { GatewayRoute, GatewaySnapshot } from '../../../shared/src/messages/gateway-snapshot.js';
 import { WorkerStoreError } from '../../../shared/src/ports/workers.js';
 import type { SnapshotHeader } from '../../../shared/src/ports/workers-snapshots.js';
@@ -221,6 +222,7 @@ async function actPublish(
         draining: s.build.draining,
         recent: [...(h?.recent ?? []), ref].slice(-RECENT_VERSIONS),
         sentAt: null,
+        ackOwed: nextAckOwed(h, s.build.sessionId, x.ackedVersion, s.full.version, x.now),
         proxies: s.full.proxies.length,
       },
       s.full,

@@ -116,6 +116,26 @@ describe('actWorkerStep', () => {
     expect(a.publish).toHaveBeenCalledOnce();
   });
 
+  it('records the ACK the worker owes with the header it saves: carried while unpaid, restarted once paid', async () => {
+    const owedIn = async (c: StepContext) => {
+      const a = acting(async () => {}, c);
+      await a.run();
+      return (a.save.mock.calls[0] as unknown as [SnapshotHeader])[0].ackOwed;
+    };
+    const owed = { version: 6, since: later(-40) };
+    // The worker ACKed 7, the header's version: version 8 is what it owes now.
+    expect(await owedIn(ctx({ epoch: 4, header: header({ ackOwed: owed }) }))).toEqual({
+      version: 8,
+      since: now,
+    });
+    // Still at 5: it owes 6 since 40 s ago, whatever went out since.
+    expect(await owedIn(ctx({ epoch: 4, ackedVersion: 5, header: header({ ackOwed: owed }) }))).toEqual(owed);
+    // The header is another session's: what it owed is not this session's debt.
+    expect(
+      await owedIn(ctx({ epoch: 4, ackedVersion: 5, header: header({ ackOwed: owed, sessionId: 's0' }) })),
+    ).toEqual({ version: 8, since: now });
+  });
+
   it('a save refused as a lost race (another pass stored the version first): no publish, logged', async () => {
     const a = acting(async () => {
       throw new WorkerStoreError('conflict', 'already at version 8');

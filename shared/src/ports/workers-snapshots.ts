@@ -4,6 +4,7 @@
 
 import type { ProxyResource } from '../domain/proxy.js';
 import type { BuiltSnapshotRef } from '../domain/workers/ack.js';
+import type { AckOwed } from '../domain/workers/ack-owed.js';
 import type { GatewayRoute, GatewaySnapshot, GatewaySnapshotMessage } from '../messages/gateway-snapshot.js';
 import type { SnapshotRequest } from '../messages/worker-snapshot-request.js';
 import type { WorkerStoreError } from './workers.js';
@@ -25,6 +26,11 @@ export interface SnapshotHeader {
   /** The last versions built, newest last: an ACK must name one of them. */
   recent: BuiltSnapshotRef[];
   sentAt: Date | null;
+  /**
+   * The ACK the session owes (domain/workers/ack-owed.ts): the first version saved that it has not ACKed,
+   * nor any later one. Absent on a header stored before it was recorded, and on a salvaged one.
+   */
+  ackOwed?: AckOwed | null;
   proxies: number;
   /** The routing the snapshot carries (every snapshot of a pass the same); absent on a salvaged header. */
   routing?: GatewayRoute[];

@@ -1,6 +1,7 @@
 // Registration, ACK and the latest snapshot (contract §2, §3, §7; docs/gateway-control-plane.md).
 
 import { acceptAck, isFirstAck } from '../../../../shared/src/domain/workers/ack.js';
+import { endsOverdue } from '../../../../shared/src/domain/workers/ack-owed.js';
 import {
   ControllerProtocol,
   negotiateProtocol,
@@ -94,7 +95,7 @@ export async function acknowledgeSnapshot(
   workerId: string,
   body: AckRequestBody,
 ): Promise<AckResponseBody> {
-  const { answer, first } = await withRetry('ack', async () => {
+  const { answer, pass } = await withRetry('ack', async () => {
     const stored = await loadSession(deps, principal, workerId, body.sessionId);
     const [header, epoch] = await Promise.all([deps.snapshots.header(workerId), deps.ownership.epoch()]);
     const d = acceptAck(stored.value.session, body, header?.recent ?? [], epoch);
@@ -104,21 +105,29 @@ export async function acknowledgeSnapshot(
     if (d.unchanged && body.epoch < epoch) {
       return {
         answer: { acceptedVersion: body.version, acceptedEpoch: body.epoch, unchanged: true },
-        first: false,
+        pass: null,
       };
     }
-    const session = touch(d.session, deps.clock.now(), deps.settings.sessionTtlMs);
+    const now = deps.clock.now();
+    const session = touch(d.session, now, deps.settings.sessionTtlMs);
     await deps.workers.put({ ...stored.value, session }, stored.token);
+    const before = stored.value.session;
+    const owed = header?.sessionId === before.sessionId ? header.ackOwed : null;
     return {
       answer: { acceptedVersion: body.version, acceptedEpoch: body.epoch, unchanged: d.unchanged },
       // Decided on the record this write was conditioned on: of two ACKs racing, only the one that set the
       // bound asks (the other re-reads after its conflict and finds it set).
-      first: isFirstAck(stored.value.session, d),
+      pass: isFirstAck(before, d)
+        ? 'first-ack'
+        : endsOverdue(owed, before.ackedVersion, session.ackedVersion, now, deps.settings.maxStaleAgeSeconds)
+          ? 'ack-resumed'
+          : null,
     };
   });
-  // The session is given proxies from its first ACK on (plan-pass.ts assignable): a pass now, not at the
-  // next tick a minute away. Best effort, as at registration: the tick runs the pass anyway.
-  if (first) await requestPass(deps, 'first-ack', workerId);
+  // The session is given proxies from its first ACK on (plan-pass.ts assignable), and again from the ACK
+  // that ends a stretch of snapshots it did not take (workers/ack-owed.ts): a pass now, not at the next
+  // tick a minute away. Best effort, as at registration: the tick runs the pass anyway.
+  if (pass) await requestPass(deps, pass, workerId);
   return answer;
 }
 

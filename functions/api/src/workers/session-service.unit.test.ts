@@ -1,7 +1,7 @@
-// The ACK path asks the snapshot function for a pass exactly when a session records its first ACK: the
-// planner gives a session proxies only from then on (plan-pass.ts assignable), and the next tick may be a
-// minute away. A replayed ACK, a later one, or one racing the first asks for nothing more; a failed
-// request is logged and never fails the ACK.
+// The ACK path asks the snapshot function for a pass exactly when a session records its first ACK, or
+// pays an ACK it had owed past max_stale_age: the planner gives a session proxies only from then on
+// (plan-pass.ts assignable), and the next tick may be a minute away. A replayed ACK, a later one, or one
+// racing the first asks for nothing more; a failed request is logged and never fails the ACK.
 import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../../../shared/src/adapters/log/json-logger.js';
 import { register } from '../../../../shared/src/domain/workers/session.js';
@@ -23,7 +23,7 @@ const ack = (version: number, epoch = 3) => ({
   checksum: checksum(version),
 });
 
-function deps(opts: { requestFails?: boolean } = {}) {
+function deps(opts: { requestFails?: boolean; ackOwed?: { version: number; since: Date } } = {}) {
   const session = register(
     null,
     { workerId: 'gw-1', instanceId: 'i', zone: 'z', protocolVersion: 5, principal: principal.label },
@@ -47,7 +47,9 @@ function deps(opts: { requestFails?: boolean } = {}) {
     ownership: { epoch: async () => 3 },
     snapshots: {
       header: async () => ({
-        recent: [1, 2].map((v) => ({ version: v, epoch: 3, checksum: checksum(v) })),
+        sessionId: 's-1',
+        recent: [1, 2, 3].map((v) => ({ version: v, epoch: 3, checksum: checksum(v) })),
+        ackOwed: opts.ackOwed ?? null,
       }),
     },
     requester: {
@@ -92,6 +94,19 @@ describe('acknowledgeSnapshot', () => {
     expect(await acknowledgeSnapshot(x.d, principal, 'gw-1', ack(2))).toMatchObject({ unchanged: false });
     expect(x.requests).toHaveLength(1);
     expect(x.stored().session.ackedVersion).toBe(2);
+  });
+
+  it('asks for a pass when an ACK pays one owed past max_stale_age: the worker takes snapshots again', async () => {
+    const owed = { version: 2, since: new Date(now.getTime() - 150_000) };
+    const x = deps({ ackOwed: owed });
+    x.ackedElsewhere(); // the bound at 1: the worker owes 2 since 150 s ago
+    expect(await acknowledgeSnapshot(x.d, principal, 'gw-1', ack(2))).toMatchObject({ unchanged: false });
+    expect(x.requests).toEqual([{ reason: 'ack-resumed', workerId: 'gw-1' }]);
+    // Owed for less than max_stale_age: an ordinary ACK, no request.
+    const y = deps({ ackOwed: { version: 2, since: new Date(now.getTime() - 149_000) } });
+    y.ackedElsewhere();
+    await acknowledgeSnapshot(y.d, principal, 'gw-1', ack(3));
+    expect(y.requests).toEqual([]);
   });
 
   it('a refused first ACK asks for nothing', async () => {

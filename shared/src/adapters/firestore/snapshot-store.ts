@@ -50,6 +50,7 @@ const HeaderDoc = z.object({
   draining: z.record(z.string(), int).default({}),
   recent: z.array(z.object({ version: int, epoch: int, checksum: z.string() })).default([]),
   sentAt: ts.nullable().default(null),
+  ackOwed: z.object({ version: int, since: ts }).nullable().default(null),
   /** Set when sweepParts() deleted the parts: the header stays for its version, the snapshot is gone. */
   partsSweptAt: ts.nullable().default(null),
   proxies: int,
@@ -401,6 +402,7 @@ function headerFields(h: SnapshotHeader): DocumentData {
     draining: h.draining,
     recent: h.recent.map((r) => ({ version: r.version, epoch: r.epoch, checksum: r.checksum })),
     sentAt: tsOrNull(h.sentAt),
+    ackOwed: h.ackOwed ? { version: h.ackOwed.version, since: Timestamp.fromDate(h.ackOwed.since) } : null,
   };
 }
 
@@ -418,6 +420,7 @@ function toHeader(d: z.infer<typeof HeaderDoc>): SnapshotHeader {
     draining: d.draining,
     recent: d.recent,
     sentAt: d.sentAt,
+    ackOwed: d.ackOwed,
     proxies: d.proxies,
     routing: d.routing,
   };

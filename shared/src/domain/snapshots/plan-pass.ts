@@ -6,6 +6,7 @@
 import type { GatewayRoute } from '../../messages/gateway-snapshot.js';
 import type { ProxyInstance } from '../leases/instance.js';
 import { type ProxyResource, proxyProtocol } from '../proxy.js';
+import { type AckOwed, ackOverdue } from '../workers/ack-owed.js';
 import { drainedAt } from '../workers/drain.js';
 import { nextGrant } from '../workers/grants.js';
 import {
@@ -31,6 +32,8 @@ export interface WorkerView {
   report: StoredReport | null;
   /** The grant recorded in the worker's snapshot header (null: never sent one). */
   grantedUntil: Date | null;
+  /** The ACK the header records this session owes (workers/ack-owed.ts); absent: none recorded for it. */
+  ackOwed?: AckOwed | null;
 }
 
 export interface PassInput {
@@ -62,6 +65,8 @@ export interface PassPlan {
   ownership: OwnershipPlan;
   records: Map<string, OwnershipRecord>;
   builds: WorkerBuild[];
+  /** Live workers owing an ACK past max_stale_age: given nothing, their grants not renewed (logged). */
+  overdue: Array<{ workerId: string } & AckOwed>;
 }
 
 /**
@@ -89,16 +94,23 @@ const shuttingDown = (w: WorkerView) =>
   w.report?.draining === true && w.report.sessionId === w.session.sessionId;
 
 /**
- * Whether the worker may be given proxies: a live session that has ACKed a snapshot and is not shutting
- * down. Live alone is not enough: a session is live from its registration, and the route balance counted
+ * Whether the worker still takes its snapshots: it owes no ACK older than max_stale_age (workers/ack-owed.ts).
+ * One that does is given no proxies and no renewed grant, so what it owns moves once its grant lapses.
+ */
+const takesSnapshots = (w: WorkerView, now: Date, s: WorkerSettings): boolean =>
+  !ackOverdue(w.ackOwed, w.session.ackedVersion, now, s.maxStaleAgeSeconds);
+
+/**
+ * Whether the worker may be given proxies: a live session that has ACKed a snapshot, takes the ones it is
+ * sent, and is not shutting down. Live alone is not enough: a session is live from its registration, and the route balance counted
  * a new worker short in every route, drained proxies off serving workers toward it, and its first snapshot
  * granted them — a worker that died before taking that snapshot (a crash at start, a snapshot it cannot
  * apply) left them serving nobody until the grant lapsed, and a crash loop under new worker ids did it
  * again every cycle. Until its first ACK it still gets its snapshot (builds below), so it can ACK it, and
  * that ACK asks for a pass (functions/api/src/workers/session-service.ts).
  */
-export const assignable = (w: WorkerView, now: Date): boolean =>
-  isLive(w.session, now) && w.session.ackedVersion !== null && !shuttingDown(w);
+export const assignable = (w: WorkerView, now: Date, s: WorkerSettings): boolean =>
+  isLive(w.session, now) && w.session.ackedVersion !== null && !shuttingDown(w) && takesSnapshots(w, now, s);
 
 /**
  * Whether some record is already at the next epoch while the state is not: an ownership commit split
@@ -121,7 +133,7 @@ export function planPass(x: PassInput): PassPlan {
   const pool = inPool.map((p) => p.name);
   const standing = new Map<string, WorkerStanding>();
   for (const [id, w] of x.workers) {
-    standing.set(id, { assignable: assignable(w, x.now), grantedUntil: w.grantedUntil });
+    standing.set(id, { assignable: assignable(w, x.now, x.settings), grantedUntil: w.grantedUntil });
   }
   const socks = new Set(x.poolSpecs.filter(speaksSocks5).map((p) => p.name));
   const socksStanding = new Map<string, WorkerStanding>();
@@ -189,13 +201,19 @@ export function planPass(x: PassInput): PassPlan {
   const records = applyOwnership(x.records, ownership.changes);
   const byName = new Map(x.poolSpecs.map((p) => [p.name, p]));
   const builds: WorkerBuild[] = [];
+  const overdue: PassPlan['overdue'] = [];
   for (const [id, w] of [...x.workers].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     if (!isLive(w.session, x.now)) continue;
+    const takes = takesSnapshots(w, x.now, x.settings);
+    if (!takes && w.ackOwed) overdue.push({ workerId: id, ...w.ackOwed });
     // A worker shutting down stopped pulling at SIGTERM and ends its drain at the grant it holds: a renewal
     // would never reach it, and would only put off the moment its proxies are free should it exit with
     // anything in flight (or its last report be lost). It still gets a snapshot when its content changes
-    // (its drains recorded: revokeProxyIds), on the grant it has — none, when it never had one.
-    const grant = nextGrant(w.grantedUntil, !shuttingDown(w), x.now, x.settings);
+    // (its drains recorded: revokeProxyIds), on the grant it has — none, when it never had one. So does a
+    // worker that has stopped taking snapshots: renewing its grant in snapshots it does not take kept its
+    // proxies from everyone else for as long as it reported; should it take this one, its ACK ends that.
+    const renew = !shuttingDown(w) && takes;
+    const grant = nextGrant(w.grantedUntil, renew, x.now, x.settings);
     if (!grant) continue;
     const owned = ownedBy(id, records.values()).flatMap((r) => {
       const p = byName.get(r.proxy);
@@ -211,5 +229,5 @@ export function planPass(x: PassInput): PassPlan {
       draining: Object.fromEntries(drainingFrom(id, records.values())),
     });
   }
-  return { ownership, records, builds };
+  return { ownership, records, builds, overdue };
 }

@@ -440,6 +440,84 @@ describe('planPass', () => {
     ]);
   });
 
+  describe('a worker that has stopped taking its snapshots (it owes an ACK past max_stale_age)', () => {
+    // w1 ACKed version 1; version 2 went out 150 s ago (max_stale_age) and it has ACKed nothing since, yet
+    // it still reports on its old bound, so its session is live. Both grants are due for renewal.
+    const owed = { version: 2, since: later(-150) };
+    const records = new Map([['p1', rec('p1', 'w1')]]);
+    const stalled = (over: Partial<WorkerView> = {}) => view('w1', { ackOwed: owed, ...over });
+
+    it('is given nothing and its grant is not renewed: its proxies drain, and move once the grant lapses', () => {
+      const workers = new Map([
+        ['w1', stalled()],
+        ['w2', view('w2')],
+      ]);
+      const p = planPass(input({ poolSpecs: [proxy('p1')], records, workers }));
+      expect(p.ownership.changes).toEqual([
+        { proxy: 'p1', kind: 'drain_started', next: { ...rec('p1', 'w1'), drainEpoch: 6 } },
+      ]);
+      expect(p.overdue).toEqual([{ workerId: 'w1', ...owed }]);
+      // It still gets the snapshot recording the drain, should it take one — on the grant it has.
+      expect(p.builds.map((b) => [b.workerId, b.grant, b.owned.length, b.draining])).toEqual([
+        ['w1', later(100), 0, { p1: 6 }],
+        ['w2', later(180), 0, {}],
+      ]);
+      // Its grant lapsed (plus the skew), still live and reporting: the proxy goes to w2.
+      const ended = later(106);
+      const after = planPass(
+        input({
+          now: ended,
+          epoch: 6,
+          poolSpecs: [proxy('p1')],
+          records: new Map([['p1', rec('p1', 'w1', 6)]]),
+          workers: new Map([
+            ['w1', stalled({ session: session('w1', ended), grantedUntil: later(100) })],
+            ['w2', view('w2', { session: session('w2', ended), grantedUntil: later(180) })],
+          ]),
+        }),
+      );
+      expect(after.ownership.changes).toEqual([
+        { proxy: 'p1', kind: 'released', next: { proxy: 'p1', owner: 'w2', since: 7, drainEpoch: null } },
+      ]);
+    });
+
+    it('a second short of max_stale_age, or once it ACKs the owed version or a later one, it is a worker like any', () => {
+      const keeps = (w1: WorkerView) =>
+        planPass(
+          input({
+            poolSpecs: [proxy('p1')],
+            records,
+            workers: new Map([
+              ['w1', w1],
+              ['w2', view('w2')],
+            ]),
+          }),
+        );
+      const young = keeps(stalled({ ackOwed: { version: 2, since: later(-149) } }));
+      const settled = keeps(stalled({ session: acked(registered('w1'), 3) }));
+      for (const p of [young, settled]) {
+        expect(p.overdue).toEqual([]);
+        expect(p.ownership.changes.filter((c) => c.proxy === 'p1')).toEqual([]);
+        expect(p.builds.map((b) => [b.workerId, b.grant, b.owned.map((o) => o.name)])).toEqual([
+          ['w1', later(180), ['p1']],
+          ['w2', later(180), []],
+        ]);
+      }
+    });
+
+    it('never ACKed at all: no grant renewed past max_stale_age either', () => {
+      const p = planPass(
+        input({
+          workers: new Map([
+            ['w1', view('w1', { session: registered('w1'), ackOwed: { version: 1, since: later(-150) } })],
+          ]),
+        }),
+      );
+      expect(p.ownership.changes).toEqual([]);
+      expect(p.builds.map((b) => [b.workerId, b.grant])).toEqual([['w1', later(100)]]);
+    });
+  });
+
   it('a worker that shut down idle before any drain started hands its proxies over at the next pass', () => {
     // SIGTERM on an idle instance: its draining report and its last one go back to back, before the pass
     // that report asks for has started a single drain — and the worker then exits: no report will ever

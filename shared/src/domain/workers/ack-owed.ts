@@ -1,0 +1,60 @@
+// Whether a worker takes the snapshots it is sent. A worker that cannot (its pull broken, a snapshot it
+// cannot build, a process wedged) goes stale by its own rule after max_stale_age and refuses traffic, but
+// it may still report — on the bound it last ACKed, which the API accepts — so its session stays live. The
+// planner kept it as owner and renewed its grant with every snapshot it did not take: its proxies served
+// no one for as long as the session lived (contract §2: unknown capacity must never be read as idle).
+//
+// The snapshot header records the ACK the worker owes: the first version saved for its session while the
+// session had ACKed none at or after it, and when. A worker whose owed ACK is older than max_stale_age has
+// stopped taking snapshots (or cannot tell the controller that it has): it is given no proxies and its
+// grant is no longer renewed, so its proxies drain and move once the grant it was given has lapsed —
+// the crashed-worker path (contract §4), never two owners. Its next ACK at or past the owed version ends
+// it (functions/api/src/workers/session-service.ts asks for a pass then).
+
+export interface AckOwed {
+  /** The first version the worker has not ACKed (nor any later one) since it was saved. */
+  version: number;
+  /** When that version was saved (the pass's clock). */
+  since: Date;
+}
+
+/** What the header of the version being saved records: the owed ACK carried on, or this version's. */
+export function nextAckOwed(
+  previous: { sessionId: string | null; ackOwed?: AckOwed | null } | null,
+  sessionId: string,
+  ackedVersion: number | null,
+  version: number,
+  now: Date,
+): AckOwed {
+  const owed = previous?.sessionId === sessionId ? previous.ackOwed : null;
+  if (owed && !settles(owed, ackedVersion)) return owed;
+  return { version, since: now };
+}
+
+/** Whether an ACK bound pays the owed ACK: the owed version or a later one. */
+const settles = (owed: AckOwed, ackedVersion: number | null): boolean =>
+  ackedVersion !== null && ackedVersion >= owed.version;
+
+/**
+ * Whether the worker has owed an ACK for longer than max_stale_age: by now it has either stopped serving
+ * (stale by its own rule) or taken snapshots it cannot acknowledge. `owed` must be the one recorded for
+ * the session being asked about (null when it is another's or none is recorded).
+ */
+export function ackOverdue(
+  owed: AckOwed | null | undefined,
+  ackedVersion: number | null,
+  now: Date,
+  maxStaleAgeSeconds: number,
+): boolean {
+  if (!owed || settles(owed, ackedVersion)) return false;
+  return now.getTime() - owed.since.getTime() >= maxStaleAgeSeconds * 1000;
+}
+
+/** Whether an ACK moving the bound from `before` to `after` pays an owed ACK that was overdue. */
+export const endsOverdue = (
+  owed: AckOwed | null | undefined,
+  before: number | null,
+  after: number | null,
+  now: Date,
+  maxStaleAgeSeconds: number,
+): boolean => ackOverdue(owed, before, now, maxStaleAgeSeconds) && !!owed && settles(owed, after);
