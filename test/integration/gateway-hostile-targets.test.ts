@@ -111,6 +111,21 @@ describe('gateway facing hostile targets', () => {
     expect((await get(`http://${SCRIPTED}/cl`)).text).toMatch(/^HTTP\/1\.1 200 /);
   });
 
+  // Pinned, such a head was relayed as it came: no `Connection: close`, the target's keep-alive kept
+  // open, and a client that pipelined waited on a request the gateway had dropped.
+  it.each([
+    ['pinned', '/101', () => `http://127.0.0.1:${scriptedPort}`],
+    ['pinned', '/bare-lf', () => `http://127.0.0.1:${scriptedPort}`],
+    ['in absolute form', '/bare-lf', () => `http://${SCRIPTED}`],
+  ])('the proxy listener %s: a head it cannot parse (%s) is a 502 that closes', async (_, path, base) => {
+    const r = await get(`${base()}${path}`);
+    expect(r.closedBy).toBe('server');
+    expect(r.text).toMatch(/^HTTP\/1\.1 502 /);
+    expect(r.text).toContain('X-Proxyplane-Error: target_bad_response');
+    expect(r.text).toMatch(/\r\nConnection: close\r\n/i);
+    await noLoad();
+  });
+
   it.each([
     ['a CONNECT tunnel', () => `http://127.0.0.1:${scriptedPort}`],
     ['absolute form', () => `http://${SCRIPTED}`],

@@ -157,6 +157,10 @@ function respond(s: net.Socket, method: string, path: string, body: Buffer): boo
       // An upgrade nobody asked for (no Upgrade header in the request); the socket stays open.
       s.write('HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n');
       return true;
+    case '/bare-lf':
+      // A head whose lines end in bare LFs, kept alive: no head the gateway (or Node's parser) reads.
+      s.write('HTTP/1.1 200 OK\nContent-Length: 2\nConnection: keep-alive\n\nok');
+      return false;
     case '/big-head':
       // A 17,000-byte cookie: over Node's default 16 KiB head, well under squid's 64 KB.
       s.write(`${ok}Set-Cookie: big=${BIG_COOKIE}\r\nContent-Length: 2\r\n\r\nok`);

@@ -4,7 +4,10 @@
 // Proxy-Authenticate) and the final head says `Connection: close` — one request per client connection,
 // so a client never keeps alive a connection on which the gateway would drop its next request. Only the
 // heads are rewritten: the body, framed by the target (Content-Length, chunked, close-delimited), is
-// relayed byte for byte.
+// relayed byte for byte. A head this does not parse is a bad answer, as Node's parser makes it on the
+// absolute-form path and on /v1/fetch (502 target_bad_response): relayed as it came, it reached the
+// client without `Connection: close`, and a client that pipelined waited on a request the gateway
+// dropped until the target closed.
 import { HEAD_END, statusOf, trimOws } from './head.js';
 import { clientResponseHead } from './response-head.js';
 
@@ -13,12 +16,14 @@ export interface PinnedHeads {
   readonly out: string;
   /** Bytes of the input the heads in `out` took: what follows is relayed (or, if not `done`, waited on). */
   readonly consumed: number;
-  /** The final status (≥ 200, or 101), 0 while only interim heads (or none) are complete. */
-  readonly status: number;
   /**
-   * What follows `consumed` goes to the client untouched: a final head was written, or the bytes are
-   * not a head this rewrites (not HTTP, a bare CR or LF, obs-fold, longer than `max`, a 101).
+   * The final status (≥ 200), 0 while only interim heads (or none) are complete — or, once `done`, when
+   * what follows `consumed` is no head this parses: not HTTP, a line ended by a bare LF or holding a bare
+   * CR, obs-fold, a field name that is not a token, longer than `max`, or a 101 (no request of ours asks
+   * to switch protocols).
    */
+  readonly status: number;
+  /** The heads are over: a final head was written (what follows is its body), or a bad one met. */
   readonly done: boolean;
 }
 
@@ -54,24 +59,24 @@ export function pinnedHeads(
   let out = '';
   let pos = 0;
   for (;;) {
-    const raw = { out, consumed: pos, status: 0, done: true };
+    const bad = { out, consumed: pos, status: 0, done: true };
     const status = statusOf(buf.subarray(pos));
     if (status === 0 || status === 101) {
       // Not a status line (yet)? Wait for one only while it could still become one.
-      const short = buf.length - pos < 12 && buf.indexOf(10, pos) < 0;
-      return short ? { ...raw, done: false } : { ...raw, status };
+      const short = status === 0 && buf.length - pos < 12 && buf.indexOf(10, pos) < 0;
+      return short ? { ...bad, done: false } : bad;
     }
     const from = pos === 0 ? scanFrom : pos;
     const end = buf.indexOf(HEAD_END, from);
-    // A head ended by bare LFs (`\n\n`, which a CRLF head never holds) goes as it came, as before.
-    if ((end < 0 ? buf : buf.subarray(0, end)).indexOf(BARE_END, from) >= 0) return { ...raw, status };
-    if (end < 0) return buf.length - pos > max ? { ...raw, status } : { ...raw, done: false };
-    // Over `max` though complete (its end came in the read after the one that reached `max`): relayed
-    // as it came too, so that what is parsed and rewritten stays bounded by `max`, not twice it.
-    if (end - pos > max) return { ...raw, status };
+    // A head ended by bare LFs (`\n\n`, which a CRLF head never holds): no CRLF end will come.
+    if ((end < 0 ? buf : buf.subarray(0, end)).indexOf(BARE_END, from) >= 0) return bad;
+    if (end < 0) return buf.length - pos > max ? bad : { ...bad, done: false };
+    // Over `max` though complete (its end came in the read after the one that reached `max`): as long,
+    // so that what is parsed stays bounded by `max`, not twice it.
+    if (end - pos > max) return bad;
     const lines = buf.toString('latin1', pos, end).split('\r\n');
     const raws = fields(lines);
-    if (!raws || CR_OR_LF.test(lines[0]!)) return { ...raw, status };
+    if (!raws || CR_OR_LF.test(lines[0]!)) return bad;
     const reason = lines[0]!.slice(13);
     pos = end + 4;
     if (status >= 200) {

@@ -44,24 +44,35 @@ describe('pinnedHeads: the target’s response heads on the pinned path, as the 
     expect(pinnedHeads(whole, MAX, true, whole.length - 5).status).toBe(200);
   });
 
+  // Each is a 502 target_bad_response on the absolute-form path and /v1/fetch (Node's parser refuses it:
+  // HPE_INVALID_CONSTANT, HPE_CR_EXPECTED, HPE_LF_EXPECTED, HPE_INVALID_HEADER_TOKEN, an upgrade).
   it.each([
-    ['not HTTP', 'SSH-2.0-OpenSSH_9.6\r\n', 0],
-    ['a head ended by bare LFs', 'HTTP/1.0 200 OK\nContent-Type: text/plain\n\nbare', 200],
-    ['a bare CR in a field', 'HTTP/1.1 200 OK\r\nX-A: x\rY: z\r\n\r\n', 200],
-    ['obs-fold', 'HTTP/1.1 200 OK\r\nX-A: x\r\n  folded\r\n\r\n', 200],
-    ['a 101 nobody asked for', 'HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n', 101],
-  ])('%s: relayed as it came, nothing rewritten', (_, text, status) => {
-    expect(pinnedHeads(b(text), MAX, true)).toEqual({ out: '', consumed: 0, status, done: true });
+    ['not HTTP', 'SSH-2.0-OpenSSH_9.6\r\n'],
+    ['a head ended by bare LFs', 'HTTP/1.0 200 OK\nContent-Type: text/plain\n\nbare'],
+    ['a bare CR in a field', 'HTTP/1.1 200 OK\r\nX-A: x\rY: z\r\n\r\n'],
+    ['obs-fold', 'HTTP/1.1 200 OK\r\nX-A: x\r\n  folded\r\n\r\n'],
+    ['a field name that is no token', 'HTTP/1.1 200 OK\r\nX A: b\r\n\r\n'],
+    ['a 101 nobody asked for', 'HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n'],
+  ])('%s: a bad answer (status 0), nothing rewritten', (_, text) => {
+    expect(pinnedHeads(b(text), MAX, true)).toEqual({ out: '', consumed: 0, status: 0, done: true });
+    // After interim heads: those went out rewritten, then the bad one ends it.
+    const interim = 'HTTP/1.1 100 Continue\r\n\r\n';
+    expect(pinnedHeads(b(interim + text), MAX, true)).toEqual({
+      out: interim,
+      consumed: interim.length,
+      status: 0,
+      done: true,
+    });
   });
 
-  it('a head longer than the limit is relayed as it came', () => {
+  it('a head longer than the limit is a bad answer', () => {
     const long = b(`HTTP/1.1 200 OK\r\nX-Big: ${'x'.repeat(100)}`);
-    expect(pinnedHeads(long, 64, true)).toEqual({ out: '', consumed: 0, status: 200, done: true });
+    expect(pinnedHeads(long, 64, true)).toEqual({ out: '', consumed: 0, status: 0, done: true });
     expect(pinnedHeads(long, MAX, true).done).toBe(false);
-    // Complete in the read after the one that reached the limit: not parsed either, so what is rewritten
+    // Complete in the read after the one that reached the limit: not parsed either, so what is parsed
     // stays within the limit, not up to twice it.
     const complete = b(`HTTP/1.1 200 OK\r\nX-Big: ${'x'.repeat(100)}\r\n\r\nbody`);
-    expect(pinnedHeads(complete, 64, true)).toEqual({ out: '', consumed: 0, status: 200, done: true });
+    expect(pinnedHeads(complete, 64, true)).toEqual({ out: '', consumed: 0, status: 0, done: true });
     expect(pinnedHeads(complete, MAX, true).out).toBe(
       `HTTP/1.1 200 OK\r\nX-Big: ${'x'.repeat(100)}\r\nConnection: close\r\n\r\n`,
     );

@@ -639,8 +639,15 @@ export class ProxySession implements ForwardOwner {
     this.resp = null;
     this.respHeld = 0;
     const status = h.status;
-    this.recordOutcome('RESPONSE_HEADERS', status > 0, status || undefined);
-    this.ctx.recorder.request('proxy', this.route!.name, status > 0 ? 'ok' : 'target_bad_response');
+    if (status === 0) {
+      // No head it parses (pinned-response.ts): a bad answer, as the absolute-form path makes it. The
+      // interim heads before it went out; a final 502 after them is still a well-formed response.
+      c.uncork();
+      this.failStage('RESPONSE_HEADERS', 502, 'target_bad_response');
+      return;
+    }
+    this.recordOutcome('RESPONSE_HEADERS', true, status);
+    this.ctx.recorder.request('proxy', this.route!.name, 'ok');
     this.state = TUNNEL;
     const up = this.up!;
     // 'end' stays listened to: the target's FIN is the end of its answer (onUpEnd).
