@@ -8,7 +8,7 @@ import {
   type PassInput,
   type WorkerView,
 } from '../../../shared/src/domain/snapshots/plan-pass.js';
-import type { AckOwed } from '../../../shared/src/domain/workers/ack-owed.js';
+import { owedBy } from '../../../shared/src/domain/workers/ack-owed.js';
 import { reclaimHolds } from '../../../shared/src/domain/workers/reclaim-holds.js';
 import { viewCutoff } from '../../../shared/src/domain/workers/view.js';
 import { type GatewayRoute, wireRoute } from '../../../shared/src/messages/gateway-snapshot.js';
@@ -139,7 +139,3 @@ function ghostSession(workerId: string): WorkerView['session'] {
     outcomeSequence: 0,
   };
 }
-
-/** The ACK a header records as owed, when it was recorded for this session (another's owes nothing here). */
-const owedBy = (h: SnapshotHeader | undefined, sessionId: string): AckOwed | null =>
-  h?.sessionId === sessionId ? (h.ackOwed ?? null) : null;

@@ -43,14 +43,6 @@ async function decide(deps: SnapshotPassDeps) {
   const now = deps.clock.now();
   const obs = await observe(deps, now);
   const plan = planPass(obs.input);
-  for (const o of plan.overdue) {
-    deps.log.warn('gateway worker takes no snapshots: given no proxies, its grant not renewed', {
-      event: 'gateway.worker_ack_overdue',
-      workerId: o.workerId,
-      owedVersion: o.version,
-      owedSince: o.since.toISOString(),
-    });
-  }
   // Over the proxies some worker's snapshot carries this pass: a reachable pool proxy that no snapshot
   // carries (reclaimed for a lease, draining, owned by a worker whose grant has not lapsed) is no way out.
   const failedOpen = failOpenRoutes(
@@ -181,6 +173,17 @@ export async function runSnapshotPass(deps: SnapshotPassDeps): Promise<PassSumma
         error: dry.obs.routingInvalid.error,
       },
     );
+  }
+  for (const o of dry.plan.overdue) {
+    // Once per pass, from its first plan (as the warnings above): the locked plan and re-plans say no more.
+    // withheld: given no proxies, its grant not renewed; else no worker takes snapshots, nothing moves.
+    deps.log.warn('gateway worker owes a snapshot ACK past max_stale_age', {
+      event: 'gateway.worker_ack_overdue',
+      workerId: o.workerId,
+      owedVersion: o.version,
+      owedSince: o.since.toISOString(),
+      withheld: o.withheld,
+    });
   }
   if (dry.failedOpen.length > 0) {
     deps.log.warn('target check fails through every pool proxy of a route: none excluded from it', {

@@ -27,7 +27,7 @@ export interface SnapshotHeader {
   recent: BuiltSnapshotRef[];
   sentAt: Date | null;
   /**
-   * The ACK the session owes (domain/workers/ack-owed.ts): the first version saved that it has not ACKed,
+   * The ACK the session owes (domain/workers/ack-owed.ts): a version saved that it has not ACKed,
    * nor any later one. Absent on a header stored before it was recorded, and on a salvaged one.
    */
   ackOwed?: AckOwed | null;

@@ -1,7 +1,7 @@
 // Registration, ACK and the latest snapshot (contract §2, §3, §7; docs/gateway-control-plane.md).
 
 import { acceptAck, isFirstAck } from '../../../../shared/src/domain/workers/ack.js';
-import { endsOverdue } from '../../../../shared/src/domain/workers/ack-owed.js';
+import { endsOverdue, owedBy } from '../../../../shared/src/domain/workers/ack-owed.js';
 import {
   ControllerProtocol,
   negotiateProtocol,
@@ -112,7 +112,7 @@ export async function acknowledgeSnapshot(
     const session = touch(d.session, now, deps.settings.sessionTtlMs);
     await deps.workers.put({ ...stored.value, session }, stored.token);
     const before = stored.value.session;
-    const owed = header?.sessionId === before.sessionId ? header.ackOwed : null;
+    const owed = owedBy(header, before.sessionId);
     return {
       answer: { acceptedVersion: body.version, acceptedEpoch: body.epoch, unchanged: d.unchanged },
       // Decided on the record this write was conditioned on: of two ACKs racing, only the one that set the

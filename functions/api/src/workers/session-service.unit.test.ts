@@ -23,7 +23,9 @@ const ack = (version: number, epoch = 3) => ({
   checksum: checksum(version),
 });
 
-function deps(opts: { requestFails?: boolean; ackOwed?: { version: number; since: Date } } = {}) {
+function deps(
+  opts: { requestFails?: boolean; ackOwed?: { version: number; since: Date }; headerSession?: string } = {},
+) {
   const session = register(
     null,
     { workerId: 'gw-1', instanceId: 'i', zone: 'z', protocolVersion: 5, principal: principal.label },
@@ -47,7 +49,7 @@ function deps(opts: { requestFails?: boolean; ackOwed?: { version: number; since
     ownership: { epoch: async () => 3 },
     snapshots: {
       header: async () => ({
-        sessionId: 's-1',
+        sessionId: opts.headerSession ?? 's-1',
         recent: [1, 2, 3].map((v) => ({ version: v, epoch: 3, checksum: checksum(v) })),
         ackOwed: opts.ackOwed ?? null,
       }),
@@ -107,6 +109,11 @@ describe('acknowledgeSnapshot', () => {
     y.ackedElsewhere();
     await acknowledgeSnapshot(y.d, principal, 'gw-1', ack(3));
     expect(y.requests).toEqual([]);
+    // Owed by another session of the worker (the header not rebuilt for this one yet): not this one's.
+    const z = deps({ ackOwed: owed, headerSession: 's-0' });
+    z.ackedElsewhere();
+    await acknowledgeSnapshot(z.d, principal, 'gw-1', ack(2));
+    expect(z.requests).toEqual([]);
   });
 
   it('a refused first ACK asks for nothing', async () => {

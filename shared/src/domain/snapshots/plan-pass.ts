@@ -65,8 +65,11 @@ export interface PassPlan {
   ownership: OwnershipPlan;
   records: Map<string, OwnershipRecord>;
   builds: WorkerBuild[];
-  /** Live workers owing an ACK past max_stale_age: given nothing, their grants not renewed (logged). */
-  overdue: Array<{ workerId: string } & AckOwed>;
+  /**
+   * Live workers owing an ACK past max_stale_age (logged), and whether they are withheld: given nothing,
+   * their grants not renewed (not when no worker takes snapshots: overdueWorkers).
+   */
+  overdue: Array<{ workerId: string; withheld: boolean } & AckOwed>;
 }
 
 /**
@@ -94,23 +97,38 @@ const shuttingDown = (w: WorkerView) =>
   w.report?.draining === true && w.report.sessionId === w.session.sessionId;
 
 /**
- * Whether the worker still takes its snapshots: it owes no ACK older than max_stale_age (workers/ack-owed.ts).
- * One that does is given no proxies and no renewed grant, so what it owns moves once its grant lapses.
- */
-const takesSnapshots = (w: WorkerView, now: Date, s: WorkerSettings): boolean =>
-  !ackOverdue(w.ackOwed, w.session.ackedVersion, now, s.maxStaleAgeSeconds);
-
-/**
- * Whether the worker may be given proxies: a live session that has ACKed a snapshot, takes the ones it is
- * sent, and is not shutting down. Live alone is not enough: a session is live from its registration, and the route balance counted
+ * Whether the worker may be given proxies: a live session that has ACKed a snapshot and is not shutting
+ * down (and is not withheld for snapshots it does not take: overdueWorkers). Live alone is not enough: a session is live from its registration, and the route balance counted
  * a new worker short in every route, drained proxies off serving workers toward it, and its first snapshot
  * granted them — a worker that died before taking that snapshot (a crash at start, a snapshot it cannot
  * apply) left them serving nobody until the grant lapsed, and a crash loop under new worker ids did it
  * again every cycle. Until its first ACK it still gets its snapshot (builds below), so it can ACK it, and
  * that ACK asks for a pass (functions/api/src/workers/session-service.ts).
  */
-export const assignable = (w: WorkerView, now: Date, s: WorkerSettings): boolean =>
-  isLive(w.session, now) && w.session.ackedVersion !== null && !shuttingDown(w) && takesSnapshots(w, now, s);
+export const assignable = (w: WorkerView, now: Date): boolean =>
+  isLive(w.session, now) && w.session.ackedVersion !== null && !shuttingDown(w);
+
+/**
+ * The live workers that owe an ACK past max_stale_age (workers/ack-owed.ts): they have stopped taking
+ * their snapshots, or cannot say that they took them. Each is withheld — given no proxies and no renewed
+ * grant, so what it owns moves once the grant it was given lapses — while some other worker still takes
+ * its snapshots. When none does, none is: a fault every worker sees at once (a release whose snapshots
+ * no gateway applies, the ACK path broken) is the controller's or the channel's, and draining toward
+ * nobody would only lapse every session (the drains move the epoch, and reports on the old one are
+ * refused) and hand the pool out again from scratch once it is fixed; left as they are, the workers serve
+ * again from the first snapshot they take.
+ */
+export function overdueWorkers(x: PassInput): PassPlan['overdue'] {
+  const owing: Array<{ workerId: string } & AckOwed> = [];
+  let anyTaking = false;
+  for (const [id, w] of x.workers) {
+    if (!isLive(w.session, x.now)) continue;
+    if (w.ackOwed && ackOverdue(w.ackOwed, w.session.ackedVersion, x.now, x.settings.maxStaleAgeSeconds))
+      owing.push({ workerId: id, ...w.ackOwed });
+    else if (assignable(w, x.now)) anyTaking = true;
+  }
+  return owing.sort((a, b) => (a.workerId < b.workerId ? -1 : 1)).map((o) => ({ ...o, withheld: anyTaking }));
+}
 
 /**
  * Whether some record is already at the next epoch while the state is not: an ownership commit split
@@ -131,9 +149,14 @@ export function heldEpoch(records: Iterable<OwnershipRecord>, epoch: number): bo
 export function planPass(x: PassInput): PassPlan {
   const inPool = x.poolSpecs.filter((p) => p.deletionRequestedAt === null && !x.reclaimed.has(p.name));
   const pool = inPool.map((p) => p.name);
+  const overdue = overdueWorkers(x);
+  const withheld = new Set(overdue.filter((o) => o.withheld).map((o) => o.workerId));
   const standing = new Map<string, WorkerStanding>();
   for (const [id, w] of x.workers) {
-    standing.set(id, { assignable: assignable(w, x.now, x.settings), grantedUntil: w.grantedUntil });
+    standing.set(id, {
+      assignable: assignable(w, x.now) && !withheld.has(id),
+      grantedUntil: w.grantedUntil,
+    });
   }
   const socks = new Set(x.poolSpecs.filter(speaksSocks5).map((p) => p.name));
   const socksStanding = new Map<string, WorkerStanding>();
@@ -201,19 +224,18 @@ export function planPass(x: PassInput): PassPlan {
   const records = applyOwnership(x.records, ownership.changes);
   const byName = new Map(x.poolSpecs.map((p) => [p.name, p]));
   const builds: WorkerBuild[] = [];
-  const overdue: PassPlan['overdue'] = [];
   for (const [id, w] of [...x.workers].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     if (!isLive(w.session, x.now)) continue;
-    const takes = takesSnapshots(w, x.now, x.settings);
-    if (!takes && w.ackOwed) overdue.push({ workerId: id, ...w.ackOwed });
     // A worker shutting down stopped pulling at SIGTERM and ends its drain at the grant it holds: a renewal
     // would never reach it, and would only put off the moment its proxies are free should it exit with
     // anything in flight (or its last report be lost). It still gets a snapshot when its content changes
     // (its drains recorded: revokeProxyIds), on the grant it has — none, when it never had one. So does a
-    // worker that has stopped taking snapshots: renewing its grant in snapshots it does not take kept its
-    // proxies from everyone else for as long as it reported; should it take this one, its ACK ends that.
-    const renew = !shuttingDown(w) && takes;
-    const grant = nextGrant(w.grantedUntil, renew, x.now, x.settings);
+    // withheld worker: renewing its grant in snapshots it does not take kept its proxies from everyone
+    // else for as long as it reported. It must still get one it can ACK, though, to be given proxies again:
+    // one whose grant was swept (a day without an epoch change) gets one granting nothing past now.
+    const held = withheld.has(id);
+    const grant =
+      nextGrant(w.grantedUntil, !shuttingDown(w) && !held, x.now, x.settings) ?? (held ? x.now : null);
     if (!grant) continue;
     const owned = ownedBy(id, records.values()).flatMap((r) => {
       const p = byName.get(r.proxy);

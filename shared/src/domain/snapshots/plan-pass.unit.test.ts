@@ -456,7 +456,7 @@ describe('planPass', () => {
       expect(p.ownership.changes).toEqual([
         { proxy: 'p1', kind: 'drain_started', next: { ...rec('p1', 'w1'), drainEpoch: 6 } },
       ]);
-      expect(p.overdue).toEqual([{ workerId: 'w1', ...owed }]);
+      expect(p.overdue).toEqual([{ workerId: 'w1', ...owed, withheld: true }]);
       // It still gets the snapshot recording the drain, should it take one — on the grant it has.
       expect(p.builds.map((b) => [b.workerId, b.grant, b.owned.length, b.draining])).toEqual([
         ['w1', later(100), 0, { p1: 6 }],
@@ -510,11 +510,52 @@ describe('planPass', () => {
         input({
           workers: new Map([
             ['w1', view('w1', { session: registered('w1'), ackOwed: { version: 1, since: later(-150) } })],
+            ['w2', view('w2')],
           ]),
         }),
       );
+      expect(p.overdue.map((o) => [o.workerId, o.withheld])).toEqual([['w1', true]]);
+      expect(p.builds.map((b) => [b.workerId, b.grant])).toEqual([
+        ['w1', later(100)],
+        ['w2', later(180)],
+      ]);
+    });
+
+    it('its grant swept (a day without an epoch change): a snapshot granting nothing past now, to ACK', () => {
+      const workers = new Map([
+        ['w1', stalled({ grantedUntil: null })],
+        ['w2', view('w2')],
+      ]);
+      const p = planPass(input({ poolSpecs: [proxy('p1')], records: new Map(), workers }));
+      expect(p.builds.map((b) => [b.workerId, b.grant])).toEqual([
+        ['w1', now],
+        ['w2', later(180)],
+      ]);
+    });
+
+    it('when no worker takes its snapshots, none is withheld: ownership and grants stay as they are', () => {
+      // A fault every worker sees at once (a release whose snapshots none applies, the ACK path broken):
+      // draining toward nobody would lapse every session and hand the pool out again from scratch.
+      const both = new Map([
+        ['w1', stalled()],
+        ['w2', view('w2', { ackOwed: { version: 9, since: later(-200) } })],
+      ]);
+      const p = planPass(
+        input({
+          poolSpecs: [proxy('p1'), proxy('p2')],
+          records: new Map([...records, ['p2', rec('p2', 'w2')]]),
+          workers: both,
+        }),
+      );
+      expect(p.overdue.map((o) => [o.workerId, o.withheld])).toEqual([
+        ['w1', false],
+        ['w2', false],
+      ]);
       expect(p.ownership.changes).toEqual([]);
-      expect(p.builds.map((b) => [b.workerId, b.grant])).toEqual([['w1', later(100)]]);
+      expect(p.builds.map((b) => [b.workerId, b.grant, b.owned.map((o) => o.name)])).toEqual([
+        ['w1', later(180), ['p1']],
+        ['w2', later(180), ['p2']],
+      ]);
     });
   });
 

@@ -4,30 +4,52 @@
 // planner kept it as owner and renewed its grant with every snapshot it did not take: its proxies served
 // no one for as long as the session lived (contract §2: unknown capacity must never be read as idle).
 //
-// The snapshot header records the ACK the worker owes: the first version saved for its session while the
-// session had ACKed none at or after it, and when. A worker whose owed ACK is older than max_stale_age has
-// stopped taking snapshots (or cannot tell the controller that it has): it is given no proxies and its
-// grant is no longer renewed, so its proxies drain and move once the grant it was given has lapsed —
-// the crashed-worker path (contract §4), never two owners. Its next ACK at or past the owed version ends
-// it (functions/api/src/workers/session-service.ts asks for a pass then).
+// The snapshot header records the ACK the worker owes: a version saved for its session that it has ACKed
+// neither nor any later one, and when it was saved (nextAckOwed). A worker whose owed ACK is older than
+// max_stale_age has stopped taking snapshots (or cannot tell the controller that it has): while another
+// worker takes its snapshots it is withheld — given no proxies and no renewed grant, so its proxies drain
+// and move once the grant it was given has lapsed: the crashed-worker path (contract §4), never two owners
+// (snapshots/plan-pass.ts overdueWorkers). Its next ACK at or past the owed version ends it
+// (functions/api/src/workers/session-service.ts asks for a pass then).
 
 export interface AckOwed {
-  /** The first version the worker has not ACKed (nor any later one) since it was saved. */
+  /** A version the worker has not ACKed (nor any later one) since it was saved. */
   version: number;
   /** When that version was saved (the pass's clock). */
   since: Date;
 }
 
-/** What the header of the version being saved records: the owed ACK carried on, or this version's. */
+/** The header fields the owed ACK is worked out from. */
+export interface OwedHeader {
+  sessionId: string | null;
+  version: number;
+  generatedAt: Date;
+  ackOwed?: AckOwed | null;
+}
+
+/** The ACK a header records as owed by `sessionId`: none when the header was built for another session. */
+export const owedBy = (h: OwedHeader | null | undefined, sessionId: string): AckOwed | null =>
+  h?.sessionId === sessionId ? (h.ackOwed ?? null) : null;
+
+/**
+ * What the header of the version being saved records: the owed ACK carried on while unpaid; once paid,
+ * the previous version if that one is still unACKed (saved at its generatedAt: an ACK that paid the owed
+ * one while a later version was being saved leaves that later one owed, not the version after it); else
+ * this version.
+ */
 export function nextAckOwed(
-  previous: { sessionId: string | null; ackOwed?: AckOwed | null } | null,
+  previous: OwedHeader | null,
   sessionId: string,
   ackedVersion: number | null,
   version: number,
   now: Date,
 ): AckOwed {
-  const owed = previous?.sessionId === sessionId ? previous.ackOwed : null;
+  const owed = owedBy(previous, sessionId);
   if (owed && !settles(owed, ackedVersion)) return owed;
+  if (previous && previous.sessionId === sessionId) {
+    const last = { version: previous.version, since: previous.generatedAt };
+    if (!settles(last, ackedVersion)) return last;
+  }
   return { version, since: now };
 }
 

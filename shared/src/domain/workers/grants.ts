@@ -1,7 +1,8 @@
 // A worker's ownership grant: every proxy in its snapshots expires at the same instant, the grant, which
 // the controller records before it publishes (so the recorded grant is never behind what a worker holds).
 // A live worker's grant is renewed when less than `renewBeforeMs` remains; a lapsed session gets no
-// renewal, so its proxies become movable once its grant has run out (ownership.ts: grantLapsed).
+// renewal, so its proxies become movable once its grant has run out (ownership.ts: grantLapsed), nor does
+// one shutting down or withheld for the snapshots it does not take (snapshots/plan-pass.ts).
 
 export interface GrantSettings {
   grantMs: number;

@@ -1,6 +1,6 @@
 // Ownership of gateway-pool proxies (contract §4; brief invariant 4): one owner at a time, assigned by
-// rendezvous hashing over the assignable workers (live sessions that have ACKed a snapshot and are not
-// shutting down: snapshots/plan-pass.ts assignable). A proxy moves away from its owner only when
+// rendezvous hashing over the assignable workers (live sessions that have ACKed a snapshot, are not
+// shutting down and are not withheld for owing an ACK: snapshots/plan-pass.ts). A proxy moves away from its owner only when
 //   - the owner has drained it: the proxy left the owner's snapshot at epoch E (drainEpoch) and a valid
 //     report at an epoch ≥ E shows zero active and reserved for it — or, drain started or not, the owner
 //     is shutting down with nothing in flight at all (drain.ts shutDownIdle), or
@@ -25,7 +25,7 @@ export interface OwnershipRecord {
 }
 
 export interface WorkerStanding {
-  /** Live session that has ACKed a snapshot, not shutting down: may be given proxies (plan-pass.ts). */
+  /** Live session that has ACKed a snapshot, not shutting down, not withheld: may be given proxies (plan-pass.ts). */
   assignable: boolean;
   /** The latest expiry of any snapshot sent to it; null when it was never sent one. */
   grantedUntil: Date | null;
