@@ -477,6 +477,22 @@ describe('POST /v1/leases', () => {
     });
   });
 
+  it('a grant whose credentials read outlasts half its TTL is given back and granted again: never answered run down', async () => {
+    // Secret Manager hanging: the read waits out its deadline, then answers the cached value. The lease's
+    // time ran from its commit: a 201 with a 10 s lease answered 6 s late left the crawler 4 s.
+    const only = proxy('only', { latencyMillis: 1, capacity: 1 });
+    await start([{ ...only, spec: { ...only.spec, credentialsRef: { secret: 'slow', version: 'latest' } } }]);
+    whileReadingSlow = async () => clock.advance(6_000);
+    const res = await acquire({ ttlSeconds: 10 });
+    expect(res).toMatchObject({ status: 201, body: { proxy: { name: 'only' } } });
+    expect(Date.parse(res.body.expiresAt) - clock.now().getTime()).toBe(10_000);
+    // The first grant was given back (the proxy's one slot held once, by the answer's lease).
+    const leases = await db.collection(LEASE_COLLECTIONS.leases).get();
+    const active = leases.docs.filter((d) => d.get('releasedAt') === null).map((d) => d.id);
+    expect(active).toEqual([res.body.leaseId]);
+    expect(logs).toContainEqual(expect.objectContaining({ event: 'leases.grant_outlived', proxy: 'only' }));
+  });
+
   it.each<[string, Record<string, unknown>, (p: ProxyResource | undefined) => boolean]>([
     [
       'is being deleted',
@@ -912,6 +928,19 @@ describe('POST /v1/leases with an Idempotency-Key', () => {
     expect((await keyed('shared-key', { ttlSeconds: 60 }, TOKEN2)).status).toBe(422);
     expect((await keyed('shared-key', {}, TOKEN)).status).toBe(201);
     expect((await activeLeases()).length).toBe(2);
+  });
+
+  it('a replay whose lease ends while its credentials are read is 409 idempotency_key_spent, not a 201 with it', async () => {
+    const solo = proxy('solo');
+    await start([{ ...solo, spec: { ...solo.spec, credentialsRef: { secret: 'slow', version: 'latest' } } }]);
+    const a = await keyed('k-slow', { ttlSeconds: 30 });
+    expect(a.status).toBe(201);
+    clock.advance(20_000);
+    whileReadingSlow = async () => clock.advance(15_000);
+    expect(await keyed('k-slow', { ttlSeconds: 30 })).toMatchObject({
+      status: 409,
+      body: { error: 'idempotency_key_spent' },
+    });
   });
 
   it('a released or expired lease under its key is 409 idempotency_key_spent; past the window the key is new', async () => {

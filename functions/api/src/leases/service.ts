@@ -164,8 +164,13 @@ export class LeaseService {
         }
         let grant: LeaseGrant;
         try {
-          grant = await this.grantBody(lease, req.protocols);
+          grant = await this.grantBody(lease, req.protocols, 0);
         } catch (err) {
+          if (err instanceof GrantOutlived) {
+            // It ended while its credentials were read: as above, an ended lease.
+            if ((await store.findKey(recordId))?.leaseId !== replay.leaseId) continue;
+            return { kind: 'key_spent' };
+          }
           if (!(err instanceof ProxyWithdrawn) && !(err instanceof CredentialsUnavailable)) throw err;
           // The lease cannot be handed out now — what the request that made it would have found: give it
           // back with its record, and acquire under the key as that request would have gone on to do.
@@ -259,9 +264,21 @@ export class LeaseService {
             return true;
           };
           try {
-            return { kind: 'granted', grant: await this.grantBody(outcome.lease, req.protocols) };
+            // At least half its TTL left as the answer leaves (GrantOutlived).
+            const grant = await this.grantBody(outcome.lease, req.protocols, (req.ttlSeconds * 1000) / 2);
+            return { kind: 'granted', grant };
           } catch (err) {
-            if (err instanceof ProxyWithdrawn) {
+            if (err instanceof GrantOutlived) {
+              this.deps.log.warn(
+                'lease granted but its credentials read outlasted half its TTL: given back',
+                {
+                  event: 'leases.grant_outlived',
+                  proxy: err.proxy,
+                  ttlSeconds: req.ttlSeconds,
+                },
+              );
+            }
+            if (err instanceof ProxyWithdrawn || err instanceof GrantOutlived) {
               // Deleted, unhealthy, taken by the gateway or replaced since it was selected: the view the
               // answer goes out with says it may not be leased. Give the slot back and select again (the
               // proxy is no candidate in that view); nothing is wrong with it that a quarantine would help.
@@ -466,9 +483,21 @@ export class LeaseService {
     return listed;
   }
 
-  private async grantBody(lease: Lease, protocols: readonly ProxyProtocol[]): Promise<LeaseGrant> {
+  /**
+   * The answer for a granted lease, read with its proxy's credentials. The lease's time runs from its
+   * commit, and the read may take up to CREDENTIALS_READ_DEADLINE_MS (a Secret Manager that hangs, the
+   * cached value then answered): a lease with `minLeftMs` or less left once it is done is GrantOutlived —
+   * a 201 with a 5 s lease answered 5 s late was already expired, its slot free for another crawler.
+   */
+  private async grantBody(
+    lease: Lease,
+    protocols: readonly ProxyProtocol[],
+    minLeftMs: number,
+  ): Promise<LeaseGrant> {
     const proxy = this.handedOut(lease, protocols);
     const credentials = await credentialsFor(this.deps.secrets, proxy);
+    if (lease.expiresAt.getTime() - this.deps.clock.now().getTime() <= minLeftMs)
+      throw new GrantOutlived(lease.proxy);
     // Asked again after the read, the last wait before the answer: the proxy must still be leasable as the
     // answer leaves. The answer itself is built from the document the credentials were read for, so that
     // address and password belong together — and that address must still be the proxy's.
@@ -509,6 +538,14 @@ class ProxyWithdrawn extends Error {
   constructor(readonly proxy: string) {
     super(`proxy ${proxy} was withdrawn while its lease was being granted`);
     this.name = 'ProxyWithdrawn';
+  }
+}
+
+/** The granted lease has too little of its time left once its answer is ready (grantBody). */
+class GrantOutlived extends Error {
+  constructor(readonly proxy: string) {
+    super(`the lease on ${proxy} ran down while its credentials were read`);
+    this.name = 'GrantOutlived';
   }
 }
 
