@@ -477,6 +477,28 @@ describe('POST /v1/leases', () => {
     });
   });
 
+  it('the request lines log a lease id only as a digest: the same for its every request, never the id', async () => {
+    await start();
+    const { body } = await acquire({});
+    const id = body.leaseId as string;
+    expect((await call('POST', `/v1/leases/${id}/renew`, {})).status).toBe(200);
+    expect((await call('POST', `/v1/leases/${id}/report`, { result: 'ok' })).status).toBe(204);
+    expect((await call('DELETE', `/v1/leases/${id}`)).status).toBe(204);
+    const paths = logs.flatMap((l) => {
+      const url = (l.httpRequest as { requestUrl?: string } | undefined)?.requestUrl;
+      return url?.startsWith('/v1/leases/') ? [url] : [];
+    });
+    expect(paths).toHaveLength(3);
+    const digest = paths[0]!.split('/')[3]!;
+    expect(digest).toMatch(/^lease-[0-9a-f]{12}$/);
+    expect(paths).toEqual([
+      `/v1/leases/${digest}/renew`,
+      `/v1/leases/${digest}/report`,
+      `/v1/leases/${digest}`,
+    ]);
+    expect(JSON.stringify(logs)).not.toContain(id);
+  });
+
   it('a grant whose credentials read outlasts half its TTL is given back and granted again: never answered run down', async () => {
     // Secret Manager hanging: the read waits out its deadline, then answers the cached value. The lease's
     // time ran from its commit: a 201 with a 10 s lease answered 6 s late left the crawler 4 s.

@@ -1,6 +1,7 @@
 // One structured line per request, in Cloud Logging's httpRequest shape
 // (https://cloud.google.com/logging/docs/reference/v2/rest/v2/LogEntry#HttpRequest). Only the path is
-// logged: never headers (tokens), bodies, or the query string.
+// logged: never headers (tokens), bodies, or the query string — and a lease id in it only as a digest.
+import { createHash } from 'node:crypto';
 import { createMiddleware } from 'hono/factory';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
 import type { Principal } from '../auth/authenticator.js';
@@ -25,6 +26,21 @@ function principalLabel(p: Principal | undefined): string | undefined {
   return p.kind === 'google' ? p.email : p.kind === 'token' ? `token:${p.name}` : 'local';
 }
 
+const LEASE_PATH = /^(\/v1\/leases\/)([^/]+)/;
+
+/**
+ * The path as logged: a lease id is the lease (renew, report and release take it with any crawler token:
+ * docs/leases.md § Known limits), so it is logged as `lease-<12 hex of its SHA-256>` — the same lease's
+ * requests still read alike, and whoever reads the logs gets nothing to act on.
+ */
+export function loggedPath(path: string): string {
+  return path.replace(
+    LEASE_PATH,
+    (_, prefix: string, id: string) =>
+      `${prefix}lease-${createHash('sha256').update(id).digest('hex').slice(0, 12)}`,
+  );
+}
+
 export const requestLog = ({
   log,
   now = () => performance.now(),
@@ -34,10 +50,11 @@ export const requestLog = ({
     const start = now();
     await next();
     const status = c.res.status;
-    log[levelOf(status, routine(c.req.method, c.req.path))](`${c.req.method} ${c.req.path} ${status}`, {
+    const path = loggedPath(c.req.path);
+    log[levelOf(status, routine(c.req.method, c.req.path))](`${c.req.method} ${path} ${status}`, {
       httpRequest: {
         requestMethod: c.req.method,
-        requestUrl: c.req.path,
+        requestUrl: path,
         status,
         latency: `${((now() - start) / 1000).toFixed(3)}s`,
         userAgent: c.req.header('user-agent')?.slice(0, 200),
