@@ -10,6 +10,7 @@ import {
   eventually,
   poolProxy,
   runWorkers,
+  settledOwners,
   startControlPlane,
   type WorkerClient,
 } from '../support/worker-client.js';
@@ -21,12 +22,7 @@ let b: WorkerClient;
 let overlaps: string[] = [];
 let stopWatching = () => {};
 
-async function owners(): Promise<Map<string, string>> {
-  const state = await plane.ownership.read();
-  return new Map(
-    [...state.records.values()].filter((r) => r.drainEpoch === null).map((r) => [r.proxy, r.owner]),
-  );
-}
+const owners = () => settledOwners(plane);
 
 beforeAll(async () => {
   plane = await startControlPlane({ projectId: testProjectId('demo-wo'), workerIds: ['gw-a', 'gw-b'] });

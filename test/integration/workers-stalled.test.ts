@@ -11,6 +11,7 @@ import { testProjectId } from '../support/emulators.js';
 import {
   type ControlPlane,
   eventually,
+  settledOwners,
   startControlPlane,
   twoBalancedWorkers,
   type WorkerClient,
@@ -40,12 +41,7 @@ afterAll(async () => {
   await plane?.stop();
 });
 
-async function owners(): Promise<Map<string, string>> {
-  const state = await plane.ownership.read();
-  return new Map(
-    [...state.records.values()].filter((r) => r.drainEpoch === null).map((r) => [r.proxy, r.owner]),
-  );
-}
+const owners = () => settledOwners(plane);
 
 describe('a worker that stops taking its snapshots but still reports', () => {
   it('loses its proxies once its grant lapses, never before, and takes a share again when it pulls', async () => {

@@ -418,6 +418,14 @@ export async function startControlPlane(opts: {
   };
 }
 
+/** Who owns each proxy not being drained: the ownership records as the planner left them. */
+export async function settledOwners(plane: ControlPlane): Promise<Map<string, string>> {
+  const state = await plane.ownership.read();
+  return new Map(
+    [...state.records.values()].filter((r) => r.drainEpoch === null).map((r) => [r.proxy, r.owner]),
+  );
+}
+
 /**
  * Four pool proxies `names` and two workers, gw-a and gw-b, registered, pulling and reporting every 400 ms,
  * once each holds two of them with no drain under way and has ACKed and reported: the start of every
