@@ -6,6 +6,12 @@ import type { ApiClient } from './http.js';
 export interface Io {
   out(text: string): void;
   err(text: string): void;
+  /**
+   * Moves the cursor home and clears the terminal (`fleet watch`'s redraw): the one control sequence the
+   * CLI sends on purpose, apart from what it prints, whose control characters are shown escaped (run.ts).
+   * Absent where stdout is no terminal (a test's Io): the watch then prints one table per round.
+   */
+  clearScreen?(): void;
   /** True when stdout is a terminal: `fleet watch` redraws in place only then. */
   isTTY: boolean;
   columns: number;

@@ -1,8 +1,8 @@
 // The CLI's HTTP client: JSON in and out, the role's bearer token, a timeout, and failures turned into
-// ApiCallError (the API's stable code), UnreachableError, or BadResponseError (a 2xx body that is not
-// JSON, or a redirect: never followed). One retry of a 503 or 429 whose Retry-After (seconds or an HTTP
-// date) asks for at most 5 s; an idempotent request (an acquire under its key) is also sent again after a
-// lost answer.
+// ApiCallError (the API's stable code), UnreachableError, or BadResponseError (a 2xx body that is not a
+// JSON object where the route answers one, or a redirect: never followed). One retry of a 503 or 429
+// whose Retry-After (seconds or an HTTP date) asks for at most 5 s; an idempotent request (an acquire
+// under its key) is also sent again after a lost answer.
 
 import { BEARER_TOKEN } from '../shared/src/domain/bearer-token.js';
 import {
@@ -39,6 +39,11 @@ export interface CallOptions {
    * acquire). Sent again up to LOST_ANSWER_RETRIES times, a second apart.
    */
   idempotent?: boolean;
+  /**
+   * The route answers 204 with no body (a lease's release and report, a reclaim's delete): an empty 2xx
+   * is its success, and the call resolves to undefined. Any other call's success is a JSON object.
+   */
+  noContent?: boolean;
 }
 
 export class ApiClient {
@@ -71,7 +76,7 @@ export class ApiClient {
   async call<T = unknown>(
     method: string,
     path: string,
-    { role, body, query, headers: own, idempotent = false }: CallOptions,
+    { role, body, query, headers: own, idempotent = false, noContent = false }: CallOptions,
   ): Promise<T> {
     const headers: Record<string, string> = { ...own, accept: 'application/json' };
     const { token, source } = this.tokenFor(role);
@@ -125,7 +130,11 @@ export class ApiClient {
           message: `HTTP ${res.status} with a body that is not JSON (is --api / PROXYPLANE_API_URL the API?${res.status === 401 || res.status === 403 ? ' A Cloud Run front end refusing the caller?' : ''}): ${start}`,
         };
       }
-      if (res.ok) return json as T;
+      if (res.ok) {
+        if (noContent) return undefined as T;
+        if (!isObject(json)) throw notAnObject(res.status, text, json, `${method} ${path}`);
+        return json as T;
+      }
       // Seconds or an HTTP date (RFC 9110), read as the typed client reads it. Waited for only when it is
       // short: a person is waiting at the prompt, and a longer outage is better said than sat through.
       // 429: the API's per-caller rate limit, which changed nothing: the same one retry.
@@ -147,6 +156,23 @@ export class ApiClient {
     }
   }
 }
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * A 2xx whose body is empty or JSON but no object, where the route answers one: not the API's answer (a
+ * server or proxy in its stead), and nothing says it did what was asked. Taken as the answer, `proxies
+ * create` printed "created" and exited 0, `apply` read a proxy as absent, `get` printed `null`.
+ */
+function notAnObject(status: number, text: string, json: unknown, call: string): BadResponseError {
+  const got = text === '' ? 'no body' : `JSON that is no object (${kindOf(json)})`;
+  return new BadResponseError(
+    `the API answered HTTP ${status} with ${got} where ${call} answers an object (is --api / PROXYPLANE_API_URL the API?)`,
+  );
+}
+
+const kindOf = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'an array' : `a ${typeof v}`);
 
 /**
  * A redirect, not followed: where it points, and the --api to use instead — its location less the path

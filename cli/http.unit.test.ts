@@ -37,6 +37,51 @@ describe('a 2xx answer that is not JSON', () => {
   });
 });
 
+// An empty 2xx, or JSON that is no object, was taken as the answer too: `proxies create` printed
+// "proxy/p1 created" and exited 0, `apply` read the GET's null as an absent proxy, `get` printed `null`.
+describe('a 2xx answer that is empty, or JSON but no object', () => {
+  const proxyFile = JSON.stringify({
+    name: 'p1',
+    spec: { mode: 'external', endpoint: { host: 'h.example', port: 3128 } },
+  });
+
+  /** runCli against a fetch that answers every call `answer()`; -f - reads the proxy file above. */
+  async function against(argv: string[], answer: () => Response) {
+    const io = { ...recordingIo(), readStdin: async () => proxyFile };
+    const fetch = (async () => answer()) as typeof globalThis.fetch;
+    const exit = await runCli([...argv, '--api', 'http://127.0.0.1:9'], cliDeps(io, fetch));
+    return { exit, out: io.outLines, err: io.errLines };
+  }
+
+  it.each([
+    [['proxies', 'create', '-f', '-'], () => new Response('', { status: 200 })],
+    [['proxies', 'create', '-f', '-'], () => new Response(null, { status: 204 })],
+    [['proxies', 'apply', '-f', '-'], () => new Response('', { status: 200 })],
+    [['proxies', 'get', 'p1'], () => new Response('null', { status: 200 })],
+    [['proxies', 'list'], () => new Response('[]', { status: 200 })],
+    [['jobs', 'list'], () => new Response('"ok"', { status: 200 })],
+  ])('%j: error bad_response, exit 1, nothing on stdout', async (argv, answer) => {
+    const r = await against(argv, answer);
+    expect(r.out).toEqual([]);
+    expect(r.exit).toBe(1);
+    expect(r.err[0]).toMatch(
+      /^error: bad_response — the API answered HTTP 20[04] with (no body|JSON that is no object \(.+\)) where [A-Z]+ \/v1\/\S+ answers an object/,
+    );
+  });
+
+  // Their routes answer 204 No Content: the one empty success, kept (noContent).
+  it.each([
+    [['leases', 'release', 'l-1'], 'lease l-1 released'],
+    [['leases', 'report', 'l-1', 'ok'], 'lease l-1 reported ok'],
+    [['gateway', 'unreclaim', 'p1'], 'proxy p1: no reclaim stands'],
+  ])('%j answered 204: still a success', async (argv, said) => {
+    const r = await against(argv, () => new Response(null, { status: 204 }));
+    expect(r.exit).toBe(0);
+    expect(r.out[0]).toContain(said);
+    expect(r.err).toEqual([]);
+  });
+});
+
 // A 503's Retry-After may be delay-seconds or an HTTP date (RFC 9110 §10.2.3; a front end or proxy in the
 // way may send the date). Before, Number() of a date was NaN and the CLI gave up at once.
 describe('a 503 with Retry-After', () => {

@@ -46,6 +46,9 @@ const io: Io = {
     if (!stdoutGone) process.stdout.write(`${text}\n`);
   },
   err: (text) => process.stderr.write(`${text}\n`),
+  clearScreen: () => {
+    if (!stdoutGone) process.stdout.write('\x1b[H\x1b[2J');
+  },
   isTTY: process.stdout.isTTY === true,
   columns: process.stdout.columns || 120,
   readStdin,

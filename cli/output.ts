@@ -1,9 +1,25 @@
 // Plain-text output: aligned tables (no borders, as kubectl prints them), short ages, YAML documents.
 import { stringify } from 'yaml';
 
-/** Columns padded to their widest cell; the last column is not padded. Cells never contain newlines. */
+/**
+ * C0 controls but the tab and the line feed (the output's own layout), DEL, and C1 controls: what a
+ * terminal may act on instead of showing. An attribute value is any string, so an admin's
+ * "demo\u001b[2J\u001b]0;…\u0007" cleared the screen and retitled the terminal of whoever listed the proxies.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is its purpose
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+
+const escaped = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+
+/** Text as a terminal should show it: each control character (CONTROL) spelled as its \u escape. */
+export const visible = (text: string) => text.replace(CONTROL, escaped);
+
+/**
+ * Columns padded to their widest cell; the last column is not padded. Cells never contain newlines, and
+ * their control characters are escaped before the widths are measured, so the columns still line up.
+ */
 export function table(header: string[], rows: string[][]): string {
-  const all = [header, ...rows].map((r) => r.map((c) => c.replace(/[\r\n\t]+/g, ' ')));
+  const all = [header, ...rows].map((r) => r.map((c) => visible(c.replace(/[\r\n\t]+/g, ' '))));
   const widths = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
   return all
     .map((r) =>

@@ -35,6 +35,7 @@ import type { Command, Io } from './context.js';
 import { UsageError } from './errors.js';
 import { describeFailure } from './hints.js';
 import { ApiClient } from './http.js';
+import { visible } from './output.js';
 import { USAGE } from './usage.js';
 
 type Options = Parameters<typeof parseCommand>[1];
@@ -91,8 +92,20 @@ export interface RunDeps {
   fetch?: typeof fetch;
 }
 
+/**
+ * The Io every command prints through: each control character reaches the terminal escaped (output.ts
+ * visible), whoever wrote the string — an attribute value, a job name, an error message the API quoted.
+ * `-o json` and `-o yaml` still read back unchanged: JSON.stringify escapes C0 controls, and so do the
+ * yaml package's double quotes (which it gives any string holding a control character); the DEL and C1
+ * controls both leave raw can only be inside such a string, where `\u009b` is the same value. A control
+ * character in `-o env` or `-o url` (which no proxy URL holds) is shown escaped too, not eval'd raw.
+ */
+function visibleIo(io: Io): Io {
+  return { ...io, out: (text) => io.out(visible(text)), err: (text) => io.err(visible(text)) };
+}
+
 export async function runCli(argv: string[], deps: RunDeps): Promise<number> {
-  const { io } = deps;
+  const io = visibleIo(deps.io);
   try {
     const [group, verb, ...rest] = hoistGlobalFlags(argv);
     if (group === undefined) {

@@ -7,18 +7,23 @@ export interface RecordingIo extends Io {
   readonly errLines: string[];
   /** Every sleep asked for, in ms (none is waited). */
   readonly sleeps: number[];
+  /** Every clearScreen, as how many lines had been printed on stdout before it. */
+  readonly clears: number[];
 }
 
 export function recordingIo(): RecordingIo {
   const outLines: string[] = [];
   const errLines: string[] = [];
   const sleeps: number[] = [];
+  const clears: number[] = [];
   return {
     outLines,
     errLines,
     sleeps,
+    clears,
     out: (t) => outLines.push(t),
     err: (t) => errLines.push(t),
+    clearScreen: () => clears.push(outLines.length),
     isTTY: false,
     columns: 120,
     readStdin: async () => '',

@@ -14,7 +14,6 @@ export const watchOptions = {
   count: { type: 'string' },
 } as const;
 
-const HOME_CLEAR = '\x1b[H\x1b[2J';
 /** Bounds a forgotten watch: one day at one redraw a second. */
 const MAX_ROUNDS = 86_400;
 /** An hour between rounds is already more than a watch needs, and far below the timers' 24.8-day limit. */
@@ -103,7 +102,7 @@ export async function watchFleet({ api, io, args }: Ctx): Promise<void> {
   const once = args.values.once === true;
   const count = positiveInt(args.values.count as string | undefined, '--count', MAX_ROUNDS, MAX_ROUNDS);
   const rounds = once ? 1 : count;
-  const redraw = io.isTTY && !once && output === 'table';
+  const redraw = io.isTTY && io.clearScreen !== undefined && !once && output === 'table';
   for (let i = 0; i < rounds && !io.interrupted.aborted; i++) {
     if (i > 0) await io.sleep(intervalMs, io.interrupted);
     if (io.interrupted.aborted) break;
@@ -119,6 +118,7 @@ export async function watchFleet({ api, io, args }: Ctx): Promise<void> {
       io.now(),
       redraw ? Math.max(5, (process.stdout.rows || 40) - 5) : Number.MAX_SAFE_INTEGER,
     );
-    io.out(redraw ? `${HOME_CLEAR}${text}\n\n(Ctrl-C to stop)` : text);
+    if (redraw) io.clearScreen?.();
+    io.out(redraw ? `${text}\n\n(Ctrl-C to stop)` : text);
   }
 }

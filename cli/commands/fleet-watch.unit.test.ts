@@ -12,16 +12,16 @@ const view: FleetView = {
 };
 
 /** runCli with an Io that records sleeps instead of waiting, and a fetch that counts the API calls. */
-async function watch(args: string[], answer: string = JSON.stringify(view)) {
-  const io = recordingIo();
-  const { sleeps, errLines: err, outLines: out } = io;
+async function watch(args: string[], answer: string = JSON.stringify(view), isTTY = false) {
+  const io = { ...recordingIo(), isTTY };
+  const { sleeps, errLines: err, outLines: out, clears } = io;
   let calls = 0;
   const fetch = (async () => {
     calls++;
     return new Response(answer, { headers: { 'content-type': 'application/json' } });
   }) as typeof globalThis.fetch;
   const code = await runCli(['fleet', 'watch', '--api', 'http://127.0.0.1:9', ...args], cliDeps(io, fetch));
-  return { code, sleeps, err, out, calls };
+  return { code, sleeps, err, out, calls, clears };
 }
 
 describe('fleet watch bounds', () => {
@@ -176,5 +176,64 @@ describe('fleet watch reads only what fits the fleet state schema', () => {
     expect(r.code).toBe(1);
     expect(r.err.slice(1)).toHaveLength(11);
     expect(r.err.at(-1)).toBe('  … 2 more');
+  });
+});
+
+// A row's attributes, phases and routes are strings the API passes on: shown escaped, never sent raw to
+// the terminal — whose screen the watch itself clears each round, and only through Io.clearScreen.
+describe('fleet watch and control characters', () => {
+  const hostile = 'demo\u001b[2J\u001b]0;pwned\u0007\u009b31m\u007f';
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is its purpose
+  const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+  const answer = JSON.stringify({
+    ...view,
+    rows: [
+      {
+        name: 'p1',
+        mode: 'managed',
+        location: 'us-central1-a',
+        attributes: { label: hostile },
+        phase: 'Ready',
+        deleting: false,
+        ip: null,
+        healthy: true,
+        verdict: 'AVAILABLE',
+        tiers: { BASIC: 'AVAILABLE' },
+        egressProblem: null,
+        latencyMillis: 20,
+        latencyHistory: [],
+        capacity: 4,
+        activeLeases: 1,
+        cooldowns: [],
+        owner: null,
+        unreachableRoutes: [hostile],
+        createdAt: '2026-02-01T11:00:00.000Z',
+        changedAt: '2026-02-01T11:59:00.000Z',
+      },
+    ],
+  });
+  const lines = (printed: string[]) => printed.flatMap((t) => t.split('\n'));
+
+  it.each([
+    ['--once', ['--once'], false],
+    ['redrawn on a terminal', ['--count', '2'], true],
+    ['-o json', ['--once', '-o', 'json'], false],
+  ])('%s: no line holds one', async (_, args, isTTY) => {
+    const r = await watch(args, answer, isTTY);
+    expect(r.err).toEqual([]);
+    expect(r.code).toBe(0);
+    expect(lines(r.out).filter((l) => CONTROL.test(l))).toEqual([]);
+    expect(r.out.join('\n')).toContain('demo\\u001b[2J\\u001b]0;pwned\\u0007\\u009b31m\\u007f');
+  });
+
+  it('on a terminal the screen is cleared before each round, not printed as text', async () => {
+    const r = await watch(['--count', '2'], answer, true);
+    expect(r.clears).toEqual([0, 1]);
+    expect(r.out.join('\n')).not.toContain('\\u001b[H');
+  });
+
+  it('-o json reads back as the answer sent', async () => {
+    const r = await watch(['--once', '-o', 'json'], answer);
+    expect(r.out.map((l) => JSON.parse(l))).toEqual([JSON.parse(answer)]);
   });
 });

@@ -177,7 +177,10 @@ export async function unreclaimProxy({ api, io, args }: Ctx): Promise<void> {
   const name = exactlyOne(args.positionals, 'proxy NAME');
   proxyNameArg([name]);
   outputOf(args.values, ['table']);
-  await api.call('DELETE', `/v1/gateway/reclaims/${encodeURIComponent(name)}`, { role: 'admin' });
+  await api.call('DELETE', `/v1/gateway/reclaims/${encodeURIComponent(name)}`, {
+    role: 'admin',
+    noContent: true,
+  });
   io.out(
     `proxy ${name}: no reclaim stands; it rejoins the gateway pool with the next snapshot pass if its spec puts it there`,
   );

@@ -99,7 +99,7 @@ function leaseIdArg(positionals: string[]): string {
 export async function releaseLease({ api, io, args }: Ctx): Promise<void> {
   const id = leaseIdArg(args.positionals);
   outputOf(args.values, ['table']);
-  await api.call('DELETE', `/v1/leases/${encodeURIComponent(id)}`, { role: 'crawler' });
+  await api.call('DELETE', `/v1/leases/${encodeURIComponent(id)}`, { role: 'crawler', noContent: true });
   io.out(`lease ${id} released`);
 }
 
@@ -162,7 +162,11 @@ export async function reportLease({ api, io, args }: Ctx): Promise<void> {
   );
   if (protocols.length > 0) body.protocols = protocols;
   if (args.values.target !== undefined) body.target = args.values.target;
-  await api.call('POST', `/v1/leases/${encodeURIComponent(id)}/report`, { role: 'crawler', body });
+  await api.call('POST', `/v1/leases/${encodeURIComponent(id)}/report`, {
+    role: 'crawler',
+    body,
+    noContent: true,
+  });
   // The API's fallback (docs/leases.md): the reported target, else the lease's, else every target.
   // As the API keeps it — its site: the host in one spelling, lower case, any port — which it has just
   // accepted.
