@@ -98,12 +98,13 @@ const shuttingDown = (w: WorkerView) =>
 
 /**
  * Whether the worker may be given proxies: a live session that has ACKed a snapshot and is not shutting
- * down (and is not withheld for snapshots it does not take: overdueWorkers). Live alone is not enough: a session is live from its registration, and the route balance counted
- * a new worker short in every route, drained proxies off serving workers toward it, and its first snapshot
- * granted them — a worker that died before taking that snapshot (a crash at start, a snapshot it cannot
- * apply) left them serving nobody until the grant lapsed, and a crash loop under new worker ids did it
- * again every cycle. Until its first ACK it still gets its snapshot (builds below), so it can ACK it, and
- * that ACK asks for a pass (functions/api/src/workers/session-service.ts).
+ * down (and is not withheld for snapshots it does not take: overdueWorkers). Live alone is not enough: a
+ * session is live from its registration, and the route balance counted a new worker short in every
+ * route, drained proxies off serving workers toward it, and its first snapshot granted them — a worker
+ * that died before taking that snapshot (a crash at start, a snapshot it cannot apply) left them serving
+ * nobody until the grant lapsed, and a crash loop under new worker ids did it again every cycle. Until its
+ * first ACK it still gets its snapshot (builds below), so it can ACK it, and that ACK asks for a pass
+ * (functions/api/src/workers/session-service.ts).
  */
 export const assignable = (w: WorkerView, now: Date): boolean =>
   isLive(w.session, now) && w.session.ackedVersion !== null && !shuttingDown(w);
