@@ -127,6 +127,16 @@ describe('gateway facing hostile targets', () => {
   });
 
   it.each([
+    ['pinned', () => `http://127.0.0.1:${scriptedPort}`],
+    ['in absolute form', () => `http://${SCRIPTED}`],
+  ])('the proxy listener %s: a status outside 100–599 (999) is relayed, as any answer', async (_, base) => {
+    const r = await get(`${base()}/999`);
+    expect(r.text).toMatch(/^HTTP\/1\.1 999 Odd\r\n/);
+    expect(r.text).toMatch(/\r\n\r\nok$/);
+    await noLoad();
+  });
+
+  it.each([
     ['a CONNECT tunnel', () => `http://127.0.0.1:${scriptedPort}`],
     ['absolute form', () => `http://${SCRIPTED}`],
   ])(

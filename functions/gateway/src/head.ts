@@ -143,8 +143,12 @@ export function parseAbsoluteHttp(target: string): { authority: Authority; path:
 export const formatAuthority = (address: string, port: number): string =>
   address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
 
-/** The status code of an HTTP/1.x status line at the start of `buf`, or 0 if it is not one (yet). */
-export function statusOf(buf: Buffer): number {
+/**
+ * The status code of an HTTP/1.x status line at the start of `buf`, or 0 if it is not one (yet). `max`:
+ * the highest code taken — a proxy's answer is within HTTP's 100–599; a target's may be any three digits
+ * from 100 (LinkedIn's 999), which Node's parser relays on the absolute-form path.
+ */
+export function statusOf(buf: Buffer, max = 599): number {
   if (buf.length < 12 || buf.toString('latin1', 0, 7) !== 'HTTP/1.' || buf[8] !== 0x20) return 0;
   // Three digits (RFC 9112 §4): Number() also read "2e2" as 200 and "1E2" as 100.
   let code = 0;
@@ -153,7 +157,7 @@ export function statusOf(buf: Buffer): number {
     if (d < 0 || d > 9) return 0;
     code = code * 10 + d;
   }
-  return code >= 100 && code <= 599 ? code : 0;
+  return code >= 100 && code <= max ? code : 0;
 }
 
 // Hop-by-hop headers (RFC 9110 §7.6.1) and the client's proxy credentials never reach the target; nor

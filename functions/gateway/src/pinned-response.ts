@@ -60,7 +60,7 @@ export function pinnedHeads(
   let pos = 0;
   for (;;) {
     const bad = { out, consumed: pos, status: 0, done: true };
-    const status = statusOf(buf.subarray(pos));
+    const status = statusOf(buf.subarray(pos), 999);
     if (status === 0 || status === 101) {
       // Not a status line (yet)? Wait for one only while it could still become one.
       const short = status === 0 && buf.length - pos < 12 && buf.indexOf(10, pos) < 0;

@@ -78,6 +78,17 @@ describe('pinnedHeads: the target’s response heads on the pinned path, as the 
     );
   });
 
+  it('any three digits from 100 are a status, as Node’s parser takes them on the absolute-form path', () => {
+    const head = 'HTTP/1.1 999 Request denied\r\nContent-Length: 2\r\n\r\n';
+    expect(pinnedHeads(b(`${head}ok`), MAX, true)).toEqual({
+      out: 'HTTP/1.1 999 Request denied\r\nContent-Length: 2\r\nConnection: close\r\n\r\n',
+      consumed: head.length,
+      status: 999,
+      done: true,
+    });
+    expect(pinnedHeads(b('HTTP/1.1 099 Low\r\n\r\n'), MAX, true).status).toBe(0);
+  });
+
   it('trims SP and HTAB around a value, and nothing else (VT, FF, NBSP are the value’s)', () => {
     const head = 'HTTP/1.1 204 No Content\r\nA: \t a  b \t\r\nB:\x0b v\xa0\r\nC:\r\nD:   \r\n\r\n';
     expect(pinnedHeads(b(head), MAX, true).out).toBe(
