@@ -26,6 +26,8 @@ let whileReadingSlow: (() => Promise<void>) | null = null;
 let whileFailing: (() => Promise<void>) | null = null;
 /** Run while the secret `withdrawn-<proxy>` is being read, with that proxy's name. */
 let whileReadingWithdrawn: ((proxy: string) => Promise<void>) | null = null;
+/** What each read of the secret `always-slow` takes on the test's clock. */
+const SLOW_READ_MS = 6_000;
 const secrets: SecretReader = {
   async access(ref) {
     if (ref.secret === 'eu-creds') return 'crawl:s3cr:et@';
@@ -37,6 +39,11 @@ const secrets: SecretReader = {
       const meanwhile = whileReadingSlow;
       whileReadingSlow = null;
       await meanwhile?.();
+      return 'crawl:slow';
+    }
+    if (ref.secret === 'always-slow') {
+      // Secret Manager hanging: every read waits out its deadline, then the cached value is answered.
+      clock.advance(SLOW_READ_MS);
       return 'crawl:slow';
     }
     if (ref.secret === 'fails-after') {
@@ -513,6 +520,28 @@ describe('POST /v1/leases', () => {
     const active = leases.docs.filter((d) => d.get('releasedAt') === null).map((d) => d.id);
     expect(active).toEqual([res.body.leaseId]);
     expect(logs).toContainEqual(expect.objectContaining({ event: 'leases.grant_outlived', proxy: 'only' }));
+  });
+
+  it('every read that slow: 503 (credentials cannot be read now) after three grants given back, no lease held, no store alarm', async () => {
+    const only = proxy('only', { latencyMillis: 1, capacity: 1 });
+    await start([
+      { ...only, spec: { ...only.spec, credentialsRef: { secret: 'always-slow', version: 'latest' } } },
+    ]);
+    const res = await acquire({ ttlSeconds: 10 });
+    expect(res).toMatchObject({
+      status: 503,
+      body: { error: 'unavailable', message: 'credentials of the matching proxies cannot be read now' },
+    });
+    expect(res.headers.get('retry-after')).toBe('30');
+    expect(logs.filter((l) => l.event === 'leases.grant_outlived')).toHaveLength(3);
+    expect(logs.filter((l) => l.event === 'leases.store_unavailable')).toEqual([]);
+    const leases = await db.collection(LEASE_COLLECTIONS.leases).get();
+    expect(leases.docs.filter((d) => d.get('releasedAt') === null)).toEqual([]);
+    // With a TTL the read leaves enough of (20 s of which 6 go): granted as before.
+    expect(await acquire({ ttlSeconds: 20 })).toMatchObject({
+      status: 201,
+      body: { proxy: { name: 'only' } },
+    });
   });
 
   it.each<[string, Record<string, unknown>, (p: ProxyResource | undefined) => boolean]>([

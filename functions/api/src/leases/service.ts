@@ -269,16 +269,19 @@ export class LeaseService {
             return { kind: 'granted', grant };
           } catch (err) {
             if (err instanceof GrantOutlived) {
+              // Secret Manager slow (the cached value answered at the read's deadline): nothing is wrong
+              // with the proxy, and the next read may be quick (the cache refreshed) or as slow. Counted
+              // as a credentials failure, not a withdrawal: three such reads are a 503
+              // credentials_unavailable, not a lease-store refusal pointing at Firestore.
               this.deps.log.warn(
                 'lease granted but its credentials read outlasted half its TTL: given back',
-                {
-                  event: 'leases.grant_outlived',
-                  proxy: err.proxy,
-                  ttlSeconds: req.ttlSeconds,
-                },
+                { event: 'leases.grant_outlived', proxy: err.proxy, ttlSeconds: req.ttlSeconds },
               );
+              if (!(await giveBack())) return { kind: 'key_taken' };
+              if (++credentialFailures >= CREDENTIAL_ROUNDS) return { kind: 'credentials_unavailable' };
+              continue;
             }
-            if (err instanceof ProxyWithdrawn || err instanceof GrantOutlived) {
+            if (err instanceof ProxyWithdrawn) {
               // Deleted, unhealthy, taken by the gateway or replaced since it was selected: the view the
               // answer goes out with says it may not be leased. Give the slot back and select again (the
               // proxy is no candidate in that view); nothing is wrong with it that a quarantine would help.

@@ -1,11 +1,13 @@
 // The app's onError: every throw becomes a JSON error. Known errors map to their stable code; anything
 // else is a bug, logged with its stack and answered 500 internal with the request id so that the log line
 // can be found. Hono routes every throw from a handler or middleware here, so this is the outermost net.
+
 import type { Context, ErrorHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
 import { InvalidStoredProxy, StoreError } from '../../../../shared/src/ports/proxy-store.js';
 import { ApiError, type ErrorCode, storedProxyInvalid } from '../errors.js';
+import { loggedPath } from './request-log.js';
 
 /** Retry-After for a store that is unavailable: Firestore outages are usually seconds long. */
 const UNAVAILABLE_RETRY_SECONDS = 5;
@@ -50,13 +52,19 @@ export const recover =
     const known = fromKnown(err);
     if (known) {
       if (known.status >= 500) {
-        log.error(`${c.req.method} ${c.req.path}: ${known.code}`, { requestId, cause: describe(err) });
+        log.error(`${c.req.method} ${loggedPath(c.req.path)}: ${known.code}`, {
+          requestId,
+          cause: describe(err),
+        });
       }
       const headers: Record<string, string> = { ...known.extra.headers };
       if (known.extra.retryAfterSeconds) headers['Retry-After'] = String(known.extra.retryAfterSeconds);
       return c.json(known.body(), known.status, headers);
     }
-    log.error(`unhandled error in ${c.req.method} ${c.req.path}`, { requestId, error: describe(err) });
+    log.error(`unhandled error in ${c.req.method} ${loggedPath(c.req.path)}`, {
+      requestId,
+      error: describe(err),
+    });
     return c.json({ error: 'internal', message: 'internal error', requestId }, 500);
   };
 
