@@ -113,20 +113,24 @@ export const assignable = (w: WorkerView, now: Date): boolean =>
  * The live workers that owe an ACK past max_stale_age (workers/ack-owed.ts): they have stopped taking
  * their snapshots, or cannot say that they took them. Each is withheld — given no proxies and no renewed
  * grant, so what it owns moves once the grant it was given lapses — while some other worker still takes
- * its snapshots. When none does, none is: a fault every worker sees at once (a release whose snapshots
- * no gateway applies, the ACK path broken) is the controller's or the channel's, and draining toward
- * nobody would only lapse every session (the drains move the epoch, and reports on the old one are
- * refused) and hand the pool out again from scratch once it is fixed; left as they are, the workers serve
- * again from the first snapshot they take.
+ * its snapshots: an assignable one that owes nothing older than the resend period (30 s; a worker that
+ * takes its snapshots ACKs each within a second or two). When none does, none is: a fault every worker
+ * sees at once (a release whose snapshots no gateway applies, the ACK path broken) is the controller's or
+ * the channel's, and draining toward nobody would only lapse every session (the drains move the epoch,
+ * and reports on the old one are refused) and hand the pool out again from scratch once it is fixed; left
+ * as they are, the workers serve again from the first snapshot they take. (Counting a worker whose debt is
+ * merely younger than max_stale_age as taking withheld the ones whose debt began a tick earlier, the ACK
+ * path broken between a tick's publish and some of its ACKs.)
  */
 export function overdueWorkers(x: PassInput): PassPlan['overdue'] {
   const owing: Array<{ workerId: string } & AckOwed> = [];
+  const owes = (w: WorkerView, seconds: number) =>
+    ackOverdue(w.ackOwed, w.session.ackedVersion, x.now, seconds);
   let anyTaking = false;
   for (const [id, w] of x.workers) {
     if (!isLive(w.session, x.now)) continue;
-    if (w.ackOwed && ackOverdue(w.ackOwed, w.session.ackedVersion, x.now, x.settings.maxStaleAgeSeconds))
-      owing.push({ workerId: id, ...w.ackOwed });
-    else if (assignable(w, x.now)) anyTaking = true;
+    if (w.ackOwed && owes(w, x.settings.maxStaleAgeSeconds)) owing.push({ workerId: id, ...w.ackOwed });
+    else if (assignable(w, x.now) && !owes(w, x.settings.resendAfterMs / 1000)) anyTaking = true;
   }
   return owing.sort((a, b) => (a.workerId < b.workerId ? -1 : 1)).map((o) => ({ ...o, withheld: anyTaking }));
 }

@@ -531,6 +531,41 @@ describe('planPass', () => {
         ['w1', now],
         ['w2', later(180)],
       ]);
+      // The header records that grant: the next pass keeps it (no new version for w1 every pass).
+      const next = planPass(
+        input({
+          now: later(60),
+          poolSpecs: [proxy('p1')],
+          records: new Map(),
+          workers: new Map([
+            ['w1', stalled({ session: session('w1', later(60)), grantedUntil: now })],
+            ['w2', view('w2', { session: session('w2', later(60)), grantedUntil: later(180) })],
+          ]),
+        }),
+      );
+      expect(next.builds.find((b) => b.workerId === 'w1')?.grant).toEqual(now);
+    });
+
+    it('another worker takes its snapshots only while it owes nothing older than the resend period', () => {
+      // The ACK path broke between a tick's publish and w2's ACK of it: w2 owes since a tick after w1.
+      const withW2Owing = (since: number) =>
+        planPass(
+          input({
+            poolSpecs: [proxy('p1')],
+            records,
+            workers: new Map([
+              ['w1', stalled()],
+              ['w2', view('w2', { ackOwed: { version: 9, since: later(since) } })],
+            ]),
+          }),
+        );
+      const broken = withW2Owing(-90);
+      expect(broken.overdue.map((o) => [o.workerId, o.withheld])).toEqual([['w1', false]]);
+      expect(broken.ownership.changes).toEqual([]);
+      // w2's snapshot went out a moment ago and its ACK is on the way: it takes its snapshots.
+      const young = withW2Owing(-29);
+      expect(young.overdue.map((o) => [o.workerId, o.withheld])).toEqual([['w1', true]]);
+      expect(young.ownership.changes.map((c) => c.kind)).toEqual(['drain_started']);
     });
 
     it('when no worker takes its snapshots, none is withheld: ownership and grants stay as they are', () => {
