@@ -84,12 +84,13 @@ async function call(
 const acquire = (body: unknown = {}) => call('POST', '/v1/leases', body);
 
 /** An API replica over the test's Firestore project and clock, reading secrets through `reader`. */
-const build = (reader: SecretReader = secrets) =>
+const build = (reader: SecretReader = secrets, candidateLimit?: number) =>
   leaseTestApp({
     firestore: new Firestore({ projectId }),
     clock,
     secrets: reader,
     lease: { tokens: [{ name: 'c1', token: TOKEN }], cooldownWindowMs: WINDOW_S * 1000 },
+    ...(candidateLimit !== undefined && { candidateLimit }),
   });
 /** Replicas beside start()'s main one, stopped after each test. */
 const others: LeaseApiRuntime[] = [];
@@ -99,9 +100,9 @@ const replica = (reader?: SecretReader) => {
   return built;
 };
 
-async function start(fleet = defaultFleet()) {
+async function start(fleet = defaultFleet(), candidateLimit?: number) {
   await writeFleet(db, fleet);
-  const built = build();
+  const built = build(secrets, candidateLimit);
   app = built.app;
   api = built.leases;
   logs = built.log.lines;
@@ -482,6 +483,19 @@ describe('POST /v1/leases', () => {
       status: 201,
       body: { proxy: { name: 'f-2', url: 'http://crawl:flaky@10.0.0.1:3128' } },
     });
+  });
+
+  it('when none of the best few can be granted, the acquire ranks them all: a proxy below them is leased, not 409', async () => {
+    // A first plan ranks the best CANDIDATE_LIMIT (1 here). This replica's view says `a` has room — as
+    // when it lags another replica's grants — but its lease state is full: the grant finds that, and
+    // the acquire must go on to the proxies the first plan left out.
+    await start([proxy('a', { latencyMillis: 1, capacity: 1 }), proxy('b', { latencyMillis: 2 })], 1);
+    const first = await acquire({});
+    expect(first).toMatchObject({ status: 201, body: { proxy: { name: 'a' } } });
+    const store = api!.store as unknown as { usage: (p: { name: string }, now: Date) => unknown };
+    const usage = store.usage.bind(store);
+    store.usage = (p, now) => (p.name === 'a' ? { active: 0, exclusive: false } : usage(p, now));
+    expect(await acquire({})).toMatchObject({ status: 201, body: { proxy: { name: 'b' } } });
   });
 
   it('the request lines log a lease id only as a digest: the same for its every request, never the id', async () => {

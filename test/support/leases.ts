@@ -63,6 +63,8 @@ export function leaseTestApp(opts: {
   lease: Partial<LeaseConfig>;
   /** More of the service (jobs, the fleet page, the gateway routes) beside the lease routes. */
   extra?: Partial<ApiDeps>;
+  /** Candidates a first plan ranks (service.ts CANDIDATE_LIMIT unless set). */
+  candidateLimit?: number;
 }) {
   const log = memoryLogger();
   const registry = new Registry();
@@ -77,6 +79,7 @@ export function leaseTestApp(opts: {
     // seconds on a loaded machine): the 5 s bound would end such a read first, and the test would pass
     // for the wrong reason. cached-reader.unit.test.ts covers the bound itself.
     credentialsReadDeadlineMs: 60_000,
+    ...(opts.candidateLimit !== undefined && { candidateLimit: opts.candidateLimit }),
   });
   const publisher = new RecordingReconcilePublisher();
   const app = createApp({

@@ -66,7 +66,17 @@ export interface LeaseServiceDeps {
   log: Logger;
   /** How long a request waits for the local views to load after a (re)start. */
   readyTimeoutMs?: number;
+  /** Candidates a first plan ranks (CANDIDATE_LIMIT); tests set it low to reach the plan of them all. */
+  candidateLimit?: number;
 }
+
+/**
+ * The best proxies with room a first plan ranks and builds (selection.ts `limit`): a grant takes the first
+ * nearly always, and at 10,000 proxies ranking them all cost every acquire milliseconds of the event loop.
+ * When none of them could be granted (this replica's view behind other replicas' grants), the acquire
+ * plans again with all of them.
+ */
+export const CANDIDATE_LIMIT = 64;
 
 export type AcquireOutcome =
   /** `replayed`: the lease an earlier request with the same Idempotency-Key was granted. */
@@ -228,10 +238,12 @@ export class LeaseService {
     let key = firstKey;
     const target = req.target ?? null;
     let refreshed = false;
+    // The first plans rank the best CANDIDATE_LIMIT; once those could not be granted, all of them.
+    let ranksAll = false;
     let credentialFailures = 0;
     let withdrawals = 0;
     for (;;) {
-      const plan = this.plan(req, target);
+      const plan = this.plan(req, target, ranksAll);
       let atCapacity = 0;
       let inGateway = 0;
       if (plan.candidates.length > 0) {
@@ -301,6 +313,11 @@ export class LeaseService {
         atCapacity = outcome.atCapacity;
         inGateway = outcome.inGateway;
       }
+      // None of the best could be granted (full or the gateway's as this replica now knows): the rest.
+      if (plan.more > 0) {
+        ranksAll = true;
+        continue;
+      }
       // "Full" may be this replica's old news: another replica may have released since. Look once, at a
       // bounded few (those seen longest ago; the next no-room request looks at the next few): a saturated
       // pool of 1,000 proxies retried every second would otherwise cost 1,000 reads a second a replica.
@@ -348,12 +365,13 @@ export class LeaseService {
     );
   }
 
-  private plan(req: AcquireRequest, target: string | null): SelectionPlan {
+  private plan(req: AcquireRequest, target: string | null, ranksAll = false): SelectionPlan {
     const { catalog, store, clock, gate } = this.deps;
     const now = clock.now();
+    const limit = ranksAll ? undefined : (this.deps.candidateLimit ?? CANDIDATE_LIMIT);
     return planSelection(
       catalog.list(),
-      { selector: req.selector, target, exclusive: req.exclusive, protocols: req.protocols },
+      { selector: req.selector, target, exclusive: req.exclusive, protocols: req.protocols, limit },
       {
         usage: (p) => store.usage(p, now),
         pending: (p) => store.pending(p),

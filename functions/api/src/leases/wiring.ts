@@ -37,6 +37,8 @@ export function buildLeaseApi(opts: {
   config: LeaseConfig;
   /** Default CREDENTIALS_READ_DEADLINE_MS; tests whose secret reads stand for slow work raise it. */
   credentialsReadDeadlineMs?: number;
+  /** Default CANDIDATE_LIMIT (service.ts); tests set it low to reach the plan of every candidate. */
+  candidateLimit?: number;
 }): LeaseApiRuntime {
   const { firestore, clock, config, registry } = opts;
   const log = opts.log.child({ component: 'leases' });
@@ -56,7 +58,16 @@ export function buildLeaseApi(opts: {
     staleIfErrorMs: 10 * 60_000,
     readDeadlineMs: opts.credentialsReadDeadlineMs ?? CREDENTIALS_READ_DEADLINE_MS,
   });
-  const service = new LeaseService({ catalog, store, secrets, gate, clock, settings, log });
+  const service = new LeaseService({
+    catalog,
+    store,
+    secrets,
+    gate,
+    clock,
+    settings,
+    log,
+    ...(opts.candidateLimit !== undefined && { candidateLimit: opts.candidateLimit }),
+  });
   const metrics = promLeaseMetrics(registry, () => store.countActive(), {
     nowMs: () => clock.now().getTime(),
     onError: (error) => log.warn('counting active leases for /metrics failed', { error }),

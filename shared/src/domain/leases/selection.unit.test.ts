@@ -114,6 +114,7 @@ describe('planSelection', () => {
     );
     expect(plan).toEqual({
       candidates: [{ name: 'ok', uid: UID, capacity: 3, endpoint: 'http://10.0.0.1:3128' }],
+      more: 0,
       full: ['full', 'held'],
       considered: 8,
       otherProtocol: 0,
@@ -258,6 +259,7 @@ describe('planSelection', () => {
     );
     expect(plan).toEqual({
       candidates: [],
+      more: 0,
       full: [],
       considered: 0,
       otherProtocol: 0,
@@ -267,6 +269,34 @@ describe('planSelection', () => {
       inCooldown: 0,
       cooldownEndsAtMs: null,
       atCapacity: 0,
+    });
+  });
+
+  describe('limit: the best few of many, as the full ranking orders them', () => {
+    // 300 proxies of assorted load, latency and health, some full: the order has ties to break by name.
+    const many = Array.from({ length: 300 }, (_, i) =>
+      proxy(`p${String(i).padStart(3, '0')}`, {
+        capacity: 3,
+        latencyMillis: i % 7 === 0 ? null : (i * 37) % 50,
+        ...(i % 11 === 0 && { healthReason: 'ProbeSuspect' }),
+      }),
+    );
+    const usage = Object.fromEntries(many.map((p, i) => [p.name, { active: (i * 13) % 4 }]));
+    const request = { selector: {}, target: null, exclusive: false, protocols: HTTP };
+    const all = planSelection(many, request, view(usage));
+
+    it.each([1, 2, 64, 224, 225, 1000])('limit %i', (limit) => {
+      const some = planSelection(many, { ...request, limit }, view(usage));
+      expect(some.candidates).toEqual(all.candidates.slice(0, limit));
+      expect(some.more).toBe(Math.max(0, all.candidates.length - limit));
+      // Everything else is counted as without a limit.
+      expect({ ...some, candidates: [], more: 0 }).toEqual({ ...all, candidates: [], more: 0 });
+    });
+
+    it('the whole ranking has as many candidates as proxies with room', () => {
+      expect(all.more).toBe(0);
+      expect(all.candidates.length + all.atCapacity).toBe(300);
+      expect(all.candidates.length).toBeGreaterThan(64);
     });
   });
 
