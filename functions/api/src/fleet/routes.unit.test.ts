@@ -255,6 +255,38 @@ describe('the fleet page', () => {
     await expect.poll(() => feed.subscribers).toBe(0);
   });
 
+  it('builds one view per change for all its streams, not one per stream', async () => {
+    // At 10,000 proxies a view is some 5–8 MB of JSON and 100–200 ms of the event loop: built per stream,
+    // a few open tabs under lease traffic held the instance that serves the leases.
+    const feed = new SlowFeed();
+    feed.load();
+    feed.proxies.set('p-1', proxy('p-1', { phase: 'Ready' }));
+    const app = fleetAlone(feed, { debounceMs: 200, refreshMs: 60_000 });
+    const aborts = Array.from({ length: 5 }, () => new AbortController());
+    const readers = await Promise.all(
+      aborts.map(async (a) => {
+        const res = await app.request('/events', { headers: adminHeader, signal: a.signal });
+        return { reader: res.body!.getReader(), text: '' };
+      }),
+    );
+    const decoder = new TextDecoder();
+    const allSee = (pattern: RegExp) =>
+      Promise.all(
+        readers.map(async (r) => {
+          while (!pattern.test(r.text)) r.text += decoder.decode((await r.reader.read()).value);
+        }),
+      );
+    await allSee(/"phase":"Ready"/);
+    const before = feed.builds;
+    feed.proxies.set('p-1', proxy('p-1', { phase: 'Unhealthy' }));
+    feed.changed();
+    await allSee(/"phase":"Unhealthy"/);
+    expect(feed.builds - before).toBe(1);
+    for (const a of aborts) a.abort();
+    await Promise.all(readers.map((r) => r.reader.cancel()));
+    await expect.poll(() => feed.subscribers).toBe(0);
+  });
+
   // Hono answers a HEAD with the GET's response, its body dropped unread: the stream it started was never
   // read nor cancelled, and held its slot, its subscription and its timers until the instance restarted.
   it('answers a HEAD of the stream with its headers only: no slot, no subscription held', async () => {
