@@ -1,6 +1,9 @@
 // The launchers' (npm start, npm run emulators) stop triggers. `on`, not `once`: a second Ctrl-C (or npm
 // forwarding the one the terminal sent) must not fall back to Node's default, which would exit at once
 // and orphan the detached emulators; and whatever else goes wrong, they go with this process.
+/** How often the launcher looks whether whoever started it is still there. */
+const PARENT_CHECK_MS = 1_000;
+
 export function onShutdown(shutdown: (why: string, exitCode: number) => void): void {
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.on(signal, () => shutdown(signal, 0));
@@ -15,6 +18,13 @@ export function onShutdown(shutdown: (why: string, exitCode: number) => void): v
       shutdown('output closed', 1);
     });
   }
+  // Whoever started us killed outright (`kill -9` of npm, an IDE's forced stop): no signal comes, we are
+  // handed to another parent, and the plane went on running on its ports with nobody to Ctrl-C it — the
+  // next `npm start` refused every port. Checked each second: the new parent means the old one is gone.
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) shutdown('parent gone', 1);
+  }, PARENT_CHECK_MS).unref();
   process.on('uncaughtException', (err) => {
     console.error(err);
     shutdown('uncaught exception', 1);
