@@ -18,6 +18,7 @@ import {
   ownedBy,
   type PlanInput,
   planOwnership,
+  recordsByOwner,
   type WorkerStanding,
 } from '../workers/ownership.js';
 import { readsSocks5 } from '../workers/protocol.js';
@@ -229,6 +230,7 @@ export function planPass(x: PassInput): PassPlan {
   const records = applyOwnership(x.records, ownership.changes);
   const byName = new Map(x.poolSpecs.map((p) => [p.name, p]));
   const builds: WorkerBuild[] = [];
+  const byOwner = recordsByOwner(records.values());
   for (const [id, w] of [...x.workers].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     if (!isLive(w.session, x.now)) continue;
     // A worker shutting down stopped pulling at SIGTERM and ends its drain at the grant it holds: a renewal
@@ -242,7 +244,8 @@ export function planPass(x: PassInput): PassPlan {
     const grant =
       nextGrant(w.grantedUntil, !shuttingDown(w) && !held, x.now, x.settings) ?? (held ? x.now : null);
     if (!grant) continue;
-    const owned = ownedBy(id, records.values()).flatMap((r) => {
+    const mine = byOwner.get(id) ?? [];
+    const owned = ownedBy(id, mine).flatMap((r) => {
       const p = byName.get(r.proxy);
       // Owned but no longer in the pool spec is already draining; a deleted or reclaimed one drains too.
       return p && p.deletionRequestedAt === null && !x.reclaimed.has(p.name) ? [p] : [];
@@ -253,7 +256,7 @@ export function planPass(x: PassInput): PassPlan {
       protocolVersion: w.session.protocolVersion,
       grant,
       owned,
-      draining: Object.fromEntries(drainingFrom(id, records.values())),
+      draining: Object.fromEntries(drainingFrom(id, mine)),
     });
   }
   return { ownership, records, builds, overdue };

@@ -172,6 +172,20 @@ export function applyOwnership(
   return out;
 }
 
+/**
+ * The records by owner, each list in the records' order: a pass builds every worker's snapshot from its
+ * own, and scanning all records once per worker was workers × pool (2 M steps at 100 × 10,000).
+ */
+export function recordsByOwner(records: Iterable<OwnershipRecord>): Map<string, OwnershipRecord[]> {
+  const out = new Map<string, OwnershipRecord[]>();
+  for (const r of records) {
+    const list = out.get(r.owner);
+    if (list) list.push(r);
+    else out.set(r.owner, [r]);
+  }
+  return out;
+}
+
 /** Proxies a worker may see in its snapshot: owned and not draining. */
 export function ownedBy(worker: string, records: Iterable<OwnershipRecord>): OwnershipRecord[] {
   const out: OwnershipRecord[] = [];

@@ -8,6 +8,7 @@ import {
   ownedBy,
   type PlanInput,
   planOwnership,
+  recordsByOwner,
   type WorkerStanding,
 } from './ownership.js';
 import { rendezvousOwner } from './rendezvous.js';
@@ -185,5 +186,24 @@ describe('commitChunks', () => {
 
   it.each([[[]], [[change('a', 'released')]]])('one commit (or none) below the bound', (changes) => {
     expect(commitChunks(changes, 1)).toEqual(changes.length ? [changes] : []);
+  });
+});
+
+describe('recordsByOwner', () => {
+  it('groups the records by owner, each group in the records’ order', () => {
+    const r = (proxy: string, owner: string, drainEpoch: number | null = null): OwnershipRecord => ({
+      proxy,
+      owner,
+      since: 1,
+      drainEpoch,
+    });
+    const records = [r('a', 'w2'), r('b', 'w1'), r('c', 'w2', 4), r('d', 'w1')];
+    expect(recordsByOwner(records)).toEqual(
+      new Map([
+        ['w2', [r('a', 'w2'), r('c', 'w2', 4)]],
+        ['w1', [r('b', 'w1'), r('d', 'w1')]],
+      ]),
+    );
+    expect(recordsByOwner([])).toEqual(new Map());
   });
 });
