@@ -22,8 +22,10 @@ export function onShutdown(shutdown: (why: string, exitCode: number) => void): v
   // handed to another parent, and the plane went on running on its ports with nobody to Ctrl-C it — the
   // next `npm start` refused every port. Checked each second: the new parent means the old one is gone.
   const parent = process.ppid;
-  setInterval(() => {
-    if (process.ppid !== parent) shutdown('parent gone', 1);
+  const watch = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(watch); // once: the stop that follows takes seconds
+    shutdown('parent gone', 1);
   }, PARENT_CHECK_MS).unref();
   process.on('uncaughtException', (err) => {
     console.error(err);

@@ -8,6 +8,7 @@ import { LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-col
 import { LeaseClient } from '../../shared/src/client/index.js';
 import type { ProxyResource } from '../../shared/src/domain/proxy.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
+import { LeaseStoreError } from '../../shared/src/ports/lease-store.js';
 import { SecretAccessError, type SecretReader } from '../../shared/src/ports/secrets.js';
 import { missingContractFields } from '../../shared/src/testing/log-contract.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
@@ -496,6 +497,22 @@ describe('POST /v1/leases', () => {
     const usage = store.usage.bind(store);
     store.usage = (p, now) => (p.name === 'a' ? { active: 0, exclusive: false } : usage(p, now));
     expect(await acquire({})).toMatchObject({ status: 201, body: { proxy: { name: 'b' } } });
+  });
+
+  it('a first plan whose candidates were passed over unread ranks them all, not 503 contended', async () => {
+    // States this replica forgot rank as empty and can fill a first plan; the store reads 16 of them and
+    // passes over the rest unread ("contended"): the proxies the plan left out may have room.
+    await start([proxy('a', { latencyMillis: 1 }), proxy('b', { latencyMillis: 2 })], 1);
+    const store = api!.store as unknown as { grant: (r: { candidates: unknown[] }) => Promise<unknown> };
+    const grant = store.grant.bind(store);
+    const sizes: number[] = [];
+    store.grant = async (r) => {
+      sizes.push(r.candidates.length);
+      if (sizes.length === 1) throw new LeaseStoreError('contended', 'candidates passed over unread');
+      return grant(r);
+    };
+    expect(await acquire({})).toMatchObject({ status: 201, body: { proxy: { name: 'a' } } });
+    expect(sizes).toEqual([1, 2]);
   });
 
   it('the request lines log a lease id only as a digest: the same for its every request, never the id', async () => {

@@ -287,6 +287,29 @@ describe('the fleet page', () => {
     await expect.poll(() => feed.subscribers).toBe(0);
   });
 
+  it('a stream opened after the last one closed starts from a fresh view, not the one they shared', async () => {
+    const feed = new SlowFeed();
+    feed.load();
+    feed.proxies.set('p-1', proxy('p-1', { phase: 'Ready' }));
+    const app = fleetAlone(feed, { debounceMs: 5_000, refreshMs: 60_000 });
+    const open = async () => {
+      const abort = new AbortController();
+      const res = await app.request('/events', { headers: adminHeader, signal: abort.signal });
+      const reader = res.body!.getReader();
+      let text = '';
+      while (!/"phase":"/.test(text)) text += new TextDecoder().decode((await reader.read()).value);
+      abort.abort();
+      await reader.cancel();
+      await expect.poll(() => feed.subscribers).toBe(0);
+      return text;
+    };
+    expect(await open()).toContain('"phase":"Ready"');
+    // Changed while no stream listened (the feed keeps its listeners a minute), well within the debounce.
+    feed.proxies.set('p-1', proxy('p-1', { phase: 'Unhealthy' }));
+    feed.changed();
+    expect(await open()).toContain('"phase":"Unhealthy"');
+  });
+
   // Hono answers a HEAD with the GET's response, its body dropped unread: the stream it started was never
   // read nor cancelled, and held its slot, its subscription and its timers until the instance restarted.
   it('answers a HEAD of the stream with its headers only: no slot, no subscription held', async () => {

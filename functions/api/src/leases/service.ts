@@ -255,11 +255,20 @@ export class LeaseService {
           ttlSeconds: req.ttlSeconds,
           ...(key && { key }),
         };
-        const outcome = await store.grant({
-          candidates: plan.candidates,
-          lease,
-          claimSettled: (proxy, epoch) => this.deps.gate.claimSettled(proxy, epoch),
-        });
+        let outcome: Awaited<ReturnType<typeof store.grant>>;
+        try {
+          outcome = await store.grant({
+            candidates: plan.candidates,
+            lease,
+            claimSettled: (proxy, epoch) => this.deps.gate.claimSettled(proxy, epoch),
+          });
+        } catch (err) {
+          // Candidates passed over unread (states this replica forgot rank as empty, and can fill a first
+          // plan): the ones the plan left out may have room, as a grant walking every candidate would find.
+          if (!(plan.more > 0 && err instanceof LeaseStoreError && err.kind === 'contended')) throw err;
+          ranksAll = true;
+          continue;
+        }
         if (outcome.kind === 'key_taken') return outcome;
         if (outcome.kind === 'granted') {
           // A grant given back takes its key record with it (the key is not spent by a lease nobody got);
