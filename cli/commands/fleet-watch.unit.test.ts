@@ -24,6 +24,31 @@ async function watch(args: string[], answer: string = JSON.stringify(view), isTT
   return { code, sleeps, err, out, calls, clears };
 }
 
+/** A row of the fleet state as the API answers it, with `extra` over a Ready, healthy one. */
+const row = (name: string, extra: Partial<FleetRow>): FleetRow => ({
+  name,
+  mode: 'managed',
+  location: 'us-central1-a',
+  attributes: {},
+  phase: 'Ready',
+  deleting: false,
+  ip: '203.0.113.7',
+  healthy: true,
+  verdict: 'AVAILABLE',
+  tiers: { BASIC: 'AVAILABLE', EGRESS: 'AVAILABLE' },
+  egressProblem: null,
+  latencyMillis: 20,
+  latencyHistory: [],
+  capacity: 4,
+  activeLeases: 0,
+  cooldowns: [],
+  owner: null,
+  unreachableRoutes: [],
+  createdAt: '2026-02-01T11:00:00.000Z',
+  changedAt: '2026-02-01T11:59:00.000Z',
+  ...extra,
+});
+
 describe('fleet watch bounds', () => {
   it('waits --interval seconds between rounds, up to an hour', async () => {
     expect(await watch(['--count', '3', '--interval', '3600'])).toMatchObject({
@@ -48,30 +73,6 @@ describe('fleet watch bounds', () => {
 });
 
 describe('fleet watch table', () => {
-  const row = (name: string, extra: Partial<FleetRow>): FleetRow => ({
-    name,
-    mode: 'managed',
-    location: 'us-central1-a',
-    attributes: {},
-    phase: 'Ready',
-    deleting: false,
-    ip: '203.0.113.7',
-    healthy: true,
-    verdict: 'AVAILABLE',
-    tiers: { BASIC: 'AVAILABLE', EGRESS: 'AVAILABLE' },
-    egressProblem: null,
-    latencyMillis: 20,
-    latencyHistory: [],
-    capacity: 4,
-    activeLeases: 0,
-    cooldowns: [],
-    owner: null,
-    unreachableRoutes: [],
-    createdAt: '2026-02-01T11:00:00.000Z',
-    changedAt: '2026-02-01T11:59:00.000Z',
-    ...extra,
-  });
-
   // The page's gateway cell (page.ts): owner, "(draining)" while it hands the proxy over, and the routes
   // whose target check fails through it — the terminal view said only the owner.
   it('shows what the page shows in the gateway column', () => {
@@ -187,30 +188,7 @@ describe('fleet watch and control characters', () => {
   const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
   const answer = JSON.stringify({
     ...view,
-    rows: [
-      {
-        name: 'p1',
-        mode: 'managed',
-        location: 'us-central1-a',
-        attributes: { label: hostile },
-        phase: 'Ready',
-        deleting: false,
-        ip: null,
-        healthy: true,
-        verdict: 'AVAILABLE',
-        tiers: { BASIC: 'AVAILABLE' },
-        egressProblem: null,
-        latencyMillis: 20,
-        latencyHistory: [],
-        capacity: 4,
-        activeLeases: 1,
-        cooldowns: [],
-        owner: null,
-        unreachableRoutes: [hostile],
-        createdAt: '2026-02-01T11:00:00.000Z',
-        changedAt: '2026-02-01T11:59:00.000Z',
-      },
-    ],
+    rows: [row('p1', { attributes: { label: hostile }, unreachableRoutes: [hostile] })],
   });
   const lines = (printed: string[]) => printed.flatMap((t) => t.split('\n'));
 

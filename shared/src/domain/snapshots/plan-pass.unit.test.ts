@@ -88,6 +88,18 @@ const twoWorkers = () =>
     ['w1', view('w1')],
     ['w2', view('w2')],
   ]);
+/** A pass over the pool proxy p1 with its `records`, `w1` as given beside `w2` (a serving worker by default). */
+const p1Beside = (records: Map<string, OwnershipRecord>, w1: WorkerView, w2: WorkerView = view('w2')) =>
+  planPass(
+    input({
+      poolSpecs: [proxy('p1')],
+      records,
+      workers: new Map([
+        ['w1', w1],
+        ['w2', w2],
+      ]),
+    }),
+  );
 const shopProxy = (n: string, site = 'shop') =>
   proxy(n, { spec: externalSpec({ gatewayPool: true, attributes: { site } }) });
 
@@ -448,11 +460,7 @@ describe('planPass', () => {
     const stalled = (over: Partial<WorkerView> = {}) => view('w1', { ackOwed: owed, ...over });
 
     it('is given nothing and its grant is not renewed: its proxies drain, and move once the grant lapses', () => {
-      const workers = new Map([
-        ['w1', stalled()],
-        ['w2', view('w2')],
-      ]);
-      const p = planPass(input({ poolSpecs: [proxy('p1')], records, workers }));
+      const p = p1Beside(records, stalled());
       expect(p.ownership.changes).toEqual([
         { proxy: 'p1', kind: 'drain_started', next: { ...rec('p1', 'w1'), drainEpoch: 6 } },
       ]);
@@ -482,17 +490,7 @@ describe('planPass', () => {
     });
 
     it('a second short of max_stale_age, or once it ACKs the owed version or a later one, it is a worker like any', () => {
-      const keeps = (w1: WorkerView) =>
-        planPass(
-          input({
-            poolSpecs: [proxy('p1')],
-            records,
-            workers: new Map([
-              ['w1', w1],
-              ['w2', view('w2')],
-            ]),
-          }),
-        );
+      const keeps = (w1: WorkerView) => p1Beside(records, w1);
       const young = keeps(stalled({ ackOwed: { version: 2, since: later(-149) } }));
       const settled = keeps(stalled({ session: acked(registered('w1'), 3) }));
       for (const p of [young, settled]) {
@@ -522,11 +520,7 @@ describe('planPass', () => {
     });
 
     it('its grant swept (a day without an epoch change): a snapshot granting nothing past now, to ACK', () => {
-      const workers = new Map([
-        ['w1', stalled({ grantedUntil: null })],
-        ['w2', view('w2')],
-      ]);
-      const p = planPass(input({ poolSpecs: [proxy('p1')], records: new Map(), workers }));
+      const p = p1Beside(new Map(), stalled({ grantedUntil: null }));
       expect(p.builds.map((b) => [b.workerId, b.grant])).toEqual([
         ['w1', now],
         ['w2', later(180)],
@@ -549,16 +543,7 @@ describe('planPass', () => {
     it('another worker takes its snapshots only while it owes nothing older than the resend period', () => {
       // The ACK path broke between a tick's publish and w2's ACK of it: w2 owes since a tick after w1.
       const withW2Owing = (since: number) =>
-        planPass(
-          input({
-            poolSpecs: [proxy('p1')],
-            records,
-            workers: new Map([
-              ['w1', stalled()],
-              ['w2', view('w2', { ackOwed: { version: 9, since: later(since) } })],
-            ]),
-          }),
-        );
+        p1Beside(records, stalled(), view('w2', { ackOwed: { version: 9, since: later(since) } }));
       const broken = withW2Owing(-90);
       expect(broken.overdue.map((o) => [o.workerId, o.withheld])).toEqual([['w1', false]]);
       expect(broken.ownership.changes).toEqual([]);
@@ -627,17 +612,7 @@ describe('planPass', () => {
     // must not start a drain no report will end — the proxy would serve no one until the grant lapsed.
     const records = new Map([['p1', rec('p1', 'w1')]]);
     const lastWord = report('w1', { draining: true, counts: [], receivedAt: later(-20) });
-    const handedAt = (w1: WorkerView) =>
-      planPass(
-        input({
-          poolSpecs: [proxy('p1')],
-          records,
-          workers: new Map([
-            ['w1', w1],
-            ['w2', view('w2')],
-          ]),
-        }),
-      ).ownership.changes;
+    const handedAt = (w1: WorkerView) => p1Beside(records, w1).ownership.changes;
     const released = [
       { proxy: 'p1', kind: 'released', next: { proxy: 'p1', owner: 'w2', since: 6, drainEpoch: null } },
     ];
