@@ -114,8 +114,8 @@ try {
       // Its logs, certificate and state.json are in that dir: a second plane there would wipe its logs
       // and take the file the CLI reads its tokens from.
       console.error(`\n${err.message}`);
-      // A dir named for the offset: never the one just refused (that offset's ports were free).
-      const offset = options.portOffset || 1000;
+      // A dir named for the offset: this start's own, unless it is none or the running plane's.
+      const offset = [options.portOffset, 1000, 2000].find((o) => o !== 0 && o !== err.other.portOffset)!;
       console.error(
         'Stop it first, or give this plane a state dir of its own as well as a port offset, e.g. ' +
           `PROXYPLANE_STATE_DIR=.local-plane/${offset} PROXYPLANE_PORT_OFFSET=${offset} npm start`,

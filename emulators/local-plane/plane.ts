@@ -53,13 +53,15 @@ export async function startPlane(
     if (teardown.stopping) throw new StartCancelled('start cancelled');
   };
   const { ports, inventory, functionPort, claims } = planeLayout(opts.portOffset);
+  // One plane per state dir (logs, certificate, gateway files, state.json): asked first, so that a second
+  // `npm start` beside a running one is told at once that a plane runs there and what to set for a second
+  // (both a state dir and an offset), not a line per taken port and only half the advice.
+  const stateFile = stateFileIn(opts.stateDir);
+  assertStateDirFree(stateFile);
   progress('checking ports');
   await assertPortsFree(claims);
   await assertNotHeldOnWildcard(DEFAULT_PROXY_PORT);
-  // One plane per state dir (logs, certificate, gateway files, state.json): claimed before the logs of
-  // whichever plane had it are cleared below.
-  const stateFile = stateFileIn(opts.stateDir);
-  assertStateDirFree(stateFile);
+  // Claimed before the logs of whichever plane had the dir are cleared below.
   writePlaneState(stateFile, { pid: process.pid, projectId: opts.projectId, portOffset: opts.portOffset });
 
   const logDir = join(opts.stateDir, 'logs');

@@ -371,4 +371,42 @@ describe('npm start', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 90_000);
+
+  // The usual way to meet a running plane: `npm start` again in the same checkout, same offset. Its ports
+  // are taken too, but what to set is both variables, and an offset other than the running plane's.
+  it('a second start beside a running plane is told so first, with an offset other than its', async () => {
+    const offset = await freeOffset();
+    const ports = offsetPorts(loadLocalPorts(), offset);
+    const dir = mkdtempSync(join(tmpdir(), 'local-plane-e2e-again-'));
+    const plane = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', PLANE_ENTRY], {
+      stdio: 'ignore',
+    });
+    await new Promise((resolve) => plane.once('spawn', resolve));
+    writeFileSync(
+      join(dir, 'state.json'),
+      `${JSON.stringify({ pid: plane.pid, projectId: 'demo-proxyplane', portOffset: offset })}\n`,
+    );
+    const holder = createServer();
+    await new Promise<void>((resolve) =>
+      holder.listen({ host: ports.api.host, port: ports.api.port }, resolve),
+    );
+    try {
+      const run = npmStart(offset, dir);
+      runs.push(run);
+      const exit = await Promise.race([run.exited, sleep(60_000).then(() => 'timeout')]);
+      expect(exit, run.output()).toBe('1/null');
+      expect(run.output()).toContain(
+        `another local plane (pid ${plane.pid}, port offset ${offset}) is running`,
+      );
+      const other = offset === 1000 ? 2000 : 1000;
+      expect(run.output()).toContain(
+        `PROXYPLANE_STATE_DIR=.local-plane/${other} PROXYPLANE_PORT_OFFSET=${other} npm start`,
+      );
+      expect(run.output()).not.toContain('is already in use');
+    } finally {
+      plane.kill('SIGKILL');
+      await new Promise((resolve) => holder.close(resolve));
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
 });
