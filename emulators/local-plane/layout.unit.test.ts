@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadLocalPorts } from '../../shared/src/config/local-ports.js';
-import { planeLayout } from './layout.js';
+import { adviceOffset, planeLayout } from './layout.js';
 
 const fn = (source: string) => ({
   source,
@@ -41,5 +41,31 @@ describe('planeLayout', () => {
     expect(() =>
       planeLayout(0, { ports, functions: { functions: { odd: fn('test/fixtures/functions/recorder') } } }),
     ).toThrow('firebase.json has no emulators.functions.ports.odd');
+  });
+});
+
+describe('adviceOffset: the offset advised beside a running plane', () => {
+  const ports = (o: number) => new Set(planeLayout(o).claims.map((c) => `${c.host}:${c.port}`));
+  const clash = (a: number, b: number) => [...ports(a)].some((p) => ports(b).has(p));
+
+  it('this start’s own offset when its ports are clear of the running plane’s and its dir is another', () => {
+    expect(adviceOffset(5000, 0, '.local-plane')).toBe(5000);
+  });
+
+  it.each([
+    ['none of its own', 0, 0, '.local-plane'],
+    ['ports shared with the running plane (10 beside 0)', 10, 0, '.local-plane'],
+    ['the running plane’s own', 1000, 1000, '.local-plane'],
+    ['the dir just refused', 1000, 0, '.local-plane/1000'],
+  ])('another when its own is %s', (_, own, running, refused) => {
+    const o = adviceOffset(own, running, refused);
+    expect(o).not.toBe(0);
+    expect(o).not.toBe(own);
+    expect(clash(o, running)).toBe(false);
+    expect(`.local-plane/${o}`).not.toBe(refused);
+  });
+
+  it('the offsets 10 and 0 do share ports (what the advice must steer clear of)', () => {
+    expect(clash(10, 0)).toBe(true);
   });
 });

@@ -5,6 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { MissingToolError } from '../launcher/sdk.js';
 import { onShutdown } from '../launcher/shutdown-signals.js';
 import { demoStep } from './demo.js';
+import { adviceOffset } from './layout.js';
 import { OptionsError, type PlaneOptions, parsePlaneOptions, USAGE } from './options.js';
 import { StartCancelled, startPlane } from './plane.js';
 import { PortInUseError, WildcardPortError } from './ports.js';
@@ -114,8 +115,8 @@ try {
       // Its logs, certificate and state.json are in that dir: a second plane there would wipe its logs
       // and take the file the CLI reads its tokens from.
       console.error(`\n${err.message}`);
-      // A dir named for the offset: this start's own, unless it is none or the running plane's.
-      const offset = [options.portOffset, 1000, 2000].find((o) => o !== 0 && o !== err.other.portOffset)!;
+      // A dir named for the offset, ports clear of the running plane's (layout.ts adviceOffset).
+      const offset = adviceOffset(options.portOffset, err.other.portOffset, err.stateDir);
       console.error(
         'Stop it first, or give this plane a state dir of its own as well as a port offset, e.g. ' +
           `PROXYPLANE_STATE_DIR=.local-plane/${offset} PROXYPLANE_PORT_OFFSET=${offset} npm start`,

@@ -61,7 +61,9 @@ export async function startPlane(
   progress('checking ports');
   await assertPortsFree(claims);
   await assertNotHeldOnWildcard(DEFAULT_PROXY_PORT);
-  // Claimed before the logs of whichever plane had the dir are cleared below.
+  // Claimed before the logs of whichever plane had the dir are cleared below — asked again first: the port
+  // checks took a while, and a plane started beside this one meanwhile may have claimed it.
+  assertStateDirFree(stateFile);
   writePlaneState(stateFile, { pid: process.pid, projectId: opts.projectId, portOffset: opts.portOffset });
 
   const logDir = join(opts.stateDir, 'logs');

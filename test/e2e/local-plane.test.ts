@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { functionInventory } from '../../emulators/local-plane/functions.js';
+import { adviceOffset } from '../../emulators/local-plane/layout.js';
 import { LOCAL_PROJECT_NUMBER } from '../../emulators/local-plane/our-emulators.js';
 import { offsetPorts } from '../../emulators/local-plane/ports.js';
 import { PLANE_ENTRY } from '../../emulators/local-plane/state-file.js';
@@ -317,8 +318,13 @@ describe('npm start', () => {
     const ports = offsetPorts(loadLocalPorts(), offset);
     const dir = mkdtempSync(join(tmpdir(), 'local-plane-e2e-taken-'));
     const stateFile = join(dir, 'state.json');
-    // What the running plane (here: this process, alive) wrote, and its API port, held.
-    const running = `${JSON.stringify({ pid: process.pid, projectId: 'demo-proxyplane', portOffset: offset, env: { PROXYPLANE_API_URL: `http://127.0.0.1:${ports.api.port}` } })}\n`;
+    // What the running plane wrote, and its API port, held. Its pid names a process gone: where no /proc
+    // says what a live pid runs (macOS), any live one counts as a plane and the state dir would be refused
+    // first — this is the port's refusal.
+    const gone = spawn(process.execPath, ['-e', '']);
+    const pid = gone.pid!;
+    await new Promise((resolve) => gone.once('exit', resolve));
+    const running = `${JSON.stringify({ pid, projectId: 'demo-proxyplane', portOffset: offset, env: { PROXYPLANE_API_URL: `http://127.0.0.1:${ports.api.port}` } })}\n`;
     writeFileSync(stateFile, running);
     const holder = createServer();
     await new Promise<void>((resolve) =>
@@ -398,7 +404,7 @@ describe('npm start', () => {
       expect(run.output()).toContain(
         `another local plane (pid ${plane.pid}, port offset ${offset}) is running`,
       );
-      const other = offset === 1000 ? 2000 : 1000;
+      const other = adviceOffset(offset, offset, dir);
       expect(run.output()).toContain(
         `PROXYPLANE_STATE_DIR=.local-plane/${other} PROXYPLANE_PORT_OFFSET=${other} npm start`,
       );

@@ -508,11 +508,20 @@ describe('POST /v1/leases', () => {
     const sizes: number[] = [];
     store.grant = async (r) => {
       sizes.push(r.candidates.length);
-      if (sizes.length === 1) throw new LeaseStoreError('contended', 'candidates passed over unread');
+      if (sizes.length === 1)
+        throw new LeaseStoreError('contended', 'candidates passed over unread', { unread: 3 });
       return grant(r);
     };
     expect(await acquire({})).toMatchObject({ status: 201, body: { proxy: { name: 'a' } } });
     expect(sizes).toEqual([1, 2]);
+    // Commits lost race after race (contended too, nothing unread): no second round to double them.
+    sizes.length = 0;
+    store.grant = async (r) => {
+      sizes.push(r.candidates.length);
+      throw new LeaseStoreError('contended', 'no commit after 16 attempts');
+    };
+    expect(await acquire({})).toMatchObject({ status: 503 });
+    expect(sizes).toEqual([1]);
   });
 
   it('the request lines log a lease id only as a digest: the same for its every request, never the id', async () => {

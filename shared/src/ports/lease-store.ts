@@ -147,13 +147,19 @@ export interface LeaseStore {
 }
 
 export class LeaseStoreError extends Error {
+  /**
+   * A grant's candidates passed over unread (their states unknown to this replica, past the read bound):
+   * candidates further down, or left out of the plan, may have room. Else 0.
+   */
+  readonly unread: number;
   constructor(
     /** unavailable: the backend failed or timed out; contended: bounded retries ran out under contention. */
     readonly kind: 'unavailable' | 'contended' | 'not_ready',
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; unread?: number },
   ) {
     super(message, options);
     this.name = 'LeaseStoreError';
+    this.unread = options?.unread ?? 0;
   }
 }

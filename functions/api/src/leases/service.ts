@@ -265,7 +265,8 @@ export class LeaseService {
         } catch (err) {
           // Candidates passed over unread (states this replica forgot rank as empty, and can fill a first
           // plan): the ones the plan left out may have room, as a grant walking every candidate would find.
-          if (!(plan.more > 0 && err instanceof LeaseStoreError && err.kind === 'contended')) throw err;
+          // Not commits lost race after race (also `contended`): a second round would only double them.
+          if (!(plan.more > 0 && err instanceof LeaseStoreError && err.unread > 0)) throw err;
           ranksAll = true;
           continue;
         }

@@ -333,6 +333,7 @@ export class FirestoreLeaseStore implements LeaseStore {
       throw new LeaseStoreError(
         'contended',
         `${unknownRead} lease states this replica did not hold were read, none leasable; ${unread} more not read`,
+        { unread },
       );
     return { kind: 'no_room', atCapacity, inGateway };
   }
