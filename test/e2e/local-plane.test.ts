@@ -110,6 +110,24 @@ describe('npm start', () => {
    * it stopped cleanly, and nothing is left of `tree` nor of what joined it before npm exited (a plane
    * signalled mid-start goes on spawning until it hears the signal). `first` is tracked by the caller.
    */
+  /** A start expected to be refused at once: it exits 1 within a minute; the run, for its output. */
+  async function refusedStart(offset: number, stateDir: string): Promise<NpmStart> {
+    const run = npmStart(offset, stateDir);
+    runs.push(run);
+    const exit = await Promise.race([run.exited, sleep(60_000).then(() => 'timeout')]);
+    expect(exit, run.output()).toBe('1/null');
+    return run;
+  }
+
+  /** A live process whose command line is the plane's, as `npm start`'s node: a running plane to refuse. */
+  async function runningPlane(): Promise<ChildProcess> {
+    const plane = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', PLANE_ENTRY], {
+      stdio: 'ignore',
+    });
+    await new Promise((resolve) => plane.once('spawn', resolve));
+    return plane;
+  }
+
   async function stopAndCheck(run: NpmStart, first: Proc[], signal: 'SIGINT' | 'SIGTERM'): Promise<void> {
     process.kill(signal === 'SIGINT' ? -run.npm.pid! : run.npm.pid!, signal);
     const tree = new Map(first.map((p) => [`${p.pid}/${p.startTime}`, p]));
@@ -331,10 +349,7 @@ describe('npm start', () => {
       holder.listen({ host: ports.api.host, port: ports.api.port }, resolve),
     );
     try {
-      const run = npmStart(offset, dir);
-      runs.push(run);
-      const exit = await Promise.race([run.exited, sleep(60_000).then(() => 'timeout')]);
-      expect(exit, run.output()).toBe('1/null');
+      const run = await refusedStart(offset, dir);
       expect(run.output()).toContain(
         `port ${ports.api.port} on 127.0.0.1 (firebase.json emulators.api.port) is already in use`,
       );
@@ -351,20 +366,14 @@ describe('npm start', () => {
     const dir = mkdtempSync(join(tmpdir(), 'local-plane-e2e-shared-'));
     const stateFile = join(dir, 'state.json');
     // The running plane: a live process whose command line is the plane's, as `npm start`'s node.
-    const plane = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', PLANE_ENTRY], {
-      stdio: 'ignore',
-    });
-    await new Promise((resolve) => plane.once('spawn', resolve));
+    const plane = await runningPlane();
     const running = `${JSON.stringify({ pid: plane.pid, projectId: 'demo-proxyplane', portOffset: 0 })}\n`;
     writeFileSync(stateFile, running);
     mkdirSync(join(dir, 'logs'));
     writeFileSync(join(dir, 'logs', 'api.log'), "the running plane's log\n");
     try {
       const offset = await freeOffset();
-      const run = npmStart(offset, dir);
-      runs.push(run);
-      const exit = await Promise.race([run.exited, sleep(60_000).then(() => 'timeout')]);
-      expect(exit, run.output()).toBe('1/null');
+      const run = await refusedStart(offset, dir);
       expect(run.output()).toContain(`another local plane (pid ${plane.pid}, port offset 0) is running`);
       expect(run.output()).toContain(
         `PROXYPLANE_STATE_DIR=.local-plane/${offset} PROXYPLANE_PORT_OFFSET=${offset} npm start`,
@@ -384,10 +393,7 @@ describe('npm start', () => {
     const offset = await freeOffset();
     const ports = offsetPorts(loadLocalPorts(), offset);
     const dir = mkdtempSync(join(tmpdir(), 'local-plane-e2e-again-'));
-    const plane = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', PLANE_ENTRY], {
-      stdio: 'ignore',
-    });
-    await new Promise((resolve) => plane.once('spawn', resolve));
+    const plane = await runningPlane();
     writeFileSync(
       join(dir, 'state.json'),
       `${JSON.stringify({ pid: plane.pid, projectId: 'demo-proxyplane', portOffset: offset })}\n`,
@@ -397,10 +403,7 @@ describe('npm start', () => {
       holder.listen({ host: ports.api.host, port: ports.api.port }, resolve),
     );
     try {
-      const run = npmStart(offset, dir);
-      runs.push(run);
-      const exit = await Promise.race([run.exited, sleep(60_000).then(() => 'timeout')]);
-      expect(exit, run.output()).toBe('1/null');
+      const run = await refusedStart(offset, dir);
       expect(run.output()).toContain(
         `another local plane (pid ${plane.pid}, port offset ${offset}) is running`,
       );

@@ -88,8 +88,16 @@ const twoWorkers = () =>
     ['w1', view('w1')],
     ['w2', view('w2')],
   ]);
-/** A pass over the pool proxy p1 with its `records`, `w1` as given beside `w2` (a serving worker by default). */
-const p1Beside = (records: Map<string, OwnershipRecord>, w1: WorkerView, w2: WorkerView = view('w2')) =>
+/**
+ * A pass over the pool proxy p1 with its `records`, `w1` as given beside `w2` (a serving worker by
+ * default), and the rest of the input as `over` says.
+ */
+const p1Beside = (
+  records: Map<string, OwnershipRecord>,
+  w1: WorkerView,
+  w2: WorkerView = view('w2'),
+  over: Partial<PassInput> = {},
+) =>
   planPass(
     input({
       poolSpecs: [proxy('p1')],
@@ -98,6 +106,7 @@ const p1Beside = (records: Map<string, OwnershipRecord>, w1: WorkerView, w2: Wor
         ['w1', w1],
         ['w2', w2],
       ]),
+      ...over,
     }),
   );
 const shopProxy = (n: string, site = 'shop') =>
@@ -435,17 +444,11 @@ describe('planPass', () => {
         report: { ...busy, receivedAt: ended },
         grantedUntil: p.builds[0]!.grant,
       });
-    const after = planPass(
-      input({
-        now: ended,
-        epoch: 6,
-        poolSpecs: [proxy('p1')],
-        records: new Map([['p1', rec('p1', 'w1', 6)]]),
-        workers: new Map([
-          ['w1', stillLive('w1')],
-          ['w2', view('w2', { session: session('w2', ended), grantedUntil: later(180) })],
-        ]),
-      }),
+    const after = p1Beside(
+      new Map([['p1', rec('p1', 'w1', 6)]]),
+      stillLive('w1'),
+      view('w2', { session: session('w2', ended), grantedUntil: later(180) }),
+      { now: ended, epoch: 6 },
     );
     expect(after.ownership.changes).toEqual([
       { proxy: 'p1', kind: 'released', next: { proxy: 'p1', owner: 'w2', since: 7, drainEpoch: null } },
@@ -472,17 +475,11 @@ describe('planPass', () => {
       ]);
       // Its grant lapsed (plus the skew), still live and reporting: the proxy goes to w2.
       const ended = later(106);
-      const after = planPass(
-        input({
-          now: ended,
-          epoch: 6,
-          poolSpecs: [proxy('p1')],
-          records: new Map([['p1', rec('p1', 'w1', 6)]]),
-          workers: new Map([
-            ['w1', stalled({ session: session('w1', ended), grantedUntil: later(100) })],
-            ['w2', view('w2', { session: session('w2', ended), grantedUntil: later(180) })],
-          ]),
-        }),
+      const after = p1Beside(
+        new Map([['p1', rec('p1', 'w1', 6)]]),
+        stalled({ session: session('w1', ended), grantedUntil: later(100) }),
+        view('w2', { session: session('w2', ended), grantedUntil: later(180) }),
+        { now: ended, epoch: 6 },
       );
       expect(after.ownership.changes).toEqual([
         { proxy: 'p1', kind: 'released', next: { proxy: 'p1', owner: 'w2', since: 7, drainEpoch: null } },
@@ -526,16 +523,11 @@ describe('planPass', () => {
         ['w2', later(180)],
       ]);
       // The header records that grant: the next pass keeps it (no new version for w1 every pass).
-      const next = planPass(
-        input({
-          now: later(60),
-          poolSpecs: [proxy('p1')],
-          records: new Map(),
-          workers: new Map([
-            ['w1', stalled({ session: session('w1', later(60)), grantedUntil: now })],
-            ['w2', view('w2', { session: session('w2', later(60)), grantedUntil: later(180) })],
-          ]),
-        }),
+      const next = p1Beside(
+        new Map(),
+        stalled({ session: session('w1', later(60)), grantedUntil: now }),
+        view('w2', { session: session('w2', later(60)), grantedUntil: later(180) }),
+        { now: later(60) },
       );
       expect(next.builds.find((b) => b.workerId === 'w1')?.grant).toEqual(now);
     });
