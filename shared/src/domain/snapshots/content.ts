@@ -135,7 +135,7 @@ export function workerContent(x: ContentInput): GatewaySnapshotContent {
   const expiresAt = x.grant.toISOString();
   const ctx: EntryContext = {
     expiresAt,
-    usable: usableUntil(x.grant, x.allocationSafetyMarginMs, x.now).toISOString(),
+    usable: usableUntil(x.grant, x.allocationSafetyMarginMs).toISOString(),
     markFilters: readsFiltersDestinations(x.protocolVersion),
     routeNames: readsExcludedRoutes(x.protocolVersion) ? excludableRoutes(x) : null,
     socks5: readsSocks5(x.protocolVersion),

@@ -288,6 +288,16 @@ describe('workerContent (contract §3)', () => {
     const b = contentDigest(prepare(workerContent(input([ready('a')], over))), sha256Hex);
     expect(a === b).toBe(same);
   });
+
+  it('a grant with less than the margin left (not renewed) is usable until a past instant, the same each pass', () => {
+    // A withheld worker's grant is not renewed: 4 s left, a 10 s margin. Contract §3: usableUntil =
+    // expiresAt − margin, already past, so nothing is allocated on it whatever the worker's clock.
+    const late = { grant: new Date('2026-01-01T00:00:04Z') };
+    const first = workerContent(input([ready('a')], late));
+    const next = workerContent(input([ready('a')], { ...late, now: new Date('2026-01-01T00:00:01Z') }));
+    expect(first.proxies[0]?.usableUntil).toBe('2025-12-31T23:59:54.000Z');
+    expect(contentDigest(prepare(next), sha256Hex)).toBe(contentDigest(prepare(first), sha256Hex));
+  });
 });
 
 describe('nextVersion', () => {

@@ -16,8 +16,12 @@ export function nextGrant(current: Date | null, live: boolean, now: Date, s: Gra
   return new Date(now.getTime() + s.grantMs);
 }
 
-/** usableUntil = expiresAt − allocationSafetyMargin (contract §3), clamped to [now, expiresAt]. */
-export function usableUntil(expiresAt: Date, marginMs: number, now: Date): Date {
-  const t = expiresAt.getTime();
-  return new Date(Math.min(t, Math.max(now.getTime(), t - marginMs)));
+/**
+ * usableUntil = expiresAt − allocationSafetyMargin (contract §3), exactly: a grant with less than the
+ * margin left (a withheld worker's, whose grant is not renewed) gives an instant already past, so nothing
+ * is allocated on it — never "now", which a worker whose clock runs a little behind would read as time
+ * left inside the margin (and which would change the snapshot's digest on every pass).
+ */
+export function usableUntil(expiresAt: Date, marginMs: number): Date {
+  return new Date(expiresAt.getTime() - Math.max(0, marginMs));
 }

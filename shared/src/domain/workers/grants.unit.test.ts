@@ -19,10 +19,9 @@ describe('nextGrant', () => {
 describe('usableUntil = expiresAt − allocationSafetyMargin (contract §3)', () => {
   it.each<[string, Date, number, Date]>([
     ['the margin before expiry', at(180), 10_000, at(170)],
-    ['never before now', at(5), 10_000, now],
-    ['never after expiresAt', at(-5), 10_000, at(-5)],
+    // Not clamped to now: a grant with less than the margin left allocates nothing, on any clock.
+    ['already past when less than the margin is left', at(4), 10_000, at(-6)],
     ['a zero margin is the expiry', at(60), 0, at(60)],
-  ])('%s', (_n, expiresAt, margin, expected) =>
-    expect(usableUntil(expiresAt, margin, now)).toEqual(expected),
-  );
+    ['never after expiresAt', at(60), -5_000, at(60)],
+  ])('%s', (_n, expiresAt, margin, expected) => expect(usableUntil(expiresAt, margin)).toEqual(expected));
 });
