@@ -20,6 +20,25 @@ describe('lease ids in the API’s log lines', () => {
   });
 
   it.each([
+    ['a doubled leading slash (a base URL ending in /)', `//v1/leases/${ID}/renew`],
+    ['another case', `/V1/Leases/${ID}/renew`],
+    ['doubled slashes after leases', `/v1/leases//${ID}`],
+    ['an encoded slash', `/v1/leases%2F${ID}/renew`],
+  ])('are digested in a path that no route matches: %s', async (_, path) => {
+    expect(loggedPath(path)).not.toContain(ID);
+    expect(loggedPath(path)).toMatch(/lease-[0-9a-f]{12}/);
+    // End to end: the request line of the 404 carries the digest only.
+    const log = memoryLogger();
+    const app = new Hono();
+    app.use(requestLog({ log }));
+    app.post('/v1/leases/:id/renew', (c) => c.body(null, 204));
+    const res = await app.request(`http://x${path}`, { method: 'POST' });
+    expect(res.status).toBe(404);
+    expect(log.lines).toHaveLength(1);
+    expect(JSON.stringify(log.lines)).not.toContain(ID);
+  });
+
+  it.each([
     ['an unexpected throw', () => new Error('boom')],
     ['a 5xx ApiError', () => new ApiError(503, 'unavailable', 'store down')],
   ])('%s on a lease route: the error line names the digest, not the id', async (_, thrown) => {

@@ -26,7 +26,10 @@ function principalLabel(p: Principal | undefined): string | undefined {
   return p.kind === 'google' ? p.email : p.kind === 'token' ? `token:${p.name}` : 'local';
 }
 
-const LEASE_PATH = /^(\/v1\/leases\/)([^/]+)/;
+// The segment after any `leases` segment, however the path is spelt: a client joining a base URL that
+// ends in `/` asks for `//v1/leases/<id>` (a 404, logged at WARN), and case or an encoded slash
+// (`leases%2F<id>`) must not let the id through either. Over-matching only digests a harmless segment.
+const LEASE_PATH = /((?:^|\/)leases(?:\/|%2f)+)([^/]+)/gi;
 
 /**
  * The path as logged: a lease id is the lease (renew, report and release take it with any crawler token:
