@@ -1,5 +1,8 @@
 // `npm run emulators`: the Google emulators alone on the firebase.json ports (plus PROXYPLANE_PORT_OFFSET,
 // as `npm start`), until Ctrl-C, SIGTERM or the terminal closing (SIGHUP).
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { loadLocalPorts } from '../../shared/src/config/local-ports.js';
 import { OptionsError, portOffsetFrom } from '../local-plane/options.js';
 import { assertPortsFree, offsetPorts, PortInUseError } from '../local-plane/ports.js';
@@ -53,10 +56,16 @@ try {
     { ...ports.firestore, key: 'emulators.firestore.port' },
     { ...ports.pubsub, key: 'emulators.pubsub.port' },
   ]);
+  // The JVMs' own output (why one died, a port it could not bind) goes to files, one directory per port
+  // offset, emptied at each start (the ports just checked free mean no other launcher of this offset runs).
+  const logDir = join(tmpdir(), `proxyplane-emulators-${offset}`);
+  rmSync(logDir, { recursive: true, force: true });
+  console.error(`emulator logs: ${logDir}`);
   const start = startGoogleEmulators({
     firestore: ports.firestore,
     pubsub: ports.pubsub,
     projectId,
+    logDir,
     signal: abort.signal,
   });
   starting = start;

@@ -6,6 +6,8 @@ import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../emulators/launcher/free-port.js';
 import { loadLocalPorts } from '../../shared/src/config/local-ports.js';
@@ -144,6 +146,10 @@ describe('npm run emulators', () => {
       );
       // Still starting: nothing printed yet, so the signal lands in the window this test is about.
       expect(run.output.text).not.toContain('export ');
+      // The JVMs write into files the launcher names (their output is why one died), not into nothing.
+      const logDir = join(tmpdir(), `proxyplane-emulators-${offset}`);
+      expect(run.output.text).toContain(`emulator logs: ${logDir}`);
+      expect(readdirSync(logDir).sort()).toEqual(['firestore.log', 'pubsub.log']);
       run.child.kill(signal);
       const code = await exitCode(run, 40_000);
       expect(code).toBe(0);
