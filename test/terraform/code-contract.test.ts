@@ -892,6 +892,20 @@ describe('docs/deploy.md describes the Terraform as it is', () => {
     expect(text).toContain(`${metrics} log-based metrics, ${policies} alert policies`);
   });
 
+  it('its terraform.tfvars example sets the region its shell steps use: the images are pushed to $REGION', () => {
+    // Step 3 pushes to "$REGION-docker.pkg.dev", the repository step 2 created in var.region, and Cloud
+    // Run pulls from var.region's: a $REGION other than the variable's would push to a registry that does
+    // not exist and deploy images that are not there.
+    const text = deploy();
+    const shell = text.match(/^export REGION=(\S+)/m)?.[1];
+    expect(text).toContain('_REGION="$REGION"');
+    const hcl = text
+      .split('With `terraform/terraform.tfvars` holding')[1]
+      ?.match(/```hcl\n([\s\S]*?)```/)?.[1];
+    expect(hcl?.match(/^region\s*=\s*"([^"]+)"/m)?.[1]).toBe(shell);
+    expect(shell).toBe(tf.variable.region!.default);
+  });
+
   it("the CONNECT gateway VM's startup script starts a gateway the config loader accepts", () => {
     const file = 'terraform/scripts/gateway-connect-startup.sh';
     // The script the CONNECT gateway VMs boot with (gateway_connect.tf; gateway-connect.test.ts checks the rest).
