@@ -29,11 +29,13 @@ export interface ProxyHealthState {
   passive?: PassiveTrack | null;
   latency: LatencyReport;
   /** Why the EGRESS tier failed (e.g. exit_ip_mismatch, forwarded_header_leak), as of the last write; null
-   *  when fine. Not compared by sameHealth, as basicProblem is not. */
+   *  when fine. Kept while the EGRESS track is UNHEALTHY, cleared when it leaves UNHEALTHY (a single pass
+   *  short of successThreshold does not). Not compared by sameHealth, as basicProblem is not. */
   egressProblem: string | null;
   /** Why the BASIC tier failed (e.g. econnrefused, connect_status_403, timeout), as of the last write:
-   *  absent when it passes. Not compared by sameHealth, so a failing proxy whose code changes once its
-   *  track is clamped costs no write; the code stored is that of the failure that made the verdict. */
+   *  absent once its track has left UNHEALTHY (kept through passes short of successThreshold). Not compared
+   *  by sameHealth, so a failing proxy whose code changes once its track is clamped costs no write; the
+   *  code stored is that of the failure that made the verdict. */
   basicProblem?: string | null;
   /** When the last status-affecting change (verdict flip or latency report) happened: lastHealthCheckTime. */
   transitionAt: Date | null;
@@ -132,9 +134,19 @@ export function decideHealth(
   let egressProblem = active.includes('EGRESS') ? base.egressProblem : null;
   let basicProblem = base.basicProblem ?? null;
   for (const r of results) {
-    tracks[r.track] = reduceTrack(tracks[r.track] ?? freshTrack(), r.ok, thresholds);
-    if (r.track === 'EGRESS') egressProblem = r.ok ? null : (r.problem ?? 'egress_failed');
-    if (r.track === 'BASIC') basicProblem = r.ok ? null : (r.problem ?? 'basic_failed');
+    const track = reduceTrack(tracks[r.track] ?? freshTrack(), r.ok, thresholds);
+    tracks[r.track] = track;
+    // A passing result clears a tier's problem only once its track has left UNHEALTHY: one pass short of
+    // successThreshold, the track — and the verdict it makes — is still UNHEALTHY, and its problem still
+    // explains it. Cleared on the first pass, a flapping exit swapped the reason EgressCheckFailed ↔
+    // ProbeFailed at every probe (a health write, a publish and a status write each), with no threshold met.
+    const recovered = track.verdict !== 'UNHEALTHY';
+    if (r.track === 'EGRESS') {
+      egressProblem = r.ok ? (recovered ? null : egressProblem) : (r.problem ?? 'egress_failed');
+    }
+    if (r.track === 'BASIC') {
+      basicProblem = r.ok ? (recovered ? null : basicProblem) : (r.problem ?? 'basic_failed');
+    }
   }
   const passive = nextPassive(base.passive ?? null, passiveInput.signal, passiveInput.settings, now);
   // A tier still undecided (EGRESS building up once BASIC passes again, or just configured) leaves the

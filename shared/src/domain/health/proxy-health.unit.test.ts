@@ -216,6 +216,37 @@ describe('decideHealth', () => {
     expect(ds[5]?.next.egressProblem).toBeNull();
   });
 
+  it('an EGRESS track still UNHEALTHY keeps its problem: one pass short of recovery is no reason flip', () => {
+    // successThreshold 2: one passing EGRESS result leaves the track UNHEALTHY (1 of 2), and the proxy
+    // with it. Its reason stays EgressCheckFailed — not ProbeFailed while BASIC is AVAILABLE — and
+    // nothing is published.
+    const ds = runTicks([ok(), ok(), leak, leak, ok()]);
+    expect(ds[4]!.next.tracks.EGRESS?.verdict).toBe('UNHEALTHY');
+    expect(ds[4]!.next.verdict).toBe('UNHEALTHY');
+    expect(ds[4]!.next.egressProblem).toBe('forwarded_header_leak');
+    expect(healthVerdictOf(ds[4]!.next)).toMatchObject({
+      healthy: false,
+      reason: 'EgressCheckFailed',
+      message: 'egress check failed: forwarded_header_leak',
+    });
+    expect(ds[4]!.publish).toBeNull();
+    // A flapping exit that never passes twice in a row: no health write, publish or status write per probe.
+    const flap = runTicks([ok(), ok(), leak, leak, ok(), leak, ok(), leak]);
+    expect(flap.slice(4).map((d) => d.publish)).toEqual([null, null, null, null]);
+    expect(flap.slice(4).map((d) => healthVerdictOf(d.next)?.reason)).toEqual(
+      Array(4).fill('EgressCheckFailed'),
+    );
+  });
+
+  it('a BASIC track still UNHEALTHY keeps its code in the message until the track recovers', () => {
+    const refused: TrackResult[] = [{ track: 'BASIC', ok: false, latencyMs: 4, problem: 'econnrefused' }];
+    const ds = runTicks([ok(), ok(), refused, refused, ok()]);
+    expect(ds[4]!.next.tracks.BASIC?.verdict).toBe('UNHEALTHY');
+    expect(healthVerdictOf(ds[4]!.next)?.message).toBe(
+      'the proxy failed its health checks: BASIC econnrefused',
+    );
+  });
+
   it('a run re-deciding at an older window end than the stored transition keeps the stored one', () => {
     // An overlapping run that outlived the next: its window ends at later(61); the state it re-decides on
     // was written by the newer run at later(122). Its flip is published, but the check time does not go back.
