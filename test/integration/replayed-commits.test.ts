@@ -342,6 +342,47 @@ describe('the planner lock and an ownership commit sent again after they landed 
     }
   });
 
+  it.each<[string, number]>([
+    ['DEADLINE_EXCEEDED', 4],
+    ['UNAVAILABLE', 14],
+  ])(
+    'an ownership commit that landed before its call failed (%s) is the pass’s: its version frees the lock',
+    async (_n, code) => {
+      const pid = testProjectId();
+      const flaky = new Firestore({ projectId: pid });
+      try {
+        const store = new FirestoreOwnershipStore(flaky);
+        const now = new Date('2026-03-01T00:00:00Z');
+        const lock = await store.acquireLock('pass-a', now, new Date(now.getTime() + 30_000));
+        failNextCommitAfterLanding(flaky, code);
+        const change = { proxy: 'p-1', next: { proxy: 'p-1', owner: 'gw-1', since: 1, drainEpoch: null } };
+        const token = await store.commit([{ ...change, kind: 'assigned' }], 1, lock!, now);
+        const state = await store.read();
+        expect(state).toMatchObject({ epoch: 1, token, lock: { holder: 'pass-a' } });
+        expect(state.records.get('p-1')).toEqual(change.next);
+        // The release on the commit's version frees the planner at once, not after the lock's lifetime.
+        await store.releaseLock('pass-a', token);
+        expect((await store.read()).lock).toBeNull();
+        // A commit that did not land still fails: the client's own failure, not a landed one.
+        const next = await store.acquireLock('pass-b', now, new Date(now.getTime() + 30_000));
+        const client = flaky as unknown as {
+          request: (method: string, ...rest: unknown[]) => Promise<unknown>;
+        };
+        const send = client.request.bind(flaky);
+        client.request = async (method, ...rest) => {
+          if (method === 'commit') throw Object.assign(new Error('unavailable'), { code: 14 });
+          return send(method, ...rest);
+        };
+        await expect(store.commit([], 2, next!, now)).rejects.toMatchObject({ kind: 'unavailable' });
+        client.request = send;
+        expect((await store.read()).epoch).toBe(1);
+      } finally {
+        await flaky.terminate();
+        await releaseProject(pid);
+      }
+    },
+  );
+
   it('commits ownership and takes the lock, each once', async () => {
     const store = new FirestoreOwnershipStore(c.db);
     const plain = new FirestoreOwnershipStore(c.plainDb);

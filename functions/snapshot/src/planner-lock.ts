@@ -57,12 +57,26 @@ export class HeldLock {
     return run;
   }
 
-  /** Stops the heartbeat (an extension in flight is waited for) and gives the lock up. */
+  /**
+   * Stops the heartbeat (an extension in flight is waited for) and gives the lock up. A release that fails
+   * (UNAVAILABLE, DEADLINE_EXCEEDED) is logged, not thrown: the pass's work is done and stored, and a lock
+   * not given back lapses on its own within `lockMs` — thrown from the pass's `finally`, it failed a tick
+   * that did everything, or had a pass request done again.
+   */
   async release(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.queue;
-    await this.deps.ownership.releaseLock(this.holder, this.token);
+    try {
+      await this.deps.ownership.releaseLock(this.holder, this.token);
+    } catch (err) {
+      this.deps.log.warn('the planner lock could not be given back: it lapses on its own', {
+        event: 'gateway.planner_lock_release_failed',
+        holder: this.holder,
+        until: new Date(this.until),
+        error: err,
+      });
+    }
   }
 
   // A third of the lifetime: two beats may fail or come late before the lock lapses.

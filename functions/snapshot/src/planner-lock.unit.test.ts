@@ -110,6 +110,22 @@ describe('HeldLock', () => {
     expect(h.extendLock).toHaveBeenCalledOnce();
   });
 
+  it('a release that fails is logged, not thrown: the pass did its work, and the lock lapses on its own', async () => {
+    const h = held();
+    h.releaseLock.mockRejectedValueOnce(new WorkerStoreError('unavailable', 'release the planner lock: 14'));
+    await expect(h.lock.release()).resolves.toBeUndefined();
+    expect(h.warn).toHaveBeenCalledWith(
+      expect.any(String),
+      expect.objectContaining({
+        event: 'gateway.planner_lock_release_failed',
+        holder: 'pass-a',
+        until: at(30),
+      }),
+    );
+    await h.pass(60_000);
+    expect(h.extendLock).not.toHaveBeenCalled();
+  });
+
   it('release after exclusive work that failed: the heartbeat stops all the same', async () => {
     const h = held();
     await expect(h.lock.exclusive(async () => Promise.reject(new Error('commit failed')))).rejects.toThrow();

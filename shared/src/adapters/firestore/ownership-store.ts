@@ -212,11 +212,12 @@ export class FirestoreOwnershipStore implements OwnershipStore {
       const results = await batch.commit();
       return versionOf(results[results.length - 1]!.writeTime);
     } catch (err) {
-      const code = codeOf(err);
-      if (code === FAILED_PRECONDITION || code === ALREADY_EXISTS) {
-        const landed = await this.committed(commitId);
-        if (landed) return landed;
-      }
+      // Landed whatever the failure says: a resend failing its own precondition, or a commit whose call
+      // failed otherwise after it landed (DEADLINE_EXCEEDED, a last UNAVAILABLE), as with the lock above.
+      // Thrown, the epoch moved with no snapshot of it, every worker's ACK at the old one was stale, and
+      // the pass's release (on the version before the commit) failed: the planner busy for `lockMs`.
+      const landed = await this.committed(commitId);
+      if (landed) return landed;
       throw workerStoreFailure(err, 'commit ownership');
     }
   }
