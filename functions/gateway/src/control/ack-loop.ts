@@ -62,13 +62,16 @@ export class AckLoop {
           checksum: a.checksum,
         }),
       );
+      // Answered for a session replaced while the call was out (registered again meanwhile): whatever it
+      // says is of that session — no bound, no refusal to give up or fetch on (newSession cleared those
+      // for the new one: set now, a refusal of session-1's ACK kept session-2 from ever ACKing), no backoff
+      // step. Round again, under the current session (none: registration kicks the loop once it is back).
+      if (session.session?.sessionId !== s.sessionId) continue;
       if (answer.ok) {
         backoff.reset();
-        if (session.session?.sessionId === s.sessionId) {
-          session.heard();
-          session.ackBound = { version: answer.body.acceptedVersion, epoch: answer.body.acceptedEpoch };
-          this.reports.reportSoon();
-        }
+        session.heard();
+        session.ackBound = { version: answer.body.acceptedVersion, epoch: answer.body.acceptedEpoch };
+        this.reports.reportSoon();
         continue; // a newer snapshot may have been applied meanwhile
       }
       const reaction = controlReaction(answer.status, answer.code);

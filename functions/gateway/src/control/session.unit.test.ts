@@ -933,6 +933,30 @@ describe('ACK refusals', () => {
     expect(h.session.ackBound).toEqual({ version: 1, epoch: 1 });
   });
 
+  it.each([['stale_epoch'], ['version_regression'], ['invalid_request'], ['unknown_snapshot']])(
+    "a %s refusal of the old session's ACK that lands after registering again says nothing of the new session: it ACKs",
+    async (code) => {
+      // The refusal came for session-1's call while session-2 was granted: given up on (or fetched for)
+      // after the new session had cleared the loop's state, it kept session-2 from ever ACKing — no bound,
+      // no reports, never given proxies — until the TTL's probe.
+      const h = harness();
+      const answer = held(h, 'ack');
+      await applied(h);
+      expect(h.client.of('ack')).toHaveLength(1);
+      h.session.reregister('session-1');
+      await flush();
+      expect(h.session.session?.sessionId).toBe('session-2');
+      answer(refusal(code === 'invalid_request' ? 400 : 409, code));
+      await flush();
+      expect(h.client.of('ack').map((c) => (c.body as { sessionId: string }).sessionId)).toEqual([
+        'session-1',
+        'session-2',
+      ]);
+      expect(h.session.ackBound).toEqual({ version: 1, epoch: 1 });
+      expect(h.client.of('latestSnapshot')).toHaveLength(0);
+    },
+  );
+
   it.each([['stale_session'], ['session_expired'], ['unknown_worker']])(
     '%s → register again (a new session), then ACK under it',
     async (code) => {
