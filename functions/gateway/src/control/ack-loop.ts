@@ -2,9 +2,8 @@
 // is what runtime reports sit on, so every applied snapshot is ACKed until the bound matches it. A
 // refusal that a full snapshot can cure fetches one — once per version, since the same refusal again
 // means the controller no longer knows it; one that says "a newer snapshot is coming" waits for it.
-import { Backoff } from '../../../../shared/src/domain/gateway/backoff.js';
 import { controlReaction } from '../../../../shared/src/domain/gateway/control-reaction.js';
-import { KickLoop, sleep } from './loops.js';
+import { KickLoop, SessionBackoff } from './loops.js';
 import type { ReportLoop } from './reporting.js';
 import type { ControllerSession } from './session.js';
 import type { Applied, SessionDeps, SessionSettings } from './session-settings.js';
@@ -18,6 +17,7 @@ export function isAcked(bound: AckBound | null, a: Applied): boolean {
 
 export class AckLoop {
   private readonly loop: KickLoop;
+  private readonly backoff: SessionBackoff;
   private resyncedFor: number | null = null;
   /** The applied snapshot whose ACK the controller refused for good ("wait for the next snapshot"). */
   private gaveUp: Applied | null = null;
@@ -26,10 +26,11 @@ export class AckLoop {
     private readonly session: ControllerSession,
     private readonly deps: SessionDeps,
     private readonly reports: ReportLoop,
-    private readonly settings: SessionSettings,
-    private readonly random: () => number,
+    settings: SessionSettings,
+    random: () => number,
     onError: (err: unknown) => void,
   ) {
+    this.backoff = new SessionBackoff(settings.backoff, random);
     this.loop = new KickLoop(() => this.untilDone(), onError);
   }
 
@@ -39,15 +40,20 @@ export class AckLoop {
     void this.loop.kick();
   }
 
-  /** A new session: a refusal under the old one says nothing about this one. */
+  /**
+   * A new session: a refusal under the old one says nothing about this one, and its backoff is not this
+   * one's (a wait under way ends: the loop goes round under the new session at once).
+   */
   newSession(): void {
     this.resyncedFor = null;
     this.gaveUp = null;
+    this.backoff.newSession();
   }
 
   private async untilDone(): Promise<void> {
     const session = this.session;
-    const backoff = new Backoff(this.settings.backoff, this.random);
+    const backoff = this.backoff;
+    backoff.reset(); // each run starts from the first step
     for (;;) {
       const s = session.session;
       const a = session.applied;
@@ -98,7 +104,7 @@ export class AckLoop {
       }
       const delay = session.delayFor(reaction, answer, backoff);
       session.logRefusal('ack', answer, reaction, delay);
-      await sleep(delay, session.signal);
+      await backoff.wait(delay, session.signal);
     }
   }
 }

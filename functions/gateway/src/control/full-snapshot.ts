@@ -5,14 +5,14 @@
 // Pub/Sub will bring it. A fetch asked for by a delta is wanted until a snapshot of at least that delta's
 // version is applied: Pub/Sub re-delivering what runs (at-least-once), or a GET answered from before the
 // delta was stored, does not call it off.
-import { Backoff } from '../../../../shared/src/domain/gateway/backoff.js';
 import { controlReaction } from '../../../../shared/src/domain/gateway/control-reaction.js';
-import { KickLoop, sleep } from './loops.js';
+import { KickLoop, SessionBackoff, sleep } from './loops.js';
 import type { ControllerSession } from './session.js';
 import type { SessionDeps, SessionSettings } from './session-settings.js';
 
 export class FullSnapshotFetch {
   private readonly loop: KickLoop;
+  private readonly backoff: SessionBackoff;
   private wanted = false;
   /** The version the applied snapshot must reach to satisfy what was asked (0: any new one). */
   private atLeast = 0;
@@ -24,10 +24,11 @@ export class FullSnapshotFetch {
     private readonly session: ControllerSession,
     private readonly deps: SessionDeps,
     private readonly settings: SessionSettings,
-    private readonly random: () => number,
+    random: () => number,
     private readonly now: () => number,
     onError: (err: unknown) => void,
   ) {
+    this.backoff = new SessionBackoff(settings.backoff, random);
     this.loop = new KickLoop(() => this.untilDone(), onError);
   }
 
@@ -37,6 +38,14 @@ export class FullSnapshotFetch {
     this.atLeast = Math.max(this.atLeast, atLeast);
     this.requests++;
     void this.loop.kick();
+  }
+
+  /**
+   * A new session: the backoff grown by the old one's refusals is not this one's — a wait under way ends,
+   * and a fetch still wanted goes at once under the new session (the GETs' spacing still holds).
+   */
+  newSession(): void {
+    this.backoff.newSession();
   }
 
   /** A fetch was asked for and nothing has satisfied it yet (it waits while there is no session). */
@@ -60,7 +69,8 @@ export class FullSnapshotFetch {
 
   private async untilDone(): Promise<void> {
     const session = this.session;
-    const backoff = new Backoff(this.settings.backoff, this.random);
+    const backoff = this.backoff;
+    backoff.reset(); // each run starts from the first step
     while (this.wanted && !session.signal.aborted && !session.draining) {
       const s = session.session;
       if (!s) return; // registration resumes a pending fetch when it is done (ControllerSession.onRegistered)
@@ -98,9 +108,12 @@ export class FullSnapshotFetch {
         session.reregister(s.sessionId);
         return;
       }
+      // Refused for a session replaced while the GET was out: the backoff is the new session's (started
+      // over), not to be stepped by the old one's refusal; the new session's GET goes next (spaced 1 s).
+      if (session.session?.sessionId !== s.sessionId) continue;
       const delay = session.delayFor(reaction, answer, backoff);
       session.logRefusal('snapshot', answer, reaction, delay);
-      await sleep(delay, session.signal);
+      await backoff.wait(delay, session.signal);
     }
   }
 }

@@ -677,6 +677,26 @@ describe('snapshots', () => {
     expect(g.client.of('ack')).toHaveLength(1);
   });
 
+  it('a new session ends the wait a fetch refused under the old one is in, and starts its backoff over', async () => {
+    const h = harness({
+      settings: { backoff: { initialMs: 500, maxMs: 30_000 }, firstSnapshotWaitMs: 3_000 },
+    });
+    h.script('latestSnapshot', ...Array.from({ length: 7 }, () => refusal(503, 'unavailable')));
+    h.script('latestSnapshot', { ok: true, body: snapshot(1, ['p-a']) });
+    await h.start();
+    // GETs at 3, 4, 5, 6, 8 and 12 s (the backoff's half steps, none sooner than 1 s apart): in an 8 s wait.
+    await vi.advanceTimersByTimeAsync(13_000);
+    expect(h.client.of('latestSnapshot')).toHaveLength(6);
+    h.session.reregister('session-1');
+    await vi.advanceTimersByTimeAsync(1_500);
+    const second = h.client
+      .of('latestSnapshot')
+      .filter((c) => (c.body as { sessionId: string }).sessionId === 'session-2');
+    // At once, then 1 s on (the first step, 250 ms, held to the GETs' spacing), not 16 s on.
+    expect(gaps(second.map((c) => c.at))).toEqual([1_000]);
+    expect(h.worker.snapshot()?.version).toBe(1);
+  });
+
   it('a session nothing keeps alive (no snapshot: no ACK, no report) is probed once its TTL has passed, and registered again when it lapsed', async () => {
     // The first snapshot did not come (the pass its registration asked for failed, and the session lapsed
     // before the next tick, which builds snapshots only for live sessions): without a call of its own the
@@ -978,6 +998,25 @@ describe('ACK refusals', () => {
     await applied(h, refusal(503, 'unavailable'), refusal(0));
     await vi.advanceTimersByTimeAsync(1_000);
     expect(gaps(h.client.of('ack').map((c) => c.at))).toEqual([250, 500]);
+    expect(h.session.ackBound).toEqual({ version: 1, epoch: 1 });
+  });
+
+  it('a new session ends the wait an ACK refused under the old one is in, and starts its backoff over', async () => {
+    // The session's default backoff (to 30 s): waited out under session-2, session-1's step held the ACK
+    // the new session needs — no ACK bound, no report to keep it — past its 30 s TTL.
+    const h = harness({ settings: { backoff: { initialMs: 500, maxMs: 30_000 } } });
+    await applied(h, ...Array.from({ length: 6 }, () => refusal(503, 'unavailable')));
+    // Refused at 0, 0.25, 0.75, 1.75, 3.75 and 7.75 s (random 0: half of each step): in an 8 s wait.
+    await vi.advanceTimersByTimeAsync(9_000);
+    expect(h.client.of('ack')).toHaveLength(6);
+    h.script('ack', refusal(503, 'unavailable'));
+    h.session.reregister('session-1');
+    await vi.advanceTimersByTimeAsync(1_000);
+    const second = h.client
+      .of('ack')
+      .filter((c) => (c.body as { sessionId: string }).sessionId === 'session-2');
+    // At once, then the first step again (250 ms), not the next one (16 s).
+    expect(gaps(second.map((c) => c.at))).toEqual([250]);
     expect(h.session.ackBound).toEqual({ version: 1, epoch: 1 });
   });
 });
