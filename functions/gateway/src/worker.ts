@@ -357,14 +357,17 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
       this.opts.pause,
     );
     // A revocation answered while this snapshot was being taken reached only the counters in `live`
-    // then: these get it as revokeProxyIds would have set it. One answered before the take began is
-    // older than the snapshot, which may give back a proxy it revoked (a cancelled drain): as before
-    // slicing, a counter first met starts unrevoked, and the next answer says otherwise if need be.
+    // then: those first met get it as revokeProxyIds would have set it. One answered before the take
+    // began is older than the snapshot, which may give back a proxy it revoked (a cancelled drain): a
+    // proxy the snapshot in use did not give, this one gives (back) unrevoked — whether its counters were
+    // collected meanwhile (first met) or still live for what is open on it — and the next answer says
+    // otherwise if need be. A proxy the snapshot in use gives too keeps what the last answer said.
     const revokedMeanwhile = this.revokedNames !== revokedBefore ? this.revokedNames : null;
+    const givenBefore = this.givenBySnapshot();
     for (const u of compiled.upstreams.values()) {
-      if (this.live.get(u.name) === u.live) continue;
-      this.live.set(u.name, u.live);
-      if (revokedMeanwhile) u.live.revoked = revokedMeanwhile.has(u.name);
+      const firstMet = this.live.get(u.name) !== u.live;
+      if (firstMet) this.live.set(u.name, u.live);
+      if (firstMet || !givenBefore(u.name)) u.live.revoked = revokedMeanwhile?.has(u.name) ?? false;
     }
     for (const skipped of compiled.skipped) {
       this.opts.log.warn('proxy left out of the snapshot: its credentials cannot be used', skipped);

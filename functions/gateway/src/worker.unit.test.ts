@@ -260,6 +260,24 @@ describe('GatewayWorker', () => {
     expect(worker.runtimeCounts()).toEqual([]);
   });
 
+  it('a snapshot that gives back a proxy with a tunnel still open on it is the newer word, as for one whose counters were collected', async () => {
+    const { worker } = newWorker();
+    await worker.applySnapshot(buildSnapshot(content(10, [proxy('a'), proxy('b')]), sha256Hex));
+    const p = worker.pick('x', T0, noSticky);
+    if (p.kind !== 'ok') throw new Error('no pick');
+    const busy = p.upstream;
+    busy.live.active++;
+    worker.revokeProxyIds([busy.name]);
+    // The drain's snapshot leaves it out while the tunnel runs on; the next gives it back (the drain was
+    // cancelled), the tunnel still open and no report answered since.
+    const other = busy.name === 'a' ? 'b' : 'a';
+    await worker.applySnapshot(buildSnapshot(content(11, [proxy(other)]), sha256Hex));
+    await worker.applySnapshot(buildSnapshot(content(12, [proxy('a'), proxy('b')]), sha256Hex));
+    const q = worker.pick('x', T0, noSticky, worker.snapshot()!.upstreams.get(other));
+    expect(q.kind === 'ok' && q.upstream.name).toBe(busy.name);
+    expect(worker.runtimeCounts()).toEqual([{ proxy: busy.name, active: 1, reserved: 0, draining: false }]);
+  });
+
   it('stops accepting once stale and again after a fresh snapshot', async () => {
     const { worker, advance } = newWorker();
     await worker.applySnapshot(buildSnapshot(content(1, [proxy('a')]), sha256Hex));
@@ -835,6 +853,26 @@ describe('GatewayWorker: taking a snapshot in slices', () => {
     worker.revokeProxyIds(['p-01100']);
     await worker.applySnapshot(buildSnapshot(content(1, many(1_200)), sha256Hex));
     expect(worker.snapshot()?.upstreams.get('p-01100')?.live.revoked).toBe(false);
+  });
+
+  it('a revocation answered while a snapshot is taken holds back a proxy it gives back with requests still open', async () => {
+    // Counters kept in `live` by what is open on them meet the answer at once, as those first met meet it
+    // at the swap: an answer during the take is newer than the snapshot.
+    let answer: string[] | null = null;
+    const { worker } = slicedWorker((w) => {
+      if (answer) w.revokeProxyIds(answer);
+      answer = null;
+    });
+    const fleet = many(1_200);
+    await worker.applySnapshot(buildSnapshot(content(1, fleet), sha256Hex));
+    const busy = worker.snapshot()!.upstreams.get('p-01100')!;
+    busy.live.active++;
+    worker.revokeProxyIds(['p-01100']);
+    await worker.applySnapshot(buildSnapshot(content(2, fleet.slice(0, 1_100)), sha256Hex));
+    answer = ['p-01100'];
+    await worker.applySnapshot(buildSnapshot(content(3, fleet), sha256Hex));
+    expect(worker.snapshot()?.upstreams.get('p-01100')?.live.revoked).toBe(true);
+    expect(worker.runtimeCounts()).toEqual([{ proxy: 'p-01100', active: 1, reserved: 0, draining: true }]);
   });
 
   it('a tick between the slices leaves the counters of proxies first met in place: revoking them works', async () => {
