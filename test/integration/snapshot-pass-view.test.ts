@@ -331,6 +331,47 @@ describe('what a steady tick reads: the factors docs/cost.md prices', () => {
   });
 });
 
+describe('a snapshot pass reads the lease states only of proxies a worker could be given', () => {
+  it('none while no gateway is up or the one up has ACKed nothing; the unowned ones once it has', async () => {
+    const clock = new ManualClock(T0);
+    for (let i = 0; i < 4; i++) await proxies.create(poolProxy(`pl-${i}`, i + 1));
+    const asked: string[] = [];
+    const published: GatewaySnapshotMessage[] = [];
+    const pass = () => {
+      const deps = passDeps(clock, published, { workerIds: [], headerIds: [] });
+      const leases = deps.leases;
+      deps.leases = {
+        leased: (ps, now) => {
+          asked.push(...ps.map((p) => p.name));
+          return leases.leased(ps, now);
+        },
+      };
+      return runSnapshotPass(deps);
+    };
+    // No gateway: every pool proxy is unowned, and no lease of theirs can decide anything.
+    expect(await pass()).toMatchObject({ failures: 0, published: 0 });
+    expect(asked).toEqual([]);
+    // One registered, not yet ACKed: it gets its first snapshot, and no proxy (plan-pass.ts: assignable).
+    const first = record('gw-live', at(20));
+    first.session.ackedVersion = null;
+    first.session.ackedEpoch = null;
+    first.session.ackedChecksum = null;
+    await workers.put(first, null);
+    expect(await pass()).toMatchObject({ failures: 0, published: 1, ownershipChanges: 0 });
+    expect(asked).toEqual([]);
+    // Its ACK in: the unowned proxies are lease-checked, then assigned.
+    clock.advance(10_000);
+    const acked = record('gw-live', at(30));
+    acked.session.sessionId = first.session.sessionId;
+    acked.session.ackedVersion = published[0]!.version;
+    acked.session.ackedEpoch = published[0]!.ownershipEpoch;
+    acked.session.ackedChecksum = published[0]!.checksum;
+    await workers.put(acked, (await workers.get('gw-live'))!.token);
+    expect(await pass()).toMatchObject({ failures: 0, ownershipChanges: 4 });
+    expect([...new Set(asked)].sort()).toEqual(['pl-0', 'pl-1', 'pl-2', 'pl-3']);
+  });
+});
+
 const DAY = 86_400;
 const partsOf = async (workerId: string) =>
   (await db.collection('snapshots').doc(workerId).collection('parts').get()).size;

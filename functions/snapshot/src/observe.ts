@@ -60,12 +60,6 @@ export async function observe(deps: SnapshotPassDeps, now: Date): Promise<Observ
   const published = stored.invalid ? lastPublishedRouting(headers) : null;
   // Nothing published to fall back on (no snapshot stored yet): the pass fails, as it always has.
   if (stored.invalid && !published) throw stored.invalid;
-  // A lease counts as active for one clock skew past its expiry: the API, whose clock may trail this
-  // one's, could still renew it after this pass had claimed the proxy for a worker.
-  const { leased, versions: leaseVersions } = await deps.leases.leased(
-    leaseCandidates(pool.proxies, state.records),
-    new Date(now.getTime() - deps.settings.skewMs),
-  );
   const views = new Map<string, WorkerView>(
     workers.map((w) => [
       w.session.workerId,
@@ -86,21 +80,28 @@ export async function observe(deps: SnapshotPassDeps, now: Date): Promise<Observ
     }
   }
   const poolUids = new Map(pool.proxies.map((p) => [p.name, p.uid]));
+  // A reclaim asked for a proxy deleted and created again since does not reclaim the new one.
+  const reclaimed = new Set(
+    reclaims
+      .filter((r) => {
+        const uid = poolUids.get(r.proxy);
+        return uid !== undefined && reclaimHolds(r, uid);
+      })
+      .map((r) => r.proxy),
+  );
+  // A lease counts as active for one clock skew past its expiry: the API, whose clock may trail this
+  // one's, could still renew it after this pass had claimed the proxy for a worker.
+  const { leased, versions: leaseVersions } = await deps.leases.leased(
+    leaseCandidates({ poolSpecs: pool.proxies, records: state.records, reclaimed, workers: views, now }),
+    new Date(now.getTime() - deps.settings.skewMs),
+  );
   // Workers get each route without its target check (control-plane only, messages/gateway-snapshot.ts).
   const routes = published ? published.routes : routing ? routing.routes.map(wireRoute) : DEFAULT_ROUTING;
   return {
     input: {
       now,
       poolSpecs: pool.proxies,
-      // A reclaim asked for a proxy deleted and created again since does not reclaim the new one.
-      reclaimed: new Set(
-        reclaims
-          .filter((r) => {
-            const uid = poolUids.get(r.proxy);
-            return uid !== undefined && reclaimHolds(r, uid);
-          })
-          .map((r) => r.proxy),
-      ),
+      reclaimed,
       leased,
       epoch: state.epoch,
       records: state.records,

@@ -76,16 +76,24 @@ export interface PassPlan {
 /**
  * Pool proxies that may be handed to a worker in this pass: only those need their leases checked — the
  * leases of that instance (name and uid: a deleted proxy's leases do not hold back one created again under
- * its name; domain/leases/instance.ts).
+ * its name; domain/leases/instance.ts). Unowned or draining, in the pool (not being deleted, not
+ * reclaimed: planPass's `inPool`), and with a worker that could take it — assignable (withheld or not:
+ * a superset of planPass's) and, for a SOCKS5 proxy, of a protocol that reads SOCKS5. A proxy left out has
+ * no desired owner in this pass, so its leases decide nothing; read anyway, a fleet with no gateway up (or
+ * SOCKS5 proxies and only older gateways) cost a lease read per pool proxy twice a tick.
  */
 export function leaseCandidates(
-  poolSpecs: readonly ProxyResource[],
-  records: ReadonlyMap<string, OwnershipRecord>,
+  x: Pick<PassInput, 'poolSpecs' | 'records' | 'reclaimed' | 'workers' | 'now'>,
 ): ProxyInstance[] {
-  return poolSpecs
+  const takers = [...x.workers.values()].filter((w) => assignable(w, x.now));
+  const anyTaker = takers.length > 0;
+  const socksTaker = takers.some((w) => readsSocks5(w.session.protocolVersion));
+  return x.poolSpecs
     .filter((p) => {
-      const r = records.get(p.name);
-      return !r || r.drainEpoch !== null;
+      const r = x.records.get(p.name);
+      if (r && r.drainEpoch === null) return false;
+      if (p.deletionRequestedAt !== null || x.reclaimed.has(p.name)) return false;
+      return speaksSocks5(p) ? socksTaker : anyTaker;
     })
     .map((p) => ({ name: p.name, uid: p.uid }));
 }

@@ -685,10 +685,43 @@ describe('planPass', () => {
     ]);
     // Asked by instance: the leases of a deleted proxy of the same name do not hold a candidate back.
     const [p1, p2, p3] = [proxy('p1'), proxy('p2'), proxy('p3')];
-    expect(leaseCandidates([p1, p2, p3], records)).toEqual([
+    expect(leaseCandidates(input({ poolSpecs: [p1, p2, p3], records }))).toEqual([
       { name: 'p2', uid: p2.uid },
       { name: 'p3', uid: p3.uid },
     ]);
+  });
+
+  it('no lease is read for a proxy no worker could take in this pass: the planner gives it no owner', () => {
+    const [deleting, reclaimed, free, socks] = [
+      proxy('d', { deletionRequestedAt: now }),
+      proxy('r'),
+      proxy('f'),
+      socksProxy('s'),
+    ];
+    const poolSpecs = [deleting, reclaimed, free, socks];
+    const names = (over: Partial<PassInput>) =>
+      leaseCandidates(input({ poolSpecs, reclaimed: new Set(['r']), ...over })).map((c) => c.name);
+    // Only protocol-1 workers: the SOCKS5 proxy has no taker; deleted and reclaimed ones leave the pool.
+    expect(names({})).toEqual(['f']);
+    expect(names({ workers: new Map([['w4', view('w4', { session: session('w4', now, 4) })]]) })).toEqual([
+      'f',
+      's',
+    ]);
+    // No worker that could be given anything — none at all, one not yet ACKed, one shutting down, one
+    // whose session lapsed: every lease read would decide nothing.
+    for (const workers of [
+      new Map<string, WorkerView>(),
+      new Map([['w1', view('w1', { session: registered('w1') })]]),
+      new Map([['w1', view('w1', { report: report('w1', { draining: true }) })]]),
+      new Map([['w1', view('w1', { session: session('w1', later(-120)) })]]),
+    ])
+      expect(names({ workers })).toEqual([]);
+    // What it leaves out is what planPass never assigns, leased or not.
+    for (const workers of [new Map<string, WorkerView>(), new Map([['w1', view('w1')]])]) {
+      const plan = planPass(input({ poolSpecs, reclaimed: new Set(['r']), workers }));
+      const assigned = plan.ownership.changes.filter((c) => c.kind === 'assigned').map((c) => c.proxy);
+      expect(assigned.filter((p) => !names({ workers }).includes(p))).toEqual([]);
+    }
   });
 
   describe('SOCKS5 proxies go only to workers of protocol 4 (a worker below refuses the whole snapshot)', () => {
