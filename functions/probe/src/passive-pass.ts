@@ -8,6 +8,10 @@
 // tick). One commit takes at most PASSIVE_COMMIT_CAP changed states (passive-window.ts): a first batch that
 // alone changes more has the states past the cap left uncounted (withinCap), so the cursor always moves.
 // A window with no batch writes nothing: a fleet without gateway traffic still costs zero writes per tick.
+// Expiry: a proxy the gateways fail leaves their snapshots and gets no more outcomes, and its active probe
+// may be an hour away (intervalSeconds up to 3600). So each tick the pass also reads the proxies of the
+// cursor's `tracked` list it got no signal for — only those: a healthy fleet holds none — and drops the
+// evidence that has had no signal for expiryMs, in the same commit, with or without batches in the window.
 import { healthInstanceKey } from '../../../shared/src/domain/health/instance-key.js';
 import type { PassiveSettings } from '../../../shared/src/domain/health/passive-track.js';
 import { decideHealth, type HealthDecision } from '../../../shared/src/domain/health/proxy-health.js';
@@ -61,10 +65,11 @@ export async function runPassivePass(
   const from = new Date(Math.max(cursor?.through.getTime() ?? floor, floor));
   if (to <= from) return none();
   const batches = await passive.outcomes.between(from, to);
-  if (batches.length === 0) return none();
+  const tracked: ReadonlySet<string> = new Set(cursor?.tracked ?? []);
+  // Nothing to count and no evidence to expire: no read, no write.
+  if (batches.length === 0 && tracked.size === 0) return none();
 
   const live = new Map(all.filter((p) => p.status.ip && !p.deletionRequestedAt).map((p) => [p.name, p]));
-  const tracked: ReadonlySet<string> = new Set(cursor?.tracked ?? []);
   const persisted = new Map<string, VersionedHealth>();
   const readMissing = async (names: string[]) => {
     const missing = names.filter((n) => !persisted.has(n));
@@ -72,9 +77,11 @@ export async function runPassivePass(
   };
 
   let consumed = batches;
-  let through = to;
+  // No batch read: the cursor stays where it is (a commit then only expires evidence). `tracked` is not
+  // empty here, so neither is the cursor.
+  let through = batches.length > 0 ? to : cursor!.through;
   let w = await evaluate(deps, consumed, live, tracked, persisted, readMissing, now);
-  if (w.changed.length > PASSIVE_COMMIT_CAP) {
+  if (w.changed.length > PASSIVE_COMMIT_CAP && batches.length > 0) {
     // Too much for one commit: take only as many batches as keep the proxies that could change within
     // the cap (a superset of those that will: live, with stored state, and tracked or failed somewhere).
     const candidates = new Set<string>();
@@ -105,7 +112,11 @@ export async function runPassivePass(
       if (d.next.passive) next.add(d.next.proxy);
       else next.delete(d.next.proxy);
     }
+    for (const name of w.untracked) next.delete(name);
     for (const name of next) if (!live.has(name)) next.delete(name);
+    // No batch, nothing expired, the list as it was: nothing to commit (a tracked proxy whose evidence is
+    // still fresh costs its read only).
+    if (consumed.length === 0 && w.changed.length === 0 && sameSet(next, tracked)) return none();
     const committed = await passive.feed.commit(
       w.changed,
       { through, tracked: [...next].sort() },
@@ -136,6 +147,9 @@ export async function runPassivePass(
     ));
   }
   const { signals, suspects, decisions, changed } = w;
+  for (const d of w.expired) {
+    deps.log.info('passive evidence expired', { proxy: d.next.proxy, verdict: d.next.verdict });
+  }
   if (uncounted.length > 0) {
     deps.log.warn(
       'passive signals left uncounted: one batch changes more health states than a commit takes',
@@ -197,6 +211,7 @@ function withinCap(w: Evaluation): { w: Evaluation; uncounted: string[] } {
       ...w,
       failed: w.failed.filter((s) => !left.has(s.proxy)),
       decisions: w.decisions.filter((d) => !left.has(d.next.proxy)),
+      expired: w.expired.filter((d) => !left.has(d.next.proxy)),
       changed: ordered.slice(0, PASSIVE_COMMIT_CAP),
     },
     uncounted: [...left].sort(),
@@ -210,9 +225,17 @@ interface Evaluation {
   /** Failed signals of live proxies (logged once the window is final). */
   failed: PassiveSignal[];
   decisions: HealthDecision[];
+  /** Those of `decisions` that drop expired evidence of a tracked proxy without a signal (logged). */
+  expired: HealthDecision[];
+  /** Tracked proxies without a signal whose stored state holds no PASSIVE track (the active pass dropped it,
+   *  or there is no state): they leave the cursor's list, and are not read again. */
+  untracked: string[];
   /** The changed states, each on top of the version it was decided on. */
   changed: HealthWrite[];
 }
+
+const sameSet = (a: ReadonlySet<string>, b: ReadonlySet<string>): boolean =>
+  a.size === b.size && [...a].every((x) => b.has(x));
 
 /** The decisions a window of batches leads to (reading the health states it needs that are not read yet). */
 async function evaluate(
@@ -229,7 +252,11 @@ async function evaluate(
   // A passing signal for a proxy without a PASSIVE track leaves it without one (presumed AVAILABLE): only
   // failures and tracked proxies need their state read, so a busy healthy fleet costs no health reads.
   const relevant = signals.filter((s) => live.has(s.proxy) && (!s.ok || tracked.has(s.proxy)));
-  await readMissing(relevant.map((s) => s.proxy));
+  // The tracked proxies the window has no signal for (an UNHEALTHY one is out of the snapshots): their
+  // evidence may have expired. A signal for a tracked proxy is always relevant, so none is decided twice.
+  const signalled = new Set(signals.map((s) => s.proxy));
+  const silent = [...tracked].filter((n) => live.has(n) && !signalled.has(n));
+  await readMissing([...relevant.map((s) => s.proxy), ...silent]);
   const decided = relevant.flatMap((s) => {
     const p = live.get(s.proxy)!;
     const read = persisted.get(s.proxy);
@@ -253,11 +280,42 @@ async function evaluate(
     );
     return [{ decision, base: read.version }];
   });
+  const untracked: string[] = [];
+  const expired: Array<{ decision: HealthDecision; base: VersionedHealth['version'] }> = [];
+  for (const name of silent) {
+    const p = live.get(name)!;
+    const read = persisted.get(name);
+    const state = read?.state;
+    if (!read || !state?.passive) {
+      untracked.push(name);
+      continue;
+    }
+    // Another instance's state: left to the active pass to reset, as a signal for it is.
+    const instance = healthInstanceKey(p);
+    if (state.instance !== instance) continue;
+    const decision = decideHealth(
+      state,
+      p.name,
+      instance,
+      seedOf(p),
+      [],
+      activeTracksOf(deps.tiers),
+      p.spec.healthCheck,
+      now,
+      { signal: null, settings: passive.settings },
+    );
+    // Only the expiry is this pass's business: evidence still fresh is left as it is (read again next
+    // tick, until it expires or the proxy gets a signal: expiryMs of ticks at most).
+    if (decision.next.passive === null) expired.push({ decision, base: read.version });
+  }
+  const all = [...decided, ...expired];
   return {
     signals,
     suspects,
     failed: relevant.filter((x) => !x.ok),
-    decisions: decided.map((d) => d.decision),
-    changed: decided.filter((d) => d.decision.write).map((d) => ({ state: d.decision.next, base: d.base })),
+    decisions: all.map((d) => d.decision),
+    expired: expired.map((d) => d.decision),
+    untracked,
+    changed: all.filter((d) => d.decision.write).map((d) => ({ state: d.decision.next, base: d.base })),
   };
 }

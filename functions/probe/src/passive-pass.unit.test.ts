@@ -261,6 +261,77 @@ describe('runPassivePass', () => {
   });
 });
 
+describe('runPassivePass: expiring the evidence of tracked proxies it gets no signal for', () => {
+  // An hourly proxy failed by the gateways leaves their snapshots (no more outcomes); its active probe is
+  // up to an hour away. Its evidence must expire expiryMs after the last signal, not at that probe.
+  const hourly: ProxyResource = {
+    ...proxy,
+    spec: { ...proxy.spec, healthCheck: { ...proxy.spec.healthCheck, intervalSeconds: 3600 } },
+  };
+  const other = running('p2', 'zones/z/instances/pp-b', '10.0.0.3');
+  let read: string[];
+  const failThrice = async () => {
+    for (let tick = 1; tick <= 3; tick++) {
+      batches.push(batch(tick * 60 - 30, 'p1', { dial: 6 }));
+      await runPassivePass(deps, [hourly, other], at(tick * 60));
+    }
+    expect(health.get('p1')).toMatchObject({ verdict: 'UNHEALTHY', passive: { lastSignalAt: at(180) } });
+    published.length = 0;
+    read = [];
+  };
+  beforeEach(() => {
+    read = [];
+    health.set('p2', { ...healthy(), proxy: 'p2', instance: healthInstanceKey(other) });
+    const getMany = deps.health.getMany;
+    deps.health.getMany = async (names) => {
+      read.push(...names);
+      return getMany(names);
+    };
+  });
+
+  it('drops it once expired while other proxies’ outcomes keep coming, and publishes the flip', async () => {
+    await failThrice();
+    // Passing outcomes for p2 only (untracked: no read); p1 gets none.
+    batches.push(batch(210, 'p2', { ok: 9 }));
+    const early = await runPassivePass(deps, [hourly, other], at(240));
+    expect(early.written).toBe(0);
+    expect(health.get('p1')!.verdict).toBe('UNHEALTHY');
+    expect(read).toEqual(['p1']); // the tracked proxy without a signal, nothing else
+    batches.push(batch(330, 'p2', { ok: 9 }), batch(360, 'p2', { ok: 9 }));
+    const c = await runPassivePass(deps, [hourly, other], at(365));
+    expect(c).toMatchObject({ written: 1, transitions: 1 });
+    expect(health.get('p1')).toMatchObject({ verdict: 'AVAILABLE', passive: null, transitionAt: at(365) });
+    expect(published).toEqual(['p1']);
+    expect(feed.cur?.tracked).toEqual([]);
+  });
+
+  it('drops it once expired with no gateway outcomes at all', async () => {
+    await failThrice();
+    const commits = feed.commits;
+    const through = feed.cur?.through;
+    expect(await runPassivePass(deps, [hourly, other], at(300))).toMatchObject({ written: 0 });
+    expect(feed.commits).toBe(commits); // not expired yet: nothing written
+    const c = await runPassivePass(deps, [hourly, other], at(365));
+    expect(c).toMatchObject({ outcomeBatches: 0, written: 1, transitions: 1 });
+    expect(health.get('p1')).toMatchObject({ verdict: 'AVAILABLE', passive: null });
+    expect(published).toEqual(['p1']);
+    expect(feed.cur).toMatchObject({ tracked: [], through }); // no batch read: the cursor stays
+    // Nothing tracked any more: a quiet fleet reads and writes nothing again.
+    read = [];
+    await runPassivePass(deps, [hourly, other], at(425));
+    expect(read).toEqual([]);
+    expect(feed.commits).toBe(commits + 1);
+  });
+
+  it('a tracked proxy whose track the active pass dropped already leaves the tracked list', async () => {
+    await failThrice();
+    health.set('p1', { ...health.get('p1')!, passive: null, verdict: 'AVAILABLE' });
+    await runPassivePass(deps, [hourly, other], at(240));
+    expect(feed.cur?.tracked).toEqual([]);
+    expect(published).toEqual([]);
+  });
+});
+
 describe('runPassivePass: a proxy written by another pass between this pass’s read and its commit', () => {
   /** What an overlapping invocation's active pass stores meanwhile: a failed probe. */
   const probedMeanwhile = (s: ProxyHealthState): ProxyHealthState => ({
