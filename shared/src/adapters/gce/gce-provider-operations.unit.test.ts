@@ -104,6 +104,24 @@ describe('GceProvider.delete with an Operation that has already failed', () => {
     await expect(provider.delete(`zones/${zone}/instances/${name}`)).resolves.toBe('deleting');
   });
 
+  it.each<[string, string, 'deleting' | 'not-ready']>([
+    ['PROVISIONING', 'refused during the creation: not ready, to be asked again', 'not-ready'],
+    ['STOPPING', 'refused beside an earlier delete under way: deleting', 'deleting'],
+  ])(
+    'RESOURCE_NOT_READY in the Operation, the instance %s, reads as the 400 resourceNotReady does: %s',
+    async (status, _why, outcome) => {
+      const provider = new GceProvider({
+        project: 'p',
+        instances: {
+          delete: async () => [failedOp('RESOURCE_NOT_READY', 400)],
+          get: async () => [{ status }],
+        } as never,
+        retry: { attempts: 1, baseMs: 1, maxMs: 1 },
+      });
+      await expect(provider.delete(`zones/${zone}/instances/${name}`)).resolves.toBe(outcome);
+    },
+  );
+
   it('one that failed as not found: the instance is gone, as a 404 answer', async () => {
     const provider = providerAnswering(failedOp('RESOURCE_NOT_FOUND', 404));
     await expect(provider.delete(`zones/${zone}/instances/${name}`)).resolves.toBe('deleting');

@@ -53,6 +53,9 @@ function retried(err: unknown): unknown {
   return new ProviderError('transient', err.message, { cause: err, status: err.status, reason: err.reason });
 }
 
+/** A delete refused while the instance is not ready, in both of GCE's spellings. */
+const NOT_READY: ReadonlySet<string> = new Set(['resourceNotReady', 'RESOURCE_NOT_READY']);
+
 export class GceProvider implements Provider {
   readonly name = 'gce';
   constructor(private readonly opts: GceProviderOptions) {}
@@ -116,7 +119,8 @@ export class GceProvider implements Provider {
       if (failed) throw failed;
     } catch (err) {
       if (err instanceof ProviderError && err.status === 404) return 'deleting';
-      if (err instanceof ProviderError && err.reason === 'resourceNotReady') return this.whyNotReady(ref);
+      // The 400 answer spells it resourceNotReady, an Operation's error RESOURCE_NOT_READY (errors.ts).
+      if (err instanceof ProviderError && NOT_READY.has(err.reason ?? '')) return this.whyNotReady(ref);
       throw retried(err);
     }
     return 'deleting';
