@@ -7,7 +7,8 @@
 // into the states read anew (at most HEALTH_WRITE_RETRIES times; then the window is left for the next
 // tick). One commit takes at most PASSIVE_COMMIT_CAP changed states (passive-window.ts): a first batch that
 // alone changes more has the states past the cap left uncounted (withinCap), so the cursor always moves.
-// A window with no batch writes nothing: a fleet without gateway traffic still costs zero writes per tick.
+// A window with no batch writes nothing unless tracked evidence expires (or the tracked list changes):
+// a fleet without gateway traffic and nothing tracked costs zero writes per tick.
 // Expiry: a proxy the gateways fail leaves their snapshots and gets no more outcomes, and its active probe
 // may be an hour away (intervalSeconds up to 3600). So each tick the pass also reads the proxies of the
 // cursor's `tracked` list it got no signal for — only those: a healthy fleet holds none — and drops the
@@ -105,7 +106,8 @@ export async function runPassivePass(
   // The first batch (or batches of one instant) is taken whole, and alone it may still change more states
   // than a commit takes: the states past the cap are left out, so that the commit fits and the cursor moves.
   let uncounted: string[];
-  ({ w, uncounted } = withinCap(w));
+  let deferred: string[];
+  ({ w, uncounted, deferred } = withinCap(w));
   for (let retry = 0; ; retry++) {
     const next = new Set(tracked);
     for (const d of w.decisions) {
@@ -127,7 +129,11 @@ export async function runPassivePass(
     // — an overlapping invocation's active pass — wrote one of these proxies since it was read.
     const current = await passive.feed.cursor();
     if ((current?.token ?? null) !== (cursor?.token ?? null)) {
-      deps.log.info('outcome window consumed by another tick; nothing counted here', {
+      const what =
+        consumed.length > 0
+          ? 'outcome window consumed by another tick; nothing counted here'
+          : 'another tick committed first; expiries are decided again next tick';
+      deps.log.info(what, {
         from: from.toISOString(),
         to: to.toISOString(),
       });
@@ -142,13 +148,19 @@ export async function runPassivePass(
     }
     // The same batches (the same signals) reduced again into the states as they are now.
     persisted.clear();
-    ({ w, uncounted } = withinCap(
+    ({ w, uncounted, deferred } = withinCap(
       await evaluate(deps, consumed, live, tracked, persisted, readMissing, now),
     ));
   }
   const { signals, suspects, decisions, changed } = w;
   for (const d of w.expired) {
     deps.log.info('passive evidence expired', { proxy: d.next.proxy, verdict: d.next.verdict });
+  }
+  if (deferred.length > 0) {
+    deps.log.info('passive expiries left for the next tick: more than a commit takes', {
+      deferred: deferred.length,
+      proxies: deferred.slice(0, LOGGED_UNCOUNTED),
+    });
   }
   if (uncounted.length > 0) {
     deps.log.warn(
@@ -198,13 +210,17 @@ const LOGGED_UNCOUNTED = 50;
  * proxies left out keep their state and their place in `tracked` (a superset), and their signals of this
  * window are not counted: the cursor moves past them.
  */
-function withinCap(w: Evaluation): { w: Evaluation; uncounted: string[] } {
-  if (w.changed.length <= PASSIVE_COMMIT_CAP) return { w, uncounted: [] };
+/**
+ * The changes one commit takes: failed signals first, then the other signals, then expiries. Signals left
+ * out are lost (`uncounted`: the cursor moves past their batch); expiries left out are not (`deferred`:
+ * still tracked, decided again next tick).
+ */
+function withinCap(w: Evaluation): { w: Evaluation; uncounted: string[]; deferred: string[] } {
+  if (w.changed.length <= PASSIVE_COMMIT_CAP) return { w, uncounted: [], deferred: [] };
   const failed = new Set(w.failed.map((s) => s.proxy));
-  const ordered = [
-    ...w.changed.filter((c) => failed.has(c.state.proxy)),
-    ...w.changed.filter((c) => !failed.has(c.state.proxy)),
-  ];
+  const expiring = new Set(w.expired.map((d) => d.next.proxy));
+  const rank = (proxy: string) => (failed.has(proxy) ? 0 : expiring.has(proxy) ? 2 : 1);
+  const ordered = [0, 1, 2].flatMap((r) => w.changed.filter((c) => rank(c.state.proxy) === r));
   const left = new Set(ordered.slice(PASSIVE_COMMIT_CAP).map((c) => c.state.proxy));
   return {
     w: {
@@ -214,7 +230,8 @@ function withinCap(w: Evaluation): { w: Evaluation; uncounted: string[] } {
       expired: w.expired.filter((d) => !left.has(d.next.proxy)),
       changed: ordered.slice(0, PASSIVE_COMMIT_CAP),
     },
-    uncounted: [...left].sort(),
+    uncounted: [...left].filter((p) => !expiring.has(p)).sort(),
+    deferred: [...left].filter((p) => expiring.has(p)).sort(),
   };
 }
 
@@ -290,9 +307,14 @@ async function evaluate(
       untracked.push(name);
       continue;
     }
-    // Another instance's state: left to the active pass to reset, as a signal for it is.
+    // Another instance's state (the VM replaced): the active pass resets it, as it does for a signal. No
+    // longer tracked, it is not read every tick until then (up to an hour); a signal for the new instance
+    // tracks it again.
     const instance = healthInstanceKey(p);
-    if (state.instance !== instance) continue;
+    if (state.instance !== instance) {
+      untracked.push(name);
+      continue;
+    }
     const decision = decideHealth(
       state,
       p.name,

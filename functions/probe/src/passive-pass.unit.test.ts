@@ -330,6 +330,50 @@ describe('runPassivePass: expiring the evidence of tracked proxies it gets no si
     expect(feed.cur?.tracked).toEqual([]);
     expect(published).toEqual([]);
   });
+
+  it('a tracked proxy replaced since (its state another instance’s) leaves the list: read once, not every tick', async () => {
+    await failThrice();
+    // The VM replaced: the same name, another incarnation; its state is the active pass's to reset.
+    const replaced = { ...running('p1', 'zones/z/instances/pp-a', '10.0.0.7', at(200)), spec: hourly.spec };
+    await runPassivePass(deps, [replaced, other], at(240));
+    expect(read).toEqual(['p1']);
+    expect(feed.cur?.tracked).toEqual([]);
+    expect(health.get('p1')).toMatchObject({ verdict: 'UNHEALTHY', instance: healthInstanceKey(hourly) });
+    read = [];
+    await runPassivePass(deps, [replaced, other], at(300));
+    expect(read).toEqual([]);
+  });
+
+  it('expiries past one commit’s cap are left for the next tick, not logged as signals lost', async () => {
+    const names = Array.from({ length: 405 }, (_, i) => `e${String(i).padStart(3, '0')}`);
+    const fleet = names.map((n) => ({ ...running(n, `i-${n}`, '10.0.0.9'), spec: hourly.spec }));
+    for (const p of fleet) {
+      const stale = {
+        track: { verdict: 'UNHEALTHY' as const, consecutiveOk: 0, consecutiveFail: 3 },
+        lastSignalAt: at(0),
+      };
+      health.set(p.name, {
+        ...healthy(),
+        proxy: p.name,
+        instance: healthInstanceKey(p),
+        verdict: 'UNHEALTHY',
+        passive: stale,
+      });
+    }
+    feed.cur = { through: at(0), tracked: [...names], token: '0' };
+    const infos: string[] = [];
+    const warned: string[] = [];
+    deps.log = { info: (m) => void infos.push(m), warn: (m) => void warned.push(m) };
+    const first = await runPassivePass(deps, fleet, at(600));
+    expect(first).toMatchObject({ outcomeBatches: 0, written: 400 });
+    expect(warned).toEqual([]);
+    expect(infos).toContain('passive expiries left for the next tick: more than a commit takes');
+    expect(feed.cur?.tracked).toHaveLength(5);
+    const second = await runPassivePass(deps, fleet, at(660));
+    expect(second).toMatchObject({ written: 5 });
+    expect(feed.cur?.tracked).toEqual([]);
+    expect(names.every((n) => health.get(n)?.passive === null)).toBe(true);
+  });
 });
 
 describe('runPassivePass: a proxy written by another pass between this pass’s read and its commit', () => {
