@@ -4,6 +4,7 @@
 // the site pushed back on that VM or endpoint, not on a proxy created again under its name (instance.ts).
 import { type ProxyInstance, sameInstance } from './instance.js';
 import { type Cooldown, GLOBAL_TARGET, type Lease, type LeaseResult, type LeaseSettings } from './model.js';
+import { canonicalTarget } from './target.js';
 
 export function cooldownTarget(reportTarget: string | undefined, leaseTarget: string | null): string {
   return cooldownSite(reportTarget ?? leaseTarget ?? GLOBAL_TARGET);
@@ -13,9 +14,14 @@ export function cooldownTarget(reportTarget: string | undefined, leaseTarget: st
  * The site a cooldown holds for: a canonical target (target.ts) without its port. A site pushes back on
  * the proxy's address whatever port it was reached on: "shop.example:443", "shop.example:8443" and
  * "shop.example" are one site, and a cooldown reported under one spelling holds for every other.
+ * A cooldown stored before IPv4-mapped addresses were written as the IPv4 address they map (target.ts)
+ * still names that address's site.
  */
 export function cooldownSite(target: string): string {
-  if (target.startsWith('[')) return target.slice(0, target.indexOf(']') + 1);
+  if (target.startsWith('[')) {
+    const host = target.slice(0, target.indexOf(']') + 1);
+    return host.startsWith('[::ffff:') ? (canonicalTarget(host) ?? host) : host;
+  }
   const colon = target.indexOf(':');
   return colon < 0 ? target : target.slice(0, colon);
 }

@@ -7,8 +7,10 @@
 // name's one trailing dot (`new URL('https://shop.example./').host` keeps it) is dropped, as the gateway
 // drops it: "shop.example." is the same site. A port, after a host name or an address, is one number in
 // 1-65535 with its leading zeros dropped. A zone ("%eth0") names an interface of the crawler's host, not a
-// site.
-import { formatIpv6, parseIpv6 } from '../gateway/ip.js';
+// site. An IPv4-mapped address ("[::ffff:1.2.3.4]:443") is the IPv4 address it maps, as for every rule of
+// the gateway (gateway/ip.ts unmapped): written as that address ("1.2.3.4:443"), so that a site reported
+// under one spelling is cooled down under the other too.
+import { formatIpv6, parseIpv6, unmapped } from '../gateway/ip.js';
 import { GLOBAL_TARGET } from './model.js';
 
 const HOST_NAME = /^[a-z0-9]([-a-z0-9._]*[a-z0-9])?$/;
@@ -20,9 +22,12 @@ function port(text: string): number | null {
   return n >= 1 && n <= 65_535 ? n : null;
 }
 
+/** The host an IPv6 literal names: in brackets, or the dotted IPv4 address a mapped one maps. */
 function ipv6(text: string): string | null {
   const bytes = /^[0-9a-f:.]+$/.test(text) ? parseIpv6(text) : null;
-  return bytes ? `[${formatIpv6(bytes)}]` : null;
+  if (!bytes) return null;
+  const ip = unmapped({ family: 6, bytes });
+  return ip.family === 4 ? ip.bytes.join('.') : `[${formatIpv6(bytes)}]`;
 }
 
 /** The one spelling of a target, or null when `text` is no host, host:port, [IPv6] or [IPv6]:port. */

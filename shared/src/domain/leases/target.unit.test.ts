@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { cooldownSite } from './cooldown.js';
 import { canonicalTarget } from './target.js';
 import { AcquireRequest, ReportRequest } from './wire.js';
 
@@ -21,8 +22,14 @@ describe('canonicalTarget', () => {
     ['[2001:db8::1]:443', '[2001:db8::1]:443'],
     ['[2001:DB8:0:0::1]:443', '[2001:db8::1]:443'],
     ['[2001:0db8:0000:0000:0000:0000:0000:0001]:443', '[2001:db8::1]:443'],
-    ['[::ffff:192.0.2.1]:80', '[::ffff:c000:201]:80'],
-    ['[::ffff:c000:201]:80', '[::ffff:c000:201]:80'],
+    // An IPv4-mapped address is the IPv4 address it maps (gateway/ip.ts unmapped).
+    ['[::ffff:192.0.2.1]:80', '192.0.2.1:80'],
+    ['[::ffff:c000:201]:80', '192.0.2.1:80'],
+    ['[0:0:0:0:0:FFFF:c000:201]', '192.0.2.1'],
+    ['::ffff:192.0.2.1', '192.0.2.1'],
+    // Not mapped: an IPv4-compatible (::a.b.c.d) or translated (::ffff:0:a.b.c.d) address stays IPv6.
+    ['[::192.0.2.1]:80', '[::c000:201]:80'],
+    ['[::ffff:0:192.0.2.1]:80', '[::ffff:0:c000:201]:80'],
     // A bare address is the address, without a port.
     ['2001:db8::1', '[2001:db8::1]'],
     ['::1', '[::1]'],
@@ -64,6 +71,19 @@ describe('canonicalTarget', () => {
     '.',
   ])('refuses %s', (text) => {
     expect(canonicalTarget(text)).toBeNull();
+  });
+});
+
+describe('an IPv4-mapped IPv6 target (gateway/ip.ts unmapped: the IPv4 address it maps)', () => {
+  it('is the IPv4 address: one cooldown site, one target', () => {
+    expect(cooldownSite(canonicalTarget('[::ffff:1.2.3.4]:443')!)).toBe('1.2.3.4');
+    expect(canonicalTarget('[::ffff:1.2.3.4]:443')).toBe(canonicalTarget('1.2.3.4:443'));
+  });
+
+  it('a cooldown stored under the mapped spelling before holds for the IPv4 site', () => {
+    expect(cooldownSite('[::ffff:102:304]')).toBe('1.2.3.4');
+    expect(cooldownSite('[::ffff:102:304]:443')).toBe('1.2.3.4');
+    expect(cooldownSite('[2001:db8::1]:443')).toBe('[2001:db8::1]');
   });
 });
 
