@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { LeaseApiRuntime } from '../../functions/api/src/leases/wiring.js';
 import { runSnapshotPass } from '../../functions/snapshot/src/pass.js';
 import { LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-collections.js';
+import type { KeyedLock } from '../../shared/src/adapters/firestore/lease-keyed-lock.js';
 import { FirestoreOwnershipStore } from '../../shared/src/adapters/firestore/ownership-store.js';
 import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
 import { FirestoreSnapshotStore } from '../../shared/src/adapters/firestore/snapshot-store.js';
@@ -161,6 +162,38 @@ describe('a cordoned proxy (leases)', () => {
       'idempotency-key': 'acquire-9c1d',
     });
     expect(fresh).toMatchObject({ status: 409, body: { error: 'no_match', cordoned: 1 } });
+  });
+
+  it('a renewal queued behind other writes to its proxy while the cordon lands is refused, not renewed', async () => {
+    await writeFleet(db, [proxy('c-1', { attributes: { site: 'shop' }, capacity: 4, external: true })]);
+    const call = startApi();
+    const held = await call('POST', '/v1/leases', { selector: { site: 'shop' } });
+    expect(held).toMatchObject({ status: 201, body: { proxy: { name: 'c-1' } } });
+    const ref = db.collection(LEASE_COLLECTIONS.leases).doc(held.body.leaseId);
+    const before = (await ref.get()).data();
+
+    // Another write holds the proxy's lock (a hot proxy's queue: up to 30 s); the renewal, checked while
+    // the proxy was not cordoned yet, waits for its turn behind it.
+    const store = api!.store;
+    const lock = Reflect.get(store, 'lock') as KeyedLock;
+    let unlock: () => void = () => {};
+    const holding = lock.run('c-1', () => new Promise<void>((resolve) => (unlock = resolve)));
+    const renewing = call('POST', `/v1/leases/${held.body.leaseId}/renew`, { ttlSeconds: 600 });
+    await pollUntil(
+      () => store.pending('c-1'),
+      (n) => n === 1,
+      10_000,
+      'the renewal queued on c-1',
+    );
+
+    await setCordon(call, 'c-1', true);
+    unlock();
+    await holding;
+    // Its turn came after the cordon was seen: refused as any renewal after it, the lease left as it was.
+    expect(await renewing).toMatchObject({ status: 409, body: { error: 'proxy_cordoned' } });
+    const after = (await ref.get()).data();
+    expect(after?.expiresAt).toEqual(before?.expiresAt);
+    expect(after?.renewals).toBe(before?.renewals);
   });
 
   it('a managed proxy is cordoned by the same merge patch, an edit of its spec alone: its status stays as it was', async () => {

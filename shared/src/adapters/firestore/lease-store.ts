@@ -617,10 +617,16 @@ export class FirestoreLeaseStore implements LeaseStore {
     const lease = await this.find(leaseId);
     if (!lease) return { kind: 'unknown' };
     if (lease.releasedAt) return { kind: 'released', lease };
-    if (renewable && !renewable(lease)) {
+    // Asked before the wait for the proxy's lock (a refused renewal need not queue), and again before
+    // every commit: the wait can last LOCK_WAIT_MS, and a proxy cordoned or withdrawn meanwhile must not
+    // have its lease extended by a renewal that was asked before — only the listener's own delay remains.
+    const refused = (): RenewOutcome | null => {
+      if (!renewable || renewable(lease)) return null;
       const ended = lease.expiresAt.getTime() <= this.clock.now().getTime();
       return ended ? { kind: 'expired', lease } : { kind: 'withdrawn', lease };
-    }
+    };
+    const refusedBefore = refused();
+    if (refusedBefore) return refusedBefore;
     const ttl = ttlSeconds ?? lease.ttlSeconds;
     const budget: Budget = { commits: 0 };
     return this.writing(lease.proxy, async () => {
@@ -661,6 +667,8 @@ export class FirestoreLeaseStore implements LeaseStore {
           const latest = (await this.find(leaseId)) ?? lease;
           return latest.releasedAt ? { kind: 'released', lease: latest } : { kind: 'expired', lease: latest };
         }
+        const refusedNow = refused();
+        if (refusedNow) return refusedNow;
         const expiresAt = renewedExpiry(entry, ttl, now);
         const entries = extendEntry(base.entries, leaseId, expiresAt, now) ?? [];
         const renewed: Lease = { ...lease, expiresAt, ttlSeconds: ttl, renewals: lease.renewals + 1 };
