@@ -378,6 +378,74 @@ describe('FirestoreLeaseStore', () => {
     expect(Math.max(...peakUsage(await storedLeases(db), () => 2).values())).toBe(2);
   });
 
+  describe('a commit lost to another replica: the candidate is ranked again on what the re-read found', () => {
+    // Candidates as selection ranks them (fewest active + pending, then latency, then name), capacity 10.
+    const fast = (name: string, latencyMillis: number): Candidate => ({ ...cand(name, 10), latencyMillis });
+    const ranked = [fast('p1', 10), fast('p2', 20)];
+
+    /** Replicas whose views hold these proxies' states, empty (each granted and released on each). */
+    async function replicas(n: number, names: readonly string[]): Promise<FirestoreLeaseStore[]> {
+      const rs = Array.from({ length: n }, () => store());
+      await Promise.all(rs.map((r) => r.ready(10_000)));
+      for (const r of rs)
+        for (const name of names) {
+          const g = await r.grant({ candidates: [cand(name, 10)], lease: newLease() });
+          if (g.kind !== 'granted') throw new Error(`not granted on ${name}`);
+          await r.release(g.lease.id);
+        }
+      return rs;
+    }
+    /** Two replicas so prepared. */
+    const two = async () => (await replicas(2, ['p1', 'p2'])) as [FirestoreLeaseStore, FirestoreLeaseStore];
+    /** Leases not released, per proxy. */
+    const held = async () => {
+      const counts: Record<string, number> = {};
+      for (const l of await storedLeases(db)) if (!l.releasedAt) counts[l.proxy] = (counts[l.proxy] ?? 0) + 1;
+      return counts;
+    };
+
+    it('found 9/10 while the next has none: the lease goes to the next, not the 10th slot', async () => {
+      const [a, b] = await two();
+      for (let n = 0; n < 9; n++)
+        expect((await b.grant({ candidates: [fast('p1', 10)], lease: newLease() })).kind).toBe('granted');
+      // a's view: p1 and p2 empty. Its commit on p1 loses; p1 (9) now ranks behind p2 (0).
+      expect(a.usage(inst('p1'), clock.now()).active).toBe(0);
+      expect(await a.grant({ candidates: ranked, lease: newLease() })).toMatchObject({
+        kind: 'granted',
+        lease: { proxy: 'p2' },
+      });
+      expect(await held()).toEqual({ p1: 9, p2: 1 });
+    });
+
+    it('the candidate passed over is still tried when the next has no room after all', async () => {
+      const [a, b] = await two();
+      for (let n = 0; n < 9; n++)
+        expect((await b.grant({ candidates: [fast('p1', 10)], lease: newLease() })).kind).toBe('granted');
+      for (let n = 0; n < 10; n++)
+        expect((await b.grant({ candidates: [fast('p2', 20)], lease: newLease() })).kind).toBe('granted');
+      // p1 is passed over for p2, which a finds full: p1's last slot is the grant, never a 409.
+      expect(await a.grant({ candidates: ranked, lease: newLease() })).toMatchObject({
+        kind: 'granted',
+        lease: { proxy: 'p1' },
+      });
+      expect(await a.grant({ candidates: ranked, lease: newLease() })).toEqual({
+        kind: 'no_room',
+        atCapacity: 2,
+        inGateway: 0,
+      });
+    });
+
+    it('concurrent acquires on replicas that all rank p1 first spread over the proxies', async () => {
+      const names = ['p1', 'p2', 'p3', 'p4'];
+      const rs = await replicas(4, names);
+      const all = names.map((name, i) => fast(name, 10 * (i + 1)));
+      const grants = await Promise.all(rs.map((r) => r.grant({ candidates: all, lease: newLease() })));
+      expect(grants.map((g) => g.kind)).toEqual(['granted', 'granted', 'granted', 'granted']);
+      // Before: every loser re-read p1, found room and committed there again — p1: 4, the others 0.
+      expect(await held()).toEqual({ p1: 1, p2: 1, p3: 1, p4: 1 });
+    });
+  });
+
   it('a replica whose view of many proxies is stale passes over those found full, to one with room', async () => {
     // r1 knows p01–p20 as empty (it granted and released on each); r2 then fills p01–p17. Each of r1's
     // stale views costs a lost commit and a re-read — a capacity race lost, not contention: the request's

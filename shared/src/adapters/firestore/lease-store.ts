@@ -11,8 +11,10 @@ import {
   activeEntries,
   extendEntry,
   grantEntry,
+  hasRoom,
   removeEntry,
   type Usage,
+  usageOf,
 } from '../../domain/leases/capacity.js';
 import type { ProxyInstance } from '../../domain/leases/instance.js';
 import {
@@ -23,7 +25,7 @@ import {
   renewedExpiry,
   resolvableUntil,
 } from '../../domain/leases/model.js';
-import type { Candidate } from '../../domain/leases/selection.js';
+import { type Candidate, ranksBehind } from '../../domain/leases/selection.js';
 import type { Clock } from '../../ports/clock.js';
 import {
   type GrantOutcome,
@@ -113,6 +115,28 @@ export const COOLDOWN_LISTENER_RENEW_MS = 60 * 60 * 1000;
  */
 const UNKNOWN_READ_LIMIT = 16;
 
+/** What grantOn did on one candidate. */
+type GrantOn =
+  | Lease
+  | 'gateway'
+  | 'key_taken'
+  /** Its commit lost to another replica, and the count the re-read found ranks it behind a later candidate. */
+  | 'passed'
+  /** It has room, but a commit on it would leave none of the request's budget for a candidate passed over. */
+  | 'spent'
+  | null;
+
+/** How grantOn may treat a candidate: first time through, or as a fallback once later ones had no room. */
+interface GrantTurn {
+  /**
+   * Whether, at `active` leases as a re-read found them, it now ranks behind a later candidate; null for a
+   * fallback (never passed over twice).
+   */
+  behind: ((active: number, now: Date) => boolean) | null;
+  /** Commits to keep for the candidates passed over (a first time through, once one was). */
+  reserve: number;
+}
+
 export class FirestoreLeaseStore implements LeaseStore {
   private readonly clock: Clock;
   private readonly settings: LeaseSettings;
@@ -132,6 +156,7 @@ export class FirestoreLeaseStore implements LeaseStore {
   private loadFailedAt = Number.NEGATIVE_INFINITY;
   private readonly staleAfterMs: number;
   private readonly lockWaitMs: number;
+  private readonly maxCommits: number;
 
   constructor(
     private readonly db: Firestore,
@@ -141,7 +166,8 @@ export class FirestoreLeaseStore implements LeaseStore {
     this.settings = opts.settings;
     this.log = opts.log ?? jsonLogger({ component: 'lease-store' });
     this.state = new LeaseStateCache(this.log);
-    this.access = new LeaseStateAccess(db, this.state, this.clock, this.log, opts.maxCommits ?? 16);
+    this.maxCommits = opts.maxCommits ?? 16;
+    this.access = new LeaseStateAccess(db, this.state, this.clock, this.log, this.maxCommits);
     this.cooldowns = new LeaseCooldownCache(this.log, () => this.clock.now().getTime());
     this.staleAfterMs = opts.staleAfterMs ?? 1000;
     this.lockWaitMs = opts.lockWaitMs ?? LOCK_WAIT_MS;
@@ -292,6 +318,17 @@ export class FirestoreLeaseStore implements LeaseStore {
     // (timers), not by the lease clock.
     const lockDeadline = performance.now() + this.lockWaitMs;
     let queued = 0;
+    // Candidates passed over after a lost commit (grantOn 'passed'): ranked behind a later one on what the
+    // re-read found, yet with room. Tried again, in turn, once no later one granted — never passed twice.
+    const passed: Candidate[] = [];
+    /** Candidates not tried because the budget left had to be kept for those passed over. */
+    let untried = 0;
+    const write = (candidate: Candidate, turn: GrantTurn) =>
+      this.writing(
+        candidate.name,
+        () => this.grantOn(candidate, lease, budget, settled, key, turn),
+        Math.max(0, lockDeadline - performance.now()),
+      );
     for (const [i, candidate] of candidates.entries()) {
       if (!this.state.get(candidate.name)) {
         if (unknownRead >= UNKNOWN_READ_LIMIT) {
@@ -305,13 +342,32 @@ export class FirestoreLeaseStore implements LeaseStore {
             ? 1
             : await this.readUnknown(candidates.slice(i), UNKNOWN_READ_LIMIT - unknownRead);
       }
-      let granted: Lease | 'gateway' | 'key_taken' | null;
+      let granted: GrantOn;
       try {
-        granted = await this.writing(
-          candidate.name,
-          () => this.grantOn(candidate, lease, budget, settled, key),
-          Math.max(0, lockDeadline - performance.now()),
-        );
+        granted = await write(candidate, {
+          behind: (active, now) =>
+            this.ranksBehindLater(candidate, active, candidates.slice(i + 1), lease, now),
+          reserve: passed.length > 0 ? 1 : 0,
+        });
+      } catch (err) {
+        if (!(err instanceof LockWaitError)) throw err;
+        queued++;
+        continue;
+      }
+      if (granted === 'key_taken') return { kind: 'key_taken' };
+      if (granted === 'passed') passed.push(candidate);
+      else if (granted === 'spent') {
+        passed.push(candidate);
+        untried = candidates.length - i - 1;
+        break;
+      } else if (granted === 'gateway') inGateway++;
+      else if (granted) return { kind: 'granted', lease: granted };
+      else atCapacity++;
+    }
+    for (const candidate of passed) {
+      let granted: GrantOn;
+      try {
+        granted = await write(candidate, { behind: null, reserve: 0 });
       } catch (err) {
         if (!(err instanceof LockWaitError)) throw err;
         queued++;
@@ -319,9 +375,14 @@ export class FirestoreLeaseStore implements LeaseStore {
       }
       if (granted === 'key_taken') return { kind: 'key_taken' };
       if (granted === 'gateway') inGateway++;
-      else if (granted) return { kind: 'granted', lease: granted };
-      else atCapacity++;
+      else if (typeof granted === 'object' && granted) return { kind: 'granted', lease: granted };
+      else atCapacity++; // not 'passed' nor 'spent': a fallback is neither
     }
+    if (untried > 0)
+      throw new LeaseStoreError(
+        'contended',
+        `commits lost race after race: ${untried} candidate(s) not tried, those passed over taken meanwhile`,
+      );
     // Not "no room": those passed over may have some. Queued behind other writes, they are busy now.
     if (queued > 0)
       throw new LeaseStoreError(
@@ -336,6 +397,29 @@ export class FirestoreLeaseStore implements LeaseStore {
         { unread },
       );
     return { kind: 'no_room', atCapacity, inGateway };
+  }
+
+  /**
+   * Whether `candidate`, at `active` leases as a re-read found them, now ranks behind the first of `later`
+   * that this replica's view gives room — counted as selection counts it (active + this replica's pending).
+   */
+  private ranksBehindLater(
+    candidate: Candidate,
+    active: number,
+    later: readonly Candidate[],
+    lease: NewLease,
+    now: Date,
+  ): boolean {
+    const next = later.find((c) => hasRoom(this.state.usage(c, now), c.capacity, lease.exclusive));
+    if (!next) return false;
+    // This request's own write is among the candidate's pending ones: selection ranked it without it.
+    const mine = active + this.inFlight.get(candidate.name) - 1;
+    return ranksBehind(
+      candidate,
+      mine,
+      next,
+      this.state.usage(next, now).active + this.inFlight.get(next.name),
+    );
   }
 
   /** Reads, in one call, the states of the first `limit` of these candidates that the view does not hold. */
@@ -354,7 +438,8 @@ export class FirestoreLeaseStore implements LeaseStore {
     budget: Budget,
     claimSettled: (proxy: string, claimEpoch: number) => boolean,
     key: KeyIntent | undefined,
-  ): Promise<Lease | 'gateway' | 'key_taken' | null> {
+    turn: GrantTurn,
+  ): Promise<GrantOn> {
     let base = this.state.get(candidate.name);
     let fresh = false;
     let lostCommit = false;
@@ -400,6 +485,17 @@ export class FirestoreLeaseStore implements LeaseStore {
         fresh = true;
         continue;
       }
+      // A commit lost to another replica's write: what the re-read found may rank this proxy behind the next
+      // candidate (selection ranked it on this replica's view, which others' grants do not update). Then
+      // the lease goes there — every replica racing for the proxy they all ranked first piled their leases
+      // onto it — and this one is tried again only if no later one grants. The lost commit was a view out
+      // of date, not contention: given back, unless none is left to give (then it commits here).
+      if (lostCommit && turn.behind?.(usageOf(base.entries ?? [], candidate.uid, now).active, now)) {
+        const refunds = budget.refunds ?? 0;
+        this.access.refund(budget);
+        if ((budget.refunds ?? 0) > refunds) return 'passed';
+      }
+      if (turn.reserve > 0 && budget.commits + turn.reserve >= this.maxCommits) return 'spent';
       const { key: _key, ...fields } = lease;
       const record: Lease = {
         ...fields,

@@ -53,6 +53,12 @@ export interface Candidate {
   capacity: number;
   /** Where it listens in the view selected from (endpointKey): the lease records it. */
   endpoint?: string;
+  /**
+   * What it was ranked by besides its count, for a store that learns its count anew (ranksBehind): SUSPECT
+   * (absent: AVAILABLE), and status.latencyMillis (absent: unknown, ranked last).
+   */
+  suspect?: true;
+  latencyMillis?: number;
 }
 
 export interface SelectionPlan {
@@ -153,29 +159,64 @@ export function planSelection(
     }
     const usage = view.usage(proxy);
     if (hasRoom(usage, proxy.spec.capacity, request.exclusive)) {
-      best.offer({ proxy, suspect: isSuspect(proxy), active: usage.active + view.pending(proxy.name) });
+      best.offer({
+        proxy,
+        suspect: isSuspect(proxy),
+        active: usage.active + view.pending(proxy.name),
+        latency: proxy.status.latencyMillis ?? Number.POSITIVE_INFINITY,
+        name: proxy.name,
+      });
     } else {
       plan.atCapacity++;
       plan.full.push(proxy.name);
     }
   }
   plan.more = best.leftOut;
-  plan.candidates = best.ranked().map(({ proxy }) => {
+  plan.candidates = best.ranked().map(({ proxy, suspect, latency }) => {
     const endpoint = proxyEndpoint(proxy);
     return {
       name: proxy.name,
       uid: proxy.uid,
       capacity: proxy.spec.capacity,
       ...(endpoint && { endpoint: endpointKey(endpoint) }),
+      ...(suspect && { suspect }),
+      ...(Number.isFinite(latency) && { latencyMillis: latency }),
     };
   });
   return plan;
 }
 
-interface Ranked {
-  proxy: ProxyResource;
+/** What selection ranks by, best first: AVAILABLE, fewest active (+ pending), lowest latency, name. */
+interface RankKey {
   suspect: boolean;
+  /** Active leases plus this replica's writes in flight. */
   active: number;
+  /** Unknown: +Infinity (last). */
+  latency: number;
+  name: string;
+}
+
+interface Ranked extends RankKey {
+  proxy: ProxyResource;
+}
+
+function rankOf(c: Candidate, active: number): RankKey {
+  return {
+    suspect: c.suspect === true,
+    active,
+    latency: c.latencyMillis ?? Number.POSITIVE_INFINITY,
+    name: c.name,
+  };
+}
+
+/**
+ * Whether candidate `a`, at `aActive` leases (active + this replica's pending), ranks behind `b` at
+ * `bActive`, in selection's order. Candidates are ranked on this replica's view, which other replicas'
+ * grants do not update: a store that learns a candidate's count anew (a commit lost to another replica)
+ * asks whether the next one should now come first.
+ */
+export function ranksBehind(a: Candidate, aActive: number, b: Candidate, bActive: number): boolean {
+  return compareCandidates(rankOf(a, aActive), rankOf(b, bActive)) > 0;
 }
 
 /**
@@ -214,11 +255,9 @@ class BestRanked {
   }
 }
 
-function compareCandidates(a: Ranked, b: Ranked): number {
+function compareCandidates(a: RankKey, b: RankKey): number {
   if (a.suspect !== b.suspect) return a.suspect ? 1 : -1;
   if (a.active !== b.active) return a.active - b.active;
-  const la = a.proxy.status.latencyMillis ?? Number.POSITIVE_INFINITY;
-  const lb = b.proxy.status.latencyMillis ?? Number.POSITIVE_INFINITY;
-  if (la !== lb) return la < lb ? -1 : 1;
-  return a.proxy.name < b.proxy.name ? -1 : a.proxy.name > b.proxy.name ? 1 : 0;
+  if (a.latency !== b.latency) return a.latency < b.latency ? -1 : 1;
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }

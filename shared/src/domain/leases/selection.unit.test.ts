@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Usage } from './capacity.js';
 import { type ProxyOptions, proxy, UID } from './fixtures.unit.js';
-import { matchesSelector, planSelection, type SelectionView } from './selection.js';
+import { matchesSelector, planSelection, ranksBehind, type SelectionView } from './selection.js';
 
 /** The i-th proxy of `cooling` cools down until COOL_END + i s. */
 const COOL_END = Date.UTC(2026, 0, 1, 1);
@@ -364,5 +364,45 @@ describe('planSelection', () => {
         atCapacity: 0,
       });
     });
+  });
+});
+
+describe('ranksBehind: a candidate ranked again on a count learned since (a commit lost to another replica)', () => {
+  it('candidates carry what they were ranked by besides their count', () => {
+    const plan = planSelection(
+      fleet({
+        slow: { latencyMillis: 900 },
+        unknown: { latencyMillis: null },
+        suspect: { healthReason: 'ProbeSuspect', latencyMillis: 1 },
+      }),
+      { selector: {}, target: null, exclusive: false, protocols: HTTP },
+      view(),
+    );
+    expect(
+      plan.candidates.map(({ name, suspect, latencyMillis }) => ({ name, suspect, latencyMillis })),
+    ).toEqual([
+      { name: 'slow', suspect: undefined, latencyMillis: 900 },
+      { name: 'unknown', suspect: undefined, latencyMillis: undefined },
+      { name: 'suspect', suspect: true, latencyMillis: 1 },
+    ]);
+  });
+
+  const c = (name: string, latencyMillis?: number, suspect?: true) => ({
+    name,
+    uid: UID,
+    capacity: 10,
+    ...(latencyMillis !== undefined && { latencyMillis }),
+    ...(suspect && { suspect }),
+  });
+  it.each([
+    { why: 'more leases than the next', a: [c('p1', 10), 9], b: [c('p2', 20), 0], behind: true },
+    { why: 'fewer leases', a: [c('p1', 10), 0], b: [c('p2', 20), 1], behind: false },
+    { why: 'as many, and faster', a: [c('p1', 10), 1], b: [c('p2', 20), 1], behind: false },
+    { why: 'as many, and slower', a: [c('p1', 30), 1], b: [c('p2', 20), 1], behind: true },
+    { why: 'as many, latency unknown', a: [c('p1'), 1], b: [c('p2', 20), 1], behind: true },
+    { why: 'as many, as fast: by name', a: [c('p2', 5), 1], b: [c('p1', 5), 1], behind: true },
+    { why: 'AVAILABLE before a SUSPECT next', a: [c('p1', 10), 9], b: [c('p2', 1, true), 0], behind: false },
+  ] as const)('$why: $behind', ({ a, b, behind }) => {
+    expect(ranksBehind(a[0], a[1], b[0], b[1])).toBe(behind);
   });
 });
