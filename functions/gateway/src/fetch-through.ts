@@ -378,7 +378,7 @@ export async function fetchThrough(
     // DIAL or PROXY_HANDSHAKE failure is always the proxy's fault to the passive health track, and any
     // client user could otherwise fail every proxy of a route with timeoutMs: 100.
     if (e.kind === 'timeout' && fetchBound) return failOn(504, FETCH_TIMEOUT);
-    outcome(evidenceStage(e.kind, e.stage), false, e.upstreamStatus);
+    outcome(evidenceStage(e.kind, e.stage, e.answerAwaited), false, e.upstreamStatus);
     const r = tunnelRefusal(e);
     return failOn(r.status, r.code, r.detail);
   }

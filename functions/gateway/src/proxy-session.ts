@@ -175,9 +175,14 @@ export class ProxySession implements ForwardOwner {
     }
     if (st === HEAD) {
       if (now >= this.deadline) this.refuse(408, 'header_timeout');
-    } else if (st === DIAL || st === HANDSHAKE) {
+    } else if (st === DIAL) {
+      if (now >= this.deadline) this.failStage('DIAL', 504, 'upstream_timeout');
+    } else if (st === HANDSHAKE) {
+      // An http upstream's CONNECT went out with its connection: not one byte answered, the target may be
+      // what it still waits for (evidenceStage). A SOCKS5 handshake's own timer answers for that path.
+      const awaited = !this.upstream?.auth.socks5 && this.buf === null;
       if (now >= this.deadline)
-        this.failStage(st === DIAL ? 'DIAL' : 'PROXY_HANDSHAKE', 504, 'upstream_timeout');
+        this.failStage(evidenceStage('timeout', 'PROXY_HANDSHAKE', awaited), 504, 'upstream_timeout');
     } else if (st === RESPONSE || st === TUNNEL) {
       const c = this.client;
       const bytes = c.bytesRead + c.bytesWritten;

@@ -33,22 +33,36 @@ export const UNREADABLE_CONNECT_ANSWER: TunnelFailure = 'handshake_failed';
  * refuse — which says something about the target, not that the proxy is broken. So it is as ambiguous as
  * a target's failed answer (RESPONSE_HEADERS: the proxy's fault only when it had no success at all), where
  * a DIAL or PROXY_HANDSHAKE failure always is; otherwise any client could fail a proxy by asking it for a
- * closed port or a dead host. Credentials refused (407, SOCKS5 auth), an answer that is not the protocol's
- * or none at all stay PROXY_HANDSHAKE.
+ * closed port or a dead host. So is a CONNECT that got not one byte of an answer before the gateway's
+ * deadline (`answerAwaited`: an http upstream's, sent as soon as its connection was up): squid answers only once it
+ * has reached the target, and gives a target that drops SYNs a minute (its connect_timeout), past the
+ * gateway's 10 s — a proxy that answers nobody still has no success at all. Credentials refused (407,
+ * SOCKS5 auth), an answer that is not the protocol's, a SOCKS5 handshake timed out (which part of it was
+ * waiting is not known) or a connection closed without an answer stay PROXY_HANDSHAKE.
  */
-export const evidenceStage = (kind: TunnelFailure, stage: OutcomeStage): OutcomeStage =>
-  kind === 'refused' ? 'RESPONSE_HEADERS' : stage;
+export const evidenceStage = (
+  kind: TunnelFailure,
+  stage: OutcomeStage,
+  answerAwaited = false,
+): OutcomeStage =>
+  kind === 'refused' || (kind === 'timeout' && stage === 'PROXY_HANDSHAKE' && answerAwaited)
+    ? 'RESPONSE_HEADERS'
+    : stage;
 
 export class TunnelError extends Error {
   constructor(
     readonly kind: TunnelFailure,
     readonly stage: OutcomeStage,
     readonly upstreamStatus?: number,
-    options?: { cause?: unknown; socksReply?: number },
+    options?: { cause?: unknown; socksReply?: number; answerAwaited?: boolean },
   ) {
     super(`upstream tunnel ${kind} at ${stage}`, options);
     this.socksReply = options?.socksReply;
+    this.answerAwaited = options?.answerAwaited ?? false;
   }
+
+  /** An http upstream's CONNECT was sent and not one byte answered when the deadline came (evidenceStage). */
+  readonly answerAwaited: boolean;
 
   /** A SOCKS5 upstream's non-zero CONNECT reply (RFC 1928 §6 REP), where an http one has a status. */
   readonly socksReply: number | undefined;
@@ -103,7 +117,9 @@ export function openTunnel(
     const fail = (kind: TunnelError['kind'], status?: number, cause?: unknown) => {
       clearTimeout(timer);
       up.destroy();
-      reject(new TunnelError(kind, stage, status, { cause }));
+      // Not one byte of an answer yet: the upstream may still be reaching the target (evidenceStage).
+      const answerAwaited = stage === 'PROXY_HANDSHAKE' && buf === null;
+      reject(new TunnelError(kind, stage, status, { cause, answerAwaited }));
     };
     const onData = (chunk: Buffer) => {
       buf = buf ? Buffer.concat([buf, chunk]) : chunk;

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Upstream } from '../../../shared/src/domain/gateway/routing.js';
 import type { UpstreamAuth } from './compile.js';
 import { socks5Failure } from './socks5-failure.js';
-import { openTunnel, TunnelError, tunnelRefusal } from './upstream-tunnel.js';
+import { evidenceStage, openTunnel, TunnelError, tunnelRefusal } from './upstream-tunnel.js';
 
 const socks = (bytes: number[]): TunnelError => {
   const f = socks5Failure(Uint8Array.from(bytes));
@@ -86,7 +86,41 @@ describe('tunnelRefusal: a SOCKS5 upstream failing is answered as an http one fa
   });
 });
 
+describe('evidenceStage: what a failed handshake says of the proxy', () => {
+  it.each<[TunnelError['kind'], 'DIAL' | 'PROXY_HANDSHAKE', boolean, string]>([
+    ['refused', 'PROXY_HANDSHAKE', false, 'RESPONSE_HEADERS'],
+    ['timeout', 'PROXY_HANDSHAKE', true, 'RESPONSE_HEADERS'],
+    ['timeout', 'PROXY_HANDSHAKE', false, 'PROXY_HANDSHAKE'],
+    ['timeout', 'DIAL', false, 'DIAL'],
+    ['auth_failed', 'PROXY_HANDSHAKE', true, 'PROXY_HANDSHAKE'],
+    ['closed', 'PROXY_HANDSHAKE', true, 'PROXY_HANDSHAKE'],
+    ['handshake_failed', 'PROXY_HANDSHAKE', true, 'PROXY_HANDSHAKE'],
+  ])('%s at %s (answer awaited: %s) → %s', (kind, stage, awaited, expected) =>
+    expect(evidenceStage(kind, stage, awaited)).toBe(expected),
+  );
+});
+
 describe('openTunnel: timeoutMs bounds the whole handshake', () => {
+  it('an upstream that never answers its CONNECT (squid still dialling a dead target) times out, the answer awaited', async () => {
+    const held: net.Socket[] = [];
+    const server = net.createServer((s) => {
+      s.on('error', () => {});
+      held.push(s);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    const sockets = { upstreams: 0, proxyClients: 0, httpClients: 0 };
+    const u = { host: '127.0.0.1', port, auth: { line: '' } } as unknown as Upstream<UpstreamAuth>;
+    try {
+      const e = (await openTunnel(u, '192.0.2.1:9', 200, sockets).catch((x: unknown) => x)) as TunnelError;
+      expect([e.kind, e.stage, e.answerAwaited]).toEqual(['timeout', 'PROXY_HANDSHAKE', true]);
+      expect(evidenceStage(e.kind, e.stage, e.answerAwaited)).toBe('RESPONSE_HEADERS');
+    } finally {
+      for (const s of held) s.destroy();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
   it('an upstream dripping its CONNECT answer a byte at a time times out at the bound, socket closed', async () => {
     const server = net.createServer((s) => {
       s.on('error', () => {});
@@ -108,6 +142,8 @@ describe('openTunnel: timeoutMs bounds the whole handshake', () => {
       const e = await openTunnel(u, '127.0.0.9:80', 300, sockets).catch((x: unknown) => x);
       expect(e).toBeInstanceOf(TunnelError);
       expect((e as TunnelError).kind).toBe('timeout');
+      // An answer begun and never finished is the upstream's own doing: evidence against it.
+      expect((e as TunnelError).answerAwaited).toBe(false);
       expect(Date.now() - t0).toBeLessThan(2_000);
       await new Promise((r) => setTimeout(r, 50));
       expect(sockets.upstreams).toBe(0);
