@@ -6,7 +6,7 @@
 import http, { type IncomingMessage } from 'node:http';
 import tls from 'node:tls';
 import { parseIp } from '../../../shared/src/domain/gateway/ip.js';
-import { isUsable } from '../../../shared/src/domain/gateway/pick.js';
+import { headerStickyKey, isUsable } from '../../../shared/src/domain/gateway/pick.js';
 import {
   type CompiledRoute,
   normalizeHost,
@@ -190,7 +190,8 @@ export async function fetchThrough(
   if (performance.now() >= deadline) return fail(504, FETCH_TIMEOUT);
   const lower = new Map(Object.entries(req.headers).map(([k, v]) => [k.toLowerCase(), v]));
   const sticky = {
-    stickyValue: (key: StickyKey) => ('header' in key ? lower.get(key.header) : user || undefined),
+    stickyValue: (key: StickyKey) =>
+      'header' in key ? headerStickyKey(user, lower.get(key.header)) : user || undefined,
   };
   // A redial's proxy was picked before the guard ran again, and a look-up may have outlasted its use:
   // past usableUntil, revoked or filled meanwhile, another is picked (never the one that failed, which

@@ -14,6 +14,7 @@
 // while the client's Host header reaches the target untouched.
 
 import net from 'node:net';
+import { headerStickyKey } from '../../../shared/src/domain/gateway/pick.js';
 import type { CompiledRoute, Upstream } from '../../../shared/src/domain/gateway/routing.js';
 import type { TargetDecision } from '../../../shared/src/domain/gateway/ssrf.js';
 import type { StickyKey } from '../../../shared/src/messages/gateway-snapshot.js';
@@ -525,7 +526,8 @@ export class ProxySession implements ForwardOwner {
 
   /** StickySource for the worker's pick: a header of this request, or the client's user name. */
   stickyValue(key: StickyKey): string | undefined {
-    if ('header' in key) return this.head ? header(this.head, key.header) : undefined;
+    if ('header' in key)
+      return this.head ? headerStickyKey(this.user, header(this.head, key.header)) : undefined;
     return this.user || undefined;
   }
 

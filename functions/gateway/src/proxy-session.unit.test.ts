@@ -8,6 +8,7 @@ import { buildSnapshot } from '../../../shared/src/domain/gateway/canonical.js';
 import { sha256Hex } from '../../../shared/src/messages/gateway-snapshot.js';
 import { ClientAuth } from './client-auth.js';
 import { CredentialCache, StaticCredentialResolver } from './credentials.js';
+import { parseRequestHead } from './head.js';
 import { jsonLogger } from './logger.js';
 import type { ProxyContext } from './proxy-listener.js';
 import { ProxySession } from './proxy-session.js';
@@ -349,5 +350,21 @@ describe('ProxySession: a handshake past its deadline', () => {
     expect(failed).toEqual([]);
     s.sweep(100);
     expect(failed).toEqual([[stage, 504, 'upstream_timeout']]);
+  });
+});
+
+describe('ProxySession.stickyValue', () => {
+  it('keys a header’s value by the client user: the same session value of two users is two keys', () => {
+    const keyOf = (user: string) => {
+      const { s } = session(8192);
+      Object.assign(s, {
+        user,
+        head: parseRequestHead('CONNECT a:443 HTTP/1.1\r\nX-Session: bob-42'),
+      });
+      return s.stickyValue({ header: 'x-session' });
+    };
+    expect(keyOf('bob')).not.toBe(keyOf('mallory'));
+    expect(keyOf('bob')).toBe(keyOf('bob'));
+    expect(keyOf('bob')).toContain('bob-42');
   });
 });

@@ -122,7 +122,7 @@ export function stickyTableKey(value: string | undefined): string | undefined {
   return `#${sha256Hex(value)}`;
 }
 
-/** Where a sticky route finds its key: a header of the request, or the client's user name. */
+/** Where a sticky route finds its key: a header of the request (per client user: headerStickyKey), or the client's user name. */
 export interface StickySource {
   stickyValue(key: StickyKey): string | undefined;
 }

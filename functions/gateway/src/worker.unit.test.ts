@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildSnapshot } from '../../../shared/src/domain/gateway/canonical.js';
 import { buildDelta } from '../../../shared/src/domain/gateway/delta.js';
+import { headerStickyKey } from '../../../shared/src/domain/gateway/pick.js';
 import {
   type GatewayProxy,
   type GatewaySnapshotContent,
@@ -757,6 +758,38 @@ describe('sticky keys', () => {
     // What the table holds is the digest, not the 10,000 characters (private: element access).
     const keys = [...worker['sticky']['entries'].keys()] as string[];
     expect(keys).toEqual([`all\n${stickyTableKey(long)}`]);
+  });
+
+  it('a header value is one client user’s: another sending it neither shares that pin nor moves it', async () => {
+    const { worker } = newWorker();
+    const routing = [
+      {
+        name: 'all',
+        match: { hosts: ['*'] },
+        selector: {},
+        policy: 'sticky' as const,
+        stickyKey: { header: 'x-session' },
+      },
+    ];
+    await worker.applySnapshot(
+      buildSnapshot(
+        { ...content(1, [proxy('a', { capacity: 1 }), proxy('b', { capacity: 1 })]), routing },
+        sha256Hex,
+      ),
+    );
+    // As the proxy listener and /v1/fetch hand it over: the user's name and the header's value.
+    const pick = (user: string) => {
+      const r = worker.pick('example.com', T0, { stickyValue: () => headerStickyKey(user, 'bob-42') });
+      if (r.kind !== 'ok') throw new Error(r.kind);
+      return r.upstream;
+    };
+    const bobs = pick('bob');
+    bobs.live.active = 1; // bob's tunnel: the proxy full at capacity 1
+    const mallorys = pick('mallory');
+    expect(mallorys.name).not.toBe(bobs.name);
+    mallorys.live.active = 1; // mallory fills her own
+    bobs.live.active = 0;
+    expect(pick('bob').name).toBe(bobs.name);
   });
 });
 
