@@ -1578,6 +1578,36 @@ describe('POST /v1/leases/{id}/report', () => {
     expect((await acquire({ target: 'shop.example' })).body.proxy.name).toBe('a');
   });
 
+  it('reports on a cooldown already running to about the same end write nothing: one document write per step', async () => {
+    await start([proxy('a')]);
+    const { body: lease } = await acquire({ target: 'shop.example' });
+    const doc = async () => {
+      const all = await db.collection(LEASE_COLLECTIONS.cooldowns).get();
+      expect(all.size).toBe(1);
+      return {
+        until: (all.docs[0]!.get('until') as Timestamp).toMillis(),
+        at: all.docs[0]!.updateTime!.toMillis(),
+      };
+    };
+    const report = async () =>
+      expect(
+        (await call('POST', `/v1/leases/${lease.leaseId}/report`, { result: 'rate_limited' })).status,
+      ).toBe(204);
+    await report();
+    const first = await doc();
+    // A site answering 429 to every fetch: many reports inside a tenth of the window rewrite nothing.
+    for (let i = 0; i < 5; i++) {
+      clock.advance(1_000);
+      await report();
+    }
+    expect(await doc()).toEqual(first);
+    // Past a tenth of the window since the written end, the next report moves the end on.
+    clock.advance((WINDOW_S * 1000) / 10);
+    await report();
+    const moved = await doc();
+    expect(moved.until).toBe(clock.now().getTime() + WINDOW_S * 1000);
+  });
+
   it('the report target wins, and without any target the cooldown is global', async () => {
     await start([proxy('a')]);
     const { body: lease } = await acquire({ target: 'shop.example' });

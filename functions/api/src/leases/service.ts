@@ -2,7 +2,7 @@
 // response; renew; release; report → cooldown. Time comes from the Clock; storage from the ports.
 import { createHash, randomFillSync } from 'node:crypto';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
-import { cooldownFor } from '../../../../shared/src/domain/leases/cooldown.js';
+import { cooldownFor, cooldownWriteDue } from '../../../../shared/src/domain/leases/cooldown.js';
 import {
   endpointKey,
   listensElsewhere,
@@ -18,6 +18,7 @@ import {
 } from '../../../../shared/src/domain/leases/idempotency.js';
 import { renewsOn, reportCoolsDown } from '../../../../shared/src/domain/leases/instance.js';
 import {
+  type Cooldown,
   isActive,
   isLeaseId,
   type Lease,
@@ -469,9 +470,20 @@ export class LeaseService {
     // An ended lease still resolves for CooldownWindow: a late report arrives exactly when the proxy is
     // being rate-limited (seed §7).
     if (!lease || this.pastWindow(lease)) return 'unknown_lease';
-    const cooldown = cooldownFor(lease, report, this.deps.settings, this.deps.clock.now());
-    if (cooldown && (await this.coolsDown(lease))) await this.deps.store.startCooldown(cooldown);
+    const now = this.deps.clock.now();
+    const cooldown = cooldownFor(lease, report, this.deps.settings, now);
+    if (cooldown && this.cooldownWriteDue(lease, cooldown, now) && (await this.coolsDown(lease)))
+      await this.deps.store.startCooldown(cooldown);
     return 'accepted';
+  }
+
+  /** A cooldown already running to about the same end is not written again (cooldown.ts cooldownWriteDue). */
+  private cooldownWriteDue(lease: Lease, cooldown: Cooldown, now: Date): boolean {
+    // A lease stored before uids were kept: its instance is not known to the view, written as before.
+    if (lease.proxyUid === null) return true;
+    const instance = { name: lease.proxy, uid: lease.proxyUid };
+    const running = this.deps.store.cooldownEnd(instance, cooldown.target, now);
+    return cooldownWriteDue(running, cooldown.until, this.deps.settings.cooldownWindowMs);
   }
 
   /**

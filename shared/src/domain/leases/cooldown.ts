@@ -45,6 +45,20 @@ export function cooldownFor(
   };
 }
 
+/**
+ * Whether a report's cooldown (ending `next`) needs writing, given the end of the one already running for
+ * its proxy instance and target (or the whole proxy: cooldownEnd). Not when that one ends within a step
+ * of `next` — a tenth of the window, at least a second: a site answering 429 to every fetch of every lease
+ * on a proxy had each report rewrite one document, past Firestore's ~1 sustained write a second to it
+ * (contended commits, 503s on /report, retried: more writes). A running cooldown so ends at most a step
+ * before "the last report + the window".
+ */
+export function cooldownWriteDue(runningUntil: Date | null, next: Date, windowMs: number): boolean {
+  if (runningUntil === null) return true;
+  const step = Math.max(1000, windowMs / 10);
+  return runningUntil.getTime() < next.getTime() - step;
+}
+
 /** The cooldowns of proxy instance `proxy`, ended or not: of its name and its uid (or of none). */
 export function cooldownsOf<T extends Pick<Cooldown, 'proxy' | 'proxyUid'>>(
   all: readonly T[],

@@ -6,6 +6,7 @@ import {
   cooldownFor,
   cooldownsOf,
   cooldownTarget,
+  cooldownWriteDue,
   isCoolingDown,
 } from './cooldown.js';
 import { at, UID } from './fixtures.unit.js';
@@ -146,6 +147,18 @@ describe('isCoolingDown', () => {
     expect(isCoolingDown(legacy, { name: 'p2', uid: NEW }, null, at(150))).toBe(true);
     expect(isCoolingDown(legacy, { name: 'p1', uid: NEW }, 'a.example', at(200))).toBe(false);
   });
+});
+
+describe('cooldownWriteDue: a report rewrites a running cooldown only a step (a tenth of the window) on', () => {
+  const next = at(400);
+  it.each<[string, Date | null, number, boolean]>([
+    ['none running', null, 300_000, true],
+    ['one running to the same end', at(400), 300_000, false],
+    ['one ending within the step (30 s of 300)', at(371), 300_000, false],
+    ['one ending more than a step before', at(369), 300_000, true],
+    ['one ending later (a longer one running)', at(900), 300_000, false],
+    ['a short window: a step of at least a second', at(399.5), 2_000, false],
+  ])('%s', (_n, running, windowMs, due) => expect(cooldownWriteDue(running, next, windowMs)).toBe(due));
 });
 
 describe('cooldownsOf', () => {
