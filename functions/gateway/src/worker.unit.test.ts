@@ -237,7 +237,11 @@ describe('GatewayWorker', () => {
     expect(worker.pick('x', T0, noSticky).kind).toBe('no_upstream');
   });
 
-  it('a drain the controller cancelled gives the proxy back (each answer is the whole revoked set)', async () => {
+  /**
+   * A proxy picked, a tunnel open on it, revoked; the drain's snapshot (v11) leaves it out while the tunnel
+   * runs on, and the next (v12) gives it back: the drain was cancelled.
+   */
+  async function drainCancelledWithTunnelOpen() {
     const { worker } = newWorker();
     await worker.applySnapshot(buildSnapshot(content(10, [proxy('a'), proxy('b')]), sha256Hex));
     const p = worker.pick('x', T0, noSticky);
@@ -245,10 +249,14 @@ describe('GatewayWorker', () => {
     const busy = p.upstream;
     busy.live.active++;
     worker.revokeProxyIds([busy.name]);
-    // The drain's snapshot leaves it out while a tunnel still runs on it; then the drain is cancelled.
     const other = busy.name === 'a' ? 'b' : 'a';
     await worker.applySnapshot(buildSnapshot(content(11, [proxy(other)]), sha256Hex));
     await worker.applySnapshot(buildSnapshot(content(12, [proxy('a'), proxy('b')]), sha256Hex));
+    return { worker, busy, other };
+  }
+
+  it('a drain the controller cancelled gives the proxy back (each answer is the whole revoked set)', async () => {
+    const { worker, busy } = await drainCancelledWithTunnelOpen();
     worker.revokeProxyIds([]);
     busy.live.active--;
     worker.tick();
@@ -262,18 +270,8 @@ describe('GatewayWorker', () => {
   });
 
   it('a snapshot that gives back a proxy with a tunnel still open on it is the newer word, as for one whose counters were collected', async () => {
-    const { worker } = newWorker();
-    await worker.applySnapshot(buildSnapshot(content(10, [proxy('a'), proxy('b')]), sha256Hex));
-    const p = worker.pick('x', T0, noSticky);
-    if (p.kind !== 'ok') throw new Error('no pick');
-    const busy = p.upstream;
-    busy.live.active++;
-    worker.revokeProxyIds([busy.name]);
-    // The drain's snapshot leaves it out while the tunnel runs on; the next gives it back (the drain was
-    // cancelled), the tunnel still open and no report answered since.
-    const other = busy.name === 'a' ? 'b' : 'a';
-    await worker.applySnapshot(buildSnapshot(content(11, [proxy(other)]), sha256Hex));
-    await worker.applySnapshot(buildSnapshot(content(12, [proxy('a'), proxy('b')]), sha256Hex));
+    // The tunnel still open and no report answered since v12.
+    const { worker, busy, other } = await drainCancelledWithTunnelOpen();
     const q = worker.pick('x', T0, noSticky, worker.snapshot()!.upstreams.get(other));
     expect(q.kind === 'ok' && q.upstream.name).toBe(busy.name);
     expect(worker.runtimeCounts()).toEqual([{ proxy: busy.name, active: 1, reserved: 0, draining: false }]);
@@ -731,17 +729,19 @@ describe('sticky keys', () => {
     expect(stickyTableKey(`${long}y`)).not.toBe(key);
   });
 
+  /** One route for every host, sticky on the x-session header. */
+  const routing = [
+    {
+      name: 'all',
+      match: { hosts: ['*'] },
+      selector: {},
+      policy: 'sticky' as const,
+      stickyKey: { header: 'x-session' },
+    },
+  ];
+
   it('a long value still pins its requests to one proxy', async () => {
     const { worker } = newWorker();
-    const routing = [
-      {
-        name: 'all',
-        match: { hosts: ['*'] },
-        selector: {},
-        policy: 'sticky' as const,
-        stickyKey: { header: 'x-session' },
-      },
-    ];
     await worker.applySnapshot(
       buildSnapshot({ ...content(1, [proxy('a'), proxy('b'), proxy('c')]), routing }, sha256Hex),
     );
@@ -762,15 +762,6 @@ describe('sticky keys', () => {
 
   it('a header value is one client user’s: another sending it neither shares that pin nor moves it', async () => {
     const { worker } = newWorker();
-    const routing = [
-      {
-        name: 'all',
-        match: { hosts: ['*'] },
-        selector: {},
-        policy: 'sticky' as const,
-        stickyKey: { header: 'x-session' },
-      },
-    ];
     await worker.applySnapshot(
       buildSnapshot(
         { ...content(1, [proxy('a', { capacity: 1 }), proxy('b', { capacity: 1 })]), routing },

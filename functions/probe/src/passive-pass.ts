@@ -15,7 +15,11 @@
 // evidence that has had no signal for expiryMs, in the same commit, with or without batches in the window.
 import { healthInstanceKey } from '../../../shared/src/domain/health/instance-key.js';
 import type { PassiveSettings } from '../../../shared/src/domain/health/passive-track.js';
-import { decideHealth, type HealthDecision } from '../../../shared/src/domain/health/proxy-health.js';
+import {
+  decideHealth,
+  type HealthDecision,
+  type ProxyHealthState,
+} from '../../../shared/src/domain/health/proxy-health.js';
 import type { ProxyResource } from '../../../shared/src/domain/proxy.js';
 import {
   type PassiveRule,
@@ -274,6 +278,22 @@ async function evaluate(
   const signalled = new Set(signals.map((s) => s.proxy));
   const silent = [...tracked].filter((n) => live.has(n) && !signalled.has(n));
   await readMissing([...relevant.map((s) => s.proxy), ...silent]);
+  // One signal (pass, fail, or none: only expiry to decide) reduced into the proxy's stored state.
+  const decide = (state: ProxyHealthState, p: ProxyResource, instance: string, signal: boolean | null) =>
+    decideHealth(
+      state,
+      p.name,
+      instance,
+      seedOf(p),
+      [],
+      activeTracksOf(deps.tiers),
+      p.spec.healthCheck,
+      now,
+      {
+        signal,
+        settings: passive.settings,
+      },
+    );
   const decided = relevant.flatMap((s) => {
     const p = live.get(s.proxy)!;
     const read = persisted.get(s.proxy);
@@ -284,18 +304,7 @@ async function evaluate(
     // active pass resets the state for the new instance first, and later windows count against that.
     const instance = healthInstanceKey(p);
     if (!read || !state || state.instance !== instance) return [];
-    const decision = decideHealth(
-      state,
-      p.name,
-      instance,
-      seedOf(p),
-      [],
-      activeTracksOf(deps.tiers),
-      p.spec.healthCheck,
-      now,
-      { signal: s.ok, settings: passive.settings },
-    );
-    return [{ decision, base: read.version }];
+    return [{ decision: decide(state, p, instance, s.ok), base: read.version }];
   });
   const untracked: string[] = [];
   const expired: Array<{ decision: HealthDecision; base: VersionedHealth['version'] }> = [];
@@ -315,17 +324,7 @@ async function evaluate(
       untracked.push(name);
       continue;
     }
-    const decision = decideHealth(
-      state,
-      p.name,
-      instance,
-      seedOf(p),
-      [],
-      activeTracksOf(deps.tiers),
-      p.spec.healthCheck,
-      now,
-      { signal: null, settings: passive.settings },
-    );
+    const decision = decide(state, p, instance, null);
     // Only the expiry is this pass's business: evidence still fresh is left as it is (read again next
     // tick, until it expires or the proxy gets a signal: expiryMs of ticks at most).
     if (decision.next.passive === null) expired.push({ decision, base: read.version });
