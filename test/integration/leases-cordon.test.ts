@@ -10,10 +10,12 @@ import type { LeaseApiRuntime } from '../../functions/api/src/leases/wiring.js';
 import { runSnapshotPass } from '../../functions/snapshot/src/pass.js';
 import { LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-collections.js';
 import type { KeyedLock } from '../../shared/src/adapters/firestore/lease-keyed-lock.js';
+import { FirestoreLeaseStore } from '../../shared/src/adapters/firestore/lease-store.js';
 import { FirestoreOwnershipStore } from '../../shared/src/adapters/firestore/ownership-store.js';
 import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
 import { FirestoreSnapshotStore } from '../../shared/src/adapters/firestore/snapshot-store.js';
 import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker-store.js';
+import type { LeaseSettings } from '../../shared/src/domain/leases/model.js';
 import type { GatewaySnapshotMessage } from '../../shared/src/messages/gateway-snapshot.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
 import type { SecretReader } from '../../shared/src/ports/secrets.js';
@@ -194,6 +196,41 @@ describe('a cordoned proxy (leases)', () => {
     const after = (await ref.get()).data();
     expect(after?.expiresAt).toEqual(before?.expiresAt);
     expect(after?.renewals).toBe(before?.renewals);
+  });
+
+  it('a queued renewal whose lease another renewal extended meanwhile is refused as cordoned, not as expired', async () => {
+    await writeFleet(db, [proxy('c-1', { attributes: { site: 'shop' }, capacity: 4, external: true })]);
+    const call = startApi();
+    const held = await call('POST', '/v1/leases', { selector: { site: 'shop' }, ttlSeconds: 60 });
+    expect(held).toMatchObject({ status: 201, body: { proxy: { name: 'c-1' } } });
+    const store = api!.store;
+    const lock = Reflect.get(store, 'lock') as KeyedLock;
+    let unlock: () => void = () => {};
+    const holding = lock.run('c-1', () => new Promise<void>((resolve) => (unlock = resolve)));
+    // A resent renewal: this one queues behind the held lock, having read the lease as granted (60 s)…
+    const renewing = call('POST', `/v1/leases/${held.body.leaseId}/renew`, { ttlSeconds: 600 });
+    await pollUntil(
+      () => store.pending('c-1'),
+      (n) => n === 1,
+      10_000,
+      'the renewal queued on c-1',
+    );
+    // …while its twin, on another replica, extends the lease to 600 s.
+    const other = new FirestoreLeaseStore(new Firestore({ projectId }), {
+      clock,
+      settings: Reflect.get(store, 'settings') as LeaseSettings,
+      log: { info: () => {}, warn: () => {}, error: () => {} } as never,
+    }).start();
+    try {
+      expect(await other.renew(held.body.leaseId, 600)).toMatchObject({ kind: 'renewed' });
+    } finally {
+      await other.stop();
+    }
+    await setCordon(call, 'c-1', true);
+    clock.advance(90_000); // past the expiry the queued renewal read, well before the one it has now
+    unlock();
+    await holding;
+    expect(await renewing).toMatchObject({ status: 409, body: { error: 'proxy_cordoned' } });
   });
 
   it('a managed proxy is cordoned by the same merge patch, an edit of its spec alone: its status stays as it was', async () => {

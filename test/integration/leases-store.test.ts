@@ -435,6 +435,35 @@ describe('FirestoreLeaseStore', () => {
       });
     });
 
+    it('a commit that failed transiently (it may still land) is retried on its proxy, never passed over', async () => {
+      const [, b] = await two();
+      // A replica whose first commit fails UNAVAILABLE without landing: the client's own error, which a
+      // commit stalled past the read after it would give as well — and that one could land later.
+      const db = new Firestore({ projectId });
+      const client = db as unknown as { request: (method: string, ...rest: unknown[]) => Promise<unknown> };
+      const send = client.request.bind(db);
+      let failed = 0;
+      client.request = async (method, ...rest) => {
+        if (method === 'commit' && failed === 0 && a.usage(inst('p1'), clock.now()).active === 0) {
+          failed++;
+          throw Object.assign(new Error('unavailable'), { code: 14 });
+        }
+        return send(method, ...rest);
+      };
+      const a = new FirestoreLeaseStore(db, { clock, settings, log: quiet }).start();
+      stores.push(a);
+      await a.ready(10_000);
+      await a.refresh(['p1', 'p2']);
+      for (let n = 0; n < 9; n++)
+        expect((await b.grant({ candidates: [fast('p1', 10)], lease: newLease() })).kind).toBe('granted');
+      // a's view: p1 empty (read before b's grants). Its commit on p1 fails transiently; the re-read finds
+      // 9/10, behind p2 — but a commit that may yet land is not left behind: p1 is retried, and granted.
+      const g = await a.grant({ candidates: ranked, lease: newLease() });
+      expect(failed).toBe(1);
+      expect(g).toMatchObject({ kind: 'granted', lease: { proxy: 'p1' } });
+      expect(await held()).toEqual({ p1: 10 });
+    });
+
     it('concurrent acquires on replicas that all rank p1 first spread over the proxies', async () => {
       const names = ['p1', 'p2', 'p3', 'p4'];
       const rs = await replicas(4, names);

@@ -43,6 +43,12 @@ export interface Budget {
   commits: number;
   /** Commits given back (refund): lost to a view out of date, not to contention. */
   refunds?: number;
+  /**
+   * How the last commit that returned false failed: `conflict`, its precondition (it did not land, or a
+   * resend of one that did, which a read now shows); `transient`, an error after which it may still land
+   * unseen by the next read.
+   */
+  lastLoss?: 'conflict' | 'transient';
 }
 
 export class LeaseStateAccess {
@@ -201,8 +207,12 @@ export class LeaseStateAccess {
         );
       return true;
     } catch (err) {
-      if (isConflict(err)) return false;
+      if (isConflict(err)) {
+        budget.lastLoss = 'conflict';
+        return false;
+      }
       if (isTransient(err)) {
+        budget.lastLoss = 'transient';
         this.log.warn('lease state commit failed transiently; retrying from a fresh read', {
           proxy,
           error: err,

@@ -137,6 +137,9 @@ interface GrantTurn {
   reserve: number;
 }
 
+/** The least a passed-over candidate's fallback waits for its proxy's lock (grant()). */
+const FALLBACK_LOCK_WAIT_MS = 2_000;
+
 export class FirestoreLeaseStore implements LeaseStore {
   private readonly clock: Clock;
   private readonly settings: LeaseSettings;
@@ -367,7 +370,14 @@ export class FirestoreLeaseStore implements LeaseStore {
     for (const candidate of passed) {
       let granted: GrantOn;
       try {
-        granted = await write(candidate, { behind: null, reserve: 0 });
+        // At least a short wait of its own, the request's spent or not: the lock was this request's when
+        // it passed the proxy over, and another local write taking it since must not turn a proxy with
+        // room into a 503 (a later candidate's queue may have used up the request's wait).
+        granted = await this.writing(
+          candidate.name,
+          () => this.grantOn(candidate, lease, budget, settled, key, { behind: null, reserve: 0 }),
+          Math.max(FALLBACK_LOCK_WAIT_MS, lockDeadline - performance.now()),
+        );
       } catch (err) {
         if (!(err instanceof LockWaitError)) throw err;
         queued++;
@@ -489,8 +499,15 @@ export class FirestoreLeaseStore implements LeaseStore {
       // candidate (selection ranked it on this replica's view, which others' grants do not update). Then
       // the lease goes there — every replica racing for the proxy they all ranked first piled their leases
       // onto it — and this one is tried again only if no later one grants. The lost commit was a view out
-      // of date, not contention: given back, unless none is left to give (then it commits here).
-      if (lostCommit && turn.behind?.(usageOf(base.entries ?? [], candidate.uid, now).active, now)) {
+      // of date, not contention: given back, unless none is left to give (then it commits here). Only
+      // after a definite conflict: a commit failed transiently may land after the read just made, and
+      // the next candidate's commit, creating the same lease document, would then fail every time while
+      // this proxy held a lease nobody was answered with; its own retry here finds that lease.
+      if (
+        lostCommit &&
+        budget.lastLoss === 'conflict' &&
+        turn.behind?.(usageOf(base.entries ?? [], candidate.uid, now).active, now)
+      ) {
         const refunds = budget.refunds ?? 0;
         this.access.refund(budget);
         if ((budget.refunds ?? 0) > refunds) return 'passed';
@@ -716,12 +733,14 @@ export class FirestoreLeaseStore implements LeaseStore {
     // Asked before the wait for the proxy's lock (a refused renewal need not queue), and again before
     // every commit: the wait can last LOCK_WAIT_MS, and a proxy cordoned or withdrawn meanwhile must not
     // have its lease extended by a renewal that was asked before — only the listener's own delay remains.
-    const refused = (): RenewOutcome | null => {
-      if (!renewable || renewable(lease)) return null;
-      const ended = lease.expiresAt.getTime() <= this.clock.now().getTime();
-      return ended ? { kind: 'expired', lease } : { kind: 'withdrawn', lease };
+    // `current`: the lease as its entry has it now — a renewal that landed while this one waited moved
+    // its expiry, and an entry still running is a refusal to answer as such, not "expired".
+    const refused = (current: Lease): RenewOutcome | null => {
+      if (!renewable || renewable(current)) return null;
+      const ended = current.expiresAt.getTime() <= this.clock.now().getTime();
+      return ended ? { kind: 'expired', lease: current } : { kind: 'withdrawn', lease: current };
     };
-    const refusedBefore = refused();
+    const refusedBefore = refused(lease);
     if (refusedBefore) return refusedBefore;
     const ttl = ttlSeconds ?? lease.ttlSeconds;
     const budget: Budget = { commits: 0 };
@@ -763,7 +782,7 @@ export class FirestoreLeaseStore implements LeaseStore {
           const latest = (await this.find(leaseId)) ?? lease;
           return latest.releasedAt ? { kind: 'released', lease: latest } : { kind: 'expired', lease: latest };
         }
-        const refusedNow = refused();
+        const refusedNow = refused({ ...lease, expiresAt: entry.expiresAt });
         if (refusedNow) return refusedNow;
         const expiresAt = renewedExpiry(entry, ttl, now);
         const entries = extendEntry(base.entries, leaseId, expiresAt, now) ?? [];
