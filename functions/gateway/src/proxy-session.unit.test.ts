@@ -367,4 +367,10 @@ describe('ProxySession.stickyValue', () => {
     expect(keyOf('bob')).toBe(keyOf('bob'));
     expect(keyOf('bob')).toContain('bob-42');
   });
+
+  it('an empty header value is no key: the request falls back to least-active, as one without the header', () => {
+    const { s } = session(8192);
+    Object.assign(s, { user: 'bob', head: parseRequestHead('CONNECT a:443 HTTP/1.1\r\nX-Session: ') });
+    expect(s.stickyValue({ header: 'x-session' })).toBeUndefined();
+  });
 });

@@ -119,10 +119,10 @@ export class StickyTable {
 /**
  * A header's sticky key as the table holds it: the client's user name and the value, so that one client
  * user sending another's session value neither lands on that user's proxy nor moves its session (by
- * filling the proxy) — keys are per client user, as pins are.
+ * filling the proxy) — keys are per client user, as pins are. An empty value is no key (least-active).
  */
 export const headerStickyKey = (user: string, value: string | undefined): string | undefined =>
-  value === undefined ? undefined : `${user}\n${value}`;
+  value === undefined || value === '' ? undefined : `${user}\n${value}`;
 
 export function pickSticky<A>(
   route: CompiledRoute<A>,
