@@ -137,7 +137,7 @@ interface GrantTurn {
   reserve: number;
 }
 
-/** The least a passed-over candidate's fallback waits for its proxy's lock (grant()). */
+/** The least the passed-over candidates' fallbacks, together, may wait for their proxies' locks (grant()). */
 const FALLBACK_LOCK_WAIT_MS = 2_000;
 
 export class FirestoreLeaseStore implements LeaseStore {
@@ -367,16 +367,18 @@ export class FirestoreLeaseStore implements LeaseStore {
       else if (granted) return { kind: 'granted', lease: granted };
       else atCapacity++;
     }
+    // The fallbacks' wait: at least a short one of their own, the request's spent or not — a lock this
+    // request held when it passed the proxy over, taken since by another local write, must not turn a proxy
+    // with room into a 503 because a later candidate's queue used the request's wait up. One bound for all
+    // of them, so the fallbacks add FALLBACK_LOCK_WAIT_MS to a request at most.
+    const fallbackDeadline = Math.max(lockDeadline, performance.now() + FALLBACK_LOCK_WAIT_MS);
     for (const candidate of passed) {
       let granted: GrantOn;
       try {
-        // At least a short wait of its own, the request's spent or not: the lock was this request's when
-        // it passed the proxy over, and another local write taking it since must not turn a proxy with
-        // room into a 503 (a later candidate's queue may have used up the request's wait).
         granted = await this.writing(
           candidate.name,
           () => this.grantOn(candidate, lease, budget, settled, key, { behind: null, reserve: 0 }),
-          Math.max(FALLBACK_LOCK_WAIT_MS, lockDeadline - performance.now()),
+          Math.max(0, fallbackDeadline - performance.now()),
         );
       } catch (err) {
         if (!(err instanceof LockWaitError)) throw err;
