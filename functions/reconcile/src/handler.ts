@@ -70,9 +70,11 @@ export async function handleReconcile(
   // must leave the next one free to create again.
   const unrecorded = new Map<string, CreatedInstance>();
   // `proxies reconcile` on a proxy that seems stuck: a Failed one gets a fresh attempt past its latch, since
-  // a cause outside the spec (a grant that had not propagated) is fixed with no spec edit to unlatch it.
+  // a cause outside the spec (a grant that had not propagated) is fixed with no spec edit to unlatch it. So
+  // does a new version of a secret it names: the cloud-init it boots from (`secretRef`: its digest is in the
+  // spec hash) or its credentials changed with no generation bump, and may be what failed it for good.
   // Once: until a pass's outcome lands — a re-run after a lost write is still that attempt.
-  let retryLatched = request.reason === 'manual';
+  let retryLatched = request.reason === 'manual' || request.reason === 'secret-rotated';
   for (let pass = 1; pass <= deps.maxPasses; pass++) {
     const started = Date.now();
     let createdNow: CreatedInstance | undefined;
