@@ -76,6 +76,31 @@ function startApi() {
 
 type Call = ReturnType<typeof startApi>;
 
+/**
+ * A renewal (ttl 600 s) of `leaseId` queued behind another write holding c-1's lock (a hot proxy's queue);
+ * `release` lets that write go and waits for it.
+ */
+async function renewalQueuedOnC1(call: Call, leaseId: string) {
+  const store = api!.store;
+  const lock = Reflect.get(store, 'lock') as KeyedLock;
+  let unlock: () => void = () => {};
+  const holding = lock.run('c-1', () => new Promise<void>((resolve) => (unlock = resolve)));
+  const renewing = call('POST', `/v1/leases/${leaseId}/renew`, { ttlSeconds: 600 });
+  await pollUntil(
+    () => store.pending('c-1'),
+    (n) => n === 1,
+    10_000,
+    'the renewal queued on c-1',
+  );
+  return {
+    renewing,
+    release: async () => {
+      unlock();
+      await holding;
+    },
+  };
+}
+
 /** PATCHes spec.cordoned as an operator would, and waits until the lease API's catalog has seen it. */
 async function setCordon(call: Call, name: string, cordoned: boolean): Promise<void> {
   const patched = await call('PATCH', `/v1/proxies/${name}/spec`, { cordoned }, 'admin');
@@ -176,21 +201,10 @@ describe('a cordoned proxy (leases)', () => {
 
     // Another write holds the proxy's lock (a hot proxy's queue: up to 30 s); the renewal, checked while
     // the proxy was not cordoned yet, waits for its turn behind it.
-    const store = api!.store;
-    const lock = Reflect.get(store, 'lock') as KeyedLock;
-    let unlock: () => void = () => {};
-    const holding = lock.run('c-1', () => new Promise<void>((resolve) => (unlock = resolve)));
-    const renewing = call('POST', `/v1/leases/${held.body.leaseId}/renew`, { ttlSeconds: 600 });
-    await pollUntil(
-      () => store.pending('c-1'),
-      (n) => n === 1,
-      10_000,
-      'the renewal queued on c-1',
-    );
+    const { renewing, release } = await renewalQueuedOnC1(call, held.body.leaseId);
 
     await setCordon(call, 'c-1', true);
-    unlock();
-    await holding;
+    await release();
     // Its turn came after the cordon was seen: refused as any renewal after it, the lease left as it was.
     expect(await renewing).toMatchObject({ status: 409, body: { error: 'proxy_cordoned' } });
     const after = (await ref.get()).data();
@@ -204,17 +218,8 @@ describe('a cordoned proxy (leases)', () => {
     const held = await call('POST', '/v1/leases', { selector: { site: 'shop' }, ttlSeconds: 60 });
     expect(held).toMatchObject({ status: 201, body: { proxy: { name: 'c-1' } } });
     const store = api!.store;
-    const lock = Reflect.get(store, 'lock') as KeyedLock;
-    let unlock: () => void = () => {};
-    const holding = lock.run('c-1', () => new Promise<void>((resolve) => (unlock = resolve)));
     // A resent renewal: this one queues behind the held lock, having read the lease as granted (60 s)…
-    const renewing = call('POST', `/v1/leases/${held.body.leaseId}/renew`, { ttlSeconds: 600 });
-    await pollUntil(
-      () => store.pending('c-1'),
-      (n) => n === 1,
-      10_000,
-      'the renewal queued on c-1',
-    );
+    const { renewing, release } = await renewalQueuedOnC1(call, held.body.leaseId);
     // …while its twin, on another replica, extends the lease to 600 s.
     const other = new FirestoreLeaseStore(new Firestore({ projectId }), {
       clock,
@@ -228,8 +233,7 @@ describe('a cordoned proxy (leases)', () => {
     }
     await setCordon(call, 'c-1', true);
     clock.advance(90_000); // past the expiry the queued renewal read, well before the one it has now
-    unlock();
-    await holding;
+    await release();
     expect(await renewing).toMatchObject({ status: 409, body: { error: 'proxy_cordoned' } });
   });
 
