@@ -62,7 +62,8 @@ export class WorkerClient {
   sequence = 0;
   lastRuntime: RuntimeResponseBody | null = null;
   /** Every runtime report the controller answered 200, with the counts it carried. */
-  readonly acceptedReports: Array<{ at: number; counts: WorkerClient['counts'] }> = [];
+  /** Reports the API accepted: when the answer came (`at`) and when the report was sent (`sentAt`). */
+  readonly acceptedReports: Array<{ at: number; sentAt: number; counts: WorkerClient['counts'] }> = [];
   readonly refused: Array<{ status: number; error: string }> = [];
   private subscription: Subscription | null = null;
   private reporter: NodeJS.Timeout | null = null;
@@ -188,6 +189,7 @@ export class WorkerClient {
   async report(over: Record<string, unknown> = {}): Promise<HttpAnswer> {
     if (!this.ackBound) return { status: 0, body: { error: 'no_ack_yet' } };
     const counts = this.counts;
+    const sentAt = Date.now();
     const r = await this.call('POST', `/v1/workers/${this.workerId}/runtime`, {
       sessionId: this.sessionId,
       reportSequence: ++this.sequence,
@@ -199,7 +201,7 @@ export class WorkerClient {
     });
     if (r.status === 200) {
       this.lastRuntime = r.body as unknown as RuntimeResponseBody;
-      this.acceptedReports.push({ at: Date.now(), counts: (over.counts as typeof counts) ?? counts });
+      this.acceptedReports.push({ at: Date.now(), sentAt, counts: (over.counts as typeof counts) ?? counts });
     } else this.refused.push({ status: r.status, error: String(r.body.error) });
     await this.recover(r);
     return r;
