@@ -105,11 +105,6 @@ describe('npm start', () => {
   const runs: NpmStart[] = [];
   const tracked: Proc[] = [];
 
-  /**
-   * Ctrl-C to npm's group (SIGINT), or `kill` of npm's pid alone (SIGTERM), then: npm ends, the plane says
-   * it stopped cleanly, and nothing is left of `tree` nor of what joined it before npm exited (a plane
-   * signalled mid-start goes on spawning until it hears the signal). `first` is tracked by the caller.
-   */
   /** A start expected to be refused at once: it exits 1 within a minute; the run, for its output. */
   async function refusedStart(offset: number, stateDir: string): Promise<NpmStart> {
     const run = npmStart(offset, stateDir);
@@ -117,6 +112,13 @@ describe('npm start', () => {
     const exit = await Promise.race([run.exited, sleep(60_000).then(() => 'timeout')]);
     expect(exit, run.output()).toBe('1/null');
     return run;
+  }
+
+  /** A server holding `at`'s port, as something else on the box would; `close` lets it go. */
+  async function holdPort(at: { host: string; port: number }): Promise<{ close: () => Promise<unknown> }> {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen({ host: at.host, port: at.port }, resolve));
+    return { close: () => new Promise((resolve) => holder.close(resolve)) };
   }
 
   /** A live process whose command line is the plane's, as `npm start`'s node: a running plane to refuse. */
@@ -128,6 +130,11 @@ describe('npm start', () => {
     return plane;
   }
 
+  /**
+   * Ctrl-C to npm's group (SIGINT), or `kill` of npm's pid alone (SIGTERM), then: npm ends, the plane says
+   * it stopped cleanly, and nothing is left of `tree` nor of what joined it before npm exited (a plane
+   * signalled mid-start goes on spawning until it hears the signal). `first` is tracked by the caller.
+   */
   async function stopAndCheck(run: NpmStart, first: Proc[], signal: 'SIGINT' | 'SIGTERM'): Promise<void> {
     process.kill(signal === 'SIGINT' ? -run.npm.pid! : run.npm.pid!, signal);
     const tree = new Map(first.map((p) => [`${p.pid}/${p.startTime}`, p]));
@@ -344,10 +351,7 @@ describe('npm start', () => {
     await new Promise((resolve) => gone.once('exit', resolve));
     const running = `${JSON.stringify({ pid, projectId: 'demo-proxyplane', portOffset: offset, env: { PROXYPLANE_API_URL: `http://127.0.0.1:${ports.api.port}` } })}\n`;
     writeFileSync(stateFile, running);
-    const holder = createServer();
-    await new Promise<void>((resolve) =>
-      holder.listen({ host: ports.api.host, port: ports.api.port }, resolve),
-    );
+    const holder = await holdPort(ports.api);
     try {
       const run = await refusedStart(offset, dir);
       expect(run.output()).toContain(
@@ -355,7 +359,7 @@ describe('npm start', () => {
       );
       expect(readFileSync(stateFile, 'utf8')).toBe(running);
     } finally {
-      await new Promise((resolve) => holder.close(resolve));
+      await holder.close();
       rmSync(dir, { recursive: true, force: true });
     }
   }, 90_000);
@@ -398,10 +402,7 @@ describe('npm start', () => {
       join(dir, 'state.json'),
       `${JSON.stringify({ pid: plane.pid, projectId: 'demo-proxyplane', portOffset: offset })}\n`,
     );
-    const holder = createServer();
-    await new Promise<void>((resolve) =>
-      holder.listen({ host: ports.api.host, port: ports.api.port }, resolve),
-    );
+    const holder = await holdPort(ports.api);
     try {
       const run = await refusedStart(offset, dir);
       expect(run.output()).toContain(
@@ -414,7 +415,7 @@ describe('npm start', () => {
       expect(run.output()).not.toContain('is already in use');
     } finally {
       plane.kill('SIGKILL');
-      await new Promise((resolve) => holder.close(resolve));
+      await holder.close();
       rmSync(dir, { recursive: true, force: true });
     }
   }, 90_000);
