@@ -72,18 +72,22 @@ export function proxyAdmin({
 }: ProxyAdminDeps) {
   // The write is durable before we publish; if the publish fails the request still succeeded, so we log
   // loudly instead of failing it (a client retry of POST would only meet 409). Repeating a PUT/PATCH or
-  // DELETE publishes again, and POST /v1/proxies/{name}/reconcile always does.
-  async function publish(proxy: string, reason: ReconcileRequest['reason']): Promise<void> {
+  // DELETE publishes again, and POST /v1/proxies/{name}/reconcile always does. Answers whether the
+  // request was surely not sent (`false`): the one caller with no write behind it fails on that.
+  async function publish(proxy: string, reason: ReconcileRequest['reason']): Promise<boolean> {
     try {
       await publisher.publish({ proxy, reason });
+      return true;
     } catch (err) {
       const kind = (err as { kind?: unknown; code?: unknown })?.kind ?? (err as { code?: unknown })?.code;
-      const what = mayStillBeSent(err) ? 'not confirmed (it may still be sent)' : 'not published';
+      const mayBeSent = mayStillBeSent(err);
+      const what = mayBeSent ? 'not confirmed (it may still be sent)' : 'not published';
       log.error(`reconcile request ${what} for ${proxy} (${reason})`, {
         proxy,
         reason,
         errorKind: kind,
       });
+      return mayBeSent;
     }
   }
 
@@ -291,7 +295,13 @@ export function proxyAdmin({
 
     async requestReconcile(name: string): Promise<void> {
       await get(name);
-      await publish(name, 'manual');
+      // Nothing is written, so nothing re-derives a request Pub/Sub refused (a Failed proxy's latch is
+      // passed by this request alone): the caller hears it and retries. One not confirmed in time may
+      // still go out, as a write's does: 202.
+      if (!(await publish(name, 'manual')))
+        throw new ApiError(503, 'unavailable', 'Pub/Sub did not take the reconcile request; retry', {
+          retryAfterSeconds: 5,
+        });
     },
   };
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { emptyStatus, type ProxyResource } from '../../../../shared/src/domain/proxy.js';
+import { PublishError } from '../../../../shared/src/ports/publish-error.js';
 import { aProxy, managedSpec } from '../../../../shared/src/testing/proxy-fixtures.js';
 import { etagOf, proxyTag } from '../admin/if-match.js';
 import { harness } from '../testing/harness.js';
@@ -726,5 +727,29 @@ describe('POST /v1/proxies/{name}/reconcile', () => {
 
   it('answers 404 for an unknown proxy', async () => {
     expect((await harness().call('POST', '/v1/proxies/ghost/reconcile')).status).toBe(404);
+  });
+
+  // Nothing is written, so nothing re-derives a request Pub/Sub refused: the caller must hear it.
+  it('answers 503 with Retry-After when Pub/Sub refused the request, and logs it', async () => {
+    const h = await withProxy('p1');
+    h.publisher.failNext(new PublishError('unavailable', 'pubsub down'));
+    const res = await h.call('POST', '/v1/proxies/p1/reconcile');
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('5');
+    expect(await json(res)).toMatchObject({ error: 'unavailable' });
+    expect(h.publisher.published).toEqual([]);
+    expect(h.log.lines).toContainEqual(
+      expect.objectContaining({ severity: 'ERROR', proxy: 'p1', reason: 'manual', errorKind: 'unavailable' }),
+    );
+  });
+
+  it('answers 202 for a request not confirmed in time: the library may still send it', async () => {
+    const h = await withProxy('p1');
+    h.publisher.failNext(new PublishError('unconfirmed', 'no answer in 10 s'));
+    const res = await h.call('POST', '/v1/proxies/p1/reconcile');
+    expect(res.status).toBe(202);
+    expect(h.log.lines).toContainEqual(
+      expect.objectContaining({ severity: 'ERROR', proxy: 'p1', reason: 'manual', errorKind: 'unconfirmed' }),
+    );
   });
 });
