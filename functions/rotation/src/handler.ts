@@ -7,8 +7,10 @@
 // Outcomes as the style guide maps them: a notification that cannot be read, one for a secret no proxy
 // references, and TOPIC_CONFIGURED are acknowledged and logged; a Firestore or Pub/Sub failure throws, so
 // Pub/Sub redelivers (re-publishing to proxies already enqueued is harmless). A publish left unconfirmed
-// (the client library may still send it) is not such a failure: a redelivery re-publishes the whole
-// fan-out, so in a Pub/Sub brownout each of up to ten deliveries would add a copy per proxy.
+// is such a failure too: the library may still send it, but not from a function whose CPU is throttled
+// once it has answered, and nothing else re-derives a `secret-rotated` request (it is what takes a Failed
+// proxy past its latch). A redelivery re-publishes the whole fan-out: up to ten copies a proxy in a
+// Pub/Sub brownout, each a pass that finds its hash current.
 
 import { z } from 'zod';
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
@@ -109,9 +111,9 @@ export async function handleSecretEvent(
 }
 
 /**
- * Publishes a request per proxy, every one attempted. Throws the first failure that is definite (not sent):
- * those proxies need the redelivery. An unconfirmed publish is held as sent (ports/publish-error.ts), as
- * the requeue sweep holds it, and logged.
+ * Publishes a request per proxy, every one attempted. Throws the first failure, definite (not sent) or
+ * unconfirmed: those proxies need the redelivery. Unlike the requeue sweep, which holds an unconfirmed
+ * publish as sent because its next tick re-derives the work from Firestore, nothing re-derives this one.
  */
 async function publishAll(
   deps: RotationDeps,
@@ -126,15 +128,15 @@ async function publishAll(
   );
   const unconfirmed = rejected.filter((f) => mayStillBeSent(f.reason)).map((f) => f.proxy);
   if (unconfirmed.length > 0) {
-    deps.log.warn('secret event: reconcile requests unconfirmed, held as published', {
+    deps.log.warn('secret event: reconcile requests unconfirmed; the notification is redelivered', {
       ...fields,
       event: 'rotation.publish_unconfirmed',
       count: unconfirmed.length,
       proxies: unconfirmed.slice(0, LOGGED_NAMES),
     });
   }
-  const definite = rejected.find((f) => !mayStillBeSent(f.reason));
-  if (definite) throw definite.reason;
+  const first = rejected.find((f) => !mayStillBeSent(f.reason)) ?? rejected[0];
+  if (first) throw first.reason;
 }
 
 /** The names of the proxies the change moves, and of the documents that do not fit the model: page by page. */
