@@ -92,7 +92,7 @@ describe('gc sweep against the Compute emulator (seed §8)', () => {
     compute.admin.clearFaults();
   });
 
-  it('deletes only the old labelled orphan; live, deleting, young and unlabelled instances are untouched', async () => {
+  it('deletes only the old labelled orphan; live, deleting, young, unlabelled and cloned instances are untouched', async () => {
     const live = aProxy({ name: 'live', uid: randomUUID() });
     const deleting = aProxy({ name: 'deleting', uid: randomUUID() });
     await store.create(live);
@@ -105,13 +105,17 @@ describe('gc sweep against the Compute emulator (seed §8)', () => {
     await labelled(deleting.uid, { ageMs: HOUR });
     await foreign('not-ours', {});
     await foreign('ours-without-uid', { 'managed-by': 'proxyplane' });
+    // Our labels on a VM the plane did not make ("create similar", a machine image of a proxy's VM):
+    // named for no uid, it is not ours, whether the uid it carries is a deleted proxy's or a live one's.
+    await foreign('debug-clone', { 'managed-by': 'proxyplane', 'proxyplane-uid': randomUUID() });
+    await foreign('live-clone', { 'managed-by': 'proxyplane', 'proxyplane-uid': live.uid });
     const before = names();
-    expect(before).toHaveLength(6);
+    expect(before).toHaveLength(8);
     compute.admin.resetCounters();
 
     const run = await sweep();
     expect(run.ok).toBe(true);
-    expect(run.counts).toMatchObject({ instancesDeleted: 1, instancesKept: 3, providersFailed: 0 });
+    expect(run.counts).toMatchObject({ instancesDeleted: 1, instancesKept: 5, providersFailed: 0 });
     expect(compute.admin.counters().delete).toBe(1);
     await eventually('the orphan to be gone', () => !names().includes(instanceNameFromUid(orphanUid)));
     expect(names()).toEqual(before.filter((n) => n !== instanceNameFromUid(orphanUid)));
@@ -130,7 +134,7 @@ describe('gc sweep against the Compute emulator (seed §8)', () => {
 
     // The next sweep finds nothing more to do.
     const again = await sweep();
-    expect(again.counts).toMatchObject({ instancesDeleted: 0, instancesKept: 3 });
+    expect(again.counts).toMatchObject({ instancesDeleted: 0, instancesKept: 5 });
     expect(compute.admin.counters().delete).toBe(1);
   });
 

@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
+import { instanceNameFromUid } from '../../../shared/src/domain/instance-name.js';
 import { ManualClock } from '../../../shared/src/ports/clock.js';
 import type { JobRun, JobRunStore } from '../../../shared/src/ports/job-runs.js';
 import {
@@ -67,15 +69,38 @@ class FakeProvider implements Provider {
   }
 }
 
-const vm = (name: string, uid: string, createdAt: Date | null): OwnedInstance => ({
-  providerId: `zones/us-central1-a/instances/${name}`,
-  uid,
-  proxyName: null,
-  createdAt,
-  state: 'Running',
-  ip: '10.0.0.1',
-  specHash: null,
-});
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** A UUID standing for a short test name (a UUID stays itself): a uid an instance can be named for. */
+const U = (key: string): string => {
+  if (UUID.test(key)) return key;
+  const h = createHash('sha1').update(key).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+};
+/** The providerId of the instance `vm` last made under a test name. */
+const providerIds = new Map<string, string>();
+const pid = (name: string): string => {
+  const id = providerIds.get(name);
+  if (id === undefined) throw new Error(`no vm named ${name}`);
+  return id;
+};
+/**
+ * An instance as reconcile makes it: labelled with its proxy's uid (`uid`, a UUID or a short name standing
+ * for one; '' for no label) and named for it — the GC deletes no other. `name` is the test's name for it.
+ */
+const vm = (name: string, uid: string, createdAt: Date | null): OwnedInstance => {
+  const label = uid === '' ? '' : U(uid);
+  const providerId = `zones/us-central1-a/instances/${label === '' ? name : instanceNameFromUid(label)}`;
+  providerIds.set(name, providerId);
+  return {
+    providerId,
+    uid: label,
+    proxyName: null,
+    createdAt,
+    state: 'Running',
+    ip: '10.0.0.1',
+    specHash: null,
+  };
+};
 
 const failedTicks = (log: ReturnType<typeof memoryLogger>) =>
   log.lines.filter((l) => l.event === 'job.tick_failed');
@@ -115,7 +140,7 @@ describe('handleGcTick (seed §8)', () => {
       vm('ageless', 'gone-uid-2', null),
     ];
     const outcome = await handleGcTick(deps);
-    expect(gce.deleted).toEqual(['zones/us-central1-a/instances/orphan']);
+    expect(gce.deleted).toEqual([pid('orphan')]);
     expect(outcome).toEqual({
       kind: 'swept',
       counts: {
@@ -134,8 +159,8 @@ describe('handleGcTick (seed §8)', () => {
         event: 'gc.deleted',
         provider: 'gce',
         zone: 'us-central1-a',
-        providerId: 'zones/us-central1-a/instances/orphan',
-        uid: 'gone-uid',
+        providerId: pid('orphan'),
+        uid: U('gone-uid'),
         ageSeconds: 1800,
       }),
     ]);
@@ -170,19 +195,16 @@ describe('handleGcTick (seed §8)', () => {
   it('keeps an instance whose label names no live uid when a document records it in its status', async () => {
     const gce = new FakeProvider('gce', []);
     const { deps, log, store } = await setup([gce]);
-    const edited = aProxy({
-      name: 'edited',
-      status: { providerId: 'zones/us-central1-a/instances/pp-serving', ip: '10.0.0.9' },
-    });
-    await store.create(edited);
     gce.instances = [vm('pp-serving', 'uid-before-the-edit', minutesAgo(60))];
+    const edited = aProxy({ name: 'edited', status: { providerId: pid('pp-serving'), ip: '10.0.0.9' } });
+    await store.create(edited);
     const outcome = await handleGcTick(deps);
     expect(gce.deleted).toEqual([]);
     expect(outcome).toMatchObject({ kind: 'swept', counts: { instancesDeleted: 0, instancesKept: 1 } });
     expect(log.lines).toContainEqual(
       expect.objectContaining({
         message: 'gc: an instance labelled for no live proxy is recorded by one; kept (its uid was edited?)',
-        providerId: 'zones/us-central1-a/instances/pp-serving',
+        providerId: pid('pp-serving'),
       }),
     );
   });
@@ -216,7 +238,7 @@ describe('handleGcTick (seed §8)', () => {
     const gce = new FakeProvider('gce', [vm('orphan', 'gone-uid', minutesAgo(30))]);
     const { deps, log, jobs } = await setup([broken, gce]);
     const outcome = await handleGcTick(deps);
-    expect(gce.deleted).toEqual(['zones/us-central1-a/instances/orphan']);
+    expect(gce.deleted).toEqual([pid('orphan')]);
     expect(outcome).toMatchObject({ kind: 'swept', counts: { providersFailed: 1, instancesDeleted: 1 } });
     expect(log.lines).toContainEqual(
       expect.objectContaining({
@@ -233,11 +255,11 @@ describe('handleGcTick (seed §8)', () => {
       vm('a', 'gone-a', minutesAgo(30)),
       vm('b', 'gone-b', minutesAgo(30)),
     ]);
-    gce.failDelete.add('zones/us-central1-a/instances/a');
+    gce.failDelete.add(pid('a'));
     const { deps, live, deleting } = await setup([gce]);
     gce.instances.push(vm('live', live.uid, minutesAgo(60)), vm('deleting', deleting.uid, minutesAgo(60)));
     const outcome = await handleGcTick(deps);
-    expect(gce.deleted).toEqual(['zones/us-central1-a/instances/b']);
+    expect(gce.deleted).toEqual([pid('b')]);
     expect(outcome).toMatchObject({ counts: { instancesDeleted: 1, deleteFailures: 1 } });
   });
 
@@ -280,9 +302,7 @@ describe('handleGcTick (seed §8)', () => {
         severity: 'ERROR',
         reason: '3 orphans at once, more than GC_MAX_DELETIONS_PER_SWEEP (2)',
         orphans: 3,
-        first: expect.arrayContaining([
-          expect.objectContaining({ providerId: 'zones/us-central1-a/instances/b0' }),
-        ]),
+        first: expect.arrayContaining([expect.objectContaining({ providerId: pid('b0') })]),
       }),
       expect.objectContaining({ event: 'gc.refused' }),
     ]);
@@ -316,7 +336,7 @@ describe('handleGcTick (seed §8)', () => {
     gce.instances = [vm('o1', 'gone-1', minutesAgo(40))];
     (deps.clock as ManualClock).advance(10 * 60_000);
     expect(await handleGcTick(deps)).toMatchObject({ counts: { instancesDeleted: 1 } });
-    expect(gce.deleted).toEqual(['zones/us-central1-a/instances/o1']);
+    expect(gce.deleted).toEqual([pid('o1')]);
   });
 
   // Compute slow: each delete takes a minute of retries. A sweep the function's timeout cut off recorded
@@ -337,7 +357,7 @@ describe('handleGcTick (seed §8)', () => {
     };
     const outcome = await handleGcTick(deps);
     // The first begun at once; at 60 s the budget is spent.
-    expect(gce.deleted).toEqual(['zones/us-central1-a/instances/a']);
+    expect(gce.deleted).toEqual([pid('a')]);
     expect(outcome).toMatchObject({
       counts: { instancesDeleted: 1, instancesDeferred: 1, deleteFailures: 0 },
     });
@@ -365,14 +385,14 @@ describe('handleGcTick (seed §8)', () => {
   // warning on every sweep, it ran and billed with nothing paged.
   it('an orphan refusing deletion as not ready an hour after its creation fails the tick', async () => {
     const gce = new FakeProvider('gce', [vm('stuck', 'gone-s', minutesAgo(61))]);
-    gce.creating.add('zones/us-central1-a/instances/stuck');
+    gce.creating.add(pid('stuck'));
     const { deps, log } = await setup([gce]);
     expect(await handleGcTick(deps)).toMatchObject({ counts: { instancesDeferred: 0, deleteFailures: 1 } });
     expect(log.lines).toContainEqual(
       expect.objectContaining({
         severity: 'ERROR',
         message: 'gc: an orphaned instance still refuses deletion as not ready; the next sweep retries',
-        providerId: 'zones/us-central1-a/instances/stuck',
+        providerId: pid('stuck'),
       }),
     );
     expect(log.lines).toContainEqual(expect.objectContaining({ event: 'job.tick_failed', job: GcJob }));
@@ -385,17 +405,17 @@ describe('handleGcTick (seed §8)', () => {
       vm('creating', 'gone-c', minutesAgo(30)),
       vm('orphan', 'gone-o', minutesAgo(30)),
     ]);
-    gce.creating.add('zones/us-central1-a/instances/creating');
+    gce.creating.add(pid('creating'));
     const { deps, log, jobs, live, deleting } = await setup([gce], { maxDeletions: 2 });
     gce.instances.push(vm('live', live.uid, minutesAgo(60)), vm('deleting', deleting.uid, minutesAgo(60)));
     const outcome = await handleGcTick(deps);
-    expect(gce.deleted).toEqual(['zones/us-central1-a/instances/orphan']);
+    expect(gce.deleted).toEqual([pid('orphan')]);
     expect(outcome).toMatchObject({ counts: { instancesDeleted: 1, instancesDeferred: 1 } });
     expect(jobs.runs.get(GcJob)).toMatchObject({ ok: false, error: expect.stringContaining('1 deferred') });
     expect(log.lines).toContainEqual(
       expect.objectContaining({
         message: 'gc: an orphaned instance is still being created; the next sweep deletes it',
-        providerId: 'zones/us-central1-a/instances/creating',
+        providerId: pid('creating'),
       }),
     );
     expect(log.lines.filter((l) => l.message === 'gc deleted an orphaned instance')).toHaveLength(1);
@@ -405,7 +425,7 @@ describe('handleGcTick (seed §8)', () => {
     gce.instances = [vm('creating', 'gone-c', minutesAgo(31))];
     (deps.clock as ManualClock).advance(60_000);
     expect(await handleGcTick(deps)).toMatchObject({ counts: { instancesDeleted: 1, instancesDeferred: 0 } });
-    expect(gce.deleted).toContain('zones/us-central1-a/instances/creating');
+    expect(gce.deleted).toContain(pid('creating'));
   });
 
   // An unreachable zone's instances were not seen, so its orphans were not looked at: only part of the
@@ -524,7 +544,7 @@ describe('a gc sweep that could not do its work is a failed tick (job.tick_faile
     ]);
 
     const busy = new FakeProvider('gce', [vm('a', 'gone-a', minutesAgo(30))]);
-    busy.creating.add('zones/us-central1-a/instances/a');
+    busy.creating.add(pid('a'));
     const second = await setup([busy], { maxDeletions: 1 });
     expect(await handleGcTick(second.deps)).toMatchObject({ counts: { instancesDeferred: 1 } });
     expect(failedTicks(second.log)).toEqual([]);

@@ -20,7 +20,7 @@
 // proxy's VM, never one the plane did not create — and leaves the instance, if it is an orphan, to the GC.
 
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
-import { instanceNameFromUid } from '../../../shared/src/domain/instance-name.js';
+import { isInstanceNamedFor } from '../../../shared/src/domain/instance-name.js';
 import { computePhase } from '../../../shared/src/domain/phase.js';
 import { nextReconcileAt } from '../../../shared/src/domain/reconcile/patch-status.js';
 import type { UnrecordedInstance } from '../../../shared/src/messages/reconcile-request.js';
@@ -116,7 +116,7 @@ export async function recordBeforeRetry(
 
 /** Whether the request's providerId names the instance its uid names (its last segment: the name). */
 const namesItsInstance = (instance: UnrecordedInstance): boolean =>
-  instance.providerId.slice(instance.providerId.lastIndexOf('/') + 1) === instanceNameFromUid(instance.uid);
+  isInstanceNamedFor(instance.providerId, instance.uid);
 
 /**
  * The `unrecorded-instance` request: one delete. Thrown (so redelivered) while the instance is still being

@@ -16,6 +16,21 @@ export function instanceNameFromUid(uid: string): string {
   return PREFIX + hex.slice(0, HEX_DIGITS);
 }
 
+/**
+ * Whether `providerId`'s last segment (the instance's name) is the name `uid` gives its instance: the
+ * proof, beside the labels, that the plane created it — labels are copied by "create similar" and machine
+ * images, and anyone can set them. False for a uid not in UUID form (it names no instance).
+ */
+export function isInstanceNamedFor(providerId: string, uid: string): boolean {
+  let name: string;
+  try {
+    name = instanceNameFromUid(uid);
+  } catch {
+    return false;
+  }
+  return providerId.slice(providerId.lastIndexOf('/') + 1) === name;
+}
+
 /** The characters of a UUID its instance name keeps: its first 20 hex digits (8-4-4-4, dashes included). */
 const NAME_CHARS = 23;
 

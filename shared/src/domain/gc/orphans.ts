@@ -2,7 +2,7 @@
 // alone — a crash after the provider Create and before the status write that records the instance,
 // followed by the proxy's deletion (reconcileDelete finds no recorded instance and removes the document).
 // Destructive, so every condition must hold; anything uncertain keeps the instance.
-import { uidKey } from '../instance-name.js';
+import { isInstanceNamedFor, uidKey } from '../instance-name.js';
 
 /** Seed §8: not mid-create. */
 export const DefaultMinAgeMs = 10 * 60_000;
@@ -15,7 +15,7 @@ export interface ListedInstance {
   createdAt: Date | null;
 }
 
-export type KeepReason = 'no_ownership_label' | 'too_young' | 'unknown_age' | 'live';
+export type KeepReason = 'no_ownership_label' | 'not_its_name' | 'too_young' | 'unknown_age' | 'live';
 
 export type OrphanVerdict<I extends ListedInstance = ListedInstance> =
   | { instance: I; delete: true; uid: string; ageMs: number }
@@ -41,6 +41,11 @@ export function classifyInstances<I extends ListedInstance>(
   return instances.map((instance): OrphanVerdict<I> => {
     const uid = instance.uid;
     if (!uid) return { instance, delete: false, keep: 'no_ownership_label' };
+    // The labels alone are no proof the plane made it ("create similar" and machine images copy them,
+    // anyone can set them); the name its uid gives it is. Before the live check: a clone of a live
+    // proxy's VM is not one of the live proxies' instances that sweepRefusal weighs orphans against.
+    if (!isInstanceNamedFor(instance.providerId, uid))
+      return { instance, delete: false, keep: 'not_its_name' };
     // Before its age: a live proxy's instance counts as live however young (sweepRefusal weighs orphans
     // against them — after a rollout most of a small fleet is younger than MinAge).
     if (live.has(uidKey(uid))) return { instance, delete: false, keep: 'live' };

@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { instanceNameFromUid } from '../instance-name.js';
 import {
   classifyInstances,
   DefaultMinAgeMs,
@@ -9,14 +11,26 @@ import {
 
 const now = new Date('2026-01-01T01:00:00Z');
 const minutesAgo = (m: number) => new Date(now.getTime() - m * 60_000);
-const inst = (uid: string | null, createdAt: Date | null): ListedInstance => ({
-  providerId: 'zones/z/instances/i',
-  uid,
-  createdAt,
-});
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** A UUID standing for a short test name (a UUID stays itself): a uid an instance can be named for. */
+const U = (key: string): string => {
+  if (UUID.test(key)) return key;
+  const h = createHash('sha1').update(key).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+};
+const uids = (...keys: string[]) => new Set(keys.map(U));
+/** An instance as the plane makes it: labelled with its proxy's uid, named for it (or `name`). */
+const inst = (key: string | null, createdAt: Date | null, name?: string): ListedInstance => {
+  const uid = key ? U(key) : key;
+  return {
+    providerId: `zones/z/instances/${name ?? (uid ? instanceNameFromUid(uid) : 'i')}`,
+    uid,
+    createdAt,
+  };
+};
 
 describe('classifyInstances (seed §8)', () => {
-  const live = new Set(['live-uid', 'deleting-uid']);
+  const live = uids('live-uid', 'deleting-uid');
   it.each<[string, ListedInstance, boolean, string | undefined]>([
     ['an old labelled instance with no live proxy is deleted', inst('gone', minutesAgo(11)), true, undefined],
     ['exactly MinAge old counts as old enough', inst('gone', minutesAgo(10)), true, undefined],
@@ -48,7 +62,7 @@ describe('classifyInstances (seed §8)', () => {
 
   it('reports the uid and age of what it deletes', () => {
     const [v] = classifyInstances([inst('gone', minutesAgo(30))], new Set(), now);
-    expect(v).toMatchObject({ delete: true, uid: 'gone', ageMs: 30 * 60_000 });
+    expect(v).toMatchObject({ delete: true, uid: U('gone'), ageMs: 30 * 60_000 });
   });
 
   it('defaults MinAge to the seed value and honours a custom one', () => {
@@ -60,7 +74,7 @@ describe('classifyInstances (seed §8)', () => {
 
   it('deletes nothing when every uid is live, whatever the age', () => {
     const all = ['a', 'b', 'c'].map((uid) => inst(uid, minutesAgo(600)));
-    expect(classifyInstances(all, new Set(['a', 'b', 'c']), now).some((v) => v.delete)).toBe(false);
+    expect(classifyInstances(all, uids('a', 'b', 'c'), now).some((v) => v.delete)).toBe(false);
   });
 
   // The label is the uid the instance was created for, in lower case; the stored uid may since have been
@@ -77,6 +91,25 @@ describe('classifyInstances (seed §8)', () => {
       now,
     );
     expect(other[0]?.delete).toBe(true);
+  });
+
+  // Labels are no proof the plane made a VM: the console's "create similar" and a machine image copy
+  // them, and anyone can set them. The name its uid gives it is (the unrecorded-instance request asks
+  // the same). Deleted by labels alone, an operator's clone went once its proxy was deleted.
+  it.each<[string, ListedInstance]>([
+    ["a clone of a deleted proxy's VM", inst('gone', minutesAgo(60), 'debug-clone')],
+    ["a clone of a live proxy's VM", inst('live-uid', minutesAgo(60), 'debug-clone')],
+    ['a VM named for another uid', inst('gone', minutesAgo(60), instanceNameFromUid(U('other')))],
+    [
+      'a VM labelled with a uid not in UUID form',
+      { providerId: 'zones/z/instances/my-vm', uid: 'test', createdAt: minutesAgo(60) },
+    ],
+    ['a pp- name of another length', inst('gone', minutesAgo(60), `${instanceNameFromUid(U('gone'))}0`)],
+  ])('keeps %s: not named for its label', (_n, instance) => {
+    expect(classifyInstances([instance], live, now)[0]).toMatchObject({
+      delete: false,
+      keep: 'not_its_name',
+    });
   });
 
   it('counts keep reasons', () => {
@@ -98,7 +131,7 @@ describe('sweepRefusal', () => {
   it('weighs orphans against every instance of a live proxy, young ones too', () => {
     // After a rollout most of a small fleet is younger than MinAge: two VMs left by broken documents
     // deleted through the API (docs/gc-and-rotation.md) are still fewer than the fleet's instances.
-    const live = new Set(['a', 'b', 'c']);
+    const live = uids('a', 'b', 'c');
     const verdicts = classifyInstances(
       [
         inst('gone-1', minutesAgo(60)),
@@ -111,5 +144,20 @@ describe('sweepRefusal', () => {
     expect(sweepRefusal(verdicts, 10)).toBeNull();
     // Without them, two orphans and nothing live: refused.
     expect(sweepRefusal(verdicts.slice(0, 2), 10)).toMatch(/2 orphans against 0 instances of live proxies/);
+  });
+
+  it("does not count a clone of a live proxy's VM as one of the live proxies' instances", () => {
+    const verdicts = classifyInstances(
+      [
+        inst('gone-1', minutesAgo(60)),
+        inst('gone-2', minutesAgo(60)),
+        inst('a', minutesAgo(60)),
+        inst('a', minutesAgo(60), 'clone-1'),
+        inst('a', minutesAgo(60), 'clone-2'),
+      ],
+      uids('a'),
+      now,
+    );
+    expect(sweepRefusal(verdicts, 10)).toMatch(/2 orphans against 1 instances of live proxies/);
   });
 });
