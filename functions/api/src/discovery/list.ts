@@ -13,6 +13,7 @@ import type { ProxyProtocol, ProxyResource } from '../../../../shared/src/domain
 import { isCordoned, proxyProtocol } from '../../../../shared/src/domain/proxy.js';
 import type { Clock } from '../../../../shared/src/ports/clock.js';
 import { type LeaseStore, LeaseStoreError } from '../../../../shared/src/ports/lease-store.js';
+import { StoreError } from '../../../../shared/src/ports/proxy-store.js';
 import type { OwnershipGate } from '../../../../shared/src/ports/workers-ownership.js';
 import { ApiError } from '../errors.js';
 import type { LeaseMetrics } from '../leases/metrics.js';
@@ -34,8 +35,17 @@ export interface ListFilter {
 }
 
 export interface DiscoveryView {
+  /**
+   * Reads the proxies to list (`read`: the proxy store's list or page), a store that could not answer
+   * told as a lease-store failure is: the listing's lease counts and its proxies fail together in an
+   * outage, and the first read is the one that meets it.
+   */
+  read<T>(read: () => Promise<T>): Promise<T>;
   list(proxies: readonly ProxyResource[], filter: ListFilter): Promise<ListedProxy[]>;
 }
+
+/** A listing's Retry-After when the store could not answer (docs/operations.md § Lease store unavailable). */
+const LIST_RETRY = { retryAfterSeconds: 2 };
 
 const keep = (p: ListedProxy, f: ListFilter) =>
   (f.healthy === undefined || p.healthy === f.healthy) &&
@@ -52,6 +62,17 @@ export function discoveryView(deps: {
   log: Logger;
 }): DiscoveryView {
   return {
+    async read(read) {
+      try {
+        return await read();
+      } catch (err) {
+        if (!(err instanceof StoreError && err.kind === 'unavailable')) throw err;
+        storeUnavailable(deps, 'list', err);
+        throw new ApiError(503, 'unavailable', 'the proxies are unavailable; retry', LIST_RETRY, {
+          cause: err,
+        });
+      }
+    },
     async list(proxies, filter) {
       try {
         await deps.ready();
@@ -59,15 +80,9 @@ export function discoveryView(deps: {
       } catch (err) {
         if (!(err instanceof LeaseStoreError)) throw err;
         storeUnavailable(deps, 'list', err);
-        throw new ApiError(
-          503,
-          'unavailable',
-          'lease counts are unavailable; retry',
-          { retryAfterSeconds: 2 },
-          {
-            cause: err,
-          },
-        );
+        throw new ApiError(503, 'unavailable', 'lease counts are unavailable; retry', LIST_RETRY, {
+          cause: err,
+        });
       }
       const now = deps.clock.now();
       deps.metrics.leaseRequest('list', 'ok');
@@ -106,6 +121,7 @@ export function crawlerView(p: ListedProxy): ListedProxy {
 
 /** Without the lease API wired: the healthy filter and flag still work; nothing is leasable, no counts. */
 export const healthOnlyView: DiscoveryView = {
+  read: (read) => read(),
   async list(proxies, filter) {
     return proxies
       .map((p) => ({ ...p, healthy: isLeasable(p), leasable: false, activeLeases: 0 }))

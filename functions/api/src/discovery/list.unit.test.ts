@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../../../shared/src/adapters/log/json-logger.js';
 import { LeaseStoreError } from '../../../../shared/src/ports/lease-store.js';
+import { StoreError } from '../../../../shared/src/ports/proxy-store.js';
 import { missingContractFields } from '../../../../shared/src/testing/log-contract.js';
 import { aProxy } from '../../../../shared/src/testing/proxy-fixtures.js';
 import { ApiError } from '../errors.js';
@@ -68,6 +69,49 @@ describe('discovery list: a lease store that fails', () => {
     });
     expect(await view.list([], {})).toEqual([]);
     expect(log.lines).toEqual([]);
+  });
+});
+
+// The proxies are read before their lease counts: in a Firestore outage that first read is the one that
+// fails, and it must reach the lease-store alert and carry the listing's Retry-After as the counts' does.
+describe('discovery list: a proxy store that fails', () => {
+  const view = (log = memoryLogger(), seen: Array<[string, string]> = []) =>
+    discoveryView({
+      store: { usage: () => ({ active: 0 }) as never, refresh: async () => 0 },
+      gate,
+      clock,
+      ready: async () => {},
+      metrics: { leaseRequest: (op, outcome) => void seen.push([op, outcome]) },
+      log,
+    });
+
+  it('answers 503 with Retry-After 2, counts list/unavailable and logs leases.store_unavailable with its code', async () => {
+    const seen: Array<[string, string]> = [];
+    const log = memoryLogger();
+    const cause = Object.assign(new Error('14 UNAVAILABLE'), { code: 14 });
+    const err = await view(log, seen)
+      .read(async () => {
+        throw new StoreError('unavailable', 'Firestore unavailable', { cause });
+      })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect(err).toMatchObject({ status: 503, code: 'unavailable', extra: { retryAfterSeconds: 2 } });
+    expect(seen).toEqual([['list', 'unavailable']]);
+    const lines = log.lines.filter((l) => l.event === 'leases.store_unavailable');
+    expect(lines.map(missingContractFields)).toEqual([[]]);
+    expect(lines).toMatchObject([{ severity: 'WARNING', op: 'list', reason: 'unavailable', code: 14 }]);
+  });
+
+  it('passes what it read through, and any other failure untouched', async () => {
+    const seen: Array<[string, string]> = [];
+    expect(await view(memoryLogger(), seen).read(async () => 'page')).toBe('page');
+    const bug = new TypeError('a bug');
+    await expect(
+      view(memoryLogger(), seen).read(async () => {
+        throw bug;
+      }),
+    ).rejects.toBe(bug);
+    expect(seen).toEqual([]);
   });
 });
 

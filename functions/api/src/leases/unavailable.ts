@@ -7,12 +7,13 @@
 // it: recover() describes the LeaseStoreError, not the Firestore error under it.
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
 import type { LeaseStoreError } from '../../../../shared/src/ports/lease-store.js';
+import type { StoreError } from '../../../../shared/src/ports/proxy-store.js';
 import type { LeaseMetrics, LeaseOp } from './metrics.js';
 
 export function storeUnavailable(
   deps: { metrics: LeaseMetrics; log: Logger },
   op: LeaseOp,
-  err: LeaseStoreError,
+  err: LeaseStoreError | StoreError,
 ): void {
   deps.metrics.leaseRequest(op, 'unavailable');
   // WARNING, not ERROR: each one is retried by its crawler after Retry-After; what needs a person is a

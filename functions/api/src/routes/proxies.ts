@@ -57,12 +57,14 @@ export const proxyRoutes = (admin: ProxyAdmin, discovery: DiscoveryView = health
         proxies: stored,
         skipped,
         next,
-      } = paged
-        ? await admin.page(filter, {
-            after: query.pageToken?.after ?? null,
-            size: query.pageSize ?? DEFAULT_LIST_PAGE_SIZE,
-          })
-        : { ...(await admin.list(filter)), next: null };
+      } = await discovery.read(async () =>
+        paged
+          ? await admin.page(filter, {
+              after: query.pageToken?.after ?? null,
+              size: query.pageSize ?? DEFAULT_LIST_PAGE_SIZE,
+            })
+          : { ...(await admin.list(filter)), next: null },
+      );
       const flag = (v: 'true' | 'false' | undefined) => (v === undefined ? undefined : v === 'true');
       const proxies = await discovery.list(stored, {
         healthy: flag(query.healthy),

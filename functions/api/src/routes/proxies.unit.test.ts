@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { emptyStatus, type ProxyResource } from '../../../../shared/src/domain/proxy.js';
+import { StoreError } from '../../../../shared/src/ports/proxy-store.js';
 import { PublishError } from '../../../../shared/src/ports/publish-error.js';
 import { aProxy, managedSpec } from '../../../../shared/src/testing/proxy-fixtures.js';
 import { etagOf, proxyTag } from '../admin/if-match.js';
-import { harness } from '../testing/harness.js';
+import type { DiscoveryView } from '../discovery/list.js';
+import { ApiError } from '../errors.js';
+import { everySurface, harness } from '../testing/harness.js';
 
 // credentialsRef: the default cloud-init needs it (the API refuses a managed spec that could never boot).
 const managed = {
@@ -441,6 +444,33 @@ describe('GET /v1/proxies', () => {
     const body = await json(res);
     expect(body.error).toBe('invalid_request');
     expect(body.issues).toEqual(expect.arrayContaining([expect.objectContaining({ path })]));
+  });
+
+  // The listing's proxies are read through discovery, so a store that cannot answer is told as its lease
+  // counts would be (counted, logged for the lease-store alert, Retry-After 2), whole or paged.
+  it.each(['', '?pageSize=2'])('a store that cannot answer %s goes through discovery: 503', async (query) => {
+    const failures: unknown[] = [];
+    const discovery: DiscoveryView = {
+      read: async (read) => {
+        try {
+          return await read();
+        } catch (err) {
+          failures.push(err);
+          throw new ApiError(503, 'unavailable', 'down', { retryAfterSeconds: 2 });
+        }
+      },
+      list: async () => [],
+    };
+    const h = harness({ leases: { ...everySurface().deps.leases!, discovery } });
+    const down = async () => {
+      throw new StoreError('unavailable', 'Firestore unavailable');
+    };
+    h.store.inner.listAll = down;
+    h.store.inner.listPage = down;
+    const res = await h.call('GET', `/v1/proxies${query}`);
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('2');
+    expect(failures).toEqual([expect.objectContaining({ kind: 'unavailable' })]);
   });
 });
 
