@@ -10,6 +10,7 @@ import { encodeCooldown } from '../../shared/src/adapters/firestore/lease-conver
 import { FORGET_IDLE_MS } from '../../shared/src/adapters/firestore/lease-state-cache.js';
 import { FirestoreLeaseStore } from '../../shared/src/adapters/firestore/lease-store.js';
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
+import { loggedLeaseId } from '../../shared/src/adapters/log/logged-lease-id.js';
 import { repoRoot } from '../../shared/src/config/local-ports.js';
 import type { Candidate } from '../../shared/src/domain/leases/selection.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
@@ -623,6 +624,22 @@ describe('FirestoreLeaseStore', () => {
     expect(await s.release(g.lease.id)).toBe(true);
     expect((await s.find(g.lease.id))!.releasedAt).toEqual(clock.now());
     expect(await s.countActive()).toBe(1);
+  });
+
+  // A lease id is the lease (any crawler token renews, reports or releases with it): its log lines carry
+  // the digest the request log uses, never the id.
+  it('a lease document edited into garbage is logged by the digest of its id, never the id', async () => {
+    const log = memoryLogger();
+    const s = new FirestoreLeaseStore(new Firestore({ projectId }), { clock, settings, log }).start();
+    stores.push(s);
+    await s.ready(10_000);
+    const g = await s.grant({ candidates: [cand('p1', 10)], lease: newLease() });
+    if (g.kind !== 'granted') throw new Error('not granted');
+    await db.collection(LEASE_COLLECTIONS.leases).doc(g.lease.id).set({ proxy: 'p1', expiresAt: 'garbage' });
+    expect(await s.find(g.lease.id)).toBeNull();
+    const line = log.lines.find((l) => l.message === 'malformed lease document');
+    expect(line).toMatchObject({ severity: 'ERROR', lease: loggedLeaseId(g.lease.id) });
+    expect(JSON.stringify(log.lines)).not.toContain(g.lease.id);
   });
 
   it('cooldowns are shared by replicas and survive a restart', async () => {

@@ -1,9 +1,9 @@
 // One structured line per request, in Cloud Logging's httpRequest shape
 // (https://cloud.google.com/logging/docs/reference/v2/rest/v2/LogEntry#HttpRequest). Only the path is
 // logged: never headers (tokens), bodies, or the query string — and a lease id in it only as a digest.
-import { createHash } from 'node:crypto';
 import { createMiddleware } from 'hono/factory';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
+import { loggedLeaseId } from '../../../../shared/src/adapters/log/logged-lease-id.js';
 import type { Principal } from '../auth/authenticator.js';
 
 export interface RequestLogOptions {
@@ -37,11 +37,7 @@ const LEASE_PATH = /((?:^|\/)leases(?:\/|%2f)+)([^/]+)/gi;
  * requests still read alike, and whoever reads the logs gets nothing to act on.
  */
 export function loggedPath(path: string): string {
-  return path.replace(
-    LEASE_PATH,
-    (_, prefix: string, id: string) =>
-      `${prefix}lease-${createHash('sha256').update(id).digest('hex').slice(0, 12)}`,
-  );
+  return path.replace(LEASE_PATH, (_, prefix: string, id: string) => `${prefix}${loggedLeaseId(id)}`);
 }
 
 export const requestLog = ({

@@ -42,6 +42,7 @@ import {
 import { withDeadline } from '../deadline.js';
 import { Latch } from '../latch.js';
 import { jsonLogger, type Logger } from '../log/json-logger.js';
+import { loggedLeaseId } from '../log/logged-lease-id.js';
 import { cooldownDocId, LEASE_COLLECTIONS, TTL_FIELD } from './lease-collections.js';
 import {
   decodeKey,
@@ -693,7 +694,10 @@ export class FirestoreLeaseStore implements LeaseStore {
         if (budget.commits > 0 && stored === undefined) {
           stored = (await this.locate(leaseId)) !== null;
           if (!stored)
-            this.log.warn('lease document missing: its entry is ended alone', { leaseId, proxy: name });
+            this.log.warn('lease document missing: its entry is ended alone', {
+              lease: loggedLeaseId(leaseId),
+              proxy: name,
+            });
         }
         const ended = this.endedAt(now);
         const update: DocumentWrite = {
@@ -827,7 +831,7 @@ export class FirestoreLeaseStore implements LeaseStore {
     const data = snap.data();
     const lease = decodeLease(data);
     if (lease) return { lease, proxy: lease.proxy };
-    this.log.error('malformed lease document', { leaseId });
+    this.log.error('malformed lease document', { lease: loggedLeaseId(leaseId) });
     return { lease: null, proxy: leaseProxyOf(data) };
   }
 
