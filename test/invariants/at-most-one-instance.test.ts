@@ -47,10 +47,16 @@ describe(`${DELIVERIES} duplicate, concurrent deliveries of one request`, () => 
     expect(p.status.providerId).toBe(`zones/us-central1-a/instances/${insts[0]?.name}`);
     // The burst's conflict re-runs may already have seen the instance boot.
     expect(['Provisioning', 'Provisioned']).toContain(p.status.phase);
-    // Every losing writer saw a conflict and re-ran; none overwrote the winner blindly.
-    expect(
-      plane.counting.writes.filter((w) => w.op === 'writeStatus' && w.outcome === 'written').length,
-    ).toBeGreaterThan(0);
+    // Losing writers saw a conflict (no write overwrote the winner blindly) and each re-ran: every pass
+    // that lost its write was followed by another in its delivery (none was rejected, above), so the
+    // deliveries ran at least one pass each plus one per conflict.
+    const writes = plane.counting.writes.filter((w) => w.op === 'writeStatus' && w.name === 'dup-1');
+    const conflicts = writes.filter((w) => w.outcome === 'conflict').length;
+    expect(writes.filter((w) => w.outcome === 'written').length).toBeGreaterThan(0);
+    expect(conflicts).toBeGreaterThan(0);
+    const passes = results.reduce((n, r) => n + (r.status === 'fulfilled' ? r.value.passes : 0), 0);
+    expect(passes).toBeGreaterThanOrEqual(DELIVERIES + conflicts);
+    for (const r of results) if (r.status === 'fulfilled') expect(r.value.last).not.toBe('conflict');
   });
 
   it('boot: duplicates never regress Provisioned, and the instance stays unique', async () => {

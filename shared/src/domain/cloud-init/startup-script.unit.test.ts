@@ -68,10 +68,12 @@ describe('renderDefaultCloudInit', () => {
         allowed.some((re) => re.test(line)),
         line,
       ).toBe(true);
-    // The decoded secret is only split, checked, and cleared.
-    for (const line of lines.filter((l) => /\$\{CREDENTIALS[}%#]/.test(l))) {
+    // The decoded secret is only split, checked, and cleared: every read of it, braced or not (a
+    // `log "… $CREDENTIALS"` would leak it), is one of these three, and there are exactly three.
+    const credentialReads = lines.filter((l) => /\$\{?CREDENTIALS\b/.test(l));
+    expect(credentialReads).toHaveLength(3);
+    for (const line of credentialReads)
       expect(line).toMatch(/^\s+(\[\[ \$\{CREDENTIALS\} == \*:\* \]\]|PROXY_USER=|PROXY_PASSWORD=)/);
-    }
     expect(script).not.toMatch(/instance\/attributes\/[^"$]/);
   });
 
