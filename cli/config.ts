@@ -1,5 +1,5 @@
 // Where the API is and which credential to present, from (flags, env) so that tests pass their own.
-//   API:   --api URL, else PROXYPLANE_API_URL, else the local plane's (firebase.json + PROXYPLANE_PORT_OFFSET).
+//   API:   --api URL, else PROXYPLANE_API_URL (unless empty), else the local plane's (firebase.json + PROXYPLANE_PORT_OFFSET).
 //   Token: PROXYPLANE_TOKEN, else the role's own variable (PROXYPLANE_ADMIN_TOKEN for admin commands,
 //          PROXYPLANE_CRAWLER_TOKEN then PROXYPLANE_ADMIN_TOKEN for leases: the API accepts admin
 //          credentials there too; PROXYPLANE_ADMIN_TOKEN then PROXYPLANE_CRAWLER_TOKEN for `proxies list`,
@@ -30,8 +30,17 @@ export function defaultApiUrl(env: CliEnv): string {
   return `http://${api.host}:${api.port + offset}`;
 }
 
+/**
+ * $PROXYPLANE_API_URL, or undefined when it is unset or blank: read as the token variables are, so that
+ * `PROXYPLANE_API_URL= npx proxyplane …` (or a blank line of an env file) means the local plane, not the
+ * URL "" (bad usage).
+ */
+function apiUrlFromEnv(env: CliEnv): string | undefined {
+  return env.PROXYPLANE_API_URL?.trim() || undefined;
+}
+
 export function resolveApiUrl(flag: string | undefined, env: CliEnv): string {
-  const raw = flag ?? env.PROXYPLANE_API_URL ?? defaultApiUrl(env);
+  const raw = flag ?? apiUrlFromEnv(env) ?? defaultApiUrl(env);
   let url: URL;
   try {
     url = new URL(raw);

@@ -63,6 +63,11 @@ describe('resolveApiUrl', () => {
     expect(resolveApiUrl(undefined, {})).toBe('http://127.0.0.1:18300');
     expect(defaultApiUrl({ PROXYPLANE_PORT_OFFSET: '7000' })).toBe('http://127.0.0.1:25300');
   });
+  // As an empty token variable is skipped: `PROXYPLANE_API_URL= npx proxyplane …` (or an .env line left
+  // blank) was read as the URL "", bad usage, instead of the local plane.
+  it.each([[''], ['  ']])('takes PROXYPLANE_API_URL=%j as unset: the local plane', (v) => {
+    expect(resolveApiUrl(undefined, { PROXYPLANE_API_URL: v })).toBe('http://127.0.0.1:18300');
+  });
   it.each([['nope'], ['ftp://x']])('refuses %s', (v) => {
     expect(() => resolveApiUrl(v, {})).toThrow(TypeError);
   });
