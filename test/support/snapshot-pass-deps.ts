@@ -46,8 +46,9 @@ export function firestorePassDeps(
   published: GatewaySnapshotMessage[],
   holder = 'unused',
 ): SnapshotHandlerDeps & { requester: RecordingSnapshotRequester } {
+  const log = memoryLogger();
   return {
-    ...firestoreStores(db),
+    ...firestoreStores(db, log),
     requester: new RecordingSnapshotRequester(),
     publisher: {
       publish: async (m) => {
@@ -56,7 +57,7 @@ export function firestorePassDeps(
       },
     },
     clock,
-    log: memoryLogger(),
+    log,
     settings: DEFAULT_WORKER_SETTINGS,
     sha256: sha256Hex,
     lockMs: PASS_LOCK_MS,

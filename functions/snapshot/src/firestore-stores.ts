@@ -9,6 +9,7 @@ import { FirestoreRoutingStore } from '../../../shared/src/adapters/firestore/sn
 import { FirestoreSnapshotStore } from '../../../shared/src/adapters/firestore/snapshot-store.js';
 import { FirestoreWorkerRetentionStore } from '../../../shared/src/adapters/firestore/worker-retention-store.js';
 import { FirestoreWorkerStore } from '../../../shared/src/adapters/firestore/worker-store.js';
+import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import type { SnapshotPassDeps } from './deps.js';
 
 export type SnapshotStores = Pick<
@@ -16,11 +17,12 @@ export type SnapshotStores = Pick<
   'pool' | 'ownership' | 'workers' | 'snapshots' | 'routing' | 'reclaims' | 'leases' | 'retired'
 >;
 
-export function firestoreStores(db: Firestore): SnapshotStores {
+/** `log`: the pass's own, so a stored document a store has to leave out is logged with the pass's lines. */
+export function firestoreStores(db: Firestore, log: Logger): SnapshotStores {
   return {
     pool: new FirestoreGatewayPoolReader(db),
     ownership: new FirestoreOwnershipStore(db),
-    workers: new FirestoreWorkerStore(db),
+    workers: new FirestoreWorkerStore(db, { log }),
     snapshots: new FirestoreSnapshotStore(db),
     routing: new FirestoreRoutingStore(db),
     reclaims: new FirestoreReclaimStore(db),

@@ -32,7 +32,7 @@ const db = new Firestore({ projectId: config.projectId });
 
 const pubsub = createPubSub(config.projectId, config.pubsubEmulatorHost);
 const deps: SnapshotHandlerDeps = {
-  ...firestoreStores(db),
+  ...firestoreStores(db, log),
   publisher: new PubSubSnapshotPublisher(pubsub),
   // Bounded by the publisher's default deadline: a Pub/Sub outage must not hold the tick until its timeout
   // (the library retries a publish for up to 10 minutes); the next tick asks again.

@@ -47,7 +47,7 @@ export function buildWorkersApi(o: BuildWorkersApiOptions): WorkersApiDeps {
   const warning = workerAuthOffWarning(config);
   if (warning) o.log.warn(warning, { auth: 'off' });
   return {
-    workers: new FirestoreWorkerStore(firestore),
+    workers: new FirestoreWorkerStore(firestore, { log: o.log }),
     ownership: new FirestoreOwnershipStore(firestore),
     snapshots,
     names: new SnapshotNames(snapshots),

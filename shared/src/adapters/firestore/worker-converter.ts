@@ -4,6 +4,7 @@
 // treated as no session at all (the worker registers again).
 import { type DocumentData, Timestamp } from '@google-cloud/firestore';
 import { z } from 'zod';
+import { storedIssues } from '../../domain/stored-issues.js';
 import type { WorkerRecord } from '../../ports/workers.js';
 
 const ts = z.instanceof(Timestamp).transform((t) => t.toDate());
@@ -63,13 +64,23 @@ export function workerToFirestore({ session: s, report: r }: WorkerRecord): Docu
   };
 }
 
-/** null when the document does not fit (treated as an unknown worker). */
-export function workerFromFirestore(data: DocumentData | undefined): WorkerRecord | null {
+/** The record, or the field paths (never their values) that do not fit: a reader logs which ones. */
+export type WorkerDocRead = { record: WorkerRecord } | { fields: string[] };
+
+export function readWorkerDoc(data: DocumentData | undefined): WorkerDocRead {
   const parsed = WorkerDoc.safeParse(data);
-  if (!parsed.success) return null;
+  if (!parsed.success) return { fields: storedIssues(parsed.error).map((i) => i.path || '(document)') };
   const { report, ...s } = parsed.data;
   return {
-    session: s,
-    report: report ? { workerId: s.workerId, ...report } : null,
+    record: {
+      session: s,
+      report: report ? { workerId: s.workerId, ...report } : null,
+    },
   };
+}
+
+/** null when the document does not fit (treated as an unknown worker). */
+export function workerFromFirestore(data: DocumentData | undefined): WorkerRecord | null {
+  const read = readWorkerDoc(data);
+  return 'record' in read ? read.record : null;
 }
