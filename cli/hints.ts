@@ -70,7 +70,7 @@ const HINTS: Record<string, Hint> = {
       : `someone else changed the proxy since this command read it (it is now at generation ${num(b.generation)}): run the command again`,
   stored_routing_invalid: (b) =>
     `the stored routing (revision ${num(b.revision)}) no longer fits the route schema (edited by hand?): the gateways are sent the last routing published before it until \`proxyplane routing apply -f FILE\` replaces it`,
-  conflict: () => 'someone else kept changing the same thing: run the command again',
+  conflict,
   // The limit is the route's (256 KiB for routing, 1 KiB for a reclaim, MAX_BODY_BYTES elsewhere): the
   // API's message names it in bytes.
   payload_too_large: (b) => {
@@ -110,6 +110,19 @@ const HINTS: Record<string, Hint> = {
   job_paused: () => 'the job is paused: `proxyplane jobs resume NAME` first',
   method_not_allowed: () => 'the API does not support this call (client and service versions differ?)',
 };
+
+/**
+ * 409 conflict is two things. A proxy write that kept losing its race to other writers: running it again
+ * is the remedy. A job action Cloud Scheduler refuses for the job's state (`jobs run` of a DISABLED or
+ * UPDATE_FAILED job, a pause or resume it cannot apply): the job stays so however often it is asked, and
+ * only the API's message says why — "run the command again" in its stead sent operators round in circles.
+ */
+function conflict(b: Record<string, unknown>, status: number, path: string): string {
+  if (/^\/v1\/proxies\//.test(path))
+    return 'someone else kept changing the same proxy: run the command again';
+  if (typeof b.message === 'string' && b.message) return withoutUserinfo(b.message);
+  return `the API answered HTTP ${status}`;
+}
 
 const num = (v: unknown) => (typeof v === 'number' ? v : '?');
 const kib = (bytes: number) => (bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`);

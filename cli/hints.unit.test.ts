@@ -253,3 +253,34 @@ describe('describeFailure', () => {
     );
   });
 });
+
+// 409 conflict is two things: a proxy write that kept losing its race (running it again is the remedy),
+// and a job action Cloud Scheduler refuses for the job's state (operations-jobs.md): a DISABLED or
+// UPDATE_FAILED job stays so however often it is asked, and only the API's message says why.
+describe('the conflict hint', () => {
+  const conflict = (message: string | undefined, path: string) =>
+    describeFailure(new ApiCallError(409, 'conflict', { error: 'conflict', message }, path)).lines[0];
+
+  it('is the API’s message for a job the scheduler refuses, with no advice to run it again', () => {
+    const line = conflict(
+      'job gc-sweep is DISABLED, not ENABLED: resume cannot change that (see terraform/scheduler.tf)',
+      '/v1/jobs/gc-sweep:run',
+    );
+    expect(line).toBe(
+      'error: conflict — job gc-sweep is DISABLED, not ENABLED: resume cannot change that (see terraform/scheduler.tf)',
+    );
+    expect(line).not.toContain('run the command again');
+  });
+
+  it('says to run a proxy write again: the API gave up on a race', () => {
+    expect(conflict('proxy "p1" kept changing concurrently; retry', '/v1/proxies/p1/spec')).toBe(
+      'error: conflict — someone else kept changing the same proxy: run the command again',
+    );
+  });
+
+  it('without a message elsewhere, says only that the API refused it', () => {
+    expect(conflict(undefined, '/v1/jobs/gc-sweep:pause')).toBe(
+      'error: conflict — the API answered HTTP 409',
+    );
+  });
+});

@@ -485,7 +485,7 @@ describe('stoppedNotes', () => {
     const failure = new ApiCallError(409, 'conflict', { error: 'conflict' }, '/v1/proxies/b/spec');
     expect(describeFailure(new PartialError(failure, ['stopped at proxy/b (2 of 2): …']))).toEqual({
       lines: [
-        'error: conflict — someone else kept changing the same thing: run the command again',
+        'error: conflict — someone else kept changing the same proxy: run the command again',
         '  stopped at proxy/b (2 of 2): …',
       ],
       exitCode: 1,
