@@ -5,9 +5,15 @@
 import { Firestore } from '@google-cloud/firestore';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { observe } from '../../functions/snapshot/src/observe.js';
+import {
+  FirestoreOutcomeReader,
+  outcomeBatchDocId,
+  outcomeBatchToFirestore,
+} from '../../shared/src/adapters/firestore/worker-outcome-store.js';
 import { FirestoreWorkerStore } from '../../shared/src/adapters/firestore/worker-store.js';
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import { ManualClock } from '../../shared/src/ports/clock.js';
+import type { OutcomeBatchRecord } from '../../shared/src/ports/workers.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
 import { firestorePassDeps } from '../support/snapshot-pass-deps.js';
 import { record } from '../support/worker-records.js';
@@ -83,5 +89,39 @@ describe('workers/{id} out of shape', () => {
     const { input } = await observe(deps, T0);
     expect([...input.workers.keys()]).toEqual(['gw-ok']);
     expectWarned((deps.log as ReturnType<typeof memoryLogger>).lines);
+  });
+});
+
+describe('workerOutcomes/* out of shape', () => {
+  const tally = { ok: 3, dial: 0, proxyHandshake: 0, responseHeaders: 0, tunnel: 0, latencyMsSum: 120 };
+  const batch = (sequence: number): OutcomeBatchRecord => ({
+    workerId: 'gw-1',
+    sessionId: 's-1',
+    sequence,
+    receivedAt: new Date(),
+    tallies: new Map([['px-1', tally]]),
+  });
+
+  it('between leaves it out with a WARNING naming the batch and the field', async () => {
+    const col = db.collection('workerOutcomes');
+    await col.doc(outcomeBatchDocId(batch(1))).set(outcomeBatchToFirestore(batch(1)));
+    // Edited by hand: a negative count.
+    await col
+      .doc(outcomeBatchDocId(batch(2)))
+      .set({ ...outcomeBatchToFirestore(batch(2)), proxies: { 'px-1': { ...tally, ok: -1 } } });
+    const log = memoryLogger();
+    const now = Date.now();
+    const read = await new FirestoreOutcomeReader(db, { log }).between(
+      new Date(now - 60_000),
+      new Date(now + 60_000),
+    );
+    expect(read.map((b) => b.sequence)).toEqual([1]);
+    expect(eventLines(log.lines, 'passive.outcome_batch_invalid')).toEqual([
+      expect.objectContaining({
+        severity: 'WARNING',
+        batch: outcomeBatchDocId(batch(2)),
+        fields: ['proxies.px-1.ok'],
+      }),
+    ]);
   });
 });

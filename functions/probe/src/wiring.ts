@@ -62,7 +62,7 @@ export function probeDeps(config: ReturnType<typeof loadProbeConfig>, log: Logge
     // Once per instance, as the requeue sweep's: a first republish after max(5 min, a tick), then longer.
     republished: new PublishHolds(firstHoldMs(config.PROBE_TICK_PERIOD_SECONDS * 1000)),
     passive: {
-      outcomes: new FirestoreOutcomeReader(db),
+      outcomes: new FirestoreOutcomeReader(db, { log }),
       feed: new FirestorePassiveFeedStore(db, (m, f) => log.warn(m, f)),
       settings: {
         successThreshold: config.PROBE_PASSIVE_SUCCESS_THRESHOLD,

@@ -8,10 +8,18 @@
 // land behind a cursor that had already moved past it. With the commit time, a batch becomes readable at
 // the instant it is stamped, and the settle delay only has to cover the skew between the probe's clock and
 // Firestore's. Nothing reads it back on the write path (the API answers from its own request).
-import { type DocumentData, FieldValue, type Firestore, Timestamp } from '@google-cloud/firestore';
+import {
+  type DocumentData,
+  FieldValue,
+  type Firestore,
+  type QueryDocumentSnapshot,
+  Timestamp,
+} from '@google-cloud/firestore';
 import { z } from 'zod';
+import { storedIssues } from '../../domain/stored-issues.js';
 import type { OutcomeTally } from '../../domain/workers/outcomes.js';
 import type { OutcomeBatchRecord, OutcomeReader } from '../../ports/workers.js';
+import { jsonLogger, type Logger } from '../log/json-logger.js';
 import { Collections } from './collections.js';
 import { workerStoreFailure } from './worker-errors.js';
 
@@ -60,15 +68,30 @@ export function ceilToMillis(t: Timestamp): Date {
   return new Date(t.seconds * 1000 + Math.ceil(t.nanoseconds / 1e6));
 }
 
-export function outcomeBatchFromFirestore(data: DocumentData | undefined): OutcomeBatchRecord | null {
+/** The batch, or the field paths (never their values) that do not fit: the reader logs which ones. */
+export type OutcomeBatchRead = { batch: OutcomeBatchRecord } | { fields: string[] };
+
+export function readOutcomeBatch(data: DocumentData | undefined): OutcomeBatchRead {
   const parsed = BatchDoc.safeParse(data);
-  if (!parsed.success) return null;
+  if (!parsed.success) return { fields: storedIssues(parsed.error).map((i) => i.path || '(document)') };
   const { proxies, ...rest } = parsed.data;
-  return { ...rest, tallies: new Map<string, OutcomeTally>(Object.entries(proxies)) };
+  return { batch: { ...rest, tallies: new Map<string, OutcomeTally>(Object.entries(proxies)) } };
+}
+
+export function outcomeBatchFromFirestore(data: DocumentData | undefined): OutcomeBatchRecord | null {
+  const read = readOutcomeBatch(data);
+  return 'batch' in read ? read.batch : null;
 }
 
 export class FirestoreOutcomeReader implements OutcomeReader {
-  constructor(private readonly db: Firestore) {}
+  private readonly log: Logger;
+
+  constructor(
+    private readonly db: Firestore,
+    opts: { log?: Logger } = {},
+  ) {
+    this.log = opts.log ?? jsonLogger({ component: 'outcome-reader' });
+  }
 
   async between(from: Date, to: Date): Promise<OutcomeBatchRecord[]> {
     try {
@@ -78,12 +101,24 @@ export class FirestoreOutcomeReader implements OutcomeReader {
         .where('receivedAt', '<=', Timestamp.fromDate(to))
         .orderBy('receivedAt')
         .get();
-      return snaps.docs.flatMap((d) => {
-        const b = outcomeBatchFromFirestore(d.data());
-        return b ? [b] : [];
-      });
+      return snaps.docs.flatMap((d) => this.readable(d));
     } catch (err) {
       throw workerStoreFailure(err, 'read outcome batches');
     }
+  }
+
+  /**
+   * A batch edited out of shape is left out, never silently: the passive cursor moves past its window, so
+   * its outcomes are never counted, and only this line says so. By field paths, never their values.
+   */
+  private readable(d: QueryDocumentSnapshot): OutcomeBatchRecord[] {
+    const read = readOutcomeBatch(d.data());
+    if ('batch' in read) return [read.batch];
+    this.log.warn('outcome batch does not fit the model: its outcomes are left out of the passive track', {
+      event: 'passive.outcome_batch_invalid',
+      batch: d.id,
+      fields: read.fields,
+    });
+    return [];
   }
 }
