@@ -411,4 +411,22 @@ describe('GceProvider.listByTag', () => {
     expect(first).toContain('labels.managed-by = "proxyplane"');
     expect(first).toContain('returnPartialSuccess=true');
   });
+
+  it('asks before each page after the first whether to stop, and a stopped listing fails transient', async () => {
+    routes = [
+      (req) =>
+        req.url?.includes('/aggregated/instances')
+          ? { status: 200, body: { items: {}, nextPageToken: `p${seen.length}` } }
+          : undefined,
+    ];
+    let asked = 0;
+    const err = await provider.listByTag({ stop: () => ++asked >= 3 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ProviderError);
+    expect(err).toMatchObject({
+      kind: 'transient',
+      message: expect.stringContaining('stopped after 3 pages'),
+    });
+    expect(asked).toBe(3);
+    expect(seen.filter((r) => r.path.includes('/aggregated/instances'))).toHaveLength(3);
+  });
 });

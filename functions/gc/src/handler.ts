@@ -29,8 +29,8 @@ export interface GcDeps {
   /** More orphans than this at once smells of a wrong live set: the sweep then deletes none of them. */
   maxDeletions: number;
   /**
-   * How long after its start a sweep still begins another orphan (GC_RUN_BUDGET_MS: the function's
-   * 300 s timeout less one orphan's worst case). Unset: no bound.
+   * How long after its start a sweep still begins another orphan or listing page (GC_RUN_BUDGET_MS: the
+   * function's 300 s timeout less one orphan's worst case, which is longer than a page's). Unset: no bound.
    */
   runBudgetMs?: number;
 }
@@ -120,10 +120,16 @@ export async function handleGcTick(deps: GcDeps): Promise<GcOutcome> {
   }
 
   const counts = zero();
+  const budget = deps.runBudgetMs;
+  // Listing spends the budget too: a large fleet's pages under a slow Compute API (each up to ~2 min of
+  // retries) would otherwise take the sweep past the function's timeout, recording nothing.
+  const outOfTime = () => budget !== undefined && clock.now().getTime() - startedAt.getTime() >= budget;
   const names = [...deps.providers.keys()].sort();
   const listings = [];
   for (const name of names)
-    listings.push(await listProvider(deps.providers.get(name)!, live, { now, minAgeMs: deps.minAgeMs }, log));
+    listings.push(
+      await listProvider(deps.providers.get(name)!, live, { now, minAgeMs: deps.minAgeMs, outOfTime }, log),
+    );
   // Every provider's orphans are counted before any is deleted: past the bounds, none is.
   const refusal = sweepRefusal(
     listings.flatMap((l) => l.verdicts),
@@ -143,8 +149,6 @@ export async function handleGcTick(deps: GcDeps): Promise<GcOutcome> {
     });
   } else {
     const recorded = (providerId: string) => deps.proxies.recordsInstance(providerId);
-    const budget = deps.runBudgetMs;
-    const outOfTime = () => budget !== undefined && clock.now().getTime() - startedAt.getTime() >= budget;
     for (const l of listings) await deleteOrphans(l, log, recorded, outOfTime);
   }
   let unattempted = 0;

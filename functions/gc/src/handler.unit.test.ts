@@ -6,7 +6,9 @@ import { ManualClock } from '../../../shared/src/ports/clock.js';
 import type { JobRun, JobRunStore } from '../../../shared/src/ports/job-runs.js';
 import {
   type DeleteOutcome,
+  type ListOptions,
   type OwnedInstance,
+  type OwnedInstanceList,
   type Provider,
   ProviderError,
 } from '../../../shared/src/ports/provider.js';
@@ -62,7 +64,7 @@ class FakeProvider implements Provider {
     this.deleted.push(providerId);
     return 'deleting';
   }
-  async listByTag() {
+  async listByTag(_options?: ListOptions): Promise<OwnedInstanceList> {
     this.listCalls++;
     if (this.failList) throw this.failList;
     return { instances: this.instances, unreachable: this.unreachable };
@@ -365,6 +367,33 @@ describe('handleGcTick (seed §8)', () => {
       ok: false,
       error: expect.stringContaining('1 not attempted: out of time'),
     });
+    expect(log.lines).toContainEqual(expect.objectContaining({ event: 'job.tick_failed', job: GcJob }));
+  });
+
+  // A large fleet's listing under a slow Compute API: each page up to ~2 minutes of retries, up to 100
+  // pages. Unbounded, the function's timeout killed the sweep and nothing recorded or logged the failure.
+  it('stops a listing still paging past its run budget: the provider is unlisted, the tick fails', async () => {
+    const gce = new FakeProvider('gce', [vm('a', 'gone-a', minutesAgo(30))]);
+    const { deps, log, jobs } = await setup([gce], { runBudgetMs: 30_000 });
+    const clock = deps.clock as ManualClock;
+    const stops: boolean[] = [];
+    gce.listByTag = async (options) => {
+      stops.push(options?.stop?.() ?? false); // before the first page's answer: not spent
+      clock.advance(45_000); // the first page, slowly
+      stops.push(options?.stop?.() ?? false); // before the second
+      throw new ProviderError('transient', 'aggregatedList stopped after 1 pages: asked to stop');
+    };
+    const outcome = await handleGcTick(deps);
+    expect(stops).toEqual([false, true]);
+    expect(gce.deleted).toEqual([]);
+    expect(outcome).toMatchObject({ counts: { providersFailed: 1, instancesDeleted: 0 } });
+    expect(jobs.runs.get(GcJob)).toMatchObject({ ok: false });
+    expect(log.lines).toContainEqual(
+      expect.objectContaining({
+        severity: 'ERROR',
+        message: 'gc ran out of its run budget listing instances; sweeping the next provider',
+      }),
+    );
     expect(log.lines).toContainEqual(expect.objectContaining({ event: 'job.tick_failed', job: GcJob }));
   });
 

@@ -10,6 +10,8 @@ import type { OwnedInstance, Provider } from '../../../shared/src/ports/provider
 export interface SweepLimits {
   now: Date;
   minAgeMs: number;
+  /** Whether the sweep's run budget is spent: a listing still paging then stops (a partial one is none). */
+  outOfTime?: () => boolean;
 }
 
 export interface ProviderSweep {
@@ -54,14 +56,14 @@ export async function listProvider(
   };
   let instances: OwnedInstance[];
   try {
-    const listing = await provider.listByTag();
+    const listing = await provider.listByTag({ stop: limits.outOfTime });
     instances = listing.instances;
     result.unreachable = listing.unreachable;
   } catch (err) {
-    log.error('gc could not list instances; sweeping the next provider', {
-      provider: provider.name,
-      error: err,
-    });
+    const what = limits.outOfTime?.()
+      ? 'ran out of its run budget listing instances'
+      : 'could not list instances';
+    log.error(`gc ${what}; sweeping the next provider`, { provider: provider.name, error: err });
     return { provider, result, verdicts: [] };
   }
   result.listed = true;

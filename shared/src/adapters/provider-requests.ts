@@ -30,7 +30,7 @@ export function withRequestLog(inner: Provider, log: Logger, now: () => number =
     create: (request) => timed('create', () => inner.create(request)),
     get: (providerId) => timed('get', () => inner.get(providerId)),
     delete: (providerId) => timed('delete', () => inner.delete(providerId)),
-    listByTag: () => timed('listByTag', () => inner.listByTag()),
+    listByTag: (options) => timed('listByTag', () => inner.listByTag(options)),
     ...(last ? { lastCreateFailure: (id: string) => timed('lastCreateFailure', () => last(id)) } : {}),
   };
 }

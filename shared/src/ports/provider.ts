@@ -10,6 +10,10 @@ export interface OwnedInstance extends ObservedInstance {
   createdAt: Date | null;
 }
 
+export interface ListOptions {
+  stop?: () => boolean;
+}
+
 export interface OwnedInstanceList {
   instances: OwnedInstance[];
   /** Scopes (zones) that did not answer: the GC must not treat their instances as absent. */
@@ -37,8 +41,12 @@ export interface Provider {
    * asynchronously (GCE reports quota and stockouts inside the insert Operation). null: no such failure known.
    */
   lastCreateFailure?(providerId: string): Promise<Failure | null>;
-  /** Every instance carrying this plane's ownership labels, across all zones. */
-  listByTag(): Promise<OwnedInstanceList>;
+  /**
+   * Every instance carrying this plane's ownership labels, across all zones. `stop`, asked before each
+   * page after the first: true ends the listing with a transient ProviderError (a partial listing is no
+   * listing) — the GC's run budget, which a slow Compute paging a large fleet would otherwise outrun.
+   */
+  listByTag(options?: ListOptions): Promise<OwnedInstanceList>;
 }
 
 /** The seed's error classes. Classified from status codes and API reasons, never from message text. */

@@ -4,6 +4,7 @@ import type { InstancesClient, protos, ZoneOperationsClient } from '@google-clou
 import type { Failure, InstanceRequest, ObservedInstance } from '../../domain/reconcile/types.js';
 import {
   type DeleteOutcome,
+  type ListOptions,
   type OwnedInstance,
   type OwnedInstanceList,
   type Provider,
@@ -204,11 +205,13 @@ export class GceProvider implements Provider {
     return operationError(newest, 'instances.insert')?.toFailure() ?? null;
   }
 
-  async listByTag(): Promise<OwnedInstanceList> {
+  async listByTag(options: ListOptions = {}): Promise<OwnedInstanceList> {
     const instances: OwnedInstance[] = [];
     const unreachable = new Set<string>();
     let pageToken: string | undefined;
     for (let page = 0; page < AGGREGATED_MAX_PAGES; page++) {
+      if (page > 0 && options.stop?.())
+        throw new ProviderError('transient', `aggregatedList stopped after ${page} pages: asked to stop`);
       const response = await this.aggregatedPage(pageToken);
       for (const scope of response.unreachables ?? []) unreachable.add(zoneOfScope(scope));
       for (const [scope, scoped] of Object.entries(response.items ?? {})) {
