@@ -183,6 +183,33 @@ function networkReason(cause: unknown): string {
 }
 
 /**
+ * fetch's own refusal of a port the Fetch standard blocks (its "bad port" list: 6000, 10080, …): Node's
+ * fetch rejects with TypeError("fetch failed") whose cause is Error("bad port"), and sends nothing. Read as
+ * "no answer: is the plane running?", it sent people looking for a fault in a plane that was running.
+ */
+function refusedPort(cause: unknown): boolean {
+  const inner = (cause as { cause?: unknown } | null | undefined)?.cause;
+  return inner instanceof Error && inner.message === 'bad port';
+}
+
+/** The port of `url` as fetch reads it: the scheme's default when the URL names none. */
+function portOf(url: string): string {
+  try {
+    const u = new URL(url);
+    return u.port || (u.protocol === 'https:' ? '443' : '80');
+  } catch {
+    return '?';
+  }
+}
+
+function unreachableLine(err: UnreachableError): string {
+  if (refusedPort(err.cause)) {
+    return `error: unreachable — cannot reach ${err.url}: fetch refuses port ${portOf(err.url)} (one the Fetch standard blocks as a "bad port"): run the API on another port (--api / PROXYPLANE_API_URL, or another PROXYPLANE_PORT_OFFSET for a local plane)`;
+  }
+  return `error: unreachable — cannot reach ${err.url} (${networkReason(err.cause)}): is the plane running (npm start), or PROXYPLANE_API_URL set?`;
+}
+
+/**
  * The API quotes a refused value back in its issues (`endpoint.host … : "alice:s3cret@p.example"`): the
  * userinfo of a `user:password@host` is cut to `…@`, as the local file check does (proxy-file.ts), so that
  * `proxies patch` with credentials in a host does not print the password on stderr (or into a CI log).
@@ -227,14 +254,7 @@ export function describeFailure(err: unknown): { lines: string[]; exitCode: numb
       exitCode: 1,
     };
   }
-  if (err instanceof UnreachableError) {
-    return {
-      lines: [
-        `error: unreachable — cannot reach ${err.url} (${networkReason(err.cause)}): is the plane running (npm start), or PROXYPLANE_API_URL set?`,
-      ],
-      exitCode: 1,
-    };
-  }
+  if (err instanceof UnreachableError) return { lines: [unreachableLine(err)], exitCode: 1 };
   if (err instanceof InputError) {
     return {
       lines: [`error: invalid_input — ${err.message}`, ...err.details.map((d) => `  ${d}`)],

@@ -185,6 +185,14 @@ describe('describeFailure', () => {
       1,
       /^error: unreachable — cannot reach http:\/\/h:1 \(timed out\)/,
     ],
+    // fetch's own refusal of a port the Fetch standard blocks: no request was made, the plane may be up.
+    [
+      new UnreachableError('http://h:6000', {
+        cause: new TypeError('fetch failed', { cause: new Error('bad port') }),
+      }),
+      1,
+      /^error: unreachable — cannot reach http:\/\/h:6000: fetch refuses port 6000 \(.*\): .*another port/,
+    ],
     [new InputError('bad file', ['a: b']), 2, /^error: invalid_input — bad file/],
     [new UsageError('missing proxy NAME'), 2, /^error: usage — missing proxy NAME/],
   ])('%s → exit %i', (err, code, first) => {

@@ -334,3 +334,27 @@ describe('a refused token', () => {
     expect(io.errLines.join('\n')).not.toContain('expired-token-0123456789');
   });
 });
+
+// Node's fetch refuses the ports the Fetch standard blocks (6000, 10080, …: "bad port") without sending
+// anything: the CLI said "(no answer): is the plane running (npm start)…", for a plane that was running.
+describe('an API on a port fetch refuses', () => {
+  it.each([['6000'], ['10080']])(
+    'port %s: says fetch refuses it and to use another, exit 1',
+    async (port) => {
+      const io = recordingIo();
+      // The real fetch: its refusal comes before any connection, so nothing is sent anywhere.
+      const exit = await runCli(
+        ['jobs', 'list', '--api', `http://127.0.0.1:${port}`],
+        cliDeps(io, globalThis.fetch),
+      );
+      expect(exit).toBe(1);
+      expect(io.errLines[0]).toMatch(
+        new RegExp(
+          `^error: unreachable — cannot reach http://127\\.0\\.0\\.1:${port}: fetch refuses port ${port} `,
+        ),
+      );
+      expect(io.errLines[0]).toContain('another port');
+      expect(io.errLines[0]).not.toMatch(/no answer|is the plane running/);
+    },
+  );
+});
