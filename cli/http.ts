@@ -44,6 +44,11 @@ export interface CallOptions {
    * is its success, and the call resolves to undefined. Any other call's success is a JSON object.
    */
   noContent?: boolean;
+  /**
+   * Ends the call early (`fleet watch`'s Ctrl-C): the request in flight is aborted, and the call rejects
+   * with fetch's AbortError — the caller's own doing, for it to handle, not an unreachable API.
+   */
+  signal?: AbortSignal;
 }
 
 export class ApiClient {
@@ -73,10 +78,16 @@ export class ApiClient {
     return t;
   }
 
+  /** The request's timeout, and the caller's signal when it passed one. */
+  private requestSignal(own?: AbortSignal): AbortSignal {
+    const timeout = AbortSignal.timeout(this.opts.timeoutMs ?? 30_000);
+    return own ? AbortSignal.any([timeout, own]) : timeout;
+  }
+
   async call<T = unknown>(
     method: string,
     path: string,
-    { role, body, query, headers: own, idempotent = false, noContent = false }: CallOptions,
+    { role, body, query, headers: own, idempotent = false, noContent = false, signal }: CallOptions,
   ): Promise<T> {
     const headers: Record<string, string> = { ...own, accept: 'application/json' };
     const { token, source } = this.tokenFor(role);
@@ -88,7 +99,7 @@ export class ApiClient {
     const lostAgain = async () => {
       if (!idempotent || lostAnswers >= LOST_ANSWER_RETRIES) return false;
       lostAnswers++;
-      await new Promise((r) => setTimeout(r, LOST_ANSWER_WAIT_MS));
+      await pause(LOST_ANSWER_WAIT_MS, signal);
       return true;
     };
     for (let attempt = 0; ; attempt++) {
@@ -99,7 +110,7 @@ export class ApiClient {
           method,
           headers,
           body: body === undefined ? undefined : JSON.stringify(body),
-          signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000),
+          signal: this.requestSignal(signal),
           // Never followed: fetch turns a redirected POST into a GET without its body (a listing answered,
           // printed "created", exit 0) and drops the token on another origin (an expired-credential hint).
           redirect: 'manual',
@@ -108,6 +119,7 @@ export class ApiClient {
         // a fault of the CLI's (it was reported `internal`).
         text = await res.text();
       } catch (err) {
+        if (signal?.aborted) throw err;
         if (await lostAgain()) continue;
         throw new UnreachableError(this.opts.baseUrl, { cause: err });
       }
@@ -147,7 +159,7 @@ export class ApiClient {
       ) {
         // A 429 changed nothing; a 503 may follow a write that landed all the same.
         retriedAfter503 = res.status === 503;
-        await new Promise((r) => setTimeout(r, wait));
+        await pause(wait, signal);
         continue;
       }
       const code = (json as { error?: unknown } | null)?.error;
@@ -155,6 +167,20 @@ export class ApiClient {
       throw new ApiCallError(res.status, stable, json, path, retriedAfter503, source);
     }
   }
+}
+
+/** Waits `ms`, or less once `signal` aborts: the next attempt's fetch then rejects at once. */
+function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>

@@ -1,6 +1,6 @@
 // The `proxyplane` CLI's entry point (bin/proxyplane.mjs loads it through tsx): the real process, env,
-// terminal and clock around runCli. Ctrl-C ends a `fleet watch` between two rounds; any other command it
-// stops at once, as Ctrl-C does.
+// terminal and clock around runCli. Ctrl-C ends a `fleet watch` at once (a round's request in flight is
+// aborted), exit 0; any other command it stops at once, as Ctrl-C does.
 import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { hoistGlobalFlags } from './args.js';

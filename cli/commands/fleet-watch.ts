@@ -94,6 +94,19 @@ export function readFleetView(body: unknown): FleetView {
   );
 }
 
+/**
+ * One round's state, or undefined when Ctrl-C came during it: the request in flight is aborted rather
+ * than left to its 30 s timeout, after which the watch reported an unreachable API and exited 1.
+ */
+async function fetchState(api: Ctx['api'], interrupted: AbortSignal): Promise<unknown> {
+  try {
+    return await api.call<unknown>('GET', STATE, { role: 'admin', signal: interrupted });
+  } catch (err) {
+    if (interrupted.aborted) return undefined;
+    throw err;
+  }
+}
+
 export async function watchFleet({ api, io, args }: Ctx): Promise<void> {
   none(args.positionals);
   const output = outputOf(args.values, ['table', 'json']);
@@ -106,7 +119,8 @@ export async function watchFleet({ api, io, args }: Ctx): Promise<void> {
   for (let i = 0; i < rounds && !io.interrupted.aborted; i++) {
     if (i > 0) await io.sleep(intervalMs, io.interrupted);
     if (io.interrupted.aborted) break;
-    const raw = await api.call<unknown>('GET', STATE, { role: 'admin' });
+    const raw = await fetchState(api, io.interrupted);
+    if (io.interrupted.aborted) break;
     const v = readFleetView(raw);
     if (output === 'json') {
       // As the API sent it, once it was found to fit: fields of a newer API are kept, not stripped.

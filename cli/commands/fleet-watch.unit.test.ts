@@ -215,3 +215,28 @@ describe('fleet watch and control characters', () => {
     expect(r.out.map((l) => JSON.parse(l))).toEqual([JSON.parse(answer)]);
   });
 });
+
+// Ctrl-C was only read between rounds: a round waiting on an API that did not answer kept its 30 s
+// timeout, then the watch printed `error: unreachable … (timed out)` and exited 1.
+describe('fleet watch and Ctrl-C during a round', () => {
+  it('aborts the request in flight and ends at once, exit 0, nothing on stderr', async () => {
+    const interrupt = new AbortController();
+    const io = { ...recordingIo(), interrupted: interrupt.signal };
+    const signals: (AbortSignal | null | undefined)[] = [];
+    // Never answers; rejects when its signal aborts, as fetch does.
+    const fetch = ((_url: string, init?: RequestInit) => {
+      signals.push(init?.signal);
+      return new Promise((_resolve, reject) =>
+        init?.signal?.addEventListener('abort', () => reject(init.signal?.reason)),
+      );
+    }) as typeof globalThis.fetch;
+    const done = runCli(['fleet', 'watch', '--api', 'http://127.0.0.1:9'], cliDeps(io, fetch));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(signals).toHaveLength(1);
+    interrupt.abort();
+    const code = await Promise.race([done, new Promise((r) => setTimeout(() => r('still running'), 1000))]);
+    expect(code).toBe(0);
+    expect(signals[0]?.aborted).toBe(true);
+    expect(io.errLines).toEqual([]);
+  });
+});
