@@ -5,6 +5,8 @@
 import { Firestore } from '@google-cloud/firestore';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { observe } from '../../functions/snapshot/src/observe.js';
+import { FirestoreOwnershipGate } from '../../shared/src/adapters/firestore/ownership-gate.js';
+import { FirestoreReclaimStore } from '../../shared/src/adapters/firestore/ownership-reclaim-store.js';
 import {
   FirestoreOutcomeReader,
   outcomeBatchDocId,
@@ -16,6 +18,7 @@ import { ManualClock } from '../../shared/src/ports/clock.js';
 import type { OutcomeBatchRecord } from '../../shared/src/ports/workers.js';
 import { clearProject, testProjectId } from '../support/emulators.js';
 import { firestorePassDeps } from '../support/snapshot-pass-deps.js';
+import { poolProxy } from '../support/worker-client.js';
 import { record } from '../support/worker-records.js';
 
 const projectId = testProjectId();
@@ -123,5 +126,72 @@ describe('workerOutcomes/* out of shape', () => {
         fields: ['proxies.px-1.ok'],
       }),
     ]);
+  });
+});
+
+describe('reclaims/{proxy} out of shape', () => {
+  const until = at(600);
+  /** rc-ok as the API writes it; rc-bad edited by hand: no requestedBy. */
+  async function reclaimsWithOneEdited() {
+    await new FirestoreReclaimStore(db, { log: memoryLogger() }).put({
+      proxy: 'rc-ok',
+      uid: null,
+      requestedAt: T0,
+      requestedBy: 'admin',
+      until,
+    });
+    await db
+      .collection('reclaims')
+      .doc('rc-bad')
+      .set({ proxy: 'rc-bad', requestedAt: T0, until, expireAt: until });
+  }
+  const warnings = (lines: Lines) => eventLines(lines, 'gateway.reclaim_invalid');
+  const warned = (fields: string[]) =>
+    expect.objectContaining({ severity: 'WARNING', proxy: 'rc-bad', fields });
+
+  it('the planner’s list leaves it out with a WARNING naming the proxy and the field', async () => {
+    await reclaimsWithOneEdited();
+    const log = memoryLogger();
+    const listed = await new FirestoreReclaimStore(db, { log }).list(T0);
+    expect(listed.map((r) => r.proxy)).toEqual(['rc-ok']);
+    expect(warnings(log.lines)).toEqual([warned(['requestedBy'])]);
+  });
+
+  it('the lease service’s view logs it once per version of the document, a re-subscription included', async () => {
+    await reclaimsWithOneEdited();
+    const log = memoryLogger();
+    const gate = new FirestoreOwnershipGate(db, clock, { log }).start();
+    const bad = { ...poolProxy('rc-bad', 5), name: 'rc-bad' };
+    try {
+      await gate.ready(10_000);
+      expect(gate.isReclaimed(bad)).toBe(false);
+      expect(warnings(log.lines)).toEqual([warned(['requestedBy'])]);
+
+      // Listened to again (as after a listener error): the same version is handed over again, not logged.
+      gate.stop();
+      gate.start();
+      await gate.ready(10_000);
+      await new FirestoreReclaimStore(db).put({
+        proxy: 'rc-other',
+        uid: null,
+        requestedAt: T0,
+        requestedBy: 'admin',
+        until,
+      });
+      await expect.poll(() => gate.isReclaimed({ ...bad, name: 'rc-other' })).toBe(true);
+      expect(warnings(log.lines)).toHaveLength(1);
+
+      // Edited again, still out of shape: a new version, logged anew.
+      await db.collection('reclaims').doc('rc-bad').update({ requestedAt: 'yesterday' });
+      await expect.poll(() => warnings(log.lines).length).toBe(2);
+      expect(warnings(log.lines)[1]).toEqual(warned(['requestedAt', 'requestedBy']));
+
+      // Fixed: a reclaim, and nothing more logged.
+      await db.collection('reclaims').doc('rc-bad').update({ requestedAt: T0, requestedBy: 'admin' });
+      await expect.poll(() => gate.isReclaimed(bad)).toBe(true);
+      expect(warnings(log.lines)).toHaveLength(2);
+    } finally {
+      gate.stop();
+    }
   });
 });

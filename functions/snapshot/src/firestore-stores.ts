@@ -25,7 +25,7 @@ export function firestoreStores(db: Firestore, log: Logger): SnapshotStores {
     workers: new FirestoreWorkerStore(db, { log }),
     snapshots: new FirestoreSnapshotStore(db),
     routing: new FirestoreRoutingStore(db),
-    reclaims: new FirestoreReclaimStore(db),
+    reclaims: new FirestoreReclaimStore(db, { log }),
     leases: new FirestoreLeaseActivity(db),
     retired: new FirestoreWorkerRetentionStore(db),
   };

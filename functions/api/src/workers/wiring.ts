@@ -53,7 +53,7 @@ export function buildWorkersApi(o: BuildWorkersApiOptions): WorkersApiDeps {
     names: new SnapshotNames(snapshots),
     pool: new FirestoreGatewayPoolReader(firestore),
     routing: new FirestoreRoutingStore(firestore),
-    reclaims: new FirestoreReclaimStore(firestore),
+    reclaims: new FirestoreReclaimStore(firestore, { log: o.log }),
     subscriptions: new PubSubWorkerSubscriptions(o.pubsub, o.projectId),
     requester: new PubSubSnapshotRequester(
       new PubSubPublisher(o.pubsub, { deadlineMs: API_PUBLISH_DEADLINE_MS }),

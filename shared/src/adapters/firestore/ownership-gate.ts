@@ -3,7 +3,7 @@
 // planner by its delivery delay; the planner in turn never assigns a proxy with active leases
 // (ownership-lease-activity.ts), so each side refuses what the other holds. The listeners re-subscribe
 // by themselves (lease-listener.ts); while one is down, pool proxies fail closed (domain/workers/leasable.ts).
-import type { DocumentChange, Firestore, QueryDocumentSnapshot } from '@google-cloud/firestore';
+import type { DocumentChange, Firestore, QueryDocumentSnapshot, Timestamp } from '@google-cloud/firestore';
 import type { ProxyResource } from '../../domain/proxy.js';
 import { gatewayClaimSettled, leasableBesideGateway } from '../../domain/workers/leasable.js';
 import { reclaimHolds } from '../../domain/workers/reclaim-holds.js';
@@ -12,7 +12,7 @@ import type { OwnershipGate } from '../../ports/workers-ownership.js';
 import { jsonLogger, type Logger } from '../log/json-logger.js';
 import { Collections } from './collections.js';
 import { type CollectionListener, listenCollection } from './lease-listener.js';
-import { ReclaimDoc } from './ownership-reclaim-store.js';
+import { logInvalidReclaim, readReclaim } from './ownership-reclaim-store.js';
 import { STATE_DOC, shardDocId, shardOf } from './ownership-store.js';
 
 type View = 'ownership' | 'reclaims';
@@ -21,6 +21,8 @@ export class FirestoreOwnershipGate implements OwnershipGate {
   /** Per shard document: the proxies it names (each shard is rewritten whole by the planner's merge). */
   private owned = new Map<string, Set<string>>();
   private reclaims = new Map<string, { until: Date; uid: string | null }>();
+  /** Per reclaim document out of shape: the version already logged (a re-subscription reads it again). */
+  private invalidReclaims = new Map<string, Timestamp>();
   /** The ownership epoch of the last ownership/state this view saw (null: none yet). */
   private epoch: number | null = null;
   /** Loaded at least once (else nothing is known: fail closed). */
@@ -62,13 +64,11 @@ export class FirestoreOwnershipGate implements OwnershipGate {
       this.listen(
         'reclaims',
         Collections.reclaims,
-        (doc) => {
-          // As the planner reads it (ownership-reclaim-store.ts): one that does not fit is no reclaim.
-          const r = ReclaimDoc.safeParse(doc.data());
-          if (r.success) this.reclaims.set(doc.id, { until: r.data.until, uid: r.data.uid });
-          else this.reclaims.delete(doc.id);
+        (doc) => this.upsertReclaim(doc),
+        (id) => {
+          this.reclaims.delete(id);
+          this.invalidReclaims.delete(id);
         },
-        (id) => this.reclaims.delete(id),
       ),
     );
     return this;
@@ -111,6 +111,22 @@ export class FirestoreOwnershipGate implements OwnershipGate {
 
   stop(): void {
     for (const l of this.listeners.splice(0)) l.stop();
+  }
+
+  /** As the planner reads it (ownership-reclaim-store.ts): one that does not fit is no reclaim. */
+  private upsertReclaim(doc: QueryDocumentSnapshot): void {
+    const read = readReclaim(doc.data());
+    if ('reclaim' in read) {
+      this.reclaims.set(doc.id, { until: read.reclaim.until, uid: read.reclaim.uid });
+      this.invalidReclaims.delete(doc.id);
+      return;
+    }
+    this.reclaims.delete(doc.id);
+    // Once per version of the document: every instance of the lease service follows it, and a
+    // re-subscription hands every document over again; a new edit is logged anew.
+    if (this.invalidReclaims.get(doc.id)?.isEqual(doc.updateTime)) return;
+    this.invalidReclaims.set(doc.id, doc.updateTime);
+    logInvalidReclaim(this.log, doc.id, read.fields);
   }
 
   private listen(

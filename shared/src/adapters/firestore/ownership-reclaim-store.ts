@@ -1,9 +1,16 @@
 // reclaims/{proxy}: a request to take a gateway-pool proxy out of the pool for an exclusive lease (drain,
 // clear ownership, then leasable) until `until`. Written by the admin API only; the planner reads the
 // unexpired ones each pass, and the lease service's ownership view follows them. `expireAt` is the TTL field; reads compare `until` to now.
-import { type Firestore, Timestamp } from '@google-cloud/firestore';
+import {
+  type DocumentData,
+  type Firestore,
+  type QueryDocumentSnapshot,
+  Timestamp,
+} from '@google-cloud/firestore';
 import { z } from 'zod';
+import { storedIssues } from '../../domain/stored-issues.js';
 import type { Reclaim, ReclaimStore } from '../../ports/workers-ownership.js';
+import { jsonLogger, type Logger } from '../log/json-logger.js';
 import { Collections } from './collections.js';
 import { codeOf, NOT_FOUND, workerStoreFailure } from './worker-errors.js';
 
@@ -23,8 +30,40 @@ export const ReclaimDoc = z.object({
   until: ts,
 });
 
+/** The reclaim, or the field paths (never their values) that do not fit: the reader logs which ones. */
+export type ReclaimRead = { reclaim: Reclaim } | { fields: string[] };
+
+export function readReclaim(data: DocumentData | undefined): ReclaimRead {
+  const parsed = ReclaimDoc.safeParse(data);
+  if (parsed.success) return { reclaim: parsed.data };
+  return { fields: storedIssues(parsed.error).map((i) => i.path || '(document)') };
+}
+
+/**
+ * One that does not fit is no reclaim, for both readers: its proxy stays in the gateway pool as if none had
+ * been asked for, and this line is the only sign of why. The document id is the proxy's name. Field paths
+ * only, never their values.
+ */
+export function logInvalidReclaim(log: Logger, proxy: string, fields: string[]): void {
+  log.warn(
+    'reclaim document does not fit the model: read as no reclaim; POST the reclaim again or DELETE it',
+    {
+      event: 'gateway.reclaim_invalid',
+      proxy,
+      fields,
+    },
+  );
+}
+
 export class FirestoreReclaimStore implements ReclaimStore {
-  constructor(private readonly db: Firestore) {}
+  private readonly log: Logger;
+
+  constructor(
+    private readonly db: Firestore,
+    opts: { log?: Logger } = {},
+  ) {
+    this.log = opts.log ?? jsonLogger({ component: 'reclaim-store' });
+  }
 
   private col() {
     return this.db.collection(Collections.reclaims);
@@ -33,13 +72,18 @@ export class FirestoreReclaimStore implements ReclaimStore {
   async list(now: Date): Promise<Reclaim[]> {
     try {
       const snaps = await this.col().where('until', '>', Timestamp.fromDate(now)).get();
-      return snaps.docs.flatMap((d) => {
-        const r = ReclaimDoc.safeParse(d.data());
-        return r.success ? [r.data] : [];
-      });
+      return snaps.docs.flatMap((d) => this.readable(d));
     } catch (err) {
       throw workerStoreFailure(err, 'list reclaims');
     }
+  }
+
+  /** Logged at each listing that meets it: the planner's pass reads them once per pass. */
+  private readable(d: QueryDocumentSnapshot): Reclaim[] {
+    const read = readReclaim(d.data());
+    if ('reclaim' in read) return [read.reclaim];
+    logInvalidReclaim(this.log, d.id, read.fields);
+    return [];
   }
 
   async put(r: Reclaim): Promise<void> {
