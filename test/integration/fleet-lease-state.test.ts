@@ -5,7 +5,8 @@ import { Firestore } from '@google-cloud/firestore';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FirestoreFleetFeed } from '../../functions/api/src/fleet/firestore-feed.js';
 import { buildFleetView } from '../../functions/api/src/fleet/view-model.js';
-import { LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-collections.js';
+import { cooldownDocId, LEASE_COLLECTIONS } from '../../shared/src/adapters/firestore/lease-collections.js';
+import { encodeCooldown } from '../../shared/src/adapters/firestore/lease-converter.js';
 import { memoryLogger } from '../../shared/src/adapters/log/json-logger.js';
 import { releaseProject, testProjectId } from '../support/emulators.js';
 import { proxy, writeFleet } from '../support/leases.js';
@@ -62,6 +63,41 @@ describe('fleet feed: a lease state that does not decode', () => {
       await step(5, () => odd.delete());
       await step(6, () => odd.set({ spec: 'garbage once more' }));
       expect(named()).toBe(3);
+    } finally {
+      await own.stop();
+    }
+  });
+});
+
+// The cooldowns collection is mostly ended ones until Firestore's TTL deletes them (a day at crawler
+// volumes): the feed read, and held, every one of them on each start, to show the running few.
+describe('fleet feed: cooldowns', () => {
+  it('reads only the cooldowns still running', async () => {
+    const now = new Date();
+    const cooldown = (target: string, untilMs: number) => ({
+      proxy: 'cooled',
+      proxyUid: null,
+      target,
+      until: new Date(now.getTime() + untilMs),
+      reason: 'banned' as const,
+      leaseId: `lease-${target}`,
+      reportedAt: now,
+    });
+    const batch = db.batch();
+    for (const [target, untilMs] of [
+      ['ended-1.example', -3_600_000],
+      ['ended-2.example', -60_000],
+      ['running.example', 600_000],
+    ] as const)
+      batch.set(
+        db.collection(LEASE_COLLECTIONS.cooldowns).doc(cooldownDocId('cooled', target)),
+        encodeCooldown(cooldown(target, untilMs)),
+      );
+    await batch.commit();
+    const own = new FirestoreFleetFeed(db, memoryLogger(), { now: () => now });
+    try {
+      await own.ready();
+      expect(own.inputs().cooldowns.map((c) => c.target)).toEqual(['running.example']);
     } finally {
       await own.stop();
     }

@@ -55,7 +55,7 @@ export function wireApi(config: ApiConfig, log: Logger): Wired {
     config: config.leases,
   });
   const auth = buildAuthenticator(config.auth);
-  const fleet = new FirestoreFleetFeed(firestore, log);
+  const fleet = new FirestoreFleetFeed(firestore, log, systemClock);
   const scheduler = config.scheduler
     ? new CloudSchedulerJobs({
         projectId: config.projectId,

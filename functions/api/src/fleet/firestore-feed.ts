@@ -2,6 +2,8 @@
 // and jobRuns. Listeners run only while someone looks: the first page view, SSE stream or state request
 // starts them, and they stop IDLE_MS after the last one went away, so an API nobody watches pays no
 // reads for the page. Documents that do not decode are skipped (and logged once per id), never fatal.
+// Cooldowns are read as the lease service reads them: only those still running, re-subscribed hourly —
+// the whole collection is mostly ended ones until Firestore's TTL deletes them (a day at crawler volumes).
 import type { DocumentData, Firestore, QueryDocumentSnapshot } from '@google-cloud/firestore';
 import { Timestamp } from '@google-cloud/firestore';
 import { Collections } from '../../../../shared/src/adapters/firestore/collections.js';
@@ -11,12 +13,14 @@ import {
   type CollectionListener,
   listenCollection,
 } from '../../../../shared/src/adapters/firestore/lease-listener.js';
+import { COOLDOWN_LISTENER_RENEW_MS } from '../../../../shared/src/adapters/firestore/lease-store.js';
 import { proxyFromFirestore } from '../../../../shared/src/adapters/firestore/proxy-converter.js';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
 import { outsideTrace } from '../../../../shared/src/adapters/log/trace-context.js';
 import type { ProxyHealthState } from '../../../../shared/src/domain/health/proxy-health.js';
 import type { Cooldown, LeaseEntry } from '../../../../shared/src/domain/leases/model.js';
 import type { ProxyResource } from '../../../../shared/src/domain/proxy.js';
+import { type Clock, systemClock } from '../../../../shared/src/ports/clock.js';
 import type { JobRun } from '../../../../shared/src/ports/job-runs.js';
 import type { FleetFeed } from './feed.js';
 import { decodeOwnershipShard } from './ownership-doc.js';
@@ -101,6 +105,7 @@ export class FirestoreFleetFeed implements FleetFeed {
   constructor(
     private readonly db: Firestore,
     private readonly log: Logger,
+    private readonly clock: Clock = systemClock,
   ) {
     const changed = () => {
       for (const l of this.listeners) l();
@@ -129,11 +134,17 @@ export class FirestoreFleetFeed implements FleetFeed {
     if (this.loaded) return this.loaded;
     const listen = (name: string, mirror: Mirror<unknown>) =>
       listenCollection(this.db.collection(name), mirror.sink(), { name: `fleet ${name}`, log: this.log });
+    const running = () =>
+      this.db.collection(Collections.cooldowns).where('until', '>', Timestamp.fromDate(this.clock.now()));
     this.running = [
       listen(Collections.proxies, this.proxies),
       listen(Collections.health, this.health),
       listen(Collections.leaseState, this.leaseState),
-      listen(Collections.cooldowns, this.cooldowns),
+      listenCollection(running, this.cooldowns.sink(), {
+        name: `fleet ${Collections.cooldowns}`,
+        log: this.log,
+        renewEveryMs: COOLDOWN_LISTENER_RENEW_MS,
+      }),
       listen(Collections.ownership, this.ownership),
       listen(Collections.jobRuns, this.jobRuns),
     ];
