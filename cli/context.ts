@@ -14,7 +14,13 @@ export interface Io {
   clearScreen?(): void;
   /** True when stdout is a terminal: `fleet watch` redraws in place only then. */
   isTTY: boolean;
+  /** The terminal's width when the command started (120 where stdout is no terminal). */
   columns: number;
+  /**
+   * The terminal's size now: read each round, as a watch outlives a resize. Absent where stdout is no
+   * terminal (a test's Io): a redraw then takes a 24-line terminal `columns` wide.
+   */
+  terminalSize?(): { rows: number; columns: number };
   readStdin(): Promise<string>;
   readFile(path: string): Promise<string>;
   now(): Date;

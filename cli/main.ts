@@ -51,6 +51,7 @@ const io: Io = {
   },
   isTTY: process.stdout.isTTY === true,
   columns: process.stdout.columns || 120,
+  terminalSize: () => ({ rows: process.stdout.rows || 24, columns: process.stdout.columns || 120 }),
   readStdin,
   readFile: (path) => readFile(path, 'utf8'),
   now: () => new Date(),

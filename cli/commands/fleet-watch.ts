@@ -6,7 +6,7 @@ import type { FleetRow } from '../../functions/api/src/fleet/view-model.js';
 import { none, outputOf, positiveInt } from '../args.js';
 import type { Ctx } from '../context.js';
 import { BadResponseError } from '../errors.js';
-import { age, attrs, ms, table } from '../output.js';
+import { age, attrs, ms, table, visible } from '../output.js';
 
 export const watchOptions = {
   interval: { type: 'string' },
@@ -45,7 +45,7 @@ export function fleetTable(v: FleetView, now: Date, maxRows: number): string {
     attrs(r.attributes),
     age(r.changedAt, now),
   ]);
-  const shown = rows.slice(0, Math.max(1, maxRows));
+  const shown = rows.slice(0, Math.max(0, maxRows));
   const phases = Object.entries(v.phases)
     .map(([p, n]) => `${n} ${p}`)
     .join(', ');
@@ -71,6 +71,52 @@ export function fleetTable(v: FleetView, now: Date, maxRows: number): string {
   if (shown.length < rows.length)
     lines.push(`… ${rows.length - shown.length} more (make the terminal taller)`);
   return lines.join('\n');
+}
+
+/** What a redraw prints below the table. */
+const FOOTER = '\n\n(Ctrl-C to stop)';
+
+/** A terminal's size in character cells. */
+export interface Screen {
+  rows: number;
+  columns: number;
+}
+
+/** The terminal a redraw assumes where Io cannot say (the VT100's 24 lines). */
+const DEFAULT_ROWS = 24;
+
+// East Asian wide and fullwidth characters, and the symbol blocks emoji come from: two cells each.
+const WIDE =
+  /[\u1100-\u115f\u231a-\u23ff\u2600-\u27bf\u2e80-\u303e\u3041-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]/;
+
+/**
+ * The cells a line takes: 2 for a wide character or one outside the BMP (emoji), 8 for a tab, else 1.
+ * Never less than the terminal shows (a combining mark counts 1): a frame may come out a line short of
+ * the screen, never a line over it.
+ */
+function cellWidth(line: string): number {
+  let width = 0;
+  for (const ch of line) width += ch === '\t' ? 8 : ch.length > 1 || WIDE.test(ch) ? 2 : 1;
+  return width;
+}
+
+/** The screen lines `text` takes on a terminal `columns` wide: one per line, more for one that wraps. */
+export function screenLines(text: string, columns: number): number {
+  const cols = Math.max(1, columns);
+  return text.split('\n').reduce((n, line) => n + Math.max(1, Math.ceil(cellWidth(line) / cols)), 0);
+}
+
+/**
+ * A redraw's frame: the table, with as many rows as leave it shorter than the screen, and the footer.
+ * Its lines are counted as the terminal shows them — escaped (run.ts prints through `visible`) and
+ * wrapped at its width — and the line after the frame is the cursor's: a frame as tall as the screen
+ * scrolled its own first line off.
+ */
+export function fittedFrame(v: FleetView, now: Date, screen: Screen): string {
+  const frame = (maxRows: number) => `${fleetTable(v, now, maxRows)}${FOOTER}`;
+  let maxRows = Math.min(v.rows.length, Math.max(0, screen.rows));
+  while (maxRows > 0 && screenLines(visible(frame(maxRows)), screen.columns) > screen.rows - 1) maxRows--;
+  return frame(maxRows);
 }
 
 /** The issues listed for an answer that does not fit: enough to see what is off, not a screenful. */
@@ -107,6 +153,10 @@ async function fetchState(api: Ctx['api'], interrupted: AbortSignal): Promise<un
   }
 }
 
+/** The terminal's size this round (it may have been resized since the last). */
+const screenOf = (io: Ctx['io']): Screen =>
+  io.terminalSize?.() ?? { rows: DEFAULT_ROWS, columns: io.columns };
+
 export async function watchFleet({ api, io, args }: Ctx): Promise<void> {
   none(args.positionals);
   const output = outputOf(args.values, ['table', 'json']);
@@ -127,12 +177,12 @@ export async function watchFleet({ api, io, args }: Ctx): Promise<void> {
       io.out(JSON.stringify(raw));
       continue;
     }
-    const text = fleetTable(
-      v,
-      io.now(),
-      redraw ? Math.max(5, (process.stdout.rows || 40) - 5) : Number.MAX_SAFE_INTEGER,
-    );
-    if (redraw) io.clearScreen?.();
-    io.out(redraw ? `${text}\n\n(Ctrl-C to stop)` : text);
+    if (!redraw) {
+      io.out(fleetTable(v, io.now(), Number.MAX_SAFE_INTEGER));
+      continue;
+    }
+    const frame = fittedFrame(v, io.now(), screenOf(io));
+    io.clearScreen?.();
+    io.out(frame);
   }
 }

@@ -240,3 +240,43 @@ describe('fleet watch and Ctrl-C during a round', () => {
     expect(io.errLines).toEqual([]);
   });
 });
+
+// The redraw cut the table at the terminal's height less 5, but a frame adds 6 lines besides the rows
+// (and the cursor's line after it), and a row wider than the terminal wraps onto a second screen line:
+// the frame scrolled off its own top every round.
+describe('fleet watch on a terminal', () => {
+  const rows = Array.from({ length: 40 }, (_, i) =>
+    row(`proxy-${i}`, { attributes: { pool: 'residential', region: 'eu-west' } }),
+  );
+  const answer = JSON.stringify({ ...view, rows });
+
+  async function frame(size: { rows: number; columns: number }) {
+    const io = { ...recordingIo(), isTTY: true, terminalSize: () => size };
+    const fetch = (async () => Response.json(JSON.parse(answer))) as typeof globalThis.fetch;
+    const code = await runCli(
+      ['fleet', 'watch', '--count', '1', '--api', 'http://127.0.0.1:9'],
+      cliDeps(io, fetch),
+    );
+    expect(code).toBe(0);
+    expect(io.clears).toEqual([0]);
+    return io.outLines.join('\n').split('\n');
+  }
+  const screenLines = (lines: string[], columns: number) =>
+    lines.reduce((n, l) => n + Math.max(1, Math.ceil(l.length / columns)), 0);
+
+  it('never takes more screen lines than the terminal has, less the cursor’s, wrapped lines counted', async () => {
+    const lines = await frame({ rows: 24, columns: 80 });
+    expect(lines.some((l) => l.length > 80)).toBe(true);
+    expect(screenLines(lines, 80)).toBeLessThanOrEqual(23);
+    expect(lines.filter((l) => l.startsWith('proxy-')).length).toBeGreaterThan(0);
+    expect(lines).toContainEqual(expect.stringMatching(/^… \d+ more \(make the terminal taller\)$/));
+    expect(lines.at(-1)).toBe('(Ctrl-C to stop)');
+  });
+
+  it('shows every row when they fit', async () => {
+    const lines = await frame({ rows: 60, columns: 200 });
+    expect(lines.filter((l) => l.startsWith('proxy-'))).toHaveLength(40);
+    expect(lines.join('\n')).not.toContain('more (make the terminal taller)');
+    expect(screenLines(lines, 200)).toBeLessThanOrEqual(59);
+  });
+});
