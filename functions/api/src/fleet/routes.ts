@@ -4,7 +4,7 @@
 // The two JSON routes are OpenAPI routes (fleet-openapi.ts): /openapi.json describes them from the schemas
 // their answers are typed by (fleet-schemas.ts).
 import { OpenAPIHono } from '@hono/zod-openapi';
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { secureHeaders } from 'hono/secure-headers';
 import { streamSSE } from 'hono/streaming';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
@@ -47,6 +47,32 @@ const noStore = { 'Cache-Control': 'no-store' };
 /** The API's stable error body (errors.ts), as the 404 of fleet-openapi.ts documents it. */
 const noSuchProxy = () => new ApiError(404, 'not_found', 'no such proxy').body();
 const FORM = 'application/x-www-form-urlencoded';
+
+/**
+ * Whether a browser says this request came from another site: its Sec-Fetch-Site (every current browser
+ * sends it), else an Origin whose host is not ours ("null" included: a sandboxed or opaque origin). A page
+ * anywhere could otherwise post to /fleet/logout and sign an admin out (Set-Cookie is honoured on a
+ * cross-site top-level navigation, SameSite=Strict or not), or to /fleet/login with its own token. A
+ * request with neither header is no browser's, so no forgery: curl and scripts sign in as before.
+ * (Hono's csrf() refuses those too, and compares Origin with a URL whose scheme behind Cloud Run's front
+ * end is http.)
+ */
+function crossSite(c: Context): boolean {
+  const site = c.req.header('sec-fetch-site');
+  if (site !== undefined) return site !== 'same-origin' && site !== 'none';
+  const origin = c.req.header('origin');
+  if (origin === undefined) return false;
+  try {
+    return new URL(origin).host !== c.req.header('host');
+  } catch {
+    return true;
+  }
+}
+const refuseCrossSite: MiddlewareHandler = async (c, next) => {
+  if (crossSite(c))
+    throw new ApiError(403, 'forbidden', 'a sign-in or sign-out from another site is refused');
+  await next();
+};
 
 export function fleetApp(deps: FleetDeps) {
   const app = new OpenAPIHono<FleetEnv>({ defaultHook: validationHook });
@@ -109,7 +135,7 @@ export function fleetApp(deps: FleetDeps) {
   app.get('/assets/fleet.css', asset(FLEET_CSS, 'text/css; charset=utf-8'));
 
   app.get('/login', (c) => c.html(loginPage('Sign in with an admin token.')));
-  app.post('/login', async (c) => {
+  app.post('/login', refuseCrossSite, async (c) => {
     // The login form posts application/x-www-form-urlencoded (HTML's default enctype) and nothing else is
     // accepted: Hono's parseBody() threw on a malformed multipart body (500 and an ERROR line per request),
     // while URLSearchParams reads any bytes as a form, so what is left to refuse is a wrong media type.
@@ -125,7 +151,7 @@ export function fleetApp(deps: FleetDeps) {
     rememberToken(c, token);
     return c.redirect('/fleet', 303);
   });
-  app.post('/logout', (c) => {
+  app.post('/logout', refuseCrossSite, (c) => {
     forgetToken(c);
     return c.redirect('/fleet/login', 303);
   });

@@ -149,6 +149,43 @@ describe('the fleet page', () => {
     expect((await form('nope-nope-nope-nope')).status).toBe(401);
   });
 
+  // A page anywhere could post to /fleet/logout (a forced sign-out: Set-Cookie is honoured on a cross-site
+  // top-level navigation) or to /fleet/login with its own token. What a browser says of the request's
+  // site decides; a request with neither header is no browser's, so no forgery.
+  it.each<[string, Record<string, string>, number, number]>([
+    ['Sec-Fetch-Site cross-site', { 'sec-fetch-site': 'cross-site' }, 403, 403],
+    [
+      'Sec-Fetch-Site same-site',
+      { 'sec-fetch-site': 'same-site', origin: 'https://other.localhost' },
+      403,
+      403,
+    ],
+    ['a foreign Origin alone', { origin: 'https://evil.example' }, 403, 403],
+    ['an opaque Origin ("null")', { origin: 'null' }, 403, 403],
+    ['Sec-Fetch-Site same-origin', { 'sec-fetch-site': 'same-origin', origin: 'http://localhost' }, 303, 303],
+    ['Sec-Fetch-Site none (typed, bookmarked)', { 'sec-fetch-site': 'none' }, 303, 303],
+    ['our own Origin alone', { origin: 'http://localhost' }, 303, 303],
+    ['neither header (curl)', {}, 303, 303],
+  ])('sign-in and sign-out with %s', async (_n, headers, login, logout) => {
+    const { app } = setup();
+    const post = (path: string, body?: string) =>
+      app.request(`http://localhost${path}`, {
+        method: 'POST',
+        headers: { host: 'localhost', 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        body,
+      });
+    const signIn = await post('/fleet/login', new URLSearchParams({ token: ADMIN_TOKEN }).toString());
+    expect(signIn.status).toBe(login);
+    const signOut = await post('/fleet/logout');
+    expect(signOut.status).toBe(logout);
+    for (const res of [signIn, signOut]) {
+      if (res.status === 403) {
+        expect(res.headers.get('set-cookie')).toBeNull();
+        expect(await res.json()).toMatchObject({ error: 'forbidden' });
+      } else expect(res.headers.get('set-cookie')).toContain('proxyplane_fleet=');
+    }
+  });
+
   it('shows why a valid credential that may not see the page is refused (403), and sets no cookie', async () => {
     const feed = new InMemoryFleetFeed();
     const { app } = harness({
