@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { FleetRow, FleetView } from '../../functions/api/src/fleet/view-model.js';
 import { runCli } from '../run.js';
 import { cliDeps, recordingIo } from '../testing.js';
-import { fleetTable } from './fleet-watch.js';
+import { fittedFrame, fleetTable, type Screen, screenLines } from './fleet-watch.js';
 
 const view: FleetView = {
   rows: [],
@@ -278,5 +278,57 @@ describe('fleet watch on a terminal', () => {
     expect(lines.filter((l) => l.startsWith('proxy-'))).toHaveLength(40);
     expect(lines.join('\n')).not.toContain('more (make the terminal taller)');
     expect(screenLines(lines, 200)).toBeLessThanOrEqual(59);
+  });
+});
+
+// A frame was remade for each row count tried, from the screen's height down one at a time, and each
+// formatted every row of the fleet: at 10,000 proxies one round took 250–600 ms of a 1 s interval.
+describe('fleet watch fitting a frame', () => {
+  const now = new Date('2026-02-01T12:00:00Z');
+  const fleet = (n: number, formatted?: Map<string, number>): FleetView => ({
+    ...view,
+    rows: Array.from({ length: n }, (_, i) => {
+      const r = row(`proxy-${i}`, { attributes: { pool: 'residential', region: 'eu-west'.repeat(i % 7) } });
+      // Each row's location is read once per formatting of it: the count of times it was formatted.
+      const { location } = r;
+      return Object.defineProperty(r, 'location', {
+        get: () => {
+          formatted?.set(r.name, (formatted.get(r.name) ?? 0) + 1);
+          return location;
+        },
+      });
+    }),
+  });
+
+  /** The frame as it was found before: the most rows, from the screen's height down, that fit. */
+  function oneAtATime(v: FleetView, screen: Screen): string {
+    const frame = (n: number) => `${fleetTable(v, now, n)}\n\n(Ctrl-C to stop)`;
+    let n = Math.min(v.rows.length, Math.max(0, screen.rows));
+    while (n > 0 && screenLines(frame(n), screen.columns) > screen.rows - 1) n--;
+    return frame(n);
+  }
+
+  it('formats each row at most once, and only rows the screen could show', () => {
+    const formatted = new Map<string, number>();
+    const frame = fittedFrame(fleet(10_000, formatted), now, { rows: 50, columns: 80 });
+    expect(frame).toContain('more (make the terminal taller)');
+    expect([...formatted.values()].every((n) => n === 1)).toBe(true);
+    expect(formatted.size).toBeLessThanOrEqual(50);
+  });
+
+  it.each([
+    [0, { rows: 24, columns: 80 }],
+    [3, { rows: 24, columns: 80 }],
+    [40, { rows: 24, columns: 80 }],
+    [40, { rows: 24, columns: 200 }],
+    [40, { rows: 60, columns: 200 }],
+    [40, { rows: 60, columns: 120 }],
+    [40, { rows: 8, columns: 30 }],
+    [40, { rows: 3, columns: 10 }],
+    [12, { rows: 14, columns: 130 }],
+    [12, { rows: 0, columns: 80 }],
+  ])('%i rows on %j: the frame found one row at a time', (n, screen) => {
+    for (let rows = Math.max(0, n - 4); rows <= n; rows++)
+      expect(fittedFrame(fleet(rows), now, screen)).toBe(oneAtATime(fleet(rows), screen));
   });
 });
