@@ -29,16 +29,26 @@ export interface GcDeps {
   /** More orphans than this at once smells of a wrong live set: the sweep then deletes none of them. */
   maxDeletions: number;
   /**
-   * How long after its start a sweep still begins another orphan or listing page (GC_RUN_BUDGET_MS: the
-   * function's 300 s timeout less one orphan's worst case, which is longer than a page's). Unset: no bound.
+   * How long after its start a sweep still begins another orphan (GC_RUN_BUDGET_MS: the function's 300 s
+   * timeout less one orphan's worst case). Unset: no bound.
    */
   runBudgetMs?: number;
+  /**
+   * How long after its start a listing still begins another page (GC_LIST_BUDGET_MS: the timeout less one
+   * page's worst case). Longer than runBudgetMs: a slow listing that finds no orphan is a good sweep.
+   * Unset: no bound.
+   */
+  listBudgetMs?: number;
 }
 
 /** GcDeps.runBudgetMs deployed: the gc function's timeout (functions.json, 300 s) less one orphan's worst
  *  case once begun under a slow Compute API — a delete and the get a resourceNotReady answer takes, each
  *  four attempts unanswered for 30 s (~256 s). A sweep normally takes seconds: orphans are rare. */
 export const GC_RUN_BUDGET_MS = 40_000;
+
+/** GcDeps.listBudgetMs deployed: the 300 s timeout less one listing page's worst case under a slow Compute
+ *  API (four attempts unanswered for 30 s, ~128 s) and a margin for recording the run. */
+export const GC_LIST_BUDGET_MS = 150_000;
 
 export interface GcCounts {
   instancesDeleted: number;
@@ -120,15 +130,22 @@ export async function handleGcTick(deps: GcDeps): Promise<GcOutcome> {
   }
 
   const counts = zero();
-  const budget = deps.runBudgetMs;
-  // Listing spends the budget too: a large fleet's pages under a slow Compute API (each up to ~2 min of
-  // retries) would otherwise take the sweep past the function's timeout, recording nothing.
-  const outOfTime = () => budget !== undefined && clock.now().getTime() - startedAt.getTime() >= budget;
+  const spent = (budget: number | undefined) => () =>
+    budget !== undefined && clock.now().getTime() - startedAt.getTime() >= budget;
+  // A large fleet's pages under a slow Compute API (each up to ~2 min of retries) would otherwise take the
+  // sweep past the function's timeout, recording nothing.
+  const listOutOfTime = spent(deps.listBudgetMs);
+  const outOfTime = spent(deps.runBudgetMs);
   const names = [...deps.providers.keys()].sort();
   const listings = [];
   for (const name of names)
     listings.push(
-      await listProvider(deps.providers.get(name)!, live, { now, minAgeMs: deps.minAgeMs, outOfTime }, log),
+      await listProvider(
+        deps.providers.get(name)!,
+        live,
+        { now, minAgeMs: deps.minAgeMs, outOfTime: listOutOfTime },
+        log,
+      ),
     );
   // Every provider's orphans are counted before any is deleted: past the bounds, none is.
   const refusal = sweepRefusal(

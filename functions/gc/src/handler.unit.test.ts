@@ -6,6 +6,7 @@ import { ManualClock } from '../../../shared/src/ports/clock.js';
 import type { JobRun, JobRunStore } from '../../../shared/src/ports/job-runs.js';
 import {
   type DeleteOutcome,
+  LISTING_STOPPED,
   type ListOptions,
   type OwnedInstance,
   type OwnedInstanceList,
@@ -372,16 +373,18 @@ describe('handleGcTick (seed §8)', () => {
 
   // A large fleet's listing under a slow Compute API: each page up to ~2 minutes of retries, up to 100
   // pages. Unbounded, the function's timeout killed the sweep and nothing recorded or logged the failure.
-  it('stops a listing still paging past its run budget: the provider is unlisted, the tick fails', async () => {
+  it('stops a listing still paging past its budget: the provider is unlisted, the tick fails', async () => {
     const gce = new FakeProvider('gce', [vm('a', 'gone-a', minutesAgo(30))]);
-    const { deps, log, jobs } = await setup([gce], { runBudgetMs: 30_000 });
+    const { deps, log, jobs } = await setup([gce], { runBudgetMs: 30_000, listBudgetMs: 150_000 });
     const clock = deps.clock as ManualClock;
     const stops: boolean[] = [];
     gce.listByTag = async (options) => {
       stops.push(options?.stop?.() ?? false); // before the first page's answer: not spent
-      clock.advance(45_000); // the first page, slowly
-      stops.push(options?.stop?.() ?? false); // before the second
-      throw new ProviderError('transient', 'aggregatedList stopped after 1 pages: asked to stop');
+      clock.advance(160_000); // the first pages, slowly
+      stops.push(options?.stop?.() ?? false); // before the next
+      throw new ProviderError('transient', 'aggregatedList stopped after 3 pages: asked to stop', {
+        reason: LISTING_STOPPED,
+      });
     };
     const outcome = await handleGcTick(deps);
     expect(stops).toEqual([false, true]);
@@ -391,10 +394,45 @@ describe('handleGcTick (seed §8)', () => {
     expect(log.lines).toContainEqual(
       expect.objectContaining({
         severity: 'ERROR',
-        message: 'gc ran out of its run budget listing instances; sweeping the next provider',
+        message: 'gc ran out of its budget listing instances; sweeping the next provider',
       }),
     );
     expect(log.lines).toContainEqual(expect.objectContaining({ event: 'job.tick_failed', job: GcJob }));
+  });
+
+  // The listing's budget is its own: the orphans' (the timeout less a delete's worst case) would fail every
+  // sweep of a fleet whose pages take over 40 s, orphans or none.
+  it("a slow listing past the orphans' budget, with no orphan, is a good sweep", async () => {
+    const gce = new FakeProvider('gce', []);
+    const { deps, jobs, live } = await setup([gce], { runBudgetMs: 40_000, listBudgetMs: 150_000 });
+    gce.instances = [vm('live', live.uid, minutesAgo(60))];
+    const clock = deps.clock as ManualClock;
+    const stops: boolean[] = [];
+    const list = gce.listByTag.bind(gce);
+    gce.listByTag = async (options) => {
+      for (let page = 0; page < 3; page++) {
+        if (page > 0) stops.push(options?.stop?.() ?? false);
+        clock.advance(45_000);
+      }
+      return list(options);
+    };
+    const outcome = await handleGcTick(deps);
+    expect(stops).toEqual([false, false]);
+    expect(outcome).toMatchObject({ counts: { providersFailed: 0, instancesKept: 1 } });
+    expect(jobs.runs.get(GcJob)).toMatchObject({ ok: true });
+  });
+
+  it('a real listing error after the budget is spent is not called running out of time', async () => {
+    const gce = new FakeProvider('gce', []);
+    const { deps, log } = await setup([gce], { listBudgetMs: 1_000 });
+    gce.listByTag = async () => {
+      (deps.clock as ManualClock).advance(5_000); // past the budget when it fails
+      throw new ProviderError('transient', '503 from Compute');
+    };
+    await handleGcTick(deps);
+    expect(log.lines).toContainEqual(
+      expect.objectContaining({ message: 'gc could not list instances; sweeping the next provider' }),
+    );
   });
 
   it("checks its budget again after an orphan's lookup: a slow one leaves the delete to the next sweep", async () => {

@@ -5,12 +5,12 @@
 // by the next sweep.
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { classifyInstances, keepReasons, type OrphanVerdict } from '../../../shared/src/domain/gc/orphans.js';
-import type { OwnedInstance, Provider } from '../../../shared/src/ports/provider.js';
+import { isListingStopped, type OwnedInstance, type Provider } from '../../../shared/src/ports/provider.js';
 
 export interface SweepLimits {
   now: Date;
   minAgeMs: number;
-  /** Whether the sweep's run budget is spent: a listing still paging then stops (a partial one is none). */
+  /** Whether the listing's budget is spent: a listing still paging then stops (a partial one is none). */
   outOfTime?: () => boolean;
 }
 
@@ -60,8 +60,8 @@ export async function listProvider(
     instances = listing.instances;
     result.unreachable = listing.unreachable;
   } catch (err) {
-    const what = limits.outOfTime?.()
-      ? 'ran out of its run budget listing instances'
+    const what = isListingStopped(err)
+      ? 'ran out of its budget listing instances'
       : 'could not list instances';
     log.error(`gc ${what}; sweeping the next provider`, { provider: provider.name, error: err });
     return { provider, result, verdicts: [] };

@@ -10,6 +10,11 @@ export interface OwnedInstance extends ObservedInstance {
   createdAt: Date | null;
 }
 
+/** ProviderError.reason of a listing its `stop` ended (ListOptions). */
+export const LISTING_STOPPED = 'listing_stopped';
+export const isListingStopped = (err: unknown): boolean =>
+  err instanceof ProviderError && err.reason === LISTING_STOPPED;
+
 export interface ListOptions {
   stop?: () => boolean;
 }

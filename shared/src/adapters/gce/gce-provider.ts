@@ -4,6 +4,7 @@ import type { InstancesClient, protos, ZoneOperationsClient } from '@google-clou
 import type { Failure, InstanceRequest, ObservedInstance } from '../../domain/reconcile/types.js';
 import {
   type DeleteOutcome,
+  LISTING_STOPPED,
   type ListOptions,
   type OwnedInstance,
   type OwnedInstanceList,
@@ -211,7 +212,9 @@ export class GceProvider implements Provider {
     let pageToken: string | undefined;
     for (let page = 0; page < AGGREGATED_MAX_PAGES; page++) {
       if (page > 0 && options.stop?.())
-        throw new ProviderError('transient', `aggregatedList stopped after ${page} pages: asked to stop`);
+        throw new ProviderError('transient', `aggregatedList stopped after ${page} pages: asked to stop`, {
+          reason: LISTING_STOPPED,
+        });
       const response = await this.aggregatedPage(pageToken);
       for (const scope of response.unreachables ?? []) unreachable.add(zoneOfScope(scope));
       for (const [scope, scoped] of Object.entries(response.items ?? {})) {
