@@ -183,13 +183,24 @@ function networkReason(cause: unknown): string {
 }
 
 /**
+ * The message of the network error Node's fetch gives for a port the Fetch standard blocks: undici's
+ * `makeNetworkError('bad port')` in its fetch's mainFetch (lib/web/fetch/index.js), the Fetch standard's
+ * own words for that step. Matched as text because there is nothing else to match: unlike a failed
+ * connection (ECONNREFUSED, …, on its cause) the error carries no code, nor a class of its own. Seen with
+ * Node 20.20 (undici 6.24); undici 7 (Node 24) has the same text. Should a Node word it otherwise, the
+ * hint falls back to "no answer": hints.unit.test.ts and http.unit.test.ts try the real fetch, so such an
+ * upgrade fails them instead of going unnoticed.
+ */
+export const BAD_PORT_MESSAGE = 'bad port';
+
+/**
  * fetch's own refusal of a port the Fetch standard blocks (its "bad port" list: 6000, 10080, …): Node's
  * fetch rejects with TypeError("fetch failed") whose cause is Error("bad port"), and sends nothing. Read as
  * "no answer: is the plane running?", it sent people looking for a fault in a plane that was running.
  */
 function refusedPort(cause: unknown): boolean {
   const inner = (cause as { cause?: unknown } | null | undefined)?.cause;
-  return inner instanceof Error && inner.message === 'bad port';
+  return inner instanceof Error && inner.message === BAD_PORT_MESSAGE;
 }
 
 /** The port of `url` as fetch reads it: the scheme's default when the URL names none. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApiCallError, InputError, UnreachableError, UsageError } from './errors.js';
-import { describeFailure } from './hints.js';
+import { BAD_PORT_MESSAGE, describeFailure } from './hints.js';
 
 describe('describeFailure', () => {
   it.each([
@@ -289,6 +289,22 @@ describe('the conflict hint', () => {
   it('without a message elsewhere, says only that the API refused it', () => {
     expect(conflict(undefined, '/v1/jobs/gc-sweep:pause')).toBe(
       'error: conflict — the API answered HTTP 409',
+    );
+  });
+});
+
+// refusedPort matches the text of Node's fetch (undici) for a blocked port, there being no code to match:
+// this pins that text, and that there still is no code, on the Node the tests run on.
+describe("Node's fetch refusing a blocked port", () => {
+  it('rejects with TypeError("fetch failed") caused by an Error with that text and no code', async () => {
+    const err = await fetch('http://127.0.0.1:6000').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TypeError);
+    const cause = (err as { cause?: unknown }).cause;
+    expect(cause).toBeInstanceOf(Error);
+    expect((cause as Error).message).toBe(BAD_PORT_MESSAGE);
+    expect((cause as { code?: unknown }).code).toBeUndefined();
+    expect(describeFailure(new UnreachableError('http://127.0.0.1:6000', { cause: err })).lines[0]).toMatch(
+      /fetch refuses port 6000/,
     );
   });
 });
