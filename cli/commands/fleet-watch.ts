@@ -1,8 +1,11 @@
 // proxyplane fleet watch [--interval S] [--once] [--count N]: the fleet page's table in a terminal,
 // redrawn in place every interval from GET /fleet/api/state (the same view the page streams). Without a
 // terminal, or with --once, it prints the table once per round with no escape codes.
-import { FleetView } from '../../functions/api/src/fleet/fleet-schemas.js';
-import type { FleetRow } from '../../functions/api/src/fleet/view-model.js';
+import { z } from 'zod';
+import {
+  FleetRow as ApiFleetRow,
+  FleetView as ApiFleetView,
+} from '../../functions/api/src/fleet/fleet-schemas.js';
 import { none, outputOf, positiveInt } from '../args.js';
 import type { Ctx } from '../context.js';
 import { BadResponseError } from '../errors.js';
@@ -13,6 +16,27 @@ export const watchOptions = {
   once: { type: 'boolean' },
   count: { type: 'string' },
 } as const;
+
+/**
+ * The fleet state as this CLI reads it: the API's schema (fleet-schemas.ts, its /openapi.json) with each
+ * closed set of words — phase, mode, verdicts, the phases counted — read as any string. A newer API may
+ * add a word (a phase 'Draining', a verdict 'DEGRADED'): one row in it failed the whole answer, where the
+ * table only prints such words, so it now shows them as sent. Anything else out of shape is still refused.
+ * The API's schema stays closed: it is the contract it builds and publishes.
+ */
+const Word = z.string();
+const FleetRow = ApiFleetRow.extend({
+  mode: Word,
+  phase: Word,
+  verdict: Word.nullable(),
+  tiers: z.record(z.string(), Word.nullable()),
+});
+type FleetRow = z.infer<typeof FleetRow>;
+const FleetView = ApiFleetView.extend({
+  rows: z.array(FleetRow),
+  phases: z.record(Word, z.number().int()),
+});
+export type FleetView = z.infer<typeof FleetView>;
 
 /** Bounds a forgotten watch: one day at one redraw a second. */
 const MAX_ROUNDS = 86_400;
@@ -160,7 +184,8 @@ const STATE = '/fleet/api/state';
  * The state JSON, checked against the schema the API publishes for it (fleet-schemas.ts, the one its
  * /openapi.json and view model come from): it was only cast, so an API of another release, or a page
  * answering in its stead, printed `undefined/undefined` cells or failed deep in the table code (a
- * TypeError on `rows.map`) instead of saying what it got.
+ * TypeError on `rows.map`) instead of saying what it got. Read with the words a newer API may add let
+ * through (FleetView above).
  */
 export function readFleetView(body: unknown): FleetView {
   const parsed = FleetView.safeParse(body);

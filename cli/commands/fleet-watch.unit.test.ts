@@ -140,10 +140,30 @@ describe('fleet watch reads only what fits the fleet state schema', () => {
     expect(json).toMatchObject({ code: 0, out: [answer] });
   });
 
+  // An older CLI against a newer API: one row in a phase (verdict, mode) this CLI does not know failed the
+  // whole answer, exit 1, although what a newer API adds is no misfit (docs/cli.md § fleet watch).
+  it('shows a row in a phase, verdict or mode this CLI does not know, as the API says it', async () => {
+    const newer = {
+      ...good,
+      name: 'p2',
+      phase: 'Draining',
+      mode: 'pooled',
+      verdict: 'DEGRADED',
+      tiers: { BASIC: 'DEGRADED', EGRESS: 'AVAILABLE' },
+    };
+    const answer = JSON.stringify({ ...view, rows: [good, newer], phases: { Ready: 1, Draining: 1 } });
+    const r = await watch(['--once'], answer);
+    expect(r).toMatchObject({ code: 0, err: [] });
+    const out = r.out.join('\n');
+    expect(out).toMatch(/^2 proxies \(1 Ready, 1 Draining\) at /);
+    expect(out).toMatch(/^p1 +Ready +AVAILABLE\/- +20ms +1\/4 /m);
+    expect(out).toMatch(/^p2 +Draining +DEGRADED\/AVAILABLE +20ms +1\/4 /m);
+  });
+
   it.each([
     [
       'a row of another shape',
-      JSON.stringify({ ...view, rows: [{ ...good, capacity: 'four', phase: 'Sleeping' }] }),
+      JSON.stringify({ ...view, rows: [{ ...good, capacity: 'four', phase: 7 }] }),
       ['  rows.0.phase: ', '  rows.0.capacity: '],
     ],
     [
