@@ -2,32 +2,17 @@
 // the demo (the plane demo.test.ts starts and runs these tests on, after its walkthrough): every demo proxy is listed with its phase; killing one proxy's process through the Compute
 // emulator's fault endpoint turns its row Unhealthy without a reload (SSE); the token never reaches the
 // page. Screenshots go to test-artifacts/ (fleet-page.png is the one docs/ shows).
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ComputeAdminClient } from '../../emulators/compute/admin-client.js';
 import { repoRoot } from '../../shared/src/config/local-ports.js';
+import { CHROMIUM, ensureChromium } from '../support/chromium.js';
 import type { DemoPlane } from '../support/demo-plane.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(repoRoot, 'test-artifacts');
-
-/** Installs Debian's chromium when it is missing; false only when apt itself is not there. */
-function ensureChromium(): boolean {
-  if (existsSync(CHROMIUM)) return true;
-  if (!existsSync('/usr/bin/apt-get')) return false;
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  execFileSync('apt-get', ['update'], { stdio: 'ignore', env, timeout: 300_000 });
-  execFileSync('apt-get', ['install', '-y', '--no-install-recommends', 'chromium'], {
-    stdio: 'ignore',
-    env,
-    timeout: 600_000,
-  });
-  return existsSync(CHROMIUM);
-}
 
 /** The fleet page's tests, as a describe block of the file that started `demo`. */
 export function fleetPageTests(demo: DemoPlane): void {

@@ -93,7 +93,7 @@ export function fleetApp(deps: FleetDeps) {
         baseUri: ["'none'"],
       },
       xFrameOptions: 'DENY',
-      referrerPolicy: 'no-referrer',
+      referrerPolicy: 'same-origin',
     }),
   );
   const now = () => deps.clock.now();

@@ -475,7 +475,7 @@ describe('fleet page: security headers', () => {
       expect(csp, path).not.toContain('unsafe-inline');
       expect(res.headers.get('x-frame-options'), path).toBe('DENY');
       expect(res.headers.get('x-content-type-options'), path).toBe('nosniff');
-      expect(res.headers.get('referrer-policy'), path).toBe('no-referrer');
+      expect(res.headers.get('referrer-policy'), path).toBe('same-origin');
     }
   });
 
