@@ -1,14 +1,16 @@
 // `proxies create -f FILE` and `proxies apply -f FILE`: a YAML or JSON file (or "-" for stdin) holding one
 // `{name, spec}`, a list of them, or several YAML documents. Every proxy is checked against the API's own
 // schemas (the domain's zod ProxyName / ProxySpec) before anything is sent, so a bad file creates (or
-// changes) nothing and says where it is wrong.
+// changes) nothing and says where it is wrong. A spec field those schemas do not know is the exception:
+// it is sent as written, for the API to judge (see readDocument).
 //
 // What `proxies get`, `list`, `create` and `apply` print (-o yaml or -o json) is such a file too, as
 // `kubectl get -o yaml | edit | kubectl apply -f` is: the plane's own fields beside `name` and `spec` are
 // dropped here, before anything is sent, because the API refuses a body that sets them (on purpose: it
 // stays strict). The one thing kept of them is what the proxy was when the file was saved (`uid`,
 // `generation`), so that `apply` does not write an edit of an old copy over a newer change (apply.ts).
-// Any other field is still refused: a typo is never dropped unseen.
+// Any other field beside `name` and `spec` is still refused: it would be dropped, never sent, so a typo
+// there would go unseen.
 
 import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
@@ -48,6 +50,45 @@ const ProxyDocument = z
     leaseStateInvalid: z.unknown().optional(),
   })
   .strict();
+
+type DocumentRead = ReturnType<typeof ProxyDocument.safeParse>;
+type Issue = NonNullable<DocumentRead['error']>['issues'][number];
+
+/** Fields the schema does not know, in the spec (at any depth): the API's to judge, not this CLI's. */
+const unknownSpecFields = (i: Issue): i is Extract<Issue, { code: 'unrecognized_keys' }> =>
+  i.code === 'unrecognized_keys' && i.path[0] === 'spec';
+
+/**
+ * `value` read as a ProxyDocument, with the spec fields this release's schema does not know left out of
+ * what is read — not of what is sent (the body is the file's spec as written). A file a newer API printed
+ * (`proxies get X -o yaml`) carries the fields that release added: refused here as unknown, it could not
+ * be applied at all by an older CLI. The API checks the spec whole and refuses a real typo with a 400
+ * naming it; every field this CLI knows is still checked here, before anything is sent.
+ */
+function readDocument(value: unknown): DocumentRead {
+  let read = value;
+  for (;;) {
+    const parsed = ProxyDocument.safeParse(read);
+    const unknown = parsed.success ? [] : parsed.error.issues.filter(unknownSpecFields);
+    if (unknown.length === 0) return parsed;
+    read = structuredClone(read);
+    // Each pass drops at least one field, or stops: a path it cannot follow is left to the schema's issue.
+    if (unknown.reduce((n, i) => n + dropFields(read, i.path, i.keys), 0) === 0) return parsed;
+  }
+}
+
+/** Deletes `keys` from the object at `path` in `root`; how many it deleted. */
+function dropFields(root: unknown, path: PropertyKey[], keys: string[]): number {
+  const at = path.reduce<unknown>(
+    (v, k) => (v !== null && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined),
+    root,
+  );
+  if (at === null || typeof at !== 'object') return 0;
+  const fields = at as Record<string, unknown>;
+  const present = keys.filter((k) => Object.hasOwn(fields, k));
+  for (const k of present) delete fields[k];
+  return present.length;
+}
 
 /**
  * `proxies list -o yaml|json`: `{proxies: [...], count}`, `skipped` when some documents were left out, and
@@ -170,7 +211,7 @@ export function parseProxyFile(
   const out: ProxyToCreate[] = [];
   const seen = new Set<string>();
   for (const { where, value } of items) {
-    const parsed = ProxyDocument.safeParse(value);
+    const parsed = readDocument(value);
     if (!parsed.success) {
       problems.push(...issueLines(parsed.error).map((line) => `${where}: ${line}`));
       continue;

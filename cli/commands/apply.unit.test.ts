@@ -471,6 +471,53 @@ describe("proxies apply of a file saved from the API's output", () => {
   });
 });
 
+// An older CLI refused a file a newer API printed: its local check knew only the spec fields of its own
+// release. A spec field it does not know is now sent as written, for the API to take or refuse.
+describe('proxies apply of a spec field this CLI does not know', () => {
+  const withField = (field: string) =>
+    `name: p1\nspec: {mode: external, endpoint: {host: h.example, port: 3128}, ${field}: 8}\n`;
+
+  it('PUTs it unchanged: an API that knows it takes it', async () => {
+    const r = await run(
+      ['proxies', 'apply', '-f', 'f.yaml'],
+      [
+        [200, proxy('p1', 5)],
+        [200, proxy('p1', 6)],
+      ],
+      withField('warmPool'),
+    );
+    expect(r).toMatchObject({ exit: 0, out: ['proxy/p1 configured'], err: [] });
+    expect(r.calls[1]).toBe(
+      'PUT /v1/proxies/p1/spec {"mode":"external","endpoint":{"host":"h.example","port":3128},"warmPool":8}',
+    );
+  });
+
+  it("a typo is the API's 400 naming the field: exit 1, its issue printed", async () => {
+    const refused: Answer = [
+      400,
+      {
+        error: 'invalid_request',
+        message: 'invalid spec',
+        issues: [{ path: 'capacty', code: 'unrecognized_key', message: 'unknown field' }],
+      },
+    ];
+    const r = await run(
+      ['proxies', 'apply', '-f', 'f.yaml'],
+      [[200, proxy('p1', 5)], refused],
+      withField('capacty'),
+    );
+    expect(r).toMatchObject({
+      exit: 1,
+      out: [],
+      err: [
+        expect.stringMatching(/^error: invalid_request — the API refused the input/),
+        '  capacty: unknown field',
+      ],
+    });
+    expect(r.calls).toHaveLength(2);
+  });
+});
+
 describe('stoppedNotes', () => {
   it('names what was done before the failure and what was never sent', () => {
     expect(stoppedNotes(['a', 'b', 'c', 'd'], 2, ['created', 'unchanged'])).toEqual([
