@@ -101,12 +101,39 @@ function statusFromFirestore(raw: unknown): unknown {
   };
 }
 
+/** `value` with `keys` left out of the object at `path` (copied along the path, nothing changed in place). */
+function omitAt(value: unknown, path: readonly PropertyKey[], keys: readonly string[]): unknown {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
+  const record = value as Record<PropertyKey, unknown>;
+  if (path.length === 0) return Object.fromEntries(Object.entries(record).filter(([k]) => !keys.includes(k)));
+  const [head, ...rest] = path;
+  return { ...record, [head as PropertyKey]: omitAt(record[head as PropertyKey], rest, keys) };
+}
+
+/**
+ * The spec's schema is strict, so that the API refuses a field it does not know; but a stored spec may
+ * carry one a newer release added (every spec it writes has its defaulted fields): during a rolling
+ * upgrade, or after a rollback, this release reads such a document without them instead of refusing the
+ * whole proxy (reconcile dropping its requests, the snapshot draining it, the API answering 500). Only
+ * unknown keys are read away: a document with any other problem does not fit, whatever else it has.
+ */
+function parseStored(input: Record<string, unknown>): ProxyResource {
+  const first = ProxyResource.safeParse(input);
+  if (first.success) return first.data;
+  const issues = first.error.issues;
+  if (!issues.every((i) => i.code === 'unrecognized_keys')) throw first.error;
+  let known: unknown = input;
+  for (const issue of issues) known = omitAt(known, issue.path, issue.keys);
+  return ProxyResource.parse(known);
+}
+
 /**
  * Parses a stored document, `proxies/{id}`; throws the zod error when the document does not fit the model
  * — or names another proxy than its id (copied under another id by hand: it is not the proxy it says).
+ * Spec fields this release does not know are read away (parseStored).
  */
 export function proxyFromFirestore(data: DocumentData, id: string): ProxyResource {
-  const proxy = ProxyResource.parse({
+  const proxy = parseStored({
     name: data.name,
     uid: data.uid,
     generation: data.generation,
