@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAdaptorServer } from '@hono/node-server';
-import { type BrowserContext, chromium } from 'playwright-core';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InMemoryFleetFeed } from '../../functions/api/src/fleet/feed.js';
 import { ADMIN_TOKEN, harness } from '../../functions/api/src/testing/harness.js';
@@ -65,17 +65,21 @@ describe.skipIf(!haveChromium)('fleet page forms in a browser, on a plain-http o
     elsewhere.close();
   }, 60_000);
 
+  /** Signs in through the page's own form, as a person does. */
+  const signIn = async (page: Page) => {
+    await page.goto(`${target}/fleet/login`);
+    await page.fill('input[name="token"]', ADMIN_TOKEN);
+    const signedIn = page.waitForURL(`${target}/fleet`);
+    await page.click('button');
+    await signedIn;
+  };
   const sessionCookie = async () =>
     (await browser.cookies(`${target}/fleet`)).find((c) => c.name === 'proxyplane_fleet')?.value ?? '';
 
   it("signs in and out through the page's own forms", async () => {
     const page = await browser.newPage();
     try {
-      await page.goto(`${target}/fleet/login`);
-      await page.fill('input[name="token"]', ADMIN_TOKEN);
-      const signedIn = page.waitForURL(`${target}/fleet`);
-      await page.click('button');
-      await signedIn;
+      await signIn(page);
       expect(await page.locator('form[action="/fleet/logout"]').count()).toBe(1);
       expect(await sessionCookie()).not.toBe('');
 
@@ -91,11 +95,7 @@ describe.skipIf(!haveChromium)('fleet page forms in a browser, on a plain-http o
   it("refuses another site's page posting the sign-out or the sign-in, and keeps the cookie as it was", async () => {
     const page = await browser.newPage();
     try {
-      await page.goto(`${target}/fleet/login`);
-      await page.fill('input[name="token"]', ADMIN_TOKEN);
-      const signedIn = page.waitForURL(`${target}/fleet`);
-      await page.click('button');
-      await signedIn;
+      await signIn(page);
       const before = await sessionCookie();
       expect(before).not.toBe('');
 
