@@ -20,6 +20,7 @@ import { lacksBootSource } from '../shared/src/domain/managed-boot.js';
 import { unsupportedManagedProtocol } from '../shared/src/domain/managed-protocol.js';
 import { MANAGED_PROVIDERS, unsupportedManagedProvider } from '../shared/src/domain/managed-provider.js';
 import { ProxyName, ProxySpec } from '../shared/src/domain/proxy.js';
+import { parseWithoutUnknownSpecFields } from '../shared/src/domain/unknown-spec-fields.js';
 import type { Io } from './context.js';
 import { InputError } from './errors.js';
 import { assertInputSize, documentValue, issueLines, readInput } from './input-file.js';
@@ -51,13 +52,6 @@ const ProxyDocument = z
   })
   .strict();
 
-type DocumentRead = ReturnType<typeof ProxyDocument.safeParse>;
-type Issue = NonNullable<DocumentRead['error']>['issues'][number];
-
-/** Fields the schema does not know, in the spec (at any depth): the API's to judge, not this CLI's. */
-const unknownSpecFields = (i: Issue): i is Extract<Issue, { code: 'unrecognized_keys' }> =>
-  i.code === 'unrecognized_keys' && i.path[0] === 'spec';
-
 /**
  * `value` read as a ProxyDocument, with the spec fields this release's schema does not know left out of
  * what is read — not of what is sent (the body is the file's spec as written). A file a newer API printed
@@ -65,30 +59,7 @@ const unknownSpecFields = (i: Issue): i is Extract<Issue, { code: 'unrecognized_
  * be applied at all by an older CLI. The API checks the spec whole and refuses a real typo with a 400
  * naming it; every field this CLI knows is still checked here, before anything is sent.
  */
-function readDocument(value: unknown): DocumentRead {
-  let read = value;
-  for (;;) {
-    const parsed = ProxyDocument.safeParse(read);
-    const unknown = parsed.success ? [] : parsed.error.issues.filter(unknownSpecFields);
-    if (unknown.length === 0) return parsed;
-    read = structuredClone(read);
-    // Each pass drops at least one field, or stops: a path it cannot follow is left to the schema's issue.
-    if (unknown.reduce((n, i) => n + dropFields(read, i.path, i.keys), 0) === 0) return parsed;
-  }
-}
-
-/** Deletes `keys` from the object at `path` in `root`; how many it deleted. */
-function dropFields(root: unknown, path: PropertyKey[], keys: string[]): number {
-  const at = path.reduce<unknown>(
-    (v, k) => (v !== null && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined),
-    root,
-  );
-  if (at === null || typeof at !== 'object') return 0;
-  const fields = at as Record<string, unknown>;
-  const present = keys.filter((k) => Object.hasOwn(fields, k));
-  for (const k of present) delete fields[k];
-  return present.length;
-}
+const readDocument = (value: unknown) => parseWithoutUnknownSpecFields(ProxyDocument, value);
 
 /**
  * `proxies list -o yaml|json`: `{proxies: [...], count}`, `skipped` when some documents were left out, and

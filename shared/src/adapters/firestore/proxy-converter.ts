@@ -8,6 +8,7 @@ import type { DocumentData } from '@google-cloud/firestore';
 import { Timestamp } from '@google-cloud/firestore';
 import { ZodError } from 'zod';
 import { type Condition, ProxyResource, type ProxySpec, type ProxyStatus } from '../../domain/proxy.js';
+import { parseWithoutUnknownSpecFields } from '../../domain/unknown-spec-fields.js';
 
 const ts = (d: Date): Timestamp => Timestamp.fromDate(d);
 const tsOrNull = (d: Date | null): Timestamp | null => (d ? Timestamp.fromDate(d) : null);
@@ -101,30 +102,16 @@ function statusFromFirestore(raw: unknown): unknown {
   };
 }
 
-/** `value` with `keys` left out of the object at `path` (copied along the path, nothing changed in place). */
-function omitAt(value: unknown, path: readonly PropertyKey[], keys: readonly string[]): unknown {
-  if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
-  const record = value as Record<PropertyKey, unknown>;
-  if (path.length === 0) return Object.fromEntries(Object.entries(record).filter(([k]) => !keys.includes(k)));
-  const [head, ...rest] = path;
-  return { ...record, [head as PropertyKey]: omitAt(record[head as PropertyKey], rest, keys) };
-}
-
 /**
- * The spec's schema is strict, so that the API refuses a field it does not know; but a stored spec may
- * carry one a newer release added (every spec it writes has its defaulted fields): during a rolling
- * upgrade, or after a rollback, this release reads such a document without them instead of refusing the
- * whole proxy (reconcile dropping its requests, the snapshot draining it, the API answering 500). Only
- * unknown keys are read away: a document with any other problem does not fit, whatever else it has.
+ * A stored spec may carry a field a newer release added (every release writes its defaulted fields into
+ * each spec): during a rolling upgrade, or after a rollback, this release reads such a document without
+ * it instead of refusing the whole proxy (reconcile dropping its requests, the snapshot draining it, the
+ * API answering 500). Only unknown spec fields are read away; any other problem still does not fit.
  */
 function parseStored(input: Record<string, unknown>): ProxyResource {
-  const first = ProxyResource.safeParse(input);
-  if (first.success) return first.data;
-  const issues = first.error.issues;
-  if (!issues.every((i) => i.code === 'unrecognized_keys')) throw first.error;
-  let known: unknown = input;
-  for (const issue of issues) known = omitAt(known, issue.path, issue.keys);
-  return ProxyResource.parse(known);
+  const parsed = parseWithoutUnknownSpecFields(ProxyResource, input);
+  if (parsed.success) return parsed.data;
+  throw parsed.error;
 }
 
 /**
