@@ -4,6 +4,7 @@
 // told as X-Proxyplane-Content-Length; answers without a body still end at their head; an HTTP/1.0 client,
 // which takes no chunks, keeps the length. A gateway in process, the scripted upstream on both plain-HTTP
 // paths (absolute form, and pinned through a CONNECT tunnel to itself).
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicAuth, postFetch, rawExchange } from '../../bench/support/gateway-process.js';
 import type { GatewayHandle } from '../../functions/gateway/src/gateway.js';
@@ -67,6 +68,12 @@ describe('/v1/fetch answers chunked', () => {
     }
   });
 
+  it('an HTTP/1.0 client gets a whole body the target declared no length of, ended at an ordinary close', async () => {
+    const r = await http10Fetch(gw.httpPort, `http://${HOSTS.absolute}/chunked`);
+    expect(r.ended).toBe('fin');
+    expect(r.bytes.subarray(r.bytes.indexOf('\r\n\r\n') + 4).equals(BODY)).toBe(true);
+  });
+
   it('an HTTP/1.0 client, which takes no chunks, gets the length the target declared', async () => {
     const body = JSON.stringify({ url: `http://${HOSTS.absolute}/cl` });
     const r = await rawExchange(
@@ -80,5 +87,66 @@ describe('/v1/fetch answers chunked', () => {
     expect(head).toMatch(new RegExp(`\r\ncontent-length: ${BODY.length}\r\n`, 'i'));
     expect(head).not.toMatch(/transfer-encoding/i);
     expect(raw.subarray(end + 4).equals(BODY)).toBe(true);
+  });
+});
+
+/** An HTTP/1.0 /v1/fetch of `url` over a raw socket: the bytes, and whether the gateway ended it or reset it. */
+function http10Fetch(port: number, url: string): Promise<{ bytes: Buffer; ended: 'fin' | 'reset' }> {
+  const body = JSON.stringify({ url });
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const s = net.connect({ port, host: '127.0.0.1' });
+    const timer = setTimeout(() => {
+      s.destroy();
+      reject(new Error('no end in 5 s'));
+    }, 5_000);
+    const finish = (ended: 'fin' | 'reset') => {
+      clearTimeout(timer);
+      resolve({ bytes: Buffer.concat(chunks), ended });
+    };
+    s.on('data', (c) => chunks.push(c));
+    s.on('end', () => finish('fin'));
+    s.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ECONNRESET') finish('reset');
+      else reject(err);
+    });
+    s.write(
+      `POST /v1/fetch HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
+  });
+}
+
+// A body that ends at the close (an HTTP/1.0 client, a target that declared no length) cut at the
+// response cap ended with an ordinary close, and looked complete.
+describe('/v1/fetch to an HTTP/1.0 client, over the response cap', () => {
+  const scripted = scriptedUpstream();
+  let gw: GatewayHandle;
+
+  beforeAll(async () => {
+    const port = await scripted.listen();
+    const file = twoPathSnapshot(port, HOSTS);
+    gw = await startTwoPathGateway(file, HOSTS, { env: { GATEWAY_FETCH_MAX_RESPONSE_BYTES: '20000' } });
+  });
+
+  afterAll(async () => {
+    await gw?.shutdown();
+    await scripted.close();
+  });
+
+  it.each(['absolute', 'pinned'] as const)(
+    '%s: a body with no length, cut, resets the connection',
+    async (path) => {
+      // The reset may also take what was still unread (the head): an error either way, never an end.
+      const r = await http10Fetch(gw.httpPort, `http://${HOSTS[path]}/chunked`);
+      expect(r.ended).toBe('reset');
+      expect(r.bytes.length).toBeLessThan(BODY.length);
+    },
+  );
+
+  it("passes a target's fields named like an object's own properties as they came", async () => {
+    const r = await http10Fetch(gw.httpPort, `http://${HOSTS.absolute}/odd-names`);
+    const head = r.bytes.toString('latin1');
+    expect(head).toMatch(/\r\nconstructor: x\r\n/i);
+    expect(head).toMatch(/\r\n__proto__: z\r\n/i);
   });
 });

@@ -131,6 +131,10 @@ function respond(s: net.Socket, method: string, path: string, body: Buffer): boo
         if (!s.destroyed) s.write(`${ok}Content-Length: 4\r\n\r\nslow`);
       }, 1_500);
       return false;
+    case '/odd-names':
+      // Field names every plain JavaScript object has (inherited): fields like any other.
+      s.write(`${ok}Constructor: x\r\n__proto__: z\r\nContent-Length: 2\r\n\r\nok`);
+      return false;
     case '/204':
       s.write('HTTP/1.1 204 No Content\r\nX-Framing: none\r\n\r\n');
       return false;

@@ -182,7 +182,9 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
       return done();
     }
     deps.recorder.request('fetch', route, 'ok');
-    const headers: OutgoingHttpHeaders = {};
+    // No prototype: a target's `Constructor` or `__proto__` field is a field like any other (on a plain
+    // object the first read Object's constructor as a value already there, the second set nothing).
+    const headers: OutgoingHttpHeaders = Object.create(null);
     // Hop-by-hop: the fixed list, and whatever the target's Connection header names (RFC 9110 §7.6.1).
     // And X-Proxyplane-*, the gateway's own (isGatewayField).
     const listed = connectionListed(res.rawHeaders);
@@ -207,16 +209,17 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
     // What @hono/node-server put on a response without a type; kept so clients see no change.
     headers['content-type'] ??= 'text/plain; charset=UTF-8';
     const bodyless = NULL_BODY.has(status) || method.toUpperCase() === 'HEAD';
-    // An HTTP/1.0 client takes no chunks: without a length its body would end at the close, and a cut-off
-    // one would look complete. It keeps the target's (Cloud Run's front end speaks HTTP/1.1 to us).
-    if (!bodyless && length !== undefined && out.req.httpVersionMinor === 0)
-      headers['content-length'] = length;
+    // An HTTP/1.0 client takes no chunks: its body ends at the close. It keeps the target's length (Cloud
+    // Run's front end speaks HTTP/1.1 to us); without one, a cut resets the connection (streamBody), so
+    // that a cut-off body does not look complete.
+    const http10 = !bodyless && out.req.httpVersionMinor === 0;
+    if (http10 && length !== undefined) headers['content-length'] = length;
     out.writeHead(status, headers);
     // A head alone goes the same way (Node sends no body for HEAD, 204 or 304): it too may wait behind an
     // earlier answer on its connection, and its slot goes back once it has been written, not when the
     // target ended. The deadline bounds the client's side too: a tail still queued for a reader that
     // stopped reading holds the slot (stream-body.ts), and would for as long as that reader kept its
     // connection open.
-    onDeadline(streamBody(res, out, deps.maxResponseBytes, done));
+    onDeadline(streamBody(res, out, deps.maxResponseBytes, done, http10 && length === undefined));
   }
 }

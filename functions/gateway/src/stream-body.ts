@@ -18,6 +18,11 @@ export function streamBody(
   out: ServerResponse,
   max: number,
   done: (broken: boolean) => void,
+  /**
+   * The client's body ends at the close (an HTTP/1.0 client, no length to send it): a cut then resets the
+   * connection, so the client reads an error, not an ordinary end that looks like a whole body.
+   */
+  closeDelimited = false,
 ): () => void {
   let seen = 0;
   let ended = false;
@@ -38,6 +43,7 @@ export function streamBody(
   };
   const abort = (broken = false) => {
     res.destroy();
+    if (closeDelimited) out.socket?.resetAndDestroy();
     out.destroy();
     release(broken);
   };
