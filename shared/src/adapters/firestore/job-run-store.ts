@@ -4,6 +4,15 @@ import { type DocumentData, type Firestore, Timestamp } from '@google-cloud/fire
 import type { JobRun, JobRunStore } from '../../ports/job-runs.js';
 import { Collections } from './collections.js';
 
+/**
+ * Whether `previous` makes a claim at `now` a duplicate: it started within the gap, and did not record a
+ * failure. A tick that failed (recorded ok: false, then thrown) is redelivered by Pub/Sub — in production
+ * ~10 s on for the probe, whose gap is half its 60 s period — and that delivery is the retry, not a
+ * duplicate: refused, the tick's work waited for the next tick, contrary to what a thrown tick promises.
+ */
+const blocks = (previous: JobRun, now: Date, minGapMs: number): boolean =>
+  now.getTime() - previous.startedAt.getTime() < minGapMs && previous.ok !== false;
+
 export class FirestoreJobRunStore implements JobRunStore {
   constructor(private readonly db: Firestore) {}
 
@@ -36,7 +45,7 @@ export class FirestoreJobRunStore implements JobRunStore {
         const snap = await tx.get(this.ref(job));
         const previous = snap.exists ? fromDoc(job, snap.data()!) : null;
         if (staged && snap.get('claimId') === claimId) return staged;
-        if (previous && now.getTime() - previous.startedAt.getTime() < minGapMs) return null;
+        if (previous && blocks(previous, now, minGapMs)) return null;
         staged = { previous };
         tx.set(this.ref(job), {
           job,
