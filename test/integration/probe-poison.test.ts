@@ -1,11 +1,11 @@
 // Bad input to the probe function (issue 4): a malformed or unknown tick is acknowledged and logged by
-// the real function process behind a real push subscription — delivered once, never retried forever,
-// never dead-lettered.
+// the real function process behind a real push subscription — delivered once: never retried, so never
+// dead-lettered (a nacked tick is redelivered within 1–5 s locally, and logged again each time; only the
+// fifth nack would dead-letter it, ~15 s on, which a short look at the dead-letter topic could not see).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEAD_LETTER_INSPECT } from '../../shared/src/adapters/pubsub/topology-plan.js';
 import { testProjectId } from '../support/emulators.js';
 import { startTestPlane, type TestPlane } from '../support/local-plane.js';
 
@@ -45,14 +45,5 @@ describe('probe function: poison ticks', () => {
     // Long enough for several redeliveries had any been nacked (local retry backoff is 1–5 s).
     await sleep(6000);
     expect(acked()).toHaveLength(3);
-    const dead: unknown[] = [];
-    const sub = plane.pubsub.subscription(DEAD_LETTER_INSPECT);
-    sub.on('message', (m) => {
-      dead.push(m.id);
-      m.ack();
-    });
-    await sleep(2000);
-    await sub.close();
-    expect(dead).toHaveLength(0);
   });
 });
