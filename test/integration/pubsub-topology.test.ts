@@ -5,7 +5,10 @@ import type { PubSub } from '@google-cloud/pubsub';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPubSub } from '../../shared/src/adapters/pubsub/client.js';
 import { ensurePubSubTopology } from '../../shared/src/adapters/pubsub/topology.js';
-import { DEAD_LETTER_INSPECT } from '../../shared/src/adapters/pubsub/topology-plan.js';
+import {
+  DEAD_LETTER_INSPECT,
+  DEAD_LETTER_INSPECT_ACK_DEADLINE_SECONDS,
+} from '../../shared/src/adapters/pubsub/topology-plan.js';
 import { loadPubSubTable } from '../../shared/src/config/topology.js';
 import { releaseProject, testProjectId } from '../support/emulators.js';
 
@@ -66,6 +69,7 @@ describe('ensurePubSubTopology on the emulator', () => {
     const [inspect] = await pubsub.subscription(DEAD_LETTER_INSPECT).getMetadata();
     expect(inspect.topic).toBe(`projects/${projectId}/topics/${table.deadLetterTopic}`);
     expect(inspect.pushConfig?.pushEndpoint ?? '').toBe('');
+    expect(inspect.ackDeadlineSeconds).toBe(DEAD_LETTER_INSPECT_ACK_DEADLINE_SECONDS);
   });
 
   it('updates an existing push subscription when its function moves to another port', async () => {

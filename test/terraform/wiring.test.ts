@@ -6,6 +6,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { DEAD_LETTER_INSPECT_ACK_DEADLINE_SECONDS } from '../../shared/src/adapters/pubsub/topology-plan.js';
 import { loadFunctionTable, loadPubSubTable, loadScheduleTable } from '../../shared/src/config/topology.js';
 import { cloudRunServices } from '../../terraform/build/units.js';
 import { evaluate, refTo, type Scope } from './support/expr.js';
@@ -202,6 +203,8 @@ describe('topics', () => {
     expect(inspect.name).toBe('dead-letters-inspect');
     expect(inspect.topic).toEqual(topicRef(loadPubSubTable().deadLetterTopic));
     expect(nested(inspect, 'expiration_policy').ttl).toBe('');
+    // The local plane's is the same (topology-plan.ts): the runbook's pull-then-ack is rehearsed as run.
+    expect(inspect.ack_deadline_seconds).toBe(DEAD_LETTER_INSPECT_ACK_DEADLINE_SECONDS);
   });
 });
 

@@ -43,6 +43,11 @@ export interface TopologyPlan {
 }
 
 const DEFAULT_ACK_DEADLINE_SECONDS = 10;
+/**
+ * dead-letters-inspect's, as Terraform makes it (terraform/pubsub.tf, test/terraform/wiring.test.ts): the
+ * runbook's pull-then-acknowledge (docs/operations.md § Dead letters) has a minute, locally too.
+ */
+export const DEAD_LETTER_INSPECT_ACK_DEADLINE_SECONDS = 60;
 // Pub/Sub's own default when a dead-letter policy omits it.
 const DEFAULT_MAX_DELIVERY_ATTEMPTS = 5;
 
@@ -74,7 +79,7 @@ export function planPubSubTopology(table: PubSubTable, opts: TopologyOptions): T
     {
       name: DEAD_LETTER_INSPECT,
       topic: table.deadLetterTopic,
-      ackDeadlineSeconds: DEFAULT_ACK_DEADLINE_SECONDS,
+      ackDeadlineSeconds: DEAD_LETTER_INSPECT_ACK_DEADLINE_SECONDS,
     },
   ];
   const unhosted: TopologyPlan['unhosted'] = [];
