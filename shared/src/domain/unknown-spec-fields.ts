@@ -4,12 +4,19 @@
 // release knows it: the spec's unknown fields left out, everything else checked as ever.
 import type { z } from 'zod';
 
-/** `root` (not changed) with `keys` left out of the object at `path`: copied along the path only. */
+/**
+ * `root` (not changed) with `keys` left out of the object at `path`: copied along the path only, through
+ * arrays too (an issue's path names an element by its index).
+ */
 function omitAt(root: unknown, path: readonly PropertyKey[], keys: readonly PropertyKey[]): unknown {
-  if (root === null || typeof root !== 'object' || Array.isArray(root)) return root;
-  const record = root as Record<PropertyKey, unknown>;
-  if (path.length === 0) return Object.fromEntries(Object.entries(record).filter(([k]) => !keys.includes(k)));
+  if (root === null || typeof root !== 'object') return root;
+  if (path.length === 0)
+    return Array.isArray(root)
+      ? root
+      : Object.fromEntries(Object.entries(root).filter(([k]) => !keys.includes(k)));
   const [head, ...rest] = path as [PropertyKey, ...PropertyKey[]];
+  if (Array.isArray(root)) return root.map((v, i) => (i === Number(head) ? omitAt(v, rest, keys) : v));
+  const record = root as Record<PropertyKey, unknown>;
   return { ...record, [head]: omitAt(record[head], rest, keys) };
 }
 
@@ -41,6 +48,10 @@ export function parseWithoutUnknownSpecFields<S extends z.ZodType>(
       return keys.length > 0 ? [{ path: i.path, keys }] : [];
     });
     if (present.length === 0) return parsed;
-    read = present.reduce<unknown>((v, { path, keys }) => omitAt(v, path, keys), read);
+    const next = present.reduce<unknown>((v, { path, keys }) => omitAt(v, path, keys), read);
+    // A round that left nothing out (a path omitAt cannot follow) would only repeat: the issue stands.
+    if (present.every(({ path, keys }) => keys.every((k) => Object.hasOwn(at(next, path) ?? {}, k))))
+      return parsed;
+    read = next;
   }
 }

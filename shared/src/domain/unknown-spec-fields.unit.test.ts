@@ -24,6 +24,14 @@ describe('parseWithoutUnknownSpecFields', () => {
     expect(parsed.error?.issues.map((i) => i.path.join('.'))).toEqual(['spec.port']);
   });
 
+  it('reads unknown fields away inside the elements of an array in the spec', () => {
+    const WithList = z.object({
+      spec: z.object({ items: z.array(z.object({ a: z.number() }).strict()) }).strict(),
+    });
+    const parsed = parseWithoutUnknownSpecFields(WithList, { spec: { items: [{ a: 1 }, { a: 2, b: 3 }] } });
+    expect(parsed.success && parsed.data).toEqual({ spec: { items: [{ a: 1 }, { a: 2 }] } });
+  });
+
   it('leaves an unknown field outside the spec to the schema', () => {
     const parsed = parseWithoutUnknownSpecFields(Doc, { name: 'a', spec: { port: 1 }, extra: true });
     expect(parsed.error?.issues).toEqual([
