@@ -44,14 +44,16 @@ describe('FirestoreJobRunStore', () => {
 
   // A tick that records its failure and throws is redelivered by Pub/Sub (the probe's ~10 s on, inside its
   // 30 s gap): that delivery is the retry, not a duplicate. One still running, or that ended well, is.
-  it('a delivery within the gap after a recorded failure claims; one after a success or while running does not', async () => {
-    expect(await runs.claim('job-f', at(0), 30_000)).toEqual({ previous: null });
-    expect(await runs.claim('job-f', at(5), 30_000)).toBeNull(); // still running
+  it('with retryAfterFailure, a delivery within the gap after a recorded failure claims; after a success or while running not', async () => {
+    expect(await runs.claim('job-f', at(0), 30_000, undefined, true)).toEqual({ previous: null });
+    expect(await runs.claim('job-f', at(5), 30_000, undefined, true)).toBeNull(); // still running
     await runs.finish('job-f', { startedAt: at(0), finishedAt: at(6), ok: false, counts: {}, error: 'x' });
-    const retry = await runs.claim('job-f', at(10), 30_000);
+    // A job that acknowledges the failures it records (gc): the delivery after one is a duplicate.
+    expect(await runs.claim('job-f', at(8), 30_000)).toBeNull();
+    const retry = await runs.claim('job-f', at(10), 30_000, undefined, true);
     expect(retry?.previous).toMatchObject({ startedAt: at(0), ok: false });
     await runs.finish('job-f', { startedAt: at(10), finishedAt: at(12), ok: true, counts: {}, error: null });
-    expect(await runs.claim('job-f', at(20), 30_000)).toBeNull(); // ended well, within the gap
+    expect(await runs.claim('job-f', at(20), 30_000, undefined, true)).toBeNull(); // ended well, within the gap
   });
 
   it('an overlapped run finishing late leaves the later run’s record alone', async () => {

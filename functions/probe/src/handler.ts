@@ -65,7 +65,8 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
   const deadline = startedAt.getTime() + deps.loopMs;
   // The deadline goes into the record: the next run starts where it is (firstWindowStart), whatever loop
   // that run's deployment has.
-  const claim = await deps.jobs.claim(ProbeJob, startedAt, deps.tickPeriodMs / 2, new Date(deadline));
+  // Every failure it records it throws (below): a delivery after one is Pub/Sub's retry (retryAfterFailure).
+  const claim = await deps.jobs.claim(ProbeJob, startedAt, deps.tickPeriodMs / 2, new Date(deadline), true);
   if (!claim) {
     deps.log.info('probe tick skipped: a run started moments ago (duplicate delivery)', {});
     return null;

@@ -34,18 +34,20 @@ export interface JobRun {
 export interface JobRunStore {
   get(job: string): Promise<JobRun | null>;
   /**
-   * Starts a run unless another one started less than `minGapMs` ago and has not recorded a failure (then
-   * null: a duplicate delivery; after a recorded failure, the delivery is Pub/Sub's retry). Returns the previous
-   * run (or null on the first) so the caller can derive its window from it. With a gap (runs that are not
-   * meant to overlap), a previous run that never recorded its end is named in the new run's `error` until
-   * the new run finishes: a job whose every run dies must not read as always in progress. `deadline` is
-   * recorded as the new run's (JobRun.deadline).
+   * Starts a run unless another one started less than `minGapMs` ago (then null: a duplicate delivery) —
+   * with `retryAfterFailure`, unless that one recorded a failure: for a job whose every recorded failure is
+   * thrown (the probe's), the delivery after one is Pub/Sub's retry. Returns the previous run (or null on
+   * the first) so the caller can derive its window from it. With a gap (runs that are not meant to
+   * overlap), a previous run that never recorded its end is named in the new run's `error` until the new
+   * run finishes: a job whose every run dies must not read as always in progress. `deadline` is recorded
+   * as the new run's (JobRun.deadline).
    */
   claim(
     job: string,
     now: Date,
     minGapMs: number,
     deadline?: Date,
+    retryAfterFailure?: boolean,
   ): Promise<{ previous: JobRun | null } | null>;
   /**
    * Records how the run that claimed at `run.startedAt` ended — unless a later run has claimed since (runs

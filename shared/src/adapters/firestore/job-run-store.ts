@@ -5,13 +5,15 @@ import type { JobRun, JobRunStore } from '../../ports/job-runs.js';
 import { Collections } from './collections.js';
 
 /**
- * Whether `previous` makes a claim at `now` a duplicate: it started within the gap, and did not record a
- * failure. A tick that failed (recorded ok: false, then thrown) is redelivered by Pub/Sub — in production
- * ~10 s on for the probe, whose gap is half its 60 s period — and that delivery is the retry, not a
- * duplicate: refused, the tick's work waited for the next tick, contrary to what a thrown tick promises.
+ * Whether `previous` makes a claim at `now` a duplicate: it started within the gap — and, for a job that
+ * throws every failure it records (`retryAfterFailure`: the probe), did not record a failure. Such a tick
+ * is redelivered by Pub/Sub — in production ~10 s on for the probe, whose gap is half its 60 s period — and
+ * that delivery is the retry, not a duplicate: refused, the tick's work waited for the next tick,
+ * contrary to what a thrown tick promises. (gc records the failures it expects and acknowledges them: a
+ * delivery after one is a duplicate.)
  */
-const blocks = (previous: JobRun, now: Date, minGapMs: number): boolean =>
-  now.getTime() - previous.startedAt.getTime() < minGapMs && previous.ok !== false;
+const blocks = (previous: JobRun, now: Date, minGapMs: number, retryAfterFailure: boolean): boolean =>
+  now.getTime() - previous.startedAt.getTime() < minGapMs && !(retryAfterFailure && previous.ok === false);
 
 export class FirestoreJobRunStore implements JobRunStore {
   constructor(private readonly db: Firestore) {}
@@ -30,6 +32,7 @@ export class FirestoreJobRunStore implements JobRunStore {
     now: Date,
     minGapMs: number,
     deadline?: Date,
+    retryAfterFailure = false,
   ): Promise<{ previous: JobRun | null } | null> {
     // The claim the last attempt staged: runTransaction runs the function again after a commit that landed
     // and then failed (UNAVAILABLE, DEADLINE_EXCEEDED), and that attempt reads this claim's own record.
@@ -45,7 +48,7 @@ export class FirestoreJobRunStore implements JobRunStore {
         const snap = await tx.get(this.ref(job));
         const previous = snap.exists ? fromDoc(job, snap.data()!) : null;
         if (staged && snap.get('claimId') === claimId) return staged;
-        if (previous && blocks(previous, now, minGapMs)) return null;
+        if (previous && blocks(previous, now, minGapMs, retryAfterFailure)) return null;
         staged = { previous };
         tx.set(this.ref(job), {
           job,
