@@ -33,7 +33,9 @@ async function bash(script: string, env: Record<string, string>) {
       METADATA_SERVER_DETECTION: 'none',
       ...env,
     },
-    timeout: 60_000,
+    // Each printed block runs `npx proxyplane …` (a tsx start each) and curl through the demo proxies; on a
+    // loaded two-core runner a block took up to 36 s, so 60 s was too close. Below the walkthrough's 180 s.
+    timeout: 150_000,
   });
 }
 
@@ -167,7 +169,9 @@ describe('npm start with the demo', () => {
         exports,
       );
     });
-  });
+    // Several bash() runs per test, each up to 150 s: the 60 s default did not cover them (the SOCKS5 lease
+    // alone took up to 35.8 s on a loaded runner).
+  }, 180_000);
 
   fleetPageTests(demo);
 });

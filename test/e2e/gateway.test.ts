@@ -227,7 +227,8 @@ describe('gateway end to end on the local plane', () => {
       'e2e-b to be released',
     );
     expect(ownership.body.proxies.find((p) => p.proxy === 'e2e-b')?.owner ?? null).toBeNull();
-  });
+    // Its two waits may take 60 s between them, plus thirty requests: more than the 60 s default.
+  }, 120_000);
 
   it('a proxy a target group refuses is left out of that route only, back when it recovers; all refused → fail open', async () => {
     // The target group's own check page: 403 to the VM it blocks, 200 to the others (VMs egress from
@@ -340,7 +341,9 @@ describe('gateway end to end on the local plane', () => {
     } finally {
       await new Promise<void>((r) => site.close(() => r()));
     }
-  });
+    // Its eight waits are bounded at 360 s together (four 60 s status waits, four 30 s routing waits): under
+    // the 60 s default a slow runner cut it short with the test's own bounds still unspent.
+  }, 420_000);
 
   it('with the control plane killed it serves until max_stale_age, then refuses new traffic clearly', async () => {
     // A new snapshot version taken just before the kill: the gateway may not go stale until max_stale_age
@@ -368,5 +371,6 @@ describe('gateway end to end on the local plane', () => {
     expect(await viaFetch.json()).toMatchObject({ error: 'snapshot_stale' });
     expect((await fetch(`http://127.0.0.1:${gw.httpPort}/readyz`)).status).toBe(503);
     expect(gw.child.exitCode).toBeNull();
-  });
+    // Up to 30 s for a fresh snapshot, 4 s of serving, up to 30 s to go stale: past the 60 s default.
+  }, 120_000);
 });

@@ -69,29 +69,33 @@ describe('a drain redials what it admitted', () => {
       GATEWAY_CLIENT_AUTH: 'none',
       LOG_LEVEL: 'error',
       GATEWAY_SSRF_ALLOW: `${PROXY_HOST}:80,${FETCH_HOST}:80`,
-      GATEWAY_DRAIN_TIMEOUT_MS: '5000',
+      // Longer than the look-up (3 s) by more than a loaded runner's stall: the drain must outlast it.
+      GATEWAY_DRAIN_TIMEOUT_MS: '10000',
     });
     const gw = await startGateway(cfg, {
       log: jsonLogger('error', () => {}),
       version: 't',
       reporter: { start: () => {}, stop: async () => {} },
       // Uncached names, answered late: both requests are admitted and waiting when the shutdown begins.
-      resolve: () => new Promise<string[]>((r) => setTimeout(() => r(['127.0.0.1']), 800)),
+      // 3 s, so that both are still in their look-up when the wait below sees them there: at 800 ms (and a
+      // 700 ms wait) an event-loop stall of a loaded runner let the first look-up end before the second began.
+      resolve: () => new Promise<string[]>((r) => setTimeout(() => r(['127.0.0.1']), 3_000)),
     });
     const viaProxy = rawExchange(
       gw.proxyPort!,
       `GET http://${PROXY_HOST}/cl HTTP/1.1\r\nHost: ${PROXY_HOST}\r\nConnection: close\r\n\r\n`,
+      { timeoutMs: 15_000 },
     );
     const viaFetch = postFetch(
       gw.httpPort,
       { url: `http://${FETCH_HOST}/cl` },
       basicAuth('any', 'one'),
-      5_000,
+      15_000,
     );
     await pollUntil(
       async () => gw.worker.checking,
       (n) => n === 2,
-      700,
+      2_500,
       'both requests in their look-up',
     );
     const shut = gw.shutdown();

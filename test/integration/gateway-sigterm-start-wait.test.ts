@@ -44,7 +44,11 @@ describe('SIGTERM during the start wait', () => {
     const code = await gw.exited;
     const tookMs = Date.now() - t0;
     expect(code).toBe(0);
-    expect(tookMs, 'SIGTERM to exit').toBeLessThan(5_000);
+    // The contract is Cloud Run's 10 s grace, less a margin. The shutdown as designed takes up to ~3.5 s
+    // here by itself (final report ≤ 2 s, pull close ≤ 1 s, closers ≤ 0.5 s: process-shutdown.ts,
+    // session-settings.ts), so the 5 s it was held to left a loaded runner 1.5 s for the rest. Still far
+    // below the 60 s start wait: a gateway that waited for start-up to finish fails this.
+    expect(tookMs, 'SIGTERM to exit').toBeLessThan(9_000);
     const messages = gw.logEntries().map((l) => l.message);
     expect(messages).not.toContain('gateway listening');
     expect(messages.filter((m) => m === 'shutting down')).toHaveLength(1);

@@ -32,7 +32,9 @@ describe('probe function: poison ticks', () => {
     ];
     const acked = () =>
       logLines().filter((l) => typeof l.messageId === 'string' && ids.includes(l.messageId as string));
-    for (let i = 0; i < 100 && acked().length < 3; i++) await sleep(100);
+    // Up to 30 s for the three push deliveries to be logged (it stops as soon as they are): 10 s was too
+    // short on a loaded runner.
+    for (let i = 0; i < 300 && acked().length < 3; i++) await sleep(100);
     expect(
       acked()
         .map((l) => l.message)

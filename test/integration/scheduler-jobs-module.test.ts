@@ -16,7 +16,6 @@ import { pollUntil, untilStable } from '../support/poll.js';
 
 const location = 'us-central1';
 const table = loadScheduleTable();
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('scheduler module against the local Cloud Scheduler REST subset', () => {
   const projectId = testProjectId();
@@ -76,7 +75,13 @@ describe('scheduler module against the local Cloud Scheduler REST subset', () =>
     const job = await jobs.run('gc-sweep');
     expect(job.lastAttemptTime!.getTime()).toBeGreaterThanOrEqual(before - 1000);
     expect(job.lastStatus).toEqual({ code: 'OK', message: '' });
-    for (let i = 0; i < 100 && seen.length === 0; i++) await sleep(50);
+    // Up to 20 s for the streaming pull to hand the tick over: 5 s was too short on a loaded runner.
+    await pollUntil(
+      () => seen.length,
+      (n) => n > 0,
+      20_000,
+      'the published tick',
+    );
     expect(seen).toEqual([{ job: 'gc-sweep' }]);
   });
 
@@ -101,7 +106,7 @@ describe('scheduler module against the local Cloud Scheduler REST subset', () =>
     await pollUntil(
       () => publishedAt.slice(beforePausedRun),
       (t) => t.some((at) => at >= resumedAt),
-      5_000,
+      20_000,
       "the resumed run's tick",
     );
     await untilStable(() => seen.length, {
