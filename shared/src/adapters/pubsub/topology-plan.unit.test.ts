@@ -26,7 +26,7 @@ describe('planPubSubTopology', () => {
     const plan = planPubSubTopology(table, { projectId: 'p', local: true, pushEndpointFor: hosted });
     expect(plan.topics.sort()).toEqual(['bare', 'dead-letters', 'fanout', 'work']);
     expect(plan.subscriptions).toEqual([
-      { name: DEAD_LETTER_INSPECT, topic: 'dead-letters', ackDeadlineSeconds: 10 },
+      { name: DEAD_LETTER_INSPECT, topic: 'dead-letters', ackDeadlineSeconds: 60 },
       {
         name: 'work--worker',
         topic: 'work',
