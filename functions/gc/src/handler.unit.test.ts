@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { instanceNameFromUid } from '../../../shared/src/domain/instance-name.js';
@@ -17,6 +16,7 @@ import { StoreError } from '../../../shared/src/ports/proxy-store.js';
 import { InMemoryProxyStore } from '../../../shared/src/testing/in-memory-proxy-store.js';
 import { missingContractFields } from '../../../shared/src/testing/log-contract.js';
 import { aProxy } from '../../../shared/src/testing/proxy-fixtures.js';
+import { uidFor as U } from '../../../shared/src/testing/uid-for.js';
 import { type GcDeps, GcJob, handleGcTick, onGcEvent } from './handler.js';
 
 const T0 = new Date('2026-01-01T12:00:00Z');
@@ -72,13 +72,6 @@ class FakeProvider implements Provider {
   }
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** A UUID standing for a short test name (a UUID stays itself): a uid an instance can be named for. */
-const U = (key: string): string => {
-  if (UUID.test(key)) return key;
-  const h = createHash('sha1').update(key).digest('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
-};
 /** The providerId of the instance `vm` last made under a test name. */
 const providerIds = new Map<string, string>();
 const pid = (name: string): string => {

@@ -21,6 +21,10 @@ const clip = (s: string, max: number) => (s.length > max ? `${s.slice(0, max)}â€
 const joinPath = (path: ReadonlyArray<PropertyKey>) =>
   path.map((p) => clip(String(p), MAX_SEGMENT)).join('.');
 
+/** The paths of the fields that do not fit (`(document)` for the whole), for a reader's log line. */
+export const storedFields = (error: z.ZodError): string[] =>
+  storedIssues(error).map((i) => i.path || '(document)');
+
 export function storedIssues(error: z.ZodError): StoredIssue[] {
   const out: StoredIssue[] = [];
   for (const issue of error.issues) {

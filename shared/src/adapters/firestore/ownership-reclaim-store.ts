@@ -8,7 +8,7 @@ import {
   Timestamp,
 } from '@google-cloud/firestore';
 import { z } from 'zod';
-import { storedIssues } from '../../domain/stored-issues.js';
+import { storedFields } from '../../domain/stored-issues.js';
 import type { Reclaim, ReclaimStore } from '../../ports/workers-ownership.js';
 import { jsonLogger, type Logger } from '../log/json-logger.js';
 import { Collections } from './collections.js';
@@ -36,7 +36,7 @@ export type ReclaimRead = { reclaim: Reclaim } | { fields: string[] };
 export function readReclaim(data: DocumentData | undefined): ReclaimRead {
   const parsed = ReclaimDoc.safeParse(data);
   if (parsed.success) return { reclaim: parsed.data };
-  return { fields: storedIssues(parsed.error).map((i) => i.path || '(document)') };
+  return { fields: storedFields(parsed.error) };
 }
 
 /**

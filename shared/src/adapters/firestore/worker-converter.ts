@@ -4,7 +4,7 @@
 // treated as no session at all (the worker registers again).
 import { type DocumentData, Timestamp } from '@google-cloud/firestore';
 import { z } from 'zod';
-import { storedIssues } from '../../domain/stored-issues.js';
+import { storedFields } from '../../domain/stored-issues.js';
 import type { WorkerRecord } from '../../ports/workers.js';
 
 const ts = z.instanceof(Timestamp).transform((t) => t.toDate());
@@ -69,7 +69,7 @@ export type WorkerDocRead = { record: WorkerRecord } | { fields: string[] };
 
 export function readWorkerDoc(data: DocumentData | undefined): WorkerDocRead {
   const parsed = WorkerDoc.safeParse(data);
-  if (!parsed.success) return { fields: storedIssues(parsed.error).map((i) => i.path || '(document)') };
+  if (!parsed.success) return { fields: storedFields(parsed.error) };
   const { report, ...s } = parsed.data;
   return {
     record: {

@@ -16,7 +16,7 @@ import {
   Timestamp,
 } from '@google-cloud/firestore';
 import { z } from 'zod';
-import { storedIssues } from '../../domain/stored-issues.js';
+import { storedFields } from '../../domain/stored-issues.js';
 import type { OutcomeTally } from '../../domain/workers/outcomes.js';
 import type { OutcomeBatchRecord, OutcomeReader } from '../../ports/workers.js';
 import { jsonLogger, type Logger } from '../log/json-logger.js';
@@ -73,7 +73,7 @@ export type OutcomeBatchRead = { batch: OutcomeBatchRecord } | { fields: string[
 
 export function readOutcomeBatch(data: DocumentData | undefined): OutcomeBatchRead {
   const parsed = BatchDoc.safeParse(data);
-  if (!parsed.success) return { fields: storedIssues(parsed.error).map((i) => i.path || '(document)') };
+  if (!parsed.success) return { fields: storedFields(parsed.error) };
   const { proxies, ...rest } = parsed.data;
   return { batch: { ...rest, tallies: new Map<string, OutcomeTally>(Object.entries(proxies)) } };
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { uidFor as U } from '../../testing/uid-for.js';
 import { instanceNameFromUid } from '../instance-name.js';
 import {
   classifyInstances,
@@ -10,19 +11,6 @@ import {
 
 const now = new Date('2026-01-01T01:00:00Z');
 const minutesAgo = (m: number) => new Date(now.getTime() - m * 60_000);
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/**
- * A UUID standing for a short test name (a UUID stays itself): a uid an instance can be named for. Its
- * bytes are the name's characters, cycled and mixed with their place (31 is odd: no two characters at one
- * place give one byte), so names that differ in their first ten characters get different instance names.
- */
-const U = (key: string): string => {
-  if (UUID.test(key)) return key;
-  let h = '';
-  for (let i = 0; i < 16; i++)
-    h += ((key.charCodeAt(i % key.length) * 31 + i * 7) & 0xff).toString(16).padStart(2, '0');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
-};
 const uids = (...keys: string[]) => new Set(keys.map(U));
 /** An instance as the plane makes it: labelled with its proxy's uid, named for it (or `name`). */
 const inst = (key: string | null, createdAt: Date | null, name?: string): ListedInstance => {
