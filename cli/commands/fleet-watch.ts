@@ -1,6 +1,7 @@
 // proxyplane fleet watch [--interval S] [--once] [--count N]: the fleet page's table in a terminal,
 // redrawn in place every interval from GET /fleet/api/state (the same view the page streams). Without a
 // terminal, or with --once, it prints the table once per round with no escape codes.
+import stringWidth from 'string-width';
 import { z } from 'zod';
 import {
   FleetRow as ApiFleetRow,
@@ -119,25 +120,13 @@ export interface Screen {
 /** The terminal a redraw assumes where Io cannot say (the VT100's 24 lines). */
 const DEFAULT_ROWS = 24;
 
-// East Asian wide and fullwidth characters, and the symbol blocks emoji come from: two cells each.
-const WIDE =
-  /[\u1100-\u115f\u231a-\u23ff\u2600-\u27bf\u2e80-\u303e\u3041-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]/;
-
 /**
- * The cells a line takes: 2 for a wide character or one outside the BMP (emoji), 8 for a tab, else 1.
- * Never less than the terminal shows (a combining mark counts 1): a frame may come out a line short of
- * the screen, never a line over it.
+ * The screen lines `text` takes on a terminal `columns` wide: one per line, more for one that wraps, its
+ * cells counted as terminals show them (string-width: two for wide characters and emoji).
  */
-function cellWidth(line: string): number {
-  let width = 0;
-  for (const ch of line) width += ch === '\t' ? 8 : ch.length > 1 || WIDE.test(ch) ? 2 : 1;
-  return width;
-}
-
-/** The screen lines `text` takes on a terminal `columns` wide: one per line, more for one that wraps. */
 export function screenLines(text: string, columns: number): number {
   const cols = Math.max(1, columns);
-  return text.split('\n').reduce((n, line) => n + Math.max(1, Math.ceil(cellWidth(line) / cols)), 0);
+  return text.split('\n').reduce((n, line) => n + Math.max(1, Math.ceil(stringWidth(line) / cols)), 0);
 }
 
 /**
