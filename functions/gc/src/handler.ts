@@ -143,7 +143,7 @@ export async function handleGcTick(deps: GcDeps): Promise<GcOutcome> {
       await listProvider(
         deps.providers.get(name)!,
         live,
-        { now, minAgeMs: deps.minAgeMs, outOfTime: listOutOfTime },
+        { now, minAgeMs: deps.minAgeMs, stopListing: listOutOfTime },
         log,
       ),
     );

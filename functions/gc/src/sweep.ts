@@ -11,7 +11,7 @@ export interface SweepLimits {
   now: Date;
   minAgeMs: number;
   /** Whether the listing's budget is spent: a listing still paging then stops (a partial one is none). */
-  outOfTime?: () => boolean;
+  stopListing?: () => boolean;
 }
 
 export interface ProviderSweep {
@@ -56,7 +56,7 @@ export async function listProvider(
   };
   let instances: OwnedInstance[];
   try {
-    const listing = await provider.listByTag({ stop: limits.outOfTime });
+    const listing = await provider.listByTag({ stop: limits.stopListing });
     instances = listing.instances;
     result.unreachable = listing.unreachable;
   } catch (err) {
