@@ -27,6 +27,7 @@ import { SNAPSHOT_REQUESTS_TOPIC } from '../../shared/src/messages/worker-snapsh
 import { workersApiDeps } from './admin-api.js';
 import { startTestPlane, type TestPlane } from './local-plane.js';
 import { pollUntil } from './poll.js';
+import { type PacedTicks, startPacedTicks } from './snapshot-ticker.js';
 
 export const GATEWAY_ADMIN_TOKEN = 'gateway-test-admin-token-0123456789';
 export const gatewayWorkerToken = (workerId: string) => `gateway-worker-${workerId}-0123456789`;
@@ -122,7 +123,7 @@ export async function startGatewayPlane(o: GatewayPlaneOptions): Promise<Gateway
   });
   const apiUrl = api.url;
   const gateways: StartingGateway[] = [];
-  let ticker: NodeJS.Timeout | null = null;
+  let ticker: PacedTicks | null = null;
   let planeUp = true;
   const gatewayEnv = (workerId: string, extra: Record<string, string>) => ({
     CONTROL_PLANE_URL: apiUrl,
@@ -139,7 +140,7 @@ export async function startGatewayPlane(o: GatewayPlaneOptions): Promise<Gateway
     if (planeUp) await plane.publisher.publish(SNAPSHOT_REQUESTS_TOPIC, Tick, { job: 'snapshot-tick' });
   };
   const killControlPlane = async () => {
-    if (ticker) clearInterval(ticker);
+    await ticker?.stop();
     ticker = null;
     await api?.close();
     api = null;
@@ -182,8 +183,8 @@ export async function startGatewayPlane(o: GatewayPlaneOptions): Promise<Gateway
     },
     tick,
     startTicking(everyMs) {
-      if (ticker) clearInterval(ticker);
-      ticker = setInterval(() => void tick().catch(() => {}), everyMs);
+      void ticker?.stop();
+      ticker = startPacedTicks({ firestore, tick, everyMs });
     },
     async gateway(workerId, extra = {}) {
       const gw = await spawnGateway([], gatewayEnv(workerId, extra));

@@ -26,6 +26,7 @@ import { HEALTHY_CONDITIONS } from '../../shared/src/testing/healthy-conditions.
 import { workersApiDeps } from './admin-api.js';
 import { startTestPlane } from './local-plane.js';
 import { pollUntil } from './poll.js';
+import { type PacedTicks, startPacedTicks } from './snapshot-ticker.js';
 
 export interface WorkerClientOptions {
   apiUrl: string;
@@ -342,7 +343,7 @@ export interface ControlPlane {
   client(workerId: string, instanceId?: string): WorkerClient;
   /** Publishes one snapshot-tick (what Cloud Scheduler does every minute). */
   tick(): Promise<void>;
-  /** Ticks every `everyMs` until stop(). */
+  /** Ticks every `everyMs` (each once the previous tick's run has ended: snapshot-ticker.ts) until stop(). */
   startTicking(everyMs: number): void;
   admin<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<HttpAnswer<T>>;
   stop(): Promise<void>;
@@ -369,7 +370,7 @@ export async function startControlPlane(opts: {
     }),
   });
   const clients: WorkerClient[] = [];
-  let ticker: NodeJS.Timeout | null = null;
+  let ticker: PacedTicks | null = null;
   const tick = async () => {
     await plane.publisher.publish(SNAPSHOT_REQUESTS_TOPIC, Tick, { job: 'snapshot-tick' });
   };
@@ -394,7 +395,7 @@ export async function startControlPlane(opts: {
     },
     tick,
     startTicking(everyMs) {
-      ticker = setInterval(() => void tick().catch(() => {}), everyMs);
+      ticker = startPacedTicks({ firestore, tick, everyMs });
     },
     async admin<T>(method: string, path: string, body?: unknown) {
       const res = await fetch(`${server.url}${path}`, {
@@ -409,7 +410,7 @@ export async function startControlPlane(opts: {
       return { status: res.status, body: (text ? JSON.parse(text) : {}) as T };
     },
     async stop() {
-      if (ticker) clearInterval(ticker);
+      await ticker?.stop();
       await Promise.allSettled(clients.map((c) => c.stop()));
       // The requests in flight finish first (bounded): dropped at once, their handlers went on reading
       // Firestore after terminate() below — unhandled rejections that fail the whole run.
