@@ -86,6 +86,18 @@ describe('workers/{id} out of shape', () => {
     expectWarned(log.lines);
   });
 
+  it('get reads it as no session (the next registration replaces it), with the same WARNING', async () => {
+    await workersWithOneEdited();
+    const log = memoryLogger();
+    const workers = new FirestoreWorkerStore(db, { log });
+    const read = await workers.get('gw-bad');
+    expect(read).toEqual({ value: null, token: expect.any(String) });
+    expectWarned(log.lines);
+    log.lines.length = 0;
+    expect((await workers.get('gw-ok'))?.value?.session.workerId).toBe('gw-ok');
+    expect(log.lines).toEqual([]);
+  });
+
   it('the snapshot pass’s observe logs it through the stores it is wired with', async () => {
     await workersWithOneEdited();
     const deps = firestorePassDeps(db, clock, []);

@@ -78,9 +78,3 @@ export function readWorkerDoc(data: DocumentData | undefined): WorkerDocRead {
     },
   };
 }
-
-/** null when the document does not fit (treated as an unknown worker). */
-export function workerFromFirestore(data: DocumentData | undefined): WorkerRecord | null {
-  const read = readWorkerDoc(data);
-  return 'record' in read ? read.record : null;
-}

@@ -13,7 +13,7 @@ import {
 import type { OutcomeBatchRecord, Versioned, WorkerRecord, WorkerStore } from '../../ports/workers.js';
 import { jsonLogger, type Logger } from '../log/json-logger.js';
 import { Collections } from './collections.js';
-import { readWorkerDoc, workerFromFirestore, workerToFirestore } from './worker-converter.js';
+import { readWorkerDoc, workerToFirestore } from './worker-converter.js';
 import { requireTimestamp, versionOf, workerStoreFailure } from './worker-errors.js';
 import { outcomeBatchDocId, outcomeBatchToFirestore } from './worker-outcome-store.js';
 
@@ -39,8 +39,12 @@ export class FirestoreWorkerStore implements WorkerStore {
       throw workerStoreFailure(err, `read worker ${workerId}`);
     }
     if (!snap.exists) return null;
-    // A document that no longer fits is replaced by the next registration (guarded by this version).
-    return { value: workerFromFirestore(snap.data()), token: versionOf(snap.updateTime!) };
+    // A document that no longer fits reads as no session: the caller is told to register, and that
+    // registration replaces it (guarded by this version). Logged as a listing logs it.
+    const read = readWorkerDoc(snap.data());
+    if ('fields' in read)
+      this.warnInvalid(workerId, read.fields, 'read as no session until it registers again');
+    return { value: 'record' in read ? read.record : null, token: versionOf(snap.updateTime!) };
   }
 
   async put(record: WorkerRecord, expected: string | null): Promise<void> {
@@ -124,11 +128,15 @@ export class FirestoreWorkerStore implements WorkerStore {
   private readable(d: QueryDocumentSnapshot): WorkerRecord[] {
     const read = readWorkerDoc(d.data());
     if ('record' in read) return [read.record];
-    this.log.warn('worker document does not fit the model: left out of the workers listed', {
-      event: 'gateway.worker_invalid',
-      workerId: d.id,
-      fields: read.fields,
-    });
+    this.warnInvalid(d.id, read.fields, 'left out of the workers listed');
     return [];
+  }
+
+  private warnInvalid(workerId: string, fields: string[], what: string): void {
+    this.log.warn(`worker document does not fit the model: ${what}`, {
+      event: 'gateway.worker_invalid',
+      workerId,
+      fields,
+    });
   }
 }
