@@ -2,7 +2,7 @@
 // outlived its planner lock (or simply lost a race) must not overwrite the snapshot another pass stored
 // with a different snapshot of the same — or an older — version: the store refuses with `conflict`, and
 // what is stored (header and parts) stays the winner's.
-import { FieldValue, Firestore } from '@google-cloud/firestore';
+import { FieldValue, Firestore, Timestamp } from '@google-cloud/firestore';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FirestoreSnapshotStore, PART_SIZE } from '../../shared/src/adapters/firestore/snapshot-store.js';
 import { DEFAULT_ROUTING } from '../../shared/src/domain/snapshots/content.js';
@@ -81,6 +81,23 @@ describe('FirestoreSnapshotStore.save', () => {
     const full = await store.loadFull('w-a');
     expect(full).toEqual(snapshot('w-a', 2, 3, 'b').full);
     expect((await db.collection('snapshots/w-a/parts').get()).size).toBe(1);
+  });
+
+  it('stores each entry’s instants as Timestamps and reads back the very text the checksum covers', async () => {
+    const s = snapshot('w-t', 1, 2, 't');
+    // Text a Timestamp would not give back as it is (no milliseconds): stays text, reads back unchanged.
+    s.full.proxies[1] = { ...s.full.proxies[1]!, expiresAt: '2026-11-30T12:03:00Z' };
+    await save(s);
+    const [first, second] = (await db.doc('snapshots/w-t/parts/0').get()).get('proxies') as Array<
+      Record<string, unknown>
+    >;
+    expect(first!.expiresAt).toBeInstanceOf(Timestamp);
+    expect((first!.usableUntil as Timestamp).toDate().toISOString()).toBe(iso(170));
+    expect(second!.expiresAt).toBe('2026-11-30T12:03:00Z');
+    expect(await store.loadFull('w-t')).toEqual(s.full);
+    // A part saved before (instants as text) reads as it did.
+    await db.doc('snapshots/w-t/parts/0').update({ proxies: s.full.proxies });
+    expect(await store.loadFull('w-t')).toEqual(s.full);
   });
 
   it('keeps the ACK the worker owes with the header; a header stored before it reads as none owed', async () => {

@@ -21,6 +21,7 @@ import { WorkerStoreError } from '../../ports/workers.js';
 import type { SnapshotHeader, SnapshotStore, SweepResult } from '../../ports/workers-snapshots.js';
 import { Collections } from './collections.js';
 import { STATE_DOC } from './ownership-store.js';
+import { storedEntry, wireEntry } from './snapshot-part-times.js';
 import { workerStoreFailure } from './worker-errors.js';
 
 export const PART_SIZE = 2000;
@@ -57,7 +58,11 @@ const HeaderDoc = z.object({
   parts: int,
   routing: z.array(GatewayRoute),
 });
-const PartDoc = z.object({ index: int, version: int, proxies: z.array(GatewayProxy) });
+const PartDoc = z.object({
+  index: int,
+  version: int,
+  proxies: z.array(z.preprocess(wireEntry, GatewayProxy)),
+});
 /**
  * What a header that no longer fits HeaderDoc (edited by hand, or written by a newer release that this one
  * cannot read whole — a route field it does not know) still tells for certain: its version and its grant.
@@ -327,8 +332,9 @@ function partsOf(proxies: readonly GatewayProxy[]): unknown[][] {
     bytes += size;
   }
   if (current.length > 0) parts.push(current);
-  // JSON round trip, as plain() does: drops undefined optionals, which Firestore refuses.
-  return parts.map((part) => JSON.parse(`[${part.join(',')}]`) as unknown[]);
+  // JSON round trip, as plain() does: drops undefined optionals, which Firestore refuses. The instants as
+  // Timestamps (snapshot-part-times.ts): a Timestamp stores smaller than its text, so the bound holds.
+  return parts.map((part) => (JSON.parse(`[${part.join(',')}]`) as unknown[]).map(storedEntry));
 }
 
 /** Who holds the planner lock (ownership/state.lock.holder), or null. */
