@@ -9,6 +9,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SecretManagerServiceClient } from '@google-cloud/secret-manager';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { MAX_FLEET_STREAMS } from '../../functions/api/src/fleet/routes.js';
 import { DEFAULT_AUTH_FAILURE_RATE } from '../../functions/api/src/middleware/auth-failure-limit.js';
 import {
   CALLER_CLASSES,
@@ -177,6 +178,18 @@ describe("the gateway's identity token is for an audience the API accepts", () =
   it('the gateway starts only after the API it registers with exists', () => {
     const gateway = resourceOf(tf, 'google_cloud_run_v2_service', 'gateway');
     expect(gateway.depends_on).toContain('${google_cloud_run_v2_service.api}');
+  });
+
+  it("the API's fleet streams leave most of its request slots to leases and worker reports", () => {
+    // A stream holds a Cloud Run request slot while it is open: a cap at or above the slots never refuses.
+    const slots = nested(
+      resourceOf(tf, 'google_cloud_run_v2_service', 'api'),
+      'template',
+    ).max_instance_request_concurrency;
+    expect(MAX_FLEET_STREAMS).toBeLessThanOrEqual(Number(slots) / 4);
+    expect(readFileSync(join(repoRoot, 'docs/cli.md'), 'utf8').replace(/\s+/g, ' ')).toContain(
+      `at most ${MAX_FLEET_STREAMS} streams per API instance (a quarter of its ${slots} Cloud Run request slots`,
+    );
   });
 
   it("the gateway's startup probe outlasts its wait for a first snapshot, which a first apply never sends in time", () => {

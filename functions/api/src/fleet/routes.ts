@@ -32,7 +32,7 @@ export interface FleetDeps {
   /** Re-sends when time alone changed the view (leases, cooldowns ending), and keeps proxies from idling
    *  the connection out (default 5 s). */
   refreshMs?: number;
-  /** Open streams beyond this are refused with 503 (default 100). */
+  /** Open streams beyond this are refused with 503 (default MAX_FLEET_STREAMS). */
   maxStreams?: number;
   /**
    * Whether `?token=` signs in (default true). False on Cloud Run: its request log keeps the whole URL, so
@@ -42,6 +42,14 @@ export interface FleetDeps {
   /** The app's per-caller rate limit (middleware/caller-rate-limit.ts), run after the page's auth. */
   callerLimit?: MiddlewareHandler;
 }
+
+/**
+ * Open fleet streams an API instance serves at once. Each holds one of the instance's Cloud Run request
+ * slots (max_instance_request_concurrency, 80 in terraform/run.tf) until Cloud Run's request timeout cuts
+ * it and the page reconnects: a cap at or above the slots never refuses, and open pages would leave no
+ * slot for leases and worker reports. A quarter of the slots, the rest kept for the API's own traffic.
+ */
+export const MAX_FLEET_STREAMS = 20;
 
 const noStore = { 'Cache-Control': 'no-store' };
 /** The API's stable error body (errors.ts), as the 404 of fleet-openapi.ts documents it. */
@@ -209,7 +217,7 @@ export function fleetApp(deps: FleetDeps) {
     // HEADs refused every fleet stream with 503 until the instance restarted). Headers only.
     if (c.req.method === 'HEAD')
       return c.body(null, 200, { ...noStore, 'Content-Type': 'text/event-stream' });
-    if (streams >= (deps.maxStreams ?? 100)) {
+    if (streams >= (deps.maxStreams ?? MAX_FLEET_STREAMS)) {
       return c.json({ error: 'unavailable', message: 'too many open fleet streams' }, 503, {
         'Retry-After': '5',
       });
