@@ -21,6 +21,7 @@ import { loadGatewayConfig } from '../../functions/gateway/src/config.js';
 import { GC_RUN_BUDGET_MS, GcJob } from '../../functions/gc/src/handler.js';
 import { MIN_PASS_BUDGET_MS, ProbeJob } from '../../functions/probe/src/handler.js';
 import { pollIntervals } from '../../functions/reconcile/src/config.js';
+import { PASS_START_BUDGET_MS } from '../../functions/reconcile/src/handler.js';
 import {
   marginMs,
   REQUEUE_JOB,
@@ -1209,6 +1210,16 @@ describe('the topology tables agree with each other where the code assumes they 
     const worstOrphanMs = 2 * attempts * (attemptTimeoutMs! + maxMs);
     expect(GC_RUN_BUDGET_MS + worstOrphanMs).toBeLessThanOrEqual(
       loadFunctionTable().functions.gc!.timeoutSeconds * 1000,
+    );
+  });
+
+  it("reconcile starts no pass late enough that one slow Compute call would meet the function's timeout", () => {
+    // A pass begun at the budget's end has the rest of the timeout for its calls: at least one call's worst
+    // case (every attempt unanswered to its deadline), the insert a pass may make after its reads.
+    const { attempts, attemptTimeoutMs, maxMs } = defaultRetry;
+    const worstCallMs = attempts * (attemptTimeoutMs! + maxMs);
+    expect(PASS_START_BUDGET_MS + worstCallMs).toBeLessThanOrEqual(
+      loadFunctionTable().functions.reconcile!.timeoutSeconds * 1000,
     );
   });
 

@@ -42,6 +42,15 @@ export interface ReconcileDeps extends PassDeps {
 const ROUTINE_REASONS = new Set<ReconcileReason>(['requeue', 'health-transition', 'delete-requested']);
 const mayUseCache = (reason: string) => isKnownReconcileReason(reason) && ROUTINE_REASONS.has(reason);
 
+/**
+ * No pass starts once the delivery has run this long: it ends as at the pass bound (a conflict redelivered,
+ * a RequeueNow handed off). One pass is a handful of Compute calls, each retried under its own deadline
+ * (gce/retry.ts: ~2 minutes at worst), so a pass begun late in a degraded Compute API would run into the
+ * function's timeout (300 s, shared/topology/functions.json) — killed after an insert and before the
+ * status that records it, the instance waits for the redelivery (or gc) to be found.
+ */
+export const PASS_START_BUDGET_MS = 120_000;
+
 export interface DeliveryOutcome {
   passes: number;
   last: PassResult['kind'];
@@ -75,7 +84,12 @@ export async function handleReconcile(
   // spec hash) or its credentials changed with no generation bump, and may be what failed it for good.
   // Once: until a pass's outcome lands — a re-run after a lost write is still that attempt.
   let retryLatched = request.reason === 'manual' || request.reason === 'secret-rotated';
-  for (let pass = 1; pass <= deps.maxPasses; pass++) {
+  const deliveryStart = deps.clock.now().getTime();
+  const mayStart = (pass: number) =>
+    pass === 1 || deps.clock.now().getTime() - deliveryStart < PASS_START_BUDGET_MS;
+  let passes = 0;
+  for (let pass = 1; pass <= deps.maxPasses && mayStart(pass); pass++) {
+    passes = pass;
     const started = Date.now();
     let createdNow: CreatedInstance | undefined;
     try {
@@ -109,13 +123,16 @@ export async function handleReconcile(
   }
   if (last?.kind === 'conflict') {
     await recordBeforeRetry(deps, log, request.proxy, unrecorded);
-    throw new TransientReconcileError(`status write kept conflicting after ${deps.maxPasses} passes`);
+    throw new TransientReconcileError(`status write kept conflicting after ${passes} passes`);
   }
-  // Still RequeueNow after the in-process bound: hand off (status.nextReconcileAt, a minute on, is the
+  // Still RequeueNow after the in-process bound (passes or time): hand off (status.nextReconcileAt, a minute on, is the
   // safety net: patch-status.ts SAFETY_NET_MS).
   await deps.publisher.publish({ proxy: request.proxy, reason: 'requeue' });
-  log.warn('reconcile handed off after the in-process pass bound', { passes: deps.maxPasses });
-  return { passes: deps.maxPasses, last: last?.kind ?? 'not-found' };
+  log.warn('reconcile handed off after the in-process pass bound', {
+    passes,
+    bound: passes < deps.maxPasses ? 'time' : 'passes',
+  });
+  return { passes, last: last?.kind ?? 'not-found' };
 }
 
 /**

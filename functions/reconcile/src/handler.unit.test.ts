@@ -19,7 +19,7 @@ import { InMemoryReplacementSlots } from '../../../shared/src/testing/in-memory-
 import { missingContractFields } from '../../../shared/src/testing/log-contract.js';
 import { aProxy, externalSpec, managedSpec } from '../../../shared/src/testing/proxy-fixtures.js';
 import type { CloudInitResolver } from './cloud-init.js';
-import { handleReconcile, onReconcileEvent, type ReconcileDeps } from './handler.js';
+import { handleReconcile, onReconcileEvent, PASS_START_BUDGET_MS, type ReconcileDeps } from './handler.js';
 import { type HealthSource, noHealth } from './health-source.js';
 
 const script = { ok: true as const, script: '#!/bin/sh\n', digest: 'sha256:x', credentialsSecret: null };
@@ -345,6 +345,20 @@ describe('reconcile handler: managed lifecycle', () => {
     await t.run('p1', 'manual');
     const [providerId] = [...t.provider.instances.keys()];
     expect((await t.doc())!.status).toMatchObject({ phase: 'Provisioning', providerId });
+  });
+
+  it('starts no pass past the delivery’s time budget: a conflict then is redelivered, not re-run late', async () => {
+    await create();
+    // The pass ran long (a slow Compute API) and lost its write.
+    loseFirstWrite(async () => {
+      t.clock.advance(PASS_START_BUDGET_MS);
+    });
+    await expect(t.run('p1', 'created')).rejects.toThrow(/kept conflicting after 1 passes/);
+    // The instance the late pass made is recorded before the throw, so the redelivery adopts it.
+    const [providerId] = [...t.provider.instances.keys()];
+    expect((await t.doc())!.status).toMatchObject({ providerId });
+    await t.run('p1', 'created');
+    expect(t.provider.created).toBe(1);
   });
 
   // The requeue sweep publishes what falls due within its next poll (1 s): a RequeueNow stored as "now" was
