@@ -30,6 +30,14 @@ import { GatewayWorker } from './worker.js';
  */
 export const CUT_SETTLE_MS = 100;
 
+/**
+ * How often Node's HTTP server looks for heads past GATEWAY_HEADER_TIMEOUT_MS: a head is cut within this
+ * much after its timeout. At most a second, and at most half the timeout, so a short one is not doubled.
+ */
+export function headerCheckIntervalMs(headerTimeoutMs: number): number {
+  return Math.max(1, Math.min(1000, Math.floor(headerTimeoutMs / 2)));
+}
+
 export interface GatewayDeps {
   log: Logger;
   version: string;
@@ -244,11 +252,21 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
     },
     cfg.HOST,
   );
-  // The options @hono/node-server's serve() was given before /v1/fetch left the Hono app.
+  // The options @hono/node-server's serve() was given before /v1/fetch left the Hono app, and the
+  // checking interval: Node enforces headersTimeout only when its own timer looks, every 30 s by default,
+  // so a head that never ended was cut 10–40 s after it began (GATEWAY_HEADER_TIMEOUT_MS: 10 s).
   const http = createServer(
-    { headersTimeout: cfg.GATEWAY_HEADER_TIMEOUT_MS, maxHeaderSize: cfg.GATEWAY_MAX_HEADER_BYTES },
+    {
+      headersTimeout: cfg.GATEWAY_HEADER_TIMEOUT_MS,
+      maxHeaderSize: cfg.GATEWAY_MAX_HEADER_BYTES,
+      connectionsCheckingInterval: headerCheckIntervalMs(cfg.GATEWAY_HEADER_TIMEOUT_MS),
+    },
     listener,
   );
+  // The proxy listener's bound, on this listener too (closed at accept past it): unauthenticated clients
+  // could otherwise hold any number of sockets here, out of the file descriptors both listeners and the
+  // upstream connections share.
+  http.maxConnections = cfg.GATEWAY_MAX_CONNECTIONS;
   http.on('connection', (s) => {
     sockets.httpClients++;
     s.once('close', () => sockets.httpClients--);
