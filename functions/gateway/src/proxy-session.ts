@@ -70,6 +70,9 @@ const RESPONSE = 4;
 const TUNNEL = 5;
 const DONE = 6;
 
+/** Past the deadline, when the sweep ends a SOCKS5 handshake whose own timer has not (socks5Handshake). */
+const SOCKS5_BACKSTOP_MS = 1000;
+
 export class ProxySession implements ForwardOwner {
   state = HEAD;
   private buf: Buffer | null = null;
@@ -180,10 +183,19 @@ export class ProxySession implements ForwardOwner {
       if (now >= this.deadline) this.failStage('DIAL', 504, 'upstream_timeout');
     } else if (st === HANDSHAKE) {
       // An http upstream's CONNECT went out with its connection: not one byte answered, the target may be
-      // what it still waits for (evidenceStage). A SOCKS5 handshake's own timer answers for that path.
-      const awaited = !this.upstream?.auth.socks5 && this.buf === null;
-      if (now >= this.deadline)
-        this.failStage(evidenceStage('timeout', 'PROXY_HANDSHAKE', awaited), 504, 'upstream_timeout');
+      // what it still waits for (evidenceStage). A SOCKS5 handshake's own timer, set to this deadline,
+      // answers for that path: it alone knows whether only the CONNECT's reply was missing. The sweep must
+      // not beat it to the deadline (a sweep lands up to 250 ms past it, the timer on the loop's clock) and
+      // blame the proxy for a slow target, so it is only the timer's backstop.
+      if (this.upstream?.auth.socks5) {
+        if (now >= this.deadline + SOCKS5_BACKSTOP_MS)
+          this.failStage('PROXY_HANDSHAKE', 504, 'upstream_timeout');
+      } else if (now >= this.deadline)
+        this.failStage(
+          evidenceStage('timeout', 'PROXY_HANDSHAKE', this.buf === null),
+          504,
+          'upstream_timeout',
+        );
     } else if (st === RESPONSE || st === TUNNEL) {
       const c = this.client;
       const bytes = c.bytesRead + c.bytesWritten;
@@ -439,7 +451,7 @@ export class ProxySession implements ForwardOwner {
         // Refused, closed or timed out meanwhile: the session has answered already.
         if (this.state !== HANDSHAKE) return;
         const r = tunnelRefusal(e);
-        this.recordOutcome(evidenceStage(e.kind, e.stage), false);
+        this.recordOutcome(evidenceStage(e.kind, e.stage, e.answerAwaited), false);
         this.refuse(r.status, r.code, r.detail);
       },
     );

@@ -327,30 +327,43 @@ describe('ProxySession.forwardFailed after a retry on a fresh connection', () =>
 // squid answers a CONNECT only once it has reached the target, and gives a target that drops SYNs a minute
 // (connect_timeout), past the gateway's 10 s: a handshake timed out with the CONNECT sent is as ambiguous as
 // a refusal (upstream-tunnel.ts evidenceStage), or any client could fail a proxy by asking it for a dead host.
+// A SOCKS5 handshake's own timer (socks5-handshake.ts) knows how far it got, and answers at the deadline:
+// the sweep only backs it up, a second later.
 describe('ProxySession: a handshake past its deadline', () => {
   it.each([
-    ['an http upstream (its CONNECT sent, not a byte answered)', {}, null, 'RESPONSE_HEADERS'],
-    ['an http upstream whose answer began and stalled', {}, Buffer.from('HTTP/1.1 2'), 'PROXY_HANDSHAKE'],
-    ['a SOCKS5 upstream (which step waits is not known)', { socks5: {} }, null, 'PROXY_HANDSHAKE'],
-  ])('on %s is reported at %s, answered 504 upstream_timeout', (_, auth, buf, stage) => {
-    const ctx = {
-      opts: { headerTimeoutMs: 10_000, lingerMs: 1_000, idleTimeoutMs: 300_000 },
-      worker: { grantOver: false, expiredProxies: new Set() },
-    } as unknown as ProxyContext;
-    const s = new ProxySession({} as unknown as Owned, ctx, 0);
-    const failed: unknown[][] = [];
-    Object.assign(s, {
-      state: 3, // HANDSHAKE
-      deadline: 50,
-      buf,
-      upstream: { name: 'p-1', live: { cut: false }, auth: { line: '', ...auth } },
-      failStage: (...a: unknown[]) => failed.push(a),
-    });
-    s.sweep(40);
-    expect(failed).toEqual([]);
-    s.sweep(100);
-    expect(failed).toEqual([[stage, 504, 'upstream_timeout']]);
-  });
+    ['an http upstream (its CONNECT sent, not a byte answered)', {}, null, 100, 'RESPONSE_HEADERS'],
+    [
+      'an http upstream whose answer began and stalled',
+      {},
+      Buffer.from('HTTP/1.1 2'),
+      100,
+      'PROXY_HANDSHAKE',
+    ],
+    ['a SOCKS5 upstream whose own timer never fired', { socks5: {} }, null, 1050, 'PROXY_HANDSHAKE'],
+  ])(
+    'on %s is failed by the sweep at %s ms, reported at %s, answered 504 upstream_timeout',
+    (_, auth, buf, at, stage) => {
+      const ctx = {
+        opts: { headerTimeoutMs: 10_000, lingerMs: 1_000, idleTimeoutMs: 300_000 },
+        worker: { grantOver: false, expiredProxies: new Set() },
+      } as unknown as ProxyContext;
+      const s = new ProxySession({} as unknown as Owned, ctx, 0);
+      const failed: unknown[][] = [];
+      Object.assign(s, {
+        state: 3, // HANDSHAKE
+        deadline: 50,
+        buf,
+        upstream: { name: 'p-1', live: { cut: false }, auth: { line: '', ...auth } },
+        failStage: (...a: unknown[]) => failed.push(a),
+      });
+      s.sweep(40);
+      expect(failed).toEqual([]);
+      s.sweep(at - 1);
+      if (at > 100) expect(failed).toEqual([]);
+      s.sweep(at);
+      expect(failed.at(-1)).toEqual([stage, 504, 'upstream_timeout']);
+    },
+  );
 });
 
 describe('ProxySession.stickyValue', () => {

@@ -4,7 +4,8 @@
 // upstream's answers — method choice, sub-negotiation status, CONNECT reply — to name what went wrong.
 //
 // Mirrors how an http upstream's CONNECT answer is classified (proxy-session.ts onUpData): every refusal
-// is stage PROXY_HANDSHAKE and a 502 to the client (tunnelRefusal, upstream-tunnel.ts), whether the
+// is `refused`, a 502 to the client (tunnelRefusal, upstream-tunnel.ts) reported to the passive health
+// track as RESPONSE_HEADERS, not as the proxy's PROXY_HANDSHAKE fault (evidenceStage), whether the
 // upstream could not reach the target (REP 0x03 network / 0x04 host unreachable, 0x05 refused, 0x06 TTL
 // expired: squid's 502/503/504 to a CONNECT) or would not (0x02 not allowed by its rules: squid's 403);
 // bad credentials are `upstream_auth_failed` as a 407 is. The reply code travels as `socksReply` where

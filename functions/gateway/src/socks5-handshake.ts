@@ -1,12 +1,13 @@
 // The SOCKS5 handshake with an upstream (RFC 1928 CONNECT, RFC 1929 credentials), run by the `socks`
 // package on a socket we connected ourselves — so a TCP failure to reach the upstream is stage DIAL and
-// everything after the connection is PROXY_HANDSHAKE, exactly as for an http upstream. The target is the
-// address the SSRF guard checked (ATYP 0x01/0x04), never the name: what the guard decided is what the
-// upstream dials (docs/gateway.md § SOCKS5 upstreams).
+// everything after the connection is PROXY_HANDSHAKE, exactly as for an http upstream (a refusal, or a
+// timeout while only the CONNECT's reply was missing, then reported as RESPONSE_HEADERS: evidenceStage in
+// upstream-tunnel.ts). The target is the address the SSRF guard checked (ATYP 0x01/0x04), never the
+// name: what the guard decided is what the upstream dials (docs/gateway.md § SOCKS5 upstreams).
 import type { Socket } from 'node:net';
 import { SocksClient } from 'socks';
 import type { Upstream } from '../../../shared/src/domain/gateway/routing.js';
-import { grantedReplyReadable } from '../../../shared/src/domain/socks5-answer.js';
+import { awaitingConnectReply, grantedReplyReadable } from '../../../shared/src/domain/socks5-answer.js';
 import type { UpstreamAuth } from './compile.js';
 import type { UpstreamCredentials } from './credentials.js';
 import type { SocketCounts } from './sockets.js';
@@ -29,7 +30,9 @@ const ignore = (): void => {};
 /**
  * Resolves once the upstream granted the CONNECT: the socket is paused, and any target bytes that came
  * with the reply are back at the front of its read buffer. Rejects with a TunnelError at
- * PROXY_HANDSHAKE (the socket destroyed): `timeout`, or what socks5Failure read from the upstream's answers.
+ * PROXY_HANDSHAKE (the socket destroyed): `timeout` (with `answerAwaited` when only the CONNECT's reply
+ * was missing), or what socks5Failure read from the upstream's answers. `timeoutMs` is the one deadline
+ * of the handshake: the proxy listener's sweep leaves it to this timer, which knows how far it got.
  */
 export function socks5Handshake(
   up: Socket,
@@ -41,7 +44,13 @@ export function socks5Handshake(
   return new Promise((resolve, reject) => {
     // Everything the upstream sends, for socks5Failure: the package reports failures as text only.
     let seen: Buffer[] = [];
-    const tap = (b: Buffer) => seen.push(b);
+    // What we had written when its last bytes came: listened to before the package is, so anything
+    // written past it is the package's next step, sent on reading them (the CONNECT, once consented to).
+    let writtenAtAnswer = 0;
+    const tap = (b: Buffer) => {
+      seen.push(b);
+      writtenAtAnswer = up.bytesWritten;
+    };
     up.on('data', tap);
     const fail = (e: TunnelError) => {
       clearTimeout(timer);
@@ -51,7 +60,14 @@ export function socks5Handshake(
       reject(e);
       up.destroy();
     };
-    const timer = setTimeout(() => fail(new TunnelError('timeout', 'PROXY_HANDSHAKE')), timeoutMs);
+    // Timed out with the method choice (and the credentials) answered, the CONNECT sent after them and
+    // not one byte of its reply in: the upstream is reaching the target (its reply comes once it has
+    // connected), a blackholed one perhaps — `answerAwaited`, as for an http upstream's unanswered CONNECT
+    // (evidenceStage). Silent before that, or stalled mid-reply, the proxy itself is what hangs.
+    const timer = setTimeout(() => {
+      const answerAwaited = awaitingConnectReply(seen) && up.bytesWritten > writtenAtAnswer;
+      fail(new TunnelError('timeout', 'PROXY_HANDSHAKE', undefined, { answerAwaited }));
+    }, timeoutMs);
     const c = hop.credentials;
     SocksClient.createConnection({
       proxy: {

@@ -30,12 +30,21 @@ async function upstream(methodAnswer: number[][], connectAnswer: number[][]): Pr
 }
 
 /** The handshake's outcome, and what the tunnel's first bytes were when it was granted. */
-async function handshake(port: number): Promise<{ error: TunnelError } | { first: string }> {
+async function handshake(
+  port: number,
+  timeoutMs = 2000,
+): Promise<{ error: TunnelError } | { first: string }> {
   const up = net.connect({ host: '127.0.0.1', port });
   await once(up, 'connect');
   up.on('error', () => {});
   try {
-    await socks5Handshake(up, { host: '127.0.0.1', port, credentials: null }, '93.184.216.34', 443, 2000);
+    await socks5Handshake(
+      up,
+      { host: '127.0.0.1', port, credentials: null },
+      '93.184.216.34',
+      443,
+      timeoutMs,
+    );
   } catch (e) {
     return { error: e as TunnelError };
   }
@@ -67,5 +76,21 @@ describe('socks5Handshake: the upstream’s replies', () => {
     const r = await handshake(port);
     expect('error' in r && r.error).toBeInstanceOf(TunnelError);
     expect('error' in r && [r.error.kind, r.error.stage]).toEqual(['handshake_failed', 'PROXY_HANDSHAKE']);
+  });
+
+  // Only the CONNECT's reply missing: the upstream is still reaching the target (a blackholed address),
+  // which evidenceStage does not blame on the proxy; anything else missing is the proxy's own stall.
+  it.each<[string, number[][], number[][], boolean]>([
+    ['the greeting unanswered', [], [], false],
+    ['the CONNECT unanswered', [[0x05, 0x00]], [], true],
+    ['the CONNECT’s reply begun, then nothing', [[0x05, 0x00]], [[0x05, 0x00]], false],
+  ])('a handshake timed out with %s: answerAwaited %s', async (_l, method, connect, awaited) => {
+    const port = await upstream(method, connect);
+    const r = await handshake(port, 300);
+    expect('error' in r && [r.error.kind, r.error.stage, r.error.answerAwaited]).toEqual([
+      'timeout',
+      'PROXY_HANDSHAKE',
+      awaited,
+    ]);
   });
 });

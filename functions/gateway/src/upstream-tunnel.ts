@@ -34,11 +34,13 @@ export const UNREADABLE_CONNECT_ANSWER: TunnelFailure = 'handshake_failed';
  * a target's failed answer (RESPONSE_HEADERS: the proxy's fault only when it had no success at all), where
  * a DIAL or PROXY_HANDSHAKE failure always is; otherwise any client could fail a proxy by asking it for a
  * closed port or a dead host. So is a CONNECT that got not one byte of an answer before the gateway's
- * deadline (`answerAwaited`: an http upstream's, sent as soon as its connection was up): squid answers only once it
- * has reached the target, and gives a target that drops SYNs a minute (its connect_timeout), past the
- * gateway's 10 s — a proxy that answers nobody still has no success at all. Credentials refused (407,
- * SOCKS5 auth), an answer that is not the protocol's, a SOCKS5 handshake timed out (which part of it was
- * waiting is not known) or a connection closed without an answer stay PROXY_HANDSHAKE.
+ * deadline (`answerAwaited`): an http upstream's, sent as soon as its connection was up, and a SOCKS5
+ * upstream's, sent once it had answered the greeting (and accepted the credentials) — both answer only
+ * once they have reached the target, and squid gives a target that drops SYNs a minute (its
+ * connect_timeout), past the gateway's 10 s; a proxy that answers nobody still has no success at all.
+ * Credentials refused (407, SOCKS5 auth), an answer that is not the protocol's, a SOCKS5 upstream silent
+ * before its greeting or credentials were answered, an answer begun and never finished, or a connection
+ * closed without an answer stay PROXY_HANDSHAKE.
  */
 export const evidenceStage = (
   kind: TunnelFailure,
@@ -61,7 +63,10 @@ export class TunnelError extends Error {
     this.answerAwaited = options?.answerAwaited ?? false;
   }
 
-  /** An http upstream's CONNECT was sent and not one byte answered when the deadline came (evidenceStage). */
+  /**
+   * The CONNECT was sent and not one byte of its answer had come when the deadline came (evidenceStage):
+   * an http upstream's, or a SOCKS5 upstream's once its method choice and credentials were answered.
+   */
   readonly answerAwaited: boolean;
 
   /** A SOCKS5 upstream's non-zero CONNECT reply (RFC 1928 §6 REP), where an http one has a status. */

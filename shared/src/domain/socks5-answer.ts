@@ -70,6 +70,25 @@ function byteAt(chunks: readonly Uint8Array[], i: number): number | undefined {
 }
 
 /**
+ * Whether what the proxy answered so far is exactly its consent to the CONNECT's being sent — the method
+ * choice (no authentication), or user/password and the credentials accepted — and not one byte of the
+ * CONNECT's reply. A proxy stopped there is waiting on the target (RFC 1928 §6: the reply comes once it
+ * has connected), not stalling itself: a handshake timed out there is evidence about the target, as an
+ * http proxy's CONNECT that got no byte of an answer is. Whether the CONNECT did go out is the caller's to
+ * tell (the `socks` package sends it as soon as it reads this much).
+ * `chunks`: every byte the proxy sent since the TCP connection was made, in order.
+ */
+export function awaitingConnectReply(chunks: readonly Uint8Array[]): boolean {
+  let length = 0;
+  for (const c of chunks) length += c.length;
+  if (byteAt(chunks, 0) !== VERSION) return false;
+  const method = byteAt(chunks, 1);
+  if (method === NO_AUTH) return length === 2;
+  // RFC 1929 §2: VER STATUS, 0x00 the credentials accepted.
+  return method === USER_PASS && length === 4 && byteAt(chunks, 3) === 0x00;
+}
+
+/**
  * Whether a reply the `socks` package took as granted has an address type it could read. With any other
  * ATYP it reads no address and consumes nothing, yet reports the tunnel established, and re-emits the
  * reply's bytes as the target's — the gateway's client, or the probe's TLS or HTTP exchange, would get

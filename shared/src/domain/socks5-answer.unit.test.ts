@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { grantedReplyReadable, socks5Answer, socks5FailureCode } from './socks5-answer.js';
+import {
+  awaitingConnectReply,
+  grantedReplyReadable,
+  socks5Answer,
+  socks5FailureCode,
+} from './socks5-answer.js';
 
 const reply = (rep: number) => [5, rep, 0, 1, 0, 0, 0, 0, 0, 0];
 
@@ -52,5 +57,33 @@ describe('grantedReplyReadable', () => {
     ['cut before the ATYP', [[0x05, 0x00, 0x05, 0x00, 0x00]], false],
   ])('%s → %s', (_label, chunks, readable) => {
     expect(grantedReplyReadable(chunks.map((c) => Uint8Array.from(c)))).toBe(readable);
+  });
+});
+
+// A handshake timed out at this point is the target's evidence (the proxy waits on it), at any other the
+// proxy's own stall.
+describe('awaitingConnectReply: the proxy answered everything before the CONNECT, nothing of its reply', () => {
+  it.each<[string, number[][], boolean]>([
+    ['nothing yet (the greeting unanswered)', [], false],
+    ['half a method choice', [[0x05]], false],
+    ['no authentication chosen', [[0x05, 0x00]], true],
+    ['no authentication, split', [[0x05], [0x00]], true],
+    ['user/password chosen, the credentials unanswered', [[0x05, 0x02]], false],
+    ['user/password, half the status', [[0x05, 0x02, 0x01]], false],
+    [
+      'user/password, the credentials accepted',
+      [
+        [0x05, 0x02],
+        [0x01, 0x00],
+      ],
+      true,
+    ],
+    ['user/password, the credentials refused', [[0x05, 0x02, 0x01, 0x01]], false],
+    ['no acceptable method', [[0x05, 0xff]], false],
+    ['a reply begun', [[0x05, 0x00, 0x05]], false],
+    ['a reply begun after the credentials', [[0x05, 0x02, 0x01, 0x00, 0x05, 0x00]], false],
+    ['not SOCKS5', [[...Buffer.from('HT')]], false],
+  ])('%s → %s', (_label, chunks, awaiting) => {
+    expect(awaitingConnectReply(chunks.map((c) => Uint8Array.from(c)))).toBe(awaiting);
   });
 });
