@@ -1,11 +1,11 @@
 // A /v1/fetch answer's slot goes back once its tail has left for the client, not when the target's last
 // byte came in (stream-body.ts): released with the tail still queued, a SIGTERM drain saw nothing in
-// flight and destroyed the client with it unsent — a truncated body counted ok. The fetch's deadline
-// still bounds that slot: an answer whose tail never leaves is cut there. The queued tail made
-// deterministic: two fetches pipelined on one connection, the second's whole answer waiting in Node's
-// queue behind the first's, which the scripted upstream holds half sent (on loopback the kernel takes a
-// slow reader's tail whole but by chance). Both plain-HTTP paths: absolute form, and pinned through a
-// CONNECT tunnel. A gateway in process.
+// flight and destroyed the client with it unsent — a truncated body counted ok. Fetches pipelined on one
+// connection run one at a time (http-app.ts): the one behind waits until the answer before it has left,
+// so its own answer is never queued behind another's (that queued tail, and its cut at the fetch's
+// deadline, are stream-body.unit.test.ts's), and a client that leaves gives the one slot back at once. The
+// scripted upstream holds the first answer half sent. Both plain-HTTP paths: absolute form, and pinned
+// through a CONNECT tunnel. A gateway in process.
 import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayHandle } from '../../functions/gateway/src/gateway.js';
@@ -18,14 +18,13 @@ const HOSTS = { absolute: '127.0.0.7', pinned: '127.0.0.8' } as const;
 
 /**
  * A forward proxy that answers every request itself — in absolute form, or in origin form inside a
- * CONNECT tunnel to itself: /held with half of HELD until `release()`, /later with SMALL after 300 ms,
- * anything else with SMALL and a close. `smallRead` resolves once the gateway closed such a connection, which it does only once the
- * whole answer was in (its http client ends a `Connection: close` exchange then).
+ * CONNECT tunnel to itself: /held with half of HELD until `release()`, anything else with SMALL and a
+ * close. `asked` counts the requests for anything but /held.
  */
 function scriptedUpstream() {
   const sockets = new Set<net.Socket>();
   let rest: () => void = () => {};
-  let smallGone: () => void = () => {};
+  const state = { asked: 0 };
   const server = net.createServer((s) => {
     sockets.add(s);
     s.on('error', () => {});
@@ -49,24 +48,17 @@ function scriptedUpstream() {
         rest = () => s.end(HELD.subarray(half));
         return;
       }
-      const small = () => {
-        s.write(ok(SMALL.length));
-        s.end(SMALL);
-        s.once('close', () => smallGone());
-      };
-      if (head.split(' ')[1]!.endsWith('/later')) setTimeout(small, 300);
-      else small();
+      state.asked++;
+      s.write(ok(SMALL.length));
+      s.end(SMALL);
     });
   });
   return {
+    state,
     listen: () =>
       new Promise<number>((r) =>
         server.listen(0, '127.0.0.1', () => r((server.address() as AddressInfo).port)),
       ),
-    smallRead: () =>
-      new Promise<void>((r) => {
-        smallGone = r;
-      }),
     release: () => rest(),
     close: () => {
       for (const s of sockets) s.destroy();
@@ -164,44 +156,60 @@ describe('a /v1/fetch answer still queued for the client', () => {
     );
 
   it.each(['absolute', 'pinned'] as const)(
-    '%s: the slot is held until the tail has left, and a SIGTERM drain waits for it',
+    '%s: the slot is held until the answer has left, and a SIGTERM drain waits for it',
     async (path) => {
       const g = await start();
-      const smallRead = upstream.smallRead();
-      const got = pipelined(g.httpPort, [
-        { url: `http://${HOSTS[path]}/held` },
-        { url: `http://${HOSTS[path]}/small` },
-      ]);
-      await smallRead;
-      // The second's target answered whole; its answer waits behind the first's: both slots in use.
-      expect(inFlight(g)).toBe(2);
+      const got = pipelined(g.httpPort, [{ url: `http://${HOSTS[path]}/held` }]);
+      await untilInFlight(g, 1, 'the fetch under way');
       const shut = g.shutdown();
       // Several of the drain's 50 ms polls.
       await new Promise((r) => setTimeout(r, 300));
-      expect(inFlight(g)).toBe(2);
+      expect(inFlight(g)).toBe(1);
       upstream.release();
-      const [first, second] = await got;
+      const [first] = await got;
       await shut;
       expect(first).toMatchObject({ status: 200, complete: true });
       expect(first!.body.equals(HELD)).toBe(true);
-      expect(second).toMatchObject({ status: 200, complete: true });
-      expect(second!.body.equals(SMALL)).toBe(true);
       expect(inFlight(g)).toBe(0);
       gw = undefined;
     },
   );
 
   it.each(['absolute', 'pinned'] as const)(
-    '%s: a head alone (HEAD) is held until it has left too, not until its target ended',
+    '%s: a fetch pipelined behind another starts once that answer has left: one slot at a time',
     async (path) => {
       const g = await start();
-      const smallRead = upstream.smallRead();
+      const asked = upstream.state.asked;
+      const got = pipelined(g.httpPort, [
+        { url: `http://${HOSTS[path]}/held` },
+        { url: `http://${HOSTS[path]}/small` },
+      ]);
+      await untilInFlight(g, 1, 'the first fetch under way');
+      await new Promise((r) => setTimeout(r, 300));
+      // The second waits: no slot, and its target not asked.
+      expect(inFlight(g)).toBe(1);
+      expect(upstream.state.asked).toBe(asked);
+      upstream.release();
+      const [first, second] = await got;
+      expect(first).toMatchObject({ status: 200, complete: true });
+      expect(first!.body.equals(HELD)).toBe(true);
+      expect(second).toMatchObject({ status: 200, complete: true });
+      expect(second!.body.equals(SMALL)).toBe(true);
+      await untilInFlight(g, 0, 'both slots back');
+      await g.shutdown();
+      gw = undefined;
+    },
+  );
+
+  it.each(['absolute', 'pinned'] as const)(
+    '%s: a head alone (HEAD) behind another waits its turn too, and its slot goes back once it has left',
+    async (path) => {
+      const g = await start();
       const got = pipelined(g.httpPort, [
         { url: `http://${HOSTS[path]}/held` },
         { url: `http://${HOSTS[path]}/small`, method: 'HEAD' },
       ]);
-      await smallRead;
-      expect(inFlight(g)).toBe(2);
+      await untilInFlight(g, 1, 'the first fetch under way');
       upstream.release();
       const [first, second] = await got;
       expect(first).toMatchObject({ status: 200, complete: true });
@@ -213,19 +221,21 @@ describe('a /v1/fetch answer still queued for the client', () => {
   );
 
   it.each(['absolute', 'pinned'] as const)(
-    '%s: a client that leaves with an answer still queued gives its slot back at once, not at the deadline',
+    '%s: a client that leaves with a fetch waiting behind another gives the slot back at once, and the waiting one never starts',
     async (path) => {
       const g = await start();
-      const smallRead = upstream.smallRead();
-      // The default deadline (30 s): only the client's leaving can give the slots back within the poll.
+      const asked = upstream.state.asked;
+      // The default deadline (30 s): only the client's leaving can give the slot back within the poll.
       const { socket } = pipelinedOn(g.httpPort, [
         { url: `http://${HOSTS[path]}/held` },
         { url: `http://${HOSTS[path]}/small` },
       ]);
-      await smallRead;
-      expect(inFlight(g)).toBe(2);
+      await untilInFlight(g, 1, 'the first fetch under way');
       socket.destroy();
-      await untilInFlight(g, 0, 'both slots back once the client left');
+      await untilInFlight(g, 0, 'the slot back once the client left');
+      await new Promise((r) => setTimeout(r, 200));
+      expect(upstream.state.asked).toBe(asked);
+      expect(inFlight(g)).toBe(0);
       upstream.release();
       await g.shutdown();
       gw = undefined;
@@ -233,40 +243,21 @@ describe('a /v1/fetch answer still queued for the client', () => {
   );
 
   it.each(['absolute', 'pinned'] as const)(
-    '%s: a client that leaves before the queued answer began gives its slot back, not at the deadline',
+    '%s: a fetch waiting behind another has its deadline from its turn, when its request is read',
     async (path) => {
       const g = await start();
-      const { socket } = pipelinedOn(g.httpPort, [
-        { url: `http://${HOSTS[path]}/held` },
-        { url: `http://${HOSTS[path]}/later` },
-      ]);
-      await untilInFlight(g, 2, 'both fetches under way');
-      // Before the second's target answers: that answer has no head yet, and its response no socket.
-      socket.destroy();
-      await untilInFlight(g, 0, 'both slots back once the client left');
-      upstream.release();
-      await g.shutdown();
-      gw = undefined;
-    },
-  );
-
-  it.each(['absolute', 'pinned'] as const)(
-    '%s: an answer whose tail never leaves is cut at its deadline, its slot back',
-    async (path) => {
-      const g = await start();
-      const smallRead = upstream.smallRead();
       const got = pipelined(g.httpPort, [
         { url: `http://${HOSTS[path]}/held` },
         { url: `http://${HOSTS[path]}/small`, timeoutMs: 500 },
       ]);
-      await smallRead;
-      expect(inFlight(g)).toBe(2);
-      // The first still holds its slot: only the second's deadline gave one back.
-      await untilInFlight(g, 1, "the second's slot back at its deadline");
+      await untilInFlight(g, 1, 'the first fetch under way');
+      // Past the second's timeoutMs, counted from its arrival.
+      await new Promise((r) => setTimeout(r, 700));
       upstream.release();
       const [first, second] = await got;
       expect(first).toMatchObject({ status: 200, complete: true });
-      expect(second?.complete ?? false).toBe(false);
+      expect(second).toMatchObject({ status: 200, complete: true });
+      expect(second!.body.equals(SMALL)).toBe(true);
       await g.shutdown();
       gw = undefined;
     },

@@ -4,6 +4,7 @@
 // identity token goes in X-Serverless-Authorization, leaving Authorization to us (docs/deploy.md):
 // Proxy-Authorization is documented as stripped for Cloud Run functions, so nothing relies on it there.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import { Hono } from 'hono';
 import { createFetchHandler, type FetchHandlerDeps } from './fetch-handler.js';
@@ -73,14 +74,61 @@ function isFetchPath(url: string): boolean {
 }
 
 /**
+ * One /v1/fetch at a time per connection: `run` once the fetches before it on its connection are over.
+ * Node emits requests pipelined on a connection at once, each response queued behind the earlier ones, so
+ * one authenticated connection held an upstream slot per request it pipelined (50 in one write: 50 in
+ * flight) for answers that leave one by one anyway: HTTP/1.1 answers in order, and a fetch that waits for
+ * the one before it costs a client nothing. Over means its response closed — written whole or cut — or its
+ * connection did; a fetch whose connection closed while it waited is not started, counted as any request
+ * whose client left first.
+ */
+function oneFetchAtATime(recorder: HttpAppDeps['recorder']) {
+  // Present while a fetch runs on the socket: the ones waiting behind it, in order. Each start answers
+  // whether it started.
+  const waiting = new WeakMap<Socket, (() => boolean)[]>();
+  const next = (socket: Socket) => {
+    const queue = waiting.get(socket);
+    // A loop, not a call from each skipped start to the next: a connection that closed with thousands
+    // pipelined would skip them all in one deep stack.
+    for (let start = queue?.shift(); start; start = queue?.shift()) if (start()) return;
+    waiting.delete(socket);
+  };
+  return (req: IncomingMessage, res: ServerResponse, run: () => void): void => {
+    const socket = req.socket;
+    const start = () => {
+      if (socket.destroyed) {
+        recorder.request('fetch', '-', 'client_closed');
+        return false;
+      }
+      const over = () => {
+        res.off('close', over);
+        socket.off('close', over);
+        next(socket);
+      };
+      // The connection's too: a response never given the socket (its connection gone first) never closes.
+      res.once('close', over);
+      socket.once('close', over);
+      run();
+      return true;
+    };
+    const queue = waiting.get(socket);
+    if (queue) return void queue.push(start);
+    waiting.set(socket, []);
+    if (!start()) next(socket);
+  };
+}
+
+/**
  * The listener's request handler: POST /v1/fetch natively (fetch-handler.ts: the data path, where the
- * adaptor's web objects cost as much CPU as the fetch), everything else through the Hono app.
+ * adaptor's web objects cost as much CPU as the fetch), one at a time per connection, everything else
+ * through the Hono app.
  */
 export function createHttpListener(deps: HttpAppDeps, hostname?: string) {
   const fetch = createFetchHandler(deps);
+  const inTurn = oneFetchAtATime(deps.recorder);
   const rest = getRequestListener(createHttpApp(deps).fetch, { hostname });
   return (req: IncomingMessage, res: ServerResponse): void => {
-    if (req.method === 'POST' && isFetchPath(req.url ?? '')) void fetch(req, res);
+    if (req.method === 'POST' && isFetchPath(req.url ?? '')) inTurn(req, res, () => void fetch(req, res));
     else void rest(req, res);
   };
 }
