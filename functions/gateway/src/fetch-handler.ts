@@ -55,36 +55,60 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
     deps.recorder.request('fetch', route, code);
     sendJson(res, status, body, { ...detailHeaders(body), ...extra, 'x-proxyplane-error': code });
   };
-  const tooLarge = (req: IncomingMessage, res: ServerResponse) => {
-    refuse(res, 413, 'body_too_large', { error: 'body_too_large' });
-    drainUnread(req, res);
-  };
-  const unauthorized = (res: ServerResponse) =>
+  const tooLarge = (res: ServerResponse, extra = {}) =>
+    refuse(res, 413, 'body_too_large', { error: 'body_too_large' }, extra);
+  const unauthorized = (res: ServerResponse, extra = {}) =>
     refuse(
       res,
       401,
       'unauthorized',
       { error: 'unauthorized' },
-      { 'www-authenticate': 'Bearer, Basic realm="proxyplane"' },
+      { 'www-authenticate': 'Bearer, Basic realm="proxyplane"', ...extra },
     );
 
-  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  /**
+   * What the head alone decides: the caller, or null once refused. hono/body-limit's order: a declared
+   * length is judged before anything else. Then the caller is authenticated, from the head alone, before a
+   * byte of any body is read: the Hono route read an undeclared (chunked) body up to the limit first, so
+   * anyone could make the gateway hold GATEWAY_FETCH_MAX_BODY_BYTES per connection for as long as the body
+   * stayed unfinished. `uninvited`: the head asked `Expect: 100-continue` and its body was not invited — a
+   * refusal then closes the connection with the answer instead of draining a body the client may or may
+   * not send (either way, nothing after the head could be read as the next request).
+   */
+  function admit(req: IncomingMessage, res: ServerResponse, uninvited: boolean): string | null {
+    const declared =
+      req.headers['content-length'] !== undefined && req.headers['transfer-encoding'] === undefined;
+    const close = uninvited ? { connection: 'close' } : {};
+    if (declared && Number.parseInt(req.headers['content-length'] ?? '0', 10) > deps.maxBodyBytes) {
+      tooLarge(res, close);
+      if (!uninvited) drainUnread(req, res);
+      return null;
+    }
+    const who = authenticate(deps.auth, header(req, 'proxy-authorization'), header(req, 'authorization'));
+    if (who === null) {
+      unauthorized(res, close);
+      if (!uninvited) drainUnread(req, res);
+    }
+    return who;
+  }
+
+  /**
+   * A request with `Expect: 100-continue`, before its body is invited: true when the head passes (the
+   * caller sends 100 Continue and serves it as any request); otherwise its 413 or 401 has gone out and the
+   * connection closes with it.
+   */
+  const checkContinue = (req: IncomingMessage, res: ServerResponse): boolean =>
+    admit(req, res, true) !== null;
+
+  const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     try {
-      // hono/body-limit's order: a declared length is judged before anything else. Then the caller is
-      // authenticated, from the head alone, before a byte of any body is read: the Hono route read an
-      // undeclared (chunked) body up to the limit first, so anyone could make the gateway hold
-      // GATEWAY_FETCH_MAX_BODY_BYTES per connection for as long as the body stayed unfinished.
-      const declared =
-        req.headers['content-length'] !== undefined && req.headers['transfer-encoding'] === undefined;
-      if (declared && Number.parseInt(req.headers['content-length'] ?? '0', 10) > deps.maxBodyBytes)
-        return tooLarge(req, res);
-      const who = authenticate(deps.auth, header(req, 'proxy-authorization'), header(req, 'authorization'));
-      if (who === null) {
-        unauthorized(res);
+      const who = admit(req, res, false);
+      if (who === null) return;
+      const body = await readBody(req, deps.maxBodyBytes);
+      if (body === 'too_large') {
+        tooLarge(res);
         return drainUnread(req, res);
       }
-      const body = await readBody(req, deps.maxBodyBytes);
-      if (body === 'too_large') return tooLarge(req, res);
       if (body === 'failed') {
         // The client went away mid-body (its socket closed or failed before the body ended): counted as
         // any request whose client left first, and answered to nobody. Not logged: one ERROR line per
@@ -100,6 +124,8 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
       else res.destroy();
     }
   };
+
+  return { serve, checkContinue };
 
   async function forward(out: ServerResponse, raw: Buffer, user: string) {
     let json: unknown;

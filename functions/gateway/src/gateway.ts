@@ -263,6 +263,7 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
     },
     listener,
   );
+  http.on('checkContinue', listener.checkContinue);
   // The proxy listener's bound, on this listener too (closed at accept past it): unauthenticated clients
   // could otherwise hold any number of sockets here, out of the file descriptors both listeners and the
   // upstream connections share.

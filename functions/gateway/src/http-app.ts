@@ -118,17 +118,31 @@ function oneFetchAtATime(recorder: HttpAppDeps['recorder']) {
   };
 }
 
+const isFetch = (req: IncomingMessage) => req.method === 'POST' && isFetchPath(req.url ?? '');
+
 /**
  * The listener's request handler: POST /v1/fetch natively (fetch-handler.ts: the data path, where the
  * adaptor's web objects cost as much CPU as the fetch), one at a time per connection, everything else
- * through the Hono app.
+ * through the Hono app. `checkContinue` is for the server's event of that name.
  */
 export function createHttpListener(deps: HttpAppDeps, hostname?: string) {
   const fetch = createFetchHandler(deps);
   const inTurn = oneFetchAtATime(deps.recorder);
   const rest = getRequestListener(createHttpApp(deps).fetch, { hostname });
-  return (req: IncomingMessage, res: ServerResponse): void => {
-    if (req.method === 'POST' && isFetchPath(req.url ?? '')) inTurn(req, res, () => void fetch(req, res));
+  const listener = (req: IncomingMessage, res: ServerResponse): void => {
+    if (isFetch(req)) inTurn(req, res, () => void fetch.serve(req, res));
     else void rest(req, res);
   };
+  /**
+   * A request with `Expect: 100-continue`. Without a listener for it Node answers 100 Continue itself, so
+   * a /v1/fetch without credentials, or declaring a body over the limit, was invited to upload its body —
+   * then drained, up to 64 MiB — before its 401 or 413. A fetch's head is judged first, as it is without
+   * the Expect; refused, no 100 goes out. Anything else is invited as Node did.
+   */
+  const checkContinue = (req: IncomingMessage, res: ServerResponse): void => {
+    if (isFetch(req) && !fetch.checkContinue(req, res)) return;
+    res.writeContinue();
+    listener(req, res);
+  };
+  return Object.assign(listener, { checkContinue });
 }
