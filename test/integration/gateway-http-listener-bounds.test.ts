@@ -62,3 +62,17 @@ describe('the HTTP listener under clients that never finish a head', () => {
     expect(h.sockets.httpClients).toBeLessThanOrEqual(1);
   });
 });
+
+// Node refuses a headersTimeout above the server's requestTimeout (300 s by default) at createServer: a
+// header timeout the config accepts past that stopped the gateway from starting at all.
+it('starts with a header timeout past Node’s default request timeout', async () => {
+  const gw = await startGateway(snapshotFile({ upstreams: [`http://127.0.0.1:${DEAD_PORT}`] }), {
+    GATEWAY_CLIENT_USERS: 'crawler:s3cret',
+    GATEWAY_HEADER_TIMEOUT_MS: '400000',
+  });
+  try {
+    expect((await gw.health()).sockets).toBeDefined();
+  } finally {
+    await gw.stop('SIGKILL');
+  }
+});

@@ -30,6 +30,9 @@ import { GatewayWorker } from './worker.js';
  */
 export const CUT_SETTLE_MS = 100;
 
+/** http.Server's requestTimeout default: the whole request (head and body) within 5 minutes. */
+const NODE_REQUEST_TIMEOUT_MS = 300_000;
+
 /**
  * How often Node's HTTP server looks for heads past GATEWAY_HEADER_TIMEOUT_MS: a head is cut within this
  * much after its timeout. At most a second, and at most half the timeout, so a short one is not doubled.
@@ -258,6 +261,9 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
   const http = createServer(
     {
       headersTimeout: cfg.GATEWAY_HEADER_TIMEOUT_MS,
+      // Node's default (300 s) unless the header timeout is longer: createServer refuses a headersTimeout
+      // above requestTimeout, and the gateway did not start.
+      requestTimeout: Math.max(NODE_REQUEST_TIMEOUT_MS, cfg.GATEWAY_HEADER_TIMEOUT_MS),
       maxHeaderSize: cfg.GATEWAY_MAX_HEADER_BYTES,
       connectionsCheckingInterval: headerCheckIntervalMs(cfg.GATEWAY_HEADER_TIMEOUT_MS),
     },
