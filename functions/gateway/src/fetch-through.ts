@@ -192,6 +192,7 @@ export async function fetchThrough(
   const sticky = {
     stickyValue: (key: StickyKey) =>
       'header' in key ? headerStickyKey(user, lower.get(key.header)) : user || undefined,
+    stickyOwner: () => user,
   };
   // A redial's proxy was picked before the guard ran again, and a look-up may have outlasted its use:
   // past usableUntil, revoked or filled meanwhile, another is picked (never the one that failed, which

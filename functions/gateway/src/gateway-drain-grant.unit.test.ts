@@ -56,7 +56,10 @@ describe('a gateway shutting down with a request in flight', () => {
       stop: async () => {},
     };
     const gw = (await startGateway(cfg, { log: jsonLogger('error', () => {}), version: 't', source }))!;
-    const picked = gw.worker.pick('example.com', Date.now(), { stickyValue: () => undefined });
+    const picked = gw.worker.pick('example.com', Date.now(), {
+      stickyValue: () => undefined,
+      stickyOwner: () => '',
+    });
     if (picked.kind !== 'ok') throw new Error(`no pick: ${picked.kind}`);
     picked.upstream.live.active++; // a request on proxy a, which the drain waits for
     const validUntil = Date.parse(gw.worker.snapshot()!.source.validUntil);

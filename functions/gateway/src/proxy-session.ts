@@ -548,6 +548,10 @@ export class ProxySession implements ForwardOwner {
     return this.user || undefined;
   }
 
+  stickyOwner(): string {
+    return this.user;
+  }
+
   onUpConnect(): void {
     this.state = HANDSHAKE;
     const a = this.pinned;

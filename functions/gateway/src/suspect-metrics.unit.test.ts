@@ -54,7 +54,7 @@ const snapshot = (
   };
   return buildSnapshot(c, sha256Hex);
 };
-const noSticky = { stickyValue: () => undefined };
+const noSticky = { stickyValue: () => undefined, stickyOwner: () => '' };
 /** The upstream a pick chose; fails the test when it chose none. */
 const chosen = (r: PickResult) => {
   if (r.kind !== 'ok') throw new Error(`no upstream picked: ${r.kind}`);
@@ -143,7 +143,7 @@ describe('the SUSPECT metrics', () => {
       policy: 'sticky',
       stickyKey: { header: 'x-session' },
     };
-    const session = { stickyValue: () => 's1' };
+    const session = { stickyValue: () => 's1', stickyOwner: () => 'u' };
     await worker.applySnapshot(snapshot(1, t, [proxy('a', t), proxy('b', t)], [sticky]));
     const pinned = chosen(worker.pick('example.com', t, session)).name;
     const other = pinned === 'a' ? 'b' : 'a';

@@ -125,6 +125,8 @@ export function stickyTableKey(value: string | undefined): string | undefined {
 /** Where a sticky route finds its key: a header of the request (per client user: headerStickyKey), or the client's user name. */
 export interface StickySource {
   stickyValue(key: StickyKey): string | undefined;
+  /** The client user the request's sticky key belongs to: its share of the sticky table. */
+  stickyOwner(): string;
 }
 
 export type PickResult =
@@ -566,7 +568,14 @@ export class GatewayWorker implements SnapshotSink, RuntimeView {
     const route = snap ? matchRoute(snap.table, host) : undefined;
     if (!route) return { kind: 'no_route' };
     const key = route.stickyKey ? stickyTableKey(sticky.stickyValue(route.stickyKey)) : undefined;
-    const upstream = pickUpstream(route, nowMs, key, this.sticky, avoid);
+    const upstream = pickUpstream(
+      route,
+      nowMs,
+      key,
+      this.sticky,
+      avoid,
+      key === undefined ? '' : sticky.stickyOwner(),
+    );
     if (!upstream) return { kind: 'no_upstream', route };
     // One boolean read while nothing is suspect; the sound list is walked only for a suspect pick.
     if (upstream.suspect && !anyUsable(route.sound, nowMs)) this.suspectFallbacks++;

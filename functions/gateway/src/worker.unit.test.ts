@@ -36,7 +36,7 @@ const content = (version: number, proxies: GatewayProxy[], epoch = 1): GatewaySn
   routing: [{ name: 'all', match: { hosts: ['*'] }, selector: {}, policy: 'least-active' }],
   proxies,
 });
-const noSticky = { stickyValue: () => undefined };
+const noSticky = { stickyValue: () => undefined, stickyOwner: () => '' };
 
 /** A worker on two clocks the test moves apart: the wall clock and a monotonic one. */
 function clockedWorker(wall: () => number, mono: () => number): GatewayWorker {
@@ -745,7 +745,7 @@ describe('sticky keys', () => {
     await worker.applySnapshot(
       buildSnapshot({ ...content(1, [proxy('a'), proxy('b'), proxy('c')]), routing }, sha256Hex),
     );
-    const session = (v: string) => ({ stickyValue: () => v });
+    const session = (v: string) => ({ stickyValue: () => v, stickyOwner: () => 'u' });
     const pickFor = (v: string) => {
       const r = worker.pick('example.com', T0, session(v));
       if (r.kind !== 'ok') throw new Error(r.kind);
@@ -756,7 +756,7 @@ describe('sticky keys', () => {
     for (let i = 0; i < 5; i++) expect(pickFor(long)).toBe(first);
     expect(worker.stickyEntries()).toBe(1);
     // What the table holds is the digest, not the 10,000 characters (private: element access).
-    const keys = [...worker['sticky']['entries'].keys()] as string[];
+    const keys = [...worker['sticky']['owners'].get('u')!.keys()] as string[];
     expect(keys).toEqual([`all\n${stickyTableKey(long)}`]);
   });
 
@@ -770,7 +770,10 @@ describe('sticky keys', () => {
     );
     // As the proxy listener and /v1/fetch hand it over: the user's name and the header's value.
     const pick = (user: string) => {
-      const r = worker.pick('example.com', T0, { stickyValue: () => headerStickyKey(user, 'bob-42') });
+      const r = worker.pick('example.com', T0, {
+        stickyValue: () => headerStickyKey(user, 'bob-42'),
+        stickyOwner: () => user,
+      });
       if (r.kind !== 'ok') throw new Error(r.kind);
       return r.upstream;
     };

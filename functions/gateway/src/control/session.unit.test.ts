@@ -1058,7 +1058,10 @@ describe('reports', () => {
     const picks = () => {
       const seen = new Set<string>();
       for (let i = 0; i < 20; i++) {
-        const p = h.worker.pick('example.com', Date.now(), { stickyValue: () => undefined });
+        const p = h.worker.pick('example.com', Date.now(), {
+          stickyValue: () => undefined,
+          stickyOwner: () => '',
+        });
         if (p.kind === 'ok') seen.add(p.upstream.name);
       }
       return [...seen].sort();
@@ -1081,7 +1084,10 @@ describe('reports', () => {
     const picks = () => {
       const seen = new Set<string>();
       for (let i = 0; i < 20; i++) {
-        const p = h.worker.pick('example.com', Date.now(), { stickyValue: () => undefined });
+        const p = h.worker.pick('example.com', Date.now(), {
+          stickyValue: () => undefined,
+          stickyOwner: () => '',
+        });
         if (p.kind === 'ok') seen.add(p.upstream.name);
       }
       return [...seen].sort();
@@ -1624,7 +1630,10 @@ describe('shutdown during start-up', () => {
     await h.feed.deliver(feedMessage(snapshot(1, ['p-a'])));
     await flush();
     expect(h.session.ackBound).toBeNull();
-    const p = h.worker.pick('example.com', Date.now(), { stickyValue: () => undefined });
+    const p = h.worker.pick('example.com', Date.now(), {
+      stickyValue: () => undefined,
+      stickyOwner: () => '',
+    });
     if (p.kind !== 'ok') throw new Error('no pick');
     p.upstream.live.active++; // a tunnel runs on it
     expect(h.worker.runtimeCounts()).not.toEqual([]);

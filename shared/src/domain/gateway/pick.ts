@@ -91,28 +91,51 @@ export const pickRoundRobin = <A>(
 ): Upstream<A> | undefined =>
   roundRobinIn(route, 'sound', nowMs, avoid) ?? roundRobinIn(route, 'suspect', nowMs, avoid);
 
-/** A bounded LRU map from sticky key to proxy name (Map keeps insertion order: oldest first). */
+/**
+ * A bounded map from sticky key to proxy name, one LRU per owner (the client user whose key it is; Map
+ * keeps insertion order: oldest first). Full, it takes the room from the owner holding the most keys —
+ * its least recently used one goes: one client user sending a new session value on every request
+ * recycles its own keys and never evicts another user's sessions (a single LRU across users let it move
+ * every other crawler's sessions to new proxies, their exit IPs with them). Owners are the configured
+ * client users, a handful: the scan for the largest is short.
+ */
 export class StickyTable {
-  private readonly entries = new Map<string, string>();
+  private readonly owners = new Map<string, Map<string, string>>();
+  private total = 0;
   constructor(readonly maxEntries: number) {}
   get size(): number {
-    return this.entries.size;
+    return this.total;
   }
-  get(key: string): string | undefined {
-    const name = this.entries.get(key);
+  get(key: string, owner = ''): string | undefined {
+    const keys = this.owners.get(owner);
+    const name = keys?.get(key);
     if (name !== undefined) {
-      this.entries.delete(key);
-      this.entries.set(key, name);
+      keys!.delete(key);
+      keys!.set(key, name);
     }
     return name;
   }
-  set(key: string, name: string): void {
-    this.entries.delete(key);
-    this.entries.set(key, name);
-    if (this.entries.size > this.maxEntries) {
-      const oldest = this.entries.keys().next();
-      if (!oldest.done) this.entries.delete(oldest.value);
+  set(key: string, name: string, owner = ''): void {
+    let keys = this.owners.get(owner);
+    if (!keys) {
+      keys = new Map();
+      this.owners.set(owner, keys);
     }
+    if (keys.delete(key)) this.total--;
+    keys.set(key, name);
+    this.total++;
+    if (this.total > this.maxEntries) this.evictFromLargest();
+  }
+  private evictFromLargest(): void {
+    let largest: [string, Map<string, string>] | undefined;
+    for (const entry of this.owners) if (!largest || entry[1].size > largest[1].size) largest = entry;
+    if (!largest) return;
+    const [owner, keys] = largest;
+    const oldest = keys.keys().next();
+    if (oldest.done) return;
+    keys.delete(oldest.value);
+    this.total--;
+    if (keys.size === 0) this.owners.delete(owner);
   }
 }
 
@@ -130,22 +153,24 @@ export function pickSticky<A>(
   table: StickyTable,
   nowMs: number,
   avoid?: Upstream<A>,
+  owner = '',
 ): Upstream<A> | undefined {
   const tableKey = `${route.name}\n${key}`;
-  const pinned = table.get(tableKey);
+  const pinned = table.get(tableKey, owner);
   const u = pinned === undefined ? undefined : route.byName.get(pinned);
   // A key pinned to a proxy that has turned SUSPECT stays on it while it is usable: moving a crawler's
   // session changes its exit IP mid-session, which costs more than a proxy that has only started failing
   // (an UNHEALTHY one leaves the snapshot and the key moves then). A new key prefers a sound proxy.
   if (u && !avoided(u, avoid) && isUsable(u, nowMs)) return u;
   const fresh = pickLeastActive(route, nowMs, avoid);
-  if (fresh) table.set(tableKey, fresh.name);
+  if (fresh) table.set(tableKey, fresh.name, owner);
   return fresh;
 }
 
 /**
  * The route's policy applied. A sticky route without a key on this request (the header is absent)
- * falls back to least-active: stickiness is a preference, never a reason to refuse.
+ * falls back to least-active: stickiness is a preference, never a reason to refuse. `owner`: the client
+ * user the sticky key belongs to (its share of the table: StickyTable).
  */
 export function pickUpstream<A>(
   route: CompiledRoute<A>,
@@ -153,13 +178,14 @@ export function pickUpstream<A>(
   stickyValue: string | undefined,
   table: StickyTable,
   avoid?: Upstream<A>,
+  owner = '',
 ): Upstream<A> | undefined {
   switch (route.policy) {
     case 'round-robin':
       return pickRoundRobin(route, nowMs, avoid);
     case 'sticky':
       return stickyValue
-        ? pickSticky(route, stickyValue, table, nowMs, avoid)
+        ? pickSticky(route, stickyValue, table, nowMs, avoid, owner)
         : pickLeastActive(route, nowMs, avoid);
     default:
       return pickLeastActive(route, nowMs, avoid);

@@ -205,6 +205,41 @@ describe('policies', () => {
     expect(pickUpstream(r, NOW, 's1', t)?.name).toBe(moved.name);
   });
 
+  it('one client user flooding the sticky table recycles its own keys, never another user’s', () => {
+    const proxies = [up('a'), up('b'), up('c')];
+    const r = table('sticky', proxies, { stickyKey: { header: 'x-session' } });
+    const t = new StickyTable(10);
+    const alice = ['s1', 's2', 's3'].map((k) => pickUpstream(r, NOW, k, t, undefined, 'alice')!.name);
+    // mallory sends a new session value on every request, far more than the table holds.
+    for (let i = 0; i < 100; i++) pickUpstream(r, NOW, `m${i}`, t, undefined, 'mallory');
+    expect(t.size).toBe(10);
+    // alice's three keys are still there: each lands where it did, whatever is least active now.
+    proxies.forEach((p, i) => {
+      p.live.active = 5 - i;
+    });
+    expect(['s1', 's2', 's3'].map((k) => t.get(`${r.name}\n${k}`, 'alice'))).toEqual(alice);
+    // mallory kept the rest of the room, her most recent keys.
+    expect(t.get(`${r.name}\nm99`, 'mallory')).toBeDefined();
+    expect(t.get(`${r.name}\nm0`, 'mallory')).toBeUndefined();
+  });
+
+  it('full, the table takes the room from the owner holding the most keys, its least recently used first', () => {
+    const t = new StickyTable(4);
+    t.set('a1', 'p', 'alice');
+    t.set('a2', 'p', 'alice');
+    t.set('a3', 'p', 'alice');
+    t.set('b1', 'p', 'bob');
+    expect(t.get('a1', 'alice')).toBe('p'); // a2 is now alice's least recently used
+    t.set('b2', 'p', 'bob');
+    expect([t.get('a1', 'alice'), t.get('a2', 'alice'), t.get('a3', 'alice')]).toEqual(['p', undefined, 'p']);
+    // Two each: bob's next key evicts from whichever is largest — then bob (three) loses his oldest.
+    t.set('b3', 'p', 'bob');
+    expect(t.size).toBe(4);
+    expect([t.get('b1', 'bob'), t.get('b2', 'bob'), t.get('b3', 'bob')]).toEqual([undefined, 'p', 'p']);
+    // A key is its owner's: another user asking for it finds nothing.
+    expect(t.get('b2', 'alice')).toBeUndefined();
+  });
+
   it.each(['least-active', 'round-robin', 'sticky'] as const)(
     '%s never picks the proxy a request just failed to dial (avoid), and says so when it was the only one',
     (policy) => {
