@@ -44,12 +44,13 @@ const mayUseCache = (reason: string) => isKnownReconcileReason(reason) && ROUTIN
 
 /**
  * No pass starts once the delivery has run this long: it ends as at the pass bound (a conflict redelivered,
- * a RequeueNow handed off). One pass is a handful of Compute calls, each retried under its own deadline
- * (gce/retry.ts: ~2 minutes at worst), so a pass begun late in a degraded Compute API would run into the
- * function's timeout (300 s, shared/topology/functions.json) — killed after an insert and before the
- * status that records it, the instance waits for the redelivery (or gc) to be found.
+ * a RequeueNow handed off). A pass that creates reads the instance and then inserts it, each call retried
+ * under its own deadline (gce/retry.ts: ~2 minutes at worst), so a pass begun late in a degraded Compute
+ * API would run into the function's timeout (300 s, shared/topology/functions.json) — killed after an
+ * insert and before the status that records it, the instance waits for the redelivery (or gc) to be
+ * found. Passes on a healthy API take well under a second: the budget cuts only a delivery already slow.
  */
-export const PASS_START_BUDGET_MS = 120_000;
+export const PASS_START_BUDGET_MS = 40_000;
 
 export interface DeliveryOutcome {
   passes: number;
