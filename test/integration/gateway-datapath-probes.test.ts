@@ -42,6 +42,10 @@ function answer(s: net.Socket, path: string): void {
       holding.add(s);
       s.write(`HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: 4\r\n\r\nheld`);
       return;
+    case '/never':
+      // Reads the request and never answers (a tarpit).
+      holding.add(s);
+      return;
     case '/stall-mid-body':
       // Part of the body, then silence on a connection kept open.
       holding.add(s);
@@ -349,8 +353,38 @@ describe('plain HTTP data path: misframed answers never reach another client', (
     }
   });
 
-  // A client whose FIN came before the answer began, to a target that never answers, is bounded by the
-  // idle timeout, not the linger: it may be waiting for an answer still (gateway-half-close-answer.test.ts).
+  it.each([
+    ['pooled', 'later', ABS],
+    ['pinned', 'later', PIN],
+    ['pooled', 'with the request', ABS],
+    ['pinned', 'with the request', PIN],
+  ])(
+    '%s: a client whose FIN came %s does not leave the session to a target that never answers',
+    async (_, when, host) => {
+      await noLoad();
+      const c = net.connect({ port: gw.proxyPort, host: '127.0.0.1', allowHalfOpen: true });
+      c.on('error', () => {});
+      const request = `GET http://${host}/never HTTP/1.1\r\nHost: ${host}\r\nProxy-Authorization: ${AUTH}\r\n\r\n`;
+      if (when === 'with the request') c.end(request);
+      else {
+        c.write(request);
+        // The request is on its way (the slot is taken), then the client's own timeout: it closes.
+        await pollUntil(gw.health, (x) => x.load.active === 1, 3_000, 'the request under way');
+        c.end();
+      }
+      try {
+        const h = await pollUntil(
+          gw.health,
+          (x) => x.sockets.proxyClients === 0 && x.load.active === 0,
+          LINGER_MS + 3_000,
+          'the session released',
+        );
+        expect(h.load).toEqual({ active: 0, reserved: 0 });
+      } finally {
+        c.destroy();
+      }
+    },
+  );
 
   // The other side of the linger after a client's FIN: it is GATEWAY_LINGER_MS of silence, not of the
   // FIN's age, so a half-closed client still receiving its answer gets all of it, on every path, whether

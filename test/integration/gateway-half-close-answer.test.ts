@@ -1,11 +1,11 @@
 // A plain-HTTP client that shuts its write side once its request is sent (HTTP/1.0 style, `nc -N`) is
-// still waiting for the answer: its FIN must not cut the session while the answer is pending. It used to
-// turn the idle bound into GATEWAY_LINGER_MS at once, so a target slower than the linger left the client
-// a bare close with not one byte — no answer, no 504. Now, until the response head has gone to the client,
-// the session waits under its usual bound (GATEWAY_IDLE_TIMEOUT_MS), relays the answer whole and then
-// ends; once the answer has begun, the FIN bounds the silence by the linger as before (docs/gateway.md §
-// Proxy listener; the linger's other cases are in gateway-datapath-probes.test.ts). On both plain-HTTP
-// paths: absolute form over a pooled connection, and pinned (origin form through a CONNECT tunnel).
+// still waiting for the answer — but from the gateway it looks exactly like a client that closed outright
+// (a FIN either way: the proxy listener allows half-open sockets), so its FIN still bounds the wait by
+// GATEWAY_LINGER_MS (a crawler giving up on a tarpit must not hold a proxy's slot for the idle timeout:
+// gateway-datapath-probes.test.ts). What it gets when the target is slower than that is a 504
+// upstream_timeout, not a bare close with not one byte; a target that answers within the linger is relayed
+// whole. A client that kept its side open gets the same 504 at the idle timeout. On both plain-HTTP paths:
+// absolute form over a pooled connection, and pinned (origin form through a CONNECT tunnel).
 import net, { type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicAuth, type GatewayProcess, startGateway } from '../../bench/support/gateway-process.js';
@@ -17,20 +17,20 @@ const AUTH = basicAuth('crawler', 's3cret');
 const ABS = '127.0.0.5';
 /** Routed to the same upstream, pinned (CONNECT to the checked address, origin form inside). */
 const PIN = '127.0.0.7';
-const LINGER_MS = 300;
-/** The target's answer comes this long after the request: five lingers. */
-const SLOW_MS = 5 * LINGER_MS;
-const IDLE_MS = 4_000;
-const BODY = 'the slow answer';
+const LINGER_MS = 1_000;
+const IDLE_MS = 2_500;
+/** '/quick' is answered this long after the request: within the linger. */
+const QUICK_MS = 200;
+const BODY = 'the answer';
 
-describe('plain HTTP: a client that half-closed after its request still gets the answer', () => {
+describe('plain HTTP: an answer not begun in time is a 504, never a bare close', () => {
   let gw: GatewayProcess;
   let upstream: net.Server;
   const sockets = new Set<Socket>();
 
   beforeAll(async () => {
     // Plays the forward proxy (absolute form) and, after granting a CONNECT, the target in the tunnel.
-    // Never closes a connection itself: the session's own bounds are what end it.
+    // Never closes a connection itself: the session's own bounds are what end it. '/never': a tarpit.
     upstream = net.createServer({ allowHalfOpen: true }, (s) => {
       sockets.add(s);
       s.once('close', () => sockets.delete(s));
@@ -45,10 +45,10 @@ describe('plain HTTP: a client that half-closed after its request still gets the
             s.write('HTTP/1.1 200 Connection established\r\n\r\n');
             continue;
           }
-          if (new URL(target, 'http://target').pathname !== '/slow') continue; // '/never': a tarpit
+          if (new URL(target, 'http://target').pathname !== '/quick') continue;
           const t = setTimeout(
             () => s.write(`HTTP/1.1 200 OK\r\nContent-Length: ${BODY.length}\r\n\r\n${BODY}`),
-            SLOW_MS,
+            QUICK_MS,
           );
           s.once('close', () => clearTimeout(t));
         }
@@ -83,11 +83,8 @@ describe('plain HTTP: a client that half-closed after its request still gets the
 
   const noLoad = () => pollUntil(gw.health, (x) => x.load.active + x.load.reserved === 0, 5_000, 'no load');
 
-  /**
-   * A client that sends `path`'s GET and half-closes (with the request, or once it is on its way); with
-   * `cutBody`, a POST whose FIN comes three bytes into a ten-byte body.
-   */
-  async function halfClosed(host: string, path: string, when: string, cutBody = false) {
+  /** A GET for `path`; the client half-closes with the request when `halfClose`, else keeps its side open. */
+  async function ask(host: string, path: string, halfClose: boolean) {
     const c = net.connect({ port: gw.proxyPort, host: '127.0.0.1', allowHalfOpen: true });
     c.on('error', () => {});
     let text = '';
@@ -96,87 +93,70 @@ describe('plain HTTP: a client that half-closed after its request still gets the
     });
     const t0 = performance.now();
     const closed = new Promise<number>((r) => c.once('close', () => r(performance.now() - t0)));
-    const request = cutBody
-      ? `POST http://${host}${path} HTTP/1.1\r\nHost: ${host}\r\nProxy-Authorization: ${AUTH}\r\nContent-Length: 10\r\n\r\nabc`
-      : `GET http://${host}${path} HTTP/1.1\r\nHost: ${host}\r\nProxy-Authorization: ${AUTH}\r\n\r\n`;
-    if (when === 'with the request') c.end(request);
-    else {
-      c.write(request);
-      await pollUntil(gw.health, (x) => x.load.active === 1, 3_000, 'the request under way');
-      c.end();
-    }
+    const request = `GET http://${host}${path} HTTP/1.1\r\nHost: ${host}\r\nProxy-Authorization: ${AUTH}\r\n\r\n`;
+    if (halfClose) c.end(request);
+    else c.write(request);
+    // The client ends its side once it has the answer (a 504 asks it to close).
+    c.once('end', () => c.end());
     return { c, closed, text: () => text };
   }
 
-  it.each([
-    ['pooled', 'with the request', ABS],
-    ['pinned', 'with the request', PIN],
-    ['pooled', 'once the request was on its way', ABS],
-    ['pinned', 'once the request was on its way', PIN],
-  ])(
-    '%s, FIN %s: an answer slower than the linger is relayed whole, then the connection ends',
-    async (_, when, host) => {
-      await noLoad();
-      const { c, closed, text } = await halfClosed(host, '/slow', when);
-      try {
-        const ms = await closed;
-        expect(text()).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
-        expect(text().endsWith(`\r\n\r\n${BODY}`)).toBe(true);
-        expect(ms).toBeGreaterThanOrEqual(SLOW_MS - 100);
-        // Ended once it was relayed (the target keeps its side open): the linger, not the idle bound.
-        expect(ms).toBeLessThan(SLOW_MS + IDLE_MS);
-        const h = await pollUntil(
-          gw.health,
-          (x) => x.sockets.proxyClients === 0 && x.load.active === 0,
-          3_000,
-          'the session released',
-        );
-        expect(h.load).toEqual({ active: 0, reserved: 0 });
-      } finally {
-        c.destroy();
-      }
-    },
-  );
+  const released = () =>
+    pollUntil(
+      gw.health,
+      (x) => x.sockets.proxyClients === 0 && x.load.active === 0,
+      3_000,
+      'the session released',
+    );
 
-  // The usual bound still holds: a target that never answers is cut by the idle timeout, as for a
-  // client that kept its side open (a client that gives up closes its socket: that ends it at once).
-  it.each([
-    ['pooled', 'with the request', ABS],
-    ['pinned', 'with the request', PIN],
-    ['pooled', 'once the request was on its way', ABS],
-    ['pinned', 'once the request was on its way', PIN],
-  ])(
-    '%s, FIN %s: an answer that never comes is bounded by the idle timeout, not the linger',
-    async (_, when, host) => {
-      await noLoad();
-      const { c, closed } = await halfClosed(host, '/never', when);
-      try {
-        const ms = await closed;
-        expect(ms).toBeGreaterThanOrEqual(IDLE_MS - 300);
-        expect(ms).toBeLessThan(IDLE_MS + 2_000);
-        const h = await pollUntil(
-          gw.health,
-          (x) => x.sockets.proxyClients === 0 && x.load.active === 0,
-          3_000,
-          'the session released',
-        );
-        expect(h.load).toEqual({ active: 0, reserved: 0 });
-      } finally {
-        c.destroy();
-      }
-    },
-  );
-
-  // A FIN three bytes into a ten-byte body: the request can never be whole, so there is no answer to wait
-  // for — the linger from the FIN, as before, not the idle timeout.
   it.each([
     ['pooled', ABS],
     ['pinned', PIN],
-  ])('%s: a FIN that cut the request body short still ends the session after the linger', async (_, host) => {
+  ])('%s: a half-closed client whose target says nothing within the linger gets a 504', async (_, host) => {
     await noLoad();
-    const { c, closed } = await halfClosed(host, '/never', 'with the request', true);
+    const { c, closed, text } = await ask(host, '/never', true);
     try {
-      expect(await closed).toBeLessThan(LINGER_MS + 1_500);
+      const ms = await closed;
+      expect(text()).toMatch(/^HTTP\/1\.1 504 /);
+      expect(text()).toMatch(/\r\nX-Proxyplane-Error: upstream_timeout\r\n/i);
+      expect(ms).toBeGreaterThanOrEqual(LINGER_MS - 100);
+      expect(ms).toBeLessThan(IDLE_MS);
+      expect((await released()).load).toEqual({ active: 0, reserved: 0 });
+    } finally {
+      c.destroy();
+    }
+  });
+
+  it.each([
+    ['pooled', ABS],
+    ['pinned', PIN],
+  ])(
+    '%s: a half-closed client whose target answers within the linger gets the answer whole',
+    async (_, host) => {
+      await noLoad();
+      const { c, closed, text } = await ask(host, '/quick', true);
+      try {
+        await closed;
+        expect(text()).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+        expect(text().endsWith(`\r\n\r\n${BODY}`)).toBe(true);
+        await released();
+      } finally {
+        c.destroy();
+      }
+    },
+  );
+
+  it.each([
+    ['pooled', ABS],
+    ['pinned', PIN],
+  ])('%s: a client that kept its side open gets the 504 at the idle timeout', async (_, host) => {
+    await noLoad();
+    const { c, closed, text } = await ask(host, '/never', false);
+    try {
+      const ms = await closed;
+      expect(text()).toMatch(/^HTTP\/1\.1 504 /);
+      expect(ms).toBeGreaterThanOrEqual(IDLE_MS - 100);
+      await released();
     } finally {
       c.destroy();
     }

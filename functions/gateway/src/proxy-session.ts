@@ -121,10 +121,7 @@ export class ProxySession implements ForwardOwner {
   private lingerUntil = 0;
   /** The client's queued bytes at the last sweep while lingering (0: the linger runs). */
   private lingerPending = 0;
-  /**
-   * The client's FIN is in (onClientEnd): GATEWAY_LINGER_MS of silence then ends the session — once the
-   * answer has begun (TUNNEL), or when the request can never be whole (its body cut short by the FIN).
-   */
+  /** The client's FIN is in (onClientEnd): GATEWAY_LINGER_MS of silence then ends the session. */
   private clientEnded = false;
 
   constructor(
@@ -205,10 +202,14 @@ export class ProxySession implements ForwardOwner {
       if (bytes !== this.lastBytes) {
         this.lastBytes = bytes;
         const o = this.ctx.opts;
-        // While the answer is pending (RESPONSE, the request whole) a client's FIN is no bound: onClientEnd.
-        const linger = this.clientEnded && (st === TUNNEL || this.bodyLeft > 0);
-        this.deadline = now + (linger ? o.lingerMs : o.idleTimeoutMs);
-      } else if (now >= this.deadline) c.destroy();
+        this.deadline = now + (this.clientEnded ? o.lingerMs : o.idleTimeoutMs);
+      } else if (now >= this.deadline) {
+        // No answer begun (RESPONSE): a 504 rather than a bare close. A client that half-closed once it had
+        // asked (HTTP/1.0 style, `nc -N`) is still reading, and learns why it got no answer; one that
+        // closed outright looks the same from here (a FIN either way), and the 504 costs it nothing.
+        if (st === RESPONSE) this.refuse(504, 'upstream_timeout');
+        else c.destroy();
+      }
     }
   }
 
@@ -791,30 +792,23 @@ export class ProxySession implements ForwardOwner {
   onClientEnd(): void {
     // Half-closed before a complete head: nothing more can arrive, so there is no request to serve.
     if (this.state === HEAD) this.client.destroy();
-    // Otherwise the FIN is noted, and bounds the session only once the answer has begun (TUNNEL). Before
-    // that — the request on its way, or whole and its answer's head not yet relayed (RESPONSE) — a client
-    // that shut its write side after asking (HTTP/1.0 style, `nc -N`) is still waiting for the answer: the
-    // linger from its FIN cut it off with not one byte (no answer, no 504) whenever the target took longer
-    // than GATEWAY_LINGER_MS to begin. So the session waits for the head under its usual bound
-    // (GATEWAY_IDLE_TIMEOUT_MS), as for a client that kept its side open, and the sweep's first pass in
-    // TUNNEL (the head written moves the byte counters) applies the FIN. A request whose body the FIN cut
-    // short can never be whole, and has no answer to wait for: its FIN counts at once.
-    // Once the answer is being relayed, the FIN goes on to the target: a CONNECT tunnel's pipe carries it
-    // (a CONNECT is in TUNNEL from its 200), and pinned plain HTTP ends its upstream socket here (one
-    // request per connection: the client is done sending), since a target that ignored our `Connection:
-    // close` kept its side open and held the session, with its upstream slot, until
-    // GATEWAY_IDLE_TIMEOUT_MS after the client had gone. On every path the session then ends after
-    // GATEWAY_LINGER_MS without a byte either way (sweep), not the idle timeout: a client that closed says
-    // so only with its FIN (nothing is written to it while the target is silent), so a target that stalls
-    // mid-body, or ignores the FIN and keeps its connection open, held the session and its slot for the
-    // full idle timeout after every such request — any site a crawler visits could pin a proxy's capacity
-    // that way. A half-closed client still receiving bytes keeps it going. (A CONNECT tunnel whose target
-    // is silent for the linger after the client's FIN is cut, which RFC 9110 §9.3.6 allows: either side
-    // may close a tunnel once the other has.)
+    // A FIN read before RESPONSE (with the request: 'end' comes even while the client is paused) is
+    // only noted; the sweep's first pass in RESPONSE applies it (lastBytes starts at -1, so that pass
+    // always sets the deadline). Once the answer is being relayed (TUNNEL), the FIN goes on to the target: a CONNECT tunnel's pipe carries it, and pinned
+    // plain HTTP ends its upstream socket here (one request per connection: the client is done sending),
+    // since a target that ignored our `Connection: close` kept its side open and held the session, with
+    // its upstream slot, until GATEWAY_IDLE_TIMEOUT_MS after the client had gone. On every path the
+    // session then ends after GATEWAY_LINGER_MS without a byte either way (sweep), not the idle timeout:
+    // a client that closed says so only with its FIN (nothing is written to it while the target is
+    // silent), so a target that never answers, stalls mid-body, or ignores the FIN and keeps its
+    // connection open, held the session and its slot for the full idle timeout after every such request
+    // — any site a crawler visits could pin a proxy's capacity that way. A half-closed client still
+    // receiving bytes keeps it going; one that half-closed right after its request gets its answer if the
+    // target begins it within the linger.
     else {
       this.clientEnded = true;
       const st = this.state;
-      if (st !== TUNNEL && !(st === RESPONSE && this.bodyLeft > 0)) return;
+      if (st !== RESPONSE && st !== TUNNEL) return;
       this.deadline = Math.min(this.deadline, performance.now() + this.ctx.opts.lingerMs);
       if (st === TUNNEL && !this.isConnect) this.up?.end();
     }
