@@ -395,6 +395,7 @@ export async function startControlPlane(opts: {
     },
     tick,
     startTicking(everyMs) {
+      void ticker?.stop();
       ticker = startPacedTicks({ firestore, tick, everyMs });
     },
     async admin<T>(method: string, path: string, body?: unknown) {
