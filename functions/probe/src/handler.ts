@@ -49,7 +49,12 @@ export interface ProbeHandlerDeps extends ProbeDeps {
   runBudgetMs?: number;
 }
 
-/** The least a pass is given, even one that starts at the end of the run's budget. */
+/**
+ * The least a pass is given: the first pass of a run even when what came before it (the passive pass) spent
+ * the run's budget. A later pass with less than this left does not start: its slots are the next run's
+ * (the run records where they start, nextWindowStart) — begun anyway, its probes, writes and publishes ran
+ * past the budget into the function's timeout, which kills the run before it records its end.
+ */
 export const MIN_PASS_BUDGET_MS = 5_000;
 
 export interface ProbeRunSummary extends PassCounts {
@@ -113,6 +118,8 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
     // Gateway evidence first, so that this tick's active passes read (and may expire) the updated tracks.
     const passiveError = await consumeOutcomes(deps, all, startedAt, summary, sent);
     const routes = await readRoutes(deps);
+    /** Where the slots left to the next run start, when the budget ended the loop before the deadline. */
+    let leftFrom: Date | null = null;
     for (;;) {
       // Never past the deadline: the next run starts there (firstWindowStart), so a pass that began late —
       // its slot was due before the deadline, but the pass before it ran into timeouts — would otherwise
@@ -121,13 +128,20 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
       const to = new Date(Math.min(deps.clock.now().getTime(), deadline));
       // A window still covered by a previous run that is still looping starts in the future: wait for it.
       if (to > from) {
-        const budget =
+        const left =
           deps.runBudgetMs === undefined
             ? undefined
-            : Math.max(
-                MIN_PASS_BUDGET_MS,
-                startedAt.getTime() + deps.runBudgetMs - deps.clock.now().getTime(),
-              );
+            : startedAt.getTime() + deps.runBudgetMs - deps.clock.now().getTime();
+        if (left !== undefined && left < MIN_PASS_BUDGET_MS && summary.passes > 0) {
+          leftFrom = from;
+          deps.log.warn('probe run out of budget before its deadline: the slots left are the next run’s', {
+            event: 'probe.run_budget_spent',
+            from: from.toISOString(),
+            deadline: new Date(deadline).toISOString(),
+          });
+          break;
+        }
+        const budget = left === undefined ? undefined : Math.max(MIN_PASS_BUDGET_MS, left);
         const c = await runProbePass(deps, current(fleet), from, to, sent, routes, budget);
         summary.passes++;
         summary.probed += c.probed;
@@ -147,6 +161,7 @@ export async function handleProbeTick(deps: ProbeHandlerDeps): Promise<ProbeRunS
       // The active tiers ran: the run is ok, and says what of it failed.
       error: passiveError === null ? null : `passive pass: ${passiveError || 'failed'}`,
       windowStart,
+      nextWindowStart: leftFrom,
     });
     // One failed-tick line per tick: a run that throws later logs its own (loggedTick), not this one too.
     if (passiveError !== null) logTickFailure(deps.log, ProbeJob, passiveError, { part: 'passive' });

@@ -542,6 +542,84 @@ describe('handleProbeTick: a pass that runs past the deadline', () => {
   });
 });
 
+describe('handleProbeTick: a run whose budget is spent before its deadline', () => {
+  // A 50 s loop and a budget of 20 s: a first pass whose probes hang (a dead proxy's timeout) runs past what
+  // a second pass would need (MIN_PASS_BUDGET_MS). That pass does not start — begun, its probes and writes
+  // ran into the function's timeout — and its slots are the next run's, from where this run stopped.
+  const fleet = Array.from({ length: 40 }, (_, i) =>
+    aProxy({
+      name: `p${i}`,
+      spec: managedSpec({ healthCheck: { intervalSeconds: 60 } }),
+      status: { ip: `10.0.${i}.1`, providerId: `zones/z/instances/p${i}` },
+    }),
+  );
+
+  it('starts no later pass with less than MIN_PASS_BUDGET_MS left, and the next run probes the slots it left', async () => {
+    const { d, warnings } = deps(false);
+    const clock = new ManualClock(t0);
+    const probes = new Map<string, number[]>();
+    let last: JobRun | null = {
+      job: ProbeJob,
+      startedAt: sec(-60),
+      finishedAt: sec(-8),
+      ok: true,
+      counts: {},
+      error: null,
+    };
+    const passStarts: number[] = [];
+    const runs: ProbeHandlerDeps = {
+      ...d,
+      clock,
+      concurrency: 64,
+      loopMs: 50_000,
+      runBudgetMs: 20_000,
+      sleep: async (ms) => clock.advance(ms),
+      // The budget's timer never fires here: the test drives the clock, and the pass ends with its probes.
+      timer: () => new Promise(() => {}),
+      proxies: fixedFleet(fleet),
+      jobs: {
+        ...d.jobs,
+        claim: async (_job, now) => {
+          const previous = last;
+          last = { job: ProbeJob, startedAt: now, finishedAt: null, ok: null, counts: {}, error: null };
+          return { previous };
+        },
+        finish: async (_job, run) => {
+          last = { job: ProbeJob, ...run };
+        },
+      },
+      prober: {
+        probe: async () => ({}) as never,
+        direct: echoUp,
+        // The run's first probes hang 17 s (a pass's probes run at once); later ones answer at once.
+        handshake: async (target) => {
+          const at = clock.now().getTime();
+          if (!passStarts.includes(at)) passStarts.push(at);
+          probes.set(target.host, [...(probes.get(target.host) ?? []), at]);
+          await Promise.resolve();
+          if (at === t0.getTime() && clock.now().getTime() === at) clock.advance(17_000);
+          return { ok: false, latencyMs: 1, status: null, body: null, failure: null };
+        },
+      },
+    };
+    await handleProbeTick(runs);
+    // One pass: at 17 s, 3 s of the budget were left.
+    expect(passStarts).toEqual([t0.getTime()]);
+    expect(warnings).toContain(
+      'probe run out of budget before its deadline: the slots left are the next run’s',
+    );
+    const stoppedAt = last!.nextWindowStart!;
+    // The pass covered the slots up to its own start: the rest, up to the deadline (50 s), are the next run's.
+    expect(stoppedAt.getTime()).toBe(sec(0).getTime());
+    const leftOver = fleet.filter((p) => isDueInWindow(p.uid, 60_000, stoppedAt, sec(50)));
+    expect(leftOver.length).toBeGreaterThan(0);
+    clock.set(sec(60));
+    await handleProbeTick(runs);
+    // Each caught up by the next run's first pass (none of them was probed by this one).
+    for (const p of leftOver) expect(probes.get(p.status.ip!)?.[0], p.name).toBe(sec(60).getTime());
+  });
+});
+
 describe('handleProbeTick: pruning the state of proxies gone', () => {
   it('never deletes a state an overlapping run wrote for a proxy created after this run listed the fleet', async () => {
     // Run A listed the fleet before proxy `late` was created; while A still probes (a slow last pass),

@@ -12,6 +12,8 @@ export interface PreviousProbeRun {
   /** Its deadline (startedAt + its loop), as recorded at its claim; null or absent on records claimed
    *  before it was recorded. */
   deadline?: Date | null;
+  /** For a finished run whose budget ended its loop before its deadline: where the slots it left start. */
+  nextWindowStart?: Date | null;
 }
 
 export interface ProbeCadence {
@@ -34,8 +36,8 @@ export const MaxLookBackTicks = 3;
 /**
  * Where the previous run's coverage ends, so that no slot is probed twice for nothing and none is missed:
  * - none (first run ever): one tick period back;
- * - finished: its deadline (as its record holds it, else startedAt + this loop), never ahead of now — it
- *   probed every slot up to there, and starting from its start would probe most of the fleet a second time
+ * - finished: its deadline (as its record holds it, else startedAt + this loop) — or where the slots its
+ *   spent budget left start (nextWindowStart) — never ahead of now: it probed every slot up to there, and starting from its start would probe most of the fleet a second time
  *   at this tick's instant (thresholds reached twice as fast as intervalSeconds says, the per-uid jitter
  *   lost);
  * - still running (a slow last pass, or a loop longer than the tick): its deadline even when ahead — it is
@@ -59,7 +61,7 @@ export function firstWindowStart(
   const deadline = previous.deadline?.getTime() ?? previous.startedAt.getTime() + cfg.loopMs;
   let from: number;
   if (previous.ok === null) from = deadline;
-  else if (previous.ok) from = Math.min(deadline, now);
+  else if (previous.ok) from = Math.min(previous.nextWindowStart?.getTime() ?? deadline, now);
   else
     from = Math.min(previous.windowStart?.getTime() ?? previous.startedAt.getTime() - cfg.tickPeriodMs, now);
   return new Date(Math.max(from, now - MaxLookBackTicks * cfg.tickPeriodMs));

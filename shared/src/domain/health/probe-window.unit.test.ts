@@ -33,6 +33,10 @@ describe('firstWindowStart', () => {
     expect(firstWindowStart(ok(0), sec(60), { ...cfg, loopMs: 90_000 })).toEqual(sec(60));
   });
 
+  it('after a run that finished with its budget spent before its deadline: where the slots it left start', () => {
+    expect(firstWindowStart({ ...ok(-60), nextWindowStart: sec(-30) }, sec(0), cfg)).toEqual(sec(-30));
+  });
+
   it('after a run that failed after a finished one: where the failed run’s window started (the deadline before it)', () => {
     // Run 0 finished (deadline 50); run 60 started its window at 50 and failed. Its start (60) would leave
     // the slots in (50, 60] to their next slot, one interval late.
