@@ -9,8 +9,8 @@
 import net, { type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { basicAuth, type GatewayProcess, startGateway } from '../../bench/support/gateway-process.js';
-import { snapshotFile } from '../../bench/support/snapshot-file.js';
 import { pollUntil } from '../support/poll.js';
+import { twoPathSnapshotContent } from '../support/two-path-gateway.js';
 
 const AUTH = basicAuth('crawler', 's3cret');
 /** Routed to the upstream in absolute form (pooled connections). */
@@ -56,23 +56,12 @@ describe('plain HTTP: an answer not begun in time is a 504, never a bare close',
     });
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
     const port = (upstream.address() as AddressInfo).port;
-    gw = await startGateway(
-      snapshotFile({
-        upstreams: [`http://up:up-pass@127.0.0.1:${port}`, `http://up:up-pass@127.0.0.1:${port}`],
-        routing: [
-          { name: 'abs', match: { hosts: [ABS] }, selector: { pool: 'abs' }, policy: 'round-robin' },
-          { name: 'pin', match: { hosts: [PIN] }, selector: { pool: 'pin' }, policy: 'round-robin' },
-        ],
-        attributes: (i) => ({ pool: ['abs', 'pin'][i]! }),
-        filtersDestinations: (i) => i === 0,
-      }),
-      {
-        GATEWAY_CLIENT_USERS: 'crawler:s3cret',
-        GATEWAY_SSRF_ALLOW: `${ABS}:80,${PIN}:80`,
-        GATEWAY_LINGER_MS: String(LINGER_MS),
-        GATEWAY_IDLE_TIMEOUT_MS: String(IDLE_MS),
-      },
-    );
+    gw = await startGateway(twoPathSnapshotContent(port, { absolute: ABS, pinned: PIN }), {
+      GATEWAY_CLIENT_USERS: 'crawler:s3cret',
+      GATEWAY_SSRF_ALLOW: `${ABS}:80,${PIN}:80`,
+      GATEWAY_LINGER_MS: String(LINGER_MS),
+      GATEWAY_IDLE_TIMEOUT_MS: String(IDLE_MS),
+    });
   });
 
   afterAll(async () => {

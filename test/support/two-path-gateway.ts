@@ -18,25 +18,25 @@ export interface TwoPathHosts {
   pinned: string;
 }
 
+/** The snapshot of the two routes over the upstream listening on `port` (a gateway process takes it). */
+export function twoPathSnapshotContent(port: number, hosts: TwoPathHosts) {
+  return snapshotFile({
+    upstreams: [`http://up:up-pass@127.0.0.1:${port}`, `http://up:up-pass@127.0.0.1:${port}`],
+    attributes: (i) => ({ pool: i === 0 ? 'absolute' : 'pinned' }),
+    filtersDestinations: (i) => i === 0,
+    routing: (['absolute', 'pinned'] as const).map((name) => ({
+      name,
+      match: { hosts: [hosts[name]] },
+      selector: { pool: name },
+      policy: 'round-robin' as const,
+    })),
+  });
+}
+
 /** Writes the snapshot file of the two routes over the scripted upstream listening on `port`. */
 export function twoPathSnapshot(port: number, hosts: TwoPathHosts): string {
   const file = join(mkdtempSync(join(tmpdir(), 'gw-two-path-')), 'snapshot.json');
-  writeFileSync(
-    file,
-    JSON.stringify(
-      snapshotFile({
-        upstreams: [`http://up:up-pass@127.0.0.1:${port}`, `http://up:up-pass@127.0.0.1:${port}`],
-        attributes: (i) => ({ pool: i === 0 ? 'absolute' : 'pinned' }),
-        filtersDestinations: (i) => i === 0,
-        routing: (['absolute', 'pinned'] as const).map((name) => ({
-          name,
-          match: { hosts: [hosts[name]] },
-          selector: { pool: name },
-          policy: 'round-robin' as const,
-        })),
-      }),
-    ),
-  );
+  writeFileSync(file, JSON.stringify(twoPathSnapshotContent(port, hosts)));
   return file;
 }
 

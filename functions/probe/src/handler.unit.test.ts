@@ -475,61 +475,80 @@ describe('handleProbeTick: where a run starts probing', () => {
 /** The proxy has a 60 s slot in (from, to] seconds after t0. */
 const slotIn = (uid: string, from: number, to: number) => isDueInWindow(uid, 60_000, sec(from), sec(to));
 
+/** 40 proxies probed once a minute. */
+const fleet = Array.from({ length: 40 }, (_, i) =>
+  aProxy({
+    name: `p${i}`,
+    spec: managedSpec({ healthCheck: { intervalSeconds: 60 } }),
+    status: { ip: `10.0.${i}.1`, providerId: `zones/z/instances/p${i}` },
+  }),
+);
+
+/**
+ * Deployed runs over `fleet` (a 60 s tick probing for 50 s) chained as the job-run store chains them: each
+ * claim hands on the record the run before finished (the first, a run of the tick before that finished).
+ * `handshake` records `probes` (each proxy's probe times) before it does what the test says.
+ */
+function chainedRuns(
+  d: ProbeHandlerDeps,
+  clock: ManualClock,
+  handshake: (at: number) => Promise<void>,
+  extra: Partial<ProbeHandlerDeps> = {},
+) {
+  const probes = new Map<string, number[]>();
+  let last: JobRun | null = {
+    job: ProbeJob,
+    startedAt: sec(-60),
+    finishedAt: sec(-8),
+    ok: true,
+    counts: {},
+    error: null,
+  };
+  const runs: ProbeHandlerDeps = {
+    ...d,
+    clock,
+    concurrency: 64,
+    loopMs: 50_000,
+    sleep: async (ms) => clock.advance(ms),
+    proxies: fixedFleet(fleet),
+    jobs: {
+      ...d.jobs,
+      claim: async (_job, now) => {
+        const previous = last;
+        last = { job: ProbeJob, startedAt: now, finishedAt: null, ok: null, counts: {}, error: null };
+        return { previous };
+      },
+      finish: async (_job, run) => {
+        last = { job: ProbeJob, ...run };
+      },
+    },
+    prober: {
+      probe: async () => ({}) as never,
+      direct: echoUp,
+      handshake: async (target) => {
+        const at = clock.now().getTime();
+        probes.set(target.host, [...(probes.get(target.host) ?? []), at]);
+        await handshake(at);
+        return { ok: false, latencyMs: 1, status: null, body: null, failure: null };
+      },
+    },
+    ...extra,
+  };
+  return { runs, probes, last: () => last };
+}
+
 describe('handleProbeTick: a pass that runs past the deadline', () => {
   // Deployed: a 60 s tick that keeps probing for 50 s, one probe a minute per proxy — and probes that take
   // their time (a dead proxy costs its timeoutSeconds), so a pass started before the deadline ends after it.
-  const fleet = Array.from({ length: 40 }, (_, i) =>
-    aProxy({
-      name: `p${i}`,
-      spec: managedSpec({ healthCheck: { intervalSeconds: 60 } }),
-      status: { ip: `10.0.${i}.1`, providerId: `zones/z/instances/p${i}` },
-    }),
-  );
 
   it('leaves the slots past the deadline to the next run: no proxy is probed twice for one slot', async () => {
     const { d } = deps(false);
     const clock = new ManualClock(t0);
-    const probes = new Map<string, number[]>();
-    // The run of the tick before, finished (not the first run ever, which looks back a whole tick).
-    let last: JobRun | null = {
-      job: ProbeJob,
-      startedAt: sec(-60),
-      finishedAt: sec(-8),
-      ok: true,
-      counts: {},
-      error: null,
-    };
-    const runs: ProbeHandlerDeps = {
-      ...d,
-      clock,
-      concurrency: 64,
-      loopMs: 50_000,
-      sleep: async (ms) => clock.advance(ms),
-      proxies: fixedFleet(fleet),
-      jobs: {
-        ...d.jobs,
-        claim: async (_job, now) => {
-          const previous = last;
-          last = { job: ProbeJob, startedAt: now, finishedAt: null, ok: null, counts: {}, error: null };
-          return { previous };
-        },
-        finish: async (_job, run) => {
-          last = { job: ProbeJob, ...run };
-        },
-      },
-      prober: {
-        probe: async () => ({}) as never,
-        // Each probe runs into its timeout; the pass's probes run at once, so the pass takes 3 s.
-        direct: echoUp,
-        handshake: async (target) => {
-          const at = clock.now().getTime();
-          probes.set(target.host, [...(probes.get(target.host) ?? []), at]);
-          await Promise.resolve();
-          if (clock.now().getTime() === at) clock.advance(3_000);
-          return { ok: false, latencyMs: 3_000, status: null, body: null, failure: null };
-        },
-      },
-    };
+    // Each probe runs into its timeout; the pass's probes run at once, so the pass takes 3 s.
+    const { runs, probes } = chainedRuns(d, clock, async (at) => {
+      await Promise.resolve();
+      if (clock.now().getTime() === at) clock.advance(3_000);
+    });
     for (const at of [0, 60, 120]) {
       clock.set(sec(at));
       await handleProbeTick(runs);
@@ -546,69 +565,30 @@ describe('handleProbeTick: a run whose budget is spent before its deadline', () 
   // A 50 s loop and a budget of 20 s: a first pass whose probes hang (a dead proxy's timeout) runs past what
   // a second pass would need (MIN_PASS_BUDGET_MS). That pass does not start — begun, its probes and writes
   // ran into the function's timeout — and its slots are the next run's, from where this run stopped.
-  const fleet = Array.from({ length: 40 }, (_, i) =>
-    aProxy({
-      name: `p${i}`,
-      spec: managedSpec({ healthCheck: { intervalSeconds: 60 } }),
-      status: { ip: `10.0.${i}.1`, providerId: `zones/z/instances/p${i}` },
-    }),
-  );
 
   it('starts no later pass with less than MIN_PASS_BUDGET_MS left, and the next run probes the slots it left', async () => {
     const { d, warnings } = deps(false);
     const clock = new ManualClock(t0);
-    const probes = new Map<string, number[]>();
-    let last: JobRun | null = {
-      job: ProbeJob,
-      startedAt: sec(-60),
-      finishedAt: sec(-8),
-      ok: true,
-      counts: {},
-      error: null,
-    };
     const passStarts: number[] = [];
-    const runs: ProbeHandlerDeps = {
-      ...d,
+    // The run's first probes hang 17 s (a pass's probes run at once); later ones answer at once.
+    const { runs, probes, last } = chainedRuns(
+      d,
       clock,
-      concurrency: 64,
-      loopMs: 50_000,
-      runBudgetMs: 20_000,
-      sleep: async (ms) => clock.advance(ms),
+      async (at) => {
+        if (!passStarts.includes(at)) passStarts.push(at);
+        await Promise.resolve();
+        if (at === t0.getTime() && clock.now().getTime() === at) clock.advance(17_000);
+      },
       // The budget's timer never fires here: the test drives the clock, and the pass ends with its probes.
-      timer: () => new Promise(() => {}),
-      proxies: fixedFleet(fleet),
-      jobs: {
-        ...d.jobs,
-        claim: async (_job, now) => {
-          const previous = last;
-          last = { job: ProbeJob, startedAt: now, finishedAt: null, ok: null, counts: {}, error: null };
-          return { previous };
-        },
-        finish: async (_job, run) => {
-          last = { job: ProbeJob, ...run };
-        },
-      },
-      prober: {
-        probe: async () => ({}) as never,
-        direct: echoUp,
-        // The run's first probes hang 17 s (a pass's probes run at once); later ones answer at once.
-        handshake: async (target) => {
-          const at = clock.now().getTime();
-          if (!passStarts.includes(at)) passStarts.push(at);
-          probes.set(target.host, [...(probes.get(target.host) ?? []), at]);
-          await Promise.resolve();
-          if (at === t0.getTime() && clock.now().getTime() === at) clock.advance(17_000);
-          return { ok: false, latencyMs: 1, status: null, body: null, failure: null };
-        },
-      },
-    };
+      { runBudgetMs: 20_000, timer: () => new Promise(() => {}) },
+    );
     await handleProbeTick(runs);
     // One pass: at 17 s, 3 s of the budget were left.
     expect(passStarts).toEqual([t0.getTime()]);
     expect(warnings).toContain(
       'probe run out of budget before its deadline: the slots left are the next run’s',
     );
-    const stoppedAt = last!.nextWindowStart!;
+    const stoppedAt = last()!.nextWindowStart!;
     // The pass covered the slots up to its own start: the rest, up to the deadline (50 s), are the next run's.
     expect(stoppedAt.getTime()).toBe(sec(0).getTime());
     const leftOver = fleet.filter((p) => isDueInWindow(p.uid, 60_000, stoppedAt, sec(50)));
