@@ -20,6 +20,7 @@ import {
   startSecretManagerEmulator,
 } from '../../emulators/secret-manager/server.js';
 import { type ApiServer, startApiServer } from '../../functions/api/src/server.js';
+import { SnapshotJob } from '../../functions/snapshot/src/job-run.js';
 import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
 import { createSecretManagerClient } from '../../shared/src/adapters/secret-manager/client.js';
 import { Tick } from '../../shared/src/messages/tick.js';
@@ -137,7 +138,7 @@ export async function startGatewayPlane(o: GatewayPlaneOptions): Promise<Gateway
     ...extra,
   });
   const tick = async () => {
-    if (planeUp) await plane.publisher.publish(SNAPSHOT_REQUESTS_TOPIC, Tick, { job: 'snapshot-tick' });
+    if (planeUp) await plane.publisher.publish(SNAPSHOT_REQUESTS_TOPIC, Tick, { job: SnapshotJob });
   };
   const killControlPlane = async () => {
     await ticker?.stop();

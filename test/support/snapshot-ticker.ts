@@ -5,9 +5,9 @@
 // (snapshotPassAfter) timed out though the passes ran. In production the ticks are a minute apart.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Firestore } from '@google-cloud/firestore';
+import { SnapshotJob } from '../../functions/snapshot/src/job-run.js';
 import { FirestoreJobRunStore } from '../../shared/src/adapters/firestore/job-run-store.js';
 
-const SNAPSHOT_JOB = 'snapshot-tick';
 /** How long one tick's run may take to record its end before the next tick goes out anyway. */
 const RUN_WAIT_MS = 15_000;
 
@@ -24,7 +24,7 @@ export function startPacedTicks(o: {
   const runs = new FirestoreJobRunStore(o.firestore);
   let running = true;
   const ended = async (sentAt: number): Promise<boolean> => {
-    const run = await runs.get(SNAPSHOT_JOB).catch(() => null);
+    const run = await runs.get(SnapshotJob).catch(() => null);
     return run !== null && run.startedAt.getTime() >= sentAt && run.finishedAt !== null;
   };
   const loop = (async () => {

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { Firestore } from '@google-cloud/firestore';
 import type { Message, PubSub, Subscription } from '@google-cloud/pubsub';
 import { startApiServer } from '../../functions/api/src/server.js';
+import { SnapshotJob } from '../../functions/snapshot/src/job-run.js';
 import { FirestoreJobRunStore } from '../../shared/src/adapters/firestore/job-run-store.js';
 import { FirestoreOwnershipStore } from '../../shared/src/adapters/firestore/ownership-store.js';
 import { FirestoreProxyStore } from '../../shared/src/adapters/firestore/proxy-store.js';
@@ -301,7 +302,7 @@ export async function snapshotPassAfter(firestore: Firestore, afterMs: number, t
   const runs = new FirestoreJobRunStore(firestore);
   return eventually(
     async () => {
-      const run = await runs.get('snapshot-tick');
+      const run = await runs.get(SnapshotJob);
       return run && run.startedAt.getTime() > afterMs && run.finishedAt && run.counts.passes === 1
         ? run
         : undefined;
@@ -372,7 +373,7 @@ export async function startControlPlane(opts: {
   const clients: WorkerClient[] = [];
   let ticker: PacedTicks | null = null;
   const tick = async () => {
-    await plane.publisher.publish(SNAPSHOT_REQUESTS_TOPIC, Tick, { job: 'snapshot-tick' });
+    await plane.publisher.publish(SNAPSHOT_REQUESTS_TOPIC, Tick, { job: SnapshotJob });
   };
   return {
     apiUrl: server.url,

@@ -92,17 +92,23 @@ export function createFetchHandler(deps: FetchHandlerDeps) {
     return who;
   }
 
+  /** The caller of a request whose head checkContinue admitted: serve does not judge it again. */
+  const invited = new WeakMap<IncomingMessage, string>();
+
   /**
    * A request with `Expect: 100-continue`, before its body is invited: true when the head passes (the
    * caller sends 100 Continue and serves it as any request); otherwise its 413 or 401 has gone out and the
    * connection closes with it.
    */
-  const checkContinue = (req: IncomingMessage, res: ServerResponse): boolean =>
-    admit(req, res, true) !== null;
+  const checkContinue = (req: IncomingMessage, res: ServerResponse): boolean => {
+    const who = admit(req, res, true);
+    if (who !== null) invited.set(req, who);
+    return who !== null;
+  };
 
   const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     try {
-      const who = admit(req, res, false);
+      const who = invited.get(req) ?? admit(req, res, false);
       if (who === null) return;
       const body = await readBody(req, deps.maxBodyBytes);
       if (body === 'too_large') {
