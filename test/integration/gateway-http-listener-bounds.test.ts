@@ -30,13 +30,17 @@ describe('the HTTP listener under clients that never finish a head', () => {
     await gw?.stop('SIGKILL');
   });
 
-  it('answers each unfinished head with 408 and closes it within seconds of the header timeout', async () => {
+  it('answers each unfinished head with 408 header_timeout and closes it within seconds of the header timeout', async () => {
     const results = await Promise.all(
       Array.from({ length: CAP - 2 }, () => rawExchange(gw.httpPort, PARTIAL, { timeoutMs: 5_000 })),
     );
     for (const r of results) {
       expect(r.closedBy).toBe('server');
       expect(r.text).toMatch(/^HTTP\/1\.1 408 /);
+      // In the gateway's words, as every other refusal (docs/gateway.md § Error codes): not Node's bare 408.
+      const [head, body] = r.text.split('\r\n\r\n');
+      expect(head).toContain('\r\nX-Proxyplane-Error: header_timeout\r\n');
+      expect(JSON.parse(body!)).toEqual({ error: 'header_timeout' });
       // Not before the timeout: the head was given its second.
       expect(r.ms).toBeGreaterThanOrEqual(900);
     }

@@ -5,6 +5,7 @@ import { createServer } from 'node:http';
 import { listenOn } from '../../../shared/src/adapters/listen.js';
 import { parseAllowList } from '../../../shared/src/domain/gateway/ssrf.js';
 import { ClientAuth } from './client-auth.js';
+import { answerClientError } from './client-error.js';
 import type { CompiledSnapshot } from './compile.js';
 import type { GatewayConfig } from './config.js';
 import { CredentialCache, type CredentialResolver, StaticCredentialResolver } from './credentials.js';
@@ -270,6 +271,8 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
     listener,
   );
   http.on('checkContinue', listener.checkContinue);
+  // Node's 408, 431 and 400 before any handler, in the gateway's words (X-Proxyplane-Error, JSON).
+  http.on('clientError', answerClientError);
   // The proxy listener's bound, on this listener too (closed at accept past it): unauthenticated clients
   // could otherwise hold any number of sockets here, out of the file descriptors both listeners and the
   // upstream connections share.
