@@ -2,7 +2,7 @@
 // gap; a run's finish lands only on its own record — when runs overlap (requeue and snapshot claim with no
 // gap), the earlier run finishing late must not stamp its result onto the later run that is still going;
 // a run's window start (the probe's) is recorded with its end, its deadline with its claim, and both handed
-// to the next claim.
+// to the next claim; where the next run's window starts (requeue's) is carried by the claim while it runs.
 import { Firestore } from '@google-cloud/firestore';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FirestoreJobRunStore } from '../../shared/src/adapters/firestore/job-run-store.js';
@@ -120,7 +120,7 @@ describe('FirestoreJobRunStore', () => {
     expect(await runs.get('job-e')).toMatchObject({ ok: true, windowStart: null });
   });
 
-  it("a run records where the next run's window starts; the next claim hands it on and clears it", async () => {
+  it("a run records where the next run's window starts; the next claim hands it on and carries it while it runs", async () => {
     // The requeue sweep: where its drift range ended, for the sweep of the next tick on any instance.
     await runs.claim('job-g', at(0), 0);
     await runs.finish('job-g', {
@@ -132,13 +132,34 @@ describe('FirestoreJobRunStore', () => {
       nextWindowStart: at(60),
     });
     expect(await runs.get('job-g')).toMatchObject({ finishedAt: at(55), nextWindowStart: at(60) });
-    const next = await runs.claim('job-g', at(61), 0);
+    const next = await runs.claim('job-g', at(61), 0, at(119));
     expect(next?.previous).toMatchObject({ startedAt: at(0), nextWindowStart: at(60) });
+    // The claim wrote null there: a run that then died (a crash, the function's timeout) left the run after
+    // it no way to know where the range it did not finish starts, and the sweep skipped its drift slots.
     expect(await runs.get('job-g')).toMatchObject({
       startedAt: at(61),
       finishedAt: null,
-      nextWindowStart: null,
+      nextWindowStart: at(60),
+      deadline: at(119),
     });
+    // It dies: the run after it is handed the last finished run's, past the dead one's deadline.
+    const after = await runs.claim('job-g', at(121), 0);
+    expect(after?.previous).toMatchObject({
+      startedAt: at(61),
+      finishedAt: null,
+      nextWindowStart: at(60),
+      deadline: at(119),
+    });
+    // A run's own end replaces what its claim carried.
+    await runs.finish('job-g', {
+      startedAt: at(121),
+      finishedAt: at(175),
+      ok: true,
+      counts: {},
+      error: null,
+      nextWindowStart: at(180),
+    });
+    expect(await runs.get('job-g')).toMatchObject({ nextWindowStart: at(180) });
   });
 
   it('a run records its deadline with its claim; its end keeps it, and the next claim hands it on', async () => {

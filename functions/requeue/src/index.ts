@@ -24,7 +24,7 @@ import { loadRequeueConfig, marginMs, REQUEUE_JOB, steadyRefreshMs, tickPeriodMs
 import { recordedSweep } from './job-run.js';
 import { PublishMemory } from './publish-memory.js';
 import { SteadyFleet } from './steady-fleet.js';
-import { runSweep, type SweepDeps } from './sweep.js';
+import { runSweep, type SweepDeps, sweepWindow } from './sweep.js';
 
 const config = loadRequeueConfig();
 const log = jsonLogger(
@@ -75,7 +75,10 @@ async function onTick(event: functions.CloudEvent<unknown>): Promise<void> {
   const stamped = tick.publishTime ? new Date(tick.publishTime) : systemClock.now();
   try {
     const tickAt = Number.isNaN(stamped.getTime()) ? systemClock.now() : stamped;
-    await recordedSweep({ runs, clock: systemClock, log }, (resumeAt) => runSweep(deps, tickAt, resumeAt));
+    const deadline = new Date(sweepWindow(deps, tickAt, systemClock.now()).end);
+    await recordedSweep({ runs, clock: systemClock, log }, deadline, (resumeAt) =>
+      runSweep(deps, tickAt, resumeAt),
+    );
   } catch (err) {
     // The next tick sweeps again; a retried tick would overlap it.
     logTickFailure(log, REQUEUE_JOB, err);

@@ -39,11 +39,19 @@ export const sweepResult = (r: SweepReport): RunResult => {
 };
 
 /**
- * Where the last sweep left the drift range, as its run recorded it: null while that run is still going
- * (or never recorded its end), and when there is no record.
+ * Where the last sweep left the drift range, as its run recorded it; null when there is no record, and
+ * while the last run is still within its window (its deadline): that range is its own. A run past its
+ * deadline that never recorded its end died (a crash, the function's timeout) — or is publishing its last
+ * slots this moment: the range is taken up where the last finished run left it (its claim carried that
+ * over), so the slots the dead run left are published late rather than never; one still finishing costs
+ * duplicate passes. A record claimed without a deadline (before one was recorded) says nothing.
  */
-export const resumeDriftAt = (previous: JobRun | null): Date | null =>
-  previous?.finishedAt ? (previous.nextWindowStart ?? null) : null;
+export function resumeDriftAt(previous: JobRun | null, now: Date): Date | null {
+  if (!previous) return null;
+  if (previous.finishedAt) return previous.nextWindowStart ?? null;
+  const dead = previous.deadline != null && previous.deadline.getTime() <= now.getTime();
+  return dead ? (previous.nextWindowStart ?? null) : null;
+}
 
 /**
  * A sweep that stopped early (Firestore unavailable) or whose publishes failed returns (the due times stay
@@ -54,6 +62,8 @@ export const resumeDriftAt = (previous: JobRun | null): Date | null =>
  */
 export async function recordedSweep(
   deps: { runs: JobRunStore; clock: Clock; log: Logger },
+  /** When the sweep's window ends (sweepWindow): recorded with its claim. */
+  deadline: Date,
   sweep: (resumeDriftAt: Date | null) => Promise<SweepReport>,
 ): Promise<SweepReport> {
   const report = await recordRun(
@@ -63,8 +73,9 @@ export async function recordedSweep(
       onRecordError: (err) => deps.log.warn('requeue sweep not recorded', { error: err }),
     },
     REQUEUE_JOB,
-    (previous) => sweep(resumeDriftAt(previous)),
+    (previous) => sweep(resumeDriftAt(previous, deps.clock.now())),
     sweepResult,
+    deadline,
   );
   const { error } = sweepResult(report);
   if (error !== null) logTickFailure(deps.log, REQUEUE_JOB, error);

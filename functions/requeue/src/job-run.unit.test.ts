@@ -15,11 +15,22 @@ class MemoryRuns implements JobRunStore {
   async list() {
     return [...this.runs.values()];
   }
-  async claim(job: string, now: Date, minGapMs: number) {
+  async claim(job: string, now: Date, minGapMs: number, deadline?: Date) {
     if (this.failClaim) throw new Error('firestore down');
     const previous = this.runs.get(job) ?? null;
     if (previous && now.getTime() - previous.startedAt.getTime() < minGapMs) return null;
-    this.runs.set(job, { job, startedAt: now, finishedAt: null, ok: null, counts: {}, error: null });
+    // As FirestoreJobRunStore: the last finished run's nextWindowStart is carried while this one runs.
+    const carried = previous?.nextWindowStart ?? null;
+    this.runs.set(job, {
+      job,
+      startedAt: now,
+      finishedAt: null,
+      ok: null,
+      counts: {},
+      error: null,
+      ...(carried ? { nextWindowStart: carried } : {}),
+      ...(deadline ? { deadline } : {}),
+    });
     return { previous };
   }
   async finish(job: string, run: Pick<JobRun, 'finishedAt' | 'ok' | 'counts' | 'error' | 'nextWindowStart'>) {
@@ -35,6 +46,9 @@ const report: SweepReport = {
   polls: 7,
   nextDriftFrom: new Date('2026-02-01T12:01:00Z'),
 };
+
+/** When a sweep starting now stops polling: its tick's window (a minute, less the margin). */
+const windowEnd = (deps: { clock: ManualClock }) => new Date(deps.clock.now().getTime() + 59_000);
 
 function setup() {
   const runs = new MemoryRuns();
@@ -53,9 +67,9 @@ function setup() {
 }
 
 describe('recordedSweep', () => {
-  it('records start, end and counts under requeue-sweep', async () => {
+  it('records start, end, counts and its window’s end (deadline) under requeue-sweep', async () => {
     const { runs, deps, sweep } = setup();
-    await expect(recordedSweep(deps, sweep(report))).resolves.toBe(report);
+    await expect(recordedSweep(deps, windowEnd(deps), sweep(report))).resolves.toBe(report);
     expect(runs.runs.get('requeue-sweep')).toEqual({
       job: 'requeue-sweep',
       startedAt: new Date('2026-02-01T12:00:00Z'),
@@ -64,18 +78,45 @@ describe('recordedSweep', () => {
       counts: { proxiesRequeued: 5, due: 3, drift: 2, publishFailures: 0, polls: 7 },
       error: null,
       nextWindowStart: new Date('2026-02-01T12:01:00Z'),
+      deadline: new Date('2026-02-01T12:00:59Z'),
     });
   });
 
   it("hands the next sweep the drift range's end the last finished run recorded, whichever instance ran it", async () => {
     const { deps, sweep, resumedAt, runs } = setup();
-    await recordedSweep(deps, sweep(report));
-    await recordedSweep(deps, sweep({ ...report, nextDriftFrom: new Date('2026-02-01T12:02:00Z') }));
+    await recordedSweep(deps, windowEnd(deps), sweep(report));
+    await recordedSweep(
+      deps,
+      windowEnd(deps),
+      sweep({ ...report, nextDriftFrom: new Date('2026-02-01T12:02:00Z') }),
+    );
     expect(resumedAt).toEqual([null, new Date('2026-02-01T12:01:00Z')]);
-    // A run still going (or one that died before recording its end) says nothing about its range.
+    // A record claimed before runs recorded their deadline says nothing of a run that never finished.
     runs.runs.set('requeue-sweep', { ...runs.runs.get('requeue-sweep')!, finishedAt: null });
-    await recordedSweep(deps, sweep(report));
+    await recordedSweep(deps, windowEnd(deps), sweep(report));
     expect(resumedAt[2]).toBeNull();
+  });
+
+  // The claim overwrote the last finished run's nextWindowStart: a sweep that died mid-window (a crash, the
+  // function's timeout) left the next sweep nowhere to start but its own tick, and the drift slots the dead
+  // run had not published yet were nobody's.
+  it.each([
+    [
+      'past its window: it died, and the range is taken up where the last finished run left it',
+      '12:02:00',
+      '12:01:00',
+    ],
+    ['still within its window: the range is its own', '12:01:30', null],
+  ])('a sweep that never recorded its end, the next one starting %s', async (_, nextAt, resumed) => {
+    const { deps, sweep, resumedAt, runs, clock } = setup();
+    await recordedSweep(deps, windowEnd(deps), sweep(report)); // the next range starts at 12:01
+    clock.set(new Date('2026-02-01T12:01:00Z'));
+    void recordedSweep(deps, windowEnd(deps), () => new Promise<SweepReport>(() => {})); // dies
+    await new Promise((r) => setImmediate(r));
+    expect(runs.runs.get('requeue-sweep')).toMatchObject({ startedAt: clock.now(), finishedAt: null });
+    clock.set(new Date(`2026-02-01T${nextAt}Z`));
+    await recordedSweep(deps, windowEnd(deps), sweep(report));
+    expect(resumedAt[1]).toEqual(resumed === null ? null : new Date(`2026-02-01T${resumed}Z`));
   });
 
   it('a sweep that stopped early is a failed run and a failed tick, recorded with where its range began', async () => {
@@ -83,6 +124,7 @@ describe('recordedSweep', () => {
     const from = new Date('2026-02-01T11:59:30Z');
     await recordedSweep(
       deps,
+      windowEnd(deps),
       sweep({ ...report, publishFailures: 1, failure: new Error('listDue failed'), nextDriftFrom: from }),
     );
     const error = 'sweep stopped: listDue failed; 1 publish(es) failed';
@@ -94,22 +136,22 @@ describe('recordedSweep', () => {
 
   it('never skips a sweep as a duplicate: back-to-back ticks both record', async () => {
     const { runs, deps, sweep } = setup();
-    await recordedSweep(deps, sweep(report, 0));
-    await recordedSweep(deps, sweep({ ...report, due: 9 }, 0));
+    await recordedSweep(deps, windowEnd(deps), sweep(report, 0));
+    await recordedSweep(deps, windowEnd(deps), sweep({ ...report, due: 9 }, 0));
     expect(runs.runs.get('requeue-sweep')?.counts.due).toBe(9);
   });
 
   it('marks a sweep with failed publishes as not ok', async () => {
     const { runs, deps, sweep } = setup();
-    await recordedSweep(deps, sweep({ ...report, publishFailures: 2 }));
+    await recordedSweep(deps, windowEnd(deps), sweep({ ...report, publishFailures: 2 }));
     expect(runs.runs.get('requeue-sweep')).toMatchObject({ ok: false, error: '2 publish(es) failed' });
   });
 
   it('a sweep whose publishes failed is a failed tick (job.tick_failed, which failing_jobs counts); one without is not', async () => {
     const { deps, sweep, log } = setup();
-    await recordedSweep(deps, sweep(report));
+    await recordedSweep(deps, windowEnd(deps), sweep(report));
     expect(log.lines.filter((l) => l.event === 'job.tick_failed')).toEqual([]);
-    await recordedSweep(deps, sweep({ ...report, publishFailures: 2 }));
+    await recordedSweep(deps, windowEnd(deps), sweep({ ...report, publishFailures: 2 }));
     expect(log.lines.filter((l) => l.event === 'job.tick_failed')).toEqual([
       expect.objectContaining({ severity: 'ERROR', job: 'requeue-sweep', error: '2 publish(es) failed' }),
     ]);
@@ -117,14 +159,16 @@ describe('recordedSweep', () => {
 
   it('records a failed sweep and rethrows', async () => {
     const { runs, deps, sweep } = setup();
-    await expect(recordedSweep(deps, sweep(new Error('listDue failed')))).rejects.toThrow('listDue failed');
+    await expect(recordedSweep(deps, windowEnd(deps), sweep(new Error('listDue failed')))).rejects.toThrow(
+      'listDue failed',
+    );
     expect(runs.runs.get('requeue-sweep')).toMatchObject({ ok: false, error: 'listDue failed' });
   });
 
   it.each(['failClaim', 'failFinish'] as const)('still sweeps when recording fails (%s)', async (flag) => {
     const { runs, deps, sweep, log } = setup();
     runs[flag] = true;
-    await expect(recordedSweep(deps, sweep(report))).resolves.toBe(report);
+    await expect(recordedSweep(deps, windowEnd(deps), sweep(report))).resolves.toBe(report);
     expect(log.lines.some((l) => l.severity === 'WARNING')).toBe(true);
   });
 });

@@ -59,8 +59,22 @@ export interface SweepReport {
 }
 
 /**
+ * The window a sweep of the tick stamped `tickAt` covers when it starts at `now`: from the tick — or now,
+ * for a tick stamped in the future (skew) — until `end` (ms), when it stops polling (its job run records
+ * that as its deadline). A tick delivered after its window closed (a redelivery) still gets one poll.
+ */
+export function sweepWindow(
+  deps: Pick<SweepDeps, 'tickPeriodMs' | 'marginMs'>,
+  tickAt: Date,
+  now: Date,
+): { start: Date; end: number } {
+  const start = tickAt.getTime() > now.getTime() ? now : tickAt;
+  return { start, end: Math.max(start.getTime() + deps.tickPeriodMs - deps.marginMs, now.getTime() + 1) };
+}
+
+/**
  * `resumeDriftAt`: where the last finished sweep — of any instance, as its job run recorded it — left
- * the drift range (null when unknown: the record unreadable, or its run still going).
+ * the drift range (null when unknown: the record unreadable, or the last run still within its window).
  */
 export async function runSweep(
   deps: SweepDeps,
@@ -68,13 +82,7 @@ export async function runSweep(
   resumeDriftAt: Date | null = null,
 ): Promise<SweepReport> {
   const started = deps.clock.now();
-  // A tick stamped in the future (skew) or long ago (a redelivery) still sweeps from now.
-  const windowStart = tickAt.getTime() > started.getTime() ? started : tickAt;
-  // A tick delivered after its window closed (a redelivery) still gets one poll.
-  const windowEnd = Math.max(
-    windowStart.getTime() + deps.tickPeriodMs - deps.marginMs,
-    started.getTime() + 1,
-  );
+  const { start: windowStart, end: windowEnd } = sweepWindow(deps, tickAt, started);
   const report: SweepReport = { due: 0, drift: 0, publishFailures: 0, polls: 0, nextDriftFrom: windowStart };
 
   const memory = deps.memory ?? new PublishMemory(deps.tickPeriodMs);

@@ -18,15 +18,17 @@ export interface JobRun {
   windowStart?: Date | null;
   /**
    * For a job whose runs take up where the last one left off (requeue's drift range): where the next
-   * run's window starts — this run's end, or where it began when not all of it was done. Null while
-   * running, and for the other jobs.
+   * run's window starts — this run's end, or where it began when not all of it was done. While running,
+   * the last finished run's, carried over by the claim: a run that dies (crash, timeout) never records its
+   * own, and the run after it must still know where the unfinished window starts. Null for the other jobs.
    */
   nextWindowStart?: Date | null;
   /**
-   * For a job whose runs keep working after their start (the probe's loop): when the run stops starting
-   * work, recorded with its claim — so the next run knows where this one's coverage ends even when its own
-   * configuration (the loop) differs, as across a deploy that changed it. Null for the other jobs, and on
-   * records claimed before it was recorded.
+   * For a job whose runs keep working after their start (the probe's loop, the requeue sweep's window):
+   * when the run stops starting work, recorded with its claim — so the next run knows where this one's
+   * coverage ends even when its own configuration (the loop) differs, as across a deploy that changed it,
+   * and whether a run that never recorded its end is past it. Null for the other jobs, and on records
+   * claimed before it was recorded.
    */
   deadline?: Date | null;
 }
@@ -82,12 +84,14 @@ export async function recordRun<T>(
   job: string,
   work: (previous: JobRun | null) => Promise<T>,
   result: (value: T) => RunResult,
+  /** Recorded with the claim (JobRun.deadline). */
+  deadline?: Date,
 ): Promise<T> {
   let recording = false;
   let previous: JobRun | null = null;
   const startedAt = deps.now();
   try {
-    const claimed = await deps.runs.claim(job, startedAt, 0);
+    const claimed = await deps.runs.claim(job, startedAt, 0, deadline);
     recording = claimed !== null;
     previous = claimed?.previous ?? null;
   } catch (err) {

@@ -58,7 +58,9 @@ export class FirestoreJobRunStore implements JobRunStore {
           counts: previous?.counts ?? {},
           error: unfinishedNote(previous, minGapMs),
           windowStart: null,
-          nextWindowStart: null,
+          // The last finished run's, carried while this one runs: if it dies, the run after it still knows
+          // where the window this one left unfinished starts (requeue's drift range).
+          nextWindowStart: previous?.nextWindowStart ? Timestamp.fromDate(previous.nextWindowStart) : null,
           deadline: deadline ? Timestamp.fromDate(deadline) : null,
           claimId,
         });
