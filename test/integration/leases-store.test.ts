@@ -465,6 +465,43 @@ describe('FirestoreLeaseStore', () => {
       expect(await held()).toEqual({ p1: 10 });
     });
 
+    it("a transient loss on the budget's last commit before the one kept for a candidate passed over is settled on its own proxy", async () => {
+      const [, b] = await two();
+      // A replica with 2 commits a request whose commit on p2 fails UNAVAILABLE unsent, and lands only just
+      // before its next commit goes out — after the re-read that followed it: a commit stalled in flight.
+      const db = new Firestore({ projectId });
+      const client = db as unknown as { request: (method: string, ...rest: unknown[]) => Promise<unknown> };
+      const send = client.request.bind(db);
+      let stalled: (() => Promise<unknown>) | null = null;
+      let failed = 0;
+      client.request = async (method, ...rest) => {
+        if (method !== 'commit') return send(method, ...rest);
+        if (stalled) {
+          const land = stalled;
+          stalled = null;
+          await land();
+        } else if (failed === 0 && JSON.stringify(rest[0]).includes('/leaseState/p2"')) {
+          failed++;
+          stalled = () => send(method, ...rest);
+          throw Object.assign(new Error('unavailable'), { code: 14 });
+        }
+        return send(method, ...rest);
+      };
+      const a = new FirestoreLeaseStore(db, { clock, settings, log: quiet, maxCommits: 2 }).start();
+      stores.push(a);
+      await a.ready(10_000);
+      await a.refresh(['p1', 'p2']);
+      for (let n = 0; n < 9; n++)
+        expect((await b.grant({ candidates: [fast('p1', 10)], lease: newLease() })).kind).toBe('granted');
+      // p1's commit loses (9/10: passed over for p2, a commit kept for it); p2's fails transiently with the
+      // budget's last but that one spent. Moving on to p1 then, the stalled commit landed first: p1's failed
+      // on the lease document p2's had created, and the request answered 503 with p2 leased to nobody.
+      const g = await a.grant({ candidates: ranked, lease: newLease() });
+      expect(failed).toBe(1);
+      expect(g).toMatchObject({ kind: 'granted', lease: { proxy: 'p2' } });
+      expect(await held()).toEqual({ p1: 9, p2: 1 });
+    });
+
     it('concurrent acquires on replicas that all rank p1 first spread over the proxies', async () => {
       const names = ['p1', 'p2', 'p3', 'p4'];
       const rs = await replicas(4, names);

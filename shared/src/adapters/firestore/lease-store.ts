@@ -515,7 +515,12 @@ export class FirestoreLeaseStore implements LeaseStore {
         this.access.refund(budget);
         if ((budget.refunds ?? 0) > refunds) return 'passed';
       }
-      if (turn.reserve > 0 && budget.commits + turn.reserve >= this.maxCommits) return 'spent';
+      // Not while this candidate's last commit failed transiently: it may land after the read just made,
+      // and then a commit of the lease on the candidates passed over fails on the lease document it created
+      // until the budget runs out — a 503 while this proxy holds the lease. Committed again here (the
+      // commit kept for them), at most one of the two lands, and a loss re-reads the state that shows which.
+      const unsettled = lostCommit && budget.lastLoss === 'transient';
+      if (turn.reserve > 0 && !unsettled && budget.commits + turn.reserve >= this.maxCommits) return 'spent';
       const { key: _key, ...fields } = lease;
       const record: Lease = {
         ...fields,
