@@ -307,6 +307,28 @@ describe('FirestoreLeaseStore', () => {
     expect(await s.find(g.lease.id)).toMatchObject({ renewals: 2, ttlSeconds: 10, expiresAt: expiry });
   });
 
+  it('renewals at once, on one replica and on two, are each counted; the TTL stored is the last one’s', async () => {
+    // Each read the lease before its turn on the proxy's lock and wrote renewals and ttlSeconds from that
+    // read: of renewals at once, the stored count was one.
+    const [r1, r2] = [store(), store()];
+    await Promise.all([r1.ready(10_000), r2.ready(10_000)]);
+    const g = await r1.grant({ candidates: [cand('p1')], lease: newLease({ ttlSeconds: 60 }) });
+    if (g.kind !== 'granted') throw new Error('not granted');
+    clock.advance(1_000);
+    const ttls = [120, 180, 240, 300, 360, 420];
+    const answers = await Promise.all(ttls.map((ttl, i) => (i < 4 ? r1 : r2).renew(g.lease.id, ttl)));
+    const counts = answers.map((a) => (a.kind === 'renewed' ? a.lease.renewals : null));
+    expect(counts.toSorted()).toEqual([1, 2, 3, 4, 5, 6]);
+    const last = answers[counts.indexOf(6)];
+    const stored = await r1.find(g.lease.id);
+    expect(stored).toMatchObject({
+      renewals: 6,
+      ttlSeconds: last?.kind === 'renewed' && last.lease.ttlSeconds,
+    });
+    // The expiry is the longest asked for: a renewal never shortens a lease.
+    expect(stored?.expiresAt).toEqual(new Date(clock.now().getTime() + 420_000));
+  });
+
   it('renews an active lease within its bound, and tells expired, released and unknown apart', async () => {
     const s = store();
     await s.ready(10_000);

@@ -6,6 +6,7 @@
 // over capacity, whatever the concurrency. Preconditioned writes rather than transactions, because the
 // emulator's pessimistic locks stall contending transactions for seconds
 // (../shared/design/gcp-offline-recipes.md §7); both are valid in production.
+import { randomBytes } from 'node:crypto';
 import { FieldValue, type Firestore, Timestamp } from '@google-cloud/firestore';
 import {
   activeEntries,
@@ -733,13 +734,20 @@ export class FirestoreLeaseStore implements LeaseStore {
     }
   }
 
+  /**
+   * Renewals of one lease, on this replica or others, are counted each and its TTL is the last one's: the
+   * lease document is updated only while it is still the version read (a renewal that lost its race reads
+   * it again, with the state), and `renewals` is computed from that version. Read before the proxy's lock,
+   * it was written from the read whatever landed meanwhile: two renewals at once stored one.
+   */
   async renew(
     leaseId: string,
     ttlSeconds?: number,
     renewable?: (lease: Lease) => boolean,
   ): Promise<RenewOutcome> {
-    const lease = await this.find(leaseId);
-    if (!lease) return { kind: 'unknown' };
+    const found = await this.locate(leaseId);
+    if (!found?.lease) return { kind: 'unknown' };
+    let { lease, version } = found;
     if (lease.releasedAt) return { kind: 'released', lease };
     // Asked before the wait for the proxy's lock (a refused renewal need not queue), and again before
     // every commit: the wait can last LOCK_WAIT_MS, and a proxy cordoned or withdrawn meanwhile must not
@@ -753,31 +761,29 @@ export class FirestoreLeaseStore implements LeaseStore {
     };
     const refusedBefore = refused(lease);
     if (refusedBefore) return refusedBefore;
-    const ttl = ttlSeconds ?? lease.ttlSeconds;
+    const { proxy } = lease;
     const budget: Budget = { commits: 0 };
-    return this.writing(lease.proxy, async () => {
-      let base: StateBase | undefined = this.state.get(lease.proxy);
+    // Written with the renewal: a commit whose answer was lost is known as this request's by it.
+    const renewalId = randomBytes(8).toString('hex');
+    return this.writing(proxy, async () => {
+      let base: StateBase | undefined = this.state.get(proxy);
       let fresh = !base;
-      /** The last attempt's renewal: found in a fresh read, it landed although its answer was lost. */
-      let attempted: Lease | null = null;
-      /** The expiry the last attempt extended from. */
-      let attemptedFrom = 0;
+      /** Whether a commit of this renewal was lost (it may have landed: the client resends, or gives up). */
+      let lost = false;
       for (;;) {
-        if (!base || fresh) base = await this.access.read(lease.proxy);
+        if (!base || fresh) base = await this.access.read(proxy);
+        if (lost) {
+          // The lease document is read again: another renewal (or a report) may have written it since, and
+          // the update is preconditioned on it. Carrying this request's id, it is this renewal's own write —
+          // the client resent a commit that had landed and the resend failed its own precondition.
+          const again = await this.locate(leaseId);
+          if (!again?.lease) return { kind: 'unknown' };
+          if (again.renewalId === renewalId) return { kind: 'renewed', lease: again.lease };
+          ({ lease, version } = again);
+          lost = false;
+        }
         const now = this.clock.now();
         const entry = base.entries && activeEntries(base.entries, now).find((e) => e.leaseId === leaseId);
-        if (
-          fresh &&
-          attempted &&
-          attempted.expiresAt.getTime() !== attemptedFrom &&
-          entry?.expiresAt.getTime() === attempted.expiresAt.getTime()
-        ) {
-          // The client resent a commit that had landed, and the resend failed its own precondition: an
-          // expiry this attempt moved, to the millisecond, is its own write. One it left as it was (a TTL
-          // shorter than what is left) says nothing, and is committed again: `renewals` is written absolute,
-          // so that counts once too.
-          return { kind: 'renewed', lease: attempted };
-        }
         if (base.entries === null && fresh && lease.expiresAt.getTime() > now.getTime()) {
           // Not expired: the renewal cannot be recorded in a state that does not decode (logged when read).
           throw new LeaseStoreError(
@@ -795,6 +801,7 @@ export class FirestoreLeaseStore implements LeaseStore {
         }
         const refusedNow = refused({ ...lease, expiresAt: entry.expiresAt });
         if (refusedNow) return refusedNow;
+        const ttl = ttlSeconds ?? lease.ttlSeconds;
         const expiresAt = renewedExpiry(entry, ttl, now);
         const entries = extendEntry(base.entries, leaseId, expiresAt, now) ?? [];
         const renewed: Lease = { ...lease, expiresAt, ttlSeconds: ttl, renewals: lease.renewals + 1 };
@@ -802,22 +809,20 @@ export class FirestoreLeaseStore implements LeaseStore {
           expiresAt: Timestamp.fromDate(expiresAt),
           endsAt: Timestamp.fromDate(expiresAt),
           ttlSeconds: ttl,
-          // Absolute, not an increment: a commit the client resends after it landed writes the same value
-          // again (a renewal that extends nothing leaves the lease state as it was, so its precondition
-          // does not catch the resend).
           renewals: renewed.renewals,
+          [RENEWAL_ID_FIELD]: renewalId,
           [TTL_FIELD]: Timestamp.fromDate(resolvableUntil(renewed, this.settings)),
         };
+        const read = version;
         const update: DocumentWrite = {
           ref: this.leaseRef(leaseId),
-          write: (b, ref) => b.update(ref, changes),
+          write: (b, ref) => b.update(ref, changes, { lastUpdateTime: read }),
         };
-        attempted = renewed;
-        attemptedFrom = entry.expiresAt.getTime();
-        if (await this.access.commit(lease.proxy, base, entries, now, budget, [update])) {
+        if (await this.access.commit(proxy, base, entries, now, budget, [update])) {
           return { kind: 'renewed', lease: renewed };
         }
         fresh = true;
+        lost = true;
       }
     });
   }
@@ -830,14 +835,17 @@ export class FirestoreLeaseStore implements LeaseStore {
    * The lease document: decoded, or — edited by hand into one that does not decode — null beside the
    * proxy it still names (null too when it names none); null when there is no document.
    */
-  private async locate(leaseId: string): Promise<{ lease: Lease | null; proxy: string | null } | null> {
+  private async locate(leaseId: string): Promise<LocatedLease | null> {
     const snap = await guard('read lease', () => this.leaseRef(leaseId).get());
-    if (!snap.exists) return null;
+    if (!snap.exists || !snap.updateTime) return null;
     const data = snap.data();
+    const version = snap.updateTime;
+    const renewal = data?.[RENEWAL_ID_FIELD];
+    const renewalId = typeof renewal === 'string' ? renewal : null;
     const lease = decodeLease(data);
-    if (lease) return { lease, proxy: lease.proxy };
+    if (lease) return { lease, proxy: lease.proxy, version, renewalId };
     this.log.error('malformed lease document', { lease: loggedLeaseId(leaseId) });
-    return { lease: null, proxy: leaseProxyOf(data) };
+    return { lease: null, proxy: leaseProxyOf(data), version, renewalId };
   }
 
   async startCooldown(cooldown: Cooldown): Promise<void> {
@@ -875,6 +883,20 @@ export class FirestoreLeaseStore implements LeaseStore {
     return this.db.collection(LEASE_COLLECTIONS.keys).doc(recordId);
   }
 }
+
+/**
+ * A lease document as read: decoded, or — edited by hand into one that does not decode — null beside the
+ * proxy it still names; its version, and the id of the renewal that last wrote it (null: none has).
+ */
+interface LocatedLease {
+  lease: Lease | null;
+  proxy: string | null;
+  version: Timestamp;
+  renewalId: string | null;
+}
+
+/** The lease document's field naming the renewal request that last wrote it (renew). */
+const RENEWAL_ID_FIELD = 'renewalId';
 
 /** Deletes of an ended lease's key record tried before a failure in passing is answered 503. */
 const KEY_DROP_ATTEMPTS = 3;
