@@ -64,12 +64,19 @@ export class ClientAuth {
     return user;
   }
 
-  bearer(header: string | undefined): boolean {
-    if (!this.required) return true;
-    if (header?.slice(0, 7).toLowerCase() !== 'bearer ') return false;
+  /**
+   * Who a `Bearer …` credential is, or null: `bearer:<n>`, the token's place in GATEWAY_FETCH_TOKENS (never
+   * the token itself), so each token's callers are a client of their own — their sticky keys and their
+   * share of the sticky table (pick.ts StickyTable) — and never a client user, whose name has no colon.
+   * Anonymous ("") when auth is not required.
+   */
+  bearer(header: string | undefined): string | null {
+    if (!this.required) return '';
+    if (header?.slice(0, 7).toLowerCase() !== 'bearer ') return null;
     const given = digest(header.slice(7).trim());
-    let ok = false;
-    for (const t of this.tokens) ok = timingSafeEqual(given, t) || ok;
-    return ok;
+    // Every token compared, whichever matches: the time taken does not tell which one did.
+    let found = -1;
+    for (let i = 0; i < this.tokens.length; i++) if (timingSafeEqual(given, this.tokens[i]!)) found = i;
+    return found < 0 ? null : `bearer:${found}`;
   }
 }

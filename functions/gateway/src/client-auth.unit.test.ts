@@ -5,7 +5,7 @@ const b64 = (s: string) => Buffer.from(s).toString('base64');
 const basic = (s: string) => `Basic ${b64(s)}`;
 
 describe('ClientAuth', () => {
-  const auth = new ClientAuth([{ username: 'crawler', password: 'p:w' }], ['tok-1']);
+  const auth = new ClientAuth([{ username: 'crawler', password: 'p:w' }], ['tok-1', 'tok-2']);
 
   it.each([
     ['the right password', basic('crawler:p:w'), 'crawler'],
@@ -29,14 +29,17 @@ describe('ClientAuth', () => {
     expect(auth.basic(header)).toBe(user);
   });
 
+  // Each token a caller of its own (its sticky keys and share of the sticky table), named by its place in
+  // GATEWAY_FETCH_TOKENS, never by the secret: all bearer callers were one anonymous caller, "".
   it.each([
-    ['Bearer tok-1', true],
-    ['bearer tok-1', true],
-    ['Bearer tok-2', false],
-    [basic('crawler:p:w'), false],
-    [undefined, false],
-  ])('bearer %s → %s', (header, ok) => {
-    expect(auth.bearer(header)).toBe(ok);
+    ['Bearer tok-1', 'bearer:0'],
+    ['bearer tok-1', 'bearer:0'],
+    ['Bearer tok-2', 'bearer:1'],
+    ['Bearer tok-3', null],
+    [basic('crawler:p:w'), null],
+    [undefined, null],
+  ])('bearer %s → %s', (header, who) => {
+    expect(auth.bearer(header)).toBe(who);
   });
 
   it('remembers a verified credential in its canonical spelling only', () => {
@@ -59,6 +62,6 @@ describe('ClientAuth', () => {
   it('lets everything through only when auth is explicitly off', () => {
     const open = new ClientAuth([], [], false);
     expect(open.basic(undefined)).toBe('');
-    expect(open.bearer(undefined)).toBe(true);
+    expect(open.bearer(undefined)).toBe('');
   });
 });

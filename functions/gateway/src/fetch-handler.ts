@@ -39,7 +39,7 @@ function header(req: IncomingMessage, name: string): string | undefined {
 function authenticate(auth: ClientAuth, proxyAuth?: string, authorization?: string): string | null {
   const viaProxy = auth.basic(proxyAuth);
   if (viaProxy !== null) return viaProxy;
-  if (authorization?.toLowerCase().startsWith('bearer ')) return auth.bearer(authorization) ? '' : null;
+  if (authorization?.toLowerCase().startsWith('bearer ')) return auth.bearer(authorization);
   return auth.basic(authorization);
 }
 
