@@ -6,6 +6,7 @@
 // proxies that need a pass but whose request was lost or dead-lettered (awaitsPass).
 // A steady fleet costs reads only, never a write. A proxy published twice (overlapping sweeps, a late
 // write) costs one idempotent reconcile pass, so double publishing is avoided where cheap, never relied on.
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { withDeadline } from '../../../shared/src/adapters/deadline.js';
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { awaitsPassSlotDue, driftSlots } from '../../../shared/src/domain/reconcile/drift.js';
@@ -117,28 +118,29 @@ export async function runSweep(
   // the due times: Provisioning and deletion polls, backoffs and queued replacements are walked and
   // published as ever, and the run is recorded failed with its drift range to be covered again.
   let steadyFailure: unknown = null;
-  let fleet: Awaited<ReturnType<SteadyFleet['get']>> = [];
+  // Not awaited before the first poll: a listing (up to timeoutMs, half the window) held every due time of
+  // the sweep back behind it. Its drift slots are scheduled once it has landed (`steady.fleet`).
+  const steady: { fleet?: Awaited<ReturnType<SteadyFleet['get']>> } = {};
   const listing = (deps.steady ?? new SteadyFleet(0)).get(started.getTime(), () => listSteadyLogged(deps));
   const timeoutMs = deps.listingTimeoutMs ?? Math.max(1_000, (windowEnd - started.getTime()) / 2);
+  const listed = withDeadline(
+    listing,
+    timeoutMs,
+    () => new Error(`listing the steady fleet took over ${Math.round(timeoutMs)} ms`),
+  ).then(
+    (fleet) => {
+      steady.fleet = fleet;
+    },
+    (err: unknown) => {
+      steadyFailure = err;
+      steady.fleet = [];
+      deps.log.error('requeue sweep could not list the steady fleet: drift slots wait for the next sweep', {
+        error: err instanceof Error ? err.message : String(err),
+      });
+    },
+  );
+  let slotted = false;
   try {
-    fleet = await withDeadline(
-      listing,
-      timeoutMs,
-      () => new Error(`listing the steady fleet took over ${Math.round(timeoutMs)} ms`),
-    );
-  } catch (err) {
-    steadyFailure = err;
-    deps.log.error('requeue sweep could not list the steady fleet: drift slots wait for the next sweep', {
-      error: err instanceof Error ? err.message : String(err),
-    });
-  }
-  try {
-    for (const p of fleet) {
-      for (const slot of driftSlots(p.uid, deps.driftPollMs, driftFrom, driftTo, p.notBefore)) {
-        if (p.awaitingSince && !awaitsPassSlotDue(p.awaitingSince, slot, deps.driftPollMs)) continue;
-        schedule(p.name, slot.getTime(), true);
-      }
-    }
     let walkedAt = Number.NEGATIVE_INFINITY;
     // Where the last poll's range ended: the next starts there (or RECENT_POLLS back, if earlier), so a loop
     // held up — a slow publish, a long walk — leaves no due time between two polls unread.
@@ -157,13 +159,28 @@ export async function runSweep(
         polledUntil = now + deps.pollMs;
         nextPoll = now + deps.pollMs;
       }
+      // The listing's drift slots once it has landed — waited for once the window has closed. One already
+      // answered (the instance's cached fleet, a quick read) lands within a turn of the event loop: its
+      // slots due now go out with this poll's, as when the listing was awaited first.
+      if (!slotted) await (open ? Promise.race([listed, nextTurn()]) : listed);
+      if (!slotted && steady.fleet !== undefined) {
+        slotted = true;
+        for (const p of steady.fleet) {
+          for (const slot of driftSlots(p.uid, deps.driftPollMs, driftFrom, driftTo, p.notBefore)) {
+            if (p.awaitingSince && !awaitsPassSlotDue(p.awaitingSince, slot, deps.driftPollMs)) continue;
+            schedule(p.name, slot.getTime(), true);
+          }
+        }
+      }
       pending.sort((a, b) => a.at - b.at);
       const ready = open ? pending.filter((x) => x.at <= now) : pending.splice(0);
       if (open) pending.splice(0, ready.length);
       await publishAll(deps, ready, report, unclaim);
       if (!open && pending.length === 0) break;
       const wakeAt = Math.min(nextPoll, pending[0]?.at ?? Number.POSITIVE_INFINITY, windowEnd);
-      await deps.sleep(Math.max(1, wakeAt - deps.clock.now().getTime()));
+      const sleeping = deps.sleep(Math.max(1, wakeAt - deps.clock.now().getTime()));
+      // Woken by the listing too, so that its slots already due are not held to the next poll.
+      await (slotted ? sleeping : Promise.race([sleeping, listed]));
     }
   } catch (err) {
     // A failed sweep (listDue: Firestore unavailable) leaves nothing it never published claimed, or the

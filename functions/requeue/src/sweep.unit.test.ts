@@ -110,6 +110,40 @@ describe('requeue sweep', () => {
     },
   );
 
+  // The steady fleet is listed every few sweeps (SteadyFleet), at scale for up to half the window; it was
+  // awaited before the first poll, so every due time of such a sweep (Provisioning polls, backoffs, queued
+  // replacements) waited behind it.
+  it('polls the due times without waiting for a slow steady-fleet listing, and drift-polls once it lands', async () => {
+    await due('overdue', -5_000);
+    const uid = testUid(7);
+    await store.create(aProxy({ name: 'steady', uid, status: running() }));
+    let land!: () => void;
+    const landing = new Promise<void>((resolve) => {
+      land = resolve;
+    });
+    let landed = false;
+    const listAll = store.listAll.bind(store);
+    store.listAll = async (filter) => {
+      await landing;
+      landed = true;
+      return listAll(filter);
+    };
+    const listDue = store.listDue.bind(store);
+    const landedAtPoll: boolean[] = [];
+    store.listDue = async (...args) => {
+      landedAtPoll.push(landed);
+      land(); // the listing answers only once the first poll has been made
+      return listDue(...args);
+    };
+    const report = await runSweep({ ...deps, listingTimeoutMs: 2_000 }, t0);
+    expect(landedAtPoll[0]).toBe(false);
+    expect(report.driftSkipped).toBeUndefined();
+    expect(published).toEqual([
+      { proxy: 'overdue', atMs: 0 },
+      { proxy: 'steady', atMs: driftOffsetMs(uid, 60_000) },
+    ]);
+  });
+
   it('picks up a due time written while it runs (a reconcile pass setting ProvisioningPoll)', async () => {
     await due('p', 1_000);
     onPublish = async (proxy) => {
