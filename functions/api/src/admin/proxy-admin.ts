@@ -3,6 +3,11 @@
 // lose one another: the loser re-reads and recomputes, a bounded number of times, then answers 409.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../../../shared/src/adapters/log/json-logger.js';
+import {
+  PORT_RESERVED,
+  RESERVED_PORT_MESSAGE,
+  reservedManagedPort,
+} from '../../../../shared/src/domain/cloud-init/proxy-port.js';
 import { quotableHost, refusedEndpointHost } from '../../../../shared/src/domain/endpoint-host.js';
 import { refusedHealthCheckUrl } from '../../../../shared/src/domain/health-check-url.js';
 import { lacksBootSource } from '../../../../shared/src/domain/managed-boot.js';
@@ -97,6 +102,14 @@ export function proxyAdmin({
     const refused = refusedManagedPort(next, managedProxyPorts, current);
     if (refused !== null && managedProxyPorts !== null)
       throw portNotAllowed(refused, managedProxyPorts, `${prefix}port`);
+    // Whatever the firewall opens: the default cloud-init cannot put squid there, and reconcile would latch
+    // the proxy Failed (a Ready one leaves leasing) — the renderer's own rule, checked before any write.
+    const reserved = reservedManagedPort(next, current);
+    if (reserved !== null) {
+      const path = `${prefix}port`;
+      const message = `${path} ${reserved}: ${RESERVED_PORT_MESSAGE}, so the default cloud-init cannot run the proxy there; use another port (3128 by default), or a ${prefix}cloudInit of your own`;
+      throw invalidRequest(message, [{ path, code: PORT_RESERVED, message }]);
+    }
     const host = refusedEndpointHost(next, current);
     if (host !== null) {
       const path = `${prefix}endpoint.host`;

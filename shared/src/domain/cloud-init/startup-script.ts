@@ -6,6 +6,7 @@
 // the metadata server and private ranges out of reach, and per-header control. See docs/cloud-init.md.
 import { z } from 'zod';
 import { CREDENTIALS_SECRET_METADATA_KEY } from './credentials.js';
+import { DefaultCloudInitPort } from './proxy-port.js';
 import { shellQuote } from './shell.js';
 import { Cidr, ConnectPorts, connectPortsOfSquidConf, renderSquidConf } from './squid-conf.js';
 
@@ -13,12 +14,7 @@ const SECRET_OR_VERSION =
   /^projects\/[a-z0-9.:-]{1,100}\/secrets\/[A-Za-z0-9_-]{1,255}(\/versions\/(latest|[1-9]\d{0,9}))?$/;
 
 export const DefaultCloudInitOptions = z.strictObject({
-  port: z
-    .number()
-    .int()
-    .min(1)
-    .max(65535)
-    .refine((p) => p !== 22, 'port 22 belongs to sshd'),
+  port: DefaultCloudInitPort,
   /** projects/P/secrets/S[/versions/V]: used when the instance metadata item is missing. */
   credentialsSecret: z.string().regex(SECRET_OR_VERSION, 'a Secret Manager secret or version resource name'),
   connectPorts: ConnectPorts.optional(),
