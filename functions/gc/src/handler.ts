@@ -29,25 +29,31 @@ export interface GcDeps {
   /** More orphans than this at once smells of a wrong live set: the sweep then deletes none of them. */
   maxDeletions: number;
   /**
-   * How long after its start a sweep still begins another orphan (GC_RUN_BUDGET_MS: the function's 300 s
-   * timeout less one orphan's worst case). Unset: no bound.
+   * How long after its start the sweep is done with its orphans (GC_RUN_DEADLINE_MS deployed): each orphan's
+   * lookup and delete are waited on only until then, and none is begun with less than ORPHAN_MIN_LEFT_MS
+   * left (sweep.ts). Measured from the start, as the function's timeout is, however long the listing took.
+   * Unset: no bound.
    */
-  runBudgetMs?: number;
+  runDeadlineMs?: number;
   /**
    * How long after its start a listing still begins another page (GC_LIST_BUDGET_MS: the timeout less one
-   * page's worst case). Longer than runBudgetMs: a slow listing that finds no orphan is a good sweep.
-   * Unset: no bound.
+   * page's worst case). Unset: no bound.
    */
   listBudgetMs?: number;
 }
 
-/** GcDeps.runBudgetMs deployed: the gc function's timeout (functions.json, 300 s) less one orphan's worst
- *  case once begun under a slow Compute API — a delete and the get a resourceNotReady answer takes, each
- *  four attempts unanswered for 30 s (~256 s). A sweep normally takes seconds: orphans are rare. */
-export const GC_RUN_BUDGET_MS = 40_000;
+/** The gc function's timeout (shared/topology/functions.json; test/terraform/code-contract.test.ts holds
+ *  them equal): the deadlines below are measured against it. */
+export const GC_TIMEOUT_MS = 300_000;
 
-/** GcDeps.listBudgetMs deployed: the 300 s timeout less one listing page's worst case under a slow Compute
- *  API (four attempts unanswered for 30 s, ~128 s) and a margin for recording the run. */
+/** GcDeps.runDeadlineMs deployed: the timeout less a margin to record the run (one Firestore write) and log
+ *  its end. An orphan still waited on then is given up (a Compute API that does not answer), never the run:
+ *  a sweep the timeout cuts off records nothing and logs no failure. */
+export const GC_RUN_DEADLINE_MS = GC_TIMEOUT_MS - 15_000;
+
+/** GcDeps.listBudgetMs deployed: a page begun by then ends, at its worst under a slow Compute API (four
+ *  attempts unanswered for 30 s, ~128 s), before GC_RUN_DEADLINE_MS. A fleet whose pages take minutes
+ *  leaves its orphans the rest: each takes a second or two on a healthy API. */
 export const GC_LIST_BUDGET_MS = 150_000;
 
 export interface GcCounts {
@@ -130,12 +136,14 @@ export async function handleGcTick(deps: GcDeps): Promise<GcOutcome> {
   }
 
   const counts = zero();
-  const spent = (budget: number | undefined) => () =>
-    budget !== undefined && clock.now().getTime() - startedAt.getTime() >= budget;
   // A large fleet's pages under a slow Compute API (each up to ~2 min of retries) would otherwise take the
   // sweep past the function's timeout, recording nothing.
-  const listOutOfTime = spent(deps.listBudgetMs);
-  const outOfTime = spent(deps.runBudgetMs);
+  const listOutOfTime = () =>
+    deps.listBudgetMs !== undefined && clock.now().getTime() - startedAt.getTime() >= deps.listBudgetMs;
+  // The orphans have whatever the listing left of the timeout, not a fixed share from the start: a fleet
+  // listed in over 40 s deleted none of them, every sweep.
+  const deadline = deps.runDeadlineMs === undefined ? Infinity : startedAt.getTime() + deps.runDeadlineMs;
+  const timeLeft = () => deadline - clock.now().getTime();
   const names = [...deps.providers.keys()].sort();
   const listings = [];
   for (const name of names)
@@ -166,7 +174,7 @@ export async function handleGcTick(deps: GcDeps): Promise<GcOutcome> {
     });
   } else {
     const recorded = (providerId: string) => deps.proxies.recordsInstance(providerId);
-    for (const l of listings) await deleteOrphans(l, log, recorded, outOfTime);
+    for (const l of listings) await deleteOrphans(l, log, recorded, timeLeft);
   }
   let unattempted = 0;
   for (const { result: r } of listings) {

@@ -1,7 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { memoryLogger } from '../../../shared/src/adapters/log/json-logger.js';
 import { instanceNameFromUid } from '../../../shared/src/domain/instance-name.js';
-import { ManualClock } from '../../../shared/src/ports/clock.js';
+import { ManualClock, systemClock } from '../../../shared/src/ports/clock.js';
 import type { JobRun, JobRunStore } from '../../../shared/src/ports/job-runs.js';
 import {
   type DeleteOutcome,
@@ -17,7 +17,15 @@ import { InMemoryProxyStore } from '../../../shared/src/testing/in-memory-proxy-
 import { missingContractFields } from '../../../shared/src/testing/log-contract.js';
 import { aProxy } from '../../../shared/src/testing/proxy-fixtures.js';
 import { uidFor as U } from '../../../shared/src/testing/uid-for.js';
-import { type GcDeps, GcJob, handleGcTick, onGcEvent } from './handler.js';
+import {
+  GC_LIST_BUDGET_MS,
+  GC_RUN_DEADLINE_MS,
+  GC_TIMEOUT_MS,
+  type GcDeps,
+  GcJob,
+  handleGcTick,
+  onGcEvent,
+} from './handler.js';
 
 const T0 = new Date('2026-01-01T12:00:00Z');
 const minutesAgo = (m: number) => new Date(T0.getTime() - m * 60_000);
@@ -336,13 +344,13 @@ describe('handleGcTick (seed §8)', () => {
   });
 
   // Compute slow: each delete takes a minute of retries. A sweep the function's timeout cut off recorded
-  // nothing and logged no failure; now it stops starting orphans once its budget is spent.
-  it('begins no orphan past its run budget: the rest wait for the next sweep, and the tick fails', async () => {
+  // nothing and logged no failure; now it begins no orphan with too little time left before its deadline.
+  it('begins no orphan with too little time left: the rest wait for the next sweep, and the tick fails', async () => {
     const gce = new FakeProvider('gce', [
       vm('a', 'gone-a', minutesAgo(30)),
       vm('b', 'gone-b', minutesAgo(30)),
     ]);
-    const { deps, log, jobs, live, deleting } = await setup([gce], { runBudgetMs: 30_000 });
+    const { deps, log, jobs, live, deleting } = await setup([gce], { runDeadlineMs: 65_000 });
     // The live proxies' instances beside them: not a sweep refused for too many orphans at once.
     gce.instances.push(vm('live', live.uid, minutesAgo(60)), vm('deleting', deleting.uid, minutesAgo(60)));
     const clock = deps.clock as ManualClock;
@@ -352,7 +360,7 @@ describe('handleGcTick (seed §8)', () => {
       return del(id);
     };
     const outcome = await handleGcTick(deps);
-    // The first begun at once; at 60 s the budget is spent.
+    // The first begun at once; at 60 s, 5 s are left: not enough to begin another.
     expect(gce.deleted).toEqual([pid('a')]);
     expect(outcome).toMatchObject({
       counts: { instancesDeleted: 1, instancesDeferred: 1, deleteFailures: 0 },
@@ -364,11 +372,53 @@ describe('handleGcTick (seed §8)', () => {
     expect(log.lines).toContainEqual(expect.objectContaining({ event: 'job.tick_failed', job: GcJob }));
   });
 
+  // A Compute API that takes a delete and never answers: the sweep gives the orphan up at its deadline and
+  // records the run, instead of waiting into the function's timeout (recording nothing, logging no failure).
+  it("gives up an orphan's delete at the deadline: the run is recorded inside the timeout, and the tick fails", async () => {
+    vi.useFakeTimers({ now: T0, toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      const gce = new FakeProvider('gce', [
+        vm('a', 'gone-a', minutesAgo(30)),
+        vm('b', 'gone-b', minutesAgo(30)),
+      ]);
+      const { deps, log, jobs, live, deleting } = await setup([gce], {
+        clock: systemClock,
+        runDeadlineMs: GC_RUN_DEADLINE_MS,
+      });
+      gce.instances.push(vm('live', live.uid, minutesAgo(60)), vm('deleting', deleting.uid, minutesAgo(60)));
+      gce.delete = () => new Promise(() => {}); // taken, never answered
+      const sweep = handleGcTick(deps);
+      await vi.advanceTimersByTimeAsync(GC_RUN_DEADLINE_MS);
+      expect(await sweep).toMatchObject({
+        counts: { instancesDeleted: 0, deleteFailures: 1, instancesDeferred: 1 },
+      });
+      const run = jobs.runs.get(GcJob)!;
+      expect(run).toMatchObject({
+        ok: false,
+        error: expect.stringContaining('1 not attempted: out of time'),
+      });
+      expect(run.finishedAt!.getTime() - T0.getTime()).toBeLessThan(GC_TIMEOUT_MS);
+      expect(log.lines).toContainEqual(
+        expect.objectContaining({
+          severity: 'ERROR',
+          message: 'gc could not delete an orphaned instance; the next sweep retries',
+          providerId: pid('a'),
+        }),
+      );
+      expect(failedTicks(log)).toHaveLength(1);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   // A large fleet's listing under a slow Compute API: each page up to ~2 minutes of retries, up to 100
   // pages. Unbounded, the function's timeout killed the sweep and nothing recorded or logged the failure.
   it('stops a listing still paging past its budget: the provider is unlisted, the tick fails', async () => {
     const gce = new FakeProvider('gce', [vm('a', 'gone-a', minutesAgo(30))]);
-    const { deps, log, jobs } = await setup([gce], { runBudgetMs: 30_000, listBudgetMs: 150_000 });
+    const { deps, log, jobs } = await setup([gce], {
+      runDeadlineMs: GC_RUN_DEADLINE_MS,
+      listBudgetMs: GC_LIST_BUDGET_MS,
+    });
     const clock = deps.clock as ManualClock;
     const stops: boolean[] = [];
     gce.listByTag = async (options) => {
@@ -393,11 +443,13 @@ describe('handleGcTick (seed §8)', () => {
     expect(log.lines).toContainEqual(expect.objectContaining({ event: 'job.tick_failed', job: GcJob }));
   });
 
-  // The listing's budget is its own: the orphans' (the timeout less a delete's worst case) would fail every
-  // sweep of a fleet whose pages take over 40 s, orphans or none.
-  it("a slow listing past the orphans' budget, with no orphan, is a good sweep", async () => {
+  // A slow listing is not a failure: a fleet whose pages take over 40 s swept well, orphans or none.
+  it('a slow listing, with no orphan, is a good sweep', async () => {
     const gce = new FakeProvider('gce', []);
-    const { deps, jobs, live } = await setup([gce], { runBudgetMs: 40_000, listBudgetMs: 150_000 });
+    const { deps, jobs, live } = await setup([gce], {
+      runDeadlineMs: GC_RUN_DEADLINE_MS,
+      listBudgetMs: GC_LIST_BUDGET_MS,
+    });
     gce.instances = [vm('live', live.uid, minutesAgo(60))];
     const clock = deps.clock as ManualClock;
     const stops: boolean[] = [];
@@ -415,6 +467,34 @@ describe('handleGcTick (seed §8)', () => {
     expect(jobs.runs.get(GcJob)).toMatchObject({ ok: true });
   });
 
+  // The orphans' time was a fixed 40 s from the sweep's start, the listing's and the live set's read
+  // included: a fleet listed in over 40 s put every orphan off to the next sweep, as slow, and they ran
+  // and billed for ever. They have what the listing leaves of the timeout.
+  it('deletes the orphans a slow listing found, with the deployed budgets', async () => {
+    const gce = new FakeProvider('gce', []);
+    const { deps, jobs, live } = await setup([gce], {
+      runDeadlineMs: GC_RUN_DEADLINE_MS,
+      listBudgetMs: GC_LIST_BUDGET_MS,
+    });
+    gce.instances = [vm('live', live.uid, minutesAgo(60)), vm('orphan', 'gone-uid', minutesAgo(60))];
+    const clock = deps.clock as ManualClock;
+    const list = gce.listByTag.bind(gce);
+    gce.listByTag = async (options) => {
+      for (let page = 0; page < 15; page++) {
+        if (page > 0 && options?.stop?.())
+          throw new ProviderError('transient', 'stopped', { reason: LISTING_STOPPED });
+        clock.advance(3_000);
+      }
+      return list(options);
+    };
+    const outcome = await handleGcTick(deps);
+    expect(gce.deleted).toEqual([pid('orphan')]);
+    expect(outcome).toMatchObject({
+      counts: { instancesDeleted: 1, instancesDeferred: 0, deleteFailures: 0 },
+    });
+    expect(jobs.runs.get(GcJob)).toMatchObject({ ok: true });
+  });
+
   it('a real listing error after the budget is spent is not called running out of time', async () => {
     const gce = new FakeProvider('gce', []);
     const { deps, log } = await setup([gce], { listBudgetMs: 1_000 });
@@ -428,9 +508,9 @@ describe('handleGcTick (seed §8)', () => {
     );
   });
 
-  it("checks its budget again after an orphan's lookup: a slow one leaves the delete to the next sweep", async () => {
+  it("checks its time again after an orphan's lookup: a slow one leaves the delete to the next sweep", async () => {
     const gce = new FakeProvider('gce', [vm('a', 'gone-a', minutesAgo(30))]);
-    const { deps, store } = await setup([gce], { runBudgetMs: 30_000 });
+    const { deps, store } = await setup([gce], { runDeadlineMs: 50_000 });
     const clock = deps.clock as ManualClock;
     const lookup = store.recordsInstance.bind(store);
     store.recordsInstance = async (id) => {

@@ -9,7 +9,7 @@ import { withRequestLog } from '../../../shared/src/adapters/provider-requests.j
 import { inDeliveryTrace } from '../../../shared/src/adapters/pubsub/decode-push.js';
 import { systemClock } from '../../../shared/src/ports/clock.js';
 import { loadGcConfig } from './config.js';
-import { GC_LIST_BUDGET_MS, GC_RUN_BUDGET_MS, type GcDeps, onGcEvent } from './handler.js';
+import { GC_LIST_BUDGET_MS, GC_RUN_DEADLINE_MS, type GcDeps, onGcEvent } from './handler.js';
 
 const config = loadGcConfig();
 const log = jsonLogger(
@@ -36,7 +36,7 @@ const deps: GcDeps = {
   minAgeMs: config.GC_MIN_AGE_SECONDS * 1000,
   minRunGapMs: config.GC_MIN_RUN_GAP_SECONDS * 1000,
   maxDeletions: config.GC_MAX_DELETIONS_PER_SWEEP,
-  runBudgetMs: GC_RUN_BUDGET_MS,
+  runDeadlineMs: GC_RUN_DEADLINE_MS,
   listBudgetMs: GC_LIST_BUDGET_MS,
 };
 

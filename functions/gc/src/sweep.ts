@@ -3,6 +3,7 @@
 // against the live set (pure), then delete the orphans one by one. Nothing here throws: a provider that
 // cannot be listed is reported so that the sweep goes on with the next one, and a failed delete is retried
 // by the next sweep.
+import { withDeadline } from '../../../shared/src/adapters/deadline.js';
 import type { Logger } from '../../../shared/src/adapters/log/json-logger.js';
 import { classifyInstances, keepReasons, type OrphanVerdict } from '../../../shared/src/domain/gc/orphans.js';
 import { isListingStopped, type OwnedInstance, type Provider } from '../../../shared/src/ports/provider.js';
@@ -22,7 +23,7 @@ export interface ProviderSweep {
   /** Orphans left for the next sweep: still being created, all of them in a refused sweep, or those the
    *  sweep had no time left for (outOfTime). */
   deferred: number;
-  /** Orphans not attempted: the sweep's run budget was spent (deleteOrphans `outOfTime`). */
+  /** Orphans not attempted: too little of the sweep's time was left (deleteOrphans `timeLeft`). */
   outOfTime: number;
   deleteFailures: number;
   unreachable: string[];
@@ -101,6 +102,21 @@ export const orphanFields = (provider: string, v: Orphan) => ({
 /** An orphan refusing deletion as not ready for this long after its creation is not being created. */
 export const NOT_READY_FOR_LONG_MS = 60 * 60_000;
 
+/** Less of the sweep's time left than this, no orphan is begun: a lookup and a delete take a second or two on
+ *  a healthy API, and one begun with less would only be given up at the deadline, as a failure. */
+export const ORPHAN_MIN_LEFT_MS = 10_000;
+
+/** A call waited on for at most `ms`, the sweep's time left (unbounded: Infinity). A call given up runs on
+ *  (a delete is idempotent: the next sweep lists the instance again, or not), its answer dropped. */
+const within = <T>(call: Promise<T>, ms: number): Promise<T> =>
+  Number.isFinite(ms)
+    ? withDeadline(
+        call,
+        ms,
+        () => new Error(`no answer within the ${Math.round(ms / 1000)} s the sweep had left`),
+      )
+    : call;
+
 export async function deleteOrphans(
   listing: ProviderListing,
   log: Logger,
@@ -112,28 +128,29 @@ export async function deleteOrphans(
    */
   recorded: (providerId: string) => Promise<boolean>,
   /**
-   * Whether the sweep's run budget is spent: the orphans left then are not attempted (deferred, counted
-   * outOfTime). Each takes a lookup and a delete, each up to ~2 minutes of retries while Compute is slow,
-   * and a sweep the function's timeout cuts off records nothing and logs no failure.
+   * How long the sweep may still wait, in ms (Infinity: unbounded): each orphan's lookup and delete — each
+   * up to ~2 minutes of retries while Compute is slow — are given up past it (a failure, the next sweep
+   * retries), and with less than ORPHAN_MIN_LEFT_MS left the orphans are not attempted (deferred, counted
+   * outOfTime). A sweep the function's timeout cuts off records nothing and logs no failure.
    */
-  outOfTime: () => boolean = () => false,
+  timeLeft: () => number = () => Infinity,
 ): Promise<void> {
   const { provider, result } = listing;
-  /** Left for the next sweep, not attempted: the run budget is spent. */
+  /** Left for the next sweep, not attempted: too little time is left. */
   const notBegun = () => {
     result.deferred++;
     result.outOfTime++;
   };
   for (const v of listing.verdicts) {
     if (!v.delete) continue;
-    if (outOfTime()) {
+    if (timeLeft() < ORPHAN_MIN_LEFT_MS) {
       notBegun();
       continue;
     }
     // Each branch logs the orphan's fields once (spread from the call, which the docs' log scan reads).
     let isRecorded: boolean;
     try {
-      isRecorded = await recorded(v.instance.providerId);
+      isRecorded = await within(recorded(v.instance.providerId), timeLeft());
     } catch (err) {
       // Never guess: not known whether a document records it, it is kept for the next sweep — as a failure
       // (the tick fails, and pages if it goes on): a lookup that keeps failing kept every orphan for ever.
@@ -147,9 +164,9 @@ export async function deleteOrphans(
       );
       continue;
     }
-    // Once more after the lookup (it may have been slow): a delete begun now may take two Compute calls'
-    // retries (the delete, and a get when GCE answers resourceNotReady).
-    if (!isRecorded && outOfTime()) {
+    // Once more after the lookup (it may have been slow): a delete begun with less left is only given up.
+    const left = timeLeft();
+    if (!isRecorded && left < ORPHAN_MIN_LEFT_MS) {
       notBegun();
       continue;
     }
@@ -162,7 +179,7 @@ export async function deleteOrphans(
         );
         continue;
       }
-      if ((await provider.delete(v.instance.providerId)) === 'not-ready') {
+      if ((await within(provider.delete(v.instance.providerId), left)) === 'not-ready') {
         // Still being created (GCE refuses the delete until its insert Operation is DONE): nothing was
         // deleted, and the orphan waits for the next sweep, which lists it again. Refused that way an hour
         // after its creation, no insert is what holds it (one stuck, or another operation): a failure, so
