@@ -108,6 +108,9 @@ const HINTS: Record<string, Hint> = {
   unknown_field: () => 'the API did not expect a field (client and service versions differ?)',
   unknown_job: () => '`proxyplane jobs list` shows the job names',
   job_paused: () => 'the job is paused: `proxyplane jobs resume NAME` first',
+  // Never retried (no Retry-After): the tick may have gone out, and a second run would be a second tick.
+  outcome_unknown: () =>
+    'Cloud Scheduler may have dispatched the tick before its answer was lost: `proxyplane jobs list` shows whether LAST TICK and LAST RUN moved; run it again only if they did not',
   method_not_allowed: () => 'the API does not support this call (client and service versions differ?)',
 };
 

@@ -22,6 +22,7 @@ export type ErrorCode =
   | 'method_not_allowed'
   | 'rate_limited'
   | 'unavailable'
+  | 'outcome_unknown'
   | 'stored_proxy_invalid'
   | 'internal';
 

@@ -29,9 +29,17 @@ export interface ScheduledJob {
 /**
  * unknown_job: not a job of the table, or Cloud Scheduler has no such job. paused: run refused because
  * the job is paused. refused: Cloud Scheduler refused the change for the job's state (FAILED_PRECONDITION).
- * denied: the caller's identity lacks the permission (a deployment error). unavailable: anything transient.
+ * denied: the caller's identity lacks the permission (a deployment error). unavailable: anything transient
+ * that did nothing (safe to send again). outcome_unknown (run only): the run call failed after it may have
+ * reached Cloud Scheduler — a deadline, a lost connection — so the tick may have been dispatched.
  */
-export type JobSchedulerErrorKind = 'unknown_job' | 'paused' | 'refused' | 'denied' | 'unavailable';
+export type JobSchedulerErrorKind =
+  | 'unknown_job'
+  | 'paused'
+  | 'refused'
+  | 'denied'
+  | 'unavailable'
+  | 'outcome_unknown';
 
 export class JobSchedulerError extends Error {
   constructor(

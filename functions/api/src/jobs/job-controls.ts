@@ -72,6 +72,16 @@ export function jobControls({ scheduler, runs, log }: JobControlDeps) {
         return new ApiError(503, 'unavailable', 'Cloud Scheduler refused the service', {
           retryAfterSeconds: RETRY_SECONDS,
         });
+      case 'outcome_unknown':
+        // No Retry-After: a client that retries a short one (the CLI does, once) would dispatch a second
+        // tick. The operator looks at the job first (docs/operations-jobs.md § Run now).
+        return new ApiError(
+          503,
+          'outcome_unknown',
+          `Cloud Scheduler's answer to running job "${id}" was lost: the tick may have been dispatched. Check its lastAttemptTime and lastRun (GET /v1/jobs/${id}) before running it again`,
+          {},
+          { cause: err },
+        );
       default:
         return new ApiError(503, 'unavailable', 'Cloud Scheduler is unavailable; retry', {
           retryAfterSeconds: RETRY_SECONDS,

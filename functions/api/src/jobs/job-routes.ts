@@ -88,6 +88,13 @@ export function jobRoutes(controls: JobControls) {
           : {}),
         ...(action !== 'run' ? { 409: error("conflict: Cloud Scheduler refused the job's state") } : {}),
         ...common,
+        ...(action === 'run'
+          ? {
+              503: error(
+                'unavailable: Cloud Scheduler or Firestore unavailable, nothing dispatched; see Retry-After. outcome_unknown (no Retry-After): the run call failed after it may have dispatched the tick; check the job before running it again',
+              ),
+            }
+          : {}),
       },
     });
   }

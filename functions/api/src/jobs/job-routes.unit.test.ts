@@ -175,6 +175,18 @@ describe('/v1/jobs', () => {
     expect(res.headers.get('retry-after')).toBe(retryAfter);
   });
 
+  // A run whose tick may have been dispatched: no Retry-After, or the CLI's retry would dispatch another.
+  it('a run whose outcome Cloud Scheduler did not tell → 503 outcome_unknown without Retry-After', async () => {
+    const h = setup();
+    h.sched.failNext = new JobSchedulerError('outcome_unknown', 'DEADLINE_EXCEEDED');
+    const res = await h.call('POST', '/v1/jobs/gc-sweep:run');
+    expect(res.status).toBe(503);
+    const body = (await res.json()) as { error: string; message: string };
+    expect(body.error).toBe('outcome_unknown');
+    expect(body.message).toMatch(/may have been dispatched.*GET \/v1\/jobs\/gc-sweep/);
+    expect(res.headers.get('retry-after')).toBeNull();
+  });
+
   it('logs a refused service account as an error (a deployment problem)', async () => {
     const h = setup();
     h.sched.failNext = new JobSchedulerError('denied', 'PERMISSION_DENIED');

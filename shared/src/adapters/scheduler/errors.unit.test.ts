@@ -38,7 +38,18 @@ describe('toJobSchedulerError', () => {
     [grpc(16), 'read', 'denied'],
     [rest(400, 'INVALID_ARGUMENT'), 'read', 'unavailable'],
     [grpc(14), 'read', 'unavailable'],
-    [new Error('socket hang up'), 'run', 'unavailable'],
+    [grpc(4), 'change', 'unavailable'],
+    // A run whose failure may follow the dispatch: not a blip to retry (a second tick).
+    [grpc(4), 'run', 'outcome_unknown'],
+    [grpc(14), 'run', 'outcome_unknown'],
+    [grpc(13), 'run', 'outcome_unknown'],
+    [rest(504, 'DEADLINE_EXCEEDED'), 'run', 'outcome_unknown'],
+    [Object.assign(new Error('reset'), { code: 'ECONNRESET' }), 'run', 'outcome_unknown'],
+    [new Error('socket hang up'), 'run', 'outcome_unknown'],
+    // Refused, or never sent: nothing dispatched.
+    [grpc(8), 'run', 'unavailable'],
+    [rest(400, 'INVALID_ARGUMENT'), 'run', 'unavailable'],
+    [Object.assign(new Error('connect'), { code: 'ECONNREFUSED' }), 'run', 'unavailable'],
   ] as const)('%o on %s → %s', (err, op, kind) => {
     const mapped = toJobSchedulerError(err, op, 'gc-sweep');
     expect(mapped).toBeInstanceOf(JobSchedulerError);
