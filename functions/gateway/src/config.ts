@@ -159,6 +159,11 @@ export const GatewayEnv = z.object({
   GATEWAY_UPSTREAM_MAX_IDLE: int(64, 0, 10_000),
   GATEWAY_LINGER_MS: timerMs(5_000, 100),
   GATEWAY_MAX_CONNECTIONS: int(20_000, 1),
+  /**
+   * Proxy listener: connections one source address may hold whose request is not admitted yet (nothing
+   * sent, half a head, a refusal lingering); more are closed at accept. Unset: maxPreAuthPerSource().
+   */
+  GATEWAY_MAX_PREAUTH_PER_SOURCE: envNumber(z.number().int().min(1)).optional(),
   /** Cloud Run allows 10 s between SIGTERM and SIGKILL. */
   GATEWAY_DRAIN_TIMEOUT_MS: timerMs(6_500, 0),
   /** A proxy drained away from this worker keeps its open requests this long, then they are cut; 0: never. */
@@ -177,6 +182,14 @@ export const GatewayEnv = z.object({
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
 });
 export type GatewayConfig = z.infer<typeof GatewayEnv> & { snapshotFile: string | undefined };
+
+/**
+ * GATEWAY_MAX_PREAUTH_PER_SOURCE, by default a tenth of GATEWAY_MAX_CONNECTIONS: one source cannot lock the
+ * listener's connections up, and a crawler host opening many connections at once keeps ample room.
+ */
+export const maxPreAuthPerSource = (
+  cfg: Pick<GatewayConfig, 'GATEWAY_MAX_PREAUTH_PER_SOURCE' | 'GATEWAY_MAX_CONNECTIONS'>,
+): number => cfg.GATEWAY_MAX_PREAUTH_PER_SOURCE ?? Math.max(1, Math.floor(cfg.GATEWAY_MAX_CONNECTIONS / 10));
 
 export class ConfigError extends Error {
   readonly kind = 'config';

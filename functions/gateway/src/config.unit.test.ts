@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadGatewayConfig } from './config.js';
+import { ConfigError, loadGatewayConfig, maxPreAuthPerSource } from './config.js';
 import { DEFAULT_SESSION_SETTINGS } from './control/session-settings.js';
 
 describe('loadGatewayConfig', () => {
@@ -177,5 +177,18 @@ describe('loadGatewayConfig', () => {
       loadGatewayConfig([], { ...env, GATEWAY_SNAPSHOT_AGE_LOG_SECONDS: '2147483' })
         .GATEWAY_SNAPSHOT_AGE_LOG_SECONDS,
     ).toBe(2147483);
+  });
+
+  it('GATEWAY_MAX_PREAUTH_PER_SOURCE: a tenth of GATEWAY_MAX_CONNECTIONS unless set, at least 1', () => {
+    const env = { GATEWAY_CLIENT_USERS: 'u:p' };
+    expect(maxPreAuthPerSource(loadGatewayConfig([], env))).toBe(2_000);
+    expect(maxPreAuthPerSource(loadGatewayConfig([], { ...env, GATEWAY_MAX_CONNECTIONS: '5' }))).toBe(1);
+    expect(maxPreAuthPerSource(loadGatewayConfig([], { ...env, GATEWAY_MAX_PREAUTH_PER_SOURCE: '50' }))).toBe(
+      50,
+    );
+    for (const bad of ['0', '', 'many'])
+      expect(() => loadGatewayConfig([], { ...env, GATEWAY_MAX_PREAUTH_PER_SOURCE: bad })).toThrow(
+        ConfigError,
+      );
   });
 });

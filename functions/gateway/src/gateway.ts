@@ -7,7 +7,7 @@ import { parseAllowList } from '../../../shared/src/domain/gateway/ssrf.js';
 import { ClientAuth } from './client-auth.js';
 import { answerClientError } from './client-error.js';
 import type { CompiledSnapshot } from './compile.js';
-import type { GatewayConfig } from './config.js';
+import { type GatewayConfig, maxPreAuthPerSource } from './config.js';
 import { CredentialCache, type CredentialResolver, StaticCredentialResolver } from './credentials.js';
 import { dnsResolve } from './dns-resolve.js';
 import { FileSnapshotSource } from './file-source.js';
@@ -15,6 +15,7 @@ import { createHttpListener } from './http-app.js';
 import { LocalReporter } from './local-reporter.js';
 import type { Logger } from './logger.js';
 import { PromRecorder } from './metrics.js';
+import { PreAuthGate } from './pre-auth-gate.js';
 import { createProxyListener } from './proxy-listener.js';
 import type { Reporter, SnapshotSource } from './session.js';
 import { newSocketCounts } from './sockets.js';
@@ -109,6 +110,7 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
     source = fileSource;
   }
   const sockets = newSocketCounts();
+  const preAuth = new PreAuthGate(maxPreAuthPerSource(cfg));
   let metrics: PromRecorder | null = null;
   const worker = new GatewayWorker({
     credentials,
@@ -141,6 +143,7 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
     outcomeQueueSize: () => worker.outcomes.size,
     suspectUpstreams: () => worker.snapshot()?.suspectUpstreams ?? null,
     suspectFallbacks: () => worker.suspectFallbacks,
+    preAuthRefusals: () => preAuth.refused,
   });
   const recorder = metrics;
   // Request counts of routes the applied routing no longer has are forgotten (their /metrics series go;
@@ -226,7 +229,7 @@ export async function startGateway(cfg: GatewayConfig, deps: GatewayDeps): Promi
     cfg.GATEWAY_PROXY_PORT === 'off'
       ? null
       : createProxyListener(
-          { worker, auth, guard, recorder, sockets, pool },
+          { worker, auth, guard, recorder, sockets, pool, preAuth },
           {
             maxHeaderBytes: cfg.GATEWAY_MAX_HEADER_BYTES,
             headerTimeoutMs: cfg.GATEWAY_HEADER_TIMEOUT_MS,

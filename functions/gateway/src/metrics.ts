@@ -27,6 +27,8 @@ export interface GatewayGauges {
   suspectUpstreams(): number | null;
   /** Picks that fell back to a SUSPECT upstream (a count kept by the worker, read when scraped). */
   suspectFallbacks(): number;
+  /** Proxy-listener connections closed at accept, their source at its share (pre-auth-gate.ts); absent: 0. */
+  preAuthRefusals?(): number;
 }
 
 export class PromRecorder implements GatewayRecorder {
@@ -77,6 +79,15 @@ export class PromRecorder implements GatewayRecorder {
       collect() {
         this.reset();
         this.inc(gauges.suspectFallbacks());
+      },
+    });
+    new Counter({
+      name: 'gateway_preauth_refusals_total',
+      help: 'Proxy-listener connections closed at accept: their source address held GATEWAY_MAX_PREAUTH_PER_SOURCE connections not yet admitted.',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(gauges.preAuthRefusals?.() ?? 0);
       },
     });
     this.dropped = new Counter({

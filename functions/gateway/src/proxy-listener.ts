@@ -6,6 +6,7 @@ import net from 'node:net';
 import { listenOn } from '../../../shared/src/adapters/listen.js';
 import type { ClientAuth } from './client-auth.js';
 import type { GatewayRecorder } from './metrics.js';
+import type { PreAuthGate } from './pre-auth-gate.js';
 import { ProxySession } from './proxy-session.js';
 import {
   type Owned,
@@ -46,6 +47,8 @@ export interface ProxyContext {
   readonly sessions: Set<ProxySession>;
   /** Kept-alive upstream connections for absolute-form plain HTTP (upstream-pool.ts), shared with /v1/fetch. */
   readonly pool: UpstreamPool;
+  /** Each source address's share of the connections whose request is not admitted yet. */
+  readonly preAuth: PreAuthGate;
 }
 
 export interface ProxyListener {
@@ -67,6 +70,11 @@ export function createProxyListener(
 ): ProxyListener {
   const ctx: ProxyContext = { ...deps, opts, sessions: new Set() };
   const server = net.createServer({ allowHalfOpen: true, noDelay: true }, (socket) => {
+    // Before anything is set up for it: a source at its share of unadmitted connections gets no more.
+    if (!ctx.preAuth.admit(socket)) {
+      socket.destroy();
+      return;
+    }
     const c = socket as Owned;
     const s = new ProxySession(c, ctx, performance.now());
     c[SESSION] = s;

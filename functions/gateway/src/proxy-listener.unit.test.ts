@@ -5,6 +5,7 @@ import { once } from 'node:events';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { PreAuthGate } from './pre-auth-gate.js';
 import { createProxyListener, type ProxyListener } from './proxy-listener.js';
 import { newSocketCounts } from './sockets.js';
 
@@ -22,6 +23,7 @@ describe('the proxy listener deadline sweep', () => {
         worker: { grantOver: false, expiredProxies: new Set() },
         recorder: { request: () => {} },
         sockets: newSocketCounts(),
+        preAuth: new PreAuthGate(10),
       } as never,
       {
         maxHeaderBytes: 8192,

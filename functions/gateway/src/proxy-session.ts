@@ -257,6 +257,8 @@ export class ProxySession implements ForwardOwner {
       this.refuse(a.status, a.code);
       return;
     }
+    // Authenticated: no longer held against its source's share (pre-auth-gate.ts).
+    this.ctx.preAuth.release(this.client);
     this.user = a.user;
     this.isConnect = a.connect;
     this.host = a.host;
@@ -817,6 +819,7 @@ export class ProxySession implements ForwardOwner {
   onClientClose(): void {
     this.ctx.sessions.delete(this);
     this.ctx.sockets.proxyClients--;
+    this.ctx.preAuth.release(this.client);
     this.end();
   }
 
